@@ -1,0 +1,94 @@
+// swift-tools-version:6.0
+// healthgate: a Linux gateway that ingests data from health devices.
+//
+// Layout (dependencies point inward: plugins → core, never core → plugins):
+//   Sources/   core modules: the model, the bus, OS wrappers, C shims, the executable
+//   plugins/   one folder per adapter or sink, each its own target declared with `path:`
+//   Tests/     tests of the core modules and end-to-end tests of the executable
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "healthgate",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "healthgate", targets: ["healthgate"]),
+        .library(name: "HealthModel", targets: ["HealthModel"]),
+        .library(name: "SampleBus", targets: ["SampleBus"]),
+        .library(name: "GatewayTesting", targets: ["GatewayTesting"]),
+    ],
+    targets: [
+        // MARK: C libraries (system packages, found with pkg-config)
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CUdev", path: "Sources/CUdev", pkgConfig: "libudev",
+            providers: [.apt(["libudev-dev"])]),
+        .systemLibrary(
+            name: "CSystemd", path: "Sources/CSystemd", pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]),
+
+        // MARK: Core
+        .target(name: "HealthModel", swiftSettings: swiftSettings),
+        .target(name: "SampleBus", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        .target(name: "LinuxSystem", swiftSettings: swiftSettings),
+        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem"], swiftSettings: swiftSettings),
+        .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem"], swiftSettings: swiftSettings),
+        .target(
+            name: "Workouts", dependencies: ["HealthModel", "SampleBus"], swiftSettings: swiftSettings),
+        .target(
+            name: "GatewayControl", dependencies: ["HealthModel", "SampleBus", "LinuxSystem"],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus"],
+            swiftSettings: swiftSettings),
+
+        // MARK: Plugins (each adapter and sink is its own target)
+        .target(
+            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BlueZ", "LinuxSystem"],
+            path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
+        .target(
+            name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev"],
+            path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
+        .target(
+            name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite"],
+            path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
+        .target(
+            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite"],
+            path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
+
+        // MARK: The executable: argument parsing, config, the catalog, wiring, signals
+        .executableTarget(
+            name: "healthgate",
+            dependencies: [
+                "HealthModel", "SampleBus", "LinuxSystem", "GatewayControl", "Workouts",
+                "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository",
+            ],
+            swiftSettings: swiftSettings),
+
+        // MARK: Tests
+        .testTarget(
+            name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SampleBusTests", dependencies: ["SampleBus", "GatewayTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["HealthModel"], path: "Tests/EndToEndTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HeartRateMonitorTests", dependencies: ["HeartRateMonitor", "GatewayTesting"],
+            path: "plugins/HeartRateMonitor/Tests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting"],
+            path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,1 @@
+// The BlueZ module; see README.md for its role.

@@ -1,0 +1,1 @@
+// The GatewayControl module; see README.md for its role.

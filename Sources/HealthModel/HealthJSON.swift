@@ -1,0 +1,136 @@
+public import Foundation
+
+/// The one JSON representation of the model, used by every sink and by the CLI.
+///
+/// Dates are RFC 3339 strings in UTC with microseconds (`2026-11-22T03:57:01.123456Z`), so a
+/// round trip through JSON keeps SQLite's microsecond precision. Keys are sorted so that equal
+/// values encode to equal bytes (the HTTP sink's idempotency key relies on it).
+public enum HealthJSON {
+    /// A new encoder configured for the representation. Encoders are not Sendable; make one per
+    /// task.
+    public static func makeEncoder(pretty: Bool = false) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+            : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(RFC3339.string(from: date))
+        }
+        encoder.nonConformingFloatEncodingStrategy = .throw
+        return encoder
+    }
+
+    /// A new decoder for the representation. Accepts RFC 3339 dates with or without fractional
+    /// seconds and with any UTC offset.
+    public static func makeDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = RFC3339.date(from: text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "not an RFC 3339 date: \(text)")
+            }
+            return date
+        }
+        return decoder
+    }
+}
+
+/// RFC 3339 timestamps without Foundation's formatters (which are slow and not Sendable).
+public enum RFC3339 {
+    /// `YYYY-MM-DDTHH:MM:SS.ffffffZ` in UTC, rounded to the microsecond.
+    public static func string(from date: Date) -> String {
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        var seconds = micros / 1_000_000
+        var fraction = micros % 1_000_000
+        if fraction < 0 {
+            fraction += 1_000_000
+            seconds -= 1
+        }
+        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+        let secondOfDay = seconds - days * 86400
+        let (year, month, day) = civil(fromDays: days)
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
+            + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(fraction, 6))Z"
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; also accepts a space or lower-case `t`
+    /// between date and time. Returns nil for anything else.
+    public static func date(from text: String) -> Date? {
+        let b = Array(text.utf8)
+        func number(_ range: Range<Int>) -> Int64? {
+            guard range.upperBound <= b.count else { return nil }
+            var value: Int64 = 0
+            for i in range {
+                guard b[i] >= 48, b[i] <= 57 else { return nil }
+                value = value * 10 + Int64(b[i] - 48)
+            }
+            return value
+        }
+        guard b.count >= 19, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
+            [UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")].contains(b[10]),
+            b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
+            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var index = 19
+        var fraction = 0.0
+        if index < b.count, b[index] == UInt8(ascii: ".") {
+            index += 1
+            var scale = 0.1
+            let start = index
+            while index < b.count, b[index] >= 48, b[index] <= 57 {
+                fraction += Double(b[index] - 48) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > start else { return nil }
+        }
+        guard index < b.count else { return nil }
+        var offset: Int64 = 0
+        switch b[index] {
+        case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+            guard index + 1 == b.count else { return nil }
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            guard index + 6 == b.count, b[index + 3] == UInt8(ascii: ":"),
+                let hours = number(index + 1..<index + 3), let minutes = number(index + 4..<index + 6)
+            else { return nil }
+            offset = (hours * 3600 + minutes * 60) * (b[index] == UInt8(ascii: "+") ? 1 : -1)
+        default:
+            return nil
+        }
+        let days = days(fromCivil: year, month, day)
+        let seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset
+        // Round to the microsecond so that string(from:) and date(from:) are exact inverses.
+        let micros = (Double(seconds) * 1_000_000 + (fraction * 1_000_000).rounded())
+        return Date(timeIntervalSince1970: micros / 1_000_000)
+    }
+
+    // Howard Hinnant's days_from_civil / civil_from_days (proleptic Gregorian calendar).
+    static func days(fromCivil y: Int64, _ m: Int64, _ d: Int64) -> Int64 {
+        let y = m <= 2 ? y - 1 : y
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146097 + doe - 719468
+    }
+
+    static func civil(fromDays z: Int64) -> (Int64, Int64, Int64) {
+        let z = z + 719468
+        let era = (z >= 0 ? z : z - 146096) / 146097
+        let doe = z - era * 146097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+}

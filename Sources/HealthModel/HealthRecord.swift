@@ -1,0 +1,63 @@
+/// Anything that travels on the sample bus and lands in a sink.
+public enum HealthRecord: Hashable, Sendable {
+    case quantity(QuantitySample)
+    case heartbeatSeries(HeartbeatSeriesSample)
+    case workout(Workout)
+
+    /// The record's identifier.
+    public var id: SampleID {
+        switch self {
+        case .quantity(let sample): sample.id
+        case .heartbeatSeries(let series): series.id
+        case .workout(let workout): workout.id
+        }
+    }
+
+    /// The device that produced the record, if any.
+    public var device: Device? {
+        switch self {
+        case .quantity(let sample): sample.device
+        case .heartbeatSeries(let series): series.device
+        case .workout: nil
+        }
+    }
+
+    /// The record kind as used in JSON (`"kind"`) and status output.
+    public var kind: HealthRecordKind {
+        switch self {
+        case .quantity: .quantity
+        case .heartbeatSeries: .heartbeatSeries
+        case .workout: .workout
+        }
+    }
+}
+
+/// The kinds of ``HealthRecord``.
+public enum HealthRecordKind: String, Hashable, Sendable, Codable, CaseIterable {
+    case quantity, heartbeatSeries, workout
+}
+
+extension HealthRecord: Codable {
+    enum CodingKeys: String, CodingKey { case kind, sample }
+
+    /// `{"kind": "quantity" | "heartbeatSeries" | "workout", "sample": {…}}`
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        switch try container.decode(HealthRecordKind.self, forKey: .kind) {
+        case .quantity: self = .quantity(try container.decode(QuantitySample.self, forKey: .sample))
+        case .heartbeatSeries:
+            self = .heartbeatSeries(try container.decode(HeartbeatSeriesSample.self, forKey: .sample))
+        case .workout: self = .workout(try container.decode(Workout.self, forKey: .sample))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        switch self {
+        case .quantity(let sample): try container.encode(sample, forKey: .sample)
+        case .heartbeatSeries(let series): try container.encode(series, forKey: .sample)
+        case .workout(let workout): try container.encode(workout, forKey: .sample)
+        }
+    }
+}

@@ -1,0 +1,323 @@
+/// A unit of measure written in HealthKit's unit-string grammar, with conversion by dimension.
+///
+/// Grammar (HKUnit `unitFromString:`):
+/// ```
+/// unit     := product ( "/" product )?          one division at most
+/// product  := factor ( ("." | "*") factor )*
+/// factor   := atom ( "^" integer )?             integer may be negative
+/// atom     := "count" | "%" | non-SI | prefix? SI
+/// SI       := g m L Pa s J K Hz V
+/// prefix   := da d h c k m mc n p f M G T       "mc" is micro, as in HealthKit
+/// non-SI   := lb oz st in ft yd mi min hr d cal kcal Cal mmHg degC degF
+/// ```
+/// Everything right of "/" is in the denominator, so `kg/m.s^2` is kg·m⁻¹·s⁻².
+///
+/// A value converts as `si = value × factor + offset`. Only a lone temperature unit (degC, degF)
+/// has an offset; such a unit inside a compound is rejected because the offset would be ambiguous.
+/// `count` and `%` are dimensions of their own, so they never convert into each other.
+public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
+    /// The unit string as it was written, for example `count/min`.
+    public let unitString: String
+    /// Multiplier to the SI-coherent base (kg, m, s, K, A, count, %).
+    let factor: Double
+    /// Offset added after the multiplier; non-zero only for degC and degF.
+    let offset: Double
+    /// Exponents of the base dimensions.
+    public let dimension: UnitDimension
+
+    /// Parses a unit string.
+    /// - Throws: ``UnitError`` naming the part of the string that is wrong.
+    public init(_ unitString: String) throws(UnitError) {
+        self = try UnitParser.parse(unitString)
+    }
+
+    init(unitString: String, factor: Double, offset: Double = 0, dimension: UnitDimension) {
+        self.unitString = unitString
+        self.factor = factor
+        self.offset = offset
+        self.dimension = dimension
+    }
+
+    public var description: String { unitString }
+
+    /// Whether a value in this unit can be converted into `other`.
+    public func isCompatible(with other: HealthUnit) -> Bool {
+        dimension == other.dimension
+    }
+
+    /// Converts `value` from this unit into `other`.
+    /// - Throws: ``UnitError/incompatible(from:to:)`` when the dimensions differ.
+    public func convert(_ value: Double, to other: HealthUnit) throws(UnitError) -> Double {
+        guard isCompatible(with: other) else {
+            throw .incompatible(from: unitString, to: other.unitString)
+        }
+        if self == other { return value }
+        return (value * factor + offset - other.offset) / other.factor
+    }
+
+    public static func == (lhs: HealthUnit, rhs: HealthUnit) -> Bool {
+        lhs.unitString == rhs.unitString
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(unitString)
+    }
+}
+
+// MARK: - Units used across the gateway
+
+extension HealthUnit {
+    /// `count`
+    public static let count = HealthUnit(unitString: "count", factor: 1, dimension: .count)
+    /// `count/min`, beats or steps per minute.
+    public static let countPerMinute = HealthUnit(
+        unitString: "count/min", factor: 1.0 / 60, dimension: UnitDimension(time: -1, count: 1))
+    /// `%`
+    public static let percent = HealthUnit(unitString: "%", factor: 0.01, dimension: .percent)
+    /// `m`
+    public static let meter = HealthUnit(unitString: "m", factor: 1, dimension: UnitDimension(length: 1))
+    /// `m/s`
+    public static let meterPerSecond = HealthUnit(
+        unitString: "m/s", factor: 1, dimension: UnitDimension(length: 1, time: -1))
+    /// `s`
+    public static let second = HealthUnit(unitString: "s", factor: 1, dimension: UnitDimension(time: 1))
+    /// `ms`
+    public static let millisecond = HealthUnit(
+        unitString: "ms", factor: 1e-3, dimension: UnitDimension(time: 1))
+    /// `kcal`
+    public static let kilocalorie = HealthUnit(
+        unitString: "kcal", factor: 4184, dimension: UnitDimension(mass: 1, length: 2, time: -2))
+    /// `kJ`
+    public static let kilojoule = HealthUnit(
+        unitString: "kJ", factor: 1000, dimension: UnitDimension(mass: 1, length: 2, time: -2))
+    /// `kg`
+    public static let kilogram = HealthUnit(unitString: "kg", factor: 1, dimension: UnitDimension(mass: 1))
+}
+
+extension HealthUnit: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        do {
+            self = try HealthUnit(text)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(error)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(unitString)
+    }
+}
+
+/// Exponents of the base dimensions of a unit.
+public struct UnitDimension: Hashable, Sendable, CustomStringConvertible {
+    public var mass: Int
+    public var length: Int
+    public var time: Int
+    public var temperature: Int
+    public var current: Int
+    /// Counted things (beats, steps). Its own dimension, as in HealthKit.
+    public var count: Int
+    /// Percentages. Its own dimension, so `%` and `count` never convert into each other.
+    public var percent: Int
+
+    public init(
+        mass: Int = 0, length: Int = 0, time: Int = 0, temperature: Int = 0, current: Int = 0,
+        count: Int = 0, percent: Int = 0
+    ) {
+        self.mass = mass
+        self.length = length
+        self.time = time
+        self.temperature = temperature
+        self.current = current
+        self.count = count
+        self.percent = percent
+    }
+
+    static let count = UnitDimension(count: 1)
+    static let percent = UnitDimension(percent: 1)
+
+    var isDimensionless: Bool { self == UnitDimension() }
+
+    static func + (lhs: UnitDimension, rhs: UnitDimension) -> UnitDimension {
+        UnitDimension(
+            mass: lhs.mass + rhs.mass, length: lhs.length + rhs.length, time: lhs.time + rhs.time,
+            temperature: lhs.temperature + rhs.temperature, current: lhs.current + rhs.current,
+            count: lhs.count + rhs.count, percent: lhs.percent + rhs.percent)
+    }
+
+    static func * (lhs: UnitDimension, power: Int) -> UnitDimension {
+        UnitDimension(
+            mass: lhs.mass * power, length: lhs.length * power, time: lhs.time * power,
+            temperature: lhs.temperature * power, current: lhs.current * power,
+            count: lhs.count * power, percent: lhs.percent * power)
+    }
+
+    public var description: String {
+        let parts: [(String, Int)] = [
+            ("mass", mass), ("length", length), ("time", time), ("temperature", temperature),
+            ("current", current), ("count", count), ("percent", percent),
+        ]
+        let used = parts.filter { $0.1 != 0 }.map { $0.1 == 1 ? $0.0 : "\($0.0)^\($0.1)" }
+        return used.isEmpty ? "dimensionless" : used.joined(separator: "·")
+    }
+}
+
+/// Why a unit string could not be parsed, or a conversion could not be made.
+public enum UnitError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The string, or one side of "/", is empty.
+    case empty(String)
+    /// An atom that is neither a known unit nor a prefixed SI unit.
+    case unknownUnit(String, in: String)
+    /// A malformed `^` exponent.
+    case invalidExponent(String, in: String)
+    /// More than one "/".
+    case tooManyDivisions(String)
+    /// degC or degF used inside a compound unit, where its offset has no meaning.
+    case offsetUnitInCompound(String)
+    /// The two units measure different dimensions.
+    case incompatible(from: String, to: String)
+
+    public var description: String {
+        switch self {
+        case .empty(let unit): "empty unit in \"\(unit)\""
+        case .unknownUnit(let atom, let unit): "unknown unit \"\(atom)\" in \"\(unit)\""
+        case .invalidExponent(let factor, let unit): "invalid exponent in \"\(factor)\" of \"\(unit)\""
+        case .tooManyDivisions(let unit): "more than one \"/\" in \"\(unit)\""
+        case .offsetUnitInCompound(let unit):
+            "degC and degF cannot be part of a compound unit (\"\(unit)\")"
+        case .incompatible(let from, let to):
+            "cannot convert \(from) to \(to): they measure different dimensions"
+        }
+    }
+}
+
+// MARK: - Parser
+
+enum UnitParser {
+    struct Atom {
+        var factor: Double
+        var offset: Double = 0
+        var dimension: UnitDimension
+        var prefixable: Bool
+    }
+
+    static let energy = UnitDimension(mass: 1, length: 2, time: -2)
+
+    /// Units by symbol. SI units are prefixable; the rest are whole words.
+    static let atoms: [String: Atom] = [
+        "g": Atom(factor: 1e-3, dimension: UnitDimension(mass: 1), prefixable: true),
+        "m": Atom(factor: 1, dimension: UnitDimension(length: 1), prefixable: true),
+        "L": Atom(factor: 1e-3, dimension: UnitDimension(length: 3), prefixable: true),
+        "Pa": Atom(factor: 1, dimension: UnitDimension(mass: 1, length: -1, time: -2), prefixable: true),
+        "s": Atom(factor: 1, dimension: UnitDimension(time: 1), prefixable: true),
+        "J": Atom(factor: 1, dimension: energy, prefixable: true),
+        "K": Atom(factor: 1, dimension: UnitDimension(temperature: 1), prefixable: true),
+        "Hz": Atom(factor: 1, dimension: UnitDimension(time: -1), prefixable: true),
+        "V": Atom(
+            factor: 1, dimension: UnitDimension(mass: 1, length: 2, time: -3, current: -1),
+            prefixable: true),
+        "count": Atom(factor: 1, dimension: .count, prefixable: false),
+        "%": Atom(factor: 0.01, dimension: .percent, prefixable: false),
+        // International avoirdupois pound and yard (1959 agreement).
+        "lb": Atom(factor: 0.45359237, dimension: UnitDimension(mass: 1), prefixable: false),
+        "oz": Atom(factor: 0.45359237 / 16, dimension: UnitDimension(mass: 1), prefixable: false),
+        "st": Atom(factor: 0.45359237 * 14, dimension: UnitDimension(mass: 1), prefixable: false),
+        "in": Atom(factor: 0.0254, dimension: UnitDimension(length: 1), prefixable: false),
+        "ft": Atom(factor: 0.3048, dimension: UnitDimension(length: 1), prefixable: false),
+        "yd": Atom(factor: 0.9144, dimension: UnitDimension(length: 1), prefixable: false),
+        "mi": Atom(factor: 1609.344, dimension: UnitDimension(length: 1), prefixable: false),
+        "min": Atom(factor: 60, dimension: UnitDimension(time: 1), prefixable: false),
+        "hr": Atom(factor: 3600, dimension: UnitDimension(time: 1), prefixable: false),
+        "d": Atom(factor: 86400, dimension: UnitDimension(time: 1), prefixable: false),
+        // The thermochemical calorie, 4.184 J exactly; "Cal" is the food calorie (kcal).
+        "cal": Atom(factor: 4.184, dimension: energy, prefixable: false),
+        "kcal": Atom(factor: 4184, dimension: energy, prefixable: false),
+        "Cal": Atom(factor: 4184, dimension: energy, prefixable: false),
+        // 1 mmHg = 133.322387415 Pa (conventional, from 13.5951 g/cm³ and standard gravity).
+        "mmHg": Atom(
+            factor: 133.322387415, dimension: UnitDimension(mass: 1, length: -1, time: -2),
+            prefixable: false),
+        "degC": Atom(
+            factor: 1, offset: 273.15, dimension: UnitDimension(temperature: 1), prefixable: false),
+        "degF": Atom(
+            factor: 5.0 / 9.0, offset: 273.15 - 32 * 5.0 / 9.0,
+            dimension: UnitDimension(temperature: 1), prefixable: false),
+    ]
+
+    /// SI prefixes, longest first so "da" and "mc" win over "d" and "m".
+    static let prefixes: [(String, Double)] = [
+        ("da", 1e1), ("mc", 1e-6), ("d", 1e-1), ("h", 1e2), ("c", 1e-2), ("k", 1e3), ("m", 1e-3),
+        ("n", 1e-9), ("p", 1e-12), ("f", 1e-15), ("M", 1e6), ("G", 1e9), ("T", 1e12),
+    ]
+
+    static func parse(_ string: String) throws(UnitError) -> HealthUnit {
+        let trimmed = string.trimmingSpaces
+        guard !trimmed.isEmpty else { throw .empty(string) }
+        let sides = trimmed.split(separator: "/", omittingEmptySubsequences: false)
+        guard sides.count <= 2 else { throw .tooManyDivisions(string) }
+
+        var factor = 1.0
+        var dimension = UnitDimension()
+        var atomsSeen = 0
+        var offsetAtom: Atom?
+        for (sideIndex, side) in sides.enumerated() {
+            let sign = sideIndex == 0 ? 1 : -1
+            let factors = side.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "." || $0 == "*" })
+            for part in factors {
+                let text = String(part).trimmingSpaces
+                guard !text.isEmpty else { throw .empty(string) }
+                let (symbol, power) = try splitPower(text, in: string)
+                let atom = try resolve(symbol, in: string)
+                atomsSeen += 1
+                if atom.offset != 0 || symbol == "degC" || symbol == "degF" { offsetAtom = atom }
+                let exponent = power * sign
+                factor *= pow(atom.factor, exponent)
+                dimension = dimension + atom.dimension * exponent
+            }
+        }
+        if let offsetAtom {
+            guard atomsSeen == 1, sides.count == 1, dimension == offsetAtom.dimension else {
+                throw .offsetUnitInCompound(string)
+            }
+            return HealthUnit(
+                unitString: trimmed, factor: offsetAtom.factor, offset: offsetAtom.offset,
+                dimension: dimension)
+        }
+        return HealthUnit(unitString: trimmed, factor: factor, dimension: dimension)
+    }
+
+    private static func splitPower(_ text: String, in unit: String) throws(UnitError) -> (String, Int) {
+        guard let caret = text.firstIndex(of: "^") else { return (text, 1) }
+        let symbol = String(text[..<caret])
+        let digits = text[text.index(after: caret)...]
+        guard let power = Int(digits), power != 0 else { throw .invalidExponent(text, in: unit) }
+        return (symbol, power)
+    }
+
+    private static func resolve(_ symbol: String, in unit: String) throws(UnitError) -> Atom {
+        if let atom = atoms[symbol] { return atom }
+        for (prefix, scale) in prefixes where symbol.hasPrefix(prefix) {
+            let rest = String(symbol.dropFirst(prefix.count))
+            if let atom = atoms[rest], atom.prefixable {
+                return Atom(factor: atom.factor * scale, dimension: atom.dimension, prefixable: false)
+            }
+        }
+        throw .unknownUnit(symbol, in: unit)
+    }
+
+    /// `x^n` for an integer n, exact for the small powers units use.
+    private static func pow(_ x: Double, _ n: Int) -> Double {
+        var result = 1.0
+        for _ in 0..<abs(n) { result *= x }
+        return n < 0 ? 1 / result : result
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+    }
+}

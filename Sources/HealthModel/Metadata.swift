@@ -1,0 +1,189 @@
+/// Where a heart-rate sensor is worn. The raw values are the Body Sensor Location (0x2A38)
+/// codes of the Bluetooth Heart Rate Service, which are also HealthKit's.
+public enum HeartRateSensorLocation: Int, Hashable, Sendable, Codable, CaseIterable {
+    case other = 0, chest, wrist, finger, hand, earLobe, foot
+
+    /// The name used in JSON and the CLI.
+    public var name: String {
+        switch self {
+        case .other: "other"
+        case .chest: "chest"
+        case .wrist: "wrist"
+        case .finger: "finger"
+        case .hand: "hand"
+        case .earLobe: "earLobe"
+        case .foot: "foot"
+        }
+    }
+
+    /// The location with this name, or nil.
+    public init?(name: String) {
+        guard let match = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = match
+    }
+}
+
+/// The activity during a heart-rate reading (HKHeartRateMotionContext).
+public enum HeartRateMotionContext: Int, Hashable, Sendable, Codable, CaseIterable {
+    case notSet = 0, sedentary, active
+
+    /// The name used in JSON and the CLI.
+    public var name: String {
+        switch self {
+        case .notSet: "notSet"
+        case .sedentary: "sedentary"
+        case .active: "active"
+        }
+    }
+
+    public init?(name: String) {
+        guard let match = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = match
+    }
+}
+
+/// A metadata key. The built-in keys have typed accessors on ``Metadata``; any other string is a
+/// custom key, conventionally namespaced (`healthgate.battery`).
+public struct MetadataKey: RawRepresentable, Hashable, Sendable, Codable, Comparable,
+    ExpressibleByStringLiteral, CustomStringConvertible
+{
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+    public var description: String { rawValue }
+    public static func < (lhs: MetadataKey, rhs: MetadataKey) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// ``HeartRateSensorLocation`` name.
+    public static let heartRateSensorLocation: MetadataKey = "heartRateSensorLocation"
+    /// ``HeartRateMotionContext`` name.
+    public static let heartRateMotionContext: MetadataKey = "heartRateMotionContext"
+    /// An identifier the source system uses for the sample.
+    public static let externalUUID: MetadataKey = "externalUUID"
+    /// With ``syncVersion``: a later version of the same sync identifier replaces the earlier.
+    public static let syncIdentifier: MetadataKey = "syncIdentifier"
+    /// An integer; see ``syncIdentifier``.
+    public static let syncVersion: MetadataKey = "syncVersion"
+}
+
+/// A metadata value: JSON's scalar types.
+public enum MetadataValue: Hashable, Sendable, CustomStringConvertible {
+    case string(String)
+    case integer(Int64)
+    case double(Double)
+    case bool(Bool)
+
+    public var description: String {
+        switch self {
+        case .string(let value): value
+        case .integer(let value): String(value)
+        case .double(let value): String(value)
+        case .bool(let value): String(value)
+        }
+    }
+}
+
+extension MetadataValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "metadata values are strings, numbers or booleans")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        }
+    }
+}
+
+/// Sample metadata: typed accessors for the well-known keys, a subscript for custom keys.
+/// Encodes as a flat JSON object with keys in sorted order.
+public struct Metadata: Hashable, Sendable, Codable, Sequence, ExpressibleByDictionaryLiteral {
+    public private(set) var values: [MetadataKey: MetadataValue]
+
+    public init() { values = [:] }
+    public init(dictionaryLiteral elements: (MetadataKey, MetadataValue)...) {
+        values = Dictionary(elements, uniquingKeysWith: { _, last in last })
+    }
+
+    public subscript(key: MetadataKey) -> MetadataValue? {
+        get { values[key] }
+        set { values[key] = newValue }
+    }
+
+    public var isEmpty: Bool { values.isEmpty }
+    public var count: Int { values.count }
+
+    /// Entries in key order.
+    public func makeIterator() -> some IteratorProtocol<(key: MetadataKey, value: MetadataValue)> {
+        values.sorted { $0.key < $1.key }.makeIterator()
+    }
+
+    public var heartRateSensorLocation: HeartRateSensorLocation? {
+        get { stringValue(.heartRateSensorLocation).flatMap(HeartRateSensorLocation.init(name:)) }
+        set { values[.heartRateSensorLocation] = newValue.map { .string($0.name) } }
+    }
+
+    public var heartRateMotionContext: HeartRateMotionContext? {
+        get { stringValue(.heartRateMotionContext).flatMap(HeartRateMotionContext.init(name:)) }
+        set { values[.heartRateMotionContext] = newValue.map { .string($0.name) } }
+    }
+
+    public var externalUUID: String? {
+        get { stringValue(.externalUUID) }
+        set { values[.externalUUID] = newValue.map { .string($0) } }
+    }
+
+    public var syncIdentifier: String? {
+        get { stringValue(.syncIdentifier) }
+        set { values[.syncIdentifier] = newValue.map { .string($0) } }
+    }
+
+    public var syncVersion: Int64? {
+        get {
+            if case .integer(let version)? = values[.syncVersion] { return version }
+            return nil
+        }
+        set { values[.syncVersion] = newValue.map { .integer($0) } }
+    }
+
+    private func stringValue(_ key: MetadataKey) -> String? {
+        if case .string(let text)? = values[key] { return text }
+        return nil
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let raw = try [String: MetadataValue](from: decoder)
+        values = Dictionary(uniqueKeysWithValues: raw.map { (MetadataKey($0.key), $0.value) })
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: AnyKey.self)
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            try container.encode(value, forKey: AnyKey(key.rawValue))
+        }
+    }
+}
+
+struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ string: String) { stringValue = string }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}

@@ -1,0 +1,86 @@
+/// How values of a quantity type combine over time (HKQuantityAggregationStyle).
+public enum AggregationStyle: String, Hashable, Sendable, Codable {
+    /// Values add up: steps, distance, energy. Statistics report a sum.
+    case cumulative
+    /// Each value stands alone: heart rate, speed. Statistics report average, minimum, maximum
+    /// and the most recent value.
+    case discrete
+}
+
+/// A kind of measurement, like HealthKit's HKQuantityType, with its canonical unit and
+/// aggregation style. A sample's unit must have the dimension of the canonical unit.
+public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
+    /// The stable identifier used in JSON, SQLite and the CLI, for example `heartRate`.
+    public let identifier: String
+    /// The unit values are stored and reported in.
+    public let canonicalUnit: HealthUnit
+    /// How values combine.
+    public let aggregationStyle: AggregationStyle
+
+    /// Creates a quantity type. Use the static members for the built-in types.
+    public init(identifier: String, canonicalUnit: HealthUnit, aggregationStyle: AggregationStyle) {
+        self.identifier = identifier
+        self.canonicalUnit = canonicalUnit
+        self.aggregationStyle = aggregationStyle
+    }
+
+    /// Whether a quantity in `unit` may be recorded as this type.
+    public func accepts(_ unit: HealthUnit) -> Bool {
+        unit.isCompatible(with: canonicalUnit)
+    }
+
+    public var description: String { identifier }
+
+    /// Heart rate in beats per minute (`count/min`), discrete.
+    public static let heartRate = QuantityType(
+        identifier: "heartRate", canonicalUnit: .countPerMinute, aggregationStyle: .discrete)
+    /// Steps (`count`), cumulative.
+    public static let stepCount = QuantityType(
+        identifier: "stepCount", canonicalUnit: .count, aggregationStyle: .cumulative)
+    /// Walking and running distance (`m`), cumulative.
+    public static let distanceWalkingRunning = QuantityType(
+        identifier: "distanceWalkingRunning", canonicalUnit: .meter, aggregationStyle: .cumulative)
+    /// Running speed (`m/s`), discrete.
+    public static let runningSpeed = QuantityType(
+        identifier: "runningSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete)
+    /// Running stride length (`m`), discrete.
+    public static let runningStrideLength = QuantityType(
+        identifier: "runningStrideLength", canonicalUnit: .meter, aggregationStyle: .discrete)
+    /// Active energy burned (`kcal`), cumulative.
+    public static let activeEnergyBurned = QuantityType(
+        identifier: "activeEnergyBurned", canonicalUnit: .kilocalorie, aggregationStyle: .cumulative)
+    /// Heart-rate variability as SDNN (`ms`), discrete.
+    public static let heartRateVariabilitySDNN = QuantityType(
+        identifier: "heartRateVariabilitySDNN", canonicalUnit: .millisecond,
+        aggregationStyle: .discrete)
+
+    /// Every built-in type, in a fixed order.
+    public static let builtIn: [QuantityType] = [
+        .heartRate, .stepCount, .distanceWalkingRunning, .runningSpeed, .runningStrideLength,
+        .activeEnergyBurned, .heartRateVariabilitySDNN,
+    ]
+
+    /// The built-in type with this identifier, or nil.
+    public static func named(_ identifier: String) -> QuantityType? {
+        builtIn.first { $0.identifier == identifier }
+    }
+}
+
+extension QuantityType: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let identifier = try container.decode(String.self)
+        guard let type = QuantityType.named(identifier) else {
+            throw DecodingError.dataCorruptedError(
+                in: container,
+                debugDescription: "unknown quantity type \"\(identifier)\"; known: "
+                    + QuantityType.builtIn.map(\.identifier).joined(separator: ", "))
+        }
+        self = type
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(identifier)
+    }
+}

@@ -1,0 +1,21 @@
+/// Why a sample could not be created.
+public enum SampleError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The quantity's unit does not have the dimension of the type's canonical unit.
+    case unitMismatch(type: String, unit: String, expected: String)
+    /// The end date is before the start date.
+    case endBeforeStart
+    /// A value that cannot be stored: NaN or infinite.
+    case notFinite(type: String)
+    /// Heartbeat times must be non-negative and non-decreasing.
+    case heartbeatsOutOfOrder
+
+    public var description: String {
+        switch self {
+        case .unitMismatch(let type, let unit, let expected):
+            "\(type) cannot be recorded in \(unit); it needs a unit compatible with \(expected)"
+        case .endBeforeStart: "a sample's end date is before its start date"
+        case .notFinite(let type): "\(type) value is not a finite number"
+        case .heartbeatsOutOfOrder: "heartbeat times must be non-negative and non-decreasing"
+        }
+    }
+}

@@ -1,0 +1,1 @@
+// The LinuxSystem module; see README.md for its role.

@@ -1,0 +1,1 @@
+// The SQLite module; see README.md for its role.

@@ -1,0 +1,73 @@
+public import Foundation
+public import HealthModel
+
+/// The directories a gateway uses, resolved once by the executable (XDG base directories, or
+/// the systemd `StateDirectory=`/`RuntimeDirectory=` variables when run as a service).
+public struct GatewayPaths: Sendable, Hashable {
+    /// Persistent data: the default SQLite store (`$XDG_DATA_HOME/healthgate`).
+    public var dataDirectory: URL
+    /// Persistent state: outboxes, counters (`$XDG_STATE_HOME/healthgate` or `$STATE_DIRECTORY`).
+    public var stateDirectory: URL
+    /// Runtime files: the control socket (`$XDG_RUNTIME_DIR/healthgate` or `$RUNTIME_DIRECTORY`).
+    public var runtimeDirectory: URL
+
+    public init(dataDirectory: URL, stateDirectory: URL, runtimeDirectory: URL) {
+        self.dataDirectory = dataDirectory
+        self.stateDirectory = stateDirectory
+        self.runtimeDirectory = runtimeDirectory
+    }
+}
+
+/// Everything a plugin needs from the gateway, passed to its initializer: no plugin reaches
+/// for globals.
+public struct PluginEnvironment: Sendable {
+    /// The instance name from the configuration (defaults to the kind).
+    public var name: String
+    public var logger: Logger
+    public var clock: any GatewayClock
+    public var ids: SampleIDGenerator
+    public var paths: GatewayPaths
+    /// The process environment, injected so tests can point plugins at private services
+    /// (`DBUS_SYSTEM_BUS_ADDRESS`) and secrets can be named by variable.
+    public var variables: [String: String]
+
+    public init(
+        name: String, logger: Logger, clock: any GatewayClock, ids: SampleIDGenerator,
+        paths: GatewayPaths, variables: [String: String]
+    ) {
+        self.name = name
+        self.logger = logger
+        self.clock = clock
+        self.ids = ids
+        self.paths = paths
+        self.variables = variables
+    }
+}
+
+/// What a running source gets: where to publish, and how to report.
+public struct SourceContext: Sendable {
+    public var publisher: SamplePublisher
+    public var logger: Logger
+    public var clock: any GatewayClock
+    public var status: StatusReporter
+
+    public init(publisher: SamplePublisher, logger: Logger, clock: any GatewayClock, status: StatusReporter) {
+        self.publisher = publisher
+        self.logger = logger
+        self.clock = clock
+        self.status = status
+    }
+}
+
+/// What a running sink gets.
+public struct SinkContext: Sendable {
+    public var logger: Logger
+    public var clock: any GatewayClock
+    public var status: StatusReporter
+
+    public init(logger: Logger, clock: any GatewayClock, status: StatusReporter) {
+        self.logger = logger
+        self.clock = clock
+        self.status = status
+    }
+}

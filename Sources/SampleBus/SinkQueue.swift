@@ -1,0 +1,237 @@
+public import HealthModel
+import Synchronization
+
+/// What a full sink queue does with new records.
+public enum OverflowPolicy: String, Hashable, Sendable, Codable {
+    /// The publisher waits for room (back-pressure reaches the sources). Nothing is dropped.
+    case block
+    /// The oldest queued records are dropped to make room, and counted.
+    case dropOldest
+}
+
+/// A sink's bounded queue settings.
+public struct QueueConfiguration: Hashable, Sendable, Codable {
+    /// The most records the queue holds.
+    public var capacity: Int
+    public var policy: OverflowPolicy
+
+    public init(capacity: Int = 10_000, policy: OverflowPolicy = .block) {
+        self.capacity = capacity
+        self.policy = policy
+    }
+
+    enum CodingKeys: String, CodingKey { case capacity, policy }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        capacity = try container.decodeIfPresent(Int.self, forKey: .capacity) ?? 10_000
+        policy = try container.decodeIfPresent(OverflowPolicy.self, forKey: .policy) ?? .block
+        guard capacity > 0 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .capacity, in: container, debugDescription: "capacity must be at least 1")
+        }
+    }
+}
+
+/// A bounded FIFO of records between the bus and one sink.
+///
+/// Thread-safe (a `Mutex`); producers and the single consumer suspend on continuations, never
+/// block a thread. Under `.block`, `enqueue` waits for room; under `.dropOldest`, it evicts and
+/// counts. A cancelled producer stops waiting and its not-yet-queued records are not accepted.
+final class SinkQueue: Sendable {
+    private struct Waiter {
+        var id: UInt64
+        var continuation: CheckedContinuation<Void, Never>
+    }
+
+    private struct State {
+        var buffer: [HealthRecord] = []
+        var head = 0
+        var finished = false
+        var dropped = 0
+        var enqueued = 0
+        var consumer: CheckedContinuation<Void, Never>?
+        var producers: [Waiter] = []
+        var nextWaiterID: UInt64 = 0
+        /// The batch handed out and not yet acknowledged, for redelivery after a sink restart.
+        var inFlight: [HealthRecord] = []
+        var redeliver = false
+
+        var count: Int { buffer.count - head }
+
+        mutating func compact() {
+            if head > 1024, head * 2 > buffer.count {
+                buffer.removeFirst(head)
+                head = 0
+            }
+        }
+    }
+
+    let configuration: QueueConfiguration
+    private let state = Mutex(State())
+
+    init(configuration: QueueConfiguration) {
+        self.configuration = configuration
+    }
+
+    var droppedCount: Int { state.withLock { $0.dropped } }
+    var depth: Int { state.withLock { $0.count } }
+
+    /// Adds records, applying the overflow policy. Returns when all are queued, or when the
+    /// calling task is cancelled while waiting for room (`.block` only).
+    func enqueue(_ records: some Collection<HealthRecord>) async {
+        var remaining = records[...]
+        while !remaining.isEmpty {
+            let consumer: CheckedContinuation<Void, Never>? = state.withLock { state in
+                guard !state.finished else {
+                    remaining = remaining.dropFirst(remaining.count)
+                    return nil
+                }
+                switch configuration.policy {
+                case .dropOldest:
+                    for record in remaining {
+                        if state.count >= configuration.capacity {
+                            state.head += 1
+                            state.dropped += 1
+                        }
+                        state.buffer.append(record)
+                        state.enqueued += 1
+                    }
+                    state.compact()
+                    remaining = remaining.dropFirst(remaining.count)
+                case .block:
+                    let room = configuration.capacity - state.count
+                    let taken = remaining.prefix(room)
+                    state.buffer.append(contentsOf: taken)
+                    state.enqueued += taken.count
+                    remaining = remaining.dropFirst(taken.count)
+                }
+                let consumer = state.consumer
+                state.consumer = nil
+                return consumer
+            }
+            consumer?.resume()
+            if remaining.isEmpty || Task.isCancelled { return }
+            await waitForRoom()
+            if Task.isCancelled { return }
+        }
+    }
+
+    private func waitForRoom() async {
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.count < configuration.capacity || state.finished || Task.isCancelled {
+                        return true
+                    }
+                    state.producers.append(Waiter(id: id, continuation: continuation))
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.producers.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.producers.remove(at: index)
+            }
+            waiter?.continuation.resume()
+        }
+    }
+
+    /// Takes up to `maxCount` records, waiting while the queue is empty. Returns nil once the queue
+    /// is finished and drained. Handing out a batch acknowledges the previous one, unless a restart
+    /// asked for redelivery, in which case the unacknowledged batch comes back first.
+    func next(maxCount: Int) async -> [HealthRecord]? {
+        while true {
+            let (batch, producers, mustWait) = state.withLock {
+                state -> ([HealthRecord]?, [Waiter], Bool) in
+                if state.redeliver {
+                    state.redeliver = false
+                    if !state.inFlight.isEmpty { return (state.inFlight, [], false) }
+                }
+                state.inFlight = []
+                if state.count > 0 {
+                    let end = state.head + min(maxCount, state.count)
+                    let batch = Array(state.buffer[state.head..<end])
+                    state.head = end
+                    state.compact()
+                    state.inFlight = batch
+                    let producers = state.producers
+                    state.producers = []
+                    return (batch, producers, false)
+                }
+                if state.finished { return (nil, [], false) }
+                return (nil, [], true)
+            }
+            for producer in producers { producer.continuation.resume() }
+            if !mustWait { return batch }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.count > 0 || state.finished { return true }
+                    state.consumer = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        }
+    }
+
+    /// Marks the batch handed out as delivered.
+    func acknowledge() {
+        state.withLock { $0.inFlight = [] }
+    }
+
+    /// Called by the supervisor before restarting a failed sink: the next `next` returns the
+    /// unacknowledged batch again.
+    func prepareForRedelivery() {
+        state.withLock { $0.redeliver = true }
+    }
+
+    /// No more records will come; the consumer drains what is queued, then gets nil.
+    func finish() {
+        let (consumer, producers) = state.withLock { state in
+            state.finished = true
+            let result = (state.consumer, state.producers)
+            state.consumer = nil
+            state.producers = []
+            return result
+        }
+        consumer?.resume()
+        for producer in producers { producer.continuation.resume() }
+    }
+}
+
+/// A sink's view of its queue.
+public struct SinkInbox: Sendable {
+    let queue: SinkQueue
+
+    /// The next batch of at most `maxCount` records, waiting while none are queued; nil when the
+    /// gateway is stopping and the queue is drained. Asking for the next batch acknowledges the
+    /// previous one.
+    public func next(maxCount: Int = 1000) async -> [HealthRecord]? {
+        await queue.next(maxCount: maxCount)
+    }
+
+    /// Acknowledges the last batch without asking for another (e.g. right after a commit).
+    public func acknowledge() {
+        queue.acknowledge()
+    }
+
+    /// Records waiting in the queue.
+    public var depth: Int { queue.depth }
+}
+
+extension SinkInbox {
+    /// An inbox over a private queue, for driving a sink directly in tests and benchmarks.
+    /// Returns the inbox and the closure that feeds it; call `finish` to end the stream.
+    public static func standalone(
+        configuration: QueueConfiguration = QueueConfiguration()
+    ) -> (inbox: SinkInbox, feed: @Sendable ([HealthRecord]) async -> Void, finish: @Sendable () -> Void) {
+        let queue = SinkQueue(configuration: configuration)
+        return (SinkInbox(queue: queue), { await queue.enqueue($0) }, { queue.finish() })
+    }
+}

@@ -1,0 +1,1 @@
+// The Udev module; see README.md for its role.

@@ -1,0 +1,1 @@
+// The Workouts module; see README.md for its role.
