@@ -1,1 +1,9 @@
-print("healthgate")
+import Foundation
+import SampleBus
+
+// Entry point: everything else is injected from here.
+let context = CommandContext(
+    variables: ProcessInfo.processInfo.environment, output: .standardOutput, errors: .standardError,
+    clock: SystemClock(), stdoutIsTerminal: isatty(1) == 1)
+let status = await HealthgateCLI.main(CommandLine.arguments, context: context)
+exit(status.rawValue)

@@ -1,0 +1,338 @@
+internal import CSQLite
+public import Foundation
+
+/// An error from SQLite, with the result code, the message, and the SQL or path involved.
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// The extended result code (sqlite3_extended_errcode).
+    public var code: Int32
+    public var message: String
+    /// The statement or file the error concerns.
+    public var context: String
+
+    public init(code: Int32, message: String, context: String) {
+        self.code = code
+        self.message = message
+        self.context = context
+    }
+
+    /// The primary result code (the low byte of the extended code).
+    public var primaryCode: Int32 { code & 0xFF }
+    /// SQLITE_FULL: the disk or the database's size limit is full.
+    public var isDiskFull: Bool { primaryCode == 13 }
+    /// SQLITE_BUSY or SQLITE_LOCKED: another connection holds a lock longer than the timeout.
+    public var isBusy: Bool { primaryCode == 5 || primaryCode == 6 }
+    /// SQLITE_CONSTRAINT.
+    public var isConstraint: Bool { primaryCode == 19 }
+
+    public var description: String { "SQLite error \(code) (\(message)) in \(context)" }
+}
+
+/// A value bound to, or read from, a statement.
+public enum SQLiteValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}
+
+/// One connection to a database file. Not thread-safe: own it from one thread or serial queue,
+/// or use ``SQLiteDatabase`` which does that for you.
+///
+/// The connection is opened in WAL mode with `synchronous=NORMAL` (durable across a process crash,
+/// the last transactions may be lost on power loss) and a busy timeout, so that a writing process
+/// and other readers can share the file.
+public final class SQLiteConnection {
+    // The handle is only used from the owning thread; see the type's documentation.
+    private let handle: OpaquePointer
+    public let path: String
+    private var statementCache: [String: SQLiteStatement] = [:]
+
+    /// How the file is opened.
+    public enum Mode: Sendable {
+        case readWrite
+        case readOnly
+    }
+
+    /// Opens (and in `.readWrite` mode creates) the database at `path`.
+    /// - Throws: ``SQLiteError`` when the file cannot be opened or configured.
+    public init(path: String, mode: Mode = .readWrite, busyTimeout: Duration = .seconds(5)) throws(SQLiteError) {
+        var db: OpaquePointer?
+        let flags = (mode == .readWrite ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY)
+            | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: rc, message: message, context: path)
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, Int32(busyTimeout.components.seconds * 1000
+            + busyTimeout.components.attoseconds / 1_000_000_000_000_000))
+        if mode == .readWrite {
+            try execute("PRAGMA journal_mode=WAL")
+            try execute("PRAGMA synchronous=NORMAL")
+        }
+        try execute("PRAGMA foreign_keys=ON")
+    }
+
+    deinit {
+        for statement in statementCache.values { statement.finalize() }
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that return no rows.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+        if rc != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? lastErrorMessage
+            sqlite3_free(message)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: text, context: sql)
+        }
+    }
+
+    /// A prepared statement for `sql`, cached per connection and reset for reuse.
+    public func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let cached = statementCache[sql] {
+            cached.reset()
+            return cached
+        }
+        var raw: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        guard rc == SQLITE_OK, let raw else {
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: lastErrorMessage, context: sql)
+        }
+        let statement = SQLiteStatement(handle: raw, connection: self, sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Runs `sql` with `bindings` and returns every row.
+    public func query(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) -> [SQLiteRow] {
+        let statement = try statement(sql)
+        try statement.bind(bindings)
+        var rows: [SQLiteRow] = []
+        while try statement.step() {
+            rows.append(statement.row())
+        }
+        return rows
+    }
+
+    /// Runs `sql` with `bindings`, ignoring any rows. Returns the number of rows changed.
+    @discardableResult
+    public func run(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) -> Int {
+        let statement = try statement(sql)
+        try statement.bind(bindings)
+        while try statement.step() {}
+        return Int(sqlite3_changes(handle))
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    public func transaction<T>(
+        _ kind: TransactionKind = .immediate, _ body: () throws -> T
+    ) throws -> T {
+        try execute("BEGIN \(kind.rawValue)")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// BEGIN DEFERRED / IMMEDIATE / EXCLUSIVE.
+    public enum TransactionKind: String, Sendable {
+        case deferred = "DEFERRED", immediate = "IMMEDIATE", exclusive = "EXCLUSIVE"
+    }
+
+    /// The `user_version` pragma, used for schema versions.
+    public var userVersion: Int {
+        get throws(SQLiteError) {
+            let rows = try query("PRAGMA user_version")
+            return Int(rows.first?.integer(0) ?? 0)
+        }
+    }
+
+    /// Applies `migrations[v]` for every version from the current `user_version` up, each in its own
+    /// transaction that also bumps `user_version`. Migration 0 takes version 0 to 1.
+    public func migrate(_ migrations: [String]) throws(SQLiteError) {
+        let current = try userVersion
+        guard current <= migrations.count else {
+            throw SQLiteError(
+                code: 1, message: "database schema version \(current) is newer than this program "
+                    + "knows (\(migrations.count)); upgrade healthgate", context: path)
+        }
+        for version in current..<migrations.count {
+            do {
+                try transaction(.exclusive) {
+                    try execute(migrations[version])
+                    try execute("PRAGMA user_version = \(version + 1)")
+                }
+            } catch let error as SQLiteError {
+                throw error
+            } catch {
+                throw SQLiteError(code: 1, message: "\(error)", context: "migration \(version + 1)")
+            }
+        }
+    }
+
+    /// The rowid of the last inserted row.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Rows changed by the last statement.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+    var rawHandle: OpaquePointer { handle }
+}
+
+/// A prepared statement owned by a ``SQLiteConnection``. Same threading rule as the connection.
+public final class SQLiteStatement {
+    private let handle: OpaquePointer
+    private unowned let connection: SQLiteConnection
+    public let sql: String
+
+    init(handle: OpaquePointer, connection: SQLiteConnection, sql: String) {
+        self.handle = handle
+        self.connection = connection
+        self.sql = sql
+    }
+
+    func finalize() { sqlite3_finalize(handle) }
+
+    /// Resets the statement and clears its bindings.
+    public func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Binds values to parameters 1…n.
+    public func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
+        for (index, value) in values.enumerated() {
+            try bind(value, at: Int32(index + 1))
+        }
+    }
+
+    /// Binds one value to parameter `index` (1-based).
+    public func bind(_ value: SQLiteValue, at index: Int32) throws(SQLiteError) {
+        let rc: Int32
+        switch value {
+        case .null: rc = sqlite3_bind_null(handle, index)
+        case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
+        case .real(let v): rc = sqlite3_bind_double(handle, index, v)
+        case .text(let v): rc = shim_bind_text_transient(handle, index, v, Int32(v.utf8.count))
+        case .blob(let v):
+            rc = v.withUnsafeBytes { shim_bind_blob_transient(handle, index, $0.baseAddress, Int32($0.count)) }
+        }
+        guard rc == SQLITE_OK else {
+            throw SQLiteError(code: rc, message: connection.lastErrorMessage, context: sql)
+        }
+    }
+
+    /// Binds an integer without boxing (hot path).
+    public func bind(_ value: Int64, at index: Int32) {
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    /// Binds a double without boxing (hot path).
+    public func bind(_ value: Double, at index: Int32) {
+        sqlite3_bind_double(handle, index, value)
+    }
+
+    /// Binds bytes without boxing (hot path).
+    public func bind(bytes: UnsafeRawBufferPointer, at index: Int32) {
+        shim_bind_blob_transient(handle, index, bytes.baseAddress, Int32(bytes.count))
+    }
+
+    /// Binds text or NULL without boxing (hot path).
+    public func bind(_ value: String?, at index: Int32) {
+        if let value {
+            shim_bind_text_transient(handle, index, value, Int32(value.utf8.count))
+        } else {
+            sqlite3_bind_null(handle, index)
+        }
+    }
+
+    /// Advances to the next row: true when a row is available, false when done.
+    public func step() throws(SQLiteError) -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = SQLiteError(
+                code: sqlite3_extended_errcode(connection.rawHandle), message: connection.lastErrorMessage,
+                context: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Runs a statement that returns no rows, then resets it for the next bindings.
+    public func runAndReset() throws(SQLiteError) {
+        while try step() {}
+        sqlite3_reset(handle)
+    }
+
+    /// The current row's columns.
+    public func row() -> SQLiteRow {
+        let count = sqlite3_column_count(handle)
+        var values: [SQLiteValue] = []
+        values.reserveCapacity(Int(count))
+        for column in 0..<count {
+            switch sqlite3_column_type(handle, column) {
+            case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(handle, column)))
+            case SQLITE_FLOAT: values.append(.real(sqlite3_column_double(handle, column)))
+            case SQLITE_TEXT:
+                values.append(.text(String(cString: sqlite3_column_text(handle, column))))
+            case SQLITE_BLOB:
+                let count = Int(sqlite3_column_bytes(handle, column))
+                if count == 0 {
+                    values.append(.blob([]))
+                } else if let pointer = sqlite3_column_blob(handle, column) {
+                    values.append(.blob(Array(UnsafeRawBufferPointer(start: pointer, count: count))))
+                } else {
+                    values.append(.blob([]))
+                }
+            default: values.append(.null)
+            }
+        }
+        return SQLiteRow(values: values)
+    }
+}
+
+/// One result row.
+public struct SQLiteRow: Sendable, Hashable {
+    public var values: [SQLiteValue]
+
+    public func integer(_ column: Int) -> Int64? {
+        switch values[column] {
+        case .integer(let v): v
+        case .real(let v): Int64(v)
+        default: nil
+        }
+    }
+
+    public func double(_ column: Int) -> Double? {
+        switch values[column] {
+        case .integer(let v): Double(v)
+        case .real(let v): v
+        default: nil
+        }
+    }
+
+    public func text(_ column: Int) -> String? {
+        if case .text(let v) = values[column] { return v }
+        return nil
+    }
+
+    public func blob(_ column: Int) -> [UInt8]? {
+        if case .blob(let v) = values[column] { return v }
+        return nil
+    }
+}

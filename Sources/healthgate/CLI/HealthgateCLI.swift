@@ -1,0 +1,62 @@
+import Foundation
+import SampleBus
+
+/// Dispatches `healthgate ARGS…` to a command, handles `--help`, and maps errors to exit codes.
+enum HealthgateCLI {
+    static let version = "0.1.0"
+
+    static func main(_ arguments: [String], context: CommandContext) async -> ExitCode {
+        let root = Command(
+            name: "healthgate", summary: "A gateway that ingests data from health devices.",
+            usage: "COMMAND [OPTIONS]",
+            discussion: """
+                healthgate reads Bluetooth LE heart-rate monitors and foot pods (through BlueZ) and \
+                serial pedometers, turns readings into HealthKit-style samples, and stores them in \
+                SQLite or forwards them to an HTTP repository.
+
+                Start with 'healthgate demo' to see it work without any hardware.
+                """,
+            options: [OptionSpec(name: "version", value: nil, help: "Print the version.")],
+            subcommands: Commands.all())
+        var path: [String] = []
+        var command = root
+        var rest = Array(arguments.dropFirst())
+        while let next = rest.first, !next.hasPrefix("-"),
+            let sub = command.subcommands.first(where: { $0.name == next })
+        {
+            command = sub
+            path.append(next)
+            rest.removeFirst()
+        }
+        let pathText = path.joined(separator: " ")
+        if rest.contains("--help") || rest.first == "help" && command.subcommands.isEmpty == false {
+            context.print(command.help(path: pathText.isEmpty ? "COMMAND" : pathText))
+            return .success
+        }
+        if path.isEmpty, rest.first == "--version" {
+            context.print("healthgate \(version)")
+            return .success
+        }
+        guard let run = command.run else {
+            if let unknown = rest.first {
+                context.printError("healthgate: unknown command '\(([pathText, unknown]).filter { !$0.isEmpty }.joined(separator: " "))'")
+            }
+            context.printError(command.help(path: pathText.isEmpty ? "COMMAND" : pathText))
+            return .usage
+        }
+        do {
+            let parsed = try ParsedArguments.parse(rest, options: command.options)
+            return try await run(parsed, context)
+        } catch let error as CommandError {
+            context.printError("healthgate \(pathText): \(error.message)")
+            if error.exitCode == .usage { context.printError("See 'healthgate \(pathText) --help'.") }
+            return error.exitCode
+        } catch let error as ConfigurationError {
+            context.printError("healthgate \(pathText): configuration error: \(error)")
+            return .configuration
+        } catch {
+            context.printError("healthgate \(pathText): \(error)")
+            return .failure
+        }
+    }
+}

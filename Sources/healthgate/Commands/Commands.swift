@@ -1,0 +1,10 @@
+/// Every command of the executable, in help order. Adding a command is one file in Commands/
+/// and one line here.
+enum Commands {
+    static func all() -> [Command] {
+        [
+            UnitsCommand.command,
+            PluginsCommand.command,
+        ]
+    }
+}

@@ -1,0 +1,101 @@
+/// A peripheral seen during discovery.
+public struct DiscoveredPeripheral: Hashable, Sendable {
+    /// The BLE address, `AA:BB:CC:DD:EE:FF`.
+    public var address: String
+    public var name: String?
+    /// Signal strength in dBm, when known.
+    public var rssi: Int?
+    /// Services the peripheral advertises.
+    public var serviceUUIDs: [BluetoothUUID]
+
+    public init(address: String, name: String? = nil, rssi: Int? = nil, serviceUUIDs: [BluetoothUUID] = []) {
+        self.address = address
+        self.name = name
+        self.rssi = rssi
+        self.serviceUUIDs = serviceUUIDs
+    }
+}
+
+/// What discovery reports.
+public enum DiscoveryEvent: Hashable, Sendable {
+    /// A peripheral appeared or its advertisement changed.
+    case found(DiscoveredPeripheral)
+    /// The peripheral's object is gone (BlueZ InterfacesRemoved).
+    case lost(address: String)
+}
+
+/// The central role of a Bluetooth LE stack, as the heart-rate source needs it.
+///
+/// The real implementation talks to BlueZ over D-Bus (``BlueZTransport``); a raw L2CAP/ATT
+/// transport could implement the same protocol for boxes without bluetoothd; tests and the demo
+/// use scripted transports. Every method may throw ``BLETransportError``.
+public protocol BLECentralTransport: Sendable {
+    /// Discovers peripherals advertising any of `services`. The stream runs until the consumer
+    /// cancels; it throws ``BLETransportError`` (`.unavailable`) when there is no Bluetooth.
+    /// Implementations must filter by `services` themselves: BlueZ merges every client's filter.
+    func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error>
+
+    /// Connects to a peripheral and waits until its GATT services are resolved.
+    func connect(to address: String) async throws -> any BLEConnection
+}
+
+/// One live connection to a peripheral. It is finished once the link drops: every notification
+/// stream ends, and further calls throw `.disconnected`.
+public protocol BLEConnection: Sendable {
+    var address: String { get }
+
+    /// Whether the peripheral has `characteristic` in `service`.
+    func hasCharacteristic(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async -> Bool
+
+    /// Reads a characteristic's value.
+    func read(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async throws -> [UInt8]
+
+    /// Writes a characteristic's value with a response.
+    func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
+
+    /// Subscribes to notifications. Each element is one notification's payload. The stream
+    /// finishes (or throws `.disconnected`) when the link drops.
+    func notifications(of characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
+        -> AsyncThrowingStream<[UInt8], any Error>
+
+    /// The battery level the stack reports outside GATT (BlueZ's `org.bluez.Battery1`), if any.
+    func batteryPercentage() async -> Int?
+
+    /// Disconnects. Safe to call more than once.
+    func disconnect() async
+}
+
+/// A transport failure, with the device it concerns.
+public struct BLETransportError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, Hashable, Sendable {
+        /// No Bluetooth: no bluetoothd on the bus, or no powered adapter.
+        case unavailable
+        /// The device is not known to the stack (its object is gone).
+        case notFound
+        /// A connection attempt is already running (org.bluez.Error.InProgress).
+        case inProgress
+        /// The connection attempt failed (e.g. le-connection-abort-by-local); worth retrying.
+        case connectFailed
+        /// The link dropped.
+        case disconnected
+        /// The peripheral lacks the service or characteristic.
+        case notSupported
+        /// Anything else the stack reported.
+        case failed
+    }
+
+    public var code: Code
+    /// The device address, when the error concerns one device.
+    public var device: String?
+    public var message: String
+
+    public init(_ code: Code, device: String? = nil, _ message: String) {
+        self.code = code
+        self.device = device
+        self.message = message
+    }
+
+    public var description: String {
+        (device.map { "\($0): " } ?? "") + "\(code.rawValue): \(message)"
+    }
+}
