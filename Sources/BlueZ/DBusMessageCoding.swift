@@ -80,7 +80,7 @@ enum DBusMessageCoding {
     }
 
     private static func readBasic(_ message: OpaquePointer, type: CChar) throws(DBusError) -> DBusValue {
-        func read<T>(_ initial: T) throws(DBusError) -> T {
+        func read<T: BitwiseCopyable>(_ initial: T) throws(DBusError) -> T {
             var value = initial
             try check(sd_bus_message_read_basic(message, type, &value), "read basic")
             return value
@@ -113,7 +113,7 @@ enum DBusMessageCoding {
 
     /// Appends `value` to `message`.
     static func append(_ value: DBusValue, to message: OpaquePointer) throws(DBusError) {
-        func basic<T>(_ code: Character, _ value: T) throws(DBusError) {
+        func basic<T: BitwiseCopyable>(_ code: Character, _ value: T) throws(DBusError) {
             var copy = value
             try check(sd_bus_message_append_basic(message, CChar(code.asciiValue ?? 0), &copy), "append")
         }
