@@ -88,6 +88,9 @@ let package = Package(
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting"],
+            path: "Tests/BlueZTests", swiftSettings: swiftSettings),
+        .testTarget(
             name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
     ]

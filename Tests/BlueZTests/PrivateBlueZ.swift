@@ -1,0 +1,193 @@
+import BlueZ
+import Foundation
+import GatewayTesting
+import HeartRateMonitor
+import SampleBus
+import Synchronization
+import XCTest
+
+/// A private dbus-daemon with python3-dbusmock's bluez5 template extended by
+/// Tests/Fixtures/bluez_gatt.py, standing in for bluetoothd. Both are hard requirements.
+final class PrivateBlueZ: @unchecked Sendable {
+    static let dbusDaemon = "/usr/bin/dbus-daemon"
+    static let python = "/usr/bin/python3"
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/bluez_gatt.py").path
+
+    let directory: URL
+    let address: String
+    let connection: DBusConnection
+    private let daemon: Process
+    private var mock: Process?
+    let logSink = RecordingLogSink()
+
+    /// Starts the bus, and bluetoothd's stand-in unless `withBluetoothd` is false.
+    init(withBluetoothd: Bool = true) async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.dbusDaemon) else {
+            throw Missing(what: "dbus-daemon (apt-get install dbus)")
+        }
+        directory = try TestEnvironment.temporaryDirectory("healthgate-bluez")
+        let socket = directory.appendingPathComponent("bus").path
+        address = "unix:path=\(socket)"
+        let config = directory.appendingPathComponent("bus.conf")
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <listen>\(address)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """.write(to: config, atomically: true, encoding: .utf8)
+        daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: Self.dbusDaemon)
+        daemon.arguments = ["--config-file=\(config.path)", "--nofork", "--nopidfile"]
+        daemon.standardOutput = FileHandle.nullDevice
+        try daemon.run()
+        try await waitUntil("the private bus socket \(socket)") { FileManager.default.fileExists(atPath: socket) }
+        connection = try DBusConnection(address: address)
+        if withBluetoothd { try await startBluetoothd() }
+    }
+
+    /// Starts dbusmock with the fixture template and waits until it owns org.bluez.
+    func startBluetoothd() async throws {
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: Self.python)
+        check.arguments = ["-c", "import dbusmock"]
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            check.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try check.run() } catch { continuation.resume(returning: -1) }
+        }
+        guard status == 0 else {
+            throw Missing(what: "python3-dbusmock for /usr/bin/python3 (apt-get install python3-dbusmock)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.python)
+        process.arguments = [
+            "-m", "dbusmock", "--template", Self.fixture, "-l", directory.appendingPathComponent("mock.log").path,
+        ]
+        process.environment = ["DBUS_SYSTEM_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
+        try process.run()
+        mock = process
+        try await waitUntil("dbusmock owning org.bluez") { [connection] in
+            let reply = try await connection.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus", member: "NameHasOwner", arguments: [.string("org.bluez")])
+            return reply.first?.bool == true
+        }
+    }
+
+    func stop() {
+        connection.close()
+        if let mock, mock.isRunning { mock.terminate() }
+        if daemon.isRunning { daemon.terminate() }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A transport on this bus, logging into ``logSink``.
+    func transport(adapter: String? = "hci0") -> BlueZTransport {
+        BlueZTransport(
+            connection: connection, adapter: adapter, logger: Logger(label: "bluez", sink: logSink, level: .debug),
+            resolveTimeout: .seconds(10))
+    }
+
+    // MARK: Driving the fixture
+
+    @discardableResult
+    private func control(_ member: String, _ arguments: [DBusValue], interface: String = "org.healthgate.Test")
+        async throws -> [DBusValue]
+    {
+        try await connection.call(
+            destination: "org.bluez", path: "/", interface: interface, member: member, arguments: arguments)
+    }
+
+    func addAdapter(_ name: String = "hci0") async throws {
+        try await control("AddAdapter", [.string(name), .string("healthgate-test")], interface: "org.bluez.Mock")
+    }
+
+    /// Adds a plain device without our services (the bluez5 template's AddDevice).
+    func addOtherDevice(_ address: String, name: String) async throws {
+        try await control("AddDevice", [.string("hci0"), .string(address), .string(name)], interface: "org.bluez.Mock")
+    }
+
+    /// Adds a heart-rate monitor and returns its object path.
+    func addMonitor(_ address: String, name: String = "Polar H10 TEST", acquire: Bool = true) async throws -> String {
+        let reply = try await control(
+            "AddHeartRateMonitor", [.string("hci0"), .string(address), .string(name), .bool(acquire)])
+        return reply.first?.string ?? ""
+    }
+
+    func failNextConnect(_ device: String, error: String) async throws {
+        try await control("FailNextConnect", [.objectPath(device), .string(error)])
+    }
+
+    func resolveBeforeObjects(_ device: String) async throws {
+        try await control("ResolveBeforeObjects", [.objectPath(device), .bool(true)])
+    }
+
+    func notify(_ characteristic: String, _ bytes: [UInt8]) async throws {
+        try await control("Notify", [.objectPath(characteristic), .byteArray(bytes)])
+    }
+
+    func notifyState(_ characteristic: String) async throws -> (acquired: Bool, notifying: Bool) {
+        let reply = try await control("NotifyState", [.objectPath(characteristic)])
+        return (reply[0].bool ?? false, reply[1].bool ?? false)
+    }
+
+    func written(_ characteristic: String) async throws -> [[UInt8]] {
+        let reply = try await control("Written", [.objectPath(characteristic)])
+        return reply.first?.array?.compactMap(\.bytes) ?? []
+    }
+
+    func connectAttempts(_ device: String) async throws -> Int {
+        try await control("ConnectAttempts", [.objectPath(device)]).first?.integer ?? -1
+    }
+
+    func dropLink(_ device: String) async throws {
+        try await control("DropLink", [.objectPath(device)])
+    }
+
+    func removeMonitor(_ device: String) async throws {
+        try await control("RemoveMonitor", [.objectPath(device)])
+    }
+
+    /// The Heart Rate Measurement characteristic's path (first service, first characteristic).
+    static func heartRateMeasurement(_ device: String) -> String { device + "/service0000/char0000" }
+    static func heartRateControlPoint(_ device: String) -> String { device + "/service0000/char0002" }
+
+    struct Missing: Error, CustomStringConvertible {
+        var what: String
+        var description: String { "required test tool missing: \(what)" }
+    }
+}
+
+/// Collects a stream's elements and its end, for waiting on state.
+final class StreamCollector<Element: Sendable>: Sendable {
+    private let state = Mutex<(elements: [Element], ended: Bool, error: (any Error)?)>(([], false, nil))
+    private let task: Task<Void, Never>
+
+    init(_ stream: AsyncThrowingStream<Element, any Error>) {
+        let state = self.state
+        task = Task {
+            do {
+                for try await element in stream { state.withLock { $0.elements.append(element) } }
+                state.withLock { $0.ended = true }
+            } catch {
+                state.withLock {
+                    $0.ended = true
+                    $0.error = error
+                }
+            }
+        }
+    }
+
+    var elements: [Element] { state.withLock { $0.elements } }
+    var ended: Bool { state.withLock { $0.ended } }
+    var error: (any Error)? { state.withLock { $0.error } }
+
+    func cancel() { task.cancel() }
+}
