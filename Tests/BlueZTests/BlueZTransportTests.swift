@@ -1,6 +1,7 @@
 import BlueZ
 import GatewayTesting
 import HeartRateMonitor
+import SampleBus
 import XCTest
 
 /// The BlueZ transport against a real private dbus-daemon with python3-dbusmock standing in for
@@ -9,7 +10,7 @@ final class BlueZTransportTests: XCTestCase {
     private var bluez: PrivateBlueZ?
 
     override func tearDown() async throws {
-        bluez?.stop()
+        await bluez?.stop()
         bluez = nil
     }
 
@@ -229,8 +230,11 @@ final class BlueZTransportTests: XCTestCase {
         try await bluez.dropLink(device)
         try await waitUntil("the stream to end") { values.ended }
         XCTAssertEqual((values.error as? BLETransportError)?.code, .disconnected)
-        let late = await transportError { _ = try await connection.read(.bodySensorLocation, in: .heartRateService) }
-        XCTAssertEqual(late?.code, .disconnected)
+        // The socket's end of file can beat Connected=false on the bus; wait for the connection.
+        try await waitUntil("the connection to report the drop") {
+            let late = await self.transportError { _ = try await connection.read(.bodySensorLocation, in: .heartRateService) }
+            return late?.code == .disconnected
+        }
     }
 
     func testNotificationsThroughPropertiesChanged() async throws {

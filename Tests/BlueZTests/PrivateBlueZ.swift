@@ -1,5 +1,6 @@
 import BlueZ
 import Foundation
+import Glibc
 import GatewayTesting
 import HeartRateMonitor
 import SampleBus
@@ -47,6 +48,8 @@ final class PrivateBlueZ: @unchecked Sendable {
         daemon.executableURL = URL(fileURLWithPath: Self.dbusDaemon)
         daemon.arguments = ["--config-file=\(config.path)", "--nofork", "--nopidfile"]
         daemon.standardOutput = FileHandle.nullDevice
+        // The daemon complains on stderr that it may not raise its fd limit; keep that out of test output.
+        daemon.standardError = FileHandle.nullDevice
         try daemon.run()
         try await waitUntil("the private bus socket \(socket)") { FileManager.default.fileExists(atPath: socket) }
         connection = try DBusConnection(address: address)
@@ -71,6 +74,9 @@ final class PrivateBlueZ: @unchecked Sendable {
             "-m", "dbusmock", "--template", Self.fixture, "-l", directory.appendingPathComponent("mock.log").path,
         ]
         process.environment = ["DBUS_SYSTEM_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
+        // Output goes to the -l log; inherited pipes would keep `swift test` waiting.
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
         try process.run()
         mock = process
         try await waitUntil("dbusmock owning org.bluez") { [connection] in
@@ -81,11 +87,25 @@ final class PrivateBlueZ: @unchecked Sendable {
         }
     }
 
-    func stop() {
+    /// Kills bluetoothd's stand-in and the bus. SIGKILL, because children of the test process
+    /// inherit its blocked signal mask (Dispatch blocks SIGTERM), so SIGTERM would not arrive.
+    func stop() async {
         connection.close()
-        if let mock, mock.isRunning { mock.terminate() }
-        if daemon.isRunning { daemon.terminate() }
+        await Self.kill(mock)
+        await Self.kill(daemon)
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Kills bluetoothd's stand-in only (bluetoothd crashing or being stopped).
+    func stopBluetoothd() async {
+        await Self.kill(mock)
+        mock = nil
+    }
+
+    private static func kill(_ process: Process?) async {
+        guard let process, process.isRunning else { return }
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        try? await waitUntil("process \(process.processIdentifier) to exit") { !process.isRunning }
     }
 
     /// A transport on this bus, logging into ``logSink``.
@@ -167,17 +187,21 @@ final class PrivateBlueZ: @unchecked Sendable {
 
 /// Collects a stream's elements and its end, for waiting on state.
 final class StreamCollector<Element: Sendable>: Sendable {
-    private let state = Mutex<(elements: [Element], ended: Bool, error: (any Error)?)>(([], false, nil))
+    private final class Storage: Sendable {
+        let state = Mutex<(elements: [Element], ended: Bool, error: (any Error)?)>(([], false, nil))
+    }
+
+    private let storage = Storage()
     private let task: Task<Void, Never>
 
     init(_ stream: AsyncThrowingStream<Element, any Error>) {
-        let state = self.state
+        let storage = self.storage
         task = Task {
             do {
-                for try await element in stream { state.withLock { $0.elements.append(element) } }
-                state.withLock { $0.ended = true }
+                for try await element in stream { storage.state.withLock { $0.elements.append(element) } }
+                storage.state.withLock { $0.ended = true }
             } catch {
-                state.withLock {
+                storage.state.withLock {
                     $0.ended = true
                     $0.error = error
                 }
@@ -185,9 +209,9 @@ final class StreamCollector<Element: Sendable>: Sendable {
         }
     }
 
-    var elements: [Element] { state.withLock { $0.elements } }
-    var ended: Bool { state.withLock { $0.ended } }
-    var error: (any Error)? { state.withLock { $0.error } }
+    var elements: [Element] { storage.state.withLock { $0.elements } }
+    var ended: Bool { storage.state.withLock { $0.ended } }
+    var error: (any Error)? { storage.state.withLock { $0.error } }
 
     func cancel() { task.cancel() }
 }

@@ -31,7 +31,7 @@ import dbus
 from dbusmock import OBJECT_MANAGER_IFACE, mockobject
 from dbusmock.templates import bluez5
 # Re-exported so that dbusmock attaches them to "/" (org.bluez.Mock) as the bluez5 template does.
-from dbusmock.templates.bluez5 import AddAdapter, RemoveAdapter  # noqa: F401
+from dbusmock.templates.bluez5 import AddAdapter, AddDevice, RemoveAdapter  # noqa: F401
 
 BUS_NAME = bluez5.BUS_NAME
 MAIN_OBJ = bluez5.MAIN_OBJ
