@@ -1,0 +1,259 @@
+import Foundation
+import HealthModel
+import SampleBus
+
+/// Follows one device for the life of the source: connect, read, subscribe, map, reconnect.
+/// Runs in one child task; every piece of mutable state is local to that task.
+struct DeviceSession: Sendable {
+    let peripheral: DiscoveredPeripheral
+    let configuration: HeartRateSourceConfiguration
+    let transport: any BLECentralTransport
+    let context: SourceContext
+    let ids: SampleIDGenerator
+    let presence: DevicePresence
+
+    /// The transport's spelling of the address, used for every transport call.
+    var address: String { peripheral.address }
+    /// The upper-case address, used in status keys and metadata.
+    var key: String { peripheral.address.uppercased() }
+    var displayName: String {
+        peripheral.name.map { "\($0) [\(key)]" } ?? key
+    }
+
+    /// Per-device counters, kept across connections and shown in the status details.
+    struct Counters {
+        var badPayloads = 0
+        var droppedNoContact = 0
+    }
+
+    func run() async throws {
+        var machine = ReconnectStateMachine(policy: configuration.reconnect)
+        var counters = Counters()
+        var action = machine.start()
+        let logger = context.logger
+        while true {
+            try Task.checkCancellation()
+            switch action {
+            case .connect:
+                setDetail("state", "connecting")
+                let connection: any BLEConnection
+                do {
+                    connection = try await transport.connect(to: address)
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch {
+                    let code = (error as? BLETransportError)?.code ?? .failed
+                    if code == .unavailable {
+                        if machine.shouldLogUnavailable() {
+                            logger.error("cannot connect, no Bluetooth: \(error); retrying", device: displayName)
+                        }
+                    } else {
+                        logger.warning("connection attempt \(machine.failedAttempts + 1) failed: \(error)", device: displayName)
+                    }
+                    context.status.reportError("\(key): connect failed: \(error)", at: context.clock.now())
+                    action = machine.connectFailed(code, devicePresent: presence.isPresent)
+                    continue
+                }
+                machine.connected()
+                setDetail("state", "connected")
+                setDetail("connections", String(machine.connections))
+                logger.info(machine.connections == 1 ? "connected" : "reconnected (connection \(machine.connections))", device: displayName)
+                do {
+                    try await follow(connection, counters: &counters)
+                    await connection.disconnect()
+                    try Task.checkCancellation()
+                    logger.warning("link lost; reconnecting", device: displayName)
+                    action = machine.linkLost(devicePresent: presence.isPresent)
+                } catch is CancellationError {
+                    await connection.disconnect()
+                    throw CancellationError()
+                } catch let error as BLETransportError where error.code == .notSupported {
+                    await connection.disconnect()
+                    logger.error("\(error)", device: displayName)
+                    context.status.reportError("\(key): \(error.message)", at: context.clock.now())
+                    action = machine.connectFailed(.notSupported, devicePresent: presence.isPresent)
+                } catch {
+                    await connection.disconnect()
+                    if Task.isCancelled { throw CancellationError() }
+                    logger.warning("link lost: \(error); reconnecting", device: displayName)
+                    action = machine.linkLost(devicePresent: presence.isPresent)
+                }
+            case .sleep(let delay):
+                setDetail("state", "reconnecting in \(delay.seconds) s")
+                try await context.clock.sleep(for: delay)
+                action = machine.delayElapsed(devicePresent: presence.isPresent)
+            case .awaitRediscovery:
+                setDetail("state", "waiting for the device to advertise")
+                logger.info("device gone; waiting for it to be discovered again", device: displayName)
+                try await presence.waitUntilPresent()
+                action = machine.rediscovered()
+            }
+        }
+    }
+
+    private func setDetail(_ name: String, _ value: String?) {
+        context.status.setDetail("\(key).\(name)", value)
+    }
+
+    // MARK: One connection
+
+    private enum Feed: Sendable {
+        case heartRate([UInt8], Date)
+        case running([UInt8], Date)
+        case ended(String, (any Error)?)
+    }
+
+    /// Reads the device's facts, subscribes, and maps notifications until the link drops
+    /// (returns) or the task is cancelled (throws `CancellationError`). Pending series and
+    /// running windows are published either way.
+    private func follow(_ connection: any BLEConnection, counters: inout Counters) async throws {
+        let logger = context.logger
+        let facts = try await readFacts(connection, counters: &counters)
+        let name = facts.device.displayName
+        var streams: [(String, AsyncThrowingStream<[UInt8], any Error>)] = []
+        if await connection.hasCharacteristic(.heartRateMeasurement, in: .heartRateService) {
+            streams.append(("heartRate", try await connection.notifications(of: .heartRateMeasurement, in: .heartRateService)))
+        }
+        if await connection.hasCharacteristic(.rscMeasurement, in: .runningSpeedAndCadenceService) {
+            streams.append(("running", try await connection.notifications(of: .rscMeasurement, in: .runningSpeedAndCadenceService)))
+        }
+        guard !streams.isEmpty else {
+            throw BLETransportError(
+                .notSupported, device: key,
+                "the device has neither Heart Rate Measurement (0x2A37) nor RSC Measurement (0x2A53)")
+        }
+        logger.info("subscribed to \(streams.map(\.0).joined(separator: " and ")) notifications", device: name)
+
+        // Both streams feed one bounded queue so that one task owns all mapping state.
+        // Policy: keep the newest 256 notifications; a drop is counted and logged.
+        let (feed, sink) = AsyncStream.makeStream(of: Feed.self, bufferingPolicy: .bufferingNewest(256))
+        let clock = context.clock
+        let status = context.status
+        var mapper = NotificationMapper(session: self, facts: facts, counters: counters)
+        await withTaskGroup(of: Void.self) { group in
+            for (kind, stream) in streams {
+                group.addTask {
+                    do {
+                        for try await payload in stream {
+                            let item: Feed = kind == "heartRate" ? .heartRate(payload, clock.now()) : .running(payload, clock.now())
+                            if case .dropped = sink.yield(item) {
+                                status.recordsDropped(1)
+                                logger.warning("notification queue full; dropped the oldest notification", device: name)
+                            }
+                        }
+                        sink.yield(.ended(kind, nil))
+                    } catch {
+                        sink.yield(.ended(kind, error))
+                    }
+                }
+            }
+            for await item in feed {
+                switch item {
+                case .heartRate(let payload, let date):
+                    await mapper.heartRate(payload, at: date, connection: connection)
+                case .running(let payload, let date):
+                    await mapper.running(payload, at: date)
+                case .ended(let kind, let error):
+                    logger.debug("\(kind) notifications ended\(error.map { ": \($0)" } ?? "")", device: name)
+                }
+                if case .ended = item { break }
+            }
+            group.cancelAll()
+        }
+        await mapper.finishSegment(at: clock.now())
+        counters = mapper.counters
+        try Task.checkCancellation()
+    }
+
+    /// What a connection tells about the device.
+    struct Facts: Sendable {
+        var device: Device
+        var battery: Int?
+        var location: HeartRateSensorLocation?
+        var hasControlPoint: Bool
+    }
+
+    private func readFacts(_ connection: any BLEConnection, counters: inout Counters) async throws -> Facts {
+        let logger = context.logger
+        func text(_ characteristic: BluetoothUUID) async throws -> String? {
+            guard await connection.hasCharacteristic(characteristic, in: .deviceInformationService) else { return nil }
+            do {
+                let bytes = try await connection.read(characteristic, in: .deviceInformationService)
+                let value = String(decoding: bytes, as: UTF8.self)
+                    .trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0")))
+                return value.isEmpty ? nil : value
+            } catch let error as BLETransportError where error.code == .disconnected {
+                throw error
+            } catch {
+                logger.warning("reading Device Information \(characteristic) failed: \(error)", device: displayName)
+                return nil
+            }
+        }
+        var device = Device(name: peripheral.name ?? key, localIdentifier: key)
+        device.manufacturer = try await text(.manufacturerName)
+        device.model = try await text(.modelNumber)
+        device.hardwareVersion = try await text(.hardwareRevision)
+        device.firmwareVersion = try await text(.firmwareRevision)
+        device.softwareVersion = try await text(.softwareRevision)
+        let serial = try await text(.serialNumber)
+        device.localIdentifier = Self.localIdentifier(address: key, manufacturer: device.manufacturer, serialNumber: serial)
+
+        var battery: Int?
+        if await connection.hasCharacteristic(.batteryLevel, in: .batteryService) {
+            let bytes = try await connection.read(.batteryLevel, in: .batteryService)
+            do {
+                battery = try BatteryLevelDecoder.decode(bytes)
+            } catch {
+                counters.badPayloads += 1
+                reportBadPayload(bytes, error, device: device)
+            }
+        } else {
+            battery = await connection.batteryPercentage()
+        }
+        if let battery { setDetail("battery", "\(battery)%") }
+
+        var location: HeartRateSensorLocation?
+        if await connection.hasCharacteristic(.bodySensorLocation, in: .heartRateService) {
+            let bytes = try await connection.read(.bodySensorLocation, in: .heartRateService)
+            do {
+                location = try BodySensorLocationDecoder.decode(bytes)
+            } catch {
+                counters.badPayloads += 1
+                reportBadPayload(bytes, error, device: device)
+            }
+        }
+        let controlPoint = await connection.hasCharacteristic(.heartRateControlPoint, in: .heartRateService)
+        logger.info(
+            "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? key)"
+                + (battery.map { ", battery \($0)%" } ?? "") + (location.map { ", worn on \($0.name)" } ?? ""),
+            device: device.displayName)
+        return Facts(device: device, battery: battery, location: location, hasControlPoint: controlPoint)
+    }
+
+    /// The stable identity rule: the BLE address, unless Device Information gives a plausible
+    /// serial number AND a manufacturer name, in which case `manufacturer/serial` (devices with
+    /// rotating private addresses keep their serial; the manufacturer keeps serials of different
+    /// vendors apart). A serial is plausible when it has at least 4 characters, at least 2
+    /// distinct ones, and is not a placeholder such as "unknown" or "0123456789".
+    static func localIdentifier(address: String, manufacturer: String?, serialNumber: String?) -> String {
+        guard let serial = serialNumber, let manufacturer, serial.count >= 4, Set(serial).count >= 2,
+            !["unknown", "n/a", "na", "none", "serial", "0123456789", "123456789", "12345678", "123456", "1234"]
+                .contains(serial.lowercased())
+        else { return address }
+        return "\(manufacturer)/\(serial)"
+    }
+
+    func reportBadPayload(_ bytes: [UInt8], _ error: any Error, device: Device) {
+        context.logger.warning("bad payload \(HexPayload.format(bytes)): \(error)", device: device.displayName)
+        context.status.reportError("\(device.displayName): \(error)", at: context.clock.now())
+    }
+
+    func publish(_ records: [HealthRecord]) async {
+        await context.publisher.publish(records)
+    }
+
+    func counted(_ counters: Counters) {
+        setDetail("badPayloads", counters.badPayloads == 0 ? nil : String(counters.badPayloads))
+        setDetail("droppedNoContact", counters.droppedNoContact == 0 ? nil : String(counters.droppedNoContact))
+    }
+}
