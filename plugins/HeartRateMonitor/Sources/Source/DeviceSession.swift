@@ -196,7 +196,7 @@ struct DeviceSession: Sendable {
         device.firmwareVersion = try await text(.firmwareRevision)
         device.softwareVersion = try await text(.softwareRevision)
         let serial = try await text(.serialNumber)
-        device.localIdentifier = Self.localIdentifier(address: key, manufacturer: device.manufacturer, serialNumber: serial)
+        device.localIdentifier = HeartRateSource.localIdentifier(address: key, manufacturer: device.manufacturer, serialNumber: serial)
 
         var battery: Int?
         if await connection.hasCharacteristic(.batteryLevel, in: .batteryService) {
@@ -228,19 +228,6 @@ struct DeviceSession: Sendable {
                 + (battery.map { ", battery \($0)%" } ?? "") + (location.map { ", worn on \($0.name)" } ?? ""),
             device: device.displayName)
         return Facts(device: device, battery: battery, location: location, hasControlPoint: controlPoint)
-    }
-
-    /// The stable identity rule: the BLE address, unless Device Information gives a plausible
-    /// serial number AND a manufacturer name, in which case `manufacturer/serial` (devices with
-    /// rotating private addresses keep their serial; the manufacturer keeps serials of different
-    /// vendors apart). A serial is plausible when it has at least 4 characters, at least 2
-    /// distinct ones, and is not a placeholder such as "unknown" or "0123456789".
-    static func localIdentifier(address: String, manufacturer: String?, serialNumber: String?) -> String {
-        guard let serial = serialNumber, let manufacturer, serial.count >= 4, Set(serial).count >= 2,
-            !["unknown", "n/a", "na", "none", "serial", "0123456789", "123456789", "12345678", "123456", "1234"]
-                .contains(serial.lowercased())
-        else { return address }
-        return "\(manufacturer)/\(serial)"
     }
 
     func reportBadPayload(_ bytes: [UInt8], _ error: any Error, device: Device) {

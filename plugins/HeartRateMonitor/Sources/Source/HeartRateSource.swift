@@ -96,6 +96,19 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
         ])
     }
 
+    /// The stable identity rule: the BLE address, unless Device Information gives a plausible
+    /// serial number AND a manufacturer name, in which case `manufacturer/serial` (devices with
+    /// rotating private addresses keep their serial; the manufacturer keeps serials of different
+    /// vendors apart). A serial is plausible when it has at least 4 characters, at least 2
+    /// distinct ones, and is not a placeholder such as "unknown" or "0123456789".
+    public static func localIdentifier(address: String, manufacturer: String?, serialNumber: String?) -> String {
+        guard let serial = serialNumber, let manufacturer, serial.count >= 4, Set(serial).count >= 2,
+            !["unknown", "n/a", "na", "none", "serial", "0123456789", "123456789", "12345678", "123456", "1234"]
+                .contains(serial.lowercased())
+        else { return address }
+        return "\(manufacturer)/\(serial)"
+    }
+
     public func run(context: SourceContext) async throws {
         let filter = DeviceFilter(selection: configuration.devices)
         let maxDevices = configuration.effectiveMaxDevices
@@ -133,7 +146,10 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
                                 group.addTask { try await session.run() }
                             }
                         case .lost(let address):
-                            followed[address.uppercased()]?.update(present: false)
+                            if let presence = followed[address.uppercased()] {
+                                presence.update(present: false)
+                                logger.info("\(address.uppercased()) is no longer discovered", device: address.uppercased())
+                            }
                         }
                     }
                     // The stream ended without an error: discover again after a pause.
