@@ -16,12 +16,17 @@ final class SourceHarness: Sendable {
     let source: HeartRateSource
     let directory: URL
 
-    init(configuration: HeartRateSourceConfiguration = HeartRateSourceConfiguration(), transport: any BLECentralTransport) throws {
+    convenience init(configuration: HeartRateSourceConfiguration = HeartRateSourceConfiguration(), transport: any BLECentralTransport) throws {
+        try self.init(configuration: configuration) { _ in transport }
+    }
+
+    /// `transport` gets the harness's clock (for transports that pace themselves on it).
+    init(configuration: HeartRateSourceConfiguration, transport: (ManualClock) -> any BLECentralTransport) throws {
         directory = try TestEnvironment.temporaryDirectory("ble")
         status = board.register(name: "hr", kind: HeartRateSource.kind, role: .source)
         bus = SampleBus(sinks: [(name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)])
         let environment = TestEnvironment.make(name: "hr", clock: clock, directory: directory, logSink: logs)
-        source = try HeartRateSource(configuration: configuration, environment: environment, transport: transport)
+        source = try HeartRateSource(configuration: configuration, environment: environment, transport: transport(clock))
     }
 
     deinit { try? FileManager.default.removeItem(at: directory) }
