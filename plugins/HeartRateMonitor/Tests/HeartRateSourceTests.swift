@@ -222,6 +222,31 @@ final class HeartRateSourceTests: XCTestCase {
         XCTAssertNil(steps.metadata.heartRateSensorLocation)
     }
 
+    func testFailedOptionalReadsAreLoggedAndTheConnectionContinues() async throws {
+        var profile = FakeProfile.heartRateMonitor()
+        profile.values[.batteryLevel] = nil  // listed, but the read fails
+        profile.values[.bodySensorLocation] = [0x09]  // reserved value: a bad payload
+        profile.values[.serialNumber] = nil
+        let fixed = profile
+        let transport = FakeBLETransport(profiles: [profile])
+        let h = try SourceHarness(transport: transport)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(fixed.peripheral))
+            try await h.waitFor("subscribed") { transport.latest(fixed.address)?.isSubscribed(.heartRateMeasurement) == true }
+            transport.latest(fixed.address)?.send(Self.beat(64))
+            try await h.waitFor("sample") { h.quantities(.heartRate).count == 1 }
+        }
+        let sample = try XCTUnwrap(h.quantities(.heartRate).first)
+        XCTAssertEqual(sample.metadata[.batteryLevel], .integer(55), "falls back to the stack's battery level")
+        XCTAssertNil(sample.metadata.heartRateSensorLocation)
+        XCTAssertEqual(sample.device?.localIdentifier, profile.address, "no serial number: the address")
+        XCTAssertEqual(transport.connections(profile.address).count, 1)
+        XCTAssertTrue(h.logs.contains("reading 2a19 failed"))
+        XCTAssertTrue(h.logs.contains("reserved value 9"))
+        XCTAssertEqual(h.current.details["\(profile.address).badPayloads"], "1")
+    }
+
     func testLocalIdentifierRule() {
         XCTAssertEqual(HeartRateSource.localIdentifier(address: "AA", manufacturer: "Polar", serialNumber: "A1B2C3D4"), "Polar/A1B2C3D4")
         XCTAssertEqual(HeartRateSource.localIdentifier(address: "AA", manufacturer: nil, serialNumber: "A1B2C3D4"), "AA")

@@ -35,7 +35,9 @@ public struct GATTDecodingError: Error, Hashable, Sendable, CustomStringConverti
         case unexpectedLength
     }
 
+    /// What is wrong.
     public var code: Code
+    /// The characteristic whose value failed.
     public var characteristic: GATTCharacteristic
     /// The field, by its name in the JSON output (`heartRate`, `rrIntervals`, `flags`, …).
     public var field: String
@@ -48,6 +50,7 @@ public struct GATTDecodingError: Error, Hashable, Sendable, CustomStringConverti
     /// The offending value, for `.valueOutOfRange` and `.reservedValue`.
     public var value: Int?
 
+    /// Creates an error; see the properties for the meaning of each value.
     public init(
         _ code: Code, characteristic: GATTCharacteristic, field: String, offset: Int, needed: Int,
         available: Int, value: Int? = nil
@@ -61,6 +64,7 @@ public struct GATTDecodingError: Error, Hashable, Sendable, CustomStringConverti
         self.value = value
     }
 
+    /// One line naming the characteristic, the field, the offset and the byte counts.
     public var description: String {
         let prefix = "\(characteristic.displayName): "
         switch code {

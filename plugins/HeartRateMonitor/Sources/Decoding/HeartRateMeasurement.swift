@@ -17,6 +17,7 @@ public enum SensorContact: String, Hashable, Sendable, Codable, CaseIterable {
 public struct HeartRateMeasurement: Hashable, Sendable {
     /// Beats per minute, as sent (0 is possible and means "no reading").
     public var heartRate: Int
+    /// Flags bits 1–2.
     public var sensorContact: SensorContact
     /// Energy expended since the last reset, in kJ; nil when the field is absent.
     /// 0xFFFF means the counter saturated (see ``isEnergyExpendedSaturated``).
@@ -24,6 +25,7 @@ public struct HeartRateMeasurement: Hashable, Sendable {
     /// RR intervals in the spec's raw unit, 1/1024 s, oldest first.
     public var rrIntervals: [UInt16]
 
+    /// Creates a measurement from decoded values.
     public init(heartRate: Int, sensorContact: SensorContact, energyExpended: Int?, rrIntervals: [UInt16]) {
         self.heartRate = heartRate
         self.sensorContact = sensorContact

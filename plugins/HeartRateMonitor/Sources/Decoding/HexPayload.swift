@@ -2,8 +2,11 @@
 public enum HexPayload {
     /// Why a hex string does not parse.
     public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The text that did not parse.
         public var text: String
+        /// What is wrong with it.
         public var reason: String
+        /// The text and the reason, for stderr and logs.
         public var description: String { "\"\(text)\" is not a hex payload: \(reason)" }
     }
 

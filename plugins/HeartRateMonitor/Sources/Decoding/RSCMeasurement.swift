@@ -16,6 +16,7 @@ public struct RSCMeasurement: Hashable, Sendable {
     /// Flags bit 2: running (true) or walking (false).
     public var isRunning: Bool
 
+    /// Creates a measurement from raw field values.
     public init(speedRaw: UInt16, instantaneousCadence: Int, strideLengthRaw: UInt16?, totalDistanceRaw: UInt32?, isRunning: Bool) {
         self.speedRaw = speedRaw
         self.instantaneousCadence = instantaneousCadence

@@ -17,6 +17,7 @@ public struct SimulatedBLETransport: BLECentralTransport {
     let settings: SimulationSettings
     let devices: [SimulatedDevice]
 
+    /// Creates the simulated devices `settings` asks for, paced by `clock`.
     public init(clock: any GatewayClock, settings: SimulationSettings = SimulationSettings()) {
         self.clock = clock
         self.settings = settings
@@ -33,6 +34,8 @@ public struct SimulatedBLETransport: BLECentralTransport {
     /// The simulated peripherals, as discovery reports them.
     public var peripherals: [DiscoveredPeripheral] { devices.map(\.peripheral) }
 
+    /// Reports each simulated device advertising one of `services` once, then idles on the
+    /// clock until the consumer cancels.
     public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
         let found = devices.map(\.peripheral).filter { peripheral in
             peripheral.serviceUUIDs.contains { services.contains($0) }
@@ -51,6 +54,7 @@ public struct SimulatedBLETransport: BLECentralTransport {
         })
     }
 
+    /// Connects at once. Throws `.notFound` for an address no simulated device has.
     public func connect(to address: String) async throws -> any BLEConnection {
         guard let device = devices.first(where: { $0.peripheral.address == address.uppercased() }) else {
             throw BLETransportError(.notFound, device: address, "no simulated device has this address")

@@ -6,8 +6,10 @@ public struct DeviceFilter: Sendable, Hashable {
     /// The services a followed device advertises (Heart Rate, Running Speed and Cadence).
     public static let services: [BluetoothUUID] = [.heartRateService, .runningSpeedAndCadenceService]
 
+    /// What the configuration selected.
     public var selection: DeviceSelection
 
+    /// A filter for `selection`.
     public init(selection: DeviceSelection) {
         self.selection = selection
     }

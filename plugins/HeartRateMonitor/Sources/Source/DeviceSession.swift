@@ -109,6 +109,7 @@ struct DeviceSession: Sendable {
     private func follow(_ connection: any BLEConnection, counters: inout Counters) async throws {
         let logger = context.logger
         let facts = try await readFacts(connection, counters: &counters)
+        counted(counters)
         let name = facts.device.displayName
         var streams: [(String, AsyncThrowingStream<[UInt8], any Error>)] = []
         if await connection.hasCharacteristic(.heartRateMeasurement, in: .heartRateService) {
@@ -175,19 +176,27 @@ struct DeviceSession: Sendable {
 
     private func readFacts(_ connection: any BLEConnection, counters: inout Counters) async throws -> Facts {
         let logger = context.logger
-        func text(_ characteristic: BluetoothUUID) async throws -> String? {
-            guard await connection.hasCharacteristic(characteristic, in: .deviceInformationService) else { return nil }
+        // A failed read of an optional characteristic is logged and skipped; only a dropped
+        // link ends the connection.
+        func optionalRead(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async throws -> [UInt8]? {
+            guard await connection.hasCharacteristic(characteristic, in: service) else { return nil }
             do {
-                let bytes = try await connection.read(characteristic, in: .deviceInformationService)
-                let value = String(decoding: bytes, as: UTF8.self)
-                    .trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0")))
-                return value.isEmpty ? nil : value
+                return try await connection.read(characteristic, in: service)
             } catch let error as BLETransportError where error.code == .disconnected {
                 throw error
+            } catch is CancellationError {
+                throw CancellationError()
             } catch {
-                logger.warning("reading Device Information \(characteristic) failed: \(error)", device: displayName)
+                logger.warning("reading \(characteristic) failed: \(error)", device: displayName)
+                context.status.reportError("\(key): reading \(characteristic) failed: \(error)", at: context.clock.now())
                 return nil
             }
+        }
+        func text(_ characteristic: BluetoothUUID) async throws -> String? {
+            guard let bytes = try await optionalRead(characteristic, in: .deviceInformationService) else { return nil }
+            let value = String(decoding: bytes, as: UTF8.self)
+                .trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0")))
+            return value.isEmpty ? nil : value
         }
         var device = Device(name: peripheral.name ?? key, localIdentifier: key)
         device.manufacturer = try await text(.manufacturerName)
@@ -199,22 +208,21 @@ struct DeviceSession: Sendable {
         device.localIdentifier = HeartRateSource.localIdentifier(address: key, manufacturer: device.manufacturer, serialNumber: serial)
 
         var battery: Int?
-        if await connection.hasCharacteristic(.batteryLevel, in: .batteryService) {
-            let bytes = try await connection.read(.batteryLevel, in: .batteryService)
+        if let bytes = try await optionalRead(.batteryLevel, in: .batteryService) {
             do {
                 battery = try BatteryLevelDecoder.decode(bytes)
             } catch {
                 counters.badPayloads += 1
                 reportBadPayload(bytes, error, device: device)
             }
-        } else {
-            battery = await connection.batteryPercentage()
         }
+        // No Battery Service, or it failed: BlueZ's Battery1 (which reads the same
+        // characteristic itself, when the device exposes it).
+        if battery == nil { battery = await connection.batteryPercentage() }
         if let battery { setDetail("battery", "\(battery)%") }
 
         var location: HeartRateSensorLocation?
-        if await connection.hasCharacteristic(.bodySensorLocation, in: .heartRateService) {
-            let bytes = try await connection.read(.bodySensorLocation, in: .heartRateService)
+        if let bytes = try await optionalRead(.bodySensorLocation, in: .heartRateService) {
             do {
                 location = try BodySensorLocationDecoder.decode(bytes)
             } catch {

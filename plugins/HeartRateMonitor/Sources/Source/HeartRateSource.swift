@@ -12,11 +12,15 @@ import Synchronization
 /// backoff (``ReconnectStateMachine``). No Bluetooth is logged once and retried; it never ends
 /// the source. Cancellation stops everything and flushes pending heartbeat series.
 public struct HeartRateSource: SampleSource, ConfigurablePlugin {
+    /// The `config` object; see ``HeartRateSourceConfiguration``.
     public typealias Configuration = HeartRateSourceConfiguration
 
+    /// The plugin kind used in configuration files.
     public static let kind = "ble-heart-rate"
+    /// One line for `healthgate plugins`.
     public static let summary = "Bluetooth LE heart-rate monitors and running foot pods (GATT 0x180D, 0x1814)."
 
+    /// The validated configuration.
     public let configuration: HeartRateSourceConfiguration
     let environment: PluginEnvironment
     let transport: any BLECentralTransport
@@ -109,6 +113,8 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
         return "\(manufacturer)/\(serial)"
     }
 
+    /// Discovers and follows devices until cancelled; see the type's documentation. Only
+    /// cancellation ends it (it throws `CancellationError`): transport failures are retried.
     public func run(context: SourceContext) async throws {
         let filter = DeviceFilter(selection: configuration.devices)
         let maxDevices = configuration.effectiveMaxDevices

@@ -12,6 +12,7 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable {
         case simulated
     }
 
+    /// The Bluetooth stack (default `bluez`).
     public var transport: TransportChoice
     /// The BlueZ adapter (`hci0`); nil means the first powered adapter.
     public var adapter: String?
@@ -19,6 +20,7 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable {
     public var devices: DeviceSelection
     /// How many devices to follow at once; nil means 1 for BlueZ and every simulated device.
     public var maxDevices: Int?
+    /// Reconnect and rediscovery backoff.
     public var reconnect: ReconnectPolicy
     /// A heartbeat series is published at least this often (seconds) while connected.
     public var heartbeatSeriesSeconds: Double
@@ -52,6 +54,7 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable {
             heartbeatSeriesMaxBeats, runningWindowSeconds, simulation
     }
 
+    /// Decodes the `config` object; unknown keys are errors that name the key.
     public init(from decoder: any Decoder) throws {
         try rejectUnknownKeys(decoder, known: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -85,6 +88,7 @@ public struct SimulationSettings: Decodable, Sendable, Hashable {
     /// Notifications per second per device (default 1, as real monitors send).
     public var notificationsPerSecond: Double
 
+    /// Settings with the given device counts and rate.
     public init(heartRateMonitors: Int = 1, footPods: Int = 0, notificationsPerSecond: Double = 1) {
         self.heartRateMonitors = heartRateMonitors
         self.footPods = footPods
@@ -93,6 +97,7 @@ public struct SimulationSettings: Decodable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable { case heartRateMonitors, footPods, notificationsPerSecond }
 
+    /// Decodes `simulation`; unknown keys are errors.
     public init(from decoder: any Decoder) throws {
         try rejectUnknownKeys(decoder, known: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -138,6 +143,7 @@ public enum DeviceMatcher: Decodable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable { case address, name }
 
+    /// Decodes a plain string or an object with exactly one of `address` and `name`.
     public init(from decoder: any Decoder) throws {
         if let single = try? decoder.singleValueContainer(), let text = try? single.decode(String.self) {
             if DeviceMatcher.isAddress(text) {
@@ -179,10 +185,14 @@ public enum DeviceMatcher: Decodable, Sendable, Hashable {
 /// Reconnect backoff: the n-th consecutive failed attempt waits `initialDelay × multiplierⁿ⁻¹`,
 /// capped at `maximumDelay`. Attempts never stop.
 public struct ReconnectPolicy: Decodable, Sendable, Hashable {
+    /// The wait after the first failure (and after a link loss).
     public var initialDelay: Duration
+    /// The longest wait.
     public var maximumDelay: Duration
+    /// The growth factor per consecutive failure (≥ 1).
     public var multiplier: Double
 
+    /// A policy; the defaults are 1 s, 60 s, ×2.
     public init(initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(60), multiplier: Double = 2) {
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay

@@ -14,12 +14,17 @@ public import HealthModel
 public struct HeartbeatSeriesBuilder: Sendable {
     /// A finished chunk, ready to become a ``HeartbeatSeriesSample``.
     public struct Chunk: Hashable, Sendable {
+        /// The series start date (the anchor, or the previous chunk's last beat).
         public var start: Date
+        /// The last beat's date.
         public var end: Date
+        /// Beats relative to `start`, non-decreasing.
         public var beats: [Heartbeat]
     }
 
+    /// A chunk is cut once it holds this many beats.
     public let maximumBeats: Int
+    /// …or once it spans this many seconds.
     public let maximumDuration: Double
 
     private var seriesStart: Date?
@@ -27,6 +32,7 @@ public struct HeartbeatSeriesBuilder: Sendable {
     private var lastBeat: Date?
     private var gapPending = true
 
+    /// A builder; both limits are at least 1.
     public init(maximumBeats: Int, maximumDuration: Double) {
         self.maximumBeats = max(1, maximumBeats)
         self.maximumDuration = max(1, maximumDuration)

@@ -24,7 +24,9 @@ public struct ReconnectStateMachine: Sendable, Hashable {
         case awaitRediscovery
     }
 
+    /// The backoff settings.
     public let policy: ReconnectPolicy
+    /// The current state.
     public private(set) var state: State = .idle
     /// Consecutive failed attempts since the last successful connection.
     public private(set) var failedAttempts = 0
@@ -35,6 +37,7 @@ public struct ReconnectStateMachine: Sendable, Hashable {
     /// Whether "no Bluetooth" was already logged for the current outage.
     public private(set) var unavailableReported = false
 
+    /// A machine for a device not yet connected.
     public init(policy: ReconnectPolicy) {
         self.policy = policy
     }

@@ -11,7 +11,9 @@ public import Foundation
 public struct RunningAggregator: Sendable {
     /// What one notification yields.
     public struct Output: Hashable, Sendable {
+        /// Instantaneous speed, m/s.
         public var speed: Double
+        /// Stride length in metres, when the pod sends it.
         public var strideLength: Double?
         /// A finished window: metres covered and estimated whole steps over [start, end].
         public var window: Window?
@@ -21,12 +23,17 @@ public struct RunningAggregator: Sendable {
 
     /// Cumulative amounts over an interval.
     public struct Window: Hashable, Sendable {
+        /// The window's start.
         public var start: Date
+        /// The window's end.
         public var end: Date
+        /// Metres covered, from the Total Distance counter.
         public var distance: Double
+        /// Whole steps estimated from cadence; the fraction carries over.
         public var steps: Int
     }
 
+    /// The length of a cumulative window.
     public let windowSeconds: Double
     private var windowStart: Date?
     private var lastDate: Date?
@@ -35,10 +42,12 @@ public struct RunningAggregator: Sendable {
     private var distance = 0.0
     private var steps = 0.0
 
+    /// An aggregator with windows of `windowSeconds` (at least 1).
     public init(windowSeconds: Double) {
         self.windowSeconds = max(1, windowSeconds)
     }
 
+    /// Adds one measurement received at `date`.
     public mutating func add(_ measurement: RSCMeasurement, at date: Date) -> Output {
         var reset = false
         if let previous = lastDate {
