@@ -20,14 +20,17 @@ final class ReconnectStateMachineTests: XCTestCase {
         XCTAssertEqual(delays.last, .seconds(30))
         XCTAssertEqual(machine.failedAttempts, 10)
         machine.connected()
-        XCTAssertEqual(machine.failedAttempts, 0)
         XCTAssertEqual(machine.state, .connected)
+        XCTAssertEqual(machine.failedAttempts, 10, "not healthy until data arrives")
+        machine.receivedData()
+        XCTAssertEqual(machine.failedAttempts, 0)
     }
 
     func testLinkLossBacksOffReconnectsAndCountsTheGap() {
         var machine = ReconnectStateMachine(policy: policy)
         _ = machine.start()
         machine.connected()
+        machine.receivedData()
         XCTAssertEqual(machine.linkLost(devicePresent: true), .sleep(.seconds(1)))
         XCTAssertEqual(machine.gaps, 1)
         XCTAssertEqual(machine.state, .backingOff(.seconds(1)))
@@ -37,6 +40,19 @@ final class ReconnectStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.delayElapsed(devicePresent: true), .connect)
         machine.connected()
         XCTAssertEqual(machine.connections, 2)
+    }
+
+    func testALinkThatDropsBeforeAnyDataKeepsBackingOff() {
+        var machine = ReconnectStateMachine(policy: policy)
+        _ = machine.start()
+        var delays: [ReconnectStateMachine.Action] = []
+        for _ in 1...4 {
+            machine.connected()
+            delays.append(machine.linkLost(devicePresent: true))
+            XCTAssertEqual(machine.delayElapsed(devicePresent: true), .connect)
+        }
+        XCTAssertEqual(delays, [.sleep(.seconds(1)), .sleep(.seconds(2)), .sleep(.seconds(4)), .sleep(.seconds(8))])
+        XCTAssertEqual(machine.gaps, 4)
     }
 
     func testDeviceLostWaitsForRediscovery() {

@@ -59,11 +59,12 @@ struct DeviceSession: Sendable {
                 setDetail("connections", String(machine.connections))
                 logger.info(machine.connections == 1 ? "connected" : "reconnected (connection \(machine.connections))", device: displayName)
                 do {
-                    try await follow(connection, counters: &counters)
+                    if try await follow(connection, counters: &counters) { machine.receivedData() }
                     await connection.disconnect()
                     try Task.checkCancellation()
                     logger.warning("link lost; reconnecting", device: displayName)
                     action = machine.linkLost(devicePresent: presence.isPresent)
+                    setDetail("linkLosses", String(machine.gaps))
                 } catch is CancellationError {
                     await connection.disconnect()
                     throw CancellationError()
@@ -77,6 +78,7 @@ struct DeviceSession: Sendable {
                     if Task.isCancelled { throw CancellationError() }
                     logger.warning("link lost: \(error); reconnecting", device: displayName)
                     action = machine.linkLost(devicePresent: presence.isPresent)
+                    setDetail("linkLosses", String(machine.gaps))
                 }
             case .sleep(let delay):
                 setDetail("state", "reconnecting in \(delay.seconds) s")
@@ -104,9 +106,9 @@ struct DeviceSession: Sendable {
     }
 
     /// Reads the device's facts, subscribes, and maps notifications until the link drops
-    /// (returns) or the task is cancelled (throws `CancellationError`). Pending series and
-    /// running windows are published either way.
-    private func follow(_ connection: any BLEConnection, counters: inout Counters) async throws {
+    /// (returns whether any notification arrived) or the task is cancelled (throws
+    /// `CancellationError`). Pending series and running windows are published either way.
+    private func follow(_ connection: any BLEConnection, counters: inout Counters) async throws -> Bool {
         let logger = context.logger
         let facts = try await readFacts(connection, counters: &counters)
         counted(counters)
@@ -131,6 +133,7 @@ struct DeviceSession: Sendable {
         let clock = context.clock
         let status = context.status
         var mapper = NotificationMapper(session: self, facts: facts, counters: counters)
+        var received = false
         await withTaskGroup(of: Void.self) { group in
             for (kind, stream) in streams {
                 group.addTask {
@@ -151,8 +154,10 @@ struct DeviceSession: Sendable {
             for await item in feed {
                 switch item {
                 case .heartRate(let payload, let date):
+                    received = true
                     await mapper.heartRate(payload, at: date, connection: connection)
                 case .running(let payload, let date):
+                    received = true
                     await mapper.running(payload, at: date)
                 case .ended(let kind, let error):
                     logger.debug("\(kind) notifications ended\(error.map { ": \($0)" } ?? "")", device: name)
@@ -164,6 +169,7 @@ struct DeviceSession: Sendable {
         await mapper.finishSegment(at: clock.now())
         counters = mapper.counters
         try Task.checkCancellation()
+        return received
     }
 
     /// What a connection tells about the device.

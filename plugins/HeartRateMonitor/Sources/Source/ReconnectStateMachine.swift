@@ -28,7 +28,7 @@ public struct ReconnectStateMachine: Sendable, Hashable {
     public let policy: ReconnectPolicy
     /// The current state.
     public private(set) var state: State = .idle
-    /// Consecutive failed attempts since the last successful connection.
+    /// Consecutive failures since the last connection that delivered data.
     public private(set) var failedAttempts = 0
     /// Connections made so far (the first one included).
     public private(set) var connections = 0
@@ -48,12 +48,18 @@ public struct ReconnectStateMachine: Sendable, Hashable {
         return .connect
     }
 
-    /// The connection is up (GATT services resolved).
+    /// The connection is up (GATT services resolved). The failure count is kept until the
+    /// connection proves healthy (``receivedData()``), so a link that drops right after every
+    /// connect, or whose subscription fails, still backs off.
     public mutating func connected() {
         state = .connected
-        failedAttempts = 0
         connections += 1
         unavailableReported = false
+    }
+
+    /// The connection delivered a notification: it is healthy, the backoff starts over.
+    public mutating func receivedData() {
+        failedAttempts = 0
     }
 
     /// A connection attempt failed with `code`.
@@ -77,16 +83,19 @@ public struct ReconnectStateMachine: Sendable, Hashable {
         return !unavailableReported
     }
 
-    /// The link dropped (the notification streams ended, or `.disconnected`).
+    /// The link dropped (the notification streams ended, `.disconnected`, or the subscription
+    /// failed). After a healthy connection the wait is `initialDelay`; otherwise the backoff
+    /// continues to grow.
     public mutating func linkLost(devicePresent: Bool) -> Action {
         gaps += 1
-        failedAttempts = 1
+        failedAttempts += 1
         guard devicePresent else {
             state = .awaitingRediscovery
             return .awaitRediscovery
         }
-        state = .backingOff(policy.initialDelay)
-        return .sleep(policy.initialDelay)
+        let delay = policy.delay(afterFailures: failedAttempts)
+        state = .backingOff(delay)
+        return .sleep(delay)
     }
 
     /// A backoff sleep ended.
