@@ -7,6 +7,7 @@ enum Commands {
             DemoCommand.command,
             StatusCommand.command,
             UnitsCommand.command,
+            DecodeCommand.command,
             ConfigCommand.command,
             PluginsCommand.command,
         ]
