@@ -1,0 +1,41 @@
+/// A workout operation that failed, with the context needed to understand why.
+///
+/// A struct with a nested code, so new codes can be added without breaking users.
+public struct WorkoutError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Code: String, Sendable, Hashable {
+        /// The action is not allowed in the session's current state.
+        case invalidTransition
+        /// The session has ended; it cannot be changed or restarted.
+        case sessionEnded
+        /// No workout is in progress.
+        case noSession
+        /// A workout is already in progress; end it first.
+        case alreadyActive
+        /// A command argument is missing or wrong.
+        case invalidArgument
+        /// The user profile in the configuration is wrong.
+        case invalidProfile
+        /// The session file could not be written or read.
+        case persistence
+    }
+
+    public var code: Code
+    /// The state the session was in, when relevant.
+    public var state: WorkoutSessionState?
+    /// The action that was refused, when relevant.
+    public var action: WorkoutAction?
+    /// A human explanation with the specific context (key path, file path, …).
+    public var message: String
+
+    public init(
+        _ code: Code, _ message: String, state: WorkoutSessionState? = nil, action: WorkoutAction? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.state = state
+        self.action = action
+    }
+
+    public var description: String { message }
+}
