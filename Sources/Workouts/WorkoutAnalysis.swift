@@ -72,7 +72,9 @@ public struct WorkoutAnalysis: Hashable, Sendable {
         samples: [CollectedSample], types: [QuantityType], timeline: RunningTimeline,
         window: (start: Date, end: Date), isLive: Bool, profile: UserProfile
     ) -> WorkoutAnalysis {
-        let inWindow = samples.filter { $0.endDate >= window.start && $0.endDate <= window.end }
+        // A live window also takes readings stamped after "now": a device clock a little ahead
+        // of ours must not hide its samples (their step to "now" is zero seconds).
+        let inWindow = samples.filter { $0.endDate >= window.start && (isLive || $0.endDate <= window.end) }
         let threshold = profile.gapThreshold
         let zones = profile.heartRateZones(on: window.start)
         let equation = ActiveEnergyEquation(profile: profile, on: window.start)
