@@ -18,7 +18,7 @@ public enum WorkoutChart {
         let left = 56.0, right = 20.0, top = 76.0, bottom = 40.0
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         let timeline = RunningTimeline(workout: workout)
-        let threshold: Double = if case .double(let value)? = workout.metadata["healthgate.gapThresholdSeconds"] { value } else { 10 }
+        let threshold = workout.metadata.number("healthgate.gapThresholdSeconds") ?? UserProfile.defaultGapThresholdSeconds
         let readings = heartRate
             .filter { $0.type == .heartRate && $0.endDate >= workout.startDate && $0.endDate <= workout.endDate }
             .sorted { $0.endDate < $1.endDate }
@@ -51,7 +51,7 @@ public enum WorkoutChart {
         let energy = workout.statistics(for: .activeEnergyBurned)?.sum
         let distance = workout.statistics(for: .distanceWalkingRunning)?.sum
         let steps = workout.statistics(for: .stepCount)?.sum
-        let gapCount: Int64 = if case .integer(let value)? = workout.metadata["healthgate.gapCount"] { value } else { 0 }
+        let gapCount = Int(workout.metadata.number("healthgate.gapCount") ?? 0)
         svg.append("<text class=\"header\" x=\"\(f(left))\" y=\"24\" font-size=\"16\" font-weight=\"bold\">"
             + escape("\(workout.activityType.rawValue.capitalized) — \(RFC3339.string(from: workout.startDate)) — \(WorkoutFormat.duration(workout.duration))")
             + "</text>")

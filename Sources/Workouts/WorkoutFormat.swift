@@ -53,13 +53,12 @@ public enum WorkoutFormat {
         if !zoneEntries.isEmpty {
             lines.append("  zones      " + zoneEntries.map { entry in
                 let name = entry.key.rawValue.dropFirst("healthgate.zone".count).dropLast("Seconds".count)
-                let seconds: Double = if case .double(let value) = entry.value { value } else { 0 }
-                return "Z\(name) \(duration(seconds))"
+                return "Z\(name) \(duration(workout.metadata.number(entry.key) ?? 0))"
             }.joined(separator: "  "))
         }
-        if case .integer(let count)? = workout.metadata["healthgate.gapCount"], count > 0 {
-            let seconds: Double = if case .double(let value)? = workout.metadata["healthgate.gapSeconds"] { value } else { 0 }
-            lines.append("  gaps       \(count) without heart rate, \(duration(seconds)) in total")
+        if let count = workout.metadata.number("healthgate.gapCount"), count > 0 {
+            let seconds = workout.metadata.number("healthgate.gapSeconds") ?? 0
+            lines.append("  gaps       \(Int(count)) without heart rate, \(duration(seconds)) in total")
         }
         lines.append("  samples    \(workout.sampleIDs.count)")
         if workout.activities.count > 1 {
