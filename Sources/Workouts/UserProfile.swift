@@ -77,7 +77,7 @@ public struct UserProfile: Hashable, Sendable, Codable {
             profile = try value.decode(UserProfile.self)
         } catch let error as DecodingError {
             let path = error.keyPath == "(top level)" ? "profile" : "profile.\(error.keyPath)"
-            throw WorkoutError(.invalidProfile, "\(path): \(error.reason)")
+            throw WorkoutError(.invalidProfile, "\(path): \(error.reason)", keyPath: path)
         } catch {
             throw WorkoutError(.invalidProfile, "profile: \(error)")
         }
@@ -89,7 +89,7 @@ public struct UserProfile: Hashable, Sendable, Codable {
     /// - Throws: ``WorkoutError`` (``WorkoutError/Code/invalidProfile``) naming the key.
     public func validate() throws(WorkoutError) {
         func fail(_ key: String, _ reason: String) -> WorkoutError {
-            WorkoutError(.invalidProfile, "profile.\(key): \(reason)")
+            WorkoutError(.invalidProfile, "profile.\(key): \(reason)", keyPath: "profile.\(key)")
         }
         if let maximumHeartRate, !(60...260).contains(maximumHeartRate) {
             throw fail("maximumHeartRate", "\(maximumHeartRate) is outside 60…260 bpm")

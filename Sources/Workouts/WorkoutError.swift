@@ -27,14 +27,24 @@ public struct WorkoutError: Error, Sendable, Hashable, CustomStringConvertible {
     public var action: WorkoutAction?
     /// A human explanation with the specific context (key path, file path, …).
     public var message: String
+    /// For profile errors: the key path in the configuration file (`profile.weightKilograms`).
+    public var keyPath: String?
 
     public init(
-        _ code: Code, _ message: String, state: WorkoutSessionState? = nil, action: WorkoutAction? = nil
+        _ code: Code, _ message: String, state: WorkoutSessionState? = nil, action: WorkoutAction? = nil,
+        keyPath: String? = nil
     ) {
         self.code = code
         self.message = message
         self.state = state
         self.action = action
+        self.keyPath = keyPath
+    }
+
+    /// The message without the key path prefix.
+    public var reason: String {
+        guard let keyPath, message.hasPrefix(keyPath + ": ") else { return message }
+        return String(message.dropFirst(keyPath.count + 2))
     }
 
     public var description: String { message }
