@@ -27,21 +27,31 @@ public struct CollectedSample: Hashable, Sendable, Codable {
 /// bus) still counts for the interval it was measured in. Duplicates (a batch redelivered after a
 /// sink restart) are recognised by id and counted once. Heartbeat series are linked to the
 /// workout by id; heart-rate statistics come from the `heartRate` samples.
+///
+/// Bounded: at most ``capacity`` samples and series (more than a day of one-per-second heart
+/// rate, steps and distance). Beyond that, new records are refused and counted in
+/// ``refusedCount``; what was collected stays intact.
 public struct LiveWorkoutBuilder: Hashable, Sendable, Codable {
+    /// The most samples plus heartbeat series one workout collects.
+    public static let capacity = 300_000
+
     /// Collected samples, ordered by end date.
     public private(set) var samples: [CollectedSample] = []
     /// Heartbeat series collected, by id.
     public private(set) var heartbeatSeriesIDs: [SampleID] = []
+    /// Records refused because the builder was full.
+    public private(set) var refusedCount = 0
     private var seen: Set<SampleID> = []
 
     public init() {}
 
-    enum CodingKeys: String, CodingKey { case samples, heartbeatSeriesIDs }
+    enum CodingKeys: String, CodingKey { case samples, heartbeatSeriesIDs, refusedCount }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         samples = try container.decode([CollectedSample].self, forKey: .samples)
         heartbeatSeriesIDs = try container.decode([SampleID].self, forKey: .heartbeatSeriesIDs)
+        refusedCount = try container.decodeIfPresent(Int.self, forKey: .refusedCount) ?? 0
         seen = Set(samples.map(\.id)).union(heartbeatSeriesIDs)
     }
 
@@ -49,6 +59,7 @@ public struct LiveWorkoutBuilder: Hashable, Sendable, Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(samples, forKey: .samples)
         try container.encode(heartbeatSeriesIDs, forKey: .heartbeatSeriesIDs)
+        try container.encode(refusedCount, forKey: .refusedCount)
     }
 
     /// Every collected id, samples then heartbeat series.
@@ -76,10 +87,15 @@ public struct LiveWorkoutBuilder: Hashable, Sendable, Codable {
         return session.timeline.contains(date)
     }
 
-    /// Adds `record` if ``wants(_:session:)`` and it is new. Returns whether it was added.
+    /// Adds `record` if ``wants(_:session:)``, it is new, and there is room (else it is counted
+    /// in ``refusedCount``). Returns whether it was added.
     @discardableResult
-    public mutating func add(_ record: HealthRecord, session: WorkoutSession) -> Bool {
+    public mutating func add(_ record: HealthRecord, session: WorkoutSession, capacity: Int = LiveWorkoutBuilder.capacity) -> Bool {
         guard Self.wants(record, session: session), !seen.contains(record.id) else { return false }
+        guard seen.count < capacity else {
+            refusedCount += 1
+            return false
+        }
         seen.insert(record.id)
         switch record {
         case .quantity(let sample):

@@ -244,9 +244,15 @@ public final class WorkoutController: SampleSink, SampleSource {
     public func ingest(_ records: [HealthRecord]) -> Int {
         state.withLock { state in
             guard var live = state.live else { return 0 }
+            let refusedBefore = live.builder.refusedCount
             var added = 0
             for record in records where live.builder.add(record, session: live.session) { added += 1 }
-            if added > 0 {
+            if refusedBefore == 0, live.builder.refusedCount > 0 {
+                logger.error(
+                    "workout \(live.session.id) is full (\(LiveWorkoutBuilder.capacity) samples); "
+                        + "further samples are not collected into it (they still reach the other sinks)")
+            }
+            if added > 0 || live.builder.refusedCount != refusedBefore {
                 state.live = live
                 state.dirty = true
             }

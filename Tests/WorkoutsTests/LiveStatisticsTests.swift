@@ -180,6 +180,33 @@ final class LiveStatisticsTests: XCTestCase {
         XCTAssertEqual(controller.status().steps, 5)
         // A sample from before the start is not part of the workout.
         XCTAssertEqual(controller.ingest([s.heartRate(100, at: -5)]), 0)
+        // Heartbeat series from the chosen strap are linked by id; from another strap, not.
+        let series = HealthRecord.heartbeatSeries(try HeartbeatSeriesSample(
+            id: s.ids.next(), start: s.at(0), end: s.at(1),
+            beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false)], device: Script.strap))
+        let foreign = HealthRecord.heartbeatSeries(try HeartbeatSeriesSample(
+            id: s.ids.next(), start: s.at(0), end: s.at(1), beats: [], device: Script.other))
+        XCTAssertEqual(controller.ingest([series, foreign]), 1)
+        try await controller.end()
+        XCTAssertEqual(controller.pendingWorkouts.first?.sampleIDs.last, series.id)
+        XCTAssertEqual(controller.pendingWorkouts.first?.sampleIDs.count, 3)
+    }
+
+    func testBuilderIsBoundedAndCountsWhatItRefuses() throws {
+        let s = Script(clock: ManualClock())
+        var session = WorkoutSession(id: s.ids.next(), activityType: .running, firstActivityID: s.ids.next())
+        try session.apply(.start, at: s.at(0))
+        var builder = LiveWorkoutBuilder()
+        XCTAssertTrue(builder.add(s.heartRate(120, at: 1), session: session, capacity: 2))
+        XCTAssertTrue(builder.add(s.heartRate(121, at: 2), session: session, capacity: 2))
+        XCTAssertFalse(builder.add(s.heartRate(122, at: 3), session: session, capacity: 2))
+        XCTAssertEqual(builder.samples.map(\.value), [120, 121])
+        XCTAssertEqual(builder.refusedCount, 1)
+        // A late sample is kept in time order.
+        var ordered = LiveWorkoutBuilder()
+        ordered.add(s.heartRate(130, at: 5), session: session)
+        ordered.add(s.heartRate(125, at: 3), session: session)
+        XCTAssertEqual(ordered.samples.map(\.value), [125, 130])
     }
 
     func testMultisportActivitiesHaveTheirOwnStatistics() async throws {
