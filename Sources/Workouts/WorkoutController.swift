@@ -421,7 +421,7 @@ public final class WorkoutController: SampleSink, SampleSource {
         if let live = persisted.live {
             let session = live.session
             logger.notice(
-                "restored \(session.state.rawValue) \(session.activityType.rawValue) workout \(session.id) started "
+                "restored workout \(session.id) after a restart: \(session.activityType.rawValue), \(session.state.rawValue), started "
                     + "\(session.startDate.map(RFC3339.string(from:)) ?? "-") with \(live.builder.samples.count) sample(s); "
                     + "time while the gateway was down counts as \(session.state == .running ? "running time (a heart-rate gap)" : "paused")")
         }

@@ -46,7 +46,7 @@ final class RestartAndBusTests: XCTestCase {
         XCTAssertEqual(restored.steps, 10)
         XCTAssertEqual(restored.heartRate.maximum, 150)
         XCTAssertEqual(restored.elapsedSeconds, 8, "still running through the restart")
-        XCTAssertTrue(log.contains("restored running running workout"), "\(log.entries.map(\.message))")
+        XCTAssertTrue(log.contains("restored workout \(try XCTUnwrap(before.workoutID)) after a restart: running, running"), "\(log.entries.map(\.message))")
 
         // It keeps accumulating.
         s.move(to: 10); second.ingest([s.heartRate(160, at: 10), s.steps(7, from: 5, to: 10)])
