@@ -48,6 +48,12 @@ final class WorkoutCommandLineTests: XCTestCase {
         }
         XCTAssertFalse(live.standardOutput.contains("\u{1B}["))
 
+        // On a terminal (script(1) gives it a pseudo-terminal): the view redraws in place.
+        let terminal = try await runOnTerminal(healthgate, "workout live --count 1")
+        XCTAssertTrue(terminal.contains("\u{1B}[H\u{1B}[2J"), "clears the screen first: \(terminal.debugDescription)")
+        XCTAssertTrue(terminal.contains("\u{1B}[K"), "clears each line's rest")
+        XCTAssertTrue(terminal.contains("heart rate  150 bpm   zone 3"), terminal.debugDescription)
+
         let again = try await healthgate.run(["workout", "start", "--activity", "cycling"])
         XCTAssertEqual(again.status, 65)
         XCTAssertTrue(again.standardError.contains("already running"), again.standardError)
@@ -71,5 +77,24 @@ final class WorkoutCommandLineTests: XCTestCase {
         let pause = try await healthgate.run(["workout", "pause"])
         XCTAssertEqual(pause.status, 65)
         XCTAssertTrue(pause.standardError.contains("no workout is in progress"), pause.standardError)
+    }
+
+    /// Runs `healthgate ARGUMENTS` on a pseudo-terminal with script(1) (util-linux) and returns
+    /// what it wrote there.
+    func runOnTerminal(_ healthgate: HealthgateExecutable, _ arguments: String) async throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qfec", "\(healthgate.url.path) \(arguments)", "/dev/null"]
+        process.environment = healthgate.environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        let finished = AsyncStream<Void> { continuation in
+            process.terminationHandler = { _ in continuation.finish() }
+        }
+        try process.run()
+        for await _ in finished {}
+        XCTAssertEqual(process.terminationStatus, 0)
+        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }
 }
