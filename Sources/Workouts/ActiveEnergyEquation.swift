@@ -15,7 +15,9 @@ public import Foundation
 /// estimate is clamped at zero. They estimate gross expenditure during exercise, which is what
 /// we report as the workout's active energy.
 public struct ActiveEnergyEquation: Hashable, Sendable {
+    /// Body mass in kilograms.
     public var weightKilograms: Double
+    /// Age in years.
     public var age: Double
     /// Only `.male` and `.female` have coefficients.
     public var sex: BiologicalSex

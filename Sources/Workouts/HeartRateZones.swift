@@ -3,9 +3,12 @@
 public struct HeartRateZone: Hashable, Sendable, Codable {
     /// 1-based zone number.
     public var number: Int
+    /// Inclusive lower bound, beats per minute.
     public var lowerBPM: Double
+    /// Exclusive upper bound, beats per minute (the top zone has none).
     public var upperBPM: Double
 
+    /// Creates a zone.
     public init(number: Int, lowerBPM: Double, upperBPM: Double) {
         self.number = number
         self.lowerBPM = lowerBPM
@@ -20,6 +23,7 @@ public struct HeartRateZones: Hashable, Sendable, Codable {
     /// Ascending, non-overlapping.
     public var zones: [HeartRateZone]
 
+    /// Creates a zone set from zones in bpm.
     public init(maximumHeartRate: Double?, zones: [HeartRateZone]) {
         self.maximumHeartRate = maximumHeartRate
         self.zones = zones

@@ -3,13 +3,18 @@ public import HealthModel
 
 /// One quantity sample collected into a workout, reduced to what statistics need.
 public struct CollectedSample: Hashable, Sendable, Codable {
+    /// The sample's identifier (linked to the workout).
     public var id: SampleID
+    /// The quantity type.
     public var type: QuantityType
+    /// Start of the measured interval.
     public var startDate: Date
+    /// End of the measured interval; what decides whether it falls in running time.
     public var endDate: Date
     /// The value in the type's canonical unit.
     public var value: Double
 
+    /// Creates a collected sample.
     public init(id: SampleID, type: QuantityType, startDate: Date, endDate: Date, value: Double) {
         self.id = id
         self.type = type
@@ -43,10 +48,12 @@ public struct LiveWorkoutBuilder: Hashable, Sendable, Codable {
     public private(set) var refusedCount = 0
     private var seen: Set<SampleID> = []
 
+    /// An empty builder.
     public init() {}
 
     enum CodingKeys: String, CodingKey { case samples, heartbeatSeriesIDs, refusedCount }
 
+    /// Decodes a saved builder and rebuilds its duplicate filter.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         samples = try container.decode([CollectedSample].self, forKey: .samples)
@@ -55,6 +62,7 @@ public struct LiveWorkoutBuilder: Hashable, Sendable, Codable {
         seen = Set(samples.map(\.id)).union(heartbeatSeriesIDs)
     }
 
+    /// Encodes the collected samples and series (the duplicate filter is derived).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(samples, forKey: .samples)

@@ -3,9 +3,12 @@ public import HealthModel
 
 /// An interval during which a workout was running (not paused). `end` is nil while it runs.
 public struct RunningInterval: Hashable, Sendable, Codable {
+    /// When running began (start or resume).
     public var start: Date
+    /// When it stopped (pause, stop, end); nil while running.
     public var end: Date?
 
+    /// Creates an interval.
     public init(start: Date, end: Date? = nil) {
         self.start = start
         self.end = end
@@ -18,8 +21,10 @@ public struct RunningInterval: Hashable, Sendable, Codable {
 /// during pauses. Gaps and zone times are measured in running time, so a pause never turns into
 /// a gap.
 public struct RunningTimeline: Hashable, Sendable {
+    /// The running intervals in time order.
     public var intervals: [RunningInterval]
 
+    /// Creates a timeline from intervals in time order.
     public init(_ intervals: [RunningInterval]) {
         self.intervals = intervals
     }

@@ -9,11 +9,16 @@ public enum BiologicalSex: String, Hashable, Sendable, Codable, CaseIterable {
 /// One heart-rate zone as written in the profile: bounds in percent of the maximum heart rate,
 /// or in beats per minute. Exactly one pair must be given.
 public struct HeartRateZoneSpecification: Hashable, Sendable, Codable {
+    /// Lower bound in percent of the maximum heart rate.
     public var lowerPercent: Double?
+    /// Upper bound in percent of the maximum heart rate.
     public var upperPercent: Double?
+    /// Lower bound in beats per minute.
     public var lowerBPM: Double?
+    /// Upper bound in beats per minute.
     public var upperBPM: Double?
 
+    /// Creates a value; no validation (see `validate()` and `decode(_:)`).
     public init(lowerPercent: Double? = nil, upperPercent: Double? = nil, lowerBPM: Double? = nil, upperBPM: Double? = nil) {
         self.lowerPercent = lowerPercent
         self.upperPercent = upperPercent
@@ -37,14 +42,20 @@ public struct HeartRateZoneSpecification: Hashable, Sendable, Codable {
 /// Every key is optional. What is missing makes the dependent figure unavailable (zones, energy),
 /// never guessed.
 public struct UserProfile: Hashable, Sendable, Codable {
+    /// Measured maximum heart rate in bpm; overrides the age estimate.
     public var maximumHeartRate: Double?
     /// `YYYY-MM-DD`.
     public var dateOfBirth: String?
+    /// Body mass in kilograms, for the energy equation.
     public var weightKilograms: Double?
+    /// For the energy equation's coefficients.
     public var biologicalSex: BiologicalSex?
+    /// Custom zones; nil uses `defaultZones`.
     public var zones: [HeartRateZoneSpecification]?
+    /// Seconds without heart rate that make a gap; nil uses the default.
     public var gapThresholdSeconds: Double?
 
+    /// Creates a value; no validation (see `validate()` and `decode(_:)`).
     public init(
         maximumHeartRate: Double? = nil, dateOfBirth: String? = nil, weightKilograms: Double? = nil,
         biologicalSex: BiologicalSex? = nil, zones: [HeartRateZoneSpecification]? = nil,
@@ -135,7 +146,7 @@ public struct UserProfile: Hashable, Sendable, Codable {
     /// The age in whole years on `date`, if the date of birth is known.
     public func age(on date: Date) -> Int? {
         guard let dateOfBirth, let birth = Self.birthDate(dateOfBirth) else { return nil }
-        let today = Self.utcCalendar.dateComponents([.year, .month, .day], from: date)
+        let today = Self.utcCalendar().dateComponents([.year, .month, .day], from: date)
         guard let year = today.year, let month = today.month, let day = today.day else { return nil }
         var age = year - birth.year
         if (month, day) < (birth.month, birth.day) { age -= 1 }
@@ -169,7 +180,7 @@ public struct UserProfile: Hashable, Sendable, Codable {
         return HeartRateZones(maximumHeartRate: maximum, zones: resolved)
     }
 
-    private static var utcCalendar: Calendar {
+    private static func utcCalendar() -> Calendar {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
         return calendar

@@ -12,6 +12,7 @@ public struct HeartRateGap: Hashable, Sendable, Codable {
     /// Running seconds without readings (pauses excluded).
     public var seconds: Double
 
+    /// Creates a gap.
     public init(start: Date, end: Date?, seconds: Double) {
         self.start = start
         self.end = end
@@ -47,14 +48,17 @@ public struct WorkoutAnalysis: Hashable, Sendable {
     public var statistics: [QuantityStatistics]
     /// The latest heart rate, nil when none or when the stream is in a gap.
     public var currentHeartRate: Double?
+    /// The zones in bpm, nil when unknown.
     public var zones: HeartRateZones?
     /// Seconds per zone, in the order of ``zones``; empty when the zones are unknown.
     public var zoneSeconds: [Double]
     /// Counted heart-rate seconds below the first zone.
     public var belowZonesSeconds: Double
+    /// Heart-rate gaps in time order; the last is open (`end == nil`) in a live window.
     public var gaps: [HeartRateGap]
     /// Active energy in kcal; nil when unavailable.
     public var energyKilocalories: Double?
+    /// Where ``energyKilocalories`` came from; nil when unavailable.
     public var energySource: EnergySource?
 
     /// The statistics of `type`.

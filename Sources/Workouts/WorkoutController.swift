@@ -223,6 +223,7 @@ public final class WorkoutController: SampleSink, SampleSource {
 
     // MARK: Sink role
 
+    /// Quantity samples and heartbeat series; never workouts (it publishes those).
     public func accepts(_ record: HealthRecord) -> Bool {
         switch record {
         case .quantity, .heartbeatSeries: true

@@ -20,6 +20,7 @@ public struct WorkoutError: Error, Sendable, Hashable, CustomStringConvertible {
         case persistence
     }
 
+    /// What went wrong.
     public var code: Code
     /// The state the session was in, when relevant.
     public var state: WorkoutSessionState?
@@ -30,6 +31,7 @@ public struct WorkoutError: Error, Sendable, Hashable, CustomStringConvertible {
     /// For profile errors: the key path in the configuration file (`profile.weightKilograms`).
     public var keyPath: String?
 
+    /// Creates an error.
     public init(
         _ code: Code, _ message: String, state: WorkoutSessionState? = nil, action: WorkoutAction? = nil,
         keyPath: String? = nil
@@ -47,5 +49,6 @@ public struct WorkoutError: Error, Sendable, Hashable, CustomStringConvertible {
         return String(message.dropFirst(keyPath.count + 2))
     }
 
+    /// The message.
     public var description: String { message }
 }

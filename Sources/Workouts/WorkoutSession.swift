@@ -8,16 +8,22 @@ public import HealthModel
 /// refuses changes nothing. Dates are clamped so they never run backwards (a wall clock that
 /// steps back must not make a negative interval).
 public struct WorkoutSession: Hashable, Sendable, Codable {
+    /// The workout's identifier (the finished ``Workout`` keeps it).
     public let id: SampleID
     /// The activity type of the first activity; the workout's type.
     public let activityType: WorkoutActivityType
+    /// The life-cycle state.
     public private(set) var state: WorkoutSessionState = .notStarted
+    /// When it started; nil before `start`.
     public private(set) var startDate: Date?
+    /// When it ended; nil before `end`.
     public private(set) var endDate: Date?
+    /// Pause, resume, lap, marker and segment events in order.
     public private(set) var events: [WorkoutEvent] = []
     /// Activities in order; the last one is current while the session runs. Their statistics
     /// are filled in when the workout is built.
     public private(set) var activities: [WorkoutActivity] = []
+    /// The intervals in which samples are collected and time is counted.
     public private(set) var runningIntervals: [RunningInterval] = []
     /// Devices to collect from (local identifier or name); nil collects from every device.
     public let devices: [String]?

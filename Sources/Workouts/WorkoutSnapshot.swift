@@ -22,9 +22,12 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
         public var current: Double?
         /// Time-weighted average (see ``WorkoutAnalysis``).
         public var average: Double?
+        /// Lowest reading.
         public var minimum: Double?
+        /// Highest reading.
         public var maximum: Double?
 
+        /// Creates heart-rate figures.
         public init(current: Double? = nil, average: Double? = nil, minimum: Double? = nil, maximum: Double? = nil) {
             self.current = current
             self.average = average
@@ -33,34 +36,50 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
         }
     }
 
+    /// The session state (`notStarted` when there is no workout).
     public var state: WorkoutSessionState
+    /// The workout's identifier.
     public var workoutID: SampleID?
+    /// The workout's (first activity's) type.
     public var activityType: WorkoutActivityType?
+    /// The current activity's type (multisport).
     public var currentActivityType: WorkoutActivityType?
+    /// When the workout started.
     public var startDate: Date?
+    /// When it ended; absent while it runs.
     public var endDate: Date?
     /// Running seconds, pauses excluded.
     public var elapsedSeconds: Double
+    /// Heart-rate figures.
     public var heartRate: HeartRate
+    /// The maximum heart rate the zones come from.
     public var maximumHeartRate: Double?
     /// The 1-based zone of the current heart rate.
     public var zone: Int?
     /// Seconds per zone (zone 1 first); empty when zones are unknown.
     public var zoneSeconds: [Double]
+    /// Steps during running time.
     public var steps: Double?
+    /// Walking and running distance during running time, meters.
     public var distanceMeters: Double?
+    /// Active energy, kcal; absent when unavailable.
     public var energyKilocalories: Double?
+    /// How the energy was obtained.
     public var energySource: EnergySource?
+    /// Stretches without heart rate.
     public var gaps: [HeartRateGap]
     /// Running seconds spent in gaps.
     public var gapSeconds: Double
     /// Whether the heart-rate stream is in a gap now.
     public var inGap: Bool
+    /// Laps marked.
     public var laps: Int
+    /// Activities so far (more than one in a multisport workout).
     public var activities: Int
     /// Whether the session was restored from the state file after a gateway restart.
     public var restored: Bool
 
+    /// Creates a snapshot from its parts.
     public init(
         state: WorkoutSessionState, workoutID: SampleID? = nil, activityType: WorkoutActivityType? = nil,
         currentActivityType: WorkoutActivityType? = nil, startDate: Date? = nil, endDate: Date? = nil,
