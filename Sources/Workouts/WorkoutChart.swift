@@ -53,8 +53,14 @@ public enum WorkoutChart {
         let steps = workout.statistics(for: .stepCount)?.sum
         let gapCount = Int(workout.metadata.number("healthgate.gapCount") ?? 0)
         svg.append("<text class=\"header\" x=\"\(f(left))\" y=\"24\" font-size=\"16\" font-weight=\"bold\">"
-            + escape("\(workout.activityType.rawValue.capitalized) — \(RFC3339.string(from: workout.startDate)) — \(WorkoutFormat.duration(workout.duration))")
+            + escape("\(workout.activityType.rawValue.capitalized) — \(shortDate(workout.startDate)) — \(WorkoutFormat.duration(workout.duration))")
             + "</text>")
+        // Legend for the two kinds of shading.
+        let legendX = left + plotWidth - 250
+        svg.append("<g class=\"legend\"><rect x=\"\(f(legendX))\" y=\"12\" width=\"14\" height=\"12\" fill=\"#7f8c8d\" fill-opacity=\"0.35\"/>"
+            + "<text x=\"\(f(legendX + 18))\" y=\"22\">paused</text>"
+            + "<rect x=\"\(f(legendX + 80))\" y=\"12\" width=\"14\" height=\"12\" fill=\"url(#gap-hatch)\" stroke=\"#c0392b\" stroke-opacity=\"0.35\"/>"
+            + "<text x=\"\(f(legendX + 98))\" y=\"22\">no heart rate (gap)</text></g>")
         let totals = [
             "avg \(WorkoutFormat.number(hr?.average)) bpm", "max \(WorkoutFormat.number(hr?.maximum)) bpm",
             "distance \(WorkoutFormat.number(distance.map { $0 / 1000 }, digits: 2)) km",
@@ -136,6 +142,12 @@ public enum WorkoutChart {
         }
         svg.append("</svg>")
         return svg.joined(separator: "\n") + "\n"
+    }
+
+    /// `2027-01-15 08:00 UTC`.
+    static func shortDate(_ date: Date) -> String {
+        let text = RFC3339.string(from: date)
+        return text.prefix(10) + " " + text.dropFirst(11).prefix(5) + " UTC"
     }
 
     /// Escapes text for XML character data and attribute values.
