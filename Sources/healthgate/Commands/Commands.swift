@@ -6,6 +6,7 @@ enum Commands {
             RunCommand.command,
             DemoCommand.command,
             StatusCommand.command,
+            WorkoutCommand.command,
             UnitsCommand.command,
             DecodeCommand.command,
             ConfigCommand.command,
