@@ -12,6 +12,8 @@ struct NotificationMapper {
     var running: RunningAggregator
     /// Whether "reset energy expended" was written for the current saturation.
     var energyResetSent = false
+    /// The last energy-expended reading of this connection, the baseline of the next delta.
+    var lastEnergy: (kilojoules: Int, date: Date)?
     let base: Metadata
 
     init(session: DeviceSession, facts: DeviceSession.Facts, counters: DeviceSession.Counters) {
@@ -65,8 +67,26 @@ struct NotificationMapper {
                 appendSeries(chunk, to: &records)
             }
         }
+        appendEnergy(measurement, at: date, to: &records)
         await session.publish(records)
         await resetEnergyIfSaturated(measurement, connection: connection)
+    }
+
+    /// Turns the cumulative Energy Expended field (kJ since the last reset, HRS v1.0 §3.1.1.3)
+    /// into `activeEnergyBurned` deltas between readings of one connection.
+    ///
+    /// A drop means the counter was reset (by our Control Point write at saturation, or by the
+    /// sensor rebooting): the new value is the energy since that reset, so it is the delta. A
+    /// saturated value (0xFFFF) says nothing about how much more was spent, so it adds nothing
+    /// and keeps the baseline. The first reading of a connection is only a baseline: energy spent
+    /// while disconnected is not known.
+    private mutating func appendEnergy(_ measurement: HeartRateMeasurement, at date: Date, to records: inout [HealthRecord]) {
+        guard let energy = measurement.energyExpended, !measurement.isEnergyExpendedSaturated else { return }
+        defer { lastEnergy = (energy, date) }
+        guard let last = lastEnergy, date > last.date else { return }
+        let delta = energy >= last.kilojoules ? energy - last.kilojoules : energy
+        guard delta > 0 else { return }
+        append(.activeEnergyBurned, Quantity(Double(delta), .kilojoule), last.date, date, base, to: &records)
     }
 
     private mutating func resetEnergyIfSaturated(_ measurement: HeartRateMeasurement, connection: any BLEConnection) async {
