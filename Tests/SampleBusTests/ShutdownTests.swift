@@ -46,6 +46,56 @@ final class ShutdownTests: XCTestCase {
         XCTAssertFalse(log.contains("forcing shutdown"))
     }
 
+    /// A source parked on a full `.block` queue when the stop request comes still delivers the
+    /// records it handed to `publish`; the source's count and the sink's agree.
+    func testGracefulStopWithASourceBlockedOnAFullQueueLosesNothing() async throws {
+        let clock = ManualClock()
+        let source = ScriptedSource()
+        let sink = CollectingSink(batchSize: 2, holdBatches: true)
+        let gateway = makeGateway(
+            sources: [("source", source)],
+            sinks: [("sink", QueueConfiguration(capacity: 2, policy: .block), sink)], clock: clock)
+        let queue = try XCTUnwrap(gateway.bus.subscriptions.first).queue
+        let shutdown = ShutdownSignal()
+        let run = GatewayRun(gateway, shutdown: shutdown)
+        let records = stepRecords(0..<8, ids: ids)
+
+        source.send(Array(records[0..<2]))
+        try await waitUntil("the sink to hold a batch") { sink.isHoldingBatch }
+        source.send(Array(records[2..<8]))
+        try await waitUntil("the source to block") { queue.waitingProducerCount == 1 }
+        shutdown.requestStop()
+
+        while !run.hasReturned {
+            try await waitUntil("a held batch or the end") { sink.isHoldingBatch || run.hasReturned }
+            sink.release()
+        }
+        XCTAssertEqual(sink.records, records, "the blocked publish was delivered, not dropped")
+        XCTAssertEqual(gateway.statusBoard.status(of: "source")?.records, 8)
+        XCTAssertEqual(gateway.statusBoard.status(of: "sink")?.records, 8)
+        XCTAssertEqual(shutdown.stage, .stopping)
+    }
+
+    /// A forced stop releases a source parked on a full queue, so `run` returns.
+    func testForcedStopReleasesASourceBlockedOnAFullQueue() async throws {
+        let clock = ManualClock()
+        let source = ScriptedSource()
+        let sink = CollectingSink(batchSize: 1, holdBatches: true)
+        let gateway = makeGateway(
+            sources: [("source", source)],
+            sinks: [("sink", QueueConfiguration(capacity: 1, policy: .block), sink)], clock: clock)
+        let queue = try XCTUnwrap(gateway.bus.subscriptions.first).queue
+        let shutdown = ShutdownSignal()
+        let run = GatewayRun(gateway, shutdown: shutdown)
+        source.send(stepRecords(0..<5, ids: ids))
+        try await waitUntil("the source to block") { queue.waitingProducerCount == 1 && sink.isHoldingBatch }
+        shutdown.requestStop()
+        shutdown.requestStop()
+        try await run.waitForReturn()
+        XCTAssertEqual(shutdown.stage, .forced)
+        XCTAssertEqual(sink.records, [], "nothing committed: the sink was cancelled holding its batch")
+    }
+
     func testSecondStopRequestForcesShutdown() async throws {
         let clock = ManualClock()
         let log = RecordingLogSink()
