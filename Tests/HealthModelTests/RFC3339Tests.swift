@@ -78,7 +78,7 @@ final class RFC3339Tests: XCTestCase {
             let date = Date(timeIntervalSince1970: Double(seconds))
             let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
             let expected = String(
-                format: "%04d-%02d-%02dT%02d:%02d:%02d.000000Z", c.year ?? 0, c.month ?? 0, c.day ?? 0,
+                format: "%04ld-%02ld-%02ldT%02ld:%02ld:%02ld.000000Z", c.year ?? 0, c.month ?? 0, c.day ?? 0,
                 c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
             XCTAssertEqual(RFC3339.string(from: date), expected)
         }
