@@ -78,7 +78,10 @@ let package = Package(
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "SampleBusTests", dependencies: ["SampleBus", "GatewayTesting"],
+            name: "SampleBusTests", dependencies: ["HealthModel", "SampleBus", "GatewayTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting"], path: "Tests/EndToEndTests",

@@ -13,6 +13,15 @@ public enum HealthJSON {
         encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
             : [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
+            // Refuse, with the field's path, a date RFC 3339 cannot write (a garbage device
+            // timestamp), instead of writing a clamped one.
+            guard RFC3339.isRepresentable(date) else {
+                throw EncodingError.invalidValue(
+                    date, EncodingError.Context(
+                        codingPath: encoder.codingPath,
+                        debugDescription: "date \(date.timeIntervalSince1970) s since 1970 is outside "
+                            + "the years 0001-9999 that RFC 3339 can write"))
+            }
             var container = encoder.singleValueContainer()
             try container.encode(RFC3339.string(from: date))
         }
@@ -39,9 +48,31 @@ public enum HealthJSON {
 
 /// RFC 3339 timestamps without Foundation's formatters (which are slow and not Sendable).
 public enum RFC3339 {
+    /// The first and last instants RFC 3339's four-digit years can write, in microseconds since
+    /// 1970: 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z.
+    static let firstMicros: Int64 = -62_135_596_800_000_000
+    static let lastMicros: Int64 = 253_402_300_799_999_999
+
+    /// Whether `date`, rounded to the microsecond, lies in the years 0001-9999 and so has an
+    /// RFC 3339 form.
+    public static func isRepresentable(_ date: Date) -> Bool {
+        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        // Double(lastMicros) rounds up to 10000-01-01T00:00:00Z exactly, hence `<`.
+        return micros >= Double(firstMicros) && micros < Double(lastMicros)
+    }
+
     /// `YYYY-MM-DDTHH:MM:SS.ffffffZ` in UTC, rounded to the microsecond.
+    ///
+    /// A date outside ``isRepresentable(_:)`` (or NaN) is clamped to the nearest bound, so this
+    /// never traps; ``HealthJSON`` refuses such dates instead.
     public static func string(from date: Date) -> String {
-        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        // Clamp before converting: Int64(_:) traps on NaN and on values beyond ±9.2e18, which a
+        // date from a garbage timestamp reaches (1e20 s since 1970 crashed the encoder).
+        let raw = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let micros: Int64 =
+            if raw.isNaN || raw <= Double(firstMicros) { firstMicros }
+            else if raw >= Double(lastMicros) { lastMicros }
+            else { Int64(raw) }
         var seconds = micros / 1_000_000
         var fraction = micros % 1_000_000
         if fraction < 0 {
@@ -77,7 +108,8 @@ public enum RFC3339 {
             b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
             let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+            hour < 24, minute < 60, second < 61
         else { return nil }
         var index = 19
         var fraction = 0.0
@@ -98,8 +130,11 @@ public enum RFC3339 {
         case UInt8(ascii: "Z"), UInt8(ascii: "z"):
             guard index + 1 == b.count else { return nil }
         case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            // RFC 3339 §5.6: time-numoffset is ("+" / "-") time-hour ":" time-minute, so the hour
+            // is 00-23 and the minute 00-59.
             guard index + 6 == b.count, b[index + 3] == UInt8(ascii: ":"),
-                let hours = number(index + 1..<index + 3), let minutes = number(index + 4..<index + 6)
+                let hours = number(index + 1..<index + 3), let minutes = number(index + 4..<index + 6),
+                hours < 24, minutes < 60
             else { return nil }
             offset = (hours * 3600 + minutes * 60) * (b[index] == UInt8(ascii: "+") ? 1 : -1)
         default:
@@ -110,6 +145,16 @@ public enum RFC3339 {
         // Round to the microsecond so that string(from:) and date(from:) are exact inverses.
         let micros = (Double(seconds) * 1_000_000 + (fraction * 1_000_000).rounded())
         return Date(timeIntervalSince1970: micros / 1_000_000)
+    }
+
+    /// The number of days in `month` of `year` (proleptic Gregorian), so that `2027-02-29` or
+    /// `2027-04-31` is rejected instead of silently rolling into the next month (RFC 3339 §5.7).
+    static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     // Howard Hinnant's days_from_civil / civil_from_days (proleptic Gregorian calendar).

@@ -4,7 +4,7 @@
 /// ```
 /// unit     := product ( "/" product )?          one division at most
 /// product  := factor ( ("." | "*") factor )*
-/// factor   := atom ( "^" integer )?             integer may be negative
+/// factor   := atom ( "^" integer )?             integer may be negative; |integer| <= 12
 /// atom     := "count" | "%" | non-SI | prefix? SI
 /// SI       := g m L Pa s J K Hz V
 /// prefix   := da d h c k m mc n p f M G T       "mc" is micro, as in HealthKit
@@ -266,9 +266,16 @@ enum UnitParser {
         for (sideIndex, side) in sides.enumerated() {
             let sign = sideIndex == 0 ? 1 : -1
             let factors = side.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "." || $0 == "*" })
+            var previous: String?
             for part in factors {
                 let text = String(part).trimmingSpaces
                 guard !text.isEmpty else { throw .empty(string) }
+                // "." both multiplies and is a decimal point, so "m^1.5" splits into "m^1" and
+                // "5". No atom starts with a digit: report the fractional exponent it was.
+                if let previous, previous.contains("^"), text.first?.isNumber == true {
+                    throw .invalidExponent("\(previous).\(text)", in: string)
+                }
+                previous = text
                 let (symbol, power) = try splitPower(text, in: string)
                 let atom = try resolve(symbol, in: string)
                 atomsSeen += 1
@@ -289,11 +296,18 @@ enum UnitParser {
         return HealthUnit(unitString: trimmed, factor: factor, dimension: dimension)
     }
 
+    /// The largest exponent magnitude accepted after `^`.
+    static let maximumExponent = 12
+
     private static func splitPower(_ text: String, in unit: String) throws(UnitError) -> (String, Int) {
         guard let caret = text.firstIndex(of: "^") else { return (text, 1) }
         let symbol = String(text[..<caret])
         let digits = text[text.index(after: caret)...]
-        guard let power = Int(digits), power != 0 else { throw .invalidExponent(text, in: unit) }
+        // Bounded: `pow` below loops |n| times and dimensions multiply by n, so an unbounded
+        // exponent from untrusted input ("m^9223372036854775807") hung the parser, and Int.min
+        // overflowed when negated for the denominator. Health units never need more than a few.
+        guard let power = Int(digits), power != 0, (-maximumExponent...maximumExponent).contains(power)
+        else { throw .invalidExponent(text, in: unit) }
         return (symbol, power)
     }
 

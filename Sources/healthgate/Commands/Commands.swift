@@ -6,7 +6,9 @@ enum Commands {
             RunCommand.command,
             DemoCommand.command,
             StatusCommand.command,
+            WorkoutCommand.command,
             UnitsCommand.command,
+            DecodeCommand.command,
             ConfigCommand.command,
             PluginsCommand.command,
         ]
