@@ -232,8 +232,12 @@ final class BlueZTransportTests: XCTestCase {
         XCTAssertEqual((values.error as? BLETransportError)?.code, .disconnected)
         // The socket's end of file can beat Connected=false on the bus; wait for the connection.
         try await waitUntil("the connection to report the drop") {
-            let late = await self.transportError { _ = try await connection.read(.bodySensorLocation, in: .heartRateService) }
-            return late?.code == .disconnected
+            do {
+                _ = try await connection.read(.bodySensorLocation, in: .heartRateService)
+                return false
+            } catch let error as BLETransportError {
+                return error.code == .disconnected
+            }
         }
     }
 
