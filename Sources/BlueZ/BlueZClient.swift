@@ -1,30 +1,47 @@
 /// BlueZ's D-Bus interface names (BlueZ doc/org.bluez.*.rst).
 public enum BlueZInterface {
+    /// A Bluetooth controller (/org/bluez/hciN).
     public static let adapter = "org.bluez.Adapter1"
+    /// A remote device (…/dev_AA_BB_CC_DD_EE_FF).
     public static let device = "org.bluez.Device1"
+    /// A GATT service exported below a connected device.
     public static let gattService = "org.bluez.GattService1"
+    /// A GATT characteristic exported below its service.
     public static let gattCharacteristic = "org.bluez.GattCharacteristic1"
+    /// The battery level BlueZ reads from the Battery service itself.
     public static let battery = "org.bluez.Battery1"
+    /// GetManagedObjects, InterfacesAdded, InterfacesRemoved.
     public static let objectManager = "org.freedesktop.DBus.ObjectManager"
+    /// Get, GetAll, Set, PropertiesChanged.
     public static let properties = "org.freedesktop.DBus.Properties"
 }
 
 extension DBusError {
     // Error names BlueZ replies with (BlueZ doc/org.bluez.Device.rst, GattCharacteristic.rst).
+    /// Another operation (a Connect) on the object is running.
     public static let bluezInProgress = "org.bluez.Error.InProgress"
+    /// Device1.Connect on a connected device.
     public static let bluezAlreadyConnected = "org.bluez.Error.AlreadyConnected"
+    /// A generic failure; Connect puts the reason in the message.
     public static let bluezFailed = "org.bluez.Error.Failed"
+    /// The adapter is not powered or not initialised.
     public static let bluezNotReady = "org.bluez.Error.NotReady"
+    /// The device is not connected.
     public static let bluezNotConnected = "org.bluez.Error.NotConnected"
+    /// The operation is not supported (e.g. AcquireNotify).
     public static let bluezNotSupported = "org.bluez.Error.NotSupported"
+    /// The operation is not permitted (e.g. notify already acquired).
     public static let bluezNotPermitted = "org.bluez.Error.NotPermitted"
+    /// The object does not exist.
     public static let bluezDoesNotExist = "org.bluez.Error.DoesNotExist"
+    /// The resource is not available.
     public static let bluezNotAvailable = "org.bluez.Error.NotAvailable"
 }
 
 /// A snapshot of BlueZ's object tree (ObjectManager.GetManagedObjects):
 /// object path → interface → property → value.
 public struct BlueZObjectTree: Sendable {
+    /// Object path → interface name → property name → value (variants unwrapped).
     public var objects: [String: [String: [String: DBusValue]]]
 
     public init(objects: [String: [String: [String: DBusValue]]] = [:]) {
@@ -98,15 +115,23 @@ public struct BlueZObjectTree: Sendable {
 
 /// The properties of an org.bluez.Device1 object that a central needs.
 public struct BlueZDevice: Sendable, Hashable {
+    /// The object path.
     public var path: String
+    /// The adapter's object path ("Adapter").
     public var adapterPath: String
+    /// `AA:BB:CC:DD:EE:FF` ("Address").
     public var address: String
+    /// The advertised name ("Name"), if any.
     public var name: String?
+    /// The name to show ("Alias"): the user's alias, else the name, else the address.
     public var alias: String?
+    /// The last advertisement's signal strength in dBm ("RSSI"); nil when not seen lately.
     public var rssi: Int?
     /// Service UUIDs, lower-case 128-bit strings.
     public var uuids: [String]
+    /// Whether the link is up ("Connected").
     public var connected: Bool
+    /// Whether GATT discovery finished ("ServicesResolved"); verify against exported objects.
     public var servicesResolved: Bool
 
     /// Builds the device from its Device1 properties (variants already unwrapped or not).
@@ -116,7 +141,8 @@ public struct BlueZDevice: Sendable, Hashable {
         address = properties["Address"]?.string ?? ""
         name = properties["Name"]?.string
         alias = properties["Alias"]?.string
-        rssi = properties["RSSI"]?.integer
+        // 127 means "RSSI is not available" (Core Specification Vol 4, Part E, §7.7.65.2).
+        rssi = properties["RSSI"]?.integer.flatMap { $0 == 127 ? nil : $0 }
         uuids = (properties["UUIDs"]?.strings ?? []).map { $0.lowercased() }
         connected = properties["Connected"]?.bool ?? false
         servicesResolved = properties["ServicesResolved"]?.bool ?? false
@@ -141,11 +167,13 @@ public struct BlueZDevice: Sendable, Hashable {
 
 /// An org.bluez.GattCharacteristic1 object.
 public struct BlueZCharacteristic: Sendable, Hashable {
+    /// The object path.
     public var path: String
     /// Lower-case 128-bit UUID.
     public var uuid: String
     /// `read`, `write`, `notify`, `indicate`, … (GattCharacteristic.rst, "Flags").
     public var flags: [String]
+    /// The object path of its GattService1.
     public var servicePath: String
     /// Lower-case 128-bit UUID of the service it belongs to.
     public var serviceUUID: String
@@ -159,6 +187,7 @@ public struct BlueZClient: Sendable {
     /// bluetoothd's well-known bus name.
     public static let serviceName = "org.bluez"
 
+    /// The bus connection every call goes through.
     public let connection: DBusConnection
 
     public init(connection: DBusConnection) {

@@ -7,9 +7,13 @@ import Synchronization
 public struct DBusSignal: Sendable {
     /// The unique name of the sender (`:1.42`).
     public var sender: String?
+    /// The object that sent it.
     public var path: String
+    /// The signal's interface.
     public var interface: String
+    /// The signal's name.
     public var member: String
+    /// The body, decoded.
     public var arguments: [DBusValue]
 
     public init(sender: String?, path: String, interface: String, member: String, arguments: [DBusValue]) {
@@ -25,8 +29,11 @@ public struct DBusSignal: Sendable {
 public struct DBusMatchRule: Sendable, Hashable, CustomStringConvertible {
     /// A well-known or unique sender name; the bus resolves well-known names to their owner.
     public var sender: String?
+    /// The signal's interface.
     public var interface: String?
+    /// The signal's name.
     public var member: String?
+    /// Exactly this object.
     public var path: String?
     /// Matches `path` and every object below it.
     public var pathNamespace: String?

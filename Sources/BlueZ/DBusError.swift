@@ -47,14 +47,23 @@ public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     // Well-known names (D-Bus Specification, "Message Bus Messages"; sd-bus-errors(3)).
+    /// No process owns the destination name (bluetoothd is not running).
     public static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
+    /// The name has no owner.
     public static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
+    /// The bus could not be reached.
     public static let noServer = "org.freedesktop.DBus.Error.NoServer"
+    /// The connection to the bus is closed.
     public static let disconnected = "org.freedesktop.DBus.Error.Disconnected"
+    /// No reply within the timeout, or the connection closed first.
     public static let noReply = "org.freedesktop.DBus.Error.NoReply"
+    /// The peer exports no such object.
     public static let unknownObject = "org.freedesktop.DBus.Error.UnknownObject"
+    /// The object has no such method.
     public static let unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"
+    /// Invalid arguments.
     public static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
+    /// A message did not have the expected shape.
     public static let invalidSignature = "org.freedesktop.DBus.Error.InvalidSignature"
 
     private static func errnoName(_ code: Int32) -> String {

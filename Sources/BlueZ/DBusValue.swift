@@ -18,6 +18,8 @@ public indirect enum DBusValue: Sendable, CustomStringConvertible {
     case string(String)
     case objectPath(String)
     case signature(String)
+    /// A unix fd. Appending it to a message hands the descriptor over (``DBusUnixFD/take()``),
+    /// so such a value can be sent once.
     case unixFD(DBusUnixFD)
     /// An array whose elements all have `elementSignature`.
     case array(elementSignature: String, [DBusValue])
@@ -167,7 +169,9 @@ public indirect enum DBusValue: Sendable, CustomStringConvertible {
 
 /// One entry of a D-Bus dictionary.
 public struct DBusDictionaryEntry: Sendable {
+    /// A basic value (`s`, `o`, `y`, …).
     public var key: DBusValue
+    /// Any value.
     public var value: DBusValue
 
     public init(key: DBusValue, value: DBusValue) {

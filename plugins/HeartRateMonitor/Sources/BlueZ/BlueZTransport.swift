@@ -65,6 +65,9 @@ public final class BlueZTransport: BLECentralTransport {
 
     // MARK: Discovery
 
+    /// Discovers LE peripherals advertising any of `services` on the adapter (see the type's
+    /// documentation). Throws `.unavailable` without bluetoothd, adapter or power; ends when
+    /// the consumer stops iterating, after which discovery is stopped.
     public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
         // Bounded: discovery events are state updates; if the consumer falls behind, the newest
         // state of each device is what matters.
@@ -153,6 +156,9 @@ public final class BlueZTransport: BLECentralTransport {
 
     // MARK: Connecting
 
+    /// Connects to the device BlueZ knows by `address` on the adapter and waits for its services
+    /// (``resolveTimeout``). Throws `.notFound`, `.inProgress`, `.connectFailed` or
+    /// `.unavailable`; the returned connection ends when the link drops.
     public func connect(to address: String) async throws -> any BLEConnection {
         do {
             let signals = try await client.signals()
