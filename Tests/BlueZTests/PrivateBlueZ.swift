@@ -51,8 +51,16 @@ final class PrivateBlueZ: @unchecked Sendable {
         // The daemon complains on stderr that it may not raise its fd limit; keep that out of test output.
         daemon.standardError = FileHandle.nullDevice
         try daemon.run()
-        try await waitUntil("the private bus socket \(socket)") { FileManager.default.fileExists(atPath: socket) }
-        connection = try DBusConnection(address: address)
+        // The socket file appears when the daemon binds it, a moment before it listens: wait
+        // until a connection is accepted.
+        let opened = Mutex<DBusConnection?>(nil)
+        try await waitUntil("the private bus at \(socket) to accept connections") { [address] in
+            guard let connection = try? DBusConnection(address: address) else { return false }
+            opened.withLock { $0 = connection }
+            return true
+        }
+        guard let connection = opened.withLock({ $0 }) else { throw Missing(what: "a working dbus-daemon") }
+        self.connection = connection
         if withBluetoothd { try await startBluetoothd() }
     }
 
