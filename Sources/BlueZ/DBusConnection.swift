@@ -137,6 +137,9 @@ public final class DBusConnection: Sendable {
         return stream
     }
 
+    /// Whether the connection is still usable: false once closed or dropped by the bus.
+    public var isOpen: Bool { core.open.load(ordering: .relaxed) }
+
     /// Signals dropped because a consumer fell behind, or because they could not be decoded.
     public var droppedSignals: Int { core.dropped.load(ordering: .relaxed) }
 
@@ -194,6 +197,7 @@ private final class Subscription: @unchecked Sendable {
 private final class BusCore: @unchecked Sendable {
     let queue = DispatchQueue(label: "healthgate.dbus")
     let dropped = Atomic<Int>(0)
+    let open = Atomic<Bool>(true)
     private var bus: OpaquePointer?
     private var readSource: (any DispatchSourceRead)?
     private var writeSource: (any DispatchSourceWrite)?
@@ -289,6 +293,7 @@ private final class BusCore: @unchecked Sendable {
     private func fail(_ error: DBusError) {
         guard closedError == nil else { return }
         closedError = error
+        open.store(false, ordering: .relaxed)
         let calls = pendingCalls.values
         pendingCalls.removeAll()
         for call in calls {

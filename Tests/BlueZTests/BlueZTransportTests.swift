@@ -78,14 +78,28 @@ final class BlueZTransportTests: XCTestCase {
     func testUnreachableBusIsUnavailable() async throws {
         let directory = try TestEnvironment.temporaryDirectory("healthgate-nobus")
         defer { try? FileManager.default.removeItem(at: directory) }
-        do {
-            _ = try BlueZTransport(
-                busAddress: "unix:path=\(directory.path)/missing", adapter: nil,
-                logger: Logger(label: "t", sink: RecordingLogSink()))
-            XCTFail("opening a missing bus succeeded")
-        } catch let error as BLETransportError {
-            XCTAssertEqual(error.code, .unavailable)
-        }
+        // Making the transport opens nothing, so a configuration can be checked without Bluetooth.
+        let transport = BlueZTransport(
+            busAddress: "unix:path=\(directory.path)/missing", adapter: nil,
+            logger: Logger(label: "t", sink: RecordingLogSink()))
+        let error = await transportError { _ = try await transport.connect(to: "AA:BB:CC:DD:EE:01") }
+        XCTAssertEqual(error?.code, .unavailable)
+        XCTAssertTrue(error?.message.contains("cannot reach the D-Bus system bus") == true, "\(String(describing: error))")
+    }
+
+    func testBusComingUpLaterIsPickedUp() async throws {
+        let bluez = try await start(withBluetoothd: false)
+        let transport = BlueZTransport(
+            busAddress: bluez.address, adapter: "hci0", logger: Logger(label: "t", sink: RecordingLogSink()))
+        let early = await transportError { _ = try await transport.connect(to: "AA:BB:CC:DD:EE:0B") }
+        XCTAssertEqual(early?.code, .unavailable)
+        // bluetoothd starts after the gateway: the same transport now works.
+        try await bluez.startBluetoothd()
+        try await bluez.addAdapter()
+        _ = try await bluez.addMonitor("AA:BB:CC:DD:EE:0B")
+        let connection = try await transport.connect(to: "AA:BB:CC:DD:EE:0B")
+        let battery = await connection.batteryPercentage()
+        XCTAssertEqual(battery, 87)
     }
 
     // MARK: Discovery

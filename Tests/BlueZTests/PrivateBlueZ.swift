@@ -17,6 +17,7 @@ final class PrivateBlueZ: @unchecked Sendable {
 
     let directory: URL
     let address: String
+    /// The test's own connection to the private bus.
     let connection: DBusConnection
     private let daemon: Process
     private var mock: Process?
@@ -51,17 +52,32 @@ final class PrivateBlueZ: @unchecked Sendable {
         // The daemon complains on stderr that it may not raise its fd limit; keep that out of test output.
         daemon.standardError = FileHandle.nullDevice
         try daemon.run()
-        // The socket file appears when the daemon binds it, a moment before it listens: wait
-        // until a connection is accepted.
+        do {
+            connection = try await Self.open(address: address, socket: socket)
+        } catch {
+            await Self.kill(daemon)
+            throw error
+        }
+        do {
+            if withBluetoothd { try await startBluetoothd() }
+        } catch {
+            // No stop() follows a failed init: do not leave the daemons behind.
+            await stop()
+            throw error
+        }
+    }
+
+    /// Connects to the new bus. The socket file appears when the daemon binds it, a moment
+    /// before it listens, so this waits until a connection is accepted.
+    private static func open(address: String, socket: String) async throws -> DBusConnection {
         let opened = Mutex<DBusConnection?>(nil)
-        try await waitUntil("the private bus at \(socket) to accept connections") { [address] in
+        try await waitUntil("the private bus at \(socket) to accept connections") {
             guard let connection = try? DBusConnection(address: address) else { return false }
             opened.withLock { $0 = connection }
             return true
         }
         guard let connection = opened.withLock({ $0 }) else { throw Missing(what: "a working dbus-daemon") }
-        self.connection = connection
-        if withBluetoothd { try await startBluetoothd() }
+        return connection
     }
 
     /// Starts dbusmock with the fixture template and waits until it owns org.bluez.

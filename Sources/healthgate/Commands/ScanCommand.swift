@@ -33,13 +33,8 @@ enum ScanCommand {
             throw CommandError(.usage, "--adapter expects a name such as hci0, got \"\(adapter)\"")
         }
         let logger = Logger(label: "scan", sink: StandardErrorLogSink(variables: context.variables), level: .warning)
-        let transport: BlueZTransport
-        do {
-            let address = context.variables["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-            transport = try BlueZTransport(busAddress: address, adapter: adapter, logger: logger)
-        } catch {
-            throw CommandError(.unavailable, "no Bluetooth: \(error)")
-        }
+        let address = context.variables["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+        let transport = BlueZTransport(busAddress: address, adapter: adapter, logger: logger)
         let found = try await scan(transport, for: .seconds(timeout))
         print(found, context: context)
         return .success

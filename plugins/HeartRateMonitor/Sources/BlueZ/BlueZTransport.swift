@@ -1,5 +1,6 @@
 public import BlueZ
 public import SampleBus
+import Synchronization
 
 /// The Bluetooth LE central transport over bluetoothd's D-Bus API.
 ///
@@ -11,24 +12,25 @@ public import SampleBus
 ///
 /// Every failure is a ``BLETransportError``; `CancellationError` passes through.
 public final class BlueZTransport: BLECentralTransport {
-    let client: BlueZClient
+    private let busAddress: String?
+    /// The bus connection, opened on first use and again after the bus dropped it, so that a
+    /// gateway started before dbus or bluetoothd recovers (the source retries `.unavailable`).
+    private let bus: Mutex<DBusConnection?>
     let adapterName: String?
     let logger: Logger
     /// How long to wait for ServicesResolved after Device1.Connect returned.
     let resolveTimeout: Duration
 
-    /// Connects to the system bus, or to `busAddress` (`unix:path=…`) when given.
+    /// A transport on the system bus, or on `busAddress` (`unix:path=…`) when given.
     ///
     /// `adapter` names the controller (`hci1`); nil uses the first adapter BlueZ exports.
-    /// Throws ``BLETransportError`` `.unavailable` when the bus cannot be reached.
+    /// Nothing is opened yet: when the bus cannot be reached, discovery and connect throw
+    /// ``BLETransportError`` `.unavailable`.
     public init(
         busAddress: String?, adapter: String?, logger: Logger, resolveTimeout: Duration = .seconds(30)
-    ) throws {
-        do {
-            client = BlueZClient(connection: try DBusConnection(address: busAddress))
-        } catch {
-            throw BLETransportError(.unavailable, "cannot reach the D-Bus system bus: \(error)")
-        }
+    ) {
+        self.busAddress = busAddress
+        bus = Mutex(nil)
         adapterName = adapter
         self.logger = logger
         self.resolveTimeout = resolveTimeout
@@ -36,10 +38,25 @@ public final class BlueZTransport: BLECentralTransport {
 
     /// Uses an open connection (tests share one bus connection).
     public init(connection: DBusConnection, adapter: String?, logger: Logger, resolveTimeout: Duration = .seconds(30)) {
-        client = BlueZClient(connection: connection)
+        busAddress = nil
+        bus = Mutex(connection)
         adapterName = adapter
         self.logger = logger
         self.resolveTimeout = resolveTimeout
+    }
+
+    /// The client over the current connection, opening one when there is none or it dropped.
+    func client() throws -> BlueZClient {
+        try bus.withLock { current in
+            if let current, current.isOpen { return BlueZClient(connection: current) }
+            do {
+                let opened = try DBusConnection(address: busAddress)
+                current = opened
+                return BlueZClient(connection: opened)
+            } catch {
+                throw BLETransportError(.unavailable, "cannot reach the D-Bus system bus: \(error)")
+            }
+        }
     }
 
     /// The adapter's object path in `tree`, or `.unavailable` naming what is missing.
@@ -92,6 +109,7 @@ public final class BlueZTransport: BLECentralTransport {
     private func runDiscovery(
         services: [BluetoothUUID], into continuation: AsyncThrowingStream<DiscoveryEvent, any Error>.Continuation
     ) async throws {
+        let client = try client()
         let signals = try await client.signals()
         var tree = try await client.managedObjects()
         let adapter = try adapterPath(in: tree)
@@ -161,6 +179,7 @@ public final class BlueZTransport: BLECentralTransport {
     /// `.unavailable`; the returned connection ends when the link drops.
     public func connect(to address: String) async throws -> any BLEConnection {
         do {
+            let client = try client()
             let signals = try await client.signals()
             let tree = try await client.managedObjects()
             let adapter = try adapterPath(in: tree)
