@@ -35,6 +35,12 @@ final class BlueZPeripheral: BLEConnection {
         state = Mutex(State(tree: tree))
     }
 
+    deinit {
+        // Dropped without disconnect(): stop following the bus (the link itself stays up
+        // until bluetoothd's idle timeout or the next connect).
+        state.withLock { $0.monitor }?.cancel()
+    }
+
     // MARK: Monitoring
 
     /// Starts applying `signals`. An unstructured task because the connection outlives the
