@@ -51,16 +51,19 @@ final class SinkTests: StoreTestCase {
         }
     }
 
-    func testSampleConfigDecodes() throws {
+    func testSampleConfigBuildsThroughTheCatalog() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("sample-config.json")
-        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
-        let sinks = try XCTUnwrap(document?["sinks"] as? [[String: Any]])
-        XCTAssertEqual(sinks.first?["kind"] as? String, "sqlite")
-        let config = try JSONSerialization.data(withJSONObject: try XCTUnwrap(sinks.first?["config"]))
-        let decoded = try JSONDecoder().decode(SQLiteSink.Configuration.self, from: config)
-        XCTAssertEqual(decoded.batchSize, 500)
-        XCTAssertEqual(decoded.batchWindowMilliseconds, 100)
+        let configuration = try GatewayConfiguration.load(from: url)
+        let catalog = PluginCatalog([.sink(SQLiteSink.self)])
+        let built = try catalog.instantiate(configuration) { name in
+            TestEnvironment.make(name: name, clock: self.clock, directory: self.directory)
+        }
+        let sink = try XCTUnwrap(built.sinks.first?.sink as? SQLiteSink)
+        XCTAssertEqual(built.sinks.first?.name, "store")
+        XCTAssertEqual(sink.path, "/var/lib/healthgate/samples.sqlite")
+        XCTAssertEqual(sink.batchSize, 500)
+        XCTAssertEqual(sink.batchWindow, .milliseconds(100))
     }
 
     func testBatchesBySize() async throws {
