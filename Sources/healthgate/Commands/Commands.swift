@@ -8,6 +8,7 @@ enum Commands {
             StatusCommand.command,
             UnitsCommand.command,
             ConfigCommand.command,
+            QueryCommand.command,
             PluginsCommand.command,
         ]
     }

@@ -3,7 +3,7 @@ public import HealthModel
 import SQLite
 
 /// The order of query results by start date.
-public enum SortOrder: String, Hashable, Sendable, CaseIterable {
+public enum SampleOrder: String, Hashable, Sendable, CaseIterable {
     /// Oldest first.
     case ascending = "asc"
     /// Newest first.
@@ -72,7 +72,7 @@ public final class SQLiteSampleStore: Sendable {
     /// ordered by start date (then uuid), at most `limit` of them.
     public func samples(
         of type: QuantityType, from: Date? = nil, to: Date? = nil, limit: Int? = nil,
-        order: SortOrder = .ascending
+        order: SampleOrder = .ascending
     ) async throws(StoreError) -> [QuantitySample] {
         if let limit, limit < 0 {
             throw StoreError(.invalidArgument, path: path, message: "limit must not be negative, got \(limit)")
