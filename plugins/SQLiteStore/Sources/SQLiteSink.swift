@@ -102,8 +102,8 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
                 pending = batch
                 state.withLock { $0.pending = pending }
             }
-            if pending.count < batchSize, (batchWindow > .zero), inbox.depth < batchSize - pending.count {
-                try await context.clock.sleep(for: batchWindow)
+            if pending.count < batchSize {
+                try await waitForMore(batchSize - pending.count, inbox: inbox, clock: context.clock)
             }
             if pending.count < batchSize, inbox.depth > 0,
                 let more = await inbox.next(maxCount: batchSize - pending.count)
@@ -133,7 +133,31 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
             context.status.setDetail("duplicatesIgnored", String(ignored))
             context.status.clearError()
         }
+        await writer.close()
         context.logger.info("inbox drained; store closed")
+    }
+
+    /// Waits until the inbox holds `needed` records or one batch window has passed.
+    ///
+    /// The inbox has no "N records queued" notification, so this looks at its depth every
+    /// twentieth of the window (at least 1 ms): a batch that fills early is committed early
+    /// instead of idling for the rest of the window.
+    private func waitForMore(_ needed: Int, inbox: SinkInbox, clock: any GatewayClock) async throws {
+        let tick = max(.milliseconds(1), batchWindow / 20)
+        let start = clock.now()
+        var waited = Duration.zero
+        while inbox.depth < needed {
+            // Time passed is the larger of the sleeps asked for and the clock's own reading
+            // (rounded to the microsecond, so a manual clock's dates compare exactly): a clock
+            // that jumped ends the window at once, a late wake-up is not counted twice.
+            let measured = Duration.microseconds(Int64((clock.now().timeIntervalSince(start) * 1_000_000).rounded()))
+            waited = max(waited, measured)
+            let remaining = batchWindow - waited
+            guard remaining > .zero else { return }
+            let step = min(tick, remaining)
+            try await clock.sleep(for: step)
+            waited += step
+        }
     }
 
     /// What survives a failed run of the same sink instance.
@@ -158,11 +182,14 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
 /// same argument as ``SQLite/SQLiteDatabase``).
 final class SerializedWriter: @unchecked Sendable {
     private let queue: DispatchQueue
-    private let writer: SQLiteSampleWriter
+    // nil once closed; only read and written on `queue`.
+    private var writer: SQLiteSampleWriter?
+    private let path: String
 
     private init(queue: DispatchQueue, writer: SQLiteSampleWriter) {
         self.queue = queue
         self.writer = writer
+        self.path = writer.path
     }
 
     static func open(path: String, maximumPageCount: Int?) async throws(StoreError) -> SerializedWriter {
@@ -182,10 +209,24 @@ final class SerializedWriter: @unchecked Sendable {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<WriteSummary, StoreError>, Never>) in
             queue.async {
                 continuation.resume(returning: Result { () throws(StoreError) -> WriteSummary in
-                    try self.writer.write(records)
+                    guard let writer = self.writer else {
+                        throw StoreError(.sqlite, path: self.path, message: "the sink's connection is closed")
+                    }
+                    return try writer.write(records)
                 })
             }
         }
         return try result.get()
+    }
+
+    /// Closes the connection on the queue (SQLite checkpoints the WAL when the last connection
+    /// closes) and returns when it is closed.
+    func close() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async {
+                self.writer = nil
+                continuation.resume()
+            }
+        }
     }
 }

@@ -95,8 +95,10 @@ final class SinkTests: StoreTestCase {
         try await clock.waitForSleepers(1)
         await feed(Array(all[3..<5]))  // arrives within the window
         clock.advance(by: .milliseconds(249))
-        XCTAssertEqual(clock.sleeperCount, 1, "the window has not passed yet")
+        // The window has not passed yet: the sink waits on.
+        try await clock.waitForSleepers(1)
         XCTAssertNil(context.status.current?.details["transactions"])
+        XCTAssertEqual(try count("samples"), 0)
         clock.advance(by: .milliseconds(1))
         try await waitUntil("one transaction") { context.status.current?.details["transactions"] == "1" }
         XCTAssertEqual(try count("samples"), 5)
@@ -104,6 +106,24 @@ final class SinkTests: StoreTestCase {
         finish()
         try await run.value
         XCTAssertEqual(context.status.current?.details["transactions"], "1")
+    }
+
+    func testABatchThatFillsDuringTheWindowCommitsEarly() async throws {
+        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 5, "batchWindowMilliseconds": 1000}"#)
+        let (inbox, feed, finish) = SinkInbox.standalone()
+        let context = context()
+        let run = Task { try await sink.run(inbox: inbox, context: context) }
+        let all = try records(5)
+        await feed(Array(all[0..<2]))
+        try await clock.waitForSleepers(1)
+        await feed(Array(all[2..<5]))
+        // One look at the inbox (a twentieth of the window) later, the full batch is committed.
+        clock.advance(by: .milliseconds(50))
+        try await waitUntil("one transaction") { context.status.current?.details["transactions"] == "1" }
+        XCTAssertEqual(clock.elapsed, .milliseconds(50))
+        XCTAssertEqual(try count("samples"), 5)
+        finish()
+        try await run.value
     }
 
     func testFullDiskThrowsClearErrorKeepsCommittedDataAndRedeliveryLandsOnce() async throws {

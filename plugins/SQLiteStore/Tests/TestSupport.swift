@@ -48,7 +48,8 @@ class StoreTestCase: XCTestCase {
 
     /// Runs a query with the sqlite3 command-line shell, as a user would, and returns its output.
     func sqlite3(_ sql: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
-        let result = try runProcess("/usr/bin/sqlite3", [path, sql])
+        // Wait for locks like every healthgate connection does (the shell's default is to fail at once).
+        let result = try runProcess("/usr/bin/sqlite3", ["-cmd", ".timeout 5000", path, sql])
         XCTAssertEqual(result.status, 0, "sqlite3 failed: \(result.error)", file: file, line: line)
         return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
