@@ -3,9 +3,11 @@
 Usage: concurrent_writer.py DB TARGET
 
 Commits transactions of 25 stepCount rows through Python's own sqlite3 module, and after each
-one reads how many heartRate rows healthgate's writer has committed. It stops once it has seen
-TARGET heartRate rows (after at least 20 transactions) and prints a JSON report. Any SQLite
-error (SQLITE_BUSY included) is reported, not retried.
+one reads how many heartRate rows healthgate's writer has committed. Writers take turns: after a
+commit it reads (readers never block in WAL mode) until the other writer has committed again, so
+neither starves the other. It stops once it has seen TARGET heartRate rows (after at least 20
+transactions) and prints a JSON report. Any SQLite error (SQLITE_BUSY included) is reported, not
+retried.
 """
 import json
 import sqlite3
@@ -37,5 +39,10 @@ while True:
         break
     if (seen >= target and transactions >= 20) or time.monotonic() > deadline:
         break
+    while seen < target and time.monotonic() < deadline:
+        current = connection.execute("SELECT count(*) FROM samples WHERE type = 'heartRate'").fetchone()[0]
+        if current != seen:
+            break
+        time.sleep(0.0005)  # pacing the polling reads, not waiting for a guessed duration
 print(json.dumps({"journalMode": journal_mode, "transactions": transactions,
                   "observed": observed, "errors": errors}))
