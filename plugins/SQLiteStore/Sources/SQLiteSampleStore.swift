@@ -19,6 +19,7 @@ public struct StoredWorkout: Hashable, Sendable {
     /// The linked heartbeat series that are in the store, by start date.
     public var heartbeatSeries: [HeartbeatSeriesSample]
 
+    /// Bundles a workout with the linked records found in the store.
     public init(workout: Workout, samples: [QuantitySample], heartbeatSeries: [HeartbeatSeriesSample]) {
         self.workout = workout
         self.samples = samples

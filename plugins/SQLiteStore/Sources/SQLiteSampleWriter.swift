@@ -13,6 +13,7 @@ public struct WriteSummary: Hashable, Sendable {
     /// The latest end date among the records written.
     public var lastRecordDate: Date?
 
+    /// An empty summary.
     public init() {}
 }
 

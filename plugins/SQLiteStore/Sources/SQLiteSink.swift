@@ -19,7 +19,9 @@ import Synchronization
 /// its unacknowledged batch; commits are idempotent (uuid primary keys), so nothing is lost and
 /// nothing is stored twice.
 public struct SQLiteSink: SampleSink, ConfigurablePlugin {
+    /// `sqlite`.
     public static let kind = "sqlite"
+    /// One line for `healthgate plugins`.
     public static let summary =
         "Stores samples, heartbeat series and workouts in a SQLite database (WAL); see `healthgate query`."
 
@@ -34,6 +36,7 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
         /// A size limit for the database file (SQLite's `max_page_count`). Default: none.
         public var maxDatabaseMegabytes: Int?
 
+        /// A configuration; nil keys take their defaults.
         public init(
             path: String? = nil, batchSize: Int? = nil, batchWindowMilliseconds: Int? = nil,
             maxDatabaseMegabytes: Int? = nil
@@ -86,6 +89,10 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
     /// Records taken from the inbox but not yet committed (kept across a failed run).
     public var uncommittedCount: Int { state.withLock { $0.pending.count } }
 
+    /// Opens the store, then commits batches from `inbox` until it is finished and drained;
+    /// see the type's documentation for batching and failures. Throws ``StoreError`` when the
+    /// database cannot be opened or a commit fails, and `CancellationError` on forced shutdown
+    /// (uncommitted records are kept for the next run).
     public func run(inbox: SinkInbox, context: SinkContext) async throws {
         let writer: SerializedWriter
         do {

@@ -32,9 +32,11 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Any other SQLite failure.
         public static let sqlite = Code(name: "SQLite error")
 
+        /// The code's name, as shown in messages.
         public var description: String { name }
     }
 
+    /// The kind of failure.
     public var code: Code
     /// The database file.
     public var path: String
@@ -43,6 +45,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// SQLite's extended result code, when SQLite reported the failure.
     public var sqliteCode: Int32?
 
+    /// Creates an error about the database at `path`.
     public init(_ code: Code, path: String, message: String, sqliteCode: Int32? = nil) {
         self.code = code
         self.path = path
@@ -75,5 +78,6 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// `PATH: CODE: MESSAGE`, for logs and the CLI.
     public var description: String { "\(path): \(code): \(message)" }
 }
