@@ -10,6 +10,7 @@ enum Commands {
             UnitsCommand.command,
             DecodeCommand.command,
             ConfigCommand.command,
+            QueryCommand.command,
             PluginsCommand.command,
         ]
     }
