@@ -1,4 +1,5 @@
 import HeartRateMonitor
+import SQLiteStore
 import SampleBus
 
 /// The compiled-in plugins. Adding a plugin is one folder under plugins/ and one line here.
@@ -6,6 +7,7 @@ enum BuiltinCatalog {
     static func make() -> PluginCatalog {
         PluginCatalog([
             .source(HeartRateSource.self),
+            .sink(SQLiteSink.self),
         ])
     }
 }

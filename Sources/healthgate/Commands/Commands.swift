@@ -11,6 +11,7 @@ enum Commands {
             DecodeCommand.command,
             ScanCommand.command,
             ConfigCommand.command,
+            QueryCommand.command,
             PluginsCommand.command,
         ]
     }
