@@ -131,15 +131,19 @@ XDG_STATE_HOME=$STATE XDG_DATA_HOME=$STATE XDG_RUNTIME_DIR=$STATE \
   "$HG" run --config "$OUT/healthgate.json" > "$OUT/healthgate.log" 2>&1 &
 GATEWAY_PID=$!
 
-# Counts stored heart-rate samples without assuming the store's schema: every stored sample
-# is a row that names its type.
-heart_rates() { sqlite3 "file:$DB?mode=ro" .dump 2>/dev/null | grep -c 'heartRate' || true; }
+# Queries the store (schema: plugins/SQLiteStore/Sources/StoreSchema.swift) while the gateway
+# writes to it; WAL mode lets this reader run alongside.
+query() { sqlite3 -cmd '.timeout 5000' "$DB" "$1" 2>/dev/null || echo 0; }
+heart_rates() { query "SELECT count(*) FROM samples WHERE type = 'heartRate'"; }
 at_least() { [[ $(heart_rates) -ge $1 ]]; }
 
 poll "$WAIT" at_least 3 && pass "heart-rate samples stored ($(heart_rates))" || fail "no heart-rate samples within ${WAIT}s"
-dump=$(sqlite3 "file:$DB?mode=ro" .dump 2>/dev/null)
-grep 'heartRate' <<< "$dump" | grep -q 'count/min' && pass "samples are in count/min" || fail "no count/min sample"
-grep -qi "$MONITOR" <<< "$dump" && pass "samples name the device $MONITOR" || fail "samples do not name $MONITOR"
+in_bpm=$(query "SELECT count(*) FROM samples WHERE type = 'heartRate' AND unit = 'count/min' AND value BETWEEN 20 AND 250")
+[[ $in_bpm -ge 3 ]] && pass "samples are in count/min ($in_bpm)" || fail "no plausible count/min samples ($in_bpm)"
+from_monitor=$(query "SELECT count(*) FROM samples s JOIN devices d ON d.id = s.device_id
+  WHERE s.type = 'heartRate' AND upper(d.local_identifier) = upper('$MONITOR')")
+[[ $from_monitor -ge 3 ]] && pass "samples name the device $MONITOR ($from_monitor)" || fail "samples do not name $MONITOR"
+query "SELECT s.type, s.value, s.unit, d.name, d.local_identifier FROM samples s LEFT JOIN devices d ON d.id = s.device_id ORDER BY s.start_us DESC LIMIT 5"
 
 say "the monitor goes away and comes back"
 before=$(heart_rates)
