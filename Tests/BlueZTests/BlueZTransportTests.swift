@@ -54,6 +54,22 @@ final class BlueZTransportTests: XCTestCase {
         }
     }
 
+    func testEverySubscriberDecodesEverySignal() async throws {
+        let bluez = try await start()
+        let client = BlueZClient(connection: bluez.connection)
+        let first = StreamCollector(try await client.signals())
+        let second = StreamCollector(try await client.signals())
+        try await bluez.addAdapter()
+        _ = try await bluez.addMonitor("AA:BB:CC:DD:EE:0C")
+        for collector in [first, second] {
+            try await waitUntil("both additions") { collector.elements.compactMap(\.interfacesAdded).count >= 2 }
+            let added = collector.elements.compactMap(\.interfacesAdded)
+            XCTAssertEqual(added.map(\.path), ["/org/bluez/hci0", "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_0C"])
+            XCTAssertEqual(added[1].interfaces[BlueZInterface.device]?["RSSI"]?.integer, -58)
+        }
+        XCTAssertEqual(bluez.connection.droppedSignals, 0)
+    }
+
     // MARK: Availability
 
     func testNoBluetoothdIsUnavailable() async throws {

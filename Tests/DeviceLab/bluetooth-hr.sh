@@ -107,7 +107,10 @@ grep -qi "^${MONITOR}.*heart-rate" "$OUT/scan.txt" && pass "scan lists $MONITOR 
   fail "scan does not list $MONITOR"
 
 say "healthgate run: ble-heart-rate on hci1 into SQLite"
-DB=$OUT/healthgate.sqlite
+# The store lives on the guest's own filesystem: SQLite's WAL needs shared memory that the
+# output directory's filesystem does not offer ("disk I/O error"); it is copied to $OUT at the end.
+STORE=$(mktemp -d /tmp/healthgate-store.XXXXXX)
+DB=$STORE/healthgate.sqlite
 cat > "$OUT/healthgate.json" <<EOF
 {
   "sources": [
@@ -159,6 +162,7 @@ wait "$GATEWAY_PID"
 status=$?
 [[ $status -eq 0 ]] && pass "healthgate run exits 0 on SIGTERM" || fail "healthgate run exited $status"
 tail -n 30 "$OUT/healthgate.log"
+sqlite3 "$DB" ".backup '$OUT/healthgate.sqlite'" || fail "cannot copy the store to $OUT"
 
 echo "failures: $failures"
 exit $((failures > 0))

@@ -19,6 +19,7 @@ final class BlueZPeripheral: BLEConnection {
         var valueSubscribers: [UInt64: (path: String, continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation)] = [:]
         var sockets: [UInt64: NotificationSocket] = [:]
         var nextID: UInt64 = 0
+        var signalsSeen = 0
     }
 
     let address: String
@@ -65,6 +66,7 @@ final class BlueZPeripheral: BLEConnection {
         var dropped: String?
         let (waiter, values) = state.withLock { state -> (CheckedContinuation<Void, any Error>?, [AsyncThrowingStream<[UInt8], any Error>.Continuation]) in
             state.tree.apply(signal)
+            state.signalsSeen += 1
             if let change, change.interface == BlueZInterface.device, signal.path == devicePath,
                 change.changed["Connected"]?.bool == false
             {
@@ -105,11 +107,23 @@ final class BlueZPeripheral: BLEConnection {
         return device.connected && device.servicesResolved && tree.hasGattServices(device: devicePath)
     }
 
+    /// What the resolve wait has seen, for the timeout's message.
+    private var resolveState: String {
+        state.withLock { state in
+            let properties = state.tree.objects[devicePath]?[BlueZInterface.device] ?? [:]
+            let device = BlueZDevice(path: devicePath, properties: properties)
+            let gatt = state.tree.objects.keys.filter { $0.hasPrefix(devicePath + "/") }.count
+            return "known \(!properties.isEmpty), Connected \(device.connected), ServicesResolved "
+                + "\(device.servicesResolved), GATT objects \(gatt), signals seen \(state.signalsSeen)"
+        }
+    }
+
     /// Waits until services are resolved (see ``isResolved``), the link fails, or `timeout`.
     func waitUntilResolved(timeout: Duration) async throws {
         let timer = Task { [weak self] in
             try await Task.sleep(for: timeout)
-            self?.failResolve(BLETransportError(.connectFailed, device: self?.address, "services not resolved within \(timeout)"))
+            guard let self else { return }
+            failResolve(BLETransportError(.connectFailed, device: address, "services not resolved within \(timeout) (\(resolveState))"))
         }
         defer { timer.cancel() }
         try await withTaskCancellationHandler {
