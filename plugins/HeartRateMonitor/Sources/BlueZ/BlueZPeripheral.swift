@@ -100,11 +100,13 @@ final class BlueZPeripheral: BLEConnection {
     }
 
     /// ServicesResolved is true AND the GATT objects are exported: BlueZ may announce the
-    /// property before the objects appear on a reconnect with cached attributes.
+    /// property before the objects appear on a reconnect with cached attributes. Connected is
+    /// not checked: Device1.Connect succeeded, BlueZ clears ServicesResolved when the link goes,
+    /// and in the device lab a reconnect was seen whose Connected=true never reached us.
     private func isResolved(_ tree: BlueZObjectTree) -> Bool {
         guard let properties = tree.objects[devicePath]?[BlueZInterface.device] else { return false }
         let device = BlueZDevice(path: devicePath, properties: properties)
-        return device.connected && device.servicesResolved && tree.hasGattServices(device: devicePath)
+        return device.servicesResolved && tree.hasGattServices(device: devicePath)
     }
 
     /// What the resolve wait has seen, for the timeout's message.

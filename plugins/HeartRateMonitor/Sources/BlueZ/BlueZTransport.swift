@@ -20,6 +20,9 @@ public final class BlueZTransport: BLECentralTransport {
     let logger: Logger
     /// How long to wait for ServicesResolved after Device1.Connect returned.
     let resolveTimeout: Duration
+    /// Our running discovery sessions (adapter path and filter), paused while connecting.
+    private let discoveries = Mutex<[UInt64: (adapter: String, uuids: [String])]>([:])
+    private let nextDiscovery = Atomic<UInt64>(0)
 
     /// A transport on the system bus, or on `busAddress` (`unix:path=…`) when given.
     ///
@@ -122,7 +125,10 @@ public final class BlueZTransport: BLECentralTransport {
             logger.debug("discovery already running on \(adapter)")
         }
         logger.info("discovering on \(adapter) for \(services.map(\.description).joined(separator: ", "))")
+        let session = nextDiscovery.add(1, ordering: .relaxed).newValue
+        discoveries.withLock { $0[session] = (adapter, services.map(\.uuidString)) }
         defer {
+            discoveries.withLock { _ = $0.removeValue(forKey: session) }
             // Stopping needs a bus round trip after our task was cancelled, so it runs in its own task.
             Task { [client, logger] in
                 do {
@@ -191,11 +197,20 @@ public final class BlueZTransport: BLECentralTransport {
                 client: client, address: address, devicePath: device.path, tree: tree, logger: logger)
             peripheral.startMonitoring(signals)
             do {
+                // Scanning while the controller initiates a connection slowed or stalled LE
+                // connections in the device lab; our own discovery pauses for the attempt.
+                let paused = await pauseDiscovery(on: adapter, client: client, device: address)
                 do {
-                    try await client.connect(device: device.path)
-                } catch let error as DBusError where error.name == DBusError.bluezAlreadyConnected {
-                    logger.debug("already connected", device: address)
+                    do {
+                        try await client.connect(device: device.path)
+                    } catch let error as DBusError where error.name == DBusError.bluezAlreadyConnected {
+                        logger.debug("already connected", device: address)
+                    }
+                } catch {
+                    await resumeDiscovery(paused, on: adapter, client: client, device: address)
+                    throw error
                 }
+                await resumeDiscovery(paused, on: adapter, client: client, device: address)
                 try await peripheral.waitUntilResolved(timeout: resolveTimeout)
             } catch {
                 peripheral.finish(BLETransportError(.disconnected, device: address, "connect failed"))
@@ -205,6 +220,30 @@ public final class BlueZTransport: BLECentralTransport {
             return peripheral
         } catch {
             throw BLETransportError.mapping(error, device: address, during: .connect)
+        }
+    }
+
+    /// Stops discovery on `adapter` when one of our sessions runs there; returns its filter.
+    private func pauseDiscovery(on adapter: String, client: BlueZClient, device: String) async -> [String]? {
+        guard let uuids = discoveries.withLock({ $0.values.first { $0.adapter == adapter }?.uuids }) else { return nil }
+        do {
+            try await client.stopDiscovery(adapter: adapter)
+            logger.debug("discovery paused for the connection attempt", device: device)
+            return uuids
+        } catch {
+            logger.debug("StopDiscovery before connecting: \(error)", device: device)
+            return nil
+        }
+    }
+
+    /// Restarts a paused discovery if a session still wants it (the filter is set again).
+    private func resumeDiscovery(_ uuids: [String]?, on adapter: String, client: BlueZClient, device: String) async {
+        guard let uuids, discoveries.withLock({ $0.values.contains { $0.adapter == adapter } }) else { return }
+        do {
+            try await client.setDiscoveryFilter(adapter: adapter, uuids: uuids)
+            try await client.startDiscovery(adapter: adapter)
+        } catch {
+            logger.warning("cannot resume discovery on \(adapter): \(error)", device: device)
         }
     }
 }
