@@ -20,6 +20,8 @@ final class BlueZPeripheral: BLEConnection {
         var sockets: [UInt64: NotificationSocket] = [:]
         var nextID: UInt64 = 0
         var signalsSeen = 0
+        /// Set by the resolve timeout or cancellation; later waits fail with it.
+        var resolveFailure: (any Error)?
     }
 
     let address: String
@@ -128,10 +130,31 @@ final class BlueZPeripheral: BLEConnection {
             failResolve(BLETransportError(.connectFailed, device: address, "services not resolved within \(timeout) (\(resolveState))"))
         }
         defer { timer.cancel() }
+        while true {
+            try await waitForResolvedSignals()
+            // Signals can announce ServicesResolved while the object burst is still under way;
+            // BlueZ's own tree is complete once it says so, so one fresh snapshot verifies it.
+            let fresh = try await client.managedObjects()
+            let verified = state.withLock { state -> Bool in
+                let prefix = devicePath + "/"
+                for (path, interfaces) in fresh.objects where path == devicePath || path.hasPrefix(prefix) {
+                    state.tree.objects[path] = interfaces
+                }
+                if isResolved(fresh) { return true }
+                state.resolved = false
+                return false
+            }
+            if verified { return }
+        }
+    }
+
+    /// Waits until the signals seen so far satisfy ``isResolved(_:)``.
+    private func waitForResolvedSignals() async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome: Result<Void, any Error>? = state.withLock { state in
                     if let finished = state.finished { return .failure(finished) }
+                    if let failure = state.resolveFailure { return .failure(failure) }
                     if state.resolved || isResolved(state.tree) {
                         state.resolved = true
                         return .success(())
@@ -148,6 +171,7 @@ final class BlueZPeripheral: BLEConnection {
 
     private func failResolve(_ error: any Error) {
         let waiter = state.withLock { state in
+            state.resolveFailure = error
             let waiter = state.resolveWaiter
             state.resolveWaiter = nil
             return waiter
