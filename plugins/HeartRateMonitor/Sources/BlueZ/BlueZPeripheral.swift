@@ -343,8 +343,13 @@ final class BlueZPeripheral: BLEConnection {
     func disconnect() async {
         guard state.withLock({ $0.finished == nil }) else { return }
         finish(BLETransportError(.disconnected, device: address, "disconnected by the gateway"))
+        // The caller is often a task being cancelled (the gateway stopping); the disconnect
+        // still has to reach bluetoothd, so it runs in a task of its own and is awaited.
+        let client = client
+        let devicePath = devicePath
+        let request = Task { try await client.disconnect(device: devicePath) }
         do {
-            try await client.disconnect(device: devicePath)
+            try await request.value
         } catch let error as DBusError where error.name == DBusError.bluezNotConnected {
             // Already down: nothing to do.
         } catch {
