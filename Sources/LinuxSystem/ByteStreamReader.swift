@@ -63,8 +63,11 @@ public final class ByteStreamReader: Sendable {
     private let chunkSize: Int
 
     /// Starts reading `descriptor`, which must be non-blocking, on `queue`.
+    /// - Parameter closesDescriptor: close the descriptor when the stream ends (the default);
+    ///   false leaves it to the caller, who must then keep it open until the stream has ended.
     public init(
-        descriptor: FileDescriptor, queue: DispatchQueue, chunkSize: Int = 4096, bufferedChunks: Int = 1024
+        descriptor: FileDescriptor, queue: DispatchQueue, chunkSize: Int = 4096, bufferedChunks: Int = 1024,
+        closesDescriptor: Bool = true
     ) throws(Errno) {
         let fd = try descriptor.descriptor()
         self.descriptor = descriptor
@@ -73,7 +76,7 @@ public final class ByteStreamReader: Sendable {
             of: ByteStreamEvent.self, bufferingPolicy: .bufferingNewest(bufferedChunks))
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         source.setEventHandler { [weak self] in self?.readAvailable() }
-        source.setCancelHandler { [descriptor] in descriptor.close() }
+        source.setCancelHandler { [descriptor] in if closesDescriptor { descriptor.close() } }
         let box = DispatchSourceBox(source: source as any DispatchSourceRead)
         state.withLock { $0.source = box }
         continuation.onTermination = { [weak self] _ in self?.finish(.closed) }
