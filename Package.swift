@@ -97,6 +97,6 @@ let package = Package(
             path: "plugins/SerialPedometer/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "LinuxSystemTests", dependencies: ["LinuxSystem"], swiftSettings: swiftSettings),
+            name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting"], swiftSettings: swiftSettings),
     ]
 )
