@@ -93,7 +93,7 @@ let package = Package(
             name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "SerialPedometerTests", dependencies: ["SerialPedometer", "LinuxSystem", "GatewayTesting"],
+            name: "SerialPedometerTests", dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting"],
             path: "plugins/SerialPedometer/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
