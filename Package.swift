@@ -72,7 +72,7 @@ let package = Package(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "SampleBus", "LinuxSystem", "GatewayControl", "Workouts",
-                "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository",
+                "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "Udev",
             ],
             swiftSettings: swiftSettings),
 

@@ -5,6 +5,7 @@ enum Commands {
         [
             UnitsCommand.command,
             PluginsCommand.command,
+            DevicesCommand.command,
         ]
     }
 }
