@@ -60,13 +60,23 @@ public final class CollectingSink: SampleSink {
             }
             if fail { throw InjectedFailure() }
             if holdBatches {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    state.withLock {
-                        $0.gate = continuation
-                        $0.held = true
+                // A held batch must not outlive a forced shutdown: cancellation opens the gate
+                // and the batch is abandoned uncommitted, as a real sink's would be.
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        let cancelled = state.withLock { state -> Bool in
+                            if Task.isCancelled { return true }
+                            state.gate = continuation
+                            state.held = true
+                            return false
+                        }
+                        if cancelled { continuation.resume() }
                     }
+                } onCancel: {
+                    release()
                 }
                 state.withLock { $0.held = false }
+                try Task.checkCancellation()
             }
             state.withLock { $0.records.append(contentsOf: batch) }
             context.status.recordsHandled(batch.count, lastDate: batch.compactMap(\.endDate).max())

@@ -77,7 +77,8 @@ public enum RFC3339 {
             b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
             let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+            hour < 24, minute < 60, second < 61
         else { return nil }
         var index = 19
         var fraction = 0.0
@@ -98,8 +99,11 @@ public enum RFC3339 {
         case UInt8(ascii: "Z"), UInt8(ascii: "z"):
             guard index + 1 == b.count else { return nil }
         case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            // RFC 3339 §5.6: time-numoffset is ("+" / "-") time-hour ":" time-minute, so the hour
+            // is 00-23 and the minute 00-59.
             guard index + 6 == b.count, b[index + 3] == UInt8(ascii: ":"),
-                let hours = number(index + 1..<index + 3), let minutes = number(index + 4..<index + 6)
+                let hours = number(index + 1..<index + 3), let minutes = number(index + 4..<index + 6),
+                hours < 24, minutes < 60
             else { return nil }
             offset = (hours * 3600 + minutes * 60) * (b[index] == UInt8(ascii: "+") ? 1 : -1)
         default:
@@ -110,6 +114,16 @@ public enum RFC3339 {
         // Round to the microsecond so that string(from:) and date(from:) are exact inverses.
         let micros = (Double(seconds) * 1_000_000 + (fraction * 1_000_000).rounded())
         return Date(timeIntervalSince1970: micros / 1_000_000)
+    }
+
+    /// The number of days in `month` of `year` (proleptic Gregorian), so that `2027-02-29` or
+    /// `2027-04-31` is rejected instead of silently rolling into the next month (RFC 3339 §5.7).
+    static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     // Howard Hinnant's days_from_civil / civil_from_days (proleptic Gregorian calendar).

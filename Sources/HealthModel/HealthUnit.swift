@@ -266,9 +266,16 @@ enum UnitParser {
         for (sideIndex, side) in sides.enumerated() {
             let sign = sideIndex == 0 ? 1 : -1
             let factors = side.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "." || $0 == "*" })
+            var previous: String?
             for part in factors {
                 let text = String(part).trimmingSpaces
                 guard !text.isEmpty else { throw .empty(string) }
+                // "." both multiplies and is a decimal point, so "m^1.5" splits into "m^1" and
+                // "5". No atom starts with a digit: report the fractional exponent it was.
+                if let previous, previous.contains("^"), text.first?.isNumber == true {
+                    throw .invalidExponent("\(previous).\(text)", in: string)
+                }
+                previous = text
                 let (symbol, power) = try splitPower(text, in: string)
                 let atom = try resolve(symbol, in: string)
                 atomsSeen += 1

@@ -63,8 +63,10 @@ extension HeartbeatSeriesSample: Codable {
                 device: try container.decodeIfPresent(Device.self, forKey: .device),
                 metadata: try container.decodeIfPresent(Metadata.self, forKey: .metadata) ?? Metadata())
         } catch let error as SampleError {
+            // Point at the field that is wrong: `end` for a backwards interval, else `beats`.
             throw DecodingError.dataCorruptedError(
-                forKey: .beats, in: container, debugDescription: error.description)
+                forKey: error == .endBeforeStart ? .end : .beats, in: container,
+                debugDescription: error.description)
         }
     }
 

@@ -67,8 +67,15 @@ extension QuantitySample: Codable {
                 device: try container.decodeIfPresent(Device.self, forKey: .device),
                 metadata: try container.decodeIfPresent(Metadata.self, forKey: .metadata) ?? Metadata())
         } catch let error as SampleError {
+            // Point the error at the field that is wrong, so that a bad file or request names
+            // `unit` (not `value`) when the unit does not fit the type.
+            let key: CodingKeys = switch error {
+            case .unitMismatch: .unit
+            case .endBeforeStart: .end
+            case .notFinite, .heartbeatsOutOfOrder: .value
+            }
             throw DecodingError.dataCorruptedError(
-                forKey: .value, in: container, debugDescription: error.description)
+                forKey: key, in: container, debugDescription: error.description)
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 public import HealthModel
 
 /// How the supervisor restarts a plugin that threw.
@@ -53,8 +54,10 @@ public final class Gateway: Sendable {
             return (sink.name, sink.queue, { plugin.accepts($0) }, reporter)
         })
         self.bus = bus
-        self.sinks = zip(sinks, sinkReporters).map { sink, reporter in
-            (sink, reporter, bus.subscription(named: sink.name)?.inbox ?? SinkInbox.standalone().inbox)
+        // Pair each sink with its own subscription by position. Looking it up by name gave a
+        // second sink with the same name a private queue that nobody fed or finished.
+        self.sinks = zip(zip(sinks, sinkReporters), bus.subscriptions).map { pair, subscription in
+            (pair.0, pair.1, subscription.inbox)
         }
         self.sources = sources.map {
             ($0, statusBoard.register(name: $0.name, kind: $0.kind, role: .source))
@@ -149,7 +152,9 @@ public final class Gateway: Sendable {
         var attempt = 0
         while true {
             status.setState(.running)
-            let started = ContinuousClock.now
+            // The injected clock, not ContinuousClock: `resetAfter` is then testable with a
+            // ManualClock, and the same clock dates the error.
+            let started = clock.now()
             do {
                 try await body()
                 status.setState(Task.isCancelled ? .stopped : .finished)
@@ -159,10 +164,12 @@ public final class Gateway: Sendable {
                     status.setState(.stopped)
                     return
                 }
-                attempt = ContinuousClock.now - started >= restartPolicy.resetAfter ? 1 : attempt + 1
+                let failed = clock.now()
+                let ran = failed.timeIntervalSince(started)
+                attempt = ran >= restartPolicy.resetAfter.seconds ? 1 : attempt + 1
                 let delay = restartPolicy.delay(attempt: attempt)
                 logger.error("\(name) failed: \(error); restarting in \(delay.seconds) s (attempt \(attempt))")
-                status.reportError("\(error)")
+                status.reportError("\(error)", at: failed)
                 status.setState(.restarting)
                 status.countRestart()
                 do {

@@ -96,6 +96,17 @@ extension DecodingError {
         return Self.format(path)
     }
 
+    /// Whether the error has no coding path: the whole value is wrong (or Foundation did not say
+    /// where, as for a fractional number decoded as `Int`).
+    public var codingPathIsEmpty: Bool {
+        switch self {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            context.codingPath.isEmpty
+        case .keyNotFound: false
+        @unknown default: true
+        }
+    }
+
     /// A human reason without Swift type names where possible.
     public var reason: String {
         switch self {

@@ -79,12 +79,20 @@ public struct PluginCatalog: Sendable {
                             sink: try makeSink(plugin.config, env)))
                     }
                 } catch let error as DecodingError {
+                    var reason = error.reason
+                    if case .dataCorrupted = error, error.codingPathIsEmpty {
+                        // The config was re-encoded from parsed JSON, so it is valid JSON; Foundation
+                        // says "not valid JSON" (with no path) when a number does not fit an integer.
+                        reason = "a number does not fit its field (a fraction or an out-of-range "
+                            + "number where a whole number is expected)"
+                    }
                     throw ConfigurationError(
-                        file: configuration.origin, keyPath: "\(where_).config." + error.keyPath,
-                        reason: error.reason)
+                        file: configuration.origin,
+                        keyPath: Self.join("\(where_).config", error.codingPathIsEmpty ? "" : error.keyPath),
+                        reason: reason)
                 } catch let error as PluginConfigurationError {
                     throw ConfigurationError(
-                        file: configuration.origin, keyPath: "\(where_).config.\(error.keyPath)",
+                        file: configuration.origin, keyPath: Self.join("\(where_).config", error.keyPath),
                         reason: error.reason)
                 } catch {
                     throw ConfigurationError(
@@ -93,6 +101,14 @@ public struct PluginCatalog: Sendable {
             }
         }
         return (sources, sinks)
+    }
+
+    /// `sources[0].config` + `interval` → `sources[0].config.interval`; an empty inner path (the
+    /// whole `config` is wrong) gives `sources[0].config`, and an index gives `config[2]`.
+    /// Plain concatenation produced `sources[0].config.(top level)` and a trailing dot.
+    static func join(_ outer: String, _ inner: String) -> String {
+        if inner.isEmpty { return outer }
+        return inner.hasPrefix("[") ? outer + inner : "\(outer).\(inner)"
     }
 }
 

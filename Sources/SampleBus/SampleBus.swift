@@ -41,10 +41,10 @@ public final class SampleBus: Sendable {
         for subscription in subscriptions {
             let wanted = records.filter(subscription.accepts)
             guard !wanted.isEmpty else { continue }
-            await subscription.queue.enqueue(wanted)
-            if let status = subscription.status, subscription.queue.configuration.policy == .dropOldest {
-                status.setDropped(subscription.queue.droppedCount)
-            }
+            // Add exactly what this call evicted. Copying the queue's total in (as before) raced
+            // with concurrent publishers and overwrote drops the sink itself had reported.
+            let dropped = await subscription.queue.enqueue(wanted)
+            if dropped > 0 { subscription.status?.recordsDropped(dropped) }
         }
     }
 

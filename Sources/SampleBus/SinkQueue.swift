@@ -76,11 +76,18 @@ final class SinkQueue: Sendable {
 
     var droppedCount: Int { state.withLock { $0.dropped } }
     var depth: Int { state.withLock { $0.count } }
+    /// Producers parked in ``enqueue(_:)`` waiting for room. Internal: lets tests wait for the
+    /// state "the publisher is blocked" instead of guessing with a sleep.
+    var waitingProducerCount: Int { state.withLock { $0.producers.count } }
 
     /// Adds records, applying the overflow policy. Returns when all are queued, or when the
     /// calling task is cancelled while waiting for room (`.block` only).
-    func enqueue(_ records: some Collection<HealthRecord>) async {
+    /// - Returns: how many queued records this call evicted (`.dropOldest` only), so that the
+    ///   caller can add exactly that many to the sink's status.
+    @discardableResult
+    func enqueue(_ records: some Collection<HealthRecord>) async -> Int {
         var remaining = records[...]
+        var droppedHere = 0
         while !remaining.isEmpty {
             let consumer: CheckedContinuation<Void, Never>? = state.withLock { state in
                 guard !state.finished else {
@@ -93,6 +100,7 @@ final class SinkQueue: Sendable {
                         if state.count >= configuration.capacity {
                             state.head += 1
                             state.dropped += 1
+                            droppedHere += 1
                         }
                         state.buffer.append(record)
                         state.enqueued += 1
@@ -111,10 +119,11 @@ final class SinkQueue: Sendable {
                 return consumer
             }
             consumer?.resume()
-            if remaining.isEmpty || Task.isCancelled { return }
+            if remaining.isEmpty || Task.isCancelled { return droppedHere }
             await waitForRoom()
-            if Task.isCancelled { return }
+            if Task.isCancelled { return droppedHere }
         }
+        return droppedHere
     }
 
     private func waitForRoom() async {
@@ -143,10 +152,15 @@ final class SinkQueue: Sendable {
     }
 
     /// Takes up to `maxCount` records, waiting while the queue is empty. Returns nil once the queue
-    /// is finished and drained. Handing out a batch acknowledges the previous one, unless a restart
-    /// asked for redelivery, in which case the unacknowledged batch comes back first.
+    /// is finished and drained, or as soon as the calling task is cancelled (forced shutdown).
+    /// Handing out a batch acknowledges the previous one, unless a restart asked for redelivery,
+    /// in which case the unacknowledged batch comes back first.
     func next(maxCount: Int) async -> [HealthRecord]? {
         while true {
+            // `next` cannot throw, so a cancelled consumer gets the end of the stream: the gateway
+            // cancels sinks only when shutdown is forced, and then a sink must stop, not wait for
+            // records that may never come.
+            if Task.isCancelled { return nil }
             let (batch, producers, mustWait) = state.withLock {
                 state -> ([HealthRecord]?, [Waiter], Bool) in
                 if state.redeliver {
@@ -169,13 +183,22 @@ final class SinkQueue: Sendable {
             }
             for producer in producers { producer.continuation.resume() }
             if !mustWait { return batch }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.count > 0 || state.finished { return true }
-                    state.consumer = continuation
-                    return false
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let resumeNow = state.withLock { state -> Bool in
+                        if state.count > 0 || state.finished || Task.isCancelled { return true }
+                        state.consumer = continuation
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
                 }
-                if resumeNow { continuation.resume() }
+            } onCancel: {
+                // Without this, a sink idling on an empty queue would never see a forced stop.
+                let consumer = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                    defer { state.consumer = nil }
+                    return state.consumer
+                }
+                consumer?.resume()
             }
         }
     }
@@ -210,8 +233,8 @@ public struct SinkInbox: Sendable {
     let queue: SinkQueue
 
     /// The next batch of at most `maxCount` records, waiting while none are queued; nil when the
-    /// gateway is stopping and the queue is drained. Asking for the next batch acknowledges the
-    /// previous one.
+    /// gateway is stopping and the queue is drained, or when the calling task is cancelled (a
+    /// forced shutdown). Asking for the next batch acknowledges the previous one.
     public func next(maxCount: Int = 1000) async -> [HealthRecord]? {
         await queue.next(maxCount: maxCount)
     }

@@ -107,7 +107,8 @@ public struct StatusReporter: Sendable {
         board.update(name) { $0.lastError = nil }
     }
 
-    /// Counts records the plugin itself dropped (e.g. a zero heart rate without contact).
+    /// Counts dropped records: ones the plugin itself dropped (e.g. a zero heart rate without
+    /// contact), and, for a sink, ones its queue's `dropOldest` policy evicted.
     public func recordsDropped(_ count: Int) {
         board.update(name) { $0.dropped += count }
     }
@@ -123,10 +124,6 @@ public struct StatusReporter: Sendable {
 
     func countRestart() {
         board.update(name) { $0.restarts += 1 }
-    }
-
-    func setDropped(_ count: Int) {
-        board.update(name) { $0.dropped = count }
     }
 
     /// The current status.

@@ -42,7 +42,7 @@ struct Command: Sendable {
             for sub in subcommands {
                 text += "  \(sub.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(sub.summary)\n"
             }
-            text += "\nSee 'healthgate \(path) SUBCOMMAND --help'.\n"
+            text += "\nSee 'healthgate \(path.isEmpty ? "COMMAND" : path + " SUBCOMMAND") --help'.\n"
         }
         let all = options + [OptionSpec(name: "help", value: nil, help: "Show this help.")]
         text += "\nOPTIONS:\n"

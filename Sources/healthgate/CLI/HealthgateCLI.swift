@@ -30,7 +30,7 @@ enum HealthgateCLI {
         }
         let pathText = path.joined(separator: " ")
         if rest.contains("--help") || rest.first == "help" && command.subcommands.isEmpty == false {
-            context.print(command.help(path: pathText.isEmpty ? "COMMAND" : pathText))
+            context.print(command.help(path: pathText))
             return .success
         }
         if path.isEmpty, rest.first == "--version" {
@@ -41,7 +41,7 @@ enum HealthgateCLI {
             if let unknown = rest.first {
                 context.printError("healthgate: unknown command '\(([pathText, unknown]).filter { !$0.isEmpty }.joined(separator: " "))'")
             }
-            context.printError(command.help(path: pathText.isEmpty ? "COMMAND" : pathText))
+            context.printError(command.help(path: pathText))
             return .usage
         }
         do {

@@ -3,7 +3,11 @@
 enum Commands {
     static func all() -> [Command] {
         [
+            RunCommand.command,
+            DemoCommand.command,
+            StatusCommand.command,
             UnitsCommand.command,
+            ConfigCommand.command,
             PluginsCommand.command,
             DevicesCommand.command,
         ]

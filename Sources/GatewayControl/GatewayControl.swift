@@ -1,1 +1,0 @@
-// The GatewayControl module; see README.md for its role.

@@ -1,0 +1,145 @@
+public import Foundation
+import Synchronization
+
+/// Runs the built `healthgate` executable in tests, with XDG directories in a private temporary
+/// directory so that no test touches the real home, runtime or data directories.
+public struct HealthgateExecutable: Sendable {
+    /// The binary.
+    public let url: URL
+    /// The private root: `data/`, `state/`, `config/`, `runtime/` live below it.
+    public let root: URL
+    /// The environment every run gets (the process environment plus the XDG overrides).
+    public var environment: [String: String]
+
+    /// Finds the binary next to the test bundle (`swift build --build-tests` builds it) and makes a
+    /// private root. Throws when the binary is missing, with the command that builds it.
+    public init(file: StaticString = #filePath) throws {
+        let candidates = [
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("healthgate"),
+            Bundle.main.bundleURL.appendingPathComponent("healthgate"),
+            Self.packageRoot(file).appendingPathComponent(".build/debug/healthgate"),
+        ]
+        guard let url = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw ExecutableNotBuilt(searched: candidates.map(\.path))
+        }
+        self.url = url
+        self.root = try TestEnvironment.temporaryDirectory("healthgate-e2e")
+        var environment = ProcessInfo.processInfo.environment
+        for (key, directory) in [("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state"),
+                                 ("XDG_CONFIG_HOME", "config"), ("XDG_RUNTIME_DIR", "runtime")] {
+            let path = root.appendingPathComponent(directory)
+            try FileManager.default.createDirectory(at: path, withIntermediateDirectories: true)
+            environment[key] = path.path
+        }
+        for systemd in ["STATE_DIRECTORY", "RUNTIME_DIRECTORY", "CONFIGURATION_DIRECTORY", "JOURNAL_STREAM"] {
+            environment[systemd] = nil
+        }
+        self.environment = environment
+    }
+
+    /// The package root, found from a source file's path.
+    public static func packageRoot(_ file: StaticString = #filePath) -> URL {
+        var url = URL(fileURLWithPath: "\(file)")
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
+        }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    }
+
+    /// The default SQLite store of this private root.
+    public var defaultDatabase: URL { root.appendingPathComponent("data/healthgate/samples.sqlite") }
+    /// The control socket of this private root.
+    public var controlSocket: URL { root.appendingPathComponent("runtime/healthgate/control.sock") }
+
+    /// Runs to completion and returns the exit status and output.
+    public func run(_ arguments: [String], timeout: Duration = .seconds(120)) async throws -> Result {
+        let process = try start(arguments)
+        return try await process.waitForExit(timeout: timeout)
+    }
+
+    /// Starts a process and returns a handle to it.
+    public func start(_ arguments: [String]) throws -> RunningProcess {
+        try RunningProcess(url: url, arguments: arguments, environment: environment)
+    }
+
+    /// A finished run.
+    public struct Result: Sendable {
+        public var status: Int32
+        public var standardOutput: String
+        public var standardError: String
+    }
+
+    /// A running `healthgate` process whose output is collected as it arrives.
+    public final class RunningProcess: Sendable {
+        private let process: Process
+        private let pipes: (output: Pipe, errors: Pipe)
+        private let output = Mutex(Data())
+        private let errors = Mutex(Data())
+
+        init(url: URL, arguments: [String], environment: [String: String]) throws {
+            let process = Process()
+            process.executableURL = url
+            process.arguments = arguments
+            process.environment = environment
+            let out = Pipe()
+            let err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            process.standardInput = FileHandle.nullDevice
+            self.process = process
+            self.pipes = (out, err)
+            out.fileHandleForReading.readabilityHandler = { [weak self] handle in
+                let data = handle.availableData
+                self?.output.withLock { $0.append(data) }
+            }
+            err.fileHandleForReading.readabilityHandler = { [weak self] handle in
+                let data = handle.availableData
+                self?.errors.withLock { $0.append(data) }
+            }
+            try process.run()
+        }
+
+        public var pid: Int32 { process.processIdentifier }
+        public var isRunning: Bool { process.isRunning }
+        public var standardOutput: String { output.withLock { String(decoding: $0, as: UTF8.self) } }
+        public var standardError: String { errors.withLock { String(decoding: $0, as: UTF8.self) } }
+
+        /// Sends a signal (SIGTERM, SIGINT, SIGKILL…).
+        public func send(_ signal: Int32) {
+            kill(process.processIdentifier, signal)
+        }
+
+        /// Waits for the process to exit; kills it and throws after `timeout`.
+        public func waitForExit(timeout: Duration = .seconds(60)) async throws -> Result {
+            do {
+                try await waitUntil(timeout: timeout, "healthgate \(process.arguments ?? []) to exit") {
+                    !self.process.isRunning
+                }
+            } catch {
+                send(SIGKILL)
+                throw error
+            }
+            // The process is gone, so its ends of the pipes are closed: read what is left.
+            pipes.output.fileHandleForReading.readabilityHandler = nil
+            pipes.errors.fileHandleForReading.readabilityHandler = nil
+            let restOut = pipes.output.fileHandleForReading.readDataToEndOfFile()
+            let restErr = pipes.errors.fileHandleForReading.readDataToEndOfFile()
+            output.withLock { $0.append(restOut) }
+            errors.withLock { $0.append(restErr) }
+            return Result(status: process.terminationStatus, standardOutput: standardOutput, standardError: standardError)
+        }
+
+        deinit {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+    }
+
+    /// The binary is not built.
+    public struct ExecutableNotBuilt: Error, CustomStringConvertible {
+        public var searched: [String]
+        public var description: String {
+            "healthgate is not built (run `swift build --build-tests`); looked in: \(searched.joined(separator: ", "))"
+        }
+    }
+}

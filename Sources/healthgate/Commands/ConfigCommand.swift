@@ -1,0 +1,74 @@
+import Foundation
+import HealthModel
+import SampleBus
+
+/// `healthgate config check FILE` and `healthgate config init`.
+enum ConfigCommand {
+    static let command = Command(
+        name: "config", summary: "Check or create a configuration file.", usage: "config SUBCOMMAND",
+        subcommands: [check, initialize])
+
+    static let check = Command(
+        name: "check", summary: "Validate a configuration file without starting anything.",
+        usage: "config check FILE",
+        discussion: """
+            Parses the file and builds every plugin it names, so that plugin settings are validated \
+            too. Prints "FILE: OK" and the plugins, or the file, the key path and the reason, and \
+            exits 78.
+            """
+    ) { arguments, context in
+        let path = try arguments.positional(0, "FILE")
+        let configuration = try ConfigurationLocator.withDefaults(
+            GatewayConfiguration.load(from: URL(fileURLWithPath: path)), paths: context.paths)
+        let logger = Logger(label: "config", sink: StandardErrorLogSink(variables: context.variables), level: .warning)
+        let ids = SampleIDGenerator()
+        let (sources, sinks) = try BuiltinCatalog.make().instantiate(configuration) { name in
+            PluginEnvironment(name: name, logger: logger.child(name), clock: context.clock, ids: ids,
+                              paths: context.paths, variables: context.variables)
+        }
+        context.print("\(path): OK")
+        for source in sources { context.print("  source \(source.name) (\(source.kind))") }
+        for sink in sinks {
+            context.print("  sink   \(sink.name) (\(sink.kind)), queue \(sink.queue.capacity) records, \(sink.queue.policy.rawValue)")
+        }
+        return .success
+    }
+
+    static let initialize = Command(
+        name: "init", summary: "Write a starting configuration.",
+        usage: "config init [--output FILE] [--force]",
+        discussion: """
+            Writes a configuration that reads any Bluetooth heart-rate monitor into the SQLite store, \
+            to $XDG_CONFIG_HOME/healthgate/config.json unless --output is given. Refuses to overwrite \
+            an existing file without --force.
+            """,
+        options: [
+            OptionSpec(name: "output", value: "FILE", help: "Where to write (default: the XDG config path)."),
+            OptionSpec(name: "force", value: nil, help: "Overwrite an existing file."),
+        ]
+    ) { arguments, context in
+        let url = arguments.value("output").map { URL(fileURLWithPath: $0) }
+            ?? ConfigurationLocator.candidates(context.variables).first(where: { !$0.path.hasPrefix("/etc/") })
+            ?? URL(fileURLWithPath: "config.json")
+        if FileManager.default.fileExists(atPath: url.path), !arguments.flag("force") {
+            throw CommandError(.cannotCreate, "\(url.path) exists; use --force to overwrite it")
+        }
+        let starter = GatewayConfiguration(
+            sources: [PluginConfiguration(kind: "ble-heart-rate", name: "heart-rate", config: .object([
+                "devices": .string("any"),
+            ]))],
+            sinks: [PluginConfiguration(kind: "sqlite", queue: QueueConfiguration(), config: .object([
+                "path": .string(context.paths.dataDirectory.appendingPathComponent("samples.sqlite").path),
+            ]))],
+            profile: .object(["maximumHeartRate": .number(190)]))
+        do {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let data = try HealthJSON.makeEncoder(pretty: true).encode(starter)
+            try data.write(to: url, options: .atomic)
+        } catch {
+            throw CommandError(.cannotCreate, "cannot write \(url.path): \(error.localizedDescription)")
+        }
+        context.print("wrote \(url.path); check it with 'healthgate config check \(url.path)'")
+        return .success
+    }
+}

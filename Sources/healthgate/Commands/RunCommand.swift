@@ -1,0 +1,28 @@
+import Foundation
+import SampleBus
+
+/// `healthgate run`: the daemon.
+enum RunCommand {
+    static let command = Command(
+        name: "run", summary: "Run the gateway (the daemon).",
+        usage: "run [--config FILE] [--duration SECONDS]",
+        discussion: """
+            Reads the configuration from --config, else $XDG_CONFIG_HOME/healthgate/config.json, \
+            else /etc/healthgate/config.json, else uses the embedded default: the SQLite store at \
+            $XDG_DATA_HOME/healthgate/samples.sqlite with no sources.
+
+            SIGINT or SIGTERM stop the sources, drain and flush every sink, and exit 0. A second \
+            signal, or shutdownTimeoutSeconds (default 10) after the first, forces the exit (status 1).
+            A bad configuration exits 78 with the file, the key path and the reason.
+            """,
+        options: [
+            OptionSpec(name: "config", value: "FILE", help: "The configuration file."),
+            OptionSpec(name: "duration", value: "SECONDS", help: "Stop gracefully after this many seconds."),
+        ]
+    ) { arguments, context in
+        let configuration = try ConfigurationLocator.load(explicit: arguments.value("config"), variables: context.variables)
+        let duration = try arguments.double("duration")
+        if let duration, duration <= 0 { throw CommandError(.usage, "--duration must be positive") }
+        return try await GatewayRunner(context: context).run(configuration: configuration, duration: duration)
+    }
+}

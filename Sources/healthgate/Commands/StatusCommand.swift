@@ -1,0 +1,74 @@
+import Foundation
+import GatewayControl
+import HealthModel
+import SampleBus
+
+/// `healthgate status`: per-plugin status from the running daemon.
+enum StatusCommand {
+    static let command = Command(
+        name: "status", summary: "Show per-plugin status from the running daemon.",
+        usage: "status [--socket PATH] [--format table|json]",
+        discussion: """
+            Asks the running daemon over its control socket ($XDG_RUNTIME_DIR/healthgate/control.sock, \
+            or $RUNTIME_DIRECTORY/control.sock under systemd). Exits 69 when no daemon is running.
+            """,
+        options: [
+            OptionSpec(name: "socket", value: "PATH", help: "The control socket (default: the runtime directory's)."),
+            OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."),
+        ]
+    ) { arguments, context in
+        let format = arguments.value("format") ?? "table"
+        guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
+        let result = try await ControlSocketPath.send("status", arguments: .object([:]), socket: arguments.value("socket"), context: context)
+        if format == "json" {
+            let data = try HealthJSON.makeEncoder(pretty: true).encode(result)
+            context.print(String(decoding: data, as: UTF8.self))
+            return .success
+        }
+        let report = try result.decode(StatusReport.self)
+        context.print("healthgate \(report.version), pid \(report.pid), up since \(RFC3339.string(from: report.startedAt)), config \(report.configuration)")
+        let rows = report.plugins.map { status -> [String] in
+            [status.name, status.kind, status.role.rawValue, status.state.rawValue, String(status.records),
+             String(status.dropped), String(status.restarts),
+             status.lastRecordDate.map { RFC3339.string(from: $0) } ?? "-",
+             status.lastError ?? "-"]
+        }
+        context.print(TextTable.render(
+            header: ["NAME", "KIND", "ROLE", "STATE", "RECORDS", "DROPPED", "RESTARTS", "LAST RECORD", "LAST ERROR"],
+            rows: rows))
+        for status in report.plugins where !status.details.isEmpty {
+            context.print("\(status.name): " + status.details.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+        }
+        return .success
+    }
+}
+
+/// Talking to the daemon from the CLI.
+enum ControlSocketPath {
+    /// The control socket path: `--socket`, else the configured one, else the runtime directory's.
+    static func resolve(_ explicit: String?, context: CommandContext) -> String {
+        if let explicit { return explicit }
+        if let configured = try? ConfigurationLocator.load(explicit: nil, variables: context.variables).controlSocket {
+            return configured
+        }
+        return context.paths.runtimeDirectory.appendingPathComponent("control.sock").path
+    }
+
+    /// Sends one command and returns its result, mapping failures to exit codes: no daemon → 69,
+    /// a refused command → 65.
+    static func send(_ command: String, arguments: JSONValue, socket: String?, context: CommandContext) async throws -> JSONValue {
+        let path = resolve(socket, context: context)
+        let response: ControlResponse
+        do {
+            response = try await ControlClient(path: path).send(ControlRequest(command: command, arguments: arguments))
+        } catch let error as ControlSocketError where error.meansNoDaemon {
+            throw CommandError(.unavailable, "healthgate is not running (no daemon listening on \(path))")
+        } catch {
+            throw CommandError(.unavailable, "cannot reach the daemon: \(error)")
+        }
+        guard response.ok, let result = response.result else {
+            throw CommandError(.dataError, response.error ?? "the daemon refused '\(command)'")
+        }
+        return result
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import GatewayControl
+import HealthModel
+import SampleBus
+
+/// Builds a gateway from a configuration and runs it until it is stopped: the daemon behind
+/// `healthgate run` and `healthgate demo`.
+///
+/// Order of start-up: directories, logger, plugins from the catalog (a bad config fails here,
+/// before anything runs), the control socket, signal handling, then the gateway itself (sinks
+/// subscribe before sources start). Shutdown: SIGINT/SIGTERM or `--duration` request a graceful
+/// stop; a second signal or the configured timeout forces it.
+struct GatewayRunner {
+    var context: CommandContext
+    var catalog: PluginCatalog = BuiltinCatalog.make()
+
+    /// Extra plugins the executable adds (the demo's console sink, the workout builder).
+    var extraSources: [ConfiguredSource] = []
+    var extraSinks: [ConfiguredSink] = []
+    /// Work that runs beside the gateway and is cancelled after it (device simulators).
+    var background: [@Sendable () async throws -> Void] = []
+
+    func run(configuration: GatewayConfiguration, duration: Double?) async throws -> ExitCode {
+        let paths = context.paths
+        for directory in [paths.dataDirectory, paths.stateDirectory] {
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                throw CommandError(.cannotCreate, "cannot create \(directory.path): \(error.localizedDescription)")
+            }
+        }
+        let logger = Logger(
+            label: "healthgate", sink: StandardErrorLogSink(variables: context.variables),
+            level: configuration.logLevel)
+        let clock = context.clock
+        let ids = SampleIDGenerator()
+        let configuration = ConfigurationLocator.withDefaults(configuration, paths: paths)
+        let variables = context.variables
+        let (sources, sinks) = try catalog.instantiate(configuration) { name in
+            PluginEnvironment(
+                name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
+                variables: variables)
+        }
+        let services = GatewayServices(
+            configuration: configuration, paths: paths, logger: logger, clock: clock, ids: ids)
+        let statusBoard = StatusBoard()
+        let gateway = Gateway(
+            sources: sources + extraSources + services.sources,
+            sinks: sinks + extraSinks + services.sinks, clock: clock, logger: logger,
+            statusBoard: statusBoard,
+            shutdownTimeout: .milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000)))
+
+        let socketPath = configuration.controlSocket
+            ?? paths.runtimeDirectory.appendingPathComponent("control.sock").path
+        let started = clock.now()
+        var handlers = services.controlHandlers
+        handlers["status"] = { _ in
+            try JSONValue.encoding(StatusReport(
+                version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
+                configuration: configuration.origin, plugins: statusBoard.snapshot()))
+        }
+        handlers["ping"] = { _ in .string("pong") }
+        let control = ControlServer(path: socketPath, handlers: handlers, logger: logger.child("control"))
+        do {
+            try control.start()
+        } catch let error where error.errno == EADDRINUSE {
+            throw CommandError(.unavailable, "\(error); stop it first or set \"controlSocket\" in the configuration")
+        } catch {
+            // The gateway still works without its control socket; say so loudly.
+            logger.warning("control socket unavailable (\(error)); 'healthgate status' will not reach this process")
+        }
+        defer { control.stop() }
+
+        let shutdown = ShutdownSignal()
+        let signals = SignalWatcher(shutdown: shutdown, logger: logger)
+        defer { signals.cancel() }
+        logger.info(
+            "started with \(sources.count + extraSources.count + services.sources.count) source(s) and "
+                + "\(sinks.count + extraSinks.count + services.sinks.count) sink(s) from \(configuration.origin)")
+
+        await withTaskGroup(of: Void.self) { group in
+            if let duration {
+                group.addTask {
+                    do {
+                        try await clock.sleep(for: .milliseconds(Int64(duration * 1000)))
+                        logger.info("--duration of \(duration) s reached: stopping")
+                        shutdown.requestStop()
+                    } catch {}  // Cancelled: the gateway already stopped.
+                }
+            }
+            for work in background {
+                group.addTask {
+                    do {
+                        try await work()
+                    } catch where !(error is CancellationError) {
+                        logger.error("background task failed: \(error)")
+                    } catch {}
+                }
+            }
+            await gateway.run(shutdown: shutdown)
+            group.cancelAll()
+        }
+        let written = statusBoard.snapshot().filter { $0.role == .sink }
+            .map { "\($0.name) \($0.records)" }.joined(separator: ", ")
+        logger.info("stopped (records written: \(written.isEmpty ? "none" : written))")
+        return shutdown.stage == .forced ? .failure : .success
+    }
+}
+
+/// What `healthgate status` receives from the daemon.
+struct StatusReport: Codable, Sendable {
+    var version: String
+    var pid: Int
+    var startedAt: Date
+    var configuration: String
+    var plugins: [PluginStatus]
+}

@@ -1,0 +1,38 @@
+import Foundation
+import HealthModel
+import SampleBus
+
+/// Prints one line per record to stdout: the demo's live view. It subscribes with a
+/// drop-oldest queue, so a slow terminal never holds up the stores.
+struct LiveLineSink: SampleSink {
+    var output: OutputStream
+
+    func run(inbox: SinkInbox, context: SinkContext) async throws {
+        while let batch = await inbox.next(maxCount: 100) {
+            var text = ""
+            for record in batch { text += Self.line(for: record) + "\n" }
+            output.write(text)
+            context.status.recordsHandled(batch.count, lastDate: batch.compactMap(\.endDate).max())
+        }
+    }
+
+    static func line(for record: HealthRecord) -> String {
+        let time = { (date: Date) in String(RFC3339.string(from: date).dropFirst(11).prefix(12)) }
+        switch record {
+        case .quantity(let sample):
+            let value = sample.quantity.value.rounded() == sample.quantity.value
+                ? String(Int64(sample.quantity.value)) : String(format: "%.3f", sample.quantity.value)
+            return "\(time(sample.endDate))  \(sample.type.identifier.padding(toLength: 24, withPad: " ", startingAt: 0))"
+                + "\((value + " " + sample.quantity.unit.unitString).padding(toLength: 18, withPad: " ", startingAt: 0))"
+                + (sample.device?.displayName ?? "")
+        case .heartbeatSeries(let series):
+            let gaps = series.beats.filter(\.precededByGap).count
+            return "\(time(series.endDate))  \("heartbeatSeries".padding(toLength: 24, withPad: " ", startingAt: 0))"
+                + "\("\(series.beats.count) beats".padding(toLength: 18, withPad: " ", startingAt: 0))"
+                + (series.device?.displayName ?? "") + (gaps > 0 ? " (\(gaps) gap(s))" : "")
+        case .workout(let workout):
+            return "\(time(workout.endDate))  workout \(workout.activityType.rawValue) \(workout.id) "
+                + "\(Int(workout.duration)) s"
+        }
+    }
+}

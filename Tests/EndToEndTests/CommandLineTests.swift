@@ -1,0 +1,106 @@
+import Foundation
+import GatewayTesting
+import XCTest
+
+/// The built executable's command-line contract: help, exit codes, error messages.
+final class CommandLineTests: XCTestCase {
+    func testUnitsConvertPrintsTheExactValue() async throws {
+        let healthgate = try HealthgateExecutable()
+        let result = try await healthgate.run(["units", "convert", "300", "kJ", "kcal"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(result.standardOutput, "71.70172084130019\n")
+    }
+
+    func testUnitsConvertRejectsIncompatibleAndInvalidUnitsWithStatus65() async throws {
+        let healthgate = try HealthgateExecutable()
+        let incompatible = try await healthgate.run(["units", "convert", "1", "count", "%"])
+        XCTAssertEqual(incompatible.status, 65)
+        XCTAssertTrue(incompatible.standardError.contains("cannot convert count to %"), incompatible.standardError)
+        let invalid = try await healthgate.run(["units", "convert", "1", "furlong", "m"])
+        XCTAssertEqual(invalid.status, 65)
+        XCTAssertTrue(invalid.standardError.contains("unknown unit \"furlong\""), invalid.standardError)
+        let usage = try await healthgate.run(["units", "convert", "1", "m"])
+        XCTAssertEqual(usage.status, 64)
+    }
+
+    func testEveryCommandHasHelp() async throws {
+        let healthgate = try HealthgateExecutable()
+        let top = try await healthgate.run(["--help"])
+        XCTAssertEqual(top.status, 0)
+        // Every command listed under SUBCOMMANDS, and every subcommand of those, answers --help.
+        let commands = Self.subcommands(in: top.standardOutput)
+        XCTAssertTrue(commands.contains("run") && commands.contains("demo") && commands.contains("status"), "\(commands)")
+        for command in commands {
+            let help = try await healthgate.run([command, "--help"])
+            XCTAssertEqual(help.status, 0, "\(command) --help: \(help.standardError)")
+            XCTAssertTrue(help.standardOutput.hasPrefix("USAGE: healthgate \(command)"), help.standardOutput)
+            for sub in Self.subcommands(in: help.standardOutput) {
+                let subHelp = try await healthgate.run([command, sub, "--help"])
+                XCTAssertEqual(subHelp.status, 0, "\(command) \(sub) --help")
+                XCTAssertTrue(subHelp.standardOutput.hasPrefix("USAGE: healthgate \(command) \(sub)"), subHelp.standardOutput)
+            }
+        }
+    }
+
+    func testUnknownCommandAndOptionAreUsageErrors() async throws {
+        let healthgate = try HealthgateExecutable()
+        let unknown = try await healthgate.run(["frobnicate"])
+        XCTAssertEqual(unknown.status, 64)
+        XCTAssertTrue(unknown.standardError.contains("unknown command 'frobnicate'"), unknown.standardError)
+        let option = try await healthgate.run(["run", "--bogus"])
+        XCTAssertEqual(option.status, 64)
+        XCTAssertTrue(option.standardError.contains("unknown option --bogus"), option.standardError)
+    }
+
+    func testStatusWithoutDaemonExits69() async throws {
+        let healthgate = try HealthgateExecutable()
+        let result = try await healthgate.run(["status"])
+        XCTAssertEqual(result.status, 69)
+        XCTAssertTrue(result.standardError.contains("not running"), result.standardError)
+    }
+
+    func testBrokenConfigurationNamesFileKeyPathAndReason() async throws {
+        let healthgate = try HealthgateExecutable()
+        let file = healthgate.root.appendingPathComponent("broken.json")
+        try Data(#"{"sinks": [{"kind": "sqlite", "queue": {"capacity": 0}}]}"#.utf8).write(to: file)
+        let result = try await healthgate.run(["run", "--config", file.path, "--duration", "1"])
+        XCTAssertEqual(result.status, 78)
+        XCTAssertTrue(result.standardError.contains("\(file.path): sinks[0].queue.capacity"), result.standardError)
+        XCTAssertTrue(result.standardError.contains("capacity must be at least 1"), result.standardError)
+
+        try Data(#"{"sources": [{"kind": "no-such-plugin"}]}"#.utf8).write(to: file)
+        let unknown = try await healthgate.run(["config", "check", file.path])
+        XCTAssertEqual(unknown.status, 78)
+        XCTAssertTrue(unknown.standardError.contains("sources[0].kind: unknown plugin kind \"no-such-plugin\""), unknown.standardError)
+
+        try Data("{not json".utf8).write(to: file)
+        let garbage = try await healthgate.run(["config", "check", file.path])
+        XCTAssertEqual(garbage.status, 78)
+        XCTAssertTrue(garbage.standardError.contains("not valid JSON"), garbage.standardError)
+
+        let missing = try await healthgate.run(["run", "--config", "/nonexistent/healthgate.json"])
+        XCTAssertEqual(missing.status, 78)
+        XCTAssertTrue(missing.standardError.contains("/nonexistent/healthgate.json"), missing.standardError)
+    }
+
+    func testConfigInitWritesACheckableFileAndRefusesToOverwrite() async throws {
+        let healthgate = try HealthgateExecutable()
+        let created = try await healthgate.run(["config", "init"])
+        XCTAssertEqual(created.status, 0, created.standardError)
+        let file = healthgate.root.appendingPathComponent("config/healthgate/config.json")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: file.path))
+        let again = try await healthgate.run(["config", "init"])
+        XCTAssertEqual(again.status, 73)
+        let check = try await healthgate.run(["config", "check", file.path])
+        XCTAssertEqual(check.status, 0, check.standardError)
+        XCTAssertTrue(check.standardOutput.contains("sink   sqlite (sqlite)"), check.standardOutput)
+    }
+
+    /// The names listed under SUBCOMMANDS in a help text.
+    static func subcommands(in help: String) -> [String] {
+        guard let start = help.range(of: "SUBCOMMANDS:\n") else { return [] }
+        return help[start.upperBound...].split(separator: "\n", omittingEmptySubsequences: false)
+            .prefix { !$0.isEmpty }
+            .compactMap { $0.split(separator: " ").first.map(String.init) }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import GatewayTesting
+import XCTest
+
+/// The daemon end to end: `demo` speaks real protocol bytes through the real decoders, the bus and
+/// the SQLite store; `query` reads the samples back; `status` talks to the control socket; signals
+/// stop it gracefully.
+final class DaemonTests: XCTestCase {
+    func testDemoThenQueryReadsTheSamplesBack() async throws {
+        let healthgate = try HealthgateExecutable()
+        let database = healthgate.root.appendingPathComponent("demo.sqlite").path
+        let demo = try await healthgate.run(["demo", "--duration", "4", "--db", database])
+        XCTAssertEqual(demo.status, 0, demo.standardError)
+        XCTAssertTrue(demo.standardOutput.contains("heartRate"), demo.standardOutput)
+
+        let query = try await healthgate.run(["query", "samples", "--type", "heartRate", "--db", database, "--format", "json"])
+        XCTAssertEqual(query.status, 0, query.standardError)
+        let samples = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(query.standardOutput.utf8)) as? [[String: Any]])
+        // One heart-rate measurement per second from the simulated monitor, for about four seconds.
+        XCTAssertGreaterThanOrEqual(samples.count, 2, query.standardOutput)
+        for sample in samples {
+            XCTAssertEqual(sample["type"] as? String, "heartRate")
+            XCTAssertEqual(sample["unit"] as? String, "count/min")
+            let value = try XCTUnwrap(sample["value"] as? Double)
+            XCTAssertTrue((30...220).contains(value), "implausible heart rate \(value)")
+            let device = try XCTUnwrap(sample["device"] as? [String: Any])
+            XCTAssertNotNil(device["localIdentifier"])
+            XCTAssertNotNil(device["manufacturer"])
+        }
+    }
+
+    func testStatusFromRunningDaemonAndGracefulStopOnSIGTERM() async throws {
+        let healthgate = try HealthgateExecutable()
+        let database = healthgate.root.appendingPathComponent("status.sqlite").path
+        let daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
+        try await waitUntil(timeout: .seconds(60), "the control socket") {
+            FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
+        }
+        // Wait until the store has written something, as the status reports it.
+        var report: [String: Any]?
+        let deadline = ContinuousClock.now + .seconds(30)
+        while report == nil {
+            let status = try await healthgate.run(["status", "--format", "json"])
+            if status.status == 0,
+               let json = try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any],
+               let plugins = json["plugins"] as? [[String: Any]],
+               let sqlite = plugins.first(where: { $0["kind"] as? String == "sqlite" }),
+               (sqlite["records"] as? Int ?? 0) > 0 {
+                report = json
+            } else if ContinuousClock.now > deadline {
+                XCTFail("the sqlite sink wrote nothing within 30 s: \(status.standardOutput) \(daemon.standardError)")
+                return
+            }
+        }
+        let plugins = try XCTUnwrap(report?["plugins"] as? [[String: Any]])
+        XCTAssertTrue(plugins.contains { $0["kind"] as? String == "ble-heart-rate" && $0["role"] as? String == "source" })
+        let table = try await healthgate.run(["status"])
+        XCTAssertEqual(table.status, 0)
+        XCTAssertTrue(table.standardOutput.contains("NAME"), table.standardOutput)
+
+        daemon.send(SIGTERM)
+        let result = try await daemon.waitForExit(timeout: .seconds(30))
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertTrue(result.standardError.contains("received SIGTERM"), result.standardError)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: healthgate.controlSocket.path), "the socket is removed on exit")
+
+        // Everything the store reported as written is in the file after the stop.
+        let query = try await healthgate.run(["query", "samples", "--type", "heartRate", "--db", database, "--format", "json", "--limit", "100000"])
+        XCTAssertEqual(query.status, 0, query.standardError)
+        let samples = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(query.standardOutput.utf8)) as? [Any])
+        XCTAssertFalse(samples.isEmpty)
+    }
+
+    func testSecondDaemonOnTheSameSocketIsRefused() async throws {
+        let healthgate = try HealthgateExecutable()
+        let first = try healthgate.start(["demo", "--db", healthgate.root.appendingPathComponent("a.sqlite").path, "--quiet"])
+        try await waitUntil(timeout: .seconds(60), "the control socket") {
+            FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
+        }
+        let second = try await healthgate.run(["demo", "--duration", "2", "--db", healthgate.root.appendingPathComponent("b.sqlite").path])
+        XCTAssertEqual(second.status, 69, second.standardError)
+        XCTAssertTrue(second.standardError.contains("another healthgate is listening"), second.standardError)
+        first.send(SIGINT)
+        let result = try await first.waitForExit(timeout: .seconds(30))
+        XCTAssertEqual(result.status, 0, result.standardError)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import HealthModel
+import XCTest
+
+final class QuantityTypeTests: XCTestCase {
+    private let ids = SampleIDGenerator(seed: 7, milliseconds: { 1_800_000_000_000 })
+    private let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func testEveryBuiltInTypeHasItsCanonicalUnitAndAggregationStyle() {
+        let expected: [(QuantityType, String, AggregationStyle)] = [
+            (.heartRate, "count/min", .discrete),
+            (.stepCount, "count", .cumulative),
+            (.distanceWalkingRunning, "m", .cumulative),
+            (.runningSpeed, "m/s", .discrete),
+            (.runningStrideLength, "m", .discrete),
+            (.activeEnergyBurned, "kcal", .cumulative),
+            (.heartRateVariabilitySDNN, "ms", .discrete),
+        ]
+        XCTAssertEqual(QuantityType.builtIn, expected.map(\.0), "builtIn lists every type, in order")
+        for (type, unit, style) in expected {
+            XCTAssertEqual(type.canonicalUnit.unitString, unit, type.identifier)
+            XCTAssertEqual(type.aggregationStyle, style, type.identifier)
+            XCTAssertEqual(QuantityType.named(type.identifier), type)
+            XCTAssertTrue(type.accepts(type.canonicalUnit))
+        }
+        XCTAssertNil(QuantityType.named("bloodGlucose"))
+    }
+
+    func testSampleWithAUnitOfTheWrongDimensionIsRejected() throws {
+        let rows: [(QuantityType, String)] = [
+            (.heartRate, "count"), (.heartRate, "Hz"), (.heartRate, "%"), (.stepCount, "%"),
+            (.stepCount, "count/min"), (.distanceWalkingRunning, "s"), (.runningSpeed, "m"),
+            (.activeEnergyBurned, "kg"), (.heartRateVariabilitySDNN, "m"),
+            (.runningStrideLength, "m/s"),
+        ]
+        for (type, unitText) in rows {
+            let unit = try HealthUnit(unitText)
+            XCTAssertFalse(type.accepts(unit), "\(type) in \(unitText)")
+            XCTAssertThrowsError(
+                try QuantitySample(
+                    id: ids.next(), type: type, quantity: Quantity(1, unit), start: start, end: start)
+            ) { error in
+                XCTAssertEqual(
+                    error as? SampleError,
+                    .unitMismatch(
+                        type: type.identifier, unit: unitText, expected: type.canonicalUnit.unitString))
+            }
+        }
+    }
+
+    func testCanonicalValueConvertsIntoTheCanonicalUnit() throws {
+        let rows: [(QuantityType, Double, String, Double)] = [
+            (.heartRate, 1.5, "count/s", 90),
+            (.heartRate, 72, "count/min", 72),
+            (.distanceWalkingRunning, 1.5, "km", 1500),
+            (.distanceWalkingRunning, 1, "mi", 1609.344),
+            (.runningSpeed, 36, "km/hr", 10),
+            (.activeEnergyBurned, 300, "kJ", 71.70172084130019),
+            (.activeEnergyBurned, 2000, "cal", 2),
+            (.heartRateVariabilitySDNN, 0.045, "s", 45),
+            (.runningStrideLength, 100, "cm", 1),
+            (.stepCount, 12, "count", 12),
+        ]
+        for (type, value, unitText, expected) in rows {
+            let sample = try QuantitySample(
+                id: ids.next(), type: type, quantity: Quantity(value, try HealthUnit(unitText)),
+                start: start, end: start.addingTimeInterval(60))
+            XCTAssertEqual(sample.canonicalValue, expected, accuracy: 1e-9, "\(value) \(unitText)")
+            XCTAssertEqual(sample.quantity.value, value, "the recorded value is kept as given")
+            XCTAssertEqual(sample.quantity.unit.unitString, unitText)
+        }
+    }
+
+    func testSampleValidation() throws {
+        XCTAssertThrowsError(
+            try QuantitySample(
+                id: ids.next(), type: .heartRate, quantity: Quantity(.nan, .countPerMinute),
+                start: start, end: start)
+        ) { XCTAssertEqual($0 as? SampleError, .notFinite(type: "heartRate")) }
+        XCTAssertThrowsError(
+            try QuantitySample(
+                id: ids.next(), type: .stepCount, quantity: Quantity(.infinity, .count),
+                start: start, end: start)
+        ) { XCTAssertEqual($0 as? SampleError, .notFinite(type: "stepCount")) }
+        XCTAssertThrowsError(
+            try QuantitySample(
+                id: ids.next(), type: .stepCount, quantity: Quantity(10, .count),
+                start: start, end: start.addingTimeInterval(-1))
+        ) { XCTAssertEqual($0 as? SampleError, .endBeforeStart) }
+        XCTAssertThrowsError(
+            try HeartbeatSeriesSample(
+                id: ids.next(), start: start, end: start.addingTimeInterval(2),
+                beats: [
+                    Heartbeat(timeSinceSeriesStart: 0.8, precededByGap: false),
+                    Heartbeat(timeSinceSeriesStart: 0.7, precededByGap: false),
+                ])
+        ) { XCTAssertEqual($0 as? SampleError, .heartbeatsOutOfOrder) }
+        XCTAssertThrowsError(
+            try HeartbeatSeriesSample(
+                id: ids.next(), start: start, end: start,
+                beats: [Heartbeat(timeSinceSeriesStart: -0.1, precededByGap: false)])
+        ) { XCTAssertEqual($0 as? SampleError, .heartbeatsOutOfOrder) }
+    }
+
+    func testQuantityTypeCodesAsItsIdentifier() throws {
+        let data = try JSONEncoder().encode(QuantityType.builtIn)
+        XCTAssertEqual(try JSONDecoder().decode([QuantityType].self, from: data), QuantityType.builtIn)
+        XCTAssertThrowsError(try JSONDecoder().decode([QuantityType].self, from: Data(#"["bogus"]"#.utf8))) {
+            guard case .dataCorrupted(let context)? = $0 as? DecodingError else { return XCTFail("\($0)") }
+            XCTAssertTrue(context.debugDescription.contains("unknown quantity type \"bogus\""))
+            XCTAssertTrue(context.debugDescription.contains("heartRate"), "lists the known types")
+        }
+    }
+}

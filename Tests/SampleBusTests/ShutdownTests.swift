@@ -1,0 +1,184 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+@testable import SampleBus
+import Synchronization
+import XCTest
+
+/// Graceful and forced shutdown of a running gateway.
+final class ShutdownTests: XCTestCase {
+    private let ids = SampleIDGenerator(seed: 31, milliseconds: { 1_800_000_000_000 })
+
+    func testGracefulStopLetsAHeldBatchCommitAndDrainsTheQueue() async throws {
+        let clock = ManualClock()
+        let log = RecordingLogSink()
+        let source = ScriptedSource()
+        let sink = CollectingSink(batchSize: 100, holdBatches: true)
+        let gateway = makeGateway(
+            sources: [("source", source)], sinks: [("sink", QueueConfiguration(), sink)], clock: clock,
+            log: log)
+        let shutdown = ShutdownSignal()
+        let run = GatewayRun(gateway, shutdown: shutdown)
+        let records = stepRecords(0..<15, ids: ids)
+
+        source.send(Array(records[0..<10]))
+        try await waitUntil("the sink to hold the first batch") { sink.isHoldingBatch }
+        source.send(Array(records[10..<15]))
+        try await waitUntil("every record accepted") { source.published == 15 }
+
+        XCTAssertEqual(shutdown.requestStop(), .stopping)
+        try await waitUntil("the source to stop") {
+            gateway.statusBoard.status(of: "source")?.state == .stopped
+        }
+        try await waitUntil("the log to say the sinks drain") { log.contains("draining 1 sink(s)") }
+        XCTAssertFalse(run.hasReturned, "run returned while a batch was still being committed")
+        XCTAssertEqual(sink.records.count, 0)
+
+        sink.release()  // the held batch of 10 commits…
+        try await waitUntil("the queued batch to be taken") { sink.isHoldingBatch && sink.records.count == 10 }
+        sink.release()  // …and the 5 still queued at the stop request follow.
+        try await run.waitForReturn()
+
+        XCTAssertEqual(sink.records, records, "every accepted record is in the sink")
+        XCTAssertEqual(gateway.statusBoard.status(of: "sink")?.state, .finished)
+        XCTAssertEqual(gateway.statusBoard.status(of: "sink")?.records, 15)
+        XCTAssertEqual(shutdown.stage, .stopping, "the stop stayed graceful")
+        XCTAssertFalse(log.contains("forcing shutdown"))
+    }
+
+    func testSecondStopRequestForcesShutdown() async throws {
+        let clock = ManualClock()
+        let log = RecordingLogSink()
+        let source = ScriptedSource()
+        let sink = CollectingSink(batchSize: 100, holdBatches: true)
+        let gateway = makeGateway(
+            sources: [("source", source)], sinks: [("sink", QueueConfiguration(), sink)], clock: clock,
+            log: log)
+        let shutdown = ShutdownSignal()
+        let run = GatewayRun(gateway, shutdown: shutdown)
+
+        source.send(stepRecords(0..<3, ids: ids))
+        try await waitUntil("the sink to hold a batch") { sink.isHoldingBatch }
+        shutdown.requestStop()
+        try await waitUntil("the source to stop") {
+            gateway.statusBoard.status(of: "source")?.state == .stopped
+        }
+        XCTAssertFalse(run.hasReturned)
+
+        XCTAssertEqual(shutdown.requestStop(), .forced)
+        try await run.waitForReturn()
+        XCTAssertEqual(sink.records.count, 0, "the sink was cancelled before its batch committed")
+        XCTAssertEqual(gateway.statusBoard.status(of: "sink")?.state, .stopped)
+        XCTAssertTrue(log.contains("second stop request: forcing shutdown"))
+    }
+
+    func testShutdownDeadlineForcesShutdown() async throws {
+        let clock = ManualClock()
+        let log = RecordingLogSink()
+        let source = ScriptedSource()
+        let sink = CollectingSink(batchSize: 100, holdBatches: true)
+        let gateway = makeGateway(
+            sources: [("source", source)], sinks: [("sink", QueueConfiguration(), sink)], clock: clock,
+            shutdownTimeout: .seconds(5), log: log)
+        let shutdown = ShutdownSignal()
+        let run = GatewayRun(gateway, shutdown: shutdown)
+
+        source.send(stepRecords(0..<3, ids: ids))
+        try await waitUntil("the sink to hold a batch") { sink.isHoldingBatch }
+        XCTAssertEqual(clock.sleeperCount, 0, "no deadline before a stop request")
+        shutdown.requestStop()
+        try await clock.waitForSleepers(1)  // the shutdown deadline
+        clock.advance(by: .milliseconds(4_999))
+        XCTAssertEqual(clock.sleeperCount, 1)
+        XCTAssertFalse(run.hasReturned)
+        clock.advance(by: .milliseconds(1))
+        try await run.waitForReturn()
+        XCTAssertEqual(shutdown.stage, .forced)
+        XCTAssertEqual(sink.records.count, 0)
+        XCTAssertEqual(gateway.statusBoard.status(of: "sink")?.state, .stopped)
+        XCTAssertTrue(log.contains("sinks did not drain within 5.0 seconds; forcing shutdown"))
+    }
+
+    func testStopWithIdleSinksReturnsPromptly() async throws {
+        let clock = ManualClock()
+        let sinks = (0..<3).map { _ in CollectingSink() }
+        let gateway = makeGateway(
+            sources: [("a", ScriptedSource()), ("b", ControlledSource())],
+            sinks: sinks.enumerated().map { ("sink-\($0.offset)", QueueConfiguration(), $0.element) },
+            clock: clock)
+        let shutdown = ShutdownSignal()
+        let run = GatewayRun(gateway, shutdown: shutdown)
+        try await waitUntil("every plugin running") {
+            gateway.statusBoard.snapshot().allSatisfy { $0.state == .running }
+        }
+        XCTAssertEqual(gateway.statusBoard.snapshot().map(\.name), ["sink-0", "sink-1", "sink-2", "a", "b"])
+        shutdown.requestStop()
+        try await run.waitForReturn()
+        XCTAssertEqual(shutdown.stage, .stopping)
+        XCTAssertEqual(
+            gateway.statusBoard.snapshot().map(\.state), [.finished, .finished, .finished, .stopped, .stopped])
+    }
+
+    /// Two sinks given the same name still each get their own queue (the catalog rejects such
+    /// configurations, but `Gateway` can be built directly).
+    func testSinksWithTheSameNameEachGetTheirRecords() async throws {
+        let clock = ManualClock()
+        let source = ScriptedSource()
+        let first = CollectingSink()
+        let second = CollectingSink()
+        let gateway = makeGateway(
+            sources: [("source", source)],
+            sinks: [("store", QueueConfiguration(), first), ("store", QueueConfiguration(), second)],
+            clock: clock)
+        let shutdown = ShutdownSignal()
+        let run = GatewayRun(gateway, shutdown: shutdown)
+        let records = stepRecords(0..<4, ids: ids)
+        source.send(records)
+        try await waitUntil("both sinks to get the records") {
+            first.records.count == 4 && second.records.count == 4
+        }
+        shutdown.requestStop()
+        try await run.waitForReturn()
+        XCTAssertEqual(first.records, records)
+        XCTAssertEqual(second.records, records)
+    }
+
+    func testCancelledInboxReaderGetsNil() async throws {
+        let (inbox, _, _) = SinkInbox.standalone()
+        let result = Locked<[HealthRecord]??>(nil)
+        let reader = Task {
+            let batch = await inbox.next()
+            result.withLock { $0 = .some(batch) }
+        }
+        reader.cancel()
+        try await waitUntil("the cancelled reader to return") { result.value != nil }
+        XCTAssertEqual(result.value, .some(nil))
+    }
+
+    func testShutdownSignalStages() async throws {
+        let signal = ShutdownSignal()
+        XCTAssertEqual(signal.stage, .running)
+        let reached = Locked<[ShutdownSignal.Stage]>([])
+        let waiters = [ShutdownSignal.Stage.stopping, .forced].map { stage in
+            Task {
+                await signal.wait(for: stage)
+                reached.withLock { $0.append(stage) }
+            }
+        }
+        XCTAssertEqual(signal.requestStop(), .stopping)
+        try await waitUntil("the stopping waiter") { reached.value == [.stopping] }
+        XCTAssertEqual(signal.requestStop(), .forced)
+        try await waitUntil("the forced waiter") { reached.value == [.stopping, .forced] }
+        XCTAssertEqual(signal.requestStop(), .forced, "a third request stays forced")
+        await signal.wait(for: .stopping)  // already past: returns at once
+        for waiter in waiters { await waiter.value }
+
+        let other = ShutdownSignal()
+        let cancelled = Task { await other.wait(for: .stopping) }
+        cancelled.cancel()
+        await cancelled.value  // a cancelled waiter stops waiting
+        XCTAssertEqual(other.stage, .running)
+        other.force()
+        XCTAssertEqual(other.stage, .forced)
+    }
+}

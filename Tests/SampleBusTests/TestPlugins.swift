@@ -1,0 +1,258 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import SampleBus
+import Synchronization
+import XCTest
+
+// Small plugins and helpers shared by the SampleBus tests. None of them sleeps: they are driven
+// by the test through streams, and the test waits for state.
+
+/// `count` step records with values `first`, `first + 1`, …, one second apart.
+func stepRecords(_ values: Range<Int>, ids: SampleIDGenerator) -> [HealthRecord] {
+    values.map { value in
+        let start = Date(timeIntervalSince1970: 1_800_000_000 + Double(value))
+        // The unit is the type's canonical unit and the interval is forward, so this cannot throw;
+        // a failure would be a HealthModel regression and is reported as a test failure by `try`.
+        let sample = try? QuantitySample(
+            id: ids.next(), type: .stepCount, quantity: Quantity(Double(value), .count), start: start,
+            end: start.addingTimeInterval(1))
+        guard let sample else { preconditionFailure("could not build step sample \(value)") }
+        return .quantity(sample)
+    }
+}
+
+/// The step values of records, to compare what a sink got with what was published.
+func stepValues(_ records: [HealthRecord]) -> [Int] {
+    records.map { record in
+        guard case .quantity(let sample) = record else { return -1 }
+        return Int(sample.quantity.value)
+    }
+}
+
+/// A source that publishes exactly what the test sends it, then waits for more. It returns when
+/// cancelled (its stream ends), as the protocol requires.
+final class ScriptedSource: SampleSource {
+    private let stream: AsyncStream<[HealthRecord]>
+    private let continuation: AsyncStream<[HealthRecord]>.Continuation
+    private let publishedCount = Mutex(0)
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream(of: [HealthRecord].self)
+    }
+
+    /// Records whose `publish` call has returned.
+    var published: Int { publishedCount.withLock { $0 } }
+
+    func send(_ records: [HealthRecord]) {
+        continuation.yield(records)
+    }
+
+    func run(context: SourceContext) async throws {
+        for await records in stream {
+            await context.publisher.publish(records)
+            publishedCount.withLock { $0 += records.count }
+        }
+    }
+}
+
+/// A source that fails when the test says so (or immediately, for its first `failImmediately`
+/// runs), and otherwise idles until cancelled.
+final class ControlledSource: SampleSource {
+    struct Failure: Error, CustomStringConvertible {
+        var run: Int
+        var description: String { "boom in run \(run)" }
+    }
+
+    private struct State {
+        var runs = 0
+        var failImmediately: Int
+        var trigger: AsyncStream<Void>.Continuation?
+    }
+
+    private let state: Mutex<State>
+
+    init(failImmediately: Int = 0) {
+        state = Mutex(State(failImmediately: failImmediately))
+    }
+
+    /// How many times `run` started.
+    var runs: Int { state.withLock { $0.runs } }
+
+    /// Makes the current run throw.
+    func fail() {
+        state.withLock { $0.trigger }?.yield()
+    }
+
+    func run(context: SourceContext) async throws {
+        let (stream, trigger) = AsyncStream.makeStream(of: Void.self)
+        let (run, immediate) = state.withLock { state -> (Int, Bool) in
+            state.runs += 1
+            state.trigger = trigger
+            guard state.failImmediately > 0 else { return (state.runs, false) }
+            state.failImmediately -= 1
+            return (state.runs, true)
+        }
+        if immediate { throw Failure(run: run) }
+        for await _ in stream { throw Failure(run: run) }
+    }
+}
+
+/// A sink that logs every batch it is handed, including the one it fails on, so a test can see
+/// that a redelivered batch is the same batch.
+final class BatchLoggingSink: SampleSink {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String { "disk on fire" }
+    }
+
+    private struct State {
+        var batches: [[HealthRecord]] = []
+        var failuresLeft: Int
+        var runs = 0
+    }
+
+    private let state: Mutex<State>
+    private let batchSize: Int
+
+    init(batchSize: Int, failures: Int) {
+        self.batchSize = batchSize
+        state = Mutex(State(failuresLeft: failures))
+    }
+
+    var batches: [[HealthRecord]] { state.withLock { $0.batches } }
+    var runs: Int { state.withLock { $0.runs } }
+
+    func run(inbox: SinkInbox, context: SinkContext) async throws {
+        state.withLock { $0.runs += 1 }
+        while let batch = await inbox.next(maxCount: batchSize) {
+            let fail = state.withLock { state -> Bool in
+                state.batches.append(batch)
+                guard state.failuresLeft > 0 else { return false }
+                state.failuresLeft -= 1
+                return true
+            }
+            if fail { throw Failure() }
+            context.status.recordsHandled(batch.count, lastDate: nil)
+        }
+    }
+}
+
+/// A value shared between a test and the tasks it starts.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    var value: Value { mutex.withLock { $0 } }
+    func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
+}
+
+/// A running `Gateway.run`, so that a test can wait for it to return without hanging forever.
+final class GatewayRun: Sendable {
+    let task: Task<Void, Never>
+    private let returned: Locked<Bool>
+
+    init(_ gateway: Gateway, shutdown: ShutdownSignal) {
+        let returned = Locked(false)
+        self.returned = returned
+        task = Task {
+            await gateway.run(shutdown: shutdown)
+            returned.withLock { $0 = true }
+        }
+    }
+
+    var hasReturned: Bool { returned.value }
+
+    /// Waits (for state, with a real-time limit) until `run` returns.
+    func waitForReturn(timeout: Duration = .seconds(10)) async throws {
+        try await waitUntil(timeout: timeout, "Gateway.run to return") { self.hasReturned }
+    }
+}
+
+/// A gateway over `sources` and `sinks` with a manual clock and a recording log.
+func makeGateway(
+    sources: [(String, any SampleSource)], sinks: [(String, QueueConfiguration, any SampleSink)],
+    clock: ManualClock, restartPolicy: RestartPolicy = RestartPolicy(),
+    shutdownTimeout: Duration = .seconds(10), log: RecordingLogSink = RecordingLogSink()
+) -> Gateway {
+    Gateway(
+        sources: sources.map { ConfiguredSource(name: $0.0, kind: "test-source", source: $0.1) },
+        sinks: sinks.map { ConfiguredSink(name: $0.0, kind: "test-sink", queue: $0.1, sink: $0.2) },
+        clock: clock, logger: Logger(label: "gateway", sink: log, level: .debug),
+        restartPolicy: restartPolicy, shutdownTimeout: shutdownTimeout)
+}
+
+// MARK: - Configurable test plugins for the catalog
+
+/// A configurable source: `interval` must be positive, `device` is required, `devices` optional.
+struct TickSource: SampleSource, ConfigurablePlugin {
+    struct DeviceEntry: Decodable, Sendable {
+        var address: String
+    }
+
+    struct Configuration: Decodable, Sendable {
+        var device: String
+        var interval: Double
+        var devices: [DeviceEntry]?
+    }
+
+    static let kind = "tick"
+    static let summary = "ticks for tests"
+    let configuration: Configuration
+    let name: String
+
+    init(configuration: Configuration, environment: PluginEnvironment) throws {
+        guard configuration.interval > 0 else {
+            throw PluginConfigurationError(keyPath: "interval", reason: "must be positive")
+        }
+        for (index, device) in (configuration.devices ?? []).enumerated() where device.address.isEmpty {
+            throw PluginConfigurationError(keyPath: "devices[\(index)].address", reason: "must not be empty")
+        }
+        self.configuration = configuration
+        self.name = environment.name
+    }
+
+    func run(context: SourceContext) async throws {}
+}
+
+/// A configurable sink with a `batchSize` that must be at least 1.
+struct BatchSink: SampleSink, ConfigurablePlugin {
+    struct Configuration: Decodable, Sendable {
+        var batchSize: Int = 100
+        enum CodingKeys: String, CodingKey { case batchSize }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            batchSize = try container.decodeIfPresent(Int.self, forKey: .batchSize) ?? 100
+        }
+    }
+
+    static let kind = "batch"
+    static let summary = "collects batches for tests"
+    let configuration: Configuration
+
+    init(configuration: Configuration, environment: PluginEnvironment) throws {
+        guard configuration.batchSize >= 1 else {
+            throw PluginConfigurationError(keyPath: "batchSize", reason: "must be at least 1")
+        }
+        self.configuration = configuration
+    }
+
+    func run(inbox: SinkInbox, context: SinkContext) async throws {
+        while await inbox.next(maxCount: configuration.batchSize) != nil {}
+    }
+}
+
+/// A source whose initializer fails with an error that is neither decoding nor configuration.
+struct BrokenSource: SampleSource, ConfigurablePlugin {
+    struct Configuration: Decodable, Sendable {}
+    struct Unavailable: Error, CustomStringConvertible {
+        var description: String { "adapter hci0 is powered off" }
+    }
+
+    static let kind = "broken"
+    static let summary = "fails to start"
+
+    init(configuration: Configuration, environment: PluginEnvironment) throws {
+        throw Unavailable()
+    }
+
+    func run(context: SourceContext) async throws {}
+}
