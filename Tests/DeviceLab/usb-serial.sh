@@ -88,6 +88,10 @@ STATE_DIRECTORY=$OUT/state RUNTIME_DIRECTORY=$OUT/runtime HOME=$OUT \
   setpriv --reuid=healthgate --regid=healthgate --init-groups \
   "$HG" run --config "$OUT/config.json" > "$OUT/healthgate.log" 2>&1 &
 HGPID=$!
+sleep 2
+if ! kill -0 $HGPID 2>/dev/null; then
+  echo "FAIL: healthgate run exited at start-up:"; cat "$OUT/healthgate.log"; exit 1
+fi
 
 step "device: answer ID?, send readings"
 check await_id_request 90 1
