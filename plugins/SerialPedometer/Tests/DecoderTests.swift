@@ -84,6 +84,15 @@ final class DecoderTests: XCTestCase {
         XCTAssertEqual(Outcome(Result { () throws(PedometerDecodeError) in try decoder.decode(frame: Array("$ST,5".utf8)) }), .steps(5, nil, nil, nil))
     }
 
+    /// The example session in README.md decodes as documented.
+    func testReadmeExampleSession() {
+        var decoder = PedometerStreamDecoder(HGPTextDecoder())
+        let lines = "$ID,Acme,StepPod 2,SN12345,1.4.2*47\r\n$ST,1000,750.0,110,1800000000*13\r\n$ST,1010,757.5,112,1800000005*17\r\n"
+        XCTAssertEqual(decoder.feed(Array(lines.utf8)).map(Outcome.init), [
+            .id("SN12345"), .steps(1000, 750, 110, 1_800_000_000), .steps(1010, 757.5, 112, 1_800_000_005),
+        ])
+    }
+
     func testMalformedFramesNameTheProblem() {
         let decoder = HGPTextDecoder()
         let cases: [(String, PedometerDecodeError.Code, String)] = [

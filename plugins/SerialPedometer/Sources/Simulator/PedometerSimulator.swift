@@ -202,11 +202,15 @@ public enum SerialPedometerDemo {
     ///   the pty slave; and `run`, which plays the script until cancelled and then hangs up.
     ///   With the demo script the gateway counts 2 × (readings − 1) steps: 2 steps per second
     ///   after the first reading (for example 58 steps for 30 readings), including across the
-    ///   simulated reboot, on a state directory that has no counter for `SIM-0001` yet.
+    ///   simulated reboot. Each call gets a fresh serial number (`SIM-xxxxxxxx`), so a counter
+    ///   stored by an earlier demo in the same state directory never applies.
     public static func start(
         clock: any GatewayClock, logger: Logger
     ) throws -> (configuration: JSONValue, run: @Sendable () async throws -> Void) {
-        let simulator = try PedometerSimulator(script: .demo, clock: clock, logger: logger)
+        var script = PedometerSimulator.Script.demo
+        let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 16, uppercase: true)
+        script.identity.serialNumber = "SIM-" + String(repeating: "0", count: 8 - suffix.count) + suffix
+        let simulator = try PedometerSimulator(script: script, clock: clock, logger: logger)
         let configuration = JSONValue.object([
             "path": .string(simulator.devicePath),
             "deviceName": .string("Demo pedometer"),
