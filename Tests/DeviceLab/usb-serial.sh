@@ -35,11 +35,18 @@ gadget_up() {
   modprobe g_serial || return 1
   wait_for 30 test -c /dev/ttyACM0 && wait_for 10 test -c /dev/ttyGS0 || return 1
   timeout 30 udevadm settle
+}
+# The gadget side drops what arrives while nobody has /dev/ttyGS0 open, so a reader holds it
+# open from the plug on and records what the gateway sends.
+gadget_listen() {
+  cat /dev/ttyGS0 > "$OUT/gadget-rx.$1" 2>/dev/null &
+  LISTENER=$!
+  sleep 0.5
   stty -F /dev/ttyGS0 raw -echo
 }
+id_requests() { grep -c 'ID?' "$OUT/gadget-rx.$1" 2>/dev/null || echo 0; }
 await_id_request() {  # the gateway opened ttyACM0 and sent ID?
-  timeout "${1:-60}" head -c 5 /dev/ttyGS0 > "$OUT/request.$2" 2>/dev/null
-  [[ $(tr -d '\r\n' < "$OUT/request.$2") == "ID?" ]]
+  wait_for "$1" test "$(id_requests "$2")" -ge 1
 }
 log_has() { grep -q -- "$1" "$OUT/healthgate.log"; }
 
@@ -60,6 +67,7 @@ MON=$!
 step "plug: dummy_hcd + g_serial"
 modprobe dummy_hcd || { echo "FAIL: modprobe dummy_hcd"; exit 1; }
 check gadget_up
+gadget_listen 1
 udevadm info /dev/ttyACM0 | tee "$OUT/udevadm-info.txt"
 check grep -q 'E: HEALTHGATE_ADAPTER=serial-pedometer' "$OUT/udevadm-info.txt"
 check grep -q 'E: HEALTHGATE_DECODER=hgp1' "$OUT/udevadm-info.txt"
@@ -74,17 +82,24 @@ if ! "$HG" plugins | grep -q '^sqlite '; then
   echo "FAIL: this healthgate has no 'sqlite' sink compiled in (the SQLite store branch is not merged)"
   fails=$((fails+1))
 fi
-mkdir -p "$OUT/state" "$OUT/runtime"
-chown healthgate:healthgate "$OUT" "$OUT/state" "$OUT/runtime"
+# $DEVICELAB_OUT is a 9p share: fine for the counter state file (write, fsync, rename), but
+# SQLite's WAL needs shared memory that 9p does not offer, and so does the control socket; those
+# live on the guest's tmpfs and the store is copied out at the end.
+DB_DIR=/var/lib/healthgate-lab RUN_DIR=/run/healthgate-lab
+mkdir -p "$OUT/state" "$DB_DIR" "$RUN_DIR"
+chown healthgate:healthgate "$OUT" "$OUT/state" "$DB_DIR" "$RUN_DIR"
 cat > "$OUT/config.json" <<JSON
 {
   "sources": [{"kind": "serial-pedometer", "name": "pedometers",
                "config": {"udev": true, "identificationTimeout": 5}}],
-  "sinks": [{"kind": "sqlite", "config": {"path": "$OUT/samples.sqlite"}}],
+  "sinks": [{"kind": "sqlite", "config": {"path": "$DB_DIR/samples.sqlite"}}],
   "logLevel": "debug"
 }
 JSON
-STATE_DIRECTORY=$OUT/state RUNTIME_DIRECTORY=$OUT/runtime HOME=$OUT \
+# The guest's umask is strict: let the service user traverse to and read what it needs.
+chown healthgate:healthgate "$OUT/config.json"; chmod 0640 "$OUT/config.json"
+chmod a+x "$(dirname "$OUT")"
+STATE_DIRECTORY=$OUT/state RUNTIME_DIRECTORY=$RUN_DIR HOME=$DB_DIR \
   setpriv --reuid=healthgate --regid=healthgate --init-groups \
   "$HG" run --config "$OUT/config.json" > "$OUT/healthgate.log" 2>&1 &
 HGPID=$!
@@ -109,10 +124,12 @@ rmmod g_serial
 check wait_for 15 test ! -e /dev/ttyACM0
 timeout 30 udevadm settle
 check test ! -e /dev/healthgate/pedometer-0525-a4a7
-check wait_for 20 log_has "removed"
+check wait_for 20 log_has "ttyACM0 removed"
+kill $LISTENER 2>/dev/null
 
 step "replug: modprobe g_serial; the reader restarts"
 check gadget_up
+gadget_listen 2
 check await_id_request 60 2
 device_says "ID,healthgate-lab,StepLab,LAB-0001,0.1"
 sleep 1; device_says "ST,150,107.5,110"
@@ -124,9 +141,9 @@ step "stop: SIGTERM, then the store"
 kill -TERM $HGPID; wait $HGPID; rc=$?
 echo "healthgate exit status $rc"
 check test $rc -eq 0
-kill $MON 2>/dev/null
+kill $MON $LISTENER 2>/dev/null
 cat "$OUT/healthgate.log" | tail -40
-"$PY" - "$OUT/samples.sqlite" > "$OUT/steps.txt" 2>&1 <<'PY'
+"$PY" - "$DB_DIR/samples.sqlite" > "$OUT/steps.txt" 2>&1 <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 rows = db.execute("""SELECT s.value, d.local_identifier FROM samples s LEFT JOIN devices d ON d.id = s.device_id
@@ -142,6 +159,8 @@ check grep -qx 'samples 4' "$OUT/steps.txt"
 check grep -qx 'values 10,20,20,5' "$OUT/steps.txt"
 check grep -qx 'devices LAB-0001' "$OUT/steps.txt"
 check grep -q 'garbage' "$OUT/healthgate.log"
+"$PY" -c 'import sqlite3,sys; s=sqlite3.connect(sys.argv[1]); d=sqlite3.connect(sys.argv[2]); s.backup(d)' \
+  "$DB_DIR/samples.sqlite" /tmp/samples-copy.sqlite && cp /tmp/samples-copy.sqlite "$OUT/samples.sqlite"
 check cat "$OUT/state/serial-pedometer/pedometers.json"
 
 step "summary"

@@ -104,12 +104,11 @@ extension SerialPedometerSource {
                 case .add, .change, .bind:
                     start(event.device)
                 case .remove:
-                    if active.claim(event.device.syspath) {
-                        active.release(event.device.syspath)
-                    } else {
+                    if event.device.healthgateAdapter == Self.kind {
                         context.logger.info("\(event.device.sysname) removed", device: Self.transportDevice(event.device).displayName)
-                        active.close(event.device.syspath)
                     }
+                    // Closing ends the reader if the hang-up has not already done so.
+                    active.close(event.device.syspath)
                 default:
                     break
                 }
