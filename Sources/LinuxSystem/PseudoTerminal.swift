@@ -45,12 +45,19 @@ public final class PseudoTerminal: Sendable {
             master.close()
             throw SystemError("open", target: path, errno: error)
         }
+        let slave = FileDescriptor(owning: slaveRaw)
         var attributes = termios()
-        tcgetattr(slaveRaw, &attributes)
-        cfmakeraw(&attributes)
-        tcsetattr(slaveRaw, TCSANOW, &attributes)
+        do throws(Errno) {
+            try Errno.retryingInterrupts { tcgetattr(slaveRaw, &attributes) }
+            cfmakeraw(&attributes)
+            try Errno.retryingInterrupts { tcsetattr(slaveRaw, TCSANOW, &attributes) }
+        } catch {
+            slave.close()
+            master.close()
+            throw SystemError("tcsetattr raw", target: path, errno: error)
+        }
         self.master = master
-        self.slave = FileDescriptor(owning: slaveRaw)
+        self.slave = slave
         self.slavePath = path
         do {
             try master.setNonBlocking()

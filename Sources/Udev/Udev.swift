@@ -2,7 +2,7 @@ import CUdev
 #if canImport(Glibc)
 import Glibc
 #endif
-public import Dispatch
+import Dispatch
 import Synchronization
 
 // A libudev handle. libudev objects are not thread-safe (libudev(3): "not thread-safe; use one

@@ -67,7 +67,7 @@ extension SerialPedometerSource {
         let existing = try Udev.enumerate(subsystem: "tty")
         let active = ActiveDevices()
         context.status.setDetail("connection", "watching udev (tty)")
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        await withTaskGroup(of: Void.self) { group in
             func start(_ device: UdevDevice) {
                 let (eligible, reason) = Self.eligibility(of: device)
                 guard eligible, let devnode = device.devnode else {
