@@ -94,6 +94,11 @@ extension SerialPedometerSource {
                         // next announces it (replug, `udevadm trigger`).
                         context.logger.error("\(error)", device: transport.displayName)
                         context.status.reportError("\(transport.displayName): \(error)")
+                    } catch is CancellationError {
+                        // The source is stopping; the port is closed by the defer above.
+                    } catch {
+                        context.logger.error("reader of \(devnode) failed: \(error)", device: transport.displayName)
+                        context.status.reportError("\(transport.displayName): \(error)")
                     }
                     context.status.setDetail("devices", String(active.count - 1))
                 }
