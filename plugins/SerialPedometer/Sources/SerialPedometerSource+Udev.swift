@@ -72,7 +72,7 @@ extension SerialPedometerSource {
                 let (eligible, reason) = Self.eligibility(of: device)
                 guard eligible, let devnode = device.devnode else {
                     if device.healthgateAdapter != nil {
-                        context.logger.info("not using \(device.sysname): \(reason)")
+                        context.logger.info("not using \(device.sysname): \(reason)", device: device.devnode ?? device.sysname)
                     }
                     return
                 }

@@ -170,12 +170,12 @@ public struct SerialPedometerSource: SampleSource, ConfigurablePlugin {
                 lastFailure = nil
                 try Task.checkCancellation()
                 context.status.setDetail("connection", "lost \(name): \(end)")
-                context.logger.notice("\(name): \(end); reopening every \(reconnectInterval)")
+                context.logger.notice("\(name): \(end); reopening every \(reconnectInterval)", device: deviceName ?? name)
             } catch let error as SystemError {
                 let message = error.description
                 context.status.setDetail("connection", "waiting for \(name): \(error.errno)")
                 if message != lastFailure {
-                    context.logger.warning("\(message); retrying every \(reconnectInterval)")
+                    context.logger.warning("\(message); retrying every \(reconnectInterval)", device: deviceName ?? name)
                     context.status.reportError(message)
                     lastFailure = message
                 }
