@@ -195,6 +195,26 @@ final class AdapterTests: XCTestCase {
         pty.hangUp()
     }
 
+    func testAMissingPathIsRetriedAndLoggedOnceUntilTheDeviceAppears() async throws {
+        let clock = ManualClock()
+        let path = directory.appendingPathComponent("not-yet")
+        let harness = try start(["path": .string(path.path), "reconnectInterval": .number(2)], clock: clock)
+        for attempt in 1...3 {
+            try await waitUntil("attempt \(attempt) waiting") { clock.sleeperCount >= 1 }
+            XCTAssertTrue(harness.detail("connection")?.contains("ENOENT") ?? false)
+            clock.advance(by: .seconds(2))
+        }
+        let pty = try PseudoTerminal()
+        try link(path, to: pty)
+        try await waitUntil("a sleeper for the next attempt") { clock.sleeperCount >= 1 }
+        clock.advance(by: .seconds(2))
+        try await expectRequest("ID?", on: pty)
+        XCTAssertEqual(harness.logs.entries.filter { $0.message.contains("No such file") }.count, 1, "logged once")
+        XCTAssertEqual(harness.status?.errors, 1)
+        await harness.stop()
+        pty.hangUp()
+    }
+
     func testWithoutAnIdentificationAnswerReadingsCountUnderThePath() async throws {
         let clock = ManualClock()
         let pty = try PseudoTerminal()
