@@ -44,9 +44,9 @@ gadget_listen() {
   sleep 0.5
   stty -F /dev/ttyGS0 raw -echo
 }
-id_requests() { grep -c 'ID?' "$OUT/gadget-rx.$1" 2>/dev/null || echo 0; }
-await_id_request() {  # the gateway opened ttyACM0 and sent ID?
-  wait_for "$1" test "$(id_requests "$2")" -ge 1
+has_id_request() { grep -qF 'ID?' "$OUT/gadget-rx.$1" 2>/dev/null; }
+await_id_request() {  # the gateway opened ttyACM0 and sent ID? (re-checked on every poll)
+  wait_for "$1" has_id_request "$2"
 }
 log_has() { grep -q -- "$1" "$OUT/healthgate.log"; }
 
