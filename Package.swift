@@ -83,6 +83,9 @@ let package = Package(
             name: "SampleBusTests", dependencies: ["HealthModel", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl"],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting"], path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(

@@ -13,6 +13,15 @@ public enum HealthJSON {
         encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
             : [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
+            // Refuse, with the field's path, a date RFC 3339 cannot write (a garbage device
+            // timestamp), instead of writing a clamped one.
+            guard RFC3339.isRepresentable(date) else {
+                throw EncodingError.invalidValue(
+                    date, EncodingError.Context(
+                        codingPath: encoder.codingPath,
+                        debugDescription: "date \(date.timeIntervalSince1970) s since 1970 is outside "
+                            + "the years 0001-9999 that RFC 3339 can write"))
+            }
             var container = encoder.singleValueContainer()
             try container.encode(RFC3339.string(from: date))
         }
@@ -39,9 +48,31 @@ public enum HealthJSON {
 
 /// RFC 3339 timestamps without Foundation's formatters (which are slow and not Sendable).
 public enum RFC3339 {
+    /// The first and last instants RFC 3339's four-digit years can write, in microseconds since
+    /// 1970: 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z.
+    static let firstMicros: Int64 = -62_135_596_800_000_000
+    static let lastMicros: Int64 = 253_402_300_799_999_999
+
+    /// Whether `date`, rounded to the microsecond, lies in the years 0001-9999 and so has an
+    /// RFC 3339 form.
+    public static func isRepresentable(_ date: Date) -> Bool {
+        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        // Double(lastMicros) rounds up to 10000-01-01T00:00:00Z exactly, hence `<`.
+        return micros >= Double(firstMicros) && micros < Double(lastMicros)
+    }
+
     /// `YYYY-MM-DDTHH:MM:SS.ffffffZ` in UTC, rounded to the microsecond.
+    ///
+    /// A date outside ``isRepresentable(_:)`` (or NaN) is clamped to the nearest bound, so this
+    /// never traps; ``HealthJSON`` refuses such dates instead.
     public static func string(from date: Date) -> String {
-        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        // Clamp before converting: Int64(_:) traps on NaN and on values beyond ±9.2e18, which a
+        // date from a garbage timestamp reaches (1e20 s since 1970 crashed the encoder).
+        let raw = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let micros: Int64 =
+            if raw.isNaN || raw <= Double(firstMicros) { firstMicros }
+            else if raw >= Double(lastMicros) { lastMicros }
+            else { Int64(raw) }
         var seconds = micros / 1_000_000
         var fraction = micros % 1_000_000
         if fraction < 0 {

@@ -4,7 +4,7 @@
 /// ```
 /// unit     := product ( "/" product )?          one division at most
 /// product  := factor ( ("." | "*") factor )*
-/// factor   := atom ( "^" integer )?             integer may be negative
+/// factor   := atom ( "^" integer )?             integer may be negative; |integer| <= 12
 /// atom     := "count" | "%" | non-SI | prefix? SI
 /// SI       := g m L Pa s J K Hz V
 /// prefix   := da d h c k m mc n p f M G T       "mc" is micro, as in HealthKit
@@ -296,11 +296,18 @@ enum UnitParser {
         return HealthUnit(unitString: trimmed, factor: factor, dimension: dimension)
     }
 
+    /// The largest exponent magnitude accepted after `^`.
+    static let maximumExponent = 12
+
     private static func splitPower(_ text: String, in unit: String) throws(UnitError) -> (String, Int) {
         guard let caret = text.firstIndex(of: "^") else { return (text, 1) }
         let symbol = String(text[..<caret])
         let digits = text[text.index(after: caret)...]
-        guard let power = Int(digits), power != 0 else { throw .invalidExponent(text, in: unit) }
+        // Bounded: `pow` below loops |n| times and dimensions multiply by n, so an unbounded
+        // exponent from untrusted input ("m^9223372036854775807") hung the parser, and Int.min
+        // overflowed when negated for the denominator. Health units never need more than a few.
+        guard let power = Int(digits), power != 0, (-maximumExponent...maximumExponent).contains(power)
+        else { throw .invalidExponent(text, in: unit) }
         return (symbol, power)
     }
 

@@ -32,7 +32,8 @@ public struct RestartPolicy: Sendable, Hashable {
 ///    log and its status. The others keep running.
 /// 3. On the first stop request, sources are cancelled, the bus is finished, and sinks drain
 ///    their queues and flush. `run` returns when every sink has returned.
-/// 4. A second request, or `shutdownTimeout` after the first, cancels the sinks as well.
+/// 4. A second request, or `shutdownTimeout` after the first, cancels the sinks as well and
+///    finishes the bus; records still queued are then abandoned.
 public final class Gateway: Sendable {
     public let bus: SampleBus
     public let statusBoard: StatusBoard
@@ -111,6 +112,10 @@ public final class Gateway: Sendable {
                         ? "second stop request: forcing shutdown"
                         : "sinks did not drain within \(shutdownTimeout); forcing shutdown")
                     shutdown.force()
+                    // Release sources parked on a full `.block` queue: they wait through
+                    // cancellation (so a graceful stop loses nothing), so only finishing the bus
+                    // lets them return now.
+                    bus.finish()
                     group.cancelAll()
                 }
             }

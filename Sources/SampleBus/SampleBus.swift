@@ -70,6 +70,8 @@ public struct SamplePublisher: Sendable {
     }
 
     /// Publishes records. Returns when every sink queue took them (see ``SampleBus/publish(_:)``).
+    /// Cancellation does not cut a wait for room short, so records handed over during a graceful
+    /// stop are still delivered; a forced shutdown releases the wait.
     public func publish(_ records: [HealthRecord]) async {
         guard !records.isEmpty else { return }
         await bus.publish(records)

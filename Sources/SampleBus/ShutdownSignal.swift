@@ -38,7 +38,7 @@ public final class ShutdownSignal: Sendable {
 
     /// Goes straight to `forced`.
     public func force() {
-        advance { _ in .forced }
+        _ = advance { _ in .forced }
     }
 
     private func advance(_ next: (Stage) -> Stage) -> Stage {

@@ -37,7 +37,10 @@ public struct QueueConfiguration: Hashable, Sendable, Codable {
 ///
 /// Thread-safe (a `Mutex`); producers and the single consumer suspend on continuations, never
 /// block a thread. Under `.block`, `enqueue` waits for room; under `.dropOldest`, it evicts and
-/// counts. A cancelled producer stops waiting and its not-yet-queued records are not accepted.
+/// counts. A producer keeps waiting for room even when its task is cancelled: a graceful stop
+/// cancels the sources while the sinks keep draining, so records already handed to `publish` are
+/// delivered, not lost. Only ``finish()`` (the bus ending, or a forced shutdown) releases a waiting
+/// producer; what it had not queued by then is discarded.
 final class SinkQueue: Sendable {
     private struct Waiter {
         var id: UInt64
@@ -80,8 +83,9 @@ final class SinkQueue: Sendable {
     /// state "the publisher is blocked" instead of guessing with a sleep.
     var waitingProducerCount: Int { state.withLock { $0.producers.count } }
 
-    /// Adds records, applying the overflow policy. Returns when all are queued, or when the
-    /// calling task is cancelled while waiting for room (`.block` only).
+    /// Adds records, applying the overflow policy. Returns when all are queued, or when the queue
+    /// is finished (then the rest is discarded). Cancellation does not cut the wait short; see the
+    /// type's documentation.
     /// - Returns: how many queued records this call evicted (`.dropOldest` only), so that the
     ///   caller can add exactly that many to the sink's status.
     @discardableResult
@@ -119,35 +123,23 @@ final class SinkQueue: Sendable {
                 return consumer
             }
             consumer?.resume()
-            if remaining.isEmpty || Task.isCancelled { return droppedHere }
+            if remaining.isEmpty { return droppedHere }
+            // Not abandoned on cancellation (as it was): a graceful stop cancels the sources, and
+            // giving up here dropped records the source had already read from its device.
             await waitForRoom()
-            if Task.isCancelled { return droppedHere }
         }
         return droppedHere
     }
 
     private func waitForRoom() async {
-        let id = state.withLock { state -> UInt64 in
-            state.nextWaiterID += 1
-            return state.nextWaiterID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.count < configuration.capacity || state.finished || Task.isCancelled {
-                        return true
-                    }
-                    state.producers.append(Waiter(id: id, continuation: continuation))
-                    return false
-                }
-                if resumeNow { continuation.resume() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.count < configuration.capacity || state.finished { return true }
+                state.nextWaiterID += 1
+                state.producers.append(Waiter(id: state.nextWaiterID, continuation: continuation))
+                return false
             }
-        } onCancel: {
-            let waiter = state.withLock { state -> Waiter? in
-                guard let index = state.producers.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.producers.remove(at: index)
-            }
-            waiter?.continuation.resume()
+            if resumeNow { continuation.resume() }
         }
     }
 

@@ -1,3 +1,5 @@
+import HeartRateMonitor
+import SQLiteStore
 import SampleBus
 import SerialPedometer
 
@@ -5,7 +7,9 @@ import SerialPedometer
 enum BuiltinCatalog {
     static func make() -> PluginCatalog {
         PluginCatalog([
+            .source(HeartRateSource.self),
             .source(SerialPedometerSource.self),
+            .sink(SQLiteSink.self),
         ])
     }
 }

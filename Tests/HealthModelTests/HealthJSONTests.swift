@@ -205,6 +205,14 @@ final class HealthJSONTests: XCTestCase {
             let metadata: Metadata = ["k": value]
             _ = try roundTrip(metadata)
         }
+        // JSON does not keep 2.0 apart from 2: an integral double comes back as an integer. The
+        // bytes stay stable, which is what the HTTP sink's idempotency key needs.
+        let integral: Metadata = ["k": .double(2)]
+        let data = try HealthJSON.makeEncoder().encode(integral)
+        XCTAssertEqual(String(decoding: data, as: UTF8.self), #"{"k":2}"#)
+        let decoded = try HealthJSON.makeDecoder().decode(Metadata.self, from: data)
+        XCTAssertEqual(decoded["k"], .integer(2))
+        XCTAssertEqual(try HealthJSON.makeEncoder().encode(decoded), data)
         XCTAssertThrowsError(try HealthJSON.makeEncoder().encode(["k": MetadataValue.double(.nan)] as Metadata),
                              "JSON has no NaN; the encoder refuses instead of writing garbage")
         XCTAssertThrowsError(

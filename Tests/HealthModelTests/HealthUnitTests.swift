@@ -262,6 +262,11 @@ final class HealthUnitTests: XCTestCase {
             ("m^1.5", .invalidExponent("m^1.5", in: "m^1.5")),
             ("m^2^2", .invalidExponent("m^2^2", in: "m^2^2")),
             ("kg/s^-", .invalidExponent("s^-", in: "kg/s^-")),
+            // Out of range: these used to hang (a 2^63-step loop) or trap (negating Int.min).
+            ("m^13", .invalidExponent("m^13", in: "m^13")),
+            ("m^9223372036854775807", .invalidExponent("m^9223372036854775807", in: "m^9223372036854775807")),
+            ("kg/s^-9223372036854775808", .invalidExponent("s^-9223372036854775808", in: "kg/s^-9223372036854775808")),
+            ("m^99999999999999999999", .invalidExponent("m^99999999999999999999", in: "m^99999999999999999999")),
             ("bananas", .unknownUnit("bananas", in: "bananas")),
             ("kg/parsec", .unknownUnit("parsec", in: "kg/parsec")),
             ("KG", .unknownUnit("KG", in: "KG")),
@@ -281,6 +286,8 @@ final class HealthUnitTests: XCTestCase {
 
     func testNegativeAndPositivePowers() throws {
         XCTAssertEqual(try unit("s^-1").dimension, UnitDimension(time: -1))
+        XCTAssertEqual(try unit("m^12").dimension, UnitDimension(length: 12))
+        XCTAssertEqual(try unit("m^-12").dimension, UnitDimension(length: -12))
         XCTAssertEqual(try unit("m^3").dimension, UnitDimension(length: 3))
         XCTAssertEqual(try unit("cm^-2").convert(1, to: try unit("m^-2")), 10_000, accuracy: 1e-9)
         // A negative power on the right of "/" goes back to the numerator.

@@ -78,9 +78,37 @@ final class RFC3339Tests: XCTestCase {
             let date = Date(timeIntervalSince1970: Double(seconds))
             let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
             let expected = String(
-                format: "%04d-%02d-%02dT%02d:%02d:%02d.000000Z", c.year ?? 0, c.month ?? 0, c.day ?? 0,
+                format: "%04ld-%02ld-%02ldT%02ld:%02ld:%02ld.000000Z", c.year ?? 0, c.month ?? 0, c.day ?? 0,
                 c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
             XCTAssertEqual(RFC3339.string(from: date), expected)
+        }
+    }
+
+    /// Out-of-range dates never trap: the formatter clamps, and the JSON encoder refuses.
+    func testOutOfRangeDatesDoNotCrash() throws {
+        let rows: [(TimeInterval, String)] = [
+            (1e20, "9999-12-31T23:59:59.999999Z"),
+            (-1e20, "0001-01-01T00:00:00.000000Z"),
+            (.infinity, "9999-12-31T23:59:59.999999Z"),
+            (.nan, "0001-01-01T00:00:00.000000Z"),
+            (253_402_300_799, "9999-12-31T23:59:59.000000Z"),
+            (-62_135_596_800, "0001-01-01T00:00:00.000000Z"),
+        ]
+        for (seconds, text) in rows {
+            XCTAssertEqual(RFC3339.string(from: Date(timeIntervalSince1970: seconds)), text, "\(seconds)")
+        }
+        XCTAssertTrue(RFC3339.isRepresentable(Date(timeIntervalSince1970: 253_402_300_799)))
+        XCTAssertFalse(RFC3339.isRepresentable(Date(timeIntervalSince1970: 253_402_300_800)))
+        XCTAssertFalse(RFC3339.isRepresentable(Date(timeIntervalSince1970: .nan)))
+
+        let far = Date(timeIntervalSince1970: 1e20)
+        let sample = try QuantitySample(
+            id: SampleIDGenerator(seed: 1).next(), type: .stepCount, quantity: Quantity(1, .count),
+            start: far, end: far)
+        XCTAssertThrowsError(try HealthJSON.makeEncoder().encode(sample)) { error in
+            guard case .invalidValue(_, let context)? = error as? EncodingError else { return XCTFail("\(error)") }
+            XCTAssertEqual(context.codingPath.last?.stringValue, "start")
+            XCTAssertTrue(context.debugDescription.contains("outside the years 0001-9999"))
         }
     }
 

@@ -95,18 +95,39 @@ final class BackPressureTests: XCTestCase {
         XCTAssertEqual(gateway.statusBoard.status(of: "sink")?.dropped, 0)
     }
 
-    func testCancelledPublisherStopsWaiting() async throws {
+    /// A graceful stop cancels the sources; a source parked on a full queue must still deliver
+    /// what it already holds, so cancellation does not end the wait for room.
+    func testCancelledPublisherStillDeliversEverything() async throws {
         let bus = bus(capacity: 1, policy: .block, board: StatusBoard())
         let subscription = try XCTUnwrap(bus.subscription(named: "sink"))
         let records = stepRecords(0..<3, ids: ids)
         let publisher = Task { await bus.publish(records) }
         try await waitUntil("the publisher to wait") { subscription.queue.waitingProducerCount == 1 }
         publisher.cancel()
+        XCTAssertEqual(subscription.queue.waitingProducerCount, 1, "still waiting after the cancel")
+        var received: [HealthRecord] = []
+        while received.count < 3, let batch = await subscription.inbox.next(maxCount: 10) {
+            received += batch
+        }
+        await publisher.value
+        XCTAssertEqual(received, records)
+        XCTAssertEqual(subscription.droppedCount, 0)
+    }
+
+    /// Finishing the bus (a forced shutdown) releases a waiting publisher.
+    func testFinishReleasesAWaitingPublisher() async throws {
+        let bus = bus(capacity: 1, policy: .block, board: StatusBoard())
+        let subscription = try XCTUnwrap(bus.subscription(named: "sink"))
+        let records = stepRecords(0..<3, ids: ids)
+        let publisher = Task { await bus.publish(records) }
+        try await waitUntil("the publisher to wait") { subscription.queue.waitingProducerCount == 1 }
+        bus.finish()
         await publisher.value
         XCTAssertEqual(subscription.queue.waitingProducerCount, 0)
-        bus.finish()
         let batch = await subscription.inbox.next(maxCount: 10)
-        XCTAssertEqual(stepValues(batch ?? []), [0], "only what was queued before the cancel")
+        XCTAssertEqual(stepValues(batch ?? []), [0], "what was queued before the end is still delivered")
+        let end = await subscription.inbox.next(maxCount: 10)
+        XCTAssertNil(end)
     }
 
     // MARK: - .dropOldest

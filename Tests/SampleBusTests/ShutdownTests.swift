@@ -46,6 +46,105 @@ final class ShutdownTests: XCTestCase {
         XCTAssertFalse(log.contains("forcing shutdown"))
     }
 
+    /// A source parked on a full `.block` queue when the stop request comes still delivers the
+    /// records it handed to `publish`; the source's count and the sink's agree.
+    func testGracefulStopWithASourceBlockedOnAFullQueueLosesNothing() async throws {
+        let clock = ManualClock()
+        let source = ScriptedSource()
+        let sink = CollectingSink(batchSize: 2, holdBatches: true)
+        let gateway = makeGateway(
+            sources: [("source", source)],
+            sinks: [("sink", QueueConfiguration(capacity: 2, policy: .block), sink)], clock: clock)
+        let queue = try XCTUnwrap(gateway.bus.subscriptions.first).queue
+        let shutdown = ShutdownSignal()
+        let run = GatewayRun(gateway, shutdown: shutdown)
+        let records = stepRecords(0..<8, ids: ids)
+
+        source.send(Array(records[0..<2]))
+        try await waitUntil("the sink to hold a batch") { sink.isHoldingBatch }
+        source.send(Array(records[2..<8]))
+        try await waitUntil("the source to block") { queue.waitingProducerCount == 1 }
+        shutdown.requestStop()
+
+        while !run.hasReturned {
+            try await waitUntil("a held batch or the end") { sink.isHoldingBatch || run.hasReturned }
+            sink.release()
+        }
+        XCTAssertEqual(sink.records, records, "the blocked publish was delivered, not dropped")
+        XCTAssertEqual(gateway.statusBoard.status(of: "source")?.records, 8)
+        XCTAssertEqual(gateway.statusBoard.status(of: "sink")?.records, 8)
+        XCTAssertEqual(shutdown.stage, .stopping)
+    }
+
+    /// A forced stop releases a source parked on a full queue, so `run` returns.
+    func testForcedStopReleasesASourceBlockedOnAFullQueue() async throws {
+        let clock = ManualClock()
+        let source = ScriptedSource()
+        let sink = CollectingSink(batchSize: 1, holdBatches: true)
+        let gateway = makeGateway(
+            sources: [("source", source)],
+            sinks: [("sink", QueueConfiguration(capacity: 1, policy: .block), sink)], clock: clock)
+        let queue = try XCTUnwrap(gateway.bus.subscriptions.first).queue
+        let shutdown = ShutdownSignal()
+        let run = GatewayRun(gateway, shutdown: shutdown)
+        source.send(stepRecords(0..<5, ids: ids))
+        try await waitUntil("the source to block") { queue.waitingProducerCount == 1 && sink.isHoldingBatch }
+        shutdown.requestStop()
+        shutdown.requestStop()
+        try await run.waitForReturn()
+        XCTAssertEqual(shutdown.stage, .forced)
+        XCTAssertEqual(sink.records, [], "nothing committed: the sink was cancelled holding its batch")
+    }
+
+    /// A sink that fails while draining after a stop request is restarted, gets its batch again,
+    /// drains the rest, and only then does `run` return.
+    func testSinkFailingDuringTheDrainStillDeliversEverything() async throws {
+        let clock = ManualClock()
+        let source = ScriptedSource()
+        let sink = BatchLoggingSink(batchSize: 4, failures: 1)
+        let gateway = makeGateway(
+            sources: [("source", source)], sinks: [("sink", QueueConfiguration(), sink)], clock: clock,
+            shutdownTimeout: .seconds(30))
+        let shutdown = ShutdownSignal()
+        let run = GatewayRun(gateway, shutdown: shutdown)
+        let records = stepRecords(0..<10, ids: ids)
+        source.send(records)
+        try await clock.waitForSleepers(1)  // the sink's backoff after its failure
+        try await waitUntil("every record accepted") { source.published == 10 }
+        shutdown.requestStop()
+        try await clock.waitForSleepers(2)  // plus the shutdown deadline
+        clock.advance(by: .milliseconds(500))  // the first restart delay only
+        try await run.waitForReturn()
+        XCTAssertEqual(shutdown.stage, .stopping, "not forced: the deadline did not pass")
+        XCTAssertEqual(sink.batches.first, Array(records[0..<4]))
+        XCTAssertEqual(Array(sink.batches.dropFirst().joined()), records)
+        XCTAssertEqual(gateway.statusBoard.status(of: "sink")?.state, .finished)
+    }
+
+    /// A source that returns on its own is finished, not restarted; the rest keep running until
+    /// the stop request.
+    func testSourceThatReturnsIsFinishedNotRestarted() async throws {
+        let clock = ManualClock()
+        let steady = ScriptedSource()
+        let sink = CollectingSink()
+        let gateway = makeGateway(
+            sources: [("once", OneShotSource(records: stepRecords(0..<3, ids: ids))), ("steady", steady)],
+            sinks: [("sink", QueueConfiguration(), sink)], clock: clock)
+        let shutdown = ShutdownSignal()
+        let run = GatewayRun(gateway, shutdown: shutdown)
+        try await waitUntil("the one-shot source to finish") {
+            gateway.statusBoard.status(of: "once")?.state == .finished
+        }
+        steady.send(stepRecords(3..<5, ids: ids))
+        try await waitUntil("five records") { sink.records.count == 5 }
+        XCTAssertFalse(run.hasReturned, "a finished source does not stop the gateway")
+        XCTAssertEqual(gateway.statusBoard.status(of: "once")?.restarts, 0)
+        XCTAssertEqual(gateway.statusBoard.status(of: "once")?.records, 3)
+        shutdown.requestStop()
+        try await run.waitForReturn()
+        XCTAssertEqual(Set(stepValues(sink.records)), Set(0..<5))
+    }
+
     func testSecondStopRequestForcesShutdown() async throws {
         let clock = ManualClock()
         let log = RecordingLogSink()

@@ -56,6 +56,14 @@ final class ScriptedSource: SampleSource {
     }
 }
 
+/// A source that publishes its records once and returns (done, not failed).
+struct OneShotSource: SampleSource {
+    var records: [HealthRecord]
+    func run(context: SourceContext) async throws {
+        await context.publisher.publish(records)
+    }
+}
+
 /// A source that fails when the test says so (or immediately, for its first `failImmediately`
 /// runs), and otherwise idles until cancelled.
 final class ControlledSource: SampleSource {

@@ -6,8 +6,11 @@ enum Commands {
             RunCommand.command,
             DemoCommand.command,
             StatusCommand.command,
+            WorkoutCommand.command,
             UnitsCommand.command,
+            DecodeCommand.command,
             ConfigCommand.command,
+            QueryCommand.command,
             PluginsCommand.command,
             DevicesCommand.command,
         ]

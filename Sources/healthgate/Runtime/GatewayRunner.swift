@@ -41,7 +41,7 @@ struct GatewayRunner {
                 name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
                 variables: variables)
         }
-        let services = GatewayServices(
+        let services = try GatewayServices(
             configuration: configuration, paths: paths, logger: logger, clock: clock, ids: ids)
         let statusBoard = StatusBoard()
         let gateway = Gateway(

@@ -1,0 +1,113 @@
+import Foundation
+
+/// Measurement helpers shared by every benchmark: timing, CPU time, machine facts and reporting.
+///
+/// Benchmarks print ratios against a baseline measured in the same run, because the machines are
+/// shared and noisy: an absolute figure from one run says little, a ratio taken a few seconds apart
+/// on the same machine says much more.
+enum Harness {
+    /// Seconds taken by `body`, the best of `repetitions` runs (the least disturbed one).
+    static func bestTime(repetitions: Int = 3, _ body: () throws -> Void) rethrows -> Double {
+        var best = Double.infinity
+        for _ in 0..<repetitions {
+            let start = ContinuousClock.now
+            try body()
+            best = min(best, (ContinuousClock.now - start).benchmarkSeconds)
+        }
+        return best
+    }
+
+    /// The async version of ``bestTime(repetitions:_:)``.
+    static func bestTime(repetitions: Int = 3, _ body: () async throws -> Void) async rethrows -> Double {
+        var best = Double.infinity
+        for _ in 0..<repetitions {
+            let start = ContinuousClock.now
+            try await body()
+            best = min(best, (ContinuousClock.now - start).benchmarkSeconds)
+        }
+        return best
+    }
+
+    /// User plus system CPU seconds this process has used.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF, &usage)
+        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    }
+
+    /// The resident set size of a process in KiB, from /proc/PID/status (VmRSS).
+    static func residentKiB(pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        }
+        return nil
+    }
+
+    /// "2 cores (AMD EPYC …), 23.4 GiB, Linux 6.1.0".
+    static func machineDescription() -> String {
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" } ?? "unknown CPU"
+        let meminfo = (try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8)) ?? ""
+        let totalKiB = meminfo.split(separator: "\n").first { $0.hasPrefix("MemTotal:") }
+            .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") } ?? 0
+        var uts = utsname()
+        uname(&uts)
+        let release = withUnsafeBytes(of: &uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return "\(ProcessInfo.processInfo.activeProcessorCount) cores (\(model)), "
+            + String(format: "%.1f GiB", Double(totalKiB) / 1_048_576) + ", Linux \(release)"
+    }
+
+    /// Formats a number with thousands separators: 165 432.
+    static func format(_ value: Double, decimals: Int = 0) -> String {
+        let text = String(format: "%.\(decimals)f", value)
+        let parts = text.split(separator: ".", maxSplits: 1)
+        var integer = String(parts[0])
+        let negative = integer.hasPrefix("-")
+        if negative { integer.removeFirst() }
+        var grouped = ""
+        for (index, character) in integer.reversed().enumerated() {
+            if index > 0, index % 3 == 0 { grouped.append(" ") }
+            grouped.append(character)
+        }
+        return (negative ? "-" : "") + String(grouped.reversed()) + (parts.count > 1 ? "." + parts[1] : "")
+    }
+
+    /// Whether a measured figure meets its budget, as a table cell.
+    static func verdict(_ met: Bool) -> String { met ? "met" : "**NOT met**" }
+}
+
+/// A Markdown report: one section per benchmark, printed as it completes.
+struct Report {
+    private(set) var text = ""
+
+    mutating func section(_ title: String) {
+        emit("\n### \(title)\n")
+    }
+
+    mutating func line(_ line: String) {
+        emit(line)
+    }
+
+    mutating func table(_ header: [String], _ rows: [[String]]) {
+        emit("| " + header.joined(separator: " | ") + " |")
+        emit("|" + header.map { _ in " --- |" }.joined())
+        for row in rows { emit("| " + row.joined(separator: " | ") + " |") }
+        emit("")
+    }
+
+    private mutating func emit(_ line: String) {
+        print(line)
+        fflush(stdout)
+        text += line + "\n"
+    }
+}
+
+extension Duration {
+    var benchmarkSeconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,11 @@
+import Foundation
+
+// The memory benchmark's baseline: the smallest long-running Swift program that loads Foundation
+// the way healthgate does (dates, JSON, a file), then idles. Built the same way (release, static
+// Swift standard library), so the ratio shows what healthgate itself adds.
+let encoder = JSONEncoder()
+let data = (try? encoder.encode(["started": Date().timeIntervalSince1970])) ?? Data()
+FileManager.default.createFile(atPath: "/dev/null", contents: data)
+print("ready")
+fflush(stdout)
+while true { sleep(3600) }

@@ -1,0 +1,197 @@
+public import Foundation
+public import SampleBus
+
+/// Biological sex as used by the energy equation (HKBiologicalSex).
+public enum BiologicalSex: String, Hashable, Sendable, Codable, CaseIterable {
+    case female, male, other
+}
+
+/// One heart-rate zone as written in the profile: bounds in percent of the maximum heart rate,
+/// or in beats per minute. Exactly one pair must be given.
+public struct HeartRateZoneSpecification: Hashable, Sendable, Codable {
+    /// Lower bound in percent of the maximum heart rate.
+    public var lowerPercent: Double?
+    /// Upper bound in percent of the maximum heart rate.
+    public var upperPercent: Double?
+    /// Lower bound in beats per minute.
+    public var lowerBPM: Double?
+    /// Upper bound in beats per minute.
+    public var upperBPM: Double?
+
+    /// Creates a value; no validation (see `validate()` and `decode(_:)`).
+    public init(lowerPercent: Double? = nil, upperPercent: Double? = nil, lowerBPM: Double? = nil, upperBPM: Double? = nil) {
+        self.lowerPercent = lowerPercent
+        self.upperPercent = upperPercent
+        self.lowerBPM = lowerBPM
+        self.upperBPM = upperBPM
+    }
+}
+
+/// The user profile for workouts: the `profile` object of the gateway configuration.
+///
+/// ```json
+/// "profile": {
+///   "maximumHeartRate": 185,        // optional; else from dateOfBirth (Tanaka 2001)
+///   "dateOfBirth": "1990-04-01",    // YYYY-MM-DD
+///   "weightKilograms": 70,
+///   "biologicalSex": "female",      // female | male | other
+///   "zones": [{"lowerPercent": 50, "upperPercent": 60}, …],   // optional, default five zones
+///   "gapThresholdSeconds": 10       // optional: no heart rate for longer than this is a gap
+/// }
+/// ```
+/// Every key is optional. What is missing makes the dependent figure unavailable (zones, energy),
+/// never guessed.
+public struct UserProfile: Hashable, Sendable, Codable {
+    /// Measured maximum heart rate in bpm; overrides the age estimate.
+    public var maximumHeartRate: Double?
+    /// `YYYY-MM-DD`.
+    public var dateOfBirth: String?
+    /// Body mass in kilograms, for the energy equation.
+    public var weightKilograms: Double?
+    /// For the energy equation's coefficients.
+    public var biologicalSex: BiologicalSex?
+    /// Custom zones; nil uses `defaultZones`.
+    public var zones: [HeartRateZoneSpecification]?
+    /// Seconds without heart rate that make a gap; nil uses the default.
+    public var gapThresholdSeconds: Double?
+
+    /// Creates a value; no validation (see `validate()` and `decode(_:)`).
+    public init(
+        maximumHeartRate: Double? = nil, dateOfBirth: String? = nil, weightKilograms: Double? = nil,
+        biologicalSex: BiologicalSex? = nil, zones: [HeartRateZoneSpecification]? = nil,
+        gapThresholdSeconds: Double? = nil
+    ) {
+        self.maximumHeartRate = maximumHeartRate
+        self.dateOfBirth = dateOfBirth
+        self.weightKilograms = weightKilograms
+        self.biologicalSex = biologicalSex
+        self.zones = zones
+        self.gapThresholdSeconds = gapThresholdSeconds
+    }
+
+    /// The default gap threshold: a heart-rate strap notifies about once a second, so ten seconds
+    /// without a reading means the link or the contact was lost.
+    public static let defaultGapThresholdSeconds = 10.0
+
+    /// The default zones: 50–60, 60–70, 70–80, 80–90 and 90–100 % of the maximum heart rate.
+    public static let defaultZones: [HeartRateZoneSpecification] = stride(from: 50.0, to: 100, by: 10).map {
+        HeartRateZoneSpecification(lowerPercent: $0, upperPercent: $0 + 10)
+    }
+
+    /// Decodes and validates the configuration's `profile` value; nil gives an empty profile.
+    /// - Throws: ``WorkoutError`` with code ``WorkoutError/Code/invalidProfile`` naming the key
+    ///   (`profile.weightKilograms`) and the reason.
+    public static func decode(_ value: JSONValue?) throws(WorkoutError) -> UserProfile {
+        guard let value, value != .null else { return UserProfile() }
+        let profile: UserProfile
+        do {
+            profile = try value.decode(UserProfile.self)
+        } catch let error as DecodingError {
+            let path = error.keyPath == "(top level)" ? "profile" : "profile.\(error.keyPath)"
+            throw WorkoutError(.invalidProfile, "\(path): \(error.reason)", keyPath: path)
+        } catch {
+            throw WorkoutError(.invalidProfile, "profile: \(error)")
+        }
+        try profile.validate()
+        return profile
+    }
+
+    /// Checks ranges and formats.
+    /// - Throws: ``WorkoutError`` (``WorkoutError/Code/invalidProfile``) naming the key.
+    public func validate() throws(WorkoutError) {
+        func fail(_ key: String, _ reason: String) -> WorkoutError {
+            WorkoutError(.invalidProfile, "profile.\(key): \(reason)", keyPath: "profile.\(key)")
+        }
+        if let maximumHeartRate, !(60...260).contains(maximumHeartRate) {
+            throw fail("maximumHeartRate", "\(maximumHeartRate) is outside 60…260 bpm")
+        }
+        if let weightKilograms, !(20...400).contains(weightKilograms) {
+            throw fail("weightKilograms", "\(weightKilograms) is outside 20…400 kg")
+        }
+        if let dateOfBirth, Self.birthDate(dateOfBirth) == nil {
+            throw fail("dateOfBirth", "\"\(dateOfBirth)\" is not a date like 1990-04-01")
+        }
+        if let gapThresholdSeconds, !(gapThresholdSeconds > 0 && gapThresholdSeconds <= 3600) {
+            throw fail("gapThresholdSeconds", "must be in (0, 3600]")
+        }
+        if let zones {
+            guard !zones.isEmpty else { throw fail("zones", "must list at least one zone") }
+            var previousUpper = -Double.infinity
+            for (index, zone) in zones.enumerated() {
+                let bounds: (Double, Double)
+                switch (zone.lowerPercent, zone.upperPercent, zone.lowerBPM, zone.upperBPM) {
+                case (let lower?, let upper?, nil, nil): bounds = (lower, upper)
+                case (nil, nil, let lower?, let upper?): bounds = (lower, upper)
+                default:
+                    throw fail("zones[\(index)]", "give lowerPercent and upperPercent, or lowerBPM and upperBPM")
+                }
+                guard bounds.0 >= 0, bounds.0 < bounds.1 else {
+                    throw fail("zones[\(index)]", "lower bound must be below the upper bound")
+                }
+                guard bounds.0 >= previousUpper else {
+                    throw fail("zones[\(index)]", "zones must be in ascending order without overlap")
+                }
+                previousUpper = bounds.1
+            }
+            let percent = zones.filter { $0.lowerPercent != nil }.count
+            guard percent == 0 || percent == zones.count else {
+                throw fail("zones", "use percent bounds for every zone or BPM bounds for every zone")
+            }
+        }
+    }
+
+    /// The gap threshold in seconds.
+    public var gapThreshold: Double { gapThresholdSeconds ?? Self.defaultGapThresholdSeconds }
+
+    /// The age in whole years on `date`, if the date of birth is known.
+    public func age(on date: Date) -> Int? {
+        guard let dateOfBirth, let birth = Self.birthDate(dateOfBirth) else { return nil }
+        let today = Self.utcCalendar().dateComponents([.year, .month, .day], from: date)
+        guard let year = today.year, let month = today.month, let day = today.day else { return nil }
+        var age = year - birth.year
+        if (month, day) < (birth.month, birth.day) { age -= 1 }
+        return age >= 0 ? age : nil
+    }
+
+    /// The maximum heart rate on `date`: the profile's value, else Tanaka, Monahan & Seals (2001),
+    /// "Age-predicted maximal heart rate revisited", J Am Coll Cardiol 37(1):153–156:
+    /// HRmax = 208 − 0.7 × age. Nil when neither is known.
+    public func maximumHeartRate(on date: Date) -> Double? {
+        if let maximumHeartRate { return maximumHeartRate }
+        guard let age = age(on: date) else { return nil }
+        return 208 - 0.7 * Double(age)
+    }
+
+    /// The zones resolved to beats per minute on `date`; nil when the zones are in percent and
+    /// the maximum heart rate is unknown.
+    public func heartRateZones(on date: Date) -> HeartRateZones? {
+        let specifications = zones ?? Self.defaultZones
+        let maximum = maximumHeartRate(on: date)
+        var resolved: [HeartRateZone] = []
+        for (index, zone) in specifications.enumerated() {
+            if let lower = zone.lowerBPM, let upper = zone.upperBPM {
+                resolved.append(HeartRateZone(number: index + 1, lowerBPM: lower, upperBPM: upper))
+            } else if let lower = zone.lowerPercent, let upper = zone.upperPercent {
+                guard let maximum else { return nil }
+                resolved.append(HeartRateZone(
+                    number: index + 1, lowerBPM: maximum * lower / 100, upperBPM: maximum * upper / 100))
+            }
+        }
+        return HeartRateZones(maximumHeartRate: maximum, zones: resolved)
+    }
+
+    private static func utcCalendar() -> Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        return calendar
+    }
+
+    static func birthDate(_ text: String) -> (year: Int, month: Int, day: Int)? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+            (1900...2200).contains(year), (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        return (year, month, day)
+    }
+}

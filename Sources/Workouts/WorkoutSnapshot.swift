@@ -1,0 +1,134 @@
+public import Foundation
+public import HealthModel
+
+/// The live state of the workout: the JSON answer of `workout.status` (and of every other
+/// `workout.*` command).
+///
+/// ```json
+/// {"state": "running", "workoutID": "…", "activityType": "running", "currentActivityType": "running",
+///  "startDate": "2026-11-22T04:00:00.000000Z", "elapsedSeconds": 1234.5,
+///  "heartRate": {"current": 151, "average": 143.2, "minimum": 92, "maximum": 171},
+///  "maximumHeartRate": 185, "zone": 3, "zoneSeconds": [60, 300, 600, 200, 0],
+///  "steps": 3120, "distanceMeters": 4210.5, "energyKilocalories": 301.2,
+///  "energySource": "heartRateEquation", "gaps": [{"start": "…", "end": "…", "seconds": 42}],
+///  "gapSeconds": 42, "inGap": false, "laps": 3, "activities": 1, "restored": false}
+/// ```
+/// Absent figures are omitted (unknown, never zero): no `zone` without a maximum heart rate, no
+/// `energyKilocalories` without a complete profile or device energy.
+public struct WorkoutSnapshot: Hashable, Sendable, Codable {
+    /// Heart-rate figures in beats per minute.
+    public struct HeartRate: Hashable, Sendable, Codable {
+        /// The latest reading; absent during a gap.
+        public var current: Double?
+        /// Time-weighted average (see ``WorkoutAnalysis``).
+        public var average: Double?
+        /// Lowest reading.
+        public var minimum: Double?
+        /// Highest reading.
+        public var maximum: Double?
+
+        /// Creates heart-rate figures.
+        public init(current: Double? = nil, average: Double? = nil, minimum: Double? = nil, maximum: Double? = nil) {
+            self.current = current
+            self.average = average
+            self.minimum = minimum
+            self.maximum = maximum
+        }
+    }
+
+    /// The session state (`notStarted` when there is no workout).
+    public var state: WorkoutSessionState
+    /// The workout's identifier.
+    public var workoutID: SampleID?
+    /// The workout's (first activity's) type.
+    public var activityType: WorkoutActivityType?
+    /// The current activity's type (multisport).
+    public var currentActivityType: WorkoutActivityType?
+    /// When the workout started.
+    public var startDate: Date?
+    /// When it ended; absent while it runs.
+    public var endDate: Date?
+    /// Running seconds, pauses excluded.
+    public var elapsedSeconds: Double
+    /// Heart-rate figures.
+    public var heartRate: HeartRate
+    /// The maximum heart rate the zones come from.
+    public var maximumHeartRate: Double?
+    /// The 1-based zone of the current heart rate.
+    public var zone: Int?
+    /// Seconds per zone (zone 1 first); empty when zones are unknown.
+    public var zoneSeconds: [Double]
+    /// Steps during running time.
+    public var steps: Double?
+    /// Walking and running distance during running time, meters.
+    public var distanceMeters: Double?
+    /// Active energy, kcal; absent when unavailable.
+    public var energyKilocalories: Double?
+    /// How the energy was obtained.
+    public var energySource: EnergySource?
+    /// Stretches without heart rate.
+    public var gaps: [HeartRateGap]
+    /// Running seconds spent in gaps.
+    public var gapSeconds: Double
+    /// Whether the heart-rate stream is in a gap now.
+    public var inGap: Bool
+    /// Laps marked.
+    public var laps: Int
+    /// Activities so far (more than one in a multisport workout).
+    public var activities: Int
+    /// Whether the session was restored from the state file after a gateway restart.
+    public var restored: Bool
+
+    /// Creates a snapshot from its parts.
+    public init(
+        state: WorkoutSessionState, workoutID: SampleID? = nil, activityType: WorkoutActivityType? = nil,
+        currentActivityType: WorkoutActivityType? = nil, startDate: Date? = nil, endDate: Date? = nil,
+        elapsedSeconds: Double = 0, heartRate: HeartRate = HeartRate(), maximumHeartRate: Double? = nil,
+        zone: Int? = nil, zoneSeconds: [Double] = [], steps: Double? = nil, distanceMeters: Double? = nil,
+        energyKilocalories: Double? = nil, energySource: EnergySource? = nil, gaps: [HeartRateGap] = [],
+        gapSeconds: Double = 0, inGap: Bool = false, laps: Int = 0, activities: Int = 0, restored: Bool = false
+    ) {
+        self.state = state
+        self.workoutID = workoutID
+        self.activityType = activityType
+        self.currentActivityType = currentActivityType
+        self.startDate = startDate
+        self.endDate = endDate
+        self.elapsedSeconds = elapsedSeconds
+        self.heartRate = heartRate
+        self.maximumHeartRate = maximumHeartRate
+        self.zone = zone
+        self.zoneSeconds = zoneSeconds
+        self.steps = steps
+        self.distanceMeters = distanceMeters
+        self.energyKilocalories = energyKilocalories
+        self.energySource = energySource
+        self.gaps = gaps
+        self.gapSeconds = gapSeconds
+        self.inGap = inGap
+        self.laps = laps
+        self.activities = activities
+        self.restored = restored
+    }
+
+    /// The snapshot of `session` with its analysis.
+    public init(session: WorkoutSession, analysis: WorkoutAnalysis, restored: Bool) {
+        let heartRate = analysis.statistics(for: .heartRate)
+        self.init(
+            state: session.state, workoutID: session.id, activityType: session.activityType,
+            currentActivityType: session.activities.last?.activityType, startDate: session.startDate,
+            endDate: session.endDate, elapsedSeconds: analysis.elapsedSeconds,
+            heartRate: HeartRate(
+                current: analysis.currentHeartRate, average: heartRate?.average,
+                minimum: heartRate?.minimum, maximum: heartRate?.maximum),
+            maximumHeartRate: analysis.zones?.maximumHeartRate,
+            zone: analysis.currentHeartRate.flatMap { analysis.zones?.zone(for: $0)?.number },
+            zoneSeconds: analysis.zoneSeconds,
+            steps: analysis.statistics(for: .stepCount)?.sum,
+            distanceMeters: analysis.statistics(for: .distanceWalkingRunning)?.sum,
+            energyKilocalories: analysis.energyKilocalories, energySource: analysis.energySource,
+            gaps: analysis.gaps, gapSeconds: analysis.gaps.reduce(0) { $0 + $1.seconds },
+            inGap: analysis.inGap, laps: session.events.filter { $0.type == .lap }.count,
+            activities: session.activities.count, restored: restored)
+    }
+}

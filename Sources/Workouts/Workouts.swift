@@ -1,1 +1,0 @@
-// The Workouts module; see README.md for its role.

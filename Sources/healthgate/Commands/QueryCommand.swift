@@ -1,0 +1,279 @@
+import Foundation
+import HealthModel
+import SampleBus
+import SQLiteStore
+
+/// `healthgate query samples|stats`: reads the SQLite store, also while the gateway writes to it.
+enum QueryCommand {
+    static let command = Command(
+        name: "query", summary: "Query the SQLite store: samples and statistics.", usage: "query SUBCOMMAND",
+        discussion: """
+            Reads the store read-only, so it can run while the gateway is writing (WAL mode).
+            The default store is $XDG_DATA_HOME/healthgate/samples.sqlite ($STATE_DIRECTORY under systemd).
+
+            Examples:
+              healthgate query samples --type heartRate --last 1h
+              healthgate query samples --type heartRate --since 2026-11-21 --order desc --limit 10 --format json
+              healthgate query stats --type stepCount --interval day --last 7d
+              healthgate query stats --type heartRate --since 2026-11-21T08:00:00Z --until 2026-11-21T09:00:00Z
+
+            Exits 66 when the store does not exist, 64 for a bad option or an unknown type.
+            """,
+        subcommands: [samples, stats])
+
+    static let rangeOptions: [OptionSpec] = [
+        OptionSpec(name: "type", value: "TYPE", help: "The quantity type, e.g. heartRate, stepCount (required)."),
+        OptionSpec(name: "since", value: "DATE", help: "Start of the range: RFC 3339 or YYYY-MM-DD (UTC midnight)."),
+        OptionSpec(name: "last", value: "DURATION", help: "The range is the last 30s, 15m, 1h, 7d … until now."),
+        OptionSpec(name: "until", value: "DATE", help: "End of the range, exclusive (default: now)."),
+        OptionSpec(name: "format", value: "FORMAT", help: "table (default), json or csv."),
+        OptionSpec(name: "db", value: "PATH", help: "The store (default: the data directory's samples.sqlite)."),
+    ]
+
+    static let samples = Command(
+        name: "samples", summary: "List the samples of a type whose start date is in a range.",
+        usage: "query samples --type TYPE [--since DATE|--last DURATION] [--until DATE] [--limit N] "
+            + "[--order asc|desc] [--format table|json|csv] [--db PATH]",
+        discussion: """
+            Values are shown in the type's canonical unit (heartRate in count/min, stepCount in count); \
+            JSON and CSV also carry the value and unit as recorded. JSON is healthgate's documented \
+            sample representation (RFC 3339 dates with microseconds).
+            """,
+        options: rangeOptions + [
+            OptionSpec(name: "limit", value: "N", help: "At most N samples."),
+            OptionSpec(name: "order", value: "ORDER", help: "asc (oldest first, default) or desc."),
+        ]
+    ) { arguments, context in
+        let type = try quantityType(arguments)
+        let format = try outputFormat(arguments)
+        let order = try arguments.value("order").map { text throws(CommandError) -> SampleOrder in
+            guard let order = SampleOrder(rawValue: text) else { throw CommandError(.usage, "--order must be asc or desc") }
+            return order
+        } ?? .ascending
+        let limit = try arguments.integer("limit")
+        if let limit, limit < 0 { throw CommandError(.usage, "--limit must not be negative") }
+        let (since, until) = try range(arguments, context: context, untilDefaultsToNow: false)
+        let store = try open(arguments, context: context)
+        let found = try await storeCall { () async throws(StoreError) in
+            try await store.samples(of: type, from: since, to: until, limit: limit, order: order)
+        }
+        switch format {
+        case "json":
+            context.print(try json(found))
+        case "csv":
+            context.print("uuid,type,start,end,value,unit,recorded_value,recorded_unit,device")
+            for sample in found {
+                context.print([
+                    sample.id.uuidString, type.identifier, RFC3339.string(from: sample.startDate),
+                    RFC3339.string(from: sample.endDate), String(sample.canonicalValue), type.canonicalUnit.unitString,
+                    String(sample.quantity.value), sample.quantity.unit.unitString, sample.device?.displayName ?? "",
+                ].map(csvField).joined(separator: ","))
+            }
+        default:
+            guard !found.isEmpty else {
+                context.print("no \(type.identifier) samples in the range")
+                return .success
+            }
+            context.print(TextTable.render(
+                header: ["START", "END", "VALUE", "UNIT", "DEVICE", "UUID"],
+                rows: found.map { sample in
+                    [RFC3339.string(from: sample.startDate), RFC3339.string(from: sample.endDate),
+                     number(sample.canonicalValue), type.canonicalUnit.unitString,
+                     sample.device?.displayName ?? "-", sample.id.uuidString]
+                }))
+        }
+        return .success
+    }
+
+    static let stats = Command(
+        name: "stats", summary: "Statistics of a type over a range, or per minute, hour or day.",
+        usage: "query stats --type TYPE [--interval day|hour|minute|DURATION] [--since DATE|--last DURATION] "
+            + "[--until DATE] [--format table|json|csv] [--db PATH]",
+        discussion: """
+            Cumulative types (stepCount, distanceWalkingRunning, activeEnergyBurned) report a sum; a sample \
+            that crosses an interval boundary is split in proportion to time. Discrete types (heartRate, …) \
+            report average, minimum, maximum and the most recent value.
+
+            Without --interval: one statistics over the range. With --interval: one row per interval, \
+            aligned on UTC midnight of the start date, empty intervals included (count 0). \
+            Without --since or --last the range starts at the type's first sample.
+            """,
+        options: rangeOptions + [
+            OptionSpec(name: "interval", value: "INTERVAL", help: "day, hour, minute, or a duration like 15m."),
+        ]
+    ) { arguments, context in
+        let type = try quantityType(arguments)
+        let format = try outputFormat(arguments)
+        let interval: Duration? = try arguments.value("interval").map { text throws(CommandError) -> Duration in
+            switch text {
+            case "day": .seconds(86400)
+            case "hour": .seconds(3600)
+            case "minute": .seconds(60)
+            default: try duration(text, option: "interval")
+            }
+        }
+        var (since, until) = try range(arguments, context: context, untilDefaultsToNow: true)
+        let store = try open(arguments, context: context)
+        let end = until ?? context.clock.now()
+        if since == nil {
+            // From the first sample; a day when there is none before the end.
+            let earliest = try await storeCall { () async throws(StoreError) in
+                try await store.earliestSampleDate(of: type)
+            }
+            since = earliest.flatMap { $0 < end ? $0 : nil } ?? end.addingTimeInterval(-86400)
+        }
+        let start = since ?? end
+        guard end > start else { throw CommandError(.usage, "the range is empty: --until must be after the start") }
+        let results: [QuantityStatistics]
+        if let interval {
+            let anchor = Date(timeIntervalSince1970: (start.timeIntervalSince1970 / 86400).rounded(.down) * 86400)
+            results = try await storeCall { () async throws(StoreError) in
+                try await store.statisticsCollection(of: type, from: start, to: end, anchor: anchor, interval: interval)
+            }
+        } else {
+            results = [try await storeCall { () async throws(StoreError) in
+                try await store.statistics(of: type, from: start, to: end)
+            }]
+        }
+        let cumulative = type.aggregationStyle == .cumulative
+        switch format {
+        case "json":
+            context.print(interval == nil ? try json(results[0]) : try json(results))
+        case "csv":
+            context.print("start,end,count,sum,average,minimum,maximum,most_recent,most_recent_date,unit")
+            for row in results {
+                let values: [Double?] = [row.sum, row.average, row.minimum, row.maximum, row.mostRecent]
+                var fields = [RFC3339.string(from: row.startDate), RFC3339.string(from: row.endDate), String(row.sampleCount)]
+                fields += values.map { value -> String in value.map { String($0) } ?? "" }
+                fields.append(row.mostRecentDate.map(RFC3339.string(from:)) ?? "")
+                fields.append(type.canonicalUnit.unitString)
+                context.print(fields.map(csvField).joined(separator: ","))
+            }
+        default:
+            let header = ["START", "END", "COUNT"]
+                + (cumulative ? ["SUM (\(type.canonicalUnit))"] : ["AVERAGE", "MIN", "MAX", "MOST RECENT", "UNIT"])
+            context.print(TextTable.render(header: header, rows: results.map { row in
+                let values = cumulative
+                    ? [row.sum.map(number) ?? "-"]
+                    : [row.average.map(number) ?? "-", row.minimum.map(number) ?? "-", row.maximum.map(number) ?? "-",
+                       row.mostRecent.map(number) ?? "-", type.canonicalUnit.unitString]
+                return [RFC3339.string(from: row.startDate), RFC3339.string(from: row.endDate), String(row.sampleCount)]
+                    + values
+            }))
+        }
+        return .success
+    }
+
+    // MARK: Options
+
+    static func quantityType(_ arguments: ParsedArguments) throws(CommandError) -> QuantityType {
+        let known = QuantityType.builtIn.map(\.identifier).joined(separator: ", ")
+        guard let name = arguments.value("type") else {
+            throw CommandError(.usage, "--type is required; known types: \(known)")
+        }
+        guard let type = QuantityType.named(name) else {
+            throw CommandError(.usage, "unknown type \"\(name)\"; known types: \(known)")
+        }
+        return type
+    }
+
+    static func outputFormat(_ arguments: ParsedArguments) throws(CommandError) -> String {
+        let format = arguments.value("format") ?? "table"
+        guard ["table", "json", "csv"].contains(format) else {
+            throw CommandError(.usage, "--format must be table, json or csv, got \"\(format)\"")
+        }
+        return format
+    }
+
+    /// `--since`/`--last` and `--until`, as dates.
+    static func range(
+        _ arguments: ParsedArguments, context: CommandContext, untilDefaultsToNow: Bool
+    ) throws(CommandError) -> (Date?, Date?) {
+        let now = context.clock.now()
+        var until = try arguments.value("until").map { text throws(CommandError) in try date(text, option: "until") }
+        if arguments.value("since") != nil, arguments.value("last") != nil {
+            throw CommandError(.usage, "give --since or --last, not both")
+        }
+        var since = try arguments.value("since").map { text throws(CommandError) in try date(text, option: "since") }
+        if let last = arguments.value("last") {
+            since = now.addingTimeInterval(-(try duration(last, option: "last")).seconds)
+            until = until ?? now
+        }
+        if untilDefaultsToNow { until = until ?? now }
+        if let since, let until, until <= since {
+            throw CommandError(.usage, "the range is empty: --until must be after the start")
+        }
+        return (since, until)
+    }
+
+    /// RFC 3339, or YYYY-MM-DD meaning UTC midnight.
+    static func date(_ text: String, option: String) throws(CommandError) -> Date {
+        if let date = RFC3339.date(from: text) { return date }
+        if text.utf8.count == 10, let date = RFC3339.date(from: text + "T00:00:00Z") { return date }
+        throw CommandError(.usage, "--\(option) expects an RFC 3339 date (2026-11-21T08:00:00Z) or YYYY-MM-DD, got \"\(text)\"")
+    }
+
+    /// `30s`, `15m`, `1h`, `7d`.
+    static func duration(_ text: String, option: String) throws(CommandError) -> Duration {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        guard let suffix = text.last, let scale = units[suffix], let amount = Int64(text.dropLast()), amount > 0,
+            amount < Int64.max / scale
+        else {
+            throw CommandError(.usage, "--\(option) expects a duration like 30s, 15m, 1h or 7d, got \"\(text)\"")
+        }
+        return .seconds(amount * scale)
+    }
+
+    // MARK: The store
+
+    static func open(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) -> SQLiteSampleStore {
+        let path = arguments.value("db") ?? context.paths.dataDirectory.appendingPathComponent("samples.sqlite").path
+        do {
+            return try SQLiteSampleStore(path: path)
+        } catch {
+            if error.code == .notFound {
+                throw CommandError(
+                    .noInput, "no store at \(path); run 'healthgate run' or 'healthgate demo' first, or pass --db PATH")
+            }
+            throw commandError(error)
+        }
+    }
+
+    static func storeCall<T>(_ body: () async throws(StoreError) -> T) async throws(CommandError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw commandError(error)
+        }
+    }
+
+    static func commandError(_ error: StoreError) -> CommandError {
+        let status: ExitCode = switch error.code {
+        case .notFound: .noInput
+        case .notAStore, .schemaTooNew, .corrupt, .invalidData: .dataError
+        case .invalidArgument: .usage
+        case .ioError, .busy, .diskFull, .readOnly: .ioError
+        default: .software
+        }
+        return CommandError(status, error.description)
+    }
+
+    // MARK: Output
+
+    static func json(_ value: some Encodable) throws -> String {
+        String(decoding: try HealthJSON.makeEncoder(pretty: true).encode(value), as: UTF8.self)
+    }
+
+    /// A value for the table: at most three decimals, no trailing `.0`.
+    static func number(_ value: Double) -> String {
+        let rounded = (value * 1000).rounded() / 1000
+        if rounded == rounded.rounded(), abs(rounded) < 1e15 { return String(Int64(rounded)) }
+        return String(rounded)
+    }
+
+    /// RFC 4180: quote a field that holds a comma, a quote or a line break.
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import HealthModel
+import SampleBus
+import Workouts
+
+/// `healthgate workout …`: control the live workout of the running daemon, watch it, and read
+/// finished workouts from the store.
+enum WorkoutCommand {
+    static let command = Command(
+        name: "workout", summary: "Record live workouts from heart rate and steps.",
+        usage: "workout SUBCOMMAND",
+        discussion: """
+            The daemon ('healthgate run') records one workout at a time from the heart-rate monitors \
+            and pedometers it reads. Control it with start, pause, resume, lap, end; watch it with \
+            status or live. Zones and energy come from the "profile" object of the configuration.
+
+            Examples:
+              healthgate workout start --activity running
+              healthgate workout live
+              healthgate workout end
+              healthgate workout chart ID --output run.svg
+            """,
+        subcommands: [start, pause, resume, lap, activity, end, status, live, list, show, chart])
+
+    static let formatOption = OptionSpec(name: "format", value: "FORMAT", help: "line (default) or json.")
+
+    static let start = Command(
+        name: "start", summary: "Start a workout.",
+        usage: "workout start --activity TYPE [--devices ID,…] [--format line|json]",
+        discussion: """
+            TYPE is one of: \(WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", ")).
+            --devices limits collection to these devices (BLE address, serial, or name); by default \
+            every heart-rate monitor and pedometer is used. Exits 65 if a workout is already running.
+            """,
+        options: [
+            OptionSpec(name: "activity", value: "TYPE", help: "The activity type (required)."),
+            OptionSpec(name: "devices", value: "ID", help: "A device to collect from (repeatable, or comma-separated).", repeatable: true),
+            formatOption,
+        ]
+    ) { arguments, context in
+        guard let activity = arguments.value("activity") else {
+            throw CommandError(.usage, "--activity is required (e.g. --activity running)")
+        }
+        guard WorkoutActivityType(rawValue: activity) != nil else {
+            throw CommandError(.usage, "unknown activity \"\(activity)\"; known: \(WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        var payload: [String: JSONValue] = ["activity": .string(activity)]
+        let devices = arguments.list("devices")
+        if !devices.isEmpty { payload["devices"] = .array(devices.map(JSONValue.string)) }
+        return try await control("workout.start", .object(payload), arguments, context)
+    }
+
+    static let pause = simple("pause", "Pause the workout (ignored when paused).", "workout.pause")
+    static let resume = simple("resume", "Resume the workout (ignored when running).", "workout.resume")
+    static let lap = simple("lap", "Mark a lap.", "workout.lap")
+    static let end = simple("end", "End the workout; the daemon stores it.", "workout.end")
+
+    static let activity = Command(
+        name: "activity", summary: "Begin the next activity of a multisport workout.",
+        usage: "workout activity TYPE [--format line|json]", options: [formatOption]
+    ) { arguments, context in
+        let type = try arguments.positional(0, "the activity TYPE")
+        guard WorkoutActivityType(rawValue: type) != nil else {
+            throw CommandError(.usage, "unknown activity \"\(type)\"")
+        }
+        return try await control("workout.activity", .object(["activity": .string(type)]), arguments, context)
+    }
+
+    static let status = Command(
+        name: "status", summary: "Show the live workout once.",
+        usage: "workout status [--format text|json]",
+        options: [OptionSpec(name: "format", value: "FORMAT", help: "text (default) or json.")]
+    ) { arguments, context in
+        let format = arguments.value("format") ?? "text"
+        guard ["text", "json"].contains(format) else { throw CommandError(.usage, "--format must be text or json") }
+        let snapshot = try await fetchStatus(context)
+        if format == "json" {
+            try printJSON(snapshot, context)
+        } else {
+            for line in WorkoutFormat.liveScreen(snapshot) { context.print(line) }
+        }
+        return .success
+    }
+
+    static let live = Command(
+        name: "live", summary: "Watch the live workout, refreshed every second.",
+        usage: "workout live [--count N]",
+        discussion: """
+            On a terminal the view redraws in place (ANSI cursor control); otherwise (a pipe, a log, \
+            ssh without a tty) it prints one line per update. Stops when the workout ends, after N \
+            updates with --count, or on Ctrl-C.
+            """,
+        options: [OptionSpec(name: "count", value: "N", help: "Stop after N updates.")]
+    ) { arguments, context in
+        let limit = try arguments.integer("count")
+        if let limit, limit < 1 { throw CommandError(.usage, "--count must be at least 1") }
+        var updates = 0
+        if context.stdoutIsTerminal { context.output.write("\u{1B}[H\u{1B}[2J") }
+        while true {
+            let snapshot = try await fetchStatus(context)
+            if context.stdoutIsTerminal {
+                // Home the cursor, rewrite each line, clear what is left of the old frame.
+                let lines = WorkoutFormat.liveScreen(snapshot).map { $0 + "\u{1B}[K" }
+                context.output.write("\u{1B}[H" + lines.joined(separator: "\n") + "\n\u{1B}[J")
+            } else {
+                context.print("\(RFC3339.string(from: context.clock.now())) \(WorkoutFormat.liveLine(snapshot))")
+            }
+            updates += 1
+            if snapshot.state == .ended || snapshot.state == .notStarted { return .success }
+            if let limit, updates >= limit { return .success }
+            try await context.clock.sleep(for: .seconds(1))
+        }
+    }
+
+    static let list = Command(
+        name: "list", summary: "List stored workouts.", usage: "workout list [--format table|json]",
+        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")]
+    ) { arguments, context in
+        let format = arguments.value("format") ?? "table"
+        guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
+        let workouts = try await loadStoredWorkouts(context: context)
+        if format == "json" {
+            try printJSON(workouts, context)
+        } else if workouts.isEmpty {
+            context.print("no workouts stored")
+        } else {
+            context.print(WorkoutFormat.table(workouts))
+        }
+        return .success
+    }
+
+    static let show = Command(
+        name: "show", summary: "Show one stored workout.", usage: "workout show ID [--format table|json]",
+        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")]
+    ) { arguments, context in
+        let format = arguments.value("format") ?? "table"
+        guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
+        let (workout, _) = try await loadStoredWorkout(id: try workoutID(arguments), context: context)
+        context.print(format == "json" ? try WorkoutFormat.json(workout) : WorkoutFormat.detail(workout))
+        return .success
+    }
+
+    static let chart = Command(
+        name: "chart", summary: "Write an SVG chart of a stored workout.",
+        usage: "workout chart ID --output FILE.svg",
+        discussion: """
+            Heart rate over time with the zone bands, pauses shaded, laps marked, gaps without \
+            heart rate as breaks in the line, and the totals in the header. Open it in a browser.
+            """,
+        options: [OptionSpec(name: "output", value: "FILE", help: "Where to write the SVG (required).")]
+    ) { arguments, context in
+        guard let output = arguments.value("output") else { throw CommandError(.usage, "--output FILE.svg is required") }
+        let (workout, heartRate) = try await loadStoredWorkout(id: try workoutID(arguments), context: context)
+        // The zones come from the profile; a broken configuration is an error, not "no zones".
+        let configuration = try ConfigurationLocator.load(explicit: nil, variables: context.variables)
+        let profile: UserProfile
+        do {
+            profile = try UserProfile.decode(configuration.profile)
+        } catch {
+            throw CommandError(.configuration, "\(configuration.origin): \(error)")
+        }
+        let svg = WorkoutChart.svg(workout: workout, heartRate: heartRate, zones: profile.heartRateZones(on: workout.startDate))
+        do {
+            try Data(svg.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+        } catch {
+            throw CommandError(.cannotCreate, "cannot write \(output): \(error.localizedDescription)")
+        }
+        context.print("wrote \(output)")
+        return .success
+    }
+
+    // MARK: Helpers
+
+    static func simple(_ name: String, _ summary: String, _ request: String) -> Command {
+        Command(name: name, summary: summary, usage: "workout \(name) [--format line|json]", options: [formatOption]) {
+            arguments, context in
+            try await control(request, .object([:]), arguments, context)
+        }
+    }
+
+    static func control(_ request: String, _ payload: JSONValue, _ arguments: ParsedArguments, _ context: CommandContext) async throws -> ExitCode {
+        let format = arguments.value("format") ?? "line"
+        guard ["line", "json"].contains(format) else { throw CommandError(.usage, "--format must be line or json") }
+        let result = try await sendControlRequest(command: request, arguments: payload, context: context)
+        let snapshot = try decodeSnapshot(result)
+        if format == "json" {
+            try printJSON(snapshot, context)
+        } else {
+            context.print(WorkoutFormat.liveLine(snapshot))
+        }
+        return .success
+    }
+
+    static func fetchStatus(_ context: CommandContext) async throws -> WorkoutSnapshot {
+        try decodeSnapshot(try await sendControlRequest(command: "workout.status", arguments: .object([:]), context: context))
+    }
+
+    static func decodeSnapshot(_ value: JSONValue) throws -> WorkoutSnapshot {
+        do {
+            return try value.decode(WorkoutSnapshot.self)
+        } catch {
+            throw CommandError(.dataError, "the daemon's workout status is not understood: \(error)")
+        }
+    }
+
+    static func workoutID(_ arguments: ParsedArguments) throws -> SampleID {
+        let text = try arguments.positional(0, "the workout ID")
+        guard let id = SampleID(string: text) else { throw CommandError(.usage, "\"\(text)\" is not a workout ID (a UUID)") }
+        return id
+    }
+
+    static func printJSON(_ value: some Encodable, _ context: CommandContext) throws {
+        context.print(String(decoding: try HealthJSON.makeEncoder(pretty: true).encode(value), as: UTF8.self))
+    }
+}

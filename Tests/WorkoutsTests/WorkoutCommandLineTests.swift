@@ -1,0 +1,100 @@
+import Foundation
+import GatewayControl
+import GatewayTesting
+import HealthModel
+import SampleBus
+import Workouts
+import XCTest
+
+/// `healthgate workout …` as a user runs it: the built executable talking over the real control
+/// socket to a workout controller served in this process (what `healthgate run` serves).
+final class WorkoutCommandLineTests: XCTestCase {
+    func testWorkoutCommandsAgainstAServedController() async throws {
+        let healthgate = try HealthgateExecutable()
+        defer { try? FileManager.default.removeItem(at: healthgate.root) }
+        let clock = ManualClock()
+        let s = Script(clock: clock)
+        let logger = Logger(label: "test", sink: RecordingLogSink())
+        let controller = WorkoutController(
+            profile: scriptedProfile, stateDirectory: healthgate.root.appendingPathComponent("state"), clock: clock,
+            ids: SampleIDGenerator(seed: 11), logger: logger)
+        try FileManager.default.createDirectory(
+            at: healthgate.controlSocket.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let server = ControlServer(path: healthgate.controlSocket.path, handlers: controller.controlHandlers(), logger: logger)
+        try server.start()
+        defer { server.stop() }
+
+        let idle = try await healthgate.run(["workout", "status"])
+        XCTAssertEqual(idle.status, 0, idle.standardError)
+        XCTAssertTrue(idle.standardOutput.contains("[notStarted]"), idle.standardOutput)
+
+        let usage = try await healthgate.run(["workout", "start"])
+        XCTAssertEqual(usage.status, 64)
+        XCTAssertTrue(usage.standardError.contains("--activity is required"), usage.standardError)
+
+        let started = try await healthgate.run(["workout", "start", "--activity", "running", "--devices", "AA:BB:CC:DD:EE:FF"])
+        XCTAssertEqual(started.status, 0, started.standardError)
+        XCTAssertTrue(started.standardOutput.hasPrefix("running  0:00  hr -"), started.standardOutput)
+
+        controller.ingest([s.heartRate(150, at: 64), s.heartRate(99, at: 64, device: Script.other)])
+        s.move(to: 65)
+        // Not a terminal (a pipe): one plain line per update, no escape sequences.
+        let live = try await healthgate.run(["workout", "live", "--count", "2"])
+        XCTAssertEqual(live.status, 0, live.standardError)
+        let lines = live.standardOutput.split(separator: "\n")
+        XCTAssertEqual(lines.count, 2, live.standardOutput)
+        for line in lines {
+            XCTAssertTrue(line.contains(" running  1:05  hr 150  avg 150  max 150  zone 3"), String(line))
+        }
+        XCTAssertFalse(live.standardOutput.contains("\u{1B}["))
+
+        // On a terminal (script(1) gives it a pseudo-terminal): the view redraws in place.
+        let terminal = try await runOnTerminal(healthgate, "workout live --count 1")
+        XCTAssertTrue(terminal.contains("\u{1B}[H\u{1B}[2J"), "clears the screen first: \(terminal.debugDescription)")
+        XCTAssertTrue(terminal.contains("\u{1B}[K"), "clears each line's rest")
+        XCTAssertTrue(terminal.contains("heart rate  150 bpm   zone 3"), terminal.debugDescription)
+
+        let again = try await healthgate.run(["workout", "start", "--activity", "cycling"])
+        XCTAssertEqual(again.status, 65)
+        XCTAssertTrue(again.standardError.contains("already running"), again.standardError)
+
+        let lap = try await healthgate.run(["workout", "lap", "--format", "json"])
+        XCTAssertEqual(try HealthJSON.makeDecoder().decode(WorkoutSnapshot.self, from: Data(lap.standardOutput.utf8)).laps, 1)
+
+        let ended = try await healthgate.run(["workout", "end", "--format", "json"])
+        XCTAssertEqual(ended.status, 0, ended.standardError)
+        let final = try HealthJSON.makeDecoder().decode(WorkoutSnapshot.self, from: Data(ended.standardOutput.utf8))
+        XCTAssertEqual(final.state, .ended)
+        XCTAssertEqual(final.elapsedSeconds, 65)
+        XCTAssertEqual(controller.pendingWorkouts.first?.sampleIDs.count, 1, "only the chosen strap")
+
+        // After the end, live shows the final state once and returns.
+        let after = try await healthgate.run(["workout", "live"])
+        XCTAssertEqual(after.status, 0)
+        XCTAssertEqual(after.standardOutput.split(separator: "\n").count, 1)
+        XCTAssertTrue(after.standardOutput.contains(" ended  1:05"), after.standardOutput)
+
+        let pause = try await healthgate.run(["workout", "pause"])
+        XCTAssertEqual(pause.status, 65)
+        XCTAssertTrue(pause.standardError.contains("no workout is in progress"), pause.standardError)
+    }
+
+    /// Runs `healthgate ARGUMENTS` on a pseudo-terminal with script(1) (util-linux) and returns
+    /// what it wrote there.
+    func runOnTerminal(_ healthgate: HealthgateExecutable, _ arguments: String) async throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qfec", "\(healthgate.url.path) \(arguments)", "/dev/null"]
+        process.environment = healthgate.environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        let finished = AsyncStream<Void> { continuation in
+            process.terminationHandler = { _ in continuation.finish() }
+        }
+        try process.run()
+        for await _ in finished {}
+        XCTAssertEqual(process.terminationStatus, 0)
+        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+}

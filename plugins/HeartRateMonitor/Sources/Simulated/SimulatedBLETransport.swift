@@ -1,0 +1,253 @@
+public import SampleBus
+import Foundation
+import HealthModel
+import Synchronization
+
+/// A Bluetooth stack with simulated devices, for `healthgate demo` and tests without hardware.
+///
+/// It "discovers" `settings.heartRateMonitors` heart-rate monitors (`healthgate demo HRM`,
+/// addresses `02:00:00:00:00:01`…, locally administered) and `settings.footPods` running foot
+/// pods (`02:00:00:00:01:01`…), with Device Information, battery and body sensor location. Once
+/// subscribed, each device sends REAL payload bytes at `notificationsPerSecond`, paced by the
+/// injected clock: the source decodes them through the same decoders as a real device's.
+/// The heart rate drifts plausibly between about 60 and 100 bpm, RR intervals follow it, energy
+/// expended accumulates. Deterministic: no randomness.
+public struct SimulatedBLETransport: BLECentralTransport {
+    let clock: any GatewayClock
+    let settings: SimulationSettings
+    let devices: [SimulatedDevice]
+
+    /// Creates the simulated devices `settings` asks for, paced by `clock`.
+    public init(clock: any GatewayClock, settings: SimulationSettings = SimulationSettings()) {
+        self.clock = clock
+        self.settings = settings
+        var devices: [SimulatedDevice] = []
+        for index in 0..<max(0, settings.heartRateMonitors) {
+            devices.append(SimulatedDevice(kind: .heartRateMonitor, index: index))
+        }
+        for index in 0..<max(0, settings.footPods) {
+            devices.append(SimulatedDevice(kind: .footPod, index: index))
+        }
+        self.devices = devices
+    }
+
+    /// The simulated peripherals, as discovery reports them.
+    public var peripherals: [DiscoveredPeripheral] { devices.map(\.peripheral) }
+
+    /// Reports each simulated device advertising one of `services` once, then idles on the
+    /// clock until the consumer cancels.
+    public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
+        let found = devices.map(\.peripheral).filter { peripheral in
+            peripheral.serviceUUIDs.contains { services.contains($0) }
+        }
+        let clock = self.clock
+        let index = Mutex(0)
+        // Unfolding: each `next()` of the consumer produces one event, so no task is needed.
+        // After the last device the stream idles on the clock until the consumer cancels.
+        return AsyncThrowingStream(unfolding: {
+            let next = index.withLock { value -> Int in
+                defer { value += 1 }
+                return value
+            }
+            if next < found.count { return .found(found[next]) }
+            while true { try await clock.sleep(for: .seconds(3600)) }
+        })
+    }
+
+    /// Connects at once. Throws `.notFound` for an address no simulated device has.
+    public func connect(to address: String) async throws -> any BLEConnection {
+        guard let device = devices.first(where: { $0.peripheral.address == address.uppercased() }) else {
+            throw BLETransportError(.notFound, device: address, "no simulated device has this address")
+        }
+        return SimulatedConnection(device: device, clock: clock, period: .seconds(1 / settings.notificationsPerSecond))
+    }
+}
+
+/// One simulated peripheral's fixed facts.
+struct SimulatedDevice: Sendable {
+    enum Kind: Sendable { case heartRateMonitor, footPod }
+    let kind: Kind
+    let index: Int
+
+    var peripheral: DiscoveredPeripheral {
+        switch kind {
+        case .heartRateMonitor:
+            DiscoveredPeripheral(
+                address: String(format: "02:00:00:00:00:%02X", index + 1),
+                name: index == 0 ? "healthgate demo HRM" : "healthgate demo HRM \(index + 1)", rssi: -50,
+                serviceUUIDs: [.heartRateService, .batteryService, .deviceInformationService])
+        case .footPod:
+            DiscoveredPeripheral(
+                address: String(format: "02:00:00:00:01:%02X", index + 1),
+                name: index == 0 ? "healthgate demo foot pod" : "healthgate demo foot pod \(index + 1)", rssi: -60,
+                serviceUUIDs: [.runningSpeedAndCadenceService, .batteryService, .deviceInformationService])
+        }
+    }
+
+    /// Readable characteristic values.
+    var readable: [BluetoothUUID: [UInt8]] {
+        var values: [BluetoothUUID: [UInt8]] = [
+            .manufacturerName: Array("healthgate".utf8),
+            .modelNumber: Array((kind == .heartRateMonitor ? "Simulated HRM" : "Simulated foot pod").utf8),
+            .serialNumber: Array(String(format: kind == .heartRateMonitor ? "SIM-HRM-%04d" : "SIM-POD-%04d", index + 1).utf8),
+            .hardwareRevision: Array("1".utf8),
+            .firmwareRevision: Array("1.0.0".utf8),
+            .softwareRevision: Array("healthgate-sim 1".utf8),
+            .batteryLevel: [UInt8(87 - index)],
+        ]
+        if kind == .heartRateMonitor { values[.bodySensorLocation] = [UInt8(HeartRateSensorLocation.chest.rawValue)] }
+        return values
+    }
+
+    var services: [BluetoothUUID: [BluetoothUUID]] {
+        var services: [BluetoothUUID: [BluetoothUUID]] = [
+            .deviceInformationService: [
+                .manufacturerName, .modelNumber, .serialNumber, .hardwareRevision, .firmwareRevision, .softwareRevision,
+            ],
+            .batteryService: [.batteryLevel],
+        ]
+        switch kind {
+        case .heartRateMonitor:
+            services[.heartRateService] = [.heartRateMeasurement, .bodySensorLocation, .heartRateControlPoint]
+        case .footPod:
+            services[.runningSpeedAndCadenceService] = [.rscMeasurement, .rscFeature]
+        }
+        return services
+    }
+}
+
+/// A connection to a simulated device.
+final class SimulatedConnection: BLEConnection {
+    let device: SimulatedDevice
+    let clock: any GatewayClock
+    let period: Duration
+    private let generator: Mutex<PayloadGenerator>
+    private let connected = Mutex(true)
+
+    init(device: SimulatedDevice, clock: any GatewayClock, period: Duration) {
+        self.device = device
+        self.clock = clock
+        self.period = period
+        generator = Mutex(PayloadGenerator(interval: period.seconds, seed: device.index))
+    }
+
+    var address: String { device.peripheral.address }
+
+    func hasCharacteristic(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async -> Bool {
+        device.services[service]?.contains(characteristic) ?? false
+    }
+
+    func read(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async throws -> [UInt8] {
+        try checkConnected()
+        guard await hasCharacteristic(characteristic, in: service), let value = device.readable[characteristic] else {
+            throw BLETransportError(.notSupported, device: address, "\(characteristic) is not readable")
+        }
+        return value
+    }
+
+    func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws {
+        try checkConnected()
+        guard characteristic == .heartRateControlPoint, device.kind == .heartRateMonitor else {
+            throw BLETransportError(.notSupported, device: address, "\(characteristic) is not writable")
+        }
+        // Control Point 0x01 resets Energy Expended; anything else is "Op Code not supported".
+        guard value == [0x01] else {
+            throw BLETransportError(.failed, device: address, "control point op code not supported")
+        }
+        generator.withLock { $0.energyJoules = 0 }
+    }
+
+    func notifications(of characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
+        -> AsyncThrowingStream<[UInt8], any Error>
+    {
+        try checkConnected()
+        let heartRate: Bool
+        switch (device.kind, characteristic) {
+        case (.heartRateMonitor, .heartRateMeasurement): heartRate = true
+        case (.footPod, .rscMeasurement): heartRate = false
+        default: throw BLETransportError(.notSupported, device: address, "\(characteristic) does not notify")
+        }
+        let clock = self.clock
+        let period = self.period
+        // Unfolding: each `next()` waits one period on the injected clock and makes one payload.
+        return AsyncThrowingStream(unfolding: { [self] in
+            try await clock.sleep(for: period)
+            guard connected.withLock({ $0 }) else { return nil }
+            return generator.withLock { heartRate ? $0.nextHeartRatePayload() : $0.nextRunningPayload() }
+        })
+    }
+
+    func batteryPercentage() async -> Int? { device.readable[.batteryLevel].flatMap(\.first).map(Int.init) }
+
+    func disconnect() async {
+        connected.withLock { $0 = false }
+    }
+
+    private func checkConnected() throws {
+        guard connected.withLock({ $0 }) else {
+            throw BLETransportError(.disconnected, device: address, "simulated link closed")
+        }
+    }
+}
+
+/// Makes the payload bytes of a simulated device, one notification at a time.
+struct PayloadGenerator: Sendable {
+    let interval: Double
+    let phase: Double
+    var time = 0.0
+    var lastBeat = 0.0
+    var energyJoules = 0.0
+    var distanceMetres = 0.0
+
+    init(interval: Double, seed: Int) {
+        self.interval = interval
+        phase = Double(seed) * 37
+    }
+
+    /// Beats per minute at simulated time `t`: a slow wave (5 min) plus a faster one (23 s).
+    func heartRate(at t: Double) -> Double {
+        let u = t + phase
+        return 78 + 14 * sin(2 * .pi * u / 300) + 4 * sin(2 * .pi * u / 23)
+    }
+
+    /// Heart Rate Measurement: flags 0x1E (uint8 HR, contact supported and detected, energy
+    /// expended, RR intervals), HR, energy (kJ), then the RR intervals of the beats since the
+    /// last notification, at most 8 so the payload fits the default 20-byte ATT payload.
+    mutating func nextHeartRatePayload() -> [UInt8] {
+        time += interval
+        var intervals: [UInt16] = []
+        while intervals.count < 8 {
+            let rr = 60 / heartRate(at: lastBeat)
+            guard lastBeat + rr <= time else { break }
+            lastBeat += rr
+            intervals.append(UInt16((rr * 1024).rounded()))
+        }
+        if intervals.count == 8 { lastBeat = max(lastBeat, time - 60 / heartRate(at: time)) }
+        let bpm = UInt8(heartRate(at: time).rounded())
+        // Roughly 6 W at rest rising with heart rate; the sensor's own estimate is as coarse.
+        energyJoules += (6 + 0.6 * max(0, Double(bpm) - 60)) * interval
+        let kilojoules = UInt16(min(65535, energyJoules / 1000))
+        var payload: [UInt8] = [0x1E, bpm, UInt8(kilojoules & 0xFF), UInt8(kilojoules >> 8)]
+        for rr in intervals { payload += [UInt8(rr & 0xFF), UInt8(rr >> 8)] }
+        return payload
+    }
+
+    /// RSC Measurement: flags 0x07 (stride, total distance, running), speed around 2.9 m/s,
+    /// cadence around 166 steps/min, stride length = speed / step rate.
+    mutating func nextRunningPayload() -> [UInt8] {
+        time += interval
+        let u = time + phase
+        let speed = 2.9 + 0.4 * sin(2 * .pi * u / 90)
+        let cadence = 166 + 6 * sin(2 * .pi * u / 90)
+        distanceMetres += speed * interval
+        let speedRaw = UInt16((speed * 256).rounded())
+        let strideRaw = UInt16((speed / (cadence / 60) * 100).rounded())
+        let distanceRaw = UInt32(truncatingIfNeeded: Int64(distanceMetres * 10))
+        return [
+            0x07, UInt8(speedRaw & 0xFF), UInt8(speedRaw >> 8), UInt8(cadence.rounded()),
+            UInt8(strideRaw & 0xFF), UInt8(strideRaw >> 8),
+            UInt8(distanceRaw & 0xFF), UInt8((distanceRaw >> 8) & 0xFF), UInt8((distanceRaw >> 16) & 0xFF),
+            UInt8(distanceRaw >> 24),
+        ]
+    }
+}

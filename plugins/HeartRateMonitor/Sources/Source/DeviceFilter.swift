@@ -1,0 +1,65 @@
+/// Decides whether a discovered peripheral is one this source follows.
+///
+/// BlueZ merges the discovery filters of every client (Adapter1.SetDiscoveryFilter), so a
+/// discovery session can report devices another client asked for: every device is checked here.
+public struct DeviceFilter: Sendable, Hashable {
+    /// The services a followed device advertises (Heart Rate, Running Speed and Cadence).
+    public static let services: [BluetoothUUID] = [.heartRateService, .runningSpeedAndCadenceService]
+
+    /// What the configuration selected.
+    public var selection: DeviceSelection
+
+    /// A filter for `selection`.
+    public init(selection: DeviceSelection) {
+        self.selection = selection
+    }
+
+    /// Whether to follow `peripheral`. An address matcher matches the address alone (a device
+    /// named by address need not advertise its services in every packet); `any` and name
+    /// patterns also require an advertised 0x180D or 0x1814 service.
+    public func matches(_ peripheral: DiscoveredPeripheral) -> Bool {
+        let advertises = peripheral.serviceUUIDs.contains { Self.services.contains($0) }
+        switch selection {
+        case .any:
+            return advertises
+        case .matching(let matchers):
+            return matchers.contains { matcher in
+                switch matcher {
+                case .address(let address):
+                    return peripheral.address.uppercased() == address
+                case .name(let pattern):
+                    guard advertises, let name = peripheral.name else { return false }
+                    return Self.glob(pattern, matches: name)
+                }
+            }
+        }
+    }
+
+    /// Shell-style matching: `*` matches any run (also empty), `?` one character; case-sensitive.
+    public static func glob(_ pattern: String, matches text: String) -> Bool {
+        let p = Array(pattern)
+        let t = Array(text)
+        var pi = 0
+        var ti = 0
+        var star: Int?
+        var resume = 0
+        while ti < t.count {
+            if pi < p.count, p[pi] == "?" || p[pi] == t[ti], p[pi] != "*" {
+                pi += 1
+                ti += 1
+            } else if pi < p.count, p[pi] == "*" {
+                star = pi
+                resume = ti
+                pi += 1
+            } else if let s = star {
+                pi = s + 1
+                resume += 1
+                ti = resume
+            } else {
+                return false
+            }
+        }
+        while pi < p.count, p[pi] == "*" { pi += 1 }
+        return pi == p.count
+    }
+}

@@ -1,0 +1,246 @@
+import Foundation
+import SampleBus
+
+/// The `config` object of a `ble-heart-rate` source. Every key is optional; see the plugin's
+/// README.md and sample-config.json.
+public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable {
+    /// Which Bluetooth stack to use.
+    public enum TransportChoice: String, Decodable, Sendable, Hashable {
+        /// BlueZ over the system D-Bus (the default).
+        case bluez
+        /// Simulated devices that send real payload bytes (`healthgate demo`).
+        case simulated
+    }
+
+    /// The Bluetooth stack (default `bluez`).
+    public var transport: TransportChoice
+    /// The BlueZ adapter (`hci0`); nil means the first powered adapter.
+    public var adapter: String?
+    /// Which peripherals to follow.
+    public var devices: DeviceSelection
+    /// How many devices to follow at once; nil means 1 for BlueZ and every simulated device.
+    public var maxDevices: Int?
+    /// Reconnect and rediscovery backoff.
+    public var reconnect: ReconnectPolicy
+    /// A heartbeat series is published at least this often (seconds) while connected.
+    public var heartbeatSeriesSeconds: Double
+    /// …or once it holds this many beats, whichever comes first.
+    public var heartbeatSeriesMaxBeats: Int
+    /// Cumulative running samples (distance, estimated steps) cover windows this long (seconds).
+    public var runningWindowSeconds: Double
+    /// Settings of the simulated transport.
+    public var simulation: SimulationSettings
+
+    /// The configuration with every default.
+    public init(
+        transport: TransportChoice = .bluez, adapter: String? = nil, devices: DeviceSelection = .any,
+        maxDevices: Int? = nil, reconnect: ReconnectPolicy = ReconnectPolicy(),
+        heartbeatSeriesSeconds: Double = 60, heartbeatSeriesMaxBeats: Int = 300,
+        runningWindowSeconds: Double = 10, simulation: SimulationSettings = SimulationSettings()
+    ) {
+        self.transport = transport
+        self.adapter = adapter
+        self.devices = devices
+        self.maxDevices = maxDevices
+        self.reconnect = reconnect
+        self.heartbeatSeriesSeconds = heartbeatSeriesSeconds
+        self.heartbeatSeriesMaxBeats = heartbeatSeriesMaxBeats
+        self.runningWindowSeconds = runningWindowSeconds
+        self.simulation = simulation
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case transport, adapter, devices, maxDevices, reconnect, heartbeatSeriesSeconds,
+            heartbeatSeriesMaxBeats, runningWindowSeconds, simulation
+    }
+
+    /// Decodes the `config` object; unknown keys are errors that name the key.
+    public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, known: CodingKeys.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = HeartRateSourceConfiguration()
+        transport = try c.decodeIfPresent(TransportChoice.self, forKey: .transport) ?? defaults.transport
+        adapter = try c.decodeIfPresent(String.self, forKey: .adapter)
+        devices = try c.decodeIfPresent(DeviceSelection.self, forKey: .devices) ?? defaults.devices
+        maxDevices = try c.decodeIfPresent(Int.self, forKey: .maxDevices)
+        reconnect = try c.decodeIfPresent(ReconnectPolicy.self, forKey: .reconnect) ?? defaults.reconnect
+        heartbeatSeriesSeconds =
+            try c.decodeIfPresent(Double.self, forKey: .heartbeatSeriesSeconds) ?? defaults.heartbeatSeriesSeconds
+        heartbeatSeriesMaxBeats =
+            try c.decodeIfPresent(Int.self, forKey: .heartbeatSeriesMaxBeats) ?? defaults.heartbeatSeriesMaxBeats
+        runningWindowSeconds =
+            try c.decodeIfPresent(Double.self, forKey: .runningWindowSeconds) ?? defaults.runningWindowSeconds
+        simulation = try c.decodeIfPresent(SimulationSettings.self, forKey: .simulation) ?? defaults.simulation
+    }
+
+    /// The number of devices followed at once, after defaults.
+    public var effectiveMaxDevices: Int {
+        maxDevices ?? (transport == .simulated ? simulation.heartRateMonitors + simulation.footPods : 1)
+    }
+}
+
+/// Settings of the simulated transport (`transport: "simulated"`).
+public struct SimulationSettings: Decodable, Sendable, Hashable {
+    /// Simulated heart-rate monitors (default 1).
+    public var heartRateMonitors: Int
+    /// Simulated running foot pods (default 0).
+    public var footPods: Int
+    /// Notifications per second per device (default 1, as real monitors send).
+    public var notificationsPerSecond: Double
+
+    /// Settings with the given device counts and rate.
+    public init(heartRateMonitors: Int = 1, footPods: Int = 0, notificationsPerSecond: Double = 1) {
+        self.heartRateMonitors = heartRateMonitors
+        self.footPods = footPods
+        self.notificationsPerSecond = notificationsPerSecond
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case heartRateMonitors, footPods, notificationsPerSecond }
+
+    /// Decodes `simulation`; unknown keys are errors.
+    public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, known: CodingKeys.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        heartRateMonitors = try c.decodeIfPresent(Int.self, forKey: .heartRateMonitors) ?? 1
+        footPods = try c.decodeIfPresent(Int.self, forKey: .footPods) ?? 0
+        notificationsPerSecond = try c.decodeIfPresent(Double.self, forKey: .notificationsPerSecond) ?? 1
+    }
+}
+
+/// Which peripherals the source follows. Whatever the selection, the source checks every
+/// discovered device itself, because BlueZ merges the discovery filters of all its clients.
+public enum DeviceSelection: Decodable, Sendable, Hashable {
+    /// Any device advertising Heart Rate (0x180D) or Running Speed and Cadence (0x1814).
+    case any
+    /// Devices matching one of these matchers.
+    case matching([DeviceMatcher])
+
+    /// `"any"`, or an array of `{"address": "AA:BB:…"}`, `{"name": "Polar H10*"}`, or plain
+    /// strings (an address if it looks like one, else a name pattern).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self) {
+            guard text == "any" else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "expected \"any\" or an array of device matchers, got \"\(text)\"")
+            }
+            self = .any
+            return
+        }
+        let matchers = try container.decode([DeviceMatcher].self)
+        guard !matchers.isEmpty else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "an empty device list matches nothing; use \"any\"")
+        }
+        self = .matching(matchers)
+    }
+}
+
+/// One device matcher: an exact address or a name glob (`*` any run, `?` one character).
+public enum DeviceMatcher: Decodable, Sendable, Hashable {
+    case address(String)
+    case name(String)
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case address, name }
+
+    /// Decodes a plain string or an object with exactly one of `address` and `name`.
+    public init(from decoder: any Decoder) throws {
+        if let single = try? decoder.singleValueContainer(), let text = try? single.decode(String.self) {
+            if DeviceMatcher.isAddress(text) {
+                self = .address(text.uppercased())
+            } else if text.isEmpty {
+                throw DecodingError.dataCorruptedError(in: single, debugDescription: "empty device matcher")
+            } else {
+                self = .name(text)
+            }
+            return
+        }
+        try rejectUnknownKeys(decoder, known: CodingKeys.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        switch (try c.decodeIfPresent(String.self, forKey: .address), try c.decodeIfPresent(String.self, forKey: .name)) {
+        case (let address?, nil):
+            guard DeviceMatcher.isAddress(address) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .address, in: c, debugDescription: "\"\(address)\" is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
+            }
+            self = .address(address.uppercased())
+        case (nil, let name?):
+            guard !name.isEmpty else {
+                throw DecodingError.dataCorruptedError(forKey: .name, in: c, debugDescription: "empty name pattern")
+            }
+            self = .name(name)
+        default:
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: decoder.codingPath, debugDescription: "give exactly one of \"address\" or \"name\""))
+        }
+    }
+
+    /// Whether `text` is six colon-separated hex octets.
+    public static func isAddress(_ text: String) -> Bool {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && $0.allSatisfy(\.isHexDigit) }
+    }
+}
+
+/// Reconnect backoff: the n-th consecutive failed attempt waits `initialDelay × multiplierⁿ⁻¹`,
+/// capped at `maximumDelay`. Attempts never stop.
+public struct ReconnectPolicy: Decodable, Sendable, Hashable {
+    /// The wait after the first failure (and after a link loss).
+    public var initialDelay: Duration
+    /// The longest wait.
+    public var maximumDelay: Duration
+    /// The growth factor per consecutive failure (≥ 1).
+    public var multiplier: Double
+
+    /// A policy; the defaults are 1 s, 60 s, ×2.
+    public init(initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(60), multiplier: Double = 2) {
+        self.initialDelay = initialDelay
+        self.maximumDelay = maximumDelay
+        self.multiplier = multiplier
+    }
+
+    /// The wait before attempt `attempt + 1`, for `attempt` ≥ 1 consecutive failures.
+    public func delay(afterFailures attempt: Int) -> Duration {
+        let exponent = Double(max(0, attempt - 1))
+        let seconds = initialDelay.seconds * pow(multiplier, min(exponent, 64))
+        return seconds >= maximumDelay.seconds || !seconds.isFinite ? maximumDelay : .seconds(seconds)
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case initialDelay, maxDelay, multiplier }
+
+    /// `{"initialDelay": 1, "maxDelay": 60, "multiplier": 2}`, in seconds.
+    public init(from decoder: any Decoder) throws {
+        try rejectUnknownKeys(decoder, known: CodingKeys.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let initial = try c.decodeIfPresent(Double.self, forKey: .initialDelay) ?? 1
+        let maximum = try c.decodeIfPresent(Double.self, forKey: .maxDelay) ?? 60
+        let multiplier = try c.decodeIfPresent(Double.self, forKey: .multiplier) ?? 2
+        guard initial > 0, initial.isFinite else {
+            throw DecodingError.dataCorruptedError(forKey: .initialDelay, in: c, debugDescription: "must be a positive number of seconds")
+        }
+        guard maximum >= initial, maximum.isFinite else {
+            throw DecodingError.dataCorruptedError(forKey: .maxDelay, in: c, debugDescription: "must be at least initialDelay (\(initial))")
+        }
+        guard multiplier >= 1, multiplier.isFinite else {
+            throw DecodingError.dataCorruptedError(forKey: .multiplier, in: c, debugDescription: "must be at least 1")
+        }
+        self.init(initialDelay: .seconds(initial), maximumDelay: .seconds(maximum), multiplier: multiplier)
+    }
+}
+
+/// A typo in a key would otherwise be ignored silently; name it instead.
+func rejectUnknownKeys(_ decoder: any Decoder, known: [String]) throws {
+    guard let container = try? decoder.container(keyedBy: ConfigurationKey.self) else { return }
+    for key in container.allKeys where !known.contains(key.stringValue) {
+        throw DecodingError.dataCorrupted(DecodingError.Context(
+            codingPath: decoder.codingPath + [key],
+            debugDescription: "unknown key \"\(key.stringValue)\"; known: \(known.joined(separator: ", "))"))
+    }
+}
+
+struct ConfigurationKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}

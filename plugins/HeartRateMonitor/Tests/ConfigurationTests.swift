@@ -1,0 +1,103 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import HeartRateMonitor
+import SampleBus
+import XCTest
+
+final class ConfigurationTests: XCTestCase {
+    func environment() throws -> PluginEnvironment {
+        TestEnvironment.make(name: "hr", directory: FileManager.default.temporaryDirectory)
+    }
+
+    func testSampleConfigDecodesAndBuilds() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("sample-config.json")
+        let gateway = try GatewayConfiguration.parse(Data(contentsOf: url), origin: url.path)
+        XCTAssertEqual(gateway.sources.count, 3)
+        var configurations: [HeartRateSourceConfiguration] = []
+        for source in gateway.sources {
+            XCTAssertEqual(source.kind, HeartRateSource.kind)
+            let configuration = try source.config.decode(HeartRateSourceConfiguration.self)
+            // Built with a fake transport: the BlueZ transport is not part of these tests.
+            _ = try HeartRateSource(configuration: configuration, environment: try environment(), transport: FakeBLETransport(profiles: []))
+            configurations.append(configuration)
+        }
+        let strap = configurations[0]
+        XCTAssertEqual(strap.transport, .bluez)
+        XCTAssertEqual(strap.adapter, "hci0")
+        XCTAssertEqual(strap.devices, .matching([.address("A0:9E:1A:12:34:56"), .name("Polar H10 *")]))
+        XCTAssertEqual(strap.reconnect, ReconnectPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(60), multiplier: 2))
+        XCTAssertEqual(configurations[1].devices, .any)
+        XCTAssertEqual(configurations[1].effectiveMaxDevices, 2)
+        XCTAssertEqual(configurations[2].transport, .simulated)
+        XCTAssertEqual(configurations[2].effectiveMaxDevices, 2)
+        // The simulated one builds through the public initializer too.
+        _ = try HeartRateSource(configuration: configurations[2], environment: try environment())
+    }
+
+    func testDefaults() throws {
+        let configuration = try JSONValue.object([:]).decode(HeartRateSourceConfiguration.self)
+        XCTAssertEqual(configuration, HeartRateSourceConfiguration())
+        XCTAssertEqual(configuration.transport, .bluez)
+        XCTAssertEqual(configuration.devices, .any)
+        XCTAssertEqual(configuration.effectiveMaxDevices, 1)
+    }
+
+    func testBadConfigurationsNameTheKey() throws {
+        func decodingKeyPath(_ json: String) -> String? {
+            do {
+                _ = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)).decode(HeartRateSourceConfiguration.self)
+                return nil
+            } catch let error as DecodingError {
+                return error.keyPath
+            } catch {
+                return "\(error)"
+            }
+        }
+        XCTAssertEqual(decodingKeyPath(#"{"transport": "usb"}"#), "transport")
+        XCTAssertEqual(decodingKeyPath(#"{"devices": "all"}"#), "devices")
+        XCTAssertEqual(decodingKeyPath(#"{"devices": [{"address": "AA:BB"}]}"#), "devices[0].address")
+        XCTAssertEqual(decodingKeyPath(#"{"devices": [{"address": "AA:BB:CC:DD:EE:FF", "name": "x"}]}"#), "devices[0]")
+        XCTAssertEqual(decodingKeyPath(#"{"devices": []}"#), "devices")
+        XCTAssertEqual(decodingKeyPath(#"{"maxDevice": 2}"#), "maxDevice")
+        XCTAssertEqual(decodingKeyPath(#"{"reconnect": {"initialDelay": 0}}"#), "reconnect.initialDelay")
+        XCTAssertEqual(decodingKeyPath(#"{"reconnect": {"initialDelay": 5, "maxDelay": 1}}"#), "reconnect.maxDelay")
+        XCTAssertEqual(decodingKeyPath(#"{"simulation": {"hrms": 1}}"#), "simulation.hrms")
+        XCTAssertNil(decodingKeyPath(#"{"devices": ["aa:bb:cc:dd:ee:ff", "TICKR*"]}"#))
+
+        func pluginKeyPath(_ configuration: HeartRateSourceConfiguration) throws -> String? {
+            do {
+                _ = try HeartRateSource(configuration: configuration, environment: try environment(), transport: FakeBLETransport(profiles: []))
+                return nil
+            } catch let error as PluginConfigurationError {
+                return error.keyPath
+            }
+        }
+        XCTAssertEqual(try pluginKeyPath(HeartRateSourceConfiguration(maxDevices: 0)), "maxDevices")
+        XCTAssertEqual(try pluginKeyPath(HeartRateSourceConfiguration(adapter: "")), "adapter")
+        XCTAssertEqual(try pluginKeyPath(HeartRateSourceConfiguration(heartbeatSeriesSeconds: 0)), "heartbeatSeriesSeconds")
+        XCTAssertEqual(
+            try pluginKeyPath(HeartRateSourceConfiguration(
+                transport: .simulated, simulation: SimulationSettings(heartRateMonitors: 0, footPods: 0))),
+            "simulation")
+        XCTAssertEqual(
+            try pluginKeyPath(HeartRateSourceConfiguration(simulation: SimulationSettings(notificationsPerSecond: 0))),
+            "simulation.notificationsPerSecond")
+    }
+
+    func testStringMatchersAreAddressesOrNamePatterns() throws {
+        let value = try JSONDecoder().decode(JSONValue.self, from: Data(#"{"devices": ["aa:bb:cc:dd:ee:ff", "TICKR*"]}"#.utf8))
+        let configuration = try value.decode(HeartRateSourceConfiguration.self)
+        XCTAssertEqual(configuration.devices, .matching([.address("AA:BB:CC:DD:EE:FF"), .name("TICKR*")]))
+    }
+
+    func testDemoConfiguration() throws {
+        let value = HeartRateSource.demoConfiguration(heartRateMonitors: 2, footPods: 1, notificationsPerSecond: 2)
+        let configuration = try value.decode(HeartRateSourceConfiguration.self)
+        XCTAssertEqual(configuration.transport, .simulated)
+        XCTAssertEqual(configuration.simulation, SimulationSettings(heartRateMonitors: 2, footPods: 1, notificationsPerSecond: 2))
+        XCTAssertEqual(configuration.effectiveMaxDevices, 3)
+        XCTAssertNoThrow(try HeartRateSource(configuration: configuration, environment: try environment()))
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import HeartRateMonitor
+import SampleBus
+import XCTest
+
+/// Energy Expended (cumulative kJ) becomes `activeEnergyBurned` deltas between readings.
+final class EnergyExpendedTests: XCTestCase {
+    /// Flags 0x08: uint8 heart rate, energy expended present, no contact support, no RR.
+    static func beat(_ bpm: UInt8, energy: UInt16) -> [UInt8] {
+        [0x08, bpm, UInt8(energy & 0xFF), UInt8(energy >> 8)]
+    }
+
+    func testDeltasAcrossReadingsSaturationAndReset() async throws {
+        let profile = FakeProfile.heartRateMonitor()
+        let transport = FakeBLETransport(profiles: [profile])
+        let h = try SourceHarness(transport: transport)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(.heartRateMeasurement) == true }
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            // 100 kJ is the baseline; then +3, +0, saturation (adds nothing), reset to 2 (+2).
+            for (second, energy) in [(0, UInt16(100)), (1, 103), (2, 103), (3, 0xFFFF), (4, 2)] {
+                if second > 0 { h.clock.advance(by: .seconds(1)) }
+                link.send(Self.beat(120, energy: energy))
+                try await h.waitFor("heart rate \(second)") { h.quantities(.heartRate).count == second + 1 }
+            }
+            let energy = h.quantities(.activeEnergyBurned)
+            XCTAssertEqual(energy.map(\.quantity), [Quantity(3, .kilojoule), Quantity(2, .kilojoule)])
+            // Each delta covers the interval since the previous unsaturated reading.
+            let start = try XCTUnwrap(h.quantities(.heartRate).first?.startDate)
+            XCTAssertEqual(energy.map { $0.startDate.timeIntervalSince(start) }, [0, 2])
+            XCTAssertEqual(energy.map { $0.endDate.timeIntervalSince(start) }, [1, 4])
+            XCTAssertEqual(energy.first?.canonicalValue ?? 0, 3 / 4.184, accuracy: 1e-12)
+        }
+    }
+}

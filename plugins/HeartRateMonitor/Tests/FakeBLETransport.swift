@@ -1,0 +1,183 @@
+import Foundation
+import HeartRateMonitor
+import Synchronization
+
+/// A scripted Bluetooth stack for tests: the test emits discovery events, decides how each
+/// connection attempt ends, sends notification payloads and drops links.
+final class FakeBLETransport: BLECentralTransport {
+    /// How one connection attempt ends.
+    enum Outcome: Sendable {
+        case fail(BLETransportError.Code)
+        case succeed
+    }
+
+    private struct State {
+        var discoveries: [AsyncThrowingStream<DiscoveryEvent, any Error>.Continuation] = []
+        var discoverCalls = 0
+        var discoveryErrors: [BLETransportError] = []
+        var script: [String: [Outcome]] = [:]
+        var attempts: [String: Int] = [:]
+        var connections: [String: [FakeConnection]] = [:]
+    }
+
+    private let state = Mutex(State())
+    let profiles: [String: FakeProfile]
+
+    init(profiles: [FakeProfile]) {
+        self.profiles = Dictionary(uniqueKeysWithValues: profiles.map { ($0.address, $0) })
+    }
+
+    var discoverCalls: Int { state.withLock { $0.discoverCalls } }
+    func attempts(_ address: String) -> Int { state.withLock { $0.attempts[address] ?? 0 } }
+    func connections(_ address: String) -> [FakeConnection] { state.withLock { $0.connections[address] ?? [] } }
+    func latest(_ address: String) -> FakeConnection? { connections(address).last }
+
+    /// The next `discover` calls fail with these errors, in order.
+    func failDiscovery(_ errors: [BLETransportError]) { state.withLock { $0.discoveryErrors += errors } }
+    /// The next connection attempts to `address` end like this, in order; then they succeed.
+    func script(_ address: String, _ outcomes: [Outcome]) { state.withLock { $0.script[address, default: []] += outcomes } }
+
+    /// Reports a discovery event to the running discovery session.
+    func emit(_ event: DiscoveryEvent) {
+        let continuation = state.withLock { $0.discoveries.last }
+        continuation?.yield(event)
+    }
+
+    func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: DiscoveryEvent.self, throwing: (any Error).self)
+        let failure = state.withLock { state -> BLETransportError? in
+            state.discoverCalls += 1
+            if !state.discoveryErrors.isEmpty { return state.discoveryErrors.removeFirst() }
+            state.discoveries.append(continuation)
+            return nil
+        }
+        if let failure { continuation.finish(throwing: failure) }
+        return stream
+    }
+
+    func connect(to address: String) async throws -> any BLEConnection {
+        let outcome = state.withLock { state -> Outcome in
+            state.attempts[address, default: 0] += 1
+            guard var queue = state.script[address], !queue.isEmpty else { return .succeed }
+            let first = queue.removeFirst()
+            state.script[address] = queue
+            return first
+        }
+        switch outcome {
+        case .fail(let code):
+            throw BLETransportError(code, device: address, "scripted failure")
+        case .succeed:
+            guard let profile = profiles[address] else {
+                throw BLETransportError(.notFound, device: address, "no such fake device")
+            }
+            let connection = FakeConnection(profile: profile)
+            state.withLock { $0.connections[address, default: []].append(connection) }
+            return connection
+        }
+    }
+}
+
+/// What a fake device offers.
+struct FakeProfile: Sendable {
+    var address: String
+    var name: String?
+    var services: [BluetoothUUID]
+    /// Characteristics by service.
+    var characteristics: [BluetoothUUID: [BluetoothUUID]]
+    var values: [BluetoothUUID: [UInt8]]
+    var stackBattery: Int?
+
+    var peripheral: DiscoveredPeripheral {
+        DiscoveredPeripheral(address: address, name: name, rssi: -40, serviceUUIDs: services)
+    }
+
+    static func heartRateMonitor(
+        address: String = "C0:FF:EE:00:00:01", name: String = "Polar H10 1234", serial: String = "A1B2C3D4",
+        controlPoint: Bool = true, batteryService: Bool = true
+    ) -> FakeProfile {
+        var characteristics: [BluetoothUUID: [BluetoothUUID]] = [
+            .heartRateService: [.heartRateMeasurement, .bodySensorLocation] + (controlPoint ? [.heartRateControlPoint] : []),
+            .deviceInformationService: [.manufacturerName, .modelNumber, .serialNumber, .firmwareRevision],
+        ]
+        if batteryService { characteristics[.batteryService] = [.batteryLevel] }
+        return FakeProfile(
+            address: address, name: name, services: [.heartRateService],
+            characteristics: characteristics,
+            values: [
+                .manufacturerName: Array("Polar Electro Oy".utf8), .modelNumber: Array("H10\0".utf8),
+                .serialNumber: Array(serial.utf8), .firmwareRevision: Array("3.1.1".utf8),
+                .batteryLevel: [0x4D], .bodySensorLocation: [0x01],
+            ],
+            stackBattery: 55)
+    }
+
+    static func footPod(address: String = "C0:FF:EE:00:00:02") -> FakeProfile {
+        FakeProfile(
+            address: address, name: "Stryd", services: [.runningSpeedAndCadenceService],
+            characteristics: [.runningSpeedAndCadenceService: [.rscMeasurement]], values: [:], stackBattery: 90)
+    }
+}
+
+/// One fake link. Finished by ``dropLink()`` or `disconnect()`.
+final class FakeConnection: BLEConnection {
+    private struct State {
+        var streams: [BluetoothUUID: AsyncThrowingStream<[UInt8], any Error>.Continuation] = [:]
+        var writes: [(BluetoothUUID, [UInt8])] = []
+        var connected = true
+        var disconnectCalls = 0
+    }
+
+    let profile: FakeProfile
+    private let state = Mutex(State())
+
+    init(profile: FakeProfile) { self.profile = profile }
+
+    var address: String { profile.address }
+    var writes: [(BluetoothUUID, [UInt8])] { state.withLock { $0.writes } }
+    var disconnectCalls: Int { state.withLock { $0.disconnectCalls } }
+    func isSubscribed(_ characteristic: BluetoothUUID) -> Bool { state.withLock { $0.streams[characteristic] != nil } }
+
+    func hasCharacteristic(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async -> Bool {
+        profile.characteristics[service]?.contains(characteristic) ?? false
+    }
+
+    func read(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async throws -> [UInt8] {
+        guard state.withLock({ $0.connected }) else { throw BLETransportError(.disconnected, device: address, "gone") }
+        guard let value = profile.values[characteristic] else { throw BLETransportError(.notSupported, device: address, "no value") }
+        return value
+    }
+
+    func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws {
+        state.withLock { $0.writes.append((characteristic, value)) }
+    }
+
+    func notifications(of characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
+        -> AsyncThrowingStream<[UInt8], any Error>
+    {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+        state.withLock { $0.streams[characteristic] = continuation }
+        return stream
+    }
+
+    func batteryPercentage() async -> Int? { profile.stackBattery }
+
+    /// Delivers one notification.
+    func send(_ payload: [UInt8], on characteristic: BluetoothUUID = .heartRateMeasurement) {
+        let continuation = state.withLock { $0.streams[characteristic] }
+        continuation?.yield(payload)
+    }
+
+    /// The link drops: every stream ends.
+    func dropLink() {
+        let streams = state.withLock { state -> [AsyncThrowingStream<[UInt8], any Error>.Continuation] in
+            state.connected = false
+            return Array(state.streams.values)
+        }
+        for stream in streams { stream.finish() }
+    }
+
+    func disconnect() async {
+        state.withLock { $0.disconnectCalls += 1 }
+        dropLink()
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import HeartRateMonitor
+import SampleBus
+import XCTest
+
+/// The simulated transport (used by `healthgate demo`) through the real source and decoders.
+final class SimulatedTransportTests: XCTestCase {
+    func testSimulatedMonitorAndFootPodProduceRealSamples() async throws {
+        let settings = SimulationSettings(heartRateMonitors: 1, footPods: 1, notificationsPerSecond: 1)
+        let configuration = HeartRateSourceConfiguration(transport: .simulated, runningWindowSeconds: 5, simulation: settings)
+        let h = try SourceHarness(configuration: configuration) { clock in SimulatedBLETransport(clock: clock, settings: settings) }
+        try await h.run { h in
+            for second in 1...12 {
+                // Discovery idles on the clock; each device's notification stream waits one period.
+                try await h.waitFor("three sleepers before second \(second)") { h.clock.sleeperCount == 3 }
+                h.clock.advance(by: .seconds(1))
+            }
+            try await h.waitFor("12 heart rates") { h.quantities(.heartRate).count == 12 }
+            try await h.waitFor("12 speeds") { h.quantities(.runningSpeed).count == 12 }
+        }
+        let rates = h.quantities(.heartRate).map(\.quantity.value)
+        XCTAssertTrue(rates.allSatisfy { (55...110).contains($0) }, "\(rates)")
+        XCTAssertGreaterThan(Set(rates).count, 1, "the heart rate varies")
+        let hr = try XCTUnwrap(h.quantities(.heartRate).first)
+        XCTAssertEqual(hr.device?.name, "healthgate demo HRM")
+        XCTAssertEqual(hr.device?.manufacturer, "healthgate")
+        XCTAssertEqual(hr.device?.localIdentifier, "healthgate/SIM-HRM-0001")
+        XCTAssertEqual(hr.metadata.heartRateSensorLocation, .chest)
+        XCTAssertEqual(hr.metadata[.batteryLevel], .integer(87))
+
+        let beats = h.series.flatMap(\.beats)
+        // About 78 bpm for 12 s: the RR intervals carry every beat.
+        XCTAssertTrue((12...20).contains(beats.count), "\(beats.count) beats")
+        XCTAssertEqual(h.series.first?.beats.first?.precededByGap, true)
+        XCTAssertEqual(beats.filter(\.precededByGap).count, 1)
+
+        let speeds = h.quantities(.runningSpeed).map(\.quantity.value)
+        XCTAssertTrue(speeds.allSatisfy { (2...4).contains($0) }, "\(speeds)")
+        XCTAssertEqual(h.quantities(.runningSpeed).first?.device?.name, "healthgate demo foot pod")
+        let distance = h.quantities(.distanceWalkingRunning).map(\.quantity.value).reduce(0, +)
+        XCTAssertEqual(distance, 11 * 2.9, accuracy: 5)
+        let steps = h.quantities(.stepCount)
+        XCTAssertFalse(steps.isEmpty)
+        XCTAssertTrue(steps.allSatisfy { $0.metadata[.estimated] == .bool(true) })
+        XCTAssertEqual(h.current.dropped, 0)
+        XCTAssertEqual(h.current.errors, 0)
+    }
+}

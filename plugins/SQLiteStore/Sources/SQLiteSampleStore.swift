@@ -1,0 +1,249 @@
+public import Foundation
+public import HealthModel
+import SQLite
+
+/// The order of query results by start date.
+public enum SampleOrder: String, Hashable, Sendable, CaseIterable {
+    /// Oldest first.
+    case ascending = "asc"
+    /// Newest first.
+    case descending = "desc"
+}
+
+/// A workout read back with the records it links to.
+public struct StoredWorkout: Hashable, Sendable {
+    /// The workout with its events, activities, statistics and the uuids of its samples.
+    public var workout: Workout
+    /// The linked quantity samples that are in the store, by start date.
+    public var samples: [QuantitySample]
+    /// The linked heartbeat series that are in the store, by start date.
+    public var heartbeatSeries: [HeartbeatSeriesSample]
+
+    /// Bundles a workout with the linked records found in the store.
+    public init(workout: Workout, samples: [QuantitySample], heartbeatSeries: [HeartbeatSeriesSample]) {
+        self.workout = workout
+        self.samples = samples
+        self.heartbeatSeries = heartbeatSeries
+    }
+}
+
+/// Read access to a store file: samples, statistics, heartbeat series and workouts.
+///
+/// Opens the file read-only, so it can run beside the gateway's writer (WAL mode: readers see the
+/// last committed transaction and never block the writer; a busy timeout covers checkpoints).
+/// Each query runs in one read transaction on the store's serial DispatchQueue, never on the
+/// cooperative pool. Every failure is a typed ``StoreError``; nothing fails silently.
+///
+/// Range rules: a sample is in `[from, to)` when its start date is; the exception is a cumulative
+/// sample in statistics, which counts in every interval it overlaps (see ``statistics(of:from:to:)``).
+public final class SQLiteSampleStore: Sendable {
+    /// The database file.
+    public let path: String
+    private let database: SQLiteDatabase
+
+    /// Opens the store at `path` read-only.
+    /// - Throws: ``StoreError`` `.notFound` when the file does not exist, `.notAStore` when it has
+    ///   no healthgate schema, `.schemaTooNew` when a newer healthgate wrote it.
+    public init(path: String) throws(StoreError) {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError(.notFound, path: path, message: "no database file at \(path)")
+        }
+        self.path = path
+        do {
+            database = try SQLiteDatabase(path: path, mode: .readOnly, label: "sqlite-store")
+            let version = try database.performBlocking { connection throws(SQLiteError) in try connection.userVersion }
+            guard version > 0 else {
+                throw StoreError(.notAStore, path: path, message: "the file has no healthgate schema (user_version 0)")
+            }
+            guard version <= StoreSchema.version else {
+                throw StoreError(
+                    .schemaTooNew, path: path,
+                    message: "schema version \(version) is newer than this program knows (\(StoreSchema.version)); upgrade healthgate")
+            }
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
+    }
+
+    // MARK: Samples
+
+    /// The samples of `type` whose start date is in `[from, to)` (either bound may be nil),
+    /// ordered by start date (then uuid), at most `limit` of them.
+    public func samples(
+        of type: QuantityType, from: Date? = nil, to: Date? = nil, limit: Int? = nil,
+        order: SampleOrder = .ascending
+    ) async throws(StoreError) -> [QuantitySample] {
+        if let limit, limit < 0 {
+            throw StoreError(.invalidArgument, path: path, message: "limit must not be negative, got \(limit)")
+        }
+        let direction = order == .ascending ? "ASC" : "DESC"
+        let bindings: [SQLiteValue] = [
+            .text(type.identifier), .integer(from.map(SQLiteSampleWriter.microseconds) ?? .min),
+            .integer(to.map(SQLiteSampleWriter.microseconds) ?? .max), .integer(Int64(limit ?? -1)),
+        ]
+        return try await read { connection throws(StoreError) in
+            try RowDecoder.samples(
+                connection, where: "s.type = ?1 AND s.start_us >= ?2 AND s.start_us < ?3",
+                orderBy: "s.start_us \(direction), s.uuid \(direction) LIMIT ?4", bindings, path: self.path)
+        }
+    }
+
+    /// The sample of `type` with the latest start date (ties: the greatest uuid), or nil.
+    public func mostRecentSample(of type: QuantityType) async throws(StoreError) -> QuantitySample? {
+        try await samples(of: type, limit: 1, order: .descending).first
+    }
+
+    /// The start date of the oldest sample of `type`, or nil when there is none.
+    public func earliestSampleDate(of type: QuantityType) async throws(StoreError) -> Date? {
+        try await read { connection throws(StoreError) in
+            let rows = try Self.run(connection, "SELECT min(start_us) FROM samples WHERE type = ?1",
+                                    [.text(type.identifier)], path: self.path)
+            return rows.first?.integer(0).map(SQLiteSampleWriter.date(microseconds:))
+        }
+    }
+
+    // MARK: Statistics
+
+    /// Statistics of `type` over `[from, to)`, in the type's canonical unit.
+    ///
+    /// - Discrete types: `average` (arithmetic mean), `minimum`, `maximum` and `mostRecent` (the
+    ///   sample with the latest start date) over the samples whose start date is in the interval.
+    /// - Cumulative types: `sum`. A sample lying across an interval boundary is split in
+    ///   proportion to time: it contributes `value × overlap / duration` to each interval it
+    ///   overlaps (as HealthKit does), so splitting a range into buckets never changes the total.
+    ///   A sample of zero duration counts wholly in the interval that contains its start.
+    ///   `sampleCount` counts the samples that contributed.
+    /// An interval without samples has `sampleCount == 0` and nil values.
+    public func statistics(of type: QuantityType, from: Date, to: Date) async throws(StoreError) -> QuantityStatistics {
+        let start = SQLiteSampleWriter.microseconds(from)
+        let end = SQLiteSampleWriter.microseconds(to)
+        guard end > start else {
+            throw StoreError(.invalidArgument, path: path, message: "the range must end after it starts")
+        }
+        let buckets = try await statistics(of: type, firstBucket: start, width: end - start, count: 1)
+        return buckets[0]
+    }
+
+    /// Statistics of `type` in consecutive intervals of length `interval`, aligned on `anchor`
+    /// (bucket k is `[anchor + k·interval, anchor + (k+1)·interval)`), for every bucket that
+    /// overlaps `[from, to)`. Buckets are whole: the first may start before `from` and the last
+    /// may end after `to`, and they cover their whole interval. Empty buckets are reported, with
+    /// `sampleCount == 0`. The values follow ``statistics(of:from:to:)``.
+    ///
+    /// Buckets are fixed lengths of time: a "day" is 86 400 s from the anchor, whatever the
+    /// calendar or daylight-saving time says.
+    /// - Throws: `.invalidArgument` when `interval` is not positive, the range is empty, or it
+    ///   would give more than 1 000 000 buckets.
+    public func statisticsCollection(
+        of type: QuantityType, from: Date, to: Date, anchor: Date, interval: Duration
+    ) async throws(StoreError) -> [QuantityStatistics] {
+        let width = interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000
+        guard width > 0 else {
+            throw StoreError(.invalidArgument, path: path, message: "the interval must be positive, got \(interval)")
+        }
+        let start = SQLiteSampleWriter.microseconds(from)
+        let end = SQLiteSampleWriter.microseconds(to)
+        guard end > start else {
+            throw StoreError(.invalidArgument, path: path, message: "the range must end after it starts")
+        }
+        let anchorMicros = SQLiteSampleWriter.microseconds(anchor)
+        let offset = start - anchorMicros
+        // Floor division, so that a range before the anchor aligns too.
+        let firstIndex = offset >= 0 ? offset / width : -((-offset + width - 1) / width)
+        let firstBucket = anchorMicros + firstIndex * width
+        let count = (end - firstBucket + width - 1) / width
+        guard count <= 1_000_000 else {
+            throw StoreError(.invalidArgument, path: path, message: "the range would give \(count) buckets; use a longer interval")
+        }
+        return try await statistics(of: type, firstBucket: firstBucket, width: width, count: Int(count))
+    }
+
+    private func statistics(
+        of type: QuantityType, firstBucket: Int64, width: Int64, count: Int
+    ) async throws(StoreError) -> [QuantityStatistics] {
+        try await read { connection throws(StoreError) in
+            switch type.aggregationStyle {
+            case .discrete:
+                try StatisticsCalculator.discrete(
+                    connection, type: type, firstBucket: firstBucket, width: width, count: count, path: self.path)
+            case .cumulative:
+                try StatisticsCalculator.cumulative(
+                    connection, type: type, firstBucket: firstBucket, width: width, count: count, path: self.path)
+            }
+        }
+    }
+
+    // MARK: Heartbeat series
+
+    /// The heartbeat series whose start date is in `[from, to)`, by start date, with their beats.
+    public func heartbeatSeries(from: Date? = nil, to: Date? = nil) async throws(StoreError) -> [HeartbeatSeriesSample] {
+        let bindings: [SQLiteValue] = [
+            .integer(from.map(SQLiteSampleWriter.microseconds) ?? .min),
+            .integer(to.map(SQLiteSampleWriter.microseconds) ?? .max),
+        ]
+        return try await read { connection throws(StoreError) in
+            try RowDecoder.heartbeatSeries(
+                connection, where: "h.start_us >= ?1 AND h.start_us < ?2", bindings, path: self.path)
+        }
+    }
+
+    // MARK: Workouts
+
+    /// The workouts whose start date is in `[from, to)`, by start date, each with its events,
+    /// activities, statistics and linked sample uuids.
+    public func workouts(from: Date? = nil, to: Date? = nil) async throws(StoreError) -> [Workout] {
+        let bindings: [SQLiteValue] = [
+            .integer(from.map(SQLiteSampleWriter.microseconds) ?? .min),
+            .integer(to.map(SQLiteSampleWriter.microseconds) ?? .max),
+        ]
+        return try await read { connection throws(StoreError) in
+            try RowDecoder.workouts(connection, where: "start_us >= ?1 AND start_us < ?2", bindings, path: self.path)
+        }
+    }
+
+    /// One workout with the quantity samples and heartbeat series it links to; nil when no
+    /// workout has this uuid. Linked records not (yet) in the store are listed in
+    /// `workout.sampleIDs` but absent from `samples` and `heartbeatSeries`.
+    public func workout(id: SampleID) async throws(StoreError) -> StoredWorkout? {
+        try await read { connection throws(StoreError) in
+            let key = SQLiteValue.blob(id.bytes)
+            guard let workout = try RowDecoder.workouts(connection, where: "uuid = ?1", [key], path: self.path).first
+            else { return nil }
+            let samples = try RowDecoder.samples(
+                connection, where: "s.uuid IN (SELECT sample_uuid FROM workout_samples WHERE workout_uuid = ?1)",
+                orderBy: "s.start_us, s.uuid", [key], path: self.path)
+            let series = try RowDecoder.heartbeatSeries(
+                connection, where: "h.uuid IN (SELECT sample_uuid FROM workout_samples WHERE workout_uuid = ?1)",
+                [key], path: self.path)
+            return StoredWorkout(workout: workout, samples: samples, heartbeatSeries: series)
+        }
+    }
+
+    // MARK: Plumbing
+
+    /// Runs `body` in one read transaction on the database queue.
+    private func read<T: Sendable>(
+        _ body: @escaping @Sendable (SQLiteConnection) throws(StoreError) -> T
+    ) async throws(StoreError) -> T {
+        let path = self.path
+        do {
+            return try await database.perform { connection in
+                try connection.transaction(.deferred) { try body(connection) }
+            }
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
+    }
+
+    static func run(
+        _ connection: SQLiteConnection, _ sql: String, _ bindings: [SQLiteValue], path: String
+    ) throws(StoreError) -> [SQLiteRow] {
+        do {
+            return try connection.query(sql, bindings)
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+}

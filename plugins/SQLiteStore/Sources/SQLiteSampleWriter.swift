@@ -1,0 +1,416 @@
+public import Foundation
+public import HealthModel
+import SQLite
+
+/// How one ``SQLiteSampleWriter/write(_:)`` call changed the store.
+public struct WriteSummary: Hashable, Sendable {
+    /// Records stored for the first time.
+    public var inserted = 0
+    /// Records that replaced an older sync version of the same sync identifier.
+    public var replaced = 0
+    /// Records that changed nothing: the uuid was stored already, or a version at least as new.
+    public var ignored = 0
+    /// The latest end date among the records written.
+    public var lastRecordDate: Date?
+
+    /// An empty summary.
+    public init() {}
+}
+
+/// Writes health records into a store file: one transaction per call, idempotent.
+///
+/// Not thread-safe: own it from one thread or serial queue (``SQLiteSink`` gives it its own
+/// DispatchQueue). It opens the file read-write in WAL mode, creates missing parent directories,
+/// and migrates the schema to ``StoreSchema/version``.
+///
+/// Rules (HealthKit's): a record whose uuid is already stored is a no-op; a record with a sync
+/// identifier replaces the stored record with that identifier only when its sync version is
+/// higher (a missing version counts as 0).
+public final class SQLiteSampleWriter {
+    /// The database file.
+    public let path: String
+    private let connection: SQLiteConnection
+    // Caches of rows written by committed transactions. Cleared when a transaction fails, since
+    // its rows were rolled back.
+    private var deviceIDs: [Device: Int64] = [:]
+    private var lastDevice: (device: Device, id: Int64)?
+    private var spans: [String: Int64] = [:]
+
+    /// Opens (creating if needed) and migrates the store at `path`.
+    /// - Parameter maximumPageCount: `PRAGMA max_page_count`, a size limit; nil for SQLite's default.
+    /// - Throws: ``StoreError`` with `.ioError`, `.readOnly`, `.notAStore`, `.schemaTooNew`, …
+    public init(path: String, maximumPageCount: Int? = nil) throws(StoreError) {
+        self.path = path
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(.ioError, path: path, message: "cannot create the directory \(directory.path): \(error)")
+        }
+        do {
+            connection = try SQLiteConnection(path: path, mode: .readWrite)
+            try connection.migrate(StoreSchema.migrations)
+            for row in try connection.query("SELECT type, max_duration_us FROM sample_type_spans") {
+                if let type = row.text(0), let span = row.integer(1) { spans[type] = span }
+            }
+        } catch {
+            if error.primaryCode == 1, error.message.contains("newer than this program") {
+                throw StoreError(.schemaTooNew, path: path, message: error.message, sqliteCode: error.code)
+            }
+            throw StoreError(error, path: path)
+        }
+        if let maximumPageCount { try setMaximumPageCount(maximumPageCount) }
+    }
+
+    /// Sets `PRAGMA max_page_count` (the database's size limit in pages) for this connection.
+    public func setMaximumPageCount(_ pages: Int) throws(StoreError) {
+        do {
+            try connection.execute("PRAGMA max_page_count = \(max(1, pages))")
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    /// Writes `records` in ONE immediate transaction.
+    ///
+    /// - Throws: ``StoreError``; `.diskFull` for SQLITE_FULL, `.ioError` for SQLITE_IOERR. On any
+    ///   error the whole transaction is rolled back, so the call can be retried with the same
+    ///   records (that is how the sink's redelivery works).
+    @discardableResult
+    public func write(_ records: [HealthRecord]) throws(StoreError) -> WriteSummary {
+        do {
+            return try connection.transaction(.immediate) { try self.writeRecords(records) }
+        } catch {
+            deviceIDs = [:]
+            lastDevice = nil
+            // The rolled-back spans are reloaded lazily: a cleared cache only costs upserts.
+            spans = [:]
+            throw StoreError.wrap(error, path: path)
+        }
+    }
+
+    /// Writes any collection of records in ONE transaction; see ``write(_:)-([HealthRecord])``.
+    @discardableResult
+    public func write(_ records: some Collection<HealthRecord>) throws(StoreError) -> WriteSummary {
+        try write(Array(records))
+    }
+
+    /// Runs `PRAGMA wal_checkpoint(TRUNCATE)`, folding the write-ahead log into the database.
+    public func checkpoint() throws(StoreError) {
+        do {
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    private func writeRecords(_ records: [HealthRecord]) throws -> WriteSummary {
+        var summary = WriteSummary()
+        var latest = Int64.min
+        // One prepared statement for the whole batch: no cache lookup per row. Fetching it clears
+        // its bindings, so the bound-value memo starts empty.
+        var insert = QuantityInsert(statement: try connection.statement(StoreSchema.insertSample))
+        for index in records.indices {
+            let outcome: Outcome
+            let end: Date
+            switch records[index] {
+            case .quantity(let sample):
+                outcome = try write(sample, using: &insert)
+                end = sample.endDate
+            case .heartbeatSeries(let series):
+                outcome = try write(series)
+                end = series.endDate
+            case .workout(let workout):
+                outcome = try write(workout)
+                end = workout.endDate
+            }
+            switch outcome {
+            case .inserted: summary.inserted += 1
+            case .replaced: summary.replaced += 1
+            case .ignored: summary.ignored += 1
+            }
+            let endMicros = Self.microseconds(end)
+            if endMicros > latest { latest = endMicros }
+        }
+        if latest != .min { summary.lastRecordDate = Self.date(microseconds: latest) }
+        return summary
+    }
+
+    /// The insert statement with a memo of the text bound to it. `sqlite3_reset` keeps bindings,
+    /// so consecutive samples of one type, unit and device rebind only what changed: two fewer
+    /// SQLITE_TRANSIENT copies per row.
+    private struct QuantityInsert {
+        let statement: SQLiteStatement
+        var type: String?
+        var unit: String?
+        var deviceID: Int64??
+    }
+
+    private enum Outcome { case inserted, replaced, ignored }
+
+    // MARK: Quantity samples (the hot path)
+
+    private func write(_ sample: QuantitySample, using insert: inout QuantityInsert) throws(SQLiteError) -> Outcome {
+        var replacing = false
+        var syncIdentifier: String?
+        var syncVersion: Int64?
+        if !sample.metadata.isEmpty {
+            syncIdentifier = sample.metadata.syncIdentifier
+            syncVersion = sample.metadata.syncVersion
+        }
+        if let syncIdentifier {
+            switch try resolve(table: "samples", id: sample.id, syncIdentifier: syncIdentifier,
+                               version: syncVersion ?? 0) {
+            case .ignore: return .ignored
+            case .replace: replacing = true
+            case .insert: break
+            }
+        }
+        let deviceID = try deviceID(for: sample.device)
+        let start = Self.microseconds(sample.startDate)
+        let end = Self.microseconds(sample.endDate)
+        let statement = insert.statement
+        var key = (sample.id.high.bigEndian, sample.id.low.bigEndian)
+        withUnsafeBytes(of: &key) { statement.bind(bytes: $0, at: 1) }
+        if insert.type != sample.type.identifier {
+            statement.bind(sample.type.identifier, at: 2)
+            insert.type = sample.type.identifier
+        }
+        let unit = sample.quantity.unit
+        // Already canonical (the usual case): no conversion.
+        statement.bind(unit == sample.type.canonicalUnit ? sample.quantity.value : sample.canonicalValue, at: 3)
+        if insert.unit != unit.unitString {
+            statement.bind(unit.unitString, at: 4)
+            insert.unit = unit.unitString
+        }
+        statement.bind(sample.quantity.value, at: 5)
+        statement.bind(start, at: 6)
+        statement.bind(end, at: 7)
+        if insert.deviceID != .some(deviceID) {
+            if let deviceID { statement.bind(deviceID, at: 8) } else { statement.bind(nil as String?, at: 8) }
+            insert.deviceID = .some(deviceID)
+        }
+        statement.bind(syncIdentifier, at: 9)
+        if let syncVersion { statement.bind(syncVersion, at: 10) } else { statement.bind(nil as String?, at: 10) }
+        try statement.runAndReset()
+        guard connection.changes > 0 else { return .ignored }
+        if !sample.metadata.isEmpty { try writeMetadata(sample.metadata, owner: sample.id) }
+        let duration = end - start
+        if duration > 0, duration > spans[sample.type.identifier] ?? 0 {
+            try connection.run(
+                """
+                INSERT INTO sample_type_spans (type, max_duration_us) VALUES (?1, ?2)
+                ON CONFLICT (type) DO UPDATE SET max_duration_us = max(max_duration_us, excluded.max_duration_us)
+                """, [.text(sample.type.identifier), .integer(duration)])
+            spans[sample.type.identifier] = duration
+        }
+        return replacing ? .replaced : .inserted
+    }
+
+    // MARK: Heartbeat series
+
+    private func write(_ series: HeartbeatSeriesSample) throws(SQLiteError) -> Outcome {
+        let syncIdentifier = series.metadata.syncIdentifier
+        let decision = try resolve(
+            table: "heartbeat_series", id: series.id, syncIdentifier: syncIdentifier,
+            version: series.metadata.syncVersion ?? 0)
+        if decision == .ignore { return .ignored }
+        let id = SQLiteValue.blob(series.id.bytes)
+        try connection.run(
+            """
+            INSERT INTO heartbeat_series (uuid, start_us, end_us, beat_count, device_id, sync_identifier, sync_version)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            """,
+            [id, .integer(Self.microseconds(series.startDate)), .integer(Self.microseconds(series.endDate)),
+             .integer(Int64(series.beats.count)), try deviceID(for: series.device).map(SQLiteValue.integer) ?? .null,
+             syncIdentifier.map(SQLiteValue.text) ?? .null,
+             series.metadata.syncVersion.map(SQLiteValue.integer) ?? .null])
+        let beat = try connection.statement(
+            "INSERT INTO heartbeats (series_uuid, beat_index, time_since_start, preceded_by_gap) VALUES (?1, ?2, ?3, ?4)")
+        var key = (series.id.high.bigEndian, series.id.low.bigEndian)
+        for (index, heartbeat) in series.beats.enumerated() {
+            withUnsafeBytes(of: &key) { beat.bind(bytes: $0, at: 1) }
+            beat.bind(Int64(index), at: 2)
+            beat.bind(heartbeat.timeSinceSeriesStart, at: 3)
+            beat.bind(Int64(heartbeat.precededByGap ? 1 : 0), at: 4)
+            try beat.runAndReset()
+        }
+        if !series.metadata.isEmpty { try writeMetadata(series.metadata, owner: series.id) }
+        return decision == .replace ? .replaced : .inserted
+    }
+
+    // MARK: Workouts
+
+    private func write(_ workout: Workout) throws(SQLiteError) -> Outcome {
+        let syncIdentifier = workout.metadata.syncIdentifier
+        let decision = try resolve(
+            table: "workouts", id: workout.id, syncIdentifier: syncIdentifier,
+            version: workout.metadata.syncVersion ?? 0)
+        if decision == .ignore { return .ignored }
+        let id = SQLiteValue.blob(workout.id.bytes)
+        try connection.run(
+            """
+            INSERT INTO workouts (uuid, activity_type, start_us, end_us, duration, sync_identifier, sync_version)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            """,
+            [id, .text(workout.activityType.rawValue), .integer(Self.microseconds(workout.startDate)),
+             .integer(Self.microseconds(workout.endDate)), .real(workout.duration),
+             syncIdentifier.map(SQLiteValue.text) ?? .null,
+             workout.metadata.syncVersion.map(SQLiteValue.integer) ?? .null])
+        for (index, event) in workout.events.enumerated() {
+            var metadataJSON = SQLiteValue.null
+            if !event.metadata.isEmpty {
+                do {
+                    let data = try HealthJSON.makeEncoder().encode(event.metadata)
+                    metadataJSON = .text(String(decoding: data, as: UTF8.self))
+                } catch {
+                    throw SQLiteError(code: 20, message: "workout event metadata cannot be encoded: \(error)",
+                                      context: "workout \(workout.id)")
+                }
+            }
+            try connection.run(
+                """
+                INSERT INTO workout_events (workout_uuid, event_index, type, start_us, end_us, metadata)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                """,
+                [id, .integer(Int64(index)), .text(event.type.rawValue), .integer(Self.microseconds(event.startDate)),
+                 .integer(Self.microseconds(event.endDate)), metadataJSON])
+        }
+        for (index, activity) in workout.activities.enumerated() {
+            let activityID = SQLiteValue.blob(activity.id.bytes)
+            try connection.run(
+                """
+                INSERT INTO workout_activities (uuid, workout_uuid, activity_index, activity_type, start_us, end_us)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING
+                """,
+                [activityID, id, .integer(Int64(index)), .text(activity.activityType.rawValue),
+                 .integer(Self.microseconds(activity.startDate)),
+                 activity.endDate.map { .integer(Self.microseconds($0)) } ?? .null])
+            for statistics in activity.statistics {
+                try writeStatistics(statistics, owner: activityID, workout: id)
+            }
+        }
+        for statistics in workout.statistics {
+            try writeStatistics(statistics, owner: id, workout: id)
+        }
+        for sampleID in workout.sampleIDs {
+            try connection.run(
+                "INSERT INTO workout_samples (workout_uuid, sample_uuid) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                [id, .blob(sampleID.bytes)])
+        }
+        if !workout.metadata.isEmpty { try writeMetadata(workout.metadata, owner: workout.id) }
+        return decision == .replace ? .replaced : .inserted
+    }
+
+    private func writeStatistics(
+        _ statistics: QuantityStatistics, owner: SQLiteValue, workout: SQLiteValue
+    ) throws(SQLiteError) {
+        func real(_ value: Double?) -> SQLiteValue { value.map(SQLiteValue.real) ?? .null }
+        try connection.run(
+            """
+            INSERT INTO workout_statistics (owner_uuid, workout_uuid, type, start_us, end_us, sample_count,
+                sum, average, minimum, maximum, most_recent, most_recent_us)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            ON CONFLICT DO NOTHING
+            """,
+            [owner, workout, .text(statistics.type.identifier), .integer(Self.microseconds(statistics.startDate)),
+             .integer(Self.microseconds(statistics.endDate)), .integer(Int64(statistics.sampleCount)),
+             real(statistics.sum), real(statistics.average), real(statistics.minimum), real(statistics.maximum),
+             real(statistics.mostRecent), statistics.mostRecentDate.map { .integer(Self.microseconds($0)) } ?? .null])
+    }
+
+    // MARK: Shared pieces
+
+    private enum Decision { case insert, replace, ignore }
+
+    /// Applies the uuid and sync-version rules for a record about to be inserted into `table`,
+    /// deleting the older version when the new one replaces it.
+    private func resolve(
+        table: String, id: SampleID, syncIdentifier: String?, version: Int64
+    ) throws(SQLiteError) -> Decision {
+        let key = SQLiteValue.blob(id.bytes)
+        if try !connection.query("SELECT 1 FROM \(table) WHERE uuid = ?1", [key]).isEmpty { return .ignore }
+        guard let syncIdentifier else { return .insert }
+        guard let existing = try connection.query(
+            "SELECT uuid, ifnull(sync_version, 0) FROM \(table) WHERE sync_identifier = ?1",
+            [.text(syncIdentifier)]).first, let oldKey = existing.blob(0)
+        else { return .insert }
+        guard version > existing.integer(1) ?? 0 else { return .ignore }
+        // Child rows of heartbeat_series and workouts go with ON DELETE CASCADE; metadata is
+        // shared by every owner kind, so it is deleted explicitly.
+        try connection.run("DELETE FROM sample_metadata WHERE owner_uuid = ?1", [.blob(oldKey)])
+        if table == "workouts" {
+            try connection.run(
+                "DELETE FROM workout_statistics WHERE workout_uuid = ?1", [.blob(oldKey)])
+        }
+        try connection.run("DELETE FROM \(table) WHERE uuid = ?1", [.blob(oldKey)])
+        return .replace
+    }
+
+    private func writeMetadata(_ metadata: Metadata, owner: SampleID) throws(SQLiteError) {
+        let statement = try connection.statement(StoreSchema.insertMetadata)
+        var key = (owner.high.bigEndian, owner.low.bigEndian)
+        for (name, value) in metadata.values
+        where name != .syncIdentifier && name != .syncVersion {
+            withUnsafeBytes(of: &key) { statement.bind(bytes: $0, at: 1) }
+            statement.bind(name.rawValue, at: 2)
+            switch value {
+            case .string(let text):
+                statement.bind("string", at: 3)
+                statement.bind(text, at: 4)
+            case .integer(let number):
+                statement.bind("integer", at: 3)
+                statement.bind(number, at: 4)
+            case .double(let number):
+                statement.bind("double", at: 3)
+                statement.bind(number, at: 4)
+            case .bool(let flag):
+                statement.bind("bool", at: 3)
+                statement.bind(Int64(flag ? 1 : 0), at: 4)
+            }
+            try statement.runAndReset()
+        }
+    }
+
+    private func deviceID(for device: Device?) throws(SQLiteError) -> Int64? {
+        guard let device else { return nil }
+        if let lastDevice, lastDevice.device == device { return lastDevice.id }
+        if let id = deviceIDs[device] {
+            lastDevice = (device, id)
+            return id
+        }
+        let fields: [SQLiteValue] = [
+            device.name, device.manufacturer, device.model, device.hardwareVersion, device.firmwareVersion,
+            device.softwareVersion, device.localIdentifier, device.udiDeviceIdentifier,
+        ].map { $0.map(SQLiteValue.text) ?? .null }
+        try connection.run(
+            """
+            INSERT INTO devices (name, manufacturer, model, hardware_version, firmware_version,
+                software_version, local_identifier, udi_device_identifier)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING
+            """, fields)
+        guard let id = try connection.query(
+            """
+            SELECT id FROM devices WHERE name IS ?1 AND manufacturer IS ?2 AND model IS ?3
+                AND hardware_version IS ?4 AND firmware_version IS ?5 AND software_version IS ?6
+                AND local_identifier IS ?7 AND udi_device_identifier IS ?8
+            """, fields).first?.integer(0)
+        else {
+            throw SQLiteError(code: 1, message: "the device row just inserted was not found",
+                              context: device.displayName)
+        }
+        deviceIDs[device] = id
+        lastDevice = (device, id)
+        return id
+    }
+
+    /// Microseconds since 1970, the store's time representation.
+    public static func microseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+    }
+
+    /// The date of a stored microsecond count.
+    public static func date(microseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import HealthModel
+public import SampleBus
+import Dispatch
+import Synchronization
+
+/// The default sink: stores every record (quantity samples, heartbeat series, workouts) in a
+/// SQLite database in WAL mode, queryable with ``SQLiteSampleStore``, `healthgate query` and the
+/// `sqlite3` shell.
+///
+/// Batching: the sink takes up to `batchSize` records from its inbox; when it got fewer, it waits
+/// one `batchWindowMilliseconds` window on the gateway clock for more, then commits everything it
+/// holds in ONE transaction and acknowledges. So a record waits at most one window (plus the
+/// commit) and a transaction holds at most `batchSize` records.
+///
+/// Failures: an error while opening or committing (a full disk, an I/O error) is logged and
+/// thrown; the supervisor restarts the sink with backoff. Records taken from the inbox but not
+/// committed are kept by the sink and committed first on the next run, and the inbox redelivers
+/// its unacknowledged batch; commits are idempotent (uuid primary keys), so nothing is lost and
+/// nothing is stored twice.
+public struct SQLiteSink: SampleSink, ConfigurablePlugin {
+    /// `sqlite`.
+    public static let kind = "sqlite"
+    /// One line for `healthgate plugins`.
+    public static let summary =
+        "Stores samples, heartbeat series and workouts in a SQLite database (WAL); see `healthgate query`."
+
+    /// The `config` object of a `sqlite` sink.
+    public struct Configuration: Decodable, Sendable {
+        /// The database file. Default: `<data directory>/samples.sqlite`.
+        public var path: String?
+        /// The most records per transaction. Default 500.
+        public var batchSize: Int?
+        /// How long a short batch waits for more records. Default 100.
+        public var batchWindowMilliseconds: Int?
+        /// A size limit for the database file (SQLite's `max_page_count`). Default: none.
+        public var maxDatabaseMegabytes: Int?
+
+        /// A configuration; nil keys take their defaults.
+        public init(
+            path: String? = nil, batchSize: Int? = nil, batchWindowMilliseconds: Int? = nil,
+            maxDatabaseMegabytes: Int? = nil
+        ) {
+            self.path = path
+            self.batchSize = batchSize
+            self.batchWindowMilliseconds = batchWindowMilliseconds
+            self.maxDatabaseMegabytes = maxDatabaseMegabytes
+        }
+    }
+
+    /// The database file.
+    public let path: String
+    /// The most records per transaction.
+    public let batchSize: Int
+    /// How long a short batch waits for more records.
+    public let batchWindow: Duration
+    private let state: RetainedState
+
+    /// Builds the sink from its configuration; validates every key.
+    /// - Throws: ``PluginConfigurationError`` naming the key that is wrong.
+    public init(configuration: Configuration, environment: PluginEnvironment) throws {
+        let path = configuration.path ?? environment.paths.dataDirectory.appendingPathComponent("samples.sqlite").path
+        guard !path.isEmpty else { throw PluginConfigurationError(keyPath: "path", reason: "must not be empty") }
+        let batchSize = configuration.batchSize ?? 500
+        guard (1...100_000).contains(batchSize) else {
+            throw PluginConfigurationError(keyPath: "batchSize", reason: "must be between 1 and 100000, got \(batchSize)")
+        }
+        let window = configuration.batchWindowMilliseconds ?? 100
+        guard (0...60_000).contains(window) else {
+            throw PluginConfigurationError(
+                keyPath: "batchWindowMilliseconds", reason: "must be between 0 and 60000, got \(window)")
+        }
+        if let megabytes = configuration.maxDatabaseMegabytes, megabytes < 1 {
+            throw PluginConfigurationError(keyPath: "maxDatabaseMegabytes", reason: "must be at least 1, got \(megabytes)")
+        }
+        self.path = path
+        self.batchSize = batchSize
+        self.batchWindow = .milliseconds(window)
+        // SQLite's default page size is 4096 bytes (https://sqlite.org/pgszchng2016.html).
+        self.state = RetainedState(maximumPageCount: configuration.maxDatabaseMegabytes.map { $0 * 256 })
+    }
+
+    /// Changes the size limit, in database pages, applied when the sink next opens its database
+    /// (at its next start or restart). nil removes the limit.
+    public func setMaximumPageCount(_ pages: Int?) {
+        state.withLock { $0.maximumPageCount = pages }
+    }
+
+    /// Records taken from the inbox but not yet committed (kept across a failed run).
+    public var uncommittedCount: Int { state.withLock { $0.pending.count } }
+
+    /// Opens the store, then commits batches from `inbox` until it is finished and drained;
+    /// see the type's documentation for batching and failures. Throws ``StoreError`` when the
+    /// database cannot be opened or a commit fails, and `CancellationError` on forced shutdown
+    /// (uncommitted records are kept for the next run).
+    public func run(inbox: SinkInbox, context: SinkContext) async throws {
+        let writer: SerializedWriter
+        do {
+            writer = try await SerializedWriter.open(path: path, maximumPageCount: state.withLock { $0.maximumPageCount })
+        } catch {
+            context.logger.error("cannot open the store: \(error)")
+            throw error
+        }
+        context.logger.info("storing records in \(path)")
+        var pending = state.withLock { $0.pending }
+        while true {
+            if pending.isEmpty {
+                guard let batch = await inbox.next(maxCount: batchSize) else { break }
+                pending = batch
+                state.withLock { $0.pending = pending }
+            }
+            if pending.count < batchSize {
+                try await waitForMore(batchSize - pending.count, inbox: inbox, clock: context.clock)
+            }
+            if pending.count < batchSize, inbox.depth > 0,
+                let more = await inbox.next(maxCount: batchSize - pending.count)
+            {
+                // Taking more acknowledges the first part in the inbox; the sink holds it in
+                // `state` until the commit, so a failure cannot lose it.
+                pending += more
+                state.withLock { $0.pending = pending }
+            }
+            let summary: WriteSummary
+            do {
+                summary = try await writer.write(pending)
+            } catch {
+                context.logger.error("commit of \(pending.count) record(s) failed, will retry after restart: \(error)")
+                throw error
+            }
+            state.withLock { state in
+                state.pending = []
+                state.transactions += 1
+                state.ignored += summary.ignored
+            }
+            inbox.acknowledge()
+            pending = []
+            context.status.recordsHandled(summary.inserted + summary.replaced, lastDate: summary.lastRecordDate)
+            let (transactions, ignored) = state.withLock { ($0.transactions, $0.ignored) }
+            context.status.setDetail("transactions", String(transactions))
+            context.status.setDetail("duplicatesIgnored", String(ignored))
+            context.status.clearError()
+        }
+        await writer.close()
+        context.logger.info("inbox drained; store closed")
+    }
+
+    /// Waits until the inbox holds `needed` records or one batch window has passed.
+    ///
+    /// The inbox has no "N records queued" notification, so this looks at its depth every
+    /// twentieth of the window (at least 1 ms): a batch that fills early is committed early
+    /// instead of idling for the rest of the window.
+    private func waitForMore(_ needed: Int, inbox: SinkInbox, clock: any GatewayClock) async throws {
+        let tick = max(.milliseconds(1), batchWindow / 20)
+        let start = clock.now()
+        var waited = Duration.zero
+        while inbox.depth < needed {
+            // Time passed is the larger of the sleeps asked for and the clock's own reading
+            // (rounded to the microsecond, so a manual clock's dates compare exactly): a clock
+            // that jumped ends the window at once, a late wake-up is not counted twice.
+            let measured = Duration.microseconds(Int64((clock.now().timeIntervalSince(start) * 1_000_000).rounded()))
+            waited = max(waited, measured)
+            let remaining = batchWindow - waited
+            guard remaining > .zero else { return }
+            let step = min(tick, remaining)
+            try await clock.sleep(for: step)
+            waited += step
+        }
+    }
+
+    /// What survives a failed run of the same sink instance.
+    private struct Retained {
+        var pending: [HealthRecord] = []
+        var maximumPageCount: Int?
+        var transactions = 0
+        var ignored = 0
+    }
+
+    private final class RetainedState: Sendable {
+        private let mutex: Mutex<Retained>
+        init(maximumPageCount: Int?) { mutex = Mutex(Retained(maximumPageCount: maximumPageCount)) }
+        func withLock<T>(_ body: (inout Retained) -> T) -> T { mutex.withLock { body(&$0) } }
+    }
+}
+
+/// A ``SQLiteSampleWriter`` owned by a serial DispatchQueue, so that `sqlite3_step` never runs on
+/// the cooperative thread pool.
+///
+/// `@unchecked Sendable`: the writer is only touched by blocks on `queue`, one at a time (the
+/// same argument as ``SQLite/SQLiteDatabase``).
+final class SerializedWriter: @unchecked Sendable {
+    private let queue: DispatchQueue
+    // nil once closed; only read and written on `queue`.
+    private var writer: SQLiteSampleWriter?
+    private let path: String
+
+    private init(queue: DispatchQueue, writer: SQLiteSampleWriter) {
+        self.queue = queue
+        self.writer = writer
+        self.path = writer.path
+    }
+
+    static func open(path: String, maximumPageCount: Int?) async throws(StoreError) -> SerializedWriter {
+        let queue = DispatchQueue(label: "healthgate.sqlite-sink")
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<SerializedWriter, StoreError>, Never>) in
+            queue.async {
+                continuation.resume(returning: Result { () throws(StoreError) -> SerializedWriter in
+                    SerializedWriter(
+                        queue: queue, writer: try SQLiteSampleWriter(path: path, maximumPageCount: maximumPageCount))
+                })
+            }
+        }
+        return try result.get()
+    }
+
+    func write(_ records: [HealthRecord]) async throws(StoreError) -> WriteSummary {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<WriteSummary, StoreError>, Never>) in
+            queue.async {
+                continuation.resume(returning: Result { () throws(StoreError) -> WriteSummary in
+                    guard let writer = self.writer else {
+                        throw StoreError(.sqlite, path: self.path, message: "the sink's connection is closed")
+                    }
+                    return try writer.write(records)
+                })
+            }
+        }
+        return try result.get()
+    }
+
+    /// Closes the connection on the queue (SQLite checkpoints the WAL when the last connection
+    /// closes) and returns when it is closed.
+    func close() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async {
+                self.writer = nil
+                continuation.resume()
+            }
+        }
+    }
+}

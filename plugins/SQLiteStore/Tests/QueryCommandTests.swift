@@ -1,0 +1,97 @@
+import Foundation
+import HealthModel
+import SQLiteStore
+import XCTest
+
+/// `healthgate query` run as a user runs it: the built executable against a real store file.
+final class QueryCommandTests: StoreTestCase {
+    var executable: String {
+        // The test runner (healthgatePackageTests.xctest) sits next to the built executable.
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("healthgate").path
+    }
+
+    func healthgate(_ arguments: String...) throws -> ProcessResult {
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            XCTFail("\(executable) is missing: build everything first (swift build --build-tests)")
+            throw MissingTool(path: executable)
+        }
+        return try runProcess(executable, ["query"] + arguments)
+    }
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        let ids = makeIDs()
+        try SQLiteSampleWriter(path: path).write([
+            .quantity(try heartRate(ids, 60, at: 10)), .quantity(try heartRate(ids, 80, at: 20)),
+            .quantity(try heartRate(ids, 90, at: 190)),
+            .quantity(try steps(ids, 120, from: 3000, to: 4200)),  // 60 in hour 0, 60 in hour 1
+        ])
+    }
+
+    func testSamplesAsTableJSONAndCSV() throws {
+        let table = try healthgate("samples", "--type", "heartRate", "--db", path, "--order", "desc", "--limit", "2")
+        XCTAssertEqual(table.status, 0, table.error)
+        let lines = table.output.split(separator: "\n")
+        XCTAssertEqual(lines.count, 3)
+        XCTAssertTrue(lines[1].hasPrefix("2027-01-16T00:03:10.000000Z"), String(lines[1]))
+        XCTAssertTrue(lines[2].contains("  80  "), String(lines[2]))
+
+        let json = try healthgate(
+            "samples", "--type", "heartRate", "--db", path, "--since", "2027-01-16T00:00:15Z", "--format", "json")
+        XCTAssertEqual(json.status, 0, json.error)
+        let decoded = try HealthJSON.makeDecoder().decode([QuantitySample].self, from: Data(json.output.utf8))
+        XCTAssertEqual(decoded.map(\.canonicalValue), [80, 90])
+        XCTAssertEqual(decoded.first?.device, strap)
+
+        let csv = try healthgate("samples", "--type", "heartRate", "--db", path, "--until", "2027-01-16T00:00:15Z", "--format", "csv")
+        XCTAssertEqual(csv.status, 0, csv.error)
+        XCTAssertEqual(csv.output.split(separator: "\n").count, 2)
+        XCTAssertTrue(csv.output.contains(",2027-01-16T00:00:10.000000Z,2027-01-16T00:00:10.000000Z,60.0,count/min,60.0,count/min,"))
+    }
+
+    func testStatsWithAndWithoutInterval() throws {
+        let hourly = try healthgate(
+            "stats", "--type", "stepCount", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T03:00:00Z",
+            "--interval", "hour", "--format", "json")
+        XCTAssertEqual(hourly.status, 0, hourly.error)
+        let buckets = try HealthJSON.makeDecoder().decode([QuantityStatistics].self, from: Data(hourly.output.utf8))
+        XCTAssertEqual(buckets.map(\.sum), [60, 60, nil])  // the third hour is empty, and reported
+        XCTAssertEqual(buckets.map(\.sampleCount), [1, 1, 0])
+
+        let minutes = try healthgate(
+            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T00:04:00Z",
+            "--interval", "minute", "--format", "csv")
+        XCTAssertEqual(minutes.status, 0, minutes.error)
+        XCTAssertEqual(minutes.output.split(separator: "\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false)[2] },
+                       ["2", "0", "0", "1"])
+
+        let total = try healthgate(
+            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T00:04:00Z")
+        XCTAssertEqual(total.status, 0, total.error)
+        // One row: 3 samples, average (60 + 80 + 90) / 3 = 76.667, min 60, max 90, most recent 90.
+        let row = try XCTUnwrap(total.output.split(separator: "\n").last)
+        XCTAssertEqual(row.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2),
+                       ["3", "76.667", "60", "90", "90", "count/min"])
+    }
+
+    func testErrorsHaveSysexitsCodes() throws {
+        let missing = try healthgate("samples", "--type", "heartRate", "--db", directory.appendingPathComponent("none.sqlite").path)
+        XCTAssertEqual(missing.status, 66)
+        XCTAssertTrue(missing.error.contains("no store at"), missing.error)
+
+        let unknown = try healthgate("samples", "--type", "heartbeat", "--db", path)
+        XCTAssertEqual(unknown.status, 64)
+        XCTAssertTrue(unknown.error.contains("known types: heartRate, stepCount"), unknown.error)
+
+        let badDate = try healthgate("stats", "--type", "heartRate", "--db", path, "--since", "last tuesday")
+        XCTAssertEqual(badDate.status, 64)
+        let badLast = try healthgate("stats", "--type", "heartRate", "--db", path, "--last", "10w")
+        XCTAssertEqual(badLast.status, 64)
+        XCTAssertTrue(badLast.error.contains("30s, 15m, 1h or 7d"), badLast.error)
+
+        let notAStore = directory.appendingPathComponent("notes.txt").path
+        try Data("not a database".utf8).write(to: URL(fileURLWithPath: notAStore))
+        let garbage = try healthgate("samples", "--type", "heartRate", "--db", notAStore)
+        XCTAssertEqual(garbage.status, 65)
+    }
+}

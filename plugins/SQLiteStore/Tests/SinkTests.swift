@@ -1,0 +1,191 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import SampleBus
+import SQLiteStore
+import XCTest
+
+final class SinkTests: StoreTestCase {
+    var clock: ManualClock!
+    var board: StatusBoard!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        clock = ManualClock()
+        board = StatusBoard()
+    }
+
+    func makeSink(_ json: String) throws -> SQLiteSink {
+        let configuration = try JSONDecoder().decode(SQLiteSink.Configuration.self, from: Data(json.utf8))
+        return try SQLiteSink(configuration: configuration, environment: TestEnvironment.make(clock: clock, directory: directory))
+    }
+
+    func context() -> SinkContext {
+        let logs = RecordingLogSink()
+        return SinkContext(
+            logger: Logger(label: "sqlite", sink: logs, level: .debug), clock: clock,
+            status: board.register(name: "sqlite-\(board.snapshot().count)", kind: "sqlite", role: .sink))
+    }
+
+    func records(_ count: Int, ids: SampleIDGenerator = makeIDs(), from offset: Int = 0) throws -> [HealthRecord] {
+        try (0..<count).map { index in
+            var metadata = Metadata()
+            metadata.heartRateSensorLocation = .chest
+            return .quantity(try heartRate(ids, Double(60 + index % 40), at: Double(offset + index), metadata: metadata))
+        }
+    }
+
+    func testConfigurationDefaultsAndValidation() throws {
+        let sink = try makeSink("{}")
+        XCTAssertEqual(sink.path, directory.appendingPathComponent("samples.sqlite").path)
+        XCTAssertEqual(sink.batchSize, 500)
+        XCTAssertEqual(sink.batchWindow, .milliseconds(100))
+        XCTAssertEqual(SQLiteSink.kind, "sqlite")
+        for (json, key) in [
+            (#"{"batchSize": 0}"#, "batchSize"), (#"{"batchWindowMilliseconds": -1}"#, "batchWindowMilliseconds"),
+            (#"{"path": ""}"#, "path"), (#"{"maxDatabaseMegabytes": 0}"#, "maxDatabaseMegabytes"),
+        ] {
+            XCTAssertThrowsError(try makeSink(json), json) { error in
+                XCTAssertEqual((error as? PluginConfigurationError)?.keyPath, key)
+            }
+        }
+    }
+
+    func testSampleConfigBuildsThroughTheCatalog() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("sample-config.json")
+        let configuration = try GatewayConfiguration.load(from: url)
+        let catalog = PluginCatalog([.sink(SQLiteSink.self)])
+        let built = try catalog.instantiate(configuration) { name in
+            TestEnvironment.make(name: name, clock: self.clock, directory: self.directory)
+        }
+        let sink = try XCTUnwrap(built.sinks.first?.sink as? SQLiteSink)
+        XCTAssertEqual(built.sinks.first?.name, "store")
+        XCTAssertEqual(sink.path, "/var/lib/healthgate/samples.sqlite")
+        XCTAssertEqual(sink.batchSize, 500)
+        XCTAssertEqual(sink.batchWindow, .milliseconds(100))
+    }
+
+    func testBatchesBySize() async throws {
+        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 4, "batchWindowMilliseconds": 100}"#)
+        let (inbox, feed, finish) = SinkInbox.standalone()
+        await feed(try records(10))
+        let context = context()
+        let run = Task { try await sink.run(inbox: inbox, context: context) }
+        // Two full batches commit at once; the short third one waits for the window.
+        try await waitUntil("two transactions") { context.status.current?.details["transactions"] == "2" }
+        try await clock.waitForSleepers(1)
+        XCTAssertEqual(try count("samples"), 8)
+        XCTAssertEqual(context.status.current?.records, 8)
+        clock.advance(by: .milliseconds(100))
+        try await waitUntil("three transactions") { context.status.current?.details["transactions"] == "3" }
+        XCTAssertEqual(try count("samples"), 10)
+        XCTAssertEqual(context.status.current?.lastRecordDate, at(9))
+        finish()
+        try await run.value
+    }
+
+    func testBatchesByWindowInOneTransaction() async throws {
+        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 100, "batchWindowMilliseconds": 250}"#)
+        let (inbox, feed, finish) = SinkInbox.standalone()
+        let context = context()
+        let run = Task { try await sink.run(inbox: inbox, context: context) }
+        let all = try records(5)
+        await feed(Array(all[0..<3]))
+        try await clock.waitForSleepers(1)
+        await feed(Array(all[3..<5]))  // arrives within the window
+        clock.advance(by: .milliseconds(249))
+        // The window has not passed yet: the sink waits on.
+        try await clock.waitForSleepers(1)
+        XCTAssertNil(context.status.current?.details["transactions"])
+        XCTAssertEqual(try count("samples"), 0)
+        clock.advance(by: .milliseconds(1))
+        try await waitUntil("one transaction") { context.status.current?.details["transactions"] == "1" }
+        XCTAssertEqual(try count("samples"), 5)
+        XCTAssertEqual(context.status.current?.records, 5)
+        finish()
+        try await run.value
+        XCTAssertEqual(context.status.current?.details["transactions"], "1")
+    }
+
+    func testABatchThatFillsDuringTheWindowCommitsEarly() async throws {
+        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 5, "batchWindowMilliseconds": 1000}"#)
+        let (inbox, feed, finish) = SinkInbox.standalone()
+        let context = context()
+        let run = Task { try await sink.run(inbox: inbox, context: context) }
+        let all = try records(5)
+        await feed(Array(all[0..<2]))
+        try await clock.waitForSleepers(1)
+        await feed(Array(all[2..<5]))
+        // One look at the inbox (a twentieth of the window) later, the full batch is committed.
+        clock.advance(by: .milliseconds(50))
+        try await waitUntil("one transaction") { context.status.current?.details["transactions"] == "1" }
+        XCTAssertEqual(clock.elapsed, .milliseconds(50))
+        XCTAssertEqual(try count("samples"), 5)
+        finish()
+        try await run.value
+    }
+
+    func testFullDiskThrowsClearErrorKeepsCommittedDataAndRedeliveryLandsOnce() async throws {
+        // Some committed data first.
+        let ids = makeIDs()
+        let committed = try records(50, ids: ids)
+        try SQLiteSampleWriter(path: path).write(committed)
+        let pages = try XCTUnwrap(Int(try sqlite3("PRAGMA page_count")))
+
+        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 5000, "batchWindowMilliseconds": 0}"#)
+        sink.setMaximumPageCount(pages)  // the database may not grow: SQLITE_FULL
+        let (inbox, feed, finish) = SinkInbox.standalone()
+        let batch = try records(2000, ids: ids, from: 1000)
+        await feed(batch)
+        let context = context()
+        do {
+            try await sink.run(inbox: inbox, context: context)
+            XCTFail("the sink committed into a full database")
+        } catch let error as StoreError {
+            XCTAssertEqual(error.code, .diskFull)
+            XCTAssertEqual(error.path, path)
+            XCTAssertTrue(error.description.contains("disk full"), error.description)
+            XCTAssertTrue(error.description.contains("database or disk is full"), error.description)
+        }
+        // Nothing of the failed transaction, everything committed before.
+        XCTAssertEqual(try count("samples"), 50)
+        XCTAssertEqual(try sqlite3("PRAGMA integrity_check"), "ok")
+        XCTAssertEqual(sink.uncommittedCount, 2000)
+
+        // Space is freed; the supervisor restarts the sink, which commits the held batch, and the
+        // inbox redelivers the same records: they land once.
+        sink.setMaximumPageCount(nil)
+        let restarted = Task { try await sink.run(inbox: inbox, context: context) }
+        try await waitUntil("the held batch committed") { context.status.current?.records == 2000 }
+        await feed(batch)
+        try await waitUntil("the redelivered batch handled") {
+            context.status.current?.details["duplicatesIgnored"] == "2000"
+        }
+        finish()
+        try await restarted.value
+        XCTAssertEqual(try count("samples"), 2050)
+        XCTAssertEqual(try count("sample_metadata"), 2050)
+        XCTAssertEqual(sink.uncommittedCount, 0)
+    }
+
+    func testAllRecordKindsAreAccepted() async throws {
+        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 10, "batchWindowMilliseconds": 0}"#)
+        let ids = makeIDs()
+        let series = try HeartbeatSeriesSample(
+            id: ids.next(), start: t0, end: at(1), beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false)])
+        let workout = Workout(id: ids.next(), activityType: .cycling, startDate: t0, endDate: at(60), duration: 60)
+        let all: [HealthRecord] = [.quantity(try heartRate(ids, 70, at: 0)), .heartbeatSeries(series), .workout(workout)]
+        XCTAssertTrue(all.allSatisfy(sink.accepts))
+        let (inbox, feed, finish) = SinkInbox.standalone()
+        await feed(all)
+        finish()
+        let context = context()
+        try await sink.run(inbox: inbox, context: context)
+        XCTAssertEqual(context.status.current?.records, 3)
+        XCTAssertEqual(context.status.current?.lastRecordDate, at(60))
+        XCTAssertEqual(try count("samples"), 1)
+        XCTAssertEqual(try count("heartbeat_series"), 1)
+        XCTAssertEqual(try count("workouts"), 1)
+    }
+}

@@ -1,0 +1,88 @@
+import Dispatch
+import Foundation
+import GatewayTesting
+import HealthModel
+import SampleBus
+import SQLiteStore
+import XCTest
+
+/// The gateway's writer, a reader in this process, and a second real process (Python's sqlite3
+/// module) that reads and writes the same file at the same time.
+final class TwoProcessTests: StoreTestCase {
+    struct Report: Decodable {
+        var journalMode: String
+        var transactions: Int
+        var observed: [Int]
+        var errors: [String]
+    }
+
+    func testWriterReaderAndSecondProcessShareTheFile() async throws {
+        let clock = ManualClock()
+        let board = StatusBoard()
+        let status = board.register(name: "sqlite", kind: "sqlite", role: .sink)
+        let context = SinkContext(logger: Logger(label: "sqlite", sink: RecordingLogSink()), clock: clock, status: status)
+        let sink = try SQLiteSink(
+            configuration: SQLiteSink.Configuration(path: path, batchSize: 100, batchWindowMilliseconds: 0),
+            environment: TestEnvironment.make(clock: clock, directory: directory))
+        let (inbox, feed, finish) = SinkInbox.standalone()
+        let run = Task { try await sink.run(inbox: inbox, context: context) }
+
+        let ids = makeIDs()
+        let batches = try (0..<30).map { batch in
+            try (0..<100).map { index in
+                HealthRecord.quantity(try heartRate(ids, 70, at: Double(batch * 100 + index)))
+            }
+        }
+        await feed(batches[0])
+        try await waitUntil("the first batch") { status.current?.records == 100 }
+
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/concurrent_writer.py").path
+        let path = self.path
+        let python = Task {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ProcessResult, any Error>) in
+                // runProcess blocks until the child exits: keep it off the cooperative pool.
+                DispatchQueue(label: "python").async {
+                    continuation.resume(with: Result { try runProcess("/usr/bin/python3", [script, path, "3000"]) })
+                }
+            }
+        }
+        let store = try SQLiteSampleStore(path: path)
+        // Start writing once the other process has committed, so that both write at once.
+        try await waitUntil("the second process's first commit") {
+            try await store.statistics(of: .stepCount, from: t0, to: at(86400)).sampleCount > 0
+        }
+        var readerCounts: [Int] = []
+        for batch in batches.dropFirst() {
+            await feed(batch)
+            readerCounts.append(try await store.statistics(of: .heartRate, from: t0, to: at(86400)).sampleCount)
+        }
+        try await waitUntil("every batch committed") { status.current?.records == 3000 }
+        let result = try await python.value
+        finish()
+        try await run.value
+
+        XCTAssertEqual(result.status, 0, result.error)
+        let report = try JSONDecoder().decode(Report.self, from: Data(result.output.utf8))
+        print("second process: \(report.transactions) transactions, saw heartRate counts \(Set(report.observed).sorted())")
+        XCTAssertEqual(report.errors, [], "the second process hit SQLite errors")
+        XCTAssertEqual(report.journalMode, "wal")
+        XCTAssertGreaterThanOrEqual(report.transactions, 20)
+        // Both readers only ever see whole transactions of 100, in increasing order.
+        for counts in [report.observed, readerCounts] {
+            XCTAssertTrue(counts.allSatisfy { $0 % 100 == 0 }, "partial transaction seen: \(counts)")
+            XCTAssertEqual(counts, counts.sorted())
+        }
+        XCTAssertEqual(report.observed.last, 3000)
+        XCTAssertNil(status.current?.lastError)
+        XCTAssertEqual(status.current?.errors, 0)
+
+        // Everything both processes wrote is there, and readable through the store.
+        let heartRates = try await store.samples(of: .heartRate)
+        XCTAssertEqual(heartRates.count, 3000)
+        let stepRows = try await store.samples(of: .stepCount)
+        XCTAssertEqual(stepRows.count, report.transactions * 25)
+        XCTAssertEqual(stepRows.first?.quantity, Quantity(1, .count))
+        XCTAssertEqual(try count("samples"), 3000 + report.transactions * 25)
+    }
+}

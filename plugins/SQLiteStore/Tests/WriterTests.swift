@@ -1,0 +1,153 @@
+import Foundation
+import HealthModel
+import SQLiteStore
+import XCTest
+
+final class WriterTests: StoreTestCase {
+    func testSchemaIsVersionedAndInWALMode() throws {
+        _ = try SQLiteSampleWriter(path: path)
+        XCTAssertEqual(try sqlite3("PRAGMA journal_mode"), "wal")
+        XCTAssertEqual(try sqlite3("PRAGMA user_version"), String(StoreSchema.version))
+        let tables = try sqlite3("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+            .split(separator: "\n").map(String.init)
+        XCTAssertEqual(tables, [
+            "devices", "heartbeat_series", "heartbeats", "sample_metadata", "sample_type_spans", "samples",
+            "workout_activities", "workout_events", "workout_samples", "workout_statistics", "workouts",
+        ])
+        // Opening again does not migrate twice.
+        _ = try SQLiteSampleWriter(path: path)
+        XCTAssertEqual(try sqlite3("PRAGMA user_version"), String(StoreSchema.version))
+    }
+
+    func testColumnsHoldCanonicalValuesMicrosecondsAndUUIDBytes() throws {
+        let ids = makeIDs()
+        // 1.5 count/s is 90 count/min, the canonical unit of heart rate.
+        let sample = try heartRate(ids, 1.5, at: 10.25, unit: try HealthUnit("count/s"))
+        try SQLiteSampleWriter(path: path).write([.quantity(sample)])
+        let row = try sqlite3(
+            "SELECT lower(hex(uuid)), type, value, unit, original_value, start_us, end_us FROM samples")
+        let hex = sample.id.uuidString.replacingOccurrences(of: "-", with: "")
+        XCTAssertEqual(row, "\(hex)|heartRate|90.0|count/s|1.5|1800057610250000|1800057610250000")
+        XCTAssertEqual(try sqlite3("SELECT length(uuid) FROM samples"), "16")
+        XCTAssertEqual(try sqlite3("SELECT start FROM samples_readable"), "2027-01-16T00:00:10.250Z")
+    }
+
+    func testSameUUIDTwiceIsOneRow() throws {
+        let ids = makeIDs()
+        let records = try (0..<5).map { HealthRecord.quantity(try heartRate(ids, 60 + Double($0), at: Double($0))) }
+        let writer = try SQLiteSampleWriter(path: path)
+        let first = try writer.write(records)
+        XCTAssertEqual(first.inserted, 5)
+        let second = try writer.write(records + records)
+        XCTAssertEqual(second.inserted, 0)
+        XCTAssertEqual(second.ignored, 10)
+        XCTAssertEqual(try count("samples"), 5)
+        // A new writer (a restarted sink) also finds them.
+        XCTAssertEqual(try SQLiteSampleWriter(path: path).write(records).ignored, 5)
+        XCTAssertEqual(try count("samples"), 5)
+    }
+
+    func testDevicesAreDeduplicatedByAllFields() throws {
+        let ids = makeIDs()
+        var updated = strap
+        updated.firmwareVersion = "3.2"
+        try SQLiteSampleWriter(path: path).write([
+            .quantity(try heartRate(ids, 60, at: 0)), .quantity(try heartRate(ids, 61, at: 1)),
+            .quantity(try heartRate(ids, 62, at: 2, device: updated)),
+            .quantity(try heartRate(ids, 63, at: 3, device: nil)),
+        ])
+        XCTAssertEqual(try count("devices"), 2)
+        XCTAssertEqual(try sqlite3("SELECT firmware_version FROM devices ORDER BY id"), "3.1\n3.2")
+        // The same devices in a later transaction (cache and database agree).
+        try SQLiteSampleWriter(path: path).write([.quantity(try heartRate(ids, 64, at: 4, device: updated))])
+        XCTAssertEqual(try count("devices"), 2)
+    }
+
+    func testHigherSyncVersionReplacesLowerOrEqualIsIgnored() async throws {
+        let ids = makeIDs()
+        func version(_ number: Int64, bpm: Double) throws -> HealthRecord {
+            var metadata = Metadata()
+            metadata.syncIdentifier = "watch-42"
+            metadata.syncVersion = number
+            metadata[MetadataKey("healthgate.note")] = .string("v\(number)")
+            return .quantity(try heartRate(ids, bpm, at: 5, metadata: metadata))
+        }
+        let writer = try SQLiteSampleWriter(path: path)
+        XCTAssertEqual(try writer.write([version(1, bpm: 70)]).inserted, 1)
+        XCTAssertEqual(try writer.write([version(2, bpm: 75)]).replaced, 1)
+        XCTAssertEqual(try writer.write([version(1, bpm: 99)]).ignored, 1)  // lower
+        XCTAssertEqual(try writer.write([version(2, bpm: 98)]).ignored, 1)  // equal
+        XCTAssertEqual(try count("samples"), 1)
+        XCTAssertEqual(try sqlite3("SELECT value, sync_version FROM samples"), "75.0|2")
+        // The replaced sample's metadata went with it.
+        XCTAssertEqual(try sqlite3("SELECT value FROM sample_metadata"), "v2")
+
+        let stored = try await SQLiteSampleStore(path: path).samples(of: .heartRate)
+        XCTAssertEqual(stored.count, 1)
+        XCTAssertEqual(stored.first?.metadata.syncIdentifier, "watch-42")
+        XCTAssertEqual(stored.first?.metadata.syncVersion, 2)
+        XCTAssertEqual(stored.first?.metadata[MetadataKey("healthgate.note")], .string("v2"))
+    }
+
+    func testSampleRoundTripKeepsUnitDeviceAndTypedMetadata() async throws {
+        let ids = makeIDs()
+        var metadata = Metadata()
+        metadata.heartRateSensorLocation = .chest
+        metadata[MetadataKey("healthgate.battery")] = .integer(87)
+        metadata[MetadataKey("healthgate.rssi")] = .double(-61.5)
+        metadata[MetadataKey("healthgate.contact")] = .bool(true)
+        let sample = try heartRate(ids, 1.25, at: 1, unit: try HealthUnit("count/s"), metadata: metadata)
+        try SQLiteSampleWriter(path: path).write([.quantity(sample)])
+        let stored = try await SQLiteSampleStore(path: path).samples(of: .heartRate)
+        XCTAssertEqual(stored, [sample])
+        XCTAssertEqual(stored.first?.canonicalValue, 75)
+        XCTAssertEqual(
+            try sqlite3("SELECT key, value_type, typeof(value) FROM sample_metadata ORDER BY key"),
+            """
+            healthgate.battery|integer|integer
+            healthgate.contact|bool|integer
+            healthgate.rssi|double|real
+            heartRateSensorLocation|string|text
+            """)
+    }
+
+    func testStoreErrorsAreTyped() async throws {
+        do {
+            _ = try SQLiteSampleStore(path: path)
+            XCTFail("opened a missing file")
+        } catch {
+            XCTAssertEqual(error.code, .notFound)
+            XCTAssertTrue(error.description.contains(path))
+        }
+        XCTAssertEqual(try runProcess("/usr/bin/sqlite3", [path, "CREATE TABLE t (x)"]).status, 0)
+        do {
+            _ = try SQLiteSampleStore(path: path)
+            XCTFail("opened a foreign database")
+        } catch {
+            XCTAssertEqual(error.code, .notAStore)
+        }
+        try FileManager.default.removeItem(atPath: path)
+        XCTAssertEqual(try runProcess("/usr/bin/sqlite3", [path, "PRAGMA user_version = 99"]).status, 0)
+        do {
+            _ = try SQLiteSampleWriter(path: path)
+            XCTFail("opened a newer schema")
+        } catch {
+            XCTAssertEqual(error.code, .schemaTooNew)
+        }
+        try FileManager.default.removeItem(atPath: path)
+        _ = try SQLiteSampleWriter(path: path)
+        let store = try SQLiteSampleStore(path: path)
+        do {
+            _ = try await store.statisticsCollection(of: .stepCount, from: t0, to: at(60), anchor: t0, interval: .zero)
+            XCTFail("accepted a zero interval")
+        } catch {
+            XCTAssertEqual(error.code, .invalidArgument)
+        }
+        do {
+            _ = try await store.samples(of: .heartRate, limit: -1)
+            XCTFail("accepted a negative limit")
+        } catch {
+            XCTAssertEqual(error.code, .invalidArgument)
+        }
+    }
+}
