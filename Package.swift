@@ -96,7 +96,7 @@ let package = Package(
             name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "SerialPedometerTests", dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting"],
+            name: "SerialPedometerTests", dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore"],
             path: "plugins/SerialPedometer/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
