@@ -99,5 +99,6 @@ public func waitUntil(
 /// ``waitUntil(timeout:_:_:)`` gave up.
 public struct WaitTimeout: Error, CustomStringConvertible {
     public let what: String
+    public init(what: String) { self.what = what }
     public var description: String { "timed out waiting for \(what)" }
 }

@@ -13,6 +13,7 @@ enum Commands {
             ConfigCommand.command,
             QueryCommand.command,
             PluginsCommand.command,
+            DevicesCommand.command,
         ]
     }
 }

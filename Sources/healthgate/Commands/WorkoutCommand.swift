@@ -113,12 +113,12 @@ enum WorkoutCommand {
     }
 
     static let list = Command(
-        name: "list", summary: "List stored workouts.", usage: "workout list [--format table|json]",
-        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")]
+        name: "list", summary: "List stored workouts.", usage: "workout list [--format table|json] [--db PATH]",
+        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."), OptionSpec(name: "db", value: "PATH", help: "The SQLite store (default: the data directory's samples.sqlite).")]
     ) { arguments, context in
         let format = arguments.value("format") ?? "table"
         guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
-        let workouts = try await loadStoredWorkouts(context: context)
+        let workouts = try await loadStoredWorkouts(arguments: arguments, context: context)
         if format == "json" {
             try printJSON(workouts, context)
         } else if workouts.isEmpty {
@@ -130,27 +130,27 @@ enum WorkoutCommand {
     }
 
     static let show = Command(
-        name: "show", summary: "Show one stored workout.", usage: "workout show ID [--format table|json]",
-        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")]
+        name: "show", summary: "Show one stored workout.", usage: "workout show ID [--format table|json] [--db PATH]",
+        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."), OptionSpec(name: "db", value: "PATH", help: "The SQLite store (default: the data directory's samples.sqlite).")]
     ) { arguments, context in
         let format = arguments.value("format") ?? "table"
         guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
-        let (workout, _) = try await loadStoredWorkout(id: try workoutID(arguments), context: context)
+        let (workout, _) = try await loadStoredWorkout(id: try workoutID(arguments), arguments: arguments, context: context)
         context.print(format == "json" ? try WorkoutFormat.json(workout) : WorkoutFormat.detail(workout))
         return .success
     }
 
     static let chart = Command(
         name: "chart", summary: "Write an SVG chart of a stored workout.",
-        usage: "workout chart ID --output FILE.svg",
+        usage: "workout chart ID --output FILE.svg [--db PATH]",
         discussion: """
             Heart rate over time with the zone bands, pauses shaded, laps marked, gaps without \
             heart rate as breaks in the line, and the totals in the header. Open it in a browser.
             """,
-        options: [OptionSpec(name: "output", value: "FILE", help: "Where to write the SVG (required).")]
+        options: [OptionSpec(name: "output", value: "FILE", help: "Where to write the SVG (required)."), OptionSpec(name: "db", value: "PATH", help: "The SQLite store (default: the data directory's samples.sqlite).")]
     ) { arguments, context in
         guard let output = arguments.value("output") else { throw CommandError(.usage, "--output FILE.svg is required") }
-        let (workout, heartRate) = try await loadStoredWorkout(id: try workoutID(arguments), context: context)
+        let (workout, heartRate) = try await loadStoredWorkout(id: try workoutID(arguments), arguments: arguments, context: context)
         // The zones come from the profile; a broken configuration is an error, not "no zones".
         let configuration = try ConfigurationLocator.load(explicit: nil, variables: context.variables)
         let profile: UserProfile
