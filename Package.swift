@@ -34,6 +34,8 @@ let package = Package(
         .systemLibrary(
             name: "CSystemd", path: "Sources/CSystemd", pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(
+            name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // MARK: Core
         .target(name: "HealthModel", swiftSettings: swiftSettings),
@@ -62,7 +64,7 @@ let package = Package(
             name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite"],
+            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "CZlib"],
             path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
 
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
@@ -90,5 +92,8 @@ let package = Package(
         .testTarget(
             name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HTTPRepositoryTests", dependencies: ["HTTPRepository", "GatewayTesting", "SQLite"],
+            path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
     ]
 )
