@@ -51,6 +51,12 @@ public struct PayloadBuilder: Sendable {
         }
     }
 
+    /// The request body for `entries` (before compression). Entries that cannot be decoded
+    /// (FHIR, Open mHealth) are left out.
+    public func body(for entries: [OutboxEntry]) -> Data {
+        payload(for: entries).body
+    }
+
     func payload(for entries: [OutboxEntry]) -> Payload {
         switch format {
         case .native: return Payload(body: nativeBody(entries), unusable: [])
