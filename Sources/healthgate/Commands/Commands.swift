@@ -9,6 +9,7 @@ enum Commands {
             UnitsCommand.command,
             ConfigCommand.command,
             PluginsCommand.command,
+            DeadLettersCommand.command,
         ]
     }
 }

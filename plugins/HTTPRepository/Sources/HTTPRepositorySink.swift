@@ -205,10 +205,15 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
     /// gateway is stopping and the repository is failing.
     private func deliver(_ entries: [OutboxEntry], context: SinkContext, signals: DeliverySignals) async throws -> Bool {
         var stack: [[OutboxEntry]] = [entries]
-        while let batch = stack.popLast() {
+        while var batch = stack.popLast() {
             var attempt = 0
             attempts: while true {
                 try Task.checkCancellation()
+                if attempt > 0, limits.policy == .dropOldest {
+                    // The intake may have dropped some of these while this task slept.
+                    batch = try await outbox.stillPending(batch)
+                    if batch.isEmpty { break attempts }
+                }
                 let outcome = await send(batch, context: context)
                 switch outcome.result {
                 case .delivered:

@@ -233,6 +233,24 @@ public final class Outbox: Sendable {
         return OutboxEntry(sequence: sequence, id: id, kind: kind, payload: payload, enqueuedAt: Date(timeIntervalSince1970: time))
     }
 
+    /// The entries among `entries` that are still pending (the `dropOldest` policy may have
+    /// dropped some while a delivery was waiting to retry).
+    public func stillPending(_ entries: [OutboxEntry]) async throws -> [OutboxEntry] {
+        let sequences = entries.map(\.sequence)
+        let present = try await database.perform { connection in
+            let select = try connection.statement("SELECT 1 FROM pending WHERE seq = ?")
+            var present = Set<Int64>()
+            for sequence in sequences {
+                select.reset()
+                select.bind(sequence, at: 1)
+                if try select.step() { present.insert(sequence) }
+                select.reset()
+            }
+            return present
+        }
+        return entries.filter { present.contains($0.sequence) }
+    }
+
     /// Removes delivered records.
     public func remove(_ entries: [OutboxEntry]) async throws {
         let statistics = try await database.perform { connection in

