@@ -46,7 +46,9 @@ final class RecordingServer: @unchecked Sendable {
     /// Kills the server: the port then refuses connections (an outage).
     func stop() {
         guard let process else { return }
-        process.terminate()
+        // SIGKILL: the test process may pass SIGTERM on as ignored (SIG_IGN survives exec), and an
+        // outage must be immediate anyway.
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         self.process = nil
     }
