@@ -45,11 +45,16 @@ enum DeadLettersCommand {
             throw CommandError(.configuration, "\(configuration.origin) has no \(HTTPRepositorySink.kind) sink; use --outbox PATH")
         }
         let count = configuration.sinks.filter { $0.kind == HTTPRepositorySink.kind }.count
-        return sinks.map { index, sink in
+        let paths = sinks.map { index, sink in
             // The same default name the plugin catalog gives an unnamed instance.
             let name = sink.name ?? (count > 1 ? "\(sink.kind)-\(index)" : sink.kind)
             return HTTPRepositorySink.outboxPath(stateDirectory: context.paths.stateDirectory, name: name)
-        }.filter { FileManager.default.fileExists(atPath: $0) }
+        }
+        let existing = paths.filter { FileManager.default.fileExists(atPath: $0) }
+        guard !existing.isEmpty else {
+            throw CommandError(.noInput, "no outbox yet (looked for \(paths.joined(separator: ", ")))")
+        }
+        return existing
     }
 
     static func open(_ path: String) throws -> Outbox {
