@@ -36,6 +36,8 @@ let package = Package(
             providers: [.apt(["libsystemd-dev"])]),
         // glibc only (ioctl/fcntl/open wrappers); links nothing.
         .systemLibrary(name: "CLinuxSystem", path: "Sources/CLinuxSystem"),
+        .systemLibrary(
+            name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // MARK: Core
         .target(name: "HealthModel", swiftSettings: swiftSettings),
@@ -67,7 +69,7 @@ let package = Package(
             name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite"],
+            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "CZlib"],
             path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
 
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
@@ -107,5 +109,8 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HTTPRepositoryTests", dependencies: ["HTTPRepository", "GatewayTesting", "SQLite"],
+            path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
     ]
 )

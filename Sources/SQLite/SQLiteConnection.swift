@@ -160,6 +160,10 @@ public final class SQLiteConnection {
 
     /// Applies `migrations[v]` for every version from the current `user_version` up, each in its own
     /// transaction that also bumps `user_version`. Migration 0 takes version 0 to 1.
+    ///
+    /// The version is read inside each step's exclusive transaction, so two processes opening a new
+    /// file at the same moment (a daemon and a CLI reader, say) never both run the same migration:
+    /// the second waits for the first's lock (busy timeout), then sees the new version and skips.
     public func migrate(_ migrations: [String]) throws(SQLiteError) {
         let current = try userVersion
         guard current <= migrations.count else {
@@ -170,6 +174,7 @@ public final class SQLiteConnection {
         for version in current..<migrations.count {
             do {
                 try transaction(.exclusive) {
+                    guard try userVersion == version else { return }
                     try execute(migrations[version])
                     try execute("PRAGMA user_version = \(version + 1)")
                 }

@@ -1,3 +1,4 @@
+import HTTPRepository
 import HeartRateMonitor
 import SQLiteStore
 import SampleBus
@@ -10,6 +11,7 @@ enum BuiltinCatalog {
             .source(HeartRateSource.self),
             .source(SerialPedometerSource.self),
             .sink(SQLiteSink.self),
+            .sink(HTTPRepositorySink.self),
         ])
     }
 }

