@@ -30,6 +30,10 @@ struct HealthgateBenchmarks {
                 selected.append(argument)
             }
         }
+        if selected == ["ingest-profile"] {
+            try await IngestBenchmark.profile(rows: Int(options["rows"] ?? "") ?? 50_000)
+            return
+        }
         let known = ["ingest", "decode", "latency", "memory"]
         if selected.isEmpty || selected.contains("all") { selected = known }
         if let unknown = selected.first(where: { !known.contains($0) }) {
