@@ -21,6 +21,10 @@ enum LatencyBenchmark {
             var heartRate: [Double] = []
             var records = 0
             var transactions = 0
+            var commitDates: [Date] = []
+            var batchSizes: [Double] = []
+            /// Per transaction: the oldest heart-rate sample's age at commit.
+            var oldest: [Double] = []
         }
 
         let state = Mutex(State())
@@ -30,11 +34,17 @@ enum LatencyBenchmark {
                 guard state.recording else { return }
                 state.transactions += 1
                 state.records += records.count
+                state.commitDates.append(date)
+                state.batchSizes.append(Double(records.count))
+                var oldest = 0.0
                 for record in records {
                     if case .quantity(let sample) = record, sample.type == .heartRate {
-                        state.heartRate.append(date.timeIntervalSince(sample.startDate))
+                        let latency = date.timeIntervalSince(sample.startDate)
+                        state.heartRate.append(latency)
+                        oldest = max(oldest, latency)
                     }
                 }
+                state.oldest.append(oldest)
             }
         }
     }
@@ -94,6 +104,13 @@ enum LatencyBenchmark {
               Harness.format(Double(result.transactions)),
               String(format: "%.1f ms", p50 * 1000), String(format: "%.1f ms", p99 * 1000),
               String(format: "%.1f ms", maximum * 1000), String(format: "%.1f %%", share * 100)]])
+        let gaps = zip(result.commitDates.dropFirst(), result.commitDates).map { $0.timeIntervalSince($1) }
+        report.line(String(
+            format: "Transactions: %.1f/s, records per transaction p50 %.0f / max %.0f; time between commits p50 %.0f ms, p99 %.0f ms, max %.0f ms; "
+                + "oldest sample per transaction p50 %.0f ms, p99 %.0f ms.",
+            Double(result.transactions) / wall, result.batchSizes.quantile(0.5) ?? 0, result.batchSizes.max() ?? 0,
+            (gaps.quantile(0.5) ?? 0) * 1000, (gaps.quantile(0.99) ?? 0) * 1000, (gaps.max() ?? 0) * 1000,
+            (result.oldest.quantile(0.5) ?? 0) * 1000, (result.oldest.quantile(0.99) ?? 0) * 1000))
         let expected = Double(monitors) * measured
         report.line(String(format: "Heart-rate samples committed per second: %.0f (expected about %.0f). Records dropped: %d.",
                            Double(result.heartRate.count) / wall, expected / measured, dropped))
