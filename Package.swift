@@ -34,11 +34,13 @@ let package = Package(
         .systemLibrary(
             name: "CSystemd", path: "Sources/CSystemd", pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]),
+        // glibc only (ioctl/fcntl/open wrappers); links nothing.
+        .systemLibrary(name: "CLinuxSystem", path: "Sources/CLinuxSystem"),
 
         // MARK: Core
         .target(name: "HealthModel", swiftSettings: swiftSettings),
         .target(name: "SampleBus", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
-        .target(name: "LinuxSystem", swiftSettings: swiftSettings),
+        .target(name: "LinuxSystem", dependencies: ["CLinuxSystem"], swiftSettings: swiftSettings),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
         .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem"], swiftSettings: swiftSettings),
@@ -70,7 +72,7 @@ let package = Package(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "SampleBus", "LinuxSystem", "GatewayControl", "Workouts",
-                "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository",
+                "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "Udev",
             ],
             swiftSettings: swiftSettings),
 
@@ -103,5 +105,11 @@ let package = Package(
         .testTarget(
             name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SerialPedometerTests", dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore"],
+            path: "plugins/SerialPedometer/Tests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,1 +1,140 @@
-// The Udev module; see README.md for its role.
+import CUdev
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Synchronization
+
+// A libudev handle. libudev objects are not thread-safe (libudev(3): "not thread-safe; use one
+// context per thread"); every pointer held here is used only on the owner's serial queue or
+// inside one synchronous call, which is why the box may be marked Sendable.
+final class UdevPointer: @unchecked Sendable {
+    let raw: OpaquePointer
+    private let release: (OpaquePointer) -> Void
+    init(_ raw: OpaquePointer, release: @escaping (OpaquePointer) -> Void) {
+        self.raw = raw
+        self.release = release
+    }
+    deinit { release(raw) }
+}
+
+/// Reads udev's device database: enumeration (udev_enumerate(3)).
+public enum Udev {
+    /// Every device of `subsystem` (for example `tty`) with its properties, sorted by syspath.
+    /// Synchronous and short (it reads sysfs and /run/udev/data); call it from a queue or at
+    /// start-up, not in a tight async loop.
+    public static func enumerate(subsystem: String) throws(UdevError) -> [UdevDevice] {
+        guard let udev = udev_new() else { throw UdevError("udev_new", errno: errno) }
+        defer { udev_unref(udev) }
+        guard let enumerate = udev_enumerate_new(udev) else { throw UdevError("udev_enumerate_new", errno: errno) }
+        defer { udev_enumerate_unref(enumerate) }
+        var result = udev_enumerate_add_match_subsystem(enumerate, subsystem)
+        if result < 0 { throw UdevError("udev_enumerate_add_match_subsystem", errno: -result) }
+        result = udev_enumerate_scan_devices(enumerate)
+        if result < 0 { throw UdevError("udev_enumerate_scan_devices", errno: -result) }
+        var devices: [UdevDevice] = []
+        var entry = udev_enumerate_get_list_entry(enumerate)
+        while let current = entry {
+            if let path = udev_list_entry_get_name(current),
+                let device = udev_device_new_from_syspath(udev, path)
+            {
+                devices.append(copy(device))
+                udev_device_unref(device)
+            }
+            entry = udev_list_entry_get_next(current)
+        }
+        return devices.sorted { $0.syspath < $1.syspath }
+    }
+
+    static func copy(_ device: OpaquePointer) -> UdevDevice {
+        func string(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
+        var properties: [String: String] = [:]
+        var entry = udev_device_get_properties_list_entry(device)
+        while let current = entry {
+            if let name = string(udev_list_entry_get_name(current)) {
+                properties[name] = string(udev_list_entry_get_value(current)) ?? ""
+            }
+            entry = udev_list_entry_get_next(current)
+        }
+        var links: [String] = []
+        entry = udev_device_get_devlinks_list_entry(device)
+        while let current = entry {
+            if let name = string(udev_list_entry_get_name(current)) { links.append(name) }
+            entry = udev_list_entry_get_next(current)
+        }
+        return UdevDevice(
+            syspath: string(udev_device_get_syspath(device)) ?? "",
+            sysname: string(udev_device_get_sysname(device)) ?? "",
+            subsystem: string(udev_device_get_subsystem(device)),
+            devnode: string(udev_device_get_devnode(device)),
+            devlinks: links.sorted(), properties: properties)
+    }
+}
+
+/// Hotplug events for one subsystem from udevd's netlink multicast group, delivered as an
+/// `AsyncStream`.
+///
+/// The monitor socket is non-blocking and read by a DispatchSource on a private serial queue
+/// (`udev_monitor_get_fd`, then `udev_monitor_receive_device` until it returns NULL), so nothing
+/// blocks the cooperative pool. Only events udevd has processed (rules applied, properties
+/// set) arrive: the "udev" group, not the raw "kernel" one. Buffer: at most 256 undelivered
+/// events, oldest dropped first (a consumer that far behind re-enumerates anyway).
+public final class UdevMonitor: Sendable {
+    /// The events, until ``stop()``.
+    public let events: AsyncStream<UdevEvent>
+    private let continuation: AsyncStream<UdevEvent>.Continuation
+    private let source: Mutex<DispatchSourceBox?>
+
+    struct DispatchSourceBox: @unchecked Sendable {
+        // dispatch sources are thread-safe (dispatch_object(3)); corelibs lacks the annotation.
+        let source: any DispatchSourceRead
+    }
+
+    /// Starts listening for events of `subsystem` (e.g. `tty`).
+    public init(subsystem: String) throws(UdevError) {
+        guard let udev = udev_new() else { throw UdevError("udev_new", errno: errno) }
+        let context = UdevPointer(udev) { udev_unref($0) }
+        guard let rawMonitor = udev_monitor_new_from_netlink(udev, "udev") else {
+            throw UdevError("udev_monitor_new_from_netlink", errno: errno)
+        }
+        let monitor = UdevPointer(rawMonitor) { udev_monitor_unref($0) }
+        var result = udev_monitor_filter_add_match_subsystem_devtype(rawMonitor, subsystem, nil)
+        if result < 0 { throw UdevError("udev_monitor_filter_add_match_subsystem_devtype", errno: -result) }
+        result = udev_monitor_enable_receiving(rawMonitor)
+        if result < 0 { throw UdevError("udev_monitor_enable_receiving", errno: -result) }
+        let fd = udev_monitor_get_fd(rawMonitor)
+        if fd < 0 { throw UdevError("udev_monitor_get_fd", errno: -fd) }
+        (events, continuation) = AsyncStream.makeStream(of: UdevEvent.self, bufferingPolicy: .bufferingNewest(256))
+        let queue = DispatchQueue(label: "healthgate.udev-monitor")
+        let readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        let continuation = self.continuation
+        readSource.setEventHandler {
+            while let device = udev_monitor_receive_device(monitor.raw) {
+                let action = udev_device_get_action(device).map { String(cString: $0) } ?? "change"
+                continuation.yield(UdevEvent(action: .init(action), device: Udev.copy(device)))
+                udev_device_unref(device)
+            }
+        }
+        // The monitor owns the socket: it is released (and the context after it) only once the
+        // source is cancelled, as dispatch requires.
+        readSource.setCancelHandler { _ = (monitor, context) }
+        source = Mutex(DispatchSourceBox(source: readSource))
+        continuation.onTermination = { [weak self] _ in self?.cancelSource() }
+        readSource.resume()
+    }
+
+    /// Stops listening and ends ``events``. Idempotent.
+    public func stop() {
+        cancelSource()
+        continuation.finish()
+    }
+
+    private func cancelSource() {
+        let box = source.withLock { box in
+            let current = box
+            box = nil
+            return current
+        }
+        box?.source.cancel()
+    }
+}

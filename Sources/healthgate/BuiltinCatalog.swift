@@ -1,12 +1,14 @@
 import HeartRateMonitor
 import SQLiteStore
 import SampleBus
+import SerialPedometer
 
 /// The compiled-in plugins. Adding a plugin is one folder under plugins/ and one line here.
 enum BuiltinCatalog {
     static func make() -> PluginCatalog {
         PluginCatalog([
             .source(HeartRateSource.self),
+            .source(SerialPedometerSource.self),
             .sink(SQLiteSink.self),
         ])
     }

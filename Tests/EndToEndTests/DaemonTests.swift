@@ -27,6 +27,19 @@ final class DaemonTests: XCTestCase {
             XCTAssertNotNil(device["localIdentifier"])
             XCTAssertNotNil(device["manufacturer"])
         }
+
+        // The simulated serial pedometer on its pseudo-terminal: 2 steps a second after the
+        // first reading (the baseline), each delta a stepCount sample from its device.
+        let steps = try await healthgate.run(["query", "samples", "--type", "stepCount", "--db", database, "--format", "json"])
+        XCTAssertEqual(steps.status, 0, steps.standardError)
+        let stepSamples = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(steps.standardOutput.utf8)) as? [[String: Any]])
+        XCTAssertFalse(stepSamples.isEmpty, demo.standardError)
+        for sample in stepSamples {
+            XCTAssertEqual(sample["unit"] as? String, "count")
+            XCTAssertEqual(sample["value"] as? Double, 2, "the demo pedometer walks 2 steps a second")
+            let device = try XCTUnwrap(sample["device"] as? [String: Any])
+            XCTAssertTrue((device["localIdentifier"] as? String ?? "").hasPrefix("SIM-"), "\(device)")
+        }
     }
 
     func testStatusFromRunningDaemonAndGracefulStopOnSIGTERM() async throws {

@@ -12,6 +12,7 @@ enum Commands {
             ConfigCommand.command,
             QueryCommand.command,
             PluginsCommand.command,
+            DevicesCommand.command,
         ]
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import SampleBus
+import SerialPedometer
 
 /// `healthgate demo`: the gateway with simulated devices that speak the real protocols.
 enum DemoCommand {
@@ -48,9 +49,19 @@ enum DemoCommand {
 /// simulators that must run beside the gateway.
 enum DemoDevices {
     static func make(context: CommandContext) throws -> (sources: [PluginConfiguration], background: [@Sendable () async throws -> Void]) {
+        // The pedometer's device side runs on the master end of a real pseudo-terminal; the
+        // serial-pedometer source opens the slave end like any tty.
+        let logger = Logger(label: "demo-pedometer-device", sink: StandardErrorLogSink(variables: context.variables))
+        let pedometer: (configuration: JSONValue, run: @Sendable () async throws -> Void)
+        do {
+            pedometer = try SerialPedometerDemo.start(clock: context.clock, logger: logger)
+        } catch {
+            throw CommandError(.unavailable, "cannot open a pseudo-terminal for the simulated pedometer: \(error)")
+        }
         let sources = [
-            PluginConfiguration(kind: "ble-heart-rate", name: "demo-heart-rate", config: .object(["transport": .string("simulated")]))
+            PluginConfiguration(kind: "ble-heart-rate", name: "demo-heart-rate", config: .object(["transport": .string("simulated")])),
+            PluginConfiguration(kind: "serial-pedometer", name: "demo-pedometer", config: pedometer.configuration),
         ]
-        return (sources, [])
+        return (sources, [pedometer.run])
     }
 }

@@ -1,0 +1,45 @@
+#pragma once
+// Small non-variadic wrappers over libc calls Swift cannot import directly (ioctl is variadic,
+// see ioctl(2)), plus the headers LinuxSystem needs. No library is linked: everything here is
+// glibc. Nothing from libbluetooth (GPL) is included; the RFCOMM address layout is built in
+// Swift from rfcomm.h's documented struct sockaddr_rc.
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/file.h>
+#include <termios.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <errno.h>
+
+/// ioctl(2) for requests that take no argument (TIOCEXCL, TIOCNXCL).
+static inline int hg_ioctl_none(int fd, unsigned long request) {
+    return ioctl(fd, request);
+}
+
+/// ioctl(2) for requests that take a pointer to an int (TIOCMGET, TIOCMSET, FIONREAD).
+static inline int hg_ioctl_int_pointer(int fd, unsigned long request, int *value) {
+    return ioctl(fd, request, value);
+}
+
+/// fcntl(2) F_GETFL / F_SETFL (fcntl is variadic too).
+static inline int hg_fcntl_getfl(int fd) { return fcntl(fd, F_GETFL); }
+static inline int hg_fcntl_setfl(int fd, int flags) { return fcntl(fd, F_SETFL, flags); }
+
+/// open(2) without a mode argument (open is variadic).
+static inline int hg_open(const char *path, int flags) { return open(path, flags); }
+
+/// The errno of the calling thread (errno is a macro over a thread-local location).
+static inline int hg_errno(void) { return errno; }
+
+// pty(7) allocation. glibc declares these only under _XOPEN_SOURCE / _GNU_SOURCE, which the
+// Swift Glibc module is not built with, so they are declared here (POSIX.1-2008 signatures;
+// ptsname_r is a GNU extension) behind non-clashing names.
+#include <stddef.h>
+extern int posix_openpt(int flags);
+extern int grantpt(int fd);
+extern int unlockpt(int fd);
+extern int ptsname_r(int fd, char *buf, size_t buflen);
+static inline int hg_posix_openpt(int flags) { return posix_openpt(flags); }
+static inline int hg_grantpt(int fd) { return grantpt(fd); }
+static inline int hg_unlockpt(int fd) { return unlockpt(fd); }
+static inline int hg_ptsname_r(int fd, char *buf, size_t buflen) { return ptsname_r(fd, buf, buflen); }

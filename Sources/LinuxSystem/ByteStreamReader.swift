@@ -1,0 +1,134 @@
+public import Dispatch
+import Synchronization
+
+/// Why a byte stream ended.
+public enum ByteStreamEnd: Hashable, Sendable, CustomStringConvertible {
+    /// The peer hung up: read(2) returned 0 (a hung-up tty, a closed socket) or `EIO` (a pty
+    /// whose other side closed; tty_io.c and pty.c).
+    case hangUp
+    /// The device was removed (`ENODEV`, `ENXIO`): a USB adapter unplugged.
+    case deviceRemoved(Errno)
+    /// Another read error.
+    case failed(Errno)
+    /// The owner closed the stream (``ByteStreamReader/cancel()``, or the consumer went away).
+    case closed
+
+    /// Whether the device may come back (reconnect) rather than a local failure.
+    public var isDisconnection: Bool {
+        switch self {
+        case .hangUp, .deviceRemoved: true
+        case .failed, .closed: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .hangUp: "peer hung up"
+        case .deviceRemoved(let errno): "device removed: \(errno)"
+        case .failed(let errno): "read failed: \(errno)"
+        case .closed: "closed"
+        }
+    }
+}
+
+/// One event of a byte stream: a chunk of bytes, or the end with its reason (always last).
+public enum ByteStreamEvent: Hashable, Sendable {
+    case bytes([UInt8])
+    case end(ByteStreamEnd)
+}
+
+/// Reads a non-blocking descriptor with a `DispatchSource` and delivers the bytes as an
+/// `AsyncStream`, so no read ever blocks the cooperative pool.
+///
+/// The reader takes over the descriptor's lifetime: the source's cancel handler closes it
+/// (dispatch requires that a descriptor outlive its source), after which writes through the
+/// ``FileDescriptor`` throw `EBADF`. The stream yields ``ByteStreamEvent/bytes(_:)`` chunks of at
+/// most `chunkSize` bytes, then exactly one ``ByteStreamEvent/end(_:)``.
+///
+/// Buffer policy: at most `bufferedChunks` chunks wait for the consumer; beyond that the oldest
+/// are dropped and counted in ``droppedChunks`` (a consumer that falls that far behind a serial
+/// line has already lost its timing). The end event is never dropped.
+public final class ByteStreamReader: Sendable {
+    private struct State {
+        var source: DispatchSourceBox<any DispatchSourceRead>?
+        var finished = false
+        var dropped = 0
+    }
+
+    /// The stream of chunks and the final end event.
+    public let events: AsyncStream<ByteStreamEvent>
+    private let continuation: AsyncStream<ByteStreamEvent>.Continuation
+    private let state = Mutex(State())
+    private let descriptor: FileDescriptor
+    private let chunkSize: Int
+
+    /// Starts reading `descriptor`, which must be non-blocking, on `queue`.
+    /// - Parameter closesDescriptor: close the descriptor when the stream ends (the default);
+    ///   false leaves it to the caller, who must then keep it open until the stream has ended.
+    public init(
+        descriptor: FileDescriptor, queue: DispatchQueue, chunkSize: Int = 4096, bufferedChunks: Int = 1024,
+        closesDescriptor: Bool = true
+    ) throws(Errno) {
+        let fd = try descriptor.descriptor()
+        self.descriptor = descriptor
+        self.chunkSize = chunkSize
+        (events, continuation) = AsyncStream.makeStream(
+            of: ByteStreamEvent.self, bufferingPolicy: .bufferingNewest(bufferedChunks))
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        source.setEventHandler { [weak self] in self?.readAvailable() }
+        source.setCancelHandler { [descriptor] in if closesDescriptor { descriptor.close() } }
+        let box = DispatchSourceBox(source: source as any DispatchSourceRead)
+        state.withLock { $0.source = box }
+        continuation.onTermination = { [weak self] _ in self?.finish(.closed) }
+        source.resume()
+    }
+
+    /// Chunks dropped because the consumer fell behind.
+    public var droppedChunks: Int { state.withLock { $0.dropped } }
+
+    /// Stops reading, closes the descriptor and ends the stream with ``ByteStreamEnd/closed``.
+    /// Idempotent.
+    public func cancel() { finish(.closed) }
+
+    private func readAvailable() {
+        // Drain until EAGAIN: the source fires once per readiness edge batch.
+        while true {
+            do {
+                let bytes = try descriptor.read(maximum: chunkSize)
+                if bytes.isEmpty {
+                    finish(.hangUp)
+                    return
+                }
+                if case .dropped = continuation.yield(.bytes(bytes)) {
+                    state.withLock { $0.dropped += 1 }
+                }
+                if bytes.count < chunkSize { return }
+            } catch let error {
+                switch error {
+                case .wouldBlock: return
+                case .ioError: finish(.hangUp)
+                case .noSuchDevice, .noSuchDeviceOrAddress: finish(.deviceRemoved(error))
+                case .badFileDescriptor: finish(.closed)
+                default: finish(.failed(error))
+                }
+                return
+            }
+        }
+    }
+
+    private func finish(_ reason: ByteStreamEnd) {
+        let box = state.withLock { state -> DispatchSourceBox<any DispatchSourceRead>? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            let source = state.source
+            state.source = nil
+            return source
+        }
+        guard let box else { return }
+        let source = box.source
+        // Cancelling runs the cancel handler, which closes the descriptor.
+        source.cancel()
+        continuation.yield(.end(reason))
+        continuation.finish()
+    }
+}

@@ -1,1 +1,0 @@
-// The LinuxSystem module; see README.md for its role.

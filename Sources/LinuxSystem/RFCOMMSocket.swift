@@ -1,0 +1,175 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinuxSystem
+public import Dispatch
+import Synchronization
+
+/// A Bluetooth device address, `AA:BB:CC:DD:EE:FF` (most significant byte first, as printed).
+public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
+    /// The six bytes in printed order.
+    public let bytes: [UInt8]
+
+    /// Parses six colon-separated hexadecimal bytes; nil otherwise.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 6 else { return nil }
+        var bytes: [UInt8] = []
+        for part in parts {
+            guard part.count == 2, let byte = UInt8(part, radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        self.bytes = bytes
+    }
+
+    public var description: String {
+        bytes.map { byte in
+            let hex = String(byte, radix: 16, uppercase: true)
+            return hex.count == 1 ? "0" + hex : hex
+        }.joined(separator: ":")
+    }
+}
+
+/// A connected RFCOMM (Bluetooth serial port profile) stream socket.
+///
+/// The socket is made with socket(AF_BLUETOOTH, SOCK_STREAM, BTPROTO_RFCOMM) and connected
+/// with an address built here, so libbluetooth (GPL) is never linked. A device already bound
+/// with `rfcomm bind` appears as `/dev/rfcommN`: open that with ``SerialPort`` instead. Both
+/// feed the same ``ByteStreamReader``.
+public final class RFCOMMSocket: ByteStreamConnection {
+    // include/net/bluetooth/bluetooth.h and rfcomm.h (kernel UAPI values).
+    static let addressFamily: Int32 = 31  // AF_BLUETOOTH
+    static let protocolRFCOMM: Int32 = 3  // BTPROTO_RFCOMM
+
+    /// The remote device.
+    public let address: BluetoothAddress
+    /// The RFCOMM channel, 1–30.
+    public let channel: UInt8
+    private let descriptor: FileDescriptor
+    private let reader = Mutex<ByteStreamReader?>(nil)
+
+    public var name: String { "rfcomm://\(address)/\(channel)" }
+
+    private init(address: BluetoothAddress, channel: UInt8, descriptor: FileDescriptor) {
+        self.address = address
+        self.channel = channel
+        self.descriptor = descriptor
+    }
+
+    /// The bytes of a `struct sockaddr_rc` (rfcomm.h): `sa_family_t rc_family` (host order),
+    /// `bdaddr_t rc_bdaddr` (6 bytes, least significant first, i.e. the printed order reversed),
+    /// `uint8_t rc_channel`, then one byte of padding to the struct's 2-byte alignment, 10 bytes
+    /// in all: the kernel's rfcomm_sock_connect rejects anything shorter than its sizeof.
+    static func socketAddress(address: BluetoothAddress, channel: UInt8) -> [UInt8] {
+        let family = UInt16(addressFamily)
+        return withUnsafeBytes(of: family) { Array($0) } + address.bytes.reversed() + [channel, 0]
+    }
+
+    /// Connects to `address` on `channel`. Suspends (off the cooperative pool: a DispatchSource
+    /// waits for the non-blocking connect) until connected or failed; cancellation closes the
+    /// socket and throws `ECANCELED`.
+    /// - Throws: ``SystemError``: `EAFNOSUPPORT` without kernel Bluetooth, `EHOSTDOWN`,
+    ///   `ECONNREFUSED` (no service on that channel), `EINVAL` for a channel outside 1–30.
+    public static func connect(
+        address: BluetoothAddress, channel: UInt8, queue: DispatchQueue
+    ) async throws(SystemError) -> RFCOMMSocket {
+        let target = "\(address) channel \(channel)"
+        guard (1...30).contains(channel) else {
+            throw SystemError("connect", target: target, errno: .invalidArgument)
+        }
+        let raw: Int32
+        do {
+            raw = try Errno.retryingInterrupts {
+                socket(addressFamily, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+                    | Int32(SOCK_CLOEXEC.rawValue), protocolRFCOMM)
+            }
+        } catch {
+            throw SystemError("socket AF_BLUETOOTH", target: target, errno: error)
+        }
+        let descriptor = FileDescriptor(owning: raw)
+        let bytes = socketAddress(address: address, channel: channel)
+        let result = bytes.withUnsafeBytes { buffer in
+            Glibc.connect(
+                raw, buffer.baseAddress?.assumingMemoryBound(to: sockaddr.self), socklen_t(buffer.count))
+        }
+        if result != 0 {
+            let error = Errno.current
+            guard error == .inProgress || error == .interrupted else {
+                descriptor.close()
+                throw SystemError("connect", target: target, errno: error)
+            }
+            let outcome = await waitForConnection(raw, queue: queue)
+            if outcome != 0 {
+                descriptor.close()
+                throw SystemError("connect", target: target, errno: Errno(rawValue: outcome))
+            }
+        }
+        return RFCOMMSocket(address: address, channel: channel, descriptor: descriptor)
+    }
+
+    /// Waits for writability, then returns SO_ERROR (connect(2), "EINPROGRESS").
+    private static func waitForConnection(_ fd: Int32, queue: DispatchQueue) async -> Int32 {
+        let box = Mutex<(source: DispatchSourceBox<any DispatchSourceWrite>?, continuation: CheckedContinuation<Int32, Never>?)>((nil, nil))
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+                let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+                let cancelled = box.withLock { state -> Bool in
+                    if Task.isCancelled { return true }
+                    state = (DispatchSourceBox(source: source), continuation)
+                    return false
+                }
+                if cancelled {
+                    continuation.resume(returning: ECANCELED)
+                    return
+                }
+                source.setEventHandler {
+                    var error: Int32 = 0
+                    var length = socklen_t(MemoryLayout<Int32>.size)
+                    if getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 { error = Errno.current.rawValue }
+                    let pending = box.withLock { state -> CheckedContinuation<Int32, Never>? in
+                        let pending = state.continuation
+                        state.continuation = nil
+                        return pending
+                    }
+                    source.cancel()
+                    pending?.resume(returning: error)
+                }
+                source.resume()
+            }
+        } onCancel: {
+            let (source, pending) = box.withLock { state in
+                let current = (state.source, state.continuation)
+                state.continuation = nil
+                return current
+            }
+            source?.source.cancel()
+            pending?.resume(returning: ECANCELED)
+        }
+    }
+
+    public func startReading(queue: DispatchQueue) throws(SystemError) -> ByteStreamReader {
+        do {
+            let reader = try ByteStreamReader(descriptor: descriptor, queue: queue)
+            self.reader.withLock { $0 = reader }
+            return reader
+        } catch {
+            throw SystemError("read", target: name, errno: error)
+        }
+    }
+
+    public func write(_ bytes: [UInt8]) throws(SystemError) {
+        do {
+            try descriptor.writeAll(bytes)
+        } catch {
+            throw SystemError("write", target: name, errno: error)
+        }
+    }
+
+    public func close() {
+        if let reader = reader.withLock({ $0 }) {
+            reader.cancel()
+        } else {
+            descriptor.close()
+        }
+    }
+}

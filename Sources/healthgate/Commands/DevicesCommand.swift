@@ -1,0 +1,88 @@
+import Dispatch
+import Foundation
+import SerialPedometer
+import Udev
+
+/// `healthgate devices`: the serial (tty) devices udev knows, and whether healthgate would use
+/// them.
+enum DevicesCommand {
+    static let command = Command(
+        name: "devices", summary: "List serial (tty) devices udev knows and whether healthgate would use them.",
+        usage: "devices [--all] [--json]",
+        discussion: """
+            A device is used by a `serial-pedometer` source with "udev": true when the rules in \
+            udev-rules/70-healthgate-pedometer.rules tagged it HEALTHGATE_ADAPTER=serial-pedometer \
+            (see udev-rules/README.md). The REASON column says why a device is or is not used.
+
+            Virtual terminals (tty0…, console, ptmx) are hidden unless --all is given.
+
+            Exits 69 when the udev database cannot be read.
+            """,
+        options: [
+            OptionSpec(name: "all", value: nil, help: "Include virtual terminals."),
+            OptionSpec(name: "json", value: nil, help: "Print one JSON object per device."),
+        ]
+    ) { arguments, context in
+        let result: Result<[UdevDevice], UdevError> = await withCheckedContinuation { continuation in
+            // libudev reads sysfs and /run/udev synchronously: keep it off the cooperative pool.
+            DispatchQueue(label: "healthgate.devices").async {
+                continuation.resume(returning: Result { () throws(UdevError) in try Udev.enumerate(subsystem: "tty") })
+            }
+        }
+        let devices: [UdevDevice]
+        switch result {
+        case .success(let all): devices = all.filter { arguments.flag("all") || !$0.isVirtual }
+        case .failure(let error): throw CommandError(.unavailable, "cannot read the udev database: \(error)")
+        }
+        if arguments.flag("json") {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            for device in devices {
+                let (eligible, reason) = SerialPedometerSource.eligibility(of: device)
+                let row = Row(
+                    devnode: device.devnode, syspath: device.syspath, usbID: device.usbID, serial: device.serial,
+                    links: device.devlinks, used: eligible, reason: reason,
+                    healthgate: device.properties.filter { $0.key.hasPrefix("HEALTHGATE_") })
+                let data = try encoder.encode(row)
+                context.print(String(decoding: data, as: UTF8.self))
+            }
+            return .success
+        }
+        if devices.isEmpty {
+            context.print("No serial devices (udev knows no tty devices\(arguments.flag("all") ? "" : " other than virtual terminals")).")
+            return .success
+        }
+        let rows = devices.map { device -> [String] in
+            let (eligible, reason) = SerialPedometerSource.eligibility(of: device)
+            return [
+                device.devnode ?? device.sysname, device.usbID ?? "-", device.serial ?? "-", eligible ? "yes" : "no", reason,
+            ]
+        }
+        let header = ["DEVICE", "USB ID", "ID_SERIAL", "USED", "REASON"]
+        let widths = (0..<header.count - 1).map { column in
+            ([header] + rows).map { $0[column].count }.max() ?? 0
+        }
+        for row in [header] + rows {
+            var line = ""
+            for (column, cell) in row.enumerated() {
+                line += column < widths.count ? cell.padding(toLength: widths[column] + 2, withPad: " ", startingAt: 0) : cell
+            }
+            context.print(line)
+        }
+        if !FileManager.default.fileExists(atPath: "/run/udev/data") {
+            context.printError("note: /run/udev/data is missing (udevd not running?): properties such as ID_SERIAL and HEALTHGATE_ADAPTER are unknown")
+        }
+        return .success
+    }
+
+    private struct Row: Encodable {
+        var devnode: String?
+        var syspath: String
+        var usbID: String?
+        var serial: String?
+        var links: [String]
+        var used: Bool
+        var reason: String
+        var healthgate: [String: String]
+    }
+}

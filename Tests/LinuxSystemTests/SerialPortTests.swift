@@ -1,0 +1,186 @@
+import Dispatch
+import Foundation
+import GatewayTesting
+@testable import LinuxSystem
+import Synchronization
+import XCTest
+
+final class SerialPortTests: XCTestCase {
+    func testAppliesTheConfigurationAsReadBackWithTcgetattr() throws {
+        let configurations = [
+            SerialConfiguration(),
+            SerialConfiguration(baudRate: 9600, dataBits: 7, parity: .even, stopBits: 2, flowControl: .rtscts),
+            SerialConfiguration(baudRate: 57600, dataBits: 5, parity: .odd, stopBits: 1, flowControl: .xonxoff),
+            SerialConfiguration(baudRate: 921_600, dataBits: 6, parity: .none, stopBits: 2, flowControl: .none),
+        ]
+        for configuration in configurations {
+            let pty = try PseudoTerminal()
+            defer { pty.hangUp() }
+            try withClosingPort(SerialPort.open(path: pty.slavePath, configuration: configuration)) { port in
+                // Read back through the pair's own slave descriptor: what the kernel holds.
+                let attributes = try pty.slaveAttributes()
+                // A pty has no character format: pty.c's pty_set_termios forces CS8 and clears
+                // PARENB, so data bits and parity are verified on real hardware in the device
+                // lab; speed, stop bits, flow control and raw mode are kept and checked here.
+                var expected = configuration
+                expected.dataBits = 8
+                expected.parity = .none
+                XCTAssertEqual(attributes.configuration, expected, configuration.summary)
+                XCTAssertTrue(attributes.isRaw, "cfmakeraw: no canonical mode, echo, signals, CR/LF mapping")
+                XCTAssertTrue(attributes.receiverEnabled)
+                XCTAssertTrue(attributes.ignoresModemLines)
+                XCTAssertEqual(try port.attributes(), attributes)
+            }
+        }
+    }
+
+    func testExclusiveLockRefusesASecondOpener() throws {
+        let pty = try PseudoTerminal()
+        defer { pty.hangUp() }
+        let first = try SerialPort.open(path: pty.slavePath, configuration: SerialConfiguration())
+        defer { first.close() }
+        XCTAssertThrowsError(try SerialPort.open(path: pty.slavePath, configuration: SerialConfiguration())) { error in
+            let error = error as? SystemError
+            XCTAssertEqual(error?.errno, .busy)
+            XCTAssertEqual(error?.target, pty.slavePath)
+        }
+        // Without the lock a second opener is allowed (a monitor reading along, say).
+        let shared = try SerialPort.open(path: pty.slavePath, configuration: SerialConfiguration(), exclusive: false)
+        shared.close()
+    }
+
+    func testReadsBytesWritesBackAndEndsWithHangUp() async throws {
+        let pty = try PseudoTerminal()
+        let port = try SerialPort.open(path: pty.slavePath, configuration: SerialConfiguration())
+        defer { port.close() }
+        let reader = try port.startReading(queue: DispatchQueue(label: "test.reader"))
+        try pty.write(Array("hello ".utf8))
+        try pty.write(Array("world".utf8))
+        var received: [UInt8] = []
+        var iterator = reader.events.makeAsyncIterator()
+        while received.count < 11, let event = await iterator.next() {
+            guard case .bytes(let bytes) = event else { return XCTFail("unexpected \(event)") }
+            received += bytes
+        }
+        XCTAssertEqual(String(decoding: received, as: UTF8.self), "hello world")
+
+        try port.write(Array("ID?\r\n".utf8))
+        let answer = Mutex<[UInt8]>([])
+        try await waitUntil("the master to read ID?") {
+            if let chunk = try? pty.master.read() { answer.withLock { $0 += chunk } }
+            return answer.withLock { $0.count } >= 5
+        }
+        XCTAssertEqual(String(decoding: answer.withLock { $0 }, as: UTF8.self), "ID?\r\n")
+
+        pty.hangUp()
+        let end = await iterator.next()
+        XCTAssertEqual(end, .end(.hangUp))
+        let after = await iterator.next()
+        XCTAssertNil(after, "the end event is the last")
+        // The hung-up line refuses writes: EIO until the reader's cancel handler has closed the
+        // descriptor, EBADF after.
+        XCTAssertThrowsError(try port.write([1])) { error in
+            let errno = (error as? SystemError)?.errno
+            XCTAssertTrue(errno == .ioError || errno == .badFileDescriptor, "\(error)")
+        }
+    }
+
+    func testCancelEndsTheStreamAsClosed() async throws {
+        let pty = try PseudoTerminal()
+        defer { pty.hangUp() }
+        let port = try SerialPort.open(path: pty.slavePath, configuration: SerialConfiguration())
+        let reader = try port.startReading(queue: DispatchQueue(label: "test.reader"))
+        port.close()
+        port.close()
+        var events: [ByteStreamEvent] = []
+        for await event in reader.events { events.append(event) }
+        XCTAssertEqual(events, [.end(.closed)])
+    }
+
+    func testWithSerialPortClosesOnEveryPath() async throws {
+        let pty = try PseudoTerminal()
+        defer { pty.hangUp() }
+        struct Planned: Error {}
+        var kept: SerialPort?
+        do {
+            try await withSerialPort(path: pty.slavePath, configuration: SerialConfiguration()) { port in
+                kept = port
+                throw Planned()
+            }
+            XCTFail("the error must propagate")
+        } catch is Planned {}
+        XCTAssertThrowsError(try kept?.attributes()) { error in
+            XCTAssertEqual((error as? SystemError)?.errno, .badFileDescriptor)
+        }
+        // The lock went with the descriptor: the line can be opened again.
+        let again = try SerialPort.open(path: pty.slavePath, configuration: SerialConfiguration())
+        again.close()
+    }
+
+    func testOpenFailuresAreTypedWithThePath() {
+        XCTAssertThrowsError(try SerialPort.open(path: "/nonexistent/ttyX", configuration: SerialConfiguration())) { error in
+            let error = error as? SystemError
+            XCTAssertEqual(error?.operation, "open")
+            XCTAssertEqual(error?.target, "/nonexistent/ttyX")
+            XCTAssertEqual(error?.errno, .noSuchFile)
+            XCTAssertTrue(error?.description.contains("ENOENT") ?? false)
+        }
+        XCTAssertThrowsError(try SerialPort.open(path: "/dev/null", configuration: SerialConfiguration())) { error in
+            XCTAssertEqual((error as? SystemError)?.errno, .notATerminal)
+        }
+        let bad = SerialConfiguration(baudRate: 1234, dataBits: 9)
+        XCTAssertThrowsError(try bad.validate()) { error in
+            XCTAssertEqual((error as? SerialConfiguration.Invalid)?.field, "baudRate")
+        }
+        XCTAssertThrowsError(try SerialConfiguration(dataBits: 9).validate()) { error in
+            XCTAssertEqual((error as? SerialConfiguration.Invalid)?.field, "dataBits")
+        }
+        XCTAssertThrowsError(try SerialConfiguration(stopBits: 3).validate()) { error in
+            XCTAssertEqual((error as? SerialConfiguration.Invalid)?.field, "stopBits")
+        }
+    }
+
+    func testRFCOMMAddressLayoutMatchesSockaddrRc() throws {
+        let address = try XCTUnwrap(BluetoothAddress("00:11:22:AA:bb:Cc"))
+        XCTAssertEqual(address.description, "00:11:22:AA:BB:CC")
+        XCTAssertEqual(
+            RFCOMMSocket.socketAddress(address: address, channel: 5),
+            [31, 0, 0xCC, 0xBB, 0xAA, 0x22, 0x11, 0x00, 5, 0])
+        XCTAssertNil(BluetoothAddress("00:11:22:33:44"))
+        XCTAssertNil(BluetoothAddress("00:11:22:33:44:GG"))
+        XCTAssertNil(BluetoothAddress("0:11:22:33:44:55"))
+    }
+
+    func testRFCOMMRejectsAnInvalidChannelBeforeAnySyscall() async throws {
+        let address = try XCTUnwrap(BluetoothAddress("00:11:22:33:44:55"))
+        do {
+            _ = try await RFCOMMSocket.connect(address: address, channel: 0, queue: DispatchQueue(label: "test"))
+            XCTFail("channel 0 must be rejected")
+        } catch {
+            XCTAssertEqual(error.errno, .invalidArgument)
+        }
+    }
+
+    func testErrnoRetriesInterruptsAndDescribesItself() throws {
+        var calls = 0
+        let result = try Errno.retryingInterrupts { () -> Int32 in
+            calls += 1
+            if calls < 3 {
+                errno = EINTR
+                return -1
+            }
+            return 7
+        }
+        XCTAssertEqual(result, 7)
+        XCTAssertEqual(calls, 3)
+        XCTAssertTrue(Errno.noSuchDevice.meansDeviceGone)
+        XCTAssertFalse(Errno.busy.meansDeviceGone)
+        XCTAssertTrue(Errno.busy.description.contains("EBUSY"))
+    }
+
+    private func withClosingPort(_ port: @autoclosure () throws -> SerialPort, _ body: (SerialPort) throws -> Void) throws {
+        let port = try port()
+        defer { port.close() }
+        try body(port)
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import HealthModel
+import LinuxSystem
+import SampleBus
+import Synchronization
+
+/// Counts garbage per kind for the status board, shared by every session of one source.
+final class GarbageCounters: Sendable {
+    private let counts = Mutex<[PedometerDecodeError.Code: Int]>([:])
+
+    /// Counts one rejected frame and returns the new total for its code.
+    func count(_ code: PedometerDecodeError.Code) -> Int {
+        counts.withLock { counts in
+            counts[code, default: 0] += 1
+            return counts[code, default: 0]
+        }
+    }
+
+    var snapshot: [PedometerDecodeError.Code: Int] { counts.withLock { $0 } }
+}
+
+/// Everything a session needs that does not change between connections.
+struct SessionEnvironment: Sendable {
+    var context: SourceContext
+    var ids: SampleIDGenerator
+    var store: CounterStateStore
+    var counter: StepCounter
+    var garbage: GarbageCounters
+    var identificationTimeout: Duration
+    /// Readings held while waiting for identification; beyond this the oldest are dropped.
+    var pendingLimit = 64
+}
+
+/// One connection's life: ask the device who it is, decode its lines, turn counter readings into
+/// samples, persist the counter state, until the byte stream ends.
+struct PedometerSession {
+    let environment: SessionEnvironment
+    let connection: any ByteStreamConnection
+    var decoder: AnyPedometerStreamDecoder
+    /// The identity known before the exchange: udev's, or the path's.
+    let transportDevice: Device
+
+    private enum Input: Sendable {
+        case event(ByteStreamEvent)
+        case identificationTimeout
+    }
+
+    /// Runs until the connection ends; returns why. Cancellation ends it with `.closed` (the
+    /// caller closes the connection).
+    mutating func run() async throws -> ByteStreamEnd {
+        let context = environment.context
+        let queue = DispatchQueue(label: "healthgate.serial-pedometer.\(connection.name)")
+        let reader = try connection.startReading(queue: queue)
+        defer { reader.cancel() }
+        var device = transportDevice
+        var identified = decoder.identificationRequest == nil
+        if let request = decoder.identificationRequest {
+            do {
+                try connection.write(request)
+            } catch {
+                context.logger.warning("cannot send the identification request: \(error)", device: device.displayName)
+            }
+        }
+        let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
+        let clock = environment.context.clock
+        let timeout = environment.identificationTimeout
+        var pending: [(PedometerReading, Date)] = []
+        var end = ByteStreamEnd.closed
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in reader.events { continuation.yield(.event(event)) }
+                continuation.finish()
+            }
+            if !identified {
+                group.addTask {
+                    do {
+                        try await clock.sleep(for: timeout)
+                        continuation.yield(.identificationTimeout)
+                    } catch {
+                        // Cancelled: the session ended before the timeout; nothing to do.
+                    }
+                }
+            }
+            loop: for await input in inputs {
+                switch input {
+                case .identificationTimeout:
+                    guard !identified else { continue }
+                    identified = true
+                    context.logger.notice(
+                        "no answer to the identification request within \(timeout); counting as \(device.localIdentifier ?? connection.name)",
+                        device: device.displayName)
+                    for (reading, date) in pending { await handle(reading, at: date, device: device) }
+                    pending.removeAll()
+                case .event(.end(let reason)):
+                    end = reason
+                    break loop
+                case .event(.bytes(let bytes)):
+                    for outcome in decoder.feed(bytes) {
+                        switch outcome {
+                        case .success(.identification(let identity)):
+                            let updated = Self.device(transportDevice, identifiedAs: identity)
+                            if updated != device || !identified {
+                                context.logger.info(
+                                    "identified: \(identity.manufacturer ?? "?") \(identity.model ?? "?"), serial \(identity.serialNumber ?? "?"), firmware \(identity.firmwareVersion ?? "?")",
+                                    device: updated.displayName)
+                            }
+                            device = updated
+                            if !identified {
+                                identified = true
+                                for (reading, date) in pending { await handle(reading, at: date, device: device) }
+                                pending.removeAll()
+                            }
+                        case .success(.reading(let reading)):
+                            let date = clock.now()
+                            if identified {
+                                await handle(reading, at: date, device: device)
+                            } else {
+                                pending.append((reading, date))
+                                if pending.count > environment.pendingLimit {
+                                    pending.removeFirst()
+                                    context.status.recordsDropped(1)
+                                    context.logger.warning(
+                                        "dropped a reading held while waiting for identification", device: device.displayName)
+                                }
+                            }
+                        case .failure(let error):
+                            let total = environment.garbage.count(error.code)
+                            context.status.setDetail("garbage.\(error.code.rawValue)", String(total))
+                            context.logger.warning("ignored garbage from \(connection.name): \(error)", device: device.displayName)
+                        }
+                    }
+                }
+            }
+            group.cancelAll()
+        }
+        if Task.isCancelled { end = .closed }
+        // Readings still waiting for an identity when the line dropped are counted under the
+        // transport identity rather than lost.
+        for (reading, date) in pending { await handle(reading, at: date, device: device) }
+        return end
+    }
+
+    /// Merges what the device said about itself into the transport's identity.
+    static func device(_ transport: Device, identifiedAs identity: PedometerIdentity) -> Device {
+        var device = transport
+        device.manufacturer = identity.manufacturer ?? transport.manufacturer
+        device.model = identity.model ?? transport.model
+        device.firmwareVersion = identity.firmwareVersion ?? transport.firmwareVersion
+        if let serial = identity.serialNumber {
+            device.localIdentifier = serial
+            device.name = identity.model.map { "\($0) \(serial)" } ?? serial
+        }
+        return device
+    }
+
+    /// Counts one reading: delta from the stored state, publish, then persist.
+    ///
+    /// Ordering: samples are published before the new counter state is saved. A crash between
+    /// the two re-counts the same interval on restart (never loses it); the re-counted sample
+    /// carries the same `syncIdentifier` (device, interval start, start count) with a higher
+    /// `syncVersion`, so a store honouring HealthKit's sync semantics keeps exactly one.
+    private func handle(_ reading: PedometerReading, at date: Date, device: Device) async {
+        let context = environment.context
+        let key = device.localIdentifier ?? connection.name
+        let previous = environment.store.state(for: key)
+        let advance = environment.counter.advance(
+            from: previous, steps: reading.steps, distanceMeters: reading.distanceMeters, at: date)
+        switch advance.event {
+        case .baseline:
+            context.logger.info("first reading, baseline \(reading.steps) steps", device: device.displayName)
+        case .reset:
+            context.logger.notice(
+                "step counter dropped from \(previous?.steps ?? 0) to \(reading.steps): device reboot, new baseline; counting the \(reading.steps) steps since",
+                device: device.displayName)
+        case .wrapped:
+            context.logger.info("step counter wrapped around 2^32", device: device.displayName)
+        case .counted:
+            break
+        }
+        if let delta = advance.delta, let previous {
+            var metadata = Metadata()
+            metadata.syncIdentifier =
+                "serial-pedometer:\(key):\(Int64((previous.date.timeIntervalSince1970 * 1000).rounded())):\(previous.steps)"
+            metadata.syncVersion = Int64((date.timeIntervalSince1970 * 1000).rounded())
+            if advance.event != .counted { metadata["healthgate.counterEvent"] = .string(advance.event.rawValue) }
+            if delta.spansGap { metadata["healthgate.gap"] = .bool(true) }
+            if let cadence = reading.cadence { metadata["healthgate.cadence"] = .double(cadence) }
+            if let deviceTime = reading.deviceTime {
+                metadata["healthgate.deviceTime"] = .double(deviceTime.timeIntervalSince1970)
+            }
+            var records: [HealthRecord] = []
+            do {
+                if delta.steps > 0 {
+                    records.append(.quantity(try QuantitySample(
+                        id: environment.ids.next(), type: .stepCount, quantity: Quantity(Double(delta.steps), .count),
+                        start: delta.start, end: delta.end, device: device, metadata: metadata)))
+                }
+                if let meters = delta.distanceMeters, meters > 0 {
+                    var distanceMetadata = metadata
+                    distanceMetadata.syncIdentifier = (metadata.syncIdentifier ?? "") + ":distance"
+                    records.append(.quantity(try QuantitySample(
+                        id: environment.ids.next(), type: .distanceWalkingRunning, quantity: Quantity(meters, .meter),
+                        start: delta.start, end: delta.end, device: device, metadata: distanceMetadata)))
+                }
+            } catch {
+                context.logger.error("cannot build a sample: \(error)", device: device.displayName)
+                context.status.reportError("\(device.displayName): \(error)", at: date)
+            }
+            await context.publisher.publish(records)
+        }
+        do {
+            try await environment.store.save(advance.state, for: key)
+        } catch {
+            context.logger.error("cannot persist the step counter: \(error)", device: device.displayName)
+            context.status.reportError("\(device.displayName): \(error)", at: date)
+        }
+        context.status.setDetail("counter.\(key)", String(reading.steps))
+    }
+}

@@ -1,0 +1,186 @@
+public import Foundation
+import HealthModel
+public import LinuxSystem
+public import SampleBus
+import Synchronization
+import Udev
+
+/// Serial pedometers (HGP/1 and future protocols) over a USB serial tty, a pty, a bound
+/// `/dev/rfcommN`, or a direct RFCOMM socket, found by path or through udev hotplug.
+///
+/// Each reading of the device's cumulative step counter becomes a `stepCount` sample (and a
+/// `distanceWalkingRunning` sample when the device sends distance) covering the interval since
+/// the previous reading; the last counter per device is persisted in the state directory, so a
+/// restart neither loses nor double-counts steps (see the README's "Counting" section).
+///
+/// `run` returns only by cancellation (or throws for an unusable udev monitor); a device that
+/// goes away is reopened (path, rfcomm) or picked up again when udev announces it.
+public struct SerialPedometerSource: SampleSource, ConfigurablePlugin {
+    public static let kind = "serial-pedometer"
+    public static let summary = "Serial pedometers (HGP/1) on a tty, pty, /dev/rfcommN, RFCOMM socket or udev hotplug"
+
+    /// Where the pedometer is.
+    public enum Endpoint: Hashable, Sendable {
+        case path(String)
+        case rfcomm(BluetoothAddress, channel: UInt8)
+        case udev
+    }
+
+    /// The validated settings.
+    public let endpoint: Endpoint
+    public let serial: SerialConfiguration
+    public let decoderName: String
+    public let maximumLineLength: Int
+    public let exclusive: Bool
+    public let reconnectInterval: Duration
+    public let identificationTimeout: Duration
+    public let counter: StepCounter
+    public let deviceName: String?
+    private let environment: PluginEnvironment
+    private let store: CounterStateStore
+    private let garbage = GarbageCounters()
+
+    public init(configuration: SerialPedometerConfiguration, environment: PluginEnvironment) throws {
+        let chosen = [configuration.path != nil, configuration.rfcomm != nil, configuration.udev == true]
+            .filter { $0 }.count
+        guard chosen == 1 else {
+            throw PluginConfigurationError(
+                keyPath: "path", reason: "set exactly one of \"path\", \"rfcomm\" or \"udev\": true (\(chosen) given)")
+        }
+        if let path = configuration.path {
+            guard path.hasPrefix("/") else {
+                throw PluginConfigurationError(keyPath: "path", reason: "\"\(path)\" is not an absolute path")
+            }
+            endpoint = .path(path)
+        } else if let rfcomm = configuration.rfcomm {
+            guard let address = BluetoothAddress(rfcomm.address) else {
+                throw PluginConfigurationError(
+                    keyPath: "rfcomm.address", reason: "\"\(rfcomm.address)\" is not a Bluetooth address AA:BB:CC:DD:EE:FF")
+            }
+            guard (1...30).contains(rfcomm.channel) else {
+                throw PluginConfigurationError(keyPath: "rfcomm.channel", reason: "\(rfcomm.channel) is not an RFCOMM channel 1–30")
+            }
+            endpoint = .rfcomm(address, channel: UInt8(rfcomm.channel))
+        } else {
+            endpoint = .udev
+        }
+        serial = SerialConfiguration(
+            baudRate: configuration.baudRate ?? 115_200, dataBits: configuration.dataBits ?? 8,
+            parity: configuration.parity ?? .none, stopBits: configuration.stopBits ?? 1,
+            flowControl: configuration.flowControl ?? .none)
+        do {
+            try serial.validate()
+        } catch {
+            throw PluginConfigurationError(keyPath: error.field, reason: error.reason)
+        }
+        decoderName = configuration.decoder ?? HGPTextDecoder.name
+        guard PedometerProtocols.names.contains(decoderName) else {
+            throw PluginConfigurationError(
+                keyPath: "decoder",
+                reason: "unknown decoder \"\(decoderName)\"; known: \(PedometerProtocols.names.joined(separator: ", "))")
+        }
+        maximumLineLength = configuration.maxLineLength ?? 256
+        guard (16...4096).contains(maximumLineLength) else {
+            throw PluginConfigurationError(keyPath: "maxLineLength", reason: "\(maximumLineLength) is not within 16–4096")
+        }
+        func seconds(_ value: Double?, _ key: String, default fallback: Double) throws -> Double {
+            let value = value ?? fallback
+            guard value.isFinite, value > 0 else {
+                throw PluginConfigurationError(keyPath: key, reason: "\(value) is not a positive number of seconds")
+            }
+            return value
+        }
+        reconnectInterval = .milliseconds(Int64(try seconds(configuration.reconnectInterval, "reconnectInterval", default: 2) * 1000))
+        identificationTimeout = .milliseconds(
+            Int64(try seconds(configuration.identificationTimeout, "identificationTimeout", default: 3) * 1000))
+        let gap = try seconds(configuration.gapThreshold, "gapThreshold", default: 900)
+        let tolerance = configuration.wrapTolerance ?? 100_000
+        guard tolerance >= 0, tolerance <= Int(UInt32.max / 2) else {
+            throw PluginConfigurationError(keyPath: "wrapTolerance", reason: "\(tolerance) is not within 0–2147483647")
+        }
+        counter = StepCounter(wrapTolerance: UInt32(tolerance), gapThreshold: gap)
+        exclusive = configuration.exclusive ?? true
+        deviceName = configuration.deviceName
+        self.environment = environment
+        store = CounterStateStore(
+            url: environment.paths.stateDirectory.appendingPathComponent("serial-pedometer")
+                .appendingPathComponent("\(environment.name).json"))
+    }
+
+    /// The file holding the per-device counters.
+    public var stateFile: URL { store.url }
+
+    public func run(context: SourceContext) async throws {
+        do {
+            try await store.load()
+        } catch {
+            context.logger.error("\(error); every device starts from a new baseline")
+            context.status.reportError("\(error)")
+        }
+        let session = SessionEnvironment(
+            context: context, ids: environment.ids, store: store, counter: counter, garbage: garbage,
+            identificationTimeout: identificationTimeout)
+        switch endpoint {
+        case .path(let path):
+            try await runReconnecting(name: path, context: context) {
+                let device = Device(name: deviceName ?? path, localIdentifier: path)
+                return try await withSerialPort(path: path, configuration: serial, exclusive: exclusive) { port in
+                    context.status.setDetail("connection", "open \(path) \(serial.summary)")
+                    context.logger.info("opened \(path) at \(serial.summary)", device: device.displayName)
+                    return try await runSession(port, device: device, decoderName: decoderName, environment: session)
+                }
+            }
+        case .rfcomm(let address, let channel):
+            let name = "rfcomm://\(address)/\(channel)"
+            try await runReconnecting(name: name, context: context) {
+                let device = Device(name: deviceName ?? address.description, localIdentifier: address.description)
+                let socket = try await RFCOMMSocket.connect(
+                    address: address, channel: channel, queue: DispatchQueue(label: "healthgate.rfcomm"))
+                defer { socket.close() }
+                context.status.setDetail("connection", "connected \(name)")
+                context.logger.info("connected \(name)", device: device.displayName)
+                return try await runSession(socket, device: device, decoderName: decoderName, environment: session)
+            }
+        case .udev:
+            try await runUdev(context: context, session: session)
+        }
+    }
+
+    func runSession(
+        _ connection: any ByteStreamConnection, device: Device, decoderName: String, environment: SessionEnvironment
+    ) async throws -> ByteStreamEnd {
+        guard let decoder = PedometerProtocols.decoder(named: decoderName, maximumLineLength: maximumLineLength) else {
+            throw PluginConfigurationError(keyPath: "decoder", reason: "unknown decoder \"\(decoderName)\"")
+        }
+        var session = PedometerSession(
+            environment: environment, connection: connection, decoder: decoder, transportDevice: device)
+        return try await session.run()
+    }
+
+    /// Opens, runs, and after any end or open failure waits ``reconnectInterval`` and tries
+    /// again, until cancelled. Repeated identical failures are logged once.
+    private func runReconnecting(
+        name: String, context: SourceContext, _ attempt: () async throws -> ByteStreamEnd
+    ) async throws {
+        var lastFailure: String?
+        while true {
+            try Task.checkCancellation()
+            do {
+                let end = try await attempt()
+                lastFailure = nil
+                try Task.checkCancellation()
+                context.status.setDetail("connection", "lost \(name): \(end)")
+                context.logger.notice("\(name): \(end); reopening every \(reconnectInterval)", device: deviceName ?? name)
+            } catch let error as SystemError {
+                let message = error.description
+                context.status.setDetail("connection", "waiting for \(name): \(error.errno)")
+                if message != lastFailure {
+                    context.logger.warning("\(message); retrying every \(reconnectInterval)", device: deviceName ?? name)
+                    context.status.reportError(message)
+                    lastFailure = message
+                }
+            }
+            try await context.clock.sleep(for: reconnectInterval)
+        }
+    }
+}

@@ -1,0 +1,270 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import LinuxSystem
+import SampleBus
+import SerialPedometer
+import Synchronization
+import XCTest
+
+/// The whole adapter against real pty pairs: the gateway opens the slave through a symlink (as
+/// it would open /dev/healthgate/…), the test plays the device on the master.
+final class AdapterTests: XCTestCase {
+    var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = try TestEnvironment.temporaryDirectory("serial-pedometer")
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A running gateway with one serial-pedometer source and a collecting sink.
+    struct Harness {
+        let gateway: Gateway
+        let sink: CollectingSink
+        let shutdown: ShutdownSignal
+        let task: Task<Void, Never>
+        let logs: RecordingLogSink
+
+        var status: PluginStatus? { gateway.statusBoard.status(of: "pedo") }
+
+        func detail(_ key: String) -> String? { status?.details[key] }
+
+        var steps: Double {
+            sink.records.reduce(0) { total, record in
+                guard case .quantity(let sample) = record, sample.type == .stepCount else { return total }
+                return total + sample.quantity.value
+            }
+        }
+
+        var stepSamples: [QuantitySample] {
+            sink.records.compactMap { record in
+                guard case .quantity(let sample) = record, sample.type == .stepCount else { return nil }
+                return sample
+            }
+        }
+
+        func stop() async {
+            shutdown.requestStop()
+            await task.value
+        }
+    }
+
+    func start(_ config: [String: JSONValue], clock: ManualClock) throws -> Harness {
+        let logs = RecordingLogSink()
+        let environment = TestEnvironment.make(name: "pedo", clock: clock, directory: directory, logSink: logs)
+        let source = try SerialPedometerSource(
+            configuration: JSONValue.object(config).decode(SerialPedometerConfiguration.self), environment: environment)
+        let sink = CollectingSink()
+        let gateway = Gateway(
+            sources: [ConfiguredSource(name: "pedo", kind: SerialPedometerSource.kind, source: source)],
+            sinks: [ConfiguredSink(name: "collect", kind: "collect", queue: QueueConfiguration(), sink: sink)],
+            clock: clock, logger: environment.logger)
+        let shutdown = ShutdownSignal()
+        let task = Task { await gateway.run(shutdown: shutdown) }
+        return Harness(gateway: gateway, sink: sink, shutdown: shutdown, task: task, logs: logs)
+    }
+
+    /// Reads the master until `text` has arrived (the gateway's request).
+    func expectRequest(_ text: String, on pty: PseudoTerminal) async throws {
+        let received = Mutex<[UInt8]>([])
+        try await waitUntil("the device to receive \(text.debugDescription)") {
+            if let chunk = try? pty.master.read() { received.withLock { $0 += chunk } }
+            return String(decoding: received.withLock { $0 }, as: UTF8.self).contains(text)
+        }
+    }
+
+    func send(_ text: String, to pty: PseudoTerminal) throws {
+        try pty.write(Array(text.utf8))
+    }
+
+    func sentence(_ body: String) -> String { HGPTextDecoder.sentence(body) }
+
+    func link(_ link: URL, to pty: PseudoTerminal) throws {
+        try? FileManager.default.removeItem(at: link)
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: pty.slavePath)
+    }
+
+    func testCountsExactStepsThroughNoiseHangUpReconnectAndReboot() async throws {
+        let clock = ManualClock()
+        let devicePath = directory.appendingPathComponent("pedometer")
+        var pty = try PseudoTerminal()
+        try link(devicePath, to: pty)
+        let harness = try start(
+            ["path": .string(devicePath.path), "baudRate": .number(9600), "reconnectInterval": .number(2)], clock: clock)
+
+        // Open, termios, identification exchange.
+        try await expectRequest("ID?\r\n", on: pty)
+        XCTAssertEqual(try pty.slaveAttributes().baudRate, 9600)
+        XCTAssertTrue(try pty.slaveAttributes().isRaw)
+        try send(sentence("ID,Acme,StepPod,SN-T1,2.0"), to: pty)
+
+        // Each reading is sent once the previous one is counted, with the clock moved between.
+        func reading(_ body: String, expect counter: String) async throws {
+            try send(sentence(body), to: pty)
+            try await waitUntil("counter \(counter)") { harness.detail("counter.SN-T1") == counter }
+            clock.advance(by: .seconds(10))
+        }
+        try await reading("ST,1000,700", expect: "1000")  // baseline
+        try await reading("ST,1010,707.5", expect: "1010")  // +10
+        // Noise: binary garbage, a wrong checksum carrying a huge count, an overlong line, a
+        // reading split in two writes.
+        try pty.write([0x00, 0xFF, 0x13, 0x0A])
+        try send("$ST,4000000000*00\r\n", to: pty)
+        try send(String(repeating: "y", count: 400) + "\n", to: pty)
+        let split = sentence("ST,1030")
+        try send(String(split.prefix(6)), to: pty)
+        try send(String(split.dropFirst(6)), to: pty)
+        try await waitUntil("counter 1030") { harness.detail("counter.SN-T1") == "1030" }  // +20
+        clock.advance(by: .seconds(10))
+
+        // The device hangs up (unplugged): the reader ends, the source waits and reopens the
+        // same path, which now leads to a new pty (the device came back).
+        pty.hangUp()
+        try await waitUntil("the hang-up to be seen") { harness.detail("connection")?.hasPrefix("lost") == true }
+        pty = try PseudoTerminal()
+        try link(devicePath, to: pty)
+        clock.advance(by: .seconds(2))
+        try await expectRequest("ID?\r\n", on: pty)
+        try send(sentence("ID,Acme,StepPod,SN-T1,2.0"), to: pty)
+        try await reading("ST,1040", expect: "1040")  // +10, across the disconnection
+        try await reading("ST,5", expect: "5")  // reboot: +5 since boot
+
+        XCTAssertEqual(harness.steps, 45)
+        let samples = harness.stepSamples
+        XCTAssertEqual(samples.map(\.quantity.value), [10, 20, 10, 5])
+        // Contiguous, truthful intervals: each starts where the previous ended.
+        for (previous, next) in zip(samples, samples.dropFirst()) {
+            XCTAssertEqual(next.startDate, previous.endDate)
+        }
+        XCTAssertEqual(Set(samples.map { $0.device?.localIdentifier }), ["SN-T1"])
+        XCTAssertEqual(samples.first?.device?.manufacturer, "Acme")
+        XCTAssertEqual(samples.first?.device?.firmwareVersion, "2.0")
+        XCTAssertEqual(samples.last?.metadata["healthgate.counterEvent"], .string("reset"))
+        XCTAssertNotNil(samples.first?.metadata.syncIdentifier)
+        // Distance came with the first two readings only.
+        let distances = harness.sink.records.compactMap { record -> Double? in
+            guard case .quantity(let sample) = record, sample.type == .distanceWalkingRunning else { return nil }
+            return sample.quantity.value
+        }
+        XCTAssertEqual(distances, [7.5])
+
+        // Garbage was counted and logged with the device's name, never crashed or stalled.
+        XCTAssertEqual(harness.detail("garbage.noise"), "1")
+        XCTAssertEqual(harness.detail("garbage.checksum"), "1")
+        XCTAssertEqual(harness.detail("garbage.overlong"), "1")
+        XCTAssertTrue(harness.logs.entries.contains {
+            $0.message.contains("garbage") && $0.device == "StepPod SN-T1 [SN-T1]"
+        })
+        await harness.stop()
+        pty.hangUp()
+    }
+
+    func testRestartResumesFromTheStoredCounterWithoutLossOrDoubleCounting() async throws {
+        let clock = ManualClock()
+        var pty = try PseudoTerminal()
+        let path = directory.appendingPathComponent("pedometer")
+        try link(path, to: pty)
+        let first = try start(["path": .string(path.path)], clock: clock)
+        try await expectRequest("ID?", on: pty)
+        try send(sentence("ID,Acme,StepPod,SN-R,1"), to: pty)
+        try send(sentence("ST,100"), to: pty)
+        try await waitUntil("baseline") { first.detail("counter.SN-R") == "100" }
+        clock.advance(by: .seconds(30))
+        try send(sentence("ST,110"), to: pty)
+        try await waitUntil("second reading") { first.detail("counter.SN-R") == "110" }
+        let lastDate = clock.now()
+        await first.stop()
+        XCTAssertEqual(first.steps, 10)
+        pty.hangUp()
+
+        // The gateway restarts (a new source instance, same state directory).
+        clock.advance(by: .seconds(600))
+        pty = try PseudoTerminal()
+        try link(path, to: pty)
+        let harness = try start(["path": .string(path.path)], clock: clock)
+        try await expectRequest("ID?", on: pty)
+        try send(sentence("ID,Acme,StepPod,SN-R,1"), to: pty)
+        try send(sentence("ST,125"), to: pty)
+        try await waitUntil("resumed reading") { harness.detail("counter.SN-R") == "125" }
+        await harness.stop()
+        XCTAssertEqual(harness.steps, 15, "only the steps since the last stored reading")
+        XCTAssertEqual(harness.stepSamples.first?.startDate, lastDate, "the interval resumes at the stored reading")
+        pty.hangUp()
+    }
+
+    func testAMissingPathIsRetriedAndLoggedOnceUntilTheDeviceAppears() async throws {
+        let clock = ManualClock()
+        let path = directory.appendingPathComponent("not-yet")
+        let harness = try start(["path": .string(path.path), "reconnectInterval": .number(2)], clock: clock)
+        for attempt in 1...3 {
+            try await waitUntil("attempt \(attempt) waiting") { clock.sleeperCount >= 1 }
+            XCTAssertTrue(harness.detail("connection")?.contains("ENOENT") ?? false)
+            clock.advance(by: .seconds(2))
+        }
+        let pty = try PseudoTerminal()
+        try link(path, to: pty)
+        try await waitUntil("a sleeper for the next attempt") { clock.sleeperCount >= 1 }
+        clock.advance(by: .seconds(2))
+        try await expectRequest("ID?", on: pty)
+        XCTAssertEqual(harness.logs.entries.filter { $0.message.contains("No such file") }.count, 1, "logged once")
+        XCTAssertEqual(harness.status?.errors, 1)
+        await harness.stop()
+        pty.hangUp()
+    }
+
+    func testWithoutAnIdentificationAnswerReadingsCountUnderThePath() async throws {
+        let clock = ManualClock()
+        let pty = try PseudoTerminal()
+        let harness = try start(["path": .string(pty.slavePath), "identificationTimeout": .number(3)], clock: clock)
+        try await expectRequest("ID?", on: pty)
+        try send("ST,7\nST,9\n", to: pty)
+        try await waitUntil("the identification timer") { clock.sleeperCount >= 1 }
+        clock.advance(by: .seconds(3))
+        try await waitUntil("held readings") { harness.detail("counter.\(pty.slavePath)") == "9" }
+        XCTAssertEqual(harness.steps, 2)
+        XCTAssertEqual(harness.stepSamples.first?.device?.localIdentifier, pty.slavePath)
+        await harness.stop()
+        pty.hangUp()
+    }
+
+    func testSimulatorPlaysTheDocumentedScriptToAnExactTotal() async throws {
+        let clock = ManualClock()
+        let simulatorClock = ManualClock()
+        let logs = RecordingLogSink()
+        let simulator = try PedometerSimulator(
+            clock: simulatorClock, logger: Logger(label: "simulator", sink: logs))
+        let harness = try start(["path": .string(simulator.devicePath)], clock: clock)
+        let play = Task { try await simulator.run(ticks: 14) }
+        for tick in 1...14 {
+            try await simulatorClock.waitForSleepers(1)
+            simulatorClock.advance(by: .seconds(1))
+            try await waitUntil("tick \(tick)") { simulator.ticksEmitted == tick }
+            let expected = String(PedometerSimulator.Script.demo.count(atTick: tick))
+            try await waitUntil("reading \(tick) counted") { harness.detail("counter.SIM-0001") == expected }
+            clock.advance(by: .seconds(1))
+        }
+        try await play.value
+        let expected = Double(PedometerSimulator.expectedSteps(readings: 14))
+        XCTAssertEqual(expected, 26)
+        XCTAssertEqual(harness.steps, expected)
+        XCTAssertGreaterThanOrEqual(simulator.identificationRequests, 1)
+        XCTAssertEqual(harness.detail("garbage.checksum"), "1")
+        XCTAssertEqual(harness.detail("garbage.noise"), "1")
+        XCTAssertEqual(harness.detail("garbage.overlong"), "1")
+        await harness.stop()
+        simulator.hangUp()
+    }
+
+    func testDemoHelperReturnsAConfigurationForThePtySlave() throws {
+        let (configuration, _) = try SerialPedometerDemo.start(
+            clock: ManualClock(), logger: Logger(label: "demo", sink: RecordingLogSink()))
+        let decoded = try configuration.decode(SerialPedometerConfiguration.self)
+        XCTAssertTrue(decoded.path?.hasPrefix("/dev/pts/") ?? false)
+        let source = try SerialPedometerSource(
+            configuration: decoded, environment: TestEnvironment.make(directory: directory))
+        XCTAssertEqual(source.serial.baudRate, 115_200)
+    }
+}

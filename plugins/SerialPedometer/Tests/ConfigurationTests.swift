@@ -1,0 +1,82 @@
+import Foundation
+import GatewayTesting
+import LinuxSystem
+import SampleBus
+import SerialPedometer
+import Udev
+import XCTest
+
+final class ConfigurationTests: XCTestCase {
+    func environment() throws -> PluginEnvironment {
+        TestEnvironment.make(directory: FileManager.default.temporaryDirectory)
+    }
+
+    func testSampleConfigurationBuildsEverySource() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("sample-config.json")
+        let file = try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: url))
+        guard case .array(let sources)? = file["sources"] else { return XCTFail("no sources") }
+        var endpoints: [SerialPedometerSource.Endpoint] = []
+        for entry in sources {
+            XCTAssertEqual(entry["kind"]?.stringValue, SerialPedometerSource.kind)
+            let config = try XCTUnwrap(entry["config"]).decode(SerialPedometerConfiguration.self)
+            endpoints.append(try SerialPedometerSource(configuration: config, environment: environment()).endpoint)
+        }
+        XCTAssertEqual(endpoints.count, 3)
+        XCTAssertEqual(endpoints[0], .udev)
+        XCTAssertEqual(endpoints[1], .path("/dev/healthgate/pedometer-0525-a4a7"))
+        if case .rfcomm(let address, let channel) = endpoints[2] {
+            XCTAssertEqual(address.description, "00:1A:7D:DA:71:13")
+            XCTAssertEqual(channel, 1)
+        } else {
+            XCTFail("expected rfcomm, got \(endpoints[2])")
+        }
+    }
+
+    func testBadConfigurationsNameTheKey() throws {
+        let cases: [([String: JSONValue], String, String)] = [
+            ([:], "path", "exactly one"),
+            (["path": .string("/dev/x"), "udev": .bool(true)], "path", "exactly one"),
+            (["path": .string("ttyUSB0")], "path", "absolute"),
+            (["rfcomm": .object(["address": .string("nope"), "channel": .number(1)])], "rfcomm.address", "Bluetooth address"),
+            (["rfcomm": .object(["address": .string("00:11:22:33:44:55"), "channel": .number(31)])], "rfcomm.channel", "1–30"),
+            (["udev": .bool(true), "baudRate": .number(1234)], "baudRate", "termios"),
+            (["udev": .bool(true), "dataBits": .number(9)], "dataBits", "5, 6, 7 or 8"),
+            (["udev": .bool(true), "stopBits": .number(3)], "stopBits", "1 or 2"),
+            (["udev": .bool(true), "decoder": .string("nmea")], "decoder", "unknown decoder"),
+            (["udev": .bool(true), "maxLineLength": .number(5)], "maxLineLength", "16–4096"),
+            (["udev": .bool(true), "reconnectInterval": .number(0)], "reconnectInterval", "positive"),
+        ]
+        for (config, keyPath, fragment) in cases {
+            XCTAssertThrowsError(
+                try SerialPedometerSource(
+                    configuration: JSONValue.object(config).decode(SerialPedometerConfiguration.self),
+                    environment: environment())
+            ) { error in
+                let error = error as? PluginConfigurationError
+                XCTAssertEqual(error?.keyPath, keyPath, "\(config)")
+                XCTAssertTrue(error?.reason.contains(fragment) ?? false, "\(String(describing: error))")
+            }
+        }
+        XCTAssertThrowsError(
+            try JSONValue.object(["udev": .bool(true), "parity": .string("mark")]).decode(SerialPedometerConfiguration.self)
+        ) { error in
+            XCTAssertEqual((error as? DecodingError)?.keyPath, "parity")
+        }
+    }
+
+    func testUdevEligibilityFollowsOurRulesProperties() {
+        var device = UdevDevice(syspath: "/sys/devices/pci0000:00/usb1/1-1/1-1:1.0/tty/ttyACM0", sysname: "ttyACM0", devnode: "/dev/ttyACM0")
+        XCTAssertFalse(SerialPedometerSource.eligibility(of: device).eligible)
+        XCTAssertTrue(SerialPedometerSource.eligibility(of: device).reason.contains("HEALTHGATE_ADAPTER"))
+        device.properties["HEALTHGATE_ADAPTER"] = "serial-pedometer"
+        device.properties["HEALTHGATE_DECODER"] = "hgp1"
+        XCTAssertTrue(SerialPedometerSource.eligibility(of: device).eligible)
+        device.properties["HEALTHGATE_DECODER"] = "future"
+        XCTAssertFalse(SerialPedometerSource.eligibility(of: device).eligible)
+        device.properties["HEALTHGATE_ADAPTER"] = "ble-heart-rate"
+        XCTAssertTrue(SerialPedometerSource.eligibility(of: device).reason.contains("another plugin"))
+        device.devnode = nil
+        XCTAssertFalse(SerialPedometerSource.eligibility(of: device).eligible)
+    }
+}
