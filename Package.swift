@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate-benchmarks",
             dependencies: [
-                "HealthModel", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "HeartRateMonitor",
+                "HealthModel", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "HeartRateMonitor", "SerialPedometer",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings),
         .executableTarget(

@@ -1,5 +1,6 @@
 import Foundation
 import HeartRateMonitor
+import SerialPedometer
 
 /// Payloads decoded per second, against a baseline loop that only sums the same bytes.
 ///
@@ -51,6 +52,16 @@ enum DecodeBenchmark {
         rows.append(["RSC, speed + cadence + stride + distance", Harness.format(rsc / 1e6, decimals: 1) + " M/s",
                      Harness.format(rscBaseline / 1e6, decimals: 1) + " M/s", String(format: "%.2f×", rsc / rscBaseline),
                      String(format: "%.0f ns", 1e9 / rsc)])
+        // HGP/1 lines as a pedometer sends them, fed one line per read (the usual tty chunk).
+        var lines: [[UInt8]] = []
+        for index in 0..<(count / 4) {
+            lines.append(Array(HGPTextDecoder.sentence("ST,\(1000 + index),\(750 + index / 2).5,\(100 + index % 40),\(1_800_000_000 + index)").utf8))
+        }
+        let lineBaseline = cpuRate(count: lines.count) { sumBytes(lines) }
+        let lineRate = cpuRate(count: lines.count) { decodeLines(lines) }
+        rows.append(["HGP/1 `$ST,…*hh` lines (framer + decoder)", Harness.format(lineRate / 1e6, decimals: 2) + " M/s",
+                     Harness.format(lineBaseline / 1e6, decimals: 1) + " M/s", String(format: "%.3f×", lineRate / lineBaseline),
+                     String(format: "%.0f ns", 1e9 / lineRate)])
         report.table(["payloads", "decoded per CPU second", "baseline (sum bytes)", "ratio", "per payload"], rows)
         report.line("Budget: ≥ 10 M HRM payloads/s on one core (typical chest-strap payload): "
             + Harness.format(hrmTypicalRate / 1e6, decimals: 1) + " M/s, " + Harness.verdict(hrmTypicalRate >= 10e6) + ".")
@@ -85,6 +96,18 @@ enum DecodeBenchmark {
                 sum &+= measurement.heartRate &+ measurement.rrIntervals.count &+ (measurement.energyExpended ?? 0)
             } catch {
                 sum &-= 1
+            }
+        }
+        return sum
+    }
+
+    @inline(never)
+    static func decodeLines(_ lines: [[UInt8]]) -> Int {
+        var decoder = PedometerStreamDecoder(HGPTextDecoder())
+        var sum = 0
+        for line in lines {
+            for outcome in decoder.feed(line) {
+                if case .success(.reading(let reading)) = outcome { sum &+= Int(reading.steps) } else { sum &-= 1 }
             }
         }
         return sum

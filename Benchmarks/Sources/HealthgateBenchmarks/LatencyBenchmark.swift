@@ -19,6 +19,7 @@ enum LatencyBenchmark {
         struct State {
             var recording = false
             var heartRate: [Double] = []
+            var steps: [Double] = []
             var records = 0
             var transactions = 0
             var commitDates: [Date] = []
@@ -42,6 +43,8 @@ enum LatencyBenchmark {
                         let latency = date.timeIntervalSince(sample.startDate)
                         state.heartRate.append(latency)
                         oldest = max(oldest, latency)
+                    } else if case .quantity(let sample) = record, sample.type == .stepCount {
+                        state.steps.append(date.timeIntervalSince(sample.endDate))
                     }
                 }
                 state.oldest.append(oldest)
@@ -51,11 +54,14 @@ enum LatencyBenchmark {
 
     static func run(seconds: Double, report: inout Report) async throws {
         let monitors = 1000
+        let pedometers = 50
         let warmUp = 10.0
         let measured = max(5, seconds - warmUp)
-        report.section("End-to-end latency (\(monitors) heart-rate monitors at 1 Hz)")
+        report.section("End-to-end latency (\(monitors) heart-rate monitors and \(pedometers) pedometers at 1 Hz)")
         report.line("Load: \(monitors) simulated HRMs (`SimulatedBLETransport`, real 0x2A37 payloads with energy expended and RR intervals) "
-            + "→ `HeartRateSource` (real decoder, mapper, heartbeat series) → Gateway/SampleBus → `SQLiteSink` with defaults "
+            + "→ `HeartRateSource` (real decoder, mapper, heartbeat series), plus \(pedometers) pedometers simulated at the decoder level "
+            + "(one checksummed HGP/1 `ST` line per second each, through the real line framer, HGP/1 decoder and `StepCounter`; no tty) "
+            + "→ Gateway/SampleBus → `SQLiteSink` with defaults "
             + "(batchSize 500, window 100 ms) on a real file. Latency = commit date (`onCommit`) − sample date (bytes created). "
             + "Warm-up \(Int(warmUp)) s (connections), then \(Int(measured)) s measured; CPU = getrusage delta of the whole process / wall time.")
         report.line("")
@@ -71,7 +77,12 @@ enum LatencyBenchmark {
             configuration: .init(path: environment.path("latency.sqlite")), environment: environment.plugin("sqlite"))
         sink.onCommit = { records, date in collector.committed(records, at: date) }
         let gateway = Gateway(
-            sources: [ConfiguredSource(name: "hrm", kind: HeartRateSource.kind, source: source)],
+            sources: [
+                ConfiguredSource(name: "hrm", kind: HeartRateSource.kind, source: source),
+                ConfiguredSource(
+                    name: "pedometers", kind: "serial-pedometer",
+                    source: SimulatedPedometers(count: pedometers, ids: SampleIDGenerator())),
+            ],
             sinks: [ConfiguredSink(name: "sqlite", kind: SQLiteSink.kind, queue: QueueConfiguration(), sink: sink)],
             clock: environment.clock, logger: environment.logger)
         let shutdown = ShutdownSignal()
@@ -98,12 +109,16 @@ enum LatencyBenchmark {
         let budget = sink.batchWindow.seconds + 0.020
         let status = gateway.statusBoard.snapshot()
         let dropped = status.reduce(0) { $0 + $1.dropped }
+        let stepP99 = result.steps.quantile(0.99) ?? .nan
         report.table(
             ["heart-rate samples", "records committed", "transactions", "p50", "p99", "max", "CPU (share of one core)"],
             [[Harness.format(Double(result.heartRate.count)), Harness.format(Double(result.records)),
               Harness.format(Double(result.transactions)),
               String(format: "%.1f ms", p50 * 1000), String(format: "%.1f ms", p99 * 1000),
               String(format: "%.1f ms", maximum * 1000), String(format: "%.1f %%", share * 100)]])
+        report.line(String(format: "Step samples (pedometers): %d, latency p50 %.1f ms, p99 %.1f ms, max %.1f ms.",
+                           result.steps.count, (result.steps.quantile(0.5) ?? .nan) * 1000, stepP99 * 1000,
+                           (result.steps.max() ?? .nan) * 1000))
         let gaps = zip(result.commitDates.dropFirst(), result.commitDates).map { $0.timeIntervalSince($1) }
         report.line(String(
             format: "Transactions: %.1f/s, records per transaction p50 %.0f / max %.0f; time between commits p50 %.0f ms, p99 %.0f ms, max %.0f ms; "
@@ -118,8 +133,8 @@ enum LatencyBenchmark {
         if problems.warnings + problems.errors > 0 {
             report.line("Warnings/errors logged: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
         }
-        report.line(String(format: "Budget: p99 ≤ %.0f ms (window + 20 ms): %.1f ms, ", budget * 1000, p99 * 1000)
-            + Harness.verdict(p99 <= budget) + String(format: "; CPU ≤ 10 %% of one core: %.1f %%, ", share * 100)
+        report.line(String(format: "Budget: p99 ≤ %.0f ms (window + 20 ms): heart rate %.1f ms, steps %.1f ms, ", budget * 1000, p99 * 1000, stepP99 * 1000)
+            + Harness.verdict(max(p99, stepP99) <= budget) + String(format: "; CPU ≤ 10 %% of one core: %.1f %%, ", share * 100)
             + Harness.verdict(share <= 0.10) + ".")
     }
 }
