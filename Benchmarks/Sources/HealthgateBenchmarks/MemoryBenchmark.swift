@@ -23,7 +23,8 @@ enum MemoryBenchmark {
         let baseline = try launch(baselineBinary, arguments: [], environment: environment)
         try await Task.sleep(for: .seconds(3))
         let baselineKiB = Harness.residentKiB(pid: baseline.processIdentifier) ?? 0
-        baseline.terminate()
+        // SIGKILL: the child inherits this process's blocked signals, and it has nothing to flush.
+        kill(baseline.processIdentifier, SIGKILL)
         baseline.waitUntilExit()
 
         // Idle: one demo heart-rate monitor at 1 Hz and the SQLite store.
@@ -37,8 +38,7 @@ enum MemoryBenchmark {
             idleSamples.append(Harness.residentKiB(pid: idle.processIdentifier) ?? 0)
         }
         let networking = mapsFoundationNetworking(pid: idle.processIdentifier)
-        idle.interrupt()
-        idle.waitUntilExit()
+        let idleStop = await stop(idle)
         let idleKiB = idleSamples.last ?? 0
         let idleMaxKiB = idleSamples.max() ?? 0
         report.line("Idle: `healthgate run` with one simulated HRM at 1 Hz (`ble-heart-rate`, transport simulated) and the `sqlite` sink, "
@@ -69,13 +69,14 @@ enum MemoryBenchmark {
         }
         let cpuUsed = childCPUSeconds(pid: soak.processIdentifier) - cpuStart
         let wall = (ContinuousClock.now - t0).benchmarkSeconds
-        soak.interrupt()
-        soak.waitUntilExit()
+        let soakStop = await stop(soak)
         let stored = rowCount(environment.path("soak.sqlite"))
         report.line("")
         report.line(String(format: "Soak: 16 simulated HRMs + 16 foot pods at 100 notifications/s each (3 200/s; one device-hour of 1 Hz "
             + "traffic every 1.1 s) for %.0f s; %@ samples stored; the process used %.0f %% of one core.",
                            wall, Harness.format(Double(stored)), cpuUsed / wall * 100).replacingOccurrences(of: "%@", with: ""))
+        report.line("")
+        report.line("Graceful stop (SIGINT) of the idle run: \(idleStop); of the soak run: \(soakStop).")
         report.line("")
         report.line("RSS over time (s → MiB): " + series.map { String(format: "%.0f→%.1f", $0.0, Double($0.1) / 1024) }.joined(separator: ", "))
         // Growth: compare the mean of the second third with the mean of the last third, so one
@@ -89,6 +90,23 @@ enum MemoryBenchmark {
         report.line("")
         report.line(String(format: "Growth, mean of the last third − mean of the middle third: %+.2f MiB. ", growth)
             + "Budget: no growth under steady load (threshold +1 MiB): " + Harness.verdict(growth <= 1.0) + ".")
+    }
+
+    /// Sends SIGINT and waits up to 15 s for a graceful exit, then SIGKILL. Says what happened.
+    static func stop(_ process: Process) async -> String {
+        let pid = process.processIdentifier
+        kill(pid, SIGINT)
+        let start = ContinuousClock.now
+        while process.isRunning, ContinuousClock.now - start < .seconds(15) {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        if process.isRunning {
+            kill(pid, SIGKILL)
+            process.waitUntilExit()
+            return "**did not exit within 15 s; killed**"
+        }
+        return String(format: "exited with status %d after %.2f s", process.terminationStatus,
+                      (ContinuousClock.now - start).benchmarkSeconds)
     }
 
     static func mib(_ kib: Int) -> String { String(format: "%.1f MiB", Double(kib) / 1024) }
