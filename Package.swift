@@ -40,12 +40,15 @@ let package = Package(
         // MARK: Core
         .target(name: "HealthModel", swiftSettings: swiftSettings),
         .target(name: "SampleBus", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
-        .target(name: "LinuxSystem", dependencies: ["CLinuxSystem"], swiftSettings: swiftSettings),
+        .target(
+            name: "LinuxSystem", dependencies: ["CLinuxSystem"], exclude: ["README.md"],
+            swiftSettings: swiftSettings),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
         .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem"], swiftSettings: swiftSettings),
         .target(
-            name: "Workouts", dependencies: ["HealthModel", "SampleBus"], swiftSettings: swiftSettings),
+            name: "Workouts", dependencies: ["HealthModel", "SampleBus"], exclude: ["README.md"],
+            swiftSettings: swiftSettings),
         .target(
             name: "GatewayControl", dependencies: ["HealthModel", "SampleBus", "LinuxSystem"],
             swiftSettings: swiftSettings),
@@ -102,6 +105,9 @@ let package = Package(
             name: "HeartRateMonitorTests", dependencies: ["HeartRateMonitor", "GatewayTesting"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting"],
+            path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),

@@ -15,3 +15,49 @@ public protocol ByteStreamConnection: Sendable {
     /// Closes the connection; a running reader ends with ``ByteStreamEnd/closed``. Idempotent.
     func close()
 }
+
+import Synchronization
+
+/// The part every ``ByteStreamConnection`` shares: an owned descriptor that is written to
+/// directly, and read through one ``ByteStreamReader`` that takes ownership once started.
+final class DescriptorChannel: Sendable {
+    private let descriptor: FileDescriptor
+    private let reader = Mutex<ByteStreamReader?>(nil)
+    /// The path or address used in errors.
+    let target: String
+
+    init(descriptor: FileDescriptor, target: String) {
+        self.descriptor = descriptor
+        self.target = target
+    }
+
+    /// The raw descriptor, for ioctls and termios calls.
+    func raw() throws(Errno) -> Int32 { try descriptor.descriptor() }
+
+    func startReading(queue: DispatchQueue) throws(SystemError) -> ByteStreamReader {
+        do {
+            let reader = try ByteStreamReader(descriptor: descriptor, queue: queue)
+            self.reader.withLock { $0 = reader }
+            return reader
+        } catch {
+            throw SystemError("read", target: target, errno: error)
+        }
+    }
+
+    func write(_ bytes: [UInt8]) throws(SystemError) {
+        do {
+            try descriptor.writeAll(bytes)
+        } catch {
+            throw SystemError("write", target: target, errno: error)
+        }
+    }
+
+    /// Cancels the reader, which closes the descriptor, or closes it directly if none started.
+    func close() {
+        if let reader = reader.withLock({ $0 }) {
+            reader.cancel()
+        } else {
+            descriptor.close()
+        }
+    }
+}

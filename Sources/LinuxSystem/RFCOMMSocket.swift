@@ -45,15 +45,14 @@ public final class RFCOMMSocket: ByteStreamConnection {
     public let address: BluetoothAddress
     /// The RFCOMM channel, 1–30.
     public let channel: UInt8
-    private let descriptor: FileDescriptor
-    private let reader = Mutex<ByteStreamReader?>(nil)
+    private let stream: DescriptorChannel
 
     public var name: String { "rfcomm://\(address)/\(channel)" }
 
     private init(address: BluetoothAddress, channel: UInt8, descriptor: FileDescriptor) {
         self.address = address
         self.channel = channel
-        self.descriptor = descriptor
+        self.stream = DescriptorChannel(descriptor: descriptor, target: "rfcomm://\(address)/\(channel)")
     }
 
     /// The bytes of a `struct sockaddr_rc` (rfcomm.h): `sa_family_t rc_family` (host order),
@@ -148,28 +147,14 @@ public final class RFCOMMSocket: ByteStreamConnection {
     }
 
     public func startReading(queue: DispatchQueue) throws(SystemError) -> ByteStreamReader {
-        do {
-            let reader = try ByteStreamReader(descriptor: descriptor, queue: queue)
-            self.reader.withLock { $0 = reader }
-            return reader
-        } catch {
-            throw SystemError("read", target: name, errno: error)
-        }
+        try stream.startReading(queue: queue)
     }
 
     public func write(_ bytes: [UInt8]) throws(SystemError) {
-        do {
-            try descriptor.writeAll(bytes)
-        } catch {
-            throw SystemError("write", target: name, errno: error)
-        }
+        try stream.write(bytes)
     }
 
     public func close() {
-        if let reader = reader.withLock({ $0 }) {
-            reader.cancel()
-        } else {
-            descriptor.close()
-        }
+        stream.close()
     }
 }

@@ -16,15 +16,14 @@ public final class SerialPort: ByteStreamConnection {
     public let path: String
     /// The settings applied.
     public let configuration: SerialConfiguration
-    private let descriptor: FileDescriptor
-    private let reader = Mutex<ByteStreamReader?>(nil)
+    private let stream: DescriptorChannel
 
     public var name: String { path }
 
     private init(path: String, configuration: SerialConfiguration, descriptor: FileDescriptor) {
         self.path = path
         self.configuration = configuration
-        self.descriptor = descriptor
+        self.stream = DescriptorChannel(descriptor: descriptor, target: path)
     }
 
     /// Opens and configures `path`.
@@ -84,36 +83,22 @@ public final class SerialPort: ByteStreamConnection {
     /// The line settings as tcgetattr(3) reports them now.
     public func attributes() throws(SystemError) -> TerminalAttributes {
         do {
-            return try terminalAttributes(of: try descriptor.descriptor())
+            return try terminalAttributes(of: try stream.raw())
         } catch {
             throw SystemError("tcgetattr", target: path, errno: error)
         }
     }
 
     public func startReading(queue: DispatchQueue) throws(SystemError) -> ByteStreamReader {
-        do {
-            let reader = try ByteStreamReader(descriptor: descriptor, queue: queue)
-            self.reader.withLock { $0 = reader }
-            return reader
-        } catch {
-            throw SystemError("read", target: path, errno: error)
-        }
+        try stream.startReading(queue: queue)
     }
 
     public func write(_ bytes: [UInt8]) throws(SystemError) {
-        do {
-            try descriptor.writeAll(bytes)
-        } catch {
-            throw SystemError("write", target: path, errno: error)
-        }
+        try stream.write(bytes)
     }
 
     public func close() {
-        if let reader = reader.withLock({ $0 }) {
-            reader.cancel()
-        } else {
-            descriptor.close()
-        }
+        stream.close()
     }
 }
 

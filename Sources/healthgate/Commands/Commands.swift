@@ -9,6 +9,7 @@ enum Commands {
             WorkoutCommand.command,
             UnitsCommand.command,
             DecodeCommand.command,
+            ScanCommand.command,
             ConfigCommand.command,
             QueryCommand.command,
             PluginsCommand.command,

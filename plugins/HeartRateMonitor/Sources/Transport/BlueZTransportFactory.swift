@@ -1,9 +1,14 @@
 public import SampleBus
 
-/// Makes the BlueZ transport. This build has none: the BlueZ D-Bus transport replaces this file.
-/// - Throws: ``PluginConfigurationError`` for the `transport` key.
+/// Makes the BlueZ transport for the `ble-heart-rate` source (`"transport": "bluez"`).
+///
+/// It connects to the bus named by `DBUS_SYSTEM_BUS_ADDRESS` in `environment.variables` when set
+/// (tests point it at a private bus), else to the system bus. `adapter` names the controller
+/// (`hci1`); nil uses the first one. Nothing is opened here, so a configuration can be checked
+/// on a machine without Bluetooth: a missing bus, bluetoothd or adapter is reported by
+/// discovery and connect as ``BLETransportError`` `.unavailable`, which the source retries.
+/// It does not throw today; the signature leaves room for other transports' checks.
 public func makeBlueZTransport(adapter: String?, environment: PluginEnvironment) throws -> any BLECentralTransport {
-    throw PluginConfigurationError(
-        keyPath: "transport",
-        reason: "the BlueZ transport is not built in; use \"simulated\" or a build with BlueZ support")
+    let address = environment.variables["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+    return BlueZTransport(busAddress: address, adapter: adapter, logger: environment.logger.child("bluez"))
 }

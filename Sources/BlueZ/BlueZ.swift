@@ -1,1 +1,0 @@
-// The BlueZ module; see README.md for its role.

@@ -1,0 +1,499 @@
+import Dispatch
+import CSystemd
+import Glibc
+import Synchronization
+
+/// A signal received from the bus.
+public struct DBusSignal: Sendable {
+    /// The unique name of the sender (`:1.42`).
+    public var sender: String?
+    /// The object that sent it.
+    public var path: String
+    /// The signal's interface.
+    public var interface: String
+    /// The signal's name.
+    public var member: String
+    /// The body, decoded.
+    public var arguments: [DBusValue]
+
+    public init(sender: String?, path: String, interface: String, member: String, arguments: [DBusValue]) {
+        self.sender = sender
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.arguments = arguments
+    }
+}
+
+/// A signal match rule (D-Bus Specification, "Match Rules"). Unset fields match anything.
+public struct DBusMatchRule: Sendable, Hashable, CustomStringConvertible {
+    /// A well-known or unique sender name; the bus resolves well-known names to their owner.
+    public var sender: String?
+    /// The signal's interface.
+    public var interface: String?
+    /// The signal's name.
+    public var member: String?
+    /// Exactly this object.
+    public var path: String?
+    /// Matches `path` and every object below it.
+    public var pathNamespace: String?
+
+    public init(
+        sender: String? = nil, interface: String? = nil, member: String? = nil, path: String? = nil,
+        pathNamespace: String? = nil
+    ) {
+        self.sender = sender
+        self.interface = interface
+        self.member = member
+        self.path = path
+        self.pathNamespace = pathNamespace
+    }
+
+    /// The rule in the bus's textual syntax.
+    public var description: String {
+        var parts = ["type='signal'"]
+        if let sender { parts.append("sender='\(sender)'") }
+        if let interface { parts.append("interface='\(interface)'") }
+        if let member { parts.append("member='\(member)'") }
+        if let path { parts.append("path='\(path)'") }
+        if let pathNamespace { parts.append("path_namespace='\(pathNamespace)'") }
+        return parts.joined(separator: ",")
+    }
+}
+
+/// A client connection to a D-Bus message bus, over sd-bus.
+///
+/// The connection belongs to one serial `DispatchQueue`; a `DispatchSource` on the bus's
+/// non-blocking fd (plus a write source and a timer from `sd_bus_get_events`/`sd_bus_get_timeout`)
+/// runs `sd_bus_process` until it returns 0. Async callers suspend on continuations, so no
+/// sd-bus call ever runs on the cooperative thread pool.
+///
+/// Closing (``close()`` or releasing the last reference) fails pending calls with
+/// `org.freedesktop.DBus.Error.Disconnected` and finishes every signal stream with that error.
+/// If the bus drops, the same happens with the error sd-bus reports.
+public final class DBusConnection: Sendable {
+    private let core: BusCore
+
+    /// Opens the system bus (`DBUS_SYSTEM_BUS_ADDRESS` of this process, else
+    /// `/run/dbus/system_bus_socket`), or the bus at `address` when given
+    /// (`unix:path=/tmp/…/bus`).
+    ///
+    /// Throws ``DBusError`` when the bus cannot be reached (`isUnavailable` is then true).
+    public init(address: String? = nil) throws(DBusError) {
+        core = try BusCore(address: address)
+    }
+
+    deinit {
+        core.close()
+    }
+
+    /// Calls `interface.member` on `path` of `destination` and returns the reply's values.
+    ///
+    /// Throws ``DBusError`` with the peer's error name for an error reply, and
+    /// `CancellationError` when the calling task is cancelled (the reply is then ignored).
+    /// `timeout` nil means sd-bus's default (25 s).
+    public func call(
+        destination: String, path: String, interface: String, member: String,
+        arguments: [DBusValue] = [], timeout: Duration? = nil
+    ) async throws -> [DBusValue] {
+        let pending = PendingCall(context: "\(interface).\(member) on \(path)")
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[DBusValue], any Error>) in
+                pending.continuation = continuation
+                core.queue.async { [core] in
+                    core.start(
+                        pending, destination: destination, path: path, interface: interface, member: member,
+                        arguments: arguments, timeout: timeout)
+                }
+            }
+        } onCancel: {
+            core.queue.async { [core] in core.cancel(pending) }
+        }
+    }
+
+    /// Subscribes to the signals `rule` matches. Returns once the bus has installed the match,
+    /// so no signal sent after this returns is missed.
+    ///
+    /// The stream buffers up to `bufferLimit` signals and then drops the oldest, counting them in
+    /// ``droppedSignals``. It ends with an error when the connection closes or drops; it stays
+    /// subscribed until the consumer stops iterating (the match is removed on termination).
+    public func signals(
+        matching rule: DBusMatchRule, bufferLimit: Int = 4096
+    ) async throws -> AsyncThrowingStream<DBusSignal, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<DBusSignal, any Error>.makeStream(
+            bufferingPolicy: .bufferingNewest(bufferLimit))
+        let subscription = Subscription(rule: rule.description, stream: continuation)
+        continuation.onTermination = { [core] _ in
+            core.queue.async { core.remove(subscription) }
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (installed: CheckedContinuation<Void, any Error>) in
+                subscription.installed = installed
+                core.queue.async { [core] in core.install(subscription) }
+            }
+        } onCancel: {
+            core.queue.async { [core] in core.remove(subscription) }
+        }
+        return stream
+    }
+
+    /// Whether the connection is still usable: false once closed or dropped by the bus.
+    public var isOpen: Bool { core.open.load(ordering: .relaxed) }
+
+    /// Signals dropped because a consumer fell behind, or because they could not be decoded.
+    public var droppedSignals: Int { core.dropped.load(ordering: .relaxed) }
+
+    /// Closes the connection. Safe to call more than once.
+    public func close() {
+        core.close()
+    }
+}
+
+/// One method call in flight. Touched only on the bus queue once started.
+private final class PendingCall: @unchecked Sendable {
+    let context: String
+    var continuation: CheckedContinuation<[DBusValue], any Error>?
+    var slot: OpaquePointer?
+    var cancelled = false
+    /// Set while the call is pending; the C reply callback forwards to it.
+    var completion: ((OpaquePointer?) -> Void)?
+
+    init(context: String) {
+        self.context = context
+    }
+
+    func finish(_ result: Result<[DBusValue], any Error>) {
+        guard let continuation else { return }
+        self.continuation = nil
+        continuation.resume(with: result)
+    }
+}
+
+/// One signal match. Touched only on the bus queue once started.
+private final class Subscription: @unchecked Sendable {
+    let rule: String
+    let stream: AsyncThrowingStream<DBusSignal, any Error>.Continuation
+    var installed: CheckedContinuation<Void, any Error>?
+    var slot: OpaquePointer?
+    var removed = false
+    /// Set while subscribed; the C callbacks forward to them.
+    var onSignal: ((OpaquePointer) -> Void)?
+    var onInstalled: ((OpaquePointer?) -> Void)?
+
+    init(rule: String, stream: AsyncThrowingStream<DBusSignal, any Error>.Continuation) {
+        self.rule = rule
+        self.stream = stream
+    }
+
+    func finishInstall(_ result: Result<Void, any Error>) {
+        guard let installed else { return }
+        self.installed = nil
+        installed.resume(with: result)
+    }
+}
+
+/// The sd-bus state. `@unchecked Sendable` because every mutable field is confined to `queue`:
+/// only code running on `queue` reads or writes them.
+private final class BusCore: @unchecked Sendable {
+    let queue = DispatchQueue(label: "healthgate.dbus")
+    let dropped = Atomic<Int>(0)
+    let open = Atomic<Bool>(true)
+    private var bus: OpaquePointer?
+    private var readSource: (any DispatchSourceRead)?
+    private var writeSource: (any DispatchSourceWrite)?
+    private var writeArmed = false
+    private var timer: (any DispatchSourceTimer)?
+    private var pendingCalls: [ObjectIdentifier: PendingCall] = [:]
+    private var subscriptions: [ObjectIdentifier: Subscription] = [:]
+    private var closedError: DBusError?
+
+    init(address: String?) throws(DBusError) {
+        var opened: OpaquePointer?
+        if let address {
+            try Self.check(sd_bus_new(&opened), "sd_bus_new")
+            let result: Int32 = address.withCString { text in
+                var result = sd_bus_set_address(opened, text)
+                if result >= 0 { result = sd_bus_set_bus_client(opened, 1) }
+                if result >= 0 { result = sd_bus_start(opened) }
+                return result
+            }
+            if result < 0 {
+                sd_bus_unref(opened)
+                throw DBusError(errno: -result, "connecting to the bus at \(address)")
+            }
+        } else {
+            try Self.check(sd_bus_open_system(&opened), "connecting to the system bus")
+        }
+        bus = opened
+        queue.sync { startSources() }
+    }
+
+    private static func check(_ result: Int32, _ what: String) throws(DBusError) {
+        if result < 0 { throw DBusError(errno: -result, what) }
+    }
+
+    // MARK: Driving the bus (on `queue`)
+
+    private func startSources() {
+        guard let bus else { return }
+        let fd = sd_bus_get_fd(bus)
+        guard fd >= 0 else {
+            fail(DBusError(errno: -fd, "sd_bus_get_fd"))
+            return
+        }
+        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        read.setEventHandler { [unowned self] in pump() }
+        read.resume()
+        readSource = read
+        // Created suspended; armed only while sd_bus_get_events asks for POLLOUT.
+        let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+        write.setEventHandler { [unowned self] in pump() }
+        writeSource = write
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [unowned self] in pump() }
+        timer.schedule(deadline: .distantFuture)
+        timer.resume()
+        self.timer = timer
+        pump()
+    }
+
+    /// Processes everything sd-bus has, then re-arms the sources (sd_bus_process(3),
+    /// sd_bus_get_events(3), sd_bus_get_timeout(3)).
+    private func pump() {
+        while let bus {
+            let result = sd_bus_process(bus, nil)
+            if result < 0 {
+                fail(DBusError(errno: -result, "processing the bus"))
+                return
+            }
+            if result == 0 { break }
+        }
+        guard let bus else { return }
+        let events = sd_bus_get_events(bus)
+        if events < 0 {
+            fail(DBusError(errno: -events, "sd_bus_get_events"))
+            return
+        }
+        let wantWrite = (events & Int32(POLLOUT)) != 0
+        if wantWrite != writeArmed {
+            writeArmed = wantWrite
+            if wantWrite { writeSource?.resume() } else { writeSource?.suspend() }
+        }
+        var deadline: UInt64 = 0
+        if sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max {
+            let now = UInt64(hg_monotonic_usec())
+            let delta = deadline > now ? deadline - now : 0
+            timer?.schedule(deadline: .now() + .microseconds(Int(min(delta, 3_600_000_000))))
+        } else {
+            timer?.schedule(deadline: .distantFuture)
+        }
+    }
+
+    /// Fails everything in flight and releases the bus.
+    private func fail(_ error: DBusError) {
+        guard closedError == nil else { return }
+        closedError = error
+        open.store(false, ordering: .relaxed)
+        let calls = pendingCalls.values
+        pendingCalls.removeAll()
+        for call in calls {
+            call.slot = call.slot.flatMap { sd_bus_slot_unref($0) }
+            call.finish(.failure(error.with(context: call.context)))
+        }
+        let subs = subscriptions.values
+        subscriptions.removeAll()
+        for subscription in subs {
+            subscription.removed = true
+            subscription.slot = subscription.slot.flatMap { sd_bus_slot_unref($0) }
+            subscription.finishInstall(.failure(error))
+            subscription.stream.finish(throwing: error)
+        }
+        readSource?.cancel()
+        if let writeSource {
+            // A suspended source must be resumed before it can be cancelled and released.
+            if !writeArmed { writeSource.resume() }
+            writeSource.cancel()
+        }
+        timer?.cancel()
+        readSource = nil
+        writeSource = nil
+        timer = nil
+        if let bus { sd_bus_close_unref(bus) }
+        bus = nil
+    }
+
+    func close() {
+        queue.async { [self] in
+            fail(DBusError(name: DBusError.disconnected, message: "the connection was closed"))
+        }
+    }
+
+    // MARK: Calls (on `queue`)
+
+    func start(
+        _ call: PendingCall, destination: String, path: String, interface: String, member: String,
+        arguments: [DBusValue], timeout: Duration?
+    ) {
+        if call.cancelled {
+            call.finish(.failure(CancellationError()))
+            return
+        }
+        guard let bus, closedError == nil else {
+            call.finish(.failure((closedError ?? DBusError(name: DBusError.disconnected, message: "closed")).with(context: call.context)))
+            return
+        }
+        do throws(DBusError) {
+            var message: OpaquePointer?
+            try Self.check(
+                sd_bus_message_new_method_call(bus, &message, destination, path, interface, member),
+                "building the call")
+            defer { sd_bus_message_unref(message) }
+            guard let message else { throw DBusError(errno: ENOMEM, "building the call") }
+            for argument in arguments {
+                try DBusMessageCoding.append(argument, to: message)
+            }
+            let microseconds: UInt64 = timeout.map { duration in
+                let (seconds, attoseconds) = duration.components
+                return UInt64(max(1, seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+            } ?? 0
+            var slot: OpaquePointer?
+            let userdata = Unmanaged.passUnretained(call).toOpaque()
+            try Self.check(
+                sd_bus_call_async(
+                    bus, &slot, message,
+                    { reply, userdata, _ in
+                        // Runs inside sd_bus_process, on the bus queue.
+                        guard let userdata else { return 0 }
+                        let call = Unmanaged<PendingCall>.fromOpaque(userdata).takeUnretainedValue()
+                        call.completion?(reply)
+                        return 1
+                    }, userdata, microseconds),
+                "sending the call")
+            call.slot = slot
+            call.completion = { [unowned self] reply in complete(call, reply: reply) }
+            pendingCalls[ObjectIdentifier(call)] = call
+        } catch {
+            call.finish(.failure(error.with(context: call.context)))
+            return
+        }
+        pump()
+    }
+
+    private func complete(_ call: PendingCall, reply: OpaquePointer?) {
+        guard pendingCalls.removeValue(forKey: ObjectIdentifier(call)) != nil else { return }
+        call.completion = nil
+        let result: Result<[DBusValue], any Error>
+        if let reply, let error = sd_bus_message_get_error(reply) {
+            result = .failure(
+                DBusError(
+                    name: error.pointee.name.map { String(cString: $0) } ?? DBusError.noReply,
+                    message: error.pointee.message.map { String(cString: $0) } ?? "",
+                    context: call.context))
+        } else if let reply {
+            do throws(DBusError) {
+                result = .success(try DBusMessageCoding.readAll(reply))
+            } catch {
+                result = .failure(error.with(context: call.context))
+            }
+        } else {
+            result = .failure(DBusError(name: DBusError.noReply, message: "no reply", context: call.context))
+        }
+        // Unref'ing our own slot inside its callback is allowed: sd-bus holds a reference while
+        // it dispatches (sd_bus_slot_unref(3)).
+        call.slot = call.slot.flatMap { sd_bus_slot_unref($0) }
+        call.finish(result)
+    }
+
+    func cancel(_ call: PendingCall) {
+        call.cancelled = true
+        guard pendingCalls.removeValue(forKey: ObjectIdentifier(call)) != nil else { return }
+        call.completion = nil
+        call.slot = call.slot.flatMap { sd_bus_slot_unref($0) }
+        call.finish(.failure(CancellationError()))
+    }
+
+    // MARK: Signals (on `queue`)
+
+    func install(_ subscription: Subscription) {
+        if subscription.removed {
+            subscription.finishInstall(.failure(CancellationError()))
+            return
+        }
+        guard let bus, closedError == nil else {
+            let error = closedError ?? DBusError(name: DBusError.disconnected, message: "closed")
+            subscription.finishInstall(.failure(error))
+            subscription.stream.finish(throwing: error)
+            return
+        }
+        subscription.onSignal = { [unowned self] message in deliver(message, to: subscription) }
+        subscription.onInstalled = { [unowned self] reply in installed(subscription, reply: reply) }
+        var slot: OpaquePointer?
+        let userdata = Unmanaged.passUnretained(subscription).toOpaque()
+        let result = sd_bus_add_match_async(
+            bus, &slot, subscription.rule,
+            { message, userdata, _ in
+                guard let userdata, let message else { return 0 }
+                Unmanaged<Subscription>.fromOpaque(userdata).takeUnretainedValue().onSignal?(message)
+                return 0
+            },
+            { reply, userdata, _ in
+                guard let userdata else { return 0 }
+                Unmanaged<Subscription>.fromOpaque(userdata).takeUnretainedValue().onInstalled?(reply)
+                return 1
+            }, userdata)
+        if result < 0 {
+            let error = DBusError(errno: -result, "adding match \(subscription.rule)")
+            subscription.finishInstall(.failure(error))
+            subscription.stream.finish(throwing: error)
+            return
+        }
+        subscription.slot = slot
+        subscriptions[ObjectIdentifier(subscription)] = subscription
+        pump()
+    }
+
+    private func installed(_ subscription: Subscription, reply: OpaquePointer?) {
+        if let reply, let error = sd_bus_message_get_error(reply) {
+            let failure = DBusError(
+                name: error.pointee.name.map { String(cString: $0) } ?? DBusError.noReply,
+                message: error.pointee.message.map { String(cString: $0) } ?? "",
+                context: "adding match \(subscription.rule)")
+            subscription.finishInstall(.failure(failure))
+            subscription.stream.finish(throwing: failure)
+            remove(subscription)
+            return
+        }
+        subscription.finishInstall(.success(()))
+    }
+
+    private func deliver(_ message: OpaquePointer, to subscription: Subscription) {
+        guard !subscription.removed else { return }
+        func text(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
+        do throws(DBusError) {
+            let signal = DBusSignal(
+                sender: text(sd_bus_message_get_sender(message)),
+                path: text(sd_bus_message_get_path(message)) ?? "",
+                interface: text(sd_bus_message_get_interface(message)) ?? "",
+                member: text(sd_bus_message_get_member(message)) ?? "",
+                arguments: try DBusMessageCoding.readAll(message))
+            if case .dropped = subscription.stream.yield(signal) {
+                dropped.add(1, ordering: .relaxed)
+            }
+        } catch {
+            // A signal we cannot decode is counted, not fatal to the subscription.
+            dropped.add(1, ordering: .relaxed)
+        }
+        // sd-bus lets several handlers see one message; rewind for the next one.
+        sd_bus_message_rewind(message, 1)
+    }
+
+    func remove(_ subscription: Subscription) {
+        subscription.removed = true
+        subscription.onSignal = nil
+        subscription.onInstalled = nil
+        subscriptions.removeValue(forKey: ObjectIdentifier(subscription))
+        subscription.slot = subscription.slot.flatMap { sd_bus_slot_unref($0) }
+        subscription.finishInstall(.failure(CancellationError()))
+        subscription.stream.finish()
+    }
+}

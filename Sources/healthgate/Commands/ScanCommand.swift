@@ -1,0 +1,109 @@
+import Foundation
+import HeartRateMonitor
+import SampleBus
+
+/// `healthgate scan`: lists nearby heart-rate monitors and foot pods through BlueZ.
+enum ScanCommand {
+    static let command = Command(
+        name: "scan", summary: "List nearby Bluetooth LE heart-rate monitors and foot pods.",
+        usage: "scan [--timeout SECONDS] [--adapter hciN]",
+        discussion: """
+            Discovers LE peripherals advertising the Heart Rate (180d) or Running Speed and \
+            Cadence (1814) service through BlueZ, for --timeout seconds (default 10), using the \
+            same discovery code as the ble-heart-rate source, then prints each one's address, \
+            name, signal strength and services. Put an address into the source's \
+            "devices": {"addresses": [...]} to follow only that device.
+
+            Needs bluetoothd and permission to talk to it on the system bus (see the \
+            HeartRateMonitor plugin's README). DBUS_SYSTEM_BUS_ADDRESS selects another bus.
+
+            Exits 69 when there is no Bluetooth (no bluetoothd, no adapter, adapter off).
+            """,
+        options: [
+            OptionSpec(name: "timeout", value: "SECONDS", help: "How long to scan (default 10)."),
+            OptionSpec(name: "adapter", value: "hciN", help: "The Bluetooth adapter (default: the first)."),
+        ]
+    ) { arguments, context in
+        let timeout = try arguments.double("timeout") ?? 10
+        guard timeout > 0, timeout <= 3600 else {
+            throw CommandError(.usage, "--timeout must be between 0 and 3600 seconds, got \(timeout)")
+        }
+        let adapter = arguments.value("adapter")
+        if let adapter, adapter.isEmpty || adapter.contains("/") {
+            throw CommandError(.usage, "--adapter expects a name such as hci0, got \"\(adapter)\"")
+        }
+        let logger = Logger(label: "scan", sink: StandardErrorLogSink(variables: context.variables), level: .warning)
+        let address = context.variables["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+        let transport = BlueZTransport(busAddress: address, adapter: adapter, logger: logger)
+        let found = try await scan(transport, for: .seconds(timeout))
+        print(found, context: context)
+        return .success
+    }
+
+    /// Runs discovery for `duration` and returns the peripherals still present at the end.
+    static func scan(_ transport: BlueZTransport, for duration: Duration) async throws -> [DiscoveredPeripheral] {
+        let services: [BluetoothUUID] = [.heartRateService, .runningSpeedAndCadenceService]
+        return try await withThrowingTaskGroup(of: [DiscoveredPeripheral]?.self) { group in
+            group.addTask {
+                var seen: [String: DiscoveredPeripheral] = [:]
+                do {
+                    for try await event in transport.discover(services: services) {
+                        switch event {
+                        case .found(let peripheral): seen[peripheral.address] = peripheral
+                        case .lost(let address): seen[address] = nil
+                        }
+                    }
+                } catch let error as BLETransportError where error.code == .unavailable {
+                    throw CommandError(.unavailable, "no Bluetooth: \(error.message)")
+                }
+                // Reached when the timer cancels us: the stream then ends normally.
+                return Array(seen.values)
+            }
+            group.addTask {
+                try await Task.sleep(for: duration)
+                return nil
+            }
+            defer { group.cancelAll() }
+            // The first child to finish decides: the timer (nil) or discovery ending early.
+            guard let first = try await group.next() else { return [] }
+            if let peripherals = first { return peripherals }
+            group.cancelAll()
+            // Cancelled, discovery returns what it has seen.
+            while let next = try await group.next() {
+                if let peripherals = next { return peripherals }
+            }
+            return []
+        }
+    }
+
+    private static func print(_ peripherals: [DiscoveredPeripheral], context: CommandContext) {
+        guard !peripherals.isEmpty else {
+            context.print("No heart-rate monitors or foot pods found.")
+            return
+        }
+        let sorted = peripherals.sorted { ($0.rssi ?? -999, $1.address) > ($1.rssi ?? -999, $0.address) }
+        let rows = sorted.map { peripheral in
+            [
+                peripheral.address, peripheral.name ?? "-", peripheral.rssi.map { "\($0) dBm" } ?? "-",
+                peripheral.serviceUUIDs.map(serviceName).joined(separator: ","),
+            ]
+        }
+        let header = ["ADDRESS", "NAME", "RSSI", "SERVICES"]
+        let widths = (0..<3).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        for row in [header] + rows {
+            var line = ""
+            for column in 0..<3 { line += row[column].padding(toLength: widths[column] + 2, withPad: " ", startingAt: 0) }
+            context.print(line + row[3])
+        }
+    }
+
+    private static func serviceName(_ uuid: BluetoothUUID) -> String {
+        switch uuid {
+        case .heartRateService: "heart-rate"
+        case .runningSpeedAndCadenceService: "running-speed-cadence"
+        case .batteryService: "battery"
+        case .deviceInformationService: "device-information"
+        default: uuid.description
+        }
+    }
+}

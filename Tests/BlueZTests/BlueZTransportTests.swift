@@ -1,0 +1,341 @@
+import BlueZ
+import GatewayTesting
+import HeartRateMonitor
+import SampleBus
+import XCTest
+
+/// The BlueZ transport against a real private dbus-daemon with python3-dbusmock standing in for
+/// bluetoothd (Tests/Fixtures/bluez_gatt.py).
+final class BlueZTransportTests: XCTestCase {
+    private var bluez: PrivateBlueZ?
+
+    override func tearDown() async throws {
+        await bluez?.stop()
+        bluez = nil
+    }
+
+    private func start(withBluetoothd: Bool = true) async throws -> PrivateBlueZ {
+        let bluez = try await PrivateBlueZ(withBluetoothd: withBluetoothd)
+        self.bluez = bluez
+        return bluez
+    }
+
+    private func transportError(_ body: () async throws -> Void) async -> BLETransportError? {
+        do {
+            try await body()
+            return nil
+        } catch let error as BLETransportError {
+            return error
+        } catch {
+            XCTFail("expected BLETransportError, got \(error)")
+            return nil
+        }
+    }
+
+    // MARK: D-Bus layer
+
+    func testManagedObjectsAndTypedErrors() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let client = BlueZClient(connection: bluez.connection)
+        let tree = try await client.managedObjects()
+        XCTAssertEqual(tree.adapterPaths, ["/org/bluez/hci0"])
+        XCTAssertEqual(tree.objects["/org/bluez/hci0"]?[BlueZInterface.adapter]?["Powered"]?.bool, true)
+        do {
+            try await client.connect(device: "/org/bluez/hci0/dev_00_00_00_00_00_00")
+            XCTFail("connecting an unknown object succeeded")
+        } catch let error as DBusError {
+            // dbus-python answers a call to a path it does not export with UnknownObject or
+            // UnknownMethod, depending on its version; either way the name reaches us intact.
+            XCTAssertTrue(error.name.hasPrefix("org.freedesktop.DBus.Error.Unknown"), "\(error)")
+            XCTAssertEqual(error.context, "org.bluez.Device1.Connect on /org/bluez/hci0/dev_00_00_00_00_00_00")
+        } catch {
+            XCTFail("\(error)")
+        }
+    }
+
+    func testEverySubscriberDecodesEverySignal() async throws {
+        let bluez = try await start()
+        let client = BlueZClient(connection: bluez.connection)
+        let first = StreamCollector(try await client.signals())
+        let second = StreamCollector(try await client.signals())
+        try await bluez.addAdapter()
+        _ = try await bluez.addMonitor("AA:BB:CC:DD:EE:0C")
+        for collector in [first, second] {
+            try await waitUntil("both additions") { collector.elements.compactMap(\.interfacesAdded).count >= 2 }
+            let added = collector.elements.compactMap(\.interfacesAdded)
+            XCTAssertEqual(added.map(\.path), ["/org/bluez/hci0", "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_0C"])
+            XCTAssertEqual(added[1].interfaces[BlueZInterface.device]?["RSSI"]?.integer, -58)
+        }
+        XCTAssertEqual(bluez.connection.droppedSignals, 0)
+    }
+
+    // MARK: Availability
+
+    func testNoBluetoothdIsUnavailable() async throws {
+        let bluez = try await start(withBluetoothd: false)
+        let transport = bluez.transport()
+        let connectError = await transportError { _ = try await transport.connect(to: "AA:BB:CC:DD:EE:01") }
+        XCTAssertEqual(connectError?.code, .unavailable, "\(String(describing: connectError))")
+        let discovery = StreamCollector(transport.discover(services: [.heartRateService]))
+        try await waitUntil("discovery to end") { discovery.ended }
+        XCTAssertEqual((discovery.error as? BLETransportError)?.code, .unavailable, "\(String(describing: discovery.error))")
+    }
+
+    func testNoAdapterIsUnavailable() async throws {
+        let bluez = try await start()
+        let discovery = StreamCollector(bluez.transport(adapter: nil).discover(services: [.heartRateService]))
+        try await waitUntil("discovery to end") { discovery.ended }
+        let error = discovery.error as? BLETransportError
+        XCTAssertEqual(error?.code, .unavailable)
+        XCTAssertTrue(error?.message.contains("no Bluetooth adapter") == true, "\(String(describing: error))")
+    }
+
+    func testUnreachableBusIsUnavailable() async throws {
+        let directory = try TestEnvironment.temporaryDirectory("healthgate-nobus")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Making the transport opens nothing, so a configuration can be checked without Bluetooth.
+        let transport = BlueZTransport(
+            busAddress: "unix:path=\(directory.path)/missing", adapter: nil,
+            logger: Logger(label: "t", sink: RecordingLogSink()))
+        let error = await transportError { _ = try await transport.connect(to: "AA:BB:CC:DD:EE:01") }
+        XCTAssertEqual(error?.code, .unavailable)
+        XCTAssertTrue(error?.message.contains("cannot reach the D-Bus system bus") == true, "\(String(describing: error))")
+    }
+
+    func testBusComingUpLaterIsPickedUp() async throws {
+        let bluez = try await start(withBluetoothd: false)
+        let transport = BlueZTransport(
+            busAddress: bluez.address, adapter: "hci0", logger: Logger(label: "t", sink: RecordingLogSink()))
+        let early = await transportError { _ = try await transport.connect(to: "AA:BB:CC:DD:EE:0B") }
+        XCTAssertEqual(early?.code, .unavailable)
+        // bluetoothd starts after the gateway: the same transport now works.
+        try await bluez.startBluetoothd()
+        try await bluez.addAdapter()
+        _ = try await bluez.addMonitor("AA:BB:CC:DD:EE:0B")
+        let connection = try await transport.connect(to: "AA:BB:CC:DD:EE:0B")
+        let battery = await connection.batteryPercentage()
+        XCTAssertEqual(battery, 87)
+    }
+
+    // MARK: Discovery
+
+    func testDiscoveryFiltersByServiceAndReportsRemovalAndReturn() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let discovery = StreamCollector(bluez.transport().discover(services: [.heartRateService, .runningSpeedAndCadenceService]))
+        try await waitUntil("discovery started") {
+            let value = try await BlueZClient(connection: bluez.connection)
+                .property("Discovering", of: BlueZInterface.adapter, at: "/org/bluez/hci0")
+            return value.bool == true
+        }
+        let filter = try await BlueZClient(connection: bluez.connection)
+            .property("DiscoveryFilter", of: BlueZInterface.adapter, at: "/org/bluez/hci0").dictionary
+        XCTAssertEqual(filter?["Transport"]?.string, "le")
+        XCTAssertEqual(filter?["UUIDs"]?.strings, [BluetoothUUID.heartRateService.uuidString, BluetoothUUID.runningSpeedAndCadenceService.uuidString])
+        XCTAssertEqual(filter?["DuplicateData"]?.bool, false)
+
+        try await bluez.addOtherDevice("11:22:33:44:55:66", name: "Headphones")
+        let monitor = try await bluez.addMonitor("AA:BB:CC:DD:EE:01")
+        try await waitUntil("the monitor is found") { discovery.elements.count == 1 }
+        guard case .found(let peripheral) = discovery.elements[0] else { return XCTFail("\(discovery.elements)") }
+        XCTAssertEqual(peripheral.address, "AA:BB:CC:DD:EE:01")
+        XCTAssertEqual(peripheral.name, "Polar H10 TEST")
+        XCTAssertEqual(peripheral.rssi, -58)
+        XCTAssertTrue(peripheral.serviceUUIDs.contains(.heartRateService))
+
+        try await bluez.removeMonitor(monitor)
+        try await waitUntil("the monitor is lost") { discovery.elements.count == 2 }
+        XCTAssertEqual(discovery.elements[1], .lost(address: "AA:BB:CC:DD:EE:01"))
+
+        _ = try await bluez.addMonitor("AA:BB:CC:DD:EE:01")
+        try await waitUntil("the monitor is found again") { discovery.elements.count == 3 }
+        guard case .found(let again) = discovery.elements[2] else { return XCTFail("\(discovery.elements)") }
+        XCTAssertEqual(again.address, "AA:BB:CC:DD:EE:01")
+        // The headphones never showed up: they advertise none of our services.
+        XCTAssertFalse(discovery.elements.contains { if case .found(let p) = $0 { p.name == "Headphones" } else { false } })
+
+        discovery.cancel()
+        try await waitUntil("discovery stopped") {
+            let value = try await BlueZClient(connection: bluez.connection)
+                .property("Discovering", of: BlueZInterface.adapter, at: "/org/bluez/hci0")
+            return value.bool == false
+        }
+    }
+
+    // MARK: Connecting
+
+    func testInProgressThenSuccessfulConnect() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let device = try await bluez.addMonitor("AA:BB:CC:DD:EE:02")
+        try await bluez.failNextConnect(device, error: "org.bluez.Error.InProgress")
+        let transport = bluez.transport()
+        let error = await transportError { _ = try await transport.connect(to: "AA:BB:CC:DD:EE:02") }
+        XCTAssertEqual(error?.code, .inProgress)
+        XCTAssertEqual(error?.device, "AA:BB:CC:DD:EE:02")
+
+        let connection = try await transport.connect(to: "AA:BB:CC:DD:EE:02")
+        let attempts = try await bluez.connectAttempts(device)
+        XCTAssertEqual(attempts, 2)
+        let hasMeasurement = await connection.hasCharacteristic(.heartRateMeasurement, in: .heartRateService)
+        XCTAssertTrue(hasMeasurement)
+        await connection.disconnect()
+    }
+
+    func testConnectFailuresAreMapped() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let device = try await bluez.addMonitor("AA:BB:CC:DD:EE:03")
+        try await bluez.failNextConnect(device, error: "org.bluez.Error.Failed")
+        let transport = bluez.transport()
+        let failed = await transportError { _ = try await transport.connect(to: "AA:BB:CC:DD:EE:03") }
+        XCTAssertEqual(failed?.code, .connectFailed)
+        let unknown = await transportError { _ = try await transport.connect(to: "AA:BB:CC:DD:EE:99") }
+        XCTAssertEqual(unknown?.code, .notFound)
+    }
+
+    func testAlreadyConnectedCountsAsConnected() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        _ = try await bluez.addMonitor("AA:BB:CC:DD:EE:04")
+        let transport = bluez.transport()
+        _ = try await transport.connect(to: "AA:BB:CC:DD:EE:04")
+        // The device is still connected in BlueZ: Connect replies AlreadyConnected.
+        let second = try await transport.connect(to: "AA:BB:CC:DD:EE:04")
+        let level = await second.batteryPercentage()
+        XCTAssertEqual(level, 87)
+    }
+
+    func testServicesResolvedIsVerifiedAgainstExportedObjects() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let device = try await bluez.addMonitor("AA:BB:CC:DD:EE:05")
+        try await bluez.resolveBeforeObjects(device)
+        let connection = try await bluez.transport().connect(to: "AA:BB:CC:DD:EE:05")
+        // connect() returned only once the characteristics were exported, although the fixture
+        // announced ServicesResolved before exporting them.
+        let hasAll = await connection.hasCharacteristic(.heartRateMeasurement, in: .heartRateService)
+        let hasBattery = await connection.hasCharacteristic(.batteryLevel, in: .batteryService)
+        XCTAssertTrue(hasAll)
+        XCTAssertTrue(hasBattery)
+    }
+
+    // MARK: GATT
+
+    func testReadWriteAndBattery() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let device = try await bluez.addMonitor("AA:BB:CC:DD:EE:06")
+        let connection = try await bluez.transport().connect(to: "AA:BB:CC:DD:EE:06")
+        let location = try await connection.read(.bodySensorLocation, in: .heartRateService)
+        XCTAssertEqual(location, [0x01])
+        let manufacturer = try await connection.read(.manufacturerName, in: .deviceInformationService)
+        XCTAssertEqual(String(decoding: manufacturer, as: UTF8.self), "Healthgate Labs")
+        try await connection.write([0x01], to: .heartRateControlPoint, in: .heartRateService)
+        let written = try await bluez.written(PrivateBlueZ.heartRateControlPoint(device))
+        XCTAssertEqual(written, [[0x01]])
+        let battery = await connection.batteryPercentage()
+        XCTAssertEqual(battery, 87)
+        let missing = await transportError { _ = try await connection.read(.rscFeature, in: .runningSpeedAndCadenceService) }
+        XCTAssertEqual(missing?.code, .notSupported)
+    }
+
+    func testNotificationsThroughAcquiredSocket() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let device = try await bluez.addMonitor("AA:BB:CC:DD:EE:07", acquire: true)
+        let connection = try await bluez.transport().connect(to: "AA:BB:CC:DD:EE:07")
+        let characteristic = PrivateBlueZ.heartRateMeasurement(device)
+        let values = StreamCollector(try await connection.notifications(of: .heartRateMeasurement, in: .heartRateService))
+        let state = try await bluez.notifyState(characteristic)
+        XCTAssertTrue(state.acquired)
+        XCTAssertFalse(state.notifying, "StartNotify must not be used when AcquireNotify works")
+        let frames: [[UInt8]] = [[0x00, 72], [0x10, 75, 0x00, 0x04], [0x00, 80]]
+        for frame in frames { try await bluez.notify(characteristic, frame) }
+        try await waitUntil("three notifications") { values.elements.count == 3 }
+        XCTAssertEqual(values.elements, frames)
+
+        // The link drops: the stream ends with .disconnected, like every later call.
+        try await bluez.dropLink(device)
+        try await waitUntil("the stream to end") { values.ended }
+        XCTAssertEqual((values.error as? BLETransportError)?.code, .disconnected)
+        // The socket's end of file can beat Connected=false on the bus; wait for the connection.
+        try await waitUntil("the connection to report the drop") {
+            do {
+                _ = try await connection.read(.bodySensorLocation, in: .heartRateService)
+                return false
+            } catch let error as BLETransportError {
+                return error.code == .disconnected
+            }
+        }
+    }
+
+    func testNotificationsThroughPropertiesChanged() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let device = try await bluez.addMonitor("AA:BB:CC:DD:EE:08", acquire: false)
+        let connection = try await bluez.transport().connect(to: "AA:BB:CC:DD:EE:08")
+        let characteristic = PrivateBlueZ.heartRateMeasurement(device)
+        let values = StreamCollector(try await connection.notifications(of: .heartRateMeasurement, in: .heartRateService))
+        let state = try await bluez.notifyState(characteristic)
+        XCTAssertEqual(state.notifying, true)
+        XCTAssertEqual(state.acquired, false)
+        try await bluez.notify(characteristic, [0x00, 61])
+        try await bluez.notify(characteristic, [0x00, 62])
+        try await waitUntil("two notifications") { values.elements.count == 2 }
+        XCTAssertEqual(values.elements, [[0x00, 61], [0x00, 62]])
+
+        // Stopping the stream sends StopNotify.
+        values.cancel()
+        try await waitUntil("StopNotify") { try await bluez.notifyState(characteristic).notifying == false }
+    }
+
+    // MARK: A monitor that goes away and comes back
+
+    func testMonitorRemovedAndReAddedResumesNotifications() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let transport = bluez.transport()
+        var device = try await bluez.addMonitor("AA:BB:CC:DD:EE:09")
+        let first = try await transport.connect(to: "AA:BB:CC:DD:EE:09")
+        let before = StreamCollector(try await first.notifications(of: .heartRateMeasurement, in: .heartRateService))
+        try await bluez.notify(PrivateBlueZ.heartRateMeasurement(device), [0x00, 90])
+        try await waitUntil("a sample before") { before.elements.count == 1 }
+
+        try await bluez.removeMonitor(device)
+        try await waitUntil("the first connection's stream to end") { before.ended }
+        XCTAssertEqual((before.error as? BLETransportError)?.code, .disconnected)
+        let gone = await transportError { _ = try await transport.connect(to: "AA:BB:CC:DD:EE:09") }
+        XCTAssertEqual(gone?.code, .notFound)
+
+        device = try await bluez.addMonitor("AA:BB:CC:DD:EE:09")
+        let second = try await transport.connect(to: "AA:BB:CC:DD:EE:09")
+        let after = StreamCollector(try await second.notifications(of: .heartRateMeasurement, in: .heartRateService))
+        // The socket is acquired again on the new connection.
+        let state = try await bluez.notifyState(PrivateBlueZ.heartRateMeasurement(device))
+        XCTAssertTrue(state.acquired)
+        try await bluez.notify(PrivateBlueZ.heartRateMeasurement(device), [0x00, 95])
+        try await waitUntil("a sample after") { after.elements.count == 1 }
+        XCTAssertEqual(after.elements, [[0x00, 95]])
+        await second.disconnect()
+        try await waitUntil("the stream ends on disconnect") { after.ended }
+    }
+
+    func testReconnectAfterLinkDropAcquiresAgain() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let transport = bluez.transport()
+        let device = try await bluez.addMonitor("AA:BB:CC:DD:EE:0A")
+        let characteristic = PrivateBlueZ.heartRateMeasurement(device)
+        for round in 0..<2 {
+            let connection = try await transport.connect(to: "AA:BB:CC:DD:EE:0A")
+            let values = StreamCollector(try await connection.notifications(of: .heartRateMeasurement, in: .heartRateService))
+            try await bluez.notify(characteristic, [0x00, UInt8(100 + round)])
+            try await waitUntil("sample in round \(round)") { values.elements.count == 1 }
+            XCTAssertEqual(values.elements, [[0x00, UInt8(100 + round)]])
+            try await bluez.dropLink(device)
+            try await waitUntil("end of round \(round)") { values.ended }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import BlueZ
+import Foundation
+import GatewayTesting
+import HealthModel
+import HeartRateMonitor
+import SampleBus
+import XCTest
+
+/// The whole `ble-heart-rate` source over the BlueZ transport and a real private bus, into a
+/// CollectingSink: a monitor that disappears and comes back delivers samples again.
+final class HeartRateSourceOverBlueZTests: XCTestCase {
+    func testMonitorThatDisappearsAndReturnsDeliversSamplesAgain() async throws {
+        let bluez = try await PrivateBlueZ()
+        let directory = try TestEnvironment.temporaryDirectory("hr-bluez")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            try await bluez.addAdapter()
+            let device = try await bluez.addMonitor("AA:BB:CC:DD:EE:10", name: "Polar H10 TEST")
+
+            // Real time: reconnects go through the transport, so the backoff is kept short.
+            let clock = SystemClock()
+            let logs = RecordingLogSink()
+            let environment = TestEnvironment.make(
+                name: "hr", clock: clock, directory: directory,
+                variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
+            let configuration = HeartRateSourceConfiguration(
+                transport: .bluez, adapter: "hci0",
+                reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200)))
+            // The factory the configuration uses picks the private bus from the environment.
+            let source = try HeartRateSource(configuration: configuration, environment: environment)
+
+            let board = StatusBoard()
+            let status = board.register(name: "hr", kind: HeartRateSource.kind, role: .source)
+            let sinkStatus = board.register(name: "collect", kind: "collect", role: .sink)
+            let bus = SampleBus(sinks: [(name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)])
+            let sink = CollectingSink(batchSize: 1)
+            let logger = Logger(label: "hr", sink: logs, level: .debug)
+            guard let inbox = bus.subscription(named: "collect")?.inbox else { return XCTFail("no inbox") }
+            let sinkTask = Task {
+                try await sink.run(inbox: inbox, context: SinkContext(logger: logger, clock: clock, status: sinkStatus))
+            }
+            let sourceTask = Task {
+                try await source.run(
+                    context: SourceContext(
+                        publisher: SamplePublisher(bus: bus, status: status), logger: logger, clock: clock, status: status))
+            }
+            defer {
+                sourceTask.cancel()
+                bus.finish()
+                sinkTask.cancel()
+            }
+            @Sendable func heartRates() -> [QuantitySample] {
+                sink.records.compactMap { record -> QuantitySample? in
+                    guard case .quantity(let sample) = record, sample.type == .heartRate else { return nil }
+                    return sample
+                }
+            }
+
+            // The source discovers, connects and acquires the measurement characteristic.
+            try await waitUntil(timeout: .seconds(20), "the source to subscribe") {
+                try await bluez.notifyState(PrivateBlueZ.heartRateMeasurement(device)).acquired
+            }
+            try await bluez.notify(PrivateBlueZ.heartRateMeasurement(device), [0x00, 72])
+            try await waitUntil(timeout: .seconds(20), "the first sample") { heartRates().count >= 1 }
+            let first = try XCTUnwrap(heartRates().first)
+            XCTAssertEqual(try first.quantity.doubleValue(for: .countPerMinute), 72)
+            XCTAssertTrue(
+                [first.device?.localIdentifier, first.device?.name].contains { $0?.contains("AA:BB:CC:DD:EE:10") == true || $0 == "Polar H10 TEST" },
+                "\(String(describing: first.device))")
+
+            // The monitor goes away (out of range, battery out) and comes back.
+            try await bluez.removeMonitor(device)
+            let returned = try await bluez.addMonitor("AA:BB:CC:DD:EE:10", name: "Polar H10 TEST")
+            try await waitUntil(timeout: .seconds(20), "the source to subscribe again") {
+                try await bluez.notifyState(PrivateBlueZ.heartRateMeasurement(returned)).acquired
+            }
+            try await bluez.notify(PrivateBlueZ.heartRateMeasurement(returned), [0x00, 84])
+            try await waitUntil(timeout: .seconds(20), "a sample after the return") {
+                heartRates().contains { (try? $0.quantity.doubleValue(for: .countPerMinute)) == 84 }
+            }
+        } catch {
+            await bluez.stop()
+            throw error
+        }
+        await bluez.stop()
+    }
+}

@@ -1,0 +1,241 @@
+import BlueZ
+import Foundation
+import Glibc
+import GatewayTesting
+import HeartRateMonitor
+import SampleBus
+import Synchronization
+import XCTest
+
+/// A private dbus-daemon with python3-dbusmock's bluez5 template extended by
+/// Tests/Fixtures/bluez_gatt.py, standing in for bluetoothd. Both are hard requirements.
+final class PrivateBlueZ: @unchecked Sendable {
+    static let dbusDaemon = "/usr/bin/dbus-daemon"
+    static let python = "/usr/bin/python3"
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/bluez_gatt.py").path
+
+    let directory: URL
+    let address: String
+    /// The test's own connection to the private bus.
+    let connection: DBusConnection
+    private let daemon: Process
+    private var mock: Process?
+    let logSink = RecordingLogSink()
+
+    /// Starts the bus, and bluetoothd's stand-in unless `withBluetoothd` is false.
+    init(withBluetoothd: Bool = true) async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.dbusDaemon) else {
+            throw Missing(what: "dbus-daemon (apt-get install dbus)")
+        }
+        directory = try TestEnvironment.temporaryDirectory("healthgate-bluez")
+        let socket = directory.appendingPathComponent("bus").path
+        address = "unix:path=\(socket)"
+        let config = directory.appendingPathComponent("bus.conf")
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <listen>\(address)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """.write(to: config, atomically: true, encoding: .utf8)
+        daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: Self.dbusDaemon)
+        daemon.arguments = ["--config-file=\(config.path)", "--nofork", "--nopidfile"]
+        daemon.standardOutput = FileHandle.nullDevice
+        // The daemon complains on stderr that it may not raise its fd limit; keep that out of test output.
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        do {
+            connection = try await Self.open(address: address, socket: socket)
+        } catch {
+            await Self.kill(daemon)
+            throw error
+        }
+        do {
+            if withBluetoothd { try await startBluetoothd() }
+        } catch {
+            // No stop() follows a failed init: do not leave the daemons behind.
+            await stop()
+            throw error
+        }
+    }
+
+    /// Connects to the new bus. The socket file appears when the daemon binds it, a moment
+    /// before it listens, so this waits until a connection is accepted.
+    private static func open(address: String, socket: String) async throws -> DBusConnection {
+        let opened = Mutex<DBusConnection?>(nil)
+        try await waitUntil("the private bus at \(socket) to accept connections") {
+            guard let connection = try? DBusConnection(address: address) else { return false }
+            opened.withLock { $0 = connection }
+            return true
+        }
+        guard let connection = opened.withLock({ $0 }) else { throw Missing(what: "a working dbus-daemon") }
+        return connection
+    }
+
+    /// Starts dbusmock with the fixture template and waits until it owns org.bluez.
+    func startBluetoothd() async throws {
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: Self.python)
+        check.arguments = ["-c", "import dbusmock"]
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            check.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try check.run() } catch { continuation.resume(returning: -1) }
+        }
+        guard status == 0 else {
+            throw Missing(what: "python3-dbusmock for /usr/bin/python3 (apt-get install python3-dbusmock)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.python)
+        process.arguments = [
+            "-m", "dbusmock", "--template", Self.fixture, "-l", directory.appendingPathComponent("mock.log").path,
+        ]
+        process.environment = ["DBUS_SYSTEM_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
+        // Output goes to the -l log; inherited pipes would keep `swift test` waiting.
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        mock = process
+        try await waitUntil("dbusmock owning org.bluez") { [connection] in
+            let reply = try await connection.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus", member: "NameHasOwner", arguments: [.string("org.bluez")])
+            return reply.first?.bool == true
+        }
+    }
+
+    /// Kills bluetoothd's stand-in and the bus. SIGKILL, because children of the test process
+    /// inherit its blocked signal mask (Dispatch blocks SIGTERM), so SIGTERM would not arrive.
+    func stop() async {
+        connection.close()
+        await Self.kill(mock)
+        await Self.kill(daemon)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Kills bluetoothd's stand-in only (bluetoothd crashing or being stopped).
+    func stopBluetoothd() async {
+        await Self.kill(mock)
+        mock = nil
+    }
+
+    private static func kill(_ process: Process?) async {
+        guard let process, process.isRunning else { return }
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        try? await waitUntil("process \(process.processIdentifier) to exit") { !process.isRunning }
+    }
+
+    /// A transport on this bus, logging into ``logSink``.
+    func transport(adapter: String? = "hci0") -> BlueZTransport {
+        BlueZTransport(
+            connection: connection, adapter: adapter, logger: Logger(label: "bluez", sink: logSink, level: .debug),
+            resolveTimeout: .seconds(10))
+    }
+
+    // MARK: Driving the fixture
+
+    @discardableResult
+    private func control(_ member: String, _ arguments: [DBusValue], interface: String = "org.healthgate.Test")
+        async throws -> [DBusValue]
+    {
+        try await connection.call(
+            destination: "org.bluez", path: "/", interface: interface, member: member, arguments: arguments)
+    }
+
+    func addAdapter(_ name: String = "hci0") async throws {
+        try await control("AddAdapter", [.string(name), .string("healthgate-test")], interface: "org.bluez.Mock")
+    }
+
+    /// Adds a plain device without our services (the bluez5 template's AddDevice).
+    func addOtherDevice(_ address: String, name: String) async throws {
+        try await control("AddDevice", [.string("hci0"), .string(address), .string(name)], interface: "org.bluez.Mock")
+    }
+
+    /// Adds a heart-rate monitor and returns its object path.
+    func addMonitor(_ address: String, name: String = "Polar H10 TEST", acquire: Bool = true) async throws -> String {
+        let reply = try await control(
+            "AddHeartRateMonitor", [.string("hci0"), .string(address), .string(name), .bool(acquire)])
+        return reply.first?.string ?? ""
+    }
+
+    func failNextConnect(_ device: String, error: String) async throws {
+        try await control("FailNextConnect", [.objectPath(device), .string(error)])
+    }
+
+    func resolveBeforeObjects(_ device: String) async throws {
+        try await control("ResolveBeforeObjects", [.objectPath(device), .bool(true)])
+    }
+
+    func notify(_ characteristic: String, _ bytes: [UInt8]) async throws {
+        try await control("Notify", [.objectPath(characteristic), .byteArray(bytes)])
+    }
+
+    func notifyState(_ characteristic: String) async throws -> (acquired: Bool, notifying: Bool) {
+        let reply = try await control("NotifyState", [.objectPath(characteristic)])
+        return (reply[0].bool ?? false, reply[1].bool ?? false)
+    }
+
+    func written(_ characteristic: String) async throws -> [[UInt8]] {
+        let reply = try await control("Written", [.objectPath(characteristic)])
+        return reply.first?.array?.compactMap(\.bytes) ?? []
+    }
+
+    func connectAttempts(_ device: String) async throws -> Int {
+        try await control("ConnectAttempts", [.objectPath(device)]).first?.integer ?? -1
+    }
+
+    func dropLink(_ device: String) async throws {
+        try await control("DropLink", [.objectPath(device)])
+    }
+
+    func removeMonitor(_ device: String) async throws {
+        try await control("RemoveMonitor", [.objectPath(device)])
+    }
+
+    /// The Heart Rate Measurement characteristic's path (first service, first characteristic).
+    static func heartRateMeasurement(_ device: String) -> String { device + "/service0000/char0000" }
+    static func heartRateControlPoint(_ device: String) -> String { device + "/service0000/char0002" }
+
+    struct Missing: Error, CustomStringConvertible {
+        var what: String
+        var description: String { "required test tool missing: \(what)" }
+    }
+}
+
+/// Collects a stream's elements and its end, for waiting on state.
+final class StreamCollector<Element: Sendable>: Sendable {
+    private final class Storage: Sendable {
+        let state = Mutex<(elements: [Element], ended: Bool, error: (any Error)?)>(([], false, nil))
+    }
+
+    private let storage = Storage()
+    private let task: Task<Void, Never>
+
+    init(_ stream: AsyncThrowingStream<Element, any Error>) {
+        let storage = self.storage
+        task = Task {
+            do {
+                for try await element in stream { storage.state.withLock { $0.elements.append(element) } }
+                storage.state.withLock { $0.ended = true }
+            } catch {
+                storage.state.withLock {
+                    $0.ended = true
+                    $0.error = error
+                }
+            }
+        }
+    }
+
+    var elements: [Element] { storage.state.withLock { $0.elements } }
+    var ended: Bool { storage.state.withLock { $0.ended } }
+    var error: (any Error)? { storage.state.withLock { $0.error } }
+
+    func cancel() { task.cancel() }
+}

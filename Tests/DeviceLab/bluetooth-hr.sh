@@ -1,0 +1,168 @@
+#!/bin/bash
+# bluetooth-hr.sh REPO [SECONDS] - runs INSIDE the devicelab VM (see run-bluetooth.sh).
+#
+# Two virtual controllers from one btvirt process share an emulated radio:
+#   hci0 = the heart-rate monitor: BlueZ's example GATT server (Heart Rate service) and
+#          example advertisement, pinned to /org/bluez/hci0;
+#   hci1 = the gateway: healthgate's BlueZ transport.
+# Checks, in order:
+#   1. `healthgate scan --adapter hci1` lists hci0's address with the heart-rate service;
+#   2. `healthgate run` with a ble-heart-rate source on hci1 (transport bluez) and a sqlite
+#      sink in $DEVICELAB_OUT stores heart-rate samples (count/min) from that device;
+#   3. the peripheral side is stopped (servers killed, hci0 powered off) and started again,
+#      and samples resume;
+#   4. healthgate stops cleanly (exit 0) on SIGTERM.
+# Exit 0 when every check passed. Artifacts (logs, the SQLite store, an HCI trace) go to
+# $DEVICELAB_OUT.
+set -uo pipefail
+REPO=${1:?usage: bluetooth-hr.sh REPO [SECONDS]}
+WAIT=${2:-40}
+OUT=${DEVICELAB_OUT:-/tmp/out}; mkdir -p "$OUT"
+HG=$REPO/.build/debug/healthgate
+EXAMPLES=/usr/share/doc/bluez-test-scripts/examples
+PY=/usr/bin/python3          # Debian's python3 has dbus and gi; the pyenv one does not
+failures=0
+
+say() { printf '\n--- [%6.1fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# poll SECONDS COMMAND...: re-run COMMAND every 0.25 s until it succeeds or time runs out.
+poll() { local limit=$((SECONDS + $1)); shift
+  until "$@"; do ((SECONDS >= limit)) && return 1; sleep 0.25; done; }
+
+[[ -x $HG ]] || { echo "FAIL: $HG missing (build on the host first)"; exit 1; }
+
+say "kernel modules, system bus"
+# The crypto modules are preloaded so that btvirt's first controller answers the kernel's
+# HCI_Reset in time (see ../shared/devicelab/README.md, "btvirt race").
+modprobe -a bluetooth hci_vhci algif_hash algif_skcipher cmac ecb ecdh_generic || { echo "FAIL: modprobe"; exit 1; }
+mkdir -p /run/dbus
+dbus-daemon --system --fork --print-pid > /run/dbus/daemon.pid
+poll 10 test -S /run/dbus/system_bus_socket || { echo "FAIL: no system bus"; exit 1; }
+
+say "btvirt: two controllers"
+controllers_up() { [[ $(hciconfig | grep -c 'BD Address: 00:AA') -eq 2 ]]; }
+for attempt in 1 2 3 4; do
+  btvirt -l2 > "$OUT/btvirt.log" 2>&1 &
+  BTVIRT=$!
+  poll 8 controllers_up && break
+  echo "note: btvirt attempt $attempt lost the HCI_Reset race; restarting it"
+  kill "$BTVIRT"; wait "$BTVIRT" 2>/dev/null; sleep 1
+done
+controllers_up || { echo "FAIL: btvirt controllers did not come up"; exit 1; }
+btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
+
+say "bluetoothd"
+bluetoothd -n -d > "$OUT/bluetoothd.log" 2>&1 &
+two_adapters() { [[ $(bluetoothctl list 2>/dev/null | grep -c '^Controller') -ge 2 ]]; }
+poll 20 two_adapters || { echo "FAIL: bluetoothd does not show two adapters"; exit 1; }
+MONITOR=$(hciconfig hci0 | awk '/BD Address/ {print $3}')
+GATEWAY=$(hciconfig hci1 | awk '/BD Address/ {print $3}')
+echo "monitor (hci0) $MONITOR, gateway (hci1) $GATEWAY"
+# Powered on through D-Bus, as an administrator would (bluetoothd keeps adapters off until asked).
+for hci in hci0 hci1; do
+  gdbus call --system -d org.bluez -o /org/bluez/$hci -m org.freedesktop.DBus.Properties.Set \
+    org.bluez.Adapter1 Powered '<true>' > /dev/null || fail "power on $hci"
+done
+
+# BlueZ's examples use the first adapter; a tiny loader pins them to hci0, files unchanged.
+cat > /tmp/pinned.py <<'EOF'
+import importlib.machinery, importlib.util, sys
+script, adapter = sys.argv[1], sys.argv[2]
+loader = importlib.machinery.SourceFileLoader("pinned_example", script)
+module = importlib.util.module_from_spec(importlib.util.spec_from_loader("pinned_example", loader))
+loader.exec_module(module)
+module.find_adapter = lambda bus: adapter
+sys.argv = [script]
+module.main()
+EOF
+PERIPHERAL_PIDS=()
+start_monitor() {
+  local round=$1
+  $PY -u /tmp/pinned.py "$EXAMPLES/example-gatt-server" /org/bluez/hci0 > "$OUT/gatt-server-$round.log" 2>&1 &
+  PERIPHERAL_PIDS=($!)
+  $PY -u /tmp/pinned.py "$EXAMPLES/example-advertisement" /org/bluez/hci0 > "$OUT/advertisement-$round.log" 2>&1 &
+  PERIPHERAL_PIDS+=($!)
+  poll 40 grep -q 'GATT application registered' "$OUT/gatt-server-$round.log" &&
+    poll 40 grep -q 'Advertisement registered' "$OUT/advertisement-$round.log"
+}
+stop_monitor() {
+  kill "${PERIPHERAL_PIDS[@]}" 2>/dev/null; wait "${PERIPHERAL_PIDS[@]}" 2>/dev/null
+  # Power-cycling hci0 drops the link the way a monitor taken off the chest does.
+  gdbus call --system -d org.bluez -o /org/bluez/hci0 -m org.freedesktop.DBus.Properties.Set \
+    org.bluez.Adapter1 Powered '<false>' > /dev/null
+  gdbus call --system -d org.bluez -o /org/bluez/hci0 -m org.freedesktop.DBus.Properties.Set \
+    org.bluez.Adapter1 Powered '<true>' > /dev/null
+}
+
+say "the monitor starts (hci0)"
+start_monitor 1 && pass "heart-rate peripheral up on hci0" || fail "heart-rate peripheral did not start"
+
+say "healthgate scan on hci1"
+"$HG" scan --adapter hci1 --timeout 12 > "$OUT/scan.txt" 2> "$OUT/scan.err"
+status=$?
+cat "$OUT/scan.txt" "$OUT/scan.err"
+[[ $status -eq 0 ]] && pass "scan exits 0" || fail "scan exited $status"
+grep -qi "^${MONITOR}.*heart-rate" "$OUT/scan.txt" && pass "scan lists $MONITOR with heart-rate" ||
+  fail "scan does not list $MONITOR"
+
+say "healthgate run: ble-heart-rate on hci1 into SQLite"
+# The store lives on the guest's own filesystem: SQLite's WAL needs shared memory that the
+# output directory's filesystem does not offer ("disk I/O error"); it is copied to $OUT at the end.
+STORE=$(mktemp -d /tmp/healthgate-store.XXXXXX)
+DB=$STORE/healthgate.sqlite
+cat > "$OUT/healthgate.json" <<EOF
+{
+  "sources": [
+    {"kind": "ble-heart-rate", "name": "chest", "config": {
+      "transport": "bluez", "adapter": "hci1",
+      "devices": [{"address": "$MONITOR"}],
+      "reconnect": {"initialDelay": 1, "maxDelay": 5, "multiplier": 2}}}
+  ],
+  "sinks": [
+    {"kind": "sqlite", "name": "store", "config": {"path": "$DB"}}
+  ]
+}
+EOF
+if ! "$HG" plugins | grep -q '^sqlite '; then
+  fail "this healthgate has no sqlite sink ('healthgate plugins'); steps 2-4 cannot run"
+  echo "failures: $failures"
+  exit 1
+fi
+STATE=$(mktemp -d)
+XDG_STATE_HOME=$STATE XDG_DATA_HOME=$STATE XDG_RUNTIME_DIR=$STATE \
+  "$HG" run --config "$OUT/healthgate.json" > "$OUT/healthgate.log" 2>&1 &
+GATEWAY_PID=$!
+
+# Queries the store (schema: plugins/SQLiteStore/Sources/StoreSchema.swift) while the gateway
+# writes to it; WAL mode lets this reader run alongside.
+query() { sqlite3 -cmd '.timeout 5000' "$DB" "$1" 2>/dev/null || echo 0; }
+heart_rates() { query "SELECT count(*) FROM samples WHERE type = 'heartRate'"; }
+at_least() { [[ $(heart_rates) -ge $1 ]]; }
+
+poll "$WAIT" at_least 3 && pass "heart-rate samples stored ($(heart_rates))" || fail "no heart-rate samples within ${WAIT}s"
+in_bpm=$(query "SELECT count(*) FROM samples WHERE type = 'heartRate' AND unit = 'count/min' AND value BETWEEN 20 AND 250")
+[[ $in_bpm -ge 3 ]] && pass "samples are in count/min ($in_bpm)" || fail "no plausible count/min samples ($in_bpm)"
+from_monitor=$(query "SELECT count(*) FROM samples s JOIN devices d ON d.id = s.device_id
+  WHERE s.type = 'heartRate' AND upper(d.local_identifier) = upper('$MONITOR')")
+[[ $from_monitor -ge 3 ]] && pass "samples name the device $MONITOR ($from_monitor)" || fail "samples do not name $MONITOR"
+query "SELECT s.type, s.value, s.unit, d.name, d.local_identifier FROM samples s LEFT JOIN devices d ON d.id = s.device_id ORDER BY s.start_us DESC LIMIT 5"
+
+say "the monitor goes away and comes back"
+before=$(heart_rates)
+stop_monitor
+echo "stored before the restart: $before"
+start_monitor 2 && pass "peripheral restarted" || fail "peripheral did not restart"
+poll "$WAIT" at_least $((before + 3)) && pass "samples resumed ($(heart_rates) stored)" ||
+  fail "samples did not resume after the restart ($(heart_rates) stored)"
+
+say "graceful stop"
+kill -TERM "$GATEWAY_PID"
+wait "$GATEWAY_PID"
+status=$?
+[[ $status -eq 0 ]] && pass "healthgate run exits 0 on SIGTERM" || fail "healthgate run exited $status"
+tail -n 30 "$OUT/healthgate.log"
+sqlite3 "$DB" ".backup '$OUT/healthgate.sqlite'" || fail "cannot copy the store to $OUT"
+
+echo "failures: $failures"
+exit $((failures > 0))

@@ -1,0 +1,285 @@
+'''python3-dbusmock template: the bluez5 template plus heart-rate monitors with GATT objects.
+
+Run it on a private bus:
+
+    DBUS_SYSTEM_BUS_ADDRESS=unix:path=/tmp/x/bus /usr/bin/python3 -m dbusmock \
+        --template Tests/Fixtures/bluez_gatt.py
+
+It keeps everything the bluez5 template offers (org.bluez.Mock.AddAdapter, ...) and adds a
+control interface, org.healthgate.Test, on "/" that the Swift tests call over D-Bus:
+
+  AddHeartRateMonitor(adapter s, address s, name s, acquire b) -> o
+      A Device1 advertising 180d/180a/180f. On Device1.Connect it exports GattService1 and
+      GattCharacteristic1 objects (HR 180d: 2A37 notify, 2A38 read, 2A39 write; DIS 180a:
+      2A29 and 2A24 read; Battery 180f: 2A19 read+notify) and Battery1, then sets
+      ServicesResolved. `acquire` false makes AcquireNotify fail with NotSupported.
+  FailNextConnect(device o, error s)      the next Connect replies with that D-Bus error
+  ResolveBeforeObjects(device o, b)       announce ServicesResolved before exporting GATT
+  Notify(characteristic o, value ay)      one notification: a datagram on the acquired
+                                          socket if any, else PropertiesChanged "Value"
+  NotifyState(characteristic o) -> (bb)   (acquired, notifying)
+  Written(characteristic o) -> aay        values written with WriteValue
+  ConnectAttempts(device o) -> u
+  DropLink(device o)                      the link drops: GATT objects go, Connected false
+  RemoveMonitor(device o)                 the device object goes (InterfacesRemoved)
+'''
+
+import socket
+
+import dbus
+
+from dbusmock import OBJECT_MANAGER_IFACE, mockobject
+from dbusmock.templates import bluez5
+# Re-exported so that dbusmock attaches them to "/" (org.bluez.Mock) as the bluez5 template does.
+from dbusmock.templates.bluez5 import AddAdapter, AddDevice, RemoveAdapter  # noqa: F401
+
+BUS_NAME = bluez5.BUS_NAME
+MAIN_OBJ = bluez5.MAIN_OBJ
+SYSTEM_BUS = True
+IS_OBJECT_MANAGER = True
+
+CONTROL_IFACE = 'org.healthgate.Test'
+DEVICE_IFACE = 'org.bluez.Device1'
+SERVICE_IFACE = 'org.bluez.GattService1'
+CHAR_IFACE = 'org.bluez.GattCharacteristic1'
+BATTERY_IFACE = 'org.bluez.Battery1'
+
+
+def uuid16(short):
+    return f'0000{short:04x}-0000-1000-8000-00805f9b34fb'
+
+
+# service UUID -> [(characteristic UUID, flags, initial value)]
+GATT = [
+    (0x180d, [(0x2a37, ['notify'], b''), (0x2a38, ['read'], b'\x01'), (0x2a39, ['write'], b'')]),
+    (0x180a, [(0x2a29, ['read'], b'Healthgate Labs'), (0x2a24, ['read'], b'HG-1')]),
+    (0x180f, [(0x2a19, ['read', 'notify'], b'\x57')]),
+]
+
+
+def emit_added(path, interfaces):
+    mockobject.objects['/'].EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}',
+                                       [dbus.ObjectPath(path), interfaces])
+
+
+def emit_removed(path, names):
+    mockobject.objects['/'].EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesRemoved', 'oas',
+                                       [dbus.ObjectPath(path), dbus.Array(names, signature='s')])
+
+
+def set_props(obj, interface, changes):
+    for key, value in changes.items():
+        obj.props[interface][key] = value
+    obj.EmitSignal(dbus.PROPERTIES_IFACE, 'PropertiesChanged', 'sa{sv}as',
+                   [interface, dbus.Dictionary(changes, signature='sv'), dbus.Array([], signature='s')])
+
+
+# Device1 methods
+
+def device_connect(device):
+    state = device.hg
+    state['attempts'] += 1
+    if state['fail']:
+        name = state['fail'].pop(0)
+        raise dbus.exceptions.DBusException('injected failure', name=name)
+    if device.props[DEVICE_IFACE]['Connected']:
+        raise dbus.exceptions.DBusException('Already Connected', name='org.bluez.Error.AlreadyConnected')
+    set_props(device, DEVICE_IFACE, {'Connected': dbus.Boolean(True, variant_level=1)})
+    if state['resolve_early']:
+        set_props(device, DEVICE_IFACE, {'ServicesResolved': dbus.Boolean(True, variant_level=1)})
+    export_gatt(device)
+    if not state['resolve_early']:
+        set_props(device, DEVICE_IFACE, {'ServicesResolved': dbus.Boolean(True, variant_level=1)})
+
+
+def device_disconnect(device):
+    if not device.props[DEVICE_IFACE]['Connected']:
+        raise dbus.exceptions.DBusException('Not Connected', name='org.bluez.Error.NotConnected')
+    drop_link(device)
+
+
+def export_gatt(device):
+    main = mockobject.objects['/']
+    for index, (service, characteristics) in enumerate(GATT):
+        service_path = f'{device.path}/service{index:04x}'
+        service_props = {
+            'UUID': dbus.String(uuid16(service), variant_level=1),
+            'Primary': dbus.Boolean(True, variant_level=1),
+            'Device': dbus.ObjectPath(device.path, variant_level=1),
+        }
+        main.AddObject(service_path, SERVICE_IFACE, service_props, [])
+        emit_added(service_path, {SERVICE_IFACE: service_props})
+        for offset, (uuid, flags, value) in enumerate(characteristics):
+            char_path = f'{service_path}/char{offset:04x}'
+            char_props = {
+                'UUID': dbus.String(uuid16(uuid), variant_level=1),
+                'Service': dbus.ObjectPath(service_path, variant_level=1),
+                'Flags': dbus.Array(flags, signature='s', variant_level=1),
+                'Value': dbus.Array(value, signature='y', variant_level=1),
+                'Notifying': dbus.Boolean(False, variant_level=1),
+            }
+            if 'notify' in flags:
+                char_props['NotifyAcquired'] = dbus.Boolean(False, variant_level=1)
+            main.AddObject(char_path, CHAR_IFACE, char_props, [
+                ('ReadValue', 'a{sv}', 'ay', char_read),
+                ('WriteValue', 'aya{sv}', '', char_write),
+                ('StartNotify', '', '', char_start_notify),
+                ('StopNotify', '', '', char_stop_notify),
+                ('AcquireNotify', 'a{sv}', 'hq', char_acquire_notify),
+            ])
+            char = mockobject.objects[char_path]
+            char.hg = {'device': device, 'socket': None, 'written': []}
+            device.hg['gatt'].append(char_path)
+            emit_added(char_path, {CHAR_IFACE: char_props})
+        device.hg['gatt'].append(service_path)
+    battery = {'Percentage': dbus.Byte(87, variant_level=1)}
+    device.AddProperties(BATTERY_IFACE, battery)
+    emit_added(device.path, {BATTERY_IFACE: battery})
+
+
+def drop_link(device):
+    main = mockobject.objects['/']
+    for path in device.hg['gatt']:
+        obj = mockobject.objects.get(path)
+        if obj is None:
+            continue
+        sock = getattr(obj, 'hg', {}).get('socket')
+        if sock is not None:
+            sock.close()
+            obj.hg['socket'] = None
+        main.RemoveObject(path)
+        emit_removed(path, [CHAR_IFACE if '/char' in path else SERVICE_IFACE])
+    device.hg['gatt'] = []
+    if BATTERY_IFACE in device.props:
+        del device.props[BATTERY_IFACE]
+        emit_removed(device.path, [BATTERY_IFACE])
+    set_props(device, DEVICE_IFACE, {
+        'ServicesResolved': dbus.Boolean(False, variant_level=1),
+        'Connected': dbus.Boolean(False, variant_level=1),
+    })
+
+
+# GattCharacteristic1 methods
+
+def char_read(char, _options):
+    return dbus.Array(char.props[CHAR_IFACE]['Value'], signature='y')
+
+
+def char_write(char, value, _options):
+    char.hg['written'].append(bytes(value))
+
+
+def char_start_notify(char):
+    set_props(char, CHAR_IFACE, {'Notifying': dbus.Boolean(True, variant_level=1)})
+
+
+def char_stop_notify(char):
+    set_props(char, CHAR_IFACE, {'Notifying': dbus.Boolean(False, variant_level=1)})
+
+
+def char_acquire_notify(char, _options):
+    device = char.hg['device']
+    if not device.hg['acquire']:
+        raise dbus.exceptions.DBusException('AcquireNotify disabled', name='org.bluez.Error.NotSupported')
+    if char.hg['socket'] is not None:
+        raise dbus.exceptions.DBusException('already acquired', name='org.bluez.Error.NotPermitted')
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    char.hg['socket'] = ours
+    # UnixFd duplicates the descriptor; our copy of the peer's end is closed right away.
+    fd = dbus.types.UnixFd(theirs.fileno())
+    theirs.close()
+    set_props(char, CHAR_IFACE, {'NotifyAcquired': dbus.Boolean(True, variant_level=1)})
+    return (fd, dbus.UInt16(23))
+
+
+# Control interface on "/"
+
+def control_add_monitor(main, adapter, address, name, acquire):
+    adapter_path = '/org/bluez/' + adapter
+    path = adapter_path + '/dev_' + address.replace(':', '_').upper()
+    props = {
+        'Address': dbus.String(address, variant_level=1),
+        'AddressType': dbus.String('random', variant_level=1),
+        'Name': dbus.String(name, variant_level=1),
+        'Alias': dbus.String(name, variant_level=1),
+        'Adapter': dbus.ObjectPath(adapter_path, variant_level=1),
+        'RSSI': dbus.Int16(-58, variant_level=1),
+        'UUIDs': dbus.Array([uuid16(0x180d), uuid16(0x180a), uuid16(0x180f)], signature='s', variant_level=1),
+        'Paired': dbus.Boolean(False, variant_level=1),
+        'Trusted': dbus.Boolean(False, variant_level=1),
+        'Connected': dbus.Boolean(False, variant_level=1),
+        'ServicesResolved': dbus.Boolean(False, variant_level=1),
+    }
+    main.AddObject(path, DEVICE_IFACE, props, [
+        ('Connect', '', '', device_connect),
+        ('Disconnect', '', '', device_disconnect),
+    ])
+    device = mockobject.objects[path]
+    device.hg = {'fail': [], 'acquire': bool(acquire), 'resolve_early': False, 'gatt': [], 'attempts': 0}
+    emit_added(path, {DEVICE_IFACE: props})
+    return dbus.ObjectPath(path)
+
+
+def control_fail_next_connect(_main, device_path, error_name):
+    mockobject.objects[device_path].hg['fail'].append(str(error_name))
+
+
+def control_resolve_before_objects(_main, device_path, early):
+    mockobject.objects[device_path].hg['resolve_early'] = bool(early)
+
+
+def control_notify(_main, char_path, value):
+    char = mockobject.objects[char_path]
+    data = bytes(value)
+    if char.hg['socket'] is not None:
+        char.hg['socket'].send(data)
+    elif char.props[CHAR_IFACE]['Notifying']:
+        set_props(char, CHAR_IFACE, {'Value': dbus.Array(data, signature='y', variant_level=1)})
+    else:
+        raise dbus.exceptions.DBusException('nobody subscribed to ' + char_path,
+                                            name='org.healthgate.Test.NotSubscribed')
+
+
+def control_notify_state(_main, char_path):
+    char = mockobject.objects.get(char_path)
+    if char is None:
+        return (dbus.Boolean(False), dbus.Boolean(False))
+    return (dbus.Boolean(char.hg['socket'] is not None), dbus.Boolean(char.props[CHAR_IFACE]['Notifying']))
+
+
+def control_written(_main, char_path):
+    return dbus.Array([dbus.ByteArray(v) for v in mockobject.objects[char_path].hg['written']], signature='ay')
+
+
+def control_connect_attempts(_main, device_path):
+    return dbus.UInt32(mockobject.objects[device_path].hg['attempts'])
+
+
+def control_drop_link(_main, device_path):
+    drop_link(mockobject.objects[device_path])
+
+
+def control_remove_monitor(main, device_path):
+    device = mockobject.objects[device_path]
+    if device.props[DEVICE_IFACE]['Connected']:
+        drop_link(device)
+    main.RemoveObject(device_path)
+    emit_removed(device_path, [DEVICE_IFACE])
+
+
+_CONTROL = [
+    ('AddHeartRateMonitor', 'sssb', 'o', control_add_monitor),
+    ('FailNextConnect', 'os', '', control_fail_next_connect),
+    ('ResolveBeforeObjects', 'ob', '', control_resolve_before_objects),
+    ('Notify', 'oay', '', control_notify),
+    ('NotifyState', 'o', 'bb', control_notify_state),
+    ('Written', 'o', 'aay', control_written),
+    ('ConnectAttempts', 'o', 'u', control_connect_attempts),
+    ('DropLink', 'o', '', control_drop_link),
+    ('RemoveMonitor', 'o', '', control_remove_monitor),
+]
+
+def load(mock, parameters):
+    # The bluez5 template's own objects (/org/bluez with the agent manager), then our controls.
+    bluez5.load(mock, parameters)
+    mock.AddMethods(CONTROL_IFACE, _CONTROL)

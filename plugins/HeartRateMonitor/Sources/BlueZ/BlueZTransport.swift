@@ -1,0 +1,249 @@
+public import BlueZ
+public import SampleBus
+import Synchronization
+
+/// The Bluetooth LE central transport over bluetoothd's D-Bus API.
+///
+/// Discovery uses Adapter1.SetDiscoveryFilter (LE, our service UUIDs) and StartDiscovery and
+/// reports Device1 objects as they appear, change and vanish. Because BlueZ merges the filters
+/// of all its clients, devices are filtered again here by their advertised UUIDs.
+/// Connecting calls Device1.Connect and waits for a verified ServicesResolved: the property is
+/// true AND GattService1 objects are exported below the device.
+///
+/// Every failure is a ``BLETransportError``; `CancellationError` passes through.
+public final class BlueZTransport: BLECentralTransport {
+    private let busAddress: String?
+    /// The bus connection, opened on first use and again after the bus dropped it, so that a
+    /// gateway started before dbus or bluetoothd recovers (the source retries `.unavailable`).
+    private let bus: Mutex<DBusConnection?>
+    let adapterName: String?
+    let logger: Logger
+    /// How long to wait for ServicesResolved after Device1.Connect returned.
+    let resolveTimeout: Duration
+    /// Our running discovery sessions (adapter path and filter), paused while connecting.
+    private let discoveries = Mutex<[UInt64: (adapter: String, uuids: [String])]>([:])
+    private let nextDiscovery = Atomic<UInt64>(0)
+
+    /// A transport on the system bus, or on `busAddress` (`unix:path=…`) when given.
+    ///
+    /// `adapter` names the controller (`hci1`); nil uses the first adapter BlueZ exports.
+    /// Nothing is opened yet: when the bus cannot be reached, discovery and connect throw
+    /// ``BLETransportError`` `.unavailable`.
+    public init(
+        busAddress: String?, adapter: String?, logger: Logger, resolveTimeout: Duration = .seconds(30)
+    ) {
+        self.busAddress = busAddress
+        bus = Mutex(nil)
+        adapterName = adapter
+        self.logger = logger
+        self.resolveTimeout = resolveTimeout
+    }
+
+    /// Uses an open connection (tests share one bus connection).
+    public init(connection: DBusConnection, adapter: String?, logger: Logger, resolveTimeout: Duration = .seconds(30)) {
+        busAddress = nil
+        bus = Mutex(connection)
+        adapterName = adapter
+        self.logger = logger
+        self.resolveTimeout = resolveTimeout
+    }
+
+    /// The client over the current connection, opening one when there is none or it dropped.
+    func client() throws -> BlueZClient {
+        try bus.withLock { current in
+            if let current, current.isOpen { return BlueZClient(connection: current) }
+            do {
+                let opened = try DBusConnection(address: busAddress)
+                current = opened
+                return BlueZClient(connection: opened)
+            } catch {
+                throw BLETransportError(.unavailable, "cannot reach the D-Bus system bus: \(error)")
+            }
+        }
+    }
+
+    /// The adapter's object path in `tree`, or `.unavailable` naming what is missing.
+    func adapterPath(in tree: BlueZObjectTree) throws -> String {
+        let path: String
+        if let adapterName {
+            path = "/org/bluez/\(adapterName)"
+            guard tree.objects[path]?[BlueZInterface.adapter] != nil else {
+                throw BLETransportError(.unavailable, "no Bluetooth adapter \(adapterName)")
+            }
+        } else {
+            guard let first = tree.adapterPaths.first else {
+                throw BLETransportError(.unavailable, "no Bluetooth adapter")
+            }
+            path = first
+        }
+        if tree.objects[path]?[BlueZInterface.adapter]?["Powered"]?.bool == false {
+            throw BLETransportError(
+                .unavailable, "Bluetooth adapter \(path.split(separator: "/").last ?? "") is powered off")
+        }
+        return path
+    }
+
+    // MARK: Discovery
+
+    /// Discovers LE peripherals advertising any of `services` on the adapter (see the type's
+    /// documentation). Throws `.unavailable` without bluetoothd, adapter or power; ends when
+    /// the consumer stops iterating, after which discovery is stopped.
+    public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
+        // Bounded: discovery events are state updates; if the consumer falls behind, the newest
+        // state of each device is what matters.
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: DiscoveryEvent.self, bufferingPolicy: .bufferingNewest(512))
+        // An unstructured task because the protocol returns a stream synchronously; it is
+        // cancelled when the consumer stops iterating, and events are yielded in bus order.
+        let task = Task { [self] in
+            do {
+                try await runDiscovery(services: services, into: continuation)
+                continuation.finish()
+            } catch is CancellationError {
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: BLETransportError.mapping(error, device: nil, during: .discover))
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private func runDiscovery(
+        services: [BluetoothUUID], into continuation: AsyncThrowingStream<DiscoveryEvent, any Error>.Continuation
+    ) async throws {
+        let client = try client()
+        let signals = try await client.signals()
+        var tree = try await client.managedObjects()
+        let adapter = try adapterPath(in: tree)
+        let wanted = Set(services.map(\.uuidString))
+        try await client.setDiscoveryFilter(adapter: adapter, uuids: services.map(\.uuidString))
+        do {
+            try await client.startDiscovery(adapter: adapter)
+        } catch let error as DBusError where error.name == DBusError.bluezInProgress {
+            // This client already runs a discovery session on the adapter: keep using it.
+            logger.debug("discovery already running on \(adapter)")
+        }
+        logger.info("discovering on \(adapter) for \(services.map(\.description).joined(separator: ", "))")
+        let session = nextDiscovery.add(1, ordering: .relaxed).newValue
+        discoveries.withLock { $0[session] = (adapter, services.map(\.uuidString)) }
+        defer {
+            discoveries.withLock { _ = $0.removeValue(forKey: session) }
+            // Stopping needs a bus round trip after our task was cancelled, so it runs in its own task.
+            Task { [client, logger] in
+                do {
+                    try await client.stopDiscovery(adapter: adapter)
+                } catch {
+                    logger.debug("StopDiscovery on \(adapter): \(error)")
+                }
+            }
+        }
+
+        var reported: [String: String] = [:]  // path → address
+        func report(_ device: BlueZDevice) {
+            guard device.adapterPath == adapter, !wanted.isDisjoint(with: device.uuids) else { return }
+            reported[device.path] = device.address
+            continuation.yield(
+                .found(
+                    DiscoveredPeripheral(
+                        address: device.address, name: device.alias ?? device.name, rssi: device.rssi,
+                        serviceUUIDs: device.uuids.compactMap { BluetoothUUID(string: $0) })))
+        }
+        for device in tree.devices(adapter: adapter) { report(device) }
+
+        for try await signal in signals {
+            tree.apply(signal)
+            if let added = signal.interfacesAdded, let properties = added.interfaces[BlueZInterface.device] {
+                report(BlueZDevice(path: added.path, properties: properties))
+            } else if let removed = signal.interfacesRemoved {
+                if removed.interfaces.contains(BlueZInterface.device), let address = reported.removeValue(forKey: removed.path) {
+                    continuation.yield(.lost(address: address))
+                }
+                if removed.path == adapter, removed.interfaces.contains(BlueZInterface.adapter) {
+                    throw BLETransportError(.unavailable, "Bluetooth adapter \(adapter) was removed")
+                }
+            } else if let change = signal.propertiesChanged, change.interface == BlueZInterface.device,
+                let properties = tree.objects[signal.path]?[BlueZInterface.device],
+                !Set(change.changed.keys).isDisjoint(with: ["RSSI", "Name", "Alias", "UUIDs"])
+            {
+                report(BlueZDevice(path: signal.path, properties: properties))
+            } else if let change = signal.propertiesChanged, change.interface == BlueZInterface.adapter,
+                signal.path == adapter, change.changed["Powered"]?.bool == false
+            {
+                throw BLETransportError(.unavailable, "Bluetooth adapter \(adapter) was powered off")
+            }
+        }
+        // The stream ends without an error only when our task was cancelled.
+        try Task.checkCancellation()
+        throw BLETransportError(.unavailable, "the bus connection ended")
+    }
+
+    // MARK: Connecting
+
+    /// Connects to the device BlueZ knows by `address` on the adapter and waits for its services
+    /// (``resolveTimeout``). Throws `.notFound`, `.inProgress`, `.connectFailed` or
+    /// `.unavailable`; the returned connection ends when the link drops.
+    public func connect(to address: String) async throws -> any BLEConnection {
+        do {
+            let client = try client()
+            let signals = try await client.signals()
+            let tree = try await client.managedObjects()
+            let adapter = try adapterPath(in: tree)
+            guard let device = tree.devices(adapter: adapter).first(where: { $0.address.uppercased() == address.uppercased() })
+            else {
+                throw BLETransportError(.notFound, device: address, "BlueZ does not know this device on \(adapter)")
+            }
+            let peripheral = BlueZPeripheral(
+                client: client, address: address, devicePath: device.path, tree: tree, logger: logger)
+            peripheral.startMonitoring(signals)
+            do {
+                // Scanning while the controller initiates a connection slowed or stalled LE
+                // connections in the device lab; our own discovery pauses for the attempt.
+                let paused = await pauseDiscovery(on: adapter, client: client, device: address)
+                do {
+                    do {
+                        try await client.connect(device: device.path)
+                    } catch let error as DBusError where error.name == DBusError.bluezAlreadyConnected {
+                        logger.debug("already connected", device: address)
+                    }
+                } catch {
+                    await resumeDiscovery(paused, on: adapter, client: client, device: address)
+                    throw error
+                }
+                await resumeDiscovery(paused, on: adapter, client: client, device: address)
+                try await peripheral.waitUntilResolved(timeout: resolveTimeout)
+            } catch {
+                peripheral.finish(BLETransportError(.disconnected, device: address, "connect failed"))
+                throw error
+            }
+            logger.info("connected, services resolved", device: address)
+            return peripheral
+        } catch {
+            throw BLETransportError.mapping(error, device: address, during: .connect)
+        }
+    }
+
+    /// Stops discovery on `adapter` when one of our sessions runs there; returns its filter.
+    private func pauseDiscovery(on adapter: String, client: BlueZClient, device: String) async -> [String]? {
+        guard let uuids = discoveries.withLock({ $0.values.first { $0.adapter == adapter }?.uuids }) else { return nil }
+        do {
+            try await client.stopDiscovery(adapter: adapter)
+            logger.debug("discovery paused for the connection attempt", device: device)
+            return uuids
+        } catch {
+            logger.debug("StopDiscovery before connecting: \(error)", device: device)
+            return nil
+        }
+    }
+
+    /// Restarts a paused discovery if a session still wants it (the filter is set again).
+    private func resumeDiscovery(_ uuids: [String]?, on adapter: String, client: BlueZClient, device: String) async {
+        guard let uuids, discoveries.withLock({ $0.values.contains { $0.adapter == adapter } }) else { return }
+        do {
+            try await client.setDiscoveryFilter(adapter: adapter, uuids: uuids)
+            try await client.startDiscovery(adapter: adapter)
+        } catch {
+            logger.warning("cannot resume discovery on \(adapter): \(error)", device: device)
+        }
+    }
+}
