@@ -81,6 +81,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
+        // MARK: Benchmarks (release builds only; see Benchmarks/README.md)
+        .executableTarget(
+            name: "healthgate-benchmarks",
+            dependencies: [
+                "HealthModel", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "HeartRateMonitor", "SerialPedometer",
+            ],
+            path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "rss-baseline", path: "Benchmarks/Sources/RSSBaseline", swiftSettings: swiftSettings),
+
         // MARK: Tests
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),

@@ -39,7 +39,9 @@ public final class SampleBus: Sendable {
     public func publish(_ records: [HealthRecord]) async {
         guard !records.isEmpty else { return }
         for subscription in subscriptions {
-            let wanted = records.filter(subscription.accepts)
+            // Most sinks take everything: then hand the caller's array on as is (no per-record copy,
+            // Benchmarks/RESULTS.md "Ingest").
+            let wanted = records.allSatisfy(subscription.accepts) ? records : records.filter(subscription.accepts)
             guard !wanted.isEmpty else { continue }
             // Add exactly what this call evicted. Copying the queue's total in (as before) raced
             // with concurrent publishers and overwrote drops the sink itself had reported.
@@ -75,7 +77,13 @@ public struct SamplePublisher: Sendable {
     public func publish(_ records: [HealthRecord]) async {
         guard !records.isEmpty else { return }
         await bus.publish(records)
-        status?.recordsHandled(records.count, lastDate: records.lazy.compactMap(\.endDate).max())
+        guard let status else { return }
+        // A plain loop: a key path applied per record cost more than the rest of publishing.
+        var latest: Date?
+        for record in records {
+            if let end = record.endDate, latest.map({ end > $0 }) ?? true { latest = end }
+        }
+        status.recordsHandled(records.count, lastDate: latest)
     }
 
     /// Publishes one record.

@@ -162,9 +162,20 @@ final class SinkQueue: Sendable {
                 state.inFlight = []
                 if state.count > 0 {
                     let end = state.head + min(maxCount, state.count)
-                    let batch = Array(state.buffer[state.head..<end])
-                    state.head = end
-                    state.compact()
+                    let batch: [HealthRecord]
+                    if end == state.buffer.count {
+                        // Taking everything queued (the usual case below full load): move the
+                        // buffer out instead of copying each record, then drop the consumed head.
+                        var all = state.buffer
+                        state.buffer = []
+                        all.removeFirst(state.head)
+                        batch = all
+                        state.head = 0
+                    } else {
+                        batch = Array(state.buffer[state.head..<end])
+                        state.head = end
+                        state.compact()
+                    }
                     state.inFlight = batch
                     let producers = state.producers
                     state.producers = []

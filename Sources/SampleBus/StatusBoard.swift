@@ -70,9 +70,10 @@ public final class StatusBoard: Sendable {
 
     func update(_ name: String, _ change: (inout PluginStatus) -> Void) {
         statuses.withLock { statuses in
-            guard var status = statuses[name] else { return }
-            change(&status)
-            statuses[name] = status
+            // Mutated in place: copying the entry out made every change copy its `details`
+            // dictionary (thousands of entries with many devices), O(n) per update.
+            guard let index = statuses.index(forKey: name) else { return }
+            change(&statuses.values[index])
         }
     }
 }

@@ -31,7 +31,7 @@ enum Harness {
     /// User plus system CPU seconds this process has used.
     static func cpuSeconds() -> Double {
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     }
@@ -58,6 +58,12 @@ enum Harness {
         let release = withUnsafeBytes(of: &uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         return "\(ProcessInfo.processInfo.activeProcessorCount) cores (\(model)), "
             + String(format: "%.1f GiB", Double(totalKiB) / 1_048_576) + ", Linux \(release)"
+    }
+
+    /// The 1, 5 and 15 minute load averages from /proc/loadavg.
+    static func loadAverage() -> String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
+        return text.split(separator: " ").prefix(3).joined(separator: ", ")
     }
 
     /// Formats a number with thousands separators: 165 432.
@@ -99,8 +105,8 @@ struct Report {
     }
 
     private mutating func emit(_ line: String) {
-        print(line)
-        fflush(stdout)
+        // Unbuffered, so that a run piped into tee shows each line as it completes.
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
         text += line + "\n"
     }
 }

@@ -6,6 +6,5 @@ import Foundation
 let encoder = JSONEncoder()
 let data = (try? encoder.encode(["started": Date().timeIntervalSince1970])) ?? Data()
 FileManager.default.createFile(atPath: "/dev/null", contents: data)
-print("ready")
-fflush(stdout)
+FileHandle.standardOutput.write(Data("ready\n".utf8))
 while true { sleep(3600) }

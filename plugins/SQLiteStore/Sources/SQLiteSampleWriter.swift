@@ -33,7 +33,10 @@ public final class SQLiteSampleWriter {
     // Caches of rows written by committed transactions. Cleared when a transaction fails, since
     // its rows were rolled back.
     private var deviceIDs: [Device: Int64] = [:]
-    private var lastDevice: (device: Device, id: Int64)?
+    // The last device looked up, kept apart from its id so the hot path compares in place
+    // without copying the Device (three heap strings to retain and release per row).
+    private var lastDevice: Device?
+    private var lastDeviceID: Int64 = 0
     private var spans: [String: Int64] = [:]
 
     /// Opens (creating if needed) and migrates the store at `path`.
@@ -83,6 +86,7 @@ public final class SQLiteSampleWriter {
         } catch {
             deviceIDs = [:]
             lastDevice = nil
+            lastDeviceID = 0
             // The rolled-back spans are reloaded lazily: a cleared cache only costs upserts.
             spans = [:]
             throw StoreError.wrap(error, path: path)
@@ -374,9 +378,10 @@ public final class SQLiteSampleWriter {
 
     private func deviceID(for device: Device?) throws(SQLiteError) -> Int64? {
         guard let device else { return nil }
-        if let lastDevice, lastDevice.device == device { return lastDevice.id }
+        if lastDevice == device { return lastDeviceID }
         if let id = deviceIDs[device] {
-            lastDevice = (device, id)
+            lastDevice = device
+            lastDeviceID = id
             return id
         }
         let fields: [SQLiteValue] = [
@@ -400,7 +405,8 @@ public final class SQLiteSampleWriter {
                               context: device.displayName)
         }
         deviceIDs[device] = id
-        lastDevice = (device, id)
+        lastDevice = device
+        lastDeviceID = id
         return id
     }
 

@@ -1,5 +1,5 @@
-import Foundation
-import HealthModel
+public import Foundation
+public import HealthModel
 public import SampleBus
 import Dispatch
 import Synchronization
@@ -56,6 +56,16 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
     public let batchWindow: Duration
     private let state: RetainedState
 
+    /// Called after every committed transaction with the records it held and the gateway clock's
+    /// date right after the commit returned. An observation hook for benchmarks and embedding
+    /// programs (the latency benchmark in Benchmarks/ uses it); it cannot be set from a
+    /// configuration file. nil (the default) costs one nil check per transaction.
+    ///
+    /// Contract: it runs on the sink's task, before the batch is acknowledged, so it must be quick
+    /// and must not block; the records are the ones committed (duplicates ignored by the store
+    /// included).
+    public var onCommit: (@Sendable (_ records: [HealthRecord], _ committedAt: Date) -> Void)?
+
     /// Builds the sink from its configuration; validates every key.
     /// - Throws: ``PluginConfigurationError`` naming the key that is wrong.
     public init(configuration: Configuration, environment: PluginEnvironment) throws {
@@ -103,14 +113,21 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
         }
         context.logger.info("storing records in \(path)")
         var pending = state.withLock { $0.pending }
+        // When the last commit began. Records already queued when a commit ends have waited
+        // since at most then, so their window counts from there: otherwise a record could wait
+        // commit + window + commit (measured in Benchmarks/RESULTS.md, "End-to-end latency").
+        var lastCommitStart: Date?
+        var windowStart = context.clock.now()
         while true {
             if pending.isEmpty {
+                let queuedDuringCommit = inbox.depth > 0
                 guard let batch = await inbox.next(maxCount: batchSize) else { break }
                 pending = batch
                 state.withLock { $0.pending = pending }
+                windowStart = queuedDuringCommit ? (lastCommitStart ?? context.clock.now()) : context.clock.now()
             }
             if pending.count < batchSize {
-                try await waitForMore(batchSize - pending.count, inbox: inbox, clock: context.clock)
+                try await waitForMore(batchSize - pending.count, since: windowStart, inbox: inbox, clock: context.clock)
             }
             if pending.count < batchSize, inbox.depth > 0,
                 let more = await inbox.next(maxCount: batchSize - pending.count)
@@ -121,12 +138,14 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
                 state.withLock { $0.pending = pending }
             }
             let summary: WriteSummary
+            lastCommitStart = context.clock.now()
             do {
                 summary = try await writer.write(pending)
             } catch {
                 context.logger.error("commit of \(pending.count) record(s) failed, will retry after restart: \(error)")
                 throw error
             }
+            if let onCommit { onCommit(pending, context.clock.now()) }
             state.withLock { state in
                 state.pending = []
                 state.transactions += 1
@@ -144,14 +163,14 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
         context.logger.info("inbox drained; store closed")
     }
 
-    /// Waits until the inbox holds `needed` records or one batch window has passed.
+    /// Waits until the inbox holds `needed` records or one batch window has passed since
+    /// `start` (at once when it has passed already).
     ///
     /// The inbox has no "N records queued" notification, so this looks at its depth every
     /// twentieth of the window (at least 1 ms): a batch that fills early is committed early
     /// instead of idling for the rest of the window.
-    private func waitForMore(_ needed: Int, inbox: SinkInbox, clock: any GatewayClock) async throws {
+    private func waitForMore(_ needed: Int, since start: Date, inbox: SinkInbox, clock: any GatewayClock) async throws {
         let tick = max(.milliseconds(1), batchWindow / 20)
-        let start = clock.now()
         var waited = Duration.zero
         while inbox.depth < needed {
             // Time passed is the larger of the sleeps asked for and the clock's own reading

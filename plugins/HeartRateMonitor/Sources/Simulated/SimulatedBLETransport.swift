@@ -93,7 +93,8 @@ struct SimulatedDevice: Sendable {
             .hardwareRevision: Array("1".utf8),
             .firmwareRevision: Array("1.0.0".utf8),
             .softwareRevision: Array("healthgate-sim 1".utf8),
-            .batteryLevel: [UInt8(87 - index)],
+            // Stays in 8…87 % for any number of devices (the transport itself has no device limit).
+            .batteryLevel: [UInt8(87 - index % 80)],
         ]
         if kind == .heartRateMonitor { values[.bodySensorLocation] = [UInt8(HeartRateSensorLocation.chest.rawValue)] }
         return values

@@ -1,0 +1,79 @@
+import Foundation
+
+// healthgate-benchmarks: speed and memory budgets, each measured against a baseline in the same
+// run. See Benchmarks/README.md. Run in release mode only.
+
+/// The entry point: parses the benchmark names and options, runs them, prints the report.
+@main
+struct HealthgateBenchmarks {
+    static func main() async throws {
+        let usage = """
+            usage: healthgate-benchmarks [all|ingest|decode|latency|memory]... [options]
+              --latency-seconds N   how long the end-to-end latency load runs (default 70)
+              --soak-seconds N      how long the accelerated memory soak runs (default 90)
+              --static-dir DIR      where the statically linked healthgate and rss-baseline are
+                                    (default .build/benchmarks; Benchmarks/run builds them)
+              --markdown FILE       also write the Markdown report to FILE
+            """
+
+        var selected: [String] = []
+        var options: [String: String] = [:]
+        var arguments = CommandLine.arguments.dropFirst()
+        while let argument = arguments.popFirst() {
+            if argument.hasPrefix("--") {
+                guard let value = arguments.popFirst() else {
+                    FileHandle.standardError.write(Data("\(argument) needs a value\n\(usage)\n".utf8))
+                    exit(64)
+                }
+                options[String(argument.dropFirst(2))] = value
+            } else {
+                selected.append(argument)
+            }
+        }
+        if selected == ["ingest-profile"] {
+            try await IngestBenchmark.profile(rows: Int(options["rows"] ?? "") ?? 50_000)
+            return
+        }
+        let known = ["ingest", "decode", "latency", "memory"]
+        if selected.isEmpty || selected.contains("all") { selected = known }
+        if let unknown = selected.first(where: { !known.contains($0) }) {
+            FileHandle.standardError.write(Data("unknown benchmark \(unknown)\n\(usage)\n".utf8))
+            exit(64)
+        }
+
+        var report = Report()
+        report.line("## Benchmark run \(ISO8601DateFormatter().string(from: Date()))")
+        report.line("")
+        report.line("- Machine: \(Harness.machineDescription())")
+        report.line("- Load before the run: \(Harness.loadAverage())")
+        report.line("- Command: `\(CommandLine.arguments.joined(separator: " "))`")
+        #if DEBUG
+        report.line("- **WARNING: debug build; figures are meaningless. Use `-c release`.**")
+        #endif
+
+        do {
+            for name in selected {
+                switch name {
+                case "decode": DecodeBenchmark.run(report: &report)
+                case "ingest": try await IngestBenchmark.run(report: &report)
+                case "latency":
+                    try await LatencyBenchmark.run(
+                        seconds: Double(options["latency-seconds"] ?? "") ?? 70, report: &report)
+                case "memory":
+                    try await MemoryBenchmark.run(
+                        staticDirectory: options["static-dir"] ?? ".build/benchmarks",
+                        soakSeconds: Double(options["soak-seconds"] ?? "") ?? 90, report: &report)
+                default: break
+                }
+            }
+        } catch {
+            report.line("\n**Benchmark failed: \(error)**")
+            if let file = options["markdown"] { try? report.text.write(toFile: file, atomically: true, encoding: .utf8) }
+            exit(1)
+        }
+        report.line("\n- Load after the run: \(Harness.loadAverage())")
+        if let file = options["markdown"] {
+            try report.text.write(toFile: file, atomically: true, encoding: .utf8)
+        }
+    }
+}

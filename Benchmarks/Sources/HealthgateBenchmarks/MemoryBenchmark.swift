@@ -1,0 +1,188 @@
+import Foundation
+
+/// Memory: the resident set of `healthgate run` built in release mode with the static Swift
+/// standard library, against `rss-baseline` (a minimal Foundation program) built the same way,
+/// measured in the same run. Then an accelerated soak: many simulated devices at a high
+/// notification rate, sampling RSS over time.
+enum MemoryBenchmark {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func run(staticDirectory: String, soakSeconds: Double, report: inout Report) async throws {
+        report.section("Memory (release, --static-swift-stdlib)")
+        let healthgate = URL(fileURLWithPath: staticDirectory).appendingPathComponent("healthgate").path
+        let baselineBinary = URL(fileURLWithPath: staticDirectory).appendingPathComponent("rss-baseline").path
+        for binary in [healthgate, baselineBinary] where !FileManager.default.isExecutableFile(atPath: binary) {
+            throw Failure(description: "\(binary) is missing: build it with Benchmarks/run (static release build)")
+        }
+        let environment = try BenchmarkEnvironment(name: "memory")
+        defer { environment.removeAll() }
+
+        // The baseline.
+        let baseline = try launch(baselineBinary, arguments: [], environment: environment)
+        try await Task.sleep(for: .seconds(3))
+        let baselineKiB = Harness.residentKiB(pid: baseline.processIdentifier) ?? 0
+        // SIGKILL: the child inherits this process's blocked signals, and it has nothing to flush.
+        kill(baseline.processIdentifier, SIGKILL)
+        baseline.waitUntilExit()
+
+        // Idle: one demo heart-rate monitor at 1 Hz and the SQLite store.
+        let idleConfig = try writeConfig(
+            environment: environment, name: "idle", monitors: 1, footPods: 0, rate: 1)
+        let idle = try launch(healthgate, arguments: ["run", "--config", idleConfig], environment: environment)
+        var idleSamples: [Int] = []
+        for _ in 0..<10 {
+            try await Task.sleep(for: .seconds(1))
+            guard idle.isRunning else { throw Failure(description: "healthgate run exited with status \(idle.terminationStatus)") }
+            idleSamples.append(Harness.residentKiB(pid: idle.processIdentifier) ?? 0)
+        }
+        let networking = mapsFoundationNetworking(pid: idle.processIdentifier)
+        let idleStop = await stop(idle)
+        let idleKiB = idleSamples.last ?? 0
+        let idleMaxKiB = idleSamples.max() ?? 0
+        report.line("Idle: `healthgate run` with one simulated HRM at 1 Hz (`ble-heart-rate`, transport simulated) and the `sqlite` sink, "
+            + "RSS (VmRSS) sampled each second for 10 s; baseline `rss-baseline` after 3 s.")
+        report.line("")
+        report.table(["process", "RSS", "ratio to baseline"], [
+            ["rss-baseline", mib(baselineKiB), "1.00×"],
+            ["healthgate run (after 10 s)", mib(idleKiB), String(format: "%.2f×", Double(idleKiB) / Double(max(1, baselineKiB)))],
+            ["healthgate run (max over 10 s)", mib(idleMaxKiB), String(format: "%.2f×", Double(idleMaxKiB) / Double(max(1, baselineKiB)))],
+        ])
+        report.line("FoundationNetworking/libcurl mapped or URLSession started in the idle process: \(networking ? "**yes**" : "no") "
+            + "(a static binary links it in; what matters is whether it is touched: /proc/PID/maps has no libcurl and the RSS matches).")
+        report.line("Budget: idle RSS ≤ 30 MiB: \(mib(idleMaxKiB)), " + Harness.verdict(idleMaxKiB <= 30 * 1024) + ".")
+
+        // The soak: 16 HRMs + 16 foot pods at 100 notifications/s each = 3 200 notifications/s,
+        // i.e. one hour of 1 Hz traffic from 3 200 devices every hour, or one hour of a single
+        // device every 1.1 s.
+        let soakConfig = try writeConfig(environment: environment, name: "soak", monitors: 16, footPods: 16, rate: 100)
+        let soak = try launch(healthgate, arguments: ["run", "--config", soakConfig], environment: environment)
+        var series: [(Double, Int)] = []
+        let t0 = ContinuousClock.now
+        let cpuStart = childCPUSeconds(pid: soak.processIdentifier)
+        let interval = max(1, soakSeconds / 18)
+        while (ContinuousClock.now - t0).benchmarkSeconds < soakSeconds {
+            try await Task.sleep(for: .seconds(interval))
+            guard soak.isRunning else { throw Failure(description: "the soak's healthgate run exited with status \(soak.terminationStatus)") }
+            series.append(((ContinuousClock.now - t0).benchmarkSeconds, Harness.residentKiB(pid: soak.processIdentifier) ?? 0))
+        }
+        let cpuUsed = childCPUSeconds(pid: soak.processIdentifier) - cpuStart
+        let wall = (ContinuousClock.now - t0).benchmarkSeconds
+        let soakStop = await stop(soak)
+        let stored = rowCount(environment.path("soak.sqlite"))
+        report.line("")
+        report.line(String(format: "Soak: 16 simulated HRMs + 16 foot pods at 100 notifications/s each (3 200/s; one device-hour of 1 Hz "
+            + "traffic every 1.1 s) for %.0f s; %@ samples stored; the process used %.0f %% of one core.",
+                           wall, Harness.format(Double(stored)), cpuUsed / wall * 100).replacingOccurrences(of: "%@", with: ""))
+        report.line("")
+        report.line("Graceful stop (SIGINT) of the idle run: \(idleStop); of the soak run: \(soakStop).")
+        report.line("")
+        report.line("RSS over time (s → MiB): " + series.map { String(format: "%.0f→%.1f", $0.0, Double($0.1) / 1024) }.joined(separator: ", "))
+        // Growth: compare the mean of the second third with the mean of the last third, so one
+        // SQLite cache fill or a heartbeat-series flush does not count as a trend.
+        let third = max(1, series.count / 3)
+        let middle = series.dropFirst(third).prefix(third).map(\.1)
+        let last = series.suffix(third).map(\.1)
+        let middleMean = Double(middle.reduce(0, +)) / Double(max(1, middle.count))
+        let lastMean = Double(last.reduce(0, +)) / Double(max(1, last.count))
+        let growth = (lastMean - middleMean) / 1024
+        report.line("")
+        report.line(String(format: "Growth, mean of the last third − mean of the middle third: %+.2f MiB. ", growth)
+            + "Budget: no growth under steady load (threshold +1 MiB): " + Harness.verdict(growth <= 1.0) + ".")
+    }
+
+    /// Sends SIGINT and waits up to 15 s for a graceful exit, then SIGKILL. Says what happened.
+    static func stop(_ process: Process) async -> String {
+        let pid = process.processIdentifier
+        kill(pid, SIGINT)
+        let start = ContinuousClock.now
+        while process.isRunning, ContinuousClock.now - start < .seconds(15) {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        if process.isRunning {
+            kill(pid, SIGKILL)
+            process.waitUntilExit()
+            return "**did not exit within 15 s; killed**"
+        }
+        return String(format: "exited with status %d after %.2f s", process.terminationStatus,
+                      (ContinuousClock.now - start).benchmarkSeconds)
+    }
+
+    static func mib(_ kib: Int) -> String { String(format: "%.1f MiB", Double(kib) / 1024) }
+
+    static func launch(_ path: String, arguments: [String], environment: BenchmarkEnvironment) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        var variables = ProcessInfo.processInfo.environment
+        for name in ["XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME"] {
+            variables[name] = environment.directory.path
+        }
+        process.environment = variables
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: environment.path("stderr-\(URL(fileURLWithPath: path).lastPathComponent).log"))
+            ?? FileHandle.nullDevice
+        FileManager.default.createFile(atPath: environment.path("stderr-\(URL(fileURLWithPath: path).lastPathComponent).log"), contents: nil)
+        try process.run()
+        return process
+    }
+
+    static func writeConfig(environment: BenchmarkEnvironment, name: String, monitors: Int, footPods: Int, rate: Double) throws -> String {
+        let config = """
+            {
+              "sources": [{"kind": "ble-heart-rate", "name": "demo", "config": {
+                "transport": "simulated", "maxDevices": \(monitors + footPods),
+                "simulation": {"heartRateMonitors": \(monitors), "footPods": \(footPods), "notificationsPerSecond": \(rate)}}}],
+              "sinks": [{"kind": "sqlite", "config": {"path": "\(environment.path("\(name).sqlite"))"}}],
+              "logLevel": "warning",
+              "controlSocket": "\(environment.path("\(name).sock"))"
+            }
+            """
+        let path = environment.path("\(name).json")
+        try config.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Whether the process has libcurl (which FoundationNetworking loads for URLSession) mapped,
+    /// or a thread URLSession starts. A static build has FoundationNetworking inside the binary, so
+    /// the only outside trace is libcurl itself.
+    static func mapsFoundationNetworking(pid: Int32) -> Bool {
+        let maps = (try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)) ?? ""
+        if maps.contains("libcurl") { return true }
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { task in
+            let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
+            return name.lowercased().contains("urlsession") || name.lowercased().contains("curl")
+        }
+    }
+
+    /// User + system CPU seconds of a child process, from /proc/PID/stat (fields 14 and 15, in
+    /// clock ticks; proc(5)).
+    static func childCPUSeconds(pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After ")": field 3 is at index 0, so field 14 is at index 11.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    static func rowCount(_ path: String) -> Int {
+        var total = 0
+        for table in ["samples"] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            process.arguments = [path, "SELECT count(*) FROM \(table)"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return -1 }
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            total += Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        }
+        return total
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import HealthModel
+import SampleBus
+import Synchronization
+
+/// A log sink that keeps only warnings and errors, counted, so a benchmark can say whether the
+/// measured path complained without paying for formatting every info line.
+final class CountingLogSink: LogSink {
+    private let counts = Mutex<(warnings: Int, errors: Int, last: String?)>((0, 0, nil))
+
+    func write(_ entry: LogEntry) {
+        guard entry.level >= .warning else { return }
+        counts.withLock {
+            if entry.level >= .error { $0.errors += 1 } else { $0.warnings += 1 }
+            $0.last = "\(entry.label): \(entry.message)"
+        }
+    }
+
+    var summary: (warnings: Int, errors: Int, last: String?) { counts.withLock { $0 } }
+}
+
+/// What every benchmark needs to build plugins: a logger that counts problems, the system clock,
+/// a UUIDv7 generator and a private temporary directory.
+struct BenchmarkEnvironment {
+    let directory: URL
+    let logSink = CountingLogSink()
+    let clock = SystemClock()
+
+    init(name: String) throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("healthgate-bench-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    var logger: Logger { Logger(label: "bench", sink: logSink, level: .warning) }
+
+    func plugin(_ name: String, ids: SampleIDGenerator = SampleIDGenerator()) -> PluginEnvironment {
+        PluginEnvironment(
+            name: name, logger: logger, clock: clock, ids: ids,
+            paths: GatewayPaths(dataDirectory: directory, stateDirectory: directory, runtimeDirectory: directory),
+            variables: [:])
+    }
+
+    func path(_ file: String) -> String { directory.appendingPathComponent(file).path }
+
+    func removeAll() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// Keeps a value alive and opaque to the optimizer, so a measured loop is not folded away.
+@inline(never)
+func blackHole<T>(_ value: T) {
+    withExtendedLifetime(value) {}
+}
+
+extension Array where Element == Double {
+    /// The q-quantile (0…1) by nearest rank of the sorted values; nil when empty.
+    func quantile(_ q: Double) -> Double? {
+        guard !isEmpty else { return nil }
+        let sorted = self.sorted()
+        let rank = Swift.min(sorted.count - 1, Swift.max(0, Int((q * Double(sorted.count)).rounded(.up)) - 1))
+        return sorted[rank]
+    }
+}
