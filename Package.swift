@@ -37,6 +37,9 @@ let package = Package(
         // glibc only (ioctl/fcntl/open wrappers); links nothing.
         .systemLibrary(name: "CLinuxSystem", path: "Sources/CLinuxSystem"),
         .systemLibrary(
+            name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // MARK: Core
@@ -69,7 +72,7 @@ let package = Package(
             name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "CZlib"],
+            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "CZlib", "CCurl"],
             path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
 
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals

@@ -72,10 +72,30 @@ public final class SQLiteConnection {
         sqlite3_busy_timeout(db, Int32(busyTimeout.components.seconds * 1000
             + busyTimeout.components.attoseconds / 1_000_000_000_000_000))
         if mode == .readWrite {
-            try execute("PRAGMA journal_mode=WAL")
+            try enableWriteAheadLog(within: busyTimeout)
             try execute("PRAGMA synchronous=NORMAL")
         }
         try execute("PRAGMA foreign_keys=ON")
+    }
+
+    /// Switches the file to WAL mode. Changing the journal mode needs an exclusive lock, and SQLite
+    /// answers SQLITE_BUSY at once, without its busy handler, when another connection is opening
+    /// the same new file (a daemon and a CLI reader starting together). Retry until `timeout`.
+    private func enableWriteAheadLog(within timeout: Duration) throws(SQLiteError) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do throws(SQLiteError) {
+                let mode = try query("PRAGMA journal_mode=WAL").first?.text(0)
+                guard mode == "wal" else {
+                    throw SQLiteError(code: 1, message: "the file stays in \(mode ?? "an unknown") journal mode, not WAL", context: path)
+                }
+                return
+            } catch let error where error.isBusy && ContinuousClock.now < deadline {
+                // This runs once per open, before the connection is used, bounded by the busy timeout
+                // that every later statement would wait for too.
+                usleep(5_000)
+            }
+        }
     }
 
     deinit {

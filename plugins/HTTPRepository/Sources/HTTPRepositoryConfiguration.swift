@@ -242,15 +242,13 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, Decodable {
             }
         }
         if let caFile {
-            // swift-corelibs-foundation's URLSession on Linux sets libcurl's CAINFO only from
-            // its built-in list of system bundle paths (EasyHandle.setCARootBundlePath); the
-            // URLSessionCertificateAuthorityInfoFile variable is read on Android only, and
-            // server-trust challenges never reach the delegate. There is no supported way to
-            // add a CA per session, so refuse rather than silently ignore the setting.
-            throw PluginConfigurationError(
-                keyPath: "caFile",
-                reason: "a custom CA file (\(caFile)) cannot be used: FoundationNetworking on Linux only trusts the "
-                    + "system store. Install the CA with update-ca-certificates instead and remove caFile")
+            // Checked now so that a typo fails at start-up, not at the first delivery.
+            guard FileManager.default.isReadableFile(atPath: caFile) else {
+                throw PluginConfigurationError(keyPath: "caFile", reason: "cannot read the CA file \(caFile)")
+            }
+            guard endpoint.scheme == "https" else {
+                throw PluginConfigurationError(keyPath: "caFile", reason: "a CA file only applies to an https URL")
+            }
         }
         return endpoint
     }

@@ -43,7 +43,7 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
 
     public init(configuration: HTTPRepositoryConfiguration, environment: PluginEnvironment) throws {
         try self.init(
-            configuration: configuration, environment: environment, transport: URLSessionTransport(),
+            configuration: configuration, environment: environment, transport: CurlTransport(caFile: configuration.caFile),
             random: { Double.random(in: 0..<1) })
     }
 

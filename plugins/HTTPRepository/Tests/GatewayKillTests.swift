@@ -1,6 +1,7 @@
 import Foundation
 import GatewayTesting
 import HTTPRepository
+import HealthModel
 import XCTest
 
 /// End to end: the built `healthgate run` with a simulated source and this sink, killed with
@@ -76,7 +77,7 @@ final class GatewayKillTests: XCTestCase {
         process.executableURL = binary
         process.arguments = arguments
         process.environment = environment
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
         process.standardError = handle

@@ -76,7 +76,8 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let environment = TestEnvironment.make(
             name: "repository", clock: clock, directory: directory, variables: variables, logSink: logs)
         let sink = try HTTPRepositorySink(
-            configuration: configuration, environment: environment, transport: URLSessionTransport(), random: { 0.5 })
+            configuration: configuration, environment: environment, transport: CurlTransport(caFile: configuration.caFile),
+            random: { 0.5 })
         let (inbox, feed, finish) = SinkInbox.standalone(configuration: queue)
         // Records fed before the sink starts arrive in one inbox batch, so in one request.
         await feed(records.filter(sink.accepts))
@@ -394,9 +395,56 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertEqual(Set(server.acceptedCounts().keys), Set(records.map(\.id.uuidString)))
     }
 
+    // MARK: TLS
+
+    /// HTTPS verifies certificates by default, and `caFile` makes a private CA trusted.
+    func testHTTPSTrustsACustomCAFileAndRejectsAnUnknownCertificateByDefault() async throws {
+        let certificate = directory.appendingPathComponent("repository-cert.pem")
+        let key = directory.appendingPathComponent("repository-key.pem")
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+            "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key.path, "-out", certificate.path,
+        ]
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        XCTAssertEqual(openssl.terminationStatus, 0, "openssl req failed")
+        server.stop()
+        server = RecordingServer(directory: directory, tls: (certificate, key))
+        try server.start()
+        XCTAssertTrue(server.url.hasPrefix("https://127.0.0.1:"))
+
+        // The system store does not know this self-signed certificate: no request gets through.
+        let request = HTTPRequest(url: try XCTUnwrap(URL(string: server.url)), headers: [], body: Data("{}".utf8), timeout: 10)
+        do {
+            _ = try await CurlTransport().send(request)
+            XCTFail("a self-signed certificate was accepted without a CA file")
+        } catch let error as HTTPTransportError {
+            XCTAssertTrue(error.reason.lowercased().contains("certificate"), error.reason)
+        }
+        XCTAssertTrue(server.requests().isEmpty)
+
+        // With the certificate as the CA file, the sink delivers over HTTPS.
+        let records = [try heartRate(70), try heartRate(71, at: 1)]
+        let running = try await start(configuration { $0.caFile = certificate.path }, records: records)
+        try await finish(running)
+        XCTAssertEqual(Set(server.acceptedCounts().keys), Set(records.map(\.id.uuidString)))
+
+        // A CA file only makes sense for https, and must be readable: both fail at start-up.
+        let environment = TestEnvironment.make(directory: directory)
+        XCTAssertThrowsError(try HTTPRepositorySink(
+            configuration: HTTPRepositoryConfiguration(url: "http://127.0.0.1:9/x", caFile: certificate.path),
+            environment: environment)
+        ) { error in
+            XCTAssertEqual((error as? PluginConfigurationError)?.keyPath, "caFile")
+        }
+    }
+
     // MARK: Configuration and helpers
 
-    func testConfigurationRefusesInlineSecretsAndCustomCA() throws {
+    func testConfigurationRefusesInlineSecretsAndAnUnreadableCAFile() throws {
         let inline = #"{"url": "https://repo.example/samples", "auth": {"type": "bearer", "token": "abc"}}"#
         XCTAssertThrowsError(try HealthJSON.makeDecoder().decode(HTTPRepositoryConfiguration.self, from: Data(inline.utf8)))
         let environment = TestEnvironment.make(directory: directory)

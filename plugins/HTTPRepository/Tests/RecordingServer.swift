@@ -13,11 +13,15 @@ final class RecordingServer: @unchecked Sendable {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    init(directory: URL) {
+    /// A PEM certificate and key to serve HTTPS with; nil serves plain HTTP.
+    let tls: (certificate: URL, key: URL)?
+
+    init(directory: URL, tls: (certificate: URL, key: URL)? = nil) {
         recording = directory.appendingPathComponent("requests.jsonl")
+        self.tls = tls
     }
 
-    var url: String { "http://127.0.0.1:\(port)/samples" }
+    var url: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)/samples" }
 
     /// Starts the server (on its previous port after ``stop()``); returns once it listens.
     func start() throws {
@@ -25,6 +29,7 @@ final class RecordingServer: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         var arguments = [Self.fixtures.appendingPathComponent("recording_server.py").path, "--record", recording.path]
         if port != 0 { arguments += ["--port", String(port)] }
+        if let tls { arguments += ["--tls-cert", tls.certificate.path, "--tls-key", tls.key.path] }
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
@@ -57,7 +62,7 @@ final class RecordingServer: @unchecked Sendable {
 
     /// Sends a control command (see the fixture's documentation).
     func control(_ json: String) async throws {
-        let response = try await URLSessionTransport().send(HTTPRequest(
+        let response = try await CurlTransport().send(HTTPRequest(
             url: URL(string: "http://127.0.0.1:\(port)/_control")!, headers: [("Content-Type", "application/json")],
             body: Data(json.utf8), timeout: 5))
         XCTAssertEqual(response.status, 200)

@@ -1,0 +1,137 @@
+internal import CCurl
+import Foundation
+import Synchronization
+
+/// The real transport: libcurl's easy interface.
+///
+/// Why libcurl directly and not URLSession: FoundationNetworking on Linux gives no way to trust a
+/// custom CA (it sets `CURLOPT_CAINFO` only from its built-in list of system bundles), and this
+/// sink must accept a private repository's CA file. libcurl is what URLSession uses underneath.
+///
+/// - Certificates and host names are always verified (`CURLOPT_SSL_VERIFYPEER`/`VERIFYHOST`);
+///   `caFile` replaces the system bundle as the set of trusted roots.
+/// - Redirects are never followed and only `http`/`https` are allowed, so no request reaches any
+///   URL but the configured one.
+/// - Each request runs on a Dispatch queue (`curl_easy_perform` blocks), never on the cooperative
+///   pool. Cancelling the calling task aborts the transfer from libcurl's progress callback.
+public final class CurlTransport: HTTPTransport {
+    private let caFile: String?
+    private let queue = DispatchQueue(label: "healthgate.http-repository.curl", attributes: .concurrent)
+
+    /// Creates a transport.
+    /// - Parameter caFile: a PEM bundle of trusted root certificates; nil trusts the system store.
+    public init(caFile: String? = nil) {
+        self.caFile = caFile
+        // Reference-counted inside libcurl; paired with curl_global_cleanup in deinit.
+        curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    }
+
+    deinit {
+        curl_global_cleanup()
+    }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try Task.checkCancellation()
+        let exchange = Exchange()
+        let caFile = caFile
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
+                queue.async {
+                    continuation.resume(with: Result { try Self.perform(request, caFile: caFile, exchange: exchange) })
+                }
+            }
+        } onCancel: {
+            exchange.cancelled.store(true, ordering: .relaxed)
+        }
+    }
+
+    /// One transfer's response buffers and cancellation flag, reached from libcurl's callbacks
+    /// through their context pointer. Touched only by the thread running `curl_easy_perform`,
+    /// except `cancelled`, which is atomic.
+    final class Exchange: @unchecked Sendable {
+        var body = Data()
+        var headers: [String: String] = [:]
+        let cancelled = Atomic<Bool>(false)
+    }
+
+    private static func perform(_ request: HTTPRequest, caFile: String?, exchange: Exchange) throws -> HTTPResponse {
+        let url = request.url.absoluteString
+        guard let handle = curl_easy_init() else {
+            throw HTTPTransportError(url: url, reason: "libcurl could not create a handle")
+        }
+        defer { curl_easy_cleanup(handle) }
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        // "Expect:" turns off libcurl's 100-continue round trip for larger bodies.
+        for line in request.headers.map({ "\($0.name): \($0.value)" }) + ["Expect:"] {
+            headerList = curl_slist_append(headerList, line)
+        }
+        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        let context = Unmanaged.passUnretained(exchange).toOpaque()
+        let code: CURLcode = request.body.withUnsafeBytes { body in
+            errorBuffer.withUnsafeMutableBufferPointer { errors in
+                var status = CURLE_OK
+                func set(_ result: CURLcode) { if status == CURLE_OK { status = result } }
+                set(hg_curl_setopt_string(handle, CURLOPT_URL, url))
+                set(hg_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+                set(hg_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0))
+                set(hg_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
+                set(hg_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
+                set(hg_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
+                if let caFile { set(hg_curl_setopt_string(handle, CURLOPT_CAINFO, caFile)) }
+                set(hg_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(max(1, request.timeout * 1000))))
+                set(hg_curl_setopt_long(handle, CURLOPT_POST, 1))
+                set(hg_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: body.baseAddress)))
+                set(hg_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, body.count))
+                set(hg_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)))
+                set(hg_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errors.baseAddress)))
+                set(hg_curl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, curlBody))
+                set(hg_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context))
+                set(hg_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, curlHeader))
+                set(hg_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context))
+                set(hg_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0))
+                set(hg_curl_setopt_progress(handle, curlProgress))
+                set(hg_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, context))
+                guard status == CURLE_OK else { return status }
+                return curl_easy_perform(handle)
+            }
+        }
+        if exchange.cancelled.load(ordering: .relaxed) { throw CancellationError() }
+        guard code == CURLE_OK else {
+            let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+            throw HTTPTransportError(url: url, reason: reason, isTimeout: code == CURLE_OPERATION_TIMEDOUT)
+        }
+        var status = 0
+        _ = hg_curl_response_code(handle, &status)
+        return HTTPResponse(status: status, headers: exchange.headers, body: exchange.body)
+    }
+}
+
+// libcurl callbacks: C function pointers, so they reach the exchange through the context pointer.
+
+private func curlBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let data, let context else { return 0 }  // 0 makes libcurl abort the transfer
+    let exchange = Unmanaged<CurlTransport.Exchange>.fromOpaque(context).takeUnretainedValue()
+    exchange.body.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: size * count)
+    return size * count
+}
+
+private func curlHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let data, let context else { return 0 }
+    let exchange = Unmanaged<CurlTransport.Exchange>.fromOpaque(context).takeUnretainedValue()
+    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
+    if line.hasPrefix("HTTP/") {
+        exchange.headers = [:]  // a new response (after an interim 1xx): start over
+    } else if let colon = line.firstIndex(of: ":") {
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        exchange.headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    return size * count
+}
+
+private func curlProgress(_ context: UnsafeMutableRawPointer?, _: curl_off_t, _: curl_off_t, _: curl_off_t, _: curl_off_t) -> Int32 {
+    guard let context else { return 0 }
+    let exchange = Unmanaged<CurlTransport.Exchange>.fromOpaque(context).takeUnretainedValue()
+    return exchange.cancelled.load(ordering: .relaxed) ? 1 : 0  // non-zero aborts the transfer
+}
