@@ -3,11 +3,13 @@ import Foundation
 import GatewayTesting
 import HealthModel
 import HeartRateMonitor
+import SQLiteStore
 import SampleBus
 import XCTest
 
 /// The whole `ble-heart-rate` source over the BlueZ transport and a real private bus, into a
-/// CollectingSink: a monitor that disappears and comes back delivers samples again.
+/// CollectingSink and the SQLite store: a monitor that disappears and comes back delivers samples
+/// again, and they land in the database.
 final class HeartRateSourceOverBlueZTests: XCTestCase {
     func testMonitorThatDisappearsAndReturnsDeliversSamplesAgain() async throws {
         let bluez = try await PrivateBlueZ()
@@ -32,12 +34,23 @@ final class HeartRateSourceOverBlueZTests: XCTestCase {
             let board = StatusBoard()
             let status = board.register(name: "hr", kind: HeartRateSource.kind, role: .source)
             let sinkStatus = board.register(name: "collect", kind: "collect", role: .sink)
-            let bus = SampleBus(sinks: [(name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)])
+            let storeStatus = board.register(name: "sqlite", kind: SQLiteSink.kind, role: .sink)
+            let bus = SampleBus(sinks: [
+                (name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil),
+                (name: "sqlite", queue: QueueConfiguration(), accepts: { _ in true }, status: storeStatus),
+            ])
             let sink = CollectingSink(batchSize: 1)
+            let database = directory.appendingPathComponent("samples.sqlite").path
+            let store = try SQLiteSink(
+                configuration: SQLiteSink.Configuration(path: database, batchWindowMilliseconds: 10), environment: environment)
             let logger = Logger(label: "hr", sink: logs, level: .debug)
             guard let inbox = bus.subscription(named: "collect")?.inbox else { return XCTFail("no inbox") }
             let sinkTask = Task {
                 try await sink.run(inbox: inbox, context: SinkContext(logger: logger, clock: clock, status: sinkStatus))
+            }
+            guard let storeInbox = bus.subscription(named: "sqlite")?.inbox else { return XCTFail("no store inbox") }
+            let storeTask = Task {
+                try await store.run(inbox: storeInbox, context: SinkContext(logger: logger, clock: clock, status: storeStatus))
             }
             let sourceTask = Task {
                 try await source.run(
@@ -48,6 +61,7 @@ final class HeartRateSourceOverBlueZTests: XCTestCase {
                 sourceTask.cancel()
                 bus.finish()
                 sinkTask.cancel()
+                storeTask.cancel()
             }
             @Sendable func heartRates() -> [QuantitySample] {
                 sink.records.compactMap { record -> QuantitySample? in
@@ -78,6 +92,15 @@ final class HeartRateSourceOverBlueZTests: XCTestCase {
             try await waitUntil(timeout: .seconds(20), "a sample after the return") {
                 heartRates().contains { (try? $0.quantity.doubleValue(for: .countPerMinute)) == 84 }
             }
+
+            // Both measurements, before and after the monitor came back, are in the SQLite store
+            // with their unit and device.
+            try await waitUntil(timeout: .seconds(20), "both samples committed to SQLite") {
+                (storeStatus.current?.records ?? 0) >= heartRates().count
+            }
+            let stored = try await SQLiteSampleStore(path: database).samples(of: .heartRate)
+            XCTAssertEqual(stored.map(\.quantity), [Quantity(72, .countPerMinute), Quantity(84, .countPerMinute)])
+            XCTAssertEqual(Set(stored.compactMap(\.device?.localIdentifier)).count, 1, "one device across the reconnect")
         } catch {
             await bluez.stop()
             throw error
