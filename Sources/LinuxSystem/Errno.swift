@@ -16,7 +16,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public init(rawValue: Int32) { self.rawValue = rawValue }
 
     /// The calling thread's current `errno`.
-    public static var current: Errno { Errno(rawValue: hg_errno()) }
+    public static var lastError: Errno { Errno(rawValue: hg_errno()) }
 
     /// `strerror(3)` text plus the symbolic code, e.g. `No such file or directory (ENOENT)`.
     public var description: String {
@@ -77,7 +77,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
         while true {
             let result = call()
             if result != -1 { return result }
-            let error = Errno.current
+            let error = Errno.lastError
             if error == .interrupted { continue }
             throw error
         }

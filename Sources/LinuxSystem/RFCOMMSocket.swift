@@ -92,7 +92,7 @@ public final class RFCOMMSocket: ByteStreamConnection {
                 raw, buffer.baseAddress?.assumingMemoryBound(to: sockaddr.self), socklen_t(buffer.count))
         }
         if result != 0 {
-            let error = Errno.current
+            let error = Errno.lastError
             guard error == .inProgress || error == .interrupted else {
                 descriptor.close()
                 throw SystemError("connect", target: target, errno: error)
@@ -124,7 +124,7 @@ public final class RFCOMMSocket: ByteStreamConnection {
                 source.setEventHandler {
                     var error: Int32 = 0
                     var length = socklen_t(MemoryLayout<Int32>.size)
-                    if getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 { error = Errno.current.rawValue }
+                    if getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 { error = Errno.lastError.rawValue }
                     let pending = box.withLock { state -> CheckedContinuation<Int32, Never>? in
                         let pending = state.continuation
                         state.continuation = nil
