@@ -135,8 +135,8 @@ enum HTTPBenchmark {
                 String(format: "%.1f µs / %.1f µs", bestMeasuredCPU / Double(count) * 1e6, bestBaselineCPU / Double(count) * 1e6),
             ]])
         report.line("Bodies: \(Harness.format(Double(rawBytes / requests.count))) bytes per batch of \(batchSize) before gzip, "
-            + "\(Harness.format(Double(gzipBytes / requests.count))) after. Encoding alone (`PayloadBuilder.storedPayload`, the "
-            + "sink's `JSONEncoder` path, CPU time): " + Harness.format(encodeRate) + " samples/s.")
+            + "\(Harness.format(Double(gzipBytes / requests.count))) after. JSONEncoder alone (`PayloadBuilder.storedPayload(of:encoder:)`, the "
+            + "path before the hand-written writer, CPU time): " + Harness.format(encodeRate) + " samples/s.")
         let problems = environment.logSink.summary
         if problems.warnings + problems.errors > 0 {
             report.line("Warnings/errors logged by the sink: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
