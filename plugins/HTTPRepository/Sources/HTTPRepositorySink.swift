@@ -98,6 +98,7 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
 
     private func intake(inbox: SinkInbox, context: SinkContext, signals: DeliverySignals) async throws {
         let encoder = HealthJSON.makeEncoder()
+        var writer = QuantitySampleJSONWriter()
         var blockedSince: Date?
         while !Task.isCancelled {
             if limits.policy == .block, outbox.isFull(now: clock.now(), limits: limits) {
@@ -122,7 +123,7 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
             rows.reserveCapacity(batch.count)
             for record in batch {
                 do {
-                    rows.append((record.id, record.kind, try PayloadBuilder.storedPayload(of: record, encoder: encoder)))
+                    rows.append((record.id, record.kind, try PayloadBuilder.storedPayload(of: record, encoder: encoder, writer: &writer)))
                 } catch {
                     // Cannot happen for validated samples (finite values); never drop silently.
                     context.logger.error("cannot encode record \(record.id): \(error); skipped", device: record.device?.displayName)

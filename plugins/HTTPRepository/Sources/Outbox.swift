@@ -102,7 +102,11 @@ public final class Outbox: Sendable {
             status INTEGER NOT NULL,
             response TEXT NOT NULL);
         CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-        """
+        """,
+        // Version 2: the oldest pending record without a scan. `append` and `remove` keep the
+        // count and bytes in memory; a full `measure` after each scanned the whole table (every
+        // payload page), quadratic while the outbox grows (Benchmarks/RESULTS.md, http).
+        "CREATE INDEX pending_by_age ON pending(enqueued_at);",
     ]
 
     /// Opens (creating if needed) the outbox at `path`.
@@ -152,9 +156,10 @@ public final class Outbox: Sendable {
     public func append(
         _ records: [(id: SampleID, kind: HealthRecordKind, payload: [UInt8])], now: Date, limits: OutboxLimits
     ) async throws -> OutboxAppendResult {
-        let (result, statistics) = try await database.perform { connection in
-            try connection.transaction {
+        return try await database.perform { connection in
+            let (result, insertedBytes) = try connection.transaction {
                 var inserted = 0
+                var insertedBytes = 0
                 let insert = try connection.statement(
                     "INSERT OR IGNORE INTO pending(uuid, kind, payload, bytes, enqueued_at) VALUES (?, ?, ?, ?, ?)")
                 let time = now.timeIntervalSince1970
@@ -166,17 +171,30 @@ public final class Outbox: Sendable {
                     insert.bind(Int64(record.payload.count), at: 4)
                     insert.bind(time, at: 5)
                     try insert.runAndReset()
-                    inserted += connection.changes
+                    let changed = connection.changes
+                    inserted += changed
+                    insertedBytes += changed * record.payload.count
                 }
                 var dropped = 0
                 if limits.policy == .dropOldest {
                     dropped = try Self.dropOverflow(connection, now: time, limits: limits)
                 }
-                return (OutboxAppendResult(inserted: inserted, dropped: dropped), try Self.measure(connection))
+                return (OutboxAppendResult(inserted: inserted, dropped: dropped), insertedBytes)
             }
+            // Still on the database's serial queue, so updates to the cache keep the order of the
+            // transactions.
+            if result.dropped > 0 {
+                let statistics = try Self.measure(connection)
+                self.cached.withLock { $0 = statistics }
+            } else if result.inserted > 0 {
+                self.cached.withLock {
+                    $0.count += result.inserted
+                    $0.bytes += insertedBytes
+                    $0.oldest = min($0.oldest ?? now, now)
+                }
+            }
+            return result
         }
-        cached.withLock { $0 = statistics }
-        return result
     }
 
     /// Deletes the oldest pending rows while over a limit; returns how many and counts them.
@@ -253,18 +271,31 @@ public final class Outbox: Sendable {
 
     /// Removes delivered records.
     public func remove(_ entries: [OutboxEntry]) async throws {
-        let statistics = try await database.perform { connection in
-            try connection.transaction {
+        try await database.perform { connection in
+            let (removed, removedBytes, oldest) = try connection.transaction {
                 let delete = try connection.statement("DELETE FROM pending WHERE seq = ?")
+                var removed = 0
+                var removedBytes = 0
                 for entry in entries {
                     delete.reset()
                     delete.bind(entry.sequence, at: 1)
                     try delete.runAndReset()
+                    // `bytes` was stored as the payload's size.
+                    let changed = connection.changes
+                    removed += changed
+                    removedBytes += changed * entry.payload.count
                 }
-                return try Self.measure(connection)
+                // min() over the indexed column is one index lookup (SQLite's min/max optimisation).
+                let oldest = try connection.query("SELECT min(enqueued_at) FROM pending").first?.double(0)
+                return (removed, removedBytes, oldest)
+            }
+            // On the serial queue: see `append`.
+            self.cached.withLock {
+                $0.count -= removed
+                $0.bytes -= removedBytes
+                $0.oldest = oldest.map { Date(timeIntervalSince1970: $0) }
             }
         }
-        cached.withLock { $0 = statistics }
     }
 
     /// Moves refused records to the dead-letter table with the server's status and answer.

@@ -51,6 +51,13 @@ public struct PayloadBuilder: Sendable {
         }
     }
 
+    /// ``storedPayload(of:encoder:)`` through the hand-written writer where it applies (the same
+    /// bytes, several times faster; see ``QuantitySampleJSONWriter``).
+    static func storedPayload(of record: HealthRecord, encoder: JSONEncoder, writer: inout QuantitySampleJSONWriter) throws -> [UInt8] {
+        if case .quantity(let sample) = record, let bytes = writer.encode(sample) { return bytes }
+        return try storedPayload(of: record, encoder: encoder)
+    }
+
     /// The request body for `entries` (before compression). Entries that cannot be decoded
     /// (FHIR, Open mHealth) are left out.
     public func body(for entries: [OutboxEntry]) -> Data {

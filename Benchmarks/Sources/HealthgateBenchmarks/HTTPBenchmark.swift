@@ -1,0 +1,253 @@
+import Foundation
+import HTTPRepository
+import HealthModel
+import SampleBus
+
+/// The HTTP sink: records published on the real ``SampleBus`` → the sink's queue →
+/// ``HTTPRepositorySink`` (HealthJSON encoding, the SQLite outbox, the native body, gzip, the
+/// Idempotency-Key) → POSTed to a server on 127.0.0.1, against a plain loop POSTing the same
+/// batches pre-encoded and pre-compressed through the same transport.
+///
+/// The server is a threaded Python HTTP/1.1 server that reads each body and answers 200; it counts
+/// requests and bytes so every run can be checked. Both sides use ``URLSessionTransport`` (the
+/// sink's real transport) and send one request at a time, as the sink does, so the ratio shows
+/// what the outbox and the encoding cost.
+///
+/// Timed region, measured: publishing pre-built chunks of 100 records (concurrently with the
+/// sink) until the sink returns, which it does once the bus is finished and the outbox is empty
+/// (every record acknowledged by a 200). Making the sink (opening and migrating its outbox file)
+/// is outside. Baseline: the POST loop only; encoding and compressing the batches is outside.
+enum HTTPBenchmark {
+    static let batchSize = 500
+
+    static func run(report: inout Report) async throws {
+        report.section("HTTP sink (native format, batches of 500)")
+        let count = 100_000
+        report.line("Measured: `SamplePublisher.publish` (chunks of 100 pre-built heart-rate samples, one device, no metadata) "
+            + "→ SampleBus → sink queue (capacity 10 000, block) → `HTTPRepositorySink` (defaults: batchSize 500, gzip level 1, "
+            + "outbox policy block): HealthJSON encoding, outbox commit, native body, gzip, POST, outbox delete → a threaded "
+            + "Python server on 127.0.0.1 that reads each body and answers 200. Baseline: the same server, the same transport "
+            + "(`URLSessionTransport`) and headers, POSTing the same \(count / batchSize) batches pre-encoded and pre-gzipped "
+            + "one after another. Runs alternate baseline/measured; best of 3 each by wall time.")
+        report.line("")
+        let environment = try BenchmarkEnvironment(name: "http")
+        defer { environment.removeAll() }
+        let server = try BenchmarkHTTPServer(directory: environment.directory)
+        defer { server.stop() }
+
+        let ids = SampleIDGenerator()
+        let device = Device(
+            name: "Polar H10 1A2B3C4D", manufacturer: "Polar Electro Oy", model: "H10", firmwareVersion: "5.0.0",
+            localIdentifier: "A0:9E:1A:12:34:56")
+        let start = Date()
+        let records: [HealthRecord] = try (0..<count).map { index in
+            let date = start.addingTimeInterval(Double(index) / 1000)
+            return .quantity(try QuantitySample(
+                id: ids.next(), type: .heartRate, quantity: Quantity(Double(60 + index % 90), .countPerMinute),
+                start: date, end: date, device: device))
+        }
+        let chunks = stride(from: 0, to: records.count, by: 100).map { Array(records[$0..<min($0 + 100, records.count)]) }
+
+        // The baseline's requests, built as the sink builds them (outside the timed region).
+        let encoder = HealthJSON.makeEncoder()
+        let builder = PayloadBuilder(format: .native, patientReference: nil)
+        let url = server.url
+        var requests: [HTTPRequest] = []
+        var rawBytes = 0
+        var gzipBytes = 0
+        for first in stride(from: 0, to: records.count, by: batchSize) {
+            let batch = records[first..<min(first + batchSize, records.count)]
+            let entries = try batch.enumerated().map { offset, record in
+                OutboxEntry(
+                    sequence: Int64(first + offset), id: record.id, kind: record.kind,
+                    payload: try PayloadBuilder.storedPayload(of: record, encoder: encoder), enqueuedAt: start)
+            }
+            let body = builder.body(for: entries)
+            let compressed = try Gzip.compress(body)
+            rawBytes += body.count
+            gzipBytes += compressed.count
+            requests.append(HTTPRequest(
+                url: url,
+                headers: [
+                    ("Content-Type", builder.contentType), ("Accept", "application/json"), ("User-Agent", "healthgate/bench"),
+                    ("Idempotency-Key", PayloadBuilder.idempotencyKey(for: entries.map(\.id))), ("Content-Encoding", "gzip"),
+                ],
+                body: compressed, timeout: 30))
+        }
+
+        // How fast the encoding alone is (CPU time, one core), to tell whether it is the bottleneck.
+        let encodeCPU0 = Harness.cpuSeconds()
+        var encodedBytes = 0
+        for record in records.prefix(20_000) {
+            encodedBytes &+= try PayloadBuilder.storedPayload(of: record, encoder: encoder).count
+        }
+        let encodeRate = 20_000 / (Harness.cpuSeconds() - encodeCPU0)
+        blackHole(encodedBytes)
+
+        let transport = URLSessionTransport()
+        // One warm-up request each way, so that neither side pays for connecting first.
+        _ = try await transport.send(requests[0])
+        var bestBaseline = Double.infinity
+        var bestMeasured = Double.infinity
+        var bestBaselineCPU = Double.infinity
+        var bestMeasuredCPU = Double.infinity
+        for repetition in 0..<3 {
+            var before = try await server.statistics(transport)
+            let cpu0 = Harness.cpuSeconds()
+            let t0 = ContinuousClock.now
+            for request in requests {
+                let response = try await transport.send(request)
+                guard response.status == 200 else { throw HTTPBenchmarkFailure(description: "baseline: HTTP \(response.status)") }
+            }
+            bestBaseline = min(bestBaseline, (ContinuousClock.now - t0).benchmarkSeconds)
+            bestBaselineCPU = min(bestBaselineCPU, Harness.cpuSeconds() - cpu0)
+            var after = try await server.statistics(transport)
+            guard after.requests - before.requests == requests.count else {
+                throw HTTPBenchmarkFailure(description: "baseline: the server saw \(after.requests - before.requests) requests, expected \(requests.count)")
+            }
+
+            before = after
+            let sink = try HTTPRepositorySink(
+                configuration: HTTPRepositoryConfiguration(url: url.absoluteString),
+                environment: environment.plugin("http-\(repetition)"), transport: transport, random: { 0.5 })
+            let cpu1 = Harness.cpuSeconds()
+            let t1 = ContinuousClock.now
+            try await measured(sink: sink, chunks: chunks, environment: environment)
+            bestMeasured = min(bestMeasured, (ContinuousClock.now - t1).benchmarkSeconds)
+            bestMeasuredCPU = min(bestMeasuredCPU, Harness.cpuSeconds() - cpu1)
+            after = try await server.statistics(transport)
+            let remaining = sink.outbox.statistics.count
+            guard remaining == 0, after.requests - before.requests == requests.count,
+                after.bytes - before.bytes >= gzipBytes * 9 / 10
+            else {
+                throw HTTPBenchmarkFailure(
+                    description: "sink: \(remaining) records left in the outbox, \(after.requests - before.requests) requests "
+                        + "(expected \(requests.count)), \(after.bytes - before.bytes) bytes (baseline \(gzipBytes))")
+            }
+        }
+        let baseRate = Double(count) / bestBaseline
+        let rate = Double(count) / bestMeasured
+        report.table(
+            ["samples", "measured: sink (wall)", "baseline: POST loop (wall)", "ratio", "CPU per sample measured / baseline"],
+            [[
+                Harness.format(Double(count)), Harness.format(rate) + " samples/s", Harness.format(baseRate) + " samples/s",
+                String(format: "**%.2f×**", rate / baseRate),
+                String(format: "%.1f µs / %.1f µs", bestMeasuredCPU / Double(count) * 1e6, bestBaselineCPU / Double(count) * 1e6),
+            ]])
+        report.line("Bodies: \(Harness.format(Double(rawBytes / requests.count))) bytes per batch of \(batchSize) before gzip, "
+            + "\(Harness.format(Double(gzipBytes / requests.count))) after. JSONEncoder alone (`PayloadBuilder.storedPayload(of:encoder:)`, the "
+            + "path before the hand-written writer, CPU time): " + Harness.format(encodeRate) + " samples/s.")
+        let problems = environment.logSink.summary
+        if problems.warnings + problems.errors > 0 {
+            report.line("Warnings/errors logged by the sink: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
+        }
+        report.line("No budget is set for this figure; it shows the outbox and encoding overhead over a plain POST loop.")
+    }
+
+    /// The real path: publish on a bus while the sink delivers; returns when every record was
+    /// acknowledged by the server.
+    static func measured(sink: HTTPRepositorySink, chunks: [[HealthRecord]], environment: BenchmarkEnvironment) async throws {
+        let board = StatusBoard()
+        let status = board.register(name: "http", kind: HTTPRepositorySink.kind, role: .sink)
+        let bus = SampleBus(sinks: [("http", QueueConfiguration(capacity: 10_000, policy: .block), { sink.accepts($0) }, status)])
+        let inbox = bus.subscriptions[0].inbox
+        let publisher = SamplePublisher(bus: bus, status: board.register(name: "source", kind: "bench", role: .source))
+        let context = SinkContext(logger: environment.logger, clock: environment.clock, status: status)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await sink.run(inbox: inbox, context: context) }
+            group.addTask {
+                for chunk in chunks { await publisher.publish(chunk) }
+                bus.finish()
+            }
+            try await group.waitForAll()
+        }
+    }
+}
+
+struct HTTPBenchmarkFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A threaded HTTP/1.1 server on 127.0.0.1 (Debian's python3) that reads each body and answers
+/// 200 `{}`; `POST /stats` answers the number of POSTs and body bytes seen so far.
+final class BenchmarkHTTPServer {
+    let url: URL
+    private let statsURL: URL
+    private let process: Process
+
+    static let script = """
+        import sys, threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        lock = threading.Lock()
+        counts = [0, 0]
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            # The headers and the body go out in two writes; without TCP_NODELAY the second
+            # waits for the client's delayed ACK (40 ms per request).
+            disable_nagle_algorithm = True
+            def log_message(self, *args):
+                pass
+            def answer(self, body):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                if self.path == "/stats":
+                    with lock:
+                        text = "%d %d" % (counts[0], counts[1])
+                    self.answer(text.encode())
+                    return
+                with lock:
+                    counts[0] += 1
+                    counts[1] += len(body)
+                self.answer(b"{}")
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """
+
+    init(directory: URL) throws {
+        let file = directory.appendingPathComponent("server.py")
+        try Self.script.write(to: file, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [file.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        self.process = process
+        // The first line is the port; reading blocks this thread briefly, before any timing.
+        var line = Data()
+        while true {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)),
+            let url = URL(string: "http://127.0.0.1:\(port)/v1/samples"), let stats = URL(string: "http://127.0.0.1:\(port)/stats")
+        else {
+            process.terminate()
+            throw HTTPBenchmarkFailure(description: "the benchmark server did not print its port (python3 missing?)")
+        }
+        self.url = url
+        self.statsURL = stats
+    }
+
+    /// POSTs and body bytes the server has seen.
+    func statistics(_ transport: any HTTPTransport) async throws -> (requests: Int, bytes: Int) {
+        let response = try await transport.send(HTTPRequest(url: statsURL, headers: [], body: Data(), timeout: 10))
+        let fields = String(decoding: response.body, as: UTF8.self).split(separator: " ").compactMap { Int($0) }
+        guard fields.count == 2 else { throw HTTPBenchmarkFailure(description: "bad /stats answer") }
+        return (fields[0], fields[1])
+    }
+
+    /// Kills the server. Not `waitUntilExit()`: from an async context it can wait for a run
+    /// loop that never turns; Foundation's Process reaps the child itself.
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import HealthModel
+@testable import HTTPRepository
+import XCTest
+
+/// The hand-written HealthJSON writer must produce exactly the bytes `JSONEncoder` does, or
+/// decline (nil) so that the encoder is used.
+final class QuantitySampleJSONWriterTests: XCTestCase {
+    let ids = SampleIDGenerator(seed: 11)
+
+    func testQuantitySampleWriterIsByteIdenticalToHealthJSON() throws {
+        let devices: [Device?] = [
+            nil, Device(),
+            Device(name: "Polar H10 1A2B3C4D", manufacturer: "Polar Electro Oy", model: "H10", firmwareVersion: "5.0.0",
+                   localIdentifier: "A0:9E:1A:12:34:56"),
+            Device(name: "Foot pod", manufacturer: "Acme", model: "FP-1", hardwareVersion: "2", firmwareVersion: "1.2",
+                   softwareVersion: "3.4/5", localIdentifier: "usb-Acme_FP1_0001", udiDeviceIdentifier: "(01)0061414199999"),
+            Device(localIdentifier: "/dev/serial/by-id/usb-x"),
+            Device(name: "Pölar ♥"), Device(name: "say \"hi\""), Device(name: "back\\slash"), Device(name: "tab\there"),
+        ]
+        let kinds: [(QuantityType, HealthUnit, [Double])] = [
+            (.heartRate, .countPerMinute, [0, 1, 60, 72, 72.5, 199, 250.25, 1e15, 9_007_199_254_740_993]),
+            (.stepCount, .count, [0, 3, 120, 65_535, 1e9]),
+            (.distanceWalkingRunning, .meter, [0.1, 1.0 / 3, 12.5, 85, 1e-7, 1234.5678, 1e20, 2.5e-300, 0.000123]),
+            (.runningSpeed, .meterPerSecond, [2.9, 0.05, 3.141592653589793, 10]),
+        ]
+        let dates = [
+            Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_800_000_000.123456),
+            Date(timeIntervalSince1970: 1_800_000_000.9999996), Date(timeIntervalSince1970: -1_000_000.5),
+            Date(timeIntervalSince1970: 1_763_790_000.25),
+        ]
+        let encoder = HealthJSON.makeEncoder()
+        var writer = QuantitySampleJSONWriter()
+        var fast = 0
+        var total = 0
+        for (deviceIndex, device) in devices.enumerated() {
+            for (type, unit, values) in kinds {
+                for (valueIndex, value) in values.enumerated() {
+                    let start = dates[(deviceIndex + valueIndex) % dates.count]
+                    let metadata: Metadata = valueIndex == 2 ? [.heartRateSensorLocation: .string("chest")] : [:]
+                    let sample = try QuantitySample(
+                        id: ids.next(), type: type, quantity: Quantity(value, unit), start: start,
+                        end: start.addingTimeInterval(Double(valueIndex) * 0.5), device: device, metadata: metadata)
+                    let expected = Array(try encoder.encode(sample))
+                    total += 1
+                    guard let written = writer.encode(sample) else { continue }
+                    fast += 1
+                    XCTAssertEqual(String(decoding: written, as: UTF8.self), String(decoding: expected, as: UTF8.self))
+                    // And through the path the sink uses.
+                    XCTAssertEqual(
+                        try PayloadBuilder.storedPayload(of: .quantity(sample), encoder: encoder, writer: &writer), expected)
+                }
+            }
+        }
+        // Plain samples take the fast path; the rest were declined, never mis-encoded.
+        XCTAssertGreaterThan(fast, total / 3, "fast path taken for \(fast) of \(total)")
+    }
+
+    func testNativeBodyThroughTheWriterIsByteIdenticalToHealthJSON() throws {
+        let device = Device(name: "Polar H10", manufacturer: "Polar Electro Oy", localIdentifier: "A0:9E:1A:12:34:56")
+        let start = Date(timeIntervalSince1970: 1_800_000_000.5)
+        var samples: [QuantitySample] = []
+        for index in 0..<20 {
+            let value: Double = Double(60 + index) + (index % 3 == 0 ? 0.5 : 0)
+            let date = start.addingTimeInterval(Double(index))
+            samples.append(try QuantitySample(
+                id: ids.next(), type: .heartRate, quantity: Quantity(value, .countPerMinute), start: date, end: date, device: device))
+        }
+        let encoder = HealthJSON.makeEncoder()
+        var writer = QuantitySampleJSONWriter()
+        let entries = try samples.enumerated().map { index, sample in
+            OutboxEntry(
+                sequence: Int64(index), id: sample.id, kind: .quantity,
+                payload: try PayloadBuilder.storedPayload(of: .quantity(sample), encoder: encoder, writer: &writer), enqueuedAt: start)
+        }
+        let expected = try encoder.encode(NativeBatch(samples: samples))
+        XCTAssertEqual(String(decoding: PayloadBuilder(format: .native, patientReference: nil).body(for: entries), as: UTF8.self),
+                       String(decoding: expected, as: UTF8.self))
+    }
+}
