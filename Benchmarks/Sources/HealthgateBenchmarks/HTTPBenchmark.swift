@@ -9,7 +9,7 @@ import SampleBus
 /// batches pre-encoded and pre-compressed through the same transport.
 ///
 /// The server is a threaded Python HTTP/1.1 server that reads each body and answers 200; it counts
-/// requests and bytes so every run can be checked. Both sides use ``URLSessionTransport`` (the
+/// requests and bytes so every run can be checked. Both sides use ``CurlTransport`` (the
 /// sink's real transport) and send one request at a time, as the sink does, so the ratio shows
 /// what the outbox and the encoding cost.
 ///
@@ -27,7 +27,7 @@ enum HTTPBenchmark {
             + "→ SampleBus → sink queue (capacity 10 000, block) → `HTTPRepositorySink` (defaults: batchSize 500, gzip level 1, "
             + "outbox policy block): HealthJSON encoding, outbox commit, native body, gzip, POST, outbox delete → a threaded "
             + "Python server on 127.0.0.1 that reads each body and answers 200. Baseline: the same server, the same transport "
-            + "(`URLSessionTransport`) and headers, POSTing the same \(count / batchSize) batches pre-encoded and pre-gzipped "
+            + "(`CurlTransport`) and headers, POSTing the same \(count / batchSize) batches pre-encoded and pre-gzipped "
             + "one after another. Runs alternate baseline/measured; best of 3 each by wall time.")
         report.line("")
         let environment = try BenchmarkEnvironment(name: "http")
@@ -84,7 +84,7 @@ enum HTTPBenchmark {
         let encodeRate = 20_000 / (Harness.cpuSeconds() - encodeCPU0)
         blackHole(encodedBytes)
 
-        let transport = URLSessionTransport()
+        let transport = CurlTransport()
         // One warm-up request each way, so that neither side pays for connecting first.
         _ = try await transport.send(requests[0])
         var bestBaseline = Double.infinity
