@@ -35,18 +35,9 @@ enum HTTPBenchmark {
         let server = try BenchmarkHTTPServer(directory: environment.directory)
         defer { server.stop() }
 
-        let ids = SampleIDGenerator()
-        let device = Device(
-            name: "Polar H10 1A2B3C4D", manufacturer: "Polar Electro Oy", model: "H10", firmwareVersion: "5.0.0",
-            localIdentifier: "A0:9E:1A:12:34:56")
         let start = Date()
-        let records: [HealthRecord] = try (0..<count).map { index in
-            let date = start.addingTimeInterval(Double(index) / 1000)
-            return .quantity(try QuantitySample(
-                id: ids.next(), type: .heartRate, quantity: Quantity(Double(60 + index % 90), .countPerMinute),
-                start: date, end: date, device: device))
-        }
-        let chunks = stride(from: 0, to: records.count, by: 100).map { Array(records[$0..<min($0 + 100, records.count)]) }
+        let records = try BenchmarkSamples.heartRate(count: count, ids: SampleIDGenerator(), start: start)
+        let chunks = BenchmarkSamples.chunks(records)
 
         // The baseline's requests, built as the sink builds them (outside the timed region).
         let encoder = HealthJSON.makeEncoder()

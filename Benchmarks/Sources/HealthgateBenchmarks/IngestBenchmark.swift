@@ -37,17 +37,9 @@ enum IngestBenchmark {
         let environment = try BenchmarkEnvironment(name: "ingest")
         defer { environment.removeAll() }
         let ids = SampleIDGenerator()
-        let device = Device(
-            name: "Polar H10 1A2B3C4D", manufacturer: "Polar Electro Oy", model: "H10", firmwareVersion: "5.0.0",
-            localIdentifier: "A0:9E:1A:12:34:56")
         let start = Date()
         func samples(_ count: Int) throws -> [HealthRecord] {
-            try (0..<count).map { index in
-                let date = start.addingTimeInterval(Double(index) / 1000)
-                return .quantity(try QuantitySample(
-                    id: ids.next(), type: .heartRate, quantity: Quantity(Double(60 + index % 90), .countPerMinute),
-                    start: date, end: date, device: device))
-            }
+            try BenchmarkSamples.heartRate(count: count, ids: ids, start: start)
         }
 
         var rows: [[String]] = []
@@ -60,7 +52,7 @@ enum IngestBenchmark {
                            start: SQLiteSampleWriter.microseconds(sample.startDate),
                            end: SQLiteSampleWriter.microseconds(sample.endDate))
             }
-            let chunks = stride(from: 0, to: records.count, by: 100).map { Array(records[$0..<min($0 + 100, records.count)]) }
+            let chunks = BenchmarkSamples.chunks(records)
             var bestBaseline = Double.infinity
             var bestMeasured = Double.infinity
             var bestMeasuredCPU = Double.infinity
@@ -70,7 +62,7 @@ enum IngestBenchmark {
                 let basePath = environment.path("baseline-\(batchSize)-\(repetition).sqlite")
                 let cpu0 = Harness.cpuSeconds()
                 let t0 = ContinuousClock.now
-                try baseline(path: basePath, rows: plain, device: device, batchSize: batchSize)
+                try baseline(path: basePath, rows: plain, device: BenchmarkSamples.device, batchSize: batchSize)
                 bestBaseline = min(bestBaseline, (ContinuousClock.now - t0).benchmarkSeconds)
                 bestBaselineCPU = min(bestBaselineCPU, Harness.cpuSeconds() - cpu0)
 
@@ -119,18 +111,8 @@ enum IngestBenchmark {
     static func profile(rows: Int) async throws {
         let environment = try BenchmarkEnvironment(name: "ingest-profile")
         defer { environment.removeAll() }
-        let ids = SampleIDGenerator()
-        let device = Device(
-            name: "Polar H10 1A2B3C4D", manufacturer: "Polar Electro Oy", model: "H10", firmwareVersion: "5.0.0",
-            localIdentifier: "A0:9E:1A:12:34:56")
-        let start = Date()
-        let records: [HealthRecord] = try (0..<rows).map { index in
-            let date = start.addingTimeInterval(Double(index) / 1000)
-            return .quantity(try QuantitySample(
-                id: ids.next(), type: .heartRate, quantity: Quantity(Double(60 + index % 90), .countPerMinute),
-                start: date, end: date, device: device))
-        }
-        let chunks = stride(from: 0, to: records.count, by: 100).map { Array(records[$0..<min($0 + 100, records.count)]) }
+        let records = try BenchmarkSamples.heartRate(count: rows, ids: SampleIDGenerator())
+        let chunks = BenchmarkSamples.chunks(records)
         try await measured(path: environment.path("profile.sqlite"), chunks: chunks, batchSize: 1000, environment: environment, prefilled: true)
     }
 
