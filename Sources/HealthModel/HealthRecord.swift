@@ -1,5 +1,5 @@
 /// Anything that travels on the sample bus and lands in a sink.
-public enum HealthRecord: Hashable, Sendable {
+public indirect enum HealthRecord: Hashable, Sendable {
     case quantity(QuantitySample)
     case heartbeatSeries(HeartbeatSeriesSample)
     case workout(Workout)

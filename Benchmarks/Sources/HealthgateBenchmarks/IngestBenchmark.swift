@@ -32,7 +32,7 @@ enum IngestBenchmark {
             + "→ SampleBus → sink queue (capacity 10 000, block) → SQLiteSink (batchSize = the batch, window 100 ms) → committed, "
             + "file opened, migrated and closed inside the timed region. Baseline: sqlite3 C API loop, same file setup, schema, "
             + "statement, pragmas (WAL, synchronous=NORMAL, foreign_keys=ON) and batch size, binding pre-computed values. "
-            + "Runs alternate baseline/measured; best of 3 each by wall time.")
+            + "Runs alternate baseline/measured; best of 5 each by wall time.")
         report.line("")
         let environment = try BenchmarkEnvironment(name: "ingest")
         defer { environment.removeAll() }
@@ -58,7 +58,7 @@ enum IngestBenchmark {
             var bestMeasuredCPU = Double.infinity
             var bestBaselineCPU = Double.infinity
             var bestPrefilled = Double.infinity
-            for repetition in 0..<3 {
+            for repetition in 0..<5 {
                 let basePath = environment.path("baseline-\(batchSize)-\(repetition).sqlite")
                 let cpu0 = Harness.cpuSeconds()
                 let t0 = ContinuousClock.now
