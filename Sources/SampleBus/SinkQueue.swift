@@ -53,7 +53,9 @@ final class SinkQueue: Sendable {
         var finished = false
         var dropped = 0
         var enqueued = 0
+        /// The consumer, parked until the queue holds `consumerNeeds` records (or finishes).
         var consumer: CheckedContinuation<Void, Never>?
+        var consumerNeeds = 1
         var producers: [Waiter] = []
         var nextWaiterID: UInt64 = 0
         /// The batch handed out and not yet acknowledged, for redelivery after a sink restart.
@@ -82,6 +84,8 @@ final class SinkQueue: Sendable {
     /// Producers parked in ``enqueue(_:)`` waiting for room. Internal: lets tests wait for the
     /// state "the publisher is blocked" instead of guessing with a sleep.
     var waitingProducerCount: Int { state.withLock { $0.producers.count } }
+    /// Whether the consumer is parked in ``waitForDepth(atLeast:)``. Internal, for tests.
+    var isConsumerWaiting: Bool { state.withLock { $0.consumer != nil } }
 
     /// Adds records, applying the overflow policy. Returns when all are queued, or when the queue
     /// is finished (then the rest is discarded). Cancellation does not cut the wait short; see the
@@ -118,6 +122,9 @@ final class SinkQueue: Sendable {
                     state.enqueued += taken.count
                     remaining = remaining.dropFirst(taken.count)
                 }
+                // Wake the consumer only once what it waits for is there: a sink filling a batch
+                // asks for many records, and waking it for each publish cost CPU for nothing.
+                guard state.count >= state.consumerNeeds else { return nil }
                 let consumer = state.consumer
                 state.consumer = nil
                 return consumer
@@ -186,23 +193,33 @@ final class SinkQueue: Sendable {
             }
             for producer in producers { producer.continuation.resume() }
             if !mustWait { return batch }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let resumeNow = state.withLock { state -> Bool in
-                        if state.count > 0 || state.finished || Task.isCancelled { return true }
-                        state.consumer = continuation
-                        return false
-                    }
-                    if resumeNow { continuation.resume() }
+            await waitForDepth(atLeast: 1)
+        }
+    }
+
+    /// Returns once the queue holds at least `needed` records, or is finished, or the calling
+    /// task is cancelled. For the single consumer only. No polling: ``enqueue(_:)`` resumes it.
+    func waitForDepth(atLeast needed: Int) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // A full queue is as much as can come: asking for more would leave a blocked
+                // producer and this consumer waiting on each other.
+                let needs = min(max(1, needed), configuration.capacity)
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.count >= needs || state.finished || Task.isCancelled { return true }
+                    state.consumer = continuation
+                    state.consumerNeeds = needs
+                    return false
                 }
-            } onCancel: {
-                // Without this, a sink idling on an empty queue would never see a forced stop.
-                let consumer = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                    defer { state.consumer = nil }
-                    return state.consumer
-                }
-                consumer?.resume()
+                if resumeNow { continuation.resume() }
             }
+        } onCancel: {
+            // Without this, a sink idling on an empty queue would never see a forced stop.
+            let consumer = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                defer { state.consumer = nil }
+                return state.consumer
+            }
+            consumer?.resume()
         }
     }
 
@@ -249,6 +266,13 @@ public struct SinkInbox: Sendable {
 
     /// Records waiting in the queue.
     public var depth: Int { queue.depth }
+
+    /// Waits until at least `needed` records are queued, the stream ends, or the calling task is
+    /// cancelled (then it returns at once; check `Task.isCancelled`). Lets a batching sink sleep
+    /// until its batch is full instead of polling ``depth``.
+    public func waitForDepth(atLeast needed: Int) async {
+        await queue.waitForDepth(atLeast: needed)
+    }
 }
 
 extension SinkInbox {

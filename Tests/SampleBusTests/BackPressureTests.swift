@@ -130,6 +130,57 @@ final class BackPressureTests: XCTestCase {
         XCTAssertNil(end)
     }
 
+    // MARK: - Waiting for a batch
+
+    func testWaitForDepthWakesOnlyOnceTheBatchIsThere() async throws {
+        let bus = bus(capacity: 4, policy: .block, board: StatusBoard())
+        let subscription = try XCTUnwrap(bus.subscription(named: "sink"))
+        let queue = subscription.queue
+        let records = stepRecords(0..<6, ids: ids)
+
+        let waiter = Task { await subscription.inbox.waitForDepth(atLeast: 3) }
+        try await waitUntil("the consumer to wait for 3 records") { queue.isConsumerWaiting }
+        // `publish` returns after the enqueue has decided whether to wake the consumer, so this
+        // checks the decision itself, not a race with the waiter's task.
+        await bus.publish(Array(records[0..<2]))
+        XCTAssertTrue(queue.isConsumerWaiting, "woken with 2 of the 3 records it waits for")
+        await bus.publish([records[2]])
+        await waiter.value
+        XCTAssertFalse(queue.isConsumerWaiting)
+        XCTAssertEqual(subscription.inbox.depth, 3)
+
+        // Asking for more than the queue holds waits for a full queue, not forever: otherwise a
+        // publisher blocked on the full queue and the consumer would wait on each other.
+        let greedy = Task { await subscription.inbox.waitForDepth(atLeast: 100) }
+        let publisher = Task { await bus.publish(Array(records[3..<6])) }
+        await greedy.value
+        XCTAssertEqual(subscription.inbox.depth, 4)
+        var all: [HealthRecord] = []
+        while all.count < 6, let batch = await subscription.inbox.next(maxCount: 10) { all += batch }
+        await publisher.value
+        XCTAssertEqual(stepValues(all), [0, 1, 2, 3, 4, 5], "nothing lost, order kept")
+    }
+
+    func testWaitForDepthEndsWhenCancelledOrFinished() async throws {
+        let bus = bus(capacity: 10, policy: .block, board: StatusBoard())
+        let subscription = try XCTUnwrap(bus.subscription(named: "sink"))
+        let queue = subscription.queue
+
+        let cancelled = Task { await subscription.inbox.waitForDepth(atLeast: 5) }
+        try await waitUntil("the consumer to wait") { queue.isConsumerWaiting }
+        cancelled.cancel()
+        await cancelled.value
+        XCTAssertFalse(queue.isConsumerWaiting, "a forced stop releases the wait")
+
+        let finished = Task { await subscription.inbox.waitForDepth(atLeast: 5) }
+        try await waitUntil("the consumer to wait again") { queue.isConsumerWaiting }
+        await bus.publish(stepRecords(0..<1, ids: ids))
+        XCTAssertTrue(queue.isConsumerWaiting)
+        bus.finish()
+        await finished.value
+        XCTAssertEqual(subscription.inbox.depth, 1, "the end of the stream wakes it with what is queued")
+    }
+
     // MARK: - .dropOldest
 
     func testDropOldestDropsTheOldestAndCountsExactly() async throws {

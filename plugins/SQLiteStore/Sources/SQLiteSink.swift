@@ -164,25 +164,24 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
     }
 
     /// Waits until the inbox holds `needed` records or one batch window has passed since
-    /// `start` (at once when it has passed already).
+    /// `start` (at once when it has passed already), whichever comes first.
     ///
-    /// The inbox has no "N records queued" notification, so this looks at its depth every
-    /// twentieth of the window (at least 1 ms): a batch that fills early is committed early
-    /// instead of idling for the rest of the window.
+    /// No polling: the inbox wakes the sink when the batch is full, and one sleep on the gateway
+    /// clock ends the window. A batch that fills early is committed early; a window ends on time.
     private func waitForMore(_ needed: Int, since start: Date, inbox: SinkInbox, clock: any GatewayClock) async throws {
-        let tick = max(.milliseconds(1), batchWindow / 20)
-        var waited = Duration.zero
-        while inbox.depth < needed {
-            // Time passed is the larger of the sleeps asked for and the clock's own reading
-            // (rounded to the microsecond, so a manual clock's dates compare exactly): a clock
-            // that jumped ends the window at once, a late wake-up is not counted twice.
-            let measured = Duration.microseconds(Int64((clock.now().timeIntervalSince(start) * 1_000_000).rounded()))
-            waited = max(waited, measured)
-            let remaining = batchWindow - waited
-            guard remaining > .zero else { return }
-            let step = min(tick, remaining)
-            try await clock.sleep(for: step)
-            waited += step
+        // Rounded to the microsecond, so that a manual clock's dates compare exactly; a clock
+        // that jumped past the window ends it at once.
+        let elapsed = Duration.microseconds(Int64((clock.now().timeIntervalSince(start) * 1_000_000).rounded()))
+        let remaining = batchWindow - elapsed
+        guard remaining > .zero, inbox.depth < needed else { return }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await clock.sleep(for: remaining) }
+            group.addTask { await inbox.waitForDepth(atLeast: needed) }
+            // The first to finish ends the wait; cancelling the other makes it return at once.
+            // A forced shutdown cancels this task: the sleep throws CancellationError, and so
+            // does this function, as before.
+            try await group.next()
+            group.cancelAll()
         }
     }
 
