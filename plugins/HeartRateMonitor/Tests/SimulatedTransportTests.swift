@@ -3,6 +3,7 @@ import GatewayTesting
 import HealthModel
 import HeartRateMonitor
 import SampleBus
+import Synchronization
 import XCTest
 
 /// The simulated transport (used by `healthgate demo`) through the real source and decoders.
@@ -47,4 +48,48 @@ final class SimulatedTransportTests: XCTestCase {
         XCTAssertEqual(h.current.dropped, 0)
         XCTAssertEqual(h.current.errors, 0)
     }
+
+    /// Devices started together still notify spread over the period, each on its own fixed
+    /// schedule, with wake-ups on the 10 ms grid.
+    func testDevicesAreSpreadOverThePeriodOnFixedSchedules() async throws {
+        let clock = ManualClock()
+        let transport = SimulatedBLETransport(clock: clock, settings: SimulationSettings(heartRateMonitors: 3))
+        let start = clock.now()
+        let arrivals = Arrivals()
+        var readers: [Task<Void, any Error>] = []
+        for peripheral in transport.peripherals {
+            let connection = try await transport.connect(to: peripheral.address)
+            let stream = try await connection.notifications(of: .heartRateMeasurement, in: .heartRateService)
+            let device = readers.count
+            readers.append(Task {
+                var received = 0
+                for try await payload in stream {
+                    XCTAssertNoThrow(try HeartRateMeasurementDecoder.decode(payload))
+                    arrivals.mutex.withLock { $0[device, default: []].append(clock.now().timeIntervalSince(start)) }
+                    received += 1
+                    if received == 2 { return }
+                }
+            })
+        }
+        // 2.5 s in steps of 10 ms, waiting each time until every device sleeps again.
+        for step in 1...250 {
+            try await waitUntil("all devices waiting at step \(step)") {
+                clock.sleeperCount == 3 - arrivals.mutex.withLock { $0.values.filter { $0.count == 2 }.count }
+            }
+            clock.advance(by: .milliseconds(10))
+        }
+        for reader in readers { try await reader.value }
+        let times = arrivals.mutex.withLock { $0 }
+        func rounded(_ values: [Double]?) -> [Double] { (values ?? []).map { ($0 * 100).rounded() / 100 } }
+        // Device 0 waits one whole period; device n starts at 1 − frac(n × 0.618…) of it,
+        // rounded up to the grid: 0.382 → 0.39 s, 0.764 → 0.77 s. Then exactly one period apart.
+        XCTAssertEqual(rounded(times[0]), [1.0, 2.0])
+        XCTAssertEqual(rounded(times[1]), [0.39, 1.39])
+        XCTAssertEqual(rounded(times[2]), [0.77, 1.77])
+    }
+}
+
+/// Seconds since the start at which each device's payloads arrived.
+private final class Arrivals: Sendable {
+    let mutex = Mutex<[Int: [Double]]>([:])
 }

@@ -56,7 +56,8 @@ public struct SimulatedBLETransport: BLECentralTransport {
 
     /// Connects at once. Throws `.notFound` for an address no simulated device has.
     public func connect(to address: String) async throws -> any BLEConnection {
-        guard let device = devices.first(where: { $0.peripheral.address == address.uppercased() }) else {
+        let wanted = address.uppercased()
+        guard let device = devices.first(where: { $0.peripheral.address == wanted }) else {
             throw BLETransportError(.notFound, device: address, "no simulated device has this address")
         }
         return SimulatedConnection(device: device, clock: clock, period: .seconds(1 / settings.notificationsPerSecond))
@@ -68,20 +69,33 @@ struct SimulatedDevice: Sendable {
     enum Kind: Sendable { case heartRateMonitor, footPod }
     let kind: Kind
     let index: Int
+    /// Made once: the address is read for every notification (through the connection), and
+    /// formatting it each time cost more CPU than the whole gateway path in the latency benchmark.
+    let peripheral: DiscoveredPeripheral
 
-    var peripheral: DiscoveredPeripheral {
+    init(kind: Kind, index: Int) {
+        self.kind = kind
+        self.index = index
+        let number = index + 1
         switch kind {
         case .heartRateMonitor:
-            DiscoveredPeripheral(
-                address: String(format: "02:00:00:00:00:%02X", index + 1),
-                name: index == 0 ? "healthgate demo HRM" : "healthgate demo HRM \(index + 1)", rssi: -50,
+            peripheral = DiscoveredPeripheral(
+                address: Self.address(prefix: "02:00:00:00:00:", number),
+                name: index == 0 ? "healthgate demo HRM" : "healthgate demo HRM \(number)", rssi: -50,
                 serviceUUIDs: [.heartRateService, .batteryService, .deviceInformationService])
         case .footPod:
-            DiscoveredPeripheral(
-                address: String(format: "02:00:00:00:01:%02X", index + 1),
-                name: index == 0 ? "healthgate demo foot pod" : "healthgate demo foot pod \(index + 1)", rssi: -60,
+            peripheral = DiscoveredPeripheral(
+                address: Self.address(prefix: "02:00:00:00:01:", number),
+                name: index == 0 ? "healthgate demo foot pod" : "healthgate demo foot pod \(number)", rssi: -60,
                 serviceUUIDs: [.runningSpeedAndCadenceService, .batteryService, .deviceInformationService])
         }
+    }
+
+    /// `prefix` and the number in upper-case hex, at least two digits (`%02X`: device 256 and
+    /// later get three digits, which keeps every address unique).
+    private static func address(prefix: String, _ number: Int) -> String {
+        let hex = String(number, radix: 16, uppercase: true)
+        return prefix + (hex.count == 1 ? "0" + hex : hex)
     }
 
     /// Readable characteristic values.
@@ -170,12 +184,41 @@ final class SimulatedConnection: BLEConnection {
         }
         let clock = self.clock
         let period = self.period
-        // Unfolding: each `next()` waits one period on the injected clock and makes one payload.
+        // Each device keeps its own fixed schedule, as a device ticks on its own crystal (the
+        // time spent consuming a payload does not push the next one back). Started together,
+        // simulated devices would all notify in the same instant, a burst no real fleet makes,
+        // so the schedule starts at a fraction of the period that differs per device (the
+        // golden-ratio sequence spreads any number of devices evenly; device 0 waits one whole
+        // period). Wake-ups land on a 10 ms grid of the clock, as a controller hands over
+        // notifications at connection events rather than at arbitrary instants: devices due in
+        // the same 10 ms share one timer wake-up, which keeps the simulator's own CPU cost small
+        // next to the gateway's (Benchmarks/RESULTS.md, "End-to-end latency").
+        let spread = (Double(device.index) * 0.618_033_988_749_895).truncatingRemainder(dividingBy: 1)
+        let first = Self.microseconds(clock.now()) + Self.microseconds(period * (1 - spread))
+        let periodMicroseconds = Self.microseconds(period)
+        let sent = Mutex<Int64>(0)
+        // Unfolding: each `next()` waits for the device's next due time on the injected clock
+        // and makes one payload.
         return AsyncThrowingStream(unfolding: { [self] in
-            try await clock.sleep(for: period)
+            let index = sent.withLock { count -> Int64 in
+                defer { count += 1 }
+                return count
+            }
+            let grid: Int64 = 10_000
+            let due = first + index * periodMicroseconds
+            let aligned = (due + grid - 1) / grid * grid
+            try await clock.sleep(for: .microseconds(max(0, aligned - Self.microseconds(clock.now()))))
             guard connected.withLock({ $0 }) else { return nil }
             return generator.withLock { heartRate ? $0.nextHeartRatePayload() : $0.nextRunningPayload() }
         })
+    }
+
+    private static func microseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+    }
+
+    private static func microseconds(_ duration: Duration) -> Int64 {
+        Int64((duration.seconds * 1_000_000).rounded())
     }
 
     func batteryPercentage() async -> Int? { device.readable[.batteryLevel].flatMap(\.first).map(Int.init) }
