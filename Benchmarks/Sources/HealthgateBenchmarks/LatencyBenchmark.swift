@@ -26,6 +26,10 @@ enum LatencyBenchmark {
             var batchSizes: [Double] = []
             /// Per transaction: the oldest heart-rate sample's age at commit.
             var oldest: [Double] = []
+            /// Heart-rate samples by the tenth of a second their payload was made in (the load's
+            /// shape: 10 % each when devices are spread over the second, 100 % in one when they
+            /// all notify together).
+            var arrivalTenths = [Int](repeating: 0, count: 10)
         }
 
         let state = Mutex(State())
@@ -43,6 +47,8 @@ enum LatencyBenchmark {
                         let latency = date.timeIntervalSince(sample.startDate)
                         state.heartRate.append(latency)
                         oldest = max(oldest, latency)
+                        let fraction = sample.startDate.timeIntervalSince1970.truncatingRemainder(dividingBy: 1)
+                        state.arrivalTenths[min(9, max(0, Int(fraction * 10)))] += 1
                     } else if case .quantity(let sample) = record, sample.type == .stepCount {
                         state.steps.append(date.timeIntervalSince(sample.endDate))
                     }
@@ -80,8 +86,15 @@ enum LatencyBenchmark {
                 group.addTask {
                     var sum = 0
                     let deadline = ContinuousClock.now + .seconds(pacingSeconds)
+                    // The simulated transport's schedule: spread over the second per device, each
+                    // wake-up on a 10 ms grid of the clock.
+                    func micros(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000_000).rounded()) }
+                    let spread = (Double(device) * 0.618_033_988_749_895).truncatingRemainder(dividingBy: 1)
+                    var due = micros(environment.clock.now()) + Int64((1 - spread) * 1_000_000)
                     while ContinuousClock.now < deadline {
-                        try? await environment.clock.sleep(for: .seconds(1))
+                        let aligned = (due + 9_999) / 10_000 * 10_000
+                        try? await environment.clock.sleep(for: .microseconds(max(0, aligned - micros(environment.clock.now()))))
+                        due += 1_000_000
                         let payload: [UInt8] = [0x1E, UInt8(60 + device % 90), 0x10, 0x00, 0x00, 0x04]
                         sum &+= payload.count
                     }
@@ -151,10 +164,13 @@ enum LatencyBenchmark {
             Double(result.transactions) / wall, result.batchSizes.quantile(0.5) ?? 0, result.batchSizes.max() ?? 0,
             (gaps.quantile(0.5) ?? 0) * 1000, (gaps.quantile(0.99) ?? 0) * 1000, (gaps.max() ?? 0) * 1000,
             (result.oldest.quantile(0.5) ?? 0) * 1000, (result.oldest.quantile(0.99) ?? 0) * 1000))
+        let busiest = Double(result.arrivalTenths.max() ?? 0) / Double(max(1, result.heartRate.count))
+        report.line(String(format: "Load shape: the busiest tenth of a second held %.0f %% of the heart-rate payloads (10 %% = evenly spread).",
+                           busiest * 100))
         let expected = Double(monitors) * measured
         report.line(String(format: "Heart-rate samples committed per second: %.0f (expected about %.0f). Records dropped: %d.",
                            Double(result.heartRate.count) / wall, expected / measured, dropped))
-        report.line(String(format: "CPU baseline, the simulator's pacing alone (1 000 tasks sleeping 1 s and making a payload, %.0f s): "
+        report.line(String(format: "CPU baseline, the simulator's pacing alone (1 000 tasks on the simulated transport's schedule: 1 Hz, spread over the second, wake-ups on a 10 ms grid; each makes a payload; %.0f s): "
             + "%.1f %% of one core; the gateway's own share is therefore about %.1f %%.", pacingSeconds, pacingShare * 100,
             (share - pacingShare) * 100))
         let problems = environment.logSink.summary
