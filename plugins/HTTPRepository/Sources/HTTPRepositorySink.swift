@@ -41,9 +41,14 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
         stateDirectory.appendingPathComponent("\(name)-outbox.sqlite").path
     }
 
+    /// Creates the sink with the libcurl transport. libcurl itself is loaded when the sink starts
+    /// (``run(inbox:context:)``), not here: building the catalog or checking a configuration maps
+    /// nothing, and a gateway without this sink never loads libcurl.
+    /// - Throws: as ``init(configuration:environment:transport:random:)``.
     public init(configuration: HTTPRepositoryConfiguration, environment: PluginEnvironment) throws {
         try self.init(
-            configuration: configuration, environment: environment, transport: CurlTransport(caFile: configuration.caFile),
+            configuration: configuration, environment: environment,
+            transport: CurlTransport(library: CurlLibrary(), caFile: configuration.caFile),
             random: { Double.random(in: 0..<1) })
     }
 
@@ -76,7 +81,13 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
         builder.accepts(record)
     }
 
+    /// Delivers until the bus finishes (see the type's documentation).
+    /// - Throws: the transport's ``HTTPTransport/prepare()`` error when it cannot work (for the
+    ///   libcurl transport, ``CurlLibraryError`` when libcurl is missing), before taking any
+    ///   record: the gateway logs it, shows it in the status and restarts the sink with backoff,
+    ///   and records wait in the sink's queue. Outbox (SQLite) errors.
     public func run(inbox: SinkInbox, context: SinkContext) async throws {
+        try await transport.prepare()
         let signals = DeliverySignals()
         publishStatus(context.status)
         if outbox.statistics.count > 0 {
