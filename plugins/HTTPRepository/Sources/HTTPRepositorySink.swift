@@ -82,12 +82,25 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
     }
 
     /// Delivers until the bus finishes (see the type's documentation).
-    /// - Throws: the transport's ``HTTPTransport/prepare()`` error when it cannot work (for the
-    ///   libcurl transport, ``CurlLibraryError`` when libcurl is missing), before taking any
-    ///   record: the gateway logs it, shows it in the status and restarts the sink with backoff,
-    ///   and records wait in the sink's queue. Outbox (SQLite) errors.
+    ///
+    /// First readies the transport (``HTTPTransport/prepare()``: the libcurl transport loads
+    /// libcurl here). When that fails, the error is logged and becomes the status's last error
+    /// right away, and the sink runs on as during an outage: records go into the outbox, each
+    /// delivery attempt fails with the same error and is retried with backoff (the libcurl
+    /// transport tries to load the library again each time), and a stop leaves the records in
+    /// the outbox for the next start.
+    /// - Throws: outbox (SQLite) errors; `CancellationError`.
     public func run(inbox: SinkInbox, context: SinkContext) async throws {
-        try await transport.prepare()
+        do {
+            try await transport.prepare()
+        } catch {
+            // Not thrown: the gateway would restart the sink over and over while its bounded
+            // queue filled and, under the default `block` policy, stalled every other sink. The
+            // durable outbox is the place for records that cannot be sent yet.
+            context.logger.error(
+                "\(error). Records are kept in the outbox \(outbox.path) and delivery is retried with backoff")
+            context.status.reportError("\(error)", at: clock.now())
+        }
         let signals = DeliverySignals()
         publishStatus(context.status)
         if outbox.statistics.count > 0 {

@@ -54,9 +54,9 @@ public protocol HTTPTransport: Sendable {
     func send(_ request: HTTPRequest) async throws -> HTTPResponse
 
     /// Readies the transport for its first request. The sink calls it when it starts, so that a
-    /// transport that cannot work (``CurlTransport`` without libcurl) fails the start with its
-    /// own error instead of every delivery. The default does nothing.
-    /// - Throws: why the transport cannot send anything.
+    /// transport that cannot work (``CurlTransport`` without libcurl) is reported at once, not
+    /// only when the first record is sent. The default does nothing.
+    /// - Throws: why the transport cannot send anything now.
     func prepare() async throws
 }
 

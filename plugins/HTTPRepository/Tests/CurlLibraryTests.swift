@@ -6,8 +6,8 @@ import SampleBus
 import XCTest
 
 /// libcurl loaded at run time: real dlopen(3) failures (a library that does not exist, a library
-/// that is not libcurl), and a real gateway whose sink starts without libcurl, reports it, and
-/// delivers once the library appears.
+/// that is not libcurl), and a real gateway whose sink starts without libcurl, reports it, keeps
+/// its records, and delivers once the library appears.
 final class CurlLibraryTests: XCTestCase {
     var directory: URL!
 
@@ -71,23 +71,35 @@ final class CurlLibraryTests: XCTestCase {
         XCTAssertNotNil(try installedLibcurlPath())
     }
 
-    /// The gateway starts the sink, the sink cannot load libcurl: the error is in the log and the
-    /// status, the sink restarts with backoff, nothing is sent and nothing is lost. Once the
-    /// library appears at the configured path, a restart loads it and every record is delivered.
-    func testASinkWithoutLibcurlReportsItRestartsAndDeliversOnceTheLibraryAppears() async throws {
+    /// A real gateway around one `http-repository` sink whose libcurl is `libraryPath`, and the
+    /// local repository it delivers to.
+    struct Harness {
+        var gateway: Gateway
+        var sink: HTTPRepositorySink
+        var shutdown: ShutdownSignal
+        var running: Task<Void, Never>
+        var logs: RecordingLogSink
+        var server: RecordingServer
+        var records: [HealthRecord]
+
+        var status: PluginStatus? { gateway.statusBoard.status(of: "repository") }
+    }
+
+    /// Starts the gateway with a sink whose libcurl is missing, publishes three records, and
+    /// waits until they are in the outbox.
+    func startWithoutLibcurl(libraryPath: String) async throws -> Harness {
         let server = RecordingServer(directory: directory)
         try server.start()
-        defer { server.stop() }
-        let libraryPath = directory.appendingPathComponent("lib/libcurl.so.4").path
         let logs = RecordingLogSink()
         let environment = TestEnvironment.make(name: "repository", clock: SystemClock(), directory: directory, logSink: logs)
+        var configuration = HTTPRepositoryConfiguration(url: server.url, batchIntervalMilliseconds: 0)
+        configuration.retry = .init(initialDelayMilliseconds: 20, maximumDelayMilliseconds: 100, jitter: 0)
         let sink = try HTTPRepositorySink(
-            configuration: HTTPRepositoryConfiguration(url: server.url, batchIntervalMilliseconds: 0),
-            environment: environment, transport: CurlTransport(library: CurlLibrary(path: libraryPath)), random: { 0.5 })
+            configuration: configuration, environment: environment,
+            transport: CurlTransport(library: CurlLibrary(path: libraryPath)), random: { 0.5 })
         let gateway = Gateway(
             sources: [], sinks: [ConfiguredSink(name: "repository", kind: HTTPRepositorySink.kind, queue: QueueConfiguration(), sink: sink)],
-            clock: SystemClock(), logger: environment.logger,
-            restartPolicy: RestartPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200)))
+            clock: SystemClock(), logger: environment.logger)
         let shutdown = ShutdownSignal()
         let running = Task { await gateway.run(shutdown: shutdown) }
 
@@ -99,33 +111,74 @@ final class CurlLibraryTests: XCTestCase {
                 start: date.addingTimeInterval(Double(index)), end: date.addingTimeInterval(Double(index))))
         }
         await gateway.bus.publish(records)
-
-        let statusBoard = gateway.statusBoard
-        try await waitUntil(timeout: .seconds(30), "the sink to fail twice for want of libcurl") {
-            (statusBoard.status(of: "repository")?.restarts ?? 0) >= 2
+        let outbox = sink.outbox
+        try await waitUntil(timeout: .seconds(30), "the records to be kept in the outbox") {
+            outbox.statistics.count == records.count
         }
-        let status = try XCTUnwrap(statusBoard.status(of: "repository"))
+        // At least one delivery attempt failed on the missing library and is being retried.
+        try await waitUntil(timeout: .seconds(30), "a delivery attempt to fail on the missing library") {
+            logs.entries.contains { $0.level == .warning && $0.message.contains("failed: cannot load \(libraryPath)") }
+        }
+        return Harness(
+            gateway: gateway, sink: sink, shutdown: shutdown, running: running, logs: logs, server: server, records: records)
+    }
+
+    /// Without libcurl the sink says so at start (log and status), keeps every record in its
+    /// outbox, sends nothing, leaves the other plugins alone, and stops gracefully.
+    func testASinkWithoutLibcurlReportsItKeepsRecordsInTheOutboxAndStopsGracefully() async throws {
+        let libraryPath = directory.appendingPathComponent("lib/libcurl.so.4").path
+        let harness = try await startWithoutLibcurl(libraryPath: libraryPath)
+        defer { harness.server.stop() }
+
+        let start = try XCTUnwrap(harness.logs.entries.first { $0.level == .error })
+        XCTAssertTrue(start.message.hasPrefix("cannot load \(libraryPath): "), start.message)
+        XCTAssertTrue(start.message.contains("cannot open shared object file"), start.message)
+        XCTAssertTrue(start.message.contains("install libcurl4"), start.message)
+        XCTAssertTrue(start.message.contains("kept in the outbox"), start.message)
+        let status = try XCTUnwrap(harness.status)
         let lastError = try XCTUnwrap(status.lastError)
-        XCTAssertTrue(lastError.hasPrefix("cannot load \(libraryPath): "), lastError)
-        XCTAssertTrue(lastError.contains("cannot open shared object file"), lastError)
+        XCTAssertTrue(lastError.contains("cannot load \(libraryPath): "), lastError)
         XCTAssertTrue(lastError.contains("install libcurl4"), lastError)
-        XCTAssertTrue(
-            logs.entries.contains { $0.level == .error && $0.message.contains("repository failed: cannot load \(libraryPath)") },
-            logs.entries.map(\.message).joined(separator: "\n"))
-        XCTAssertTrue(server.requests().isEmpty)
+        XCTAssertEqual(status.state, .running)
+        XCTAssertEqual(status.restarts, 0)
+        XCTAssertEqual(status.details["lastHTTPStatus"], "no answer")
+        XCTAssertTrue(harness.server.requests().isEmpty)
+
+        _ = harness.shutdown.requestStop()
+        await harness.running.value
+        XCTAssertEqual(harness.shutdown.stage, .stopping, "the gateway had to force the stop")
+        XCTAssertEqual(harness.gateway.statusBoard.status(of: "repository")?.state, .finished)
+        let kept = try await harness.sink.outbox.peek(limit: 10).map(\.id)
+        XCTAssertEqual(Set(kept), Set(harness.records.map(\.id)), "the records are not all kept in the outbox for the next start")
+        XCTAssertTrue(harness.server.requests().isEmpty)
+    }
+
+    /// Once the library appears at the configured path, the next retry loads it and every record
+    /// is delivered, without restarting the sink.
+    func testASinkWithoutLibcurlDeliversOnceTheLibraryAppears() async throws {
+        let libraryPath = directory.appendingPathComponent("lib/libcurl.so.4").path
+        let harness = try await startWithoutLibcurl(libraryPath: libraryPath)
+        defer { harness.server.stop() }
+        XCTAssertTrue(harness.server.requests().isEmpty)
 
         // "Install" libcurl: the configured path becomes the real library.
         let installed = try XCTUnwrap(try installedLibcurlPath(), "libcurl.so.4 is not mapped after loading it")
-        try FileManager.default.createDirectory(
-            at: directory.appendingPathComponent("lib"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("lib"), withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: libraryPath, withDestinationPath: installed)
+        let statusBoard = harness.gateway.statusBoard
+        let count = harness.records.count
         try await waitUntil(timeout: .seconds(30), "every record to reach the repository and count as delivered") {
-            statusBoard.status(of: "repository")?.records == records.count
+            statusBoard.status(of: "repository")?.records == count
         }
-        XCTAssertEqual(server.acceptedCounts(), Dictionary(uniqueKeysWithValues: records.map { ($0.id.uuidString, 1) }))
+        XCTAssertEqual(
+            harness.server.acceptedCounts(), Dictionary(uniqueKeysWithValues: harness.records.map { ($0.id.uuidString, 1) }))
+        XCTAssertEqual(harness.sink.outbox.statistics.count, 0)
+        XCTAssertEqual(statusBoard.status(of: "repository")?.restarts, 0)
+        XCTAssertNil(statusBoard.status(of: "repository")?.lastError, "the error stays after the recovery")
 
-        _ = shutdown.requestStop()
-        await running.value
+        _ = harness.shutdown.requestStop()
+        await harness.running.value
+        XCTAssertEqual(harness.shutdown.stage, .stopping)
     }
 
     /// The file the dynamic loader maps for `libcurl.so.4`, read from /proc/self/maps after
