@@ -36,9 +36,10 @@ let package = Package(
             providers: [.apt(["libsystemd-dev"])]),
         // glibc only (ioctl/fcntl/open wrappers); links nothing.
         .systemLibrary(name: "CLinuxSystem", path: "Sources/CLinuxSystem"),
-        .systemLibrary(
-            name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl's headers only (libcurl4-openssl-dev, found in the default multiarch include
+        // path); links nothing: the http-repository sink dlopens libcurl.so.4 when it starts. No
+        // pkgConfig, because `pkg-config --libs libcurl` would add -lcurl to every executable.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 

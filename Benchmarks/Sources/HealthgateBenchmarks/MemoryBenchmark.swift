@@ -37,7 +37,7 @@ enum MemoryBenchmark {
             guard idle.isRunning else { throw Failure(description: "healthgate run exited with status \(idle.terminationStatus)") }
             idleSamples.append(Harness.residentKiB(pid: idle.processIdentifier) ?? 0)
         }
-        let networking = mapsFoundationNetworking(pid: idle.processIdentifier)
+        let networking = httpMachinery(pid: idle.processIdentifier)
         let idleStop = await stop(idle)
         let idleKiB = idleSamples.last ?? 0
         let idleMaxKiB = idleSamples.max() ?? 0
@@ -49,8 +49,11 @@ enum MemoryBenchmark {
             ["healthgate run (after 10 s)", mib(idleKiB), String(format: "%.2f×", Double(idleKiB) / Double(max(1, baselineKiB)))],
             ["healthgate run (max over 10 s)", mib(idleMaxKiB), String(format: "%.2f×", Double(idleMaxKiB) / Double(max(1, baselineKiB)))],
         ])
-        report.line("HTTP machinery started in the idle process (a libcurl or URLSession thread): \(networking ? "**yes**" : "no") "
-            + "(the HTTP sink uses libcurl, a shared library mapped at load; FoundationNetworking is not linked at all).")
+        report.line("libcurl or FoundationNetworking mapped in the idle process (/proc/PID/maps): "
+            + (networking.mapped.isEmpty ? "no" : "**yes** (\(networking.mapped.sorted().joined(separator: ", ")))")
+            + "; a libcurl or URLSession thread started: \(networking.threads ? "**yes**" : "no"). "
+            + "(The `http-repository` sink loads libcurl.so.4 with dlopen when it starts, and this configuration has no "
+            + "HTTP sink; FoundationNetworking is not linked at all.)")
         report.line("Budget: idle RSS ≤ 30 MiB: \(mib(idleMaxKiB)), " + Harness.verdict(idleMaxKiB <= 30 * 1024) + ".")
 
         // The soak: 16 HRMs + 16 foot pods at 100 notifications/s each = 3 200 notifications/s,
@@ -144,15 +147,27 @@ enum MemoryBenchmark {
         return path
     }
 
-    /// Whether the process started HTTP machinery: a thread named after libcurl or URLSession.
-    /// libcurl itself is always mapped (the HTTP sink links it as a shared library), so mapping is
-    /// no evidence; a configured HTTP sink is what starts transfers and their threads.
-    static func mapsFoundationNetworking(pid: Int32) -> Bool {
+    /// The HTTP machinery in a process: the libcurl and FoundationNetworking files mapped into it
+    /// (/proc/PID/maps, proc(5)), and whether a thread is named after libcurl or URLSession.
+    /// libcurl is not linked (the HTTP sink dlopens it when it starts), so a mapping means an HTTP
+    /// sink started.
+    static func httpMachinery(pid: Int32) -> (mapped: Set<String>, threads: Bool) {
+        // FileHandle, not String(contentsOfFile:): /proc files report size 0, and that reads only
+        // their first page.
+        var maps = ""
+        if let file = FileHandle(forReadingAtPath: "/proc/\(pid)/maps") {
+            maps = String(decoding: (try? file.readToEnd()) ?? Data(), as: UTF8.self)
+            try? file.close()
+        }
+        let mapped = Set(maps.split(separator: "\n").compactMap { line in
+            line.split(separator: " ", omittingEmptySubsequences: true).last.map(String.init)
+        }.filter { $0.contains("libcurl") || $0.contains("FoundationNetworking") })
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return tasks.contains { task in
+        let threads = tasks.contains { task in
             let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
             return name.lowercased().contains("urlsession") || name.lowercased().contains("curl")
         }
+        return (mapped, threads)
     }
 
     /// User + system CPU seconds of a child process, from /proc/PID/stat (fields 14 and 15, in

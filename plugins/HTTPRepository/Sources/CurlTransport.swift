@@ -2,12 +2,15 @@ internal import CCurl
 import Foundation
 import Synchronization
 
-/// The real transport: libcurl's easy interface.
+/// The real transport: libcurl's easy interface, through a ``CurlLibrary`` loaded at run time.
 ///
 /// Why libcurl directly and not URLSession: FoundationNetworking on Linux gives no way to trust a
 /// custom CA (it sets `CURLOPT_CAINFO` only from its built-in list of system bundles), and this
 /// sink must accept a private repository's CA file. libcurl is what URLSession uses underneath.
 ///
+/// - libcurl is loaded by ``prepare()`` (the sink calls it when it starts) or by the first
+///   ``send(_:)``, never at process start. When it cannot be loaded, `prepare` throws
+///   ``CurlLibraryError`` and `send` throws ``HTTPTransportError`` carrying the same text.
 /// - Certificates and host names are always verified (`CURLOPT_SSL_VERIFYPEER`/`VERIFYHOST`);
 ///   `caFile` replaces the system bundle as the set of trusted roots.
 /// - Redirects are never followed and only `http`/`https` are allowed, so no request reaches any
@@ -15,29 +18,43 @@ import Synchronization
 /// - Each request runs on a Dispatch queue (`curl_easy_perform` blocks), never on the cooperative
 ///   pool. Cancelling the calling task aborts the transfer from libcurl's progress callback.
 public final class CurlTransport: HTTPTransport {
+    private let library: CurlLibrary
     private let caFile: String?
     private let queue = DispatchQueue(label: "healthgate.http-repository.curl", attributes: .concurrent)
 
-    /// Creates a transport.
-    /// - Parameter caFile: a PEM bundle of trusted root certificates; nil trusts the system store.
-    public init(caFile: String? = nil) {
+    /// Creates a transport. Loads nothing: see ``prepare()``.
+    /// - Parameters:
+    ///   - library: libcurl, loaded on first use. The default is an unloaded `libcurl.so.4`.
+    ///   - caFile: a PEM bundle of trusted root certificates; nil trusts the system store.
+    public init(library: CurlLibrary = CurlLibrary(), caFile: String? = nil) {
+        self.library = library
         self.caFile = caFile
-        // Reference-counted inside libcurl; paired with curl_global_cleanup in deinit.
-        curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }
 
-    deinit {
-        curl_global_cleanup()
+    /// Loads libcurl, on this transport's queue (dlopen reads files), unless it is loaded already.
+    /// - Throws: ``CurlLibraryError`` when libcurl is missing or unusable.
+    public func prepare() async throws {
+        let library = library
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            queue.async {
+                continuation.resume(with: Result { () throws(CurlLibraryError) in try library.load() })
+            }
+        }
     }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try Task.checkCancellation()
         let exchange = Exchange()
         let caFile = caFile
+        // Captured by the queue's closure, so the library (and its curl_global_init) outlives
+        // every transfer in flight.
+        let library = library
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
                 queue.async {
-                    continuation.resume(with: Result { try Self.perform(request, caFile: caFile, exchange: exchange) })
+                    continuation.resume(with: Result {
+                        try Self.perform(request, library: library, caFile: caFile, exchange: exchange)
+                    })
                 }
             }
         } onCancel: {
@@ -54,56 +71,65 @@ public final class CurlTransport: HTTPTransport {
         let cancelled = Atomic<Bool>(false)
     }
 
-    private static func perform(_ request: HTTPRequest, caFile: String?, exchange: Exchange) throws -> HTTPResponse {
+    private static func perform(
+        _ request: HTTPRequest, library: CurlLibrary, caFile: String?, exchange: Exchange
+    ) throws -> HTTPResponse {
         let url = request.url.absoluteString
-        guard let handle = curl_easy_init() else {
+        let curl: CurlEntryPoints
+        do {
+            curl = try library.entryPoints()
+        } catch {
+            throw HTTPTransportError(url: url, reason: error.description)
+        }
+        guard let handle = curl.easyInit() else {
             throw HTTPTransportError(url: url, reason: "libcurl could not create a handle")
         }
-        defer { curl_easy_cleanup(handle) }
+        defer { curl.easyCleanup(handle) }
         var headerList: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(headerList) }
+        defer { curl.slistFreeAll(headerList) }
         // "Expect:" turns off libcurl's 100-continue round trip for larger bodies.
         for line in request.headers.map({ "\($0.name): \($0.value)" }) + ["Expect:"] {
-            headerList = curl_slist_append(headerList, line)
+            headerList = curl.slistAppend(headerList, line)
         }
+        let setopt = curl.setopt
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let context = Unmanaged.passUnretained(exchange).toOpaque()
         let code: CURLcode = request.body.withUnsafeBytes { body in
             errorBuffer.withUnsafeMutableBufferPointer { errors in
                 var status = CURLE_OK
                 func set(_ result: CURLcode) { if status == CURLE_OK { status = result } }
-                set(hg_curl_setopt_string(handle, CURLOPT_URL, url))
-                set(hg_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
-                set(hg_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0))
-                set(hg_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
-                set(hg_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
-                set(hg_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
-                if let caFile { set(hg_curl_setopt_string(handle, CURLOPT_CAINFO, caFile)) }
-                set(hg_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(max(1, request.timeout * 1000))))
-                set(hg_curl_setopt_long(handle, CURLOPT_POST, 1))
-                set(hg_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: body.baseAddress)))
-                set(hg_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, body.count))
-                set(hg_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)))
-                set(hg_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errors.baseAddress)))
-                set(hg_curl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, curlBody))
-                set(hg_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context))
-                set(hg_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, curlHeader))
-                set(hg_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context))
-                set(hg_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0))
-                set(hg_curl_setopt_progress(handle, curlProgress))
-                set(hg_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, context))
+                set(hg_curl_setopt_string(setopt, handle, CURLOPT_URL, url))
+                set(hg_curl_setopt_string(setopt, handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+                set(hg_curl_setopt_long(setopt, handle, CURLOPT_FOLLOWLOCATION, 0))
+                set(hg_curl_setopt_long(setopt, handle, CURLOPT_NOSIGNAL, 1))
+                set(hg_curl_setopt_long(setopt, handle, CURLOPT_SSL_VERIFYPEER, 1))
+                set(hg_curl_setopt_long(setopt, handle, CURLOPT_SSL_VERIFYHOST, 2))
+                if let caFile { set(hg_curl_setopt_string(setopt, handle, CURLOPT_CAINFO, caFile)) }
+                set(hg_curl_setopt_long(setopt, handle, CURLOPT_TIMEOUT_MS, Int(max(1, request.timeout * 1000))))
+                set(hg_curl_setopt_long(setopt, handle, CURLOPT_POST, 1))
+                set(hg_curl_setopt_pointer(setopt, handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: body.baseAddress)))
+                set(hg_curl_setopt_long(setopt, handle, CURLOPT_POSTFIELDSIZE, body.count))
+                set(hg_curl_setopt_pointer(setopt, handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)))
+                set(hg_curl_setopt_pointer(setopt, handle, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errors.baseAddress)))
+                set(hg_curl_setopt_callback(setopt, handle, CURLOPT_WRITEFUNCTION, curlBody))
+                set(hg_curl_setopt_pointer(setopt, handle, CURLOPT_WRITEDATA, context))
+                set(hg_curl_setopt_callback(setopt, handle, CURLOPT_HEADERFUNCTION, curlHeader))
+                set(hg_curl_setopt_pointer(setopt, handle, CURLOPT_HEADERDATA, context))
+                set(hg_curl_setopt_long(setopt, handle, CURLOPT_NOPROGRESS, 0))
+                set(hg_curl_setopt_progress(setopt, handle, curlProgress))
+                set(hg_curl_setopt_pointer(setopt, handle, CURLOPT_XFERINFODATA, context))
                 guard status == CURLE_OK else { return status }
-                return curl_easy_perform(handle)
+                return curl.easyPerform(handle)
             }
         }
         if exchange.cancelled.load(ordering: .relaxed) { throw CancellationError() }
         guard code == CURLE_OK else {
             let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+            let reason = detail.isEmpty ? curl.easyStrerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)" : detail
             throw HTTPTransportError(url: url, reason: reason, isTimeout: code == CURLE_OPERATION_TIMEDOUT)
         }
         var status = 0
-        _ = hg_curl_response_code(handle, &status)
+        _ = hg_curl_response_code(curl.getinfo, handle, &status)
         return HTTPResponse(status: status, headers: exchange.headers, body: exchange.body)
     }
 }

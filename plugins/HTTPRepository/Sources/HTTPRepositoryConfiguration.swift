@@ -45,8 +45,9 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, Decodable {
     public var auth: Auth
     /// For `fhir-r4`: the subject of every Observation, e.g. `Patient/123`.
     public var patientReference: String?
-    /// A PEM file of extra trusted CAs. Not supported by FoundationNetworking on Linux; a
-    /// configuration that sets it is rejected with an explanation (see README).
+    /// A PEM file of trusted root certificates for an `https` URL (a private repository's CA).
+    /// It replaces the system trust store (libcurl's `CURLOPT_CAINFO`); nil trusts the system
+    /// store. Must be readable and needs an `https` URL, or ``validated()`` refuses it.
     public var caFile: String?
 
     /// Outbox bounds.

@@ -41,9 +41,14 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
         stateDirectory.appendingPathComponent("\(name)-outbox.sqlite").path
     }
 
+    /// Creates the sink with the libcurl transport. libcurl itself is loaded when the sink starts
+    /// (``run(inbox:context:)``), not here: building the catalog or checking a configuration maps
+    /// nothing, and a gateway without this sink never loads libcurl.
+    /// - Throws: as ``init(configuration:environment:transport:random:)``.
     public init(configuration: HTTPRepositoryConfiguration, environment: PluginEnvironment) throws {
         try self.init(
-            configuration: configuration, environment: environment, transport: CurlTransport(caFile: configuration.caFile),
+            configuration: configuration, environment: environment,
+            transport: CurlTransport(library: CurlLibrary(), caFile: configuration.caFile),
             random: { Double.random(in: 0..<1) })
     }
 
@@ -76,7 +81,26 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
         builder.accepts(record)
     }
 
+    /// Delivers until the bus finishes (see the type's documentation).
+    ///
+    /// First readies the transport (``HTTPTransport/prepare()``: the libcurl transport loads
+    /// libcurl here). When that fails, the error is logged and becomes the status's last error
+    /// right away, and the sink runs on as during an outage: records go into the outbox, each
+    /// delivery attempt fails with the same error and is retried with backoff (the libcurl
+    /// transport tries to load the library again each time), and a stop leaves the records in
+    /// the outbox for the next start.
+    /// - Throws: outbox (SQLite) errors; `CancellationError`.
     public func run(inbox: SinkInbox, context: SinkContext) async throws {
+        do {
+            try await transport.prepare()
+        } catch {
+            // Not thrown: the gateway would restart the sink over and over while its bounded
+            // queue filled and, under the default `block` policy, stalled every other sink. The
+            // durable outbox is the place for records that cannot be sent yet.
+            context.logger.error(
+                "\(error). Records are kept in the outbox \(outbox.path) and delivery is retried with backoff")
+            context.status.reportError("\(error)", at: clock.now())
+        }
         let signals = DeliverySignals()
         publishStatus(context.status)
         if outbox.statistics.count > 0 {

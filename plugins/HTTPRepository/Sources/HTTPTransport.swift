@@ -52,4 +52,15 @@ public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns the answer, whatever its status.
     /// - Throws: ``HTTPTransportError`` when no answer came; `CancellationError` when cancelled.
     func send(_ request: HTTPRequest) async throws -> HTTPResponse
+
+    /// Readies the transport for its first request. The sink calls it when it starts, so that a
+    /// transport that cannot work (``CurlTransport`` without libcurl) is reported at once, not
+    /// only when the first record is sent. The default does nothing.
+    /// - Throws: why the transport cannot send anything now.
+    func prepare() async throws
+}
+
+extension HTTPTransport {
+    /// Does nothing: the transport needs no preparation.
+    public func prepare() async throws {}
 }
