@@ -124,9 +124,10 @@ enum MemoryBenchmark {
         }
         process.environment = variables
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: environment.path("stderr-\(URL(fileURLWithPath: path).lastPathComponent).log"))
-            ?? FileHandle.nullDevice
-        FileManager.default.createFile(atPath: environment.path("stderr-\(URL(fileURLWithPath: path).lastPathComponent).log"), contents: nil)
+        // Created before it is opened: FileHandle(forWritingAtPath:) does not create files.
+        let log = environment.path("stderr-\(URL(fileURLWithPath: path).lastPathComponent).log")
+        FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: log) ?? FileHandle.nullDevice
         try process.run()
         return process
     }
