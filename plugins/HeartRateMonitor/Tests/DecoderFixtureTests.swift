@@ -113,7 +113,7 @@ final class DecoderFixtureTests: XCTestCase {
         assertEveryTruncationFails(bytes, name, HeartRateMeasurementDecoder.decode) { length, value in
             guard !full.rrIntervals.isEmpty, length >= rrStart + 2, (length - rrStart) % 2 == 0 else { return false }
             var expected = full
-            expected.rrIntervals = Array(full.rrIntervals.prefix((length - rrStart) / 2))
+            expected.rrIntervals = RRIntervals(full.rrIntervals.prefix((length - rrStart) / 2))
             return value == expected
         }
     }
@@ -196,6 +196,25 @@ final class DecoderFixtureTests: XCTestCase {
         XCTAssertThrowsError(try BatteryLevelDecoder.decode([0xFF]))
     }
 
+    /// RR intervals are stored inline up to 12 and in an array beyond; both behave as one list.
+    func testRRIntervalsAcrossTheInlineCapacity() {
+        for count in [0, 1, 4, 5, 9, 12, 13, 20] {
+            let values: [UInt16] = (0..<count).map { UInt16(0xFFFF - $0 * 977) }
+            var appended = RRIntervals()
+            for value in values { appended.append(value) }
+            XCTAssertEqual(Array(appended), values, "\(count) values")
+            XCTAssertEqual(appended.count, count)
+            XCTAssertEqual(appended, RRIntervals(values))
+            XCTAssertEqual(appended.hashValue, RRIntervals(values).hashValue)
+            XCTAssertEqual(appended.description, values.description)
+            if count > 0 {
+                XCTAssertNotEqual(appended, RRIntervals(values.dropLast()), "a shorter list differs")
+                XCTAssertEqual(appended.last, values.last)
+            }
+        }
+        XCTAssertEqual([1024, 980] as RRIntervals, RRIntervals([1024, 980]))
+    }
+
     func testHeartRatePayloadLongerThanTwentyBytesDecodes() throws {
         // 1 flags + 1 HR + 2 energy + 15 RR intervals = 34 bytes, as with an ATT MTU of 40+.
         let intervals: [UInt16] = (0..<15).map { 800 + UInt16($0) * 3 }
@@ -205,7 +224,7 @@ final class DecoderFixtureTests: XCTestCase {
         let decoded = try HeartRateMeasurementDecoder.decode(payload)
         XCTAssertEqual(decoded.heartRate, 61)
         XCTAssertEqual(decoded.energyExpended, 16)
-        XCTAssertEqual(decoded.rrIntervals, intervals)
+        XCTAssertEqual(Array(decoded.rrIntervals), intervals)
         try assertHeartRateTruncations(payload, "long HRM")
 
         // Without the RR flag, trailing bytes are not RR intervals and are ignored.

@@ -23,10 +23,10 @@ public struct HeartRateMeasurement: Hashable, Sendable {
     /// 0xFFFF means the counter saturated (see ``isEnergyExpendedSaturated``).
     public var energyExpended: Int?
     /// RR intervals in the spec's raw unit, 1/1024 s, oldest first.
-    public var rrIntervals: [UInt16]
+    public var rrIntervals: RRIntervals
 
     /// Creates a measurement from decoded values.
-    public init(heartRate: Int, sensorContact: SensorContact, energyExpended: Int?, rrIntervals: [UInt16]) {
+    public init(heartRate: Int, sensorContact: SensorContact, energyExpended: Int?, rrIntervals: RRIntervals) {
         self.heartRate = heartRate
         self.sensorContact = sensorContact
         self.energyExpended = energyExpended
@@ -41,8 +41,8 @@ public struct HeartRateMeasurement: Hashable, Sendable {
     public var isEnergyExpendedSaturated: Bool { energyExpended == 0xFFFF }
 }
 
-/// Decodes Heart Rate Measurement payloads. Pure: no I/O, no clock; allocation-free except for
-/// the RR list when RR intervals are present.
+/// Decodes Heart Rate Measurement payloads. Pure: no I/O, no clock; allocation-free for payloads
+/// of up to 12 RR intervals (see ``RRIntervals``).
 public enum HeartRateMeasurementDecoder {
     /// Flags bits (Heart Rate Service §3.1.1.1).
     @usableFromInline static let heartRateIsUInt16: UInt8 = 0x01
@@ -100,7 +100,7 @@ public enum HeartRateMeasurementDecoder {
             energy = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
             offset += 2
         }
-        var intervals: [UInt16] = []
+        var intervals = RRIntervals()
         if flags & rrIntervalsPresent != 0 {
             let remaining = count - offset
             guard remaining >= 2 else { return cut("rrIntervals", at: offset, needs: 2) }
@@ -109,7 +109,6 @@ public enum HeartRateMeasurementDecoder {
                     .oddLength, characteristic: .heartRateMeasurement, field: "rrIntervals",
                     offset: count - 1, needed: 2, available: 1))
             }
-            intervals.reserveCapacity(remaining / 2)
             while offset + 1 < count {
                 intervals.append(UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8)
                 offset += 2

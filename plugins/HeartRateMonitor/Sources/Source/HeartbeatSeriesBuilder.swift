@@ -43,7 +43,7 @@ public struct HeartbeatSeriesBuilder: Sendable {
 
     /// Adds one notification's RR intervals (1/1024 s, oldest first), received at `date`.
     /// - Returns: a chunk when one is due.
-    public mutating func add(rrIntervals: [UInt16], receivedAt date: Date) -> Chunk? {
+    public mutating func add(rrIntervals: some Collection<UInt16>, receivedAt date: Date) -> Chunk? {
         guard !rrIntervals.isEmpty else { return dueChunk(at: date) }
         let total = rrIntervals.reduce(0.0) { $0 + Double($1) / 1024 }
         if !gapPending, let last = lastBeat {
