@@ -74,8 +74,8 @@ enum LatencyBenchmark {
         let environment = try BenchmarkEnvironment(name: "latency")
         defer { environment.removeAll() }
 
-        // Baseline for the CPU figure: the pacing alone. 1 000 tasks each sleeping 1 s on the same
-        // clock and making a 10-byte payload, as the simulated transport does per notification,
+        // Baseline for the CPU figure: the pacing alone. 1 000 tasks each sleeping on the same
+        // clock and schedule and making a 10-byte payload, as the simulated transport does per notification,
         // and nothing else. Real BLE devices have no such timers (BlueZ's D-Bus messages wake us
         // instead), so this is the simulator's own cost inside the measured CPU.
         let pacingSeconds = 10.0
@@ -86,15 +86,12 @@ enum LatencyBenchmark {
                 group.addTask {
                     var sum = 0
                     let deadline = ContinuousClock.now + .seconds(pacingSeconds)
-                    // The simulated transport's schedule: spread over the second per device, each
-                    // wake-up on a 10 ms grid of the clock.
-                    func micros(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000_000).rounded()) }
-                    let spread = (Double(device) * 0.618_033_988_749_895).truncatingRemainder(dividingBy: 1)
-                    var due = micros(environment.clock.now()) + Int64((1 - spread) * 1_000_000)
+                    // Exactly the simulated transport's schedule.
+                    let schedule = NotificationSchedule(device: device, period: .seconds(1), start: environment.clock.now())
+                    var count: Int64 = 0
                     while ContinuousClock.now < deadline {
-                        let aligned = (due + 9_999) / 10_000 * 10_000
-                        try? await environment.clock.sleep(for: .microseconds(max(0, aligned - micros(environment.clock.now()))))
-                        due += 1_000_000
+                        try? await environment.clock.sleep(for: schedule.wait(for: count, now: environment.clock.now()))
+                        count += 1
                         let payload: [UInt8] = [0x1E, UInt8(60 + device % 90), 0x10, 0x00, 0x00, 0x04]
                         sum &+= payload.count
                     }

@@ -184,41 +184,19 @@ final class SimulatedConnection: BLEConnection {
         }
         let clock = self.clock
         let period = self.period
-        // Each device keeps its own fixed schedule, as a device ticks on its own crystal (the
-        // time spent consuming a payload does not push the next one back). Started together,
-        // simulated devices would all notify in the same instant, a burst no real fleet makes,
-        // so the schedule starts at a fraction of the period that differs per device (the
-        // golden-ratio sequence spreads any number of devices evenly; device 0 waits one whole
-        // period). Wake-ups land on a 10 ms grid of the clock, as a controller hands over
-        // notifications at connection events rather than at arbitrary instants: devices due in
-        // the same 10 ms share one timer wake-up, which keeps the simulator's own CPU cost small
-        // next to the gateway's (Benchmarks/RESULTS.md, "End-to-end latency").
-        let spread = (Double(device.index) * 0.618_033_988_749_895).truncatingRemainder(dividingBy: 1)
-        let first = Self.microseconds(clock.now()) + Self.microseconds(period * (1 - spread))
-        let periodMicroseconds = Self.microseconds(period)
+        let schedule = NotificationSchedule(device: device.index, period: period, start: clock.now())
         let sent = Mutex<Int64>(0)
         // Unfolding: each `next()` waits for the device's next due time on the injected clock
         // and makes one payload.
         return AsyncThrowingStream(unfolding: { [self] in
-            let index = sent.withLock { count -> Int64 in
+            let count = sent.withLock { count -> Int64 in
                 defer { count += 1 }
                 return count
             }
-            let grid: Int64 = 10_000
-            let due = first + index * periodMicroseconds
-            let aligned = (due + grid - 1) / grid * grid
-            try await clock.sleep(for: .microseconds(max(0, aligned - Self.microseconds(clock.now()))))
+            try await clock.sleep(for: schedule.wait(for: count, now: clock.now()))
             guard connected.withLock({ $0 }) else { return nil }
             return generator.withLock { heartRate ? $0.nextHeartRatePayload() : $0.nextRunningPayload() }
         })
-    }
-
-    private static func microseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
-    }
-
-    private static func microseconds(_ duration: Duration) -> Int64 {
-        Int64((duration.seconds * 1_000_000).rounded())
     }
 
     func batteryPercentage() async -> Int? { device.readable[.batteryLevel].flatMap(\.first).map(Int.init) }
