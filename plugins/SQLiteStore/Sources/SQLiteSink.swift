@@ -178,11 +178,12 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
             group.addTask { try await clock.sleep(for: remaining) }
             group.addTask { await inbox.waitForDepth(atLeast: needed) }
             // The first to finish ends the wait; cancelling the other makes it return at once.
-            // A forced shutdown cancels this task: the sleep throws CancellationError, and so
-            // does this function, as before.
             try await group.next()
             group.cancelAll()
         }
+        // A forced shutdown cancels this task, and then either child may finish first: throw
+        // CancellationError either way, so that the batch is kept for the next run, as documented.
+        try Task.checkCancellation()
     }
 
     /// What survives a failed run of the same sink instance.
