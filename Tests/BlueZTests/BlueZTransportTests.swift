@@ -96,7 +96,7 @@ final class BlueZTransportTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
         // Making the transport opens nothing, so a configuration can be checked without Bluetooth.
         let transport = BlueZTransport(
-            busAddress: "unix:path=\(directory.path)/missing", adapter: nil,
+            busAddress: "unix:path=\(directory.path)/missing", adapter: nil, clock: SystemClock(),
             logger: Logger(label: "t", sink: RecordingLogSink()))
         let error = await transportError { _ = try await transport.connect(to: "AA:BB:CC:DD:EE:01") }
         XCTAssertEqual(error?.code, .unavailable)
@@ -106,7 +106,7 @@ final class BlueZTransportTests: XCTestCase {
     func testBusComingUpLaterIsPickedUp() async throws {
         let bluez = try await start(withBluetoothd: false)
         let transport = BlueZTransport(
-            busAddress: bluez.address, adapter: "hci0", logger: Logger(label: "t", sink: RecordingLogSink()))
+            busAddress: bluez.address, adapter: "hci0", clock: SystemClock(), logger: Logger(label: "t", sink: RecordingLogSink()))
         let early = await transportError { _ = try await transport.connect(to: "AA:BB:CC:DD:EE:0B") }
         XCTAssertEqual(early?.code, .unavailable)
         // bluetoothd starts after the gateway: the same transport now works.
@@ -254,7 +254,7 @@ final class BlueZTransportTests: XCTestCase {
         let frames: [[UInt8]] = [[0x00, 72], [0x10, 75, 0x00, 0x04], [0x00, 80]]
         for frame in frames { try await bluez.notify(characteristic, frame) }
         try await waitUntil("three notifications") { values.elements.count == 3 }
-        XCTAssertEqual(values.elements, frames)
+        XCTAssertEqual(values.elements.map(\.value), frames)
 
         // The link drops: the stream ends with .disconnected, like every later call.
         try await bluez.dropLink(device)
@@ -284,11 +284,67 @@ final class BlueZTransportTests: XCTestCase {
         try await bluez.notify(characteristic, [0x00, 61])
         try await bluez.notify(characteristic, [0x00, 62])
         try await waitUntil("two notifications") { values.elements.count == 2 }
-        XCTAssertEqual(values.elements, [[0x00, 61], [0x00, 62]])
+        XCTAssertEqual(values.elements.map(\.value), [[0x00, 61], [0x00, 62]])
 
         // Stopping the stream sends StopNotify.
         values.cancel()
         try await waitUntil("StopNotify") { try await bluez.notifyState(characteristic).notifying == false }
+    }
+
+    /// Two characteristics on one stream: each notification is tagged with its characteristic,
+    /// stamped on arrival with the transport's clock, and delivered in the order of arrival.
+    func testOneStreamForTwoCharacteristicsStampedOnArrival() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let device = try await bluez.addMonitor("AA:BB:CC:DD:EE:0C", acquire: true)
+        let clock = ManualClock()
+        let connection = try await bluez.transport(clock: clock).connect(to: "AA:BB:CC:DD:EE:0C")
+        let heartRate = PrivateBlueZ.heartRateMeasurement(device)
+        let battery = PrivateBlueZ.batteryLevel(device)
+        let both = StreamCollector(try await connection.notifications(of: [
+            GATTCharacteristicID(.batteryLevel, in: .batteryService),
+            GATTCharacteristicID(.heartRateMeasurement, in: .heartRateService),
+        ]))
+        let heartRateAcquired = try await bluez.notifyState(heartRate).acquired
+        let batteryAcquired = try await bluez.notifyState(battery).acquired
+        XCTAssertTrue(heartRateAcquired && batteryAcquired, "both through AcquireNotify")
+        let start = clock.now()
+        try await bluez.notify(battery, [0x55])
+        try await waitUntil("the battery notification") { both.elements.count == 1 }
+        clock.advance(by: .seconds(5))
+        try await bluez.notify(heartRate, [0x00, 71])
+        try await waitUntil("both notifications") { both.elements.count == 2 }
+        XCTAssertEqual(both.elements.map(\.characteristic), [.batteryLevel, .heartRateMeasurement])
+        XCTAssertEqual(both.elements.map(\.value), [[0x55], [0x00, 71]])
+        XCTAssertEqual(both.elements.map { $0.receivedAt.timeIntervalSince(start) }, [0, 5])
+        XCTAssertEqual(connection.droppedNotifications, 0)
+        await connection.disconnect()
+        try await waitUntil("the stream to end") { both.ended }
+    }
+
+    /// A consumer that falls behind loses the oldest notifications beyond the transport's
+    /// buffer (256), and the connection counts them.
+    func testFallingBehindDropsTheOldestAndCountsThem() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let device = try await bluez.addMonitor("AA:BB:CC:DD:EE:0D", acquire: true)
+        let connection = try await bluez.transport().connect(to: "AA:BB:CC:DD:EE:0D")
+        let heartRate = PrivateBlueZ.heartRateMeasurement(device)
+        // Not iterated yet: everything stays in the transport's buffer.
+        let stream = try await connection.notifications(of: .heartRateMeasurement, in: .heartRateService)
+        let sent = 260
+        for beat in 0..<sent {
+            try await bluez.notify(heartRate, [0x00, UInt8(beat % 200)])
+        }
+        try await waitUntil("the drops to be counted") { connection.droppedNotifications == sent - 256 }
+        var received: [[UInt8]] = []
+        for try await notification in stream {
+            received.append(notification.value)
+            if received.count == 256 { break }
+        }
+        XCTAssertEqual(received.first, [0x00, UInt8((sent - 256) % 200)], "the oldest were dropped")
+        XCTAssertEqual(received.last, [0x00, UInt8((sent - 1) % 200)])
+        XCTAssertEqual(connection.droppedNotifications, sent - 256)
     }
 
     // MARK: A monitor that goes away and comes back
@@ -317,7 +373,7 @@ final class BlueZTransportTests: XCTestCase {
         XCTAssertTrue(state.acquired)
         try await bluez.notify(PrivateBlueZ.heartRateMeasurement(device), [0x00, 95])
         try await waitUntil("a sample after") { after.elements.count == 1 }
-        XCTAssertEqual(after.elements, [[0x00, 95]])
+        XCTAssertEqual(after.elements.map(\.value), [[0x00, 95]])
         await second.disconnect()
         try await waitUntil("the stream ends on disconnect") { after.ended }
     }
@@ -333,7 +389,7 @@ final class BlueZTransportTests: XCTestCase {
             let values = StreamCollector(try await connection.notifications(of: .heartRateMeasurement, in: .heartRateService))
             try await bluez.notify(characteristic, [0x00, UInt8(100 + round)])
             try await waitUntil("sample in round \(round)") { values.elements.count == 1 }
-            XCTAssertEqual(values.elements, [[0x00, UInt8(100 + round)]])
+            XCTAssertEqual(values.elements.map(\.value), [[0x00, UInt8(100 + round)]])
             try await bluez.dropLink(device)
             try await waitUntil("end of round \(round)") { values.ended }
         }

@@ -133,9 +133,9 @@ final class PrivateBlueZ: @unchecked Sendable {
     }
 
     /// A transport on this bus, logging into ``logSink``.
-    func transport(adapter: String? = "hci0") -> BlueZTransport {
+    func transport(adapter: String? = "hci0", clock: any GatewayClock = SystemClock()) -> BlueZTransport {
         BlueZTransport(
-            connection: connection, adapter: adapter, logger: Logger(label: "bluez", sink: logSink, level: .debug),
+            connection: connection, adapter: adapter, clock: clock, logger: Logger(label: "bluez", sink: logSink, level: .debug),
             resolveTimeout: .seconds(10))
     }
 
@@ -202,6 +202,8 @@ final class PrivateBlueZ: @unchecked Sendable {
     /// The Heart Rate Measurement characteristic's path (first service, first characteristic).
     static func heartRateMeasurement(_ device: String) -> String { device + "/service0000/char0000" }
     static func heartRateControlPoint(_ device: String) -> String { device + "/service0000/char0002" }
+    /// Battery Level (third service, first characteristic: read and notify).
+    static func batteryLevel(_ device: String) -> String { device + "/service0002/char0000" }
 
     struct Missing: Error, CustomStringConvertible {
         var what: String

@@ -34,7 +34,7 @@ enum ScanCommand {
         }
         let logger = Logger(label: "scan", sink: StandardErrorLogSink(variables: context.variables), level: .warning)
         let address = context.variables["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-        let transport = BlueZTransport(busAddress: address, adapter: adapter, logger: logger)
+        let transport = BlueZTransport(busAddress: address, adapter: adapter, clock: SystemClock(), logger: logger)
         let found = try await scan(transport, for: .seconds(timeout))
         print(found, context: context)
         return .success

@@ -1,9 +1,11 @@
 import Foundation
+import GatewayTesting
 import HeartRateMonitor
 import Synchronization
 
 /// A scripted Bluetooth stack for tests: the test emits discovery events, decides how each
-/// connection attempt ends, sends notification payloads and drops links.
+/// connection attempt ends, sends notification payloads and drops links. Notifications are
+/// stamped with `clock`, which ``SourceHarness`` also gives the source.
 final class FakeBLETransport: BLECentralTransport {
     /// How one connection attempt ends.
     enum Outcome: Sendable {
@@ -22,9 +24,11 @@ final class FakeBLETransport: BLECentralTransport {
 
     private let state = Mutex(State())
     let profiles: [String: FakeProfile]
+    let clock: ManualClock
 
-    init(profiles: [FakeProfile]) {
+    init(profiles: [FakeProfile], clock: ManualClock = ManualClock()) {
         self.profiles = Dictionary(uniqueKeysWithValues: profiles.map { ($0.address, $0) })
+        self.clock = clock
     }
 
     var discoverCalls: Int { state.withLock { $0.discoverCalls } }
@@ -70,7 +74,7 @@ final class FakeBLETransport: BLECentralTransport {
             guard let profile = profiles[address] else {
                 throw BLETransportError(.notFound, device: address, "no such fake device")
             }
-            let connection = FakeConnection(profile: profile)
+            let connection = FakeConnection(profile: profile, clock: clock)
             state.withLock { $0.connections[address, default: []].append(connection) }
             return connection
         }
@@ -118,19 +122,29 @@ struct FakeProfile: Sendable {
     }
 }
 
-/// One fake link. Finished by ``dropLink()`` or `disconnect()`.
+/// One fake link. Finished by ``dropLink()`` or `disconnect()`. Its streams buffer at most
+/// ``bufferLimit`` notifications, dropping the oldest and counting it, as a real transport does.
 final class FakeConnection: BLEConnection {
+    static let bufferLimit = 8
+
     private struct State {
-        var streams: [BluetoothUUID: AsyncThrowingStream<[UInt8], any Error>.Continuation] = [:]
+        var streams: [BluetoothUUID: AsyncThrowingStream<BLENotification, any Error>.Continuation] = [:]
+        var dropped = 0
+        var holdingWrites = false
+        var heldWrites: [CheckedContinuation<Void, Never>] = []
         var writes: [(BluetoothUUID, [UInt8])] = []
         var connected = true
         var disconnectCalls = 0
     }
 
     let profile: FakeProfile
+    let clock: ManualClock
     private let state = Mutex(State())
 
-    init(profile: FakeProfile) { self.profile = profile }
+    init(profile: FakeProfile, clock: ManualClock) {
+        self.profile = profile
+        self.clock = clock
+    }
 
     var address: String { profile.address }
     var writes: [(BluetoothUUID, [UInt8])] { state.withLock { $0.writes } }
@@ -148,28 +162,59 @@ final class FakeConnection: BLEConnection {
     }
 
     func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws {
-        state.withLock { $0.writes.append((characteristic, value)) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let hold = state.withLock { state in
+                state.writes.append((characteristic, value))
+                if state.holdingWrites { state.heldWrites.append(continuation) }
+                return state.holdingWrites
+            }
+            if !hold { continuation.resume() }
+        }
     }
 
-    func notifications(of characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
-        -> AsyncThrowingStream<[UInt8], any Error>
+    /// From now on `write` records the value, then waits until ``releaseWrites()``: the source's
+    /// task is busy, as it would be behind a slow GATT write.
+    func holdWrites() { state.withLock { $0.holdingWrites = true } }
+    /// Writes waiting in ``holdWrites()``.
+    var heldWriteCount: Int { state.withLock { $0.heldWrites.count } }
+    /// Lets held writes (and later ones) complete.
+    func releaseWrites() {
+        let held = state.withLock { state in
+            state.holdingWrites = false
+            defer { state.heldWrites = [] }
+            return state.heldWrites
+        }
+        for continuation in held { continuation.resume() }
+    }
+
+    func notifications(of characteristics: [GATTCharacteristicID]) async throws
+        -> AsyncThrowingStream<BLENotification, any Error>
     {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
-        state.withLock { $0.streams[characteristic] = continuation }
+        for wanted in characteristics where !(profile.characteristics[wanted.service]?.contains(wanted.characteristic) ?? false) {
+            throw BLETransportError(.notSupported, device: address, "no \(wanted)")
+        }
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: BLENotification.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(Self.bufferLimit))
+        state.withLock { state in
+            for wanted in characteristics { state.streams[wanted.characteristic] = continuation }
+        }
         return stream
     }
+
+    var droppedNotifications: Int { state.withLock { $0.dropped } }
 
     func batteryPercentage() async -> Int? { profile.stackBattery }
 
     /// Delivers one notification.
     func send(_ payload: [UInt8], on characteristic: BluetoothUUID = .heartRateMeasurement) {
         let continuation = state.withLock { $0.streams[characteristic] }
-        continuation?.yield(payload)
+        let notification = BLENotification(characteristic: characteristic, value: payload, receivedAt: clock.now())
+        if case .dropped = continuation?.yield(notification) { state.withLock { $0.dropped += 1 } }
     }
 
     /// The link drops: every stream ends.
     func dropLink() {
-        let streams = state.withLock { state -> [AsyncThrowingStream<[UInt8], any Error>.Continuation] in
+        let streams = state.withLock { state -> [AsyncThrowingStream<BLENotification, any Error>.Continuation] in
             state.connected = false
             return Array(state.streams.values)
         }

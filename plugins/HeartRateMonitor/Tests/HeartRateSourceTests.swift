@@ -12,6 +12,43 @@ final class HeartRateSourceTests: XCTestCase {
         [0x16, bpm] + rr.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
     }
 
+    /// A source that falls behind (here: a slow Control Point write) keeps each sample's time
+    /// of arrival, and what the transport dropped beyond its buffer is counted and logged with
+    /// the device.
+    func testFallingBehindKeepsArrivalTimesAndCountsDrops() async throws {
+        let profile = FakeProfile.heartRateMonitor()
+        let transport = FakeBLETransport(profiles: [profile])
+        let h = try SourceHarness(transport: transport)
+        let address = profile.address
+        let start = h.clock.now()
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("subscription") { transport.latest(address)?.isSubscribed(.heartRateMeasurement) == true }
+            let link = try XCTUnwrap(transport.latest(address))
+            link.holdWrites()
+            // Energy expended saturated: the source writes the reset, and waits on it.
+            link.send([0x0E, 70, 0xFF, 0xFF])
+            try await h.waitFor("the held write") { link.heldWriteCount == 1 }
+            // Meanwhile 12 notifications arrive, one a second; the buffer keeps the newest 8.
+            for second in 1...12 {
+                h.clock.advance(by: .seconds(1))
+                link.send(Self.beat(UInt8(100 + second)))
+            }
+            XCTAssertEqual(link.droppedNotifications, 4)
+            link.releaseWrites()
+            try await h.waitFor("the kept samples") { h.quantities(.heartRate).count == 9 }
+            try await h.waitFor("the drops counted") { h.current.dropped == 4 }
+        }
+        let samples = h.quantities(.heartRate)
+        XCTAssertEqual(samples.map(\.quantity.value), [70] + (5...12).map { Double(100 + $0) })
+        // Each sample keeps the second its notification arrived, not when it was mapped.
+        XCTAssertEqual(samples.map { $0.startDate.timeIntervalSince(start) }, [0] + (5...12).map(Double.init))
+        XCTAssertTrue(h.logs.entries.contains {
+            $0.message.contains("dropped 4 notification") && $0.device?.contains("Polar H10 1234") == true
+        }, "\(h.logs.entries.map(\.message))")
+    }
+
     func testHeartRateSamplesDeviceFactsSeriesNoContactEnergyResetAndBadPayload() async throws {
         let profile = FakeProfile.heartRateMonitor()
         let transport = FakeBLETransport(profiles: [profile])
@@ -185,6 +222,30 @@ final class HeartRateSourceTests: XCTestCase {
         XCTAssertEqual(transport.attempts(other.address), 0)
         XCTAssertEqual(transport.attempts(third.address), 0, "maxDevices is 1")
         XCTAssertEqual(transport.attempts(keyboard.address), 0)
+    }
+
+    /// A device with both Heart Rate and RSC: one subscription carries both, and each
+    /// notification goes to its own mapping.
+    func testDeviceWithHeartRateAndRunningSpeedOnOneStream() async throws {
+        var both = FakeProfile.heartRateMonitor()
+        both.characteristics[.runningSpeedAndCadenceService] = [.rscMeasurement]
+        let profile = both
+        let transport = FakeBLETransport(profiles: [profile])
+        let h = try SourceHarness(transport: transport)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("subscribed") { transport.latest(profile.address)?.isSubscribed(.rscMeasurement) == true }
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            XCTAssertTrue(link.isSubscribed(.heartRateMeasurement))
+            link.send(Self.beat(88))
+            // Flags 0x00: instantaneous speed 3 m/s (768/256), cadence 170.
+            link.send([0x00, 0x00, 0x03, 170], on: .rscMeasurement)
+            try await h.waitFor("both samples") { h.quantities(.heartRate).count == 1 && h.quantities(.runningSpeed).count == 1 }
+        }
+        XCTAssertEqual(h.quantities(.heartRate).first?.quantity.value, 88)
+        XCTAssertEqual(h.quantities(.runningSpeed).first?.quantity.value, 3)
+        XCTAssertTrue(h.logs.contains("subscribed to heart rate and running speed and cadence notifications"))
     }
 
     func testFootPodSpeedStrideDistanceAndEstimatedSteps() async throws {

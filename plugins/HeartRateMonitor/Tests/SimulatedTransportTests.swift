@@ -63,9 +63,12 @@ final class SimulatedTransportTests: XCTestCase {
             let device = readers.count
             readers.append(Task {
                 var received = 0
-                for try await payload in stream {
-                    XCTAssertNoThrow(try HeartRateMeasurementDecoder.decode(payload))
-                    arrivals.mutex.withLock { $0[device, default: []].append(clock.now().timeIntervalSince(start)) }
+                for try await notification in stream {
+                    XCTAssertEqual(notification.characteristic, .heartRateMeasurement)
+                    XCTAssertNoThrow(try HeartRateMeasurementDecoder.decode(notification.value))
+                    // Stamped when made: the due time on the clock.
+                    XCTAssertEqual(notification.receivedAt, clock.now())
+                    arrivals.mutex.withLock { $0[device, default: []].append(notification.receivedAt.timeIntervalSince(start)) }
                     received += 1
                     if received == 2 { return }
                 }

@@ -7,7 +7,7 @@ import XCTest
 
 /// Runs a HeartRateSource against a transport into a CollectingSink, with a ManualClock.
 final class SourceHarness: Sendable {
-    let clock = ManualClock()
+    let clock: ManualClock
     let sink = CollectingSink(batchSize: 1)
     let logs = RecordingLogSink()
     let board = StatusBoard()
@@ -16,12 +16,18 @@ final class SourceHarness: Sendable {
     let source: HeartRateSource
     let directory: URL
 
-    convenience init(configuration: HeartRateSourceConfiguration = HeartRateSourceConfiguration(), transport: any BLECentralTransport) throws {
-        try self.init(configuration: configuration) { _ in transport }
+    /// Runs the source against `transport`, on the transport's clock (the one it stamps
+    /// notifications with).
+    convenience init(configuration: HeartRateSourceConfiguration = HeartRateSourceConfiguration(), transport: FakeBLETransport) throws {
+        try self.init(configuration: configuration, clock: transport.clock) { _ in transport }
     }
 
     /// `transport` gets the harness's clock (for transports that pace themselves on it).
-    init(configuration: HeartRateSourceConfiguration, transport: (ManualClock) -> any BLECentralTransport) throws {
+    init(
+        configuration: HeartRateSourceConfiguration, clock: ManualClock = ManualClock(),
+        transport: (ManualClock) -> any BLECentralTransport
+    ) throws {
+        self.clock = clock
         directory = try TestEnvironment.temporaryDirectory("ble")
         status = board.register(name: "hr", kind: HeartRateSource.kind, role: .source)
         bus = SampleBus(sinks: [(name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)])

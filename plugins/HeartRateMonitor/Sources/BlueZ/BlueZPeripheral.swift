@@ -1,4 +1,5 @@
 import BlueZ
+import Foundation
 import SampleBus
 import Synchronization
 
@@ -8,32 +9,53 @@ import Synchronization
 /// wait for services, routes PropertiesChanged "Value" to StartNotify subscribers, and finishes
 /// the connection when Device1.Connected becomes false or the device object is removed: every
 /// notification stream then throws `.disconnected` and later calls throw it too.
+///
+/// Notifications are stamped with the injected clock where they arrive (the monitor task for
+/// StartNotify, the socket's queue for AcquireNotify) and buffered per stream up to
+/// ``notificationBufferLimit``; beyond that the oldest is dropped and counted.
 final class BlueZPeripheral: BLEConnection {
+    /// One `notifications(of:)` stream and what feeds it.
+    private struct Subscription {
+        let continuation: AsyncThrowingStream<BLENotification, any Error>.Continuation
+        /// Characteristics followed through StartNotify, by object path.
+        var startNotified: [String: BluetoothUUID] = [:]
+        /// Characteristics followed through AcquireNotify sockets.
+        var sockets: [NotificationSocket] = []
+    }
+
     private struct State {
         var tree: BlueZObjectTree
         var resolved = false
         var resolveWaiter: CheckedContinuation<Void, any Error>?
         var finished: BLETransportError?
         var monitor: Task<Void, Never>?
-        /// StartNotify subscribers by id, with the characteristic path they follow.
-        var valueSubscribers: [UInt64: (path: String, continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation)] = [:]
-        var sockets: [UInt64: NotificationSocket] = [:]
+        var subscriptions: [UInt64: Subscription] = [:]
         var nextID: UInt64 = 0
         var signalsSeen = 0
         /// Set by the resolve timeout or cancellation; later waits fail with it.
         var resolveFailure: (any Error)?
     }
 
+    /// Notifications each stream holds for a consumer that has not taken them yet: at 1 to 4 Hz
+    /// per characteristic, over a minute of falling behind before the oldest is dropped.
+    static let notificationBufferLimit = 256
+
     let address: String
     let devicePath: String
     private let client: BlueZClient
+    private let clock: any GatewayClock
     private let logger: Logger
     private let state: Mutex<State>
+    private let dropped = Atomic<Int>(0)
 
-    init(client: BlueZClient, address: String, devicePath: String, tree: BlueZObjectTree, logger: Logger) {
+    init(
+        client: BlueZClient, address: String, devicePath: String, tree: BlueZObjectTree, clock: any GatewayClock,
+        logger: Logger
+    ) {
         self.client = client
         self.address = address
         self.devicePath = devicePath
+        self.clock = clock
         self.logger = logger
         state = Mutex(State(tree: tree))
     }
@@ -66,7 +88,7 @@ final class BlueZPeripheral: BLEConnection {
     private func handle(_ signal: DBusSignal) {
         let change = signal.propertiesChanged
         var dropped: String?
-        let (waiter, values) = state.withLock { state -> (CheckedContinuation<Void, any Error>?, [AsyncThrowingStream<[UInt8], any Error>.Continuation]) in
+        let (waiter, values) = state.withLock { state -> (CheckedContinuation<Void, any Error>?, [(AsyncThrowingStream<BLENotification, any Error>.Continuation, BluetoothUUID)]) in
             state.tree.apply(signal)
             state.signalsSeen += 1
             if let change, change.interface == BlueZInterface.device, signal.path == devicePath,
@@ -85,15 +107,17 @@ final class BlueZPeripheral: BLEConnection {
                 waiter = state.resolveWaiter
                 state.resolveWaiter = nil
             }
-            var values: [AsyncThrowingStream<[UInt8], any Error>.Continuation] = []
+            var values: [(AsyncThrowingStream<BLENotification, any Error>.Continuation, BluetoothUUID)] = []
             if let change, change.interface == BlueZInterface.gattCharacteristic, change.changed["Value"] != nil {
-                values = state.valueSubscribers.values.filter { $0.path == signal.path }.map(\.continuation)
+                for subscription in state.subscriptions.values {
+                    if let uuid = subscription.startNotified[signal.path] { values.append((subscription.continuation, uuid)) }
+                }
             }
             return (waiter, values)
         }
         waiter?.resume()
         if let bytes = change?.changed["Value"]?.bytes {
-            for continuation in values { continuation.yield(bytes) }
+            for (continuation, uuid) in values { deliver(bytes, of: uuid, to: continuation) }
         }
         if let dropped {
             logger.info("disconnected: \(dropped)", device: address)
@@ -181,27 +205,22 @@ final class BlueZPeripheral: BLEConnection {
 
     /// Ends the connection: fails waiters, ends notification streams, stops the monitor.
     func finish(_ error: BLETransportError) {
-        let (waiter, subscribers, sockets, monitor) = state.withLock { state in
+        let (waiter, subscriptions, monitor) = state.withLock { state in
             guard state.finished == nil else {
-                return (
-                    CheckedContinuation<Void, any Error>?.none,
-                    [AsyncThrowingStream<[UInt8], any Error>.Continuation](), [NotificationSocket](), Task<Void, Never>?.none
-                )
+                return (CheckedContinuation<Void, any Error>?.none, [Subscription](), Task<Void, Never>?.none)
             }
             state.finished = error
-            let result = (
-                state.resolveWaiter, state.valueSubscribers.values.map(\.continuation), Array(state.sockets.values),
-                state.monitor
-            )
+            let result = (state.resolveWaiter, Array(state.subscriptions.values), state.monitor)
             state.resolveWaiter = nil
-            state.valueSubscribers.removeAll()
-            state.sockets.removeAll()
+            state.subscriptions.removeAll()
             state.monitor = nil
             return result
         }
         waiter?.resume(throwing: error)
-        for continuation in subscribers { continuation.finish(throwing: error) }
-        for socket in sockets { socket.close(with: error) }
+        for subscription in subscriptions {
+            for socket in subscription.sockets { socket.close() }
+            subscription.continuation.finish(throwing: error)
+        }
         monitor?.cancel()
     }
 
@@ -251,89 +270,119 @@ final class BlueZPeripheral: BLEConnection {
         }
     }
 
-    func notifications(of characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
-        -> AsyncThrowingStream<[UInt8], any Error>
+    /// Subscribes to each characteristic: through AcquireNotify when it has the `notify` flag
+    /// (a socket with one datagram per notification, BlueZ doc/org.bluez.GattCharacteristic.rst;
+    /// BlueZ closes it on disconnect, so it is acquired again on every connection), else, or when
+    /// AcquireNotify fails, through StartNotify and PropertiesChanged "Value". All of them feed
+    /// one stream; ending it closes the sockets and calls StopNotify.
+    func notifications(of characteristics: [GATTCharacteristicID]) async throws
+        -> AsyncThrowingStream<BLENotification, any Error>
     {
-        let found = try requireCharacteristic(characteristic, in: service)
-        if found.flags.contains("notify") {
-            do {
-                // AcquireNotify hands over a socket with one datagram per notification
-                // (BlueZ doc/org.bluez.GattCharacteristic.rst). BlueZ closes it on disconnect,
-                // so it is acquired again on every connection.
-                let (descriptor, mtu) = try await client.acquireNotify(characteristic: found.path)
-                guard let fd = descriptor.take() else {
-                    throw BLETransportError(.failed, device: address, "AcquireNotify returned no fd")
-                }
-                return try acquiredStream(fd: fd, mtu: mtu, characteristic: found)
-            } catch let error as DBusError {
-                logger.debug(
-                    "AcquireNotify on \(characteristic) failed (\(error)); using StartNotify", device: address)
-            }
-        }
-        return try await startNotifyStream(found)
-    }
-
-    private func acquiredStream(fd: Int32, mtu: Int, characteristic: BlueZCharacteristic) throws
-        -> AsyncThrowingStream<[UInt8], any Error>
-    {
+        let found = try characteristics.map { try requireCharacteristic($0.characteristic, in: $0.service) }
         let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: [UInt8].self, bufferingPolicy: .bufferingNewest(1024))
-        let socket = try NotificationSocket(fd: fd, mtu: mtu, device: address, continuation: continuation)
+            of: BLENotification.self, throwing: (any Error).self,
+            bufferingPolicy: .bufferingNewest(Self.notificationBufferLimit))
         let id: UInt64? = state.withLock { state in
             guard state.finished == nil else { return nil }
             state.nextID += 1
-            state.sockets[state.nextID] = socket
+            state.subscriptions[state.nextID] = Subscription(continuation: continuation)
             return state.nextID
         }
-        guard let id else {
-            socket.close(with: BLETransportError(.disconnected, device: address, "the link dropped"))
-            return stream
+        guard let id else { throw BLETransportError(.disconnected, device: address, "the link dropped") }
+        do {
+            for (wanted, characteristic) in zip(characteristics, found) {
+                try await subscribe(characteristic, as: wanted.characteristic, subscription: id, continuation: continuation)
+            }
+        } catch {
+            if let started = endSubscription(id) { await stopNotify(started) }
+            continuation.finish()
+            throw error
         }
         continuation.onTermination = { [weak self] _ in
-            // Closing the fd is how a client stops acquired notifications.
-            socket.close(with: nil)
-            self?.state.withLock { _ = $0.sockets.removeValue(forKey: id) }
+            guard let self, let stopNotify = self.endSubscription(id) else { return }
+            // onTermination is synchronous and StopNotify is a bus round trip: a task of its own.
+            Task { await self.stopNotify(stopNotify) }
         }
-        socket.start()
-        logger.debug("notifications of \(characteristic.uuid) through AcquireNotify (mtu \(mtu))", device: address)
         return stream
     }
 
-    private func startNotifyStream(_ characteristic: BlueZCharacteristic) async throws
-        -> AsyncThrowingStream<[UInt8], any Error>
-    {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: [UInt8].self, bufferingPolicy: .bufferingNewest(1024))
-        // Subscribe before StartNotify so that the first value is not missed.
-        let id = state.withLock { state in
-            state.nextID += 1
-            state.valueSubscribers[state.nextID] = (characteristic.path, continuation)
-            return state.nextID
+    var droppedNotifications: Int { dropped.load(ordering: .relaxed) }
+
+    /// Stamps and yields one notification; counts it when the buffer dropped the oldest.
+    private func deliver(
+        _ value: [UInt8], of characteristic: BluetoothUUID,
+        to continuation: AsyncThrowingStream<BLENotification, any Error>.Continuation
+    ) {
+        let notification = BLENotification(characteristic: characteristic, value: value, receivedAt: clock.now())
+        if case .dropped = continuation.yield(notification) { dropped.add(1, ordering: .relaxed) }
+    }
+
+    private func subscribe(
+        _ characteristic: BlueZCharacteristic, as uuid: BluetoothUUID, subscription id: UInt64,
+        continuation: AsyncThrowingStream<BLENotification, any Error>.Continuation
+    ) async throws {
+        if characteristic.flags.contains("notify") {
+            do {
+                let (descriptor, mtu) = try await client.acquireNotify(characteristic: characteristic.path)
+                guard let fd = descriptor.take() else {
+                    throw BLETransportError(.failed, device: address, "AcquireNotify returned no fd")
+                }
+                let socket = try NotificationSocket(
+                    fd: fd, mtu: mtu, device: address,
+                    deliver: { [weak self] value in self?.deliver(value, of: uuid, to: continuation) },
+                    closedByPeer: { [weak self] error in self?.finish(error) })
+                let added = state.withLock { state -> Bool in
+                    guard state.finished == nil, state.subscriptions[id] != nil else { return false }
+                    state.subscriptions[id]?.sockets.append(socket)
+                    return true
+                }
+                guard added else {
+                    socket.close()
+                    throw BLETransportError(.disconnected, device: address, "the link dropped")
+                }
+                socket.start()
+                logger.debug("notifications of \(uuid) through AcquireNotify (mtu \(mtu))", device: address)
+                return
+            } catch let error as DBusError {
+                logger.debug("AcquireNotify on \(uuid) failed (\(error)); using StartNotify", device: address)
+            }
         }
+        // Registered before StartNotify so that the first value is not missed.
+        let added = state.withLock { state -> Bool in
+            guard state.finished == nil, state.subscriptions[id] != nil else { return false }
+            state.subscriptions[id]?.startNotified[characteristic.path] = uuid
+            return true
+        }
+        guard added else { throw BLETransportError(.disconnected, device: address, "the link dropped") }
         do {
             try await client.startNotify(characteristic: characteristic.path)
         } catch {
-            state.withLock { _ = $0.valueSubscribers.removeValue(forKey: id) }
+            state.withLock { _ = $0.subscriptions[id]?.startNotified.removeValue(forKey: characteristic.path) }
             throw BLETransportError.mapping(error, device: address, during: .gatt)
         }
-        continuation.onTermination = { [weak self, client, logger, address] _ in
-            guard let self else { return }
-            let stillOpen = state.withLock { state in
-                state.valueSubscribers.removeValue(forKey: id)
-                return state.finished == nil
-            }
-            guard stillOpen else { return }
-            // StopNotify is a bus round trip; onTermination is synchronous, so it gets a task.
-            Task {
-                do {
-                    try await client.stopNotify(characteristic: characteristic.path)
-                } catch {
-                    logger.debug("StopNotify on \(characteristic.uuid): \(error)", device: address)
-                }
+        logger.debug("notifications of \(uuid) through StartNotify", device: address)
+    }
+
+    /// Ends subscription `id`: closes its sockets at once (closing the fd is how a client stops
+    /// acquired notifications) and returns the StartNotify characteristics still to be stopped,
+    /// or nil when there is nothing to stop (the link is down, or the subscription is gone).
+    private func endSubscription(_ id: UInt64) -> [String: BluetoothUUID]? {
+        let (subscription, open) = state.withLock { state in
+            (state.subscriptions.removeValue(forKey: id), state.finished == nil)
+        }
+        guard let subscription else { return nil }
+        for socket in subscription.sockets { socket.close() }
+        return open && !subscription.startNotified.isEmpty ? subscription.startNotified : nil
+    }
+
+    private func stopNotify(_ characteristics: [String: BluetoothUUID]) async {
+        for (path, uuid) in characteristics {
+            do {
+                try await client.stopNotify(characteristic: path)
+            } catch {
+                logger.debug("StopNotify on \(uuid): \(error)", device: address)
             }
         }
-        logger.debug("notifications of \(characteristic.uuid) through StartNotify", device: address)
-        return stream
     }
 
     func batteryPercentage() async -> Int? {

@@ -17,6 +17,8 @@ public final class BlueZTransport: BLECentralTransport {
     /// gateway started before dbus or bluetoothd recovers (the source retries `.unavailable`).
     private let bus: Mutex<DBusConnection?>
     let adapterName: String?
+    /// Stamps notifications as they arrive.
+    let clock: any GatewayClock
     let logger: Logger
     /// How long to wait for ServicesResolved after Device1.Connect returned.
     let resolveTimeout: Duration
@@ -30,20 +32,26 @@ public final class BlueZTransport: BLECentralTransport {
     /// Nothing is opened yet: when the bus cannot be reached, discovery and connect throw
     /// ``BLETransportError`` `.unavailable`.
     public init(
-        busAddress: String?, adapter: String?, logger: Logger, resolveTimeout: Duration = .seconds(30)
+        busAddress: String?, adapter: String?, clock: any GatewayClock, logger: Logger,
+        resolveTimeout: Duration = .seconds(30)
     ) {
         self.busAddress = busAddress
         bus = Mutex(nil)
         adapterName = adapter
+        self.clock = clock
         self.logger = logger
         self.resolveTimeout = resolveTimeout
     }
 
     /// Uses an open connection (tests share one bus connection).
-    public init(connection: DBusConnection, adapter: String?, logger: Logger, resolveTimeout: Duration = .seconds(30)) {
+    public init(
+        connection: DBusConnection, adapter: String?, clock: any GatewayClock, logger: Logger,
+        resolveTimeout: Duration = .seconds(30)
+    ) {
         busAddress = nil
         bus = Mutex(connection)
         adapterName = adapter
+        self.clock = clock
         self.logger = logger
         self.resolveTimeout = resolveTimeout
     }
@@ -194,7 +202,7 @@ public final class BlueZTransport: BLECentralTransport {
                 throw BLETransportError(.notFound, device: address, "BlueZ does not know this device on \(adapter)")
             }
             let peripheral = BlueZPeripheral(
-                client: client, address: address, devicePath: device.path, tree: tree, logger: logger)
+                client: client, address: address, devicePath: device.path, tree: tree, clock: clock, logger: logger)
             peripheral.startMonitoring(signals)
             do {
                 // Scanning while the controller initiates a connection slowed or stalled LE

@@ -5,8 +5,9 @@ import Synchronization
 /// Reads the datagrams of an AcquireNotify socket: one notification per datagram.
 ///
 /// The fd is made non-blocking and read by a `DispatchSource` on its own serial queue with
-/// `recv(MSG_DONTWAIT)` until EAGAIN, so nothing blocks the cooperative pool. End of file (BlueZ
-/// closed its end: the link dropped) finishes the stream with `.disconnected`. The fd is closed
+/// `recv(MSG_DONTWAIT)` until EAGAIN, so nothing blocks the cooperative pool. Each datagram goes
+/// to `deliver`, on the socket's queue. End of file (BlueZ closed its end: the link dropped) or a
+/// read error stops reading and reports `.disconnected` to `closedByPeer`. The fd is closed
 /// exactly once, by the source's cancel handler.
 ///
 /// `@unchecked Sendable`: every stored property is immutable, and the one non-Sendable one, the
@@ -17,11 +18,15 @@ final class NotificationSocket: @unchecked Sendable {
     private let fd: Int32
     private let bufferSize: Int
     private let device: String
-    private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    private let deliver: @Sendable ([UInt8]) -> Void
+    private let closedByPeer: @Sendable (BLETransportError) -> Void
     private let closed = Atomic<Bool>(false)
 
     /// Takes ownership of `fd`. Throws when it cannot be made non-blocking (the fd is closed).
-    init(fd: Int32, mtu: Int, device: String, continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation) throws {
+    init(
+        fd: Int32, mtu: Int, device: String, deliver: @escaping @Sendable ([UInt8]) -> Void,
+        closedByPeer: @escaping @Sendable (BLETransportError) -> Void
+    ) throws {
         let flags = fcntl(fd, F_GETFL)
         if flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 {
             let code = errno
@@ -34,7 +39,8 @@ final class NotificationSocket: @unchecked Sendable {
         // buffer would be truncated silently).
         bufferSize = max(mtu, 23) + 64
         self.device = device
-        self.continuation = continuation
+        self.deliver = deliver
+        self.closedByPeer = closedByPeer
         source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         source.setCancelHandler { Glibc.close(fd) }
     }
@@ -50,11 +56,11 @@ final class NotificationSocket: @unchecked Sendable {
         while !closed.load(ordering: .relaxed) {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if count > 0 {
-                continuation.yield(Array(buffer[0..<count]))
+                deliver(Array(buffer[0..<count]))
                 continue
             }
             if count == 0 {
-                close(with: BLETransportError(.disconnected, device: device, "the notification socket was closed"))
+                closeByPeer(BLETransportError(.disconnected, device: device, "the notification socket was closed"))
                 return
             }
             switch errno {
@@ -62,16 +68,21 @@ final class NotificationSocket: @unchecked Sendable {
             case EAGAIN, EWOULDBLOCK: return
             default:
                 let code = errno
-                close(with: BLETransportError(.disconnected, device: device, "notification socket: errno \(code)"))
+                closeByPeer(BLETransportError(.disconnected, device: device, "notification socket: errno \(code)"))
                 return
             }
         }
     }
 
-    /// Stops reading and closes the fd; finishes the stream with `error` (or normally when nil).
-    func close(with error: (any Error)?) {
+    /// Stops reading and closes the fd. Safe to call more than once, from any thread.
+    func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         source.cancel()
-        if let error { continuation.finish(throwing: error) } else { continuation.finish() }
+    }
+
+    private func closeByPeer(_ error: BLETransportError) {
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        source.cancel()
+        closedByPeer(error)
     }
 }

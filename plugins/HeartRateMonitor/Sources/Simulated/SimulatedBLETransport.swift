@@ -173,22 +173,27 @@ final class SimulatedConnection: BLEConnection {
         generator.withLock { $0.energyJoules = 0 }
     }
 
-    func notifications(of characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
-        -> AsyncThrowingStream<[UInt8], any Error>
+    /// Each simulated device has one notifying characteristic (Heart Rate Measurement or RSC
+    /// Measurement); asking for any other throws `.notSupported`. Nothing is buffered: the stream
+    /// makes each payload when the consumer asks for it and the device's due time has come, so
+    /// no notification is ever dropped.
+    func notifications(of characteristics: [GATTCharacteristicID]) async throws
+        -> AsyncThrowingStream<BLENotification, any Error>
     {
         try checkConnected()
-        let heartRate: Bool
-        switch (device.kind, characteristic) {
-        case (.heartRateMonitor, .heartRateMeasurement): heartRate = true
-        case (.footPod, .rscMeasurement): heartRate = false
-        default: throw BLETransportError(.notSupported, device: address, "\(characteristic) does not notify")
+        let notifying = GATTCharacteristicID(
+            device.kind == .heartRateMonitor ? .heartRateMeasurement : .rscMeasurement,
+            in: device.kind == .heartRateMonitor ? .heartRateService : .runningSpeedAndCadenceService)
+        guard !characteristics.isEmpty, characteristics.allSatisfy({ $0 == notifying }) else {
+            let other = characteristics.first { $0 != notifying }
+            throw BLETransportError(.notSupported, device: address, "\(other.map(String.init(describing:)) ?? "nothing") does not notify")
         }
+        let heartRate = device.kind == .heartRateMonitor
         let clock = self.clock
-        let period = self.period
         let schedule = NotificationSchedule(device: device.index, period: period, start: clock.now())
         let sent = Mutex<Int64>(0)
         // Unfolding: each `next()` waits for the device's next due time on the injected clock
-        // and makes one payload.
+        // and makes one payload, stamped when it is made.
         return AsyncThrowingStream(unfolding: { [self] in
             let count = sent.withLock { count -> Int64 in
                 defer { count += 1 }
@@ -196,9 +201,12 @@ final class SimulatedConnection: BLEConnection {
             }
             try await clock.sleep(for: schedule.wait(for: count, now: clock.now()))
             guard connected.withLock({ $0 }) else { return nil }
-            return generator.withLock { heartRate ? $0.nextHeartRatePayload() : $0.nextRunningPayload() }
+            let value = generator.withLock { heartRate ? $0.nextHeartRatePayload() : $0.nextRunningPayload() }
+            return BLENotification(characteristic: notifying.characteristic, value: value, receivedAt: clock.now())
         })
     }
+
+    var droppedNotifications: Int { 0 }
 
     func batteryPercentage() async -> Int? { device.readable[.batteryLevel].flatMap(\.first).map(Int.init) }
 

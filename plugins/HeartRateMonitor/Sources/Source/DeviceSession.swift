@@ -99,74 +99,62 @@ struct DeviceSession: Sendable {
 
     // MARK: One connection
 
-    private enum Feed: Sendable {
-        case heartRate([UInt8], Date)
-        case running([UInt8], Date)
-        case ended(String, (any Error)?)
-    }
-
     /// Reads the device's facts, subscribes, and maps notifications until the link drops
     /// (returns whether any notification arrived) or the task is cancelled (throws
     /// `CancellationError`). Pending series and running windows are published either way.
+    ///
+    /// The session's task consumes the transport's stream itself: the transport stamps each
+    /// notification on arrival and bounds its own buffer (counting drops), so no hop through a
+    /// second queue and task is needed (Benchmarks/RESULTS.md, "End-to-end CPU").
     private func follow(_ connection: any BLEConnection, counters: inout Counters) async throws -> Bool {
         let logger = context.logger
         let facts = try await readFacts(connection, counters: &counters)
         counted(counters)
         let name = facts.device.displayName
-        var streams: [(String, AsyncThrowingStream<[UInt8], any Error>)] = []
-        if await connection.hasCharacteristic(.heartRateMeasurement, in: .heartRateService) {
-            streams.append(("heartRate", try await connection.notifications(of: .heartRateMeasurement, in: .heartRateService)))
+        var wanted: [GATTCharacteristicID] = []
+        for characteristic in [
+            GATTCharacteristicID(.heartRateMeasurement, in: .heartRateService),
+            GATTCharacteristicID(.rscMeasurement, in: .runningSpeedAndCadenceService),
+        ] where await connection.hasCharacteristic(characteristic.characteristic, in: characteristic.service) {
+            wanted.append(characteristic)
         }
-        if await connection.hasCharacteristic(.rscMeasurement, in: .runningSpeedAndCadenceService) {
-            streams.append(("running", try await connection.notifications(of: .rscMeasurement, in: .runningSpeedAndCadenceService)))
-        }
-        guard !streams.isEmpty else {
+        guard !wanted.isEmpty else {
             throw BLETransportError(
                 .notSupported, device: key,
                 "the device has neither Heart Rate Measurement (0x2A37) nor RSC Measurement (0x2A53)")
         }
-        logger.info("subscribed to \(streams.map(\.0).joined(separator: " and ")) notifications", device: name)
+        let notifications = try await connection.notifications(of: wanted)
+        let names = wanted.map { $0.characteristic == .heartRateMeasurement ? "heart rate" : "running speed and cadence" }
+        logger.info("subscribed to \(names.joined(separator: " and ")) notifications", device: name)
 
-        // Both streams feed one bounded queue so that one task owns all mapping state.
-        // Policy: keep the newest 256 notifications; a drop is counted and logged.
-        let (feed, sink) = AsyncStream.makeStream(of: Feed.self, bufferingPolicy: .bufferingNewest(256))
-        let clock = context.clock
-        let status = context.status
         var mapper = NotificationMapper(session: self, facts: facts, counters: counters)
         var received = false
-        await withTaskGroup(of: Void.self) { group in
-            for (kind, stream) in streams {
-                group.addTask {
-                    do {
-                        for try await payload in stream {
-                            let item: Feed = kind == "heartRate" ? .heartRate(payload, clock.now()) : .running(payload, clock.now())
-                            if case .dropped = sink.yield(item) {
-                                status.recordsDropped(1)
-                                logger.warning("notification queue full; dropped the oldest notification", device: name)
-                            }
-                        }
-                        sink.yield(.ended(kind, nil))
-                    } catch {
-                        sink.yield(.ended(kind, error))
-                    }
+        var dropped = connection.droppedNotifications
+        do {
+            for try await notification in notifications {
+                received = true
+                switch notification.characteristic {
+                case .heartRateMeasurement:
+                    await mapper.heartRate(notification.value, at: notification.receivedAt, connection: connection)
+                case .rscMeasurement:
+                    await mapper.running(notification.value, at: notification.receivedAt)
+                default:
+                    logger.debug("ignored a notification of \(notification.characteristic)", device: name)
+                }
+                let droppedNow = connection.droppedNotifications
+                if droppedNow != dropped {
+                    context.status.recordsDropped(droppedNow - dropped)
+                    logger.warning(
+                        "fell behind: the transport dropped \(droppedNow - dropped) notification(s) (\(droppedNow) on this connection)",
+                        device: name)
+                    dropped = droppedNow
                 }
             }
-            for await item in feed {
-                switch item {
-                case .heartRate(let payload, let date):
-                    received = true
-                    await mapper.heartRate(payload, at: date, connection: connection)
-                case .running(let payload, let date):
-                    received = true
-                    await mapper.running(payload, at: date)
-                case .ended(let kind, let error):
-                    logger.debug("\(kind) notifications ended\(error.map { ": \($0)" } ?? "")", device: name)
-                }
-                if case .ended = item { break }
-            }
-            group.cancelAll()
+            logger.debug("notifications ended", device: name)
+        } catch {
+            logger.debug("notifications ended: \(error)", device: name)
         }
-        await mapper.finishSegment(at: clock.now())
+        await mapper.finishSegment(at: context.clock.now())
         counters = mapper.counters
         try Task.checkCancellation()
         return received

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// A peripheral seen during discovery.
 public struct DiscoveredPeripheral: Hashable, Sendable {
     /// The BLE address, `AA:BB:CC:DD:EE:FF`.
@@ -53,16 +55,66 @@ public protocol BLEConnection: Sendable {
     /// Writes a characteristic's value with a response.
     func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
 
-    /// Subscribes to notifications. Each element is one notification's payload. The stream
-    /// finishes (or throws `.disconnected`) when the link drops.
-    func notifications(of characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
-        -> AsyncThrowingStream<[UInt8], any Error>
+    /// Subscribes to notifications of every characteristic in `characteristics`, all delivered on
+    /// one stream in arrival order, each stamped with the moment the transport received it.
+    ///
+    /// The stream finishes (or throws `.disconnected`) when the link drops; the subscriptions end
+    /// when the consumer stops iterating. Throws `.notSupported` when the peripheral lacks one of
+    /// the characteristics or it does not notify. The stream buffers what the consumer has not
+    /// taken yet up to a bound the transport documents, dropping the oldest notification beyond
+    /// it and counting the drop in ``droppedNotifications``.
+    func notifications(of characteristics: [GATTCharacteristicID]) async throws
+        -> AsyncThrowingStream<BLENotification, any Error>
+
+    /// How many notifications of this connection were dropped because the consumer fell behind
+    /// (counted since the connection was made; never decreases).
+    var droppedNotifications: Int { get }
 
     /// The battery level the stack reports outside GATT (BlueZ's `org.bluez.Battery1`), if any.
     func batteryPercentage() async -> Int?
 
     /// Disconnects. Safe to call more than once.
     func disconnect() async
+}
+
+/// A characteristic in its service: what ``BLEConnection/notifications(of:)`` subscribes to.
+public struct GATTCharacteristicID: Hashable, Sendable, CustomStringConvertible {
+    public var characteristic: BluetoothUUID
+    public var service: BluetoothUUID
+
+    public init(_ characteristic: BluetoothUUID, in service: BluetoothUUID) {
+        self.characteristic = characteristic
+        self.service = service
+    }
+
+    public var description: String { "\(characteristic) in \(service)" }
+}
+
+/// One notification (or indication) received from a peripheral.
+public struct BLENotification: Sendable {
+    /// The characteristic that notified.
+    public var characteristic: BluetoothUUID
+    /// The characteristic value the notification carried, as received.
+    public var value: [UInt8]
+    /// When the transport received it, on the clock the transport was given. Stamped where the
+    /// bytes arrive rather than where they are consumed, so a consumer that falls behind (a full
+    /// sink queue) does not shift the sample times.
+    public var receivedAt: Date
+
+    public init(characteristic: BluetoothUUID, value: [UInt8], receivedAt: Date) {
+        self.characteristic = characteristic
+        self.value = value
+        self.receivedAt = receivedAt
+    }
+}
+
+extension BLEConnection {
+    /// Subscribes to one characteristic's notifications (see ``notifications(of:)``).
+    public func notifications(of characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
+        -> AsyncThrowingStream<BLENotification, any Error>
+    {
+        try await notifications(of: [GATTCharacteristicID(characteristic, in: service)])
+    }
 }
 
 /// A transport failure, with the device it concerns.

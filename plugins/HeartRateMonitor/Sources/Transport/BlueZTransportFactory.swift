@@ -10,5 +10,6 @@ public import SampleBus
 /// It does not throw today; the signature leaves room for other transports' checks.
 public func makeBlueZTransport(adapter: String?, environment: PluginEnvironment) throws -> any BLECentralTransport {
     let address = environment.variables["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-    return BlueZTransport(busAddress: address, adapter: adapter, logger: environment.logger.child("bluez"))
+    return BlueZTransport(
+        busAddress: address, adapter: adapter, clock: environment.clock, logger: environment.logger.child("bluez"))
 }
