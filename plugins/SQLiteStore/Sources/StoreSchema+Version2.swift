@@ -65,6 +65,14 @@ extension StoreSchema {
         var entries = Metadata()
         func moveEntries() throws(SQLiteError) {
             guard let owner, !entries.isEmpty else { return }
+            // Checked first, so that entries nobody could read make no set.
+            let exists = try connection.query(
+                """
+                SELECT EXISTS (SELECT 1 FROM samples WHERE uuid = ?1)
+                    OR EXISTS (SELECT 1 FROM heartbeat_series WHERE uuid = ?1)
+                    OR EXISTS (SELECT 1 FROM workouts WHERE uuid = ?1)
+                """, [.blob(owner)]).first?.integer(0) ?? 0
+            guard exists != 0 else { return }
             let id = try interner.id(of: entries, in: connection)
             // The uuid is in one of the tables; version 1 showed the metadata for whichever it is.
             for table in ["samples", "heartbeat_series", "workouts"] {
