@@ -26,6 +26,9 @@ public struct WriteSummary: Hashable, Sendable {
 /// Rules (HealthKit's): a record whose uuid is already stored is a no-op; a record with a sync
 /// identifier replaces the stored record with that identifier only when its sync version is
 /// higher (a missing version counts as 0).
+///
+/// Metadata is stored once per distinct set (``StoreSchema/canonicalEncoding(of:)``): a record
+/// points to its set, and a set already seen costs no SQL.
 public final class SQLiteSampleWriter {
     /// The database file.
     public let path: String

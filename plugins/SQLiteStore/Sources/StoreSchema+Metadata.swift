@@ -50,8 +50,12 @@ extension StoreSchema {
             withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
         }
         func append(_ text: String) {
-            append(UInt32(text.utf8.count))
-            bytes.append(contentsOf: text.utf8)
+            let utf8 = text.utf8
+            append(UInt32(utf8.count))
+            // One copy from a native string's contiguous UTF-8, instead of a byte-by-byte iteration.
+            if utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+                bytes.append(contentsOf: utf8)
+            }
         }
         bytes.append(1)
         append(UInt32(scratch.count))
