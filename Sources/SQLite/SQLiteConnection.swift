@@ -179,12 +179,17 @@ public final class SQLiteConnection {
     }
 
     /// Applies `migrations[v]` for every version from the current `user_version` up, each in its own
-    /// transaction that also bumps `user_version`. Migration 0 takes version 0 to 1.
+    /// exclusive transaction that also bumps `user_version`. Migration 0 takes version 0 to 1.
     ///
     /// The version is read inside each step's exclusive transaction, so two processes opening a new
     /// file at the same moment (a daemon and a CLI reader, say) never both run the same migration:
     /// the second waits for the first's lock (busy timeout), then sees the new version and skips.
-    public func migrate(_ migrations: [String]) throws(SQLiteError) {
+    /// A step that fails (SQL or code) is rolled back whole: the file keeps the version it had
+    /// before that step, and the steps before it stay committed.
+    ///
+    /// - Throws: ``SQLiteError``; for a step's own failure, its error as thrown; code 1 with
+    ///   "newer than this program" when the file's version is beyond `migrations`.
+    public func migrate(_ migrations: [SQLiteMigration]) throws(SQLiteError) {
         let current = try userVersion
         guard current <= migrations.count else {
             throw SQLiteError(
@@ -195,7 +200,10 @@ public final class SQLiteConnection {
             do {
                 try transaction(.exclusive) {
                     guard try userVersion == version else { return }
-                    try execute(migrations[version])
+                    switch migrations[version] {
+                    case .sql(let sql): try execute(sql)
+                    case .code(let body): try body(self)
+                    }
                     try execute("PRAGMA user_version = \(version + 1)")
                 }
             } catch let error as SQLiteError {
@@ -204,6 +212,11 @@ public final class SQLiteConnection {
                 throw SQLiteError(code: 1, message: "\(error)", context: "migration \(version + 1)")
             }
         }
+    }
+
+    /// Applies migrations given as SQL text; see ``migrate(_:)-([SQLiteMigration])``.
+    public func migrate(_ migrations: [String]) throws(SQLiteError) {
+        try migrate(migrations.map(SQLiteMigration.sql))
     }
 
     /// The rowid of the last inserted row.
@@ -335,10 +348,13 @@ public final class SQLiteStatement {
 public struct SQLiteRow: Sendable, Hashable {
     public var values: [SQLiteValue]
 
+    /// The column as an integer: an INTEGER as is, a REAL truncated toward zero, nil for other
+    /// values and for a REAL outside Int64's range (NaN, ±∞, beyond ±2⁶³): stored data, however
+    /// odd, never traps.
     public func integer(_ column: Int) -> Int64? {
         switch values[column] {
         case .integer(let v): v
-        case .real(let v): Int64(v)
+        case .real(let v): Int64(exactly: v.rounded(.towardZero))
         default: nil
         }
     }

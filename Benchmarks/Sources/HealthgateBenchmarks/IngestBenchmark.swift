@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import HealthModel
+import SQLite
 import SQLiteStore
 import SampleBus
 
@@ -10,7 +11,9 @@ import SampleBus
 /// Both sides, per run, in a fresh file in a temporary directory: open, WAL and the same pragmas,
 /// the same schema (``StoreSchema/migrations``), the same insert statement
 /// (``StoreSchema/insertSample``), one transaction per `batchSize` rows, then close (which
-/// checkpoints the WAL). All of that is inside the timed region on both sides.
+/// checkpoints the WAL). All of that is inside the timed region on both sides. The schema is
+/// created by the same migration code on both sides (``SQLite/SQLiteConnection/migrate(_:)-([SQLiteMigration])``):
+/// schema version 2 has a step written in Swift, which a plain C loop cannot run.
 ///
 /// Outside the timed region: making the samples (UUIDv7 ids, dates, the device) and, for the
 /// baseline, the plain values each row binds. Inside, for the measured path: publishing
@@ -157,7 +160,8 @@ enum IngestBenchmark {
         var description: String
     }
 
-    /// The baseline: the sqlite3 C API, nothing else.
+    /// The baseline: the sqlite3 C API, nothing else, once the schema exists (created by the
+    /// writer's migration code on a second, short-lived connection; see the type's comment).
     static func baseline(path: String, rows: [Row], device: Device, batchSize: Int) throws {
         var db: OpaquePointer?
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
@@ -173,12 +177,9 @@ enum IngestBenchmark {
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA synchronous=NORMAL")
         try exec("PRAGMA foreign_keys=ON")
-        for (version, migration) in StoreSchema.migrations.enumerated() {
-            try exec("BEGIN EXCLUSIVE")
-            try exec(migration)
-            try exec("PRAGMA user_version = \(version + 1)")
-            try exec("COMMIT")
-        }
+        // Opened after `db`, so that closing it is not the last close and does not checkpoint:
+        // the migration's pages stay in the WAL, as when one connection does everything.
+        try SQLiteConnection(path: path).migrate(StoreSchema.migrations)
         // The device row, as the writer makes it once per device.
         try exec("BEGIN IMMEDIATE")
         try exec("INSERT INTO devices (name, manufacturer, model, firmware_version, local_identifier) VALUES ('\(device.name ?? "")', '\(device.manufacturer ?? "")', '\(device.model ?? "")', '\(device.firmwareVersion ?? "")', '\(device.localIdentifier ?? "")')")
@@ -204,6 +205,7 @@ enum IngestBenchmark {
                 sqlite3_bind_int64(statement, 8, deviceID)
                 sqlite3_bind_null(statement, 9)
                 sqlite3_bind_null(statement, 10)
+                sqlite3_bind_null(statement, 11)  // no metadata, as the measured samples
                 guard sqlite3_step(statement) == SQLITE_DONE else {
                     throw SQLiteFailure(description: "insert: \(String(cString: sqlite3_errmsg(db)))")
                 }

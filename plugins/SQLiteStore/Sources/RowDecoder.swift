@@ -14,11 +14,12 @@ enum RowDecoder {
         _ connection: SQLiteConnection, where condition: String, orderBy: String, _ bindings: [SQLiteValue],
         path: String
     ) throws(StoreError) -> [QuantitySample] {
+        var metadataReader = try MetadataReader(connection, path: path)
         let rows = try SQLiteSampleStore.run(
             connection,
             """
             SELECT s.uuid, s.type, s.unit, s.original_value, s.start_us, s.end_us, s.sync_identifier,
-                s.sync_version, s.device_id, \(deviceColumns)
+                s.sync_version, \(metadataReader.column(of: "s")), s.device_id, \(deviceColumns)
             FROM samples s LEFT JOIN devices d ON d.id = s.device_id
             WHERE \(condition) ORDER BY \(orderBy)
             """, bindings, path: path)
@@ -38,14 +39,14 @@ enum RowDecoder {
             guard let value = row.double(3), let start = row.integer(4), let end = row.integer(5) else {
                 throw StoreError(.invalidData, path: path, message: "sample \(id) lacks a value or a date")
             }
-            var metadata = try self.metadata(connection, owner: row.values[0], path: path)
+            var metadata = try metadataReader.metadata(row.values[8], connection)
             metadata.syncIdentifier = row.text(6)
             metadata.syncVersion = row.integer(7)
             do {
                 samples.append(try QuantitySample(
                     id: id, type: type, quantity: Quantity(value, unit),
                     start: SQLiteSampleWriter.date(microseconds: start), end: SQLiteSampleWriter.date(microseconds: end),
-                    device: device(row, idColumn: 8), metadata: metadata))
+                    device: device(row, idColumn: 9), metadata: metadata))
             } catch {
                 throw StoreError(.invalidData, path: path, message: "sample \(id): \(error)")
             }
@@ -56,10 +57,12 @@ enum RowDecoder {
     static func heartbeatSeries(
         _ connection: SQLiteConnection, where condition: String, _ bindings: [SQLiteValue], path: String
     ) throws(StoreError) -> [HeartbeatSeriesSample] {
+        var metadataReader = try MetadataReader(connection, path: path)
         let rows = try SQLiteSampleStore.run(
             connection,
             """
-            SELECT h.uuid, h.start_us, h.end_us, h.sync_identifier, h.sync_version, h.device_id, \(deviceColumns)
+            SELECT h.uuid, h.start_us, h.end_us, h.sync_identifier, h.sync_version, \(metadataReader.column(of: "h")),
+                h.device_id, \(deviceColumns)
             FROM heartbeat_series h LEFT JOIN devices d ON d.id = h.device_id
             WHERE \(condition) ORDER BY h.start_us, h.uuid
             """, bindings, path: path)
@@ -74,13 +77,13 @@ enum RowDecoder {
                 "SELECT time_since_start, preceded_by_gap FROM heartbeats WHERE series_uuid = ?1 ORDER BY beat_index",
                 [row.values[0]], path: path
             ).map { Heartbeat(timeSinceSeriesStart: $0.double(0) ?? 0, precededByGap: ($0.integer(1) ?? 0) != 0) }
-            var metadata = try self.metadata(connection, owner: row.values[0], path: path)
+            var metadata = try metadataReader.metadata(row.values[5], connection)
             metadata.syncIdentifier = row.text(3)
             metadata.syncVersion = row.integer(4)
             do {
                 result.append(try HeartbeatSeriesSample(
                     id: id, start: SQLiteSampleWriter.date(microseconds: start),
-                    end: SQLiteSampleWriter.date(microseconds: end), beats: beats, device: device(row, idColumn: 5),
+                    end: SQLiteSampleWriter.date(microseconds: end), beats: beats, device: device(row, idColumn: 6),
                     metadata: metadata))
             } catch {
                 throw StoreError(.invalidData, path: path, message: "heartbeat series \(id): \(error)")
@@ -92,10 +95,12 @@ enum RowDecoder {
     static func workouts(
         _ connection: SQLiteConnection, where condition: String, _ bindings: [SQLiteValue], path: String
     ) throws(StoreError) -> [Workout] {
+        var metadataReader = try MetadataReader(connection, path: path)
         let rows = try SQLiteSampleStore.run(
             connection,
             """
-            SELECT uuid, activity_type, start_us, end_us, duration, sync_identifier, sync_version
+            SELECT uuid, activity_type, start_us, end_us, duration, sync_identifier, sync_version,
+                \(metadataReader.column(of: "workouts"))
             FROM workouts WHERE \(condition) ORDER BY start_us, uuid
             """, bindings, path: path)
         var result: [Workout] = []
@@ -150,7 +155,7 @@ enum RowDecoder {
                 connection, "SELECT sample_uuid FROM workout_samples WHERE workout_uuid = ?1 ORDER BY sample_uuid",
                 [key], path: path
             ).map { sampleRow throws(StoreError) in try sampleID(sampleRow, 0, path: path) }
-            var metadata = try self.metadata(connection, owner: key, path: path)
+            var metadata = try metadataReader.metadata(row.values[7], connection)
             metadata.syncIdentifier = row.text(5)
             metadata.syncVersion = row.integer(6)
             result.append(Workout(
@@ -182,30 +187,6 @@ enum RowDecoder {
                 mostRecentDate: row.integer(9).map(SQLiteSampleWriter.date(microseconds:))))
         }
         return result
-    }
-
-    private static func metadata(
-        _ connection: SQLiteConnection, owner: SQLiteValue, path: String
-    ) throws(StoreError) -> Metadata {
-        var metadata = Metadata()
-        for row in try SQLiteSampleStore.run(
-            connection, "SELECT key, value_type, value FROM sample_metadata WHERE owner_uuid = ?1", [owner],
-            path: path)
-        {
-            guard let key = row.text(0) else { continue }
-            let value: MetadataValue? = switch row.text(1) {
-            case "string": row.text(2).map(MetadataValue.string)
-            case "integer": row.integer(2).map(MetadataValue.integer)
-            case "double": row.double(2).map(MetadataValue.double)
-            case "bool": row.integer(2).map { .bool($0 != 0) }
-            default: nil
-            }
-            guard let value else {
-                throw StoreError(.invalidData, path: path, message: "metadata \(key) has an invalid value")
-            }
-            metadata[MetadataKey(key)] = value
-        }
-        return metadata
     }
 
     private static func sampleID(_ row: SQLiteRow, _ column: Int, path: String) throws(StoreError) -> SampleID {

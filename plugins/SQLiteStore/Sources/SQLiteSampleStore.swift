@@ -34,6 +34,9 @@ public struct StoredWorkout: Hashable, Sendable {
 /// Each query runs in one read transaction on the store's serial DispatchQueue, never on the
 /// cooperative pool. Every failure is a typed ``StoreError``; nothing fails silently.
 ///
+/// Reads schema version 1 too: being read-only, it cannot upgrade a file, and a file stays at
+/// version 1 until a writer (the gateway) opens it. Each query looks at the version it reads.
+///
 /// Range rules: a sample is in `[from, to)` when its start date is; the exception is a cumulative
 /// sample in statistics, which counts in every interval it overlaps (see ``statistics(of:from:to:)``).
 public final class SQLiteSampleStore: Sendable {

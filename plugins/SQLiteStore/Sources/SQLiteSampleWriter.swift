@@ -26,17 +26,25 @@ public struct WriteSummary: Hashable, Sendable {
 /// Rules (HealthKit's): a record whose uuid is already stored is a no-op; a record with a sync
 /// identifier replaces the stored record with that identifier only when its sync version is
 /// higher (a missing version counts as 0).
+///
+/// Metadata is stored once per distinct set (``StoreSchema/canonicalEncoding(of:)``): a record
+/// points to its set, and a set already seen costs no SQL.
 public final class SQLiteSampleWriter {
     /// The database file.
     public let path: String
     private let connection: SQLiteConnection
-    // Caches of rows written by committed transactions. Cleared when a transaction fails, since
-    // its rows were rolled back.
-    private var deviceIDs: [Device: Int64] = [:]
+    // Ids of device rows and metadata sets. Both forget what a failed transaction learned (its
+    // rows were rolled back) and keep what committed transactions learned (devices and sets are
+    // never deleted); see RowIDCache. 4096 devices is more than a gateway serves.
+    private var deviceIDs = RowIDCache<Device>(limit: 4096)
+    private var metadataSets = MetadataSetInterner()
     // The last device looked up, kept apart from its id so the hot path compares in place
-    // without copying the Device (three heap strings to retain and release per row).
+    // without copying the Device (three heap strings to retain and release per row). Reset when
+    // a transaction fails, since it may be one that transaction inserted.
     private var lastDevice: Device?
     private var lastDeviceID: Int64 = 0
+    // The longest duration stored per type. Emptied when a transaction fails: it may hold a
+    // value whose upsert was rolled back, and a cleared cache only costs upserts.
     private var spans: [String: Int64] = [:]
 
     /// Opens (creating if needed) and migrates the store at `path`.
@@ -82,12 +90,15 @@ public final class SQLiteSampleWriter {
     @discardableResult
     public func write(_ records: [HealthRecord]) throws(StoreError) -> WriteSummary {
         do {
-            return try connection.transaction(.immediate) { try self.writeRecords(records) }
+            let summary = try connection.transaction(.immediate) { try self.writeRecords(records) }
+            deviceIDs.commit()
+            metadataSets.commit()
+            return summary
         } catch {
-            deviceIDs = [:]
+            deviceIDs.rollback()
+            metadataSets.rollback()
             lastDevice = nil
             lastDeviceID = 0
-            // The rolled-back spans are reloaded lazily: a cleared cache only costs upserts.
             spans = [:]
             throw StoreError.wrap(error, path: path)
         }
@@ -171,6 +182,7 @@ public final class SQLiteSampleWriter {
             }
         }
         let deviceID = try deviceID(for: sample.device)
+        let metadataSetID = try metadataSetID(for: sample.metadata)
         let start = Self.microseconds(sample.startDate)
         let end = Self.microseconds(sample.endDate)
         let statement = insert.statement
@@ -196,9 +208,9 @@ public final class SQLiteSampleWriter {
         }
         statement.bind(syncIdentifier, at: 9)
         if let syncVersion { statement.bind(syncVersion, at: 10) } else { statement.bind(nil as String?, at: 10) }
+        if let metadataSetID { statement.bind(metadataSetID, at: 11) } else { statement.bind(nil as String?, at: 11) }
         try statement.runAndReset()
         guard connection.changes > 0 else { return .ignored }
-        if !sample.metadata.isEmpty { try writeMetadata(sample.metadata, owner: sample.id) }
         let duration = end - start
         if duration > 0, duration > spans[sample.type.identifier] ?? 0 {
             try connection.run(
@@ -222,13 +234,15 @@ public final class SQLiteSampleWriter {
         let id = SQLiteValue.blob(series.id.bytes)
         try connection.run(
             """
-            INSERT INTO heartbeat_series (uuid, start_us, end_us, beat_count, device_id, sync_identifier, sync_version)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            INSERT INTO heartbeat_series (uuid, start_us, end_us, beat_count, device_id, sync_identifier, sync_version,
+                metadata_set_id)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             """,
             [id, .integer(Self.microseconds(series.startDate)), .integer(Self.microseconds(series.endDate)),
              .integer(Int64(series.beats.count)), try deviceID(for: series.device).map(SQLiteValue.integer) ?? .null,
              syncIdentifier.map(SQLiteValue.text) ?? .null,
-             series.metadata.syncVersion.map(SQLiteValue.integer) ?? .null])
+             series.metadata.syncVersion.map(SQLiteValue.integer) ?? .null,
+             try metadataSetID(for: series.metadata).map(SQLiteValue.integer) ?? .null])
         let beat = try connection.statement(
             "INSERT INTO heartbeats (series_uuid, beat_index, time_since_start, preceded_by_gap) VALUES (?1, ?2, ?3, ?4)")
         var key = (series.id.high.bigEndian, series.id.low.bigEndian)
@@ -239,7 +253,6 @@ public final class SQLiteSampleWriter {
             beat.bind(Int64(heartbeat.precededByGap ? 1 : 0), at: 4)
             try beat.runAndReset()
         }
-        if !series.metadata.isEmpty { try writeMetadata(series.metadata, owner: series.id) }
         return decision == .replace ? .replaced : .inserted
     }
 
@@ -254,13 +267,15 @@ public final class SQLiteSampleWriter {
         let id = SQLiteValue.blob(workout.id.bytes)
         try connection.run(
             """
-            INSERT INTO workouts (uuid, activity_type, start_us, end_us, duration, sync_identifier, sync_version)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            INSERT INTO workouts (uuid, activity_type, start_us, end_us, duration, sync_identifier, sync_version,
+                metadata_set_id)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             """,
             [id, .text(workout.activityType.rawValue), .integer(Self.microseconds(workout.startDate)),
              .integer(Self.microseconds(workout.endDate)), .real(workout.duration),
              syncIdentifier.map(SQLiteValue.text) ?? .null,
-             workout.metadata.syncVersion.map(SQLiteValue.integer) ?? .null])
+             workout.metadata.syncVersion.map(SQLiteValue.integer) ?? .null,
+             try metadataSetID(for: workout.metadata).map(SQLiteValue.integer) ?? .null])
         for (index, event) in workout.events.enumerated() {
             var metadataJSON = SQLiteValue.null
             if !event.metadata.isEmpty {
@@ -302,7 +317,6 @@ public final class SQLiteSampleWriter {
                 "INSERT INTO workout_samples (workout_uuid, sample_uuid) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
                 [id, .blob(sampleID.bytes)])
         }
-        if !workout.metadata.isEmpty { try writeMetadata(workout.metadata, owner: workout.id) }
         return decision == .replace ? .replaced : .inserted
     }
 
@@ -340,9 +354,8 @@ public final class SQLiteSampleWriter {
             [.text(syncIdentifier)]).first, let oldKey = existing.blob(0)
         else { return .insert }
         guard version > existing.integer(1) ?? 0 else { return .ignore }
-        // Child rows of heartbeat_series and workouts go with ON DELETE CASCADE; metadata is
-        // shared by every owner kind, so it is deleted explicitly.
-        try connection.run("DELETE FROM sample_metadata WHERE owner_uuid = ?1", [.blob(oldKey)])
+        // Child rows of heartbeat_series and workouts go with ON DELETE CASCADE. The metadata set
+        // stays: other records may share it, and an unused one is harmless (StoreSchema+Version2).
         if table == "workouts" {
             try connection.run(
                 "DELETE FROM workout_statistics WHERE workout_uuid = ?1", [.blob(oldKey)])
@@ -351,29 +364,13 @@ public final class SQLiteSampleWriter {
         return .replace
     }
 
-    private func writeMetadata(_ metadata: Metadata, owner: SampleID) throws(SQLiteError) {
-        let statement = try connection.statement(StoreSchema.insertMetadata)
-        var key = (owner.high.bigEndian, owner.low.bigEndian)
-        for (name, value) in metadata.values
-        where name != .syncIdentifier && name != .syncVersion {
-            withUnsafeBytes(of: &key) { statement.bind(bytes: $0, at: 1) }
-            statement.bind(name.rawValue, at: 2)
-            switch value {
-            case .string(let text):
-                statement.bind("string", at: 3)
-                statement.bind(text, at: 4)
-            case .integer(let number):
-                statement.bind("integer", at: 3)
-                statement.bind(number, at: 4)
-            case .double(let number):
-                statement.bind("double", at: 3)
-                statement.bind(number, at: 4)
-            case .bool(let flag):
-                statement.bind("bool", at: 3)
-                statement.bind(Int64(flag ? 1 : 0), at: 4)
-            }
-            try statement.runAndReset()
-        }
+    /// The id of the metadata set holding `metadata`'s entries, sync keys left out; nil when
+    /// nothing is left (no metadata, or only the sync keys).
+    private func metadataSetID(for metadata: Metadata) throws(SQLiteError) -> Int64? {
+        if metadata.isEmpty { return nil }
+        let entries = StoreSchema.storedEntries(of: metadata)
+        if entries.isEmpty { return nil }
+        return try metadataSets.id(of: entries, in: connection)
     }
 
     private func deviceID(for device: Device?) throws(SQLiteError) -> Int64? {
@@ -404,7 +401,7 @@ public final class SQLiteSampleWriter {
             throw SQLiteError(code: 1, message: "the device row just inserted was not found",
                               context: device.displayName)
         }
-        deviceIDs[device] = id
+        deviceIDs.insert(id, for: device)
         lastDevice = device
         lastDeviceID = id
         return id

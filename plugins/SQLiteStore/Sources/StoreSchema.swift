@@ -1,3 +1,5 @@
+public import SQLite
+
 /// The SQLite store's schema: its migrations and the statements the writer runs.
 ///
 /// Public so that a benchmark baseline (a plain C-API insert loop) can create exactly the same
@@ -7,14 +9,23 @@
 /// - identifiers are the 16 UUIDv7 bytes in a BLOB (`uuid`), so keys sort by creation time;
 /// - times are INTEGER microseconds since 1970-01-01T00:00:00Z (`start_us`, `end_us`);
 /// - quantity values are REAL in the type's canonical unit (`value`), with the recorded unit and
-///   value kept beside them (`unit`, `original_value`).
+///   value kept beside them (`unit`, `original_value`);
+/// - metadata is stored once per distinct set (`metadata_sets`, `metadata_entries`), and records
+///   point to their set (`metadata_set_id`); see ``canonicalEncoding(of:)``.
 public enum StoreSchema {
     /// The schema version this program writes and reads (`PRAGMA user_version`).
     public static var version: Int { migrations.count }
 
     /// `migrations[v]` takes the schema from version v to v + 1. Never edit a released entry:
     /// append a new one.
-    public static let migrations: [String] = [version1]
+    ///
+    /// Version 2 is Swift code (``SQLite/SQLiteMigration/code(_:)``): moving version 1's metadata
+    /// into sets needs ``canonicalEncoding(of:)``, which SQL cannot compute. Run the list with
+    /// ``SQLite/SQLiteConnection/migrate(_:)-([SQLiteMigration])``.
+    public static let migrations: [SQLiteMigration] = [
+        .sql(version1),
+        .code { connection throws(SQLiteError) in try migrateToVersion2(connection) },
+    ]
 
     // Version 1.
     //
@@ -168,18 +179,25 @@ public enum StoreSchema {
             FROM workouts;
         """
 
-    /// The statement that inserts one quantity sample (10 parameters, in column order:
+    /// The statement that inserts one quantity sample (11 parameters, in column order:
     /// uuid, type, value, unit, original_value, start_us, end_us, device_id, sync_identifier,
-    /// sync_version). A uuid already stored is a no-op.
+    /// sync_version, metadata_set_id). A uuid already stored is a no-op.
     public static let insertSample = """
         INSERT INTO samples (uuid, type, value, unit, original_value, start_us, end_us, device_id,
-            sync_identifier, sync_version)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING
+            sync_identifier, sync_version, metadata_set_id)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT DO NOTHING
         """
 
-    /// Inserts one metadata entry: owner_uuid, key, value_type, value.
-    public static let insertMetadata = """
-        INSERT INTO sample_metadata (owner_uuid, key, value_type, value) VALUES (?1, ?2, ?3, ?4)
-        ON CONFLICT DO NOTHING
+    /// Finds the metadata set with a canonical encoding (one parameter, the encoding as a BLOB).
+    public static let selectMetadataSet = "SELECT id FROM metadata_sets WHERE canonical = ?1"
+
+    /// Inserts a metadata set (one parameter: its canonical encoding, a BLOB); its id is the
+    /// connection's last insert rowid. Fails on a canonical encoding already stored: look it up
+    /// first with ``selectMetadataSet``.
+    public static let insertMetadataSet = "INSERT INTO metadata_sets (canonical) VALUES (?1)"
+
+    /// Inserts one entry of a metadata set: set_id, key, value_type, value.
+    public static let insertMetadataEntry = """
+        INSERT INTO metadata_entries (set_id, key, value_type, value) VALUES (?1, ?2, ?3, ?4)
         """
 }

@@ -11,8 +11,8 @@ final class WriterTests: StoreTestCase {
         let tables = try sqlite3("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
             .split(separator: "\n").map(String.init)
         XCTAssertEqual(tables, [
-            "devices", "heartbeat_series", "heartbeats", "sample_metadata", "sample_type_spans", "samples",
-            "workout_activities", "workout_events", "workout_samples", "workout_statistics", "workouts",
+            "devices", "heartbeat_series", "heartbeats", "metadata_entries", "metadata_sets", "sample_type_spans",
+            "samples", "workout_activities", "workout_events", "workout_samples", "workout_statistics", "workouts",
         ])
         // Opening again does not migrate twice.
         _ = try SQLiteSampleWriter(path: path)
@@ -79,8 +79,11 @@ final class WriterTests: StoreTestCase {
         XCTAssertEqual(try writer.write([version(2, bpm: 98)]).ignored, 1)  // equal
         XCTAssertEqual(try count("samples"), 1)
         XCTAssertEqual(try sqlite3("SELECT value, sync_version FROM samples"), "75.0|2")
-        // The replaced sample's metadata went with it.
-        XCTAssertEqual(try sqlite3("SELECT value FROM sample_metadata"), "v2")
+        // The sample points to the new version's set. The replaced version's set stays (a set
+        // may be shared), unused and harmless.
+        XCTAssertEqual(
+            try sqlite3("SELECT e.value FROM samples s JOIN metadata_entries e ON e.set_id = s.metadata_set_id"), "v2")
+        XCTAssertEqual(try count("metadata_sets"), 2)
 
         let stored = try await SQLiteSampleStore(path: path).samples(of: .heartRate)
         XCTAssertEqual(stored.count, 1)
@@ -102,7 +105,7 @@ final class WriterTests: StoreTestCase {
         XCTAssertEqual(stored, [sample])
         XCTAssertEqual(stored.first?.canonicalValue, 75)
         XCTAssertEqual(
-            try sqlite3("SELECT key, value_type, typeof(value) FROM sample_metadata ORDER BY key"),
+            try sqlite3("SELECT key, value_type, typeof(value) FROM metadata_entries ORDER BY key"),
             """
             healthgate.battery|integer|integer
             healthgate.contact|bool|integer
