@@ -126,7 +126,9 @@ enum MemoryBenchmark {
         process.standardOutput = FileHandle.nullDevice
         // Created before it is opened: FileHandle(forWritingAtPath:) does not create files.
         let log = environment.path("stderr-\(URL(fileURLWithPath: path).lastPathComponent).log")
-        FileManager.default.createFile(atPath: log, contents: nil)
+        if !FileManager.default.createFile(atPath: log, contents: nil) {
+            FileHandle.standardError.write(Data("cannot create \(log); the child's stderr is discarded\n".utf8))
+        }
         process.standardError = FileHandle(forWritingAtPath: log) ?? FileHandle.nullDevice
         try process.run()
         return process
