@@ -327,6 +327,8 @@ final class BlueZPeripheral: BLEConnection {
                 guard let fd = descriptor.take() else {
                     throw BLETransportError(.failed, device: address, "AcquireNotify returned no fd")
                 }
+                // BlueZ closes its end when the link drops, so the socket's end of file ends the
+                // whole connection; it often arrives before Connected=false does.
                 let socket = try NotificationSocket(
                     fd: fd, mtu: mtu, device: address,
                     deliver: { [weak self] value in self?.deliver(value, of: uuid, to: continuation) },
