@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "healthgate", targets: ["healthgate"]),
         .library(name: "HealthModel", targets: ["HealthModel"]),
         .library(name: "SampleBus", targets: ["SampleBus"]),
+        .library(name: "AsyncPrimitives", targets: ["AsyncPrimitives"]),
         .library(name: "GatewayTesting", targets: ["GatewayTesting"]),
     ],
     targets: [
@@ -45,6 +46,8 @@ let package = Package(
 
         // MARK: Core
         .target(name: "HealthModel", swiftSettings: swiftSettings),
+        // The concurrency toolkit: a queue-backed actor executor, one cancellable waiter, one race.
+        .target(name: "AsyncPrimitives", swiftSettings: swiftSettings),
         .target(name: "SampleBus", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem"], exclude: ["README.md"],
@@ -59,7 +62,7 @@ let package = Package(
             name: "GatewayControl", dependencies: ["HealthModel", "SampleBus", "LinuxSystem"],
             swiftSettings: swiftSettings),
         .target(
-            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus"],
+            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)
@@ -99,6 +102,9 @@ let package = Package(
         // MARK: Tests
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "SampleBusTests", dependencies: ["HealthModel", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
