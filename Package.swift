@@ -53,7 +53,7 @@ let package = Package(
             name: "LinuxSystem", dependencies: ["CLinuxSystem"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
-        .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem"], swiftSettings: swiftSettings),
+        .target(name: "BlueZ", dependencies: ["CSystemd", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem"], swiftSettings: swiftSettings),
         .target(
             name: "Workouts", dependencies: ["HealthModel", "SampleBus"], exclude: ["README.md"],

@@ -1,3 +1,4 @@
+import AsyncPrimitives
 import Dispatch
 import CSystemd
 import Glibc
@@ -78,9 +79,19 @@ public final class DBusConnection: Sendable {
     /// `/run/dbus/system_bus_socket`), or the bus at `address` when given
     /// (`unix:path=/tmp/…/bus`).
     ///
+    /// This blocks while sd-bus connects and authenticates: async code uses
+    /// ``open(address:)`` instead.
     /// Throws ``DBusError`` when the bus cannot be reached (`isUnavailable` is then true).
     public init(address: String? = nil) throws(DBusError) {
         core = try BusCore(address: address)
+    }
+
+    /// Opens a connection like ``init(address:)``, with the blocking connect and handshake on a
+    /// queue of its own, so the calling task suspends instead of holding a cooperative thread.
+    public static func open(address: String? = nil) async throws(DBusError) -> DBusConnection {
+        try await QueueExecutor(label: "healthgate.dbus.open").run { () throws(DBusError) -> DBusConnection in
+            try DBusConnection(address: address)
+        }
     }
 
     deinit {
