@@ -28,16 +28,16 @@ final class DBusConnectionLifetimeTests: XCTestCase {
         }
         bus.signalBus(SIGKILL)
         bus.signalBus(SIGCONT)
+        // sd-bus may answer the call itself ("Connection terminated") before it reports the drop.
         do {
             _ = try await call.value
             XCTFail("a call to a killed bus returned")
-        } catch let error as DBusError {
-            XCTAssertEqual(connection.isOpen, false, "\(error)")
-        }
+        } catch is DBusError {}
         do {
             for try await _ in signals {}
             XCTFail("the signal stream ended without the bus's error")
         } catch {}
+        XCTAssertFalse(connection.isOpen)
         // inFlight() runs on the bus queue, after the block that failed everything has finished.
         XCTAssertTrue(connection.core.inFlight().isEmpty)
         XCTAssertNil(firstObject, "a call or match in flight when the bus dropped is still alive")
