@@ -325,7 +325,7 @@ final class BlueZPeripheral: BLEConnection {
                     socket.close()
                     throw BLETransportError(.disconnected, device: address, "the link dropped")
                 }
-                socket.start()
+                try socket.start()
                 logger.debug("notifications of \(uuid) through AcquireNotify (mtu \(mtu))", device: address)
                 return
             } catch let error as DBusError {
