@@ -3,7 +3,7 @@ import CUdev
 import Glibc
 #endif
 import Dispatch
-import Synchronization
+import LinuxSystem
 
 // A libudev handle. libudev objects are not thread-safe (libudev(3): "not thread-safe; use one
 // context per thread"); every pointer held here is used only on the owner's serial queue or
@@ -83,12 +83,7 @@ public final class UdevMonitor: Sendable {
     /// The events, until ``stop()``.
     public let events: AsyncStream<UdevEvent>
     private let continuation: AsyncStream<UdevEvent>.Continuation
-    private let source: Mutex<DispatchSourceBox?>
-
-    struct DispatchSourceBox: @unchecked Sendable {
-        // dispatch sources are thread-safe (dispatch_object(3)); corelibs lacks the annotation.
-        let source: any DispatchSourceRead
-    }
+    private let readiness: ReadinessSource
 
     /// Starts listening for events of `subsystem` (e.g. `tty`).
     public init(subsystem: String) throws(UdevError) {
@@ -105,36 +100,25 @@ public final class UdevMonitor: Sendable {
         let fd = udev_monitor_get_fd(rawMonitor)
         if fd < 0 { throw UdevError("udev_monitor_get_fd", errno: -fd) }
         (events, continuation) = AsyncStream.makeStream(of: UdevEvent.self, bufferingPolicy: .bufferingNewest(256))
-        let queue = DispatchQueue(label: "healthgate.udev-monitor")
-        let readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         let continuation = self.continuation
-        readSource.setEventHandler {
-            while let device = udev_monitor_receive_device(monitor.raw) {
-                let action = udev_device_get_action(device).map { String(cString: $0) } ?? "change"
-                continuation.yield(UdevEvent(action: .init(action), device: Udev.copy(device)))
-                udev_device_unref(device)
-            }
-        }
         // The monitor owns the socket: it is released (and the context after it) only once the
         // source is cancelled, as dispatch requires.
-        readSource.setCancelHandler { _ = (monitor, context) }
-        source = Mutex(DispatchSourceBox(source: readSource))
-        continuation.onTermination = { [weak self] _ in self?.cancelSource() }
-        readSource.resume()
+        readiness = ReadinessSource(
+            descriptor: fd, queue: DispatchQueue(label: "healthgate.udev-monitor"),
+            onCancel: { _ = (monitor, context) },
+            onReadable: {
+                while let device = udev_monitor_receive_device(monitor.raw) {
+                    let action = udev_device_get_action(device).map { String(cString: $0) } ?? "change"
+                    continuation.yield(UdevEvent(action: .init(action), device: Udev.copy(device)))
+                    udev_device_unref(device)
+                }
+            })
+        continuation.onTermination = { [readiness] _ in readiness.cancel() }
     }
 
     /// Stops listening and ends ``events``. Idempotent.
     public func stop() {
-        cancelSource()
+        readiness.cancel()
         continuation.finish()
-    }
-
-    private func cancelSource() {
-        let box = source.withLock { box in
-            let current = box
-            box = nil
-            return current
-        }
-        box?.source.cancel()
     }
 }
