@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Dispatch
 import LinuxSystem
+import AsyncPrimitives
 
 // A libudev handle. libudev objects are not thread-safe (libudev(3): "not thread-safe; use one
 // context per thread"); every pointer held here is used only on the owner's serial queue or
@@ -21,8 +22,15 @@ final class UdevPointer: @unchecked Sendable {
 /// Reads udev's device database: enumeration (udev_enumerate(3)).
 public enum Udev {
     /// Every device of `subsystem` (for example `tty`) with its properties, sorted by syspath.
-    /// Synchronous and short (it reads sysfs and /run/udev/data); call it from a queue or at
-    /// start-up, not in a tight async loop.
+    /// libudev reads sysfs and /run/udev/data synchronously, so this runs on a queue of its own
+    /// while the caller suspends.
+    public static func devices(subsystem: String) async throws(UdevError) -> [UdevDevice] {
+        try await QueueExecutor(label: "healthgate.udev-enumerate").run { () throws(UdevError) in
+            try enumerate(subsystem: subsystem)
+        }
+    }
+
+    /// ``devices(subsystem:)`` for synchronous callers that are already on a queue of their own.
     public static func enumerate(subsystem: String) throws(UdevError) -> [UdevDevice] {
         guard let udev = udev_new() else { throw UdevError("udev_new", errno: errno) }
         defer { udev_unref(udev) }
