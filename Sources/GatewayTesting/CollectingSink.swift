@@ -1,3 +1,4 @@
+public import Foundation
 public import HealthModel
 public import SampleBus
 import Synchronization
@@ -121,5 +122,3 @@ public enum TestEnvironment {
         return url
     }
 }
-
-public import Foundation
