@@ -293,6 +293,28 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertTrue(letters.first?.response.contains("invalid sample") == true)
         XCTAssertEqual(running.status.current?.details["deadLetters"], "1")
         XCTAssertEqual(running.sink.outbox.statistics.count, 0)
+        // Halves carry their parent's key with .0 or .1 appended, first half first.
+        let parent = PayloadBuilder.idempotencyKey(for: records.map(\.id))
+        XCTAssertEqual(
+            server.requests().map { $0.headers["Idempotency-Key"] ?? "" },
+            [parent, "\(parent).0", "\(parent).1", "\(parent).1.0", "\(parent).1.0.0", "\(parent).1.0.1", "\(parent).1.1"])
+        XCTAssertEqual(server.requests().map(\.status), [400, 200, 400, 400, 200, 400, 200])
+    }
+
+    func testStopDuringABackoffEndsTheSinkAtOnceAndKeepsTheRecords() async throws {
+        let clock = ManualClock()
+        try await server.control(#"{"fail": [503]}"#)
+        let records = try (0..<4).map { try heartRate(60, at: Double($0)) }
+        let running = try await start(configuration {
+            $0.retry = .init(initialDelayMilliseconds: 600_000, maximumDelayMilliseconds: 600_000, jitter: 0)
+        }, clock: clock, records: records)
+        try await clock.waitForSleepers(1)
+        XCTAssertEqual(server.requests().map(\.status), [503])
+        // The manual clock never advances: only the end of the inbox can end the backoff.
+        try await finish(running)
+        XCTAssertEqual(running.sink.outbox.statistics.count, 4)
+        XCTAssertEqual(server.requests().count, 1)
+        XCTAssertTrue(running.logs.contains("they are delivered at the next start"))
     }
 
     func testWrongTokenKeepsSamplesAndReportsAuthenticationFailure() async throws {
