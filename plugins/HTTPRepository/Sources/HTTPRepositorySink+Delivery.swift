@@ -54,25 +54,28 @@ extension HTTPRepositorySink {
     }
 
     private func waitForRecords(_ signals: DeliverySignals, atMost duration: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await signals.waitForRecords() }
-            group.addTask { try? await clock.sleep(for: duration) }
-            await group.next()
-            group.cancelAll()
-        }
+        // Cancellation ends the wait too; the loop then checks it.
+        _ = try? await race(sleep: duration) { await signals.waitForRecords() }
     }
 
     /// Waits `delay` before a retry. Returns false, at once, when a graceful stop is asked for
     /// before it ends (today: the inbox ended), so that a stop never waits on a backoff.
     /// - Throws: `CancellationError`.
     func backOff(for delay: Duration, signals: DeliverySignals) async throws -> Bool {
+        try await race(sleep: delay) { await signals.waitForIntakeEnd() }
+    }
+
+    /// Sleeps on the sink's clock for `duration` unless `event` returns first. Returns true when
+    /// the sleep ran out, false when the event came first.
+    /// - Throws: `CancellationError` when the calling task is cancelled.
+    private func race(sleep duration: Duration, event: @escaping @Sendable () async -> Void) async throws -> Bool {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
-                try await clock.sleep(for: delay)
+                try await clock.sleep(for: duration)
                 return true
             }
             group.addTask {
-                await signals.waitForIntakeEnd()
+                await event()
                 return false
             }
             defer { group.cancelAll() }
