@@ -3,7 +3,9 @@ public import HealthModel
 
 /// One record in the outbox: its HealthJSON and when it entered.
 public struct OutboxRecord: Sendable, Hashable {
+    /// The record's uuid.
     public var id: SampleID
+    /// Which member of ``HealthRecord`` the payload encodes.
     public var kind: HealthRecordKind
     /// The record's sample in HealthJSON (the `sample` member of a ``HealthRecord``).
     public var payload: [UInt8]
@@ -45,6 +47,7 @@ public struct OutboxBody: Sendable, Hashable {
 public struct NewOutboxBatch: Sendable {
     /// The batch identity (the HTTP `Idempotency-Key`): ``OutboxBatchKey/key(for:)`` of the records.
     public var key: String
+    /// The records, in delivery order.
     public var records: [OutboxRecord]
     /// The wire form, or nil to leave the batch unsealed.
     public var body: OutboxBody?
