@@ -116,7 +116,7 @@ let package = Package(
             name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting", "SQLiteStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting", "SQLite"],
+            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting", "SQLite", "Workouts"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SerialPedometerTests", dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore"],
