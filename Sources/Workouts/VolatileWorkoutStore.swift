@@ -17,12 +17,12 @@ public final class VolatileWorkoutStore: WorkoutStateStore {
         workouts.withLock { $0 }
     }
 
-    /// Appends `entry`; index 0 adds the workout.
+    /// Appends `entries`; index 0 adds the workout.
     /// - Throws: ``WorkoutError/Code/persistence`` when `index` does not follow the last entry.
-    public func append(_ entry: WorkoutJournalEntry, index: Int, of definition: WorkoutDefinition) throws(WorkoutError) {
+    public func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError) {
         try workouts.withLock { workouts throws(WorkoutError) in
             if index == 0 {
-                workouts.append(JournaledWorkout(definition: definition, entries: [entry]))
+                workouts.append(JournaledWorkout(definition: definition, entries: entries))
                 return
             }
             guard let position = workouts.firstIndex(where: { $0.definition.id == definition.id }),
@@ -30,7 +30,7 @@ public final class VolatileWorkoutStore: WorkoutStateStore {
             else {
                 throw WorkoutError(.persistence, "entry \(index) of workout \(definition.id) does not follow its journal")
             }
-            workouts[position].entries.append(entry)
+            workouts[position].entries += entries
         }
     }
 

@@ -26,9 +26,11 @@ import Synchronization
 /// collected too, so the workout links every committed sample in its running intervals.
 ///
 /// Isolation: commands and restores run one at a time on the controller's serial queue (the
-/// store blocks, so it never runs on the cooperative pool). The live state is in a `Mutex`,
-/// held while a command's entry is committed, so that no sample is collected against a state
-/// the store does not have; that wait is one small SQLite transaction.
+/// store blocks, so it never runs on the cooperative pool). The live state is in a `Mutex` that
+/// is never held while the store works: a command is tried on a copy, committed, then applied to
+/// the live state. A sample the sink role collects in that moment is judged against the previous
+/// state; a pause or end drops what it should not have taken, and the end collects from the
+/// store what it should have.
 public final class WorkoutController: SampleSink, SampleSource {
     private struct State {
         var restoreDone = false
@@ -87,23 +89,20 @@ public final class WorkoutController: SampleSink, SampleSource {
             id: ids.next(), activityType: activity, firstActivityID: ids.next(),
             devices: devices.flatMap { $0.isEmpty ? nil : $0 }, types: types)
         let snapshot = try await onQueue { () throws(WorkoutError) -> WorkoutSnapshot in
-            try self.state.withLock { state throws(WorkoutError) -> WorkoutSnapshot in
-                if let live = state.live {
-                    throw WorkoutError(
-                        .alreadyActive,
-                        "a \(live.session.activityType.rawValue) workout is already \(live.session.state.rawValue); end it first",
-                        state: live.session.state, action: .start)
-                }
-                let now = self.clock.now()
-                var live = LiveWorkout(definition)
-                for action in [WorkoutAction.prepare, .start] {
-                    let entry = WorkoutJournalEntry(action: action, date: now)
-                    try live.apply(entry)
-                    try self.store.append(entry, index: live.journalCount - 1, of: definition)
-                }
-                state.live = live
-                return live.snapshot(at: now, profile: self.profile)
+            if let session = self.state.withLock({ $0.live?.session }) {
+                throw WorkoutError(
+                    .alreadyActive,
+                    "a \(session.activityType.rawValue) workout is already \(session.state.rawValue); end it first",
+                    state: session.state, action: .start)
             }
+            let now = self.clock.now()
+            var live = LiveWorkout(definition)
+            let entries = [WorkoutJournalEntry(action: .prepare, date: now), WorkoutJournalEntry(action: .start, date: now)]
+            for entry in entries { try live.apply(entry) }
+            try self.store.append(entries, from: 0, of: definition)
+            // Commands run one at a time on this queue, so no workout appeared meanwhile.
+            self.state.withLock { $0.live = live }
+            return live.snapshot(at: now, profile: self.profile)
         }
         logger.info("started \(activity.rawValue) workout \(definition.id)"
             + (definition.devices.map { " collecting from \($0.joined(separator: ", "))" } ?? ""))
@@ -152,21 +151,22 @@ public final class WorkoutController: SampleSink, SampleSource {
             let committed = try start.map { start throws(WorkoutError) in
                 try self.store.committedRecords(of: self.state.withLock { $0.live?.session.types ?? [] }, endingFrom: start)
             } ?? []
-            return try self.state.withLock { state throws(WorkoutError) -> (Workout, WorkoutSnapshot) in
-                guard var live = state.live else {
-                    throw WorkoutError(.noSession, "no workout is in progress", action: .end)
-                }
-                live.collectCommitted(committed)
-                let entry = WorkoutJournalEntry(action: .end, date: self.clock.now())
-                try live.apply(entry)
-                try self.store.append(entry, index: live.journalCount - 1, of: live.session.definition)
-                let workout = live.workout(profile: self.profile)
-                let snapshot = live.snapshot(at: entry.date, profile: self.profile)
+            // A copy: the sink role keeps collecting into the live state until the end is committed.
+            guard var live = self.state.withLock({ $0.live }) else {
+                throw WorkoutError(.noSession, "no workout is in progress", action: .end)
+            }
+            live.collectCommitted(committed)
+            let entry = WorkoutJournalEntry(action: .end, date: self.clock.now())
+            try live.apply(entry)
+            try self.store.append([entry], from: live.journalCount - 1, of: live.session.definition)
+            let workout = live.workout(profile: self.profile)
+            let snapshot = live.snapshot(at: entry.date, profile: self.profile)
+            self.state.withLock { state in
                 state.live = nil
                 state.pending.append(workout)
                 state.lastSnapshot = snapshot
-                return (workout, snapshot)
             }
+            return (workout, snapshot)
         }
         logger.info(
             "ended \(workout.activityType.rawValue) workout \(workout.id): \(Int(workout.duration)) s running, "
@@ -323,18 +323,28 @@ public final class WorkoutController: SampleSink, SampleSource {
         metadata: Metadata = Metadata()
     ) async throws(WorkoutError) -> WorkoutSnapshot {
         let (transition, snapshot) = try await onQueue { () throws(WorkoutError) -> (WorkoutTransition, WorkoutSnapshot) in
-            try self.state.withLock { state throws(WorkoutError) -> (WorkoutTransition, WorkoutSnapshot) in
-                guard var live = state.live else {
-                    throw WorkoutError(.noSession, "no workout is in progress; start one first", action: action)
+            // Tried on a copy first: the live state changes only once the store has the entry,
+            // and the lock is not held while the store commits.
+            guard var trial = self.state.withLock({ $0.live }) else {
+                throw WorkoutError(.noSession, "no workout is in progress; start one first", action: action)
+            }
+            let entry = WorkoutJournalEntry(
+                action: action, date: self.clock.now(), newActivity: newActivity, segmentStart: segmentStart,
+                metadata: metadata)
+            let transition = try trial.apply(entry)
+            guard transition != .ignored else { return (transition, trial.snapshot(at: entry.date, profile: self.profile)) }
+            try self.store.append([entry], from: trial.journalCount - 1, of: trial.session.definition)
+            return self.state.withLock { state -> (WorkoutTransition, WorkoutSnapshot) in
+                // Commands run one at a time on this queue, so the live session is the one the
+                // trial started from and the entry applies the same way; only the collected
+                // samples may have grown meanwhile.
+                guard var live = state.live else { return (transition, trial.snapshot(at: entry.date, profile: self.profile)) }
+                do {
+                    try live.apply(entry)
+                } catch {
+                    self.logger.error("workout \(action.rawValue) was committed but does not apply to the live state: \(error)")
                 }
-                let entry = WorkoutJournalEntry(
-                    action: action, date: self.clock.now(), newActivity: newActivity, segmentStart: segmentStart,
-                    metadata: metadata)
-                let transition = try live.apply(entry)
-                if transition != .ignored {
-                    try self.store.append(entry, index: live.journalCount - 1, of: live.session.definition)
-                    state.live = live
-                }
+                state.live = live
                 return (transition, live.snapshot(at: entry.date, profile: self.profile))
             }
         }

@@ -22,9 +22,10 @@ public protocol WorkoutStateStore: Sendable {
     /// The workouts in progress or ended but not yet stored, oldest first.
     func journaledWorkouts() throws(WorkoutError) -> [JournaledWorkout]
 
-    /// Makes `entry` durable as entry number `index` of the workout `definition` describes
-    /// (index 0 also records the definition). Returns only once it is committed.
-    func append(_ entry: WorkoutJournalEntry, index: Int, of definition: WorkoutDefinition) throws(WorkoutError)
+    /// Makes `entries` durable, in one transaction, as the entries numbered from `index` of the
+    /// workout `definition` describes (index 0 also records the definition). Returns only once
+    /// they are committed; on error none of them is.
+    func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError)
 
     /// Committed quantity samples of `types` that end at or after `start`, and committed
     /// heartbeat series that end at or after `start`, in no particular order.

@@ -82,25 +82,26 @@ public final class SQLiteWorkoutStateStore: WorkoutStateStore, @unchecked Sendab
         }
     }
 
-    /// Commits `entry` as entry `index` (index 0 inserts the workout's row first) in one
-    /// immediate transaction.
+    /// Commits `entries` as the entries numbered from `index` (index 0 inserts the workout's row
+    /// first) in one immediate transaction.
     /// - Throws: ``Workouts/WorkoutError/Code/persistence`` when the commit fails or `index`
-    ///   does not follow the stored entries.
-    public func append(_ entry: WorkoutJournalEntry, index: Int, of definition: WorkoutDefinition) throws(WorkoutError) {
+    ///   does not follow the stored entries; then nothing is written.
+    public func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError) {
         let key = SQLiteValue.blob(definition.id.bytes)
-        var metadata = SQLiteValue.null
         var devices = SQLiteValue.null
         let types: String
+        var metadata: [SQLiteValue] = []
         do {
-            if !entry.metadata.isEmpty {
-                metadata = .text(String(decoding: try HealthJSON.makeEncoder().encode(entry.metadata), as: UTF8.self))
+            for entry in entries {
+                metadata.append(entry.metadata.isEmpty
+                    ? .null : .text(String(decoding: try HealthJSON.makeEncoder().encode(entry.metadata), as: UTF8.self)))
             }
             if let list = definition.devices {
                 devices = .text(String(decoding: try JSONEncoder().encode(list), as: UTF8.self))
             }
             types = String(decoding: try JSONEncoder().encode(definition.types.map(\.identifier)), as: UTF8.self)
         } catch {
-            throw WorkoutError(.persistence, "cannot encode workout \(definition.id)'s \(entry.action.rawValue): \(error)")
+            throw WorkoutError(.persistence, "cannot encode the entries of workout \(definition.id): \(error)")
         }
         try write { connection throws(StoreError) in
             if index == 0 {
@@ -114,18 +115,20 @@ public final class SQLiteWorkoutStateStore: WorkoutStateStore, @unchecked Sendab
             guard stored == Int64(index) else {
                 throw self.invalid("workout \(definition.id) has \(stored) entries in the store; entry \(index) cannot follow")
             }
-            try self.run(
-                connection,
-                """
-                INSERT INTO live_workout_events (workout_uuid, entry_index, action, at_us, activity_uuid, activity_type,
-                    segment_start_us, metadata)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                """,
-                [key, .integer(Int64(index)), .text(entry.action.rawValue),
-                 .integer(SQLiteSampleWriter.microseconds(entry.date)),
-                 entry.newActivity.map { .blob($0.id.bytes) } ?? .null,
-                 entry.newActivity.map { .text($0.type.rawValue) } ?? .null,
-                 entry.segmentStart.map { .integer(SQLiteSampleWriter.microseconds($0)) } ?? .null, metadata])
+            for (offset, entry) in entries.enumerated() {
+                try self.run(
+                    connection,
+                    """
+                    INSERT INTO live_workout_events (workout_uuid, entry_index, action, at_us, activity_uuid, activity_type,
+                        segment_start_us, metadata)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                    """,
+                    [key, .integer(Int64(index + offset)), .text(entry.action.rawValue),
+                     .integer(SQLiteSampleWriter.microseconds(entry.date)),
+                     entry.newActivity.map { .blob($0.id.bytes) } ?? .null,
+                     entry.newActivity.map { .text($0.type.rawValue) } ?? .null,
+                     entry.segmentStart.map { .integer(SQLiteSampleWriter.microseconds($0)) } ?? .null, metadata[offset]])
+            }
         }
     }
 

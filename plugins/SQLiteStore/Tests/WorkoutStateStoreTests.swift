@@ -36,16 +36,18 @@ final class WorkoutStateStoreTests: StoreTestCase {
             WorkoutJournalEntry(action: .segment, date: at(30), segmentStart: at(20)),
             WorkoutJournalEntry(action: .beginActivity, date: at(40), newActivity: .init(id: ids.next(), type: .cycling)),
         ]
-        for (index, entry) in entries.enumerated() { try store.append(entry, index: index, of: definition) }
+        try store.append(Array(entries[0..<2]), from: 0, of: definition)
+        for (index, entry) in entries.enumerated().dropFirst(2) { try store.append([entry], from: index, of: definition) }
         // Read by another connection, as after a restart.
         let journaled = try SQLiteWorkoutStateStore(path: path).journaledWorkouts()
         XCTAssertEqual(journaled, [JournaledWorkout(definition: definition, entries: entries)])
         XCTAssertEqual(try count("live_workout_events"), 5)
         XCTAssertEqual(try sqlite3("PRAGMA integrity_check"), "ok")
 
-        // An entry that does not follow the journal is refused and not written.
+        // Entries that do not follow the journal are refused and none is written.
+        let laps = [WorkoutJournalEntry(action: .lap, date: at(50)), WorkoutJournalEntry(action: .lap, date: at(51))]
         for index in [2, 7] {
-            XCTAssertThrowsError(try store.append(WorkoutJournalEntry(action: .lap, date: at(50)), index: index, of: definition)) {
+            XCTAssertThrowsError(try store.append(laps, from: index, of: definition)) {
                 XCTAssertEqual(($0 as? WorkoutError)?.code, .persistence)
             }
         }
@@ -73,9 +75,10 @@ final class WorkoutStateStoreTests: StoreTestCase {
 
     func testTheTransactionThatStoresTheWorkoutRemovesItFromTheWorkoutsInProgress() throws {
         let store = SQLiteWorkoutStateStore(path: path)
-        try store.append(WorkoutJournalEntry(action: .prepare, date: at(0)), index: 0, of: definition)
-        try store.append(WorkoutJournalEntry(action: .start, date: at(0)), index: 1, of: definition)
-        try store.append(WorkoutJournalEntry(action: .end, date: at(60)), index: 2, of: definition)
+        try store.append(
+            [WorkoutJournalEntry(action: .prepare, date: at(0)), WorkoutJournalEntry(action: .start, date: at(0))],
+            from: 0, of: definition)
+        try store.append([WorkoutJournalEntry(action: .end, date: at(60))], from: 2, of: definition)
         XCTAssertEqual(try store.journaledWorkouts().first?.hasEnded, true)
         let workout = Workout(
             id: definition.id, activityType: .running, startDate: at(0), endDate: at(60), duration: 60,
@@ -86,7 +89,7 @@ final class WorkoutStateStoreTests: StoreTestCase {
         XCTAssertEqual(try count("live_workouts"), 0)
         XCTAssertEqual(try count("live_workout_events"), 0)
         // A second copy (published again after a crash) is ignored and leaves nothing behind.
-        try store.append(WorkoutJournalEntry(action: .prepare, date: at(0)), index: 0, of: definition)
+        try store.append([WorkoutJournalEntry(action: .prepare, date: at(0))], from: 0, of: definition)
         let summary = try writer.write([.workout(workout)])
         XCTAssertEqual(summary.ignored, 1)
         XCTAssertEqual(try count("live_workouts"), 0)
