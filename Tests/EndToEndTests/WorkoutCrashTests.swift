@@ -24,6 +24,10 @@ final class WorkoutCrashTests: XCTestCase {
         try Data("""
             {"profile": {"maximumHeartRate": 190, "dateOfBirth": "1990-06-01", "weightKilograms": 72, "biologicalSex": "female"}}
             """.utf8).write(to: config)
+        // The state file of an older healthgate is ignored, and the log says so.
+        let oldStateFile = healthgate.root.appendingPathComponent("state/healthgate/workout-session.json")
+        try FileManager.default.createDirectory(at: oldStateFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(#"{"version": 1, "pendingWorkouts": []}"#.utf8).write(to: oldStateFile)
         let arguments = ["demo", "--db", database, "--config", config.path, "--quiet"]
         var daemon = try healthgate.start(arguments)
         var kills = 0
@@ -44,6 +48,7 @@ final class WorkoutCrashTests: XCTestCase {
         }
 
         _ = try await Self.waitForStatus(healthgate)
+        XCTAssertTrue(daemon.standardError.contains("ignoring \(oldStateFile.path)"), daemon.standardError)
         let started = try await Self.command(healthgate, "start", "--activity", "running")
         let workoutID = try XCTUnwrap(started["workoutID"] as? String)
         try await Self.waitUntilCommitted(database, moreThan: try Self.count(database, "samples"))
