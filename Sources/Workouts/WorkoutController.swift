@@ -151,20 +151,31 @@ public final class WorkoutController: SampleSink, SampleSource {
             let committed = try start.map { start throws(WorkoutError) in
                 try self.store.committedRecords(of: self.state.withLock { $0.live?.session.types ?? [] }, endingFrom: start)
             } ?? []
-            // A copy: the sink role keeps collecting into the live state until the end is committed.
-            guard var live = self.state.withLock({ $0.live }) else {
+            // Tried on a copy: the sink role keeps collecting into the live state while the end
+            // is committed, and what it collects meanwhile is kept (below).
+            guard var trial = self.state.withLock({ $0.live }) else {
                 throw WorkoutError(.noSession, "no workout is in progress", action: .end)
             }
-            live.collectCommitted(committed)
+            trial.collectCommitted(committed)
             let entry = WorkoutJournalEntry(action: .end, date: self.clock.now())
-            try live.apply(entry)
-            try self.store.append([entry], from: live.journalCount - 1, of: live.session.definition)
-            let workout = live.workout(profile: self.profile)
-            let snapshot = live.snapshot(at: entry.date, profile: self.profile)
-            self.state.withLock { state in
+            try trial.apply(entry)
+            try self.store.append([entry], from: trial.journalCount - 1, of: trial.session.definition)
+            let (workout, snapshot) = self.state.withLock { state -> (Workout, WorkoutSnapshot) in
+                var live = state.live ?? trial
+                live.collectCommitted(committed)
+                do {
+                    // Commands run one at a time on this queue: the live session is the trial's.
+                    try live.apply(entry)
+                } catch {
+                    self.logger.error("the committed end does not apply to the live state (\(error)); using the state it was tried on")
+                    live = trial
+                }
+                let workout = live.workout(profile: self.profile)
+                let snapshot = live.snapshot(at: entry.date, profile: self.profile)
                 state.live = nil
                 state.pending.append(workout)
                 state.lastSnapshot = snapshot
+                return (workout, snapshot)
             }
             return (workout, snapshot)
         }

@@ -4,6 +4,7 @@ import HealthModel
 import SQLite
 import SQLiteStore
 import SampleBus
+import Synchronization
 import Workouts
 import XCTest
 
@@ -247,5 +248,63 @@ struct ScriptedSource: SampleSource {
 
     func run(context: SourceContext) async throws {
         await context.publisher.publish(records)
+    }
+}
+
+/// A store that runs `during` while it commits an entry: what the sink role does in that moment.
+final class HookedStore: WorkoutStateStore {
+    let inner = VolatileWorkoutStore()
+    let during: @Sendable (WorkoutAction) -> Void
+
+    init(during: @escaping @Sendable (WorkoutAction) -> Void) {
+        self.during = during
+    }
+
+    func journaledWorkouts() throws(WorkoutError) -> [JournaledWorkout] { try inner.journaledWorkouts() }
+
+    func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError) {
+        for entry in entries { during(entry.action) }
+        try inner.append(entries, from: index, of: definition)
+    }
+
+    func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord] {
+        try inner.committedRecords(of: types, endingFrom: start)
+    }
+
+    func handedOver(_ id: SampleID) throws(WorkoutError) { try inner.handedOver(id) }
+}
+
+extension RestartAndBusTests {
+    /// The live state is not locked while the store commits: samples collected in that moment
+    /// are kept when they belong (before the end) and dropped when they do not (after a pause).
+    func testSamplesCollectedWhileACommandCommitsAreJudgedByTheCommittedState() async throws {
+        let clock = ManualClock()
+        let s = Script(clock: clock)
+        let beforeEnd = s.heartRate(140, at: 19.5)
+        let afterPause = s.heartRate(190, at: 10.5)
+        let controllerBox = Mutex<WorkoutController?>(nil)
+        let store = HookedStore { action in
+            let controller = controllerBox.withLock { $0 }
+            switch action {
+            case .pause: controller?.ingest([afterPause])
+            case .end: controller?.ingest([beforeEnd])
+            default: break
+            }
+        }
+        let controller = WorkoutController(
+            profile: scriptedProfile, store: store, clock: clock, ids: SampleIDGenerator(seed: 5),
+            logger: Logger(label: "workouts", sink: RecordingLogSink()))
+        controllerBox.withLock { $0 = controller }
+        try await controller.start(activity: .running)
+        controller.ingest([s.heartRate(120, at: 1)])
+        s.move(to: 10)
+        try await controller.pause()
+        XCTAssertEqual(controller.status().heartRate.maximum, 120, "the sample after the pause was dropped")
+        s.move(to: 15)
+        try await controller.resume()
+        s.move(to: 20)
+        let final = try await controller.end()
+        XCTAssertEqual(final.heartRate.maximum, 140, "the sample collected while the end was committed counts")
+        XCTAssertEqual(controller.pendingWorkouts.first?.sampleIDs.count, 2)
     }
 }
