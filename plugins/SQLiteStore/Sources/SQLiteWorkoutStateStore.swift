@@ -2,29 +2,23 @@ public import Foundation
 public import HealthModel
 public import Workouts
 import SQLite
-import Synchronization
 
 /// The SQLite store as a ``Workouts/WorkoutStateStore``: the workout in progress in the tables of
 /// schema version 4 (`live_workouts`, `live_workout_events`), its samples read back from
 /// `samples` and `heartbeat_series`.
 ///
-/// It has its own read-write connection to the sink's file (WAL mode: the sink's writer and this
-/// connection take turns for the write lock, within the busy timeout). The connection is opened,
-/// and the file created and migrated, on the first call. Every method blocks and commits (or
-/// reads) in one transaction; call it from a serial queue, never from the cooperative pool (the
-/// ``Workouts/WorkoutController`` calls it from its own queue).
-///
-/// `@unchecked Sendable`: the connection is only touched while `lock` is held, so calls from
-/// several threads run one at a time.
+/// Each call opens its own read-write connection to the sink's file (creating and migrating it if
+/// needed), runs one transaction and closes it: workout commands are rare, and holding no
+/// connection between them leaves the sink's connection the last one, which checkpoints the WAL
+/// when the gateway stops. WAL mode lets the sink's writer and this connection take turns for the
+/// write lock, within the busy timeout. Every method blocks; call it from a serial queue, never
+/// from the cooperative pool (the ``Workouts/WorkoutController`` calls it from its own queue).
 ///
 /// The sink's writer completes the contract: the transaction that stores a finished workout
 /// deletes its `live_workouts` row, so ``handedOver(_:)`` has nothing to do.
-public final class SQLiteWorkoutStateStore: WorkoutStateStore, @unchecked Sendable {
+public final class SQLiteWorkoutStateStore: WorkoutStateStore {
     /// The database file.
     public let path: String
-    private let lock = Mutex(())
-    // nil until the first call; only read and written while `lock` is held.
-    private var connection: SQLiteConnection?
 
     /// A store on the file at `path`; nothing is opened yet.
     public init(path: String) {
@@ -172,25 +166,13 @@ public final class SQLiteWorkoutStateStore: WorkoutStateStore, @unchecked Sendab
     private func withConnection<T: Sendable>(
         _ kind: SQLiteConnection.TransactionKind, _ body: (SQLiteConnection) throws(StoreError) -> T
     ) throws(WorkoutError) -> T {
-        let path = path
-        let result = lock.withLock { _ -> Result<T, StoreError> in
-            Result { () throws(StoreError) -> T in
-                let open: SQLiteConnection
-                if let connection = self.connection {
-                    open = connection
-                } else {
-                    open = try Self.open(path)
-                    self.connection = open
-                }
-                do {
-                    return try open.transaction(kind) { try body(open) }
-                } catch {
-                    throw StoreError.wrap(error, path: path)
-                }
-            }
-        }
         do {
-            return try result.get()
+            let connection = try Self.open(path)
+            do {
+                return try connection.transaction(kind) { try body(connection) }
+            } catch {
+                throw StoreError.wrap(error, path: path)
+            }
         } catch {
             throw WorkoutError(.persistence, "the workout store \(path): \(error)")
         }
