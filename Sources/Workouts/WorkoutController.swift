@@ -1,4 +1,4 @@
-public import Dispatch
+import AsyncPrimitives
 public import Foundation
 public import HealthModel
 public import SampleBus
@@ -47,7 +47,7 @@ public final class WorkoutController: SampleSink, SampleSource {
     private let clock: any GatewayClock
     private let ids: SampleIDGenerator
     private let logger: Logger
-    private let queue = DispatchQueue(label: "healthgate.workouts")
+    private let executor = QueueExecutor(label: "healthgate.workouts")
     private let state = Mutex(State())
 
     /// Creates a controller; nothing is read from `store` until ``restore()``.
@@ -369,15 +369,10 @@ public final class WorkoutController: SampleSink, SampleSource {
 
     /// Runs `body` on the controller's queue, after restoring if that has not happened yet.
     private func onQueue<T: Sendable>(_ body: @escaping @Sendable () throws(WorkoutError) -> T) async throws(WorkoutError) -> T {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, WorkoutError>, Never>) in
-            queue.async {
-                continuation.resume(returning: Result { () throws(WorkoutError) -> T in
-                    try self.restoreOnQueue()
-                    return try body()
-                })
-            }
+        try await executor.run { () throws(WorkoutError) -> T in
+            try self.restoreOnQueue()
+            return try body()
         }
-        return try result.get()
     }
 
     private func publishPending() async {
@@ -397,7 +392,7 @@ public final class WorkoutController: SampleSink, SampleSource {
         for workout in workouts {
             logger.info("published workout \(workout.id)")
             // Not awaited on the queue: the store only forgets a workout already on the bus.
-            queue.async {
+            executor.queue.async {
                 do {
                     try self.store.handedOver(workout.id)
                 } catch {
