@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["CSystemd", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
-            name: "Workouts", dependencies: ["HealthModel", "SampleBus"], exclude: ["README.md"],
+            name: "Workouts", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
             name: "GatewayControl", dependencies: ["HealthModel", "SampleBus", "LinuxSystem"],
@@ -73,7 +73,7 @@ let package = Package(
             name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite"],
+            name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
             name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "CZlib", "CCurl", "AsyncPrimitives"],
@@ -109,10 +109,10 @@ let package = Package(
             name: "SampleBusTests", dependencies: ["HealthModel", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl"],
+            name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl", "SQLiteStore", "SQLite"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting"], path: "Tests/EndToEndTests",
+            name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HeartRateMonitorTests", dependencies: ["HeartRateMonitor", "GatewayTesting"],
@@ -122,7 +122,7 @@ let package = Package(
             name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting", "SQLiteStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting", "SQLite"],
+            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting", "SQLite", "Workouts"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SerialPedometerTests", dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore"],
