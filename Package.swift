@@ -70,6 +70,9 @@ let package = Package(
             name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
+            name: "FitnessEquipment", dependencies: ["HealthModel"],
+            path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
+        .target(
             name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
@@ -82,6 +85,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "SampleBus", "LinuxSystem", "GatewayControl", "Workouts",
                 "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "Udev",
+                "FitnessEquipment",
             ],
             swiftSettings: swiftSettings),
 
@@ -112,6 +116,9 @@ let package = Package(
             name: "HeartRateMonitorTests", dependencies: ["HeartRateMonitor", "GatewayTesting"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FitnessEquipmentTests", dependencies: ["FitnessEquipment"],
+            path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting", "SQLiteStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
