@@ -30,6 +30,13 @@ public struct FitnessMachineReassembler: Sendable {
         public var isComplete: Bool
         /// How many notifications the record was joined from.
         public var parts: Int
+
+        /// Creates a record.
+        public init(data: FitnessMachineData, isComplete: Bool, parts: Int) {
+            self.data = data
+            self.isComplete = isComplete
+            self.parts = parts
+        }
     }
 
     /// The layout every part is decoded with.
