@@ -72,7 +72,7 @@ public struct RevolutionRateCalculator: Sendable {
     /// Creates a calculator for one counter.
     /// - Parameters:
     ///   - stopTimeout: seconds; at least 0.
-    ///   - maximumRate: revolutions per second; the default 40 is 4.5 times a 2.1 m wheel at
+    ///   - maximumRate: revolutions per second; the default 40 is 4.3 times a 2.1 m wheel at
     ///     70 km/h (9.3 /s) and 10 times a 240 /min crank, so only counter jumps exceed it.
     public init(counter: RevolutionCounter, stopTimeout: Double = 3, maximumRate: Double = 40) {
         self.counter = counter
