@@ -80,20 +80,6 @@ public struct CyclingPowerMeasurement: Hashable, Sendable {
     public var offsetCompensationIndicator: Bool { flags & 0x1000 != 0 }
 }
 
-/// A maximum and a minimum, as the extreme-value fields of a Cycling Power Measurement send them.
-public struct Extremes: Hashable, Sendable {
-    /// The largest value in the last revolution.
-    public var maximum: Int
-    /// The smallest value in the last revolution.
-    public var minimum: Int
-
-    /// Creates a pair.
-    public init(maximum: Int, minimum: Int) {
-        self.maximum = maximum
-        self.minimum = minimum
-    }
-}
-
 /// Decodes Cycling Power Measurement payloads. Pure: no I/O, no clock.
 public enum CyclingPowerMeasurementDecoder {
     /// Decodes one payload. Bytes after the announced fields are ignored (reserved flag bits
