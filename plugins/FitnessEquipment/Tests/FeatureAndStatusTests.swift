@@ -16,7 +16,7 @@ final class FeatureAndStatusTests: XCTestCase {
             XCTAssertEqual((error as? FitnessDecodingError)?.code, .truncated)
             XCTAssertEqual((error as? FitnessDecodingError)?.field, "cscFeature")
         }
-        // CSCS v1.0 §3.2: bit 2 is multiple sensor locations; the value is exactly two octets.
+        // CSCS v1.0, CSC Feature: bit 2 is multiple sensor locations; the value is exactly two octets.
         XCTAssertTrue(try CSCFeatureDecoder.decode([0x04, 0x00]).multipleSensorLocationsSupported)
         XCTAssertThrowsError(try CSCFeatureDecoder.decode([0x03, 0x00, 0x00])) { error in
             XCTAssertEqual((error as? FitnessDecodingError)?.code, .unexpectedLength)
@@ -24,7 +24,7 @@ final class FeatureAndStatusTests: XCTestCase {
     }
 
     func testCyclingPowerFeature() throws {
-        // CPS v1.1 §3.3 Table 3.4: bits 2 and 3 are wheel and crank data, bit 16 torque-based
+        // CPS v1.1, Cycling Power Feature: bits 2 and 3 are wheel and crank data, bit 16 torque-based
         // context, bits 20–21 distributed system support (0b10: for use in a distributed system).
         let feature = try CyclingPowerFeatureDecoder.decode([0x0C, 0x00, 0x21, 0x00])
         XCTAssertTrue(feature.wheelRevolutionDataSupported)
@@ -58,7 +58,7 @@ final class FeatureAndStatusTests: XCTestCase {
     }
 
     func testFitnessMachineFeature() throws {
-        // FTMS v1.0 §4.3: an indoor bike with cadence (1), total distance (2), resistance (7),
+        // FTMS v1.0, Fitness Machine Feature: an indoor bike with cadence (1), total distance (2), resistance (7),
         // expended energy (9), heart rate (10), elapsed time (12) and power (14); targets:
         // resistance (2), power (3) and indoor bike simulation (13).
         let feature = try FitnessMachineFeatureDecoder.decode([0x86, 0x56, 0x00, 0x00, 0x0C, 0x20, 0x00, 0x00])
@@ -73,7 +73,7 @@ final class FeatureAndStatusTests: XCTestCase {
     }
 
     func testFitnessMachineStatus() throws {
-        // FTMS v1.0 §4.17, Table 4.24: op code, then the parameter the op code defines.
+        // FTMS v1.0, Fitness Machine Status: op code, then the parameter the op code defines.
         let rows: [([UInt8], FitnessMachineStatus)] = [
             ([0x01], .reset),
             ([0x02, 0x01], .stoppedOrPausedByUser(paused: false)),

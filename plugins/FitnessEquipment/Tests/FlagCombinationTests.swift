@@ -46,7 +46,7 @@ final class FlagCombinationTests: XCTestCase {
         return (payload, expected)
     }
 
-    // FTMS v1.0 §4.4 (Treadmill Data), written down again from the specification.
+    // FTMS v1.0 (Treadmill Data), written down again from the specification.
     static let treadmill: [(bit: Int, fields: [Spec])] = [
         (0, [Spec("instantaneousSpeed", 2)]), (1, [Spec("averageSpeed", 2)]), (2, [Spec("totalDistance", 3)]),
         (3, [Spec("inclination", 2, signed: true), Spec("rampAngleSetting", 2, signed: true)]),
@@ -58,7 +58,7 @@ final class FlagCombinationTests: XCTestCase {
         (12, [Spec("forceOnBelt", 2, signed: true), Spec("powerOutput", 2, signed: true)]),
     ]
 
-    // FTMS v1.0 §4.9 (Indoor Bike Data).
+    // FTMS v1.0 (Indoor Bike Data).
     static let indoorBike: [(bit: Int, fields: [Spec])] = [
         (0, [Spec("instantaneousSpeed", 2)]), (1, [Spec("averageSpeed", 2)]),
         (2, [Spec("instantaneousCadence", 2)]), (3, [Spec("averageCadence", 2)]),
@@ -69,7 +69,7 @@ final class FlagCombinationTests: XCTestCase {
         (12, [Spec("remainingTime", 2)]),
     ]
 
-    // FTMS v1.0 §4.8 (Rower Data).
+    // FTMS v1.0 (Rower Data).
     static let rower: [(bit: Int, fields: [Spec])] = [
         (0, [Spec("strokeRate", 1), Spec("strokeCount", 2)]), (1, [Spec("averageStrokeRate", 1)]),
         (2, [Spec("totalDistance", 3)]), (3, [Spec("instantaneousPace", 2)]), (4, [Spec("averagePace", 2)]),
@@ -80,7 +80,7 @@ final class FlagCombinationTests: XCTestCase {
         (12, [Spec("remainingTime", 2)]),
     ]
 
-    // CPS v1.1 §3.2, Table 3.2. Bits 1, 3 and 12 carry no field.
+    // CPS v1.1, Cycling Power Measurement. Bits 1, 3 and 12 carry no field.
     static let cyclingPower: [(bit: Int, fields: [Spec])] = [
         (16, [Spec("instantaneousPower", 2, signed: true)]),  // always present: bit 16 is never a flag
         (0, [Spec("pedalPowerBalance", 1)]), (2, [Spec("accumulatedTorque", 2)]),
@@ -92,7 +92,7 @@ final class FlagCombinationTests: XCTestCase {
         (11, [Spec("accumulatedEnergy", 2)]),
     ]
 
-    // CSCS v1.0 §3.1.
+    // CSCS v1.0, CSC Measurement.
     static let csc: [(bit: Int, fields: [Spec])] = [
         (0, [Spec("cumulativeWheelRevolutions", 4), Spec("lastWheelEventTime", 2)]),
         (1, [Spec("cumulativeCrankRevolutions", 2), Spec("lastCrankEventTime", 2)]),

@@ -46,7 +46,7 @@ final class RevolutionRateCalculatorTests: XCTestCase {
 
     func testCyclingPowerWheelTimesAreIn2048ths() throws {
         var calculator = try CyclingSpeedCadenceCalculator(profile: .cyclingPower, wheelCircumference: 2)
-        // CPS v1.1 §3.2.1.4: 0x1000 ticks of 1/2048 s is 2 s, across the event time's rollover.
+        // CPS v1.1, Wheel Revolution Data: 0x1000 ticks of 1/2048 s is 2 s, across the event time's rollover.
         let before = try CyclingPowerMeasurementDecoder.decode(bytes("1000 C800 0A000000 00F8"))
         let after = try CyclingPowerMeasurementDecoder.decode(bytes("1000 C800 12000000 0008"))
         _ = calculator.update(before, receivedAt: 0)
@@ -110,7 +110,7 @@ final class RevolutionRateCalculatorTests: XCTestCase {
         _ = calculator.update(crank(500, 10_000), receivedAt: 0)
         XCTAssertEqual(calculator.update(crank(3, 11_024), receivedAt: 1), .discarded(.implausibleRate))
         XCTAssertEqual(calculator.update(crank(4, 12_048), receivedAt: 2), .moving(revolutions: 1, seconds: 1))
-        // A count that changes with the same event time contradicts CSCS §3.1.1.
+        // A count that changes with the same event time contradicts CSCS (CSC Measurement).
         XCTAssertEqual(calculator.update(crank(6, 12_048), receivedAt: 3), .discarded(.countChangedWithoutEvent))
         XCTAssertEqual(calculator.update(crank(7, 13_072), receivedAt: 4), .moving(revolutions: 1, seconds: 1))
     }

@@ -1,6 +1,6 @@
 /// One CSC Measurement (0x2A5B) notification from a bike speed and/or cadence sensor, decoded.
 ///
-/// Layout from the Cycling Speed and Cadence Service v1.0 §3.1 and the GATT Specification
+/// Layout from the Cycling Speed and Cadence Service v1.0 (CSC Measurement) and the GATT Specification
 /// Supplement (CSC Measurement): a flags octet (bit 0 wheel revolution data present, bit 1 crank
 /// revolution data present), then Cumulative Wheel Revolutions (uint32) and Last Wheel Event Time
 /// (uint16, 1/1024 s), then Cumulative Crank Revolutions (uint16) and Last Crank Event Time
@@ -32,7 +32,7 @@ public struct CSCMeasurement: Hashable, Sendable {
 
 /// Decodes CSC Measurement payloads. Pure: no I/O, no clock.
 public enum CSCMeasurementDecoder {
-    /// Flags bits (CSCS v1.0 §3.1.1.1).
+    /// Flags bits (CSCS v1.0, CSC Measurement flags).
     static let wheelPresent: UInt8 = 0x01
     static let crankPresent: UInt8 = 0x02
 

@@ -1,4 +1,4 @@
-/// Cycling Power Feature (0x2A65): what a power meter supports (CPS v1.1 §3.3).
+/// Cycling Power Feature (0x2A65): what a power meter supports (CPS v1.1, Cycling Power Feature).
 public struct CyclingPowerFeature: Hashable, Sendable {
     /// The 32-bit value as sent.
     public var rawValue: UInt32
@@ -6,7 +6,7 @@ public struct CyclingPowerFeature: Hashable, Sendable {
     /// Creates the feature set from its raw value.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
-    /// The names of the one-bit features of CPS v1.1 Table 3.4, by bit number. Bit 16 is the
+    /// The names of the one-bit features of CPS v1.1 Cycling Power Feature, by bit number. Bit 16 is the
     /// sensor measurement context (set: torque based); bits 20–21 are a two-bit field reported
     /// by ``distributedSystemSupport`` instead.
     public static let bitNames: [Int: String] = [

@@ -1,6 +1,6 @@
 /// One Cycling Power Measurement (0x2A63) notification, decoded.
 ///
-/// Layout from the Cycling Power Service v1.1 §3.2 and the GATT Specification Supplement
+/// Layout from the Cycling Power Service v1.1 (Cycling Power Measurement) and the GATT Specification Supplement
 /// (Cycling Power Measurement): flags (uint16), Instantaneous Power (sint16, W), then in this
 /// order, each when its flag is set: Pedal Power Balance (uint8, 1/2 %; bit 0, and bit 1 says
 /// whether it refers to the left pedal), Accumulated Torque (uint16, 1/32 N·m; bit 2, and bit 3
@@ -115,7 +115,7 @@ public enum CyclingPowerMeasurementDecoder {
             m.extremeTorqueMagnitudesRaw = Extremes(maximum: maximum, minimum: minimum)
         }
         if has(8) {
-            // Two uint12 in three octets, maximum angle in the low 12 bits (CPS v1.1 §3.2.1.8).
+            // Two uint12 in three octets, maximum angle in the low 12 bits (CPS v1.1, Extreme Angles field).
             let packed = try reader.unsigned(3, "extremeAngles")
             m.extremeAngles = Extremes(maximum: Int(packed & 0x0FFF), minimum: Int(packed >> 12))
         }

@@ -1,5 +1,5 @@
 /// Fitness Machine Feature (0x2ACC): which data fields and which targets a machine supports
-/// (FTMS v1.0 §4.3): two uint32 fields, Fitness Machine Features then Target Setting Features.
+/// (FTMS v1.0, Fitness Machine Feature): two uint32 fields, Fitness Machine Features then Target Setting Features.
 public struct FitnessMachineFeature: Hashable, Sendable {
     /// Fitness Machine Features as sent.
     public var machineFeatures: UInt32
@@ -12,7 +12,7 @@ public struct FitnessMachineFeature: Hashable, Sendable {
         self.targetSettingFeatures = targetSettingFeatures
     }
 
-    /// Fitness Machine Features bits 0–16 (FTMS v1.0 §4.3.1.1).
+    /// Fitness Machine Features bits 0–16 (FTMS v1.0, Fitness Machine Features field).
     public static let machineFeatureNames: [String] = [
         "averageSpeed", "cadence", "totalDistance", "inclination", "elevationGain", "pace",
         "stepCount", "resistanceLevel", "strideCount", "expendedEnergy", "heartRateMeasurement",
@@ -20,7 +20,7 @@ public struct FitnessMachineFeature: Hashable, Sendable {
         "forceOnBeltAndPowerOutput", "userDataRetention",
     ]
 
-    /// Target Setting Features bits 0–16 (FTMS v1.0 §4.3.1.2).
+    /// Target Setting Features bits 0–16 (FTMS v1.0, Target Setting Features field).
     public static let targetSettingNames: [String] = [
         "speedTarget", "inclinationTarget", "resistanceTarget", "powerTarget", "heartRateTarget",
         "targetedExpendedEnergy", "targetedStepNumber", "targetedStrideNumber", "targetedDistance",

@@ -37,7 +37,7 @@ public struct FitnessMachineLayout: Hashable, Sendable {
         Group(bit: bit, fields: fields.map { Field(field: $0.0, format: $0.1) })
     }
 
-    /// Treadmill Data (0x2ACD), FTMS v1.0 §4.4 (Treadmill Data).
+    /// Treadmill Data (0x2ACD), FTMS v1.0 (Treadmill Data).
     public static let treadmill = FitnessMachineLayout(
         characteristic: .treadmillData,
         groups: [
@@ -56,7 +56,7 @@ public struct FitnessMachineLayout: Hashable, Sendable {
             group(12, (.forceOnBelt, .sint16), (.powerOutput, .sint16)),  // N, W
         ])
 
-    /// Indoor Bike Data (0x2AD2), FTMS v1.0 §4.9 (Indoor Bike Data).
+    /// Indoor Bike Data (0x2AD2), FTMS v1.0 (Indoor Bike Data).
     public static let indoorBike = FitnessMachineLayout(
         characteristic: .indoorBikeData,
         groups: [
@@ -75,7 +75,7 @@ public struct FitnessMachineLayout: Hashable, Sendable {
             group(12, (.remainingTime, .uint16)),  // s
         ])
 
-    /// Rower Data (0x2AD1), FTMS v1.0 §4.8 (Rower Data).
+    /// Rower Data (0x2AD1), FTMS v1.0 (Rower Data).
     public static let rower = FitnessMachineLayout(
         characteristic: .rowerData,
         groups: [

@@ -1,5 +1,5 @@
 /// One Fitness Machine Status (0x2ADA) notification: an op code and its parameter
-/// (FTMS v1.0 §4.17, Table 4.24).
+/// (FTMS v1.0, Fitness Machine Status).
 public enum FitnessMachineStatus: Hashable, Sendable {
     /// 0x01: the machine was reset.
     case reset

@@ -1,5 +1,5 @@
 /// Reads little-endian fields from a payload in order, and names the field that is cut when the
-/// payload ends early. GATT values are little-endian (Core Specification Vol 3 Part G §3.3.3).
+/// payload ends early. GATT values are little-endian (Bluetooth Core Specification: multi-octet fields are little-endian).
 struct PayloadReader {
     let bytes: [UInt8]
     let characteristic: FitnessCharacteristic

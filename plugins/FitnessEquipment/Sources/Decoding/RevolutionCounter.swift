@@ -2,7 +2,7 @@
 ///
 /// The four counters of the cycling profiles differ: CSC's wheel counter is uint32 with event
 /// times in 1/1024 s, Cycling Power's wheel counter is uint32 with event times in 1/2048 s (CPS
-/// v1.1 §3.2.1.4), and both profiles' crank counters are uint16 with event times in 1/1024 s.
+/// v1.1, Wheel Revolution Data), and both profiles' crank counters are uint16 with event times in 1/1024 s.
 /// Every event time is a uint16, so it wraps after 64 s (1/1024) or 32 s (1/2048).
 public struct RevolutionCounter: Hashable, Sendable {
     /// The counter's modulus: 2^32 for wheels, 2^16 for cranks.
