@@ -48,7 +48,8 @@ final class DecoderFixtureTests: XCTestCase {
             "negativeElevationGain": m.negativeElevationGain, "forceOnBelt": m.forceOnBelt,
             "powerOutput": m.powerOutput, "instantaneousPace": m.instantaneousPace,
             "totalEnergy": m.totalEnergy, "metabolicEquivalent": m.metabolicEquivalent,
-            "elapsedTime": m.elapsedTime, "remainingTime": m.remainingTime,
+            "elapsedTime": m.elapsedTime, "remainingTime": m.remainingTime, "averagePace": m.averagePace,
+            "energyPerHour": m.energyPerHour, "energyPerMinute": m.energyPerMinute,
         ]
     }
 
@@ -60,7 +61,8 @@ final class DecoderFixtureTests: XCTestCase {
             "resistanceLevel": m.resistanceLevel, "averagePower": m.averagePower,
             "totalEnergy": m.totalEnergy, "heartRate": m.heartRate,
             "metabolicEquivalent": m.metabolicEquivalent, "elapsedTime": m.elapsedTime,
-            "remainingTime": m.remainingTime,
+            "remainingTime": m.remainingTime, "energyPerHour": m.energyPerHour,
+            "energyPerMinute": m.energyPerMinute,
         ]
     }
 
@@ -73,7 +75,8 @@ final class DecoderFixtureTests: XCTestCase {
             "averagePower": m.averagePower, "resistanceLevel": m.resistanceLevel,
             "totalEnergy": m.totalEnergy, "heartRate": m.heartRate,
             "metabolicEquivalent": m.metabolicEquivalent, "elapsedTime": m.elapsedTime,
-            "remainingTime": m.remainingTime,
+            "remainingTime": m.remainingTime, "energyPerHour": m.energyPerHour,
+            "energyPerMinute": m.energyPerMinute,
         ]
     }
 

@@ -29,6 +29,10 @@ public struct IndoorBikeData: Hashable, Sendable {
     public var averagePower: Double? { data.raw[.averagePower].map(Double.init) }
     /// Total energy in kcal.
     public var totalEnergy: Double? { data.raw[.totalEnergy].map(Double.init) }
+    /// Energy per hour in kcal/h.
+    public var energyPerHour: Double? { data.raw[.energyPerHour].map(Double.init) }
+    /// Energy per minute in kcal/min.
+    public var energyPerMinute: Double? { data.raw[.energyPerMinute].map(Double.init) }
     /// Heart rate in beats per minute.
     public var heartRate: Double? { data.raw[.heartRate].map(Double.init) }
     /// Metabolic equivalent (sent in 0.1).

@@ -37,6 +37,10 @@ public struct RowerData: Hashable, Sendable {
     public var resistanceLevel: Double? { data.raw[.resistanceLevel].map(Double.init) }
     /// Total energy in kcal.
     public var totalEnergy: Double? { data.raw[.totalEnergy].map(Double.init) }
+    /// Energy per hour in kcal/h.
+    public var energyPerHour: Double? { data.raw[.energyPerHour].map(Double.init) }
+    /// Energy per minute in kcal/min.
+    public var energyPerMinute: Double? { data.raw[.energyPerMinute].map(Double.init) }
     /// Heart rate in beats per minute.
     public var heartRate: Double? { data.raw[.heartRate].map(Double.init) }
     /// Metabolic equivalent (sent in 0.1).

@@ -27,12 +27,18 @@ public struct TreadmillData: Hashable, Sendable {
     public var negativeElevationGain: Double? { data.raw[.negativeElevationGain].map(FitnessUnits.tenths) }
     /// Instantaneous pace in km/min (sent in 0.1 km/min, FTMS v1.0).
     public var instantaneousPace: Double? { data.raw[.instantaneousPace].map(FitnessUnits.tenths) }
+    /// Average pace in km/min (sent in 0.1 km/min, FTMS v1.0).
+    public var averagePace: Double? { data.raw[.averagePace].map(FitnessUnits.tenths) }
     /// Power output in W.
     public var powerOutput: Double? { data.raw[.powerOutput].map(Double.init) }
     /// Force on belt in N.
     public var forceOnBelt: Double? { data.raw[.forceOnBelt].map(Double.init) }
     /// Total energy in kcal.
     public var totalEnergy: Double? { data.raw[.totalEnergy].map(Double.init) }
+    /// Energy per hour in kcal/h.
+    public var energyPerHour: Double? { data.raw[.energyPerHour].map(Double.init) }
+    /// Energy per minute in kcal/min.
+    public var energyPerMinute: Double? { data.raw[.energyPerMinute].map(Double.init) }
     /// Heart rate in beats per minute.
     public var heartRate: Double? { data.raw[.heartRate].map(Double.init) }
     /// Metabolic equivalent (sent in 0.1).
