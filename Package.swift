@@ -73,6 +73,9 @@ let package = Package(
             name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
+            name: "FitnessEquipment", dependencies: [],
+            path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
+        .target(
             name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
@@ -85,6 +88,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "SampleBus", "LinuxSystem", "GatewayControl", "Workouts", "AsyncPrimitives",
                 "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "Udev",
+                "FitnessEquipment",
             ],
             swiftSettings: swiftSettings),
 
@@ -118,6 +122,9 @@ let package = Package(
             name: "HeartRateMonitorTests", dependencies: ["HeartRateMonitor", "GatewayTesting"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FitnessEquipmentTests", dependencies: ["FitnessEquipment"],
+            path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting", "SQLiteStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
