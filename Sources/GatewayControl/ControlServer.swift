@@ -170,13 +170,18 @@ public final class ControlServer: Sendable {
             state.sweeper = nil
             for connection in state.connections.values { close(connection) }
         }
-        removeSocketFile()
+        do {
+            try Errno.retryingInterrupts { unlink(path) }
+        } catch where error != .noSuchFile {
+            logger.warning("cannot remove the control socket \(path): \(error)")
+        } catch {}  // Already gone: nothing to remove.
     }
 
-    /// Removes the socket file without touching the queue: for a forced exit, which must not
-    /// wait for anything.
+    /// Removes the socket file without touching the queue or logging: for a forced exit, which
+    /// must not wait for anything. A failure is left for the next start, which replaces a stale
+    /// socket file.
     public func removeSocketFile() {
-        unlink(path)
+        _ = unlink(path)
     }
 
     // MARK: Accepting

@@ -168,8 +168,8 @@ final class ExclusiveLock: Sendable {
             sys.stdin.read()
             """
         process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, database]
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script, database]
         input = Pipe()
         let out = Pipe()
         process.standardInput = input
