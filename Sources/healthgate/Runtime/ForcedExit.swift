@@ -60,6 +60,8 @@ struct ForcedExit {
     }
 
     private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
-        .milliseconds(Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000))
+        // Capped at a year, so that the multiplication cannot overflow for any timeout.
+        let seconds = min(duration.components.seconds, 365 * 24 * 3600)
+        return .milliseconds(Int(seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000))
     }
 }
