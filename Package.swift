@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "healthgate", targets: ["healthgate"]),
         .library(name: "HealthModel", targets: ["HealthModel"]),
         .library(name: "SampleBus", targets: ["SampleBus"]),
+        .library(name: "AsyncPrimitives", targets: ["AsyncPrimitives"]),
         .library(name: "GatewayTesting", targets: ["GatewayTesting"]),
     ],
     targets: [
@@ -45,13 +46,15 @@ let package = Package(
 
         // MARK: Core
         .target(name: "HealthModel", swiftSettings: swiftSettings),
+        // The concurrency toolkit: a queue-backed actor executor, one cancellable waiter, one race.
+        .target(name: "AsyncPrimitives", swiftSettings: swiftSettings),
         .target(name: "SampleBus", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
-        .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem"], swiftSettings: swiftSettings),
-        .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem"], swiftSettings: swiftSettings),
+        .target(name: "BlueZ", dependencies: ["CSystemd", "AsyncPrimitives"], swiftSettings: swiftSettings),
+        .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
             name: "Workouts", dependencies: ["HealthModel", "SampleBus"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
@@ -59,12 +62,12 @@ let package = Package(
             name: "GatewayControl", dependencies: ["HealthModel", "SampleBus", "LinuxSystem"],
             swiftSettings: swiftSettings),
         .target(
-            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus"],
+            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)
         .target(
-            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BlueZ", "LinuxSystem"],
+            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BlueZ", "LinuxSystem", "AsyncPrimitives"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev"],
@@ -80,7 +83,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate",
             dependencies: [
-                "HealthModel", "SampleBus", "LinuxSystem", "GatewayControl", "Workouts",
+                "HealthModel", "SampleBus", "LinuxSystem", "GatewayControl", "Workouts", "AsyncPrimitives",
                 "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "Udev",
             ],
             swiftSettings: swiftSettings),
@@ -99,6 +102,9 @@ let package = Package(
         // MARK: Tests
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "SampleBusTests", dependencies: ["HealthModel", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),

@@ -15,12 +15,17 @@ import Synchronization
 ///   `caFile` replaces the system bundle as the set of trusted roots.
 /// - Redirects are never followed and only `http`/`https` are allowed, so no request reaches any
 ///   URL but the configured one.
-/// - Each request runs on a Dispatch queue (`curl_easy_perform` blocks), never on the cooperative
-///   pool. Cancelling the calling task aborts the transfer from libcurl's progress callback.
+/// - Each request runs on the transport's serial Dispatch queue (`curl_easy_perform` blocks),
+///   never on the cooperative pool; concurrent sends take turns. Cancelling the calling task
+///   aborts the transfer from libcurl's progress callback.
+/// - One easy handle serves every request, so libcurl keeps the connection open between them
+///   (HTTP/1.1 keep-alive, and the TLS session): a batch does not pay for a new TCP and TLS
+///   handshake. Every option is set again for each request.
 public final class CurlTransport: HTTPTransport {
     private let library: CurlLibrary
     private let caFile: String?
-    private let queue = DispatchQueue(label: "healthgate.http-repository.curl", attributes: .concurrent)
+    private let queue = DispatchQueue(label: "healthgate.http-repository.curl")
+    private let reused = ReusedHandle()
 
     /// Creates a transport. Loads nothing: see ``prepare()``.
     /// - Parameters:
@@ -42,6 +47,18 @@ public final class CurlTransport: HTTPTransport {
         }
     }
 
+    /// Frees the reused handle on the queue, after any transfer still queued.
+    deinit {
+        let reused = reused
+        // The library is captured so that it (and its curl_global_init) outlives the cleanup.
+        let library = library
+        queue.async {
+            withExtendedLifetime(library) { reused.close() }
+        }
+    }
+
+    /// Sends `request` through the reused handle (see the type's documentation).
+    /// - Throws: ``HTTPTransportError`` when no answer came; `CancellationError` when cancelled.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try Task.checkCancellation()
         let exchange = Exchange()
@@ -49,16 +66,37 @@ public final class CurlTransport: HTTPTransport {
         // Captured by the queue's closure, so the library (and its curl_global_init) outlives
         // every transfer in flight.
         let library = library
+        let reused = reused
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
                 queue.async {
                     continuation.resume(with: Result {
-                        try Self.perform(request, library: library, caFile: caFile, exchange: exchange)
+                        try Self.perform(request, library: library, caFile: caFile, exchange: exchange, reused: reused)
                     })
                 }
             }
         } onCancel: {
             exchange.cancelled.store(true, ordering: .relaxed)
+        }
+    }
+
+    /// The easy handle kept between requests and the cleanup function of the library that made
+    /// it. Touched only on the transport's serial queue, hence unchecked.
+    final class ReusedHandle: @unchecked Sendable {
+        private var handle: UnsafeMutableRawPointer?
+        private var cleanup: hg_curl_easy_cleanup_fn?
+
+        /// The handle, made with `curl` on first use.
+        func handle(_ curl: CurlEntryPoints) -> UnsafeMutableRawPointer? {
+            if let handle { return handle }
+            handle = curl.easyInit()
+            cleanup = curl.easyCleanup
+            return handle
+        }
+
+        func close() {
+            if let handle, let cleanup { cleanup(handle) }
+            handle = nil
         }
     }
 
@@ -72,7 +110,7 @@ public final class CurlTransport: HTTPTransport {
     }
 
     private static func perform(
-        _ request: HTTPRequest, library: CurlLibrary, caFile: String?, exchange: Exchange
+        _ request: HTTPRequest, library: CurlLibrary, caFile: String?, exchange: Exchange, reused: ReusedHandle
     ) throws -> HTTPResponse {
         let url = request.url.absoluteString
         let curl: CurlEntryPoints
@@ -81,12 +119,20 @@ public final class CurlTransport: HTTPTransport {
         } catch {
             throw HTTPTransportError(url: url, reason: error.description)
         }
-        guard let handle = curl.easyInit() else {
+        guard let handle = reused.handle(curl) else {
             throw HTTPTransportError(url: url, reason: "libcurl could not create a handle")
         }
-        defer { curl.easyCleanup(handle) }
         var headerList: UnsafeMutablePointer<curl_slist>?
-        defer { curl.slistFreeAll(headerList) }
+        defer {
+            // The handle outlives this request: leave it no pointer to this request's memory.
+            _ = hg_curl_setopt_pointer(curl.setopt, handle, CURLOPT_HTTPHEADER, nil)
+            _ = hg_curl_setopt_pointer(curl.setopt, handle, CURLOPT_ERRORBUFFER, nil)
+            _ = hg_curl_setopt_pointer(curl.setopt, handle, CURLOPT_POSTFIELDS, nil)
+            _ = hg_curl_setopt_pointer(curl.setopt, handle, CURLOPT_WRITEDATA, nil)
+            _ = hg_curl_setopt_pointer(curl.setopt, handle, CURLOPT_HEADERDATA, nil)
+            _ = hg_curl_setopt_pointer(curl.setopt, handle, CURLOPT_XFERINFODATA, nil)
+            curl.slistFreeAll(headerList)
+        }
         // "Expect:" turns off libcurl's 100-continue round trip for larger bodies.
         for line in request.headers.map({ "\($0.name): \($0.value)" }) + ["Expect:"] {
             headerList = curl.slistAppend(headerList, line)

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Wake-ups between the sink's intake and delivery tasks: "records arrived", "room freed",
-/// "intake finished". A signal sent while nobody waits is remembered, so none is lost.
+/// "intake finished" (which also ends a backoff: see ``waitForIntakeEnd()``). A signal sent while nobody waits is remembered, so none is lost.
 /// Waiting honours cancellation. Thread-safe.
 final class DeliverySignals: Sendable {
     private struct State {
@@ -10,6 +10,8 @@ final class DeliverySignals: Sendable {
         var intakeFinished = false
         var recordWaiter: CheckedContinuation<Void, Never>?
         var roomWaiter: CheckedContinuation<Void, Never>?
+        var endWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
     }
 
     private let state = Mutex(State())
@@ -33,12 +35,36 @@ final class DeliverySignals: Sendable {
     }
 
     func finishIntake() {
-        state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.intakeFinished = true
             state.recordsPending = true
-            defer { state.recordWaiter = nil }
-            return state.recordWaiter
-        }?.resume()
+            let waiters = Array(state.endWaiters.values) + (state.recordWaiter.map { [$0] } ?? [])
+            state.recordWaiter = nil
+            state.endWaiters = [:]
+            return waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once the intake finished (the inbox ended: the gateway is stopping), or on
+    /// cancellation.
+    func waitForIntakeEnd() async {
+        let token = state.withLock { state -> Int in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.intakeFinished || Task.isCancelled { return true }
+                    state.endWaiters[token] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.endWaiters.removeValue(forKey: token) }?.resume()
+        }
     }
 
     /// Returns once records arrived (or intake finished) since the last wait, or on cancellation.
