@@ -1,3 +1,4 @@
+import AsyncPrimitives
 import Foundation
 import HealthModel
 
@@ -129,11 +130,12 @@ public final class Gateway: Sendable {
             }
             group.addTask {
                 await shutdown.wait(for: .stopping)
-                await withTaskGroup(of: Void.self) { race in
-                    race.addTask { await shutdown.wait(for: .forced) }
-                    race.addTask { try? await self.clock.sleep(for: self.shutdownTimeout) }
-                    await race.next()
-                    race.cancelAll()
+                do {
+                    _ = try await race(sleep: { try await self.clock.sleep(for: self.shutdownTimeout) }) {
+                        await shutdown.wait(for: .forced)
+                    }
+                } catch {
+                    // Cancelled: every sink returned and the group is ending.
                 }
                 return .watchdog
             }

@@ -1,3 +1,5 @@
+import AsyncPrimitives
+
 /// A plugin's read-only view of the gateway's stop request (``ShutdownSignal``), on
 /// ``SinkContext/stopRequest``.
 ///
@@ -50,25 +52,15 @@ public struct StopRequest: Sendable {
             return .elapsed
         }
         if isRequested { return .stopRequested }
-        let wake = try await withThrowingTaskGroup(of: Wake?.self) { group -> Wake? in
-            group.addTask {
-                try await clock.sleep(for: duration)
-                return .elapsed
-            }
-            group.addTask {
-                await signal.wait(for: .stopping)
-                // Returns on cancellation too; only a real request counts.
-                return signal.stage >= .stopping ? .stopRequested : nil
-            }
-            // The first to finish decides; cancelling the other makes it return at once.
-            defer { group.cancelAll() }
-            while let result = try await group.next() {
-                if let result { return result }
-            }
-            return nil
+        let outcome = try await race(sleep: { try await clock.sleep(for: duration) }) {
+            await signal.wait(for: .stopping)
         }
+        // `wait(for:)` also returns when cancelled; then the race throws CancellationError.
         try Task.checkCancellation()
-        return wake ?? .stopRequested
+        switch outcome {
+        case .event: return .stopRequested
+        case .timedOut: return .elapsed
+        }
     }
 
     /// Runs `action` when the stop is forced (second signal or deadline), synchronously, from
