@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["CSystemd", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
-            name: "Workouts", dependencies: ["HealthModel", "SampleBus"], exclude: ["README.md"],
+            name: "Workouts", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
             name: "GatewayControl", dependencies: ["HealthModel", "SampleBus", "LinuxSystem"],
@@ -73,10 +73,13 @@ let package = Package(
             name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite"],
+            name: "FitnessEquipment", dependencies: [],
+            path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
+        .target(
+            name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "CZlib", "CCurl"],
+            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "CZlib", "CCurl", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
 
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
@@ -85,6 +88,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "SampleBus", "LinuxSystem", "GatewayControl", "Workouts", "AsyncPrimitives",
                 "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "Udev",
+                "FitnessEquipment",
             ],
             swiftSettings: swiftSettings),
 
@@ -109,20 +113,23 @@ let package = Package(
             name: "SampleBusTests", dependencies: ["HealthModel", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl"],
+            name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl", "SQLiteStore", "SQLite"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting"], path: "Tests/EndToEndTests",
+            name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HeartRateMonitorTests", dependencies: ["HeartRateMonitor", "GatewayTesting"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "FitnessEquipmentTests", dependencies: ["FitnessEquipment"],
+            path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
+        .testTarget(
             name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting", "SQLiteStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting", "SQLite"],
+            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting", "SQLite", "Workouts"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SerialPedometerTests", dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore"],

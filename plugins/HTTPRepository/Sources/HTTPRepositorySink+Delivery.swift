@@ -1,3 +1,4 @@
+import AsyncPrimitives
 import Foundation
 import HealthModel
 import SampleBus
@@ -21,7 +22,7 @@ extension HTTPRepositorySink {
             }
             guard let head = try await outbox.head() else {
                 if signals.intakeFinished { return }
-                await signals.waitForRecords()
+                try await signals.waitForRecords()
                 continue
             }
             if !head.sealed {
@@ -32,7 +33,7 @@ extension HTTPRepositorySink {
                 {
                     let waited = clock.now().timeIntervalSince(oldest)
                     if waited < interval.seconds {
-                        await waitForRecords(signals, atMost: .milliseconds(Int64((interval.seconds - waited) * 1000) + 1))
+                        try await waitForRecords(signals, atMost: .milliseconds(Int64((interval.seconds - waited) * 1000) + 1))
                         continue
                     }
                 }
@@ -53,36 +54,21 @@ extension HTTPRepositorySink {
         }
     }
 
-    private func waitForRecords(_ signals: DeliverySignals, atMost duration: Duration) async {
-        // Cancellation ends the wait too; the loop then checks it.
-        _ = try? await race(sleep: duration) { await signals.waitForRecords() }
+    private func waitForRecords(_ signals: DeliverySignals, atMost duration: Duration) async throws {
+        _ = try await race(sleep: { [clock] in try await clock.sleep(for: duration) }) {
+            try await signals.waitForRecords()
+        }
     }
 
     /// Waits `delay` before a retry. Returns false, at once, when a graceful stop is asked for
-    /// before it ends (today: the inbox ended), so that a stop never waits on a backoff.
+    /// before it ends (the inbox ended), so that a stop never waits on a backoff.
     /// - Throws: `CancellationError`.
     func backOff(for delay: Duration, signals: DeliverySignals) async throws -> Bool {
-        try await race(sleep: delay) { await signals.waitForIntakeEnd() }
-    }
-
-    /// Sleeps on the sink's clock for `duration` unless `event` returns first. Returns true when
-    /// the sleep ran out, false when the event came first.
-    /// - Throws: `CancellationError` when the calling task is cancelled.
-    private func race(sleep duration: Duration, event: @escaping @Sendable () async -> Void) async throws -> Bool {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                try await clock.sleep(for: duration)
-                return true
-            }
-            group.addTask {
-                await event()
-                return false
-            }
-            defer { group.cancelAll() }
-            let slept = try await group.next() ?? false
-            try Task.checkCancellation()
-            return slept
+        let outcome = try await race(sleep: { [clock] in try await clock.sleep(for: delay) }) {
+            try await signals.waitForIntakeEnd()
         }
+        if case .timedOut = outcome { return true }
+        return false
     }
 
     /// Delivers the sealed batch `id`, and the halves it is split into when refused. Returns

@@ -25,7 +25,7 @@ extension HTTPRepositorySink {
                             + "until the repository accepts some (policy block)")
                     context.status.setDetail("outboxFull", "true")
                 }
-                await signals.waitForRoom()
+                try await signals.waitForRoom()
                 continue
             }
             if blockedSince != nil {
