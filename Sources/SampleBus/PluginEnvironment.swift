@@ -64,10 +64,15 @@ public struct SinkContext: Sendable {
     public var logger: Logger
     public var clock: any GatewayClock
     public var status: StatusReporter
+    /// The gateway's stop request. A sink keeps draining during a graceful stop, but its backoff
+    /// and retry waits must end when the stop is requested: sleep with
+    /// ``StopRequest/sleep(for:on:)`` instead of `clock.sleep`.
+    public var stopRequest: StopRequest
 
-    public init(logger: Logger, clock: any GatewayClock, status: StatusReporter) {
+    public init(logger: Logger, clock: any GatewayClock, status: StatusReporter, stopRequest: StopRequest = .never) {
         self.logger = logger
         self.clock = clock
         self.status = status
+        self.stopRequest = stopRequest
     }
 }

@@ -47,6 +47,9 @@ public final class SQLiteSampleWriter {
     // value whose upsert was rolled back, and a cleared cache only costs upserts.
     private var spans: [String: Int64] = [:]
 
+    /// Interrupts the write running on the writer's thread, from any thread (a forced stop).
+    var interruptHandle: SQLiteInterruptHandle { connection.interruptHandle }
+
     /// Opens (creating if needed) and migrates the store at `path`.
     /// - Parameter maximumPageCount: `PRAGMA max_page_count`, a size limit; nil for SQLite's default.
     /// - Throws: ``StoreError`` with `.ioError`, `.readOnly`, `.notAStore`, `.schemaTooNew`, …

@@ -2,6 +2,7 @@ public import Foundation
 public import HealthModel
 public import SampleBus
 import Dispatch
+import SQLite
 import Synchronization
 
 /// The default sink: stores every record (quantity samples, heartbeat series, workouts) in a
@@ -112,6 +113,9 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
             throw error
         }
         context.logger.info("storing records in \(path)")
+        // A forced stop must not wait for a commit stuck on another process's lock.
+        let interruption = context.stopRequest.onForcedStop { writer.interrupt() }
+        defer { interruption.cancel() }
         var pending = state.withLock { $0.pending }
         // When the last commit began. Records already queued when a commit ends have waited
         // since at most then, so their window counts from there: otherwise a record could wait
@@ -211,11 +215,19 @@ final class SerializedWriter: @unchecked Sendable {
     // nil once closed; only read and written on `queue`.
     private var writer: SQLiteSampleWriter?
     private let path: String
+    private let interruptWrite: @Sendable () -> Void
 
     private init(queue: DispatchQueue, writer: SQLiteSampleWriter) {
         self.queue = queue
         self.writer = writer
         self.path = writer.path
+        let handle = writer.interruptHandle
+        self.interruptWrite = { handle.interrupt() }
+    }
+
+    /// Interrupts the write in progress, from any thread; inert once the connection is closed.
+    func interrupt() {
+        interruptWrite()
     }
 
     static func open(path: String, maximumPageCount: Int?) async throws(StoreError) -> SerializedWriter {
