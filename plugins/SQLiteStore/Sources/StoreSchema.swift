@@ -25,6 +25,7 @@ public enum StoreSchema {
     public static let migrations: [SQLiteMigration] = [
         .sql(version1),
         .code { connection throws(SQLiteError) in try migrateToVersion2(connection) },
+        .sql(version3),
     ]
 
     // Version 1.
