@@ -85,6 +85,45 @@ final class SerialPortTests: XCTestCase {
         }
     }
 
+    /// Bursts that end on a chunk boundary while the other side stays open: the read after a full
+    /// chunk finds the line empty, and that must not look like the peer hanging up (it did with
+    /// VMIN 0 and VTIME 0, where a tty's read returns 0 when empty).
+    func testBurstsOfFullChunksDoNotEndTheStreamWhileThePeerStaysOpen() async throws {
+        let pty = try PseudoTerminal()
+        defer { pty.hangUp() }
+        let port = try SerialPort.open(path: pty.slavePath, configuration: SerialConfiguration())
+        defer { port.close() }
+        let queue = DispatchQueue(label: "test.reader")
+        // 1024-byte chunks: a pty's line discipline hands out at most 4095 bytes per read, so a
+        // burst of 3 KiB ends exactly on a chunk boundary and the reader reads once more on an
+        // empty line (a USB adapter fills 4096-byte chunks the same way).
+        let reader = try port.startReading(queue: queue, chunkSize: 1024)
+        var iterator = reader.events.makeAsyncIterator()
+        var received = 0
+        var expected = 0
+        for burst in 0..<20 {
+            // The reader's queue is held until the whole burst has reached the line discipline.
+            let size = 3072
+            queue.suspend()
+            try pty.write([UInt8](repeating: UInt8(0x41 + burst % 26), count: size))
+            try await waitUntil("the burst to reach the slave") { (try? pty.slaveBytesWaiting()) ?? 0 >= size }
+            queue.resume()
+            expected += size
+            while received < expected, let event = await iterator.next() {
+                guard case .bytes(let bytes) = event else {
+                    return XCTFail("burst \(burst): the stream ended (\(event)) while the pty stayed open")
+                }
+                received += bytes.count
+            }
+        }
+        XCTAssertEqual(received, expected)
+        XCTAssertEqual(reader.droppedChunks, 0)
+        // Still open and still reading after the bursts.
+        try pty.write(Array("end".utf8))
+        let tail = await iterator.next()
+        XCTAssertEqual(tail, .bytes(Array("end".utf8)))
+    }
+
     func testCancelEndsTheStreamAsClosed() async throws {
         let pty = try PseudoTerminal()
         defer { pty.hangUp() }
