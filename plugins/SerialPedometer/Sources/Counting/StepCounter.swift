@@ -112,7 +112,7 @@ public struct StepCounter: Hashable, Sendable {
                 distance = now - before
             }
         }
-        let distanceBaseline = distanceMeters ?? (event == .reset ? 0 : previous.distanceMeters)
+        let distanceBaseline = distanceMeters ?? (event == .reset ? previous.distanceMeters.map { _ in 0 } : previous.distanceMeters)
         let state = StepCounterState(steps: steps, distanceMeters: distanceBaseline, date: date)
         let start = min(previous.date, date)
         guard counted > 0 || (distance ?? 0) > 0 else {
