@@ -151,8 +151,9 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
             do {
                 summary = try await writer.write(pending)
             } catch {
+                let checkpoints = pending.checkpoints.isEmpty ? "" : " and \(pending.checkpoints.count) checkpoint(s)"
                 context.logger.error(
-                    "commit of \(pending.records.count) record(s) and \(pending.checkpoints.count) checkpoint(s) failed, will retry after restart: \(error)")
+                    "commit of \(pending.records.count) record(s)\(checkpoints) failed, will retry after restart: \(error)")
                 throw error
             }
             if let onCommit, !pending.records.isEmpty { onCommit(pending.records, context.clock.now()) }
