@@ -19,9 +19,11 @@ final class GarbageCounters: Sendable {
     var snapshot: [PedometerDecodeError.Code: Int] { counts.withLock { $0 } }
 }
 
-/// Chunks dropped between the reader and the decoder; shared by the relay task and the loop.
-final class DropCounter: Sendable {
-    let count = Atomic<Int>(0)
+/// The relay's bookkeeping, shared by the relay task and the decoding loop: chunks handed over
+/// and not yet taken (the bound), and chunks dropped because that bound was reached.
+final class RelayCounters: Sendable {
+    let backlog = Atomic<Int>(0)
+    let dropped = Atomic<Int>(0)
 }
 
 /// Everything a session needs that does not change between connections.
@@ -33,9 +35,9 @@ struct SessionEnvironment: Sendable {
     var identificationTimeout: Duration
     /// Readings held while waiting for identification; beyond this the oldest are dropped.
     var pendingLimit = 64
-    /// Chunks of input (at most 4 KiB each) waiting between the reader and the decoder; beyond
-    /// this the oldest are dropped and counted (`chunksDropped`). With the reader's own bound this
-    /// caps what a flood can make the session hold at about 1 MiB + 64 KiB.
+    /// Chunks of input (at most 4 KiB each) waiting between the reader and the decoder; while
+    /// this many wait, new ones are dropped and counted (`chunksDropped`). With the reader's own
+    /// bound this caps what a flood can make the session hold at about 1 MiB + 64 KiB.
     var inputChunkLimit = 16
     /// The shortest time between two logged garbage warnings of one kind.
     var warningInterval: TimeInterval = 10
@@ -51,7 +53,9 @@ struct PedometerSession {
     let transportDevice: Device
 
     private enum Input: Sendable {
-        case event(ByteStreamEvent)
+        /// Bytes from the line; `afterGap` when input was dropped right before them.
+        case chunk([UInt8], afterGap: Bool)
+        case end(ByteStreamEnd)
         case identificationTimeout
     }
 
@@ -71,21 +75,40 @@ struct PedometerSession {
                 context.logger.warning("cannot send the identification request: \(error)", device: device.displayName)
             }
         }
-        // Bounded: the reader's buffer is bounded, and copying it into an unbounded one here let a
-        // flood of short lines grow memory without limit. Newest kept: the end event and the
-        // identification timeout are never the ones dropped.
-        let (inputs, continuation) = AsyncStream.makeStream(
-            of: Input.self, bufferingPolicy: .bufferingNewest(environment.inputChunkLimit))
-        let relayDrops = DropCounter()
+        // Bounded by the relay, not by the stream: the relay counts the chunks it handed over and
+        // the loop has not taken, and drops a new chunk when `inputChunkLimit` are waiting (a
+        // flood of short lines once grew memory without limit here). Dropping in the relay, not
+        // in the stream, lets it mark the next chunk it hands over as following a gap; the end
+        // event and the identification timeout are never dropped.
+        let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
+        let relay = RelayCounters()
+        let limit = environment.inputChunkLimit
         let clock = environment.context.clock
         let timeout = environment.identificationTimeout
         var pending: [(PedometerReading, Date)] = []
         var end = ByteStreamEnd.closed
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
+                var gap = false
+                var readerDrops = 0
                 for await event in reader.events {
-                    if case .dropped = continuation.yield(.event(event)) {
-                        relayDrops.count.add(1, ordering: .relaxed)
+                    switch event {
+                    case .bytes(let bytes):
+                        guard relay.backlog.load(ordering: .acquiring) < limit else {
+                            relay.dropped.add(1, ordering: .relaxed)
+                            gap = true
+                            continue
+                        }
+                        // The reader drops only when this relay falls 256 chunks behind, which
+                        // its dropping keeps from happening; its count is checked all the same.
+                        let droppedByReader = reader.droppedChunks
+                        let afterGap = gap || droppedByReader != readerDrops
+                        readerDrops = droppedByReader
+                        gap = false
+                        relay.backlog.add(1, ordering: .releasing)
+                        continuation.yield(.chunk(bytes, afterGap: afterGap))
+                    case .end(let reason):
+                        continuation.yield(.end(reason))
                     }
                 }
                 continuation.finish()
@@ -105,11 +128,6 @@ struct PedometerSession {
             loop: for await input in inputs {
                 // A stop must not wait for a backlog of input to be decoded.
                 if Task.isCancelled { break }
-                let drops = relayDrops.count.load(ordering: .relaxed) + reader.droppedChunks
-                if drops != reportedDrops {
-                    reportedDrops = drops
-                    context.status.setDetail("chunksDropped", String(drops))
-                }
                 switch input {
                 case .identificationTimeout:
                     guard !identified else { continue }
@@ -119,10 +137,21 @@ struct PedometerSession {
                         device: device.displayName)
                     for (reading, date) in pending { await handle(reading, at: date, device: device) }
                     pending.removeAll()
-                case .event(.end(let reason)):
+                case .end(let reason):
                     end = reason
                     break loop
-                case .event(.bytes(let bytes)):
+                case .chunk(let bytes, let afterGap):
+                    relay.backlog.subtract(1, ordering: .releasing)
+                    if afterGap {
+                        // Input was lost right before this chunk: the line being assembled is
+                        // cut, and joined with what follows it could pass for a reading.
+                        decoder.discardPartialFrame()
+                        let drops = relay.dropped.load(ordering: .relaxed) + reader.droppedChunks
+                        if drops != reportedDrops {
+                            reportedDrops = drops
+                            context.status.setDetail("chunksDropped", String(drops))
+                        }
+                    }
                     for outcome in decoder.feed(bytes) {
                         switch outcome {
                         case .success(.identification(let identity)):

@@ -67,8 +67,7 @@ final class FloodTests: XCTestCase {
         let config = healthgate.root.appendingPathComponent("config.json")
         try """
             {"sources": [{"kind": "serial-pedometer", "name": "pedo", "config": {"path": "\(link.path)", "exclusive": false}}],
-             "sinks": [{"kind": "sqlite", "name": "store", "config": {"path": "\(database)"}}],
-             "controlSocket": "\(healthgate.root.path)/control.sock"}
+             "sinks": [{"kind": "sqlite", "name": "store", "config": {"path": "\(database)"}}]}
             """.write(to: config, atomically: true, encoding: .utf8)
 
         let process = try healthgate.start(["run", "--config", config.path])
@@ -84,9 +83,10 @@ final class FloodTests: XCTestCase {
         let before = try XCTUnwrap(Self.residentBytes(process.pid))
         let logBefore = process.standardError.utf8.count
 
-        // 32 MiB of short lines that are no sentence: each is garbage to count and (at most once
-        // in a while) to log. No '$' in them: chunks dropped under the flood splice lines, and a
-        // spliced line that happened to pass HGP/1's 8-bit checksum would be a reading.
+        // 32 MiB of short lines that look like readings but are not: each is garbage to count
+        // and (at most once in a while) to log. Chunks are dropped under the flood; the line cut
+        // by a drop must not be joined with what follows the gap ("ST,1" + CR LF would be a
+        // reading of 1 step, a reboot).
         let megabytes = 32
         let flood = Flood()
         flood.start(on: line.pty, line: "ST,1*00 no sentence\r\n", limit: megabytes << 20)
@@ -103,15 +103,29 @@ final class FloodTests: XCTestCase {
         XCTAssertLessThan(logged, flood.bytesWritten / 100, "\(logged) bytes of log for \(flood.bytesWritten) bytes of input")
 
         // Still counting once the flood has passed. The flood may have stopped mid-line: end
-        // that line first, as a device resynchronising would.
+        // that line first, as a device resynchronising would. The reading is repeated, as a
+        // device does, until counted: while the backlog of the flood is full a new chunk is
+        // dropped, and a repeated cumulative reading counts nothing twice.
         try line.pty.write(Array("\r\n".utf8))
-        try line.send("ST,1010,17.5")
         do {
-            try await committed(1010)
+            try await waitUntil(timeout: .seconds(30), "counter 1010 committed") {
+                try? line.send("ST,1010,17.5")
+                let state = try? await CrashTests.committedCounter("SN-FLOOD", database: database)
+                return state?.steps == 1010
+            }
         } catch {
             XCTFail("\(error); the gateway logged:\n\(process.standardError.suffix(4000))")
             throw error
         }
+
+        // Every rejected line is counted in status, whether logged or not.
+        let status = try await healthgate.run(["status", "--format", "json"])
+        let json = try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any]
+        let plugins = json?["plugins"] as? [[String: Any]] ?? []
+        let details = plugins.first { $0["name"] as? String == "pedo" }?["details"] as? [String: String] ?? [:]
+        XCTAssertGreaterThan(Int(details["garbage.malformed"] ?? "") ?? 0, 1000, "\(details)")
+        XCTAssertNotNil(details["warningsSuppressed"], "\(details)")
+        print("flood status: \(details.filter { $0.key.hasPrefix("garbage") || $0.key == "chunksDropped" || $0.key == "warningsSuppressed" })")
 
         // A stop while a flood goes on ends the process, gracefully.
         let second = Flood()
