@@ -64,8 +64,7 @@ final class CrashTests: XCTestCase {
         let config = healthgate.root.appendingPathComponent("config.json")
         try """
             {"sources": [\(sources.joined(separator: ", "))],
-             "sinks": [{"kind": "sqlite", "name": "store", "config": {"path": "\(database)"}}],
-             "controlSocket": "\(healthgate.root.path)/control.sock"}
+             "sinks": [{"kind": "sqlite", "name": "store", "config": {"path": "\(database)"}}]}
             """.write(to: config, atomically: true, encoding: .utf8)
         return config
     }
@@ -100,6 +99,19 @@ final class CrashTests: XCTestCase {
         try await waitUntil(timeout: .seconds(30), "counter \(steps) of \(serial) committed") {
             let state = try? await Self.committedCounter(serial, database: database)
             return state?.steps == steps
+        }
+    }
+
+    /// Waits until a source has counted `steps` for `serial` (published, maybe not committed), as
+    /// `healthgate status` reports it.
+    func waitForPublished(_ serial: String, steps: UInt32) async throws {
+        let healthgate = healthgate!
+        try await waitUntil(timeout: .seconds(30), "counter \(steps) of \(serial) published") {
+            guard let status = try? await healthgate.run(["status", "--format", "json"]), status.status == 0,
+                let json = try? JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any],
+                let plugins = json["plugins"] as? [[String: Any]]
+            else { return false }
+            return plugins.contains { ($0["details"] as? [String: String])?["counter.\(serial)"] == String(steps) }
         }
     }
 
@@ -181,8 +193,10 @@ final class CrashTests: XCTestCase {
             }
         }
         // A → B within the batch window: the device's last reading on A may not be committed
-        // when B reads its counter, so B must continue from the published one.
+        // when B reads its counter, so B must continue from the published one. The device
+        // leaves A once A has read its last reading (it cannot be on both ports at once).
         try walk(3, on: portA)
+        try await waitForPublished("SN-MOVE", steps: steps)
         try await portB.identify()
         try walk(3, on: portB)
         try await waitForCounter("SN-MOVE", steps: steps)
