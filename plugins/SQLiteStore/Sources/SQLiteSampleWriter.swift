@@ -277,12 +277,17 @@ public final class SQLiteSampleWriter {
             beat.bind(Int64(heartbeat.precededByGap ? 1 : 0), at: 4)
             try beat.runAndReset()
         }
+        try WorkoutLinks.linkSeries(
+            id, start: series.startDate, end: series.endDate, device: series.device, connection: connection)
         return decision == .replace ? .replaced : .inserted
     }
 
     // MARK: Workouts
 
     private func write(_ workout: Workout) throws(SQLiteError) -> Outcome {
+        // The workout in progress becomes the stored workout in this transaction (schema
+        // version 4), also when this is a copy of a workout already stored.
+        try connection.run("DELETE FROM live_workouts WHERE uuid = ?1", [.blob(workout.id.bytes)])
         let syncIdentifier = workout.metadata.syncIdentifier
         let decision = try resolve(
             table: "workouts", id: workout.id, syncIdentifier: syncIdentifier,
@@ -341,6 +346,7 @@ public final class SQLiteSampleWriter {
                 "INSERT INTO workout_samples (workout_uuid, sample_uuid) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
                 [id, .blob(sampleID.bytes)])
         }
+        try WorkoutLinks.linkSeries(to: workout, connection: connection)
         return decision == .replace ? .replaced : .inserted
     }
 

@@ -26,6 +26,7 @@ public enum StoreSchema {
         .sql(version1),
         .code { connection throws(SQLiteError) in try migrateToVersion2(connection) },
         .sql(version3),
+        .sql(version4),
     ]
 
     // Version 1.
