@@ -132,7 +132,8 @@ let package = Package(
             name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting", "SQLite", "Workouts"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "SerialPedometerTests", dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore"],
+            name: "SerialPedometerTests",
+            dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore", "SQLite", "SampleBus"],
             path: "plugins/SerialPedometer/Tests",
             swiftSettings: swiftSettings),
         .testTarget(

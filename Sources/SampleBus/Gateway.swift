@@ -55,10 +55,15 @@ public final class Gateway: Sendable {
         restartPolicy: RestartPolicy = RestartPolicy(), shutdownTimeout: Duration = .seconds(10)
     ) {
         let sinkReporters = sinks.map { statusBoard.register(name: $0.name, kind: $0.kind, role: .sink) }
-        let bus = SampleBus(sinks: zip(sinks, sinkReporters).map { sink, reporter in
-            let plugin = sink.sink
-            return (sink.name, sink.queue, { plugin.accepts($0) }, reporter)
-        })
+        // Every sink that stores checkpoints gets them; sources read back from the first one.
+        let readers = sinks.map { $0.sink.checkpointReader }
+        let bus = SampleBus(
+            sinks: zip(sinks, sinkReporters).map { sink, reporter in
+                let plugin = sink.sink
+                return (sink.name, sink.queue, { plugin.accepts($0) }, reporter)
+            },
+            storesCheckpoints: readers.map { $0 != nil },
+            checkpoints: CheckpointLedger(durable: readers.lazy.compactMap { $0 }.first))
         self.bus = bus
         // Pair each sink with its own subscription by position. Looking it up by name gave a
         // second sink with the same name a private queue that nobody fed or finished.

@@ -50,12 +50,17 @@ public struct SourceContext: Sendable {
     public var logger: Logger
     public var clock: any GatewayClock
     public var status: StatusReporter
+    /// Where the source reads its checkpoints back (at start, or when a device appears): by
+    /// default the bus's ledger, backed by the sink that stores checkpoints. See
+    /// ``SourceCheckpoint`` and the README's durability section.
+    public var checkpoints: any SourceCheckpointReader
 
     public init(publisher: SamplePublisher, logger: Logger, clock: any GatewayClock, status: StatusReporter) {
         self.publisher = publisher
         self.logger = logger
         self.clock = clock
         self.status = status
+        self.checkpoints = publisher.bus.checkpoints
     }
 }
 

@@ -1,5 +1,6 @@
 public import Foundation
 public import HealthModel
+public import SampleBus
 import SQLite
 
 /// How one ``SQLiteSampleWriter/write(_:)`` call changed the store.
@@ -92,8 +93,21 @@ public final class SQLiteSampleWriter {
     ///   records (that is how the sink's redelivery works).
     @discardableResult
     public func write(_ records: [HealthRecord]) throws(StoreError) -> WriteSummary {
+        try write(records, checkpoints: [])
+    }
+
+    /// Writes `records` and then `checkpoints` (in order; a later one with the same namespace
+    /// and key replaces an earlier one) in ONE immediate transaction: a checkpoint is never
+    /// stored without the records published with it, nor they without it. Errors and retries as
+    /// in ``write(_:)-([HealthRecord])``.
+    @discardableResult
+    public func write(_ records: [HealthRecord], checkpoints: [SourceCheckpoint]) throws(StoreError) -> WriteSummary {
         do {
-            let summary = try connection.transaction(.immediate) { try self.writeRecords(records) }
+            let summary = try connection.transaction(.immediate) {
+                let summary = try self.writeRecords(records)
+                if !checkpoints.isEmpty { try self.writeCheckpoints(checkpoints) }
+                return summary
+            }
             deviceIDs.commit()
             metadataSets.commit()
             return summary
@@ -119,6 +133,16 @@ public final class SQLiteSampleWriter {
             try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         } catch {
             throw StoreError(error, path: path)
+        }
+    }
+
+    private func writeCheckpoints(_ checkpoints: [SourceCheckpoint]) throws(SQLiteError) {
+        let upsert = try connection.statement(StoreSchema.upsertSourceCheckpoint)
+        for checkpoint in checkpoints {
+            upsert.bind(checkpoint.namespace, at: 1)
+            upsert.bind(checkpoint.key, at: 2)
+            checkpoint.payload.withUnsafeBytes { upsert.bind(bytes: $0, at: 3) }
+            try upsert.runAndReset()
         }
     }
 
