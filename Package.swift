@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "AsyncPrimitives", swiftSettings: swiftSettings),
         .target(name: "SampleBus", dependencies: ["HealthModel", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
-            name: "LinuxSystem", dependencies: ["CLinuxSystem"], exclude: ["README.md"],
+            name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
         .target(name: "BlueZ", dependencies: ["CSystemd", "AsyncPrimitives"], swiftSettings: swiftSettings),
@@ -70,7 +70,7 @@ let package = Package(
             name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BlueZ", "LinuxSystem", "AsyncPrimitives"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev"],
+            name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
             name: "FitnessEquipment", dependencies: [],

@@ -114,7 +114,7 @@ public final class UdevMonitor: Sendable {
         readiness = ReadinessSource(
             descriptor: fd, queue: DispatchQueue(label: "healthgate.udev-monitor"),
             onCancel: { _ = (monitor, context) },
-            onReadable: {
+            onReady: {
                 while let device = udev_monitor_receive_device(monitor.raw) {
                     let action = udev_device_get_action(device).map { String(cString: $0) } ?? "change"
                     continuation.yield(UdevEvent(action: .init(action), device: Udev.copy(device)))
