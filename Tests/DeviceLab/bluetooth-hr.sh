@@ -1,5 +1,5 @@
 #!/bin/bash
-# bluetooth-hr.sh REPO [SECONDS] - runs INSIDE the devicelab VM (see run-bluetooth.sh).
+# bluetooth-hr.sh REPO HEALTHGATE [SECONDS] - runs INSIDE the lab VM (see run-bluetooth.sh).
 #
 # Two virtual controllers from one btvirt process share an emulated radio:
 #   hci0 = the heart-rate monitor: BlueZ's example GATT server (Heart Rate service) and
@@ -8,17 +8,18 @@
 # Checks, in order:
 #   1. `healthgate scan --adapter hci1` lists hci0's address with the heart-rate service;
 #   2. `healthgate run` with a ble-heart-rate source on hci1 (transport bluez) and a sqlite
-#      sink in $DEVICELAB_OUT stores heart-rate samples (count/min) from that device;
+#      sink stores heart-rate samples (count/min) from that device;
 #   3. the peripheral side is stopped (servers killed, hci0 powered off) and started again,
 #      and samples resume;
 #   4. healthgate stops cleanly (exit 0) on SIGTERM.
 # Exit 0 when every check passed. Artifacts (logs, the SQLite store, an HCI trace) go to
-# $DEVICELAB_OUT.
+# $LAB_OUT.
 set -uo pipefail
-REPO=${1:?usage: bluetooth-hr.sh REPO [SECONDS]}
-WAIT=${2:-40}
-OUT=${DEVICELAB_OUT:-/tmp/out}; mkdir -p "$OUT"
-HG=$REPO/.build/debug/healthgate
+REPO=${1:?usage: bluetooth-hr.sh REPO HEALTHGATE [SECONDS]}
+HG=${2:?usage: bluetooth-hr.sh REPO HEALTHGATE [SECONDS]}
+WAIT=${3:-40}
+OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
+source "$REPO/Tests/DeviceLab/lib/btvirt.sh"
 EXAMPLES=/usr/share/doc/bluez-test-scripts/examples
 PY=/usr/bin/python3          # Debian's python3 has dbus and gi; the pyenv one does not
 failures=0
@@ -33,23 +34,13 @@ poll() { local limit=$((SECONDS + $1)); shift
 [[ -x $HG ]] || { echo "FAIL: $HG missing (build on the host first)"; exit 1; }
 
 say "kernel modules, system bus"
-# The crypto modules are preloaded so that btvirt's first controller answers the kernel's
-# HCI_Reset in time (see ../shared/devicelab/README.md, "btvirt race").
-modprobe -a bluetooth hci_vhci algif_hash algif_skcipher cmac ecb ecdh_generic || { echo "FAIL: modprobe"; exit 1; }
+bluetooth_modules || { echo "FAIL: modprobe"; exit 1; }
 mkdir -p /run/dbus
 dbus-daemon --system --fork --print-pid > /run/dbus/daemon.pid
 poll 10 test -S /run/dbus/system_bus_socket || { echo "FAIL: no system bus"; exit 1; }
 
 say "btvirt: two controllers"
-controllers_up() { [[ $(hciconfig | grep -c 'BD Address: 00:AA') -eq 2 ]]; }
-for attempt in 1 2 3 4; do
-  btvirt -l2 > "$OUT/btvirt.log" 2>&1 &
-  BTVIRT=$!
-  poll 8 controllers_up && break
-  echo "note: btvirt attempt $attempt lost the HCI_Reset race; restarting it"
-  kill "$BTVIRT"; wait "$BTVIRT" 2>/dev/null; sleep 1
-done
-controllers_up || { echo "FAIL: btvirt controllers did not come up"; exit 1; }
+start_btvirt_pair "$OUT/btvirt.log" || { echo "FAIL: btvirt controllers did not come up"; exit 1; }
 btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
 
 say "bluetoothd"
@@ -107,7 +98,7 @@ grep -qi "^${MONITOR}.*heart-rate" "$OUT/scan.txt" && pass "scan lists $MONITOR 
   fail "scan does not list $MONITOR"
 
 say "healthgate run: ble-heart-rate on hci1 into SQLite"
-# The store lives on the guest's own filesystem: SQLite's WAL needs shared memory that the
+# The store lives on the guest's own filesystem: SQLite's WAL needs an mmap-able -shm file that the
 # output directory's filesystem does not offer ("disk I/O error"); it is copied to $OUT at the end.
 STORE=$(mktemp -d /tmp/healthgate-store.XXXXXX)
 DB=$STORE/healthgate.sqlite
