@@ -115,7 +115,9 @@ cat > "$OUT/healthgate.json" <<EOF
   ]
 }
 EOF
-if ! "$HG" plugins | grep -q '^sqlite '; then
+# The list is read whole first: grep -q stops reading at its match, and with pipefail the
+# writer's SIGPIPE would fail the test whenever it wrote after that.
+if ! grep -q '^sqlite ' <<< "$("$HG" plugins)"; then
   fail "this healthgate has no sqlite sink ('healthgate plugins'); steps 2-4 cannot run"
   echo "failures: $failures"
   exit 1
