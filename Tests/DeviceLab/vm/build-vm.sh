@@ -31,19 +31,21 @@ wanted=(
   bluez bluez-test-tools bluez-test-scripts dbus python3 python3-dbus python3-gi libglib2.0-bin
   udev systemd util-linux passwd iproute2 procps sqlite3 coreutils
 )
+# apt needs root; without root, password-less sudo will do.
+as_root=()
+if [[ $(id -u) != 0 ]]; then
+  if sudo -n true 2> /dev/null; then as_root=(sudo -n); else as_root=(no-root); fi
+fi
 absent=()
 for package in "${wanted[@]}"; do
   [[ $(dpkg-query -W -f='${db:Status-Status}' "$package" 2> /dev/null) == installed ]] || absent+=("$package")
 done
 if ((${#absent[@]})); then
-  as_root=()
-  if [[ $(id -u) != 0 ]]; then
-    sudo -n true 2> /dev/null || lab_skip "packages missing (${absent[*]}) and no root or password-less sudo to install them"
-    as_root=(sudo -n)
-  fi
+  [[ ${as_root[*]} != no-root ]] ||
+    lab_skip "packages missing (${absent[*]}) and no root or password-less sudo to install them"
   lab_say "installing ${absent[*]}"
-  "${as_root[@]}" apt-get update -q >&2 || lab_broken "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends "${absent[@]}" >&2 ||
+  "${as_root[@]}" apt-get update -qq >&2 || lab_broken "apt-get update failed"
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${absent[@]}" >&2 ||
     lab_broken "apt-get install ${absent[*]} failed"
 fi
 
@@ -52,7 +54,8 @@ kernel_package() { apt-cache depends linux-image-amd64 2> /dev/null | sed -n 's/
 package=${HEALTHGATE_LAB_KERNEL:-$(kernel_package)}
 if [[ -z $package ]]; then
   # apt has never been updated on a fresh machine: its lists are empty.
-  apt-get update -q >&2 || lab_broken "apt-get update failed"
+  [[ ${as_root[*]} != no-root ]] || lab_skip "apt's package lists are empty and there is no root to update them"
+  "${as_root[@]}" apt-get update -qq >&2 || lab_broken "apt-get update failed"
   package=$(kernel_package)
   [[ -n $package ]] || lab_broken "apt knows no linux-image-amd64 dependency"
 fi
