@@ -76,7 +76,7 @@ let package = Package(
             name: "FitnessEquipment", dependencies: [],
             path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts"],
+            name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
             name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "CZlib", "CCurl", "AsyncPrimitives"],
