@@ -52,7 +52,7 @@ let package = Package(
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
-        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "SQLite", dependencies: ["CSQLite", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(name: "BlueZ", dependencies: ["CSystemd", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
