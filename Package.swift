@@ -59,7 +59,7 @@ let package = Package(
             name: "Workouts", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
-            name: "GatewayControl", dependencies: ["HealthModel", "SampleBus", "LinuxSystem"],
+            name: "GatewayControl", dependencies: ["SampleBus", "LinuxSystem", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         .target(
             name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"],

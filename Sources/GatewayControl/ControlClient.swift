@@ -1,3 +1,4 @@
+import AsyncPrimitives
 import Foundation
 import LinuxSystem
 import SampleBus
@@ -9,7 +10,7 @@ import SampleBus
 /// Sends requests to a running daemon's control socket.
 ///
 /// Each call connects, sends one line, reads one line and closes. The blocking socket I/O runs on
-/// a Dispatch queue, never on the cooperative pool.
+/// a queue of its own (``AsyncPrimitives/QueueExecutor/run(_:)``), never on the cooperative pool.
 public struct ControlClient: Sendable {
     /// The daemon's socket.
     public let path: String
@@ -29,12 +30,8 @@ public struct ControlClient: Sendable {
         let path = path
         let timeoutMilliseconds = Int32(clamping: timeout.components.seconds * 1000
             + timeout.components.attoseconds / 1_000_000_000_000_000)
-        return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    try Self.exchange(request, path: path, timeoutMilliseconds: timeoutMilliseconds)
-                })
-            }
+        return try await QueueExecutor(label: "healthgate.control-client").run {
+            try Self.exchange(request, path: path, timeoutMilliseconds: timeoutMilliseconds)
         }
     }
 
