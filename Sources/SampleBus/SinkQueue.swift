@@ -186,8 +186,8 @@ final class SinkQueue: Sendable {
             }
             consumer?.resume()
             if remaining.isEmpty, checkpoint == nil { return droppedHere }
-            // Not abandoned on cancellation (as it was): a graceful stop cancels the sources, and
-            // giving up here dropped records the source had already read from its device.
+            // Not abandoned on cancellation: a graceful stop cancels the sources, and giving up
+            // here would drop records the source has already read from its device.
             await waitForRoom()
         }
         return droppedHere

@@ -266,7 +266,7 @@ final class HealthUnitTests: XCTestCase {
             ("m^1.5", .invalidExponent("m^1.5", in: "m^1.5")),
             ("m^2^2", .invalidExponent("m^2^2", in: "m^2^2")),
             ("kg/s^-", .invalidExponent("s^-", in: "kg/s^-")),
-            // Out of range: these used to hang (a 2^63-step loop) or trap (negating Int.min).
+            // Out of range: a naive parser hangs on these (a 2^63-step loop) or traps (negating Int.min).
             ("m^13", .invalidExponent("m^13", in: "m^13")),
             ("m^9223372036854775807", .invalidExponent("m^9223372036854775807", in: "m^9223372036854775807")),
             ("kg/s^-9223372036854775808", .invalidExponent("s^-9223372036854775808", in: "kg/s^-9223372036854775808")),
