@@ -14,6 +14,9 @@ struct NotificationMapper {
     var energyResetSent = false
     /// The last energy-expended reading of this connection, the baseline of the next delta.
     var lastEnergy: (kilojoules: Int, date: Date)?
+    /// The sync identifier and the last sync version of the series being built, once a
+    /// provisional version of it was published.
+    var seriesSync: (identifier: String, version: Int64)?
     let base: Metadata
 
     init(session: DeviceSession, facts: DeviceSession.Facts, counters: DeviceSession.Counters) {
@@ -47,29 +50,33 @@ struct NotificationMapper {
             return
         }
         var records: [HealthRecord] = []
-        if measurement.sensorContact == .notDetected {
-            // No skin contact: whatever value the sensor sends is not a heart rate, and its RR
-            // intervals are not beats. Count it and break the series.
+        if measurement.sensorContact == .notDetected || measurement.heartRate == 0 {
+            // No skin contact, or 0 bpm ("no reading" from sensors without contact detection):
+            // whatever value the sensor sends is not a heart rate, its RR intervals are not
+            // beats, and the energy it adds meanwhile is estimated from no measurement. Count
+            // it, break the series, and move the energy baseline without recording a delta.
             counters.droppedNoContact += 1
             session.context.status.recordsDropped(1)
             series.markGap()
             session.counted(counters)
+            rebaselineEnergy(measurement, at: date)
         } else {
-            if measurement.heartRate == 0 {
-                // 0 bpm means "no reading" (some sensors without contact detection send it).
-                counters.droppedNoContact += 1
-                session.context.status.recordsDropped(1)
-                session.counted(counters)
-            } else {
-                append(.heartRate, Quantity(Double(measurement.heartRate), .countPerMinute), date, date, heartMetadata, to: &records)
-            }
-            if let chunk = series.add(rrIntervals: measurement.rrIntervals, receivedAt: date) {
+            append(.heartRate, Quantity(Double(measurement.heartRate), .countPerMinute), date, date, heartMetadata, to: &records)
+            for chunk in series.add(rrIntervals: measurement.rrIntervals, receivedAt: date) {
                 appendSeries(chunk, to: &records)
             }
+            if !measurement.rrIntervals.isEmpty { appendProvisionalSeries(to: &records) }
+            appendEnergy(measurement, at: date, to: &records)
         }
-        appendEnergy(measurement, at: date, to: &records)
         await session.publish(records)
         await resetEnergyIfSaturated(measurement, connection: connection)
+    }
+
+    /// A reading without contact: its value becomes the baseline, so the energy the sensor
+    /// counted without contact is attributed to no sample.
+    private mutating func rebaselineEnergy(_ measurement: HeartRateMeasurement, at date: Date) {
+        guard let energy = measurement.energyExpended, !measurement.isEnergyExpendedSaturated else { return }
+        lastEnergy = (energy, date)
     }
 
     /// Turns the cumulative Energy Expended field (kJ since the last reset, HRS v1.0 §3.1.1.3)
@@ -137,11 +144,43 @@ struct NotificationMapper {
         await session.publish(records)
     }
 
-    private func appendSeries(_ chunk: HeartbeatSeriesBuilder.Chunk, to records: inout [HealthRecord]) {
+    /// A finished chunk: the last version of the series. When provisional versions of it were
+    /// published, it carries their sync identifier and the next sync version, so it replaces them.
+    private mutating func appendSeries(_ chunk: HeartbeatSeriesBuilder.Chunk, to records: inout [HealthRecord]) {
+        var metadata = heartMetadata
+        if let provisional = seriesSync {
+            metadata.syncIdentifier = provisional.identifier
+            metadata.syncVersion = provisional.version + 1
+            seriesSync = nil
+        }
         do {
             records.append(.heartbeatSeries(try HeartbeatSeriesSample(
                 id: session.ids.next(), start: chunk.start, end: chunk.end, beats: chunk.beats,
-                device: facts.device, metadata: heartMetadata)))
+                device: facts.device, metadata: metadata)))
+        } catch {
+            session.context.logger.error("internal: heartbeat series rejected: \(error)", device: facts.device.displayName)
+        }
+    }
+
+    /// Publishes the series being built as it stands, as a new sync version of one sync
+    /// identifier (HealthKit's `HKMetadataKeySyncIdentifier`/`HKMetadataKeySyncVersion`): a store
+    /// keeps the highest version and drops the earlier ones, so a crash loses only the beats
+    /// still in a sink's batch window. Each version is a record with its own uuid.
+    private mutating func appendProvisionalSeries(to records: inout [HealthRecord]) {
+        guard let chunk = series.pendingChunk else { return }
+        let id = session.ids.next()
+        // The device and the series' start identify it: a chunk's start never moves, and one
+        // device starts no two series at the same microsecond.
+        let identity = facts.device.localIdentifier ?? session.key
+        let start = Int64((chunk.start.timeIntervalSince1970 * 1_000_000).rounded())
+        let sync = seriesSync.map { ($0.identifier, $0.version + 1) } ?? ("heartbeat-series:\(identity):\(start)", 1)
+        var metadata = heartMetadata
+        metadata.syncIdentifier = sync.0
+        metadata.syncVersion = sync.1
+        do {
+            records.append(.heartbeatSeries(try HeartbeatSeriesSample(
+                id: id, start: chunk.start, end: chunk.end, beats: chunk.beats, device: facts.device, metadata: metadata)))
+            seriesSync = (sync.0, sync.1)
         } catch {
             session.context.logger.error("internal: heartbeat series rejected: \(error)", device: facts.device.displayName)
         }
