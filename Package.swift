@@ -109,7 +109,7 @@ let package = Package(
             name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting"], path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "HeartRateMonitorTests", dependencies: ["HeartRateMonitor", "GatewayTesting"],
+            name: "HeartRateMonitorTests", dependencies: ["HeartRateMonitor", "GatewayTesting", "SQLiteStore"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
