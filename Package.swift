@@ -129,3 +129,14 @@ let package = Package(
             path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
     ]
 )
+
+// Fuzz targets (Tests/Fuzz): declared only when HEALTHGATE_FUZZ is set, because the binary has
+// no main of its own (libFuzzer's, linked by -sanitize=fuzzer, runs it). scripts/fuzz sets it
+// and builds in .build-fuzz with the fuzzer and address sanitizer.
+if Context.environment["HEALTHGATE_FUZZ"] != nil {
+    package.targets.append(.executableTarget(
+        name: "healthgate-fuzz",
+        dependencies: ["HealthModel", "SampleBus", "GatewayControl", "HeartRateMonitor", "SerialPedometer",
+                       "SQLiteStore", "HTTPRepository"],
+        path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
+}
