@@ -24,6 +24,11 @@ enum FuzzTarget: String, CaseIterable {
     /// A configuration file's bytes: the gateway's keys, then each plugin's `config` object
     /// decoded by the plugin's own Configuration type.
     case configuration
+    /// A configuration built from the input: each pair of bytes sets one numeric key of some
+    /// plugin (or of the gateway) to a number at the edge of the types such keys fill, and the
+    /// result is built through the full catalog (sinks too, in a scratch directory). Random
+    /// bytes rarely spell `1e300` in the right place; this target always does.
+    case configurationNumbers = "configuration-numbers"
     /// One control-socket request line.
     case controlRequest = "control-request"
 
@@ -33,6 +38,7 @@ enum FuzzTarget: String, CaseIterable {
         case .hgp1: Self.hgp1(bytes)
         case .unit: Self.unit(bytes)
         case .configuration: Self.configuration(bytes)
+        case .configurationNumbers: ConfigurationNumbers.run(bytes)
         case .controlRequest: Self.controlRequest(bytes)
         }
     }
@@ -117,16 +123,31 @@ enum FuzzTarget: String, CaseIterable {
 
     private static func configuration(_ bytes: [UInt8]) {
         guard let configuration = try? GatewayConfiguration.parse(Data(bytes), origin: "fuzz.json") else { return }
-        for plugin in configuration.sources + configuration.sinks {
+        // Sources are built through the catalog, as `config check` builds them: decoding and
+        // validation, and no I/O (the BlueZ transport opens nothing until it runs). Sinks open
+        // their files when built, so their configuration is decoded only.
+        _ = try? sourceCatalog.instantiate(configuration) { name in
+            PluginEnvironment(
+                name: name, logger: Logger(label: name, sink: DiscardingLogSink(), level: .error), clock: SystemClock(),
+                ids: SampleIDGenerator(seed: 1), paths: scratchPaths, variables: [:])
+        }
+        for plugin in configuration.sinks {
             switch plugin.kind {
-            case HeartRateSource.kind: _ = try? plugin.config.decode(HeartRateSource.Configuration.self)
-            case SerialPedometerSource.kind: _ = try? plugin.config.decode(SerialPedometerSource.Configuration.self)
             case SQLiteSink.kind: _ = try? plugin.config.decode(SQLiteSink.Configuration.self)
             case HTTPRepositorySink.kind: _ = try? plugin.config.decode(HTTPRepositorySink.Configuration.self)
             default: break
             }
         }
     }
+
+    /// The source plugins, as the executable's catalog lists them.
+    private static let sourceCatalog = PluginCatalog([.source(HeartRateSource.self), .source(SerialPedometerSource.self)])
+
+    /// Directories no source touches while it is built; they need not exist.
+    private static let scratchPaths = GatewayPaths(
+        dataDirectory: URL(fileURLWithPath: "/nonexistent/healthgate-fuzz/data"),
+        stateDirectory: URL(fileURLWithPath: "/nonexistent/healthgate-fuzz/state"),
+        runtimeDirectory: URL(fileURLWithPath: "/nonexistent/healthgate-fuzz/runtime"))
 
     private static func controlRequest(_ bytes: [UInt8]) {
         // The server's parse step: one line, JSON, a ControlRequest.
@@ -137,4 +158,9 @@ enum FuzzTarget: String, CaseIterable {
             check((try? JSONDecoder().decode(ControlRequest.self, from: encoded)) == request, "a request changes on a round trip")
         }
     }
+}
+
+/// Drops every log entry: the targets judge results, not messages.
+struct DiscardingLogSink: LogSink {
+    func write(_ entry: LogEntry) {}
 }
