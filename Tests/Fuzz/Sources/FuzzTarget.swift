@@ -73,6 +73,19 @@ enum FuzzTarget: String, CaseIterable {
         }
         if let measurement = try? RSCMeasurementDecoder.decode(bytes) {
             check(measurement.instantaneousSpeed >= 0, "negative speed")
+            // The same measurement repeatedly, with gaps from none to a minute: windows hold
+            // finite, non-negative amounts, whatever the counter and cadence say.
+            var aggregator = RunningAggregator(windowSeconds: 5)
+            let start = Date(timeIntervalSince1970: 1_700_000_000)
+            var windows: [RunningAggregator.Window] = []
+            for offset in [0.0, 0, 1, 2.5, 9, 70] {
+                if let window = aggregator.add(measurement, at: start.addingTimeInterval(offset)).window { windows.append(window) }
+            }
+            if let last = aggregator.finishSegment() { windows.append(last) }
+            for window in windows {
+                check(window.distance.isFinite && window.distance >= 0 && window.steps >= 0, "window \(window)")
+                check(window.start <= window.end, "window ends before it starts")
+            }
         }
         _ = try? BodySensorLocationDecoder.decode(bytes)
         if let level = try? BatteryLevelDecoder.decode(bytes) {
