@@ -45,6 +45,8 @@ final class SeriesCrashTests: XCTestCase {
         XCTAssertEqual(series.count, 1, "\(series.map(\.metadata))")
         let stored = try XCTUnwrap(series.first)
         XCTAssertNotNil(stored.metadata.syncIdentifier)
+        // A version published as it grew: still marked so after the crash.
+        XCTAssertEqual(stored.metadata[.provisional], .bool(true))
         XCTAssertLessThanOrEqual(stored.startDate, firstHeartRate)
         // Its last beat is at most about one beat (the simulated heart rate stays above 55/min)
         // and one notification (a batch may end between a heart rate and its series version)

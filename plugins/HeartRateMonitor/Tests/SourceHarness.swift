@@ -74,13 +74,13 @@ final class SourceHarness: Sendable {
         sink.records.compactMap { if case .heartbeatSeries(let series) = $0 { series } else { nil } }
     }
 
-    /// The series as a store keeps them: of the records sharing a sync identifier, only the
-    /// highest sync version, at the place of its first version.
+    /// The series as a store keeps them: of the versions sharing a uuid, only the highest sync
+    /// version, at the place of its first version.
     var series: [HeartbeatSeriesSample] {
-        var latest: [String: HeartbeatSeriesSample] = [:]
-        var order: [String] = []
+        var latest: [SampleID: HeartbeatSeriesSample] = [:]
+        var order: [SampleID] = []
         for series in seriesVersions {
-            let key = series.metadata.syncIdentifier ?? series.id.description
+            let key = series.id
             if latest[key] == nil { order.append(key) }
             if (series.metadata.syncVersion ?? 0) >= (latest[key]?.metadata.syncVersion ?? 0) { latest[key] = series }
         }

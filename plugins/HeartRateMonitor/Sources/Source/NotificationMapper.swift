@@ -14,9 +14,9 @@ struct NotificationMapper {
     var energyResetSent = false
     /// The last energy-expended reading of this connection, the baseline of the next delta.
     var lastEnergy: (kilojoules: Int, date: Date)?
-    /// The sync identifier and the last sync version of the series being built, once a
+    /// The uuid, sync identifier and last sync version of the series being built, once a
     /// provisional version of it was published.
-    var seriesSync: (identifier: String, version: Int64)?
+    var seriesSync: (id: SampleID, identifier: String, version: Int64)?
     let base: Metadata
 
     init(session: DeviceSession, facts: DeviceSession.Facts, counters: DeviceSession.Counters) {
@@ -145,42 +145,52 @@ struct NotificationMapper {
     }
 
     /// A finished chunk: the last version of the series. When provisional versions of it were
-    /// published, it carries their sync identifier and the next sync version, so it replaces them.
+    /// published, it keeps their uuid and sync identifier with the next sync version, and drops
+    /// the provisional mark, so it replaces them.
     private mutating func appendSeries(_ chunk: HeartbeatSeriesBuilder.Chunk, to records: inout [HealthRecord]) {
         var metadata = heartMetadata
+        var id: SampleID
         if let provisional = seriesSync {
+            id = provisional.id
             metadata.syncIdentifier = provisional.identifier
             metadata.syncVersion = provisional.version + 1
             seriesSync = nil
+        } else {
+            id = session.ids.next()
         }
         do {
             records.append(.heartbeatSeries(try HeartbeatSeriesSample(
-                id: session.ids.next(), start: chunk.start, end: chunk.end, beats: chunk.beats,
-                device: facts.device, metadata: metadata)))
+                id: id, start: chunk.start, end: chunk.end, beats: chunk.beats, device: facts.device, metadata: metadata)))
         } catch {
             session.context.logger.error("internal: heartbeat series rejected: \(error)", device: facts.device.displayName)
         }
     }
 
-    /// Publishes the series being built as it stands, as a new sync version of one sync
-    /// identifier (HealthKit's `HKMetadataKeySyncIdentifier`/`HKMetadataKeySyncVersion`): a store
-    /// keeps the highest version and drops the earlier ones, so a crash loses only the beats
-    /// still in a sink's batch window. Each version is a record with its own uuid.
+    /// Publishes the series being built as it stands: the same uuid every time, metadata
+    /// `healthgate.provisional` and the next `syncVersion` (HealthKit's sync-identifier rule). A
+    /// store keeps the highest version, appending the beats that are new, so a crash loses only
+    /// the beats still in a sink's batch window.
     private mutating func appendProvisionalSeries(to records: inout [HealthRecord]) {
         guard let chunk = series.pendingChunk else { return }
-        let id = session.ids.next()
-        // The device and the series' start identify it: a chunk's start never moves, and one
-        // device starts no two series at the same microsecond.
-        let identity = facts.device.localIdentifier ?? session.key
-        let start = Int64((chunk.start.timeIntervalSince1970 * 1_000_000).rounded())
-        let sync = seriesSync.map { ($0.identifier, $0.version + 1) } ?? ("heartbeat-series:\(identity):\(start)", 1)
+        let sync: (id: SampleID, identifier: String, version: Int64)
+        if let previous = seriesSync {
+            sync = (previous.id, previous.identifier, previous.version + 1)
+        } else {
+            // The device and the series' start name it: a chunk's start never moves, and one
+            // device starts no two series at the same microsecond.
+            let identity = facts.device.localIdentifier ?? session.key
+            let start = Int64((chunk.start.timeIntervalSince1970 * 1_000_000).rounded())
+            sync = (session.ids.next(), "heartbeat-series:\(identity):\(start)", 1)
+        }
         var metadata = heartMetadata
-        metadata.syncIdentifier = sync.0
-        metadata.syncVersion = sync.1
+        metadata.syncIdentifier = sync.identifier
+        metadata.syncVersion = sync.version
+        metadata[.provisional] = .bool(true)
         do {
             records.append(.heartbeatSeries(try HeartbeatSeriesSample(
-                id: id, start: chunk.start, end: chunk.end, beats: chunk.beats, device: facts.device, metadata: metadata)))
-            seriesSync = (sync.0, sync.1)
+                id: sync.id, start: chunk.start, end: chunk.end, beats: chunk.beats, device: facts.device,
+                metadata: metadata)))
+            seriesSync = sync
         } catch {
             session.context.logger.error("internal: heartbeat series rejected: \(error)", device: facts.device.displayName)
         }
