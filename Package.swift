@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "healthgate", targets: ["healthgate"]),
         .library(name: "HealthModel", targets: ["HealthModel"]),
         .library(name: "SampleBus", targets: ["SampleBus"]),
+        .library(name: "AsyncPrimitives", targets: ["AsyncPrimitives"]),
         .library(name: "GatewayTesting", targets: ["GatewayTesting"]),
     ],
     targets: [
@@ -45,43 +46,49 @@ let package = Package(
 
         // MARK: Core
         .target(name: "HealthModel", swiftSettings: swiftSettings),
+        // The concurrency toolkit: a queue-backed actor executor, one cancellable waiter, one race.
+        .target(name: "AsyncPrimitives", swiftSettings: swiftSettings),
         .target(name: "SampleBus", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
-        .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem"], swiftSettings: swiftSettings),
-        .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem"], swiftSettings: swiftSettings),
+        .target(name: "BlueZ", dependencies: ["CSystemd", "AsyncPrimitives"], swiftSettings: swiftSettings),
+        .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
-            name: "Workouts", dependencies: ["HealthModel", "SampleBus"], exclude: ["README.md"],
+            name: "Workouts", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
             name: "GatewayControl", dependencies: ["HealthModel", "SampleBus", "LinuxSystem"],
             swiftSettings: swiftSettings),
         .target(
-            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus"],
+            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)
         .target(
-            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BlueZ", "LinuxSystem"],
+            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BlueZ", "LinuxSystem", "AsyncPrimitives"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite"],
+            name: "FitnessEquipment", dependencies: [],
+            path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
+        .target(
+            name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "CZlib", "CCurl"],
+            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "CZlib", "CCurl", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
 
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
         .executableTarget(
             name: "healthgate",
             dependencies: [
-                "HealthModel", "SampleBus", "LinuxSystem", "GatewayControl", "Workouts",
+                "HealthModel", "SampleBus", "LinuxSystem", "GatewayControl", "Workouts", "AsyncPrimitives",
                 "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "Udev",
+                "FitnessEquipment",
             ],
             swiftSettings: swiftSettings),
 
@@ -100,23 +107,29 @@ let package = Package(
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         .testTarget(
+            name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "SampleBusTests", dependencies: ["HealthModel", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl"],
+            name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl", "SQLiteStore", "SQLite"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting"], path: "Tests/EndToEndTests",
+            name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HeartRateMonitorTests", dependencies: ["HeartRateMonitor", "GatewayTesting", "SQLiteStore"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "FitnessEquipmentTests", dependencies: ["FitnessEquipment"],
+            path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
+        .testTarget(
             name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting", "SQLiteStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting", "SQLite"],
+            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting", "SQLite", "Workouts"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SerialPedometerTests", dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore"],

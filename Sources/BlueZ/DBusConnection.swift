@@ -1,3 +1,4 @@
+import AsyncPrimitives
 import Dispatch
 import CSystemd
 import Glibc
@@ -72,15 +73,25 @@ public struct DBusMatchRule: Sendable, Hashable, CustomStringConvertible {
 /// `org.freedesktop.DBus.Error.Disconnected` and finishes every signal stream with that error.
 /// If the bus drops, the same happens with the error sd-bus reports.
 public final class DBusConnection: Sendable {
-    private let core: BusCore
+    let core: BusCore
 
     /// Opens the system bus (`DBUS_SYSTEM_BUS_ADDRESS` of this process, else
     /// `/run/dbus/system_bus_socket`), or the bus at `address` when given
     /// (`unix:path=/tmp/…/bus`).
     ///
+    /// This blocks while sd-bus connects and authenticates: async code uses
+    /// ``open(address:)`` instead.
     /// Throws ``DBusError`` when the bus cannot be reached (`isUnavailable` is then true).
     public init(address: String? = nil) throws(DBusError) {
         core = try BusCore(address: address)
+    }
+
+    /// Opens a connection like ``init(address:)``, with the blocking connect and handshake on a
+    /// queue of its own, so the calling task suspends instead of holding a cooperative thread.
+    public static func open(address: String? = nil) async throws(DBusError) -> DBusConnection {
+        try await QueueExecutor(label: "healthgate.dbus.open").run { () throws(DBusError) -> DBusConnection in
+            try DBusConnection(address: address)
+        }
     }
 
     deinit {
@@ -150,13 +161,18 @@ public final class DBusConnection: Sendable {
 }
 
 /// One method call in flight. Touched only on the bus queue once started.
-private final class PendingCall: @unchecked Sendable {
+///
+/// sd-bus holds an unretained pointer to it as the reply callback's userdata; `BusCore`'s
+/// `pendingCalls` keeps it alive until the slot is released. It holds no closure and only a weak
+/// reference to the core, so releasing it from `pendingCalls` frees it on every path (reply,
+/// cancellation, or the bus dropping).
+final class PendingCall: @unchecked Sendable {
     let context: String
     var continuation: CheckedContinuation<[DBusValue], any Error>?
     var slot: OpaquePointer?
     var cancelled = false
-    /// Set while the call is pending; the C reply callback forwards to it.
-    var completion: ((OpaquePointer?) -> Void)?
+    /// The core whose queue runs the reply callback; set when the call is sent.
+    weak var core: BusCore?
 
     init(context: String) {
         self.context = context
@@ -170,15 +186,17 @@ private final class PendingCall: @unchecked Sendable {
 }
 
 /// One signal match. Touched only on the bus queue once started.
-private final class Subscription: @unchecked Sendable {
+///
+/// Like ``PendingCall``: sd-bus holds it unretained, `BusCore`'s `subscriptions` keeps it alive
+/// while the match is installed, and it refers to the core weakly and to no closure of its own.
+final class Subscription: @unchecked Sendable {
     let rule: String
     let stream: AsyncThrowingStream<DBusSignal, any Error>.Continuation
     var installed: CheckedContinuation<Void, any Error>?
     var slot: OpaquePointer?
     var removed = false
-    /// Set while subscribed; the C callbacks forward to them.
-    var onSignal: ((OpaquePointer) -> Void)?
-    var onInstalled: ((OpaquePointer?) -> Void)?
+    /// The core whose queue runs the match callbacks; set when the match is added.
+    weak var core: BusCore?
 
     init(rule: String, stream: AsyncThrowingStream<DBusSignal, any Error>.Continuation) {
         self.rule = rule
@@ -194,7 +212,7 @@ private final class Subscription: @unchecked Sendable {
 
 /// The sd-bus state. `@unchecked Sendable` because every mutable field is confined to `queue`:
 /// only code running on `queue` reads or writes them.
-private final class BusCore: @unchecked Sendable {
+final class BusCore: @unchecked Sendable {
     let queue = DispatchQueue(label: "healthgate.dbus")
     let dropped = Atomic<Int>(0)
     let open = Atomic<Bool>(true)
@@ -322,6 +340,11 @@ private final class BusCore: @unchecked Sendable {
         bus = nil
     }
 
+    /// The calls and matches in flight, for tests that check they are released.
+    func inFlight() -> [AnyObject] {
+        queue.sync { Array(pendingCalls.values) as [AnyObject] + Array(subscriptions.values) as [AnyObject] }
+    }
+
     func close() {
         queue.async { [self] in
             fail(DBusError(name: DBusError.disconnected, message: "the connection was closed"))
@@ -365,12 +388,12 @@ private final class BusCore: @unchecked Sendable {
                         // Runs inside sd_bus_process, on the bus queue.
                         guard let userdata else { return 0 }
                         let call = Unmanaged<PendingCall>.fromOpaque(userdata).takeUnretainedValue()
-                        call.completion?(reply)
+                        call.core?.complete(call, reply: reply)
                         return 1
                     }, userdata, microseconds),
                 "sending the call")
             call.slot = slot
-            call.completion = { [unowned self] reply in complete(call, reply: reply) }
+            call.core = self
             pendingCalls[ObjectIdentifier(call)] = call
         } catch {
             call.finish(.failure(error.with(context: call.context)))
@@ -379,9 +402,8 @@ private final class BusCore: @unchecked Sendable {
         pump()
     }
 
-    private func complete(_ call: PendingCall, reply: OpaquePointer?) {
+    fileprivate func complete(_ call: PendingCall, reply: OpaquePointer?) {
         guard pendingCalls.removeValue(forKey: ObjectIdentifier(call)) != nil else { return }
-        call.completion = nil
         let result: Result<[DBusValue], any Error>
         if let reply, let error = sd_bus_message_get_error(reply) {
             result = .failure(
@@ -407,7 +429,6 @@ private final class BusCore: @unchecked Sendable {
     func cancel(_ call: PendingCall) {
         call.cancelled = true
         guard pendingCalls.removeValue(forKey: ObjectIdentifier(call)) != nil else { return }
-        call.completion = nil
         call.slot = call.slot.flatMap { sd_bus_slot_unref($0) }
         call.finish(.failure(CancellationError()))
     }
@@ -425,20 +446,21 @@ private final class BusCore: @unchecked Sendable {
             subscription.stream.finish(throwing: error)
             return
         }
-        subscription.onSignal = { [unowned self] message in deliver(message, to: subscription) }
-        subscription.onInstalled = { [unowned self] reply in installed(subscription, reply: reply) }
+        subscription.core = self
         var slot: OpaquePointer?
         let userdata = Unmanaged.passUnretained(subscription).toOpaque()
         let result = sd_bus_add_match_async(
             bus, &slot, subscription.rule,
             { message, userdata, _ in
                 guard let userdata, let message else { return 0 }
-                Unmanaged<Subscription>.fromOpaque(userdata).takeUnretainedValue().onSignal?(message)
+                let subscription = Unmanaged<Subscription>.fromOpaque(userdata).takeUnretainedValue()
+                subscription.core?.deliver(message, to: subscription)
                 return 0
             },
             { reply, userdata, _ in
                 guard let userdata else { return 0 }
-                Unmanaged<Subscription>.fromOpaque(userdata).takeUnretainedValue().onInstalled?(reply)
+                let subscription = Unmanaged<Subscription>.fromOpaque(userdata).takeUnretainedValue()
+                subscription.core?.installed(subscription, reply: reply)
                 return 1
             }, userdata)
         if result < 0 {
@@ -452,7 +474,7 @@ private final class BusCore: @unchecked Sendable {
         pump()
     }
 
-    private func installed(_ subscription: Subscription, reply: OpaquePointer?) {
+    fileprivate func installed(_ subscription: Subscription, reply: OpaquePointer?) {
         if let reply, let error = sd_bus_message_get_error(reply) {
             let failure = DBusError(
                 name: error.pointee.name.map { String(cString: $0) } ?? DBusError.noReply,
@@ -466,7 +488,7 @@ private final class BusCore: @unchecked Sendable {
         subscription.finishInstall(.success(()))
     }
 
-    private func deliver(_ message: OpaquePointer, to subscription: Subscription) {
+    fileprivate func deliver(_ message: OpaquePointer, to subscription: Subscription) {
         guard !subscription.removed else { return }
         func text(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
         do throws(DBusError) {
@@ -489,8 +511,6 @@ private final class BusCore: @unchecked Sendable {
 
     func remove(_ subscription: Subscription) {
         subscription.removed = true
-        subscription.onSignal = nil
-        subscription.onInstalled = nil
         subscriptions.removeValue(forKey: ObjectIdentifier(subscription))
         subscription.slot = subscription.slot.flatMap { sd_bus_slot_unref($0) }
         subscription.finishInstall(.failure(CancellationError()))

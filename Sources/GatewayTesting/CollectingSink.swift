@@ -1,5 +1,7 @@
+public import Foundation
 public import HealthModel
 public import SampleBus
+import AsyncPrimitives
 import Synchronization
 
 /// A sink that keeps every record it receives, for assertions.
@@ -11,11 +13,16 @@ public final class CollectingSink: SampleSink {
         var records: [HealthRecord] = []
         var failures = 0
         var runs = 0
-        var gate: CheckedContinuation<Void, Never>?
+    }
+
+    /// The gate a held batch waits at: closed while `held` and not `opened`.
+    private struct Gate {
         var held = false
+        var opened = false
     }
 
     private let state = Mutex(State())
+    private let gate = AsyncCondition(Gate())
     private let batchSize: Int
     private let holdBatches: Bool
     private let filter: @Sendable (HealthRecord) -> Bool
@@ -31,7 +38,7 @@ public final class CollectingSink: SampleSink {
     /// How many times `run` started.
     public var runs: Int { state.withLock { $0.runs } }
     /// Whether a batch is being held (``holdBatches`` mode).
-    public var isHoldingBatch: Bool { state.withLock { $0.held } }
+    public var isHoldingBatch: Bool { gate.value.held }
 
     /// Makes the next `count` batches throw instead of committing.
     public func failNext(_ count: Int) {
@@ -40,12 +47,7 @@ public final class CollectingSink: SampleSink {
 
     /// Lets a held batch commit.
     public func release() {
-        let gate = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            let gate = state.gate
-            state.gate = nil
-            return gate
-        }
-        gate?.resume()
+        gate.update { if $0.held { $0.opened = true } }
     }
 
     public func accepts(_ record: HealthRecord) -> Bool { filter(record) }
@@ -60,23 +62,11 @@ public final class CollectingSink: SampleSink {
             }
             if fail { throw InjectedFailure() }
             if holdBatches {
-                // A held batch must not outlive a forced shutdown: cancellation opens the gate
-                // and the batch is abandoned uncommitted, as a real sink's would be.
-                await withTaskCancellationHandler {
-                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        let cancelled = state.withLock { state -> Bool in
-                            if Task.isCancelled { return true }
-                            state.gate = continuation
-                            state.held = true
-                            return false
-                        }
-                        if cancelled { continuation.resume() }
-                    }
-                } onCancel: {
-                    release()
-                }
-                state.withLock { $0.held = false }
-                try Task.checkCancellation()
+                // A held batch must not outlive a forced shutdown: cancellation ends the wait and
+                // the batch is abandoned uncommitted, as a real sink's would be.
+                gate.set(Gate(held: true))
+                defer { gate.set(Gate()) }
+                try await gate.wait { $0.opened }
             }
             state.withLock { $0.records.append(contentsOf: batch) }
             context.status.recordsHandled(batch.count, lastDate: batch.compactMap(\.endDate).max())
@@ -121,5 +111,3 @@ public enum TestEnvironment {
         return url
     }
 }
-
-public import Foundation

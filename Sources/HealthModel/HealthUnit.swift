@@ -6,7 +6,7 @@
 /// product  := factor ( ("." | "*") factor )*
 /// factor   := atom ( "^" integer )?             integer may be negative; |integer| <= 12
 /// atom     := "count" | "%" | non-SI | prefix? SI
-/// SI       := g m L Pa s J K Hz V
+/// SI       := g m L Pa s J W K Hz V
 /// prefix   := da d h c k m mc n p f M G T       "mc" is micro, as in HealthKit
 /// non-SI   := lb oz st in ft yd mi min hr d cal kcal Cal mmHg degC degF
 /// ```
@@ -90,6 +90,8 @@ extension HealthUnit {
     /// `kJ`
     public static let kilojoule = HealthUnit(
         unitString: "kJ", factor: 1000, dimension: UnitDimension(mass: 1, length: 2, time: -2))
+    /// `W`, the watt (J/s): cycling and rowing power.
+    public static let watt = HealthUnit(unitString: "W", factor: 1, dimension: UnitDimension(mass: 1, length: 2, time: -3))
     /// `kg`
     public static let kilogram = HealthUnit(unitString: "kg", factor: 1, dimension: UnitDimension(mass: 1))
 }
@@ -205,6 +207,7 @@ enum UnitParser {
     }
 
     static let energy = UnitDimension(mass: 1, length: 2, time: -2)
+    static let power = UnitDimension(mass: 1, length: 2, time: -3)
 
     /// Units by symbol. SI units are prefixable; the rest are whole words.
     static let atoms: [String: Atom] = [
@@ -214,6 +217,8 @@ enum UnitParser {
         "Pa": Atom(factor: 1, dimension: UnitDimension(mass: 1, length: -1, time: -2), prefixable: true),
         "s": Atom(factor: 1, dimension: UnitDimension(time: 1), prefixable: true),
         "J": Atom(factor: 1, dimension: energy, prefixable: true),
+        // The watt, J/s, as HealthKit writes it ("W", HKUnit.watt()).
+        "W": Atom(factor: 1, dimension: power, prefixable: true),
         "K": Atom(factor: 1, dimension: UnitDimension(temperature: 1), prefixable: true),
         "Hz": Atom(factor: 1, dimension: UnitDimension(time: -1), prefixable: true),
         "V": Atom(

@@ -53,11 +53,31 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
     public static let heartRateVariabilitySDNN = QuantityType(
         identifier: "heartRateVariabilitySDNN", canonicalUnit: .millisecond,
         aggregationStyle: .discrete)
+    /// Cycling speed (`m/s`), discrete (HKQuantityTypeIdentifier.cyclingSpeed).
+    public static let cyclingSpeed = QuantityType(
+        identifier: "cyclingSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete)
+    /// Cycling cadence, crank revolutions per minute (`count/min`), discrete
+    /// (HKQuantityTypeIdentifier.cyclingCadence).
+    public static let cyclingCadence = QuantityType(
+        identifier: "cyclingCadence", canonicalUnit: .countPerMinute, aggregationStyle: .discrete)
+    /// Cycling power (`W`), discrete (HKQuantityTypeIdentifier.cyclingPower).
+    public static let cyclingPower = QuantityType(
+        identifier: "cyclingPower", canonicalUnit: .watt, aggregationStyle: .discrete)
+    /// Cycling distance (`m`), cumulative (HKQuantityTypeIdentifier.distanceCycling).
+    public static let distanceCycling = QuantityType(
+        identifier: "distanceCycling", canonicalUnit: .meter, aggregationStyle: .cumulative)
+    /// Rowing distance (`m`), cumulative (HKQuantityTypeIdentifier.distanceRowing).
+    public static let distanceRowing = QuantityType(
+        identifier: "distanceRowing", canonicalUnit: .meter, aggregationStyle: .cumulative)
+    /// Rowing speed (`m/s`), discrete (HKQuantityTypeIdentifier.rowingSpeed).
+    public static let rowingSpeed = QuantityType(
+        identifier: "rowingSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete)
 
     /// Every built-in type, in a fixed order.
     public static let builtIn: [QuantityType] = [
         .heartRate, .stepCount, .distanceWalkingRunning, .runningSpeed, .runningStrideLength,
-        .activeEnergyBurned, .heartRateVariabilitySDNN,
+        .activeEnergyBurned, .heartRateVariabilitySDNN, .cyclingSpeed, .cyclingCadence, .cyclingPower,
+        .distanceCycling, .distanceRowing, .rowingSpeed,
     ]
 
     /// The built-in type with this identifier, or nil.

@@ -1,3 +1,4 @@
+import Synchronization
 public import Dispatch
 
 /// A bidirectional byte connection to a device: a serial port, a pty, an RFCOMM socket.
@@ -15,8 +16,6 @@ public protocol ByteStreamConnection: Sendable {
     /// Closes the connection; a running reader ends with ``ByteStreamEnd/closed``. Idempotent.
     func close()
 }
-
-import Synchronization
 
 /// The part every ``ByteStreamConnection`` shares: an owned descriptor that is written to
 /// directly, and read through one ``ByteStreamReader`` that takes ownership once started.

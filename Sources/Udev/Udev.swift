@@ -3,7 +3,8 @@ import CUdev
 import Glibc
 #endif
 import Dispatch
-import Synchronization
+import LinuxSystem
+import AsyncPrimitives
 
 // A libudev handle. libudev objects are not thread-safe (libudev(3): "not thread-safe; use one
 // context per thread"); every pointer held here is used only on the owner's serial queue or
@@ -21,8 +22,15 @@ final class UdevPointer: @unchecked Sendable {
 /// Reads udev's device database: enumeration (udev_enumerate(3)).
 public enum Udev {
     /// Every device of `subsystem` (for example `tty`) with its properties, sorted by syspath.
-    /// Synchronous and short (it reads sysfs and /run/udev/data); call it from a queue or at
-    /// start-up, not in a tight async loop.
+    /// libudev reads sysfs and /run/udev/data synchronously, so this runs on a queue of its own
+    /// while the caller suspends.
+    public static func devices(subsystem: String) async throws(UdevError) -> [UdevDevice] {
+        try await QueueExecutor(label: "healthgate.udev-enumerate").run { () throws(UdevError) in
+            try enumerate(subsystem: subsystem)
+        }
+    }
+
+    /// ``devices(subsystem:)`` for synchronous callers that are already on a queue of their own.
     public static func enumerate(subsystem: String) throws(UdevError) -> [UdevDevice] {
         guard let udev = udev_new() else { throw UdevError("udev_new", errno: errno) }
         defer { udev_unref(udev) }
@@ -83,12 +91,7 @@ public final class UdevMonitor: Sendable {
     /// The events, until ``stop()``.
     public let events: AsyncStream<UdevEvent>
     private let continuation: AsyncStream<UdevEvent>.Continuation
-    private let source: Mutex<DispatchSourceBox?>
-
-    struct DispatchSourceBox: @unchecked Sendable {
-        // dispatch sources are thread-safe (dispatch_object(3)); corelibs lacks the annotation.
-        let source: any DispatchSourceRead
-    }
+    private let readiness: ReadinessSource
 
     /// Starts listening for events of `subsystem` (e.g. `tty`).
     public init(subsystem: String) throws(UdevError) {
@@ -105,36 +108,25 @@ public final class UdevMonitor: Sendable {
         let fd = udev_monitor_get_fd(rawMonitor)
         if fd < 0 { throw UdevError("udev_monitor_get_fd", errno: -fd) }
         (events, continuation) = AsyncStream.makeStream(of: UdevEvent.self, bufferingPolicy: .bufferingNewest(256))
-        let queue = DispatchQueue(label: "healthgate.udev-monitor")
-        let readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         let continuation = self.continuation
-        readSource.setEventHandler {
-            while let device = udev_monitor_receive_device(monitor.raw) {
-                let action = udev_device_get_action(device).map { String(cString: $0) } ?? "change"
-                continuation.yield(UdevEvent(action: .init(action), device: Udev.copy(device)))
-                udev_device_unref(device)
-            }
-        }
         // The monitor owns the socket: it is released (and the context after it) only once the
         // source is cancelled, as dispatch requires.
-        readSource.setCancelHandler { _ = (monitor, context) }
-        source = Mutex(DispatchSourceBox(source: readSource))
-        continuation.onTermination = { [weak self] _ in self?.cancelSource() }
-        readSource.resume()
+        readiness = ReadinessSource(
+            descriptor: fd, queue: DispatchQueue(label: "healthgate.udev-monitor"),
+            onCancel: { _ = (monitor, context) },
+            onReadable: {
+                while let device = udev_monitor_receive_device(monitor.raw) {
+                    let action = udev_device_get_action(device).map { String(cString: $0) } ?? "change"
+                    continuation.yield(UdevEvent(action: .init(action), device: Udev.copy(device)))
+                    udev_device_unref(device)
+                }
+            })
+        continuation.onTermination = { [readiness] _ in readiness.cancel() }
     }
 
     /// Stops listening and ends ``events``. Idempotent.
     public func stop() {
-        cancelSource()
+        readiness.cancel()
         continuation.finish()
-    }
-
-    private func cancelSource() {
-        let box = source.withLock { box in
-            let current = box
-            box = nil
-            return current
-        }
-        box?.source.cancel()
     }
 }

@@ -26,17 +26,20 @@ public struct CollectedSample: Hashable, Sendable, Codable {
 
 /// Collects samples into a live workout (HKLiveWorkoutBuilder's data collection).
 ///
-/// A sample is collected when its type is one of the session's types, its device is one of the
-/// session's devices (or the session takes every device), and its end date lies in a running
-/// interval. So samples from pauses are left out, and a sample that arrives late (queued on the
-/// bus) still counts for the interval it was measured in. Duplicates (a batch redelivered after a
-/// sink restart) are recognised by id and counted once. Heartbeat series are linked to the
-/// workout by id; heart-rate statistics come from the `heartRate` samples.
+/// A quantity sample is collected when its type is one of the session's types, its device is one
+/// of the session's devices (or the session takes every device), and its end date lies in a
+/// running interval. A heartbeat series is collected when the session collects heart rate, its
+/// device matches, and it overlaps a running interval (so the series being recorded when the
+/// workout pauses or ends belongs to it). Samples from pauses are left out, and a sample that
+/// arrives late (queued on the bus) still counts for the interval it was measured in. Duplicates
+/// (a batch redelivered after a sink restart, a sample collected live and read back from the
+/// store) are recognised by id and counted once. Heart-rate statistics come from the `heartRate`
+/// samples; series are linked by id.
 ///
 /// Bounded: at most ``capacity`` samples and series (more than a day of one-per-second heart
 /// rate, steps and distance). Beyond that, new records are refused and counted in
 /// ``refusedCount``; what was collected stays intact.
-public struct LiveWorkoutBuilder: Hashable, Sendable, Codable {
+public struct LiveWorkoutBuilder: Sendable {
     /// The most samples plus heartbeat series one workout collects.
     public static let capacity = 300_000
 
@@ -47,59 +50,85 @@ public struct LiveWorkoutBuilder: Hashable, Sendable, Codable {
     /// Records refused because the builder was full.
     public private(set) var refusedCount = 0
     private var seen: Set<SampleID> = []
+    // Start and end of each collected series, so that a pause or the end can drop the series it
+    // no longer overlaps.
+    private var seriesSpans: [SampleID: (start: Date, end: Date)] = [:]
 
     /// An empty builder.
     public init() {}
 
-    enum CodingKeys: String, CodingKey { case samples, heartbeatSeriesIDs, refusedCount }
-
-    /// Decodes a saved builder and rebuilds its duplicate filter.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        samples = try container.decode([CollectedSample].self, forKey: .samples)
-        heartbeatSeriesIDs = try container.decode([SampleID].self, forKey: .heartbeatSeriesIDs)
-        refusedCount = try container.decodeIfPresent(Int.self, forKey: .refusedCount) ?? 0
-        seen = Set(samples.map(\.id)).union(heartbeatSeriesIDs)
-    }
-
-    /// Encodes the collected samples and series (the duplicate filter is derived).
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(samples, forKey: .samples)
-        try container.encode(heartbeatSeriesIDs, forKey: .heartbeatSeriesIDs)
-        try container.encode(refusedCount, forKey: .refusedCount)
-    }
-
     /// Every collected id, samples then heartbeat series.
     public var sampleIDs: [SampleID] { samples.map(\.id) + heartbeatSeriesIDs }
 
-    /// Whether the builder would take `record` for `session` (type, device, running interval).
+    /// Whether the builder would take `record` for `session` (state, type, device, running interval).
     public static func wants(_ record: HealthRecord, session: WorkoutSession) -> Bool {
         guard session.state == .running || session.state == .paused || session.state == .stopped else { return false }
-        let date: Date
+        return matches(record, session: session)
+    }
+
+    /// Whether `record` belongs to `session` by type, device and running intervals, whatever the
+    /// session's state (used to rebuild an ended workout from its store).
+    public static func matches(_ record: HealthRecord, session: WorkoutSession) -> Bool {
         switch record {
         case .quantity(let sample):
-            guard session.types.contains(sample.type) else { return false }
-            date = sample.endDate
+            guard session.types.contains(sample.type), matchesDevice(record.device, session) else { return false }
+            return session.timeline.contains(sample.endDate)
         case .heartbeatSeries(let series):
-            guard session.types.contains(.heartRate) else { return false }
-            date = series.endDate
+            guard session.types.contains(.heartRate), matchesDevice(record.device, session) else { return false }
+            return session.timeline.overlaps(start: series.startDate, end: series.endDate)
         case .workout:
             return false
         }
-        if let devices = session.devices {
-            guard let device = record.device else { return false }
-            let names = [device.localIdentifier, device.name, device.displayName].compactMap { $0 }
-            guard names.contains(where: devices.contains) else { return false }
-        }
-        return session.timeline.contains(date)
+    }
+
+    private static func matchesDevice(_ device: Device?, _ session: WorkoutSession) -> Bool {
+        deviceMatches(device, devices: session.devices)
+    }
+
+    /// Whether `device` is one of `devices` (by local identifier, name or display name); nil
+    /// `devices` takes every device, a record without a device matches only then.
+    public static func deviceMatches(_ device: Device?, devices: [String]?) -> Bool {
+        guard let devices else { return true }
+        guard let device else { return false }
+        let names = [device.localIdentifier, device.name, device.displayName].compactMap { $0 }
+        return names.contains(where: devices.contains)
     }
 
     /// Adds `record` if ``wants(_:session:)``, it is new, and there is room (else it is counted
     /// in ``refusedCount``). Returns whether it was added.
     @discardableResult
     public mutating func add(_ record: HealthRecord, session: WorkoutSession, capacity: Int = LiveWorkoutBuilder.capacity) -> Bool {
-        guard Self.wants(record, session: session), !seen.contains(record.id) else { return false }
+        guard Self.wants(record, session: session) else { return false }
+        return insert(record, capacity: capacity)
+    }
+
+    /// Adds `record` if it ``matches(_:session:)`` whatever the session's state, is new, and fits.
+    @discardableResult
+    mutating func addMatching(_ record: HealthRecord, session: WorkoutSession, capacity: Int = LiveWorkoutBuilder.capacity) -> Bool {
+        guard Self.matches(record, session: session) else { return false }
+        return insert(record, capacity: capacity)
+    }
+
+    /// Drops what no longer matches `session`'s running intervals: samples collected between
+    /// a pause or the end and the moment it was applied.
+    mutating func prune(to session: WorkoutSession) {
+        let timeline = session.timeline
+        let dropped = samples.filter { !timeline.contains($0.endDate) }.map(\.id)
+            + heartbeatSeriesIDs.filter { id in
+                seriesSpans[id].map { !timeline.overlaps(start: $0.start, end: $0.end) } ?? false
+            }
+        guard !dropped.isEmpty else { return }
+        let set = Set(dropped)
+        samples.removeAll { set.contains($0.id) }
+        heartbeatSeriesIDs.removeAll { set.contains($0) }
+        for id in dropped {
+            seen.remove(id)
+            seriesSpans[id] = nil
+        }
+    }
+
+    private mutating func insert(_ record: HealthRecord, capacity: Int) -> Bool {
+        guard !seen.contains(record.id) else { return false }
         guard seen.count < capacity else {
             refusedCount += 1
             return false
@@ -115,6 +144,7 @@ public struct LiveWorkoutBuilder: Hashable, Sendable, Codable {
             samples.insert(collected, at: index)
         case .heartbeatSeries(let series):
             heartbeatSeriesIDs.append(series.id)
+            seriesSpans[series.id] = (series.startDate, series.endDate)
         case .workout:
             return false
         }

@@ -54,6 +54,13 @@ public struct RunningTimeline: Hashable, Sendable {
         intervals.contains { date >= $0.start && ($0.end.map { date <= $0 } ?? true) }
     }
 
+    /// Whether `[start, end]` shares at least one instant with a running interval (both ends
+    /// inclusive; an open interval runs on). How heartbeat series are matched: a series being
+    /// recorded when the workout paused or ended still belongs to it.
+    public func overlaps(start: Date, end: Date) -> Bool {
+        intervals.contains { start <= ($0.end ?? .distantFuture) && end >= $0.start }
+    }
+
     /// Running seconds from the first start up to `date`.
     public func activeSeconds(until date: Date) -> Double {
         var total = 0.0

@@ -1,84 +1,75 @@
+import AsyncPrimitives
 public import Foundation
 public import HealthModel
 public import SampleBus
 import Synchronization
 
-/// Owns the live workout: the session, the builder, the state file and the control commands.
+/// Runs the live workout: applies the control commands to a ``LiveWorkout``, makes each one
+/// durable in its ``WorkoutStateStore`` before acknowledging it, feeds it the bus's samples, and
+/// publishes the finished workout.
 ///
 /// In the gateway it plays two roles, both added by the executable beside the configured plugins:
-/// - a ``SampleSink`` that feeds the bus's heart-rate and pedometer samples to the builder
+/// - a ``SampleSink`` that feeds the bus's heart-rate and pedometer samples to the live workout
 ///   (it accepts quantity samples and heartbeat series, never workouts);
-/// - a ``SampleSource`` whose `run` publishes finished workouts as ``HealthRecord/workout(_:)``
-///   (so every sink that accepts workouts stores them) and checkpoints the session periodically.
+/// - a ``SampleSource`` whose `run` publishes finished workouts as ``HealthRecord/workout(_:)``,
+///   so every sink that accepts workouts stores them.
 ///
-/// **Persistence.** The live session and the finished-but-unpublished workouts are saved to
-/// `<stateDirectory>/workout-session.json` (written to a temporary file and renamed) on every
-/// state change and every `checkpointInterval` while samples arrive. A new controller restores
-/// the file: a running workout keeps running (the time the gateway was down counts as running
-/// time and shows as a heart-rate gap), a paused one stays paused, and the restore is logged.
-/// A workout ended while no source role was running is published when it next runs. A state
-/// file that cannot be read is moved aside (`….corrupt-<time>`) and the error is logged. A
-/// failed write is logged as an error and retried at the next checkpoint.
+/// **Durability.** A command is answered only after its ``WorkoutJournalEntry`` is committed to
+/// the store; a command the store cannot commit is refused with
+/// ``WorkoutError/Code/persistence`` and changes nothing. Samples are not written by the
+/// controller: a workout's samples are the committed samples of its types and devices in its
+/// running intervals. ``restore()`` (run before the sink role takes its first batch and before
+/// the first command) rebuilds the workout from the store's journal and committed samples: a
+/// running workout keeps running (the time the gateway was down counts as running time and shows
+/// as a heart-rate gap), a paused one stays paused, and one that ended but was not stored yet is
+/// published again. At the end, committed samples the live stream had not delivered yet are
+/// collected too, so the workout links every committed sample in its running intervals.
 ///
-/// Thread-safe: state lives in a `Mutex`; the small state file is written while holding it, so
-/// writes are never reordered.
+/// Isolation: commands and restores run one at a time on the controller's serial queue (the
+/// store blocks, so it never runs on the cooperative pool). The live state is in a `Mutex` that
+/// is never held while the store works: a command is tried on a copy, committed, then applied to
+/// the live state. A sample the sink role collects in that moment is judged against the previous
+/// state; a pause or end drops what it should not have taken, and the end collects from the
+/// store what it should have.
 public final class WorkoutController: SampleSink, SampleSource {
-    private struct LiveWorkout: Codable, Sendable {
-        var session: WorkoutSession
-        var builder: LiveWorkoutBuilder
-        var restored = false
-    }
-
-    private struct PersistedState: Codable {
-        var version = 1
-        var live: LiveWorkout?
-        var pendingWorkouts: [Workout]
-    }
-
     private struct State {
+        var restoreDone = false
         var live: LiveWorkout?
         var pending: [Workout] = []
         var publishing: Set<SampleID> = []
         var publisher: SamplePublisher?
-        var dirty = false
         var lastSnapshot: WorkoutSnapshot?
-        var persistenceFailures = 0
     }
 
     /// The profile zones and energy come from.
     public let profile: UserProfile
-    /// `<stateDirectory>/workout-session.json`.
-    public let stateFile: URL
+    private let store: any WorkoutStateStore
     private let clock: any GatewayClock
     private let ids: SampleIDGenerator
     private let logger: Logger
-    private let checkpointInterval: Duration
+    private let executor = QueueExecutor(label: "healthgate.workouts")
     private let state = Mutex(State())
 
-    /// Creates a controller and restores the state file if there is one.
-    /// - Parameters:
-    ///   - checkpointInterval: how often the source role saves a session that collected samples.
+    /// Creates a controller; nothing is read from `store` until ``restore()``.
     public init(
-        profile: UserProfile, stateDirectory: URL, clock: any GatewayClock, ids: SampleIDGenerator,
-        logger: Logger, checkpointInterval: Duration = .seconds(10)
+        profile: UserProfile, store: any WorkoutStateStore, clock: any GatewayClock, ids: SampleIDGenerator,
+        logger: Logger
     ) {
         self.profile = profile
-        self.stateFile = stateDirectory.appendingPathComponent("workout-session.json")
+        self.store = store
         self.clock = clock
         self.ids = ids
         self.logger = logger
-        self.checkpointInterval = checkpointInterval
-        restore()
     }
 
-    /// A controller for a gateway: the profile from `configuration.profile`, the state file in
-    /// the environment's state directory.
+    /// A controller for a gateway: the profile from `configuration.profile`.
     /// - Throws: ``WorkoutError`` (``WorkoutError/Code/invalidProfile``) naming the profile key.
-    public convenience init(configuration: GatewayConfiguration, environment: PluginEnvironment) throws(WorkoutError) {
+    public convenience init(
+        configuration: GatewayConfiguration, environment: PluginEnvironment, store: any WorkoutStateStore
+    ) throws(WorkoutError) {
         self.init(
-            profile: try UserProfile.decode(configuration.profile),
-            stateDirectory: environment.paths.stateDirectory, clock: environment.clock, ids: environment.ids,
-            logger: environment.logger)
+            profile: try UserProfile.decode(configuration.profile), store: store, clock: environment.clock,
+            ids: environment.ids, logger: environment.logger)
     }
 
     // MARK: Commands
@@ -87,81 +78,105 @@ public final class WorkoutController: SampleSink, SampleSource {
     /// - Parameters:
     ///   - devices: local identifiers or names to collect from; nil or empty collects from all.
     ///   - types: the types to collect; default ``WorkoutSession/defaultTypes``.
-    /// - Throws: ``WorkoutError/Code/alreadyActive`` when a workout is in progress.
+    /// - Throws: ``WorkoutError/Code/alreadyActive`` when a workout is in progress,
+    ///   ``WorkoutError/Code/persistence`` when the store cannot commit it.
     @discardableResult
     public func start(
         activity: WorkoutActivityType, devices: [String]? = nil,
         types: [QuantityType] = WorkoutSession.defaultTypes
-    ) throws(WorkoutError) -> WorkoutSnapshot {
-        let snapshot = try state.withLock { state throws(WorkoutError) -> WorkoutSnapshot in
-            if let live = state.live {
+    ) async throws(WorkoutError) -> WorkoutSnapshot {
+        let definition = WorkoutDefinition(
+            id: ids.next(), activityType: activity, firstActivityID: ids.next(),
+            devices: devices.flatMap { $0.isEmpty ? nil : $0 }, types: types)
+        let snapshot = try await onQueue { () throws(WorkoutError) -> WorkoutSnapshot in
+            if let session = self.state.withLock({ $0.live?.session }) {
                 throw WorkoutError(
-                    .alreadyActive, "a \(live.session.activityType.rawValue) workout is already \(live.session.state.rawValue); end it first",
-                    state: live.session.state, action: .start)
+                    .alreadyActive,
+                    "a \(session.activityType.rawValue) workout is already \(session.state.rawValue); end it first",
+                    state: session.state, action: .start)
             }
-            var session = WorkoutSession(
-                id: ids.next(), activityType: activity, firstActivityID: ids.next(),
-                devices: devices.flatMap { $0.isEmpty ? nil : $0 }, types: types)
-            let now = clock.now()
-            try session.apply(.prepare, at: now)
-            try session.apply(.start, at: now)
-            state.live = LiveWorkout(session: session, builder: LiveWorkoutBuilder())
-            persist(&state)
-            return makeSnapshot(of: state, at: now)
+            let now = self.clock.now()
+            var live = LiveWorkout(definition)
+            let entries = [WorkoutJournalEntry(action: .prepare, date: now), WorkoutJournalEntry(action: .start, date: now)]
+            for entry in entries { try live.apply(entry) }
+            try self.store.append(entries, from: 0, of: definition)
+            // Commands run one at a time on this queue, so no workout appeared meanwhile.
+            self.state.withLock { $0.live = live }
+            return live.snapshot(at: now, profile: self.profile)
         }
-        logger.info("started \(activity.rawValue) workout \(snapshot.workoutID.map(\.uuidString) ?? "")"
-            + (devices.map { $0.isEmpty ? "" : " collecting from \($0.joined(separator: ", "))" } ?? ""))
+        logger.info("started \(activity.rawValue) workout \(definition.id)"
+            + (definition.devices.map { " collecting from \($0.joined(separator: ", "))" } ?? ""))
         return snapshot
     }
 
     /// Pauses the workout; ignored when already paused.
     @discardableResult
-    public func pause() throws(WorkoutError) -> WorkoutSnapshot { try perform(.pause) }
+    public func pause() async throws(WorkoutError) -> WorkoutSnapshot { try await perform(.pause) }
 
     /// Resumes the workout; ignored when already running.
     @discardableResult
-    public func resume() throws(WorkoutError) -> WorkoutSnapshot { try perform(.resume) }
+    public func resume() async throws(WorkoutError) -> WorkoutSnapshot { try await perform(.resume) }
 
     /// Records a lap: an event from the previous lap (or the start) to now.
     @discardableResult
-    public func lap() throws(WorkoutError) -> WorkoutSnapshot { try perform(.lap) }
+    public func lap() async throws(WorkoutError) -> WorkoutSnapshot { try await perform(.lap) }
 
-    /// Records an instant marker with optional metadata.
+    /// Records an instant marker event.
     @discardableResult
-    public func marker(metadata: Metadata = Metadata()) throws(WorkoutError) -> WorkoutSnapshot {
-        try perform(.marker, metadata: metadata)
+    public func marker(metadata: Metadata = Metadata()) async throws(WorkoutError) -> WorkoutSnapshot {
+        try await perform(.marker, metadata: metadata)
     }
 
     /// Records a segment event from `start` to now.
     @discardableResult
-    public func segment(from start: Date) throws(WorkoutError) -> WorkoutSnapshot {
-        try perform(.segment, segmentStart: start)
+    public func segment(from start: Date) async throws(WorkoutError) -> WorkoutSnapshot {
+        try await perform(.segment, segmentStart: start)
     }
 
-    /// Closes the current activity and begins one of `type` (multisport).
+    /// Multisport: closes the current activity and begins one of `type`.
     @discardableResult
-    public func beginNewActivity(_ type: WorkoutActivityType) throws(WorkoutError) -> WorkoutSnapshot {
-        try perform(.beginActivity, newActivity: (ids.next(), type))
+    public func beginNewActivity(_ type: WorkoutActivityType) async throws(WorkoutError) -> WorkoutSnapshot {
+        try await perform(.beginActivity, newActivity: .init(id: ids.next(), type: type))
     }
 
-    /// Ends the workout, builds the ``Workout`` and publishes it (now if the source role runs,
-    /// else when it next runs; it is kept in the state file until then).
-    /// - Returns: the final snapshot, state `ended`.
+    /// Ends the workout: collects the committed samples the stream had not delivered, commits
+    /// the end, and publishes the workout (or keeps it for the source role when that is not
+    /// running; it stays in the store until a sink stores it).
     @discardableResult
     public func end() async throws(WorkoutError) -> WorkoutSnapshot {
-        let (workout, snapshot) = try state.withLock { state throws(WorkoutError) -> (Workout, WorkoutSnapshot) in
-            guard var live = state.live else {
+        let (workout, snapshot) = try await onQueue { () throws(WorkoutError) -> (Workout, WorkoutSnapshot) in
+            // Read before taking the lock: the store may hold samples the stream has not
+            // delivered to the sink role yet (each sink has its own queue).
+            let start = self.state.withLock { $0.live?.session.startDate }
+            let committed = try start.map { start throws(WorkoutError) in
+                try self.store.committedRecords(of: self.state.withLock { $0.live?.session.types ?? [] }, endingFrom: start)
+            } ?? []
+            // Tried on a copy: the sink role keeps collecting into the live state while the end
+            // is committed, and what it collects meanwhile is kept (below).
+            guard var trial = self.state.withLock({ $0.live }) else {
                 throw WorkoutError(.noSession, "no workout is in progress", action: .end)
             }
-            let now = clock.now()
-            try live.session.apply(.end, at: now)
-            let workout = buildWorkout(live)
-            state.live = live
-            let snapshot = makeSnapshot(of: state, at: now)
-            state.live = nil
-            state.pending.append(workout)
-            state.lastSnapshot = snapshot
-            persist(&state)
+            trial.collectCommitted(committed)
+            let entry = WorkoutJournalEntry(action: .end, date: self.clock.now())
+            try trial.apply(entry)
+            try self.store.append([entry], from: trial.journalCount - 1, of: trial.session.definition)
+            let (workout, snapshot) = self.state.withLock { state -> (Workout, WorkoutSnapshot) in
+                var live = state.live ?? trial
+                live.collectCommitted(committed)
+                do {
+                    // Commands run one at a time on this queue: the live session is the trial's.
+                    try live.apply(entry)
+                } catch {
+                    self.logger.error("the committed end does not apply to the live state (\(error)); using the state it was tried on")
+                    live = trial
+                }
+                let workout = live.workout(profile: self.profile)
+                let snapshot = live.snapshot(at: entry.date, profile: self.profile)
+                state.live = nil
+                state.pending.append(workout)
+                state.lastSnapshot = snapshot
+                return (workout, snapshot)
+            }
             return (workout, snapshot)
         }
         logger.info(
@@ -172,53 +187,88 @@ public final class WorkoutController: SampleSink, SampleSource {
     }
 
     /// The live state; when no workout runs, the last ended one's final state (or `notStarted`).
+    /// Before ``restore()`` it knows no workout.
     public func status() -> WorkoutSnapshot {
         state.withLock { state in
-            if state.live != nil { return makeSnapshot(of: state, at: clock.now()) }
+            if let live = state.live { return live.snapshot(at: clock.now(), profile: profile) }
             return state.lastSnapshot ?? WorkoutSnapshot(state: .notStarted)
+        }
+    }
+
+    /// Runs one control request (restoring first if needed).
+    public func handle(_ request: WorkoutControlRequest) async throws(WorkoutError) -> WorkoutSnapshot {
+        try await restore()
+        switch request {
+        case .start(let activity, let devices, let types):
+            return try await start(activity: activity, devices: devices, types: types ?? WorkoutSession.defaultTypes)
+        case .pause: return try await pause()
+        case .resume: return try await resume()
+        case .lap: return try await lap()
+        case .marker(let note):
+            var metadata = Metadata()
+            if let note { metadata["healthgate.note"] = .string(note) }
+            return try await marker(metadata: metadata)
+        case .activity(let type): return try await beginNewActivity(type)
+        case .end: return try await end()
+        case .status: return status()
         }
     }
 
     /// Workouts ended but not yet handed to the bus.
     public var pendingWorkouts: [Workout] { state.withLock { $0.pending } }
 
-    /// How many state-file writes failed (each was logged).
-    public var persistenceFailures: Int { state.withLock { $0.persistenceFailures } }
-
-    /// The control commands, for the control socket: `workout.start` (`{"activity": "running",
-    /// "devices": ["AA:BB:…"]}`), `workout.pause`, `workout.resume`, `workout.lap`,
-    /// `workout.marker`, `workout.activity` (`{"activity": "cycling"}`), `workout.end` and
-    /// `workout.status`. Each answers a ``WorkoutSnapshot`` as JSON and throws ``WorkoutError``.
+    /// The control commands, for the control socket: one handler per
+    /// ``WorkoutControlRequest/commands`` name. Each reads its ``WorkoutControlRequest``, answers
+    /// a ``WorkoutSnapshot`` as JSON and throws ``WorkoutError``.
     public func controlHandlers() -> [String: @Sendable (JSONValue) async throws -> JSONValue] {
-        [
-            "workout.start": { arguments in
-                let activity = try Self.activity(arguments)
-                let devices = try Self.strings(arguments["devices"], key: "devices")
-                let types = try Self.strings(arguments["types"], key: "types").map { names in
-                    try names.map { name throws(WorkoutError) -> QuantityType in
-                        guard let type = QuantityType.named(name) else {
-                            throw WorkoutError(.invalidArgument, "types: unknown quantity type \"\(name)\"")
-                        }
-                        return type
-                    }
-                }
-                return try JSONValue.encoding(
-                    self.start(activity: activity, devices: devices, types: types ?? WorkoutSession.defaultTypes))
-            },
-            "workout.pause": { _ in try JSONValue.encoding(self.pause()) },
-            "workout.resume": { _ in try JSONValue.encoding(self.resume()) },
-            "workout.lap": { _ in try JSONValue.encoding(self.lap()) },
-            "workout.marker": { arguments in
-                var metadata = Metadata()
-                if let note = arguments["note"]?.stringValue { metadata["healthgate.note"] = .string(note) }
-                return try JSONValue.encoding(self.marker(metadata: metadata))
-            },
-            "workout.activity": { arguments in
-                try JSONValue.encoding(self.beginNewActivity(try Self.activity(arguments)))
-            },
-            "workout.end": { _ in try JSONValue.encoding(await self.end()) },
-            "workout.status": { _ in try JSONValue.encoding(self.status()) },
-        ]
+        var handlers: [String: @Sendable (JSONValue) async throws -> JSONValue] = [:]
+        for command in WorkoutControlRequest.commands {
+            handlers[command] = { arguments in
+                let request = try WorkoutControlRequest(command: command, arguments: arguments)
+                return try JSONValue.encoding(try await self.handle(request))
+            }
+        }
+        return handlers
+    }
+
+    // MARK: Restore
+
+    /// Rebuilds the workout in progress, and any ended one not yet stored, from the store; once
+    /// per controller (later calls return at once).
+    /// - Throws: ``WorkoutError/Code/persistence`` when the store cannot be read (the next call
+    ///   tries again).
+    public func restore() async throws(WorkoutError) {
+        try await onQueue { () throws(WorkoutError) in try self.restoreOnQueue() }
+    }
+
+    private func restoreOnQueue() throws(WorkoutError) {
+        guard !state.withLock({ $0.restoreDone }) else { return }
+        let journaled = try store.journaledWorkouts()
+        var restored: [LiveWorkout] = []
+        for workout in journaled {
+            let start = workout.entries.first?.date ?? clock.now()
+            let records = try store.committedRecords(of: workout.definition.types, endingFrom: start)
+            restored.append(try LiveWorkout.replay(workout, records: records))
+        }
+        let ended = restored.filter { $0.session.state == .ended }.map { $0.workout(profile: profile) }
+        let open = restored.filter { $0.session.state != .ended }
+        if open.count > 1 {
+            logger.error(
+                "the store holds \(open.count) open workouts; continuing the newest, \(open.dropLast().map { "\($0.session.id)" }.joined(separator: ", ")) stay in the store")
+        }
+        state.withLock { state in
+            state.live = open.last
+            state.pending.append(contentsOf: ended)
+            state.restoreDone = true
+        }
+        if let live = open.last {
+            let session = live.session
+            logger.notice(
+                "restored workout \(session.id) after a restart: \(session.activityType.rawValue), \(session.state.rawValue), started "
+                    + "\(session.startDate.map(RFC3339.string(from:)) ?? "-") with \(live.builder.samples.count) committed sample(s); "
+                    + "time while the gateway was down counts as \(session.state == .running ? "running time (a heart-rate gap)" : "paused")")
+        }
+        if !ended.isEmpty { logger.notice("restored \(ended.count) ended workout(s) waiting to be stored") }
     }
 
     // MARK: Sink role
@@ -231,12 +281,17 @@ public final class WorkoutController: SampleSink, SampleSource {
         }
     }
 
-    /// Feeds every batch to the builder until the bus finishes, then saves the session.
+    /// Restores from the store, then feeds every batch to the live workout until the bus finishes.
     public func run(inbox: SinkInbox, context: SinkContext) async throws {
+        do {
+            try await restore()
+        } catch {
+            logger.error("cannot restore the workout from the store: \(error)")
+            throw error
+        }
         while let batch = await inbox.next() {
             ingest(batch)
         }
-        checkpoint()
     }
 
     /// Offers records to the live workout; those it wants are collected (see
@@ -246,61 +301,63 @@ public final class WorkoutController: SampleSink, SampleSource {
         state.withLock { state in
             guard var live = state.live else { return 0 }
             let refusedBefore = live.builder.refusedCount
-            var added = 0
-            for record in records where live.builder.add(record, session: live.session) { added += 1 }
+            let added = live.collect(records)
             if refusedBefore == 0, live.builder.refusedCount > 0 {
                 logger.error(
                     "workout \(live.session.id) is full (\(LiveWorkoutBuilder.capacity) samples); "
                         + "further samples are not collected into it (they still reach the other sinks)")
             }
-            if added > 0 || live.builder.refusedCount != refusedBefore {
-                state.live = live
-                state.dirty = true
-            }
+            if added > 0 || live.builder.refusedCount != refusedBefore { state.live = live }
             return added
         }
     }
 
     // MARK: Source role
 
-    /// Publishes finished workouts and checkpoints the session every `checkpointInterval` until
-    /// cancelled; saves once more on the way out.
+    /// Publishes finished workouts (those restored first) until cancelled.
     public func run(context: SourceContext) async throws {
         state.withLock { $0.publisher = context.publisher }
-        defer {
-            state.withLock { $0.publisher = nil }
-            checkpoint()
-        }
+        defer { state.withLock { $0.publisher = nil } }
+        try await restore()
         while true {
             await publishPending()
-            checkpoint()
-            try await clock.sleep(for: checkpointInterval)
-        }
-    }
-
-    /// Saves the session now if samples arrived since the last save.
-    public func checkpoint() {
-        state.withLock { state in
-            if state.dirty { persist(&state) }
+            // Workouts are published by `end` as soon as they end; this only retries what
+            // was left when no publisher was set.
+            try await clock.sleep(for: .seconds(10))
         }
     }
 
     // MARK: Internals
 
     private func perform(
-        _ action: WorkoutAction, newActivity: (id: SampleID, type: WorkoutActivityType)? = nil,
-        segmentStart: Date? = nil, metadata: Metadata = Metadata()
-    ) throws(WorkoutError) -> WorkoutSnapshot {
-        let (transition, snapshot) = try state.withLock { state throws(WorkoutError) -> (WorkoutTransition, WorkoutSnapshot) in
-            guard var live = state.live else {
+        _ action: WorkoutAction, newActivity: WorkoutJournalEntry.NewActivity? = nil, segmentStart: Date? = nil,
+        metadata: Metadata = Metadata()
+    ) async throws(WorkoutError) -> WorkoutSnapshot {
+        let (transition, snapshot) = try await onQueue { () throws(WorkoutError) -> (WorkoutTransition, WorkoutSnapshot) in
+            // Tried on a copy first: the live state changes only once the store has the entry,
+            // and the lock is not held while the store commits.
+            guard var trial = self.state.withLock({ $0.live }) else {
                 throw WorkoutError(.noSession, "no workout is in progress; start one first", action: action)
             }
-            let now = clock.now()
-            let transition = try live.session.apply(
-                action, at: now, newActivity: newActivity, segmentStart: segmentStart, metadata: metadata)
-            state.live = live
-            if transition != .ignored { persist(&state) }
-            return (transition, makeSnapshot(of: state, at: now))
+            let entry = WorkoutJournalEntry(
+                action: action, date: self.clock.now(), newActivity: newActivity, segmentStart: segmentStart,
+                metadata: metadata)
+            let transition = try trial.apply(entry)
+            guard transition != .ignored else { return (transition, trial.snapshot(at: entry.date, profile: self.profile)) }
+            try self.store.append([entry], from: trial.journalCount - 1, of: trial.session.definition)
+            return self.state.withLock { state -> (WorkoutTransition, WorkoutSnapshot) in
+                // Commands run one at a time on this queue, so the live session is the one the
+                // trial started from and the entry applies the same way; only the collected
+                // samples may have grown meanwhile.
+                guard var live = state.live else { return (transition, trial.snapshot(at: entry.date, profile: self.profile)) }
+                do {
+                    try live.apply(entry)
+                } catch {
+                    self.logger.error("workout \(action.rawValue) was committed but does not apply to the live state: \(error)")
+                }
+                state.live = live
+                return (transition, live.snapshot(at: entry.date, profile: self.profile))
+            }
         }
         if transition == .ignored {
             logger.debug("\(action.rawValue) ignored: the workout is already \(snapshot.state.rawValue)")
@@ -310,43 +367,12 @@ public final class WorkoutController: SampleSink, SampleSource {
         return snapshot
     }
 
-    private func makeSnapshot(of state: State, at now: Date) -> WorkoutSnapshot {
-        guard let live = state.live else { return state.lastSnapshot ?? WorkoutSnapshot(state: .notStarted) }
-        let session = live.session
-        let start = session.startDate ?? now
-        let end = session.endDate ?? max(now, start)
-        let analysis = WorkoutAnalysis.analyse(
-            samples: live.builder.samples, types: session.types, timeline: session.timeline,
-            window: (start, end), isLive: session.endDate == nil, profile: profile)
-        return WorkoutSnapshot(session: session, analysis: analysis, restored: live.restored)
-    }
-
-    private func buildWorkout(_ live: LiveWorkout) -> Workout {
-        var session = live.session
-        let start = session.startDate ?? clock.now()
-        let end = session.endDate ?? start
-        let analyse = { (window: (Date, Date)) in
-            WorkoutAnalysis.analyse(
-                samples: live.builder.samples, types: session.types, timeline: session.timeline,
-                window: window, isLive: false, profile: self.profile)
+    /// Runs `body` on the controller's queue, after restoring if that has not happened yet.
+    private func onQueue<T: Sendable>(_ body: @escaping @Sendable () throws(WorkoutError) -> T) async throws(WorkoutError) -> T {
+        try await executor.run { () throws(WorkoutError) -> T in
+            try self.restoreOnQueue()
+            return try body()
         }
-        let total = analyse((start, end))
-        session.setActivityStatistics(session.activities.map { analyse(($0.startDate, $0.endDate ?? end)).statistics })
-        var metadata = Metadata()
-        metadata["healthgate.gapThresholdSeconds"] = .double(profile.gapThreshold)
-        metadata["healthgate.gapCount"] = .integer(Int64(total.gaps.count))
-        metadata["healthgate.gapSeconds"] = .double(total.gaps.reduce(0) { $0 + $1.seconds })
-        if let source = total.energySource { metadata["healthgate.energySource"] = .string(source.rawValue) }
-        if let maximum = total.zones?.maximumHeartRate { metadata["healthgate.maximumHeartRate"] = .double(maximum) }
-        for (zone, seconds) in zip(total.zones?.zones ?? [], total.zoneSeconds) {
-            metadata[MetadataKey("healthgate.zone\(zone.number)Seconds")] = .double(seconds)
-        }
-        if let devices = session.devices { metadata["healthgate.devices"] = .string(devices.joined(separator: ",")) }
-        if live.restored { metadata["healthgate.restoredAfterRestart"] = .bool(true) }
-        return Workout(
-            id: session.id, activityType: session.activityType, startDate: start, endDate: end,
-            duration: total.elapsedSeconds, events: session.events, activities: session.activities,
-            statistics: total.statistics, metadata: metadata, sampleIDs: live.builder.sampleIDs)
     }
 
     private func publishPending() async {
@@ -362,96 +388,17 @@ public final class WorkoutController: SampleSink, SampleSource {
         state.withLock { state in
             state.pending.removeAll { ids.contains($0.id) }
             state.publishing.subtract(ids)
-            persist(&state)
         }
-        for workout in workouts { logger.info("published workout \(workout.id)") }
-    }
-
-    private func persist(_ state: inout State) {
-        do {
-            let directory = stateFile.deletingLastPathComponent()
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            if state.live == nil, state.pending.isEmpty {
-                if FileManager.default.fileExists(atPath: stateFile.path) {
-                    try FileManager.default.removeItem(at: stateFile)
+        for workout in workouts {
+            logger.info("published workout \(workout.id)")
+            // Not awaited on the queue: the store only forgets a workout already on the bus.
+            executor.queue.async {
+                do {
+                    try self.store.handedOver(workout.id)
+                } catch {
+                    self.logger.error("cannot mark workout \(workout.id) as handed over: \(error)")
                 }
-            } else {
-                let data = try HealthJSON.makeEncoder().encode(
-                    PersistedState(live: state.live, pendingWorkouts: state.pending))
-                // .atomic writes a temporary file in the same directory and renames it over the
-                // old one (rename(2) is atomic), so a crash leaves the old or the new file.
-                try data.write(to: stateFile, options: .atomic)
             }
-            state.dirty = false
-        } catch {
-            state.persistenceFailures += 1
-            state.dirty = true
-            logger.error("cannot save the workout session to \(stateFile.path): \(error); will retry")
-        }
-    }
-
-    private func restore() {
-        let data: Data
-        do {
-            guard FileManager.default.fileExists(atPath: stateFile.path) else { return }
-            data = try Data(contentsOf: stateFile)
-        } catch {
-            logger.error("cannot read the workout session file \(stateFile.path): \(error)")
-            return
-        }
-        let persisted: PersistedState
-        do {
-            persisted = try HealthJSON.makeDecoder().decode(PersistedState.self, from: data)
-        } catch {
-            let aside = stateFile.appendingPathExtension("corrupt-\(Int(clock.now().timeIntervalSince1970))")
-            do {
-                try FileManager.default.moveItem(at: stateFile, to: aside)
-                logger.error("the workout session file \(stateFile.path) is unreadable (\(error)); moved it to \(aside.path)")
-            } catch let moveError {
-                logger.error("the workout session file \(stateFile.path) is unreadable (\(error)) and cannot be moved aside: \(moveError)")
-            }
-            return
-        }
-        state.withLock { state in
-            state.pending = persisted.pendingWorkouts
-            if var live = persisted.live {
-                live.restored = true
-                state.live = live
-            }
-        }
-        if let live = persisted.live {
-            let session = live.session
-            logger.notice(
-                "restored workout \(session.id) after a restart: \(session.activityType.rawValue), \(session.state.rawValue), started "
-                    + "\(session.startDate.map(RFC3339.string(from:)) ?? "-") with \(live.builder.samples.count) sample(s); "
-                    + "time while the gateway was down counts as \(session.state == .running ? "running time (a heart-rate gap)" : "paused")")
-        }
-        if !persisted.pendingWorkouts.isEmpty {
-            logger.notice("restored \(persisted.pendingWorkouts.count) ended workout(s) waiting to be published")
-        }
-    }
-
-    private static func activity(_ arguments: JSONValue) throws(WorkoutError) -> WorkoutActivityType {
-        guard let name = arguments["activity"]?.stringValue else {
-            throw WorkoutError(.invalidArgument, "activity: required, one of \(WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        guard let type = WorkoutActivityType(rawValue: name) else {
-            throw WorkoutError(
-                .invalidArgument, "activity: unknown \"\(name)\"; known: \(WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        return type
-    }
-
-    private static func strings(_ value: JSONValue?, key: String) throws(WorkoutError) -> [String]? {
-        switch value {
-        case nil, .null?: return nil
-        case .string(let text)?: return text.split(separator: ",").map(String.init)
-        case .array(let items)?:
-            return try items.map { item throws(WorkoutError) -> String in
-                guard let text = item.stringValue else { throw WorkoutError(.invalidArgument, "\(key): expected strings") }
-                return text
-            }
-        default: throw WorkoutError(.invalidArgument, "\(key): expected an array of strings")
         }
     }
 }

@@ -16,7 +16,7 @@ public struct WorkoutError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidArgument
         /// The user profile in the configuration is wrong.
         case invalidProfile
-        /// The session file could not be written or read.
+        /// The workout state store could not commit or read the workout.
         case persistence
     }
 

@@ -2,7 +2,8 @@ public import Foundation
 public import HealthModel
 
 /// A live workout session (HKWorkoutSession): the state machine, the events, the activities and
-/// the running intervals. A value: the ``WorkoutController`` owns one and persists it.
+/// the running intervals. A value with no I/O: ``LiveWorkout`` holds one, and the
+/// ``WorkoutController`` makes each applied action durable as a ``WorkoutJournalEntry``.
 ///
 /// Every change goes through ``WorkoutSessionState/transition(for:)``, so an action the table
 /// refuses changes nothing. Dates are clamped so they never run backwards (a wall clock that
@@ -49,6 +50,27 @@ public struct WorkoutSession: Hashable, Sendable, Codable {
         self.firstActivityID = firstActivityID
         self.devices = devices
         self.types = types
+    }
+
+    /// A session in state `notStarted` for `definition`.
+    public init(_ definition: WorkoutDefinition) {
+        self.init(
+            id: definition.id, activityType: definition.activityType, firstActivityID: definition.firstActivityID,
+            devices: definition.devices, types: definition.types)
+    }
+
+    /// What the session is, as its store keeps it.
+    public var definition: WorkoutDefinition {
+        WorkoutDefinition(
+            id: id, activityType: activityType, firstActivityID: firstActivityID, devices: devices, types: types)
+    }
+
+    /// Applies a journaled command; see ``apply(_:at:newActivity:segmentStart:metadata:)``.
+    @discardableResult
+    public mutating func apply(_ entry: WorkoutJournalEntry) throws(WorkoutError) -> WorkoutTransition {
+        try apply(
+            entry.action, at: entry.date, newActivity: entry.newActivity.map { ($0.id, $0.type) },
+            segmentStart: entry.segmentStart, metadata: entry.metadata)
     }
 
     /// The running intervals as a timeline.

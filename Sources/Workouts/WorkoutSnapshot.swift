@@ -76,7 +76,7 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
     public var laps: Int
     /// Activities so far (more than one in a multisport workout).
     public var activities: Int
-    /// Whether the session was restored from the state file after a gateway restart.
+    /// Whether the session was rebuilt from the store after a gateway restart.
     public var restored: Bool
 
     /// Creates a snapshot from its parts.

@@ -121,6 +121,11 @@ final class PrivateBlueZ: @unchecked Sendable {
     }
 
     /// Kills bluetoothd's stand-in only (bluetoothd crashing or being stopped).
+    /// Sends `signal` to the private bus daemon (SIGSTOP to hold every reply, SIGKILL to drop it).
+    func signalBus(_ signal: Int32) {
+        _ = Glibc.kill(daemon.processIdentifier, signal)
+    }
+
     func stopBluetoothd() async {
         await Self.kill(mock)
         mock = nil

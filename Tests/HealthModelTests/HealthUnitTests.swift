@@ -25,6 +25,7 @@ final class HealthUnitTests: XCTestCase {
             ("Pa", UnitDimension(mass: 1, length: -1, time: -2)),
             ("s", UnitDimension(time: 1)),
             ("J", UnitDimension(mass: 1, length: 2, time: -2)),
+            ("W", UnitDimension(mass: 1, length: 2, time: -3)),
             ("K", UnitDimension(temperature: 1)),
             ("Hz", UnitDimension(time: -1)),
             ("V", UnitDimension(mass: 1, length: 2, time: -3, current: -1)),
@@ -69,7 +70,7 @@ final class HealthUnitTests: XCTestCase {
             ("mc", 1e-6), ("n", 1e-9), ("p", 1e-12), ("f", 1e-15), ("M", 1e6), ("G", 1e9),
             ("T", 1e12),
         ]
-        let bases = ["g", "m", "L", "Pa", "s", "J", "K", "Hz", "V"]
+        let bases = ["g", "m", "L", "Pa", "s", "J", "W", "K", "Hz", "V"]
         for (prefix, scale) in prefixes {
             for base in bases {
                 let prefixed = try unit(prefix + base)
@@ -188,8 +189,11 @@ final class HealthUnitTests: XCTestCase {
                 try unit(row.from).convert(row.value, to: try unit(row.to)), row.expected,
                 accuracy: abs(row.expected) * 1e-12, "\(row.value) \(row.from) -> \(row.to)")
         }
-        // W is not in HealthKit's grammar.
-        XCTAssertThrowsError(try HealthUnit("W"))
+        // The watt is HealthKit's "W" (HKUnit.watt()), prefixable like the other SI units.
+        XCTAssertEqual(try unit("W").convert(1, to: try unit("J/s")), 1)
+        XCTAssertEqual(try unit("kW").convert(0.25, to: .watt), 250, accuracy: 1e-9)
+        XCTAssertEqual(try unit("kJ/hr").convert(3.6, to: .watt), 1, accuracy: 1e-12)
+        XCTAssertThrowsError(try unit("W").convert(1, to: try unit("J")))
     }
 
     func testPascalFromItsDefinition() throws {
@@ -217,7 +221,7 @@ final class HealthUnitTests: XCTestCase {
     func testBuiltInUnitsMatchTheirParsedForm() throws {
         let builtIns: [HealthUnit] = [
             .count, .countPerMinute, .percent, .meter, .meterPerSecond, .second, .millisecond,
-            .kilocalorie, .kilojoule, .kilogram,
+            .kilocalorie, .kilojoule, .kilogram, .watt,
         ]
         for builtIn in builtIns {
             let parsed = try unit(builtIn.unitString)

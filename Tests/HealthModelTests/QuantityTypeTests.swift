@@ -15,6 +15,12 @@ final class QuantityTypeTests: XCTestCase {
             (.runningStrideLength, "m", .discrete),
             (.activeEnergyBurned, "kcal", .cumulative),
             (.heartRateVariabilitySDNN, "ms", .discrete),
+            (.cyclingSpeed, "m/s", .discrete),
+            (.cyclingCadence, "count/min", .discrete),
+            (.cyclingPower, "W", .discrete),
+            (.distanceCycling, "m", .cumulative),
+            (.distanceRowing, "m", .cumulative),
+            (.rowingSpeed, "m/s", .discrete),
         ]
         XCTAssertEqual(QuantityType.builtIn, expected.map(\.0), "builtIn lists every type, in order")
         for (type, unit, style) in expected {
@@ -32,6 +38,8 @@ final class QuantityTypeTests: XCTestCase {
             (.stepCount, "count/min"), (.distanceWalkingRunning, "s"), (.runningSpeed, "m"),
             (.activeEnergyBurned, "kg"), (.heartRateVariabilitySDNN, "m"),
             (.runningStrideLength, "m/s"),
+            (.cyclingPower, "J"), (.cyclingPower, "kcal"), (.cyclingCadence, "Hz"), (.cyclingSpeed, "m"),
+            (.distanceCycling, "m/s"), (.distanceRowing, "count"), (.rowingSpeed, "W"),
         ]
         for (type, unitText) in rows {
             let unit = try HealthUnit(unitText)
@@ -60,6 +68,15 @@ final class QuantityTypeTests: XCTestCase {
             (.heartRateVariabilitySDNN, 0.045, "s", 45),
             (.runningStrideLength, 100, "cm", 1),
             (.stepCount, 12, "count", 12),
+            (.cyclingPower, 0.25, "kW", 250),
+            (.cyclingPower, 250, "W", 250),
+            (.cyclingPower, 900, "kJ/hr", 250),
+            (.cyclingPower, 250, "J/s", 250),
+            (.cyclingSpeed, 36, "km/hr", 10),
+            (.cyclingCadence, 1.5, "count/s", 90),
+            (.distanceCycling, 2, "km", 2000),
+            (.distanceRowing, 500, "m", 500),
+            (.rowingSpeed, 7.2, "km/hr", 2),
         ]
         for (type, value, unitText, expected) in rows {
             let sample = try QuantitySample(

@@ -28,26 +28,24 @@ final class ChartAndFormatTests: XCTestCase {
 
     /// The scripted workout of ``LiveStatisticsTests`` with a lap at 30 s, plus its heart rates.
     func scriptedWorkout() async throws -> (Workout, [QuantitySample], HeartRateZones) {
-        let directory = try TestEnvironment.temporaryDirectory("workouts-chart")
-        defer { try? FileManager.default.removeItem(at: directory) }
         let clock = ManualClock()
         let s = Script(clock: clock)
         let controller = WorkoutController(
-            profile: scriptedProfile, stateDirectory: directory, clock: clock, ids: SampleIDGenerator(seed: 7),
+            profile: scriptedProfile, store: VolatileWorkoutStore(), clock: clock, ids: SampleIDGenerator(seed: 7),
             logger: Logger(label: "workouts", sink: RecordingLogSink()))
         var heartRates: [QuantitySample] = []
         func feed(_ records: [HealthRecord]) {
             controller.ingest(records)
             for case .quantity(let sample) in records where sample.type == .heartRate { heartRates.append(sample) }
         }
-        try controller.start(activity: .running)
+        try await controller.start(activity: .running)
         feed([s.heartRate(130, at: 0)])
         s.move(to: 5); feed([s.heartRate(150, at: 5)])
         s.move(to: 10); feed([s.heartRate(170, at: 10)])
-        s.move(to: 12); try controller.pause()
-        s.move(to: 20); try controller.resume()
+        s.move(to: 12); try await controller.pause()
+        s.move(to: 20); try await controller.resume()
         s.move(to: 22); feed([s.heartRate(150, at: 22)])
-        s.move(to: 30); try controller.lap()
+        s.move(to: 30); try await controller.lap()
         s.move(to: 40); feed([s.heartRate(110, at: 40)])
         s.move(to: 45); feed([s.heartRate(130, at: 45)])
         s.move(to: 50)

@@ -16,7 +16,7 @@ final class ControlSocketTests: XCTestCase {
         let s = Script(clock: clock)
         let logger = Logger(label: "test", sink: RecordingLogSink())
         let controller = WorkoutController(
-            profile: scriptedProfile, stateDirectory: directory, clock: clock, ids: SampleIDGenerator(seed: 3),
+            profile: scriptedProfile, store: VolatileWorkoutStore(), clock: clock, ids: SampleIDGenerator(seed: 3),
             logger: logger)
         let path = directory.appendingPathComponent("control.sock").path
         let server = ControlServer(path: path, handlers: controller.controlHandlers(), logger: logger)

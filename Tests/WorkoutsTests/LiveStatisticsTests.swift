@@ -8,19 +8,9 @@ import XCTest
 /// Statistics, zones, gaps and energy for scripted streams with pauses and gaps, checked against
 /// values computed by hand.
 final class LiveStatisticsTests: XCTestCase {
-    var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = try TestEnvironment.temporaryDirectory("workouts")
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
-
     func makeController(_ clock: ManualClock, profile: UserProfile = scriptedProfile, log: RecordingLogSink = RecordingLogSink()) -> WorkoutController {
         WorkoutController(
-            profile: profile, stateDirectory: directory, clock: clock, ids: SampleIDGenerator(seed: 7),
+            profile: profile, store: VolatileWorkoutStore(), clock: clock, ids: SampleIDGenerator(seed: 7),
             logger: Logger(label: "workouts", sink: log, level: .debug))
     }
 
@@ -31,16 +21,16 @@ final class LiveStatisticsTests: XCTestCase {
     ///   distance 50 m (22–30).
     /// Running intervals [0, 12] and [20, 50]: 42 s running.
     func runScript(_ controller: WorkoutController, _ s: Script, lapAt: Double? = nil) async throws -> WorkoutSnapshot {
-        try controller.start(activity: .running)
+        try await controller.start(activity: .running)
         controller.ingest([s.heartRate(130, at: 0), s.steps(10, from: 0, to: 5)])
         s.move(to: 5); controller.ingest([s.heartRate(150, at: 5)])
         s.move(to: 10); controller.ingest([s.heartRate(170, at: 10)])
-        s.move(to: 12); try controller.pause()
+        s.move(to: 12); try await controller.pause()
         s.move(to: 15); controller.ingest([s.heartRate(190, at: 15), s.steps(8, from: 10, to: 15)])
-        s.move(to: 20); try controller.resume()
+        s.move(to: 20); try await controller.resume()
         s.move(to: 22); controller.ingest([s.heartRate(150, at: 22)])
         s.move(to: 30); controller.ingest([s.steps(20, from: 22, to: 30), s.distance(50, from: 22, to: 30)])
-        if let lapAt { s.move(to: lapAt); try controller.lap() }
+        if let lapAt { s.move(to: lapAt); try await controller.lap() }
         s.move(to: 40); controller.ingest([s.heartRate(110, at: 40)])
         s.move(to: 45); controller.ingest([s.heartRate(130, at: 45)])
         s.move(to: 48); controller.ingest([s.steps(12, from: 45, to: 48)])
@@ -102,7 +92,7 @@ final class LiveStatisticsTests: XCTestCase {
         let clock = ManualClock()
         let s = Script(clock: clock)
         let controller = makeController(clock)
-        try controller.start(activity: .running)
+        try await controller.start(activity: .running)
         controller.ingest([s.heartRate(130, at: 0)])
         s.move(to: 5); controller.ingest([s.heartRate(165, at: 5)])
         s.move(to: 8)
@@ -134,7 +124,7 @@ final class LiveStatisticsTests: XCTestCase {
         let clock = ManualClock()
         let s = Script(clock: clock)
         let controller = makeController(clock, profile: UserProfile(maximumHeartRate: 190))
-        try controller.start(activity: .walking)
+        try await controller.start(activity: .walking)
         s.move(to: 30)
         controller.ingest([s.steps(40, from: 0, to: 30)])
         let final = try await controller.end()
@@ -154,7 +144,7 @@ final class LiveStatisticsTests: XCTestCase {
         let s = Script(clock: clock)
         // No weight: the equation cannot run.
         let controller = makeController(clock, profile: UserProfile(maximumHeartRate: 190, dateOfBirth: "1990-01-01", biologicalSex: .female))
-        try controller.start(activity: .running)
+        try await controller.start(activity: .running)
         controller.ingest([s.heartRate(140, at: 0)])
         s.move(to: 5); controller.ingest([s.heartRate(141, at: 5), s.energy(1.5, from: 0, to: 5)])
         s.move(to: 10); controller.ingest([s.heartRate(142, at: 10), s.energy(2.25, from: 5, to: 10)])
@@ -167,7 +157,7 @@ final class LiveStatisticsTests: XCTestCase {
         let clock = ManualClock()
         let s = Script(clock: clock)
         let controller = makeController(clock)
-        try controller.start(activity: .running, devices: ["AA:BB:CC:DD:EE:FF", "Pod"])
+        try await controller.start(activity: .running, devices: ["AA:BB:CC:DD:EE:FF", "Pod"])
         let duplicate = s.heartRate(120, at: 0)
         let collected = controller.ingest([
             duplicate, duplicate,  // redelivered after a sink restart: counted once
@@ -213,11 +203,11 @@ final class LiveStatisticsTests: XCTestCase {
         let clock = ManualClock()
         let s = Script(clock: clock)
         let controller = makeController(clock)
-        try controller.start(activity: .cycling)
+        try await controller.start(activity: .cycling)
         controller.ingest([s.heartRate(120, at: 0)])
         s.move(to: 5); controller.ingest([s.heartRate(130, at: 5)])
-        s.move(to: 10); try controller.beginNewActivity(.transition)
-        s.move(to: 12); try controller.beginNewActivity(.running)
+        s.move(to: 10); try await controller.beginNewActivity(.transition)
+        s.move(to: 12); try await controller.beginNewActivity(.running)
         controller.ingest([s.heartRate(160, at: 12), s.steps(30, from: 12, to: 20)])
         s.move(to: 20); controller.ingest([s.heartRate(170, at: 20)])
         s.move(to: 22)
@@ -239,26 +229,34 @@ final class LiveStatisticsTests: XCTestCase {
     func testCommandsWithoutAWorkoutAreTypedErrors() async throws {
         let controller = makeController(ManualClock())
         XCTAssertEqual(controller.status().state, .notStarted)
-        XCTAssertThrowsError(try controller.pause()) { XCTAssertEqual(($0 as? WorkoutError)?.code, .noSession) }
-        do {
-            try await controller.end()
-            XCTFail("end without a workout must throw")
-        } catch {
-            XCTAssertEqual(error.code, .noSession)
+        func code(_ body: () async throws(WorkoutError) -> WorkoutSnapshot) async -> WorkoutError.Code? {
+            do {
+                _ = try await body()
+                return nil
+            } catch {
+                return error.code
+            }
         }
-        try controller.start(activity: .running)
-        XCTAssertThrowsError(try controller.start(activity: .cycling)) {
-            XCTAssertEqual(($0 as? WorkoutError)?.code, .alreadyActive)
-        }
+        var refused = await code { () async throws(WorkoutError) in try await controller.pause() }
+        XCTAssertEqual(refused, .noSession)
+        refused = await code { () async throws(WorkoutError) in try await controller.end() }
+        XCTAssertEqual(refused, .noSession)
+        try await controller.start(activity: .running)
+        refused = await code { () async throws(WorkoutError) in try await controller.start(activity: .cycling) }
+        XCTAssertEqual(refused, .alreadyActive)
         // Pausing twice: the second is ignored, no second pause event.
-        try controller.pause()
-        XCTAssertEqual(try controller.pause().state, .paused)
-        XCTAssertEqual(try controller.resume().state, .running)
-        XCTAssertEqual(try controller.resume().state, .running)
+        try await controller.pause()
+        var state = try await controller.pause().state
+        XCTAssertEqual(state, .paused)
+        state = try await controller.resume().state
+        XCTAssertEqual(state, .running)
+        state = try await controller.resume().state
+        XCTAssertEqual(state, .running)
         try await controller.end()
         XCTAssertEqual(controller.pendingWorkouts.first?.events.map(\.type), [.pause, .resume])
         XCTAssertEqual(controller.status().state, .ended, "status shows the last workout's final state")
         // A new workout may start after the previous one ended.
-        XCTAssertEqual(try controller.start(activity: .walking).state, .running)
+        state = try await controller.start(activity: .walking).state
+        XCTAssertEqual(state, .running)
     }
 }

@@ -1,13 +1,22 @@
 import Foundation
 import GatewayTesting
 import HealthModel
+import SQLite
+import SQLiteStore
 import SampleBus
+import Synchronization
 import Workouts
 import XCTest
 
-/// Persistence across a gateway restart, and the controller's two roles on a real gateway bus.
+/// The workout in progress in the SQLite store across a gateway restart or crash, and the
+/// controller's two roles on a real gateway bus.
+///
+/// A "crash" here is a controller that is dropped without ending its workout, with samples it
+/// collected live that the store never committed; the next controller on the same file must
+/// rebuild exactly what the store holds.
 final class RestartAndBusTests: XCTestCase {
     var directory: URL!
+    var path: String { directory.appendingPathComponent("samples.sqlite").path }
 
     override func setUpWithError() throws {
         directory = try TestEnvironment.temporaryDirectory("workouts-restart")
@@ -19,113 +28,144 @@ final class RestartAndBusTests: XCTestCase {
 
     func makeController(_ clock: ManualClock, log: RecordingLogSink = RecordingLogSink()) -> WorkoutController {
         WorkoutController(
-            profile: scriptedProfile, stateDirectory: directory, clock: clock, ids: SampleIDGenerator(seed: 7),
-            logger: Logger(label: "workouts", sink: log, level: .debug))
+            profile: scriptedProfile, store: SQLiteWorkoutStateStore(path: path), clock: clock,
+            ids: SampleIDGenerator(seed: 7), logger: Logger(label: "workouts", sink: log, level: .debug))
     }
 
-    func testRestartWhileRunningKeepsAccumulating() async throws {
+    /// Stands in for the SQLite sink: commits `records` in one transaction.
+    func commit(_ records: [HealthRecord]) throws {
+        try SQLiteSampleWriter(path: path).write(records)
+    }
+
+    func testACrashWhileRunningRebuildsTheWorkoutFromTheCommittedSamples() async throws {
         let clock = ManualClock()
         let s = Script(clock: clock)
         let first = makeController(clock)
-        try first.start(activity: .running)
-        first.ingest([s.heartRate(130, at: 0), s.steps(10, from: 0, to: 5)])
-        s.move(to: 5); first.ingest([s.heartRate(150, at: 5)])
-        first.checkpoint()
-        let file = directory.appendingPathComponent("workout-session.json")
-        XCTAssertTrue(FileManager.default.fileExists(atPath: file.path))
+        try await first.start(activity: .running)
+        let committed = [s.heartRate(130, at: 0), s.steps(10, from: 0, to: 5)]
+        first.ingest(committed)
+        try commit(committed)
+        s.move(to: 5)
+        let hr150 = s.heartRate(150, at: 5)
+        first.ingest([hr150])
+        try commit([hr150])
+        // Collected live but never committed (in the sink's batch window at the crash): lost.
+        first.ingest([s.heartRate(200, at: 6)])
+        // Committed, but the controller's own queue had not delivered it yet: kept.
+        let hr140 = s.heartRate(140, at: 7)
+        try commit([hr140])
         let before = first.status()
+        XCTAssertEqual(before.heartRate.maximum, 200)
 
-        // The gateway restarts 3 s later: a new controller on the same state directory.
+        // The gateway is killed and starts again 1 s later: a new controller on the same file.
         s.move(to: 8)
         let log = RecordingLogSink()
         let second = makeController(clock, log: log)
+        try await second.restore()
         let restored = second.status()
         XCTAssertEqual(restored.state, .running)
         XCTAssertTrue(restored.restored)
         XCTAssertEqual(restored.workoutID, before.workoutID)
         XCTAssertEqual(restored.steps, 10)
-        XCTAssertEqual(restored.heartRate.maximum, 150)
+        XCTAssertEqual(restored.heartRate.maximum, 150, "the uncommitted 200 is gone, the committed 140 is there")
+        XCTAssertEqual(restored.heartRate.minimum, 130)
         XCTAssertEqual(restored.elapsedSeconds, 8, "still running through the restart")
-        XCTAssertTrue(log.contains("restored workout \(try XCTUnwrap(before.workoutID)) after a restart: running, running"), "\(log.entries.map(\.message))")
+        XCTAssertTrue(
+            log.contains("restored workout \(try XCTUnwrap(before.workoutID)) after a restart: running, running"),
+            "\(log.entries.map(\.message))")
 
         // It keeps accumulating.
-        s.move(to: 10); second.ingest([s.heartRate(160, at: 10), s.steps(7, from: 5, to: 10)])
+        s.move(to: 10)
+        let more = [s.heartRate(160, at: 10), s.steps(7, from: 5, to: 10)]
+        second.ingest(more)
+        try commit(more)
         s.move(to: 12)
         let final = try await second.end()
         XCTAssertEqual(final.steps, 17)
         XCTAssertEqual(final.heartRate.maximum, 160)
         XCTAssertEqual(final.elapsedSeconds, 12)
-        // 130 for 5 s + 150 for 5 s + 160 for 2 s
+        // 130 for 5 s, 150 for 2 s, 140 for 3 s, 160 for 2 s (zones 120/140/160/…).
         XCTAssertEqual(final.zoneSeconds, [0, 5, 5, 2, 0])
         let workout = try XCTUnwrap(second.pendingWorkouts.first)
-        XCTAssertEqual(workout.sampleIDs.count, 5)
+        XCTAssertEqual(Set(workout.sampleIDs), Set((committed + [hr150, hr140] + more).map(\.id)))
         XCTAssertEqual(workout.metadata["healthgate.restoredAfterRestart"], .bool(true))
     }
 
-    func testRestartWhilePausedStaysPausedAndStateChangesAreSavedAtOnce() async throws {
+    func testARestartWhilePausedStaysPausedAndEveryCommandIsDurableWhenAnswered() async throws {
         let clock = ManualClock()
         let s = Script(clock: clock)
         let first = makeController(clock)
-        try first.start(activity: .cycling)
+        try await first.start(activity: .cycling)
         s.move(to: 20)
-        try first.lap()
+        try await first.lap()
         s.move(to: 30)
-        try first.pause()  // saved now, no checkpoint needed
+        try await first.pause()  // committed before it returned: no checkpoint exists
 
         s.move(to: 100)
         let second = makeController(clock)
+        try await second.restore()
         var status = second.status()
         XCTAssertEqual(status.state, .paused)
         XCTAssertEqual(status.elapsedSeconds, 30, "paused time does not count, before or after the restart")
         XCTAssertEqual(status.laps, 1)
-        try second.resume()
+        try await second.resume()
         s.move(to: 110)
         status = second.status()
         XCTAssertEqual(status.elapsedSeconds, 40)
         try await second.end()
-        XCTAssertEqual(second.pendingWorkouts.first?.events.map(\.type), [.lap, .pause, .resume])
+        let ended = try XCTUnwrap(second.pendingWorkouts.first)
+        XCTAssertEqual(ended.events.map(\.type), [.lap, .pause, .resume])
 
-        // An ended workout waiting for the bus survives a restart too.
+        // Ended but not stored yet (no sink took it): the next start publishes it again.
         let third = makeController(clock)
-        XCTAssertEqual(third.pendingWorkouts.count, 1)
+        try await third.restore()
+        XCTAssertEqual(third.pendingWorkouts.map(\.id), [ended.id])
+        XCTAssertEqual(third.pendingWorkouts.first?.events, ended.events)
+        XCTAssertEqual(third.pendingWorkouts.first?.duration, ended.duration)
         XCTAssertEqual(third.status().state, .notStarted)
+
+        // The transaction that stores the workout removes it from the workouts in progress.
+        try commit([.workout(ended)])
+        let fourth = makeController(clock)
+        try await fourth.restore()
+        XCTAssertTrue(fourth.pendingWorkouts.isEmpty)
+        let stored = try await SQLiteSampleStore(path: path).workout(id: ended.id)
+        XCTAssertEqual(stored?.workout.events.map(\.type), [.lap, .pause, .resume])
     }
 
-    func testUnreadableStateFileIsMovedAsideAndLogged() throws {
-        let file = directory.appendingPathComponent("workout-session.json")
-        try Data("{ not json".utf8).write(to: file)
-        let log = RecordingLogSink()
-        let controller = makeController(ManualClock(), log: log)
-        XCTAssertEqual(controller.status().state, .notStarted)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: file.path))
-        let aside = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("workout-session.json.corrupt-") }
-        XCTAssertEqual(aside.count, 1)
-        XCTAssertTrue(log.entries.contains { $0.level == .error && $0.message.contains("unreadable") })
-    }
-
-    func testUnwritableStateDirectoryIsLoggedAndCounted() throws {
-        // The state "directory" is a regular file, so nothing can be written under it.
+    func testAStoreThatCannotCommitRefusesTheCommandAndChangesNothing() async throws {
+        // The store's "directory" is a regular file, so the database cannot be created.
         let blocker = directory.appendingPathComponent("not-a-directory")
         try Data().write(to: blocker)
-        let log = RecordingLogSink()
         let controller = WorkoutController(
-            profile: UserProfile(), stateDirectory: blocker, clock: ManualClock(), ids: SampleIDGenerator(seed: 1),
-            logger: Logger(label: "workouts", sink: log))
-        XCTAssertEqual(try controller.start(activity: .running).state, .running, "the workout still runs")
-        XCTAssertEqual(controller.persistenceFailures, 1)
-        XCTAssertTrue(log.entries.contains { $0.level == .error && $0.message.contains("cannot save the workout session") })
+            profile: UserProfile(), store: SQLiteWorkoutStateStore(path: blocker.appendingPathComponent("s.sqlite").path),
+            clock: ManualClock(), ids: SampleIDGenerator(seed: 1), logger: Logger(label: "workouts", sink: RecordingLogSink()))
+        do {
+            try await controller.start(activity: .running)
+            XCTFail("a command the store cannot commit must not be acknowledged")
+        } catch {
+            XCTAssertEqual(error.code, .persistence)
+            XCTAssertTrue(error.message.contains("not-a-directory"), error.message)
+        }
+        XCTAssertEqual(controller.status().state, .notStarted)
     }
 
     /// The controller on a real gateway: a scripted source publishes heart rate on the bus, the
-    /// controller's sink role collects it, and its source role publishes the ended workout to a
-    /// store that accepts workouts.
+    /// controller's sink role collects it, and its source role publishes the ended workout to the
+    /// SQLite sink, whose transaction also removes the workout in progress.
     func testGatewayFeedsTheBuilderAndStoresThePublishedWorkout() async throws {
         let clock = ManualClock()
         let s = Script(clock: clock)
         let controller = makeController(clock)
-        try controller.start(activity: .running)
+        try await controller.start(activity: .running)
         let records = [s.heartRate(140, at: 0), s.heartRate(150, at: 1), s.steps(3, from: 0, to: 1)]
-        let store = CollectingSink()
+        let store = try SQLiteSink(
+            configuration: SQLiteSink.Configuration(path: path, batchWindowMilliseconds: 0),
+            environment: PluginEnvironment(
+                name: "sqlite", logger: Logger(label: "sqlite", sink: RecordingLogSink()), clock: clock,
+                ids: SampleIDGenerator(seed: 2),
+                paths: GatewayPaths(dataDirectory: directory, stateDirectory: directory, runtimeDirectory: directory),
+                variables: [:]))
         let gateway = Gateway(
             sources: [
                 ConfiguredSource(name: "script", kind: "script", source: ScriptedSource(records: records)),
@@ -143,16 +183,16 @@ final class RestartAndBusTests: XCTestCase {
         s.move(to: 2)
         let final = try await controller.end()
         XCTAssertEqual(final.heartRate.maximum, 150)
-        try await waitUntil("the store received the workout") {
-            store.records.contains { $0.kind == .workout }
-        }
-        guard case .workout(let workout)? = store.records.first(where: { $0.kind == .workout }) else {
-            return XCTFail("no workout")
-        }
-        XCTAssertEqual(workout.id, final.workoutID)
-        XCTAssertEqual(Set(workout.sampleIDs), Set(records.map(\.id)))
+        let reader = try SQLiteSampleStore(path: path)
+        let id = try XCTUnwrap(final.workoutID)
+        try await waitUntil("the store received the workout") { (try? await reader.workout(id: id)) != nil }
+        let stored = try await reader.workout(id: id)
+        XCTAssertEqual(Set(try XCTUnwrap(stored).workout.sampleIDs), Set(records.map(\.id)))
+        XCTAssertEqual(stored?.samples.count, 3)
         XCTAssertTrue(controller.pendingWorkouts.isEmpty, "published, so no longer pending")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.appendingPathComponent("workout-session.json").path))
+        let next = makeController(clock)
+        try await next.restore()
+        XCTAssertTrue(next.pendingWorkouts.isEmpty, "stored, so no longer in progress in the store")
         _ = shutdown.requestStop()
         await running.value
     }
@@ -208,5 +248,63 @@ struct ScriptedSource: SampleSource {
 
     func run(context: SourceContext) async throws {
         await context.publisher.publish(records)
+    }
+}
+
+/// A store that runs `during` while it commits an entry: what the sink role does in that moment.
+final class HookedStore: WorkoutStateStore {
+    let inner = VolatileWorkoutStore()
+    let during: @Sendable (WorkoutAction) -> Void
+
+    init(during: @escaping @Sendable (WorkoutAction) -> Void) {
+        self.during = during
+    }
+
+    func journaledWorkouts() throws(WorkoutError) -> [JournaledWorkout] { try inner.journaledWorkouts() }
+
+    func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError) {
+        for entry in entries { during(entry.action) }
+        try inner.append(entries, from: index, of: definition)
+    }
+
+    func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord] {
+        try inner.committedRecords(of: types, endingFrom: start)
+    }
+
+    func handedOver(_ id: SampleID) throws(WorkoutError) { try inner.handedOver(id) }
+}
+
+extension RestartAndBusTests {
+    /// The live state is not locked while the store commits: samples collected in that moment
+    /// are kept when they belong (before the end) and dropped when they do not (after a pause).
+    func testSamplesCollectedWhileACommandCommitsAreJudgedByTheCommittedState() async throws {
+        let clock = ManualClock()
+        let s = Script(clock: clock)
+        let beforeEnd = s.heartRate(140, at: 19.5)
+        let afterPause = s.heartRate(190, at: 10.5)
+        let controllerBox = Mutex<WorkoutController?>(nil)
+        let store = HookedStore { action in
+            let controller = controllerBox.withLock { $0 }
+            switch action {
+            case .pause: controller?.ingest([afterPause])
+            case .end: controller?.ingest([beforeEnd])
+            default: break
+            }
+        }
+        let controller = WorkoutController(
+            profile: scriptedProfile, store: store, clock: clock, ids: SampleIDGenerator(seed: 5),
+            logger: Logger(label: "workouts", sink: RecordingLogSink()))
+        controllerBox.withLock { $0 = controller }
+        try await controller.start(activity: .running)
+        controller.ingest([s.heartRate(120, at: 1)])
+        s.move(to: 10)
+        try await controller.pause()
+        XCTAssertEqual(controller.status().heartRate.maximum, 120, "the sample after the pause was dropped")
+        s.move(to: 15)
+        try await controller.resume()
+        s.move(to: 20)
+        let final = try await controller.end()
+        XCTAssertEqual(final.heartRate.maximum, 140, "the sample collected while the end was committed counts")
+        XCTAssertEqual(controller.pendingWorkouts.first?.sampleIDs.count, 2)
     }
 }

@@ -16,7 +16,7 @@ final class WorkoutCommandLineTests: XCTestCase {
         let s = Script(clock: clock)
         let logger = Logger(label: "test", sink: RecordingLogSink())
         let controller = WorkoutController(
-            profile: scriptedProfile, stateDirectory: healthgate.root.appendingPathComponent("state"), clock: clock,
+            profile: scriptedProfile, store: VolatileWorkoutStore(), clock: clock,
             ids: SampleIDGenerator(seed: 11), logger: logger)
         try FileManager.default.createDirectory(
             at: healthgate.controlSocket.deletingLastPathComponent(), withIntermediateDirectories: true)

@@ -48,10 +48,10 @@ enum HTTPBenchmark {
         var gzipBytes = 0
         for first in stride(from: 0, to: records.count, by: batchSize) {
             let batch = records[first..<min(first + batchSize, records.count)]
-            let entries = try batch.enumerated().map { offset, record in
-                OutboxEntry(
-                    sequence: Int64(first + offset), id: record.id, kind: record.kind,
-                    payload: try PayloadBuilder.storedPayload(of: record, encoder: encoder), enqueuedAt: start)
+            let entries = try batch.map { record in
+                OutboxRecord(
+                    id: record.id, kind: record.kind, payload: try PayloadBuilder.storedPayload(of: record, encoder: encoder),
+                    enqueuedAt: start)
             }
             let body = builder.body(for: entries)
             let compressed = try Gzip.compress(body)

@@ -8,7 +8,10 @@ enum DecodeCommand {
     static let command = Command(
         name: "decode", summary: "Decode a Bluetooth GATT payload (hex) and print it as JSON.",
         usage: "decode SUBCOMMAND HEX",
-        subcommands: [heartRateMeasurement, rscMeasurement, bodySensorLocation, batteryLevel])
+        subcommands: [
+            heartRateMeasurement, rscMeasurement, bodySensorLocation, batteryLevel,
+            cscMeasurement, cyclingPowerMeasurement, treadmillData, indoorBikeData, rowerData,
+        ])
 
     static let heartRateMeasurement = leaf(
         "heart-rate-measurement", "Heart Rate Measurement (0x2A37).",
@@ -55,9 +58,9 @@ enum DecodeCommand {
         BatteryJSON(batteryLevel: try BatteryLevelDecoder.decode(bytes))
     }
 
-    private static func leaf<Output: Encodable & Sendable>(
+    static func leaf<Output: Encodable & Sendable, Failure: Error>(
         _ name: String, _ summary: String, example: String, keys: String,
-        _ decode: @escaping @Sendable ([UInt8]) throws(GATTDecodingError) -> Output
+        _ decode: @escaping @Sendable ([UInt8]) throws(Failure) -> Output
     ) -> Command {
         Command(
             name: name, summary: "Decode a \(summary)", usage: "decode \(name) HEX",

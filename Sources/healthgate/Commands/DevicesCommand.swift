@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import SerialPedometer
 import Udev
@@ -23,16 +22,11 @@ enum DevicesCommand {
             OptionSpec(name: "json", value: nil, help: "Print one JSON object per device."),
         ]
     ) { arguments, context in
-        let result: Result<[UdevDevice], UdevError> = await withCheckedContinuation { continuation in
-            // libudev reads sysfs and /run/udev synchronously: keep it off the cooperative pool.
-            DispatchQueue(label: "healthgate.devices").async {
-                continuation.resume(returning: Result { () throws(UdevError) in try Udev.enumerate(subsystem: "tty") })
-            }
-        }
         let devices: [UdevDevice]
-        switch result {
-        case .success(let all): devices = all.filter { arguments.flag("all") || !$0.isVirtual }
-        case .failure(let error): throw CommandError(.unavailable, "cannot read the udev database: \(error)")
+        do {
+            devices = try await Udev.devices(subsystem: "tty").filter { arguments.flag("all") || !$0.isVirtual }
+        } catch {
+            throw CommandError(.unavailable, "cannot read the udev database: \(error)")
         }
         if arguments.flag("json") {
             let encoder = JSONEncoder()

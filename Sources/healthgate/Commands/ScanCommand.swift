@@ -1,3 +1,4 @@
+import AsyncPrimitives
 import Foundation
 import HeartRateMonitor
 import SampleBus
@@ -40,40 +41,24 @@ enum ScanCommand {
         return .success
     }
 
-    /// Runs discovery for `duration` and returns the peripherals still present at the end.
+    /// Runs discovery for `duration` and returns the peripherals still present at the end (or
+    /// when discovery ends early).
     static func scan(_ transport: BlueZTransport, for duration: Duration) async throws -> [DiscoveredPeripheral] {
         let services: [BluetoothUUID] = [.heartRateService, .runningSpeedAndCadenceService]
-        return try await withThrowingTaskGroup(of: [DiscoveredPeripheral]?.self) { group in
-            group.addTask {
-                var seen: [String: DiscoveredPeripheral] = [:]
-                do {
-                    for try await event in transport.discover(services: services) {
-                        switch event {
-                        case .found(let peripheral): seen[peripheral.address] = peripheral
-                        case .lost(let address): seen[address] = nil
-                        }
+        let seen = AsyncCondition<[String: DiscoveredPeripheral]>([:])
+        _ = try await race(sleep: { try await Task.sleep(for: duration) }) {
+            do {
+                for try await event in transport.discover(services: services) {
+                    switch event {
+                    case .found(let peripheral): seen.update { $0[peripheral.address] = peripheral }
+                    case .lost(let address): seen.update { $0[address] = nil }
                     }
-                } catch let error as BLETransportError where error.code == .unavailable {
-                    throw CommandError(.unavailable, "no Bluetooth: \(error.message)")
                 }
-                // Reached when the timer cancels us: the stream then ends normally.
-                return Array(seen.values)
+            } catch let error as BLETransportError where error.code == .unavailable {
+                throw CommandError(.unavailable, "no Bluetooth: \(error.message)")
             }
-            group.addTask {
-                try await Task.sleep(for: duration)
-                return nil
-            }
-            defer { group.cancelAll() }
-            // The first child to finish decides: the timer (nil) or discovery ending early.
-            guard let first = try await group.next() else { return [] }
-            if let peripherals = first { return peripherals }
-            group.cancelAll()
-            // Cancelled, discovery returns what it has seen.
-            while let next = try await group.next() {
-                if let peripherals = next { return peripherals }
-            }
-            return []
         }
+        return Array(seen.value.values)
     }
 
     private static func print(_ peripherals: [DiscoveredPeripheral], context: CommandContext) {

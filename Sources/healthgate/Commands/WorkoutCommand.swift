@@ -38,32 +38,30 @@ enum WorkoutCommand {
             formatOption,
         ]
     ) { arguments, context in
-        guard let activity = arguments.value("activity") else {
+        guard let name = arguments.value("activity") else {
             throw CommandError(.usage, "--activity is required (e.g. --activity running)")
         }
-        guard WorkoutActivityType(rawValue: activity) != nil else {
-            throw CommandError(.usage, "unknown activity \"\(activity)\"; known: \(WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", "))")
+        guard let activity = WorkoutActivityType(rawValue: name) else {
+            throw CommandError(.usage, "unknown activity \"\(name)\"; known: \(WorkoutControlRequest.activityNames)")
         }
-        var payload: [String: JSONValue] = ["activity": .string(activity)]
         let devices = arguments.list("devices")
-        if !devices.isEmpty { payload["devices"] = .array(devices.map(JSONValue.string)) }
-        return try await control("workout.start", .object(payload), arguments, context)
+        return try await control(.start(activity: activity, devices: devices.isEmpty ? nil : devices), arguments, context)
     }
 
-    static let pause = simple("pause", "Pause the workout (ignored when paused).", "workout.pause")
-    static let resume = simple("resume", "Resume the workout (ignored when running).", "workout.resume")
-    static let lap = simple("lap", "Mark a lap.", "workout.lap")
-    static let end = simple("end", "End the workout; the daemon stores it.", "workout.end")
+    static let pause = simple("pause", "Pause the workout (ignored when paused).", .pause)
+    static let resume = simple("resume", "Resume the workout (ignored when running).", .resume)
+    static let lap = simple("lap", "Mark a lap.", .lap)
+    static let end = simple("end", "End the workout; the daemon stores it.", .end)
 
     static let activity = Command(
         name: "activity", summary: "Begin the next activity of a multisport workout.",
         usage: "workout activity TYPE [--format line|json]", options: [formatOption]
     ) { arguments, context in
-        let type = try arguments.positional(0, "the activity TYPE")
-        guard WorkoutActivityType(rawValue: type) != nil else {
-            throw CommandError(.usage, "unknown activity \"\(type)\"")
+        let name = try arguments.positional(0, "the activity TYPE")
+        guard let type = WorkoutActivityType(rawValue: name) else {
+            throw CommandError(.usage, "unknown activity \"\(name)\"")
         }
-        return try await control("workout.activity", .object(["activity": .string(type)]), arguments, context)
+        return try await control(.activity(type), arguments, context)
     }
 
     static let status = Command(
@@ -171,18 +169,17 @@ enum WorkoutCommand {
 
     // MARK: Helpers
 
-    static func simple(_ name: String, _ summary: String, _ request: String) -> Command {
+    static func simple(_ name: String, _ summary: String, _ request: WorkoutControlRequest) -> Command {
         Command(name: name, summary: summary, usage: "workout \(name) [--format line|json]", options: [formatOption]) {
             arguments, context in
-            try await control(request, .object([:]), arguments, context)
+            try await control(request, arguments, context)
         }
     }
 
-    static func control(_ request: String, _ payload: JSONValue, _ arguments: ParsedArguments, _ context: CommandContext) async throws -> ExitCode {
+    static func control(_ request: WorkoutControlRequest, _ arguments: ParsedArguments, _ context: CommandContext) async throws -> ExitCode {
         let format = arguments.value("format") ?? "line"
         guard ["line", "json"].contains(format) else { throw CommandError(.usage, "--format must be line or json") }
-        let result = try await sendControlRequest(command: request, arguments: payload, context: context)
-        let snapshot = try decodeSnapshot(result)
+        let snapshot = try await send(request, context)
         if format == "json" {
             try printJSON(snapshot, context)
         } else {
@@ -192,7 +189,17 @@ enum WorkoutCommand {
     }
 
     static func fetchStatus(_ context: CommandContext) async throws -> WorkoutSnapshot {
-        try decodeSnapshot(try await sendControlRequest(command: "workout.status", arguments: .object([:]), context: context))
+        try await send(.status, context)
+    }
+
+    /// Sends one request to the daemon's control socket (the configured `controlSocket`, else the
+    /// runtime directory's) and reads its snapshot.
+    /// - Throws: ``CommandError`` with `.unavailable` (69) when no daemon answers, `.dataError`
+    ///   (65) when the daemon refuses the command (its message is the daemon's error) or answers
+    ///   something that is not a snapshot.
+    static func send(_ request: WorkoutControlRequest, _ context: CommandContext) async throws -> WorkoutSnapshot {
+        try decodeSnapshot(
+            try await ControlSocketPath.send(request.command, arguments: request.arguments, socket: nil, context: context))
     }
 
     static func decodeSnapshot(_ value: JSONValue) throws -> WorkoutSnapshot {

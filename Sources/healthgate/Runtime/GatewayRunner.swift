@@ -42,7 +42,7 @@ struct GatewayRunner {
                 variables: variables)
         }
         let services = try GatewayServices(
-            configuration: configuration, paths: paths, logger: logger, clock: clock, ids: ids)
+            configuration: configuration, configuredSinks: sinks, paths: paths, logger: logger, clock: clock, ids: ids)
         let statusBoard = StatusBoard()
         let gateway = Gateway(
             sources: sources + extraSources + services.sources,

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayControl
 import HealthModel
+import SQLiteStore
 import SampleBus
 import Workouts
 
@@ -11,16 +12,37 @@ struct GatewayServices {
     var sinks: [ConfiguredSink] = []
     var controlHandlers: [String: ControlHandler] = [:]
 
+    /// - Parameter configuredSinks: the configured sinks; the first SQLite store among them keeps
+    ///   the workout in progress.
     /// - Throws: ``ConfigurationError`` naming the `profile` key when the user profile is wrong.
-    init(configuration: GatewayConfiguration, paths: GatewayPaths, logger: Logger, clock: any GatewayClock, ids: SampleIDGenerator) throws(ConfigurationError) {
+    init(
+        configuration: GatewayConfiguration, configuredSinks: [ConfiguredSink], paths: GatewayPaths, logger: Logger,
+        clock: any GatewayClock, ids: SampleIDGenerator
+    ) throws(ConfigurationError) {
         // The workout controller is both a sink (it collects heart rate and steps from the bus)
         // and a source (it publishes finished workouts, so every store that takes workouts
-        // stores them). It restores an interrupted workout from the state directory.
+        // stores them). The workout in progress lives in the SQLite store beside the samples it
+        // covers, so a restart (or a crash) rebuilds it from what that store committed.
         let environment = PluginEnvironment(
             name: "workouts", logger: logger.child("workouts"), clock: clock, ids: ids, paths: paths, variables: [:])
+        let store: any WorkoutStateStore
+        if let sqlite = configuredSinks.lazy.compactMap({ $0.sink as? SQLiteSink }).first {
+            store = SQLiteWorkoutStateStore(path: sqlite.path)
+        } else {
+            environment.logger.notice(
+                "no sqlite sink is configured: a workout in progress is kept in memory and does not survive a restart")
+            store = VolatileWorkoutStore()
+        }
+        // The state file of releases that kept the workout beside the store; its workout, if
+        // any, is not carried over.
+        let oldStateFile = paths.stateDirectory.appendingPathComponent("workout-session.json")
+        if FileManager.default.fileExists(atPath: oldStateFile.path) {
+            environment.logger.warning(
+                "ignoring \(oldStateFile.path), written by an older healthgate: workouts in progress live in the store now; delete the file")
+        }
         let workouts: WorkoutController
         do {
-            workouts = try WorkoutController(configuration: configuration, environment: environment)
+            workouts = try WorkoutController(configuration: configuration, environment: environment, store: store)
         } catch {
             throw ConfigurationError(file: configuration.origin, keyPath: error.keyPath ?? "profile", reason: error.reason)
         }

@@ -1,4 +1,5 @@
 internal import CCurl
+import AsyncPrimitives
 import Foundation
 import Synchronization
 
@@ -15,12 +16,24 @@ import Synchronization
 ///   `caFile` replaces the system bundle as the set of trusted roots.
 /// - Redirects are never followed and only `http`/`https` are allowed, so no request reaches any
 ///   URL but the configured one.
-/// - Each request runs on a Dispatch queue (`curl_easy_perform` blocks), never on the cooperative
-///   pool. Cancelling the calling task aborts the transfer from libcurl's progress callback.
-public final class CurlTransport: HTTPTransport {
+/// - The transport is an actor whose executor is a serial Dispatch queue, so each request runs
+///   on that queue (`curl_easy_perform` blocks), never on the cooperative pool; concurrent sends
+///   take turns. Cancelling the calling task aborts the transfer from libcurl's progress
+///   callback.
+/// - One easy handle serves every request, so libcurl keeps the connection open between them
+///   (HTTP/1.1 keep-alive, and the TLS session): a batch does not pay for a new TCP and TLS
+///   handshake. Every option is set again for each request.
+public actor CurlTransport: HTTPTransport {
     private let library: CurlLibrary
     private let caFile: String?
-    private let queue = DispatchQueue(label: "healthgate.http-repository.curl", attributes: .concurrent)
+    private let executor = QueueExecutor(label: "healthgate.http-repository.curl")
+    /// The easy handle kept between requests, and the cleanup function of the library that made
+    /// it (the library outlives the handle: it is a stored property freed after `deinit`).
+    private var handle: UnsafeMutableRawPointer?
+    private var cleanup: hg_curl_easy_cleanup_fn?
+
+    /// Every isolated method runs on the transport's queue.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Creates a transport. Loads nothing: see ``prepare()``.
     /// - Parameters:
@@ -34,32 +47,42 @@ public final class CurlTransport: HTTPTransport {
     /// Loads libcurl, on this transport's queue (dlopen reads files), unless it is loaded already.
     /// - Throws: ``CurlLibraryError`` when libcurl is missing or unusable.
     public func prepare() async throws {
-        let library = library
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            queue.async {
-                continuation.resume(with: Result { () throws(CurlLibraryError) in try library.load() })
-            }
-        }
+        try library.load()
     }
 
+    /// Frees the reused handle. No transfer can be running: a transfer holds the actor.
+    isolated deinit {
+        if let handle, let cleanup { cleanup(handle) }
+    }
+
+    /// Sends `request` through the reused handle (see the type's documentation).
+    /// - Throws: ``HTTPTransportError`` when no answer came; `CancellationError` when cancelled.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try Task.checkCancellation()
         let exchange = Exchange()
-        let caFile = caFile
-        // Captured by the queue's closure, so the library (and its curl_global_init) outlives
-        // every transfer in flight.
-        let library = library
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                queue.async {
-                    continuation.resume(with: Result {
-                        try Self.perform(request, library: library, caFile: caFile, exchange: exchange)
-                    })
-                }
+            let url = request.url.absoluteString
+            let curl: CurlEntryPoints
+            do {
+                curl = try library.entryPoints()
+            } catch {
+                throw HTTPTransportError(url: url, reason: "\(error)")
             }
+            guard let handle = reusedHandle(curl) else {
+                throw HTTPTransportError(url: url, reason: "libcurl could not create a handle")
+            }
+            return try Self.perform(request, curl: curl, handle: handle, caFile: caFile, exchange: exchange)
         } onCancel: {
             exchange.cancelled.store(true, ordering: .relaxed)
         }
+    }
+
+    /// The easy handle, made with `curl` on first use.
+    private func reusedHandle(_ curl: CurlEntryPoints) -> UnsafeMutableRawPointer? {
+        if let handle { return handle }
+        handle = curl.easyInit()
+        cleanup = curl.easyCleanup
+        return handle
     }
 
     /// One transfer's response buffers and cancellation flag, reached from libcurl's callbacks
@@ -71,22 +94,23 @@ public final class CurlTransport: HTTPTransport {
         let cancelled = Atomic<Bool>(false)
     }
 
+    /// One transfer on `handle`. Synchronous: called by ``send(_:)`` on the transport's queue.
     private static func perform(
-        _ request: HTTPRequest, library: CurlLibrary, caFile: String?, exchange: Exchange
+        _ request: HTTPRequest, curl: CurlEntryPoints, handle: UnsafeMutableRawPointer, caFile: String?,
+        exchange: Exchange
     ) throws -> HTTPResponse {
         let url = request.url.absoluteString
-        let curl: CurlEntryPoints
-        do {
-            curl = try library.entryPoints()
-        } catch {
-            throw HTTPTransportError(url: url, reason: error.description)
-        }
-        guard let handle = curl.easyInit() else {
-            throw HTTPTransportError(url: url, reason: "libcurl could not create a handle")
-        }
-        defer { curl.easyCleanup(handle) }
         var headerList: UnsafeMutablePointer<curl_slist>?
-        defer { curl.slistFreeAll(headerList) }
+        defer {
+            // The handle outlives this request: leave it no pointer to this request's memory.
+            _ = hg_curl_setopt_pointer(curl.setopt, handle, CURLOPT_HTTPHEADER, nil)
+            _ = hg_curl_setopt_pointer(curl.setopt, handle, CURLOPT_ERRORBUFFER, nil)
+            _ = hg_curl_setopt_pointer(curl.setopt, handle, CURLOPT_POSTFIELDS, nil)
+            _ = hg_curl_setopt_pointer(curl.setopt, handle, CURLOPT_WRITEDATA, nil)
+            _ = hg_curl_setopt_pointer(curl.setopt, handle, CURLOPT_HEADERDATA, nil)
+            _ = hg_curl_setopt_pointer(curl.setopt, handle, CURLOPT_XFERINFODATA, nil)
+            curl.slistFreeAll(headerList)
+        }
         // "Expect:" turns off libcurl's 100-continue round trip for larger bodies.
         for line in request.headers.map({ "\($0.name): \($0.value)" }) + ["Expect:"] {
             headerList = curl.slistAppend(headerList, line)

@@ -1,79 +1,51 @@
-import Synchronization
+import AsyncPrimitives
 
 /// Wake-ups between the sink's intake and delivery tasks: "records arrived", "room freed",
-/// "intake finished". A signal sent while nobody waits is remembered, so none is lost.
-/// Waiting honours cancellation. Thread-safe.
+/// "intake finished" (which also ends a backoff: see ``waitForIntakeEnd()``).
+///
+/// A signal sent while nobody waits is remembered until the next wait takes it, so none is lost.
+/// Waits end with `CancellationError` when the waiting task is cancelled. Thread-safe.
 final class DeliverySignals: Sendable {
     private struct State {
         var recordsPending = false
         var roomPending = false
         var intakeFinished = false
-        var recordWaiter: CheckedContinuation<Void, Never>?
-        var roomWaiter: CheckedContinuation<Void, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = AsyncCondition(State())
 
-    var intakeFinished: Bool { state.withLock { $0.intakeFinished } }
+    var intakeFinished: Bool { state.value.intakeFinished }
 
     func recordsArrived() {
-        state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.recordsPending = true
-            defer { state.recordWaiter = nil }
-            return state.recordWaiter
-        }?.resume()
+        state.update { $0.recordsPending = true }
     }
 
     func roomFreed() {
-        state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.roomPending = true
-            defer { state.roomWaiter = nil }
-            return state.roomWaiter
-        }?.resume()
+        state.update { $0.roomPending = true }
     }
 
+    /// The inbox ended: wakes the delivery task, and every backoff under way.
     func finishIntake() {
-        state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.intakeFinished = true
-            state.recordsPending = true
-            defer { state.recordWaiter = nil }
-            return state.recordWaiter
-        }?.resume()
-    }
-
-    /// Returns once records arrived (or intake finished) since the last wait, or on cancellation.
-    func waitForRecords() async {
-        await wait(room: false)
-    }
-
-    /// Returns once room was freed since the last wait, or on cancellation.
-    func waitForRoom() async {
-        await wait(room: true)
-    }
-
-    private func wait(room: Bool) async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { state -> Bool in
-                    let pending = room ? state.roomPending : state.recordsPending
-                    if pending || Task.isCancelled {
-                        if room { state.roomPending = false } else { state.recordsPending = false }
-                        return true
-                    }
-                    if room { state.roomWaiter = continuation } else { state.recordWaiter = continuation }
-                    return false
-                }
-                if now { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { state -> CheckedContinuation<Void, Never>? in
-                let waiter = room ? state.roomWaiter : state.recordWaiter
-                if room { state.roomWaiter = nil } else { state.recordWaiter = nil }
-                return waiter
-            }?.resume()
+        state.update {
+            $0.intakeFinished = true
+            $0.recordsPending = true
         }
-        state.withLock { state in
-            if room { state.roomPending = false } else { state.recordsPending = false }
-        }
+    }
+
+    /// Returns once the intake finished (the inbox ended: the gateway is stopping).
+    func waitForIntakeEnd() async throws {
+        try await state.wait { $0.intakeFinished }
+    }
+
+    /// Returns once records arrived (or intake finished) since the last wait, and takes the signal.
+    func waitForRecords() async throws {
+        try await state.wait { $0.recordsPending }
+        state.update { $0.recordsPending = false }
+    }
+
+    /// Returns once room was freed since the last wait, and takes the signal.
+    func waitForRoom() async throws {
+        try await state.wait { $0.roomPending }
+        state.update { $0.roomPending = false }
     }
 }

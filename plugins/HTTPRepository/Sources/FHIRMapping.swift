@@ -24,7 +24,10 @@ enum FHIRMapping {
     // steps in unspecified time Pedometer; 41953-1 Walking distance 24 hour Calculated (the
     // closest LOINC term for pedometer distance); 41981-2 Calories burned; 80404-7 R-R
     // interval.standard deviation (heart rate variability). Running speed and stride length have
-    // no point-in-time LOINC term we could confirm, so they carry only healthgate's own code.
+    // no point-in-time LOINC term we could confirm, so they carry only healthgate's own code;
+    // nor do cycling speed, cadence and power, cycling and rowing distance, or rowing speed (the
+    // HL7 Physical Activity IG's LOINC value set has none of them), so they too carry only
+    // healthgate's code, with their UCUM units.
     static func code(for type: QuantityType) -> Code {
         switch type.identifier {
         case QuantityType.heartRate.identifier:
@@ -40,6 +43,18 @@ enum FHIRMapping {
                  category: "vital-signs", unit: "ms", ucum: "ms")
         case QuantityType.runningSpeed.identifier:
             Code(loinc: nil, display: "Running speed", category: "activity", unit: "m/s", ucum: "m/s")
+        case QuantityType.cyclingSpeed.identifier:
+            Code(loinc: nil, display: "Cycling speed", category: "activity", unit: "m/s", ucum: "m/s")
+        case QuantityType.cyclingCadence.identifier:
+            Code(loinc: nil, display: "Cycling cadence", category: "activity", unit: "revolutions/minute", ucum: "/min")
+        case QuantityType.cyclingPower.identifier:
+            Code(loinc: nil, display: "Cycling power", category: "activity", unit: "W", ucum: "W")
+        case QuantityType.distanceCycling.identifier:
+            Code(loinc: nil, display: "Cycling distance", category: "activity", unit: "m", ucum: "m")
+        case QuantityType.distanceRowing.identifier:
+            Code(loinc: nil, display: "Rowing distance", category: "activity", unit: "m", ucum: "m")
+        case QuantityType.rowingSpeed.identifier:
+            Code(loinc: nil, display: "Rowing speed", category: "activity", unit: "m/s", ucum: "m/s")
         default:
             Code(loinc: nil, display: type.identifier, category: "activity", unit: type.canonicalUnit.unitString,
                  ucum: type.canonicalUnit.unitString)

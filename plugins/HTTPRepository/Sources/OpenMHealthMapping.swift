@@ -7,8 +7,9 @@ import SampleBus
 /// The header carries both the Open mHealth 1.x fields (`id`, `creation_date_time`,
 /// `acquisition_provenance`) and the IEEE 1752.1 ones (`uuid`, `source_creation_date_time`,
 /// `modality`), so it validates against either header schema. Bodies follow
-/// omh:heart-rate:2.0, omh:step-count:3.0 and omh:physical-activity:1.2 (distance); other types
-/// have no Open mHealth schema and are not accepted by the sink in this format.
+/// omh:heart-rate:2.0, omh:step-count:3.0 and omh:physical-activity:1.2 (walking, running,
+/// cycling and rowing distance, its activity named); other types (speeds, cadence, power) have
+/// no Open mHealth schema and are not accepted by the sink in this format.
 enum OpenMHealthMapping {
     struct Schema {
         var name: String
@@ -19,8 +20,19 @@ enum OpenMHealthMapping {
         switch type.identifier {
         case QuantityType.heartRate.identifier: Schema(name: "heart-rate", version: "2.0")
         case QuantityType.stepCount.identifier: Schema(name: "step-count", version: "3.0")
-        case QuantityType.distanceWalkingRunning.identifier: Schema(name: "physical-activity", version: "1.2")
+        case QuantityType.distanceWalkingRunning.identifier, QuantityType.distanceCycling.identifier,
+            QuantityType.distanceRowing.identifier:
+            Schema(name: "physical-activity", version: "1.2")
         default: nil
+        }
+    }
+
+    /// physical-activity's `activity_name` for a distance type.
+    static func activityName(for type: QuantityType) -> String {
+        switch type.identifier {
+        case QuantityType.distanceCycling.identifier: "cycling"
+        case QuantityType.distanceRowing.identifier: "rowing"
+        default: "walking or running"
         }
     }
 
@@ -71,7 +83,7 @@ enum OpenMHealthMapping {
             ])
         default:
             return .object([
-                "activity_name": .string("walking or running"),
+                "activity_name": .string(activityName(for: sample.type)),
                 "distance": .object(["value": .number(sample.canonicalValue), "unit": .string("m")]),
                 "effective_time_frame": frame,
             ])

@@ -3,25 +3,6 @@ public import HealthModel
 public import SQLite
 import Synchronization
 
-/// One record waiting in the outbox: its HealthJSON bytes and where it sits in the queue.
-public struct OutboxEntry: Sendable, Hashable {
-    /// The position in the outbox (delivery order).
-    public var sequence: Int64
-    public var id: SampleID
-    public var kind: HealthRecordKind
-    /// The record's sample in HealthJSON (the `sample` member of a ``HealthRecord``).
-    public var payload: [UInt8]
-    public var enqueuedAt: Date
-
-    public init(sequence: Int64, id: SampleID, kind: HealthRecordKind, payload: [UInt8], enqueuedAt: Date) {
-        self.sequence = sequence
-        self.id = id
-        self.kind = kind
-        self.payload = payload
-        self.enqueuedAt = enqueuedAt
-    }
-}
-
 /// A record the repository refused (a 4xx other than 401, 403, 408 and 429), kept with the answer.
 public struct DeadLetter: Sendable, Hashable, Codable {
     public var id: SampleID
@@ -40,17 +21,26 @@ public struct DeadLetter: Sendable, Hashable, Codable {
 
 /// The outbox's size, for status and for the full check.
 public struct OutboxStatistics: Sendable, Hashable {
+    /// Pending records.
     public var count: Int
+    /// Their HealthJSON bytes.
     public var bytes: Int
+    /// When the oldest pending record entered.
     public var oldest: Date?
     public var deadLetters: Int
     /// Records dropped by the `dropOldest` policy since the outbox was created.
     public var dropped: Int
+    /// Pending batches, sealed or not.
+    public var batches: Int = 0
+    /// Pending records in unsealed batches.
+    public var unsealed: Int = 0
+    /// When the oldest record in an unsealed batch entered.
+    public var oldestUnsealed: Date?
 }
 
 /// What ``Outbox/append(_:now:limits:)`` did.
 public struct OutboxAppendResult: Sendable, Hashable {
-    /// Records newly stored (a record already pending is not stored twice).
+    /// Records newly stored (a batch already pending, the same key, is not stored twice).
     public var inserted: Int
     /// Records dropped to stay within the limits (`dropOldest` only).
     public var dropped: Int
@@ -69,47 +59,90 @@ public struct OutboxLimits: Sendable, Hashable {
     }
 }
 
-/// The durable queue between the bus and the repository: a SQLite file in WAL mode.
+/// The durable queue between the bus and a remote repository: a SQLite file in WAL mode holding
+/// encoded batches.
 ///
-/// A record enters in a committed transaction before the bus is told it was taken, and leaves
-/// only when the repository acknowledged it (or it was dead-lettered, or dropped by the
-/// `dropOldest` policy), so a crash at any point loses nothing: at worst a record is sent twice,
-/// and the repository de-duplicates by uuid. Every SQLite call runs on the database's serial
-/// queue (``SQLiteDatabase``), never on the cooperative pool. Thread-safe.
+/// Records enter as batches in one committed transaction before the bus is told they were taken.
+/// A batch is one row: its key (the identity a repository de-duplicates by), its records (for
+/// bisection and dead letters) and, once sealed, its wire body, encoded once and sent unchanged
+/// on every attempt and after every restart. A batch leaves only when the repository
+/// acknowledged it (one `DELETE`), when it is split into halves (in the same transaction as
+/// the halves are stored), when its single record is dead-lettered, or when the `dropOldest`
+/// policy drops it. A crash at any point therefore loses nothing, and a resend carries the same
+/// records under the same key.
+///
+/// The outbox knows nothing of HTTP: the caller encodes bodies (``seal(maxRecords:now:encode:)``,
+/// ``split(_:now:encode:)``). Every SQLite call runs on the database's serial queue
+/// (``SQLiteDatabase``), never on the cooperative pool. Thread-safe.
 public final class Outbox: Sendable {
     /// The file.
     public let path: String
     private let database: SQLiteDatabase
     private let cached: Mutex<OutboxStatistics>
 
-    static let schema = [
-        """
-        CREATE TABLE pending(
-            seq INTEGER PRIMARY KEY AUTOINCREMENT,
-            uuid BLOB NOT NULL UNIQUE,
-            kind TEXT NOT NULL,
-            payload BLOB NOT NULL,
-            bytes INTEGER NOT NULL,
-            enqueued_at REAL NOT NULL);
-        CREATE TABLE dead_letters(
-            seq INTEGER PRIMARY KEY,
-            uuid BLOB NOT NULL UNIQUE,
-            kind TEXT NOT NULL,
-            payload BLOB NOT NULL,
-            bytes INTEGER NOT NULL,
-            enqueued_at REAL NOT NULL,
-            failed_at REAL NOT NULL,
-            status INTEGER NOT NULL,
-            response TEXT NOT NULL);
-        CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-        """,
-        // Version 2: the oldest pending record without a scan. `append` and `remove` keep the
-        // count and bytes in memory; a full `measure` after each scanned the whole table (every
-        // payload page), quadratic while the outbox grows (Benchmarks/RESULTS.md, http).
-        "CREATE INDEX pending_by_age ON pending(enqueued_at);",
+    /// How many records a batch formed from an older outbox's single records holds.
+    static let upgradeBatchSize = 500
+
+    static let schema: [SQLiteMigration] = [
+        .sql("""
+            CREATE TABLE pending(
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                uuid BLOB NOT NULL UNIQUE,
+                kind TEXT NOT NULL,
+                payload BLOB NOT NULL,
+                bytes INTEGER NOT NULL,
+                enqueued_at REAL NOT NULL);
+            CREATE TABLE dead_letters(
+                seq INTEGER PRIMARY KEY,
+                uuid BLOB NOT NULL UNIQUE,
+                kind TEXT NOT NULL,
+                payload BLOB NOT NULL,
+                bytes INTEGER NOT NULL,
+                enqueued_at REAL NOT NULL,
+                failed_at REAL NOT NULL,
+                status INTEGER NOT NULL,
+                response TEXT NOT NULL);
+            CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+            """),
+        .sql("CREATE INDEX pending_by_age ON pending(enqueued_at);"),
+        // Version 3: batches instead of single records. One row per batch (an insert and a
+        // delete per 500 records, not per record) with a key that never changes. The small
+        // columns come first, so that counting reads no overflow page of the blobs. The single
+        // records of an older outbox become unsealed batches here, in the migration's
+        // transaction: upgraded, not lost.
+        .code { connection throws(SQLiteError) in
+            try connection.execute("""
+                CREATE TABLE batches(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    key TEXT NOT NULL UNIQUE,
+                    count INTEGER NOT NULL,
+                    bytes INTEGER NOT NULL,
+                    enqueued_at REAL NOT NULL,
+                    sealed INTEGER NOT NULL,
+                    content_encoding TEXT,
+                    records BLOB NOT NULL,
+                    body BLOB);
+                """)
+            var records: [OutboxRecord] = []
+            for row in try connection.query("SELECT uuid, kind, payload, enqueued_at FROM pending ORDER BY seq") {
+                guard let id = row.blob(0).flatMap(SampleID.init(bytes:)),
+                    let kind = row.text(1).flatMap(HealthRecordKind.init(rawValue:)), let payload = row.blob(2),
+                    let time = row.double(3)
+                else {
+                    throw SQLiteError(code: 1, message: "an unreadable pending record", context: "outbox upgrade to batches")
+                }
+                records.append(OutboxRecord(id: id, kind: kind, payload: payload, enqueuedAt: Date(timeIntervalSince1970: time)))
+            }
+            for first in stride(from: 0, to: records.count, by: upgradeBatchSize) {
+                let batch = NewOutboxBatch(records: Array(records[first..<min(first + upgradeBatchSize, records.count)]), body: nil)
+                try insert(batch, id: nil, connection)
+            }
+            try connection.execute("DROP TABLE pending")
+        },
     ]
 
-    /// Opens (creating if needed) the outbox at `path`.
+    /// Opens (creating if needed) the outbox at `path`, upgrading an older file's single records
+    /// to unsealed batches.
     /// - Throws: ``SQLiteError`` with the path when the file cannot be opened or migrated.
     public init(path: String) throws(SQLiteError) {
         self.path = path
@@ -130,14 +163,50 @@ public final class Outbox: Sendable {
     }
 
     private static func measure(_ connection: SQLiteConnection) throws(SQLiteError) -> OutboxStatistics {
-        let pending = try connection.query("SELECT count(*), coalesce(sum(bytes), 0), min(enqueued_at) FROM pending")
+        let pending = try connection.query(
+            "SELECT count(*), coalesce(sum(count), 0), coalesce(sum(bytes), 0), min(enqueued_at), "
+                + "coalesce(sum(CASE WHEN sealed = 0 THEN count ELSE 0 END), 0), "
+                + "min(CASE WHEN sealed = 0 THEN enqueued_at END) FROM batches")
         let dead = try connection.query("SELECT count(*) FROM dead_letters")
         let dropped = try connection.query("SELECT value FROM counters WHERE name = 'dropped'")
         let row = pending.first
         return OutboxStatistics(
-            count: Int(row?.integer(0) ?? 0), bytes: Int(row?.integer(1) ?? 0),
-            oldest: row?.double(2).map { Date(timeIntervalSince1970: $0) },
-            deadLetters: Int(dead.first?.integer(0) ?? 0), dropped: Int(dropped.first?.integer(0) ?? 0))
+            count: Int(row?.integer(1) ?? 0), bytes: Int(row?.integer(2) ?? 0),
+            oldest: row?.double(3).map { Date(timeIntervalSince1970: $0) },
+            deadLetters: Int(dead.first?.integer(0) ?? 0), dropped: Int(dropped.first?.integer(0) ?? 0),
+            batches: Int(row?.integer(0) ?? 0), unsealed: Int(row?.integer(4) ?? 0),
+            oldestUnsealed: row?.double(5).map { Date(timeIntervalSince1970: $0) })
+    }
+
+    /// Inserts one batch (ignored when a batch with its key is pending); returns whether it was
+    /// stored. `id` places it in the delivery order (nil: last).
+    @discardableResult
+    private static func insert(_ batch: NewOutboxBatch, id: Int64?, _ connection: SQLiteConnection) throws(SQLiteError) -> Bool {
+        guard !batch.records.isEmpty else { return false }
+        var bytes = 0
+        var oldest = Double.infinity
+        for record in batch.records {
+            bytes += record.payload.count
+            oldest = min(oldest, record.enqueuedAt.timeIntervalSince1970)
+        }
+        let statement = try connection.statement(
+            "INSERT OR IGNORE INTO batches(id, key, count, bytes, enqueued_at, sealed, content_encoding, records, body) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        try statement.bind(id.map(SQLiteValue.integer) ?? .null, at: 1)
+        statement.bind(batch.key, at: 2)
+        statement.bind(Int64(batch.records.count), at: 3)
+        statement.bind(Int64(bytes), at: 4)
+        statement.bind(oldest, at: 5)
+        statement.bind(Int64(batch.body == nil ? 0 : 1), at: 6)
+        statement.bind(batch.body?.contentEncoding, at: 7)
+        OutboxRecordFraming.encode(batch.records).withUnsafeBytes { statement.bind(bytes: $0, at: 8) }
+        if let body = batch.body {
+            body.bytes.withUnsafeBytes { statement.bind(bytes: $0, at: 9) }
+        } else {
+            try statement.bind(.null, at: 9)
+        }
+        try statement.runAndReset()
+        return connection.changes > 0
     }
 
     /// The current size (kept in memory, updated by every change).
@@ -151,67 +220,48 @@ public final class Outbox: Sendable {
         return false
     }
 
-    /// Commits records to the outbox. Under `dropOldest`, then drops the oldest pending records
-    /// until the outbox is within its limits, in the same transaction.
-    public func append(
-        _ records: [(id: SampleID, kind: HealthRecordKind, payload: [UInt8])], now: Date, limits: OutboxLimits
-    ) async throws -> OutboxAppendResult {
-        return try await database.perform { connection in
-            let (result, insertedBytes) = try connection.transaction {
+    /// Commits batches to the outbox in one transaction. Under `dropOldest`, then drops the
+    /// oldest pending batches until the outbox is within its limits, in the same transaction.
+    public func append(_ batches: [NewOutboxBatch], now: Date, limits: OutboxLimits) async throws -> OutboxAppendResult {
+        try await database.perform { connection in
+            let (result, statistics) = try connection.transaction {
                 var inserted = 0
-                var insertedBytes = 0
-                let insert = try connection.statement(
-                    "INSERT OR IGNORE INTO pending(uuid, kind, payload, bytes, enqueued_at) VALUES (?, ?, ?, ?, ?)")
-                let time = now.timeIntervalSince1970
-                for record in records {
-                    insert.reset()
-                    record.id.bytes.withUnsafeBytes { insert.bind(bytes: $0, at: 1) }
-                    insert.bind(record.kind.rawValue, at: 2)
-                    record.payload.withUnsafeBytes { insert.bind(bytes: $0, at: 3) }
-                    insert.bind(Int64(record.payload.count), at: 4)
-                    insert.bind(time, at: 5)
-                    try insert.runAndReset()
-                    let changed = connection.changes
-                    inserted += changed
-                    insertedBytes += changed * record.payload.count
+                for batch in batches where try Self.insert(batch, id: nil, connection) {
+                    inserted += batch.records.count
                 }
                 var dropped = 0
                 if limits.policy == .dropOldest {
-                    dropped = try Self.dropOverflow(connection, now: time, limits: limits)
+                    dropped = try Self.dropOverflow(connection, now: now.timeIntervalSince1970, limits: limits)
                 }
-                return (OutboxAppendResult(inserted: inserted, dropped: dropped), insertedBytes)
+                return (OutboxAppendResult(inserted: inserted, dropped: dropped), try Self.measure(connection))
             }
             // Still on the database's serial queue, so updates to the cache keep the order of the
             // transactions.
-            if result.dropped > 0 {
-                let statistics = try Self.measure(connection)
-                self.cached.withLock { $0 = statistics }
-            } else if result.inserted > 0 {
-                self.cached.withLock {
-                    $0.count += result.inserted
-                    $0.bytes += insertedBytes
-                    $0.oldest = min($0.oldest ?? now, now)
-                }
-            }
+            self.cached.withLock { $0 = statistics }
             return result
         }
     }
 
-    /// Deletes the oldest pending rows while over a limit; returns how many and counts them.
+    /// Deletes the oldest pending batches while over a limit; returns how many records went and
+    /// counts them.
     private static func dropOverflow(_ connection: SQLiteConnection, now: Double, limits: OutboxLimits) throws -> Int {
-        var dropped = try connection.run("DELETE FROM pending WHERE enqueued_at < ?", [.real(now - limits.maxAge)])
-        let total = try connection.query("SELECT coalesce(sum(bytes), 0) FROM pending").first?.integer(0) ?? 0
+        var dropped = Int(try connection.query(
+            "SELECT coalesce(sum(count), 0) FROM batches WHERE enqueued_at < ?", [.real(now - limits.maxAge)]
+        ).first?.integer(0) ?? 0)
+        try connection.run("DELETE FROM batches WHERE enqueued_at < ?", [.real(now - limits.maxAge)])
+        let total = try connection.query("SELECT coalesce(sum(bytes), 0) FROM batches").first?.integer(0) ?? 0
         var excess = total - Int64(limits.maxBytes)
         if excess > 0 {
-            // Walk from the oldest, summing sizes, to find the last row that must go.
+            // Walk from the oldest, summing sizes, to find the last batch that must go.
             var cut: Int64?
-            for row in try connection.query("SELECT seq, bytes FROM pending ORDER BY seq") {
+            for row in try connection.query("SELECT id, bytes, count FROM batches ORDER BY id") {
                 excess -= row.integer(1) ?? 0
+                dropped += Int(row.integer(2) ?? 0)
                 cut = row.integer(0)
                 if excess <= 0 { break }
             }
             if let cut {
-                dropped += try connection.run("DELETE FROM pending WHERE seq <= ?", [.integer(cut)])
+                try connection.run("DELETE FROM batches WHERE id <= ?", [.integer(cut)])
             }
         }
         if dropped > 0 {
@@ -222,98 +272,202 @@ public final class Outbox: Sendable {
         return dropped
     }
 
-    /// Drops records that outlived `limits.maxAge` (`dropOldest` only); returns how many.
+    /// Drops batches that outlived `limits.maxAge` (`dropOldest` only); returns how many records.
     public func expire(now: Date, limits: OutboxLimits) async throws -> Int {
         guard limits.policy == .dropOldest else { return 0 }
-        let (dropped, statistics) = try await database.perform { connection in
-            try connection.transaction {
+        return try await database.perform { connection in
+            let (dropped, statistics) = try connection.transaction {
                 (try Self.dropOverflow(connection, now: now.timeIntervalSince1970, limits: limits), try Self.measure(connection))
             }
+            self.cached.withLock { $0 = statistics }
+            return dropped
         }
-        cached.withLock { $0 = statistics }
-        return dropped
     }
 
-    /// The oldest `limit` pending records, in delivery order.
-    public func peek(limit: Int) async throws -> [OutboxEntry] {
+    /// The first batch in delivery order: its row and whether it is sealed; nil when empty.
+    public func head() async throws -> (id: Int64, sealed: Bool)? {
         try await database.perform { connection in
-            try connection.query(
-                "SELECT seq, uuid, kind, payload, enqueued_at FROM pending ORDER BY seq LIMIT ?", [.integer(Int64(limit))]
-            ).compactMap(Self.entry)
-        }
-    }
-
-    private static func entry(_ row: SQLiteRow) -> OutboxEntry? {
-        guard let sequence = row.integer(0), let id = row.blob(1).flatMap(SampleID.init(bytes:)),
-            let kind = row.text(2).flatMap(HealthRecordKind.init(rawValue:)), let payload = row.blob(3),
-            let time = row.double(4)
-        else { return nil }
-        return OutboxEntry(sequence: sequence, id: id, kind: kind, payload: payload, enqueuedAt: Date(timeIntervalSince1970: time))
-    }
-
-    /// The entries among `entries` that are still pending (the `dropOldest` policy may have
-    /// dropped some while a delivery was waiting to retry).
-    public func stillPending(_ entries: [OutboxEntry]) async throws -> [OutboxEntry] {
-        let sequences = entries.map(\.sequence)
-        let present = try await database.perform { connection in
-            let select = try connection.statement("SELECT 1 FROM pending WHERE seq = ?")
-            var present = Set<Int64>()
-            for sequence in sequences {
-                select.reset()
-                select.bind(sequence, at: 1)
-                if try select.step() { present.insert(sequence) }
-                select.reset()
+            try connection.query("SELECT id, sealed FROM batches ORDER BY id LIMIT 1").first.flatMap { row in
+                row.integer(0).map { ($0, row.integer(1) != 0) }
             }
-            return present
         }
-        return entries.filter { present.contains($0.sequence) }
     }
 
-    /// Removes delivered records.
-    public func remove(_ entries: [OutboxEntry]) async throws {
+    /// The sealed batch `id`, ready to send; nil when it is no longer pending (delivered, dropped)
+    /// or not sealed.
+    public func batch(_ id: Int64) async throws -> OutboxBatch? {
         try await database.perform { connection in
-            let (removed, removedBytes, oldest) = try connection.transaction {
-                let delete = try connection.statement("DELETE FROM pending WHERE seq = ?")
-                var removed = 0
-                var removedBytes = 0
-                for entry in entries {
-                    delete.reset()
-                    delete.bind(entry.sequence, at: 1)
-                    try delete.runAndReset()
-                    // `bytes` was stored as the payload's size.
-                    let changed = connection.changes
-                    removed += changed
-                    removedBytes += changed * entry.payload.count
-                }
-                // min() over the indexed column is one index lookup (SQLite's min/max optimisation).
-                let oldest = try connection.query("SELECT min(enqueued_at) FROM pending").first?.double(0)
-                return (removed, removedBytes, oldest)
+            guard let row = try connection.query(
+                "SELECT id, key, count, enqueued_at, content_encoding, body FROM batches WHERE id = ? AND sealed = 1",
+                [.integer(id)]
+            ).first, let id = row.integer(0), let key = row.text(1), let count = row.integer(2), let time = row.double(3)
+            else { return nil }
+            return OutboxBatch(
+                id: id, key: key, count: Int(count), enqueuedAt: Date(timeIntervalSince1970: time),
+                body: OutboxBody(bytes: row.blob(5) ?? [], contentEncoding: row.text(4)))
+        }
+    }
+
+    /// The records of batch `id`; empty when it is no longer pending.
+    /// - Throws: ``SQLiteError`` also when the stored records are damaged.
+    public func records(of id: Int64) async throws -> [OutboxRecord] {
+        let path = path
+        return try await database.perform { connection in
+            guard let blob = try connection.query("SELECT records FROM batches WHERE id = ?", [.integer(id)]).first?.blob(0) else {
+                return []
             }
-            // On the serial queue: see `append`.
-            self.cached.withLock {
-                $0.count -= removed
-                $0.bytes -= removedBytes
-                $0.oldest = oldest.map { Date(timeIntervalSince1970: $0) }
+            guard let records = OutboxRecordFraming.decode(blob) else {
+                throw SQLiteError(code: 11, message: "the records of batch \(id) are damaged", context: path)
+            }
+            return records
+        }
+    }
+
+    /// Every pending record, in delivery order (for tests and tools; reads every batch).
+    public func pendingRecords() async throws -> [OutboxRecord] {
+        try await database.perform { connection in
+            try connection.query("SELECT records FROM batches ORDER BY id").flatMap { row in
+                row.blob(0).flatMap(OutboxRecordFraming.decode) ?? []
             }
         }
     }
 
-    /// Moves refused records to the dead-letter table with the server's status and answer.
-    public func deadLetter(_ entries: [OutboxEntry], status: Int, response: String, now: Date) async throws {
-        let answer = String(response.prefix(4096))
-        let statistics = try await database.perform { connection in
-            try connection.transaction {
-                for entry in entries {
-                    try connection.run(
-                        "INSERT OR REPLACE INTO dead_letters(seq, uuid, kind, payload, bytes, enqueued_at, failed_at, status, response) "
-                            + "SELECT seq, uuid, kind, payload, bytes, enqueued_at, ?, ?, ? FROM pending WHERE seq = ?",
-                        [.real(now.timeIntervalSince1970), .integer(Int64(status)), .text(answer), .integer(entry.sequence)])
-                    try connection.run("DELETE FROM pending WHERE seq = ?", [.integer(entry.sequence)])
+    /// The keys of the pending batches, in delivery order.
+    public func pendingKeys() async throws -> [String] {
+        try await database.perform { connection in
+            try connection.query("SELECT key FROM batches ORDER BY id").compactMap { $0.text(0) }
+        }
+    }
+
+    /// Seals unsealed batches: merges them in order into batches of at most `maxRecords`, encodes
+    /// each once with `encode` (on the outbox's queue), and stores them sealed, in one
+    /// transaction. A merged batch takes the place of the first batch it absorbed and the key of
+    /// its records' uuids; a batch sealed alone keeps its row and key. Records `encode` reports
+    /// unusable are dead-lettered in the same transaction (status 0). Returns how many were.
+    @discardableResult
+    public func seal(
+        maxRecords: Int, now: Date, encode: @escaping @Sendable ([OutboxRecord]) -> OutboxBody
+    ) async throws -> Int {
+        let path = path
+        return try await database.perform { connection in
+            let (unusable, statistics) = try connection.transaction {
+                var places: [Int64] = []
+                var records: [OutboxRecord] = []
+                let limit = max(1, maxRecords)
+                for row in try connection.query("SELECT id, records FROM batches WHERE sealed = 0 ORDER BY id") {
+                    guard let id = row.integer(0), let blob = row.blob(1), let decoded = OutboxRecordFraming.decode(blob) else {
+                        throw SQLiteError(code: 11, message: "an unsealed batch's records are damaged", context: path)
+                    }
+                    places.append(id)
+                    records += decoded
+                    if records.count >= limit { break }
                 }
+                guard !places.isEmpty else { return (0, try Self.measure(connection)) }
+                try connection.run(
+                    "DELETE FROM batches WHERE id IN (\(places.map(String.init).joined(separator: ",")))")
+                var unusable = 0
+                for (index, first) in stride(from: 0, to: records.count, by: limit).enumerated() {
+                    var chunk = Array(records[first..<min(first + limit, records.count)])
+                    let body = encode(chunk)
+                    if !body.unusable.isEmpty {
+                        let refused = Set(body.unusable.map(\.id))
+                        try Self.bury(body.unusable, status: 0, response: "the stored record cannot be encoded", now: now, connection)
+                        chunk.removeAll { refused.contains($0.id) }
+                        unusable += body.unusable.count
+                    }
+                    try Self.insert(NewOutboxBatch(records: chunk, body: body), id: index < places.count ? places[index] : nil, connection)
+                }
+                return (unusable, try Self.measure(connection))
+            }
+            self.cached.withLock { $0 = statistics }
+            return unusable
+        }
+    }
+
+    /// Replaces the sealed batch `batch` by its two halves (first half: the first
+    /// `count / 2` records), keyed ``OutboxBatchKey/halves(of:)`` and encoded with `encode`, in
+    /// one transaction. The first half takes the batch's place in the order, the second goes
+    /// last. Returns the halves' rows, first half first (one row when a half had no usable
+    /// record; none when the batch is no longer pending).
+    public func split(
+        _ batch: OutboxBatch, now: Date, encode: @escaping @Sendable ([OutboxRecord]) -> OutboxBody
+    ) async throws -> [Int64] {
+        let path = path
+        return try await database.perform { connection in
+            let (rows, statistics) = try connection.transaction {
+                guard let blob = try connection.query("SELECT records FROM batches WHERE id = ?", [.integer(batch.id)]).first?.blob(0)
+                else { return ([Int64](), try Self.measure(connection)) }
+                guard let records = OutboxRecordFraming.decode(blob), records.count > 1 else {
+                    throw SQLiteError(code: 11, message: "batch \(batch.id) cannot be split", context: path)
+                }
+                try connection.run("DELETE FROM batches WHERE id = ?", [.integer(batch.id)])
+                let keys = OutboxBatchKey.halves(of: batch.key)
+                let half = records.count / 2
+                var rows: [Int64] = []
+                for (key, part, place) in [(keys.first, records[..<half], Optional(batch.id)), (keys.second, records[half...], nil)] {
+                    var chunk = Array(part)
+                    let body = encode(chunk)
+                    if !body.unusable.isEmpty {
+                        let refused = Set(body.unusable.map(\.id))
+                        try Self.bury(body.unusable, status: 0, response: "the stored record cannot be encoded", now: now, connection)
+                        chunk.removeAll { refused.contains($0.id) }
+                    }
+                    var half = NewOutboxBatch(records: chunk, body: body)
+                    half.key = key
+                    if try Self.insert(half, id: place, connection) { rows.append(connection.lastInsertRowID) }
+                }
+                return (rows, try Self.measure(connection))
+            }
+            self.cached.withLock { $0 = statistics }
+            return rows
+        }
+    }
+
+    /// Removes the acknowledged batch `id` (one statement).
+    public func remove(_ id: Int64) async throws {
+        try await database.perform { connection in
+            let statistics = try connection.transaction {
+                try connection.run("DELETE FROM batches WHERE id = ?", [.integer(id)])
                 return try Self.measure(connection)
             }
+            self.cached.withLock { $0 = statistics }
         }
-        cached.withLock { $0 = statistics }
+    }
+
+    /// Moves the records of batch `id` to the dead-letter table with the server's status and
+    /// answer, and removes the batch, in one transaction.
+    public func deadLetter(_ id: Int64, status: Int, response: String, now: Date) async throws {
+        let path = path
+        try await database.perform { connection in
+            let statistics = try connection.transaction {
+                guard let blob = try connection.query("SELECT records FROM batches WHERE id = ?", [.integer(id)]).first?.blob(0) else {
+                    return try Self.measure(connection)
+                }
+                guard let records = OutboxRecordFraming.decode(blob) else {
+                    throw SQLiteError(code: 11, message: "the records of batch \(id) are damaged", context: path)
+                }
+                try Self.bury(records, status: status, response: response, now: now, connection)
+                try connection.run("DELETE FROM batches WHERE id = ?", [.integer(id)])
+                return try Self.measure(connection)
+            }
+            self.cached.withLock { $0 = statistics }
+        }
+    }
+
+    private static func bury(
+        _ records: [OutboxRecord], status: Int, response: String, now: Date, _ connection: SQLiteConnection
+    ) throws(SQLiteError) {
+        let answer = String(response.prefix(4096))
+        for record in records {
+            try connection.run(
+                "INSERT OR REPLACE INTO dead_letters(uuid, kind, payload, bytes, enqueued_at, failed_at, status, response) "
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    .blob(record.id.bytes), .text(record.kind.rawValue), .blob(record.payload),
+                    .integer(Int64(record.payload.count)), .real(record.enqueuedAt.timeIntervalSince1970),
+                    .real(now.timeIntervalSince1970), .integer(Int64(status)), .text(answer),
+                ])
+        }
     }
 
     /// Every dead letter, oldest first.
@@ -334,39 +488,49 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// Moves dead letters back to pending (all of them, or those with the given ids), keeping
-    /// their place in the delivery order. Returns how many moved. A running gateway picks them up
-    /// on its next delivery.
+    /// Moves dead letters back to pending (all of them, or those with the given ids) as unsealed
+    /// batches, which the sink seals in its configured format before sending them. Returns how
+    /// many moved. A running gateway picks them up on its next delivery.
     @discardableResult
     public func retryDeadLetters(ids: [SampleID]? = nil) async throws -> Int {
-        let (moved, statistics) = try await database.perform { connection in
-            try connection.transaction {
-                var moved = 0
-                let selected: [Int64]
+        try await database.perform { connection in
+            let (moved, statistics) = try connection.transaction {
+                var rows: [SQLiteRow]
                 if let ids {
-                    selected = try ids.compactMap {
-                        try connection.query("SELECT seq FROM dead_letters WHERE uuid = ?", [.blob($0.bytes)]).first?.integer(0)
+                    rows = []
+                    for id in ids {
+                        rows += try connection.query(
+                            "SELECT seq, uuid, kind, payload, enqueued_at FROM dead_letters WHERE uuid = ?", [.blob(id.bytes)])
                     }
                 } else {
-                    selected = try connection.query("SELECT seq FROM dead_letters").compactMap { $0.integer(0) }
+                    rows = try connection.query("SELECT seq, uuid, kind, payload, enqueued_at FROM dead_letters ORDER BY seq")
                 }
-                for seq in selected {
-                    moved += try connection.run(
-                        "INSERT OR IGNORE INTO pending(seq, uuid, kind, payload, bytes, enqueued_at) "
-                            + "SELECT seq, uuid, kind, payload, bytes, enqueued_at FROM dead_letters WHERE seq = ?",
-                        [.integer(seq)])
+                var records: [OutboxRecord] = []
+                for row in rows {
+                    guard let seq = row.integer(0), let id = row.blob(1).flatMap(SampleID.init(bytes:)),
+                        let kind = row.text(2).flatMap(HealthRecordKind.init(rawValue:)), let payload = row.blob(3)
+                    else { continue }
+                    records.append(OutboxRecord(
+                        id: id, kind: kind, payload: payload, enqueuedAt: Date(timeIntervalSince1970: row.double(4) ?? 0)))
                     try connection.run("DELETE FROM dead_letters WHERE seq = ?", [.integer(seq)])
                 }
-                return (moved, try Self.measure(connection))
+                for first in stride(from: 0, to: records.count, by: Self.upgradeBatchSize) {
+                    try Self.insert(
+                        NewOutboxBatch(records: Array(records[first..<min(first + Self.upgradeBatchSize, records.count)]), body: nil),
+                        id: nil, connection)
+                }
+                return (records.count, try Self.measure(connection))
             }
+            self.cached.withLock { $0 = statistics }
+            return moved
         }
-        cached.withLock { $0 = statistics }
-        return moved
     }
 
     /// Re-reads the sizes from the file (after another process changed it, e.g. the CLI).
     public func refresh() async throws {
-        let statistics = try await database.perform { try Self.measure($0) }
-        cached.withLock { $0 = statistics }
+        try await database.perform { connection in
+            let statistics = try Self.measure(connection)
+            self.cached.withLock { $0 = statistics }
+        }
     }
 }

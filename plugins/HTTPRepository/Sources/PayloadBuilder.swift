@@ -2,18 +2,20 @@ public import Foundation
 public import HealthModel
 import SampleBus
 
-/// A request body and the outbox entries that could not go into it (undecodable rows).
+/// A request body and the records that could not go into it (undecodable rows).
 struct Payload: Sendable {
     var body: Data
-    var unusable: [OutboxEntry]
+    var unusable: [OutboxRecord]
 }
 
-/// Turns outbox entries into request bodies in the configured format.
+/// Turns records into request bodies in the configured format.
 ///
-/// Entries hold each record's HealthJSON, so the native body is assembled by concatenating the
-/// stored bytes, with no decoding or re-encoding: the same bytes ``HealthJSON`` would produce for
-/// a `NativeBatch`, since its keys are sorted and each element is HealthJSON. FHIR and Open
-/// mHealth bodies decode the samples and map them.
+/// Outbox records hold each record's HealthJSON, so the native body is assembled by
+/// concatenating the stored bytes, with no decoding or re-encoding: the same bytes
+/// ``HealthJSON`` would produce for a `NativeBatch`, since its keys are sorted and each element
+/// is HealthJSON. FHIR and Open mHealth bodies map the samples: at intake straight from the
+/// records taken from the bus (``payload(for:samples:)``), and when a batch is merged or
+/// bisected from the stored HealthJSON, decoded.
 public struct PayloadBuilder: Sendable {
     public let format: RepositoryFormat
     /// `Patient/<id>` for FHIR.
@@ -58,39 +60,58 @@ public struct PayloadBuilder: Sendable {
         return try storedPayload(of: record, encoder: encoder)
     }
 
-    /// The request body for `entries` (before compression). Entries that cannot be decoded
+    /// The request body for `records` (before compression). Records that cannot be decoded
     /// (FHIR, Open mHealth) are left out.
-    public func body(for entries: [OutboxEntry]) -> Data {
-        payload(for: entries).body
+    public func body(for records: [OutboxRecord]) -> Data {
+        payload(for: records).body
     }
 
-    func payload(for entries: [OutboxEntry]) -> Payload {
+    /// The body for `records`, decoding their HealthJSON where the format needs the samples.
+    func payload(for records: [OutboxRecord]) -> Payload {
         switch format {
-        case .native: return Payload(body: nativeBody(entries), unusable: [])
+        case .native: return Payload(body: nativeBody(records), unusable: [])
         case .fhirR4, .openMHealth:
             let decoder = HealthJSON.makeDecoder()
-            var samples: [(OutboxEntry, QuantitySample)] = []
-            var unusable: [OutboxEntry] = []
-            for entry in entries {
-                if entry.kind == .quantity, let sample = try? decoder.decode(QuantitySample.self, from: Data(entry.payload)) {
-                    samples.append((entry, sample))
+            var samples: [(OutboxRecord, QuantitySample)] = []
+            var unusable: [OutboxRecord] = []
+            for record in records {
+                if record.kind == .quantity, let sample = try? decoder.decode(QuantitySample.self, from: Data(record.payload)) {
+                    samples.append((record, sample))
                 } else {
-                    unusable.append(entry)
+                    unusable.append(record)
                 }
             }
-            let value = format == .fhirR4
-                ? FHIRMapping.bundle(samples.map(\.1), patient: patientReference ?? "")
-                : .array(samples.map { OpenMHealthMapping.dataPoint($0.1, created: $0.0.enqueuedAt) })
-            let encoder = HealthJSON.makeEncoder()
-            // JSONValue holds only finite numbers and strings, so encoding cannot fail; an empty
-            // body would be refused by the server and show up in status if it ever did.
-            let body = (try? encoder.encode(value)) ?? Data()
-            return Payload(body: body, unusable: unusable)
+            return Payload(body: mappedBody(samples), unusable: unusable)
         }
     }
 
+    /// The body for records taken from the bus: `stored[i]` is `records[i]` as stored. FHIR and
+    /// Open mHealth map the samples as they are, without decoding the stored HealthJSON.
+    func payload(for stored: [OutboxRecord], samples records: [HealthRecord]) -> Payload {
+        switch format {
+        case .native: return Payload(body: nativeBody(stored), unusable: [])
+        case .fhirR4, .openMHealth:
+            var samples: [(OutboxRecord, QuantitySample)] = []
+            var unusable: [OutboxRecord] = []
+            for (entry, record) in zip(stored, records) {
+                if case .quantity(let sample) = record { samples.append((entry, sample)) } else { unusable.append(entry) }
+            }
+            return Payload(body: mappedBody(samples), unusable: unusable)
+        }
+    }
+
+    private func mappedBody(_ samples: [(OutboxRecord, QuantitySample)]) -> Data {
+        let value = format == .fhirR4
+            ? FHIRMapping.bundle(samples.map(\.1), patient: patientReference ?? "")
+            : .array(samples.map { OpenMHealthMapping.dataPoint($0.1, created: $0.0.enqueuedAt) })
+        let encoder = HealthJSON.makeEncoder()
+        // JSONValue holds only finite numbers and strings, so encoding cannot fail; an empty
+        // body would be refused by the server and show up in status if it ever did.
+        return (try? encoder.encode(value)) ?? Data()
+    }
+
     /// `{"heartbeatSeries":[…],"samples":[…],"workouts":[…]}` from the stored HealthJSON.
-    func nativeBody(_ entries: [OutboxEntry]) -> Data {
+    func nativeBody(_ entries: [OutboxRecord]) -> Data {
         var size = 64
         for entry in entries { size += entry.payload.count + 1 }
         var bytes: [UInt8] = []
@@ -114,33 +135,11 @@ public struct PayloadBuilder: Sendable {
         return Data(bytes)
     }
 
-    /// A deterministic key for a batch: the same uuids give the same key, in any order, so a
-    /// retried batch carries the key of its first attempt. Two independent 64-bit FNV-1a
-    /// digests of the sorted uuids, finalised with splitmix64; a de-duplication key, not a
-    /// cryptographic hash.
+    /// A deterministic key for a batch: the same uuids give the same key, in any order
+    /// (``OutboxBatchKey/key(for:)``). The outbox stores it with the batch, so every attempt,
+    /// before and after a restart, carries the key of the first.
     public static func idempotencyKey(for ids: [SampleID]) -> String {
-        var first: UInt64 = 0xcbf2_9ce4_8422_2325
-        var second: UInt64 = 0x8422_2325_cbf2_9ce4
-        for id in ids.sorted() {
-            for word in [id.high, id.low] {
-                for shift in stride(from: 56, through: 0, by: -8) {
-                    let byte = UInt64((word >> UInt64(shift)) & 0xFF)
-                    first = (first ^ byte) &* 0x0000_0100_0000_01B3
-                    second = (second ^ (byte ^ 0x5A)) &* 0x0000_0100_0000_01B3
-                }
-            }
-        }
-        func mix(_ value: UInt64) -> UInt64 {
-            var z = value &+ 0x9E37_79B9_7F4A_7C15
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        func hex(_ value: UInt64) -> String {
-            let text = String(value, radix: 16)
-            return String(repeating: "0", count: 16 - text.count) + text
-        }
-        return "hg1-" + hex(mix(first ^ UInt64(ids.count))) + hex(mix(second))
+        OutboxBatchKey.key(for: ids)
     }
 }
 

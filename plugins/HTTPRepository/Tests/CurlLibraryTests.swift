@@ -148,7 +148,7 @@ final class CurlLibraryTests: XCTestCase {
         await harness.running.value
         XCTAssertEqual(harness.shutdown.stage, .stopping, "the gateway had to force the stop")
         XCTAssertEqual(harness.gateway.statusBoard.status(of: "repository")?.state, .finished)
-        let kept = try await harness.sink.outbox.peek(limit: 10).map(\.id)
+        let kept = try await harness.sink.outbox.pendingRecords().map(\.id)
         XCTAssertEqual(Set(kept), Set(harness.records.map(\.id)), "the records are not all kept in the outbox for the next start")
         XCTAssertTrue(harness.server.requests().isEmpty)
     }

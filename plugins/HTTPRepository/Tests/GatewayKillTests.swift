@@ -54,7 +54,7 @@ final class GatewayKillTests: XCTestCase {
         }
         kill(first.processIdentifier, SIGKILL)
         first.waitUntilExit()
-        let pending = try await Outbox(path: outboxPath).peek(limit: 100_000).map(\.id.uuidString)
+        let pending = try await Outbox(path: outboxPath).pendingRecords().map(\.id.uuidString)
         XCTAssertFalse(pending.isEmpty)
 
         try await server.control(#"{"reset": true}"#)
@@ -70,6 +70,132 @@ final class GatewayKillTests: XCTestCase {
         for (uuid, count) in accepted {
             XCTAssertEqual(count, 1, "\(uuid) was accepted \(count) times")
         }
+    }
+
+    /// The crash window of issue 12: the repository stored a batch (recorded it) but the gateway
+    /// is killed before the 2xx arrives. After the restart the batch goes out again with the
+    /// same records under the same Idempotency-Key, so a repository that de-duplicates by key
+    /// stores it once.
+    func testKillBeforeTheAnswerResendsTheSameRecordsUnderTheSameKey() async throws {
+        let (binary, directory) = try prepare()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = RecordingServer(directory: directory)
+        try server.start()
+        defer { server.stop() }
+        // The first request is recorded as stored, then answered only after a minute.
+        try await server.control(#"{"hold": [60]}"#)
+        let config = try writeConfig(
+            directory, server: server, sink: #""batchIntervalMilliseconds": 1500, "batchSize": 500"#)
+        let environment = ["STATE_DIRECTORY": directory.path, "HOME": directory.path, "PATH": "/usr/bin:/bin"]
+        let outboxPath = HTTPRepositorySink.outboxPath(stateDirectory: directory, name: "repo")
+
+        let firstLog = directory.appendingPathComponent("first.log")
+        let first = try launch(binary, ["run", "--config", config.path], environment: environment, log: firstLog)
+        do {
+            try await waitUntil(timeout: .seconds(30), "the repository to store a batch") { server.requests().count >= 1 }
+        } catch {
+            kill(first.processIdentifier, SIGKILL)
+            let log = (try? String(contentsOf: firstLog, encoding: .utf8)) ?? "(no log)"
+            XCTFail("\(error); the gateway logged:\n\(log.suffix(4000))")
+            return
+        }
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let held = try XCTUnwrap(server.requests().first)
+        let heldKey = try XCTUnwrap(held.headers["Idempotency-Key"])
+        XCTAssertFalse(held.uuids.isEmpty)
+        let pendingKeys = try await Outbox(path: outboxPath).pendingKeys()
+        XCTAssertTrue(pendingKeys.contains(heldKey), "the stored batch \(heldKey) is not pending in the outbox: \(pendingKeys)")
+
+        try await server.control(#"{"reset": true}"#)
+        let second = try launch(
+            binary, ["run", "--config", config.path, "--duration", "3"], environment: environment,
+            log: directory.appendingPathComponent("second.log"))
+        second.waitUntilExit()
+        XCTAssertEqual(second.terminationStatus, 0)
+
+        let requests = server.requests()
+        let resent = requests.dropFirst().filter { !Set($0.uuids).isDisjoint(with: held.uuids) }
+        XCTAssertFalse(resent.isEmpty, "the held batch was never sent again")
+        for request in resent {
+            XCTAssertEqual(request.headers["Idempotency-Key"], heldKey, "a record of the held batch went out under another key")
+            XCTAssertEqual(Set(request.uuids), Set(held.uuids), "the resent batch does not carry exactly the held batch's records")
+        }
+        // Every record, whichever request carried it, carried one key only.
+        var keys: [String: Set<String>] = [:]
+        for request in requests {
+            for uuid in request.uuids { keys[uuid, default: []].insert(request.headers["Idempotency-Key"] ?? "") }
+        }
+        for (uuid, seen) in keys {
+            XCTAssertEqual(seen.count, 1, "\(uuid) was sent under several keys: \(seen)")
+        }
+        // After the restart the outbox drained: what the second run read was delivered.
+        let remaining = try Outbox(path: outboxPath).statistics.count
+        XCTAssertEqual(remaining, 0)
+    }
+
+    /// Issue 13: SIGTERM while the sink waits in a long backoff ends the gateway at once, with
+    /// exit status 0, and the records stay in the outbox.
+    func testSIGTERMDuringABackoffStopsCleanly() async throws {
+        let (binary, directory) = try prepare()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = RecordingServer(directory: directory)
+        try server.start()
+        defer { server.stop() }
+        try await server.control(#"{"fail": [503, 503, 503, 503]}"#)
+        let config = try writeConfig(
+            directory, server: server,
+            sink: #""batchIntervalMilliseconds": 50, "retry": {"initialDelayMilliseconds": 600000, "maximumDelayMilliseconds": 600000}"#)
+        let environment = ["STATE_DIRECTORY": directory.path, "HOME": directory.path, "PATH": "/usr/bin:/bin"]
+        let log = directory.appendingPathComponent("run.log")
+        let gateway = try launch(binary, ["run", "--config", config.path], environment: environment, log: log)
+        do {
+            try await waitUntil(timeout: .seconds(30), "a failed delivery (the sink backs off for 10 minutes)") {
+                server.requests().contains { $0.status == 503 }
+            }
+        } catch {
+            kill(gateway.processIdentifier, SIGKILL)
+            XCTFail("\(error); the gateway logged:\n\(((try? String(contentsOf: log, encoding: .utf8)) ?? "").suffix(4000))")
+            return
+        }
+        kill(gateway.processIdentifier, SIGTERM)
+        do {
+            // Far below the backoff (10 minutes) and the gateway's drain deadline.
+            try await waitUntil(timeout: .seconds(5), "the gateway to exit after SIGTERM") { !gateway.isRunning }
+        } catch {
+            kill(gateway.processIdentifier, SIGKILL)
+            XCTFail("\(error); the gateway logged:\n\(((try? String(contentsOf: log, encoding: .utf8)) ?? "").suffix(4000))")
+            return
+        }
+        XCTAssertEqual(gateway.terminationReason, .exit)
+        XCTAssertEqual(gateway.terminationStatus, 0, ((try? String(contentsOf: log, encoding: .utf8)) ?? "").suffix(4000).description)
+        let outboxPath = HTTPRepositorySink.outboxPath(stateDirectory: directory, name: "repo")
+        XCTAssertGreaterThan(try Outbox(path: outboxPath).statistics.count, 0, "the undelivered records are not in the outbox")
+    }
+
+    private func prepare() throws -> (binary: URL, directory: URL) {
+        let binary = RecordingServer.packageRoot.appendingPathComponent(".build/debug/healthgate")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            throw XCTSkip("\(binary.path) is not built (swift build --product healthgate)")
+        }
+        let plugins = try run(binary, ["plugins"])
+        guard plugins.contains("http-repository"), plugins.contains("ble-heart-rate") else {
+            throw XCTSkip("this healthgate binary lacks the simulated source or the http-repository sink")
+        }
+        let directory = try FileManager.default.url(
+            for: .itemReplacementDirectory, in: .userDomainMask, appropriateFor: URL(fileURLWithPath: NSTemporaryDirectory()),
+            create: true)
+        return (binary, directory)
+    }
+
+    private func writeConfig(_ directory: URL, server: RecordingServer, sink: String) throws -> URL {
+        let config = directory.appendingPathComponent("config.json")
+        try """
+            {"sources": [{"kind": "ble-heart-rate", "name": "strap", "config": {"transport": "simulated"}}],
+             "sinks": [{"kind": "http-repository", "name": "repo", "config": {"url": "\(server.url)", \(sink)}}],
+             "controlSocket": "\(directory.path)/control.sock"}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        return config
     }
 
     private func launch(_ binary: URL, _ arguments: [String], environment: [String: String], log: URL) throws -> Process {

@@ -158,9 +158,9 @@ final class HTTPRepositorySinkTests: XCTestCase {
     func testNativeBodyIsByteIdenticalToHealthJSON() throws {
         let records = [try heartRate(60), try quantity(.distanceWalkingRunning, 12.5, .meter)]
         let encoder = HealthJSON.makeEncoder()
-        let entries = try records.enumerated().map { index, record in
-            OutboxEntry(
-                sequence: Int64(index), id: record.id, kind: record.kind,
+        let entries = try records.map { record in
+            OutboxRecord(
+                id: record.id, kind: record.kind,
                 payload: try PayloadBuilder.storedPayload(of: record, encoder: encoder), enqueuedAt: Date())
         }
         let samples = records.compactMap { record -> QuantitySample? in
@@ -185,7 +185,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertEqual(try validate("fhir"), "ok 4")
         let request = try XCTUnwrap(server.requests().first)
         XCTAssertEqual(request.headers["Content-Type"], "application/fhir+json")
-        XCTAssertNil(request.headers["Idempotency-Key"])
+        XCTAssertEqual(request.headers["Idempotency-Key"], PayloadBuilder.idempotencyKey(for: records.map(\.id)))
         let bundle = try XCTUnwrap(request.body as? [String: Any])
         let entries = try XCTUnwrap(bundle["entry"] as? [[String: Any]])
         let first = try XCTUnwrap(entries.first)
@@ -238,10 +238,15 @@ final class HTTPRepositorySinkTests: XCTestCase {
         try await waitUntil("the sink noticed the outage") { running.status.current?.lastError?.contains("delivery failed") == true }
         XCTAssertGreaterThan(running.sink.outbox.statistics.count, 0)
         try server.start()
+        // Recovery comes with the next retry; a stop (finish) would cut the backoff short.
+        try await waitUntil("every sample delivered after the outage") { [server] in server!.acceptedCounts().count == 60 }
         try await finish(running)
-        let counts = server.acceptedCounts()
-        XCTAssertEqual(Set(counts.keys), Set((first + second).map(\.id.uuidString)))
-        XCTAssertEqual(counts.values.max(), 1, "a uuid was accepted twice")
+        // A batch the server stored just before it was killed is sent again after the outage
+        // (at-least-once); it goes out under the key it was first sent with, so a repository
+        // that de-duplicates by key stores each sample exactly once.
+        let keys = server.acceptedKeys()
+        XCTAssertEqual(Set(keys.keys), Set((first + second).map(\.id.uuidString)))
+        XCTAssertEqual(keys.values.map(\.count).max(), 1, "a uuid was accepted under two Idempotency-Keys")
         XCTAssertEqual(running.sink.outbox.statistics.count, 0)
     }
 
@@ -291,6 +296,28 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertTrue(letters.first?.response.contains("invalid sample") == true)
         XCTAssertEqual(running.status.current?.details["deadLetters"], "1")
         XCTAssertEqual(running.sink.outbox.statistics.count, 0)
+        // Halves carry their parent's key with .0 or .1 appended, first half first.
+        let parent = PayloadBuilder.idempotencyKey(for: records.map(\.id))
+        XCTAssertEqual(
+            server.requests().map { $0.headers["Idempotency-Key"] ?? "" },
+            [parent, "\(parent).0", "\(parent).1", "\(parent).1.0", "\(parent).1.0.0", "\(parent).1.0.1", "\(parent).1.1"])
+        XCTAssertEqual(server.requests().map(\.status), [400, 200, 400, 400, 200, 400, 200])
+    }
+
+    func testStopDuringABackoffEndsTheSinkAtOnceAndKeepsTheRecords() async throws {
+        let clock = ManualClock()
+        try await server.control(#"{"fail": [503]}"#)
+        let records = try (0..<4).map { try heartRate(60, at: Double($0)) }
+        let running = try await start(configuration {
+            $0.retry = .init(initialDelayMilliseconds: 600_000, maximumDelayMilliseconds: 600_000, jitter: 0)
+        }, clock: clock, records: records)
+        try await clock.waitForSleepers(1)
+        XCTAssertEqual(server.requests().map(\.status), [503])
+        // The manual clock never advances: only the end of the inbox can end the backoff.
+        try await finish(running)
+        XCTAssertEqual(running.sink.outbox.statistics.count, 4)
+        XCTAssertEqual(server.requests().count, 1)
+        XCTAssertTrue(running.logs.contains("they are delivered at the next start"))
     }
 
     func testWrongTokenKeepsSamplesAndReportsAuthenticationFailure() async throws {

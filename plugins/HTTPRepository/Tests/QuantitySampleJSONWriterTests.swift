@@ -68,9 +68,9 @@ final class QuantitySampleJSONWriterTests: XCTestCase {
         }
         let encoder = HealthJSON.makeEncoder()
         var writer = QuantitySampleJSONWriter()
-        let entries = try samples.enumerated().map { index, sample in
-            OutboxEntry(
-                sequence: Int64(index), id: sample.id, kind: .quantity,
+        let entries = try samples.map { sample in
+            OutboxRecord(
+                id: sample.id, kind: .quantity,
                 payload: try PayloadBuilder.storedPayload(of: .quantity(sample), encoder: encoder, writer: &writer), enqueuedAt: start)
         }
         let expected = try encoder.encode(NativeBatch(samples: samples))

@@ -88,6 +88,16 @@ final class RecordingServer: @unchecked Sendable {
         }
     }
 
+    /// uuids the repository accepted (2xx), with the Idempotency-Keys they were accepted under.
+    /// A repository that de-duplicates by key stores a uuid once when this set has one key.
+    func acceptedKeys() -> [String: Set<String>] {
+        var keys: [String: Set<String>] = [:]
+        for request in requests() where (200..<300).contains(request.status) {
+            for uuid in request.uuids { keys[uuid, default: []].insert(request.headers["Idempotency-Key"] ?? "") }
+        }
+        return keys
+    }
+
     /// uuids the repository accepted (2xx), with how often each was accepted.
     func acceptedCounts() -> [String: Int] {
         var counts: [String: Int] = [:]

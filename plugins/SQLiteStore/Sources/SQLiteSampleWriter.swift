@@ -247,6 +247,8 @@ public final class SQLiteSampleWriter {
              series.metadata.syncVersion.map(SQLiteValue.integer) ?? .null,
              try metadataSetID(for: series.metadata).map(SQLiteValue.integer) ?? .null])
         try insertBeats(of: series, from: 0)
+        try WorkoutLinks.linkSeries(
+            id, start: series.startDate, end: series.endDate, device: series.device, connection: connection)
         return decision == .replace ? .replaced : .inserted
     }
 
@@ -277,6 +279,9 @@ public final class SQLiteSampleWriter {
         try connection.run(
             "DELETE FROM heartbeats WHERE series_uuid = ?1 AND beat_index >= ?2", [id, .integer(Int64(kept))])
         try insertBeats(of: series, from: kept)
+        // Grown, it may now overlap a workout the earlier version did not reach.
+        try WorkoutLinks.linkSeries(
+            id, start: series.startDate, end: series.endDate, device: series.device, connection: connection)
         return .replaced
     }
 
@@ -298,6 +303,9 @@ public final class SQLiteSampleWriter {
     // MARK: Workouts
 
     private func write(_ workout: Workout) throws(SQLiteError) -> Outcome {
+        // The workout in progress becomes the stored workout in this transaction (schema
+        // version 4), also when this is a copy of a workout already stored.
+        try connection.run("DELETE FROM live_workouts WHERE uuid = ?1", [.blob(workout.id.bytes)])
         let syncIdentifier = workout.metadata.syncIdentifier
         let decision = try resolve(
             table: "workouts", id: workout.id, syncIdentifier: syncIdentifier,
@@ -356,6 +364,7 @@ public final class SQLiteSampleWriter {
                 "INSERT INTO workout_samples (workout_uuid, sample_uuid) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
                 [id, .blob(sampleID.bytes)])
         }
+        try WorkoutLinks.linkSeries(to: workout, connection: connection)
         return decision == .replace ? .replaced : .inserted
     }
 

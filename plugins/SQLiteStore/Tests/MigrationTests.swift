@@ -124,7 +124,7 @@ final class MigrationTests: StoreTestCase {
 
         // The writer upgrades the file when it opens it.
         let writer = try SQLiteSampleWriter(path: path)
-        XCTAssertEqual(try sqlite3("PRAGMA user_version"), "2")
+        XCTAssertEqual(try sqlite3("PRAGMA user_version"), String(StoreSchema.version))
         XCTAssertEqual(try sqlite3("SELECT count(*) FROM sqlite_schema WHERE name = 'sample_metadata'"), "0")
         // The two monitor samples share a set; the synced sample, the series and the workout
         // have one each. The orphan entry is gone.
@@ -170,12 +170,12 @@ final class MigrationTests: StoreTestCase {
         let before = try sqlite3(".dump")
         _ = try SQLiteSampleWriter(path: path)
         XCTAssertEqual(try sqlite3(".dump"), before)
-        XCTAssertEqual(try sqlite3("PRAGMA user_version"), "2")
+        XCTAssertEqual(try sqlite3("PRAGMA user_version"), String(StoreSchema.version))
         // No step runs on a file at the last version.
         let runs = Mutex(0)
-        try SQLiteConnection(path: path).migrate([
-            .sql("CREATE TABLE never_one (x)"), .code { _ throws(SQLiteError) in runs.withLock { $0 += 1 } },
-        ])
+        try SQLiteConnection(path: path).migrate(
+            [.sql("CREATE TABLE never_one (x)")]
+                + (1..<StoreSchema.version).map { _ in .code { _ throws(SQLiteError) in runs.withLock { $0 += 1 } } })
         XCTAssertEqual(runs.withLock { $0 }, 0)
         XCTAssertEqual(try sqlite3(".dump"), before)
     }
@@ -209,7 +209,7 @@ final class MigrationTests: StoreTestCase {
         // Fixed by hand, the file upgrades.
         _ = try sqlite3("UPDATE sample_metadata SET value = 87 WHERE key = 'healthgate.batteryLevel'")
         _ = try SQLiteSampleWriter(path: path)
-        XCTAssertEqual(try sqlite3("PRAGMA user_version"), "2")
+        XCTAssertEqual(try sqlite3("PRAGMA user_version"), String(StoreSchema.version))
         let samples = try await SQLiteSampleStore(path: path).samples(of: .heartRate)
         XCTAssertEqual(samples.first?.metadata, monitor)
     }

@@ -11,7 +11,8 @@ final class WriterTests: StoreTestCase {
         let tables = try sqlite3("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
             .split(separator: "\n").map(String.init)
         XCTAssertEqual(tables, [
-            "devices", "heartbeat_series", "heartbeats", "metadata_entries", "metadata_sets", "sample_type_spans",
+            "devices", "heartbeat_series", "heartbeats", "live_workout_events", "live_workouts", "metadata_entries",
+            "metadata_sets", "sample_type_spans",
             "samples", "workout_activities", "workout_events", "workout_samples", "workout_statistics", "workouts",
         ])
         // Opening again does not migrate twice.

@@ -10,6 +10,8 @@ Tell it how to fail with POST /_control and a JSON object (all keys optional):
   {"retry_after": ["3", 429]}             next request: 429 (or the status given) with this Retry-After
   {"reject_uuid": "…"}                    400 for any body containing this uuid (poison)
   {"token": "…"}                          401 unless "Authorization: Bearer <token>"
+  {"hold": [30]}                          record the next request (as answered 200), then wait
+                                          this many seconds before answering (a crash window)
   {"reset": true}                         clear every rule
 Going down and up is done by the test: kill the process, start it again with --port.
 """
@@ -19,6 +21,7 @@ import json
 import re
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -35,6 +38,7 @@ class State:
         self.retry_after = None
         self.reject_uuid = None
         self.token = None
+        self.hold = []
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -69,6 +73,7 @@ class Handler(BaseHTTPRequestHandler):
                     state.reject_uuid = command["reject_uuid"]
                 if "token" in command:
                     state.token = command["token"]
+                state.hold.extend(command.get("hold", []))
             self.reply(200, b"{}")
             return
         body = raw
@@ -108,6 +113,10 @@ class Handler(BaseHTTPRequestHandler):
             }
             with open(state.record, "a") as out:
                 out.write(json.dumps(line) + "\n")
+            hold = state.hold.pop(0) if state.hold and status == 200 else 0
+        # Stored (recorded) but not yet answered: the window in which a client may crash.
+        if hold:
+            time.sleep(hold)
         self.reply(status, answer, extra)
 
 

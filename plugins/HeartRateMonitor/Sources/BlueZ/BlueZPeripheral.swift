@@ -1,6 +1,7 @@
 import BlueZ
 import Foundation
 import SampleBus
+import AsyncPrimitives
 import Synchronization
 
 /// One connection to a peripheral through BlueZ (the ``BLEConnection`` of ``BlueZTransport``).
@@ -25,15 +26,26 @@ final class BlueZPeripheral: BLEConnection {
 
     private struct State {
         var tree: BlueZObjectTree
-        var resolved = false
-        var resolveWaiter: CheckedContinuation<Void, any Error>?
         var finished: BLETransportError?
         var monitor: Task<Void, Never>?
         var subscriptions: [UInt64: Subscription] = [:]
         var nextID: UInt64 = 0
         var signalsSeen = 0
-        /// Set by the resolve timeout or cancellation; later waits fail with it.
-        var resolveFailure: (any Error)?
+    }
+
+    /// How far service resolution has got, as the signals tell it.
+    private enum Resolution: Sendable {
+        /// Not resolved yet, or a fresh snapshot contradicted the signals.
+        case pending
+        /// The signals seen so far satisfy ``isResolved(_:)``; a snapshot verifies it.
+        case signalled
+        /// The connection ended.
+        case failed(BLETransportError)
+
+        var isPending: Bool {
+            if case .pending = self { return true }
+            return false
+        }
     }
 
     /// Notifications each stream holds for a consumer that has not taken them yet: at 1 to 4 Hz
@@ -46,6 +58,7 @@ final class BlueZPeripheral: BLEConnection {
     private let clock: any GatewayClock
     private let logger: Logger
     private let state: Mutex<State>
+    private let resolution = AsyncCondition(Resolution.pending)
     private let dropped = Atomic<Int>(0)
 
     init(
@@ -88,7 +101,7 @@ final class BlueZPeripheral: BLEConnection {
     private func handle(_ signal: DBusSignal) {
         let change = signal.propertiesChanged
         var dropped: String?
-        let (waiter, values) = state.withLock { state -> (CheckedContinuation<Void, any Error>?, [(AsyncThrowingStream<BLENotification, any Error>.Continuation, BluetoothUUID)]) in
+        let (resolved, values) = state.withLock { state -> (Bool, [(AsyncThrowingStream<BLENotification, any Error>.Continuation, BluetoothUUID)]) in
             state.tree.apply(signal)
             state.signalsSeen += 1
             if let change, change.interface == BlueZInterface.device, signal.path == devicePath,
@@ -101,21 +114,16 @@ final class BlueZPeripheral: BLEConnection {
             {
                 dropped = "the device object was removed"
             }
-            var waiter: CheckedContinuation<Void, any Error>?
-            if !state.resolved, isResolved(state.tree) {
-                state.resolved = true
-                waiter = state.resolveWaiter
-                state.resolveWaiter = nil
-            }
+            let resolved = isResolved(state.tree)
             var values: [(AsyncThrowingStream<BLENotification, any Error>.Continuation, BluetoothUUID)] = []
             if let change, change.interface == BlueZInterface.gattCharacteristic, change.changed["Value"] != nil {
                 for subscription in state.subscriptions.values {
                     if let uuid = subscription.startNotified[signal.path] { values.append((subscription.continuation, uuid)) }
                 }
             }
-            return (waiter, values)
+            return (resolved, values)
         }
-        waiter?.resume()
+        if resolved { markSignalled() }
         if let bytes = change?.changed["Value"]?.bytes {
             for (continuation, uuid) in values { deliver(bytes, of: uuid, to: continuation) }
         }
@@ -146,16 +154,22 @@ final class BlueZPeripheral: BLEConnection {
         }
     }
 
-    /// Waits until services are resolved (see ``isResolved``), the link fails, or `timeout`.
+    /// Waits until services are resolved (see ``isResolved``), the link fails, or `timeout` on
+    /// the injected clock.
     func waitUntilResolved(timeout: Duration) async throws {
-        let timer = Task { [weak self] in
-            try await Task.sleep(for: timeout)
-            guard let self else { return }
-            failResolve(BLETransportError(.connectFailed, device: address, "services not resolved within \(timeout) (\(resolveState))"))
+        let outcome = try await race(sleep: { [clock] in try await clock.sleep(for: timeout) }) {
+            try await self.waitForVerifiedResolution()
         }
-        defer { timer.cancel() }
+        if case .timedOut = outcome {
+            throw BLETransportError(.connectFailed, device: address, "services not resolved within \(timeout) (\(resolveState))")
+        }
+    }
+
+    private func waitForVerifiedResolution() async throws {
         while true {
-            try await waitForResolvedSignals()
+            if state.withLock({ isResolved($0.tree) }) { markSignalled() }
+            try await resolution.wait { !$0.isPending }
+            if case .failed(let error) = resolution.value { throw error }
             // Signals can announce ServicesResolved while the object burst is still under way;
             // BlueZ's own tree is complete once it says so, so one fresh snapshot verifies it.
             let fresh = try await client.managedObjects()
@@ -164,59 +178,28 @@ final class BlueZPeripheral: BLEConnection {
                 for (path, interfaces) in fresh.objects where path == devicePath || path.hasPrefix(prefix) {
                     state.tree.objects[path] = interfaces
                 }
-                if isResolved(fresh) { return true }
-                state.resolved = false
-                return false
+                return isResolved(fresh)
             }
             if verified { return }
+            resolution.update { if case .signalled = $0 { $0 = .pending } }
         }
     }
 
-    /// Waits until the signals seen so far satisfy ``isResolved(_:)``.
-    private func waitForResolvedSignals() async throws {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome: Result<Void, any Error>? = state.withLock { state in
-                    if let finished = state.finished { return .failure(finished) }
-                    if let failure = state.resolveFailure { return .failure(failure) }
-                    if state.resolved || isResolved(state.tree) {
-                        state.resolved = true
-                        return .success(())
-                    }
-                    state.resolveWaiter = continuation
-                    return nil
-                }
-                if let outcome { continuation.resume(with: outcome) }
-            }
-        } onCancel: {
-            failResolve(CancellationError())
-        }
-    }
-
-    private func failResolve(_ error: any Error) {
-        let waiter = state.withLock { state in
-            state.resolveFailure = error
-            let waiter = state.resolveWaiter
-            state.resolveWaiter = nil
-            return waiter
-        }
-        waiter?.resume(throwing: error)
+    private func markSignalled() {
+        resolution.update { if $0.isPending { $0 = .signalled } }
     }
 
     /// Ends the connection: fails waiters, ends notification streams, stops the monitor.
     func finish(_ error: BLETransportError) {
-        let (waiter, subscriptions, monitor) = state.withLock { state in
-            guard state.finished == nil else {
-                return (CheckedContinuation<Void, any Error>?.none, [Subscription](), Task<Void, Never>?.none)
-            }
+        let (subscriptions, monitor) = state.withLock { state in
+            guard state.finished == nil else { return ([Subscription](), Task<Void, Never>?.none) }
             state.finished = error
-            let result = (state.resolveWaiter, Array(state.subscriptions.values), state.monitor)
-            state.resolveWaiter = nil
+            let result = (Array(state.subscriptions.values), state.monitor)
             state.subscriptions.removeAll()
             state.monitor = nil
             return result
         }
-        waiter?.resume(throwing: error)
+        resolution.set(.failed(error))
         for subscription in subscriptions {
             for socket in subscription.sockets { socket.close() }
             subscription.continuation.finish(throwing: error)
@@ -342,7 +325,7 @@ final class BlueZPeripheral: BLEConnection {
                     socket.close()
                     throw BLETransportError(.disconnected, device: address, "the link dropped")
                 }
-                socket.start()
+                try socket.start()
                 logger.debug("notifications of \(uuid) through AcquireNotify (mtu \(mtu))", device: address)
                 return
             } catch let error as DBusError {

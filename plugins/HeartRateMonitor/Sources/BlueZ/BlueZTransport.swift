@@ -57,17 +57,24 @@ public final class BlueZTransport: BLECentralTransport {
     }
 
     /// The client over the current connection, opening one when there is none or it dropped.
-    func client() throws -> BlueZClient {
-        try bus.withLock { current in
-            if let current, current.isOpen { return BlueZClient(connection: current) }
-            do {
-                let opened = try DBusConnection(address: busAddress)
-                current = opened
-                return BlueZClient(connection: opened)
-            } catch {
-                throw BLETransportError(.unavailable, "cannot reach the D-Bus system bus: \(error)")
-            }
+    ///
+    /// The connection is opened outside the lock, off the cooperative pool; when two tasks open
+    /// one at once, the first stored wins and the other is closed.
+    func client() async throws -> BlueZClient {
+        if let current = bus.withLock({ $0 }), current.isOpen { return BlueZClient(connection: current) }
+        let opened: DBusConnection
+        do {
+            opened = try await DBusConnection.open(address: busAddress)
+        } catch {
+            throw BLETransportError(.unavailable, "cannot reach the D-Bus system bus: \(error)")
         }
+        let chosen = bus.withLock { current -> DBusConnection in
+            if let current, current.isOpen { return current }
+            current = opened
+            return opened
+        }
+        if chosen !== opened { opened.close() }
+        return BlueZClient(connection: chosen)
     }
 
     /// The adapter's object path in `tree`, or `.unavailable` naming what is missing.
@@ -120,7 +127,7 @@ public final class BlueZTransport: BLECentralTransport {
     private func runDiscovery(
         services: [BluetoothUUID], into continuation: AsyncThrowingStream<DiscoveryEvent, any Error>.Continuation
     ) async throws {
-        let client = try client()
+        let client = try await client()
         let signals = try await client.signals()
         var tree = try await client.managedObjects()
         let adapter = try adapterPath(in: tree)
@@ -193,7 +200,7 @@ public final class BlueZTransport: BLECentralTransport {
     /// `.unavailable`; the returned connection ends when the link drops.
     public func connect(to address: String) async throws -> any BLEConnection {
         do {
-            let client = try client()
+            let client = try await client()
             let signals = try await client.signals()
             let tree = try await client.managedObjects()
             let adapter = try adapterPath(in: tree)

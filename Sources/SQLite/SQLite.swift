@@ -1,1 +1,0 @@
-// The SQLite module; see README.md for its role.

@@ -1,0 +1,109 @@
+public import Foundation
+public import HealthModel
+
+/// A workout in progress: its session (the state machine) and the samples collected into it.
+///
+/// A value with no I/O and no clock: the ``WorkoutController`` feeds it commands with their
+/// dates and records from the bus, and makes each applied command durable in its
+/// ``WorkoutStateStore``; tests drive it directly. ``replay(_:records:)`` rebuilds it from what
+/// a store kept, and gives the same workout as the live one whenever the live one saw no sample
+/// that the store did not commit.
+public struct LiveWorkout: Sendable {
+    /// The session: state, events, activities, running intervals.
+    public private(set) var session: WorkoutSession
+    /// The collected samples.
+    public private(set) var builder = LiveWorkoutBuilder()
+    /// How many commands were applied (ignored ones not counted): the index the next
+    /// ``WorkoutJournalEntry`` gets in the store.
+    public private(set) var journalCount = 0
+    /// Whether it was rebuilt from the store after a gateway restart.
+    public var restored = false
+
+    /// A workout not yet started.
+    public init(_ definition: WorkoutDefinition) {
+        session = WorkoutSession(definition)
+    }
+
+    /// Rebuilds a workout from its journal and the committed `records` of its store: the
+    /// commands are replayed, then every record that matches the workout (type, device, running
+    /// intervals) is collected, then a final `end` is applied. The result is marked ``restored``.
+    /// - Throws: ``WorkoutError`` when the journal does not replay (a corrupt store).
+    public static func replay(_ journaled: JournaledWorkout, records: [HealthRecord]) throws(WorkoutError) -> LiveWorkout {
+        var live = LiveWorkout(journaled.definition)
+        let ending = journaled.hasEnded ? journaled.entries.last : nil
+        for entry in journaled.entries.dropLast(ending == nil ? 0 : 1) { try live.apply(entry) }
+        live.collectCommitted(records)
+        if let ending { try live.apply(ending) }
+        live.restored = true
+        return live
+    }
+
+    /// Applies one command. A pause, stop or end also drops samples collected after its date.
+    /// - Returns: what it did; ``WorkoutTransition/ignored`` changes nothing.
+    /// - Throws: ``WorkoutError`` when the session's transition table refuses it.
+    @discardableResult
+    public mutating func apply(_ entry: WorkoutJournalEntry) throws(WorkoutError) -> WorkoutTransition {
+        let transition = try session.apply(entry)
+        guard transition != .ignored else { return .ignored }
+        journalCount += 1
+        if [.pause, .stop, .end].contains(entry.action) { builder.prune(to: session) }
+        return transition
+    }
+
+    /// Offers records from the bus; returns how many were collected (see ``LiveWorkoutBuilder``).
+    @discardableResult
+    public mutating func collect(_ records: some Sequence<HealthRecord>) -> Int {
+        var added = 0
+        for record in records where builder.add(record, session: session) { added += 1 }
+        return added
+    }
+
+    /// Offers records read back from the store; returns how many were new.
+    @discardableResult
+    public mutating func collectCommitted(_ records: some Sequence<HealthRecord>) -> Int {
+        var added = 0
+        for record in records where builder.addMatching(record, session: session) { added += 1 }
+        return added
+    }
+
+    /// The live figures at `now` (the final ones once ended).
+    public func snapshot(at now: Date, profile: UserProfile) -> WorkoutSnapshot {
+        let start = session.startDate ?? now
+        let end = session.endDate ?? max(now, start)
+        let analysis = WorkoutAnalysis.analyse(
+            samples: builder.samples, types: session.types, timeline: session.timeline,
+            window: (start, end), isLive: session.endDate == nil, profile: profile)
+        return WorkoutSnapshot(session: session, analysis: analysis, restored: restored)
+    }
+
+    /// The finished workout (HKWorkout): statistics of the whole and of each activity, zone and
+    /// gap metadata, and the ids of the collected samples and series. Meant for an ended session;
+    /// for one still running, the window ends at its last command.
+    public func workout(profile: UserProfile) -> Workout {
+        var session = session
+        let start = session.startDate ?? session.endDate ?? Date(timeIntervalSince1970: 0)
+        let end = session.endDate ?? session.runningIntervals.last?.end ?? start
+        let analyse = { (window: (Date, Date)) in
+            WorkoutAnalysis.analyse(
+                samples: builder.samples, types: session.types, timeline: session.timeline,
+                window: window, isLive: false, profile: profile)
+        }
+        let total = analyse((start, end))
+        session.setActivityStatistics(session.activities.map { analyse(($0.startDate, $0.endDate ?? end)).statistics })
+        var metadata = Metadata()
+        metadata["healthgate.gapThresholdSeconds"] = .double(profile.gapThreshold)
+        metadata["healthgate.gapCount"] = .integer(Int64(total.gaps.count))
+        metadata["healthgate.gapSeconds"] = .double(total.gaps.reduce(0) { $0 + $1.seconds })
+        if let source = total.energySource { metadata["healthgate.energySource"] = .string(source.rawValue) }
+        if let maximum = total.zones?.maximumHeartRate { metadata["healthgate.maximumHeartRate"] = .double(maximum) }
+        for (zone, seconds) in zip(total.zones?.zones ?? [], total.zoneSeconds) {
+            metadata[MetadataKey("healthgate.zone\(zone.number)Seconds")] = .double(seconds)
+        }
+        if let devices = session.devices { metadata["healthgate.devices"] = .string(devices.joined(separator: ",")) }
+        if restored { metadata["healthgate.restoredAfterRestart"] = .bool(true) }
+        return Workout(
+            id: session.id, activityType: session.activityType, startDate: start, endDate: end,
+            duration: total.elapsedSeconds, events: session.events, activities: session.activities,
+            statistics: total.statistics, metadata: metadata, sampleIDs: builder.sampleIDs)
+    }
+}

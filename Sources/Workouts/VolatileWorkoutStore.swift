@@ -1,0 +1,46 @@
+public import Foundation
+public import HealthModel
+import Synchronization
+
+/// A ``WorkoutStateStore`` in memory: what a gateway without a SQLite store uses (its workout in
+/// progress does not survive a restart, and the log says so at start-up), and what unit tests
+/// use. It sees no committed samples, so a workout's samples are the ones the controller
+/// collected live.
+public final class VolatileWorkoutStore: WorkoutStateStore {
+    private let workouts = Mutex<[JournaledWorkout]>([])
+
+    /// An empty store.
+    public init() {}
+
+    /// The workouts kept, oldest first.
+    public func journaledWorkouts() throws(WorkoutError) -> [JournaledWorkout] {
+        workouts.withLock { $0 }
+    }
+
+    /// Appends `entries`; index 0 adds the workout.
+    /// - Throws: ``WorkoutError/Code/persistence`` when `index` does not follow the last entry.
+    public func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError) {
+        try workouts.withLock { workouts throws(WorkoutError) in
+            if index == 0 {
+                workouts.append(JournaledWorkout(definition: definition, entries: entries))
+                return
+            }
+            guard let position = workouts.firstIndex(where: { $0.definition.id == definition.id }),
+                workouts[position].entries.count == index
+            else {
+                throw WorkoutError(.persistence, "entry \(index) of workout \(definition.id) does not follow its journal")
+            }
+            workouts[position].entries += entries
+        }
+    }
+
+    /// None: this store commits no samples.
+    public func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord] {
+        []
+    }
+
+    /// Forgets the workout.
+    public func handedOver(_ id: SampleID) throws(WorkoutError) {
+        workouts.withLock { $0.removeAll { $0.definition.id == id } }
+    }
+}

@@ -1,0 +1,37 @@
+public import Foundation
+public import HealthModel
+
+/// Where the ``WorkoutController`` keeps the workout in progress so that it survives a crash:
+/// its definition, its acknowledged commands (``WorkoutJournalEntry``), and read access to the
+/// committed samples it covers.
+///
+/// A workout's samples are not written here one by one: they are the committed samples whose
+/// type and device the workout collects and that fall in its running intervals (quantity samples
+/// by end date, heartbeat series by overlap). So the store that commits the samples is the only
+/// record of them, and a restore rebuilds the workout from what that store committed.
+///
+/// The gateway's implementation is the SQLite store's (`SQLiteWorkoutStateStore`, schema
+/// version 4), which also drops a workout's rows in the transaction that stores the finished
+/// workout. ``VolatileWorkoutStore`` keeps everything in memory, for a gateway without a SQLite
+/// store (its workout does not survive a restart) and for tests.
+///
+/// Contract: every method blocks until its work is durable (or has failed) and must be called
+/// off Swift's cooperative thread pool; the controller calls them from its own serial queue, one
+/// at a time. Errors are ``WorkoutError`` with code ``WorkoutError/Code/persistence``.
+public protocol WorkoutStateStore: Sendable {
+    /// The workouts in progress or ended but not yet stored, oldest first.
+    func journaledWorkouts() throws(WorkoutError) -> [JournaledWorkout]
+
+    /// Makes `entries` durable, in one transaction, as the entries numbered from `index` of the
+    /// workout `definition` describes (index 0 also records the definition). Returns only once
+    /// they are committed; on error none of them is.
+    func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError)
+
+    /// Committed quantity samples of `types` that end at or after `start`, and committed
+    /// heartbeat series that end at or after `start`, in no particular order.
+    func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord]
+
+    /// The finished workout `id` was handed to the bus. A store whose own sink drops the
+    /// workout's rows when it commits the workout ignores this; others forget the workout.
+    func handedOver(_ id: SampleID) throws(WorkoutError)
+}

@@ -1,0 +1,47 @@
+@testable import BlueZ
+import Foundation
+import GatewayTesting
+import Glibc
+import XCTest
+
+/// What a dropped bus leaves behind: every call and match in flight must be released, because
+/// the BlueZ transport opens a new connection after each drop.
+final class DBusConnectionLifetimeTests: XCTestCase {
+    func testCallsAndMatchesInFlightAreReleasedWhenTheBusDrops() async throws {
+        let bus = try await PrivateBlueZ(withBluetoothd: false)
+        let connection = try DBusConnection(address: bus.address)
+        let signals = try await connection.signals(matching: DBusMatchRule(interface: "org.healthgate.Nothing"))
+        // A stopped daemon answers nothing, so the call stays in flight until the bus drops.
+        bus.signalBus(SIGSTOP)
+        let call = Task {
+            try await connection.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus.Peer", member: "Ping")
+        }
+        try await waitUntil("the call and the match to be in flight") { connection.core.inFlight().count == 2 }
+        weak var firstObject: AnyObject?
+        weak var secondObject: AnyObject?
+        do {
+            let objects = connection.core.inFlight()
+            firstObject = objects[0]
+            secondObject = objects[1]
+        }
+        bus.signalBus(SIGKILL)
+        bus.signalBus(SIGCONT)
+        // sd-bus may answer the call itself ("Connection terminated") before it reports the drop.
+        do {
+            _ = try await call.value
+            XCTFail("a call to a killed bus returned")
+        } catch is DBusError {}
+        do {
+            for try await _ in signals {}
+            XCTFail("the signal stream ended without the bus's error")
+        } catch {}
+        XCTAssertFalse(connection.isOpen)
+        // inFlight() runs on the bus queue, after the block that failed everything has finished.
+        XCTAssertTrue(connection.core.inFlight().isEmpty)
+        XCTAssertNil(firstObject, "a call or match in flight when the bus dropped is still alive")
+        XCTAssertNil(secondObject, "a call or match in flight when the bus dropped is still alive")
+        await bus.stop()
+    }
+}

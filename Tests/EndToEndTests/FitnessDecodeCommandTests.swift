@@ -1,0 +1,113 @@
+import Foundation
+import GatewayTesting
+import XCTest
+
+/// `healthgate decode` for the fitness characteristics, run as the built executable against the
+/// FitnessEquipment plugin's fixtures: exactly the documented keys, in SI units, null when
+/// absent; invalid payloads exit 65 naming the field.
+final class FitnessDecodeCommandTests: XCTestCase {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("plugins/FitnessEquipment/Fixtures")
+
+    /// Each subcommand, its fixture file, and the keys it prints.
+    static let commands: [(String, String, Set<String>)] = [
+        (
+            "csc-measurement", "csc-measurement.json",
+            ["cumulativeWheelRevolutions", "lastWheelEventTime", "cumulativeCrankRevolutions", "lastCrankEventTime"]
+        ),
+        (
+            "cycling-power-measurement", "cycling-power-measurement.json",
+            [
+                "instantaneousPower", "pedalPowerBalance", "accumulatedTorque", "cumulativeWheelRevolutions",
+                "lastWheelEventTime", "cumulativeCrankRevolutions", "lastCrankEventTime",
+            ]
+        ),
+        ("treadmill-data", "treadmill-data.json", ["instantaneousSpeed", "totalDistance", "inclination"]),
+        (
+            "indoor-bike-data", "indoor-bike-data.json",
+            ["instantaneousSpeed", "instantaneousCadence", "instantaneousPower", "totalDistance"]
+        ),
+        ("rower-data", "rower-data.json", ["strokeRate", "strokeCount", "totalDistance", "instantaneousPower"]),
+    ]
+
+    struct Fixtures: Decodable {
+        struct Valid: Decodable {
+            var name: String
+            var hex: String
+            var expected: [String: Double?]
+        }
+        struct Invalid: Decodable {
+            struct Expected: Decodable { var field: String }
+            var name: String
+            var hex: String
+            var error: Expected
+        }
+        var valid: [Valid]
+        var invalid: [Invalid]
+    }
+
+    func testEveryFixtureDecodesToExactlyTheDocumentedKeys() async throws {
+        let healthgate = try HealthgateExecutable()
+        var runs = 0
+        for (command, file, keys) in Self.commands {
+            let fixtures = try JSONDecoder().decode(
+                Fixtures.self, from: Data(contentsOf: Self.fixtures.appendingPathComponent(file)))
+            for fixture in fixtures.valid {
+                let result = try await healthgate.run(["decode", command, fixture.hex])
+                runs += 1
+                XCTAssertEqual(result.status, 0, "\(command) \(fixture.name): \(result.standardError)")
+                XCTAssertTrue(result.standardOutput.hasSuffix("}\n"), "one JSON object and a newline")
+                let object = try XCTUnwrap(
+                    JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any],
+                    result.standardOutput)
+                XCTAssertEqual(Set(object.keys), keys, "\(command) \(fixture.name)")
+                XCTAssertEqual(Set(fixture.expected.keys), keys, "the fixture lists every key: \(fixture.name)")
+                for (key, expected) in fixture.expected {
+                    switch (object[key], expected) {
+                    case (is NSNull, nil): break
+                    case (let value as NSNumber, let number?):
+                        XCTAssertEqual(value.doubleValue, number, accuracy: 1e-9, "\(command) \(fixture.name): \(key)")
+                    default:
+                        XCTFail("\(command) \(fixture.name): \(key) is \(String(describing: object[key])), expected \(String(describing: expected))")
+                    }
+                }
+            }
+            for fixture in fixtures.invalid {
+                let result = try await healthgate.run(["decode", command, fixture.hex])
+                runs += 1
+                XCTAssertEqual(result.status, 65, "\(command) \(fixture.name)")
+                XCTAssertEqual(result.standardOutput, "")
+                XCTAssertTrue(
+                    result.standardError.contains("field \(fixture.error.field) at offset"),
+                    "\(command) \(fixture.name): \(result.standardError)")
+            }
+        }
+        XCTAssertGreaterThan(runs, 40)
+    }
+
+    func testIntegersPrintAsIntegersAndAbsentFieldsAsNull() async throws {
+        let healthgate = try HealthgateExecutable()
+        let csc = try await healthgate.run(["decode", "csc-measurement", "0139300000E803"])
+        XCTAssertEqual(
+            csc.standardOutput,
+            #"{"cumulativeCrankRevolutions":null,"cumulativeWheelRevolutions":12345,"lastCrankEventTime":null,"lastWheelEventTime":0.9765625}"#
+                + "\n")
+        let rower = try await healthgate.run(["decode", "rower-data", "00 02 3C 96 00 8C"])
+        XCTAssertEqual(
+            rower.standardOutput,
+            #"{"instantaneousPower":null,"strokeCount":150,"strokeRate":30,"totalDistance":null}"# + "\n")
+    }
+
+    func testBadHexAndMissingArgumentsAreRejected() async throws {
+        let healthgate = try HealthgateExecutable()
+        let badHex = try await healthgate.run(["decode", "indoor-bike-data", "0x0G"])
+        XCTAssertEqual(badHex.status, 65)
+        XCTAssertTrue(badHex.standardError.contains("not a hex payload"), badHex.standardError)
+        let missing = try await healthgate.run(["decode", "treadmill-data"])
+        XCTAssertEqual(missing.status, 64)
+        let empty = try await healthgate.run(["decode", "cycling-power-measurement", ""])
+        XCTAssertEqual(empty.status, 65)
+        XCTAssertTrue(empty.standardError.contains("field flags at offset 0"), empty.standardError)
+    }
+}

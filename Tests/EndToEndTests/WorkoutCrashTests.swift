@@ -1,0 +1,214 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import SQLite
+import Workouts
+import XCTest
+
+/// The workout in progress survives SIGKILL of the built executable: the demo's simulated
+/// heart-rate monitor and pedometer feed a workout that is killed while running and while paused,
+/// restarted each time, and ended. Checked against the SQLite file directly: every committed
+/// sample in the running intervals is linked, the statistics equal a recomputation from the
+/// store, heartbeat series are linked by overlap, every acknowledged command is there, and the
+/// file passes `PRAGMA integrity_check` after every kill.
+final class WorkoutCrashTests: XCTestCase {
+    /// The profile of the run: zones (maximum 190) and the Keytel energy equation.
+    static let profile = UserProfile(
+        maximumHeartRate: 190, dateOfBirth: "1990-06-01", weightKilograms: 72, biologicalSex: .female)
+
+    func testKillsWhileRunningAndWhilePausedLoseNothingCommittedOrAcknowledged() async throws {
+        let healthgate = try HealthgateExecutable()
+        defer { try? FileManager.default.removeItem(at: healthgate.root) }
+        let database = healthgate.root.appendingPathComponent("crash.sqlite").path
+        let config = healthgate.root.appendingPathComponent("config.json")
+        try Data("""
+            {"profile": {"maximumHeartRate": 190, "dateOfBirth": "1990-06-01", "weightKilograms": 72, "biologicalSex": "female"}}
+            """.utf8).write(to: config)
+        // The state file of an older healthgate is ignored, and the log says so.
+        let oldStateFile = healthgate.root.appendingPathComponent("state/healthgate/workout-session.json")
+        try FileManager.default.createDirectory(at: oldStateFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(#"{"version": 1, "pendingWorkouts": []}"#.utf8).write(to: oldStateFile)
+        let arguments = ["demo", "--db", database, "--config", config.path, "--quiet"]
+        var daemon = try healthgate.start(arguments)
+        var kills = 0
+
+        func restart(expecting state: String) async throws {
+            daemon = try healthgate.start(arguments)
+            let status = try await Self.waitForStatus(healthgate)
+            XCTAssertEqual(status["state"] as? String, state, "after kill \(kills)")
+            XCTAssertEqual(status["restored"] as? Bool, true)
+        }
+        func kill() async throws {
+            let before = try Self.count(database, "samples")
+            try await Self.waitUntilCommitted(database, moreThan: before)
+            daemon.send(SIGKILL)
+            _ = try await daemon.waitForExit(timeout: .seconds(30))
+            kills += 1
+            XCTAssertEqual(try Self.integrityCheck(database), "ok", "after kill \(kills)")
+        }
+
+        _ = try await Self.waitForStatus(healthgate)
+        XCTAssertTrue(daemon.standardError.contains("ignoring \(oldStateFile.path)"), daemon.standardError)
+        let started = try await Self.command(healthgate, "start", "--activity", "running")
+        let workoutID = try XCTUnwrap(started["workoutID"] as? String)
+        try await Self.waitUntilCommitted(database, moreThan: try Self.count(database, "samples"))
+
+        try await kill()  // 1: while running
+        try await restart(expecting: "running")
+        _ = try await Self.command(healthgate, "lap")
+        _ = try await Self.command(healthgate, "pause")
+        try await kill()  // 2: while paused, samples still arriving
+        try await restart(expecting: "paused")
+        try await kill()  // 3: paused again, right after the restart
+        try await restart(expecting: "paused")
+        _ = try await Self.command(healthgate, "resume")
+        try await kill()  // 4: running again
+        try await restart(expecting: "running")
+        try await kill()  // 5: running, right after the restart
+        try await restart(expecting: "running")
+        try await Self.waitUntilCommitted(database, moreThan: try Self.count(database, "samples"))
+        let ended = try await Self.command(healthgate, "end")
+        XCTAssertEqual(ended["state"] as? String, "ended")
+
+        // A graceful stop flushes the heartbeat series being recorded; it overlaps the end.
+        try await waitUntil(timeout: .seconds(30), "the workout in the store") {
+            (try? Self.query(database, "SELECT count(*) FROM workouts").first?.integer(0)) == 1
+        }
+        daemon.send(SIGTERM)
+        let exit = try await daemon.waitForExit(timeout: .seconds(30))
+        XCTAssertEqual(exit.status, 0, exit.standardError)
+        XCTAssertEqual(try Self.integrityCheck(database), "ok")
+
+        try Self.verify(database: database, workoutID: workoutID, kills: kills)
+    }
+
+    /// Checks the stored workout against the store's own samples.
+    static func verify(database: String, workoutID: String, kills: Int) throws {
+        let key = SQLiteValue.blob(try XCTUnwrap(SampleID(string: workoutID)).bytes)
+        XCTAssertEqual(try query(database, "SELECT count(*) FROM live_workouts").first?.integer(0), 0)
+        let row = try XCTUnwrap(try query(database, "SELECT start_us, end_us, duration FROM workouts WHERE uuid = ?1", [key]).first)
+        let start = try XCTUnwrap(row.integer(0)), end = try XCTUnwrap(row.integer(1))
+
+        // Every acknowledged command: lap, pause, resume, in that order.
+        let events = try query(database, "SELECT type, start_us FROM workout_events WHERE workout_uuid = ?1 ORDER BY event_index", [key])
+        XCTAssertEqual(events.compactMap { $0.text(0) }, ["lap", "pause", "resume"])
+        let pause = try XCTUnwrap(events[1].integer(1)), resume = try XCTUnwrap(events[2].integer(1))
+        let intervals = [(start, pause), (resume, end)]
+        let timeline = RunningTimeline(intervals.map {
+            RunningInterval(start: date($0.0), end: date($0.1))
+        })
+        XCTAssertEqual(row.double(2) ?? 0, Double(pause - start + end - resume) / 1e6, accuracy: 1e-6)
+
+        // Quantity samples: linked exactly when their end lies in a running interval.
+        let types = WorkoutSession.defaultTypes.map { "'\($0.identifier)'" }.joined(separator: ",")
+        let inIntervals = intervals.map { "(s.end_us BETWEEN \($0.0) AND \($0.1))" }.joined(separator: " OR ")
+        let expected = try query(
+            database,
+            "SELECT s.uuid, s.type, s.start_us, s.end_us, s.value FROM samples s WHERE s.type IN (\(types)) AND (\(inIntervals)) ORDER BY s.end_us, s.uuid")
+        let linked = Set(try query(
+            database, "SELECT l.sample_uuid FROM workout_samples l JOIN samples s ON s.uuid = l.sample_uuid WHERE l.workout_uuid = ?1",
+            [key]).compactMap { $0.blob(0) })
+        XCTAssertEqual(Set(expected.compactMap { $0.blob(0) }), linked, "linked samples = committed samples in the running intervals")
+        XCTAssertGreaterThan(expected.filter { $0.text(1) == "heartRate" }.count, 5)
+        XCTAssertGreaterThan(try query(
+            database, "SELECT count(*) FROM samples WHERE type = 'heartRate' AND end_us > ?1 AND end_us < ?2",
+            [.integer(pause), .integer(resume)]).first?.integer(0) ?? 0, 0, "the pause had samples, and they are not linked")
+
+        // Heartbeat series: linked exactly when they overlap a running interval.
+        let overlapping = intervals.map { "(h.start_us <= \($0.1) AND h.end_us >= \($0.0))" }.joined(separator: " OR ")
+        let expectedSeries = Set(try query(database, "SELECT h.uuid FROM heartbeat_series h WHERE \(overlapping)").compactMap { $0.blob(0) })
+        let linkedSeries = Set(try query(
+            database, "SELECT l.sample_uuid FROM workout_samples l JOIN heartbeat_series h ON h.uuid = l.sample_uuid WHERE l.workout_uuid = ?1",
+            [key]).compactMap { $0.blob(0) })
+        XCTAssertEqual(expectedSeries, linkedSeries)
+        XCTAssertFalse(linkedSeries.isEmpty, "the series recorded at the end is linked")
+        // Nothing linked that the store lacks: samples collected live but lost with a kill are not there.
+        XCTAssertEqual(
+            try query(database, "SELECT count(*) FROM workout_samples WHERE workout_uuid = ?1", [key]).first?.integer(0),
+            Int64(linked.count + linkedSeries.count))
+
+        // Statistics: a recomputation from the store's samples equals what was stored.
+        let samples = try expected.map { row in
+            CollectedSample(
+                id: try XCTUnwrap(row.blob(0).flatMap(SampleID.init(bytes:))),
+                type: try XCTUnwrap(row.text(1).flatMap(QuantityType.named)),
+                startDate: date(try XCTUnwrap(row.integer(2))), endDate: date(try XCTUnwrap(row.integer(3))),
+                value: try XCTUnwrap(row.double(4)))
+        }
+        let analysis = WorkoutAnalysis.analyse(
+            samples: samples, types: WorkoutSession.defaultTypes, timeline: timeline, window: (date(start), date(end)),
+            isLive: false, profile: profile)
+        let stored = try query(
+            database,
+            "SELECT type, sample_count, sum, average, minimum, maximum FROM workout_statistics WHERE owner_uuid = ?1", [key])
+        XCTAssertEqual(Set(stored.compactMap { $0.text(0) }), Set(analysis.statistics.map(\.type.identifier)))
+        for statistics in analysis.statistics {
+            let row = try XCTUnwrap(stored.first { $0.text(0) == statistics.type.identifier })
+            XCTAssertEqual(row.integer(1), Int64(statistics.sampleCount), statistics.type.identifier)
+            for (column, value) in [(2, statistics.sum), (3, statistics.average), (4, statistics.minimum), (5, statistics.maximum)] {
+                XCTAssertEqual(row.double(column) ?? -1, value ?? -1, accuracy: 1e-6, "\(statistics.type.identifier) column \(column)")
+            }
+        }
+        let energy = try XCTUnwrap(analysis.energyKilocalories)
+        XCTAssertEqual(stored.first { $0.text(0) == "activeEnergyBurned" }?.double(2) ?? -1, energy, accuracy: 1e-6)
+        let metadata = try query(
+            database,
+            "SELECT e.key, e.value FROM workouts w JOIN metadata_entries e ON e.set_id = w.metadata_set_id WHERE w.uuid = ?1",
+            [key])
+        func metadataValue(_ name: String) -> SQLiteValue? { metadata.first { $0.text(0) == name }?.values[1] }
+        XCTAssertEqual(analysis.zoneSeconds.count, 5)
+        for (index, seconds) in analysis.zoneSeconds.enumerated() {
+            guard case .real(let stored)? = metadataValue("healthgate.zone\(index + 1)Seconds") else {
+                return XCTFail("no zone \(index + 1) seconds in \(metadata)")
+            }
+            XCTAssertEqual(stored, seconds, accuracy: 1e-6, "zone \(index + 1)")
+        }
+        XCTAssertNotNil(metadataValue("healthgate.restoredAfterRestart"))
+        print("workout crash suite: \(kills) SIGKILLs, \(linked.count) samples and \(linkedSeries.count) heartbeat series linked, "
+            + "\(expected.count) committed in the running intervals, energy \(energy) kcal")
+    }
+
+    // MARK: Helpers
+
+    static func date(_ microseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(microseconds) / 1e6) }
+
+    static func query(_ database: String, _ sql: String, _ bindings: [SQLiteValue] = []) throws -> [SQLiteRow] {
+        try SQLiteConnection(path: database, mode: .readOnly).query(sql, bindings)
+    }
+
+    static func count(_ database: String, _ table: String) throws -> Int64 {
+        guard FileManager.default.fileExists(atPath: database) else { return 0 }
+        return try query(database, "SELECT count(*) FROM \(table)").first?.integer(0) ?? 0
+    }
+
+    static func integrityCheck(_ database: String) throws -> String? {
+        try query(database, "PRAGMA integrity_check").first?.text(0)
+    }
+
+    /// Waits until the store holds more samples than `count` (so the kill lands among commits).
+    static func waitUntilCommitted(_ database: String, moreThan count: Int64) async throws {
+        try await waitUntil(timeout: .seconds(60), "samples committed beyond \(count)") {
+            ((try? Self.count(database, "samples")) ?? 0) > count + 2
+        }
+    }
+
+    /// Polls `workout status` until the daemon answers (after a kill its socket file is stale).
+    static func waitForStatus(_ healthgate: HealthgateExecutable) async throws -> [String: Any] {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            let result = try await healthgate.run(["workout", "status", "--format", "json"])
+            if result.status == 0,
+                let status = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+            {
+                return status
+            }
+            guard ContinuousClock.now < deadline else { throw WaitTimeout(what: "the daemon's workout status: \(result.standardError)") }
+        }
+    }
+
+    static func command(_ healthgate: HealthgateExecutable, _ arguments: String...) async throws -> [String: Any] {
+        let result = try await healthgate.run(["workout"] + arguments + ["--format", "json"])
+        XCTAssertEqual(result.status, 0, "\(arguments): \(result.standardError)")
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+    }
+}

@@ -1,0 +1,133 @@
+import FitnessEquipment
+import XCTest
+
+/// The decoders against payloads published by independent projects' test suites and built from
+/// the specifications (Fixtures/*.json cite each one), every truncation of each, and the
+/// fixtures' invalid payloads.
+final class DecoderFixtureTests: XCTestCase {
+    /// The keys of `healthgate decode csc-measurement`.
+    static func json(_ m: CSCMeasurement) -> [String: Double?] {
+        [
+            "cumulativeWheelRevolutions": m.cumulativeWheelRevolutions.map(Double.init),
+            "lastWheelEventTime": m.lastWheelEventTime,
+            "cumulativeCrankRevolutions": m.cumulativeCrankRevolutions.map(Double.init),
+            "lastCrankEventTime": m.lastCrankEventTime,
+        ]
+    }
+
+    static func json(_ m: CyclingPowerMeasurement) -> [String: Double?] {
+        let flag = { (set: Bool) -> Double? in set ? 1 : 0 }
+        return [
+            "instantaneousPower": Double(m.instantaneousPower),
+            "pedalPowerBalance": m.pedalPowerBalance,
+            "accumulatedTorque": m.accumulatedTorque,
+            "cumulativeWheelRevolutions": m.cumulativeWheelRevolutions.map(Double.init),
+            "lastWheelEventTime": m.lastWheelEventTime,
+            "cumulativeCrankRevolutions": m.cumulativeCrankRevolutions.map(Double.init),
+            "lastCrankEventTime": m.lastCrankEventTime,
+            "maximumForceMagnitude": m.extremeForceMagnitudes.map { Double($0.maximum) },
+            "minimumForceMagnitude": m.extremeForceMagnitudes.map { Double($0.minimum) },
+            "maximumTorqueMagnitude": m.extremeTorqueMagnitudesRaw.map { Double($0.maximum) / 32 },
+            "minimumTorqueMagnitude": m.extremeTorqueMagnitudesRaw.map { Double($0.minimum) / 32 },
+            "maximumAngle": m.extremeAngles.map { Double($0.maximum) },
+            "minimumAngle": m.extremeAngles.map { Double($0.minimum) },
+            "topDeadSpotAngle": m.topDeadSpotAngle.map(Double.init),
+            "bottomDeadSpotAngle": m.bottomDeadSpotAngle.map(Double.init),
+            "accumulatedEnergy": m.accumulatedEnergy.map(Double.init),
+            "pedalPowerBalanceReferenceLeft": flag(m.pedalPowerBalanceReference == .left),
+            "accumulatedTorqueSourceCrank": flag(m.accumulatedTorqueSource == .crankBased),
+            "offsetCompensationIndicator": flag(m.offsetCompensationIndicator),
+        ]
+    }
+
+    static func json(_ m: TreadmillData) -> [String: Double?] {
+        [
+            "instantaneousSpeed": m.instantaneousSpeed, "totalDistance": m.totalDistance,
+            "inclination": m.inclination, "averageSpeed": m.averageSpeed, "heartRate": m.heartRate,
+            "rampAngleSetting": m.rampAngleSetting, "positiveElevationGain": m.positiveElevationGain,
+            "negativeElevationGain": m.negativeElevationGain, "forceOnBelt": m.forceOnBelt,
+            "powerOutput": m.powerOutput, "instantaneousPace": m.instantaneousPace,
+            "totalEnergy": m.totalEnergy, "metabolicEquivalent": m.metabolicEquivalent,
+            "elapsedTime": m.elapsedTime, "remainingTime": m.remainingTime, "averagePace": m.averagePace,
+            "energyPerHour": m.energyPerHour, "energyPerMinute": m.energyPerMinute,
+        ]
+    }
+
+    static func json(_ m: IndoorBikeData) -> [String: Double?] {
+        [
+            "instantaneousSpeed": m.instantaneousSpeed, "instantaneousCadence": m.instantaneousCadence,
+            "instantaneousPower": m.instantaneousPower, "totalDistance": m.totalDistance,
+            "averageSpeed": m.averageSpeed, "averageCadence": m.averageCadence,
+            "resistanceLevel": m.resistanceLevel, "averagePower": m.averagePower,
+            "totalEnergy": m.totalEnergy, "heartRate": m.heartRate,
+            "metabolicEquivalent": m.metabolicEquivalent, "elapsedTime": m.elapsedTime,
+            "remainingTime": m.remainingTime, "energyPerHour": m.energyPerHour,
+            "energyPerMinute": m.energyPerMinute,
+        ]
+    }
+
+    static func json(_ m: RowerData) -> [String: Double?] {
+        [
+            "strokeRate": m.strokeRate, "strokeCount": m.strokeCount.map(Double.init),
+            "totalDistance": m.totalDistance, "instantaneousPower": m.instantaneousPower,
+            "averageStrokeRate": m.averageStrokeRate, "instantaneousPace": m.instantaneousPace,
+            "averagePace": m.averagePace, "rowingSpeed": m.instantaneousSpeed,
+            "averagePower": m.averagePower, "resistanceLevel": m.resistanceLevel,
+            "totalEnergy": m.totalEnergy, "heartRate": m.heartRate,
+            "metabolicEquivalent": m.metabolicEquivalent, "elapsedTime": m.elapsedTime,
+            "remainingTime": m.remainingTime, "energyPerHour": m.energyPerHour,
+            "energyPerMinute": m.energyPerMinute,
+        ]
+    }
+
+    func run<T: Equatable>(
+        _ fileName: String, _ decode: ([UInt8]) throws(FitnessDecodingError) -> T,
+        _ json: (T) -> [String: Double?]
+    ) throws {
+        let file = try FixtureFile.load(fileName)
+        for fixture in file.valid {
+            let payload = bytes(fixture.hex)
+            let decoded = try decode(payload)
+            assertValues(json(decoded), fixture.expected, fixture.name)
+            assertValues(json(decoded), fixture.extra ?? [:], fixture.name)
+            XCTAssertEqual(truncationFailures(payload, fixture.name, decode), [])
+        }
+        for fixture in file.invalid {
+            XCTAssertThrowsError(try decode(bytes(fixture.hex)), fixture.name) { error in
+                check(error, fixture.error, fixture.name)
+            }
+        }
+    }
+
+    func testCSCMeasurementFixtures() throws {
+        try run("csc-measurement.json", CSCMeasurementDecoder.decode, Self.json)
+    }
+
+    func testCyclingPowerMeasurementFixtures() throws {
+        try run("cycling-power-measurement.json", CyclingPowerMeasurementDecoder.decode, Self.json)
+    }
+
+    func testTreadmillDataFixtures() throws {
+        try run("treadmill-data.json", TreadmillData.decode, Self.json)
+    }
+
+    func testIndoorBikeDataFixtures() throws {
+        try run("indoor-bike-data.json", IndoorBikeData.decode, Self.json)
+    }
+
+    func testRowerDataFixtures() throws {
+        try run("rower-data.json", RowerData.decode, Self.json)
+    }
+
+    /// The error text names the characteristic, the field, the offset and the byte counts.
+    func testErrorDescription() {
+        XCTAssertThrowsError(try CyclingPowerMeasurementDecoder.decode([0x00, 0x00, 0xFA])) { error in
+            XCTAssertEqual(
+                "\(error)",
+                "Cycling Power Measurement (0x2A63): field instantaneousPower at offset 2 is truncated: needs 2 byte(s), 1 available")
+        }
+        XCTAssertThrowsError(try SensorLocationDecoder.decode([5, 0])) { error in
+            XCTAssertEqual("\(error)", "Sensor Location (0x2A5D): expected 1 byte(s), got 2")
+        }
+    }
+}

@@ -1,0 +1,43 @@
+public import Foundation
+public import HealthModel
+
+/// Encodes a batch once into what the outbox stores and sends unchanged: the body in the
+/// configured format, gzip-compressed when configured.
+///
+/// Runs on the outbox's queue when it seals or splits batches, and on the intake task for full
+/// batches; pure apart from calling `compressionFailed`. Thread-safe.
+public struct BatchEncoder: Sendable {
+    /// The format.
+    public let builder: PayloadBuilder
+    /// Whether bodies are gzip-compressed.
+    public let gzip: Bool
+    /// Told when zlib fails: the body is then stored uncompressed, which any repository accepts.
+    let compressionFailed: @Sendable (GzipError) -> Void
+
+    /// An encoder for `builder`'s format.
+    public init(builder: PayloadBuilder, gzip: Bool, compressionFailed: @escaping @Sendable (GzipError) -> Void = { _ in }) {
+        self.builder = builder
+        self.gzip = gzip
+        self.compressionFailed = compressionFailed
+    }
+
+    /// The stored body of `records`, decoding their HealthJSON where the format needs it.
+    public func body(for records: [OutboxRecord]) -> OutboxBody {
+        finish(builder.payload(for: records))
+    }
+
+    /// The stored body of records just taken from the bus (`stored[i]` is `records[i]`).
+    func body(for stored: [OutboxRecord], samples records: [HealthRecord]) -> OutboxBody {
+        finish(builder.payload(for: stored, samples: records))
+    }
+
+    private func finish(_ payload: Payload) -> OutboxBody {
+        guard gzip else { return OutboxBody(bytes: Array(payload.body), contentEncoding: nil, unusable: payload.unusable) }
+        do {
+            return OutboxBody(bytes: Array(try Gzip.compress(payload.body)), contentEncoding: "gzip", unusable: payload.unusable)
+        } catch {
+            compressionFailed(error)
+            return OutboxBody(bytes: Array(payload.body), contentEncoding: nil, unusable: payload.unusable)
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import GatewayTesting
+import HTTPRepository
+import HealthModel
+import SQLite
+import XCTest
+
+/// The batch outbox on real SQLite files: stable keys across reopening, sealing, splitting, and
+/// the upgrade of an outbox of single records.
+final class OutboxTests: XCTestCase {
+    var directory: URL!
+    let ids = SampleIDGenerator(seed: 11)
+    let start = Date(timeIntervalSince1970: 1_800_000_000)
+    let limits = OutboxLimits(maxBytes: 1 << 30, maxAge: 1e9, policy: .block)
+
+    override func setUpWithError() throws {
+        directory = try TestEnvironment.temporaryDirectory("outbox")
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    var path: String { directory.appendingPathComponent("repo-outbox.sqlite").path }
+
+    func records(_ count: Int, at offset: Double = 0) -> [OutboxRecord] {
+        (0..<count).map { index in
+            OutboxRecord(
+                id: ids.next(), kind: .quantity, payload: Array(#"{"n":\#(index)}"#.utf8),
+                enqueuedAt: start.addingTimeInterval(offset + Double(index)))
+        }
+    }
+
+    /// A body that lists the uuids, so tests can see what a body holds.
+    @Sendable static func listing(_ records: [OutboxRecord]) -> OutboxBody {
+        OutboxBody(bytes: Array(records.map(\.id.uuidString).joined(separator: ",").utf8), contentEncoding: nil)
+    }
+
+    func testASealedBatchKeepsItsKeyAndBodyAcrossReopening() async throws {
+        let batch = records(3)
+        let body = Self.listing(batch)
+        _ = try await Outbox(path: path).append([NewOutboxBatch(records: batch, body: body)], now: start, limits: limits)
+        let reopened = try Outbox(path: path)
+        let head = try await reopened.head()
+        XCTAssertEqual(head?.sealed, true)
+        let stored = try await reopened.batch(try XCTUnwrap(head?.id))
+        XCTAssertEqual(stored?.key, OutboxBatchKey.key(for: batch.map(\.id)))
+        XCTAssertEqual(stored?.body, body)
+        XCTAssertEqual(stored?.count, 3)
+        let pending = try await reopened.pendingRecords()
+        XCTAssertEqual(pending, batch)
+        XCTAssertEqual(reopened.statistics.count, 3)
+        XCTAssertEqual(reopened.statistics.batches, 1)
+    }
+
+    func testSealingMergesSmallBatchesInOrderAndALoneBatchKeepsItsKey() async throws {
+        let outbox = try Outbox(path: path)
+        let (a, b, c) = (records(2), records(2, at: 10), records(2, at: 20))
+        _ = try await outbox.append([NewOutboxBatch(records: a, body: nil)], now: start, limits: limits)
+        _ = try await outbox.append([NewOutboxBatch(records: b, body: nil), NewOutboxBatch(records: c, body: nil)], now: start, limits: limits)
+        XCTAssertEqual(outbox.statistics.unsealed, 6)
+        XCTAssertEqual(outbox.statistics.oldestUnsealed, start)
+
+        try await outbox.seal(maxRecords: 4, now: start, encode: Self.listing)
+        let keys = try await outbox.pendingKeys()
+        XCTAssertEqual(keys, [OutboxBatchKey.key(for: (a + b).map(\.id)), OutboxBatchKey.key(for: c.map(\.id))])
+        let head = try await outbox.head()
+        XCTAssertEqual(head?.sealed, true)
+        let merged = try await outbox.batch(try XCTUnwrap(head?.id))
+        XCTAssertEqual(merged?.body, Self.listing(a + b))
+        XCTAssertEqual(outbox.statistics.unsealed, 2)
+
+        try await outbox.seal(maxRecords: 4, now: start, encode: Self.listing)
+        let sealedKeys = try await outbox.pendingKeys()
+        XCTAssertEqual(sealedKeys, keys, "sealing a lone batch changed its key")
+        XCTAssertEqual(outbox.statistics.unsealed, 0)
+        let pending = try await outbox.pendingRecords()
+        XCTAssertEqual(pending, a + b + c)
+    }
+
+    func testSplittingStoresBothHalvesWithDerivedKeysInOneStep() async throws {
+        let outbox = try Outbox(path: path)
+        let batch = records(5)
+        _ = try await outbox.append([NewOutboxBatch(records: batch, body: Self.listing(batch))], now: start, limits: limits)
+        let parentID = try await outbox.head()?.id
+        let parent = try await outbox.batch(try XCTUnwrap(parentID))
+        let halves = try await outbox.split(try XCTUnwrap(parent), now: start, encode: Self.listing)
+        XCTAssertEqual(halves.count, 2)
+
+        let reopened = try Outbox(path: path)
+        let key = OutboxBatchKey.key(for: batch.map(\.id))
+        let first = try await reopened.batch(halves[0])
+        let second = try await reopened.batch(halves[1])
+        XCTAssertEqual(first?.key, key + ".0")
+        XCTAssertEqual(second?.key, key + ".1")
+        XCTAssertEqual(first?.body, Self.listing(Array(batch[..<2])))
+        XCTAssertEqual(second?.body, Self.listing(Array(batch[2...])))
+        XCTAssertEqual(reopened.statistics.count, 5)
+        let keys = try await reopened.pendingKeys()
+        XCTAssertEqual(keys, [key + ".0", key + ".1"])
+    }
+
+    func testAnAcknowledgedBatchIsRemovedAndADeadLetterCanComeBack() async throws {
+        let outbox = try Outbox(path: path)
+        let (kept, refused) = (records(3), records(1, at: 10))
+        _ = try await outbox.append(
+            [NewOutboxBatch(records: kept, body: Self.listing(kept)), NewOutboxBatch(records: refused, body: Self.listing(refused))],
+            now: start, limits: limits)
+        let first = try await outbox.head()
+        try await outbox.remove(try XCTUnwrap(first).id)
+        XCTAssertEqual(outbox.statistics.count, 1)
+        let last = try await outbox.head()
+        try await outbox.deadLetter(try XCTUnwrap(last).id, status: 422, response: "bad", now: start)
+        XCTAssertEqual(outbox.statistics.count, 0)
+        XCTAssertEqual(outbox.statistics.deadLetters, 1)
+        let letters = try await outbox.deadLetters()
+        XCTAssertEqual(letters.map(\.id), refused.map(\.id))
+        let moved = try await outbox.retryDeadLetters()
+        XCTAssertEqual(moved, 1)
+        XCTAssertEqual(outbox.statistics.unsealed, 1, "a retried dead letter waits to be sealed in the sink's format")
+        let pending = try await outbox.pendingRecords()
+        XCTAssertEqual(pending, refused)
+    }
+
+    /// An outbox written by the single-record format (schema version 2) is upgraded: its
+    /// pending records become unsealed batches, its dead letters stay.
+    func testAnOutboxOfSingleRecordsIsUpgradedNotLost() async throws {
+        let old = records(3)
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("""
+            CREATE TABLE pending(seq INTEGER PRIMARY KEY AUTOINCREMENT, uuid BLOB NOT NULL UNIQUE, kind TEXT NOT NULL,
+                payload BLOB NOT NULL, bytes INTEGER NOT NULL, enqueued_at REAL NOT NULL);
+            CREATE TABLE dead_letters(seq INTEGER PRIMARY KEY, uuid BLOB NOT NULL UNIQUE, kind TEXT NOT NULL,
+                payload BLOB NOT NULL, bytes INTEGER NOT NULL, enqueued_at REAL NOT NULL, failed_at REAL NOT NULL,
+                status INTEGER NOT NULL, response TEXT NOT NULL);
+            CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+            CREATE INDEX pending_by_age ON pending(enqueued_at);
+            PRAGMA user_version = 2;
+            """)
+        for record in old {
+            try connection.run(
+                "INSERT INTO pending(uuid, kind, payload, bytes, enqueued_at) VALUES (?, ?, ?, ?, ?)",
+                [.blob(record.id.bytes), .text("quantity"), .blob(record.payload), .integer(Int64(record.payload.count)),
+                 .real(record.enqueuedAt.timeIntervalSince1970)])
+        }
+        let dead = ids.next()
+        try connection.run(
+            "INSERT INTO dead_letters(seq, uuid, kind, payload, bytes, enqueued_at, failed_at, status, response) "
+                + "VALUES (1, ?, 'quantity', ?, 2, 0, 0, 400, 'no')", [.blob(dead.bytes), .blob(Array("{}".utf8))])
+
+        let outbox = try Outbox(path: path)
+        XCTAssertEqual(outbox.statistics.count, 3)
+        XCTAssertEqual(outbox.statistics.unsealed, 3)
+        let pending = try await outbox.pendingRecords()
+        XCTAssertEqual(pending, old)
+        let letters = try await outbox.deadLetters()
+        XCTAssertEqual(letters.map(\.id), [dead])
+        XCTAssertEqual(try connection.userVersion, 3)
+    }
+}

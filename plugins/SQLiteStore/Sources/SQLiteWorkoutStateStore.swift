@@ -1,0 +1,218 @@
+public import Foundation
+public import HealthModel
+public import Workouts
+import SQLite
+
+/// The SQLite store as a ``Workouts/WorkoutStateStore``: the workout in progress in the tables of
+/// schema version 4 (`live_workouts`, `live_workout_events`), its samples read back from
+/// `samples` and `heartbeat_series`.
+///
+/// Each call opens its own read-write connection to the sink's file (creating and migrating it if
+/// needed), runs one transaction and closes it: workout commands are rare, and holding no
+/// connection between them leaves the sink's connection the last one, which checkpoints the WAL
+/// when the gateway stops. WAL mode lets the sink's writer and this connection take turns for the
+/// write lock, within the busy timeout. Every method blocks; call it from a serial queue, never
+/// from the cooperative pool (the ``Workouts/WorkoutController`` calls it from its own queue).
+///
+/// The sink's writer completes the contract: the transaction that stores a finished workout
+/// deletes its `live_workouts` row, so ``handedOver(_:)`` has nothing to do.
+public final class SQLiteWorkoutStateStore: WorkoutStateStore {
+    /// The database file.
+    public let path: String
+
+    /// A store on the file at `path`; nothing is opened yet.
+    public init(path: String) {
+        self.path = path
+    }
+
+    /// The workouts in `live_workouts` with their entries, oldest first (uuids are UUIDv7).
+    public func journaledWorkouts() throws(WorkoutError) -> [JournaledWorkout] {
+        try read { connection throws(StoreError) in
+            var result: [JournaledWorkout] = []
+            for row in try self.run(connection, "SELECT uuid, activity_type, first_activity_uuid, devices, types FROM live_workouts ORDER BY uuid", []) {
+                let id = try self.sampleID(row.blob(0))
+                guard let activity = row.text(1).flatMap(WorkoutActivityType.init(rawValue:)) else {
+                    throw self.invalid("live workout \(id) has an unknown activity type \(row.text(1) ?? "NULL")")
+                }
+                let devices = try row.text(3).map { text throws(StoreError) in try self.decode([String].self, text, id) }
+                let typeNames = try self.decode([String].self, row.text(4) ?? "", id)
+                let types = try typeNames.map { name throws(StoreError) -> QuantityType in
+                    guard let type = QuantityType.named(name) else { throw self.invalid("live workout \(id) has an unknown type \(name)") }
+                    return type
+                }
+                let definition = WorkoutDefinition(
+                    id: id, activityType: activity, firstActivityID: try self.sampleID(row.blob(2)), devices: devices,
+                    types: types)
+                var entries: [WorkoutJournalEntry] = []
+                for event in try self.run(
+                    connection,
+                    """
+                    SELECT entry_index, action, at_us, activity_uuid, activity_type, segment_start_us, metadata
+                    FROM live_workout_events WHERE workout_uuid = ?1 ORDER BY entry_index
+                    """, [row.values[0]])
+                {
+                    guard event.integer(0) == Int64(entries.count) else {
+                        throw self.invalid("live workout \(id) misses entry \(entries.count)")
+                    }
+                    guard let action = event.text(1).flatMap(WorkoutAction.init(rawValue:)), let at = event.integer(2) else {
+                        throw self.invalid("live workout \(id), entry \(entries.count): unknown action \(event.text(1) ?? "NULL")")
+                    }
+                    var newActivity: WorkoutJournalEntry.NewActivity?
+                    if let bytes = event.blob(3) {
+                        guard let type = event.text(4).flatMap(WorkoutActivityType.init(rawValue:)) else {
+                            throw self.invalid("live workout \(id), entry \(entries.count): unknown activity type")
+                        }
+                        newActivity = .init(id: try self.sampleID(bytes), type: type)
+                    }
+                    let metadata = try event.text(6).map { text throws(StoreError) in try self.decode(Metadata.self, text, id) }
+                    entries.append(WorkoutJournalEntry(
+                        action: action, date: SQLiteSampleWriter.date(microseconds: at), newActivity: newActivity,
+                        segmentStart: event.integer(5).map(SQLiteSampleWriter.date(microseconds:)),
+                        metadata: metadata ?? Metadata()))
+                }
+                result.append(JournaledWorkout(definition: definition, entries: entries))
+            }
+            return result
+        }
+    }
+
+    /// Commits `entries` as the entries numbered from `index` (index 0 inserts the workout's row
+    /// first) in one immediate transaction.
+    /// - Throws: ``Workouts/WorkoutError/Code/persistence`` when the commit fails or `index`
+    ///   does not follow the stored entries; then nothing is written.
+    public func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError) {
+        let key = SQLiteValue.blob(definition.id.bytes)
+        var devices = SQLiteValue.null
+        let types: String
+        var metadata: [SQLiteValue] = []
+        do {
+            for entry in entries {
+                metadata.append(entry.metadata.isEmpty
+                    ? .null : .text(String(decoding: try HealthJSON.makeEncoder().encode(entry.metadata), as: UTF8.self)))
+            }
+            if let list = definition.devices {
+                devices = .text(String(decoding: try JSONEncoder().encode(list), as: UTF8.self))
+            }
+            types = String(decoding: try JSONEncoder().encode(definition.types.map(\.identifier)), as: UTF8.self)
+        } catch {
+            throw WorkoutError(.persistence, "cannot encode the entries of workout \(definition.id): \(error)")
+        }
+        try write { connection throws(StoreError) in
+            if index == 0 {
+                try self.run(
+                    connection,
+                    "INSERT INTO live_workouts (uuid, activity_type, first_activity_uuid, devices, types) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    [key, .text(definition.activityType.rawValue), .blob(definition.firstActivityID.bytes), devices, .text(types)])
+            }
+            let stored = try self.run(connection, "SELECT count(*) FROM live_workout_events WHERE workout_uuid = ?1", [key])
+                .first?.integer(0) ?? 0
+            guard stored == Int64(index) else {
+                throw self.invalid("workout \(definition.id) has \(stored) entries in the store; entry \(index) cannot follow")
+            }
+            for (offset, entry) in entries.enumerated() {
+                try self.run(
+                    connection,
+                    """
+                    INSERT INTO live_workout_events (workout_uuid, entry_index, action, at_us, activity_uuid, activity_type,
+                        segment_start_us, metadata)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                    """,
+                    [key, .integer(Int64(index + offset)), .text(entry.action.rawValue),
+                     .integer(SQLiteSampleWriter.microseconds(entry.date)),
+                     entry.newActivity.map { .blob($0.id.bytes) } ?? .null,
+                     entry.newActivity.map { .text($0.type.rawValue) } ?? .null,
+                     entry.segmentStart.map { .integer(SQLiteSampleWriter.microseconds($0)) } ?? .null, metadata[offset]])
+            }
+        }
+    }
+
+    /// Committed quantity samples of `types` ending at or after `start` (found through
+    /// `samples_type_start` and each type's longest duration), and committed heartbeat series
+    /// ending at or after `start` (through `heartbeat_series_end`), read in one transaction.
+    public func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord] {
+        let from = SQLiteSampleWriter.microseconds(start)
+        return try read { connection throws(StoreError) in
+            var records: [HealthRecord] = []
+            for type in types {
+                let span = try self.run(
+                    connection, "SELECT max_duration_us FROM sample_type_spans WHERE type = ?1", [.text(type.identifier)]
+                ).first?.integer(0) ?? 0
+                records += try RowDecoder.samples(
+                    connection, where: "s.type = ?1 AND s.start_us >= ?2 AND s.end_us >= ?3", orderBy: "s.end_us, s.uuid",
+                    [.text(type.identifier), .integer(from - span), .integer(from)], path: self.path
+                ).map(HealthRecord.quantity)
+            }
+            if types.contains(.heartRate) {
+                records += try RowDecoder.heartbeatSeries(connection, where: "h.end_us >= ?1", [.integer(from)], path: self.path)
+                    .map(HealthRecord.heartbeatSeries)
+            }
+            return records
+        }
+    }
+
+    /// Nothing to do: the sink's transaction that stores the workout deletes its rows.
+    public func handedOver(_ id: SampleID) throws(WorkoutError) {}
+
+    // MARK: Plumbing
+
+    private func read<T: Sendable>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(WorkoutError) -> T {
+        try withConnection(.deferred, body)
+    }
+
+    private func write(_ body: (SQLiteConnection) throws(StoreError) -> Void) throws(WorkoutError) {
+        try withConnection(.immediate, body)
+    }
+
+    private func withConnection<T: Sendable>(
+        _ kind: SQLiteConnection.TransactionKind, _ body: (SQLiteConnection) throws(StoreError) -> T
+    ) throws(WorkoutError) -> T {
+        do {
+            let connection = try Self.open(path)
+            do {
+                return try connection.transaction(kind) { try body(connection) }
+            } catch {
+                throw StoreError.wrap(error, path: path)
+            }
+        } catch {
+            throw WorkoutError(.persistence, "the workout store \(path): \(error)")
+        }
+    }
+
+    private static func open(_ path: String) throws(StoreError) -> SQLiteConnection {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(.ioError, path: path, message: "cannot create the directory \(directory.path): \(error)")
+        }
+        do {
+            let connection = try SQLiteConnection(path: path, mode: .readWrite)
+            try connection.migrate(StoreSchema.migrations)
+            return connection
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    @discardableResult
+    private func run(_ connection: SQLiteConnection, _ sql: String, _ bindings: [SQLiteValue]) throws(StoreError) -> [SQLiteRow] {
+        try SQLiteSampleStore.run(connection, sql, bindings, path: path)
+    }
+
+    private func sampleID(_ bytes: [UInt8]?) throws(StoreError) -> SampleID {
+        guard let bytes, let id = SampleID(bytes: bytes) else { throw invalid("a live workout uuid is not 16 bytes") }
+        return id
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ text: String, _ id: SampleID) throws(StoreError) -> T {
+        do {
+            return try HealthJSON.makeDecoder().decode(T.self, from: Data(text.utf8))
+        } catch {
+            throw invalid("live workout \(id) has an unreadable column: \(error)")
+        }
+    }
+
+    private func invalid(_ message: String) -> StoreError {
+        StoreError(.invalidData, path: path, message: message)
+    }
+}
