@@ -150,6 +150,6 @@ if Context.environment["HEALTHGATE_FUZZ"] != nil {
     package.targets.append(.executableTarget(
         name: "healthgate-fuzz",
         dependencies: ["HealthModel", "SampleBus", "GatewayControl", "HeartRateMonitor", "SerialPedometer",
-                       "SQLiteStore", "HTTPRepository"],
+                       "SQLiteStore", "HTTPRepository", "FitnessEquipment"],
         path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
 }

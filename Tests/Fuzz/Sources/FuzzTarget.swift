@@ -16,6 +16,9 @@ enum FuzzTarget: String, CaseIterable {
     /// Level), the hex notation the CLI accepts, and the heartbeat series built from the RR
     /// intervals decoded.
     case gatt
+    /// The fitness-equipment decoders (CSC, Cycling Power, Fitness Machine), the Fitness
+    /// Machine reassembler and the speed and cadence calculator.
+    case fitness
     /// HGP/1: the line framer and the sentence decoder, fed the input in two chunks split where
     /// the first byte says, so partial lines are exercised.
     case hgp1
@@ -35,6 +38,7 @@ enum FuzzTarget: String, CaseIterable {
     func run(_ bytes: [UInt8]) {
         switch self {
         case .gatt: Self.gatt(bytes)
+        case .fitness: FitnessTarget.run(bytes)
         case .hgp1: Self.hgp1(bytes)
         case .unit: Self.unit(bytes)
         case .configuration: Self.configuration(bytes)
