@@ -64,7 +64,11 @@ enum FuzzTarget: String, CaseIterable {
             // The same payload at a few arrival times, some too early for its RR intervals, so
             // the builder's re-anchoring runs too.
             for (index, offset) in [0.0, 0.2, 0.4, 30, 30.1].enumerated() {
-                chunks += builder.add(rrIntervals: measurement.rrIntervals, receivedAt: start.addingTimeInterval(offset))
+                let date = start.addingTimeInterval(offset)
+                chunks += builder.add(rrIntervals: measurement.rrIntervals, receivedAt: date)
+                if let pending = builder.pendingChunk {
+                    check(pending.end <= date.addingTimeInterval(3), "a beat lies more than 3 s after its notification")
+                }
                 if index == 3 { builder.markGap() }
             }
             if let last = builder.finishSegment() { chunks.append(last) }
