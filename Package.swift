@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "HealthModel", swiftSettings: swiftSettings),
         // The concurrency toolkit: a queue-backed actor executor, one cancellable waiter, one race.
         .target(name: "AsyncPrimitives", swiftSettings: swiftSettings),
-        .target(name: "SampleBus", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        .target(name: "SampleBus", dependencies: ["HealthModel", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
@@ -132,7 +132,8 @@ let package = Package(
             name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting", "SQLite", "Workouts"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "SerialPedometerTests", dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore"],
+            name: "SerialPedometerTests",
+            dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore", "SQLite", "SampleBus"],
             path: "plugins/SerialPedometer/Tests",
             swiftSettings: swiftSettings),
         .testTarget(

@@ -1,187 +1,352 @@
-public import Dispatch
-public import Foundation
+import Dispatch
+import Foundation
+import LinuxSystem
 public import SampleBus
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Why the control socket could not be served or reached.
-public struct ControlSocketError: Error, Sendable, CustomStringConvertible {
-    public var path: String
-    public var operation: String
-    public var errno: Int32
-
-    public init(path: String, operation: String, errno: Int32) {
-        self.path = path
-        self.operation = operation
-        self.errno = errno
-    }
-
-    /// True when nothing listens on the path (ENOENT, ECONNREFUSED): the daemon is not running.
-    public var meansNoDaemon: Bool { errno == ENOENT || errno == ECONNREFUSED }
-
-    public var description: String {
-        "\(operation) \(path): \(String(cString: strerror(errno)))"
-    }
-}
-
 /// The daemon's control socket: a Unix-domain stream socket, mode 0660, one JSON request and one
 /// JSON response per line (see ``ControlRequest``).
 ///
-/// Accepting and reading run on a serial DispatchQueue driven by DispatchSources on non-blocking
-/// fds; handlers run as tasks and their responses are written back on the queue, in request
-/// order per connection.
+/// Isolation: accepting, reading and writing run on one serial DispatchQueue, driven by
+/// DispatchSources on non-blocking descriptors, so no client can hold up another: a client that
+/// never reads its answer only fills its own socket buffer. Handlers run as tasks; a connection
+/// has at most one request in flight, so its responses keep request order and it holds at most
+/// one response.
+///
+/// Limits (``Limits``): a request line longer than `maximumRequestBytes` gets an error response
+/// and the connection is closed; a connection with no traffic for `idleTimeout` (and no request
+/// in flight) is closed; beyond `maximumClients` connections a newcomer gets a one-line "busy"
+/// error and is closed. When accept(2) fails for lack of descriptors (EMFILE, ENFILE) or memory,
+/// the server stops accepting for `acceptPause` at a time instead of spinning, and logs the
+/// condition once per episode (at most once a minute).
 public final class ControlServer: Sendable {
-    private let path: String
+    /// The bounds a control server enforces; the defaults suit a gateway.
+    public struct Limits: Sendable, Hashable {
+        /// The longest request line, without its newline. Default 64 KiB: a request is a small
+        /// JSON object, and the bound caps each connection's input buffer.
+        public var maximumRequestBytes: Int
+        /// How long a connection may stay silent (no request, no response moving) before it is
+        /// closed. Default 10 s.
+        public var idleTimeout: Duration
+        /// The most connections served at once. Default 256: far more than people and scripts
+        /// use, and a quarter of the usual 1024-descriptor limit.
+        public var maximumClients: Int
+        /// How long accepting pauses after accept(2) ran out of descriptors or memory. Default
+        /// 250 ms.
+        public var acceptPause: Duration
+
+        /// Limits; every argument defaults to the value documented on its property.
+        public init(
+            maximumRequestBytes: Int = 64 * 1024, idleTimeout: Duration = .seconds(10),
+            maximumClients: Int = 256, acceptPause: Duration = .milliseconds(250)
+        ) {
+            self.maximumRequestBytes = maximumRequestBytes
+            self.idleTimeout = idleTimeout
+            self.maximumClients = maximumClients
+            self.acceptPause = acceptPause
+        }
+    }
+
+    /// The socket file.
+    public let path: String
     private let handlers: [String: ControlHandler]
     private let logger: Logger
+    private let limits: Limits
     private let queue = DispatchQueue(label: "healthgate.control")
     private let state = ServerState()
 
-    /// Dispatch sources are not Sendable; this state is only touched on `queue`.
+    /// Warnings about refused or failed accepts repeat at most this often.
+    private static let warningInterval = Duration.seconds(60)
+
+    /// The server's mutable state. `@unchecked Sendable`: only touched on `queue`.
     private final class ServerState: @unchecked Sendable {
         var listener: (any DispatchSourceRead)?
-        var connections: [Int32: Connection] = [:]
+        var listenerDescriptor: FileDescriptor?
+        var listenerSuspended = false
+        var sweeper: (any DispatchSourceTimer)?
+        var connections: [ObjectIdentifier: ControlConnection] = [:]
+        /// Between a failed accept for lack of resources and the next successful one.
+        var acceptStarved = false
+        var starvedAccepts = 0
+        /// Whether this episode's warning was logged (episodes are warned about once a minute).
+        var starvationWarned = false
+        var lastStarvationWarning: ContinuousClock.Instant?
+        var refusedBusy = 0
+        var lastBusyWarning: ContinuousClock.Instant?
+        var stopped = false
     }
 
-    /// A client connection's buffers; only touched on `queue`.
-    private final class Connection: @unchecked Sendable {
-        let fd: Int32
-        var input: [UInt8] = []
-        var source: (any DispatchSourceRead)?
-        var pending: Task<Void, Never>?
-        init(fd: Int32) { self.fd = fd }
-    }
-
-    /// The longest request line accepted.
-    static let maximumLineLength = 1 << 20
-
-    public init(path: String, handlers: [String: ControlHandler], logger: Logger) {
+    /// A server for `path` answering `handlers` (keyed by command). Nothing happens until
+    /// ``start()``.
+    public init(path: String, handlers: [String: ControlHandler], logger: Logger, limits: Limits = Limits()) {
         self.path = path
         self.handlers = handlers
         self.logger = logger
+        self.limits = limits
     }
 
     /// Binds the socket (replacing a stale one) and starts accepting.
     /// - Throws: ``ControlSocketError`` when the directory or socket cannot be made, or another
-    ///   daemon is already listening.
+    ///   daemon is already listening (`EADDRINUSE`).
     public func start() throws(ControlSocketError) {
         let directory = (path as NSString).deletingLastPathComponent
-        if mkdir(directory, 0o750) != 0, errno != EEXIST {
-            throw ControlSocketError(path: directory, operation: "mkdir", errno: errno)
+        do {
+            try Errno.retryingInterrupts { mkdir(directory, 0o750) }
+        } catch where error.rawValue == EEXIST {
+        } catch {
+            throw ControlSocketError(path: directory, operation: "mkdir", errno: error.rawValue)
         }
         // A live daemon answers a connect; a stale socket file from a crash does not.
         if let probe = try? UnixSocket.connect(path: path) {
-            close(probe)
+            probe.close()
             throw ControlSocketError(path: path, operation: "another healthgate is listening on", errno: EADDRINUSE)
         }
         unlink(path)
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw ControlSocketError(path: path, operation: "socket", errno: errno) }
-        var address = try UnixSocket.address(path)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
+        let listener = try UnixSocket.make(path: path, nonBlocking: true)
+        do {
+            try bindAndListen(listener)
+        } catch {
+            listener.close()
+            throw error
         }
-        guard bound == 0 else {
-            let code = errno
-            close(fd)
-            throw ControlSocketError(path: path, operation: "bind", errno: code)
-        }
-        // 0660: the daemon's user and group may talk to it, nobody else (the issue's contract).
-        chmod(path, 0o660)
-        guard listen(fd, 16) == 0 else {
-            let code = errno
-            close(fd)
-            throw ControlSocketError(path: path, operation: "listen", errno: code)
+        guard let fd = listener.rawValue else {
+            throw ControlSocketError(path: path, operation: "listen on", errno: EBADF)
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.acceptAll(listener: fd) }
-        source.setCancelHandler { close(fd) }
-        queue.sync { state.listener = source }
+        source.setEventHandler { [weak self] in self?.acceptAll() }
+        source.setCancelHandler { listener.close() }
+        let sweeper = DispatchSource.makeTimerSource(queue: queue)
+        let interval = DispatchTimeInterval.milliseconds(Int(max(50, min(1000, limits.idleTimeout.milliseconds / 4))))
+        sweeper.schedule(deadline: .now() + interval, repeating: interval)
+        sweeper.setEventHandler { [weak self] in self?.closeIdleConnections() }
+        queue.sync {
+            state.listener = source
+            state.listenerDescriptor = listener
+            state.sweeper = sweeper
+        }
         source.resume()
+        sweeper.resume()
         logger.info("control socket listening on \(path)")
     }
 
-    /// Stops accepting, closes every connection and removes the socket file.
+    private func bindAndListen(_ listener: FileDescriptor) throws(ControlSocketError) {
+        guard let fd = listener.rawValue else { throw ControlSocketError(path: path, operation: "bind", errno: EBADF) }
+        var address = try UnixSocket.address(path)
+        do {
+            try Errno.retryingInterrupts {
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
+                }
+            }
+        } catch {
+            throw ControlSocketError(path: path, operation: "bind", errno: error.rawValue)
+        }
+        // 0660: the daemon's user and group may talk to it, nobody else.
+        do {
+            try Errno.retryingInterrupts { chmod(path, 0o660) }
+            // The kernel caps the backlog at net.core.somaxconn.
+            try Errno.retryingInterrupts { listen(fd, 128) }
+        } catch {
+            throw ControlSocketError(path: path, operation: "listen on", errno: error.rawValue)
+        }
+    }
+
+    /// Stops accepting, closes every connection (cancelling requests in flight) and removes the
+    /// socket file. Call it once, from outside the server's queue.
     public func stop() {
         queue.sync {
-            state.listener?.cancel()
-            state.listener = nil
-            let connections = state.connections.values
-            state.connections = [:]
-            for connection in connections {
-                connection.pending?.cancel()
-                connection.source?.cancel()
+            state.stopped = true
+            if let listener = state.listener {
+                if state.listenerSuspended { listener.resume() }
+                listener.cancel()
             }
+            state.listener = nil
+            state.sweeper?.cancel()
+            state.sweeper = nil
+            for connection in state.connections.values { close(connection) }
         }
-        unlink(path)
+        do {
+            try Errno.retryingInterrupts { unlink(path) }
+        } catch where error != .noSuchFile {
+            logger.warning("cannot remove the control socket \(path): \(error)")
+        } catch {}  // Already gone: nothing to remove.
     }
 
-    private func acceptAll(listener: Int32) {
+    /// Removes the socket file without touching the queue or logging: for a forced exit, which
+    /// must not wait for anything. A failure is left for the next start, which replaces a stale
+    /// socket file.
+    public func removeSocketFile() {
+        _ = unlink(path)
+    }
+
+    // MARK: Accepting
+
+    private func acceptAll() {
+        guard !state.stopped, let listener = state.listenerDescriptor?.rawValue else { return }
         while true {
-            // Glibc's module map does not export accept4 (a _GNU_SOURCE symbol): set the flags after.
-            let fd = accept(listener, nil, nil)
-            if fd >= 0 {
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            }
-            if fd < 0 {
-                if errno == EINTR { continue }
-                if errno != EAGAIN && errno != EWOULDBLOCK {
-                    logger.warning("control socket accept failed: \(String(cString: strerror(errno)))")
-                }
+            let fd: Int32
+            do {
+                fd = try Errno.retryingInterrupts { accept(listener, nil, nil) }
+            } catch .wouldBlock {
+                return
+            } catch where error.rawValue == ECONNABORTED {
+                continue
+            } catch {
+                // Out of descriptors (EMFILE, ENFILE) or memory (ENOBUFS, ENOMEM), or anything
+                // else: the pending connection stays queued and the listener stays readable, so
+                // retrying now would spin. Pause instead.
+                pauseAccepting(after: error)
                 return
             }
-            let connection = Connection(fd: fd)
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-            connection.source = source
-            source.setEventHandler { [weak self] in self?.readAvailable(connection) }
-            source.setCancelHandler { close(fd) }
-            state.connections[fd] = connection
-            source.resume()
-        }
-    }
-
-    private func readAvailable(_ connection: Connection) {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(connection.fd, $0.baseAddress, $0.count) }
-            if count > 0 {
-                connection.input.append(contentsOf: buffer[0..<count])
-                if connection.input.count > Self.maximumLineLength {
-                    respond(connection, ControlResponse(ok: false, error: "request line too long"))
-                    closeConnection(connection)
-                    return
+            if state.acceptStarved {
+                state.acceptStarved = false
+                if state.starvationWarned {
+                    logger.notice("control socket accepting again (\(state.starvedAccepts) pause(s) while it could not)")
                 }
+                state.starvationWarned = false
+                state.starvedAccepts = 0
+            }
+            let descriptor = FileDescriptor(owning: fd)
+            do {
+                // Glibc's module map does not export accept4 (a _GNU_SOURCE symbol): set the flags after.
+                try Errno.retryingInterrupts { fcntl(fd, F_SETFD, FD_CLOEXEC) }
+                try descriptor.setNonBlocking()
+            } catch {
+                logger.warning("control socket: cannot set up an accepted connection: \(error)")
+                descriptor.close()
                 continue
             }
-            if count < 0, errno == EINTR { continue }
-            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { break }
-            // EOF or error: answer what is complete, then close.
-            dispatchLines(connection)
-            closeConnection(connection, afterPending: true)
-            return
+            if state.connections.count >= limits.maximumClients {
+                refuseBusy(descriptor)
+                continue
+            }
+            register(ControlConnection(descriptor: descriptor, fd: fd, now: .now))
         }
-        dispatchLines(connection)
     }
 
-    private func dispatchLines(_ connection: Connection) {
+    private func pauseAccepting(after error: Errno) {
+        guard let listener = state.listener, !state.listenerSuspended else { return }
+        listener.suspend()
+        state.listenerSuspended = true
+        state.starvedAccepts += 1
+        if !state.acceptStarved {
+            state.acceptStarved = true
+            let now = ContinuousClock.now
+            if state.lastStarvationWarning.map({ now - $0 >= Self.warningInterval }) ?? true {
+                state.lastStarvationWarning = now
+                state.starvationWarned = true
+                logger.warning(
+                    "control socket cannot accept: \(error); pausing accepts for \(limits.acceptPause) at a time "
+                        + "until it can (said once)")
+            }
+        }
+        queue.asyncAfter(deadline: .now() + .milliseconds(Int(limits.acceptPause.milliseconds))) { [weak self] in
+            guard let self, !self.state.stopped, self.state.listenerSuspended else { return }
+            self.state.listenerSuspended = false
+            self.state.listener?.resume()
+        }
+    }
+
+    private func refuseBusy(_ descriptor: FileDescriptor) {
+        var line = Self.encode(ControlResponse(ok: false, error: "busy: \(limits.maximumClients) clients are connected; try again"))
+        line.append(UInt8(ascii: "\n"))
+        if let fd = descriptor.rawValue {
+            // One non-blocking attempt: a fresh socket's buffer takes a short line. If it does
+            // not, the client still sees the connection close, which is the refusal.
+            _ = line.withUnsafeBytes { bytes in Result { () throws(Errno) in try UnixSocket.sendSome(fd, bytes) } }
+        }
+        descriptor.close()
+        state.refusedBusy += 1
+        let now = ContinuousClock.now
+        if state.lastBusyWarning.map({ now - $0 >= Self.warningInterval }) ?? true {
+            state.lastBusyWarning = now
+            logger.warning(
+                "control socket has \(limits.maximumClients) clients; refusing new ones (\(state.refusedBusy) refused so far)")
+        }
+    }
+
+    private func register(_ connection: ControlConnection) {
+        let source = DispatchSource.makeReadSource(fileDescriptor: connection.fd, queue: queue)
+        source.setEventHandler { [weak self] in self?.readAvailable(connection) }
+        source.setCancelHandler { connection.sourceCancelled() }
+        connection.readSource = source
+        connection.liveSources += 1
+        state.connections[ObjectIdentifier(connection)] = connection
+        source.resume()
+    }
+
+    // MARK: Reading and answering
+
+    private func readAvailable(_ connection: ControlConnection) {
+        guard !connection.closed, !connection.readSuspended else { return }
+        // Read at most one byte past the limit: enough to know a line is too long, and the
+        // buffer never grows beyond it however much the client sends.
+        while connection.input.count <= limits.maximumRequestBytes {
+            let room = limits.maximumRequestBytes + 1 - connection.input.count
+            do {
+                let chunk = try connection.descriptor.read(maximum: min(room, 16 * 1024))
+                if chunk.isEmpty {
+                    connection.inputEnded = true
+                    break
+                }
+                connection.input.append(contentsOf: chunk)
+                connection.lastActivity = .now
+            } catch .wouldBlock {
+                break
+            } catch {
+                // ECONNRESET and the like: the client is gone; nobody can read an answer.
+                close(connection)
+                return
+            }
+        }
+        if connection.inputEnded { suspendReading(connection) }
+        processInput(connection)
+    }
+
+    /// Starts the next complete request, or reports an over-long one, or resumes reading.
+    private func processInput(_ connection: ControlConnection) {
+        guard !connection.closed, connection.request == nil, connection.output.isEmpty else { return }
         while let newline = connection.input.firstIndex(of: UInt8(ascii: "\n")) {
             let line = Array(connection.input[..<newline])
             connection.input.removeSubrange(...newline)
             guard !line.allSatisfy({ $0 == 32 || $0 == 13 }) else { continue }
-            let previous = connection.pending
+            // One request at a time: reading waits until its answer is sent, so a client that
+            // pipelines requests without reading answers is held back by its own socket buffer.
+            suspendReading(connection)
             let handlers = handlers
-            connection.pending = Task {
-                // Responses keep request order on a connection: wait for the previous one.
-                await previous?.value
+            // A task is the boundary from the queue to async handlers; order is kept because the
+            // next request starts only after this one's response was queued on the connection.
+            connection.request = Task { [weak self] in
                 let response = await Self.handle(line: line, handlers: handlers)
-                self.queue.async { self.respond(connection, response) }
+                guard let self else { return }
+                self.queue.async { self.finishRequest(connection, response) }
             }
+            return
         }
+        if connection.input.count > limits.maximumRequestBytes {
+            suspendReading(connection)
+            connection.input = []
+            connection.closeAfterFlush = true
+            respond(connection, ControlResponse(
+                ok: false, error: "request line longer than \(limits.maximumRequestBytes) bytes; closing the connection"))
+            return
+        }
+        if connection.inputEnded {
+            close(connection)
+            return
+        }
+        resumeReading(connection)
+    }
+
+    private func finishRequest(_ connection: ControlConnection, _ response: ControlResponse) {
+        guard !connection.closed else { return }
+        connection.request = nil
+        respond(connection, response)
     }
 
     static func handle(line: [UInt8], handlers: [String: ControlHandler]) async -> ControlResponse {
@@ -203,84 +368,120 @@ public final class ControlServer: Sendable {
         }
     }
 
-    private func respond(_ connection: Connection, _ response: ControlResponse) {
-        guard var data = try? JSONEncoder().encode(response) else { return }
-        data.append(UInt8(ascii: "\n"))
-        // Responses are small; a client that does not read is dropped rather than blocking the queue.
-        _ = data.withUnsafeBytes { UnixSocket.writeAll(connection.fd, $0, deadline: .now() + 2) }
+    /// The response as JSON; a result that cannot be encoded becomes an error response.
+    private static func encode(_ response: ControlResponse) -> [UInt8] {
+        do {
+            return Array(try JSONEncoder().encode(response))
+        } catch {
+            let fallback = ControlResponse(ok: false, error: "the response could not be encoded: \(error)")
+            return Array((try? JSONEncoder().encode(fallback)) ?? Data(#"{"ok":false}"#.utf8))
+        }
     }
 
-    private func closeConnection(_ connection: Connection, afterPending: Bool = false) {
-        let finish: @Sendable () -> Void = {
-            self.queue.async {
-                connection.source?.cancel()
-                connection.source = nil
-                self.state.connections.removeValue(forKey: connection.fd)
+    private func respond(_ connection: ControlConnection, _ response: ControlResponse) {
+        connection.output = Self.encode(response)
+        connection.output.append(UInt8(ascii: "\n"))
+        flush(connection)
+    }
+
+    /// Sends what the socket takes now; waits for room with a write source, never by blocking.
+    private func flush(_ connection: ControlConnection) {
+        guard !connection.closed else { return }
+        while !connection.output.isEmpty {
+            let sent = connection.output.withUnsafeBytes { bytes in
+                Result { () throws(Errno) in try UnixSocket.sendSome(connection.fd, bytes) }
+            }
+            switch sent {
+            case .success(let count):
+                connection.output.removeFirst(count)
+                connection.lastActivity = .now
+            case .failure(.wouldBlock):
+                waitForRoom(connection)
+                return
+            case .failure:
+                // EPIPE, ECONNRESET: the client left without its answer.
+                close(connection)
+                return
             }
         }
-        if afterPending, let pending = connection.pending {
-            Task {
-                await pending.value
-                finish()
-            }
-        } else {
-            finish()
+        if let writer = connection.writeSource {
+            connection.writeSource = nil
+            writer.cancel()
         }
+        if connection.closeAfterFlush {
+            close(connection)
+            return
+        }
+        processInput(connection)
+    }
+
+    private func waitForRoom(_ connection: ControlConnection) {
+        guard connection.writeSource == nil else { return }
+        let source = DispatchSource.makeWriteSource(fileDescriptor: connection.fd, queue: queue)
+        source.setEventHandler { [weak self] in self?.flush(connection) }
+        source.setCancelHandler { connection.sourceCancelled() }
+        connection.writeSource = source
+        connection.liveSources += 1
+        source.resume()
+    }
+
+    private func suspendReading(_ connection: ControlConnection) {
+        guard !connection.readSuspended, let source = connection.readSource else { return }
+        source.suspend()
+        connection.readSuspended = true
+    }
+
+    private func resumeReading(_ connection: ControlConnection) {
+        guard connection.readSuspended, !connection.inputEnded, let source = connection.readSource else { return }
+        connection.readSuspended = false
+        source.resume()
+    }
+
+    // MARK: Closing
+
+    private func closeIdleConnections() {
+        let now = ContinuousClock.now
+        let idle = state.connections.values.filter {
+            $0.request == nil && now - $0.lastActivity >= limits.idleTimeout
+        }
+        for connection in idle {
+            if connection.output.isEmpty {
+                // Best effort, so that a client that sent half a line learns why; one that does
+                // not read loses nothing it asked for.
+                var line = Self.encode(ControlResponse(ok: false, error: "idle for \(limits.idleTimeout); closing the connection"))
+                line.append(UInt8(ascii: "\n"))
+                _ = line.withUnsafeBytes { bytes in Result { () throws(Errno) in try UnixSocket.sendSome(connection.fd, bytes) } }
+            }
+            close(connection)
+        }
+    }
+
+    private func close(_ connection: ControlConnection) {
+        guard !connection.closed else { return }
+        connection.closed = true
+        connection.request?.cancel()
+        connection.request = nil
+        state.connections[ObjectIdentifier(connection)] = nil
+        if let reader = connection.readSource {
+            // A suspended source delivers its cancellation only once resumed.
+            if connection.readSuspended {
+                connection.readSuspended = false
+                reader.resume()
+            }
+            reader.cancel()
+            connection.readSource = nil
+        }
+        if let writer = connection.writeSource {
+            writer.cancel()
+            connection.writeSource = nil
+        }
+        if connection.liveSources == 0 { connection.descriptor.close() }
     }
 }
 
-/// Small helpers over Unix-domain sockets.
-enum UnixSocket {
-    static func address(_ path: String) throws(ControlSocketError) -> sockaddr_un {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else {
-            throw ControlSocketError(path: path, operation: "socket path too long:", errno: ENAMETOOLONG)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        return address
-    }
-
-    /// A blocking connect to `path`. For clients and the liveness probe.
-    static func connect(path: String) throws(ControlSocketError) -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ControlSocketError(path: path, operation: "socket", errno: errno) }
-        var address = try address(path)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
-            close(fd)
-            throw ControlSocketError(path: path, operation: "connect", errno: code)
-        }
-        return fd
-    }
-
-    /// Writes all bytes, polling a non-blocking fd until `deadline`. Returns false on failure.
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, deadline: DispatchTime) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-            if written > 0 {
-                offset += written
-                continue
-            }
-            if written < 0, errno == EINTR { continue }
-            if written < 0, errno == EAGAIN || errno == EWOULDBLOCK, DispatchTime.now() < deadline {
-                var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&descriptor, 1, 100)
-                continue
-            }
-            return false
-        }
-        return true
+extension Duration {
+    /// The duration in whole milliseconds, rounded down.
+    fileprivate var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
 }

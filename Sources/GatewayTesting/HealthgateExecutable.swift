@@ -1,4 +1,5 @@
 public import Foundation
+import AsyncPrimitives
 import Synchronization
 
 /// Runs the built `healthgate` executable in tests, with XDG directories in a private temporary
@@ -76,6 +77,8 @@ public struct HealthgateExecutable: Sendable {
         private let pipes: (output: Pipe, errors: Pipe)
         private let output = Mutex(Data())
         private let errors = Mutex(Data())
+        /// How many of the two pipes have reached end of file.
+        private let pipesAtEnd = AsyncCondition(0)
 
         init(url: URL, arguments: [String], environment: [String: String]) throws {
             let process = Process()
@@ -89,15 +92,24 @@ public struct HealthgateExecutable: Sendable {
             process.standardInput = FileHandle.nullDevice
             self.process = process
             self.pipes = (out, err)
-            out.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                self?.output.withLock { $0.append(data) }
-            }
-            err.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                self?.errors.withLock { $0.append(data) }
-            }
             try process.run()
+            // One reader thread per pipe, until end of file: a result is returned only once both
+            // have ended, so no output that was in flight is lost or reordered.
+            for (pipe, isOutput) in [(out, true), (err, false)] {
+                let handle = pipe.fileHandleForReading
+                let thread = Thread { [weak self] in
+                    while true {
+                        let data = handle.availableData
+                        guard let self else { return }
+                        if data.isEmpty {
+                            self.pipesAtEnd.update { $0 += 1 }
+                            return
+                        }
+                        if isOutput { self.output.withLock { $0.append(data) } } else { self.errors.withLock { $0.append(data) } }
+                    }
+                }
+                thread.start()
+            }
         }
 
         public var pid: Int32 { process.processIdentifier }
@@ -120,13 +132,8 @@ public struct HealthgateExecutable: Sendable {
                 send(SIGKILL)
                 throw error
             }
-            // The process is gone, so its ends of the pipes are closed: read what is left.
-            pipes.output.fileHandleForReading.readabilityHandler = nil
-            pipes.errors.fileHandleForReading.readabilityHandler = nil
-            let restOut = pipes.output.fileHandleForReading.readDataToEndOfFile()
-            let restErr = pipes.errors.fileHandleForReading.readDataToEndOfFile()
-            output.withLock { $0.append(restOut) }
-            errors.withLock { $0.append(restErr) }
+            // The process is gone, so its ends of the pipes are closed: the readers reach the end.
+            try await pipesAtEnd.wait { $0 == 2 }
             return Result(status: process.terminationStatus, standardOutput: standardOutput, standardError: standardError)
         }
 

@@ -33,9 +33,9 @@ final class DescriptorChannel: Sendable {
     /// The raw descriptor, for ioctls and termios calls.
     func raw() throws(Errno) -> Int32 { try descriptor.descriptor() }
 
-    func startReading(queue: DispatchQueue) throws(SystemError) -> ByteStreamReader {
+    func startReading(queue: DispatchQueue, chunkSize: Int = 4096) throws(SystemError) -> ByteStreamReader {
         do {
-            let reader = try ByteStreamReader(descriptor: descriptor, queue: queue)
+            let reader = try ByteStreamReader(descriptor: descriptor, queue: queue, chunkSize: chunkSize)
             self.reader.withLock { $0 = reader }
             return reader
         } catch {

@@ -4,7 +4,9 @@ import Synchronization
 /// Why a byte stream ended.
 public enum ByteStreamEnd: Hashable, Sendable, CustomStringConvertible {
     /// The peer hung up: read(2) returned 0 (a hung-up tty, a closed socket) or `EIO` (a pty
-    /// whose other side closed; tty_io.c and pty.c).
+    /// whose other side closed; tty_io.c and pty.c). A tty must be set with VMIN ≥ 1 for a 0 to
+    /// mean this (``SerialPort`` does): with VMIN 0 and VTIME 0 a tty returns 0 when merely
+    /// empty.
     case hangUp
     /// The device was removed (`ENODEV`, `ENXIO`): a USB adapter unplugged.
     case deviceRemoved(Errno)
@@ -45,9 +47,10 @@ public enum ByteStreamEvent: Hashable, Sendable {
 /// ``FileDescriptor`` throw `EBADF`. The stream yields ``ByteStreamEvent/bytes(_:)`` chunks of at
 /// most `chunkSize` bytes, then exactly one ``ByteStreamEvent/end(_:)``.
 ///
-/// Buffer policy: at most `bufferedChunks` chunks wait for the consumer; beyond that the oldest
-/// are dropped and counted in ``droppedChunks`` (a consumer that falls that far behind a serial
-/// line has already lost its timing). The end event is never dropped.
+/// Buffer policy: at most `bufferedChunks` chunks wait for the consumer (by default 256 chunks of
+/// 4 KiB: 1 MiB, about 90 s of a 115200-baud line); beyond that the oldest are dropped and
+/// counted in ``droppedChunks`` (a consumer that falls that far behind a serial line has already
+/// lost its timing). The end event is never dropped.
 public final class ByteStreamReader: Sendable {
     private struct State {
         var source: DispatchSourceBox<any DispatchSourceRead>?
@@ -66,7 +69,7 @@ public final class ByteStreamReader: Sendable {
     /// - Parameter closesDescriptor: close the descriptor when the stream ends (the default);
     ///   false leaves it to the caller, who must then keep it open until the stream has ended.
     public init(
-        descriptor: FileDescriptor, queue: DispatchQueue, chunkSize: Int = 4096, bufferedChunks: Int = 1024,
+        descriptor: FileDescriptor, queue: DispatchQueue, chunkSize: Int = 4096, bufferedChunks: Int = 256,
         closesDescriptor: Bool = true
     ) throws(Errno) {
         let fd = try descriptor.descriptor()

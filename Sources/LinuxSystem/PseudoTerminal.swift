@@ -84,6 +84,19 @@ public final class PseudoTerminal: Sendable {
         }
     }
 
+    /// Bytes the slave side holds for its readers (FIONREAD, tty_ioctl(4)): lets a test wait
+    /// until written bytes have reached the line discipline instead of sleeping.
+    public func slaveBytesWaiting() throws(SystemError) -> Int {
+        var count: Int32 = 0
+        do {
+            let raw = try slave.descriptor()
+            try Errno.retryingInterrupts { hg_ioctl_int_pointer(raw, UInt(FIONREAD), &count) }
+        } catch {
+            throw SystemError("ioctl FIONREAD", target: slavePath, errno: error)
+        }
+        return Int(count)
+    }
+
     /// Closes the master: the slave side hangs up. The pair cannot be used afterwards.
     public func hangUp() {
         master.close()

@@ -93,6 +93,13 @@ public final class SerialPort: ByteStreamConnection {
         try stream.startReading(queue: queue)
     }
 
+    /// Starts reading in chunks of `chunkSize` bytes. Internal: lets a test make a burst end
+    /// exactly on a chunk boundary (a pty's line discipline hands out at most 4095 bytes per
+    /// read, so the default 4096-byte chunk is never filled on a pty).
+    func startReading(queue: DispatchQueue, chunkSize: Int) throws(SystemError) -> ByteStreamReader {
+        try stream.startReading(queue: queue, chunkSize: chunkSize)
+    }
+
     public func write(_ bytes: [UInt8]) throws(SystemError) {
         try stream.write(bytes)
     }

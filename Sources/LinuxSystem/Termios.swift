@@ -70,9 +70,13 @@ enum Termios {
         case .rtscts: attributes.c_cflag |= tcflag_t(CRTSCTS)
         case .xonxoff: attributes.c_iflag |= tcflag_t(IXON | IXOFF)
         }
-        // Non-blocking reads through the DispatchSource: return what is there.
+        // VMIN 1, VTIME 0: with O_NONBLOCK a read of an empty line then fails with EAGAIN, so a
+        // 0 from read(2) means a hang-up and nothing else. With VMIN 0 and VTIME 0, n_tty_read
+        // returns 0 whenever no byte is waiting ("if (!timeout) break;" comes before the
+        // O_NONBLOCK check in drivers/tty/n_tty.c), and the reader took the 0 that follows a full
+        // 4096-byte chunk for the peer hanging up.
         withUnsafeMutableBytes(of: &attributes.c_cc) { cc in
-            cc[Int(VMIN)] = 0
+            cc[Int(VMIN)] = 1
             cc[Int(VTIME)] = 0
         }
         if let speed = speed(for: configuration.baudRate) {

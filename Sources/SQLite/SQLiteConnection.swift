@@ -47,6 +47,8 @@ public final class SQLiteConnection {
     private let handle: OpaquePointer
     public let path: String
     private var statementCache: [String: SQLiteStatement] = [:]
+    /// Interrupts this connection from any thread (a forced stop); inert once it is closed.
+    public let interruptHandle: SQLiteInterruptHandle
 
     /// How the file is opened.
     public enum Mode: Sendable {
@@ -68,6 +70,7 @@ public final class SQLiteConnection {
         }
         self.handle = db
         self.path = path
+        self.interruptHandle = SQLiteInterruptHandle(db)
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, Int32(busyTimeout.components.seconds * 1000
             + busyTimeout.components.attoseconds / 1_000_000_000_000_000))
@@ -99,6 +102,7 @@ public final class SQLiteConnection {
     }
 
     deinit {
+        interruptHandle.invalidate()
         for statement in statementCache.values { statement.finalize() }
         sqlite3_close_v2(handle)
     }

@@ -29,6 +29,12 @@ public final class SQLiteDatabase: @unchecked Sendable {
         self.queue = DispatchQueue(label: "healthgate.\(label)")
     }
 
+    /// Makes the statement running on the queue, if any, fail with SQLITE_INTERRUPT: for a forced
+    /// stop. Callable from any thread; the connection lives as long as this object.
+    public func interrupt() {
+        connection.interruptHandle.interrupt()
+    }
+
     /// Runs `body` on the database's queue and returns its result.
     public func perform<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in

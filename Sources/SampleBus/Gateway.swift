@@ -1,5 +1,6 @@
+import AsyncPrimitives
 import Foundation
-public import HealthModel
+import HealthModel
 
 /// How the supervisor restarts a plugin that threw.
 public struct RestartPolicy: Sendable, Hashable {
@@ -31,7 +32,11 @@ public struct RestartPolicy: Sendable, Hashable {
 /// 2. A source or sink that throws is restarted with exponential backoff; its error goes to the
 ///    log and its status. The others keep running.
 /// 3. On the first stop request, sources are cancelled, the bus is finished, and sinks drain
-///    their queues and flush. `run` returns when every sink has returned.
+///    their queues and flush. `run` returns when every sink has returned. No backoff is waited
+///    out during the stop: a sink waiting to restart restarts at once, and one that fails again
+///    while draining is restarted at once up to ``maximumRestartsWhileStopping`` times, then
+///    given up (its queued records are reported, and the outcome says so). Sinks see the stop on
+///    ``SinkContext/stopRequest`` and cut their own retry sleeps short with it.
 /// 4. A second request, or `shutdownTimeout` after the first, cancels the sinks as well and
 ///    finishes the bus; records still queued are then abandoned.
 public final class Gateway: Sendable {
@@ -50,10 +55,15 @@ public final class Gateway: Sendable {
         restartPolicy: RestartPolicy = RestartPolicy(), shutdownTimeout: Duration = .seconds(10)
     ) {
         let sinkReporters = sinks.map { statusBoard.register(name: $0.name, kind: $0.kind, role: .sink) }
-        let bus = SampleBus(sinks: zip(sinks, sinkReporters).map { sink, reporter in
-            let plugin = sink.sink
-            return (sink.name, sink.queue, { plugin.accepts($0) }, reporter)
-        })
+        // Every sink that stores checkpoints gets them; sources read back from the first one.
+        let readers = sinks.map { $0.sink.checkpointReader }
+        let bus = SampleBus(
+            sinks: zip(sinks, sinkReporters).map { sink, reporter in
+                let plugin = sink.sink
+                return (sink.name, sink.queue, { plugin.accepts($0) }, reporter)
+            },
+            storesCheckpoints: readers.map { $0 != nil },
+            checkpoints: CheckpointLedger(durable: readers.lazy.compactMap { $0 }.first))
         self.bus = bus
         // Pair each sink with its own subscription by position. Looking it up by name gave a
         // second sink with the same name a private queue that nobody fed or finished.
@@ -70,21 +80,51 @@ public final class Gateway: Sendable {
         self.shutdownTimeout = shutdownTimeout
     }
 
-    private enum Finished { case sink, sources, watchdog }
+    /// How often a sink that fails while draining is restarted at once before it is given up.
+    /// Enough for a transient failure; few enough that a sink failing at once every time (a
+    /// full disk) does not spin until the deadline.
+    public static let maximumRestartsWhileStopping = 3
 
-    /// Runs until a stop request has been carried out. See the type's documentation.
+    /// How a ``run(shutdown:)`` ended.
+    public enum StopOutcome: Sendable, Hashable {
+        /// Every sink drained its queue and returned.
+        case drained
+        /// The named sinks failed while draining and were given up; records were left queued.
+        case abandoned(sinks: [String])
+        /// The stop was forced (second request or deadline); queued records were abandoned.
+        case forced
+    }
+
+    private enum Finished { case sink(abandoned: String?), sources, watchdog }
+
+    /// Runs until a stop request has been carried out. See the type's documentation, and
+    /// ``runReportingOutcome(shutdown:)`` for how the stop went.
     public func run(shutdown: ShutdownSignal) async {
-        await withTaskGroup(of: Finished.self) { group in
+        _ = await runReportingOutcome(shutdown: shutdown)
+    }
+
+    /// ``run(shutdown:)``, returning whether every sink drained.
+    public func runReportingOutcome(shutdown: ShutdownSignal) async -> StopOutcome {
+        let stopRequest = StopRequest(shutdown)
+        return await withTaskGroup(of: Finished.self) { group in
             for (sink, status, inbox) in sinks {
                 group.addTask {
-                    await self.supervise(name: sink.name, status: status, onRestart: {
-                        inbox.queue.prepareForRedelivery()
-                    }) {
+                    let completed = await self.supervise(
+                        name: sink.name, status: status, stopRequest: stopRequest, restartsWhileStopping: true,
+                        onRestart: { inbox.queue.prepareForRedelivery() }
+                    ) {
                         try await sink.sink.run(
                             inbox: inbox,
-                            context: SinkContext(logger: self.logger.child(sink.name), clock: self.clock, status: status))
+                            context: SinkContext(
+                                logger: self.logger.child(sink.name), clock: self.clock, status: status,
+                                stopRequest: stopRequest))
                     }
-                    return .sink
+                    if !completed, shutdown.stage < .forced {
+                        self.logger.error(
+                            "\(sink.name) keeps failing while draining; giving it up with \(inbox.depth) record(s) still queued")
+                        return .sink(abandoned: sink.name)
+                    }
+                    return .sink(abandoned: nil)
                 }
             }
             group.addTask {
@@ -95,18 +135,23 @@ public final class Gateway: Sendable {
             }
             group.addTask {
                 await shutdown.wait(for: .stopping)
-                await withTaskGroup(of: Void.self) { race in
-                    race.addTask { await shutdown.wait(for: .forced) }
-                    race.addTask { try? await self.clock.sleep(for: self.shutdownTimeout) }
-                    await race.next()
-                    race.cancelAll()
+                do {
+                    _ = try await race(sleep: { try await self.clock.sleep(for: self.shutdownTimeout) }) {
+                        await shutdown.wait(for: .forced)
+                    }
+                } catch {
+                    // Cancelled: every sink returned and the group is ending.
                 }
                 return .watchdog
             }
             var remaining = sinks.count + 1
+            var abandoned: [String] = []
             while remaining > 0, let finished = await group.next() {
                 switch finished {
-                case .sink, .sources: remaining -= 1
+                case .sink(let name):
+                    remaining -= 1
+                    if let name { abandoned.append(name) }
+                case .sources: remaining -= 1
                 case .watchdog:
                     logger.warning(shutdown.stage == .forced
                         ? "second stop request: forcing shutdown"
@@ -120,15 +165,21 @@ public final class Gateway: Sendable {
                 }
             }
             group.cancelAll()
+            if shutdown.stage == .forced { return .forced }
+            return abandoned.isEmpty ? .drained : .abandoned(sinks: abandoned)
         }
     }
 
     private func runSources(until shutdown: ShutdownSignal) async {
+        let stopRequest = StopRequest(shutdown)
         await withTaskGroup(of: Bool.self) { group in
             for (source, status) in sources {
                 group.addTask {
                     let publisher = SamplePublisher(bus: self.bus, status: status)
-                    await self.supervise(name: source.name, status: status, onRestart: {}) {
+                    await self.supervise(
+                        name: source.name, status: status, stopRequest: stopRequest, restartsWhileStopping: false,
+                        onRestart: {}
+                    ) {
                         try await source.source.run(context: SourceContext(
                             publisher: publisher, logger: self.logger.child(source.name),
                             clock: self.clock, status: status))
@@ -150,11 +201,18 @@ public final class Gateway: Sendable {
     }
 
     /// Runs `body` until it returns, restarting it with backoff when it throws.
+    ///
+    /// The backoff never outlives a stop request: a source is not restarted once a stop was
+    /// requested, and a sink (`restartsWhileStopping`) is restarted at once, up to
+    /// ``maximumRestartsWhileStopping`` times after the request.
+    /// - Returns: false when a sink was given up while stopping, true otherwise.
+    @discardableResult
     private func supervise(
-        name: String, status: StatusReporter, onRestart: @Sendable () -> Void,
-        _ body: @Sendable () async throws -> Void
-    ) async {
+        name: String, status: StatusReporter, stopRequest: StopRequest, restartsWhileStopping: Bool,
+        onRestart: @Sendable () -> Void, _ body: @Sendable () async throws -> Void
+    ) async -> Bool {
         var attempt = 0
+        var restartsAfterStop = 0
         while true {
             status.setState(.running)
             // The injected clock, not ContinuousClock: `resetAfter` is then testable with a
@@ -163,25 +221,43 @@ public final class Gateway: Sendable {
             do {
                 try await body()
                 status.setState(Task.isCancelled ? .stopped : .finished)
-                return
+                return true
             } catch {
                 if Task.isCancelled {
                     status.setState(.stopped)
-                    return
+                    return true
                 }
                 let failed = clock.now()
                 let ran = failed.timeIntervalSince(started)
                 attempt = ran >= restartPolicy.resetAfter.seconds ? 1 : attempt + 1
                 let delay = restartPolicy.delay(attempt: attempt)
-                logger.error("\(name) failed: \(error); restarting in \(delay.seconds) s (attempt \(attempt))")
                 status.reportError("\(error)", at: failed)
-                status.setState(.restarting)
                 status.countRestart()
+                if stopRequest.isRequested {
+                    guard restartsWhileStopping, restartsAfterStop < Self.maximumRestartsWhileStopping else {
+                        logger.error("\(name) failed while stopping: \(error)")
+                        status.setState(.stopped)
+                        return !restartsWhileStopping
+                    }
+                    restartsAfterStop += 1
+                    logger.error("\(name) failed while draining: \(error); restarting at once (stopping)")
+                    onRestart()
+                    continue
+                }
+                logger.error("\(name) failed: \(error); restarting in \(delay.seconds) s (attempt \(attempt))")
+                status.setState(.restarting)
                 do {
-                    try await clock.sleep(for: delay)
+                    if try await stopRequest.sleep(for: delay, on: clock) == .stopRequested {
+                        guard restartsWhileStopping else {
+                            status.setState(.stopped)
+                            return true
+                        }
+                        restartsAfterStop += 1
+                        logger.info("\(name) restarts at once to drain (stopping)")
+                    }
                 } catch {
                     status.setState(.stopped)
-                    return
+                    return true
                 }
                 onRestart()
             }

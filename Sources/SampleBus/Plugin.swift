@@ -21,10 +21,15 @@ public protocol SampleSink: Sendable {
     /// Whether the sink wants this record. Records it does not want never enter its queue.
     func accepts(_ record: HealthRecord) -> Bool
     func run(inbox: SinkInbox, context: SinkContext) async throws
+    /// Non-nil for a sink that stores source checkpoints: it takes batches with
+    /// ``SinkInbox/nextBatch(maxCount:)`` and commits each batch's checkpoints in the same
+    /// transaction as its records; the reader reads what it committed. Default nil.
+    var checkpointReader: (any SourceCheckpointReader)? { get }
 }
 
 extension SampleSink {
     public func accepts(_ record: HealthRecord) -> Bool { true }
+    public var checkpointReader: (any SourceCheckpointReader)? { nil }
 }
 
 /// A plugin the catalog can build from a configuration file entry.

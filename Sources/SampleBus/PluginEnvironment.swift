@@ -50,12 +50,17 @@ public struct SourceContext: Sendable {
     public var logger: Logger
     public var clock: any GatewayClock
     public var status: StatusReporter
+    /// Where the source reads its checkpoints back (at start, or when a device appears): by
+    /// default the bus's ledger, backed by the sink that stores checkpoints. See
+    /// ``SourceCheckpoint`` and the README's durability section.
+    public var checkpoints: any SourceCheckpointReader
 
     public init(publisher: SamplePublisher, logger: Logger, clock: any GatewayClock, status: StatusReporter) {
         self.publisher = publisher
         self.logger = logger
         self.clock = clock
         self.status = status
+        self.checkpoints = publisher.bus.checkpoints
     }
 }
 
@@ -64,10 +69,15 @@ public struct SinkContext: Sendable {
     public var logger: Logger
     public var clock: any GatewayClock
     public var status: StatusReporter
+    /// The gateway's stop request. A sink keeps draining during a graceful stop, but its backoff
+    /// and retry waits must end when the stop is requested: sleep with
+    /// ``StopRequest/sleep(for:on:)`` instead of `clock.sleep`.
+    public var stopRequest: StopRequest
 
-    public init(logger: Logger, clock: any GatewayClock, status: StatusReporter) {
+    public init(logger: Logger, clock: any GatewayClock, status: StatusReporter, stopRequest: StopRequest = .never) {
         self.logger = logger
         self.clock = clock
         self.status = status
+        self.stopRequest = stopRequest
     }
 }

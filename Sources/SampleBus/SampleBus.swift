@@ -13,6 +13,8 @@ public final class SampleBus: Sendable {
         let queue: SinkQueue
         let accepts: @Sendable (HealthRecord) -> Bool
         let status: StatusReporter?
+        /// Whether checkpoints published with records are queued for this sink.
+        public let storesCheckpoints: Bool
 
         /// The inbox the sink reads.
         public var inbox: SinkInbox { SinkInbox(queue: queue) }
@@ -21,31 +23,51 @@ public final class SampleBus: Sendable {
     }
 
     public let subscriptions: [Subscription]
+    /// What sources read their checkpoints from: the newest published here, else the durable
+    /// sink's (see ``CheckpointLedger``).
+    public let checkpoints: CheckpointLedger
 
     /// Creates a bus with its sinks' queues.
-    /// - Parameter sinks: name, queue settings, the record filter, and the status entry to which
-    ///   drops are reported.
+    /// - Parameters:
+    ///   - sinks: name, queue settings, the record filter, and the status entry to which drops
+    ///     are reported.
+    ///   - storesCheckpoints: by position in `sinks`, whether that sink stores checkpoints (missing
+    ///     entries: no). Only those sinks' queues carry checkpoints.
+    ///   - checkpoints: the ledger sources read from; by default one without durable storage.
     public init(
-        sinks: [(name: String, queue: QueueConfiguration, accepts: @Sendable (HealthRecord) -> Bool, status: StatusReporter?)]
+        sinks: [(name: String, queue: QueueConfiguration, accepts: @Sendable (HealthRecord) -> Bool, status: StatusReporter?)],
+        storesCheckpoints: [Bool] = [], checkpoints: CheckpointLedger = CheckpointLedger(durable: nil)
     ) {
-        subscriptions = sinks.map {
+        subscriptions = sinks.enumerated().map { index, sink in
             Subscription(
-                name: $0.name, queue: SinkQueue(configuration: $0.queue), accepts: $0.accepts,
-                status: $0.status)
+                name: sink.name, queue: SinkQueue(configuration: sink.queue), accepts: sink.accepts,
+                status: sink.status, storesCheckpoints: index < storesCheckpoints.count && storesCheckpoints[index])
         }
+        self.checkpoints = checkpoints
     }
 
     /// Offers records to every sink that accepts them.
     public func publish(_ records: [HealthRecord]) async {
         guard !records.isEmpty else { return }
+        await publish(records, checkpoint: nil)
+    }
+
+    /// Offers records to every sink that accepts them, and `checkpoint` to every sink that stores
+    /// checkpoints, queued right behind the records (so it is committed with them, never before).
+    /// The checkpoint is noted in ``checkpoints`` before it is queued. `records` may be empty: a
+    /// source's state can change without a sample (a first reading sets a baseline).
+    public func publish(_ records: [HealthRecord], checkpoint: SourceCheckpoint?) async {
+        if let checkpoint { checkpoints.record(checkpoint) }
+        guard !records.isEmpty || checkpoint != nil else { return }
         for subscription in subscriptions {
+            let carried = subscription.storesCheckpoints ? checkpoint : nil
             // Most sinks take everything: then hand the caller's array on as is (no per-record copy,
             // Benchmarks/RESULTS.md "Ingest").
             let wanted = records.allSatisfy(subscription.accepts) ? records : records.filter(subscription.accepts)
-            guard !wanted.isEmpty else { continue }
-            // Add exactly what this call evicted. Copying the queue's total in (as before) raced
-            // with concurrent publishers and overwrote drops the sink itself had reported.
-            let dropped = await subscription.queue.enqueue(wanted)
+            guard !wanted.isEmpty || carried != nil else { continue }
+            // Add exactly what this call evicted: copying the queue's total in races with
+            // concurrent publishers and overwrites drops the sink itself reported.
+            let dropped = await subscription.queue.enqueue(wanted, checkpoint: carried)
             if dropped > 0 { subscription.status?.recordsDropped(dropped) }
         }
     }
@@ -89,6 +111,19 @@ public struct SamplePublisher: Sendable {
     /// Publishes one record.
     public func publish(_ record: HealthRecord) async {
         await publish([record])
+    }
+
+    /// Publishes records with the source's new checkpoint, which a sink that stores checkpoints
+    /// commits in the same transaction as the records (see ``SourceCheckpoint``). `records` may
+    /// be empty. Returns when every sink queue took them, like ``publish(_:)-([HealthRecord])``.
+    public func publish(_ records: [HealthRecord], checkpoint: SourceCheckpoint) async {
+        await bus.publish(records, checkpoint: checkpoint)
+        guard let status, !records.isEmpty else { return }
+        var latest: Date?
+        for record in records {
+            if let end = record.endDate, latest.map({ end > $0 }) ?? true { latest = end }
+        }
+        status.recordsHandled(records.count, lastDate: latest)
     }
 }
 

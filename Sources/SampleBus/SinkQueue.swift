@@ -60,9 +60,54 @@ final class SinkQueue: Sendable {
         var nextWaiterID: UInt64 = 0
         /// The batch handed out and not yet acknowledged, for redelivery after a sink restart.
         var inFlight: [HealthRecord] = []
+        var inFlightCheckpoints: [SourceCheckpoint] = []
         var redeliver = false
+        /// Checkpoints not yet handed out, in publish order, each with the absolute position
+        /// (count of records ever enqueued) right after the records published with it: it goes
+        /// out with the batch that reaches that position. Bound: one per queued record, plus one
+        /// per identity for checkpoints whose records have left the queue (see `coalesceSettled`).
+        var checkpoints: [(position: Int, checkpoint: SourceCheckpoint)] = []
 
         var count: Int { buffer.count - head }
+        /// Records ever handed out or evicted: the absolute position of the queue's front.
+        var front: Int { enqueued - count }
+
+        /// Queues `checkpoint` behind every record enqueued so far. A pending checkpoint with the
+        /// same identity at the same position is replaced: both would go out with the same batch,
+        /// and only the newer one counts.
+        mutating func append(_ checkpoint: SourceCheckpoint) {
+            let position = enqueued
+            var index = checkpoints.endIndex
+            while index > checkpoints.startIndex, checkpoints[index - 1].position == position {
+                index -= 1
+                if checkpoints[index].checkpoint.identity == checkpoint.identity {
+                    checkpoints.remove(at: index)
+                    break
+                }
+            }
+            checkpoints.append((position, checkpoint))
+        }
+
+        /// Keeps only the newest checkpoint per identity among those whose records have all left
+        /// the queue (evicted by `.dropOldest`): they all go out with the next batch anyway, and
+        /// without this a stuck sink under `.dropOldest` would collect them without bound.
+        mutating func coalesceSettled() {
+            let settled = checkpoints.prefix { $0.position <= front }
+            guard settled.count > 1 else { return }
+            var seen = Set<SourceCheckpointIdentity>()
+            var kept: [(position: Int, checkpoint: SourceCheckpoint)] = []
+            for entry in settled.reversed() where seen.insert(entry.checkpoint.identity).inserted {
+                kept.append(entry)
+            }
+            checkpoints.replaceSubrange(0..<settled.count, with: kept.reversed())
+        }
+
+        /// Whether a consumer asking for `needs` records can be served now. A pending checkpoint
+        /// serves a consumer waiting for any batch (`needs` 1), so that a checkpoint published
+        /// without records is committed without waiting for the next record.
+        func satisfies(_ needs: Int) -> Bool {
+            count >= needs || (needs <= 1 && !checkpoints.isEmpty)
+        }
 
         mutating func compact() {
             if head > 1024, head * 2 > buffer.count {
@@ -92,14 +137,19 @@ final class SinkQueue: Sendable {
     /// type's documentation.
     /// - Returns: how many queued records this call evicted (`.dropOldest` only), so that the
     ///   caller can add exactly that many to the sink's status.
+    /// - Parameter checkpoint: queued right behind the last of `records`, once all of them are
+    ///   queued; it goes out with the batch that holds that last record (or, without records,
+    ///   with the next batch).
     @discardableResult
-    func enqueue(_ records: some Collection<HealthRecord>) async -> Int {
+    func enqueue(_ records: some Collection<HealthRecord>, checkpoint: SourceCheckpoint? = nil) async -> Int {
         var remaining = records[...]
         var droppedHere = 0
-        while !remaining.isEmpty {
+        var checkpoint = checkpoint
+        while !remaining.isEmpty || checkpoint != nil {
             let consumer: CheckedContinuation<Void, Never>? = state.withLock { state in
                 guard !state.finished else {
                     remaining = remaining.dropFirst(remaining.count)
+                    checkpoint = nil
                     return nil
                 }
                 switch configuration.policy {
@@ -115,6 +165,7 @@ final class SinkQueue: Sendable {
                     }
                     state.compact()
                     remaining = remaining.dropFirst(remaining.count)
+                    if droppedHere > 0, !state.checkpoints.isEmpty { state.coalesceSettled() }
                 case .block:
                     let room = configuration.capacity - state.count
                     let taken = remaining.prefix(room)
@@ -122,15 +173,19 @@ final class SinkQueue: Sendable {
                     state.enqueued += taken.count
                     remaining = remaining.dropFirst(taken.count)
                 }
+                if remaining.isEmpty, let pending = checkpoint {
+                    state.append(pending)
+                    checkpoint = nil
+                }
                 // Wake the consumer only once what it waits for is there: a sink filling a batch
                 // asks for many records, and waking it for each publish cost CPU for nothing.
-                guard state.count >= state.consumerNeeds else { return nil }
+                guard state.satisfies(state.consumerNeeds) else { return nil }
                 let consumer = state.consumer
                 state.consumer = nil
                 return consumer
             }
             consumer?.resume()
-            if remaining.isEmpty { return droppedHere }
+            if remaining.isEmpty, checkpoint == nil { return droppedHere }
             // Not abandoned on cancellation (as it was): a graceful stop cancels the sources, and
             // giving up here dropped records the source had already read from its device.
             await waitForRoom()
@@ -150,27 +205,41 @@ final class SinkQueue: Sendable {
         }
     }
 
-    /// Takes up to `maxCount` records, waiting while the queue is empty. Returns nil once the queue
-    /// is finished and drained, or as soon as the calling task is cancelled (forced shutdown).
-    /// Handing out a batch acknowledges the previous one, unless a restart asked for redelivery,
-    /// in which case the unacknowledged batch comes back first.
+    /// Takes up to `maxCount` records, waiting while the queue is empty; checkpoints are not
+    /// handed out (for sinks that do not store them, which the bus never sends any).
     func next(maxCount: Int) async -> [HealthRecord]? {
+        while let batch = await nextBatch(maxCount: maxCount) {
+            if !batch.records.isEmpty { return batch.records }
+        }
+        return nil
+    }
+
+    /// Takes up to `maxCount` records and the checkpoints they complete, waiting while there is
+    /// neither. Returns nil once the queue is finished and drained, or as soon as the calling task
+    /// is cancelled (forced shutdown). Handing out a batch acknowledges the previous one, unless a
+    /// restart asked for redelivery, in which case the unacknowledged batch comes back first.
+    func nextBatch(maxCount: Int) async -> SinkBatch? {
         while true {
             // `next` cannot throw, so a cancelled consumer gets the end of the stream: the gateway
             // cancels sinks only when shutdown is forced, and then a sink must stop, not wait for
             // records that may never come.
             if Task.isCancelled { return nil }
             let (batch, producers, mustWait) = state.withLock {
-                state -> ([HealthRecord]?, [Waiter], Bool) in
+                state -> (SinkBatch?, [Waiter], Bool) in
                 if state.redeliver {
                     state.redeliver = false
-                    if !state.inFlight.isEmpty { return (state.inFlight, [], false) }
+                    if !state.inFlight.isEmpty || !state.inFlightCheckpoints.isEmpty {
+                        return (SinkBatch(records: state.inFlight, checkpoints: state.inFlightCheckpoints), [], false)
+                    }
                 }
                 state.inFlight = []
-                if state.count > 0 {
+                state.inFlightCheckpoints = []
+                if state.count > 0 || !state.checkpoints.isEmpty {
                     let end = state.head + min(maxCount, state.count)
                     let batch: [HealthRecord]
-                    if end == state.buffer.count {
+                    if state.count == 0 {
+                        batch = []
+                    } else if end == state.buffer.count {
                         // Taking everything queued (the usual case below full load): move the
                         // buffer out instead of copying each record, then drop the consumed head.
                         var all = state.buffer
@@ -184,9 +253,12 @@ final class SinkQueue: Sendable {
                         state.compact()
                     }
                     state.inFlight = batch
+                    let completed = state.checkpoints.prefix { $0.position <= state.front }
+                    state.inFlightCheckpoints = completed.map(\.checkpoint)
+                    state.checkpoints.removeFirst(completed.count)
                     let producers = state.producers
                     state.producers = []
-                    return (batch, producers, false)
+                    return (SinkBatch(records: batch, checkpoints: state.inFlightCheckpoints), producers, false)
                 }
                 if state.finished { return (nil, [], false) }
                 return (nil, [], true)
@@ -206,7 +278,7 @@ final class SinkQueue: Sendable {
                 // producer and this consumer waiting on each other.
                 let needs = min(max(1, needed), configuration.capacity)
                 let resumeNow = state.withLock { state -> Bool in
-                    if state.count >= needs || state.finished || Task.isCancelled { return true }
+                    if state.satisfies(needs) || state.finished || Task.isCancelled { return true }
                     state.consumer = continuation
                     state.consumerNeeds = needs
                     return false
@@ -225,7 +297,10 @@ final class SinkQueue: Sendable {
 
     /// Marks the batch handed out as delivered.
     func acknowledge() {
-        state.withLock { $0.inFlight = [] }
+        state.withLock { state in
+            state.inFlight = []
+            state.inFlightCheckpoints = []
+        }
     }
 
     /// Called by the supervisor before restarting a failed sink: the next `next` returns the
@@ -259,6 +334,14 @@ public struct SinkInbox: Sendable {
         await queue.next(maxCount: maxCount)
     }
 
+    /// Like ``next(maxCount:)``, with the source checkpoints the batch completes: every record
+    /// published with a checkpoint is in this batch or an earlier one. For sinks that store
+    /// checkpoints (``SampleSink/storesCheckpoints``); a batch may hold checkpoints and no
+    /// records. Asking for the next batch acknowledges the previous one.
+    public func nextBatch(maxCount: Int = 1000) async -> SinkBatch? {
+        await queue.nextBatch(maxCount: maxCount)
+    }
+
     /// Acknowledges the last batch without asking for another (e.g. right after a commit).
     public func acknowledge() {
         queue.acknowledge()
@@ -283,5 +366,31 @@ extension SinkInbox {
     ) -> (inbox: SinkInbox, feed: @Sendable ([HealthRecord]) async -> Void, finish: @Sendable () -> Void) {
         let queue = SinkQueue(configuration: configuration)
         return (SinkInbox(queue: queue), { await queue.enqueue($0) }, { queue.finish() })
+    }
+
+    /// Like ``standalone(configuration:)``, with a feed that also takes a checkpoint.
+    public static func standaloneWithCheckpoints(
+        configuration: QueueConfiguration = QueueConfiguration()
+    ) -> (
+        inbox: SinkInbox, feed: @Sendable ([HealthRecord], SourceCheckpoint?) async -> Void,
+        finish: @Sendable () -> Void
+    ) {
+        let queue = SinkQueue(configuration: configuration)
+        return (SinkInbox(queue: queue), { await queue.enqueue($0, checkpoint: $1) }, { queue.finish() })
+    }
+}
+
+/// What a sink that stores checkpoints takes from its inbox: records, and the checkpoints whose
+/// records are all in this batch or an earlier one, in publish order.
+public struct SinkBatch: Sendable {
+    /// The records, oldest first.
+    public var records: [HealthRecord]
+    /// The checkpoints this batch completes; store them in the same transaction as `records`.
+    public var checkpoints: [SourceCheckpoint]
+
+    /// A batch of `records` completing `checkpoints`.
+    public init(records: [HealthRecord], checkpoints: [SourceCheckpoint] = []) {
+        self.records = records
+        self.checkpoints = checkpoints
     }
 }

@@ -85,6 +85,43 @@ final class SerialPortTests: XCTestCase {
         }
     }
 
+    /// Bursts that end on a chunk boundary while the other side stays open: the read after a full
+    /// chunk finds the line empty, and that must not look like the peer hanging up (it did with
+    /// VMIN 0 and VTIME 0, where a tty's read returns 0 when empty).
+    func testBurstsOfFullChunksDoNotEndTheStreamWhileThePeerStaysOpen() async throws {
+        let pty = try PseudoTerminal()
+        defer { pty.hangUp() }
+        for chunks in 1...3 {
+            // Not exclusive: the previous port's descriptor closes asynchronously (the reader's
+            // cancel handler), and its lock would refuse this open for a moment.
+            let port = try SerialPort.open(path: pty.slavePath, configuration: SerialConfiguration(), exclusive: false)
+            defer { port.close() }
+            // The whole burst waits in the line discipline before the reader starts, so its first
+            // reads take exactly `chunks` full chunks and the next one finds the line empty.
+            // 1024-byte chunks: a pty's line discipline hands out at most 4095 bytes per read, so
+            // the default 4096-byte chunk is never filled on a pty (a USB adapter fills it).
+            let size = 1024 * chunks
+            try pty.write([UInt8](repeating: UInt8(0x40 + chunks), count: size))
+            try await waitUntil(timeout: .seconds(30), "the burst to reach the slave") {
+                (try? pty.slaveBytesWaiting()) ?? 0 >= size
+            }
+            let reader = try port.startReading(queue: DispatchQueue(label: "test.reader"), chunkSize: 1024)
+            var iterator = reader.events.makeAsyncIterator()
+            var received = 0
+            while received < size, let event = await iterator.next() {
+                guard case .bytes(let bytes) = event else {
+                    return XCTFail("\(size) bytes: the stream ended (\(event)) while the pty stayed open")
+                }
+                received += bytes.count
+            }
+            XCTAssertEqual(received, size)
+            // Still open and still reading after the burst.
+            try pty.write(Array("end".utf8))
+            let tail = await iterator.next()
+            XCTAssertEqual(tail, .bytes(Array("end".utf8)), "\(size) bytes")
+        }
+    }
+
     func testCancelEndsTheStreamAsClosed() async throws {
         let pty = try PseudoTerminal()
         defer { pty.hangUp() }

@@ -96,8 +96,9 @@ final class ShutdownTests: XCTestCase {
         XCTAssertEqual(sink.records, [], "nothing committed: the sink was cancelled holding its batch")
     }
 
-    /// A sink that fails while draining after a stop request is restarted, gets its batch again,
-    /// drains the rest, and only then does `run` return.
+    /// A sink waiting out its restart backoff when the stop comes restarts at once (the backoff
+    /// is not waited out), gets its batch again, drains the rest, and only then does `run`
+    /// return, with every sink drained.
     func testSinkFailingDuringTheDrainStillDeliversEverything() async throws {
         let clock = ManualClock()
         let source = ScriptedSource()
@@ -106,19 +107,42 @@ final class ShutdownTests: XCTestCase {
             sources: [("source", source)], sinks: [("sink", QueueConfiguration(), sink)], clock: clock,
             shutdownTimeout: .seconds(30))
         let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let run = Task { await gateway.runReportingOutcome(shutdown: shutdown) }
         let records = stepRecords(0..<10, ids: ids)
         source.send(records)
         try await clock.waitForSleepers(1)  // the sink's backoff after its failure
         try await waitUntil("every record accepted") { source.published == 10 }
         shutdown.requestStop()
-        try await clock.waitForSleepers(2)  // plus the shutdown deadline
-        clock.advance(by: .milliseconds(500))  // the first restart delay only
-        try await run.waitForReturn()
-        XCTAssertEqual(shutdown.stage, .stopping, "not forced: the deadline did not pass")
+        // No clock advance: neither the backoff nor the deadline is waited for.
+        let outcome = await run.value
+        XCTAssertEqual(outcome, .drained)
+        XCTAssertEqual(shutdown.stage, .stopping, "not forced")
         XCTAssertEqual(sink.batches.first, Array(records[0..<4]))
         XCTAssertEqual(Array(sink.batches.dropFirst().joined()), records)
         XCTAssertEqual(gateway.statusBoard.status(of: "sink")?.state, .finished)
+    }
+
+    /// A sink that fails at once every time it drains is restarted at once a bounded number of
+    /// times, then given up: the stop neither spins nor waits for the deadline, and the outcome
+    /// names the sink.
+    func testSinkThatKeepsFailingWhileStoppingIsGivenUp() async throws {
+        let clock = ManualClock()
+        let log = RecordingLogSink()
+        let source = ScriptedSource()
+        let sink = BatchLoggingSink(batchSize: 4, failures: 100)
+        let gateway = makeGateway(
+            sources: [("source", source)], sinks: [("sink", QueueConfiguration(), sink)], clock: clock,
+            shutdownTimeout: .seconds(30), log: log)
+        let shutdown = ShutdownSignal()
+        source.send(stepRecords(0..<10, ids: ids))
+        let run = Task { await gateway.runReportingOutcome(shutdown: shutdown) }
+        try await clock.waitForSleepers(1)
+        shutdown.requestStop()
+        let outcome = await run.value
+        XCTAssertEqual(outcome, .abandoned(sinks: ["sink"]))
+        XCTAssertEqual(shutdown.stage, .stopping)
+        XCTAssertEqual(sink.runs, 1 + Gateway.maximumRestartsWhileStopping)
+        XCTAssertTrue(log.contains("giving it up with"))
     }
 
     /// A source that returns on its own is finished, not restarted; the rest keep running until

@@ -11,8 +11,10 @@ enum RunCommand {
             else /etc/healthgate/config.json, else uses the embedded default: the SQLite store at \
             $XDG_DATA_HOME/healthgate/samples.sqlite with no sources.
 
-            SIGINT or SIGTERM stop the sources, drain and flush every sink, and exit 0. A second \
-            signal, or shutdownTimeoutSeconds (default 10) after the first, forces the exit (status 1).
+            SIGINT, SIGTERM or SIGHUP stop the sources, drain and flush every sink, remove the \
+            control socket and exit 0; no backoff or retry timer is waited out. A second signal, or \
+            shutdownTimeoutSeconds (default 10) after the first, forces the exit: within 0.5 s, \
+            status 1, whatever the gateway was blocked on. SIGHUP does not reload the configuration.
             A bad configuration exits 78 with the file, the key path and the reason.
             """,
         options: [

@@ -8,8 +8,9 @@ import SampleBus
 ///
 /// Order of start-up: directories, logger, plugins from the catalog (a bad config fails here,
 /// before anything runs), the control socket, signal handling, then the gateway itself (sinks
-/// subscribe before sources start). Shutdown: SIGINT/SIGTERM or `--duration` request a graceful
-/// stop; a second signal or the configured timeout forces it.
+/// subscribe before sources start). Shutdown: SIGINT, SIGTERM, SIGHUP or `--duration` request a
+/// graceful stop (exit 0 once every sink drained); a second signal or the configured timeout
+/// forces it (exit 1 within ``ForcedExit/grace``, see ``ForcedExit``).
 struct GatewayRunner {
     var context: CommandContext
     var catalog: PluginCatalog = BuiltinCatalog.make()
@@ -22,9 +23,17 @@ struct GatewayRunner {
 
     func run(configuration: GatewayConfiguration, duration: Double?) async throws -> ExitCode {
         let paths = context.paths
+        if !Self.isSystemdService(context.variables) {
+            // Health data is for the user alone: every file the daemon and its plugins create
+            // (stores, outboxes, state) is 0600 and every directory 0700. Under systemd the
+            // unit's UMask= and StateDirectoryMode= decide instead.
+            let inherited = umask(0o077)
+            umask(inherited | 0o077)
+        }
         for directory in [paths.dataDirectory, paths.stateDirectory] {
             do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
                 throw CommandError(.cannotCreate, "cannot create \(directory.path): \(error.localizedDescription)")
             }
@@ -50,6 +59,7 @@ struct GatewayRunner {
             statusBoard: statusBoard,
             shutdownTimeout: .milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000)))
 
+
         let socketPath = configuration.controlSocket
             ?? paths.runtimeDirectory.appendingPathComponent("control.sock").path
         let started = clock.now()
@@ -72,13 +82,17 @@ struct GatewayRunner {
         defer { control.stop() }
 
         let shutdown = ShutdownSignal()
+        let shutdownTimeout = Duration.milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000))
+        // Armed before the signals are watched, so that no stop request can miss it.
+        let forcedExit = ForcedExit(shutdown: shutdown, deadline: shutdownTimeout) { control.removeSocketFile() }
+        defer { forcedExit.cancel() }
         let signals = SignalWatcher(shutdown: shutdown, logger: logger)
         defer { signals.cancel() }
         logger.info(
             "started with \(sources.count + extraSources.count + services.sources.count) source(s) and "
                 + "\(sinks.count + extraSinks.count + services.sinks.count) sink(s) from \(configuration.origin)")
 
-        await withTaskGroup(of: Void.self) { group in
+        let outcome = await withTaskGroup(of: Void.self) { group -> Gateway.StopOutcome in
             if let duration {
                 group.addTask {
                     do {
@@ -97,13 +111,24 @@ struct GatewayRunner {
                     } catch {}
                 }
             }
-            await gateway.run(shutdown: shutdown)
+            let outcome = await gateway.runReportingOutcome(shutdown: shutdown)
             group.cancelAll()
+            return outcome
         }
-        let written = statusBoard.snapshot().filter { $0.role == .sink }
-            .map { "\($0.name) \($0.records)" }.joined(separator: ", ")
-        logger.info("stopped (records written: \(written.isEmpty ? "none" : written))")
-        return shutdown.stage == .forced ? .failure : .success
+        forcedExit.cancel()
+        let plugins = statusBoard.snapshot()
+        func counts(_ role: PluginRole) -> String {
+            let text = plugins.filter { $0.role == role }.map { "\($0.name) \($0.records)" }.joined(separator: ", ")
+            return text.isEmpty ? "none" : text
+        }
+        logger.info("stopped (records published: \(counts(.source)); records written: \(counts(.sink)))")
+        return outcome == .drained ? .success : .failure
+    }
+
+    /// Whether systemd runs the daemon as a service with its own directories (then the unit
+    /// sets the file mode mask and the directories' modes).
+    static func isSystemdService(_ variables: [String: String]) -> Bool {
+        !(variables["STATE_DIRECTORY"] ?? "").isEmpty || !(variables["RUNTIME_DIRECTORY"] ?? "").isEmpty
     }
 }
 

@@ -1,5 +1,6 @@
 public import Foundation
 public import HealthModel
+public import SampleBus
 import SQLite
 
 /// The order of query results by start date.
@@ -221,6 +222,27 @@ public final class SQLiteSampleStore: Sendable {
                 connection, where: "h.uuid IN (SELECT sample_uuid FROM workout_samples WHERE workout_uuid = ?1)",
                 [key], path: self.path)
             return StoredWorkout(workout: workout, samples: samples, heartbeatSeries: series)
+        }
+    }
+
+    // MARK: Source checkpoints
+
+    /// The checkpoint stored for `key` in `namespace`, or nil (also for a file below schema
+    /// version 3, which has no checkpoints yet).
+    public func sourceCheckpoint(namespace: String, key: String) async throws(StoreError) -> SourceCheckpoint? {
+        let path = self.path
+        return try await read { connection throws(StoreError) in
+            let version: Int
+            do {
+                version = try connection.userVersion
+            } catch {
+                throw StoreError.wrap(error, path: path)
+            }
+            guard version >= 3 else { return nil }
+            let rows = try Self.run(
+                connection, StoreSchema.selectSourceCheckpoint, [.text(namespace), .text(key)], path: path)
+            guard let payload = rows.first?.blob(0) else { return nil }
+            return SourceCheckpoint(namespace: namespace, key: key, payload: Data(payload))
         }
     }
 

@@ -1,5 +1,6 @@
 public import Foundation
 public import HealthModel
+public import SampleBus
 import SQLite
 
 /// How one ``SQLiteSampleWriter/write(_:)`` call changed the store.
@@ -49,6 +50,9 @@ public final class SQLiteSampleWriter {
     // value whose upsert was rolled back, and a cleared cache only costs upserts.
     private var spans: [String: Int64] = [:]
 
+    /// Interrupts the write running on the writer's thread, from any thread (a forced stop).
+    var interruptHandle: SQLiteInterruptHandle { connection.interruptHandle }
+
     /// Opens (creating if needed) and migrates the store at `path`.
     /// - Parameter maximumPageCount: `PRAGMA max_page_count`, a size limit; nil for SQLite's default.
     /// - Throws: ``StoreError`` with `.ioError`, `.readOnly`, `.notAStore`, `.schemaTooNew`, …
@@ -91,8 +95,21 @@ public final class SQLiteSampleWriter {
     ///   records (that is how the sink's redelivery works).
     @discardableResult
     public func write(_ records: [HealthRecord]) throws(StoreError) -> WriteSummary {
+        try write(records, checkpoints: [])
+    }
+
+    /// Writes `records` and then `checkpoints` (in order; a later one with the same namespace
+    /// and key replaces an earlier one) in ONE immediate transaction: a checkpoint is never
+    /// stored without the records published with it, nor they without it. Errors and retries as
+    /// in ``write(_:)-([HealthRecord])``.
+    @discardableResult
+    public func write(_ records: [HealthRecord], checkpoints: [SourceCheckpoint]) throws(StoreError) -> WriteSummary {
         do {
-            let summary = try connection.transaction(.immediate) { try self.writeRecords(records) }
+            let summary = try connection.transaction(.immediate) {
+                let summary = try self.writeRecords(records)
+                if !checkpoints.isEmpty { try self.writeCheckpoints(checkpoints) }
+                return summary
+            }
             deviceIDs.commit()
             metadataSets.commit()
             return summary
@@ -118,6 +135,16 @@ public final class SQLiteSampleWriter {
             try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         } catch {
             throw StoreError(error, path: path)
+        }
+    }
+
+    private func writeCheckpoints(_ checkpoints: [SourceCheckpoint]) throws(SQLiteError) {
+        let upsert = try connection.statement(StoreSchema.upsertSourceCheckpoint)
+        for checkpoint in checkpoints {
+            upsert.bind(checkpoint.namespace, at: 1)
+            upsert.bind(checkpoint.key, at: 2)
+            checkpoint.payload.withUnsafeBytes { upsert.bind(bytes: $0, at: 3) }
+            try upsert.runAndReset()
         }
     }
 

@@ -2,6 +2,7 @@ public import Foundation
 public import HealthModel
 public import SampleBus
 import Dispatch
+import SQLite
 import Synchronization
 
 /// The default sink: stores every record (quantity samples, heartbeat series, workouts) in a
@@ -18,6 +19,10 @@ import Synchronization
 /// committed are kept by the sink and committed first on the next run, and the inbox redelivers
 /// its unacknowledged batch; commits are idempotent (uuid primary keys), so nothing is lost and
 /// nothing is stored twice.
+///
+/// Source checkpoints: the sink stores them (``checkpointReader``). Each batch's checkpoints are
+/// written in the same transaction as its records, so a source that resumes from a committed
+/// checkpoint finds exactly the records published before it committed too (README, "Durability").
 public struct SQLiteSink: SampleSink, ConfigurablePlugin {
     /// `sqlite`.
     public static let kind = "sqlite"
@@ -97,7 +102,10 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
     }
 
     /// Records taken from the inbox but not yet committed (kept across a failed run).
-    public var uncommittedCount: Int { state.withLock { $0.pending.count } }
+    public var uncommittedCount: Int { state.withLock { $0.pending.records.count } }
+
+    /// Reads back the checkpoints this sink committed.
+    public var checkpointReader: (any SourceCheckpointReader)? { SQLiteCheckpointReader(path: path) }
 
     /// Opens the store, then commits batches from `inbox` until it is finished and drained;
     /// see the type's documentation for batching and failures. Throws ``StoreError`` when the
@@ -112,6 +120,9 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
             throw error
         }
         context.logger.info("storing records in \(path)")
+        // A forced stop must not wait for a commit stuck on another process's lock.
+        let interruption = context.stopRequest.onForcedStop { writer.interrupt() }
+        defer { interruption.cancel() }
         var pending = state.withLock { $0.pending }
         // When the last commit began. Records already queued when a commit ends have waited
         // since at most then, so their window counts from there: otherwise a record could wait
@@ -119,22 +130,24 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
         var lastCommitStart: Date?
         var windowStart = context.clock.now()
         while true {
-            if pending.isEmpty {
+            if pending.records.isEmpty, pending.checkpoints.isEmpty {
                 let queuedDuringCommit = inbox.depth > 0
-                guard let batch = await inbox.next(maxCount: batchSize) else { break }
+                guard let batch = await inbox.nextBatch(maxCount: batchSize) else { break }
                 pending = batch
                 state.withLock { $0.pending = pending }
                 windowStart = queuedDuringCommit ? (lastCommitStart ?? context.clock.now()) : context.clock.now()
             }
-            if pending.count < batchSize {
-                try await waitForMore(batchSize - pending.count, since: windowStart, inbox: inbox, clock: context.clock)
+            if pending.records.count < batchSize {
+                try await waitForMore(
+                    batchSize - pending.records.count, since: windowStart, inbox: inbox, clock: context.clock)
             }
-            if pending.count < batchSize, inbox.depth > 0,
-                let more = await inbox.next(maxCount: batchSize - pending.count)
+            if pending.records.count < batchSize, inbox.depth > 0,
+                let more = await inbox.nextBatch(maxCount: batchSize - pending.records.count)
             {
                 // Taking more acknowledges the first part in the inbox; the sink holds it in
                 // `state` until the commit, so a failure cannot lose it.
-                pending += more
+                pending.records += more.records
+                pending.checkpoints += more.checkpoints
                 state.withLock { $0.pending = pending }
             }
             let summary: WriteSummary
@@ -142,17 +155,19 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
             do {
                 summary = try await writer.write(pending)
             } catch {
-                context.logger.error("commit of \(pending.count) record(s) failed, will retry after restart: \(error)")
+                let checkpoints = pending.checkpoints.isEmpty ? "" : " and \(pending.checkpoints.count) checkpoint(s)"
+                context.logger.error(
+                    "commit of \(pending.records.count) record(s)\(checkpoints) failed, will retry after restart: \(error)")
                 throw error
             }
-            if let onCommit { onCommit(pending, context.clock.now()) }
+            if let onCommit, !pending.records.isEmpty { onCommit(pending.records, context.clock.now()) }
             state.withLock { state in
-                state.pending = []
+                state.pending = SinkBatch(records: [])
                 state.transactions += 1
                 state.ignored += summary.ignored
             }
             inbox.acknowledge()
-            pending = []
+            pending = SinkBatch(records: [])
             context.status.recordsHandled(summary.inserted + summary.replaced, lastDate: summary.lastRecordDate)
             let (transactions, ignored) = state.withLock { ($0.transactions, $0.ignored) }
             context.status.setDetail("transactions", String(transactions))
@@ -188,7 +203,7 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
 
     /// What survives a failed run of the same sink instance.
     private struct Retained {
-        var pending: [HealthRecord] = []
+        var pending = SinkBatch(records: [])
         var maximumPageCount: Int?
         var transactions = 0
         var ignored = 0
@@ -211,11 +226,19 @@ final class SerializedWriter: @unchecked Sendable {
     // nil once closed; only read and written on `queue`.
     private var writer: SQLiteSampleWriter?
     private let path: String
+    private let interruptWrite: @Sendable () -> Void
 
     private init(queue: DispatchQueue, writer: SQLiteSampleWriter) {
         self.queue = queue
         self.writer = writer
         self.path = writer.path
+        let handle = writer.interruptHandle
+        self.interruptWrite = { handle.interrupt() }
+    }
+
+    /// Interrupts the write in progress, from any thread; inert once the connection is closed.
+    func interrupt() {
+        interruptWrite()
     }
 
     static func open(path: String, maximumPageCount: Int?) async throws(StoreError) -> SerializedWriter {
@@ -231,14 +254,14 @@ final class SerializedWriter: @unchecked Sendable {
         return try result.get()
     }
 
-    func write(_ records: [HealthRecord]) async throws(StoreError) -> WriteSummary {
+    func write(_ batch: SinkBatch) async throws(StoreError) -> WriteSummary {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<WriteSummary, StoreError>, Never>) in
             queue.async {
                 continuation.resume(returning: Result { () throws(StoreError) -> WriteSummary in
                     guard let writer = self.writer else {
                         throw StoreError(.sqlite, path: self.path, message: "the sink's connection is closed")
                     }
-                    return try writer.write(records)
+                    return try writer.write(batch.records, checkpoints: batch.checkpoints)
                 })
             }
         }

@@ -25,7 +25,7 @@ public enum StoreSchema {
     public static let migrations: [SQLiteMigration] = [
         .sql(version1),
         .code { connection throws(SQLiteError) in try migrateToVersion2(connection) },
-        .sql(""),  // reserved for source checkpoints
+        .sql(version3),
         .sql(version4),
     ]
 

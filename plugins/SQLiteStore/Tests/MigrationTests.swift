@@ -164,7 +164,7 @@ final class MigrationTests: StoreTestCase {
         XCTAssertEqual(try count("metadata_sets"), 4)
     }
 
-    func testAFileAtVersion2IsUntouched() throws {
+    func testAFileAtTheCurrentVersionIsUntouched() throws {
         let ids = makeIDs()
         try SQLiteSampleWriter(path: path).write([.quantity(try heartRate(ids, 60, at: 0, metadata: monitor))])
         let before = try sqlite3(".dump")

@@ -19,20 +19,32 @@ final class GarbageCounters: Sendable {
     var snapshot: [PedometerDecodeError.Code: Int] { counts.withLock { $0 } }
 }
 
+/// The relay's bookkeeping, shared by the relay task and the decoding loop: chunks handed over
+/// and not yet taken (the bound), and chunks dropped because that bound was reached.
+final class RelayCounters: Sendable {
+    let backlog = Atomic<Int>(0)
+    let dropped = Atomic<Int>(0)
+}
+
 /// Everything a session needs that does not change between connections.
 struct SessionEnvironment: Sendable {
     var context: SourceContext
     var ids: SampleIDGenerator
-    var store: CounterStateStore
     var counter: StepCounter
     var garbage: GarbageCounters
     var identificationTimeout: Duration
     /// Readings held while waiting for identification; beyond this the oldest are dropped.
     var pendingLimit = 64
+    /// Chunks of input (at most 4 KiB each) waiting between the reader and the decoder; while
+    /// this many wait, new ones are dropped and counted (`chunksDropped`). With the reader's own
+    /// bound this caps what a flood can make the session hold at about 1 MiB + 64 KiB.
+    var inputChunkLimit = 16
+    /// The shortest time between two logged garbage warnings of one kind.
+    var warningInterval: TimeInterval = 10
 }
 
 /// One connection's life: ask the device who it is, decode its lines, turn counter readings into
-/// samples, persist the counter state, until the byte stream ends.
+/// samples published with the device's new counter checkpoint, until the byte stream ends.
 struct PedometerSession {
     let environment: SessionEnvironment
     let connection: any ByteStreamConnection
@@ -41,7 +53,9 @@ struct PedometerSession {
     let transportDevice: Device
 
     private enum Input: Sendable {
-        case event(ByteStreamEvent)
+        /// Bytes from the line; `afterGap` when input was dropped right before them.
+        case chunk([UInt8], afterGap: Bool)
+        case end(ByteStreamEnd)
         case identificationTimeout
     }
 
@@ -61,14 +75,42 @@ struct PedometerSession {
                 context.logger.warning("cannot send the identification request: \(error)", device: device.displayName)
             }
         }
+        // Bounded by the relay, not by the stream: the relay counts the chunks it handed over and
+        // the loop has not taken, and drops a new chunk when `inputChunkLimit` are waiting (a
+        // flood of short lines once grew memory without limit here). Dropping in the relay, not
+        // in the stream, lets it mark the next chunk it hands over as following a gap; the end
+        // event and the identification timeout are never dropped.
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
+        let relay = RelayCounters()
+        let limit = environment.inputChunkLimit
         let clock = environment.context.clock
         let timeout = environment.identificationTimeout
         var pending: [(PedometerReading, Date)] = []
         var end = ByteStreamEnd.closed
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await event in reader.events { continuation.yield(.event(event)) }
+                var gap = false
+                var readerDrops = 0
+                for await event in reader.events {
+                    switch event {
+                    case .bytes(let bytes):
+                        guard relay.backlog.load(ordering: .acquiring) < limit else {
+                            relay.dropped.add(1, ordering: .relaxed)
+                            gap = true
+                            continue
+                        }
+                        // The reader drops only when this relay falls 256 chunks behind, which
+                        // its dropping keeps from happening; its count is checked all the same.
+                        let droppedByReader = reader.droppedChunks
+                        let afterGap = gap || droppedByReader != readerDrops
+                        readerDrops = droppedByReader
+                        gap = false
+                        relay.backlog.add(1, ordering: .releasing)
+                        continuation.yield(.chunk(bytes, afterGap: afterGap))
+                    case .end(let reason):
+                        continuation.yield(.end(reason))
+                    }
+                }
                 continuation.finish()
             }
             if !identified {
@@ -81,7 +123,11 @@ struct PedometerSession {
                     }
                 }
             }
+            var limiter = WarningLimiter<PedometerDecodeError.Code>(interval: environment.warningInterval)
+            var reportedDrops = 0
             loop: for await input in inputs {
+                // A stop must not wait for a backlog of input to be decoded.
+                if Task.isCancelled { break }
                 switch input {
                 case .identificationTimeout:
                     guard !identified else { continue }
@@ -91,10 +137,21 @@ struct PedometerSession {
                         device: device.displayName)
                     for (reading, date) in pending { await handle(reading, at: date, device: device) }
                     pending.removeAll()
-                case .event(.end(let reason)):
+                case .end(let reason):
                     end = reason
                     break loop
-                case .event(.bytes(let bytes)):
+                case .chunk(let bytes, let afterGap):
+                    relay.backlog.subtract(1, ordering: .releasing)
+                    if afterGap {
+                        // Input was lost right before this chunk: the line being assembled is
+                        // cut, and joined with what follows it could pass for a reading.
+                        decoder.discardPartialFrame()
+                        let drops = relay.dropped.load(ordering: .relaxed) + reader.droppedChunks
+                        if drops != reportedDrops {
+                            reportedDrops = drops
+                            context.status.setDetail("chunksDropped", String(drops))
+                        }
+                    }
                     for outcome in decoder.feed(bytes) {
                         switch outcome {
                         case .success(.identification(let identity)):
@@ -126,7 +183,15 @@ struct PedometerSession {
                         case .failure(let error):
                             let total = environment.garbage.count(error.code)
                             context.status.setDetail("garbage.\(error.code.rawValue)", String(total))
-                            context.logger.warning("ignored garbage from \(connection.name): \(error)", device: device.displayName)
+                            let admitted = limiter.admit(error.code, at: clock.now())
+                            if admitted.log {
+                                let held = admitted.heldBack > 0
+                                    ? " (\(admitted.heldBack) more of this kind not logged; counted in status)" : ""
+                                context.logger.warning(
+                                    "ignored garbage from \(connection.name): \(error)\(held)", device: device.displayName)
+                            } else {
+                                context.status.setDetail("warningsSuppressed", String(limiter.suppressedTotal))
+                            }
                         }
                     }
                 }
@@ -153,18 +218,39 @@ struct PedometerSession {
         return device
     }
 
-    /// Counts one reading: delta from the stored state, publish, then persist.
+    /// Counts one reading: the delta from the device's checkpoint, published together with the
+    /// new checkpoint.
     ///
-    /// Ordering: samples are published before the new counter state is saved. A crash between
-    /// the two re-counts the same interval on restart (never loses it); the re-counted sample
-    /// carries the same `syncIdentifier` (device, interval start, start count) with a higher
-    /// `syncVersion`, so a store honouring HealthKit's sync semantics keeps exactly one.
+    /// Ordering: the samples and the new counter state travel as one publish; the SQLite store
+    /// commits both in one transaction. A crash therefore leaves the stored state and the stored
+    /// samples in agreement: the next reading after a restart counts from the last committed
+    /// state, so the interval lost to the crash is counted then, once. The checkpoint is keyed by
+    /// the device identity, so another port or source reading the same device continues its count.
     private func handle(_ reading: PedometerReading, at date: Date, device: Device) async {
         let context = environment.context
         let key = device.localIdentifier ?? connection.name
-        let previous = environment.store.state(for: key)
+        var previous: StepCounterState?
+        do {
+            if let checkpoint = try await context.checkpoints.checkpoint(namespace: CounterCheckpoint.namespace, key: key) {
+                previous = try CounterCheckpoint.state(in: checkpoint)
+            }
+        } catch {
+            context.logger.error(
+                "cannot read the stored counter: \(error); this reading sets a new baseline", device: device.displayName)
+            context.status.reportError("\(device.displayName): \(error)", at: date)
+        }
         let advance = environment.counter.advance(
             from: previous, steps: reading.steps, distanceMeters: reading.distanceMeters, at: date)
+        let checkpoint: SourceCheckpoint
+        do {
+            checkpoint = try CounterCheckpoint.make(advance.state, key: key)
+        } catch {
+            // Nothing is published: the next reading counts from the previous state, so this
+            // interval is counted then, not lost and not twice.
+            context.logger.error("cannot encode the counter state: \(error)", device: device.displayName)
+            context.status.reportError("\(device.displayName): \(error)", at: date)
+            return
+        }
         switch advance.event {
         case .baseline:
             context.logger.info("first reading, baseline \(reading.steps) steps", device: device.displayName)
@@ -177,6 +263,7 @@ struct PedometerSession {
         case .counted:
             break
         }
+        var records: [HealthRecord] = []
         if let delta = advance.delta, let previous {
             var metadata = Metadata()
             metadata.syncIdentifier =
@@ -188,7 +275,6 @@ struct PedometerSession {
             if let deviceTime = reading.deviceTime {
                 metadata["healthgate.deviceTime"] = .double(deviceTime.timeIntervalSince1970)
             }
-            var records: [HealthRecord] = []
             do {
                 if delta.steps > 0 {
                     records.append(.quantity(try QuantitySample(
@@ -203,17 +289,14 @@ struct PedometerSession {
                         start: delta.start, end: delta.end, device: device, metadata: distanceMetadata)))
                 }
             } catch {
+                // Not published, and neither is the checkpoint: the next reading counts this
+                // interval again from the previous state.
                 context.logger.error("cannot build a sample: \(error)", device: device.displayName)
                 context.status.reportError("\(device.displayName): \(error)", at: date)
+                return
             }
-            await context.publisher.publish(records)
         }
-        do {
-            try await environment.store.save(advance.state, for: key)
-        } catch {
-            context.logger.error("cannot persist the step counter: \(error)", device: device.displayName)
-            context.status.reportError("\(device.displayName): \(error)", at: date)
-        }
+        await context.publisher.publish(records, checkpoint: checkpoint)
         context.status.setDetail("counter.\(key)", String(reading.steps))
     }
 }

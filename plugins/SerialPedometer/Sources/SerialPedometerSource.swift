@@ -10,8 +10,10 @@ import Udev
 ///
 /// Each reading of the device's cumulative step counter becomes a `stepCount` sample (and a
 /// `distanceWalkingRunning` sample when the device sends distance) covering the interval since
-/// the previous reading; the last counter per device is persisted in the state directory, so a
-/// restart neither loses nor double-counts steps (see the README's "Counting" section).
+/// the previous reading. The counter per device travels with those samples as a source checkpoint
+/// (``CounterCheckpoint``) that the SQLite store commits in the same transaction, so a restart,
+/// even after kill -9, neither loses nor double-counts steps, and a device that moves to another
+/// port or source continues its count (see the README's "Counting" and "Durability" sections).
 ///
 /// `run` returns only by cancellation (or throws for an unusable udev monitor); a device that
 /// goes away is reopened (path, rfcomm) or picked up again when udev announces it.
@@ -37,7 +39,6 @@ public struct SerialPedometerSource: SampleSource, ConfigurablePlugin {
     public let counter: StepCounter
     public let deviceName: String?
     private let environment: PluginEnvironment
-    private let store: CounterStateStore
     private let garbage = GarbageCounters()
 
     public init(configuration: SerialPedometerConfiguration, environment: PluginEnvironment) throws {
@@ -102,23 +103,13 @@ public struct SerialPedometerSource: SampleSource, ConfigurablePlugin {
         exclusive = configuration.exclusive ?? true
         deviceName = configuration.deviceName
         self.environment = environment
-        store = CounterStateStore(
-            url: environment.paths.stateDirectory.appendingPathComponent("serial-pedometer")
-                .appendingPathComponent("\(environment.name).json"))
     }
 
-    /// The file holding the per-device counters.
-    public var stateFile: URL { store.url }
-
+    /// Runs until cancelled; see the type's documentation. Counter baselines come from
+    /// `context.checkpoints` when a device identifies itself.
     public func run(context: SourceContext) async throws {
-        do {
-            try await store.load()
-        } catch {
-            context.logger.error("\(error); every device starts from a new baseline")
-            context.status.reportError("\(error)")
-        }
         let session = SessionEnvironment(
-            context: context, ids: environment.ids, store: store, counter: counter, garbage: garbage,
+            context: context, ids: environment.ids, counter: counter, garbage: garbage,
             identificationTimeout: identificationTimeout)
         switch endpoint {
         case .path(let path):

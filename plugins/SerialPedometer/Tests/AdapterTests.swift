@@ -4,6 +4,7 @@ import HealthModel
 import LinuxSystem
 import SampleBus
 import SerialPedometer
+import SQLiteStore
 import Synchronization
 import XCTest
 
@@ -52,16 +53,32 @@ final class AdapterTests: XCTestCase {
         }
     }
 
-    func start(_ config: [String: JSONValue], clock: ManualClock) throws -> Harness {
+    /// - Parameters:
+    ///   - more: further serial-pedometer sources, named `pedo2`, `pedo3`, …
+    ///   - database: a SQLite store to add beside the collecting sink (it stores the checkpoints).
+    func start(
+        _ config: [String: JSONValue], more: [[String: JSONValue]] = [], clock: ManualClock, database: String? = nil
+    ) throws -> Harness {
         let logs = RecordingLogSink()
         let environment = TestEnvironment.make(name: "pedo", clock: clock, directory: directory, logSink: logs)
-        let source = try SerialPedometerSource(
-            configuration: JSONValue.object(config).decode(SerialPedometerConfiguration.self), environment: environment)
+        var sources: [ConfiguredSource] = []
+        for (index, config) in ([config] + more).enumerated() {
+            let name = index == 0 ? "pedo" : "pedo\(index + 1)"
+            let source = try SerialPedometerSource(
+                configuration: JSONValue.object(config).decode(SerialPedometerConfiguration.self),
+                environment: TestEnvironment.make(name: name, clock: clock, directory: directory, logSink: logs))
+            sources.append(ConfiguredSource(name: name, kind: SerialPedometerSource.kind, source: source))
+        }
         let sink = CollectingSink()
-        let gateway = Gateway(
-            sources: [ConfiguredSource(name: "pedo", kind: SerialPedometerSource.kind, source: source)],
-            sinks: [ConfiguredSink(name: "collect", kind: "collect", queue: QueueConfiguration(), sink: sink)],
-            clock: clock, logger: environment.logger)
+        var sinks = [ConfiguredSink(name: "collect", kind: "collect", queue: QueueConfiguration(), sink: sink)]
+        if let database {
+            // No batch window: the manual clock would hold every commit until it is advanced.
+            let store = try SQLiteSink(
+                configuration: SQLiteSink.Configuration(path: database, batchWindowMilliseconds: 0),
+                environment: TestEnvironment.make(name: "sqlite", clock: clock, directory: directory, logSink: logs))
+            sinks.append(ConfiguredSink(name: "sqlite", kind: SQLiteSink.kind, queue: QueueConfiguration(), sink: store))
+        }
+        let gateway = Gateway(sources: sources, sinks: sinks, clock: clock, logger: environment.logger)
         let shutdown = ShutdownSignal()
         let task = Task { await gateway.run(shutdown: shutdown) }
         return Harness(gateway: gateway, sink: sink, shutdown: shutdown, task: task, logs: logs)
@@ -166,8 +183,9 @@ final class AdapterTests: XCTestCase {
         let clock = ManualClock()
         var pty = try PseudoTerminal()
         let path = directory.appendingPathComponent("pedometer")
+        let database = directory.appendingPathComponent("samples.sqlite").path
         try link(path, to: pty)
-        let first = try start(["path": .string(path.path)], clock: clock)
+        let first = try start(["path": .string(path.path)], clock: clock, database: database)
         try await expectRequest("ID?", on: pty)
         try send(sentence("ID,Acme,StepPod,SN-R,1"), to: pty)
         try send(sentence("ST,100"), to: pty)
@@ -180,11 +198,12 @@ final class AdapterTests: XCTestCase {
         XCTAssertEqual(first.steps, 10)
         pty.hangUp()
 
-        // The gateway restarts (a new source instance, same state directory).
+        // The gateway restarts (a new source instance, same store): the counter comes back from
+        // the checkpoint committed with the last samples.
         clock.advance(by: .seconds(600))
         pty = try PseudoTerminal()
         try link(path, to: pty)
-        let harness = try start(["path": .string(path.path)], clock: clock)
+        let harness = try start(["path": .string(path.path)], clock: clock, database: database)
         try await expectRequest("ID?", on: pty)
         try send(sentence("ID,Acme,StepPod,SN-R,1"), to: pty)
         try send(sentence("ST,125"), to: pty)
@@ -193,6 +212,84 @@ final class AdapterTests: XCTestCase {
         XCTAssertEqual(harness.steps, 15, "only the steps since the last stored reading")
         XCTAssertEqual(harness.stepSamples.first?.startDate, lastDate, "the interval resumes at the stored reading")
         pty.hangUp()
+        let stored = try await SQLiteSampleStore(path: database).samples(of: .stepCount)
+        XCTAssertEqual(stored.map(\.quantity.value), [10, 15])
+    }
+
+    /// Without a store of checkpoints (only a collecting sink) a restart re-baselines: the
+    /// documented behaviour when no SQLite sink is configured.
+    func testWithoutACheckpointStoreARestartSetsANewBaseline() async throws {
+        let clock = ManualClock()
+        var pty = try PseudoTerminal()
+        let path = directory.appendingPathComponent("pedometer")
+        try link(path, to: pty)
+        let first = try start(["path": .string(path.path)], clock: clock)
+        try await expectRequest("ID?", on: pty)
+        try send(sentence("ID,Acme,StepPod,SN-N,1"), to: pty)
+        try send(sentence("ST,100"), to: pty)
+        try await waitUntil("baseline") { first.detail("counter.SN-N") == "100" }
+        await first.stop()
+        pty.hangUp()
+        pty = try PseudoTerminal()
+        try link(path, to: pty)
+        let second = try start(["path": .string(path.path)], clock: clock)
+        try await expectRequest("ID?", on: pty)
+        try send(sentence("ID,Acme,StepPod,SN-N,1"), to: pty)
+        try send(sentence("ST,125"), to: pty)
+        try await waitUntil("new baseline") { second.detail("counter.SN-N") == "125" }
+        await second.stop()
+        XCTAssertEqual(second.steps, 0)
+        pty.hangUp()
+    }
+
+    /// A pedometer moved between two ports, each its own `path` source, and back: its counter
+    /// follows the device, so every step is counted once and its intervals never overlap.
+    func testAPedometerMovedBetweenPortsKeepsItsCount() async throws {
+        let clock = ManualClock()
+        let pathA = directory.appendingPathComponent("port-a")
+        let pathB = directory.appendingPathComponent("port-b")
+        let database = directory.appendingPathComponent("samples.sqlite").path
+        var pty = try PseudoTerminal()
+        try link(pathA, to: pty)
+        let harness = try start(
+            ["path": .string(pathA.path), "reconnectInterval": .number(1)],
+            more: [["path": .string(pathB.path), "reconnectInterval": .number(1)]], clock: clock, database: database)
+        var total: UInt32 = 500
+        var walked = 0.0
+        func readings(_ count: Int, on pty: PseudoTerminal) async throws {
+            try await expectRequest("ID?", on: pty)
+            try send(sentence("ID,Acme,StepPod,SN-M,1"), to: pty)
+            for _ in 0..<count {
+                clock.advance(by: .seconds(5))
+                total += 7
+                walked += 7
+                try send(sentence("ST,\(total)"), to: pty)
+                let expected = String(total)
+                try await waitUntil("counter \(expected)") {
+                    harness.gateway.statusBoard.snapshot().contains { $0.details["counter.SN-M"] == expected }
+                }
+            }
+        }
+        try send(sentence("ID,Acme,StepPod,SN-M,1"), to: pty)
+        try send(sentence("ST,\(total)"), to: pty)  // baseline on A
+        let baseline = String(total)
+        try await waitUntil("baseline") { harness.detail("counter.SN-M") == baseline }
+        try await readings(3, on: pty)
+        for next in [pathB, pathA] {
+            pty.hangUp()
+            pty = try PseudoTerminal()
+            try link(next, to: pty)
+            clock.advance(by: .seconds(1))
+            try await readings(3, on: pty)
+        }
+        await harness.stop()
+        pty.hangUp()
+        XCTAssertEqual(harness.steps, walked)
+        let stored = try await SQLiteSampleStore(path: database).samples(of: .stepCount)
+        XCTAssertEqual(stored.reduce(0) { $0 + $1.quantity.value }, walked)
+        for (previous, next) in zip(stored, stored.dropFirst()) {
+            XCTAssertGreaterThanOrEqual(next.startDate, previous.endDate, "no overlapping intervals")
+        }
     }
 
     func testAMissingPathIsRetriedAndLoggedOnceUntilTheDeviceAppears() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import SampleBus
 import SerialPedometer
 import XCTest
 
@@ -14,6 +15,8 @@ final class StepCounterTests: XCTestCase {
         var counted: UInt64?
         var meters: Double?
         var gap = false
+        /// The distance baseline kept when the reading has no distance.
+        var kept: Double?
     }
 
     /// Feeds rows in order (each `after` seconds after t0) and checks every advance.
@@ -30,7 +33,9 @@ final class StepCounterTests: XCTestCase {
                 XCTAssertEqual(delta.end, date, "end is this reading", line: row.line)
                 XCTAssertEqual(delta.spansGap, row.gap, "gap", line: row.line)
             }
-            XCTAssertEqual(advance.state, StepCounterState(steps: row.steps, distanceMeters: row.distance, date: date), line: row.line)
+            XCTAssertEqual(
+                advance.state, StepCounterState(steps: row.steps, distanceMeters: row.distance ?? row.kept, date: date),
+                line: row.line)
             state = advance.state
         }
     }
@@ -40,8 +45,10 @@ final class StepCounterTests: XCTestCase {
             Row(line: #line, steps: 500, distance: 10, after: 0, event: .baseline, counted: nil),
             Row(line: #line, steps: 520, distance: 25, after: 10, event: .counted, counted: 20, meters: 15),
             Row(line: #line, steps: 520, distance: 25, after: 20, event: .counted, counted: nil),
-            Row(line: #line, steps: 530, distance: nil, after: 30, event: .counted, counted: 10, meters: nil),
-            Row(line: #line, steps: 531, distance: 30, after: 31, event: .counted, counted: 1, meters: nil),
+            // A reading without distance keeps the distance baseline: the next one with distance
+            // counts everything since 25 m.
+            Row(line: #line, steps: 530, distance: nil, after: 30, event: .counted, counted: 10, meters: nil, kept: 25),
+            Row(line: #line, steps: 531, distance: 34.75, after: 31, event: .counted, counted: 1, meters: 9.75),
         ])
     }
 
@@ -55,6 +62,9 @@ final class StepCounterTests: XCTestCase {
             // Reboot straight to zero: a reset with nothing to count.
             Row(line: #line, steps: 0, distance: 0, after: 20, event: .reset, counted: nil),
             Row(line: #line, steps: 3, distance: 2, after: 25, event: .counted, counted: 3, meters: 2),
+            // A reboot reported without distance: the device counts distance from zero as well.
+            Row(line: #line, steps: 1, distance: nil, after: 30, event: .reset, counted: 1, kept: 0),
+            Row(line: #line, steps: 5, distance: 4, after: 35, event: .counted, counted: 4, meters: 4),
         ])
     }
 
@@ -99,30 +109,15 @@ final class StepCounterTests: XCTestCase {
         XCTAssertEqual(advance.delta?.end, t0.addingTimeInterval(-30))
     }
 
-    func testStateStoreRoundTripsAndSurvivesCorruption() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hg-store-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let url = directory.appendingPathComponent("serial-pedometer").appendingPathComponent("pedo.json")
-        let store = CounterStateStore(url: url)
-        try await store.load()
-        XCTAssertTrue(store.all.isEmpty)
-        let state = StepCounterState(steps: 42, distanceMeters: 1.5, date: t0)
-        try await store.save(state, for: "SN1")
-        let reloaded = CounterStateStore(url: url)
-        try await reloaded.load()
-        XCTAssertEqual(reloaded.state(for: "SN1"), state)
-        // No temporary file is left behind by the atomic write.
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path), ["pedo.json"])
-
-        try Data("{not json".utf8).write(to: url)
-        let corrupt = CounterStateStore(url: url)
-        do {
-            try await corrupt.load()
-            XCTFail("a corrupt file must be reported")
-        } catch {
-            XCTAssertTrue(error.description.contains("moved to pedo.json.corrupt"), error.description)
+    func testCheckpointPayloadRoundTripsAndRejectsGarbage() throws {
+        let state = StepCounterState(steps: 42, distanceMeters: 1.5, date: t0.addingTimeInterval(0.123456))
+        let checkpoint = try CounterCheckpoint.make(state, key: "SN1")
+        XCTAssertEqual(checkpoint.namespace, "serial-pedometer")
+        XCTAssertEqual(checkpoint.key, "SN1")
+        XCTAssertEqual(try CounterCheckpoint.state(in: checkpoint), state)
+        let garbage = SourceCheckpoint(namespace: "serial-pedometer", key: "SN1", payload: Data("{not json".utf8))
+        XCTAssertThrowsError(try CounterCheckpoint.state(in: garbage)) { error in
+            XCTAssertTrue("\(error)".contains("counter checkpoint SN1"), "\(error)")
         }
-        XCTAssertTrue(corrupt.all.isEmpty)
-        XCTAssertTrue(FileManager.default.fileExists(atPath: url.appendingPathExtension("corrupt").path))
     }
 }

@@ -4,7 +4,9 @@ public import Foundation
 public struct StepCounterState: Hashable, Sendable, Codable {
     /// The last step counter read.
     public var steps: UInt32
-    /// The last cumulative distance read, in meters.
+    /// The last cumulative distance read, in meters: the distance baseline. A reading without
+    /// distance keeps it (distance is optional in HGP/1, and erasing the baseline would lose the
+    /// distance walked until the next reading that has it).
     public var distanceMeters: Double?
     /// When that reading arrived (gateway clock).
     public var date: Date
@@ -58,6 +60,9 @@ public struct StepDelta: Hashable, Sendable {
 ///   flagged ``StepDelta/spansGap``; steps are never smeared over the gap.
 /// - A reading dated before the previous one (the wall clock stepped back) gets a zero-length
 ///   interval at its own date.
+/// - Distance is optional: a reading without it keeps the distance baseline (after a reboot the
+///   baseline becomes 0, as the device counts distance from zero too), so the next reading with
+///   distance counts everything walked since the last one that had it.
 public struct StepCounter: Hashable, Sendable {
     /// The largest modular difference read as a wrap-around rather than a reboot.
     public var wrapTolerance: UInt32
@@ -82,8 +87,11 @@ public struct StepCounter: Hashable, Sendable {
     public func advance(
         from previous: StepCounterState?, steps: UInt32, distanceMeters: Double?, at date: Date
     ) -> Advance {
-        let state = StepCounterState(steps: steps, distanceMeters: distanceMeters, date: date)
-        guard let previous else { return Advance(state: state, event: .baseline, delta: nil) }
+        guard let previous else {
+            return Advance(
+                state: StepCounterState(steps: steps, distanceMeters: distanceMeters, date: date), event: .baseline,
+                delta: nil)
+        }
         let event: StepCounterEvent
         let counted: UInt64
         if steps >= previous.steps {
@@ -104,6 +112,8 @@ public struct StepCounter: Hashable, Sendable {
                 distance = now - before
             }
         }
+        let distanceBaseline = distanceMeters ?? (event == .reset ? previous.distanceMeters.map { _ in 0 } : previous.distanceMeters)
+        let state = StepCounterState(steps: steps, distanceMeters: distanceBaseline, date: date)
         let start = min(previous.date, date)
         guard counted > 0 || (distance ?? 0) > 0 else {
             return Advance(state: state, event: event, delta: nil)

@@ -43,10 +43,18 @@ public struct PedometerStreamDecoder<Decoder: PedometerDecoder>: Sendable {
             }
         }
     }
+
+    /// Forgets the frame being assembled: after input was lost (chunks dropped under a flood)
+    /// its start and whatever follows the gap belong to different frames, and joined they could
+    /// pass for a frame (HGP/1 accepts sentences without a checksum).
+    public mutating func discardPartialFrame() {
+        framer = decoder.makeFramer()
+    }
 }
 
 protocol PedometerStreamDecoding: Sendable {
     mutating func feedChunk(_ bytes: [UInt8]) -> [Result<PedometerMessage, PedometerDecodeError>]
+    mutating func discardPartialFrame()
 }
 
 extension PedometerStreamDecoder: PedometerStreamDecoding {
@@ -73,6 +81,11 @@ public struct AnyPedometerStreamDecoder: Sendable {
     /// Feeds a chunk; returns one outcome per completed frame, in order.
     public mutating func feed(_ bytes: [UInt8]) -> [Result<PedometerMessage, PedometerDecodeError>] {
         base.feedChunk(bytes)
+    }
+
+    /// See ``PedometerStreamDecoder/discardPartialFrame()``.
+    public mutating func discardPartialFrame() {
+        base.discardPartialFrame()
     }
 }
 
