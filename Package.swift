@@ -151,6 +151,6 @@ if Context.environment["HEALTHGATE_FUZZ"] != nil {
     package.targets.append(.executableTarget(
         name: "healthgate-fuzz",
         dependencies: ["HealthModel", "SampleBus", "GatewayControl", "HeartRateMonitor", "SerialPedometer",
-                       "SQLiteStore", "HTTPRepository", "FitnessEquipment"],
+                       "SQLiteStore", "HTTPRepository", "FitnessEquipment", "Workouts"],
         path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
 }

@@ -6,6 +6,7 @@ import HeartRateMonitor
 import SQLiteStore
 import SampleBus
 import SerialPedometer
+import Workouts
 
 /// The fuzz targets: each takes arbitrary bytes and must return (an error is an answer) without
 /// crashing, trapping or touching memory it does not own. Seed corpora live in
@@ -32,7 +33,7 @@ enum FuzzTarget: String, CaseIterable {
     /// result is built through the full catalog (sinks too, in a scratch directory). Random
     /// bytes rarely spell `1e300` in the right place; this target always does.
     case configurationNumbers = "configuration-numbers"
-    /// One control-socket request line.
+    /// One control-socket request line, and the typed workout command it may hold.
     case controlRequest = "control-request"
 
     func run(_ bytes: [UInt8]) {
@@ -178,6 +179,12 @@ enum FuzzTarget: String, CaseIterable {
         if let encoded {
             check((try? JSONDecoder().decode(ControlRequest.self, from: encoded)) == request, "a request changes on a round trip")
         }
+        // The typed workout commands the daemon and the CLI share, and the profile argument.
+        if let workout = try? WorkoutControlRequest(command: request.command, arguments: request.arguments) {
+            let again = try? WorkoutControlRequest(command: workout.command, arguments: workout.arguments)
+            check(again == workout, "\(workout) changes when written and read back")
+        }
+        _ = try? UserProfile.decode(request.arguments)
     }
 }
 
