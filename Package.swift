@@ -50,9 +50,9 @@ let package = Package(
         .target(name: "AsyncPrimitives", swiftSettings: swiftSettings),
         .target(name: "SampleBus", dependencies: ["HealthModel", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
-            name: "LinuxSystem", dependencies: ["CLinuxSystem"], exclude: ["README.md"],
+            name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
-        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "SQLite", dependencies: ["CSQLite", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(name: "BlueZ", dependencies: ["CSystemd", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
@@ -70,13 +70,13 @@ let package = Package(
             name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BlueZ", "LinuxSystem", "AsyncPrimitives"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev"],
+            name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
             name: "FitnessEquipment", dependencies: [],
             path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts"],
+            name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
             name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "CZlib", "CCurl", "AsyncPrimitives"],

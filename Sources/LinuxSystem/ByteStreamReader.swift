@@ -53,7 +53,7 @@ public enum ByteStreamEvent: Hashable, Sendable {
 /// lost its timing). The end event is never dropped.
 public final class ByteStreamReader: Sendable {
     private struct State {
-        var source: DispatchSourceBox<any DispatchSourceRead>?
+        var source: ReadinessSource?
         var finished = false
         var dropped = 0
     }
@@ -77,13 +77,16 @@ public final class ByteStreamReader: Sendable {
         self.chunkSize = chunkSize
         (events, continuation) = AsyncStream.makeStream(
             of: ByteStreamEvent.self, bufferingPolicy: .bufferingNewest(bufferedChunks))
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.readAvailable() }
-        source.setCancelHandler { [descriptor] in if closesDescriptor { descriptor.close() } }
-        let box = DispatchSourceBox(source: source as any DispatchSourceRead)
-        state.withLock { $0.source = box }
+        let source = ReadinessSource(
+            descriptor: fd, queue: queue, onCancel: { [descriptor] in if closesDescriptor { descriptor.close() } },
+            onReady: { [weak self] in self?.readAvailable() })
+        // The source may already have read to the end and finished before it is stored here.
+        let finishedMeanwhile = state.withLock { state -> Bool in
+            state.source = source
+            return state.finished
+        }
+        if finishedMeanwhile { source.cancel() }
         continuation.onTermination = { [weak self] _ in self?.finish(.closed) }
-        source.resume()
     }
 
     /// Chunks dropped because the consumer fell behind.
@@ -120,17 +123,16 @@ public final class ByteStreamReader: Sendable {
     }
 
     private func finish(_ reason: ByteStreamEnd) {
-        let box = state.withLock { state -> DispatchSourceBox<any DispatchSourceRead>? in
-            guard !state.finished else { return nil }
+        let (first, source) = state.withLock { state -> (Bool, ReadinessSource?) in
+            guard !state.finished else { return (false, nil) }
             state.finished = true
             let source = state.source
             state.source = nil
-            return source
+            return (true, source)
         }
-        guard let box else { return }
-        let source = box.source
+        guard first else { return }
         // Cancelling runs the cancel handler, which closes the descriptor.
-        source.cancel()
+        source?.cancel()
         continuation.yield(.end(reason))
         continuation.finish()
     }

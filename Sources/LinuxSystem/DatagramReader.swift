@@ -51,7 +51,7 @@ public final class DatagramReader: Sendable {
         let fd = try descriptor.descriptor()
         let source = ReadinessSource(
             descriptor: fd, queue: queue, onCancel: { [descriptor] in descriptor.close() },
-            onReadable: { [weak self] in self?.drain() })
+            onReady: { [weak self] in self?.drain() })
         let closedMeanwhile = readiness.withLock { readiness -> Bool in
             readiness = source
             return stopped.load(ordering: .relaxed)

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CLinuxSystem
 public import Dispatch
-import Synchronization
+import AsyncPrimitives
 
 /// A Bluetooth device address, `AA:BB:CC:DD:EE:FF` (most significant byte first, as printed).
 public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
@@ -106,44 +106,23 @@ public final class RFCOMMSocket: ByteStreamConnection {
         return RFCOMMSocket(address: address, channel: channel, descriptor: descriptor)
     }
 
-    /// Waits for writability, then returns SO_ERROR (connect(2), "EINPROGRESS").
+    /// Waits for writability, then returns SO_ERROR (connect(2), "EINPROGRESS"); ECANCELED
+    /// when the calling task is cancelled first.
     private static func waitForConnection(_ fd: Int32, queue: DispatchQueue) async -> Int32 {
-        let box = Mutex<(source: DispatchSourceBox<any DispatchSourceWrite>?, continuation: CheckedContinuation<Int32, Never>?)>((nil, nil))
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-                let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-                let cancelled = box.withLock { state -> Bool in
-                    if Task.isCancelled { return true }
-                    state = (DispatchSourceBox(source: source), continuation)
-                    return false
-                }
-                if cancelled {
-                    continuation.resume(returning: ECANCELED)
-                    return
-                }
-                source.setEventHandler {
-                    var error: Int32 = 0
-                    var length = socklen_t(MemoryLayout<Int32>.size)
-                    if getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 { error = Errno.lastError.rawValue }
-                    let pending = box.withLock { state -> CheckedContinuation<Int32, Never>? in
-                        let pending = state.continuation
-                        state.continuation = nil
-                        return pending
-                    }
-                    source.cancel()
-                    pending?.resume(returning: error)
-                }
-                source.resume()
-            }
-        } onCancel: {
-            let (source, pending) = box.withLock { state in
-                let current = (state.source, state.continuation)
-                state.continuation = nil
-                return current
-            }
-            source?.source.cancel()
-            pending?.resume(returning: ECANCELED)
+        let outcome = AsyncCondition<Int32?>(nil)
+        let watch = ReadinessSource(descriptor: fd, event: .writable, queue: queue) {
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            if getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 { error = Errno.lastError.rawValue }
+            outcome.update { if $0 == nil { $0 = error } }
         }
+        defer { watch.cancel() }
+        do {
+            try await outcome.wait { $0 != nil }
+        } catch {
+            return ECANCELED
+        }
+        return outcome.value ?? ECANCELED
     }
 
     public func startReading(queue: DispatchQueue) throws(SystemError) -> ByteStreamReader {

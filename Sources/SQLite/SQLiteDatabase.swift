@@ -1,20 +1,42 @@
-public import Dispatch
-public import Foundation
+public import AsyncPrimitives
+import Foundation
 
-/// A ``SQLiteConnection`` owned by a serial DispatchQueue, usable from async code.
+/// A ``SQLiteConnection`` confined to one serial queue, usable from async code.
 ///
-/// Every call runs on the queue, so `sqlite3_step` never blocks the cooperative thread pool;
-/// callers suspend on a continuation until their block has run (GRDB's SerializedDatabase).
-/// The queue is the only thread that touches the connection, which is what makes the type
-/// Sendable although the connection is not.
-public final class SQLiteDatabase: @unchecked Sendable {
+/// An actor whose executor is a serial `DispatchQueue` (``AsyncPrimitives/QueueExecutor``): every
+/// ``perform(_:)`` runs on that queue, so `sqlite3_step` never blocks the cooperative thread
+/// pool, and the compiler checks that nothing else touches the connection (GRDB's
+/// SerializedDatabase, with the isolation checked).
+public actor SQLiteDatabase {
+    private let executor: QueueExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let connection: SQLiteConnection
-    private let queue: DispatchQueue
+    private let interruptHandle: SQLiteInterruptHandle
     /// The database file.
-    public let path: String
+    public nonisolated let path: String
 
-    /// Opens the database at `path`, creating parent directories in `.readWrite` mode.
+    /// Opens the database at `path`, creating parent directories in `.readWrite` mode, and runs
+    /// `prepare` on the new connection before anything else can reach it (a migration, a check
+    /// of the schema version).
+    ///
+    /// Opening blocks the calling thread (the file is opened, and in `.readWrite` mode switched
+    /// to WAL): call it from a queue of your own, from ``open(path:mode:label:prepare:)``, or at
+    /// start-up.
+    public static func opening<Prepared: Sendable>(
+        path: String, mode: SQLiteConnection.Mode = .readWrite, label: String = "sqlite",
+        prepare: (SQLiteConnection) throws -> Prepared
+    ) throws -> (database: SQLiteDatabase, prepared: Prepared) {
+        let connection = try connect(path: path, mode: mode)
+        let prepared = try prepare(connection)
+        return (SQLiteDatabase(connection: connection, path: path, label: label), prepared)
+    }
+
+    /// ``opening(path:mode:label:prepare:)`` without a preparation step.
     public init(path: String, mode: SQLiteConnection.Mode = .readWrite, label: String = "sqlite") throws(SQLiteError) {
+        self.init(connection: try Self.connect(path: path, mode: mode), path: path, label: label)
+    }
+
+    private static func connect(path: String, mode: SQLiteConnection.Mode) throws(SQLiteError) -> SQLiteConnection {
         if mode == .readWrite {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
             do {
@@ -24,29 +46,24 @@ public final class SQLiteDatabase: @unchecked Sendable {
                                   context: directory.path)
             }
         }
-        self.connection = try SQLiteConnection(path: path, mode: mode)
+        return try SQLiteConnection(path: path, mode: mode)
+    }
+
+    private init(connection: sending SQLiteConnection, path: String, label: String) {
+        self.connection = connection
+        self.interruptHandle = connection.interruptHandle
         self.path = path
-        self.queue = DispatchQueue(label: "healthgate.\(label)")
+        self.executor = QueueExecutor(label: "healthgate.\(label)")
     }
 
     /// Makes the statement running on the queue, if any, fail with SQLITE_INTERRUPT: for a forced
     /// stop. Callable from any thread; the connection lives as long as this object.
-    public func interrupt() {
-        connection.interruptHandle.interrupt()
+    public nonisolated func interrupt() {
+        interruptHandle.interrupt()
     }
 
     /// Runs `body` on the database's queue and returns its result.
-    public func perform<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try body(self.connection) })
-            }
-        }
-    }
-
-    /// Runs `body` on the queue synchronously. For command-line tools and tests only: never call
-    /// it from async code.
-    public func performBlocking<T>(_ body: (SQLiteConnection) throws -> T) rethrows -> T {
-        try queue.sync { try body(connection) }
+    public func perform<T: Sendable>(_ body: @Sendable (SQLiteConnection) throws -> T) throws -> T {
+        try body(connection)
     }
 }

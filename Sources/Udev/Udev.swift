@@ -30,8 +30,8 @@ public enum Udev {
         }
     }
 
-    /// ``devices(subsystem:)`` for synchronous callers that are already on a queue of their own.
-    public static func enumerate(subsystem: String) throws(UdevError) -> [UdevDevice] {
+    /// The blocking enumeration behind ``devices(subsystem:)``; runs on the caller's thread.
+    static func enumerate(subsystem: String) throws(UdevError) -> [UdevDevice] {
         guard let udev = udev_new() else { throw UdevError("udev_new", errno: errno) }
         defer { udev_unref(udev) }
         guard let enumerate = udev_enumerate_new(udev) else { throw UdevError("udev_enumerate_new", errno: errno) }
@@ -114,7 +114,7 @@ public final class UdevMonitor: Sendable {
         readiness = ReadinessSource(
             descriptor: fd, queue: DispatchQueue(label: "healthgate.udev-monitor"),
             onCancel: { _ = (monitor, context) },
-            onReadable: {
+            onReady: {
                 while let device = udev_monitor_receive_device(monitor.raw) {
                     let action = udev_device_get_action(device).map { String(cString: $0) } ?? "change"
                     continuation.yield(UdevEvent(action: .init(action), device: Udev.copy(device)))

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bluetooth-hr.sh REPO [SECONDS] - runs INSIDE the devicelab VM (see run-bluetooth.sh).
+# bluetooth-hr.sh REPO HEALTHGATE [SECONDS] - runs INSIDE the lab VM (see run-bluetooth.sh).
 #
 # Two virtual controllers from one btvirt process share an emulated radio:
 #   hci0 = the heart-rate monitor: BlueZ's example GATT server (Heart Rate service) and
@@ -8,17 +8,18 @@
 # Checks, in order:
 #   1. `healthgate scan --adapter hci1` lists hci0's address with the heart-rate service;
 #   2. `healthgate run` with a ble-heart-rate source on hci1 (transport bluez) and a sqlite
-#      sink in $DEVICELAB_OUT stores heart-rate samples (count/min) from that device;
-#   3. the peripheral side is stopped (servers killed, hci0 powered off) and started again,
-#      and samples resume;
+#      sink stores heart-rate samples (count/min) from that device;
+#   3. the monitor goes away (hci0 powered off, servers killed) and comes back (new servers,
+#      hci0 powered on), samples resume, and bluetoothd is still running;
 #   4. healthgate stops cleanly (exit 0) on SIGTERM.
 # Exit 0 when every check passed. Artifacts (logs, the SQLite store, an HCI trace) go to
-# $DEVICELAB_OUT.
+# $LAB_OUT.
 set -uo pipefail
-REPO=${1:?usage: bluetooth-hr.sh REPO [SECONDS]}
-WAIT=${2:-40}
-OUT=${DEVICELAB_OUT:-/tmp/out}; mkdir -p "$OUT"
-HG=$REPO/.build/debug/healthgate
+REPO=${1:?usage: bluetooth-hr.sh REPO HEALTHGATE [SECONDS]}
+HG=${2:?usage: bluetooth-hr.sh REPO HEALTHGATE [SECONDS]}
+WAIT=${3:-40}
+OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
+source "$REPO/Tests/DeviceLab/lib/btvirt.sh"
 EXAMPLES=/usr/share/doc/bluez-test-scripts/examples
 PY=/usr/bin/python3          # Debian's python3 has dbus and gi; the pyenv one does not
 failures=0
@@ -33,27 +34,18 @@ poll() { local limit=$((SECONDS + $1)); shift
 [[ -x $HG ]] || { echo "FAIL: $HG missing (build on the host first)"; exit 1; }
 
 say "kernel modules, system bus"
-# The crypto modules are preloaded so that btvirt's first controller answers the kernel's
-# HCI_Reset in time (see ../shared/devicelab/README.md, "btvirt race").
-modprobe -a bluetooth hci_vhci algif_hash algif_skcipher cmac ecb ecdh_generic || { echo "FAIL: modprobe"; exit 1; }
+bluetooth_modules || { echo "FAIL: modprobe"; exit 1; }
 mkdir -p /run/dbus
 dbus-daemon --system --fork --print-pid > /run/dbus/daemon.pid
 poll 10 test -S /run/dbus/system_bus_socket || { echo "FAIL: no system bus"; exit 1; }
 
 say "btvirt: two controllers"
-controllers_up() { [[ $(hciconfig | grep -c 'BD Address: 00:AA') -eq 2 ]]; }
-for attempt in 1 2 3 4; do
-  btvirt -l2 > "$OUT/btvirt.log" 2>&1 &
-  BTVIRT=$!
-  poll 8 controllers_up && break
-  echo "note: btvirt attempt $attempt lost the HCI_Reset race; restarting it"
-  kill "$BTVIRT"; wait "$BTVIRT" 2>/dev/null; sleep 1
-done
-controllers_up || { echo "FAIL: btvirt controllers did not come up"; exit 1; }
+start_btvirt_pair "$OUT/btvirt.log" || { echo "FAIL: btvirt controllers did not come up"; exit 1; }
 btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
 
 say "bluetoothd"
 bluetoothd -n -d > "$OUT/bluetoothd.log" 2>&1 &
+BLUETOOTHD=$!
 two_adapters() { [[ $(bluetoothctl list 2>/dev/null | grep -c '^Controller') -ge 2 ]]; }
 poll 20 two_adapters || { echo "FAIL: bluetoothd does not show two adapters"; exit 1; }
 MONITOR=$(hciconfig hci0 | awk '/BD Address/ {print $3}')
@@ -86,28 +78,42 @@ start_monitor() {
   poll 40 grep -q 'GATT application registered' "$OUT/gatt-server-$round.log" &&
     poll 40 grep -q 'Advertisement registered' "$OUT/advertisement-$round.log"
 }
+power_monitor() {  # on|off: hci0's Powered property, set through bluetoothd
+  local value=false
+  [[ $1 == on ]] && value=true
+  gdbus call --system -d org.bluez -o /org/bluez/hci0 -m org.freedesktop.DBus.Properties.Set \
+    org.bluez.Adapter1 Powered "<$value>" > /dev/null
+}
+# The link drops first (hci0 off, as a monitor taken off the chest), and only then do the
+# servers go. Killing the GATT server while the gateway's reads were in flight made this
+# guest's bluetoothd (5.66, serving both controllers) crash in its GATT server once; and
+# registering the new servers before hci0 comes back means the gateway never meets a monitor
+# without its heart-rate service.
 stop_monitor() {
+  power_monitor off
   kill "${PERIPHERAL_PIDS[@]}" 2>/dev/null; wait "${PERIPHERAL_PIDS[@]}" 2>/dev/null
-  # Power-cycling hci0 drops the link the way a monitor taken off the chest does.
-  gdbus call --system -d org.bluez -o /org/bluez/hci0 -m org.freedesktop.DBus.Properties.Set \
-    org.bluez.Adapter1 Powered '<false>' > /dev/null
-  gdbus call --system -d org.bluez -o /org/bluez/hci0 -m org.freedesktop.DBus.Properties.Set \
-    org.bluez.Adapter1 Powered '<true>' > /dev/null
 }
 
 say "the monitor starts (hci0)"
 start_monitor 1 && pass "heart-rate peripheral up on hci0" || fail "heart-rate peripheral did not start"
 
 say "healthgate scan on hci1"
-"$HG" scan --adapter hci1 --timeout 12 > "$OUT/scan.txt" 2> "$OUT/scan.err"
+# What BlueZ tells its clients during the scan, kept as an artifact.
+dbus-monitor --system "type='signal',sender='org.bluez'" > "$OUT/scan-signals.log" 2>&1 &
+SIGNALS=$!
+# 25 s spans two of the kernel's LE discovery cycles (about 10 s each). btvirt answers each
+# scan start with a single advertising report, at once; when that report beats the kernel's own
+# "discovering" state it is dropped and only the next cycle finds the monitor.
+"$HG" scan --adapter hci1 --timeout 25 > "$OUT/scan.txt" 2> "$OUT/scan.err"
 status=$?
+kill "$SIGNALS"
 cat "$OUT/scan.txt" "$OUT/scan.err"
 [[ $status -eq 0 ]] && pass "scan exits 0" || fail "scan exited $status"
 grep -qi "^${MONITOR}.*heart-rate" "$OUT/scan.txt" && pass "scan lists $MONITOR with heart-rate" ||
   fail "scan does not list $MONITOR"
 
 say "healthgate run: ble-heart-rate on hci1 into SQLite"
-# The store lives on the guest's own filesystem: SQLite's WAL needs shared memory that the
+# The store lives on the guest's own filesystem: SQLite's WAL needs an mmap-able -shm file that the
 # output directory's filesystem does not offer ("disk I/O error"); it is copied to $OUT at the end.
 STORE=$(mktemp -d /tmp/healthgate-store.XXXXXX)
 DB=$STORE/healthgate.sqlite
@@ -124,7 +130,9 @@ cat > "$OUT/healthgate.json" <<EOF
   ]
 }
 EOF
-if ! "$HG" plugins | grep -q '^sqlite '; then
+# The list is read whole first: grep -q stops reading at its match, and with pipefail the
+# writer's SIGPIPE would fail the test whenever it wrote after that.
+if ! grep -q '^sqlite ' <<< "$("$HG" plugins)"; then
   fail "this healthgate has no sqlite sink ('healthgate plugins'); steps 2-4 cannot run"
   echo "failures: $failures"
   exit 1
@@ -152,9 +160,12 @@ say "the monitor goes away and comes back"
 before=$(heart_rates)
 stop_monitor
 echo "stored before the restart: $before"
-start_monitor 2 && pass "peripheral restarted" || fail "peripheral did not restart"
+start_monitor 2 && power_monitor on && pass "peripheral restarted" || fail "peripheral did not restart"
 poll "$WAIT" at_least $((before + 3)) && pass "samples resumed ($(heart_rates) stored)" ||
   fail "samples did not resume after the restart ($(heart_rates) stored)"
+
+kill -0 "$BLUETOOTHD" 2> /dev/null && pass "bluetoothd still runs" ||
+  fail "bluetoothd died (a BlueZ crash; see bluetoothd.log): healthgate could not reach it"
 
 say "graceful stop"
 kill -TERM "$GATEWAY_PID"

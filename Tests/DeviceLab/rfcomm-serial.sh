@@ -1,9 +1,9 @@
 #!/bin/bash
-# rfcomm-serial.sh - runs INSIDE the devicelab VM (see run-rfcomm-serial.sh): healthgate's own
+# rfcomm-serial.sh - runs INSIDE the lab VM (see run-rfcomm-serial.sh): healthgate's own
 # RFCOMM socket (RFCOMMSocket: AF_BLUETOOTH/BTPROTO_RFCOMM, its own sockaddr_rc, no libbluetooth)
 # against the kernel's real Bluetooth stack.
 #
-# One btvirt process emulates two BR/EDR controllers on a shared radio:
+# One btvirt process emulates two BR/EDR controllers on one emulated radio:
 #   hci0 = the pedometer: a Python RFCOMM server bound to hci0's address, channel 3, speaking
 #          HGP/1 (waits for ID?, answers with its identity, then sends $ST lines with checksums);
 #   hci1 = the gateway: `healthgate run` with a serial-pedometer source {"rfcomm": {hci0, 3}}.
@@ -21,7 +21,8 @@
 set -uo pipefail
 ROOT=${1:?repository root}
 HG=${2:?healthgate binary}
-OUT=${DEVICELAB_OUT:-/tmp/out}; mkdir -p "$OUT"
+OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
+source "$ROOT/Tests/DeviceLab/lib/btvirt.sh"
 PY=/usr/bin/python3          # Debian's python3 has AF_BLUETOOTH; the pyenv one does not
 CHANNEL=3
 fails=0
@@ -34,23 +35,10 @@ t0=$SECONDS
 [[ -x $HG ]] || { echo "FAIL: no healthgate binary at $HG"; exit 1; }
 
 step "kernel modules"
-# The crypto modules go in first so that btvirt's first controller answers the kernel's
-# HCI_Reset within its timeout (../shared/devicelab/README.md, "btvirt race").
-modprobe -a bluetooth hci_vhci rfcomm algif_hash algif_skcipher cmac ecb ecdh_generic ||
-  { echo "FAIL: modprobe"; exit 1; }
+bluetooth_modules rfcomm || { echo "FAIL: modprobe"; exit 1; }
 
 step "btvirt: two controllers"
-both_up() { [[ $(hciconfig | grep -c 'BD Address: 00:AA') -eq 2 ]]; }
-BTVIRT=
-for attempt in 1 2 3 4; do
-  btvirt -l2 > "$OUT/btvirt.log" 2>&1 &
-  BTVIRT=$!
-  wait_for 8 both_up && break
-  # The first controller missed the kernel's reset: a fresh btvirt gets a fresh pair.
-  echo "note: btvirt attempt $attempt did not bring both controllers up; starting it again"
-  kill "$BTVIRT"; wait "$BTVIRT" 2>/dev/null; sleep 1
-done
-both_up || { echo "FAIL: btvirt controllers did not come up"; hciconfig -a; exit 1; }
+start_btvirt_pair "$OUT/btvirt.log" || { echo "FAIL: btvirt controllers did not come up"; hciconfig -a; exit 1; }
 # hci0 (the pedometer) must accept pages; hci1 (the gateway) only initiates.
 hciconfig hci0 up piscan || { echo "FAIL: hciconfig hci0 up piscan"; exit 1; }
 hciconfig hci1 up || { echo "FAIL: hciconfig hci1 up"; exit 1; }
@@ -115,10 +103,12 @@ step "the pedometer listens on $PEDOMETER channel $CHANNEL"
 check start_pedometer 1 "100,75.0,100" "110,82.5,104" 'raw:$ST,4000000000*00' "130,97.5,110"
 
 step "healthgate run: serial-pedometer over RFCOMM into SQLite"
-if ! "$HG" plugins | grep -q '^sqlite '; then
+# The list is read whole first: grep -q stops reading at its match, and with pipefail the
+# writer's SIGPIPE would fail the test whenever it wrote after that.
+if ! grep -q '^sqlite ' <<< "$("$HG" plugins)"; then
   echo "FAIL: this healthgate has no 'sqlite' sink compiled in"; exit 1
 fi
-# SQLite's WAL needs shared memory that the 9p output share does not offer: the store lives on
+# SQLite's WAL needs an mmap-able -shm file that the 9p output share does not offer: the store lives on
 # the guest's tmpfs and is copied to $OUT at the end.
 WORK=$(mktemp -d /tmp/healthgate-rfcomm.XXXXXX)
 DB=$WORK/samples.sqlite

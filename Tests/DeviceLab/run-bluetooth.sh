@@ -1,24 +1,7 @@
-#!/bin/bash
-# run-bluetooth.sh [OUTDIR] - the BlueZ device-lab test, from the host.
-#
-# Builds healthgate (debug) if needed, prepares the VM with ../shared/devicelab/build-vm.sh
-# (idempotent), and runs bluetooth-hr.sh inside it. Artifacts land in OUTDIR (default
-# /tmp/healthgate-devicelab-bt). Exits with the guest script's status (0 = pass; 124 timeout;
-# 125 VM failure). Takes about 2 minutes under software emulation.
-set -euo pipefail
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-LAB=${DEVICELAB_DIR:-$REPO/../shared/devicelab}
-OUTDIR=${1:-/tmp/healthgate-devicelab-bt}
-
-[[ -x $LAB/run-vm.sh ]] || { echo "run-bluetooth: no device lab at $LAB (set DEVICELAB_DIR)" >&2; exit 125; }
-if [[ ! -x $REPO/.build/debug/healthgate || -n $(find "$REPO/Sources" "$REPO/plugins" -newer "$REPO/.build/debug/healthgate" -name '*.swift' -print -quit) ]]; then
-  (cd "$REPO" && swift build --product healthgate)
-fi
-"$LAB/build-vm.sh"
-rm -rf "$OUTDIR"
-set +e
-"$LAB/run-vm.sh" -t 420 -o "$OUTDIR" "$REPO/Tests/DeviceLab/bluetooth-hr.sh" "$REPO" 40
-status=$?
-set -e
-echo "run-bluetooth: guest status $status; artifacts in $OUTDIR"
-exit $status
+#!/usr/bin/env bash
+# run-bluetooth.sh [OUTDIR] - the BLE heart-rate scenario (bluetooth-hr.sh) in the device-lab VM:
+# BlueZ's example heart-rate server on one btvirt controller, `healthgate scan` and `healthgate
+# run` on the other, a monitor that goes away and comes back, samples checked in SQLite.
+# About 2 minutes under TCG. Artifacts: OUTDIR (default /tmp/healthgate-lab-bluetooth).
+# Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
+exec "$(dirname "${BASH_SOURCE[0]}")/vm/run-scenario.sh" bluetooth-hr 480 "${1:-/tmp/healthgate-lab-bluetooth}"

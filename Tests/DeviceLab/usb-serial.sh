@@ -1,5 +1,5 @@
 #!/bin/bash
-# usb-serial.sh - runs INSIDE the devicelab VM (see run-usb-serial.sh): real udev hotplug of a
+# usb-serial.sh - runs INSIDE the lab VM (see run-usb-serial.sh): real udev hotplug of a
 # USB serial "pedometer" read by healthgate.
 #
 # dummy_hcd + g_serial make a software USB CDC-ACM device (0525:a4a7): the host side is
@@ -9,7 +9,7 @@
 #   2. plug: the tty is tagged HEALTHGATE_ADAPTER=serial-pedometer, group healthgate, mode 0660,
 #      symlink /dev/healthgate/pedometer-0525-a4a7
 #   3. `healthgate run` (as the unprivileged user healthgate) with {"udev": true} and a SQLite
-#      sink in $DEVICELAB_OUT; the device answers ID? and sends readings 100 (baseline), 110, 130
+#      sink; the device answers ID? and sends readings 100 (baseline), 110, 130
 #      plus a wrong-checksum line carrying 4000000000 steps (must be rejected)
 #   4. unplug (rmmod g_serial), replug (modprobe g_serial): healthgate stops and restarts the reader
 #   5. readings 150 and then 5 (a device reboot)
@@ -18,7 +18,7 @@
 set -uo pipefail
 ROOT=${1:?repository root}
 HG=${2:?healthgate binary}
-OUT=${DEVICELAB_OUT:-/tmp/out}; mkdir -p "$OUT"
+OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 PY=/usr/bin/python3
 fails=0
 step() { printf '\n=== [%6.2fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
@@ -78,13 +78,15 @@ check test "$(stat -c '%G %a' /dev/ttyACM0)" = "healthgate 660"
 check grep -qE '^/dev/ttyACM0 .* yes ' "$OUT/devices.txt"
 
 step "healthgate run (user healthgate) with udev discovery and a SQLite sink"
-if ! "$HG" plugins | grep -q '^sqlite '; then
+# The list is read whole first: grep -q stops reading at its match, and with pipefail the
+# writer's SIGPIPE would fail the test whenever it wrote after that.
+if ! grep -q '^sqlite ' <<< "$("$HG" plugins)"; then
   echo "FAIL: this healthgate has no 'sqlite' sink compiled in (the SQLite store branch is not merged)"
   fails=$((fails+1))
 fi
-# $DEVICELAB_OUT is a 9p share: fine for the counter state file (write, fsync, rename), but
-# SQLite's WAL needs shared memory that 9p does not offer, and so does the control socket; those
-# live on the guest's tmpfs and the store is copied out at the end.
+# $LAB_OUT is a 9p share: fine for the counter state file (write, fsync, rename), but
+# SQLite's WAL needs an mmap-able -shm file and the control socket a socket file, and 9p offers
+# neither; both live on the guest's tmpfs and the store is copied out at the end.
 DB_DIR=/var/lib/healthgate-lab RUN_DIR=/run/healthgate-lab
 mkdir -p "$OUT/state" "$DB_DIR" "$RUN_DIR"
 chown healthgate:healthgate "$OUT" "$OUT/state" "$DB_DIR" "$RUN_DIR"

@@ -146,11 +146,10 @@ public final class Outbox: Sendable {
     /// - Throws: ``SQLiteError`` with the path when the file cannot be opened or migrated.
     public init(path: String) throws(SQLiteError) {
         self.path = path
-        let database = try SQLiteDatabase(path: path, label: "outbox")
-        self.database = database
         let statistics: OutboxStatistics
         do {
-            statistics = try database.performBlocking { connection throws(SQLiteError) -> OutboxStatistics in
+            (database, statistics) = try SQLiteDatabase.opening(path: path, label: "outbox") {
+                connection throws(SQLiteError) -> OutboxStatistics in
                 try connection.migrate(Self.schema)
                 return try Self.measure(connection)
             }

@@ -54,8 +54,10 @@ public final class SQLiteSampleStore: Sendable {
         }
         self.path = path
         do {
-            database = try SQLiteDatabase(path: path, mode: .readOnly, label: "sqlite-store")
-            let version = try database.performBlocking { connection throws(SQLiteError) in try connection.userVersion }
+            let version: Int
+            (database, version) = try SQLiteDatabase.opening(path: path, mode: .readOnly, label: "sqlite-store") {
+                connection throws(SQLiteError) in try connection.userVersion
+            }
             guard version > 0 else {
                 throw StoreError(.notAStore, path: path, message: "the file has no healthgate schema (user_version 0)")
             }

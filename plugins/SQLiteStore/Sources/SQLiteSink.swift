@@ -1,3 +1,4 @@
+import AsyncPrimitives
 public import Foundation
 public import HealthModel
 public import SampleBus
@@ -189,12 +190,8 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
         let elapsed = Duration.microseconds(Int64((clock.now().timeIntervalSince(start) * 1_000_000).rounded()))
         let remaining = batchWindow - elapsed
         guard remaining > .zero, inbox.depth < needed else { return }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await clock.sleep(for: remaining) }
-            group.addTask { await inbox.waitForDepth(atLeast: needed) }
-            // The first to finish ends the wait; cancelling the other makes it return at once.
-            try await group.next()
-            group.cancelAll()
+        _ = try await race(sleep: { try await clock.sleep(for: remaining) }) {
+            await inbox.waitForDepth(atLeast: needed)
         }
         // A forced shutdown cancels this task, and then either child may finish first: throw
         // CancellationError either way, so that the batch is kept for the next run, as documented.
@@ -216,66 +213,49 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
     }
 }
 
-/// A ``SQLiteSampleWriter`` owned by a serial DispatchQueue, so that `sqlite3_step` never runs on
-/// the cooperative thread pool.
-///
-/// `@unchecked Sendable`: the writer is only touched by blocks on `queue`, one at a time (the
-/// same argument as ``SQLite/SQLiteDatabase``).
-final class SerializedWriter: @unchecked Sendable {
-    private let queue: DispatchQueue
-    // nil once closed; only read and written on `queue`.
+/// A ``SQLiteSampleWriter`` confined to one serial queue: an actor whose executor is that queue,
+/// so `sqlite3_step` never runs on the cooperative thread pool and the compiler checks that
+/// nothing else touches the writer.
+actor SerializedWriter {
+    private let executor = QueueExecutor(label: "healthgate.sqlite-sink")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    // nil until opened and once closed.
     private var writer: SQLiteSampleWriter?
     private let path: String
-    private let interruptWrite: @Sendable () -> Void
+    /// Reachable from any thread, for a forced stop; inert once the connection is closed.
+    private let interruptHandle = Mutex<SQLiteInterruptHandle?>(nil)
 
-    private init(queue: DispatchQueue, writer: SQLiteSampleWriter) {
-        self.queue = queue
-        self.writer = writer
-        self.path = writer.path
-        let handle = writer.interruptHandle
-        self.interruptWrite = { handle.interrupt() }
+    private init(path: String) {
+        self.path = path
     }
 
     /// Interrupts the write in progress, from any thread; inert once the connection is closed.
-    func interrupt() {
-        interruptWrite()
+    nonisolated func interrupt() {
+        interruptHandle.withLock { $0 }?.interrupt()
     }
 
+    /// Opens the writer on its queue (opening creates and migrates the file).
     static func open(path: String, maximumPageCount: Int?) async throws(StoreError) -> SerializedWriter {
-        let queue = DispatchQueue(label: "healthgate.sqlite-sink")
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<SerializedWriter, StoreError>, Never>) in
-            queue.async {
-                continuation.resume(returning: Result { () throws(StoreError) -> SerializedWriter in
-                    SerializedWriter(
-                        queue: queue, writer: try SQLiteSampleWriter(path: path, maximumPageCount: maximumPageCount))
-                })
-            }
-        }
-        return try result.get()
+        let serialized = SerializedWriter(path: path)
+        try await serialized.connect(maximumPageCount: maximumPageCount)
+        return serialized
     }
 
-    func write(_ batch: SinkBatch) async throws(StoreError) -> WriteSummary {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<WriteSummary, StoreError>, Never>) in
-            queue.async {
-                continuation.resume(returning: Result { () throws(StoreError) -> WriteSummary in
-                    guard let writer = self.writer else {
-                        throw StoreError(.sqlite, path: self.path, message: "the sink's connection is closed")
-                    }
-                    return try writer.write(batch.records, checkpoints: batch.checkpoints)
-                })
-            }
-        }
-        return try result.get()
+    private func connect(maximumPageCount: Int?) throws(StoreError) {
+        let opened = try SQLiteSampleWriter(path: path, maximumPageCount: maximumPageCount)
+        interruptHandle.withLock { $0 = opened.interruptHandle }
+        writer = opened
     }
 
-    /// Closes the connection on the queue (SQLite checkpoints the WAL when the last connection
-    /// closes) and returns when it is closed.
-    func close() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async {
-                self.writer = nil
-                continuation.resume()
-            }
+    func write(_ batch: SinkBatch) throws(StoreError) -> WriteSummary {
+        guard let writer else {
+            throw StoreError(.sqlite, path: path, message: "the sink's connection is closed")
         }
+        return try writer.write(batch.records, checkpoints: batch.checkpoints)
+    }
+
+    /// Closes the connection (SQLite checkpoints the WAL when the last connection closes).
+    func close() {
+        writer = nil
     }
 }

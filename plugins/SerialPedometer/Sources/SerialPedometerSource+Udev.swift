@@ -64,7 +64,7 @@ extension SerialPedometerSource {
         // (a duplicate is ignored by ActiveDevices.claim).
         let monitor = try UdevMonitor(subsystem: "tty")
         defer { monitor.stop() }
-        let existing = try Udev.enumerate(subsystem: "tty")
+        let existing = try await Udev.devices(subsystem: "tty")
         let active = ActiveDevices()
         context.status.setDetail("connection", "watching udev (tty)")
         await withTaskGroup(of: Void.self) { group in

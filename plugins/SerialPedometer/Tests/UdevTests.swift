@@ -5,11 +5,11 @@ import XCTest
 /// libudev against the host. The kernel here has no USB, so hotplug itself is tested in the
 /// device lab (Tests/DeviceLab/usb-serial.sh); these check enumeration and the monitor's life.
 final class UdevTests: XCTestCase {
-    func testEnumeratesTtyDevicesFromSysfs() throws {
+    func testEnumeratesTtyDevicesFromSysfs() async throws {
         guard FileManager.default.fileExists(atPath: "/sys/class/tty") else {
             throw XCTSkip("no /sys/class/tty on this host (hardware tty class absent)")
         }
-        let devices = try Udev.enumerate(subsystem: "tty")
+        let devices = try await Udev.devices(subsystem: "tty")
         let sysfs = try FileManager.default.contentsOfDirectory(atPath: "/sys/class/tty")
         XCTAssertEqual(Set(devices.map(\.sysname)), Set(sysfs))
         for device in devices {

@@ -1,3 +1,4 @@
+import AsyncPrimitives
 import Foundation
 import HealthModel
 import SampleBus
@@ -10,7 +11,8 @@ struct DeviceSession: Sendable {
     let transport: any BLECentralTransport
     let context: SourceContext
     let ids: SampleIDGenerator
-    let presence: DevicePresence
+    /// Whether discovery currently sees the device; the discovery loop sets it.
+    let presence: AsyncCondition<Bool>
 
     /// The transport's spelling of the address, used for every transport call.
     var address: String { peripheral.address }
@@ -51,7 +53,7 @@ struct DeviceSession: Sendable {
                         logger.warning("connection attempt \(machine.failedAttempts + 1) failed: \(error)", device: displayName)
                     }
                     context.status.reportError("\(key): connect failed: \(error)", at: context.clock.now())
-                    action = machine.connectFailed(code, devicePresent: presence.isPresent)
+                    action = machine.connectFailed(code, devicePresent: presence.value)
                     continue
                 }
                 machine.connected()
@@ -63,7 +65,7 @@ struct DeviceSession: Sendable {
                     await connection.disconnect()
                     try Task.checkCancellation()
                     logger.warning("link lost; reconnecting", device: displayName)
-                    action = machine.linkLost(devicePresent: presence.isPresent)
+                    action = machine.linkLost(devicePresent: presence.value)
                     setDetail("linkLosses", String(machine.gaps))
                 } catch is CancellationError {
                     await connection.disconnect()
@@ -72,22 +74,22 @@ struct DeviceSession: Sendable {
                     await connection.disconnect()
                     logger.error("\(error)", device: displayName)
                     context.status.reportError("\(key): \(error.message)", at: context.clock.now())
-                    action = machine.connectFailed(.notSupported, devicePresent: presence.isPresent)
+                    action = machine.connectFailed(.notSupported, devicePresent: presence.value)
                 } catch {
                     await connection.disconnect()
                     if Task.isCancelled { throw CancellationError() }
                     logger.warning("link lost: \(error); reconnecting", device: displayName)
-                    action = machine.linkLost(devicePresent: presence.isPresent)
+                    action = machine.linkLost(devicePresent: presence.value)
                     setDetail("linkLosses", String(machine.gaps))
                 }
             case .sleep(let delay):
                 setDetail("state", "reconnecting in \(delay.seconds) s")
                 try await context.clock.sleep(for: delay)
-                action = machine.delayElapsed(devicePresent: presence.isPresent)
+                action = machine.delayElapsed(devicePresent: presence.value)
             case .awaitRediscovery:
                 setDetail("state", "waiting for the device to advertise")
                 logger.info("device gone; waiting for it to be discovered again", device: displayName)
-                try await presence.waitUntilPresent()
+                try await presence.wait { $0 }
                 action = machine.rediscovered()
             }
         }

@@ -1,3 +1,4 @@
+import AsyncPrimitives
 import HealthModel
 public import SampleBus
 import Foundation
@@ -120,7 +121,7 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
         let maxDevices = configuration.effectiveMaxDevices
         let logger = context.logger
         try await withThrowingTaskGroup(of: Void.self) { group in
-            var followed: [String: DevicePresence] = [:]
+            var followed: [String: AsyncCondition<Bool>] = [:]
             var failures = 0
             var unavailableLogged = false
             while !Task.isCancelled {
@@ -137,13 +138,13 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
                         case .found(let peripheral):
                             let address = peripheral.address.uppercased()
                             if let presence = followed[address] {
-                                presence.update(present: true)
+                                presence.set(true)
                             } else if filter.matches(peripheral) {
                                 guard followed.count < maxDevices else {
                                     logger.debug("ignoring \(address): already following \(maxDevices) device(s)", device: peripheral.name ?? address)
                                     continue
                                 }
-                                let presence = DevicePresence()
+                                let presence = AsyncCondition(true)
                                 followed[address] = presence
                                 let session = DeviceSession(
                                     peripheral: peripheral, configuration: configuration, transport: transport,
@@ -153,7 +154,7 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
                             }
                         case .lost(let address):
                             if let presence = followed[address.uppercased()] {
-                                presence.update(present: false)
+                                presence.set(false)
                                 logger.info("\(address.uppercased()) is no longer discovered", device: address.uppercased())
                             }
                         }

@@ -2,6 +2,7 @@ public import Foundation
 public import HealthModel
 public import LinuxSystem
 public import SampleBus
+import AsyncPrimitives
 import Synchronization
 
 /// A pedometer that speaks HGP/1 on the master side of a real pty pair, for tests and the demo.
@@ -67,6 +68,8 @@ public final class PedometerSimulator: Sendable {
     private let clock: any GatewayClock
     private let logger: Logger
     private let queue = DispatchQueue(label: "healthgate.pedometer-simulator")
+    /// Runs the pty writes, which may block, off the cooperative pool.
+    private let writer = QueueExecutor(label: "healthgate.pedometer-simulator.write")
     private let state = Mutex<(ticks: Int, identificationRequests: Int)>((0, 0))
 
     /// Opens the pty pair.
@@ -180,14 +183,11 @@ public final class PedometerSimulator: Sendable {
     /// Writes on the simulator's queue: the pty write may wait for room (poll), which must not
     /// happen on the cooperative pool.
     private func write(_ bytes: [UInt8]) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async { [pty, logger, devicePath] in
-                do {
-                    try pty.write(bytes)
-                } catch {
-                    logger.warning("simulator write to \(devicePath) failed: \(error)")
-                }
-                continuation.resume()
+        await writer.run { [pty, logger, devicePath] in
+            do {
+                try pty.write(bytes)
+            } catch {
+                logger.warning("simulator write to \(devicePath) failed: \(error)")
             }
         }
     }
