@@ -119,7 +119,8 @@ let package = Package(
             name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "HeartRateMonitorTests", dependencies: ["HeartRateMonitor", "GatewayTesting", "HealthModel", "SampleBus"],
+            name: "HeartRateMonitorTests",
+            dependencies: ["HeartRateMonitor", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
@@ -143,3 +144,14 @@ let package = Package(
             path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
     ]
 )
+
+// Fuzz targets (Tests/Fuzz): declared only when HEALTHGATE_FUZZ is set, because the binary has
+// no main of its own (libFuzzer's, linked by -sanitize=fuzzer, runs it). scripts/fuzz sets it
+// and builds in .build-fuzz with the fuzzer and address sanitizer.
+if Context.environment["HEALTHGATE_FUZZ"] != nil {
+    package.targets.append(.executableTarget(
+        name: "healthgate-fuzz",
+        dependencies: ["HealthModel", "SampleBus", "GatewayControl", "HeartRateMonitor", "SerialPedometer",
+                       "SQLiteStore", "HTTPRepository", "FitnessEquipment", "Workouts"],
+        path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
+}

@@ -64,6 +64,10 @@ public struct MetadataKey: RawRepresentable, Hashable, Sendable, Codable, Compar
     public static let syncIdentifier: MetadataKey = "syncIdentifier"
     /// An integer; see ``syncIdentifier``.
     public static let syncVersion: MetadataKey = "syncVersion"
+    /// `true` on a record still being built (a heartbeat series as it grows): a later version with
+    /// the same uuid and a higher ``syncVersion`` extends it. Stores keep the latest version, so
+    /// a crash loses little; sinks that deliver each record once skip such versions.
+    public static let provisional: MetadataKey = "healthgate.provisional"
 }
 
 /// A metadata value: JSON's scalar types.

@@ -88,8 +88,12 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
         self.random = random
     }
 
+    /// What the format can carry, except provisional versions (a heartbeat series as it grows,
+    /// metadata `healthgate.provisional`): the outbox keys records by uuid and the repository
+    /// de-duplicates by uuid, so only the finished version, with the same uuid, is sent.
     public func accepts(_ record: HealthRecord) -> Bool {
-        builder.accepts(record)
+        if case .heartbeatSeries(let series) = record, series.metadata[.provisional] == .bool(true) { return false }
+        return builder.accepts(record)
     }
 
     /// Delivers until the bus finishes (see the type's documentation).

@@ -36,4 +36,39 @@ final class EnergyExpendedTests: XCTestCase {
             XCTAssertEqual(energy.first?.canonicalValue ?? 0, 3 / 4.184, accuracy: 1e-12)
         }
     }
+
+    /// While contact is "supported, not detected", no energy is stored, and the energy the
+    /// sensor counts meanwhile is not attributed to the next reading with contact either.
+    func testNoContactReadingsStoreNoEnergyAndRebaseline() async throws {
+        let profile = FakeProfile.heartRateMonitor()
+        let transport = FakeBLETransport(profiles: [profile])
+        let h = try SourceHarness(transport: transport)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(.heartRateMeasurement) == true }
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            // Flags 0x1E: contact supported and detected, energy, RR; 0x0C: the same without
+            // RR and contact not detected. 100 kJ baseline, +3 with contact, then 10 s without
+            // contact counting 20 kJ, then +4 with contact again.
+            link.send([0x1E, 70, 100, 0, 0x00, 0x04])
+            try await h.waitFor("baseline") { h.quantities(.heartRate).count == 1 }
+            h.clock.advance(by: .seconds(1))
+            link.send([0x1E, 72, 103, 0, 0x00, 0x04])
+            try await h.waitFor("first delta") { h.quantities(.activeEnergyBurned).count == 1 }
+            for second in 1...10 {
+                h.clock.advance(by: .seconds(1))
+                link.send([0x0C, 0, UInt8(103 + 2 * second), 0])
+                try await h.waitFor("no-contact reading \(second)") { h.current.dropped == second }
+            }
+            h.clock.advance(by: .seconds(1))
+            link.send([0x1E, 74, 127, 0, 0x00, 0x04])
+            try await h.waitFor("heart rate with contact again") { h.quantities(.heartRate).count == 3 }
+            XCTAssertEqual(h.quantities(.activeEnergyBurned).map(\.quantity), [Quantity(3, .kilojoule), Quantity(4, .kilojoule)])
+            // The second delta covers only the second since the last no-contact reading.
+            let second = try XCTUnwrap(h.quantities(.activeEnergyBurned).last)
+            XCTAssertEqual(second.endDate.timeIntervalSince(second.startDate), 1, accuracy: 1e-6)
+            XCTAssertEqual(h.current.details["\(profile.address).droppedNoContact"], "10")
+        }
+    }
 }

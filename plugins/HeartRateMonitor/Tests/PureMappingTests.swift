@@ -8,9 +8,9 @@ final class HeartbeatSeriesBuilderTests: XCTestCase {
 
     func testBeatsAccumulateFromRRAndTheAnchorIsAGap() throws {
         var builder = HeartbeatSeriesBuilder(maximumBeats: 100, maximumDuration: 60)
-        XCTAssertNil(builder.add(rrIntervals: [1024, 512], receivedAt: t0))
-        XCTAssertNil(builder.add(rrIntervals: [], receivedAt: t0.addingTimeInterval(1)))
-        XCTAssertNil(builder.add(rrIntervals: [768], receivedAt: t0.addingTimeInterval(1.2)))
+        XCTAssertEqual([], builder.add(rrIntervals: [1024, 512], receivedAt: t0))
+        XCTAssertEqual([], builder.add(rrIntervals: [], receivedAt: t0.addingTimeInterval(1)))
+        XCTAssertEqual([], builder.add(rrIntervals: [768], receivedAt: t0.addingTimeInterval(1.2)))
         let chunk = try XCTUnwrap(builder.finishSegment())
         XCTAssertEqual(chunk.start, t0.addingTimeInterval(-1.5))
         XCTAssertEqual(chunk.beats.map(\.timeSinceSeriesStart), [0, 1, 1.5, 2.25])
@@ -34,8 +34,8 @@ final class HeartbeatSeriesBuilderTests: XCTestCase {
 
     func testChunksAreCutByBeatsAndContinueWithoutLosingAnInterval() throws {
         var builder = HeartbeatSeriesBuilder(maximumBeats: 4, maximumDuration: 600)
-        XCTAssertNil(builder.add(rrIntervals: [1024, 1024], receivedAt: t0))
-        let first = try XCTUnwrap(builder.add(rrIntervals: [1024], receivedAt: t0.addingTimeInterval(1)))
+        XCTAssertEqual([], builder.add(rrIntervals: [1024, 1024], receivedAt: t0))
+        let first = try XCTUnwrap(builder.add(rrIntervals: [1024], receivedAt: t0.addingTimeInterval(1)).first)
         XCTAssertEqual(first.beats.count, 4)
         _ = builder.add(rrIntervals: [512], receivedAt: t0.addingTimeInterval(1.5))
         let second = try XCTUnwrap(builder.finishSegment())
@@ -56,11 +56,42 @@ final class HeartbeatSeriesBuilderTests: XCTestCase {
         XCTAssertEqual(chunk.beats.last?.timeSinceSeriesStart, 31)
     }
 
+    /// RR intervals adding up to twice the time that passes (1 s intervals every 0.5 s): the
+    /// series is pulled back to the arrival dates instead of running into the future, and no
+    /// zero-length gap beat is added.
+    func testSeriesRunningAheadOfArrivalsIsReanchoredToThem() throws {
+        var builder = HeartbeatSeriesBuilder(maximumBeats: 1000, maximumDuration: 600)
+        var chunks: [HeartbeatSeriesBuilder.Chunk] = []
+        var latestBeat = Date.distantPast
+        for index in 0..<120 {
+            let date = t0.addingTimeInterval(Double(index) * 0.5)
+            chunks += builder.add(rrIntervals: [1024, 1024], receivedAt: date)
+            let pending = try XCTUnwrap(builder.pendingChunk)
+            XCTAssertLessThanOrEqual(pending.end, date.addingTimeInterval(3), "notification \(index)")
+            latestBeat = max(latestBeat, pending.end)
+        }
+        if let last = builder.finishSegment() { chunks.append(last) }
+        XCTAssertLessThanOrEqual(latestBeat, t0.addingTimeInterval(59.5 + 3))
+        XCTAssertGreaterThan(chunks.count, 1, "each pull-back ends a chunk")
+        for chunk in chunks {
+            let offsets = chunk.beats.map(\.timeSinceSeriesStart)
+            XCTAssertEqual(offsets, offsets.sorted())
+            // Every beat is one RR interval (1 s) after the one before, except none: a chunk
+            // has no zero-length gap beat.
+            for (earlier, later) in zip(offsets, offsets.dropFirst()) {
+                XCTAssertEqual(later - earlier, 1, accuracy: 1e-9)
+            }
+            XCTAssertEqual(chunk.beats.first?.precededByGap, true)
+        }
+        // Beats are not lost: 240 intervals, plus one anchor beat per chunk.
+        XCTAssertEqual(chunks.map(\.beats.count).reduce(0, +), 240 + chunks.count)
+    }
+
     func testTimeCutsChunks() {
         var builder = HeartbeatSeriesBuilder(maximumBeats: 1000, maximumDuration: 5)
         var chunks = 0
         for second in 0..<20 {
-            if builder.add(rrIntervals: [1024], receivedAt: t0.addingTimeInterval(Double(second))) != nil { chunks += 1 }
+            chunks += builder.add(rrIntervals: [1024], receivedAt: t0.addingTimeInterval(Double(second))).count
         }
         XCTAssertEqual(chunks, 4)  // at 4, 9, 14 and 19 s: the first series starts 1 s early, at its anchor beat
     }

@@ -92,6 +92,51 @@ final class SimulatedTransportTests: XCTestCase {
     }
 }
 
+/// The simulated heart-rate monitor's payloads decode at every rate the configuration accepts
+/// (up to 100/s), including rates above the heart rate, where most notifications carry no beat.
+final class SimulatedPayloadRateTests: XCTestCase {
+    func testEveryPayloadDecodesAtEveryRate() async throws {
+        for rate in [0.5, 1, 1.3, 2, 5, 10, 50, 100] {
+            let clock = SteppingClock()
+            let transport = SimulatedBLETransport(clock: clock, settings: SimulationSettings(notificationsPerSecond: rate))
+            let connection = try await transport.connect(to: try XCTUnwrap(transport.peripherals.first).address)
+            let stream = try await connection.notifications(of: .heartRateMeasurement, in: .heartRateService)
+            var intervals = 0.0
+            var count = 0
+            // 120 simulated seconds at each rate.
+            let notifications = Int(120 * rate)
+            for try await notification in stream {
+                let measurement: HeartRateMeasurement
+                do {
+                    measurement = try HeartRateMeasurementDecoder.decode(notification.value)
+                } catch {
+                    return XCTFail("\(rate)/s, notification \(count): \(HexPayload.format(notification.value)): \(error)")
+                }
+                XCTAssertEqual(measurement.sensorContact, .detected)
+                XCTAssertNotNil(measurement.energyExpended)
+                intervals += measurement.rrIntervals.map { Double($0) / 1024 }.reduce(0, +)
+                count += 1
+                if count == notifications { break }
+            }
+            await connection.disconnect()
+            XCTAssertEqual(count, notifications, "\(rate)/s")
+            // The RR intervals account for the time that passed, at any rate (within a beat or two).
+            XCTAssertEqual(intervals, 120, accuracy: 2.5, "\(rate)/s")
+        }
+    }
+}
+
+/// A clock whose sleeps return at once, having moved the time on: a device's notifications
+/// arrive as fast as the test reads them, each stamped with its due time.
+private final class SteppingClock: GatewayClock {
+    private let time = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    func now() -> Date { time.withLock { $0 } }
+    func sleep(for duration: Duration) async throws {
+        try Task.checkCancellation()
+        time.withLock { $0 = $0.addingTimeInterval(duration.seconds) }
+    }
+}
+
 /// Seconds since the start at which each device's payloads arrived.
 private final class Arrivals: Sendable {
     let mutex = Mutex<[Int: [Double]]>([:])

@@ -69,8 +69,22 @@ final class SourceHarness: Sendable {
         sink.records.compactMap { if case .quantity(let sample) = $0 { sample } else { nil } }
     }
 
-    var series: [HeartbeatSeriesSample] {
+    /// Every heartbeat series record published, provisional versions included, in order.
+    var seriesVersions: [HeartbeatSeriesSample] {
         sink.records.compactMap { if case .heartbeatSeries(let series) = $0 { series } else { nil } }
+    }
+
+    /// The series as a store keeps them: of the versions sharing a uuid, only the highest sync
+    /// version, at the place of its first version.
+    var series: [HeartbeatSeriesSample] {
+        var latest: [SampleID: HeartbeatSeriesSample] = [:]
+        var order: [SampleID] = []
+        for series in seriesVersions {
+            let key = series.id
+            if latest[key] == nil { order.append(key) }
+            if (series.metadata.syncVersion ?? 0) >= (latest[key]?.metadata.syncVersion ?? 0) { latest[key] = series }
+        }
+        return order.compactMap { latest[$0] }
     }
 
     func quantities(_ type: QuantityType) -> [QuantitySample] { quantities.filter { $0.type == type } }

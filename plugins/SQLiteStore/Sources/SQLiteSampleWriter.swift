@@ -26,7 +26,9 @@ public struct WriteSummary: Hashable, Sendable {
 ///
 /// Rules (HealthKit's): a record whose uuid is already stored is a no-op; a record with a sync
 /// identifier replaces the stored record with that identifier only when its sync version is
-/// higher (a missing version counts as 0).
+/// higher (a missing version counts as 0). One exception: a heartbeat series whose uuid is stored
+/// with a lower sync version is a later version of a series published as it grows, and extends
+/// the stored one in place.
 ///
 /// Metadata is stored once per distinct set (``StoreSchema/canonicalEncoding(of:)``): a record
 /// points to its set, and a set already seen costs no SQL.
@@ -253,6 +255,7 @@ public final class SQLiteSampleWriter {
     // MARK: Heartbeat series
 
     private func write(_ series: HeartbeatSeriesSample) throws(SQLiteError) -> Outcome {
+        if let outcome = try extend(series) { return outcome }
         let syncIdentifier = series.metadata.syncIdentifier
         let decision = try resolve(
             table: "heartbeat_series", id: series.id, syncIdentifier: syncIdentifier,
@@ -270,19 +273,58 @@ public final class SQLiteSampleWriter {
              syncIdentifier.map(SQLiteValue.text) ?? .null,
              series.metadata.syncVersion.map(SQLiteValue.integer) ?? .null,
              try metadataSetID(for: series.metadata).map(SQLiteValue.integer) ?? .null])
+        try insertBeats(of: series, from: 0)
+        try WorkoutLinks.linkSeries(
+            id, start: series.startDate, end: series.endDate, device: series.device, connection: connection)
+        return decision == .replace ? .replaced : .inserted
+    }
+
+    /// A series whose uuid is stored already, with a higher sync version: a series published
+    /// again as it grows (metadata `healthgate.provisional`). Its row is updated in place and
+    /// only the beats past those stored are written: a later version with the same start extends
+    /// the earlier one (beats are only ever appended), so the stored beats are kept and each
+    /// version costs what it adds. A version with another start has every beat rewritten.
+    /// - Returns: nil when the uuid is not stored (the ordinary rules apply).
+    private func extend(_ series: HeartbeatSeriesSample) throws(SQLiteError) -> Outcome? {
+        let id = SQLiteValue.blob(series.id.bytes)
+        guard let stored = try connection.query(
+            "SELECT ifnull(sync_version, 0), start_us, beat_count FROM heartbeat_series WHERE uuid = ?1", [id]).first
+        else { return nil }
+        guard let version = series.metadata.syncVersion, version > stored.integer(0) ?? 0 else { return .ignored }
+        let start = Self.microseconds(series.startDate)
+        let kept = stored.integer(1) == start ? min(Int(stored.integer(2) ?? 0), series.beats.count) : 0
+        try connection.run(
+            """
+            UPDATE heartbeat_series SET start_us = ?2, end_us = ?3, beat_count = ?4, device_id = ?5,
+                sync_identifier = ?6, sync_version = ?7, metadata_set_id = ?8
+            WHERE uuid = ?1
+            """,
+            [id, .integer(start), .integer(Self.microseconds(series.endDate)), .integer(Int64(series.beats.count)),
+             try deviceID(for: series.device).map(SQLiteValue.integer) ?? .null,
+             series.metadata.syncIdentifier.map(SQLiteValue.text) ?? .null, .integer(version),
+             try metadataSetID(for: series.metadata).map(SQLiteValue.integer) ?? .null])
+        try connection.run(
+            "DELETE FROM heartbeats WHERE series_uuid = ?1 AND beat_index >= ?2", [id, .integer(Int64(kept))])
+        try insertBeats(of: series, from: kept)
+        // Grown, it may now overlap a workout the earlier version did not reach.
+        try WorkoutLinks.linkSeries(
+            id, start: series.startDate, end: series.endDate, device: series.device, connection: connection)
+        return .replaced
+    }
+
+    private func insertBeats(of series: HeartbeatSeriesSample, from first: Int) throws(SQLiteError) {
+        guard first < series.beats.count else { return }
         let beat = try connection.statement(
             "INSERT INTO heartbeats (series_uuid, beat_index, time_since_start, preceded_by_gap) VALUES (?1, ?2, ?3, ?4)")
         var key = (series.id.high.bigEndian, series.id.low.bigEndian)
-        for (index, heartbeat) in series.beats.enumerated() {
+        for index in first..<series.beats.count {
+            let heartbeat = series.beats[index]
             withUnsafeBytes(of: &key) { beat.bind(bytes: $0, at: 1) }
             beat.bind(Int64(index), at: 2)
             beat.bind(heartbeat.timeSinceSeriesStart, at: 3)
             beat.bind(Int64(heartbeat.precededByGap ? 1 : 0), at: 4)
             try beat.runAndReset()
         }
-        try WorkoutLinks.linkSeries(
-            id, start: series.startDate, end: series.endDate, device: series.device, connection: connection)
-        return decision == .replace ? .replaced : .inserted
     }
 
     // MARK: Workouts

@@ -243,7 +243,9 @@ struct PayloadGenerator: Sendable {
 
     /// Heart Rate Measurement: flags 0x1E (uint8 HR, contact supported and detected, energy
     /// expended, RR intervals), HR, energy (kJ), then the RR intervals of the beats since the
-    /// last notification, at most 8 so the payload fits the default 20-byte ATT payload.
+    /// last notification, at most 8 so the payload fits the default 20-byte ATT payload. When no
+    /// beat completed since the last notification (any rate above the heart rate), the RR flag
+    /// is clear (0x0E): the flag promises at least one interval (HRS v1.0 §3.1.1.5).
     mutating func nextHeartRatePayload() -> [UInt8] {
         time += interval
         var intervals: [UInt16] = []
@@ -258,7 +260,7 @@ struct PayloadGenerator: Sendable {
         // Roughly 6 W at rest rising with heart rate; the sensor's own estimate is as coarse.
         energyJoules += (6 + 0.6 * max(0, Double(bpm) - 60)) * interval
         let kilojoules = UInt16(min(65535, energyJoules / 1000))
-        var payload: [UInt8] = [0x1E, bpm, UInt8(kilojoules & 0xFF), UInt8(kilojoules >> 8)]
+        var payload: [UInt8] = [intervals.isEmpty ? 0x0E : 0x1E, bpm, UInt8(kilojoules & 0xFF), UInt8(kilojoules >> 8)]
         for rr in intervals { payload += [UInt8(rr & 0xFF), UInt8(rr >> 8)] }
         return payload
     }

@@ -9,8 +9,12 @@ public import HealthModel
 /// anchored once: the last beat of its first notification is placed at the arrival date and the
 /// earlier beats before it; the anchor beat is `precededByGap`. The series is re-anchored, with
 /// a gap, when accumulated time drifts more than `+3 s`/`−10 s` from arrival dates (missed
-/// notifications). Chunks are cut every `maximumBeats` beats or `maximumDuration` seconds; a
-/// continuing chunk starts at the previous chunk's last beat, so no interval is lost.
+/// notifications, or RR intervals adding up to more time than passed). A re-anchor that falls
+/// before the last beat placed (time ran ahead of the arrival dates) ends the chunk there and
+/// starts a new one at the anchor: beats never go back in time within a chunk, and a beat is
+/// never placed more than 3 s after the notification that reported it. Chunks are cut every
+/// `maximumBeats` beats or `maximumDuration` seconds; a continuing chunk starts at the previous
+/// chunk's last beat, so no interval is lost.
 public struct HeartbeatSeriesBuilder: Sendable {
     /// A finished chunk, ready to become a ``HeartbeatSeriesSample``.
     public struct Chunk: Hashable, Sendable {
@@ -41,10 +45,19 @@ public struct HeartbeatSeriesBuilder: Sendable {
     /// Beats waiting in the current chunk.
     public var pendingBeats: Int { beats.count }
 
+    /// The chunk being built, as it stands: what ``finishSegment()`` would return now, without
+    /// cutting it. Nil when it holds no beat.
+    public var pendingChunk: Chunk? {
+        guard let start = seriesStart, let last = lastBeat, !beats.isEmpty else { return nil }
+        return Chunk(start: start, end: max(last, start), beats: beats)
+    }
+
     /// Adds one notification's RR intervals (1/1024 s, oldest first), received at `date`.
-    /// - Returns: a chunk when one is due.
-    public mutating func add(rrIntervals: some Collection<UInt16>, receivedAt date: Date) -> Chunk? {
-        guard !rrIntervals.isEmpty else { return dueChunk(at: date) }
+    /// - Returns: the chunks finished by this notification, oldest first: none usually; one when
+    ///   a chunk is due or a re-anchor ends one; two when both happen.
+    public mutating func add(rrIntervals: some Collection<UInt16>, receivedAt date: Date) -> [Chunk] {
+        guard !rrIntervals.isEmpty else { return dueChunk(at: date).map { [$0] } ?? [] }
+        var finished: [Chunk] = []
         let total = rrIntervals.reduce(0.0) { $0 + Double($1) / 1024 }
         if !gapPending, let last = lastBeat {
             let predicted = last.addingTimeInterval(total)
@@ -54,8 +67,15 @@ public struct HeartbeatSeriesBuilder: Sendable {
         }
         var beatDate: Date
         if gapPending || lastBeat == nil {
-            var anchor = date.addingTimeInterval(-total)
-            if let last = lastBeat, anchor < last { anchor = last }
+            let anchor = date.addingTimeInterval(-total)
+            if let last = lastBeat, anchor < last {
+                // The beats already placed run past this notification's: continuing from them
+                // would push every later beat further into the future. The chunk ends at its
+                // last beat, and a new one starts at the anchor.
+                if let chunk = cut() { finished.append(chunk) }
+                seriesStart = nil
+                lastBeat = nil
+            }
             if seriesStart == nil { seriesStart = anchor }
             append(anchor, gap: true)
             beatDate = anchor
@@ -69,7 +89,8 @@ public struct HeartbeatSeriesBuilder: Sendable {
             beatDate = beatDate.addingTimeInterval(Double(interval) / 1024)
             append(beatDate, gap: false)
         }
-        return dueChunk(at: date)
+        if let chunk = dueChunk(at: date) { finished.append(chunk) }
+        return finished
     }
 
     /// Contact was lost (or beats were otherwise missed): the next beat is `precededByGap`.

@@ -14,6 +14,9 @@ struct NotificationMapper {
     var energyResetSent = false
     /// The last energy-expended reading of this connection, the baseline of the next delta.
     var lastEnergy: (kilojoules: Int, date: Date)?
+    /// The uuid, sync identifier and last sync version of the series being built, once a
+    /// provisional version of it was published.
+    var seriesSync: (id: SampleID, identifier: String, version: Int64)?
     let base: Metadata
 
     init(session: DeviceSession, facts: DeviceSession.Facts, counters: DeviceSession.Counters) {
@@ -47,29 +50,33 @@ struct NotificationMapper {
             return
         }
         var records: [HealthRecord] = []
-        if measurement.sensorContact == .notDetected {
-            // No skin contact: whatever value the sensor sends is not a heart rate, and its RR
-            // intervals are not beats. Count it and break the series.
+        if measurement.sensorContact == .notDetected || measurement.heartRate == 0 {
+            // No skin contact, or 0 bpm ("no reading" from sensors without contact detection):
+            // whatever value the sensor sends is not a heart rate, its RR intervals are not
+            // beats, and the energy it adds meanwhile is estimated from no measurement. Count
+            // it, break the series, and move the energy baseline without recording a delta.
             counters.droppedNoContact += 1
             session.context.status.recordsDropped(1)
             series.markGap()
             session.counted(counters)
+            rebaselineEnergy(measurement, at: date)
         } else {
-            if measurement.heartRate == 0 {
-                // 0 bpm means "no reading" (some sensors without contact detection send it).
-                counters.droppedNoContact += 1
-                session.context.status.recordsDropped(1)
-                session.counted(counters)
-            } else {
-                append(.heartRate, Quantity(Double(measurement.heartRate), .countPerMinute), date, date, heartMetadata, to: &records)
-            }
-            if let chunk = series.add(rrIntervals: measurement.rrIntervals, receivedAt: date) {
+            append(.heartRate, Quantity(Double(measurement.heartRate), .countPerMinute), date, date, heartMetadata, to: &records)
+            for chunk in series.add(rrIntervals: measurement.rrIntervals, receivedAt: date) {
                 appendSeries(chunk, to: &records)
             }
+            if !measurement.rrIntervals.isEmpty { appendProvisionalSeries(to: &records) }
+            appendEnergy(measurement, at: date, to: &records)
         }
-        appendEnergy(measurement, at: date, to: &records)
         await session.publish(records)
         await resetEnergyIfSaturated(measurement, connection: connection)
+    }
+
+    /// A reading without contact: its value becomes the baseline, so the energy the sensor
+    /// counted without contact is attributed to no sample.
+    private mutating func rebaselineEnergy(_ measurement: HeartRateMeasurement, at date: Date) {
+        guard let energy = measurement.energyExpended, !measurement.isEnergyExpendedSaturated else { return }
+        lastEnergy = (energy, date)
     }
 
     /// Turns the cumulative Energy Expended field (kJ since the last reset, HRS v1.0 §3.1.1.3)
@@ -137,11 +144,53 @@ struct NotificationMapper {
         await session.publish(records)
     }
 
-    private func appendSeries(_ chunk: HeartbeatSeriesBuilder.Chunk, to records: inout [HealthRecord]) {
+    /// A finished chunk: the last version of the series. When provisional versions of it were
+    /// published, it keeps their uuid and sync identifier with the next sync version, and drops
+    /// the provisional mark, so it replaces them.
+    private mutating func appendSeries(_ chunk: HeartbeatSeriesBuilder.Chunk, to records: inout [HealthRecord]) {
+        var metadata = heartMetadata
+        var id: SampleID
+        if let provisional = seriesSync {
+            id = provisional.id
+            metadata.syncIdentifier = provisional.identifier
+            metadata.syncVersion = provisional.version + 1
+            seriesSync = nil
+        } else {
+            id = session.ids.next()
+        }
         do {
             records.append(.heartbeatSeries(try HeartbeatSeriesSample(
-                id: session.ids.next(), start: chunk.start, end: chunk.end, beats: chunk.beats,
-                device: facts.device, metadata: heartMetadata)))
+                id: id, start: chunk.start, end: chunk.end, beats: chunk.beats, device: facts.device, metadata: metadata)))
+        } catch {
+            session.context.logger.error("internal: heartbeat series rejected: \(error)", device: facts.device.displayName)
+        }
+    }
+
+    /// Publishes the series being built as it stands: the same uuid every time, metadata
+    /// `healthgate.provisional` and the next `syncVersion` (HealthKit's sync-identifier rule). A
+    /// store keeps the highest version, appending the beats that are new, so a crash loses only
+    /// the beats still in a sink's batch window.
+    private mutating func appendProvisionalSeries(to records: inout [HealthRecord]) {
+        guard let chunk = series.pendingChunk else { return }
+        let sync: (id: SampleID, identifier: String, version: Int64)
+        if let previous = seriesSync {
+            sync = (previous.id, previous.identifier, previous.version + 1)
+        } else {
+            // The device and the series' start name it: a chunk's start never moves, and one
+            // device starts no two series at the same microsecond.
+            let identity = facts.device.localIdentifier ?? session.key
+            let start = Int64((chunk.start.timeIntervalSince1970 * 1_000_000).rounded())
+            sync = (session.ids.next(), "heartbeat-series:\(identity):\(start)", 1)
+        }
+        var metadata = heartMetadata
+        metadata.syncIdentifier = sync.identifier
+        metadata.syncVersion = sync.version
+        metadata[.provisional] = .bool(true)
+        do {
+            records.append(.heartbeatSeries(try HeartbeatSeriesSample(
+                id: sync.id, start: chunk.start, end: chunk.end, beats: chunk.beats, device: facts.device,
+                metadata: metadata)))
+            seriesSync = sync
         } catch {
             session.context.logger.error("internal: heartbeat series rejected: \(error)", device: facts.device.displayName)
         }

@@ -1,0 +1,65 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import SQLiteStore
+import XCTest
+
+/// The series being built survives kill -9: the built `healthgate run` with a simulated monitor
+/// and the SQLite store, killed with SIGKILL long before its first series is due
+/// (`heartbeatSeriesSeconds` 60). The store holds the series' beats up to about the batch window
+/// before the kill.
+final class SeriesCrashTests: XCTestCase {
+    func testSeriesBeingBuiltIsStoredUpToTheBatchWindowAfterKillDashNine() async throws {
+        let healthgate = try HealthgateExecutable()
+        let database = healthgate.root.appendingPathComponent("series.sqlite")
+        let config = healthgate.root.appendingPathComponent("series.json")
+        try """
+            {"sources": [{"kind": "ble-heart-rate", "name": "strap", "config": {
+                "transport": "simulated", "simulation": {"notificationsPerSecond": 4}}}],
+             "sinks": [{"kind": "sqlite", "config": {"path": "\(database.path)", "batchWindowMilliseconds": 100}}],
+             "controlSocket": "\(healthgate.root.path)/series.sock"}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let gateway = try healthgate.start(["run", "--config", config.path])
+        // Six seconds of heart rate stored: the series has been growing for as long.
+        do {
+            try await waitUntil(timeout: .seconds(60), "six seconds of heart rate in the store") {
+                guard let samples = try? await Self.heartRates(database) else { return false }
+                guard let first = samples.first, let last = samples.last else { return false }
+                return last.endDate.timeIntervalSince(first.endDate) >= 6
+            }
+        } catch {
+            gateway.send(SIGKILL)
+            XCTFail("\(error); the gateway logged:\n\(gateway.standardError.suffix(4000))")
+            return
+        }
+        gateway.send(SIGKILL)
+        let exit = try await gateway.waitForExit(timeout: .seconds(30))
+        XCTAssertEqual(exit.status, SIGKILL)
+
+        let store = try SQLiteSampleStore(path: database.path)
+        let heartRates = try await store.samples(of: .heartRate)
+        let series = try await store.heartbeatSeries()
+        let lastHeartRate = try XCTUnwrap(heartRates.last?.endDate)
+        let firstHeartRate = try XCTUnwrap(heartRates.first?.endDate)
+        // One series (the provisional versions replaced one another), from the first notification.
+        XCTAssertEqual(series.count, 1, "\(series.map(\.metadata))")
+        let stored = try XCTUnwrap(series.first)
+        XCTAssertNotNil(stored.metadata.syncIdentifier)
+        // A version published as it grew: still marked so after the crash.
+        XCTAssertEqual(stored.metadata[.provisional], .bool(true))
+        XCTAssertLessThanOrEqual(stored.startDate, firstHeartRate)
+        // Its last beat is at most about one beat (the simulated heart rate stays above 55/min)
+        // and one notification (a batch may end between a heart rate and its series version)
+        // before the last heart rate stored: the beats of every committed notification are there.
+        XCTAssertGreaterThanOrEqual(stored.endDate, lastHeartRate.addingTimeInterval(-60.0 / 55 - 0.25))
+        XCTAssertLessThanOrEqual(stored.endDate, lastHeartRate.addingTimeInterval(3))
+        // And the beats account for the time covered (about 78 per minute).
+        let seconds = stored.endDate.timeIntervalSince(stored.startDate)
+        XCTAssertEqual(Double(stored.beats.count - 1), seconds * 78 / 60, accuracy: seconds * 25 / 60 + 1)
+    }
+
+    private static func heartRates(_ database: URL) async throws -> [QuantitySample] {
+        guard FileManager.default.fileExists(atPath: database.path) else { return [] }
+        return try await SQLiteSampleStore(path: database.path).samples(of: .heartRate)
+    }
+}
