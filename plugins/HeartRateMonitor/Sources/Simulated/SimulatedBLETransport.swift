@@ -69,9 +69,9 @@ struct SimulatedDevice: Sendable {
     enum Kind: Sendable { case heartRateMonitor, footPod }
     let kind: Kind
     let index: Int
-    /// Made once. It used to be built on every access, and each connect looks devices up by
-    /// address: with 1 000 simulated devices, formatting addresses was 18 % of the CPU samples of
-    /// a latency benchmark run.
+    /// Made once, not on every access: each connect looks devices up by address, and with 1 000
+    /// simulated devices formatting addresses on access was 18 % of the CPU samples of a latency
+    /// benchmark run.
     let peripheral: DiscoveredPeripheral
 
     init(kind: Kind, index: Int) {
