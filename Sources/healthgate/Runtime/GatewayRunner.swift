@@ -22,6 +22,10 @@ struct GatewayRunner {
 
     func run(configuration: GatewayConfiguration, duration: Double?) async throws -> ExitCode {
         let paths = context.paths
+        // The checks of `healthgate config check`, before anything is created or started.
+        _ = try ConfigurationValidation.validate(
+            ConfigurationLocator.withDefaults(configuration, paths: paths), catalog: catalog, context: context,
+            logger: Logger(label: "healthgate", sink: StandardErrorLogSink(variables: context.variables), level: .warning))
         for directory in [paths.dataDirectory, paths.stateDirectory] {
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

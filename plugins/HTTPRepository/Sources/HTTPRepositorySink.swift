@@ -10,7 +10,7 @@ import SQLite
 /// the outbox, and only then acknowledges them to the bus; under the `block` policy it stops
 /// taking while the outbox is full, so back-pressure reaches the bus. The delivery task sends
 /// the oldest pending records in batches (up to `batchSize`, or what waited
-/// `batchIntervalMilliseconds`), removes them on 2xx, backs off with jitter on connection
+/// `batchIntervalSeconds`), removes them on 2xx, backs off with jitter on connection
 /// errors, timeouts, 5xx, 408 and 429 (honouring Retry-After), keeps them and reports on 401
 /// and 403, and bisects a batch refused with another 4xx until the offending records are
 /// isolated and dead-lettered. A retried batch has the same uuids and so the same
@@ -66,8 +66,8 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
         self.outbox = try Outbox(path: Self.outboxPath(stateDirectory: environment.paths.stateDirectory, name: environment.name))
         self.builder = PayloadBuilder(format: configuration.format, patientReference: configuration.patientReference)
         self.policy = DeliveryPolicy(
-            initialDelay: .milliseconds(configuration.retry.initialDelayMilliseconds),
-            maximumDelay: .milliseconds(configuration.retry.maximumDelayMilliseconds), jitter: configuration.retry.jitter)
+            initialDelay: .seconds(configuration.retry.initialDelaySeconds),
+            maximumDelay: .seconds(configuration.retry.maxDelaySeconds), jitter: configuration.retry.jitter)
         self.limits = OutboxLimits(
             maxBytes: configuration.outbox.maxBytes, maxAge: configuration.outbox.maxAgeSeconds,
             policy: configuration.outbox.policy)
@@ -172,7 +172,7 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
     // MARK: Delivery
 
     private func deliver(context: SinkContext, signals: DeliverySignals) async throws {
-        let interval = Duration.milliseconds(configuration.batchIntervalMilliseconds)
+        let interval = Duration.seconds(configuration.batchIntervalSeconds)
         while true {
             try Task.checkCancellation()
             if limits.policy == .dropOldest {

@@ -33,8 +33,8 @@ final class GatewayKillTests: XCTestCase {
         try """
             {"sources": [{"kind": "ble-heart-rate", "name": "strap", "config": {"transport": "simulated"}}],
              "sinks": [{"kind": "http-repository", "name": "repo", "config": {
-                "url": "\(server.url)", "batchIntervalMilliseconds": 50,
-                "retry": {"initialDelayMilliseconds": 100, "maximumDelayMilliseconds": 200}}}],
+                "url": "\(server.url)", "batchIntervalSeconds": 0.05,
+                "retry": {"initialDelaySeconds": 0.1, "maxDelaySeconds": 0.2}}}],
              "controlSocket": "\(directory.path)/control.sock"}
             """.write(to: config, atomically: true, encoding: .utf8)
         let environment = ["STATE_DIRECTORY": directory.path, "HOME": directory.path, "PATH": "/usr/bin:/bin"]

@@ -56,7 +56,7 @@ final class AdapterTests: XCTestCase {
         let logs = RecordingLogSink()
         let environment = TestEnvironment.make(name: "pedo", clock: clock, directory: directory, logSink: logs)
         let source = try SerialPedometerSource(
-            configuration: JSONValue.object(config).decode(SerialPedometerConfiguration.self), environment: environment)
+            configuration: JSONValue.object(config).decodeStrictly(SerialPedometerConfiguration.self), environment: environment)
         let sink = CollectingSink()
         let gateway = Gateway(
             sources: [ConfiguredSource(name: "pedo", kind: SerialPedometerSource.kind, source: source)],
@@ -93,7 +93,7 @@ final class AdapterTests: XCTestCase {
         var pty = try PseudoTerminal()
         try link(devicePath, to: pty)
         let harness = try start(
-            ["path": .string(devicePath.path), "baudRate": .number(9600), "reconnectInterval": .number(2)], clock: clock)
+            ["path": .string(devicePath.path), "baudRate": .number(9600), "reconnectIntervalSeconds": .number(2)], clock: clock)
 
         // Open, termios, identification exchange.
         try await expectRequest("ID?\r\n", on: pty)
@@ -198,7 +198,7 @@ final class AdapterTests: XCTestCase {
     func testAMissingPathIsRetriedAndLoggedOnceUntilTheDeviceAppears() async throws {
         let clock = ManualClock()
         let path = directory.appendingPathComponent("not-yet")
-        let harness = try start(["path": .string(path.path), "reconnectInterval": .number(2)], clock: clock)
+        let harness = try start(["path": .string(path.path), "reconnectIntervalSeconds": .number(2)], clock: clock)
         for attempt in 1...3 {
             try await waitUntil("attempt \(attempt) waiting") { clock.sleeperCount >= 1 }
             XCTAssertTrue(harness.detail("connection")?.contains("ENOENT") ?? false)
@@ -218,7 +218,7 @@ final class AdapterTests: XCTestCase {
     func testWithoutAnIdentificationAnswerReadingsCountUnderThePath() async throws {
         let clock = ManualClock()
         let pty = try PseudoTerminal()
-        let harness = try start(["path": .string(pty.slavePath), "identificationTimeout": .number(3)], clock: clock)
+        let harness = try start(["path": .string(pty.slavePath), "identificationTimeoutSeconds": .number(3)], clock: clock)
         try await expectRequest("ID?", on: pty)
         try send("ST,7\nST,9\n", to: pty)
         try await waitUntil("the identification timer") { clock.sleeperCount >= 1 }
@@ -261,7 +261,7 @@ final class AdapterTests: XCTestCase {
     func testDemoHelperReturnsAConfigurationForThePtySlave() throws {
         let (configuration, _) = try SerialPedometerDemo.start(
             clock: ManualClock(), logger: Logger(label: "demo", sink: RecordingLogSink()))
-        let decoded = try configuration.decode(SerialPedometerConfiguration.self)
+        let decoded = try configuration.decodeStrictly(SerialPedometerConfiguration.self)
         XCTAssertTrue(decoded.path?.hasPrefix("/dev/pts/") ?? false)
         let source = try SerialPedometerSource(
             configuration: decoded, environment: TestEnvironment.make(directory: directory))

@@ -19,7 +19,7 @@ final class ConfigurationTests: XCTestCase {
         var endpoints: [SerialPedometerSource.Endpoint] = []
         for entry in sources {
             XCTAssertEqual(entry["kind"]?.stringValue, SerialPedometerSource.kind)
-            let config = try XCTUnwrap(entry["config"]).decode(SerialPedometerConfiguration.self)
+            let config = try XCTUnwrap(entry["config"]).decodeStrictly(SerialPedometerConfiguration.self)
             endpoints.append(try SerialPedometerSource(configuration: config, environment: environment()).endpoint)
         }
         XCTAssertEqual(endpoints.count, 3)
@@ -45,12 +45,12 @@ final class ConfigurationTests: XCTestCase {
             (["udev": .bool(true), "stopBits": .number(3)], "stopBits", "1 or 2"),
             (["udev": .bool(true), "decoder": .string("nmea")], "decoder", "unknown decoder"),
             (["udev": .bool(true), "maxLineLength": .number(5)], "maxLineLength", "16–4096"),
-            (["udev": .bool(true), "reconnectInterval": .number(0)], "reconnectInterval", "positive"),
+            (["udev": .bool(true), "reconnectIntervalSeconds": .number(0)], "reconnectIntervalSeconds", "out of range"),
         ]
         for (config, keyPath, fragment) in cases {
             XCTAssertThrowsError(
                 try SerialPedometerSource(
-                    configuration: JSONValue.object(config).decode(SerialPedometerConfiguration.self),
+                    configuration: JSONValue.object(config).decodeStrictly(SerialPedometerConfiguration.self),
                     environment: environment())
             ) { error in
                 let error = error as? PluginConfigurationError
@@ -59,7 +59,7 @@ final class ConfigurationTests: XCTestCase {
             }
         }
         XCTAssertThrowsError(
-            try JSONValue.object(["udev": .bool(true), "parity": .string("mark")]).decode(SerialPedometerConfiguration.self)
+            try JSONValue.object(["udev": .bool(true), "parity": .string("mark")]).decodeStrictly(SerialPedometerConfiguration.self)
         ) { error in
             XCTAssertEqual((error as? DecodingError)?.keyPath, "parity")
         }
