@@ -39,12 +39,12 @@ final class ConfigurationTests: XCTestCase {
             (["path": .string("/dev/x"), "udev": .bool(true)], "path", "exactly one"),
             (["path": .string("ttyUSB0")], "path", "absolute"),
             (["rfcomm": .object(["address": .string("nope"), "channel": .number(1)])], "rfcomm.address", "Bluetooth address"),
-            (["rfcomm": .object(["address": .string("00:11:22:33:44:55"), "channel": .number(31)])], "rfcomm.channel", "1–30"),
+            (["rfcomm": .object(["address": .string("00:11:22:33:44:55"), "channel": .number(31)])], "rfcomm.channel", "allowed 1…30"),
             (["udev": .bool(true), "baudRate": .number(1234)], "baudRate", "termios"),
-            (["udev": .bool(true), "dataBits": .number(9)], "dataBits", "5, 6, 7 or 8"),
-            (["udev": .bool(true), "stopBits": .number(3)], "stopBits", "1 or 2"),
+            (["udev": .bool(true), "dataBits": .number(9)], "dataBits", "allowed 5…8"),
+            (["udev": .bool(true), "stopBits": .number(3)], "stopBits", "allowed 1…2"),
             (["udev": .bool(true), "decoder": .string("nmea")], "decoder", "unknown decoder"),
-            (["udev": .bool(true), "maxLineLength": .number(5)], "maxLineLength", "16–4096"),
+            (["udev": .bool(true), "maxLineLength": .number(5)], "maxLineLength", "allowed 16…4096 bytes"),
             (["udev": .bool(true), "reconnectIntervalSeconds": .number(0)], "reconnectIntervalSeconds", "out of range"),
         ]
         for (config, keyPath, fragment) in cases {
