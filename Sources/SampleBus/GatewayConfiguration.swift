@@ -6,14 +6,20 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     public var file: String
     /// Where in the file, e.g. `sinks[0].config.batchSize`.
     public var keyPath: String
+    /// What is wrong; credentials in URLs are redacted.
     public var reason: String
+    /// Whether the file itself is missing (sysexits' EX_NOINPUT), rather than wrong (EX_CONFIG).
+    public var isMissingFile: Bool
 
-    public init(file: String, keyPath: String, reason: String) {
+    /// An error; credentials in any URL inside `reason` are redacted.
+    public init(file: String, keyPath: String, reason: String, isMissingFile: Bool = false) {
         self.file = file
         self.keyPath = keyPath
-        self.reason = reason
+        self.reason = CredentialRedaction.redact(reason)
+        self.isMissingFile = isMissingFile
     }
 
+    /// `FILE: KEY.PATH: reason`.
     public var description: String { "\(file): \(keyPath): \(reason)" }
 }
 
@@ -89,48 +95,103 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
         case sources, sinks, logLevel, shutdownTimeoutSeconds, controlSocket, profile
     }
 
+    /// The longest control socket path: `sun_path` holds 108 bytes on Linux, NUL included
+    /// (unix(7)).
+    public static let maximumSocketPathBytes = 107
+    /// The allowed `shutdownTimeoutSeconds`.
+    public static let shutdownTimeoutRange: ClosedRange<Double> = 0.1...3600
+
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        sources = try container.decodeIfPresent([PluginConfiguration].self, forKey: .sources) ?? []
-        sinks = try container.decodeIfPresent([PluginConfiguration].self, forKey: .sinks) ?? []
-        logLevel = try container.decodeIfPresent(LogLevel.self, forKey: .logLevel) ?? .info
+        let defaults = GatewayConfiguration()
+        sources = try container.decodeIfPresent([PluginConfiguration].self, forKey: .sources) ?? defaults.sources
+        sinks = try container.decodeIfPresent([PluginConfiguration].self, forKey: .sinks) ?? defaults.sinks
+        logLevel = try container.decodeIfPresent(LogLevel.self, forKey: .logLevel) ?? defaults.logLevel
         shutdownTimeoutSeconds =
-            try container.decodeIfPresent(Double.self, forKey: .shutdownTimeoutSeconds) ?? 10
+            try container.decodeIfPresent(Double.self, forKey: .shutdownTimeoutSeconds) ?? defaults.shutdownTimeoutSeconds
         controlSocket = try container.decodeIfPresent(String.self, forKey: .controlSocket)
         profile = try container.decodeIfPresent(JSONValue.self, forKey: .profile)
-        guard shutdownTimeoutSeconds > 0 else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .shutdownTimeoutSeconds, in: container, debugDescription: "must be positive")
+    }
+
+    /// Checks the gateway's own settings (not the plugins' nor the profile, which their owners
+    /// check): ranges, the control socket path, queues only on sinks. No I/O.
+    /// - Throws: ``ConfigurationError`` naming ``origin``, the key path and the reason.
+    public func validate() throws(ConfigurationError) {
+        func fail(_ keyPath: String, _ reason: String) -> ConfigurationError {
+            ConfigurationError(file: origin, keyPath: keyPath, reason: reason)
+        }
+        do {
+            try PluginConfigurationError.check(
+                "shutdownTimeoutSeconds", shutdownTimeoutSeconds, in: Self.shutdownTimeoutRange, unit: "seconds")
+        } catch {
+            throw fail(error.keyPath, error.reason)
+        }
+        if let controlSocket {
+            guard !controlSocket.isEmpty else { throw fail("controlSocket", "must not be empty") }
+            guard controlSocket.utf8.count <= Self.maximumSocketPathBytes else {
+                throw fail(
+                    "controlSocket",
+                    "the path is \(controlSocket.utf8.count) bytes; a Unix socket path holds at most "
+                        + "\(Self.maximumSocketPathBytes) (sun_path, unix(7))")
+            }
+        }
+        for (index, source) in sources.enumerated() where source.queue != nil {
+            throw fail("sources[\(index)].queue", "only sinks have a queue")
+        }
+        for (index, sink) in sinks.enumerated() {
+            guard let queue = sink.queue else { continue }
+            do {
+                try PluginConfigurationError.check(
+                    "capacity", queue.capacity, in: QueueConfiguration.capacityRange, unit: "records")
+            } catch {
+                throw fail("sinks[\(index)].queue.\(error.keyPath)", error.reason)
+            }
         }
     }
 
-    /// Parses a configuration file's bytes.
+    /// Parses a configuration file's bytes strictly (see ``ConfigurationDecoder``) and checks
+    /// the gateway's own settings with ``validate()``.
     /// - Throws: ``ConfigurationError`` naming `origin`, the key path and the reason.
     public static func parse(_ data: Data, origin: String) throws(ConfigurationError) -> GatewayConfiguration {
+        let value: JSONValue
         do {
-            var configuration = try JSONDecoder().decode(GatewayConfiguration.self, from: data)
-            configuration.origin = origin
-            return configuration
+            value = try ConfigurationJSONParser.parse(data)
+        } catch {
+            throw ConfigurationError(file: origin, keyPath: "(top level)", reason: "not valid JSON: \(error)")
+        }
+        var configuration: GatewayConfiguration
+        do {
+            configuration = try value.decodeStrictly(GatewayConfiguration.self)
         } catch let error as DecodingError {
-            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
-                throw ConfigurationError(
-                    file: origin, keyPath: "(top level)",
-                    reason: "not valid JSON: \(error.reason)")
-            }
             throw ConfigurationError(file: origin, keyPath: error.keyPath, reason: error.reason)
         } catch {
             throw ConfigurationError(file: origin, keyPath: "(top level)", reason: "\(error)")
         }
+        configuration.origin = origin
+        try configuration.validate()
+        return configuration
     }
 
     /// Reads and parses a configuration file.
+    /// - Throws: ``ConfigurationError``; ``ConfigurationError/isMissingFile`` when there is no
+    ///   such file.
     public static func load(from url: URL) throws(ConfigurationError) -> GatewayConfiguration {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw ConfigurationError(file: url.path, keyPath: "(file)", reason: "no such file", isMissingFile: true)
+        }
+        guard !isDirectory.boolValue else {
+            throw ConfigurationError(
+                file: url.path, keyPath: "(file)", reason: "is a directory; give the configuration file itself")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw ConfigurationError(
-                file: url.path, keyPath: "(file)", reason: "cannot read: \(error.localizedDescription)")
+            let reason = FileManager.default.isReadableFile(atPath: url.path)
+                ? "cannot read: \((error as NSError).localizedFailureReason ?? error.localizedDescription)"
+                : "cannot read: permission denied"
+            throw ConfigurationError(file: url.path, keyPath: "(file)", reason: reason)
         }
         return try parse(data, origin: url.path)
     }

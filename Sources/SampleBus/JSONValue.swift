@@ -66,6 +66,13 @@ public enum JSONValue: Hashable, Sendable, Codable {
         return try HealthJSONDecoding.decoder().decode(T.self, from: data)
     }
 
+    /// Decodes this value as `T` strictly, as configuration is decoded: unknown keys, numbers
+    /// that do not fit and NUL characters are errors (see ``ConfigurationDecoder``).
+    /// - Throws: `DecodingError` with the key path inside this value.
+    public func decodeStrictly<T: Decodable>(_ type: T.Type) throws -> T {
+        try ConfigurationDecoder.decode(T.self, from: self)
+    }
+
     /// Encodes any Encodable value into a JSONValue.
     public static func encoding(_ value: some Encodable) throws -> JSONValue {
         let data = try HealthJSONDecoding.encoder().encode(value)
@@ -111,7 +118,8 @@ extension DecodingError {
     public var reason: String {
         switch self {
         case .typeMismatch(let type, let context):
-            "expected \(Self.jsonTypeName(type)): \(context.debugDescription)"
+            context.debugDescription.hasPrefix("expected ")
+                ? context.debugDescription : "expected \(Self.jsonTypeName(type)): \(context.debugDescription)"
         case .valueNotFound(let type, _): "missing value, expected \(Self.jsonTypeName(type))"
         case .keyNotFound(let key, _): "required key \"\(key.stringValue)\" is missing"
         case .dataCorrupted(let context):

@@ -32,28 +32,80 @@ extension SampleSink {
     public var checkpointReader: (any SourceCheckpointReader)? { nil }
 }
 
+/// A plugin's `config` object: decoded strictly by ``ConfigurationDecoder`` (unknown keys and
+/// out-of-range numbers are errors), then checked by ``validated(in:)``, which applies every
+/// default and returns the typed settings the plugin is built from.
+///
+/// `healthgate config check` and `healthgate run` both go through ``PluginCatalog``, which
+/// decodes and validates with this one code path; `check` stops there, `run` goes on to build
+/// the plugin from the settings.
+public protocol PluginConfigurationContract: Decodable, Sendable {
+    /// What the plugin is built from: every default applied, every value checked.
+    associatedtype Settings: Sendable
+    /// Checks every value and returns the settings.
+    ///
+    /// Contract: no side effects. It may look at the file system (a referenced file must exist
+    /// and be readable) and at the environment's paths and variables, but it never creates,
+    /// opens for writing, or migrates anything.
+    /// - Throws: ``PluginConfigurationError`` naming the key (inside the `config` object), the
+    ///   reason and, for numbers, the allowed range.
+    func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> Settings
+}
+
 /// A plugin the catalog can build from a configuration file entry.
 ///
-/// The initializer validates the configuration up front and throws ``PluginConfigurationError``
-/// (with the key that is wrong) so that a bad config fails at start-up, not at first use.
+/// The catalog decodes the entry's `config` as ``Configuration``, validates it (see
+/// ``PluginConfigurationContract``) and builds the plugin from the validated settings, so a bad
+/// config fails at start-up (and in `healthgate config check`), not at first use.
 public protocol ConfigurablePlugin: Sendable {
-    associatedtype Configuration: Decodable & Sendable
+    associatedtype Configuration: PluginConfigurationContract
     /// The stable kebab-case name used in configuration files, e.g. `ble-heart-rate`.
     static var kind: String { get }
     /// One line for `healthgate plugins`.
     static var summary: String { get }
-    init(configuration: Configuration, environment: PluginEnvironment) throws
+    /// Builds the plugin from validated settings. It may do I/O that belongs to the plugin's
+    /// start (connecting to a bus, opening files); `config check` never calls it.
+    init(settings: Configuration.Settings, environment: PluginEnvironment) throws
 }
 
 /// A configuration value that decodes but cannot work, reported with the key that is wrong.
 public struct PluginConfigurationError: Error, Sendable, CustomStringConvertible {
     /// The key path inside the plugin's `config` object, e.g. `devices[0].address`.
     public var keyPath: String
+    /// What is wrong, with the allowed values or range where there are any.
     public var reason: String
 
+    /// An error at `keyPath`; credentials in any URL inside `reason` are redacted.
     public init(keyPath: String, reason: String) {
         self.keyPath = keyPath
-        self.reason = reason
+        self.reason = CredentialRedaction.redact(reason)
+    }
+
+    /// "must be between LOWER and UPPER, got VALUE": a number outside its allowed range.
+    public static func outOfRange(
+        _ keyPath: String, _ value: Double, _ range: ClosedRange<Double>, unit: String = ""
+    ) -> PluginConfigurationError {
+        let suffix = unit.isEmpty ? "" : " \(unit)"
+        return PluginConfigurationError(
+            keyPath: keyPath,
+            reason: "out of range: \(ConfigurationDecoder.format(value)); allowed \(ConfigurationDecoder.format(range.lowerBound))"
+                + "…\(ConfigurationDecoder.format(range.upperBound))\(suffix)")
+    }
+
+    /// Checks that `value` lies in `range`.
+    public static func check(
+        _ keyPath: String, _ value: Double, in range: ClosedRange<Double>, unit: String = ""
+    ) throws(PluginConfigurationError) {
+        guard range.contains(value) else { throw outOfRange(keyPath, value, range, unit: unit) }
+    }
+
+    /// Checks that `value` lies in `range`.
+    public static func check(
+        _ keyPath: String, _ value: Int, in range: ClosedRange<Int>, unit: String = ""
+    ) throws(PluginConfigurationError) {
+        guard range.contains(value) else {
+            throw outOfRange(keyPath, Double(value), Double(range.lowerBound)...Double(range.upperBound), unit: unit)
+        }
     }
 
     public var description: String { "\(keyPath): \(reason)" }

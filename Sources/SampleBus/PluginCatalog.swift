@@ -1,28 +1,41 @@
 public import Foundation
 
-/// One compiled-in plugin: its kind, its summary, and how to build it from a `config` object.
+/// One compiled-in plugin: its kind, its summary, and how to validate and build it from a
+/// `config` object.
 public struct PluginCatalogEntry: Sendable {
     public let kind: String
     public let summary: String
     public let role: PluginRole
+    let validate: @Sendable (JSONValue, PluginEnvironment) throws -> Void
     let makeSource: (@Sendable (JSONValue, PluginEnvironment) throws -> any SampleSource)?
     let makeSink: (@Sendable (JSONValue, PluginEnvironment) throws -> any SampleSink)?
+
+    /// The one path from a `config` object to a plugin's settings: strict decoding, then
+    /// ``PluginConfigurationContract/validated(in:)``. Both `check` and `run` go through it.
+    static func settings<P: ConfigurablePlugin>(
+        _ plugin: P.Type, _ config: JSONValue, _ environment: PluginEnvironment
+    ) throws -> P.Configuration.Settings {
+        try config.decodeStrictly(P.Configuration.self).validated(in: environment)
+    }
 
     /// A catalog entry for a source plugin.
     public static func source<P: SampleSource & ConfigurablePlugin>(_ plugin: P.Type) -> PluginCatalogEntry {
         PluginCatalogEntry(
             kind: P.kind, summary: P.summary, role: .source,
+            validate: { config, environment in _ = try settings(P.self, config, environment) },
             makeSource: { config, environment in
-                try P(configuration: try config.decode(P.Configuration.self), environment: environment)
+                try P(settings: try settings(P.self, config, environment), environment: environment)
             }, makeSink: nil)
     }
 
     /// A catalog entry for a sink plugin.
     public static func sink<P: SampleSink & ConfigurablePlugin>(_ plugin: P.Type) -> PluginCatalogEntry {
         PluginCatalogEntry(
-            kind: P.kind, summary: P.summary, role: .sink, makeSource: nil,
+            kind: P.kind, summary: P.summary, role: .sink,
+            validate: { config, environment in _ = try settings(P.self, config, environment) },
+            makeSource: nil,
             makeSink: { config, environment in
-                try P(configuration: try config.decode(P.Configuration.self), environment: environment)
+                try P(settings: try settings(P.self, config, environment), environment: environment)
             })
     }
 }
@@ -39,11 +52,35 @@ public struct PluginCatalog: Sendable {
         entries.first { $0.kind == kind }
     }
 
-    /// Builds every plugin a configuration names. Any failure is a ``ConfigurationError`` with
-    /// the file, the key path (`sources[1].config.address`) and the reason.
+    /// Decodes and validates every plugin a configuration names, without building any: what
+    /// `healthgate config check` runs. No I/O beyond looking at referenced files.
+    /// - Throws: ``ConfigurationError`` with the file, the key path and the reason; exactly the
+    ///   errors ``instantiate(_:environment:)`` throws for the configuration, except those of
+    ///   building the plugins (connecting, opening files).
+    /// - Returns: each plugin's instance name, kind, role and queue, in file order.
+    @discardableResult
+    public func validate(
+        _ configuration: GatewayConfiguration, environment: (String) -> PluginEnvironment
+    ) throws(ConfigurationError) -> [ValidatedPlugin] {
+        var validated: [ValidatedPlugin] = []
+        _ = try resolve(configuration, environment: environment, build: false) { validated.append($0) }
+        return validated
+    }
+
+    /// Builds every plugin a configuration names, after the checks of
+    /// ``validate(_:environment:)``. Any failure is a ``ConfigurationError`` with the file, the
+    /// key path (`sources[1].config.address`) and the reason.
     public func instantiate(
         _ configuration: GatewayConfiguration, environment: (String) -> PluginEnvironment
     ) throws(ConfigurationError) -> (sources: [ConfiguredSource], sinks: [ConfiguredSink]) {
+        try resolve(configuration, environment: environment, build: true) { _ in }
+    }
+
+    private func resolve(
+        _ configuration: GatewayConfiguration, environment: (String) -> PluginEnvironment, build: Bool,
+        validated: (ValidatedPlugin) -> Void
+    ) throws(ConfigurationError) -> (sources: [ConfiguredSource], sinks: [ConfiguredSink]) {
+        try configuration.validate()
         var sources: [ConfiguredSource] = []
         var sinks: [ConfiguredSink] = []
         var names = Set<String>()
@@ -52,10 +89,14 @@ public struct PluginCatalog: Sendable {
             for (index, plugin) in list.enumerated() {
                 let where_ = "\(section)[\(index)]"
                 guard let entry = entry(kind: plugin.kind) else {
+                    let known = entries.map(\.kind)
+                    var reason = "unknown plugin kind \"\(plugin.kind)\""
+                    if let suggestion = KeySuggestion.closest(to: plugin.kind, among: known) {
+                        reason += "; did you mean \"\(suggestion)\"?"
+                    }
                     throw ConfigurationError(
                         file: configuration.origin, keyPath: "\(where_).kind",
-                        reason: "unknown plugin kind \"\(plugin.kind)\"; known: "
-                            + entries.map(\.kind).joined(separator: ", "))
+                        reason: reason + " (known: \(known.joined(separator: ", ")))")
                 }
                 guard entry.role == role else {
                     throw ConfigurationError(
@@ -64,6 +105,9 @@ public struct PluginCatalog: Sendable {
                 }
                 let name = plugin.name ?? (list.filter { $0.kind == plugin.kind }.count > 1
                     ? "\(plugin.kind)-\(index)" : plugin.kind)
+                guard !name.isEmpty else {
+                    throw ConfigurationError(file: configuration.origin, keyPath: "\(where_).name", reason: "must not be empty")
+                }
                 guard names.insert(name).inserted else {
                     throw ConfigurationError(
                         file: configuration.origin, keyPath: "\(where_).name",
@@ -71,7 +115,12 @@ public struct PluginCatalog: Sendable {
                 }
                 let env = environment(name)
                 do {
-                    if let makeSource = entry.makeSource {
+                    if !build {
+                        try entry.validate(plugin.config, env)
+                        validated(ValidatedPlugin(
+                            name: name, kind: plugin.kind, role: role,
+                            queue: role == .sink ? plugin.queue ?? QueueConfiguration() : nil))
+                    } else if let makeSource = entry.makeSource {
                         sources.append(ConfiguredSource(name: name, kind: plugin.kind, source: try makeSource(plugin.config, env)))
                     } else if let makeSink = entry.makeSink {
                         sinks.append(ConfiguredSink(
@@ -79,17 +128,10 @@ public struct PluginCatalog: Sendable {
                             sink: try makeSink(plugin.config, env)))
                     }
                 } catch let error as DecodingError {
-                    var reason = error.reason
-                    if case .dataCorrupted = error, error.codingPathIsEmpty {
-                        // The config was re-encoded from parsed JSON, so it is valid JSON; Foundation
-                        // says "not valid JSON" (with no path) when a number does not fit an integer.
-                        reason = "a number does not fit its field (a fraction or an out-of-range "
-                            + "number where a whole number is expected)"
-                    }
                     throw ConfigurationError(
                         file: configuration.origin,
                         keyPath: Self.join("\(where_).config", error.codingPathIsEmpty ? "" : error.keyPath),
-                        reason: reason)
+                        reason: error.reason)
                 } catch let error as PluginConfigurationError {
                     throw ConfigurationError(
                         file: configuration.origin, keyPath: Self.join("\(where_).config", error.keyPath),
@@ -110,6 +152,18 @@ public struct PluginCatalog: Sendable {
         if inner.isEmpty { return outer }
         return inner.hasPrefix("[") ? outer + inner : "\(outer).\(inner)"
     }
+}
+
+/// A plugin entry that passed validation: what `healthgate config check` lists.
+public struct ValidatedPlugin: Sendable, Hashable {
+    /// The instance name.
+    public var name: String
+    /// The catalog kind.
+    public var kind: String
+    /// Source or sink.
+    public var role: PluginRole
+    /// A sink's queue settings; nil for a source.
+    public var queue: QueueConfiguration?
 }
 
 /// A source built from the configuration, with its instance name.

@@ -2,7 +2,7 @@ public import HealthModel
 import Synchronization
 
 /// What a full sink queue does with new records.
-public enum OverflowPolicy: String, Hashable, Sendable, Codable {
+public enum OverflowPolicy: String, Hashable, Sendable, Codable, CaseIterable {
     /// The publisher waits for room (back-pressure reaches the sources). Nothing is dropped.
     case block
     /// The oldest queued records are dropped to make room, and counted.
@@ -15,6 +15,9 @@ public struct QueueConfiguration: Hashable, Sendable, Codable {
     public var capacity: Int
     public var policy: OverflowPolicy
 
+    /// The allowed `capacity` in a configuration file.
+    public static let capacityRange = 1...10_000_000
+
     public init(capacity: Int = 10_000, policy: OverflowPolicy = .block) {
         self.capacity = capacity
         self.policy = policy
@@ -24,12 +27,9 @@ public struct QueueConfiguration: Hashable, Sendable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        capacity = try container.decodeIfPresent(Int.self, forKey: .capacity) ?? 10_000
-        policy = try container.decodeIfPresent(OverflowPolicy.self, forKey: .policy) ?? .block
-        guard capacity > 0 else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .capacity, in: container, debugDescription: "capacity must be at least 1")
-        }
+        let defaults = QueueConfiguration()
+        capacity = try container.decodeIfPresent(Int.self, forKey: .capacity) ?? defaults.capacity
+        policy = try container.decodeIfPresent(OverflowPolicy.self, forKey: .policy) ?? defaults.policy
     }
 }
 

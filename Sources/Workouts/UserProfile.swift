@@ -85,7 +85,8 @@ public struct UserProfile: Hashable, Sendable, Codable {
         guard let value, value != .null else { return UserProfile() }
         let profile: UserProfile
         do {
-            profile = try value.decode(UserProfile.self)
+            // Strict, as every configuration object: a misspelt key is an error, not a default.
+            profile = try value.decodeStrictly(UserProfile.self)
         } catch let error as DecodingError {
             let path = error.keyPath == "(top level)" ? "profile" : "profile.\(error.keyPath)"
             throw WorkoutError(.invalidProfile, "\(path): \(error.reason)", keyPath: path)

@@ -42,7 +42,7 @@ final class HeartRateSourceOverBlueZTests: XCTestCase {
             let sink = CollectingSink(batchSize: 1)
             let database = directory.appendingPathComponent("samples.sqlite").path
             let store = try SQLiteSink(
-                configuration: SQLiteSink.Configuration(path: database, batchWindowMilliseconds: 10), environment: environment)
+                configuration: SQLiteSink.Configuration(path: database, batchWindowSeconds: 0.01), environment: environment)
             let logger = Logger(label: "hr", sink: logs, level: .debug)
             guard let inbox = bus.subscription(named: "collect")?.inbox else { return XCTFail("no inbox") }
             let sinkTask = Task {

@@ -123,7 +123,7 @@ cat > "$OUT/healthgate.json" <<EOF
     {"kind": "ble-heart-rate", "name": "chest", "config": {
       "transport": "bluez", "adapter": "hci1",
       "devices": [{"address": "$MONITOR"}],
-      "reconnect": {"initialDelay": 1, "maxDelay": 5, "multiplier": 2}}}
+      "reconnect": {"initialDelaySeconds": 1, "maxDelaySeconds": 5, "multiplier": 2}}}
   ],
   "sinks": [
     {"kind": "sqlite", "name": "store", "config": {"path": "$DB"}}

@@ -117,7 +117,7 @@ cat > "$OUT/config.json" <<JSON
 {
   "sources": [{"kind": "serial-pedometer", "name": "bt-pedometer",
                "config": {"rfcomm": {"address": "$PEDOMETER", "channel": $CHANNEL},
-                          "reconnectInterval": 1, "identificationTimeout": 10}}],
+                          "reconnectIntervalSeconds": 1, "identificationTimeoutSeconds": 10}}],
   "sinks": [{"kind": "sqlite", "name": "store", "config": {"path": "$DB"}}],
   "logLevel": "debug"
 }

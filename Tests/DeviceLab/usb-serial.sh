@@ -93,7 +93,7 @@ chown healthgate:healthgate "$OUT" "$OUT/state" "$DB_DIR" "$RUN_DIR"
 cat > "$OUT/config.json" <<JSON
 {
   "sources": [{"kind": "serial-pedometer", "name": "pedometers",
-               "config": {"udev": true, "identificationTimeout": 5}}],
+               "config": {"udev": true, "identificationTimeoutSeconds": 5}}],
   "sinks": [{"kind": "sqlite", "config": {"path": "$DB_DIR/samples.sqlite"}}],
   "logLevel": "debug"
 }

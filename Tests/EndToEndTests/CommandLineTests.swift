@@ -66,7 +66,7 @@ final class CommandLineTests: XCTestCase {
         let result = try await healthgate.run(["run", "--config", file.path, "--duration", "1"])
         XCTAssertEqual(result.status, 78)
         XCTAssertTrue(result.standardError.contains("\(file.path): sinks[0].queue.capacity"), result.standardError)
-        XCTAssertTrue(result.standardError.contains("capacity must be at least 1"), result.standardError)
+        XCTAssertTrue(result.standardError.contains("out of range: 0; allowed 1…10000000 records"), result.standardError)
 
         try Data(#"{"sources": [{"kind": "no-such-plugin"}]}"#.utf8).write(to: file)
         let unknown = try await healthgate.run(["config", "check", file.path])
@@ -79,7 +79,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(garbage.standardError.contains("not valid JSON"), garbage.standardError)
 
         let missing = try await healthgate.run(["run", "--config", "/nonexistent/healthgate.json"])
-        XCTAssertEqual(missing.status, 78)
+        XCTAssertEqual(missing.status, 66, "EX_NOINPUT, as the README lists for missing input")
         XCTAssertTrue(missing.standardError.contains("/nonexistent/healthgate.json"), missing.standardError)
     }
 

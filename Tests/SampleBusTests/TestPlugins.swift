@@ -196,10 +196,20 @@ struct TickSource: SampleSource, ConfigurablePlugin {
         var address: String
     }
 
-    struct Configuration: Decodable, Sendable {
+    struct Configuration: PluginConfigurationContract {
         var device: String
         var interval: Double
         var devices: [DeviceEntry]?
+
+        func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> Configuration {
+            guard interval > 0 else {
+                throw PluginConfigurationError(keyPath: "interval", reason: "must be positive")
+            }
+            for (index, device) in (devices ?? []).enumerated() where device.address.isEmpty {
+                throw PluginConfigurationError(keyPath: "devices[\(index)].address", reason: "must not be empty")
+            }
+            return self
+        }
     }
 
     static let kind = "tick"
@@ -207,14 +217,8 @@ struct TickSource: SampleSource, ConfigurablePlugin {
     let configuration: Configuration
     let name: String
 
-    init(configuration: Configuration, environment: PluginEnvironment) throws {
-        guard configuration.interval > 0 else {
-            throw PluginConfigurationError(keyPath: "interval", reason: "must be positive")
-        }
-        for (index, device) in (configuration.devices ?? []).enumerated() where device.address.isEmpty {
-            throw PluginConfigurationError(keyPath: "devices[\(index)].address", reason: "must not be empty")
-        }
-        self.configuration = configuration
+    init(settings: Configuration, environment: PluginEnvironment) {
+        self.configuration = settings
         self.name = environment.name
     }
 
@@ -223,12 +227,17 @@ struct TickSource: SampleSource, ConfigurablePlugin {
 
 /// A configurable sink with a `batchSize` that must be at least 1.
 struct BatchSink: SampleSink, ConfigurablePlugin {
-    struct Configuration: Decodable, Sendable {
+    struct Configuration: PluginConfigurationContract {
         var batchSize: Int = 100
         enum CodingKeys: String, CodingKey { case batchSize }
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             batchSize = try container.decodeIfPresent(Int.self, forKey: .batchSize) ?? 100
+        }
+
+        func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> Configuration {
+            try PluginConfigurationError.check("batchSize", batchSize, in: 1...100_000)
+            return self
         }
     }
 
@@ -236,11 +245,8 @@ struct BatchSink: SampleSink, ConfigurablePlugin {
     static let summary = "collects batches for tests"
     let configuration: Configuration
 
-    init(configuration: Configuration, environment: PluginEnvironment) throws {
-        guard configuration.batchSize >= 1 else {
-            throw PluginConfigurationError(keyPath: "batchSize", reason: "must be at least 1")
-        }
-        self.configuration = configuration
+    init(settings: Configuration, environment: PluginEnvironment) {
+        self.configuration = settings
     }
 
     func run(inbox: SinkInbox, context: SinkContext) async throws {
@@ -250,7 +256,9 @@ struct BatchSink: SampleSink, ConfigurablePlugin {
 
 /// A source whose initializer fails with an error that is neither decoding nor configuration.
 struct BrokenSource: SampleSource, ConfigurablePlugin {
-    struct Configuration: Decodable, Sendable {}
+    struct Configuration: PluginConfigurationContract {
+        func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> Configuration { self }
+    }
     struct Unavailable: Error, CustomStringConvertible {
         var description: String { "adapter hci0 is powered off" }
     }
@@ -258,7 +266,7 @@ struct BrokenSource: SampleSource, ConfigurablePlugin {
     static let kind = "broken"
     static let summary = "fails to start"
 
-    init(configuration: Configuration, environment: PluginEnvironment) throws {
+    init(settings: Configuration, environment: PluginEnvironment) throws {
         throw Unavailable()
     }
 

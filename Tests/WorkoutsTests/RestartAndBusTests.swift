@@ -160,7 +160,7 @@ final class RestartAndBusTests: XCTestCase {
         try await controller.start(activity: .running)
         let records = [s.heartRate(140, at: 0), s.heartRate(150, at: 1), s.steps(3, from: 0, to: 1)]
         let store = try SQLiteSink(
-            configuration: SQLiteSink.Configuration(path: path, batchWindowMilliseconds: 0),
+            configuration: SQLiteSink.Configuration(path: path, batchWindowSeconds: 0),
             environment: PluginEnvironment(
                 name: "sqlite", logger: Logger(label: "sqlite", sink: RecordingLogSink()), clock: clock,
                 ids: SampleIDGenerator(seed: 2),

@@ -127,7 +127,7 @@ enum IngestBenchmark {
         path: String, chunks: [[HealthRecord]], batchSize: Int, environment: BenchmarkEnvironment, prefilled: Bool = false
     ) async throws -> Double {
         let sink = try SQLiteSink(
-            configuration: .init(path: path, batchSize: batchSize, batchWindowMilliseconds: 100),
+            configuration: .init(path: path, batchSize: batchSize, batchWindowSeconds: 0.1),
             environment: environment.plugin("sqlite"))
         let board = StatusBoard()
         let status = board.register(name: "sqlite", kind: SQLiteSink.kind, role: .sink)

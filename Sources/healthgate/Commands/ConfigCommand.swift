@@ -12,24 +12,26 @@ enum ConfigCommand {
         name: "check", summary: "Validate a configuration file without starting anything.",
         usage: "config check FILE",
         discussion: """
-            Parses the file and builds every plugin it names, so that plugin settings are validated \
-            too. Prints "FILE: OK" and the plugins, or the file, the key path and the reason, and \
-            exits 78.
+            Parses the file strictly and validates every setting, the plugins' and the profile's \
+            included, with the same checks 'healthgate run' makes before it starts; it creates, \
+            opens and connects to nothing. Prints "FILE: OK" and the plugins, or the file, the key \
+            path and the reason, and exits 78 (66 when the file does not exist).
             """
     ) { arguments, context in
         let path = try arguments.positional(0, "FILE")
-        let configuration = try ConfigurationLocator.withDefaults(
-            GatewayConfiguration.load(from: URL(fileURLWithPath: path)), paths: context.paths)
+        let configuration = ConfigurationLocator.withDefaults(
+            try ConfigurationLocator.load(explicit: path, variables: context.variables), paths: context.paths)
         let logger = Logger(label: "config", sink: StandardErrorLogSink(variables: context.variables), level: .warning)
-        let ids = SampleIDGenerator()
-        let (sources, sinks) = try BuiltinCatalog.make().instantiate(configuration) { name in
-            PluginEnvironment(name: name, logger: logger.child(name), clock: context.clock, ids: ids,
-                              paths: context.paths, variables: context.variables)
-        }
+        let (plugins, _) = try ConfigurationValidation.validate(
+            configuration, catalog: BuiltinCatalog.make(), context: context, logger: logger)
         context.print("\(path): OK")
-        for source in sources { context.print("  source \(source.name) (\(source.kind))") }
-        for sink in sinks {
-            context.print("  sink   \(sink.name) (\(sink.kind)), queue \(sink.queue.capacity) records, \(sink.queue.policy.rawValue)")
+        for plugin in plugins {
+            if let queue = plugin.queue {
+                context.print(
+                    "  sink   \(plugin.name) (\(plugin.kind)), queue \(queue.capacity) records, \(queue.policy.rawValue)")
+            } else {
+                context.print("  source \(plugin.name) (\(plugin.kind))")
+            }
         }
         return .success
     }

@@ -80,14 +80,18 @@ enum DecodeCommand {
             let bytes: [UInt8]
             do {
                 bytes = try HexPayload.parse(arguments.positional[0])
+            } catch let error as HexPayload.ParseError {
+                // The argument may be huge (an attacker's 128 KB): quote only its start.
+                throw CommandError(
+                    .dataError, "\(DecodeCommand.quoted(error.text)) is not a hex payload: \(error.reason)")
             } catch {
-                throw CommandError(.dataError, "\(error)")
+                throw CommandError(.dataError, DecodeCommand.abbreviated("\(error)"))
             }
             let output: Output
             do {
                 output = try decode(bytes)
             } catch {
-                throw CommandError(.dataError, "\(error)")
+                throw CommandError(.dataError, DecodeCommand.abbreviated("\(error)"))
             }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -146,4 +150,22 @@ private struct LocationJSON: Encodable, Sendable {
 
 private struct BatteryJSON: Encodable, Sendable {
     var batteryLevel: Int
+}
+
+extension DecodeCommand {
+    /// The most characters of an argument an error message repeats.
+    static let quoteLimit = 64
+
+    /// `"TEXT"`, or its first ``quoteLimit`` characters and its size when it is longer.
+    static func quoted(_ text: String) -> String {
+        guard text.count > quoteLimit else { return "\"\(text)\"" }
+        return "\"\(text.prefix(quoteLimit))…\" (\(text.utf8.count) bytes)"
+    }
+
+    /// `message`, cut to a readable length with the number of bytes left out.
+    static func abbreviated(_ message: String, limit: Int = 300) -> String {
+        guard message.count > limit else { return message }
+        let kept = message.prefix(limit)
+        return "\(kept)… (\(message.utf8.count - kept.utf8.count) more bytes)"
+    }
 }

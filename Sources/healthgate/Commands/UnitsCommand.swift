@@ -19,7 +19,7 @@ enum UnitsCommand {
               healthgate units convert 98.6 degF degC
               healthgate units convert 1 kg/m.s^2 Pa
 
-            Exits 65 when a unit is invalid or the units are incompatible.
+            Exits 65 when a unit is invalid, the units are incompatible, or the result is out of range.
             """
     ) { arguments, context in
         guard arguments.positional.count == 3 else {
@@ -28,13 +28,19 @@ enum UnitsCommand {
         guard let value = Double(arguments.positional[0]), value.isFinite else {
             throw CommandError(.dataError, "\"\(arguments.positional[0])\" is not a number")
         }
+        let converted: Double
         do {
             let from = try HealthUnit(arguments.positional[1])
             let to = try HealthUnit(arguments.positional[2])
-            context.print(String(try from.convert(value, to: to)))
-            return .success
+            converted = try from.convert(value, to: to)
         } catch {
             throw CommandError(.dataError, "\(error)")
         }
+        // A finite input can still overflow (1e308 kg in g): refuse it as the input `inf` is.
+        guard converted.isFinite else {
+            throw CommandError(.dataError, "the result is out of range (beyond ±1.8e308)")
+        }
+        context.print(String(converted))
+        return .success
     }
 }

@@ -22,14 +22,30 @@ enum ConfigurationLocator {
 
     /// Loads the configuration. An explicit path that does not exist is an error; missing
     /// default locations fall through to the embedded default.
-    static func load(explicit: String?, variables: [String: String]) throws(ConfigurationError) -> GatewayConfiguration {
+    /// - Throws: ``CommandError`` with ``ExitCode/noInput`` (sysexits' EX_NOINPUT, 66) when the
+    ///   explicit file does not exist; ``ConfigurationError`` (78) when it is wrong.
+    static func load(explicit: String?, variables: [String: String]) throws -> GatewayConfiguration {
         if let explicit {
-            return try GatewayConfiguration.load(from: URL(fileURLWithPath: explicit))
+            return try load(URL(fileURLWithPath: explicit))
         }
         for url in candidates(variables) where FileManager.default.fileExists(atPath: url.path) {
-            return try GatewayConfiguration.load(from: url)
+            return try load(url)
         }
         return GatewayConfiguration()
+    }
+
+    private static func load(_ url: URL) throws -> GatewayConfiguration {
+        let result = Result { () throws(ConfigurationError) -> GatewayConfiguration in
+            try GatewayConfiguration.load(from: url)
+        }
+        switch result {
+        case .success(let configuration):
+            return configuration
+        case .failure(let error) where error.isMissingFile:
+            throw CommandError(.noInput, "cannot read the configuration \(url.path): no such file")
+        case .failure(let error):
+            throw error
+        }
     }
 
     /// Adds the embedded default sink (the SQLite store in the data directory) when the

@@ -23,6 +23,10 @@ struct GatewayRunner {
 
     func run(configuration: GatewayConfiguration, duration: Double?) async throws -> ExitCode {
         let paths = context.paths
+        // The checks of `healthgate config check`, before anything is created or started.
+        _ = try ConfigurationValidation.validate(
+            ConfigurationLocator.withDefaults(configuration, paths: paths), catalog: catalog, context: context,
+            logger: Logger(label: "healthgate", sink: StandardErrorLogSink(variables: context.variables), level: .warning))
         if !Self.isSystemdService(context.variables) {
             // Health data is for the user alone: every file the daemon and its plugins create
             // (stores, outboxes, state) is 0600 and every directory 0700. Under systemd the

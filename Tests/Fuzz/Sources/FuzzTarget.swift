@@ -145,25 +145,14 @@ enum FuzzTarget: String, CaseIterable {
 
     private static func configuration(_ bytes: [UInt8]) {
         guard let configuration = try? GatewayConfiguration.parse(Data(bytes), origin: "fuzz.json") else { return }
-        // Sources are built through the catalog, as `config check` builds them: decoding and
-        // validation, and no I/O (the BlueZ transport opens nothing until it runs). Sinks open
-        // their files when built, so their configuration is decoded only.
-        _ = try? sourceCatalog.instantiate(configuration) { name in
+        // Exactly what `config check` runs, and `run` before it builds anything: strict decoding
+        // and each plugin's validation, for sources and sinks alike, with no I/O.
+        _ = try? ConfigurationNumbers.catalog.validate(configuration) { name in
             PluginEnvironment(
                 name: name, logger: Logger(label: name, sink: DiscardingLogSink(), level: .error), clock: SystemClock(),
                 ids: SampleIDGenerator(seed: 1), paths: scratchPaths, variables: [:])
         }
-        for plugin in configuration.sinks {
-            switch plugin.kind {
-            case SQLiteSink.kind: _ = try? plugin.config.decode(SQLiteSink.Configuration.self)
-            case HTTPRepositorySink.kind: _ = try? plugin.config.decode(HTTPRepositorySink.Configuration.self)
-            default: break
-            }
-        }
     }
-
-    /// The source plugins, as the executable's catalog lists them.
-    private static let sourceCatalog = PluginCatalog([.source(HeartRateSource.self), .source(SerialPedometerSource.self)])
 
     /// Directories no source touches while it is built; they need not exist.
     private static let scratchPaths = GatewayPaths(

@@ -7,7 +7,7 @@ extension HTTPRepositorySink {
     /// Sends the outbox's batches, oldest first, until the intake finished and the outbox is
     /// empty, or until a graceful stop meets a failing repository.
     func deliver(context: SinkContext, signals: DeliverySignals) async throws {
-        let interval = Duration.milliseconds(configuration.batchIntervalMilliseconds)
+        let interval = Duration.seconds(configuration.batchIntervalSeconds)
         let batchSize = max(1, configuration.batchSize)
         while true {
             try Task.checkCancellation()

@@ -14,7 +14,7 @@ import SQLite
 ///   acknowledges them to the bus. Under the `block` policy it stops taking while the outbox is
 ///   full, so back-pressure reaches the bus.
 /// - The **delivery** (`HTTPRepositorySink+Delivery.swift`) seals smaller batches once they add
-///   up to `batchSize` or waited `batchIntervalMilliseconds` (merging and encoding them once),
+///   up to `batchSize` or waited `batchIntervalSeconds` (merging and encoding them once),
 ///   then sends the oldest sealed batch as stored, under its stored key, and acts on the
 ///   ``DeliveryDecision`` that ``DeliveryPolicy/decision(for:batchCount:attempt:stopping:random:)``
 ///   makes of the answer: delete on 2xx, back off on connection errors, timeouts, 5xx, 408 and
@@ -77,8 +77,8 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
             logger.warning("\(error); storing the batch uncompressed")
         }
         self.policy = DeliveryPolicy(
-            initialDelay: .milliseconds(configuration.retry.initialDelayMilliseconds),
-            maximumDelay: .milliseconds(configuration.retry.maximumDelayMilliseconds), jitter: configuration.retry.jitter)
+            initialDelay: .seconds(configuration.retry.initialDelaySeconds),
+            maximumDelay: .seconds(configuration.retry.maxDelaySeconds), jitter: configuration.retry.jitter)
         self.limits = OutboxLimits(
             maxBytes: configuration.outbox.maxBytes, maxAge: configuration.outbox.maxAgeSeconds,
             policy: configuration.outbox.policy)

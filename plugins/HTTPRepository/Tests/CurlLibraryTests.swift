@@ -92,8 +92,8 @@ final class CurlLibraryTests: XCTestCase {
         try server.start()
         let logs = RecordingLogSink()
         let environment = TestEnvironment.make(name: "repository", clock: SystemClock(), directory: directory, logSink: logs)
-        var configuration = HTTPRepositoryConfiguration(url: server.url, batchIntervalMilliseconds: 0)
-        configuration.retry = .init(initialDelayMilliseconds: 20, maximumDelayMilliseconds: 100, jitter: 0)
+        var configuration = HTTPRepositoryConfiguration(url: server.url, batchIntervalSeconds: 0)
+        configuration.retry = .init(initialDelaySeconds: 0.02, maxDelaySeconds: 0.1, jitter: 0)
         let sink = try HTTPRepositorySink(
             configuration: configuration, environment: environment,
             transport: CurlTransport(library: CurlLibrary(path: libraryPath)), random: { 0.5 })

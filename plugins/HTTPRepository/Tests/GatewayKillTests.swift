@@ -33,8 +33,8 @@ final class GatewayKillTests: XCTestCase {
         try """
             {"sources": [{"kind": "ble-heart-rate", "name": "strap", "config": {"transport": "simulated"}}],
              "sinks": [{"kind": "http-repository", "name": "repo", "config": {
-                "url": "\(server.url)", "batchIntervalMilliseconds": 50,
-                "retry": {"initialDelayMilliseconds": 100, "maximumDelayMilliseconds": 200}}}],
+                "url": "\(server.url)", "batchIntervalSeconds": 0.05,
+                "retry": {"initialDelaySeconds": 0.1, "maxDelaySeconds": 0.2}}}],
              "controlSocket": "\(directory.path)/control.sock"}
             """.write(to: config, atomically: true, encoding: .utf8)
         let environment = ["STATE_DIRECTORY": directory.path, "HOME": directory.path, "PATH": "/usr/bin:/bin"]
@@ -85,7 +85,7 @@ final class GatewayKillTests: XCTestCase {
         // The first request is recorded as stored, then answered only after a minute.
         try await server.control(#"{"hold": [60]}"#)
         let config = try writeConfig(
-            directory, server: server, sink: #""batchIntervalMilliseconds": 1500, "batchSize": 500"#)
+            directory, server: server, sink: #""batchIntervalSeconds": 1.5, "batchSize": 500"#)
         let environment = ["STATE_DIRECTORY": directory.path, "HOME": directory.path, "PATH": "/usr/bin:/bin"]
         let outboxPath = HTTPRepositorySink.outboxPath(stateDirectory: directory, name: "repo")
 
@@ -145,7 +145,7 @@ final class GatewayKillTests: XCTestCase {
         try await server.control(#"{"fail": [503, 503, 503, 503]}"#)
         let config = try writeConfig(
             directory, server: server,
-            sink: #""batchIntervalMilliseconds": 50, "retry": {"initialDelayMilliseconds": 600000, "maximumDelayMilliseconds": 600000}"#)
+            sink: #""batchIntervalSeconds": 0.05, "retry": {"initialDelaySeconds": 600, "maxDelaySeconds": 600}"#)
         let environment = ["STATE_DIRECTORY": directory.path, "HOME": directory.path, "PATH": "/usr/bin:/bin"]
         let log = directory.appendingPathComponent("run.log")
         let gateway = try launch(binary, ["run", "--config", config.path], environment: environment, log: log)

@@ -62,8 +62,8 @@ final class HTTPRepositorySinkTests: XCTestCase {
     }
 
     func configuration(_ changes: (inout HTTPRepositoryConfiguration) -> Void = { _ in }) -> HTTPRepositoryConfiguration {
-        var configuration = HTTPRepositoryConfiguration(url: server.url, batchIntervalMilliseconds: 0)
-        configuration.retry = .init(initialDelayMilliseconds: 20, maximumDelayMilliseconds: 200, jitter: 0.2)
+        var configuration = HTTPRepositoryConfiguration(url: server.url, batchIntervalSeconds: 0)
+        configuration.retry = .init(initialDelaySeconds: 0.02, maxDelaySeconds: 0.2, jitter: 0.2)
         changes(&configuration)
         return configuration
     }
@@ -309,7 +309,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         try await server.control(#"{"fail": [503]}"#)
         let records = try (0..<4).map { try heartRate(60, at: Double($0)) }
         let running = try await start(configuration {
-            $0.retry = .init(initialDelayMilliseconds: 600_000, maximumDelayMilliseconds: 600_000, jitter: 0)
+            $0.retry = .init(initialDelaySeconds: 600, maxDelaySeconds: 600, jitter: 0)
         }, clock: clock, records: records)
         try await clock.waitForSleepers(1)
         XCTAssertEqual(server.requests().map(\.status), [503])
@@ -491,7 +491,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let url = RecordingServer.packageRoot.appendingPathComponent("plugins/HTTPRepository/sample-config.json")
         let configuration = try GatewayConfiguration.load(from: url)
         for sink in configuration.sinks where sink.kind == HTTPRepositorySink.kind {
-            let decoded = try sink.config.decode(HTTPRepositoryConfiguration.self)
+            let decoded = try sink.config.decodeStrictly(HTTPRepositoryConfiguration.self)
             XCTAssertFalse(decoded.url.isEmpty)
         }
         XCTAssertTrue(configuration.sinks.contains { $0.kind == HTTPRepositorySink.kind })

@@ -14,7 +14,7 @@ final class LibcurlMappingTests: XCTestCase {
         let database = executable.root.appendingPathComponent("samples.sqlite").path
         let source = #"{"kind": "ble-heart-rate", "name": "strap", "config": {"transport": "simulated"}}"#
         let sqlite = #"{"kind": "sqlite", "config": {"path": "\#(database)"}}"#
-        let repository = #"{"kind": "http-repository", "name": "repo", "config": {"url": "\#(server.url)", "batchIntervalMilliseconds": 0}}"#
+        let repository = #"{"kind": "http-repository", "name": "repo", "config": {"url": "\#(server.url)", "batchIntervalSeconds": 0}}"#
 
         // Without the HTTP sink: once a sample is stored every plugin runs, and libcurl is absent.
         let plain = try start(executable, name: "plain", sources: [source], sinks: [sqlite])

@@ -18,7 +18,7 @@ final class ConfigurationTests: XCTestCase {
         var configurations: [HeartRateSourceConfiguration] = []
         for source in gateway.sources {
             XCTAssertEqual(source.kind, HeartRateSource.kind)
-            let configuration = try source.config.decode(HeartRateSourceConfiguration.self)
+            let configuration = try source.config.decodeStrictly(HeartRateSourceConfiguration.self)
             // Built with a fake transport: the BlueZ transport is not part of these tests.
             _ = try HeartRateSource(configuration: configuration, environment: try environment(), transport: FakeBLETransport(profiles: []))
             configurations.append(configuration)
@@ -37,7 +37,7 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testDefaults() throws {
-        let configuration = try JSONValue.object([:]).decode(HeartRateSourceConfiguration.self)
+        let configuration = try JSONValue.object([:]).decodeStrictly(HeartRateSourceConfiguration.self)
         XCTAssertEqual(configuration, HeartRateSourceConfiguration())
         XCTAssertEqual(configuration.transport, .bluez)
         XCTAssertEqual(configuration.devices, .any)
@@ -47,7 +47,7 @@ final class ConfigurationTests: XCTestCase {
     func testBadConfigurationsNameTheKey() throws {
         func decodingKeyPath(_ json: String) -> String? {
             do {
-                _ = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)).decode(HeartRateSourceConfiguration.self)
+                _ = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)).decodeStrictly(HeartRateSourceConfiguration.self)
                 return nil
             } catch let error as DecodingError {
                 return error.keyPath
@@ -61,8 +61,8 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(decodingKeyPath(#"{"devices": [{"address": "AA:BB:CC:DD:EE:FF", "name": "x"}]}"#), "devices[0]")
         XCTAssertEqual(decodingKeyPath(#"{"devices": []}"#), "devices")
         XCTAssertEqual(decodingKeyPath(#"{"maxDevice": 2}"#), "maxDevice")
-        XCTAssertEqual(decodingKeyPath(#"{"reconnect": {"initialDelay": 0}}"#), "reconnect.initialDelay")
-        XCTAssertEqual(decodingKeyPath(#"{"reconnect": {"initialDelay": 5, "maxDelay": 1}}"#), "reconnect.maxDelay")
+        XCTAssertEqual(decodingKeyPath(#"{"reconnect": {"initialDelaySeconds": 0}}"#), "reconnect.initialDelaySeconds")
+        XCTAssertEqual(decodingKeyPath(#"{"reconnect": {"initialDelaySeconds": 5, "maxDelaySeconds": 1}}"#), "reconnect.maxDelaySeconds")
         XCTAssertEqual(decodingKeyPath(#"{"simulation": {"hrms": 1}}"#), "simulation.hrms")
         XCTAssertNil(decodingKeyPath(#"{"devices": ["aa:bb:cc:dd:ee:ff", "TICKR*"]}"#))
 
@@ -88,13 +88,13 @@ final class ConfigurationTests: XCTestCase {
 
     func testStringMatchersAreAddressesOrNamePatterns() throws {
         let value = try JSONDecoder().decode(JSONValue.self, from: Data(#"{"devices": ["aa:bb:cc:dd:ee:ff", "TICKR*"]}"#.utf8))
-        let configuration = try value.decode(HeartRateSourceConfiguration.self)
+        let configuration = try value.decodeStrictly(HeartRateSourceConfiguration.self)
         XCTAssertEqual(configuration.devices, .matching([.address("AA:BB:CC:DD:EE:FF"), .name("TICKR*")]))
     }
 
     func testDemoConfiguration() throws {
         let value = HeartRateSource.demoConfiguration(heartRateMonitors: 2, footPods: 1, notificationsPerSecond: 2)
-        let configuration = try value.decode(HeartRateSourceConfiguration.self)
+        let configuration = try value.decodeStrictly(HeartRateSourceConfiguration.self)
         XCTAssertEqual(configuration.transport, .simulated)
         XCTAssertEqual(configuration.simulation, SimulationSettings(heartRateMonitors: 2, footPods: 1, notificationsPerSecond: 2))
         XCTAssertEqual(configuration.effectiveMaxDevices, 3)

@@ -16,7 +16,7 @@ final class SeriesCrashTests: XCTestCase {
         try """
             {"sources": [{"kind": "ble-heart-rate", "name": "strap", "config": {
                 "transport": "simulated", "simulation": {"notificationsPerSecond": 4}}}],
-             "sinks": [{"kind": "sqlite", "config": {"path": "\(database.path)", "batchWindowMilliseconds": 100}}],
+             "sinks": [{"kind": "sqlite", "config": {"path": "\(database.path)", "batchWindowSeconds": 0.1}}],
              "controlSocket": "\(healthgate.root.path)/series.sock"}
             """.write(to: config, atomically: true, encoding: .utf8)
         let gateway = try healthgate.start(["run", "--config", config.path])

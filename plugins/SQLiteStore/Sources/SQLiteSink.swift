@@ -11,7 +11,7 @@ import Synchronization
 /// `sqlite3` shell.
 ///
 /// Batching: the sink takes up to `batchSize` records from its inbox; when it got fewer, it waits
-/// one `batchWindowMilliseconds` window on the gateway clock for more, then commits everything it
+/// one `batchWindowSeconds` window on the gateway clock for more, then commits everything it
 /// holds in ONE transaction and acknowledges. So a record waits at most one window (plus the
 /// commit) and a transaction holds at most `batchSize` records.
 ///
@@ -31,29 +31,6 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
     public static let summary =
         "Stores samples, heartbeat series and workouts in a SQLite database (WAL); see `healthgate query`."
 
-    /// The `config` object of a `sqlite` sink.
-    public struct Configuration: Decodable, Sendable {
-        /// The database file. Default: `<data directory>/samples.sqlite`.
-        public var path: String?
-        /// The most records per transaction. Default 500.
-        public var batchSize: Int?
-        /// How long a short batch waits for more records. Default 100.
-        public var batchWindowMilliseconds: Int?
-        /// A size limit for the database file (SQLite's `max_page_count`). Default: none.
-        public var maxDatabaseMegabytes: Int?
-
-        /// A configuration; nil keys take their defaults.
-        public init(
-            path: String? = nil, batchSize: Int? = nil, batchWindowMilliseconds: Int? = nil,
-            maxDatabaseMegabytes: Int? = nil
-        ) {
-            self.path = path
-            self.batchSize = batchSize
-            self.batchWindowMilliseconds = batchWindowMilliseconds
-            self.maxDatabaseMegabytes = maxDatabaseMegabytes
-        }
-    }
-
     /// The database file.
     public let path: String
     /// The most records per transaction.
@@ -72,28 +49,19 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
     /// included).
     public var onCommit: (@Sendable (_ records: [HealthRecord], _ committedAt: Date) -> Void)?
 
-    /// Builds the sink from its configuration; validates every key.
+    /// Builds the sink from validated settings (see ``Configuration/validated(in:)``). Opens
+    /// nothing: the database is opened when the sink runs.
+    public init(settings: Settings, environment: PluginEnvironment) {
+        self.path = settings.path
+        self.batchSize = settings.batchSize
+        self.batchWindow = settings.batchWindow
+        self.state = RetainedState(maximumPageCount: settings.maximumPageCount)
+    }
+
+    /// Validates `configuration` and builds the sink from it.
     /// - Throws: ``PluginConfigurationError`` naming the key that is wrong.
     public init(configuration: Configuration, environment: PluginEnvironment) throws {
-        let path = configuration.path ?? environment.paths.dataDirectory.appendingPathComponent("samples.sqlite").path
-        guard !path.isEmpty else { throw PluginConfigurationError(keyPath: "path", reason: "must not be empty") }
-        let batchSize = configuration.batchSize ?? 500
-        guard (1...100_000).contains(batchSize) else {
-            throw PluginConfigurationError(keyPath: "batchSize", reason: "must be between 1 and 100000, got \(batchSize)")
-        }
-        let window = configuration.batchWindowMilliseconds ?? 100
-        guard (0...60_000).contains(window) else {
-            throw PluginConfigurationError(
-                keyPath: "batchWindowMilliseconds", reason: "must be between 0 and 60000, got \(window)")
-        }
-        if let megabytes = configuration.maxDatabaseMegabytes, megabytes < 1 {
-            throw PluginConfigurationError(keyPath: "maxDatabaseMegabytes", reason: "must be at least 1, got \(megabytes)")
-        }
-        self.path = path
-        self.batchSize = batchSize
-        self.batchWindow = .milliseconds(window)
-        // SQLite's default page size is 4096 bytes (https://sqlite.org/pgszchng2016.html).
-        self.state = RetainedState(maximumPageCount: configuration.maxDatabaseMegabytes.map { $0 * 256 })
+        self.init(settings: try configuration.validated(in: environment), environment: environment)
     }
 
     /// Changes the size limit, in database pages, applied when the sink next opens its database

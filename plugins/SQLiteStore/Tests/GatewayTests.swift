@@ -26,7 +26,7 @@ final class GatewayTests: StoreTestCase {
         let clock = ManualClock()
         let logs = RecordingLogSink()
         let sink = try SQLiteSink(
-            configuration: SQLiteSink.Configuration(path: path, batchSize: 5000, batchWindowMilliseconds: 0),
+            configuration: SQLiteSink.Configuration(path: path, batchSize: 5000, batchWindowSeconds: 0),
             environment: TestEnvironment.make(clock: clock, directory: directory))
         sink.setMaximumPageCount(pages)
         let gateway = Gateway(

@@ -16,7 +16,7 @@ final class SinkTests: StoreTestCase {
     }
 
     func makeSink(_ json: String) throws -> SQLiteSink {
-        let configuration = try JSONDecoder().decode(SQLiteSink.Configuration.self, from: Data(json.utf8))
+        let configuration = try ConfigurationJSONParser.parse(Data(json.utf8)).decodeStrictly(SQLiteSink.Configuration.self)
         return try SQLiteSink(configuration: configuration, environment: TestEnvironment.make(clock: clock, directory: directory))
     }
 
@@ -42,7 +42,7 @@ final class SinkTests: StoreTestCase {
         XCTAssertEqual(sink.batchWindow, .milliseconds(100))
         XCTAssertEqual(SQLiteSink.kind, "sqlite")
         for (json, key) in [
-            (#"{"batchSize": 0}"#, "batchSize"), (#"{"batchWindowMilliseconds": -1}"#, "batchWindowMilliseconds"),
+            (#"{"batchSize": 0}"#, "batchSize"), (#"{"batchWindowSeconds": -1}"#, "batchWindowSeconds"),
             (#"{"path": ""}"#, "path"), (#"{"maxDatabaseMegabytes": 0}"#, "maxDatabaseMegabytes"),
         ] {
             XCTAssertThrowsError(try makeSink(json), json) { error in
@@ -67,7 +67,7 @@ final class SinkTests: StoreTestCase {
     }
 
     func testBatchesBySize() async throws {
-        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 4, "batchWindowMilliseconds": 100}"#)
+        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 4, "batchWindowSeconds": 0.1}"#)
         let (inbox, feed, finish) = SinkInbox.standalone()
         await feed(try records(10))
         let context = context()
@@ -86,7 +86,7 @@ final class SinkTests: StoreTestCase {
     }
 
     func testBatchesByWindowInOneTransaction() async throws {
-        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 100, "batchWindowMilliseconds": 250}"#)
+        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 100, "batchWindowSeconds": 0.25}"#)
         let (inbox, feed, finish) = SinkInbox.standalone()
         let context = context()
         let run = Task { try await sink.run(inbox: inbox, context: context) }
@@ -109,7 +109,7 @@ final class SinkTests: StoreTestCase {
     }
 
     func testABatchThatFillsDuringTheWindowCommitsEarly() async throws {
-        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 5, "batchWindowMilliseconds": 1000}"#)
+        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 5, "batchWindowSeconds": 0.10}"#)
         let (inbox, feed, finish) = SinkInbox.standalone()
         let context = context()
         let run = Task { try await sink.run(inbox: inbox, context: context) }
@@ -133,7 +133,7 @@ final class SinkTests: StoreTestCase {
         try SQLiteSampleWriter(path: path).write(committed)
         let pages = try XCTUnwrap(Int(try sqlite3("PRAGMA page_count")))
 
-        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 5000, "batchWindowMilliseconds": 0}"#)
+        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 5000, "batchWindowSeconds": 0}"#)
         sink.setMaximumPageCount(pages)  // the database may not grow: SQLITE_FULL
         let (inbox, feed, finish) = SinkInbox.standalone()
         let batch = try records(2000, ids: ids, from: 1000)
@@ -173,7 +173,7 @@ final class SinkTests: StoreTestCase {
     }
 
     func testAllRecordKindsAreAccepted() async throws {
-        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 10, "batchWindowMilliseconds": 0}"#)
+        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 10, "batchWindowSeconds": 0}"#)
         let ids = makeIDs()
         let series = try HeartbeatSeriesSample(
             id: ids.next(), start: t0, end: at(1), beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false)])

@@ -22,7 +22,7 @@ final class TwoProcessTests: StoreTestCase {
         let status = board.register(name: "sqlite", kind: "sqlite", role: .sink)
         let context = SinkContext(logger: Logger(label: "sqlite", sink: RecordingLogSink()), clock: clock, status: status)
         let sink = try SQLiteSink(
-            configuration: SQLiteSink.Configuration(path: path, batchSize: 100, batchWindowMilliseconds: 0),
+            configuration: SQLiteSink.Configuration(path: path, batchSize: 100, batchWindowSeconds: 0),
             environment: TestEnvironment.make(clock: clock, directory: directory))
         let (inbox, feed, finish) = SinkInbox.standalone()
         let run = Task { try await sink.run(inbox: inbox, context: context) }

@@ -41,7 +41,13 @@ public struct SerialPedometerSource: SampleSource, ConfigurablePlugin {
     private let environment: PluginEnvironment
     private let garbage = GarbageCounters()
 
+    /// Builds the source from validated settings; the catalog's entry point.
+    public init(settings: SerialPedometerConfiguration, environment: PluginEnvironment) throws {
+        try self.init(configuration: settings, environment: environment)
+    }
+
     public init(configuration: SerialPedometerConfiguration, environment: PluginEnvironment) throws {
+        let configuration = try configuration.validated(in: environment)
         let chosen = [configuration.path != nil, configuration.rfcomm != nil, configuration.udev == true]
             .filter { $0 }.count
         guard chosen == 1 else {

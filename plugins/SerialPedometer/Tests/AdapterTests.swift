@@ -65,7 +65,7 @@ final class AdapterTests: XCTestCase {
         for (index, config) in ([config] + more).enumerated() {
             let name = index == 0 ? "pedo" : "pedo\(index + 1)"
             let source = try SerialPedometerSource(
-                configuration: JSONValue.object(config).decode(SerialPedometerConfiguration.self),
+                configuration: JSONValue.object(config).decodeStrictly(SerialPedometerConfiguration.self),
                 environment: TestEnvironment.make(name: name, clock: clock, directory: directory, logSink: logs))
             sources.append(ConfiguredSource(name: name, kind: SerialPedometerSource.kind, source: source))
         }
@@ -74,7 +74,7 @@ final class AdapterTests: XCTestCase {
         if let database {
             // No batch window: the manual clock would hold every commit until it is advanced.
             let store = try SQLiteSink(
-                configuration: SQLiteSink.Configuration(path: database, batchWindowMilliseconds: 0),
+                configuration: SQLiteSink.Configuration(path: database, batchWindowSeconds: 0),
                 environment: TestEnvironment.make(name: "sqlite", clock: clock, directory: directory, logSink: logs))
             sinks.append(ConfiguredSink(name: "sqlite", kind: SQLiteSink.kind, queue: QueueConfiguration(), sink: store))
         }
@@ -119,7 +119,7 @@ final class AdapterTests: XCTestCase {
         var pty = try PseudoTerminal()
         try link(devicePath, to: pty)
         let harness = try start(
-            ["path": .string(devicePath.path), "baudRate": .number(9600), "reconnectInterval": .number(2)], clock: clock)
+            ["path": .string(devicePath.path), "baudRate": .number(9600), "reconnectIntervalSeconds": .number(2)], clock: clock)
 
         // Open, termios, identification exchange.
         try await expectRequest("ID?\r\n", on: pty)
@@ -261,8 +261,8 @@ final class AdapterTests: XCTestCase {
         var pty = try PseudoTerminal()
         try link(pathA, to: pty)
         let harness = try start(
-            ["path": .string(pathA.path), "reconnectInterval": .number(1)],
-            more: [["path": .string(pathB.path), "reconnectInterval": .number(1)]], clock: clock, database: database)
+            ["path": .string(pathA.path), "reconnectIntervalSeconds": .number(1)],
+            more: [["path": .string(pathB.path), "reconnectIntervalSeconds": .number(1)]], clock: clock, database: database)
         var total: UInt32 = 500
         var walked = 0.0
         func readings(_ count: Int, on pty: PseudoTerminal, reopened: Bool = false) async throws {
@@ -303,7 +303,7 @@ final class AdapterTests: XCTestCase {
     func testAMissingPathIsRetriedAndLoggedOnceUntilTheDeviceAppears() async throws {
         let clock = ManualClock()
         let path = directory.appendingPathComponent("not-yet")
-        let harness = try start(["path": .string(path.path), "reconnectInterval": .number(2)], clock: clock)
+        let harness = try start(["path": .string(path.path), "reconnectIntervalSeconds": .number(2)], clock: clock)
         for attempt in 1...3 {
             try await waitUntil("attempt \(attempt) waiting") { clock.sleeperCount >= 1 }
             XCTAssertTrue(harness.detail("connection")?.contains("ENOENT") ?? false)
@@ -323,7 +323,7 @@ final class AdapterTests: XCTestCase {
     func testWithoutAnIdentificationAnswerReadingsCountUnderThePath() async throws {
         let clock = ManualClock()
         let pty = try PseudoTerminal()
-        let harness = try start(["path": .string(pty.slavePath), "identificationTimeout": .number(3)], clock: clock)
+        let harness = try start(["path": .string(pty.slavePath), "identificationTimeoutSeconds": .number(3)], clock: clock)
         try await expectRequest("ID?", on: pty)
         try send("ST,7\nST,9\n", to: pty)
         try await waitUntil("the identification timer") { clock.sleeperCount >= 1 }
@@ -366,7 +366,7 @@ final class AdapterTests: XCTestCase {
     func testDemoHelperReturnsAConfigurationForThePtySlave() throws {
         let (configuration, _) = try SerialPedometerDemo.start(
             clock: ManualClock(), logger: Logger(label: "demo", sink: RecordingLogSink()))
-        let decoded = try configuration.decode(SerialPedometerConfiguration.self)
+        let decoded = try configuration.decodeStrictly(SerialPedometerConfiguration.self)
         XCTAssertTrue(decoded.path?.hasPrefix("/dev/pts/") ?? false)
         let source = try SerialPedometerSource(
             configuration: decoded, environment: TestEnvironment.make(directory: directory))

@@ -19,7 +19,7 @@ final class ConfigurationTests: XCTestCase {
         var endpoints: [SerialPedometerSource.Endpoint] = []
         for entry in sources {
             XCTAssertEqual(entry["kind"]?.stringValue, SerialPedometerSource.kind)
-            let config = try XCTUnwrap(entry["config"]).decode(SerialPedometerConfiguration.self)
+            let config = try XCTUnwrap(entry["config"]).decodeStrictly(SerialPedometerConfiguration.self)
             endpoints.append(try SerialPedometerSource(configuration: config, environment: environment()).endpoint)
         }
         XCTAssertEqual(endpoints.count, 3)
@@ -39,18 +39,18 @@ final class ConfigurationTests: XCTestCase {
             (["path": .string("/dev/x"), "udev": .bool(true)], "path", "exactly one"),
             (["path": .string("ttyUSB0")], "path", "absolute"),
             (["rfcomm": .object(["address": .string("nope"), "channel": .number(1)])], "rfcomm.address", "Bluetooth address"),
-            (["rfcomm": .object(["address": .string("00:11:22:33:44:55"), "channel": .number(31)])], "rfcomm.channel", "1–30"),
+            (["rfcomm": .object(["address": .string("00:11:22:33:44:55"), "channel": .number(31)])], "rfcomm.channel", "allowed 1…30"),
             (["udev": .bool(true), "baudRate": .number(1234)], "baudRate", "termios"),
-            (["udev": .bool(true), "dataBits": .number(9)], "dataBits", "5, 6, 7 or 8"),
-            (["udev": .bool(true), "stopBits": .number(3)], "stopBits", "1 or 2"),
+            (["udev": .bool(true), "dataBits": .number(9)], "dataBits", "allowed 5…8"),
+            (["udev": .bool(true), "stopBits": .number(3)], "stopBits", "allowed 1…2"),
             (["udev": .bool(true), "decoder": .string("nmea")], "decoder", "unknown decoder"),
-            (["udev": .bool(true), "maxLineLength": .number(5)], "maxLineLength", "16–4096"),
-            (["udev": .bool(true), "reconnectInterval": .number(0)], "reconnectInterval", "positive"),
+            (["udev": .bool(true), "maxLineLength": .number(5)], "maxLineLength", "allowed 16…4096 bytes"),
+            (["udev": .bool(true), "reconnectIntervalSeconds": .number(0)], "reconnectIntervalSeconds", "out of range"),
         ]
         for (config, keyPath, fragment) in cases {
             XCTAssertThrowsError(
                 try SerialPedometerSource(
-                    configuration: JSONValue.object(config).decode(SerialPedometerConfiguration.self),
+                    configuration: JSONValue.object(config).decodeStrictly(SerialPedometerConfiguration.self),
                     environment: environment())
             ) { error in
                 let error = error as? PluginConfigurationError
@@ -59,7 +59,7 @@ final class ConfigurationTests: XCTestCase {
             }
         }
         XCTAssertThrowsError(
-            try JSONValue.object(["udev": .bool(true), "parity": .string("mark")]).decode(SerialPedometerConfiguration.self)
+            try JSONValue.object(["udev": .bool(true), "parity": .string("mark")]).decodeStrictly(SerialPedometerConfiguration.self)
         ) { error in
             XCTAssertEqual((error as? DecodingError)?.keyPath, "parity")
         }

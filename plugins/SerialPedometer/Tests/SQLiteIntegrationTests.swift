@@ -18,7 +18,7 @@ final class SQLiteIntegrationTests: XCTestCase {
         let simulator = try PedometerSimulator(clock: simulatorClock, logger: Logger(label: "simulator", sink: logs))
         let environment = TestEnvironment.make(name: "pedo", clock: clock, directory: directory, logSink: logs)
         let source = try SerialPedometerSource(
-            configuration: JSONValue.object(["path": .string(simulator.devicePath)]).decode(SerialPedometerConfiguration.self),
+            configuration: JSONValue.object(["path": .string(simulator.devicePath)]).decodeStrictly(SerialPedometerConfiguration.self),
             environment: environment)
         let database = directory.appendingPathComponent("samples.sqlite").path
         let sink = try SQLiteSink(

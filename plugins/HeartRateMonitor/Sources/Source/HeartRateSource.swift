@@ -54,36 +54,12 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
     }
 
     static func validate(_ configuration: HeartRateSourceConfiguration) throws(PluginConfigurationError) {
-        if let maxDevices = configuration.maxDevices, maxDevices < 1 {
-            throw PluginConfigurationError(keyPath: "maxDevices", reason: "must be at least 1, got \(maxDevices)")
-        }
-        if let adapter = configuration.adapter, adapter.isEmpty || adapter.contains("/") {
-            throw PluginConfigurationError(keyPath: "adapter", reason: "expected an adapter name like \"hci0\", got \"\(adapter)\"")
-        }
-        guard configuration.heartbeatSeriesSeconds.isFinite, configuration.heartbeatSeriesSeconds >= 1 else {
-            throw PluginConfigurationError(keyPath: "heartbeatSeriesSeconds", reason: "must be at least 1 second")
-        }
-        guard configuration.heartbeatSeriesMaxBeats >= 1 else {
-            throw PluginConfigurationError(keyPath: "heartbeatSeriesMaxBeats", reason: "must be at least 1")
-        }
-        guard configuration.runningWindowSeconds.isFinite, configuration.runningWindowSeconds >= 1 else {
-            throw PluginConfigurationError(keyPath: "runningWindowSeconds", reason: "must be at least 1 second")
-        }
-        let simulation = configuration.simulation
-        guard (0...16).contains(simulation.heartRateMonitors) else {
-            throw PluginConfigurationError(keyPath: "simulation.heartRateMonitors", reason: "must be 0 to 16")
-        }
-        guard (0...16).contains(simulation.footPods) else {
-            throw PluginConfigurationError(keyPath: "simulation.footPods", reason: "must be 0 to 16")
-        }
-        guard simulation.notificationsPerSecond.isFinite, simulation.notificationsPerSecond > 0,
-            simulation.notificationsPerSecond <= 100
-        else {
-            throw PluginConfigurationError(keyPath: "simulation.notificationsPerSecond", reason: "must be above 0 and at most 100")
-        }
-        if configuration.transport == .simulated, simulation.heartRateMonitors + simulation.footPods == 0 {
-            throw PluginConfigurationError(keyPath: "simulation", reason: "simulates no device")
-        }
+        try configuration.validate()
+    }
+
+    /// Builds the source from validated settings; the catalog's entry point.
+    public init(settings: HeartRateSourceConfiguration, environment: PluginEnvironment) throws {
+        try self.init(configuration: settings, environment: environment)
     }
 
     /// A configuration for `healthgate demo`: the simulated transport with these devices.

@@ -1,11 +1,12 @@
-import Foundation
-import SampleBus
+public import Foundation
+public import SampleBus
 
 /// The `config` object of a `ble-heart-rate` source. Every key is optional; see the plugin's
-/// README.md and sample-config.json.
-public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable {
+/// README.md and sample-config.json. Decoding is strict (``ConfigurationDecoder``); the defaults
+/// are declared once, in the memberwise initializers; ``validated(in:)`` checks every value.
+public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable, PluginConfigurationContract {
     /// Which Bluetooth stack to use.
-    public enum TransportChoice: String, Decodable, Sendable, Hashable {
+    public enum TransportChoice: String, Decodable, Sendable, Hashable, CaseIterable {
         /// BlueZ over the system D-Bus (the default).
         case bluez
         /// Simulated devices that send real payload bytes (`healthgate demo`).
@@ -54,9 +55,8 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable {
             heartbeatSeriesMaxBeats, runningWindowSeconds, simulation
     }
 
-    /// Decodes the `config` object; unknown keys are errors that name the key.
+    /// Decodes the `config` object.
     public init(from decoder: any Decoder) throws {
-        try rejectUnknownKeys(decoder, known: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = HeartRateSourceConfiguration()
         transport = try c.decodeIfPresent(TransportChoice.self, forKey: .transport) ?? defaults.transport
@@ -97,13 +97,14 @@ public struct SimulationSettings: Decodable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable { case heartRateMonitors, footPods, notificationsPerSecond }
 
-    /// Decodes `simulation`; unknown keys are errors.
+    /// Decodes `simulation`.
     public init(from decoder: any Decoder) throws {
-        try rejectUnknownKeys(decoder, known: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        heartRateMonitors = try c.decodeIfPresent(Int.self, forKey: .heartRateMonitors) ?? 1
-        footPods = try c.decodeIfPresent(Int.self, forKey: .footPods) ?? 0
-        notificationsPerSecond = try c.decodeIfPresent(Double.self, forKey: .notificationsPerSecond) ?? 1
+        let defaults = SimulationSettings()
+        heartRateMonitors = try c.decodeIfPresent(Int.self, forKey: .heartRateMonitors) ?? defaults.heartRateMonitors
+        footPods = try c.decodeIfPresent(Int.self, forKey: .footPods) ?? defaults.footPods
+        notificationsPerSecond =
+            try c.decodeIfPresent(Double.self, forKey: .notificationsPerSecond) ?? defaults.notificationsPerSecond
     }
 }
 
@@ -155,7 +156,6 @@ public enum DeviceMatcher: Decodable, Sendable, Hashable {
             }
             return
         }
-        try rejectUnknownKeys(decoder, known: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
         switch (try c.decodeIfPresent(String.self, forKey: .address), try c.decodeIfPresent(String.self, forKey: .name)) {
         case (let address?, nil):
@@ -184,7 +184,7 @@ public enum DeviceMatcher: Decodable, Sendable, Hashable {
 
 /// Reconnect backoff: the n-th consecutive failed attempt waits `initialDelay × multiplierⁿ⁻¹`,
 /// capped at `maximumDelay`. Attempts never stop.
-public struct ReconnectPolicy: Decodable, Sendable, Hashable {
+public struct ReconnectPolicy: Decodable, Sendable, Hashable, RenamedConfigurationKeys {
     /// The wait after the first failure (and after a link loss).
     public var initialDelay: Duration
     /// The longest wait.
@@ -206,41 +206,76 @@ public struct ReconnectPolicy: Decodable, Sendable, Hashable {
         return seconds >= maximumDelay.seconds || !seconds.isFinite ? maximumDelay : .seconds(seconds)
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case initialDelay, maxDelay, multiplier }
+    enum CodingKeys: String, CodingKey, CaseIterable { case initialDelaySeconds, maxDelaySeconds, multiplier }
 
-    /// `{"initialDelay": 1, "maxDelay": 60, "multiplier": 2}`, in seconds.
+    /// Old key names, suggested when they are used.
+    public static let renamedKeys = ["initialDelay": "initialDelaySeconds", "maxDelay": "maxDelaySeconds"]
+    /// The allowed `initialDelaySeconds`.
+    public static let initialDelayRange: ClosedRange<Double> = 0.01...3600
+    /// The allowed `maxDelaySeconds`: up to a day.
+    public static let maxDelayRange: ClosedRange<Double> = 0.01...86_400
+    /// The allowed `multiplier`.
+    public static let multiplierRange: ClosedRange<Double> = 1...10
+
+    /// `{"initialDelaySeconds": 1, "maxDelaySeconds": 60, "multiplier": 2}`; every number is
+    /// range-checked here, because a `Duration` made from an out-of-range number traps.
     public init(from decoder: any Decoder) throws {
-        try rejectUnknownKeys(decoder, known: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        let initial = try c.decodeIfPresent(Double.self, forKey: .initialDelay) ?? 1
-        let maximum = try c.decodeIfPresent(Double.self, forKey: .maxDelay) ?? 60
-        let multiplier = try c.decodeIfPresent(Double.self, forKey: .multiplier) ?? 2
-        guard initial > 0, initial.isFinite else {
-            throw DecodingError.dataCorruptedError(forKey: .initialDelay, in: c, debugDescription: "must be a positive number of seconds")
+        let defaults = ReconnectPolicy()
+        let initial = try c.decodeIfPresent(Double.self, forKey: .initialDelaySeconds) ?? defaults.initialDelay.seconds
+        let maximum = try c.decodeIfPresent(Double.self, forKey: .maxDelaySeconds) ?? defaults.maximumDelay.seconds
+        let multiplier = try c.decodeIfPresent(Double.self, forKey: .multiplier) ?? defaults.multiplier
+        func check(_ key: CodingKeys, _ value: Double, _ range: ClosedRange<Double>) throws {
+            guard range.contains(value) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: c, debugDescription: PluginConfigurationError.outOfRange(key.stringValue, value, range).reason)
+            }
         }
-        guard maximum >= initial, maximum.isFinite else {
-            throw DecodingError.dataCorruptedError(forKey: .maxDelay, in: c, debugDescription: "must be at least initialDelay (\(initial))")
-        }
-        guard multiplier >= 1, multiplier.isFinite else {
-            throw DecodingError.dataCorruptedError(forKey: .multiplier, in: c, debugDescription: "must be at least 1")
+        try check(.initialDelaySeconds, initial, Self.initialDelayRange)
+        try check(.maxDelaySeconds, maximum, Self.maxDelayRange)
+        try check(.multiplier, multiplier, Self.multiplierRange)
+        guard maximum >= initial else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .maxDelaySeconds, in: c,
+                debugDescription: "must be at least initialDelaySeconds (\(ConfigurationDecoder.format(initial)))")
         }
         self.init(initialDelay: .seconds(initial), maximumDelay: .seconds(maximum), multiplier: multiplier)
     }
 }
 
-/// A typo in a key would otherwise be ignored silently; name it instead.
-func rejectUnknownKeys(_ decoder: any Decoder, known: [String]) throws {
-    guard let container = try? decoder.container(keyedBy: ConfigurationKey.self) else { return }
-    for key in container.allKeys where !known.contains(key.stringValue) {
-        throw DecodingError.dataCorrupted(DecodingError.Context(
-            codingPath: decoder.codingPath + [key],
-            debugDescription: "unknown key \"\(key.stringValue)\"; known: \(known.joined(separator: ", "))"))
-    }
-}
+extension HeartRateSourceConfiguration {
+    /// The allowed `maxDevices`.
+    public static let maxDevicesRange = 1...64
+    /// The allowed `heartbeatSeriesSeconds` and `runningWindowSeconds`.
+    public static let windowRange: ClosedRange<Double> = 1...3600
+    /// The allowed `heartbeatSeriesMaxBeats`.
+    public static let maxBeatsRange = 1...100_000
 
-struct ConfigurationKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
+    /// ``validate()``; the settings are the configuration itself.
+    public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> HeartRateSourceConfiguration {
+        try validate()
+        return self
+    }
+
+    /// Checks every value that decodes but cannot work; no I/O.
+    /// - Throws: ``PluginConfigurationError`` naming the key.
+    public func validate() throws(PluginConfigurationError) {
+        if let maxDevices {
+            try PluginConfigurationError.check("maxDevices", maxDevices, in: Self.maxDevicesRange, unit: "devices")
+        }
+        if let adapter, adapter.isEmpty || adapter.contains("/") {
+            throw PluginConfigurationError(keyPath: "adapter", reason: "expected an adapter name like \"hci0\", got \"\(adapter)\"")
+        }
+        try PluginConfigurationError.check("heartbeatSeriesSeconds", heartbeatSeriesSeconds, in: Self.windowRange, unit: "seconds")
+        try PluginConfigurationError.check("heartbeatSeriesMaxBeats", heartbeatSeriesMaxBeats, in: Self.maxBeatsRange, unit: "beats")
+        try PluginConfigurationError.check("runningWindowSeconds", runningWindowSeconds, in: Self.windowRange, unit: "seconds")
+        try PluginConfigurationError.check("simulation.heartRateMonitors", simulation.heartRateMonitors, in: 0...16)
+        try PluginConfigurationError.check("simulation.footPods", simulation.footPods, in: 0...16)
+        guard simulation.notificationsPerSecond > 0, simulation.notificationsPerSecond <= 100 else {
+            throw PluginConfigurationError(keyPath: "simulation.notificationsPerSecond", reason: "must be above 0 and at most 100")
+        }
+        if transport == .simulated, simulation.heartRateMonitors + simulation.footPods == 0 {
+            throw PluginConfigurationError(keyPath: "simulation", reason: "simulates no device")
+        }
+    }
 }

@@ -1,0 +1,189 @@
+import Foundation
+import GatewayTesting
+import XCTest
+
+/// `healthgate config check` against the real executable: it rejects everything `run` rejects,
+/// with exit 78 and the file, key path and reason; 66 for a missing file; and it creates nothing.
+final class ConfigCheckTests: XCTestCase {
+    /// Writes `json` to a file and runs `config check` on it.
+    private func check(
+        _ healthgate: HealthgateExecutable, _ json: String, name: String = "config.json"
+    ) async throws -> (HealthgateExecutable.Result, String) {
+        let file = healthgate.root.appendingPathComponent(name)
+        try Data(json.utf8).write(to: file)
+        return (try await healthgate.run(["config", "check", file.path]), file.path)
+    }
+
+    /// Each row: a configuration, the key path and a part of the reason that must appear.
+    private func assertRejected(
+        _ rows: [(json: String, keyPath: String, reason: String)], file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
+        let healthgate = try HealthgateExecutable()
+        for row in rows {
+            let (result, path) = try await check(healthgate, row.json)
+            XCTAssertEqual(result.status, 78, "\(row.json): \(result.standardError)", file: file, line: line)
+            XCTAssertTrue(
+                result.standardError.contains("configuration error: \(path): \(row.keyPath): "),
+                "\(row.json): \(result.standardError)", file: file, line: line)
+            XCTAssertTrue(result.standardError.contains(row.reason), "\(row.json): \(result.standardError)", file: file, line: line)
+        }
+    }
+
+    func testTyposAreRejectedEverywhereWithASuggestion() async throws {
+        try await assertRejected([
+            (#"{"sorces": [{"kind": "ble-heart-rate"}]}"#, "sorces", #"did you mean "sources"?"#),
+            (#"{"sinksx": []}"#, "sinksx", #"did you mean "sinks"?"#),
+            (#"{"sinks": [{"kind": "sqlite", "queue": {"polcy": "block"}}]}"#, "sinks[0].queue.polcy", #"did you mean "policy"?"#),
+            (#"{"sinks": [{"kind": "sqlite", "config": {"paTh": "/tmp/x.sqlite"}}]}"#, "sinks[0].config.paTh", #"did you mean "path"?"#),
+            (#"{"sinks": [{"kind": "http-repository", "config": {"url": "https://a.example", "gip": true}}]}"#,
+             "sinks[0].config.gip", #"did you mean "gzip"?"#),
+            (#"{"sources": [{"kind": "serial-pedometer", "config": {"udev": true, "xclusive": false}}]}"#,
+             "sources[0].config.xclusive", #"did you mean "exclusive"?"#),
+            (#"{"contrlSocket": "/tmp/x.sock"}"#, "contrlSocket", #"did you mean "controlSocket"?"#),
+            (#"{"profile": {"weightKilogrAms": 70}}"#, "profile.weightKilogrAms", #"did you mean "weightKilograms"?"#),
+        ])
+    }
+
+    func testOldKeyNamesSuggestTheirNewNames() async throws {
+        try await assertRejected([
+            (#"{"sinks": [{"kind": "sqlite", "config": {"batchWindowMilliseconds": 100}}]}"#,
+             "sinks[0].config.batchWindowMilliseconds", #"did you mean "batchWindowSeconds"?"#),
+            (#"{"sinks": [{"kind": "http-repository", "config": {"url": "https://a.example", "batchIntervalMilliseconds": 5}}]}"#,
+             "sinks[0].config.batchIntervalMilliseconds", #"did you mean "batchIntervalSeconds"?"#),
+            (#"{"sinks": [{"kind": "http-repository", "config": {"url": "https://a.example", "retry": {"maximumDelayMilliseconds": 5}}}]}"#,
+             "sinks[0].config.retry.maximumDelayMilliseconds", #"did you mean "maxDelaySeconds"?"#),
+            (#"{"sources": [{"kind": "ble-heart-rate", "config": {"reconnect": {"maxDelay": 60}}}]}"#,
+             "sources[0].config.reconnect.maxDelay", #"did you mean "maxDelaySeconds"?"#),
+            (#"{"sources": [{"kind": "serial-pedometer", "config": {"udev": true, "reconnectInterval": 2}}]}"#,
+             "sources[0].config.reconnectInterval", #"did you mean "reconnectIntervalSeconds"?"#),
+        ])
+    }
+
+    func testHugeAndTinyNumbersAreOutOfRangeWithoutACrash() async throws {
+        try await assertRejected([
+            (#"{"sinks": [{"kind": "sqlite", "config": {"maxDatabaseMegabytes": 1e18}}]}"#,
+             "sinks[0].config.maxDatabaseMegabytes", "out of range: 1e+18"),
+            (#"{"sinks": [{"kind": "sqlite", "config": {"maxDatabaseMegabytes": 1e12}}]}"#,
+             "sinks[0].config.maxDatabaseMegabytes", "allowed 1…16777215 MB"),
+            (#"{"sources": [{"kind": "serial-pedometer", "config": {"udev": true, "identificationTimeoutSeconds": 1e300}}]}"#,
+             "sources[0].config.identificationTimeoutSeconds", "allowed 0.01…3600 seconds"),
+            (#"{"sources": [{"kind": "serial-pedometer", "config": {"udev": true, "identificationTimeoutSeconds": 1e18}}]}"#,
+             "sources[0].config.identificationTimeoutSeconds", "out of range"),
+            (#"{"sources": [{"kind": "serial-pedometer", "config": {"path": "/dev/ttyACM0", "reconnectIntervalSeconds": 9223372036854775807}}]}"#,
+             "sources[0].config.reconnectIntervalSeconds", "allowed 0.01…3600 seconds"),
+            (#"{"sources": [{"kind": "ble-heart-rate", "config": {"reconnect": {"maxDelaySeconds": 1e300}}}]}"#,
+             "sources[0].config.reconnect.maxDelaySeconds", "allowed 0.01…86400"),
+            (#"{"sinks": [{"kind": "sqlite", "queue": {"capacity": 1e-300}}]}"#, "sinks[0].queue.capacity", "out of range"),
+            (#"{"sinks": [{"kind": "http-repository", "config": {"url": "https://a.example", "timeoutSeconds": 1e400}}]}"#,
+             "sinks[0].config.timeoutSeconds", "out of range: a number beyond ±1.8e308"),
+            (#"{"shutdownTimeoutSeconds": 1e300}"#, "shutdownTimeoutSeconds", "allowed 0.1…3600 seconds"),
+        ])
+    }
+
+    func testTheProfileIsCheckedAsRunChecksIt() async throws {
+        try await assertRejected([
+            (#"{"profile": {"weightKilograms": -3}}"#, "profile.weightKilograms", "outside 20…400 kg"),
+            (#"{"profile": {"maximumHeartRate": 5}}"#, "profile.maximumHeartRate", "outside 60…260 bpm"),
+            (#"{"profile": {"dateOfBirth": "3000-01-01"}}"#, "profile.dateOfBirth", "is not a date"),
+            (#"{"profile": {"dateOfBirth": "garbage"}}"#, "profile.dateOfBirth", "is not a date"),
+            (#"{"profile": {"biologicalSex": "x"}}"#, "profile.biologicalSex", "expected one of: female, male, other"),
+            (#"{"profile": {"zones": "x"}}"#, "profile.zones", "expected an array"),
+        ])
+        // `run` rejects the same file with the same message before it starts anything.
+        let healthgate = try HealthgateExecutable()
+        let file = healthgate.root.appendingPathComponent("profile.json")
+        try Data(#"{"profile": {"weightKilograms": -3}}"#.utf8).write(to: file)
+        let run = try await healthgate.run(["run", "--config", file.path, "--duration", "1"])
+        XCTAssertEqual(run.status, 78, run.standardError)
+        XCTAssertTrue(run.standardError.contains("profile.weightKilograms"), run.standardError)
+    }
+
+    func testControlSocketAndNULsAreRejected() async throws {
+        let long = "/tmp/" + String(repeating: "s", count: 103)
+        try await assertRejected([
+            (#"{"controlSocket": ""}"#, "controlSocket", "must not be empty"),
+            (#"{"controlSocket": "\#(long)"}"#, "controlSocket", "at most 107"),
+            (#"{"sinks": [{"kind": "sqlite", "config": {"path": "/tmp/a\u0000b.sqlite"}}]}"#, "sinks[0].config.path", "NUL"),
+            (#"{"sources": [{"kind": "serial-pedometer", "config": {"path": "/dev/tty\u0000S0"}}]}"#, "sources[0].config.path", "NUL"),
+            ("{\"sinks\": [{\"kind\": \"sqlite\", \"config\": {\"path\": \"/tmp/a\u{0}b\"}}]}", "(top level)",
+             "a NUL byte (0x00) inside a string"),
+        ])
+    }
+
+    func testSecretsAreRedactedAndInsecureBearerIsRefused() async throws {
+        let healthgate = try HealthgateExecutable()
+        let (ftp, _) = try await check(
+            healthgate, #"{"sinks": [{"kind": "http-repository", "config": {"url": "ftp://user:password@host/x"}}]}"#)
+        XCTAssertEqual(ftp.status, 78)
+        XCTAssertFalse(ftp.standardError.contains("password@"), ftp.standardError)
+        XCTAssertTrue(ftp.standardError.contains("ftp://user:***@host/x"), ftp.standardError)
+
+        let bearer = #"{"type": "bearer", "tokenVariable": "HEALTHGATE_TOKEN"}"#
+        let (plain, path) = try await check(
+            healthgate, #"{"sinks": [{"kind": "http-repository", "config": {"url": "http://repo.example.org/v1", "auth": \#(bearer)}}]}"#)
+        XCTAssertEqual(plain.status, 78, plain.standardError)
+        XCTAssertTrue(plain.standardError.contains("\(path): sinks[0].config.url: bearer credentials would cross the network in clear text"),
+                      plain.standardError)
+        XCTAssertTrue(plain.standardError.contains("allowInsecureTransport"), plain.standardError)
+
+        let (allowed, _) = try await check(
+            healthgate,
+            #"{"sinks": [{"kind": "http-repository", "config": {"url": "http://repo.example.org/v1", "allowInsecureTransport": true, "auth": \#(bearer)}}]}"#)
+        XCTAssertEqual(allowed.status, 0, allowed.standardError)
+        let (loopback, _) = try await check(
+            healthgate, #"{"sinks": [{"kind": "http-repository", "config": {"url": "http://127.0.0.1:8080/v1", "auth": \#(bearer)}}]}"#)
+        XCTAssertEqual(loopback.status, 0, loopback.standardError)
+
+        let missingToken = healthgate.root.appendingPathComponent("no-such-token").path
+        let (token, tokenPath) = try await check(
+            healthgate,
+            #"{"sinks": [{"kind": "http-repository", "config": {"url": "https://repo.example.org/v1", "auth": {"type": "bearer", "tokenFile": "\#(missingToken)"}}}]}"#)
+        XCTAssertEqual(token.status, 78, token.standardError)
+        XCTAssertTrue(token.standardError.contains("\(tokenPath): sinks[0].config.auth.tokenFile: the token file \(missingToken) does not exist"),
+                      token.standardError)
+    }
+
+    func testMissingFileIs66AndADirectoryIsNamedAsOne() async throws {
+        let healthgate = try HealthgateExecutable()
+        let missing = try await healthgate.run(["config", "check", "/nonexistent/healthgate.json"])
+        XCTAssertEqual(missing.status, 66, missing.standardError)
+        XCTAssertTrue(missing.standardError.contains("/nonexistent/healthgate.json: no such file"), missing.standardError)
+
+        let directory = try await healthgate.run(["config", "check", healthgate.root.path])
+        XCTAssertEqual(directory.status, 78, directory.standardError)
+        XCTAssertTrue(directory.standardError.contains("is a directory"), directory.standardError)
+        XCTAssertFalse(directory.standardError.contains("NSCocoaErrorDomain"), directory.standardError)
+    }
+
+    func testCheckCreatesNoFile() async throws {
+        let healthgate = try HealthgateExecutable()
+        let json = #"""
+            {"sources": [{"kind": "serial-pedometer", "config": {"udev": true}}],
+             "sinks": [{"kind": "http-repository", "config": {"url": "https://repo.example.org/v1"}}, {"kind": "sqlite"}]}
+            """#
+        let file = healthgate.root.appendingPathComponent("config/ok.json")
+        try Data(json.utf8).write(to: file)
+        let result = try await healthgate.run(["config", "check", file.path])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertTrue(result.standardOutput.contains("sink   http-repository (http-repository)"), result.standardOutput)
+        for directory in ["state", "data", "runtime"] {
+            let url = healthgate.root.appendingPathComponent(directory)
+            let created = FileManager.default.enumerator(atPath: url.path)?.allObjects as? [String] ?? []
+            XCTAssertEqual(created, [], "config check created files in \(directory)/")
+        }
+    }
+
+    func testUnitsOverflowAndHugeDecodeArgumentsAreRefusedBriefly() async throws {
+        let healthgate = try HealthgateExecutable()
+        let overflow = try await healthgate.run(["units", "convert", "1e308", "kg", "g"])
+        XCTAssertEqual(overflow.status, 65, overflow.standardOutput)
+        XCTAssertFalse(overflow.standardOutput.contains("inf"), overflow.standardOutput)
+        XCTAssertTrue(overflow.standardError.contains("out of range"), overflow.standardError)
+
+        let huge = String(repeating: "z", count: 131_000)  // Just under Linux's MAX_ARG_STRLEN.
+        let decode = try await healthgate.run(["decode", "heart-rate-measurement", huge])
+        XCTAssertEqual(decode.status, 65)
+        XCTAssertLessThan(decode.standardError.utf8.count, 1000, "the argument is not echoed whole")
+        XCTAssertTrue(decode.standardError.contains("(131000 bytes) is not a hex payload"), decode.standardError)
+    }
+}
