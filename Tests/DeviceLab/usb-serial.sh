@@ -163,7 +163,17 @@ check grep -qx 'devices LAB-0001' "$OUT/steps.txt"
 check grep -q 'garbage' "$OUT/healthgate.log"
 "$PY" -c 'import sqlite3,sys; s=sqlite3.connect(sys.argv[1]); d=sqlite3.connect(sys.argv[2]); s.backup(d)' \
   "$DB_DIR/samples.sqlite" /tmp/samples-copy.sqlite && cp /tmp/samples-copy.sqlite "$OUT/samples.sqlite"
-check cat "$OUT/state/serial-pedometer/pedometers.json"
+# The counter baseline is a source checkpoint, committed with the samples in the store and keyed
+# by the device's serial (no side file): the last reading, 5 steps after the reboot.
+"$PY" - "$DB_DIR/samples.sqlite" > "$OUT/checkpoints.txt" 2>&1 <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for namespace, key, payload in db.execute("SELECT namespace, key, payload FROM source_checkpoints ORDER BY namespace, key"):
+    print(namespace, key, bytes(payload).decode("utf-8", "replace"))
+PY
+cat "$OUT/checkpoints.txt"
+check grep -q 'serial-pedometer LAB-0001 .*"steps":5' "$OUT/checkpoints.txt"
+check test ! -e "$OUT/state/serial-pedometer/pedometers.json"
 
 step "summary"
 echo "failures: $fails, scenario wall $((SECONDS - t0))s"
