@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import SampleBus
+import WebBoard
 import Workouts
 
 /// Everything a configuration must pass before anything starts, in one place: the gateway's own
@@ -20,6 +21,7 @@ enum ConfigurationValidation {
         let factory = EnvironmentFactory(context: context, logger: logger, ids: SampleIDGenerator())
         let plugins = try catalog.validate(configuration, environment: factory.make)
         _ = try roster(of: configuration)
+        _ = try WebBoardConfiguration.decode(configuration.web, origin: configuration.origin)
         return (plugins, try profile(of: configuration))
     }
 

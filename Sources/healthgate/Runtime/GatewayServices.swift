@@ -13,6 +13,8 @@ struct GatewayServices {
     var controlHandlers: [String: ControlHandler] = [:]
     /// The workouts: the gateway's own and each participant's.
     let workouts: ParticipantWorkouts
+    /// The SQLite store that keeps the workouts, if one is configured.
+    let storePath: String?
 
     /// - Parameter configuredSinks: the configured sinks; the first SQLite store among them keeps
     ///   the workout in progress.
@@ -29,8 +31,9 @@ struct GatewayServices {
         let environment = PluginEnvironment(
             name: "workouts", logger: logger.child("workouts"), clock: clock, ids: ids, paths: paths, variables: [:])
         let store: any WorkoutStateStore & ParticipantAssignmentStore
-        if let sqlite = configuredSinks.lazy.compactMap({ $0.sink as? SQLiteSink }).first {
-            store = SQLiteWorkoutStateStore(path: sqlite.path)
+        storePath = configuredSinks.lazy.compactMap({ $0.sink as? SQLiteSink }).first?.path
+        if let storePath {
+            store = SQLiteWorkoutStateStore(path: storePath)
         } else {
             environment.logger.notice(
                 "no sqlite sink is configured: a workout in progress is kept in memory and does not survive a restart")
