@@ -25,6 +25,8 @@ struct GatewayRunner {
     /// Runs once the gateway's services exist, before it starts (the demo starts its group
     /// workout here).
     var onStart: (@Sendable (ParticipantWorkouts) async -> Void)?
+    /// Configured sources (by name) that stop after this long: the demo's dropped sensor.
+    var silencedSources: [String: Duration] = [:]
 
     func run(configuration: GatewayConfiguration, duration: Double?) async throws -> ExitCode {
         let paths = context.paths
@@ -54,10 +56,15 @@ struct GatewayRunner {
         let ids = SampleIDGenerator()
         let configuration = ConfigurationLocator.withDefaults(configuration, paths: paths)
         let variables = context.variables
-        let (sources, sinks) = try catalog.instantiate(configuration) { name in
+        var (sources, sinks) = try catalog.instantiate(configuration) { name in
             PluginEnvironment(
                 name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
                 variables: variables)
+        }
+        for index in sources.indices {
+            guard let after = silencedSources[sources[index].name] else { continue }
+            sources[index].source = SilencedSource(
+                source: sources[index].source, after: after, clock: clock, logger: logger.child(sources[index].name))
         }
         let services = try GatewayServices(
             configuration: configuration, configuredSinks: sinks, paths: paths, logger: logger, clock: clock, ids: ids)
