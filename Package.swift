@@ -104,7 +104,7 @@ let package = Package(
             name: "healthgate-benchmarks",
             dependencies: [
                 "HealthModel", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "HeartRateMonitor", "SerialPedometer",
-                "HTTPRepository",
+                "HTTPRepository", "Workouts", "WebBoard",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings),
         .executableTarget(
@@ -121,6 +121,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl", "SQLiteStore", "SQLite", "HealthModel", "SampleBus"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "WebBoardTests", dependencies: ["WebBoard", "Workouts", "GatewayTesting", "HealthModel", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
