@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The live board in a real browser: Debian's headless Chromium driven through chromium-driver.
 
-Runs the built `healthgate` as a user would: `healthgate demo --participants 4` with a strap that
+Runs the built `healthgate` as a user would: `healthgate demo --participants 8` with a strap that
 goes silent, then checks in the browser that the tiles appear, their values change, the silent
 strap's tile is flagged, and the screenshot shows the tiles; that the page reconnects by itself
 after the gateway restarts; that the history lists the ended workouts with their charts; and that
@@ -29,7 +29,10 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-PARTICIPANTS = 4
+PARTICIPANTS = 8
+NAMES = ["Ana", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gus", "Hana"]
+# The demo silences the last participant's strap.
+SILENT = NAMES[-1]
 DROP_AFTER_SECONDS = 8
 # Zone colours of board.css, and the colour of a lost sensor's tile.
 ZONE_COLOURS = {(0x5B, 0x64, 0x72), (0x8A, 0x97, 0xA8), (0x2F, 0x80, 0xED), (0x27, 0xAE, 0x60), (0xF2, 0x99, 0x4A),
@@ -167,7 +170,7 @@ def main():
     gateway = Gateway(binary, root, demo_arguments)
     options = Options()
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,720",
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800",
                      "--force-device-scale-factor=1"]:
         options.add_argument(argument)
     driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"))
@@ -179,7 +182,7 @@ def main():
                          driver.find_elements(By.CSS_SELECTOR, "section.tile")))
         names = [tile.find_element(By.CLASS_NAME, "name").text for tile in tiles]
         check(f"{PARTICIPANTS} tiles appear, one per participant ({', '.join(names)})",
-              names == ["Ana", "Ben", "Cleo", "Dan"], results)
+              names == NAMES, results)
 
         def heart_rates():
             return [tile.get_attribute("data-heart-rate") for tile in driver.find_elements(By.CSS_SELECTOR, "section.tile")]
@@ -188,8 +191,8 @@ def main():
         changed = poll("a heart rate to change", 30, lambda: (lambda values: values if values != first else None)(heart_rates()))
         check(f"heart rates change on the page ({first} → {changed})", changed != first, results)
 
-        lost = poll("Dan's tile to flag the lost sensor", DROP_AFTER_SECONDS + 30,
-                    lambda: driver.find_element(By.CSS_SELECTOR, "section.tile[data-tile-id='participant:Dan'][data-sensor='lost']"))
+        lost = poll(f"{SILENT}'s tile to flag the lost sensor", DROP_AFTER_SECONDS + 30,
+                    lambda: driver.find_element(By.CSS_SELECTOR, f"section.tile[data-tile-id='participant:{SILENT}'][data-sensor='lost']"))
         badge = lost.find_element(By.CLASS_NAME, "badge")
         check("the silent strap's tile is flagged 'SENSOR LOST'", badge.is_displayed() and "LOST" in badge.text, results)
         others = driver.find_elements(By.CSS_SELECTOR, "section.tile[data-sensor='live']")

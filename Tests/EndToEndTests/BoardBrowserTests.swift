@@ -4,7 +4,7 @@ import XCTest
 
 /// The live board end to end in a real browser: Tests/Browser/board_browser_test.py drives
 /// Debian's headless Chromium (chromium-driver, Selenium from scripts/install-test-python)
-/// against the built `healthgate demo --participants 4`: tiles appear and change, a silent strap
+/// against the built `healthgate demo --participants 8`: tiles appear and change, a silent strap
 /// is flagged, the screenshot shows every tile in its colour, the page reconnects after a
 /// gateway restart, the history shows the charts, and a board with a token refuses requests
 /// without it.
