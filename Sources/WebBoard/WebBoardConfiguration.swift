@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import SampleBus
 
 /// The configuration's `web` object: where the live board listens, and the token that guards it.

@@ -1,5 +1,5 @@
 import AsyncPrimitives
-public import Foundation
+import Foundation
 public import HealthModel
 public import SampleBus
 import Synchronization

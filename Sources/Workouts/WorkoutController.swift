@@ -303,15 +303,16 @@ public final class WorkoutController: SampleSink, SampleSource {
     @discardableResult
     public func ingest(_ records: [HealthRecord]) -> Int {
         state.withLock { state in
-            guard var live = state.live else { return 0 }
-            let refusedBefore = live.builder.refusedCount
-            let added = live.collect(records)
-            if refusedBefore == 0, live.builder.refusedCount > 0 {
+            guard let refusedBefore = state.live?.builder.refusedCount else { return 0 }
+            // Collected in place: a copy of the live workout would copy every sample collected
+            // so far on each batch that adds one (copy on write), an hour of readings per batch
+            // with a class of participants.
+            let added = state.live?.collect(records) ?? 0
+            if refusedBefore == 0, let live = state.live, live.builder.refusedCount > 0 {
                 logger.error(
                     "workout \(live.session.id) is full (\(LiveWorkoutBuilder.capacity) samples); "
                         + "further samples are not collected into it (they still reach the other sinks)")
             }
-            if added > 0 || live.builder.refusedCount != refusedBefore { state.live = live }
             return added
         }
     }
