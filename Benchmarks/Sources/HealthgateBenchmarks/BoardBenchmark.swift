@@ -89,6 +89,7 @@ enum BoardBenchmark {
                 + "the server encodes the board twice a second and sends it to 2 event-stream readers (curl, other processes). "
                 + "Each workout holds an hour of samples before the window (\(Int(hour)) per participant). "
                 + "Baseline: the paced tasks making their samples only. \(Int(seconds)) s each, CPU = getrusage delta / wall time.")
+        report.line("")
         report.table(
             ["tiles", "snapshot size", "baseline CPU", "measured CPU", "ratio", "board's own share"],
             [[String(tiles.count), "\(encoded / 1024) KiB",
