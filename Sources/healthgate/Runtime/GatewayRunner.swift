@@ -68,6 +68,8 @@ struct GatewayRunner {
         }
         let services = try GatewayServices(
             configuration: configuration, configuredSinks: sinks, paths: paths, logger: logger, clock: clock, ids: ids)
+        // Before the control socket answers, so no command sees the demo's class half started.
+        if let onStart { await onStart(services.workouts) }
         var boardSinks: [ConfiguredSink] = []
         var background = background
         var boardServer: BoardServer?
@@ -129,7 +131,6 @@ struct GatewayRunner {
             "started with \(sources.count + extraSources.count + services.sources.count) source(s) and "
                 + "\(sinks.count + extraSinks.count + services.sinks.count) sink(s) from \(configuration.origin)")
 
-        if let onStart { await onStart(services.workouts) }
         let outcome = await withTaskGroup(of: Void.self) { group -> Gateway.StopOutcome in
             if let duration {
                 group.addTask {
