@@ -100,20 +100,24 @@ enum WorkoutCommand {
 
     static let live = Command(
         name: "live", summary: "Watch the live workout, refreshed every second.",
-        usage: "workout live [--count N]",
+        usage: "workout live [--count N] [--participant NAME]",
         discussion: """
             On a terminal the view redraws in place (ANSI cursor control); otherwise (a pipe, a log, \
             ssh without a tty) it prints one line per update. Stops when the workout ends, after N \
             updates with --count, or on Ctrl-C.
             """,
-        options: [OptionSpec(name: "count", value: "N", help: "Stop after N updates.")]
+        options: [
+            OptionSpec(name: "count", value: "N", help: "Stop after N updates."),
+            OptionSpec(name: "participant", value: "NAME", help: "Watch this participant's workout."),
+        ]
     ) { arguments, context in
         let limit = try arguments.integer("count")
         if let limit, limit < 1 { throw CommandError(.usage, "--count must be at least 1") }
+        let target = arguments.value("participant").map(ParticipantWorkouts.Target.participant) ?? .main
         var updates = 0
         if context.stdoutIsTerminal { context.output.write("\u{1B}[H\u{1B}[2J") }
         while true {
-            let snapshot = try await fetchStatus(context)
+            let snapshot = try await send(.status, target: target, context)
             if context.stdoutIsTerminal {
                 // Home the cursor, rewrite each line, clear what is left of the old frame.
                 let lines = WorkoutFormat.liveScreen(snapshot).map { $0 + "\u{1B}[K" }
@@ -249,10 +253,6 @@ enum WorkoutCommand {
         guard case .object(var object) = arguments else { return arguments }
         object.merge(target.arguments) { _, new in new }
         return .object(object)
-    }
-
-    static func fetchStatus(_ context: CommandContext) async throws -> WorkoutSnapshot {
-        try await send(.status, context)
     }
 
     /// Sends one request to the daemon's control socket (the configured `controlSocket`, else the
