@@ -43,6 +43,9 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(
+            name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]),
 
         // MARK: Core
         .target(name: "HealthModel", swiftSettings: swiftSettings),
@@ -60,6 +63,10 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(
             name: "GatewayControl", dependencies: ["SampleBus", "LinuxSystem", "AsyncPrimitives"],
+            swiftSettings: swiftSettings),
+        // The live board: libmicrohttpd serving the page, Server-Sent Events and the history.
+        .target(
+            name: "WebBoard", dependencies: ["CMicroHTTPD", "Workouts", "HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         .target(
             name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"],
@@ -88,7 +95,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives",
                 "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "Udev",
-                "FitnessEquipment",
+                "FitnessEquipment", "WebBoard",
             ],
             swiftSettings: swiftSettings),
 
@@ -97,7 +104,7 @@ let package = Package(
             name: "healthgate-benchmarks",
             dependencies: [
                 "HealthModel", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "HeartRateMonitor", "SerialPedometer",
-                "HTTPRepository",
+                "HTTPRepository", "Workouts", "WebBoard",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings),
         .executableTarget(
@@ -114,6 +121,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl", "SQLiteStore", "SQLite", "HealthModel", "SampleBus"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "WebBoardTests", dependencies: ["WebBoard", "Workouts", "GatewayTesting", "HealthModel", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",

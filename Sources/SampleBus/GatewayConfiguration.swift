@@ -61,7 +61,9 @@ public struct PluginConfiguration: Sendable, Codable, Hashable {
 ///   "logLevel": "info",
 ///   "shutdownTimeoutSeconds": 10,
 ///   "controlSocket": "/run/healthgate/control.sock",
-///   "profile": {…}
+///   "profile": {…},
+///   "participants": [{"name": "Ana", "devices": ["02:00:00:00:00:01"], "profile": {…}}],
+///   "web": {"listen": "127.0.0.1:8080"}
 /// }
 /// ```
 /// With no `sinks`, the executable adds the embedded default: the SQLite store.
@@ -75,14 +77,20 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     public var controlSocket: String?
     /// The user profile for workouts (maximum heart rate, weight, …), decoded by the Workouts module.
     public var profile: JSONValue?
+    /// The participants of group workouts (name, devices, profile), decoded by the Workouts module.
+    public var participants: JSONValue?
+    /// The live web board (`listen`, `tokenFile`), decoded by the WebBoard module; absent: off.
+    public var web: JSONValue?
     /// Where the configuration came from, for error messages. Not part of the file.
     public var origin: String = "(embedded default)"
 
     public init(
         sources: [PluginConfiguration] = [], sinks: [PluginConfiguration] = [],
         logLevel: LogLevel = .info, shutdownTimeoutSeconds: Double = 10,
-        controlSocket: String? = nil, profile: JSONValue? = nil
+        controlSocket: String? = nil, profile: JSONValue? = nil, participants: JSONValue? = nil, web: JSONValue? = nil
     ) {
+        self.participants = participants
+        self.web = web
         self.sources = sources
         self.sinks = sinks
         self.logLevel = logLevel
@@ -92,7 +100,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case sources, sinks, logLevel, shutdownTimeoutSeconds, controlSocket, profile
+        case sources, sinks, logLevel, shutdownTimeoutSeconds, controlSocket, profile, participants, web
     }
 
     /// The longest control socket path: `sun_path` holds 108 bytes on Linux, NUL included
@@ -111,6 +119,8 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
             try container.decodeIfPresent(Double.self, forKey: .shutdownTimeoutSeconds) ?? defaults.shutdownTimeoutSeconds
         controlSocket = try container.decodeIfPresent(String.self, forKey: .controlSocket)
         profile = try container.decodeIfPresent(JSONValue.self, forKey: .profile)
+        participants = try container.decodeIfPresent(JSONValue.self, forKey: .participants)
+        web = try container.decodeIfPresent(JSONValue.self, forKey: .web)
     }
 
     /// Checks the gateway's own settings (not the plugins' nor the profile, which their owners

@@ -101,6 +101,7 @@ public struct LiveWorkout: Sendable {
         }
         if let devices = session.devices { metadata["healthgate.devices"] = .string(devices.joined(separator: ",")) }
         if restored { metadata["healthgate.restoredAfterRestart"] = .bool(true) }
+        if let participant = session.participant { metadata["healthgate.participant"] = .string(participant) }
         return Workout(
             id: session.id, activityType: session.activityType, startDate: start, endDate: end,
             duration: total.elapsedSeconds, events: session.events, activities: session.activities,

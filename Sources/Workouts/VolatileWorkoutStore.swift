@@ -6,8 +6,9 @@ import Synchronization
 /// progress does not survive a restart, and the log says so at start-up), and what unit tests
 /// use. It sees no committed samples, so a workout's samples are the ones the controller
 /// collected live.
-public final class VolatileWorkoutStore: WorkoutStateStore {
+public final class VolatileWorkoutStore: WorkoutStateStore, ParticipantAssignmentStore {
     private let workouts = Mutex<[JournaledWorkout]>([])
+    private let assignments = Mutex<[ParticipantAssignment]>([])
 
     /// An empty store.
     public init() {}
@@ -42,5 +43,18 @@ public final class VolatileWorkoutStore: WorkoutStateStore {
     /// Forgets the workout.
     public func handedOver(_ id: SampleID) throws(WorkoutError) {
         workouts.withLock { $0.removeAll { $0.definition.id == id } }
+    }
+
+    /// The assignments made, oldest first.
+    public func participantAssignments() throws(WorkoutError) -> [ParticipantAssignment] {
+        assignments.withLock { $0 }
+    }
+
+    /// Keeps `assignment`, replacing the device's earlier one.
+    public func assign(_ assignment: ParticipantAssignment) throws(WorkoutError) {
+        assignments.withLock { assignments in
+            assignments.removeAll { $0.device == assignment.device }
+            assignments.append(assignment)
+        }
     }
 }

@@ -76,9 +76,18 @@ public struct WorkoutAnalysis: Hashable, Sendable {
         samples: [CollectedSample], types: [QuantityType], timeline: RunningTimeline,
         window: (start: Date, end: Date), isLive: Bool, profile: UserProfile
     ) -> WorkoutAnalysis {
+        // One pass over the samples, copying none of them: the board asks for every
+        // participant's figures every second, over an hour of readings each (Benchmarks, `board`).
+        var aggregateTypes = types
+        if !aggregateTypes.contains(.activeEnergyBurned) { aggregateTypes.append(.activeEnergyBurned) }
+        var aggregates = Array(repeating: Aggregate(), count: aggregateTypes.count)
+        var heartRate: [(endDate: Date, value: Double)] = []
         // A live window also takes readings stamped after "now": a device clock a little ahead
         // of ours must not hide its samples (their step to "now" is zero seconds).
-        let inWindow = samples.filter { $0.endDate >= window.start && (isLive || $0.endDate <= window.end) }
+        for sample in samples where sample.endDate >= window.start && (isLive || sample.endDate <= window.end) {
+            if sample.type == .heartRate { heartRate.append((sample.endDate, sample.value)) }
+            if let slot = aggregateTypes.firstIndex(of: sample.type) { aggregates[slot].add(sample.value, at: sample.endDate) }
+        }
         let threshold = profile.gapThreshold
         let zones = profile.heartRateZones(on: window.start)
         let equation = ActiveEnergyEquation(profile: profile, on: window.start)
@@ -89,7 +98,6 @@ public struct WorkoutAnalysis: Hashable, Sendable {
         var weight = 0.0
         var equationEnergy = 0.0
 
-        let heartRate = inWindow.filter { $0.type == .heartRate }
         // Leading stretch: from the window start to the first reading.
         let firstDate = heartRate.first?.endDate ?? window.end
         let leading = timeline.activeSeconds(from: window.start, to: firstDate)
@@ -120,19 +128,19 @@ public struct WorkoutAnalysis: Hashable, Sendable {
         var statistics: [QuantityStatistics] = []
         var energy: Double?
         var energySource: EnergySource?
-        let deviceEnergy = inWindow.filter { $0.type == .activeEnergyBurned }
+        // Non-nil: aggregateTypes holds .activeEnergyBurned (added above).
+        let deviceEnergy = aggregates[aggregateTypes.firstIndex(of: .activeEnergyBurned) ?? 0]
         if equation != nil, weight > 0 {
             energy = equationEnergy
             energySource = .heartRateEquation
-        } else if !deviceEnergy.isEmpty {
-            energy = deviceEnergy.reduce(0) { $0 + $1.value }
+        } else if deviceEnergy.count > 0 {
+            energy = deviceEnergy.sum
             energySource = .device
         }
         var allTypes = types
         if energy != nil, !allTypes.contains(.activeEnergyBurned) { allTypes.append(.activeEnergyBurned) }
         for type in allTypes {
-            let values = inWindow.filter { $0.type == type }
-            let last = values.last
+            let values = aggregateTypes.firstIndex(of: type).map { aggregates[$0] } ?? Aggregate()
             switch type.aggregationStyle {
             case .cumulative where type == .activeEnergyBurned:
                 statistics.append(QuantityStatistics(
@@ -142,14 +150,14 @@ public struct WorkoutAnalysis: Hashable, Sendable {
             case .cumulative:
                 statistics.append(QuantityStatistics(
                     type: type, startDate: window.start, endDate: window.end, sampleCount: values.count,
-                    sum: values.isEmpty ? nil : values.reduce(0) { $0 + $1.value }))
+                    sum: values.count == 0 ? nil : values.sum))
             case .discrete:
-                let mean = values.isEmpty ? nil : values.reduce(0) { $0 + $1.value } / Double(values.count)
+                let mean = values.count == 0 ? nil : values.sum / Double(values.count)
                 let average = type == .heartRate && weight > 0 ? weightedSum / weight : mean
                 statistics.append(QuantityStatistics(
                     type: type, startDate: window.start, endDate: window.end, sampleCount: values.count,
-                    average: average, minimum: values.map(\.value).min(), maximum: values.map(\.value).max(),
-                    mostRecent: last?.value, mostRecentDate: last?.endDate))
+                    average: average, minimum: values.minimum, maximum: values.maximum,
+                    mostRecent: values.last?.value, mostRecentDate: values.last?.date))
             }
         }
         let inGap = gaps.last.map { $0.end == nil } ?? false
@@ -159,5 +167,22 @@ public struct WorkoutAnalysis: Hashable, Sendable {
             currentHeartRate: isLive && !inGap ? heartRate.last?.value : nil,
             zones: zones, zoneSeconds: zoneSeconds, belowZonesSeconds: below, gaps: gaps,
             energyKilocalories: energy, energySource: energySource)
+    }
+
+    /// Count, sum, extremes and the latest value of one type's samples, in sample order.
+    private struct Aggregate {
+        var count = 0
+        var sum = 0.0
+        var minimum: Double?
+        var maximum: Double?
+        var last: (value: Double, date: Date)?
+
+        mutating func add(_ value: Double, at date: Date) {
+            count += 1
+            sum += value
+            minimum = min(minimum ?? value, value)
+            maximum = max(maximum ?? value, value)
+            last = (value, date)
+        }
     }
 }

@@ -43,6 +43,9 @@ public final class WorkoutController: SampleSink, SampleSource {
 
     /// The profile zones and energy come from.
     public let profile: UserProfile
+    /// The participant whose workouts it runs (see ``Participant``); nil for the gateway's own
+    /// single-person workout. It restores only the journaled workouts of this participant.
+    public let participant: String?
     private let store: any WorkoutStateStore
     private let clock: any GatewayClock
     private let ids: SampleIDGenerator
@@ -53,8 +56,9 @@ public final class WorkoutController: SampleSink, SampleSource {
     /// Creates a controller; nothing is read from `store` until ``restore()``.
     public init(
         profile: UserProfile, store: any WorkoutStateStore, clock: any GatewayClock, ids: SampleIDGenerator,
-        logger: Logger
+        logger: Logger, participant: String? = nil
     ) {
+        self.participant = participant
         self.profile = profile
         self.store = store
         self.clock = clock
@@ -87,7 +91,7 @@ public final class WorkoutController: SampleSink, SampleSource {
     ) async throws(WorkoutError) -> WorkoutSnapshot {
         let definition = WorkoutDefinition(
             id: ids.next(), activityType: activity, firstActivityID: ids.next(),
-            devices: devices.flatMap { $0.isEmpty ? nil : $0 }, types: types)
+            devices: devices.flatMap { $0.isEmpty ? nil : $0 }, types: types, participant: participant)
         let snapshot = try await onQueue { () throws(WorkoutError) -> WorkoutSnapshot in
             if let session = self.state.withLock({ $0.live?.session }) {
                 throw WorkoutError(
@@ -191,7 +195,7 @@ public final class WorkoutController: SampleSink, SampleSource {
     public func status() -> WorkoutSnapshot {
         state.withLock { state in
             if let live = state.live { return live.snapshot(at: clock.now(), profile: profile) }
-            return state.lastSnapshot ?? WorkoutSnapshot(state: .notStarted)
+            return state.lastSnapshot ?? WorkoutSnapshot(state: .notStarted, participant: participant)
         }
     }
 
@@ -243,7 +247,7 @@ public final class WorkoutController: SampleSink, SampleSource {
 
     private func restoreOnQueue() throws(WorkoutError) {
         guard !state.withLock({ $0.restoreDone }) else { return }
-        let journaled = try store.journaledWorkouts()
+        let journaled = try store.journaledWorkouts().filter { $0.definition.participant == participant }
         var restored: [LiveWorkout] = []
         for workout in journaled {
             let start = workout.entries.first?.date ?? clock.now()
@@ -299,15 +303,16 @@ public final class WorkoutController: SampleSink, SampleSource {
     @discardableResult
     public func ingest(_ records: [HealthRecord]) -> Int {
         state.withLock { state in
-            guard var live = state.live else { return 0 }
-            let refusedBefore = live.builder.refusedCount
-            let added = live.collect(records)
-            if refusedBefore == 0, live.builder.refusedCount > 0 {
+            guard let refusedBefore = state.live?.builder.refusedCount else { return 0 }
+            // Collected in place: a copy of the live workout would copy every sample collected
+            // so far on each batch that adds one (copy on write), an hour of readings per batch
+            // with a class of participants.
+            let added = state.live?.collect(records) ?? 0
+            if refusedBefore == 0, let live = state.live, live.builder.refusedCount > 0 {
                 logger.error(
                     "workout \(live.session.id) is full (\(LiveWorkoutBuilder.capacity) samples); "
                         + "further samples are not collected into it (they still reach the other sinks)")
             }
-            if added > 0 || live.builder.refusedCount != refusedBefore { state.live = live }
             return added
         }
     }

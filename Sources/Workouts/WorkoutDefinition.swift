@@ -16,12 +16,16 @@ public struct WorkoutDefinition: Hashable, Sendable, Codable {
     public var devices: [String]?
     /// Quantity types to collect.
     public var types: [QuantityType]
+    /// The participant whose workout it is (see ``Participant``); nil for the gateway's own
+    /// single-person workout.
+    public var participant: String?
 
     /// Creates a definition.
     public init(
         id: SampleID, activityType: WorkoutActivityType, firstActivityID: SampleID, devices: [String]? = nil,
-        types: [QuantityType] = WorkoutSession.defaultTypes
+        types: [QuantityType] = WorkoutSession.defaultTypes, participant: String? = nil
     ) {
+        self.participant = participant
         self.id = id
         self.activityType = activityType
         self.firstActivityID = firstActivityID

@@ -30,6 +30,8 @@ public struct WorkoutSession: Hashable, Sendable, Codable {
     public let devices: [String]?
     /// Quantity types to collect.
     public let types: [QuantityType]
+    /// The participant whose workout it is; nil for the gateway's own (single-person) workout.
+    public let participant: String?
     private let firstActivityID: SampleID
     private var lastDate: Date?
     private var lastLapDate: Date?
@@ -43,8 +45,9 @@ public struct WorkoutSession: Hashable, Sendable, Codable {
     /// A session in state `notStarted`.
     public init(
         id: SampleID, activityType: WorkoutActivityType, firstActivityID: SampleID,
-        devices: [String]? = nil, types: [QuantityType] = WorkoutSession.defaultTypes
+        devices: [String]? = nil, types: [QuantityType] = WorkoutSession.defaultTypes, participant: String? = nil
     ) {
+        self.participant = participant
         self.id = id
         self.activityType = activityType
         self.firstActivityID = firstActivityID
@@ -56,13 +59,14 @@ public struct WorkoutSession: Hashable, Sendable, Codable {
     public init(_ definition: WorkoutDefinition) {
         self.init(
             id: definition.id, activityType: definition.activityType, firstActivityID: definition.firstActivityID,
-            devices: definition.devices, types: definition.types)
+            devices: definition.devices, types: definition.types, participant: definition.participant)
     }
 
     /// What the session is, as its store keeps it.
     public var definition: WorkoutDefinition {
         WorkoutDefinition(
-            id: id, activityType: activityType, firstActivityID: firstActivityID, devices: devices, types: types)
+            id: id, activityType: activityType, firstActivityID: firstActivityID, devices: devices, types: types,
+            participant: participant)
     }
 
     /// Applies a journaled command; see ``apply(_:at:newActivity:segmentStart:metadata:)``.

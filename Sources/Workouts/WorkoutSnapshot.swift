@@ -78,6 +78,8 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
     public var activities: Int
     /// Whether the session was rebuilt from the store after a gateway restart.
     public var restored: Bool
+    /// The participant whose workout it is; absent for the gateway's own workout.
+    public var participant: String?
 
     /// Creates a snapshot from its parts.
     public init(
@@ -86,8 +88,10 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
         elapsedSeconds: Double = 0, heartRate: HeartRate = HeartRate(), maximumHeartRate: Double? = nil,
         zone: Int? = nil, zoneSeconds: [Double] = [], steps: Double? = nil, distanceMeters: Double? = nil,
         energyKilocalories: Double? = nil, energySource: EnergySource? = nil, gaps: [HeartRateGap] = [],
-        gapSeconds: Double = 0, inGap: Bool = false, laps: Int = 0, activities: Int = 0, restored: Bool = false
+        gapSeconds: Double = 0, inGap: Bool = false, laps: Int = 0, activities: Int = 0, restored: Bool = false,
+        participant: String? = nil
     ) {
+        self.participant = participant
         self.state = state
         self.workoutID = workoutID
         self.activityType = activityType
@@ -129,6 +133,6 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
             energyKilocalories: analysis.energyKilocalories, energySource: analysis.energySource,
             gaps: analysis.gaps, gapSeconds: analysis.gaps.reduce(0) { $0 + $1.seconds },
             inGap: analysis.inGap, laps: session.events.filter { $0.type == .lap }.count,
-            activities: session.activities.count, restored: restored)
+            activities: session.activities.count, restored: restored, participant: session.participant)
     }
 }

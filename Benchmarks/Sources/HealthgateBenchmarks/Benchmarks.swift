@@ -8,9 +8,10 @@ import Foundation
 struct HealthgateBenchmarks {
     static func main() async throws {
         let usage = """
-            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http]... [options]
+            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|board]... [options]
               --latency-seconds N   how long the end-to-end latency load runs (default 70)
               --soak-seconds N      how long the accelerated memory soak runs (default 90)
+              --board-seconds N     how long each phase of the board benchmark runs (default 30)
               --static-dir DIR      where the statically linked healthgate and rss-baseline are
                                     (default .build/benchmarks; Benchmarks/run builds them)
               --markdown FILE       also write the Markdown report to FILE
@@ -34,7 +35,7 @@ struct HealthgateBenchmarks {
             try await IngestBenchmark.profile(rows: Int(options["rows"] ?? "") ?? 50_000)
             return
         }
-        let known = ["ingest", "decode", "latency", "memory", "http"]
+        let known = ["ingest", "decode", "latency", "memory", "http", "board"]
         if selected.isEmpty || selected.contains("all") { selected = known }
         if let unknown = selected.first(where: { !known.contains($0) }) {
             FileHandle.standardError.write(Data("unknown benchmark \(unknown)\n\(usage)\n".utf8))
@@ -64,6 +65,8 @@ struct HealthgateBenchmarks {
                     try await MemoryBenchmark.run(
                         staticDirectory: options["static-dir"] ?? ".build/benchmarks",
                         soakSeconds: Double(options["soak-seconds"] ?? "") ?? 90, report: &report)
+                case "board":
+                    try await BoardBenchmark.run(seconds: Double(options["board-seconds"] ?? "") ?? 30, report: &report)
                 default: break
                 }
             }

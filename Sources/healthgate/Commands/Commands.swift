@@ -7,6 +7,7 @@ enum Commands {
             DemoCommand.command,
             StatusCommand.command,
             WorkoutCommand.command,
+            ParticipantCommand.command,
             UnitsCommand.command,
             DecodeCommand.command,
             ScanCommand.command,

@@ -2,12 +2,13 @@ import Foundation
 import HealthModel
 import SampleBus
 import SerialPedometer
+import Workouts
 
 /// `healthgate demo`: the gateway with simulated devices that speak the real protocols.
 enum DemoCommand {
     static let command = Command(
         name: "demo", summary: "Run the gateway with simulated devices that speak the real protocols.",
-        usage: "demo [--duration SECONDS] [--db PATH] [--quiet]",
+        usage: "demo [--participants N [--listen ADDRESS:PORT] [--drop-sensor-after SECONDS]] [--duration SECONDS] [--db PATH] [--quiet]",
         discussion: """
             Starts a simulated Bluetooth heart-rate monitor that emits real Heart Rate Measurement \
             (0x2A37) payloads with RR intervals and energy expended, decoded by the same decoder real \
@@ -17,12 +18,22 @@ enum DemoCommand {
 
             The daemon's control socket is up while the demo runs, so 'healthgate status' and \
             'healthgate workout …' work against it. Stop with Ctrl-C, or use --duration.
+
+            --participants N (1–16) simulates a class: N heart-rate monitors, a participant wearing \
+            each (Ana, Ben, Cleo, …, with their own maximum heart rate and profile), a group workout \
+            started for all of them, and the live board at http://127.0.0.1:8080/ (--listen, or the \
+            configuration's "web"). --drop-sensor-after makes the last participant's strap go silent \
+            after that many seconds, so the board flags a lost sensor.
             """,
         options: [
             OptionSpec(name: "duration", value: "SECONDS", help: "Stop gracefully after this many seconds."),
             OptionSpec(name: "db", value: "PATH", help: "The SQLite store (default: the data directory's samples.sqlite)."),
             OptionSpec(name: "config", value: "FILE", help: "A configuration whose other settings (profile, socket) to use."),
             OptionSpec(name: "quiet", value: nil, help: "Do not print a line per sample."),
+            OptionSpec(name: "participants", value: "N", help: "Simulate N participants (1–16) and serve the live board."),
+            OptionSpec(name: "listen", value: "ADDRESS:PORT", help: "Where the board listens (default 127.0.0.1:8080)."),
+            OptionSpec(name: "drop-sensor-after", value: "SECONDS", help: "The last participant's strap goes silent after this long."),
+            OptionSpec(name: "activity", value: "TYPE", help: "The group workout's activity (default highIntensityIntervalTraining)."),
         ]
     ) { arguments, context in
         let duration = try arguments.double("duration")
@@ -35,6 +46,37 @@ enum DemoCommand {
         configuration.sources = demo.sources
         configuration.sinks = [PluginConfiguration(kind: "sqlite", config: .object(["path": .string(database)]))]
         runner.background = demo.background
+        if let count = try arguments.integer("participants") {
+            guard DemoParticipants.range.contains(count) else {
+                throw CommandError(.usage, "--participants must be 1 to \(DemoParticipants.range.upperBound)")
+            }
+            let dropAfter = try arguments.double("drop-sensor-after")
+            if let dropAfter, dropAfter <= 0 { throw CommandError(.usage, "--drop-sensor-after must be positive") }
+            let activityName = arguments.value("activity") ?? WorkoutActivityType.highIntensityIntervalTraining.rawValue
+            guard let activity = WorkoutActivityType(rawValue: activityName) else {
+                throw CommandError(.usage, "unknown activity \"\(activityName)\"; known: \(WorkoutControlRequest.activityNames)")
+            }
+            let group = DemoParticipants(count: count, dropAfter: dropAfter)
+            configuration.sources = group.sources + demo.sources.filter { $0.kind != "ble-heart-rate" }
+            configuration.participants = group.participants
+            if let listen = arguments.value("listen") {
+                configuration.web = .object(["listen": .string(listen)])
+            } else if configuration.web == nil {
+                configuration.web = .object(["listen": .string("127.0.0.1:8080")])
+            }
+            if let dropAfter { runner.silencedSources[DemoParticipants.droppingSource] = .milliseconds(Int64(dropAfter * 1000)) }
+            let logger = Logger(label: "healthgate demo", sink: StandardErrorLogSink(variables: context.variables))
+            runner.onStart = { workouts in
+                do {
+                    let answer = try await workouts.handle(.start(activity: activity), for: .all)
+                    for error in answer.errors { logger.warning("group workout: \(error)") }
+                } catch {
+                    logger.error("cannot start the group workout: \(error)")
+                }
+            }
+        } else if arguments.value("listen") != nil || arguments.value("drop-sensor-after") != nil {
+            throw CommandError(.usage, "--listen and --drop-sensor-after go with --participants")
+        }
         if !arguments.flag("quiet") {
             runner.extraSinks = [ConfiguredSink(
                 name: "console", kind: "console", queue: QueueConfiguration(capacity: 1000, policy: .dropOldest),

@@ -23,20 +23,27 @@ enum WorkoutCommand {
         subcommands: [start, pause, resume, lap, activity, end, status, live, list, show, chart])
 
     static let formatOption = OptionSpec(name: "format", value: "FORMAT", help: "line (default) or json.")
+    static let participantOptions = [
+        OptionSpec(name: "participant", value: "NAME", help: "The workout of this participant."),
+        OptionSpec(name: "all", value: nil, help: "The workouts of every participant, together."),
+    ]
 
     static let start = Command(
         name: "start", summary: "Start a workout.",
-        usage: "workout start --activity TYPE [--devices ID,…] [--format line|json]",
+        usage: "workout start --activity TYPE [--devices ID,…] [--participant NAME | --all] [--format line|json]",
         discussion: """
             TYPE is one of: \(WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", ")).
             --devices limits collection to these devices (BLE address, serial, or name); by default \
             every heart-rate monitor and pedometer is used. Exits 65 if a workout is already running.
+            --participant NAME starts that participant's workout, collecting from the devices they \
+            wear; --all starts one for every participant at once (one line each; a participant that \
+            refuses is reported and makes the exit status 65).
             """,
         options: [
             OptionSpec(name: "activity", value: "TYPE", help: "The activity type (required)."),
             OptionSpec(name: "devices", value: "ID", help: "A device to collect from (repeatable, or comma-separated).", repeatable: true),
             formatOption,
-        ]
+        ] + participantOptions
     ) { arguments, context in
         guard let name = arguments.value("activity") else {
             throw CommandError(.usage, "--activity is required (e.g. --activity running)")
@@ -55,7 +62,8 @@ enum WorkoutCommand {
 
     static let activity = Command(
         name: "activity", summary: "Begin the next activity of a multisport workout.",
-        usage: "workout activity TYPE [--format line|json]", options: [formatOption]
+        usage: "workout activity TYPE [--participant NAME | --all] [--format line|json]",
+        options: [formatOption] + participantOptions
     ) { arguments, context in
         let name = try arguments.positional(0, "the activity TYPE")
         guard let type = WorkoutActivityType(rawValue: name) else {
@@ -66,12 +74,22 @@ enum WorkoutCommand {
 
     static let status = Command(
         name: "status", summary: "Show the live workout once.",
-        usage: "workout status [--format text|json]",
-        options: [OptionSpec(name: "format", value: "FORMAT", help: "text (default) or json.")]
+        usage: "workout status [--participant NAME | --all] [--format text|json]",
+        options: [OptionSpec(name: "format", value: "FORMAT", help: "text (default) or json.")] + participantOptions
     ) { arguments, context in
         let format = arguments.value("format") ?? "text"
         guard ["text", "json"].contains(format) else { throw CommandError(.usage, "--format must be text or json") }
-        let snapshot = try await fetchStatus(context)
+        let target = try target(arguments)
+        if target == .all {
+            let answer = try await sendToAll(.status, context)
+            if format == "json" {
+                try printJSON(answer, context)
+            } else {
+                for snapshot in answer.workouts { context.print(line(snapshot)) }
+            }
+            return .success
+        }
+        let snapshot = try await send(.status, target: target, context)
         if format == "json" {
             try printJSON(snapshot, context)
         } else {
@@ -82,20 +100,24 @@ enum WorkoutCommand {
 
     static let live = Command(
         name: "live", summary: "Watch the live workout, refreshed every second.",
-        usage: "workout live [--count N]",
+        usage: "workout live [--count N] [--participant NAME]",
         discussion: """
             On a terminal the view redraws in place (ANSI cursor control); otherwise (a pipe, a log, \
             ssh without a tty) it prints one line per update. Stops when the workout ends, after N \
             updates with --count, or on Ctrl-C.
             """,
-        options: [OptionSpec(name: "count", value: "N", help: "Stop after N updates.")]
+        options: [
+            OptionSpec(name: "count", value: "N", help: "Stop after N updates."),
+            OptionSpec(name: "participant", value: "NAME", help: "Watch this participant's workout."),
+        ]
     ) { arguments, context in
         let limit = try arguments.integer("count")
         if let limit, limit < 1 { throw CommandError(.usage, "--count must be at least 1") }
+        let target = arguments.value("participant").map(ParticipantWorkouts.Target.participant) ?? .main
         var updates = 0
         if context.stdoutIsTerminal { context.output.write("\u{1B}[H\u{1B}[2J") }
         while true {
-            let snapshot = try await fetchStatus(context)
+            let snapshot = try await send(.status, target: target, context)
             if context.stdoutIsTerminal {
                 // Home the cursor, rewrite each line, clear what is left of the old frame.
                 let lines = WorkoutFormat.liveScreen(snapshot).map { $0 + "\u{1B}[K" }
@@ -170,7 +192,10 @@ enum WorkoutCommand {
     // MARK: Helpers
 
     static func simple(_ name: String, _ summary: String, _ request: WorkoutControlRequest) -> Command {
-        Command(name: name, summary: summary, usage: "workout \(name) [--format line|json]", options: [formatOption]) {
+        Command(
+            name: name, summary: summary, usage: "workout \(name) [--participant NAME | --all] [--format line|json]",
+            options: [formatOption] + participantOptions
+        ) {
             arguments, context in
             try await control(request, arguments, context)
         }
@@ -179,17 +204,55 @@ enum WorkoutCommand {
     static func control(_ request: WorkoutControlRequest, _ arguments: ParsedArguments, _ context: CommandContext) async throws -> ExitCode {
         let format = arguments.value("format") ?? "line"
         guard ["line", "json"].contains(format) else { throw CommandError(.usage, "--format must be line or json") }
-        let snapshot = try await send(request, context)
-        if format == "json" {
-            try printJSON(snapshot, context)
-        } else {
-            context.print(WorkoutFormat.liveLine(snapshot))
+        let target = try target(arguments)
+        guard target == .all else {
+            let snapshot = try await send(request, target: target, context)
+            if format == "json" {
+                try printJSON(snapshot, context)
+            } else {
+                context.print(line(snapshot))
+            }
+            return .success
         }
-        return .success
+        let answer = try await sendToAll(request, context)
+        if format == "json" {
+            try printJSON(answer, context)
+        } else {
+            for snapshot in answer.workouts { context.print(line(snapshot)) }
+        }
+        for error in answer.errors { context.printError("healthgate: \(error)") }
+        return answer.errors.isEmpty ? .success : .dataError
     }
 
-    static func fetchStatus(_ context: CommandContext) async throws -> WorkoutSnapshot {
-        try await send(.status, context)
+    /// The one-line status, after the participant's name when it has one.
+    static func line(_ snapshot: WorkoutSnapshot) -> String {
+        snapshot.participant.map { "\($0): " } .map { $0 + WorkoutFormat.liveLine(snapshot) } ?? WorkoutFormat.liveLine(snapshot)
+    }
+
+    /// `--participant NAME` or `--all`; neither is the gateway's own workout.
+    static func target(_ arguments: ParsedArguments) throws -> ParticipantWorkouts.Target {
+        switch (arguments.value("participant"), arguments.flag("all")) {
+        case (nil, false): .main
+        case (let name?, false): .participant(name)
+        case (nil, true): .all
+        case (_?, true): throw CommandError(.usage, "give --participant NAME or --all, not both")
+        }
+    }
+
+    static func sendToAll(_ request: WorkoutControlRequest, _ context: CommandContext) async throws -> ParticipantWorkouts.GroupAnswer {
+        let result = try await ControlSocketPath.send(
+            request.command, arguments: merged(request.arguments, .all), socket: nil, context: context)
+        do {
+            return try result.decode(ParticipantWorkouts.GroupAnswer.self)
+        } catch {
+            throw CommandError(.dataError, "the daemon's answer is not understood: \(error)")
+        }
+    }
+
+    static func merged(_ arguments: JSONValue, _ target: ParticipantWorkouts.Target) -> JSONValue {
+        guard case .object(var object) = arguments else { return arguments }
+        object.merge(target.arguments) { _, new in new }
+        return .object(object)
     }
 
     /// Sends one request to the daemon's control socket (the configured `controlSocket`, else the
@@ -197,9 +260,12 @@ enum WorkoutCommand {
     /// - Throws: ``CommandError`` with `.unavailable` (69) when no daemon answers, `.dataError`
     ///   (65) when the daemon refuses the command (its message is the daemon's error) or answers
     ///   something that is not a snapshot.
-    static func send(_ request: WorkoutControlRequest, _ context: CommandContext) async throws -> WorkoutSnapshot {
+    static func send(
+        _ request: WorkoutControlRequest, target: ParticipantWorkouts.Target = .main, _ context: CommandContext
+    ) async throws -> WorkoutSnapshot {
         try decodeSnapshot(
-            try await ControlSocketPath.send(request.command, arguments: request.arguments, socket: nil, context: context))
+            try await ControlSocketPath.send(
+                request.command, arguments: merged(request.arguments, target), socket: nil, context: context))
     }
 
     static func decodeSnapshot(_ value: JSONValue) throws -> WorkoutSnapshot {

@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import SampleBus
+import WebBoard
 import Workouts
 
 /// Everything a configuration must pass before anything starts, in one place: the gateway's own
@@ -19,7 +20,22 @@ enum ConfigurationValidation {
     ) throws -> (plugins: [ValidatedPlugin], profile: UserProfile) {
         let factory = EnvironmentFactory(context: context, logger: logger, ids: SampleIDGenerator())
         let plugins = try catalog.validate(configuration, environment: factory.make)
+        _ = try roster(of: configuration)
+        _ = try WebBoardConfiguration.decode(configuration.web, origin: configuration.origin)
         return (plugins, try profile(of: configuration))
+    }
+
+    /// The participants, decoded and checked as the workouts do (their profiles included).
+    static func roster(of configuration: GatewayConfiguration) throws(ConfigurationError) -> ParticipantRoster {
+        let defaultProfile = try profile(of: configuration)
+        switch Result(catching: { () throws(WorkoutError) -> ParticipantRoster in
+            try ParticipantRoster.decode(configuration.participants, defaultProfile: defaultProfile)
+        }) {
+        case .success(let roster):
+            return roster
+        case .failure(let error):
+            throw ConfigurationError(file: configuration.origin, keyPath: error.keyPath ?? "participants", reason: error.reason)
+        }
     }
 
     /// The workout profile, decoded and checked as the workout controller does.

@@ -2,6 +2,8 @@ import Foundation
 import GatewayControl
 import HealthModel
 import SampleBus
+import WebBoard
+import Workouts
 
 /// Builds a gateway from a configuration and runs it until it is stopped: the daemon behind
 /// `healthgate run` and `healthgate demo`.
@@ -20,6 +22,11 @@ struct GatewayRunner {
     var extraSinks: [ConfiguredSink] = []
     /// Work that runs beside the gateway and is cancelled after it (device simulators).
     var background: [@Sendable () async throws -> Void] = []
+    /// Runs once the gateway's services exist, before it starts (the demo starts its group
+    /// workout here).
+    var onStart: (@Sendable (ParticipantWorkouts) async -> Void)?
+    /// Configured sources (by name) that stop after this long: the demo's dropped sensor.
+    var silencedSources: [String: Duration] = [:]
 
     func run(configuration: GatewayConfiguration, duration: Double?) async throws -> ExitCode {
         let paths = context.paths
@@ -49,17 +56,45 @@ struct GatewayRunner {
         let ids = SampleIDGenerator()
         let configuration = ConfigurationLocator.withDefaults(configuration, paths: paths)
         let variables = context.variables
-        let (sources, sinks) = try catalog.instantiate(configuration) { name in
+        var (sources, sinks) = try catalog.instantiate(configuration) { name in
             PluginEnvironment(
                 name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
                 variables: variables)
         }
+        for index in sources.indices {
+            guard let after = silencedSources[sources[index].name] else { continue }
+            sources[index].source = SilencedSource(
+                source: sources[index].source, after: after, clock: clock, logger: logger.child(sources[index].name))
+        }
         let services = try GatewayServices(
             configuration: configuration, configuredSinks: sinks, paths: paths, logger: logger, clock: clock, ids: ids)
+        // Before the control socket answers, so no command sees the demo's class half started.
+        if let onStart { await onStart(services.workouts) }
+        var boardSinks: [ConfiguredSink] = []
+        var background = background
+        var boardServer: BoardServer?
+        if let web = try WebBoardConfiguration.decode(configuration.web, origin: configuration.origin) {
+            let board = LiveBoard(workouts: services.workouts, clock: clock)
+            // The board needs only the latest readings: when it falls behind, the oldest go.
+            boardSinks.append(ConfiguredSink(
+                name: "board", kind: "board", queue: QueueConfiguration(capacity: 1000, policy: .dropOldest), sink: board))
+            let server = BoardServer(
+                configuration: web, token: try web.token(origin: configuration.origin), board: board,
+                workouts: services.workouts, history: services.storePath.map(StoredWorkoutHistory.init(path:)),
+                logger: logger.child("web"))
+            do {
+                try server.start()
+            } catch {
+                throw CommandError(.unavailable, "web.listen: \(error)")
+            }
+            boardServer = server
+            // Twice a second: a sample reaches the page within the bus's latency plus 0.5 s.
+            background.append { try await server.publishUpdates(from: board, every: .milliseconds(500), clock: clock) }
+        }
         let statusBoard = StatusBoard()
         let gateway = Gateway(
             sources: sources + extraSources + services.sources,
-            sinks: sinks + extraSinks + services.sinks, clock: clock, logger: logger,
+            sinks: sinks + extraSinks + services.sinks + boardSinks, clock: clock, logger: logger,
             statusBoard: statusBoard,
             shutdownTimeout: .milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000)))
 
@@ -120,6 +155,7 @@ struct GatewayRunner {
             return outcome
         }
         forcedExit.cancel()
+        await boardServer?.stop()
         let plugins = statusBoard.snapshot()
         func counts(_ role: PluginRole) -> String {
             let text = plugins.filter { $0.role == role }.map { "\($0.name) \($0.records)" }.joined(separator: ", ")

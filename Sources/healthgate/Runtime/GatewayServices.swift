@@ -11,10 +11,15 @@ struct GatewayServices {
     var sources: [ConfiguredSource] = []
     var sinks: [ConfiguredSink] = []
     var controlHandlers: [String: ControlHandler] = [:]
+    /// The workouts: the gateway's own and each participant's.
+    let workouts: ParticipantWorkouts
+    /// The SQLite store that keeps the workouts, if one is configured.
+    let storePath: String?
 
     /// - Parameter configuredSinks: the configured sinks; the first SQLite store among them keeps
     ///   the workout in progress.
-    /// - Throws: ``ConfigurationError`` naming the `profile` key when the user profile is wrong.
+    /// - Throws: ``ConfigurationError`` naming the `profile` or `participants` key when a profile
+    ///   is wrong.
     init(
         configuration: GatewayConfiguration, configuredSinks: [ConfiguredSink], paths: GatewayPaths, logger: Logger,
         clock: any GatewayClock, ids: SampleIDGenerator
@@ -25,9 +30,10 @@ struct GatewayServices {
         // covers, so a restart (or a crash) rebuilds it from what that store committed.
         let environment = PluginEnvironment(
             name: "workouts", logger: logger.child("workouts"), clock: clock, ids: ids, paths: paths, variables: [:])
-        let store: any WorkoutStateStore
-        if let sqlite = configuredSinks.lazy.compactMap({ $0.sink as? SQLiteSink }).first {
-            store = SQLiteWorkoutStateStore(path: sqlite.path)
+        let store: any WorkoutStateStore & ParticipantAssignmentStore
+        storePath = configuredSinks.lazy.compactMap({ $0.sink as? SQLiteSink }).first?.path
+        if let storePath {
+            store = SQLiteWorkoutStateStore(path: storePath)
         } else {
             environment.logger.notice(
                 "no sqlite sink is configured: a workout in progress is kept in memory and does not survive a restart")
@@ -40,12 +46,10 @@ struct GatewayServices {
             environment.logger.warning(
                 "ignoring \(oldStateFile.path), written by an older healthgate: workouts in progress live in the store now; delete the file")
         }
-        let workouts: WorkoutController
-        do {
-            workouts = try WorkoutController(configuration: configuration, environment: environment, store: store)
-        } catch {
-            throw ConfigurationError(file: configuration.origin, keyPath: error.keyPath ?? "profile", reason: error.reason)
-        }
+        let roster = try ConfigurationValidation.roster(of: configuration)
+        let workouts = ParticipantWorkouts(
+            roster: roster, store: store, clock: clock, ids: ids, logger: environment.logger)
+        self.workouts = workouts
         sinks.append(ConfiguredSink(name: "workouts", kind: "workouts", queue: QueueConfiguration(), sink: workouts))
         sources.append(ConfiguredSource(name: "workouts-publisher", kind: "workouts", source: workouts))
         controlHandlers.merge(workouts.controlHandlers()) { _, new in new }

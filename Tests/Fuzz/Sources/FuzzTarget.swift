@@ -152,6 +152,8 @@ enum FuzzTarget: String, CaseIterable {
                 name: name, logger: Logger(label: name, sink: DiscardingLogSink(), level: .error), clock: SystemClock(),
                 ids: SampleIDGenerator(seed: 1), paths: scratchPaths, variables: [:])
         }
+        // The participants of group workouts, each with a profile, as `config check` checks them.
+        _ = try? ParticipantRoster.decode(configuration.participants, defaultProfile: UserProfile())
     }
 
     /// Directories no source touches while it is built; they need not exist.

@@ -16,7 +16,7 @@ import SQLite
 ///
 /// The sink's writer completes the contract: the transaction that stores a finished workout
 /// deletes its `live_workouts` row, so ``handedOver(_:)`` has nothing to do.
-public final class SQLiteWorkoutStateStore: WorkoutStateStore {
+public final class SQLiteWorkoutStateStore: WorkoutStateStore, ParticipantAssignmentStore {
     /// The database file.
     public let path: String
 
@@ -29,7 +29,7 @@ public final class SQLiteWorkoutStateStore: WorkoutStateStore {
     public func journaledWorkouts() throws(WorkoutError) -> [JournaledWorkout] {
         try read { connection throws(StoreError) in
             var result: [JournaledWorkout] = []
-            for row in try self.run(connection, "SELECT uuid, activity_type, first_activity_uuid, devices, types FROM live_workouts ORDER BY uuid", []) {
+            for row in try self.run(connection, "SELECT uuid, activity_type, first_activity_uuid, devices, types, participant FROM live_workouts ORDER BY uuid", []) {
                 let id = try self.sampleID(row.blob(0))
                 guard let activity = row.text(1).flatMap(WorkoutActivityType.init(rawValue:)) else {
                     throw self.invalid("live workout \(id) has an unknown activity type \(row.text(1) ?? "NULL")")
@@ -42,7 +42,7 @@ public final class SQLiteWorkoutStateStore: WorkoutStateStore {
                 }
                 let definition = WorkoutDefinition(
                     id: id, activityType: activity, firstActivityID: try self.sampleID(row.blob(2)), devices: devices,
-                    types: types)
+                    types: types, participant: row.text(5))
                 var entries: [WorkoutJournalEntry] = []
                 for event in try self.run(
                     connection,
@@ -101,8 +101,12 @@ public final class SQLiteWorkoutStateStore: WorkoutStateStore {
             if index == 0 {
                 try self.run(
                     connection,
-                    "INSERT INTO live_workouts (uuid, activity_type, first_activity_uuid, devices, types) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    [key, .text(definition.activityType.rawValue), .blob(definition.firstActivityID.bytes), devices, .text(types)])
+                    """
+                    INSERT INTO live_workouts (uuid, activity_type, first_activity_uuid, devices, types, participant)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                    """,
+                    [key, .text(definition.activityType.rawValue), .blob(definition.firstActivityID.bytes), devices, .text(types),
+                     definition.participant.map(SQLiteValue.text) ?? .null])
             }
             let stored = try self.run(connection, "SELECT count(*) FROM live_workout_events WHERE workout_uuid = ?1", [key])
                 .first?.integer(0) ?? 0
@@ -147,6 +151,28 @@ public final class SQLiteWorkoutStateStore: WorkoutStateStore {
                     .map(HealthRecord.heartbeatSeries)
             }
             return records
+        }
+    }
+
+    /// The rows of `participant_devices` (schema version 5), oldest first.
+    public func participantAssignments() throws(WorkoutError) -> [ParticipantAssignment] {
+        try read { connection throws(StoreError) in
+            try self.run(connection, "SELECT device, participant FROM participant_devices ORDER BY assigned_us, device", [])
+                .compactMap { row in
+                    guard let device = row.text(0), let participant = row.text(1) else { return nil }
+                    return ParticipantAssignment(device: device, participant: participant)
+                }
+        }
+    }
+
+    /// Replaces the device's row in `participant_devices` in one immediate transaction.
+    public func assign(_ assignment: ParticipantAssignment) throws(WorkoutError) {
+        try write { connection throws(StoreError) in
+            try self.run(
+                connection,
+                "INSERT OR REPLACE INTO participant_devices (device, participant, assigned_us) VALUES (?1, ?2, ?3)",
+                [.text(assignment.device), .text(assignment.participant),
+                 .integer(SQLiteSampleWriter.microseconds(Date()))])
         }
     }
 

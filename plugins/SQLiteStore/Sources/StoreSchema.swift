@@ -27,6 +27,7 @@ public enum StoreSchema {
         .code { connection throws(SQLiteError) in try migrateToVersion2(connection) },
         .sql(version3),
         .sql(version4),
+        .sql(version5),
     ]
 
     // Version 1.

@@ -12,7 +12,7 @@ final class WriterTests: StoreTestCase {
             .split(separator: "\n").map(String.init)
         XCTAssertEqual(tables, [
             "devices", "heartbeat_series", "heartbeats", "live_workout_events", "live_workouts", "metadata_entries",
-            "metadata_sets", "sample_type_spans", "samples", "source_checkpoints",
+            "metadata_sets", "participant_devices", "sample_type_spans", "samples", "source_checkpoints",
             "workout_activities", "workout_events", "workout_samples", "workout_statistics", "workouts",
         ])
         // Opening again does not migrate twice.

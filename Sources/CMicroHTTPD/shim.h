@@ -1,0 +1,40 @@
+#pragma once
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <microhttpd.h>
+
+// MHD_start_daemon is variadic, which Swift cannot call. This wrapper starts a daemon on one
+// IPv4 address (network byte order) and port (0: any free port), with a thread per connection
+// under MHD's own listening thread: the board's event streams block in their content readers
+// on MHD's threads, never on Swift's. MHD binds before it returns, so the sockaddr may live on
+// the stack. The daemon accepts at most `connection_limit` connections at once.
+static inline struct MHD_Daemon *shim_mhd_start_ipv4(
+    uint32_t address, uint16_t port, unsigned int connection_limit,
+    MHD_AccessHandlerCallback handler, void *context) {
+    struct sockaddr_in socket_address;
+    memset(&socket_address, 0, sizeof socket_address);
+    socket_address.sin_family = AF_INET;
+    socket_address.sin_port = htons(port);
+    socket_address.sin_addr.s_addr = address;
+    return MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, port, NULL, NULL, handler, context,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &socket_address,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int) 1,
+        MHD_OPTION_END);
+}
+
+// The port the daemon listens on (the one chosen when 0 was asked), 0 if unknown.
+static inline uint16_t shim_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+// MHD_SIZE_UNKNOWN is a cast macro Swift cannot import.
+static inline struct MHD_Response *shim_mhd_create_stream_response(
+    size_t block_size, MHD_ContentReaderCallback reader, void *context, MHD_ContentReaderFreeCallback free_context) {
+    return MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block_size, reader, context, free_context);
+}

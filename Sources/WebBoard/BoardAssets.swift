@@ -1,0 +1,186 @@
+import Foundation
+import HealthModel
+
+/// The board's page, stylesheet and script, and the history pages: everything the browser needs
+/// ships in the binary (no CDN, no build step, no framework).
+enum BoardAssets {
+    static let boardPage = """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>healthgate live board</title>
+        <link rel="stylesheet" href="board.css">
+        </head>
+        <body>
+        <header>
+          <h1>healthgate <span>live board</span></h1>
+          <nav><span id="connection" class="connecting">connecting…</span> <a id="history-link" href="history">history</a></nav>
+        </header>
+        <main id="tiles" aria-live="polite"></main>
+        <p id="empty">Waiting for heart-rate monitors…</p>
+        <script src="board.js"></script>
+        </body>
+        </html>
+        """
+
+    static let stylesheet = """
+        :root { --z0: #5b6472; --z1: #8a97a8; --z2: #2f80ed; --z3: #27ae60; --z4: #f2994a; --z5: #eb5757; }
+        * { box-sizing: border-box; }
+        body { margin: 0; font-family: system-ui, sans-serif; background: #101418; color: #f4f6f8; }
+        header { display: flex; justify-content: space-between; align-items: baseline; padding: 12px 20px; }
+        h1 { margin: 0; font-size: 22px; } h1 span { color: #8a97a8; font-weight: normal; }
+        nav a { color: #8ab4f8; margin-left: 12px; }
+        #connection.live { color: #27ae60; } #connection.connecting { color: #f2994a; }
+        main { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: 14px; padding: 0 20px 20px; }
+        .tile { border-radius: 12px; padding: 14px 16px; background: var(--z0); transition: background .4s; position: relative; }
+        .tile[data-zone="1"] { background: var(--z1); } .tile[data-zone="2"] { background: var(--z2); }
+        .tile[data-zone="3"] { background: var(--z3); } .tile[data-zone="4"] { background: var(--z4); }
+        .tile[data-zone="5"] { background: var(--z5); }
+        .tile.lost { background: #3a3f46; outline: 3px dashed #eb5757; }
+        .tile.lost .hr { opacity: .45; }
+        .name { font-size: 20px; font-weight: 600; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+        .guest .name { font-style: italic; }
+        .hr { font-size: 56px; font-weight: 700; line-height: 1.1; } .hr small { font-size: 18px; font-weight: normal; }
+        .figures { display: flex; gap: 14px; font-size: 15px; flex-wrap: wrap; }
+        .badge { display: none; position: absolute; top: 12px; right: 12px; background: #eb5757; color: #fff;
+                 border-radius: 6px; padding: 2px 8px; font-size: 13px; font-weight: 700; }
+        .tile.lost .badge { display: block; }
+        svg.trend { width: 100%; height: 44px; margin-top: 6px; }
+        svg.trend polyline { fill: none; stroke: #fff; stroke-width: 2; opacity: .85; }
+        #empty { padding: 0 20px; color: #8a97a8; }
+        table { border-collapse: collapse; margin: 0 20px; } td, th { padding: 6px 12px; text-align: left; border-bottom: 1px solid #2a3038; }
+        .chart { background: #fff; margin: 0 20px; padding: 8px; border-radius: 8px; max-width: 1000px; }
+        .note { margin: 0 20px; color: #8a97a8; }
+        """
+
+    /// The page's script: an EventSource on /events (the browser reconnects by itself after the
+    /// `retry` the server sends), tiles made once and updated in place.
+    static let script = """
+        'use strict';
+        const token = new URLSearchParams(location.search).get('token');
+        const suffix = token ? '?token=' + encodeURIComponent(token) : '';
+        document.getElementById('history-link').href = 'history' + suffix;
+        const tiles = document.getElementById('tiles');
+        const connection = document.getElementById('connection');
+        const made = new Map();
+
+        function minutes(seconds) {
+          if (seconds == null) return '–';
+          const s = Math.floor(seconds);
+          return Math.floor(s / 60) + ':' + String(s % 60).padStart(2, '0');
+        }
+
+        function element(tag, className, parent) {
+          const node = document.createElement(tag);
+          if (className) node.className = className;
+          parent.appendChild(node);
+          return node;
+        }
+
+        function makeTile(id) {
+          const tile = element('section', 'tile', tiles);
+          tile.dataset.tileId = id;
+          tile.innerHTML = '<div class="badge">SENSOR LOST</div><div class="name"></div>' +
+            '<div class="hr"><span class="bpm">–</span> <small>bpm</small></div>' +
+            '<div class="figures"><span class="percent"></span><span class="zone"></span>' +
+            '<span class="in-zone"></span><span class="energy"></span></div>' +
+            '<svg class="trend" viewBox="0 0 60 40" preserveAspectRatio="none"><polyline points=""></polyline></svg>';
+          made.set(id, tile);
+          return tile;
+        }
+
+        function trendPoints(values) {
+          if (values.length < 2) return '';
+          const low = Math.min(...values) - 2, high = Math.max(...values) + 2;
+          const step = 60 / (values.length - 1);
+          return values.map((v, i) => (i * step).toFixed(1) + ',' + (40 - (v - low) / (high - low) * 40).toFixed(1)).join(' ');
+        }
+
+        function render(board) {
+          const seen = new Set();
+          for (const t of board.tiles) {
+            seen.add(t.id);
+            const tile = made.get(t.id) || makeTile(t.id);
+            tile.classList.toggle('guest', t.guest);
+            tile.classList.toggle('lost', t.sensor === 'lost');
+            tile.dataset.sensor = t.sensor;
+            tile.dataset.zone = t.zone == null ? '0' : String(t.zone);
+            tile.dataset.heartRate = t.heartRate == null ? '' : String(Math.round(t.heartRate));
+            tile.querySelector('.name').textContent = t.name;
+            tile.querySelector('.bpm').textContent = t.heartRate == null ? '–' : Math.round(t.heartRate);
+            tile.querySelector('.percent').textContent = t.percentOfMaximum == null ? '' : Math.round(t.percentOfMaximum) + ' % max';
+            tile.querySelector('.zone').textContent = t.zone == null ? 'no zone' : 'zone ' + t.zone;
+            tile.querySelector('.in-zone').textContent = t.secondsInZone == null ? '' : minutes(t.secondsInZone) + ' in zone';
+            tile.querySelector('.energy').textContent = t.energyKilocalories == null ? '' : Math.round(t.energyKilocalories) + ' kcal';
+            tile.querySelector('polyline').setAttribute('points', trendPoints(t.trend));
+          }
+          for (const [id, tile] of made) {
+            if (!seen.has(id)) { tile.remove(); made.delete(id); }
+          }
+          document.getElementById('empty').style.display = board.tiles.length ? 'none' : 'block';
+          document.body.dataset.updated = board.generatedAt;
+        }
+
+        const events = new EventSource('events' + suffix);
+        events.onopen = () => { connection.textContent = 'live'; connection.className = 'live'; document.body.dataset.connected = 'true'; };
+        events.onerror = () => { connection.textContent = 'reconnecting…'; connection.className = 'connecting'; document.body.dataset.connected = 'false'; };
+        events.onmessage = (message) => render(JSON.parse(message.data));
+        """
+
+    static func historyPage(rows: [Workout], note: String?) -> String {
+        let body = rows.map { workout -> String in
+            let participant = BoardRouter.participant(of: workout) ?? "–"
+            let average = workout.statistics.first { $0.type == .heartRate }?.average.map { String(Int($0.rounded())) } ?? "–"
+            let minutes = Int(workout.duration) / 60, seconds = Int(workout.duration) % 60
+            return "<tr><td><a href=\"history/\(workout.id)\">\(escape(RFC3339.string(from: workout.startDate)))</a></td>"
+                + "<td>\(escape(participant))</td><td>\(escape(workout.activityType.rawValue))</td>"
+                + "<td>\(minutes):\(String(format: "%02d", seconds))</td><td>\(average)</td></tr>"
+        }.joined(separator: "\n")
+        return page(title: "history", content: """
+            \(note.map { "<p class=\"note\">\(escape($0))</p>" } ?? "")
+            <table id="workouts"><thead><tr><th>start</th><th>participant</th><th>activity</th><th>duration</th><th>avg HR</th></tr></thead>
+            <tbody>\(body)</tbody></table>
+            """)
+    }
+
+    static func chartPage(workout: Workout, participant: String?, svg: String) -> String {
+        page(title: "workout", content: """
+            <p class="note">\(escape(participant ?? "")) \(escape(workout.activityType.rawValue)), \
+            \(escape(RFC3339.string(from: workout.startDate))) · <a href="\(workout.id).svg">SVG</a></p>
+            <div class="chart">\(svg)</div>
+            """)
+    }
+
+    private static func page(title: String, content: String) -> String {
+        """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><title>healthgate \(title)</title>
+        <base href="/"><link rel="stylesheet" href="board.css"></head>
+        <body><header><h1>healthgate <span>\(title)</span></h1><nav><a href="/" id="board-link">live board</a></nav></header>
+        \(content)
+        <script>
+        const token = new URLSearchParams(location.search).get('token');
+        if (token) for (const a of document.querySelectorAll('a')) a.href += (a.href.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(token);
+        </script>
+        </body></html>
+        """
+    }
+
+    /// Escapes text for HTML content and attribute values.
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+public import SampleBus
+
+/// The configuration's `web` object: where the live board listens, and the token that guards it.
+///
+/// ```json
+/// "web": {"listen": "127.0.0.1:8080", "tokenFile": "/etc/healthgate/board-token"}
+/// ```
+/// Absent: no board. `listen` is `IPv4:PORT` or `localhost:PORT` (port 0: any free port, logged).
+/// A loopback address (127.0.0.0/8) needs no token; any other address needs `tokenFile`, a file
+/// whose first line is the token. With a token every request must carry it, as `?token=…` (what
+/// a browser's address bar and the page's event stream send) or `Authorization: Bearer …`.
+/// Decoding is strict; ``validated(in:)`` reads nothing but the token file.
+public struct WebBoardConfiguration: Decodable, Sendable, Hashable {
+    /// Where to listen.
+    public var listen: ListenAddress
+    /// The token's file; nil: no token (loopback only).
+    public var tokenFile: String?
+
+    /// A configuration.
+    public init(listen: ListenAddress, tokenFile: String? = nil) {
+        self.listen = listen
+        self.tokenFile = tokenFile
+    }
+
+    enum CodingKeys: String, CodingKey { case listen, tokenFile }
+
+    /// Decodes the `web` object.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let text = try container.decode(String.self, forKey: .listen)
+        do {
+            listen = try ListenAddress(parsing: text)
+        } catch {
+            throw DecodingError.dataCorruptedError(forKey: .listen, in: container, debugDescription: error.reason)
+        }
+        tokenFile = try container.decodeIfPresent(String.self, forKey: .tokenFile)
+    }
+
+    /// Decodes and checks the configuration's `web` value; nil when the board is off.
+    /// - Throws: ``ConfigurationError`` naming `web.…`.
+    public static func decode(_ value: JSONValue?, origin: String) throws(ConfigurationError) -> WebBoardConfiguration? {
+        guard let value, value != .null else { return nil }
+        let configuration: WebBoardConfiguration
+        do {
+            configuration = try value.decodeStrictly(WebBoardConfiguration.self)
+        } catch let error as DecodingError {
+            let path = error.keyPath == "(top level)" ? "web" : "web.\(error.keyPath)"
+            throw ConfigurationError(file: origin, keyPath: path, reason: error.reason)
+        } catch {
+            throw ConfigurationError(file: origin, keyPath: "web", reason: "\(error)")
+        }
+        try configuration.validate(origin: origin)
+        return configuration
+    }
+
+    /// A non-loopback address needs a token; the token file must be readable and not empty.
+    /// - Throws: ``ConfigurationError`` naming `web.listen` or `web.tokenFile`.
+    public func validate(origin: String) throws(ConfigurationError) {
+        guard let tokenFile else {
+            guard listen.isLoopback else {
+                throw ConfigurationError(
+                    file: origin, keyPath: "web.listen",
+                    reason: "\(listen) is not a loopback address; set web.tokenFile so that only holders of the token see the board")
+            }
+            return
+        }
+        _ = try Self.readToken(tokenFile, origin: origin)
+    }
+
+    /// The token: the first line of `tokenFile`, without surrounding white space; nil without one.
+    /// - Throws: ``ConfigurationError`` naming `web.tokenFile` when it is unreadable or empty.
+    public func token(origin: String) throws(ConfigurationError) -> String? {
+        try tokenFile.map { path throws(ConfigurationError) in try Self.readToken(path, origin: origin) }
+    }
+
+    private static func readToken(_ path: String, origin: String) throws(ConfigurationError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(file: origin, keyPath: "web.tokenFile", reason: "cannot read \(path)")
+        }
+        let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        let token = line.trimmingCharacters(in: .whitespaces)
+        guard token.count >= 16 else {
+            throw ConfigurationError(
+                file: origin, keyPath: "web.tokenFile", reason: "\(path) holds no token of at least 16 characters")
+        }
+        return token
+    }
+}
+
+/// An IPv4 address and a port to listen on.
+public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
+    /// The address's four bytes, most significant first.
+    public var octets: [UInt8]
+    /// The port; 0 lets the system choose.
+    public var port: UInt16
+
+    /// Parses `IPv4:PORT` or `localhost:PORT`.
+    /// - Throws: ``PluginConfigurationError`` saying what is wrong.
+    public init(parsing text: String) throws(PluginConfigurationError) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let port = UInt16(parts[1]) else {
+            throw PluginConfigurationError(keyPath: "listen", reason: "\"\(text)\" is not ADDRESS:PORT (e.g. 127.0.0.1:8080)")
+        }
+        let host = parts[0] == "localhost" ? "127.0.0.1" : String(parts[0])
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false).compactMap { UInt8($0) }
+        guard octets.count == 4, host.split(separator: ".", omittingEmptySubsequences: false).count == 4 else {
+            throw PluginConfigurationError(
+                keyPath: "listen", reason: "\"\(parts[0])\" is not an IPv4 address or localhost")
+        }
+        self.octets = octets
+        self.port = port
+    }
+
+    /// Whether it is in 127.0.0.0/8 (RFC 1122 §3.2.1.3: loopback, never on a network).
+    public var isLoopback: Bool { octets.first == 127 }
+
+    /// The address in network byte order, as `sin_addr.s_addr` holds it.
+    var networkOrder: UInt32 {
+        octets.withUnsafeBufferPointer { buffer in
+            var value: UInt32 = 0
+            withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(buffer)) }
+            return value
+        }
+    }
+
+    /// `A.B.C.D:PORT`.
+    public var description: String { "\(octets.map(String.init).joined(separator: ".")):\(port)" }
+}

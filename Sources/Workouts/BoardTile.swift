@@ -1,0 +1,86 @@
+public import Foundation
+
+/// One tile of the live board: a participant (or a guest device) with their heart rate, zone,
+/// time in zone, energy and a short trend. The JSON the board's page receives.
+public struct BoardTile: Hashable, Sendable, Codable {
+    /// Whether the tile's sensor is sending.
+    public enum Sensor: String, Hashable, Sendable, Codable {
+        /// No reading yet.
+        case waiting
+        /// Readings arrive.
+        case live
+        /// No reading for longer than ``LiveBoardModel/lostAfterSeconds``.
+        case lost
+    }
+
+    /// Stable across updates: `participant:NAME` or `guest:DEVICE`.
+    public var id: String
+    /// The participant's name, or `Guest` and the device's name.
+    public var name: String
+    /// A device seen without a participant (default profile).
+    public var guest: Bool
+    /// The latest heart rate, bpm (kept while the sensor is lost, shown as stale).
+    public var heartRate: Double?
+    /// The latest heart rate in percent of the maximum, when the maximum is known.
+    public var percentOfMaximum: Double?
+    /// The 1-based zone of the latest heart rate.
+    public var zone: Int?
+    /// How many zones the profile has.
+    public var zoneCount: Int
+    /// Running seconds of the participant's workout spent in the current zone.
+    public var secondsInZone: Double?
+    /// The workout's active energy, kcal (absent when unavailable).
+    public var energyKilocalories: Double?
+    /// The participant's workout state (`notStarted` for guests).
+    public var workoutState: WorkoutSessionState
+    /// The workout's running seconds.
+    public var elapsedSeconds: Double?
+    /// The latest readings, oldest first (at most ``LiveBoardModel/trendLength``).
+    public var trend: [Double]
+    /// Whether the sensor sends.
+    public var sensor: Sensor
+    /// Seconds since the last reading arrived.
+    public var secondsSinceReading: Double?
+
+    /// Creates a tile.
+    public init(
+        id: String, name: String, guest: Bool, heartRate: Double? = nil, percentOfMaximum: Double? = nil,
+        zone: Int? = nil, zoneCount: Int = 0, secondsInZone: Double? = nil, energyKilocalories: Double? = nil,
+        workoutState: WorkoutSessionState = .notStarted, elapsedSeconds: Double? = nil, trend: [Double] = [],
+        sensor: Sensor = .waiting, secondsSinceReading: Double? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.guest = guest
+        self.heartRate = heartRate
+        self.percentOfMaximum = percentOfMaximum
+        self.zone = zone
+        self.zoneCount = zoneCount
+        self.secondsInZone = secondsInZone
+        self.energyKilocalories = energyKilocalories
+        self.workoutState = workoutState
+        self.elapsedSeconds = elapsedSeconds
+        self.trend = trend
+        self.sensor = sensor
+        self.secondsSinceReading = secondsSinceReading
+    }
+}
+
+/// What the board shows at one moment: every tile, participants first (roster order), then
+/// guests (by device).
+public struct BoardSnapshot: Hashable, Sendable, Codable {
+    /// When it was made.
+    public var generatedAt: Date
+    /// The tiles.
+    public var tiles: [BoardTile]
+    /// Heart-rate readings not kept because ``LiveBoardModel/maximumDevices`` devices were
+    /// already followed.
+    public var droppedReadings: Int
+
+    /// Creates a snapshot.
+    public init(generatedAt: Date, tiles: [BoardTile], droppedReadings: Int = 0) {
+        self.generatedAt = generatedAt
+        self.tiles = tiles
+        self.droppedReadings = droppedReadings
+    }
+}

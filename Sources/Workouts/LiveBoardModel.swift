@@ -1,0 +1,105 @@
+public import Foundation
+public import HealthModel
+
+/// The live board's state: the latest heart-rate readings of every device, and the tiles made
+/// from them with the roster and the workouts' figures. A value with no I/O and no clock;
+/// ``LiveBoard`` feeds it and tests drive it directly.
+///
+/// Bounded: at most ``maximumDevices`` devices (readings of further devices are dropped and
+/// counted) and ``trendLength`` readings of each.
+public struct LiveBoardModel: Sendable {
+    /// A sensor with no reading for longer than this is flagged lost. Straps notify about once a
+    /// second; 3 s is three missed notifications, so the board flags a lost strap within 3 s plus
+    /// one refresh of the page's feed.
+    public static let lostAfterSeconds = 3.0
+    /// Readings kept per device for the trend line (a minute at one reading a second).
+    public static let trendLength = 60
+    /// Devices followed at once.
+    public static let maximumDevices = 500
+
+    private struct Readings: Sendable {
+        var device: Device
+        var latest: Double
+        var arrival: Date
+        var trend: [Double] = []
+    }
+
+    private var readings: [String: Readings] = [:]
+    /// Readings dropped because ``maximumDevices`` devices were followed already.
+    public private(set) var droppedReadings = 0
+
+    /// An empty board.
+    public init() {}
+
+    /// The key a device is followed under: its local identifier, else its name.
+    static func key(_ device: Device) -> String { device.localIdentifier ?? device.name ?? device.displayName }
+
+    /// Takes the heart-rate samples among `records`, arrived at `now`.
+    public mutating func ingest(_ records: some Sequence<HealthRecord>, arrivedAt now: Date) {
+        for record in records {
+            guard case .quantity(let sample) = record, sample.type == .heartRate, let device = sample.device else { continue }
+            let bpm = sample.quantity.value
+            let key = Self.key(device)
+            if readings[key] == nil {
+                guard readings.count < Self.maximumDevices else {
+                    droppedReadings += 1
+                    continue
+                }
+                readings[key] = Readings(device: device, latest: bpm, arrival: now)
+            }
+            // Non-nil: inserted above when missing.
+            readings[key]?.latest = bpm
+            readings[key]?.arrival = now
+            readings[key]?.trend.append(bpm)
+            if let count = readings[key]?.trend.count, count > Self.trendLength {
+                readings[key]?.trend.removeFirst(count - Self.trendLength)
+            }
+        }
+    }
+
+    /// The tiles at `now`: one per participant (their most recent device), then one per device
+    /// nobody wears (a guest with the roster's default profile).
+    public func snapshot(at now: Date, roster: ParticipantRoster, workouts: [String: WorkoutSnapshot]) -> BoardSnapshot {
+        var tiles: [BoardTile] = []
+        var owned: Set<String> = []
+        for participant in roster.participants {
+            let mine = readings.filter { LiveWorkoutBuilder.deviceMatches($0.value.device, devices: participant.devices) }
+            owned.formUnion(mine.keys)
+            let latest = mine.values.max { $0.arrival < $1.arrival }
+            tiles.append(tile(
+                id: "participant:\(participant.name)", name: participant.name, guest: false, readings: latest,
+                profile: participant.profile, workout: workouts[participant.name], now: now))
+        }
+        for (key, reading) in readings.sorted(by: { $0.key < $1.key }) where !owned.contains(key) {
+            tiles.append(tile(
+                id: "guest:\(key)", name: "Guest \(reading.device.name ?? key)", guest: true, readings: reading,
+                profile: roster.defaultProfile, workout: nil, now: now))
+        }
+        return BoardSnapshot(generatedAt: now, tiles: tiles, droppedReadings: droppedReadings)
+    }
+
+    private func tile(
+        id: String, name: String, guest: Bool, readings: Readings?, profile: UserProfile, workout: WorkoutSnapshot?,
+        now: Date
+    ) -> BoardTile {
+        let zones = profile.heartRateZones(on: now)
+        var tile = BoardTile(id: id, name: name, guest: guest, zoneCount: zones?.zones.count ?? 0)
+        if let workout, workout.state != .notStarted {
+            tile.workoutState = workout.state
+            tile.elapsedSeconds = workout.elapsedSeconds
+            tile.energyKilocalories = workout.energyKilocalories
+        }
+        guard let readings else { return tile }
+        let since = max(0, now.timeIntervalSince(readings.arrival))
+        tile.heartRate = readings.latest
+        tile.trend = readings.trend
+        tile.secondsSinceReading = since
+        tile.sensor = since > Self.lostAfterSeconds ? .lost : .live
+        if let maximum = profile.maximumHeartRate(on: now) { tile.percentOfMaximum = readings.latest / maximum * 100 }
+        tile.zone = zones?.zone(for: readings.latest)?.number
+        if let zone = tile.zone, let workout, workout.state != .notStarted, workout.zoneSeconds.indices.contains(zone - 1) {
+            tile.secondsInZone = workout.zoneSeconds[zone - 1]
+        }
+        return tile
+    }
+}

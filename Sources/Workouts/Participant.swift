@@ -1,0 +1,53 @@
+/// A person training with the gateway: a name shown on the board, the profile their zones and
+/// energy come from, and the devices they wear.
+///
+/// Participants come from the configuration's `participants` list (see
+/// ``ParticipantRoster/decode(_:defaultProfile:)``) or appear when `healthgate participant assign
+/// DEVICE NAME` names someone new (then with the configuration's `profile`). Each has its own
+/// workouts (``WorkoutController/participant``).
+public struct Participant: Hashable, Sendable, Codable {
+    /// The name or nickname, unique among the participants.
+    public var name: String
+    /// The devices they wear: BLE addresses, serial numbers or device names, as `--devices` takes.
+    public var devices: [String]
+    /// Their profile (maximum heart rate or date of birth, weight, sex, zones).
+    public var profile: UserProfile
+
+    /// Creates a participant.
+    public init(name: String, devices: [String] = [], profile: UserProfile = UserProfile()) {
+        self.name = name
+        self.devices = devices
+        self.profile = profile
+    }
+}
+
+/// A device assigned to a participant at run time (`healthgate participant assign`), as a
+/// ``ParticipantAssignmentStore`` keeps it.
+public struct ParticipantAssignment: Hashable, Sendable, Codable {
+    /// The device: BLE address, serial number or name.
+    public var device: String
+    /// The participant's name.
+    public var participant: String
+
+    /// Creates an assignment.
+    public init(device: String, participant: String) {
+        self.device = device
+        self.participant = participant
+    }
+}
+
+/// Where run-time device assignments survive a restart: the SQLite store keeps them in its own
+/// table (schema version 5), committed before the command answers; ``VolatileWorkoutStore``
+/// keeps them in memory.
+///
+/// Contract: as ``WorkoutStateStore``, every method blocks until its work is durable and is called
+/// off Swift's cooperative thread pool, one at a time. Errors are ``WorkoutError`` with code
+/// ``WorkoutError/Code/persistence``.
+public protocol ParticipantAssignmentStore: Sendable {
+    /// Every assignment made at run time, oldest first; a device appears at most once.
+    func participantAssignments() throws(WorkoutError) -> [ParticipantAssignment]
+
+    /// Records that `assignment.device` is worn by `assignment.participant` from now on,
+    /// replacing an earlier assignment of the same device.
+    func assign(_ assignment: ParticipantAssignment) throws(WorkoutError)
+}

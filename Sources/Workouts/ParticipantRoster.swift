@@ -1,0 +1,138 @@
+import Foundation
+public import HealthModel
+public import SampleBus
+
+/// Who is training: the configured participants plus those assigned at run time, and which
+/// device belongs to whom. A value with no I/O; ``ParticipantWorkouts`` owns the live one.
+///
+/// The configuration's `participants` list:
+/// ```json
+/// "participants": [
+///   {"name": "Ana", "devices": ["02:00:00:00:00:01"], "profile": {"maximumHeartRate": 186, "weightKilograms": 61}},
+///   {"name": "Ben", "devices": ["Polar H10 1A2B3C4D"], "profile": {"dateOfBirth": "1990-02-03"}}
+/// ]
+/// ```
+/// A device belongs to at most one participant. A run-time assignment moves a device to its
+/// participant (a new participant gets the configuration's `profile`).
+public struct ParticipantRoster: Hashable, Sendable {
+    /// The participants, in configuration order, then in order of assignment.
+    public private(set) var participants: [Participant]
+    /// The profile of guests (devices seen without a participant) and of participants created at
+    /// run time: the configuration's `profile`.
+    public let defaultProfile: UserProfile
+
+    /// The most participants a gateway follows: each has a workout controller and a tile, and a
+    /// class on the gym floor is far smaller.
+    public static let maximumParticipants = 200
+
+    /// A roster of `participants`.
+    public init(participants: [Participant], defaultProfile: UserProfile) {
+        self.participants = participants
+        self.defaultProfile = defaultProfile
+    }
+
+    /// Decodes and checks the configuration's `participants` value (nil: nobody).
+    /// - Throws: ``WorkoutError`` (``WorkoutError/Code/invalidProfile``) naming the key, e.g.
+    ///   `participants[1].profile.weightKilograms` or `participants[2].devices[0]`.
+    public static func decode(_ value: JSONValue?, defaultProfile: UserProfile) throws(WorkoutError) -> ParticipantRoster {
+        guard let value, value != .null else { return ParticipantRoster(participants: [], defaultProfile: defaultProfile) }
+        func fail(_ path: String, _ reason: String) -> WorkoutError {
+            WorkoutError(.invalidProfile, "\(path): \(reason)", keyPath: path)
+        }
+        guard case .array(let items) = value else { throw fail("participants", "expected a list of participants") }
+        guard items.count <= maximumParticipants else {
+            throw fail("participants", "\(items.count) participants; at most \(maximumParticipants)")
+        }
+        var participants: [Participant] = []
+        var owners: [String: String] = [:]
+        for (index, item) in items.enumerated() {
+            let path = "participants[\(index)]"
+            let specification: Specification
+            do {
+                // Strict, as every configuration object: a misspelt key is an error, not a default.
+                specification = try item.decodeStrictly(Specification.self)
+            } catch let error as DecodingError {
+                let key = error.keyPath == "(top level)" ? path : "\(path).\(error.keyPath)"
+                throw fail(key, error.reason)
+            } catch {
+                throw fail(path, "\(error)")
+            }
+            let name = specification.name.trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty, name.count <= 64 else { throw fail("\(path).name", "must be 1 to 64 characters") }
+            guard !participants.contains(where: { $0.name == name }) else {
+                throw fail("\(path).name", "\"\(name)\" is already a participant")
+            }
+            let devices = specification.devices ?? []
+            for (deviceIndex, device) in devices.enumerated() {
+                guard !device.isEmpty else { throw fail("\(path).devices[\(deviceIndex)]", "must not be empty") }
+                if let owner = owners[device] {
+                    throw fail("\(path).devices[\(deviceIndex)]", "\"\(device)\" is already worn by \(owner)")
+                }
+                owners[device] = name
+            }
+            let profile: UserProfile
+            do {
+                profile = try UserProfile.decode(specification.profile)
+            } catch {
+                // UserProfile names its keys from `profile`; the participant's sit under it.
+                let key = error.keyPath.map { "\(path).\($0)" } ?? "\(path).profile"
+                throw WorkoutError(.invalidProfile, "\(key): \(error.reason)", keyPath: key)
+            }
+            participants.append(Participant(name: name, devices: devices, profile: profile))
+        }
+        return ParticipantRoster(participants: participants, defaultProfile: defaultProfile)
+    }
+
+    private struct Specification: Decodable {
+        var name: String
+        var devices: [String]?
+        var profile: JSONValue?
+    }
+
+    /// The participant called `name`.
+    public func participant(named name: String) -> Participant? {
+        participants.first { $0.name == name }
+    }
+
+    /// The participant wearing `device` (matched by local identifier, name or display name, as a
+    /// workout's `--devices`), nil for a guest.
+    public func owner(of device: Device?) -> Participant? {
+        guard let device else { return nil }
+        return participants.first { LiveWorkoutBuilder.deviceMatches(device, devices: $0.devices) }
+    }
+
+    /// Adds `participant`.
+    /// - Throws: ``WorkoutError/Code/invalidArgument`` when the name is taken or the roster is
+    ///   at ``maximumParticipants``.
+    public mutating func add(_ participant: Participant) throws(WorkoutError) {
+        guard self.participant(named: participant.name) == nil else {
+            throw WorkoutError(.invalidArgument, "\(participant.name) is already a participant")
+        }
+        guard participants.count < Self.maximumParticipants else {
+            throw WorkoutError(.invalidArgument, "there are already \(Self.maximumParticipants) participants")
+        }
+        participants.append(participant)
+    }
+
+    /// Moves `assignment.device` to its participant, creating the participant (with
+    /// ``defaultProfile``) if the name is new.
+    /// - Throws: ``WorkoutError/Code/invalidArgument`` for an empty name or device, a name
+    ///   longer than 64 characters, or a roster already at ``maximumParticipants``.
+    public mutating func apply(_ assignment: ParticipantAssignment) throws(WorkoutError) {
+        let name = assignment.participant.trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, name.count <= 64 else {
+            throw WorkoutError(.invalidArgument, "participant: the name must be 1 to 64 characters")
+        }
+        guard !assignment.device.isEmpty else { throw WorkoutError(.invalidArgument, "device: must not be empty") }
+        if participant(named: name) == nil {
+            guard participants.count < Self.maximumParticipants else {
+                throw WorkoutError(.invalidArgument, "there are already \(Self.maximumParticipants) participants")
+            }
+            participants.append(Participant(name: name, profile: defaultProfile))
+        }
+        for index in participants.indices {
+            participants[index].devices.removeAll { $0 == assignment.device }
+            if participants[index].name == name { participants[index].devices.append(assignment.device) }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import GatewayTesting
+import XCTest
+
+/// The live board end to end in a real browser: Tests/Browser/board_browser_test.py drives
+/// Debian's headless Chromium (chromium-driver, Selenium from scripts/install-test-python)
+/// against the built `healthgate demo --participants 8`: tiles appear and change, a silent strap
+/// is flagged, the screenshot shows every tile in its colour, the page reconnects after a
+/// gateway restart, the history shows the charts, and a board with a token refuses requests
+/// without it.
+final class BoardBrowserTests: XCTestCase {
+    func testTheBoardInHeadlessChromium() async throws {
+        let executable = try HealthgateExecutable()
+        let root = HealthgateExecutable.packageRoot()
+        let python = root.appendingPathComponent(".build/pyenv/bin/python")
+        guard FileManager.default.isExecutableFile(atPath: python.path) else {
+            XCTFail("the test's virtual environment is missing: run scripts/install-test-python")
+            return
+        }
+        for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            XCTFail("\(tool) is missing: run scripts/install-dependencies")
+            return
+        }
+        let screenshot = executable.root.appendingPathComponent("board.png")
+        let process = Process()
+        process.executableURL = python
+        process.arguments = [
+            root.appendingPathComponent("Tests/Browser/board_browser_test.py").path, executable.url.path, screenshot.path,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        // Read and waited for on a thread of its own, never on the cooperative pool: the script
+        // runs for about a minute and may print more than a pipe holds.
+        let data = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: data)
+            }
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        XCTAssertEqual(process.terminationStatus, 0, text)
+        XCTAssertTrue(text.contains(" passed, 0 failed"), text)
+        XCTAssertFalse(text.contains("FAIL"), text)
+        let png = try Data(contentsOf: screenshot)
+        XCTAssertEqual(Array(png.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "the screenshot is a PNG")
+        if let keep = ProcessInfo.processInfo.environment["HEALTHGATE_BOARD_SCREENSHOT"] {
+            try png.write(to: URL(fileURLWithPath: keep))
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import GatewayTesting
+import XCTest
+
+/// Participants from the command line against the built executable: `config check` names the
+/// key of a wrong participant; `participant assign` is committed to the store and survives a
+/// restart; `workout … --participant` and `--all` drive each participant's workout and the
+/// stored workouts name their participant.
+final class ParticipantEndToEndTests: XCTestCase {
+    func testConfigCheckNamesTheKeyOfAWrongParticipant() async throws {
+        let healthgate = try HealthgateExecutable()
+        let file = healthgate.root.appendingPathComponent("participants.json")
+        try Data("""
+            {"participants": [{"name": "Ana", "devices": ["x"]}, {"name": "Ben", "devices": ["x"]}]}
+            """.utf8).write(to: file)
+        let shared = try await healthgate.run(["config", "check", file.path])
+        XCTAssertEqual(shared.status, 78, shared.standardError)
+        XCTAssertTrue(shared.standardError.contains("participants[1].devices[0]"), shared.standardError)
+        XCTAssertTrue(shared.standardError.contains("already worn by Ana"), shared.standardError)
+
+        try Data("""
+            {"participants": [{"name": "Ana", "profile": {"maximumHeartRat": 180}}]}
+            """.utf8).write(to: file)
+        let misspelt = try await healthgate.run(["config", "check", file.path])
+        XCTAssertEqual(misspelt.status, 78, misspelt.standardError)
+        XCTAssertTrue(misspelt.standardError.contains("participants[0].profile.maximumHeartRat"), misspelt.standardError)
+    }
+
+    func testAnAssignmentSurvivesARestartAndEachParticipantHasTheirOwnWorkout() async throws {
+        let healthgate = try HealthgateExecutable()
+        let database = healthgate.root.appendingPathComponent("class.sqlite").path
+        let arguments = ["demo", "--participants", "2", "--listen", "127.0.0.1:0", "--db", database, "--quiet"]
+        var daemon = try healthgate.start(arguments)
+        try await waitUntil(timeout: .seconds(60), "the control socket") {
+            FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
+        }
+        let status = try await healthgate.run(["workout", "status", "--all", "--format", "json"])
+        XCTAssertEqual(status.status, 0, status.standardError)
+        let answer = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any])
+        let workouts = try XCTUnwrap(answer["workouts"] as? [[String: Any]])
+        XCTAssertEqual(workouts.compactMap { $0["participant"] as? String }, ["Ana", "Ben"])
+        XCTAssertEqual(workouts.compactMap { $0["state"] as? String }, ["running", "running"], "the demo starts the class")
+
+        let assigned = try await healthgate.run(["participant", "assign", "spare-strap", "Zoe"])
+        XCTAssertEqual(assigned.status, 0, assigned.standardError)
+        let again = try await healthgate.run(["workout", "start", "--all", "--activity", "rowing"])
+        XCTAssertEqual(again.status, 65, "Ana and Ben already train: \(again.standardOutput) \(again.standardError)")
+        XCTAssertTrue(again.standardOutput.contains("Zoe: running"), again.standardOutput)
+        XCTAssertTrue(again.standardError.contains("Ana: "), again.standardError)
+        let ended = try await healthgate.run(["workout", "end", "--participant", "Ben"])
+        XCTAssertEqual(ended.status, 0, ended.standardError)
+        XCTAssertTrue(ended.standardOutput.hasPrefix("Ben: ended"), ended.standardOutput)
+        let unknown = try await healthgate.run(["workout", "pause", "--participant", "Nobody"])
+        XCTAssertEqual(unknown.status, 65, unknown.standardError)
+
+        daemon.send(SIGTERM)
+        let exit = try await daemon.waitForExit(timeout: .seconds(30))
+        XCTAssertEqual(exit.status, 0, exit.standardError)
+
+        daemon = try healthgate.start(arguments)
+        try await waitUntil(timeout: .seconds(60), "the control socket again") {
+            FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
+        }
+        let list = try await healthgate.run(["participant", "list", "--format", "json"])
+        XCTAssertEqual(list.status, 0, list.standardError)
+        let participants = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.standardOutput.utf8)) as? [[String: Any]])
+        let zoe = try XCTUnwrap(participants.first { $0["name"] as? String == "Zoe" }, "Zoe comes back from the store")
+        XCTAssertEqual(zoe["devices"] as? [String], ["spare-strap"])
+        XCTAssertEqual(zoe["workoutState"] as? String, "running", "her workout comes back to her after the restart")
+        daemon.send(SIGTERM)
+        let second = try await daemon.waitForExit(timeout: .seconds(30))
+        XCTAssertEqual(second.status, 0, second.standardError)
+
+        let stored = try await healthgate.run(["workout", "list", "--db", database, "--format", "json"])
+        XCTAssertEqual(stored.status, 0, stored.standardError)
+        let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(stored.standardOutput.utf8)) as? [[String: Any]])
+        let owners = rows.compactMap { ($0["metadata"] as? [String: Any])?["healthgate.participant"] as? String }
+        XCTAssertEqual(owners, ["Ben"], "Ben's ended workout is stored under his name")
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import SampleBus
+import Workouts
+import XCTest
+
+/// The board's tiles from readings, the roster and the workouts: participants and guests, zones
+/// from each profile, the lost-sensor flag, the bounded trend and device count.
+final class LiveBoardModelTests: XCTestCase {
+    let s = Script(clock: ManualClock())
+    let ana = Device(name: "Ana's strap", localIdentifier: "AA:01")
+    let stranger = Device(name: "Stranger", localIdentifier: "CC:03")
+
+    var roster: ParticipantRoster {
+        ParticipantRoster(
+            participants: [Participant(name: "Ana", devices: ["AA:01"], profile: UserProfile(maximumHeartRate: 150)),
+                           Participant(name: "Ben", devices: ["BB:02"], profile: UserProfile(maximumHeartRate: 200))],
+            defaultProfile: UserProfile(maximumHeartRate: 190))
+    }
+
+    func testParticipantsComeFirstThenGuestsWithTheDefaultProfile() {
+        var model = LiveBoardModel()
+        model.ingest([s.heartRate(120, at: 0, device: ana), s.heartRate(95, at: 0, device: stranger)], arrivedAt: s.at(0))
+        let board = model.snapshot(at: s.at(0.5), roster: roster, workouts: [:])
+        XCTAssertEqual(board.tiles.map(\.id), ["participant:Ana", "participant:Ben", "guest:CC:03"])
+        let ana = board.tiles[0], ben = board.tiles[1], guest = board.tiles[2]
+        XCTAssertEqual(ana.heartRate, 120)
+        XCTAssertEqual(ana.percentOfMaximum ?? 0, 80, accuracy: 0.001)
+        XCTAssertEqual(ana.zone, 4, "120 of 150 is 80 %: zone 4")
+        XCTAssertEqual(ana.sensor, .live)
+        XCTAssertEqual(ben.sensor, .waiting, "Ben's strap has sent nothing")
+        XCTAssertNil(ben.heartRate)
+        XCTAssertTrue(guest.guest)
+        XCTAssertEqual(guest.name, "Guest Stranger")
+        XCTAssertEqual(guest.percentOfMaximum ?? 0, 50, accuracy: 0.001, "95 of the default 190")
+        XCTAssertEqual(guest.zone, 1)
+    }
+
+    func testASilentSensorIsFlaggedLostOnceItsThresholdPasses() {
+        var model = LiveBoardModel()
+        model.ingest([s.heartRate(120, at: 0, device: ana)], arrivedAt: s.at(0))
+        let threshold = LiveBoardModel.lostAfterSeconds
+        XCTAssertLessThan(threshold + 1, 5, "flagged within 5 s even with the page's refresh")
+        XCTAssertEqual(model.snapshot(at: s.at(threshold), roster: roster, workouts: [:]).tiles[0].sensor, .live)
+        let lost = model.snapshot(at: s.at(threshold + 0.1), roster: roster, workouts: [:]).tiles[0]
+        XCTAssertEqual(lost.sensor, .lost)
+        XCTAssertEqual(lost.heartRate, 120, "the last value stays, shown as stale")
+        model.ingest([s.heartRate(121, at: 10, device: ana)], arrivedAt: s.at(10))
+        XCTAssertEqual(model.snapshot(at: s.at(10), roster: roster, workouts: [:]).tiles[0].sensor, .live, "back when it sends")
+    }
+
+    func testTheWorkoutGivesTimeInTheCurrentZoneAndEnergy() {
+        var model = LiveBoardModel()
+        model.ingest([s.heartRate(120, at: 0, device: ana)], arrivedAt: s.at(0))
+        let workout = WorkoutSnapshot(
+            state: .running, elapsedSeconds: 300, zoneSeconds: [10, 20, 30, 240, 0], energyKilocalories: 42)
+        let tile = model.snapshot(at: s.at(0), roster: roster, workouts: ["Ana": workout]).tiles[0]
+        XCTAssertEqual(tile.secondsInZone, 240)
+        XCTAssertEqual(tile.energyKilocalories, 42)
+        XCTAssertEqual(tile.workoutState, .running)
+        XCTAssertEqual(tile.elapsedSeconds, 300)
+    }
+
+    func testTheTrendAndTheDevicesAreBounded() {
+        var model = LiveBoardModel()
+        for second in 0..<(LiveBoardModel.trendLength + 15) {
+            model.ingest([s.heartRate(Double(60 + second), at: Double(second), device: ana)], arrivedAt: s.at(Double(second)))
+        }
+        let trend = model.snapshot(at: s.at(100), roster: roster, workouts: [:]).tiles[0].trend
+        XCTAssertEqual(trend.count, LiveBoardModel.trendLength)
+        XCTAssertEqual(trend.last, Double(60 + LiveBoardModel.trendLength + 14), "the newest are kept")
+
+        var crowded = LiveBoardModel()
+        let devices = (0..<(LiveBoardModel.maximumDevices + 3)).map { Device(name: "D\($0)", localIdentifier: "dev-\($0)") }
+        crowded.ingest(devices.map { s.heartRate(80, at: 0, device: $0) }, arrivedAt: s.at(0))
+        let board = crowded.snapshot(at: s.at(0), roster: ParticipantRoster(participants: [], defaultProfile: UserProfile()), workouts: [:])
+        XCTAssertEqual(board.tiles.count, LiveBoardModel.maximumDevices)
+        XCTAssertEqual(board.droppedReadings, 3, "readings beyond the bound are counted")
+    }
+}

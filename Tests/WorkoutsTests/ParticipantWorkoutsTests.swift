@@ -1,0 +1,175 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import SQLiteStore
+import SampleBus
+import Workouts
+import XCTest
+
+/// Group workouts: the roster from the configuration, one workout per participant with their own
+/// profile and devices, run-time assignments committed to the SQLite store and restored.
+final class ParticipantWorkoutsTests: XCTestCase {
+    var directory: URL!
+    var path: String { directory.appendingPathComponent("samples.sqlite").path }
+
+    override func setUpWithError() throws {
+        directory = try TestEnvironment.temporaryDirectory("participants")
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    static let ana = Device(name: "Ana's strap", localIdentifier: "AA:00:00:00:00:01")
+    static let ben = Device(name: "Ben's strap", localIdentifier: "BB:00:00:00:00:02")
+    static let guest = Device(name: "Guest strap", localIdentifier: "CC:00:00:00:00:03")
+
+    static let configuration: JSONValue = .array([
+        .object([
+            "name": .string("Ana"), "devices": .array([.string("AA:00:00:00:00:01")]),
+            "profile": .object([
+                "maximumHeartRate": .number(150), "weightKilograms": .number(60), "dateOfBirth": .string("1990-01-01"),
+                "biologicalSex": .string("female"),
+            ]),
+        ]),
+        .object([
+            "name": .string("Ben"), "devices": .array([.string("Ben's strap")]),
+            "profile": .object(["maximumHeartRate": .number(200)]),
+        ]),
+    ])
+
+    func makeGroup(_ clock: ManualClock, store: (any WorkoutStateStore & ParticipantAssignmentStore)? = nil) throws -> ParticipantWorkouts {
+        let roster = try ParticipantRoster.decode(Self.configuration, defaultProfile: UserProfile(maximumHeartRate: 190))
+        return ParticipantWorkouts(
+            roster: roster, store: store ?? SQLiteWorkoutStateStore(path: path), clock: clock,
+            ids: SampleIDGenerator(seed: 3), logger: Logger(label: "workouts", sink: RecordingLogSink()))
+    }
+
+    func testTheRosterDecodesStrictlyAndNamesTheKeyOfEveryMistake() throws {
+        let roster = try ParticipantRoster.decode(Self.configuration, defaultProfile: UserProfile())
+        XCTAssertEqual(roster.participants.map(\.name), ["Ana", "Ben"])
+        XCTAssertEqual(roster.participant(named: "Ana")?.profile.maximumHeartRate, 150)
+        XCTAssertEqual(roster.owner(of: Self.ben)?.name, "Ben", "matched by device name")
+        XCTAssertNil(roster.owner(of: Self.guest))
+
+        func keyPath(_ value: JSONValue) -> String? {
+            do {
+                _ = try ParticipantRoster.decode(value, defaultProfile: UserProfile())
+                return nil
+            } catch {
+                return error.keyPath
+            }
+        }
+        XCTAssertEqual(keyPath(.object([:])), "participants")
+        XCTAssertEqual(keyPath(.array([.object(["name": .string("A"), "devises": .array([])])])), "participants[0].devises")
+        XCTAssertEqual(keyPath(.array([.object(["name": .string(" ")])])), "participants[0].name")
+        XCTAssertEqual(
+            keyPath(.array([
+                .object(["name": .string("A"), "devices": .array([.string("x")])]),
+                .object(["name": .string("B"), "devices": .array([.string("x")])]),
+            ])), "participants[1].devices[0]")
+        XCTAssertEqual(
+            keyPath(.array([.object(["name": .string("A")]), .object(["name": .string("A")])])), "participants[1].name")
+        XCTAssertEqual(
+            keyPath(.array([.object(["name": .string("A"), "profile": .object(["weightKilograms": .number(700)])])])),
+            "participants[0].profile.weightKilograms")
+    }
+
+    func testStartingAllRunsOneWorkoutPerParticipantWithTheirOwnDevicesAndProfile() async throws {
+        let clock = ManualClock()
+        let s = Script(clock: clock)
+        let group = try makeGroup(clock)
+        let started = try await group.handle(.start(activity: .running), for: .all)
+        XCTAssertEqual(started.errors, [])
+        XCTAssertEqual(started.workouts.map(\.participant), ["Ana", "Ben"])
+        XCTAssertEqual(started.workouts.map(\.state), [.running, .running])
+
+        for second in 0...60 {
+            s.move(to: Double(second))
+            let batch = [
+                s.heartRate(120, at: Double(second), device: Self.ana),
+                s.heartRate(120, at: Double(second), device: Self.ben),
+                s.heartRate(180, at: Double(second), device: Self.guest),
+            ]
+            group.main.ingest(batch)
+            for name in ["Ana", "Ben"] { group.controller(for: name)?.ingest(batch) }
+        }
+        let statuses = group.statuses()
+        let ana = try XCTUnwrap(statuses["Ana"])
+        let ben = try XCTUnwrap(statuses["Ben"])
+        // The same 120 bpm is zone 4 of Ana's 150 and zone 2 of Ben's 200; the guest's 180 is in
+        // neither workout.
+        XCTAssertEqual(ana.zone, 4)
+        XCTAssertEqual(ben.zone, 2)
+        XCTAssertEqual(ana.heartRate.maximum, 120)
+        XCTAssertEqual(ben.heartRate.maximum, 120)
+        XCTAssertEqual(ana.energySource, .heartRateEquation, "Ana's profile has everything Keytel needs")
+        XCTAssertNil(ben.energyKilocalories, "Ben's profile has no weight: no energy, never a guess")
+
+        let ended = try await group.handle(.end, for: .all)
+        XCTAssertEqual(ended.workouts.map(\.state), [.ended, .ended])
+        XCTAssertEqual(group.main.status().state, .notStarted, "the gateway's own workout is untouched")
+    }
+
+    func testOneParticipantAtATimeAndTheirMistakesAreRefused() async throws {
+        let clock = ManualClock()
+        let group = try makeGroup(clock)
+        let ana = try await group.handle(.start(activity: .cycling), for: .participant("Ana"))
+        XCTAssertEqual(ana.workouts.first?.participant, "Ana")
+        XCTAssertEqual(group.statuses()["Ben"]?.state, .notStarted)
+        do {
+            _ = try await group.handle(.start(activity: .cycling), for: .participant("Zoe"))
+            XCTFail("an unknown participant is refused")
+        } catch {
+            XCTAssertEqual(error.code, .invalidArgument)
+        }
+        let again = try await group.handle(.start(activity: .cycling), for: .all)
+        XCTAssertEqual(again.workouts.map(\.participant), ["Ben"], "Ben starts; Ana's runs already")
+        XCTAssertEqual(again.errors.count, 1)
+        XCTAssertTrue(again.errors[0].hasPrefix("Ana: "), again.errors[0])
+    }
+
+    func testAnAssignmentIsCommittedToTheStoreAndSurvivesARestart() async throws {
+        let clock = ManualClock()
+        let first = try makeGroup(clock)
+        try await first.assign(device: "AA:00:00:00:00:01", to: "Ben")
+        try await first.assign(device: "CC:00:00:00:00:03", to: "Cleo")
+        XCTAssertEqual(first.roster.participant(named: "Ana")?.devices, [])
+        XCTAssertEqual(first.roster.participant(named: "Ben")?.devices, ["Ben's strap", "AA:00:00:00:00:01"])
+        _ = try await first.handle(.start(activity: .rowing), for: .participant("Cleo"))
+
+        // A new gateway on the same store: the configuration alone does not know Cleo.
+        let second = try makeGroup(clock)
+        try await second.restore()
+        XCTAssertEqual(second.roster.participant(named: "Cleo")?.devices, ["CC:00:00:00:00:03"])
+        XCTAssertEqual(second.roster.participant(named: "Cleo")?.profile.maximumHeartRate, 190, "the default profile")
+        XCTAssertEqual(second.roster.owner(of: Self.ana)?.name, "Ben")
+        let cleo = try XCTUnwrap(second.controller(for: "Cleo"))
+        try await cleo.restore()
+        XCTAssertEqual(cleo.status().state, .running, "Cleo's workout comes back to Cleo")
+        XCTAssertEqual(second.main.status().state, .notStarted)
+    }
+
+    func testTheControlHandlersTakeAParticipantOrAll() async throws {
+        let group = try makeGroup(ManualClock(), store: VolatileWorkoutStore())
+        let handlers = group.controlHandlers()
+        let start = try XCTUnwrap(handlers["workout.start"])
+        let one = try await start(.object(["activity": .string("running"), "participant": .string("Ben")]))
+        XCTAssertEqual(try one.decode(WorkoutSnapshot.self).participant, "Ben")
+        let all = try await start(.object(["activity": .string("running"), "all": .bool(true)]))
+        let answer = try all.decode(ParticipantWorkouts.GroupAnswer.self)
+        XCTAssertEqual(answer.workouts.map(\.participant), ["Ana"])
+        XCTAssertEqual(answer.errors.count, 1)
+        do {
+            _ = try await start(.object(["activity": .string("running"), "all": .bool(true), "participant": .string("Ben")]))
+            XCTFail("both targets at once are refused")
+        } catch let error as WorkoutError {
+            XCTAssertEqual(error.code, .invalidArgument)
+        }
+        let assign = try XCTUnwrap(handlers["participant.assign"])
+        let list = try await assign(.object(["device": .string("new-strap"), "participant": .string("Dan")]))
+        let summaries = try list.decode([ParticipantWorkouts.ParticipantSummary].self)
+        XCTAssertEqual(summaries.map(\.name), ["Ana", "Ben", "Dan"])
+        XCTAssertEqual(summaries.last?.devices, ["new-strap"])
+    }
+}
