@@ -93,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate",
             dependencies: [
-                "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives",
+                "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem",
                 "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "Udev",
                 "FitnessEquipment", "WebBoard",
             ],
@@ -123,7 +123,7 @@ let package = Package(
             name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl", "SQLiteStore", "SQLite", "HealthModel", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WebBoardTests", dependencies: ["WebBoard", "Workouts", "GatewayTesting", "HealthModel", "SampleBus"],
+            name: "WebBoardTests", dependencies: ["WebBoard", "GatewayTesting", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",

@@ -8,7 +8,7 @@ import LinuxSystem
 final class ControlConnection: @unchecked Sendable {
     /// The accepted socket, non-blocking.
     let descriptor: FileDescriptor
-    /// The raw number, for the dispatch sources and send(2); valid until the last source's cancel
+    /// The raw number, for the dispatch sources; valid until the last source's cancel
     /// handler closes `descriptor`.
     let fd: Int32
     /// Bytes read and not yet handled. Bounded: reading stops while a request is handled, and

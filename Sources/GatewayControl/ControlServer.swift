@@ -3,10 +3,6 @@ import Foundation
 import LinuxSystem
 public import SampleBus
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The daemon's control socket: a Unix-domain stream socket, mode 0660, one JSON request and one
 /// JSON response per line (see ``ControlRequest``).
 ///
@@ -94,18 +90,25 @@ public final class ControlServer: Sendable {
     public func start() throws(ControlSocketError) {
         let directory = (path as NSString).deletingLastPathComponent
         do {
-            try Errno.retryingInterrupts { mkdir(directory, 0o750) }
-        } catch where error.rawValue == EEXIST {
+            try FileSystem.makeDirectory(directory, mode: 0o750)
         } catch {
-            throw ControlSocketError(path: directory, operation: "mkdir", errno: error.rawValue)
+            throw ControlSocketError(path: directory, operation: "mkdir", error)
+        }
+        guard UnixStreamSocket.fits(path) else {
+            throw ControlSocketError(path: path, operation: "socket path too long:", .nameTooLong)
         }
         // A live daemon answers a connect; a stale socket file from a crash does not.
-        if let probe = try? UnixSocket.connect(path: path) {
+        if let probe = try? UnixStreamSocket.connect(to: path) {
             probe.close()
-            throw ControlSocketError(path: path, operation: "another healthgate is listening on", errno: EADDRINUSE)
+            throw ControlSocketError(path: path, operation: "another healthgate is listening on", .addressInUse)
         }
-        unlink(path)
-        let listener = try UnixSocket.make(path: path, nonBlocking: true)
+        try? FileSystem.remove(path)
+        let listener: FileDescriptor
+        do {
+            listener = try UnixStreamSocket.make(nonBlocking: true)
+        } catch {
+            throw ControlSocketError(path: path, operation: "socket", error)
+        }
         do {
             try bindAndListen(listener)
         } catch {
@@ -113,7 +116,7 @@ public final class ControlServer: Sendable {
             throw error
         }
         guard let fd = listener.rawValue else {
-            throw ControlSocketError(path: path, operation: "listen on", errno: EBADF)
+            throw ControlSocketError(path: path, operation: "listen on", .badFileDescriptor)
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         source.setEventHandler { [weak self] in self?.acceptAll() }
@@ -133,26 +136,16 @@ public final class ControlServer: Sendable {
     }
 
     private func bindAndListen(_ listener: FileDescriptor) throws(ControlSocketError) {
-        guard let fd = listener.rawValue else { throw ControlSocketError(path: path, operation: "bind", errno: EBADF) }
-        var address = try UnixSocket.address(path)
         do {
-            try Errno.retryingInterrupts {
-                withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                    }
-                }
-            }
+            // 0660: the daemon's user and group may talk to it, nobody else.
+            try UnixStreamSocket.bind(listener, to: path, mode: 0o660)
         } catch {
-            throw ControlSocketError(path: path, operation: "bind", errno: error.rawValue)
+            throw ControlSocketError(path: path, operation: "bind", error)
         }
-        // 0660: the daemon's user and group may talk to it, nobody else.
         do {
-            try Errno.retryingInterrupts { chmod(path, 0o660) }
-            // The kernel caps the backlog at net.core.somaxconn.
-            try Errno.retryingInterrupts { listen(fd, 128) }
+            try UnixStreamSocket.listen(listener, backlog: 128)
         } catch {
-            throw ControlSocketError(path: path, operation: "listen on", errno: error.rawValue)
+            throw ControlSocketError(path: path, operation: "listen on", error)
         }
     }
 
@@ -171,7 +164,7 @@ public final class ControlServer: Sendable {
             for connection in state.connections.values { close(connection) }
         }
         do {
-            try Errno.retryingInterrupts { unlink(path) }
+            try FileSystem.remove(path)
         } catch where error != .noSuchFile {
             logger.warning("cannot remove the control socket \(path): \(error)")
         } catch {}  // Already gone: nothing to remove.
@@ -181,21 +174,18 @@ public final class ControlServer: Sendable {
     /// must not wait for anything. A failure is left for the next start, which replaces a stale
     /// socket file.
     public func removeSocketFile() {
-        _ = unlink(path)
+        try? FileSystem.remove(path)
     }
 
     // MARK: Accepting
 
     private func acceptAll() {
-        guard !state.stopped, let listener = state.listenerDescriptor?.rawValue else { return }
+        guard !state.stopped, let listener = state.listenerDescriptor else { return }
         while true {
-            let fd: Int32
+            let descriptor: FileDescriptor
             do {
-                fd = try Errno.retryingInterrupts { accept(listener, nil, nil) }
-            } catch .wouldBlock {
-                return
-            } catch where error.rawValue == ECONNABORTED {
-                continue
+                guard let accepted = try UnixStreamSocket.accept(listener) else { return }
+                descriptor = accepted
             } catch {
                 // Out of descriptors (EMFILE, ENFILE) or memory (ENOBUFS, ENOMEM), or anything
                 // else: the pending connection stays queued and the listener stays readable, so
@@ -211,16 +201,7 @@ public final class ControlServer: Sendable {
                 state.starvationWarned = false
                 state.starvedAccepts = 0
             }
-            let descriptor = FileDescriptor(owning: fd)
-            do {
-                // Glibc's module map does not export accept4 (a _GNU_SOURCE symbol): set the flags after.
-                try Errno.retryingInterrupts { fcntl(fd, F_SETFD, FD_CLOEXEC) }
-                try descriptor.setNonBlocking()
-            } catch {
-                logger.warning("control socket: cannot set up an accepted connection: \(error)")
-                descriptor.close()
-                continue
-            }
+            guard let fd = descriptor.rawValue else { continue }
             if state.connections.count >= limits.maximumClients {
                 refuseBusy(descriptor)
                 continue
@@ -255,11 +236,9 @@ public final class ControlServer: Sendable {
     private func refuseBusy(_ descriptor: FileDescriptor) {
         var line = Self.encode(ControlResponse(ok: false, error: "busy: \(limits.maximumClients) clients are connected; try again"))
         line.append(UInt8(ascii: "\n"))
-        if let fd = descriptor.rawValue {
-            // One non-blocking attempt: a fresh socket's buffer takes a short line. If it does
-            // not, the client still sees the connection close, which is the refusal.
-            _ = line.withUnsafeBytes { bytes in Result { () throws(Errno) in try UnixSocket.sendSome(fd, bytes) } }
-        }
+        // One non-blocking attempt: a fresh socket's buffer takes a short line. If it does
+        // not, the client still sees the connection close, which is the refusal.
+        _ = Result { () throws(Errno) in try UnixStreamSocket.sendSome(descriptor, line) }
         descriptor.close()
         state.refusedBusy += 1
         let now = ContinuousClock.now
@@ -388,9 +367,7 @@ public final class ControlServer: Sendable {
     private func flush(_ connection: ControlConnection) {
         guard !connection.closed else { return }
         while !connection.output.isEmpty {
-            let sent = connection.output.withUnsafeBytes { bytes in
-                Result { () throws(Errno) in try UnixSocket.sendSome(connection.fd, bytes) }
-            }
+            let sent = Result { () throws(Errno) in try UnixStreamSocket.sendSome(connection.descriptor, connection.output) }
             switch sent {
             case .success(let count):
                 connection.output.removeFirst(count)
@@ -450,7 +427,7 @@ public final class ControlServer: Sendable {
                 // not read loses nothing it asked for.
                 var line = Self.encode(ControlResponse(ok: false, error: "idle for \(limits.idleTimeout); closing the connection"))
                 line.append(UInt8(ascii: "\n"))
-                _ = line.withUnsafeBytes { bytes in Result { () throws(Errno) in try UnixSocket.sendSome(connection.fd, bytes) } }
+                _ = Result { () throws(Errno) in try UnixStreamSocket.sendSome(connection.descriptor, line) }
             }
             close(connection)
         }

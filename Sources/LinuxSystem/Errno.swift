@@ -43,6 +43,11 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
         case .timedOut: "ETIMEDOUT"
         case .invalidArgument: "EINVAL"
         case .notATerminal: "ENOTTY"
+        case .addressInUse: "EADDRINUSE"
+        case .nameTooLong: "ENAMETOOLONG"
+        case .fileExists: "EEXIST"
+        case .connectionAborted: "ECONNABORTED"
+        case .connectionReset: "ECONNRESET"
         default: nil
         }
     }
@@ -63,6 +68,11 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let timedOut = Errno(rawValue: ETIMEDOUT)
     public static let invalidArgument = Errno(rawValue: EINVAL)
     public static let notATerminal = Errno(rawValue: ENOTTY)
+    public static let addressInUse = Errno(rawValue: EADDRINUSE)
+    public static let nameTooLong = Errno(rawValue: ENAMETOOLONG)
+    public static let fileExists = Errno(rawValue: EEXIST)
+    public static let connectionAborted = Errno(rawValue: ECONNABORTED)
+    public static let connectionReset = Errno(rawValue: ECONNRESET)
 
     /// Whether the error means the device went away: a hung-up tty (`EIO`), a removed USB device
     /// (`ENODEV`, `ENXIO`). tty_io.c returns EIO from read/write on a hung-up tty.

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayControl
+import LinuxSystem
 import HealthModel
 import SampleBus
 import WebBoard
@@ -38,8 +39,7 @@ struct GatewayRunner {
             // Health data is for the user alone: every file the daemon and its plugins create
             // (stores, outboxes, state) is 0600 and every directory 0700. Under systemd the
             // unit's UMask= and StateDirectoryMode= decide instead.
-            let inherited = umask(0o077)
-            umask(inherited | 0o077)
+            ProcessControl.restrictFileCreationMask(0o077)
         }
         for directory in [paths.dataDirectory, paths.stateDirectory] {
             do {
