@@ -2,10 +2,8 @@ import Dispatch
 import LinuxSystem
 
 /// One client of the control server: its descriptor, dispatch sources and bounded buffers.
-///
-/// `@unchecked Sendable`: every property is read and written on the server's serial queue only
-/// (the sources' handlers run there, and handler tasks hop back there with their responses).
-final class ControlConnection: @unchecked Sendable {
+/// Owned by the server actor and never leaves it; the sources' handlers find it by identity.
+final class ControlConnection {
     /// The accepted socket, non-blocking.
     let descriptor: FileDescriptor
     /// The raw number, for the dispatch sources; valid until the last source's cancel
@@ -22,8 +20,9 @@ final class ControlConnection: @unchecked Sendable {
     var readSuspended = false
     /// Exists only while `output` waits for room in the socket.
     var writeSource: (any DispatchSourceWrite)?
-    /// Sources whose cancel handler has not run yet; the last one closes the descriptor.
-    var liveSources = 0
+    /// Closes the descriptor after the last source's cancel handler, as dispatch_source_cancel(3)
+    /// requires; the only part the cancel handlers touch.
+    let closer: SourceCloser
     /// The handler task of the request being answered; one at a time, so responses keep
     /// request order and a connection holds at most one response.
     var request: Task<Void, Never>?
@@ -39,12 +38,6 @@ final class ControlConnection: @unchecked Sendable {
         self.descriptor = descriptor
         self.fd = fd
         self.lastActivity = now
-    }
-
-    /// Called from each source's cancel handler; closes the descriptor after the last one, as
-    /// dispatch_source_cancel(3) requires.
-    func sourceCancelled() {
-        liveSources -= 1
-        if liveSources == 0 { descriptor.close() }
+        self.closer = SourceCloser(descriptor)
     }
 }

@@ -1,16 +1,18 @@
 import Dispatch
 import Foundation
+import AsyncPrimitives
 import LinuxSystem
 public import SampleBus
 
 /// The daemon's control socket: a Unix-domain stream socket, mode 0660, one JSON request and one
 /// JSON response per line (see ``ControlRequest``).
 ///
-/// Isolation: accepting, reading and writing run on one serial DispatchQueue, driven by
-/// DispatchSources on non-blocking descriptors, so no client can hold up another: a client that
-/// never reads its answer only fills its own socket buffer. Handlers run as tasks; a connection
-/// has at most one request in flight, so its responses keep request order and it holds at most
-/// one response.
+/// Isolation: the server is an actor whose executor is a ``QueueExecutor``; the DispatchSources
+/// that drive accepting, reading and writing on non-blocking descriptors run on that same queue
+/// and enter the actor with `assumeIsolated`, so the compiler checks every access to the
+/// server's  No client can hold up another: a client that never reads its answer only
+/// fills its own socket buffer. Handlers run as tasks; a connection has at most one request in
+/// flight, so its responses keep request order and it holds at most one response.
 ///
 /// Limits (``Limits``): a request line longer than `maximumRequestBytes` gets an error response
 /// and the connection is closed; a connection with no traffic for `idleTimeout` (and no request
@@ -18,7 +20,7 @@ public import SampleBus
 /// error and is closed. When accept(2) fails for lack of descriptors (EMFILE, ENFILE) or memory,
 /// the server stops accepting for `acceptPause` at a time instead of spinning, and logs the
 /// condition once per episode (at most once a minute).
-public final class ControlServer: Sendable {
+public actor ControlServer {
     /// The bounds a control server enforces; the defaults suit a gateway.
     public struct Limits: Sendable, Hashable {
         /// The longest request line, without its newline. Default 64 KiB: a request is a small
@@ -51,29 +53,27 @@ public final class ControlServer: Sendable {
     private let handlers: [String: ControlHandler]
     private let logger: Logger
     private let limits: Limits
-    private let queue = DispatchQueue(label: "healthgate.control")
-    private let state = ServerState()
+    private let executor = QueueExecutor(label: "healthgate.control")
+    private var queue: DispatchQueue { executor.queue }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Warnings about refused or failed accepts repeat at most this often.
     private static let warningInterval = Duration.seconds(60)
 
-    /// The server's mutable state. `@unchecked Sendable`: only touched on `queue`.
-    private final class ServerState: @unchecked Sendable {
-        var listener: (any DispatchSourceRead)?
-        var listenerDescriptor: FileDescriptor?
-        var listenerSuspended = false
-        var sweeper: (any DispatchSourceTimer)?
-        var connections: [ObjectIdentifier: ControlConnection] = [:]
-        /// Between a failed accept for lack of resources and the next successful one.
-        var acceptStarved = false
-        var starvedAccepts = 0
-        /// Whether this episode's warning was logged (episodes are warned about once a minute).
-        var starvationWarned = false
-        var lastStarvationWarning: ContinuousClock.Instant?
-        var refusedBusy = 0
-        var lastBusyWarning: ContinuousClock.Instant?
-        var stopped = false
-    }
+    private var listener: (any DispatchSourceRead)?
+    private var listenerDescriptor: FileDescriptor?
+    private var listenerSuspended = false
+    private var sweeper: (any DispatchSourceTimer)?
+    private var connections: [ObjectIdentifier: ControlConnection] = [:]
+    /// Between a failed accept for lack of resources and the next successful one.
+    private var acceptStarved = false
+    private var starvedAccepts = 0
+    /// Whether this episode's warning was logged (episodes are warned about once a minute).
+    private var starvationWarned = false
+    private var lastStarvationWarning: ContinuousClock.Instant?
+    private var refusedBusy = 0
+    private var lastBusyWarning: ContinuousClock.Instant?
+    private var stopped = false
 
     /// A server for `path` answering `handlers` (keyed by command). Nothing happens until
     /// ``start()``.
@@ -87,7 +87,14 @@ public final class ControlServer: Sendable {
     /// Binds the socket (replacing a stale one) and starts accepting.
     /// - Throws: ``ControlSocketError`` when the directory or socket cannot be made, or another
     ///   daemon is already listening (`EADDRINUSE`).
-    public func start() throws(ControlSocketError) {
+    public nonisolated func start() throws(ControlSocketError) {
+        let started: Result<Void, ControlSocketError> = executor.queue.sync {
+            assumeIsolated { server in Result { () throws(ControlSocketError) in try server.startOnQueue() } }
+        }
+        try started.get()
+    }
+
+    private func startOnQueue() throws(ControlSocketError) {
         let directory = (path as NSString).deletingLastPathComponent
         do {
             try FileSystem.makeDirectory(directory, mode: 0o750)
@@ -119,17 +126,15 @@ public final class ControlServer: Sendable {
             throw ControlSocketError(path: path, operation: "listen on", .badFileDescriptor)
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.acceptAll() }
+        source.setEventHandler { [weak self] in self?.onQueue { $0.acceptAll() } }
         source.setCancelHandler { listener.close() }
         let sweeper = DispatchSource.makeTimerSource(queue: queue)
         let interval = DispatchTimeInterval.milliseconds(Int(max(50, min(1000, limits.idleTimeout.milliseconds / 4))))
         sweeper.schedule(deadline: .now() + interval, repeating: interval)
-        sweeper.setEventHandler { [weak self] in self?.closeIdleConnections() }
-        queue.sync {
-            state.listener = source
-            state.listenerDescriptor = listener
-            state.sweeper = sweeper
-        }
+        sweeper.setEventHandler { [weak self] in self?.onQueue { $0.closeIdleConnections() } }
+        self.listener = source
+        self.listenerDescriptor = listener
+        self.sweeper = sweeper
         source.resume()
         sweeper.resume()
         logger.info("control socket listening on \(path)")
@@ -151,18 +156,8 @@ public final class ControlServer: Sendable {
 
     /// Stops accepting, closes every connection (cancelling requests in flight) and removes the
     /// socket file. Call it once, from outside the server's queue.
-    public func stop() {
-        queue.sync {
-            state.stopped = true
-            if let listener = state.listener {
-                if state.listenerSuspended { listener.resume() }
-                listener.cancel()
-            }
-            state.listener = nil
-            state.sweeper?.cancel()
-            state.sweeper = nil
-            for connection in state.connections.values { close(connection) }
-        }
+    public nonisolated func stop() {
+        executor.queue.sync { assumeIsolated { $0.stopOnQueue() } }
         do {
             try FileSystem.remove(path)
         } catch where error != .noSuchFile {
@@ -170,17 +165,37 @@ public final class ControlServer: Sendable {
         } catch {}  // Already gone: nothing to remove.
     }
 
+    private func stopOnQueue() {
+        do {
+            stopped = true
+            if let listener = listener {
+                if listenerSuspended { listener.resume() }
+                listener.cancel()
+            }
+            listener = nil
+            sweeper?.cancel()
+            sweeper = nil
+            for connection in connections.values { close(connection) }
+        }
+    }
+
+    /// Runs `body` isolated to the server. Only for handlers of DispatchSources and timers made
+    /// on the server's queue, which is the actor's executor: they run there already.
+    private nonisolated func onQueue(_ body: @Sendable (isolated ControlServer) -> Void) {
+        assumeIsolated { body($0) }
+    }
+
     /// Removes the socket file without touching the queue or logging: for a forced exit, which
     /// must not wait for anything. A failure is left for the next start, which replaces a stale
     /// socket file.
-    public func removeSocketFile() {
+    public nonisolated func removeSocketFile() {
         try? FileSystem.remove(path)
     }
 
     // MARK: Accepting
 
     private func acceptAll() {
-        guard !state.stopped, let listener = state.listenerDescriptor else { return }
+        guard !stopped, let listener = listenerDescriptor else { return }
         while true {
             let descriptor: FileDescriptor
             do {
@@ -193,16 +208,16 @@ public final class ControlServer: Sendable {
                 pauseAccepting(after: error)
                 return
             }
-            if state.acceptStarved {
-                state.acceptStarved = false
-                if state.starvationWarned {
-                    logger.notice("control socket accepting again (\(state.starvedAccepts) pause(s) while it could not)")
+            if acceptStarved {
+                acceptStarved = false
+                if starvationWarned {
+                    logger.notice("control socket accepting again (\(starvedAccepts) pause(s) while it could not)")
                 }
-                state.starvationWarned = false
-                state.starvedAccepts = 0
+                starvationWarned = false
+                starvedAccepts = 0
             }
             guard let fd = descriptor.rawValue else { continue }
-            if state.connections.count >= limits.maximumClients {
+            if connections.count >= limits.maximumClients {
                 refuseBusy(descriptor)
                 continue
             }
@@ -211,25 +226,27 @@ public final class ControlServer: Sendable {
     }
 
     private func pauseAccepting(after error: Errno) {
-        guard let listener = state.listener, !state.listenerSuspended else { return }
+        guard let listener = listener, !listenerSuspended else { return }
         listener.suspend()
-        state.listenerSuspended = true
-        state.starvedAccepts += 1
-        if !state.acceptStarved {
-            state.acceptStarved = true
+        listenerSuspended = true
+        starvedAccepts += 1
+        if !acceptStarved {
+            acceptStarved = true
             let now = ContinuousClock.now
-            if state.lastStarvationWarning.map({ now - $0 >= Self.warningInterval }) ?? true {
-                state.lastStarvationWarning = now
-                state.starvationWarned = true
+            if lastStarvationWarning.map({ now - $0 >= Self.warningInterval }) ?? true {
+                lastStarvationWarning = now
+                starvationWarned = true
                 logger.warning(
                     "control socket cannot accept: \(error); pausing accepts for \(limits.acceptPause) at a time "
                         + "until it can (said once)")
             }
         }
         queue.asyncAfter(deadline: .now() + .milliseconds(Int(limits.acceptPause.milliseconds))) { [weak self] in
-            guard let self, !self.state.stopped, self.state.listenerSuspended else { return }
-            self.state.listenerSuspended = false
-            self.state.listener?.resume()
+            self?.onQueue { server in
+                guard !server.stopped, server.listenerSuspended else { return }
+                server.listenerSuspended = false
+                server.listener?.resume()
+            }
         }
     }
 
@@ -240,22 +257,24 @@ public final class ControlServer: Sendable {
         // not, the client still sees the connection close, which is the refusal.
         _ = Result { () throws(Errno) in try UnixStreamSocket.sendSome(descriptor, line) }
         descriptor.close()
-        state.refusedBusy += 1
+        refusedBusy += 1
         let now = ContinuousClock.now
-        if state.lastBusyWarning.map({ now - $0 >= Self.warningInterval }) ?? true {
-            state.lastBusyWarning = now
+        if lastBusyWarning.map({ now - $0 >= Self.warningInterval }) ?? true {
+            lastBusyWarning = now
             logger.warning(
-                "control socket has \(limits.maximumClients) clients; refusing new ones (\(state.refusedBusy) refused so far)")
+                "control socket has \(limits.maximumClients) clients; refusing new ones (\(refusedBusy) refused so far)")
         }
     }
 
     private func register(_ connection: ControlConnection) {
         let source = DispatchSource.makeReadSource(fileDescriptor: connection.fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.readAvailable(connection) }
-        source.setCancelHandler { connection.sourceCancelled() }
+        let id = ObjectIdentifier(connection)
+        source.setEventHandler { [weak self] in self?.onQueue { $0.connections[id].map($0.readAvailable) } }
+        let closer = connection.closer
+        source.setCancelHandler { closer.sourceCancelled() }
         connection.readSource = source
-        connection.liveSources += 1
-        state.connections[ObjectIdentifier(connection)] = connection
+        closer.sourceAdded()
+        connections[ObjectIdentifier(connection)] = connection
         source.resume()
     }
 
@@ -298,12 +317,12 @@ public final class ControlServer: Sendable {
             // pipelines requests without reading answers is held back by its own socket buffer.
             suspendReading(connection)
             let handlers = handlers
-            // A task is the boundary from the queue to async handlers; order is kept because the
+            let id = ObjectIdentifier(connection)
+            // A task is the boundary from the actor to async handlers; order is kept because the
             // next request starts only after this one's response was queued on the connection.
             connection.request = Task { [weak self] in
                 let response = await Self.handle(line: line, handlers: handlers)
-                guard let self else { return }
-                self.queue.async { self.finishRequest(connection, response) }
+                await self?.finishRequest(id, response)
             }
             return
         }
@@ -322,8 +341,8 @@ public final class ControlServer: Sendable {
         resumeReading(connection)
     }
 
-    private func finishRequest(_ connection: ControlConnection, _ response: ControlResponse) {
-        guard !connection.closed else { return }
+    private func finishRequest(_ id: ObjectIdentifier, _ response: ControlResponse) {
+        guard let connection = connections[id], !connection.closed else { return }
         connection.request = nil
         respond(connection, response)
     }
@@ -395,10 +414,12 @@ public final class ControlServer: Sendable {
     private func waitForRoom(_ connection: ControlConnection) {
         guard connection.writeSource == nil else { return }
         let source = DispatchSource.makeWriteSource(fileDescriptor: connection.fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.flush(connection) }
-        source.setCancelHandler { connection.sourceCancelled() }
+        let id = ObjectIdentifier(connection)
+        source.setEventHandler { [weak self] in self?.onQueue { $0.connections[id].map($0.flush) } }
+        let closer = connection.closer
+        source.setCancelHandler { closer.sourceCancelled() }
         connection.writeSource = source
-        connection.liveSources += 1
+        closer.sourceAdded()
         source.resume()
     }
 
@@ -418,7 +439,7 @@ public final class ControlServer: Sendable {
 
     private func closeIdleConnections() {
         let now = ContinuousClock.now
-        let idle = state.connections.values.filter {
+        let idle = connections.values.filter {
             $0.request == nil && now - $0.lastActivity >= limits.idleTimeout
         }
         for connection in idle {
@@ -438,7 +459,7 @@ public final class ControlServer: Sendable {
         connection.closed = true
         connection.request?.cancel()
         connection.request = nil
-        state.connections[ObjectIdentifier(connection)] = nil
+        connections[ObjectIdentifier(connection)] = nil
         if let reader = connection.readSource {
             // A suspended source delivers its cancellation only once resumed.
             if connection.readSuspended {
@@ -452,7 +473,7 @@ public final class ControlServer: Sendable {
             writer.cancel()
             connection.writeSource = nil
         }
-        if connection.liveSources == 0 { connection.descriptor.close() }
+        connection.closer.closeIfNoSources()
     }
 }
 
