@@ -256,7 +256,7 @@ final class HealthJSONTests: XCTestCase {
         }
         let rows: [(String, String, String)] = [
             ("unit", "count//s", "more than one \"/\""),
-            ("type", "bloodGlucose", "unknown quantity type \"bloodGlucose\""),
+            ("type", "bloodAlcoholContent", "unknown quantity type \"bloodAlcoholContent\""),
             ("start", "yesterday", "not an RFC 3339 date: yesterday"),
             ("uuid", "x", "not a UUID: x"),
             ("end", "2027-01-14T08:00:00Z", "end date is before its start date"),
