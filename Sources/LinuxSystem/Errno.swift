@@ -20,8 +20,12 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// `strerror(3)` text plus the symbolic code, e.g. `No such file or directory (ENOENT)`.
     public var description: String {
-        let text = strerror(rawValue).map { String(cString: $0) } ?? "error"
-        return "\(text) (\(symbol ?? "errno \(rawValue)"))"
+        "\(text) (\(symbol ?? "errno \(rawValue)"))"
+    }
+
+    /// `strerror(3)` text alone, e.g. `No such file or directory`.
+    public var text: String {
+        strerror(rawValue).map { String(cString: $0) } ?? "error \(rawValue)"
     }
 
     /// The symbolic name of the common codes this module reasons about.
@@ -48,6 +52,10 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
         case .fileExists: "EEXIST"
         case .connectionAborted: "ECONNABORTED"
         case .connectionReset: "ECONNRESET"
+        case .notConnected: "ENOTCONN"
+        case .outOfMemory: "ENOMEM"
+        case .cancelled: "ECANCELED"
+        case .badMessage: "EBADMSG"
         default: nil
         }
     }
@@ -73,6 +81,10 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let fileExists = Errno(rawValue: EEXIST)
     public static let connectionAborted = Errno(rawValue: ECONNABORTED)
     public static let connectionReset = Errno(rawValue: ECONNRESET)
+    public static let notConnected = Errno(rawValue: ENOTCONN)
+    public static let outOfMemory = Errno(rawValue: ENOMEM)
+    public static let cancelled = Errno(rawValue: ECANCELED)
+    public static let badMessage = Errno(rawValue: EBADMSG)
 
     /// Whether the error means the device went away: a hung-up tty (`EIO`), a removed USB device
     /// (`ENODEV`, `ENXIO`). tty_io.c returns EIO from read/write on a hung-up tty.

@@ -1,3 +1,4 @@
+import AsyncPrimitives
 import Foundation
 import GatewayControl
 import LinuxSystem
@@ -56,10 +57,14 @@ struct GatewayRunner {
         let ids = SampleIDGenerator()
         let configuration = ConfigurationLocator.withDefaults(configuration, paths: paths)
         let variables = context.variables
-        var (sources, sinks) = try catalog.instantiate(configuration) { name in
-            PluginEnvironment(
-                name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
-                variables: variables)
+        // Plugins open files and libraries as they are made (an outbox, libcurl): off the pool.
+        let catalog = catalog
+        var (sources, sinks) = try await QueueExecutor(label: "healthgate.plugins").run {
+            try catalog.instantiate(configuration) { name in
+                PluginEnvironment(
+                    name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
+                    variables: variables)
+            }
         }
         for index in sources.indices {
             guard let after = silencedSources[sources[index].name] else { continue }

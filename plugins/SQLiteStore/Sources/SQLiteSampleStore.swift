@@ -1,3 +1,4 @@
+import AsyncPrimitives
 public import Foundation
 public import HealthModel
 public import SampleBus
@@ -70,6 +71,13 @@ public final class SQLiteSampleStore: Sendable {
             throw StoreError(error, path: path)
         } catch {
             throw StoreError.wrap(error, path: path)
+        }
+    }
+
+    /// ``init(path:)`` on a queue of its own: opening blocks, so async code opens stores this way.
+    public static func open(path: String) async throws(StoreError) -> SQLiteSampleStore {
+        try await QueueExecutor(label: "healthgate.sqlite-store.open").run { () throws(StoreError) in
+            try SQLiteSampleStore(path: path)
         }
     }
 
