@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "HealthModel", targets: ["HealthModel"]),
         .library(name: "SampleBus", targets: ["SampleBus"]),
         .library(name: "AsyncPrimitives", targets: ["AsyncPrimitives"]),
+        .library(name: "GATTDecoding", targets: ["GATTDecoding"]),
         .library(name: "GatewayTesting", targets: ["GatewayTesting"]),
     ],
     targets: [
@@ -51,6 +52,7 @@ let package = Package(
         .target(name: "HealthModel", swiftSettings: swiftSettings),
         // The concurrency toolkit: a queue-backed actor executor, one cancellable waiter, one race.
         .target(name: "AsyncPrimitives", swiftSettings: swiftSettings),
+        .target(name: "GATTDecoding", exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(name: "SampleBus", dependencies: ["HealthModel", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
@@ -74,13 +76,13 @@ let package = Package(
 
         // MARK: Plugins (each adapter and sink is its own target)
         .target(
-            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BlueZ", "LinuxSystem", "AsyncPrimitives"],
+            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BlueZ", "LinuxSystem", "AsyncPrimitives", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "FitnessEquipment", dependencies: [],
+            name: "FitnessEquipment", dependencies: ["GATTDecoding"],
             path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts", "AsyncPrimitives"],
@@ -130,11 +132,11 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HeartRateMonitorTests",
-            dependencies: ["HeartRateMonitor", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore"],
+            dependencies: ["HeartRateMonitor", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "FitnessEquipmentTests", dependencies: ["FitnessEquipment"],
+            name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus"],
