@@ -138,6 +138,16 @@ final class HealthJSONTests: XCTestCase {
                     beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false)])),
             .workout(
                 Workout(id: ids.next(), activityType: .cycling, startDate: start, endDate: end, duration: 5.5)),
+            .correlation(
+                try .bloodPressure(
+                    id: ids.next(),
+                    systolic: try QuantitySample(
+                        id: ids.next(), type: .bloodPressureSystolic, quantity: Quantity(120, .millimeterOfMercury),
+                        start: start, end: start),
+                    diastolic: try QuantitySample(
+                        id: ids.next(), type: .bloodPressureDiastolic, quantity: Quantity(80, .millimeterOfMercury),
+                        start: start, end: start),
+                    device: device)),
         ]
         XCTAssertEqual(records.map(\.kind), HealthRecordKind.allCases)
         for record in records {
