@@ -1,3 +1,4 @@
+public import Foundation
 public import HealthModel
 import Synchronization
 
@@ -138,4 +139,3 @@ extension HealthRecord {
     }
 }
 
-public import Foundation
