@@ -1,3 +1,4 @@
+public import Foundation
 public import HealthModel
 import Synchronization
 
@@ -139,4 +140,3 @@ extension HealthRecord {
     }
 }
 
-public import Foundation
