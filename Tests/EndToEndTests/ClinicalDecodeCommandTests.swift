@@ -18,6 +18,10 @@ final class ClinicalDecodeCommandTests: XCTestCase {
         ),
         ("temperature-measurement", "temperature-measurement.json", ["temperature", "unit", "temperatureType", "timestamp"]),
         (
+            "plx-spot-check", "plx-spot-check.json",
+            ["oxygenSaturation", "pulseRate", "pulseAmplitudeIndex", "measurementStatus", "deviceAndSensorStatus", "timestamp"]
+        ),
+        (
             "glucose-measurement", "glucose-measurement.json",
             [
                 "sequenceNumber", "concentration", "unit", "timeOffset", "timestamp", "baseTime", "type", "sampleLocation",

@@ -32,6 +32,16 @@ extension DecodeCommand {
             """
     ) { bytes throws(HealthDecodingError) in try TemperatureMeasurementDecoder.decode(bytes).report }
 
+    static let plxSpotCheck = leaf(
+        "plx-spot-check", "PLX Spot-check Measurement (0x2A5E) from a pulse oximeter.",
+        example: "healthgate decode plx-spot-check 0FACF3BEF5E8070B1D170839204022000066E3",
+        keys: """
+            oxygenSaturation (%), pulseRate (count/min), pulseAmplitudeIndex (%, the perfusion index), \
+            measurementStatus, deviceAndSensorStatus (the status bits), timestamp (null when absent or \
+            when the device says its clock is not set); null for absent fields and special values
+            """
+    ) { bytes throws(HealthDecodingError) in try PLXMeasurementDecoder.decodeSpotCheck(bytes).report }
+
     static let glucoseMeasurement = leaf(
         "glucose-measurement", "Glucose Measurement (0x2A18) from a glucose meter.",
         example: "healthgate decode glucose-measurement 1B0100E307021B0B0A1EFBFF1E00120501",

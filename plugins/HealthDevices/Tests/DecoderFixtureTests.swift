@@ -35,6 +35,10 @@ final class DecoderFixtureTests: XCTestCase {
         try check("temperature-measurement.json") { try TemperatureMeasurementDecoder.decode($0).report }
     }
 
+    func testPLXSpotCheckMeasurement() throws {
+        try check("plx-spot-check.json") { try PLXMeasurementDecoder.decodeSpotCheck($0).report }
+    }
+
     func testGlucoseMeasurement() throws {
         try check("glucose-measurement.json") { try GlucoseMeasurementDecoder.decode($0).report }
     }

@@ -8,6 +8,8 @@ public enum HealthCharacteristic: String, DecodedCharacteristic, CaseIterable {
     case intermediateCuffPressure
     case temperatureMeasurement
     case glucoseMeasurement
+    case plxSpotCheckMeasurement
+    case plxContinuousMeasurement
 
     /// The name and assigned number from the GATT Specification Supplement.
     public var displayName: String {
@@ -17,6 +19,8 @@ public enum HealthCharacteristic: String, DecodedCharacteristic, CaseIterable {
         case .intermediateCuffPressure: "Intermediate Cuff Pressure (0x2A36)"
         case .temperatureMeasurement: "Temperature Measurement (0x2A1C)"
         case .glucoseMeasurement: "Glucose Measurement (0x2A18)"
+        case .plxSpotCheckMeasurement: "PLX Spot-check Measurement (0x2A5E)"
+        case .plxContinuousMeasurement: "PLX Continuous Measurement (0x2A5F)"
         }
     }
 
@@ -28,6 +32,8 @@ public enum HealthCharacteristic: String, DecodedCharacteristic, CaseIterable {
         case .intermediateCuffPressure: 0x2A36
         case .temperatureMeasurement: 0x2A1C
         case .glucoseMeasurement: 0x2A18
+        case .plxSpotCheckMeasurement: 0x2A5E
+        case .plxContinuousMeasurement: 0x2A5F
         }
     }
 }
