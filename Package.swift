@@ -84,9 +84,10 @@ let package = Package(
         .target(
             name: "FitnessEquipment", dependencies: ["GATTDecoding"],
             path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
-        // The Bluetooth SIG health profiles (scales, cuffs, thermometers, glucose meters): decoders.
+        // The Bluetooth SIG health profiles (scales, cuffs, thermometers, oximeters, glucose meters):
+        // decoders and the mapper to samples.
         .target(
-            name: "HealthDevices", dependencies: ["GATTDecoding"],
+            name: "HealthDevices", dependencies: ["GATTDecoding", "HealthModel"],
             path: "plugins/HealthDevices/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts", "AsyncPrimitives"],
@@ -143,7 +144,7 @@ let package = Package(
             name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthDevicesTests", dependencies: ["GATTDecoding", "HealthDevices"],
+            name: "HealthDevicesTests", dependencies: ["GATTDecoding", "HealthDevices", "HealthModel", "SQLiteStore"],
             path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus"],
