@@ -8,6 +8,7 @@ public enum HealthCharacteristic: String, DecodedCharacteristic, CaseIterable {
     case intermediateCuffPressure
     case temperatureMeasurement
     case glucoseMeasurement
+    case glucoseMeasurementContext
     case plxSpotCheckMeasurement
     case plxContinuousMeasurement
 
@@ -19,6 +20,7 @@ public enum HealthCharacteristic: String, DecodedCharacteristic, CaseIterable {
         case .intermediateCuffPressure: "Intermediate Cuff Pressure (0x2A36)"
         case .temperatureMeasurement: "Temperature Measurement (0x2A1C)"
         case .glucoseMeasurement: "Glucose Measurement (0x2A18)"
+        case .glucoseMeasurementContext: "Glucose Measurement Context (0x2A34)"
         case .plxSpotCheckMeasurement: "PLX Spot-check Measurement (0x2A5E)"
         case .plxContinuousMeasurement: "PLX Continuous Measurement (0x2A5F)"
         }
@@ -32,6 +34,7 @@ public enum HealthCharacteristic: String, DecodedCharacteristic, CaseIterable {
         case .intermediateCuffPressure: 0x2A36
         case .temperatureMeasurement: 0x2A1C
         case .glucoseMeasurement: 0x2A18
+        case .glucoseMeasurementContext: 0x2A34
         case .plxSpotCheckMeasurement: 0x2A5E
         case .plxContinuousMeasurement: 0x2A5F
         }

@@ -133,9 +133,16 @@ public struct ClinicalRecordMapper: Sendable {
     }
 
     /// bloodGlucose: mg/dL from kg/L, HealthKit's molar unit from mol/L; keyed by sequence number.
-    public func records(_ m: GlucoseMeasurement, _ context: Context) throws(SampleError) -> [HealthRecord] {
+    /// A Glucose Measurement Context with the same sequence number adds its metadata; one of
+    /// another record is ignored.
+    public func records(
+        _ m: GlucoseMeasurement, _ context: Context, measurementContext: GlucoseMeasurementContext? = nil
+    ) throws(SampleError) -> [HealthRecord] {
         guard let value = m.concentration?.number else { return [] }
         var metadata = base(m.timestamp, context, key: "bloodGlucose/\(m.sequenceNumber)")
+        if let measurementContext, measurementContext.sequenceNumber == m.sequenceNumber {
+            for (key, entry) in measurementContext.metadata { metadata[key] = entry }
+        }
         metadata[Self.sequenceNumberKey] = .integer(Int64(m.sequenceNumber))
         if let type = m.type { metadata[Self.glucoseTypeKey] = .string(type) }
         if let location = m.sampleLocation { metadata[Self.sampleLocationKey] = .string(location) }
