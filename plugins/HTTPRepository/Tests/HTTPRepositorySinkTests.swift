@@ -249,13 +249,17 @@ final class HTTPRepositorySinkTests: XCTestCase {
     }
 
     func testBloodPressureIsOneFHIRPanelObservationWithSystolicAndDiastolicComponents() async throws {
-        let records = [try bloodPressure(138, 88), try quantity(.bodyMass, 72.5, .kilogram, seconds: 0)]
+        let records = [
+            try bloodPressure(138, 88), try quantity(.bodyMass, 72.5, .kilogram, seconds: 0),
+            try quantity(.bodyTemperature, 37.2, .degreeCelsius, seconds: 0), try quantity(.oxygenSaturation, 97, .percent, seconds: 0),
+            try quantity(.bloodGlucose, 5.5, .millimolePerLiterOfGlucose, seconds: 0),
+        ]
         let running = try await start(configuration {
             $0.format = .fhirR4
             $0.patientReference = "Patient/example"
         }, records: records)
         try await finish(running)
-        XCTAssertEqual(try validate("fhir"), "ok 2")
+        XCTAssertEqual(try validate("fhir"), "ok 5")
         let request = try XCTUnwrap(server.requests().first)
         let bundle = try XCTUnwrap(request.body as? [String: Any])
         let entries = try XCTUnwrap(bundle["entry"] as? [[String: Any]])
@@ -275,9 +279,16 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertEqual(
             (entries.first?["request"] as? [String: String])?["ifNoneExist"],
             "identifier=urn:ietf:rfc:3986|urn:uuid:\(records[0].id.uuidString)")
-        let weight = try XCTUnwrap(entries.last?["resource"] as? [String: Any])
+        let weight = try XCTUnwrap(entries[1]["resource"] as? [String: Any])
         let weightCode = try XCTUnwrap((weight["code"] as? [String: Any])?["coding"] as? [[String: Any]])
         XCTAssertEqual(weightCode.first?["code"] as? String, "29463-7")
+        // Glucose sent in mmol/L goes out in the type's canonical mg/dL.
+        let glucose = try XCTUnwrap(entries[4]["resource"] as? [String: Any])
+        let glucoseValue = try XCTUnwrap(glucose["valueQuantity"] as? [String: Any])
+        XCTAssertEqual(glucoseValue["value"] as? Double ?? 0, 5.5 * 18.015588000005408, accuracy: 1e-9)
+        XCTAssertEqual(glucoseValue["code"] as? String, "mg/dL")
+        let temperature = try XCTUnwrap(entries[2]["resource"] as? [String: Any])
+        XCTAssertEqual((temperature["valueQuantity"] as? [String: Any])?["code"] as? String, "Cel")
     }
 
     func testBloodPressureIsAnOpenMHealthBloodPressureDataPoint() async throws {

@@ -23,6 +23,9 @@ final class QuantitySampleJSONWriterTests: XCTestCase {
             (.stepCount, .count, [0, 3, 120, 65_535, 1e9]),
             (.distanceWalkingRunning, .meter, [0.1, 1.0 / 3, 12.5, 85, 1e-7, 1234.5678, 1e20, 2.5e-300, 0.000123]),
             (.runningSpeed, .meterPerSecond, [2.9, 0.05, 3.141592653589793, 10]),
+            // A molar unit's "<" and ">" and the "." of its molar mass, written as the encoder writes them.
+            (.bloodGlucose, .millimolePerLiterOfGlucose, [5.5, 6, 12.25]),
+            (.bodyTemperature, .degreeCelsius, [36.6, 37, -0.5]),
         ]
         let dates = [
             Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_800_000_000.123456),
