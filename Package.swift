@@ -172,6 +172,6 @@ if Context.environment["HEALTHGATE_FUZZ"] != nil {
     package.targets.append(.executableTarget(
         name: "healthgate-fuzz",
         dependencies: ["HealthModel", "SampleBus", "GatewayControl", "HeartRateMonitor", "SerialPedometer",
-                       "SQLiteStore", "HTTPRepository", "FitnessEquipment", "Workouts"],
+                       "SQLiteStore", "HTTPRepository", "FitnessEquipment", "HealthDevices", "Workouts"],
         path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
 }
