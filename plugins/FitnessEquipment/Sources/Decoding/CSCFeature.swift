@@ -1,3 +1,4 @@
+public import GATTDecoding
 /// CSC Feature (0x2A5C): which data a speed and cadence sensor supports (CSCS v1.0, CSC Feature).
 public struct CSCFeature: Hashable, Sendable {
     /// The 16-bit value as sent.

@@ -1,3 +1,4 @@
+public import GATTDecoding
 /// One CSC Measurement (0x2A5B) notification from a bike speed and/or cadence sensor, decoded.
 ///
 /// Layout from the Cycling Speed and Cadence Service v1.0 (CSC Measurement) and the GATT Specification

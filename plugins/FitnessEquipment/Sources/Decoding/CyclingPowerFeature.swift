@@ -1,3 +1,4 @@
+public import GATTDecoding
 /// Cycling Power Feature (0x2A65): what a power meter supports (CPS v1.1, Cycling Power Feature).
 public struct CyclingPowerFeature: Hashable, Sendable {
     /// The 32-bit value as sent.

@@ -1,3 +1,4 @@
+public import GATTDecoding
 /// One Cycling Power Measurement (0x2A63) notification, decoded.
 ///
 /// Layout from the Cycling Power Service v1.1 (Cycling Power Measurement) and the GATT Specification Supplement

@@ -1,3 +1,4 @@
+public import GATTDecoding
 /// One decoded Treadmill Data, Indoor Bike Data or Rower Data value (or a part of one, see
 /// ``FitnessMachineReassembler``): the flags and the raw value of every field they announce.
 public struct FitnessMachineData: Hashable, Sendable {

@@ -1,3 +1,4 @@
+public import GATTDecoding
 /// Fitness Machine Feature (0x2ACC): which data fields and which targets a machine supports
 /// (FTMS v1.0, Fitness Machine Feature): two uint32 fields, Fitness Machine Features then Target Setting Features.
 public struct FitnessMachineFeature: Hashable, Sendable {

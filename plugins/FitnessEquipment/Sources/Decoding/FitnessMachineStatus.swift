@@ -1,3 +1,4 @@
+public import GATTDecoding
 /// One Fitness Machine Status (0x2ADA) notification: an op code and its parameter
 /// (FTMS v1.0, Fitness Machine Status).
 public enum FitnessMachineStatus: Hashable, Sendable {

@@ -1,38 +1,9 @@
 import GATTDecoding
 
-/// Reads little-endian fields from a payload in order, and names the field that is cut when the
-/// payload ends early. GATT values are little-endian.
-struct HealthPayloadReader {
-    let bytes: [UInt8]
-    let characteristic: HealthCharacteristic
-    private(set) var offset = 0
+/// The health characteristics' field reader, with the IEEE-11073 numbers and the Date Time field.
+typealias HealthPayloadReader = GATTPayloadReader<HealthCharacteristic>
 
-    init(_ bytes: [UInt8], _ characteristic: HealthCharacteristic) {
-        self.bytes = bytes
-        self.characteristic = characteristic
-    }
-
-    var remaining: Int { bytes.count - offset }
-
-    mutating func unsigned(_ width: Int, _ field: String) throws(HealthDecodingError) -> UInt32 {
-        guard remaining >= width else {
-            throw HealthDecodingError(
-                .truncated, characteristic: characteristic, field: field, offset: offset, needed: width,
-                available: max(0, remaining))
-        }
-        var value: UInt32 = 0
-        for index in 0..<width {
-            value |= UInt32(bytes[offset + index]) << (8 * UInt32(index))
-        }
-        offset += width
-        return value
-    }
-
-    mutating func uint8(_ field: String) throws(HealthDecodingError) -> UInt8 { UInt8(try unsigned(1, field)) }
-    mutating func uint16(_ field: String) throws(HealthDecodingError) -> UInt16 { UInt16(try unsigned(2, field)) }
-    mutating func sint16(_ field: String) throws(HealthDecodingError) -> Int16 {
-        Int16(bitPattern: UInt16(try unsigned(2, field)))
-    }
+extension GATTPayloadReader where Characteristic == HealthCharacteristic {
     mutating func sfloat(_ field: String) throws(HealthDecodingError) -> MedicalFloat {
         .sfloat(UInt16(try unsigned(2, field)))
     }
