@@ -82,7 +82,7 @@ let package = Package(
             name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "FitnessEquipment", dependencies: ["GATTDecoding"],
+            name: "FitnessEquipment", dependencies: ["GATTDecoding", "HealthModel"],
             path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
         // The Bluetooth SIG health profiles (scales, cuffs, thermometers, oximeters, glucose meters):
         // decoders and the mapper to samples.
@@ -141,7 +141,7 @@ let package = Package(
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment"],
+            name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment", "HealthModel"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthDevicesTests", dependencies: ["GATTDecoding", "HealthDevices", "HealthModel", "SQLiteStore"],

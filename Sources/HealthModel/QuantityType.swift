@@ -72,6 +72,18 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
     /// Rowing speed (`m/s`), discrete (HKQuantityTypeIdentifier.rowingSpeed).
     public static let rowingSpeed = QuantityType(
         identifier: "rowingSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete)
+    /// Running power (`W`), discrete (HKQuantityTypeIdentifier.runningPower): a treadmill's
+    /// power output.
+    public static let runningPower = QuantityType(
+        identifier: "runningPower", canonicalUnit: .watt, aggregationStyle: .discrete)
+    /// Rowing power (`W`), discrete. HealthKit has no rowing power type; this is healthgate's own,
+    /// so a rower's power is not recorded as cycling power.
+    public static let rowingPower = QuantityType(
+        identifier: "rowingPower", canonicalUnit: .watt, aggregationStyle: .discrete)
+    /// Rowing stroke rate, strokes per minute (`count/min`), discrete: a rower's cadence.
+    /// HealthKit has no stroke-rate type for rowing; this is healthgate's own.
+    public static let rowingStrokeRate = QuantityType(
+        identifier: "rowingStrokeRate", canonicalUnit: .countPerMinute, aggregationStyle: .discrete)
     /// Body mass (`kg`), discrete (HKQuantityTypeIdentifier.bodyMass).
     public static let bodyMass = QuantityType(
         identifier: "bodyMass", canonicalUnit: .kilogram, aggregationStyle: .discrete)
@@ -111,7 +123,7 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
     public static let builtIn: [QuantityType] = [
         .heartRate, .stepCount, .distanceWalkingRunning, .runningSpeed, .runningStrideLength,
         .activeEnergyBurned, .heartRateVariabilitySDNN, .cyclingSpeed, .cyclingCadence, .cyclingPower,
-        .distanceCycling, .distanceRowing, .rowingSpeed,
+        .distanceCycling, .distanceRowing, .rowingSpeed, .runningPower, .rowingPower, .rowingStrokeRate,
         .bodyMass, .bodyMassIndex, .height, .bodyFatPercentage, .leanBodyMass,
         .bloodPressureSystolic, .bloodPressureDiastolic, .bodyTemperature, .oxygenSaturation,
         .peripheralPerfusionIndex, .bloodGlucose,

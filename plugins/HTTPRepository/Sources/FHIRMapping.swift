@@ -29,7 +29,8 @@ enum FHIRMapping {
     // closest LOINC term for pedometer distance); 41981-2 Calories burned; 80404-7 R-R
     // interval.standard deviation (heart rate variability). Running speed and stride length have
     // no point-in-time LOINC term we could confirm, so they carry only healthgate's own code;
-    // nor do cycling speed, cadence and power, cycling and rowing distance, or rowing speed (the
+    // nor do cycling speed, cadence and power, cycling and rowing distance, rowing speed, running
+    // and rowing power, or rowing stroke rate (the
     // HL7 Physical Activity IG's LOINC value set has none of them), so they too carry only
     // healthgate's code, with their UCUM units.
     static func code(for type: QuantityType) -> Code {
@@ -59,6 +60,12 @@ enum FHIRMapping {
             Code(loinc: nil, display: "Rowing distance", category: "activity", unit: "m", ucum: "m")
         case QuantityType.rowingSpeed.identifier:
             Code(loinc: nil, display: "Rowing speed", category: "activity", unit: "m/s", ucum: "m/s")
+        case QuantityType.runningPower.identifier:
+            Code(loinc: nil, display: "Running power", category: "activity", unit: "W", ucum: "W")
+        case QuantityType.rowingPower.identifier:
+            Code(loinc: nil, display: "Rowing power", category: "activity", unit: "W", ucum: "W")
+        case QuantityType.rowingStrokeRate.identifier:
+            Code(loinc: nil, display: "Rowing stroke rate", category: "activity", unit: "strokes/minute", ucum: "/min")
         // The vital-signs profile's codes (FHIR R4 §observation-vitalsigns) and their UCUM units.
         case QuantityType.bodyMass.identifier:
             Code(loinc: "29463-7", display: "Body weight", category: "vital-signs", unit: "kg", ucum: "kg")

@@ -13,6 +13,8 @@ final class FitnessTypeMappingTests: XCTestCase {
             (.cyclingSpeed, "Cycling speed", "m/s"), (.cyclingCadence, "Cycling cadence", "/min"),
             (.cyclingPower, "Cycling power", "W"), (.distanceCycling, "Cycling distance", "m"),
             (.distanceRowing, "Rowing distance", "m"), (.rowingSpeed, "Rowing speed", "m/s"),
+            (.runningPower, "Running power", "W"), (.rowingPower, "Rowing power", "W"),
+            (.rowingStrokeRate, "Rowing stroke rate", "/min"),
         ]
         for (type, display, ucum) in rows {
             let code = FHIRMapping.code(for: type)
@@ -34,7 +36,7 @@ final class FitnessTypeMappingTests: XCTestCase {
             XCTAssertEqual(body["activity_name"], .string(activity))
             XCTAssertEqual(body["distance"], .object(["value": .number(1500), "unit": .string("m")]))
         }
-        for type in [QuantityType.cyclingSpeed, .cyclingCadence, .cyclingPower, .rowingSpeed] {
+        for type in [QuantityType.cyclingSpeed, .cyclingCadence, .cyclingPower, .rowingSpeed, .runningPower, .rowingPower, .rowingStrokeRate] {
             XCTAssertNil(OpenMHealthMapping.schema(for: type), "\(type) has no Open mHealth schema")
         }
     }
