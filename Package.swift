@@ -84,6 +84,11 @@ let package = Package(
         .target(
             name: "FitnessEquipment", dependencies: ["GATTDecoding"],
             path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
+        // The Bluetooth SIG health profiles (scales, cuffs, thermometers, oximeters, glucose meters):
+        // decoders and the mapper to samples.
+        .target(
+            name: "HealthDevices", dependencies: ["GATTDecoding", "HealthModel"],
+            path: "plugins/HealthDevices/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
@@ -97,7 +102,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem",
                 "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "Udev",
-                "FitnessEquipment", "WebBoard",
+                "FitnessEquipment", "HealthDevices", "WebBoard",
             ],
             swiftSettings: swiftSettings),
 
@@ -139,6 +144,9 @@ let package = Package(
             name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
+            name: "HealthDevicesTests", dependencies: ["GATTDecoding", "HealthDevices", "HealthModel", "SQLiteStore"],
+            path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
+        .testTarget(
             name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
@@ -164,6 +172,6 @@ if Context.environment["HEALTHGATE_FUZZ"] != nil {
     package.targets.append(.executableTarget(
         name: "healthgate-fuzz",
         dependencies: ["HealthModel", "SampleBus", "GatewayControl", "HeartRateMonitor", "SerialPedometer",
-                       "SQLiteStore", "HTTPRepository", "FitnessEquipment", "Workouts"],
+                       "SQLiteStore", "HTTPRepository", "FitnessEquipment", "HealthDevices", "Workouts"],
         path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
 }

@@ -217,9 +217,9 @@ final class BusCore: @unchecked Sendable {
     let dropped = Atomic<Int>(0)
     let open = Atomic<Bool>(true)
     private var bus: OpaquePointer?
-    private var readSource: (any DispatchSourceRead)?
-    private var writeSource: (any DispatchSourceWrite)?
-    private var writeArmed = false
+    private var readSource: ReadinessSource?
+    /// Suspended except while sd_bus_get_events asks for POLLOUT.
+    private var writeSource: ReadinessSource?
     private var timer: (any DispatchSourceTimer)?
     private var pendingCalls: [ObjectIdentifier: PendingCall] = [:]
     private var subscriptions: [ObjectIdentifier: Subscription] = [:]
@@ -259,13 +259,10 @@ final class BusCore: @unchecked Sendable {
             fail(DBusError(errno: -fd, "sd_bus_get_fd"))
             return
         }
-        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        read.setEventHandler { [unowned self] in pump() }
-        read.resume()
-        readSource = read
-        // Created suspended; armed only while sd_bus_get_events asks for POLLOUT.
-        let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-        write.setEventHandler { [unowned self] in pump() }
+        // sd-bus owns the descriptor and closes it with the bus: nothing to do on cancel.
+        readSource = ReadinessSource(descriptor: fd, queue: queue) { [unowned self] in pump() }
+        let write = ReadinessSource(descriptor: fd, event: .writable, queue: queue) { [unowned self] in pump() }
+        write.suspend()
         writeSource = write
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler { [unowned self] in pump() }
@@ -293,10 +290,7 @@ final class BusCore: @unchecked Sendable {
             return
         }
         let wantWrite = (events & Int32(POLLOUT)) != 0
-        if wantWrite != writeArmed {
-            writeArmed = wantWrite
-            if wantWrite { writeSource?.resume() } else { writeSource?.suspend() }
-        }
+        if wantWrite { writeSource?.resume() } else { writeSource?.suspend() }
         var deadline: UInt64 = 0
         if sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max {
             let now = UInt64(hg_monotonic_usec())
@@ -327,11 +321,7 @@ final class BusCore: @unchecked Sendable {
             subscription.stream.finish(throwing: error)
         }
         readSource?.cancel()
-        if let writeSource {
-            // A suspended source must be resumed before it can be cancelled and released.
-            if !writeArmed { writeSource.resume() }
-            writeSource.cancel()
-        }
+        writeSource?.cancel()
         timer?.cancel()
         readSource = nil
         writeSource = nil

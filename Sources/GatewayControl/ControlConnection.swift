@@ -1,4 +1,3 @@
-import Dispatch
 import LinuxSystem
 
 /// One client of the control server: its descriptor, dispatch sources and bounded buffers.
@@ -14,12 +13,10 @@ final class ControlConnection {
     var input: [UInt8] = []
     /// Response bytes not yet taken by the kernel: at most one response.
     var output: [UInt8] = []
-    var readSource: (any DispatchSourceRead)?
-    /// A suspended source must be resumed before it is cancelled, or its cancel handler (which
-    /// closes the descriptor) never runs.
-    var readSuspended = false
+    /// Suspended while a request is answered and after the client's end of input.
+    var readSource: ReadinessSource?
     /// Exists only while `output` waits for room in the socket.
-    var writeSource: (any DispatchSourceWrite)?
+    var writeSource: ReadinessSource?
     /// Closes the descriptor after the last source's cancel handler, as dispatch_source_cancel(3)
     /// requires; the only part the cancel handlers touch.
     let closer: SourceCloser

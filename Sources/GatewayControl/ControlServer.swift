@@ -7,10 +7,11 @@ public import SampleBus
 /// The daemon's control socket: a Unix-domain stream socket, mode 0660, one JSON request and one
 /// JSON response per line (see ``ControlRequest``).
 ///
-/// Isolation: the server is an actor whose executor is a ``QueueExecutor``; the DispatchSources
-/// that drive accepting, reading and writing on non-blocking descriptors run on that same queue
-/// and enter the actor with `assumeIsolated`, so the compiler checks every access to the
-/// server's  No client can hold up another: a client that never reads its answer only
+/// Isolation: the server is an actor whose executor is a ``QueueExecutor``; the readiness
+/// sources (LinuxSystem's `ReadinessSource`) that drive accepting, reading and writing on
+/// non-blocking descriptors, and the idle sweep's timer, run on that same queue and enter the
+/// actor with `assumeIsolated`, so the compiler checks every access to the server's state. No
+/// client can hold up another: a client that never reads its answer only
 /// fills its own socket buffer. Handlers run as tasks; a connection has at most one request in
 /// flight, so its responses keep request order and it holds at most one response.
 ///
@@ -60,9 +61,8 @@ public actor ControlServer {
     /// Warnings about refused or failed accepts repeat at most this often.
     private static let warningInterval = Duration.seconds(60)
 
-    private var listener: (any DispatchSourceRead)?
+    private var listener: ReadinessSource?
     private var listenerDescriptor: FileDescriptor?
-    private var listenerSuspended = false
     private var sweeper: (any DispatchSourceTimer)?
     private var connections: [ObjectIdentifier: ControlConnection] = [:]
     /// Between a failed accept for lack of resources and the next successful one.
@@ -125,9 +125,9 @@ public actor ControlServer {
         guard let fd = listener.rawValue else {
             throw ControlSocketError(path: path, operation: "listen on", .badFileDescriptor)
         }
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.onQueue { $0.acceptAll() } }
-        source.setCancelHandler { listener.close() }
+        let source = ReadinessSource(descriptor: fd, queue: queue, onCancel: { listener.close() }) { [weak self] in
+            self?.onQueue { $0.acceptAll() }
+        }
         let sweeper = DispatchSource.makeTimerSource(queue: queue)
         let interval = DispatchTimeInterval.milliseconds(Int(max(50, min(1000, limits.idleTimeout.milliseconds / 4))))
         sweeper.schedule(deadline: .now() + interval, repeating: interval)
@@ -135,7 +135,6 @@ public actor ControlServer {
         self.listener = source
         self.listenerDescriptor = listener
         self.sweeper = sweeper
-        source.resume()
         sweeper.resume()
         logger.info("control socket listening on \(path)")
     }
@@ -168,10 +167,7 @@ public actor ControlServer {
     private func stopOnQueue() {
         do {
             stopped = true
-            if let listener = listener {
-                if listenerSuspended { listener.resume() }
-                listener.cancel()
-            }
+            listener?.cancel()
             listener = nil
             sweeper?.cancel()
             sweeper = nil
@@ -179,7 +175,7 @@ public actor ControlServer {
         }
     }
 
-    /// Runs `body` isolated to the server. Only for handlers of DispatchSources and timers made
+    /// Runs `body` isolated to the server. Only for handlers of readiness sources and timers made
     /// on the server's queue, which is the actor's executor: they run there already.
     private nonisolated func onQueue(_ body: @Sendable (isolated ControlServer) -> Void) {
         assumeIsolated { body($0) }
@@ -226,9 +222,8 @@ public actor ControlServer {
     }
 
     private func pauseAccepting(after error: Errno) {
-        guard let listener = listener, !listenerSuspended else { return }
+        guard let listener = listener, !listener.isSuspended else { return }
         listener.suspend()
-        listenerSuspended = true
         starvedAccepts += 1
         if !acceptStarved {
             acceptStarved = true
@@ -243,8 +238,7 @@ public actor ControlServer {
         }
         queue.asyncAfter(deadline: .now() + .milliseconds(Int(limits.acceptPause.milliseconds))) { [weak self] in
             self?.onQueue { server in
-                guard !server.stopped, server.listenerSuspended else { return }
-                server.listenerSuspended = false
+                guard !server.stopped else { return }
                 server.listener?.resume()
             }
         }
@@ -267,21 +261,21 @@ public actor ControlServer {
     }
 
     private func register(_ connection: ControlConnection) {
-        let source = DispatchSource.makeReadSource(fileDescriptor: connection.fd, queue: queue)
         let id = ObjectIdentifier(connection)
-        source.setEventHandler { [weak self] in self?.onQueue { $0.connections[id].map($0.readAvailable) } }
         let closer = connection.closer
-        source.setCancelHandler { closer.sourceCancelled() }
-        connection.readSource = source
         closer.sourceAdded()
-        connections[ObjectIdentifier(connection)] = connection
-        source.resume()
+        connection.readSource = ReadinessSource(
+            descriptor: connection.fd, queue: queue, onCancel: { closer.sourceCancelled() }
+        ) { [weak self] in
+            self?.onQueue { $0.connections[id].map($0.readAvailable) }
+        }
+        connections[id] = connection
     }
 
     // MARK: Reading and answering
 
     private func readAvailable(_ connection: ControlConnection) {
-        guard !connection.closed, !connection.readSuspended else { return }
+        guard !connection.closed, connection.readSource?.isSuspended == false else { return }
         // Read at most one byte past the limit: enough to know a line is too long, and the
         // buffer never grows beyond it however much the client sends.
         while connection.input.count <= limits.maximumRequestBytes {
@@ -413,26 +407,23 @@ public actor ControlServer {
 
     private func waitForRoom(_ connection: ControlConnection) {
         guard connection.writeSource == nil else { return }
-        let source = DispatchSource.makeWriteSource(fileDescriptor: connection.fd, queue: queue)
         let id = ObjectIdentifier(connection)
-        source.setEventHandler { [weak self] in self?.onQueue { $0.connections[id].map($0.flush) } }
         let closer = connection.closer
-        source.setCancelHandler { closer.sourceCancelled() }
-        connection.writeSource = source
         closer.sourceAdded()
-        source.resume()
+        connection.writeSource = ReadinessSource(
+            descriptor: connection.fd, event: .writable, queue: queue, onCancel: { closer.sourceCancelled() }
+        ) { [weak self] in
+            self?.onQueue { $0.connections[id].map($0.flush) }
+        }
     }
 
     private func suspendReading(_ connection: ControlConnection) {
-        guard !connection.readSuspended, let source = connection.readSource else { return }
-        source.suspend()
-        connection.readSuspended = true
+        connection.readSource?.suspend()
     }
 
     private func resumeReading(_ connection: ControlConnection) {
-        guard connection.readSuspended, !connection.inputEnded, let source = connection.readSource else { return }
-        connection.readSuspended = false
-        source.resume()
+        guard !connection.inputEnded else { return }
+        connection.readSource?.resume()
     }
 
     // MARK: Closing
@@ -460,19 +451,10 @@ public actor ControlServer {
         connection.request?.cancel()
         connection.request = nil
         connections[ObjectIdentifier(connection)] = nil
-        if let reader = connection.readSource {
-            // A suspended source delivers its cancellation only once resumed.
-            if connection.readSuspended {
-                connection.readSuspended = false
-                reader.resume()
-            }
-            reader.cancel()
-            connection.readSource = nil
-        }
-        if let writer = connection.writeSource {
-            writer.cancel()
-            connection.writeSource = nil
-        }
+        connection.readSource?.cancel()
+        connection.readSource = nil
+        connection.writeSource?.cancel()
+        connection.writeSource = nil
         connection.closer.closeIfNoSources()
     }
 }

@@ -135,6 +135,7 @@ extension HealthRecord {
         case .quantity(let sample): sample.endDate
         case .heartbeatSeries(let series): series.endDate
         case .workout(let workout): workout.endDate
+        case .correlation(let correlation): correlation.endDate
         }
     }
 }

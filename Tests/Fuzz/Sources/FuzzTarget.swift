@@ -20,6 +20,9 @@ enum FuzzTarget: String, CaseIterable {
     /// The fitness-equipment decoders (CSC, Cycling Power, Fitness Machine), the Fitness
     /// Machine reassembler and the speed and cadence calculator.
     case fitness
+    /// The health-profile decoders (weight, blood pressure, temperature, pulse oximetry, glucose)
+    /// and the mapper from what they decode to records.
+    case health
     /// HGP/1: the line framer and the sentence decoder, fed the input in two chunks split where
     /// the first byte says, so partial lines are exercised.
     case hgp1
@@ -40,6 +43,7 @@ enum FuzzTarget: String, CaseIterable {
         switch self {
         case .gatt: Self.gatt(bytes)
         case .fitness: FitnessTarget.run(bytes)
+        case .health: HealthTarget.run(bytes)
         case .hgp1: Self.hgp1(bytes)
         case .unit: Self.unit(bytes)
         case .configuration: Self.configuration(bytes)

@@ -264,6 +264,24 @@ public final class SQLiteSampleStore: Sendable {
         }
     }
 
+    // MARK: Correlations
+
+    /// The correlations of `type` whose start date is in `[from, to)`, by start date, each with
+    /// its member samples.
+    public func correlations(
+        of type: CorrelationType, from: Date? = nil, to: Date? = nil
+    ) async throws(StoreError) -> [CorrelationSample] {
+        let bindings: [SQLiteValue] = [
+            .text(type.identifier),
+            .integer(from.map(SQLiteSampleWriter.microseconds) ?? .min),
+            .integer(to.map(SQLiteSampleWriter.microseconds) ?? .max),
+        ]
+        return try await read { connection throws(StoreError) in
+            try RowDecoder.correlations(
+                connection, where: "c.type = ?1 AND c.start_us >= ?2 AND c.start_us < ?3", bindings, path: self.path)
+        }
+    }
+
     // MARK: Workouts
 
     /// The workouts whose start date is in `[from, to)`, by start date, each with its events,

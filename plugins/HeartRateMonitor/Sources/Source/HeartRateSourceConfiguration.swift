@@ -245,7 +245,7 @@ public struct ReconnectPolicy: Decodable, Sendable, Hashable, RenamedConfigurati
 
 extension HeartRateSourceConfiguration {
     /// The allowed `maxDevices`.
-    public static let maxDevicesRange = 1...64
+    public static let maxDevicesRange = 1...1024
     /// The allowed `heartbeatSeriesSeconds` and `runningWindowSeconds`.
     public static let windowRange: ClosedRange<Double> = 1...3600
     /// The allowed `heartbeatSeriesMaxBeats`.
