@@ -15,6 +15,7 @@ enum QueryCommand {
               healthgate query samples --type heartRate --last 1h
               healthgate query samples --type heartRate --since 2026-11-21 --order desc --limit 10 --format json
               healthgate query stats --type stepCount --interval day --last 7d
+              healthgate query stats --type stepCount --interval day --time-zone Europe/Berlin --since 2026-10-20
               healthgate query stats --type heartRate --since 2026-11-21T08:00:00Z --until 2026-11-21T09:00:00Z
 
             Exits 66 when the store does not exist, 64 for a bad option or an unknown type.
@@ -87,31 +88,40 @@ enum QueryCommand {
 
     static let stats = Command(
         name: "stats", summary: "Statistics of a type over a range, or per minute, hour or day.",
-        usage: "query stats --type TYPE [--interval day|hour|minute|DURATION] [--since DATE|--last DURATION] "
-            + "[--until DATE] [--format table|json|csv] [--db PATH]",
+        usage: "query stats --type TYPE [--interval month|week|day|hour|minute|DURATION] [--time-zone TZ] "
+            + "[--anchor DATE] [--since DATE|--last DURATION] [--until DATE] [--format table|json|csv] [--db PATH]",
         discussion: """
             Cumulative types (stepCount, distanceWalkingRunning, activeEnergyBurned) report a sum; a sample \
             that crosses an interval boundary is split in proportion to time. Discrete types (heartRate, …) \
             report average, minimum, maximum and the most recent value.
 
             Without --interval: one statistics over the range. With --interval: one row per interval, \
-            aligned on UTC midnight of the start date, empty intervals included (count 0). \
-            Without --since or --last the range starts at the type's first sample.
+            empty intervals included (count 0). month, week, day, hour and minute are calendar intervals \
+            in --time-zone (default: $TZ, else the system's): a day runs from local midnight to local \
+            midnight, so the day of a daylight-saving change is one interval of 23 or 25 hours. They \
+            are counted from --anchor (default: the start of the day, or of the month, hour or minute \
+            for those intervals, that holds the start date). A DURATION (15m, 6h) is a fixed length \
+            of time counted from the anchor. Without --since or --last the range starts at the \
+            type's first sample.
             """,
         options: rangeOptions + [
-            OptionSpec(name: "interval", value: "INTERVAL", help: "day, hour, minute, or a duration like 15m."),
+            OptionSpec(name: "interval", value: "INTERVAL", help: "month, week, day, hour, minute, or a duration like 15m."),
+            OptionSpec(name: "time-zone", value: "TZ", help: "The calendar's time zone, e.g. Europe/Berlin (default: $TZ or the system's)."),
+            OptionSpec(name: "anchor", value: "DATE", help: "The start of one interval; the others are counted from it."),
         ]
     ) { arguments, context in
         let type = try quantityType(arguments)
         let format = try outputFormat(arguments)
-        let interval: Duration? = try arguments.value("interval").map { text throws(CommandError) -> Duration in
-            switch text {
-            case "day": .seconds(86400)
-            case "hour": .seconds(3600)
-            case "minute": .seconds(60)
-            default: try duration(text, option: "interval")
-            }
+        let interval: StatisticsInterval? = try arguments.value("interval").map {
+            text throws(CommandError) -> StatisticsInterval in
+            if let unit = CalendarInterval.Unit(rawValue: text) { return .calendar(CalendarInterval(unit)) }
+            return .fixed(try duration(text, option: "interval"))
         }
+        let timeZone = try QueryCommand.timeZone(arguments, context: context)
+        let givenAnchor = try arguments.value("anchor").map { text throws(CommandError) in
+            try date(text, option: "anchor")
+        }
+        if interval == nil, givenAnchor != nil { throw CommandError(.usage, "--anchor needs --interval") }
         var (since, until) = try range(arguments, context: context, untilDefaultsToNow: true)
         let store = try open(arguments, context: context)
         let end = until ?? context.clock.now()
@@ -126,9 +136,17 @@ enum QueryCommand {
         guard end > start else { throw CommandError(.usage, "the range is empty: --until must be after the start") }
         let results: [QuantityStatistics]
         if let interval {
-            let anchor = Date(timeIntervalSince1970: (start.timeIntervalSince1970 / 86400).rounded(.down) * 86400)
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = timeZone
+            let anchor = givenAnchor ?? interval.defaultAnchor(for: start, calendar: calendar)
             results = try await storeCall { () async throws(StoreError) in
-                try await store.statisticsCollection(of: type, from: start, to: end, anchor: anchor, interval: interval)
+                switch interval {
+                case .fixed(let length):
+                    try await store.statisticsCollection(of: type, from: start, to: end, anchor: anchor, interval: length)
+                case .calendar(let calendarInterval):
+                    try await store.statisticsCollection(
+                        of: type, from: start, to: end, anchor: anchor, interval: calendarInterval, timeZone: timeZone)
+                }
             }
         } else {
             results = [try await storeCall { () async throws(StoreError) in
@@ -183,6 +201,22 @@ enum QueryCommand {
             throw CommandError(.usage, "--format must be table, json or csv, got \"\(format)\"")
         }
         return format
+    }
+
+    /// `--time-zone`, else `$TZ`, else the system's time zone.
+    static func timeZone(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) -> TimeZone {
+        if let name = arguments.value("time-zone") {
+            guard let zone = TimeZone(identifier: name) else {
+                throw CommandError(.usage, "--time-zone expects a time zone like Europe/Berlin or UTC, got \"\(name)\"")
+            }
+            return zone
+        }
+        // POSIX TZ may start with ':' before a zone name.
+        if let name = context.variables["TZ"].map({ $0.hasPrefix(":") ? String($0.dropFirst()) : $0 }),
+            let zone = TimeZone(identifier: name) {
+            return zone
+        }
+        return TimeZone.current
     }
 
     /// `--since`/`--last` and `--until`, as dates.

@@ -136,7 +136,7 @@ public final class SQLiteSampleStore: Sendable {
         guard end > start else {
             throw StoreError(.invalidArgument, path: path, message: "the range must end after it starts")
         }
-        let buckets = try await statistics(of: type, firstBucket: start, width: end - start, count: 1)
+        let buckets = try await statistics(of: type, edges: [start, end])
         return buckets[0]
     }
 
@@ -147,7 +147,8 @@ public final class SQLiteSampleStore: Sendable {
     /// `sampleCount == 0`. The values follow ``statistics(of:from:to:)``.
     ///
     /// Buckets are fixed lengths of time: a "day" is 86 400 s from the anchor, whatever the
-    /// calendar or daylight-saving time says.
+    /// calendar or daylight-saving time says; calendar buckets are
+    /// ``statisticsCollection(of:from:to:anchor:interval:timeZone:)``.
     /// - Throws: `.invalidArgument` when `interval` is not positive, the range is empty, or it
     ///   would give more than 1 000 000 buckets.
     public func statisticsCollection(
@@ -168,23 +169,83 @@ public final class SQLiteSampleStore: Sendable {
         let firstIndex = offset >= 0 ? offset / width : -((-offset + width - 1) / width)
         let firstBucket = anchorMicros + firstIndex * width
         let count = (end - firstBucket + width - 1) / width
-        guard count <= 1_000_000 else {
+        guard count <= Int64(Self.maximumBuckets) else {
             throw StoreError(.invalidArgument, path: path, message: "the range would give \(count) buckets; use a longer interval")
         }
-        return try await statistics(of: type, firstBucket: firstBucket, width: width, count: Int(count))
+        let edges = (0...count).map { firstBucket + $0 * width }
+        return try await statistics(of: type, edges: edges)
     }
 
-    private func statistics(
-        of type: QuantityType, firstBucket: Int64, width: Int64, count: Int
+    /// Statistics of `type` in calendar buckets of `interval` in `timeZone`, counted from
+    /// `anchor` (bucket k starts at the anchor plus k intervals, in the calendar of the time
+    /// zone), for every bucket that overlaps `[from, to)`, as HealthKit's statistics collections
+    /// do. A day bucket runs from local midnight to local midnight (with a midnight anchor), so
+    /// the day of a daylight-saving change is one bucket of 23 or 25 hours; months have their
+    /// calendar lengths. Buckets are whole and empty ones are reported, as in
+    /// ``statisticsCollection(of:from:to:anchor:interval:)``.
+    /// - Throws: `.invalidArgument` when `interval.count` is not positive, the range is empty, or
+    ///   it would give more than 1 000 000 buckets.
+    public func statisticsCollection(
+        of type: QuantityType, from: Date, to: Date, anchor: Date, interval: CalendarInterval, timeZone: TimeZone
     ) async throws(StoreError) -> [QuantityStatistics] {
+        guard interval.count > 0 else {
+            throw StoreError(.invalidArgument, path: path, message: "the interval count must be positive, got \(interval.count)")
+        }
+        guard to > from else {
+            throw StoreError(.invalidArgument, path: path, message: "the range must end after it starts")
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let edges = try calendarEdges(from: from, to: to, anchor: anchor, interval: interval, calendar: calendar)
+        return try await statistics(of: type, edges: edges)
+    }
+
+    /// The bucket edges, in µs, of the calendar buckets that cover `[from, to)`.
+    private func calendarEdges(
+        from: Date, to: Date, anchor: Date, interval: CalendarInterval, calendar: Calendar
+    ) throws(StoreError) -> [Int64] {
+        let unrepresentable = StoreError(
+            .invalidArgument, path: path, message: "the range is too far from the anchor for \(interval) buckets")
+        func start(_ index: Int) throws(StoreError) -> Date {
+            guard let date = interval.bucketStart(index, anchor: anchor, calendar: calendar) else { throw unrepresentable }
+            return date
+        }
+        // Months vary by under 10 % around their average, so this refuses only ranges that are
+        // surely too long, before the calendar walks them.
+        guard to.timeIntervalSince(from) / interval.approximateSeconds <= Double(Self.maximumBuckets) * 1.1 else {
+            throw StoreError(
+                .invalidArgument, path: path,
+                message: "the range would give more than \(Self.maximumBuckets) buckets; use a longer interval")
+        }
+        // An estimate from the average bucket length, corrected by the calendar.
+        let estimate = (from.timeIntervalSince(anchor) / interval.approximateSeconds).rounded(.down)
+        guard estimate.magnitude < 1e12 else { throw unrepresentable }
+        var index = Int(estimate)
+        while try start(index) > from { index -= 1 }
+        while try start(index + 1) <= from { index += 1 }
+        var edges = [SQLiteSampleWriter.microseconds(try start(index))]
+        while let last = edges.last, last < SQLiteSampleWriter.microseconds(to) {
+            guard edges.count <= Self.maximumBuckets else {
+                throw StoreError(
+                    .invalidArgument, path: path,
+                    message: "the range would give more than \(Self.maximumBuckets) buckets; use a longer interval")
+            }
+            index += 1
+            edges.append(SQLiteSampleWriter.microseconds(try start(index)))
+        }
+        return edges
+    }
+
+    /// The most buckets one statistics collection returns: bounds the memory a query can take.
+    static let maximumBuckets = 1_000_000
+
+    private func statistics(of type: QuantityType, edges: [Int64]) async throws(StoreError) -> [QuantityStatistics] {
         try await read { connection throws(StoreError) in
             switch type.aggregationStyle {
             case .discrete:
-                try StatisticsCalculator.discrete(
-                    connection, type: type, firstBucket: firstBucket, width: width, count: count, path: self.path)
+                try StatisticsCalculator.discrete(connection, type: type, edges: edges, path: self.path)
             case .cumulative:
-                try StatisticsCalculator.cumulative(
-                    connection, type: type, firstBucket: firstBucket, width: width, count: count, path: self.path)
+                try StatisticsCalculator.cumulative(connection, type: type, edges: edges, path: self.path)
             }
         }
     }

@@ -3,45 +3,51 @@ import HealthModel
 import SQLite
 
 /// Computes bucketed statistics; see ``SQLiteSampleStore/statistics(of:from:to:)`` for the rules.
-/// Buckets are `[firstBucket + k·width, firstBucket + (k+1)·width)` for k in `0..<count`, in µs.
+/// Buckets are `[edges[k], edges[k+1])` for k in `0..<edges.count - 1`, in µs. Edges need not be
+/// evenly spaced, so a calendar day of 23 or 25 hours is one bucket.
 enum StatisticsCalculator {
     static func discrete(
-        _ connection: SQLiteConnection, type: QuantityType, firstBucket: Int64, width: Int64, count: Int,
-        path: String
+        _ connection: SQLiteConnection, type: QuantityType, edges: [Int64], path: String
     ) throws(StoreError) -> [QuantityStatistics] {
-        let end = firstBucket + width * Int64(count)
-        // With exactly one max() aggregate, SQLite takes the bare columns (value, uuid) from the
-        // row holding the maximum (https://sqlite.org/lang_select.html#bareagg): the most recent.
+        let count = edges.count - 1
+        guard count > 0 else { return [] }
+        // The bucket bounds go in as one JSON array of edges; each bucket is then one range scan
+        // of the index on (type, start_us) (CROSS JOIN keeps the buckets outside). With exactly one max() aggregate, SQLite takes the bare
+        // column (value) from the row holding the maximum
+        // (https://sqlite.org/lang_select.html#bareagg): the most recent.
+        let json = "[" + edges.map(String.init).joined(separator: ",") + "]"
         let rows = try SQLiteSampleStore.run(
             connection,
             """
-            SELECT (start_us - ?2) / ?3 AS bucket, count(*), avg(value), min(value), max(value),
-                max(start_us), value
-            FROM samples WHERE type = ?1 AND start_us >= ?2 AND start_us < ?4
-            GROUP BY bucket
+            WITH buckets(k, lower, upper) AS MATERIALIZED (
+                SELECT key, value, lead(value) OVER (ORDER BY key) FROM json_each(?2))
+            SELECT buckets.k, count(*), avg(s.value), min(s.value), max(s.value), max(s.start_us), s.value
+            FROM buckets CROSS JOIN samples s
+            WHERE s.type = ?1 AND s.start_us >= buckets.lower AND s.start_us < buckets.upper
+            GROUP BY buckets.k
             """,
-            [.text(type.identifier), .integer(firstBucket), .integer(width), .integer(end)], path: path)
+            [.text(type.identifier), .text(json)], path: path)
         var filled: [Int: QuantityStatistics] = [:]
         for row in rows {
             guard let bucket = row.integer(0).map(Int.init), (0..<count).contains(bucket),
                 let samples = row.integer(1), let recentStart = row.integer(5)
             else { throw StoreError(.invalidData, path: path, message: "unexpected statistics row for \(type)") }
-            let (start, stop) = bounds(bucket, firstBucket, width)
+            let (start, stop) = bounds(bucket, edges)
             filled[bucket] = QuantityStatistics(
                 type: type, startDate: start, endDate: stop, sampleCount: Int(samples), average: row.double(2),
                 minimum: row.double(3), maximum: row.double(4), mostRecent: row.double(6),
                 mostRecentDate: SQLiteSampleWriter.date(microseconds: recentStart))
         }
         return (0..<count).map { bucket in
-            filled[bucket] ?? empty(type, bucket, firstBucket, width)
+            filled[bucket] ?? empty(type, bucket, edges)
         }
     }
 
     static func cumulative(
-        _ connection: SQLiteConnection, type: QuantityType, firstBucket: Int64, width: Int64, count: Int,
-        path: String
+        _ connection: SQLiteConnection, type: QuantityType, edges: [Int64], path: String
     ) throws(StoreError) -> [QuantityStatistics] {
-        let end = firstBucket + width * Int64(count)
+        let count = edges.count - 1
+        guard count > 0, let first = edges.first, let end = edges.last else { return [] }
         // A sample that starts before the range can still reach into it, but by at most the
         // longest duration ever stored for the type, so the index on (type, start_us) bounds the scan.
         let span = try SQLiteSampleStore.run(
@@ -54,7 +60,7 @@ enum StatisticsCalculator {
             SELECT start_us, end_us, value FROM samples
             WHERE type = ?1 AND start_us >= ?2 AND start_us < ?3 AND end_us >= ?4
             """,
-            [.text(type.identifier), .integer(firstBucket - span), .integer(end), .integer(firstBucket)], path: path)
+            [.text(type.identifier), .integer(first - span), .integer(end), .integer(first)], path: path)
         var sums = [Double](repeating: 0, count: count)
         var counts = [Int](repeating: 0, count: count)
         for row in rows {
@@ -63,16 +69,16 @@ enum StatisticsCalculator {
             }
             if stop <= start {
                 // Zero duration: wholly in the bucket containing its start.
-                guard start >= firstBucket, start < end else { continue }
-                let bucket = Int((start - firstBucket) / width)
+                guard start >= first, start < end else { continue }
+                let bucket = bucketIndex(containing: start, edges)
                 sums[bucket] += value
                 counts[bucket] += 1
                 continue
             }
             let duration = Double(stop - start)
-            var bucket = Int((max(start, firstBucket) - firstBucket) / width)
+            var bucket = bucketIndex(containing: max(start, first), edges)
             while bucket < count {
-                let (lower, upper) = (firstBucket + Int64(bucket) * width, firstBucket + Int64(bucket + 1) * width)
+                let (lower, upper) = (edges[bucket], edges[bucket + 1])
                 if lower >= stop { break }
                 let overlap = min(stop, upper) - max(start, lower)
                 if overlap > 0 {
@@ -83,20 +89,31 @@ enum StatisticsCalculator {
             }
         }
         return (0..<count).map { bucket in
-            guard counts[bucket] > 0 else { return empty(type, bucket, firstBucket, width) }
-            let (start, stop) = bounds(bucket, firstBucket, width)
+            guard counts[bucket] > 0 else { return empty(type, bucket, edges) }
+            let (start, stop) = bounds(bucket, edges)
             return QuantityStatistics(
                 type: type, startDate: start, endDate: stop, sampleCount: counts[bucket], sum: sums[bucket])
         }
     }
 
-    private static func bounds(_ bucket: Int, _ first: Int64, _ width: Int64) -> (Date, Date) {
-        (SQLiteSampleWriter.date(microseconds: first + Int64(bucket) * width),
-         SQLiteSampleWriter.date(microseconds: first + Int64(bucket + 1) * width))
+    /// The bucket k with `edges[k] <= time < edges[k+1]`, for `edges.first <= time`; `count` when
+    /// `time` is at or after the last edge.
+    private static func bucketIndex(containing time: Int64, _ edges: [Int64]) -> Int {
+        // The last edge that is <= time, by binary search over the sorted edges.
+        var (low, high) = (0, edges.count)
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if edges[middle] <= time { low = middle } else { high = middle }
+        }
+        return low
     }
 
-    private static func empty(_ type: QuantityType, _ bucket: Int, _ first: Int64, _ width: Int64) -> QuantityStatistics {
-        let (start, stop) = bounds(bucket, first, width)
+    private static func bounds(_ bucket: Int, _ edges: [Int64]) -> (Date, Date) {
+        (SQLiteSampleWriter.date(microseconds: edges[bucket]), SQLiteSampleWriter.date(microseconds: edges[bucket + 1]))
+    }
+
+    private static func empty(_ type: QuantityType, _ bucket: Int, _ edges: [Int64]) -> QuantityStatistics {
+        let (start, stop) = bounds(bucket, edges)
         return QuantityStatistics(type: type, startDate: start, endDate: stop, sampleCount: 0)
     }
 }

@@ -74,6 +74,33 @@ final class QueryCommandTests: StoreTestCase {
                        ["3", "76.667", "60", "90", "90", "count/min"])
     }
 
+    func testCalendarDaysInATimeZone() throws {
+        // Berlin is at +01:00 in January: the day of 16 January runs 15 Jan 23:00 … 16 Jan 23:00 UTC,
+        // and the 120 steps of 00:50 … 01:10 UTC fall in it.
+        let days = try healthgate(
+            "stats", "--type", "stepCount", "--db", path, "--since", "2027-01-16", "--until", "2027-01-17T12:00:00Z",
+            "--interval", "day", "--time-zone", "Europe/Berlin", "--format", "json")
+        XCTAssertEqual(days.status, 0, days.error)
+        let buckets = try HealthJSON.makeDecoder().decode([QuantityStatistics].self, from: Data(days.output.utf8))
+        XCTAssertEqual(buckets.map { RFC3339.string(from: $0.startDate) },
+                       ["2027-01-15T23:00:00.000000Z", "2027-01-16T23:00:00.000000Z"])
+        XCTAssertEqual(buckets.map(\.sum), [120, nil])
+
+        // An explicit anchor at 06:00 UTC: the buckets are 15 Jan 06:00 … 16 Jan 06:00 and so on.
+        let anchored = try healthgate(
+            "stats", "--type", "stepCount", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T12:00:00Z",
+            "--interval", "day", "--time-zone", "UTC", "--anchor", "2027-01-01T06:00:00Z", "--format", "json")
+        XCTAssertEqual(anchored.status, 0, anchored.error)
+        let shifted = try HealthJSON.makeDecoder().decode([QuantityStatistics].self, from: Data(anchored.output.utf8))
+        XCTAssertEqual(shifted.map { RFC3339.string(from: $0.startDate) },
+                       ["2027-01-15T06:00:00.000000Z", "2027-01-16T06:00:00.000000Z"])
+        XCTAssertEqual(shifted.map(\.sum), [120, nil])
+
+        let badZone = try healthgate("stats", "--type", "stepCount", "--db", path, "--interval", "day", "--time-zone", "Mars/Olympus")
+        XCTAssertEqual(badZone.status, 64)
+        XCTAssertTrue(badZone.error.contains("--time-zone"), badZone.error)
+    }
+
     func testErrorsHaveSysexitsCodes() throws {
         let missing = try healthgate("samples", "--type", "heartRate", "--db", directory.appendingPathComponent("none.sqlite").path)
         XCTAssertEqual(missing.status, 66)
