@@ -68,6 +68,10 @@ let package = Package(
         .target(
             name: "WebBoard", dependencies: ["CMicroHTTPD", "Workouts", "HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
+        // The durable outbox every remote sink (HTTP repository, MQTT broker) delivers from.
+        .target(
+            name: "RemoteOutbox", dependencies: ["HealthModel", "SQLite"], exclude: ["README.md"],
+            swiftSettings: swiftSettings),
         .target(
             name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
@@ -86,7 +90,7 @@ let package = Package(
             name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "CZlib", "CCurl", "AsyncPrimitives"],
+            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "RemoteOutbox", "CZlib", "CCurl", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
 
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
@@ -94,7 +98,7 @@ let package = Package(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives",
-                "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "Udev",
+                "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "RemoteOutbox", "Udev",
                 "FitnessEquipment", "WebBoard",
             ],
             swiftSettings: swiftSettings),
@@ -104,7 +108,7 @@ let package = Package(
             name: "healthgate-benchmarks",
             dependencies: [
                 "HealthModel", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "HeartRateMonitor", "SerialPedometer",
-                "HTTPRepository", "Workouts", "WebBoard",
+                "HTTPRepository", "RemoteOutbox", "Workouts", "WebBoard",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings),
         .executableTarget(
@@ -150,7 +154,10 @@ let package = Package(
         .testTarget(
             name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HTTPRepositoryTests", dependencies: ["HTTPRepository", "GatewayTesting", "SQLite", "HealthModel", "SampleBus"],
+            name: "RemoteOutboxTests", dependencies: ["RemoteOutbox", "GatewayTesting", "SQLite", "HealthModel"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HTTPRepositoryTests", dependencies: ["HTTPRepository", "RemoteOutbox", "GatewayTesting", "SQLite", "HealthModel", "SampleBus"],
             path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
     ]
 )
