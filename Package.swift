@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "HealthModel", targets: ["HealthModel"]),
         .library(name: "SampleBus", targets: ["SampleBus"]),
         .library(name: "AsyncPrimitives", targets: ["AsyncPrimitives"]),
+        .library(name: "GATTDecoding", targets: ["GATTDecoding"]),
         .library(name: "GatewayTesting", targets: ["GatewayTesting"]),
     ],
     targets: [
@@ -51,12 +52,13 @@ let package = Package(
         .target(name: "HealthModel", swiftSettings: swiftSettings),
         // The concurrency toolkit: a queue-backed actor executor, one cancellable waiter, one race.
         .target(name: "AsyncPrimitives", swiftSettings: swiftSettings),
+        .target(name: "GATTDecoding", exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(name: "SampleBus", dependencies: ["HealthModel", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(name: "SQLite", dependencies: ["CSQLite", "AsyncPrimitives"], swiftSettings: swiftSettings),
-        .target(name: "BlueZ", dependencies: ["CSystemd", "AsyncPrimitives"], swiftSettings: swiftSettings),
+        .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
             name: "Workouts", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"], exclude: ["README.md"],
@@ -78,14 +80,19 @@ let package = Package(
 
         // MARK: Plugins (each adapter and sink is its own target)
         .target(
-            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BlueZ", "LinuxSystem", "AsyncPrimitives"],
+            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BlueZ", "LinuxSystem", "AsyncPrimitives", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "FitnessEquipment", dependencies: [],
+            name: "FitnessEquipment", dependencies: ["GATTDecoding"],
             path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
+        // The Bluetooth SIG health profiles (scales, cuffs, thermometers, oximeters, glucose meters):
+        // decoders and the mapper to samples.
+        .target(
+            name: "HealthDevices", dependencies: ["GATTDecoding", "HealthModel"],
+            path: "plugins/HealthDevices/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
@@ -97,9 +104,9 @@ let package = Package(
         .executableTarget(
             name: "healthgate",
             dependencies: [
-                "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives",
+                "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem",
                 "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "RemoteOutbox", "Udev",
-                "FitnessEquipment", "WebBoard",
+                "FitnessEquipment", "HealthDevices", "WebBoard",
             ],
             swiftSettings: swiftSettings),
 
@@ -127,19 +134,22 @@ let package = Package(
             name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl", "SQLiteStore", "SQLite", "HealthModel", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WebBoardTests", dependencies: ["WebBoard", "Workouts", "GatewayTesting", "HealthModel", "SampleBus"],
+            name: "WebBoardTests", dependencies: ["WebBoard", "GatewayTesting", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HeartRateMonitorTests",
-            dependencies: ["HeartRateMonitor", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore"],
+            dependencies: ["HeartRateMonitor", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "FitnessEquipmentTests", dependencies: ["FitnessEquipment"],
+            name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthDevicesTests", dependencies: ["GATTDecoding", "HealthDevices", "HealthModel", "SQLiteStore"],
+            path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),

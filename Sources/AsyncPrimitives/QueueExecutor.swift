@@ -34,6 +34,13 @@ public final class QueueExecutor: SerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
 
+    /// Traps unless the caller runs on the queue. Swift asks this when code outside a job (a
+    /// DispatchSource handler made on the queue) enters an actor on this executor with
+    /// `assumeIsolated`: running on the queue is being isolated to that actor.
+    public func checkIsolated() {
+        dispatchPrecondition(condition: .onQueue(queue))
+    }
+
     /// Runs `body` on the queue and returns its result to the suspended caller. For the few
     /// one-off blocking calls that have no actor to live in (a command's single udev query).
     public func run<Result: Sendable, Failure: Error>(

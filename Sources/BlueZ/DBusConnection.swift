@@ -1,7 +1,7 @@
 import AsyncPrimitives
 import Dispatch
 import CSystemd
-import Glibc
+import LinuxSystem
 import Synchronization
 
 /// A signal received from the bus.
@@ -371,7 +371,7 @@ final class BusCore: @unchecked Sendable {
                 sd_bus_message_new_method_call(bus, &message, destination, path, interface, member),
                 "building the call")
             defer { sd_bus_message_unref(message) }
-            guard let message else { throw DBusError(errno: ENOMEM, "building the call") }
+            guard let message else { throw DBusError(errno: Errno.outOfMemory.rawValue, "building the call") }
             for argument in arguments {
                 try DBusMessageCoding.append(argument, to: message)
             }

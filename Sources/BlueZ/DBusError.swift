@@ -1,4 +1,4 @@
-import Glibc
+import LinuxSystem
 
 /// A D-Bus failure: an error reply from a peer, or a local sd-bus failure.
 ///
@@ -24,8 +24,8 @@ public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// A local failure from a negative errno return.
     public init(errno code: Int32, _ what: String) {
-        let text = String(cString: strerror(code))
-        self.init(name: "System.Error.\(Self.errnoName(code))", message: "\(what): \(text)", errno: code)
+        let error = Errno(rawValue: code)
+        self.init(name: "System.Error.\(error.symbol ?? "E\(code)")", message: "\(what): \(error.text)", errno: code)
     }
 
     /// The same error with `context` set.
@@ -43,7 +43,8 @@ public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
     /// connection dropped.
     public var isUnavailable: Bool {
         [Self.serviceUnknown, Self.nameHasNoOwner, Self.noServer, Self.disconnected].contains(name)
-            || [ENOENT, ECONNREFUSED, ECONNRESET, ENOTCONN, EACCES].contains(errno ?? 0)
+            || [Errno.noSuchFile, .connectionRefused, .connectionReset, .notConnected, .permissionDenied]
+                .contains(Errno(rawValue: errno ?? 0))
     }
 
     // Well-known names (D-Bus Specification, "Message Bus Messages"; sd-bus-errors(3)).
@@ -65,21 +66,4 @@ public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
     /// A message did not have the expected shape.
     public static let invalidSignature = "org.freedesktop.DBus.Error.InvalidSignature"
-
-    private static func errnoName(_ code: Int32) -> String {
-        switch code {
-        case ENOENT: "ENOENT"
-        case ECONNREFUSED: "ECONNREFUSED"
-        case ECONNRESET: "ECONNRESET"
-        case ENOTCONN: "ENOTCONN"
-        case EACCES: "EACCES"
-        case EINVAL: "EINVAL"
-        case ENOMEM: "ENOMEM"
-        case ETIMEDOUT: "ETIMEDOUT"
-        case ECANCELED: "ECANCELED"
-        case ENXIO: "ENXIO"
-        case EBADMSG: "EBADMSG"
-        default: "E\(code)"
-        }
-    }
 }

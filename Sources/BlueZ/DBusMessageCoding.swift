@@ -1,19 +1,5 @@
 import CSystemd
-import Glibc
-
-/// The few plain syscalls this module needs, kept in one place.
-enum SystemCalls {
-    static func close(_ fd: Int32) -> Int32 { Glibc.close(fd) }
-
-    /// `fcntl(F_DUPFD_CLOEXEC)`, retried on EINTR; returns the new fd or `-errno`.
-    static func duplicate(_ fd: Int32) -> Int32 {
-        while true {
-            let result = fcntl(fd, F_DUPFD_CLOEXEC, 3)
-            if result >= 0 { return result }
-            if errno != EINTR { return -errno }
-        }
-    }
-}
+import LinuxSystem
 
 /// Reads and writes ``DBusValue``s from and to an `sd_bus_message` (sd_bus_message_read_basic(3),
 /// sd_bus_message_append_basic(3), sd_bus_message_peek_type(3)). Internal: C types stay here.
@@ -71,8 +57,12 @@ enum DBusMessageCoding {
             var fd: Int32 = -1
             try check(hg_sd_bus_message_read_unix_fd(message, &fd), "read unix fd")
             // The message owns `fd` and closes it when freed; keep our own duplicate.
-            let copy = SystemCalls.duplicate(fd)
-            guard copy >= 0 else { throw DBusError(errno: -copy, "dup of a received unix fd") }
+            let copy: Int32
+            do {
+                copy = try FileDescriptor.duplicate(fd)
+            } catch {
+                throw DBusError(errno: error.rawValue, "dup of a received unix fd")
+            }
             return .unixFD(DBusUnixFD(owning: copy))
         default:
             return try readBasic(message, type: type)
@@ -148,7 +138,7 @@ enum DBusMessageCoding {
                 throw DBusError(name: DBusError.invalidArgs, message: "unix fd already handed over")
             }
             // sd-bus duplicates the fd it appends; we close our copy afterwards.
-            defer { _ = SystemCalls.close(descriptor) }
+            defer { FileDescriptor.closeRaw(descriptor) }
             try basic("h", descriptor)
         case .array(let element, let elements):
             try container("a", element) { () throws(DBusError) in

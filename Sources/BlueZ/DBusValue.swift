@@ -1,3 +1,4 @@
+import LinuxSystem
 import Synchronization
 
 /// A value in the D-Bus type system (D-Bus Specification, "Type System").
@@ -204,7 +205,7 @@ public final class DBusUnixFD: Sendable {
 
     deinit {
         if let fd = descriptor.withLock({ $0 }) {
-            _ = SystemCalls.close(fd)
+            FileDescriptor.closeRaw(fd)
         }
     }
 }

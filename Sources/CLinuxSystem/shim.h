@@ -43,3 +43,11 @@ static inline int hg_posix_openpt(int flags) { return posix_openpt(flags); }
 static inline int hg_grantpt(int fd) { return grantpt(fd); }
 static inline int hg_unlockpt(int fd) { return unlockpt(fd); }
 static inline int hg_ptsname_r(int fd, char *buf, size_t buflen) { return ptsname_r(fd, buf, buflen); }
+
+/// accept4(2) with the flags set atomically. Glibc declares it only under _GNU_SOURCE, which
+/// Swift's Glibc module is not built with; the prototype below is the one in sys/socket.h.
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+static inline int hg_accept4(int fd, int flags) { return accept4(fd, 0, 0, flags); }
+
+/// fcntl(2) F_DUPFD_CLOEXEC: the lowest free descriptor at or above `minimum`.
+static inline int hg_fcntl_dupfd_cloexec(int fd, int minimum) { return fcntl(fd, F_DUPFD_CLOEXEC, minimum); }

@@ -3,10 +3,6 @@ import Foundation
 import LinuxSystem
 import SampleBus
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Sends requests to a running daemon's control socket.
 ///
 /// Each call connects, sends one line, reads one line and closes. The blocking socket I/O runs on
@@ -36,39 +32,37 @@ public struct ControlClient: Sendable {
     }
 
     private static func exchange(_ request: ControlRequest, path: String, timeoutMilliseconds: Int32) throws -> ControlResponse {
-        let socket = try UnixSocket.connect(path: path)
+        let socket: FileDescriptor
+        do {
+            socket = try UnixStreamSocket.connect(to: path)
+        } catch {
+            throw ControlSocketError(path: path, operation: "connect", error)
+        }
         defer { socket.close() }
-        guard let fd = socket.rawValue else { throw ControlSocketError(path: path, operation: "connect", errno: EBADF) }
         var line = try JSONEncoder().encode(request)
         line.append(UInt8(ascii: "\n"))
-        let sent = line.withUnsafeBytes { bytes in
-            Result { () throws(Errno) in try UnixSocket.writeAll(fd, bytes, deadline: .now + .seconds(5)) }
-        }
-        if case .failure(let error) = sent {
-            throw ControlSocketError(path: path, operation: "send to", errno: error.rawValue)
+        do {
+            try UnixStreamSocket.sendAll(socket, Array(line), deadline: .now + .seconds(5))
+        } catch {
+            throw ControlSocketError(path: path, operation: "send to", error)
         }
         var received: [UInt8] = []
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeoutMilliseconds))
         while !received.contains(UInt8(ascii: "\n")) {
             let left = deadline - ContinuousClock.now
-            guard left > .zero else { throw ControlSocketError(path: path, operation: "no answer from", errno: ETIMEDOUT) }
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready: Int32
+            guard left > .zero else { throw ControlSocketError(path: path, operation: "no answer from", .timedOut) }
             do {
-                ready = try Errno.retryingInterrupts {
-                    poll(&descriptor, 1, Int32(clamping: left.components.seconds * 1000 + 1))
-                }
+                guard try UnixStreamSocket.waitReadable(socket, timeout: left) else { continue }
             } catch {
-                throw ControlSocketError(path: path, operation: "poll", errno: error.rawValue)
+                throw ControlSocketError(path: path, operation: "poll", error)
             }
-            guard ready > 0 else { continue }
             let chunk: [UInt8]
             do {
                 chunk = try socket.read(maximum: 4096)
             } catch {
-                throw ControlSocketError(path: path, operation: "read from", errno: error.rawValue)
+                throw ControlSocketError(path: path, operation: "read from", error)
             }
-            guard !chunk.isEmpty else { throw ControlSocketError(path: path, operation: "connection closed by", errno: ECONNRESET) }
+            guard !chunk.isEmpty else { throw ControlSocketError(path: path, operation: "connection closed by", .connectionReset) }
             received.append(contentsOf: chunk)
         }
         let end = received.firstIndex(of: UInt8(ascii: "\n")) ?? received.endIndex

@@ -1,14 +1,11 @@
-import Dispatch
 import LinuxSystem
 
 /// One client of the control server: its descriptor, dispatch sources and bounded buffers.
-///
-/// `@unchecked Sendable`: every property is read and written on the server's serial queue only
-/// (the sources' handlers run there, and handler tasks hop back there with their responses).
-final class ControlConnection: @unchecked Sendable {
+/// Owned by the server actor and never leaves it; the sources' handlers find it by identity.
+final class ControlConnection {
     /// The accepted socket, non-blocking.
     let descriptor: FileDescriptor
-    /// The raw number, for the dispatch sources and send(2); valid until the last source's cancel
+    /// The raw number, for the dispatch sources; valid until the last source's cancel
     /// handler closes `descriptor`.
     let fd: Int32
     /// Bytes read and not yet handled. Bounded: reading stops while a request is handled, and
@@ -16,14 +13,13 @@ final class ControlConnection: @unchecked Sendable {
     var input: [UInt8] = []
     /// Response bytes not yet taken by the kernel: at most one response.
     var output: [UInt8] = []
-    var readSource: (any DispatchSourceRead)?
-    /// A suspended source must be resumed before it is cancelled, or its cancel handler (which
-    /// closes the descriptor) never runs.
-    var readSuspended = false
+    /// Suspended while a request is answered and after the client's end of input.
+    var readSource: ReadinessSource?
     /// Exists only while `output` waits for room in the socket.
-    var writeSource: (any DispatchSourceWrite)?
-    /// Sources whose cancel handler has not run yet; the last one closes the descriptor.
-    var liveSources = 0
+    var writeSource: ReadinessSource?
+    /// Closes the descriptor after the last source's cancel handler, as dispatch_source_cancel(3)
+    /// requires; the only part the cancel handlers touch.
+    let closer: SourceCloser
     /// The handler task of the request being answered; one at a time, so responses keep
     /// request order and a connection holds at most one response.
     var request: Task<Void, Never>?
@@ -39,12 +35,6 @@ final class ControlConnection: @unchecked Sendable {
         self.descriptor = descriptor
         self.fd = fd
         self.lastActivity = now
-    }
-
-    /// Called from each source's cancel handler; closes the descriptor after the last one, as
-    /// dispatch_source_cancel(3) requires.
-    func sourceCancelled() {
-        liveSources -= 1
-        if liveSources == 0 { descriptor.close() }
+        self.closer = SourceCloser(descriptor)
     }
 }

@@ -1,20 +1,19 @@
 import Dispatch
 import Foundation
+import AsyncPrimitives
 import LinuxSystem
 public import SampleBus
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// The daemon's control socket: a Unix-domain stream socket, mode 0660, one JSON request and one
 /// JSON response per line (see ``ControlRequest``).
 ///
-/// Isolation: accepting, reading and writing run on one serial DispatchQueue, driven by
-/// DispatchSources on non-blocking descriptors, so no client can hold up another: a client that
-/// never reads its answer only fills its own socket buffer. Handlers run as tasks; a connection
-/// has at most one request in flight, so its responses keep request order and it holds at most
-/// one response.
+/// Isolation: the server is an actor whose executor is a ``QueueExecutor``; the readiness
+/// sources (LinuxSystem's `ReadinessSource`) that drive accepting, reading and writing on
+/// non-blocking descriptors, and the idle sweep's timer, run on that same queue and enter the
+/// actor with `assumeIsolated`, so the compiler checks every access to the server's state. No
+/// client can hold up another: a client that never reads its answer only
+/// fills its own socket buffer. Handlers run as tasks; a connection has at most one request in
+/// flight, so its responses keep request order and it holds at most one response.
 ///
 /// Limits (``Limits``): a request line longer than `maximumRequestBytes` gets an error response
 /// and the connection is closed; a connection with no traffic for `idleTimeout` (and no request
@@ -22,7 +21,7 @@ public import SampleBus
 /// error and is closed. When accept(2) fails for lack of descriptors (EMFILE, ENFILE) or memory,
 /// the server stops accepting for `acceptPause` at a time instead of spinning, and logs the
 /// condition once per episode (at most once a minute).
-public final class ControlServer: Sendable {
+public actor ControlServer {
     /// The bounds a control server enforces; the defaults suit a gateway.
     public struct Limits: Sendable, Hashable {
         /// The longest request line, without its newline. Default 64 KiB: a request is a small
@@ -55,29 +54,26 @@ public final class ControlServer: Sendable {
     private let handlers: [String: ControlHandler]
     private let logger: Logger
     private let limits: Limits
-    private let queue = DispatchQueue(label: "healthgate.control")
-    private let state = ServerState()
+    private let executor = QueueExecutor(label: "healthgate.control")
+    private var queue: DispatchQueue { executor.queue }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Warnings about refused or failed accepts repeat at most this often.
     private static let warningInterval = Duration.seconds(60)
 
-    /// The server's mutable state. `@unchecked Sendable`: only touched on `queue`.
-    private final class ServerState: @unchecked Sendable {
-        var listener: (any DispatchSourceRead)?
-        var listenerDescriptor: FileDescriptor?
-        var listenerSuspended = false
-        var sweeper: (any DispatchSourceTimer)?
-        var connections: [ObjectIdentifier: ControlConnection] = [:]
-        /// Between a failed accept for lack of resources and the next successful one.
-        var acceptStarved = false
-        var starvedAccepts = 0
-        /// Whether this episode's warning was logged (episodes are warned about once a minute).
-        var starvationWarned = false
-        var lastStarvationWarning: ContinuousClock.Instant?
-        var refusedBusy = 0
-        var lastBusyWarning: ContinuousClock.Instant?
-        var stopped = false
-    }
+    private var listener: ReadinessSource?
+    private var listenerDescriptor: FileDescriptor?
+    private var sweeper: (any DispatchSourceTimer)?
+    private var connections: [ObjectIdentifier: ControlConnection] = [:]
+    /// Between a failed accept for lack of resources and the next successful one.
+    private var acceptStarved = false
+    private var starvedAccepts = 0
+    /// Whether this episode's warning was logged (episodes are warned about once a minute).
+    private var starvationWarned = false
+    private var lastStarvationWarning: ContinuousClock.Instant?
+    private var refusedBusy = 0
+    private var lastBusyWarning: ContinuousClock.Instant?
+    private var stopped = false
 
     /// A server for `path` answering `handlers` (keyed by command). Nothing happens until
     /// ``start()``.
@@ -91,21 +87,35 @@ public final class ControlServer: Sendable {
     /// Binds the socket (replacing a stale one) and starts accepting.
     /// - Throws: ``ControlSocketError`` when the directory or socket cannot be made, or another
     ///   daemon is already listening (`EADDRINUSE`).
-    public func start() throws(ControlSocketError) {
+    public nonisolated func start() throws(ControlSocketError) {
+        let started: Result<Void, ControlSocketError> = executor.queue.sync {
+            assumeIsolated { server in Result { () throws(ControlSocketError) in try server.startOnQueue() } }
+        }
+        try started.get()
+    }
+
+    private func startOnQueue() throws(ControlSocketError) {
         let directory = (path as NSString).deletingLastPathComponent
         do {
-            try Errno.retryingInterrupts { mkdir(directory, 0o750) }
-        } catch where error.rawValue == EEXIST {
+            try FileSystem.makeDirectory(directory, mode: 0o750)
         } catch {
-            throw ControlSocketError(path: directory, operation: "mkdir", errno: error.rawValue)
+            throw ControlSocketError(path: directory, operation: "mkdir", error)
+        }
+        guard UnixStreamSocket.fits(path) else {
+            throw ControlSocketError(path: path, operation: "socket path too long:", .nameTooLong)
         }
         // A live daemon answers a connect; a stale socket file from a crash does not.
-        if let probe = try? UnixSocket.connect(path: path) {
+        if let probe = try? UnixStreamSocket.connect(to: path) {
             probe.close()
-            throw ControlSocketError(path: path, operation: "another healthgate is listening on", errno: EADDRINUSE)
+            throw ControlSocketError(path: path, operation: "another healthgate is listening on", .addressInUse)
         }
-        unlink(path)
-        let listener = try UnixSocket.make(path: path, nonBlocking: true)
+        try? FileSystem.remove(path)
+        let listener: FileDescriptor
+        do {
+            listener = try UnixStreamSocket.make(nonBlocking: true)
+        } catch {
+            throw ControlSocketError(path: path, operation: "socket", error)
+        }
         do {
             try bindAndListen(listener)
         } catch {
@@ -113,89 +123,80 @@ public final class ControlServer: Sendable {
             throw error
         }
         guard let fd = listener.rawValue else {
-            throw ControlSocketError(path: path, operation: "listen on", errno: EBADF)
+            throw ControlSocketError(path: path, operation: "listen on", .badFileDescriptor)
         }
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.acceptAll() }
-        source.setCancelHandler { listener.close() }
+        let source = ReadinessSource(descriptor: fd, queue: queue, onCancel: { listener.close() }) { [weak self] in
+            self?.onQueue { $0.acceptAll() }
+        }
         let sweeper = DispatchSource.makeTimerSource(queue: queue)
         let interval = DispatchTimeInterval.milliseconds(Int(max(50, min(1000, limits.idleTimeout.milliseconds / 4))))
         sweeper.schedule(deadline: .now() + interval, repeating: interval)
-        sweeper.setEventHandler { [weak self] in self?.closeIdleConnections() }
-        queue.sync {
-            state.listener = source
-            state.listenerDescriptor = listener
-            state.sweeper = sweeper
-        }
-        source.resume()
+        sweeper.setEventHandler { [weak self] in self?.onQueue { $0.closeIdleConnections() } }
+        self.listener = source
+        self.listenerDescriptor = listener
+        self.sweeper = sweeper
         sweeper.resume()
         logger.info("control socket listening on \(path)")
     }
 
     private func bindAndListen(_ listener: FileDescriptor) throws(ControlSocketError) {
-        guard let fd = listener.rawValue else { throw ControlSocketError(path: path, operation: "bind", errno: EBADF) }
-        var address = try UnixSocket.address(path)
         do {
-            try Errno.retryingInterrupts {
-                withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                    }
-                }
-            }
+            // 0660: the daemon's user and group may talk to it, nobody else.
+            try UnixStreamSocket.bind(listener, to: path, mode: 0o660)
         } catch {
-            throw ControlSocketError(path: path, operation: "bind", errno: error.rawValue)
+            throw ControlSocketError(path: path, operation: "bind", error)
         }
-        // 0660: the daemon's user and group may talk to it, nobody else.
         do {
-            try Errno.retryingInterrupts { chmod(path, 0o660) }
-            // The kernel caps the backlog at net.core.somaxconn.
-            try Errno.retryingInterrupts { listen(fd, 128) }
+            try UnixStreamSocket.listen(listener, backlog: 128)
         } catch {
-            throw ControlSocketError(path: path, operation: "listen on", errno: error.rawValue)
+            throw ControlSocketError(path: path, operation: "listen on", error)
         }
     }
 
     /// Stops accepting, closes every connection (cancelling requests in flight) and removes the
     /// socket file. Call it once, from outside the server's queue.
-    public func stop() {
-        queue.sync {
-            state.stopped = true
-            if let listener = state.listener {
-                if state.listenerSuspended { listener.resume() }
-                listener.cancel()
-            }
-            state.listener = nil
-            state.sweeper?.cancel()
-            state.sweeper = nil
-            for connection in state.connections.values { close(connection) }
-        }
+    public nonisolated func stop() {
+        executor.queue.sync { assumeIsolated { $0.stopOnQueue() } }
         do {
-            try Errno.retryingInterrupts { unlink(path) }
+            try FileSystem.remove(path)
         } catch where error != .noSuchFile {
             logger.warning("cannot remove the control socket \(path): \(error)")
         } catch {}  // Already gone: nothing to remove.
     }
 
+    private func stopOnQueue() {
+        do {
+            stopped = true
+            listener?.cancel()
+            listener = nil
+            sweeper?.cancel()
+            sweeper = nil
+            for connection in connections.values { close(connection) }
+        }
+    }
+
+    /// Runs `body` isolated to the server. Only for handlers of readiness sources and timers made
+    /// on the server's queue, which is the actor's executor: they run there already.
+    private nonisolated func onQueue(_ body: @Sendable (isolated ControlServer) -> Void) {
+        assumeIsolated { body($0) }
+    }
+
     /// Removes the socket file without touching the queue or logging: for a forced exit, which
     /// must not wait for anything. A failure is left for the next start, which replaces a stale
     /// socket file.
-    public func removeSocketFile() {
-        _ = unlink(path)
+    public nonisolated func removeSocketFile() {
+        try? FileSystem.remove(path)
     }
 
     // MARK: Accepting
 
     private func acceptAll() {
-        guard !state.stopped, let listener = state.listenerDescriptor?.rawValue else { return }
+        guard !stopped, let listener = listenerDescriptor else { return }
         while true {
-            let fd: Int32
+            let descriptor: FileDescriptor
             do {
-                fd = try Errno.retryingInterrupts { accept(listener, nil, nil) }
-            } catch .wouldBlock {
-                return
-            } catch where error.rawValue == ECONNABORTED {
-                continue
+                guard let accepted = try UnixStreamSocket.accept(listener) else { return }
+                descriptor = accepted
             } catch {
                 // Out of descriptors (EMFILE, ENFILE) or memory (ENOBUFS, ENOMEM), or anything
                 // else: the pending connection stays queued and the listener stays readable, so
@@ -203,25 +204,16 @@ public final class ControlServer: Sendable {
                 pauseAccepting(after: error)
                 return
             }
-            if state.acceptStarved {
-                state.acceptStarved = false
-                if state.starvationWarned {
-                    logger.notice("control socket accepting again (\(state.starvedAccepts) pause(s) while it could not)")
+            if acceptStarved {
+                acceptStarved = false
+                if starvationWarned {
+                    logger.notice("control socket accepting again (\(starvedAccepts) pause(s) while it could not)")
                 }
-                state.starvationWarned = false
-                state.starvedAccepts = 0
+                starvationWarned = false
+                starvedAccepts = 0
             }
-            let descriptor = FileDescriptor(owning: fd)
-            do {
-                // Glibc's module map does not export accept4 (a _GNU_SOURCE symbol): set the flags after.
-                try Errno.retryingInterrupts { fcntl(fd, F_SETFD, FD_CLOEXEC) }
-                try descriptor.setNonBlocking()
-            } catch {
-                logger.warning("control socket: cannot set up an accepted connection: \(error)")
-                descriptor.close()
-                continue
-            }
-            if state.connections.count >= limits.maximumClients {
+            guard let fd = descriptor.rawValue else { continue }
+            if connections.count >= limits.maximumClients {
                 refuseBusy(descriptor)
                 continue
             }
@@ -230,60 +222,60 @@ public final class ControlServer: Sendable {
     }
 
     private func pauseAccepting(after error: Errno) {
-        guard let listener = state.listener, !state.listenerSuspended else { return }
+        guard let listener = listener, !listener.isSuspended else { return }
         listener.suspend()
-        state.listenerSuspended = true
-        state.starvedAccepts += 1
-        if !state.acceptStarved {
-            state.acceptStarved = true
+        starvedAccepts += 1
+        if !acceptStarved {
+            acceptStarved = true
             let now = ContinuousClock.now
-            if state.lastStarvationWarning.map({ now - $0 >= Self.warningInterval }) ?? true {
-                state.lastStarvationWarning = now
-                state.starvationWarned = true
+            if lastStarvationWarning.map({ now - $0 >= Self.warningInterval }) ?? true {
+                lastStarvationWarning = now
+                starvationWarned = true
                 logger.warning(
                     "control socket cannot accept: \(error); pausing accepts for \(limits.acceptPause) at a time "
                         + "until it can (said once)")
             }
         }
         queue.asyncAfter(deadline: .now() + .milliseconds(Int(limits.acceptPause.milliseconds))) { [weak self] in
-            guard let self, !self.state.stopped, self.state.listenerSuspended else { return }
-            self.state.listenerSuspended = false
-            self.state.listener?.resume()
+            self?.onQueue { server in
+                guard !server.stopped else { return }
+                server.listener?.resume()
+            }
         }
     }
 
     private func refuseBusy(_ descriptor: FileDescriptor) {
         var line = Self.encode(ControlResponse(ok: false, error: "busy: \(limits.maximumClients) clients are connected; try again"))
         line.append(UInt8(ascii: "\n"))
-        if let fd = descriptor.rawValue {
-            // One non-blocking attempt: a fresh socket's buffer takes a short line. If it does
-            // not, the client still sees the connection close, which is the refusal.
-            _ = line.withUnsafeBytes { bytes in Result { () throws(Errno) in try UnixSocket.sendSome(fd, bytes) } }
-        }
+        // One non-blocking attempt: a fresh socket's buffer takes a short line. If it does
+        // not, the client still sees the connection close, which is the refusal.
+        _ = Result { () throws(Errno) in try UnixStreamSocket.sendSome(descriptor, line) }
         descriptor.close()
-        state.refusedBusy += 1
+        refusedBusy += 1
         let now = ContinuousClock.now
-        if state.lastBusyWarning.map({ now - $0 >= Self.warningInterval }) ?? true {
-            state.lastBusyWarning = now
+        if lastBusyWarning.map({ now - $0 >= Self.warningInterval }) ?? true {
+            lastBusyWarning = now
             logger.warning(
-                "control socket has \(limits.maximumClients) clients; refusing new ones (\(state.refusedBusy) refused so far)")
+                "control socket has \(limits.maximumClients) clients; refusing new ones (\(refusedBusy) refused so far)")
         }
     }
 
     private func register(_ connection: ControlConnection) {
-        let source = DispatchSource.makeReadSource(fileDescriptor: connection.fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.readAvailable(connection) }
-        source.setCancelHandler { connection.sourceCancelled() }
-        connection.readSource = source
-        connection.liveSources += 1
-        state.connections[ObjectIdentifier(connection)] = connection
-        source.resume()
+        let id = ObjectIdentifier(connection)
+        let closer = connection.closer
+        closer.sourceAdded()
+        connection.readSource = ReadinessSource(
+            descriptor: connection.fd, queue: queue, onCancel: { closer.sourceCancelled() }
+        ) { [weak self] in
+            self?.onQueue { $0.connections[id].map($0.readAvailable) }
+        }
+        connections[id] = connection
     }
 
     // MARK: Reading and answering
 
     private func readAvailable(_ connection: ControlConnection) {
-        guard !connection.closed, !connection.readSuspended else { return }
+        guard !connection.closed, connection.readSource?.isSuspended == false else { return }
         // Read at most one byte past the limit: enough to know a line is too long, and the
         // buffer never grows beyond it however much the client sends.
         while connection.input.count <= limits.maximumRequestBytes {
@@ -319,12 +311,12 @@ public final class ControlServer: Sendable {
             // pipelines requests without reading answers is held back by its own socket buffer.
             suspendReading(connection)
             let handlers = handlers
-            // A task is the boundary from the queue to async handlers; order is kept because the
+            let id = ObjectIdentifier(connection)
+            // A task is the boundary from the actor to async handlers; order is kept because the
             // next request starts only after this one's response was queued on the connection.
             connection.request = Task { [weak self] in
                 let response = await Self.handle(line: line, handlers: handlers)
-                guard let self else { return }
-                self.queue.async { self.finishRequest(connection, response) }
+                await self?.finishRequest(id, response)
             }
             return
         }
@@ -343,8 +335,8 @@ public final class ControlServer: Sendable {
         resumeReading(connection)
     }
 
-    private func finishRequest(_ connection: ControlConnection, _ response: ControlResponse) {
-        guard !connection.closed else { return }
+    private func finishRequest(_ id: ObjectIdentifier, _ response: ControlResponse) {
+        guard let connection = connections[id], !connection.closed else { return }
         connection.request = nil
         respond(connection, response)
     }
@@ -388,9 +380,7 @@ public final class ControlServer: Sendable {
     private func flush(_ connection: ControlConnection) {
         guard !connection.closed else { return }
         while !connection.output.isEmpty {
-            let sent = connection.output.withUnsafeBytes { bytes in
-                Result { () throws(Errno) in try UnixSocket.sendSome(connection.fd, bytes) }
-            }
+            let sent = Result { () throws(Errno) in try UnixStreamSocket.sendSome(connection.descriptor, connection.output) }
             switch sent {
             case .success(let count):
                 connection.output.removeFirst(count)
@@ -417,31 +407,30 @@ public final class ControlServer: Sendable {
 
     private func waitForRoom(_ connection: ControlConnection) {
         guard connection.writeSource == nil else { return }
-        let source = DispatchSource.makeWriteSource(fileDescriptor: connection.fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.flush(connection) }
-        source.setCancelHandler { connection.sourceCancelled() }
-        connection.writeSource = source
-        connection.liveSources += 1
-        source.resume()
+        let id = ObjectIdentifier(connection)
+        let closer = connection.closer
+        closer.sourceAdded()
+        connection.writeSource = ReadinessSource(
+            descriptor: connection.fd, event: .writable, queue: queue, onCancel: { closer.sourceCancelled() }
+        ) { [weak self] in
+            self?.onQueue { $0.connections[id].map($0.flush) }
+        }
     }
 
     private func suspendReading(_ connection: ControlConnection) {
-        guard !connection.readSuspended, let source = connection.readSource else { return }
-        source.suspend()
-        connection.readSuspended = true
+        connection.readSource?.suspend()
     }
 
     private func resumeReading(_ connection: ControlConnection) {
-        guard connection.readSuspended, !connection.inputEnded, let source = connection.readSource else { return }
-        connection.readSuspended = false
-        source.resume()
+        guard !connection.inputEnded else { return }
+        connection.readSource?.resume()
     }
 
     // MARK: Closing
 
     private func closeIdleConnections() {
         let now = ContinuousClock.now
-        let idle = state.connections.values.filter {
+        let idle = connections.values.filter {
             $0.request == nil && now - $0.lastActivity >= limits.idleTimeout
         }
         for connection in idle {
@@ -450,7 +439,7 @@ public final class ControlServer: Sendable {
                 // not read loses nothing it asked for.
                 var line = Self.encode(ControlResponse(ok: false, error: "idle for \(limits.idleTimeout); closing the connection"))
                 line.append(UInt8(ascii: "\n"))
-                _ = line.withUnsafeBytes { bytes in Result { () throws(Errno) in try UnixSocket.sendSome(connection.fd, bytes) } }
+                _ = Result { () throws(Errno) in try UnixStreamSocket.sendSome(connection.descriptor, line) }
             }
             close(connection)
         }
@@ -461,21 +450,12 @@ public final class ControlServer: Sendable {
         connection.closed = true
         connection.request?.cancel()
         connection.request = nil
-        state.connections[ObjectIdentifier(connection)] = nil
-        if let reader = connection.readSource {
-            // A suspended source delivers its cancellation only once resumed.
-            if connection.readSuspended {
-                connection.readSuspended = false
-                reader.resume()
-            }
-            reader.cancel()
-            connection.readSource = nil
-        }
-        if let writer = connection.writeSource {
-            writer.cancel()
-            connection.writeSource = nil
-        }
-        if connection.liveSources == 0 { connection.descriptor.close() }
+        connections[ObjectIdentifier(connection)] = nil
+        connection.readSource?.cancel()
+        connection.readSource = nil
+        connection.writeSource?.cancel()
+        connection.writeSource = nil
+        connection.closer.closeIfNoSources()
     }
 }
 

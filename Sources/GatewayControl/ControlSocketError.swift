@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+import LinuxSystem
 
 /// Why the control socket could not be served or reached.
 public struct ControlSocketError: Error, Sendable, CustomStringConvertible {
@@ -19,10 +17,15 @@ public struct ControlSocketError: Error, Sendable, CustomStringConvertible {
     }
 
     /// True when nothing listens on the path (ENOENT, ECONNREFUSED): the daemon is not running.
-    public var meansNoDaemon: Bool { errno == ENOENT || errno == ECONNREFUSED }
+    public var meansNoDaemon: Bool { errno == Errno.noSuchFile.rawValue || errno == Errno.connectionRefused.rawValue }
 
-    /// `operation path: strerror(errno)`.
+    /// `operation path: strerror(errno) (SYMBOL)`.
     public var description: String {
-        "\(operation) \(path): \(String(cString: strerror(errno)))"
+        "\(operation) \(path): \(Errno(rawValue: errno))"
+    }
+
+    /// Creates an error from a typed error number.
+    init(path: String, operation: String, _ error: Errno) {
+        self.init(path: path, operation: operation, errno: error.rawValue)
     }
 }

@@ -3,6 +3,8 @@ public indirect enum HealthRecord: Hashable, Sendable {
     case quantity(QuantitySample)
     case heartbeatSeries(HeartbeatSeriesSample)
     case workout(Workout)
+    /// Samples measured together (a blood-pressure reading), kept and sent as one record.
+    case correlation(CorrelationSample)
 
     /// The record's identifier.
     public var id: SampleID {
@@ -10,6 +12,7 @@ public indirect enum HealthRecord: Hashable, Sendable {
         case .quantity(let sample): sample.id
         case .heartbeatSeries(let series): series.id
         case .workout(let workout): workout.id
+        case .correlation(let correlation): correlation.id
         }
     }
 
@@ -19,6 +22,7 @@ public indirect enum HealthRecord: Hashable, Sendable {
         case .quantity(let sample): sample.device
         case .heartbeatSeries(let series): series.device
         case .workout: nil
+        case .correlation(let correlation): correlation.device
         }
     }
 
@@ -28,19 +32,20 @@ public indirect enum HealthRecord: Hashable, Sendable {
         case .quantity: .quantity
         case .heartbeatSeries: .heartbeatSeries
         case .workout: .workout
+        case .correlation: .correlation
         }
     }
 }
 
 /// The kinds of ``HealthRecord``.
 public enum HealthRecordKind: String, Hashable, Sendable, Codable, CaseIterable {
-    case quantity, heartbeatSeries, workout
+    case quantity, heartbeatSeries, workout, correlation
 }
 
 extension HealthRecord: Codable {
     enum CodingKeys: String, CodingKey { case kind, sample }
 
-    /// `{"kind": "quantity" | "heartbeatSeries" | "workout", "sample": {…}}`
+    /// `{"kind": "quantity" | "heartbeatSeries" | "workout" | "correlation", "sample": {…}}`
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         switch try container.decode(HealthRecordKind.self, forKey: .kind) {
@@ -48,6 +53,7 @@ extension HealthRecord: Codable {
         case .heartbeatSeries:
             self = .heartbeatSeries(try container.decode(HeartbeatSeriesSample.self, forKey: .sample))
         case .workout: self = .workout(try container.decode(Workout.self, forKey: .sample))
+        case .correlation: self = .correlation(try container.decode(CorrelationSample.self, forKey: .sample))
         }
     }
 
@@ -58,6 +64,7 @@ extension HealthRecord: Codable {
         case .quantity(let sample): try container.encode(sample, forKey: .sample)
         case .heartbeatSeries(let series): try container.encode(series, forKey: .sample)
         case .workout(let workout): try container.encode(workout, forKey: .sample)
+        case .correlation(let correlation): try container.encode(correlation, forKey: .sample)
         }
     }
 }

@@ -5,12 +5,19 @@
 /// unit     := product ( "/" product )?          one division at most
 /// product  := factor ( ("." | "*") factor )*
 /// factor   := atom ( "^" integer )?             integer may be negative; |integer| <= 12
-/// atom     := "count" | "%" | non-SI | prefix? SI
+/// atom     := "count" | "%" | non-SI | prefix? SI | prefix? "mol<" molarMass ">"
 /// SI       := g m L Pa s J W K Hz V
 /// prefix   := da d h c k m mc n p f M G T       "mc" is micro, as in HealthKit
 /// non-SI   := lb oz st in ft yd mi min hr d cal kcal Cal mmHg degC degF
+/// molarMass := a positive decimal number, grams per mole
 /// ```
 /// Everything right of "/" is in the denominator, so `kg/m.s^2` is kg·m⁻¹·s⁻².
+///
+/// A mole carries its substance's molar mass, as HealthKit's `HKUnit.moleUnit(withMolarMass:)`
+/// writes it (`mmol<180.15588000005408>/L` is glucose in millimoles per litre). With the molar
+/// mass a mole is an amount of mass, so molar units convert to and from mass units: 1 mmol of
+/// glucose is 180.15588 mg, and 1 mmol<180.15588000005408>/L is 18.015588 mg/dL. A mole without
+/// a molar mass converts to nothing, so it is rejected.
 ///
 /// A value converts as `si = value × factor + offset`. Only a lone temperature unit (degC, degF)
 /// has an offset; such a unit inside a compound is rejected because the offset would be ambiguous.
@@ -94,6 +101,20 @@ extension HealthUnit {
     public static let watt = HealthUnit(unitString: "W", factor: 1, dimension: UnitDimension(mass: 1, length: 2, time: -3))
     /// `kg`
     public static let kilogram = HealthUnit(unitString: "kg", factor: 1, dimension: UnitDimension(mass: 1))
+    /// `mmHg`, millimetres of mercury: blood pressure.
+    public static let millimeterOfMercury = HealthUnit(
+        unitString: "mmHg", factor: 133.322387415, dimension: UnitDimension(mass: 1, length: -1, time: -2))
+    /// `degC`, degrees Celsius: body temperature.
+    public static let degreeCelsius = HealthUnit(
+        unitString: "degC", factor: 1, offset: 273.15, dimension: UnitDimension(temperature: 1))
+    /// `mg/dL`, milligrams per decilitre: blood glucose (1e-6 kg / 1e-4 m³).
+    public static let milligramPerDeciliter = HealthUnit(
+        unitString: "mg/dL", factor: 1e-2, dimension: UnitDimension(mass: 1, length: -3))
+    /// `mmol<180.15588000005408>/L`, millimoles of glucose per litre: HealthKit's molar unit for
+    /// blood glucose (`HKUnit.moleUnit(with: .milli, molarMass: HKUnitMolarMassBloodGlucose)`).
+    public static let millimolePerLiterOfGlucose = HealthUnit(
+        unitString: "mmol<180.15588000005408>/L", factor: 180.15588000005408e-3,
+        dimension: UnitDimension(mass: 1, length: -3))
 }
 
 extension HealthUnit: Codable {
@@ -177,6 +198,8 @@ public enum UnitError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidExponent(String, in: String)
     /// More than one "/".
     case tooManyDivisions(String)
+    /// A mole without a molar mass (`mol`), or with one that is not a positive number.
+    case invalidMolarMass(String, in: String)
     /// degC or degF used inside a compound unit, where its offset has no meaning.
     case offsetUnitInCompound(String)
     /// The two units measure different dimensions.
@@ -188,6 +211,8 @@ public enum UnitError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unknownUnit(let atom, let unit): "unknown unit \"\(atom)\" in \"\(unit)\""
         case .invalidExponent(let factor, let unit): "invalid exponent in \"\(factor)\" of \"\(unit)\""
         case .tooManyDivisions(let unit): "more than one \"/\" in \"\(unit)\""
+        case .invalidMolarMass(let atom, let unit):
+            "\"\(atom)\" in \"\(unit)\" needs a positive molar mass in grams per mole, as in mmol<180.15588000005408>"
         case .offsetUnitInCompound(let unit):
             "degC and degF cannot be part of a compound unit (\"\(unit)\")"
         case .incompatible(let from, let to):
@@ -261,7 +286,7 @@ enum UnitParser {
     static func parse(_ string: String) throws(UnitError) -> HealthUnit {
         let trimmed = string.trimmingSpaces
         guard !trimmed.isEmpty else { throw .empty(string) }
-        let sides = trimmed.split(separator: "/", omittingEmptySubsequences: false)
+        let sides = trimmed.splitOutsideAngleBrackets { $0 == "/" }
         guard sides.count <= 2 else { throw .tooManyDivisions(string) }
 
         var factor = 1.0
@@ -270,7 +295,8 @@ enum UnitParser {
         var offsetAtom: Atom?
         for (sideIndex, side) in sides.enumerated() {
             let sign = sideIndex == 0 ? 1 : -1
-            let factors = side.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "." || $0 == "*" })
+            // A molar mass is a decimal number: its "." is not a product.
+            let factors = side.splitOutsideAngleBrackets { $0 == "." || $0 == "*" }
             var previous: String?
             for part in factors {
                 let text = String(part).trimmingSpaces
@@ -318,6 +344,7 @@ enum UnitParser {
 
     private static func resolve(_ symbol: String, in unit: String) throws(UnitError) -> Atom {
         if let atom = atoms[symbol] { return atom }
+        if symbol.hasSuffix("mol") || symbol.contains("mol<") { return try resolveMole(symbol, in: unit) }
         for (prefix, scale) in prefixes where symbol.hasPrefix(prefix) {
             let rest = String(symbol.dropFirst(prefix.count))
             if let atom = atoms[rest], atom.prefixable {
@@ -325,6 +352,33 @@ enum UnitParser {
             }
         }
         throw .unknownUnit(symbol, in: unit)
+    }
+
+    /// `prefix? "mol<" molarMass ">"`: an amount of a substance of that molar mass, in kg.
+    private static func resolveMole(_ symbol: String, in unit: String) throws(UnitError) -> Atom {
+        guard let open = symbol.firstIndex(of: "<"), symbol.last == ">" else {
+            // "mol" alone, or "mmol" without its molar mass.
+            if symbol == "mol" || prefixes.contains(where: { symbol == $0.0 + "mol" }) {
+                throw .invalidMolarMass(symbol, in: unit)
+            }
+            throw .unknownUnit(symbol, in: unit)
+        }
+        let head = String(symbol[..<open])
+        let massText = symbol[symbol.index(after: open)..<symbol.index(before: symbol.endIndex)]
+        let scale: Double
+        if head == "mol" {
+            scale = 1
+        } else if let prefix = prefixes.first(where: { head == $0.0 + "mol" }) {
+            scale = prefix.1
+        } else {
+            throw .unknownUnit(symbol, in: unit)
+        }
+        // Digits and one decimal point only: no signs, exponents, "inf" or "nan".
+        guard !massText.isEmpty, massText.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+              let molarMass = Double(massText), molarMass.isFinite, molarMass > 0
+        else { throw .invalidMolarMass(symbol, in: unit) }
+        // grams per mole → kilograms per mole, times the prefix.
+        return Atom(factor: molarMass * 1e-3 * scale, dimension: UnitDimension(mass: 1), prefixable: false)
     }
 
     /// `x^n` for an integer n, exact for the small powers units use.
@@ -336,6 +390,25 @@ enum UnitParser {
 }
 
 extension StringProtocol {
+    /// Splits at the characters `isSeparator` picks, except inside `<…>` (a molar mass). Empty
+    /// pieces are kept, so that the parser reports them.
+    func splitOutsideAngleBrackets(_ isSeparator: (Character) -> Bool) -> [String] {
+        var pieces: [String] = []
+        var current = ""
+        var depth = 0
+        for character in self {
+            if character == "<" { depth += 1 } else if character == ">" { depth = Swift.max(0, depth - 1) }
+            if depth == 0, isSeparator(character) {
+                pieces.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        pieces.append(current)
+        return pieces
+    }
+
     var trimmingSpaces: String {
         String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
     }

@@ -72,7 +72,7 @@ extension QuantitySample: Codable {
             let key: CodingKeys = switch error {
             case .unitMismatch: .unit
             case .endBeforeStart: .end
-            case .notFinite, .heartbeatsOutOfOrder: .value
+            case .notFinite, .heartbeatsOutOfOrder, .correlationMembers, .memberOutsideCorrelation: .value
             }
             throw DecodingError.dataCorruptedError(
                 forKey: key, in: container, debugDescription: error.description)

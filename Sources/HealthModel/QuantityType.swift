@@ -72,12 +72,49 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
     /// Rowing speed (`m/s`), discrete (HKQuantityTypeIdentifier.rowingSpeed).
     public static let rowingSpeed = QuantityType(
         identifier: "rowingSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete)
+    /// Body mass (`kg`), discrete (HKQuantityTypeIdentifier.bodyMass).
+    public static let bodyMass = QuantityType(
+        identifier: "bodyMass", canonicalUnit: .kilogram, aggregationStyle: .discrete)
+    /// Body mass index (`count`, a plain number as HealthKit records it), discrete.
+    public static let bodyMassIndex = QuantityType(
+        identifier: "bodyMassIndex", canonicalUnit: .count, aggregationStyle: .discrete)
+    /// Height (`m`), discrete.
+    public static let height = QuantityType(
+        identifier: "height", canonicalUnit: .meter, aggregationStyle: .discrete)
+    /// Body fat percentage (`%`), discrete.
+    public static let bodyFatPercentage = QuantityType(
+        identifier: "bodyFatPercentage", canonicalUnit: .percent, aggregationStyle: .discrete)
+    /// Lean body mass (`kg`), discrete.
+    public static let leanBodyMass = QuantityType(
+        identifier: "leanBodyMass", canonicalUnit: .kilogram, aggregationStyle: .discrete)
+    /// Systolic blood pressure (`mmHg`), discrete; recorded inside a `bloodPressure` correlation.
+    public static let bloodPressureSystolic = QuantityType(
+        identifier: "bloodPressureSystolic", canonicalUnit: .millimeterOfMercury, aggregationStyle: .discrete)
+    /// Diastolic blood pressure (`mmHg`), discrete; recorded inside a `bloodPressure` correlation.
+    public static let bloodPressureDiastolic = QuantityType(
+        identifier: "bloodPressureDiastolic", canonicalUnit: .millimeterOfMercury, aggregationStyle: .discrete)
+    /// Body temperature (`degC`), discrete.
+    public static let bodyTemperature = QuantityType(
+        identifier: "bodyTemperature", canonicalUnit: .degreeCelsius, aggregationStyle: .discrete)
+    /// Blood oxygen saturation, SpO2 (`%`), discrete.
+    public static let oxygenSaturation = QuantityType(
+        identifier: "oxygenSaturation", canonicalUnit: .percent, aggregationStyle: .discrete)
+    /// Peripheral perfusion index (`%`), discrete.
+    public static let peripheralPerfusionIndex = QuantityType(
+        identifier: "peripheralPerfusionIndex", canonicalUnit: .percent, aggregationStyle: .discrete)
+    /// Blood glucose (`mg/dL`), discrete; also accepts HealthKit's molar unit
+    /// `mmol<180.15588000005408>/L`, which has the dimension of mass per volume.
+    public static let bloodGlucose = QuantityType(
+        identifier: "bloodGlucose", canonicalUnit: .milligramPerDeciliter, aggregationStyle: .discrete)
 
     /// Every built-in type, in a fixed order.
     public static let builtIn: [QuantityType] = [
         .heartRate, .stepCount, .distanceWalkingRunning, .runningSpeed, .runningStrideLength,
         .activeEnergyBurned, .heartRateVariabilitySDNN, .cyclingSpeed, .cyclingCadence, .cyclingPower,
         .distanceCycling, .distanceRowing, .rowingSpeed,
+        .bodyMass, .bodyMassIndex, .height, .bodyFatPercentage, .leanBodyMass,
+        .bloodPressureSystolic, .bloodPressureDiastolic, .bodyTemperature, .oxygenSaturation,
+        .peripheralPerfusionIndex, .bloodGlucose,
     ]
 
     /// The built-in type with this identifier, or nil.

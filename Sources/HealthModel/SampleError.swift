@@ -8,6 +8,10 @@ public enum SampleError: Error, Hashable, Sendable, CustomStringConvertible {
     case notFinite(type: String)
     /// Heartbeat times must be non-negative and non-decreasing.
     case heartbeatsOutOfOrder
+    /// A correlation needs exactly one sample of each member type and nothing else.
+    case correlationMembers(type: String, expected: String)
+    /// A correlation's member lies (partly) outside the correlation's interval.
+    case memberOutsideCorrelation(type: String)
 
     public var description: String {
         switch self {
@@ -16,6 +20,8 @@ public enum SampleError: Error, Hashable, Sendable, CustomStringConvertible {
         case .endBeforeStart: "a sample's end date is before its start date"
         case .notFinite(let type): "\(type) value is not a finite number"
         case .heartbeatsOutOfOrder: "heartbeat times must be non-negative and non-decreasing"
+        case .correlationMembers(let type, let expected): "a \(type) correlation holds exactly \(expected)"
+        case .memberOutsideCorrelation(let type): "a \(type) correlation's samples must lie within its interval"
         }
     }
 }

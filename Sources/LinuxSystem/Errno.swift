@@ -20,8 +20,12 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// `strerror(3)` text plus the symbolic code, e.g. `No such file or directory (ENOENT)`.
     public var description: String {
-        let text = strerror(rawValue).map { String(cString: $0) } ?? "error"
-        return "\(text) (\(symbol ?? "errno \(rawValue)"))"
+        "\(text) (\(symbol ?? "errno \(rawValue)"))"
+    }
+
+    /// `strerror(3)` text alone, e.g. `No such file or directory`.
+    public var text: String {
+        strerror(rawValue).map { String(cString: $0) } ?? "error \(rawValue)"
     }
 
     /// The symbolic name of the common codes this module reasons about.
@@ -43,6 +47,15 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
         case .timedOut: "ETIMEDOUT"
         case .invalidArgument: "EINVAL"
         case .notATerminal: "ENOTTY"
+        case .addressInUse: "EADDRINUSE"
+        case .nameTooLong: "ENAMETOOLONG"
+        case .fileExists: "EEXIST"
+        case .connectionAborted: "ECONNABORTED"
+        case .connectionReset: "ECONNRESET"
+        case .notConnected: "ENOTCONN"
+        case .outOfMemory: "ENOMEM"
+        case .cancelled: "ECANCELED"
+        case .badMessage: "EBADMSG"
         default: nil
         }
     }
@@ -63,6 +76,15 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let timedOut = Errno(rawValue: ETIMEDOUT)
     public static let invalidArgument = Errno(rawValue: EINVAL)
     public static let notATerminal = Errno(rawValue: ENOTTY)
+    public static let addressInUse = Errno(rawValue: EADDRINUSE)
+    public static let nameTooLong = Errno(rawValue: ENAMETOOLONG)
+    public static let fileExists = Errno(rawValue: EEXIST)
+    public static let connectionAborted = Errno(rawValue: ECONNABORTED)
+    public static let connectionReset = Errno(rawValue: ECONNRESET)
+    public static let notConnected = Errno(rawValue: ENOTCONN)
+    public static let outOfMemory = Errno(rawValue: ENOMEM)
+    public static let cancelled = Errno(rawValue: ECANCELED)
+    public static let badMessage = Errno(rawValue: EBADMSG)
 
     /// Whether the error means the device went away: a hung-up tty (`EIO`), a removed USB device
     /// (`ENODEV`, `ENXIO`). tty_io.c returns EIO from read/write on a hung-up tty.

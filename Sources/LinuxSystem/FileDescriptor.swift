@@ -58,6 +58,18 @@ public final class FileDescriptor: Sendable {
         return fd
     }
 
+    /// A close-on-exec duplicate of `rawValue` numbered 3 or above, for a descriptor another
+    /// library owns and will close (a unix fd inside a D-Bus message).
+    public static func duplicate(_ rawValue: Int32) throws(Errno) -> Int32 {
+        try Errno.retryingInterrupts { hg_fcntl_dupfd_cloexec(rawValue, 3) }
+    }
+
+    /// Closes a raw number that no ``FileDescriptor`` owns (one handed over to a C library's
+    /// copy). Not retried on EINTR, for the reason given at ``close()``.
+    public static func closeRaw(_ rawValue: Int32) {
+        _ = Glibc.close(rawValue)
+    }
+
     /// Sets or clears `O_NONBLOCK`.
     public func setNonBlocking(_ enabled: Bool = true) throws(Errno) {
         let fd = try descriptor()

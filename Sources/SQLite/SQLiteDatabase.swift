@@ -20,8 +20,8 @@ public actor SQLiteDatabase {
     /// of the schema version).
     ///
     /// Opening blocks the calling thread (the file is opened, and in `.readWrite` mode switched
-    /// to WAL): call it from a queue of your own, from ``open(path:mode:label:prepare:)``, or at
-    /// start-up.
+    /// to WAL, retrying while another connection creates the file): from async code, call it
+    /// through ``AsyncPrimitives/QueueExecutor/run(_:)``, never on the cooperative pool.
     public static func opening<Prepared: Sendable>(
         path: String, mode: SQLiteConnection.Mode = .readWrite, label: String = "sqlite",
         prepare: (SQLiteConnection) throws -> Prepared

@@ -1,3 +1,4 @@
+public import HealthModel
 public import Foundation
 
 /// Any JSON value, kept as parsed, so that a plugin's `config` object can be decoded later by
@@ -80,7 +81,6 @@ public enum JSONValue: Hashable, Sendable, Codable {
     }
 }
 
-public import HealthModel
 
 enum HealthJSONDecoding {
     static func decoder() -> JSONDecoder { HealthJSON.makeDecoder() }

@@ -1,3 +1,4 @@
+public import Foundation
 public import HealthModel
 import Synchronization
 
@@ -134,8 +135,8 @@ extension HealthRecord {
         case .quantity(let sample): sample.endDate
         case .heartbeatSeries(let series): series.endDate
         case .workout(let workout): workout.endDate
+        case .correlation(let correlation): correlation.endDate
         }
     }
 }
 
-public import Foundation

@@ -1,7 +1,4 @@
 import CUdev
-#if canImport(Glibc)
-import Glibc
-#endif
 import Dispatch
 import LinuxSystem
 import AsyncPrimitives
@@ -32,9 +29,9 @@ public enum Udev {
 
     /// The blocking enumeration behind ``devices(subsystem:)``; runs on the caller's thread.
     static func enumerate(subsystem: String) throws(UdevError) -> [UdevDevice] {
-        guard let udev = udev_new() else { throw UdevError("udev_new", errno: errno) }
+        guard let udev = udev_new() else { throw UdevError("udev_new", errno: Errno.lastError.rawValue) }
         defer { udev_unref(udev) }
-        guard let enumerate = udev_enumerate_new(udev) else { throw UdevError("udev_enumerate_new", errno: errno) }
+        guard let enumerate = udev_enumerate_new(udev) else { throw UdevError("udev_enumerate_new", errno: Errno.lastError.rawValue) }
         defer { udev_enumerate_unref(enumerate) }
         var result = udev_enumerate_add_match_subsystem(enumerate, subsystem)
         if result < 0 { throw UdevError("udev_enumerate_add_match_subsystem", errno: -result) }
@@ -95,10 +92,10 @@ public final class UdevMonitor: Sendable {
 
     /// Starts listening for events of `subsystem` (e.g. `tty`).
     public init(subsystem: String) throws(UdevError) {
-        guard let udev = udev_new() else { throw UdevError("udev_new", errno: errno) }
+        guard let udev = udev_new() else { throw UdevError("udev_new", errno: Errno.lastError.rawValue) }
         let context = UdevPointer(udev) { udev_unref($0) }
         guard let rawMonitor = udev_monitor_new_from_netlink(udev, "udev") else {
-            throw UdevError("udev_monitor_new_from_netlink", errno: errno)
+            throw UdevError("udev_monitor_new_from_netlink", errno: Errno.lastError.rawValue)
         }
         let monitor = UdevPointer(rawMonitor) { udev_monitor_unref($0) }
         var result = udev_monitor_filter_add_match_subsystem_devtype(rawMonitor, subsystem, nil)

@@ -76,7 +76,7 @@ public struct LiveWorkoutBuilder: Sendable {
         case .heartbeatSeries(let series):
             guard session.types.contains(.heartRate), matchesDevice(record.device, session) else { return false }
             return session.timeline.overlaps(start: series.startDate, end: series.endDate)
-        case .workout:
+        case .workout, .correlation:
             return false
         }
     }
@@ -145,7 +145,7 @@ public struct LiveWorkoutBuilder: Sendable {
         case .heartbeatSeries(let series):
             heartbeatSeriesIDs.append(series.id)
             seriesSpans[series.id] = (series.startDate, series.endDate)
-        case .workout:
+        case .workout, .correlation:
             return false
         }
         return true

@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// **Commands.** Every `workout.*` command takes an optional `participant` (one person's workout)
 /// or `"all": true` (every participant's, answered as ``GroupAnswer``); without either it is the
-/// gateway's own workout, as before participants existed. `participant.assign` moves a device to
+/// gateway's own workout, the same as with no participants configured. `participant.assign` moves a device to
 /// a participant (creating one with the default profile if the name is new) and
 /// `participant.list` lists them. An assignment is committed to the store before it is answered,
 /// and a restart replays the stored assignments over the configured ones. A participant's

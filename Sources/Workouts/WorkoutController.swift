@@ -281,7 +281,7 @@ public final class WorkoutController: SampleSink, SampleSource {
     public func accepts(_ record: HealthRecord) -> Bool {
         switch record {
         case .quantity, .heartbeatSeries: true
-        case .workout: false
+        case .workout, .correlation: false
         }
     }
 

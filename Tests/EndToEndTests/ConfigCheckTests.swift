@@ -155,6 +155,30 @@ final class ConfigCheckTests: XCTestCase {
         XCTAssertFalse(directory.standardError.contains("NSCocoaErrorDomain"), directory.standardError)
     }
 
+    /// `run` without `--config` reads `$CONFIGURATION_DIRECTORY/config.json` (systemd's
+    /// ConfigurationDirectory=, first of a colon-separated list) before the XDG file, and the XDG
+    /// file before the embedded default. Each file here is invalid in its own way, so the error
+    /// names the file that was read.
+    func testRunFindsItsConfigurationInTheDocumentedOrder() async throws {
+        var healthgate = try HealthgateExecutable()
+        let xdg = healthgate.root.appendingPathComponent("config/healthgate")
+        try FileManager.default.createDirectory(at: xdg, withIntermediateDirectories: true)
+        try Data(#"{"sinksx": []}"#.utf8).write(to: xdg.appendingPathComponent("config.json"))
+        let systemd = healthgate.root.appendingPathComponent("etc-healthgate")
+        try FileManager.default.createDirectory(at: systemd, withIntermediateDirectories: true)
+        try Data(#"{"sorces": []}"#.utf8).write(to: systemd.appendingPathComponent("config.json"))
+
+        let fromXDG = try await healthgate.run(["run", "--duration", "0"])
+        XCTAssertEqual(fromXDG.status, 78, fromXDG.standardError)
+        XCTAssertTrue(fromXDG.standardError.contains("\(xdg.path)/config.json: sinksx: unknown key"), fromXDG.standardError)
+
+        healthgate.environment["CONFIGURATION_DIRECTORY"] = systemd.path + ":/nonexistent"
+        let fromSystemd = try await healthgate.run(["run", "--duration", "0"])
+        XCTAssertEqual(fromSystemd.status, 78, fromSystemd.standardError)
+        XCTAssertTrue(
+            fromSystemd.standardError.contains("\(systemd.path)/config.json: sorces: unknown key"), fromSystemd.standardError)
+    }
+
     func testCheckCreatesNoFile() async throws {
         let healthgate = try HealthgateExecutable()
         let json = #"""

@@ -130,8 +130,11 @@ final class ControlSocketEndToEndTests: XCTestCase {
         let window = ContinuousClock.now + .seconds(1)
         while ContinuousClock.now < window { try await Task.sleep(for: .milliseconds(50)) }
         let cpu = try cpuSeconds(daemon.pid) - cpuBefore
-        let logGrowth = daemon.standardError.utf8.count - logBefore
-        print("at the descriptor limit for 1 s: \(cpu) s of CPU, \(logGrowth) bytes of log")
+        // Only the control socket's lines: other components short of descriptors meanwhile (the
+        // workouts opening the store, if they had not yet) log their own retries.
+        let logGrowth = String(decoding: Array(daemon.standardError.utf8.dropFirst(logBefore)), as: UTF8.self)
+            .split(separator: "\n").filter { $0.contains("healthgate/control") }.reduce(0) { $0 + $1.utf8.count + 1 }
+        print("at the descriptor limit for 1 s: \(cpu) s of CPU, \(logGrowth) bytes of the control socket's log")
         XCTAssertLessThan(cpu, 0.3, "the accept loop spins")
         XCTAssertLessThan(logGrowth, 512, daemon.standardError)
         XCTAssertEqual(daemon.standardError.components(separatedBy: "control socket cannot accept").count, 2,

@@ -138,6 +138,16 @@ final class HealthJSONTests: XCTestCase {
                     beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false)])),
             .workout(
                 Workout(id: ids.next(), activityType: .cycling, startDate: start, endDate: end, duration: 5.5)),
+            .correlation(
+                try .bloodPressure(
+                    id: ids.next(),
+                    systolic: try QuantitySample(
+                        id: ids.next(), type: .bloodPressureSystolic, quantity: Quantity(120, .millimeterOfMercury),
+                        start: start, end: start),
+                    diastolic: try QuantitySample(
+                        id: ids.next(), type: .bloodPressureDiastolic, quantity: Quantity(80, .millimeterOfMercury),
+                        start: start, end: start),
+                    device: device)),
         ]
         XCTAssertEqual(records.map(\.kind), HealthRecordKind.allCases)
         for record in records {
@@ -256,7 +266,7 @@ final class HealthJSONTests: XCTestCase {
         }
         let rows: [(String, String, String)] = [
             ("unit", "count//s", "more than one \"/\""),
-            ("type", "bloodGlucose", "unknown quantity type \"bloodGlucose\""),
+            ("type", "bloodAlcoholContent", "unknown quantity type \"bloodAlcoholContent\""),
             ("start", "yesterday", "not an RFC 3339 date: yesterday"),
             ("uuid", "x", "not a UUID: x"),
             ("end", "2027-01-14T08:00:00Z", "end date is before its start date"),

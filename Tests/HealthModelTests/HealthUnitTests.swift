@@ -221,7 +221,8 @@ final class HealthUnitTests: XCTestCase {
     func testBuiltInUnitsMatchTheirParsedForm() throws {
         let builtIns: [HealthUnit] = [
             .count, .countPerMinute, .percent, .meter, .meterPerSecond, .second, .millisecond,
-            .kilocalorie, .kilojoule, .kilogram, .watt,
+            .kilocalorie, .kilojoule, .kilogram, .watt, .millimeterOfMercury, .degreeCelsius,
+            .milligramPerDeciliter, .millimolePerLiterOfGlucose,
         ]
         for builtIn in builtIns {
             let parsed = try unit(builtIn.unitString)
@@ -230,6 +231,37 @@ final class HealthUnitTests: XCTestCase {
             XCTAssertEqual(try parsed.convert(7, to: builtIn), 7, accuracy: 1e-12, builtIn.unitString)
             XCTAssertEqual(try builtIn.convert(7, to: parsed), 7, accuracy: 1e-12, builtIn.unitString)
         }
+    }
+
+    // MARK: - Molar units
+
+    /// HealthKit's blood-glucose units: mg/dL, and millimoles of glucose (180.15588 g/mol) per litre.
+    func testMolarUnitsConvertThroughTheirMolarMass() throws {
+        let molar = try unit("mmol<180.15588000005408>/L")
+        let mass = try unit("mg/dL")
+        XCTAssertEqual(molar.dimension, UnitDimension(mass: 1, length: -3))
+        XCTAssertEqual(molar.unitString, "mmol<180.15588000005408>/L", "the molar mass is kept as written")
+        XCTAssertEqual(try molar.convert(1, to: mass), 18.015588000005408, accuracy: 1e-12)
+        XCTAssertEqual(try molar.convert(5.5, to: mass), 99.08573400002974, accuracy: 1e-9)
+        XCTAssertEqual(try mass.convert(100, to: molar), 5.550748607, accuracy: 1e-8)
+        XCTAssertEqual(try mass.convert(try molar.convert(7.25, to: mass), to: molar), 7.25, accuracy: 1e-12)
+        let rows: [(value: Double, from: String, to: String, expected: Double)] = [
+            (1, "mol<180.15588000005408>", "g", 180.15588000005408),
+            (2, "mmol<18.015>", "mg", 36.03),
+            (1, "mcmol<1000>", "mg", 1),
+            (1, "mol<2>/m^3", "g/L", 0.002),
+            (1, "mmol<180.15588000005408> / L", "mmol<180.15588000005408>/L", 1),
+            // Another substance's molar mass scales the same amount differently.
+            (1, "mmol<90.07794000002704>/L", "mmol<180.15588000005408>/L", 0.5),
+        ]
+        for row in rows {
+            XCTAssertEqual(
+                try unit(row.from).convert(row.value, to: try unit(row.to)), row.expected,
+                accuracy: 1e-9, "\(row.value) \(row.from) -> \(row.to)")
+        }
+        XCTAssertFalse(molar.isCompatible(with: try unit("mg")))
+        XCTAssertEqual(try unit("mmol<180.15588000005408>.L^-1").dimension, molar.dimension, "products see the molar mass whole")
+        XCTAssertEqual(try HealthJSON.makeDecoder().decode([HealthUnit].self, from: try HealthJSON.makeEncoder().encode([molar])), [molar])
     }
 
     // MARK: - Errors
@@ -278,6 +310,17 @@ final class HealthUnitTests: XCTestCase {
             ("xm", .unknownUnit("xm", in: "xm")),
             ("^2", .unknownUnit("", in: "^2")),
             ("degC/min", .offsetUnitInCompound("degC/min")),
+            ("mol", .invalidMolarMass("mol", in: "mol")),
+            ("mmol/L", .invalidMolarMass("mmol", in: "mmol/L")),
+            ("mmol<>/L", .invalidMolarMass("mmol<>", in: "mmol<>/L")),
+            ("mmol<0>/L", .invalidMolarMass("mmol<0>", in: "mmol<0>/L")),
+            ("mmol<-180>/L", .invalidMolarMass("mmol<-180>", in: "mmol<-180>/L")),
+            ("mmol<nan>/L", .invalidMolarMass("mmol<nan>", in: "mmol<nan>/L")),
+            ("mmol<1e400>/L", .invalidMolarMass("mmol<1e400>", in: "mmol<1e400>/L")),
+            ("mmol<1.2.3>/L", .invalidMolarMass("mmol<1.2.3>", in: "mmol<1.2.3>/L")),
+            ("mmol<180", .unknownUnit("mmol<180", in: "mmol<180")),
+            ("xmol<180>", .unknownUnit("xmol<180>", in: "xmol<180>")),
+            ("g<180>", .unknownUnit("g<180>", in: "g<180>")),
         ]
         for (text, expected) in rows {
             XCTAssertThrowsError(try HealthUnit(text), "\"\(text)\"") { error in

@@ -21,6 +21,17 @@ final class QuantityTypeTests: XCTestCase {
             (.distanceCycling, "m", .cumulative),
             (.distanceRowing, "m", .cumulative),
             (.rowingSpeed, "m/s", .discrete),
+            (.bodyMass, "kg", .discrete),
+            (.bodyMassIndex, "count", .discrete),
+            (.height, "m", .discrete),
+            (.bodyFatPercentage, "%", .discrete),
+            (.leanBodyMass, "kg", .discrete),
+            (.bloodPressureSystolic, "mmHg", .discrete),
+            (.bloodPressureDiastolic, "mmHg", .discrete),
+            (.bodyTemperature, "degC", .discrete),
+            (.oxygenSaturation, "%", .discrete),
+            (.peripheralPerfusionIndex, "%", .discrete),
+            (.bloodGlucose, "mg/dL", .discrete),
         ]
         XCTAssertEqual(QuantityType.builtIn, expected.map(\.0), "builtIn lists every type, in order")
         for (type, unit, style) in expected {
@@ -29,7 +40,7 @@ final class QuantityTypeTests: XCTestCase {
             XCTAssertEqual(QuantityType.named(type.identifier), type)
             XCTAssertTrue(type.accepts(type.canonicalUnit))
         }
-        XCTAssertNil(QuantityType.named("bloodGlucose"))
+        XCTAssertNil(QuantityType.named("bloodAlcoholContent"))
     }
 
     func testSampleWithAUnitOfTheWrongDimensionIsRejected() throws {
@@ -40,6 +51,9 @@ final class QuantityTypeTests: XCTestCase {
             (.runningStrideLength, "m/s"),
             (.cyclingPower, "J"), (.cyclingPower, "kcal"), (.cyclingCadence, "Hz"), (.cyclingSpeed, "m"),
             (.distanceCycling, "m/s"), (.distanceRowing, "count"), (.rowingSpeed, "W"),
+            (.bodyMass, "m"), (.bodyMassIndex, "kg/m^2"), (.height, "kg"), (.bodyFatPercentage, "count"),
+            (.bloodPressureSystolic, "mmHg/s"), (.bodyTemperature, "J"), (.oxygenSaturation, "count"),
+            (.bloodGlucose, "mg"), (.bloodGlucose, "mmol<180.15588000005408>"),
         ]
         for (type, unitText) in rows {
             let unit = try HealthUnit(unitText)
@@ -77,12 +91,25 @@ final class QuantityTypeTests: XCTestCase {
             (.distanceCycling, 2, "km", 2000),
             (.distanceRowing, 500, "m", 500),
             (.rowingSpeed, 7.2, "km/hr", 2),
+            (.bodyMass, 100, "lb", 45.359237),
+            (.bodyMass, 11, "st", 69.853225),
+            (.leanBodyMass, 55_000, "g", 55),
+            (.height, 70, "in", 1.778),
+            (.height, 180, "cm", 1.8),
+            (.bloodPressureSystolic, 16, "kPa", 120.0098),
+            (.bloodPressureDiastolic, 80, "mmHg", 80),
+            (.bodyTemperature, 98.6, "degF", 37),
+            (.bodyTemperature, 310.15, "K", 37),
+            (.oxygenSaturation, 97, "%", 97),
+            (.bloodGlucose, 5.5, "mmol<180.15588000005408>/L", 99.085734),
+            (.bloodGlucose, 1, "g/L", 100),
+            (.bloodGlucose, 0.001, "kg/L", 100),
         ]
         for (type, value, unitText, expected) in rows {
             let sample = try QuantitySample(
                 id: ids.next(), type: type, quantity: Quantity(value, try HealthUnit(unitText)),
                 start: start, end: start.addingTimeInterval(60))
-            XCTAssertEqual(sample.canonicalValue, expected, accuracy: 1e-9, "\(value) \(unitText)")
+            XCTAssertEqual(sample.canonicalValue, expected, accuracy: 1e-4, "\(value) \(unitText)")
             XCTAssertEqual(sample.quantity.value, value, "the recorded value is kept as given")
             XCTAssertEqual(sample.quantity.unit.unitString, unitText)
         }

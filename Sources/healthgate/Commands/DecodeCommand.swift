@@ -11,6 +11,7 @@ enum DecodeCommand {
         subcommands: [
             heartRateMeasurement, rscMeasurement, bodySensorLocation, batteryLevel,
             cscMeasurement, cyclingPowerMeasurement, treadmillData, indoorBikeData, rowerData,
+            weightMeasurement, bloodPressureMeasurement, temperatureMeasurement, plxSpotCheck, glucoseMeasurement,
         ])
 
     static let heartRateMeasurement = leaf(

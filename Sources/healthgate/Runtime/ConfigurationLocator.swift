@@ -1,7 +1,8 @@
 import Foundation
 import SampleBus
 
-/// Finds and loads the configuration: `--config`, then `$XDG_CONFIG_HOME/healthgate/config.json`
+/// Finds and loads the configuration: `--config`, then `$CONFIGURATION_DIRECTORY/config.json`
+/// (systemd), then `$XDG_CONFIG_HOME/healthgate/config.json`
 /// (default `~/.config`), then `/etc/healthgate/config.json`, else the embedded default.
 enum ConfigurationLocator {
     /// The candidate files, in order.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LinuxSystem
 import SampleBus
 import Synchronization
 
@@ -39,7 +40,7 @@ struct ForcedExit {
             queue.asyncAfter(deadline: .now() + Self.dispatchInterval(Self.grace)) {
                 guard !cancelled.value.withLock({ $0 }) else { return }
                 cleanup()
-                _exit(ExitCode.failure.rawValue)
+                ProcessControl.exitImmediately(ExitCode.failure.rawValue)
             }
         }
         let deadline = shutdown.onStage(.stopping) {

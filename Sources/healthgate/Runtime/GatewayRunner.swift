@@ -1,5 +1,7 @@
+import AsyncPrimitives
 import Foundation
 import GatewayControl
+import LinuxSystem
 import HealthModel
 import SampleBus
 import WebBoard
@@ -38,8 +40,7 @@ struct GatewayRunner {
             // Health data is for the user alone: every file the daemon and its plugins create
             // (stores, outboxes, state) is 0600 and every directory 0700. Under systemd the
             // unit's UMask= and StateDirectoryMode= decide instead.
-            let inherited = umask(0o077)
-            umask(inherited | 0o077)
+            ProcessControl.restrictFileCreationMask(0o077)
         }
         for directory in [paths.dataDirectory, paths.stateDirectory] {
             do {
@@ -56,10 +57,14 @@ struct GatewayRunner {
         let ids = SampleIDGenerator()
         let configuration = ConfigurationLocator.withDefaults(configuration, paths: paths)
         let variables = context.variables
-        var (sources, sinks) = try catalog.instantiate(configuration) { name in
-            PluginEnvironment(
-                name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
-                variables: variables)
+        // Plugins open files and libraries as they are made (an outbox, libcurl): off the pool.
+        let catalog = catalog
+        var (sources, sinks) = try await QueueExecutor(label: "healthgate.plugins").run {
+            try catalog.instantiate(configuration) { name in
+                PluginEnvironment(
+                    name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
+                    variables: variables)
+            }
         }
         for index in sources.indices {
             guard let after = silencedSources[sources[index].name] else { continue }

@@ -30,6 +30,16 @@ struct LiveLineSink: SampleSink {
             return "\(time(series.endDate))  \("heartbeatSeries".padding(toLength: 24, withPad: " ", startingAt: 0))"
                 + "\("\(series.beats.count) beats".padding(toLength: 18, withPad: " ", startingAt: 0))"
                 + (series.device?.displayName ?? "") + (gaps > 0 ? " (\(gaps) gap(s))" : "")
+        case .correlation(let correlation):
+            let values = correlation.objects.map { member in
+                let value = member.quantity.value.rounded() == member.quantity.value
+                    ? String(Int64(member.quantity.value)) : String(format: "%.1f", member.quantity.value)
+                return value
+            }.joined(separator: "/")
+            let unit = correlation.objects.first?.quantity.unit.unitString ?? ""
+            return "\(time(correlation.endDate))  \(correlation.type.identifier.padding(toLength: 24, withPad: " ", startingAt: 0))"
+                + "\((values + " " + unit).padding(toLength: 18, withPad: " ", startingAt: 0))"
+                + (correlation.device?.displayName ?? "")
         case .workout(let workout):
             return "\(time(workout.endDate))  workout \(workout.activityType.rawValue) \(workout.id) "
                 + "\(Int(workout.duration)) s"

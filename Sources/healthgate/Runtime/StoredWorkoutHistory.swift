@@ -8,12 +8,12 @@ struct StoredWorkoutHistory: WorkoutHistory {
     let path: String
 
     func workouts() async throws -> [Workout] {
-        let store = try SQLiteSampleStore(path: path)
+        let store = try await SQLiteSampleStore.open(path: path)
         return try await store.workouts().sorted { $0.startDate > $1.startDate }
     }
 
     func workout(id: SampleID) async throws -> (workout: Workout, heartRate: [QuantitySample])? {
-        let store = try SQLiteSampleStore(path: path)
+        let store = try await SQLiteSampleStore.open(path: path)
         guard let stored = try await store.workout(id: id) else { return nil }
         return (stored.workout, stored.samples.filter { $0.type == .heartRate })
     }

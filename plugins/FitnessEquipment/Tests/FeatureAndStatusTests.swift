@@ -1,5 +1,6 @@
 import FitnessEquipment
 import XCTest
+import GATTDecoding
 
 /// The read-only characteristics (features, sensor location) and Fitness Machine Status.
 final class FeatureAndStatusTests: XCTestCase {

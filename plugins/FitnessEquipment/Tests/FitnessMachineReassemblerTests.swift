@@ -1,5 +1,6 @@
 import FitnessEquipment
 import XCTest
+import GATTDecoding
 
 /// Records split across notifications, in every split of every all-fields record.
 final class FitnessMachineReassemblerTests: XCTestCase {

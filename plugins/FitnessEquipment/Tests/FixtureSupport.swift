@@ -1,6 +1,7 @@
 import FitnessEquipment
 import Foundation
 import XCTest
+import GATTDecoding
 
 /// A fixture file of `Fixtures/`: payloads with their sources and expected values.
 struct FixtureFile: Decodable {

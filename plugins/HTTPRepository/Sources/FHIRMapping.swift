@@ -2,7 +2,11 @@ import Foundation
 import HealthModel
 import SampleBus
 
-/// Maps quantity samples to FHIR R4 Observations in a transaction Bundle.
+/// Maps quantity samples and correlations to FHIR R4 Observations in a transaction Bundle.
+///
+/// A blood-pressure correlation becomes one Observation of the vital-signs blood-pressure
+/// profile: code 85354-9 (Blood pressure panel with all children optional) with two components,
+/// 8480-6 systolic and 8462-4 diastolic, each a valueQuantity in `mm[Hg]`.
 ///
 /// Each sample becomes an Observation (R4 §Observation) with `identifier` = the sample uuid as a
 /// URN (system `urn:ietf:rfc:3986`), a LOINC code where one exists, `valueQuantity` in UCUM, the
@@ -55,21 +59,65 @@ enum FHIRMapping {
             Code(loinc: nil, display: "Rowing distance", category: "activity", unit: "m", ucum: "m")
         case QuantityType.rowingSpeed.identifier:
             Code(loinc: nil, display: "Rowing speed", category: "activity", unit: "m/s", ucum: "m/s")
+        // The vital-signs profile's codes (FHIR R4 §observation-vitalsigns) and their UCUM units.
+        case QuantityType.bodyMass.identifier:
+            Code(loinc: "29463-7", display: "Body weight", category: "vital-signs", unit: "kg", ucum: "kg")
+        case QuantityType.bodyMassIndex.identifier:
+            Code(loinc: "39156-5", display: "Body mass index (BMI) [Ratio]", category: "vital-signs", unit: "kg/m2",
+                 ucum: "kg/m2")
+        case QuantityType.height.identifier:
+            Code(loinc: "8302-2", display: "Body height", category: "vital-signs", unit: "m", ucum: "m")
+        case QuantityType.bodyTemperature.identifier:
+            Code(loinc: "8310-5", display: "Body temperature", category: "vital-signs", unit: "C", ucum: "Cel")
+        case QuantityType.oxygenSaturation.identifier:
+            Code(loinc: "59408-5", display: "Oxygen saturation in Arterial blood by Pulse oximetry",
+                 category: "vital-signs", unit: "%", ucum: "%")
+        case QuantityType.bloodPressureSystolic.identifier:
+            Code(loinc: "8480-6", display: "Systolic blood pressure", category: "vital-signs", unit: "mmHg",
+                 ucum: "mm[Hg]")
+        case QuantityType.bloodPressureDiastolic.identifier:
+            Code(loinc: "8462-4", display: "Diastolic blood pressure", category: "vital-signs", unit: "mmHg",
+                 ucum: "mm[Hg]")
+        case QuantityType.bloodGlucose.identifier:
+            Code(loinc: "2339-0", display: "Glucose [Mass/volume] in Blood", category: "laboratory", unit: "mg/dL",
+                 ucum: "mg/dL")
+        // Body fat percentage, lean body mass and perfusion index carry healthgate's code only.
+        case QuantityType.bodyFatPercentage.identifier:
+            Code(loinc: nil, display: "Body fat percentage", category: "vital-signs", unit: "%", ucum: "%")
+        case QuantityType.leanBodyMass.identifier:
+            Code(loinc: nil, display: "Lean body mass", category: "vital-signs", unit: "kg", ucum: "kg")
+        case QuantityType.peripheralPerfusionIndex.identifier:
+            Code(loinc: nil, display: "Peripheral perfusion index", category: "vital-signs", unit: "%", ucum: "%")
         default:
             Code(loinc: nil, display: type.identifier, category: "activity", unit: type.canonicalUnit.unitString,
                  ucum: type.canonicalUnit.unitString)
         }
     }
 
-    static func bundle(_ samples: [QuantitySample], patient: String) -> JSONValue {
+    /// The blood-pressure panel's code (a correlation's Observation).
+    static let bloodPressurePanel = Code(
+        loinc: "85354-9", display: "Blood pressure panel with all children optional", category: "vital-signs",
+        unit: "mmHg", ucum: "mm[Hg]")
+
+    static func bundle(_ records: [MappedRecord], patient: String) -> JSONValue {
         .object([
             "resourceType": .string("Bundle"),
             "type": .string("transaction"),
-            "entry": .array(samples.map { sample in
-                let urn = "urn:uuid:\(sample.id.uuidString)"
+            "entry": .array(records.map { record in
+                let id: SampleID
+                let resource: JSONValue
+                switch record {
+                case .quantity(let sample):
+                    id = sample.id
+                    resource = observation(sample, patient: patient)
+                case .correlation(let correlation):
+                    id = correlation.id
+                    resource = observation(correlation, patient: patient)
+                }
+                let urn = "urn:uuid:\(id.uuidString)"
                 return .object([
                     "fullUrl": .string(urn),
-                    "resource": observation(sample, patient: patient),
+                    "resource": resource,
                     "request": .object([
                         "method": .string("POST"),
                         "url": .string("Observation"),
@@ -82,6 +130,40 @@ enum FHIRMapping {
 
     static func observation(_ sample: QuantitySample, patient: String) -> JSONValue {
         let code = code(for: sample.type)
+        var resource = observationBase(
+            id: sample.id, code: code, identifier: sample.type.identifier, start: sample.startDate, end: sample.endDate,
+            device: sample.device, patient: patient)
+        resource["valueQuantity"] = valueQuantity(sample, code: code)
+        return .object(resource)
+    }
+
+    /// A correlation: the panel's code, one component per member.
+    static func observation(_ correlation: CorrelationSample, patient: String) -> JSONValue {
+        let panel = correlation.type == .bloodPressure
+            ? bloodPressurePanel
+            : Code(loinc: nil, display: correlation.type.identifier, category: "vital-signs", unit: "", ucum: "")
+        var resource = observationBase(
+            id: correlation.id, code: panel, identifier: correlation.type.identifier, start: correlation.startDate,
+            end: correlation.endDate, device: correlation.device, patient: patient)
+        resource["component"] = .array(correlation.objects.map { member in
+            let code = code(for: member.type)
+            return .object([
+                "code": .object(["coding": .array(codings(code, identifier: member.type.identifier)), "text": .string(code.display)]),
+                "valueQuantity": valueQuantity(member, code: code),
+            ])
+        })
+        return .object(resource)
+    }
+
+    static func valueQuantity(_ sample: QuantitySample, code: Code) -> JSONValue {
+        .object([
+            "value": .number(sample.canonicalValue), "unit": .string(code.unit),
+            "system": .string("http://unitsofmeasure.org"), "code": .string(code.ucum),
+        ])
+    }
+
+    /// The LOINC coding where there is one, then healthgate's own.
+    static func codings(_ code: Code, identifier: String) -> [JSONValue] {
         var codings: [JSONValue] = []
         if let loinc = code.loinc {
             codings.append(.object([
@@ -89,41 +171,50 @@ enum FHIRMapping {
             ]))
         }
         codings.append(.object([
-            "system": .string(healthgateSystem), "code": .string(sample.type.identifier), "display": .string(code.display),
+            "system": .string(healthgateSystem), "code": .string(identifier), "display": .string(code.display),
         ]))
+        return codings
+    }
+
+    /// Everything but the value: identifier, status, category, code, subject, time and device.
+    static func observationBase(
+        id: SampleID, code: Code, identifier: String, start: Date, end: Date, device: Device?, patient: String
+    ) -> [String: JSONValue] {
+        let codings = codings(code, identifier: identifier)
+        let categoryDisplay = switch code.category {
+        case "vital-signs": "Vital Signs"
+        case "laboratory": "Laboratory"
+        default: "Activity"
+        }
         var resource: [String: JSONValue] = [
             "resourceType": .string("Observation"),
             "identifier": .array([.object([
-                "system": .string("urn:ietf:rfc:3986"), "value": .string("urn:uuid:\(sample.id.uuidString)"),
+                "system": .string("urn:ietf:rfc:3986"), "value": .string("urn:uuid:\(id.uuidString)"),
             ])]),
             "status": .string("final"),
             "category": .array([.object([
                 "coding": .array([.object([
                     "system": .string("http://terminology.hl7.org/CodeSystem/observation-category"),
                     "code": .string(code.category),
-                    "display": .string(code.category == "vital-signs" ? "Vital Signs" : "Activity"),
+                    "display": .string(categoryDisplay),
                 ])]),
             ])]),
             "code": .object(["coding": .array(codings), "text": .string(code.display)]),
             "subject": .object(["reference": .string(patient)]),
-            "valueQuantity": .object([
-                "value": .number(sample.canonicalValue), "unit": .string(code.unit),
-                "system": .string("http://unitsofmeasure.org"), "code": .string(code.ucum),
-            ]),
         ]
-        if sample.startDate == sample.endDate {
-            resource["effectiveDateTime"] = .string(RFC3339.string(from: sample.startDate))
+        if start == end {
+            resource["effectiveDateTime"] = .string(RFC3339.string(from: start))
         } else {
             resource["effectivePeriod"] = .object([
-                "start": .string(RFC3339.string(from: sample.startDate)),
-                "end": .string(RFC3339.string(from: sample.endDate)),
+                "start": .string(RFC3339.string(from: start)),
+                "end": .string(RFC3339.string(from: end)),
             ])
         }
-        if let device = sample.device {
+        if let device {
             resource["contained"] = .array([deviceResource(device)])
             resource["device"] = .object(["reference": .string("#device"), "display": .string(device.displayName)])
         }
-        return .object(resource)
+        return resource
     }
 
     /// An R4 Device: manufacturer, model number, names, identifiers (the gateway's local

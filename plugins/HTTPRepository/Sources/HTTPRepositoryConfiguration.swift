@@ -4,7 +4,7 @@ public import SampleBus
 
 /// The payload format a repository expects (config key `format`).
 public enum RepositoryFormat: String, Sendable, Hashable, Codable, CaseIterable {
-    /// A HealthJSON batch: `{"heartbeatSeries": […], "samples": […], "workouts": […]}`
+    /// A HealthJSON batch: `{"correlations": […], "heartbeatSeries": […], "samples": […], "workouts": […]}`
     /// (see openapi.yaml).
     case native
     /// A FHIR R4 transaction Bundle of Observations, one conditional create per sample.

@@ -8,8 +8,9 @@ import SampleBus
 /// `acquisition_provenance`) and the IEEE 1752.1 ones (`uuid`, `source_creation_date_time`,
 /// `modality`), so it validates against either header schema. Bodies follow
 /// omh:heart-rate:2.0, omh:step-count:3.0 and omh:physical-activity:1.2 (walking, running,
-/// cycling and rowing distance, its activity named); other types (speeds, cadence, power) have
-/// no Open mHealth schema and are not accepted by the sink in this format.
+/// cycling and rowing distance, its activity named); a blood-pressure correlation follows
+/// omh:blood-pressure:4.0. Other types (speeds, cadence, power, the clinical quantities sent on
+/// their own) are not accepted by the sink in this format.
 enum OpenMHealthMapping {
     struct Schema {
         var name: String
@@ -36,19 +37,56 @@ enum OpenMHealthMapping {
         }
     }
 
-    static func dataPoint(_ sample: QuantitySample, created: Date) -> JSONValue {
-        let schema = schema(for: sample.type) ?? Schema(name: sample.type.identifier, version: "1.0")
-        let uuid = sample.id.uuidString
-        let sourceCreated = RFC3339.string(from: sample.endDate)
+    static func dataPoint(_ record: MappedRecord, created: Date) -> JSONValue {
+        switch record {
+        case .quantity(let sample):
+            let schema = schema(for: sample.type) ?? Schema(name: sample.type.identifier, version: "1.0")
+            return .object([
+                "header": header(id: sample.id, schema: schema, end: sample.endDate, device: sample.device, created: created),
+                "body": body(sample),
+            ])
+        case .correlation(let correlation):
+            return .object([
+                "header": header(
+                    id: correlation.id, schema: Schema(name: "blood-pressure", version: "4.0"), end: correlation.endDate,
+                    device: correlation.device, created: created),
+                "body": body(correlation),
+            ])
+        }
+    }
+
+    /// omh:blood-pressure:4.0: systolic and diastolic in mmHg.
+    static func body(_ correlation: CorrelationSample) -> JSONValue {
+        func pressure(_ type: QuantityType) -> JSONValue {
+            .object([
+                "value": .number(correlation.object(of: type)?.canonicalValue ?? 0), "unit": .string("mmHg"),
+            ])
+        }
+        let frame: JSONValue = correlation.startDate == correlation.endDate
+            ? .object(["date_time": .string(RFC3339.string(from: correlation.startDate))])
+            : .object(["time_interval": .object([
+                "start_date_time": .string(RFC3339.string(from: correlation.startDate)),
+                "end_date_time": .string(RFC3339.string(from: correlation.endDate)),
+            ])])
+        return .object([
+            "systolic_blood_pressure": pressure(.bloodPressureSystolic),
+            "diastolic_blood_pressure": pressure(.bloodPressureDiastolic),
+            "effective_time_frame": frame,
+        ])
+    }
+
+    static func header(id: SampleID, schema: Schema, end: Date, device: Device?, created: Date) -> JSONValue {
+        let uuid = id.uuidString
+        let sourceCreated = RFC3339.string(from: end)
         var provenance: [String: JSONValue] = [
-            "source_name": .string(sourceName(sample.device)),
+            "source_name": .string(sourceName(device)),
             "modality": .string("sensed"),
             "source_creation_date_time": .string(sourceCreated),
         ]
-        if let device = sample.device, let identifier = device.localIdentifier {
+        if let device, let identifier = device.localIdentifier {
             provenance["device_identifier"] = .string(identifier)
         }
-        let header: JSONValue = .object([
+        return .object([
             "id": .string(uuid),
             "uuid": .string(uuid),
             "creation_date_time": .string(RFC3339.string(from: created)),
@@ -59,7 +97,6 @@ enum OpenMHealthMapping {
             "modality": .string("sensed"),
             "acquisition_provenance": .object(provenance),
         ])
-        return .object(["header": header, "body": body(sample)])
     }
 
     static func body(_ sample: QuantitySample) -> JSONValue {

@@ -39,8 +39,9 @@ public struct PayloadBuilder: Sendable {
     public func accepts(_ record: HealthRecord) -> Bool {
         switch (format, record) {
         case (.native, _): true
-        case (.fhirR4, .quantity): true
+        case (.fhirR4, .quantity), (.fhirR4, .correlation): true
         case (.openMHealth, .quantity(let sample)): OpenMHealthMapping.schema(for: sample.type) != nil
+        case (.openMHealth, .correlation(let correlation)): correlation.type == .bloodPressure
         default: false
         }
     }
@@ -51,6 +52,7 @@ public struct PayloadBuilder: Sendable {
         case .quantity(let sample): Array(try encoder.encode(sample))
         case .heartbeatSeries(let series): Array(try encoder.encode(series))
         case .workout(let workout): Array(try encoder.encode(workout))
+        case .correlation(let correlation): Array(try encoder.encode(correlation))
         }
     }
 
@@ -73,11 +75,15 @@ public struct PayloadBuilder: Sendable {
         case .native: return Payload(body: nativeBody(records), unusable: [])
         case .fhirR4, .openMHealth:
             let decoder = HealthJSON.makeDecoder()
-            var samples: [(OutboxRecord, QuantitySample)] = []
+            var samples: [(OutboxRecord, MappedRecord)] = []
             var unusable: [OutboxRecord] = []
             for record in records {
                 if record.kind == .quantity, let sample = try? decoder.decode(QuantitySample.self, from: Data(record.payload)) {
-                    samples.append((record, sample))
+                    samples.append((record, .quantity(sample)))
+                } else if record.kind == .correlation,
+                    let correlation = try? decoder.decode(CorrelationSample.self, from: Data(record.payload))
+                {
+                    samples.append((record, .correlation(correlation)))
                 } else {
                     unusable.append(record)
                 }
@@ -92,16 +98,20 @@ public struct PayloadBuilder: Sendable {
         switch format {
         case .native: return Payload(body: nativeBody(stored), unusable: [])
         case .fhirR4, .openMHealth:
-            var samples: [(OutboxRecord, QuantitySample)] = []
+            var samples: [(OutboxRecord, MappedRecord)] = []
             var unusable: [OutboxRecord] = []
             for (entry, record) in zip(stored, records) {
-                if case .quantity(let sample) = record { samples.append((entry, sample)) } else { unusable.append(entry) }
+                switch record {
+                case .quantity(let sample): samples.append((entry, .quantity(sample)))
+                case .correlation(let correlation): samples.append((entry, .correlation(correlation)))
+                case .heartbeatSeries, .workout: unusable.append(entry)
+                }
             }
             return Payload(body: mappedBody(samples), unusable: unusable)
         }
     }
 
-    private func mappedBody(_ samples: [(OutboxRecord, QuantitySample)]) -> Data {
+    private func mappedBody(_ samples: [(OutboxRecord, MappedRecord)]) -> Data {
         let value = format == .fhirR4
             ? FHIRMapping.bundle(samples.map(\.1), patient: patientReference ?? "")
             : .array(samples.map { OpenMHealthMapping.dataPoint($0.1, created: $0.0.enqueuedAt) })
@@ -111,7 +121,8 @@ public struct PayloadBuilder: Sendable {
         return (try? encoder.encode(value)) ?? Data()
     }
 
-    /// `{"heartbeatSeries":[…],"samples":[…],"workouts":[…]}` from the stored HealthJSON.
+    /// `{"correlations":[…],"heartbeatSeries":[…],"samples":[…],"workouts":[…]}` from the stored
+    /// HealthJSON.
     func nativeBody(_ entries: [OutboxRecord]) -> Data {
         var size = 64
         for entry in entries { size += entry.payload.count + 1 }
@@ -129,6 +140,7 @@ public struct PayloadBuilder: Sendable {
             if !last { bytes.append(UInt8(ascii: ",")) }
         }
         bytes.append(UInt8(ascii: "{"))
+        section("correlations", .correlation, last: false)
         section("heartbeatSeries", .heartbeatSeries, last: false)
         section("samples", .quantity, last: false)
         section("workouts", .workout, last: true)
@@ -144,14 +156,25 @@ public struct PayloadBuilder: Sendable {
     }
 }
 
+/// A record FHIR and Open mHealth map: a quantity sample, or a correlation of samples.
+enum MappedRecord {
+    case quantity(QuantitySample)
+    case correlation(CorrelationSample)
+}
+
 /// The native batch as a Codable value, for repositories written in Swift and for tests: the
 /// body ``PayloadBuilder`` assembles decodes into it.
 public struct NativeBatch: Codable, Sendable, Hashable {
+    public var correlations: [CorrelationSample]
     public var heartbeatSeries: [HeartbeatSeriesSample]
     public var samples: [QuantitySample]
     public var workouts: [Workout]
 
-    public init(heartbeatSeries: [HeartbeatSeriesSample] = [], samples: [QuantitySample] = [], workouts: [Workout] = []) {
+    public init(
+        correlations: [CorrelationSample] = [], heartbeatSeries: [HeartbeatSeriesSample] = [],
+        samples: [QuantitySample] = [], workouts: [Workout] = []
+    ) {
+        self.correlations = correlations
         self.heartbeatSeries = heartbeatSeries
         self.samples = samples
         self.workouts = workouts

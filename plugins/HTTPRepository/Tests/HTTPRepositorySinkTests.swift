@@ -223,6 +223,81 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertEqual((header["acquisition_provenance"] as? [String: Any])?["source_name"] as? String, "Polar H10 (Polar Electro Oy H10)")
     }
 
+    // MARK: Blood-pressure correlations
+
+    func bloodPressure(_ systolic: Double, _ diastolic: Double) throws -> HealthRecord {
+        let date = Date(timeIntervalSince1970: 1_800_000_200)
+        func member(_ type: QuantityType, _ value: Double) throws -> QuantitySample {
+            try QuantitySample(
+                id: ids.next(), type: type, quantity: Quantity(value, .millimeterOfMercury), start: date, end: date,
+                device: device)
+        }
+        return .correlation(try .bloodPressure(
+            id: ids.next(), systolic: try member(.bloodPressureSystolic, systolic),
+            diastolic: try member(.bloodPressureDiastolic, diastolic), device: device))
+    }
+
+    func testNativeBatchCarriesCorrelations() async throws {
+        let reading = try bloodPressure(121, 79)
+        let records = [try heartRate(70), reading]
+        let running = try await start(configuration(), records: records)
+        try await finish(running)
+        let request = try XCTUnwrap(server.requests().first)
+        let body = try JSONSerialization.data(withJSONObject: request.body)
+        let batch = try HealthJSON.makeDecoder().decode(NativeBatch.self, from: body)
+        XCTAssertEqual(batch.correlations.map(HealthRecord.correlation), [reading])
+        XCTAssertEqual(batch.samples.count, 1)
+    }
+
+    func testBloodPressureIsOneFHIRPanelObservationWithSystolicAndDiastolicComponents() async throws {
+        let records = [try bloodPressure(138, 88), try quantity(.bodyMass, 72.5, .kilogram, seconds: 0)]
+        let running = try await start(configuration {
+            $0.format = .fhirR4
+            $0.patientReference = "Patient/example"
+        }, records: records)
+        try await finish(running)
+        XCTAssertEqual(try validate("fhir"), "ok 2")
+        let request = try XCTUnwrap(server.requests().first)
+        let bundle = try XCTUnwrap(request.body as? [String: Any])
+        let entries = try XCTUnwrap(bundle["entry"] as? [[String: Any]])
+        let panel = try XCTUnwrap(entries.first?["resource"] as? [String: Any])
+        let code = try XCTUnwrap((panel["code"] as? [String: Any])?["coding"] as? [[String: Any]])
+        XCTAssertEqual(code.first?["code"] as? String, "85354-9")
+        XCTAssertNil(panel["valueQuantity"])
+        let components = try XCTUnwrap(panel["component"] as? [[String: Any]])
+        let pairs = components.map { component -> (String?, Double?, String?) in
+            let coding = ((component["code"] as? [String: Any])?["coding"] as? [[String: Any]])?.first
+            let value = component["valueQuantity"] as? [String: Any]
+            return (coding?["code"] as? String, value?["value"] as? Double, value?["code"] as? String)
+        }
+        XCTAssertEqual(pairs.map(\.0), ["8480-6", "8462-4"])
+        XCTAssertEqual(pairs.map(\.1), [138, 88])
+        XCTAssertEqual(pairs.map(\.2), ["mm[Hg]", "mm[Hg]"])
+        XCTAssertEqual(
+            (entries.first?["request"] as? [String: String])?["ifNoneExist"],
+            "identifier=urn:ietf:rfc:3986|urn:uuid:\(records[0].id.uuidString)")
+        let weight = try XCTUnwrap(entries.last?["resource"] as? [String: Any])
+        let weightCode = try XCTUnwrap((weight["code"] as? [String: Any])?["coding"] as? [[String: Any]])
+        XCTAssertEqual(weightCode.first?["code"] as? String, "29463-7")
+    }
+
+    func testBloodPressureIsAnOpenMHealthBloodPressureDataPoint() async throws {
+        let reading = try bloodPressure(121, 79)
+        let weight = try quantity(.bodyMass, 72.5, .kilogram, seconds: 0)
+        let running = try await start(configuration { $0.format = .openMHealth }, records: [reading, weight])
+        try await finish(running)
+        XCTAssertFalse(running.sink.accepts(weight), "body mass has no schema the sink writes")
+        XCTAssertEqual(try validate("omh"), "ok 1")
+        let request = try XCTUnwrap(server.requests().first)
+        let points = try XCTUnwrap(request.body as? [[String: Any]])
+        let header = try XCTUnwrap(points.first?["header"] as? [String: Any])
+        XCTAssertEqual(header["uuid"] as? String, reading.id.uuidString)
+        XCTAssertEqual((header["schema_id"] as? [String: String])?["name"], "blood-pressure")
+        let body = try XCTUnwrap(points.first?["body"] as? [String: Any])
+        XCTAssertEqual((body["systolic_blood_pressure"] as? [String: Any])?["value"] as? Double, 121)
+        XCTAssertEqual((body["diastolic_blood_pressure"] as? [String: Any])?["unit"] as? String, "mmHg")
+    }
+
     // MARK: Delivery guarantees
 
     func testOutageThenRecoveryDeliversEverySampleExactlyOnce() async throws {

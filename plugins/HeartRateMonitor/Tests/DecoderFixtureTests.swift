@@ -3,6 +3,7 @@ import HealthModel
 import HeartRateMonitor
 import SampleBus
 import XCTest
+import GATTDecoding
 
 /// The decoders against payloads published by independent projects' test suites
 /// (Fixtures/*.json cite each one), every truncation of each, and long payloads.

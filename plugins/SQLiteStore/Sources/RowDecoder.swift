@@ -92,6 +92,47 @@ enum RowDecoder {
         return result
     }
 
+    static func correlations(
+        _ connection: SQLiteConnection, where condition: String, _ bindings: [SQLiteValue], path: String
+    ) throws(StoreError) -> [CorrelationSample] {
+        var metadataReader = try MetadataReader(connection, path: path)
+        let rows = try SQLiteSampleStore.run(
+            connection,
+            """
+            SELECT c.uuid, c.type, c.start_us, c.end_us, c.sync_identifier, c.sync_version,
+                \(metadataReader.column(of: "c")), c.device_id, \(deviceColumns)
+            FROM correlations c LEFT JOIN devices d ON d.id = c.device_id
+            WHERE \(condition) ORDER BY c.start_us, c.uuid
+            """, bindings, path: path)
+        var result: [CorrelationSample] = []
+        for row in rows {
+            let id = try sampleID(row, 0, path: path)
+            guard let typeName = row.text(1), let type = CorrelationType.named(typeName) else {
+                throw StoreError(
+                    .invalidData, path: path, message: "correlation \(id) has an unknown type \(row.text(1) ?? "NULL")")
+            }
+            guard let start = row.integer(2), let end = row.integer(3) else {
+                throw StoreError(.invalidData, path: path, message: "correlation \(id) lacks a date")
+            }
+            let members = try samples(
+                connection,
+                where: "s.uuid IN (SELECT sample_uuid FROM correlation_members WHERE correlation_uuid = ?1)",
+                orderBy: "s.uuid", [row.values[0]], path: path)
+            var metadata = try metadataReader.metadata(row.values[6], connection)
+            metadata.syncIdentifier = row.text(4)
+            metadata.syncVersion = row.integer(5)
+            do {
+                result.append(try CorrelationSample(
+                    id: id, type: type, start: SQLiteSampleWriter.date(microseconds: start),
+                    end: SQLiteSampleWriter.date(microseconds: end), objects: members, device: device(row, idColumn: 7),
+                    metadata: metadata))
+            } catch {
+                throw StoreError(.invalidData, path: path, message: "correlation \(id): \(error)")
+            }
+        }
+        return result
+    }
+
     static func workouts(
         _ connection: SQLiteConnection, where condition: String, _ bindings: [SQLiteValue], path: String
     ) throws(StoreError) -> [Workout] {

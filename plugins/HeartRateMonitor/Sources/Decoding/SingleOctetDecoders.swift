@@ -1,4 +1,5 @@
 public import HealthModel
+public import GATTDecoding
 
 /// Decodes Body Sensor Location (0x2A38): one octet, 0 other … 6 foot (Heart Rate Service §3.2);
 /// 7–255 are reserved.

@@ -129,7 +129,7 @@ struct DeviceSession: Sendable {
         let names = wanted.map { $0.characteristic == .heartRateMeasurement ? "heart rate" : "running speed and cadence" }
         logger.info("subscribed to \(names.joined(separator: " and ")) notifications", device: name)
 
-        var mapper = NotificationMapper(session: self, facts: facts, counters: counters)
+        var mapper = NotificationMapper(configuration: configuration, key: key, ids: ids, facts: facts, counters: counters)
         var received = false
         var dropped = connection.droppedNotifications
         do {
@@ -137,9 +137,11 @@ struct DeviceSession: Sendable {
                 received = true
                 switch notification.characteristic {
                 case .heartRateMeasurement:
-                    await mapper.heartRate(notification.value, at: notification.receivedAt, connection: connection)
+                    let output = mapper.heartRate(notification.value, at: notification.receivedAt)
+                    await carryOut(output, counters: mapper.counters, facts: facts, connection: connection)
                 case .rscMeasurement:
-                    await mapper.running(notification.value, at: notification.receivedAt)
+                    let output = mapper.running(notification.value, at: notification.receivedAt)
+                    await carryOut(output, counters: mapper.counters, facts: facts, connection: connection)
                 default:
                     logger.debug("ignored a notification of \(notification.characteristic)", device: name)
                 }
@@ -156,7 +158,8 @@ struct DeviceSession: Sendable {
         } catch {
             logger.debug("notifications ended: \(error)", device: name)
         }
-        await mapper.finishSegment(at: context.clock.now())
+        let last = mapper.finishSegment(at: context.clock.now())
+        await carryOut(last, counters: mapper.counters, facts: facts, connection: connection)
         counters = mapper.counters
         try Task.checkCancellation()
         return received
@@ -239,8 +242,32 @@ struct DeviceSession: Sendable {
         context.status.reportError("\(device.displayName): \(error)", at: context.clock.now())
     }
 
-    func publish(_ records: [HealthRecord]) async {
-        await context.publisher.publish(records)
+    /// Publishes what the mapper produced and carries out its effects, in the mapper's order,
+    /// with the Control Point write last (after the records it follows are published).
+    private func carryOut(
+        _ output: NotificationMapper.Output, counters: Counters, facts: Facts, connection: any BLEConnection
+    ) async {
+        let device = facts.device
+        var resetEnergy = false
+        for effect in output.effects {
+            switch effect {
+            case .badPayload(let bytes, let error): reportBadPayload(bytes, error, device: device)
+            case .droppedNoContact: context.status.recordsDropped(1)
+            case .countersChanged: counted(counters)
+            case .notice(let message): context.logger.notice(message, device: device.displayName)
+            case .internalError(let message): context.logger.error("internal: \(message)", device: device.displayName)
+            case .resetEnergyExpended: resetEnergy = true
+            }
+        }
+        await context.publisher.publish(output.records)
+        guard resetEnergy else { return }
+        do {
+            try await connection.write([0x01], to: .heartRateControlPoint, in: .heartRateService)
+            context.logger.info("energy expended saturated at 0xFFFF kJ; reset it", device: device.displayName)
+        } catch {
+            context.logger.warning("resetting energy expended failed: \(error)", device: device.displayName)
+            context.status.reportError("\(key): reset energy expended failed: \(error)", at: context.clock.now())
+        }
     }
 
     func counted(_ counters: Counters) {

@@ -15,7 +15,7 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable, Plugi
 
     /// The Bluetooth stack (default `bluez`).
     public var transport: TransportChoice
-    /// The BlueZ adapter (`hci0`); nil means the first powered adapter.
+    /// The BlueZ adapter (`hci0`); nil means the adapter BlueZ lists first by name.
     public var adapter: String?
     /// Which peripherals to follow.
     public var devices: DeviceSelection

@@ -3,14 +3,39 @@ import HealthModel
 import SampleBus
 
 /// Maps one connection's notifications to records: heart rate, heartbeat series, running speed,
-/// stride length, distance and estimated steps. Owned by the session's task.
+/// stride length, distance and estimated steps. Pure apart from drawing sample ids: every method
+/// returns the records to publish and the effects the session carries out (logging, status, the
+/// Control Point write), so tests can check the mapping without a transport or a bus. Owned by
+/// the session's task.
 struct NotificationMapper {
-    let session: DeviceSession
+    /// What the session does besides publishing the records, in this order.
+    enum Effect {
+        /// A payload that does not decode: log it with the device and report it in status.
+        case badPayload([UInt8], any Error)
+        /// A reading without skin contact was dropped: count it in status.
+        case droppedNoContact
+        /// ``counters`` changed: show them in status.
+        case countersChanged
+        /// Log at notice level.
+        case notice(String)
+        /// A sample the model refused: a bug, logged as an error.
+        case internalError(String)
+        /// Energy Expended saturated at 0xFFFF kJ: write "reset" (0x01) to the Heart Rate Control
+        /// Point (HRS v1.0 §3.3), after the records are published.
+        case resetEnergyExpended
+    }
+
+    /// Records to publish and effects to carry out.
+    struct Output {
+        var records: [HealthRecord] = []
+        var effects: [Effect] = []
+    }
+
     let facts: DeviceSession.Facts
     var counters: DeviceSession.Counters
     var series: HeartbeatSeriesBuilder
     var running: RunningAggregator
-    /// Whether "reset energy expended" was written for the current saturation.
+    /// Whether "reset energy expended" was asked for the current saturation.
     var energyResetSent = false
     /// The last energy-expended reading of this connection, the baseline of the next delta.
     var lastEnergy: (kilojoules: Int, date: Date)?
@@ -18,17 +43,24 @@ struct NotificationMapper {
     /// provisional version of it was published.
     var seriesSync: (id: SampleID, identifier: String, version: Int64)?
     let base: Metadata
+    /// The device's upper-case address: metadata, and the series' identity without a local id.
+    let key: String
+    let ids: SampleIDGenerator
 
-    init(session: DeviceSession, facts: DeviceSession.Facts, counters: DeviceSession.Counters) {
-        self.session = session
+    init(
+        configuration: HeartRateSourceConfiguration, key: String, ids: SampleIDGenerator,
+        facts: DeviceSession.Facts, counters: DeviceSession.Counters
+    ) {
         self.facts = facts
         self.counters = counters
+        self.key = key
+        self.ids = ids
         series = HeartbeatSeriesBuilder(
-            maximumBeats: session.configuration.heartbeatSeriesMaxBeats,
-            maximumDuration: session.configuration.heartbeatSeriesSeconds)
-        running = RunningAggregator(windowSeconds: session.configuration.runningWindowSeconds)
+            maximumBeats: configuration.heartbeatSeriesMaxBeats,
+            maximumDuration: configuration.heartbeatSeriesSeconds)
+        running = RunningAggregator(windowSeconds: configuration.runningWindowSeconds)
         var metadata = Metadata()
-        metadata[.bleAddress] = .string(session.key)
+        metadata[.bleAddress] = .string(key)
         if let battery = facts.battery { metadata[.batteryLevel] = .integer(Int64(battery)) }
         base = metadata
     }
@@ -39,37 +71,35 @@ struct NotificationMapper {
         return metadata
     }
 
-    mutating func heartRate(_ payload: [UInt8], at date: Date, connection: any BLEConnection) async {
+    mutating func heartRate(_ payload: [UInt8], at date: Date) -> Output {
+        var output = Output()
         let measurement: HeartRateMeasurement
         do {
             measurement = try HeartRateMeasurementDecoder.decode(payload)
         } catch {
             counters.badPayloads += 1
-            session.reportBadPayload(payload, error, device: facts.device)
-            session.counted(counters)
-            return
+            output.effects = [.badPayload(payload, error), .countersChanged]
+            return output
         }
-        var records: [HealthRecord] = []
         if measurement.sensorContact == .notDetected || measurement.heartRate == 0 {
             // No skin contact, or 0 bpm ("no reading" from sensors without contact detection):
             // whatever value the sensor sends is not a heart rate, its RR intervals are not
             // beats, and the energy it adds meanwhile is estimated from no measurement. Count
             // it, break the series, and move the energy baseline without recording a delta.
             counters.droppedNoContact += 1
-            session.context.status.recordsDropped(1)
+            output.effects += [.droppedNoContact, .countersChanged]
             series.markGap()
-            session.counted(counters)
             rebaselineEnergy(measurement, at: date)
         } else {
-            append(.heartRate, Quantity(Double(measurement.heartRate), .countPerMinute), date, date, heartMetadata, to: &records)
+            append(.heartRate, Quantity(Double(measurement.heartRate), .countPerMinute), date, date, heartMetadata, to: &output)
             for chunk in series.add(rrIntervals: measurement.rrIntervals, receivedAt: date) {
-                appendSeries(chunk, to: &records)
+                appendSeries(chunk, to: &output)
             }
-            if !measurement.rrIntervals.isEmpty { appendProvisionalSeries(to: &records) }
-            appendEnergy(measurement, at: date, to: &records)
+            if !measurement.rrIntervals.isEmpty { appendProvisionalSeries(to: &output) }
+            appendEnergy(measurement, at: date, to: &output)
         }
-        await session.publish(records)
-        await resetEnergyIfSaturated(measurement, connection: connection)
+        if needsEnergyReset(measurement) { output.effects.append(.resetEnergyExpended) }
+        return output
     }
 
     /// A reading without contact: its value becomes the baseline, so the energy the sensor
@@ -87,67 +117,60 @@ struct NotificationMapper {
     /// saturated value (0xFFFF) says nothing about how much more was spent, so it adds nothing
     /// and keeps the baseline. The first reading of a connection is only a baseline: energy spent
     /// while disconnected is not known.
-    private mutating func appendEnergy(_ measurement: HeartRateMeasurement, at date: Date, to records: inout [HealthRecord]) {
+    private mutating func appendEnergy(_ measurement: HeartRateMeasurement, at date: Date, to output: inout Output) {
         guard let energy = measurement.energyExpended, !measurement.isEnergyExpendedSaturated else { return }
         defer { lastEnergy = (energy, date) }
         guard let last = lastEnergy, date > last.date else { return }
         let delta = energy >= last.kilojoules ? energy - last.kilojoules : energy
         guard delta > 0 else { return }
-        append(.activeEnergyBurned, Quantity(Double(delta), .kilojoule), last.date, date, base, to: &records)
+        append(.activeEnergyBurned, Quantity(Double(delta), .kilojoule), last.date, date, base, to: &output)
     }
 
-    private mutating func resetEnergyIfSaturated(_ measurement: HeartRateMeasurement, connection: any BLEConnection) async {
+    /// Whether to ask for a reset: once per saturation, and only where the Control Point exists.
+    private mutating func needsEnergyReset(_ measurement: HeartRateMeasurement) -> Bool {
         guard measurement.isEnergyExpendedSaturated else {
             if measurement.energyExpended != nil { energyResetSent = false }
-            return
+            return false
         }
-        guard facts.hasControlPoint, !energyResetSent else { return }
+        guard facts.hasControlPoint, !energyResetSent else { return false }
         energyResetSent = true
-        do {
-            // Heart Rate Control Point value 0x01: Reset Energy Expended (HRS v1.0 §3.3).
-            try await connection.write([0x01], to: .heartRateControlPoint, in: .heartRateService)
-            session.context.logger.info("energy expended saturated at 0xFFFF kJ; reset it", device: facts.device.displayName)
-        } catch {
-            session.context.logger.warning("resetting energy expended failed: \(error)", device: facts.device.displayName)
-            session.context.status.reportError("\(session.key): reset energy expended failed: \(error)", at: session.context.clock.now())
-        }
+        return true
     }
 
-    mutating func running(_ payload: [UInt8], at date: Date) async {
+    mutating func running(_ payload: [UInt8], at date: Date) -> Output {
+        var output = Output()
         let measurement: RSCMeasurement
         do {
             measurement = try RSCMeasurementDecoder.decode(payload)
         } catch {
             counters.badPayloads += 1
-            session.reportBadPayload(payload, error, device: facts.device)
-            session.counted(counters)
-            return
+            output.effects = [.badPayload(payload, error), .countersChanged]
+            return output
         }
-        let output = running.add(measurement, at: date)
-        var records: [HealthRecord] = []
-        append(.runningSpeed, Quantity(output.speed, .meterPerSecond), date, date, base, to: &records)
-        if let stride = output.strideLength, stride > 0 {
-            append(.runningStrideLength, Quantity(stride, .meter), date, date, base, to: &records)
+        let reading = running.add(measurement, at: date)
+        append(.runningSpeed, Quantity(reading.speed, .meterPerSecond), date, date, base, to: &output)
+        if let stride = reading.strideLength, stride > 0 {
+            append(.runningStrideLength, Quantity(stride, .meter), date, date, base, to: &output)
         }
-        if output.counterReset {
-            session.context.logger.notice("total distance counter reset; re-baselined", device: facts.device.displayName)
+        if reading.counterReset {
+            output.effects.append(.notice("total distance counter reset; re-baselined"))
         }
-        if let window = output.window { appendWindow(window, to: &records) }
-        await session.publish(records)
+        if let window = reading.window { appendWindow(window, to: &output) }
+        return output
     }
 
-    /// Publishes what the segment still holds; the next beat will be `precededByGap`.
-    mutating func finishSegment(at date: Date) async {
-        var records: [HealthRecord] = []
-        if let chunk = series.finishSegment() { appendSeries(chunk, to: &records) }
-        if let window = running.finishSegment() { appendWindow(window, to: &records) }
-        await session.publish(records)
+    /// What the segment still holds; the next beat will be `precededByGap`.
+    mutating func finishSegment(at date: Date) -> Output {
+        var output = Output()
+        if let chunk = series.finishSegment() { appendSeries(chunk, to: &output) }
+        if let window = running.finishSegment() { appendWindow(window, to: &output) }
+        return output
     }
 
     /// A finished chunk: the last version of the series. When provisional versions of it were
     /// published, it keeps their uuid and sync identifier with the next sync version, and drops
     /// the provisional mark, so it replaces them.
-    private mutating func appendSeries(_ chunk: HeartbeatSeriesBuilder.Chunk, to records: inout [HealthRecord]) {
+    private mutating func appendSeries(_ chunk: HeartbeatSeriesBuilder.Chunk, to output: inout Output) {
         var metadata = heartMetadata
         var id: SampleID
         if let provisional = seriesSync {
@@ -156,13 +179,13 @@ struct NotificationMapper {
             metadata.syncVersion = provisional.version + 1
             seriesSync = nil
         } else {
-            id = session.ids.next()
+            id = ids.next()
         }
         do {
-            records.append(.heartbeatSeries(try HeartbeatSeriesSample(
+            output.records.append(.heartbeatSeries(try HeartbeatSeriesSample(
                 id: id, start: chunk.start, end: chunk.end, beats: chunk.beats, device: facts.device, metadata: metadata)))
         } catch {
-            session.context.logger.error("internal: heartbeat series rejected: \(error)", device: facts.device.displayName)
+            output.effects.append(.internalError("heartbeat series rejected: \(error)"))
         }
     }
 
@@ -170,7 +193,7 @@ struct NotificationMapper {
     /// `healthgate.provisional` and the next `syncVersion` (HealthKit's sync-identifier rule). A
     /// store keeps the highest version, appending the beats that are new, so a crash loses only
     /// the beats still in a sink's batch window.
-    private mutating func appendProvisionalSeries(to records: inout [HealthRecord]) {
+    private mutating func appendProvisionalSeries(to output: inout Output) {
         guard let chunk = series.pendingChunk else { return }
         let sync: (id: SampleID, identifier: String, version: Int64)
         if let previous = seriesSync {
@@ -178,45 +201,45 @@ struct NotificationMapper {
         } else {
             // The device and the series' start name it: a chunk's start never moves, and one
             // device starts no two series at the same microsecond.
-            let identity = facts.device.localIdentifier ?? session.key
+            let identity = facts.device.localIdentifier ?? key
             let start = Int64((chunk.start.timeIntervalSince1970 * 1_000_000).rounded())
-            sync = (session.ids.next(), "heartbeat-series:\(identity):\(start)", 1)
+            sync = (ids.next(), "heartbeat-series:\(identity):\(start)", 1)
         }
         var metadata = heartMetadata
         metadata.syncIdentifier = sync.identifier
         metadata.syncVersion = sync.version
         metadata[.provisional] = .bool(true)
         do {
-            records.append(.heartbeatSeries(try HeartbeatSeriesSample(
+            output.records.append(.heartbeatSeries(try HeartbeatSeriesSample(
                 id: sync.id, start: chunk.start, end: chunk.end, beats: chunk.beats, device: facts.device,
                 metadata: metadata)))
             seriesSync = sync
         } catch {
-            session.context.logger.error("internal: heartbeat series rejected: \(error)", device: facts.device.displayName)
+            output.effects.append(.internalError("heartbeat series rejected: \(error)"))
         }
     }
 
-    private func appendWindow(_ window: RunningAggregator.Window, to records: inout [HealthRecord]) {
+    private func appendWindow(_ window: RunningAggregator.Window, to output: inout Output) {
         if window.distance > 0 {
-            append(.distanceWalkingRunning, Quantity(window.distance, .meter), window.start, window.end, base, to: &records)
+            append(.distanceWalkingRunning, Quantity(window.distance, .meter), window.start, window.end, base, to: &output)
         }
         if window.steps > 0 {
             var metadata = base
             metadata[.estimated] = .bool(true)
-            append(.stepCount, Quantity(Double(window.steps), .count), window.start, window.end, metadata, to: &records)
+            append(.stepCount, Quantity(Double(window.steps), .count), window.start, window.end, metadata, to: &output)
         }
     }
 
     private func append(
         _ type: QuantityType, _ quantity: Quantity, _ start: Date, _ end: Date, _ metadata: Metadata,
-        to records: inout [HealthRecord]
+        to output: inout Output
     ) {
         do {
-            records.append(.quantity(try QuantitySample(
-                id: session.ids.next(), type: type, quantity: quantity, start: start, end: end,
+            output.records.append(.quantity(try QuantitySample(
+                id: ids.next(), type: type, quantity: quantity, start: start, end: end,
                 device: facts.device, metadata: metadata)))
         } catch {
-            session.context.logger.error("internal: \(type) sample rejected: \(error)", device: facts.device.displayName)
+            output.effects.append(.internalError("\(type) sample rejected: \(error)"))
         }
     }
 }

@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The few path operations the daemon makes with exact modes and typed errors, where
+/// Foundation's FileManager would hide the error number or the mode.
+public enum FileSystem {
+    /// Creates the directory `path` with `mode` (less the umask); an existing one is kept.
+    public static func makeDirectory(_ path: String, mode: UInt32) throws(Errno) {
+        do {
+            try Errno.retryingInterrupts { mkdir(path, mode) }
+        } catch .fileExists {}
+    }
+
+    /// Removes the file `path`. Throws ``Errno/noSuchFile`` when there is none.
+    public static func remove(_ path: String) throws(Errno) {
+        try Errno.retryingInterrupts { unlink(path) }
+    }
+}
+
+/// Process-wide settings that only the executable's entry point makes.
+public enum ProcessControl {
+    /// Adds `bits` to the file mode creation mask, keeping what the caller's mask already
+    /// removes. Returns the previous mask.
+    @discardableResult
+    public static func restrictFileCreationMask(_ bits: UInt32) -> UInt32 {
+        let inherited = umask(bits)
+        umask(inherited | bits)
+        return inherited
+    }
+
+    /// Ends the process at once with `status`: no atexit handlers, no flushing. For a forced
+    /// exit that must not wait for anything another thread holds.
+    public static func exitImmediately(_ status: Int32) -> Never {
+        _exit(status)
+    }
+}

@@ -1,0 +1,54 @@
+import HealthDevices
+
+/// `healthgate decode` for the Bluetooth SIG health profiles (plugins/HealthDevices).
+extension DecodeCommand {
+    static let weightMeasurement = leaf(
+        "weight-measurement", "Weight Measurement (0x2A9D) from a weight scale.",
+        example: "healthgate decode weight-measurement 0E 2035 EA070B17061E09 01 F100 B806",
+        keys: """
+            weight (kg, or null when the scale reports an unsuccessful weighing), bmi (kg/m², or null), \
+            height (m, or null), userID (or null when absent or 255, "unknown user"), unit ("SI" | \
+            "imperial", as sent), timestamp (RFC 3339 with -00:00, the device's local time, or null)
+            """
+    ) { bytes throws(HealthDecodingError) in try WeightMeasurementDecoder.decode(bytes).report }
+
+    static let bloodPressureMeasurement = leaf(
+        "blood-pressure-measurement", "Blood Pressure Measurement (0x2A35) from a cuff.",
+        example: "healthgate decode blood-pressure-measurement 1E8A00580078000000041114293B3C00012700",
+        keys: """
+            systolic, diastolic, meanArterialPressure (mmHg, converted from kPa; null for NaN, NRes, \
+            ±INFINITY or reserved), pulseRate (count/min, or null), userID (or null), measurementStatus \
+            (the status bits, or null), unit ("mmHg" | "kPa", as sent), timestamp (or null)
+            """
+    ) { bytes throws(HealthDecodingError) in try BloodPressureMeasurementDecoder.decode(bytes).report }
+
+    static let temperatureMeasurement = leaf(
+        "temperature-measurement", "Temperature Measurement (0x2A1C) from a thermometer.",
+        example: "healthgate decode temperature-measurement 06B00E00FEDC070C050B321B04",
+        keys: """
+            temperature (degC, converted from degF; null for a special value), unit ("degC" | "degF", \
+            as sent), temperatureType (armpit, body, ear, finger, gastrointestinalTract, mouth, rectum, \
+            toe, tympanum, or null), timestamp (or null)
+            """
+    ) { bytes throws(HealthDecodingError) in try TemperatureMeasurementDecoder.decode(bytes).report }
+
+    static let plxSpotCheck = leaf(
+        "plx-spot-check", "PLX Spot-check Measurement (0x2A5E) from a pulse oximeter.",
+        example: "healthgate decode plx-spot-check 0FACF3BEF5E8070B1D170839204022000066E3",
+        keys: """
+            oxygenSaturation (%), pulseRate (count/min), pulseAmplitudeIndex (%, the perfusion index), \
+            measurementStatus, deviceAndSensorStatus (the status bits), timestamp (null when absent or \
+            when the device says its clock is not set); null for absent fields and special values
+            """
+    ) { bytes throws(HealthDecodingError) in try PLXMeasurementDecoder.decodeSpotCheck(bytes).report }
+
+    static let glucoseMeasurement = leaf(
+        "glucose-measurement", "Glucose Measurement (0x2A18) from a glucose meter.",
+        example: "healthgate decode glucose-measurement 1B0100E307021B0B0A1EFBFF1E00120501",
+        keys: """
+            sequenceNumber, concentration (mg/dL, converted from kg/L or mol/L; or null), unit ("kg/L" | \
+            "mol/L", as sent, or null), timeOffset (min, or null), timestamp (the base time plus the \
+            offset), baseTime, type, sampleLocation, sensorStatus (or null), contextFollows (boolean)
+            """
+    ) { bytes throws(HealthDecodingError) in try GlucoseMeasurementDecoder.decode(bytes).report }
+}

@@ -1,0 +1,67 @@
+/// A Date Time field (GATT Specification Supplement, Date Time 0x2A08): the device's local
+/// wall-clock time, without a time zone. Year, month or day 0 means "not known".
+public struct DeviceTimestamp: Hashable, Sendable {
+    public var year: Int
+    public var month: Int
+    public var day: Int
+    public var hours: Int
+    public var minutes: Int
+    public var seconds: Int
+
+    public init(year: Int, month: Int, day: Int, hours: Int, minutes: Int, seconds: Int) {
+        self.year = year
+        self.month = month
+        self.day = day
+        self.hours = hours
+        self.minutes = minutes
+        self.seconds = seconds
+    }
+
+    /// Whether every field is known and in range (year 1582-9999, as the specification allows).
+    public var isComplete: Bool {
+        (1582...9999).contains(year) && (1...12).contains(month) && (1...31).contains(day)
+            && (0...23).contains(hours) && (0...59).contains(minutes) && (0...59).contains(seconds)
+    }
+
+    /// This time moved by `minutes` (a glucose record's Time Offset), with the calendar's carries.
+    public func adding(minutes offset: Int) -> DeviceTimestamp {
+        guard isComplete, offset != 0 else { return self }
+        var days = Self.daysFromCivil(year: year, month: month, day: day)
+        var minuteOfDay = hours * 60 + minutes + offset
+        days += Int((Double(minuteOfDay) / 1440).rounded(.down))
+        minuteOfDay -= Int((Double(minuteOfDay) / 1440).rounded(.down)) * 1440
+        let (y, m, d) = Self.civil(fromDays: days)
+        return DeviceTimestamp(year: y, month: m, day: d, hours: minuteOfDay / 60, minutes: minuteOfDay % 60, seconds: seconds)
+    }
+
+    /// RFC 3339 with the offset `-00:00` (RFC 3339 §4.3: the time is local and its offset to UTC
+    /// is unknown), or nil when a field is not known.
+    public var rfc3339: String? {
+        guard isComplete else { return nil }
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let paddedYear = String(repeating: "0", count: max(0, 4 - String(year).count)) + String(year)
+        return "\(paddedYear)-\(two(month))-\(two(day))T\(two(hours)):\(two(minutes)):\(two(seconds))-00:00"
+    }
+
+    // Howard Hinnant's days_from_civil and civil_from_days (proleptic Gregorian calendar).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civil(fromDays days: Int) -> (Int, Int, Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}

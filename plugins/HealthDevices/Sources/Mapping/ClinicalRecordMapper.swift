@@ -1,0 +1,193 @@
+public import Foundation
+public import HealthModel
+
+/// Turns decoded health-profile measurements into records. Pure: the identifiers come from the
+/// generator it is given, the times from the context; no I/O, no clock.
+///
+/// - Times: a record's time is its device time stamp corrected by the device clock's offset when
+///   both are known (the offset is kept in metadata), else the time the gateway received it.
+/// - Sync identifiers: a record a device keeps and may send again (a glucose record, by its
+///   sequence number; a reading with a device time stamp, by that time stamp and user) gets
+///   `syncIdentifier` = device identity / kind / key and `syncVersion` 1, so the store and every
+///   repository keep it once however often it is downloaded.
+/// - Special values (NaN, NRes, ±INFINITY, reserved) never become samples.
+public struct ClinicalRecordMapper: Sendable {
+    /// What the mapper needs beyond the payload.
+    public struct Context: Sendable {
+        /// The device; its `localIdentifier` (the BLE address) is its identity in sync identifiers.
+        public var device: Device
+        /// When the gateway received the payload.
+        public var receivedAt: Date
+        /// Seconds to add to a device time stamp, read as if it were UTC, to get the gateway's
+        /// time (from the device's Current Time); nil when unknown.
+        public var deviceClockOffset: TimeInterval?
+        /// The user's height in metres, from the profile: BMI for a scale that sends none.
+        public var profileHeight: Double?
+
+        public init(device: Device, receivedAt: Date, deviceClockOffset: TimeInterval? = nil, profileHeight: Double? = nil) {
+            self.device = device
+            self.receivedAt = receivedAt
+            self.deviceClockOffset = deviceClockOffset
+            self.profileHeight = profileHeight
+        }
+    }
+
+    /// Metadata keys the mapper writes.
+    public static let deviceTimestampKey = MetadataKey("healthgate.deviceTimestamp")
+    public static let clockOffsetKey = MetadataKey("healthgate.deviceClockOffsetSeconds")
+    public static let userIndexKey = MetadataKey("healthgate.userIndex")
+    public static let bmiComputedKey = MetadataKey("healthgate.bmiComputedFromProfileHeight")
+    public static let meanArterialPressureKey = MetadataKey("healthgate.meanArterialPressureMillimetersOfMercury")
+    public static let measurementStatusKey = MetadataKey("healthgate.measurementStatus")
+    public static let temperatureTypeKey = MetadataKey("healthgate.temperatureType")
+    public static let sequenceNumberKey = MetadataKey("healthgate.sequenceNumber")
+    public static let glucoseTypeKey = MetadataKey("healthgate.glucoseType")
+    public static let sampleLocationKey = MetadataKey("healthgate.sampleLocation")
+
+    let ids: SampleIDGenerator
+
+    public init(ids: SampleIDGenerator) {
+        self.ids = ids
+    }
+
+    // MARK: Measurements
+
+    /// bodyMass, bodyMassIndex (sent, or computed from the profile's height) and height.
+    public func records(_ m: WeightMeasurement, _ context: Context) throws(SampleError) -> [HealthRecord] {
+        guard let weight = m.weight else { return [] }
+        var metadata = base(m.timestamp, context, key: m.timestamp?.rfc3339.map { "weight/\($0)/\(m.userID ?? 255)" })
+        if let user = m.userID { metadata[Self.userIndexKey] = .integer(Int64(user)) }
+        let time = date(m.timestamp, context)
+        var records = [try sample(.bodyMass, weight, .kilogram, time, context, metadata, suffix: "bodyMass")]
+        if let bmi = m.bmi {
+            records.append(try sample(.bodyMassIndex, bmi, .count, time, context, metadata, suffix: "bodyMassIndex"))
+        } else if let height = m.height ?? context.profileHeight, height > 0 {
+            var computed = metadata
+            if m.height == nil { computed[Self.bmiComputedKey] = .bool(true) }
+            records.append(try sample(
+                .bodyMassIndex, weight / (height * height), .count, time, context, computed, suffix: "bodyMassIndex"))
+        }
+        if let height = m.height {
+            records.append(try sample(.height, height, .meter, time, context, metadata, suffix: "height"))
+        }
+        return records
+    }
+
+    /// A bloodPressure correlation (systolic and diastolic in mmHg) and heartRate from
+    /// the pulse; nothing when either pressure is a special value.
+    public func records(_ m: BloodPressureMeasurement, _ context: Context) throws(SampleError) -> [HealthRecord] {
+        var metadata = base(m.timestamp, context, key: m.timestamp?.rfc3339.map { "bloodPressure/\($0)/\(m.userID ?? 255)" })
+        if let user = m.userID { metadata[Self.userIndexKey] = .integer(Int64(user)) }
+        if let status = m.measurementStatus { metadata[Self.measurementStatusKey] = .integer(Int64(status)) }
+        let time = date(m.timestamp, context)
+        var records: [HealthRecord] = []
+        if let systolic = m.millimetersOfMercury(m.systolic), let diastolic = m.millimetersOfMercury(m.diastolic) {
+            var memberMetadata = Metadata()
+            memberMetadata[Self.deviceTimestampKey] = metadata[Self.deviceTimestampKey]
+            var correlationMetadata = metadata
+            if let mean = m.millimetersOfMercury(m.meanArterialPressure) {
+                correlationMetadata[Self.meanArterialPressureKey] = .double(mean)
+            }
+            let members = (
+                try QuantitySample(
+                    id: ids.next(), type: .bloodPressureSystolic, quantity: Quantity(systolic, .millimeterOfMercury), start: time, end: time,
+                    device: context.device, metadata: memberMetadata),
+                try QuantitySample(
+                    id: ids.next(), type: .bloodPressureDiastolic, quantity: Quantity(diastolic, .millimeterOfMercury), start: time, end: time,
+                    device: context.device, metadata: memberMetadata))
+            records.append(.correlation(try .bloodPressure(
+                id: ids.next(), systolic: members.0, diastolic: members.1, device: context.device,
+                metadata: correlationMetadata)))
+        }
+        if let pulse = m.pulseRate?.number {
+            records.append(try sample(.heartRate, pulse, .countPerMinute, time, context, metadata, suffix: "heartRate"))
+        }
+        return records
+    }
+
+    /// bodyTemperature in degC, its type as metadata.
+    public func records(_ m: TemperatureMeasurement, _ context: Context) throws(SampleError) -> [HealthRecord] {
+        guard let celsius = m.celsius else { return [] }
+        var metadata = base(m.timestamp, context, key: m.timestamp?.rfc3339.map { "temperature/\($0)" })
+        if let type = m.temperatureType { metadata[Self.temperatureTypeKey] = .string(type) }
+        return [try sample(.bodyTemperature, celsius, .degreeCelsius, date(m.timestamp, context), context, metadata, suffix: "bodyTemperature")]
+    }
+
+    /// oxygenSaturation, heartRate and peripheralPerfusionIndex (the pulse amplitude index).
+    public func records(_ m: PLXMeasurement, _ context: Context) throws(SampleError) -> [HealthRecord] {
+        let timestamp = m.deviceClockNotSet ? nil : m.timestamp
+        let metadata = base(timestamp, context, key: timestamp?.rfc3339.map { "pulseOximetry/\($0)" })
+        let time = date(timestamp, context)
+        var records: [HealthRecord] = []
+        if let spo2 = m.oxygenSaturation.number {
+            records.append(try sample(.oxygenSaturation, spo2, .percent, time, context, metadata, suffix: "oxygenSaturation"))
+        }
+        if let pulse = m.pulseRate.number {
+            records.append(try sample(.heartRate, pulse, .countPerMinute, time, context, metadata, suffix: "heartRate"))
+        }
+        if let index = m.pulseAmplitudeIndex?.number {
+            records.append(try sample(
+                .peripheralPerfusionIndex, index, .percent, time, context, metadata, suffix: "peripheralPerfusionIndex"))
+        }
+        return records
+    }
+
+    /// bloodGlucose: mg/dL from kg/L, HealthKit's molar unit from mol/L; keyed by sequence number.
+    /// A Glucose Measurement Context with the same sequence number adds its metadata; one of
+    /// another record is ignored.
+    public func records(
+        _ m: GlucoseMeasurement, _ context: Context, measurementContext: GlucoseMeasurementContext? = nil
+    ) throws(SampleError) -> [HealthRecord] {
+        guard let value = m.concentration?.number else { return [] }
+        var metadata = base(m.timestamp, context, key: "bloodGlucose/\(m.sequenceNumber)")
+        if let measurementContext, measurementContext.sequenceNumber == m.sequenceNumber {
+            for (key, entry) in measurementContext.metadata { metadata[key] = entry }
+        }
+        metadata[Self.sequenceNumberKey] = .integer(Int64(m.sequenceNumber))
+        if let type = m.type { metadata[Self.glucoseTypeKey] = .string(type) }
+        if let location = m.sampleLocation { metadata[Self.sampleLocationKey] = .string(location) }
+        let quantity = m.unit == .molePerLiter
+            ? Quantity(value * 1000, .millimolePerLiterOfGlucose) : Quantity(value * 100_000, .milligramPerDeciliter)
+        let time = date(m.timestamp, context)
+        return [.quantity(try QuantitySample(
+            id: ids.next(), type: .bloodGlucose, quantity: quantity, start: time, end: time, device: context.device,
+            metadata: metadata))]
+    }
+
+    // MARK: Pieces
+
+    /// The record's time: the device time stamp corrected by the clock offset, else reception.
+    func date(_ timestamp: DeviceTimestamp?, _ context: Context) -> Date {
+        guard let timestamp, timestamp.isComplete, let offset = context.deviceClockOffset else { return context.receivedAt }
+        let days = DeviceTimestamp.daysFromCivil(year: timestamp.year, month: timestamp.month, day: timestamp.day)
+        let seconds = Double(days * 86_400 + timestamp.hours * 3600 + timestamp.minutes * 60 + timestamp.seconds)
+        return Date(timeIntervalSince1970: seconds + offset)
+    }
+
+    /// The device time stamp and clock offset as metadata, and the sync identifier from `key`.
+    func base(_ timestamp: DeviceTimestamp?, _ context: Context, key: String?) -> Metadata {
+        var metadata = Metadata()
+        if let text = timestamp?.rfc3339 {
+            metadata[Self.deviceTimestampKey] = .string(text)
+            if let offset = context.deviceClockOffset { metadata[Self.clockOffsetKey] = .double(offset) }
+        }
+        if let key, let identity = context.device.localIdentifier {
+            metadata.syncIdentifier = "\(identity)/\(key)"
+            metadata.syncVersion = 1
+        }
+        return metadata
+    }
+
+    /// One quantity sample; a sync identifier of the reading gets the sample's type appended, so
+    /// each sample of one reading has its own.
+    func sample(
+        _ type: QuantityType, _ value: Double, _ unit: HealthUnit, _ time: Date, _ context: Context, _ metadata: Metadata,
+        suffix: String
+    ) throws(SampleError) -> HealthRecord {
+        var metadata = metadata
+        if let sync = metadata.syncIdentifier, !sync.hasSuffix("/\(suffix)") { metadata.syncIdentifier = "\(sync)/\(suffix)" }
+        return .quantity(try QuantitySample(
+            id: ids.next(), type: type, quantity: Quantity(value, unit), start: time, end: time, device: context.device,
+            metadata: metadata))
+    }
+}
