@@ -70,6 +70,10 @@ let package = Package(
         .target(
             name: "WebBoard", dependencies: ["CMicroHTTPD", "Workouts", "HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
+        // The durable outbox every remote sink (HTTP repository, MQTT broker) delivers from.
+        .target(
+            name: "RemoteOutbox", dependencies: ["HealthModel", "SQLite"], exclude: ["README.md"],
+            swiftSettings: swiftSettings),
         .target(
             name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
@@ -93,7 +97,7 @@ let package = Package(
             name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "CZlib", "CCurl", "AsyncPrimitives"],
+            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "RemoteOutbox", "CZlib", "CCurl", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
 
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
@@ -101,7 +105,7 @@ let package = Package(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem",
-                "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "Udev",
+                "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "RemoteOutbox", "Udev",
                 "FitnessEquipment", "HealthDevices", "WebBoard",
             ],
             swiftSettings: swiftSettings),
@@ -111,7 +115,7 @@ let package = Package(
             name: "healthgate-benchmarks",
             dependencies: [
                 "HealthModel", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "HeartRateMonitor", "SerialPedometer",
-                "HTTPRepository", "Workouts", "WebBoard",
+                "HTTPRepository", "RemoteOutbox", "Workouts", "WebBoard",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings),
         .executableTarget(
@@ -160,7 +164,10 @@ let package = Package(
         .testTarget(
             name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HTTPRepositoryTests", dependencies: ["HTTPRepository", "GatewayTesting", "SQLite", "HealthModel", "SampleBus"],
+            name: "RemoteOutboxTests", dependencies: ["RemoteOutbox", "GatewayTesting", "SQLite", "HealthModel"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HTTPRepositoryTests", dependencies: ["HTTPRepository", "RemoteOutbox", "GatewayTesting", "SQLite", "HealthModel", "SampleBus"],
             path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
     ]
 )

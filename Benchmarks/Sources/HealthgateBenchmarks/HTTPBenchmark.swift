@@ -1,6 +1,7 @@
 import Foundation
 import HTTPRepository
 import HealthModel
+import RemoteOutbox
 import SampleBus
 
 /// The HTTP sink: records published on the real ``SampleBus`` → the sink's queue →
@@ -132,7 +133,8 @@ enum HTTPBenchmark {
         if problems.warnings + problems.errors > 0 {
             report.line("Warnings/errors logged by the sink: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
         }
-        report.line("No budget is set for this figure; it shows the outbox and encoding overhead over a plain POST loop.")
+        report.line(String(format: "Budget: the HTTP sink ≥ 0.5× the plain POST loop: %.2f×, ", rate / baseRate)
+            + Harness.verdict(rate / baseRate >= 0.5) + ".")
     }
 
     /// The real path: publish on a bus while the sink delivers; returns when every record was

@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import HTTPRepository
+import RemoteOutbox
 import SampleBus
 
 /// `healthgate dead-letters list|retry|export`: the records an HTTP repository refused.

@@ -1,5 +1,6 @@
 public import Foundation
 public import HealthModel
+public import RemoteOutbox
 
 /// Encodes a batch once into what the outbox stores and sends unchanged: the body in the
 /// configured format, gzip-compressed when configured.

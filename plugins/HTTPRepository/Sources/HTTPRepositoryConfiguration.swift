@@ -1,4 +1,5 @@
 public import Foundation
+public import RemoteOutbox
 public import SampleBus
 
 /// The payload format a repository expects (config key `format`).
@@ -10,16 +11,6 @@ public enum RepositoryFormat: String, Sendable, Hashable, Codable, CaseIterable 
     case fhirR4 = "fhir-r4"
     /// An array of Open mHealth data points.
     case openMHealth = "openmhealth"
-}
-
-/// What a full outbox does (config key `outbox.policy`).
-public enum OutboxPolicy: String, Sendable, Hashable, Codable, CaseIterable {
-    /// Stop taking records from the inbox until deliveries make room, so back-pressure reaches
-    /// the bus. Nothing is dropped.
-    case block
-    /// Drop the oldest pending records to make room; counted, logged as a warning, and shown in
-    /// status.
-    case dropOldest
 }
 
 /// The `http-repository` sink's settings. Every key except `url` has a default, declared once in

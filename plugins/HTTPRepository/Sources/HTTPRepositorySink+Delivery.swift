@@ -1,6 +1,7 @@
 import AsyncPrimitives
 import Foundation
 import HealthModel
+import RemoteOutbox
 import SampleBus
 
 extension HTTPRepositorySink {

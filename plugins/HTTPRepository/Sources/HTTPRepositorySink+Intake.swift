@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import RemoteOutbox
 import SampleBus
 
 extension HTTPRepositorySink {

@@ -1,5 +1,6 @@
 public import Foundation
 public import HealthModel
+public import RemoteOutbox
 public import SampleBus
 import SQLite
 

@@ -1,5 +1,6 @@
 public import Foundation
 public import HealthModel
+public import RemoteOutbox
 import SampleBus
 
 /// A request body and the records that could not go into it (undecodable rows).

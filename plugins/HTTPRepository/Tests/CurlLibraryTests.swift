@@ -2,6 +2,7 @@ import Foundation
 import GatewayTesting
 import HTTPRepository
 import HealthModel
+import RemoteOutbox
 import SampleBus
 import XCTest
 

@@ -2,6 +2,7 @@ import Foundation
 import GatewayTesting
 import HTTPRepository
 import HealthModel
+import RemoteOutbox
 import XCTest
 
 /// End to end: the built `healthgate run` with a simulated source and this sink, killed with

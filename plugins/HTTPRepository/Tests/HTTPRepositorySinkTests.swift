@@ -2,6 +2,7 @@ import Foundation
 import GatewayTesting
 import HealthModel
 import HTTPRepository
+import RemoteOutbox
 import SampleBus
 import XCTest
 

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import RemoteOutbox
 @testable import HTTPRepository
 import XCTest
 

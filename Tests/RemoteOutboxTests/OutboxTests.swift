@@ -1,6 +1,6 @@
 import Foundation
 import GatewayTesting
-import HTTPRepository
+import RemoteOutbox
 import HealthModel
 import SQLite
 import XCTest

@@ -45,7 +45,7 @@ public struct OutboxBody: Sendable, Hashable {
 /// unsealed batches into full ones and seals them before the first attempt
 /// (``Outbox/seal(maxRecords:now:encode:)``), so nothing that was ever sent changes its key.
 public struct NewOutboxBatch: Sendable {
-    /// The batch identity (the HTTP `Idempotency-Key`): ``OutboxBatchKey/key(for:)`` of the records.
+    /// The batch identity (the HTTP sink's `Idempotency-Key`): ``OutboxBatchKey/key(for:)`` of the records.
     public var key: String
     /// The records, in delivery order.
     public var records: [OutboxRecord]

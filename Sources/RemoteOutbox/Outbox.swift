@@ -3,22 +3,6 @@ public import HealthModel
 public import SQLite
 import Synchronization
 
-/// A record the repository refused (a 4xx other than 401, 403, 408 and 429), kept with the answer.
-public struct DeadLetter: Sendable, Hashable, Codable {
-    public var id: SampleID
-    public var kind: HealthRecordKind
-    /// The record's sample in HealthJSON, as text.
-    public var payload: String
-    public var enqueuedAt: Date
-    public var failedAt: Date
-    /// The HTTP status of the refusal.
-    public var status: Int
-    /// The start of the server's answer (at most 4 KiB).
-    public var response: String
-
-    enum CodingKeys: String, CodingKey { case id = "uuid", kind, payload, enqueuedAt, failedAt, status, response }
-}
-
 /// The outbox's size, for status and for the full check.
 public struct OutboxStatistics: Sendable, Hashable {
     /// Pending records.
@@ -59,11 +43,11 @@ public struct OutboxLimits: Sendable, Hashable {
     }
 }
 
-/// The durable queue between the bus and a remote repository: a SQLite file in WAL mode holding
+/// The durable queue between the bus and a remote sink (an HTTP repository, an MQTT broker): a SQLite file in WAL mode holding
 /// encoded batches.
 ///
 /// Records enter as batches in one committed transaction before the bus is told they were taken.
-/// A batch is one row: its key (the identity a repository de-duplicates by), its records (for
+/// A batch is one row: its key (the identity a consumer de-duplicates by), its records (for
 /// bisection and dead letters) and, once sealed, its wire body, encoded once and sent unchanged
 /// on every attempt and after every restart. A batch leaves only when the repository
 /// acknowledged it (one `DELETE`), when it is split into halves (in the same transaction as
@@ -71,7 +55,7 @@ public struct OutboxLimits: Sendable, Hashable {
 /// policy drops it. A crash at any point therefore loses nothing, and a resend carries the same
 /// records under the same key.
 ///
-/// The outbox knows nothing of HTTP: the caller encodes bodies (``seal(maxRecords:now:encode:)``,
+/// The outbox knows nothing of the wire: the sink encodes bodies (``seal(maxRecords:now:encode:)``,
 /// ``split(_:now:encode:)``). Every SQLite call runs on the database's serial queue
 /// (``SQLiteDatabase``), never on the cooperative pool. Thread-safe.
 public final class Outbox: Sendable {
