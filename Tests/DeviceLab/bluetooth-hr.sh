@@ -142,7 +142,7 @@ XDG_STATE_HOME=$STATE XDG_DATA_HOME=$STATE XDG_RUNTIME_DIR=$STATE \
   "$HG" run --config "$OUT/healthgate.json" > "$OUT/healthgate.log" 2>&1 &
 GATEWAY_PID=$!
 
-# Queries the store (schema: plugins/SQLiteStore/Sources/StoreSchema.swift) while the gateway
+# Queries the store (schema: plugins/SQLiteStore/Sources/Schema/StoreSchema.swift) while the gateway
 # writes to it; WAL mode lets this reader run alongside.
 query() { sqlite3 -cmd '.timeout 5000' "$DB" "$1" 2>/dev/null || echo 0; }
 heart_rates() { query "SELECT count(*) FROM samples WHERE type = 'heartRate'"; }
