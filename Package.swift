@@ -75,7 +75,7 @@ let package = Package(
             name: "RemoteOutbox", dependencies: ["HealthModel", "SQLite"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
-            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"],
+            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives", "GATTDecoding"],
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)
@@ -145,10 +145,10 @@ let package = Package(
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment", "HealthModel"],
+            name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment", "GatewayTesting", "HealthModel"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthDevicesTests", dependencies: ["GATTDecoding", "HealthDevices", "HealthModel", "SQLiteStore"],
+            name: "HealthDevicesTests", dependencies: ["GATTDecoding", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore"],
             path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus"],

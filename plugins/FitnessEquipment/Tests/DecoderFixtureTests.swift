@@ -1,4 +1,6 @@
 import FitnessEquipment
+import GATTDecoding
+import GatewayTesting
 import XCTest
 
 /// The decoders against payloads published by independent projects' test suites and built from
@@ -86,15 +88,17 @@ final class DecoderFixtureTests: XCTestCase {
     ) throws {
         let file = try FixtureFile.load(fileName)
         for fixture in file.valid {
-            let payload = bytes(fixture.hex)
+            let payload = fixture.bytes
             let decoded = try decode(payload)
             assertValues(json(decoded), fixture.expected, fixture.name)
             assertValues(json(decoded), fixture.extra ?? [:], fixture.name)
             XCTAssertEqual(truncationFailures(payload, fixture.name, decode), [])
         }
         for fixture in file.invalid {
-            XCTAssertThrowsError(try decode(bytes(fixture.hex)), fixture.name) { error in
-                check(error, fixture.error, fixture.name)
+            XCTAssertThrowsError(try decode(fixture.bytes), fixture.name) { error in
+                guard let error = error as? FitnessDecodingError else { return XCTFail("\(fixture.name): \(error)") }
+                XCTAssertEqual(FixtureFile.ExpectedError(error), fixture.error, fixture.name)
+                XCTAssertTrue(error.description.contains(error.field), error.description)
             }
         }
     }

@@ -1,6 +1,7 @@
 import FitnessEquipment
-import XCTest
+import GatewayTesting
 import GATTDecoding
+import XCTest
 
 /// Records split across notifications, in every split of every all-fields record.
 final class FitnessMachineReassemblerTests: XCTestCase {
@@ -28,7 +29,7 @@ final class FitnessMachineReassemblerTests: XCTestCase {
             (.rower, "FE1F32C80030881300 78007D00FA00F0000500F4012C01058241100EB004"),
         ]
         for (layout, hex) in records {
-            let whole = try FitnessMachineDataDecoder.decode(bytes(hex), layout: layout)
+            let whole = try FitnessMachineDataDecoder.decode(hexBytes(hex), layout: layout)
             let fieldGroups = layout.groups.filter { $0.bit != 0 }
             let speedGroup = try XCTUnwrap(layout.groups.first { $0.bit == 0 })
             var failures: [String] = []
@@ -59,10 +60,10 @@ final class FitnessMachineReassemblerTests: XCTestCase {
     func testTwoPartIndoorBikeRecord() throws {
         var reassembler = FitnessMachineReassembler(layout: .indoorBike)
         // Part 1: More Data, cadence 90 /min and power 200 W.
-        XCTAssertEqual(try reassembler.append(bytes("4500 B400 C800")), [])
+        XCTAssertEqual(try reassembler.append(hexBytes("4500 B400 C800")), [])
         XCTAssertTrue(reassembler.hasPending)
         // Part 2: the last: speed 25 km/h and total distance 10 km.
-        let records = try reassembler.append(bytes("1000 C409 102700"))
+        let records = try reassembler.append(hexBytes("1000 C409 102700"))
         XCTAssertEqual(records.count, 1)
         let record = try XCTUnwrap(records.first)
         XCTAssertTrue(record.isComplete)
@@ -80,8 +81,8 @@ final class FitnessMachineReassemblerTests: XCTestCase {
         // A rower that sets More Data on every notification: each repeated field evicts the
         // previous record, incomplete, one notification late.
         var reassembler = FitnessMachineReassembler(layout: .rower)
-        XCTAssertEqual(try reassembler.append(bytes("2500 E80300 FA00")), [])
-        let second = try reassembler.append(bytes("2500 E90300 FB00"))
+        XCTAssertEqual(try reassembler.append(hexBytes("2500 E80300 FA00")), [])
+        let second = try reassembler.append(hexBytes("2500 E90300 FB00"))
         XCTAssertEqual(second.map(\.isComplete), [false])
         XCTAssertEqual(second.first.map { RowerData($0.data).totalDistance }, 1000)
         XCTAssertEqual(second.first.map { RowerData($0.data).instantaneousPower }, 250)
@@ -93,9 +94,9 @@ final class FitnessMachineReassemblerTests: XCTestCase {
 
     func testARepeatedFieldInTheLastPartEvictsAndCompletes() throws {
         var reassembler = FitnessMachineReassembler(layout: .treadmill)
-        _ = try reassembler.append(bytes("0500 881300"))  // More Data, distance 5000 m
+        _ = try reassembler.append(hexBytes("0500 881300"))  // More Data, distance 5000 m
         // The last part repeats the distance: the pending record lost its end.
-        let records = try reassembler.append(bytes("0400 E803 891300"))
+        let records = try reassembler.append(hexBytes("0400 E803 891300"))
         XCTAssertEqual(records.map(\.isComplete), [false, true])
         XCTAssertEqual(records.map { TreadmillData($0.data).totalDistance }, [5000, 5001])
         XCTAssertEqual(records.last.map { TreadmillData($0.data).instantaneousSpeed }, 1000.0 / 360)
@@ -103,25 +104,25 @@ final class FitnessMachineReassemblerTests: XCTestCase {
 
     func testThePartLimitBoundsAPendingRecord() throws {
         var reassembler = FitnessMachineReassembler(layout: .indoorBike, maximumParts: 2)
-        XCTAssertEqual(try reassembler.append(bytes("0500 B400")), [])  // cadence
-        XCTAssertEqual(try reassembler.append(bytes("4100 C800")), [])  // power
-        let evicted = try reassembler.append(bytes("1100 102700"))  // distance: a third part
+        XCTAssertEqual(try reassembler.append(hexBytes("0500 B400")), [])  // cadence
+        XCTAssertEqual(try reassembler.append(hexBytes("4100 C800")), [])  // power
+        let evicted = try reassembler.append(hexBytes("1100 102700"))  // distance: a third part
         XCTAssertEqual(evicted.map(\.parts), [2])
         XCTAssertEqual(evicted.map(\.isComplete), [false])
         // Parts with no field at all only count.
         var empty = FitnessMachineReassembler(layout: .indoorBike, maximumParts: 3)
-        XCTAssertEqual(try empty.append(bytes("0100")), [])
-        XCTAssertEqual(try empty.append(bytes("0100")), [])
-        XCTAssertEqual(try empty.append(bytes("0000 E803")).map(\.parts), [3])
+        XCTAssertEqual(try empty.append(hexBytes("0100")), [])
+        XCTAssertEqual(try empty.append(hexBytes("0100")), [])
+        XCTAssertEqual(try empty.append(hexBytes("0000 E803")).map(\.parts), [3])
     }
 
     func testABadPartKeepsThePendingRecord() throws {
         var reassembler = FitnessMachineReassembler(layout: .indoorBike)
-        _ = try reassembler.append(bytes("0500 B400"))
-        XCTAssertThrowsError(try reassembler.append(bytes("4100 C8"))) { error in
+        _ = try reassembler.append(hexBytes("0500 B400"))
+        XCTAssertThrowsError(try reassembler.append(hexBytes("4100 C8"))) { error in
             XCTAssertEqual((error as? FitnessDecodingError)?.field, "instantaneousPower")
         }
-        let records = try reassembler.append(bytes("0000 E803"))
+        let records = try reassembler.append(hexBytes("0000 E803"))
         XCTAssertEqual(records.map(\.isComplete), [true])
         XCTAssertEqual(records.first.map { IndoorBikeData($0.data).instantaneousCadence }, 90)
         XCTAssertEqual(records.first?.parts, 2)

@@ -1,57 +1,18 @@
 import FitnessEquipment
 import Foundation
-import XCTest
 import GATTDecoding
+import GatewayTesting
+import XCTest
 
-/// A fixture file of `Fixtures/`: payloads with their sources and expected values.
-struct FixtureFile: Decodable {
-    struct Source: Decodable {
-        var repository: String
-        var path: String
-    }
-    struct Valid: Decodable {
-        var name: String
-        var source: Source
-        var hex: String
-        var expected: [String: Double?]
-        var extra: [String: Double?]?
-    }
-    struct Invalid: Decodable {
-        struct Expected: Decodable {
-            var code: String
-            var field: String
-            var offset: Int
-            var needed: Int
-            var available: Int
-        }
-        var name: String
-        var source: Source
-        var hex: String
-        var error: Expected
-    }
-    var valid: [Valid]
-    var invalid: [Invalid]
+/// The plugin's fixture files: decoded values by key, `null` for an absent field.
+typealias FixtureFile = GATTFixtureFile<[String: Double?]>
 
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fixtures")
-
-    static func load(_ name: String) throws -> FixtureFile {
-        let file = try JSONDecoder().decode(
-            FixtureFile.self, from: Data(contentsOf: directory.appendingPathComponent(name)))
-        XCTAssertFalse(file.valid.isEmpty, name)
+extension GATTFixtureFile {
+    static func load(_ name: String) throws -> Self {
+        let file = try load(name, from: fixturesDirectory(besideTestsOf: #filePath))
         XCTAssertFalse(file.invalid.isEmpty, name)
-        for fixture in file.valid {
-            XCTAssertFalse(fixture.source.repository.isEmpty || fixture.source.path.isEmpty, fixture.name)
-        }
         return file
     }
-}
-
-/// Hex as the fixtures write it: digits with optional spaces.
-func bytes(_ hex: String) -> [UInt8] {
-    let digits = Array(hex.filter { !$0.isWhitespace })
-    precondition(digits.count % 2 == 0, "odd hex: \(hex)")
-    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
 }
 
 /// Compares decoded values with a fixture's, key by key, to 1e-9.
@@ -70,17 +31,6 @@ func assertValues(
         default: XCTFail("\(name): \(key) is \(String(describing: decoded)), expected \(String(describing: value))", file: file, line: line)
         }
     }
-}
-
-/// Checks a typed error against a fixture's expectation.
-func check(_ error: any Error, _ expected: FixtureFile.Invalid.Expected, _ name: String) {
-    guard let error = error as? FitnessDecodingError else { return XCTFail("\(name): \(error)") }
-    XCTAssertEqual(error.code.rawValue, expected.code, name)
-    XCTAssertEqual(error.field, expected.field, name)
-    XCTAssertEqual(error.offset, expected.offset, name)
-    XCTAssertEqual(error.needed, expected.needed, name)
-    XCTAssertEqual(error.available, expected.available, name)
-    XCTAssertTrue(error.description.contains(error.field), error.description)
 }
 
 /// Every proper prefix of `payload` fails with a `.truncated` error that points inside the

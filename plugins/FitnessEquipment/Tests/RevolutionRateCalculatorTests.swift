@@ -1,4 +1,5 @@
 import FitnessEquipment
+import GatewayTesting
 import XCTest
 
 /// Rates from cumulative counters: rollovers of the counters and of the event times, stops,
@@ -18,13 +19,13 @@ final class RevolutionRateCalculatorTests: XCTestCase {
     func testNordicVectors() throws {
         var calculator = try CyclingSpeedCadenceCalculator(profile: .cyclingSpeedAndCadence, wheelCircumference: 2.34)
         let first = calculator.update(
-            try CSCMeasurementDecoder.decode(bytes("03 14000000 0000 0A00 0000")), receivedAt: 0)
+            try CSCMeasurementDecoder.decode(hexBytes("03 14000000 0000 0A00 0000")), receivedAt: 0)
         XCTAssertEqual(first.wheel, .baseline)
         XCTAssertEqual(first.crank, .baseline)
         XCTAssertNil(first.speed)
         XCTAssertNil(first.cadence)
         let second = calculator.update(
-            try CSCMeasurementDecoder.decode(bytes("03 1E000000 0004 0B00 0004")), receivedAt: 1)
+            try CSCMeasurementDecoder.decode(hexBytes("03 1E000000 0004 0B00 0004")), receivedAt: 1)
         XCTAssertEqual(try XCTUnwrap(second.speed), 23.4, accuracy: 1e-9)
         XCTAssertEqual(try XCTUnwrap(second.distance), 23.4, accuracy: 1e-9)
         XCTAssertEqual(try XCTUnwrap(second.cadence), 60, accuracy: 1e-9)
@@ -47,8 +48,8 @@ final class RevolutionRateCalculatorTests: XCTestCase {
     func testCyclingPowerWheelTimesAreIn2048ths() throws {
         var calculator = try CyclingSpeedCadenceCalculator(profile: .cyclingPower, wheelCircumference: 2)
         // CPS v1.1, Wheel Revolution Data: 0x1000 ticks of 1/2048 s is 2 s, across the event time's rollover.
-        let before = try CyclingPowerMeasurementDecoder.decode(bytes("1000 C800 0A000000 00F8"))
-        let after = try CyclingPowerMeasurementDecoder.decode(bytes("1000 C800 12000000 0008"))
+        let before = try CyclingPowerMeasurementDecoder.decode(hexBytes("1000 C800 0A000000 00F8"))
+        let after = try CyclingPowerMeasurementDecoder.decode(hexBytes("1000 C800 12000000 0008"))
         _ = calculator.update(before, receivedAt: 0)
         let result = calculator.update(after, receivedAt: 2)
         XCTAssertEqual(result.wheel, .moving(revolutions: 8, seconds: 2))

@@ -1,5 +1,6 @@
 import Foundation
 import GATTDecoding
+import GatewayTesting
 import HealthDevices
 import XCTest
 
@@ -8,17 +9,13 @@ final class DecoderFixtureTests: XCTestCase {
     func check(_ name: String, _ decode: ([UInt8]) throws -> MeasurementReport) throws {
         let file = try FixtureFile.load(name)
         for fixture in file.valid {
-            assertReport(try decode(bytes(fixture.hex)), fixture.expected, fixture.name)
+            assertReport(try decode(fixture.bytes), fixture.expected, fixture.name)
         }
         for fixture in file.invalid {
-            XCTAssertThrowsError(try decode(bytes(fixture.hex)), fixture.name) { error in
+            XCTAssertThrowsError(try decode(fixture.bytes), fixture.name) { error in
                 guard let error = error as? HealthDecodingError else { return XCTFail("\(fixture.name): \(error)") }
-                XCTAssertEqual(error.code.rawValue, fixture.error.code, fixture.name)
+                XCTAssertEqual(FixtureFile.ExpectedError(error), fixture.error, fixture.name)
                 XCTAssertEqual(error.characteristic.rawValue, file.characteristic, fixture.name)
-                XCTAssertEqual(error.field, fixture.error.field, fixture.name)
-                XCTAssertEqual(error.offset, fixture.error.offset, fixture.name)
-                XCTAssertEqual(error.needed, fixture.error.needed, fixture.name)
-                XCTAssertEqual(error.available, fixture.error.available, fixture.name)
             }
         }
     }
@@ -49,7 +46,7 @@ final class DecoderFixtureTests: XCTestCase {
     /// (onIntermediateCuffPressureReceived_full, _some, _minimal, onInvalidDataReceived_toShort).
     func testIntermediateCuffPressure() throws {
         let full = try BloodPressureMeasurementDecoder.decode(
-            bytes("1E040000000000000004111429 3B3C00012700"), as: .intermediateCuffPressure)
+            hexBytes("1E040000000000000004111429 3B3C00012700"), as: .intermediateCuffPressure)
         XCTAssertEqual(full.systolic, .value(4))
         XCTAssertEqual(full.unit, .mmHg)
         XCTAssertEqual(full.pulseRate, .value(60))
@@ -57,13 +54,13 @@ final class DecoderFixtureTests: XCTestCase {
         XCTAssertEqual(full.measurementStatus, 0b100111)
         XCTAssertEqual(full.timestamp, DeviceTimestamp(year: 0, month: 4, day: 17, hours: 20, minutes: 41, seconds: 59))
         XCTAssertNil(full.timestamp?.rfc3339, "year 0 is not known")
-        let some = try BloodPressureMeasurementDecoder.decode(bytes("156FF0000000003C001200"), as: .intermediateCuffPressure)
+        let some = try BloodPressureMeasurementDecoder.decode(hexBytes("156FF0000000003C001200"), as: .intermediateCuffPressure)
         XCTAssertEqual(some.unit, .kPa)
         XCTAssertEqual(some.millimetersOfMercury(some.systolic) ?? 0, 11.1 * 1000 / 133.322387415, accuracy: 1e-9)
         XCTAssertNil(some.userID)
-        let minimal = try BloodPressureMeasurementDecoder.decode(bytes("00D7F000000000"), as: .intermediateCuffPressure)
+        let minimal = try BloodPressureMeasurementDecoder.decode(hexBytes("00D7F000000000"), as: .intermediateCuffPressure)
         XCTAssertEqual(minimal.systolic.number ?? 0, 21.5, accuracy: 1e-12)
-        XCTAssertThrowsError(try BloodPressureMeasurementDecoder.decode(bytes("010203040506"), as: .intermediateCuffPressure)) {
+        XCTAssertThrowsError(try BloodPressureMeasurementDecoder.decode(hexBytes("010203040506"), as: .intermediateCuffPressure)) {
             XCTAssertEqual(($0 as? HealthDecodingError)?.characteristic, .intermediateCuffPressure)
             XCTAssertEqual("\($0)", "Intermediate Cuff Pressure (0x2A36): field meanArterialPressure at offset 5 is truncated: needs 2 byte(s), 1 available")
         }

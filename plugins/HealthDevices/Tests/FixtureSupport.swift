@@ -1,48 +1,18 @@
 import Foundation
+import GatewayTesting
 import HealthDevices
 import XCTest
 
-/// A fixture file of `Fixtures/`: payloads with their published sources and the values
-/// `healthgate decode` prints for them.
-struct FixtureFile: Decodable {
-    struct Source: Decodable {
-        var repository: String
-        var path: String
-        var test: String
-    }
-    struct Valid: Decodable {
-        var name: String
-        var source: Source
-        var hex: String
-        var expected: [String: FixtureValue]
-    }
-    struct Invalid: Decodable {
-        struct Expected: Decodable {
-            var code: String
-            var field: String
-            var offset: Int
-            var needed: Int
-            var available: Int
-        }
-        var name: String
-        var source: Source
-        var hex: String
-        var error: Expected
-    }
-    var characteristic: String
-    var valid: [Valid]
-    var invalid: [Invalid]
+/// The plugin's fixture files: values as `healthgate decode` prints them; every payload names
+/// the test that publishes it.
+typealias FixtureFile = GATTFixtureFile<[String: FixtureValue]>
 
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fixtures")
-
-    static func load(_ name: String) throws -> FixtureFile {
-        let file = try JSONDecoder().decode(
-            FixtureFile.self, from: Data(contentsOf: directory.appendingPathComponent(name)))
-        XCTAssertFalse(file.valid.isEmpty, name)
+extension GATTFixtureFile {
+    static func load(_ name: String) throws -> Self {
+        let file = try load(name, from: fixturesDirectory(besideTestsOf: #filePath))
         XCTAssertFalse(file.invalid.isEmpty, name)
         for source in file.valid.map(\.source) + file.invalid.map(\.source) {
-            XCTAssertFalse(source.repository.isEmpty || source.path.isEmpty || source.test.isEmpty, name)
+            XCTAssertFalse(source.test?.isEmpty ?? true, "\(name): \(source.path) names no test")
         }
         return file
     }
@@ -67,13 +37,6 @@ enum FixtureValue: Decodable, Equatable {
             self = .string(try container.decode(String.self))
         }
     }
-}
-
-/// Hex as the fixtures write it.
-func bytes(_ hex: String) -> [UInt8] {
-    let digits = Array(hex.filter { !$0.isWhitespace })
-    precondition(digits.count % 2 == 0, "odd hex: \(hex)")
-    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
 }
 
 /// Compares a report with a fixture's expected values: the same keys, numbers to 1e-9.

@@ -1,3 +1,4 @@
+import GatewayTesting
 import HealthDevices
 import HealthModel
 import XCTest
@@ -8,11 +9,11 @@ import XCTest
 /// and the context joined to its measurement by sequence number.
 final class GlucoseMeasurementContextTests: XCTestCase {
     func testPublishedVectors() throws {
-        let empty = try GlucoseMeasurementContextDecoder.decode(bytes("0001000000000000000000000000000000"))
+        let empty = try GlucoseMeasurementContextDecoder.decode(hexBytes("0001000000000000000000000000000000"))
         XCTAssertEqual(empty.sequenceNumber, 1)
         XCTAssertNil(empty.meal)
         XCTAssertTrue(empty.metadata.isEmpty)
-        XCTAssertThrowsError(try GlucoseMeasurementContextDecoder.decode(bytes("FF0000B303"))) {
+        XCTAssertThrowsError(try GlucoseMeasurementContextDecoder.decode(hexBytes("FF0000B303"))) {
             XCTAssertEqual("\($0)", "Glucose Measurement Context (0x2A34): field carbohydrate at offset 5 is truncated: needs 2 byte(s), 0 available")
         }
     }

@@ -1,3 +1,4 @@
+import GatewayTesting
 import HealthDevices
 import XCTest
 
@@ -7,16 +8,16 @@ import XCTest
 /// PLX characteristics.
 final class PLXTests: XCTestCase {
     func testContinuousMeasurementVectors() throws {
-        let simplest = try PLXMeasurementDecoder.decodeContinuous(bytes("006400 5A00"))
+        let simplest = try PLXMeasurementDecoder.decodeContinuous(hexBytes("006400 5A00"))
         XCTAssertEqual(simplest.oxygenSaturation, .value(100))
         XCTAssertEqual(simplest.pulseRate, .value(90))
         XCTAssertNil(simplest.measurementStatus)
-        let simple = try PLXMeasurementDecoder.decodeContinuous(bytes("1C5F005A00200000000057F0"))
+        let simple = try PLXMeasurementDecoder.decodeContinuous(hexBytes("1C5F005A00200000000057F0"))
         XCTAssertEqual(simple.report["oxygenSaturation"], .number(95))
         XCTAssertEqual(simple.measurementStatus, 0x20)
         XCTAssertEqual(simple.deviceAndSensorStatus, 0)
         XCTAssertEqual(simple.pulseAmplitudeIndex?.number ?? 0, 8.7, accuracy: 1e-12)
-        let full = try PLXMeasurementDecoder.decodeContinuous(bytes("1FDEF3CAF3CAF35AF5D4F3B2F220010000007AE3"))
+        let full = try PLXMeasurementDecoder.decodeContinuous(hexBytes("1FDEF3CAF3CAF35AF5D4F3B2F220010000007AE3"))
         XCTAssertEqual(full.oxygenSaturation, .value(99))
         XCTAssertEqual(full.pulseRate, .value(97))
         XCTAssertEqual(full.fast?.oxygenSaturation, .value(97))
@@ -25,7 +26,7 @@ final class PLXTests: XCTestCase {
         XCTAssertEqual(full.slow?.pulseRate, .value(69))
         XCTAssertEqual(full.measurementStatus, 0x0120)
         XCTAssertEqual(full.pulseAmplitudeIndex?.number ?? 0, 8.9, accuracy: 1e-12)
-        XCTAssertThrowsError(try PLXMeasurementDecoder.decodeContinuous(bytes("1FDEF3CAF3CAF35AF5D4F3"))) {
+        XCTAssertThrowsError(try PLXMeasurementDecoder.decodeContinuous(hexBytes("1FDEF3CAF3CAF35AF5D4F3"))) {
             XCTAssertEqual("\($0)", "PLX Continuous Measurement (0x2A5F): field pulseRateSlow at offset 11 is truncated: needs 2 byte(s), 0 available")
         }
     }

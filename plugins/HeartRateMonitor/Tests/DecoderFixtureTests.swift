@@ -1,51 +1,18 @@
 import Foundation
+import GatewayTesting
+import GATTDecoding
 import HealthModel
 import HeartRateMonitor
 import SampleBus
 import XCTest
-import GATTDecoding
 
 /// The decoders against payloads published by independent projects' test suites
 /// (Fixtures/*.json cite each one), every truncation of each, and long payloads.
 final class DecoderFixtureTests: XCTestCase {
-    struct FixtureFile: Decodable {
-        struct Source: Decodable {
-            var repository: String
-            var path: String
-        }
-        struct Valid: Decodable {
-            var name: String
-            var source: Source
-            var hex: String
-            var expected: [String: JSONValue]
-        }
-        struct Invalid: Decodable {
-            struct Expected: Decodable {
-                var code: String
-                var field: String
-                var offset: Int
-                var needed: Int
-                var available: Int
-            }
-            var name: String
-            var source: Source
-            var hex: String
-            var error: Expected
-        }
-        var valid: [Valid]
-        var invalid: [Invalid]
-    }
-
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fixtures")
+    typealias FixtureFile = GATTFixtureFile<[String: JSONValue]>
 
     func load(_ name: String) throws -> FixtureFile {
-        let file = try JSONDecoder().decode(FixtureFile.self, from: Data(contentsOf: Self.fixtures.appendingPathComponent(name)))
-        XCTAssertFalse(file.valid.isEmpty)
-        for fixture in file.valid {
-            XCTAssertFalse(fixture.source.repository.isEmpty || fixture.source.path.isEmpty, fixture.name)
-        }
-        return file
+        try FixtureFile.load(name, from: fixturesDirectory(besideTestsOf: #filePath))
     }
 
     /// A decoded value in the JSON shape of `healthgate decode` (the same keys), for comparison.
@@ -67,14 +34,6 @@ final class DecoderFixtureTests: XCTestCase {
         object["totalDistance"] = m.totalDistance.map { JSONValue.number($0) } ?? .null
         object["isRunning"] = .bool(m.isRunning)
         return object
-    }
-
-    func check(_ error: GATTDecodingError, _ expected: FixtureFile.Invalid.Expected, _ name: String) {
-        XCTAssertEqual(error.code.rawValue, expected.code, name)
-        XCTAssertEqual(error.field, expected.field, name)
-        XCTAssertEqual(error.offset, expected.offset, name)
-        XCTAssertEqual(error.needed, expected.needed, name)
-        XCTAssertEqual(error.available, expected.available, name)
     }
 
     /// Every proper prefix fails with a specific error that points inside the prefix.
@@ -133,7 +92,7 @@ final class DecoderFixtureTests: XCTestCase {
         for fixture in file.invalid {
             XCTAssertThrowsError(try HeartRateMeasurementDecoder.decode(try HexPayload.parse(fixture.hex))) { error in
                 guard let error = error as? GATTDecodingError else { return XCTFail("\(error)") }
-                check(error, fixture.error, fixture.name)
+                XCTAssertEqual(FixtureFile.ExpectedError(error), fixture.error, fixture.name)
             }
         }
     }
@@ -148,7 +107,7 @@ final class DecoderFixtureTests: XCTestCase {
         for fixture in file.invalid {
             XCTAssertThrowsError(try RSCMeasurementDecoder.decode(try HexPayload.parse(fixture.hex))) { error in
                 guard let error = error as? GATTDecodingError else { return XCTFail("\(error)") }
-                check(error, fixture.error, fixture.name)
+                XCTAssertEqual(FixtureFile.ExpectedError(error), fixture.error, fixture.name)
             }
         }
     }
@@ -165,7 +124,7 @@ final class DecoderFixtureTests: XCTestCase {
         for fixture in file.invalid {
             XCTAssertThrowsError(try BodySensorLocationDecoder.decode(try HexPayload.parse(fixture.hex))) { error in
                 guard let error = error as? GATTDecodingError else { return XCTFail("\(error)") }
-                check(error, fixture.error, fixture.name)
+                XCTAssertEqual(FixtureFile.ExpectedError(error), fixture.error, fixture.name)
             }
         }
         // Every defined code maps onto HealthModel's location; 7…255 are reserved.
@@ -190,7 +149,7 @@ final class DecoderFixtureTests: XCTestCase {
         for fixture in file.invalid {
             XCTAssertThrowsError(try BatteryLevelDecoder.decode(try HexPayload.parse(fixture.hex))) { error in
                 guard let error = error as? GATTDecodingError else { return XCTFail("\(error)") }
-                check(error, fixture.error, fixture.name)
+                XCTAssertEqual(FixtureFile.ExpectedError(error), fixture.error, fixture.name)
             }
         }
         XCTAssertEqual(try BatteryLevelDecoder.decode([0]), 0)
