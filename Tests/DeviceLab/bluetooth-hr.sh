@@ -161,6 +161,14 @@ before=$(heart_rates)
 stop_monitor
 echo "stored before the restart: $before"
 start_monitor 2 && power_monitor on && pass "peripheral restarted" || fail "peripheral did not restart"
+# The reconnect time: from the monitor advertising again (hci0 powered with its servers
+# registered) to its first new sample in the store, in steps of the poll's 0.25 s. It includes
+# the wait for the gateway's next reconnect attempt (backoff 1 s doubling to 5 s).
+back=$(date +%s%N)
+if poll "$WAIT" at_least $((before + 1)); then
+  reconnect_ms=$((($(date +%s%N) - back) / 1000000))
+  echo "reconnect: ${reconnect_ms} ms from advertising again to the first new sample stored" | tee "$OUT/reconnect.txt"
+fi
 poll "$WAIT" at_least $((before + 3)) && pass "samples resumed ($(heart_rates) stored)" ||
   fail "samples did not resume after the restart ($(heart_rates) stored)"
 

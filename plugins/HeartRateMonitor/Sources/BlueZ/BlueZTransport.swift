@@ -225,7 +225,12 @@ public final class BlueZTransport: BLECentralTransport {
                     await resumeDiscovery(paused, on: adapter, client: client, device: address)
                     throw error
                 }
-                await resumeDiscovery(paused, on: adapter, client: client, device: address)
+                // StartDiscovery can take BlueZ seconds to answer after a connection (3.9 s of a
+                // 5.5 s reconnect in one measurement); the services are resolved meanwhile, so the
+                // connection goes on to subscribe while discovery resumes beside it.
+                if paused != nil {
+                    Task { [self] in await resumeDiscovery(paused, on: adapter, client: client, device: address) }
+                }
                 try await peripheral.waitUntilResolved(timeout: resolveTimeout)
             } catch {
                 peripheral.finish(BLETransportError(.disconnected, device: address, "connect failed"))
