@@ -98,6 +98,12 @@ public struct HealthgateExecutable: Sendable {
             for (pipe, isOutput) in [(out, true), (err, false)] {
                 let handle = pipe.fileHandleForReading
                 let thread = Thread { [weak self] in
+                    // The read end is closed here at end of file, not when the handle happens
+                    // to be released: left to that, a suite that runs the executable thousands
+                    // of times held 2 000 pipe descriptors, and Foundation's Process.run on
+                    // Linux crashes reading a /proc/self/fd that large (an over-read of each
+                    // entry, fixed upstream in swift-corelibs-foundation after 6.3).
+                    defer { try? handle.close() }
                     while true {
                         let data = handle.availableData
                         guard let self else { return }
