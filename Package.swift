@@ -42,6 +42,9 @@ let package = Package(
         // path); links nothing: the http-repository sink dlopens libcurl.so.4 when it starts. No
         // pkgConfig, because `pkg-config --libs libcurl` would add -lcurl to every executable.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
+        // libmosquitto's headers only (libmosquitto-dev); links nothing: the mqtt sink dlopens
+        // libmosquitto.so.1 when it starts, like the http-repository sink and libcurl.
+        .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto"),
         .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(
@@ -99,13 +102,16 @@ let package = Package(
         .target(
             name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "RemoteOutbox", "CZlib", "CCurl", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
+        .target(
+            name: "MQTTBroker", dependencies: ["HealthModel", "SampleBus", "RemoteOutbox", "CMosquitto", "AsyncPrimitives"],
+            path: "plugins/MQTTBroker/Sources", swiftSettings: swiftSettings),
 
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
         .executableTarget(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem",
-                "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "RemoteOutbox", "Udev",
+                "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "RemoteOutbox", "Udev",
                 "FitnessEquipment", "HealthDevices", "WebBoard",
             ],
             swiftSettings: swiftSettings),
@@ -169,6 +175,9 @@ let package = Package(
         .testTarget(
             name: "HTTPRepositoryTests", dependencies: ["HTTPRepository", "RemoteOutbox", "GatewayTesting", "SQLite", "HealthModel", "SampleBus"],
             path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MQTTBrokerTests", dependencies: ["MQTTBroker", "RemoteOutbox", "GatewayTesting", "HealthModel", "SampleBus"],
+            path: "plugins/MQTTBroker/Tests", swiftSettings: swiftSettings),
     ]
 )
 

@@ -1,4 +1,5 @@
 import HTTPRepository
+import MQTTBroker
 import HeartRateMonitor
 import SQLiteStore
 import SampleBus
@@ -12,6 +13,7 @@ enum BuiltinCatalog {
             .source(SerialPedometerSource.self),
             .sink(SQLiteSink.self),
             .sink(HTTPRepositorySink.self),
+            .sink(MQTTBrokerSink.self),
         ])
     }
 }

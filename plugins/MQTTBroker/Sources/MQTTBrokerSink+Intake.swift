@@ -1,0 +1,81 @@
+import Foundation
+import HealthModel
+import RemoteOutbox
+import SampleBus
+
+extension MQTTBrokerSink {
+    /// Takes batches from the inbox into the outbox until the inbox ends, then tells the
+    /// delivery (``MQTTSinkSignals/finishIntake()``), which also ends a backoff under way.
+    ///
+    /// One inbox batch is one outbox transaction of batches of at most `batchSize` records, each
+    /// sealed here with its messages; the bus is acknowledged after the commit, so a crash loses
+    /// nothing the bus was told was taken. Under the `block` policy it stops taking while the
+    /// outbox is full, so back-pressure reaches the bus.
+    func intake(inbox: SinkInbox, context: SinkContext, signals: MQTTSinkSignals) async throws {
+        let healthEncoder = HealthJSON.makeEncoder()
+        var blockedSince: Date?
+        let batchSize = configuration.batchSize
+        while !Task.isCancelled {
+            if limits.policy == .block, outbox.isFull(now: clock.now(), limits: limits) {
+                if blockedSince == nil {
+                    blockedSince = clock.now()
+                    let statistics = outbox.statistics
+                    context.logger.warning(
+                        "outbox full (\(statistics.count) records, \(statistics.bytes) bytes): not taking new records "
+                            + "until the broker acknowledges some (policy block)")
+                    context.status.setDetail("outboxFull", "true")
+                }
+                try await signals.waitForRoom()
+                continue
+            }
+            if blockedSince != nil {
+                blockedSince = nil
+                context.status.setDetail("outboxFull", nil)
+                context.logger.info("outbox has room again: taking new records")
+            }
+            guard let batch = await inbox.next(maxCount: batchSize) else { break }
+            let now = clock.now()
+            var taken: [HealthRecord] = []
+            var stored: [OutboxRecord] = []
+            for record in batch {
+                do {
+                    let payload = try Self.storedPayload(of: record, encoder: healthEncoder)
+                    stored.append(OutboxRecord(id: record.id, kind: record.kind, payload: payload, enqueuedAt: now))
+                    taken.append(record)
+                } catch {
+                    // Cannot happen for validated samples (finite values); never drop silently.
+                    context.logger.error("cannot encode record \(record.id): \(error); skipped", device: record.device?.displayName)
+                    context.status.reportError("cannot encode record \(record.id): \(error)")
+                    context.status.recordsDropped(1)
+                }
+            }
+            var batches: [NewOutboxBatch] = []
+            for first in stride(from: 0, to: stored.count, by: batchSize) {
+                let range = first..<min(first + batchSize, stored.count)
+                let records = Array(stored[range])
+                batches.append(NewOutboxBatch(records: records, body: encoder.body(for: records, samples: Array(taken[range]))))
+            }
+            let result = try await outbox.append(batches, now: now, limits: limits)
+            inbox.acknowledge()
+            if result.dropped > 0 {
+                context.logger.warning(
+                    "OUTBOX FULL: dropped the \(result.dropped) oldest unpublished record(s) to stay within "
+                        + "\(limits.maxBytes) bytes / \(Int(limits.maxAge)) s (policy dropOldest); the broker never gets them")
+                context.status.recordsDropped(result.dropped)
+            }
+            publishStatus(context.status)
+            signals.recordsArrived()
+        }
+        signals.finishIntake()
+    }
+
+    /// The record's sample in HealthJSON (the outbox's stored form, the message payload).
+    static func storedPayload(of record: HealthRecord, encoder: JSONEncoder) throws -> [UInt8] {
+        switch record {
+        case .quantity(let sample): Array(try encoder.encode(sample))
+        case .heartbeatSeries(let series): Array(try encoder.encode(series))
+        case .workout(let workout): Array(try encoder.encode(workout))
+        case .correlation(let correlation): Array(try encoder.encode(correlation))
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import SampleBus
+import Synchronization
+
+/// The sink's one MQTT client, created at the first delivery attempt (loading libmosquitto and
+/// reading the password file then) and closed when the sink ends. A failed creation is tried
+/// again at the next attempt. Thread-safe.
+final class MQTTSinkConnection: Sendable {
+    private let sink: MQTTBrokerSink
+    private let client = Mutex<MQTTClient?>(nil)
+
+    init(sink: MQTTBrokerSink) {
+        self.sink = sink
+    }
+
+    /// The client, connecting it first if needed.
+    /// - Throws: ``MosquittoLibraryError``, ``MQTTClientError`` (an unreadable password file, a
+    ///   setting libmosquitto refuses).
+    func connected(name: String) throws -> MQTTClient {
+        try client.withLock { client in
+            if let client { return client }
+            let configuration = sink.configuration
+            var password: String?
+            if let file = configuration.passwordFile {
+                guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                    throw MQTTClientError(message: "cannot read the password file \(file)")
+                }
+                password = String(text.reversed().drop(while: \.isWhitespace).reversed())
+            }
+            let settings = MQTTClient.Settings(
+                host: configuration.host, port: configuration.port,
+                clientID: configuration.clientID ?? "healthgate-\(sink.encoder.gateway)-\(name)",
+                keepAliveSeconds: configuration.keepAliveSeconds,
+                reconnectMaxDelaySeconds: Int(configuration.retry.maxDelaySeconds.rounded(.up)),
+                statusTopic: sink.encoder.statusTopic, username: configuration.username, password: password,
+                caFile: configuration.caFile)
+            let created = try MQTTClient(library: sink.library, settings: settings)
+            client = created
+            return created
+        }
+    }
+
+    /// Publishes `offline` (retained) when connected, then disconnects and frees the client.
+    func close(clock: any GatewayClock) async {
+        guard let client = client.withLock({ client in defer { client = nil }; return client }) else { return }
+        await client.announceOffline(clock: clock, timeout: .seconds(2))
+        client.close()
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import MQTTBroker
+import RemoteOutbox
+import SampleBus
+import XCTest
+
+/// The sink against a real `mosquitto` on 127.0.0.1, recorded by a real `mosquitto_sub`.
+final class MQTTBrokerSinkTests: XCTestCase {
+    var directory: URL!
+    var broker: MosquittoBroker!
+    let ids = SampleIDGenerator(seed: 11)
+
+    override func setUp() async throws {
+        directory = try TestEnvironment.temporaryDirectory("mqtt")
+        broker = try MosquittoBroker(directory: directory)
+        try await broker.start()
+    }
+
+    override func tearDown() async throws {
+        broker.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    let device = Device(name: "Polar H10", manufacturer: "Polar Electro Oy", localIdentifier: "A0:9E:1A:00:11:22")
+
+    func heartRate(_ bpm: Double, at offset: Double) throws -> HealthRecord {
+        let date = Date(timeIntervalSince1970: 1_800_000_000 + offset)
+        return .quantity(try QuantitySample(
+            id: ids.next(), type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: date, end: date, device: device))
+    }
+
+    struct Running {
+        var sink: MQTTBrokerSink
+        var feed: @Sendable ([HealthRecord]) async -> Void
+        var finish: @Sendable () -> Void
+        var task: Task<Void, any Error>
+        var status: StatusReporter
+    }
+
+    func start(_ configuration: MQTTBrokerConfiguration, name: String = "broker") async throws -> Running {
+        let environment = TestEnvironment.make(name: name, clock: SystemClock(), directory: directory)
+        let sink = try MQTTBrokerSink(settings: configuration.validated(in: environment), environment: environment)
+        let (inbox, feed, finish) = SinkInbox.standalone(configuration: QueueConfiguration())
+        let status = StatusBoard().register(name: name, kind: MQTTBrokerSink.kind, role: .sink)
+        let context = SinkContext(logger: environment.logger, clock: SystemClock(), status: status)
+        let task = Task { try await sink.run(inbox: inbox, context: context) }
+        return Running(sink: sink, feed: feed, finish: finish, task: task, status: status)
+    }
+
+    func configuration(_ changes: (inout MQTTBrokerConfiguration) -> Void = { _ in }) -> MQTTBrokerConfiguration {
+        var configuration = MQTTBrokerConfiguration(host: "127.0.0.1", port: broker.port, gateway: "gw1", batchSize: 7)
+        configuration.retry = .init(initialDelaySeconds: 0.05, maxDelaySeconds: 1)
+        configuration.ackTimeoutSeconds = 5
+        changes(&configuration)
+        return configuration
+    }
+
+    func testEveryRecordIsPublishedOnceWithItsUUIDOnItsDeviceAndTypeTopic() async throws {
+        let recorder = try MQTTRecorder(broker: broker, filter: "healthgate/#")
+        defer { recorder.stop() }
+        try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
+        let running = try await start(configuration())
+        let records = try (0..<25).map { try heartRate(60 + Double($0), at: Double($0)) }
+        await running.feed(records)
+        try await waitUntil(timeout: .seconds(30), "every record acknowledged") {
+            running.status.current?.records == 25 && running.sink.outbox.statistics.count == 0
+        }
+        running.finish()
+        try await running.task.value
+        try await waitUntil(timeout: .seconds(10), "the offline status recorded") {
+            recorder.messages.contains { $0.topic == "healthgate/gw1/status" && $0.payload == "offline" }
+        }
+        let messages = recorder.messages
+        let samples = messages.filter { $0.topic == "healthgate/gw1/A0:9E:1A:00:11:22/heartRate" }
+        XCTAssertEqual(samples.map(\.uuids), records.map { [$0.id.uuidString] }, "each record once, in order, with its uuid")
+        let encoder = HealthJSON.makeEncoder()
+        for (message, record) in zip(samples, records) {
+            guard case .quantity(let sample) = record else { continue }
+            XCTAssertEqual(message.payload, String(decoding: try encoder.encode(sample), as: UTF8.self))
+        }
+        let status = messages.filter { $0.topic == "healthgate/gw1/status" }.map(\.payload)
+        XCTAssertEqual(status.first, "online")
+        XCTAssertEqual(status.last, "offline")
+    }
+
+    func testBatchMessagesCarryAJSONArrayAndOneUUIDPropertyPerRecord() async throws {
+        let recorder = try MQTTRecorder(broker: broker, filter: "healthgate/#")
+        defer { recorder.stop() }
+        try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
+        let running = try await start(configuration { $0.messages = .batch })
+        let records = try (0..<10).map { try heartRate(70, at: Double($0)) }
+        await running.feed(records)
+        try await waitUntil(timeout: .seconds(30), "every record acknowledged") { running.status.current?.records == 10 }
+        running.finish()
+        try await running.task.value
+        let batches = recorder.messages.filter { $0.topic.hasSuffix("/heartRate") }
+        XCTAssertEqual(batches.flatMap(\.uuids), records.map(\.id.uuidString))
+        for batch in batches {
+            let array = try JSONSerialization.jsonObject(with: Data(batch.payload.utf8)) as? [[String: Any]]
+            XCTAssertEqual(array?.compactMap { $0["uuid"] as? String }, batch.uuids)
+        }
+    }
+
+    func testBrokerDownAtStopKeepsTheRecordsForTheNextStart() async throws {
+        broker.stop()
+        let running = try await start(configuration { $0.ackTimeoutSeconds = 0.5 })
+        let records = try (0..<5).map { try heartRate(60, at: Double($0)) }
+        await running.feed(records)
+        try await waitUntil(timeout: .seconds(20), "the failure shown in status") {
+            running.status.current?.lastError?.contains("publishing failed") == true
+        }
+        running.finish()
+        try await running.task.value
+        XCTAssertEqual(running.sink.outbox.statistics.count, 5)
+
+        try await broker.start()
+        let recorder = try MQTTRecorder(broker: broker, filter: "healthgate/#")
+        defer { recorder.stop() }
+        try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
+        let again = try await start(configuration())
+        try await waitUntil(timeout: .seconds(30), "the kept records published") { again.sink.outbox.statistics.count == 0 }
+        again.finish()
+        try await again.task.value
+        XCTAssertEqual(
+            Set(recorder.messages.filter { $0.topic.hasSuffix("/heartRate") }.flatMap(\.uuids)), Set(records.map(\.id.uuidString)))
+    }
+
+    func testConfigurationIsStrictAndRangeChecked() throws {
+        let decoder = HealthJSON.makeDecoder()
+        XCTAssertThrowsError(try ConfigurationJSONParser.parse(#"{"host": "h", "prot": 1}"#.utf8).decodeStrictly(MQTTBrokerConfiguration.self)) {
+            XCTAssertTrue("\($0)".contains("port"), "\($0)")
+        }
+        XCTAssertThrowsError(try decoder.decode(MQTTBrokerConfiguration.self, from: Data(#"{"host": "h", "password": "x"}"#.utf8)))
+        let environment = TestEnvironment.make(directory: directory)
+        let bad: [(String, MQTTBrokerConfiguration)] = [
+            ("port", MQTTBrokerConfiguration(host: "h", port: 70_000)),
+            ("topicPrefix", MQTTBrokerConfiguration(host: "h", topicPrefix: "a/#")),
+            ("gateway", MQTTBrokerConfiguration(host: "h", gateway: "a/b")),
+            ("keepAliveSeconds", MQTTBrokerConfiguration(host: "h", keepAliveSeconds: 1)),
+            ("passwordFile", MQTTBrokerConfiguration(host: "h", passwordFile: "/nonexistent")),
+            ("caFile", MQTTBrokerConfiguration(host: "h", caFile: "/nonexistent/ca.pem")),
+            ("retry.maxDelaySeconds", MQTTBrokerConfiguration(host: "h", retry: .init(initialDelaySeconds: 5, maxDelaySeconds: 1))),
+        ]
+        for (key, configuration) in bad {
+            XCTAssertThrowsError(try configuration.validated(in: environment), key) {
+                XCTAssertEqual(($0 as? PluginConfigurationError)?.keyPath, key)
+            }
+        }
+    }
+
+    func testSampleConfigDecodes() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let configuration = try GatewayConfiguration.load(from: root.appendingPathComponent("sample-config.json"))
+        let sinks = configuration.sinks.filter { $0.kind == MQTTBrokerSink.kind }
+        XCTAssertFalse(sinks.isEmpty)
+        for sink in sinks {
+            XCTAssertFalse(try sink.config.decodeStrictly(MQTTBrokerConfiguration.self).host.isEmpty)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Glibc
+import GatewayTesting
+
+/// A real `mosquitto` broker on 127.0.0.1, on a free port, with a generated configuration, and a
+/// `mosquitto_sub` recording every message under a topic filter (topic, user properties, payload).
+final class MosquittoBroker: @unchecked Sendable {
+    let directory: URL
+    let port: Int
+    // Touched by the test's task only.
+    private var process: Process?
+
+    init(directory: URL) throws {
+        self.directory = directory
+        self.port = try Self.freePort()
+        let configuration = """
+            listener \(port) 127.0.0.1
+            allow_anonymous true
+            log_dest file \(directory.path)/mosquitto.log
+
+            """
+        try configuration.write(to: directory.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
+    }
+
+    /// A port nothing listens on now: bound with port 0, read back and released.
+    static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Starts the broker and waits until it accepts connections.
+    func start() async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
+        process.arguments = ["-c", directory.appendingPathComponent("mosquitto.conf").path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let port = port
+        try await waitUntil(timeout: .seconds(10), "mosquitto to listen on \(port)") { Self.accepts(port: port) }
+    }
+
+    /// Kills the broker (SIGKILL: a process spawned from a Dispatch thread inherits its blocked
+    /// SIGTERM) and waits for it to exit.
+    func stop() {
+        guard let process else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    static func accepts(port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
+
+/// `mosquitto_sub -V mqttv5` with a persistent session (QoS 1, a fixed client id, no clean
+/// start), so it gets every message published while it is subscribed, across broker restarts.
+final class MQTTRecorder: @unchecked Sendable {
+    struct Message: Hashable {
+        var topic: String
+        var uuids: [String]
+        var payload: String
+        var retained: Bool
+    }
+
+    let output: URL
+    private let process = Process()
+
+    init(broker: MosquittoBroker, filter: String, name: String = "recorder") throws {
+        output = broker.directory.appendingPathComponent("\(name).txt")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
+        // One line per message: retained flag, topic, user properties, payload, tab-separated.
+        process.arguments = [
+            "-V", "mqttv5", "-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-i", "healthgate-test-\(name)",
+            "-c", "-x", "3600", "-t", filter, "-F", "%r\t%t\t%P\t%p",
+        ]
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// SIGKILL, like ``MosquittoBroker/stop()``.
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    var messages: [Message] {
+        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false)
+            guard fields.count == 4 else { return nil }
+            let uuids = fields[2].split(separator: " ").compactMap { property -> String? in
+                property.hasPrefix("uuid:") ? String(property.dropFirst(5)) : nil
+            }
+            return Message(topic: String(fields[1]), uuids: uuids, payload: String(fields[3]), retained: fields[0] == "1")
+        }
+    }
+}
+
+extension MQTTRecorder {
+    /// Publishes probes to `topic` until the recorder prints one: it is subscribed then.
+    func waitUntilSubscribed(broker: MosquittoBroker, probe topic: String) async throws {
+        try await waitUntil(timeout: .seconds(10), "mosquitto_sub to subscribe") {
+            let publisher = Process()
+            publisher.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
+            publisher.arguments = ["-V", "mqttv5", "-h", "127.0.0.1", "-p", String(broker.port), "-t", topic, "-m", "probe"]
+            try publisher.run()
+            publisher.waitUntilExit()
+            try await Task.sleep(for: .milliseconds(50))
+            return self.messages.contains { $0.topic == topic }
+        }
+    }
+}
