@@ -62,12 +62,13 @@ enum QueryCommand {
         case "json":
             context.print(try json(found))
         case "csv":
-            context.print("uuid,type,start,end,value,unit,recorded_value,recorded_unit,device")
+            context.print("uuid,type,start,end,value,unit,recorded_value,recorded_unit,device,source")
             for sample in found {
                 context.print([
                     sample.id.uuidString, type.identifier, RFC3339.string(from: sample.startDate),
                     RFC3339.string(from: sample.endDate), String(sample.canonicalValue), type.canonicalUnit.unitString,
                     String(sample.quantity.value), sample.quantity.unit.unitString, sample.device?.displayName ?? "",
+                    source(of: sample.metadata) ?? "",
                 ].map(csvField).joined(separator: ","))
             }
         default:
@@ -76,11 +77,11 @@ enum QueryCommand {
                 return .success
             }
             context.print(TextTable.render(
-                header: ["START", "END", "VALUE", "UNIT", "DEVICE", "UUID"],
+                header: ["START", "END", "VALUE", "UNIT", "DEVICE", "SOURCE", "UUID"],
                 rows: found.map { sample in
                     [RFC3339.string(from: sample.startDate), RFC3339.string(from: sample.endDate),
                      number(sample.canonicalValue), type.canonicalUnit.unitString,
-                     sample.device?.displayName ?? "-", sample.id.uuidString]
+                     sample.device?.displayName ?? "-", source(of: sample.metadata) ?? "-", sample.id.uuidString]
                 }))
         }
         return .success
@@ -211,12 +212,7 @@ enum QueryCommand {
             }
             return zone
         }
-        // POSIX TZ may start with ':' before a zone name.
-        if let name = context.variables["TZ"].map({ $0.hasPrefix(":") ? String($0.dropFirst()) : $0 }),
-            let zone = TimeZone(identifier: name) {
-            return zone
-        }
-        return TimeZone.current
+        return LocalTimeZone.resolve(variables: context.variables)
     }
 
     /// `--since`/`--last` and `--until`, as dates.
@@ -306,6 +302,16 @@ enum QueryCommand {
     }
 
     /// RFC 4180: quote a field that holds a comma, a quote or a line break.
+    /// Where a sample came from, as its provenance metadata tells: `gateway/source`.
+    static func source(of metadata: Metadata) -> String? {
+        switch (metadata[.gatewayName]?.description, metadata[.sourceName]?.description) {
+        case let (gateway?, source?): "\(gateway)/\(source)"
+        case let (gateway?, nil): gateway
+        case let (nil, source?): source
+        case (nil, nil): nil
+        }
+    }
+
     static func csvField(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
