@@ -129,6 +129,22 @@ public final class SQLiteSampleWriter {
         try write(Array(records))
     }
 
+    /// Deletes the tombstones of objects deleted before `date`, in one transaction; a client
+    /// whose anchor is older then gets `.anchorExpired` (see StoreSchema+Version7.swift).
+    /// - Returns: how many tombstones went.
+    @discardableResult
+    public func purgeTombstones(deletedBefore date: Date) throws(StoreError) -> Int {
+        let cutoff: [SQLiteValue] = [.integer(Self.microseconds(date))]
+        do {
+            return try connection.transaction(.immediate) {
+                try connection.run(StoreSchema.recordPurgedAnchor, cutoff)
+                return try connection.run(StoreSchema.purgeTombstones, cutoff)
+            }
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
+    }
+
     /// Runs `PRAGMA wal_checkpoint(TRUNCATE)`, folding the write-ahead log into the database.
     public func checkpoint() throws(StoreError) {
         do {
