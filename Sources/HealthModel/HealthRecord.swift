@@ -37,6 +37,38 @@ public indirect enum HealthRecord: Hashable, Sendable {
     }
 }
 
+extension HealthRecord {
+    /// The record with `stamp`'s entries added to its metadata where it has no value of its own
+    /// (a correlation's members too): how a gateway marks what it receives with its provenance
+    /// and time zone.
+    public func stamped(_ stamp: Metadata) -> HealthRecord {
+        switch self {
+        case .quantity(var sample):
+            sample.metadata = sample.metadata.filling(from: stamp)
+            return .quantity(sample)
+        case .heartbeatSeries(var series):
+            series.metadata = series.metadata.filling(from: stamp)
+            return .heartbeatSeries(series)
+        case .workout(var workout):
+            workout.metadata = workout.metadata.filling(from: stamp)
+            return .workout(workout)
+        case .correlation(let correlation):
+            let members = correlation.objects.map { member in
+                var member = member
+                member.metadata = member.metadata.filling(from: stamp)
+                return member
+            }
+            // The members keep their types and intervals, which is all the validation checks.
+            guard var stamped = try? CorrelationSample(
+                id: correlation.id, type: correlation.type, start: correlation.startDate, end: correlation.endDate,
+                objects: members, device: correlation.device, metadata: correlation.metadata)
+            else { return self }
+            stamped.metadata = stamped.metadata.filling(from: stamp)
+            return .correlation(stamped)
+        }
+    }
+}
+
 /// The kinds of ``HealthRecord``.
 public enum HealthRecordKind: String, Hashable, Sendable, Codable, CaseIterable {
     case quantity, heartbeatSeries, workout, correlation

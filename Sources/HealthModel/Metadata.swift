@@ -68,6 +68,16 @@ public struct MetadataKey: RawRepresentable, Hashable, Sendable, Codable, Compar
     /// the same uuid and a higher ``syncVersion`` extends it. Stores keep the latest version, so
     /// a crash loses little; sinks that deliver each record once skip such versions.
     public static let provisional: MetadataKey = "healthgate.provisional"
+    /// The time zone the sample was recorded in, as a tz database name (`Europe/Berlin`), like
+    /// HealthKit's time-zone key: it lets a later reader put the sample in the day it was
+    /// taken on, wherever the reader is.
+    public static let timeZone: MetadataKey = "timeZone"
+    /// Provenance, as HealthKit's source revision: the gateway that received the sample…
+    public static let gatewayName: MetadataKey = "healthgate.gateway"
+    /// …the version of healthgate it ran…
+    public static let gatewayVersion: MetadataKey = "healthgate.version"
+    /// …and the configured source (plugin instance) that produced it.
+    public static let sourceName: MetadataKey = "healthgate.source"
 }
 
 /// A metadata value: JSON's scalar types.
@@ -128,6 +138,13 @@ public struct Metadata: Hashable, Sendable, Codable, Sequence, ExpressibleByDict
     public subscript(key: MetadataKey) -> MetadataValue? {
         get { values[key] }
         set { values[key] = newValue }
+    }
+
+    /// This metadata with every entry of `defaults` whose key it does not have: its own values win.
+    public func filling(from defaults: Metadata) -> Metadata {
+        var filled = self
+        filled.values.merge(defaults.values) { own, _ in own }
+        return filled
     }
 
     public var isEmpty: Bool { values.isEmpty }

@@ -29,6 +29,14 @@ public enum ProcessControl {
         return inherited
     }
 
+    /// The host's name (gethostname(2)); nil when it cannot be read.
+    public static func hostName() -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? nil : name
+    }
+
     /// Ends the process at once with `status`: no atexit handlers, no flushing. For a forced
     /// exit that must not wait for anything another thread holds.
     public static func exitImmediately(_ status: Int32) -> Never {

@@ -1,6 +1,6 @@
 import AsyncPrimitives
 import Foundation
-import HealthModel
+public import HealthModel
 
 /// How the supervisor restarts a plugin that threw.
 public struct RestartPolicy: Sendable, Hashable {
@@ -48,11 +48,16 @@ public final class Gateway: Sendable {
     private let logger: Logger
     private let restartPolicy: RestartPolicy
     private let shutdownTimeout: Duration
+    private let provenance: Metadata
 
+    /// `provenance`: metadata every source's records get where they have none of their own (the
+    /// gateway's name, version and time zone); each source adds its own name to it
+    /// (``MetadataKey/sourceName``). Empty: records are published as the sources make them.
     public init(
         sources: [ConfiguredSource], sinks: [ConfiguredSink], clock: any GatewayClock,
         logger: Logger, statusBoard: StatusBoard = StatusBoard(),
-        restartPolicy: RestartPolicy = RestartPolicy(), shutdownTimeout: Duration = .seconds(10)
+        restartPolicy: RestartPolicy = RestartPolicy(), shutdownTimeout: Duration = .seconds(10),
+        provenance: Metadata = Metadata()
     ) {
         let sinkReporters = sinks.map { statusBoard.register(name: $0.name, kind: $0.kind, role: .sink) }
         // Every sink that stores checkpoints gets them; sources read back from the first one.
@@ -78,6 +83,7 @@ public final class Gateway: Sendable {
         self.logger = logger
         self.restartPolicy = restartPolicy
         self.shutdownTimeout = shutdownTimeout
+        self.provenance = provenance
     }
 
     /// How often a sink that fails while draining is restarted at once before it is given up.
@@ -175,7 +181,9 @@ public final class Gateway: Sendable {
         await withTaskGroup(of: Bool.self) { group in
             for (source, status) in sources {
                 group.addTask {
-                    let publisher = SamplePublisher(bus: self.bus, status: status)
+                    var stamp = self.provenance
+                    if !stamp.isEmpty { stamp[.sourceName] = .string(source.name) }
+                    let publisher = SamplePublisher(bus: self.bus, status: status, stamp: stamp)
                     await self.supervise(
                         name: source.name, status: status, stopRequest: stopRequest, restartsWhileStopping: false,
                         onRestart: {}

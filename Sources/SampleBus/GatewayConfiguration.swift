@@ -81,14 +81,21 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     public var participants: JSONValue?
     /// The live web board (`listen`, `tokenFile`), decoded by the WebBoard module; absent: off.
     public var web: JSONValue?
+    /// The gateway's name in every record's provenance; absent: the host name.
+    public var gatewayName: String?
+    /// The time zone records are marked with (a tz database name); absent: `$TZ` or the system's.
+    public var timeZone: String?
     /// Where the configuration came from, for error messages. Not part of the file.
     public var origin: String = "(embedded default)"
 
     public init(
         sources: [PluginConfiguration] = [], sinks: [PluginConfiguration] = [],
         logLevel: LogLevel = .info, shutdownTimeoutSeconds: Double = 10,
-        controlSocket: String? = nil, profile: JSONValue? = nil, participants: JSONValue? = nil, web: JSONValue? = nil
+        controlSocket: String? = nil, profile: JSONValue? = nil, participants: JSONValue? = nil, web: JSONValue? = nil,
+        gatewayName: String? = nil, timeZone: String? = nil
     ) {
+        self.gatewayName = gatewayName
+        self.timeZone = timeZone
         self.participants = participants
         self.web = web
         self.sources = sources
@@ -101,7 +108,11 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case sources, sinks, logLevel, shutdownTimeoutSeconds, controlSocket, profile, participants, web
+        case gatewayName, timeZone
     }
+
+    /// The longest `gatewayName`.
+    public static let maximumGatewayNameLength = 64
 
     /// The longest control socket path: `sun_path` holds 108 bytes on Linux, NUL included
     /// (unix(7)).
@@ -121,6 +132,8 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
         profile = try container.decodeIfPresent(JSONValue.self, forKey: .profile)
         participants = try container.decodeIfPresent(JSONValue.self, forKey: .participants)
         web = try container.decodeIfPresent(JSONValue.self, forKey: .web)
+        gatewayName = try container.decodeIfPresent(String.self, forKey: .gatewayName)
+        timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
     }
 
     /// Checks the gateway's own settings (not the plugins' nor the profile, which their owners
@@ -144,6 +157,20 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
                     "the path is \(controlSocket.utf8.count) bytes; a Unix socket path holds at most "
                         + "\(Self.maximumSocketPathBytes) (sun_path, unix(7))")
             }
+        }
+        if let gatewayName {
+            // The name goes into topics and file names elsewhere: keep it to a safe alphabet.
+            let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+            guard (1...Self.maximumGatewayNameLength).contains(gatewayName.count),
+                gatewayName.allSatisfy(allowed.contains)
+            else {
+                throw fail(
+                    "gatewayName",
+                    "must be 1 to \(Self.maximumGatewayNameLength) letters, digits, '.', '_' or '-', got \"\(gatewayName)\"")
+            }
+        }
+        if let timeZone, TimeZone(identifier: timeZone) == nil {
+            throw fail("timeZone", "not a time zone of the tz database (like Europe/Berlin or UTC): \"\(timeZone)\"")
         }
         for (index, source) in sources.enumerated() where source.queue != nil {
             throw fail("sources[\(index)].queue", "only sinks have a queue")

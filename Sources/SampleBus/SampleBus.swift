@@ -88,10 +88,14 @@ public final class SampleBus: Sendable {
 public struct SamplePublisher: Sendable {
     let bus: SampleBus
     let status: StatusReporter?
+    /// Metadata every published record gets where it has no value of its own (the gateway's
+    /// provenance and time zone; see ``HealthRecord/stamped(_:)``); empty: records go as they are.
+    let stamp: Metadata
 
-    public init(bus: SampleBus, status: StatusReporter?) {
+    public init(bus: SampleBus, status: StatusReporter?, stamp: Metadata = Metadata()) {
         self.bus = bus
         self.status = status
+        self.stamp = stamp
     }
 
     /// Publishes records. Returns when every sink queue took them (see ``SampleBus/publish(_:)``).
@@ -99,7 +103,7 @@ public struct SamplePublisher: Sendable {
     /// stop are still delivered; a forced shutdown releases the wait.
     public func publish(_ records: [HealthRecord]) async {
         guard !records.isEmpty else { return }
-        await bus.publish(records)
+        await bus.publish(stamped(records))
         guard let status else { return }
         // A plain loop: a key path applied per record cost more than the rest of publishing.
         var latest: Date?
@@ -107,6 +111,10 @@ public struct SamplePublisher: Sendable {
             if let end = record.endDate, latest.map({ end > $0 }) ?? true { latest = end }
         }
         status.recordsHandled(records.count, lastDate: latest)
+    }
+
+    private func stamped(_ records: [HealthRecord]) -> [HealthRecord] {
+        stamp.isEmpty ? records : records.map { $0.stamped(stamp) }
     }
 
     /// Publishes one record.
@@ -118,7 +126,7 @@ public struct SamplePublisher: Sendable {
     /// commits in the same transaction as the records (see ``SourceCheckpoint``). `records` may
     /// be empty. Returns when every sink queue took them, like ``publish(_:)-([HealthRecord])``.
     public func publish(_ records: [HealthRecord], checkpoint: SourceCheckpoint) async {
-        await bus.publish(records, checkpoint: checkpoint)
+        await bus.publish(stamped(records), checkpoint: checkpoint)
         guard let status, !records.isEmpty else { return }
         var latest: Date?
         for record in records {

@@ -81,17 +81,18 @@ public final class WorkoutController: SampleSink, SampleSource {
     /// Starts a workout (prepare and start at once).
     /// - Parameters:
     ///   - devices: local identifiers or names to collect from; nil or empty collects from all.
-    ///   - types: the types to collect; default ``WorkoutSession/defaultTypes``.
+    ///   - types: the types to collect; default ``WorkoutSession/defaultTypes(for:)``.
     /// - Throws: ``WorkoutError/Code/alreadyActive`` when a workout is in progress,
     ///   ``WorkoutError/Code/persistence`` when the store cannot commit it.
     @discardableResult
     public func start(
         activity: WorkoutActivityType, devices: [String]? = nil,
-        types: [QuantityType] = WorkoutSession.defaultTypes
+        types: [QuantityType]? = nil
     ) async throws(WorkoutError) -> WorkoutSnapshot {
         let definition = WorkoutDefinition(
             id: ids.next(), activityType: activity, firstActivityID: ids.next(),
-            devices: devices.flatMap { $0.isEmpty ? nil : $0 }, types: types, participant: participant)
+            devices: devices.flatMap { $0.isEmpty ? nil : $0 }, types: types ?? WorkoutSession.defaultTypes(for: activity),
+            participant: participant)
         let snapshot = try await onQueue { () throws(WorkoutError) -> WorkoutSnapshot in
             if let session = self.state.withLock({ $0.live?.session }) {
                 throw WorkoutError(
@@ -204,7 +205,7 @@ public final class WorkoutController: SampleSink, SampleSource {
         try await restore()
         switch request {
         case .start(let activity, let devices, let types):
-            return try await start(activity: activity, devices: devices, types: types ?? WorkoutSession.defaultTypes)
+            return try await start(activity: activity, devices: devices, types: types)
         case .pause: return try await pause()
         case .resume: return try await resume()
         case .lap: return try await lap()

@@ -94,6 +94,9 @@ public enum WorkoutFormat {
             "dist \(number(snapshot.distanceMeters.map { $0 / 1000 }, digits: 2)) km",
             "energy \(number(snapshot.energyKilocalories)) kcal",
         ]
+        if let power = snapshot.power { parts.append("power \(number(power.current)) W") }
+        if let cadence = snapshot.cadence { parts.append("cad \(number(cadence.current))/min") }
+        if let speed = snapshot.speed { parts.append("speed \(number(speed.current.map { $0 * 3.6 }, digits: 1)) km/h") }
         if !snapshot.gaps.isEmpty { parts.append("gaps \(snapshot.gaps.count)") }
         return parts.joined(separator: "  ")
     }
@@ -101,6 +104,14 @@ public enum WorkoutFormat {
     /// The full-screen live view (without cursor control; the caller homes the cursor).
     public static func liveScreen(_ snapshot: WorkoutSnapshot) -> [String] {
         let zones = snapshot.zoneSeconds.enumerated().map { "Z\($0.offset + 1) \(duration($0.element))" }
+        // A machine's figures: now, average and maximum.
+        func gauge(_ label: String, _ gauge: WorkoutSnapshot.Gauge?, unit: String, scale: Double = 1, digits: Int = 0) -> [String] {
+            guard let gauge else { return [] }
+            let values = [gauge.current, gauge.average, gauge.maximum].map { number($0.map { $0 * scale }, digits: digits) }
+            return ["  \(label.padding(toLength: 12, withPad: " ", startingAt: 0))\(values[0]) \(unit)   avg \(values[1])   max \(values[2])"]
+        }
+        let machine = gauge("power", snapshot.power, unit: "W") + gauge("cadence", snapshot.cadence, unit: "/min")
+            + gauge("speed", snapshot.speed, unit: "km/h", scale: 3.6, digits: 1)
         return [
             "healthgate workout — \(snapshot.activityType?.rawValue ?? "none")  [\(snapshot.state.rawValue)]"
                 + (snapshot.restored ? "  (restored after restart)" : ""),
@@ -116,7 +127,7 @@ public enum WorkoutFormat {
             "  zones       \(zones.isEmpty ? "unknown (set profile.maximumHeartRate or dateOfBirth)" : zones.joined(separator: "  "))",
             "  gaps        \(snapshot.gaps.count) (\(duration(snapshot.gapSeconds)))\(snapshot.inGap ? "  NO HEART RATE NOW" : "")",
             "  laps        \(snapshot.laps)",
-        ]
+        ] + machine
     }
 
     static func render(header: [String], rows: [[String]]) -> String {

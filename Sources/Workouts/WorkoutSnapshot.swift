@@ -36,6 +36,24 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
         }
     }
 
+    /// Figures of a machine's power, cadence or speed, in the type's canonical unit (W,
+    /// count/min, m/s).
+    public struct Gauge: Hashable, Sendable, Codable {
+        /// The latest reading.
+        public var current: Double?
+        /// The mean of the readings.
+        public var average: Double?
+        /// The highest reading.
+        public var maximum: Double?
+
+        /// Creates figures.
+        public init(current: Double? = nil, average: Double? = nil, maximum: Double? = nil) {
+            self.current = current
+            self.average = average
+            self.maximum = maximum
+        }
+    }
+
     /// The session state (`notStarted` when there is no workout).
     public var state: WorkoutSessionState
     /// The workout's identifier.
@@ -60,8 +78,14 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
     public var zoneSeconds: [Double]
     /// Steps during running time.
     public var steps: Double?
-    /// Walking and running distance during running time, meters.
+    /// Distance during running time, meters: walking and running, else cycling, else rowing.
     public var distanceMeters: Double?
+    /// Power (W) of a bike, rower or treadmill; absent without readings.
+    public var power: Gauge?
+    /// Cadence (count/min): a bike's crank or a rower's stroke rate; absent without readings.
+    public var cadence: Gauge?
+    /// Speed (m/s) of a bike or rower, else running speed; absent without readings.
+    public var speed: Gauge?
     /// Active energy, kcal; absent when unavailable.
     public var energyKilocalories: Double?
     /// How the energy was obtained.
@@ -89,9 +113,12 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
         zone: Int? = nil, zoneSeconds: [Double] = [], steps: Double? = nil, distanceMeters: Double? = nil,
         energyKilocalories: Double? = nil, energySource: EnergySource? = nil, gaps: [HeartRateGap] = [],
         gapSeconds: Double = 0, inGap: Bool = false, laps: Int = 0, activities: Int = 0, restored: Bool = false,
-        participant: String? = nil
+        participant: String? = nil, power: Gauge? = nil, cadence: Gauge? = nil, speed: Gauge? = nil
     ) {
         self.participant = participant
+        self.power = power
+        self.cadence = cadence
+        self.speed = speed
         self.state = state
         self.workoutID = workoutID
         self.activityType = activityType
@@ -129,10 +156,21 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
             zone: analysis.currentHeartRate.flatMap { analysis.zones?.zone(for: $0)?.number },
             zoneSeconds: analysis.zoneSeconds,
             steps: analysis.statistics(for: .stepCount)?.sum,
-            distanceMeters: analysis.statistics(for: .distanceWalkingRunning)?.sum,
+            distanceMeters: [QuantityType.distanceWalkingRunning, .distanceCycling, .distanceRowing].lazy
+                .compactMap { analysis.statistics(for: $0)?.sum }.first,
             energyKilocalories: analysis.energyKilocalories, energySource: analysis.energySource,
             gaps: analysis.gaps, gapSeconds: analysis.gaps.reduce(0) { $0 + $1.seconds },
             inGap: analysis.inGap, laps: session.events.filter { $0.type == .lap }.count,
-            activities: session.activities.count, restored: restored, participant: session.participant)
+            activities: session.activities.count, restored: restored, participant: session.participant,
+            power: Self.gauge(analysis, [.cyclingPower, .rowingPower, .runningPower]),
+            cadence: Self.gauge(analysis, [.cyclingCadence, .rowingStrokeRate]),
+            speed: Self.gauge(analysis, [.cyclingSpeed, .rowingSpeed, .runningSpeed]))
+    }
+
+    /// The figures of the first of `types` that has readings.
+    private static func gauge(_ analysis: WorkoutAnalysis, _ types: [QuantityType]) -> Gauge? {
+        guard let statistics = types.lazy.compactMap({ analysis.statistics(for: $0) }).first(where: { $0.sampleCount > 0 })
+        else { return nil }
+        return Gauge(current: statistics.mostRecent, average: statistics.average, maximum: statistics.maximum)
     }
 }

@@ -59,6 +59,20 @@ final class ConfigCheckTests: XCTestCase {
         ])
     }
 
+    func testGatewayNameAndTimeZoneAreChecked() async throws {
+        try await assertRejected([
+            (#"{"timeZone": "Europe/Berlinn"}"#, "timeZone", #"not a time zone of the tz database"#),
+            (#"{"timeZone": ""}"#, "timeZone", #"not a time zone"#),
+            (#"{"gatewayName": "gym 1"}"#, "gatewayName", "letters, digits"),
+            (#"{"gatewayName": "gym/1"}"#, "gatewayName", "letters, digits"),
+            (#"{"gatewayName": ""}"#, "gatewayName", "must be 1 to 64"),
+            (#"{"timezone": "UTC"}"#, "timezone", #"did you mean "timeZone"?"#),
+        ])
+        let healthgate = try HealthgateExecutable()
+        let (accepted, _) = try await check(healthgate, #"{"gatewayName": "gym-1.north_2", "timeZone": "Europe/Berlin"}"#)
+        XCTAssertEqual(accepted.status, 0, accepted.standardError)
+    }
+
     func testHugeAndTinyNumbersAreOutOfRangeWithoutACrash() async throws {
         try await assertRejected([
             (#"{"sinks": [{"kind": "sqlite", "config": {"maxDatabaseMegabytes": 1e18}}]}"#,

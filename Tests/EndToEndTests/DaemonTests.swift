@@ -9,7 +9,9 @@ final class DaemonTests: XCTestCase {
     func testDemoThenQueryReadsTheSamplesBack() async throws {
         let healthgate = try HealthgateExecutable()
         let database = healthgate.root.appendingPathComponent("demo.sqlite").path
-        let demo = try await healthgate.run(["demo", "--duration", "4", "--db", database])
+        var berlin = healthgate
+        berlin.environment["TZ"] = "Europe/Berlin"
+        let demo = try await berlin.run(["demo", "--duration", "4", "--db", database])
         XCTAssertEqual(demo.status, 0, demo.standardError)
         XCTAssertTrue(demo.standardOutput.contains("heartRate"), demo.standardOutput)
 
@@ -26,7 +28,16 @@ final class DaemonTests: XCTestCase {
             let device = try XCTUnwrap(sample["device"] as? [String: Any])
             XCTAssertNotNil(device["localIdentifier"])
             XCTAssertNotNil(device["manufacturer"])
+            // Provenance and the time zone the gateway ran in.
+            let metadata = try XCTUnwrap(sample["metadata"] as? [String: Any])
+            XCTAssertEqual(metadata["healthgate.source"] as? String, "demo-heart-rate")
+            XCTAssertNotNil(metadata["healthgate.gateway"] as? String)
+            XCTAssertNotNil(metadata["healthgate.version"] as? String)
+            XCTAssertEqual(metadata["timeZone"] as? String, "Europe/Berlin")
         }
+        let table = try await healthgate.run(["query", "samples", "--type", "heartRate", "--db", database, "--limit", "1"])
+        XCTAssertTrue(table.standardOutput.contains("SOURCE"), table.standardOutput)
+        XCTAssertTrue(table.standardOutput.contains("/demo-heart-rate"), table.standardOutput)
 
         // The simulated serial pedometer on its pseudo-terminal: 2 steps a second after the
         // first reading (the baseline), each delta a stepCount sample from its device.

@@ -3,10 +3,10 @@ import HealthModel
 import SampleBus
 import SQLiteStore
 
-/// `healthgate query samples|stats`: reads the SQLite store, also while the gateway writes to it.
+/// `healthgate query samples|stats|changes`: reads the SQLite store, also while the gateway writes to it.
 enum QueryCommand {
     static let command = Command(
-        name: "query", summary: "Query the SQLite store: samples and statistics.", usage: "query SUBCOMMAND",
+        name: "query", summary: "Query the SQLite store: samples, statistics and changes.", usage: "query SUBCOMMAND",
         discussion: """
             Reads the store read-only, so it can run while the gateway is writing (WAL mode).
             The default store is $XDG_DATA_HOME/healthgate/samples.sqlite ($STATE_DIRECTORY under systemd).
@@ -17,10 +17,12 @@ enum QueryCommand {
               healthgate query stats --type stepCount --interval day --last 7d
               healthgate query stats --type stepCount --interval day --time-zone Europe/Berlin --since 2026-10-20
               healthgate query stats --type heartRate --since 2026-11-21T08:00:00Z --until 2026-11-21T09:00:00Z
+              healthgate query changes --anchor 0 --format json
+              healthgate query changes --follow
 
             Exits 66 when the store does not exist, 64 for a bad option or an unknown type.
             """,
-        subcommands: [samples, stats])
+        subcommands: [samples, stats, changes])
 
     static let rangeOptions: [OptionSpec] = [
         OptionSpec(name: "type", value: "TYPE", help: "The quantity type, e.g. heartRate, stepCount (required)."),
@@ -62,12 +64,13 @@ enum QueryCommand {
         case "json":
             context.print(try json(found))
         case "csv":
-            context.print("uuid,type,start,end,value,unit,recorded_value,recorded_unit,device")
+            context.print("uuid,type,start,end,value,unit,recorded_value,recorded_unit,device,source")
             for sample in found {
                 context.print([
                     sample.id.uuidString, type.identifier, RFC3339.string(from: sample.startDate),
                     RFC3339.string(from: sample.endDate), String(sample.canonicalValue), type.canonicalUnit.unitString,
                     String(sample.quantity.value), sample.quantity.unit.unitString, sample.device?.displayName ?? "",
+                    source(of: sample.metadata) ?? "",
                 ].map(csvField).joined(separator: ","))
             }
         default:
@@ -76,11 +79,11 @@ enum QueryCommand {
                 return .success
             }
             context.print(TextTable.render(
-                header: ["START", "END", "VALUE", "UNIT", "DEVICE", "UUID"],
+                header: ["START", "END", "VALUE", "UNIT", "DEVICE", "SOURCE", "UUID"],
                 rows: found.map { sample in
                     [RFC3339.string(from: sample.startDate), RFC3339.string(from: sample.endDate),
                      number(sample.canonicalValue), type.canonicalUnit.unitString,
-                     sample.device?.displayName ?? "-", sample.id.uuidString]
+                     sample.device?.displayName ?? "-", source(of: sample.metadata) ?? "-", sample.id.uuidString]
                 }))
         }
         return .success
@@ -211,12 +214,7 @@ enum QueryCommand {
             }
             return zone
         }
-        // POSIX TZ may start with ':' before a zone name.
-        if let name = context.variables["TZ"].map({ $0.hasPrefix(":") ? String($0.dropFirst()) : $0 }),
-            let zone = TimeZone(identifier: name) {
-            return zone
-        }
-        return TimeZone.current
+        return LocalTimeZone.resolve(variables: context.variables)
     }
 
     /// `--since`/`--last` and `--until`, as dates.
@@ -284,7 +282,8 @@ enum QueryCommand {
     static func commandError(_ error: StoreError) -> CommandError {
         let status: ExitCode = switch error.code {
         case .notFound: .noInput
-        case .notAStore, .schemaTooNew, .corrupt, .invalidData: .dataError
+        case .notAStore, .schemaTooNew, .schemaTooOld, .corrupt, .invalidData, .anchorExpired, .unknownAnchor: .dataError
+        case .inUse: .temporaryFailure
         case .invalidArgument: .usage
         case .ioError, .busy, .diskFull, .readOnly: .ioError
         default: .software
@@ -306,6 +305,16 @@ enum QueryCommand {
     }
 
     /// RFC 4180: quote a field that holds a comma, a quote or a line break.
+    /// Where a sample came from, as its provenance metadata tells: `gateway/source`.
+    static func source(of metadata: Metadata) -> String? {
+        switch (metadata[.gatewayName]?.description, metadata[.sourceName]?.description) {
+        case let (gateway?, source?): "\(gateway)/\(source)"
+        case let (gateway?, nil): gateway
+        case let (nil, source?): source
+        case (nil, nil): nil
+        }
+    }
+
     static func csvField(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""

@@ -101,7 +101,8 @@ struct GatewayRunner {
             sources: sources + extraSources + services.sources,
             sinks: sinks + extraSinks + services.sinks + boardSinks, clock: clock, logger: logger,
             statusBoard: statusBoard,
-            shutdownTimeout: .milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000)))
+            shutdownTimeout: .milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000)),
+            provenance: Self.provenance(of: configuration, variables: variables))
 
 
         let socketPath = configuration.controlSocket
@@ -172,6 +173,18 @@ struct GatewayRunner {
 
     /// Whether systemd runs the daemon as a service with its own directories (then the unit
     /// sets the file mode mask and the directories' modes).
+    /// What every record gets where its source set none: the gateway's name (configured, else the
+    /// host's), this healthgate's version and the time zone (configured, else `$TZ` or the system's).
+    static func provenance(of configuration: GatewayConfiguration, variables: [String: String]) -> Metadata {
+        var stamp = Metadata()
+        stamp[.gatewayName] = .string(configuration.gatewayName ?? ProcessControl.hostName() ?? "healthgate")
+        stamp[.gatewayVersion] = .string(HealthgateCLI.version)
+        let zone = configuration.timeZone.flatMap(TimeZone.init(identifier:))
+            ?? LocalTimeZone.resolve(variables: variables)
+        stamp[.timeZone] = .string(zone.identifier)
+        return stamp
+    }
+
     static func isSystemdService(_ variables: [String: String]) -> Bool {
         !(variables["STATE_DIRECTORY"] ?? "").isEmpty || !(variables["RUNTIME_DIRECTORY"] ?? "").isEmpty
     }

@@ -24,6 +24,7 @@ enum ConfigurationNumbers {
         ("serial-pedometer", "reconnectIntervalSeconds"), ("serial-pedometer", "stopBits"),
         ("serial-pedometer", "wrapTolerance"),
         ("sqlite", "batchSize"), ("sqlite", "batchWindowSeconds"), ("sqlite", "maxDatabaseMegabytes"),
+        ("sqlite", "tombstoneRetentionDays"),
         ("http-repository", "batchIntervalSeconds"), ("http-repository", "batchSize"),
         ("http-repository", "outbox.maxAgeSeconds"), ("http-repository", "outbox.maxBytes"),
         ("http-repository", "retry.initialDelaySeconds"), ("http-repository", "retry.jitter"),

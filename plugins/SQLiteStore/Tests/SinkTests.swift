@@ -40,10 +40,13 @@ final class SinkTests: StoreTestCase {
         XCTAssertEqual(sink.path, directory.appendingPathComponent("samples.sqlite").path)
         XCTAssertEqual(sink.batchSize, 500)
         XCTAssertEqual(sink.batchWindow, .milliseconds(100))
+        XCTAssertEqual(sink.tombstoneRetention, .seconds(90 * 86_400))
         XCTAssertEqual(SQLiteSink.kind, "sqlite")
         for (json, key) in [
             (#"{"batchSize": 0}"#, "batchSize"), (#"{"batchWindowSeconds": -1}"#, "batchWindowSeconds"),
             (#"{"path": ""}"#, "path"), (#"{"maxDatabaseMegabytes": 0}"#, "maxDatabaseMegabytes"),
+            (#"{"tombstoneRetentionDays": 0}"#, "tombstoneRetentionDays"),
+            (#"{"tombstoneRetentionDays": 36501}"#, "tombstoneRetentionDays"),
         ] {
             XCTAssertThrowsError(try makeSink(json), json) { error in
                 XCTAssertEqual((error as? PluginConfigurationError)?.keyPath, key)
@@ -64,6 +67,7 @@ final class SinkTests: StoreTestCase {
         XCTAssertEqual(sink.path, "/var/lib/healthgate/samples.sqlite")
         XCTAssertEqual(sink.batchSize, 500)
         XCTAssertEqual(sink.batchWindow, .milliseconds(100))
+        XCTAssertEqual(sink.tombstoneRetention, .seconds(90 * 86_400))
     }
 
     func testBatchesBySize() async throws {

@@ -11,10 +11,10 @@ final class WriterTests: StoreTestCase {
         let tables = try sqlite3("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
             .split(separator: "\n").map(String.init)
         XCTAssertEqual(tables, [
-            "correlation_members", "correlations", "devices", "heartbeat_series", "heartbeats", "live_workout_events",
+            "change_retention", "changes", "correlation_members", "correlations", "devices", "heartbeat_series", "heartbeats", "live_workout_events",
             "live_workouts", "metadata_entries",
             "metadata_sets", "participant_devices", "sample_type_spans", "samples", "source_checkpoints",
-            "workout_activities", "workout_events", "workout_samples", "workout_statistics", "workouts",
+            "sqlite_sequence", "workout_activities", "workout_events", "workout_samples", "workout_statistics", "workouts",
         ])
         // Opening again does not migrate twice.
         _ = try SQLiteSampleWriter(path: path)

@@ -29,6 +29,7 @@ public enum StoreSchema {
         .sql(version4),
         .sql(version5),
         .sql(version6),
+        .sql(version7),
     ]
 
     // Version 1.

@@ -35,7 +35,7 @@ public struct WriteSummary: Hashable, Sendable {
 public final class SQLiteSampleWriter {
     /// The database file.
     public let path: String
-    private let connection: SQLiteConnection
+    let connection: SQLiteConnection
     // Ids of device rows and metadata sets. Both forget what a failed transaction learned (its
     // rows were rolled back) and keep what committed transactions learned (devices and sets are
     // never deleted); see RowIDCache. 4096 devices is more than a gateway serves.
@@ -127,6 +127,22 @@ public final class SQLiteSampleWriter {
     @discardableResult
     public func write(_ records: some Collection<HealthRecord>) throws(StoreError) -> WriteSummary {
         try write(Array(records))
+    }
+
+    /// Deletes the tombstones of objects deleted before `date`, in one transaction; a client
+    /// whose anchor is older then gets `.anchorExpired` (see StoreSchema+Version7.swift).
+    /// - Returns: how many tombstones went.
+    @discardableResult
+    public func purgeTombstones(deletedBefore date: Date) throws(StoreError) -> Int {
+        let cutoff: [SQLiteValue] = [.integer(Self.microseconds(date))]
+        do {
+            return try connection.transaction(.immediate) {
+                try connection.run(StoreSchema.recordPurgedAnchor, cutoff)
+                return try connection.run(StoreSchema.purgeTombstones, cutoff)
+            }
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
     }
 
     /// Runs `PRAGMA wal_checkpoint(TRUNCATE)`, folding the write-ahead log into the database.

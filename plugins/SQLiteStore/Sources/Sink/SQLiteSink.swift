@@ -37,6 +37,12 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
     public let batchSize: Int
     /// How long a short batch waits for more records.
     public let batchWindow: Duration
+    /// How long tombstones of deleted objects stay in the change log. The sink purges older ones
+    /// when it opens the store and then at most once per ``purgeInterval`` after a commit.
+    public let tombstoneRetention: Duration
+    /// One hour: purging is one indexed DELETE, and a tombstone outliving its retention by an
+    /// hour costs nothing.
+    static let purgeInterval: TimeInterval = 3600
     private let state: RetainedState
 
     /// Called after every committed transaction with the records it held and the gateway clock's
@@ -55,6 +61,7 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
         self.path = settings.path
         self.batchSize = settings.batchSize
         self.batchWindow = settings.batchWindow
+        self.tombstoneRetention = settings.tombstoneRetention
         self.state = RetainedState(maximumPageCount: settings.maximumPageCount)
     }
 
@@ -89,6 +96,7 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
             throw error
         }
         context.logger.info("storing records in \(path)")
+        var lastPurge = try await purgeTombstones(writer, context: context)
         // A forced stop must not wait for a commit stuck on another process's lock.
         let interruption = context.stopRequest.onForcedStop { writer.interrupt() }
         defer { interruption.cancel() }
@@ -137,6 +145,9 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
             }
             inbox.acknowledge()
             pending = SinkBatch(records: [])
+            if context.clock.now().timeIntervalSince(lastPurge) >= Self.purgeInterval {
+                lastPurge = try await purgeTombstones(writer, context: context)
+            }
             context.status.recordsHandled(summary.inserted + summary.replaced, lastDate: summary.lastRecordDate)
             let (transactions, ignored) = state.withLock { ($0.transactions, $0.ignored) }
             context.status.setDetail("transactions", String(transactions))
@@ -145,6 +156,20 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
         }
         await writer.close()
         context.logger.info("inbox drained; store closed")
+    }
+
+    /// Deletes the tombstones older than the retention; returns the clock's date of the purge.
+    private func purgeTombstones(_ writer: SerializedWriter, context: SinkContext) async throws -> Date {
+        let now = context.clock.now()
+        let retention = Double(tombstoneRetention.components.seconds)
+        do {
+            let purged = try await writer.purgeTombstones(deletedBefore: now.addingTimeInterval(-retention))
+            if purged > 0 { context.logger.info("purged \(purged) tombstone(s) older than the retention") }
+        } catch {
+            context.logger.error("cannot purge tombstones: \(error)")
+            throw error
+        }
+        return now
     }
 
     /// Waits until the inbox holds `needed` records or one batch window has passed since
@@ -220,6 +245,13 @@ actor SerializedWriter {
             throw StoreError(.sqlite, path: path, message: "the sink's connection is closed")
         }
         return try writer.write(batch.records, checkpoints: batch.checkpoints)
+    }
+
+    func purgeTombstones(deletedBefore date: Date) throws(StoreError) -> Int {
+        guard let writer else {
+            throw StoreError(.sqlite, path: path, message: "the sink's connection is closed")
+        }
+        return try writer.purgeTombstones(deletedBefore: date)
     }
 
     /// Closes the connection (SQLite checkpoints the WAL when the last connection closes).

@@ -13,16 +13,19 @@ extension SQLiteSink {
         public var batchWindowSeconds: Double?
         /// A size limit for the database file (SQLite's `max_page_count`). Default: none.
         public var maxDatabaseMegabytes: Int?
+        /// How long tombstones of deleted objects stay in the change log, in days. Default 90.
+        public var tombstoneRetentionDays: Int?
 
         /// A configuration; nil keys take their defaults.
         public init(
             path: String? = nil, batchSize: Int? = nil, batchWindowSeconds: Double? = nil,
-            maxDatabaseMegabytes: Int? = nil
+            maxDatabaseMegabytes: Int? = nil, tombstoneRetentionDays: Int? = nil
         ) {
             self.path = path
             self.batchSize = batchSize
             self.batchWindowSeconds = batchWindowSeconds
             self.maxDatabaseMegabytes = maxDatabaseMegabytes
+            self.tombstoneRetentionDays = tombstoneRetentionDays
         }
 
         /// Old key names, suggested when they are used.
@@ -39,6 +42,11 @@ extension SQLiteSink {
         /// The allowed `maxDatabaseMegabytes`: SQLite's largest `max_page_count` (4294967294)
         /// in 4096-byte pages (https://sqlite.org/limits.html) is just under 16 TiB.
         public static let maxDatabaseMegabytesRange = 1...16_777_215
+        /// 90 days: a sync client that is offline for up to a season still gets every deletion
+        /// (one row of about 40 bytes per deleted object).
+        public static let defaultTombstoneRetentionDays = 90
+        /// The allowed `tombstoneRetentionDays`: at least a day, at most 100 years.
+        public static let tombstoneRetentionDaysRange = 1...36_500
 
         /// Checks every key and applies the defaults; no I/O.
         /// - Throws: ``PluginConfigurationError`` naming the key.
@@ -53,10 +61,14 @@ extension SQLiteSink {
                 try PluginConfigurationError.check(
                     "maxDatabaseMegabytes", maxDatabaseMegabytes, in: Self.maxDatabaseMegabytesRange, unit: "MB")
             }
+            let retentionDays = tombstoneRetentionDays ?? Self.defaultTombstoneRetentionDays
+            try PluginConfigurationError.check(
+                "tombstoneRetentionDays", retentionDays, in: Self.tombstoneRetentionDaysRange, unit: "days")
             return Settings(
                 path: path, batchSize: batchSize, batchWindow: .milliseconds(Int64((window * 1000).rounded())),
                 // SQLite's default page size is 4096 bytes (https://sqlite.org/pgszchng2016.html).
-                maximumPageCount: maxDatabaseMegabytes.map { $0 * 256 })
+                maximumPageCount: maxDatabaseMegabytes.map { $0 * 256 },
+                tombstoneRetention: .seconds(Int64(retentionDays) * 86_400))
         }
     }
 
@@ -70,5 +82,7 @@ extension SQLiteSink {
         public var batchWindow: Duration
         /// The size limit in 4096-byte pages, or nil.
         public var maximumPageCount: Int?
+        /// How long tombstones of deleted objects stay in the change log.
+        public var tombstoneRetention: Duration = .seconds(Int64(Configuration.defaultTombstoneRetentionDays) * 86_400)
     }
 }

@@ -230,7 +230,7 @@ enum RowDecoder {
         return result
     }
 
-    private static func sampleID(_ row: SQLiteRow, _ column: Int, path: String) throws(StoreError) -> SampleID {
+    static func sampleID(_ row: SQLiteRow, _ column: Int, path: String) throws(StoreError) -> SampleID {
         guard let bytes = row.blob(column), let id = SampleID(bytes: bytes) else {
             throw StoreError(.invalidData, path: path, message: "a stored uuid is not 16 bytes")
         }

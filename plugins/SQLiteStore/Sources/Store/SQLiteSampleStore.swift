@@ -338,7 +338,7 @@ public final class SQLiteSampleStore: Sendable {
     // MARK: Plumbing
 
     /// Runs `body` in one read transaction on the database queue.
-    private func read<T: Sendable>(
+    func read<T: Sendable>(
         _ body: @escaping @Sendable (SQLiteConnection) throws(StoreError) -> T
     ) async throws(StoreError) -> T {
         let path = self.path

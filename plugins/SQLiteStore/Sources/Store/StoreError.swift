@@ -29,6 +29,17 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidArgument = Code(name: "invalid argument")
         /// A stored row cannot be turned back into a model value (an unknown type, a bad unit).
         public static let invalidData = Code(name: "invalid stored data")
+        /// The file's schema predates what the query needs, and a read-only store cannot upgrade
+        /// it; the gateway (or `healthgate delete`) upgrades it when it next opens the file.
+        public static let schemaTooOld = Code(name: "schema too old")
+        /// An anchor below the oldest one the change log still answers for: tombstones after it
+        /// have been purged, so the client must read everything again (from anchor 0).
+        public static let anchorExpired = Code(name: "anchor expired")
+        /// An anchor greater than any this store has handed out: it comes from another store
+        /// (or one that was recreated).
+        public static let unknownAnchor = Code(name: "unknown anchor")
+        /// The objects are in use: a workout in progress collects them.
+        public static let inUse = Code(name: "in use")
         /// Any other SQLite failure.
         public static let sqlite = Code(name: "SQLite error")
 
