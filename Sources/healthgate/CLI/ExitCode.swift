@@ -16,6 +16,8 @@ enum ExitCode: Int32 {
     case cannotCreate = 73
     /// EX_IOERR: an I/O error.
     case ioError = 74
+    /// EX_TEMPFAIL: try again later (a running workout holds the samples to delete).
+    case temporaryFailure = 75
     /// EX_CONFIG: a configuration error.
     case configuration = 78
 }

@@ -13,6 +13,7 @@ enum Commands {
             ScanCommand.command,
             ConfigCommand.command,
             QueryCommand.command,
+            DeleteCommand.command,
             PluginsCommand.command,
             DevicesCommand.command,
             DeadLettersCommand.command,

@@ -3,10 +3,10 @@ import HealthModel
 import SampleBus
 import SQLiteStore
 
-/// `healthgate query samples|stats`: reads the SQLite store, also while the gateway writes to it.
+/// `healthgate query samples|stats|changes`: reads the SQLite store, also while the gateway writes to it.
 enum QueryCommand {
     static let command = Command(
-        name: "query", summary: "Query the SQLite store: samples and statistics.", usage: "query SUBCOMMAND",
+        name: "query", summary: "Query the SQLite store: samples, statistics and changes.", usage: "query SUBCOMMAND",
         discussion: """
             Reads the store read-only, so it can run while the gateway is writing (WAL mode).
             The default store is $XDG_DATA_HOME/healthgate/samples.sqlite ($STATE_DIRECTORY under systemd).
@@ -17,10 +17,12 @@ enum QueryCommand {
               healthgate query stats --type stepCount --interval day --last 7d
               healthgate query stats --type stepCount --interval day --time-zone Europe/Berlin --since 2026-10-20
               healthgate query stats --type heartRate --since 2026-11-21T08:00:00Z --until 2026-11-21T09:00:00Z
+              healthgate query changes --anchor 0 --format json
+              healthgate query changes --follow
 
             Exits 66 when the store does not exist, 64 for a bad option or an unknown type.
             """,
-        subcommands: [samples, stats])
+        subcommands: [samples, stats, changes])
 
     static let rangeOptions: [OptionSpec] = [
         OptionSpec(name: "type", value: "TYPE", help: "The quantity type, e.g. heartRate, stepCount (required)."),
@@ -280,7 +282,8 @@ enum QueryCommand {
     static func commandError(_ error: StoreError) -> CommandError {
         let status: ExitCode = switch error.code {
         case .notFound: .noInput
-        case .notAStore, .schemaTooNew, .corrupt, .invalidData: .dataError
+        case .notAStore, .schemaTooNew, .schemaTooOld, .corrupt, .invalidData, .anchorExpired, .unknownAnchor: .dataError
+        case .inUse: .temporaryFailure
         case .invalidArgument: .usage
         case .ioError, .busy, .diskFull, .readOnly: .ioError
         default: .software

@@ -35,7 +35,7 @@ public struct WriteSummary: Hashable, Sendable {
 public final class SQLiteSampleWriter {
     /// The database file.
     public let path: String
-    private let connection: SQLiteConnection
+    let connection: SQLiteConnection
     // Ids of device rows and metadata sets. Both forget what a failed transaction learned (its
     // rows were rolled back) and keep what committed transactions learned (devices and sets are
     // never deleted); see RowIDCache. 4096 devices is more than a gateway serves.

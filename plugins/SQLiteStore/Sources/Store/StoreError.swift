@@ -38,6 +38,8 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         /// An anchor greater than any this store has handed out: it comes from another store
         /// (or one that was recreated).
         public static let unknownAnchor = Code(name: "unknown anchor")
+        /// The objects are in use: a workout in progress collects them.
+        public static let inUse = Code(name: "in use")
         /// Any other SQLite failure.
         public static let sqlite = Code(name: "SQLite error")
 

@@ -1,0 +1,103 @@
+import AsyncPrimitives
+import Foundation
+import HealthModel
+import SampleBus
+import SQLiteStore
+
+/// `healthgate delete`: deletes stored objects by uuid, by device and range, or by type and range.
+enum DeleteCommand {
+    static let command = Command(
+        name: "delete", summary: "Delete stored objects by uuid, by device and time range, or by type and time range.",
+        usage: "delete (--id UUID... | --device NAME | --type TYPE) [--since DATE|--last DURATION] [--until DATE] "
+            + "[--format table|json] [--db PATH]",
+        discussion: """
+            Deletes in one transaction, also while the gateway runs (it waits for the gateway's commit). \
+            Each deleted object leaves a tombstone in the change log, so 'healthgate query changes' \
+            reports the deletion to sync clients. A blood-pressure reading is deleted whole: its \
+            correlation and both member samples.
+
+            --device matches a device's name or local identifier (its BLE address) and deletes its \
+            samples, correlations and heartbeat series whose start date is in the range; --type deletes \
+            the objects of a quantity or correlation type, heartbeatSeries or workout. Both need \
+            --since or --last (--until defaults to now).
+
+            Refused, deleting nothing, when a selected sample is collected by a workout in progress: \
+            end the workout first.
+
+            Examples:
+              healthgate delete --id 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b
+              healthgate delete --device "Polar H10" --since 2026-11-21T08:00:00Z --until 2026-11-21T09:00:00Z
+              healthgate delete --type stepCount --last 1d
+
+            Exits 66 when the store does not exist, 64 for a bad option or an unknown uuid, 75 when a \
+            running workout holds the samples.
+            """,
+        options: [
+            OptionSpec(name: "id", value: "UUID", help: "Delete the object with this uuid (repeatable).", repeatable: true),
+            OptionSpec(name: "device", value: "NAME", help: "Delete a device's objects in the range (name or local identifier)."),
+            OptionSpec(name: "type", value: "TYPE", help: "Delete a type's objects in the range."),
+            OptionSpec(name: "since", value: "DATE", help: "Start of the range: RFC 3339 or YYYY-MM-DD (UTC midnight)."),
+            OptionSpec(name: "last", value: "DURATION", help: "The range is the last 30s, 15m, 1h, 7d … until now."),
+            OptionSpec(name: "until", value: "DATE", help: "End of the range, exclusive (default: now)."),
+            OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json: the deleted uuids and kinds."),
+            OptionSpec(name: "db", value: "PATH", help: "The store (default: the data directory's samples.sqlite)."),
+        ]
+    ) { arguments, context in
+        let selection = try selection(arguments, context: context)
+        let format = arguments.value("format") ?? "table"
+        guard ["table", "json"].contains(format) else {
+            throw CommandError(.usage, "--format must be table or json, got \"\(format)\"")
+        }
+        let path = arguments.value("db") ?? context.paths.dataDirectory.appendingPathComponent("samples.sqlite").path
+        // The writer would create a missing file.
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CommandError(.noInput, "no store at \(path); pass --db PATH")
+        }
+        let deleted = try await QueryCommand.storeCall { () async throws(StoreError) in
+            try await QueueExecutor(label: "healthgate.delete").run {
+                () throws(StoreError) -> [(id: SampleID, kind: HealthRecordKind)] in
+                try SQLiteSampleWriter(path: path).delete(selection)
+            }
+        }
+        if format == "json" {
+            let rows = deleted.map { ["uuid": $0.id.uuidString, "kind": $0.kind.rawValue] }
+            context.print(try QueryCommand.json(rows))
+        } else if deleted.isEmpty {
+            context.print("nothing matched; nothing was deleted")
+        } else {
+            context.print(TextTable.render(
+                header: ["KIND", "UUID"], rows: deleted.map { [$0.kind.rawValue, $0.id.uuidString] }))
+            context.print("deleted \(deleted.count) object(s)")
+        }
+        return .success
+    }
+
+    static func selection(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) -> DeletionSelection {
+        let ids = arguments.list("id")
+        let given = [!ids.isEmpty, arguments.value("device") != nil, arguments.value("type") != nil].filter { $0 }.count
+        guard given == 1 else { throw CommandError(.usage, "give exactly one of --id, --device or --type") }
+        if !ids.isEmpty {
+            if arguments.value("since") != nil || arguments.value("last") != nil || arguments.value("until") != nil {
+                throw CommandError(.usage, "--id deletes by uuid; --since, --last and --until do not apply")
+            }
+            return .ids(try ids.map { text throws(CommandError) -> SampleID in
+                guard let id = SampleID(string: text) else {
+                    throw CommandError(.usage, "--id expects a uuid like 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b, got \"\(text)\"")
+                }
+                return id
+            })
+        }
+        let (since, until) = try QueryCommand.range(arguments, context: context, untilDefaultsToNow: true)
+        guard let since, let until else {
+            throw CommandError(.usage, "--device and --type need a range: --since DATE or --last DURATION")
+        }
+        if let device = arguments.value("device") {
+            guard !device.isEmpty else { throw CommandError(.usage, "--device must not be empty") }
+            return .device(device, from: since, to: until)
+        }
+        guard let type = try QueryCommand.changeType(arguments) else {
+            throw CommandError(.usage, "--type is required")
+        }
+        return .type(type, from: since, to: until)
+    }
+}
