@@ -17,6 +17,8 @@ enum QueryCommand {
               healthgate query stats --type stepCount --interval day --last 7d
               healthgate query stats --type stepCount --interval day --time-zone Europe/Berlin --since 2026-10-20
               healthgate query stats --type heartRate --since 2026-11-21T08:00:00Z --until 2026-11-21T09:00:00Z
+              healthgate query stats --type heartRate --local-identifier AA:BB:CC:DD:EE:FF --last 1d
+              healthgate query samples --type heartRate --metadata healthgate.userIndex=1 --last 7d
               healthgate query changes --anchor 0 --format json
               healthgate query changes --follow
 
@@ -31,7 +33,29 @@ enum QueryCommand {
         OptionSpec(name: "until", value: "DATE", help: "End of the range, exclusive (default: now)."),
         OptionSpec(name: "format", value: "FORMAT", help: "table (default), json or csv."),
         OptionSpec(name: "db", value: "PATH", help: "The store (default: the data directory's samples.sqlite)."),
+        OptionSpec(name: "device-name", value: "NAME", help: "Only samples of the device with this name."),
+        OptionSpec(name: "local-identifier", value: "ID", help: "Only samples of the device with this local identifier (BLE address)."),
+        OptionSpec(name: "manufacturer", value: "NAME", help: "Only samples of devices of this manufacturer."),
+        OptionSpec(name: "model", value: "MODEL", help: "Only samples of devices of this model."),
+        OptionSpec(
+            name: "metadata", value: "KEY=VALUE", help: "Only samples with this metadata entry (repeatable; all must match).",
+            repeatable: true),
     ]
+
+    /// The device and metadata options as a store filter.
+    static func sampleFilter(_ arguments: ParsedArguments) throws(CommandError) -> SampleFilter {
+        var metadata: [String: String] = [:]
+        // Not `list`: a value may hold commas.
+        for entry in arguments.values["metadata"] ?? [] {
+            guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
+                throw CommandError(.usage, "--metadata expects KEY=VALUE, got \"\(entry)\"")
+            }
+            metadata[String(entry[..<equals])] = String(entry[entry.index(after: equals)...])
+        }
+        return SampleFilter(
+            deviceName: arguments.value("device-name"), localIdentifier: arguments.value("local-identifier"),
+            manufacturer: arguments.value("manufacturer"), model: arguments.value("model"), metadata: metadata)
+    }
 
     static let samples = Command(
         name: "samples", summary: "List the samples of a type whose start date is in a range.",
@@ -56,9 +80,10 @@ enum QueryCommand {
         let limit = try arguments.integer("limit")
         if let limit, limit < 0 { throw CommandError(.usage, "--limit must not be negative") }
         let (since, until) = try range(arguments, context: context, untilDefaultsToNow: false)
+        let filter = try sampleFilter(arguments)
         let store = try open(arguments, context: context)
         let found = try await storeCall { () async throws(StoreError) in
-            try await store.samples(of: type, from: since, to: until, limit: limit, order: order)
+            try await store.samples(of: type, from: since, to: until, limit: limit, order: order, filter: filter)
         }
         switch format {
         case "json":
@@ -126,6 +151,7 @@ enum QueryCommand {
         }
         if interval == nil, givenAnchor != nil { throw CommandError(.usage, "--anchor needs --interval") }
         var (since, until) = try range(arguments, context: context, untilDefaultsToNow: true)
+        let filter = try sampleFilter(arguments)
         let store = try open(arguments, context: context)
         let end = until ?? context.clock.now()
         if since == nil {
@@ -145,15 +171,17 @@ enum QueryCommand {
             results = try await storeCall { () async throws(StoreError) in
                 switch interval {
                 case .fixed(let length):
-                    try await store.statisticsCollection(of: type, from: start, to: end, anchor: anchor, interval: length)
+                    try await store.statisticsCollection(
+                        of: type, from: start, to: end, anchor: anchor, interval: length, filter: filter)
                 case .calendar(let calendarInterval):
                     try await store.statisticsCollection(
-                        of: type, from: start, to: end, anchor: anchor, interval: calendarInterval, timeZone: timeZone)
+                        of: type, from: start, to: end, anchor: anchor, interval: calendarInterval, timeZone: timeZone,
+                        filter: filter)
                 }
             }
         } else {
             results = [try await storeCall { () async throws(StoreError) in
-                try await store.statistics(of: type, from: start, to: end)
+                try await store.statistics(of: type, from: start, to: end, filter: filter)
             }]
         }
         let cumulative = type.aggregationStyle == .cumulative

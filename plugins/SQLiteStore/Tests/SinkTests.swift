@@ -54,6 +54,34 @@ final class SinkTests: StoreTestCase {
         }
     }
 
+    func testTheSinkPurgesTombstonesOlderThanTheRetentionWhenItOpens() async throws {
+        let ids = makeIDs()
+        let writer = try SQLiteSampleWriter(path: path)
+        try writer.write(try records(3, ids: ids))
+        _ = try sqlite3("DELETE FROM samples WHERE uuid = (SELECT min(uuid) FROM samples)")
+        // A later insert: the tombstone is then not the latest row, which is never purged.
+        try writer.write(try records(1, ids: ids, from: 10))
+        let tombstones = "SELECT count(*) FROM changes WHERE deleted_us IS NOT NULL"
+        XCTAssertEqual(try sqlite3(tombstones), "1")
+        // The tombstone's time is SQLite's clock, now: 29 days on it is kept, 31 days on it goes.
+        for (days, kept) in [(29.0, "1"), (31.0, "0")] {
+            clock = ManualClock(start: Date().addingTimeInterval(days * 86_400))
+            let sink = try makeSink(#"{"path": "\#(path)", "tombstoneRetentionDays": 30}"#)
+            let (inbox, _, finish) = SinkInbox.standalone()
+            finish()
+            try await sink.run(inbox: inbox, context: context())
+            XCTAssertEqual(try sqlite3(tombstones), kept, "\(days) days on")
+        }
+        XCTAssertEqual(try sqlite3("SELECT purged_through FROM change_retention"), "4")
+        let store = try SQLiteSampleStore(path: path)
+        do {
+            _ = try await store.changes(since: 3)
+            XCTFail("an anchor before a purged tombstone is expired")
+        } catch {
+            XCTAssertEqual(error.code, .anchorExpired)
+        }
+    }
+
     func testSampleConfigBuildsThroughTheCatalog() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("sample-config.json")

@@ -83,11 +83,11 @@ public final class SQLiteSampleStore: Sendable {
 
     // MARK: Samples
 
-    /// The samples of `type` whose start date is in `[from, to)` (either bound may be nil),
-    /// ordered by start date (then uuid), at most `limit` of them.
+    /// The samples of `type` whose start date is in `[from, to)` (either bound may be nil) and
+    /// that `filter` matches, ordered by start date (then uuid), at most `limit` of them.
     public func samples(
         of type: QuantityType, from: Date? = nil, to: Date? = nil, limit: Int? = nil,
-        order: SampleOrder = .ascending
+        order: SampleOrder = .ascending, filter: SampleFilter = SampleFilter()
     ) async throws(StoreError) -> [QuantitySample] {
         if let limit, limit < 0 {
             throw StoreError(.invalidArgument, path: path, message: "limit must not be negative, got \(limit)")
@@ -98,9 +98,11 @@ public final class SQLiteSampleStore: Sendable {
             .integer(to.map(SQLiteSampleWriter.microseconds) ?? .max), .integer(Int64(limit ?? -1)),
         ]
         return try await read { connection throws(StoreError) in
-            try RowDecoder.samples(
-                connection, where: "s.type = ?1 AND s.start_us >= ?2 AND s.start_us < ?3",
-                orderBy: "s.start_us \(direction), s.uuid \(direction) LIMIT ?4", bindings, path: self.path)
+            try self.requireFilterSupport(filter, connection)
+            return try RowDecoder.samples(
+                connection, where: "s.type = ?1 AND s.start_us >= ?2 AND s.start_us < ?3\(filter.condition(alias: "s").sql)",
+                orderBy: "s.start_us \(direction), s.uuid \(direction) LIMIT ?4", filter.bindings(after: bindings),
+                path: self.path)
         }
     }
 
@@ -130,13 +132,17 @@ public final class SQLiteSampleStore: Sendable {
     ///   A sample of zero duration counts wholly in the interval that contains its start.
     ///   `sampleCount` counts the samples that contributed.
     /// An interval without samples has `sampleCount == 0` and nil values.
-    public func statistics(of type: QuantityType, from: Date, to: Date) async throws(StoreError) -> QuantityStatistics {
+    ///
+    /// `filter` narrows the samples counted to one device and/or metadata entries.
+    public func statistics(
+        of type: QuantityType, from: Date, to: Date, filter: SampleFilter = SampleFilter()
+    ) async throws(StoreError) -> QuantityStatistics {
         let start = SQLiteSampleWriter.microseconds(from)
         let end = SQLiteSampleWriter.microseconds(to)
         guard end > start else {
             throw StoreError(.invalidArgument, path: path, message: "the range must end after it starts")
         }
-        let buckets = try await statistics(of: type, edges: [start, end])
+        let buckets = try await statistics(of: type, edges: [start, end], filter: filter)
         return buckets[0]
     }
 
@@ -152,7 +158,8 @@ public final class SQLiteSampleStore: Sendable {
     /// - Throws: `.invalidArgument` when `interval` is not positive, the range is empty, or it
     ///   would give more than 1 000 000 buckets.
     public func statisticsCollection(
-        of type: QuantityType, from: Date, to: Date, anchor: Date, interval: Duration
+        of type: QuantityType, from: Date, to: Date, anchor: Date, interval: Duration,
+        filter: SampleFilter = SampleFilter()
     ) async throws(StoreError) -> [QuantityStatistics] {
         let width = interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000
         guard width > 0 else {
@@ -173,7 +180,7 @@ public final class SQLiteSampleStore: Sendable {
             throw StoreError(.invalidArgument, path: path, message: "the range would give \(count) buckets; use a longer interval")
         }
         let edges = (0...count).map { firstBucket + $0 * width }
-        return try await statistics(of: type, edges: edges)
+        return try await statistics(of: type, edges: edges, filter: filter)
     }
 
     /// Statistics of `type` in calendar buckets of `interval` in `timeZone`, counted from
@@ -186,7 +193,8 @@ public final class SQLiteSampleStore: Sendable {
     /// - Throws: `.invalidArgument` when `interval.count` is not positive, the range is empty, or
     ///   it would give more than 1 000 000 buckets.
     public func statisticsCollection(
-        of type: QuantityType, from: Date, to: Date, anchor: Date, interval: CalendarInterval, timeZone: TimeZone
+        of type: QuantityType, from: Date, to: Date, anchor: Date, interval: CalendarInterval, timeZone: TimeZone,
+        filter: SampleFilter = SampleFilter()
     ) async throws(StoreError) -> [QuantityStatistics] {
         guard interval.count > 0 else {
             throw StoreError(.invalidArgument, path: path, message: "the interval count must be positive, got \(interval.count)")
@@ -197,7 +205,7 @@ public final class SQLiteSampleStore: Sendable {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let edges = try calendarEdges(from: from, to: to, anchor: anchor, interval: interval, calendar: calendar)
-        return try await statistics(of: type, edges: edges)
+        return try await statistics(of: type, edges: edges, filter: filter)
     }
 
     /// The bucket edges, in µs, of the calendar buckets that cover `[from, to)`.
@@ -239,14 +247,34 @@ public final class SQLiteSampleStore: Sendable {
     /// The most buckets one statistics collection returns: bounds the memory a query can take.
     static let maximumBuckets = 1_000_000
 
-    private func statistics(of type: QuantityType, edges: [Int64]) async throws(StoreError) -> [QuantityStatistics] {
+    private func statistics(
+        of type: QuantityType, edges: [Int64], filter: SampleFilter
+    ) async throws(StoreError) -> [QuantityStatistics] {
         try await read { connection throws(StoreError) in
-            switch type.aggregationStyle {
+            try self.requireFilterSupport(filter, connection)
+            return switch type.aggregationStyle {
             case .discrete:
-                try StatisticsCalculator.discrete(connection, type: type, edges: edges, path: self.path)
+                try StatisticsCalculator.discrete(connection, type: type, edges: edges, filter: filter, path: self.path)
             case .cumulative:
-                try StatisticsCalculator.cumulative(connection, type: type, edges: edges, path: self.path)
+                try StatisticsCalculator.cumulative(connection, type: type, edges: edges, filter: filter, path: self.path)
             }
+        }
+    }
+
+    /// A metadata filter needs metadata sets (schema version 2); a version-1 file the gateway
+    /// has not upgraded yet has none.
+    private func requireFilterSupport(_ filter: SampleFilter, _ connection: SQLiteConnection) throws(StoreError) {
+        guard !filter.metadata.isEmpty else { return }
+        let version: Int
+        do {
+            version = try connection.userVersion
+        } catch {
+            throw StoreError(error, path: path)
+        }
+        guard version >= 2 else {
+            throw StoreError(
+                .schemaTooOld, path: path,
+                message: "schema version \(version) has no metadata sets; start the gateway once to upgrade the file")
         }
     }
 

@@ -7,7 +7,7 @@ import SQLite
 /// evenly spaced, so a calendar day of 23 or 25 hours is one bucket.
 enum StatisticsCalculator {
     static func discrete(
-        _ connection: SQLiteConnection, type: QuantityType, edges: [Int64], path: String
+        _ connection: SQLiteConnection, type: QuantityType, edges: [Int64], filter: SampleFilter, path: String
     ) throws(StoreError) -> [QuantityStatistics] {
         let count = edges.count - 1
         guard count > 0 else { return [] }
@@ -23,10 +23,10 @@ enum StatisticsCalculator {
                 SELECT key, value, lead(value) OVER (ORDER BY key) FROM json_each(?2))
             SELECT buckets.k, count(*), avg(s.value), min(s.value), max(s.value), max(s.start_us), s.value
             FROM buckets CROSS JOIN samples s
-            WHERE s.type = ?1 AND s.start_us >= buckets.lower AND s.start_us < buckets.upper
+            WHERE s.type = ?1 AND s.start_us >= buckets.lower AND s.start_us < buckets.upper\(filter.condition(alias: "s").sql)
             GROUP BY buckets.k
             """,
-            [.text(type.identifier), .text(json)], path: path)
+            filter.bindings(after: [.text(type.identifier), .text(json)]), path: path)
         var filled: [Int: QuantityStatistics] = [:]
         for row in rows {
             guard let bucket = row.integer(0).map(Int.init), (0..<count).contains(bucket),
@@ -44,7 +44,7 @@ enum StatisticsCalculator {
     }
 
     static func cumulative(
-        _ connection: SQLiteConnection, type: QuantityType, edges: [Int64], path: String
+        _ connection: SQLiteConnection, type: QuantityType, edges: [Int64], filter: SampleFilter, path: String
     ) throws(StoreError) -> [QuantityStatistics] {
         let count = edges.count - 1
         guard count > 0, let first = edges.first, let end = edges.last else { return [] }
@@ -57,10 +57,11 @@ enum StatisticsCalculator {
         let rows = try SQLiteSampleStore.run(
             connection,
             """
-            SELECT start_us, end_us, value FROM samples
-            WHERE type = ?1 AND start_us >= ?2 AND start_us < ?3 AND end_us >= ?4
+            SELECT s.start_us, s.end_us, s.value FROM samples s
+            WHERE s.type = ?1 AND s.start_us >= ?2 AND s.start_us < ?3 AND s.end_us >= ?4\(filter.condition(alias: "s").sql)
             """,
-            [.text(type.identifier), .integer(first - span), .integer(end), .integer(first)], path: path)
+            filter.bindings(after: [.text(type.identifier), .integer(first - span), .integer(end), .integer(first)]),
+            path: path)
         var sums = [Double](repeating: 0, count: count)
         var counts = [Int](repeating: 0, count: count)
         for row in rows {

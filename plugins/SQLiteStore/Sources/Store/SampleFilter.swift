@@ -1,0 +1,70 @@
+public import HealthModel
+import SQLite
+
+/// Narrows sample queries and statistics to the samples of one device and/or with metadata
+/// entries. Every field given must match (AND); an empty filter matches every sample.
+public struct SampleFilter: Hashable, Sendable {
+    /// The device's name (`Device.name`), exactly.
+    public var deviceName: String?
+    /// The device's local identifier (its BLE address or serial path), exactly.
+    public var localIdentifier: String?
+    /// The device's manufacturer, exactly.
+    public var manufacturer: String?
+    /// The device's model, exactly.
+    public var model: String?
+    /// Metadata entries the sample must have, key to value as text: strings as stored, integers
+    /// in decimal, booleans `true`/`false`, doubles as SQLite prints them (`72.0`, `0.5`).
+    public var metadata: [String: String]
+
+    /// A filter; nil fields match anything.
+    public init(
+        deviceName: String? = nil, localIdentifier: String? = nil, manufacturer: String? = nil, model: String? = nil,
+        metadata: [String: String] = [:]
+    ) {
+        self.deviceName = deviceName
+        self.localIdentifier = localIdentifier
+        self.manufacturer = manufacturer
+        self.model = model
+        self.metadata = metadata
+    }
+
+    /// Whether the filter matches every sample.
+    public var isEmpty: Bool {
+        deviceName == nil && localIdentifier == nil && manufacturer == nil && model == nil && metadata.isEmpty
+    }
+
+    /// The first parameter number the filter uses: queries keep ?1 … ?4 for their own.
+    static let firstParameter = 5
+
+    /// An SQL condition on the samples table aliased `alias` (starting with " AND ", or empty),
+    /// with its bindings for parameters ?5 onwards.
+    func condition(alias: String) -> (sql: String, bindings: [SQLiteValue]) {
+        guard !isEmpty else { return ("", []) }
+        var sql = ""
+        var bindings: [SQLiteValue] = []
+        func parameter(_ value: SQLiteValue) -> String {
+            bindings.append(value)
+            return "?\(Self.firstParameter + bindings.count - 1)"
+        }
+        let device = [("name", deviceName), ("local_identifier", localIdentifier), ("manufacturer", manufacturer), ("model", model)]
+            .compactMap { column, value in value.map { "\(column) = \(parameter(.text($0)))" } }
+        if !device.isEmpty {
+            sql += " AND \(alias).device_id IN (SELECT id FROM devices WHERE \(device.joined(separator: " AND ")))"
+        }
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            sql += """
+                 AND \(alias).metadata_set_id IN (SELECT set_id FROM metadata_entries WHERE key = \(parameter(.text(key)))
+                    AND (CASE value_type WHEN 'bool' THEN CASE WHEN value THEN 'true' ELSE 'false' END
+                        ELSE CAST(value AS TEXT) END) = \(parameter(.text(value))))
+                """
+        }
+        return (sql, bindings)
+    }
+
+    /// `bindings` padded to the query's own four parameters, then the filter's.
+    func bindings(after own: [SQLiteValue]) -> [SQLiteValue] {
+        let extra = condition(alias: "s").bindings
+        guard !extra.isEmpty else { return own }
+        return own + Array(repeating: .null, count: max(0, Self.firstParameter - 1 - own.count)) + extra
+    }
+}
