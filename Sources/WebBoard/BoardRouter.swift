@@ -66,7 +66,7 @@ struct BoardRouter: Sendable {
             let roster = workouts.roster
             let profile = participant.flatMap { roster.participant(named: $0)?.profile } ?? roster.defaultProfile
             let svg = WorkoutChart.svg(
-                workout: found.workout, heartRate: found.heartRate, zones: profile.heartRateZones(on: found.workout.startDate))
+                workout: found.workout, samples: found.samples, zones: profile.heartRateZones(on: found.workout.startDate))
             if svgOnly { return .text(200, "image/svg+xml", svg) }
             return .text(200, "text/html", BoardAssets.chartPage(workout: found.workout, participant: participant, svg: svg))
         case .success(nil):

@@ -7,6 +7,6 @@ public protocol WorkoutHistory: Sendable {
     /// Every stored workout, newest first.
     func workouts() async throws -> [Workout]
 
-    /// One stored workout with its heart-rate samples; nil if there is none with this id.
-    func workout(id: SampleID) async throws -> (workout: Workout, heartRate: [QuantitySample])?
+    /// One stored workout with the samples linked to it; nil if there is none with this id.
+    func workout(id: SampleID) async throws -> (workout: Workout, samples: [QuantitySample])?
 }

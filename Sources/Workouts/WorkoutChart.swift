@@ -11,15 +11,19 @@ public enum WorkoutChart {
     ///   (`healthgate.gapThresholdSeconds` in the metadata, else 10 s), where the series breaks;
     /// - one `polyline.heart-rate` per unbroken run of readings (breaks at gaps and pauses);
     /// - `line.lap` and a label at the end of each lap;
+    /// - a bike's, rower's or treadmill's power (`polyline.power`) and cadence or stroke rate
+    ///   (`polyline.cadence`) when `samples` hold them, each scaled to the plot's height between
+    ///   its own lowest and highest reading, named with that range at the right;
     /// - a header with the totals.
-    /// Readings outside the workout's interval are left out.
-    public static func svg(workout: Workout, heartRate: [QuantitySample], zones: HeartRateZones?) -> String {
+    /// `samples` are the workout's linked samples of any type; readings outside the workout's
+    /// interval are left out.
+    public static func svg(workout: Workout, samples: [QuantitySample], zones: HeartRateZones?) -> String {
         let width = 960.0, height = 440.0
         let left = 56.0, right = 20.0, top = 76.0, bottom = 40.0
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         let timeline = RunningTimeline(workout: workout)
         let threshold = workout.metadata.number("healthgate.gapThresholdSeconds") ?? UserProfile.defaultGapThresholdSeconds
-        let readings = heartRate
+        let readings = samples
             .filter { $0.type == .heartRate && $0.endDate >= workout.startDate && $0.endDate <= workout.endDate }
             .sorted { $0.endDate < $1.endDate }
             .map { (date: $0.endDate, bpm: $0.canonicalValue) }
@@ -51,6 +55,7 @@ public enum WorkoutChart {
         let energy = workout.statistics(for: .activeEnergyBurned)?.sum
         let distance = workout.statistics(for: .distanceWalkingRunning)?.sum
         let steps = workout.statistics(for: .stepCount)?.sum
+        let power = Self.machineTypes.power.lazy.compactMap { workout.statistics(for: $0)?.average }.first
         let gapCount = Int(workout.metadata.number("healthgate.gapCount") ?? 0)
         svg.append("<text class=\"header\" x=\"\(f(left))\" y=\"24\" font-size=\"16\" font-weight=\"bold\">"
             + escape("\(workout.activityType.rawValue.capitalized) — \(shortDate(workout.startDate)) — \(WorkoutFormat.duration(workout.duration))")
@@ -66,8 +71,9 @@ public enum WorkoutChart {
             "distance \(WorkoutFormat.number(distance.map { $0 / 1000 }, digits: 2)) km",
             "steps \(WorkoutFormat.number(steps))", "energy \(WorkoutFormat.number(energy)) kcal",
             "gaps \(gapCount)",
-        ].joined(separator: "  ·  ")
-        svg.append("<text class=\"totals\" x=\"\(f(left))\" y=\"46\">\(escape(totals))</text>")
+        ] + (power.map { ["avg power \(WorkoutFormat.number($0)) W"] } ?? [])
+        let totalsText = totals.joined(separator: "  ·  ")
+        svg.append("<text class=\"totals\" x=\"\(f(left))\" y=\"46\">\(escape(totalsText))</text>")
 
         // Zone bands.
         let colours = ["#d6eaf8", "#d5f5e3", "#fcf3cf", "#fdebd0", "#fadbd8"]
@@ -134,6 +140,39 @@ public enum WorkoutChart {
             svg.append("<polyline class=\"heart-rate\" points=\"\(points)\" fill=\"none\" stroke=\"#c0392b\" stroke-width=\"1.5\"/>")
         }
 
+        // A machine's power and cadence, each on its own scale; a pause breaks the line.
+        let machine = [
+            (name: "power", types: Self.machineTypes.power, unit: "W", colour: "#8e44ad", row: 0.0),
+            (name: "cadence", types: Self.machineTypes.cadence, unit: "/min", colour: "#16a085", row: 1.0),
+        ]
+        for series in machine {
+            let points = samples
+                .filter { series.types.contains($0.type) && $0.endDate >= workout.startDate && $0.endDate <= workout.endDate }
+                .sorted { $0.endDate < $1.endDate }
+                .map { (date: $0.endDate, value: $0.canonicalValue) }
+            guard let lowest = points.map(\.value).min(), let highest = points.map(\.value).max() else { continue }
+            func scaled(_ value: Double) -> Double {
+                highest > lowest ? top + plotHeight * (1 - (value - lowest) / (highest - lowest)) : top + plotHeight / 2
+            }
+            var lines: [[String]] = [[]]
+            for (index, point) in points.enumerated() {
+                if index > 0 {
+                    let previous = points[index - 1].date
+                    if point.date.timeIntervalSince(previous) - timeline.activeSeconds(from: previous, to: point.date) > 0.001 {
+                        lines.append([])
+                    }
+                }
+                lines[lines.count - 1].append("\(f(x(point.date))),\(f(scaled(point.value)))")
+            }
+            for line in lines where !line.isEmpty {
+                svg.append("<polyline class=\"\(series.name)\" points=\"\(line.joined(separator: " "))\" fill=\"none\" "
+                    + "stroke=\"\(series.colour)\" stroke-width=\"1.2\" stroke-opacity=\"0.8\"/>")
+            }
+            svg.append("<text class=\"\(series.name)-label\" x=\"\(f(left + plotWidth - 4))\" y=\"\(f(top + 14 + 14 * series.row))\" "
+                + "text-anchor=\"end\" fill=\"\(series.colour)\">"
+                + escape("\(series.name) \(WorkoutFormat.number(lowest))–\(WorkoutFormat.number(highest)) \(series.unit)") + "</text>")
+        }
+
         // Laps.
         for (index, lap) in workout.events.filter({ $0.type == .lap }).enumerated() {
             let lapX = f(x(lap.endDate))
@@ -143,6 +182,11 @@ public enum WorkoutChart {
         svg.append("</svg>")
         return svg.joined(separator: "\n") + "\n"
     }
+
+    /// The types drawn as power and as cadence.
+    static let machineTypes: (power: Set<QuantityType>, cadence: Set<QuantityType>) = (
+        [.cyclingPower, .rowingPower, .runningPower], [.cyclingCadence, .rowingStrokeRate]
+    )
 
     /// `2027-01-15 08:00 UTC`.
     static func shortDate(_ date: Date) -> String {

@@ -57,7 +57,7 @@ final class ChartAndFormatTests: XCTestCase {
 
     func testChartIsWellFormedAndShowsZonesPausesGapsAndLaps() async throws {
         let (workout, heartRates, zones) = try await scriptedWorkout()
-        let svg = WorkoutChart.svg(workout: workout, heartRate: heartRates, zones: zones)
+        let svg = WorkoutChart.svg(workout: workout, samples: heartRates, zones: zones)
         let parser = XMLParser(data: Data(svg.utf8))
         let collector = ElementCollector()
         parser.delegate = collector
@@ -87,7 +87,7 @@ final class ChartAndFormatTests: XCTestCase {
         let t0 = Date(timeIntervalSince1970: 1_800_000_000)
         let workout = Workout(
             id: ids.next(), activityType: .other, startDate: t0, endDate: t0.addingTimeInterval(60), duration: 60)
-        let svg = WorkoutChart.svg(workout: workout, heartRate: [], zones: nil)
+        let svg = WorkoutChart.svg(workout: workout, samples: [], zones: nil)
         let parser = XMLParser(data: Data(svg.utf8))
         let collector = ElementCollector()
         parser.delegate = collector

@@ -1,4 +1,5 @@
 import Foundation
+import FoundationXML
 import GatewayTesting
 import HealthModel
 import SampleBus
@@ -23,15 +24,18 @@ final class MachineFiguresTests: XCTestCase {
             profile: UserProfile(), store: VolatileWorkoutStore(), clock: clock, ids: SampleIDGenerator(seed: 9),
             logger: Logger(label: "workouts", sink: RecordingLogSink()))
         try await controller.start(activity: .cycling)
+        var ingested: [HealthRecord] = []
         // Power 200, 260, 230 W; cadence 80, 90, 86 /min; speed 8, 9, 8.5 m/s; 120 m in 10 s.
         for (index, (watts, rpm, speed)) in [(200.0, 80.0, 8.0), (260, 90, 9), (230, 86, 8.5)].enumerated() {
             let at = Double(index) * 5
             s.move(to: at)
-            controller.ingest([
+            let records = [
                 reading(.cyclingPower, watts, .watt, at: at, s), reading(.cyclingCadence, rpm, .countPerMinute, at: at, s),
                 reading(.cyclingSpeed, speed, .meterPerSecond, at: at, s),
                 s.heartRate(140 + Double(index), at: at, device: Self.bike),
-            ])
+            ]
+            ingested += records
+            controller.ingest(records)
         }
         s.move(to: 10)
         controller.ingest([.quantity(try QuantitySample(
@@ -58,6 +62,24 @@ final class MachineFiguresTests: XCTestCase {
         XCTAssertEqual(stored.statistics(for: .cyclingPower)?.average, 230)
         XCTAssertEqual(stored.statistics(for: .cyclingCadence)?.maximum, 90)
         XCTAssertEqual(stored.statistics(for: .distanceCycling)?.sum, 120)
+
+        // The chart draws power and cadence beside heart rate, each named with its range.
+        let linked = ingested.compactMap { record -> QuantitySample? in
+            if case .quantity(let sample) = record { sample } else { nil }
+        }
+        let svg = WorkoutChart.svg(workout: stored, samples: linked, zones: nil)
+        XCTAssertTrue(XMLParser(data: Data(svg.utf8)).parse(), "well-formed SVG")
+        XCTAssertEqual(svg.components(separatedBy: "<polyline class=\"power\"").count - 1, 1, svg)
+        XCTAssertEqual(svg.components(separatedBy: "<polyline class=\"cadence\"").count - 1, 1, svg)
+        XCTAssertEqual(svg.components(separatedBy: "<polyline class=\"heart-rate\"").count - 1, 1, svg)
+        XCTAssertTrue(svg.contains("power 200–260 W"), svg)
+        XCTAssertTrue(svg.contains("cadence 80–90 /min"), svg)
+        XCTAssertTrue(svg.contains("avg power 230 W"), svg)
+        // The highest power reading (260 W at 5 s) sits at the top of the plot.
+        let power = try XCTUnwrap(svg.components(separatedBy: "<polyline class=\"power\" points=\"").dropFirst().first)
+        let points = power.prefix { $0 != "\"" }.split(separator: " ").map { $0.split(separator: ",").map { Double($0)! } }
+        XCTAssertEqual(points.count, 3)
+        XCTAssertEqual(points[1][1], points.map { $0[1] }.min())
     }
 
     func testRunningKeepsItsTypesAndShowsNoMachineFigures() async throws {
@@ -68,5 +90,9 @@ final class MachineFiguresTests: XCTestCase {
         XCTAssertFalse(WorkoutFormat.liveLine(snapshot).contains("power"))
         let json = String(decoding: try JSONEncoder().encode(snapshot), as: UTF8.self)
         XCTAssertFalse(json.contains("power"), "absent figures are omitted: \(json)")
+        let s = Script(clock: ManualClock())
+        let workout = Workout(id: s.ids.next(), activityType: .running, startDate: s.at(0), endDate: s.at(10), duration: 10)
+        let svg = WorkoutChart.svg(workout: workout, samples: [], zones: nil)
+        XCTAssertFalse(svg.contains("class=\"power"), svg)
     }
 }

@@ -11,13 +11,13 @@ func loadStoredWorkouts(arguments: ParsedArguments, context: CommandContext) asy
     return workouts.sorted { $0.startDate > $1.startDate }
 }
 
-/// One stored workout and the heart-rate samples linked to it, by start date.
+/// One stored workout and the samples linked to it, by start date.
 func loadStoredWorkout(id: SampleID, arguments: ParsedArguments, context: CommandContext) async throws
-    -> (workout: Workout, heartRate: [QuantitySample])
+    -> (workout: Workout, samples: [QuantitySample])
 {
     let store = try QueryCommand.open(arguments, context: context)
     guard let stored = try await QueryCommand.storeCall({ () async throws(StoreError) in try await store.workout(id: id) }) else {
         throw CommandError(.noInput, "no workout \(id) in \(store.path); 'healthgate workout list' shows the stored ones")
     }
-    return (stored.workout, stored.samples.filter { $0.type == .heartRate })
+    return (stored.workout, stored.samples)
 }

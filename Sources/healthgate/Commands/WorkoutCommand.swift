@@ -165,12 +165,13 @@ enum WorkoutCommand {
         usage: "workout chart ID --output FILE.svg [--db PATH]",
         discussion: """
             Heart rate over time with the zone bands, pauses shaded, laps marked, gaps without \
-            heart rate as breaks in the line, and the totals in the header. Open it in a browser.
+            heart rate as breaks in the line, a bike's or rower's power and cadence when it has \
+            them, and the totals in the header. Open it in a browser.
             """,
         options: [OptionSpec(name: "output", value: "FILE", help: "Where to write the SVG (required)."), OptionSpec(name: "db", value: "PATH", help: "The SQLite store (default: the data directory's samples.sqlite).")]
     ) { arguments, context in
         guard let output = arguments.value("output") else { throw CommandError(.usage, "--output FILE.svg is required") }
-        let (workout, heartRate) = try await loadStoredWorkout(id: try workoutID(arguments), arguments: arguments, context: context)
+        let (workout, samples) = try await loadStoredWorkout(id: try workoutID(arguments), arguments: arguments, context: context)
         // The zones come from the profile; a broken configuration is an error, not "no zones".
         let configuration = try ConfigurationLocator.load(explicit: nil, variables: context.variables)
         let profile: UserProfile
@@ -179,7 +180,7 @@ enum WorkoutCommand {
         } catch {
             throw CommandError(.configuration, "\(configuration.origin): \(error)")
         }
-        let svg = WorkoutChart.svg(workout: workout, heartRate: heartRate, zones: profile.heartRateZones(on: workout.startDate))
+        let svg = WorkoutChart.svg(workout: workout, samples: samples, zones: profile.heartRateZones(on: workout.startDate))
         do {
             try Data(svg.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
         } catch {

@@ -12,9 +12,9 @@ struct StoredWorkoutHistory: WorkoutHistory {
         return try await store.workouts().sorted { $0.startDate > $1.startDate }
     }
 
-    func workout(id: SampleID) async throws -> (workout: Workout, heartRate: [QuantitySample])? {
+    func workout(id: SampleID) async throws -> (workout: Workout, samples: [QuantitySample])? {
         let store = try await SQLiteSampleStore.open(path: path)
         guard let stored = try await store.workout(id: id) else { return nil }
-        return (stored.workout, stored.samples.filter { $0.type == .heartRate })
+        return (stored.workout, stored.samples)
     }
 }

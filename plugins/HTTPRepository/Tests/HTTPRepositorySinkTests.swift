@@ -470,8 +470,12 @@ final class HTTPRepositorySinkTests: XCTestCase {
         try await finish(running)
         let dropped = running.status.current?.dropped ?? 0
         let counts = server.acceptedCounts()
-        // What was not dropped arrives, once; the newest record always survives.
-        XCTAssertEqual(counts.count + dropped, records.count)
+        // What was not dropped arrives, once; the newest record always survives. A batch dropped
+        // while its send was under way may arrive too: at most one batch (10) counted twice.
+        XCTAssertTrue(
+            (records.count...records.count + 10).contains(counts.count + dropped),
+            "\(counts.count) delivered + \(dropped) dropped for \(records.count) records")
+        XCTAssertEqual(counts.values.max(), 1, "each record arrives at most once")
         XCTAssertEqual(counts[records.last!.id.uuidString], 1)
         XCTAssertEqual(running.sink.outbox.statistics.dropped, dropped)
     }
