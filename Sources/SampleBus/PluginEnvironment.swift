@@ -30,11 +30,15 @@ public struct PluginEnvironment: Sendable {
     /// The process environment, injected so tests can point plugins at private services
     /// (`DBUS_SYSTEM_BUS_ADDRESS`) and secrets can be named by variable.
     public var variables: [String: String]
+    /// This gateway's name (the configuration's `gatewayName`, else the host name): what a fleet
+    /// tells gateways apart by, in provenance and in a broker's topics.
+    public var gatewayName: String
 
     public init(
         name: String, logger: Logger, clock: any GatewayClock, ids: SampleIDGenerator,
-        paths: GatewayPaths, variables: [String: String]
+        paths: GatewayPaths, variables: [String: String], gatewayName: String = "healthgate"
     ) {
+        self.gatewayName = gatewayName
         self.name = name
         self.logger = logger
         self.clock = clock

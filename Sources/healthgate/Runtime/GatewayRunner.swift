@@ -59,11 +59,12 @@ struct GatewayRunner {
         let variables = context.variables
         // Plugins open files and libraries as they are made (an outbox, libcurl): off the pool.
         let catalog = catalog
+        let gatewayName = Self.gatewayName(of: configuration)
         var (sources, sinks) = try await QueueExecutor(label: "healthgate.plugins").run {
             try catalog.instantiate(configuration) { name in
                 PluginEnvironment(
                     name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
-                    variables: variables)
+                    variables: variables, gatewayName: gatewayName)
             }
         }
         for index in sources.indices {
@@ -102,7 +103,7 @@ struct GatewayRunner {
             sinks: sinks + extraSinks + services.sinks + boardSinks, clock: clock, logger: logger,
             statusBoard: statusBoard,
             shutdownTimeout: .milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000)),
-            provenance: Self.provenance(of: configuration, variables: variables))
+            provenance: Self.provenance(of: configuration, gatewayName: gatewayName, variables: variables))
 
 
         let socketPath = configuration.controlSocket
@@ -173,11 +174,16 @@ struct GatewayRunner {
 
     /// Whether systemd runs the daemon as a service with its own directories (then the unit
     /// sets the file mode mask and the directories' modes).
-    /// What every record gets where its source set none: the gateway's name (configured, else the
-    /// host's), this healthgate's version and the time zone (configured, else `$TZ` or the system's).
-    static func provenance(of configuration: GatewayConfiguration, variables: [String: String]) -> Metadata {
+    /// The configuration's `gatewayName`, else the host name.
+    static func gatewayName(of configuration: GatewayConfiguration) -> String {
+        configuration.gatewayName ?? ProcessControl.hostName() ?? "healthgate"
+    }
+
+    /// What every record gets where its source set none: the gateway's name, this healthgate's
+    /// version and the time zone (configured, else `$TZ` or the system's).
+    static func provenance(of configuration: GatewayConfiguration, gatewayName: String, variables: [String: String]) -> Metadata {
         var stamp = Metadata()
-        stamp[.gatewayName] = .string(configuration.gatewayName ?? ProcessControl.hostName() ?? "healthgate")
+        stamp[.gatewayName] = .string(gatewayName)
         stamp[.gatewayVersion] = .string(HealthgateCLI.version)
         let zone = configuration.timeZone.flatMap(TimeZone.init(identifier:))
             ?? LocalTimeZone.resolve(variables: variables)

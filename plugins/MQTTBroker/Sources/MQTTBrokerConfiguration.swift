@@ -21,10 +21,9 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
     public var host: String
     /// The broker's port (1883 for plain MQTT, 8883 for MQTT over TLS by convention).
     public var port: Int
-    /// The first topic level: topics are `{topicPrefix}/{gateway}/{device}/{type}`.
+    /// The first topic level: topics are `{topicPrefix}/{gateway}/{device}/{type}`, where
+    /// `gateway` is the configuration's top-level `gatewayName` (else the host name).
     public var topicPrefix: String
-    /// This gateway's topic level; nil uses the machine's host name.
-    public var gateway: String?
     /// The MQTT client identifier; nil uses `healthgate-{gateway}-{sink name}`.
     public var clientID: String?
     public var messages: MQTTMessageMode
@@ -94,7 +93,7 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
     }
 
     public init(
-        host: String, port: Int = 1883, topicPrefix: String = "healthgate", gateway: String? = nil, clientID: String? = nil,
+        host: String, port: Int = 1883, topicPrefix: String = "healthgate", clientID: String? = nil,
         messages: MQTTMessageMode = .record, batchSize: Int = 100, keepAliveSeconds: Int = 30, ackTimeoutSeconds: Double = 30,
         username: String? = nil, passwordFile: String? = nil, caFile: String? = nil, outbox: Outbox = Outbox(),
         retry: Retry = Retry()
@@ -102,7 +101,6 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
         self.host = host
         self.port = port
         self.topicPrefix = topicPrefix
-        self.gateway = gateway
         self.clientID = clientID
         self.messages = messages
         self.batchSize = batchSize
@@ -116,7 +114,7 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
     }
 
     enum CodingKeys: String, CodingKey {
-        case host, port, topicPrefix, gateway, clientID, messages, batchSize, keepAliveSeconds, ackTimeoutSeconds
+        case host, port, topicPrefix, clientID, messages, batchSize, keepAliveSeconds, ackTimeoutSeconds
         case username, passwordFile, caFile, outbox, retry, password
     }
 
@@ -132,7 +130,6 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
             host: try c.decode(String.self, forKey: .host),
             port: try c.decodeIfPresent(Int.self, forKey: .port) ?? defaults.port,
             topicPrefix: try c.decodeIfPresent(String.self, forKey: .topicPrefix) ?? defaults.topicPrefix,
-            gateway: try c.decodeIfPresent(String.self, forKey: .gateway),
             clientID: try c.decodeIfPresent(String.self, forKey: .clientID),
             messages: try c.decodeIfPresent(MQTTMessageMode.self, forKey: .messages) ?? defaults.messages,
             batchSize: try c.decodeIfPresent(Int.self, forKey: .batchSize) ?? defaults.batchSize,
@@ -174,7 +171,6 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
         }
         try PluginConfigurationError.check("port", port, in: Self.portRange)
         try Self.checkTopicLevels("topicPrefix", topicPrefix, allowSlash: true)
-        if let gateway { try Self.checkTopicLevels("gateway", gateway, allowSlash: false) }
         if let clientID {
             guard !clientID.isEmpty, clientID.utf8.count <= 65_535 else {
                 throw PluginConfigurationError(keyPath: "clientID", reason: "must be 1 to 65535 bytes")

@@ -2,7 +2,6 @@ public import Foundation
 public import HealthModel
 public import RemoteOutbox
 public import SampleBus
-import Glibc
 
 /// The `mqtt` sink: publishes records to an MQTT 5 broker with QoS 1, at least once, through the
 /// durable outbox every remote sink shares (``Outbox``).
@@ -52,19 +51,12 @@ public struct MQTTBrokerSink: SampleSink, ConfigurablePlugin {
         self.library = library
         self.outbox = try Outbox(path: Self.outboxPath(stateDirectory: environment.paths.stateDirectory, name: environment.name))
         self.encoder = MQTTMessageEncoder(
-            prefix: configuration.topicPrefix, gateway: configuration.gateway ?? Self.hostName(), mode: configuration.messages)
+            prefix: configuration.topicPrefix, gateway: MQTTMessageEncoder.level(environment.gatewayName),
+            mode: configuration.messages)
         self.limits = OutboxLimits(
             maxBytes: configuration.outbox.maxBytes, maxAge: configuration.outbox.maxAgeSeconds,
             policy: configuration.outbox.policy)
         self.clock = environment.clock
-    }
-
-    /// The machine's host name as a topic level (the default `gateway`).
-    static func hostName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "healthgate" }
-        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-        return MQTTMessageEncoder.level(String(decoding: bytes, as: UTF8.self))
     }
 
     /// Provisional versions (a heartbeat series as it grows) are left out: only the finished

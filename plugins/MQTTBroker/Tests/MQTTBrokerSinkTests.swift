@@ -40,7 +40,8 @@ final class MQTTBrokerSinkTests: XCTestCase {
     }
 
     func start(_ configuration: MQTTBrokerConfiguration, name: String = "broker") async throws -> Running {
-        let environment = TestEnvironment.make(name: name, clock: SystemClock(), directory: directory)
+        var environment = TestEnvironment.make(name: name, clock: SystemClock(), directory: directory)
+        environment.gatewayName = "gw1"  // the configuration's top-level gatewayName
         let sink = try MQTTBrokerSink(settings: configuration.validated(in: environment), environment: environment)
         let (inbox, feed, finish) = SinkInbox.standalone(configuration: QueueConfiguration())
         let status = StatusBoard().register(name: name, kind: MQTTBrokerSink.kind, role: .sink)
@@ -50,7 +51,7 @@ final class MQTTBrokerSinkTests: XCTestCase {
     }
 
     func configuration(_ changes: (inout MQTTBrokerConfiguration) -> Void = { _ in }) -> MQTTBrokerConfiguration {
-        var configuration = MQTTBrokerConfiguration(host: "127.0.0.1", port: broker.port, gateway: "gw1", batchSize: 7)
+        var configuration = MQTTBrokerConfiguration(host: "127.0.0.1", port: broker.port, batchSize: 7)
         configuration.retry = .init(initialDelaySeconds: 0.05, maxDelaySeconds: 1)
         configuration.ackTimeoutSeconds = 5
         changes(&configuration)
@@ -137,7 +138,6 @@ final class MQTTBrokerSinkTests: XCTestCase {
         let bad: [(String, MQTTBrokerConfiguration)] = [
             ("port", MQTTBrokerConfiguration(host: "h", port: 70_000)),
             ("topicPrefix", MQTTBrokerConfiguration(host: "h", topicPrefix: "a/#")),
-            ("gateway", MQTTBrokerConfiguration(host: "h", gateway: "a/b")),
             ("keepAliveSeconds", MQTTBrokerConfiguration(host: "h", keepAliveSeconds: 1)),
             ("passwordFile", MQTTBrokerConfiguration(host: "h", passwordFile: "/nonexistent")),
             ("caFile", MQTTBrokerConfiguration(host: "h", caFile: "/nonexistent/ca.pem")),
