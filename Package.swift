@@ -75,7 +75,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The durable outbox every remote sink (HTTP repository, MQTT broker) delivers from.
         .target(
-            name: "RemoteOutbox", dependencies: ["HealthModel", "SQLite"], exclude: ["README.md"],
+            name: "RemoteOutbox", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
             name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives", "GATTDecoding"],

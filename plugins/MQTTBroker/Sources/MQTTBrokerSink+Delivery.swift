@@ -17,7 +17,7 @@ extension MQTTBrokerSink {
 
     /// Publishes the outbox's batches, oldest first, until the intake finished and the outbox
     /// is empty, or until a graceful stop meets an unreachable broker.
-    func deliver(context: SinkContext, signals: MQTTSinkSignals, connection: MQTTSinkConnection) async throws {
+    func deliver(context: SinkContext, signals: DeliverySignals, connection: MQTTSinkConnection) async throws {
         var failures = 0
         while true {
             try Task.checkCancellation()
@@ -88,7 +88,7 @@ extension MQTTBrokerSink {
 
     /// Waits `delay` before a retry; false, at once, when the inbox ends first (a graceful stop
     /// never waits on a backoff).
-    private func backOff(for delay: Duration, signals: MQTTSinkSignals) async throws -> Bool {
+    private func backOff(for delay: Duration, signals: DeliverySignals) async throws -> Bool {
         let outcome = try await race(sleep: { [clock] in try await clock.sleep(for: delay) }) {
             try await signals.waitForIntakeEnd()
         }

@@ -5,13 +5,13 @@ import SampleBus
 
 extension MQTTBrokerSink {
     /// Takes batches from the inbox into the outbox until the inbox ends, then tells the
-    /// delivery (``MQTTSinkSignals/finishIntake()``), which also ends a backoff under way.
+    /// delivery (``DeliverySignals/finishIntake()``), which also ends a backoff under way.
     ///
     /// One inbox batch is one outbox transaction of batches of at most `batchSize` records, each
     /// sealed here with its messages; the bus is acknowledged after the commit, so a crash loses
     /// nothing the bus was told was taken. Under the `block` policy it stops taking while the
     /// outbox is full, so back-pressure reaches the bus.
-    func intake(inbox: SinkInbox, context: SinkContext, signals: MQTTSinkSignals) async throws {
+    func intake(inbox: SinkInbox, context: SinkContext, signals: DeliverySignals) async throws {
         let healthEncoder = HealthJSON.makeEncoder()
         var blockedSince: Date?
         let batchSize = configuration.batchSize

@@ -74,7 +74,7 @@ public struct MQTTBrokerSink: SampleSink, ConfigurablePlugin {
     /// loading is tried again with backoff.
     /// - Throws: outbox (SQLite) errors; `CancellationError`.
     public func run(inbox: SinkInbox, context: SinkContext) async throws {
-        let signals = MQTTSinkSignals()
+        let signals = DeliverySignals()
         publishStatus(context.status)
         if outbox.statistics.count > 0 {
             context.logger.info("\(outbox.statistics.count) record(s) pending in \(outbox.path) from an earlier run")

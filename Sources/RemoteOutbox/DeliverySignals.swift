@@ -1,11 +1,11 @@
 import AsyncPrimitives
 
-/// Wake-ups between the sink's intake and delivery tasks: "records arrived", "room freed",
+/// Wake-ups between a remote sink's intake and delivery tasks: "records arrived", "room freed",
 /// "intake finished" (which also ends a backoff: see ``waitForIntakeEnd()``).
 ///
 /// A signal sent while nobody waits is remembered until the next wait takes it, so none is lost.
 /// Waits end with `CancellationError` when the waiting task is cancelled. Thread-safe.
-final class DeliverySignals: Sendable {
+public final class DeliverySignals: Sendable {
     private struct State {
         var recordsPending = false
         var roomPending = false
@@ -14,18 +14,20 @@ final class DeliverySignals: Sendable {
 
     private let state = AsyncCondition(State())
 
-    var intakeFinished: Bool { state.value.intakeFinished }
+    public init() {}
 
-    func recordsArrived() {
+    public var intakeFinished: Bool { state.value.intakeFinished }
+
+    public func recordsArrived() {
         state.update { $0.recordsPending = true }
     }
 
-    func roomFreed() {
+    public func roomFreed() {
         state.update { $0.roomPending = true }
     }
 
     /// The inbox ended: wakes the delivery task, and every backoff under way.
-    func finishIntake() {
+    public func finishIntake() {
         state.update {
             $0.intakeFinished = true
             $0.recordsPending = true
@@ -33,18 +35,18 @@ final class DeliverySignals: Sendable {
     }
 
     /// Returns once the intake finished (the inbox ended: the gateway is stopping).
-    func waitForIntakeEnd() async throws {
+    public func waitForIntakeEnd() async throws {
         try await state.wait { $0.intakeFinished }
     }
 
     /// Returns once records arrived (or intake finished) since the last wait, and takes the signal.
-    func waitForRecords() async throws {
+    public func waitForRecords() async throws {
         try await state.wait { $0.recordsPending }
         state.update { $0.recordsPending = false }
     }
 
     /// Returns once room was freed since the last wait, and takes the signal.
-    func waitForRoom() async throws {
+    public func waitForRoom() async throws {
         try await state.wait { $0.roomPending }
         state.update { $0.roomPending = false }
     }
