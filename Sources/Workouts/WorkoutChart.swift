@@ -55,7 +55,7 @@ public enum WorkoutChart {
         let energy = workout.statistics(for: .activeEnergyBurned)?.sum
         let distance = workout.statistics(for: .distanceWalkingRunning)?.sum
         let steps = workout.statistics(for: .stepCount)?.sum
-        let power = Self.machineTypes.power.lazy.compactMap { workout.statistics(for: $0)?.average }.first
+        let power = WorkoutSnapshot.powerTypes.lazy.compactMap { workout.statistics(for: $0)?.average }.first
         let gapCount = Int(workout.metadata.number("healthgate.gapCount") ?? 0)
         svg.append("<text class=\"header\" x=\"\(f(left))\" y=\"24\" font-size=\"16\" font-weight=\"bold\">"
             + escape("\(workout.activityType.rawValue.capitalized) — \(shortDate(workout.startDate)) — \(WorkoutFormat.duration(workout.duration))")
@@ -142,8 +142,8 @@ public enum WorkoutChart {
 
         // A machine's power and cadence, each on its own scale; a pause breaks the line.
         let machine = [
-            (name: "power", types: Self.machineTypes.power, unit: "W", colour: "#8e44ad", row: 0.0),
-            (name: "cadence", types: Self.machineTypes.cadence, unit: "/min", colour: "#16a085", row: 1.0),
+            (name: "power", types: WorkoutSnapshot.powerTypes, unit: "W", colour: "#8e44ad", row: 0.0),
+            (name: "cadence", types: WorkoutSnapshot.cadenceTypes, unit: "/min", colour: "#16a085", row: 1.0),
         ]
         for series in machine {
             let points = samples
@@ -182,11 +182,6 @@ public enum WorkoutChart {
         svg.append("</svg>")
         return svg.joined(separator: "\n") + "\n"
     }
-
-    /// The types drawn as power and as cadence.
-    static let machineTypes: (power: Set<QuantityType>, cadence: Set<QuantityType>) = (
-        [.cyclingPower, .rowingPower, .runningPower], [.cyclingCadence, .rowingStrokeRate]
-    )
 
     /// `2027-01-15 08:00 UTC`.
     static func shortDate(_ date: Date) -> String {

@@ -162,10 +162,18 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
             gaps: analysis.gaps, gapSeconds: analysis.gaps.reduce(0) { $0 + $1.seconds },
             inGap: analysis.inGap, laps: session.events.filter { $0.type == .lap }.count,
             activities: session.activities.count, restored: restored, participant: session.participant,
-            power: Self.gauge(analysis, [.cyclingPower, .rowingPower, .runningPower]),
-            cadence: Self.gauge(analysis, [.cyclingCadence, .rowingStrokeRate]),
-            speed: Self.gauge(analysis, [.cyclingSpeed, .rowingSpeed, .runningSpeed]))
+            power: Self.gauge(analysis, Self.powerTypes),
+            cadence: Self.gauge(analysis, Self.cadenceTypes),
+            speed: Self.gauge(analysis, Self.speedTypes))
     }
+
+    /// The types ``power`` comes from, the first with readings winning: a bike's, a rower's, a
+    /// treadmill's. The chart draws the same.
+    public static let powerTypes: [QuantityType] = [.cyclingPower, .rowingPower, .runningPower]
+    /// The types ``cadence`` comes from: a bike's crank, a rower's strokes.
+    public static let cadenceTypes: [QuantityType] = [.cyclingCadence, .rowingStrokeRate]
+    /// The types ``speed`` comes from: a bike's, a rower's, else running speed.
+    public static let speedTypes: [QuantityType] = [.cyclingSpeed, .rowingSpeed, .runningSpeed]
 
     /// The figures of the first of `types` that has readings.
     private static func gauge(_ analysis: WorkoutAnalysis, _ types: [QuantityType]) -> Gauge? {
