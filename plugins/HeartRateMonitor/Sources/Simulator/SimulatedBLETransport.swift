@@ -1,4 +1,5 @@
 public import SampleBus
+public import BLECentral
 import Foundation
 import HealthModel
 import Synchronization
