@@ -64,7 +64,7 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
             name: "BLECentral", dependencies: ["BlueZ", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
-            exclude: ["README.md"], swiftSettings: swiftSettings),
+            exclude: ["README.md", "README-bluez.md"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
             name: "Workouts", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"], exclude: ["README.md"],
@@ -81,7 +81,7 @@ let package = Package(
             name: "RemoteOutbox", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
-            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives", "GATTDecoding"],
+            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)
@@ -154,7 +154,7 @@ let package = Package(
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment", "GatewayTesting", "HealthModel"],
+            name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthDevicesTests", dependencies: ["GATTDecoding", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore"],
