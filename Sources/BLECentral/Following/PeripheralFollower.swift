@@ -12,13 +12,14 @@ import Foundation
 /// waits on. No Bluetooth is logged once and retried with backoff; it never ends the loop. Only
 /// cancellation does.
 public struct PeripheralFollower: Sendable {
-    /// The work for one followed device: runs until cancelled.
-    public typealias Follow = @Sendable (DiscoveredPeripheral, AsyncCondition<Bool>) async throws -> Void
+    /// The work for one followed device, given its session: runs until cancelled.
+    public typealias Follow = @Sendable (PeripheralSession) async throws -> Void
 
     public let transport: any BLECentralTransport
     public let filter: DeviceFilter
     public let maxDevices: Int
-    /// The backoff between discovery attempts that failed or ended.
+    /// The backoff between discovery attempts that failed or ended, and each session's
+    /// reconnect backoff.
     public let retry: ReconnectPolicy
 
     public init(transport: any BLECentralTransport, filter: DeviceFilter, maxDevices: Int, retry: ReconnectPolicy) {
@@ -66,7 +67,10 @@ public struct PeripheralFollower: Sendable {
                                 let presence = AsyncCondition(true)
                                 followed[address] = presence
                                 logger.info("following \(address)", device: Self.displayName(of: peripheral))
-                                group.addTask { try await follow(peripheral, presence) }
+                                let session = PeripheralSession(
+                                    peripheral: peripheral, transport: transport, context: context, reconnect: retry,
+                                    presence: presence)
+                                group.addTask { try await follow(session) }
                             }
                         case .lost(let address):
                             if let presence = followed[address.uppercased()] {

@@ -30,17 +30,7 @@ public struct SimulatedFitnessTransport: BLECentralTransport {
     /// Reports each bike advertising one of `services` once, then idles on the clock until the
     /// consumer cancels.
     public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
-        let found = bikes.map(\.peripheral).filter { peripheral in peripheral.serviceUUIDs.contains { services.contains($0) } }
-        let clock = self.clock
-        let index = Mutex(0)
-        return AsyncThrowingStream(unfolding: {
-            let next = index.withLock { value -> Int in
-                defer { value += 1 }
-                return value
-            }
-            if next < found.count { return .found(found[next]) }
-            while true { try await clock.sleep(for: .seconds(3600)) }
-        })
+        simulatedDiscovery(of: bikes.map(\.peripheral), services: services, clock: clock)
     }
 
     /// Connects at once. Throws `.notFound` for an address no simulated bike has.
@@ -101,31 +91,31 @@ final class SimulatedBikeConnection: BLEConnection {
     let clock: any GatewayClock
     let period: Duration
     private let rider: Mutex<SimulatedRider>
-    private let connected = Mutex(true)
+    private let link: SimulatedLink
+    private let gatt: SimulatedGATTDatabase
 
     init(bike: SimulatedBike, clock: any GatewayClock, period: Duration) {
         self.bike = bike
         self.clock = clock
         self.period = period
         rider = Mutex(SimulatedRider(seed: bike.index))
+        link = SimulatedLink(address: bike.peripheral.address)
+        gatt = SimulatedGATTDatabase(services: bike.services, readable: bike.readable)
     }
 
     var address: String { bike.peripheral.address }
 
     func hasCharacteristic(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async -> Bool {
-        bike.services[service]?.contains(characteristic) ?? false
+        gatt.has(characteristic, in: service)
     }
 
     func read(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async throws -> [UInt8] {
-        try checkConnected()
-        guard await hasCharacteristic(characteristic, in: service), let value = bike.readable[characteristic] else {
-            throw BLETransportError(.notSupported, device: address, "\(characteristic) is not readable")
-        }
-        return value
+        try link.check()
+        return try gatt.read(characteristic, in: service, device: address)
     }
 
     func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws {
-        try checkConnected()
+        try link.check()
         throw BLETransportError(.notSupported, device: address, "\(characteristic) is not writable")
     }
 
@@ -135,7 +125,7 @@ final class SimulatedBikeConnection: BLEConnection {
     func notifications(of characteristics: [GATTCharacteristicID]) async throws
         -> AsyncThrowingStream<BLENotification, any Error>
     {
-        try checkConnected()
+        try link.check()
         let notifying = [SimulatedBike.csc, SimulatedBike.power].filter(characteristics.contains)
         guard !characteristics.isEmpty, notifying.count == characteristics.count else {
             let other = characteristics.first { !notifying.contains($0) }
@@ -153,7 +143,7 @@ final class SimulatedBikeConnection: BLEConnection {
             let slot = count / Int64(notifying.count)
             let which = notifying[Int(count % Int64(notifying.count))]
             try await clock.sleep(for: schedule.wait(for: slot, now: clock.now()))
-            guard connected.withLock({ $0 }) else { return nil }
+            guard link.isOpen else { return nil }
             let value = rider.withLock { rider in
                 rider.advance(to: Double(slot + 1) * interval)
                 return which == SimulatedBike.csc ? rider.cscPayload() : rider.powerPayload()
@@ -167,13 +157,7 @@ final class SimulatedBikeConnection: BLEConnection {
     func batteryPercentage() async -> Int? { bike.readable[.batteryLevel].flatMap(\.first).map(Int.init) }
 
     func disconnect() async {
-        connected.withLock { $0 = false }
-    }
-
-    private func checkConnected() throws {
-        guard connected.withLock({ $0 }) else {
-            throw BLETransportError(.disconnected, device: address, "simulated link closed")
-        }
+        link.close()
     }
 }
 

@@ -66,8 +66,6 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
         maxDevices ?? (transport == .simulated ? simulation.bikes : 4)
     }
 
-    /// The allowed `maxDevices`.
-    public static let maxDevicesRange = 1...1024
     /// The allowed `wheelCircumferenceMillimeters`: from a folding bike's 16-inch wheel to a
     /// fat bike's 29-inch one, with room.
     public static let wheelRange: ClosedRange<Double> = 500...3500
@@ -83,19 +81,12 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
     /// Checks every value that decodes but cannot work; no I/O.
     /// - Throws: ``PluginConfigurationError`` naming the key.
     public func validate() throws(PluginConfigurationError) {
-        if let maxDevices {
-            try PluginConfigurationError.check("maxDevices", maxDevices, in: Self.maxDevicesRange, unit: "devices")
-        }
-        if let adapter, adapter.isEmpty || adapter.contains("/") {
-            throw PluginConfigurationError(keyPath: "adapter", reason: "expected an adapter name like \"hci0\", got \"\(adapter)\"")
-        }
+        try BLESourceKeys.validate(
+            maxDevices: maxDevices, adapter: adapter, notificationsPerSecond: simulation.notificationsPerSecond)
         try PluginConfigurationError.check(
             "wheelCircumferenceMillimeters", wheelCircumferenceMillimeters, in: Self.wheelRange, unit: "millimetres")
         try PluginConfigurationError.check("stopTimeoutSeconds", stopTimeoutSeconds, in: Self.stopTimeoutRange, unit: "seconds")
         try PluginConfigurationError.check("simulation.bikes", simulation.bikes, in: 0...16)
-        guard simulation.notificationsPerSecond > 0, simulation.notificationsPerSecond <= 100 else {
-            throw PluginConfigurationError(keyPath: "simulation.notificationsPerSecond", reason: "must be above 0 and at most 100")
-        }
         if transport == .simulated, simulation.bikes == 0 {
             throw PluginConfigurationError(keyPath: "simulation", reason: "simulates no device")
         }

@@ -74,10 +74,7 @@ public struct FitnessEquipmentSource: SampleSource, ConfigurablePlugin {
         let follower = PeripheralFollower(
             transport: transport, filter: DeviceFilter(services: Self.services, selection: configuration.devices),
             maxDevices: configuration.effectiveMaxDevices, retry: configuration.reconnect)
-        try await follower.run(context: context) { [configuration, transport, ids = environment.ids] peripheral, presence in
-            let session = PeripheralSession(
-                peripheral: peripheral, transport: transport, context: context, reconnect: configuration.reconnect,
-                presence: presence)
+        try await follower.run(context: context) { [configuration, ids = environment.ids] session in
             try await FitnessSession(session: session, configuration: configuration, ids: ids).run()
         }
     }

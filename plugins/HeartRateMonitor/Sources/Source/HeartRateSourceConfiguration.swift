@@ -105,8 +105,6 @@ public struct SimulationSettings: Decodable, Sendable, Hashable {
 }
 
 extension HeartRateSourceConfiguration {
-    /// The allowed `maxDevices`.
-    public static let maxDevicesRange = 1...1024
     /// The allowed `heartbeatSeriesSeconds` and `runningWindowSeconds`.
     public static let windowRange: ClosedRange<Double> = 1...3600
     /// The allowed `heartbeatSeriesMaxBeats`.
@@ -121,20 +119,13 @@ extension HeartRateSourceConfiguration {
     /// Checks every value that decodes but cannot work; no I/O.
     /// - Throws: ``PluginConfigurationError`` naming the key.
     public func validate() throws(PluginConfigurationError) {
-        if let maxDevices {
-            try PluginConfigurationError.check("maxDevices", maxDevices, in: Self.maxDevicesRange, unit: "devices")
-        }
-        if let adapter, adapter.isEmpty || adapter.contains("/") {
-            throw PluginConfigurationError(keyPath: "adapter", reason: "expected an adapter name like \"hci0\", got \"\(adapter)\"")
-        }
+        try BLESourceKeys.validate(
+            maxDevices: maxDevices, adapter: adapter, notificationsPerSecond: simulation.notificationsPerSecond)
         try PluginConfigurationError.check("heartbeatSeriesSeconds", heartbeatSeriesSeconds, in: Self.windowRange, unit: "seconds")
         try PluginConfigurationError.check("heartbeatSeriesMaxBeats", heartbeatSeriesMaxBeats, in: Self.maxBeatsRange, unit: "beats")
         try PluginConfigurationError.check("runningWindowSeconds", runningWindowSeconds, in: Self.windowRange, unit: "seconds")
         try PluginConfigurationError.check("simulation.heartRateMonitors", simulation.heartRateMonitors, in: 0...16)
         try PluginConfigurationError.check("simulation.footPods", simulation.footPods, in: 0...16)
-        guard simulation.notificationsPerSecond > 0, simulation.notificationsPerSecond <= 100 else {
-            throw PluginConfigurationError(keyPath: "simulation.notificationsPerSecond", reason: "must be above 0 and at most 100")
-        }
         if transport == .simulated, simulation.heartRateMonitors + simulation.footPods == 0 {
             throw PluginConfigurationError(keyPath: "simulation", reason: "simulates no device")
         }
