@@ -10,15 +10,25 @@ final class MosquittoBroker: @unchecked Sendable {
     // Touched by the test's task only.
     private var process: Process?
 
-    init(directory: URL) throws {
+    /// Writes the configuration. `persistent` keeps sessions, subscriptions and queued messages
+    /// in `mosquitto.db` across a ``restart()``, so a recorder with a persistent session misses
+    /// nothing published while it reconnects.
+    init(directory: URL, persistent: Bool = false) throws {
         self.directory = directory
         self.port = try Self.freePort()
-        let configuration = """
+        var configuration = """
             listener \(port) 127.0.0.1
             allow_anonymous true
             log_dest file \(directory.path)/mosquitto.log
 
             """
+        if persistent {
+            configuration += """
+                persistence true
+                persistence_location \(directory.path)/
+
+                """
+        }
         try configuration.write(to: directory.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
     }
 
@@ -61,6 +71,17 @@ final class MosquittoBroker: @unchecked Sendable {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         self.process = nil
+    }
+
+    /// Stops the broker the way an operator restarts it, then starts it again on the same port:
+    /// the listener goes away (every client is disconnected), and a persistent broker saves its
+    /// sessions and queued messages and reloads them. SIGKILL, because SIGTERM is blocked (see
+    /// ``stop()``); what it would save is saved first by `mosquitto`'s autosave, which a
+    /// persistent configuration sets to every change.
+    func restart(downFor delay: Duration = .milliseconds(500)) async throws {
+        stop()
+        try await Task.sleep(for: delay)
+        try await start()
     }
 
     static func accepts(port: Int) -> Bool {
