@@ -18,6 +18,7 @@ enum QueryCommand {
               healthgate query stats --type stepCount --interval day --time-zone Europe/Berlin --since 2026-10-20
               healthgate query stats --type heartRate --since 2026-11-21T08:00:00Z --until 2026-11-21T09:00:00Z
               healthgate query stats --type heartRate --local-identifier AA:BB:CC:DD:EE:FF --last 1d
+              healthgate query stats --type heartRate --interval hour --by-device --last 1d
               healthgate query samples --type heartRate --metadata healthgate.userIndex=1 --last 7d
               healthgate query changes --anchor 0 --format json
               healthgate query changes --follow
@@ -117,7 +118,7 @@ enum QueryCommand {
     static let stats = Command(
         name: "stats", summary: "Statistics of a type over a range, or per minute, hour or day.",
         usage: "query stats --type TYPE [--interval month|week|day|hour|minute|DURATION] [--time-zone TZ] "
-            + "[--anchor DATE] [--since DATE|--last DURATION] [--until DATE] [--format table|json|csv] [--db PATH]",
+            + "[--anchor DATE] [--by-device] [--since DATE|--last DURATION] [--until DATE] [--format table|json|csv] [--db PATH]",
         discussion: """
             Cumulative types (stepCount, distanceWalkingRunning, activeEnergyBurned) report a sum; a sample \
             that crosses an interval boundary is split in proportion to time. Discrete types (heartRate, …) \
@@ -131,11 +132,17 @@ enum QueryCommand {
             for those intervals, that holds the start date). A DURATION (15m, 6h) is a fixed length \
             of time counted from the anchor. Without --since or --last the range starts at the \
             type's first sample.
+
+            With --by-device, each interval has a row over all samples (device "all", the same as \
+            without the option) and one row per device with samples in it; a device is its name, \
+            manufacturer, model and local identifier. The average of "all" is over every sample, \
+            not an average of the devices' averages, and the devices' sums add up to its sum.
             """,
         options: rangeOptions + [
             OptionSpec(name: "interval", value: "INTERVAL", help: "month, week, day, hour, minute, or a duration like 15m."),
             OptionSpec(name: "time-zone", value: "TZ", help: "The calendar's time zone, e.g. Europe/Berlin (default: $TZ or the system's)."),
             OptionSpec(name: "anchor", value: "DATE", help: "The start of one interval; the others are counted from it."),
+            OptionSpec(name: "by-device", value: nil, help: "Also one row per device with samples in each interval."),
         ]
     ) { arguments, context in
         let type = try quantityType(arguments)
@@ -163,26 +170,52 @@ enum QueryCommand {
         }
         let start = since ?? end
         guard end > start else { throw CommandError(.usage, "the range is empty: --until must be after the start") }
+        let byDevice = arguments.flag("by-device")
         let results: [QuantityStatistics]
+        var separated: [StatisticsByDevice] = []
         if let interval {
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = timeZone
             let anchor = givenAnchor ?? interval.defaultAnchor(for: start, calendar: calendar)
-            results = try await storeCall { () async throws(StoreError) in
-                switch interval {
-                case .fixed(let length):
-                    try await store.statisticsCollection(
-                        of: type, from: start, to: end, anchor: anchor, interval: length, filter: filter)
-                case .calendar(let calendarInterval):
-                    try await store.statisticsCollection(
-                        of: type, from: start, to: end, anchor: anchor, interval: calendarInterval, timeZone: timeZone,
-                        filter: filter)
+            if byDevice {
+                separated = try await storeCall { () async throws(StoreError) in
+                    switch interval {
+                    case .fixed(let length):
+                        try await store.statisticsCollectionByDevice(
+                            of: type, from: start, to: end, anchor: anchor, interval: length, filter: filter)
+                    case .calendar(let calendarInterval):
+                        try await store.statisticsCollectionByDevice(
+                            of: type, from: start, to: end, anchor: anchor, interval: calendarInterval,
+                            timeZone: timeZone, filter: filter)
+                    }
+                }
+                results = separated.map(\.overall)
+            } else {
+                results = try await storeCall { () async throws(StoreError) in
+                    switch interval {
+                    case .fixed(let length):
+                        try await store.statisticsCollection(
+                            of: type, from: start, to: end, anchor: anchor, interval: length, filter: filter)
+                    case .calendar(let calendarInterval):
+                        try await store.statisticsCollection(
+                            of: type, from: start, to: end, anchor: anchor, interval: calendarInterval,
+                            timeZone: timeZone, filter: filter)
+                    }
                 }
             }
+        } else if byDevice {
+            separated = [try await storeCall { () async throws(StoreError) in
+                try await store.statisticsByDevice(of: type, from: start, to: end, filter: filter)
+            }]
+            results = separated.map(\.overall)
         } else {
             results = [try await storeCall { () async throws(StoreError) in
                 try await store.statistics(of: type, from: start, to: end, filter: filter)
             }]
+        }
+        if byDevice {
+            try printByDevice(separated, type: type, format: format, single: interval == nil, context: context)
+            return .success
         }
         let cumulative = type.aggregationStyle == .cumulative
         switch format {

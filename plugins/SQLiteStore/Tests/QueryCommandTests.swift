@@ -101,6 +101,45 @@ final class QueryCommandTests: StoreTestCase {
         XCTAssertTrue(badZone.error.contains("--time-zone"), badZone.error)
     }
 
+    func testStatsByDevice() throws {
+        // A second strap beside the Polar: minute 0 holds Polar 60 and 80 and TICKR 100, minute 3
+        // the Polar's 90 alone.
+        let tickr = Device(name: "TICKR", manufacturer: "Wahoo", model: "TICKR", localIdentifier: "11:22:33:44:55:66")
+        try SQLiteSampleWriter(path: path).write([.quantity(try heartRate(SampleIDGenerator(seed: 9), 100, at: 30, device: tickr))])
+        let json = try healthgate(
+            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T00:04:00Z",
+            "--interval", "minute", "--by-device", "--format", "json")
+        XCTAssertEqual(json.status, 0, json.error)
+        let minutes = try HealthJSON.makeDecoder().decode([StatisticsByDevice].self, from: Data(json.output.utf8))
+        XCTAssertEqual(minutes.map(\.overall.sampleCount), [3, 0, 0, 1])
+        XCTAssertEqual(minutes[0].overall.average, 80)  // (60 + 80 + 100) / 3, not (70 + 100) / 2
+        XCTAssertEqual(minutes[0].devices.map(\.device?.name), ["Polar H10", "TICKR"])
+        XCTAssertEqual(minutes[0].devices.map(\.statistics.average), [70, 100])
+        XCTAssertEqual(minutes[3].devices.map(\.device?.name), ["Polar H10"])
+
+        let table = try healthgate(
+            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T00:04:00Z",
+            "--by-device")
+        XCTAssertEqual(table.status, 0, table.error)
+        // The header, the row over all samples, then one per device: 4 samples, average 82.5.
+        let lines = table.output.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        XCTAssertEqual(lines.count, 4, table.output)
+        XCTAssertEqual(Array(lines[1].dropFirst(2)), ["all", "4", "82.5", "60", "100", "90", "count/min"])
+        XCTAssertEqual(Array(lines[2].dropFirst(2)), ["Polar", "H10", "[AA:BB:CC:DD:EE:FF]", "3", "76.667", "60", "90", "90", "count/min"])
+        XCTAssertEqual(Array(lines[3].dropFirst(2)), ["TICKR", "[11:22:33:44:55:66]", "1", "100", "100", "100", "100", "count/min"])
+
+        let csv = try healthgate(
+            "stats", "--type", "stepCount", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T02:00:00Z",
+            "--interval", "hour", "--by-device", "--format", "csv")
+        XCTAssertEqual(csv.status, 0, csv.error)
+        XCTAssertEqual(csv.output.split(separator: "\n").dropFirst(), [
+            "2027-01-16T00:00:00.000000Z,2027-01-16T01:00:00.000000Z,all,,,,,1,60.0,,,,,,count",
+            "2027-01-16T00:00:00.000000Z,2027-01-16T01:00:00.000000Z,device,pedometer,,,usb-1,1,60.0,,,,,,count",
+            "2027-01-16T01:00:00.000000Z,2027-01-16T02:00:00.000000Z,all,,,,,1,60.0,,,,,,count",
+            "2027-01-16T01:00:00.000000Z,2027-01-16T02:00:00.000000Z,device,pedometer,,,usb-1,1,60.0,,,,,,count",
+        ])
+    }
+
     func testErrorsHaveSysexitsCodes() throws {
         let missing = try healthgate("samples", "--type", "heartRate", "--db", directory.appendingPathComponent("none.sqlite").path)
         XCTAssertEqual(missing.status, 66)

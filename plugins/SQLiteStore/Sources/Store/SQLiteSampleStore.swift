@@ -161,6 +161,12 @@ public final class SQLiteSampleStore: Sendable {
         of type: QuantityType, from: Date, to: Date, anchor: Date, interval: Duration,
         filter: SampleFilter = SampleFilter()
     ) async throws(StoreError) -> [QuantityStatistics] {
+        let edges = try fixedEdges(from: from, to: to, anchor: anchor, interval: interval)
+        return try await statistics(of: type, edges: edges, filter: filter)
+    }
+
+    /// The bucket edges, in µs, of the buckets of length `interval` from `anchor` that cover `[from, to)`.
+    private func fixedEdges(from: Date, to: Date, anchor: Date, interval: Duration) throws(StoreError) -> [Int64] {
         let width = interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000
         guard width > 0 else {
             throw StoreError(.invalidArgument, path: path, message: "the interval must be positive, got \(interval)")
@@ -179,8 +185,7 @@ public final class SQLiteSampleStore: Sendable {
         guard count <= Int64(Self.maximumBuckets) else {
             throw StoreError(.invalidArgument, path: path, message: "the range would give \(count) buckets; use a longer interval")
         }
-        let edges = (0...count).map { firstBucket + $0 * width }
-        return try await statistics(of: type, edges: edges, filter: filter)
+        return (0...count).map { firstBucket + $0 * width }
     }
 
     /// Statistics of `type` in calendar buckets of `interval` in `timeZone`, counted from
@@ -196,6 +201,14 @@ public final class SQLiteSampleStore: Sendable {
         of type: QuantityType, from: Date, to: Date, anchor: Date, interval: CalendarInterval, timeZone: TimeZone,
         filter: SampleFilter = SampleFilter()
     ) async throws(StoreError) -> [QuantityStatistics] {
+        let edges = try calendarEdges(from: from, to: to, anchor: anchor, interval: interval, timeZone: timeZone)
+        return try await statistics(of: type, edges: edges, filter: filter)
+    }
+
+    /// The bucket edges, in µs, of the calendar buckets that cover `[from, to)`.
+    private func calendarEdges(
+        from: Date, to: Date, anchor: Date, interval: CalendarInterval, timeZone: TimeZone
+    ) throws(StoreError) -> [Int64] {
         guard interval.count > 0 else {
             throw StoreError(.invalidArgument, path: path, message: "the interval count must be positive, got \(interval.count)")
         }
@@ -204,14 +217,6 @@ public final class SQLiteSampleStore: Sendable {
         }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
-        let edges = try calendarEdges(from: from, to: to, anchor: anchor, interval: interval, calendar: calendar)
-        return try await statistics(of: type, edges: edges, filter: filter)
-    }
-
-    /// The bucket edges, in µs, of the calendar buckets that cover `[from, to)`.
-    private func calendarEdges(
-        from: Date, to: Date, anchor: Date, interval: CalendarInterval, calendar: Calendar
-    ) throws(StoreError) -> [Int64] {
         let unrepresentable = StoreError(
             .invalidArgument, path: path, message: "the range is too far from the anchor for \(interval) buckets")
         func start(_ index: Int) throws(StoreError) -> Date {
@@ -258,6 +263,62 @@ public final class SQLiteSampleStore: Sendable {
             case .cumulative:
                 try StatisticsCalculator.cumulative(connection, type: type, edges: edges, filter: filter, path: self.path)
             }
+        }
+    }
+
+    // MARK: Statistics separated by device
+
+    /// ``statistics(of:from:to:filter:)`` separated by device, as HealthKit's `separateBySource`
+    /// option: the overall statistics (equal to the unseparated ones) and those of each device
+    /// with samples in the range. A device is its name, manufacturer, model and local identifier
+    /// (see ``DeviceStatistics/device``); a cumulative sample that crosses a bucket edge is split
+    /// for its device as it is overall, so the devices' sums add up to the overall sum.
+    public func statisticsByDevice(
+        of type: QuantityType, from: Date, to: Date, filter: SampleFilter = SampleFilter()
+    ) async throws(StoreError) -> StatisticsByDevice {
+        let start = SQLiteSampleWriter.microseconds(from)
+        let end = SQLiteSampleWriter.microseconds(to)
+        guard end > start else {
+            throw StoreError(.invalidArgument, path: path, message: "the range must end after it starts")
+        }
+        return try await statisticsByDevice(of: type, edges: [start, end], filter: filter)[0]
+    }
+
+    /// ``statisticsCollection(of:from:to:anchor:interval:filter:)`` (fixed-length buckets)
+    /// separated by device: per bucket, the overall statistics and each device's.
+    public func statisticsCollectionByDevice(
+        of type: QuantityType, from: Date, to: Date, anchor: Date, interval: Duration,
+        filter: SampleFilter = SampleFilter()
+    ) async throws(StoreError) -> [StatisticsByDevice] {
+        let edges = try fixedEdges(from: from, to: to, anchor: anchor, interval: interval)
+        return try await statisticsByDevice(of: type, edges: edges, filter: filter)
+    }
+
+    /// ``statisticsCollection(of:from:to:anchor:interval:timeZone:filter:)`` (calendar buckets)
+    /// separated by device: per bucket, the overall statistics and each device's.
+    public func statisticsCollectionByDevice(
+        of type: QuantityType, from: Date, to: Date, anchor: Date, interval: CalendarInterval, timeZone: TimeZone,
+        filter: SampleFilter = SampleFilter()
+    ) async throws(StoreError) -> [StatisticsByDevice] {
+        let edges = try calendarEdges(from: from, to: to, anchor: anchor, interval: interval, timeZone: timeZone)
+        return try await statisticsByDevice(of: type, edges: edges, filter: filter)
+    }
+
+    /// The overall statistics and each device's, in one read transaction so that both see the
+    /// same samples.
+    private func statisticsByDevice(
+        of type: QuantityType, edges: [Int64], filter: SampleFilter
+    ) async throws(StoreError) -> [StatisticsByDevice] {
+        try await read { connection throws(StoreError) in
+            try self.requireFilterSupport(filter, connection)
+            let overall = switch type.aggregationStyle {
+            case .discrete:
+                try StatisticsCalculator.discrete(connection, type: type, edges: edges, filter: filter, path: self.path)
+            case .cumulative:
+                try StatisticsCalculator.cumulative(connection, type: type, edges: edges, filter: filter, path: self.path)
+            }
+            let devices = try StatisticsCalculator.byDevice(connection, type: type, edges: edges, filter: filter, path: self.path)
+            return zip(overall, devices).map { StatisticsByDevice(overall: $0, devices: $1) }
         }
     }
 

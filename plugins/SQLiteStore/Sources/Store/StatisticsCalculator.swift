@@ -68,25 +68,9 @@ enum StatisticsCalculator {
             guard let start = row.integer(0), let stop = row.integer(1), let value = row.double(2) else {
                 throw StoreError(.invalidData, path: path, message: "unexpected sample row for \(type)")
             }
-            if stop <= start {
-                // Zero duration: wholly in the bucket containing its start.
-                guard start >= first, start < end else { continue }
-                let bucket = bucketIndex(containing: start, edges)
-                sums[bucket] += value
+            spread(start: start, stop: stop, value: value, edges) { bucket, amount in
+                sums[bucket] += amount
                 counts[bucket] += 1
-                continue
-            }
-            let duration = Double(stop - start)
-            var bucket = bucketIndex(containing: max(start, first), edges)
-            while bucket < count {
-                let (lower, upper) = (edges[bucket], edges[bucket + 1])
-                if lower >= stop { break }
-                let overlap = min(stop, upper) - max(start, lower)
-                if overlap > 0 {
-                    sums[bucket] += value * Double(overlap) / duration
-                    counts[bucket] += 1
-                }
-                bucket += 1
             }
         }
         return (0..<count).map { bucket in
@@ -97,9 +81,33 @@ enum StatisticsCalculator {
         }
     }
 
+    /// Calls `add(bucket, amount)` for every bucket a cumulative sample of `value` over
+    /// `[start, stop)` contributes to: `value × overlap / duration`, or the whole value to the
+    /// bucket holding the start for a sample of zero duration.
+    static func spread(
+        start: Int64, stop: Int64, value: Double, _ edges: [Int64], _ add: (Int, Double) -> Void
+    ) {
+        let count = edges.count - 1
+        guard count > 0, let first = edges.first, let end = edges.last else { return }
+        if stop <= start {
+            guard start >= first, start < end else { return }
+            add(bucketIndex(containing: start, edges), value)
+            return
+        }
+        let duration = Double(stop - start)
+        var bucket = bucketIndex(containing: max(start, first), edges)
+        while bucket < count {
+            let (lower, upper) = (edges[bucket], edges[bucket + 1])
+            if lower >= stop { break }
+            let overlap = min(stop, upper) - max(start, lower)
+            if overlap > 0 { add(bucket, value * Double(overlap) / duration) }
+            bucket += 1
+        }
+    }
+
     /// The bucket k with `edges[k] <= time < edges[k+1]`, for `edges.first <= time`; `count` when
     /// `time` is at or after the last edge.
-    private static func bucketIndex(containing time: Int64, _ edges: [Int64]) -> Int {
+    static func bucketIndex(containing time: Int64, _ edges: [Int64]) -> Int {
         // The last edge that is <= time, by binary search over the sorted edges.
         var (low, high) = (0, edges.count)
         while high - low > 1 {
@@ -109,11 +117,11 @@ enum StatisticsCalculator {
         return low
     }
 
-    private static func bounds(_ bucket: Int, _ edges: [Int64]) -> (Date, Date) {
+    static func bounds(_ bucket: Int, _ edges: [Int64]) -> (Date, Date) {
         (SQLiteSampleWriter.date(microseconds: edges[bucket]), SQLiteSampleWriter.date(microseconds: edges[bucket + 1]))
     }
 
-    private static func empty(_ type: QuantityType, _ bucket: Int, _ edges: [Int64]) -> QuantityStatistics {
+    static func empty(_ type: QuantityType, _ bucket: Int, _ edges: [Int64]) -> QuantityStatistics {
         let (start, stop) = bounds(bucket, edges)
         return QuantityStatistics(type: type, startDate: start, endDate: stop, sampleCount: 0)
     }
