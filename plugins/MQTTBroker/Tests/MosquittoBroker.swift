@@ -10,15 +10,18 @@ final class MosquittoBroker: @unchecked Sendable {
     // Touched by the test's task only.
     private var process: Process?
 
-    /// Writes the configuration. `persistent` keeps sessions, subscriptions and queued messages
-    /// in `mosquitto.db` across a ``restart()``, so a recorder with a persistent session misses
-    /// nothing published while it reconnects.
+    /// Writes the configuration. `persistent` saves sessions, subscriptions and queued messages
+    /// to `mosquitto.db` at every change, so that after a ``stop()`` (SIGKILL) and ``start()`` a
+    /// recorder's persistent session still holds what was published while it reconnected.
     init(directory: URL, persistent: Bool = false) throws {
         self.directory = directory
         self.port = try Self.freePort()
+        // `user root`: started as root, mosquitto otherwise switches to the user `mosquitto`,
+        // which cannot write the log or the database in the test's directory. Ignored otherwise.
         var configuration = """
             listener \(port) 127.0.0.1
             allow_anonymous true
+            user root
             log_dest file \(directory.path)/mosquitto.log
 
             """
@@ -26,6 +29,8 @@ final class MosquittoBroker: @unchecked Sendable {
             configuration += """
                 persistence true
                 persistence_location \(directory.path)/
+                autosave_on_changes true
+                autosave_interval 1
 
                 """
         }
@@ -71,17 +76,6 @@ final class MosquittoBroker: @unchecked Sendable {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         self.process = nil
-    }
-
-    /// Stops the broker the way an operator restarts it, then starts it again on the same port:
-    /// the listener goes away (every client is disconnected), and a persistent broker saves its
-    /// sessions and queued messages and reloads them. SIGKILL, because SIGTERM is blocked (see
-    /// ``stop()``); what it would save is saved first by `mosquitto`'s autosave, which a
-    /// persistent configuration sets to every change.
-    func restart(downFor delay: Duration = .milliseconds(500)) async throws {
-        stop()
-        try await Task.sleep(for: delay)
-        try await start()
     }
 
     static func accepts(port: Int) -> Bool {
