@@ -179,7 +179,8 @@ let package = Package(
             name: "HTTPRepositoryTests", dependencies: ["HTTPRepository", "RemoteOutbox", "GatewayTesting", "SQLite", "HealthModel", "SampleBus"],
             path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "MQTTBrokerTests", dependencies: ["MQTTBroker", "RemoteOutbox", "GatewayTesting", "HealthModel", "SampleBus"],
+            name: "MQTTBrokerTests",
+            dependencies: ["MQTTBroker", "RemoteOutbox", "GatewayTesting", "HealthModel", "SampleBus", "SQLite", "SQLiteStore"],
             path: "plugins/MQTTBroker/Tests", swiftSettings: swiftSettings),
     ]
 )

@@ -14,7 +14,7 @@ final class MQTTBrokerSinkTests: XCTestCase {
 
     override func setUp() async throws {
         directory = try TestEnvironment.temporaryDirectory("mqtt")
-        broker = try MosquittoBroker(directory: directory)
+        broker = try MosquittoBroker(directory: directory, persistent: true)
         try await broker.start()
     }
 

@@ -10,15 +10,30 @@ final class MosquittoBroker: @unchecked Sendable {
     // Touched by the test's task only.
     private var process: Process?
 
-    init(directory: URL) throws {
+    /// Writes the configuration. `persistent` saves sessions, subscriptions and queued messages
+    /// to `mosquitto.db` at every change, so that after a ``stop()`` (SIGKILL) and ``start()`` a
+    /// recorder's persistent session still holds what was published while it reconnected.
+    init(directory: URL, persistent: Bool = false) throws {
         self.directory = directory
         self.port = try Self.freePort()
-        let configuration = """
+        // `user root`: started as root, mosquitto otherwise switches to the user `mosquitto`,
+        // which cannot write the log or the database in the test's directory. Ignored otherwise.
+        var configuration = """
             listener \(port) 127.0.0.1
             allow_anonymous true
+            user root
             log_dest file \(directory.path)/mosquitto.log
 
             """
+        if persistent {
+            configuration += """
+                persistence true
+                persistence_location \(directory.path)/
+                autosave_on_changes true
+                autosave_interval 1
+
+                """
+        }
         try configuration.write(to: directory.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
     }
 
