@@ -62,6 +62,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(name: "SQLite", dependencies: ["CSQLite", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
+        .target(
+            name: "BLECentral", dependencies: ["BlueZ", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
+            exclude: ["README.md", "README-bluez.md"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
             name: "Workouts", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"], exclude: ["README.md"],
@@ -78,18 +81,18 @@ let package = Package(
             name: "RemoteOutbox", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
-            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives", "GATTDecoding"],
+            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)
         .target(
-            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BlueZ", "LinuxSystem", "AsyncPrimitives", "GATTDecoding"],
+            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BLECentral", "AsyncPrimitives", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "FitnessEquipment", dependencies: ["GATTDecoding", "HealthModel"],
+            name: "FitnessEquipment", dependencies: ["GATTDecoding", "HealthModel", "SampleBus", "BLECentral", "AsyncPrimitives"],
             path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
         // The Bluetooth SIG health profiles (scales, cuffs, thermometers, oximeters, glucose meters):
         // decoders and the mapper to samples.
@@ -111,7 +114,7 @@ let package = Package(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem",
-                "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "RemoteOutbox", "Udev",
+                "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "RemoteOutbox", "Udev",
                 "FitnessEquipment", "HealthDevices", "WebBoard",
             ],
             swiftSettings: swiftSettings),
@@ -120,7 +123,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate-benchmarks",
             dependencies: [
-                "HealthModel", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "HeartRateMonitor", "SerialPedometer",
+                "HealthModel", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer",
                 "HTTPRepository", "RemoteOutbox", "Workouts", "WebBoard",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings),
@@ -147,17 +150,17 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HeartRateMonitorTests",
-            dependencies: ["HeartRateMonitor", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding"],
+            dependencies: ["HeartRateMonitor", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment", "GatewayTesting", "HealthModel"],
+            name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthDevicesTests", dependencies: ["GATTDecoding", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore"],
             path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "BlueZTests", dependencies: ["BlueZ", "HeartRateMonitor", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus"],
+            name: "BlueZTests", dependencies: ["BlueZ", "BLECentral", "HeartRateMonitor", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting", "SQLite", "Workouts", "HealthModel", "SampleBus"],
@@ -176,7 +179,8 @@ let package = Package(
             name: "HTTPRepositoryTests", dependencies: ["HTTPRepository", "RemoteOutbox", "GatewayTesting", "SQLite", "HealthModel", "SampleBus"],
             path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "MQTTBrokerTests", dependencies: ["MQTTBroker", "RemoteOutbox", "GatewayTesting", "HealthModel", "SampleBus"],
+            name: "MQTTBrokerTests",
+            dependencies: ["MQTTBroker", "RemoteOutbox", "GatewayTesting", "HealthModel", "SampleBus", "SQLite", "SQLiteStore"],
             path: "plugins/MQTTBroker/Tests", swiftSettings: swiftSettings),
     ]
 )
@@ -187,7 +191,7 @@ let package = Package(
 if Context.environment["HEALTHGATE_FUZZ"] != nil {
     package.targets.append(.executableTarget(
         name: "healthgate-fuzz",
-        dependencies: ["HealthModel", "SampleBus", "GatewayControl", "HeartRateMonitor", "SerialPedometer",
+        dependencies: ["HealthModel", "SampleBus", "GatewayControl", "GATTDecoding", "HeartRateMonitor", "SerialPedometer",
                        "SQLiteStore", "HTTPRepository", "FitnessEquipment", "HealthDevices", "Workouts"],
         path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
 }

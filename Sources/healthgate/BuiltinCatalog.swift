@@ -1,3 +1,4 @@
+import FitnessEquipment
 import HTTPRepository
 import MQTTBroker
 import HeartRateMonitor
@@ -10,6 +11,7 @@ enum BuiltinCatalog {
     static func make() -> PluginCatalog {
         PluginCatalog([
             .source(HeartRateSource.self),
+            .source(FitnessEquipmentSource.self),
             .source(SerialPedometerSource.self),
             .sink(SQLiteSink.self),
             .sink(HTTPRepositorySink.self),

@@ -1,3 +1,4 @@
+import BLECentral
 @testable import BlueZ
 import Foundation
 import GatewayTesting

@@ -1,3 +1,4 @@
+import BLECentral
 import BlueZ
 import Foundation
 import Glibc

@@ -1,3 +1,4 @@
+import BLECentral
 import Foundation
 import GatewayTesting
 import XCTest

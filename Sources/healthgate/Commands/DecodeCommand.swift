@@ -1,3 +1,4 @@
+import GATTDecoding
 import Foundation
 import HealthModel
 import HeartRateMonitor

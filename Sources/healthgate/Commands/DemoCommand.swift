@@ -1,3 +1,4 @@
+import FitnessEquipment
 import Foundation
 import HealthModel
 import SampleBus
@@ -12,8 +13,9 @@ enum DemoCommand {
         discussion: """
             Starts a simulated Bluetooth heart-rate monitor that emits real Heart Rate Measurement \
             (0x2A37) payloads with RR intervals and energy expended, decoded by the same decoder real \
-            devices use, and a simulated serial pedometer on a real pseudo-terminal that speaks the \
-            documented pedometer protocol. Samples go into the SQLite store (default \
+            devices use, a simulated bike whose speed and cadence sensor and power meter send real CSC \
+            (0x2A5B) and Cycling Power (0x2A63) Measurements, and a simulated serial pedometer on a real \
+            pseudo-terminal that speaks the documented pedometer protocol. Samples go into the SQLite store (default \
             $XDG_DATA_HOME/healthgate/samples.sqlite) and a live line per sample is printed.
 
             The daemon's control socket is up while the demo runs, so 'healthgate status' and \
@@ -103,6 +105,7 @@ enum DemoDevices {
         let sources = [
             PluginConfiguration(kind: "ble-heart-rate", name: "demo-heart-rate", config: .object(["transport": .string("simulated")])),
             PluginConfiguration(kind: "serial-pedometer", name: "demo-pedometer", config: pedometer.configuration),
+            PluginConfiguration(kind: "ble-fitness", name: "demo-bike", config: FitnessEquipmentSource.demoConfiguration()),
         ]
         return (sources, [pedometer.run])
     }

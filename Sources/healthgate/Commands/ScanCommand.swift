@@ -1,3 +1,4 @@
+import BLECentral
 import AsyncPrimitives
 import Foundation
 import HeartRateMonitor

@@ -1,3 +1,4 @@
+import BLECentral
 import Foundation
 import GatewayTesting
 import HealthModel
@@ -309,10 +310,10 @@ final class HeartRateSourceTests: XCTestCase {
     }
 
     func testLocalIdentifierRule() {
-        XCTAssertEqual(HeartRateSource.localIdentifier(address: "AA", manufacturer: "Polar", serialNumber: "A1B2C3D4"), "Polar/A1B2C3D4")
-        XCTAssertEqual(HeartRateSource.localIdentifier(address: "AA", manufacturer: nil, serialNumber: "A1B2C3D4"), "AA")
-        XCTAssertEqual(HeartRateSource.localIdentifier(address: "AA", manufacturer: "Polar", serialNumber: "0000"), "AA")
-        XCTAssertEqual(HeartRateSource.localIdentifier(address: "AA", manufacturer: "Polar", serialNumber: "123"), "AA")
-        XCTAssertEqual(HeartRateSource.localIdentifier(address: "AA", manufacturer: "Polar", serialNumber: "Unknown"), "AA")
+        XCTAssertEqual(PeripheralSession.localIdentifier(address: "AA", manufacturer: "Polar", serialNumber: "A1B2C3D4"), "Polar/A1B2C3D4")
+        XCTAssertEqual(PeripheralSession.localIdentifier(address: "AA", manufacturer: nil, serialNumber: "A1B2C3D4"), "AA")
+        XCTAssertEqual(PeripheralSession.localIdentifier(address: "AA", manufacturer: "Polar", serialNumber: "0000"), "AA")
+        XCTAssertEqual(PeripheralSession.localIdentifier(address: "AA", manufacturer: "Polar", serialNumber: "123"), "AA")
+        XCTAssertEqual(PeripheralSession.localIdentifier(address: "AA", manufacturer: "Polar", serialNumber: "Unknown"), "AA")
     }
 }

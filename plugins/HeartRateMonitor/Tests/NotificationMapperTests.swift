@@ -1,3 +1,4 @@
+import BLECentral
 import Foundation
 import HealthModel
 @testable import HeartRateMonitor

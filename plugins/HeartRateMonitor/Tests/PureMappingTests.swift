@@ -1,3 +1,4 @@
+import BLECentral
 import Foundation
 import HealthModel
 import HeartRateMonitor
@@ -145,7 +146,7 @@ final class RunningAggregatorTests: XCTestCase {
 
 final class DeviceFilterTests: XCTestCase {
     func testAnyRequiresAnAdvertisedService() {
-        let filter = DeviceFilter(selection: .any)
+        let filter = DeviceFilter(services: HeartRateSource.services, selection: .any)
         XCTAssertTrue(filter.matches(DiscoveredPeripheral(address: "AA:BB:CC:DD:EE:01", serviceUUIDs: [.heartRateService])))
         XCTAssertTrue(filter.matches(DiscoveredPeripheral(address: "AA:BB:CC:DD:EE:02", serviceUUIDs: [.runningSpeedAndCadenceService])))
         // Another client's discovery filter let a keyboard through.
@@ -153,7 +154,7 @@ final class DeviceFilterTests: XCTestCase {
     }
 
     func testAddressAndNamePatterns() {
-        let filter = DeviceFilter(selection: .matching([.address("AA:BB:CC:DD:EE:01"), .name("Polar H10 *")]))
+        let filter = DeviceFilter(services: HeartRateSource.services, selection: .matching([.address("AA:BB:CC:DD:EE:01"), .name("Polar H10 *")]))
         XCTAssertTrue(filter.matches(DiscoveredPeripheral(address: "aa:bb:cc:dd:ee:01")))
         XCTAssertTrue(filter.matches(DiscoveredPeripheral(address: "11:22:33:44:55:66", name: "Polar H10 A1B2", serviceUUIDs: [.heartRateService])))
         XCTAssertFalse(filter.matches(DiscoveredPeripheral(address: "11:22:33:44:55:66", name: "Polar H10 A1B2", serviceUUIDs: [])))

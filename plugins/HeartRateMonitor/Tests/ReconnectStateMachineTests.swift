@@ -1,3 +1,4 @@
+import BLECentral
 import HeartRateMonitor
 import XCTest
 

@@ -1,3 +1,5 @@
+import BLECentral
+import GATTDecoding
 import Foundation
 import GatewayTesting
 import HealthModel

@@ -1,4 +1,5 @@
 public import SampleBus
+public import BLECentral
 import Foundation
 import HealthModel
 import Synchronization
@@ -37,21 +38,7 @@ public struct SimulatedBLETransport: BLECentralTransport {
     /// Reports each simulated device advertising one of `services` once, then idles on the
     /// clock until the consumer cancels.
     public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
-        let found = devices.map(\.peripheral).filter { peripheral in
-            peripheral.serviceUUIDs.contains { services.contains($0) }
-        }
-        let clock = self.clock
-        let index = Mutex(0)
-        // Unfolding: each `next()` of the consumer produces one event, so no task is needed.
-        // After the last device the stream idles on the clock until the consumer cancels.
-        return AsyncThrowingStream(unfolding: {
-            let next = index.withLock { value -> Int in
-                defer { value += 1 }
-                return value
-            }
-            if next < found.count { return .found(found[next]) }
-            while true { try await clock.sleep(for: .seconds(3600)) }
-        })
+        simulatedDiscovery(of: devices.map(\.peripheral), services: services, clock: clock)
     }
 
     /// Connects at once. Throws `.notFound` for an address no simulated device has.
@@ -138,31 +125,31 @@ final class SimulatedConnection: BLEConnection {
     let clock: any GatewayClock
     let period: Duration
     private let generator: Mutex<PayloadGenerator>
-    private let connected = Mutex(true)
+    private let link: SimulatedLink
+    private let gatt: SimulatedGATTDatabase
 
     init(device: SimulatedDevice, clock: any GatewayClock, period: Duration) {
         self.device = device
         self.clock = clock
         self.period = period
         generator = Mutex(PayloadGenerator(interval: period.seconds, seed: device.index))
+        link = SimulatedLink(address: device.peripheral.address)
+        gatt = SimulatedGATTDatabase(services: device.services, readable: device.readable)
     }
 
     var address: String { device.peripheral.address }
 
     func hasCharacteristic(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async -> Bool {
-        device.services[service]?.contains(characteristic) ?? false
+        gatt.has(characteristic, in: service)
     }
 
     func read(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async throws -> [UInt8] {
-        try checkConnected()
-        guard await hasCharacteristic(characteristic, in: service), let value = device.readable[characteristic] else {
-            throw BLETransportError(.notSupported, device: address, "\(characteristic) is not readable")
-        }
-        return value
+        try link.check()
+        return try gatt.read(characteristic, in: service, device: address)
     }
 
     func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws {
-        try checkConnected()
+        try link.check()
         guard characteristic == .heartRateControlPoint, device.kind == .heartRateMonitor else {
             throw BLETransportError(.notSupported, device: address, "\(characteristic) is not writable")
         }
@@ -180,7 +167,7 @@ final class SimulatedConnection: BLEConnection {
     func notifications(of characteristics: [GATTCharacteristicID]) async throws
         -> AsyncThrowingStream<BLENotification, any Error>
     {
-        try checkConnected()
+        try link.check()
         let notifying = GATTCharacteristicID(
             device.kind == .heartRateMonitor ? .heartRateMeasurement : .rscMeasurement,
             in: device.kind == .heartRateMonitor ? .heartRateService : .runningSpeedAndCadenceService)
@@ -200,7 +187,7 @@ final class SimulatedConnection: BLEConnection {
                 return count
             }
             try await clock.sleep(for: schedule.wait(for: count, now: clock.now()))
-            guard connected.withLock({ $0 }) else { return nil }
+            guard link.isOpen else { return nil }
             let value = generator.withLock { heartRate ? $0.nextHeartRatePayload() : $0.nextRunningPayload() }
             return BLENotification(characteristic: notifying.characteristic, value: value, receivedAt: clock.now())
         })
@@ -211,13 +198,7 @@ final class SimulatedConnection: BLEConnection {
     func batteryPercentage() async -> Int? { device.readable[.batteryLevel].flatMap(\.first).map(Int.init) }
 
     func disconnect() async {
-        connected.withLock { $0 = false }
-    }
-
-    private func checkConnected() throws {
-        guard connected.withLock({ $0 }) else {
-            throw BLETransportError(.disconnected, device: address, "simulated link closed")
-        }
+        link.close()
     }
 }
 

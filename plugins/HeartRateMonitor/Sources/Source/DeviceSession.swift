@@ -1,26 +1,20 @@
-import AsyncPrimitives
+import BLECentral
 import Foundation
+import GATTDecoding
 import HealthModel
 import SampleBus
 
-/// Follows one device for the life of the source: connect, read, subscribe, map, reconnect.
-/// Runs in one child task; every piece of mutable state is local to that task.
+/// The heart-rate and running profile of one followed device: per connection, reads its facts,
+/// subscribes and maps; ``PeripheralSession`` connects and reconnects around it. Runs in one
+/// child task; every piece of mutable state is local to that task.
 struct DeviceSession: Sendable {
-    let peripheral: DiscoveredPeripheral
+    let session: PeripheralSession
     let configuration: HeartRateSourceConfiguration
-    let transport: any BLECentralTransport
-    let context: SourceContext
     let ids: SampleIDGenerator
-    /// Whether discovery currently sees the device; the discovery loop sets it.
-    let presence: AsyncCondition<Bool>
 
-    /// The transport's spelling of the address, used for every transport call.
-    var address: String { peripheral.address }
-    /// The upper-case address, used in status keys and metadata.
-    var key: String { peripheral.address.uppercased() }
-    var displayName: String {
-        peripheral.name.map { "\($0) [\(key)]" } ?? key
-    }
+    var context: SourceContext { session.context }
+    var key: String { session.key }
+    var displayName: String { session.displayName }
 
     /// Per-device counters, kept across connections and shown in the status details.
     struct Counters {
@@ -29,74 +23,12 @@ struct DeviceSession: Sendable {
     }
 
     func run() async throws {
-        var machine = ReconnectStateMachine(policy: configuration.reconnect)
         var counters = Counters()
-        var action = machine.start()
-        let logger = context.logger
-        while true {
-            try Task.checkCancellation()
-            switch action {
-            case .connect:
-                setDetail("state", "connecting")
-                let connection: any BLEConnection
-                do {
-                    connection = try await transport.connect(to: address)
-                } catch is CancellationError {
-                    throw CancellationError()
-                } catch {
-                    let code = (error as? BLETransportError)?.code ?? .failed
-                    if code == .unavailable {
-                        if machine.shouldLogUnavailable() {
-                            logger.error("cannot connect, no Bluetooth: \(error); retrying", device: displayName)
-                        }
-                    } else {
-                        logger.warning("connection attempt \(machine.failedAttempts + 1) failed: \(error)", device: displayName)
-                    }
-                    context.status.reportError("\(key): connect failed: \(error)", at: context.clock.now())
-                    action = machine.connectFailed(code, devicePresent: presence.value)
-                    continue
-                }
-                machine.connected()
-                setDetail("state", "connected")
-                setDetail("connections", String(machine.connections))
-                logger.info(machine.connections == 1 ? "connected" : "reconnected (connection \(machine.connections))", device: displayName)
-                do {
-                    if try await follow(connection, counters: &counters) { machine.receivedData() }
-                    await connection.disconnect()
-                    try Task.checkCancellation()
-                    logger.warning("link lost; reconnecting", device: displayName)
-                    action = machine.linkLost(devicePresent: presence.value)
-                    setDetail("linkLosses", String(machine.gaps))
-                } catch is CancellationError {
-                    await connection.disconnect()
-                    throw CancellationError()
-                } catch let error as BLETransportError where error.code == .notSupported {
-                    await connection.disconnect()
-                    logger.error("\(error)", device: displayName)
-                    context.status.reportError("\(key): \(error.message)", at: context.clock.now())
-                    action = machine.connectFailed(.notSupported, devicePresent: presence.value)
-                } catch {
-                    await connection.disconnect()
-                    if Task.isCancelled { throw CancellationError() }
-                    logger.warning("link lost: \(error); reconnecting", device: displayName)
-                    action = machine.linkLost(devicePresent: presence.value)
-                    setDetail("linkLosses", String(machine.gaps))
-                }
-            case .sleep(let delay):
-                setDetail("state", "reconnecting in \(delay.seconds) s")
-                try await context.clock.sleep(for: delay)
-                action = machine.delayElapsed(devicePresent: presence.value)
-            case .awaitRediscovery:
-                setDetail("state", "waiting for the device to advertise")
-                logger.info("device gone; waiting for it to be discovered again", device: displayName)
-                try await presence.wait { $0 }
-                action = machine.rediscovered()
-            }
-        }
+        try await session.run { connection in try await follow(connection, counters: &counters) }
     }
 
     private func setDetail(_ name: String, _ value: String?) {
-        context.status.setDetail("\(key).\(name)", value)
+        session.setDetail(name, value)
     }
 
     // MARK: One connection
@@ -174,54 +106,15 @@ struct DeviceSession: Sendable {
     }
 
     private func readFacts(_ connection: any BLEConnection, counters: inout Counters) async throws -> Facts {
-        let logger = context.logger
-        // A failed read of an optional characteristic is logged and skipped; only a dropped
-        // link ends the connection.
-        func optionalRead(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async throws -> [UInt8]? {
-            guard await connection.hasCharacteristic(characteristic, in: service) else { return nil }
-            do {
-                return try await connection.read(characteristic, in: service)
-            } catch let error as BLETransportError where error.code == .disconnected {
-                throw error
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                logger.warning("reading \(characteristic) failed: \(error)", device: displayName)
-                context.status.reportError("\(key): reading \(characteristic) failed: \(error)", at: context.clock.now())
-                return nil
-            }
+        var bad: [([UInt8], String)] = []
+        let information = try await session.readDeviceInformation(connection) { bytes, reason in bad.append((bytes, reason)) }
+        let device = information.device
+        for (bytes, reason) in bad {
+            counters.badPayloads += 1
+            reportBadPayload(bytes, reason, device: device)
         }
-        func text(_ characteristic: BluetoothUUID) async throws -> String? {
-            guard let bytes = try await optionalRead(characteristic, in: .deviceInformationService) else { return nil }
-            let value = String(decoding: bytes, as: UTF8.self)
-                .trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0")))
-            return value.isEmpty ? nil : value
-        }
-        var device = Device(name: peripheral.name ?? key, localIdentifier: key)
-        device.manufacturer = try await text(.manufacturerName)
-        device.model = try await text(.modelNumber)
-        device.hardwareVersion = try await text(.hardwareRevision)
-        device.firmwareVersion = try await text(.firmwareRevision)
-        device.softwareVersion = try await text(.softwareRevision)
-        let serial = try await text(.serialNumber)
-        device.localIdentifier = HeartRateSource.localIdentifier(address: key, manufacturer: device.manufacturer, serialNumber: serial)
-
-        var battery: Int?
-        if let bytes = try await optionalRead(.batteryLevel, in: .batteryService) {
-            do {
-                battery = try BatteryLevelDecoder.decode(bytes)
-            } catch {
-                counters.badPayloads += 1
-                reportBadPayload(bytes, error, device: device)
-            }
-        }
-        // No Battery Service, or it failed: BlueZ's Battery1 (which reads the same
-        // characteristic itself, when the device exposes it).
-        if battery == nil { battery = await connection.batteryPercentage() }
-        if let battery { setDetail("battery", "\(battery)%") }
-
         var location: HeartRateSensorLocation?
-        if let bytes = try await optionalRead(.bodySensorLocation, in: .heartRateService) {
+        if let bytes = try await session.optionalRead(.bodySensorLocation, in: .heartRateService, from: connection) {
             do {
                 location = try BodySensorLocationDecoder.decode(bytes)
             } catch {
@@ -230,14 +123,18 @@ struct DeviceSession: Sendable {
             }
         }
         let controlPoint = await connection.hasCharacteristic(.heartRateControlPoint, in: .heartRateService)
-        logger.info(
+        context.logger.info(
             "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? key)"
-                + (battery.map { ", battery \($0)%" } ?? "") + (location.map { ", worn on \($0.name)" } ?? ""),
+                + (information.battery.map { ", battery \($0)%" } ?? "") + (location.map { ", worn on \($0.name)" } ?? ""),
             device: device.displayName)
-        return Facts(device: device, battery: battery, location: location, hasControlPoint: controlPoint)
+        return Facts(device: device, battery: information.battery, location: location, hasControlPoint: controlPoint)
     }
 
     func reportBadPayload(_ bytes: [UInt8], _ error: any Error, device: Device) {
+        reportBadPayload(bytes, "\(error)", device: device)
+    }
+
+    func reportBadPayload(_ bytes: [UInt8], _ error: String, device: Device) {
         context.logger.warning("bad payload \(HexPayload.format(bytes)): \(error)", device: device.displayName)
         context.status.reportError("\(device.displayName): \(error)", at: context.clock.now())
     }

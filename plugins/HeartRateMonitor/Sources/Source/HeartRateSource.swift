@@ -1,16 +1,15 @@
-import AsyncPrimitives
+public import BLECentral
 import HealthModel
 public import SampleBus
 import Foundation
-import Synchronization
 
 /// The `ble-heart-rate` source: Bluetooth LE heart-rate monitors (Heart Rate Service 0x180D) and
 /// running foot pods (Running Speed and Cadence 0x1814).
 ///
-/// `run` discovers devices with the transport, checks each against its own filter, and follows
-/// up to `maxDevices` of them, each in a child task that connects, reads Device Information,
-/// battery and body sensor location, subscribes to the measurements and reconnects forever with
-/// backoff (``ReconnectStateMachine``). No Bluetooth is logged once and retried; it never ends
+/// `run` discovers devices with the transport (``PeripheralFollower``), checks each against its
+/// own filter, and follows up to `maxDevices` of them, each in a child task that connects, reads
+/// Device Information, battery and body sensor location, subscribes to the measurements and
+/// reconnects forever with backoff (``PeripheralSession``). No Bluetooth is logged once and retried; it never ends
 /// the source. Cancellation stops everything and flushes pending heartbeat series.
 public struct HeartRateSource: SampleSource, ConfigurablePlugin {
     /// The `config` object; see ``HeartRateSourceConfiguration``.
@@ -77,86 +76,17 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
         ])
     }
 
-    /// The stable identity rule: the BLE address, unless Device Information gives a plausible
-    /// serial number AND a manufacturer name, in which case `manufacturer/serial` (devices with
-    /// rotating private addresses keep their serial; the manufacturer keeps serials of different
-    /// vendors apart). A serial is plausible when it has at least 4 characters, at least 2
-    /// distinct ones, and is not a placeholder such as "unknown" or "0123456789".
-    public static func localIdentifier(address: String, manufacturer: String?, serialNumber: String?) -> String {
-        guard let serial = serialNumber, let manufacturer, serial.count >= 4, Set(serial).count >= 2,
-            !["unknown", "n/a", "na", "none", "serial", "0123456789", "123456789", "12345678", "123456", "1234"]
-                .contains(serial.lowercased())
-        else { return address }
-        return "\(manufacturer)/\(serial)"
-    }
-
     /// Discovers and follows devices until cancelled; see the type's documentation. Only
     /// cancellation ends it (it throws `CancellationError`): transport failures are retried.
     public func run(context: SourceContext) async throws {
-        let filter = DeviceFilter(selection: configuration.devices)
-        let maxDevices = configuration.effectiveMaxDevices
-        let logger = context.logger
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var followed: [String: AsyncCondition<Bool>] = [:]
-            var failures = 0
-            var unavailableLogged = false
-            while !Task.isCancelled {
-                do {
-                    for try await event in transport.discover(services: DeviceFilter.services) {
-                        if unavailableLogged {
-                            logger.notice("Bluetooth is available again")
-                            context.status.setDetail("bluetooth", nil)
-                            context.status.clearError()
-                            unavailableLogged = false
-                        }
-                        failures = 0
-                        switch event {
-                        case .found(let peripheral):
-                            let address = peripheral.address.uppercased()
-                            if let presence = followed[address] {
-                                presence.set(true)
-                            } else if filter.matches(peripheral) {
-                                guard followed.count < maxDevices else {
-                                    logger.debug("ignoring \(address): already following \(maxDevices) device(s)", device: peripheral.name ?? address)
-                                    continue
-                                }
-                                let presence = AsyncCondition(true)
-                                followed[address] = presence
-                                let session = DeviceSession(
-                                    peripheral: peripheral, configuration: configuration, transport: transport,
-                                    context: context, ids: environment.ids, presence: presence)
-                                logger.info("following \(address)", device: session.displayName)
-                                group.addTask { try await session.run() }
-                            }
-                        case .lost(let address):
-                            if let presence = followed[address.uppercased()] {
-                                presence.set(false)
-                                logger.info("\(address.uppercased()) is no longer discovered", device: address.uppercased())
-                            }
-                        }
-                    }
-                    // The stream ended without an error: discover again after a pause.
-                    failures += 1
-                } catch let error as BLETransportError where error.code == .unavailable {
-                    failures += 1
-                    if !unavailableLogged {
-                        logger.error("no Bluetooth: \(error.message); retrying until it appears")
-                        unavailableLogged = true
-                    }
-                    context.status.setDetail("bluetooth", "unavailable")
-                    context.status.reportError("no Bluetooth: \(error.message)", at: context.clock.now())
-                } catch is CancellationError {
-                    break
-                } catch {
-                    failures += 1
-                    logger.warning("discovery failed: \(error)")
-                    context.status.reportError("discovery failed: \(error)", at: context.clock.now())
-                }
-                try await context.clock.sleep(for: configuration.reconnect.delay(afterFailures: failures))
-            }
-            group.cancelAll()
-            try await group.waitForAll()
+        let follower = PeripheralFollower(
+            transport: transport, filter: DeviceFilter(services: Self.services, selection: configuration.devices),
+            maxDevices: configuration.effectiveMaxDevices, retry: configuration.reconnect)
+        try await follower.run(context: context) { [configuration, ids = environment.ids] session in
+            try await DeviceSession(session: session, configuration: configuration, ids: ids).run()
         }
-        try Task.checkCancellation()
     }
+
+    /// The services a followed device advertises (Heart Rate, Running Speed and Cadence).
+    public static let services: [BluetoothUUID] = [.heartRateService, .runningSpeedAndCadenceService]
 }

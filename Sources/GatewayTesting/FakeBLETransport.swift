@@ -1,14 +1,13 @@
+public import BLECentral
 import Foundation
-import GatewayTesting
-import HeartRateMonitor
 import Synchronization
 
 /// A scripted Bluetooth stack for tests: the test emits discovery events, decides how each
 /// connection attempt ends, sends notification payloads and drops links. Notifications are
-/// stamped with `clock`, which ``SourceHarness`` also gives the source.
-final class FakeBLETransport: BLECentralTransport {
+/// stamped with `clock`, which the test also gives the source.
+public final class FakeBLETransport: BLECentralTransport {
     /// How one connection attempt ends.
-    enum Outcome: Sendable {
+    public enum Outcome: Sendable {
         case fail(BLETransportError.Code)
         case succeed
     }
@@ -23,31 +22,31 @@ final class FakeBLETransport: BLECentralTransport {
     }
 
     private let state = Mutex(State())
-    let profiles: [String: FakeProfile]
-    let clock: ManualClock
+    public let profiles: [String: FakeProfile]
+    public let clock: ManualClock
 
-    init(profiles: [FakeProfile], clock: ManualClock = ManualClock()) {
+    public init(profiles: [FakeProfile], clock: ManualClock = ManualClock()) {
         self.profiles = Dictionary(uniqueKeysWithValues: profiles.map { ($0.address, $0) })
         self.clock = clock
     }
 
-    var discoverCalls: Int { state.withLock { $0.discoverCalls } }
-    func attempts(_ address: String) -> Int { state.withLock { $0.attempts[address] ?? 0 } }
-    func connections(_ address: String) -> [FakeConnection] { state.withLock { $0.connections[address] ?? [] } }
-    func latest(_ address: String) -> FakeConnection? { connections(address).last }
+    public var discoverCalls: Int { state.withLock { $0.discoverCalls } }
+    public func attempts(_ address: String) -> Int { state.withLock { $0.attempts[address] ?? 0 } }
+    public func connections(_ address: String) -> [FakeConnection] { state.withLock { $0.connections[address] ?? [] } }
+    public func latest(_ address: String) -> FakeConnection? { connections(address).last }
 
     /// The next `discover` calls fail with these errors, in order.
-    func failDiscovery(_ errors: [BLETransportError]) { state.withLock { $0.discoveryErrors += errors } }
+    public func failDiscovery(_ errors: [BLETransportError]) { state.withLock { $0.discoveryErrors += errors } }
     /// The next connection attempts to `address` end like this, in order; then they succeed.
-    func script(_ address: String, _ outcomes: [Outcome]) { state.withLock { $0.script[address, default: []] += outcomes } }
+    public func script(_ address: String, _ outcomes: [Outcome]) { state.withLock { $0.script[address, default: []] += outcomes } }
 
     /// Reports a discovery event to the running discovery session.
-    func emit(_ event: DiscoveryEvent) {
+    public func emit(_ event: DiscoveryEvent) {
         let continuation = state.withLock { $0.discoveries.last }
         continuation?.yield(event)
     }
 
-    func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
+    public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: DiscoveryEvent.self, throwing: (any Error).self)
         let failure = state.withLock { state -> BLETransportError? in
             state.discoverCalls += 1
@@ -59,7 +58,7 @@ final class FakeBLETransport: BLECentralTransport {
         return stream
     }
 
-    func connect(to address: String) async throws -> any BLEConnection {
+    public func connect(to address: String) async throws -> any BLEConnection {
         let outcome = state.withLock { state -> Outcome in
             state.attempts[address, default: 0] += 1
             guard var queue = state.script[address], !queue.isEmpty else { return .succeed }
@@ -82,50 +81,36 @@ final class FakeBLETransport: BLECentralTransport {
 }
 
 /// What a fake device offers.
-struct FakeProfile: Sendable {
-    var address: String
-    var name: String?
-    var services: [BluetoothUUID]
+public struct FakeProfile: Sendable {
+    public var address: String
+    public var name: String?
+    public var services: [BluetoothUUID]
     /// Characteristics by service.
-    var characteristics: [BluetoothUUID: [BluetoothUUID]]
-    var values: [BluetoothUUID: [UInt8]]
-    var stackBattery: Int?
+    public var characteristics: [BluetoothUUID: [BluetoothUUID]]
+    public var values: [BluetoothUUID: [UInt8]]
+    public var stackBattery: Int?
 
-    var peripheral: DiscoveredPeripheral {
+    public var peripheral: DiscoveredPeripheral {
         DiscoveredPeripheral(address: address, name: name, rssi: -40, serviceUUIDs: services)
     }
 
-    static func heartRateMonitor(
-        address: String = "C0:FF:EE:00:00:01", name: String = "Polar H10 1234", serial: String = "A1B2C3D4",
-        controlPoint: Bool = true, batteryService: Bool = true
-    ) -> FakeProfile {
-        var characteristics: [BluetoothUUID: [BluetoothUUID]] = [
-            .heartRateService: [.heartRateMeasurement, .bodySensorLocation] + (controlPoint ? [.heartRateControlPoint] : []),
-            .deviceInformationService: [.manufacturerName, .modelNumber, .serialNumber, .firmwareRevision],
-        ]
-        if batteryService { characteristics[.batteryService] = [.batteryLevel] }
-        return FakeProfile(
-            address: address, name: name, services: [.heartRateService],
-            characteristics: characteristics,
-            values: [
-                .manufacturerName: Array("Polar Electro Oy".utf8), .modelNumber: Array("H10\0".utf8),
-                .serialNumber: Array(serial.utf8), .firmwareRevision: Array("3.1.1".utf8),
-                .batteryLevel: [0x4D], .bodySensorLocation: [0x01],
-            ],
-            stackBattery: 55)
-    }
-
-    static func footPod(address: String = "C0:FF:EE:00:00:02") -> FakeProfile {
-        FakeProfile(
-            address: address, name: "Stryd", services: [.runningSpeedAndCadenceService],
-            characteristics: [.runningSpeedAndCadenceService: [.rscMeasurement]], values: [:], stackBattery: 90)
+    public init(
+        address: String, name: String? = nil, services: [BluetoothUUID], characteristics: [BluetoothUUID: [BluetoothUUID]],
+        values: [BluetoothUUID: [UInt8]] = [:], stackBattery: Int? = nil
+    ) {
+        self.address = address
+        self.name = name
+        self.services = services
+        self.characteristics = characteristics
+        self.values = values
+        self.stackBattery = stackBattery
     }
 }
 
 /// One fake link. Finished by ``dropLink()`` or `disconnect()`. Its streams buffer at most
 /// ``bufferLimit`` notifications, dropping the oldest and counting it, as a real transport does.
-final class FakeConnection: BLEConnection {
-    static let bufferLimit = 8
+public final class FakeConnection: BLEConnection {
+    public static let bufferLimit = 8
 
     private struct State {
         var streams: [BluetoothUUID: AsyncThrowingStream<BLENotification, any Error>.Continuation] = [:]
@@ -137,8 +122,8 @@ final class FakeConnection: BLEConnection {
         var disconnectCalls = 0
     }
 
-    let profile: FakeProfile
-    let clock: ManualClock
+    public let profile: FakeProfile
+    public let clock: ManualClock
     private let state = Mutex(State())
 
     init(profile: FakeProfile, clock: ManualClock) {
@@ -146,22 +131,22 @@ final class FakeConnection: BLEConnection {
         self.clock = clock
     }
 
-    var address: String { profile.address }
-    var writes: [(BluetoothUUID, [UInt8])] { state.withLock { $0.writes } }
-    var disconnectCalls: Int { state.withLock { $0.disconnectCalls } }
-    func isSubscribed(_ characteristic: BluetoothUUID) -> Bool { state.withLock { $0.streams[characteristic] != nil } }
+    public var address: String { profile.address }
+    public var writes: [(BluetoothUUID, [UInt8])] { state.withLock { $0.writes } }
+    public var disconnectCalls: Int { state.withLock { $0.disconnectCalls } }
+    public func isSubscribed(_ characteristic: BluetoothUUID) -> Bool { state.withLock { $0.streams[characteristic] != nil } }
 
-    func hasCharacteristic(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async -> Bool {
+    public func hasCharacteristic(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async -> Bool {
         profile.characteristics[service]?.contains(characteristic) ?? false
     }
 
-    func read(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async throws -> [UInt8] {
+    public func read(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async throws -> [UInt8] {
         guard state.withLock({ $0.connected }) else { throw BLETransportError(.disconnected, device: address, "gone") }
         guard let value = profile.values[characteristic] else { throw BLETransportError(.notSupported, device: address, "no value") }
         return value
     }
 
-    func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws {
+    public func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let hold = state.withLock { state in
                 state.writes.append((characteristic, value))
@@ -174,11 +159,11 @@ final class FakeConnection: BLEConnection {
 
     /// From now on `write` records the value, then waits until ``releaseWrites()``: the source's
     /// task is busy, as it would be behind a slow GATT write.
-    func holdWrites() { state.withLock { $0.holdingWrites = true } }
+    public func holdWrites() { state.withLock { $0.holdingWrites = true } }
     /// Writes waiting in ``holdWrites()``.
-    var heldWriteCount: Int { state.withLock { $0.heldWrites.count } }
+    public var heldWriteCount: Int { state.withLock { $0.heldWrites.count } }
     /// Lets held writes (and later ones) complete.
-    func releaseWrites() {
+    public func releaseWrites() {
         let held = state.withLock { state in
             state.holdingWrites = false
             defer { state.heldWrites = [] }
@@ -187,7 +172,7 @@ final class FakeConnection: BLEConnection {
         for continuation in held { continuation.resume() }
     }
 
-    func notifications(of characteristics: [GATTCharacteristicID]) async throws
+    public func notifications(of characteristics: [GATTCharacteristicID]) async throws
         -> AsyncThrowingStream<BLENotification, any Error>
     {
         for wanted in characteristics where !(profile.characteristics[wanted.service]?.contains(wanted.characteristic) ?? false) {
@@ -201,19 +186,19 @@ final class FakeConnection: BLEConnection {
         return stream
     }
 
-    var droppedNotifications: Int { state.withLock { $0.dropped } }
+    public var droppedNotifications: Int { state.withLock { $0.dropped } }
 
-    func batteryPercentage() async -> Int? { profile.stackBattery }
+    public func batteryPercentage() async -> Int? { profile.stackBattery }
 
     /// Delivers one notification.
-    func send(_ payload: [UInt8], on characteristic: BluetoothUUID = .heartRateMeasurement) {
+    public func send(_ payload: [UInt8], on characteristic: BluetoothUUID = .heartRateMeasurement) {
         let continuation = state.withLock { $0.streams[characteristic] }
         let notification = BLENotification(characteristic: characteristic, value: payload, receivedAt: clock.now())
         if case .dropped = continuation?.yield(notification) { state.withLock { $0.dropped += 1 } }
     }
 
     /// The link drops: every stream ends.
-    func dropLink() {
+    public func dropLink() {
         let streams = state.withLock { state -> [AsyncThrowingStream<BLENotification, any Error>.Continuation] in
             state.connected = false
             return Array(state.streams.values)
@@ -221,7 +206,7 @@ final class FakeConnection: BLEConnection {
         for stream in streams { stream.finish() }
     }
 
-    func disconnect() async {
+    public func disconnect() async {
         state.withLock { $0.disconnectCalls += 1 }
         dropLink()
     }

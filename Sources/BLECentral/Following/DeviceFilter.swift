@@ -3,22 +3,22 @@
 /// BlueZ merges the discovery filters of every client (Adapter1.SetDiscoveryFilter), so a
 /// discovery session can report devices another client asked for: every device is checked here.
 public struct DeviceFilter: Sendable, Hashable {
-    /// The services a followed device advertises (Heart Rate, Running Speed and Cadence).
-    public static let services: [BluetoothUUID] = [.heartRateService, .runningSpeedAndCadenceService]
-
+    /// The services a followed device advertises (one of them is enough).
+    public var services: [BluetoothUUID]
     /// What the configuration selected.
     public var selection: DeviceSelection
 
-    /// A filter for `selection`.
-    public init(selection: DeviceSelection) {
+    /// A filter for `selection` among devices advertising one of `services`.
+    public init(services: [BluetoothUUID], selection: DeviceSelection) {
+        self.services = services
         self.selection = selection
     }
 
     /// Whether to follow `peripheral`. An address matcher matches the address alone (a device
     /// named by address need not advertise its services in every packet); `any` and name
-    /// patterns also require an advertised 0x180D or 0x1814 service.
+    /// patterns also require one of ``services`` advertised.
     public func matches(_ peripheral: DiscoveredPeripheral) -> Bool {
-        let advertises = peripheral.serviceUUIDs.contains { Self.services.contains($0) }
+        let advertises = peripheral.serviceUUIDs.contains { services.contains($0) }
         switch selection {
         case .any:
             return advertises

@@ -1,45 +1,43 @@
-import Foundation
-import GatewayTesting
-import HealthModel
-import HeartRateMonitor
-import SampleBus
+public import BLECentral
+public import Foundation
+public import HealthModel
+public import SampleBus
 import XCTest
 
-/// Runs a HeartRateSource against a transport into a CollectingSink, with a ManualClock.
-final class SourceHarness: Sendable {
-    let clock: ManualClock
-    let sink = CollectingSink(batchSize: 1)
-    let logs = RecordingLogSink()
-    let board = StatusBoard()
-    let status: StatusReporter
-    let bus: SampleBus
-    let source: HeartRateSource
-    let directory: URL
+/// Runs a source against a transport into a ``CollectingSink``, with a ``ManualClock``: the test
+/// harness of every source plugin (the heart-rate and fitness plugins give it a
+/// ``FakeBLETransport``).
+public final class SourceHarness: Sendable {
+    public let clock: ManualClock
+    public let sink = CollectingSink(batchSize: 1)
+    public let logs = RecordingLogSink()
+    public let board = StatusBoard()
+    public let status: StatusReporter
+    public let bus: SampleBus
+    public let source: any SampleSource
+    public let directory: URL
+    /// The source's name in the status board.
+    public let name: String
 
-    /// Runs the source against `transport`, on the transport's clock (the one it stamps
-    /// notifications with).
-    convenience init(configuration: HeartRateSourceConfiguration = HeartRateSourceConfiguration(), transport: FakeBLETransport) throws {
-        try self.init(configuration: configuration, clock: transport.clock) { _ in transport }
-    }
-
-    /// `transport` gets the harness's clock (for transports that pace themselves on it).
-    init(
-        configuration: HeartRateSourceConfiguration, clock: ManualClock = ManualClock(),
-        transport: (ManualClock) -> any BLECentralTransport
+    /// `make` builds the source from the environment the harness made (on `clock`).
+    public init(
+        name: String, kind: String, clock: ManualClock = ManualClock(),
+        make: (PluginEnvironment) throws -> any SampleSource
     ) throws {
         self.clock = clock
-        directory = try TestEnvironment.temporaryDirectory("ble")
-        status = board.register(name: "hr", kind: HeartRateSource.kind, role: .source)
+        self.name = name
+        directory = try TestEnvironment.temporaryDirectory(name)
+        status = board.register(name: name, kind: kind, role: .source)
         bus = SampleBus(sinks: [(name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)])
-        let environment = TestEnvironment.make(name: "hr", clock: clock, directory: directory, logSink: logs)
-        source = try HeartRateSource(configuration: configuration, environment: environment, transport: transport(clock))
+        let environment = TestEnvironment.make(name: name, clock: clock, directory: directory, logSink: logs)
+        source = try make(environment)
     }
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
     /// Runs the source and the sink until `body` returns, then stops both and returns.
-    func run(_ body: @Sendable (SourceHarness) async throws -> Void) async throws {
-        let logger = Logger(label: "hr", sink: logs, level: .debug)
+    public func run(_ body: @Sendable (SourceHarness) async throws -> Void) async throws {
+        let logger = Logger(label: name, sink: logs, level: .debug)
         let context = SourceContext(publisher: SamplePublisher(bus: bus, status: status), logger: logger, clock: clock, status: status)
         let sinkStatus = board.register(name: "collect", kind: "collect", role: .sink)
         guard let inbox = bus.subscription(named: "collect")?.inbox else { return XCTFail("no inbox") }
@@ -65,18 +63,18 @@ final class SourceHarness: Sendable {
         _ = await sinkTask.result
     }
 
-    var quantities: [QuantitySample] {
+    public var quantities: [QuantitySample] {
         sink.records.compactMap { if case .quantity(let sample) = $0 { sample } else { nil } }
     }
 
     /// Every heartbeat series record published, provisional versions included, in order.
-    var seriesVersions: [HeartbeatSeriesSample] {
+    public var seriesVersions: [HeartbeatSeriesSample] {
         sink.records.compactMap { if case .heartbeatSeries(let series) = $0 { series } else { nil } }
     }
 
     /// The series as a store keeps them: of the versions sharing a uuid, only the highest sync
     /// version, at the place of its first version.
-    var series: [HeartbeatSeriesSample] {
+    public var series: [HeartbeatSeriesSample] {
         var latest: [SampleID: HeartbeatSeriesSample] = [:]
         var order: [SampleID] = []
         for series in seriesVersions {
@@ -87,11 +85,11 @@ final class SourceHarness: Sendable {
         return order.compactMap { latest[$0] }
     }
 
-    func quantities(_ type: QuantityType) -> [QuantitySample] { quantities.filter { $0.type == type } }
+    public func quantities(_ type: QuantityType) -> [QuantitySample] { quantities.filter { $0.type == type } }
 
-    var current: PluginStatus { board.status(of: "hr") ?? PluginStatus(name: "hr", kind: "", role: .source) }
+    public var current: PluginStatus { board.status(of: name) ?? PluginStatus(name: name, kind: "", role: .source) }
 
-    func waitFor(_ what: String, _ condition: @Sendable () -> Bool) async throws {
+    public func waitFor(_ what: String, _ condition: @Sendable () -> Bool) async throws {
         try await waitUntil(timeout: .seconds(20), what) { condition() }
     }
 }

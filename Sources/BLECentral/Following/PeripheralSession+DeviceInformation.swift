@@ -1,0 +1,64 @@
+public import HealthModel
+import Foundation
+
+extension PeripheralSession {
+    /// What every connection reads first: Device Information (0x180A) and the battery level.
+    public struct DeviceInformation: Sendable, Hashable {
+        /// The device as samples name it; its local identifier is ``localIdentifier(address:manufacturer:serialNumber:)``.
+        public var device: Device
+        /// Percent, from Battery Level (0x2A19) or, without it, BlueZ's Battery1.
+        public var battery: Int?
+    }
+
+    /// Reads Device Information and the battery level. Absent or failing characteristics are
+    /// skipped (a failure is logged); an invalid battery level is reported with its bytes and
+    /// counted by the caller through `badPayload`. Sets the device's `battery` status detail.
+    public func readDeviceInformation(
+        _ connection: any BLEConnection, badPayload: (_ bytes: [UInt8], _ reason: String) -> Void
+    ) async throws -> DeviceInformation {
+        func text(_ characteristic: BluetoothUUID) async throws -> String? {
+            guard let bytes = try await optionalRead(characteristic, in: .deviceInformationService, from: connection) else {
+                return nil
+            }
+            let value = String(decoding: bytes, as: UTF8.self)
+                .trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0")))
+            return value.isEmpty ? nil : value
+        }
+        var device = Device(name: peripheral.name ?? key, localIdentifier: key)
+        device.manufacturer = try await text(.manufacturerName)
+        device.model = try await text(.modelNumber)
+        device.hardwareVersion = try await text(.hardwareRevision)
+        device.firmwareVersion = try await text(.firmwareRevision)
+        device.softwareVersion = try await text(.softwareRevision)
+        let serial = try await text(.serialNumber)
+        device.localIdentifier = Self.localIdentifier(address: key, manufacturer: device.manufacturer, serialNumber: serial)
+
+        var battery: Int?
+        if let bytes = try await optionalRead(.batteryLevel, in: .batteryService, from: connection) {
+            // Battery Level (Battery Service v1.0 §3.1): one octet, a percentage 0–100.
+            if bytes.count == 1, bytes[0] <= 100 {
+                battery = Int(bytes[0])
+            } else {
+                badPayload(bytes, "Battery Level must be one octet of 0…100")
+            }
+        }
+        // No Battery Service, or it failed: BlueZ's Battery1 (which reads the same
+        // characteristic itself, when the device exposes it).
+        if battery == nil { battery = await connection.batteryPercentage() }
+        if let battery { setDetail("battery", "\(battery)%") }
+        return DeviceInformation(device: device, battery: battery)
+    }
+
+    /// The stable identity rule: the BLE address, unless Device Information gives a plausible
+    /// serial number AND a manufacturer name, in which case `manufacturer/serial` (devices with
+    /// rotating private addresses keep their serial; the manufacturer keeps serials of different
+    /// vendors apart). A serial is plausible when it has at least 4 characters, at least 2
+    /// distinct ones, and is not a placeholder such as "unknown" or "0123456789".
+    public static func localIdentifier(address: String, manufacturer: String?, serialNumber: String?) -> String {
+        guard let serial = serialNumber, let manufacturer, serial.count >= 4, Set(serial).count >= 2,
+            !["unknown", "n/a", "na", "none", "serial", "0123456789", "123456789", "12345678", "123456", "1234"]
+                .contains(serial.lowercased())
+        else { return address }
+        return "\(manufacturer)/\(serial)"
+    }
+}

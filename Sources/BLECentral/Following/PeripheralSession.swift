@@ -1,0 +1,131 @@
+public import AsyncPrimitives
+public import SampleBus
+import Foundation
+
+/// One followed device's life across link losses: connect, hand the connection to the
+/// source's profile code, and reconnect with backoff (``ReconnectStateMachine``) when the link
+/// drops, forever. Status details are kept per device under its upper-case address:
+/// `state`, `connections`, `linkLosses`.
+///
+/// A profile that finds its characteristics missing throws ``BLETransportError`` `.notSupported`
+/// from `follow`; it is logged as an error and retried with backoff, since a device's GATT
+/// database can change with its firmware.
+public struct PeripheralSession: Sendable {
+    public let peripheral: DiscoveredPeripheral
+    public let transport: any BLECentralTransport
+    public let context: SourceContext
+    public let reconnect: ReconnectPolicy
+    /// Whether discovery currently sees the device (``PeripheralFollower`` sets it).
+    public let presence: AsyncCondition<Bool>
+
+    public init(
+        peripheral: DiscoveredPeripheral, transport: any BLECentralTransport, context: SourceContext,
+        reconnect: ReconnectPolicy, presence: AsyncCondition<Bool>
+    ) {
+        self.peripheral = peripheral
+        self.transport = transport
+        self.context = context
+        self.reconnect = reconnect
+        self.presence = presence
+    }
+
+    /// The transport's spelling of the address, used for every transport call.
+    public var address: String { peripheral.address }
+    /// The upper-case address, used in status keys and metadata.
+    public var key: String { peripheral.address.uppercased() }
+    /// How logs name the device before its Device Information is read.
+    public var displayName: String { PeripheralFollower.displayName(of: peripheral) }
+
+    /// Sets the status detail `name` of this device.
+    public func setDetail(_ name: String, _ value: String?) {
+        context.status.setDetail("\(key).\(name)", value)
+    }
+
+    /// Connects and reconnects until cancelled (then throws `CancellationError`). `follow` runs
+    /// once per connection until the link drops; it returns whether any data arrived, which
+    /// resets the backoff.
+    public func run(follow: (any BLEConnection) async throws -> Bool) async throws {
+        var machine = ReconnectStateMachine(policy: reconnect)
+        var action = machine.start()
+        let logger = context.logger
+        while true {
+            try Task.checkCancellation()
+            switch action {
+            case .connect:
+                setDetail("state", "connecting")
+                let connection: any BLEConnection
+                do {
+                    connection = try await transport.connect(to: address)
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch {
+                    let code = (error as? BLETransportError)?.code ?? .failed
+                    if code == .unavailable {
+                        if machine.shouldLogUnavailable() {
+                            logger.error("cannot connect, no Bluetooth: \(error); retrying", device: displayName)
+                        }
+                    } else {
+                        logger.warning("connection attempt \(machine.failedAttempts + 1) failed: \(error)", device: displayName)
+                    }
+                    context.status.reportError("\(key): connect failed: \(error)", at: context.clock.now())
+                    action = machine.connectFailed(code, devicePresent: presence.value)
+                    continue
+                }
+                machine.connected()
+                setDetail("state", "connected")
+                setDetail("connections", String(machine.connections))
+                logger.info(machine.connections == 1 ? "connected" : "reconnected (connection \(machine.connections))", device: displayName)
+                do {
+                    if try await follow(connection) { machine.receivedData() }
+                    await connection.disconnect()
+                    try Task.checkCancellation()
+                    logger.warning("link lost; reconnecting", device: displayName)
+                    action = machine.linkLost(devicePresent: presence.value)
+                    setDetail("linkLosses", String(machine.gaps))
+                } catch is CancellationError {
+                    await connection.disconnect()
+                    throw CancellationError()
+                } catch let error as BLETransportError where error.code == .notSupported {
+                    await connection.disconnect()
+                    logger.error("\(error)", device: displayName)
+                    context.status.reportError("\(key): \(error.message)", at: context.clock.now())
+                    action = machine.connectFailed(.notSupported, devicePresent: presence.value)
+                } catch {
+                    await connection.disconnect()
+                    if Task.isCancelled { throw CancellationError() }
+                    logger.warning("link lost: \(error); reconnecting", device: displayName)
+                    action = machine.linkLost(devicePresent: presence.value)
+                    setDetail("linkLosses", String(machine.gaps))
+                }
+            case .sleep(let delay):
+                setDetail("state", "reconnecting in \(delay.seconds) s")
+                try await context.clock.sleep(for: delay)
+                action = machine.delayElapsed(devicePresent: presence.value)
+            case .awaitRediscovery:
+                setDetail("state", "waiting for the device to advertise")
+                logger.info("device gone; waiting for it to be discovered again", device: displayName)
+                try await presence.wait { $0 }
+                action = machine.rediscovered()
+            }
+        }
+    }
+
+    /// Reads a characteristic the device may lack: nil when it is absent or the read fails (a
+    /// failure is logged and reported); only a dropped link or cancellation is thrown.
+    public func optionalRead(
+        _ characteristic: BluetoothUUID, in service: BluetoothUUID, from connection: any BLEConnection
+    ) async throws -> [UInt8]? {
+        guard await connection.hasCharacteristic(characteristic, in: service) else { return nil }
+        do {
+            return try await connection.read(characteristic, in: service)
+        } catch let error as BLETransportError where error.code == .disconnected {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            context.logger.warning("reading \(characteristic) failed: \(error)", device: displayName)
+            context.status.reportError("\(key): reading \(characteristic) failed: \(error)", at: context.clock.now())
+            return nil
+        }
+    }
+}

@@ -1,0 +1,81 @@
+public import BLECentral
+import Foundation
+import HealthModel
+public import SampleBus
+
+/// The `ble-fitness` source: Bluetooth LE cycling speed and cadence sensors (0x1816), power
+/// meters (0x1818) and fitness machines (0x1826: treadmills, indoor bikes, rowers).
+///
+/// `run` discovers devices with the transport (``PeripheralFollower``) and follows up to
+/// `maxDevices` of them at once, each in its own task (``PeripheralSession``: connect, reconnect
+/// with backoff). Per connection, ``FitnessSession`` reads Device Information and the battery,
+/// subscribes to every measurement the device has and maps the notifications through
+/// ``FitnessRecordMapper``. Only cancellation ends it.
+public struct FitnessEquipmentSource: SampleSource, ConfigurablePlugin {
+    /// The `config` object; see ``FitnessEquipmentConfiguration``.
+    public typealias Configuration = FitnessEquipmentConfiguration
+
+    /// The plugin kind used in configuration files.
+    public static let kind = "ble-fitness"
+    /// One line for `healthgate plugins`.
+    public static let summary =
+        "Bluetooth LE bike sensors, power meters and fitness machines (GATT 0x1816, 0x1818, 0x1826)."
+
+    /// The services a followed device advertises (one is enough).
+    public static let services: [BluetoothUUID] = [.cyclingSpeedAndCadenceService, .cyclingPowerService, .fitnessMachineService]
+
+    /// The validated configuration.
+    public let configuration: FitnessEquipmentConfiguration
+    let environment: PluginEnvironment
+    let transport: any BLECentralTransport
+
+    /// Validates the configuration and makes the configured transport.
+    /// - Throws: ``PluginConfigurationError`` with the offending key.
+    public init(configuration: FitnessEquipmentConfiguration, environment: PluginEnvironment) throws {
+        try configuration.validate()
+        switch configuration.transport {
+        case .bluez:
+            transport = try makeBlueZTransport(adapter: configuration.adapter, environment: environment)
+        case .simulated:
+            transport = SimulatedFitnessTransport(clock: environment.clock, settings: configuration.simulation)
+        }
+        self.configuration = configuration
+        self.environment = environment
+    }
+
+    /// Uses `transport` instead of the configured one (tests, other stacks).
+    /// - Throws: ``PluginConfigurationError`` with the offending key.
+    public init(
+        configuration: FitnessEquipmentConfiguration, environment: PluginEnvironment, transport: any BLECentralTransport
+    ) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        self.environment = environment
+        self.transport = transport
+    }
+
+    /// Builds the source from validated settings; the catalog's entry point.
+    public init(settings: FitnessEquipmentConfiguration, environment: PluginEnvironment) throws {
+        try self.init(configuration: settings, environment: environment)
+    }
+
+    /// A configuration for `healthgate demo`: the simulated transport with `bikes` bikes.
+    public static func demoConfiguration(bikes: Int = 1, notificationsPerSecond: Double = 1) -> JSONValue {
+        .object([
+            "transport": .string("simulated"),
+            "simulation": .object([
+                "bikes": .number(Double(bikes)), "notificationsPerSecond": .number(notificationsPerSecond),
+            ]),
+        ])
+    }
+
+    /// Discovers and follows devices until cancelled (then throws `CancellationError`).
+    public func run(context: SourceContext) async throws {
+        let follower = PeripheralFollower(
+            transport: transport, filter: DeviceFilter(services: Self.services, selection: configuration.devices),
+            maxDevices: configuration.effectiveMaxDevices, retry: configuration.reconnect)
+        try await follower.run(context: context) { [configuration, ids = environment.ids] session in
+            try await FitnessSession(session: session, configuration: configuration, ids: ids).run()
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import BLECentral
+import Foundation
+import GATTDecoding
+import HealthModel
+import SampleBus
+
+/// The fitness profiles of one followed device: per connection, reads Device Information and
+/// the battery, subscribes to every measurement the device has (CSC, Cycling Power, the Fitness
+/// Machine data and status) and publishes what ``FitnessRecordMapper`` makes of each
+/// notification; ``PeripheralSession`` connects and reconnects around it.
+struct FitnessSession: Sendable {
+    let session: PeripheralSession
+    let configuration: FitnessEquipmentConfiguration
+    let ids: SampleIDGenerator
+
+    var context: SourceContext { session.context }
+
+    func run() async throws {
+        var badPayloads = 0
+        try await session.run { connection in try await follow(connection, badPayloads: &badPayloads) }
+    }
+
+    /// Follows one connection until the link drops (returns whether any notification arrived)
+    /// or the task is cancelled (throws `CancellationError`).
+    private func follow(_ connection: any BLEConnection, badPayloads: inout Int) async throws -> Bool {
+        let logger = context.logger
+        var bad: [([UInt8], String)] = []
+        let information = try await session.readDeviceInformation(connection) { bytes, reason in bad.append((bytes, reason)) }
+        let device = information.device
+        for (bytes, reason) in bad { report(bytes, reason, device: device, count: &badPayloads) }
+
+        var wanted: [GATTCharacteristicID] = []
+        var names: [String] = []
+        for (characteristic, service) in FitnessCharacteristic.measurements
+        where await connection.hasCharacteristic(characteristic.uuid, in: service) {
+            wanted.append(GATTCharacteristicID(characteristic.uuid, in: service))
+            names.append(characteristic.displayName)
+        }
+        guard !wanted.isEmpty else {
+            throw BLETransportError(
+                .notSupported, device: session.key,
+                "the device has none of CSC Measurement (0x2A5B), Cycling Power Measurement (0x2A63), "
+                    + "Treadmill (0x2ACD), Indoor Bike (0x2AD2) or Rower Data (0x2AD1)")
+        }
+        logger.info(
+            "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? session.key)"
+                + (information.battery.map { ", battery \($0)%" } ?? ""),
+            device: device.displayName)
+        let notifications = try await connection.notifications(of: wanted)
+        logger.info("subscribed to \(names.joined(separator: ", "))", device: device.displayName)
+
+        var metadata = Metadata()
+        metadata[.bleAddress] = .string(session.key)
+        if let battery = information.battery { metadata[.batteryLevel] = .integer(Int64(battery)) }
+        var mapper: FitnessRecordMapper
+        do {
+            mapper = try FitnessRecordMapper(
+                wheelCircumference: configuration.wheelCircumferenceMillimeters / 1000,
+                stopTimeout: configuration.stopTimeoutSeconds, ids: ids, device: device, metadata: metadata)
+        } catch {
+            // The configuration's range check keeps the circumference positive and finite.
+            throw BLETransportError(.failed, device: session.key, "wheel circumference: \(error)")
+        }
+        var received = false
+        var dropped = connection.droppedNotifications
+        do {
+            for try await notification in notifications {
+                received = true
+                guard let characteristic = FitnessCharacteristic(uuid: notification.characteristic) else {
+                    logger.debug("ignored a notification of \(notification.characteristic)", device: device.displayName)
+                    continue
+                }
+                if characteristic == .fitnessMachineStatus {
+                    logStatus(notification.value, device: device, badPayloads: &badPayloads)
+                    continue
+                }
+                do {
+                    let samples = try mapper.map(notification.value, of: characteristic, at: notification.receivedAt)
+                    if !samples.isEmpty { await context.publisher.publish(samples.map(HealthRecord.quantity)) }
+                } catch {
+                    report(notification.value, "\(error)", device: device, count: &badPayloads)
+                }
+                let droppedNow = connection.droppedNotifications
+                if droppedNow != dropped {
+                    context.status.recordsDropped(droppedNow - dropped)
+                    logger.warning(
+                        "fell behind: the transport dropped \(droppedNow - dropped) notification(s) (\(droppedNow) on this connection)",
+                        device: device.displayName)
+                    dropped = droppedNow
+                }
+            }
+            logger.debug("notifications ended", device: device.displayName)
+        } catch {
+            logger.debug("notifications ended: \(error)", device: device.displayName)
+        }
+        let last = mapper.linkLost(at: context.clock.now())
+        if !last.isEmpty { await context.publisher.publish(last.map(HealthRecord.quantity)) }
+        try Task.checkCancellation()
+        return received
+    }
+
+    /// Logs what the machine says of itself (started, stopped, a target changed).
+    private func logStatus(_ bytes: [UInt8], device: Device, badPayloads: inout Int) {
+        do {
+            let status = try FitnessMachineStatusDecoder.decode(bytes)
+            context.logger.info("machine status: \(status)", device: device.displayName)
+        } catch {
+            report(bytes, "\(error)", device: device, count: &badPayloads)
+        }
+    }
+
+    private func report(_ bytes: [UInt8], _ reason: String, device: Device, count: inout Int) {
+        count += 1
+        session.setDetail("badPayloads", String(count))
+        context.logger.warning("bad payload \(HexPayload.format(bytes)): \(reason)", device: device.displayName)
+        context.status.reportError("\(device.displayName): \(reason)", at: context.clock.now())
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import MQTTBroker
+import RemoteOutbox
+import SQLite
+import SQLiteStore
+import XCTest
+
+/// One real `healthgate run` of a fleet: its own private root (``HealthgateExecutable``), a
+/// simulated heart-rate monitor, a `sqlite` sink (the gateway's own record) and an `mqtt` sink
+/// named `broker` publishing to a test broker under its `gatewayName`.
+struct FleetGateway {
+    let gatewayName: String
+    let executable: HealthgateExecutable
+    let config: URL
+
+    /// Writes the configuration. `mqtt` is extra JSON for the mqtt sink's `config` object.
+    init(gatewayName: String, brokerPort: Int, mqtt: String = "") throws {
+        self.gatewayName = gatewayName
+        executable = try HealthgateExecutable()
+        config = executable.root.appendingPathComponent("config/gateway.json")
+        let extra = mqtt.isEmpty ? "" : ", \(mqtt)"
+        try """
+            {"gatewayName": "\(gatewayName)",
+             "sources": [{"kind": "ble-heart-rate", "name": "strap", "config": {
+                "transport": "simulated", "simulation": {"notificationsPerSecond": 10}, "heartbeatSeriesSeconds": 1}}],
+             "sinks": [{"kind": "sqlite", "name": "store", "config": {"path": "\(storePath)"}},
+                       {"kind": "mqtt", "name": "broker", "config": {
+                         "host": "127.0.0.1", "port": \(brokerPort), "batchSize": 5, "ackTimeoutSeconds": 2,
+                         "retry": {"initialDelaySeconds": 0.1, "maxDelaySeconds": 1}\(extra)}}]}
+            """.write(to: config, atomically: true, encoding: .utf8)
+    }
+
+    var storePath: String { executable.root.appendingPathComponent("data/store.sqlite").path }
+    var outboxPath: String {
+        MQTTBrokerSink.outboxPath(stateDirectory: executable.root.appendingPathComponent("state/healthgate"), name: "broker")
+    }
+
+    /// Starts `healthgate run`, for `seconds` (then it stops gracefully) or until killed.
+    func start(seconds: Double? = nil) throws -> HealthgateExecutable.RunningProcess {
+        try executable.start(["run", "--config", config.path] + (seconds.map { ["--duration", String($0)] } ?? []))
+    }
+
+    /// The uuids of every record the store holds that the mqtt sink publishes: every sample and
+    /// every finished heartbeat series (a provisional one, stored as it grows, is never
+    /// published; a series still growing at a kill stays provisional in the store).
+    func publishableStoredUUIDs() async throws -> Set<String> {
+        let store = try SQLiteSampleStore(path: storePath)
+        let heartRates = try await store.samples(of: .heartRate)
+        let series = try await store.heartbeatSeries().filter { $0.metadata[.provisional] != .bool(true) }
+        // Nothing else is stored: the simulated monitor measures heart rate and beat intervals.
+        let connection = try SQLiteConnection(path: storePath, mode: .readOnly)
+        let counts = try connection.query(
+            "SELECT (SELECT count(*) FROM samples), (SELECT count(*) FROM workouts), (SELECT count(*) FROM correlations)")
+        XCTAssertEqual(counts.first?.integer(0), Int64(heartRates.count), "only heart-rate samples are stored")
+        XCTAssertEqual(counts.first?.integer(1), 0)
+        XCTAssertEqual(counts.first?.integer(2), 0)
+        return Set(heartRates.map(\.id.uuidString) + series.map(\.id.uuidString))
+    }
+
+    /// The records waiting in the mqtt sink's outbox.
+    func pendingRecords() async throws -> [OutboxRecord] {
+        try await Outbox(path: outboxPath).pendingRecords()
+    }
+}

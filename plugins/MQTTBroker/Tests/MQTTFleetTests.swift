@@ -1,0 +1,129 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import RemoteOutbox
+import XCTest
+
+/// End to end: real `healthgate run` processes (a simulated heart-rate monitor, a `sqlite` sink and
+/// an `mqtt` sink) against a real `mosquitto` on 127.0.0.1, recorded by a real `mosquitto_sub`.
+/// What arrives is compared with what each gateway's own SQLite store holds.
+final class MQTTFleetTests: XCTestCase {
+    var directory: URL!
+    var broker: MosquittoBroker!
+
+    override func setUp() async throws {
+        directory = try TestEnvironment.temporaryDirectory("mqtt-fleet")
+        broker = try MosquittoBroker(directory: directory, persistent: true)
+    }
+
+    override func tearDown() async throws {
+        broker.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// kill -9 of the gateway while the broker is down, then both start again: every record that
+    /// waited in the outbox arrives with its uuid and exactly the JSON stored for it, and so does
+    /// every record of the second run; nothing else arrives.
+    func testKillDashNineWhileTheBrokerIsDownThenRestartBothLosesNothing() async throws {
+        let gateway = try FleetGateway(gatewayName: "kill-test", brokerPort: broker.port)
+        defer { try? FileManager.default.removeItem(at: gateway.executable.root) }
+        let first = try gateway.start()
+        do {
+            try await waitUntil(timeout: .seconds(60), "records waiting in the outbox while the broker is down") {
+                FileManager.default.fileExists(atPath: gateway.outboxPath)
+                    && ((try? Outbox(path: gateway.outboxPath).statistics.count) ?? 0) >= 20
+            }
+        } catch {
+            first.send(SIGKILL)
+            XCTFail("\(error); the gateway logged:\n\(first.standardError.suffix(4000))")
+            return
+        }
+        first.send(SIGKILL)
+        _ = try await first.waitForExit(timeout: .seconds(30))
+        let pending = try await gateway.pendingRecords()
+        XCTAssertGreaterThanOrEqual(pending.count, 20)
+        let storedAtKill = try await gateway.publishableStoredUUIDs()
+
+        try await broker.start()
+        let recorder = try MQTTRecorder(broker: broker, filter: "healthgate/#")
+        defer { recorder.stop() }
+        try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
+        let second = try await gateway.start(seconds: 4).waitForExit(timeout: .seconds(120))
+        XCTAssertEqual(second.status, 0, second.standardError.suffix(4000).description)
+        XCTAssertEqual(try Outbox(path: gateway.outboxPath).statistics.count, 0, "the outbox drained at the graceful stop")
+        let secondRun = try await gateway.publishableStoredUUIDs().subtracting(storedAtKill)
+        XCTAssertFalse(secondRun.isEmpty)
+
+        let expected = Set(pending.map(\.id.uuidString)).union(secondRun)
+        try await waitUntil(timeout: .seconds(20), "the recorder to receive every record") {
+            Set(recorder.messages.flatMap(\.uuids)).isSuperset(of: expected)
+        }
+        let records = recorder.messages.filter { $0.topic.hasPrefix("healthgate/kill-test/") && !$0.topic.hasSuffix("/status") }
+        XCTAssertEqual(Set(records.flatMap(\.uuids)), expected, "exactly the pending records and the second run's")
+        let stored = Dictionary(uniqueKeysWithValues: pending.map { ($0.id.uuidString, String(decoding: $0.payload, as: UTF8.self)) })
+        for message in records {
+            XCTAssertEqual(message.uuids.count, 1)
+            guard let uuid = message.uuids.first, let payload = stored[uuid] else { continue }
+            XCTAssertEqual(message.payload, payload, "\(uuid) was resent with other JSON than the outbox held at the kill")
+        }
+        XCTAssertTrue(pending.allSatisfy { stored[$0.id.uuidString] != nil })
+    }
+
+    /// Three gateways with distinct names publish to one broker at once: a consumer sees each
+    /// gateway's records on that gateway's topics only, every one its store holds, exactly once
+    /// after de-duplication by uuid, and each gateway's status.
+    func testThreeGatewaysPublishEveryStoredRecordOnTheirOwnTopics() async throws {
+        try await broker.start()
+        let recorder = try MQTTRecorder(broker: broker, filter: "healthgate/#")
+        defer { recorder.stop() }
+        try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
+        let names = ["ward-1", "ward-2", "clinic-north-3"]
+        let gateways = try names.map { try FleetGateway(gatewayName: $0, brokerPort: broker.port) }
+        defer { for gateway in gateways { try? FileManager.default.removeItem(at: gateway.executable.root) } }
+        let runs = try gateways.map { try $0.start(seconds: 4) }
+        for (gateway, run) in zip(gateways, runs) {
+            let result = try await run.waitForExit(timeout: .seconds(120))
+            XCTAssertEqual(result.status, 0, "\(gateway.gatewayName): \(result.standardError.suffix(4000))")
+            XCTAssertEqual(try Outbox(path: gateway.outboxPath).statistics.count, 0, gateway.gatewayName)
+        }
+        var expected: [String: Set<String>] = [:]
+        for gateway in gateways {
+            expected[gateway.gatewayName] = try await gateway.publishableStoredUUIDs()
+            XCTAssertFalse(expected[gateway.gatewayName, default: []].isEmpty, gateway.gatewayName)
+        }
+        let everything = expected.values.reduce(Set<String>()) { $0.union($1) }
+        XCTAssertEqual(everything.count, expected.values.map(\.count).reduce(0, +), "the gateways' uuids are distinct")
+        try await waitUntil(timeout: .seconds(20), "the recorder to receive every record of every gateway") {
+            Set(recorder.messages.flatMap(\.uuids)).isSuperset(of: everything)
+        }
+        let messages = recorder.messages
+        for name in names {
+            let records = messages.filter { $0.topic.hasPrefix("healthgate/\(name)/") && !$0.topic.hasSuffix("/status") }
+            XCTAssertEqual(Set(records.flatMap(\.uuids)), expected[name], "\(name): exactly what its store holds")
+            for message in records {
+                let levels = message.topic.split(separator: "/", omittingEmptySubsequences: false)
+                XCTAssertEqual(levels.count, 4, message.topic)
+                let type = try XCTUnwrap(levels.last)
+                let object = try JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any]
+                XCTAssertEqual(object?["uuid"] as? String, message.uuids.first, message.topic)
+                XCTAssertEqual(type == "heartbeatSeries", object?["beats"] != nil, "\(message.topic): \(message.payload.prefix(200))")
+                if type == "heartRate" { XCTAssertEqual(object?["type"] as? String, "heartRate") }
+                // The device level is the device's local identifier, its `/`, `+` and `#` made `_`.
+                let device = object?["device"] as? [String: Any]
+                let identifier = (device?["localIdentifier"] ?? device?["name"]) as? String
+                XCTAssertEqual(
+                    levels.count > 2 ? String(levels[2]) : nil,
+                    identifier.map { String($0.map { "/+#".contains($0) ? "_" : $0 }) }, message.topic)
+                let metadata = object?["metadata"] as? [String: Any]
+                XCTAssertEqual(metadata?["healthgate.gateway"] as? String, name, "the record names the gateway of its topic")
+            }
+            let status = messages.filter { $0.topic == "healthgate/\(name)/status" }.map(\.payload)
+            XCTAssertEqual(status.first, "online", name)
+            XCTAssertEqual(status.last, "offline", name)
+        }
+        let foreign = messages.filter { message in
+            !message.topic.hasPrefix("healthgate/probe") && !names.contains { message.topic.hasPrefix("healthgate/\($0)/") }
+        }
+        XCTAssertEqual(foreign.map(\.topic), [], "nothing outside the three gateways' topics")
+    }
+}
