@@ -26,6 +26,7 @@ typedef __typeof__(&mosquitto_publish_v5) hg_mosquitto_publish_v5_fn;
 typedef __typeof__(&mosquitto_connect_callback_set) hg_mosquitto_connect_callback_set_fn;
 typedef __typeof__(&mosquitto_disconnect_callback_set) hg_mosquitto_disconnect_callback_set_fn;
 typedef __typeof__(&mosquitto_publish_v5_callback_set) hg_mosquitto_publish_v5_callback_set_fn;
+typedef __typeof__(&mosquitto_log_callback_set) hg_mosquitto_log_callback_set_fn;
 typedef __typeof__(&mosquitto_property_add_string_pair) hg_mosquitto_property_add_string_pair_fn;
 typedef __typeof__(&mosquitto_property_free_all) hg_mosquitto_property_free_all_fn;
 typedef __typeof__(&mosquitto_strerror) hg_mosquitto_strerror_fn;

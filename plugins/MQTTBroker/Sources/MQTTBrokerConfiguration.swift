@@ -40,6 +40,11 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
     public var passwordFile: String?
     /// A PEM file of the CA that signed the broker's certificate: connects with TLS.
     public var caFile: String?
+    /// A PEM file of the gateway's client certificate, shown to a broker that requires one
+    /// (`require_certificate`); needs `keyFile` and `caFile`.
+    public var certFile: String?
+    /// The unencrypted PEM private key of `certFile` (readable by the gateway only).
+    public var keyFile: String?
     public var outbox: Outbox
     public var retry: Retry
 
@@ -95,8 +100,8 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
     public init(
         host: String, port: Int = 1883, topicPrefix: String = "healthgate", clientID: String? = nil,
         messages: MQTTMessageMode = .record, batchSize: Int = 100, keepAliveSeconds: Int = 30, ackTimeoutSeconds: Double = 30,
-        username: String? = nil, passwordFile: String? = nil, caFile: String? = nil, outbox: Outbox = Outbox(),
-        retry: Retry = Retry()
+        username: String? = nil, passwordFile: String? = nil, caFile: String? = nil, certFile: String? = nil,
+        keyFile: String? = nil, outbox: Outbox = Outbox(), retry: Retry = Retry()
     ) {
         self.host = host
         self.port = port
@@ -109,13 +114,15 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
         self.username = username
         self.passwordFile = passwordFile
         self.caFile = caFile
+        self.certFile = certFile
+        self.keyFile = keyFile
         self.outbox = outbox
         self.retry = retry
     }
 
     enum CodingKeys: String, CodingKey {
         case host, port, topicPrefix, clientID, messages, batchSize, keepAliveSeconds, ackTimeoutSeconds
-        case username, passwordFile, caFile, outbox, retry, password
+        case username, passwordFile, caFile, certFile, keyFile, outbox, retry, password
     }
 
     public init(from decoder: any Decoder) throws {
@@ -138,6 +145,8 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
             username: try c.decodeIfPresent(String.self, forKey: .username),
             passwordFile: try c.decodeIfPresent(String.self, forKey: .passwordFile),
             caFile: try c.decodeIfPresent(String.self, forKey: .caFile),
+            certFile: try c.decodeIfPresent(String.self, forKey: .certFile),
+            keyFile: try c.decodeIfPresent(String.self, forKey: .keyFile),
             outbox: try c.decodeIfPresent(Outbox.self, forKey: .outbox) ?? defaults.outbox,
             retry: try c.decodeIfPresent(Retry.self, forKey: .retry) ?? defaults.retry)
     }
@@ -182,7 +191,14 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
         if passwordFile != nil, username == nil {
             throw PluginConfigurationError(keyPath: "passwordFile", reason: "needs username")
         }
-        for (key, path) in [("passwordFile", passwordFile), ("caFile", caFile)] {
+        if (certFile == nil) != (keyFile == nil) {
+            throw PluginConfigurationError(
+                keyPath: certFile == nil ? "certFile" : "keyFile", reason: "certFile and keyFile go together (a client certificate and its key)")
+        }
+        if certFile != nil, caFile == nil {
+            throw PluginConfigurationError(keyPath: "caFile", reason: "a client certificate (certFile) needs TLS: set caFile")
+        }
+        for (key, path) in [("passwordFile", passwordFile), ("caFile", caFile), ("certFile", certFile), ("keyFile", keyFile)] {
             if let path, !FileManager.default.isReadableFile(atPath: path) {
                 throw PluginConfigurationError(keyPath: key, reason: "\(path) does not exist or is not readable")
             }

@@ -110,7 +110,7 @@ extension MQTTBrokerSink {
         let timeout = Duration.milliseconds(Int64(configuration.ackTimeoutSeconds * 1000))
         if !events.state.value.connected {
             _ = try? await race(sleep: { [clock] in try await clock.sleep(for: timeout) }) {
-                try await events.state.wait { $0.connected || $0.lastError?.hasPrefix("broker refused") == true }
+                try await events.state.wait { $0.connected || $0.refused }
             }
             guard events.state.value.connected else {
                 let reason = events.state.value.lastError ?? "not connected to \(configuration.host):\(configuration.port)"

@@ -23,6 +23,11 @@ final class MQTTClient: Sendable {
         var username: String?
         var password: String?
         var caFile: String?
+        var certFile: String?
+        var keyFile: String?
+
+        /// `host:port`, as errors name the broker.
+        var broker: String { "\(host):\(port)" }
     }
 
     /// A libmosquitto client handle. `@unchecked Sendable`: libmosquitto serializes access to it
@@ -42,7 +47,8 @@ final class MQTTClient: Sendable {
         let entryPoints = try library.entryPoints()
         self.entryPoints = entryPoints
         self.settings = settings
-        let events = MQTTConnectionEvents(entryPoints: entryPoints, statusTopic: settings.statusTopic)
+        let events = MQTTConnectionEvents(
+            entryPoints: entryPoints, statusTopic: settings.statusTopic, broker: settings.broker, username: settings.username)
         self.events = events
         retainedEvents = Unmanaged.passRetained(events)
         guard let pointer = entryPoints.new(settings.clientID, true, retainedEvents.toOpaque()) else {
@@ -63,7 +69,11 @@ final class MQTTClient: Sendable {
                 try check(entryPoints.usernamePasswordSet(pointer, username, settings.password), "username")
             }
             if let caFile = settings.caFile {
-                try check(entryPoints.tlsSet(pointer, caFile, nil, nil, nil, nil), "TLS (caFile)")
+                // Checked here, not at the handshake: libmosquitto loads the files now and a
+                // certificate that does not match its key fails with a clear error.
+                try check(
+                    entryPoints.tlsSet(pointer, caFile, nil, settings.certFile, settings.keyFile, nil),
+                    settings.certFile == nil ? "TLS (caFile)" : "TLS (caFile, certFile, keyFile)")
             }
             try check(
                 entryPoints.reconnectDelaySet(pointer, 1, UInt32(max(1, settings.reconnectMaxDelaySeconds)), true), "reconnect delay")
@@ -79,6 +89,7 @@ final class MQTTClient: Sendable {
                 guard let context else { return }
                 Unmanaged<MQTTConnectionEvents>.fromOpaque(context).takeUnretainedValue().published(mid: mid, reason: reason)
             }
+            entryPoints.logCallbackSet(pointer, MQTTConnectionEvents.logCallback)
             events.attach(pointer)
             try check(entryPoints.loopStart(pointer), "network loop")
         } catch {

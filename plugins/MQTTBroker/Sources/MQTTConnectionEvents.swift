@@ -5,6 +5,11 @@ import Synchronization
 /// What libmosquitto's loop thread reports (connects, disconnects, PUBACKs), for the sink's tasks
 /// to wait on. The callbacks run on that thread and only update the condition, except that a
 /// successful connect publishes the retained `online` status right away.
+///
+/// libmosquitto's log callback is set only while not connected: a failed TLS handshake (an
+/// untrusted broker certificate, a refused client certificate) during the loop thread's
+/// reconnects reaches no other callback, only the log. While connected it is unset, because
+/// libmosquitto formats every debug line (two per message) for a log callback.
 final class MQTTConnectionEvents: Sendable {
     struct State: Sendable {
         var connected = false
@@ -13,8 +18,12 @@ final class MQTTConnectionEvents: Sendable {
         /// Reason codes of PUBACKs received for the mids still of interest (0: accepted; 16: no
         /// subscribers, also accepted; 128 and above: refused).
         var acknowledged: [Int32: Int32] = [:]
-        /// The broker's or the network's last refusal, for status; nil once connected.
+        /// The broker's or the network's last refusal, for status (naming the broker, never the
+        /// password); nil once connected.
         var lastError: String?
+        /// The broker refused the last connection attempt (CONNACK with an error): waiting for a
+        /// connection is pointless until the configuration changes.
+        var refused = false
     }
 
     private struct Handle: @unchecked Sendable { let pointer: OpaquePointer }
@@ -22,11 +31,16 @@ final class MQTTConnectionEvents: Sendable {
     let state = AsyncCondition(State())
     private let entryPoints: MosquittoEntryPoints
     private let statusTopic: String
+    /// `host:port`, named in every error.
+    private let broker: String
+    private let username: String?
     private let handle = Mutex<Handle?>(nil)
 
-    init(entryPoints: MosquittoEntryPoints, statusTopic: String) {
+    init(entryPoints: MosquittoEntryPoints, statusTopic: String, broker: String, username: String?) {
         self.entryPoints = entryPoints
         self.statusTopic = statusTopic
+        self.broker = broker
+        self.username = username
     }
 
     func attach(_ pointer: OpaquePointer) {
@@ -37,14 +51,41 @@ final class MQTTConnectionEvents: Sendable {
         handle.withLock { $0 = nil }
     }
 
+    /// The CONNACK reason codes that point at the credentials.
+    static let credentialCodes: Set<Int32> = [
+        Int32(MQTT_RC_BAD_USERNAME_OR_PASSWORD.rawValue), Int32(MQTT_RC_NOT_AUTHORIZED.rawValue),
+    ]
+
+    /// Records libmosquitto's errors while not connected (see the type's documentation).
+    static let logCallback: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void = {
+        _, context, level, text in
+        guard let context, let text, level & Int32(MOSQ_LOG_ERR) != 0 else { return }
+        Unmanaged<MQTTConnectionEvents>.fromOpaque(context).takeUnretainedValue().logged(String(cString: text))
+    }
+
+    func logged(_ message: String) {
+        state.update {
+            // A CONNACK refusal says more than what libmosquitto logs after it.
+            guard !$0.connected, !$0.refused else { return }
+            $0.lastError = "cannot connect to the broker \(self.broker): \(message)"
+        }
+    }
+
     func connected(code: Int32) {
         guard code == 0 else {
             // MQTT 5 CONNACK reason codes (135: not authorized, 134: bad user name or password).
             let reason = entryPoints.reasonString(code).map { String(cString: $0) } ?? "reason \(code)"
-            state.update { $0.lastError = "broker refused the connection: \(reason)" }
+            let credentials = Self.credentialCodes.contains(code)
+                ? username.map { " (user \"\($0)\": check username and passwordFile)" } ?? " (no username configured)"
+                : ""
+            state.update {
+                $0.lastError = "the broker \(self.broker) refused the connection: \(reason)\(credentials)"
+                $0.refused = true
+            }
             return
         }
         if let pointer = handle.withLock({ $0?.pointer }) {
+            entryPoints.logCallbackSet(pointer, nil)
             let online = Array("online".utf8)
             _ = online.withUnsafeBytes { bytes in
                 entryPoints.publish(pointer, nil, statusTopic, Int32(bytes.count), bytes.baseAddress, 1, true, nil)
@@ -54,20 +95,24 @@ final class MQTTConnectionEvents: Sendable {
             $0.connected = true
             $0.connections += 1
             $0.lastError = nil
+            $0.refused = false
         }
     }
 
     func disconnected(code: Int32) {
+        if let pointer = handle.withLock({ $0?.pointer }) {
+            entryPoints.logCallbackSet(pointer, Self.logCallback)
+        }
         state.update {
             $0.connected = false
             if code != 0, $0.lastError == nil {
-                $0.lastError = "connection to the broker lost (\(self.entryPoints.describe(code)))"
+                $0.lastError = "connection to the broker \(self.broker) lost (\(self.entryPoints.describe(code)))"
             }
         }
     }
 
     func failedToConnect(_ reason: String) {
-        state.update { $0.lastError = "cannot connect to the broker: \(reason)" }
+        state.update { $0.lastError = "cannot connect to the broker \(self.broker): \(reason)" }
     }
 
     func published(mid: Int32, reason: Int32) {

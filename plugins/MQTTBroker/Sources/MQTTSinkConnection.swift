@@ -33,7 +33,7 @@ final class MQTTSinkConnection: Sendable {
                 keepAliveSeconds: configuration.keepAliveSeconds,
                 reconnectMaxDelaySeconds: Int(configuration.retry.maxDelaySeconds.rounded(.up)),
                 statusTopic: sink.encoder.statusTopic, username: configuration.username, password: password,
-                caFile: configuration.caFile)
+                caFile: configuration.caFile, certFile: configuration.certFile, keyFile: configuration.keyFile)
             let created = try MQTTClient(library: sink.library, settings: settings)
             client = created
             return created

@@ -75,6 +75,7 @@ public final class MosquittoLibrary: Sendable {
                     "mosquitto_disconnect_callback_set", as: hg_mosquitto_disconnect_callback_set_fn.self),
                 publishCallbackSet: try resolve(
                     "mosquitto_publish_v5_callback_set", as: hg_mosquitto_publish_v5_callback_set_fn.self),
+                logCallbackSet: try resolve("mosquitto_log_callback_set", as: hg_mosquitto_log_callback_set_fn.self),
                 propertyAddStringPair: try resolve(
                     "mosquitto_property_add_string_pair", as: hg_mosquitto_property_add_string_pair_fn.self),
                 propertyFreeAll: try resolve("mosquitto_property_free_all", as: hg_mosquitto_property_free_all_fn.self),
@@ -144,6 +145,7 @@ struct MosquittoEntryPoints: @unchecked Sendable {
     let connectCallbackSet: hg_mosquitto_connect_callback_set_fn
     let disconnectCallbackSet: hg_mosquitto_disconnect_callback_set_fn
     let publishCallbackSet: hg_mosquitto_publish_v5_callback_set_fn
+    let logCallbackSet: hg_mosquitto_log_callback_set_fn
     let propertyAddStringPair: hg_mosquitto_property_add_string_pair_fn
     let propertyFreeAll: hg_mosquitto_property_free_all_fn
     let strerror: hg_mosquitto_strerror_fn

@@ -39,8 +39,10 @@ final class MQTTBrokerSinkTests: XCTestCase {
         var status: StatusReporter
     }
 
-    func start(_ configuration: MQTTBrokerConfiguration, name: String = "broker") async throws -> Running {
-        var environment = TestEnvironment.make(name: name, clock: SystemClock(), directory: directory)
+    func start(
+        _ configuration: MQTTBrokerConfiguration, name: String = "broker", log: RecordingLogSink = RecordingLogSink()
+    ) async throws -> Running {
+        var environment = TestEnvironment.make(name: name, clock: SystemClock(), directory: directory, logSink: log)
         environment.gatewayName = "gw1"  // the configuration's top-level gatewayName
         let sink = try MQTTBrokerSink(settings: configuration.validated(in: environment), environment: environment)
         let (inbox, feed, finish) = SinkInbox.standalone(configuration: QueueConfiguration())

@@ -5,6 +5,33 @@ import GatewayTesting
 /// A real `mosquitto` broker on 127.0.0.1, on a free port, with a generated configuration, and a
 /// `mosquitto_sub` recording every message under a topic filter (topic, user properties, payload).
 final class MosquittoBroker: @unchecked Sendable {
+    /// A TLS listener on 127.0.0.1 besides the plain, anonymous one (which the recorder uses).
+    struct TLSListener {
+        let port: Int
+        let certificates: TestCertificates
+        /// Clients authenticate with a user name and password from this `mosquitto_passwd` file.
+        var passwordFile: URL?
+        /// Clients must show a certificate the CA signed; its common name is their user name.
+        var requireCertificate = false
+
+        init(certificates: TestCertificates, passwordFile: URL? = nil, requireCertificate: Bool = false) throws {
+            self.port = try MosquittoBroker.freePort()
+            self.certificates = certificates
+            self.passwordFile = passwordFile
+            self.requireCertificate = requireCertificate
+        }
+
+        var configuration: String {
+            var lines = [
+                "listener \(port) 127.0.0.1", "allow_anonymous false", "cafile \(certificates.ca.path)",
+                "certfile \(certificates.serverCertificate.path)", "keyfile \(certificates.serverKey.path)",
+            ]
+            if let passwordFile { lines.append("password_file \(passwordFile.path)") }
+            if requireCertificate { lines += ["require_certificate true", "use_identity_as_username true"] }
+            return lines.joined(separator: "\n") + "\n"
+        }
+    }
+
     let directory: URL
     let port: Int
     // Touched by the test's task only.
@@ -13,18 +40,22 @@ final class MosquittoBroker: @unchecked Sendable {
     /// Writes the configuration. `persistent` saves sessions, subscriptions and queued messages
     /// to `mosquitto.db` at every change, so that after a ``stop()`` (SIGKILL) and ``start()`` a
     /// recorder's persistent session still holds what was published while it reconnected.
-    init(directory: URL, persistent: Bool = false) throws {
+    /// Each of `tls` is a listener of its own, with its own authentication
+    /// (`per_listener_settings`).
+    init(directory: URL, persistent: Bool = false, tls: [TLSListener] = []) throws {
         self.directory = directory
         self.port = try Self.freePort()
         // `user root`: started as root, mosquitto otherwise switches to the user `mosquitto`,
         // which cannot write the log or the database in the test's directory. Ignored otherwise.
         var configuration = """
-            listener \(port) 127.0.0.1
-            allow_anonymous true
+            per_listener_settings true
             user root
             log_dest file \(directory.path)/mosquitto.log
+            listener \(port) 127.0.0.1
+            allow_anonymous true
 
             """
+        configuration += tls.map(\.configuration).joined()
         if persistent {
             configuration += """
                 persistence true
