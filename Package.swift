@@ -162,7 +162,7 @@ let package = Package(
             name: "HealthDevicesTests", dependencies: ["GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus"],
             path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "BlueZTests", dependencies: ["BlueZ", "BLECentral", "HeartRateMonitor", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus"],
+            name: "BlueZTests", dependencies: ["BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting", "SQLite", "Workouts", "HealthModel", "SampleBus"],

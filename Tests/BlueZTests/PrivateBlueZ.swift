@@ -173,6 +173,19 @@ final class PrivateBlueZ: @unchecked Sendable {
         return reply.first?.string ?? ""
     }
 
+    /// Adds a glucose meter (Glucose service with a Record Access Control Point) and returns its path.
+    func addGlucoseMeter(_ address: String, name: String = "Meter", adapter: String = "hci0") async throws -> String {
+        let reply = try await control("AddGlucoseMeter", [.string(adapter), .string(address), .string(name)])
+        return reply.first?.string ?? ""
+    }
+
+    /// Stores a record in the meter, sent when the Record Access Control Point asks for it.
+    func addGlucoseRecord(_ device: String, _ bytes: [UInt8]) async throws {
+        try await control("AddGlucoseRecord", [.objectPath(device), .array(elementSignature: "y", bytes.map { .byte($0) })])
+    }
+
+    static func recordAccessControlPoint(_ device: String) -> String { device + "/service0000/char0001" }
+
     func failNextConnect(_ device: String, error: String) async throws {
         try await control("FailNextConnect", [.objectPath(device), .string(error)])
     }

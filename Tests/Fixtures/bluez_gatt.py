@@ -22,6 +22,12 @@ control interface, org.healthgate.Test, on "/" that the Swift tests call over D-
   ConnectAttempts(device o) -> u
   DropLink(device o)                      the link drops: GATT objects go, Connected false
   RemoveMonitor(device o)                 the device object goes (InterfacesRemoved)
+  AddGlucoseMeter(adapter s, address s, name s) -> o
+      A Device1 advertising 1808/180a. Its GATT: Glucose 1808 (2A18 notify, 2A52 Record Access
+      Control Point write+indicate) and DIS 180a (2A29, 2A24, 2A25 read). A write to the RACP
+      "report stored records" (01 01: all; 01 03 01 nn nn: sequence number >= nnnn) sends the
+      matching records on 2A18, then the response 06 00 01 01 on the RACP.
+  AddGlucoseRecord(device o, value ay)    a stored record (its sequence number in octets 1-2)
 '''
 
 import socket
@@ -50,10 +56,15 @@ def uuid16(short):
 
 
 # service UUID -> [(characteristic UUID, flags, initial value)]
-GATT = [
+HEART_RATE_GATT = [
     (0x180d, [(0x2a37, ['notify'], b''), (0x2a38, ['read'], b'\x01'), (0x2a39, ['write'], b'')]),
     (0x180a, [(0x2a29, ['read'], b'Healthgate Labs'), (0x2a24, ['read'], b'HG-1')]),
     (0x180f, [(0x2a19, ['read', 'notify'], b'\x57')]),
+]
+
+GLUCOSE_GATT = [
+    (0x1808, [(0x2a18, ['notify'], b''), (0x2a52, ['write', 'indicate'], b'')]),
+    (0x180a, [(0x2a29, ['read'], b'Healthgate Labs'), (0x2a24, ['read'], b'GM-1'), (0x2a25, ['read'], b'GM-000042')]),
 ]
 
 
@@ -100,7 +111,7 @@ def device_disconnect(device):
 
 def export_gatt(device):
     main = mockobject.objects['/']
-    for index, (service, characteristics) in enumerate(GATT):
+    for index, (service, characteristics) in enumerate(device.hg['layout']):
         service_path = f'{device.path}/service{index:04x}'
         service_props = {
             'UUID': dbus.String(uuid16(service), variant_level=1),
@@ -128,13 +139,14 @@ def export_gatt(device):
                 ('AcquireNotify', 'a{sv}', 'hq', char_acquire_notify),
             ])
             char = mockobject.objects[char_path]
-            char.hg = {'device': device, 'socket': None, 'written': []}
+            char.hg = {'device': device, 'socket': None, 'written': [], 'uuid': uuid}
             device.hg['gatt'].append(char_path)
             emit_added(char_path, {CHAR_IFACE: char_props})
         device.hg['gatt'].append(service_path)
-    battery = {'Percentage': dbus.Byte(87, variant_level=1)}
-    device.AddProperties(BATTERY_IFACE, battery)
-    emit_added(device.path, {BATTERY_IFACE: battery})
+    if device.hg['layout'] is HEART_RATE_GATT:
+        battery = {'Percentage': dbus.Byte(87, variant_level=1)}
+        device.AddProperties(BATTERY_IFACE, battery)
+        emit_added(device.path, {BATTERY_IFACE: battery})
 
 
 def drop_link(device):
@@ -167,6 +179,25 @@ def char_read(char, _options):
 
 def char_write(char, value, _options):
     char.hg['written'].append(bytes(value))
+    if char.hg['uuid'] == 0x2a52:
+        racp_request(char, bytes(value))
+
+
+def racp_request(racp, request):
+    device = racp.hg['device']
+    if request == b'\x01\x01':
+        first = 0
+    elif len(request) == 5 and request[:3] == b'\x01\x03\x01':
+        first = int.from_bytes(request[3:5], 'little')
+    else:
+        control_notify(None, racp.path, b'\x06\x00' + request[:1] + b'\x02')  # op code not supported
+        return
+    measurement = next(path for path in device.hg['gatt']
+                       if getattr(mockobject.objects.get(path), 'hg', {}).get('uuid') == 0x2a18)
+    for record in device.hg['records']:
+        if int.from_bytes(record[1:3], 'little') >= first:
+            control_notify(None, measurement, record)
+    control_notify(None, racp.path, b'\x06\x00\x01\x01')
 
 
 def char_start_notify(char):
@@ -179,6 +210,9 @@ def char_stop_notify(char):
 
 def char_acquire_notify(char, _options):
     device = char.hg['device']
+    if 'notify' not in char.props[CHAR_IFACE]['Flags']:
+        # As bluetoothd: AcquireNotify serves notifications only, not indications.
+        raise dbus.exceptions.DBusException('Operation is not supported', name='org.bluez.Error.NotSupported')
     if not device.hg['acquire']:
         raise dbus.exceptions.DBusException('AcquireNotify disabled', name='org.bluez.Error.NotSupported')
     if char.hg['socket'] is not None:
@@ -215,9 +249,23 @@ def control_add_monitor(main, adapter, address, name, acquire):
         ('Disconnect', '', '', device_disconnect),
     ])
     device = mockobject.objects[path]
-    device.hg = {'fail': [], 'acquire': bool(acquire), 'resolve_early': False, 'gatt': [], 'attempts': 0}
+    device.hg = {'fail': [], 'acquire': bool(acquire), 'resolve_early': False, 'gatt': [], 'attempts': 0,
+                 'layout': HEART_RATE_GATT, 'records': []}
     emit_added(path, {DEVICE_IFACE: props})
     return dbus.ObjectPath(path)
+
+
+def control_add_glucose_meter(main, adapter, address, name):
+    path = control_add_monitor(main, adapter, address, name, True)
+    device = mockobject.objects[path]
+    device.hg['layout'] = GLUCOSE_GATT
+    set_props(device, DEVICE_IFACE, {
+        'UUIDs': dbus.Array([uuid16(0x1808), uuid16(0x180a)], signature='s', variant_level=1)})
+    return path
+
+
+def control_add_glucose_record(_main, device_path, value):
+    mockobject.objects[device_path].hg['records'].append(bytes(value))
 
 
 def control_fail_next_connect(_main, device_path, error_name):
@@ -277,6 +325,8 @@ _CONTROL = [
     ('ConnectAttempts', 'o', 'u', control_connect_attempts),
     ('DropLink', 'o', '', control_drop_link),
     ('RemoveMonitor', 'o', '', control_remove_monitor),
+    ('AddGlucoseMeter', 'sss', 'o', control_add_glucose_meter),
+    ('AddGlucoseRecord', 'oay', '', control_add_glucose_record),
 ]
 
 def load(mock, parameters):
