@@ -23,45 +23,14 @@ REPO=${1:?usage: bluetooth-multi.sh REPO HEALTHGATE [SECONDS]}
 HG=${2:?usage: bluetooth-multi.sh REPO HEALTHGATE [SECONDS]}
 WAIT=${3:-60}
 OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
-source "$REPO/Tests/DeviceLab/lib/btvirt.sh"
+source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
 EXAMPLES=/usr/share/doc/bluez-test-scripts/examples
-PY=/usr/bin/python3          # Debian's python3 has dbus and gi; the pyenv one does not
-failures=0
 
-say() { printf '\n--- [%6.1fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-poll() { local limit=$((SECONDS + $1)); shift
-  until "$@"; do ((SECONDS >= limit)) && return 1; sleep 0.25; done; }
-
-[[ -x $HG ]] || { echo "FAIL: $HG missing (build on the host first)"; exit 1; }
-
-say "kernel modules, system bus"
-bluetooth_modules || { echo "FAIL: modprobe"; exit 1; }
-mkdir -p /run/dbus
-dbus-daemon --system --fork --print-pid > /run/dbus/daemon.pid
-poll 10 test -S /run/dbus/system_bus_socket || { echo "FAIL: no system bus"; exit 1; }
-
-say "btvirt: four controllers"
-start_btvirt 4 "$OUT/btvirt.log" || { echo "FAIL: btvirt controllers did not come up"; exit 1; }
-btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
-
-say "bluetoothd"
-bluetoothd -n -d > "$OUT/bluetoothd.log" 2>&1 &
-BLUETOOTHD=$!
-four_adapters() { [[ $(bluetoothctl list 2>/dev/null | grep -c '^Controller') -ge 4 ]]; }
-poll 30 four_adapters || { echo "FAIL: bluetoothd does not show four adapters"; exit 1; }
-MONITOR=$(hciconfig hci0 | awk '/BD Address/ {print $3}')
-BIKE=$(hciconfig hci1 | awk '/BD Address/ {print $3}')
+start_bluetooth 4
+MONITOR=$(address hci0)
+BIKE=$(address hci1)
 echo "monitor (hci0) $MONITOR, bike (hci1) $BIKE, gateway hci2 and hci3"
 BIKE_ID="healthgate lab/LAB-BIKE-0001"
-power() {  # power ADAPTER on|off, through bluetoothd as an administrator would
-  local value=false
-  [[ $2 == on ]] && value=true
-  gdbus call --system -d org.bluez -o /org/bluez/$1 -m org.freedesktop.DBus.Properties.Set \
-    org.bluez.Adapter1 Powered "<$value>" > /dev/null
-}
-for hci in hci0 hci1 hci2 hci3; do power $hci on || fail "power on $hci"; done
 
 # BlueZ's examples use the first adapter; a tiny loader pins them to hci0, files unchanged.
 cat > /tmp/pinned.py <<'EOF'
@@ -84,7 +53,7 @@ BIKE_PID=
 # The bike registers its GATT application, then its advertisement (which bluetoothd takes only
 # from a powered adapter; lab-bike.py retries it).
 start_bike() {
-  $PY -u "$REPO/Tests/DeviceLab/peripherals/lab-bike.py" /org/bluez/hci1 > "$OUT/bike-$1.log" 2>&1 &
+  $PY -u "$PERIPHERALS/lab-bike.py" /org/bluez/hci1 > "$OUT/bike-$1.log" 2>&1 &
   BIKE_PID=$!
   poll 40 grep -q 'GATT application registered' "$OUT/bike-$1.log"
 }
@@ -92,10 +61,6 @@ bike_advertises() { poll 40 grep -q 'Advertisement registered' "$OUT/bike-$1.log
 start_bike 1 && bike_advertises 1 && pass "bike up on hci1" || { fail "bike did not start"; cat "$OUT/bike-1.log"; }
 
 say "healthgate run: ble-heart-rate and ble-fitness on hci2 and hci3 into SQLite"
-# The store lives on the guest's own filesystem (WAL needs an mmap-able -shm file); it is
-# copied to $OUT at the end.
-STORE=$(mktemp -d /tmp/healthgate-store.XXXXXX)
-DB=$STORE/healthgate.sqlite
 cat > "$OUT/healthgate.json" <<EOF
 {
   "sources": [
@@ -111,12 +76,8 @@ cat > "$OUT/healthgate.json" <<EOF
   ]
 }
 EOF
-STATE=$(mktemp -d)
-XDG_STATE_HOME=$STATE XDG_DATA_HOME=$STATE XDG_RUNTIME_DIR=$STATE \
-  "$HG" run --config "$OUT/healthgate.json" > "$OUT/healthgate.log" 2>&1 &
-GATEWAY_PID=$!
+start_gateway "$OUT/healthgate.json"
 
-query() { sqlite3 -cmd '.timeout 5000' "$DB" "$1" 2>/dev/null || echo 0; }
 # count TYPE ID: samples of TYPE from the device with local identifier ID. The monitor has no
 # Device Information, so its identifier is its address; the bike's is manufacturer/serial.
 count() {
@@ -170,15 +131,4 @@ poll "$WAIT" at_least cyclingPower "$BIKE_ID" $((bike_gone + 3)) && pass "bike s
   fail "bike samples did not resume ($(count cyclingPower "$BIKE_ID") power samples, $bike_before before)"
 grep -q 'reconnected' "$OUT/healthgate.log" && pass "the log says the bike reconnected" || fail "no reconnect in the log"
 
-kill -0 "$BLUETOOTHD" 2> /dev/null && pass "bluetoothd still runs" || fail "bluetoothd died (see bluetoothd.log)"
-
-say "graceful stop"
-kill -TERM "$GATEWAY_PID"
-wait "$GATEWAY_PID"
-status=$?
-[[ $status -eq 0 ]] && pass "healthgate run exits 0 on SIGTERM" || fail "healthgate run exited $status"
-tail -n 40 "$OUT/healthgate.log"
-sqlite3 "$DB" ".backup '$OUT/healthgate.sqlite'" || fail "cannot copy the store to $OUT"
-
-echo "failures: $failures"
-exit $((failures > 0))
+finish
