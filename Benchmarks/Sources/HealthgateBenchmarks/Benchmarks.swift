@@ -8,7 +8,7 @@ import Foundation
 struct HealthgateBenchmarks {
     static func main() async throws {
         let usage = """
-            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|board]... [options]
+            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|mqtt|board]... [options]
               --latency-seconds N   how long the end-to-end latency load runs (default 70)
               --soak-seconds N      how long the accelerated memory soak runs (default 90)
               --board-seconds N     how long each phase of the board benchmark runs (default 30)
@@ -35,7 +35,7 @@ struct HealthgateBenchmarks {
             try await IngestBenchmark.profile(rows: Int(options["rows"] ?? "") ?? 50_000)
             return
         }
-        let known = ["ingest", "decode", "latency", "memory", "http", "board"]
+        let known = ["ingest", "decode", "latency", "memory", "http", "mqtt", "board"]
         if selected.isEmpty || selected.contains("all") { selected = known }
         if let unknown = selected.first(where: { !known.contains($0) }) {
             FileHandle.standardError.write(Data("unknown benchmark \(unknown)\n\(usage)\n".utf8))
@@ -58,6 +58,7 @@ struct HealthgateBenchmarks {
                 case "decode": DecodeBenchmark.run(report: &report)
                 case "ingest": try await IngestBenchmark.run(report: &report)
                 case "http": try await HTTPBenchmark.run(report: &report)
+                case "mqtt": try await MQTTBenchmark.run(report: &report)
                 case "latency":
                     try await LatencyBenchmark.run(
                         seconds: Double(options["latency-seconds"] ?? "") ?? 70, report: &report)
