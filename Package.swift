@@ -134,6 +134,8 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(
+            name: "BLECentralTests", dependencies: ["BLECentral", "GatewayTesting", "HealthModel", "SampleBus"], swiftSettings: swiftSettings),
+        .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],

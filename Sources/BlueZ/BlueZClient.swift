@@ -232,6 +232,14 @@ public struct BlueZClient: Sendable {
             ])
     }
 
+    /// Sets Adapter1.Powered (org.freedesktop.DBus.Properties.Set): how an administrator turns a
+    /// controller off and on, and what the adapter watchdog does to a wedged one.
+    public func setPowered(adapter: String, _ powered: Bool) async throws {
+        _ = try await call(
+            adapter, BlueZInterface.properties, "Set",
+            [.string(BlueZInterface.adapter), .string("Powered"), .variant(.bool(powered))])
+    }
+
     /// Adapter1.StartDiscovery.
     public func startDiscovery(adapter: String) async throws {
         _ = try await call(adapter, BlueZInterface.adapter, "StartDiscovery")

@@ -33,12 +33,16 @@ public struct PluginEnvironment: Sendable {
     /// This gateway's name (the configuration's `gatewayName`, else the host name): what a fleet
     /// tells gateways apart by, in provenance and in a broker's topics.
     public var gatewayName: String
+    /// What every plugin of this gateway run shares (one per run, made by the gateway).
+    public var shared: SharedResources
 
     public init(
         name: String, logger: Logger, clock: any GatewayClock, ids: SampleIDGenerator,
-        paths: GatewayPaths, variables: [String: String], gatewayName: String = "healthgate"
+        paths: GatewayPaths, variables: [String: String], gatewayName: String = "healthgate",
+        shared: SharedResources = SharedResources()
     ) {
         self.gatewayName = gatewayName
+        self.shared = shared
         self.name = name
         self.logger = logger
         self.clock = clock

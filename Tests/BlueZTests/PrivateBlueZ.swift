@@ -165,9 +165,11 @@ final class PrivateBlueZ: @unchecked Sendable {
     }
 
     /// Adds a heart-rate monitor and returns its object path.
-    func addMonitor(_ address: String, name: String = "Polar H10 TEST", acquire: Bool = true) async throws -> String {
+    func addMonitor(
+        _ address: String, name: String = "Polar H10 TEST", acquire: Bool = true, adapter: String = "hci0"
+    ) async throws -> String {
         let reply = try await control(
-            "AddHeartRateMonitor", [.string("hci0"), .string(address), .string(name), .bool(acquire)])
+            "AddHeartRateMonitor", [.string(adapter), .string(address), .string(name), .bool(acquire)])
         return reply.first?.string ?? ""
     }
 

@@ -40,7 +40,7 @@ dbus-daemon --system --fork --print-pid > /run/dbus/daemon.pid
 poll 10 test -S /run/dbus/system_bus_socket || { echo "FAIL: no system bus"; exit 1; }
 
 say "btvirt: two controllers"
-start_btvirt_pair "$OUT/btvirt.log" || { echo "FAIL: btvirt controllers did not come up"; exit 1; }
+start_btvirt 2 "$OUT/btvirt.log" || { echo "FAIL: btvirt controllers did not come up"; exit 1; }
 btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
 
 say "bluetoothd"

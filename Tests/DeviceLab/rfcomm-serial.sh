@@ -38,7 +38,7 @@ step "kernel modules"
 bluetooth_modules rfcomm || { echo "FAIL: modprobe"; exit 1; }
 
 step "btvirt: two controllers"
-start_btvirt_pair "$OUT/btvirt.log" || { echo "FAIL: btvirt controllers did not come up"; hciconfig -a; exit 1; }
+start_btvirt 2 "$OUT/btvirt.log" || { echo "FAIL: btvirt controllers did not come up"; hciconfig -a; exit 1; }
 # hci0 (the pedometer) must accept pages; hci1 (the gateway) only initiates.
 hciconfig hci0 up piscan || { echo "FAIL: hciconfig hci0 up piscan"; exit 1; }
 hciconfig hci1 up || { echo "FAIL: hciconfig hci1 up"; exit 1; }

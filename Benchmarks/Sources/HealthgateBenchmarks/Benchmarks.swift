@@ -8,13 +8,16 @@ import Foundation
 struct HealthgateBenchmarks {
     static func main() async throws {
         let usage = """
-            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|mqtt|board]... [options]
+            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|mqtt|board|query]... [options]
+              (all is every benchmark but query, which builds a 10.5 M-sample store the first time)
               --latency-seconds N   how long the end-to-end latency load runs (default 70)
               --soak-seconds N      how long the accelerated memory soak runs (default 90)
               --board-seconds N     how long each phase of the board benchmark runs (default 30)
               --static-dir DIR      where the statically linked healthgate and rss-baseline are
                                     (default .build/benchmarks; Benchmarks/run builds them)
               --markdown FILE       also write the Markdown report to FILE
+              --cache-dir DIR       where query keeps its store between runs (default .build/benchmarks)
+              --query-calls N       how many times query asks for the newest sample (default 2000)
             """
 
         var selected: [String] = []
@@ -36,8 +39,10 @@ struct HealthgateBenchmarks {
             return
         }
         let known = ["ingest", "decode", "latency", "memory", "http", "mqtt", "board"]
-        if selected.isEmpty || selected.contains("all") { selected = known }
-        if let unknown = selected.first(where: { !known.contains($0) }) {
+        if selected.isEmpty || selected.contains("all") {
+            selected = known + selected.filter { $0 == "query" }
+        }
+        if let unknown = selected.first(where: { !known.contains($0) && $0 != "query" }) {
             FileHandle.standardError.write(Data("unknown benchmark \(unknown)\n\(usage)\n".utf8))
             exit(64)
         }
@@ -66,6 +71,10 @@ struct HealthgateBenchmarks {
                     try await MemoryBenchmark.run(
                         staticDirectory: options["static-dir"] ?? ".build/benchmarks",
                         soakSeconds: Double(options["soak-seconds"] ?? "") ?? 90, report: &report)
+                case "query":
+                    try await QueryBenchmark.run(
+                        cacheDirectory: options["cache-dir"] ?? ".build/benchmarks",
+                        calls: Int(options["query-calls"] ?? "") ?? 2000, report: &report)
                 case "board":
                     try await BoardBenchmark.run(seconds: Double(options["board-seconds"] ?? "") ?? 30, report: &report)
                 default: break

@@ -98,6 +98,19 @@ public final class BlueZTransport: BLECentralTransport {
         return path
     }
 
+    /// Powers the adapter off and on through Adapter1.Powered, half a second apart.
+    public func powerCycleAdapter() async throws {
+        let client = try await client()
+        let adapter = try adapterPath(in: try await client.managedObjects())
+        do {
+            try await client.setPowered(adapter: adapter, false)
+            try await clock.sleep(for: .milliseconds(500))
+            try await client.setPowered(adapter: adapter, true)
+        } catch let error as DBusError {
+            throw BLETransportError(.failed, "power-cycling \(adapter): \(error)")
+        }
+    }
+
     // MARK: Discovery
 
     /// Discovers LE peripherals advertising any of `services` on the adapter (see the type's

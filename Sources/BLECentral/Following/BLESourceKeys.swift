@@ -1,24 +1,79 @@
 public import SampleBus
 
-/// The checks of the keys every Bluetooth LE source shares (`adapter`, `maxDevices`,
-/// `simulation.notificationsPerSecond`), so each source reports them the same way.
+/// The checks of the keys every Bluetooth LE source shares (`adapter`, `adapters`,
+/// `adapterLimits`, `maxDevices`, `simulation.notificationsPerSecond`), and the adapters they
+/// name, so each source reports them the same way.
 public enum BLESourceKeys {
     /// The allowed `maxDevices`.
     public static let maxDevicesRange = 1...1024
 
-    /// Checks `maxDevices`, `adapter` and the simulated notification rate; no I/O.
+    /// Checks `maxDevices`, `adapter`, `adapters`, `adapterLimits` and the simulated
+    /// notification rate; no I/O.
     /// - Throws: ``PluginConfigurationError`` naming the key.
     public static func validate(
-        maxDevices: Int?, adapter: String?, notificationsPerSecond: Double
+        maxDevices: Int?, adapter: String?, adapters: [String]?, limits: AdapterScheduler.Limits,
+        simulated: Bool, notificationsPerSecond: Double
     ) throws(PluginConfigurationError) {
         if let maxDevices {
             try PluginConfigurationError.check("maxDevices", maxDevices, in: maxDevicesRange, unit: "devices")
         }
-        if let adapter, adapter.isEmpty || adapter.contains("/") {
-            throw PluginConfigurationError(keyPath: "adapter", reason: "expected an adapter name like \"hci0\", got \"\(adapter)\"")
+        if let adapter { try checkName(adapter, keyPath: "adapter") }
+        if let adapters {
+            guard adapter == nil else {
+                throw PluginConfigurationError(keyPath: "adapters", reason: "give either adapter or adapters, not both")
+            }
+            guard !adapters.isEmpty else {
+                throw PluginConfigurationError(keyPath: "adapters", reason: "an empty list names no adapter; leave it out for the first one")
+            }
+            guard !simulated else {
+                throw PluginConfigurationError(keyPath: "adapters", reason: "applies to the bluez transport, not the simulated one")
+            }
+            for (index, name) in adapters.enumerated() { try checkName(name, keyPath: "adapters[\(index)]") }
+            if let repeated = adapters.first(where: { name in adapters.filter { $0 == name }.count > 1 }) {
+                throw PluginConfigurationError(keyPath: "adapters", reason: "\"\(repeated)\" is listed twice")
+            }
         }
+        try limits.validate()
         guard notificationsPerSecond > 0, notificationsPerSecond <= 100 else {
             throw PluginConfigurationError(keyPath: "simulation.notificationsPerSecond", reason: "must be above 0 and at most 100")
         }
+    }
+
+    /// The adapters a source uses: `adapters`, else `adapter` (nil: the first BlueZ lists).
+    public static func adapterNames(adapter: String?, adapters: [String]?) -> [String?] {
+        adapters ?? [adapter]
+    }
+
+    private static func checkName(_ name: String, keyPath: String) throws(PluginConfigurationError) {
+        if name.isEmpty || name.contains("/") {
+            throw PluginConfigurationError(keyPath: keyPath, reason: "expected an adapter name like \"hci0\", got \"\(name)\"")
+        }
+    }
+}
+
+extension PeripheralFollower.Radio {
+    /// One radio per adapter name, each with the scheduler the gateway shares for that adapter.
+    public static func make(
+        adapters: [String?], limits: AdapterScheduler.Limits, environment: PluginEnvironment,
+        transport: (String?) throws -> any BLECentralTransport
+    ) rethrows -> [PeripheralFollower.Radio] {
+        try adapters.map { adapter in
+            PeripheralFollower.Radio(
+                transport: try transport(adapter),
+                scheduler: AdapterScheduler.scheduler(for: adapter, limits: limits, in: environment), watched: true)
+        }
+    }
+
+    /// A radio with a scheduler of its own: for a simulated or injected transport, which no
+    /// other source shares. `connections` defaults to the limits' own.
+    public static func unshared(
+        _ transport: any BLECentralTransport, adapter: String?, limits: AdapterScheduler.Limits, connections: Int? = nil,
+        clock: any GatewayClock
+    ) -> PeripheralFollower.Radio {
+        var limits = limits
+        if let connections { limits.connections = connections }
+        return PeripheralFollower.Radio(
+            transport: transport, scheduler: AdapterScheduler(adapter: adapter ?? "default", limits: limits, clock: clock),
+            watched: false)
     }
 }

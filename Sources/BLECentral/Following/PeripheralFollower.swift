@@ -2,28 +2,47 @@ public import AsyncPrimitives
 public import SampleBus
 import Foundation
 
-/// Discovers peripherals with a transport and follows each one the filter accepts, up to
-/// `maxDevices`, every one in its own child task: the discovery loop every Bluetooth LE source
-/// shares. What following means (connect, subscribe, map) is the source's `follow` closure,
-/// usually a ``PeripheralSession``.
+/// Discovers peripherals on one or more adapters and follows each one the filter accepts, up
+/// to `maxDevices` in all, every one in its own child task: the discovery loop every Bluetooth
+/// LE source shares. What following means (connect, subscribe, map) is the source's `follow`
+/// closure, given the device's ``PeripheralSession``.
 ///
-/// A device already followed is not followed twice: its presence condition turns true again when
-/// discovery reports it, and false when its object is gone, which the session's reconnect logic
-/// waits on. No Bluetooth is logged once and retried with backoff; it never ends the loop. Only
-/// cancellation does.
+/// A device is followed once, on one adapter: the first that reports it and has a free device
+/// slot (``AdapterScheduler/claimSlot()``; the slots are shared with every source on the
+/// adapter). A device no adapter has a slot for is not followed, and is logged once. Its presence condition
+/// turns true again when that adapter reports it, and false when its object is gone, which the
+/// session's reconnect logic waits on. Each adapter's discovery runs in its own task and is
+/// retried with backoff on its own; no Bluetooth is logged once per adapter. While discovery
+/// runs, each adapter's watchdog checks for silence (``AdapterScheduler/checkSilence()``). Only
+/// cancellation ends the loop.
 public struct PeripheralFollower: Sendable {
     /// The work for one followed device, given its session: runs until cancelled.
     public typealias Follow = @Sendable (PeripheralSession) async throws -> Void
 
-    public let transport: any BLECentralTransport
+    /// One adapter: its transport and its shared connection scheduler.
+    public struct Radio: Sendable {
+        public var transport: any BLECentralTransport
+        public var scheduler: AdapterScheduler
+        /// Whether the silence watchdog runs (real adapters; a simulated or scripted stack has
+        /// nothing to power-cycle).
+        public var watched: Bool
+
+        public init(transport: any BLECentralTransport, scheduler: AdapterScheduler, watched: Bool) {
+            self.transport = transport
+            self.scheduler = scheduler
+            self.watched = watched
+        }
+    }
+
+    public let radios: [Radio]
     public let filter: DeviceFilter
     public let maxDevices: Int
     /// The backoff between discovery attempts that failed or ended, and each session's
     /// reconnect backoff.
     public let retry: ReconnectPolicy
 
-    public init(transport: any BLECentralTransport, filter: DeviceFilter, maxDevices: Int, retry: ReconnectPolicy) {
-        self.transport = transport
+    public init(radios: [Radio], filter: DeviceFilter, maxDevices: Int, retry: ReconnectPolicy) {
+        self.radios = radios
         self.filter = filter
         self.maxDevices = maxDevices
         self.retry = retry
@@ -35,72 +54,152 @@ public struct PeripheralFollower: Sendable {
         return peripheral.name.map { "\($0) [\(key)]" } ?? key
     }
 
+    /// What every adapter's discovery reports, in arrival order.
+    private enum Report: Sendable {
+        case event(DiscoveryEvent, radio: Int)
+        case unavailable(radio: Int, message: String)
+        case available(radio: Int)
+    }
+
     /// Discovers and follows until cancelled (then throws `CancellationError`).
     public func run(context: SourceContext, follow: @escaping Follow) async throws {
         let logger = context.logger
+        let (reports, sink) = AsyncStream.makeStream(of: Report.self)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            var followed: [String: AsyncCondition<Bool>] = [:]
-            var failures = 0
-            var unavailableLogged = false
-            while !Task.isCancelled {
-                do {
-                    for try await event in transport.discover(services: filter.services) {
-                        if unavailableLogged {
-                            logger.notice("Bluetooth is available again")
-                            context.status.setDetail("bluetooth", nil)
-                            context.status.clearError()
-                            unavailableLogged = false
-                        }
-                        failures = 0
-                        switch event {
-                        case .found(let peripheral):
-                            let address = peripheral.address.uppercased()
-                            if let presence = followed[address] {
-                                presence.set(true)
-                            } else if filter.matches(peripheral) {
-                                guard followed.count < maxDevices else {
-                                    logger.debug(
-                                        "ignoring \(address): already following \(maxDevices) device(s)",
-                                        device: peripheral.name ?? address)
-                                    continue
-                                }
-                                let presence = AsyncCondition(true)
-                                followed[address] = presence
-                                logger.info("following \(address)", device: Self.displayName(of: peripheral))
-                                let session = PeripheralSession(
-                                    peripheral: peripheral, transport: transport, context: context, reconnect: retry,
-                                    presence: presence)
-                                group.addTask { try await follow(session) }
-                            }
-                        case .lost(let address):
-                            if let presence = followed[address.uppercased()] {
-                                presence.set(false)
-                                logger.info("\(address.uppercased()) is no longer discovered", device: address.uppercased())
-                            }
-                        }
+            for index in radios.indices {
+                group.addTask { try await discover(on: index, context: context, reports: sink) }
+                if radios[index].watched { group.addTask { try await watch(radios[index], context: context) } }
+            }
+            var followed: [String: (presence: AsyncCondition<Bool>, radio: Int)] = [:]
+            var refused: Set<String> = []
+            for await report in reports {
+                switch report {
+                case .unavailable(let index, let message):
+                    context.status.setDetail(detailKey("bluetooth", index), "unavailable")
+                    context.status.reportError("no Bluetooth\(adapterSuffix(index)): \(message)", at: context.clock.now())
+                case .available(let index):
+                    context.status.setDetail(detailKey("bluetooth", index), nil)
+                    context.status.clearError()
+                case .event(.found(let peripheral), let index):
+                    radios[index].scheduler.sawAdvertisement()
+                    let address = peripheral.address.uppercased()
+                    if let entry = followed[address] {
+                        if entry.radio == index { entry.presence.set(true) }
+                        continue
                     }
-                    // The stream ended without an error: discover again after a pause.
-                    failures += 1
-                } catch let error as BLETransportError where error.code == .unavailable {
-                    failures += 1
-                    if !unavailableLogged {
-                        logger.error("no Bluetooth: \(error.message); retrying until it appears")
-                        unavailableLogged = true
+                    guard filter.matches(peripheral) else { continue }
+                    guard followed.count < maxDevices else {
+                        logger.debug(
+                            "ignoring \(address): already following \(maxDevices) device(s)", device: peripheral.name ?? address)
+                        continue
                     }
-                    context.status.setDetail("bluetooth", "unavailable")
-                    context.status.reportError("no Bluetooth: \(error.message)", at: context.clock.now())
-                } catch is CancellationError {
-                    break
-                } catch {
-                    failures += 1
-                    logger.warning("discovery failed: \(error)")
-                    context.status.reportError("discovery failed: \(error)", at: context.clock.now())
+                    let scheduler = radios[index].scheduler
+                    guard scheduler.claimSlot() else {
+                        if refused.insert(address + "@" + scheduler.adapter).inserted {
+                            logger.notice(
+                                "not following \(address) on \(scheduler.adapter): its \(scheduler.limits.connections) device "
+                                    + "slot(s) are taken (adapterLimits.connections)",
+                                device: Self.displayName(of: peripheral))
+                        }
+                        continue
+                    }
+                    let presence = AsyncCondition(true)
+                    followed[address] = (presence, index)
+                    let session = PeripheralSession(
+                        peripheral: peripheral, transport: radios[index].transport, scheduler: radios[index].scheduler,
+                        context: context, reconnect: retry, presence: presence)
+                    logger.info("following \(address)\(adapterSuffix(index))", device: Self.displayName(of: peripheral))
+                    scheduler.publish(to: context.status)
+                    group.addTask {
+                        defer {
+                            scheduler.releaseSlot()
+                            scheduler.publish(to: context.status)
+                        }
+                        try await follow(session)
+                    }
+                case .event(.lost(let address), let index):
+                    if let entry = followed[address.uppercased()], entry.radio == index {
+                        entry.presence.set(false)
+                        logger.info("\(address.uppercased()) is no longer discovered", device: address.uppercased())
+                    }
                 }
-                try await context.clock.sleep(for: retry.delay(afterFailures: failures))
             }
             group.cancelAll()
             try await group.waitForAll()
         }
         try Task.checkCancellation()
+    }
+
+    private func adapterSuffix(_ index: Int) -> String {
+        radios.count > 1 ? " on \(radios[index].scheduler.adapter)" : ""
+    }
+
+    private func detailKey(_ name: String, _ index: Int) -> String {
+        radios.count > 1 ? "\(radios[index].scheduler.adapter).\(name)" : name
+    }
+
+    /// One adapter's discovery, retried with backoff until cancelled.
+    private func discover(on index: Int, context: SourceContext, reports: AsyncStream<Report>.Continuation) async throws {
+        let transport = radios[index].transport
+        let logger = context.logger
+        var failures = 0
+        var unavailableLogged = false
+        while !Task.isCancelled {
+            do {
+                for try await event in transport.discover(services: filter.services) {
+                    if unavailableLogged {
+                        logger.notice("Bluetooth is available again\(adapterSuffix(index))")
+                        reports.yield(.available(radio: index))
+                        unavailableLogged = false
+                    }
+                    failures = 0
+                    reports.yield(.event(event, radio: index))
+                }
+                failures += 1
+            } catch let error as BLETransportError where error.code == .unavailable {
+                failures += 1
+                if !unavailableLogged {
+                    logger.error("no Bluetooth\(adapterSuffix(index)): \(error.message); retrying until it appears")
+                    unavailableLogged = true
+                }
+                reports.yield(.unavailable(radio: index, message: error.message))
+            } catch is CancellationError {
+                break
+            } catch {
+                failures += 1
+                logger.warning("discovery failed\(adapterSuffix(index)): \(error)")
+                context.status.reportError("discovery failed\(adapterSuffix(index)): \(error)", at: context.clock.now())
+            }
+            try await context.clock.sleep(for: retry.delay(afterFailures: failures))
+        }
+        throw CancellationError()
+    }
+
+    /// One adapter's watchdog and status line: every quarter of the silence limit (at most a
+    /// minute), checks for silence and shows the scheduler's counts.
+    private func watch(_ radio: Radio, context: SourceContext) async throws {
+        let scheduler = radio.scheduler
+        let period = Duration.seconds(min(60, max(1, scheduler.limits.silentSeconds / 4)))
+        while true {
+            scheduler.publish(to: context.status)
+            try await context.clock.sleep(for: period)
+            if case .powerCycle(let reason) = scheduler.checkSilence() {
+                await Self.powerCycle(radio, reason: reason, context: context)
+            }
+        }
+    }
+
+    /// Power-cycles a wedged adapter once and says so.
+    static func powerCycle(_ radio: Radio, reason: String, context: SourceContext) async {
+        let adapter = radio.scheduler.adapter
+        context.logger.warning("adapter \(adapter) looks wedged (\(reason)): power-cycling it")
+        do {
+            try await radio.transport.powerCycleAdapter()
+            context.logger.notice("adapter \(adapter) was power-cycled")
+        } catch {
+            context.logger.error("power-cycling adapter \(adapter) failed: \(error)")
+            context.status.reportError("power-cycling adapter \(adapter) failed: \(error)", at: context.clock.now())
+        }
+        radio.scheduler.publish(to: context.status)
     }
 }

@@ -13,17 +13,20 @@ import Foundation
 public struct PeripheralSession: Sendable {
     public let peripheral: DiscoveredPeripheral
     public let transport: any BLECentralTransport
+    /// The adapter's connection scheduler, shared with every other device on it.
+    public let scheduler: AdapterScheduler
     public let context: SourceContext
     public let reconnect: ReconnectPolicy
     /// Whether discovery currently sees the device (``PeripheralFollower`` sets it).
     public let presence: AsyncCondition<Bool>
 
     public init(
-        peripheral: DiscoveredPeripheral, transport: any BLECentralTransport, context: SourceContext,
-        reconnect: ReconnectPolicy, presence: AsyncCondition<Bool>
+        peripheral: DiscoveredPeripheral, transport: any BLECentralTransport, scheduler: AdapterScheduler,
+        context: SourceContext, reconnect: ReconnectPolicy, presence: AsyncCondition<Bool>
     ) {
         self.peripheral = peripheral
         self.transport = transport
+        self.scheduler = scheduler
         self.context = context
         self.reconnect = reconnect
         self.presence = presence
@@ -52,14 +55,24 @@ public struct PeripheralSession: Sendable {
             try Task.checkCancellation()
             switch action {
             case .connect:
+                setDetail("state", "waiting for its turn on adapter \(scheduler.adapter)")
+                let attempt = try await scheduler.beginAttempt()
                 setDetail("state", "connecting")
                 let connection: any BLEConnection
                 do {
                     connection = try await transport.connect(to: address)
+                    scheduler.connected(attempt)
+                    scheduler.publish(to: context.status)
                 } catch is CancellationError {
+                    scheduler.abandoned(attempt)
                     throw CancellationError()
                 } catch {
                     let code = (error as? BLETransportError)?.code ?? .failed
+                    if case .powerCycle(let reason) = scheduler.failed(attempt, code: code) {
+                        await PeripheralFollower.powerCycle(
+                            PeripheralFollower.Radio(transport: transport, scheduler: scheduler, watched: true), reason: reason, context: context)
+                    }
+                    scheduler.publish(to: context.status)
                     if code == .unavailable {
                         if machine.shouldLogUnavailable() {
                             logger.error("cannot connect, no Bluetooth: \(error); retrying", device: displayName)
@@ -75,6 +88,10 @@ public struct PeripheralSession: Sendable {
                 setDetail("state", "connected")
                 setDetail("connections", String(machine.connections))
                 logger.info(machine.connections == 1 ? "connected" : "reconnected (connection \(machine.connections))", device: displayName)
+                defer {
+                    scheduler.released()
+                    scheduler.publish(to: context.status)
+                }
                 do {
                     if try await follow(connection) { machine.receivedData() }
                     await connection.disconnect()

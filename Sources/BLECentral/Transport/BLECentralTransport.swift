@@ -39,6 +39,17 @@ public protocol BLECentralTransport: Sendable {
 
     /// Connects to a peripheral and waits until its GATT services are resolved.
     func connect(to address: String) async throws -> any BLEConnection
+
+    /// Turns the adapter off and on again (the watchdog's cure for a wedged controller). Every
+    /// connection on it drops. Throws `.notSupported` where the stack cannot.
+    func powerCycleAdapter() async throws
+}
+
+extension BLECentralTransport {
+    /// Simulated and scripted stacks have no adapter to power-cycle.
+    public func powerCycleAdapter() async throws {
+        throw BLETransportError(.notSupported, "this Bluetooth stack cannot power-cycle its adapter")
+    }
 }
 
 /// One live connection to a peripheral. It is finished once the link drops: every notification

@@ -60,11 +60,12 @@ struct GatewayRunner {
         // Plugins open files and libraries as they are made (an outbox, libcurl): off the pool.
         let catalog = catalog
         let gatewayName = Self.gatewayName(of: configuration)
+        let shared = SharedResources()
         var (sources, sinks) = try await QueueExecutor(label: "healthgate.plugins").run {
             try catalog.instantiate(configuration) { name in
                 PluginEnvironment(
                     name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
-                    variables: variables, gatewayName: gatewayName)
+                    variables: variables, gatewayName: gatewayName, shared: shared)
             }
         }
         for index in sources.indices {

@@ -93,6 +93,37 @@ final class FitnessEquipmentSourceTests: XCTestCase {
         }, "\(h.logs.entries.map(\.message))")
     }
 
+    /// An indoor bike (Fitness Machine 0x1826): Indoor Bike Data maps to speed, cadence and
+    /// power; its Fitness Machine Status notifications are logged with the device.
+    func testIndoorBikeDataAndMachineStatus() async throws {
+        let indoorBike = FitnessCharacteristic.indoorBikeData.uuid
+        let status = FitnessCharacteristic.fitnessMachineStatus.uuid
+        let profile = FakeProfile(
+            address: "C0:FF:EE:00:02:05", name: "Trainer", services: [.fitnessMachineService],
+            characteristics: [.fitnessMachineService: [indoorBike, status, FitnessCharacteristic.fitnessMachineFeature.uuid]])
+        let transport = FakeBLETransport(profiles: [profile])
+        let h = try harness(transport)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("subscription") {
+                transport.latest(profile.address)?.isSubscribed(indoorBike) == true
+                    && transport.latest(profile.address)?.isSubscribed(status) == true
+            }
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            link.send([0x04], on: status)
+            // Flags 0x0044: speed (bit 0 clear), cadence (bit 2), power (bit 6): 30.00 km/h, 90 rpm, 250 W.
+            link.send([0x44, 0x00] + Self.le(3000, 2) + Self.le(180, 2) + Self.le(250, 2), on: indoorBike)
+            try await h.waitFor("speed, cadence and power") { h.quantities.count == 3 }
+        }
+        XCTAssertEqual(try XCTUnwrap(h.quantities(.cyclingSpeed).first?.canonicalValue), 30 / 3.6, accuracy: 1e-9)
+        XCTAssertEqual(h.quantities(.cyclingCadence).map(\.canonicalValue), [90])
+        XCTAssertEqual(h.quantities(.cyclingPower).map(\.canonicalValue), [250])
+        XCTAssertTrue(h.logs.entries.contains {
+            $0.message.contains("machine status: startedOrResumedByUser") && $0.device?.contains("Trainer") == true
+        }, "\(h.logs.entries.map(\.message))")
+    }
+
     /// A bad payload is logged with its bytes and the device, counted in the status, and the
     /// notifications after it still map.
     func testBadPayloadIsReportedAndTheStreamGoesOn() async throws {

@@ -222,7 +222,7 @@ final class ChangeLogTests: StoreTestCase {
         let tooOld = await code { () throws(StoreError) in try await old.changes(since: 0) }
         XCTAssertEqual(tooOld, .schemaTooOld)
         _ = try SQLiteSampleWriter(path: path)
-        XCTAssertEqual(try sqlite3("PRAGMA user_version"), "7")
+        XCTAssertEqual(try sqlite3("PRAGMA user_version"), "\(StoreSchema.version)")
         let changes = try await SQLiteSampleStore(path: path).changes(since: 0)
         XCTAssertEqual(changes.added.map(\.id), [first.id, second.id])
         XCTAssertEqual(changes.addedAnchors, [1, 2])

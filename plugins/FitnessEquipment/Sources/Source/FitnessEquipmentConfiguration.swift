@@ -10,6 +10,10 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
     public var transport: BLETransportChoice
     /// The BlueZ adapter (`hci0`); nil means the adapter BlueZ lists first by name.
     public var adapter: String?
+    /// Several BlueZ adapters to spread the devices over (instead of `adapter`).
+    public var adapters: [String]?
+    /// Each adapter's connection slots, retry budget and watchdog (shared by every source on it).
+    public var adapterLimits: AdapterScheduler.Limits
     /// Which peripherals to follow.
     public var devices: DeviceSelection
     /// How many devices to follow at once; nil means 4 for BlueZ (a bike's speed, cadence and
@@ -27,13 +31,16 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
 
     /// The configuration with every default.
     public init(
-        transport: BLETransportChoice = .bluez, adapter: String? = nil, devices: DeviceSelection = .any,
+        transport: BLETransportChoice = .bluez, adapter: String? = nil, adapters: [String]? = nil,
+        adapterLimits: AdapterScheduler.Limits = AdapterScheduler.Limits(), devices: DeviceSelection = .any,
         maxDevices: Int? = nil, reconnect: ReconnectPolicy = ReconnectPolicy(),
         wheelCircumferenceMillimeters: Double = 2105, stopTimeoutSeconds: Double = 3,
         simulation: FitnessSimulationSettings = FitnessSimulationSettings()
     ) {
         self.transport = transport
         self.adapter = adapter
+        self.adapters = adapters
+        self.adapterLimits = adapterLimits
         self.devices = devices
         self.maxDevices = maxDevices
         self.reconnect = reconnect
@@ -43,7 +50,7 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case transport, adapter, devices, maxDevices, reconnect, wheelCircumferenceMillimeters, stopTimeoutSeconds, simulation
+        case transport, adapter, adapters, adapterLimits, devices, maxDevices, reconnect, wheelCircumferenceMillimeters, stopTimeoutSeconds, simulation
     }
 
     /// Decodes the `config` object.
@@ -52,6 +59,8 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
         let defaults = FitnessEquipmentConfiguration()
         transport = try c.decodeIfPresent(BLETransportChoice.self, forKey: .transport) ?? defaults.transport
         adapter = try c.decodeIfPresent(String.self, forKey: .adapter)
+        adapters = try c.decodeIfPresent([String].self, forKey: .adapters)
+        adapterLimits = try c.decodeIfPresent(AdapterScheduler.Limits.self, forKey: .adapterLimits) ?? defaults.adapterLimits
         devices = try c.decodeIfPresent(DeviceSelection.self, forKey: .devices) ?? defaults.devices
         maxDevices = try c.decodeIfPresent(Int.self, forKey: .maxDevices)
         reconnect = try c.decodeIfPresent(ReconnectPolicy.self, forKey: .reconnect) ?? defaults.reconnect
@@ -60,6 +69,9 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
         stopTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .stopTimeoutSeconds) ?? defaults.stopTimeoutSeconds
         simulation = try c.decodeIfPresent(FitnessSimulationSettings.self, forKey: .simulation) ?? defaults.simulation
     }
+
+    /// The adapters the source uses (nil: the first BlueZ lists).
+    public var adapterNames: [String?] { BLESourceKeys.adapterNames(adapter: adapter, adapters: adapters) }
 
     /// The number of devices followed at once, after defaults.
     public var effectiveMaxDevices: Int {
@@ -82,7 +94,8 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
     /// - Throws: ``PluginConfigurationError`` naming the key.
     public func validate() throws(PluginConfigurationError) {
         try BLESourceKeys.validate(
-            maxDevices: maxDevices, adapter: adapter, notificationsPerSecond: simulation.notificationsPerSecond)
+            maxDevices: maxDevices, adapter: adapter, adapters: adapters, limits: adapterLimits,
+            simulated: transport == .simulated, notificationsPerSecond: simulation.notificationsPerSecond)
         try PluginConfigurationError.check(
             "wheelCircumferenceMillimeters", wheelCircumferenceMillimeters, in: Self.wheelRange, unit: "millimetres")
         try PluginConfigurationError.check("stopTimeoutSeconds", stopTimeoutSeconds, in: Self.stopTimeoutRange, unit: "seconds")

@@ -27,23 +27,28 @@ public struct FitnessEquipmentSource: SampleSource, ConfigurablePlugin {
     /// The validated configuration.
     public let configuration: FitnessEquipmentConfiguration
     let environment: PluginEnvironment
-    let transport: any BLECentralTransport
+    let radios: [PeripheralFollower.Radio]
 
-    /// Validates the configuration and makes the configured transport.
+    /// Validates the configuration and makes the configured transport, one per adapter.
     /// - Throws: ``PluginConfigurationError`` with the offending key.
     public init(configuration: FitnessEquipmentConfiguration, environment: PluginEnvironment) throws {
         try configuration.validate()
         switch configuration.transport {
         case .bluez:
-            transport = try makeBlueZTransport(adapter: configuration.adapter, environment: environment)
+            radios = try PeripheralFollower.Radio.make(
+                adapters: configuration.adapterNames, limits: configuration.adapterLimits, environment: environment
+            ) { adapter in try makeBlueZTransport(adapter: adapter, environment: environment) }
         case .simulated:
-            transport = SimulatedFitnessTransport(clock: environment.clock, settings: configuration.simulation)
+            radios = [.unshared(
+                SimulatedFitnessTransport(clock: environment.clock, settings: configuration.simulation), adapter: nil,
+                limits: configuration.adapterLimits, connections: configuration.effectiveMaxDevices, clock: environment.clock)]
         }
         self.configuration = configuration
         self.environment = environment
     }
 
-    /// Uses `transport` instead of the configured one (tests, other stacks).
+    /// Uses `transport` instead of the configured one (tests, other stacks), with a scheduler of
+    /// its own.
     /// - Throws: ``PluginConfigurationError`` with the offending key.
     public init(
         configuration: FitnessEquipmentConfiguration, environment: PluginEnvironment, transport: any BLECentralTransport
@@ -51,7 +56,7 @@ public struct FitnessEquipmentSource: SampleSource, ConfigurablePlugin {
         try configuration.validate()
         self.configuration = configuration
         self.environment = environment
-        self.transport = transport
+        radios = [.unshared(transport, adapter: configuration.adapter, limits: configuration.adapterLimits, clock: environment.clock)]
     }
 
     /// Builds the source from validated settings; the catalog's entry point.
@@ -72,7 +77,7 @@ public struct FitnessEquipmentSource: SampleSource, ConfigurablePlugin {
     /// Discovers and follows devices until cancelled (then throws `CancellationError`).
     public func run(context: SourceContext) async throws {
         let follower = PeripheralFollower(
-            transport: transport, filter: DeviceFilter(services: Self.services, selection: configuration.devices),
+            radios: radios, filter: DeviceFilter(services: Self.services, selection: configuration.devices),
             maxDevices: configuration.effectiveMaxDevices, retry: configuration.reconnect)
         try await follower.run(context: context) { [configuration, ids = environment.ids] session in
             try await FitnessSession(session: session, configuration: configuration, ids: ids).run()

@@ -23,33 +23,34 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
     /// The validated configuration.
     public let configuration: HeartRateSourceConfiguration
     let environment: PluginEnvironment
-    let transport: any BLECentralTransport
+    let radios: [PeripheralFollower.Radio]
 
-    /// Validates the configuration and makes the configured transport.
+    /// Validates the configuration and makes the configured transport, one per adapter.
     /// - Throws: ``PluginConfigurationError`` with the offending key.
     public init(configuration: HeartRateSourceConfiguration, environment: PluginEnvironment) throws {
         try Self.validate(configuration)
-        let transport: any BLECentralTransport
         switch configuration.transport {
         case .bluez:
-            transport = try makeBlueZTransport(adapter: configuration.adapter, environment: environment)
+            radios = try PeripheralFollower.Radio.make(
+                adapters: configuration.adapterNames, limits: configuration.adapterLimits, environment: environment
+            ) { adapter in try makeBlueZTransport(adapter: adapter, environment: environment) }
         case .simulated:
-            transport = SimulatedBLETransport(clock: environment.clock, settings: configuration.simulation)
+            radios = [.unshared(
+                SimulatedBLETransport(clock: environment.clock, settings: configuration.simulation), adapter: nil,
+                limits: configuration.adapterLimits, connections: configuration.effectiveMaxDevices, clock: environment.clock)]
         }
-        self.init(validated: configuration, environment: environment, transport: transport)
+        self.configuration = configuration
+        self.environment = environment
     }
 
-    /// Uses `transport` instead of the configured one (tests, other stacks).
+    /// Uses `transport` instead of the configured one (tests, other stacks), with a scheduler of
+    /// its own.
     /// - Throws: ``PluginConfigurationError`` with the offending key.
     public init(configuration: HeartRateSourceConfiguration, environment: PluginEnvironment, transport: any BLECentralTransport) throws {
         try Self.validate(configuration)
-        self.init(validated: configuration, environment: environment, transport: transport)
-    }
-
-    private init(validated configuration: HeartRateSourceConfiguration, environment: PluginEnvironment, transport: any BLECentralTransport) {
         self.configuration = configuration
         self.environment = environment
-        self.transport = transport
+        radios = [.unshared(transport, adapter: configuration.adapter, limits: configuration.adapterLimits, clock: environment.clock)]
     }
 
     static func validate(_ configuration: HeartRateSourceConfiguration) throws(PluginConfigurationError) {
@@ -80,7 +81,7 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
     /// cancellation ends it (it throws `CancellationError`): transport failures are retried.
     public func run(context: SourceContext) async throws {
         let follower = PeripheralFollower(
-            transport: transport, filter: DeviceFilter(services: Self.services, selection: configuration.devices),
+            radios: radios, filter: DeviceFilter(services: Self.services, selection: configuration.devices),
             maxDevices: configuration.effectiveMaxDevices, retry: configuration.reconnect)
         try await follower.run(context: context) { [configuration, ids = environment.ids] session in
             try await DeviceSession(session: session, configuration: configuration, ids: ids).run()

@@ -13,6 +13,10 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable, Plugi
     public var transport: TransportChoice
     /// The BlueZ adapter (`hci0`); nil means the adapter BlueZ lists first by name.
     public var adapter: String?
+    /// Several BlueZ adapters to spread the devices over (instead of `adapter`).
+    public var adapters: [String]?
+    /// Each adapter's connection slots, retry budget and watchdog (shared by every source on it).
+    public var adapterLimits: AdapterScheduler.Limits
     /// Which peripherals to follow.
     public var devices: DeviceSelection
     /// How many devices to follow at once; nil means 1 for BlueZ and every simulated device.
@@ -30,13 +34,16 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable, Plugi
 
     /// The configuration with every default.
     public init(
-        transport: TransportChoice = .bluez, adapter: String? = nil, devices: DeviceSelection = .any,
+        transport: TransportChoice = .bluez, adapter: String? = nil, adapters: [String]? = nil,
+        adapterLimits: AdapterScheduler.Limits = AdapterScheduler.Limits(), devices: DeviceSelection = .any,
         maxDevices: Int? = nil, reconnect: ReconnectPolicy = ReconnectPolicy(),
         heartbeatSeriesSeconds: Double = 60, heartbeatSeriesMaxBeats: Int = 300,
         runningWindowSeconds: Double = 10, simulation: SimulationSettings = SimulationSettings()
     ) {
         self.transport = transport
         self.adapter = adapter
+        self.adapters = adapters
+        self.adapterLimits = adapterLimits
         self.devices = devices
         self.maxDevices = maxDevices
         self.reconnect = reconnect
@@ -47,7 +54,7 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable, Plugi
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case transport, adapter, devices, maxDevices, reconnect, heartbeatSeriesSeconds,
+        case transport, adapter, adapters, adapterLimits, devices, maxDevices, reconnect, heartbeatSeriesSeconds,
             heartbeatSeriesMaxBeats, runningWindowSeconds, simulation
     }
 
@@ -57,6 +64,8 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable, Plugi
         let defaults = HeartRateSourceConfiguration()
         transport = try c.decodeIfPresent(TransportChoice.self, forKey: .transport) ?? defaults.transport
         adapter = try c.decodeIfPresent(String.self, forKey: .adapter)
+        adapters = try c.decodeIfPresent([String].self, forKey: .adapters)
+        adapterLimits = try c.decodeIfPresent(AdapterScheduler.Limits.self, forKey: .adapterLimits) ?? defaults.adapterLimits
         devices = try c.decodeIfPresent(DeviceSelection.self, forKey: .devices) ?? defaults.devices
         maxDevices = try c.decodeIfPresent(Int.self, forKey: .maxDevices)
         reconnect = try c.decodeIfPresent(ReconnectPolicy.self, forKey: .reconnect) ?? defaults.reconnect
@@ -68,6 +77,9 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable, Plugi
             try c.decodeIfPresent(Double.self, forKey: .runningWindowSeconds) ?? defaults.runningWindowSeconds
         simulation = try c.decodeIfPresent(SimulationSettings.self, forKey: .simulation) ?? defaults.simulation
     }
+
+    /// The adapters the source uses (nil: the first BlueZ lists).
+    public var adapterNames: [String?] { BLESourceKeys.adapterNames(adapter: adapter, adapters: adapters) }
 
     /// The number of devices followed at once, after defaults.
     public var effectiveMaxDevices: Int {
@@ -120,7 +132,8 @@ extension HeartRateSourceConfiguration {
     /// - Throws: ``PluginConfigurationError`` naming the key.
     public func validate() throws(PluginConfigurationError) {
         try BLESourceKeys.validate(
-            maxDevices: maxDevices, adapter: adapter, notificationsPerSecond: simulation.notificationsPerSecond)
+            maxDevices: maxDevices, adapter: adapter, adapters: adapters, limits: adapterLimits,
+            simulated: transport == .simulated, notificationsPerSecond: simulation.notificationsPerSecond)
         try PluginConfigurationError.check("heartbeatSeriesSeconds", heartbeatSeriesSeconds, in: Self.windowRange, unit: "seconds")
         try PluginConfigurationError.check("heartbeatSeriesMaxBeats", heartbeatSeriesMaxBeats, in: Self.maxBeatsRange, unit: "beats")
         try PluginConfigurationError.check("runningWindowSeconds", runningWindowSeconds, in: Self.windowRange, unit: "seconds")

@@ -30,6 +30,7 @@ public enum StoreSchema {
         .sql(version5),
         .sql(version6),
         .sql(version7),
+        .sql(version8),
     ]
 
     // Version 1.

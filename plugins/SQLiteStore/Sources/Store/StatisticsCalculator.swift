@@ -11,35 +11,30 @@ enum StatisticsCalculator {
     ) throws(StoreError) -> [QuantityStatistics] {
         let count = edges.count - 1
         guard count > 0 else { return [] }
-        // The bucket bounds go in as one JSON array of edges; each bucket is then one range scan
-        // of the index on (type, start_us) (CROSS JOIN keeps the buckets outside). With exactly one max() aggregate, SQLite takes the bare
-        // column (value) from the row holding the maximum
-        // (https://sqlite.org/lang_select.html#bareagg): the most recent.
-        let json = "[" + edges.map(String.init).joined(separator: ",") + "]"
-        let rows = try SQLiteSampleStore.run(
-            connection,
-            """
-            WITH buckets(k, lower, upper) AS MATERIALIZED (
-                SELECT key, value, lead(value) OVER (ORDER BY key) FROM json_each(?2))
-            SELECT buckets.k, count(*), avg(s.value), min(s.value), max(s.value), max(s.start_us), s.value
-            FROM buckets CROSS JOIN samples s
-            WHERE s.type = ?1 AND s.start_us >= buckets.lower AND s.start_us < buckets.upper\(filter.condition(alias: "s").sql)
-            GROUP BY buckets.k
-            """,
-            filter.bindings(after: [.text(type.identifier), .text(json)]), path: path)
-        var filled: [Int: QuantityStatistics] = [:]
-        for row in rows {
-            guard let bucket = row.integer(0).map(Int.init), (0..<count).contains(bucket),
-                let samples = row.integer(1), let recentStart = row.integer(5)
-            else { throw StoreError(.invalidData, path: path, message: "unexpected statistics row for \(type)") }
+        // One range scan of the index on (type, start_us) per bucket, by the same two prepared
+        // statements. A single query joining the buckets to the samples would need GROUP BY over
+        // the join, which SQLite does with a temporary B-tree: every sample of the range passes
+        // through a sorter, which made a year of daily averages over 10 M samples take 1.8 times
+        // as long as these per-bucket scans (Benchmarks/RESULTS.md, "Queries on a year").
+        let condition = "s.type = ?1 AND s.start_us >= ?2 AND s.start_us < ?3\(filter.condition(alias: "s").sql)"
+        let aggregate = "SELECT count(*), avg(s.value), min(s.value), max(s.value) FROM samples s WHERE \(condition)"
+        // The most recent: the latest start, ties going to the greatest uuid, as in
+        // ``SQLiteSampleStore/mostRecentSample(of:)``; one step down the index from the bucket's end.
+        let newest = "SELECT s.value, s.start_us FROM samples s WHERE \(condition) ORDER BY s.start_us DESC, s.uuid DESC LIMIT 1"
+        return try (0..<count).map { bucket throws(StoreError) -> QuantityStatistics in
+            let bindings = filter.bindings(after: [.text(type.identifier), .integer(edges[bucket]), .integer(edges[bucket + 1])])
+            guard let row = try SQLiteSampleStore.run(connection, aggregate, bindings, path: path).first,
+                let samples = row.integer(0)
+            else { throw StoreError(.invalidData, path: path, message: "no statistics row for \(type)") }
+            guard samples > 0 else { return empty(type, bucket, edges) }
+            guard let recent = try SQLiteSampleStore.run(connection, newest, bindings, path: path).first,
+                let recentStart = recent.integer(1)
+            else { throw StoreError(.invalidData, path: path, message: "no most recent \(type) sample in a bucket of \(samples)") }
             let (start, stop) = bounds(bucket, edges)
-            filled[bucket] = QuantityStatistics(
-                type: type, startDate: start, endDate: stop, sampleCount: Int(samples), average: row.double(2),
-                minimum: row.double(3), maximum: row.double(4), mostRecent: row.double(6),
+            return QuantityStatistics(
+                type: type, startDate: start, endDate: stop, sampleCount: Int(samples), average: row.double(1),
+                minimum: row.double(2), maximum: row.double(3), mostRecent: recent.double(0),
                 mostRecentDate: SQLiteSampleWriter.date(microseconds: recentStart))
-        }
-        return (0..<count).map { bucket in
-            filled[bucket] ?? empty(type, bucket, edges)
         }
     }
 

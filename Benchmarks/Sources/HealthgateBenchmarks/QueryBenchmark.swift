@@ -1,0 +1,335 @@
+import CSQLite
+import Foundation
+import HealthModel
+import SQLite
+import SQLiteStore
+
+/// Queries on a year of data: a store of 10.5 million heart-rate samples (one monitor, one
+/// sample every 3 s for 365 days) and 8 760 step counts (one per hour, 40 minutes long, so every
+/// one crosses an hour and those of 23:40 a local midnight), read through ``SQLiteSampleStore``
+/// against hand-written SQL on the sqlite3 C API over the same file, in the same run.
+///
+/// The store is built once with the store's own writer (``SQLiteSampleWriter``, one transaction
+/// per day of data) and cached in `.build/benchmarks/query-year.sqlite`; a later run reuses it
+/// (the writer opens it first, so a newer schema version migrates it). Building is outside every
+/// timed region.
+///
+/// Timed, each side on its own connection opened before the clock starts, alternating baseline
+/// and measured, best of `repetitions`:
+/// - daily statistics for the year in Europe/Berlin (365 calendar days, two of them 23 and 25
+///   hours long): the average heart rate per day and the sum of steps per day. Measured:
+///   ``SQLiteSampleStore/statisticsCollection(of:from:to:anchor:interval:timeZone:filter:)``, which
+///   computes the bucket edges and, for heart rate, count, average, minimum, maximum and the most
+///   recent value. Baseline: the same edges from Foundation's calendar, then one prepared
+///   statement per day: `count(*)` and `avg(value)`, or `sum` with each step count split in
+///   proportion to its overlap with the day.
+/// - the newest heart-rate sample, `calls` times. Measured:
+///   ``SQLiteSampleStore/mostRecentSample(of:)``, a `QuantitySample` with its device and metadata.
+///   Baseline: one statement selecting the newest row with its device and metadata entries,
+///   every column read.
+/// Both sides' answers are compared; a benchmark whose sides disagree measures nothing.
+enum QueryBenchmark {
+    static let days = 365
+    static let heartRateSpacingSeconds = 3
+    /// 2025-01-01T00:00:00+01:00, local midnight in Berlin.
+    static let yearStart = Date(timeIntervalSince1970: 1_735_686_000)
+    static let heartRateCount = days * 86_400 / heartRateSpacingSeconds
+    static let stepCount = days * 24
+    static let pedometer = Device(name: "pedometer", manufacturer: "healthgate", model: "HGP/1", localIdentifier: "usb-bench")
+
+    struct QueryFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func run(cacheDirectory: String, repetitions: Int = 3, calls: Int = 2000, report: inout Report) async throws {
+        report.section("Queries on a year of samples (10.5 M heart rates)")
+        report.line("Measured: `SQLiteSampleStore.statisticsCollection` (calendar days in Europe/Berlin) and "
+            + "`mostRecentSample(of:)`. Baseline: hand-written SQL on the sqlite3 C API over the same file (one prepared "
+            + "statement per day; one statement for the newest sample with its device and metadata). Runs alternate "
+            + "baseline/measured; best of \(repetitions) each by wall time. See QueryBenchmark.swift for the timed regions.")
+        report.line("")
+        try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
+        let path = (cacheDirectory as NSString).appendingPathComponent("query-year.sqlite")
+        let build = try buildStore(at: path)
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let origin = switch build {
+        case .built(let seconds): String(format: "Store built in %.0f s with `SQLiteSampleWriter`", seconds)
+        case .reused(let seconds) where seconds >= 1:
+            String(format: "Store reused from the cache and upgraded to the current schema in %.1f s", seconds)
+        case .reused: "Store reused from the cache"
+        }
+        report.line(origin + " (`\(path)`, \(Harness.format(Double(size) / 1_048_576)) MiB, "
+            + "\(Harness.format(Double(heartRateCount))) heart rates, \(Harness.format(Double(stepCount))) step counts, "
+            + "schema version \(StoreSchema.version)).")
+        report.line("")
+
+        var calendar = Calendar(identifier: .gregorian)
+        guard let berlin = TimeZone(identifier: "Europe/Berlin") else { throw QueryFailure(description: "no Europe/Berlin") }
+        calendar.timeZone = berlin
+        let edges = try (0...days).map { day -> Int64 in
+            guard let date = calendar.date(byAdding: .day, value: day, to: yearStart) else {
+                throw QueryFailure(description: "no day \(day)")
+            }
+            return SQLiteSampleWriter.microseconds(date)
+        }
+        let yearEnd = SQLiteSampleWriter.date(microseconds: edges[days])
+        let store = try SQLiteSampleStore(path: path)
+        let baseline = try Baseline(path: path)
+
+        var rows: [[String]] = []
+        var ratios: [Double] = []
+
+        // The newest heart rate, `calls` times.
+        var best = (measured: Double.infinity, baseline: Double.infinity)
+        for _ in 0..<repetitions {
+            var start = ContinuousClock.now
+            var newestStart: Int64 = 0
+            for _ in 0..<calls { newestStart = try baseline.newest(type: "heartRate") }
+            best.baseline = min(best.baseline, (ContinuousClock.now - start).benchmarkSeconds / Double(calls))
+            start = ContinuousClock.now
+            var newest: QuantitySample?
+            for _ in 0..<calls { newest = try await store.mostRecentSample(of: .heartRate) }
+            best.measured = min(best.measured, (ContinuousClock.now - start).benchmarkSeconds / Double(calls))
+            guard let newest, SQLiteSampleWriter.microseconds(newest.startDate) == newestStart else {
+                throw QueryFailure(description: "the newest heart rates differ: \(String(describing: newest?.startDate)), \(newestStart) µs")
+            }
+        }
+        rows.append(row("newest heart-rate sample (per call)", best))
+        ratios.append(best.baseline / best.measured)
+        // What every store call pays before any SQL: the hop from the caller's task to the
+        // connection's serial queue and back (blocking C calls stay off the cooperative pool),
+        // measured as a round trip that does nothing. Reported, not budgeted.
+        let queue = try SQLiteDatabase(path: path, mode: .readOnly, label: "bench-hop")
+        var hop = Double.infinity
+        for _ in 0..<repetitions {
+            let start = ContinuousClock.now
+            for _ in 0..<calls { blackHole(try await queue.perform { _ in 0 }) }
+            hop = min(hop, (ContinuousClock.now - start).benchmarkSeconds / Double(calls))
+        }
+
+        // Steps: the sum per day.
+        best = (Double.infinity, Double.infinity)
+        for _ in 0..<repetitions {
+            var start = ContinuousClock.now
+            let expected = try baseline.daily(edges: edges, sql: Baseline.stepsDaily)
+            best.baseline = min(best.baseline, (ContinuousClock.now - start).benchmarkSeconds)
+            start = ContinuousClock.now
+            let days = try await store.statisticsCollection(
+                of: .stepCount, from: yearStart, to: yearEnd, anchor: yearStart, interval: CalendarInterval(.day),
+                timeZone: berlin)
+            best.measured = min(best.measured, (ContinuousClock.now - start).benchmarkSeconds)
+            try compare(days.map { (Int64($0.sampleCount), $0.sum) }, expected, what: "steps per day")
+        }
+        rows.append(row("sum of steps per day, 365 days", best))
+        ratios.append(best.baseline / best.measured)
+
+        // Heart rate: the average per day.
+        best = (Double.infinity, Double.infinity)
+        for _ in 0..<repetitions {
+            var start = ContinuousClock.now
+            let expected = try baseline.daily(edges: edges, sql: Baseline.heartRateDaily)
+            best.baseline = min(best.baseline, (ContinuousClock.now - start).benchmarkSeconds)
+            start = ContinuousClock.now
+            let days = try await store.statisticsCollection(
+                of: .heartRate, from: yearStart, to: yearEnd, anchor: yearStart, interval: CalendarInterval(.day),
+                timeZone: berlin)
+            best.measured = min(best.measured, (ContinuousClock.now - start).benchmarkSeconds)
+            try compare(days.map { (Int64($0.sampleCount), $0.average) }, expected, what: "average heart rate per day")
+            guard days.reduce(0, { $0 + $1.sampleCount }) == heartRateCount else {
+                throw QueryFailure(description: "the days hold \(days.reduce(0) { $0 + $1.sampleCount }) heart rates, not \(heartRateCount)")
+            }
+        }
+        rows.append(row("average heart rate per day, 365 days", best))
+        ratios.append(best.baseline / best.measured)
+
+        report.table(["query", "measured (store API)", "baseline (SQL, C API)", "ratio"], rows)
+        report.line("A round trip to a connection's queue that runs nothing (part of every store call, not of the "
+            + "baseline's): \(duration(hop)) per call.")
+        report.line("")
+        let worst = ratios.min() ?? 0
+        report.line("Budget: ≥ 0.8× the baseline for each query: worst " + String(format: "%.2f×, ", worst)
+            + Harness.verdict(worst >= 0.8) + ".")
+    }
+
+    static func row(_ name: String, _ best: (measured: Double, baseline: Double)) -> [String] {
+        [name, duration(best.measured), duration(best.baseline), String(format: "**%.2f×**", best.baseline / best.measured)]
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        seconds >= 1 ? String(format: "%.2f s", seconds)
+            : seconds >= 1e-3 ? String(format: "%.1f ms", seconds * 1e3) : String(format: "%.1f µs", seconds * 1e6)
+    }
+
+    /// Both sides must agree day by day: the counts exactly, the values to 1e-9 relative.
+    static func compare(_ measured: [(Int64, Double?)], _ baseline: [(Int64, Double?)], what: String) throws {
+        guard measured.count == baseline.count else {
+            throw QueryFailure(description: "\(what): \(measured.count) days measured, \(baseline.count) in the baseline")
+        }
+        for (day, (left, right)) in zip(measured, baseline).enumerated() {
+            let agree = switch (left.1, right.1) {
+            case (nil, nil): true
+            case let (a?, b?): abs(a - b) <= 1e-9 * max(1, abs(b))
+            default: false
+            }
+            guard left.0 == right.0, agree else {
+                throw QueryFailure(description: "\(what), day \(day): measured \(left), baseline \(right)")
+            }
+        }
+    }
+
+    /// How the store came to be: built, or reused (opened by the writer first, which migrates a
+    /// file of an older schema version), with the seconds either took.
+    enum StoreOrigin {
+        case built(Double)
+        case reused(Double)
+    }
+
+    /// Builds the store at `path` unless it is there already. Builds into `path.partial` and
+    /// renames it when complete, so an interrupted build is never reused.
+    static func buildStore(at path: String) throws -> StoreOrigin {
+        if FileManager.default.fileExists(atPath: path) {
+            let start = ContinuousClock.now
+            _ = try SQLiteSampleWriter(path: path)
+            return .reused((ContinuousClock.now - start).benchmarkSeconds)
+        }
+        let partial = path + ".partial"
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial + suffix) }
+        let start = ContinuousClock.now
+        try writeYear(to: partial)
+        try FileManager.default.moveItem(atPath: partial, toPath: path)
+        return .built((ContinuousClock.now - start).benchmarkSeconds)
+    }
+
+    /// Writes the year, one transaction per day, in time order (so UUIDv7 keys and start dates
+    /// both grow), then folds the WAL into the file.
+    private static func writeYear(to path: String) throws {
+        let writer = try SQLiteSampleWriter(path: path)
+        let ids = SampleIDGenerator()
+        let perDay = 86_400 / heartRateSpacingSeconds
+        var index = 0
+        for day in 0..<days {
+            var records: [HealthRecord] = []
+            records.reserveCapacity(perDay + 24)
+            for hour in 0..<24 {
+                let hourIndex = day * 24 + hour
+                let hourStart = yearStart.addingTimeInterval(Double(hourIndex * 3600))
+                for second in stride(from: 0, to: 3600, by: heartRateSpacingSeconds) {
+                    if second == 2400 {
+                        // The hour's step count, 40 minutes from hh:40, in start order.
+                        let start = hourStart.addingTimeInterval(2400)
+                        records.append(.quantity(try QuantitySample(
+                            id: ids.next(), type: .stepCount, quantity: Quantity(Double(100 + hourIndex * 53 % 900), .count),
+                            start: start, end: start.addingTimeInterval(2400), device: pedometer)))
+                    }
+                    let date = hourStart.addingTimeInterval(Double(second))
+                    records.append(.quantity(try QuantitySample(
+                        id: ids.next(), type: .heartRate, quantity: Quantity(Double(60 + index * 37 % 80), .countPerMinute),
+                        start: date, end: date, device: BenchmarkSamples.device)))
+                    index += 1
+                }
+            }
+            _ = try writer.write(records)
+        }
+        try writer.checkpoint()
+    }
+
+    /// The hand-written SQL side: the sqlite3 C API on a read-only connection of its own.
+    final class Baseline {
+        let db: OpaquePointer
+        let newestStatement: OpaquePointer
+
+        /// The count and average of the heart rates that start in [?1, ?2).
+        static let heartRateDaily = """
+            SELECT count(*), avg(value) FROM samples WHERE type = 'heartRate' AND start_us >= ?1 AND start_us < ?2
+            """
+        /// The step counts overlapping [?1, ?2), each split in proportion to its overlap (a
+        /// zero-length one counts where it starts); none is longer than the type's longest,
+        /// which bounds the scan.
+        static let stepsDaily = """
+            SELECT count(*), sum(CASE WHEN end_us > start_us
+                    THEN value * (min(end_us, ?2) - max(start_us, ?1)) / (end_us - start_us) ELSE value END)
+            FROM samples
+            WHERE type = 'stepCount' AND start_us < ?2
+                AND start_us >= ?1 - (SELECT max_duration_us FROM sample_type_spans WHERE type = 'stepCount')
+                AND ((end_us > start_us AND end_us > ?1) OR (end_us <= start_us AND start_us >= ?1))
+            """
+        /// The newest sample of ?1 with its device and metadata entries.
+        static let newestSample = """
+            SELECT s.uuid, s.type, s.value, s.unit, s.original_value, s.start_us, s.end_us, s.sync_identifier,
+                s.sync_version, d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version,
+                d.software_version, d.local_identifier, d.udi_device_identifier, e.key, e.value_type, e.value
+            FROM (SELECT * FROM samples WHERE type = ?1 ORDER BY start_us DESC, uuid DESC LIMIT 1) s
+            LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN metadata_entries e ON e.set_id = s.metadata_set_id
+            """
+
+        init(path: String) throws {
+            var handle: OpaquePointer?
+            guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
+                let handle
+            else { throw QueryFailure(description: "open \(path)") }
+            sqlite3_busy_timeout(handle, 5000)
+            var statement: OpaquePointer?
+            guard sqlite3_prepare_v2(handle, Self.newestSample, -1, &statement, nil) == SQLITE_OK, let statement else {
+                defer { sqlite3_close(handle) }
+                throw QueryFailure(description: "prepare: \(String(cString: sqlite3_errmsg(handle)))")
+            }
+            db = handle
+            newestStatement = statement
+        }
+
+        deinit {
+            sqlite3_finalize(newestStatement)
+            sqlite3_close(db)
+        }
+
+        func prepare(_ sql: String) throws -> OpaquePointer {
+            var statement: OpaquePointer?
+            guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+                throw QueryFailure(description: "prepare: \(String(cString: sqlite3_errmsg(db)))")
+            }
+            return statement
+        }
+
+        /// Runs `sql` once per day: its count and value columns.
+        func daily(edges: [Int64], sql: String) throws -> [(Int64, Double?)] {
+            let statement = try prepare(sql)
+            defer { sqlite3_finalize(statement) }
+            var results: [(Int64, Double?)] = []
+            results.reserveCapacity(edges.count - 1)
+            for day in 0..<(edges.count - 1) {
+                sqlite3_bind_int64(statement, 1, edges[day])
+                sqlite3_bind_int64(statement, 2, edges[day + 1])
+                guard sqlite3_step(statement) == SQLITE_ROW else {
+                    throw QueryFailure(description: "daily: \(String(cString: sqlite3_errmsg(db)))")
+                }
+                let value = sqlite3_column_type(statement, 1) == SQLITE_NULL ? nil : sqlite3_column_double(statement, 1)
+                results.append((sqlite3_column_int64(statement, 0), value))
+                sqlite3_reset(statement)
+            }
+            return results
+        }
+
+        /// The newest sample of `type`, every column read; returns its start (µs). The statement
+        /// is prepared once, as the store's connection caches its statements.
+        func newest(type: String) throws -> Int64 {
+            let statement = newestStatement
+            defer { sqlite3_reset(statement) }
+            _ = shim_bind_text_transient(statement, 1, type, Int32(type.utf8.count))
+            var start: Int64 = 0
+            while sqlite3_step(statement) == SQLITE_ROW {
+                for column in 0..<sqlite3_column_count(statement) {
+                    switch sqlite3_column_type(statement, column) {
+                    case SQLITE_INTEGER: blackHole(sqlite3_column_int64(statement, column))
+                    case SQLITE_FLOAT: blackHole(sqlite3_column_double(statement, column))
+                    case SQLITE_TEXT: blackHole(String(cString: sqlite3_column_text(statement, column)))
+                    case SQLITE_BLOB: blackHole(Array(UnsafeRawBufferPointer(
+                        start: sqlite3_column_blob(statement, column), count: Int(sqlite3_column_bytes(statement, column)))))
+                    default: break
+                    }
+                }
+                start = sqlite3_column_int64(statement, 5)
+            }
+            return start
+        }
+    }
+}

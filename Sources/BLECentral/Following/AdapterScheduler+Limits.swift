@@ -1,0 +1,36 @@
+public import SampleBus
+
+extension AdapterScheduler.Limits: Decodable {
+    /// The allowed `connections`: a controller holds at most 20 LE links in practice.
+    public static let connectionsRange = 1...20
+    /// The allowed `failedAttemptsPerMinute`.
+    public static let failedAttemptsRange = 1...600
+    /// The allowed `inProgressLimit`.
+    public static let inProgressRange = 2...100
+    /// The allowed `silentSeconds`: from half a minute to a day.
+    public static let silentRange: ClosedRange<Double> = 30...86_400
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case connections, failedAttemptsPerMinute, inProgressLimit, silentSeconds }
+
+    /// `{"connections": 5, "failedAttemptsPerMinute": 30, "inProgressLimit": 5, "silentSeconds": 600}`,
+    /// every key optional and range-checked.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = AdapterScheduler.Limits()
+        self.init(
+            connections: try c.decodeIfPresent(Int.self, forKey: .connections) ?? defaults.connections,
+            failedAttemptsPerMinute: try c.decodeIfPresent(Int.self, forKey: .failedAttemptsPerMinute) ?? defaults.failedAttemptsPerMinute,
+            inProgressLimit: try c.decodeIfPresent(Int.self, forKey: .inProgressLimit) ?? defaults.inProgressLimit,
+            silentSeconds: try c.decodeIfPresent(Double.self, forKey: .silentSeconds) ?? defaults.silentSeconds)
+    }
+
+    /// Checks every value; no I/O.
+    /// - Throws: ``PluginConfigurationError`` naming the key under `adapterLimits`.
+    public func validate() throws(PluginConfigurationError) {
+        try PluginConfigurationError.check("adapterLimits.connections", connections, in: Self.connectionsRange, unit: "links")
+        try PluginConfigurationError.check(
+            "adapterLimits.failedAttemptsPerMinute", failedAttemptsPerMinute, in: Self.failedAttemptsRange, unit: "attempts")
+        try PluginConfigurationError.check("adapterLimits.inProgressLimit", inProgressLimit, in: Self.inProgressRange, unit: "answers")
+        try PluginConfigurationError.check("adapterLimits.silentSeconds", silentSeconds, in: Self.silentRange, unit: "seconds")
+    }
+}

@@ -1,0 +1,229 @@
+public import AsyncPrimitives
+import Foundation
+public import SampleBus
+
+/// One Bluetooth adapter's connection scheduler, shared by every Bluetooth LE source on it
+/// (through ``SharedResources``, see ``scheduler(for:limits:in:)``).
+///
+/// - One connection attempt at a time: BlueZ answers `InProgress` to a second one.
+/// - A slot budget: at most `limits.connections` devices followed on the adapter at once, by
+///   all its sources together (cheap dongles hold 5 to 7 links); a followed device keeps its
+///   slot while it reconnects.
+/// - Fair order: attempts are served first come, first served, so a device that keeps failing
+///   goes to the back of the line behind devices that waited.
+/// - A retry budget: at most `limits.failedAttemptsPerMinute` failed attempts in any minute; the
+///   next attempt waits until the oldest failure is a minute old.
+/// - A watchdog for a wedged adapter: `limits.inProgressLimit` InProgress answers in a row, or
+///   discovery running with no advertisement seen for `limits.silentSeconds`, asks for one power
+///   cycle (``Verdict/powerCycle(reason:)``); it is re-armed once the adapter sees a device again.
+public final class AdapterScheduler: Sendable {
+    /// The adapter's limits; every Bluetooth source accepts them under `adapterLimits`.
+    public struct Limits: Sendable, Hashable {
+        /// Links held at once.
+        public var connections: Int
+        /// Failed connection attempts allowed in any minute.
+        public var failedAttemptsPerMinute: Int
+        /// InProgress answers in a row that mean the adapter is wedged.
+        public var inProgressLimit: Int
+        /// Seconds of discovery without any advertisement that mean the adapter is wedged.
+        public var silentSeconds: Double
+
+        public init(connections: Int = 5, failedAttemptsPerMinute: Int = 30, inProgressLimit: Int = 5, silentSeconds: Double = 600) {
+            self.connections = connections
+            self.failedAttemptsPerMinute = failedAttemptsPerMinute
+            self.inProgressLimit = inProgressLimit
+            self.silentSeconds = silentSeconds
+        }
+    }
+
+    /// What the watchdog concluded after an attempt or a check.
+    public enum Verdict: Sendable, Hashable {
+        case healthy
+        /// Power-cycle the adapter once, for this reason.
+        case powerCycle(reason: String)
+    }
+
+    /// A counted view of the scheduler, for status details.
+    public struct Snapshot: Sendable, Hashable {
+        public var devices: Int
+        public var links: Int
+        public var attempting: Bool
+        public var waiting: Int
+        public var failuresInLastMinute: Int
+        public var powerCycles: Int
+
+        /// `3/5 devices, 2 links, 1 waiting, 3/30 failed attempts in the last minute, 0 power cycles`.
+        public func summary(_ limits: Limits) -> String {
+            "\(devices)/\(limits.connections) devices, \(links) link\(links == 1 ? "" : "s")\(attempting ? ", connecting" : ""), "
+                + "\(waiting) waiting, "
+                + "\(failuresInLastMinute)/\(limits.failedAttemptsPerMinute) failed attempts in the last minute, "
+                + "\(powerCycles) power cycle\(powerCycles == 1 ? "" : "s")"
+        }
+    }
+
+    struct State: Sendable {
+        var queue: [UInt64] = []
+        var nextTicket: UInt64 = 0
+        var attempting = false
+        var links = 0
+        var assigned = 0
+        var failures: [Date] = []
+        var inProgressStreak = 0
+        var powerCycles = 0
+        /// When an advertisement was last seen, or discovery started seeing none.
+        var lastSeen: Date
+        /// Whether the watchdog may still power-cycle for the current episode.
+        var armed = true
+
+        func mayStart(_ ticket: UInt64) -> Bool {
+            queue.first == ticket && !attempting
+        }
+    }
+
+    public let adapter: String
+    public let limits: Limits
+    private let clock: any GatewayClock
+    private let state: AsyncCondition<State>
+
+    public init(adapter: String, limits: Limits, clock: any GatewayClock) {
+        self.adapter = adapter
+        self.limits = limits
+        self.clock = clock
+        state = AsyncCondition(State(lastSeen: clock.now()))
+    }
+
+    /// The scheduler every source of this gateway run shares for `adapter` (nil: the default
+    /// adapter). The first source to ask sets the limits.
+    public static func scheduler(for adapter: String?, limits: Limits, in environment: PluginEnvironment) -> AdapterScheduler {
+        let name = adapter ?? "default"
+        return environment.shared.resource("bluetooth-adapter-\(name)", as: AdapterScheduler.self) {
+            AdapterScheduler(adapter: name, limits: limits, clock: environment.clock)
+        }
+    }
+
+    /// A turn to connect: ``connected(_:)`` or ``failed(_:code:)`` ends it.
+    public struct Attempt: Sendable {
+        let ticket: UInt64
+    }
+
+    /// Takes one of the adapter's device slots; false when all are taken.
+    public func claimSlot() -> Bool {
+        state.update { state in
+            guard state.assigned < limits.connections else { return false }
+            state.assigned += 1
+            return true
+        }
+    }
+
+    /// Gives a device slot back (the device is no longer followed).
+    public func releaseSlot() {
+        state.update { $0.assigned = max(0, $0.assigned - 1) }
+    }
+
+    /// Waits for this device's turn (first in line, no other attempt running, room in the retry
+    /// budget) and starts the attempt. Cancellation leaves the line.
+    public func beginAttempt() async throws -> Attempt {
+        let ticket = state.update { state -> UInt64 in
+            state.nextTicket += 1
+            state.queue.append(state.nextTicket)
+            return state.nextTicket
+        }
+        do {
+            while true {
+                try await state.wait { $0.mayStart(ticket) }
+                let now = clock.now()
+                let budgetWait = state.update { state -> Duration? in
+                    state.failures.removeAll { now.timeIntervalSince($0) >= 60 }
+                    guard state.mayStart(ticket) else { return .zero }
+                    if state.failures.count >= limits.failedAttemptsPerMinute, let oldest = state.failures.first {
+                        return .seconds(max(0.01, 60 - now.timeIntervalSince(oldest)))
+                    }
+                    state.queue.removeFirst()
+                    state.attempting = true
+                    return nil
+                }
+                guard let budgetWait else { return Attempt(ticket: ticket) }
+                if budgetWait > .zero { try await clock.sleep(for: budgetWait) }
+            }
+        } catch {
+            state.update { $0.queue.removeAll { $0 == ticket } }
+            throw error
+        }
+    }
+
+    /// The attempt connected: the link holds a slot until ``released()``.
+    public func connected(_ attempt: Attempt) {
+        state.update { state in
+            state.attempting = false
+            state.links += 1
+            state.inProgressStreak = 0
+        }
+    }
+
+    /// The attempt failed with `code`; counts it against the retry budget and the watchdog.
+    public func failed(_ attempt: Attempt, code: BLETransportError.Code) -> Verdict {
+        let now = clock.now()
+        return state.update { state -> Verdict in
+            state.attempting = false
+            state.failures.append(now)
+            guard code == .inProgress else {
+                state.inProgressStreak = 0
+                return .healthy
+            }
+            state.inProgressStreak += 1
+            guard state.inProgressStreak >= limits.inProgressLimit, state.armed else { return .healthy }
+            state.armed = false
+            state.powerCycles += 1
+            state.inProgressStreak = 0
+            return .powerCycle(reason: "\(limits.inProgressLimit) InProgress answers in a row")
+        }
+    }
+
+    /// The attempt was cancelled before it ended: the turn passes on, nothing is counted.
+    public func abandoned(_ attempt: Attempt) {
+        state.update { $0.attempting = false }
+    }
+
+    /// A link ended: its slot is free.
+    public func released() {
+        state.update { $0.links = max(0, $0.links - 1) }
+    }
+
+    /// Discovery reported an advertisement: the adapter works; re-arms the watchdog, whose
+    /// InProgress count starts again if it had fired.
+    public func sawAdvertisement() {
+        let now = clock.now()
+        state.update { state in
+            state.lastSeen = now
+            if !state.armed { state.inProgressStreak = 0 }
+            state.armed = true
+        }
+    }
+
+    /// The silence check, run periodically while discovery runs: a power cycle when nothing
+    /// was seen for `silentSeconds` (once per silence).
+    public func checkSilence() -> Verdict {
+        let now = clock.now()
+        return state.update { state -> Verdict in
+            let silent = now.timeIntervalSince(state.lastSeen)
+            guard silent >= limits.silentSeconds, state.armed else { return .healthy }
+            state.armed = false
+            state.powerCycles += 1
+            return .powerCycle(reason: "discovery saw no device for \(Int(silent)) s")
+        }
+    }
+
+    /// Shows the counts in `status` as the detail `adapter.<name>`.
+    public func publish(to status: StatusReporter) {
+        status.setDetail("adapter.\(adapter)", snapshot.summary(limits))
+    }
+
+    public var snapshot: Snapshot {
+        let now = clock.now()
+        let value = state.value
+        return Snapshot(
+            devices: value.assigned, links: value.links, attempting: value.attempting, waiting: value.queue.count,
+            failuresInLastMinute: value.failures.filter { now.timeIntervalSince($0) < 60 }.count,
+            powerCycles: value.powerCycles)
+    }
+}

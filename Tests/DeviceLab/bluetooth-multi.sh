@@ -1,0 +1,184 @@
+#!/bin/bash
+# bluetooth-multi.sh REPO HEALTHGATE [SECONDS] - runs INSIDE the lab VM (see run-bluetooth-multi.sh).
+#
+# Four virtual controllers from one btvirt process share an emulated radio:
+#   hci0 = a heart-rate monitor: BlueZ's example GATT server (Heart Rate) and advertisement;
+#   hci1 = a bike: Tests/DeviceLab/peripherals/lab-bike.py (Cycling Speed and Cadence, Cycling
+#          Power, Device Information, Battery) and its advertisement;
+#   hci2, hci3 = the gateway's two adapters: one healthgate with a ble-heart-rate and a
+#          ble-fitness source, both on `adapters: [hci2, hci3]` with one device slot per adapter
+#          (`adapterLimits.connections: 1`), shared by the two sources.
+# A btvirt controller holds one central link reliably here: a second link from the same
+# controller connected at the HCI level but its GATT client never resolved services (BlueZ 5.66),
+# so the gateway spreads its devices over two adapters, as a gym box with two dongles would.
+# Checks, in order:
+#   1. both devices' samples are stored (heart rate; cycling power, speed and cadence), each
+#      naming its own device, and each adapter holds one of them;
+#   2. the bike goes away (hci1 powered off, its server killed) while heart rate keeps arriving,
+#      then comes back: bike samples resume (the reconnect time is written to reconnect.txt);
+#   3. bluetoothd still runs, and healthgate stops cleanly (exit 0) on SIGTERM.
+# Exit 0 when every check passed. Artifacts (logs, the store, an HCI trace) go to $LAB_OUT.
+set -uo pipefail
+REPO=${1:?usage: bluetooth-multi.sh REPO HEALTHGATE [SECONDS]}
+HG=${2:?usage: bluetooth-multi.sh REPO HEALTHGATE [SECONDS]}
+WAIT=${3:-60}
+OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
+source "$REPO/Tests/DeviceLab/lib/btvirt.sh"
+EXAMPLES=/usr/share/doc/bluez-test-scripts/examples
+PY=/usr/bin/python3          # Debian's python3 has dbus and gi; the pyenv one does not
+failures=0
+
+say() { printf '\n--- [%6.1fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+poll() { local limit=$((SECONDS + $1)); shift
+  until "$@"; do ((SECONDS >= limit)) && return 1; sleep 0.25; done; }
+
+[[ -x $HG ]] || { echo "FAIL: $HG missing (build on the host first)"; exit 1; }
+
+say "kernel modules, system bus"
+bluetooth_modules || { echo "FAIL: modprobe"; exit 1; }
+mkdir -p /run/dbus
+dbus-daemon --system --fork --print-pid > /run/dbus/daemon.pid
+poll 10 test -S /run/dbus/system_bus_socket || { echo "FAIL: no system bus"; exit 1; }
+
+say "btvirt: four controllers"
+start_btvirt 4 "$OUT/btvirt.log" || { echo "FAIL: btvirt controllers did not come up"; exit 1; }
+btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
+
+say "bluetoothd"
+bluetoothd -n -d > "$OUT/bluetoothd.log" 2>&1 &
+BLUETOOTHD=$!
+four_adapters() { [[ $(bluetoothctl list 2>/dev/null | grep -c '^Controller') -ge 4 ]]; }
+poll 30 four_adapters || { echo "FAIL: bluetoothd does not show four adapters"; exit 1; }
+MONITOR=$(hciconfig hci0 | awk '/BD Address/ {print $3}')
+BIKE=$(hciconfig hci1 | awk '/BD Address/ {print $3}')
+echo "monitor (hci0) $MONITOR, bike (hci1) $BIKE, gateway hci2 and hci3"
+BIKE_ID="healthgate lab/LAB-BIKE-0001"
+power() {  # power ADAPTER on|off, through bluetoothd as an administrator would
+  local value=false
+  [[ $2 == on ]] && value=true
+  gdbus call --system -d org.bluez -o /org/bluez/$1 -m org.freedesktop.DBus.Properties.Set \
+    org.bluez.Adapter1 Powered "<$value>" > /dev/null
+}
+for hci in hci0 hci1 hci2 hci3; do power $hci on || fail "power on $hci"; done
+
+# BlueZ's examples use the first adapter; a tiny loader pins them to hci0, files unchanged.
+cat > /tmp/pinned.py <<'EOF'
+import importlib.machinery, importlib.util, sys
+script, adapter = sys.argv[1], sys.argv[2]
+loader = importlib.machinery.SourceFileLoader("pinned_example", script)
+module = importlib.util.module_from_spec(importlib.util.spec_from_loader("pinned_example", loader))
+loader.exec_module(module)
+module.find_adapter = lambda bus: adapter
+sys.argv = [script]
+module.main()
+EOF
+$PY -u /tmp/pinned.py "$EXAMPLES/example-gatt-server" /org/bluez/hci0 > "$OUT/monitor-gatt.log" 2>&1 &
+$PY -u /tmp/pinned.py "$EXAMPLES/example-advertisement" /org/bluez/hci0 > "$OUT/monitor-advertisement.log" 2>&1 &
+poll 40 grep -q 'GATT application registered' "$OUT/monitor-gatt.log" &&
+  poll 40 grep -q 'Advertisement registered' "$OUT/monitor-advertisement.log" &&
+  pass "heart-rate monitor up on hci0" || fail "heart-rate monitor did not start"
+
+BIKE_PID=
+# The bike registers its GATT application, then its advertisement (which bluetoothd takes only
+# from a powered adapter; lab-bike.py retries it).
+start_bike() {
+  $PY -u "$REPO/Tests/DeviceLab/peripherals/lab-bike.py" /org/bluez/hci1 > "$OUT/bike-$1.log" 2>&1 &
+  BIKE_PID=$!
+  poll 40 grep -q 'GATT application registered' "$OUT/bike-$1.log"
+}
+bike_advertises() { poll 40 grep -q 'Advertisement registered' "$OUT/bike-$1.log"; }
+start_bike 1 && bike_advertises 1 && pass "bike up on hci1" || { fail "bike did not start"; cat "$OUT/bike-1.log"; }
+
+say "healthgate run: ble-heart-rate and ble-fitness on hci2 and hci3 into SQLite"
+# The store lives on the guest's own filesystem (WAL needs an mmap-able -shm file); it is
+# copied to $OUT at the end.
+STORE=$(mktemp -d /tmp/healthgate-store.XXXXXX)
+DB=$STORE/healthgate.sqlite
+cat > "$OUT/healthgate.json" <<EOF
+{
+  "sources": [
+    {"kind": "ble-heart-rate", "name": "chest", "config": {
+      "adapters": ["hci2", "hci3"], "adapterLimits": {"connections": 1}, "devices": [{"address": "$MONITOR"}],
+      "reconnect": {"initialDelaySeconds": 1, "maxDelaySeconds": 5, "multiplier": 2}}},
+    {"kind": "ble-fitness", "name": "bike", "config": {
+      "adapters": ["hci2", "hci3"], "adapterLimits": {"connections": 1}, "devices": [{"address": "$BIKE"}],
+      "reconnect": {"initialDelaySeconds": 1, "maxDelaySeconds": 5, "multiplier": 2}}}
+  ],
+  "sinks": [
+    {"kind": "sqlite", "name": "store", "config": {"path": "$DB"}}
+  ]
+}
+EOF
+STATE=$(mktemp -d)
+XDG_STATE_HOME=$STATE XDG_DATA_HOME=$STATE XDG_RUNTIME_DIR=$STATE \
+  "$HG" run --config "$OUT/healthgate.json" > "$OUT/healthgate.log" 2>&1 &
+GATEWAY_PID=$!
+
+query() { sqlite3 -cmd '.timeout 5000' "$DB" "$1" 2>/dev/null || echo 0; }
+# count TYPE ID: samples of TYPE from the device with local identifier ID. The monitor has no
+# Device Information, so its identifier is its address; the bike's is manufacturer/serial.
+count() {
+  query "SELECT count(*) FROM samples s JOIN devices d ON d.id = s.device_id
+    WHERE s.type = '$1' AND upper(d.local_identifier) = upper('$2')"
+}
+at_least() { [[ $(count "$1" "$2") -ge $3 ]]; }
+
+poll "$WAIT" at_least heartRate "$MONITOR" 3 && pass "heart-rate samples from $MONITOR ($(count heartRate "$MONITOR"))" ||
+  fail "no heart-rate samples from $MONITOR within ${WAIT}s"
+poll "$WAIT" at_least cyclingPower "$BIKE_ID" 3 && pass "power samples from the bike ($(count cyclingPower "$BIKE_ID"))" ||
+  fail "no cycling power samples from the bike within ${WAIT}s"
+poll "$WAIT" at_least cyclingSpeed "$BIKE_ID" 2 && pass "speed samples from the bike ($(count cyclingSpeed "$BIKE_ID"))" ||
+  fail "no cycling speed samples from the bike"
+poll "$WAIT" at_least cyclingCadence "$BIKE_ID" 2 && pass "cadence samples from the bike ($(count cyclingCadence "$BIKE_ID"))" ||
+  fail "no cadence samples from the bike"
+plausible=$(query "SELECT count(*) FROM samples WHERE (type = 'cyclingPower' AND unit = 'W' AND value BETWEEN 150 AND 250)
+  OR (type = 'cyclingCadence' AND value BETWEEN 80 AND 100) OR (type = 'cyclingSpeed' AND value BETWEEN 6 AND 10)")
+[[ $plausible -ge 5 ]] && pass "bike values are plausible ($plausible in range)" || fail "bike values out of range ($plausible in range)"
+named=$(query "SELECT count(*) FROM samples s JOIN metadata_entries m ON m.set_id = s.metadata_set_id
+  WHERE s.type = 'cyclingPower' AND m.key = 'healthgate.bleAddress' AND upper(m.value) = upper('$BIKE')")
+[[ $named -ge 3 ]] && pass "power samples carry the bike's address $BIKE ($named)" || fail "power samples do not carry $BIKE ($named)"
+hr_named=$(query "SELECT count(*) FROM samples s JOIN devices d ON d.id = s.device_id
+  WHERE s.type IN ('cyclingPower', 'cyclingSpeed') AND upper(d.local_identifier) = upper('$MONITOR')")
+[[ $hr_named -eq 0 ]] && pass "no bike sample is attributed to the monitor" || fail "$hr_named bike samples name the monitor"
+query "SELECT s.type, s.value, s.unit, d.name, d.local_identifier FROM samples s LEFT JOIN devices d ON d.id = s.device_id ORDER BY s.start_us DESC LIMIT 8"
+# Which adapter took which device: the log line "following ADDRESS on hciN".
+monitor_on=$(grep -o "following $MONITOR on hci[23]" "$OUT/healthgate.log" | head -1 | awk '{print $4}')
+bike_on=$(grep -o "following $BIKE on hci[23]" "$OUT/healthgate.log" | head -1 | awk '{print $4}')
+[[ -n $monitor_on && -n $bike_on && $monitor_on != "$bike_on" ]] &&
+  pass "the devices are spread over the adapters (monitor on $monitor_on, bike on $bike_on)" ||
+  fail "the devices are not spread over hci2 and hci3 (monitor on '$monitor_on', bike on '$bike_on')"
+
+say "the bike goes away, the monitor stays, the bike comes back"
+bike_before=$(count cyclingPower "$BIKE_ID")
+hr_before=$(count heartRate "$MONITOR")
+power hci1 off
+kill "$BIKE_PID" 2>/dev/null; wait "$BIKE_PID" 2>/dev/null
+sleep 8
+hr_during=$(count heartRate "$MONITOR")
+[[ $hr_during -gt $hr_before ]] && pass "heart rate kept arriving while the bike was away ($hr_before → $hr_during)" ||
+  fail "heart rate stopped while the bike was away ($hr_before → $hr_during)"
+bike_gone=$(count cyclingPower "$BIKE_ID")
+start_bike 2 && power hci1 on && bike_advertises 2 && pass "bike restarted" || fail "bike did not restart"
+back=$(date +%s%N)
+if poll "$WAIT" at_least cyclingPower "$BIKE_ID" $((bike_gone + 1)); then
+  reconnect_ms=$((($(date +%s%N) - back) / 1000000))
+  echo "reconnect: ${reconnect_ms} ms from the bike advertising again to its first new sample stored" | tee "$OUT/reconnect.txt"
+fi
+poll "$WAIT" at_least cyclingPower "$BIKE_ID" $((bike_gone + 3)) && pass "bike samples resumed ($(count cyclingPower "$BIKE_ID") power samples)" ||
+  fail "bike samples did not resume ($(count cyclingPower "$BIKE_ID") power samples, $bike_before before)"
+grep -q 'reconnected' "$OUT/healthgate.log" && pass "the log says the bike reconnected" || fail "no reconnect in the log"
+
+kill -0 "$BLUETOOTHD" 2> /dev/null && pass "bluetoothd still runs" || fail "bluetoothd died (see bluetoothd.log)"
+
+say "graceful stop"
+kill -TERM "$GATEWAY_PID"
+wait "$GATEWAY_PID"
+status=$?
+[[ $status -eq 0 ]] && pass "healthgate run exits 0 on SIGTERM" || fail "healthgate run exited $status"
+tail -n 40 "$OUT/healthgate.log"
+sqlite3 "$DB" ".backup '$OUT/healthgate.sqlite'" || fail "cannot copy the store to $OUT"
+
+echo "failures: $failures"
+exit $((failures > 0))
