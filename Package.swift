@@ -97,7 +97,7 @@ let package = Package(
         // The Bluetooth SIG health profiles (scales, cuffs, thermometers, oximeters, glucose meters):
         // decoders and the mapper to samples.
         .target(
-            name: "HealthDevices", dependencies: ["GATTDecoding", "HealthModel"],
+            name: "HealthDevices", dependencies: ["GATTDecoding", "HealthModel", "SampleBus", "BLECentral", "AsyncPrimitives"],
             path: "plugins/HealthDevices/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts", "AsyncPrimitives"],
@@ -161,7 +161,7 @@ let package = Package(
             name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthDevicesTests", dependencies: ["GATTDecoding", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore"],
+            name: "HealthDevicesTests", dependencies: ["GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus"],
             path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "BlueZTests", dependencies: ["BlueZ", "BLECentral", "HeartRateMonitor", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus"],

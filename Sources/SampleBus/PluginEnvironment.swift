@@ -35,12 +35,16 @@ public struct PluginEnvironment: Sendable {
     public var gatewayName: String
     /// What every plugin of this gateway run shares (one per run, made by the gateway).
     public var shared: SharedResources
+    /// The user profile's height in metres (`profile.heightMeters`), for sources that derive a
+    /// body mass index from a weight; nil when the profile gives none.
+    public var userHeightMeters: Double?
 
     public init(
         name: String, logger: Logger, clock: any GatewayClock, ids: SampleIDGenerator,
         paths: GatewayPaths, variables: [String: String], gatewayName: String = "healthgate",
-        shared: SharedResources = SharedResources()
+        shared: SharedResources = SharedResources(), userHeightMeters: Double? = nil
     ) {
+        self.userHeightMeters = userHeightMeters
         self.gatewayName = gatewayName
         self.shared = shared
         self.name = name

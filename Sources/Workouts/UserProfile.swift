@@ -34,6 +34,7 @@ public struct HeartRateZoneSpecification: Hashable, Sendable, Codable {
 ///   "maximumHeartRate": 185,        // optional; else from dateOfBirth (Tanaka 2001)
 ///   "dateOfBirth": "1990-04-01",    // YYYY-MM-DD
 ///   "weightKilograms": 70,
+///   "heightMeters": 1.72,           // optional; a scale that sends no height gets BMI from it
 ///   "biologicalSex": "female",      // female | male | other
 ///   "zones": [{"lowerPercent": 50, "upperPercent": 60}, …],   // optional, default five zones
 ///   "gapThresholdSeconds": 10       // optional: no heart rate for longer than this is a gap
@@ -48,6 +49,8 @@ public struct UserProfile: Hashable, Sendable, Codable {
     public var dateOfBirth: String?
     /// Body mass in kilograms, for the energy equation.
     public var weightKilograms: Double?
+    /// Height in metres: the body mass index of a scale that sends no height of its own.
+    public var heightMeters: Double?
     /// For the energy equation's coefficients.
     public var biologicalSex: BiologicalSex?
     /// Custom zones; nil uses `defaultZones`.
@@ -58,12 +61,13 @@ public struct UserProfile: Hashable, Sendable, Codable {
     /// Creates a value; no validation (see `validate()` and `decode(_:)`).
     public init(
         maximumHeartRate: Double? = nil, dateOfBirth: String? = nil, weightKilograms: Double? = nil,
-        biologicalSex: BiologicalSex? = nil, zones: [HeartRateZoneSpecification]? = nil,
+        heightMeters: Double? = nil, biologicalSex: BiologicalSex? = nil, zones: [HeartRateZoneSpecification]? = nil,
         gapThresholdSeconds: Double? = nil
     ) {
         self.maximumHeartRate = maximumHeartRate
         self.dateOfBirth = dateOfBirth
         self.weightKilograms = weightKilograms
+        self.heightMeters = heightMeters
         self.biologicalSex = biologicalSex
         self.zones = zones
         self.gapThresholdSeconds = gapThresholdSeconds
@@ -108,6 +112,9 @@ public struct UserProfile: Hashable, Sendable, Codable {
         }
         if let weightKilograms, !(20...400).contains(weightKilograms) {
             throw fail("weightKilograms", "\(weightKilograms) is outside 20…400 kg")
+        }
+        if let heightMeters, !(0.5...2.6).contains(heightMeters) {
+            throw fail("heightMeters", "\(heightMeters) is outside 0.5…2.6 m")
         }
         if let dateOfBirth, Self.birthDate(dateOfBirth) == nil {
             throw fail("dateOfBirth", "\"\(dateOfBirth)\" is not a date like 1990-04-01")

@@ -1,5 +1,6 @@
 import FitnessEquipment
 import HTTPRepository
+import HealthDevices
 import MQTTBroker
 import HeartRateMonitor
 import SQLiteStore
@@ -12,6 +13,7 @@ enum BuiltinCatalog {
         PluginCatalog([
             .source(HeartRateSource.self),
             .source(FitnessEquipmentSource.self),
+            .source(HealthDeviceSource.self),
             .source(SerialPedometerSource.self),
             .sink(SQLiteSink.self),
             .sink(HTTPRepositorySink.self),

@@ -201,6 +201,14 @@ def main():
         # The tile's colour changes with a CSS transition: wait until it has settled.
         poll("the lost tile's colour to settle", 10,
              lambda: driver.execute_script("return getComputedStyle(arguments[0]).backgroundColor", lost) == "rgb(58, 63, 70)")
+        # A live tile whose heart rate crosses into another zone fades to its new colour; a
+        # screenshot taken during that fade shows a colour between two zones. Transitions are
+        # switched off for the screenshot, so every tile shows the colour it has now.
+        driver.execute_script(
+            "const s = document.createElement('style');"
+            "s.textContent = '* { transition: none !important; }';"
+            "document.head.appendChild(s);")
+        time.sleep(0.3)
         driver.save_screenshot(screenshot)
         png = read_png(screenshot)
         width, height = png[0], png[1]

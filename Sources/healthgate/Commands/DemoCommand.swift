@@ -1,5 +1,6 @@
 import FitnessEquipment
 import Foundation
+import HealthDevices
 import HealthModel
 import SampleBus
 import SerialPedometer
@@ -14,8 +15,10 @@ enum DemoCommand {
             Starts a simulated Bluetooth heart-rate monitor that emits real Heart Rate Measurement \
             (0x2A37) payloads with RR intervals and energy expended, decoded by the same decoder real \
             devices use, a simulated bike whose speed and cadence sensor and power meter send real CSC \
-            (0x2A5B) and Cycling Power (0x2A63) Measurements, and a simulated serial pedometer on a real \
-            pseudo-terminal that speaks the documented pedometer protocol. Samples go into the SQLite store (default \
+            (0x2A5B) and Cycling Power (0x2A63) Measurements, a simulated scale and blood pressure cuff \
+            that indicate real Weight (0x2A9D) and Blood Pressure (0x2A35) Measurements every 20 s with \
+            a device clock 90 s fast, and a simulated serial pedometer on a real pseudo-terminal that \
+            speaks the documented pedometer protocol. Samples go into the SQLite store (default \
             $XDG_DATA_HOME/healthgate/samples.sqlite) and a live line per sample is printed.
 
             The daemon's control socket is up while the demo runs, so 'healthgate status' and \
@@ -106,6 +109,7 @@ enum DemoDevices {
             PluginConfiguration(kind: "ble-heart-rate", name: "demo-heart-rate", config: .object(["transport": .string("simulated")])),
             PluginConfiguration(kind: "serial-pedometer", name: "demo-pedometer", config: pedometer.configuration),
             PluginConfiguration(kind: "ble-fitness", name: "demo-bike", config: FitnessEquipmentSource.demoConfiguration()),
+            PluginConfiguration(kind: "ble-health", name: "demo-health", config: HealthDeviceSource.demoConfiguration()),
         ]
         return (sources, [pedometer.run])
     }

@@ -61,11 +61,13 @@ struct GatewayRunner {
         let catalog = catalog
         let gatewayName = Self.gatewayName(of: configuration)
         let shared = SharedResources()
+        // Checked with the rest of the configuration before (an invalid profile stops the run).
+        let height = (try? UserProfile.decode(configuration.profile))?.heightMeters
         var (sources, sinks) = try await QueueExecutor(label: "healthgate.plugins").run {
             try catalog.instantiate(configuration) { name in
                 PluginEnvironment(
                     name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
-                    variables: variables, gatewayName: gatewayName, shared: shared)
+                    variables: variables, gatewayName: gatewayName, shared: shared, userHeightMeters: height)
             }
         }
         for index in sources.indices {

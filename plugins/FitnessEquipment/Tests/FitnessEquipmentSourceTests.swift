@@ -198,6 +198,36 @@ final class FitnessEquipmentSourceTests: XCTestCase {
         XCTAssertEqual(sample.device?.localIdentifier, "healthgate/SIM-BIKE-0001")
     }
 
+    /// The simulated rower (a Fitness Machine sending Rower Data) through the real source:
+    /// stroke rate, speed from the pace, power, and the distance as the growth of the machine's
+    /// total.
+    func testSimulatedRowerProducesRowingSamples() async throws {
+        let settings = FitnessSimulationSettings(bikes: 0, rowers: 1, notificationsPerSecond: 1)
+        let configuration = FitnessEquipmentConfiguration(transport: .simulated, simulation: settings)
+        let clock = ManualClock()
+        let h = try SourceHarness(name: "rower", kind: FitnessEquipmentSource.kind, clock: clock) { environment in
+            try FitnessEquipmentSource(
+                configuration: configuration, environment: environment,
+                transport: SimulatedFitnessTransport(clock: clock, settings: settings))
+        }
+        try await h.run { h in
+            for second in 1...10 {
+                try await h.waitFor("two sleepers before second \(second)") { h.clock.sleeperCount == 2 }
+                h.clock.advance(by: .seconds(1))
+            }
+            try await h.waitFor("ten stroke rates") { h.quantities(.rowingStrokeRate).count == 10 }
+            try await h.waitFor("nine distances") { h.quantities(.distanceRowing).count == 9 }
+        }
+        XCTAssertEqual(Set(h.quantities(.rowingStrokeRate).map(\.canonicalValue)), [26])
+        let speeds = h.quantities(.rowingSpeed).map(\.canonicalValue)
+        XCTAssertTrue(speeds.allSatisfy { (3.8...4.6).contains($0) }, "\(speeds)")
+        let watts = h.quantities(.rowingPower).map(\.canonicalValue)
+        XCTAssertTrue(watts.allSatisfy { (155...205).contains($0) }, "\(watts)")
+        // Whole metres of 4.2 m/s over the 9 s after the first record.
+        XCTAssertEqual(h.quantities(.distanceRowing).map(\.canonicalValue).reduce(0, +), 38, accuracy: 1)
+        XCTAssertEqual(h.quantities(.rowingPower).first?.device?.name, "healthgate demo rower")
+    }
+
     /// The configuration contract: strict keys with a suggestion, ranges with units.
     func testConfigurationIsStrictAndRangeChecked() throws {
         XCTAssertThrowsError(try FitnessEquipmentConfiguration(wheelCircumferenceMillimeters: 20).validate()) { error in

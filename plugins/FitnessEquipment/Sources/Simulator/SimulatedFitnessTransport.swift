@@ -3,7 +3,8 @@ import Foundation
 public import SampleBus
 import Synchronization
 
-/// A Bluetooth stack with simulated bikes, for `healthgate demo` and tests without hardware.
+/// A Bluetooth stack with simulated bikes and rowers, for `healthgate demo` and tests without
+/// hardware.
 ///
 /// Each bike (`healthgate demo bike`, addresses `02:00:00:00:02:01`…, locally administered) has a
 /// speed and cadence sensor (CSC 0x1816: cumulative wheel and crank revolutions with their event
@@ -11,17 +12,21 @@ import Synchronization
 /// and battery. Once subscribed it sends REAL payload bytes, one CSC Measurement and one Cycling
 /// Power Measurement per period, paced by the injected clock, so the source decodes them through
 /// the same decoders and counter arithmetic as a real bike's (the counters roll over as real
-/// ones do). The rider holds about 30 km/h at 88 rpm and 200 W, in slow waves. Deterministic.
+/// ones do). The rider holds about 30 km/h at 88 rpm and 200 W, in slow waves. Each rower
+/// (`healthgate demo rower`, `02:00:00:00:05:01`…) is a Fitness Machine (0x1826) sending Rower
+/// Data: 26 strokes a minute, their count, the total distance, the pace and about 180 W.
+/// Deterministic.
 public struct SimulatedFitnessTransport: BLECentralTransport {
     let clock: any GatewayClock
     let settings: FitnessSimulationSettings
-    let bikes: [SimulatedBike]
+    let bikes: [SimulatedFitnessDevice]
 
-    /// Creates the simulated bikes `settings` asks for, paced by `clock`.
+    /// Creates the simulated bikes and rowers `settings` asks for, paced by `clock`.
     public init(clock: any GatewayClock, settings: FitnessSimulationSettings = FitnessSimulationSettings()) {
         self.clock = clock
         self.settings = settings
-        bikes = (0..<max(0, settings.bikes)).map(SimulatedBike.init(index:))
+        bikes = (0..<max(0, settings.bikes)).map { SimulatedFitnessDevice(kind: .bike, index: $0) }
+            + (0..<max(0, settings.rowers)).map { SimulatedFitnessDevice(kind: .rower, index: $0) }
     }
 
     /// The simulated peripherals, as discovery reports them.
@@ -38,29 +43,46 @@ public struct SimulatedFitnessTransport: BLECentralTransport {
         guard let bike = bikes.first(where: { $0.peripheral.address == address.uppercased() }) else {
             throw BLETransportError(.notFound, device: address, "no simulated bike has this address")
         }
-        return SimulatedBikeConnection(bike: bike, clock: clock, period: .seconds(1 / settings.notificationsPerSecond))
+        return SimulatedFitnessConnection(bike: bike, clock: clock, period: .seconds(1 / settings.notificationsPerSecond))
     }
 }
 
-/// One simulated bike's fixed facts.
-struct SimulatedBike: Sendable {
+/// One simulated bike's or rower's fixed facts.
+struct SimulatedFitnessDevice: Sendable {
+    enum Kind: Sendable { case bike, rower }
+    let kind: Kind
     let index: Int
     let peripheral: DiscoveredPeripheral
 
-    init(index: Int) {
+    init(kind: Kind, index: Int) {
+        self.kind = kind
         self.index = index
         let number = String(index + 1, radix: 16, uppercase: true)
+        let suffix = number.count == 1 ? "0" + number : number
+        let label = kind == .bike ? "bike" : "rower"
         peripheral = DiscoveredPeripheral(
-            address: "02:00:00:00:02:" + (number.count == 1 ? "0" + number : number),
-            name: index == 0 ? "healthgate demo bike" : "healthgate demo bike \(index + 1)", rssi: -55,
-            serviceUUIDs: [.cyclingSpeedAndCadenceService, .cyclingPowerService, .batteryService, .deviceInformationService])
+            address: (kind == .bike ? "02:00:00:00:02:" : "02:00:00:00:05:") + suffix,
+            name: index == 0 ? "healthgate demo \(label)" : "healthgate demo \(label) \(index + 1)", rssi: -55,
+            serviceUUIDs: (kind == .bike ? [.cyclingSpeedAndCadenceService, .cyclingPowerService] : [.fitnessMachineService])
+                + [.batteryService, .deviceInformationService])
     }
 
     static let csc = GATTCharacteristicID(FitnessCharacteristic.cscMeasurement.uuid, in: .cyclingSpeedAndCadenceService)
     static let power = GATTCharacteristicID(FitnessCharacteristic.cyclingPowerMeasurement.uuid, in: .cyclingPowerService)
+    static let rowerData = GATTCharacteristicID(FitnessCharacteristic.rowerData.uuid, in: .fitnessMachineService)
+
+    /// What notifies, in the order each period sends it.
+    var notifying: [GATTCharacteristicID] { kind == .bike ? [Self.csc, Self.power] : [Self.rowerData] }
 
     var services: [BluetoothUUID: [BluetoothUUID]] {
-        [
+        if kind == .rower {
+            return [
+                .deviceInformationService: [.manufacturerName, .modelNumber, .serialNumber, .firmwareRevision],
+                .batteryService: [.batteryLevel],
+                .fitnessMachineService: [FitnessCharacteristic.rowerData.uuid, FitnessCharacteristic.fitnessMachineFeature.uuid],
+            ]
+        }
+        return [
             .deviceInformationService: [.manufacturerName, .modelNumber, .serialNumber, .firmwareRevision],
             .batteryService: [.batteryLevel],
             .cyclingSpeedAndCadenceService: [FitnessCharacteristic.cscMeasurement.uuid, FitnessCharacteristic.cscFeature.uuid],
@@ -73,28 +95,31 @@ struct SimulatedBike: Sendable {
     var readable: [BluetoothUUID: [UInt8]] {
         [
             .manufacturerName: Array("healthgate".utf8),
-            .modelNumber: Array("Simulated bike".utf8),
-            .serialNumber: Array(String(format: "SIM-BIKE-%04d", index + 1).utf8),
+            .modelNumber: Array((kind == .bike ? "Simulated bike" : "Simulated rower").utf8),
+            .serialNumber: Array(String(format: kind == .bike ? "SIM-BIKE-%04d" : "SIM-ROWER-%04d", index + 1).utf8),
             .firmwareRevision: Array("1.0.0".utf8),
             .batteryLevel: [UInt8(76 - index % 60)],
             // CSC Feature: wheel and crank revolution data supported.
             FitnessCharacteristic.cscFeature.uuid: [0x03, 0x00],
             // Cycling Power Feature: no optional field.
             FitnessCharacteristic.cyclingPowerFeature.uuid: [0x00, 0x00, 0x00, 0x00],
+            // Fitness Machine Feature: cadence (stroke rate), total distance, pace and power
+            // measurement supported; no target settings.
+            FitnessCharacteristic.fitnessMachineFeature.uuid: [0x26, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00],
         ]
     }
 }
 
 /// A connection to a simulated bike.
-final class SimulatedBikeConnection: BLEConnection {
-    let bike: SimulatedBike
+final class SimulatedFitnessConnection: BLEConnection {
+    let bike: SimulatedFitnessDevice
     let clock: any GatewayClock
     let period: Duration
     private let rider: Mutex<SimulatedRider>
     private let link: SimulatedLink
     private let gatt: SimulatedGATTDatabase
 
-    init(bike: SimulatedBike, clock: any GatewayClock, period: Duration) {
+    init(bike: SimulatedFitnessDevice, clock: any GatewayClock, period: Duration) {
         self.bike = bike
         self.clock = clock
         self.period = period
@@ -119,14 +144,15 @@ final class SimulatedBikeConnection: BLEConnection {
         throw BLETransportError(.notSupported, device: address, "\(characteristic) is not writable")
     }
 
-    /// CSC Measurement and Cycling Power Measurement notify; asking for anything else throws
-    /// `.notSupported`. Each period brings one of each subscribed, made when the consumer asks
-    /// and the bike's due time has come, so nothing is ever dropped.
+    /// A bike's CSC Measurement and Cycling Power Measurement notify, a rower's Rower Data;
+    /// asking for anything else throws `.notSupported`. Each period brings one of each
+    /// subscribed, made when the consumer asks and the device's due time has come, so nothing
+    /// is ever dropped.
     func notifications(of characteristics: [GATTCharacteristicID]) async throws
         -> AsyncThrowingStream<BLENotification, any Error>
     {
         try link.check()
-        let notifying = [SimulatedBike.csc, SimulatedBike.power].filter(characteristics.contains)
+        let notifying = bike.notifying.filter(characteristics.contains)
         guard !characteristics.isEmpty, notifying.count == characteristics.count else {
             let other = characteristics.first { !notifying.contains($0) }
             throw BLETransportError(.notSupported, device: address, "\(other.map(String.init(describing:)) ?? "nothing") does not notify")
@@ -146,7 +172,11 @@ final class SimulatedBikeConnection: BLEConnection {
             guard link.isOpen else { return nil }
             let value = rider.withLock { rider in
                 rider.advance(to: Double(slot + 1) * interval)
-                return which == SimulatedBike.csc ? rider.cscPayload() : rider.powerPayload()
+                switch which {
+                case SimulatedFitnessDevice.csc: return rider.cscPayload()
+                case SimulatedFitnessDevice.power: return rider.powerPayload()
+                default: return rider.rowerPayload()
+                }
             }
             return BLENotification(characteristic: which.characteristic, value: value, receivedAt: clock.now())
         })
@@ -215,6 +245,19 @@ struct SimulatedRider: Sendable {
     func powerPayload() -> [UInt8] {
         let watts = Int16(power(at: time).rounded())
         return [0x00, 0x00] + Self.bytes(UInt32(UInt16(bitPattern: watts)), 2)
+    }
+
+    /// Rower Data: flags 0x002C (stroke rate and count, total distance, pace, power): 26 strokes
+    /// a minute (uint8, 0.5 /min), the stroke count, metres rowed (uint24), seconds per 500 m
+    /// (uint16) at about 4.2 m/s, and about 180 W (sint16).
+    func rowerPayload() -> [UInt8] {
+        let speed = 4.2 + 0.3 * sin(2 * .pi * (time + phase) / 90)
+        let strokes = UInt32(time * 26 / 60)
+        let meters = UInt32(time * 4.2)
+        let pace = UInt32((500 / speed).rounded())
+        let watts = Int16((180 + 20 * sin(2 * .pi * (time + phase) / 90)).rounded())
+        return [0x2C, 0x00, 52] + Self.bytes(strokes, 2) + Self.bytes(meters, 3) + Self.bytes(pace, 2)
+            + Self.bytes(UInt32(UInt16(bitPattern: watts)), 2)
     }
 
     private static func bytes(_ value: UInt32, _ count: Int) -> [UInt8] {

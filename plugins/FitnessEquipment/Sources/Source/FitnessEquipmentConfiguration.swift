@@ -75,7 +75,7 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
 
     /// The number of devices followed at once, after defaults.
     public var effectiveMaxDevices: Int {
-        maxDevices ?? (transport == .simulated ? simulation.bikes : 4)
+        maxDevices ?? (transport == .simulated ? simulation.bikes + simulation.rowers : 4)
     }
 
     /// The allowed `wheelCircumferenceMillimeters`: from a folding bike's 16-inch wheel to a
@@ -100,7 +100,8 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
             "wheelCircumferenceMillimeters", wheelCircumferenceMillimeters, in: Self.wheelRange, unit: "millimetres")
         try PluginConfigurationError.check("stopTimeoutSeconds", stopTimeoutSeconds, in: Self.stopTimeoutRange, unit: "seconds")
         try PluginConfigurationError.check("simulation.bikes", simulation.bikes, in: 0...16)
-        if transport == .simulated, simulation.bikes == 0 {
+        try PluginConfigurationError.check("simulation.rowers", simulation.rowers, in: 0...16)
+        if transport == .simulated, simulation.bikes + simulation.rowers == 0 {
             throw PluginConfigurationError(keyPath: "simulation", reason: "simulates no device")
         }
     }
@@ -110,22 +111,26 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
 public struct FitnessSimulationSettings: Decodable, Sendable, Hashable {
     /// Simulated bikes, each with a speed and cadence sensor and a power meter (default 1).
     public var bikes: Int
+    /// Simulated rowers, Fitness Machines sending Rower Data (default 0).
+    public var rowers: Int
     /// Notifications per second per characteristic (default 1, as real sensors send).
     public var notificationsPerSecond: Double
 
-    /// Settings with the given device count and rate.
-    public init(bikes: Int = 1, notificationsPerSecond: Double = 1) {
+    /// Settings with the given device counts and rate.
+    public init(bikes: Int = 1, rowers: Int = 0, notificationsPerSecond: Double = 1) {
         self.bikes = bikes
+        self.rowers = rowers
         self.notificationsPerSecond = notificationsPerSecond
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case bikes, notificationsPerSecond }
+    enum CodingKeys: String, CodingKey, CaseIterable { case bikes, rowers, notificationsPerSecond }
 
     /// Decodes `simulation`.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = FitnessSimulationSettings()
         bikes = try c.decodeIfPresent(Int.self, forKey: .bikes) ?? defaults.bikes
+        rowers = try c.decodeIfPresent(Int.self, forKey: .rowers) ?? defaults.rowers
         notificationsPerSecond =
             try c.decodeIfPresent(Double.self, forKey: .notificationsPerSecond) ?? defaults.notificationsPerSecond
     }

@@ -23,6 +23,13 @@ public struct DeviceTimestamp: Hashable, Sendable {
             && (0...23).contains(hours) && (0...59).contains(minutes) && (0...59).contains(seconds)
     }
 
+    /// The wall-clock time as seconds since 1970 read as if it were UTC (the device's clock
+    /// offset to UTC turns it into a real instant).
+    public var wallClockSeconds: Double {
+        let days = Self.daysFromCivil(year: year, month: month, day: day)
+        return Double(days * 86_400 + hours * 3600 + minutes * 60 + seconds)
+    }
+
     /// This time moved by `minutes` (a glucose record's Time Offset), with the calendar's carries.
     public func adding(minutes offset: Int) -> DeviceTimestamp {
         guard isComplete, offset != 0 else { return self }

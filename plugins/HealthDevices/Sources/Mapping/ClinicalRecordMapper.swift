@@ -159,9 +159,7 @@ public struct ClinicalRecordMapper: Sendable {
     /// The record's time: the device time stamp corrected by the clock offset, else reception.
     func date(_ timestamp: DeviceTimestamp?, _ context: Context) -> Date {
         guard let timestamp, timestamp.isComplete, let offset = context.deviceClockOffset else { return context.receivedAt }
-        let days = DeviceTimestamp.daysFromCivil(year: timestamp.year, month: timestamp.month, day: timestamp.day)
-        let seconds = Double(days * 86_400 + timestamp.hours * 3600 + timestamp.minutes * 60 + timestamp.seconds)
-        return Date(timeIntervalSince1970: seconds + offset)
+        return Date(timeIntervalSince1970: timestamp.wallClockSeconds + offset)
     }
 
     /// The device time stamp and clock offset as metadata, and the sync identifier from `key`.

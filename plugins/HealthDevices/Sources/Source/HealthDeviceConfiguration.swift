@@ -1,0 +1,122 @@
+public import BLECentral
+import Foundation
+public import SampleBus
+
+/// The `config` object of a `ble-health` source. Every key is optional; see the plugin's
+/// README.md and sample-config.json. Decoding is strict (``ConfigurationDecoder``); the defaults
+/// are declared once, in the memberwise initializers; ``validated(in:)`` checks every value.
+public struct HealthDeviceConfiguration: Decodable, Sendable, Hashable, PluginConfigurationContract {
+    /// The Bluetooth stack (default `bluez`).
+    public var transport: BLETransportChoice
+    /// The BlueZ adapter (`hci0`); nil means the adapter BlueZ lists first by name.
+    public var adapter: String?
+    /// Several BlueZ adapters to spread the devices over (instead of `adapter`).
+    public var adapters: [String]?
+    /// Each adapter's connection slots, retry budget and watchdog (shared by every source on it).
+    public var adapterLimits: AdapterScheduler.Limits
+    /// Which peripherals to follow.
+    public var devices: DeviceSelection
+    /// How many devices to follow at once; nil means 4 for BlueZ and every simulated device.
+    public var maxDevices: Int?
+    /// Reconnect and rediscovery backoff.
+    public var reconnect: ReconnectPolicy
+    /// Settings of the simulated transport.
+    public var simulation: HealthSimulationSettings
+
+    /// The configuration with every default.
+    public init(
+        transport: BLETransportChoice = .bluez, adapter: String? = nil, adapters: [String]? = nil,
+        adapterLimits: AdapterScheduler.Limits = AdapterScheduler.Limits(), devices: DeviceSelection = .any,
+        maxDevices: Int? = nil, reconnect: ReconnectPolicy = ReconnectPolicy(),
+        simulation: HealthSimulationSettings = HealthSimulationSettings()
+    ) {
+        self.transport = transport
+        self.adapter = adapter
+        self.adapters = adapters
+        self.adapterLimits = adapterLimits
+        self.devices = devices
+        self.maxDevices = maxDevices
+        self.reconnect = reconnect
+        self.simulation = simulation
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case transport, adapter, adapters, adapterLimits, devices, maxDevices, reconnect, simulation
+    }
+
+    /// Decodes the `config` object.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = HealthDeviceConfiguration()
+        transport = try c.decodeIfPresent(BLETransportChoice.self, forKey: .transport) ?? defaults.transport
+        adapter = try c.decodeIfPresent(String.self, forKey: .adapter)
+        adapters = try c.decodeIfPresent([String].self, forKey: .adapters)
+        adapterLimits = try c.decodeIfPresent(AdapterScheduler.Limits.self, forKey: .adapterLimits) ?? defaults.adapterLimits
+        devices = try c.decodeIfPresent(DeviceSelection.self, forKey: .devices) ?? defaults.devices
+        maxDevices = try c.decodeIfPresent(Int.self, forKey: .maxDevices)
+        reconnect = try c.decodeIfPresent(ReconnectPolicy.self, forKey: .reconnect) ?? defaults.reconnect
+        simulation = try c.decodeIfPresent(HealthSimulationSettings.self, forKey: .simulation) ?? defaults.simulation
+    }
+
+    /// The adapters the source uses (nil: the first BlueZ lists).
+    public var adapterNames: [String?] { BLESourceKeys.adapterNames(adapter: adapter, adapters: adapters) }
+
+    /// The number of devices followed at once, after defaults.
+    public var effectiveMaxDevices: Int {
+        maxDevices ?? (transport == .simulated ? simulation.scales + simulation.cuffs : 4)
+    }
+
+    /// The allowed `simulation.measurementIntervalSeconds`.
+    public static let measurementIntervalRange: ClosedRange<Double> = 1...3600
+
+    /// ``validate()``; the settings are the configuration itself.
+    public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> HealthDeviceConfiguration {
+        try validate()
+        return self
+    }
+
+    /// Checks every value that decodes but cannot work; no I/O.
+    /// - Throws: ``PluginConfigurationError`` naming the key.
+    public func validate() throws(PluginConfigurationError) {
+        try PluginConfigurationError.check(
+            "simulation.measurementIntervalSeconds", simulation.measurementIntervalSeconds, in: Self.measurementIntervalRange,
+            unit: "seconds")
+        try BLESourceKeys.validate(
+            maxDevices: maxDevices, adapter: adapter, adapters: adapters, limits: adapterLimits,
+            simulated: transport == .simulated, notificationsPerSecond: 1 / simulation.measurementIntervalSeconds)
+        try PluginConfigurationError.check("simulation.scales", simulation.scales, in: 0...16)
+        try PluginConfigurationError.check("simulation.cuffs", simulation.cuffs, in: 0...16)
+        if transport == .simulated, simulation.scales + simulation.cuffs == 0 {
+            throw PluginConfigurationError(keyPath: "simulation", reason: "simulates no device")
+        }
+    }
+}
+
+/// Settings of the simulated transport (`transport: "simulated"`).
+public struct HealthSimulationSettings: Decodable, Sendable, Hashable {
+    /// Simulated weight scales (default 1).
+    public var scales: Int
+    /// Simulated blood pressure cuffs (default 1).
+    public var cuffs: Int
+    /// Seconds between two measurements of one device (default 20).
+    public var measurementIntervalSeconds: Double
+
+    /// Settings with the given device counts and interval.
+    public init(scales: Int = 1, cuffs: Int = 1, measurementIntervalSeconds: Double = 20) {
+        self.scales = scales
+        self.cuffs = cuffs
+        self.measurementIntervalSeconds = measurementIntervalSeconds
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case scales, cuffs, measurementIntervalSeconds }
+
+    /// Decodes `simulation`.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = HealthSimulationSettings()
+        scales = try c.decodeIfPresent(Int.self, forKey: .scales) ?? defaults.scales
+        cuffs = try c.decodeIfPresent(Int.self, forKey: .cuffs) ?? defaults.cuffs
+        measurementIntervalSeconds =
+            try c.decodeIfPresent(Double.self, forKey: .measurementIntervalSeconds) ?? defaults.measurementIntervalSeconds
+    }
+}

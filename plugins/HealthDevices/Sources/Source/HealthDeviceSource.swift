@@ -1,0 +1,88 @@
+public import BLECentral
+import Foundation
+import HealthModel
+public import SampleBus
+
+/// The `ble-health` source: Bluetooth LE weight scales (0x181D), blood pressure monitors
+/// (0x1810), thermometers (0x1809), pulse oximeters (0x1822) and glucose meters (0x1808).
+///
+/// `run` discovers devices with the transport (``PeripheralFollower``) and follows up to
+/// `maxDevices` of them (``PeripheralSession``: connect, reconnect with backoff). Per connection,
+/// ``HealthSession`` reads Device Information, the battery and the device's clock, subscribes to
+/// the measurements the device has (the profiles indicate them; BlueZ confirms each indication),
+/// asks a glucose meter for its stored records, and maps every measurement through
+/// ``ClinicalRecordMapper``. Only cancellation ends it.
+public struct HealthDeviceSource: SampleSource, ConfigurablePlugin {
+    /// The `config` object; see ``HealthDeviceConfiguration``.
+    public typealias Configuration = HealthDeviceConfiguration
+
+    /// The plugin kind used in configuration files.
+    public static let kind = "ble-health"
+    /// One line for `healthgate plugins`.
+    public static let summary =
+        "Bluetooth LE scales, blood pressure monitors, thermometers, pulse oximeters, glucose meters (GATT 0x181D, 0x1810, 0x1809, 0x1822, 0x1808)."
+
+    /// The services a followed device advertises (one is enough).
+    public static let services: [BluetoothUUID] = [
+        .weightScaleService, .bloodPressureService, .healthThermometerService, .pulseOximeterService, .glucoseService,
+    ]
+
+    /// The validated configuration.
+    public let configuration: HealthDeviceConfiguration
+    let environment: PluginEnvironment
+    let radios: [PeripheralFollower.Radio]
+
+    /// Validates the configuration and makes the configured transport, one per adapter.
+    /// - Throws: ``PluginConfigurationError`` with the offending key.
+    public init(configuration: HealthDeviceConfiguration, environment: PluginEnvironment) throws {
+        try configuration.validate()
+        switch configuration.transport {
+        case .bluez:
+            radios = try PeripheralFollower.Radio.make(
+                adapters: configuration.adapterNames, limits: configuration.adapterLimits, environment: environment
+            ) { adapter in try makeBlueZTransport(adapter: adapter, environment: environment) }
+        case .simulated:
+            radios = [.unshared(
+                SimulatedHealthTransport(clock: environment.clock, settings: configuration.simulation), adapter: nil,
+                limits: configuration.adapterLimits, connections: configuration.effectiveMaxDevices, clock: environment.clock)]
+        }
+        self.configuration = configuration
+        self.environment = environment
+    }
+
+    /// Uses `transport` instead of the configured one (tests, other stacks), with a scheduler of
+    /// its own.
+    /// - Throws: ``PluginConfigurationError`` with the offending key.
+    public init(configuration: HealthDeviceConfiguration, environment: PluginEnvironment, transport: any BLECentralTransport) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        self.environment = environment
+        radios = [.unshared(transport, adapter: configuration.adapter, limits: configuration.adapterLimits, clock: environment.clock)]
+    }
+
+    /// Builds the source from validated settings; the catalog's entry point.
+    public init(settings: HealthDeviceConfiguration, environment: PluginEnvironment) throws {
+        try self.init(configuration: settings, environment: environment)
+    }
+
+    /// A configuration for `healthgate demo`: a simulated scale and cuff measuring every
+    /// `intervalSeconds`.
+    public static func demoConfiguration(intervalSeconds: Double = 20) -> JSONValue {
+        .object([
+            "transport": .string("simulated"),
+            "simulation": .object([
+                "scales": .number(1), "cuffs": .number(1), "measurementIntervalSeconds": .number(intervalSeconds),
+            ]),
+        ])
+    }
+
+    /// Discovers and follows devices until cancelled (then throws `CancellationError`).
+    public func run(context: SourceContext) async throws {
+        let follower = PeripheralFollower(
+            radios: radios, filter: DeviceFilter(services: Self.services, selection: configuration.devices),
+            maxDevices: configuration.effectiveMaxDevices, retry: configuration.reconnect)
+        try await follower.run(context: context) { [ids = environment.ids, height = environment.userHeightMeters] session in
+            try await HealthSession(session: session, ids: ids, profileHeight: height).run()
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import BLECentral
+import Foundation
+import GATTDecoding
+import HealthModel
+import SampleBus
+
+/// The health profiles of one followed device: per connection, reads Device Information, the
+/// battery and the device's clock (Current Time 0x2A2B, when it has one: the offset corrects the
+/// times of the records it stored), subscribes to every measurement it has, asks a glucose
+/// meter for the stored records it has not delivered yet (Record Access Control Point: records
+/// from the sequence number after the checkpoint, which is committed with the records in the
+/// store's transaction; every record when there is none; a record sent again keeps its sync
+/// identifier, so the store keeps one copy), and publishes what ``ClinicalRecordMapper`` makes of
+/// each. ``PeripheralSession`` connects and reconnects around it.
+struct HealthSession: Sendable {
+    let session: PeripheralSession
+    let ids: SampleIDGenerator
+    /// The user's height (m) from the gateway's profile: BMI for a scale that sends none.
+    let profileHeight: Double?
+
+    var context: SourceContext { session.context }
+
+    /// The namespace of glucose meters' checkpoints: the last sequence number delivered, per
+    /// meter (its local identifier).
+    static let checkpointNamespace = "ble-health-glucose"
+
+    /// What a glucose checkpoint holds.
+    struct GlucoseCheckpoint: Codable, Sendable {
+        var lastSequence: Int
+    }
+
+    /// The Record Access Control Point request: "report stored records" (op code 0x01), all
+    /// (operator 0x01), or those with a sequence number (filter type 0x01) at least `first`
+    /// (operator 0x03).
+    static func reportRecords(from first: Int?) -> [UInt8] {
+        guard let first, first <= 0xFFFF else { return [0x01, 0x01] }
+        return [0x01, 0x03, 0x01, UInt8(first & 0xFF), UInt8(first >> 8)]
+    }
+
+    func run() async throws {
+        var badPayloads = 0
+        try await session.run { connection in try await follow(connection, badPayloads: &badPayloads) }
+    }
+
+    private func follow(_ connection: any BLEConnection, badPayloads: inout Int) async throws -> Bool {
+        let logger = context.logger
+        var bad: [([UInt8], String)] = []
+        let information = try await session.readDeviceInformation(connection) { bytes, reason in bad.append((bytes, reason)) }
+        let device = information.device
+        for (bytes, reason) in bad { report(bytes, reason, device: device, count: &badPayloads) }
+        let offset = try await clockOffset(connection, device: device)
+
+        var wanted: [GATTCharacteristicID] = []
+        var names: [String] = []
+        for characteristic in HealthCharacteristic.allCases
+        where await connection.hasCharacteristic(characteristic.uuid, in: characteristic.service) {
+            wanted.append(GATTCharacteristicID(characteristic.uuid, in: characteristic.service))
+            names.append(characteristic.displayName)
+        }
+        guard !wanted.isEmpty else {
+            throw BLETransportError(
+                .notSupported, device: session.key,
+                "the device has none of Weight (0x2A9D), Blood Pressure (0x2A35), Temperature (0x2A1C), "
+                    + "PLX (0x2A5E, 0x2A5F) or Glucose Measurement (0x2A18)")
+        }
+        let racp = await connection.hasCharacteristic(.recordAccessControlPoint, in: .glucoseService)
+        if racp { wanted.append(GATTCharacteristicID(.recordAccessControlPoint, in: .glucoseService)) }
+        logger.info(
+            "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? session.key)"
+                + (information.battery.map { ", battery \($0)%" } ?? "")
+                + (offset.map { String(format: ", clock off by %+.0f s", -$0) } ?? ""),
+            device: device.displayName)
+        let notifications = try await connection.notifications(of: wanted)
+        logger.info("subscribed to \(names.joined(separator: ", "))", device: device.displayName)
+        let meter = device.localIdentifier ?? session.key
+        var lastSequence: Int?
+        if racp {
+            lastSequence = await glucoseCheckpoint(meter, device: device)
+            try await connection.write(
+                Self.reportRecords(from: lastSequence.map { $0 + 1 }), to: .recordAccessControlPoint, in: .glucoseService)
+            logger.info(
+                lastSequence.map { "asked for the stored glucose records after sequence number \($0)" }
+                    ?? "asked for every stored glucose record", device: device.displayName)
+        }
+
+        var metadata = Metadata()
+        metadata[.bleAddress] = .string(session.key)
+        if let battery = information.battery { metadata[.batteryLevel] = .integer(Int64(battery)) }
+        let mapper = ClinicalRecordMapper(ids: ids)
+        var received = false
+        do {
+            for try await notification in notifications {
+                received = true
+                if notification.characteristic == .recordAccessControlPoint {
+                    logger.info("record access: \(HexPayload.format(notification.value))", device: device.displayName)
+                    continue
+                }
+                guard let characteristic = HealthCharacteristic(uuid: notification.characteristic) else { continue }
+                let mapping = ClinicalRecordMapper.Context(
+                    device: device, receivedAt: notification.receivedAt, deviceClockOffset: offset, profileHeight: profileHeight)
+                do {
+                    let records = try records(of: characteristic, notification.value, mapper: mapper, context: mapping)
+                        .map { $0.stamped(metadata) }
+                    if characteristic == .glucoseMeasurement, let sequence = try? GlucoseMeasurementDecoder.decode(notification.value).sequenceNumber {
+                        // The checkpoint commits with the record: a crash loses neither or both.
+                        lastSequence = max(lastSequence ?? sequence, sequence)
+                        let payload = try JSONEncoder().encode(GlucoseCheckpoint(lastSequence: lastSequence ?? sequence))
+                        await context.publisher.publish(
+                            records, checkpoint: SourceCheckpoint(namespace: Self.checkpointNamespace, key: meter, payload: payload))
+                    } else if !records.isEmpty {
+                        await context.publisher.publish(records)
+                    }
+                } catch {
+                    report(notification.value, "\(error)", device: device, count: &badPayloads)
+                }
+            }
+            logger.debug("notifications ended", device: device.displayName)
+        } catch {
+            logger.debug("notifications ended: \(error)", device: device.displayName)
+        }
+        try Task.checkCancellation()
+        return received
+    }
+
+    /// The last sequence number delivered from `meter`, from its committed checkpoint; nil (every
+    /// record is asked for) when there is none or it cannot be read, which is logged.
+    private func glucoseCheckpoint(_ meter: String, device: Device) async -> Int? {
+        do {
+            guard let checkpoint = try await context.checkpoints.checkpoint(namespace: Self.checkpointNamespace, key: meter) else {
+                return nil
+            }
+            return try JSONDecoder().decode(GlucoseCheckpoint.self, from: checkpoint.payload).lastSequence
+        } catch {
+            context.logger.warning("cannot read the glucose checkpoint: \(error); asking for every record", device: device.displayName)
+            context.status.reportError("\(device.displayName): glucose checkpoint: \(error)", at: context.clock.now())
+            return nil
+        }
+    }
+
+    /// Decodes and maps one measurement; the intermediate cuff pressure is logged, not stored.
+    private func records(
+        of characteristic: HealthCharacteristic, _ bytes: [UInt8], mapper: ClinicalRecordMapper,
+        context mapping: ClinicalRecordMapper.Context
+    ) throws -> [HealthRecord] {
+        switch characteristic {
+        case .weightMeasurement:
+            return try mapper.records(WeightMeasurementDecoder.decode(bytes), mapping)
+        case .bloodPressureMeasurement:
+            return try mapper.records(BloodPressureMeasurementDecoder.decode(bytes), mapping)
+        case .intermediateCuffPressure:
+            let cuff = try BloodPressureMeasurementDecoder.decode(bytes, as: .intermediateCuffPressure)
+            context.logger.debug("cuff pressure \(cuff.systolic)", device: mapping.device.displayName)
+            return []
+        case .temperatureMeasurement:
+            return try mapper.records(TemperatureMeasurementDecoder.decode(bytes), mapping)
+        case .plxSpotCheckMeasurement:
+            return try mapper.records(PLXMeasurementDecoder.decodeSpotCheck(bytes), mapping)
+        case .plxContinuousMeasurement:
+            return try mapper.records(PLXMeasurementDecoder.decodeContinuous(bytes), mapping)
+        case .glucoseMeasurement:
+            return try mapper.records(GlucoseMeasurementDecoder.decode(bytes), mapping)
+        case .glucoseMeasurementContext:
+            _ = try GlucoseMeasurementContextDecoder.decode(bytes)
+            return []
+        }
+    }
+
+    /// The device clock's offset (seconds to add to its wall-clock time to get UTC), from its
+    /// Current Time characteristic; nil when it has none or its time is not set.
+    private func clockOffset(_ connection: any BLEConnection, device: Device) async throws -> TimeInterval? {
+        guard let bytes = try await session.optionalRead(.currentTime, in: .currentTimeService, from: connection),
+            bytes.count >= 7
+        else { return nil }
+        let year = Int(bytes[0]) | Int(bytes[1]) << 8
+        let clock = DeviceTimestamp(
+            year: year, month: Int(bytes[2]), day: Int(bytes[3]), hours: Int(bytes[4]), minutes: Int(bytes[5]),
+            seconds: Int(bytes[6]))
+        guard clock.isComplete else { return nil }
+        return (context.clock.now().timeIntervalSince1970 - clock.wallClockSeconds).rounded()
+    }
+
+    private func report(_ bytes: [UInt8], _ reason: String, device: Device, count: inout Int) {
+        count += 1
+        session.setDetail("badPayloads", String(count))
+        context.logger.warning("bad payload \(HexPayload.format(bytes)): \(reason)", device: device.displayName)
+        context.status.reportError("\(device.displayName): \(reason)", at: context.clock.now())
+    }
+}

@@ -1,0 +1,203 @@
+import BLECentral
+import Foundation
+import GatewayTesting
+import HealthDevices
+import HealthModel
+import SampleBus
+import XCTest
+
+/// The `ble-health` source against the scripted fake transport and against the demo's simulated
+/// scale and cuff, into a CollectingSink, on a ManualClock.
+final class HealthDeviceSourceTests: XCTestCase {
+    static let weight = HealthCharacteristic.weightMeasurement
+    static let pressure = HealthCharacteristic.bloodPressureMeasurement
+    static let glucose = HealthCharacteristic.glucoseMeasurement
+
+    func harness(
+        _ transport: FakeBLETransport, _ configuration: HealthDeviceConfiguration = .init(), height: Double? = nil
+    ) throws -> SourceHarness {
+        try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: transport.clock) { environment in
+            var environment = environment
+            environment.userHeightMeters = height
+            return try HealthDeviceSource(configuration: configuration, environment: environment, transport: transport)
+        }
+    }
+
+    static func dateTime(_ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi: Int, _ s: Int) -> [UInt8] {
+        [UInt8(y & 0xFF), UInt8(y >> 8), UInt8(mo), UInt8(d), UInt8(h), UInt8(mi), UInt8(s)]
+    }
+
+    /// A scale whose clock runs 2 minutes fast and that sends no height: the weight is stored at
+    /// the corrected time with the device's own time stamp and the offset as metadata, and the
+    /// body mass index comes from the profile's height.
+    func testScaleWithAFastClockAndBMIFromTheProfileHeight() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))  // 2027-01-15T08:00:00Z
+        let profile = FakeProfile(
+            address: "C0:FF:EE:00:03:01", name: "Body Scale", services: [.weightScaleService],
+            characteristics: [
+                .weightScaleService: [Self.weight.uuid], .currentTimeService: [.currentTime],
+                .deviceInformationService: [.manufacturerName, .serialNumber],
+            ],
+            values: [
+                .currentTime: Self.dateTime(2027, 1, 15, 8, 2, 0) + [5, 0, 0],
+                .manufacturerName: Array("Acme".utf8), .serialNumber: Array("SC-1234".utf8),
+            ])
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let h = try harness(transport, height: 1.80)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(Self.weight.uuid) == true }
+            h.clock.advance(by: .seconds(30))
+            // 81.0 kg (16200 × 0.005), measured at 08:01:00 on the device's clock (07:59:00 UTC).
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            link.send([0x06, 0x48, 0x3F] + Self.dateTime(2027, 1, 15, 8, 1, 0) + [0x02], on: Self.weight.uuid)
+            try await h.waitFor("weight and BMI") { h.quantities.count == 2 }
+        }
+        let mass = try XCTUnwrap(h.quantities(.bodyMass).first)
+        XCTAssertEqual(mass.canonicalValue, 81, accuracy: 1e-9)
+        XCTAssertEqual(mass.startDate, Date(timeIntervalSince1970: 1_800_000_000 - 60))
+        XCTAssertEqual(mass.metadata[ClinicalRecordMapper.deviceTimestampKey], .string("2027-01-15T08:01:00-00:00"))
+        XCTAssertEqual(mass.metadata[ClinicalRecordMapper.clockOffsetKey], .double(-120))
+        XCTAssertEqual(mass.metadata[ClinicalRecordMapper.userIndexKey], .integer(2))
+        XCTAssertEqual(mass.metadata[.bleAddress], .string("C0:FF:EE:00:03:01"))
+        XCTAssertEqual(mass.device?.localIdentifier, "Acme/SC-1234")
+        let bmi = try XCTUnwrap(h.quantities(.bodyMassIndex).first)
+        XCTAssertEqual(bmi.canonicalValue, 81 / (1.8 * 1.8), accuracy: 1e-9)
+        XCTAssertEqual(bmi.metadata[ClinicalRecordMapper.bmiComputedKey], .bool(true))
+        XCTAssertTrue(h.logs.entries.contains { $0.message.contains("clock off by +120 s") }, "\(h.logs.entries.map(\.message))")
+    }
+
+    /// A cuff: one bloodPressure correlation with its two members and the pulse as heart rate;
+    /// a truncated payload is reported with its bytes and the next one still maps.
+    func testCuffGivesACorrelationAndPulseAndABadPayloadIsReported() async throws {
+        let profile = FakeProfile(
+            address: "C0:FF:EE:00:04:01", name: "BP Cuff", services: [.bloodPressureService],
+            characteristics: [.bloodPressureService: [Self.pressure.uuid]])
+        let transport = FakeBLETransport(profiles: [profile])
+        let h = try harness(transport)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(Self.pressure.uuid) == true }
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            link.send([0x04, 0x78], on: Self.pressure.uuid)
+            // flags 0x04 (pulse): 128/82 mmHg, MAP 97, pulse 71, SFLOAT exponent 0.
+            link.send([0x04, 0x80, 0x00, 0x52, 0x00, 0x61, 0x00, 0x47, 0x00], on: Self.pressure.uuid)
+            try await h.waitFor("the correlation and the pulse") { h.sink.records.count == 2 }
+        }
+        let correlations = h.sink.records.compactMap { record -> CorrelationSample? in
+            if case .correlation(let correlation) = record { correlation } else { nil }
+        }
+        XCTAssertEqual(correlations.count, 1)
+        XCTAssertEqual(correlations.first?.objects.map(\.type), [.bloodPressureSystolic, .bloodPressureDiastolic])
+        XCTAssertEqual(correlations.first?.objects.map(\.canonicalValue), [128, 82])
+        XCTAssertEqual(correlations.first?.metadata[.bleAddress], .string("C0:FF:EE:00:04:01"))
+        XCTAssertEqual(h.quantities(.heartRate).map(\.canonicalValue), [71])
+        XCTAssertEqual(h.current.details["C0:FF:EE:00:04:01.badPayloads"], "1")
+        XCTAssertTrue(h.logs.entries.contains { $0.message.contains("bad payload 0478") }, "\(h.logs.entries.map(\.message))")
+    }
+
+    /// A glucose meter: the source asks for every stored record through the Record Access
+    /// Control Point, each record arrives as a blood glucose sample with a sync identifier built
+    /// from its sequence number, and the last sequence number is a checkpoint committed with the
+    /// records: the next connection asks only for the records after it.
+    func testGlucoseMeterIsAskedForItsRecordsWhichKeepTheirSequenceNumbers() async throws {
+        let racp = BluetoothUUID.recordAccessControlPoint
+        let profile = FakeProfile(
+            address: "C0:FF:EE:00:05:01", name: "Meter", services: [.glucoseService],
+            characteristics: [.glucoseService: [Self.glucose.uuid, racp]])
+        let transport = FakeBLETransport(profiles: [profile])
+        let h = try harness(transport)
+        // flags 0x02 (concentration in kg/L, type and location), sequence, base time, SFLOAT, type/location.
+        @Sendable func record(_ sequence: Int, _ milligrams: Int) -> [UInt8] {
+            [0x02, UInt8(sequence & 0xFF), UInt8(sequence >> 8)] + Self.dateTime(2027, 1, 14, 7, sequence, 0)
+                + [UInt8(milligrams & 0xFF), 0xB0 | UInt8(milligrams >> 8), 0x11]
+        }
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("the request for every record") {
+                transport.latest(profile.address)?.writes.contains { $0.0 == racp && $0.1 == [0x01, 0x01] } == true
+            }
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            XCTAssertTrue(link.isSubscribed(racp), "indications of the control point are on before the request")
+            link.send(record(7, 95), on: Self.glucose.uuid)
+            link.send(record(8, 142), on: Self.glucose.uuid)
+            // Response: op code 0x06, operand: request 0x01, success 0x01.
+            link.send([0x06, 0x00, 0x01, 0x01], on: racp)
+            try await h.waitFor("two records") { h.quantities(.bloodGlucose).count == 2 }
+            try await h.waitFor("the response logged") { h.logs.entries.contains { $0.message.contains("record access: 06000101") } }
+
+            // The next connection asks only for records after the last one delivered (9 and on),
+            // from the checkpoint committed with record 8.
+            link.dropLink()
+            try await h.waitFor("the backoff") { h.clock.sleeperCount == 1 }
+            h.clock.advance(by: .seconds(1))
+            try await h.waitFor("the second request") {
+                transport.connections(profile.address).count == 2
+                    && transport.latest(profile.address)?.writes.contains { $0.0 == racp && $0.1 == [0x01, 0x03, 0x01, 0x09, 0x00] } == true
+            }
+            let second = try XCTUnwrap(transport.latest(profile.address))
+            second.send(record(9, 120), on: Self.glucose.uuid)
+            try await h.waitFor("the third record") { h.quantities(.bloodGlucose).count == 3 }
+        }
+        let samples = h.quantities(.bloodGlucose)
+        XCTAssertEqual(samples.map { ($0.quantity.value * 1e6).rounded() / 1e6 }, [95, 142, 120])
+        XCTAssertEqual(samples.map { $0.metadata[ClinicalRecordMapper.sequenceNumberKey] }, [.integer(7), .integer(8), .integer(9)])
+        XCTAssertEqual(Set(samples.compactMap(\.metadata.syncIdentifier)).count, 3)
+        XCTAssertTrue(samples.allSatisfy { $0.metadata.syncIdentifier?.hasPrefix("C0:FF:EE:00:05:01/") == true })
+    }
+
+    /// The demo's simulated scale and cuff through the real source and decoders: their clocks
+    /// run 90 s fast and the samples land at the true time.
+    func testSimulatedScaleAndCuffProduceRealRecords() async throws {
+        let settings = HealthSimulationSettings(scales: 1, cuffs: 1, measurementIntervalSeconds: 5)
+        let configuration = HealthDeviceConfiguration(transport: .simulated, simulation: settings)
+        let clock = ManualClock()
+        let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
+            var environment = environment
+            environment.userHeightMeters = 1.7
+            return try HealthDeviceSource(
+                configuration: configuration, environment: environment,
+                transport: SimulatedHealthTransport(clock: clock, settings: settings))
+        }
+        try await h.run { h in
+            for step in 1...3 {
+                try await h.waitFor("three sleepers before step \(step)") { h.clock.sleeperCount == 3 }
+                h.clock.advance(by: .seconds(5))
+            }
+            try await h.waitFor("three weights") { h.quantities(.bodyMass).count == 3 }
+            try await h.waitFor("three pressures") {
+                h.sink.records.filter { if case .correlation = $0 { true } else { false } }.count == 3
+            }
+        }
+        let weights = h.quantities(.bodyMass)
+        XCTAssertTrue(weights.allSatisfy { (72.0...72.8).contains($0.canonicalValue) }, "\(weights.map(\.canonicalValue))")
+        XCTAssertEqual(h.quantities(.bodyMassIndex).count, 3)
+        // Stamped by the fast device clock, stored at the true time: when each reading arrived.
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let expected = [5.0, 10, 15].map { start.addingTimeInterval($0) }
+        XCTAssertEqual(weights.map(\.startDate), expected)
+        XCTAssertEqual(h.quantities(.heartRate).map(\.startDate), expected, "the cuff's pulse")
+        XCTAssertEqual(h.quantities(.bodyMass).first?.device?.localIdentifier, "healthgate/SIM-SCALE-0001")
+        XCTAssertEqual(h.quantities(.bodyMass).first?.metadata[ClinicalRecordMapper.clockOffsetKey], .double(-SimulatedHealthTransport.clockError))
+    }
+
+    func testConfigurationIsRangeCheckedAndSampleConfigBuilds() throws {
+        XCTAssertThrowsError(try HealthDeviceConfiguration(simulation: .init(measurementIntervalSeconds: 0)).validate()) { error in
+            XCTAssertTrue("\(error)".contains("simulation.measurementIntervalSeconds"), "\(error)")
+        }
+        XCTAssertThrowsError(try HealthDeviceConfiguration(transport: .simulated, simulation: .init(scales: 0, cuffs: 0)).validate())
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("sample-config.json")
+        let gateway = try GatewayConfiguration.parse(Data(contentsOf: url), origin: url.path)
+        let environment = TestEnvironment.make(name: "health", directory: FileManager.default.temporaryDirectory)
+        XCTAssertEqual(gateway.sources.count, 2)
+        for source in gateway.sources {
+            XCTAssertEqual(source.kind, HealthDeviceSource.kind)
+            let configuration = try source.config.decodeStrictly(HealthDeviceConfiguration.self)
+            _ = try HealthDeviceSource(configuration: configuration, environment: environment, transport: FakeBLETransport(profiles: []))
+        }
+    }
+}
