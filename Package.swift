@@ -124,9 +124,11 @@ let package = Package(
             name: "healthgate-benchmarks",
             dependencies: [
                 "HealthModel", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer",
-                "HTTPRepository", "RemoteOutbox", "Workouts", "WebBoard",
+                "HTTPRepository", "RemoteOutbox", "Workouts", "WebBoard", "MQTTBroker", "CMosquitto",
             ],
-            path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings),
+            path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings,
+            // The MQTT benchmark's baseline calls libmosquitto directly (the sink dlopens it).
+            linkerSettings: [.linkedLibrary("mosquitto")]),
         .executableTarget(
             name: "rss-baseline", path: "Benchmarks/Sources/RSSBaseline", swiftSettings: swiftSettings),
 

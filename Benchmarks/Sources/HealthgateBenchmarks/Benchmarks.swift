@@ -8,7 +8,7 @@ import Foundation
 struct HealthgateBenchmarks {
     static func main() async throws {
         let usage = """
-            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|board|query]... [options]
+            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|mqtt|board|query]... [options]
               (all is every benchmark but query, which builds a 10.5 M-sample store the first time)
               --latency-seconds N   how long the end-to-end latency load runs (default 70)
               --soak-seconds N      how long the accelerated memory soak runs (default 90)
@@ -38,7 +38,7 @@ struct HealthgateBenchmarks {
             try await IngestBenchmark.profile(rows: Int(options["rows"] ?? "") ?? 50_000)
             return
         }
-        let known = ["ingest", "decode", "latency", "memory", "http", "board"]
+        let known = ["ingest", "decode", "latency", "memory", "http", "mqtt", "board"]
         if selected.isEmpty || selected.contains("all") {
             selected = known + selected.filter { $0 == "query" }
         }
@@ -63,6 +63,7 @@ struct HealthgateBenchmarks {
                 case "decode": DecodeBenchmark.run(report: &report)
                 case "ingest": try await IngestBenchmark.run(report: &report)
                 case "http": try await HTTPBenchmark.run(report: &report)
+                case "mqtt": try await MQTTBenchmark.run(report: &report)
                 case "latency":
                     try await LatencyBenchmark.run(
                         seconds: Double(options["latency-seconds"] ?? "") ?? 70, report: &report)

@@ -63,6 +63,9 @@ final class MQTTClient: Sendable {
         }
         do {
             try check(entryPoints.intOption(pointer, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5), "MQTT 5")
+            // Without it, the last PUBLISH of a batch waits for the broker's delayed ACK (Nagle):
+            // up to 40 ms per batch, while the sink waits for that batch's PUBACKs.
+            try check(entryPoints.intOption(pointer, MOSQ_OPT_TCP_NODELAY, 1), "TCP_NODELAY")
             let offline = Array("offline".utf8)
             try check(entryPoints.willSet(pointer, settings.statusTopic, Int32(offline.count), offline, 1, true, nil), "Last Will")
             if let username = settings.username {
@@ -130,11 +133,12 @@ final class MQTTClient: Sendable {
     func announceOffline(clock: any GatewayClock, timeout: Duration) async {
         guard events.state.value.connected else { return }
         let offline = MQTTMessage(topic: settings.statusTopic, uuids: [], payload: Array("offline".utf8))
-        guard let mid = try? publish(offline, retain: true) else { return }
         let events = events
+        guard let mid = try? events.tracking({ try publish(offline, retain: true) }) else { return }
         _ = try? await race(sleep: { try await clock.sleep(for: timeout) }) {
             try await events.state.wait { $0.acknowledged[mid] != nil || !$0.connected }
         }
+        events.forget([mid])
     }
 
     /// Disconnects, stops the loop thread (joins it) and frees the handle. Call once, last.

@@ -15,8 +15,13 @@ final class MQTTConnectionEvents: Sendable {
         var connected = false
         /// Counts successful connects: a change means the connection was lost in between.
         var connections = 0
-        /// Reason codes of PUBACKs received for the mids still of interest (0: accepted; 16: no
-        /// subscribers, also accepted; 128 and above: refused).
+        /// The mids published through ``MQTTConnectionEvents/tracking(_:)`` whose PUBACK has not
+        /// arrived. A PUBACK for any other mid (the `online` status, a batch given up after a
+        /// timeout) is ignored: libmosquitto's mids wrap after 65 535 messages, and a stale entry
+        /// would pass a later message with the same mid as acknowledged before its PUBACK.
+        var awaited: Set<Int32> = []
+        /// Reason codes of PUBACKs received for awaited mids (0: accepted; 16: no subscribers,
+        /// also accepted; 128 and above: refused).
         var acknowledged: [Int32: Int32] = [:]
         /// The broker's or the network's last refusal, for status (naming the broker, never the
         /// password); nil once connected.
@@ -116,11 +121,30 @@ final class MQTTConnectionEvents: Sendable {
     }
 
     func published(mid: Int32, reason: Int32) {
-        state.update { $0.acknowledged[mid] = reason }
+        state.update {
+            guard $0.awaited.remove(mid) != nil else { return }
+            $0.acknowledged[mid] = reason
+        }
     }
 
-    /// Forgets the PUBACKs of `mids` (once the sink has acted on them).
+    /// Runs `publish`, which publishes one message and returns its mid, and awaits that mid's
+    /// PUBACK. The state is held meanwhile, so the loop thread cannot report the PUBACK before
+    /// the mid is awaited (libmosquitto's publish calls no callback once its loop thread runs).
+    func tracking(_ publish: () throws -> Int32) rethrows -> Int32 {
+        try state.update { state in
+            let mid = try publish()
+            state.awaited.insert(mid)
+            return mid
+        }
+    }
+
+    /// Forgets the PUBACKs of `mids`, received or not (once the sink has acted on them).
     func forget(_ mids: [Int32]) {
-        state.update { for mid in mids { $0.acknowledged[mid] = nil } }
+        state.update {
+            for mid in mids {
+                $0.acknowledged[mid] = nil
+                $0.awaited.remove(mid)
+            }
+        }
     }
 }

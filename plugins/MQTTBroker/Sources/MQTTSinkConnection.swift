@@ -40,6 +40,14 @@ final class MQTTSinkConnection: Sendable {
         }
     }
 
+    /// The client's connection events; nil before a client exists.
+    var events: MQTTConnectionEvents? { client.withLock { $0?.events } }
+
+    /// Forgets the PUBACKs of `mids` (a batch given up).
+    func forget(_ mids: [Int32]) {
+        events?.forget(mids)
+    }
+
     /// Publishes `offline` (retained) when connected, then disconnects and frees the client.
     func close(clock: any GatewayClock) async {
         guard let client = client.withLock({ client in defer { client = nil }; return client }) else { return }

@@ -1,0 +1,181 @@
+import CMosquitto
+import Foundation
+import HealthModel
+import MQTTBroker
+import RemoteOutbox
+import SampleBus
+
+/// The MQTT sink: records published on the real ``SampleBus`` → the sink's queue →
+/// ``MQTTBrokerSink`` (HealthJSON encoding, the messages framed into the SQLite outbox, QoS 1
+/// publishing with a `uuid` user property, PUBACKs, the outbox delete) → a `mosquitto` on
+/// 127.0.0.1, against a plain libmosquitto loop publishing the same messages, pre-encoded, to the
+/// same broker and waiting for every PUBACK.
+///
+/// Timed region, measured: publishing pre-built chunks of 100 records (concurrently with the
+/// sink) until the sink returns, which it does once the bus is finished and the outbox is empty
+/// (every message acknowledged), including its connect and its `offline` status at the end.
+/// Making the sink (opening and migrating its outbox file) is outside. Baseline: the publish
+/// loop and the wait for the last PUBACK only; connecting and encoding are outside.
+enum MQTTBenchmark {
+    static let count = 100_000
+
+    static func run(report: inout Report) async throws {
+        report.section("MQTT sink (QoS 1, one message per record, batches of 100)")
+        report.line("Measured: `SamplePublisher.publish` (chunks of 100 pre-built heart-rate samples, one device, no metadata) "
+            + "→ SampleBus → sink queue (capacity 10 000, block) → `MQTTBrokerSink` (defaults: messages `record`, batchSize 100, "
+            + "outbox policy block): HealthJSON encoding, the batch's messages framed and committed to the outbox, "
+            + "`mosquitto_publish_v5` at QoS 1 with the `uuid` user property, every PUBACK, outbox delete → `mosquitto` "
+            + "(Debian's, no persistence, no subscriber) on 127.0.0.1. Baseline: the same broker and library (libmosquitto, "
+            + "its own network thread), one client publishing the same \(Harness.format(Double(count))) messages "
+            + "(same topics, payloads and user property, pre-encoded) in one loop and waiting for the last PUBACK. "
+            + "Runs alternate baseline/measured; best of 3 each by wall time; CPU is this process's (the broker's is not counted).")
+        report.line("")
+        let environment = try BenchmarkEnvironment(name: "mqtt")
+        defer { environment.removeAll() }
+        let broker = try BenchmarkMosquitto(directory: environment.directory)
+        defer { broker.stop() }
+        try broker.waitUntilListening()
+
+        let records = try BenchmarkSamples.heartRate(count: count, ids: SampleIDGenerator())
+        let chunks = BenchmarkSamples.chunks(records)
+        // The baseline's messages, as the sink makes them (outside the timed region).
+        let encoder = HealthJSON.makeEncoder()
+        let gateway = "bench"
+        var messages: [PlainMosquittoPublisher.Message] = []
+        for case .quantity(let sample) in records {
+            let device = sample.device?.localIdentifier ?? "unknown"
+            messages.append(PlainMosquittoPublisher.Message(
+                topic: "healthgate/\(gateway)/\(device)/\(sample.type.identifier)", uuid: sample.id.uuidString,
+                payload: Array(try encoder.encode(sample))))
+        }
+        let payloadBytes = messages.reduce(0) { $0 + $1.payload.count }
+
+        let baseline = try PlainMosquittoPublisher(port: broker.port)
+        defer { baseline.close() }
+        try baseline.publishAll(Array(messages.prefix(1000)))  // warm-up
+        var bestBaseline = Double.infinity
+        var bestMeasured = Double.infinity
+        var bestBaselineCPU = Double.infinity
+        var bestMeasuredCPU = Double.infinity
+        for repetition in 0..<3 {
+            let cpu0 = Harness.cpuSeconds()
+            let t0 = ContinuousClock.now
+            try baseline.publishAll(messages)
+            bestBaseline = min(bestBaseline, (ContinuousClock.now - t0).benchmarkSeconds)
+            bestBaselineCPU = min(bestBaselineCPU, Harness.cpuSeconds() - cpu0)
+
+            var plugin = environment.plugin("mqtt-\(repetition)")
+            plugin.gatewayName = gateway
+            let sink = try MQTTBrokerSink(
+                settings: MQTTBrokerConfiguration(host: "127.0.0.1", port: broker.port), environment: plugin)
+            let cpu1 = Harness.cpuSeconds()
+            let t1 = ContinuousClock.now
+            let status = try await measured(sink: sink, chunks: chunks, environment: environment)
+            bestMeasured = min(bestMeasured, (ContinuousClock.now - t1).benchmarkSeconds)
+            bestMeasuredCPU = min(bestMeasuredCPU, Harness.cpuSeconds() - cpu1)
+            let remaining = sink.outbox.statistics.count
+            guard remaining == 0, status?.records == count else {
+                throw MQTTBenchmarkFailure(
+                    description: "sink: \(remaining) records left in the outbox, \(status?.records ?? 0) acknowledged "
+                        + "(expected \(count)); last error: \(status?.lastError ?? "none")")
+            }
+        }
+        let baseRate = Double(count) / bestBaseline
+        let rate = Double(count) / bestMeasured
+        let ratio = rate / baseRate
+        report.table(
+            ["samples", "measured: sink (wall)", "baseline: publish loop (wall)", "ratio", "CPU per sample measured / baseline"],
+            [[
+                Harness.format(Double(count)), Harness.format(rate) + " samples/s", Harness.format(baseRate) + " samples/s",
+                String(format: "**%.2f×**", ratio),
+                String(format: "%.1f µs / %.1f µs", bestMeasuredCPU / Double(count) * 1e6, bestBaselineCPU / Double(count) * 1e6),
+            ]])
+        report.line("Payloads: \(Harness.format(Double(payloadBytes / count))) bytes of HealthJSON per message.")
+        let problems = environment.logSink.summary
+        if problems.warnings + problems.errors > 0 {
+            report.line("Warnings/errors logged by the sink: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
+        }
+        report.line(String(format: "Budget: the MQTT sink ≥ 0.5× the plain libmosquitto QoS 1 loop: %.2f×, ", ratio)
+            + Harness.verdict(ratio >= 0.5) + ".")
+    }
+
+    /// The real path: publish on a bus while the sink delivers; returns the sink's status once
+    /// every record was acknowledged by the broker.
+    static func measured(
+        sink: MQTTBrokerSink, chunks: [[HealthRecord]], environment: BenchmarkEnvironment
+    ) async throws -> PluginStatus? {
+        let board = StatusBoard()
+        let status = board.register(name: "mqtt", kind: MQTTBrokerSink.kind, role: .sink)
+        let bus = SampleBus(sinks: [("mqtt", QueueConfiguration(capacity: 10_000, policy: .block), { sink.accepts($0) }, status)])
+        let inbox = bus.subscriptions[0].inbox
+        let publisher = SamplePublisher(bus: bus, status: board.register(name: "source", kind: "bench", role: .source))
+        let context = SinkContext(logger: environment.logger, clock: environment.clock, status: status)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await sink.run(inbox: inbox, context: context) }
+            group.addTask {
+                for chunk in chunks { await publisher.publish(chunk) }
+                bus.finish()
+            }
+            try await group.waitForAll()
+        }
+        return status.current
+    }
+}
+
+struct MQTTBenchmarkFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Debian's `mosquitto` on 127.0.0.1 on a free port, anonymous, without persistence.
+final class BenchmarkMosquitto {
+    let port: Int
+    private let process: Process
+
+    init(directory: URL) throws {
+        // A free port: bound with port 0, read back and released.
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        close(descriptor)
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let configuration = directory.appendingPathComponent("mosquitto.conf")
+        // `user root`: started as root, mosquitto would otherwise switch to the user `mosquitto`.
+        try "listener \(port) 127.0.0.1\nallow_anonymous true\nuser root\n"
+            .write(to: configuration, atomically: true, encoding: .utf8)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
+        process.arguments = ["-c", configuration.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Polls until the broker accepts connections (at most 10 s).
+    func waitUntilListening() throws {
+        for _ in 0..<1000 {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            close(descriptor)
+            if connected == 0 { return }
+            usleep(10_000)
+        }
+        throw MQTTBenchmarkFailure(description: "mosquitto did not listen on \(port) (is the mosquitto package installed?)")
+    }
+
+    /// SIGKILL; Foundation's Process reaps the child.
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+    }
+}
