@@ -123,6 +123,10 @@ public final class Outbox: Sendable {
             }
             try connection.execute("DROP TABLE pending")
         },
+        // Version 4: the totals (`measure`, after every append and removal) come from a covering
+        // index. Read from the table, each batch's row costs a page read, its first page being
+        // mostly blob: with 900 batches pending that was megabytes per commit.
+        .sql("CREATE INDEX batches_totals ON batches(sealed, enqueued_at, count, bytes);"),
     ]
 
     /// Opens (creating if needed) the outbox at `path`, upgrading an older file's single records
@@ -145,11 +149,14 @@ public final class Outbox: Sendable {
         self.cached = Mutex(statistics)
     }
 
+    /// The pending batches' totals; answered from the covering index `batches_totals`.
+    static let totalsQuery =
+        "SELECT count(*), coalesce(sum(count), 0), coalesce(sum(bytes), 0), min(enqueued_at), "
+        + "coalesce(sum(CASE WHEN sealed = 0 THEN count ELSE 0 END), 0), "
+        + "min(CASE WHEN sealed = 0 THEN enqueued_at END) FROM batches"
+
     private static func measure(_ connection: SQLiteConnection) throws(SQLiteError) -> OutboxStatistics {
-        let pending = try connection.query(
-            "SELECT count(*), coalesce(sum(count), 0), coalesce(sum(bytes), 0), min(enqueued_at), "
-                + "coalesce(sum(CASE WHEN sealed = 0 THEN count ELSE 0 END), 0), "
-                + "min(CASE WHEN sealed = 0 THEN enqueued_at END) FROM batches")
+        let pending = try connection.query(totalsQuery)
         let dead = try connection.query("SELECT count(*) FROM dead_letters")
         let dropped = try connection.query("SELECT value FROM counters WHERE name = 'dropped'")
         let row = pending.first

@@ -1,6 +1,6 @@
 import Foundation
 import GatewayTesting
-import RemoteOutbox
+@testable import RemoteOutbox
 import HealthModel
 import SQLite
 import XCTest
@@ -155,6 +155,17 @@ final class OutboxTests: XCTestCase {
         XCTAssertEqual(pending, old)
         let letters = try await outbox.deadLetters()
         XCTAssertEqual(letters.map(\.id), [dead])
-        XCTAssertEqual(try connection.userVersion, 3)
+        XCTAssertEqual(try connection.userVersion, 4)
+    }
+
+    /// The totals read after every append and removal come from the covering index, not from
+    /// the batches' rows (whose first pages are mostly blob).
+    func testTheTotalsAreReadFromTheCoveringIndex() async throws {
+        let outbox = try Outbox(path: path)
+        _ = try await outbox.append([NewOutboxBatch(records: records(3), body: nil)], now: start, limits: limits)
+        let connection = try SQLiteConnection(path: path)
+        let plan = try connection.query("EXPLAIN QUERY PLAN " + Outbox.totalsQuery).compactMap { $0.text(3) }
+        XCTAssertEqual(plan, ["SCAN batches USING COVERING INDEX batches_totals"])
+        XCTAssertEqual(outbox.statistics.count, 3)
     }
 }
