@@ -51,7 +51,7 @@ enum HTTPBenchmark {
             let batch = records[first..<min(first + batchSize, records.count)]
             let entries = try batch.map { record in
                 OutboxRecord(
-                    id: record.id, kind: record.kind, payload: try PayloadBuilder.storedPayload(of: record, encoder: encoder),
+                    id: record.id, kind: record.kind, payload: try StoredPayload.encode(record, encoder: encoder),
                     enqueuedAt: start)
             }
             let body = builder.body(for: entries)
@@ -71,7 +71,7 @@ enum HTTPBenchmark {
         let encodeCPU0 = Harness.cpuSeconds()
         var encodedBytes = 0
         for record in records.prefix(20_000) {
-            encodedBytes &+= try PayloadBuilder.storedPayload(of: record, encoder: encoder).count
+            encodedBytes &+= try StoredPayload.encode(record, encoder: encoder).count
         }
         let encodeRate = 20_000 / (Harness.cpuSeconds() - encodeCPU0)
         blackHole(encodedBytes)

@@ -46,23 +46,6 @@ public struct PayloadBuilder: Sendable {
         }
     }
 
-    /// The HealthJSON of a record's sample, as stored in the outbox.
-    public static func storedPayload(of record: HealthRecord, encoder: JSONEncoder) throws -> [UInt8] {
-        switch record {
-        case .quantity(let sample): Array(try encoder.encode(sample))
-        case .heartbeatSeries(let series): Array(try encoder.encode(series))
-        case .workout(let workout): Array(try encoder.encode(workout))
-        case .correlation(let correlation): Array(try encoder.encode(correlation))
-        }
-    }
-
-    /// ``storedPayload(of:encoder:)`` through the hand-written writer where it applies (the same
-    /// bytes, several times faster; see ``QuantitySampleJSONWriter``).
-    static func storedPayload(of record: HealthRecord, encoder: JSONEncoder, writer: inout QuantitySampleJSONWriter) throws -> [UInt8] {
-        if case .quantity(let sample) = record, let bytes = writer.encode(sample) { return bytes }
-        return try storedPayload(of: record, encoder: encoder)
-    }
-
     /// The request body for `records` (before compression). Records that cannot be decoded
     /// (FHIR, Open mHealth) are left out.
     public func body(for records: [OutboxRecord]) -> Data {

@@ -162,7 +162,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let entries = try records.map { record in
             OutboxRecord(
                 id: record.id, kind: record.kind,
-                payload: try PayloadBuilder.storedPayload(of: record, encoder: encoder), enqueuedAt: Date())
+                payload: try StoredPayload.encode(record, encoder: encoder), enqueuedAt: Date())
         }
         let samples = records.compactMap { record -> QuantitySample? in
             if case .quantity(let sample) = record { return sample }

@@ -13,6 +13,7 @@ extension MQTTBrokerSink {
     /// outbox is full, so back-pressure reaches the bus.
     func intake(inbox: SinkInbox, context: SinkContext, signals: DeliverySignals) async throws {
         let healthEncoder = HealthJSON.makeEncoder()
+        var writer = QuantitySampleJSONWriter()
         var blockedSince: Date?
         let batchSize = configuration.batchSize
         while !Task.isCancelled {
@@ -39,7 +40,7 @@ extension MQTTBrokerSink {
             var stored: [OutboxRecord] = []
             for record in batch {
                 do {
-                    let payload = try Self.storedPayload(of: record, encoder: healthEncoder)
+                    let payload = try StoredPayload.encode(record, encoder: healthEncoder, writer: &writer)
                     stored.append(OutboxRecord(id: record.id, kind: record.kind, payload: payload, enqueuedAt: now))
                     taken.append(record)
                 } catch {
@@ -67,15 +68,5 @@ extension MQTTBrokerSink {
             signals.recordsArrived()
         }
         signals.finishIntake()
-    }
-
-    /// The record's sample in HealthJSON (the outbox's stored form, the message payload).
-    static func storedPayload(of record: HealthRecord, encoder: JSONEncoder) throws -> [UInt8] {
-        switch record {
-        case .quantity(let sample): Array(try encoder.encode(sample))
-        case .heartbeatSeries(let series): Array(try encoder.encode(series))
-        case .workout(let workout): Array(try encoder.encode(workout))
-        case .correlation(let correlation): Array(try encoder.encode(correlation))
-        }
     }
 }

@@ -42,7 +42,7 @@ extension HTTPRepositorySink {
             stored.reserveCapacity(batch.count)
             for record in batch {
                 do {
-                    let payload = try PayloadBuilder.storedPayload(of: record, encoder: healthEncoder, writer: &writer)
+                    let payload = try StoredPayload.encode(record, encoder: healthEncoder, writer: &writer)
                     stored.append(OutboxRecord(id: record.id, kind: record.kind, payload: payload, enqueuedAt: now))
                     taken.append(record)
                 } catch {

@@ -1,5 +1,5 @@
 import Foundation
-import HealthModel
+public import HealthModel
 
 /// Writes a ``QuantitySample``'s HealthJSON by hand, byte for byte what ``HealthJSON``'s
 /// `JSONEncoder` writes, for the common case; returns nil for anything else, and the caller then
@@ -17,14 +17,14 @@ import HealthModel
 /// `testQuantitySampleWriterIsByteIdenticalToHealthJSON` checks the identity over varied samples.
 ///
 /// Not Sendable: it remembers the last device's bytes; make one per task.
-struct QuantitySampleJSONWriter {
+public struct QuantitySampleJSONWriter: Sendable {
     private var lastDevice: Device?
     private var lastDeviceBytes: [UInt8] = []
 
-    init() {}
+    public init() {}
 
     /// The sample's HealthJSON, or nil when the fast path does not apply.
-    mutating func encode(_ sample: QuantitySample) -> [UInt8]? {
+    public mutating func encode(_ sample: QuantitySample) -> [UInt8]? {
         guard sample.metadata.isEmpty, RFC3339.isRepresentable(sample.startDate), RFC3339.isRepresentable(sample.endDate)
         else { return nil }
         var out: [UInt8] = []

@@ -1,7 +1,6 @@
 import Foundation
 import HealthModel
 import RemoteOutbox
-@testable import HTTPRepository
 import XCTest
 
 /// The hand-written HealthJSON writer must produce exactly the bytes `JSONEncoder` does, or
@@ -52,33 +51,11 @@ final class QuantitySampleJSONWriterTests: XCTestCase {
                     XCTAssertEqual(String(decoding: written, as: UTF8.self), String(decoding: expected, as: UTF8.self))
                     // And through the path the sink uses.
                     XCTAssertEqual(
-                        try PayloadBuilder.storedPayload(of: .quantity(sample), encoder: encoder, writer: &writer), expected)
+                        try StoredPayload.encode(.quantity(sample), encoder: encoder, writer: &writer), expected)
                 }
             }
         }
         // Plain samples take the fast path; the rest were declined, never mis-encoded.
         XCTAssertGreaterThan(fast, total / 3, "fast path taken for \(fast) of \(total)")
-    }
-
-    func testNativeBodyThroughTheWriterIsByteIdenticalToHealthJSON() throws {
-        let device = Device(name: "Polar H10", manufacturer: "Polar Electro Oy", localIdentifier: "A0:9E:1A:12:34:56")
-        let start = Date(timeIntervalSince1970: 1_800_000_000.5)
-        var samples: [QuantitySample] = []
-        for index in 0..<20 {
-            let value: Double = Double(60 + index) + (index % 3 == 0 ? 0.5 : 0)
-            let date = start.addingTimeInterval(Double(index))
-            samples.append(try QuantitySample(
-                id: ids.next(), type: .heartRate, quantity: Quantity(value, .countPerMinute), start: date, end: date, device: device))
-        }
-        let encoder = HealthJSON.makeEncoder()
-        var writer = QuantitySampleJSONWriter()
-        let entries = try samples.map { sample in
-            OutboxRecord(
-                id: sample.id, kind: .quantity,
-                payload: try PayloadBuilder.storedPayload(of: .quantity(sample), encoder: encoder, writer: &writer), enqueuedAt: start)
-        }
-        let expected = try encoder.encode(NativeBatch(samples: samples))
-        XCTAssertEqual(String(decoding: PayloadBuilder(format: .native, patientReference: nil).body(for: entries), as: UTF8.self),
-                       String(decoding: expected, as: UTF8.self))
     }
 }
