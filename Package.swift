@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
-            name: "BLECentral", dependencies: ["BlueZ", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
+            name: "BLECentral", dependencies: ["BlueZ", "GATTDecoding", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
             exclude: ["README.md", "README-bluez.md"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(

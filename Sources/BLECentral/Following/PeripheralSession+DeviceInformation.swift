@@ -1,5 +1,7 @@
+import GATTDecoding
 public import HealthModel
 import Foundation
+import SampleBus
 
 extension PeripheralSession {
     /// What every connection reads first: Device Information (0x180A) and the battery level.
@@ -60,5 +62,14 @@ extension PeripheralSession {
                 .contains(serial.lowercased())
         else { return address }
         return "\(manufacturer)/\(serial)"
+    }
+
+    /// A payload that does not decode: logged with its bytes and the device, reported in the
+    /// status, and counted in the device's `badPayloads` detail (`count` is the session's tally).
+    public func reportBadPayload(_ bytes: [UInt8], _ reason: String, device: Device, count: inout Int) {
+        count += 1
+        setDetail("badPayloads", String(count))
+        context.logger.warning("bad payload \(HexPayload.format(bytes)): \(reason)", device: device.displayName)
+        context.status.reportError("\(device.displayName): \(reason)", at: context.clock.now())
     }
 }

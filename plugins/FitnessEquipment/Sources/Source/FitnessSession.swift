@@ -1,6 +1,5 @@
 import BLECentral
 import Foundation
-import GATTDecoding
 import HealthModel
 import SampleBus
 
@@ -27,7 +26,7 @@ struct FitnessSession: Sendable {
         var bad: [([UInt8], String)] = []
         let information = try await session.readDeviceInformation(connection) { bytes, reason in bad.append((bytes, reason)) }
         let device = information.device
-        for (bytes, reason) in bad { report(bytes, reason, device: device, count: &badPayloads) }
+        for (bytes, reason) in bad { session.reportBadPayload(bytes, reason, device: device, count: &badPayloads) }
 
         var wanted: [GATTCharacteristicID] = []
         var names: [String] = []
@@ -78,7 +77,7 @@ struct FitnessSession: Sendable {
                     let samples = try mapper.map(notification.value, of: characteristic, at: notification.receivedAt)
                     if !samples.isEmpty { await context.publisher.publish(samples.map(HealthRecord.quantity)) }
                 } catch {
-                    report(notification.value, "\(error)", device: device, count: &badPayloads)
+                    session.reportBadPayload(notification.value, "\(error)", device: device, count: &badPayloads)
                 }
                 let droppedNow = connection.droppedNotifications
                 if droppedNow != dropped {
@@ -105,14 +104,7 @@ struct FitnessSession: Sendable {
             let status = try FitnessMachineStatusDecoder.decode(bytes)
             context.logger.info("machine status: \(status)", device: device.displayName)
         } catch {
-            report(bytes, "\(error)", device: device, count: &badPayloads)
+            session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
         }
-    }
-
-    private func report(_ bytes: [UInt8], _ reason: String, device: Device, count: inout Int) {
-        count += 1
-        session.setDetail("badPayloads", String(count))
-        context.logger.warning("bad payload \(HexPayload.format(bytes)): \(reason)", device: device.displayName)
-        context.status.reportError("\(device.displayName): \(reason)", at: context.clock.now())
     }
 }

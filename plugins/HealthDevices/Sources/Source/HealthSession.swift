@@ -47,7 +47,7 @@ struct HealthSession: Sendable {
         var bad: [([UInt8], String)] = []
         let information = try await session.readDeviceInformation(connection) { bytes, reason in bad.append((bytes, reason)) }
         let device = information.device
-        for (bytes, reason) in bad { report(bytes, reason, device: device, count: &badPayloads) }
+        for (bytes, reason) in bad { session.reportBadPayload(bytes, reason, device: device, count: &badPayloads) }
         let offset = try await clockOffset(connection, device: device)
 
         var wanted: [GATTCharacteristicID] = []
@@ -101,7 +101,7 @@ struct HealthSession: Sendable {
                 do {
                     let records = try records(of: characteristic, notification.value, mapper: mapper, context: mapping)
                         .map { $0.stamped(metadata) }
-                    if characteristic == .glucoseMeasurement, let sequence = try? GlucoseMeasurementDecoder.decode(notification.value).sequenceNumber {
+                    if let sequence = Self.sequenceNumber(of: records) {
                         // The checkpoint commits with the record: a crash loses neither or both.
                         lastSequence = max(lastSequence ?? sequence, sequence)
                         let payload = try JSONEncoder().encode(GlucoseCheckpoint(lastSequence: lastSequence ?? sequence))
@@ -111,7 +111,7 @@ struct HealthSession: Sendable {
                         await context.publisher.publish(records)
                     }
                 } catch {
-                    report(notification.value, "\(error)", device: device, count: &badPayloads)
+                    session.reportBadPayload(notification.value, "\(error)", device: device, count: &badPayloads)
                 }
             }
             logger.debug("notifications ended", device: device.displayName)
@@ -120,6 +120,14 @@ struct HealthSession: Sendable {
         }
         try Task.checkCancellation()
         return received
+    }
+
+    /// The glucose record's sequence number, as the mapper wrote it into the sample's metadata.
+    static func sequenceNumber(of records: [HealthRecord]) -> Int? {
+        for case .quantity(let sample) in records where sample.type == .bloodGlucose {
+            if case .integer(let sequence) = sample.metadata[ClinicalRecordMapper.sequenceNumberKey] { return Int(sequence) }
+        }
+        return nil
     }
 
     /// The last sequence number delivered from `meter`, from its committed checkpoint; nil (every
@@ -177,12 +185,5 @@ struct HealthSession: Sendable {
             seconds: Int(bytes[6]))
         guard clock.isComplete else { return nil }
         return (context.clock.now().timeIntervalSince1970 - clock.wallClockSeconds).rounded()
-    }
-
-    private func report(_ bytes: [UInt8], _ reason: String, device: Device, count: inout Int) {
-        count += 1
-        session.setDetail("badPayloads", String(count))
-        context.logger.warning("bad payload \(HexPayload.format(bytes)): \(reason)", device: device.displayName)
-        context.status.reportError("\(device.displayName): \(reason)", at: context.clock.now())
     }
 }
