@@ -29,9 +29,6 @@ public struct SimulatedFitnessTransport: BLECentralTransport {
             + (0..<max(0, settings.rowers)).map { SimulatedFitnessDevice(kind: .rower, index: $0) }
     }
 
-    /// The simulated peripherals, as discovery reports them.
-    public var peripherals: [DiscoveredPeripheral] { bikes.map(\.peripheral) }
-
     /// Reports each bike advertising one of `services` once, then idles on the clock until the
     /// consumer cancels.
     public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {

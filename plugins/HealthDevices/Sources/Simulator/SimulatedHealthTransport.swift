@@ -29,9 +29,6 @@ public struct SimulatedHealthTransport: BLECentralTransport {
             + (0..<max(0, settings.cuffs)).map { SimulatedHealthDevice(kind: .cuff, index: $0) }
     }
 
-    /// The simulated peripherals, as discovery reports them.
-    public var peripherals: [DiscoveredPeripheral] { devices.map(\.peripheral) }
-
     public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
         simulatedDiscovery(of: devices.map(\.peripheral), services: services, clock: clock)
     }
