@@ -104,9 +104,10 @@ hr_named=$(query "SELECT count(*) FROM samples s JOIN devices d ON d.id = s.devi
   WHERE s.type IN ('cyclingPower', 'cyclingSpeed') AND upper(d.local_identifier) = upper('$MONITOR')")
 [[ $hr_named -eq 0 ]] && pass "no bike sample is attributed to the monitor" || fail "$hr_named bike samples name the monitor"
 query "SELECT s.type, s.value, s.unit, d.name, d.local_identifier FROM samples s LEFT JOIN devices d ON d.id = s.device_id ORDER BY s.start_us DESC LIMIT 8"
-# Which adapter took which device: the log line "following ADDRESS on hciN".
-monitor_on=$(grep -o "following $MONITOR on hci[23]" "$OUT/healthgate.log" | head -1 | awk '{print $4}')
-bike_on=$(grep -o "following $BIKE on hci[23]" "$OUT/healthgate.log" | head -1 | awk '{print $4}')
+# Which adapter took which device: the log line "] following ADDRESS on hciN" (not the notice
+# "not following ADDRESS on hciN: its device slots are taken", which names the adapter it skipped).
+monitor_on=$(grep -o "\] following $MONITOR on hci[23]" "$OUT/healthgate.log" | head -1 | awk '{print $5}')
+bike_on=$(grep -o "\] following $BIKE on hci[23]" "$OUT/healthgate.log" | head -1 | awk '{print $5}')
 [[ -n $monitor_on && -n $bike_on && $monitor_on != "$bike_on" ]] &&
   pass "the devices are spread over the adapters (monitor on $monitor_on, bike on $bike_on)" ||
   fail "the devices are not spread over hci2 and hci3 (monitor on '$monitor_on', bike on '$bike_on')"
