@@ -1,13 +1,22 @@
 #!/usr/bin/python3
-# lab-health.py ADAPTER_PATH - a blood pressure monitor with a thermometer for the device lab: a
-# GATT server with Blood Pressure (0x1810), Health Thermometer (0x1809), Current Time (0x1805),
-# Device Information, and an LE advertisement, registered with bluetoothd on ADAPTER_PATH.
+# lab-health.py ADAPTER_PATH - a home health station for the device lab: one GATT server with a
+# blood pressure monitor (0x1810), a thermometer (0x1809), a weight scale (0x181D) with body
+# composition (0x181B), a pulse oximeter (0x1822), Current Time (0x1805) and Device Information,
+# and an LE advertisement, registered with bluetoothd on ADAPTER_PATH. (One peripheral: a btvirt
+# controller holds one central link, and the gateway follows every profile a device has.)
 #
 # Its clock runs 90 s fast (Current Time and every time stamp). When a client enables
 # indications of Blood Pressure Measurement it first pushes the two readings it stored, taken
 # 10 and 5 minutes earlier, then indicates a new reading every 5 s: about 124/81 mmHg with a
-# pulse of 68 (IEEE-11073 SFLOAT). The thermometer indicates 36.8 degC taken in the mouth every
-# 5 s (IEEE-11073 FLOAT).
+# pulse of 68 (IEEE-11073 SFLOAT). Every 5 s as well:
+# - the thermometer indicates 36.8 degC taken in the mouth (IEEE-11073 FLOAT);
+# - the scale indicates a Weight Measurement of 72.6 kg (user 1, no height) and a Body
+#   Composition record split across two indications (Multiple Packet Measurement flag): body fat
+#   22.4 %, fat free mass 56.2 kg, then weight 72.4 kg and height 1.74 m (BMI 23.91). When a
+#   client enables its indications the scale first sends a first part alone, whose second part
+#   never comes (the gateway reports it and stores none of it);
+# - the oximeter indicates a PLX Spot-check (SpO2 97 %, pulse 61, time stamp) and notifies a PLX
+#   Continuous Measurement (SpO2 98 %, pulse 63).
 import datetime
 import os
 import sys
@@ -35,6 +44,32 @@ def pressure(systolic, diastolic, pulse, ago=datetime.timedelta(0)):
     return bytes([0x06]) + sfloat(systolic) + sfloat(diastolic) + sfloat(mean) + device_time(ago) + sfloat(pulse)
 
 
+def weight():
+    """flags 0x06: time stamp, user 1; 72.6 kg as 14520 x 0.005 kg."""
+    return bytes([0x06]) + (14520).to_bytes(2, "little") + device_time() + bytes([1])
+
+
+def composition():
+    """One Body Composition record in two parts, both with the Multiple Packet flag (bit 12), a
+    time stamp and user 1: body fat 22.4 % (224) in each; fat free mass 56.2 kg (11240 x 0.005)
+    in the first (flags 0x1046); weight 72.4 kg (14480) and height 1.74 m (1740 mm) in the second
+    (flags 0x1C06)."""
+    head = (224).to_bytes(2, "little") + device_time() + bytes([1])
+    first = (0x1046).to_bytes(2, "little") + head + (11240).to_bytes(2, "little")
+    second = (0x1C06).to_bytes(2, "little") + head + (14480).to_bytes(2, "little") + (1740).to_bytes(2, "little")
+    return first, second
+
+
+def spot_check():
+    """flags 0x01: time stamp; SpO2 97 %, pulse 61 /min (SFLOAT)."""
+    return bytes([0x01]) + sfloat(97) + sfloat(61) + device_time()
+
+
+def continuous():
+    """flags 0x00: SpO2 98 %, pulse 63 /min (SFLOAT)."""
+    return bytes([0x00]) + sfloat(98) + sfloat(63)
+
+
 def temperature():
     """flags 0x06: time stamp, temperature type; 36.8 degC as FLOAT (368 x 10^-1), mouth (6)."""
     return bytes([0x06, 0x70, 0x01, 0x00, 0xFF]) + device_time() + bytes([6])
@@ -55,12 +90,29 @@ def main():
     cuff.add(bus, 0x2A49, ["read"], bytes([0x00, 0x00]))
     thermometer = Service(bus, ROOT, 3, 0x1809)
     reading = thermometer.add(bus, 0x2A1C, ["indicate"])
-    application = Application(bus, ROOT, [information, clock, cuff, thermometer])
+    scale = Service(bus, ROOT, 4, 0x181D)
+    weighing = scale.add(bus, 0x2A9D, ["indicate"])
+    # Weight Scale Feature: time stamp (bit 0), multiple users (bit 1); resolutions not specified.
+    scale.add(bus, 0x2A9E, ["read"], (0x03).to_bytes(4, "little"))
+    body = Service(bus, ROOT, 5, 0x181B)
+    # Body Composition Feature: time stamp, multiple users, fat free mass, weight, height.
+    body.add(bus, 0x2A9B, ["read"], (0x0623).to_bytes(4, "little"))
+    analysis = body.add(bus, 0x2A9C, ["indicate"], subscribed=lambda: analysis.notify(composition()[0]))
+    oximeter = Service(bus, ROOT, 6, 0x1822)
+    spot = oximeter.add(bus, 0x2A5E, ["indicate"])
+    stream = oximeter.add(bus, 0x2A5F, ["notify"])
+    oximeter.add(bus, 0x2A60, ["read"], bytes([0x00, 0x00]))
+    application = Application(bus, ROOT, [information, clock, cuff, thermometer, scale, body, oximeter])
     advertisement = Advertisement(bus, ROOT, "lab cuff", [0x1810, 0x1809])
 
     def tick():
         measurement.notify(pressure(124, 81, 68))
         reading.notify(temperature())
+        weighing.notify(weight())
+        for part in composition():
+            analysis.notify(part)
+        spot.notify(spot_check())
+        stream.notify(continuous())
 
     serve(bus, adapter, application, advertisement, [(5, tick)])
 
