@@ -11,7 +11,8 @@
 #      minutes ago on the device's clock, corrected by the offset read from Current Time), with
 #      the pulse as heart rate;
 #   2. new readings and body temperatures (36.8 degC) follow, through indications;
-#   3. the samples carry the clock offset (-90 s) and the device's own time stamp;
+#   3. the gateway sets the device's clock (a Current Time write the station honours): the stored
+#      readings keep the offset read at connection (-90 s), later samples carry the set clock's (0);
 #   4. the scale: bodyMass 72.6 kg (Weight Measurement) and, from each two-part Body Composition
 #      record, bodyFatPercentage 22.4 %, leanBodyMass 56.2 kg, bodyMass 72.4 kg, height 1.74 m
 #      and bodyMassIndex 23.91; the lone first part sent on subscription is reported, not stored;
@@ -79,9 +80,18 @@ check_value oxygenSaturation % 97
 check_value oxygenSaturation % 98
 check_value heartRate count/min 61
 check_value heartRate count/min 63
-offsets=$(query "SELECT count(*) FROM samples s JOIN metadata_entries m ON m.set_id = s.metadata_set_id
-  WHERE s.type = 'bodyTemperature' AND m.key = 'healthgate.deviceClockOffsetSeconds' AND m.value BETWEEN -92 AND -88")
-[[ $offsets -ge 1 ]] && pass "samples carry the device clock's offset (about -90 s)" || fail "no clock offset in the metadata"
+grep -q "set the device's clock to" "$OUT/healthgate.log" && grep -q 'clock set to' "$OUT/cuff.log" &&
+  pass "the gateway set the device's clock: $(grep -o 'clock set to.*' "$OUT/cuff.log" | head -1)" ||
+  fail "the device's clock was not set"
+# offset_count TYPE CONDITION: samples of TYPE whose clock offset meets CONDITION.
+offset_count() { query "SELECT count(*) FROM samples s JOIN metadata_entries m ON m.set_id = s.metadata_set_id
+  WHERE s.type = '$1' AND m.key = 'healthgate.deviceClockOffsetSeconds' AND $2"; }
+stored=$(offset_count heartRate "s.value IN (70, 72) AND m.value BETWEEN -92 AND -88")
+[[ $stored -ge 2 ]] && pass "the stored readings keep the offset read at connection (about -90 s: $stored)" ||
+  fail "the stored readings lost the connection's clock offset ($stored)"
+after=$(offset_count bodyTemperature "abs(m.value) <= 1")
+[[ $after -ge 1 ]] && pass "readings after the set carry the set clock's offset (0: $after)" ||
+  fail "no reading with the set clock's offset ($(query "SELECT group_concat(DISTINCT m.value) FROM samples s JOIN metadata_entries m ON m.set_id = s.metadata_set_id WHERE m.key = 'healthgate.deviceClockOffsetSeconds'"))"
 query "SELECT type, start_us FROM correlations ORDER BY start_us LIMIT 5"
 
 finish

@@ -5,7 +5,9 @@
 # and an LE advertisement, registered with bluetoothd on ADAPTER_PATH. (One peripheral: a btvirt
 # controller holds one central link, and the gateway follows every profile a device has.)
 #
-# Its clock runs 90 s fast (Current Time and every time stamp). When a client enables
+# Its clock runs 90 s fast (Current Time and every time stamp) until a client writes Current Time
+# (Exact Time 256), which sets it: the readings it stored keep the time stamps of the old clock,
+# later ones carry the new clock's. When a client enables
 # indications of Blood Pressure Measurement it first pushes the two readings it stored, taken
 # 10 and 5 minutes earlier, then indicates a new reading every 5 s: about 124/81 mmHg with a
 # pulse of 68 (IEEE-11073 SFLOAT). Every 5 s as well:
@@ -22,16 +24,34 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from labgatt import Advertisement, Application, Service, serve, system_bus  # noqa: E402
+import dbus  # noqa: E402
+import dbus.service  # noqa: E402
+from labgatt import (  # noqa: E402
+    CHARACTERISTIC_IFACE, Advertisement, Application, Characteristic, Service, serve, system_bus)
 
 ROOT = "/org/healthgate/labhealth"
-CLOCK_ERROR = datetime.timedelta(seconds=90)
+# How far the device's clock is ahead of UTC; a Current Time write changes it.
+clock_error = [datetime.timedelta(seconds=90)]
 
 
 def device_time(ago=datetime.timedelta(0)):
-    """Date Time (0x2A08) of the device's fast clock, `ago` before now."""
-    t = datetime.datetime.now(datetime.timezone.utc) + CLOCK_ERROR - ago
+    """Date Time (0x2A08) of the device's clock, `ago` before now."""
+    t = datetime.datetime.now(datetime.timezone.utc) + clock_error[0] - ago
     return t.year.to_bytes(2, "little") + bytes([t.month, t.day, t.hour, t.minute, t.second])
+
+
+class CurrentTime(Characteristic):
+    """Current Time (0x2A2B), readable and writable: a write of an Exact Time 256 (Date Time, day
+    of the week, 1/256 s, adjust reason) sets the clock."""
+
+    @dbus.service.method(CHARACTERISTIC_IFACE, in_signature="aya{sv}")
+    def WriteValue(self, value, options):
+        v = bytes(value)
+        written = datetime.datetime(int.from_bytes(v[0:2], "little"), v[2], v[3], v[4], v[5], v[6],
+                                    tzinfo=datetime.timezone.utc) + datetime.timedelta(seconds=v[8] / 256)
+        clock_error[0] = written - datetime.datetime.now(datetime.timezone.utc)
+        print("clock set to %s (adjust reason %d): now %+.1f s off" % (written.isoformat(), v[9],
+              clock_error[0].total_seconds()), flush=True)
 
 
 def sfloat(value):
@@ -83,7 +103,8 @@ def main():
     information.add(bus, 0x2A24, ["read"], b"lab cuff")
     information.add(bus, 0x2A25, ["read"], b"LAB-CUFF-0001")
     clock = Service(bus, ROOT, 1, 0x1805)
-    clock.add(bus, 0x2A2B, ["read"], read=lambda: device_time() + bytes([0, 0, 0]))
+    clock.characteristics.append(
+        CurrentTime(bus, clock, 0, 0x2A2B, ["read", "write"], read=lambda: device_time() + bytes([0, 0, 0])))
     cuff = Service(bus, ROOT, 2, 0x1810)
     stored = [pressure(131, 86, 72, datetime.timedelta(minutes=10)), pressure(127, 84, 70, datetime.timedelta(minutes=5))]
     measurement = cuff.add(bus, 0x2A35, ["indicate"], subscribed=lambda: [measurement.notify(r) for r in stored])
