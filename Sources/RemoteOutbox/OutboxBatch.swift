@@ -29,12 +29,19 @@ public struct OutboxBody: Sendable, Hashable {
     public var contentEncoding: String?
     /// Records that could not be encoded and are not in `bytes`: the outbox dead-letters them.
     public var unusable: [OutboxRecord]
+    /// Where each record's payload starts in the body before compression, in the records' order,
+    /// when every payload is there byte for byte (the HTTP sink's native body): the outbox then
+    /// stores the records' uuids and places instead of their payloads a second time, and reads the
+    /// payloads back from the body when it needs them (bisecting, dead letters). Nil otherwise.
+    /// Not part of the stored body: a batch read back has nil.
+    public var payloadOffsets: [Int]?
 
     /// A body, with the records left out of it.
-    public init(bytes: [UInt8], contentEncoding: String?, unusable: [OutboxRecord] = []) {
+    public init(bytes: [UInt8], contentEncoding: String?, unusable: [OutboxRecord] = [], payloadOffsets: [Int]? = nil) {
         self.bytes = bytes
         self.contentEncoding = contentEncoding
         self.unusable = unusable
+        self.payloadOffsets = payloadOffsets
     }
 }
 
@@ -113,7 +120,8 @@ public enum OutboxBatchKey {
     }
 }
 
-/// The stored form of a batch's records: one blob, so a batch is one row.
+/// The stored form of a batch's records in outbox schema versions 3 and 4: one blob, so a batch
+/// is one row. Version 5 rewrites it as ``OutboxRecordIndex``.
 ///
 /// Per record: the uuid (16 bytes), the kind's raw value (1 length byte, then UTF-8), the enqueue
 /// time (IEEE 754 double, seconds since 1970, little-endian), the payload's length (4 bytes,

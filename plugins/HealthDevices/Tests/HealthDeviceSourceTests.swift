@@ -68,6 +68,79 @@ final class HealthDeviceSourceTests: XCTestCase {
         XCTAssertTrue(h.logs.entries.contains { $0.message.contains("clock off by +120 s") }, "\(h.logs.entries.map(\.message))")
     }
 
+    /// A scale whose clock runs 2 minutes fast and takes writes: the gateway sets it to its own
+    /// time (Exact Time 256, adjust reason "manual time update") before it subscribes, and logs
+    /// it. A record stamped before the set keeps the offset read at connection (-120 s), one of
+    /// the last two minutes before the set too (read with the new clock it would lie in the
+    /// future), and one stamped after the set takes the new clock's offset (0).
+    func testAFastClockIsSetAndRecordsBeforeAndAfterTheSetTakeTheirOwnOffsets() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))  // 2027-01-15T08:00:00Z
+        let profile = FakeProfile(
+            address: "C0:FF:EE:00:03:03", name: "Body Scale", services: [.weightScaleService],
+            characteristics: [.weightScaleService: [Self.weight.uuid], .currentTimeService: [.currentTime]],
+            values: [.currentTime: Self.dateTime(2027, 1, 15, 8, 2, 0) + [5, 0, 0]])
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let h = try harness(transport)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(Self.weight.uuid) == true }
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            XCTAssertEqual(link.writes.map(\.0), [.currentTime])
+            XCTAssertEqual(link.writes.first?.1, [0xEB, 0x07, 0x01, 0x0F, 0x08, 0x00, 0x00, 0x05, 0x00, 0x01])
+            h.clock.advance(by: .seconds(30))
+            // 07:58:00 and 08:01:30 on the old clock (07:56:00 and 07:59:30 UTC), 08:00:20 on the new one.
+            for (minute, second, hour) in [(58, 0, 7), (1, 30, 8), (0, 20, 8)] {
+                link.send([0x06, 0x48, 0x3F] + Self.dateTime(2027, 1, 15, hour, minute, second) + [0x01], on: Self.weight.uuid)
+            }
+            try await h.waitFor("three weights") { h.quantities(.bodyMass).count == 3 }
+        }
+        let weights = h.quantities(.bodyMass)
+        XCTAssertEqual(weights.map(\.startDate.timeIntervalSince1970), [1_800_000_000 - 240, 1_800_000_000 - 30, 1_800_000_020])
+        XCTAssertEqual(weights.map { $0.metadata[ClinicalRecordMapper.clockOffsetKey] }, [.double(-120), .double(-120), .double(0)])
+        XCTAssertTrue(
+            h.logs.entries.contains {
+                $0.message.contains("set the device's clock to 2027-01-15T08:00:00Z (UTC); it was off by +120 s")
+            }, "\(h.logs.entries.map(\.message))")
+        XCTAssertEqual(h.current.details["C0:FF:EE:00:03:03.clockSet"], "2027-01-15T08:00:00Z")
+    }
+
+    /// A read-only Current Time: the write is refused, which is logged, and the records keep the
+    /// offset read at connection. A clock within 2 s is not written at all.
+    func testAReadOnlyClockKeepsItsOffsetAndARightClockIsLeftAlone() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+        let readOnly = FakeProfile(
+            address: "C0:FF:EE:00:03:04", name: "Old Scale", services: [.weightScaleService],
+            characteristics: [.weightScaleService: [Self.weight.uuid], .currentTimeService: [.currentTime]],
+            values: [.currentTime: Self.dateTime(2027, 1, 15, 8, 2, 0) + [5, 0, 0]], readOnly: [.currentTime])
+        let right = FakeProfile(
+            address: "C0:FF:EE:00:03:05", name: "Good Scale", services: [.weightScaleService],
+            characteristics: [.weightScaleService: [Self.weight.uuid], .currentTimeService: [.currentTime]],
+            values: [.currentTime: Self.dateTime(2027, 1, 15, 8, 0, 1) + [5, 0, 0]])
+        let transport = FakeBLETransport(profiles: [readOnly, right], clock: clock)
+        let h = try harness(transport)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(readOnly.peripheral))
+            transport.emit(.found(right.peripheral))
+            try await h.waitFor("subscriptions") {
+                transport.latest(readOnly.address)?.isSubscribed(Self.weight.uuid) == true
+                    && transport.latest(right.address)?.isSubscribed(Self.weight.uuid) == true
+            }
+            let link = try XCTUnwrap(transport.latest(readOnly.address))
+            link.send([0x06, 0x48, 0x3F] + Self.dateTime(2027, 1, 15, 8, 1, 0) + [0x01], on: Self.weight.uuid)
+            try await h.waitFor("the weight") { h.quantities(.bodyMass).count == 1 }
+            XCTAssertEqual(transport.latest(right.address)?.writes.isEmpty, true, "a clock 1 s off is left alone")
+        }
+        let weight = try XCTUnwrap(h.quantities(.bodyMass).first)
+        XCTAssertEqual(weight.startDate, Date(timeIntervalSince1970: 1_800_000_000 - 60))
+        XCTAssertEqual(weight.metadata[ClinicalRecordMapper.clockOffsetKey], .double(-120))
+        XCTAssertTrue(
+            h.logs.entries.contains { $0.message.contains("the device's clock does not take the gateway's time") },
+            "\(h.logs.entries.map(\.message))")
+        XCTAssertNil(h.current.details["C0:FF:EE:00:03:04.clockSet"])
+    }
+
     /// A cuff: one bloodPressure correlation with its two members and the pulse as heart rate;
     /// a truncated payload is reported with its bytes and the next one still maps.
     func testCuffGivesACorrelationAndPulseAndABadPayloadIsReported() async throws {
@@ -85,6 +158,7 @@ final class HealthDeviceSourceTests: XCTestCase {
             // flags 0x04 (pulse): 128/82 mmHg, MAP 97, pulse 71, SFLOAT exponent 0.
             link.send([0x04, 0x80, 0x00, 0x52, 0x00, 0x61, 0x00, 0x47, 0x00], on: Self.pressure.uuid)
             try await h.waitFor("the correlation and the pulse") { h.sink.records.count == 2 }
+            XCTAssertEqual(link.writes.count, 0, "no clock service: nothing to set")
         }
         let correlations = h.sink.records.compactMap { record -> CorrelationSample? in
             if case .correlation(let correlation) = record { correlation } else { nil }
@@ -149,6 +223,56 @@ final class HealthDeviceSourceTests: XCTestCase {
         XCTAssertTrue(samples.allSatisfy { $0.metadata.syncIdentifier?.hasPrefix("C0:FF:EE:00:05:01/") == true })
     }
 
+    /// A body composition scale that splits each record across two indications: the parts are
+    /// joined and stored as one record; a first part whose second never comes (the link drops)
+    /// is reported and stores nothing; the next connection's records are whole again.
+    func testBodyCompositionRecordsSplitAcrossIndicationsAreJoinedAndAHalfIsNeverStored() async throws {
+        let composition = HealthCharacteristic.bodyCompositionMeasurement
+        let profile = FakeProfile(
+            address: "C0:FF:EE:00:03:02", name: "BC Scale", services: [.bodyCompositionService],
+            characteristics: [.bodyCompositionService: [composition.uuid]])
+        let transport = FakeBLETransport(profiles: [profile])
+        let h = try harness(transport, height: 1.74)
+        let stamp = Self.dateTime(2027, 1, 15, 7, 30, 0)
+        // Part 1: flags 0x1046 (time stamp, user 1, fat free mass 56.2 kg, Multiple Packet),
+        // body fat 22.4 %. Part 2: flags 0x1406 (time stamp, user 1, weight 72.4 kg, Multiple Packet).
+        let first: [UInt8] = [0x46, 0x10, 0xE0, 0x00] + stamp + [0x01, 0xE8, 0x2B]
+        let second: [UInt8] = [0x06, 0x14, 0xE0, 0x00] + stamp + [0x01, 0x90, 0x38]
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(composition.uuid) == true }
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            link.send(first, on: composition.uuid)
+            link.send(second, on: composition.uuid)
+            try await h.waitFor("one joined record") { h.quantities.count == 4 }
+            link.send(first, on: composition.uuid)
+            link.dropLink()
+            try await h.waitFor("the half reported") { h.current.details["C0:FF:EE:00:03:02.badPayloads"] == "1" }
+            try await h.waitFor("the backoff") { h.clock.sleeperCount == 1 }
+            h.clock.advance(by: .seconds(1))
+            try await h.waitFor("the second connection") {
+                transport.connections(profile.address).count == 2
+                    && transport.latest(profile.address)?.isSubscribed(composition.uuid) == true
+            }
+            let again = try XCTUnwrap(transport.latest(profile.address))
+            again.send(second, on: composition.uuid)
+            again.send(first, on: composition.uuid)
+            try await h.waitFor("a second joined record") { h.quantities.count == 8 }
+        }
+        func rounded(_ type: QuantityType) -> [Double] { h.quantities(type).map { ($0.canonicalValue * 1e9).rounded() / 1e9 } }
+        XCTAssertEqual(rounded(.bodyFatPercentage), [22.4, 22.4])
+        XCTAssertEqual(rounded(.leanBodyMass), [56.2, 56.2])
+        XCTAssertEqual(rounded(.bodyMass), [72.4, 72.4])
+        let bmi = h.quantities(.bodyMassIndex)
+        XCTAssertEqual(bmi.count, 2)
+        XCTAssertEqual(bmi.first?.canonicalValue ?? 0, 72.4 / (1.74 * 1.74), accuracy: 1e-9)
+        XCTAssertEqual(bmi.first?.metadata[ClinicalRecordMapper.bmiComputedKey], .bool(true))
+        XCTAssertTrue(
+            h.logs.entries.contains { $0.message.contains("incomplete Body Composition Measurement record (1 part(s)") },
+            "\(h.logs.entries.map(\.message))")
+    }
+
     /// The demo's simulated scale and cuff through the real source and decoders: their clocks
     /// run 90 s fast and the samples land at the true time.
     func testSimulatedScaleAndCuffProduceRealRecords() async throws {
@@ -168,6 +292,7 @@ final class HealthDeviceSourceTests: XCTestCase {
                 h.clock.advance(by: .seconds(5))
             }
             try await h.waitFor("three weights") { h.quantities(.bodyMass).count == 3 }
+            try await h.waitFor("three body compositions") { h.quantities(.leanBodyMass).count == 3 }
             try await h.waitFor("three pressures") {
                 h.sink.records.filter { if case .correlation = $0 { true } else { false } }.count == 3
             }
@@ -175,6 +300,10 @@ final class HealthDeviceSourceTests: XCTestCase {
         let weights = h.quantities(.bodyMass)
         XCTAssertTrue(weights.allSatisfy { (72.0...72.8).contains($0.canonicalValue) }, "\(weights.map(\.canonicalValue))")
         XCTAssertEqual(h.quantities(.bodyMassIndex).count, 3)
+        let fat = h.quantities(.bodyFatPercentage)
+        XCTAssertEqual(fat.count, 3, "the scale's body composition records")
+        XCTAssertTrue(fat.allSatisfy { (21.8...23.0).contains($0.canonicalValue) }, "\(fat.map(\.canonicalValue))")
+        XCTAssertEqual(h.quantities(.leanBodyMass).count, 3)
         // Stamped by the fast device clock, stored at the true time: when each reading arrived.
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         let expected = [5.0, 10, 15].map { start.addingTimeInterval($0) }

@@ -5,7 +5,9 @@ public import HealthModel
 /// generator it is given, the times from the context; no I/O, no clock.
 ///
 /// - Times: a record's time is its device time stamp corrected by the device clock's offset when
-///   both are known (the offset is kept in metadata), else the time the gateway received it.
+///   both are known (the offset is kept in metadata), else the time the gateway received it. When
+///   the gateway set the clock during the connection, ``DeviceClockSet`` says which offset a time
+///   stamp takes.
 /// - Sync identifiers: a record a device keeps and may send again (a glucose record, by its
 ///   sequence number; a reading with a device time stamp, by that time stamp and user) gets
 ///   `syncIdentifier` = device identity / kind / key and `syncVersion` 1, so the store and every
@@ -23,12 +25,26 @@ public struct ClinicalRecordMapper: Sendable {
         public var deviceClockOffset: TimeInterval?
         /// The user's height in metres, from the profile: BMI for a scale that sends none.
         public var profileHeight: Double?
+        /// When the gateway set the device's clock during this connection: time stamps of the
+        /// new clock take its offset instead of ``deviceClockOffset``.
+        public var clockSet: DeviceClockSet?
 
-        public init(device: Device, receivedAt: Date, deviceClockOffset: TimeInterval? = nil, profileHeight: Double? = nil) {
+        public init(
+            device: Device, receivedAt: Date, deviceClockOffset: TimeInterval? = nil, profileHeight: Double? = nil,
+            clockSet: DeviceClockSet? = nil
+        ) {
             self.device = device
             self.receivedAt = receivedAt
             self.deviceClockOffset = deviceClockOffset
             self.profileHeight = profileHeight
+            self.clockSet = clockSet
+        }
+
+        /// The offset that moves `timestamp` to the gateway's time: the set clock's when the
+        /// device stamped it after the set, else the one read at connection; nil when unknown.
+        public func offset(for timestamp: DeviceTimestamp) -> TimeInterval? {
+            if let clockSet, clockSet.stampedAfter(timestamp, receivedAt: receivedAt) { return clockSet.offset }
+            return deviceClockOffset
         }
     }
 
@@ -43,6 +59,12 @@ public struct ClinicalRecordMapper: Sendable {
     public static let sequenceNumberKey = MetadataKey("healthgate.sequenceNumber")
     public static let glucoseTypeKey = MetadataKey("healthgate.glucoseType")
     public static let sampleLocationKey = MetadataKey("healthgate.sampleLocation")
+    public static let basalMetabolismKey = MetadataKey("healthgate.basalMetabolismKilojoules")
+    public static let musclePercentageKey = MetadataKey("healthgate.musclePercentage")
+    public static let muscleMassKey = MetadataKey("healthgate.muscleMassKilograms")
+    public static let softLeanMassKey = MetadataKey("healthgate.softLeanMassKilograms")
+    public static let bodyWaterMassKey = MetadataKey("healthgate.bodyWaterMassKilograms")
+    public static let impedanceKey = MetadataKey("healthgate.impedanceOhms")
 
     let ids: SampleIDGenerator
 
@@ -66,6 +88,43 @@ public struct ClinicalRecordMapper: Sendable {
             if m.height == nil { computed[Self.bmiComputedKey] = .bool(true) }
             records.append(try sample(
                 .bodyMassIndex, weight / (height * height), .count, time, context, computed, suffix: "bodyMassIndex"))
+        }
+        if let height = m.height {
+            records.append(try sample(.height, height, .meter, time, context, metadata, suffix: "height"))
+        }
+        return records
+    }
+
+    /// bodyFatPercentage, leanBodyMass (the fat free mass), bodyMass and height when sent, and
+    /// bodyMassIndex from the weight and the height the record carries, else the profile's
+    /// height. The other fields go into every sample's metadata. Give it complete records only
+    /// (``BodyCompositionReassembler``).
+    public func records(_ m: BodyCompositionMeasurement, _ context: Context) throws(SampleError) -> [HealthRecord] {
+        var metadata = base(
+            m.timestamp, context, key: m.timestamp?.rfc3339.map { "bodyComposition/\($0)/\(m.userID ?? 255)" })
+        if let user = m.userID { metadata[Self.userIndexKey] = .integer(Int64(user)) }
+        if let basal = m.basalMetabolism { metadata[Self.basalMetabolismKey] = .integer(Int64(basal)) }
+        if let muscle = m.musclePercentage { metadata[Self.musclePercentageKey] = .double(muscle) }
+        if let muscle = m.muscleMass { metadata[Self.muscleMassKey] = .double(muscle) }
+        if let lean = m.softLeanMass { metadata[Self.softLeanMassKey] = .double(lean) }
+        if let water = m.bodyWaterMass { metadata[Self.bodyWaterMassKey] = .double(water) }
+        if let impedance = m.impedance { metadata[Self.impedanceKey] = .double(impedance) }
+        let time = date(m.timestamp, context)
+        var records: [HealthRecord] = []
+        if let fat = m.bodyFatPercentage {
+            records.append(try sample(.bodyFatPercentage, fat, .percent, time, context, metadata, suffix: "bodyFatPercentage"))
+        }
+        if let lean = m.fatFreeMass {
+            records.append(try sample(.leanBodyMass, lean, .kilogram, time, context, metadata, suffix: "leanBodyMass"))
+        }
+        if let weight = m.weight {
+            records.append(try sample(.bodyMass, weight, .kilogram, time, context, metadata, suffix: "bodyMass"))
+            if let height = m.height ?? context.profileHeight, height > 0 {
+                var computed = metadata
+                if m.height == nil { computed[Self.bmiComputedKey] = .bool(true) }
+                records.append(try sample(
+                    .bodyMassIndex, weight / (height * height), .count, time, context, computed, suffix: "bodyMassIndex"))
+            }
         }
         if let height = m.height {
             records.append(try sample(.height, height, .meter, time, context, metadata, suffix: "height"))
@@ -158,7 +217,7 @@ public struct ClinicalRecordMapper: Sendable {
 
     /// The record's time: the device time stamp corrected by the clock offset, else reception.
     func date(_ timestamp: DeviceTimestamp?, _ context: Context) -> Date {
-        guard let timestamp, timestamp.isComplete, let offset = context.deviceClockOffset else { return context.receivedAt }
+        guard let timestamp, timestamp.isComplete, let offset = context.offset(for: timestamp) else { return context.receivedAt }
         return Date(timeIntervalSince1970: timestamp.wallClockSeconds + offset)
     }
 
@@ -167,7 +226,7 @@ public struct ClinicalRecordMapper: Sendable {
         var metadata = Metadata()
         if let text = timestamp?.rfc3339 {
             metadata[Self.deviceTimestampKey] = .string(text)
-            if let offset = context.deviceClockOffset { metadata[Self.clockOffsetKey] = .double(offset) }
+            if let timestamp, let offset = context.offset(for: timestamp) { metadata[Self.clockOffsetKey] = .double(offset) }
         }
         if let key, let identity = context.device.localIdentifier {
             metadata.syncIdentifier = "\(identity)/\(key)"

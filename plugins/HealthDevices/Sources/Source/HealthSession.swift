@@ -48,7 +48,9 @@ struct HealthSession: Sendable {
         let information = try await session.readDeviceInformation(connection) { bytes, reason in bad.append((bytes, reason)) }
         let device = information.device
         for (bytes, reason) in bad { session.reportBadPayload(bytes, reason, device: device, count: &badPayloads) }
-        let offset = try await clockOffset(connection, device: device)
+        let clock = try await readClock(connection)
+        let offset = clock?.offset
+        let clockSet = clock == nil ? nil : try await setClock(connection, offset: offset, device: device)
 
         var wanted: [GATTCharacteristicID] = []
         var names: [String] = []
@@ -60,7 +62,8 @@ struct HealthSession: Sendable {
         guard !wanted.isEmpty else {
             throw BLETransportError(
                 .notSupported, device: session.key,
-                "the device has none of Weight (0x2A9D), Blood Pressure (0x2A35), Temperature (0x2A1C), "
+                "the device has none of Weight (0x2A9D), Body Composition (0x2A9C), Blood Pressure (0x2A35), "
+                    + "Temperature (0x2A1C), "
                     + "PLX (0x2A5E, 0x2A5F) or Glucose Measurement (0x2A18)")
         }
         let racp = await connection.hasCharacteristic(.recordAccessControlPoint, in: .glucoseService)
@@ -68,7 +71,7 @@ struct HealthSession: Sendable {
         logger.info(
             "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? session.key)"
                 + (information.battery.map { ", battery \($0)%" } ?? "")
-                + (offset.map { String(format: ", clock off by %+.0f s", -$0) } ?? ""),
+                + (offset.map { String(format: ", clock off by %+.0f s", -$0) } ?? (clock == nil ? "" : ", clock not set")),
             device: device.displayName)
         let notifications = try await connection.notifications(of: wanted)
         logger.info("subscribed to \(names.joined(separator: ", "))", device: device.displayName)
@@ -87,6 +90,8 @@ struct HealthSession: Sendable {
         metadata[.bleAddress] = .string(session.key)
         if let battery = information.battery { metadata[.batteryLevel] = .integer(Int64(battery)) }
         let mapper = ClinicalRecordMapper(ids: ids)
+        // Per connection: a record split across indications never spans two links.
+        var bodyComposition = BodyCompositionReassembler()
         var received = false
         do {
             for try await notification in notifications {
@@ -97,7 +102,18 @@ struct HealthSession: Sendable {
                 }
                 guard let characteristic = HealthCharacteristic(uuid: notification.characteristic) else { continue }
                 let mapping = ClinicalRecordMapper.Context(
-                    device: device, receivedAt: notification.receivedAt, deviceClockOffset: offset, profileHeight: profileHeight)
+                    device: device, receivedAt: notification.receivedAt, deviceClockOffset: offset, profileHeight: profileHeight,
+                    clockSet: clockSet)
+                if characteristic == .bodyCompositionMeasurement {
+                    do {
+                        for record in try bodyComposition.append(notification.value) {
+                            try await publish(record, mapper: mapper, context: mapping, stamp: metadata, badPayloads: &badPayloads)
+                        }
+                    } catch {
+                        session.reportBadPayload(notification.value, "\(error)", device: device, count: &badPayloads)
+                    }
+                    continue
+                }
                 do {
                     let records = try records(of: characteristic, notification.value, mapper: mapper, context: mapping)
                         .map { $0.stamped(metadata) }
@@ -118,8 +134,29 @@ struct HealthSession: Sendable {
         } catch {
             logger.debug("notifications ended: \(error)", device: device.displayName)
         }
+        if let pending = bodyComposition.flush() { reportIncomplete(pending, device: device, badPayloads: &badPayloads) }
         try Task.checkCancellation()
         return received
+    }
+
+    /// Publishes a complete Body Composition record; reports an incomplete one (counted as a bad
+    /// payload) and stores none of it.
+    private func publish(
+        _ record: BodyCompositionReassembler.Record, mapper: ClinicalRecordMapper, context mapping: ClinicalRecordMapper.Context,
+        stamp metadata: Metadata, badPayloads: inout Int
+    ) async throws {
+        guard record.isComplete else { return reportIncomplete(record, device: mapping.device, badPayloads: &badPayloads) }
+        let records = try mapper.records(record.measurement, mapping).map { $0.stamped(metadata) }
+        if !records.isEmpty { await context.publisher.publish(records) }
+    }
+
+    /// Logs and counts a Body Composition record whose other part never came.
+    private func reportIncomplete(_ record: BodyCompositionReassembler.Record, device: Device, badPayloads: inout Int) {
+        let parts = record.payloads.map(HexPayload.format).joined(separator: " | ")
+        session.reportBadPayload(
+            record.payloads.last ?? [],
+            "incomplete Body Composition Measurement record (\(record.payloads.count) part(s): \(parts)); not stored",
+            device: device, count: &badPayloads)
     }
 
     /// The glucose record's sequence number, as the mapper wrote it into the sample's metadata.
@@ -153,6 +190,9 @@ struct HealthSession: Sendable {
         switch characteristic {
         case .weightMeasurement:
             return try mapper.records(WeightMeasurementDecoder.decode(bytes), mapping)
+        case .bodyCompositionMeasurement:
+            // Reassembled in `follow`; a single-packet record goes the same way.
+            return []
         case .bloodPressureMeasurement:
             return try mapper.records(BloodPressureMeasurementDecoder.decode(bytes), mapping)
         case .intermediateCuffPressure:
@@ -173,17 +213,50 @@ struct HealthSession: Sendable {
         }
     }
 
-    /// The device clock's offset (seconds to add to its wall-clock time to get UTC), from its
-    /// Current Time characteristic; nil when it has none or its time is not set.
-    private func clockOffset(_ connection: any BLEConnection, device: Device) async throws -> TimeInterval? {
-        guard let bytes = try await session.optionalRead(.currentTime, in: .currentTimeService, from: connection),
-            bytes.count >= 7
-        else { return nil }
-        let year = Int(bytes[0]) | Int(bytes[1]) << 8
-        let clock = DeviceTimestamp(
-            year: year, month: Int(bytes[2]), day: Int(bytes[3]), hours: Int(bytes[4]), minutes: Int(bytes[5]),
-            seconds: Int(bytes[6]))
-        guard clock.isComplete else { return nil }
-        return (context.clock.now().timeIntervalSince1970 - clock.wallClockSeconds).rounded()
+    /// What the device's Current Time said at connection.
+    struct ClockReading: Sendable {
+        /// Seconds to add to its wall-clock time to get UTC; nil when its time is not set.
+        var offset: TimeInterval?
+    }
+
+    /// A clock off by at most this many seconds is left alone: the offset read over the link is
+    /// whole seconds and carries the read's latency.
+    static let clockSetThreshold: TimeInterval = 2
+
+    /// The device's clock from its Current Time characteristic; nil when it has none (or the
+    /// read fails, which is logged).
+    private func readClock(_ connection: any BLEConnection) async throws -> ClockReading? {
+        guard let bytes = try await session.optionalRead(.currentTime, in: .currentTimeService, from: connection) else {
+            return nil
+        }
+        guard let clock = CurrentTime.timestamp(bytes), clock.isComplete else { return ClockReading(offset: nil) }
+        return ClockReading(offset: (context.clock.now().timeIntervalSince1970 - clock.wallClockSeconds).rounded())
+    }
+
+    /// Sets the device's clock to the gateway's time (UTC) when it is off by more than
+    /// ``clockSetThreshold`` or not set: writes Current Time with the adjust reason "manual time
+    /// update". Returns when it did; nil when the clock is right or does not take the write (a
+    /// read-only Current Time, logged: its records keep the offset read at connection).
+    /// - Throws: only when the link drops or the task is cancelled.
+    private func setClock(_ connection: any BLEConnection, offset: TimeInterval?, device: Device) async throws -> DeviceClockSet? {
+        if let offset, abs(offset) <= Self.clockSetThreshold { return nil }
+        let now = context.clock.now()
+        let was = offset.map { String(format: "it was off by %+.0f s", -$0) } ?? "it was not set"
+        do {
+            try await connection.write(CurrentTime.value(setting: now), to: .currentTime, in: .currentTimeService)
+        } catch let error as BLETransportError where error.code == .disconnected {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            context.logger.info(
+                "the device's clock does not take the gateway's time (\(error)); \(was), and its records are corrected by that offset",
+                device: device.displayName)
+            return nil
+        }
+        context.logger.notice(
+            "set the device's clock to \(ISO8601DateFormatter().string(from: now)) (UTC); \(was)", device: device.displayName)
+        session.setDetail("clockSet", ISO8601DateFormatter().string(from: now))
+        return DeviceClockSet(at: now)
     }
 }
