@@ -6,7 +6,8 @@ import SampleBus
 
 /// The health profiles of one followed device: per connection, reads Device Information, the
 /// battery and the device's clock (Current Time 0x2A2B, when it has one: the offset corrects the
-/// times of the records it stored), subscribes to every measurement it has, asks a glucose
+/// times of the records it stored; a clock that is off is set to the gateway's time, see
+/// ``DeviceClockSet``), subscribes to every measurement it has, asks a glucose
 /// meter for the stored records it has not delivered yet (Record Access Control Point: records
 /// from the sequence number after the checkpoint, which is committed with the records in the
 /// store's transaction; every record when there is none; a record sent again keeps its sync
@@ -50,7 +51,6 @@ struct HealthSession: Sendable {
         for (bytes, reason) in bad { session.reportBadPayload(bytes, reason, device: device, count: &badPayloads) }
         let clock = try await readClock(connection)
         let offset = clock?.offset
-        let clockSet = clock == nil ? nil : try await setClock(connection, offset: offset, device: device)
 
         var wanted: [GATTCharacteristicID] = []
         var names: [String] = []
@@ -73,6 +73,7 @@ struct HealthSession: Sendable {
                 + (information.battery.map { ", battery \($0)%" } ?? "")
                 + (offset.map { String(format: ", clock off by %+.0f s", -$0) } ?? (clock == nil ? "" : ", clock not set")),
             device: device.displayName)
+        let clockSet = clock == nil ? nil : try await setClock(connection, offset: offset, device: device)
         let notifications = try await connection.notifications(of: wanted)
         logger.info("subscribed to \(names.joined(separator: ", "))", device: device.displayName)
         let meter = device.localIdentifier ?? session.key
