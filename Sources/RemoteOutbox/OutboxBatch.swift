@@ -92,13 +92,14 @@ public enum OutboxBatchKey {
     public static func key(for ids: [SampleID]) -> String {
         var first: UInt64 = 0xcbf2_9ce4_8422_2325
         var second: UInt64 = 0x8422_2325_cbf2_9ce4
+        // The 16 bytes of each uuid, most significant first (no array per uuid: the intake keys
+        // every batch it takes).
         for id in ids.sorted() {
-            for word in [id.high, id.low] {
-                for shift in stride(from: 56, through: 0, by: -8) {
-                    let byte = UInt64((word >> UInt64(shift)) & 0xFF)
-                    first = (first ^ byte) &* 0x0000_0100_0000_01B3
-                    second = (second ^ (byte ^ 0x5A)) &* 0x0000_0100_0000_01B3
-                }
+            for index in 0..<16 {
+                let word = index < 8 ? id.high : id.low
+                let byte = (word >> UInt64(56 - 8 * (index % 8))) & 0xFF
+                first = (first ^ byte) &* 0x0000_0100_0000_01B3
+                second = (second ^ (byte ^ 0x5A)) &* 0x0000_0100_0000_01B3
             }
         }
         func mix(_ value: UInt64) -> UInt64 {

@@ -39,7 +39,9 @@ enum OutboxRecordIndex {
         bytes.append((inBody ? payloadsInBody : 0) | (sameTime ? oneTime : 0))
         if sameTime { append(time.bitPattern, to: &bytes) }
         for (index, record) in records.enumerated() {
-            bytes.append(contentsOf: record.id.bytes)
+            // The uuid's 16 bytes, big-endian (`SampleID.bytes`, without its arrays).
+            withUnsafeBytes(of: record.id.high.bigEndian) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: record.id.low.bigEndian) { bytes.append(contentsOf: $0) }
             bytes.append(UInt8(truncatingIfNeeded: kinds.firstIndex(of: record.kind) ?? 0))
             if !sameTime { append(record.enqueuedAt.timeIntervalSince1970.bitPattern, to: &bytes) }
             append(UInt32(truncatingIfNeeded: record.payload.count), to: &bytes)
