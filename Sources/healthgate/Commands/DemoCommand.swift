@@ -15,9 +15,11 @@ enum DemoCommand {
             Starts a simulated Bluetooth heart-rate monitor that emits real Heart Rate Measurement \
             (0x2A37) payloads with RR intervals and energy expended, decoded by the same decoder real \
             devices use, a simulated bike whose speed and cadence sensor and power meter send real CSC \
-            (0x2A5B) and Cycling Power (0x2A63) Measurements, a simulated scale and blood pressure cuff \
-            that indicate real Weight (0x2A9D) and Blood Pressure (0x2A35) Measurements every 20 s with \
-            a device clock 90 s fast, and a simulated serial pedometer on a real pseudo-terminal that \
+            (0x2A5B) and Cycling Power (0x2A63) Measurements, a simulated scale, blood pressure cuff, \
+            thermometer and pulse oximeter that indicate real Weight (0x2A9D), Blood Pressure (0x2A35), \
+            Temperature (0x2A1C) and PLX Spot-check (0x2A5E) Measurements every 20 s with a device clock \
+            90 s fast, a simulated glucose meter whose stored Glucose Measurements (0x2A18) the gateway \
+            downloads through its Record Access Control Point (0x2A52), and a simulated serial pedometer on a real pseudo-terminal that \
             speaks the documented pedometer protocol. Samples go into the SQLite store (default \
             $XDG_DATA_HOME/healthgate/samples.sqlite) and a live line per sample is printed.
 

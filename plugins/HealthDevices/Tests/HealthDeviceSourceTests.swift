@@ -4,6 +4,7 @@ import GatewayTesting
 import HealthDevices
 import HealthModel
 import SampleBus
+import Synchronization
 import XCTest
 
 /// The `ble-health` source against the scripted fake transport and against the demo's simulated
@@ -276,7 +277,8 @@ final class HealthDeviceSourceTests: XCTestCase {
     /// The demo's simulated scale and cuff through the real source and decoders: their clocks
     /// run 90 s fast and the samples land at the true time.
     func testSimulatedScaleAndCuffProduceRealRecords() async throws {
-        let settings = HealthSimulationSettings(scales: 1, cuffs: 1, measurementIntervalSeconds: 5)
+        let settings = HealthSimulationSettings(
+            scales: 1, cuffs: 1, thermometers: 0, oximeters: 0, glucoseMeters: 0, measurementIntervalSeconds: 5)
         let configuration = HealthDeviceConfiguration(transport: .simulated, simulation: settings)
         let clock = ManualClock()
         let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
@@ -313,11 +315,122 @@ final class HealthDeviceSourceTests: XCTestCase {
         XCTAssertEqual(h.quantities(.bodyMass).first?.metadata[ClinicalRecordMapper.clockOffsetKey], .double(-SimulatedHealthTransport.clockError))
     }
 
+    /// The demo's simulated thermometer, pulse oximeter and glucose meter through the real source
+    /// and decoders: temperatures in °C from the mouth, SpO2 and pulse, and the glucose meter's
+    /// three stored records downloaded once through the Record Access Control Point, then each
+    /// record it takes as it takes it, every sample at the true time (the clocks run 90 s fast).
+    func testSimulatedThermometerOximeterAndGlucoseMeterProduceRealRecords() async throws {
+        let settings = HealthSimulationSettings(
+            scales: 0, cuffs: 0, thermometers: 1, oximeters: 1, glucoseMeters: 1, measurementIntervalSeconds: 5)
+        let configuration = HealthDeviceConfiguration(transport: .simulated, simulation: settings)
+        let clock = ManualClock()
+        let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
+            try HealthDeviceSource(
+                configuration: configuration, environment: environment,
+                transport: SimulatedHealthTransport(clock: clock, settings: settings))
+        }
+        try await h.run { h in
+            try await h.waitFor("the stored glucose records") { h.quantities(.bloodGlucose).count == 3 }
+            for step in 1...2 {
+                // Discovery, the thermometer, the oximeter and the glucose meter wait on the clock.
+                try await h.waitFor("four sleepers before step \(step)") { h.clock.sleeperCount == 4 }
+                h.clock.advance(by: .seconds(5))
+            }
+            try await h.waitFor("two temperatures") { h.quantities(.bodyTemperature).count == 2 }
+            try await h.waitFor("two saturations") { h.quantities(.oxygenSaturation).count == 2 }
+            try await h.waitFor("five glucose records") { h.quantities(.bloodGlucose).count == 5 }
+        }
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let expected = [5.0, 10].map { start.addingTimeInterval($0) }
+
+        let temperatures = h.quantities(.bodyTemperature)
+        XCTAssertEqual(temperatures.map(\.quantity.unit), [.degreeCelsius, .degreeCelsius])
+        XCTAssertTrue(temperatures.allSatisfy { (36.5...37.1).contains($0.quantity.value) }, "\(temperatures.map(\.quantity))")
+        XCTAssertEqual(temperatures.map { $0.metadata[ClinicalRecordMapper.temperatureTypeKey] }, [.string("mouth"), .string("mouth")])
+        XCTAssertEqual(temperatures.map(\.startDate), expected)
+        XCTAssertEqual(temperatures.first?.device?.localIdentifier, "healthgate/SIM-THERMO-0001")
+        XCTAssertEqual(temperatures.first?.metadata[ClinicalRecordMapper.clockOffsetKey], .double(-SimulatedHealthTransport.clockError))
+
+        let saturations = h.quantities(.oxygenSaturation)
+        XCTAssertEqual(saturations.map(\.quantity.unit), [.percent, .percent])
+        XCTAssertTrue(saturations.allSatisfy { (95...99).contains($0.quantity.value) }, "\(saturations.map(\.quantity))")
+        XCTAssertEqual(saturations.map(\.startDate), expected)
+        let pulses = h.quantities(.heartRate)
+        XCTAssertEqual(pulses.count, 2, "the oximeter's pulse rate")
+        XCTAssertTrue(pulses.allSatisfy { (60...68).contains($0.quantity.value) }, "\(pulses.map(\.quantity))")
+        XCTAssertEqual(saturations.first?.device?.localIdentifier, "healthgate/SIM-OXI-0001")
+
+        let glucose = h.quantities(.bloodGlucose)
+        XCTAssertEqual(glucose.map { $0.metadata[ClinicalRecordMapper.sequenceNumberKey] }, (1...5).map { .integer($0) })
+        XCTAssertTrue(glucose.allSatisfy { $0.quantity.unit == .milligramPerDeciliter }, "\(glucose.map(\.quantity))")
+        XCTAssertTrue(glucose.allSatisfy { (95...130).contains($0.quantity.value) }, "\(glucose.map(\.quantity))")
+        // Records 1-3 were stored 10 s, 5 s and 0 s before the gateway connected.
+        XCTAssertEqual(glucose.map(\.startDate), [-10.0, -5, 0, 5, 10].map { start.addingTimeInterval($0) })
+        XCTAssertEqual(Set(glucose.compactMap(\.metadata.syncIdentifier)).count, 5)
+        XCTAssertEqual(glucose.first?.device?.localIdentifier, "healthgate/SIM-GLUCOSE-0001")
+        let messages = h.logs.entries.map(\.message)
+        XCTAssertEqual(messages.filter { $0.contains("asked for every stored glucose record") }.count, 1, "\(messages)")
+        XCTAssertEqual(messages.filter { $0.contains("record access: 06000101") }.count, 1, "\(messages)")
+    }
+
+    /// The simulated glucose meter's memory outlives its link: after the link drops, the next
+    /// connection asks for the records after the checkpoint and gets exactly the one taken
+    /// meanwhile, so no record is stored twice.
+    func testSimulatedGlucoseMeterSendsOnlyNewRecordsOnTheNextConnection() async throws {
+        let settings = HealthSimulationSettings(
+            scales: 0, cuffs: 0, thermometers: 0, oximeters: 0, glucoseMeters: 1, measurementIntervalSeconds: 5)
+        let configuration = HealthDeviceConfiguration(transport: .simulated, simulation: settings)
+        let clock = ManualClock()
+        let transport = LinkDroppingTransport(SimulatedHealthTransport(clock: clock, settings: settings))
+        let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
+            try HealthDeviceSource(configuration: configuration, environment: environment, transport: transport)
+        }
+        try await h.run { h in
+            try await h.waitFor("the stored records") { h.quantities(.bloodGlucose).count == 3 }
+            try await h.waitFor("the meter waiting for its next record") { h.clock.sleeperCount == 2 }
+            await transport.dropLinks()
+            // Record 4 is taken while the link is down; the meter's stream then ends.
+            h.clock.advance(by: .seconds(5))
+            try await h.waitFor("the end of the link") { h.logs.entries.contains { $0.message.contains("notifications ended") } }
+            try await h.waitFor("the backoff") { h.clock.sleeperCount == 2 && transport.connections == 1 }
+            h.clock.advance(by: .seconds(1))
+            try await h.waitFor("the record taken meanwhile") { h.quantities(.bloodGlucose).count == 4 }
+            try await h.waitFor("the second answer") {
+                h.logs.entries.filter { $0.message.contains("record access: 06000101") }.count == 2
+            }
+        }
+        XCTAssertEqual(transport.connections, 2)
+        let glucose = h.quantities(.bloodGlucose)
+        XCTAssertEqual(glucose.map { $0.metadata[ClinicalRecordMapper.sequenceNumberKey] }, (1...4).map { .integer($0) })
+        XCTAssertTrue(
+            h.logs.entries.contains { $0.message.contains("asked for the stored glucose records after sequence number 3") },
+            "\(h.logs.entries.map(\.message))")
+    }
+
     func testConfigurationIsRangeCheckedAndSampleConfigBuilds() throws {
         XCTAssertThrowsError(try HealthDeviceConfiguration(simulation: .init(measurementIntervalSeconds: 0)).validate()) { error in
             XCTAssertTrue("\(error)".contains("simulation.measurementIntervalSeconds"), "\(error)")
         }
-        XCTAssertThrowsError(try HealthDeviceConfiguration(transport: .simulated, simulation: .init(scales: 0, cuffs: 0)).validate())
+        let none = HealthSimulationSettings(scales: 0, cuffs: 0, thermometers: 0, oximeters: 0, glucoseMeters: 0)
+        XCTAssertThrowsError(try HealthDeviceConfiguration(transport: .simulated, simulation: none).validate()) { error in
+            XCTAssertTrue("\(error)".contains("simulates no device"), "\(error)")
+        }
+        for key in ["scales", "cuffs", "thermometers", "oximeters", "glucoseMeters"] {
+            for count in [-1, 17] {
+                let json = Data(#"{"transport": "simulated", "simulation": {"\#(key)": \#(count)}}"#.utf8)
+                let configuration = try JSONDecoder().decode(HealthDeviceConfiguration.self, from: json)
+                XCTAssertThrowsError(try configuration.validate(), "\(key) \(count)") { error in
+                    XCTAssertTrue("\(error)".contains("simulation.\(key)"), "\(error)")
+                }
+            }
+            let json = Data(#"{"transport": "simulated", "simulation": {"\#(key)": 16}}"#.utf8)
+            XCTAssertNoThrow(try JSONDecoder().decode(HealthDeviceConfiguration.self, from: json).validate(), key)
+        }
+        let defaults = HealthSimulationSettings()
+        XCTAssertEqual(defaults.counts.map(\.count), [1, 1, 1, 1, 1], "one device of each kind")
+        XCTAssertEqual(HealthDeviceConfiguration(transport: .simulated).effectiveMaxDevices, 5)
+        let demo = try HealthDeviceSource.demoConfiguration().decodeStrictly(HealthDeviceConfiguration.self)
+        XCTAssertEqual(demo.simulation, defaults, "the demo simulates one of each")
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("sample-config.json")
         let gateway = try GatewayConfiguration.parse(Data(contentsOf: url), origin: url.path)
@@ -328,5 +441,37 @@ final class HealthDeviceSourceTests: XCTestCase {
             let configuration = try source.config.decodeStrictly(HealthDeviceConfiguration.self)
             _ = try HealthDeviceSource(configuration: configuration, environment: environment, transport: FakeBLETransport(profiles: []))
         }
+    }
+}
+
+/// The simulated transport with a way to drop every link it made, as a device walking out of
+/// range does.
+final class LinkDroppingTransport: BLECentralTransport {
+    let simulated: SimulatedHealthTransport
+    private let links = Mutex<[any BLEConnection]>([])
+
+    init(_ simulated: SimulatedHealthTransport) {
+        self.simulated = simulated
+    }
+
+    /// How many connections were made.
+    var connections: Int { links.withLock { $0.count } }
+
+    func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
+        simulated.discover(services: services)
+    }
+
+    func connect(to address: String) async throws -> any BLEConnection {
+        let connection = try await simulated.connect(to: address)
+        links.withLock { $0.append(connection) }
+        return connection
+    }
+
+    func powerCycleAdapter() async throws {
+        try await simulated.powerCycleAdapter()
+    }
+
+    func dropLinks() async {
+        for link in links.withLock({ $0 }) { await link.disconnect() }
     }
 }

@@ -4,16 +4,23 @@ public import SampleBus
 import Synchronization
 
 /// A Bluetooth stack with simulated health devices, for `healthgate demo` and tests without
-/// hardware: weight scales (`healthgate demo scale`, `02:00:00:00:03:01`…) and blood pressure
-/// cuffs (`healthgate demo cuff`, `02:00:00:00:04:01`…), with Device Information, battery and a
-/// Current Time characteristic whose clock runs 90 s fast, as a device clock nobody set does.
+/// hardware: weight scales (`healthgate demo scale`, `02:00:00:00:03:01`…), blood pressure cuffs
+/// (`healthgate demo cuff`, `02:00:00:00:04:01`…), thermometers (`healthgate demo thermometer`,
+/// `02:00:00:00:06:01`…), pulse oximeters (`healthgate demo oximeter`, `02:00:00:00:07:01`…) and
+/// glucose meters (`healthgate demo glucose meter`, `02:00:00:00:08:01`…), with Device
+/// Information, battery and a Current Time characteristic whose clock runs 90 s fast, as a device
+/// clock nobody set does.
 ///
 /// Once subscribed, each device indicates one reading every `measurementIntervalSeconds`, paced
 /// by the injected clock, as REAL payload bytes stamped with its own (fast) clock: a scale a
 /// Weight Measurement (0.005 kg resolution, time stamp, user 1, no height, so the body mass index
 /// comes from the profile's height) followed by a Body Composition Measurement of the same
 /// moment (body fat percentage, fat free mass, time stamp, user 1), a cuff a Blood Pressure
-/// Measurement (IEEE-11073 SFLOAT mmHg, time stamp, pulse rate). Deterministic.
+/// Measurement (IEEE-11073 SFLOAT mmHg, time stamp, pulse rate), a thermometer a Temperature
+/// Measurement (32-bit FLOAT °C, time stamp, type "mouth"), an oximeter a PLX Spot-check
+/// Measurement (SFLOAT SpO2 and pulse rate, time stamp). A glucose meter keeps its records
+/// (``SimulatedGlucoseMemory``): it answers the Record Access Control Point and notifies each
+/// record it takes while connected. Deterministic.
 public struct SimulatedHealthTransport: BLECentralTransport {
     /// How far the simulated devices' clocks run ahead of UTC (seconds).
     public static let clockError: TimeInterval = 90
@@ -21,13 +28,20 @@ public struct SimulatedHealthTransport: BLECentralTransport {
     let clock: any GatewayClock
     let settings: HealthSimulationSettings
     let devices: [SimulatedHealthDevice]
+    /// The glucose meters' records, taken on the clock since the transport was made.
+    let glucose: SimulatedGlucoseMemory
 
     /// Creates the simulated devices `settings` asks for, paced by `clock`.
     public init(clock: any GatewayClock, settings: HealthSimulationSettings = HealthSimulationSettings()) {
         self.clock = clock
         self.settings = settings
-        devices = (0..<max(0, settings.scales)).map { SimulatedHealthDevice(kind: .scale, index: $0) }
-            + (0..<max(0, settings.cuffs)).map { SimulatedHealthDevice(kind: .cuff, index: $0) }
+        let counts: [(SimulatedHealthDevice.Kind, Int)] = [
+            (.scale, settings.scales), (.cuff, settings.cuffs), (.thermometer, settings.thermometers),
+            (.oximeter, settings.oximeters), (.glucoseMeter, settings.glucoseMeters),
+        ]
+        devices = counts.flatMap { kind, count in (0..<max(0, count)).map { SimulatedHealthDevice(kind: kind, index: $0) } }
+        glucose = SimulatedGlucoseMemory(
+            origin: clock.now(), periodSeconds: settings.measurementIntervalSeconds)
     }
 
     public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
@@ -39,13 +53,60 @@ public struct SimulatedHealthTransport: BLECentralTransport {
         guard let device = devices.first(where: { $0.peripheral.address == address.uppercased() }) else {
             throw BLETransportError(.notFound, device: address, "no simulated health device has this address")
         }
-        return SimulatedHealthConnection(device: device, clock: clock, period: .seconds(settings.measurementIntervalSeconds))
+        return SimulatedHealthConnection(
+            device: device, clock: clock, period: .seconds(settings.measurementIntervalSeconds), glucose: glucose)
     }
 }
 
 /// One simulated health device's fixed facts.
 struct SimulatedHealthDevice: Sendable {
-    enum Kind: Sendable { case scale, cuff }
+    enum Kind: Sendable {
+        case scale, cuff, thermometer, oximeter, glucoseMeter
+
+        /// The name's and model's word for it.
+        var label: String {
+            switch self {
+            case .scale: "scale"
+            case .cuff: "cuff"
+            case .thermometer: "thermometer"
+            case .oximeter: "oximeter"
+            case .glucoseMeter: "glucose meter"
+            }
+        }
+
+        /// The serial number's word for it.
+        var serialLabel: String {
+            switch self {
+            case .scale: "SCALE"
+            case .cuff: "CUFF"
+            case .thermometer: "THERMO"
+            case .oximeter: "OXI"
+            case .glucoseMeter: "GLUCOSE"
+            }
+        }
+
+        /// The fifth octet of its addresses (locally administered, `02:00:00:00:xx:nn`).
+        var addressOctet: Int {
+            switch self {
+            case .scale: 3
+            case .cuff: 4
+            case .thermometer: 6
+            case .oximeter: 7
+            case .glucoseMeter: 8
+            }
+        }
+
+        /// What it measures; a scale weighs and then measures the body composition.
+        var characteristics: [HealthCharacteristic] {
+            switch self {
+            case .scale: [.weightMeasurement, .bodyCompositionMeasurement]
+            case .cuff: [.bloodPressureMeasurement]
+            case .thermometer: [.temperatureMeasurement]
+            case .oximeter: [.plxSpotCheckMeasurement]
+            case .glucoseMeter: [.glucoseMeasurement]
+            }
+        }
+    }
     let kind: Kind
     let index: Int
     let peripheral: DiscoveredPeripheral
@@ -53,20 +114,21 @@ struct SimulatedHealthDevice: Sendable {
     init(kind: Kind, index: Int) {
         self.kind = kind
         self.index = index
-        let number = String(index + 1, radix: 16, uppercase: true)
-        let suffix = number.count == 1 ? "0" + number : number
-        let label = kind == .scale ? "scale" : "cuff"
+        let label = kind.label
         peripheral = DiscoveredPeripheral(
-            address: (kind == .scale ? "02:00:00:00:03:" : "02:00:00:00:04:") + suffix,
+            address: String(format: "02:00:00:00:%02X:%02X", kind.addressOctet, index + 1),
             name: index == 0 ? "healthgate demo \(label)" : "healthgate demo \(label) \(index + 1)", rssi: -58,
-            serviceUUIDs: [kind == .scale ? .weightScaleService : .bloodPressureService, .deviceInformationService])
+            serviceUUIDs: [kind.characteristics[0].service, .deviceInformationService])
     }
 
-    /// What the device indicates: a scale weighs and then measures the body composition.
+    /// What the device indicates.
     var measurements: [GATTCharacteristicID] {
-        let characteristics: [HealthCharacteristic] =
-            kind == .scale ? [.weightMeasurement, .bodyCompositionMeasurement] : [.bloodPressureMeasurement]
-        return characteristics.map { GATTCharacteristicID($0.uuid, in: $0.service) }
+        kind.characteristics.map { GATTCharacteristicID($0.uuid, in: $0.service) }
+    }
+
+    /// What the source subscribes to: the measurements, and a glucose meter's control point.
+    var indicated: [GATTCharacteristicID] {
+        measurements + (kind == .glucoseMeter ? [GATTCharacteristicID(.recordAccessControlPoint, in: .glucoseService)] : [])
     }
 
     var gatt: SimulatedGATTDatabase {
@@ -75,13 +137,13 @@ struct SimulatedHealthDevice: Sendable {
             .batteryService: [.batteryLevel],
             .currentTimeService: [.currentTime],
         ]
-        for measurement in measurements { services[measurement.service, default: []].append(measurement.characteristic) }
+        for measurement in indicated { services[measurement.service, default: []].append(measurement.characteristic) }
         return SimulatedGATTDatabase(
             services: services,
             readable: [
                 .manufacturerName: Array("healthgate".utf8),
-                .modelNumber: Array((kind == .scale ? "Simulated scale" : "Simulated cuff").utf8),
-                .serialNumber: Array(String(format: kind == .scale ? "SIM-SCALE-%04d" : "SIM-CUFF-%04d", index + 1).utf8),
+                .modelNumber: Array("Simulated \(kind.label)".utf8),
+                .serialNumber: Array(("SIM-\(kind.serialLabel)-" + String(format: "%04d", index + 1)).utf8),
                 .batteryLevel: [UInt8(91 - index % 60)],
             ])
     }
@@ -92,13 +154,18 @@ final class SimulatedHealthConnection: BLEConnection {
     let device: SimulatedHealthDevice
     let clock: any GatewayClock
     let period: Duration
+    let glucose: SimulatedGlucoseMemory
     private let link: SimulatedLink
     private let gatt: SimulatedGATTDatabase
+    /// A glucose meter's notifications due at once (the answer to a control point request) and
+    /// the sequence number of the next record it notifies when it takes it.
+    private let pending = Mutex<(queue: [(BluetoothUUID, [UInt8])], nextLive: Int)>(([], 1))
 
-    init(device: SimulatedHealthDevice, clock: any GatewayClock, period: Duration) {
+    init(device: SimulatedHealthDevice, clock: any GatewayClock, period: Duration, glucose: SimulatedGlucoseMemory) {
         self.device = device
         self.clock = clock
         self.period = period
+        self.glucose = glucose
         link = SimulatedLink(address: device.peripheral.address)
         gatt = device.gatt
     }
@@ -119,28 +186,45 @@ final class SimulatedHealthConnection: BLEConnection {
         return try gatt.read(characteristic, in: service, device: address)
     }
 
+    /// A glucose meter's Record Access Control Point takes requests, answered by the
+    /// notifications that follow (``SimulatedGlucoseMemory/answer(_:at:)``); nothing else is
+    /// writable.
     func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws {
         try link.check()
-        throw BLETransportError(.notSupported, device: address, "\(characteristic) is not writable")
+        guard device.kind == .glucoseMeter, characteristic == .recordAccessControlPoint, service == .glucoseService else {
+            throw BLETransportError(.notSupported, device: address, "\(characteristic) is not writable")
+        }
+        let answer = glucose.answer(value, at: clock.now())
+        let records = answer.sequences.map { sequence in
+            (HealthCharacteristic.glucoseMeasurement.uuid, glucose.record(sequence, meter: device.index))
+        }
+        pending.withLock { state in
+            state.queue += records + [(.recordAccessControlPoint, answer.response)]
+            if let last = answer.sequences.last { state.nextLive = max(state.nextLive, last + 1) }
+        }
     }
 
-    /// The measurements indicate once a period (a scale's two one after the other); anything
-    /// else does not indicate.
+    /// The measurements indicate once a period (a scale's two one after the other); a glucose
+    /// meter answers its control point and notifies each record it takes; anything else does not
+    /// indicate.
     func notifications(of characteristics: [GATTCharacteristicID]) async throws
         -> AsyncThrowingStream<BLENotification, any Error>
     {
         try link.check()
-        let measurements = device.measurements
-        guard Set(characteristics) == Set(measurements) else {
-            let other = characteristics.first { !measurements.contains($0) } ?? measurements.first { !characteristics.contains($0) }
+        let indicated = device.indicated
+        guard Set(characteristics) == Set(indicated) else {
+            let other = characteristics.first { !indicated.contains($0) } ?? indicated.first { !characteristics.contains($0) }
             throw BLETransportError(
                 .notSupported, device: address, "\(other.map(String.init(describing:)) ?? "nothing") does not indicate alone")
         }
+        if device.kind == .glucoseMeter { return glucoseNotifications() }
+        let measurements = device.measurements
         let clock = self.clock
         let schedule = NotificationSchedule(device: device.index, period: period, start: clock.now())
         let sent = Mutex<Int64>(0)
         let kind = device.kind
         let index = device.index
+        let glucose = self.glucose
         return AsyncThrowingStream(unfolding: { [link] in
             let count = sent.withLock { count -> Int64 in
                 defer { count += 1 }
@@ -157,8 +241,48 @@ final class SimulatedHealthConnection: BLEConnection {
                 case (.scale, 0): reading.weightPayload(at: now)
                 case (.scale, _): reading.bodyCompositionPayload(at: now)
                 case (.cuff, _): reading.bloodPressurePayload(at: now)
+                case (.thermometer, _): reading.temperaturePayload(at: now)
+                case (.oximeter, _): reading.spotCheckPayload(at: now)
+                case (.glucoseMeter, _): glucose.record(Int(count), meter: index)
                 }
             return BLENotification(characteristic: measurement, value: value, receivedAt: now)
+        })
+    }
+
+    /// A glucose meter's notifications: first what a control point request queued (records, then
+    /// the response), else each record when the meter takes it. Records stored before the
+    /// subscription come only when asked for.
+    private func glucoseNotifications() -> AsyncThrowingStream<BLENotification, any Error> {
+        let clock = self.clock
+        let glucose = self.glucose
+        let index = device.index
+        let subscribed = glucose.lastSequence(at: clock.now())
+        pending.withLock { $0.nextLive = max($0.nextLive, subscribed + 1) }
+        return AsyncThrowingStream(unfolding: { [link, self] in
+            while true {
+                guard link.isOpen else { return nil }
+                if let queued = self.pending.withLock({ $0.queue.isEmpty ? nil : $0.queue.removeFirst() }) {
+                    return BLENotification(characteristic: queued.0, value: queued.1, receivedAt: clock.now())
+                }
+                let sequence = self.pending.withLock { $0.nextLive }
+                guard sequence <= SimulatedGlucoseMemory.lastSequenceNumber else {
+                    try await clock.sleep(for: .seconds(3600))
+                    continue
+                }
+                try await clock.sleep(for: .seconds(max(0, glucose.takenAt(sequence).timeIntervalSince(clock.now()))))
+                guard link.isOpen else { return nil }
+                // A request answered during the wait already queued this record.
+                let live = self.pending.withLock { state -> Bool in
+                    guard state.nextLive == sequence else { return false }
+                    state.nextLive += 1
+                    return true
+                }
+                if live {
+                    return BLENotification(
+                        characteristic: HealthCharacteristic.glucoseMeasurement.uuid, value: glucose.record(sequence, meter: index),
+                        receivedAt: clock.now())
+                }
+            }
         })
     }
 
@@ -188,6 +312,16 @@ struct SimulatedHealthReading: Sendable {
         return (systolic, diastolic, (systolic + 2 * diastolic) / 3, 66 + wobble)
     }
 
+    /// Body temperature (°C): about 36.8, ±0.2.
+    var celsius: Double { 36.8 + Double(index % 4) * 0.1 + 0.2 * sin(Double(count) / 3) }
+    /// SpO2 (%) and pulse (per minute): about 97 and 64.
+    var oximetry: (saturation: Int, pulse: Int) {
+        let wobble = sin(Double(count + index * 3) / 2)
+        return (97 + Int((1.4 * wobble).rounded()), 64 + Int((3 * wobble).rounded()))
+    }
+    /// Blood glucose (mg/dL) of record `count` (its sequence number): 95 to 129.
+    var milligramsPerDeciliter: Int { 112 + Int((17 * sin(Double(count + index * 3) / 2)).rounded()) }
+
     /// Weight Measurement: flags 0x06 (time stamp, user ID), weight (uint16, 0.005 kg), the
     /// device's time stamp, user 1.
     func weightPayload(at now: Date) -> [UInt8] {
@@ -210,6 +344,31 @@ struct SimulatedHealthReading: Sendable {
         let p = pressures
         return [0x06] + Self.sfloat(p.systolic) + Self.sfloat(p.diastolic) + Self.sfloat(p.mean)
             + Self.dateTime(deviceClock: now) + Self.sfloat(p.pulse)
+    }
+
+    /// Temperature Measurement: flags 0x06 (Celsius, time stamp, temperature type), the
+    /// temperature as a 32-bit FLOAT with exponent -2, the device's time stamp, type 6 (mouth).
+    func temperaturePayload(at now: Date) -> [UInt8] {
+        let mantissa = UInt32((celsius * 100).rounded()) & 0x00FF_FFFF
+        return [0x06, UInt8(mantissa & 0xFF), UInt8((mantissa >> 8) & 0xFF), UInt8(mantissa >> 16), 0xFE]
+            + Self.dateTime(deviceClock: now) + [0x06]
+    }
+
+    /// PLX Spot-check Measurement: flags 0x01 (time stamp), SpO2 and pulse rate as SFLOAT, the
+    /// device's time stamp.
+    func spotCheckPayload(at now: Date) -> [UInt8] {
+        let o = oximetry
+        return [0x01] + Self.sfloat(o.saturation) + Self.sfloat(o.pulse) + Self.dateTime(deviceClock: now)
+    }
+
+    /// Glucose Measurement record `count`: flags 0x02 (concentration in kg/L, type and sample
+    /// location), the sequence number, the base time (the device's clock when it was taken), the
+    /// concentration as SFLOAT with exponent -5 (1 mg/dL is 10⁻⁵ kg/L), capillary whole blood
+    /// from a finger (0x11).
+    func glucosePayload(takenAt: Date) -> [UInt8] {
+        let mantissa = UInt16(milligramsPerDeciliter) & 0x0FFF
+        return [0x02, UInt8(count & 0xFF), UInt8((count >> 8) & 0xFF)] + Self.dateTime(deviceClock: takenAt)
+            + [UInt8(mantissa & 0xFF), 0xB0 | UInt8(mantissa >> 8), 0x11]
     }
 
     /// IEEE-11073 16-bit SFLOAT of a whole number below 2048: exponent 0, the number as mantissa.

@@ -63,11 +63,13 @@ public struct HealthDeviceConfiguration: Decodable, Sendable, Hashable, PluginCo
 
     /// The number of devices followed at once, after defaults.
     public var effectiveMaxDevices: Int {
-        maxDevices ?? (transport == .simulated ? simulation.scales + simulation.cuffs : 4)
+        maxDevices ?? (transport == .simulated ? simulation.deviceCount : 4)
     }
 
     /// The allowed `simulation.measurementIntervalSeconds`.
     public static let measurementIntervalRange: ClosedRange<Double> = 1...3600
+    /// The allowed number of each kind of simulated device.
+    public static let simulatedDeviceRange: ClosedRange<Int> = 0...16
 
     /// ``validate()``; the settings are the configuration itself.
     public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> HealthDeviceConfiguration {
@@ -84,9 +86,10 @@ public struct HealthDeviceConfiguration: Decodable, Sendable, Hashable, PluginCo
         try BLESourceKeys.validate(
             maxDevices: maxDevices, adapter: adapter, adapters: adapters, limits: adapterLimits,
             simulated: transport == .simulated, notificationsPerSecond: 1 / simulation.measurementIntervalSeconds)
-        try PluginConfigurationError.check("simulation.scales", simulation.scales, in: 0...16)
-        try PluginConfigurationError.check("simulation.cuffs", simulation.cuffs, in: 0...16)
-        if transport == .simulated, simulation.scales + simulation.cuffs == 0 {
+        for (key, count) in simulation.counts {
+            try PluginConfigurationError.check("simulation.\(key)", count, in: Self.simulatedDeviceRange)
+        }
+        if transport == .simulated, simulation.deviceCount == 0 {
             throw PluginConfigurationError(keyPath: "simulation", reason: "simulates no device")
         }
     }
@@ -98,17 +101,42 @@ public struct HealthSimulationSettings: Decodable, Sendable, Hashable {
     public var scales: Int
     /// Simulated blood pressure cuffs (default 1).
     public var cuffs: Int
+    /// Simulated thermometers (default 1).
+    public var thermometers: Int
+    /// Simulated pulse oximeters (default 1).
+    public var oximeters: Int
+    /// Simulated glucose meters (default 1).
+    public var glucoseMeters: Int
     /// Seconds between two measurements of one device (default 20).
     public var measurementIntervalSeconds: Double
 
     /// Settings with the given device counts and interval.
-    public init(scales: Int = 1, cuffs: Int = 1, measurementIntervalSeconds: Double = 20) {
+    public init(
+        scales: Int = 1, cuffs: Int = 1, thermometers: Int = 1, oximeters: Int = 1, glucoseMeters: Int = 1,
+        measurementIntervalSeconds: Double = 20
+    ) {
         self.scales = scales
         self.cuffs = cuffs
+        self.thermometers = thermometers
+        self.oximeters = oximeters
+        self.glucoseMeters = glucoseMeters
         self.measurementIntervalSeconds = measurementIntervalSeconds
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case scales, cuffs, measurementIntervalSeconds }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case scales, cuffs, thermometers, oximeters, glucoseMeters, measurementIntervalSeconds
+    }
+
+    /// Each device count by its key.
+    public var counts: [(key: String, count: Int)] {
+        [
+            ("scales", scales), ("cuffs", cuffs), ("thermometers", thermometers), ("oximeters", oximeters),
+            ("glucoseMeters", glucoseMeters),
+        ]
+    }
+
+    /// How many devices are simulated in all.
+    public var deviceCount: Int { counts.reduce(0) { $0 + max(0, $1.count) } }
 
     /// Decodes `simulation`.
     public init(from decoder: any Decoder) throws {
@@ -116,6 +144,9 @@ public struct HealthSimulationSettings: Decodable, Sendable, Hashable {
         let defaults = HealthSimulationSettings()
         scales = try c.decodeIfPresent(Int.self, forKey: .scales) ?? defaults.scales
         cuffs = try c.decodeIfPresent(Int.self, forKey: .cuffs) ?? defaults.cuffs
+        thermometers = try c.decodeIfPresent(Int.self, forKey: .thermometers) ?? defaults.thermometers
+        oximeters = try c.decodeIfPresent(Int.self, forKey: .oximeters) ?? defaults.oximeters
+        glucoseMeters = try c.decodeIfPresent(Int.self, forKey: .glucoseMeters) ?? defaults.glucoseMeters
         measurementIntervalSeconds =
             try c.decodeIfPresent(Double.self, forKey: .measurementIntervalSeconds) ?? defaults.measurementIntervalSeconds
     }

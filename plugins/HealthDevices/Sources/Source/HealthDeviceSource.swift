@@ -66,13 +66,14 @@ public struct HealthDeviceSource: SampleSource, ConfigurablePlugin {
         try self.init(configuration: settings, environment: environment)
     }
 
-    /// A configuration for `healthgate demo`: a simulated scale and cuff measuring every
-    /// `intervalSeconds`.
+    /// A configuration for `healthgate demo`: one simulated device of each kind (scale, cuff,
+    /// thermometer, pulse oximeter, glucose meter) measuring every `intervalSeconds`.
     public static func demoConfiguration(intervalSeconds: Double = 20) -> JSONValue {
         .object([
             "transport": .string("simulated"),
             "simulation": .object([
-                "scales": .number(1), "cuffs": .number(1), "measurementIntervalSeconds": .number(intervalSeconds),
+                "scales": .number(1), "cuffs": .number(1), "thermometers": .number(1), "oximeters": .number(1),
+                "glucoseMeters": .number(1), "measurementIntervalSeconds": .number(intervalSeconds),
             ]),
         ])
     }
