@@ -60,7 +60,8 @@ final class DaemonTests: XCTestCase {
         try await waitUntil(timeout: .seconds(60), "the control socket") {
             FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
         }
-        // Wait until the store has written something, as the status reports it.
+        // Wait until the store has written something and the heart-rate monitor has published, as
+        // the status reports it.
         var report: [String: Any]?
         let deadline = ContinuousClock.now + .seconds(30)
         while report == nil {
@@ -69,7 +70,10 @@ final class DaemonTests: XCTestCase {
                let json = try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any],
                let plugins = json["plugins"] as? [[String: Any]],
                let sqlite = plugins.first(where: { $0["kind"] as? String == "sqlite" }),
-               (sqlite["records"] as? Int ?? 0) > 0 {
+               (sqlite["records"] as? Int ?? 0) > 0,
+               // The heart-rate monitor's too: the demo's glucose meter delivers its stored records first.
+               let heartRate = plugins.first(where: { $0["kind"] as? String == "ble-heart-rate" && $0["role"] as? String == "source" }),
+               (heartRate["records"] as? Int ?? 0) > 0 {
                 report = json
             } else if ContinuousClock.now > deadline {
                 XCTFail("the sqlite sink wrote nothing within 30 s: \(status.standardOutput) \(daemon.standardError)")

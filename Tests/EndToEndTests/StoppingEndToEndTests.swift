@@ -114,7 +114,9 @@ final class StoppingEndToEndTests: XCTestCase {
                 let plugins = json["plugins"] as? [[String: Any]],
                 let sqlite = plugins.first(where: { $0["kind"] as? String == "sqlite" })
             else { return false }
-            return (sqlite["records"] as? Int ?? 0) > 0
+            // The heart-rate monitor's too: the demo's glucose meter delivers its stored records first.
+            let heartRate = plugins.first { $0["kind"] as? String == "ble-heart-rate" && $0["role"] as? String == "source" }
+            return (sqlite["records"] as? Int ?? 0) > 0 && (heartRate?["records"] as? Int ?? 0) > 0
         }
     }
 
