@@ -1,3 +1,4 @@
+import AsyncPrimitives
 public import BlueZ
 public import SampleBus
 import Synchronization
@@ -25,6 +26,11 @@ public final class BlueZTransport: BLECentralTransport {
     /// Our running discovery sessions (adapter path and filter), paused while connecting.
     private let discoveries = Mutex<[UInt64: (adapter: String, uuids: [String])]>([:])
     private let nextDiscovery = Atomic<UInt64>(0)
+    /// The pairings under way, which the agent answers for.
+    private let pairings = PairingsUnderWay()
+    /// The connection our pairing agent is registered on (bluetoothd forgets the agent when the
+    /// connection closes, so a new connection registers it again).
+    private let agentConnection = Mutex<ObjectIdentifier?>(nil)
 
     /// A transport on the system bus, or on `busAddress` (`unix:path=…`) when given.
     ///
@@ -254,6 +260,133 @@ public final class BlueZTransport: BLECentralTransport {
         } catch {
             throw BLETransportError.mapping(error, device: address, during: .connect)
         }
+    }
+
+    /// Connects, then pairs when `pairing` is set and BlueZ holds no bond with the device.
+    public func connect(to address: String, pairing: DevicePairing?) async throws -> any BLEConnection {
+        let connection = try await connect(to: address)
+        guard let pairing else { return connection }
+        do {
+            try await pair(address: address, pairing: pairing, prompt: nil)
+        } catch {
+            await connection.disconnect()
+            throw error
+        }
+        return connection
+    }
+
+    /// Pairs with the device at `address` unless BlueZ already holds a bond with it, through our
+    /// agent (``PairingAgent``; `prompt` asks for a passkey the configuration does not give),
+    /// then marks it trusted. BlueZ stores the keys; nothing is kept here. Device1.Pair connects
+    /// by itself when the device is not connected. Returns whether a pairing took place.
+    ///
+    /// Throws `.notFound` when BlueZ does not know the device, `.pairingFailed` when pairing
+    /// fails or is refused.
+    @discardableResult
+    public func pair(address: String, pairing: DevicePairing, prompt: PasskeyPrompt?) async throws -> Bool {
+        do {
+            let client = try await client()
+            let tree = try await client.managedObjects()
+            let adapter = try adapterPath(in: tree)
+            guard let device = tree.devices(adapter: adapter).first(where: { $0.address.uppercased() == address.uppercased() })
+            else {
+                throw BLETransportError(.notFound, device: address, "BlueZ does not know this device on \(adapter)")
+            }
+            if device.paired {
+                logger.debug("already paired (BlueZ holds the bond)", device: address)
+                return false
+            }
+            try await registerAgent(on: client)
+            pairings.begin(address, PairingsUnderWay.Request(pairing: pairing, prompt: prompt))
+            defer { pairings.end(address) }
+            logger.info("pairing" + (pairing.passkey == nil ? "" : " with the configured passkey"), device: address)
+            do {
+                try await client.pair(device: device.path)
+            } catch let error as DBusError where error.name == DBusError.bluezAlreadyExists {
+                logger.debug("BlueZ reports the device already paired", device: address)
+            } catch let error as DBusError where !error.isUnavailable {
+                throw BLETransportError(
+                    .pairingFailed, device: address,
+                    "pairing failed (\(error.name)): \(error.message.isEmpty ? "no reason given" : error.message); "
+                        + "check the passkey and that the device is in pairing mode")
+            }
+            try await client.setTrusted(device: device.path, true)
+            logger.notice("paired; BlueZ keeps the bond", device: address)
+            return true
+        } catch {
+            throw BLETransportError.mapping(error, device: address, during: .connect)
+        }
+    }
+
+    /// Waits until BlueZ knows the device at `address` on the adapter, discovering LE devices of
+    /// any service meanwhile (a device to pair may not advertise the services a source filters
+    /// on). Returns false when `timeout` passed without seeing it.
+    public func find(address: String, timeout: Duration) async throws -> Bool {
+        do {
+            let client = try await client()
+            let signals = try await client.signals()
+            let tree = try await client.managedObjects()
+            let adapter = try adapterPath(in: tree)
+            let wanted = address.uppercased()
+            if tree.devices(adapter: adapter).contains(where: { $0.address.uppercased() == wanted }) { return true }
+            try await client.setDiscoveryFilter(adapter: adapter, uuids: [])
+            do {
+                try await client.startDiscovery(adapter: adapter)
+            } catch let error as DBusError where error.name == DBusError.bluezInProgress {
+                logger.debug("discovery already running on \(adapter)")
+            }
+            defer {
+                Task { [client, logger] in
+                    do { try await client.stopDiscovery(adapter: adapter) } catch { logger.debug("StopDiscovery: \(error)") }
+                }
+            }
+            let outcome = try await race(sleep: { [clock] in try await clock.sleep(for: timeout) }) {
+                for try await signal in signals {
+                    if let added = signal.interfacesAdded, let properties = added.interfaces[BlueZInterface.device] {
+                        let device = BlueZDevice(path: added.path, properties: properties)
+                        if device.adapterPath == adapter, device.address.uppercased() == wanted { return true }
+                    }
+                }
+                return false
+            }
+            if case .event(let found) = outcome { return found }
+            return false
+        } catch {
+            throw BLETransportError.mapping(error, device: address, during: .discover)
+        }
+    }
+
+    /// Removes the device and its bond from BlueZ (Adapter1.RemoveDevice). Returns false when
+    /// BlueZ did not know it.
+    public func forget(address: String) async throws -> Bool {
+        do {
+            let client = try await client()
+            let tree = try await client.managedObjects()
+            let adapter = try adapterPath(in: tree)
+            guard let device = tree.devices(adapter: adapter).first(where: { $0.address.uppercased() == address.uppercased() })
+            else { return false }
+            try await client.removeDevice(adapter: adapter, device: device.path)
+            logger.notice("BlueZ removed the device and its bond", device: address)
+            return true
+        } catch {
+            throw BLETransportError.mapping(error, device: address, during: .connect)
+        }
+    }
+
+    /// Exports and registers our pairing agent on `client`'s connection, once per connection.
+    private func registerAgent(on client: BlueZClient) async throws {
+        let id = ObjectIdentifier(client.connection)
+        guard agentConnection.withLock({ $0 != id }) else { return }
+        let calls = try await client.connection.export(path: PairingAgent.path)
+        do {
+            try await client.registerAgent(path: PairingAgent.path, capability: PairingAgent.capability)
+        } catch let error as DBusError where error.name == DBusError.bluezAlreadyExists {
+            logger.debug("pairing agent already registered")
+        }
+        agentConnection.withLock { $0 = id }
+        let agent = PairingAgent(pairings: pairings, logger: logger)
+        // Runs as long as the connection: the stream ends when the bus closes.
+        Task { await agent.serve(calls) }
     }
 
     /// Stops discovery on `adapter` when one of our sessions runs there; returns its filter.

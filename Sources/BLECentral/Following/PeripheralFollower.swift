@@ -107,7 +107,8 @@ public struct PeripheralFollower: Sendable {
                     followed[address] = (presence, index)
                     let session = PeripheralSession(
                         peripheral: peripheral, transport: radios[index].transport, scheduler: radios[index].scheduler,
-                        context: context, reconnect: retry, presence: presence)
+                        context: context, reconnect: retry, presence: presence,
+                        pairing: filter.matcher(for: peripheral)?.pairing)
                     logger.info("following \(address)\(adapterSuffix(index))", device: Self.displayName(of: peripheral))
                     scheduler.publish(to: context.status)
                     group.addTask {
