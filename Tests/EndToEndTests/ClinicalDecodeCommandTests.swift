@@ -13,6 +13,13 @@ final class ClinicalDecodeCommandTests: XCTestCase {
     static let commands: [(String, String, Set<String>)] = [
         ("weight-measurement", "weight-measurement.json", ["weight", "bmi", "height", "userID", "unit", "timestamp"]),
         (
+            "body-composition-measurement", "body-composition-measurement.json",
+            [
+                "bodyFatPercentage", "weight", "height", "userID", "unit", "timestamp", "basalMetabolism", "musclePercentage",
+                "muscleMass", "fatFreeMass", "softLeanMass", "bodyWaterMass", "impedance", "multiplePacket",
+            ]
+        ),
+        (
             "blood-pressure-measurement", "blood-pressure-measurement.json",
             ["systolic", "diastolic", "meanArterialPressure", "pulseRate", "userID", "measurementStatus", "unit", "timestamp"]
         ),
@@ -82,6 +89,12 @@ final class ClinicalDecodeCommandTests: XCTestCase {
         XCTAssertTrue(object["meanArterialPressure"] is NSNull)
         XCTAssertTrue(object["pulseRate"] is NSNull)
         XCTAssertEqual((object["systolic"] as? NSNumber)?.doubleValue, 120)
+        let composition = try await healthgate.run(["decode", "body-composition-measurement", "4404E00001E82B9038"])
+        XCTAssertEqual(
+            composition.standardOutput,
+            #"{"basalMetabolism":null,"bodyFatPercentage":22.4,"bodyWaterMass":null,"fatFreeMass":56.2,"height":null,"#
+                + #""impedance":null,"multiplePacket":false,"muscleMass":null,"musclePercentage":null,"softLeanMass":null,"#
+                + #""timestamp":null,"unit":"SI","userID":1,"weight":72.4}"# + "\n")
         let empty = try await healthgate.run(["decode", "glucose-measurement", ""])
         XCTAssertEqual(empty.status, 65)
         XCTAssertTrue(empty.standardError.contains("Glucose Measurement (0x2A18): field flags at offset 0"), empty.standardError)

@@ -12,6 +12,19 @@ extension DecodeCommand {
             """
     ) { bytes throws(HealthDecodingError) in try WeightMeasurementDecoder.decode(bytes).report }
 
+    static let bodyCompositionMeasurement = leaf(
+        "body-composition-measurement", "Body Composition Measurement (0x2A9C) from a body composition scale.",
+        example: "healthgate decode body-composition-measurement 4404E00001E82B9038",
+        keys: """
+            bodyFatPercentage (%, or null when the device reports an unsuccessful measurement), weight \
+            (kg), height (m), userID (or null when absent or 255, "unknown user"), unit ("SI" | \
+            "imperial", as sent), timestamp (RFC 3339 with -00:00, or null), basalMetabolism (kJ), \
+            musclePercentage (%), muscleMass, fatFreeMass, softLeanMass, bodyWaterMass (kg), impedance \
+            (ohm); null when absent; multiplePacket (boolean: one part of a record split across \
+            indications, which the gateway joins before it stores the record)
+            """
+    ) { bytes throws(HealthDecodingError) in try BodyCompositionMeasurementDecoder.decode(bytes).report }
+
     static let bloodPressureMeasurement = leaf(
         "blood-pressure-measurement", "Blood Pressure Measurement (0x2A35) from a cuff.",
         example: "healthgate decode blood-pressure-measurement 1E8A00580078000000041114293B3C00012700",

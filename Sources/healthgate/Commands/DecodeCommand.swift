@@ -12,7 +12,7 @@ enum DecodeCommand {
         subcommands: [
             heartRateMeasurement, rscMeasurement, bodySensorLocation, batteryLevel,
             cscMeasurement, cyclingPowerMeasurement, treadmillData, indoorBikeData, rowerData,
-            weightMeasurement, bloodPressureMeasurement, temperatureMeasurement, plxSpotCheck, glucoseMeasurement,
+            weightMeasurement, bodyCompositionMeasurement, bloodPressureMeasurement, temperatureMeasurement, plxSpotCheck, glucoseMeasurement,
         ])
 
     static let heartRateMeasurement = leaf(

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTesting
 import HealthDevices
 import HealthModel
 import SQLiteStore
@@ -40,6 +41,52 @@ final class ClinicalRecordMapperTests: XCTestCase {
         XCTAssertNil(samples[1].metadata[ClinicalRecordMapper.bmiComputedKey])
         XCTAssertEqual(samples[2].quantity.value, 1.72, accuracy: 1e-12)
         XCTAssertEqual(samples[0].metadata[ClinicalRecordMapper.userIndexKey], .integer(2))
+    }
+
+    /// Body composition: fat percentage, lean body mass (fat free mass), body mass, height and a
+    /// BMI from the weight and height of the record; the other fields as metadata; a sync
+    /// identifier per sample from the time stamp and user.
+    func testBodyCompositionGivesFatLeanMassWeightHeightAndBMI() throws {
+        // eisaev/blevalueparser FeaturesAll_SinglePacket_ReservedOdd, every field.
+        let record = try BodyCompositionMeasurementDecoder.decode(
+            hexBytes("FEAF1234E7070206121C002A23453456456756786789789A89AB9ABCABCD"))
+        let context = ClinicalRecordMapper.Context(device: scale, receivedAt: received, deviceClockOffset: -30, profileHeight: 1.9)
+        let samples = quantities(try mapper.records(record, context))
+        XCTAssertEqual(samples.map(\.type), [.bodyFatPercentage, .leanBodyMass, .bodyMass, .bodyMassIndex, .height])
+        XCTAssertEqual(samples[0].quantity, Quantity(1333, .percent))
+        XCTAssertEqual(samples[1].quantity.value, 154.03, accuracy: 1e-9)
+        XCTAssertEqual(samples[2].quantity.value, 241.41, accuracy: 1e-9)
+        XCTAssertEqual(samples[3].quantity.value, 241.41 / (52.651 * 52.651), accuracy: 1e-12, "the record's height, not the profile's")
+        XCTAssertNil(samples[3].metadata[ClinicalRecordMapper.bmiComputedKey])
+        XCTAssertEqual(samples[4].quantity.value, 52.651, accuracy: 1e-12)
+        let metadata = samples[0].metadata
+        XCTAssertEqual(metadata[ClinicalRecordMapper.userIndexKey], .integer(42))
+        XCTAssertEqual(metadata[ClinicalRecordMapper.basalMetabolismKey], .integer(17699))
+        XCTAssertEqual(metadata[ClinicalRecordMapper.musclePercentageKey], .double(2206.8))
+        XCTAssertEqual(metadata[ClinicalRecordMapper.muscleMassKey], .double(132.185))
+        XCTAssertEqual(metadata[ClinicalRecordMapper.softLeanMassKey], .double(175.875))
+        XCTAssertEqual(metadata[ClinicalRecordMapper.bodyWaterMassKey], .double(197.72))
+        XCTAssertEqual(metadata[ClinicalRecordMapper.impedanceKey], .double(4391.3))
+        // 2023-02-06T18:28:00 on the device clock, which runs 30 s fast.
+        XCTAssertEqual(samples[0].startDate, Date(timeIntervalSince1970: 1_675_708_080 - 30))
+        XCTAssertEqual(
+            samples.map(\.syncIdentifier),
+            ["bodyFatPercentage", "leanBodyMass", "bodyMass", "bodyMassIndex", "height"].map {
+                "C0:11:22:33:44:55/bodyComposition/2023-02-06T18:28:00-00:00/42/\($0)"
+            })
+    }
+
+    func testBodyCompositionBMIFromTheProfileHeightAndAnUnsuccessfulMeasurement() throws {
+        // flags 0x0400 (weight): body fat 22.4 %, 72.4 kg.
+        let record = try BodyCompositionMeasurementDecoder.decode([0x00, 0x04, 0xE0, 0x00, 0x90, 0x38])
+        let samples = quantities(try mapper.records(record, .init(device: scale, receivedAt: received, profileHeight: 1.74)))
+        XCTAssertEqual(samples.map(\.type), [.bodyFatPercentage, .bodyMass, .bodyMassIndex])
+        XCTAssertEqual(samples[2].quantity.value, 72.4 / (1.74 * 1.74), accuracy: 1e-12)
+        XCTAssertEqual(samples[2].metadata[ClinicalRecordMapper.bmiComputedKey], .bool(true))
+        XCTAssertEqual(samples[0].startDate, received)
+        XCTAssertNil(samples[0].syncIdentifier)
+        let unsuccessful = try BodyCompositionMeasurementDecoder.decode(hexBytes("0000FFFF"))
+        XCTAssertEqual(try mapper.records(unsuccessful, .init(device: scale, receivedAt: received, profileHeight: 1.74)), [])
     }
 
     func testBloodPressureIsACorrelationPlusHeartRateAtTheCorrectedDeviceTime() throws {

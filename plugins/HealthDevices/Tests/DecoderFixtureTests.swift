@@ -24,6 +24,10 @@ final class DecoderFixtureTests: XCTestCase {
         try check("weight-measurement.json") { try WeightMeasurementDecoder.decode($0).report }
     }
 
+    func testBodyCompositionMeasurement() throws {
+        try check("body-composition-measurement.json") { try BodyCompositionMeasurementDecoder.decode($0).report }
+    }
+
     func testBloodPressureMeasurement() throws {
         try check("blood-pressure-measurement.json") { try BloodPressureMeasurementDecoder.decode($0).report }
     }

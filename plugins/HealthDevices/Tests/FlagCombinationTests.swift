@@ -28,6 +28,45 @@ final class FlagCombinationTests: XCTestCase {
         XCTAssertNil(try WeightMeasurementDecoder.decode([0x04, 0x10, 0x36, 0xFF]).userID, "0xFF is the unknown user")
     }
 
+    /// Bits 0–12 (reserved bits 13–15 set too, to be ignored), each optional field with its
+    /// own value.
+    func testEveryBodyCompositionFlagCombination() throws {
+        let values: [UInt16] = [1500, 412, 300, 9000, 11000, 8000, 7000, 14480]  // bits 3–10
+        for flags in UInt16(0)..<0x2000 {
+            var payload = [UInt8(flags & 0xFF), UInt8((flags | 0xE000) >> 8), 0xE0, 0x00]  // body fat 22.4 %
+            if flags & 0x02 != 0 { payload += stamp }
+            if flags & 0x04 != 0 { payload += [0x03] }
+            for (bit, value) in values.enumerated() where flags & (0x08 << UInt16(bit)) != 0 {
+                payload += [UInt8(value & 0xFF), UInt8(value >> 8)]
+            }
+            if flags & 0x800 != 0 { payload += [0xB8, 0x06] }  // 1720 units
+            let m = try BodyCompositionMeasurementDecoder.decode(payload)
+            let imperial = flags & 0x01 != 0
+            func mass(_ raw: UInt16) -> Double { imperial ? Double(raw) / 100 * 0.45359237 : Double(raw) / 200 }
+            XCTAssertEqual(m.bodyFatPercentage, 22.4, "flags \(flags)")
+            XCTAssertEqual(m.imperial, imperial)
+            XCTAssertEqual(m.isMultiplePacket, flags & 0x1000 != 0)
+            XCTAssertEqual(m.timestamp?.rfc3339, flags & 0x02 != 0 ? "2026-11-23T06:30:09-00:00" : nil)
+            XCTAssertEqual(m.userID, flags & 0x04 != 0 ? 3 : nil)
+            XCTAssertEqual(m.basalMetabolism, flags & 0x08 != 0 ? 1500 : nil)
+            XCTAssertEqual(m.musclePercentage, flags & 0x10 != 0 ? 41.2 : nil)
+            XCTAssertEqual(m.muscleMass, flags & 0x20 != 0 ? mass(300) : nil)
+            XCTAssertEqual(m.fatFreeMass, flags & 0x40 != 0 ? mass(9000) : nil)
+            XCTAssertEqual(m.softLeanMass, flags & 0x80 != 0 ? mass(11000) : nil)
+            XCTAssertEqual(m.bodyWaterMass, flags & 0x100 != 0 ? mass(8000) : nil)
+            XCTAssertEqual(m.impedance, flags & 0x200 != 0 ? 700 : nil)
+            XCTAssertEqual(m.weight, flags & 0x400 != 0 ? mass(14480) : nil)
+            if flags & 0x800 != 0 {
+                XCTAssertEqual(m.height ?? 0, imperial ? 172.0 * 0.0254 : 1.72, accuracy: 1e-9)
+            } else {
+                XCTAssertNil(m.height)
+            }
+            XCTAssertThrowsError(try BodyCompositionMeasurementDecoder.decode(Array(payload.dropLast())), "flags \(flags) cut")
+        }
+        XCTAssertNil(try BodyCompositionMeasurementDecoder.decode([0x04, 0x00, 0xE0, 0x00, 0xFF]).userID, "0xFF is the unknown user")
+        XCTAssertNil(try BodyCompositionMeasurementDecoder.decode([0x00, 0x00, 0xFF, 0xFF]).bodyFatPercentage, "unsuccessful")
+    }
+
     func testEveryBloodPressureFlagCombination() throws {
         for flags in UInt8(0)..<32 {
             var payload: [UInt8] = [flags, 0x79, 0x00, 0x4F, 0x00, 0x5D, 0x00]  // 121, 79, 93

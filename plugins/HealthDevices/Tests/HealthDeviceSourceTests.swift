@@ -149,6 +149,56 @@ final class HealthDeviceSourceTests: XCTestCase {
         XCTAssertTrue(samples.allSatisfy { $0.metadata.syncIdentifier?.hasPrefix("C0:FF:EE:00:05:01/") == true })
     }
 
+    /// A body composition scale that splits each record across two indications: the parts are
+    /// joined and stored as one record; a first part whose second never comes (the link drops)
+    /// is reported and stores nothing; the next connection's records are whole again.
+    func testBodyCompositionRecordsSplitAcrossIndicationsAreJoinedAndAHalfIsNeverStored() async throws {
+        let composition = HealthCharacteristic.bodyCompositionMeasurement
+        let profile = FakeProfile(
+            address: "C0:FF:EE:00:03:02", name: "BC Scale", services: [.bodyCompositionService],
+            characteristics: [.bodyCompositionService: [composition.uuid]])
+        let transport = FakeBLETransport(profiles: [profile])
+        let h = try harness(transport, height: 1.74)
+        let stamp = Self.dateTime(2027, 1, 15, 7, 30, 0)
+        // Part 1: flags 0x1046 (time stamp, user 1, fat free mass 56.2 kg, Multiple Packet),
+        // body fat 22.4 %. Part 2: flags 0x1406 (time stamp, user 1, weight 72.4 kg, Multiple Packet).
+        let first: [UInt8] = [0x46, 0x10, 0xE0, 0x00] + stamp + [0x01, 0xE8, 0x2B]
+        let second: [UInt8] = [0x06, 0x14, 0xE0, 0x00] + stamp + [0x01, 0x90, 0x38]
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(composition.uuid) == true }
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            link.send(first, on: composition.uuid)
+            link.send(second, on: composition.uuid)
+            try await h.waitFor("one joined record") { h.quantities.count == 4 }
+            link.send(first, on: composition.uuid)
+            link.dropLink()
+            try await h.waitFor("the half reported") { h.current.details["C0:FF:EE:00:03:02.badPayloads"] == "1" }
+            try await h.waitFor("the backoff") { h.clock.sleeperCount == 1 }
+            h.clock.advance(by: .seconds(1))
+            try await h.waitFor("the second connection") {
+                transport.connections(profile.address).count == 2
+                    && transport.latest(profile.address)?.isSubscribed(composition.uuid) == true
+            }
+            let again = try XCTUnwrap(transport.latest(profile.address))
+            again.send(second, on: composition.uuid)
+            again.send(first, on: composition.uuid)
+            try await h.waitFor("a second joined record") { h.quantities.count == 8 }
+        }
+        func rounded(_ type: QuantityType) -> [Double] { h.quantities(type).map { ($0.canonicalValue * 1e9).rounded() / 1e9 } }
+        XCTAssertEqual(rounded(.bodyFatPercentage), [22.4, 22.4])
+        XCTAssertEqual(rounded(.leanBodyMass), [56.2, 56.2])
+        XCTAssertEqual(rounded(.bodyMass), [72.4, 72.4])
+        let bmi = h.quantities(.bodyMassIndex)
+        XCTAssertEqual(bmi.count, 2)
+        XCTAssertEqual(bmi.first?.canonicalValue ?? 0, 72.4 / (1.74 * 1.74), accuracy: 1e-9)
+        XCTAssertEqual(bmi.first?.metadata[ClinicalRecordMapper.bmiComputedKey], .bool(true))
+        XCTAssertTrue(
+            h.logs.entries.contains { $0.message.contains("incomplete Body Composition Measurement record (1 part(s)") },
+            "\(h.logs.entries.map(\.message))")
+    }
+
     /// The demo's simulated scale and cuff through the real source and decoders: their clocks
     /// run 90 s fast and the samples land at the true time.
     func testSimulatedScaleAndCuffProduceRealRecords() async throws {
@@ -168,6 +218,7 @@ final class HealthDeviceSourceTests: XCTestCase {
                 h.clock.advance(by: .seconds(5))
             }
             try await h.waitFor("three weights") { h.quantities(.bodyMass).count == 3 }
+            try await h.waitFor("three body compositions") { h.quantities(.leanBodyMass).count == 3 }
             try await h.waitFor("three pressures") {
                 h.sink.records.filter { if case .correlation = $0 { true } else { false } }.count == 3
             }
@@ -175,6 +226,10 @@ final class HealthDeviceSourceTests: XCTestCase {
         let weights = h.quantities(.bodyMass)
         XCTAssertTrue(weights.allSatisfy { (72.0...72.8).contains($0.canonicalValue) }, "\(weights.map(\.canonicalValue))")
         XCTAssertEqual(h.quantities(.bodyMassIndex).count, 3)
+        let fat = h.quantities(.bodyFatPercentage)
+        XCTAssertEqual(fat.count, 3, "the scale's body composition records")
+        XCTAssertTrue(fat.allSatisfy { (21.8...23.0).contains($0.canonicalValue) }, "\(fat.map(\.canonicalValue))")
+        XCTAssertEqual(h.quantities(.leanBodyMass).count, 3)
         // Stamped by the fast device clock, stored at the true time: when each reading arrived.
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         let expected = [5.0, 10, 15].map { start.addingTimeInterval($0) }

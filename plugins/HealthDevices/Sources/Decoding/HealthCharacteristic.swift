@@ -4,6 +4,7 @@ public import GATTDecoding
 /// and logs.
 public enum HealthCharacteristic: String, DecodedCharacteristic, CaseIterable {
     case weightMeasurement
+    case bodyCompositionMeasurement
     case bloodPressureMeasurement
     case intermediateCuffPressure
     case temperatureMeasurement
@@ -16,6 +17,7 @@ public enum HealthCharacteristic: String, DecodedCharacteristic, CaseIterable {
     public var displayName: String {
         switch self {
         case .weightMeasurement: "Weight Measurement (0x2A9D)"
+        case .bodyCompositionMeasurement: "Body Composition Measurement (0x2A9C)"
         case .bloodPressureMeasurement: "Blood Pressure Measurement (0x2A35)"
         case .intermediateCuffPressure: "Intermediate Cuff Pressure (0x2A36)"
         case .temperatureMeasurement: "Temperature Measurement (0x2A1C)"
@@ -30,6 +32,7 @@ public enum HealthCharacteristic: String, DecodedCharacteristic, CaseIterable {
     public var assignedNumber: UInt16 {
         switch self {
         case .weightMeasurement: 0x2A9D
+        case .bodyCompositionMeasurement: 0x2A9C
         case .bloodPressureMeasurement: 0x2A35
         case .intermediateCuffPressure: 0x2A36
         case .temperatureMeasurement: 0x2A1C

@@ -58,6 +58,24 @@ extension WeightMeasurement {
     }
 }
 
+extension BodyCompositionMeasurement {
+    /// bodyFatPercentage (%), weight (kg), height (m), userID, unit ("SI" | "imperial", as sent),
+    /// timestamp, basalMetabolism (kJ), musclePercentage (%), muscleMass, fatFreeMass,
+    /// softLeanMass, bodyWaterMass (kg), impedance (ohm), multiplePacket (the Multiple Packet
+    /// Measurement flag: the record continues in another indication).
+    public var report: MeasurementReport {
+        MeasurementReport([
+            "bodyFatPercentage": .number(bodyFatPercentage), "weight": .number(weight), "height": .number(height),
+            "userID": .integer(userID), "unit": .string(imperial ? "imperial" : "SI"),
+            "timestamp": .string(timestamp?.rfc3339), "basalMetabolism": .integer(basalMetabolism),
+            "musclePercentage": .number(musclePercentage), "muscleMass": .number(muscleMass),
+            "fatFreeMass": .number(fatFreeMass), "softLeanMass": .number(softLeanMass),
+            "bodyWaterMass": .number(bodyWaterMass), "impedance": .number(impedance),
+            "multiplePacket": .bool(isMultiplePacket),
+        ])
+    }
+}
+
 extension BloodPressureMeasurement {
     /// systolic, diastolic, meanArterialPressure (mmHg, converted from kPa when sent so),
     /// pulseRate (count/min), userID, measurementStatus, unit (as sent), timestamp.

@@ -43,6 +43,12 @@ public struct ClinicalRecordMapper: Sendable {
     public static let sequenceNumberKey = MetadataKey("healthgate.sequenceNumber")
     public static let glucoseTypeKey = MetadataKey("healthgate.glucoseType")
     public static let sampleLocationKey = MetadataKey("healthgate.sampleLocation")
+    public static let basalMetabolismKey = MetadataKey("healthgate.basalMetabolismKilojoules")
+    public static let musclePercentageKey = MetadataKey("healthgate.musclePercentage")
+    public static let muscleMassKey = MetadataKey("healthgate.muscleMassKilograms")
+    public static let softLeanMassKey = MetadataKey("healthgate.softLeanMassKilograms")
+    public static let bodyWaterMassKey = MetadataKey("healthgate.bodyWaterMassKilograms")
+    public static let impedanceKey = MetadataKey("healthgate.impedanceOhms")
 
     let ids: SampleIDGenerator
 
@@ -66,6 +72,43 @@ public struct ClinicalRecordMapper: Sendable {
             if m.height == nil { computed[Self.bmiComputedKey] = .bool(true) }
             records.append(try sample(
                 .bodyMassIndex, weight / (height * height), .count, time, context, computed, suffix: "bodyMassIndex"))
+        }
+        if let height = m.height {
+            records.append(try sample(.height, height, .meter, time, context, metadata, suffix: "height"))
+        }
+        return records
+    }
+
+    /// bodyFatPercentage, leanBodyMass (the fat free mass), bodyMass and height when sent, and
+    /// bodyMassIndex from the weight and the height the record carries, else the profile's
+    /// height. The other fields go into every sample's metadata. Give it complete records only
+    /// (``BodyCompositionReassembler``).
+    public func records(_ m: BodyCompositionMeasurement, _ context: Context) throws(SampleError) -> [HealthRecord] {
+        var metadata = base(
+            m.timestamp, context, key: m.timestamp?.rfc3339.map { "bodyComposition/\($0)/\(m.userID ?? 255)" })
+        if let user = m.userID { metadata[Self.userIndexKey] = .integer(Int64(user)) }
+        if let basal = m.basalMetabolism { metadata[Self.basalMetabolismKey] = .integer(Int64(basal)) }
+        if let muscle = m.musclePercentage { metadata[Self.musclePercentageKey] = .double(muscle) }
+        if let muscle = m.muscleMass { metadata[Self.muscleMassKey] = .double(muscle) }
+        if let lean = m.softLeanMass { metadata[Self.softLeanMassKey] = .double(lean) }
+        if let water = m.bodyWaterMass { metadata[Self.bodyWaterMassKey] = .double(water) }
+        if let impedance = m.impedance { metadata[Self.impedanceKey] = .double(impedance) }
+        let time = date(m.timestamp, context)
+        var records: [HealthRecord] = []
+        if let fat = m.bodyFatPercentage {
+            records.append(try sample(.bodyFatPercentage, fat, .percent, time, context, metadata, suffix: "bodyFatPercentage"))
+        }
+        if let lean = m.fatFreeMass {
+            records.append(try sample(.leanBodyMass, lean, .kilogram, time, context, metadata, suffix: "leanBodyMass"))
+        }
+        if let weight = m.weight {
+            records.append(try sample(.bodyMass, weight, .kilogram, time, context, metadata, suffix: "bodyMass"))
+            if let height = m.height ?? context.profileHeight, height > 0 {
+                var computed = metadata
+                if m.height == nil { computed[Self.bmiComputedKey] = .bool(true) }
+                records.append(try sample(
+                    .bodyMassIndex, weight / (height * height), .count, time, context, computed, suffix: "bodyMassIndex"))
+            }
         }
         if let height = m.height {
             records.append(try sample(.height, height, .meter, time, context, metadata, suffix: "height"))

@@ -8,11 +8,12 @@ import Synchronization
 /// cuffs (`healthgate demo cuff`, `02:00:00:00:04:01`…), with Device Information, battery and a
 /// Current Time characteristic whose clock runs 90 s fast, as a device clock nobody set does.
 ///
-/// Once subscribed, each device indicates one measurement every `measurementIntervalSeconds`,
-/// paced by the injected clock, as REAL payload bytes stamped with its own (fast) clock: a scale
+/// Once subscribed, each device indicates one reading every `measurementIntervalSeconds`, paced
+/// by the injected clock, as REAL payload bytes stamped with its own (fast) clock: a scale a
 /// Weight Measurement (0.005 kg resolution, time stamp, user 1, no height, so the body mass index
-/// comes from the profile's height), a cuff Blood Pressure Measurement (IEEE-11073 SFLOAT mmHg,
-/// time stamp, pulse rate). Deterministic.
+/// comes from the profile's height) followed by a Body Composition Measurement of the same
+/// moment (body fat percentage, fat free mass, time stamp, user 1), a cuff a Blood Pressure
+/// Measurement (IEEE-11073 SFLOAT mmHg, time stamp, pulse rate). Deterministic.
 public struct SimulatedHealthTransport: BLECentralTransport {
     /// How far the simulated devices' clocks run ahead of UTC (seconds).
     public static let clockError: TimeInterval = 90
@@ -61,19 +62,22 @@ struct SimulatedHealthDevice: Sendable {
             serviceUUIDs: [kind == .scale ? .weightScaleService : .bloodPressureService, .deviceInformationService])
     }
 
-    var measurement: GATTCharacteristicID {
-        let characteristic: HealthCharacteristic = kind == .scale ? .weightMeasurement : .bloodPressureMeasurement
-        return GATTCharacteristicID(characteristic.uuid, in: characteristic.service)
+    /// What the device indicates: a scale weighs and then measures the body composition.
+    var measurements: [GATTCharacteristicID] {
+        let characteristics: [HealthCharacteristic] =
+            kind == .scale ? [.weightMeasurement, .bodyCompositionMeasurement] : [.bloodPressureMeasurement]
+        return characteristics.map { GATTCharacteristicID($0.uuid, in: $0.service) }
     }
 
     var gatt: SimulatedGATTDatabase {
-        SimulatedGATTDatabase(
-            services: [
-                .deviceInformationService: [.manufacturerName, .modelNumber, .serialNumber],
-                .batteryService: [.batteryLevel],
-                .currentTimeService: [.currentTime],
-                measurement.service: [measurement.characteristic],
-            ],
+        var services: [BluetoothUUID: [BluetoothUUID]] = [
+            .deviceInformationService: [.manufacturerName, .modelNumber, .serialNumber],
+            .batteryService: [.batteryLevel],
+            .currentTimeService: [.currentTime],
+        ]
+        for measurement in measurements { services[measurement.service, default: []].append(measurement.characteristic) }
+        return SimulatedGATTDatabase(
+            services: services,
             readable: [
                 .manufacturerName: Array("healthgate".utf8),
                 .modelNumber: Array((kind == .scale ? "Simulated scale" : "Simulated cuff").utf8),
@@ -120,19 +124,21 @@ final class SimulatedHealthConnection: BLEConnection {
         throw BLETransportError(.notSupported, device: address, "\(characteristic) is not writable")
     }
 
-    /// The measurement indicates once a period; anything else does not indicate.
+    /// The measurements indicate once a period (a scale's two one after the other); anything
+    /// else does not indicate.
     func notifications(of characteristics: [GATTCharacteristicID]) async throws
         -> AsyncThrowingStream<BLENotification, any Error>
     {
         try link.check()
-        guard characteristics == [device.measurement] else {
-            let other = characteristics.first { $0 != device.measurement }
-            throw BLETransportError(.notSupported, device: address, "\(other.map(String.init(describing:)) ?? "nothing") does not indicate")
+        let measurements = device.measurements
+        guard Set(characteristics) == Set(measurements) else {
+            let other = characteristics.first { !measurements.contains($0) } ?? measurements.first { !characteristics.contains($0) }
+            throw BLETransportError(
+                .notSupported, device: address, "\(other.map(String.init(describing:)) ?? "nothing") does not indicate alone")
         }
         let clock = self.clock
         let schedule = NotificationSchedule(device: device.index, period: period, start: clock.now())
         let sent = Mutex<Int64>(0)
-        let measurement = device.measurement.characteristic
         let kind = device.kind
         let index = device.index
         return AsyncThrowingStream(unfolding: { [link] in
@@ -140,11 +146,18 @@ final class SimulatedHealthConnection: BLEConnection {
                 defer { count += 1 }
                 return count
             }
-            try await clock.sleep(for: schedule.wait(for: count, now: clock.now()))
+            let step = Int64(measurements.count)
+            try await clock.sleep(for: schedule.wait(for: count / step, now: clock.now()))
             guard link.isOpen else { return nil }
             let now = clock.now()
-            let reading = SimulatedHealthReading(index: index, count: Int(count))
-            let value = kind == .scale ? reading.weightPayload(at: now) : reading.bloodPressurePayload(at: now)
+            let reading = SimulatedHealthReading(index: index, count: Int(count / step))
+            let measurement = measurements[Int(count % step)].characteristic
+            let value: [UInt8] =
+                switch (kind, count % step) {
+                case (.scale, 0): reading.weightPayload(at: now)
+                case (.scale, _): reading.bodyCompositionPayload(at: now)
+                case (.cuff, _): reading.bloodPressurePayload(at: now)
+                }
             return BLENotification(characteristic: measurement, value: value, receivedAt: now)
         })
     }
@@ -165,6 +178,8 @@ struct SimulatedHealthReading: Sendable {
 
     /// Kilograms: about 72.4, ±0.3.
     var kilograms: Double { 72.4 + Double(index) * 3.1 + 0.3 * sin(Double(count) / 3) }
+    /// Body fat percentage: about 22.4, ±0.5.
+    var bodyFatPercentage: Double { 22.4 + Double(index) * 1.3 + 0.5 * cos(Double(count) / 4) }
     /// Systolic, diastolic and mean arterial pressure (mmHg) and pulse (per minute).
     var pressures: (systolic: Int, diastolic: Int, mean: Int, pulse: Int) {
         let wobble = Int((4 * sin(Double(count + index * 5) / 2)).rounded())
@@ -178,6 +193,15 @@ struct SimulatedHealthReading: Sendable {
     func weightPayload(at now: Date) -> [UInt8] {
         let raw = UInt16((kilograms / 0.005).rounded())
         return [0x06, UInt8(raw & 0xFF), UInt8(raw >> 8)] + Self.dateTime(deviceClock: now) + [0x01]
+    }
+
+    /// Body Composition Measurement: flags 0x0046 (time stamp, user ID, fat free mass), body fat
+    /// (uint16, 0.1 %), the device's time stamp, user 1, fat free mass (uint16, 0.005 kg).
+    func bodyCompositionPayload(at now: Date) -> [UInt8] {
+        let fat = UInt16((bodyFatPercentage * 10).rounded())
+        let fatFree = UInt16((kilograms * (1 - Double(fat) / 1000) / 0.005).rounded())
+        return [0x46, 0x00, UInt8(fat & 0xFF), UInt8(fat >> 8)] + Self.dateTime(deviceClock: now)
+            + [0x01, UInt8(fatFree & 0xFF), UInt8(fatFree >> 8)]
     }
 
     /// Blood Pressure Measurement: flags 0x06 (time stamp, pulse rate), systolic, diastolic and

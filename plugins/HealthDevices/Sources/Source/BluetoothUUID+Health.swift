@@ -3,6 +3,7 @@ public import BLECentral
 /// The assigned numbers of the health profiles (Bluetooth SIG Assigned Numbers §3.4, §3.8).
 extension BluetoothUUID {
     public static let weightScaleService = BluetoothUUID(0x181D)
+    public static let bodyCompositionService = BluetoothUUID(0x181B)
     public static let bloodPressureService = BluetoothUUID(0x1810)
     public static let healthThermometerService = BluetoothUUID(0x1809)
     public static let pulseOximeterService = BluetoothUUID(0x1822)
@@ -22,6 +23,7 @@ extension HealthCharacteristic {
     public var service: BluetoothUUID {
         switch self {
         case .weightMeasurement: .weightScaleService
+        case .bodyCompositionMeasurement: .bodyCompositionService
         case .bloodPressureMeasurement, .intermediateCuffPressure: .bloodPressureService
         case .temperatureMeasurement: .healthThermometerService
         case .glucoseMeasurement, .glucoseMeasurementContext: .glucoseService

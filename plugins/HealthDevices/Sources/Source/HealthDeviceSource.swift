@@ -20,11 +20,12 @@ public struct HealthDeviceSource: SampleSource, ConfigurablePlugin {
     public static let kind = "ble-health"
     /// One line for `healthgate plugins`.
     public static let summary =
-        "Bluetooth LE scales, blood pressure monitors, thermometers, pulse oximeters, glucose meters (GATT 0x181D, 0x1810, 0x1809, 0x1822, 0x1808)."
+        "Bluetooth LE scales, body composition analysers, blood pressure monitors, thermometers, pulse oximeters, glucose meters (GATT 0x181D, 0x181B, 0x1810, 0x1809, 0x1822, 0x1808)."
 
     /// The services a followed device advertises (one is enough).
     public static let services: [BluetoothUUID] = [
-        .weightScaleService, .bloodPressureService, .healthThermometerService, .pulseOximeterService, .glucoseService,
+        .weightScaleService, .bodyCompositionService, .bloodPressureService, .healthThermometerService, .pulseOximeterService,
+        .glucoseService,
     ]
 
     /// The validated configuration.

@@ -60,7 +60,8 @@ struct HealthSession: Sendable {
         guard !wanted.isEmpty else {
             throw BLETransportError(
                 .notSupported, device: session.key,
-                "the device has none of Weight (0x2A9D), Blood Pressure (0x2A35), Temperature (0x2A1C), "
+                "the device has none of Weight (0x2A9D), Body Composition (0x2A9C), Blood Pressure (0x2A35), "
+                    + "Temperature (0x2A1C), "
                     + "PLX (0x2A5E, 0x2A5F) or Glucose Measurement (0x2A18)")
         }
         let racp = await connection.hasCharacteristic(.recordAccessControlPoint, in: .glucoseService)
@@ -87,6 +88,8 @@ struct HealthSession: Sendable {
         metadata[.bleAddress] = .string(session.key)
         if let battery = information.battery { metadata[.batteryLevel] = .integer(Int64(battery)) }
         let mapper = ClinicalRecordMapper(ids: ids)
+        // Per connection: a record split across indications never spans two links.
+        var bodyComposition = BodyCompositionReassembler()
         var received = false
         do {
             for try await notification in notifications {
@@ -98,6 +101,16 @@ struct HealthSession: Sendable {
                 guard let characteristic = HealthCharacteristic(uuid: notification.characteristic) else { continue }
                 let mapping = ClinicalRecordMapper.Context(
                     device: device, receivedAt: notification.receivedAt, deviceClockOffset: offset, profileHeight: profileHeight)
+                if characteristic == .bodyCompositionMeasurement {
+                    do {
+                        for record in try bodyComposition.append(notification.value) {
+                            try await publish(record, mapper: mapper, context: mapping, stamp: metadata, badPayloads: &badPayloads)
+                        }
+                    } catch {
+                        session.reportBadPayload(notification.value, "\(error)", device: device, count: &badPayloads)
+                    }
+                    continue
+                }
                 do {
                     let records = try records(of: characteristic, notification.value, mapper: mapper, context: mapping)
                         .map { $0.stamped(metadata) }
@@ -118,8 +131,29 @@ struct HealthSession: Sendable {
         } catch {
             logger.debug("notifications ended: \(error)", device: device.displayName)
         }
+        if let pending = bodyComposition.flush() { reportIncomplete(pending, device: device, badPayloads: &badPayloads) }
         try Task.checkCancellation()
         return received
+    }
+
+    /// Publishes a complete Body Composition record; reports an incomplete one (counted as a bad
+    /// payload) and stores none of it.
+    private func publish(
+        _ record: BodyCompositionReassembler.Record, mapper: ClinicalRecordMapper, context mapping: ClinicalRecordMapper.Context,
+        stamp metadata: Metadata, badPayloads: inout Int
+    ) async throws {
+        guard record.isComplete else { return reportIncomplete(record, device: mapping.device, badPayloads: &badPayloads) }
+        let records = try mapper.records(record.measurement, mapping).map { $0.stamped(metadata) }
+        if !records.isEmpty { await context.publisher.publish(records) }
+    }
+
+    /// Logs and counts a Body Composition record whose other part never came.
+    private func reportIncomplete(_ record: BodyCompositionReassembler.Record, device: Device, badPayloads: inout Int) {
+        let parts = record.payloads.map(HexPayload.format).joined(separator: " | ")
+        session.reportBadPayload(
+            record.payloads.last ?? [],
+            "incomplete Body Composition Measurement record (\(record.payloads.count) part(s): \(parts)); not stored",
+            device: device, count: &badPayloads)
     }
 
     /// The glucose record's sequence number, as the mapper wrote it into the sample's metadata.
@@ -153,6 +187,9 @@ struct HealthSession: Sendable {
         switch characteristic {
         case .weightMeasurement:
             return try mapper.records(WeightMeasurementDecoder.decode(bytes), mapping)
+        case .bodyCompositionMeasurement:
+            // Reassembled in `follow`; a single-packet record goes the same way.
+            return []
         case .bloodPressureMeasurement:
             return try mapper.records(BloodPressureMeasurementDecoder.decode(bytes), mapping)
         case .intermediateCuffPressure:
