@@ -23,6 +23,13 @@ OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
 
 start_bluetooth 2
+# LE legacy pairing, as most glucose meters do it. With Secure Connections the one bluetoothd
+# that serves both ends derives a BR/EDR link key from the LE key (cross-transport key
+# derivation) and then tries BR/EDR connections to btvirt's LE-only controllers; in two runs
+# bluetoothd then hung or was killed. Legacy passkey entry still gives an authenticated key.
+for index in 0 1; do
+  btmgmt --index "$index" sc off > /dev/null 2>&1 || fail "Secure Connections off on hci$index"
+done
 METER=$(address hci0)
 GATEWAY=$(address hci1)
 echo "glucose meter (hci0) $METER, gateway (hci1) $GATEWAY"
@@ -32,7 +39,10 @@ poll 40 grep -q 'GATT application registered' "$OUT/meter.log" && poll 40 grep -
   pass "glucose meter up on hci0 (its agent: $(grep -o 'KeyboardOnly.*' "$OUT/meter.log"))" ||
   { fail "the meter did not start"; cat "$OUT/meter.log"; }
 
-paired() { bluetoothctl info "$METER" 2> /dev/null | grep -q 'Paired: yes'; }
+paired() {
+  gdbus call --system -d org.bluez -o "/org/bluez/hci1/dev_${METER//:/_}" -m org.freedesktop.DBus.Properties.Get \
+    org.bluez.Device1 Paired 2> /dev/null | grep -q true
+}
 
 say "healthgate pair with a wrong passkey"
 "$HG" pair "$METER" --passkey 111111 --adapter hci1 --timeout 30 > "$OUT/pair-wrong.out" 2> "$OUT/pair-wrong.err"
@@ -58,8 +68,9 @@ glucose() { query "SELECT count(*) FROM samples WHERE type = 'bloodGlucose'"; }
 at_least() { [[ $($1) -ge $2 ]]; }
 poll "$WAIT" at_least glucose 3 && pass "the three stored records arrive ($(glucose))" ||
   fail "no stored glucose records within ${WAIT}s ($(glucose))"
-grep -q 'passkey requested' "$OUT/meter.log" && pass "the meter was asked for its passkey: pairing used passkey entry" ||
-  fail "the meter's agent was never asked for a passkey"
+[[ $(grep -c 'passkey requested' "$OUT/meter.log") -ge 2 ]] &&
+  pass "the meter was asked for its passkey again: the gateway's pairing used passkey entry" ||
+  fail "the meter's agent was not asked for a passkey by the gateway's pairing"
 grep -q 'paired; BlueZ keeps the bond' "$OUT/healthgate.log" && pass "healthgate paired through its own agent" ||
   fail "no pairing in healthgate's log"
 paired && pass "BlueZ reports the meter paired" || fail "BlueZ does not report the meter paired"

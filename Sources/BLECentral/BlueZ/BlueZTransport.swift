@@ -123,6 +123,13 @@ public final class BlueZTransport: BLECentralTransport {
     /// documentation). Throws `.unavailable` without bluetoothd, adapter or power; ends when
     /// the consumer stops iterating, after which discovery is stopped.
     public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
+        discover(services: services, addresses: [])
+    }
+
+    /// Discovers like ``discover(services:)`` and reports the devices at `addresses` too. With
+    /// addresses, the adapter's discovery filter names no services (the kernel would drop the
+    /// advertisements of a device that does not list them); every device is then checked here.
+    public func discover(services: [BluetoothUUID], addresses: Set<String>) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
         // Bounded: discovery events are state updates; if the consumer falls behind, the newest
         // state of each device is what matters.
         let (stream, continuation) = AsyncThrowingStream.makeStream(
@@ -131,7 +138,7 @@ public final class BlueZTransport: BLECentralTransport {
         // cancelled when the consumer stops iterating, and events are yielded in bus order.
         let task = Task { [self] in
             do {
-                try await runDiscovery(services: services, into: continuation)
+                try await runDiscovery(services: services, addresses: addresses, into: continuation)
                 continuation.finish()
             } catch is CancellationError {
                 continuation.finish()
@@ -144,14 +151,16 @@ public final class BlueZTransport: BLECentralTransport {
     }
 
     private func runDiscovery(
-        services: [BluetoothUUID], into continuation: AsyncThrowingStream<DiscoveryEvent, any Error>.Continuation
+        services: [BluetoothUUID], addresses: Set<String>,
+        into continuation: AsyncThrowingStream<DiscoveryEvent, any Error>.Continuation
     ) async throws {
         let client = try await client()
         let signals = try await client.signals()
         var tree = try await client.managedObjects()
         let adapter = try adapterPath(in: tree)
         let wanted = Set(services.map(\.uuidString))
-        try await client.setDiscoveryFilter(adapter: adapter, uuids: services.map(\.uuidString))
+        let filter = addresses.isEmpty ? services.map(\.uuidString) : []
+        try await client.setDiscoveryFilter(adapter: adapter, uuids: filter)
         do {
             try await client.startDiscovery(adapter: adapter)
         } catch let error as DBusError where error.name == DBusError.bluezInProgress {
@@ -160,7 +169,7 @@ public final class BlueZTransport: BLECentralTransport {
         }
         logger.info("discovering on \(adapter) for \(services.map(\.description).joined(separator: ", "))")
         let session = nextDiscovery.add(1, ordering: .relaxed).newValue
-        discoveries.withLock { $0[session] = (adapter, services.map(\.uuidString)) }
+        discoveries.withLock { $0[session] = (adapter, filter) }
         defer {
             discoveries.withLock { _ = $0.removeValue(forKey: session) }
             // Stopping needs a bus round trip after our task was cancelled, so it runs in its own task.
@@ -175,7 +184,9 @@ public final class BlueZTransport: BLECentralTransport {
 
         var reported: [String: String] = [:]  // path → address
         func report(_ device: BlueZDevice) {
-            guard device.adapterPath == adapter, !wanted.isDisjoint(with: device.uuids) else { return }
+            guard device.adapterPath == adapter,
+                !wanted.isDisjoint(with: device.uuids) || addresses.contains(device.address.uppercased())
+            else { return }
             reported[device.path] = device.address
             continuation.yield(
                 .found(

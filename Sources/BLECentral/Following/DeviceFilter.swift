@@ -26,6 +26,16 @@ public struct DeviceFilter: Sendable, Hashable {
         }
     }
 
+    /// The addresses the selection names (upper case): discovery reports them whatever they
+    /// advertise.
+    public var addresses: Set<String> {
+        guard case .matching(let matchers) = selection else { return [] }
+        return Set(matchers.compactMap { matcher in
+            if case .address(let address) = matcher.pattern { return address }
+            return nil
+        })
+    }
+
     /// The first configured matcher `peripheral` matches; nil for `any` or no match.
     public func matcher(for peripheral: DiscoveredPeripheral) -> DeviceMatcher? {
         guard case .matching(let matchers) = selection else { return nil }

@@ -147,7 +147,7 @@ public struct PeripheralFollower: Sendable {
         var unavailableLogged = false
         while !Task.isCancelled {
             do {
-                for try await event in transport.discover(services: filter.services) {
+                for try await event in transport.discover(services: filter.services, addresses: filter.addresses) {
                     if unavailableLogged {
                         logger.notice("Bluetooth is available again\(adapterSuffix(index))")
                         reports.yield(.available(radio: index))

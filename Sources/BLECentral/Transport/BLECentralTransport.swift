@@ -37,6 +37,11 @@ public protocol BLECentralTransport: Sendable {
     /// Implementations must filter by `services` themselves: BlueZ merges every client's filter.
     func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error>
 
+    /// Discovers like ``discover(services:)``, and also reports the devices at `addresses`
+    /// (upper case) whatever they advertise: a bonded device may advertise without its services,
+    /// and a device BlueZ has already connected to may report its resolved services instead.
+    func discover(services: [BluetoothUUID], addresses: Set<String>) -> AsyncThrowingStream<DiscoveryEvent, any Error>
+
     /// Connects to a peripheral and waits until its GATT services are resolved.
     func connect(to address: String) async throws -> any BLEConnection
 
@@ -51,6 +56,11 @@ public protocol BLECentralTransport: Sendable {
 }
 
 extension BLECentralTransport {
+    /// Simulated and scripted stacks advertise every device's services: the filter is enough.
+    public func discover(services: [BluetoothUUID], addresses: Set<String>) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
+        discover(services: services)
+    }
+
     /// Stacks that cannot pair (simulated and scripted ones) connect, and refuse a pairing.
     public func connect(to address: String, pairing: DevicePairing?) async throws -> any BLEConnection {
         guard pairing == nil else {
