@@ -78,7 +78,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The durable outbox every remote sink (HTTP repository, MQTT broker) delivers from.
         .target(
-            name: "RemoteOutbox", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives"], exclude: ["README.md"],
+            name: "RemoteOutbox", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives", "CZlib"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
             name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
@@ -103,7 +103,7 @@ let package = Package(
             name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "RemoteOutbox", "CZlib", "CCurl", "AsyncPrimitives"],
+            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "RemoteOutbox", "CCurl", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
         .target(
             name: "MQTTBroker", dependencies: ["HealthModel", "SampleBus", "RemoteOutbox", "CMosquitto", "AsyncPrimitives"],

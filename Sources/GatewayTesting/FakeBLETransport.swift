@@ -89,6 +89,8 @@ public struct FakeProfile: Sendable {
     public var characteristics: [BluetoothUUID: [BluetoothUUID]]
     public var values: [BluetoothUUID: [UInt8]]
     public var stackBattery: Int?
+    /// Characteristics that refuse writes (`.notSupported`), as one without the write property does.
+    public var readOnly: Set<BluetoothUUID>
 
     public var peripheral: DiscoveredPeripheral {
         DiscoveredPeripheral(address: address, name: name, rssi: -40, serviceUUIDs: services)
@@ -96,7 +98,7 @@ public struct FakeProfile: Sendable {
 
     public init(
         address: String, name: String? = nil, services: [BluetoothUUID], characteristics: [BluetoothUUID: [BluetoothUUID]],
-        values: [BluetoothUUID: [UInt8]] = [:], stackBattery: Int? = nil
+        values: [BluetoothUUID: [UInt8]] = [:], stackBattery: Int? = nil, readOnly: Set<BluetoothUUID> = []
     ) {
         self.address = address
         self.name = name
@@ -104,6 +106,7 @@ public struct FakeProfile: Sendable {
         self.characteristics = characteristics
         self.values = values
         self.stackBattery = stackBattery
+        self.readOnly = readOnly
     }
 }
 
@@ -147,6 +150,9 @@ public final class FakeConnection: BLEConnection {
     }
 
     public func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws {
+        if profile.readOnly.contains(characteristic) {
+            throw BLETransportError(.notSupported, device: address, "\(characteristic) is read-only")
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let hold = state.withLock { state in
                 state.writes.append((characteristic, value))

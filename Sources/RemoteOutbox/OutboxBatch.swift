@@ -29,12 +29,19 @@ public struct OutboxBody: Sendable, Hashable {
     public var contentEncoding: String?
     /// Records that could not be encoded and are not in `bytes`: the outbox dead-letters them.
     public var unusable: [OutboxRecord]
+    /// Where each record's payload starts in the body before compression, in the records' order,
+    /// when every payload is there byte for byte (the HTTP sink's native body): the outbox then
+    /// stores the records' uuids and places instead of their payloads a second time, and reads the
+    /// payloads back from the body when it needs them (bisecting, dead letters). Nil otherwise.
+    /// Not part of the stored body: a batch read back has nil.
+    public var payloadOffsets: [Int]?
 
     /// A body, with the records left out of it.
-    public init(bytes: [UInt8], contentEncoding: String?, unusable: [OutboxRecord] = []) {
+    public init(bytes: [UInt8], contentEncoding: String?, unusable: [OutboxRecord] = [], payloadOffsets: [Int]? = nil) {
         self.bytes = bytes
         self.contentEncoding = contentEncoding
         self.unusable = unusable
+        self.payloadOffsets = payloadOffsets
     }
 }
 
@@ -85,13 +92,14 @@ public enum OutboxBatchKey {
     public static func key(for ids: [SampleID]) -> String {
         var first: UInt64 = 0xcbf2_9ce4_8422_2325
         var second: UInt64 = 0x8422_2325_cbf2_9ce4
+        // The 16 bytes of each uuid, most significant first (no array per uuid: the intake keys
+        // every batch it takes).
         for id in ids.sorted() {
-            for word in [id.high, id.low] {
-                for shift in stride(from: 56, through: 0, by: -8) {
-                    let byte = UInt64((word >> UInt64(shift)) & 0xFF)
-                    first = (first ^ byte) &* 0x0000_0100_0000_01B3
-                    second = (second ^ (byte ^ 0x5A)) &* 0x0000_0100_0000_01B3
-                }
+            for index in 0..<16 {
+                let word = index < 8 ? id.high : id.low
+                let byte = (word >> UInt64(56 - 8 * (index % 8))) & 0xFF
+                first = (first ^ byte) &* 0x0000_0100_0000_01B3
+                second = (second ^ (byte ^ 0x5A)) &* 0x0000_0100_0000_01B3
             }
         }
         func mix(_ value: UInt64) -> UInt64 {
@@ -113,7 +121,8 @@ public enum OutboxBatchKey {
     }
 }
 
-/// The stored form of a batch's records: one blob, so a batch is one row.
+/// The stored form of a batch's records in outbox schema versions 3 and 4: one blob, so a batch
+/// is one row. Version 5 rewrites it as ``OutboxRecordIndex``.
 ///
 /// Per record: the uuid (16 bytes), the kind's raw value (1 length byte, then UTF-8), the enqueue
 /// time (IEEE 754 double, seconds since 1970, little-endian), the payload's length (4 bytes,

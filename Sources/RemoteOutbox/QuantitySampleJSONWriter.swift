@@ -20,6 +20,10 @@ public import HealthModel
 public struct QuantitySampleJSONWriter: Sendable {
     private var lastDevice: Device?
     private var lastDeviceBytes: [UInt8] = []
+    /// The last type and unit, and their `"type":…,"unit":…` bytes: a batch is mostly of one type.
+    private var lastType = ""
+    private var lastUnit = ""
+    private var lastTypeAndUnitBytes: [UInt8] = []
 
     public init() {}
 
@@ -40,21 +44,35 @@ public struct QuantitySampleJSONWriter: Sendable {
             out.append(contentsOf: lastDeviceBytes)
             out.append(UInt8(ascii: ","))
         }
-        // Formatting a date is the writer's largest cost (perf, Benchmarks `http`); a point sample
-        // (heart rate) has one date, so format it once.
-        let end = RFC3339.string(from: sample.endDate)
-        let start = sample.startDate == sample.endDate ? end : RFC3339.string(from: sample.startDate)
+        // Dates are written as bytes, never as `String`s (RFC3339.append); a point sample (heart
+        // rate) has one date, so it is formatted once and copied.
         out.append(contentsOf: #""end":""#.utf8)
-        out.append(contentsOf: end.utf8)
+        let end = out.count
+        RFC3339.append(sample.endDate, to: &out)
         out.append(contentsOf: #"","start":""#.utf8)
-        out.append(contentsOf: start.utf8)
-        out.append(contentsOf: #"","type":"#.utf8)
-        guard Self.appendString(sample.type.identifier, to: &out) else { return nil }
-        out.append(contentsOf: #","unit":"#.utf8)
-        guard Self.appendString(sample.quantity.unit.unitString, to: &out) else { return nil }
-        out.append(contentsOf: #","uuid":"#.utf8)
-        guard Self.appendString(sample.id.uuidString, to: &out) else { return nil }
-        out.append(contentsOf: #","value":"#.utf8)
+        if sample.startDate == sample.endDate {
+            let copy = out.count
+            out.append(contentsOf: repeatElement(0, count: RFC3339.length))
+            out.withUnsafeMutableBufferPointer { buffer in
+                for index in 0..<RFC3339.length { buffer[copy + index] = buffer[end + index] }
+            }
+        } else {
+            RFC3339.append(sample.startDate, to: &out)
+        }
+        out.append(contentsOf: #"","#.utf8)
+        let type = sample.type.identifier
+        let unit = sample.quantity.unit.unitString
+        if type != lastType || unit != lastUnit || lastTypeAndUnitBytes.isEmpty {
+            var bytes = Array(#""type":"#.utf8)
+            guard Self.appendString(type, to: &bytes) else { return nil }
+            bytes.append(contentsOf: #","unit":"#.utf8)
+            guard Self.appendString(unit, to: &bytes) else { return nil }
+            (lastType, lastUnit, lastTypeAndUnitBytes) = (type, unit, bytes)
+        }
+        out.append(contentsOf: lastTypeAndUnitBytes)
+        out.append(contentsOf: #","uuid":""#.utf8)
+        Self.appendUUID(sample.id, to: &out)
+        out.append(contentsOf: #"","value":"#.utf8)
         guard Self.appendNumber(sample.quantity.value, to: &out) else { return nil }
         out.append(UInt8(ascii: "}"))
         return out
@@ -96,11 +114,27 @@ public struct QuantitySampleJSONWriter: Sendable {
         return true
     }
 
+    /// Appends the canonical lower-case 8-4-4-4-12 form (``SampleID/uuidString``'s bytes).
+    static func appendUUID(_ id: SampleID, to out: inout [UInt8]) {
+        let start = out.count
+        out.append(contentsOf: repeatElement(UInt8(ascii: "-"), count: 36))
+        out.withUnsafeMutableBufferPointer { buffer in
+            var index = start
+            for nibble in 0..<32 {
+                if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 { index += 1 }
+                let word = nibble < 16 ? id.high : id.low
+                let digit = UInt8(truncatingIfNeeded: (word >> UInt64(60 - 4 * (nibble % 16))) & 0xF)
+                buffer[index] = digit < 10 ? 48 + digit : 87 + digit
+                index += 1
+            }
+        }
+    }
+
     /// Appends a finite number as `JSONEncoder` writes it; false when unsure.
     static func appendNumber(_ value: Double, to out: inout [UInt8]) -> Bool {
         guard value.isFinite, !(value == 0 && value.sign == .minus) else { return false }
         if value == value.rounded(.towardZero), abs(value) < 9_007_199_254_740_992 {
-            out.append(contentsOf: String(Int64(value)).utf8)
+            appendInteger(Int64(value), to: &out)
             return true
         }
         // JSONEncoder writes the shortest round-trip form and drops a trailing ".0" (2^53 and
@@ -110,5 +144,22 @@ public struct QuantitySampleJSONWriter: Sendable {
         if text.hasSuffix(".0") { text.removeLast(2) }
         out.append(contentsOf: text.utf8)
         return true
+    }
+
+    /// Appends the decimal digits of `value` (`String(value)`'s bytes) without making a `String`.
+    static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                let (quotient, remainder) = magnitude.quotientAndRemainder(dividingBy: 10)
+                buffer[31 - count] = UInt8(truncatingIfNeeded: 48 + remainder)
+                count += 1
+                magnitude = quotient
+            } while magnitude > 0
+            out.append(contentsOf: buffer[(32 - count)...])
+        }
     }
 }

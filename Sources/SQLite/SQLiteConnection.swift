@@ -47,6 +47,9 @@ public final class SQLiteConnection {
     private let handle: OpaquePointer
     public let path: String
     private var statementCache: [String: SQLiteStatement] = [:]
+    /// The statements of ``statement(literal:)`` by their literal's address; each is in
+    /// `statementCache` too, which finalizes them.
+    private var literalStatements: [UnsafeRawPointer: SQLiteStatement] = [:]
     /// Interrupts this connection from any thread (a forced stop); inert once it is closed.
     public let interruptHandle: SQLiteInterruptHandle
 
@@ -131,6 +134,20 @@ public final class SQLiteConnection {
         }
         let statement = SQLiteStatement(handle: raw, connection: self, sql: sql)
         statementCache[sql] = statement
+        return statement
+    }
+
+    /// ``statement(_:)`` for SQL written as a literal, found by the literal's address: a lookup
+    /// hashes one pointer instead of the text, which shows in a short read that runs one long
+    /// statement (the newest sample with its device and metadata takes a few microseconds).
+    public func statement(literal sql: StaticString) throws(SQLiteError) -> SQLiteStatement {
+        let address = UnsafeRawPointer(sql.utf8Start)
+        if let cached = literalStatements[address] {
+            cached.reset()
+            return cached
+        }
+        let statement = try statement(sql.description)
+        literalStatements[address] = statement
         return statement
     }
 
@@ -332,6 +349,56 @@ public final class SQLiteStatement {
     public func runAndReset() throws(SQLiteError) {
         while try step() {}
         sqlite3_reset(handle)
+    }
+
+    // Reading single columns of the current row, without making a ``SQLiteRow`` (hot path):
+    // each follows the accessor of the same name on ``SQLiteRow``.
+
+    /// The column as an integer: an INTEGER as is, a REAL truncated toward zero (nil outside
+    /// Int64's range), nil for other values.
+    public func integer(_ column: Int32) -> Int64? {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: sqlite3_column_int64(handle, column)
+        case SQLITE_FLOAT: Int64(exactly: sqlite3_column_double(handle, column).rounded(.towardZero))
+        default: nil
+        }
+    }
+
+    /// The column as a double: an INTEGER or a REAL, nil for other values.
+    public func double(_ column: Int32) -> Double? {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: Double(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: sqlite3_column_double(handle, column)
+        default: nil
+        }
+    }
+
+    /// The column as a string when it is TEXT, nil otherwise.
+    public func text(_ column: Int32) -> String? {
+        guard sqlite3_column_type(handle, column) == SQLITE_TEXT, let text = sqlite3_column_text(handle, column) else {
+            return nil
+        }
+        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))),
+                      as: UTF8.self)
+    }
+
+    /// `body` applied to the column's bytes when it is a BLOB (valid only during the call), nil
+    /// for other values.
+    public func withBlob<Result>(_ column: Int32, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+        guard sqlite3_column_type(handle, column) == SQLITE_BLOB else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return body(UnsafeRawBufferPointer(start: count == 0 ? nil : sqlite3_column_blob(handle, column), count: count))
+    }
+
+    /// The column as a ``SQLiteValue``.
+    public func value(_ column: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT: text(column).map(SQLiteValue.text) ?? .null
+        case SQLITE_BLOB: .blob(withBlob(column) { Array($0) } ?? [])
+        default: .null
+        }
     }
 
     /// The current row's columns.

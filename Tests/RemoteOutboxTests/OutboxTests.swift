@@ -155,7 +155,7 @@ final class OutboxTests: XCTestCase {
         XCTAssertEqual(pending, old)
         let letters = try await outbox.deadLetters()
         XCTAssertEqual(letters.map(\.id), [dead])
-        XCTAssertEqual(try connection.userVersion, 4)
+        XCTAssertEqual(try connection.userVersion, 5)
     }
 
     /// The totals read after every append and removal come from the covering index, not from
@@ -167,5 +167,141 @@ final class OutboxTests: XCTestCase {
         let plan = try connection.query("EXPLAIN QUERY PLAN " + Outbox.totalsQuery).compactMap { $0.text(3) }
         XCTAssertEqual(plan, ["SCAN batches USING COVERING INDEX batches_totals"])
         XCTAssertEqual(outbox.statistics.count, 3)
+    }
+
+    /// A body that carries each record's payload verbatim (as the HTTP sink's native body does),
+    /// gzip-compressed, with the offsets: `[p0,p1,…]`.
+    @Sendable static func carrying(_ records: [OutboxRecord]) -> OutboxBody {
+        var plain: [UInt8] = [UInt8(ascii: "[")]
+        var offsets: [Int] = []
+        for record in records {
+            if plain.count > 1 { plain.append(UInt8(ascii: ",")) }
+            offsets.append(plain.count)
+            plain += record.payload
+        }
+        plain.append(UInt8(ascii: "]"))
+        // The test's own compression; a failure leaves the body plain, which the outbox reads too.
+        if let compressed = try? Gzip.compress(Data(plain)) {
+            return OutboxBody(bytes: Array(compressed), contentEncoding: "gzip", payloadOffsets: offsets)
+        }
+        return OutboxBody(bytes: plain, contentEncoding: nil, payloadOffsets: offsets)
+    }
+
+    /// When the body carries the payloads, the batch's row stores them once (in the body): the
+    /// records come back from the decompressed body, for reading, splitting and dead letters,
+    /// across reopening.
+    func testPayloadsCarriedByTheBodyAreStoredOnceAndReadBackFromIt() async throws {
+        let batch = (0..<40).map { index in
+            OutboxRecord(
+                id: ids.next(), kind: index % 5 == 0 ? .correlation : .quantity,
+                payload: Array(#"{"value":\#(index),"padding":"\#(String(repeating: "x", count: 200))"}"#.utf8),
+                enqueuedAt: start)
+        }
+        let body = Self.carrying(batch)
+        XCTAssertEqual(body.contentEncoding, "gzip")
+        let outbox = try Outbox(path: path)
+        _ = try await outbox.append([NewOutboxBatch(records: batch, body: body)], now: start, limits: limits)
+        let payloadBytes = batch.reduce(0) { $0 + $1.payload.count }
+        XCTAssertEqual(outbox.statistics.bytes, payloadBytes, "maxBytes counts the records' HealthJSON, wherever it is stored")
+
+        let connection = try SQLiteConnection(path: path)
+        let stored = try XCTUnwrap(try connection.query("SELECT length(records) FROM batches").first?.integer(0))
+        XCTAssertLessThan(Int(stored), payloadBytes / 4, "the payloads were stored beside the body")
+
+        let reopened = try Outbox(path: path)
+        let pending = try await reopened.pendingRecords()
+        XCTAssertEqual(pending, batch)
+        let parentHead = try await reopened.head()
+        let parentID = try XCTUnwrap(parentHead?.id)
+        let inBatch = try await reopened.records(of: parentID)
+        XCTAssertEqual(inBatch, batch)
+        let parentBatch = try await reopened.batch(parentID)
+        let parent = try XCTUnwrap(parentBatch)
+        XCTAssertNil(parent.body.payloadOffsets)
+        let halves = try await reopened.split(parent, now: start, encode: Self.carrying)
+        XCTAssertEqual(halves.count, 2)
+        let first = try await reopened.records(of: halves[0])
+        let second = try await reopened.records(of: halves[1])
+        XCTAssertEqual(first, Array(batch[..<20]))
+        XCTAssertEqual(second, Array(batch[20...]))
+        try await reopened.deadLetter(halves[1], status: 422, response: "no", now: start)
+        let letters = try await reopened.deadLetters()
+        XCTAssertEqual(letters.map(\.id), batch[20...].map(\.id))
+        XCTAssertEqual(letters.map(\.payload), batch[20...].map { String(decoding: $0.payload, as: UTF8.self) })
+        XCTAssertEqual(letters.map(\.kind), batch[20...].map(\.kind))
+    }
+
+    /// Records that entered at different times keep each its own time in the index.
+    func testRecordsOfDifferentTimesKeepTheirTimes() async throws {
+        let batch = records(4)
+        let outbox = try Outbox(path: path)
+        _ = try await outbox.append([NewOutboxBatch(records: batch, body: Self.carrying(batch))], now: start, limits: limits)
+        let pending = try await outbox.pendingRecords()
+        XCTAssertEqual(pending.map(\.enqueuedAt), batch.map(\.enqueuedAt))
+        XCTAssertEqual(outbox.statistics.oldest, start)
+    }
+
+    /// An outbox of schema version 4 (batches whose records blob holds the payloads) is upgraded
+    /// to version 5 in place: the same batches, keys, bodies and records.
+    func testAVersion4OutboxIsUpgradedWithItsBatches() async throws {
+        let (sealed, unsealed) = (records(3), records(2, at: 10))
+        let connection = try SQLiteConnection(path: path)
+        try connection.migrate(Array(Outbox.schema.prefix(4)))
+        XCTAssertEqual(try connection.userVersion, 4)
+        let body = Self.listing(sealed)
+        for (batch, body) in [(sealed, Optional(body)), (unsealed, nil)] {
+            try connection.run(
+                "INSERT INTO batches(key, count, bytes, enqueued_at, sealed, content_encoding, records, body) "
+                    + "VALUES (?, ?, ?, ?, ?, NULL, ?, ?)",
+                [
+                    .text(OutboxBatchKey.key(for: batch.map(\.id))), .integer(Int64(batch.count)),
+                    .integer(Int64(batch.reduce(0) { $0 + $1.payload.count })),
+                    .real(batch[0].enqueuedAt.timeIntervalSince1970), .integer(body == nil ? 0 : 1),
+                    .blob(OutboxRecordFraming.encode(batch)), body.map { .blob($0.bytes) } ?? .null,
+                ])
+        }
+
+        let outbox = try Outbox(path: path)
+        XCTAssertEqual(try connection.userVersion, 5)
+        XCTAssertEqual(outbox.statistics.count, 5)
+        XCTAssertEqual(outbox.statistics.unsealed, 2)
+        let pending = try await outbox.pendingRecords()
+        XCTAssertEqual(pending, sealed + unsealed)
+        let keys = try await outbox.pendingKeys()
+        XCTAssertEqual(keys, [OutboxBatchKey.key(for: sealed.map(\.id)), OutboxBatchKey.key(for: unsealed.map(\.id))])
+        let head = try await outbox.head()
+        let stored = try await outbox.batch(try XCTUnwrap(head).id)
+        XCTAssertEqual(stored?.body, body)
+    }
+
+    /// The key is the digest it always was (keys of batches stored by an older build stay what
+    /// a new build computes for the same records): checked against the digest written out
+    /// byte by byte.
+    func testTheBatchKeyIsTheDigestOfTheSortedUUIDBytes() {
+        func reference(_ ids: [SampleID]) -> String {
+            var first: UInt64 = 0xcbf2_9ce4_8422_2325
+            var second: UInt64 = 0x8422_2325_cbf2_9ce4
+            for byte in ids.sorted().flatMap(\.bytes) {
+                first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+                second = (second ^ (UInt64(byte) ^ 0x5A)) &* 0x0000_0100_0000_01B3
+            }
+            func mix(_ value: UInt64) -> UInt64 {
+                var z = value &+ 0x9E37_79B9_7F4A_7C15
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                return z ^ (z >> 31)
+            }
+            func hex(_ value: UInt64) -> String {
+                let text = String(value, radix: 16)
+                return String(repeating: "0", count: 16 - text.count) + text
+            }
+            return "hg1-" + hex(mix(first ^ UInt64(ids.count))) + hex(mix(second))
+        }
+        for count in [0, 1, 2, 7, 500] {
+            let batch = (0..<count).map { _ in ids.next() }
+            XCTAssertEqual(OutboxBatchKey.key(for: batch), reference(batch))
+            XCTAssertEqual(OutboxBatchKey.key(for: batch.reversed()), reference(batch))
+        }
+        XCTAssertEqual(OutboxBatchKey.key(for: [SampleID(high: 1, low: 2)]).count, 36)
     }
 }

@@ -4,7 +4,7 @@ import HealthDevices
 extension DecodeCommand {
     static let weightMeasurement = leaf(
         "weight-measurement", "Weight Measurement (0x2A9D) from a weight scale.",
-        example: "healthgate decode weight-measurement 0E 2035 EA070B17061E09 01 F100 B806",
+        example: "healthgate decode weight-measurement 0E2035EA070B17061E0901F100B806",
         keys: """
             weight (kg, or null when the scale reports an unsuccessful weighing), bmi (kg/m², or null), \
             height (m, or null), userID (or null when absent or 255, "unknown user"), unit ("SI" | \

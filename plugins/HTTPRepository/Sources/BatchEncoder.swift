@@ -33,12 +33,18 @@ public struct BatchEncoder: Sendable {
     }
 
     private func finish(_ payload: Payload) -> OutboxBody {
-        guard gzip else { return OutboxBody(bytes: Array(payload.body), contentEncoding: nil, unusable: payload.unusable) }
+        guard gzip else {
+            return OutboxBody(
+                bytes: Array(payload.body), contentEncoding: nil, unusable: payload.unusable, payloadOffsets: payload.payloadOffsets)
+        }
         do {
-            return OutboxBody(bytes: Array(try Gzip.compress(payload.body)), contentEncoding: "gzip", unusable: payload.unusable)
+            return OutboxBody(
+                bytes: Array(try Gzip.compress(payload.body)), contentEncoding: "gzip", unusable: payload.unusable,
+                payloadOffsets: payload.payloadOffsets)
         } catch {
             compressionFailed(error)
-            return OutboxBody(bytes: Array(payload.body), contentEncoding: nil, unusable: payload.unusable)
+            return OutboxBody(
+                bytes: Array(payload.body), contentEncoding: nil, unusable: payload.unusable, payloadOffsets: payload.payloadOffsets)
         }
     }
 }

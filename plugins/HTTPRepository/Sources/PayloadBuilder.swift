@@ -7,6 +7,9 @@ import SampleBus
 struct Payload: Sendable {
     var body: Data
     var unusable: [OutboxRecord]
+    /// Where each record's payload starts in `body` (native bodies only; see
+    /// ``OutboxBody/payloadOffsets``).
+    var payloadOffsets: [Int]? = nil
 }
 
 /// Turns records into request bodies in the configured format.
@@ -55,7 +58,9 @@ public struct PayloadBuilder: Sendable {
     /// The body for `records`, decoding their HealthJSON where the format needs the samples.
     func payload(for records: [OutboxRecord]) -> Payload {
         switch format {
-        case .native: return Payload(body: nativeBody(records), unusable: [])
+        case .native:
+            let (body, offsets) = nativeBodyAndOffsets(records)
+            return Payload(body: body, unusable: [], payloadOffsets: offsets)
         case .fhirR4, .openMHealth:
             let decoder = HealthJSON.makeDecoder()
             var samples: [(OutboxRecord, MappedRecord)] = []
@@ -79,7 +84,9 @@ public struct PayloadBuilder: Sendable {
     /// Open mHealth map the samples as they are, without decoding the stored HealthJSON.
     func payload(for stored: [OutboxRecord], samples records: [HealthRecord]) -> Payload {
         switch format {
-        case .native: return Payload(body: nativeBody(stored), unusable: [])
+        case .native:
+            let (body, offsets) = nativeBodyAndOffsets(stored)
+            return Payload(body: body, unusable: [], payloadOffsets: offsets)
         case .fhirR4, .openMHealth:
             var samples: [(OutboxRecord, MappedRecord)] = []
             var unusable: [OutboxRecord] = []
@@ -107,6 +114,13 @@ public struct PayloadBuilder: Sendable {
     /// `{"correlations":[…],"heartbeatSeries":[…],"samples":[…],"workouts":[…]}` from the stored
     /// HealthJSON.
     func nativeBody(_ entries: [OutboxRecord]) -> Data {
+        nativeBodyAndOffsets(entries).body
+    }
+
+    /// The native body and where each entry's HealthJSON starts in it (`offsets[i]` for
+    /// `entries[i]`), so the outbox need not store the payloads a second time.
+    func nativeBodyAndOffsets(_ entries: [OutboxRecord]) -> (body: Data, offsets: [Int]) {
+        var offsets = [Int](repeating: 0, count: entries.count)
         var size = 64
         for entry in entries { size += entry.payload.count + 1 }
         var bytes: [UInt8] = []
@@ -114,9 +128,10 @@ public struct PayloadBuilder: Sendable {
         func section(_ name: String, _ kind: HealthRecordKind, last: Bool) {
             bytes.append(contentsOf: Array("\"\(name)\":[".utf8))
             var first = true
-            for entry in entries where entry.kind == kind {
+            for (index, entry) in entries.enumerated() where entry.kind == kind {
                 if !first { bytes.append(UInt8(ascii: ",")) }
                 first = false
+                offsets[index] = bytes.count
                 bytes.append(contentsOf: entry.payload)
             }
             bytes.append(UInt8(ascii: "]"))
@@ -128,7 +143,7 @@ public struct PayloadBuilder: Sendable {
         section("samples", .quantity, last: false)
         section("workouts", .workout, last: true)
         bytes.append(UInt8(ascii: "}"))
-        return Data(bytes)
+        return (Data(bytes), offsets)
     }
 
     /// A deterministic key for a batch: the same uuids give the same key, in any order

@@ -68,6 +68,79 @@ final class HealthDeviceSourceTests: XCTestCase {
         XCTAssertTrue(h.logs.entries.contains { $0.message.contains("clock off by +120 s") }, "\(h.logs.entries.map(\.message))")
     }
 
+    /// A scale whose clock runs 2 minutes fast and takes writes: the gateway sets it to its own
+    /// time (Exact Time 256, adjust reason "manual time update") before it subscribes, and logs
+    /// it. A record stamped before the set keeps the offset read at connection (-120 s), one of
+    /// the last two minutes before the set too (read with the new clock it would lie in the
+    /// future), and one stamped after the set takes the new clock's offset (0).
+    func testAFastClockIsSetAndRecordsBeforeAndAfterTheSetTakeTheirOwnOffsets() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))  // 2027-01-15T08:00:00Z
+        let profile = FakeProfile(
+            address: "C0:FF:EE:00:03:03", name: "Body Scale", services: [.weightScaleService],
+            characteristics: [.weightScaleService: [Self.weight.uuid], .currentTimeService: [.currentTime]],
+            values: [.currentTime: Self.dateTime(2027, 1, 15, 8, 2, 0) + [5, 0, 0]])
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let h = try harness(transport)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(Self.weight.uuid) == true }
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            XCTAssertEqual(link.writes.map(\.0), [.currentTime])
+            XCTAssertEqual(link.writes.first?.1, [0xEB, 0x07, 0x01, 0x0F, 0x08, 0x00, 0x00, 0x05, 0x00, 0x01])
+            h.clock.advance(by: .seconds(30))
+            // 07:58:00 and 08:01:30 on the old clock (07:56:00 and 07:59:30 UTC), 08:00:20 on the new one.
+            for (minute, second, hour) in [(58, 0, 7), (1, 30, 8), (0, 20, 8)] {
+                link.send([0x06, 0x48, 0x3F] + Self.dateTime(2027, 1, 15, hour, minute, second) + [0x01], on: Self.weight.uuid)
+            }
+            try await h.waitFor("three weights") { h.quantities(.bodyMass).count == 3 }
+        }
+        let weights = h.quantities(.bodyMass)
+        XCTAssertEqual(weights.map(\.startDate.timeIntervalSince1970), [1_800_000_000 - 240, 1_800_000_000 - 30, 1_800_000_020])
+        XCTAssertEqual(weights.map { $0.metadata[ClinicalRecordMapper.clockOffsetKey] }, [.double(-120), .double(-120), .double(0)])
+        XCTAssertTrue(
+            h.logs.entries.contains {
+                $0.message.contains("set the device's clock to 2027-01-15T08:00:00Z (UTC); it was off by +120 s")
+            }, "\(h.logs.entries.map(\.message))")
+        XCTAssertEqual(h.current.details["C0:FF:EE:00:03:03.clockSet"], "2027-01-15T08:00:00Z")
+    }
+
+    /// A read-only Current Time: the write is refused, which is logged, and the records keep the
+    /// offset read at connection. A clock within 2 s is not written at all.
+    func testAReadOnlyClockKeepsItsOffsetAndARightClockIsLeftAlone() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+        let readOnly = FakeProfile(
+            address: "C0:FF:EE:00:03:04", name: "Old Scale", services: [.weightScaleService],
+            characteristics: [.weightScaleService: [Self.weight.uuid], .currentTimeService: [.currentTime]],
+            values: [.currentTime: Self.dateTime(2027, 1, 15, 8, 2, 0) + [5, 0, 0]], readOnly: [.currentTime])
+        let right = FakeProfile(
+            address: "C0:FF:EE:00:03:05", name: "Good Scale", services: [.weightScaleService],
+            characteristics: [.weightScaleService: [Self.weight.uuid], .currentTimeService: [.currentTime]],
+            values: [.currentTime: Self.dateTime(2027, 1, 15, 8, 0, 1) + [5, 0, 0]])
+        let transport = FakeBLETransport(profiles: [readOnly, right], clock: clock)
+        let h = try harness(transport)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(readOnly.peripheral))
+            transport.emit(.found(right.peripheral))
+            try await h.waitFor("subscriptions") {
+                transport.latest(readOnly.address)?.isSubscribed(Self.weight.uuid) == true
+                    && transport.latest(right.address)?.isSubscribed(Self.weight.uuid) == true
+            }
+            let link = try XCTUnwrap(transport.latest(readOnly.address))
+            link.send([0x06, 0x48, 0x3F] + Self.dateTime(2027, 1, 15, 8, 1, 0) + [0x01], on: Self.weight.uuid)
+            try await h.waitFor("the weight") { h.quantities(.bodyMass).count == 1 }
+            XCTAssertEqual(transport.latest(right.address)?.writes.isEmpty, true, "a clock 1 s off is left alone")
+        }
+        let weight = try XCTUnwrap(h.quantities(.bodyMass).first)
+        XCTAssertEqual(weight.startDate, Date(timeIntervalSince1970: 1_800_000_000 - 60))
+        XCTAssertEqual(weight.metadata[ClinicalRecordMapper.clockOffsetKey], .double(-120))
+        XCTAssertTrue(
+            h.logs.entries.contains { $0.message.contains("the device's clock does not take the gateway's time") },
+            "\(h.logs.entries.map(\.message))")
+        XCTAssertNil(h.current.details["C0:FF:EE:00:03:04.clockSet"])
+    }
+
     /// A cuff: one bloodPressure correlation with its two members and the pulse as heart rate;
     /// a truncated payload is reported with its bytes and the next one still maps.
     func testCuffGivesACorrelationAndPulseAndABadPayloadIsReported() async throws {
@@ -85,6 +158,7 @@ final class HealthDeviceSourceTests: XCTestCase {
             // flags 0x04 (pulse): 128/82 mmHg, MAP 97, pulse 71, SFLOAT exponent 0.
             link.send([0x04, 0x80, 0x00, 0x52, 0x00, 0x61, 0x00, 0x47, 0x00], on: Self.pressure.uuid)
             try await h.waitFor("the correlation and the pulse") { h.sink.records.count == 2 }
+            XCTAssertEqual(link.writes.count, 0, "no clock service: nothing to set")
         }
         let correlations = h.sink.records.compactMap { record -> CorrelationSample? in
             if case .correlation(let correlation) = record { correlation } else { nil }

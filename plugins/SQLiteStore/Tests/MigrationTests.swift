@@ -121,6 +121,9 @@ final class MigrationTests: StoreTestCase {
         XCTAssertEqual(samplesBefore, written.samples)
         XCTAssertEqual(seriesBefore, written.series)
         XCTAssertEqual(workoutsBefore, written.workouts)
+        // The newest sample takes the general path on a file without metadata sets.
+        let newestBefore = try await store.mostRecentSample(of: .heartRate)
+        XCTAssertEqual(newestBefore, written.samples.last)
 
         // The writer upgrades the file when it opens it.
         let writer = try SQLiteSampleWriter(path: path)
@@ -148,6 +151,9 @@ final class MigrationTests: StoreTestCase {
         for reader in [store, try SQLiteSampleStore(path: path)] {
             let samples = try await reader.samples(of: .heartRate)
             XCTAssertEqual(samples, samplesBefore)
+            // The store opened at version 1 keeps the general path; the new one joins the set.
+            let newest = try await reader.mostRecentSample(of: .heartRate)
+            XCTAssertEqual(newest, samplesBefore.last)
             let series = try await reader.heartbeatSeries()
             XCTAssertEqual(series, seriesBefore)
             let workouts = try await reader.workouts()

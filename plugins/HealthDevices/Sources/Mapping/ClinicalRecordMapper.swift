@@ -5,7 +5,9 @@ public import HealthModel
 /// generator it is given, the times from the context; no I/O, no clock.
 ///
 /// - Times: a record's time is its device time stamp corrected by the device clock's offset when
-///   both are known (the offset is kept in metadata), else the time the gateway received it.
+///   both are known (the offset is kept in metadata), else the time the gateway received it. When
+///   the gateway set the clock during the connection, ``DeviceClockSet`` says which offset a time
+///   stamp takes.
 /// - Sync identifiers: a record a device keeps and may send again (a glucose record, by its
 ///   sequence number; a reading with a device time stamp, by that time stamp and user) gets
 ///   `syncIdentifier` = device identity / kind / key and `syncVersion` 1, so the store and every
@@ -23,12 +25,26 @@ public struct ClinicalRecordMapper: Sendable {
         public var deviceClockOffset: TimeInterval?
         /// The user's height in metres, from the profile: BMI for a scale that sends none.
         public var profileHeight: Double?
+        /// When the gateway set the device's clock during this connection: time stamps of the
+        /// new clock take its offset instead of ``deviceClockOffset``.
+        public var clockSet: DeviceClockSet?
 
-        public init(device: Device, receivedAt: Date, deviceClockOffset: TimeInterval? = nil, profileHeight: Double? = nil) {
+        public init(
+            device: Device, receivedAt: Date, deviceClockOffset: TimeInterval? = nil, profileHeight: Double? = nil,
+            clockSet: DeviceClockSet? = nil
+        ) {
             self.device = device
             self.receivedAt = receivedAt
             self.deviceClockOffset = deviceClockOffset
             self.profileHeight = profileHeight
+            self.clockSet = clockSet
+        }
+
+        /// The offset that moves `timestamp` to the gateway's time: the set clock's when the
+        /// device stamped it after the set, else the one read at connection; nil when unknown.
+        public func offset(for timestamp: DeviceTimestamp) -> TimeInterval? {
+            if let clockSet, clockSet.stampedAfter(timestamp, receivedAt: receivedAt) { return clockSet.offset }
+            return deviceClockOffset
         }
     }
 
@@ -201,7 +217,7 @@ public struct ClinicalRecordMapper: Sendable {
 
     /// The record's time: the device time stamp corrected by the clock offset, else reception.
     func date(_ timestamp: DeviceTimestamp?, _ context: Context) -> Date {
-        guard let timestamp, timestamp.isComplete, let offset = context.deviceClockOffset else { return context.receivedAt }
+        guard let timestamp, timestamp.isComplete, let offset = context.offset(for: timestamp) else { return context.receivedAt }
         return Date(timeIntervalSince1970: timestamp.wallClockSeconds + offset)
     }
 
@@ -210,7 +226,7 @@ public struct ClinicalRecordMapper: Sendable {
         var metadata = Metadata()
         if let text = timestamp?.rfc3339 {
             metadata[Self.deviceTimestampKey] = .string(text)
-            if let offset = context.deviceClockOffset { metadata[Self.clockOffsetKey] = .double(offset) }
+            if let timestamp, let offset = context.offset(for: timestamp) { metadata[Self.clockOffsetKey] = .double(offset) }
         }
         if let key, let identity = context.device.localIdentifier {
             metadata.syncIdentifier = "\(identity)/\(key)"

@@ -6,7 +6,8 @@ import SampleBus
 
 /// The health profiles of one followed device: per connection, reads Device Information, the
 /// battery and the device's clock (Current Time 0x2A2B, when it has one: the offset corrects the
-/// times of the records it stored), subscribes to every measurement it has, asks a glucose
+/// times of the records it stored; a clock that is off is set to the gateway's time, see
+/// ``DeviceClockSet``), subscribes to every measurement it has, asks a glucose
 /// meter for the stored records it has not delivered yet (Record Access Control Point: records
 /// from the sequence number after the checkpoint, which is committed with the records in the
 /// store's transaction; every record when there is none; a record sent again keeps its sync
@@ -48,7 +49,8 @@ struct HealthSession: Sendable {
         let information = try await session.readDeviceInformation(connection) { bytes, reason in bad.append((bytes, reason)) }
         let device = information.device
         for (bytes, reason) in bad { session.reportBadPayload(bytes, reason, device: device, count: &badPayloads) }
-        let offset = try await clockOffset(connection, device: device)
+        let clock = try await readClock(connection)
+        let offset = clock?.offset
 
         var wanted: [GATTCharacteristicID] = []
         var names: [String] = []
@@ -69,8 +71,9 @@ struct HealthSession: Sendable {
         logger.info(
             "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? session.key)"
                 + (information.battery.map { ", battery \($0)%" } ?? "")
-                + (offset.map { String(format: ", clock off by %+.0f s", -$0) } ?? ""),
+                + (offset.map { String(format: ", clock off by %+.0f s", -$0) } ?? (clock == nil ? "" : ", clock not set")),
             device: device.displayName)
+        let clockSet = clock == nil ? nil : try await setClock(connection, offset: offset, device: device)
         let notifications = try await connection.notifications(of: wanted)
         logger.info("subscribed to \(names.joined(separator: ", "))", device: device.displayName)
         let meter = device.localIdentifier ?? session.key
@@ -100,7 +103,8 @@ struct HealthSession: Sendable {
                 }
                 guard let characteristic = HealthCharacteristic(uuid: notification.characteristic) else { continue }
                 let mapping = ClinicalRecordMapper.Context(
-                    device: device, receivedAt: notification.receivedAt, deviceClockOffset: offset, profileHeight: profileHeight)
+                    device: device, receivedAt: notification.receivedAt, deviceClockOffset: offset, profileHeight: profileHeight,
+                    clockSet: clockSet)
                 if characteristic == .bodyCompositionMeasurement {
                     do {
                         for record in try bodyComposition.append(notification.value) {
@@ -210,17 +214,50 @@ struct HealthSession: Sendable {
         }
     }
 
-    /// The device clock's offset (seconds to add to its wall-clock time to get UTC), from its
-    /// Current Time characteristic; nil when it has none or its time is not set.
-    private func clockOffset(_ connection: any BLEConnection, device: Device) async throws -> TimeInterval? {
-        guard let bytes = try await session.optionalRead(.currentTime, in: .currentTimeService, from: connection),
-            bytes.count >= 7
-        else { return nil }
-        let year = Int(bytes[0]) | Int(bytes[1]) << 8
-        let clock = DeviceTimestamp(
-            year: year, month: Int(bytes[2]), day: Int(bytes[3]), hours: Int(bytes[4]), minutes: Int(bytes[5]),
-            seconds: Int(bytes[6]))
-        guard clock.isComplete else { return nil }
-        return (context.clock.now().timeIntervalSince1970 - clock.wallClockSeconds).rounded()
+    /// What the device's Current Time said at connection.
+    struct ClockReading: Sendable {
+        /// Seconds to add to its wall-clock time to get UTC; nil when its time is not set.
+        var offset: TimeInterval?
+    }
+
+    /// A clock off by at most this many seconds is left alone: the offset read over the link is
+    /// whole seconds and carries the read's latency.
+    static let clockSetThreshold: TimeInterval = 2
+
+    /// The device's clock from its Current Time characteristic; nil when it has none (or the
+    /// read fails, which is logged).
+    private func readClock(_ connection: any BLEConnection) async throws -> ClockReading? {
+        guard let bytes = try await session.optionalRead(.currentTime, in: .currentTimeService, from: connection) else {
+            return nil
+        }
+        guard let clock = CurrentTime.timestamp(bytes), clock.isComplete else { return ClockReading(offset: nil) }
+        return ClockReading(offset: (context.clock.now().timeIntervalSince1970 - clock.wallClockSeconds).rounded())
+    }
+
+    /// Sets the device's clock to the gateway's time (UTC) when it is off by more than
+    /// ``clockSetThreshold`` or not set: writes Current Time with the adjust reason "manual time
+    /// update". Returns when it did; nil when the clock is right or does not take the write (a
+    /// read-only Current Time, logged: its records keep the offset read at connection).
+    /// - Throws: only when the link drops or the task is cancelled.
+    private func setClock(_ connection: any BLEConnection, offset: TimeInterval?, device: Device) async throws -> DeviceClockSet? {
+        if let offset, abs(offset) <= Self.clockSetThreshold { return nil }
+        let now = context.clock.now()
+        let was = offset.map { String(format: "it was off by %+.0f s", -$0) } ?? "it was not set"
+        do {
+            try await connection.write(CurrentTime.value(setting: now), to: .currentTime, in: .currentTimeService)
+        } catch let error as BLETransportError where error.code == .disconnected {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            context.logger.info(
+                "the device's clock does not take the gateway's time (\(error)); \(was), and its records are corrected by that offset",
+                device: device.displayName)
+            return nil
+        }
+        context.logger.notice(
+            "set the device's clock to \(ISO8601DateFormatter().string(from: now)) (UTC); \(was)", device: device.displayName)
+        session.setDetail("clockSet", ISO8601DateFormatter().string(from: now))
+        return DeviceClockSet(at: now)
     }
 }

@@ -10,60 +10,180 @@ enum RowDecoder {
         d.local_identifier, d.udi_device_identifier
         """
 
+    /// The columns ``decodeSamples(_:_:metadataReader:path:)`` reads, in its order, from
+    /// samples `s` joined with devices `d`; `metadataColumn` is ``MetadataReader/column(of:)``.
+    private static func sampleSelect(metadataColumn: String) -> String {
+        """
+        SELECT s.uuid, s.type, s.unit, s.original_value, s.start_us, s.end_us, s.sync_identifier,
+            s.sync_version, \(metadataColumn), s.device_id, \(deviceColumns)
+        FROM samples s LEFT JOIN devices d ON d.id = s.device_id
+        """
+    }
+
     static func samples(
         _ connection: SQLiteConnection, where condition: String, orderBy: String, _ bindings: [SQLiteValue],
         path: String
     ) throws(StoreError) -> [QuantitySample] {
         var metadataReader = try MetadataReader(connection, path: path)
-        let rows = try SQLiteSampleStore.run(
-            connection,
-            """
-            SELECT s.uuid, s.type, s.unit, s.original_value, s.start_us, s.end_us, s.sync_identifier,
-                s.sync_version, \(metadataReader.column(of: "s")), s.device_id, \(deviceColumns)
-            FROM samples s LEFT JOIN devices d ON d.id = s.device_id
-            WHERE \(condition) ORDER BY \(orderBy)
-            """, bindings, path: path)
-        var samples: [QuantitySample] = []
-        samples.reserveCapacity(rows.count)
-        // Parsing a unit string costs more than the rest of a row together (the newest sample
-        // took 2.3 times as long with a parse per row), so each distinct unit is parsed once per
-        // query, and the type's canonical unit, which most samples are recorded in, not at all.
-        var units: [String: HealthUnit] = [:]
-        for row in rows {
-            let id = try sampleID(row, 0, path: path)
-            guard let typeName = row.text(1), let type = QuantityType.named(typeName) else {
-                throw StoreError(.invalidData, path: path, message: "sample \(id) has an unknown type \(row.text(1) ?? "NULL")")
-            }
-            let unitString = row.text(2) ?? ""
-            let unit: HealthUnit
-            if unitString == type.canonicalUnit.unitString {
-                unit = type.canonicalUnit
-            } else if let known = units[unitString] {
-                unit = known
-            } else {
-                do {
-                    unit = try HealthUnit(unitString)
-                } catch {
-                    throw StoreError(.invalidData, path: path, message: "sample \(id) has an invalid unit: \(error)")
+        let sql = sampleSelect(metadataColumn: metadataReader.column(of: "s")) + " WHERE \(condition) ORDER BY \(orderBy)"
+        let statement: SQLiteStatement
+        do {
+            statement = try connection.statement(sql)
+            try statement.bind(bindings)
+        } catch {
+            throw StoreError(error, path: path)
+        }
+        return try decodeSamples(statement, connection, metadataReader: &metadataReader, path: path)
+    }
+
+    /// The newest sample of ?1 with its device and its metadata entries, one row per entry (one
+    /// row without entries when it has none): the columns of ``sampleSelect(metadataColumn:)``,
+    /// then the entry's key, value type and value. Needs metadata sets (schema version 2 on).
+    /// A literal, so that the connection finds its statement by address (``SQLiteConnection/statement(literal:)``).
+    private static let newestSampleSQL: StaticString = """
+        SELECT s.uuid, s.type, s.unit, s.original_value, s.start_us, s.end_us, s.sync_identifier,
+            s.sync_version, s.metadata_set_id, s.device_id, d.name, d.manufacturer, d.model, d.hardware_version,
+            d.firmware_version, d.software_version, d.local_identifier, d.udi_device_identifier,
+            e.key, e.value_type, e.value
+        FROM (SELECT * FROM samples WHERE type = ?1 ORDER BY start_us DESC, uuid DESC LIMIT 1) s
+        LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN metadata_entries e ON e.set_id = s.metadata_set_id
+        """
+
+    /// The sample of `type` with the latest start date (ties: the greatest uuid), or nil, read
+    /// by one statement: consistent in SQLite's own implicit read transaction, so the caller
+    /// needs none. Only for files with metadata sets (schema version 2 on).
+    static func newestSample(
+        _ connection: SQLiteConnection, of type: QuantityType, path: String
+    ) throws(StoreError) -> QuantitySample? {
+        let statement: SQLiteStatement
+        do {
+            statement = try connection.statement(literal: newestSampleSQL)
+        } catch {
+            throw StoreError(error, path: path)
+        }
+        statement.bind(type.identifier, at: 1)
+        do throws(StoreError) {
+            guard try step(statement, path: path) else { return nil }
+            var units: [String: HealthUnit] = [:]
+            let row = try decodeSample(statement, units: &units, path: path)
+            var entries = Metadata()
+            repeat {
+                guard let name = statement.text(18) else { continue }
+                guard let value = StoreSchema.metadataValue(valueType: statement.text(19), value: statement.value(20))
+                else {
+                    throw StoreError(.invalidData, path: path, message: "metadata \(name) has an invalid value")
                 }
-                units[unitString] = unit
+                entries[MetadataKey(name)] = value
+            } while try step(statement, path: path)
+            var sample = row.sample
+            sample.metadata = withSyncKeys(entries, row.syncIdentifier, row.syncVersion)
+            return sample
+        } catch {
+            statement.reset()
+            throw error
+        }
+    }
+
+    /// Steps `statement` (bound, selecting ``sampleSelect(metadataColumn:)``) to its end and
+    /// decodes each row straight from the statement's columns.
+    private static func decodeSamples(
+        _ statement: SQLiteStatement, _ connection: SQLiteConnection, metadataReader: inout MetadataReader,
+        path: String
+    ) throws(StoreError) -> [QuantitySample] {
+        var samples: [QuantitySample] = []
+        var units: [String: HealthUnit] = [:]
+        // A row that fails to decode leaves the statement mid-way: reset it, so that it does
+        // not keep reading.
+        do throws(StoreError) {
+            while try step(statement, path: path) {
+                let row = try decodeSample(statement, units: &units, path: path)
+                var sample = row.sample
+                sample.metadata = withSyncKeys(
+                    try metadataReader.metadata(row.metadataKey, connection), row.syncIdentifier, row.syncVersion)
+                samples.append(sample)
             }
-            guard let value = row.double(3), let start = row.integer(4), let end = row.integer(5) else {
-                throw StoreError(.invalidData, path: path, message: "sample \(id) lacks a value or a date")
-            }
-            var metadata = try metadataReader.metadata(row.values[8], connection)
-            metadata.syncIdentifier = row.text(6)
-            metadata.syncVersion = row.integer(7)
-            do {
-                samples.append(try QuantitySample(
-                    id: id, type: type, quantity: Quantity(value, unit),
-                    start: SQLiteSampleWriter.date(microseconds: start), end: SQLiteSampleWriter.date(microseconds: end),
-                    device: device(row, idColumn: 9), metadata: metadata))
-            } catch {
-                throw StoreError(.invalidData, path: path, message: "sample \(id): \(error)")
-            }
+        } catch {
+            statement.reset()
+            throw error
         }
         return samples
+    }
+
+    /// The sample in the statement's current row (columns of ``sampleSelect(metadataColumn:)``)
+    /// with its device but no metadata, the sync keys of its own columns, and the key of its
+    /// metadata for ``MetadataReader/metadata(_:_:)``.
+    ///
+    /// Parsing a unit string costs more than the rest of a row together (the newest sample took
+    /// 2.3 times as long with a parse per row), so `units` keeps each distinct unit of a query,
+    /// and the type's canonical unit, which most samples are recorded in, is never parsed.
+    private static func decodeSample(
+        _ statement: SQLiteStatement, units: inout [String: HealthUnit], path: String
+    ) throws(StoreError) -> (
+        sample: QuantitySample, syncIdentifier: String?, syncVersion: Int64?, metadataKey: SQLiteValue
+    ) {
+        // The two big-endian halves straight from the blob, without copying it into an array.
+        let key = statement.withBlob(0) { bytes in
+            bytes.count == 16
+                ? SampleID(high: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                           low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+                : nil
+        }
+        guard let id = key ?? nil else {
+            throw StoreError(.invalidData, path: path, message: "a stored uuid is not 16 bytes")
+        }
+        let typeName = statement.text(1)
+        guard let typeName, let type = QuantityType.named(typeName) else {
+            throw StoreError(.invalidData, path: path, message: "sample \(id) has an unknown type \(typeName ?? "NULL")")
+        }
+        let unitString = statement.text(2) ?? ""
+        let unit: HealthUnit
+        if unitString == type.canonicalUnit.unitString {
+            unit = type.canonicalUnit
+        } else if let known = units[unitString] {
+            unit = known
+        } else {
+            do {
+                unit = try HealthUnit(unitString)
+            } catch {
+                throw StoreError(.invalidData, path: path, message: "sample \(id) has an invalid unit: \(error)")
+            }
+            units[unitString] = unit
+        }
+        guard let value = statement.double(3), let start = statement.integer(4), let end = statement.integer(5) else {
+            throw StoreError(.invalidData, path: path, message: "sample \(id) lacks a value or a date")
+        }
+        let device = statement.integer(9) == nil ? nil : Device(
+            name: statement.text(10), manufacturer: statement.text(11), model: statement.text(12),
+            hardwareVersion: statement.text(13), firmwareVersion: statement.text(14),
+            softwareVersion: statement.text(15), localIdentifier: statement.text(16),
+            udiDeviceIdentifier: statement.text(17))
+        do {
+            let sample = try QuantitySample(
+                id: id, type: type, quantity: Quantity(value, unit),
+                start: SQLiteSampleWriter.date(microseconds: start), end: SQLiteSampleWriter.date(microseconds: end),
+                device: device)
+            return (sample, statement.text(6), statement.integer(7), statement.value(8))
+        } catch {
+            throw StoreError(.invalidData, path: path, message: "sample \(id): \(error)")
+        }
+    }
+
+    /// A record's metadata: its stored `entries` with the sync keys of its own columns, which win.
+    private static func withSyncKeys(_ entries: Metadata, _ identifier: String?, _ version: Int64?) -> Metadata {
+        // Most records have neither: clearing keys that are not there would hash them for nothing.
+        if entries.isEmpty && identifier == nil && version == nil { return entries }
+        var metadata = entries
+        metadata.syncIdentifier = identifier
+        metadata.syncVersion = version
+        return metadata
+    }
+
+    private static func step(_ statement: SQLiteStatement, path: String) throws(StoreError) -> Bool {
+        do {
+            return try statement.step()
+        } catch {
+            throw StoreError(error, path: path)
+        }
     }
 
     static func heartbeatSeries(

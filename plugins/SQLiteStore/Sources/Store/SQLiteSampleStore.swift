@@ -33,8 +33,12 @@ public struct StoredWorkout: Hashable, Sendable {
 ///
 /// Opens the file read-only, so it can run beside the gateway's writer (WAL mode: readers see the
 /// last committed transaction and never block the writer; a busy timeout covers checkpoints).
-/// Each query runs in one read transaction on the store's serial DispatchQueue, never on the
-/// cooperative pool. Every failure is a typed ``StoreError``; nothing fails silently.
+/// Each query runs in one read transaction. Queries whose work grows with the data (statistics,
+/// ranges of samples, changes) run on the store's serial DispatchQueue, never on the cooperative
+/// pool; short reads of bounded work (the newest sample, the earliest date, a checkpoint) run in
+/// the caller's context on a second connection, since the hop to the queue and back costs more
+/// than they do (see ``shortRead(_:)``). Every failure is a typed ``StoreError``; nothing fails
+/// silently.
 ///
 /// Reads schema version 1 too: being read-only, it cannot upgrade a file, and a file stays at
 /// version 1 until a writer (the gateway) opens it. Each query looks at the version it reads.
@@ -45,6 +49,12 @@ public final class SQLiteSampleStore: Sendable {
     /// The database file.
     public let path: String
     private let database: SQLiteDatabase
+    /// A second read-only connection for short reads, used in the caller's context (see
+    /// ``shortRead(_:)``).
+    private let inline: SQLiteInlineReader
+    /// Whether the file had metadata sets (schema version 2 on) when it was opened. Versions only
+    /// grow, so it still has them.
+    private let hasMetadataSets: Bool
 
     /// Opens the store at `path` read-only.
     /// - Throws: ``StoreError`` `.notFound` when the file does not exist, `.notAStore` when it has
@@ -67,6 +77,8 @@ public final class SQLiteSampleStore: Sendable {
                     .schemaTooNew, path: path,
                     message: "schema version \(version) is newer than this program knows (\(StoreSchema.version)); upgrade healthgate")
             }
+            inline = try SQLiteInlineReader(path: path)
+            hasMetadataSets = version >= 2
         } catch let error as SQLiteError {
             throw StoreError(error, path: path)
         } catch {
@@ -107,13 +119,31 @@ public final class SQLiteSampleStore: Sendable {
     }
 
     /// The sample of `type` with the latest start date (ties: the greatest uuid), or nil.
+    ///
+    /// A short read (one step down the `(type, start_us)` index, one device, one metadata set):
+    /// it runs in the caller's context, see ``shortRead(_:)``, as one statement that joins the
+    /// sample, its device and its metadata entries. A file without metadata sets (version 1)
+    /// takes the general path: the sample, then its metadata by owner, in one transaction.
     public func mostRecentSample(of type: QuantityType) async throws(StoreError) -> QuantitySample? {
-        try await samples(of: type, limit: 1, order: .descending).first
+        guard hasMetadataSets else {
+            let bindings: [SQLiteValue] = [.text(type.identifier)]
+            return try await shortRead { connection throws(StoreError) in
+                try RowDecoder.samples(
+                    connection, where: "s.type = ?1", orderBy: "s.start_us DESC, s.uuid DESC LIMIT 1", bindings,
+                    path: self.path
+                ).first
+            }
+        }
+        return try await shortRead(oneStatement: true) { connection throws(StoreError) in
+            try RowDecoder.newestSample(connection, of: type, path: self.path)
+        }
     }
 
     /// The start date of the oldest sample of `type`, or nil when there is none.
+    ///
+    /// A short read (the first entry of the `(type, start_us)` index), see ``shortRead(_:)``.
     public func earliestSampleDate(of type: QuantityType) async throws(StoreError) -> Date? {
-        try await read { connection throws(StoreError) in
+        try await shortRead { connection throws(StoreError) in
             let rows = try Self.run(connection, "SELECT min(start_us) FROM samples WHERE type = ?1",
                                     [.text(type.identifier)], path: self.path)
             return rows.first?.integer(0).map(SQLiteSampleWriter.date(microseconds:))
@@ -407,9 +437,11 @@ public final class SQLiteSampleStore: Sendable {
 
     /// The checkpoint stored for `key` in `namespace`, or nil (also for a file below schema
     /// version 3, which has no checkpoints yet).
+    ///
+    /// A short read (a primary-key lookup), see ``shortRead(_:)``.
     public func sourceCheckpoint(namespace: String, key: String) async throws(StoreError) -> SourceCheckpoint? {
         let path = self.path
-        return try await read { connection throws(StoreError) in
+        return try await shortRead { connection throws(StoreError) in
             let version: Int
             do {
                 version = try connection.userVersion
@@ -425,6 +457,36 @@ public final class SQLiteSampleStore: Sendable {
     }
 
     // MARK: Plumbing
+
+    /// Runs `body` in one read transaction on the inline reader, in the caller's context, when
+    /// it is free; otherwise (another call holds it, or SQLite answers busy at once) on the
+    /// database queue with ``read(_:)``. A `body` that runs `oneStatement` needs no transaction
+    /// of its own: SQLite's implicit one makes the statement consistent, and BEGIN and COMMIT
+    /// would cost a good part of a short read.
+    ///
+    /// Only for reads whose work is bounded whatever the data (a step down an index, a lookup by
+    /// key): they take microseconds, less than the hop to the queue and back, and so may block
+    /// the calling thread, even one of the cooperative pool, for that long. Everything that scans
+    /// (statistics, ranges of samples, change logs) goes through ``read(_:)``.
+    func shortRead<T: Sendable>(
+        oneStatement: Bool = false, _ body: @escaping @Sendable (SQLiteConnection) throws(StoreError) -> T
+    ) async throws(StoreError) -> T {
+        let path = self.path
+        do throws(StoreError) {
+            let result = try inline.readIfAvailable { connection throws(StoreError) -> T in
+                if oneStatement { return try body(connection) }
+                do {
+                    return try connection.transaction(.deferred) { try body(connection) }
+                } catch {
+                    throw StoreError.wrap(error, path: path)
+                }
+            }
+            if let result { return result }
+        } catch where error.code == .busy {
+            // The queue's connection waits out the lock (busy timeout); the inline one must not.
+        }
+        return try await read(body)
+    }
 
     /// Runs `body` in one read transaction on the database queue.
     func read<T: Sendable>(

@@ -36,8 +36,8 @@ public enum Gzip {
         return output
     }
 
-    /// Decompresses a gzip member (used by tests and by the dead-letter export of compressed
-    /// answers).
+    /// Decompresses a gzip member: the outbox reads a batch's payloads back from its stored body
+    /// with it (``OutboxRecordIndex``).
     public static func decompress(_ data: Data) throws(GzipError) -> Data {
         var stream = z_stream()
         let initialized = shim_inflateInit2(&stream, 15 + 16)
