@@ -45,6 +45,7 @@ let package = Package(
         // libmosquitto's headers only (libmosquitto-dev); links nothing: the mqtt sink dlopens
         // libmosquitto.so.1 when it starts, like the http-repository sink and libcurl.
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto"),
+        .systemLibrary(name: "CDeflate", path: "Sources/CDeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(
@@ -78,7 +79,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The durable outbox every remote sink (HTTP repository, MQTT broker) delivers from.
         .target(
-            name: "RemoteOutbox", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives", "CZlib"], exclude: ["README.md"],
+            name: "RemoteOutbox", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
             name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],

@@ -79,9 +79,12 @@ public enum RFC3339 {
     /// JSON writer formats one or two dates per sample, and building the text from `String`
     /// pieces costs about 1.2 µs per date (Benchmarks/RESULTS.md, the HTTP sink).
     public static func append(_ date: Date, to out: inout [UInt8]) {
-        let start = out.count
-        out.append(contentsOf: repeatElement(0, count: length))
-        out.withUnsafeMutableBufferPointer { buffer in write(date, to: buffer.baseAddress! + start) }
+        // Written on the stack, then copied in one append (memcpy).
+        var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &scratch) { buffer in
+            write(date, to: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
+        }
     }
 
     /// Writes the 27 bytes at `target`, from integers only (the civil date from the day number,

@@ -36,30 +36,28 @@ public struct QuantitySampleJSONWriter: Sendable {
         out.append(UInt8(ascii: "{"))
         if let device = sample.device {
             if device != lastDevice {
-                guard let bytes = Self.deviceJSON(device) else { return nil }
+                guard let json = Self.deviceJSON(device) else { return nil }
                 lastDevice = device
-                lastDeviceBytes = bytes
+                lastDeviceBytes = Array(#""device":"#.utf8) + json + [UInt8(ascii: ",")]
             }
-            out.append(contentsOf: #""device":"#.utf8)
             out.append(contentsOf: lastDeviceBytes)
-            out.append(UInt8(ascii: ","))
         }
         // Dates are written as bytes, never as `String`s (RFC3339.append); a point sample (heart
         // rate) has one date, so it is formatted once and copied.
-        out.append(contentsOf: #""end":""#.utf8)
+        out.append(contentsOf: Self.endKey)
         let end = out.count
         RFC3339.append(sample.endDate, to: &out)
-        out.append(contentsOf: #"","start":""#.utf8)
+        out.append(contentsOf: Self.startKey)
         if sample.startDate == sample.endDate {
             let copy = out.count
-            out.append(contentsOf: repeatElement(0, count: RFC3339.length))
+            out.append(contentsOf: Self.dateSpace)
             out.withUnsafeMutableBufferPointer { buffer in
-                for index in 0..<RFC3339.length { buffer[copy + index] = buffer[end + index] }
+                (buffer.baseAddress! + copy).update(from: buffer.baseAddress! + end, count: RFC3339.length)
             }
         } else {
             RFC3339.append(sample.startDate, to: &out)
         }
-        out.append(contentsOf: #"","#.utf8)
+        out.append(contentsOf: Self.quoteComma)
         let type = sample.type.identifier
         let unit = sample.quantity.unit.unitString
         if type != lastType || unit != lastUnit || lastTypeAndUnitBytes.isEmpty {
@@ -70,9 +68,9 @@ public struct QuantitySampleJSONWriter: Sendable {
             (lastType, lastUnit, lastTypeAndUnitBytes) = (type, unit, bytes)
         }
         out.append(contentsOf: lastTypeAndUnitBytes)
-        out.append(contentsOf: #","uuid":""#.utf8)
+        out.append(contentsOf: Self.uuidKey)
         Self.appendUUID(sample.id, to: &out)
-        out.append(contentsOf: #"","value":"#.utf8)
+        out.append(contentsOf: Self.valueKey)
         guard Self.appendNumber(sample.quantity.value, to: &out) else { return nil }
         out.append(UInt8(ascii: "}"))
         return out
@@ -114,19 +112,32 @@ public struct QuantitySampleJSONWriter: Sendable {
         return true
     }
 
-    /// Appends the canonical lower-case 8-4-4-4-12 form (``SampleID/uuidString``'s bytes).
+    // The constant pieces, as arrays: appending an array is one copy, appending a string's
+    // UTF-8 view walks it.
+    static let endKey = Array(#""end":""#.utf8)
+    static let startKey = Array(#"","start":""#.utf8)
+    static let quoteComma = Array(#"","#.utf8)
+    static let uuidKey = Array(#","uuid":""#.utf8)
+    static let valueKey = Array(#"","value":"#.utf8)
+    static let dateSpace = [UInt8](repeating: 0, count: RFC3339.length)
+
+    /// Appends the canonical lower-case 8-4-4-4-12 form (``SampleID/uuidString``'s bytes),
+    /// written on the stack and copied in one append.
     static func appendUUID(_ id: SampleID, to out: inout [UInt8]) {
-        let start = out.count
-        out.append(contentsOf: repeatElement(UInt8(ascii: "-"), count: 36))
-        out.withUnsafeMutableBufferPointer { buffer in
-            var index = start
+        var scratch: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &scratch) { buffer in
+            var index = 0
             for nibble in 0..<32 {
-                if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 { index += 1 }
+                if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
+                    buffer[index] = UInt8(ascii: "-")
+                    index += 1
+                }
                 let word = nibble < 16 ? id.high : id.low
                 let digit = UInt8(truncatingIfNeeded: (word >> UInt64(60 - 4 * (nibble % 16))) & 0xF)
                 buffer[index] = digit < 10 ? 48 + digit : 87 + digit
                 index += 1
             }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<36]))
         }
     }
 

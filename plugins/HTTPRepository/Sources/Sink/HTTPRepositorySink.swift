@@ -74,7 +74,7 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
         self.outbox = try Outbox(path: Self.outboxPath(stateDirectory: environment.paths.stateDirectory, name: environment.name))
         self.builder = PayloadBuilder(format: configuration.format, patientReference: configuration.patientReference)
         let logger = environment.logger
-        self.encoder = BatchEncoder(builder: builder, gzip: configuration.gzip) { error in
+        self.encoder = BatchEncoder(builder: builder, gzip: configuration.gzip, deflate: DeflateLibrary()) { error in
             logger.warning("\(error); storing the batch uncompressed")
         }
         self.policy = DeliveryPolicy(
@@ -116,6 +116,14 @@ public struct HTTPRepositorySink: SampleSink, ConfigurablePlugin {
             context.logger.error(
                 "\(error). Records are kept in the outbox \(outbox.path) and delivery is retried with backoff")
             context.status.reportError("\(error)", at: clock.now())
+        }
+        if configuration.gzip {
+            // Loaded here, not at the first batch, so a missing libdeflate is told once at start.
+            do {
+                try encoder.deflate.load()
+            } catch {
+                context.logger.notice("\(error)")
+            }
         }
         let signals = DeliverySignals()
         publishStatus(context.status)

@@ -1,0 +1,117 @@
+internal import CDeflate
+import Glibc
+import Synchronization
+
+/// libdeflate, opened at run time with dlopen(3): gzip for whole buffers, which is what a batch
+/// body is, at a fraction of zlib's CPU.
+///
+/// Why: once the outbox stores each payload once and the JSON writer makes no strings, zlib's
+/// `deflate` is the largest cost of the HTTP sink's intake (Benchmarks/RESULTS.md, the HTTP
+/// sink). libdeflate compresses a buffer in one call without zlib's streaming state.
+///
+/// - Nothing is loaded by the initializer; ``load()`` (a sink calls it when it starts) or the
+///   first ``gzip(_:level:)`` loads the library and resolves its entry points.
+/// - The outcome is kept, a failure too: a missing library is searched for once, not once per
+///   batch; the caller compresses with zlib instead (``Gzip``), which every repository reads the
+///   same.
+/// - The library stays mapped for the life of the process (never passed to dlclose(3)).
+/// - Thread-safe: loading is serialized by a lock, and each call allocates its own compressor
+///   (libdeflate's compressors are not shared between threads).
+public final class DeflateLibrary: Sendable {
+    /// The soname of libdeflate, from the Debian and Ubuntu package `libdeflate0`.
+    public static let defaultPath = "libdeflate.so.0"
+
+    /// The soname or path handed to dlopen(3).
+    public let path: String
+    private let state = Mutex<Result<DeflateEntryPoints, DeflateLibraryError>?>(nil)
+
+    /// Creates a handle on the library without loading it.
+    /// - Parameter path: a soname, searched for like any shared library (ld.so(8)), or a path.
+    public init(path: String = DeflateLibrary.defaultPath) {
+        self.path = path
+    }
+
+    /// Loads the library unless that was tried already. Blocks while the dynamic loader maps it.
+    /// - Throws: ``DeflateLibraryError`` naming the library and dlerror(3)'s text.
+    public func load() throws(DeflateLibraryError) {
+        _ = try entryPoints().get()
+    }
+
+    /// `bytes` as one gzip member (RFC 1952) at `level` (1, the fastest, to 12); nil when the
+    /// library cannot be loaded or the compression failed, and the caller uses zlib.
+    public func gzip(_ bytes: UnsafeRawBufferPointer, level: Int32 = 1) -> [UInt8]? {
+        guard case .success(let library) = entryPoints(), let compressor = library.allocate(level) else { return nil }
+        defer { library.free(compressor) }
+        let bound = library.bound(compressor, bytes.count)
+        var written = 0
+        let output = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+            written = library.compress(compressor, bytes.baseAddress, bytes.count, buffer.baseAddress, bound)
+            count = written
+        }
+        // 0: the output did not fit, which the bound rules out; zlib then does the work.
+        return written > 0 ? output : nil
+    }
+
+    private func entryPoints() -> Result<DeflateEntryPoints, DeflateLibraryError> {
+        state.withLock { loaded in
+            if let loaded { return loaded }
+            let outcome = Result { () throws(DeflateLibraryError) in try Self.open(path) }
+            loaded = outcome
+            return outcome
+        }
+    }
+
+    private static func open(_ path: String) throws(DeflateLibraryError) -> DeflateEntryPoints {
+        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+            throw DeflateLibraryError(library: path, reason: lastLoaderError())
+        }
+        func resolve<Function>(_ name: String, as _: Function.Type) throws(DeflateLibraryError) -> Function {
+            _ = dlerror()  // clears an earlier error, so the text read after a failure is this one's
+            guard let address = dlsym(handle, name) else {
+                throw DeflateLibraryError(library: path, reason: "no \(name): \(lastLoaderError())")
+            }
+            // The address of `name`, whose C type is `Function` (shim.h takes each type from
+            // libdeflate.h's prototype); function and data pointers share one representation
+            // wherever dlsym(3) exists (POSIX).
+            return unsafeBitCast(address, to: Function.self)
+        }
+        do throws(DeflateLibraryError) {
+            return DeflateEntryPoints(
+                allocate: try resolve("libdeflate_alloc_compressor", as: hg_libdeflate_alloc_compressor_fn.self),
+                compress: try resolve("libdeflate_gzip_compress", as: hg_libdeflate_gzip_compress_fn.self),
+                bound: try resolve("libdeflate_gzip_compress_bound", as: hg_libdeflate_gzip_compress_bound_fn.self),
+                free: try resolve("libdeflate_free_compressor", as: hg_libdeflate_free_compressor_fn.self))
+        } catch {
+            dlclose(handle)
+            throw error
+        }
+    }
+
+    /// dlerror(3)'s text for the failure that just happened on this thread.
+    private static func lastLoaderError() -> String {
+        dlerror().map { String(cString: $0) } ?? "unknown dynamic loader error"
+    }
+}
+
+/// libdeflate could not be loaded; bodies are compressed with zlib instead.
+public struct DeflateLibraryError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The soname or path handed to dlopen(3).
+    public var library: String
+    /// dlerror(3)'s text.
+    public var reason: String
+
+    public var description: String {
+        "cannot load \(library): \(reason); compressing with zlib, which takes more CPU "
+            + "(install libdeflate0: `apt install libdeflate0`)"
+    }
+}
+
+/// libdeflate's entry points, resolved by ``DeflateLibrary``.
+///
+/// `@unchecked Sendable`: immutable addresses of functions in a library that is never unloaded.
+struct DeflateEntryPoints: @unchecked Sendable {
+    let allocate: hg_libdeflate_alloc_compressor_fn
+    let compress: hg_libdeflate_gzip_compress_fn
+    let bound: hg_libdeflate_gzip_compress_bound_fn
+    let free: hg_libdeflate_free_compressor_fn
+}
