@@ -10,6 +10,10 @@ public enum BlueZInterface {
     public static let gattCharacteristic = "org.bluez.GattCharacteristic1"
     /// The battery level BlueZ reads from the Battery service itself.
     public static let battery = "org.bluez.Battery1"
+    /// RegisterAgent, RequestDefaultAgent, UnregisterAgent (on /org/bluez).
+    public static let agentManager = "org.bluez.AgentManager1"
+    /// The pairing agent bluetoothd calls (exported by us).
+    public static let agent = "org.bluez.Agent1"
     /// GetManagedObjects, InterfacesAdded, InterfacesRemoved.
     public static let objectManager = "org.freedesktop.DBus.ObjectManager"
     /// Get, GetAll, Set, PropertiesChanged.
@@ -22,6 +26,12 @@ extension DBusError {
     public static let bluezInProgress = "org.bluez.Error.InProgress"
     /// Device1.Connect on a connected device.
     public static let bluezAlreadyConnected = "org.bluez.Error.AlreadyConnected"
+    /// Device1.Pair on a device that is already paired.
+    public static let bluezAlreadyExists = "org.bluez.Error.AlreadyExists"
+    /// What an agent answers to refuse a request.
+    public static let bluezRejected = "org.bluez.Error.Rejected"
+    /// What an agent answers to a request it gave up on.
+    public static let bluezCanceled = "org.bluez.Error.Canceled"
     /// A generic failure; Connect puts the reason in the message.
     public static let bluezFailed = "org.bluez.Error.Failed"
     /// The adapter is not powered or not initialised.
@@ -129,6 +139,8 @@ public struct BlueZDevice: Sendable, Hashable {
     public var rssi: Int?
     /// Service UUIDs, lower-case 128-bit strings.
     public var uuids: [String]
+    /// Whether BlueZ holds keys for the device ("Paired"); it keeps them across restarts.
+    public var paired: Bool
     /// Whether the link is up ("Connected").
     public var connected: Bool
     /// Whether GATT discovery finished ("ServicesResolved"); verify against exported objects.
@@ -145,6 +157,7 @@ public struct BlueZDevice: Sendable, Hashable {
         rssi = properties["RSSI"]?.integer.flatMap { $0 == 127 ? nil : $0 }
         uuids = (properties["UUIDs"]?.strings ?? []).map { $0.lowercased() }
         connected = properties["Connected"]?.bool ?? false
+        paired = properties["Paired"]?.bool ?? false
         servicesResolved = properties["ServicesResolved"]?.bool ?? false
     }
 
@@ -253,6 +266,37 @@ public struct BlueZClient: Sendable {
     /// Device1.Connect. BlueZ replies once the link is up (services may still be resolving).
     public func connect(device: String) async throws {
         _ = try await call(device, BlueZInterface.device, "Connect", timeout: .seconds(60))
+    }
+
+    /// AgentManager1.RegisterAgent: bluetoothd asks the agent at `path` on this connection for
+    /// passkeys and confirmations of the pairings this connection starts. `capability` is one of
+    /// DisplayOnly, DisplayYesNo, KeyboardOnly, NoInputNoOutput, KeyboardDisplay.
+    public func registerAgent(path: String, capability: String) async throws {
+        _ = try await call("/org/bluez", BlueZInterface.agentManager, "RegisterAgent", [.objectPath(path), .string(capability)])
+    }
+
+    /// Device1.Pair: pairs and bonds (BlueZ stores the keys). Replies when pairing ended; a
+    /// device that asks for a passkey waits for the agent, so the timeout is generous.
+    public func pair(device: String, timeout: Duration = .seconds(90)) async throws {
+        _ = try await call(device, BlueZInterface.device, "Pair", timeout: timeout)
+    }
+
+    /// Device1.CancelPairing.
+    public func cancelPairing(device: String) async throws {
+        _ = try await call(device, BlueZInterface.device, "CancelPairing")
+    }
+
+    /// Sets Device1.Trusted: bluetoothd then accepts the device's reconnections without asking
+    /// an agent.
+    public func setTrusted(device: String, _ trusted: Bool) async throws {
+        _ = try await call(
+            device, BlueZInterface.properties, "Set",
+            [.string(BlueZInterface.device), .string("Trusted"), .variant(.bool(trusted))])
+    }
+
+    /// Adapter1.RemoveDevice: forgets the device and its keys.
+    public func removeDevice(adapter: String, device: String) async throws {
+        _ = try await call(adapter, BlueZInterface.adapter, "RemoveDevice", [.objectPath(device)])
     }
 
     /// Device1.Disconnect.

@@ -148,6 +148,35 @@ public final class DBusConnection: Sendable {
         return stream
     }
 
+    /// Exports an object at `path`: every method call a peer makes on it arrives on the returned
+    /// stream, to be answered with ``DBusIncomingCall/reply(_:)`` or
+    /// ``DBusIncomingCall/fail(name:message:)``. Returns once the object is in place.
+    ///
+    /// The object stays exported until the consumer stops iterating. Up to `bufferLimit` calls
+    /// wait unread; a call beyond them is answered `NoReply` at once. The stream ends with an
+    /// error when the connection closes or drops. Throws ``DBusError`` when `path` is invalid or
+    /// already exported by this connection.
+    public func export(path: String, bufferLimit: Int = 64) async throws -> AsyncThrowingStream<DBusIncomingCall, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<DBusIncomingCall, any Error>.makeStream(
+            bufferingPolicy: .bufferingOldest(bufferLimit))
+        let object = ExportedObject(path: path, stream: continuation)
+        continuation.onTermination = { [core] _ in
+            core.queue.async { core.remove(object) }
+        }
+        try await withCheckedThrowingContinuation { (added: CheckedContinuation<Void, any Error>) in
+            core.queue.async { [core] in added.resume(with: core.add(object)) }
+        }
+        return stream
+    }
+
+    /// The name the bus gave this connection (`:1.42`): where peers send calls to the objects it
+    /// exports.
+    public func uniqueName() async throws -> String {
+        try await withCheckedThrowingContinuation { (named: CheckedContinuation<String, any Error>) in
+            core.queue.async { [core] in named.resume(with: core.uniqueName()) }
+        }
+    }
+
     /// Whether the connection is still usable: false once closed or dropped by the bus.
     public var isOpen: Bool { core.open.load(ordering: .relaxed) }
 
@@ -210,6 +239,35 @@ final class Subscription: @unchecked Sendable {
     }
 }
 
+/// One exported object. Touched only on the bus queue once added; held like ``Subscription``.
+final class ExportedObject: @unchecked Sendable {
+    let path: String
+    let stream: AsyncThrowingStream<DBusIncomingCall, any Error>.Continuation
+    var slot: OpaquePointer?
+    var removed = false
+    /// The core whose queue runs the object's callback; set when it is added.
+    weak var core: BusCore?
+
+    init(path: String, stream: AsyncThrowingStream<DBusIncomingCall, any Error>.Continuation) {
+        self.path = path
+        self.stream = stream
+    }
+}
+
+/// A method call message kept until it is answered. sd-bus objects are not thread-safe, so the
+/// message is only touched on its core's queue (or alone, once the core is gone).
+final class CallMessage: @unchecked Sendable {
+    let message: OpaquePointer
+
+    init(_ message: OpaquePointer) {
+        self.message = sd_bus_message_ref(message)
+    }
+
+    deinit {
+        sd_bus_message_unref(message)
+    }
+}
+
 /// The sd-bus state. `@unchecked Sendable` because every mutable field is confined to `queue`:
 /// only code running on `queue` reads or writes them.
 final class BusCore: @unchecked Sendable {
@@ -223,6 +281,7 @@ final class BusCore: @unchecked Sendable {
     private var timer: (any DispatchSourceTimer)?
     private var pendingCalls: [ObjectIdentifier: PendingCall] = [:]
     private var subscriptions: [ObjectIdentifier: Subscription] = [:]
+    private var exports: [ObjectIdentifier: ExportedObject] = [:]
     private var closedError: DBusError?
 
     init(address: String?) throws(DBusError) {
@@ -320,6 +379,13 @@ final class BusCore: @unchecked Sendable {
             subscription.finishInstall(.failure(error))
             subscription.stream.finish(throwing: error)
         }
+        let objects = exports.values
+        exports.removeAll()
+        for object in objects {
+            object.removed = true
+            object.slot = object.slot.flatMap { sd_bus_slot_unref($0) }
+            object.stream.finish(throwing: error)
+        }
         readSource?.cancel()
         writeSource?.cancel()
         timer?.cancel()
@@ -332,7 +398,10 @@ final class BusCore: @unchecked Sendable {
 
     /// The calls and matches in flight, for tests that check they are released.
     func inFlight() -> [AnyObject] {
-        queue.sync { Array(pendingCalls.values) as [AnyObject] + Array(subscriptions.values) as [AnyObject] }
+        queue.sync {
+            Array(pendingCalls.values) as [AnyObject] + Array(subscriptions.values) as [AnyObject]
+                + Array(exports.values) as [AnyObject]
+        }
     }
 
     func close() {
@@ -505,5 +574,103 @@ final class BusCore: @unchecked Sendable {
         subscription.slot = subscription.slot.flatMap { sd_bus_slot_unref($0) }
         subscription.finishInstall(.failure(CancellationError()))
         subscription.stream.finish()
+    }
+
+    func uniqueName() -> Result<String, any Error> {
+        guard let bus, closedError == nil else {
+            return .failure(closedError ?? DBusError(name: DBusError.disconnected, message: "closed"))
+        }
+        var name: UnsafePointer<CChar>?
+        let result = sd_bus_get_unique_name(bus, &name)
+        guard result >= 0, let name else { return .failure(DBusError(errno: -result, "sd_bus_get_unique_name")) }
+        return .success(String(cString: name))
+    }
+
+    // MARK: Exported objects (on `queue`)
+
+    func add(_ object: ExportedObject) -> Result<Void, any Error> {
+        if object.removed { return .failure(CancellationError()) }
+        guard let bus, closedError == nil else {
+            let error = closedError ?? DBusError(name: DBusError.disconnected, message: "closed")
+            object.stream.finish(throwing: error)
+            return .failure(error)
+        }
+        object.core = self
+        var slot: OpaquePointer?
+        let userdata = Unmanaged.passUnretained(object).toOpaque()
+        let result = sd_bus_add_object(
+            bus, &slot, object.path,
+            { message, userdata, _ in
+                // Runs inside sd_bus_process, on the bus queue.
+                guard let userdata, let message, sd_bus_message_is_method_call(message, nil, nil) > 0 else { return 0 }
+                let object = Unmanaged<ExportedObject>.fromOpaque(userdata).takeUnretainedValue()
+                return object.core?.receive(message, for: object) ?? 0
+            }, userdata)
+        if result < 0 {
+            let error = DBusError(errno: -result, "exporting \(object.path)")
+            object.stream.finish(throwing: error)
+            return .failure(error)
+        }
+        object.slot = slot
+        exports[ObjectIdentifier(object)] = object
+        return .success(())
+    }
+
+    /// Hands one method call to the object's stream. Returns 1: the call is ours to answer
+    /// (an undecodable one is answered here with InvalidArgs).
+    fileprivate func receive(_ message: OpaquePointer, for object: ExportedObject) -> Int32 {
+        func text(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
+        let kept = CallMessage(message)
+        let answer: @Sendable (DBusIncomingCall.Answer) -> Void = { [weak self] outcome in
+            guard let self else { return }
+            queue.async { self.answer(kept, with: outcome) }
+        }
+        do throws(DBusError) {
+            let call = DBusIncomingCall(
+                sender: text(sd_bus_message_get_sender(message)), path: object.path,
+                interface: text(sd_bus_message_get_interface(message)) ?? "",
+                member: text(sd_bus_message_get_member(message)) ?? "",
+                arguments: try DBusMessageCoding.readAll(message), answer: answer)
+            if object.removed { return 1 }
+            // A call the stream cannot take is answered NoReply when `call` is released.
+            _ = object.stream.yield(call)
+        } catch {
+            self.answer(kept, with: .error(name: DBusError.invalidArgs, message: error.description))
+        }
+        return 1
+    }
+
+    private func answer(_ call: CallMessage, with outcome: DBusIncomingCall.Answer) {
+        guard let bus, closedError == nil else { return }
+        var reply: OpaquePointer?
+        switch outcome {
+        case .values(let values):
+            guard sd_bus_message_new_method_return(call.message, &reply) >= 0, let built = reply else { return }
+            do throws(DBusError) {
+                for value in values { try DBusMessageCoding.append(value, to: built) }
+            } catch {
+                sd_bus_message_unref(built)
+                answer(call, with: .error(name: DBusError.invalidArgs, message: "cannot encode the reply: \(error)"))
+                return
+            }
+        case .error(let name, let message):
+            _ = name.withCString { name in
+                message.withCString { message in
+                    var error = sd_bus_error(name: name, message: message, _need_free: 0)
+                    return sd_bus_message_new_method_error(call.message, &reply, &error)
+                }
+            }
+        }
+        guard let reply else { return }
+        sd_bus_send(bus, reply, nil)
+        sd_bus_message_unref(reply)
+        pump()
+    }
+
+    func remove(_ object: ExportedObject) {
+        object.removed = true
+        exports.removeValue(forKey: ObjectIdentifier(object))
+        object.slot = object.slot.flatMap { sd_bus_slot_unref($0) }
+        object.stream.finish()
     }
 }

@@ -121,6 +121,26 @@ final class BlueZTransportTests: XCTestCase {
 
     // MARK: Discovery
 
+    /// A device named by address is reported whatever it advertises (a bonded device may
+    /// advertise without its services), and then the adapter's filter names no services.
+    func testDiscoveryReportsADeviceNamedByAddressWhateverItAdvertises() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        try await bluez.addOtherDevice("11:22:33:44:55:66", name: "Meter without services")
+        try await bluez.addOtherDevice("11:22:33:44:55:77", name: "Headphones")
+        let discovery = StreamCollector(
+            bluez.transport().discover(services: [.heartRateService], addresses: ["11:22:33:44:55:66"]))
+        try await waitUntil("the device named by address is found") { discovery.elements.count == 1 }
+        guard case .found(let peripheral) = discovery.elements[0] else { return XCTFail("\(discovery.elements)") }
+        XCTAssertEqual(peripheral.address, "11:22:33:44:55:66")
+        let filter = try await BlueZClient(connection: bluez.connection)
+            .property("DiscoveryFilter", of: BlueZInterface.adapter, at: "/org/bluez/hci0").dictionary
+        XCTAssertEqual(filter?["UUIDs"]?.strings ?? [], [], "no service filter: the kernel would drop the device's advertisements")
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertEqual(discovery.elements.count, 1, "the headphones are neither named nor advertise the service")
+        discovery.cancel()
+    }
+
     func testDiscoveryFiltersByServiceAndReportsRemovalAndReturn() async throws {
         let bluez = try await start()
         try await bluez.addAdapter()

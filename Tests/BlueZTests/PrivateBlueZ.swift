@@ -203,6 +203,17 @@ final class PrivateBlueZ: @unchecked Sendable {
         return (reply[0].bool ?? false, reply[1].bool ?? false)
     }
 
+    /// Makes the device require bonding: `passkey` to be entered, or -1 for "just works".
+    func requirePairing(_ device: String, passkey: Int32) async throws {
+        try await control("RequirePairing", [.objectPath(device), .int32(passkey)])
+    }
+
+    /// Whether the device is paired and trusted, and how often Pair asked an agent for a passkey.
+    func pairingState(_ device: String) async throws -> (paired: Bool, trusted: Bool, passkeyRequests: Int) {
+        let reply = try await control("PairingState", [.objectPath(device)])
+        return (reply[0].bool ?? false, reply[1].bool ?? false, reply[2].integer ?? -1)
+    }
+
     func written(_ characteristic: String) async throws -> [[UInt8]] {
         let reply = try await control("Written", [.objectPath(characteristic)])
         return reply.first?.array?.compactMap(\.bytes) ?? []

@@ -28,6 +28,16 @@ control interface, org.healthgate.Test, on "/" that the Swift tests call over D-
       "report stored records" (01 01: all; 01 03 01 nn nn: sequence number >= nnnn) sends the
       matching records on 2A18, then the response 06 00 01 01 on the RACP.
   AddGlucoseRecord(device o, value ay)    a stored record (its sequence number in octets 1-2)
+  RequirePairing(device o, passkey i)     the device requires bonding: its GATT refuses reads,
+                                          writes and subscriptions with NotPermitted until it
+                                          is paired. Device1.Pair then asks the agent the
+                                          CALLER registered (AgentManager1.RegisterAgent from
+                                          the same connection, as bluetoothd does) for the
+                                          passkey with Agent1.RequestPasskey, and fails with
+                                          AuthenticationFailed when it differs; passkey -1
+                                          pairs with "just works" without asking. Paired stays
+                                          true across dropped links, as a bond does.
+  PairingState(device o) -> (bbu)         (Paired, Trusted, passkey requests made)
 '''
 
 import socket
@@ -83,6 +93,50 @@ def set_props(obj, interface, changes):
         obj.props[interface][key] = value
     obj.EmitSignal(dbus.PROPERTIES_IFACE, 'PropertiesChanged', 'sa{sv}as',
                    [interface, dbus.Dictionary(changes, signature='sv'), dbus.Array([], signature='s')])
+
+
+# AgentManager1 and pairing: the agent registered by each caller, by its unique bus name.
+AGENTS = {}
+
+
+@dbus.service.method('org.bluez.AgentManager1', in_signature='os', out_signature='', sender_keyword='sender')
+def agent_register(_manager, agent_path, capability, sender=None):
+    if sender in AGENTS:
+        raise dbus.exceptions.DBusException('Already Exists', name='org.bluez.Error.AlreadyExists')
+    if capability not in ['DisplayOnly', 'DisplayYesNo', 'KeyboardOnly', 'NoInputNoOutput', 'KeyboardDisplay']:
+        raise dbus.exceptions.DBusException('Invalid arguments', name='org.bluez.Error.InvalidArguments')
+    AGENTS[sender] = str(agent_path)
+
+
+@dbus.service.method(DEVICE_IFACE, in_signature='', out_signature='', sender_keyword='sender')
+def device_pair(device, sender=None):
+    props = device.props[DEVICE_IFACE]
+    if props['Paired']:
+        raise dbus.exceptions.DBusException('Already Exists', name='org.bluez.Error.AlreadyExists')
+    if not props['Connected']:
+        device_connect(device)
+    required = device.hg['passkey']
+    if required is not None and required >= 0:
+        agent = AGENTS.get(sender)
+        if agent is None:
+            raise dbus.exceptions.DBusException('Authentication Failed', name='org.bluez.Error.AuthenticationFailed')
+        device.hg['passkey_requests'] += 1
+        proxy = dbus.SystemBus().get_object(sender, agent, introspect=False)
+        try:
+            entered = int(proxy.RequestPasskey(dbus.ObjectPath(device.path), dbus_interface='org.bluez.Agent1', timeout=30))
+        except dbus.exceptions.DBusException as error:
+            raise dbus.exceptions.DBusException('Authentication Rejected: ' + str(error.get_dbus_name()),
+                                                name='org.bluez.Error.AuthenticationRejected')
+        if entered != required:
+            raise dbus.exceptions.DBusException('Authentication Failed', name='org.bluez.Error.AuthenticationFailed')
+    set_props(device, DEVICE_IFACE, {'Paired': dbus.Boolean(True, variant_level=1),
+                                     'Bonded': dbus.Boolean(True, variant_level=1)})
+
+
+def require_bond(char):
+    device = char.hg['device']
+    if device.hg['passkey'] is not None and not device.props[DEVICE_IFACE]['Paired']:
+        raise dbus.exceptions.DBusException('Insufficient Encryption', name='org.bluez.Error.NotPermitted')
 
 
 # Device1 methods
@@ -174,10 +228,12 @@ def drop_link(device):
 # GattCharacteristic1 methods
 
 def char_read(char, _options):
+    require_bond(char)
     return dbus.Array(char.props[CHAR_IFACE]['Value'], signature='y')
 
 
 def char_write(char, value, _options):
+    require_bond(char)
     char.hg['written'].append(bytes(value))
     if char.hg['uuid'] == 0x2a52:
         racp_request(char, bytes(value))
@@ -201,6 +257,7 @@ def racp_request(racp, request):
 
 
 def char_start_notify(char):
+    require_bond(char)
     set_props(char, CHAR_IFACE, {'Notifying': dbus.Boolean(True, variant_level=1)})
 
 
@@ -209,6 +266,7 @@ def char_stop_notify(char):
 
 
 def char_acquire_notify(char, _options):
+    require_bond(char)
     device = char.hg['device']
     if 'notify' not in char.props[CHAR_IFACE]['Flags']:
         # As bluetoothd: AcquireNotify serves notifications only, not indications.
@@ -249,8 +307,10 @@ def control_add_monitor(main, adapter, address, name, acquire):
         ('Disconnect', '', '', device_disconnect),
     ])
     device = mockobject.objects[path]
+    # Entered directly: device_pair needs the caller's name, which AddMethod's wrapper drops.
+    device.methods[DEVICE_IFACE]['Pair'] = ('', '', None, device_pair)
     device.hg = {'fail': [], 'acquire': bool(acquire), 'resolve_early': False, 'gatt': [], 'attempts': 0,
-                 'layout': HEART_RATE_GATT, 'records': []}
+                 'layout': HEART_RATE_GATT, 'records': [], 'passkey': None, 'passkey_requests': 0}
     emit_added(path, {DEVICE_IFACE: props})
     return dbus.ObjectPath(path)
 
@@ -266,6 +326,16 @@ def control_add_glucose_meter(main, adapter, address, name):
 
 def control_add_glucose_record(_main, device_path, value):
     mockobject.objects[device_path].hg['records'].append(bytes(value))
+
+
+def control_require_pairing(_main, device_path, passkey):
+    mockobject.objects[device_path].hg['passkey'] = int(passkey)
+
+
+def control_pairing_state(_main, device_path):
+    device = mockobject.objects[device_path]
+    props = device.props[DEVICE_IFACE]
+    return (dbus.Boolean(props['Paired']), dbus.Boolean(props['Trusted']), dbus.UInt32(device.hg['passkey_requests']))
 
 
 def control_fail_next_connect(_main, device_path, error_name):
@@ -327,9 +397,13 @@ _CONTROL = [
     ('RemoveMonitor', 'o', '', control_remove_monitor),
     ('AddGlucoseMeter', 'sss', 'o', control_add_glucose_meter),
     ('AddGlucoseRecord', 'oay', '', control_add_glucose_record),
+    ('RequirePairing', 'oi', '', control_require_pairing),
+    ('PairingState', 'o', 'bbu', control_pairing_state),
 ]
 
 def load(mock, parameters):
     # The bluez5 template's own objects (/org/bluez with the agent manager), then our controls.
     bluez5.load(mock, parameters)
+    manager = mockobject.objects['/org/bluez']
+    manager.methods['org.bluez.AgentManager1']['RegisterAgent'] = ('os', '', None, agent_register)
     mock.AddMethods(CONTROL_IFACE, _CONTROL)

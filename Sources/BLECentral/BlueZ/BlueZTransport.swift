@@ -1,3 +1,4 @@
+import AsyncPrimitives
 public import BlueZ
 public import SampleBus
 import Synchronization
@@ -25,6 +26,11 @@ public final class BlueZTransport: BLECentralTransport {
     /// Our running discovery sessions (adapter path and filter), paused while connecting.
     private let discoveries = Mutex<[UInt64: (adapter: String, uuids: [String])]>([:])
     private let nextDiscovery = Atomic<UInt64>(0)
+    /// The pairings under way, which the agent answers for.
+    private let pairings = PairingsUnderWay()
+    /// The connection our pairing agent is registered on (bluetoothd forgets the agent when the
+    /// connection closes, so a new connection registers it again).
+    private let agentConnection = Mutex<ObjectIdentifier?>(nil)
 
     /// A transport on the system bus, or on `busAddress` (`unix:path=…`) when given.
     ///
@@ -117,6 +123,13 @@ public final class BlueZTransport: BLECentralTransport {
     /// documentation). Throws `.unavailable` without bluetoothd, adapter or power; ends when
     /// the consumer stops iterating, after which discovery is stopped.
     public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
+        discover(services: services, addresses: [])
+    }
+
+    /// Discovers like ``discover(services:)`` and reports the devices at `addresses` too. With
+    /// addresses, the adapter's discovery filter names no services (the kernel would drop the
+    /// advertisements of a device that does not list them); every device is then checked here.
+    public func discover(services: [BluetoothUUID], addresses: Set<String>) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
         // Bounded: discovery events are state updates; if the consumer falls behind, the newest
         // state of each device is what matters.
         let (stream, continuation) = AsyncThrowingStream.makeStream(
@@ -125,7 +138,7 @@ public final class BlueZTransport: BLECentralTransport {
         // cancelled when the consumer stops iterating, and events are yielded in bus order.
         let task = Task { [self] in
             do {
-                try await runDiscovery(services: services, into: continuation)
+                try await runDiscovery(services: services, addresses: addresses, into: continuation)
                 continuation.finish()
             } catch is CancellationError {
                 continuation.finish()
@@ -138,14 +151,16 @@ public final class BlueZTransport: BLECentralTransport {
     }
 
     private func runDiscovery(
-        services: [BluetoothUUID], into continuation: AsyncThrowingStream<DiscoveryEvent, any Error>.Continuation
+        services: [BluetoothUUID], addresses: Set<String>,
+        into continuation: AsyncThrowingStream<DiscoveryEvent, any Error>.Continuation
     ) async throws {
         let client = try await client()
         let signals = try await client.signals()
         var tree = try await client.managedObjects()
         let adapter = try adapterPath(in: tree)
         let wanted = Set(services.map(\.uuidString))
-        try await client.setDiscoveryFilter(adapter: adapter, uuids: services.map(\.uuidString))
+        let filter = addresses.isEmpty ? services.map(\.uuidString) : []
+        try await client.setDiscoveryFilter(adapter: adapter, uuids: filter)
         do {
             try await client.startDiscovery(adapter: adapter)
         } catch let error as DBusError where error.name == DBusError.bluezInProgress {
@@ -154,7 +169,7 @@ public final class BlueZTransport: BLECentralTransport {
         }
         logger.info("discovering on \(adapter) for \(services.map(\.description).joined(separator: ", "))")
         let session = nextDiscovery.add(1, ordering: .relaxed).newValue
-        discoveries.withLock { $0[session] = (adapter, services.map(\.uuidString)) }
+        discoveries.withLock { $0[session] = (adapter, filter) }
         defer {
             discoveries.withLock { _ = $0.removeValue(forKey: session) }
             // Stopping needs a bus round trip after our task was cancelled, so it runs in its own task.
@@ -169,7 +184,9 @@ public final class BlueZTransport: BLECentralTransport {
 
         var reported: [String: String] = [:]  // path → address
         func report(_ device: BlueZDevice) {
-            guard device.adapterPath == adapter, !wanted.isDisjoint(with: device.uuids) else { return }
+            guard device.adapterPath == adapter,
+                !wanted.isDisjoint(with: device.uuids) || addresses.contains(device.address.uppercased())
+            else { return }
             reported[device.path] = device.address
             continuation.yield(
                 .found(
@@ -254,6 +271,133 @@ public final class BlueZTransport: BLECentralTransport {
         } catch {
             throw BLETransportError.mapping(error, device: address, during: .connect)
         }
+    }
+
+    /// Connects, then pairs when `pairing` is set and BlueZ holds no bond with the device.
+    public func connect(to address: String, pairing: DevicePairing?) async throws -> any BLEConnection {
+        let connection = try await connect(to: address)
+        guard let pairing else { return connection }
+        do {
+            try await pair(address: address, pairing: pairing, prompt: nil)
+        } catch {
+            await connection.disconnect()
+            throw error
+        }
+        return connection
+    }
+
+    /// Pairs with the device at `address` unless BlueZ already holds a bond with it, through our
+    /// agent (``PairingAgent``; `prompt` asks for a passkey the configuration does not give),
+    /// then marks it trusted. BlueZ stores the keys; nothing is kept here. Device1.Pair connects
+    /// by itself when the device is not connected. Returns whether a pairing took place.
+    ///
+    /// Throws `.notFound` when BlueZ does not know the device, `.pairingFailed` when pairing
+    /// fails or is refused.
+    @discardableResult
+    public func pair(address: String, pairing: DevicePairing, prompt: PasskeyPrompt?) async throws -> Bool {
+        do {
+            let client = try await client()
+            let tree = try await client.managedObjects()
+            let adapter = try adapterPath(in: tree)
+            guard let device = tree.devices(adapter: adapter).first(where: { $0.address.uppercased() == address.uppercased() })
+            else {
+                throw BLETransportError(.notFound, device: address, "BlueZ does not know this device on \(adapter)")
+            }
+            if device.paired {
+                logger.debug("already paired (BlueZ holds the bond)", device: address)
+                return false
+            }
+            try await registerAgent(on: client)
+            pairings.begin(address, PairingsUnderWay.Request(pairing: pairing, prompt: prompt))
+            defer { pairings.end(address) }
+            logger.info("pairing" + (pairing.passkey == nil ? "" : " with the configured passkey"), device: address)
+            do {
+                try await client.pair(device: device.path)
+            } catch let error as DBusError where error.name == DBusError.bluezAlreadyExists {
+                logger.debug("BlueZ reports the device already paired", device: address)
+            } catch let error as DBusError where !error.isUnavailable {
+                throw BLETransportError(
+                    .pairingFailed, device: address,
+                    "pairing failed (\(error.name)): \(error.message.isEmpty ? "no reason given" : error.message); "
+                        + "check the passkey and that the device is in pairing mode")
+            }
+            try await client.setTrusted(device: device.path, true)
+            logger.notice("paired; BlueZ keeps the bond", device: address)
+            return true
+        } catch {
+            throw BLETransportError.mapping(error, device: address, during: .connect)
+        }
+    }
+
+    /// Waits until BlueZ knows the device at `address` on the adapter, discovering LE devices of
+    /// any service meanwhile (a device to pair may not advertise the services a source filters
+    /// on). Returns false when `timeout` passed without seeing it.
+    public func find(address: String, timeout: Duration) async throws -> Bool {
+        do {
+            let client = try await client()
+            let signals = try await client.signals()
+            let tree = try await client.managedObjects()
+            let adapter = try adapterPath(in: tree)
+            let wanted = address.uppercased()
+            if tree.devices(adapter: adapter).contains(where: { $0.address.uppercased() == wanted }) { return true }
+            try await client.setDiscoveryFilter(adapter: adapter, uuids: [])
+            do {
+                try await client.startDiscovery(adapter: adapter)
+            } catch let error as DBusError where error.name == DBusError.bluezInProgress {
+                logger.debug("discovery already running on \(adapter)")
+            }
+            defer {
+                Task { [client, logger] in
+                    do { try await client.stopDiscovery(adapter: adapter) } catch { logger.debug("StopDiscovery: \(error)") }
+                }
+            }
+            let outcome = try await race(sleep: { [clock] in try await clock.sleep(for: timeout) }) {
+                for try await signal in signals {
+                    if let added = signal.interfacesAdded, let properties = added.interfaces[BlueZInterface.device] {
+                        let device = BlueZDevice(path: added.path, properties: properties)
+                        if device.adapterPath == adapter, device.address.uppercased() == wanted { return true }
+                    }
+                }
+                return false
+            }
+            if case .event(let found) = outcome { return found }
+            return false
+        } catch {
+            throw BLETransportError.mapping(error, device: address, during: .discover)
+        }
+    }
+
+    /// Removes the device and its bond from BlueZ (Adapter1.RemoveDevice). Returns false when
+    /// BlueZ did not know it.
+    public func forget(address: String) async throws -> Bool {
+        do {
+            let client = try await client()
+            let tree = try await client.managedObjects()
+            let adapter = try adapterPath(in: tree)
+            guard let device = tree.devices(adapter: adapter).first(where: { $0.address.uppercased() == address.uppercased() })
+            else { return false }
+            try await client.removeDevice(adapter: adapter, device: device.path)
+            logger.notice("BlueZ removed the device and its bond", device: address)
+            return true
+        } catch {
+            throw BLETransportError.mapping(error, device: address, during: .connect)
+        }
+    }
+
+    /// Exports and registers our pairing agent on `client`'s connection, once per connection.
+    private func registerAgent(on client: BlueZClient) async throws {
+        let id = ObjectIdentifier(client.connection)
+        guard agentConnection.withLock({ $0 != id }) else { return }
+        let calls = try await client.connection.export(path: PairingAgent.path)
+        do {
+            try await client.registerAgent(path: PairingAgent.path, capability: PairingAgent.capability)
+        } catch let error as DBusError where error.name == DBusError.bluezAlreadyExists {
+            logger.debug("pairing agent already registered")
+        }
+        agentConnection.withLock { $0 = id }
+        let agent = PairingAgent(pairings: pairings, logger: logger)
+        // Runs as long as the connection: the stream ends when the bus closes.
+        Task { await agent.serve(calls) }
     }
 
     /// Stops discovery on `adapter` when one of our sessions runs there; returns its filter.

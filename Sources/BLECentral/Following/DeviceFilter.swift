@@ -18,19 +18,35 @@ public struct DeviceFilter: Sendable, Hashable {
     /// named by address need not advertise its services in every packet); `any` and name
     /// patterns also require one of ``services`` advertised.
     public func matches(_ peripheral: DiscoveredPeripheral) -> Bool {
-        let advertises = peripheral.serviceUUIDs.contains { services.contains($0) }
         switch selection {
         case .any:
-            return advertises
-        case .matching(let matchers):
-            return matchers.contains { matcher in
-                switch matcher {
-                case .address(let address):
-                    return peripheral.address.uppercased() == address
-                case .name(let pattern):
-                    guard advertises, let name = peripheral.name else { return false }
-                    return Self.glob(pattern, matches: name)
-                }
+            return peripheral.serviceUUIDs.contains { services.contains($0) }
+        case .matching:
+            return matcher(for: peripheral) != nil
+        }
+    }
+
+    /// The addresses the selection names (upper case): discovery reports them whatever they
+    /// advertise.
+    public var addresses: Set<String> {
+        guard case .matching(let matchers) = selection else { return [] }
+        return Set(matchers.compactMap { matcher in
+            if case .address(let address) = matcher.pattern { return address }
+            return nil
+        })
+    }
+
+    /// The first configured matcher `peripheral` matches; nil for `any` or no match.
+    public func matcher(for peripheral: DiscoveredPeripheral) -> DeviceMatcher? {
+        guard case .matching(let matchers) = selection else { return nil }
+        let advertises = peripheral.serviceUUIDs.contains { services.contains($0) }
+        return matchers.first { matcher in
+            switch matcher.pattern {
+            case .address(let address):
+                return peripheral.address.uppercased() == address
+            case .name(let pattern):
+                guard advertises, let name = peripheral.name else { return false }
+                return Self.glob(pattern, matches: name)
             }
         }
     }

@@ -30,18 +30,42 @@ public enum DeviceSelection: Decodable, Sendable, Hashable {
     }
 }
 
-/// One device matcher: an exact address or a name glob (`*` any run, `?` one character).
-public enum DeviceMatcher: Decodable, Sendable, Hashable {
-    case address(String)
-    case name(String)
+/// One device matcher: an exact address or a name glob (`*` any run, `?` one character), and
+/// whether the device must be paired first (``DevicePairing``).
+public struct DeviceMatcher: Decodable, Sendable, Hashable {
+    /// What a discovered device is compared with.
+    public enum Pattern: Sendable, Hashable {
+        case address(String)
+        case name(String)
+    }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case address, name }
+    public var pattern: Pattern
+    /// Set when the device requires bonding: the gateway pairs before it reads anything.
+    public var pairing: DevicePairing?
 
-    /// Decodes a plain string or an object with exactly one of `address` and `name`.
+    public init(_ pattern: Pattern, pairing: DevicePairing? = nil) {
+        self.pattern = pattern
+        self.pairing = pairing
+    }
+
+    /// A device at exactly `address` (upper case).
+    public static func address(_ address: String, pairing: DevicePairing? = nil) -> DeviceMatcher {
+        DeviceMatcher(.address(address.uppercased()), pairing: pairing)
+    }
+
+    /// Devices whose advertised name matches the glob `pattern`.
+    public static func name(_ pattern: String, pairing: DevicePairing? = nil) -> DeviceMatcher {
+        DeviceMatcher(.name(pattern), pairing: pairing)
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case address, name, pair, passkey }
+
+    /// Decodes a plain string or an object with exactly one of `address` and `name`, and
+    /// optionally `pair` (true) or `passkey` (six digits, implies `pair`).
     public init(from decoder: any Decoder) throws {
         if let single = try? decoder.singleValueContainer(), let text = try? single.decode(String.self) {
             if DeviceMatcher.isAddress(text) {
-                self = .address(text.uppercased())
+                self = .address(text)
             } else if text.isEmpty {
                 throw DecodingError.dataCorruptedError(in: single, debugDescription: "empty device matcher")
             } else {
@@ -56,15 +80,30 @@ public enum DeviceMatcher: Decodable, Sendable, Hashable {
                 throw DecodingError.dataCorruptedError(
                     forKey: .address, in: c, debugDescription: "\"\(address)\" is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
             }
-            self = .address(address.uppercased())
+            pattern = .address(address.uppercased())
         case (nil, let name?):
             guard !name.isEmpty else {
                 throw DecodingError.dataCorruptedError(forKey: .name, in: c, debugDescription: "empty name pattern")
             }
-            self = .name(name)
+            pattern = .name(name)
         default:
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: decoder.codingPath, debugDescription: "give exactly one of \"address\" or \"name\""))
+        }
+        let pair = try c.decodeIfPresent(Bool.self, forKey: .pair)
+        let passkey = try c.decodeIfPresent(Int.self, forKey: .passkey)
+        if let passkey {
+            guard passkey >= 0, passkey <= Int(DevicePairing.passkeyRange.upperBound) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .passkey, in: c, debugDescription: "\(passkey) is not a passkey: it has six digits, 0 to 999999")
+            }
+            guard pair != false else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .pair, in: c, debugDescription: "\"pair\": false contradicts the \"passkey\" given")
+            }
+            pairing = DevicePairing(passkey: UInt32(passkey))
+        } else {
+            pairing = pair == true ? DevicePairing() : nil
         }
     }
 

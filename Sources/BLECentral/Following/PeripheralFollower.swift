@@ -107,7 +107,8 @@ public struct PeripheralFollower: Sendable {
                     followed[address] = (presence, index)
                     let session = PeripheralSession(
                         peripheral: peripheral, transport: radios[index].transport, scheduler: radios[index].scheduler,
-                        context: context, reconnect: retry, presence: presence)
+                        context: context, reconnect: retry, presence: presence,
+                        pairing: filter.matcher(for: peripheral)?.pairing)
                     logger.info("following \(address)\(adapterSuffix(index))", device: Self.displayName(of: peripheral))
                     scheduler.publish(to: context.status)
                     group.addTask {
@@ -146,7 +147,7 @@ public struct PeripheralFollower: Sendable {
         var unavailableLogged = false
         while !Task.isCancelled {
             do {
-                for try await event in transport.discover(services: filter.services) {
+                for try await event in transport.discover(services: filter.services, addresses: filter.addresses) {
                     if unavailableLogged {
                         logger.notice("Bluetooth is available again\(adapterSuffix(index))")
                         reports.yield(.available(radio: index))

@@ -19,11 +19,14 @@ public struct PeripheralSession: Sendable {
     public let reconnect: ReconnectPolicy
     /// Whether discovery currently sees the device (``PeripheralFollower`` sets it).
     public let presence: AsyncCondition<Bool>
+    /// Set when the device's matcher asks for pairing: the connection pairs before `follow`.
+    public let pairing: DevicePairing?
 
     public init(
         peripheral: DiscoveredPeripheral, transport: any BLECentralTransport, scheduler: AdapterScheduler,
-        context: SourceContext, reconnect: ReconnectPolicy, presence: AsyncCondition<Bool>
+        context: SourceContext, reconnect: ReconnectPolicy, presence: AsyncCondition<Bool>, pairing: DevicePairing? = nil
     ) {
+        self.pairing = pairing
         self.peripheral = peripheral
         self.transport = transport
         self.scheduler = scheduler
@@ -60,7 +63,7 @@ public struct PeripheralSession: Sendable {
                 setDetail("state", "connecting")
                 let connection: any BLEConnection
                 do {
-                    connection = try await transport.connect(to: address)
+                    connection = try await transport.connect(to: address, pairing: pairing)
                     scheduler.connected(attempt)
                     scheduler.publish(to: context.status)
                 } catch is CancellationError {

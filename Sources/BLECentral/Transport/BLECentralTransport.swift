@@ -37,8 +37,18 @@ public protocol BLECentralTransport: Sendable {
     /// Implementations must filter by `services` themselves: BlueZ merges every client's filter.
     func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error>
 
+    /// Discovers like ``discover(services:)``, and also reports the devices at `addresses`
+    /// (upper case) whatever they advertise: a bonded device may advertise without its services,
+    /// and a device BlueZ has already connected to may report its resolved services instead.
+    func discover(services: [BluetoothUUID], addresses: Set<String>) -> AsyncThrowingStream<DiscoveryEvent, any Error>
+
     /// Connects to a peripheral and waits until its GATT services are resolved.
     func connect(to address: String) async throws -> any BLEConnection
+
+    /// Connects like ``connect(to:)``, and when `pairing` is set and the stack holds no bond with
+    /// the device, pairs with it (answering a passkey request with `pairing.passkey`) before
+    /// returning. Throws `.pairingFailed` when the device refuses.
+    func connect(to address: String, pairing: DevicePairing?) async throws -> any BLEConnection
 
     /// Turns the adapter off and on again (the watchdog's cure for a wedged controller). Every
     /// connection on it drops. Throws `.notSupported` where the stack cannot.
@@ -46,6 +56,19 @@ public protocol BLECentralTransport: Sendable {
 }
 
 extension BLECentralTransport {
+    /// Simulated and scripted stacks advertise every device's services: the filter is enough.
+    public func discover(services: [BluetoothUUID], addresses: Set<String>) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
+        discover(services: services)
+    }
+
+    /// Stacks that cannot pair (simulated and scripted ones) connect, and refuse a pairing.
+    public func connect(to address: String, pairing: DevicePairing?) async throws -> any BLEConnection {
+        guard pairing == nil else {
+            throw BLETransportError(.notSupported, device: address, "this Bluetooth stack cannot pair")
+        }
+        return try await connect(to: address)
+    }
+
     /// Simulated and scripted stacks have no adapter to power-cycle.
     public func powerCycleAdapter() async throws {
         throw BLETransportError(.notSupported, "this Bluetooth stack cannot power-cycle its adapter")
@@ -141,6 +164,8 @@ public struct BLETransportError: Error, Hashable, Sendable, CustomStringConverti
         case connectFailed
         /// The link dropped.
         case disconnected
+        /// Pairing failed: a wrong or missing passkey, or the device was not ready to pair.
+        case pairingFailed
         /// The peripheral lacks the service or characteristic.
         case notSupported
         /// Anything else the stack reported.

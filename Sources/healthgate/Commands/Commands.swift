@@ -11,6 +11,7 @@ enum Commands {
             UnitsCommand.command,
             DecodeCommand.command,
             ScanCommand.command,
+            PairCommand.command,
             ConfigCommand.command,
             QueryCommand.command,
             DeleteCommand.command,

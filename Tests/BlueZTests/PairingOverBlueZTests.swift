@@ -1,0 +1,265 @@
+import BLECentral
+@testable import BlueZ
+import Foundation
+import GatewayTesting
+import HealthDevices
+import HealthModel
+import SampleBus
+import XCTest
+
+/// Pairing with devices that require bonding, against the mock BlueZ: its Device1.Pair asks the
+/// agent registered by the caller's connection for the passkey, as bluetoothd does, and its GATT
+/// refuses everything until the device is paired.
+final class PairingOverBlueZTests: XCTestCase {
+    static let passkey: Int32 = 24_680
+
+    /// A `ble-health` source whose meter entry carries the passkey: it pairs once, reads the
+    /// stored records, and reconnects after a dropped link without pairing again (the bond is
+    /// BlueZ's).
+    func testTheSourcePairsWithTheConfiguredPasskeyOnceAndReadsTheRecords() async throws {
+        try await withHealthSource(pairing: DevicePairing(passkey: UInt32(Self.passkey))) { bluez, meter, run in
+            try await waitUntil(timeout: .seconds(20), "the stored records of the bonded meter") { run.glucose().count == 2 }
+            var state = try await bluez.pairingState(meter)
+            XCTAssertTrue(state.paired)
+            XCTAssertTrue(state.trusted, "the paired device is marked trusted")
+            XCTAssertEqual(state.passkeyRequests, 1)
+            XCTAssertTrue(run.logs.entries.contains { $0.message.contains("paired; BlueZ keeps the bond") })
+
+            try await bluez.dropLink(meter)
+            try await bluez.addGlucoseRecord(meter, GlucoseOverBlueZTests.record(3, 101))
+            try await waitUntil(timeout: .seconds(20), "the record after the reconnection") { run.glucose().count == 3 }
+            state = try await bluez.pairingState(meter)
+            XCTAssertEqual(state.passkeyRequests, 1, "a bonded device is not paired again")
+        }
+    }
+
+    /// A wrong passkey: the pairing fails with a message that names the passkey, nothing is read
+    /// and nothing is stored, and the source keeps retrying.
+    func testAWrongPasskeyIsReportedAndNothingIsRead() async throws {
+        try await withHealthSource(pairing: DevicePairing(passkey: 111_111)) { bluez, meter, run in
+            try await waitUntil(timeout: .seconds(20), "two failed pairings") {
+                run.logs.entries.filter { $0.message.contains("pairing failed (org.bluez.Error.AuthenticationFailed)") }.count >= 2
+            }
+            let failure = try XCTUnwrap(run.logs.entries.first { $0.message.contains("pairing failed") })
+            XCTAssertTrue(failure.message.contains("check the passkey"), failure.message)
+            XCTAssertTrue(run.board.status(of: "health")?.lastError?.contains("pairing failed") ?? false)
+            let state = try await bluez.pairingState(meter)
+            XCTAssertFalse(state.paired)
+            XCTAssertEqual(run.glucose().count, 0)
+        }
+    }
+
+    /// `"pair": true` without a passkey for a device that asks for one: the agent refuses and
+    /// says what to configure.
+    func testAMissingPasskeyIsRefusedWithAHint() async throws {
+        try await withHealthSource(pairing: DevicePairing()) { bluez, meter, run in
+            try await waitUntil(timeout: .seconds(20), "the agent's refusal and the failed pairing") {
+                run.logs.entries.contains { $0.message.contains("asks for a passkey and none is configured") }
+                    && run.logs.entries.contains { $0.message.contains("pairing failed (org.bluez.Error.AuthenticationRejected)") }
+            }
+            let state = try await bluez.pairingState(meter)
+            XCTAssertFalse(state.paired)
+        }
+    }
+
+    /// The agent answers only for the device being paired: bluetoothd asking about another one
+    /// (a stranger trying to pair with the gateway) is rejected.
+    func testTheAgentRejectsDevicesItIsNotPairing() async throws {
+        let bluez = try await PrivateBlueZ()
+        do {
+            try await bluez.addAdapter()
+            let meter = try await bluez.addGlucoseMeter("AA:BB:CC:DD:EE:51")
+            try await bluez.requirePairing(meter, passkey: -1)
+            let transport = BlueZTransport(
+                connection: bluez.connection, adapter: "hci0", clock: SystemClock(),
+                logger: Logger(label: "pair", sink: RecordingLogSink(), level: .debug))
+            let paired = try await transport.pair(address: "AA:BB:CC:DD:EE:51", pairing: DevicePairing(), prompt: nil)
+            XCTAssertTrue(paired, "just works")
+            let state = try await bluez.pairingState(meter)
+            XCTAssertEqual(state.passkeyRequests, 0, "just works asks for nothing")
+            let again = try await transport.pair(address: "AA:BB:CC:DD:EE:51", pairing: DevicePairing(), prompt: nil)
+            XCTAssertFalse(again, "already paired: nothing to do")
+
+            let ourName = try await bluez.connection.uniqueName()
+            do {
+                _ = try await bluez.connection.call(
+                    destination: ourName, path: "/org/healthgate/pairing_agent", interface: "org.bluez.Agent1",
+                    member: "RequestPasskey", arguments: [.objectPath("/org/bluez/hci0/dev_66_55_44_33_22_11")])
+                XCTFail("the agent gave a passkey for a device it is not pairing")
+            } catch let error as DBusError {
+                XCTAssertEqual(error.name, "org.bluez.Error.Rejected")
+            }
+        } catch {
+            await bluez.stop()
+            throw error
+        }
+        await bluez.stop()
+    }
+
+    /// `healthgate pair` with --passkey, again (already paired), and --forget.
+    func testThePairCommand() async throws {
+        let bluez = try await PrivateBlueZ()
+        do {
+            try await bluez.addAdapter()
+            let meter = try await bluez.addGlucoseMeter("AA:BB:CC:DD:EE:52")
+            try await bluez.requirePairing(meter, passkey: Self.passkey)
+            var executable = try HealthgateExecutable()
+            executable.environment["DBUS_SYSTEM_BUS_ADDRESS"] = bluez.address
+
+            let wrong = try await executable.run(["pair", "AA:BB:CC:DD:EE:52", "--passkey", "999999", "--timeout", "5"])
+            XCTAssertEqual(wrong.status, 1, wrong.standardOutput + wrong.standardError)
+            XCTAssertTrue(wrong.standardError.contains("pairing failed"), wrong.standardError)
+
+            let first = try await executable.run(["pair", "aa:bb:cc:dd:ee:52", "--passkey", "24680", "--adapter", "hci0"])
+            XCTAssertEqual(first.status, 0, first.standardError)
+            XCTAssertTrue(first.standardOutput.contains("paired AA:BB:CC:DD:EE:52"), first.standardOutput)
+            let state = try await bluez.pairingState(meter)
+            XCTAssertTrue(state.paired && state.trusted)
+
+            let second = try await executable.run(["pair", "AA:BB:CC:DD:EE:52"])
+            XCTAssertEqual(second.status, 0, second.standardError)
+            XCTAssertTrue(second.standardOutput.contains("already paired"), second.standardOutput)
+
+            let forget = try await executable.run(["pair", "--forget", "AA:BB:CC:DD:EE:52"])
+            XCTAssertEqual(forget.status, 0, forget.standardError)
+            XCTAssertTrue(forget.standardOutput.contains("forgot AA:BB:CC:DD:EE:52"), forget.standardOutput)
+
+            let missing = try await executable.run(["pair", "AA:BB:CC:DD:EE:99", "--timeout", "1"])
+            XCTAssertEqual(missing.status, 1)
+            XCTAssertTrue(missing.standardError.contains("was not seen in 1 s"), missing.standardError)
+            let usage = try await executable.run(["pair", "AA:BB:CC:DD:EE:52", "--passkey", "1234567"])
+            XCTAssertEqual(usage.status, 64)
+            XCTAssertTrue(usage.standardError.contains("six digits"), usage.standardError)
+        } catch {
+            await bluez.stop()
+            throw error
+        }
+        await bluez.stop()
+    }
+
+    // MARK: Running a source against a bonded meter
+
+    struct Run: Sendable {
+        let sink: CollectingSink
+        let logs: RecordingLogSink
+        let board: StatusBoard
+
+        func glucose() -> [QuantitySample] {
+            sink.records.compactMap { record -> QuantitySample? in
+                guard case .quantity(let sample) = record, sample.type == .bloodGlucose else { return nil }
+                return sample
+            }
+        }
+    }
+
+    /// Runs a `ble-health` source over BlueZ following a meter that requires passkey
+    /// ``passkey`` and stores two records, with `pairing` on its device entry.
+    private func withHealthSource(
+        pairing: DevicePairing, _ body: (PrivateBlueZ, String, Run) async throws -> Void
+    ) async throws {
+        let bluez = try await PrivateBlueZ()
+        let directory = try TestEnvironment.temporaryDirectory("pairing")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            try await bluez.addAdapter()
+            let address = "AA:BB:CC:DD:EE:50"
+            let meter = try await bluez.addGlucoseMeter(address)
+            try await bluez.requirePairing(meter, passkey: Self.passkey)
+            for (sequence, value) in [(1, 92), (2, 118)] {
+                try await bluez.addGlucoseRecord(meter, GlucoseOverBlueZTests.record(sequence, value))
+            }
+            let logs = RecordingLogSink()
+            let clock = SystemClock()
+            let environment = TestEnvironment.make(
+                name: "health", clock: clock, directory: directory,
+                variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
+            var configuration = HealthDeviceConfiguration(
+                transport: .bluez, adapter: "hci0",
+                reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200)))
+            configuration.devices = .matching([.address(address, pairing: pairing)])
+            let source = try HealthDeviceSource(configuration: configuration, environment: environment)
+            let bus = SampleBus(sinks: [(name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)])
+            let sink = CollectingSink(batchSize: 1)
+            let board = StatusBoard()
+            let status = board.register(name: "health", kind: HealthDeviceSource.kind, role: .source)
+            let logger = Logger(label: "health", sink: logs, level: .debug)
+            guard let inbox = bus.subscription(named: "collect")?.inbox else { return XCTFail("no inbox") }
+            let sinkTask = Task {
+                try await sink.run(
+                    inbox: inbox, context: SinkContext(logger: logger, clock: clock, status: board.register(name: "c", kind: "c", role: .sink)))
+            }
+            let sourceTask = Task {
+                try await source.run(
+                    context: SourceContext(publisher: SamplePublisher(bus: bus, status: status), logger: logger, clock: clock, status: status))
+            }
+            defer {
+                sourceTask.cancel()
+                bus.finish()
+                sinkTask.cancel()
+            }
+            try await body(bluez, meter, Run(sink: sink, logs: logs, board: board))
+        } catch {
+            await bluez.stop()
+            throw error
+        }
+        await bluez.stop()
+    }
+}
+
+/// Objects exported with ``DBusConnection/export(path:bufferLimit:)``, called by another
+/// connection over a real dbus-daemon.
+final class DBusExportTests: XCTestCase {
+    func testCallsAreAnsweredAndTheObjectGoesWithItsStream() async throws {
+        let bus = try await PrivateBlueZ(withBluetoothd: false)
+        let server = try DBusConnection(address: bus.address)
+        let client = try DBusConnection(address: bus.address)
+        let name = try await server.uniqueName()
+        XCTAssertTrue(name.hasPrefix(":"), name)
+        let calls = try await server.export(path: "/org/healthgate/test")
+        let serving = Task {
+            for try await call in calls {
+                switch call.member {
+                case "Echo": call.reply(call.arguments + [.string(call.sender ?? "?")])
+                case "Refuse": call.fail(name: "org.healthgate.Error.Refused", message: "no")
+                default: break  // released unanswered
+                }
+            }
+        }
+        func call(_ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+            try await client.call(
+                destination: name, path: "/org/healthgate/test", interface: "org.healthgate.Test", member: member,
+                arguments: arguments, timeout: .seconds(5))
+        }
+        let clientName = try await client.uniqueName()
+        let echoed = try await call("Echo", [.uint32(7), .objectPath("/a/b")])
+        XCTAssertEqual(echoed.count, 3)
+        XCTAssertEqual(echoed.first?.integer, 7)
+        XCTAssertEqual(echoed.dropFirst().first?.string, "/a/b")
+        XCTAssertEqual(echoed.last?.string, clientName, "the caller's unique name")
+        do {
+            _ = try await call("Refuse")
+            XCTFail("an error reply was taken for a value")
+        } catch let error as DBusError {
+            XCTAssertEqual(error.name, "org.healthgate.Error.Refused")
+            XCTAssertEqual(error.message, "no")
+        }
+        do {
+            _ = try await call("Ignore")
+            XCTFail("an unanswered call returned a value")
+        } catch let error as DBusError {
+            XCTAssertEqual(error.name, DBusError.noReply, "released unanswered: NoReply at once, not a timeout")
+        }
+        // The stream's consumer stops: the object is no longer exported.
+        serving.cancel()
+        try await waitUntil("the object to go") { server.core.inFlight().isEmpty }
+        do {
+            _ = try await call("Echo")
+            XCTFail("a removed object answered")
+        } catch let error as DBusError {
+            XCTAssertTrue([DBusError.unknownObject, DBusError.unknownMethod].contains(error.name), error.name)
+        }
+        server.close()
+        client.close()
+        await bus.stop()
+    }
+}
