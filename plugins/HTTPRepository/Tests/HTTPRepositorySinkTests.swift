@@ -337,6 +337,21 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertEqual(running.sink.outbox.statistics.count, 0)
     }
 
+    /// An inbox batch several batches long is encoded concurrently, one task per batch, and
+    /// stored in order: the batches go out full, in the order the records came, each record once.
+    func testBatchesEncodedConcurrentlyGoOutFullAndInOrder() async throws {
+        let records = try (0..<95).map { try heartRate(60 + Double($0 % 50), at: Double($0)) }
+        let running = try await start(configuration { $0.batchSize = 10 }, records: records)
+        try await waitUntil("every sample delivered") { [server] in server!.acceptedCounts().count == 95 }
+        try await finish(running)
+        let accepted = server.requests().filter { $0.status == 200 }
+        XCTAssertEqual(accepted.flatMap(\.uuids), records.map(\.id.uuidString))
+        XCTAssertEqual(accepted.map(\.uuids.count), Array(repeating: 10, count: 9) + [5])
+        XCTAssertEqual(
+            accepted.map { $0.headers["Idempotency-Key"] },
+            stride(from: 0, to: 95, by: 10).map { PayloadBuilder.idempotencyKey(for: records[$0..<min($0 + 10, 95)].map(\.id)) })
+    }
+
     func testRetryAfterIsHonoured() async throws {
         let clock = ManualClock()
         try await server.control(#"{"retry_after": ["7", 429]}"#)

@@ -21,8 +21,12 @@ extension HTTPRepositorySink {
                     signals.roomFreed()
                 }
             }
+            // Read before the outbox: once the intake finished, everything it stored is visible to
+            // `head()`. Read after, the intake could store a batch and finish between the two reads,
+            // and the delivery would stop with that batch unsent.
+            let intakeFinished = signals.intakeFinished
             guard let head = try await outbox.head() else {
-                if signals.intakeFinished { return }
+                if intakeFinished { return }
                 try await signals.waitForRecords()
                 continue
             }

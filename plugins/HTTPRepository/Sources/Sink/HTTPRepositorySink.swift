@@ -10,9 +10,9 @@ import SQLite
 /// Two child tasks share the outbox (``Outbox``), which holds encoded batches.
 ///
 /// - The **intake** (`HTTPRepositorySink+Intake.swift`) takes a batch from the inbox, forms
-///   outbox batches of at most `batchSize` records, encodes a full one at once (body in the
-///   configured format, gzip-compressed) and commits them all in one transaction, and only then
-///   acknowledges them to the bus. Under the `block` policy it stops taking while the outbox is
+///   outbox batches of at most `batchSize` records, encodes each full one at once (body in the
+///   configured format, gzip-compressed; the batches concurrently) and commits them all in one
+///   transaction, and only then acknowledges them to the bus. Under the `block` policy it stops taking while the outbox is
 ///   full, so back-pressure reaches the bus.
 /// - The **delivery** (`HTTPRepositorySink+Delivery.swift`) seals smaller batches once they add
 ///   up to `batchSize` or waited `batchIntervalSeconds` (merging and encoding them once),
