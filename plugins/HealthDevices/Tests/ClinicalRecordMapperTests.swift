@@ -110,6 +110,13 @@ final class ClinicalRecordMapperTests: XCTestCase {
         XCTAssertEqual(pulse.type, .heartRate)
         XCTAssertEqual(pulse.quantity.value, 60)
         XCTAssertEqual(pulse.syncIdentifier, "00:5F:BF:12:34:56/bloodPressure/2026-11-23T06:30:09-00:00/255/heartRate")
+        // The same reading mapped again (another download) keeps every uuid: the correlation's,
+        // its two members' (distinct, derived from the correlation's) and the pulse's.
+        let again = try ClinicalRecordMapper(ids: SampleIDGenerator(seed: 5)).records(reading, context)
+        XCTAssertEqual(again.map(\.id), records.map(\.id))
+        guard case .correlation(let pressureAgain) = again[0] else { return XCTFail("\(again)") }
+        XCTAssertEqual(pressureAgain.objects.map(\.id), pressure.objects.map(\.id))
+        XCTAssertEqual(Set(pressure.objects.map(\.id) + [pressure.id, pulse.id]).count, 4)
         // A NaN systolic pressure cannot make a correlation: only the pulse remains.
         let broken = try BloodPressureMeasurementDecoder.decode([0x04, 0xFF, 0x07, 0x50, 0x00, 0x5D, 0x00, 0x3C, 0x00])
         XCTAssertEqual(try mapper.records(broken, context).map(\.kind), [.quantity])
@@ -128,7 +135,11 @@ final class ClinicalRecordMapperTests: XCTestCase {
         XCTAssertEqual(sample.canonicalValue, 5.5 * 18.015588000005408, accuracy: 1e-9)
         XCTAssertEqual(sample.syncIdentifier, "D0:00:00:00:00:07/bloodGlucose/7")
         XCTAssertEqual(sample.metadata[ClinicalRecordMapper.sampleLocationKey], .string("finger"))
-        XCTAssertNotEqual(first.map(\.id), again.map(\.id))
+        XCTAssertEqual(first.map(\.id), again.map(\.id), "the uuid comes from the sync identifier: every repository sees one record")
+        XCTAssertEqual(sample.id, SampleID(syncIdentifier: "D0:00:00:00:00:07/bloodGlucose/7", version: 1))
+        let other = try mapper.records(
+            try GlucoseMeasurementDecoder.decode([0x06, 0x08] + payload.dropFirst(2)), .init(device: meter, receivedAt: received))
+        XCTAssertNotEqual(other.map(\.id), first.map(\.id), "sequence number 8 is another record")
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("clinical-mapper-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -10,8 +10,9 @@ public import HealthModel
 ///   stamp takes.
 /// - Sync identifiers: a record a device keeps and may send again (a glucose record, by its
 ///   sequence number; a reading with a device time stamp, by that time stamp and user) gets
-///   `syncIdentifier` = device identity / kind / key and `syncVersion` 1, so the store and every
-///   repository keep it once however often it is downloaded.
+///   `syncIdentifier` = device identity / kind / key and `syncVersion` 1, and a uuid derived from
+///   them (``id(for:member:)``), so the store and every repository keep it once however often it
+///   is downloaded.
 /// - Special values (NaN, NRes, ±INFINITY, reserved) never become samples.
 public struct ClinicalRecordMapper: Sendable {
     /// What the mapper needs beyond the payload.
@@ -149,13 +150,13 @@ public struct ClinicalRecordMapper: Sendable {
             }
             let members = (
                 try QuantitySample(
-                    id: ids.next(), type: .bloodPressureSystolic, quantity: Quantity(systolic, .millimeterOfMercury), start: time, end: time,
+                    id: id(for: correlationMetadata, member: "bloodPressureSystolic"), type: .bloodPressureSystolic, quantity: Quantity(systolic, .millimeterOfMercury), start: time, end: time,
                     device: context.device, metadata: memberMetadata),
                 try QuantitySample(
-                    id: ids.next(), type: .bloodPressureDiastolic, quantity: Quantity(diastolic, .millimeterOfMercury), start: time, end: time,
+                    id: id(for: correlationMetadata, member: "bloodPressureDiastolic"), type: .bloodPressureDiastolic, quantity: Quantity(diastolic, .millimeterOfMercury), start: time, end: time,
                     device: context.device, metadata: memberMetadata))
             records.append(.correlation(try .bloodPressure(
-                id: ids.next(), systolic: members.0, diastolic: members.1, device: context.device,
+                id: id(for: correlationMetadata), systolic: members.0, diastolic: members.1, device: context.device,
                 metadata: correlationMetadata)))
         }
         if let pulse = m.pulseRate?.number {
@@ -209,7 +210,7 @@ public struct ClinicalRecordMapper: Sendable {
             ? Quantity(value * 1000, .millimolePerLiterOfGlucose) : Quantity(value * 100_000, .milligramPerDeciliter)
         let time = date(m.timestamp, context)
         return [.quantity(try QuantitySample(
-            id: ids.next(), type: .bloodGlucose, quantity: quantity, start: time, end: time, device: context.device,
+            id: id(for: metadata), type: .bloodGlucose, quantity: quantity, start: time, end: time, device: context.device,
             metadata: metadata))]
     }
 
@@ -235,6 +236,15 @@ public struct ClinicalRecordMapper: Sendable {
         return metadata
     }
 
+    /// The uuid of a record: derived from its sync identifier and version when it has one
+    /// (``HealthModel/SampleID/init(syncIdentifier:version:)``), so the same record downloaded again
+    /// gets the same uuid and a repository that deduplicates by uuid keeps it once; else a new
+    /// one. A correlation's `member` gets its own, derived from the correlation's.
+    func id(for metadata: Metadata, member: String? = nil) -> SampleID {
+        guard let sync = metadata.syncIdentifier else { return ids.next() }
+        return SampleID(syncIdentifier: member.map { "\(sync)/\($0)" } ?? sync, version: metadata.syncVersion ?? 1)
+    }
+
     /// One quantity sample; a sync identifier of the reading gets the sample's type appended, so
     /// each sample of one reading has its own.
     func sample(
@@ -244,7 +254,7 @@ public struct ClinicalRecordMapper: Sendable {
         var metadata = metadata
         if let sync = metadata.syncIdentifier, !sync.hasSuffix("/\(suffix)") { metadata.syncIdentifier = "\(sync)/\(suffix)" }
         return .quantity(try QuantitySample(
-            id: ids.next(), type: type, quantity: Quantity(value, unit), start: time, end: time, device: context.device,
+            id: id(for: metadata), type: type, quantity: Quantity(value, unit), start: time, end: time, device: context.device,
             metadata: metadata))
     }
 }
