@@ -22,69 +22,38 @@ final class GlucoseOverBlueZTests: XCTestCase {
 
     func testRecordsBeforeAndAfterTheCheckpoint() async throws {
         let bluez = try await PrivateBlueZ()
-        let directory = try TestEnvironment.temporaryDirectory("glucose")
-        defer { try? FileManager.default.removeItem(at: directory) }
         do {
             try await bluez.addAdapter()
             let meter = try await bluez.addGlucoseMeter("AA:BB:CC:DD:EE:40")
             for (sequence, value) in [(1, 92), (2, 118), (3, 131)] {
                 try await bluez.addGlucoseRecord(meter, Self.record(sequence, value))
             }
-            let logs = RecordingLogSink()
-            let clock = SystemClock()
-            let environment = TestEnvironment.make(
-                name: "health", clock: clock, directory: directory,
-                variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
-            let source = try HealthDeviceSource(
-                configuration: HealthDeviceConfiguration(
-                    transport: .bluez, adapter: "hci0",
-                    reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100))),
-                environment: environment)
-            let bus = SampleBus(sinks: [(name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)])
-            let sink = CollectingSink(batchSize: 1)
-            let board = StatusBoard()
-            let status = board.register(name: "health", kind: HealthDeviceSource.kind, role: .source)
-            let logger = Logger(label: "health", sink: logs, level: .debug)
-            guard let inbox = bus.subscription(named: "collect")?.inbox else { return XCTFail("no inbox") }
-            let sinkTask = Task {
-                try await sink.run(
-                    inbox: inbox, context: SinkContext(logger: logger, clock: clock, status: board.register(name: "c", kind: "c", role: .sink)))
-            }
-            let sourceTask = Task {
-                try await source.run(
-                    context: SourceContext(publisher: SamplePublisher(bus: bus, status: status), logger: logger, clock: clock, status: status))
-            }
-            defer {
-                sourceTask.cancel()
-                bus.finish()
-                sinkTask.cancel()
-            }
-            @Sendable func glucose() -> [QuantitySample] {
-                sink.records.compactMap { record -> QuantitySample? in
-                    guard case .quantity(let sample) = record, sample.type == .bloodGlucose else { return nil }
-                    return sample
+            let configuration = HealthDeviceConfiguration(
+                transport: .bluez, adapter: "hci0",
+                reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100)))
+            try await HealthSourceOverBlueZ.run(on: bluez, configuration: configuration) { run in
+                let glucose = run.glucose
+                let racp = PrivateBlueZ.recordAccessControlPoint(meter)
+                try await waitUntil(timeout: .seconds(20), "the three stored records") { glucose().count == 3 }
+                let firstRequests = try await bluez.written(racp)
+                XCTAssertEqual(firstRequests, [[0x01, 0x01]], "no checkpoint yet: every record")
+                // Two records more while the meter is away; the next connection asks from 4 (the
+                // link's GATT objects are new, so is their list of writes).
+                try await bluez.dropLink(meter)
+                for (sequence, value) in [(4, 104), (5, 99)] {
+                    try await bluez.addGlucoseRecord(meter, Self.record(sequence, value))
                 }
+                try await waitUntil(timeout: .seconds(20), "the two new records") { glucose().count == 5 }
+                let requests = try await bluez.written(racp)
+                XCTAssertEqual(requests, [[0x01, 0x03, 0x01, 0x04, 0x00]], "records from sequence number 4")
+                let sequences = glucose().compactMap { sample -> Int64? in
+                    if case .integer(let value) = sample.metadata[ClinicalRecordMapper.sequenceNumberKey] { value } else { nil }
+                }
+                XCTAssertEqual(sequences, [1, 2, 3, 4, 5], "each record once")
+                XCTAssertEqual(glucose().map { ($0.quantity.value * 1e6).rounded() / 1e6 }, [92, 118, 131, 104, 99])
+                XCTAssertEqual(glucose().first?.device?.localIdentifier, "Healthgate Labs/GM-000042")
+                XCTAssertTrue(run.logs.entries.contains { $0.message.contains("record access: 06000101") })
             }
-            let racp = PrivateBlueZ.recordAccessControlPoint(meter)
-            try await waitUntil(timeout: .seconds(20), "the three stored records") { glucose().count == 3 }
-            let firstRequests = try await bluez.written(racp)
-            XCTAssertEqual(firstRequests, [[0x01, 0x01]], "no checkpoint yet: every record")
-            // Two records more while the meter is away; the next connection asks from 4 (the
-            // link's GATT objects are new, so is their list of writes).
-            try await bluez.dropLink(meter)
-            for (sequence, value) in [(4, 104), (5, 99)] {
-                try await bluez.addGlucoseRecord(meter, Self.record(sequence, value))
-            }
-            try await waitUntil(timeout: .seconds(20), "the two new records") { glucose().count == 5 }
-            let requests = try await bluez.written(racp)
-            XCTAssertEqual(requests, [[0x01, 0x03, 0x01, 0x04, 0x00]], "records from sequence number 4")
-            let sequences = glucose().compactMap { sample -> Int64? in
-                if case .integer(let value) = sample.metadata[ClinicalRecordMapper.sequenceNumberKey] { value } else { nil }
-            }
-            XCTAssertEqual(sequences, [1, 2, 3, 4, 5], "each record once")
-            XCTAssertEqual(glucose().map { ($0.quantity.value * 1e6).rounded() / 1e6 }, [92, 118, 131, 104, 99])
-            XCTAssertEqual(glucose().first?.device?.localIdentifier, "Healthgate Labs/GM-000042")
-            XCTAssertTrue(logs.entries.contains { $0.message.contains("record access: 06000101") })
         } catch {
             await bluez.stop()
             throw error

@@ -139,27 +139,12 @@ final class PairingOverBlueZTests: XCTestCase {
 
     // MARK: Running a source against a bonded meter
 
-    struct Run: Sendable {
-        let sink: CollectingSink
-        let logs: RecordingLogSink
-        let board: StatusBoard
-
-        func glucose() -> [QuantitySample] {
-            sink.records.compactMap { record -> QuantitySample? in
-                guard case .quantity(let sample) = record, sample.type == .bloodGlucose else { return nil }
-                return sample
-            }
-        }
-    }
-
     /// Runs a `ble-health` source over BlueZ following a meter that requires passkey
     /// ``passkey`` and stores two records, with `pairing` on its device entry.
     private func withHealthSource(
-        pairing: DevicePairing, _ body: (PrivateBlueZ, String, Run) async throws -> Void
+        pairing: DevicePairing, _ body: (PrivateBlueZ, String, HealthSourceOverBlueZ) async throws -> Void
     ) async throws {
         let bluez = try await PrivateBlueZ()
-        let directory = try TestEnvironment.temporaryDirectory("pairing")
-        defer { try? FileManager.default.removeItem(at: directory) }
         do {
             try await bluez.addAdapter()
             let address = "AA:BB:CC:DD:EE:50"
@@ -168,36 +153,13 @@ final class PairingOverBlueZTests: XCTestCase {
             for (sequence, value) in [(1, 92), (2, 118)] {
                 try await bluez.addGlucoseRecord(meter, GlucoseOverBlueZTests.record(sequence, value))
             }
-            let logs = RecordingLogSink()
-            let clock = SystemClock()
-            let environment = TestEnvironment.make(
-                name: "health", clock: clock, directory: directory,
-                variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
             var configuration = HealthDeviceConfiguration(
                 transport: .bluez, adapter: "hci0",
                 reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200)))
             configuration.devices = .matching([.address(address, pairing: pairing)])
-            let source = try HealthDeviceSource(configuration: configuration, environment: environment)
-            let bus = SampleBus(sinks: [(name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)])
-            let sink = CollectingSink(batchSize: 1)
-            let board = StatusBoard()
-            let status = board.register(name: "health", kind: HealthDeviceSource.kind, role: .source)
-            let logger = Logger(label: "health", sink: logs, level: .debug)
-            guard let inbox = bus.subscription(named: "collect")?.inbox else { return XCTFail("no inbox") }
-            let sinkTask = Task {
-                try await sink.run(
-                    inbox: inbox, context: SinkContext(logger: logger, clock: clock, status: board.register(name: "c", kind: "c", role: .sink)))
+            try await HealthSourceOverBlueZ.run(on: bluez, configuration: configuration) { run in
+                try await body(bluez, meter, run)
             }
-            let sourceTask = Task {
-                try await source.run(
-                    context: SourceContext(publisher: SamplePublisher(bus: bus, status: status), logger: logger, clock: clock, status: status))
-            }
-            defer {
-                sourceTask.cancel()
-                bus.finish()
-                sinkTask.cancel()
-            }
-            try await body(bluez, meter, Run(sink: sink, logs: logs, board: board))
         } catch {
             await bluez.stop()
             throw error

@@ -29,10 +29,9 @@ enum PairCommand {
             """,
         options: [
             OptionSpec(name: "passkey", value: "N", help: "The device's six-digit passkey (0-999999)."),
-            OptionSpec(name: "adapter", value: "hciN", help: "The Bluetooth adapter (default: the first)."),
             OptionSpec(name: "timeout", value: "SECONDS", help: "How long to look for the device (default 30)."),
             OptionSpec(name: "forget", value: nil, help: "Remove the device and its bond instead."),
-        ]
+        ] + BluetoothCommandOptions.options
     ) { arguments, context in
         guard arguments.positional.count == 1, let address = arguments.positional.first?.uppercased(),
             DeviceMatcher.isAddress(address)
@@ -43,17 +42,8 @@ enum PairCommand {
         if let passkey, passkey < 0 || passkey > Int(DevicePairing.passkeyRange.upperBound) {
             throw CommandError(.usage, "--passkey has six digits, 0 to 999999; got \(passkey)")
         }
-        let timeout = try arguments.double("timeout") ?? 30
-        guard timeout > 0, timeout <= 3600 else {
-            throw CommandError(.usage, "--timeout must be between 0 and 3600 seconds, got \(timeout)")
-        }
-        let adapter = arguments.value("adapter")
-        if let adapter, adapter.isEmpty || adapter.contains("/") {
-            throw CommandError(.usage, "--adapter expects a name such as hci0, got \"\(adapter)\"")
-        }
-        let logger = Logger(label: "pair", sink: StandardErrorLogSink(variables: context.variables), level: .info)
-        let bus = context.variables["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-        let transport = BlueZTransport(busAddress: bus, adapter: adapter, clock: SystemClock(), logger: logger)
+        let timeout = try BluetoothCommandOptions.timeout(arguments, defaultSeconds: 30)
+        let transport = try BluetoothCommandOptions.transport(arguments, context: context, label: "pair", level: .info)
         do {
             if arguments.flag("forget") {
                 let forgotten = try await transport.forget(address: address)

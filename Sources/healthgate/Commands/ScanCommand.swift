@@ -23,20 +23,10 @@ enum ScanCommand {
             """,
         options: [
             OptionSpec(name: "timeout", value: "SECONDS", help: "How long to scan (default 10)."),
-            OptionSpec(name: "adapter", value: "hciN", help: "The Bluetooth adapter (default: the first)."),
-        ]
+        ] + BluetoothCommandOptions.options
     ) { arguments, context in
-        let timeout = try arguments.double("timeout") ?? 10
-        guard timeout > 0, timeout <= 3600 else {
-            throw CommandError(.usage, "--timeout must be between 0 and 3600 seconds, got \(timeout)")
-        }
-        let adapter = arguments.value("adapter")
-        if let adapter, adapter.isEmpty || adapter.contains("/") {
-            throw CommandError(.usage, "--adapter expects a name such as hci0, got \"\(adapter)\"")
-        }
-        let logger = Logger(label: "scan", sink: StandardErrorLogSink(variables: context.variables), level: .warning)
-        let address = context.variables["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-        let transport = BlueZTransport(busAddress: address, adapter: adapter, clock: SystemClock(), logger: logger)
+        let timeout = try BluetoothCommandOptions.timeout(arguments, defaultSeconds: 10)
+        let transport = try BluetoothCommandOptions.transport(arguments, context: context, label: "scan", level: .warning)
         let found = try await scan(transport, for: .seconds(timeout))
         print(found, context: context)
         return .success
