@@ -242,6 +242,20 @@ final class BlueZTransportTests: XCTestCase {
         XCTAssertTrue(hasBattery)
     }
 
+    func testResolutionNoSignalAnnouncedIsFoundByReadingAfresh() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let device = try await bluez.addMonitor("AA:BB:CC:DD:EE:0C")
+        try await bluez.connectSilently(device)
+        let started = ContinuousClock.now
+        let connection = try await bluez.transport().connect(to: "AA:BB:CC:DD:EE:0C")
+        // Found by the re-read every 3 s, well before the 10-second resolve timeout.
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(8))
+        let battery = await connection.batteryPercentage()
+        XCTAssertEqual(battery, 87)
+        XCTAssertTrue(bluez.logSink.contains("services resolved in BlueZ's objects, no signal announced it"))
+    }
+
     // MARK: GATT
 
     func testReadWriteAndBattery() async throws {

@@ -194,6 +194,11 @@ final class PrivateBlueZ: @unchecked Sendable {
         try await control("ResolveBeforeObjects", [.objectPath(device), .bool(true)])
     }
 
+    /// The next Connect changes Connected and ServicesResolved without a PropertiesChanged signal.
+    func connectSilently(_ device: String) async throws {
+        try await control("ConnectSilently", [.objectPath(device)])
+    }
+
     func notify(_ characteristic: String, _ bytes: [UInt8]) async throws {
         try await control("Notify", [.objectPath(characteristic), .byteArray(bytes)])
     }

@@ -149,6 +149,13 @@ def device_connect(device):
         raise dbus.exceptions.DBusException('injected failure', name=name)
     if device.props[DEVICE_IFACE]['Connected']:
         raise dbus.exceptions.DBusException('Already Connected', name='org.bluez.Error.AlreadyConnected')
+    if state['silent']:
+        # Seen once in the device lab: a reconnect whose Connected and ServicesResolved no
+        # signal announced. The properties change; only a fresh read shows it.
+        device.props[DEVICE_IFACE]['Connected'] = dbus.Boolean(True, variant_level=1)
+        export_gatt(device)
+        device.props[DEVICE_IFACE]['ServicesResolved'] = dbus.Boolean(True, variant_level=1)
+        return
     set_props(device, DEVICE_IFACE, {'Connected': dbus.Boolean(True, variant_level=1)})
     if state['resolve_early']:
         set_props(device, DEVICE_IFACE, {'ServicesResolved': dbus.Boolean(True, variant_level=1)})
@@ -309,7 +316,7 @@ def control_add_monitor(main, adapter, address, name, acquire):
     device = mockobject.objects[path]
     # Entered directly: device_pair needs the caller's name, which AddMethod's wrapper drops.
     device.methods[DEVICE_IFACE]['Pair'] = ('', '', None, device_pair)
-    device.hg = {'fail': [], 'acquire': bool(acquire), 'resolve_early': False, 'gatt': [], 'attempts': 0,
+    device.hg = {'fail': [], 'acquire': bool(acquire), 'resolve_early': False, 'silent': False, 'gatt': [], 'attempts': 0,
                  'layout': HEART_RATE_GATT, 'records': [], 'passkey': None, 'passkey_requests': 0}
     emit_added(path, {DEVICE_IFACE: props})
     return dbus.ObjectPath(path)
@@ -344,6 +351,10 @@ def control_fail_next_connect(_main, device_path, error_name):
 
 def control_resolve_before_objects(_main, device_path, early):
     mockobject.objects[device_path].hg['resolve_early'] = bool(early)
+
+
+def control_connect_silently(_main, device_path):
+    mockobject.objects[device_path].hg['silent'] = True
 
 
 def control_notify(_main, char_path, value):
@@ -394,6 +405,7 @@ _CONTROL = [
     ('Written', 'o', 'aay', control_written),
     ('ConnectAttempts', 'o', 'u', control_connect_attempts),
     ('DropLink', 'o', '', control_drop_link),
+    ('ConnectSilently', 'o', '', control_connect_silently),
     ('RemoveMonitor', 'o', '', control_remove_monitor),
     ('AddGlucoseMeter', 'sss', 'o', control_add_glucose_meter),
     ('AddGlucoseRecord', 'oay', '', control_add_glucose_record),

@@ -155,10 +155,25 @@ final class BlueZPeripheral: BLEConnection {
     }
 
     /// Waits until services are resolved (see ``isResolved``), the link fails, or `timeout` on
-    /// the injected clock.
-    func waitUntilResolved(timeout: Duration) async throws {
+    /// the injected clock. Every `recheck` the wait also reads BlueZ's objects afresh: in one run
+    /// of the device lab a reconnect to a bonded device announced neither Connected nor
+    /// ServicesResolved to us, and the wait ran out while the next attempt found the link up.
+    func waitUntilResolved(timeout: Duration, recheck: Duration = .seconds(3)) async throws {
         let outcome = try await race(sleep: { [clock] in try await clock.sleep(for: timeout) }) {
-            try await self.waitForVerifiedResolution()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await self.waitForVerifiedResolution() }
+                group.addTask {
+                    while true {
+                        try await self.clock.sleep(for: recheck)
+                        if try await self.resolvedInFreshObjects() {
+                            self.logger.info("services resolved in BlueZ's objects, no signal announced it", device: self.address)
+                            self.markSignalled()
+                        }
+                    }
+                }
+                defer { group.cancelAll() }
+                try await group.next()
+            }
         }
         if case .timedOut = outcome {
             throw BLETransportError(.connectFailed, device: address, "services not resolved within \(timeout) (\(resolveState))")
@@ -183,6 +198,11 @@ final class BlueZPeripheral: BLEConnection {
             if verified { return }
             resolution.update { if case .signalled = $0 { $0 = .pending } }
         }
+    }
+
+    /// Whether a fresh read of BlueZ's objects shows the services resolved.
+    private func resolvedInFreshObjects() async throws -> Bool {
+        isResolved(try await client.managedObjects())
     }
 
     private func markSignalled() {
