@@ -40,3 +40,53 @@ public struct QuantityStatistics: Hashable, Sendable, Codable {
     /// Whether no sample fell into the interval.
     public var isEmpty: Bool { sampleCount == 0 }
 }
+
+/// Which values a statistics query computes (HKStatisticsOptions). A value not asked for is nil
+/// in the result; ``QuantityStatistics/sampleCount`` is always counted.
+///
+/// The options follow the type's aggregation style, as HealthKit's do: ``sum`` is the cumulative
+/// option, the other four are discrete ones, and a query mixing a type with the other style's
+/// options is refused (``problem(for:)``).
+public struct StatisticsOptions: OptionSet, Hashable, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    public static let sum = StatisticsOptions(rawValue: 1 << 0)
+    public static let average = StatisticsOptions(rawValue: 1 << 1)
+    public static let minimum = StatisticsOptions(rawValue: 1 << 2)
+    public static let maximum = StatisticsOptions(rawValue: 1 << 3)
+    public static let mostRecent = StatisticsOptions(rawValue: 1 << 4)
+
+    /// Every discrete option.
+    public static let discrete: StatisticsOptions = [.average, .minimum, .maximum, .mostRecent]
+    /// Every cumulative option.
+    public static let cumulative: StatisticsOptions = [.sum]
+
+    /// Every option of `style`: what a query computes when it is given none.
+    public static func all(for style: AggregationStyle) -> StatisticsOptions {
+        style == .discrete ? .discrete : .cumulative
+    }
+
+    /// The options by name, as the command line spells them.
+    public static let names: [(name: String, option: StatisticsOptions)] = [
+        ("sum", .sum), ("average", .average), ("minimum", .minimum), ("maximum", .maximum), ("mostRecent", .mostRecent),
+    ]
+
+    /// Why these options do not fit `type`, or nil when they do.
+    public func problem(for type: QuantityType) -> String? {
+        let allowed = Self.all(for: type.aggregationStyle)
+        if isEmpty { return "no statistics asked for" }
+        let foreign = subtracting(allowed)
+        guard foreign.isEmpty else {
+            let style = type.aggregationStyle.rawValue
+            return "\(type.identifier) is \(style): \(Self.describe(foreign)) does not apply; its options are "
+                + Self.describe(allowed)
+        }
+        return nil
+    }
+
+    /// The names of `options`, comma-separated.
+    static func describe(_ options: StatisticsOptions) -> String {
+        names.filter { options.contains($0.option) }.map(\.name).joined(separator: ", ")
+    }
+}

@@ -118,11 +118,14 @@ enum QueryCommand {
     static let stats = Command(
         name: "stats", summary: "Statistics of a type over a range, or per minute, hour or day.",
         usage: "query stats --type TYPE [--interval month|week|day|hour|minute|DURATION] [--time-zone TZ] "
-            + "[--anchor DATE] [--by-device] [--since DATE|--last DURATION] [--until DATE] [--format table|json|csv] [--db PATH]",
+            + "[--anchor DATE] [--options LIST] [--by-device] [--since DATE|--last DURATION] [--until DATE] "
+            + "[--format table|json|csv] [--db PATH]",
         discussion: """
             Cumulative types (stepCount, distanceWalkingRunning, activeEnergyBurned) report a sum; a sample \
             that crosses an interval boundary is split in proportion to time. Discrete types (heartRate, …) \
-            report average, minimum, maximum and the most recent value.
+            report average, minimum, maximum and the most recent value. --options computes only some of \
+            them (HealthKit's statistics options): average,minimum,maximum,mostRecent for discrete types, \
+            sum for cumulative ones; the others print as "-" (empty in CSV, null in JSON).
 
             Without --interval: one statistics over the range. With --interval: one row per interval, \
             empty intervals included (count 0). month, week, day, hour and minute are calendar intervals \
@@ -142,10 +145,15 @@ enum QueryCommand {
             OptionSpec(name: "interval", value: "INTERVAL", help: "month, week, day, hour, minute, or a duration like 15m."),
             OptionSpec(name: "time-zone", value: "TZ", help: "The calendar's time zone, e.g. Europe/Berlin (default: $TZ or the system's)."),
             OptionSpec(name: "anchor", value: "DATE", help: "The start of one interval; the others are counted from it."),
+            OptionSpec(name: "options", value: "LIST", help: "Only these statistics, comma-separated: average, minimum, maximum, mostRecent, sum."),
             OptionSpec(name: "by-device", value: nil, help: "Also one row per device with samples in each interval."),
         ]
     ) { arguments, context in
         let type = try quantityType(arguments)
+        let options = try statisticsOptions(arguments)
+        if options != nil, arguments.flag("by-device") {
+            throw CommandError(.usage, "--options does not combine with --by-device, which reports every statistic")
+        }
         let format = try outputFormat(arguments)
         let interval: StatisticsInterval? = try arguments.value("interval").map {
             text throws(CommandError) -> StatisticsInterval in
@@ -195,11 +203,12 @@ enum QueryCommand {
                     switch interval {
                     case .fixed(let length):
                         try await store.statisticsCollection(
-                            of: type, from: start, to: end, anchor: anchor, interval: length, filter: filter)
+                            of: type, from: start, to: end, anchor: anchor, interval: length, options: options,
+                            filter: filter)
                     case .calendar(let calendarInterval):
                         try await store.statisticsCollection(
                             of: type, from: start, to: end, anchor: anchor, interval: calendarInterval,
-                            timeZone: timeZone, filter: filter)
+                            timeZone: timeZone, options: options, filter: filter)
                     }
                 }
             }
@@ -210,7 +219,7 @@ enum QueryCommand {
             results = separated.map(\.overall)
         } else {
             results = [try await storeCall { () async throws(StoreError) in
-                try await store.statistics(of: type, from: start, to: end, filter: filter)
+                try await store.statistics(of: type, from: start, to: end, options: options, filter: filter)
             }]
         }
         if byDevice {
@@ -247,6 +256,21 @@ enum QueryCommand {
     }
 
     // MARK: Options
+
+    /// `--options a,b,…` as statistics options, nil when absent. Whether they fit the type is
+    /// the store's check (a usage error naming the type's options).
+    static func statisticsOptions(_ arguments: ParsedArguments) throws(CommandError) -> StatisticsOptions? {
+        guard let text = arguments.value("options") else { return nil }
+        var options: StatisticsOptions = []
+        for name in text.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            guard let option = StatisticsOptions.names.first(where: { $0.name == name })?.option else {
+                let known = StatisticsOptions.names.map(\.name).joined(separator: ", ")
+                throw CommandError(.usage, "--options: unknown statistic \"\(name)\"; known: \(known)")
+            }
+            options.insert(option)
+        }
+        return options
+    }
 
     static func quantityType(_ arguments: ParsedArguments) throws(CommandError) -> QuantityType {
         let known = QuantityType.builtIn.map(\.identifier).joined(separator: ", ")

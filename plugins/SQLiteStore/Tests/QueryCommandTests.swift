@@ -74,6 +74,27 @@ final class QueryCommandTests: StoreTestCase {
                        ["3", "76.667", "60", "90", "90", "count/min"])
     }
 
+    func testStatsOptions() throws {
+        let average = try healthgate(
+            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T00:04:00Z",
+            "--options", "average,maximum")
+        XCTAssertEqual(average.status, 0, average.error)
+        // 3 samples, average (60 + 80 + 90) / 3 = 76.667, max 90; minimum and most recent not asked for.
+        let row = try XCTUnwrap(average.output.split(separator: "\n").last)
+        XCTAssertEqual(row.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2),
+                       ["3", "76.667", "-", "90", "-", "count/min"])
+
+        let mixed = try healthgate("stats", "--type", "heartRate", "--db", path, "--options", "sum")
+        XCTAssertEqual(mixed.status, 64)
+        XCTAssertTrue(mixed.error.contains("heartRate is discrete: sum does not apply"), mixed.error)
+        let unknown = try healthgate("stats", "--type", "heartRate", "--db", path, "--options", "average,median")
+        XCTAssertEqual(unknown.status, 64)
+        XCTAssertTrue(unknown.error.contains("unknown statistic \"median\""), unknown.error)
+        let byDevice = try healthgate("stats", "--type", "heartRate", "--db", path, "--options", "average", "--by-device")
+        XCTAssertEqual(byDevice.status, 64)
+        XCTAssertTrue(byDevice.error.contains("--options does not combine with --by-device"), byDevice.error)
+    }
+
     func testCalendarDaysInATimeZone() throws {
         // Berlin is at +01:00 in January: the day of 16 January runs 15 Jan 23:00 … 16 Jan 23:00 UTC,
         // and the 120 steps of 00:50 … 01:10 UTC fall in it.

@@ -73,6 +73,52 @@ final class QueryTests: StoreTestCase {
         XCTAssertEqual(stats.endDate, at(240))
     }
 
+    func testOptionsComputeOnlyWhatIsAskedFor() async throws {
+        let store = try SQLiteSampleStore(path: path)
+        let average = try await store.statistics(of: .heartRate, from: t0, to: at(240), options: .average)
+        XCTAssertEqual(average.sampleCount, 4)
+        XCTAssertEqual(average.average, 82.5)  // (60 + 80 + 100 + 90) / 4, as with every option
+        XCTAssertNil(average.minimum)
+        XCTAssertNil(average.maximum)
+        XCTAssertNil(average.mostRecent)
+        XCTAssertNil(average.mostRecentDate)
+
+        let minutes = try await store.statisticsCollection(
+            of: .heartRate, from: t0, to: at(240), anchor: t0, interval: .seconds(60), options: [.maximum, .mostRecent])
+        XCTAssertEqual(minutes.map(\.sampleCount), [2, 1, 0, 1])
+        XCTAssertEqual(minutes.map(\.maximum), [80, 100, nil, 90])
+        XCTAssertEqual(minutes.map(\.mostRecentDate), [at(20), at(70), nil, at(190)])
+        XCTAssertEqual(minutes.map(\.average), [nil, nil, nil, nil])
+        XCTAssertEqual(minutes.map(\.minimum), [nil, nil, nil, nil])
+
+        let sum = try await store.statistics(of: .stepCount, from: t0, to: at(4 * 3600), options: .sum)
+        XCTAssertEqual(sum.sum, 225)  // as without options: E 30 + B 30 + A 120 + C 45
+    }
+
+    func testOptionsOfTheOtherAggregationStyleAreRefused() async throws {
+        let store = try SQLiteSampleStore(path: path)
+        for (type, options, named) in [
+            (QuantityType.heartRate, StatisticsOptions.sum, "sum"), (.stepCount, [.sum, .average], "average"),
+            (.stepCount, .mostRecent, "mostRecent"),
+        ] {
+            do {
+                _ = try await store.statistics(of: type, from: t0, to: at(240), options: options)
+                XCTFail("\(type) with \(named) was accepted")
+            } catch {
+                XCTAssertEqual(error.code, .invalidArgument)
+                XCTAssertTrue(error.message.contains("\(type.identifier) is \(type.aggregationStyle.rawValue): \(named) does not apply"),
+                              error.message)
+            }
+        }
+        do {
+            _ = try await store.statisticsCollection(
+                of: .heartRate, from: t0, to: at(240), anchor: t0, interval: .seconds(60), options: [])
+            XCTFail("no options was accepted")
+        } catch {
+            XCTAssertEqual(error.message, "no statistics asked for")
+        }
+    }
+
     func testDiscreteCollectionPerMinuteReportsEmptyMinutes() async throws {
         let store = try SQLiteSampleStore(path: path)
         let minutes = try await store.statisticsCollection(

@@ -163,16 +163,19 @@ public final class SQLiteSampleStore: Sendable {
     ///   `sampleCount` counts the samples that contributed.
     /// An interval without samples has `sampleCount == 0` and nil values.
     ///
-    /// `filter` narrows the samples counted to one device and/or metadata entries.
+    /// `options` picks the values computed (nil: every one of the type's aggregation style); a
+    /// value not asked for is nil, and options of the other style are refused with
+    /// `.invalidArgument`, as HealthKit refuses them. `filter` narrows the samples counted to one
+    /// device and/or metadata entries.
     public func statistics(
-        of type: QuantityType, from: Date, to: Date, filter: SampleFilter = SampleFilter()
+        of type: QuantityType, from: Date, to: Date, options: StatisticsOptions? = nil, filter: SampleFilter = SampleFilter()
     ) async throws(StoreError) -> QuantityStatistics {
         let start = SQLiteSampleWriter.microseconds(from)
         let end = SQLiteSampleWriter.microseconds(to)
         guard end > start else {
             throw StoreError(.invalidArgument, path: path, message: "the range must end after it starts")
         }
-        let buckets = try await statistics(of: type, edges: [start, end], filter: filter)
+        let buckets = try await statistics(of: type, edges: [start, end], options: options, filter: filter)
         return buckets[0]
     }
 
@@ -189,10 +192,10 @@ public final class SQLiteSampleStore: Sendable {
     ///   would give more than 1 000 000 buckets.
     public func statisticsCollection(
         of type: QuantityType, from: Date, to: Date, anchor: Date, interval: Duration,
-        filter: SampleFilter = SampleFilter()
+        options: StatisticsOptions? = nil, filter: SampleFilter = SampleFilter()
     ) async throws(StoreError) -> [QuantityStatistics] {
         let edges = try fixedEdges(from: from, to: to, anchor: anchor, interval: interval)
-        return try await statistics(of: type, edges: edges, filter: filter)
+        return try await statistics(of: type, edges: edges, options: options, filter: filter)
     }
 
     /// The bucket edges, in µs, of the buckets of length `interval` from `anchor` that cover `[from, to)`.
@@ -229,10 +232,10 @@ public final class SQLiteSampleStore: Sendable {
     ///   it would give more than 1 000 000 buckets.
     public func statisticsCollection(
         of type: QuantityType, from: Date, to: Date, anchor: Date, interval: CalendarInterval, timeZone: TimeZone,
-        filter: SampleFilter = SampleFilter()
+        options: StatisticsOptions? = nil, filter: SampleFilter = SampleFilter()
     ) async throws(StoreError) -> [QuantityStatistics] {
         let edges = try calendarEdges(from: from, to: to, anchor: anchor, interval: interval, timeZone: timeZone)
-        return try await statistics(of: type, edges: edges, filter: filter)
+        return try await statistics(of: type, edges: edges, options: options, filter: filter)
     }
 
     /// The bucket edges, in µs, of the calendar buckets that cover `[from, to)`.
@@ -283,13 +286,18 @@ public final class SQLiteSampleStore: Sendable {
     static let maximumBuckets = 1_000_000
 
     private func statistics(
-        of type: QuantityType, edges: [Int64], filter: SampleFilter
+        of type: QuantityType, edges: [Int64], options: StatisticsOptions?, filter: SampleFilter
     ) async throws(StoreError) -> [QuantityStatistics] {
-        try await read { connection throws(StoreError) in
+        let options = options ?? .all(for: type.aggregationStyle)
+        if let problem = options.problem(for: type) {
+            throw StoreError(.invalidArgument, path: path, message: problem)
+        }
+        return try await read { connection throws(StoreError) in
             try self.requireFilterSupport(filter, connection)
             return switch type.aggregationStyle {
             case .discrete:
-                try StatisticsCalculator.discrete(connection, type: type, edges: edges, filter: filter, path: self.path)
+                try StatisticsCalculator.discrete(
+                    connection, type: type, edges: edges, options: options, filter: filter, path: self.path)
             case .cumulative:
                 try StatisticsCalculator.cumulative(connection, type: type, edges: edges, filter: filter, path: self.path)
             }

@@ -3,7 +3,7 @@ import SQLite
 
 /// Statistics per device: one pass over the samples of the range in index order, accumulating
 /// each device's values per bucket in Swift. The overall values are not derived from these:
-/// ``SQLiteSampleStore`` takes them from ``StatisticsCalculator/discrete(_:type:edges:filter:path:)``
+/// ``SQLiteSampleStore`` takes them from ``StatisticsCalculator/discrete(_:type:edges:options:filter:path:)``
 /// and ``StatisticsCalculator/cumulative(_:type:edges:filter:path:)``, so they equal the
 /// unseparated statistics exactly.
 extension StatisticsCalculator {

@@ -6,8 +6,11 @@ import SQLite
 /// Buckets are `[edges[k], edges[k+1])` for k in `0..<edges.count - 1`, in µs. Edges need not be
 /// evenly spaced, so a calendar day of 23 or 25 hours is one bucket.
 enum StatisticsCalculator {
+    /// `options` (discrete ones) picks the aggregates: each costs SQLite a function call per
+    /// sample, and the most recent value a second statement per bucket.
     static func discrete(
-        _ connection: SQLiteConnection, type: QuantityType, edges: [Int64], filter: SampleFilter, path: String
+        _ connection: SQLiteConnection, type: QuantityType, edges: [Int64], options: StatisticsOptions = .discrete,
+        filter: SampleFilter, path: String
     ) throws(StoreError) -> [QuantityStatistics] {
         let count = edges.count - 1
         guard count > 0 else { return [] }
@@ -17,7 +20,10 @@ enum StatisticsCalculator {
         // through a sorter, which made a year of daily averages over 10 M samples take 1.8 times
         // as long as these per-bucket scans (Benchmarks/RESULTS.md, "Queries on a year").
         let condition = "s.type = ?1 AND s.start_us >= ?2 AND s.start_us < ?3\(filter.condition(alias: "s").sql)"
-        let aggregate = "SELECT count(*), avg(s.value), min(s.value), max(s.value) FROM samples s WHERE \(condition)"
+        let columns = [(StatisticsOptions.average, "avg"), (.minimum, "min"), (.maximum, "max")].map { option, function in
+            options.contains(option) ? "\(function)(s.value)" : "NULL"
+        }
+        let aggregate = "SELECT count(*), \(columns.joined(separator: ", ")) FROM samples s WHERE \(condition)"
         // The most recent: the latest start, ties going to the greatest uuid, as in
         // ``SQLiteSampleStore/mostRecentSample(of:)``; one step down the index from the bucket's end.
         let newest = "SELECT s.value, s.start_us FROM samples s WHERE \(condition) ORDER BY s.start_us DESC, s.uuid DESC LIMIT 1"
@@ -27,14 +33,18 @@ enum StatisticsCalculator {
                 let samples = row.integer(0)
             else { throw StoreError(.invalidData, path: path, message: "no statistics row for \(type)") }
             guard samples > 0 else { return empty(type, bucket, edges) }
-            guard let recent = try SQLiteSampleStore.run(connection, newest, bindings, path: path).first,
-                let recentStart = recent.integer(1)
-            else { throw StoreError(.invalidData, path: path, message: "no most recent \(type) sample in a bucket of \(samples)") }
+            var recent: (value: Double?, start: Date)?
+            if options.contains(.mostRecent) {
+                guard let newestRow = try SQLiteSampleStore.run(connection, newest, bindings, path: path).first,
+                    let newestStart = newestRow.integer(1)
+                else { throw StoreError(.invalidData, path: path, message: "no most recent \(type) sample in a bucket of \(samples)") }
+                recent = (newestRow.double(0), SQLiteSampleWriter.date(microseconds: newestStart))
+            }
             let (start, stop) = bounds(bucket, edges)
             return QuantityStatistics(
                 type: type, startDate: start, endDate: stop, sampleCount: Int(samples), average: row.double(1),
-                minimum: row.double(2), maximum: row.double(3), mostRecent: recent.double(0),
-                mostRecentDate: SQLiteSampleWriter.date(microseconds: recentStart))
+                minimum: row.double(2), maximum: row.double(3), mostRecent: recent?.value,
+                mostRecentDate: recent?.start)
         }
     }
 
