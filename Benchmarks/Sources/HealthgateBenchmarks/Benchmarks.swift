@@ -18,6 +18,8 @@ struct HealthgateBenchmarks {
               --markdown FILE       also write the Markdown report to FILE
               --cache-dir DIR       where query keeps its store between runs (default .build/benchmarks)
               --query-calls N       how many times query asks for the newest sample (default 2000)
+            query-profile --side store|sql [--query-calls N]: only the newest sample on one side, for a
+            profiler (the cached store must exist: run query once)
             """
 
         var selected: [String] = []
@@ -33,6 +35,13 @@ struct HealthgateBenchmarks {
             } else {
                 selected.append(argument)
             }
+        }
+        if selected == ["query-profile"] {
+            // The newest sample alone, one side, for a profiler (perf, callgrind): --side store|sql.
+            try await QueryBenchmark.profileNewest(
+                cacheDirectory: options["cache-dir"] ?? ".build/benchmarks", side: options["side"] ?? "store",
+                calls: Int(options["query-calls"] ?? "") ?? 2000)
+            return
         }
         if selected == ["ingest-profile"] {
             try await IngestBenchmark.profile(rows: Int(options["rows"] ?? "") ?? 50_000)

@@ -243,6 +243,27 @@ enum QueryBenchmark {
         try writer.checkpoint()
     }
 
+    /// The newest sample `calls` times on one side (`store` or `sql`) of the cached store, for a
+    /// profiler; prints the time per call.
+    static func profileNewest(cacheDirectory: String, side: String, calls: Int) async throws {
+        let path = (cacheDirectory as NSString).appendingPathComponent("query-year.sqlite")
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw QueryFailure(description: "no cached store at \(path): run the query benchmark once")
+        }
+        let start = ContinuousClock.now
+        switch side {
+        case "store":
+            let store = try SQLiteSampleStore(path: path)
+            for _ in 0..<calls { blackHole(try await store.mostRecentSample(of: .heartRate)?.startDate) }
+        case "sql":
+            let baseline = try Baseline(path: path)
+            for _ in 0..<calls { blackHole(try baseline.newest(type: "heartRate")) }
+        default:
+            throw QueryFailure(description: "--side is store or sql, not \(side)")
+        }
+        print("\(side): \(duration((ContinuousClock.now - start).benchmarkSeconds / Double(calls))) per call (store opening included)")
+    }
+
     /// The hand-written SQL side: the sqlite3 C API on a read-only connection of its own.
     final class Baseline {
         let db: OpaquePointer
