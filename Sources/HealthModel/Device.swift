@@ -12,6 +12,9 @@ public struct Device: Hashable, Sendable, Codable {
     public var localIdentifier: String?
     public var udiDeviceIdentifier: String?
 
+    // Inlinable: a caller's strings move into the value instead of being retained once more
+    // (the store's newest-sample read builds one per call).
+    @inlinable
     public init(
         name: String? = nil, manufacturer: String? = nil, model: String? = nil,
         hardwareVersion: String? = nil, firmwareVersion: String? = nil,

@@ -17,6 +17,8 @@ public struct QuantitySample: Hashable, Sendable {
     /// Creates a validated sample.
     /// - Throws: ``SampleError`` when the unit does not fit the type, the value is not finite, or
     ///   the interval runs backwards.
+    // Inlinable, so that a caller's values move into the sample (a store read builds one per row).
+    @inlinable
     public init(
         id: SampleID, type: QuantityType, quantity: Quantity, start: Date, end: Date,
         device: Device? = nil, metadata: Metadata = Metadata()
