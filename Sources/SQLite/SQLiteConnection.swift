@@ -49,7 +49,7 @@ public final class SQLiteConnection {
     private var statementCache: [String: SQLiteStatement] = [:]
     /// The statements of ``statement(literal:)`` with their literal's address; each is in
     /// `statementCache` too, which finalizes them. A connection has a handful: a linear scan of
-    /// addresses costs less than hashing one (about 1 000 instructions per call in callgrind).
+    /// addresses costs less than hashing one.
     private var literalStatements: [(address: UnsafeRawPointer, statement: SQLiteStatement)] = []
     /// Interrupts this connection from any thread (a forced stop); inert once it is closed.
     public let interruptHandle: SQLiteInterruptHandle
