@@ -41,6 +41,8 @@ enum QueryCommand {
         OptionSpec(
             name: "metadata", value: "KEY=VALUE", help: "Only samples with this metadata entry (repeatable; all must match).",
             repeatable: true),
+        OptionSpec(name: "source", value: "NAME", help: "Only samples of this configured source (provenance healthgate.source)."),
+        OptionSpec(name: "gateway", value: "NAME", help: "Only samples of this gateway (provenance healthgate.gateway)."),
     ]
 
     /// The device and metadata options as a store filter.
@@ -52,6 +54,14 @@ enum QueryCommand {
                 throw CommandError(.usage, "--metadata expects KEY=VALUE, got \"\(entry)\"")
             }
             metadata[String(entry[..<equals])] = String(entry[entry.index(after: equals)...])
+        }
+        // The provenance the gateway stamps on every record: shorthands for its metadata entries.
+        for (option, key) in [("source", MetadataKey.sourceName), ("gateway", MetadataKey.gatewayName)] {
+            guard let value = arguments.value(option) else { continue }
+            if let given = metadata[key.rawValue], given != value {
+                throw CommandError(.usage, "--\(option) \(value) contradicts --metadata \(key.rawValue)=\(given)")
+            }
+            metadata[key.rawValue] = value
         }
         return SampleFilter(
             deviceName: arguments.value("device-name"), localIdentifier: arguments.value("local-identifier"),

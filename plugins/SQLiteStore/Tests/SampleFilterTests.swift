@@ -12,6 +12,10 @@ final class SampleFilterTests: StoreTestCase {
 
     func metadata(user: Int64, running: Bool, load: Double) -> Metadata {
         var metadata = Metadata()
+        // Provenance as `healthgate run` stamps it: each strap has its own source instance, both
+        // on one gateway.
+        metadata[.sourceName] = .string(user == 1 ? "polar-strap" : "garmin-strap")
+        metadata[.gatewayName] = .string("gym-1")
         metadata[MetadataKey("healthgate.userIndex")] = .integer(user)
         metadata[MetadataKey("test.running")] = .bool(running)
         metadata[MetadataKey("test.load")] = .double(load)
@@ -116,6 +120,28 @@ final class SampleFilterTests: StoreTestCase {
         XCTAssertEqual(samples.status, 0, samples.standardError)
         let found = try HealthJSON.makeDecoder().decode([QuantitySample].self, from: Data(samples.standardOutput.utf8))
         XCTAssertEqual(found.map(\.id), [garminSamples[1].id])
+        // By provenance: --source and --gateway are the metadata entries the gateway stamps.
+        let bySource = try await healthgate.run([
+            "query", "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--until", "2027-01-17",
+            "--source", "polar-strap", "--gateway", "gym-1", "--format", "json",
+        ])
+        XCTAssertEqual(bySource.status, 0, bySource.standardError)
+        let polar = try HealthJSON.makeDecoder().decode(QuantityStatistics.self, from: Data(bySource.standardOutput.utf8))
+        XCTAssertEqual(polar.sampleCount, 2)
+        XCTAssertEqual(polar.average, 70)  // (60 + 80) / 2
+        let otherGateway = try await healthgate.run([
+            "query", "samples", "--type", "heartRate", "--db", path, "--gateway", "gym-2", "--format", "json",
+        ])
+        XCTAssertEqual(otherGateway.status, 0, otherGateway.standardError)
+        XCTAssertEqual(try HealthJSON.makeDecoder().decode([QuantitySample].self, from: Data(otherGateway.standardOutput.utf8)), [])
+        let contradiction = try await healthgate.run([
+            "query", "samples", "--type", "heartRate", "--db", path, "--source", "garmin-strap",
+            "--metadata", "healthgate.source=polar-strap",
+        ])
+        XCTAssertEqual(contradiction.status, 64)
+        XCTAssertTrue(
+            contradiction.standardError.contains("--source garmin-strap contradicts --metadata healthgate.source=polar-strap"),
+            contradiction.standardError)
         let bad = try await healthgate.run(["query", "samples", "--type", "heartRate", "--db", path, "--metadata", "novalue"])
         XCTAssertEqual(bad.status, 64)
         XCTAssertTrue(bad.standardError.contains("--metadata expects KEY=VALUE"), bad.standardError)
