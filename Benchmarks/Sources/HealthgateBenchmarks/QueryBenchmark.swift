@@ -113,46 +113,36 @@ enum QueryBenchmark {
             hop = min(hop, (ContinuousClock.now - start).benchmarkSeconds / Double(calls))
         }
 
-        // Steps: the sum per day.
-        best = (Double.infinity, Double.infinity)
-        for _ in 0..<repetitions {
-            var start = ContinuousClock.now
-            let expected = try baseline.daily(edges: edges, sql: Baseline.stepsDaily)
-            best.baseline = min(best.baseline, (ContinuousClock.now - start).benchmarkSeconds)
-            start = ContinuousClock.now
-            let days = try await store.statisticsCollection(
-                of: .stepCount, from: yearStart, to: yearEnd, anchor: yearStart, interval: CalendarInterval(.day),
-                timeZone: berlin, options: .sum)
-            best.measured = min(best.measured, (ContinuousClock.now - start).benchmarkSeconds)
-            try compare(days.map { (Int64($0.sampleCount), $0.sum) }, expected, what: "steps per day")
-        }
-        rows.append(row("sum of steps per day, 365 days", best))
-        ratios.append(best.baseline / best.measured)
-
-        // Heart rate: the average per day, asked for as such (the baseline computes count and
-        // average); then, not budgeted, with every discrete statistic (minimum, maximum and the
-        // most recent value too), the work the baseline does not do.
-        for (options, label, budgeted) in [
-            (StatisticsOptions.average, "average heart rate per day, 365 days", true),
-            (.discrete, "average, minimum, maximum and most recent heart rate per day (not budgeted)", false),
-        ] {
+        // Daily statistics, each asked for as its baseline computes it: the sum of steps, the
+        // average heart rate (count and average); then, not budgeted, the heart rate with every
+        // discrete statistic (minimum, maximum and the most recent value too), work the baseline
+        // does not do.
+        let daily: [(type: QuantityType, options: StatisticsOptions, sql: String, value: (QuantityStatistics) -> Double?, label: String)] = [
+            (.stepCount, .sum, Baseline.stepsDaily, { $0.sum }, "sum of steps per day, 365 days"),
+            (.heartRate, .average, Baseline.heartRateDaily, { $0.average }, "average heart rate per day, 365 days"),
+            (.heartRate, .discrete, Baseline.heartRateDaily, { $0.average },
+             "average, minimum, maximum and most recent heart rate per day (not budgeted)"),
+        ]
+        for query in daily {
             best = (Double.infinity, Double.infinity)
             for _ in 0..<repetitions {
                 var start = ContinuousClock.now
-                let expected = try baseline.daily(edges: edges, sql: Baseline.heartRateDaily)
+                let expected = try baseline.daily(edges: edges, sql: query.sql)
                 best.baseline = min(best.baseline, (ContinuousClock.now - start).benchmarkSeconds)
                 start = ContinuousClock.now
                 let days = try await store.statisticsCollection(
-                    of: .heartRate, from: yearStart, to: yearEnd, anchor: yearStart, interval: CalendarInterval(.day),
-                    timeZone: berlin, options: options)
+                    of: query.type, from: yearStart, to: yearEnd, anchor: yearStart, interval: CalendarInterval(.day),
+                    timeZone: berlin, options: query.options)
                 best.measured = min(best.measured, (ContinuousClock.now - start).benchmarkSeconds)
-                try compare(days.map { (Int64($0.sampleCount), $0.average) }, expected, what: "average heart rate per day")
-                guard days.reduce(0, { $0 + $1.sampleCount }) == heartRateCount else {
-                    throw QueryFailure(description: "the days hold \(days.reduce(0) { $0 + $1.sampleCount }) heart rates, not \(heartRateCount)")
+                try compare(days.map { (Int64($0.sampleCount), query.value($0)) }, expected, what: query.label)
+                // Every heart rate lies in one day (a step count across midnight counts in two).
+                let total = days.reduce(0) { $0 + $1.sampleCount }
+                if query.type == .heartRate, total != heartRateCount {
+                    throw QueryFailure(description: "the days hold \(total) heart rates, not \(heartRateCount)")
                 }
             }
-            rows.append(row(label, best))
-            if budgeted { ratios.append(best.baseline / best.measured) }
+            rows.append(row(query.label, best))
+            if query.options != .discrete { ratios.append(best.baseline / best.measured) }
         }
 
         report.table(["query", "measured (store API)", "baseline (SQL, C API)", "ratio"], rows)
