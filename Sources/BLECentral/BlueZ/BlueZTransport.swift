@@ -84,6 +84,11 @@ public final class BlueZTransport: BLECentralTransport {
     }
 
     /// The adapter's object path in `tree`, or `.unavailable` naming what is missing.
+    /// The device BlueZ knows by `address` (any case) on `adapter`, or nil.
+    private func device(_ address: String, in tree: BlueZObjectTree, adapter: String) -> BlueZDevice? {
+        tree.devices(adapter: adapter).first { $0.address.uppercased() == address.uppercased() }
+    }
+
     func adapterPath(in tree: BlueZObjectTree) throws -> String {
         let path: String
         if let adapterName {
@@ -234,7 +239,7 @@ public final class BlueZTransport: BLECentralTransport {
             let signals = try await client.signals()
             let tree = try await client.managedObjects()
             let adapter = try adapterPath(in: tree)
-            guard let device = tree.devices(adapter: adapter).first(where: { $0.address.uppercased() == address.uppercased() })
+            guard let device = device(address, in: tree, adapter: adapter)
             else {
                 throw BLETransportError(.notFound, device: address, "BlueZ does not know this device on \(adapter)")
             }
@@ -299,7 +304,7 @@ public final class BlueZTransport: BLECentralTransport {
             let client = try await client()
             let tree = try await client.managedObjects()
             let adapter = try adapterPath(in: tree)
-            guard let device = tree.devices(adapter: adapter).first(where: { $0.address.uppercased() == address.uppercased() })
+            guard let device = device(address, in: tree, adapter: adapter)
             else {
                 throw BLETransportError(.notFound, device: address, "BlueZ does not know this device on \(adapter)")
             }
@@ -374,7 +379,7 @@ public final class BlueZTransport: BLECentralTransport {
             let client = try await client()
             let tree = try await client.managedObjects()
             let adapter = try adapterPath(in: tree)
-            guard let device = tree.devices(adapter: adapter).first(where: { $0.address.uppercased() == address.uppercased() })
+            guard let device = device(address, in: tree, adapter: adapter)
             else { return false }
             try await client.removeDevice(adapter: adapter, device: device.path)
             logger.notice("BlueZ removed the device and its bond", device: address)
