@@ -323,12 +323,16 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// The first batch in delivery order: its row and whether it is sealed; nil when empty.
-    public func head() async throws -> (id: Int64, sealed: Bool)? {
+    /// The first batch in delivery order, with its body when it is sealed (one read: the delivery
+    /// sends it as it comes); nil when the outbox is empty.
+    public func head() async throws -> OutboxHead? {
         try await database.perform { connection in
-            try connection.query("SELECT id, sealed FROM batches ORDER BY id LIMIT 1").first.flatMap { row in
-                row.integer(0).map { ($0, row.integer(1) != 0) }
-            }
+            guard let row = try connection.query(
+                "SELECT id, sealed, key, count, enqueued_at, content_encoding, body FROM batches ORDER BY id LIMIT 1"
+            ).first, let id = row.integer(0)
+            else { return nil }
+            let sealed = row.integer(1) != 0
+            return OutboxHead(id: id, sealed: sealed, batch: sealed ? Self.sealedBatch(row, id: id) : nil)
         }
     }
 
@@ -336,15 +340,20 @@ public final class Outbox: Sendable {
     /// or not sealed.
     public func batch(_ id: Int64) async throws -> OutboxBatch? {
         try await database.perform { connection in
-            guard let row = try connection.query(
-                "SELECT id, key, count, enqueued_at, content_encoding, body FROM batches WHERE id = ? AND sealed = 1",
+            try connection.query(
+                "SELECT id, sealed, key, count, enqueued_at, content_encoding, body FROM batches WHERE id = ? AND sealed = 1",
                 [.integer(id)]
-            ).first, let id = row.integer(0), let key = row.text(1), let count = row.integer(2), let time = row.double(3)
-            else { return nil }
-            return OutboxBatch(
-                id: id, key: key, count: Int(count), enqueuedAt: Date(timeIntervalSince1970: time),
-                body: OutboxBody(bytes: row.blob(5) ?? [], contentEncoding: row.text(4)))
+            ).first.flatMap { Self.sealedBatch($0, id: id) }
         }
+    }
+
+    /// A sealed batch from a row selected as `id, sealed, key, count, enqueued_at,
+    /// content_encoding, body`; nil when a column is missing.
+    private static func sealedBatch(_ row: SQLiteRow, id: Int64) -> OutboxBatch? {
+        guard let key = row.text(2), let count = row.integer(3), let time = row.double(4) else { return nil }
+        return OutboxBatch(
+            id: id, key: key, count: Int(count), enqueuedAt: Date(timeIntervalSince1970: time),
+            body: OutboxBody(bytes: row.blob(6) ?? [], contentEncoding: row.text(5)))
     }
 
     /// The records of batch `id`; empty when it is no longer pending.

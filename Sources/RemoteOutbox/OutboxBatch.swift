@@ -81,6 +81,16 @@ public struct OutboxBatch: Sendable, Hashable {
     public var body: OutboxBody
 }
 
+/// The first batch in delivery order.
+public struct OutboxHead: Sendable, Hashable {
+    /// Its row.
+    public var id: Int64
+    /// Whether the batch has its body; an unsealed one is merged and sealed before it is sent.
+    public var sealed: Bool
+    /// The sealed batch, ready to send; nil when it is unsealed.
+    public var batch: OutboxBatch?
+}
+
 /// Batch identities.
 ///
 /// A batch formed from records gets a deterministic digest of their uuids, so the same records

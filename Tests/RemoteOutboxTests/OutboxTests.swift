@@ -47,6 +47,7 @@ final class OutboxTests: XCTestCase {
         XCTAssertEqual(stored?.key, OutboxBatchKey.key(for: batch.map(\.id)))
         XCTAssertEqual(stored?.body, body)
         XCTAssertEqual(stored?.count, 3)
+        XCTAssertEqual(head?.batch, stored, "the head carries the sealed batch as batch(_:) reads it")
         let pending = try await reopened.pendingRecords()
         XCTAssertEqual(pending, batch)
         XCTAssertEqual(reopened.statistics.count, 3)
@@ -60,6 +61,9 @@ final class OutboxTests: XCTestCase {
         _ = try await outbox.append([NewOutboxBatch(records: b, body: nil), NewOutboxBatch(records: c, body: nil)], now: start, limits: limits)
         XCTAssertEqual(outbox.statistics.unsealed, 6)
         XCTAssertEqual(outbox.statistics.oldestUnsealed, start)
+        let unsealedHead = try await outbox.head()
+        XCTAssertEqual(unsealedHead?.sealed, false)
+        XCTAssertNil(unsealedHead?.batch, "an unsealed head has no body to send")
 
         try await outbox.seal(maxRecords: 4, now: start, encode: Self.listing)
         let keys = try await outbox.pendingKeys()

@@ -66,7 +66,7 @@ extension MQTTBrokerSink {
                     }
                     continue
                 }
-                guard let batch = try await outbox.batch(head.id) else { continue }
+                guard let batch = head.batch else { continue }
                 switch await publish(batch, waitingForConnection: true, context: context, connection: connection) {
                 case .published(let published):
                     inFlight.append(published)

@@ -51,7 +51,7 @@ extension HTTPRepositorySink {
                 }
                 continue
             }
-            guard try await deliver(batch: head.id, context: context, signals: signals) else {
+            guard try await deliver(head: head.id, read: head.batch, context: context, signals: signals) else {
                 context.logger.notice(
                     "stopping with \(outbox.statistics.count) record(s) in the outbox; they are delivered at the next start")
                 return
@@ -76,16 +76,26 @@ extension HTTPRepositorySink {
         return false
     }
 
-    /// Delivers the sealed batch `id`, and the halves it is split into when refused. Returns
-    /// false when it gave up because the gateway is stopping and the repository is failing.
-    private func deliver(batch id: Int64, context: SinkContext, signals: DeliverySignals) async throws -> Bool {
+    /// Delivers the sealed batch `id` (`read` is it as the outbox's head gave it), and the halves
+    /// it is split into when refused. Returns false when it gave up because the gateway is
+    /// stopping and the repository is failing.
+    private func deliver(head id: Int64, read: OutboxBatch?, context: SinkContext, signals: DeliverySignals) async throws -> Bool {
         var stack: [Int64] = [id]
+        var read = read
         while let id = stack.popLast() {
             var attempt = 0
             attempts: while true {
                 try Task.checkCancellation()
-                // Nil once delivered, or dropped by `dropOldest` while this task backed off.
-                guard let batch = try await outbox.batch(id) else { break attempts }
+                // The first attempt sends the head as the outbox gave it; any other reads the batch
+                // again: nil once delivered, or dropped by `dropOldest` while this task backed off.
+                let current: OutboxBatch?
+                if let first = read, first.id == id {
+                    current = first
+                    read = nil
+                } else {
+                    current = try await outbox.batch(id)
+                }
+                guard let batch = current else { break attempts }
                 attempt += 1
                 let outcome = await send(batch, context: context)
                 let decision = policy.decision(
