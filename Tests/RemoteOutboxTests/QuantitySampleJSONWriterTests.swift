@@ -58,4 +58,46 @@ final class QuantitySampleJSONWriterTests: XCTestCase {
         // Plain samples take the fast path; the rest were declined, never mis-encoded.
         XCTAssertGreaterThan(fast, total / 3, "fast path taken for \(fast) of \(total)")
     }
+
+    /// The writer remembers the last device's bytes and recognises it by its bits: a device that
+    /// changes from sample to sample, comes back, is equal but built from other strings (other
+    /// storage, other bits), is absent, or cannot take the fast path must each give what a writer
+    /// that never saw a sample gives, and what the encoder writes.
+    func testTheRememberedDeviceFollowsEveryChange() throws {
+        // Longer than 15 bytes, so each copy made from bytes has storage of its own.
+        func fresh(_ text: String) -> String { String(decoding: Array(text.utf8), as: UTF8.self) }
+        let polar = Device(
+            name: "Polar H10 1A2B3C4D", manufacturer: "Polar Electro Oy", model: "H10", firmwareVersion: "5.0.0",
+            localIdentifier: "A0:9E:1A:12:34:56")
+        let samePolarElsewhere = Device(
+            name: fresh("Polar H10 1A2B3C4D"), manufacturer: fresh("Polar Electro Oy"), model: "H10",
+            firmwareVersion: "5.0.0", localIdentifier: fresh("A0:9E:1A:12:34:56"))
+        let otherPolar = Device(
+            name: fresh("Polar H10 99999999"), manufacturer: fresh("Polar Electro Oy"), model: "H10",
+            firmwareVersion: "5.0.0", localIdentifier: fresh("A0:9E:1A:99:99:99"))
+        let devices: [Device?] = [polar, samePolarElsewhere, otherPolar, nil, Device(), Device(name: "Pölar ♥"), polar]
+        XCTAssertEqual(polar, samePolarElsewhere)
+        let encoder = HealthJSON.makeEncoder()
+        var writer = QuantitySampleJSONWriter()
+        var generator = SystemRandomNumberGenerator()
+        var written = 0
+        let start = Date(timeIntervalSince1970: 1_800_000_000.25)
+        for index in 0..<600 {
+            let device = devices[Int.random(in: 0..<devices.count, using: &generator)]
+            let sample = try QuantitySample(
+                id: ids.next(), type: .heartRate, quantity: Quantity(Double(60 + index % 90), .countPerMinute),
+                start: start.addingTimeInterval(Double(index)), end: start.addingTimeInterval(Double(index)), device: device)
+            var newcomer = QuantitySampleJSONWriter()
+            let expected = newcomer.encode(sample)
+            let bytes = writer.encode(sample)
+            XCTAssertEqual(bytes, expected, "sample \(index), device \(device?.name ?? "none")")
+            if let bytes {
+                written += 1
+                XCTAssertEqual(bytes, Array(try encoder.encode(sample)), "sample \(index)")
+            } else {
+                XCTAssertEqual(device?.name, "Pölar ♥", "only the device that needs escaping declines")
+            }
+        }
+        XCTAssertGreaterThan(written, 400)
+    }
 }
