@@ -128,6 +128,32 @@ enum HTTPBenchmark {
                         + "(expected \(requests.count)), \(after.bytes - before.bytes) bytes (baseline \(sentBytes))")
             }
         }
+        // Two more floors, to tell where the sink's time goes: the same sink with a transport that
+        // answers 200 at once (bus, encoding, compression and the outbox, no network), and the
+        // batches' encoding and compression alone, one task per batch on every core (what any
+        // sink that sends these bodies must do before its first POST).
+        var bestAnswering = Double.infinity
+        for repetition in 0..<3 {
+            let sink = try HTTPRepositorySink(
+                configuration: HTTPRepositoryConfiguration(url: url.absoluteString, gzip: gzip),
+                environment: environment.plugin("answering-\(repetition)"), transport: AnsweringTransport(), random: { 0.5 })
+            let t3 = ContinuousClock.now
+            try await measured(sink: sink, chunks: chunks, environment: environment)
+            bestAnswering = min(bestAnswering, (ContinuousClock.now - t3).benchmarkSeconds)
+        }
+        let batchEncoder = BatchEncoder(builder: builder, gzip: gzip, deflate: deflate)
+        var bestEncoding = Double.infinity
+        var bestEncodingCPU = Double.infinity
+        for _ in 0..<3 {
+            let t4 = ContinuousClock.now
+            let cpu4 = Harness.cpuSeconds()
+            let bytes = await encodeAlone(records, encoder: batchEncoder, enqueuedAt: start)
+            bestEncoding = min(bestEncoding, (ContinuousClock.now - t4).benchmarkSeconds)
+            bestEncodingCPU = min(bestEncodingCPU, Harness.cpuSeconds() - cpu4)
+            guard bytes == sentBytes else {
+                throw HTTPBenchmarkFailure(description: "encoding alone made \(bytes) bytes of bodies, the baseline sends \(sentBytes)")
+            }
+        }
         // The floor the bus sets: the same publishing into a consumer that takes batches of 500
         // and does nothing with them (no encoding, no outbox, no POST).
         var bestBus = Double.infinity
@@ -154,6 +180,14 @@ enum HTTPBenchmark {
         if problems.warnings + problems.errors > 0 {
             report.line("Warnings/errors logged by the sink: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
         }
+        report.line("The sink with a transport that answers 200 at once (the bus, encoding, compression and the outbox; no network): "
+            + Harness.format(Double(count) / bestAnswering) + " samples/s, "
+            + String(format: "%.2f× the POST loop.", Double(count) / bestAnswering / baseRate))
+        report.line("Encoding\(gzip ? " and compressing" : "") the \(requests.count) bodies alone, one task per batch on every core "
+            + "(no bus, no outbox, no network): " + Harness.format(Double(count) / bestEncoding) + " samples/s, "
+            + String(format: "%.2f× the POST loop, %.1f µs of CPU per sample", Double(count) / bestEncoding / baseRate,
+                bestEncodingCPU / Double(count) * 1e6)
+            + ": the most a sink that sends these bodies could reach here before it sends anything.")
         report.line("The bus alone (the same publishing into a consumer that takes batches of 500 and drops them): "
             + Harness.format(Double(count) / bestBus) + " samples/s, "
             + String(format: "%.2f× the POST loop: the most the sink can reach on this machine.", Double(count) / bestBus / baseRate))
@@ -162,6 +196,30 @@ enum HTTPBenchmark {
                 + Harness.verdict(rate / baseRate >= 0.5) + ".")
         } else {
             report.line(String(format: "Not budgeted (gzip: false on both sides): %.2f× the plain POST loop.", rate / baseRate))
+        }
+    }
+
+    /// The bodies of `records` in batches of ``batchSize``, encoded as the sink's intake encodes
+    /// them (the hand-written writer, then `encoder`'s body and compression), one child task per
+    /// batch; returns the bytes made.
+    static func encodeAlone(_ records: [HealthRecord], encoder: BatchEncoder, enqueuedAt: Date) async -> Int {
+        await withTaskGroup(of: Int.self) { group in
+            for first in stride(from: 0, to: records.count, by: batchSize) {
+                let batch = Array(records[first..<min(first + batchSize, records.count)])
+                group.addTask {
+                    let json = HealthJSON.makeEncoder()
+                    var writer = QuantitySampleJSONWriter()
+                    let stored = batch.compactMap { record in
+                        (try? StoredPayload.encode(record, encoder: json, writer: &writer)).map {
+                            OutboxRecord(id: record.id, kind: record.kind, payload: $0, enqueuedAt: enqueuedAt)
+                        }
+                    }
+                    return encoder.body(for: stored).bytes.count
+                }
+            }
+            var total = 0
+            for await bytes in group { total += bytes }
+            return total
         }
     }
 
@@ -203,6 +261,11 @@ enum HTTPBenchmark {
             try await group.waitForAll()
         }
     }
+}
+
+/// Answers every request with 200 at once: the sink's work without the network.
+struct AnsweringTransport: HTTPTransport {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse { HTTPResponse(status: 200) }
 }
 
 struct HTTPBenchmarkFailure: Error, CustomStringConvertible {
