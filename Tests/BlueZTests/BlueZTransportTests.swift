@@ -1,4 +1,4 @@
-import BLECentral
+@testable import BLECentral
 import BlueZ
 import GatewayTesting
 import HeartRateMonitor
@@ -324,6 +324,43 @@ final class BlueZTransportTests: XCTestCase {
         // Stopping the stream sends StopNotify.
         values.cancel()
         try await waitUntil("StopNotify") { try await bluez.notifyState(characteristic).notifying == false }
+    }
+
+    /// bluetoothd before 5.84 leaves a failed AcquireNotify behind for good (``BlueZVersion``), so
+    /// on such a bluetoothd, or one whose version is unknown, notifications go through
+    /// StartNotify even where AcquireNotify is offered.
+    func testBluetoothdBefore584OrUnknownGetsStartNotify() async throws {
+        let bluez = try await start()
+        for (index, modalias) in ["usb:v1D6Bp0246d0542", "usb:v1D6Bp0245d050A", ""].enumerated() {
+            let adapter = "hci\(index)"
+            try await bluez.addAdapter(adapter, version: modalias)
+            let address = "AA:BB:CC:DD:EE:1\(index)"
+            let device = try await bluez.addMonitor(address, acquire: true, adapter: adapter)
+            let connection = try await bluez.transport(adapter: adapter).connect(to: address)
+            let characteristic = PrivateBlueZ.heartRateMeasurement(device)
+            let values = StreamCollector(try await connection.notifications(of: .heartRateMeasurement, in: .heartRateService))
+            let state = try await bluez.notifyState(characteristic)
+            XCTAssertTrue(state.notifying, "\(modalias): StartNotify")
+            XCTAssertFalse(state.acquired, "\(modalias): AcquireNotify must not be used")
+            try await bluez.notify(characteristic, [0x00, 66])
+            try await waitUntil("the notification (\(modalias))") { values.elements.count == 1 }
+            XCTAssertEqual(values.elements.map(\.value), [[0x00, 66]])
+            values.cancel()
+        }
+        XCTAssertTrue(bluez.logSink.contains("leaves a failed AcquireNotify behind (fixed in 5.84)"))
+        XCTAssertTrue(bluez.logSink.contains("bluetoothd's version is unknown"))
+    }
+
+    func testBlueZVersionFromTheAdapterModalias() {
+        XCTAssertEqual(BlueZVersion.parse("usb:v1D6Bp0246d0542").map { [$0.major, $0.minor] }, [5, 66])
+        XCTAssertEqual(BlueZVersion.parse("usb:v1d6bp0246d0554").map { [$0.major, $0.minor] }, [5, 84])
+        XCTAssertNil(BlueZVersion.parse("usb:v1D6Bp0245d050A"), "another product id says nothing of the version")
+        XCTAssertNil(BlueZVersion.parse("bluetooth:v1D6Bp0246d0542"))
+        XCTAssertNil(BlueZVersion.parse("usb:v1D6Bp0246d05"))
+        XCTAssertFalse(BlueZVersion(modalias: "usb:v1D6Bp0246d0553").acquireNotifyIsSafe, "5.83")
+        XCTAssertTrue(BlueZVersion(modalias: "usb:v1D6Bp0246d0554").acquireNotifyIsSafe, "5.84")
+        XCTAssertTrue(BlueZVersion(modalias: "usb:v1D6Bp0246d0600").acquireNotifyIsSafe, "6.0")
+        XCTAssertFalse(BlueZVersion(modalias: nil).acquireNotifyIsSafe)
     }
 
     /// Two characteristics on one stream: each notification is tagged with its characteristic,

@@ -155,8 +155,11 @@ final class PrivateBlueZ: @unchecked Sendable {
             destination: "org.bluez", path: "/", interface: interface, member: member, arguments: arguments)
     }
 
-    func addAdapter(_ name: String = "hci0") async throws {
+    /// Adds an adapter that announces bluetoothd `version` in its Modalias (BlueZ's own Device ID),
+    /// by default one whose failed AcquireNotify cleans up after itself (``BlueZVersion``).
+    func addAdapter(_ name: String = "hci0", version: String = "usb:v1D6Bp0246d0554") async throws {
         try await control("AddAdapter", [.string(name), .string("healthgate-test")], interface: "org.bluez.Mock")
+        try await control("SetAdapterModalias", [.string(name), .string(version)])
     }
 
     /// Adds a plain device without our services (the bluez5 template's AddDevice).

@@ -353,6 +353,12 @@ def control_resolve_before_objects(_main, device_path, early):
     mockobject.objects[device_path].hg['resolve_early'] = bool(early)
 
 
+def control_set_adapter_modalias(_main, adapter_name, modalias):
+    # What bluetoothd's Device ID makes of its version (usb:v1D6Bp0246d0542 is 5.66).
+    adapter = mockobject.objects['/org/bluez/' + str(adapter_name)]
+    adapter.props['org.bluez.Adapter1']['Modalias'] = dbus.String(str(modalias), variant_level=1)
+
+
 def control_connect_silently(_main, device_path):
     mockobject.objects[device_path].hg['silent'] = True
 
@@ -406,6 +412,7 @@ _CONTROL = [
     ('ConnectAttempts', 'o', 'u', control_connect_attempts),
     ('DropLink', 'o', '', control_drop_link),
     ('ConnectSilently', 'o', '', control_connect_silently),
+    ('SetAdapterModalias', 'ss', '', control_set_adapter_modalias),
     ('RemoveMonitor', 'o', '', control_remove_monitor),
     ('AddGlucoseMeter', 'sss', 'o', control_add_glucose_meter),
     ('AddGlucoseRecord', 'oay', '', control_add_glucose_record),

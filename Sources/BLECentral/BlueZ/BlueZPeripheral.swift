@@ -61,13 +61,18 @@ final class BlueZPeripheral: BLEConnection {
     private let resolution = AsyncCondition(Resolution.pending)
     private let dropped = Atomic<Int>(0)
 
+    /// Whether notifications may go through AcquireNotify (``BlueZVersion/acquireNotifyIsSafe``);
+    /// otherwise every subscription uses StartNotify.
+    private let acquireNotify: Bool
+
     init(
-        client: BlueZClient, address: String, devicePath: String, tree: BlueZObjectTree, clock: any GatewayClock,
-        logger: Logger
+        client: BlueZClient, address: String, devicePath: String, tree: BlueZObjectTree, acquireNotify: Bool,
+        clock: any GatewayClock, logger: Logger
     ) {
         self.client = client
         self.address = address
         self.devicePath = devicePath
+        self.acquireNotify = acquireNotify
         self.clock = clock
         self.logger = logger
         state = Mutex(State(tree: tree))
@@ -273,9 +278,10 @@ final class BlueZPeripheral: BLEConnection {
         }
     }
 
-    /// Subscribes to each characteristic: through AcquireNotify when it has the `notify` flag
-    /// (a socket with one datagram per notification, BlueZ doc/org.bluez.GattCharacteristic.rst;
-    /// BlueZ closes it on disconnect, so it is acquired again on every connection), else, or when
+    /// Subscribes to each characteristic: through AcquireNotify when it has the `notify` flag and
+    /// bluetoothd handles a failed AcquireNotify (``BlueZVersion/acquireNotifyIsSafe``; a socket
+    /// with one datagram per notification, BlueZ doc/org.bluez.GattCharacteristic.rst; BlueZ
+    /// closes it on disconnect, so it is acquired again on every connection), else, or when
     /// AcquireNotify fails, through StartNotify and PropertiesChanged "Value". All of them feed
     /// one stream; ending it closes the sockets and calls StopNotify.
     func notifications(of characteristics: [GATTCharacteristicID]) async throws
@@ -324,7 +330,7 @@ final class BlueZPeripheral: BLEConnection {
         _ characteristic: BlueZCharacteristic, as uuid: BluetoothUUID, subscription id: UInt64,
         continuation: AsyncThrowingStream<BLENotification, any Error>.Continuation
     ) async throws {
-        if characteristic.flags.contains("notify") {
+        if acquireNotify, characteristic.flags.contains("notify") {
             do {
                 let (descriptor, mtu) = try await client.acquireNotify(characteristic: characteristic.path)
                 guard let fd = descriptor.take() else {

@@ -243,8 +243,13 @@ public final class BlueZTransport: BLECentralTransport {
             else {
                 throw BLETransportError(.notFound, device: address, "BlueZ does not know this device on \(adapter)")
             }
+            let version = BlueZVersion(modalias: tree.objects[adapter]?[BlueZInterface.adapter]?["Modalias"]?.string)
+            if !version.acquireNotifyIsSafe {
+                logger.debug("notifications through StartNotify: \(version)", device: address)
+            }
             let peripheral = BlueZPeripheral(
-                client: client, address: address, devicePath: device.path, tree: tree, clock: clock, logger: logger)
+                client: client, address: address, devicePath: device.path, tree: tree,
+                acquireNotify: version.acquireNotifyIsSafe, clock: clock, logger: logger)
             peripheral.startMonitoring(signals)
             do {
                 // Scanning while the controller initiates a connection slowed or stalled LE
