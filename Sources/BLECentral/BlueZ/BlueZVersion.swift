@@ -24,7 +24,8 @@ struct BlueZVersion: CustomStringConvertible, Sendable {
         version = modalias.flatMap(Self.parse)
     }
 
-    /// `usb:v1D6Bp0246dXXXX` → (XXXX >> 8, XXXX & 0xFF); nil for anything else.
+    /// `usb:v1D6Bp0246d` and four hex digits, `major << 8 | minor` → (major, minor); nil for
+    /// anything else.
     static func parse(_ modalias: String) -> (major: Int, minor: Int)? {
         let prefix = "usb:v1D6Bp0246d"
         guard modalias.uppercased().hasPrefix(prefix.uppercased()) else { return nil }
