@@ -20,6 +20,7 @@ let package = Package(
     products: [
         .executable(name: "healthgate", targets: ["healthgate"]),
         .library(name: "HealthModel", targets: ["HealthModel"]),
+        .library(name: "HealthStore", targets: ["HealthStore"]),
         .library(name: "SampleBus", targets: ["SampleBus"]),
         .library(name: "AsyncPrimitives", targets: ["AsyncPrimitives"]),
         .library(name: "GATTDecoding", targets: ["GATTDecoding"]),
@@ -57,7 +58,12 @@ let package = Package(
         // The concurrency toolkit: a queue-backed actor executor, one cancellable waiter, one race.
         .target(name: "AsyncPrimitives", swiftSettings: swiftSettings),
         .target(name: "GATTDecoding", exclude: ["README.md"], swiftSettings: swiftSettings),
-        .target(name: "SampleBus", dependencies: ["HealthModel", "AsyncPrimitives"], swiftSettings: swiftSettings),
+        // The store: one database, one writer, a pool of readers; the change log every follower
+        // reads, source checkpoints, the workout journal. The gateway's commit point.
+        .target(
+            name: "HealthStore", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives"], exclude: ["README.md"],
+            swiftSettings: swiftSettings),
+        .target(name: "SampleBus", dependencies: ["HealthModel", "HealthStore", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
@@ -68,7 +74,7 @@ let package = Package(
             exclude: ["README.md", "README-bluez.md"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
-            name: "Workouts", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives"], exclude: ["README.md"],
+            name: "Workouts", dependencies: ["HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
             name: "GatewayControl", dependencies: ["SampleBus", "LinuxSystem", "AsyncPrimitives"],
@@ -82,7 +88,7 @@ let package = Package(
             name: "RemoteOutbox", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
-            name: "GatewayTesting", dependencies: ["HealthModel", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
+            name: "GatewayTesting", dependencies: ["HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)
@@ -90,7 +96,7 @@ let package = Package(
             name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BLECentral", "AsyncPrimitives", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "SerialPedometer", dependencies: ["HealthModel", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
+            name: "SerialPedometer", dependencies: ["HealthModel", "HealthStore", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
             name: "FitnessEquipment", dependencies: ["GATTDecoding", "HealthModel", "SampleBus", "BLECentral", "AsyncPrimitives"],
@@ -98,10 +104,10 @@ let package = Package(
         // The Bluetooth SIG health profiles (scales, cuffs, thermometers, oximeters, glucose meters):
         // decoders and the mapper to samples.
         .target(
-            name: "HealthDevices", dependencies: ["GATTDecoding", "HealthModel", "SampleBus", "BLECentral", "AsyncPrimitives"],
+            name: "HealthDevices", dependencies: ["GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral", "AsyncPrimitives"],
             path: "plugins/HealthDevices/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "SQLiteStore", dependencies: ["HealthModel", "SampleBus", "SQLite", "Workouts", "AsyncPrimitives"],
+            name: "SQLiteStore", dependencies: ["HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
             name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "RemoteOutbox", "CCurl", "AsyncPrimitives"],
@@ -116,7 +122,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem",
                 "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "RemoteOutbox", "Udev",
-                "FitnessEquipment", "HealthDevices", "WebBoard",
+                "FitnessEquipment", "HealthDevices", "WebBoard", "HealthStore",
             ],
             swiftSettings: swiftSettings),
 
@@ -124,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate-benchmarks",
             dependencies: [
-                "HealthModel", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer",
+                "HealthModel", "HealthStore", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer",
                 "HTTPRepository", "RemoteOutbox", "Workouts", "WebBoard", "MQTTBroker", "CMosquitto",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings,
@@ -142,37 +148,40 @@ let package = Package(
             name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "SampleBusTests", dependencies: ["HealthModel", "SampleBus", "GatewayTesting"],
+            name: "SampleBusTests", dependencies: ["HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl", "SQLiteStore", "SQLite", "HealthModel", "SampleBus"],
+            name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "WebBoardTests", dependencies: ["WebBoard", "GatewayTesting", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["HealthModel", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
+            name: "EndToEndTests", dependencies: ["HealthModel", "HealthStore", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HeartRateMonitorTests",
-            dependencies: ["HeartRateMonitor", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding"],
+            dependencies: ["HeartRateMonitor", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding", "HealthStore"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthDevicesTests", dependencies: ["GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus"],
+            name: "HealthDevicesTests", dependencies: ["GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus", "HealthStore"],
             path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "BlueZTests", dependencies: ["BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus"],
+            name: "BlueZTests", dependencies: ["BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GatewayTesting", "SQLite", "Workouts", "HealthModel", "SampleBus"],
+            name: "HealthStoreTests", dependencies: ["HealthStore", "GatewayTesting", "SQLite", "Workouts", "HealthModel", "SampleBus"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "HealthStore", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SerialPedometerTests",
-            dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore", "SQLite", "SampleBus", "HealthModel"],
+            dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore", "SQLite", "SampleBus", "HealthModel", "HealthStore"],
             path: "plugins/SerialPedometer/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
@@ -185,7 +194,7 @@ let package = Package(
             path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MQTTBrokerTests",
-            dependencies: ["MQTTBroker", "RemoteOutbox", "GatewayTesting", "HealthModel", "SampleBus", "SQLite", "SQLiteStore"],
+            dependencies: ["MQTTBroker", "RemoteOutbox", "GatewayTesting", "HealthModel", "SampleBus", "SQLite", "SQLiteStore", "HealthStore"],
             path: "plugins/MQTTBroker/Tests", swiftSettings: swiftSettings),
     ]
 )
@@ -197,6 +206,6 @@ if Context.environment["HEALTHGATE_FUZZ"] != nil {
     package.targets.append(.executableTarget(
         name: "healthgate-fuzz",
         dependencies: ["HealthModel", "SampleBus", "GatewayControl", "GATTDecoding", "HeartRateMonitor", "SerialPedometer",
-                       "SQLiteStore", "HTTPRepository", "FitnessEquipment", "HealthDevices", "Workouts"],
+                       "SQLiteStore", "HealthStore", "HTTPRepository", "FitnessEquipment", "HealthDevices", "Workouts"],
         path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
 }

@@ -1,4 +1,5 @@
 public import Foundation
+public import HealthStore
 public import HealthModel
 public import SampleBus
 import AsyncPrimitives
@@ -91,16 +92,18 @@ public final class RecordingLogSink: LogSink {
 
 /// Helpers to build test environments.
 public enum TestEnvironment {
-    /// A plugin environment in a temporary directory with a recording logger.
+    /// A plugin environment in a temporary directory with a recording logger, and `store`
+    /// (nil for plugins that need none).
     public static func make(
         name: String = "test", clock: any GatewayClock = ManualClock(),
-        directory: URL, variables: [String: String] = [:], logSink: RecordingLogSink = RecordingLogSink()
+        directory: URL, variables: [String: String] = [:], logSink: RecordingLogSink = RecordingLogSink(),
+        store: HealthStore? = nil
     ) -> PluginEnvironment {
         PluginEnvironment(
             name: name, logger: Logger(label: name, sink: logSink, level: .debug), clock: clock,
             ids: SampleIDGenerator(seed: 42), paths: GatewayPaths(
                 dataDirectory: directory, stateDirectory: directory, runtimeDirectory: directory),
-            variables: variables)
+            variables: variables, store: store)
     }
 
     /// A fresh temporary directory, removed by the caller.

@@ -41,3 +41,15 @@ public struct Device: Hashable, Sendable, Codable {
         }
     }
 }
+
+extension Device {
+    /// Whether a record's `device` is in `selection`, a list of local identifiers, names or
+    /// display names as a workout's or participant's `devices` gives them. A nil `selection`
+    /// takes every device; a record without a device matches only then.
+    public static func matches(_ device: Device?, selection: [String]?) -> Bool {
+        guard let selection else { return true }
+        guard let device else { return false }
+        let names = [device.localIdentifier, device.name, device.displayName].compactMap { $0 }
+        return names.contains(where: selection.contains)
+    }
+}

@@ -223,8 +223,14 @@ public final class SQLiteConnection {
     /// A step that fails (SQL or code) is rolled back whole: the file keeps the version it had
     /// before that step, and the steps before it stay committed.
     ///
+    /// Foreign keys are off while the steps run, so that a step may rebuild a table other tables
+    /// point to (SQLite's procedure for schema changes, https://sqlite.org/lang_altertable.html
+    /// §7): each step checks them with `PRAGMA foreign_key_check` before it commits, and fails
+    /// when a row points nowhere. They are on again when this returns.
+    ///
     /// - Throws: ``SQLiteError``; for a step's own failure, its error as thrown; code 1 with
-    ///   "newer than this program" when the file's version is beyond `migrations`.
+    ///   "newer than this program" when the file's version is beyond `migrations`; code 19
+    ///   (SQLITE_CONSTRAINT) when a step leaves a row whose foreign key points nowhere.
     public func migrate(_ migrations: [SQLiteMigration]) throws(SQLiteError) {
         let current = try userVersion
         guard current <= migrations.count else {
@@ -232,6 +238,15 @@ public final class SQLiteConnection {
                 code: 1, message: "database schema version \(current) is newer than this program "
                     + "knows (\(migrations.count)); upgrade healthgate", context: path)
         }
+        guard current < migrations.count else { return }
+        // Outside any transaction: SQLite ignores the pragma inside one.
+        try execute("PRAGMA foreign_keys=OFF")
+        let outcome = Result { () throws(SQLiteError) in try runSteps(migrations, from: current) }
+        try execute("PRAGMA foreign_keys=ON")
+        try outcome.get()
+    }
+
+    private func runSteps(_ migrations: [SQLiteMigration], from current: Int) throws(SQLiteError) {
         for version in current..<migrations.count {
             do {
                 try transaction(.exclusive) {
@@ -239,6 +254,11 @@ public final class SQLiteConnection {
                     switch migrations[version] {
                     case .sql(let sql): try execute(sql)
                     case .code(let body): try body(self)
+                    }
+                    if let dangling = try query("PRAGMA foreign_key_check").first {
+                        throw SQLiteError(
+                            code: 19, message: "a row of \(dangling.text(0) ?? "?") (rowid \(dangling.integer(1) ?? 0)) "
+                                + "points to a missing row of \(dangling.text(2) ?? "?")", context: "migration \(version + 1)")
                     }
                     try execute("PRAGMA user_version = \(version + 1)")
                 }

@@ -49,6 +49,11 @@ public actor SQLiteDatabase {
         return try SQLiteConnection(path: path, mode: mode)
     }
 
+    /// Confines an open `connection` to a new serial queue labelled `label`.
+    public init(connection: sending SQLiteConnection, label: String) {
+        self.init(connection: connection, path: connection.path, label: label)
+    }
+
     private init(connection: sending SQLiteConnection, path: String, label: String) {
         self.connection = connection
         self.interruptHandle = connection.interruptHandle
@@ -65,5 +70,15 @@ public actor SQLiteDatabase {
     /// Runs `body` on the database's queue and returns its result.
     public func perform<T: Sendable>(_ body: @Sendable (SQLiteConnection) throws -> T) throws -> T {
         try body(connection)
+    }
+
+    /// Runs `body` on the database's queue while the calling thread waits: for a caller that
+    /// runs on a serial queue of its own and must not return before the work is done (a
+    /// synchronous protocol). Never call it from the cooperative pool, nor from this database's
+    /// own queue (that would wait for itself).
+    public nonisolated func performBlocking<T: Sendable>(_ body: @Sendable (SQLiteConnection) throws -> T) rethrows -> T {
+        try executor.queue.sync {
+            try self.assumeIsolated { database in try body(database.connection) }
+        }
     }
 }

@@ -1,3 +1,4 @@
+public import HealthStore
 import Synchronization
 
 /// The checkpoint view a source reads: the newest checkpoint published in this process, else the

@@ -63,10 +63,12 @@ public struct PluginConfiguration: Sendable, Codable, Hashable {
 ///   "controlSocket": "/run/healthgate/control.sock",
 ///   "profile": {…},
 ///   "participants": [{"name": "Ana", "devices": ["02:00:00:00:00:01"], "profile": {…}}],
-///   "web": {"listen": "127.0.0.1:8080"}
+///   "web": {"listen": "127.0.0.1:8080"},
+///   "store": {"path": "/var/lib/healthgate/samples.sqlite"}
 /// }
 /// ```
-/// With no `sinks`, the executable adds the embedded default: the SQLite store.
+/// With no `sinks`, the executable adds the embedded default: the `sqlite` sink, which commits
+/// into the store.
 public struct GatewayConfiguration: Sendable, Codable, Hashable {
     public var sources: [PluginConfiguration]
     public var sinks: [PluginConfiguration]
@@ -85,6 +87,9 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     public var gatewayName: String?
     /// The time zone records are marked with (a tz database name); absent: `$TZ` or the system's.
     public var timeZone: String?
+    /// The store (`path`, `maxDatabaseMegabytes`, `tombstoneRetentionDays`), decoded by the
+    /// executable; absent: the defaults.
+    public var store: JSONValue?
     /// Where the configuration came from, for error messages. Not part of the file.
     public var origin: String = "(embedded default)"
 
@@ -92,8 +97,9 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
         sources: [PluginConfiguration] = [], sinks: [PluginConfiguration] = [],
         logLevel: LogLevel = .info, shutdownTimeoutSeconds: Double = 10,
         controlSocket: String? = nil, profile: JSONValue? = nil, participants: JSONValue? = nil, web: JSONValue? = nil,
-        gatewayName: String? = nil, timeZone: String? = nil
+        gatewayName: String? = nil, timeZone: String? = nil, store: JSONValue? = nil
     ) {
+        self.store = store
         self.gatewayName = gatewayName
         self.timeZone = timeZone
         self.participants = participants
@@ -108,7 +114,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case sources, sinks, logLevel, shutdownTimeoutSeconds, controlSocket, profile, participants, web
-        case gatewayName, timeZone
+        case gatewayName, timeZone, store
     }
 
     /// The longest `gatewayName`.
@@ -134,6 +140,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
         web = try container.decodeIfPresent(JSONValue.self, forKey: .web)
         gatewayName = try container.decodeIfPresent(String.self, forKey: .gatewayName)
         timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
+        store = try container.decodeIfPresent(JSONValue.self, forKey: .store)
     }
 
     /// Checks the gateway's own settings (not the plugins' nor the profile, which their owners

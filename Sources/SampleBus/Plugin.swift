@@ -1,3 +1,4 @@
+public import HealthStore
 public import HealthModel
 
 /// A source of health records: a device adapter or a simulator.

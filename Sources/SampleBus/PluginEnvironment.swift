@@ -1,12 +1,13 @@
 public import Foundation
 public import HealthModel
+public import HealthStore
 
 /// The directories a gateway uses, resolved once by the executable (XDG base directories, or
 /// the systemd `StateDirectory=`/`RuntimeDirectory=` variables when run as a service).
 public struct GatewayPaths: Sendable, Hashable {
     /// Persistent data: the default SQLite store (`$XDG_DATA_HOME/healthgate`).
     public var dataDirectory: URL
-    /// Persistent state: outboxes, counters (`$XDG_STATE_HOME/healthgate` or `$STATE_DIRECTORY`).
+    /// Persistent state (`$XDG_STATE_HOME/healthgate` or `$STATE_DIRECTORY`).
     public var stateDirectory: URL
     /// Runtime files: the control socket (`$XDG_RUNTIME_DIR/healthgate` or `$RUNTIME_DIRECTORY`).
     public var runtimeDirectory: URL
@@ -38,12 +39,16 @@ public struct PluginEnvironment: Sendable {
     /// The user profile's height in metres (`profile.heightMeters`), for sources that derive a
     /// body mass index from a weight; nil when the profile gives none.
     public var userHeightMeters: Double?
+    /// The gateway's store, opened once by the executable (nil where a plugin is built without
+    /// one: `config check`, tests of sources). The `sqlite` sink commits into it.
+    public var store: HealthStore?
 
     public init(
         name: String, logger: Logger, clock: any GatewayClock, ids: SampleIDGenerator,
         paths: GatewayPaths, variables: [String: String], gatewayName: String = "healthgate",
-        shared: SharedResources = SharedResources(), userHeightMeters: Double? = nil
+        shared: SharedResources = SharedResources(), userHeightMeters: Double? = nil, store: HealthStore? = nil
     ) {
+        self.store = store
         self.userHeightMeters = userHeightMeters
         self.gatewayName = gatewayName
         self.shared = shared

@@ -1,3 +1,4 @@
+public import HealthStore
 public import Foundation
 public import HealthModel
 import Synchronization

@@ -63,7 +63,7 @@ public struct LiveBoardModel: Sendable {
         var tiles: [BoardTile] = []
         var owned: Set<String> = []
         for participant in roster.participants {
-            let mine = readings.filter { LiveWorkoutBuilder.deviceMatches($0.value.device, devices: participant.devices) }
+            let mine = readings.filter { Device.matches($0.value.device, selection: participant.devices) }
             owned.formUnion(mine.keys)
             let latest = mine.values.max { $0.arrival < $1.arrival }
             tiles.append(tile(

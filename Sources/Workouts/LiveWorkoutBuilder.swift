@@ -82,16 +82,7 @@ public struct LiveWorkoutBuilder: Sendable {
     }
 
     private static func matchesDevice(_ device: Device?, _ session: WorkoutSession) -> Bool {
-        deviceMatches(device, devices: session.devices)
-    }
-
-    /// Whether `device` is one of `devices` (by local identifier, name or display name); nil
-    /// `devices` takes every device, a record without a device matches only then.
-    public static func deviceMatches(_ device: Device?, devices: [String]?) -> Bool {
-        guard let devices else { return true }
-        guard let device else { return false }
-        let names = [device.localIdentifier, device.name, device.displayName].compactMap { $0 }
-        return names.contains(where: devices.contains)
+        Device.matches(device, selection: session.devices)
     }
 
     /// Adds `record` if ``wants(_:session:)``, it is new, and there is room (else it is counted

@@ -1,3 +1,4 @@
+public import HealthModel
 /// A person training with the gateway: a name shown on the board, the profile their zones and
 /// energy come from, and the devices they wear.
 ///
@@ -18,21 +19,6 @@ public struct Participant: Hashable, Sendable, Codable {
         self.name = name
         self.devices = devices
         self.profile = profile
-    }
-}
-
-/// A device assigned to a participant at run time (`healthgate participant assign`), as a
-/// ``ParticipantAssignmentStore`` keeps it.
-public struct ParticipantAssignment: Hashable, Sendable, Codable {
-    /// The device: BLE address, serial number or name.
-    public var device: String
-    /// The participant's name.
-    public var participant: String
-
-    /// Creates an assignment.
-    public init(device: String, participant: String) {
-        self.device = device
-        self.participant = participant
     }
 }
 

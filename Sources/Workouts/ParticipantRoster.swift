@@ -98,7 +98,7 @@ public struct ParticipantRoster: Hashable, Sendable {
     /// workout's `--devices`), nil for a guest.
     public func owner(of device: Device?) -> Participant? {
         guard let device else { return nil }
-        return participants.first { LiveWorkoutBuilder.deviceMatches(device, devices: $0.devices) }
+        return participants.first { Device.matches(device, selection: $0.devices) }
     }
 
     /// Adds `participant`.

@@ -81,7 +81,7 @@ public final class WorkoutController: SampleSink, SampleSource {
     /// Starts a workout (prepare and start at once).
     /// - Parameters:
     ///   - devices: local identifiers or names to collect from; nil or empty collects from all.
-    ///   - types: the types to collect; default ``WorkoutSession/defaultTypes(for:)``.
+    ///   - types: the types to collect; default ``WorkoutDefinition/defaultTypes(for:)``.
     /// - Throws: ``WorkoutError/Code/alreadyActive`` when a workout is in progress,
     ///   ``WorkoutError/Code/persistence`` when the store cannot commit it.
     @discardableResult
@@ -91,7 +91,7 @@ public final class WorkoutController: SampleSink, SampleSource {
     ) async throws(WorkoutError) -> WorkoutSnapshot {
         let definition = WorkoutDefinition(
             id: ids.next(), activityType: activity, firstActivityID: ids.next(),
-            devices: devices.flatMap { $0.isEmpty ? nil : $0 }, types: types ?? WorkoutSession.defaultTypes(for: activity),
+            devices: devices.flatMap { $0.isEmpty ? nil : $0 }, types: types ?? WorkoutDefinition.defaultTypes(for: activity),
             participant: participant)
         let snapshot = try await onQueue { () throws(WorkoutError) -> WorkoutSnapshot in
             if let session = self.state.withLock({ $0.live?.session }) {

@@ -1,3 +1,4 @@
+public import HealthModel
 /// A workout operation that failed, with the context needed to understand why.
 ///
 /// A struct with a nested code, so new codes can be added without breaking users.

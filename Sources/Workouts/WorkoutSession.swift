@@ -36,27 +36,10 @@ public struct WorkoutSession: Hashable, Sendable, Codable {
     private var lastDate: Date?
     private var lastLapDate: Date?
 
-    /// The types collected by default: what heart-rate monitors and pedometers report.
-    public static let defaultTypes: [QuantityType] = [
-        .heartRate, .stepCount, .distanceWalkingRunning, .activeEnergyBurned, .runningSpeed,
-        .runningStrideLength,
-    ]
-
-    /// The types collected for `activity` when a start names none: a bike or a rower adds its
-    /// machine's power, cadence (stroke rate), speed and distance to ``defaultTypes``, which stay
-    /// for the legs of a multisport workout that follow (a triathlon's run after its ride).
-    public static func defaultTypes(for activity: WorkoutActivityType) -> [QuantityType] {
-        switch activity {
-        case .cycling: defaultTypes + [.cyclingPower, .cyclingCadence, .cyclingSpeed, .distanceCycling]
-        case .rowing: defaultTypes + [.rowingPower, .rowingStrokeRate, .rowingSpeed, .distanceRowing]
-        default: defaultTypes
-        }
-    }
-
     /// A session in state `notStarted`.
     public init(
         id: SampleID, activityType: WorkoutActivityType, firstActivityID: SampleID,
-        devices: [String]? = nil, types: [QuantityType] = WorkoutSession.defaultTypes, participant: String? = nil
+        devices: [String]? = nil, types: [QuantityType] = WorkoutDefinition.defaultTypes, participant: String? = nil
     ) {
         self.participant = participant
         self.id = id

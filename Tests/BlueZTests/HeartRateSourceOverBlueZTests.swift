@@ -3,6 +3,7 @@ import BlueZ
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 import HeartRateMonitor
 import SQLiteStore
 import SampleBus
@@ -42,8 +43,10 @@ final class HeartRateSourceOverBlueZTests: XCTestCase {
             ])
             let sink = CollectingSink(batchSize: 1)
             let database = directory.appendingPathComponent("samples.sqlite").path
+            var storeEnvironment = environment
+            storeEnvironment.store = try HealthStore(path: database)
             let store = try SQLiteSink(
-                configuration: SQLiteSink.Configuration(path: database, batchWindowSeconds: 0.01), environment: environment)
+                settings: .init(batchSize: 500, batchWindow: .milliseconds(10)), environment: storeEnvironment)
             let logger = Logger(label: "hr", sink: logs, level: .debug)
             guard let inbox = bus.subscription(named: "collect")?.inbox else { return XCTFail("no inbox") }
             let sinkTask = Task {
@@ -99,7 +102,7 @@ final class HeartRateSourceOverBlueZTests: XCTestCase {
             try await waitUntil(timeout: .seconds(20), "both samples committed to SQLite") {
                 (storeStatus.current?.records ?? 0) >= heartRates().count
             }
-            let stored = try await SQLiteSampleStore(path: database).samples(of: .heartRate)
+            let stored = try await HealthStore(path: database, access: .readOnly).samples(of: .heartRate)
             XCTAssertEqual(stored.map(\.quantity), [Quantity(72, .countPerMinute), Quantity(84, .countPerMinute)])
             XCTAssertEqual(Set(stored.compactMap(\.device?.localIdentifier)).count, 1, "one device across the reconnect")
         } catch {

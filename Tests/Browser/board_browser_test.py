@@ -263,7 +263,7 @@ def main():
         configuration = os.path.join(root, "token-config.json")
         with open(configuration, "w") as handle:
             json.dump({"controlSocket": os.path.join(root, "token.sock"),
-                       "sinks": [{"kind": "sqlite", "config": {"path": os.path.join(root, "token.sqlite")}}],
+                       "sinks": [{"kind": "sqlite"}], "store": {"path": os.path.join(root, "token.sqlite")},
                        "web": {"listen": f"127.0.0.1:{token_port}", "tokenFile": token_file}}, handle)
         guarded = Gateway(binary, root, ["run", "--config", configuration])
         token_base = f"http://127.0.0.1:{token_port}/"

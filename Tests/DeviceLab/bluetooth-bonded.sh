@@ -61,11 +61,12 @@ cat > "$OUT/healthgate.json" <<JSON
       "adapter": "hci1", "devices": [{"address": "$METER", "passkey": 24680}],
       "reconnect": {"initialDelaySeconds": 1, "maxDelaySeconds": 5, "multiplier": 2}}}
   ],
-  "sinks": [{"kind": "sqlite", "name": "store", "config": {"path": "$DB"}}]
+  "store": {"path": "$DB"},
+  "sinks": [{"kind": "sqlite", "name": "store"}]
 }
 JSON
 start_gateway "$OUT/healthgate.json"
-glucose() { query "SELECT count(*) FROM samples WHERE type = 'bloodGlucose'"; }
+glucose() { query "SELECT count(*) FROM samples_readable WHERE type = 'bloodGlucose'"; }
 at_least() { [[ $($1) -ge $2 ]]; }
 poll "$WAIT" at_least glucose 3 && pass "the three stored records arrive ($(glucose))" ||
   fail "no stored glucose records within ${WAIT}s ($(glucose))"
@@ -78,7 +79,7 @@ paired && pass "BlueZ reports the meter paired" || fail "BlueZ does not report t
 keys=$(grep -ls 'LongTermKey' /var/lib/bluetooth/"$GATEWAY"/"$METER"/info 2> /dev/null)
 [[ -n $keys ]] && pass "BlueZ stored the bond (a long-term key in /var/lib/bluetooth/$GATEWAY/$METER/info)" ||
   fail "no long-term key stored for the meter"
-values=$(query "SELECT group_concat(CAST(round(value) AS INTEGER), ',') FROM (SELECT value FROM samples WHERE type = 'bloodGlucose' ORDER BY start_us)")
+values=$(query "SELECT group_concat(CAST(round(value) AS INTEGER), ',') FROM (SELECT value FROM samples_readable WHERE type = 'bloodGlucose' ORDER BY start_us)")
 [[ $values == "110,96,131" ]] && pass "the records' values, in order: $values mg/dL" || fail "the records' values: $values"
 
 say "restart the gateway after the meter stored a fourth record"

@@ -40,13 +40,14 @@ cat > "$OUT/healthgate.json" <<EOF
       "adapter": "hci1", "devices": [{"address": "$CUFF"}],
       "reconnect": {"initialDelaySeconds": 1, "maxDelaySeconds": 5, "multiplier": 2}}}
   ],
-  "sinks": [{"kind": "sqlite", "name": "store", "config": {"path": "$DB"}}]
+  "store": {"path": "$DB"},
+  "sinks": [{"kind": "sqlite", "name": "store"}]
 }
 EOF
 start_gateway "$OUT/healthgate.json"
 
 pressures() { query "SELECT count(*) FROM correlations WHERE type = 'bloodPressure'"; }
-temperatures() { query "SELECT count(*) FROM samples WHERE type = 'bodyTemperature' AND unit = 'degC' AND abs(value - 36.8) < 0.001"; }
+temperatures() { query "SELECT count(*) FROM samples_readable WHERE type = 'bodyTemperature' AND unit = 'degC' AND abs(value - 36.8) < 0.001"; }
 at_least() { [[ $($1) -ge $2 ]]; }
 poll "$WAIT" at_least pressures 2 && pass "the stored readings arrive ($(pressures) blood pressure readings)" ||
   fail "no stored blood pressure readings within ${WAIT}s"
@@ -57,21 +58,21 @@ awk -v m="$oldest_minutes" 'BEGIN { exit !(m > 9.5 && m < 11) }' &&
   fail "the oldest reading is not 10 minutes old (${oldest_minutes})"
 poll "$WAIT" at_least pressures 4 && pass "new readings follow ($(pressures))" || fail "no new readings ($(pressures))"
 poll "$WAIT" at_least temperatures 2 && pass "body temperatures in degC ($(temperatures))" || fail "no body temperatures"
-pulses=$(query "SELECT count(*) FROM samples WHERE type = 'heartRate' AND value BETWEEN 60 AND 80")
+pulses=$(query "SELECT count(*) FROM samples_readable WHERE type = 'heartRate' AND value BETWEEN 60 AND 80")
 [[ $pulses -ge 2 ]] && pass "the pulse is stored as heart rate ($pulses)" || fail "no pulse ($pulses)"
 # value_count TYPE UNIT VALUE: the samples of TYPE in UNIT within 0.001 of VALUE (count_sql: the
 # same count as an SQL expression).
-count_sql() { echo "(SELECT count(*) FROM samples WHERE type = '$1' AND unit = '$2' AND abs(value - $3) < 0.001)"; }
+count_sql() { echo "(SELECT count(*) FROM samples_readable WHERE type = '$1' AND unit = '$2' AND abs(value - $3) < 0.001)"; }
 value_count() { query "SELECT $(count_sql "$@")"; }
 has() { [[ $(value_count "$@") -ge 1 ]]; }
 check_value() { poll "$WAIT" has "$1" "$2" "$3" && pass "$1 $3 $2 as sent ($(value_count "$1" "$2" "$3"))" ||
-  fail "no $1 of $3 $2 (stored: $(query "SELECT group_concat(DISTINCT value || ' ' || unit) FROM samples WHERE type = '$1'"))"; }
+  fail "no $1 of $3 $2 (stored: $(query "SELECT group_concat(DISTINCT value || ' ' || unit) FROM samples_readable WHERE type = '$1'"))"; }
 check_value bodyMass kg 72.6
 check_value bodyFatPercentage % 22.4
 check_value leanBodyMass kg 56.2
 check_value bodyMass kg 72.4
 check_value height m 1.74
-bmi=$(query "SELECT count(*) FROM samples WHERE type = 'bodyMassIndex' AND abs(value - 72.4 / (1.74 * 1.74)) < 0.0001")
+bmi=$(query "SELECT count(*) FROM samples_readable WHERE type = 'bodyMassIndex' AND abs(value - 72.4 / (1.74 * 1.74)) < 0.0001")
 [[ $bmi -ge 1 ]] && pass "bodyMassIndex from the record's weight and height ($bmi)" || fail "no bodyMassIndex of 23.91"
 # One statement, so one read of the store: counted one query after another, a record committed in
 # between (one every 5 s) showed as a record stored in part ("2 fat, 3 lean, 3 weights").
@@ -88,14 +89,14 @@ grep -q "set the device's clock to" "$OUT/healthgate.log" && grep -q 'clock set 
   pass "the gateway set the device's clock: $(grep -o 'clock set to.*' "$OUT/cuff.log" | head -1)" ||
   fail "the device's clock was not set"
 # offset_count TYPE CONDITION: samples of TYPE whose clock offset meets CONDITION.
-offset_count() { query "SELECT count(*) FROM samples s JOIN metadata_entries m ON m.set_id = s.metadata_set_id
+offset_count() { query "SELECT count(*) FROM samples_readable s JOIN metadata_entries m ON m.set_id = s.metadata_set_id
   WHERE s.type = '$1' AND m.key = 'healthgate.deviceClockOffsetSeconds' AND $2"; }
 stored=$(offset_count heartRate "s.value IN (70, 72) AND m.value BETWEEN -92 AND -88")
 [[ $stored -ge 2 ]] && pass "the stored readings keep the offset read at connection (about -90 s: $stored)" ||
   fail "the stored readings lost the connection's clock offset ($stored)"
 after=$(offset_count bodyTemperature "abs(m.value) <= 1")
 [[ $after -ge 1 ]] && pass "readings after the set carry the set clock's offset (0: $after)" ||
-  fail "no reading with the set clock's offset ($(query "SELECT group_concat(DISTINCT m.value) FROM samples s JOIN metadata_entries m ON m.set_id = s.metadata_set_id WHERE m.key = 'healthgate.deviceClockOffsetSeconds'"))"
+  fail "no reading with the set clock's offset ($(query "SELECT group_concat(DISTINCT m.value) FROM samples_readable s JOIN metadata_entries m ON m.set_id = s.metadata_set_id WHERE m.key = 'healthgate.deviceClockOffsetSeconds'"))"
 query "SELECT type, start_us FROM correlations ORDER BY start_us LIMIT 5"
 
 finish

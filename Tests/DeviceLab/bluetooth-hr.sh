@@ -125,8 +125,9 @@ cat > "$OUT/healthgate.json" <<EOF
       "devices": [{"address": "$MONITOR"}],
       "reconnect": {"initialDelaySeconds": 1, "maxDelaySeconds": 5, "multiplier": 2}}}
   ],
+  "store": {"path": "$DB"},
   "sinks": [
-    {"kind": "sqlite", "name": "store", "config": {"path": "$DB"}}
+    {"kind": "sqlite", "name": "store"}
   ]
 }
 EOF
@@ -145,16 +146,16 @@ GATEWAY_PID=$!
 # Queries the store (schema: plugins/SQLiteStore/Sources/Schema/StoreSchema.swift) while the gateway
 # writes to it; WAL mode lets this reader run alongside.
 query() { sqlite3 -cmd '.timeout 5000' "$DB" "$1" 2>/dev/null || echo 0; }
-heart_rates() { query "SELECT count(*) FROM samples WHERE type = 'heartRate'"; }
+heart_rates() { query "SELECT count(*) FROM samples_readable WHERE type = 'heartRate'"; }
 at_least() { [[ $(heart_rates) -ge $1 ]]; }
 
 poll "$WAIT" at_least 3 && pass "heart-rate samples stored ($(heart_rates))" || fail "no heart-rate samples within ${WAIT}s"
-in_bpm=$(query "SELECT count(*) FROM samples WHERE type = 'heartRate' AND unit = 'count/min' AND value BETWEEN 20 AND 250")
+in_bpm=$(query "SELECT count(*) FROM samples_readable WHERE type = 'heartRate' AND unit = 'count/min' AND value BETWEEN 20 AND 250")
 [[ $in_bpm -ge 3 ]] && pass "samples are in count/min ($in_bpm)" || fail "no plausible count/min samples ($in_bpm)"
-from_monitor=$(query "SELECT count(*) FROM samples s JOIN devices d ON d.id = s.device_id
+from_monitor=$(query "SELECT count(*) FROM samples_readable s JOIN devices d ON d.id = s.device_id
   WHERE s.type = 'heartRate' AND upper(d.local_identifier) = upper('$MONITOR')")
 [[ $from_monitor -ge 3 ]] && pass "samples name the device $MONITOR ($from_monitor)" || fail "samples do not name $MONITOR"
-query "SELECT s.type, s.value, s.unit, d.name, d.local_identifier FROM samples s LEFT JOIN devices d ON d.id = s.device_id ORDER BY s.start_us DESC LIMIT 5"
+query "SELECT s.type, s.value, s.unit, d.name, d.local_identifier FROM samples_readable s LEFT JOIN devices d ON d.id = s.device_id ORDER BY s.start_us DESC LIMIT 5"
 
 say "the monitor goes away and comes back"
 before=$(heart_rates)

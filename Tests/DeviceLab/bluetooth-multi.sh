@@ -71,8 +71,9 @@ cat > "$OUT/healthgate.json" <<EOF
       "adapters": ["hci2", "hci3"], "adapterLimits": {"connections": 1}, "devices": [{"address": "$BIKE"}],
       "reconnect": {"initialDelaySeconds": 1, "maxDelaySeconds": 5, "multiplier": 2}}}
   ],
+  "store": {"path": "$DB"},
   "sinks": [
-    {"kind": "sqlite", "name": "store", "config": {"path": "$DB"}}
+    {"kind": "sqlite", "name": "store"}
   ]
 }
 EOF
@@ -81,7 +82,7 @@ start_gateway "$OUT/healthgate.json"
 # count TYPE ID: samples of TYPE from the device with local identifier ID. The monitor has no
 # Device Information, so its identifier is its address; the bike's is manufacturer/serial.
 count() {
-  query "SELECT count(*) FROM samples s JOIN devices d ON d.id = s.device_id
+  query "SELECT count(*) FROM samples_readable s JOIN devices d ON d.id = s.device_id
     WHERE s.type = '$1' AND upper(d.local_identifier) = upper('$2')"
 }
 at_least() { [[ $(count "$1" "$2") -ge $3 ]]; }
@@ -94,16 +95,16 @@ poll "$WAIT" at_least cyclingSpeed "$BIKE_ID" 2 && pass "speed samples from the 
   fail "no cycling speed samples from the bike"
 poll "$WAIT" at_least cyclingCadence "$BIKE_ID" 2 && pass "cadence samples from the bike ($(count cyclingCadence "$BIKE_ID"))" ||
   fail "no cadence samples from the bike"
-plausible=$(query "SELECT count(*) FROM samples WHERE (type = 'cyclingPower' AND unit = 'W' AND value BETWEEN 150 AND 250)
+plausible=$(query "SELECT count(*) FROM samples_readable WHERE (type = 'cyclingPower' AND unit = 'W' AND value BETWEEN 150 AND 250)
   OR (type = 'cyclingCadence' AND value BETWEEN 80 AND 100) OR (type = 'cyclingSpeed' AND value BETWEEN 6 AND 10)")
 [[ $plausible -ge 5 ]] && pass "bike values are plausible ($plausible in range)" || fail "bike values out of range ($plausible in range)"
-named=$(query "SELECT count(*) FROM samples s JOIN metadata_entries m ON m.set_id = s.metadata_set_id
+named=$(query "SELECT count(*) FROM samples_readable s JOIN metadata_entries m ON m.set_id = s.metadata_set_id
   WHERE s.type = 'cyclingPower' AND m.key = 'healthgate.bleAddress' AND upper(m.value) = upper('$BIKE')")
 [[ $named -ge 3 ]] && pass "power samples carry the bike's address $BIKE ($named)" || fail "power samples do not carry $BIKE ($named)"
-hr_named=$(query "SELECT count(*) FROM samples s JOIN devices d ON d.id = s.device_id
+hr_named=$(query "SELECT count(*) FROM samples_readable s JOIN devices d ON d.id = s.device_id
   WHERE s.type IN ('cyclingPower', 'cyclingSpeed') AND upper(d.local_identifier) = upper('$MONITOR')")
 [[ $hr_named -eq 0 ]] && pass "no bike sample is attributed to the monitor" || fail "$hr_named bike samples name the monitor"
-query "SELECT s.type, s.value, s.unit, d.name, d.local_identifier FROM samples s LEFT JOIN devices d ON d.id = s.device_id ORDER BY s.start_us DESC LIMIT 8"
+query "SELECT s.type, s.value, s.unit, d.name, d.local_identifier FROM samples_readable s LEFT JOIN devices d ON d.id = s.device_id ORDER BY s.start_us DESC LIMIT 8"
 # Which adapter took which device: the log line "] following ADDRESS on hciN" (not the notice
 # "not following ADDRESS on hciN: its device slots are taken", which names the adapter it skipped).
 monitor_on=$(grep -o "\] following $MONITOR on hci[23]" "$OUT/healthgate.log" | head -1 | awk '{print $5}')

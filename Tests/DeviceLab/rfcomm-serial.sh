@@ -118,7 +118,8 @@ cat > "$OUT/config.json" <<JSON
   "sources": [{"kind": "serial-pedometer", "name": "bt-pedometer",
                "config": {"rfcomm": {"address": "$PEDOMETER", "channel": $CHANNEL},
                           "reconnectIntervalSeconds": 1, "identificationTimeoutSeconds": 10}}],
-  "sinks": [{"kind": "sqlite", "name": "store", "config": {"path": "$DB"}}],
+  "store": {"path": "$DB"},
+  "sinks": [{"kind": "sqlite", "name": "store"}],
   "logLevel": "debug"
 }
 JSON
@@ -129,7 +130,7 @@ STATE_DIRECTORY=$WORK/state RUNTIME_DIRECTORY=$WORK/run HOME=$WORK \
 HGPID=$!
 
 query() { sqlite3 -cmd '.timeout 5000' "$DB" "$1" 2>/dev/null; }
-step_samples() { query "SELECT count(*) FROM samples WHERE type = 'stepCount'"; }
+step_samples() { query "SELECT count(*) FROM samples_readable WHERE type = 'stepCount'"; }
 samples_at_least() { [[ $(step_samples) -ge $1 ]] 2>/dev/null; }
 
 step "round 1: connect, ID exchange, readings"
@@ -141,7 +142,7 @@ check wait_for 30 pedometer_done 1
 check wait_for 30 samples_at_least 2
 check wait_for 10 log_has "connected rfcomm://$PEDOMETER/$CHANNEL"
 sleep 1
-query "SELECT type, value, unit FROM samples ORDER BY start_us"
+query "SELECT type, value, unit FROM samples_readable ORDER BY start_us"
 
 step "the link drops: the pedometer is killed"
 kill "$SERVER"; wait "$SERVER" 2>/dev/null
@@ -165,16 +166,16 @@ check test "$rc" -eq 0
 kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null
 tail -n 40 "$OUT/healthgate.log"
 query "SELECT s.type, s.value, s.unit, d.manufacturer, d.model, d.firmware_version, d.local_identifier
-       FROM samples s LEFT JOIN devices d ON d.id = s.device_id ORDER BY s.start_us" | tee "$OUT/samples.txt"
+       FROM samples_readable s LEFT JOIN devices d ON d.id = s.device_id ORDER BY s.start_us" | tee "$OUT/samples.txt"
 {
-  echo "samples $(query "SELECT count(*) FROM samples WHERE type = 'stepCount'")"
-  echo "steps $(query "SELECT CAST(total(value) AS INTEGER) FROM samples WHERE type = 'stepCount'")"
-  echo "values $(query "SELECT group_concat(v, ',') FROM (SELECT CAST(value AS INTEGER) AS v FROM samples
+  echo "samples $(query "SELECT count(*) FROM samples_readable WHERE type = 'stepCount'")"
+  echo "steps $(query "SELECT CAST(total(value) AS INTEGER) FROM samples_readable WHERE type = 'stepCount'")"
+  echo "values $(query "SELECT group_concat(v, ',') FROM (SELECT CAST(value AS INTEGER) AS v FROM samples_readable
                         WHERE type = 'stepCount' ORDER BY start_us)")"
   echo "devices $(query "SELECT group_concat(x, ',') FROM (SELECT DISTINCT d.manufacturer || '/' || d.model || '/'
-                         || d.local_identifier AS x FROM samples s LEFT JOIN devices d ON d.id = s.device_id
+                         || d.local_identifier AS x FROM samples_readable s LEFT JOIN devices d ON d.id = s.device_id
                          WHERE s.type = 'stepCount')")"
-  echo "distance $(query "SELECT printf('%.2f', total(value)) FROM samples WHERE type = 'distanceWalkingRunning'")"
+  echo "distance $(query "SELECT printf('%.2f', total(value)) FROM samples_readable WHERE type = 'distanceWalkingRunning'")"
 } | tee "$OUT/steps.txt"
 check grep -qx 'steps 75' "$OUT/steps.txt"
 check grep -qx 'samples 4' "$OUT/steps.txt"

@@ -94,7 +94,8 @@ cat > "$OUT/config.json" <<JSON
 {
   "sources": [{"kind": "serial-pedometer", "name": "pedometers",
                "config": {"udev": true, "identificationTimeoutSeconds": 5}}],
-  "sinks": [{"kind": "sqlite", "config": {"path": "$DB_DIR/samples.sqlite"}}],
+  "store": {"path": "$DB_DIR/samples.sqlite"},
+  "sinks": [{"kind": "sqlite"}],
   "logLevel": "debug"
 }
 JSON
@@ -148,7 +149,7 @@ cat "$OUT/healthgate.log" | tail -40
 "$PY" - "$DB_DIR/samples.sqlite" > "$OUT/steps.txt" 2>&1 <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-rows = db.execute("""SELECT s.value, d.local_identifier FROM samples s LEFT JOIN devices d ON d.id = s.device_id
+rows = db.execute("""SELECT s.value, d.local_identifier FROM samples_readable s LEFT JOIN devices d ON d.id = s.device_id
                      WHERE s.type LIKE '%StepCount%' ORDER BY s.start_us""").fetchall()
 print("samples", len(rows))
 print("steps", int(sum(v for v, _ in rows)))

@@ -34,7 +34,8 @@ final class ConfigCheckTests: XCTestCase {
             (#"{"sorces": [{"kind": "ble-heart-rate"}]}"#, "sorces", #"did you mean "sources"?"#),
             (#"{"sinksx": []}"#, "sinksx", #"did you mean "sinks"?"#),
             (#"{"sinks": [{"kind": "sqlite", "queue": {"polcy": "block"}}]}"#, "sinks[0].queue.polcy", #"did you mean "policy"?"#),
-            (#"{"sinks": [{"kind": "sqlite", "config": {"paTh": "/tmp/x.sqlite"}}]}"#, "sinks[0].config.paTh", #"did you mean "path"?"#),
+            (#"{"store": {"paTh": "/tmp/x.sqlite"}}"#, "store.paTh", #"did you mean "path"?"#),
+            (#"{"stor": {"path": "/tmp/x.sqlite"}}"#, "stor", #"did you mean "store"?"#),
             (#"{"sinks": [{"kind": "http-repository", "config": {"url": "https://a.example", "gip": true}}]}"#,
              "sinks[0].config.gip", #"did you mean "gzip"?"#),
             (#"{"sources": [{"kind": "serial-pedometer", "config": {"udev": true, "xclusive": false}}]}"#,
@@ -48,6 +49,8 @@ final class ConfigCheckTests: XCTestCase {
         try await assertRejected([
             (#"{"sinks": [{"kind": "sqlite", "config": {"batchWindowMilliseconds": 100}}]}"#,
              "sinks[0].config.batchWindowMilliseconds", #"did you mean "batchWindowSeconds"?"#),
+            (#"{"sinks": [{"kind": "sqlite", "config": {"path": "/tmp/x.sqlite"}}]}"#,
+             "sinks[0].config.path", #"did you mean "store.path (the top-level "store" object)"?"#),
             (#"{"sinks": [{"kind": "http-repository", "config": {"url": "https://a.example", "batchIntervalMilliseconds": 5}}]}"#,
              "sinks[0].config.batchIntervalMilliseconds", #"did you mean "batchIntervalSeconds"?"#),
             (#"{"sinks": [{"kind": "http-repository", "config": {"url": "https://a.example", "retry": {"maximumDelayMilliseconds": 5}}}]}"#,
@@ -75,14 +78,11 @@ final class ConfigCheckTests: XCTestCase {
 
     func testHugeAndTinyNumbersAreOutOfRangeWithoutACrash() async throws {
         try await assertRejected([
-            (#"{"sinks": [{"kind": "sqlite", "config": {"maxDatabaseMegabytes": 1e18}}]}"#,
-             "sinks[0].config.maxDatabaseMegabytes", "out of range: 1e+18"),
-            (#"{"sinks": [{"kind": "sqlite", "config": {"maxDatabaseMegabytes": 1e12}}]}"#,
-             "sinks[0].config.maxDatabaseMegabytes", "allowed 1…16777215 MB"),
-            (#"{"sinks": [{"kind": "sqlite", "config": {"tombstoneRetentionDays": 0}}]}"#,
-             "sinks[0].config.tombstoneRetentionDays", "allowed 1…36500 days"),
-            (#"{"sinks": [{"kind": "sqlite", "config": {"tombstoneRetention": 30}}]}"#,
-             "sinks[0].config.tombstoneRetention", #"did you mean "tombstoneRetentionDays"?"#),
+            (#"{"store": {"maxDatabaseMegabytes": 1e18}}"#, "store.maxDatabaseMegabytes", "out of range: 1e+18"),
+            (#"{"store": {"maxDatabaseMegabytes": 1e12}}"#, "store.maxDatabaseMegabytes", "allowed 1…16777215 MB"),
+            (#"{"store": {"tombstoneRetentionDays": 0}}"#, "store.tombstoneRetentionDays", "allowed 1…36500 days"),
+            (#"{"store": {"tombstoneRetention": 30}}"#, "store.tombstoneRetention", #"did you mean "tombstoneRetentionDays"?"#),
+            (#"{"store": {"path": ""}}"#, "store.path", "must not be empty"),
             (#"{"sources": [{"kind": "serial-pedometer", "config": {"udev": true, "identificationTimeoutSeconds": 1e300}}]}"#,
              "sources[0].config.identificationTimeoutSeconds", "allowed 0.01…3600 seconds"),
             (#"{"sources": [{"kind": "serial-pedometer", "config": {"udev": true, "identificationTimeoutSeconds": 1e18}}]}"#,
@@ -121,9 +121,9 @@ final class ConfigCheckTests: XCTestCase {
         try await assertRejected([
             (#"{"controlSocket": ""}"#, "controlSocket", "must not be empty"),
             (#"{"controlSocket": "\#(long)"}"#, "controlSocket", "at most 107"),
-            (#"{"sinks": [{"kind": "sqlite", "config": {"path": "/tmp/a\u0000b.sqlite"}}]}"#, "sinks[0].config.path", "NUL"),
+            (#"{"store": {"path": "/tmp/a\u0000b.sqlite"}}"#, "store.path", "NUL"),
             (#"{"sources": [{"kind": "serial-pedometer", "config": {"path": "/dev/tty\u0000S0"}}]}"#, "sources[0].config.path", "NUL"),
-            ("{\"sinks\": [{\"kind\": \"sqlite\", \"config\": {\"path\": \"/tmp/a\u{0}b\"}}]}", "(top level)",
+            ("{\"store\": {\"path\": \"/tmp/a\u{0}b\"}}", "(top level)",
              "a NUL byte (0x00) inside a string"),
         ])
     }

@@ -107,7 +107,7 @@ final class ControlSocketEndToEndTests: XCTestCase {
         // Lower the limit only once the store holds its files open, so that only the control
         // socket runs short.
         try await waitUntil(timeout: .seconds(30), "the store to open") {
-            daemon.standardError.contains("storing records in")
+            daemon.standardError.contains("committing records into")
         }
 
         let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/fd").count

@@ -100,18 +100,22 @@ final class WorkoutCrashTests: XCTestCase {
         XCTAssertEqual(row.double(2) ?? 0, Double(pause - start + end - resume) / 1e6, accuracy: 1e-6)
 
         // Quantity samples: linked exactly when their end lies in a running interval.
-        let types = WorkoutSession.defaultTypes.map { "'\($0.identifier)'" }.joined(separator: ",")
-        let inIntervals = intervals.map { "(s.end_us BETWEEN \($0.0) AND \($0.1))" }.joined(separator: " OR ")
+        let types = WorkoutDefinition.defaultTypes.map { "'\($0.identifier)'" }.joined(separator: ",")
+        let inIntervals = intervals.map { "(s.start_us + s.duration_us BETWEEN \($0.0) AND \($0.1))" }.joined(separator: " OR ")
         let expected = try query(
             database,
-            "SELECT s.uuid, s.type, s.start_us, s.end_us, s.value FROM samples s WHERE s.type IN (\(types)) AND (\(inIntervals)) ORDER BY s.end_us, s.uuid")
+            """
+            SELECT s.uuid, t.identifier, s.start_us, s.start_us + s.duration_us, s.value
+            FROM samples s JOIN quantity_types t ON t.id = s.type_id
+            WHERE t.identifier IN (\(types)) AND (\(inIntervals)) ORDER BY s.start_us + s.duration_us, s.uuid
+            """)
         let linked = Set(try query(
             database, "SELECT l.sample_uuid FROM workout_samples l JOIN samples s ON s.uuid = l.sample_uuid WHERE l.workout_uuid = ?1",
             [key]).compactMap { $0.blob(0) })
         XCTAssertEqual(Set(expected.compactMap { $0.blob(0) }), linked, "linked samples = committed samples in the running intervals")
         XCTAssertGreaterThan(expected.filter { $0.text(1) == "heartRate" }.count, 5)
         XCTAssertGreaterThan(try query(
-            database, "SELECT count(*) FROM samples WHERE type = 'heartRate' AND end_us > ?1 AND end_us < ?2",
+            database, "SELECT count(*) FROM samples_readable WHERE type = 'heartRate' AND end_us > ?1 AND end_us < ?2",
             [.integer(pause), .integer(resume)]).first?.integer(0) ?? 0, 0, "the pause had samples, and they are not linked")
 
         // Heartbeat series: linked exactly when they overlap a running interval.
@@ -136,7 +140,7 @@ final class WorkoutCrashTests: XCTestCase {
                 value: try XCTUnwrap(row.double(4)))
         }
         let analysis = WorkoutAnalysis.analyse(
-            samples: samples, types: WorkoutSession.defaultTypes, timeline: timeline, window: (date(start), date(end)),
+            samples: samples, types: WorkoutDefinition.defaultTypes, timeline: timeline, window: (date(start), date(end)),
             isLive: false, profile: profile)
         let stored = try query(
             database,

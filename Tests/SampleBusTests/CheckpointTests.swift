@@ -1,6 +1,7 @@
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 @testable import SampleBus
 import XCTest
 

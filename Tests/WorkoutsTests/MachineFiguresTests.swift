@@ -83,8 +83,8 @@ final class MachineFiguresTests: XCTestCase {
     }
 
     func testRunningKeepsItsTypesAndShowsNoMachineFigures() async throws {
-        XCTAssertEqual(WorkoutSession.defaultTypes(for: .running), WorkoutSession.defaultTypes)
-        XCTAssertTrue(WorkoutSession.defaultTypes(for: .rowing).contains(.rowingStrokeRate))
+        XCTAssertEqual(WorkoutDefinition.defaultTypes(for: .running), WorkoutDefinition.defaultTypes)
+        XCTAssertTrue(WorkoutDefinition.defaultTypes(for: .rowing).contains(.rowingStrokeRate))
         let snapshot = WorkoutSnapshot(state: .running)
         XCTAssertNil(snapshot.power)
         XCTAssertFalse(WorkoutFormat.liveLine(snapshot).contains("power"))

@@ -1,7 +1,7 @@
 import Foundation
 import GatewayTesting
 import HealthModel
-import SQLiteStore
+import HealthStore
 import SampleBus
 import Workouts
 import XCTest
@@ -41,7 +41,7 @@ final class ParticipantWorkoutsTests: XCTestCase {
     func makeGroup(_ clock: ManualClock, store: (any WorkoutStateStore & ParticipantAssignmentStore)? = nil) throws -> ParticipantWorkouts {
         let roster = try ParticipantRoster.decode(Self.configuration, defaultProfile: UserProfile(maximumHeartRate: 190))
         return ParticipantWorkouts(
-            roster: roster, store: store ?? SQLiteWorkoutStateStore(path: path), clock: clock,
+            roster: roster, store: try store ?? StoredWorkoutJournal(store: try HealthStore(path: path), clock: clock), clock: clock,
             ids: SampleIDGenerator(seed: 3), logger: Logger(label: "workouts", sink: RecordingLogSink()))
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import GatewayTesting
 import HealthModel
 import SQLite
+import HealthStore
 import SQLiteStore
 import SampleBus
 import Synchronization
@@ -26,41 +27,42 @@ final class RestartAndBusTests: XCTestCase {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    func makeController(_ clock: ManualClock, log: RecordingLogSink = RecordingLogSink()) -> WorkoutController {
+    /// A controller on its own store over the file, as after a restart of the gateway.
+    func makeController(_ clock: ManualClock, log: RecordingLogSink = RecordingLogSink()) throws -> WorkoutController {
         WorkoutController(
-            profile: scriptedProfile, store: SQLiteWorkoutStateStore(path: path), clock: clock,
+            profile: scriptedProfile, store: StoredWorkoutJournal(store: try HealthStore(path: path), clock: clock), clock: clock,
             ids: SampleIDGenerator(seed: 7), logger: Logger(label: "workouts", sink: log, level: .debug))
     }
 
     /// Stands in for the SQLite sink: commits `records` in one transaction.
-    func commit(_ records: [HealthRecord]) throws {
-        try SQLiteSampleWriter(path: path).write(records)
+    func commit(_ records: [HealthRecord]) async throws {
+        try await HealthStore(path: path).write(records)
     }
 
     func testACrashWhileRunningRebuildsTheWorkoutFromTheCommittedSamples() async throws {
         let clock = ManualClock()
         let s = Script(clock: clock)
-        let first = makeController(clock)
+        let first = try makeController(clock)
         try await first.start(activity: .running)
         let committed = [s.heartRate(130, at: 0), s.steps(10, from: 0, to: 5)]
         first.ingest(committed)
-        try commit(committed)
+        try await commit(committed)
         s.move(to: 5)
         let hr150 = s.heartRate(150, at: 5)
         first.ingest([hr150])
-        try commit([hr150])
+        try await commit([hr150])
         // Collected live but never committed (in the sink's batch window at the crash): lost.
         first.ingest([s.heartRate(200, at: 6)])
         // Committed, but the controller's own queue had not delivered it yet: kept.
         let hr140 = s.heartRate(140, at: 7)
-        try commit([hr140])
+        try await commit([hr140])
         let before = first.status()
         XCTAssertEqual(before.heartRate.maximum, 200)
 
         // The gateway is killed and starts again 1 s later: a new controller on the same file.
         s.move(to: 8)
         let log = RecordingLogSink()
-        let second = makeController(clock, log: log)
+        let second = try makeController(clock, log: log)
         try await second.restore()
         let restored = second.status()
         XCTAssertEqual(restored.state, .running)
@@ -78,7 +80,7 @@ final class RestartAndBusTests: XCTestCase {
         s.move(to: 10)
         let more = [s.heartRate(160, at: 10), s.steps(7, from: 5, to: 10)]
         second.ingest(more)
-        try commit(more)
+        try await commit(more)
         s.move(to: 12)
         let final = try await second.end()
         XCTAssertEqual(final.steps, 17)
@@ -94,7 +96,7 @@ final class RestartAndBusTests: XCTestCase {
     func testARestartWhilePausedStaysPausedAndEveryCommandIsDurableWhenAnswered() async throws {
         let clock = ManualClock()
         let s = Script(clock: clock)
-        let first = makeController(clock)
+        let first = try makeController(clock)
         try await first.start(activity: .cycling)
         s.move(to: 20)
         try await first.lap()
@@ -102,7 +104,7 @@ final class RestartAndBusTests: XCTestCase {
         try await first.pause()  // committed before it returned: no checkpoint exists
 
         s.move(to: 100)
-        let second = makeController(clock)
+        let second = try makeController(clock)
         try await second.restore()
         var status = second.status()
         XCTAssertEqual(status.state, .paused)
@@ -117,7 +119,7 @@ final class RestartAndBusTests: XCTestCase {
         XCTAssertEqual(ended.events.map(\.type), [.lap, .pause, .resume])
 
         // Ended but not stored yet (no sink took it): the next start publishes it again.
-        let third = makeController(clock)
+        let third = try makeController(clock)
         try await third.restore()
         XCTAssertEqual(third.pendingWorkouts.map(\.id), [ended.id])
         XCTAssertEqual(third.pendingWorkouts.first?.events, ended.events)
@@ -125,27 +127,27 @@ final class RestartAndBusTests: XCTestCase {
         XCTAssertEqual(third.status().state, .notStarted)
 
         // The transaction that stores the workout removes it from the workouts in progress.
-        try commit([.workout(ended)])
-        let fourth = makeController(clock)
+        try await commit([.workout(ended)])
+        let fourth = try makeController(clock)
         try await fourth.restore()
         XCTAssertTrue(fourth.pendingWorkouts.isEmpty)
-        let stored = try await SQLiteSampleStore(path: path).workout(id: ended.id)
+        let stored = try await HealthStore(path: path, access: .readOnly).workout(id: ended.id)
         XCTAssertEqual(stored?.workout.events.map(\.type), [.lap, .pause, .resume])
     }
 
     func testAStoreThatCannotCommitRefusesTheCommandAndChangesNothing() async throws {
-        // The store's "directory" is a regular file, so the database cannot be created.
-        let blocker = directory.appendingPathComponent("not-a-directory")
-        try Data().write(to: blocker)
+        // A store whose journal cannot take a row: its table was dropped behind its back.
+        let store = try HealthStore(path: path)
+        try SQLiteConnection(path: path).execute("DROP TABLE live_workout_events")
         let controller = WorkoutController(
-            profile: UserProfile(), store: SQLiteWorkoutStateStore(path: blocker.appendingPathComponent("s.sqlite").path),
+            profile: UserProfile(), store: StoredWorkoutJournal(store: store, clock: ManualClock()),
             clock: ManualClock(), ids: SampleIDGenerator(seed: 1), logger: Logger(label: "workouts", sink: RecordingLogSink()))
         do {
             try await controller.start(activity: .running)
             XCTFail("a command the store cannot commit must not be acknowledged")
         } catch {
             XCTAssertEqual(error.code, .persistence)
-            XCTAssertTrue(error.message.contains("not-a-directory"), error.message)
+            XCTAssertTrue(error.message.contains("live_workout_events"), error.message)
         }
         XCTAssertEqual(controller.status().state, .notStarted)
     }
@@ -156,16 +158,16 @@ final class RestartAndBusTests: XCTestCase {
     func testGatewayFeedsTheBuilderAndStoresThePublishedWorkout() async throws {
         let clock = ManualClock()
         let s = Script(clock: clock)
-        let controller = makeController(clock)
+        let controller = try makeController(clock)
         try await controller.start(activity: .running)
         let records = [s.heartRate(140, at: 0), s.heartRate(150, at: 1), s.steps(3, from: 0, to: 1)]
         let store = try SQLiteSink(
-            configuration: SQLiteSink.Configuration(path: path, batchWindowSeconds: 0),
+            settings: .init(batchSize: 500, batchWindow: .zero),
             environment: PluginEnvironment(
                 name: "sqlite", logger: Logger(label: "sqlite", sink: RecordingLogSink()), clock: clock,
                 ids: SampleIDGenerator(seed: 2),
                 paths: GatewayPaths(dataDirectory: directory, stateDirectory: directory, runtimeDirectory: directory),
-                variables: [:]))
+                variables: [:], store: try HealthStore(path: path)))
         let gateway = Gateway(
             sources: [
                 ConfiguredSource(name: "script", kind: "script", source: ScriptedSource(records: records)),
@@ -183,14 +185,14 @@ final class RestartAndBusTests: XCTestCase {
         s.move(to: 2)
         let final = try await controller.end()
         XCTAssertEqual(final.heartRate.maximum, 150)
-        let reader = try SQLiteSampleStore(path: path)
+        let reader = try HealthStore(path: path, access: .readOnly)
         let id = try XCTUnwrap(final.workoutID)
         try await waitUntil("the store received the workout") { (try? await reader.workout(id: id)) != nil }
         let stored = try await reader.workout(id: id)
         XCTAssertEqual(Set(try XCTUnwrap(stored).workout.sampleIDs), Set(records.map(\.id)))
         XCTAssertEqual(stored?.samples.count, 3)
         XCTAssertTrue(controller.pendingWorkouts.isEmpty, "published, so no longer pending")
-        let next = makeController(clock)
+        let next = try makeController(clock)
         try await next.restore()
         XCTAssertTrue(next.pendingWorkouts.isEmpty, "stored, so no longer in progress in the store")
         _ = shutdown.requestStop()
@@ -199,7 +201,7 @@ final class RestartAndBusTests: XCTestCase {
 
     func testControlHandlers() async throws {
         let clock = ManualClock()
-        let controller = makeController(clock)
+        let controller = try makeController(clock)
         let handlers = controller.controlHandlers()
         XCTAssertEqual(Set(handlers.keys), [
             "workout.start", "workout.pause", "workout.resume", "workout.lap", "workout.marker",

@@ -1,25 +1,30 @@
 import CSQLite
 import Foundation
 import HealthModel
+import HealthStore
 import SQLite
 import SQLiteStore
 import SampleBus
 
-/// Ingest into SQLite: records published on the real ``SampleBus`` → the sink's bounded queue →
-/// ``SQLiteSink`` → committed, against a plain C-API insert loop writing the same rows.
+/// Ingest into the store: records published on the real ``SampleBus`` → the sink's bounded queue
+/// → ``SQLiteSink`` → ``HealthStore/HealthStore`` (its writer) → committed, against a plain
+/// C-API insert loop writing the same samples into a **plain table**: `(uuid, type, value,
+/// start_us, end_us, device_id)` with one index on `(type, start_us)`, no triggers, no anchors.
+/// That is what a sample costs with nothing the store adds; the ratio says what the store's
+/// layout, its anchors and every Swift layer above the C API cost on top.
 ///
-/// Both sides, per run, in a fresh file in a temporary directory: open, WAL and the same pragmas,
-/// the same schema (``StoreSchema/migrations``), the same insert statement
-/// (``StoreSchema/insertSample``), one transaction per `batchSize` rows, then close (which
-/// checkpoints the WAL). All of that is inside the timed region on both sides. The schema is
-/// created by the same migration code on both sides (``SQLite/SQLiteConnection/migrate(_:)-([SQLiteMigration])``):
-/// schema version 2 has a step written in Swift, which a plain C loop cannot run.
+/// Both sides, per run, in a fresh file in a temporary directory: open, WAL, `synchronous=NORMAL`,
+/// their schema, one transaction per `batchSize` rows, then close (which checkpoints the WAL).
+/// All of that is inside the timed region on both sides (the store's schema is its migrations).
 ///
 /// Outside the timed region: making the samples (UUIDv7 ids, dates, the device) and, for the
 /// baseline, the plain values each row binds. Inside, for the measured path: publishing
 /// pre-built chunks of 100 records on the bus (concurrently with the sink, as sources do), the
-/// queue, the sink's batching and the writer's conversions (dates to microseconds, the device
-/// row lookup, the bound-value memo).
+/// queue, the sink's batching and the writer's conversions (dates to microseconds, the type,
+/// unit and device ids, the bound-value memo, the anchors).
+///
+/// The load is checked, not assumed: each file must hold every row afterwards, and the run
+/// fails otherwise.
 enum IngestBenchmark {
     struct Row {
         var high: UInt64
@@ -30,12 +35,13 @@ enum IngestBenchmark {
     }
 
     static func run(report: inout Report) async throws {
-        report.section("Ingest into SQLite")
+        report.section("Ingest into the store")
         report.line("Measured: `SamplePublisher.publish` (chunks of 100 pre-built heart-rate samples, one device, no metadata) "
-            + "→ SampleBus → sink queue (capacity 10 000, block) → SQLiteSink (batchSize = the batch, window 100 ms) → committed, "
-            + "file opened, migrated and closed inside the timed region. Baseline: sqlite3 C API loop, same file setup, schema, "
-            + "statement, pragmas (WAL, synchronous=NORMAL, foreign_keys=ON) and batch size, binding pre-computed values. "
-            + "Runs alternate baseline/measured; best of 5 each by wall time.")
+            + "→ SampleBus → sink queue (capacity 10 000, block) → SQLiteSink (batchSize = the batch, window 100 ms) → "
+            + "HealthStore → committed, the store opened, migrated and closed inside the timed region. Baseline: sqlite3 C API "
+            + "loop into a plain table (uuid, type, value, start_us, end_us, device_id; one index on type and start_us; no "
+            + "triggers), WAL, synchronous=NORMAL, the same batch size, binding pre-computed values. Runs alternate "
+            + "baseline/measured; best of 5 each by wall time.")
         report.line("")
         let environment = try BenchmarkEnvironment(name: "ingest")
         defer { environment.removeAll() }
@@ -52,8 +58,7 @@ enum IngestBenchmark {
             let plain = records.map { record -> Row in
                 guard case .quantity(let sample) = record else { return Row(high: 0, low: 0, value: 0, start: 0, end: 0) }
                 return Row(high: sample.id.high, low: sample.id.low, value: sample.quantity.value,
-                           start: SQLiteSampleWriter.microseconds(sample.startDate),
-                           end: SQLiteSampleWriter.microseconds(sample.endDate))
+                           start: StoreTime.microseconds(sample.startDate), end: StoreTime.microseconds(sample.endDate))
             }
             let chunks = BenchmarkSamples.chunks(records)
             var bestBaseline = Double.infinity
@@ -105,8 +110,8 @@ enum IngestBenchmark {
         if problems.warnings + problems.errors > 0 {
             report.line("Warnings/errors logged by the sink: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
         }
-        report.line("Budget: ≥ 0.8× the baseline at batches of 1000: " + String(format: "%.2f×, ", ratioAt1000)
-            + Harness.verdict(ratioAt1000 >= 0.8) + ". (CPU per row includes the publishing task, which runs in parallel on the second core.)")
+        report.line("Budget: ≥ 0.9× the baseline at batches of 1000: " + String(format: "%.2f×, ", ratioAt1000)
+            + Harness.verdict(ratioAt1000 >= 0.9) + ". (CPU per row includes the publishing task, which runs in parallel on the second core.)")
     }
 
     /// One measured run at batches of 1000 and nothing else, for a profiler
@@ -126,9 +131,11 @@ enum IngestBenchmark {
     static func measured(
         path: String, chunks: [[HealthRecord]], batchSize: Int, environment: BenchmarkEnvironment, prefilled: Bool = false
     ) async throws -> Double {
-        let sink = try SQLiteSink(
-            configuration: .init(path: path, batchSize: batchSize, batchWindowSeconds: 0.1),
-            environment: environment.plugin("sqlite"))
+        let start = ContinuousClock.now
+        let store = try await HealthStore.open(path: path)
+        var plugin = environment.plugin("sqlite")
+        plugin.store = store
+        let sink = try SQLiteSink(settings: .init(batchSize: batchSize, batchWindow: .milliseconds(100)), environment: plugin)
         let board = StatusBoard()
         let status = board.register(name: "sqlite", kind: SQLiteSink.kind, role: .sink)
         let capacity = prefilled ? chunks.reduce(0) { $0 + $1.count } : 10_000
@@ -140,11 +147,11 @@ enum IngestBenchmark {
         if prefilled {
             for chunk in chunks { await publisher.publish(chunk) }
             bus.finish()
-            let start = ContinuousClock.now
+            let sinkStart = ContinuousClock.now
             try await sink.run(inbox: inbox, context: context)
-            return (ContinuousClock.now - start).benchmarkSeconds
+            await store.close()
+            return (ContinuousClock.now - sinkStart).benchmarkSeconds
         }
-        let start = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await sink.run(inbox: inbox, context: context) }
             group.addTask {
@@ -153,6 +160,7 @@ enum IngestBenchmark {
             }
             try await group.waitForAll()
         }
+        await store.close()
         return (ContinuousClock.now - start).benchmarkSeconds
     }
 
@@ -160,8 +168,16 @@ enum IngestBenchmark {
         var description: String
     }
 
-    /// The baseline: the sqlite3 C API, nothing else, once the schema exists (created by the
-    /// writer's migration code on a second, short-lived connection; see the type's comment).
+    /// The plain table of the baseline: a sample with nothing the store adds.
+    static let plainSchema = """
+        CREATE TABLE devices (id INTEGER PRIMARY KEY, name TEXT, manufacturer TEXT, model TEXT,
+            firmware_version TEXT, local_identifier TEXT);
+        CREATE TABLE samples (uuid BLOB NOT NULL, type TEXT NOT NULL, value REAL NOT NULL, start_us INTEGER NOT NULL,
+            end_us INTEGER NOT NULL, device_id INTEGER);
+        CREATE INDEX samples_type_start ON samples (type, start_us);
+        """
+
+    /// The baseline: the sqlite3 C API and a plain table, nothing else.
     static func baseline(path: String, rows: [Row], device: Device, batchSize: Int) throws {
         var db: OpaquePointer?
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
@@ -176,17 +192,15 @@ enum IngestBenchmark {
         sqlite3_busy_timeout(db, 5000)
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA synchronous=NORMAL")
-        try exec("PRAGMA foreign_keys=ON")
-        // Opened after `db`, so that closing it is not the last close and does not checkpoint:
-        // the migration's pages stay in the WAL, as when one connection does everything.
-        try SQLiteConnection(path: path).migrate(StoreSchema.migrations)
-        // The device row, as the writer makes it once per device.
+        try exec(plainSchema)
+        // The device row, once, as any program that points to its devices makes it.
         try exec("BEGIN IMMEDIATE")
         try exec("INSERT INTO devices (name, manufacturer, model, firmware_version, local_identifier) VALUES ('\(device.name ?? "")', '\(device.manufacturer ?? "")', '\(device.model ?? "")', '\(device.firmwareVersion ?? "")', '\(device.localIdentifier ?? "")')")
         try exec("COMMIT")
         let deviceID = sqlite3_last_insert_rowid(db)
         var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, StoreSchema.insertSample, -1, &statement, nil) == SQLITE_OK, let statement else {
+        let insert = "INSERT INTO samples (uuid, type, value, start_us, end_us, device_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+        guard sqlite3_prepare_v2(db, insert, -1, &statement, nil) == SQLITE_OK, let statement else {
             throw SQLiteFailure(description: "prepare: \(String(cString: sqlite3_errmsg(db)))")
         }
         defer { sqlite3_finalize(statement) }
@@ -198,14 +212,9 @@ enum IngestBenchmark {
                 withUnsafeBytes(of: &key) { _ = shim_bind_blob_transient(statement, 1, $0.baseAddress, 16) }
                 _ = shim_bind_text_transient(statement, 2, "heartRate", 9)
                 sqlite3_bind_double(statement, 3, row.value)
-                _ = shim_bind_text_transient(statement, 4, "count/min", 9)
-                sqlite3_bind_double(statement, 5, row.value)
-                sqlite3_bind_int64(statement, 6, row.start)
-                sqlite3_bind_int64(statement, 7, row.end)
-                sqlite3_bind_int64(statement, 8, deviceID)
-                sqlite3_bind_null(statement, 9)
-                sqlite3_bind_null(statement, 10)
-                sqlite3_bind_null(statement, 11)  // no metadata, as the measured samples
+                sqlite3_bind_int64(statement, 4, row.start)
+                sqlite3_bind_int64(statement, 5, row.end)
+                sqlite3_bind_int64(statement, 6, deviceID)
                 guard sqlite3_step(statement) == SQLITE_DONE else {
                     throw SQLiteFailure(description: "insert: \(String(cString: sqlite3_errmsg(db)))")
                 }

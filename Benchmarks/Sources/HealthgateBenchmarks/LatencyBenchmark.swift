@@ -1,6 +1,7 @@
 import BLECentral
 import Foundation
 import HealthModel
+import HealthStore
 import HeartRateMonitor
 import SQLiteStore
 import SampleBus
@@ -109,8 +110,10 @@ enum LatencyBenchmark {
         let source = try HeartRateSource(
             configuration: HeartRateSourceConfiguration(transport: .simulated, maxDevices: monitors),
             environment: environment.plugin("hrm"), transport: transport)
+        var plugin = environment.plugin("sqlite")
+        plugin.store = try await HealthStore.open(path: environment.path("latency.sqlite"))
         var sink = try SQLiteSink(
-            configuration: .init(path: environment.path("latency.sqlite")), environment: environment.plugin("sqlite"))
+            settings: try SQLiteSink.Configuration().validated(in: plugin), environment: plugin)
         sink.onCommit = { records, date in collector.committed(records, at: date) }
         let gateway = Gateway(
             sources: [

@@ -140,7 +140,7 @@ enum MemoryBenchmark {
               "sources": [{"kind": "ble-heart-rate", "name": "demo", "config": {
                 "transport": "simulated", "maxDevices": \(monitors + footPods),
                 "simulation": {"heartRateMonitors": \(monitors), "footPods": \(footPods), "notificationsPerSecond": \(rate)}}}],
-              "sinks": [{"kind": "sqlite", "config": {"path": "\(environment.path("\(name).sqlite"))"}}],
+              "sinks": [{"kind": "sqlite"}], "store": {"path": "\(environment.path("\(name).sqlite"))"},
               "logLevel": "warning",
               "controlSocket": "\(environment.path("\(name).sock"))"
             }

@@ -1,17 +1,18 @@
 import CSQLite
 import Foundation
 import HealthModel
+import HealthStore
 import SQLite
-import SQLiteStore
 
 /// Queries on a year of data: a store of 10.5 million heart-rate samples (one monitor, one
 /// sample every 3 s for 365 days) and 8 760 step counts (one per hour, 40 minutes long, so every
-/// one crosses an hour and those of 23:40 a local midnight), read through ``SQLiteSampleStore``
+/// one crosses an hour and those of 23:40 a local midnight), read through ``HealthStore``
 /// against hand-written SQL on the sqlite3 C API over the same file, in the same run.
 ///
-/// The store is built once with the store's own writer (``SQLiteSampleWriter``, one transaction
-/// per day of data) and cached in `.build/benchmarks/query-year.sqlite`; a later run reuses it
-/// (the writer opens it first, so a newer schema version migrates it). Building is outside every
+/// The store is built once through the store's own writer (``HealthStore/write(_:checkpoints:)``,
+/// one transaction per day of data) and cached in `.build/benchmarks/query-year.sqlite`; a later
+/// run reuses it when its schema is the current one and builds it afresh otherwise, so the
+/// bytes per sample reported are always those of the current layout. Building is outside every
 /// timed region.
 ///
 /// Timed, each side on its own connection opened before the clock starts, alternating baseline
@@ -19,17 +20,22 @@ import SQLiteStore
 /// statistics: each year in turns of 30 days, the sides alternating):
 /// - daily statistics for the year in Europe/Berlin (365 calendar days, two of them 23 and 25
 ///   hours long): the average heart rate per day and the sum of steps per day. Measured:
-///   ``SQLiteSampleStore/statisticsCollection(of:from:to:anchor:interval:timeZone:options:filter:)``,
+///   ``HealthStore/statisticsCollection(of:from:to:anchor:interval:timeZone:options:filter:)``,
 ///   which computes the bucket edges and what the options ask for: count and average for heart
 ///   rate (then, reported but not budgeted, every discrete statistic: minimum, maximum and the
 ///   most recent value too), the sum for steps. Baseline: the same edges from Foundation's calendar, then one prepared
 ///   statement per day: `count(*)` and `avg(value)`, or `sum` with each step count split in
 ///   proportion to its overlap with the day.
 /// - the newest heart-rate sample, `calls` times. Measured:
-///   ``SQLiteSampleStore/mostRecentSample(of:)``, a `QuantitySample` with its device and metadata.
+///   ``HealthStore/mostRecentSample(of:)``, a `QuantitySample` with its device and metadata.
 ///   Baseline: one statement selecting the newest row with its device and metadata entries,
 ///   every column read into a Swift value (strings, integers, doubles, the uuid's bytes): all
 ///   the API returns, short of assembling the model values.
+/// - the change log: the first 100 000 objects after anchor 0. Measured:
+///   ``HealthStore/changes(since:type:limit:)``, model values with their devices and metadata,
+///   merged from every object table and the tombstones. Baseline: one statement over the
+///   samples in anchor order with their type, unit and device, every column read into a Swift
+///   value.
 /// Both sides' answers are compared; a benchmark whose sides disagree measures nothing.
 enum QueryBenchmark {
     static let days = 365
@@ -38,6 +44,8 @@ enum QueryBenchmark {
     static let yearStart = Date(timeIntervalSince1970: 1_735_686_000)
     static let heartRateCount = days * 86_400 / heartRateSpacingSeconds
     static let stepCount = days * 24
+    /// The objects one change-log read returns.
+    static let changeCount = 100_000
     static let pedometer = Device(name: "pedometer", manufacturer: "healthgate", model: "HGP/1", localIdentifier: "usb-bench")
 
     struct QueryFailure: Error, CustomStringConvertible {
@@ -46,8 +54,8 @@ enum QueryBenchmark {
 
     static func run(cacheDirectory: String, repetitions: Int = 3, calls: Int = 2000, report: inout Report) async throws {
         report.section("Queries on a year of samples (10.5 M heart rates)")
-        report.line("Measured: `SQLiteSampleStore.statisticsCollection` (calendar days in Europe/Berlin) and "
-            + "`mostRecentSample(of:)`. Baseline: hand-written SQL on the sqlite3 C API over the same file (one prepared "
+        report.line("Measured: `HealthStore.statisticsCollection` (calendar days in Europe/Berlin), "
+            + "`mostRecentSample(of:)` and `changes(since:limit:)`. Baseline: hand-written SQL on the sqlite3 C API over the same file (one prepared "
             + "statement per day; one statement for the newest sample with its device and metadata). Runs alternate "
             + "baseline/measured; best of \(repetitions) each by wall time (the newest sample: best of \(max(repetitions, 10)) "
             + "rounds of \(calls) calls; a year of daily statistics: the sum of turns of 30 days, the sides alternating). "
@@ -55,17 +63,17 @@ enum QueryBenchmark {
         report.line("")
         try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
         let path = (cacheDirectory as NSString).appendingPathComponent("query-year.sqlite")
-        let build = try buildStore(at: path)
+        let build = try await buildStore(at: path)
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         let origin = switch build {
-        case .built(let seconds): String(format: "Store built in %.0f s with `SQLiteSampleWriter`", seconds)
-        case .reused(let seconds) where seconds >= 1:
-            String(format: "Store reused from the cache and upgraded to the current schema in %.1f s", seconds)
+        case .built(let seconds): String(format: "Store built in %.0f s through `HealthStore.write`", seconds)
         case .reused: "Store reused from the cache"
         }
+        let bytesPerSample = Double(size) / Double(heartRateCount)
         report.line(origin + " (`\(path)`, \(Harness.format(Double(size) / 1_048_576)) MiB, "
             + "\(Harness.format(Double(heartRateCount))) heart rates, \(Harness.format(Double(stepCount))) step counts, "
-            + "schema version \(StoreSchema.version)).")
+            + "schema version \(StoreSchema.version)): " + String(format: "%.1f", bytesPerSample)
+            + " bytes per heart-rate sample, indexes included. Budget: ≤ 100 bytes, " + Harness.verdict(bytesPerSample <= 100) + ".")
         report.line("")
 
         var calendar = Calendar(identifier: .gregorian)
@@ -75,9 +83,9 @@ enum QueryBenchmark {
             guard let date = calendar.date(byAdding: .day, value: day, to: yearStart) else {
                 throw QueryFailure(description: "no day \(day)")
             }
-            return SQLiteSampleWriter.microseconds(date)
+            return StoreTime.microseconds(date)
         }
-        let store = try SQLiteSampleStore(path: path)
+        let store = try await HealthStore.open(path: path, access: .readOnly)
         let baseline = try Baseline(path: path)
 
         var rows: [[String]] = []
@@ -96,7 +104,7 @@ enum QueryBenchmark {
             var newest: QuantitySample?
             for _ in 0..<calls { newest = try await store.mostRecentSample(of: .heartRate) }
             best.measured = min(best.measured, (ContinuousClock.now - start).benchmarkSeconds / Double(calls))
-            guard let newest, SQLiteSampleWriter.microseconds(newest.startDate) == newestStart else {
+            guard let newest, StoreTime.microseconds(newest.startDate) == newestStart else {
                 throw QueryFailure(description: "the newest heart rates differ: \(String(describing: newest?.startDate)), \(newestStart) µs")
             }
         }
@@ -137,12 +145,13 @@ enum QueryBenchmark {
                 var days: [QuantityStatistics] = []
                 for chunk in chunks {
                     var start = ContinuousClock.now
-                    expected += try baseline.daily(edges: Array(edges[chunk.lowerBound...chunk.upperBound]), sql: query.sql)
+                    expected += try baseline.daily(
+                        edges: Array(edges[chunk.lowerBound...chunk.upperBound]), sql: query.sql, type: query.type.identifier)
                     time.baseline += (ContinuousClock.now - start).benchmarkSeconds
                     start = ContinuousClock.now
                     days += try await store.statisticsCollection(
-                        of: query.type, from: SQLiteSampleWriter.date(microseconds: edges[chunk.lowerBound]),
-                        to: SQLiteSampleWriter.date(microseconds: edges[chunk.upperBound]), anchor: yearStart,
+                        of: query.type, from: StoreTime.date(microseconds: edges[chunk.lowerBound]),
+                        to: StoreTime.date(microseconds: edges[chunk.upperBound]), anchor: yearStart,
                         interval: CalendarInterval(.day), timeZone: berlin, options: query.options)
                     time.measured += (ContinuousClock.now - start).benchmarkSeconds
                 }
@@ -158,6 +167,25 @@ enum QueryBenchmark {
             rows.append(row(query.label, best))
             if query.options != .discrete { ratios.append(best.baseline / best.measured) }
         }
+
+        // The change log: the first `changeCount` objects, as a follower starting from anchor 0
+        // reads them.
+        best = (Double.infinity, Double.infinity)
+        for _ in 0..<repetitions {
+            var start = ContinuousClock.now
+            let expected = try baseline.changes(after: 0, limit: changeCount)
+            best.baseline = min(best.baseline, (ContinuousClock.now - start).benchmarkSeconds)
+            start = ContinuousClock.now
+            let changes = try await store.changes(since: 0, limit: changeCount)
+            best.measured = min(best.measured, (ContinuousClock.now - start).benchmarkSeconds)
+            guard changes.added.count == changeCount, changes.addedAnchors == expected.anchors,
+                changes.added.map(\.id) == expected.ids
+            else {
+                throw QueryFailure(description: "the change log's \(changes.added.count) objects differ from the baseline's \(expected.anchors.count)")
+            }
+        }
+        rows.append(row("changes since anchor 0, \(Harness.format(Double(changeCount))) objects", best))
+        ratios.append(best.baseline / best.measured)
 
         report.table(["query", "measured (store API)", "baseline (SQL, C API)", "ratio"], rows)
         report.line("A round trip to a connection's queue that runs nothing (part of the statistics calls, not of the "
@@ -194,33 +222,32 @@ enum QueryBenchmark {
         }
     }
 
-    /// How the store came to be: built, or reused (opened by the writer first, which migrates a
-    /// file of an older schema version), with the seconds either took.
+    /// How the store came to be: built (with the seconds it took), or reused.
     enum StoreOrigin {
         case built(Double)
-        case reused(Double)
+        case reused
     }
 
-    /// Builds the store at `path` unless it is there already. Builds into `path.partial` and
-    /// renames it when complete, so an interrupted build is never reused.
-    static func buildStore(at path: String) throws -> StoreOrigin {
+    /// Builds the store at `path` unless it is there already at the current schema version.
+    /// Builds into `path.partial` and renames it when complete, so an interrupted build is never
+    /// reused.
+    static func buildStore(at path: String) async throws -> StoreOrigin {
         if FileManager.default.fileExists(atPath: path) {
-            let start = ContinuousClock.now
-            _ = try SQLiteSampleWriter(path: path)
-            return .reused((ContinuousClock.now - start).benchmarkSeconds)
+            if (try? HealthStore(path: path, access: .readOnly)) != nil { return .reused }
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
         let partial = path + ".partial"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial + suffix) }
         let start = ContinuousClock.now
-        try writeYear(to: partial)
+        try await writeYear(to: partial)
         try FileManager.default.moveItem(atPath: partial, toPath: path)
         return .built((ContinuousClock.now - start).benchmarkSeconds)
     }
 
     /// Writes the year, one transaction per day, in time order (so UUIDv7 keys and start dates
     /// both grow), then folds the WAL into the file.
-    private static func writeYear(to path: String) throws {
-        let writer = try SQLiteSampleWriter(path: path)
+    private static func writeYear(to path: String) async throws {
+        let writer = try await HealthStore.open(path: path)
         let ids = SampleIDGenerator()
         let perDay = 86_400 / heartRateSpacingSeconds
         var index = 0
@@ -245,9 +272,10 @@ enum QueryBenchmark {
                     index += 1
                 }
             }
-            _ = try writer.write(records)
+            try await writer.write(records)
         }
-        try writer.checkpoint()
+        try await writer.checkpointLog()
+        await writer.close()
     }
 
     /// The newest sample `calls` times on one side (`store` or `sql`) of the cached store, for a
@@ -260,7 +288,7 @@ enum QueryBenchmark {
         let start = ContinuousClock.now
         switch side {
         case "store":
-            let store = try SQLiteSampleStore(path: path)
+            let store = try await HealthStore.open(path: path, access: .readOnly)
             for _ in 0..<calls { blackHole(try await store.mostRecentSample(of: .heartRate)?.startDate) }
         case "sql":
             let baseline = try Baseline(path: path)
@@ -276,28 +304,40 @@ enum QueryBenchmark {
         let db: OpaquePointer
         let newestStatement: OpaquePointer
 
-        /// The count and average of the heart rates that start in [?1, ?2).
+        /// The count and average of the heart rates that start in [?1, ?2); ?3 is the type's id,
+        /// looked up once, as a program that knows the schema does.
         static let heartRateDaily = """
-            SELECT count(*), avg(value) FROM samples WHERE type = 'heartRate' AND start_us >= ?1 AND start_us < ?2
+            SELECT count(*), avg(value) FROM samples WHERE type_id = ?3 AND start_us >= ?1 AND start_us < ?2
             """
         /// The step counts overlapping [?1, ?2), each split in proportion to its overlap (a
         /// zero-length one counts where it starts); none is longer than the type's longest,
-        /// which bounds the scan.
+        /// which bounds the scan. ?3 is the type's id.
         static let stepsDaily = """
-            SELECT count(*), sum(CASE WHEN end_us > start_us
-                    THEN value * (min(end_us, ?2) - max(start_us, ?1)) / (end_us - start_us) ELSE value END)
+            SELECT count(*), sum(CASE WHEN duration_us > 0
+                    THEN value * (min(start_us + duration_us, ?2) - max(start_us, ?1)) / duration_us ELSE value END)
             FROM samples
-            WHERE type = 'stepCount' AND start_us < ?2
-                AND start_us >= ?1 - (SELECT max_duration_us FROM sample_type_spans WHERE type = 'stepCount')
-                AND ((end_us > start_us AND end_us > ?1) OR (end_us <= start_us AND start_us >= ?1))
+            WHERE type_id = ?3 AND start_us < ?2
+                AND start_us >= ?1 - (SELECT max_duration_us FROM quantity_types WHERE id = ?3)
+                AND ((duration_us > 0 AND start_us + duration_us > ?1) OR (duration_us <= 0 AND start_us >= ?1))
             """
-        /// The newest sample of ?1 with its device and metadata entries.
+        /// The newest sample of ?1 with its unit, device and metadata entries.
         static let newestSample = """
-            SELECT s.uuid, s.type, s.value, s.unit, s.original_value, s.start_us, s.end_us, s.sync_identifier,
+            SELECT s.uuid, s.type_id, s.value, u.unit, s.original_value, s.start_us, s.duration_us, s.sync_identifier,
                 s.sync_version, d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version,
                 d.software_version, d.local_identifier, d.udi_device_identifier, e.key, e.value_type, e.value
-            FROM (SELECT * FROM samples WHERE type = ?1 ORDER BY start_us DESC, uuid DESC LIMIT 1) s
+            FROM (SELECT * FROM samples WHERE type_id = (SELECT id FROM quantity_types WHERE identifier = ?1)
+                ORDER BY start_us DESC, uuid DESC LIMIT 1) s
+            JOIN units u ON u.id = s.unit_id
             LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN metadata_entries e ON e.set_id = s.metadata_set_id
+            """
+        /// The samples after anchor ?1, at most ?2, in anchor order, with their type, unit and device.
+        static let changedSamples = """
+            SELECT s.anchor, s.uuid, t.identifier, s.value, u.unit, s.original_value, s.start_us, s.duration_us,
+                s.sync_identifier, s.sync_version, s.metadata_set_id, d.name, d.manufacturer, d.model,
+                d.hardware_version, d.firmware_version, d.software_version, d.local_identifier, d.udi_device_identifier
+            FROM samples s JOIN quantity_types t ON t.id = s.type_id JOIN units u ON u.id = s.unit_id
+                LEFT JOIN devices d ON d.id = s.device_id
+            WHERE s.anchor > ?1 ORDER BY s.anchor LIMIT ?2
             """
 
         init(path: String) throws {
@@ -328,10 +368,21 @@ enum QueryBenchmark {
             return statement
         }
 
-        /// Runs `sql` once per day: its count and value columns.
-        func daily(edges: [Int64], sql: String) throws -> [(Int64, Double?)] {
+        /// The id of a quantity type in the store.
+        func typeID(_ identifier: String) throws -> Int64 {
+            let statement = try prepare("SELECT id FROM quantity_types WHERE identifier = ?1")
+            defer { sqlite3_finalize(statement) }
+            _ = shim_bind_text_transient(statement, 1, identifier, Int32(identifier.utf8.count))
+            guard sqlite3_step(statement) == SQLITE_ROW else { throw QueryFailure(description: "no type \(identifier)") }
+            return sqlite3_column_int64(statement, 0)
+        }
+
+        /// Runs `sql` once per day of `type`: its count and value columns.
+        func daily(edges: [Int64], sql: String, type: String) throws -> [(Int64, Double?)] {
+            let id = try typeID(type)
             let statement = try prepare(sql)
             defer { sqlite3_finalize(statement) }
+            sqlite3_bind_int64(statement, 3, id)
             var results: [(Int64, Double?)] = []
             results.reserveCapacity(edges.count - 1)
             for day in 0..<(edges.count - 1) {
@@ -345,6 +396,34 @@ enum QueryBenchmark {
                 sqlite3_reset(statement)
             }
             return results
+        }
+
+        /// The samples after `anchor`, at most `limit`, every column read into a Swift value;
+        /// returns their anchors and uuids.
+        func changes(after anchor: Int64, limit: Int) throws -> (anchors: [Int64], ids: [SampleID]) {
+            let statement = try prepare(Self.changedSamples)
+            defer { sqlite3_finalize(statement) }
+            sqlite3_bind_int64(statement, 1, anchor)
+            sqlite3_bind_int64(statement, 2, Int64(limit))
+            var anchors: [Int64] = []
+            var ids: [SampleID] = []
+            anchors.reserveCapacity(limit)
+            ids.reserveCapacity(limit)
+            while sqlite3_step(statement) == SQLITE_ROW {
+                for column in 2..<sqlite3_column_count(statement) {
+                    switch sqlite3_column_type(statement, column) {
+                    case SQLITE_INTEGER: blackHole(sqlite3_column_int64(statement, column))
+                    case SQLITE_FLOAT: blackHole(sqlite3_column_double(statement, column))
+                    case SQLITE_TEXT: blackHole(String(cString: sqlite3_column_text(statement, column)))
+                    default: break
+                    }
+                }
+                anchors.append(sqlite3_column_int64(statement, 0))
+                let bytes = Array(UnsafeRawBufferPointer(start: sqlite3_column_blob(statement, 1), count: 16))
+                guard let id = SampleID(bytes: bytes) else { throw QueryFailure(description: "a uuid is not 16 bytes") }
+                ids.append(id)
+            }
+            return (anchors, ids)
         }
 
         /// The newest sample of `type`, every column read; returns its start (µs). The statement

@@ -1,6 +1,6 @@
 import Foundation
 import HealthModel
-import SQLiteStore
+import HealthStore
 
 /// The JSON of `query changes --format json`.
 struct ChangeSet: Encodable {

@@ -20,11 +20,13 @@ enum ConfigCommand {
     ) { arguments, context in
         let path = try arguments.positional(0, "FILE")
         let configuration = ConfigurationLocator.withDefaults(
-            try ConfigurationLocator.load(explicit: path, variables: context.variables), paths: context.paths)
+            try ConfigurationLocator.load(explicit: path, variables: context.variables))
         let logger = Logger(label: "config", sink: StandardErrorLogSink(variables: context.variables), level: .warning)
-        let (plugins, _) = try ConfigurationValidation.validate(
+        let validated = try ConfigurationValidation.validate(
             configuration, catalog: BuiltinCatalog.make(), context: context, logger: logger)
         context.print("\(path): OK")
+        context.print("  store  \(validated.store.path)")
+        let plugins = validated.plugins
         for plugin in plugins {
             if let queue = plugin.queue {
                 context.print(
@@ -40,7 +42,7 @@ enum ConfigCommand {
         name: "init", summary: "Write a starting configuration.",
         usage: "config init [--output FILE] [--force]",
         discussion: """
-            Writes a configuration that reads any Bluetooth heart-rate monitor into the SQLite store, \
+            Writes a configuration that reads any Bluetooth heart-rate monitor into the store, \
             to $XDG_CONFIG_HOME/healthgate/config.json unless --output is given. Refuses to overwrite \
             an existing file without --force.
             """,
@@ -59,10 +61,9 @@ enum ConfigCommand {
             sources: [PluginConfiguration(kind: "ble-heart-rate", name: "heart-rate", config: .object([
                 "devices": .string("any"),
             ]))],
-            sinks: [PluginConfiguration(kind: "sqlite", queue: QueueConfiguration(), config: .object([
-                "path": .string(context.paths.dataDirectory.appendingPathComponent("samples.sqlite").path),
-            ]))],
-            profile: .object(["maximumHeartRate": .number(190)]))
+            sinks: [PluginConfiguration(kind: "sqlite", queue: QueueConfiguration())],
+            profile: .object(["maximumHeartRate": .number(190)]),
+            store: .object(["path": .string(context.paths.dataDirectory.appendingPathComponent("samples.sqlite").path)]))
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             let data = try HealthJSON.makeEncoder(pretty: true).encode(starter)

@@ -2,7 +2,7 @@ import AsyncPrimitives
 import Foundation
 import HealthModel
 import SampleBus
-import SQLiteStore
+import HealthStore
 
 /// `healthgate delete`: deletes stored objects by uuid, by device and range, or by type and range.
 enum DeleteCommand {
@@ -40,7 +40,7 @@ enum DeleteCommand {
             OptionSpec(name: "last", value: "DURATION", help: "The range is the last 30s, 15m, 1h, 7d … until now."),
             OptionSpec(name: "until", value: "DATE", help: "End of the range, exclusive (default: now)."),
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json: the deleted uuids and kinds."),
-            OptionSpec(name: "db", value: "PATH", help: "The store (default: the data directory's samples.sqlite)."),
+            OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
         ]
     ) { arguments, context in
         let selection = try selection(arguments, context: context)
@@ -48,15 +48,20 @@ enum DeleteCommand {
         guard ["table", "json"].contains(format) else {
             throw CommandError(.usage, "--format must be table or json, got \"\(format)\"")
         }
-        let path = arguments.value("db") ?? context.paths.dataDirectory.appendingPathComponent("samples.sqlite").path
-        // The writer would create a missing file.
+        let path = try QueryCommand.storePath(arguments, context: context)
+        // Opening read-write would create a missing file.
         guard FileManager.default.fileExists(atPath: path) else {
             throw CommandError(.noInput, "no store at \(path); pass --db PATH")
         }
         let deleted = try await QueryCommand.storeCall { () async throws(StoreError) in
-            try await QueueExecutor(label: "healthgate.delete").run {
-                () throws(StoreError) -> [(id: SampleID, kind: HealthRecordKind)] in
-                try SQLiteSampleWriter(path: path).delete(selection)
+            let store = try await HealthStore.open(path: path)
+            do throws(StoreError) {
+                let deleted = try await store.delete(selection)
+                await store.close()
+                return deleted
+            } catch {
+                await store.close()
+                throw error
             }
         }
         if format == "json" {

@@ -34,7 +34,7 @@ enum DemoCommand {
             """,
         options: [
             OptionSpec(name: "duration", value: "SECONDS", help: "Stop gracefully after this many seconds."),
-            OptionSpec(name: "db", value: "PATH", help: "The SQLite store (default: the data directory's samples.sqlite)."),
+            OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
             OptionSpec(name: "config", value: "FILE", help: "A configuration whose other settings (profile, socket) to use."),
             OptionSpec(name: "quiet", value: nil, help: "Do not print a line per sample."),
             OptionSpec(name: "participants", value: "N", help: "Simulate N participants (1–16) and serve the live board."),
@@ -46,12 +46,13 @@ enum DemoCommand {
         let duration = try arguments.double("duration")
         if let duration, duration <= 0 { throw CommandError(.usage, "--duration must be positive") }
         var configuration = try ConfigurationLocator.load(explicit: arguments.value("config"), variables: context.variables)
-        let database = arguments.value("db")
-            ?? context.paths.dataDirectory.appendingPathComponent("samples.sqlite").path
         var runner = GatewayRunner(context: context)
         let demo = try DemoDevices.make(context: context)
         configuration.sources = demo.sources
-        configuration.sinks = [PluginConfiguration(kind: "sqlite", config: .object(["path": .string(database)]))]
+        configuration.sinks = [PluginConfiguration(kind: "sqlite")]
+        if let database = arguments.value("db") {
+            configuration.store = .object(["path": .string(database)])
+        }
         runner.background = demo.background
         if let count = try arguments.integer("participants") {
             guard DemoParticipants.range.contains(count) else {
@@ -89,6 +90,7 @@ enum DemoCommand {
                 name: "console", kind: "console", queue: QueueConfiguration(capacity: 1000, policy: .dropOldest),
                 sink: LiveLineSink(output: context.output))]
         }
+        let database = try StoreConfiguration.settings(of: configuration, paths: context.paths).path
         context.printError("healthgate demo: simulated devices → \(database)")
         return try await runner.run(configuration: configuration, duration: duration)
     }

@@ -1,7 +1,7 @@
 import Foundation
 import HealthModel
 import SampleBus
-import SQLiteStore
+import HealthStore
 
 /// `healthgate query changes`: the store as a sync source, by anchor.
 extension QueryCommand {
@@ -41,7 +41,7 @@ extension QueryCommand {
             OptionSpec(name: "limit", value: "N", help: "At most N changes (per poll with --follow)."),
             OptionSpec(name: "follow", value: nil, help: "Stream changes as JSON lines until interrupted."),
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."),
-            OptionSpec(name: "db", value: "PATH", help: "The store (default: the data directory's samples.sqlite)."),
+            OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
         ]
     ) { arguments, context in
         let type = try changeType(arguments)
@@ -56,7 +56,7 @@ extension QueryCommand {
         if arguments.flag("follow"), format != "json" {
             throw CommandError(.usage, "--follow prints JSON lines; --format table does not apply")
         }
-        let store = try open(arguments, context: context)
+        let store = try await open(arguments, context: context)
         if arguments.flag("follow") {
             var next = anchor
             while true {

@@ -1,6 +1,6 @@
 import Foundation
 import HealthModel
-import SQLiteStore
+import HealthStore
 
 /// `query stats --by-device`: each interval as a row over all samples, then one row per device.
 extension QueryCommand {

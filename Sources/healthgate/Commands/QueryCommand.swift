@@ -1,15 +1,16 @@
 import Foundation
 import HealthModel
 import SampleBus
-import SQLiteStore
+import HealthStore
 
 /// `healthgate query samples|stats|changes`: reads the SQLite store, also while the gateway writes to it.
 enum QueryCommand {
     static let command = Command(
-        name: "query", summary: "Query the SQLite store: samples, statistics and changes.", usage: "query SUBCOMMAND",
+        name: "query", summary: "Query the store: samples, statistics and changes.", usage: "query SUBCOMMAND",
         discussion: """
             Reads the store read-only, so it can run while the gateway is writing (WAL mode).
-            The default store is $XDG_DATA_HOME/healthgate/samples.sqlite ($STATE_DIRECTORY under systemd).
+            The store is --db PATH, else the configuration's store.path, else \
+            $XDG_DATA_HOME/healthgate/samples.sqlite ($STATE_DIRECTORY under systemd).
 
             Examples:
               healthgate query samples --type heartRate --last 1h
@@ -33,7 +34,7 @@ enum QueryCommand {
         OptionSpec(name: "last", value: "DURATION", help: "The range is the last 30s, 15m, 1h, 7d … until now."),
         OptionSpec(name: "until", value: "DATE", help: "End of the range, exclusive (default: now)."),
         OptionSpec(name: "format", value: "FORMAT", help: "table (default), json or csv."),
-        OptionSpec(name: "db", value: "PATH", help: "The store (default: the data directory's samples.sqlite)."),
+        OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
         OptionSpec(name: "device-name", value: "NAME", help: "Only samples of the device with this name."),
         OptionSpec(name: "local-identifier", value: "ID", help: "Only samples of the device with this local identifier (BLE address)."),
         OptionSpec(name: "manufacturer", value: "NAME", help: "Only samples of devices of this manufacturer."),
@@ -92,7 +93,7 @@ enum QueryCommand {
         if let limit, limit < 0 { throw CommandError(.usage, "--limit must not be negative") }
         let (since, until) = try range(arguments, context: context, untilDefaultsToNow: false)
         let filter = try sampleFilter(arguments)
-        let store = try open(arguments, context: context)
+        let store = try await open(arguments, context: context)
         let found = try await storeCall { () async throws(StoreError) in
             try await store.samples(of: type, from: since, to: until, limit: limit, order: order, filter: filter)
         }
@@ -177,7 +178,7 @@ enum QueryCommand {
         if interval == nil, givenAnchor != nil { throw CommandError(.usage, "--anchor needs --interval") }
         var (since, until) = try range(arguments, context: context, untilDefaultsToNow: true)
         let filter = try sampleFilter(arguments)
-        let store = try open(arguments, context: context)
+        let store = try await open(arguments, context: context)
         let end = until ?? context.clock.now()
         if since == nil {
             // From the first sample; a day when there is none before the end.
@@ -353,10 +354,12 @@ enum QueryCommand {
 
     // MARK: The store
 
-    static func open(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) -> SQLiteSampleStore {
-        let path = arguments.value("db") ?? context.paths.dataDirectory.appendingPathComponent("samples.sqlite").path
+    /// Opens the store read-only: `--db PATH`, else the configuration's `store.path` (the file
+    /// `healthgate run` would use), else the data directory's `samples.sqlite`.
+    static func open(_ arguments: ParsedArguments, context: CommandContext) async throws -> HealthStore {
+        let path = try storePath(arguments, context: context)
         do {
-            return try SQLiteSampleStore(path: path)
+            return try await HealthStore.open(path: path, access: .readOnly)
         } catch {
             if error.code == .notFound {
                 throw CommandError(
@@ -364,6 +367,15 @@ enum QueryCommand {
             }
             throw commandError(error)
         }
+    }
+
+    /// The store a command works on: `--db PATH`, else the `store.path` of the configuration
+    /// `healthgate run` would load, else the data directory's `samples.sqlite`.
+    /// - Throws: the configuration's errors (78), when it is read and wrong.
+    static func storePath(_ arguments: ParsedArguments, context: CommandContext) throws -> String {
+        if let path = arguments.value("db") { return path }
+        let configuration = try ConfigurationLocator.load(explicit: nil, variables: context.variables)
+        return try StoreConfiguration.settings(of: configuration, paths: context.paths).path
     }
 
     static func storeCall<T>(_ body: () async throws(StoreError) -> T) async throws(CommandError) -> T {

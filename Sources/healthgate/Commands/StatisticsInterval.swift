@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteStore
+import HealthStore
 
 /// `query stats --interval`: a calendar unit (month … minute) or a fixed length of time.
 enum StatisticsInterval: Sendable {

@@ -134,7 +134,7 @@ enum WorkoutCommand {
 
     static let list = Command(
         name: "list", summary: "List stored workouts.", usage: "workout list [--format table|json] [--db PATH]",
-        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."), OptionSpec(name: "db", value: "PATH", help: "The SQLite store (default: the data directory's samples.sqlite).")]
+        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."), OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite).")]
     ) { arguments, context in
         let format = arguments.value("format") ?? "table"
         guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
@@ -151,7 +151,7 @@ enum WorkoutCommand {
 
     static let show = Command(
         name: "show", summary: "Show one stored workout.", usage: "workout show ID [--format table|json] [--db PATH]",
-        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."), OptionSpec(name: "db", value: "PATH", help: "The SQLite store (default: the data directory's samples.sqlite).")]
+        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."), OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite).")]
     ) { arguments, context in
         let format = arguments.value("format") ?? "table"
         guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
@@ -168,7 +168,7 @@ enum WorkoutCommand {
             heart rate as breaks in the line, a bike's or rower's power and cadence when it has \
             them, and the totals in the header. Open it in a browser.
             """,
-        options: [OptionSpec(name: "output", value: "FILE", help: "Where to write the SVG (required)."), OptionSpec(name: "db", value: "PATH", help: "The SQLite store (default: the data directory's samples.sqlite).")]
+        options: [OptionSpec(name: "output", value: "FILE", help: "Where to write the SVG (required)."), OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite).")]
     ) { arguments, context in
         guard let output = arguments.value("output") else { throw CommandError(.usage, "--output FILE.svg is required") }
         let (workout, samples) = try await loadStoredWorkout(id: try workoutID(arguments), arguments: arguments, context: context)

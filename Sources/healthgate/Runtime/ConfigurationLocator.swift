@@ -49,16 +49,12 @@ enum ConfigurationLocator {
         }
     }
 
-    /// Adds the embedded default sink (the SQLite store in the data directory) when the
+    /// Adds the embedded default sink (`sqlite`, which commits into the store) when the
     /// configuration names no sink.
-    static func withDefaults(_ configuration: GatewayConfiguration, paths: GatewayPaths) -> GatewayConfiguration {
+    static func withDefaults(_ configuration: GatewayConfiguration) -> GatewayConfiguration {
         var configuration = configuration
         if configuration.sinks.isEmpty {
-            configuration.sinks = [
-                PluginConfiguration(kind: "sqlite", config: .object([
-                    "path": .string(paths.dataDirectory.appendingPathComponent("samples.sqlite").path)
-                ]))
-            ]
+            configuration.sinks = [PluginConfiguration(kind: "sqlite")]
         }
         return configuration
     }

@@ -17,12 +17,13 @@ enum ConfigurationValidation {
     /// - Throws: ``ConfigurationError`` with the file, the key path and the reason.
     static func validate(
         _ configuration: GatewayConfiguration, catalog: PluginCatalog, context: CommandContext, logger: Logger
-    ) throws -> (plugins: [ValidatedPlugin], profile: UserProfile) {
+    ) throws -> (plugins: [ValidatedPlugin], profile: UserProfile, store: StoreConfiguration.Settings) {
         let factory = EnvironmentFactory(context: context, logger: logger, ids: SampleIDGenerator())
         let plugins = try catalog.validate(configuration, environment: factory.make)
         _ = try roster(of: configuration)
         _ = try WebBoardConfiguration.decode(configuration.web, origin: configuration.origin)
-        return (plugins, try profile(of: configuration))
+        let store = try StoreConfiguration.settings(of: configuration, paths: context.paths)
+        return (plugins, try profile(of: configuration), store)
     }
 
     /// The participants, decoded and checked as the workouts do (their profiles included).

@@ -3,6 +3,7 @@ import Foundation
 import GatewayControl
 import LinuxSystem
 import HealthModel
+import HealthStore
 import SampleBus
 import WebBoard
 import Workouts
@@ -33,9 +34,10 @@ struct GatewayRunner {
     func run(configuration: GatewayConfiguration, duration: Double?) async throws -> ExitCode {
         let paths = context.paths
         // The checks of `healthgate config check`, before anything is created or started.
-        _ = try ConfigurationValidation.validate(
-            ConfigurationLocator.withDefaults(configuration, paths: paths), catalog: catalog, context: context,
-            logger: Logger(label: "healthgate", sink: StandardErrorLogSink(variables: context.variables), level: .warning))
+        let storeSettings = try ConfigurationValidation.validate(
+            ConfigurationLocator.withDefaults(configuration), catalog: catalog, context: context,
+            logger: Logger(label: "healthgate", sink: StandardErrorLogSink(variables: context.variables), level: .warning)
+        ).store
         if !Self.isSystemdService(context.variables) {
             // Health data is for the user alone: every file the daemon and its plugins create
             // (stores, outboxes, state) is 0600 and every directory 0700. Under systemd the
@@ -55,8 +57,12 @@ struct GatewayRunner {
             level: configuration.logLevel)
         let clock = context.clock
         let ids = SampleIDGenerator()
-        let configuration = ConfigurationLocator.withDefaults(configuration, paths: paths)
+        let configuration = ConfigurationLocator.withDefaults(configuration)
         let variables = context.variables
+        // The store first: it is the gateway's commit point, opened once and handed to every
+        // part that reads or writes it.
+        let store = try await Self.openStore(storeSettings, origin: configuration.origin)
+        logger.info("store: \(store.path)")
         // Plugins open files and libraries as they are made (an outbox, libcurl): off the pool.
         let catalog = catalog
         let gatewayName = Self.gatewayName(of: configuration)
@@ -67,7 +73,7 @@ struct GatewayRunner {
             try catalog.instantiate(configuration) { name in
                 PluginEnvironment(
                     name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
-                    variables: variables, gatewayName: gatewayName, shared: shared, userHeightMeters: height)
+                    variables: variables, gatewayName: gatewayName, shared: shared, userHeightMeters: height, store: store)
             }
         }
         for index in sources.indices {
@@ -76,11 +82,15 @@ struct GatewayRunner {
                 source: sources[index].source, after: after, clock: clock, logger: logger.child(sources[index].name))
         }
         let services = try GatewayServices(
-            configuration: configuration, configuredSinks: sinks, paths: paths, logger: logger, clock: clock, ids: ids)
+            configuration: configuration, store: store, paths: paths, logger: logger, clock: clock, ids: ids)
         // Before the control socket answers, so no command sees the demo's class half started.
         if let onStart { await onStart(services.workouts) }
         var boardSinks: [ConfiguredSink] = []
         var background = background
+        background.append {
+            try await StoreMaintenance(store: store, retention: storeSettings.tombstoneRetention, clock: clock, logger: logger)
+                .run()
+        }
         var boardServer: BoardServer?
         if let web = try WebBoardConfiguration.decode(configuration.web, origin: configuration.origin) {
             let board = LiveBoard(workouts: services.workouts, clock: clock)
@@ -89,7 +99,7 @@ struct GatewayRunner {
                 name: "board", kind: "board", queue: QueueConfiguration(capacity: 1000, policy: .dropOldest), sink: board))
             let server = BoardServer(
                 configuration: web, token: try web.token(origin: configuration.origin), board: board,
-                workouts: services.workouts, history: services.storePath.map(StoredWorkoutHistory.init(path:)),
+                workouts: services.workouts, history: StoredWorkoutHistory(store: store),
                 logger: logger.child("web"))
             do {
                 try server.start()
@@ -116,7 +126,7 @@ struct GatewayRunner {
         handlers["status"] = { _ in
             try JSONValue.encoding(StatusReport(
                 version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
-                configuration: configuration.origin, plugins: statusBoard.snapshot()))
+                configuration: configuration.origin, store: store.path, plugins: statusBoard.snapshot()))
         }
         handlers["ping"] = { _ in .string("pong") }
         let control = ControlServer(path: socketPath, handlers: handlers, logger: logger.child("control"))
@@ -166,6 +176,7 @@ struct GatewayRunner {
         }
         forcedExit.cancel()
         await boardServer?.stop()
+        await store.close()
         let plugins = statusBoard.snapshot()
         func counts(_ role: PluginRole) -> String {
             let text = plugins.filter { $0.role == role }.map { "\($0.name) \($0.records)" }.joined(separator: ", ")
@@ -175,8 +186,28 @@ struct GatewayRunner {
         return outcome == .drained ? .success : .failure
     }
 
-    /// Whether systemd runs the daemon as a service with its own directories (then the unit
-    /// sets the file mode mask and the directories' modes).
+    /// Opens the gateway's store read-write (creating and migrating it), off the cooperative pool.
+    /// - Throws: ``CommandError``: 78 for a file that is not a healthgate store or comes from a
+    ///   newer healthgate (the configuration points at it), 65 for a corrupt file, 74 for I/O.
+    static func openStore(_ settings: StoreConfiguration.Settings, origin: String) async throws -> HealthStore {
+        do {
+            return try await HealthStore.open(path: settings.path, maximumPageCount: settings.maximumPageCount)
+        } catch {
+            let advice = switch error.code {
+            case .notAStore, .schemaTooNew: " (set store.path in \(origin) to another file, or upgrade healthgate)"
+            case .corrupt: " (move the file aside and start again, or restore a backup)"
+            default: ""
+            }
+            let status: ExitCode = switch error.code {
+            case .notAStore, .schemaTooNew: .configuration
+            case .corrupt, .invalidData: .dataError
+            case .readOnly, .ioError, .diskFull, .busy: .ioError
+            default: .software
+            }
+            throw CommandError(status, "cannot open the store: \(error)\(advice)")
+        }
+    }
+
     /// The configuration's `gatewayName`, else the host name.
     static func gatewayName(of configuration: GatewayConfiguration) -> String {
         configuration.gatewayName ?? ProcessControl.hostName() ?? "healthgate"
@@ -194,6 +225,8 @@ struct GatewayRunner {
         return stamp
     }
 
+    /// Whether systemd runs the daemon as a service with its own directories (then the unit
+    /// sets the file mode mask and the directories' modes).
     static func isSystemdService(_ variables: [String: String]) -> Bool {
         !(variables["STATE_DIRECTORY"] ?? "").isEmpty || !(variables["RUNTIME_DIRECTORY"] ?? "").isEmpty
     }
@@ -205,5 +238,7 @@ struct StatusReport: Codable, Sendable {
     var pid: Int
     var startedAt: Date
     var configuration: String
+    /// The store's file.
+    var store: String?
     var plugins: [PluginStatus]
 }

@@ -1,7 +1,7 @@
 import Foundation
 import GatewayControl
 import HealthModel
-import SQLiteStore
+import HealthStore
 import SampleBus
 import Workouts
 
@@ -13,15 +13,13 @@ struct GatewayServices {
     var controlHandlers: [String: ControlHandler] = [:]
     /// The workouts: the gateway's own and each participant's.
     let workouts: ParticipantWorkouts
-    /// The SQLite store that keeps the workouts, if one is configured.
-    let storePath: String?
 
-    /// - Parameter configuredSinks: the configured sinks; the first SQLite store among them keeps
-    ///   the workout in progress.
+    /// - Parameter store: the gateway's store; it keeps the workout in progress when a `sqlite`
+    ///   sink commits the records into it (the workout's samples are read back from there).
     /// - Throws: ``ConfigurationError`` naming the `profile` or `participants` key when a profile
     ///   is wrong.
     init(
-        configuration: GatewayConfiguration, configuredSinks: [ConfiguredSink], paths: GatewayPaths, logger: Logger,
+        configuration: GatewayConfiguration, store: HealthStore, paths: GatewayPaths, logger: Logger,
         clock: any GatewayClock, ids: SampleIDGenerator
     ) throws(ConfigurationError) {
         // The workout controller is both a sink (it collects heart rate and steps from the bus)
@@ -30,14 +28,14 @@ struct GatewayServices {
         // covers, so a restart (or a crash) rebuilds it from what that store committed.
         let environment = PluginEnvironment(
             name: "workouts", logger: logger.child("workouts"), clock: clock, ids: ids, paths: paths, variables: [:])
-        let store: any WorkoutStateStore & ParticipantAssignmentStore
-        storePath = configuredSinks.lazy.compactMap({ $0.sink as? SQLiteSink }).first?.path
-        if let storePath {
-            store = SQLiteWorkoutStateStore(path: storePath)
+        let journal: any WorkoutStateStore & ParticipantAssignmentStore
+        if configuration.sinks.contains(where: { $0.kind == "sqlite" }) {
+            journal = StoredWorkoutJournal(store: store, clock: clock)
         } else {
             environment.logger.notice(
-                "no sqlite sink is configured: a workout in progress is kept in memory and does not survive a restart")
-            store = VolatileWorkoutStore()
+                "no sqlite sink commits records into the store: a workout in progress is kept in memory and does not "
+                    + "survive a restart")
+            journal = VolatileWorkoutStore()
         }
         // The state file of releases that kept the workout beside the store; its workout, if
         // any, is not carried over.
@@ -48,7 +46,7 @@ struct GatewayServices {
         }
         let roster = try ConfigurationValidation.roster(of: configuration)
         let workouts = ParticipantWorkouts(
-            roster: roster, store: store, clock: clock, ids: ids, logger: environment.logger)
+            roster: roster, store: journal, clock: clock, ids: ids, logger: environment.logger)
         self.workouts = workouts
         sinks.append(ConfiguredSink(name: "workouts", kind: "workouts", queue: QueueConfiguration(), sink: workouts))
         sources.append(ConfiguredSource(name: "workouts-publisher", kind: "workouts", source: workouts))

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPRepository
 import HealthModel
+import HealthStore
 import HeartRateMonitor
 import SQLiteStore
 import SampleBus
@@ -23,8 +24,7 @@ enum ConfigurationNumbers {
         ("serial-pedometer", "identificationTimeoutSeconds"), ("serial-pedometer", "maxLineLength"),
         ("serial-pedometer", "reconnectIntervalSeconds"), ("serial-pedometer", "stopBits"),
         ("serial-pedometer", "wrapTolerance"),
-        ("sqlite", "batchSize"), ("sqlite", "batchWindowSeconds"), ("sqlite", "maxDatabaseMegabytes"),
-        ("sqlite", "tombstoneRetentionDays"),
+        ("sqlite", "batchSize"), ("sqlite", "batchWindowSeconds"),
         ("http-repository", "batchIntervalSeconds"), ("http-repository", "batchSize"),
         ("http-repository", "outbox.maxAgeSeconds"), ("http-repository", "outbox.maxBytes"),
         ("http-repository", "retry.initialDelaySeconds"), ("http-repository", "retry.jitter"),
@@ -52,7 +52,7 @@ enum ConfigurationNumbers {
         _ = try? catalog.instantiate(configuration) { name in
             PluginEnvironment(
                 name: name, logger: Logger(label: name, sink: DiscardingLogSink(), level: .error), clock: SystemClock(),
-                ids: SampleIDGenerator(seed: 1), paths: scratch.paths, variables: [:])
+                ids: SampleIDGenerator(seed: 1), paths: scratch.paths, variables: [:], store: scratch.store)
         }
     }
 
@@ -79,8 +79,7 @@ enum ConfigurationNumbers {
             "{\"kind\": \"serial-pedometer\", \"config\": " + object(settings["serial-pedometer"] ?? [], base: ["path": "\"/dev/null\""]) + "}",
         ]
         let sinks = [
-            "{\"kind\": \"sqlite\"\(queue), \"config\": "
-                + object(settings["sqlite"] ?? [], base: ["path": "\"\(scratch.directory.path)/samples.sqlite\""]) + "}",
+            "{\"kind\": \"sqlite\"\(queue), \"config\": " + object(settings["sqlite"] ?? []) + "}",
             "{\"kind\": \"http-repository\"\(queue), \"config\": "
                 + object(settings["http-repository"] ?? [], base: ["url": "\"http://127.0.0.1:9/v1\""]) + "}",
         ]
@@ -99,6 +98,8 @@ enum ConfigurationNumbers {
 
     struct Scratch: Sendable {
         let directory: URL
+        /// The store sinks commit into, opened once per run.
+        let store: HealthStore
         var paths: GatewayPaths { GatewayPaths(dataDirectory: directory, stateDirectory: directory, runtimeDirectory: directory) }
 
         init() {
@@ -108,6 +109,12 @@ enum ConfigurationNumbers {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             } catch {
                 FileHandle.standardError.write(Data("cannot create \(directory.path): \(error)\n".utf8))
+                exit(70)
+            }
+            do {
+                store = try HealthStore(path: directory.appendingPathComponent("samples.sqlite").path)
+            } catch {
+                FileHandle.standardError.write(Data("cannot open the store in \(directory.path): \(error)\n".utf8))
                 exit(70)
             }
         }

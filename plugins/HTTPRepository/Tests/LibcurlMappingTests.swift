@@ -13,7 +13,7 @@ final class LibcurlMappingTests: XCTestCase {
         defer { server.stop() }
         let database = executable.root.appendingPathComponent("samples.sqlite").path
         let source = #"{"kind": "ble-heart-rate", "name": "strap", "config": {"transport": "simulated"}}"#
-        let sqlite = #"{"kind": "sqlite", "config": {"path": "\#(database)"}}"#
+        let sqlite = #"{"kind": "sqlite"}"#
         let repository = #"{"kind": "http-repository", "name": "repo", "config": {"url": "\#(server.url)", "batchIntervalSeconds": 0}}"#
 
         // Without the HTTP sink: once a sample is stored every plugin runs, and libcurl is absent.
@@ -44,6 +44,7 @@ final class LibcurlMappingTests: XCTestCase {
         let config = executable.root.appendingPathComponent("\(name).json")
         try """
             {"sources": [\(sources.joined(separator: ", "))], "sinks": [\(sinks.joined(separator: ", "))],
+             "store": {"path": "\(executable.root.appendingPathComponent("samples.sqlite").path)"},
              "controlSocket": "\(executable.root.path)/\(name).sock"}
             """.write(to: config, atomically: true, encoding: .utf8)
         return try executable.start(["run", "--config", config.path])

@@ -2,6 +2,7 @@ import Foundation
 import GatewayTesting
 import HealthDevices
 import HealthModel
+import HealthStore
 import SQLiteStore
 import XCTest
 
@@ -122,7 +123,7 @@ final class ClinicalRecordMapperTests: XCTestCase {
         XCTAssertEqual(try mapper.records(broken, context).map(\.kind), [.quantity])
     }
 
-    func testAGlucoseRecordDownloadedTwiceIsStoredOnce() throws {
+    func testAGlucoseRecordDownloadedTwiceIsStoredOnce() async throws {
         // Sequence 7, 5.5 mmol/L (55 × 10^-4 mol/L), capillary whole blood from a finger.
         let meter = Device(name: "Meter", localIdentifier: "D0:00:00:00:00:07")
         let payload: [UInt8] = [0x06, 0x07, 0x00, 0xEA, 0x07, 0x0B, 0x17, 0x06, 0x1E, 0x09, 0x37, 0xC0, 0x11]
@@ -143,9 +144,11 @@ final class ClinicalRecordMapperTests: XCTestCase {
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("clinical-mapper-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let writer = try SQLiteSampleWriter(path: directory.appendingPathComponent("store.sqlite").path)
-        XCTAssertEqual(try writer.write(first).inserted, 1)
-        XCTAssertEqual(try writer.write(again).ignored, 1, "the same sequence number from the same meter")
+        let writer = try HealthStore(path: directory.appendingPathComponent("store.sqlite").path)
+        let firstSummary = try await writer.write(first)
+        XCTAssertEqual(firstSummary.inserted, 1)
+        let againSummary = try await writer.write(again)
+        XCTAssertEqual(againSummary.ignored, 1, "the same sequence number from the same meter")
     }
 
     func testSpecialValuesNeverBecomeSamples() throws {

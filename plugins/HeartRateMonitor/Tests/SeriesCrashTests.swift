@@ -2,6 +2,7 @@ import BLECentral
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 import SQLiteStore
 import XCTest
 
@@ -17,7 +18,7 @@ final class SeriesCrashTests: XCTestCase {
         try """
             {"sources": [{"kind": "ble-heart-rate", "name": "strap", "config": {
                 "transport": "simulated", "simulation": {"notificationsPerSecond": 4}}}],
-             "sinks": [{"kind": "sqlite", "config": {"path": "\(database.path)", "batchWindowSeconds": 0.1}}],
+             "sinks": [{"kind": "sqlite", "config": {"batchWindowSeconds": 0.1}}], "store": {"path": "\(database.path)"},
              "controlSocket": "\(healthgate.root.path)/series.sock"}
             """.write(to: config, atomically: true, encoding: .utf8)
         let gateway = try healthgate.start(["run", "--config", config.path])
@@ -37,7 +38,7 @@ final class SeriesCrashTests: XCTestCase {
         let exit = try await gateway.waitForExit(timeout: .seconds(30))
         XCTAssertEqual(exit.status, SIGKILL)
 
-        let store = try SQLiteSampleStore(path: database.path)
+        let store = try HealthStore(path: database.path, access: .readOnly)
         let heartRates = try await store.samples(of: .heartRate)
         let series = try await store.heartbeatSeries()
         let lastHeartRate = try XCTUnwrap(heartRates.last?.endDate)
@@ -61,6 +62,6 @@ final class SeriesCrashTests: XCTestCase {
 
     private static func heartRates(_ database: URL) async throws -> [QuantitySample] {
         guard FileManager.default.fileExists(atPath: database.path) else { return [] }
-        return try await SQLiteSampleStore(path: database.path).samples(of: .heartRate)
+        return try await HealthStore(path: database.path, access: .readOnly).samples(of: .heartRate)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 import MQTTBroker
 import RemoteOutbox
 import SQLite
@@ -25,7 +26,8 @@ struct FleetGateway {
             {"gatewayName": "\(gatewayName)",
              "sources": [{"kind": "ble-heart-rate", "name": "strap", "config": {
                 "transport": "simulated", "simulation": {"notificationsPerSecond": 10}, "heartbeatSeriesSeconds": 1}}],
-             "sinks": [{"kind": "sqlite", "name": "store", "config": {"path": "\(storePath)"}},
+             "store": {"path": "\(storePath)"},
+             "sinks": [{"kind": "sqlite", "name": "store"},
                        {"kind": "mqtt", "name": "broker", "config": {
                          "host": "127.0.0.1", "port": \(brokerPort), "batchSize": 5, "ackTimeoutSeconds": 2,
                          "retry": {"initialDelaySeconds": 0.1, "maxDelaySeconds": 1}\(extra)}}]}
@@ -46,7 +48,7 @@ struct FleetGateway {
     /// every finished heartbeat series (a provisional one, stored as it grows, is never
     /// published; a series still growing at a kill stays provisional in the store).
     func publishableStoredUUIDs() async throws -> Set<String> {
-        let store = try SQLiteSampleStore(path: storePath)
+        let store = try HealthStore(path: storePath, access: .readOnly)
         let heartRates = try await store.samples(of: .heartRate)
         let series = try await store.heartbeatSeries().filter { $0.metadata[.provisional] != .bool(true) }
         // Nothing else is stored: the simulated monitor measures heart rate and beat intervals.

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 import SampleBus
 import SQLiteStore
 import XCTest
@@ -20,15 +21,16 @@ final class GatewayTests: StoreTestCase {
         func records(_ count: Int, from offset: Int) throws -> [HealthRecord] {
             try (0..<count).map { .quantity(try heartRate(ids, 70, at: Double(offset + $0))) }
         }
-        try SQLiteSampleWriter(path: path).write(try records(50, from: 0))
+        let store = try await HealthStore.open(path: path)
+        try await store.write(try records(50, from: 0))
         let pages = try XCTUnwrap(Int(try sqlite3("PRAGMA page_count")))
 
         let clock = ManualClock()
         let logs = RecordingLogSink()
         let sink = try SQLiteSink(
-            configuration: SQLiteSink.Configuration(path: path, batchSize: 5000, batchWindowSeconds: 0),
-            environment: TestEnvironment.make(clock: clock, directory: directory))
-        sink.setMaximumPageCount(pages)
+            settings: .init(batchSize: 5000, batchWindow: .zero),
+            environment: TestEnvironment.make(clock: clock, directory: directory, store: store))
+        try await store.setMaximumPageCount(pages)
         let gateway = Gateway(
             sources: [ConfiguredSource(name: "replay", kind: "replay", source: ReplaySource(records: try records(2000, from: 100)))],
             sinks: [ConfiguredSink(name: "store", kind: "sqlite", queue: QueueConfiguration(), sink: sink)],
@@ -46,7 +48,7 @@ final class GatewayTests: StoreTestCase {
         XCTAssertEqual(try count("samples"), 50)
 
         // Space is freed; the backoff passes; the restarted sink commits everything once.
-        sink.setMaximumPageCount(nil)
+        try await store.setMaximumPageCount(nil)
         try await clock.waitForSleepers(1)
         clock.advance(by: .milliseconds(500))
         try await waitUntil("the records are stored") { gateway.statusBoard.status(of: "store")?.records == 2000 }

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 import SampleBus
 import SQLiteStore
 import XCTest
@@ -8,16 +9,23 @@ import XCTest
 final class SinkTests: StoreTestCase {
     var clock: ManualClock!
     var board: StatusBoard!
+    var store: HealthStore!
 
-    override func setUpWithError() throws {
-        try super.setUpWithError()
+    override func setUp() async throws {
+        try await super.setUp()
         clock = ManualClock()
         board = StatusBoard()
+        store = try await HealthStore.open(path: path)
+    }
+
+    func environment() -> PluginEnvironment {
+        TestEnvironment.make(clock: clock, directory: directory, store: store)
     }
 
     func makeSink(_ json: String) throws -> SQLiteSink {
         let configuration = try ConfigurationJSONParser.parse(Data(json.utf8)).decodeStrictly(SQLiteSink.Configuration.self)
-        return try SQLiteSink(configuration: configuration, environment: TestEnvironment.make(clock: clock, directory: directory))
+        let environment = environment()
+        return try SQLiteSink(settings: try configuration.validated(in: environment), environment: environment)
     }
 
     func context() -> SinkContext {
@@ -37,48 +45,32 @@ final class SinkTests: StoreTestCase {
 
     func testConfigurationDefaultsAndValidation() throws {
         let sink = try makeSink("{}")
-        XCTAssertEqual(sink.path, directory.appendingPathComponent("samples.sqlite").path)
+        XCTAssertEqual(sink.store.path, path)
         XCTAssertEqual(sink.batchSize, 500)
         XCTAssertEqual(sink.batchWindow, .milliseconds(100))
-        XCTAssertEqual(sink.tombstoneRetention, .seconds(90 * 86_400))
         XCTAssertEqual(SQLiteSink.kind, "sqlite")
         for (json, key) in [
             (#"{"batchSize": 0}"#, "batchSize"), (#"{"batchWindowSeconds": -1}"#, "batchWindowSeconds"),
-            (#"{"path": ""}"#, "path"), (#"{"maxDatabaseMegabytes": 0}"#, "maxDatabaseMegabytes"),
-            (#"{"tombstoneRetentionDays": 0}"#, "tombstoneRetentionDays"),
-            (#"{"tombstoneRetentionDays": 36501}"#, "tombstoneRetentionDays"),
+            (#"{"batchWindowSeconds": 61}"#, "batchWindowSeconds"),
         ] {
             XCTAssertThrowsError(try makeSink(json), json) { error in
                 XCTAssertEqual((error as? PluginConfigurationError)?.keyPath, key)
             }
         }
+        // The store's own keys moved to the gateway's `store` object; the error says where.
+        for key in ["path", "maxDatabaseMegabytes", "tombstoneRetentionDays"] {
+            XCTAssertThrowsError(try makeSink(#"{"\#(key)": 1}"#), key) { error in
+                XCTAssertTrue("\(error)".contains("store.\(key)"), "\(error)")
+            }
+        }
     }
 
-    func testTheSinkPurgesTombstonesOlderThanTheRetentionWhenItOpens() async throws {
-        let ids = makeIDs()
-        let writer = try SQLiteSampleWriter(path: path)
-        try writer.write(try records(3, ids: ids))
-        _ = try sqlite3("DELETE FROM samples WHERE uuid = (SELECT min(uuid) FROM samples)")
-        // A later insert: the tombstone is then not the latest row, which is never purged.
-        try writer.write(try records(1, ids: ids, from: 10))
-        let tombstones = "SELECT count(*) FROM changes WHERE deleted_us IS NOT NULL"
-        XCTAssertEqual(try sqlite3(tombstones), "1")
-        // The tombstone's time is SQLite's clock, now: 29 days on it is kept, 31 days on it goes.
-        for (days, kept) in [(29.0, "1"), (31.0, "0")] {
-            clock = ManualClock(start: Date().addingTimeInterval(days * 86_400))
-            let sink = try makeSink(#"{"path": "\#(path)", "tombstoneRetentionDays": 30}"#)
-            let (inbox, _, finish) = SinkInbox.standalone()
-            finish()
-            try await sink.run(inbox: inbox, context: context())
-            XCTAssertEqual(try sqlite3(tombstones), kept, "\(days) days on")
-        }
-        XCTAssertEqual(try sqlite3("SELECT purged_through FROM change_retention"), "4")
-        let store = try SQLiteSampleStore(path: path)
-        do {
-            _ = try await store.changes(since: 3)
-            XCTFail("an anchor before a purged tombstone is expired")
-        } catch {
-            XCTAssertEqual(error.code, .anchorExpired)
+    func testWithoutAStoreInTheEnvironmentTheSinkIsNotBuilt() throws {
+        let environment = TestEnvironment.make(clock: clock, directory: directory)
+        XCTAssertThrowsError(
+            try SQLiteSink(settings: .init(batchSize: 1, batchWindow: .zero), environment: environment)
+        ) { error in
+            XCTAssertTrue("\(error)".contains("no store"), "\(error)")
         }
     }
 
@@ -88,18 +80,17 @@ final class SinkTests: StoreTestCase {
         let configuration = try GatewayConfiguration.load(from: url)
         let catalog = PluginCatalog([.sink(SQLiteSink.self)])
         let built = try catalog.instantiate(configuration) { name in
-            TestEnvironment.make(name: name, clock: self.clock, directory: self.directory)
+            TestEnvironment.make(name: name, clock: self.clock, directory: self.directory, store: self.store)
         }
         let sink = try XCTUnwrap(built.sinks.first?.sink as? SQLiteSink)
         XCTAssertEqual(built.sinks.first?.name, "store")
-        XCTAssertEqual(sink.path, "/var/lib/healthgate/samples.sqlite")
         XCTAssertEqual(sink.batchSize, 500)
         XCTAssertEqual(sink.batchWindow, .milliseconds(100))
-        XCTAssertEqual(sink.tombstoneRetention, .seconds(90 * 86_400))
+        XCTAssertEqual(configuration.store?["path"], .string("/var/lib/healthgate/samples.sqlite"))
     }
 
     func testBatchesBySize() async throws {
-        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 4, "batchWindowSeconds": 0.1}"#)
+        let sink = try makeSink(#"{"batchSize": 4, "batchWindowSeconds": 0.1}"#)
         let (inbox, feed, finish) = SinkInbox.standalone()
         await feed(try records(10))
         let context = context()
@@ -118,7 +109,7 @@ final class SinkTests: StoreTestCase {
     }
 
     func testBatchesByWindowInOneTransaction() async throws {
-        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 100, "batchWindowSeconds": 0.25}"#)
+        let sink = try makeSink(#"{"batchSize": 100, "batchWindowSeconds": 0.25}"#)
         let (inbox, feed, finish) = SinkInbox.standalone()
         let context = context()
         let run = Task { try await sink.run(inbox: inbox, context: context) }
@@ -141,7 +132,7 @@ final class SinkTests: StoreTestCase {
     }
 
     func testABatchThatFillsDuringTheWindowCommitsEarly() async throws {
-        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 5, "batchWindowSeconds": 0.10}"#)
+        let sink = try makeSink(#"{"batchSize": 5, "batchWindowSeconds": 0.10}"#)
         let (inbox, feed, finish) = SinkInbox.standalone()
         let context = context()
         let run = Task { try await sink.run(inbox: inbox, context: context) }
@@ -162,11 +153,11 @@ final class SinkTests: StoreTestCase {
         // Some committed data first.
         let ids = makeIDs()
         let committed = try records(50, ids: ids)
-        try SQLiteSampleWriter(path: path).write(committed)
+        try await store.write(committed)
         let pages = try XCTUnwrap(Int(try sqlite3("PRAGMA page_count")))
 
-        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 5000, "batchWindowSeconds": 0}"#)
-        sink.setMaximumPageCount(pages)  // the database may not grow: SQLITE_FULL
+        let sink = try makeSink(#"{"batchSize": 5000, "batchWindowSeconds": 0}"#)
+        try await store.setMaximumPageCount(pages)  // the database may not grow: SQLITE_FULL
         let (inbox, feed, finish) = SinkInbox.standalone()
         let batch = try records(2000, ids: ids, from: 1000)
         await feed(batch)
@@ -187,7 +178,7 @@ final class SinkTests: StoreTestCase {
 
         // Space is freed; the supervisor restarts the sink, which commits the held batch, and the
         // inbox redelivers the same records: they land once.
-        sink.setMaximumPageCount(nil)
+        try await store.setMaximumPageCount(nil)
         let restarted = Task { try await sink.run(inbox: inbox, context: context) }
         try await waitUntil("the held batch committed") { context.status.current?.records == 2000 }
         await feed(batch)
@@ -205,7 +196,7 @@ final class SinkTests: StoreTestCase {
     }
 
     func testAllRecordKindsAreAccepted() async throws {
-        let sink = try makeSink(#"{"path": "\#(path)", "batchSize": 10, "batchWindowSeconds": 0}"#)
+        let sink = try makeSink(#"{"batchSize": 10, "batchWindowSeconds": 0}"#)
         let ids = makeIDs()
         let series = try HeartbeatSeriesSample(
             id: ids.next(), start: t0, end: at(1), beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false)])

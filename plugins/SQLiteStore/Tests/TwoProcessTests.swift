@@ -2,12 +2,15 @@ import Dispatch
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 import SampleBus
 import SQLiteStore
 import XCTest
 
 /// The gateway's writer, a reader in this process, and a second real process (Python's sqlite3
-/// module) that reads and writes the same file at the same time.
+/// module) that reads and writes the same file at the same time, following the store's protocol
+/// for a second writer (the anchor sequence read and advanced in its own transactions): both
+/// continue one sequence of anchors.
 final class TwoProcessTests: StoreTestCase {
     struct Report: Decodable {
         var journalMode: String
@@ -21,9 +24,10 @@ final class TwoProcessTests: StoreTestCase {
         let board = StatusBoard()
         let status = board.register(name: "sqlite", kind: "sqlite", role: .sink)
         let context = SinkContext(logger: Logger(label: "sqlite", sink: RecordingLogSink()), clock: clock, status: status)
+        let writerStore = try await HealthStore.open(path: path)
         let sink = try SQLiteSink(
-            configuration: SQLiteSink.Configuration(path: path, batchSize: 100, batchWindowSeconds: 0),
-            environment: TestEnvironment.make(clock: clock, directory: directory))
+            settings: .init(batchSize: 100, batchWindow: .zero),
+            environment: TestEnvironment.make(clock: clock, directory: directory, store: writerStore))
         let (inbox, feed, finish) = SinkInbox.standalone()
         let run = Task { try await sink.run(inbox: inbox, context: context) }
 
@@ -47,10 +51,11 @@ final class TwoProcessTests: StoreTestCase {
                 }
             }
         }
-        let store = try SQLiteSampleStore(path: path)
+        let store = try HealthStore(path: path, access: .readOnly)
         // Start writing once the other process has committed, so that both write at once.
+        let (start, end) = (t0, at(86400))
         try await waitUntil("the second process's first commit") {
-            try await store.statistics(of: .stepCount, from: t0, to: at(86400)).sampleCount > 0
+            try await store.statistics(of: .stepCount, from: start, to: end).sampleCount > 0
         }
         var readerCounts: [Int] = []
         for batch in batches.dropFirst() {
@@ -84,5 +89,12 @@ final class TwoProcessTests: StoreTestCase {
         XCTAssertEqual(stepRows.count, report.transactions * 25)
         XCTAssertEqual(stepRows.first?.quantity, Quantity(1, .count))
         XCTAssertEqual(try count("samples"), 3000 + report.transactions * 25)
+        // One sequence: the latest anchor is the greatest held, and the change log hands out
+        // every sample of both writers once, in anchor order.
+        XCTAssertEqual(try sqlite3("SELECT latest = (SELECT max(anchor) FROM samples) FROM anchors"), "1")
+        let changes = try await store.changes(since: 0)
+        XCTAssertEqual(changes.added.count, 3000 + report.transactions * 25)
+        XCTAssertEqual(changes.addedAnchors, changes.addedAnchors.sorted())
+        XCTAssertEqual(Set(changes.added.map(\.id)).count, changes.added.count)
     }
 }

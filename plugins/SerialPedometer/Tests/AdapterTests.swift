@@ -1,6 +1,7 @@
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 import LinuxSystem
 import SampleBus
 import SerialPedometer
@@ -74,8 +75,9 @@ final class AdapterTests: XCTestCase {
         if let database {
             // No batch window: the manual clock would hold every commit until it is advanced.
             let store = try SQLiteSink(
-                configuration: SQLiteSink.Configuration(path: database, batchWindowSeconds: 0),
-                environment: TestEnvironment.make(name: "sqlite", clock: clock, directory: directory, logSink: logs))
+                settings: .init(batchSize: 500, batchWindow: .zero),
+                environment: TestEnvironment.make(
+                    name: "sqlite", clock: clock, directory: directory, logSink: logs, store: try HealthStore(path: database)))
             sinks.append(ConfiguredSink(name: "sqlite", kind: SQLiteSink.kind, queue: QueueConfiguration(), sink: store))
         }
         let gateway = Gateway(sources: sources, sinks: sinks, clock: clock, logger: environment.logger)
@@ -221,7 +223,7 @@ final class AdapterTests: XCTestCase {
         XCTAssertEqual(harness.steps, 15, "only the steps since the last stored reading")
         XCTAssertEqual(harness.stepSamples.first?.startDate, lastDate, "the interval resumes at the stored reading")
         pty.hangUp()
-        let stored = try await SQLiteSampleStore(path: database).samples(of: .stepCount)
+        let stored = try await HealthStore(path: database, access: .readOnly).samples(of: .stepCount)
         XCTAssertEqual(stored.map(\.quantity.value), [10, 15])
     }
 
@@ -293,7 +295,7 @@ final class AdapterTests: XCTestCase {
         await harness.stop()
         pty.hangUp()
         XCTAssertEqual(harness.steps, walked)
-        let stored = try await SQLiteSampleStore(path: database).samples(of: .stepCount)
+        let stored = try await HealthStore(path: database, access: .readOnly).samples(of: .stepCount)
         XCTAssertEqual(stored.reduce(0) { $0 + $1.quantity.value }, walked)
         for (previous, next) in zip(stored, stored.dropFirst()) {
             XCTAssertGreaterThanOrEqual(next.startDate, previous.endDate, "no overlapping intervals")

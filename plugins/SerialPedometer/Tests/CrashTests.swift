@@ -1,6 +1,7 @@
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 import LinuxSystem
 import SQLite
 import SQLiteStore
@@ -64,7 +65,7 @@ final class CrashTests: XCTestCase {
         let config = healthgate.root.appendingPathComponent("config.json")
         try """
             {"sources": [\(sources.joined(separator: ", "))],
-             "sinks": [{"kind": "sqlite", "name": "store", "config": {"path": "\(database)"}}]}
+             "sinks": [{"kind": "sqlite", "name": "store"}], "store": {"path": "\(database)"}}
             """.write(to: config, atomically: true, encoding: .utf8)
         return config
     }
@@ -79,12 +80,12 @@ final class CrashTests: XCTestCase {
     /// Sum of the stored samples of `type`.
     func total(_ type: QuantityType) async throws -> Double {
         guard FileManager.default.fileExists(atPath: database) else { return 0 }
-        return try await SQLiteSampleStore(path: database).samples(of: type).reduce(0) { $0 + $1.quantity.value }
+        return try await HealthStore(path: database, access: .readOnly).samples(of: type).reduce(0) { $0 + $1.quantity.value }
     }
 
     /// The committed counter of `serial`, if any.
     static func committedCounter(_ serial: String, database: String) async throws -> StepCounterState? {
-        let checkpoint = try await SQLiteCheckpointReader(path: database)
+        let checkpoint = try await HealthStore(path: database, access: .readOnly)
             .checkpoint(namespace: CounterCheckpoint.namespace, key: serial)
         return try checkpoint.map { try CounterCheckpoint.state(in: $0) }
     }
@@ -212,7 +213,7 @@ final class CrashTests: XCTestCase {
         try await waitForCounter("SN-MOVE", steps: steps)
         try await stop(process)
 
-        let samples = try await SQLiteSampleStore(path: database).samples(of: .stepCount)
+        let samples = try await HealthStore(path: database, access: .readOnly).samples(of: .stepCount)
         XCTAssertEqual(samples.reduce(0) { $0 + $1.quantity.value }, Double(steps - baseline.0))
         let storedMeters = try await total(.distanceWalkingRunning)
         XCTAssertEqual(storedMeters, meters - baseline.1, accuracy: 1e-6)

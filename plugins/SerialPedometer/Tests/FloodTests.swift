@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 @testable import LinuxSystem
 import SQLiteStore
 import SerialPedometer
@@ -67,7 +68,7 @@ final class FloodTests: XCTestCase {
         let config = healthgate.root.appendingPathComponent("config.json")
         try """
             {"sources": [{"kind": "serial-pedometer", "name": "pedo", "config": {"path": "\(link.path)", "exclusive": false}}],
-             "sinks": [{"kind": "sqlite", "name": "store", "config": {"path": "\(database)"}}]}
+             "sinks": [{"kind": "sqlite", "name": "store"}], "store": {"path": "\(database)"}}
             """.write(to: config, atomically: true, encoding: .utf8)
 
         let process = try healthgate.start(["run", "--config", config.path])
@@ -137,7 +138,7 @@ final class FloodTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.standardError.suffix(2000).description)
         second.stop()
 
-        let steps = try await SQLiteSampleStore(path: database).samples(of: .stepCount)
+        let steps = try await HealthStore(path: database, access: .readOnly).samples(of: .stepCount)
         XCTAssertEqual(steps.reduce(0) { $0 + $1.quantity.value }, 10)
         print("flood: RSS \(before >> 20) MiB → peak \(peak >> 20) MiB, \(logged) bytes of log for \(flood.bytesWritten) bytes")
     }

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 import SQLiteStore
 import SampleBus
 import SerialPedometer
@@ -22,8 +23,9 @@ final class SQLiteIntegrationTests: XCTestCase {
             environment: environment)
         let database = directory.appendingPathComponent("samples.sqlite").path
         let sink = try SQLiteSink(
-            configuration: JSONValue.object(["path": .string(database)]).decode(SQLiteSink.Configuration.self),
-            environment: TestEnvironment.make(name: "sqlite", clock: clock, directory: directory, logSink: logs))
+            settings: try JSONValue.object([:]).decode(SQLiteSink.Configuration.self).validated(in: TestEnvironment.make(directory: directory)),
+            environment: TestEnvironment.make(
+                name: "sqlite", clock: clock, directory: directory, logSink: logs, store: try HealthStore(path: database)))
         let gateway = Gateway(
             sources: [ConfiguredSource(name: "pedo", kind: SerialPedometerSource.kind, source: source)],
             sinks: [ConfiguredSink(name: "sqlite", kind: SQLiteSink.kind, queue: QueueConfiguration(), sink: sink)],
@@ -45,7 +47,7 @@ final class SQLiteIntegrationTests: XCTestCase {
         await running.value
         simulator.hangUp()
 
-        let store = try SQLiteSampleStore(path: database)
+        let store = try HealthStore(path: database, access: .readOnly)
         let steps = try await store.samples(of: .stepCount)
         XCTAssertEqual(steps.reduce(0) { $0 + $1.quantity.value }, Double(PedometerSimulator.expectedSteps(readings: 14)))
         XCTAssertEqual(steps.count, 13)

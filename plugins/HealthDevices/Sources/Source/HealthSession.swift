@@ -2,6 +2,7 @@ import BLECentral
 import Foundation
 import GATTDecoding
 import HealthModel
+import HealthStore
 import SampleBus
 
 /// The health profiles of one followed device: per connection, reads Device Information, the

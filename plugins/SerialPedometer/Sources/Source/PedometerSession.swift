@@ -1,3 +1,4 @@
+public import HealthStore
 import Foundation
 import HealthModel
 import LinuxSystem

@@ -1,0 +1,135 @@
+public import Foundation
+public import HealthModel
+public import XCTest
+
+/// A test case with a temporary directory holding a store path, removed at tear-down, and the
+/// records store tests write: heart rates from a chest strap, steps from a pedometer, at times
+/// counted from ``t0``.
+open class StoreTestCase: XCTestCase {
+    /// The temporary directory, made in `setUp`.
+    public var directory: URL!
+    /// The store's file in ``directory``.
+    public var path: String { directory.appendingPathComponent("samples.sqlite").path }
+
+    /// 2027-01-16T00:00:00Z: a UTC midnight, so day buckets anchored on it are easy to compute by hand.
+    public let t0 = Date(timeIntervalSince1970: 1_800_057_600)
+
+    /// The chest strap the heart rates come from.
+    public static let strap = Device(
+        name: "Polar H10", manufacturer: "Polar", model: "H10", firmwareVersion: "3.1", localIdentifier: "AA:BB:CC:DD:EE:FF")
+    /// ``strap``.
+    public var strap: Device { Self.strap }
+
+    open override func setUp() async throws {
+        try await super.setUp()
+        directory = try TestEnvironment.temporaryDirectory("health-store")
+    }
+
+    open override func tearDownWithError() throws {
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// ``t0`` plus `seconds`.
+    public func at(_ seconds: Double) -> Date { t0.addingTimeInterval(seconds) }
+
+    /// Deterministic, strictly increasing identifiers.
+    public static func makeIDs() -> SampleIDGenerator {
+        SampleIDGenerator(seed: 7, milliseconds: { 1_800_057_600_000 })
+    }
+
+    /// ``makeIDs()``, for tests.
+    public func makeIDs() -> SampleIDGenerator {
+        SampleIDGenerator(seed: 7, milliseconds: { 1_800_057_600_000 })
+    }
+
+    /// A heart rate of `bpm` at `seconds` after ``t0``, from ``strap`` unless told otherwise.
+    public func heartRate(
+        _ ids: SampleIDGenerator, _ bpm: Double, at seconds: Double, unit: HealthUnit = .countPerMinute,
+        device: Device? = StoreTestCase.strap, metadata: Metadata = Metadata()
+    ) throws -> QuantitySample {
+        try QuantitySample(
+            id: ids.next(), type: .heartRate, quantity: Quantity(bpm, unit), start: at(seconds), end: at(seconds),
+            device: device, metadata: metadata)
+    }
+
+    /// `count` steps over `[start, end]` seconds after ``t0``, from a pedometer.
+    public func steps(_ ids: SampleIDGenerator, _ count: Double, from start: Double, to end: Double) throws -> QuantitySample {
+        try QuantitySample(
+            id: ids.next(), type: .stepCount, quantity: Quantity(count, .count), start: at(start), end: at(end),
+            device: Device(name: "pedometer", localIdentifier: "usb-1"))
+    }
+
+    /// Runs a query with the sqlite3 command-line shell, as a user would, and returns its output.
+    public func sqlite3(_ sql: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        // Wait for locks like every healthgate connection does (the shell's default is to fail at once).
+        let result = try runProcess("/usr/bin/sqlite3", ["-cmd", ".timeout 5000", path, sql])
+        XCTAssertEqual(result.status, 0, "sqlite3 failed: \(result.error)", file: file, line: line)
+        return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The number of rows of `table`, read with the sqlite3 shell.
+    public func count(_ table: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+        let text = try sqlite3("SELECT count(*) FROM \(table)", file: file, line: line)
+        return try XCTUnwrap(Int(text), "count of \(table): \(text)", file: file, line: line)
+    }
+}
+
+/// What a program run to completion printed and returned.
+public struct ProcessResult: Sendable {
+    /// The exit status.
+    public var status: Int32
+    /// Standard output.
+    public var output: String
+    /// Standard error.
+    public var error: String
+}
+
+/// Runs a program to completion and collects its output. Fails when the program is missing:
+/// sqlite3 and python3 are hard requirements of these tests. Blocks: call it off the
+/// cooperative pool when other tasks must progress meanwhile.
+public func runProcess(_ executable: String, _ arguments: [String]) throws -> ProcessResult {
+    guard FileManager.default.isExecutableFile(atPath: executable) else {
+        throw MissingTool(path: executable)
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    let error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    try process.run()
+    // Read before waiting so that a large output cannot fill the pipe and block the child.
+    let outData = output.fileHandleForReading.readDataToEndOfFile()
+    let errData = error.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return ProcessResult(
+        status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
+        error: String(decoding: errData, as: UTF8.self))
+}
+
+/// A program the tests need is not installed (install the sqlite3 and python3 Debian packages).
+public struct MissingTool: Error, CustomStringConvertible {
+    /// The program's path.
+    public var path: String
+
+    /// A missing program at `path`.
+    public init(path: String) {
+        self.path = path
+    }
+
+    public var description: String { "\(path) is missing; install it (apt-get install sqlite3 python3)" }
+}
+
+/// XCTAssertThrowsError for async code: fails when `body` returns, hands the error to `handler`.
+public func XCTAssertThrowsErrorAsync<T>(
+    _ body: () async throws -> T, _ message: String = "", file: StaticString = #filePath, line: UInt = #line,
+    _ handler: (any Error) -> Void = { _ in }
+) async {
+    do {
+        _ = try await body()
+        XCTFail("no error was thrown \(message)", file: file, line: line)
+    } catch {
+        handler(error)
+    }
+}

@@ -1,0 +1,157 @@
+public import HealthModel
+import SQLite
+
+extension HealthStore {
+    /// The objects stored and deleted after `anchor`, in the order they changed, at most `limit`
+    /// changes (added and deleted together), optionally of one `type`.
+    ///
+    /// Start from anchor 0 (everything stored, no tombstones), then pass the returned
+    /// ``StoreChanges/anchor`` to the next call. An object's anchor is its row's key: an object
+    /// stored again after its deletion, a heartbeat series grown in place, or a record replaced
+    /// through its sync identifier appears once, at its latest anchor (the replaced record as a
+    /// deletion). Anchors survive closing and reopening the store and its migrations.
+    /// - Throws: ``StoreError`` with `.invalidArgument` for a negative anchor or a limit below 1,
+    ///   `.unknownAnchor` for an anchor above any the store handed out, `.anchorExpired` for an
+    ///   anchor from before tombstones that have been purged (read again from 0).
+    public func changes(
+        since anchor: Int64, type: ChangeType? = nil, limit: Int? = nil
+    ) async throws(StoreError) -> StoreChanges {
+        let path = self.path
+        guard anchor >= 0 else {
+            throw StoreError(.invalidArgument, path: path, message: "the anchor must not be negative, got \(anchor)")
+        }
+        if let limit, limit < 1 {
+            throw StoreError(.invalidArgument, path: path, message: "the limit must be at least 1, got \(limit)")
+        }
+        return try await read { connection throws(StoreError) in
+            try Self.changes(connection, since: anchor, type: type, limit: limit, path: path)
+        }
+    }
+
+    /// The latest anchor the store has handed out (0 for an empty store).
+    public func latestAnchor() async throws(StoreError) -> Int64 {
+        let path = self.path
+        return try await shortRead(oneStatement: true) { connection throws(StoreError) in
+            try Self.run(connection, "SELECT latest FROM anchors", [], path: path).first?.integer(0) ?? 0
+        }
+    }
+
+    private static func changes(
+        _ connection: SQLiteConnection, since anchor: Int64, type: ChangeType?, limit: Int?, path: String
+    ) throws(StoreError) -> StoreChanges {
+        let bounds = try run(connection, "SELECT latest, purged_through FROM anchors", [], path: path)
+        let latest = bounds.first?.integer(0) ?? 0
+        let purged = bounds.first?.integer(1) ?? 0
+        guard anchor <= latest else {
+            throw StoreError(
+                .unknownAnchor, path: path,
+                message: "anchor \(anchor) is above the store's latest (\(latest)): it comes from another store")
+        }
+        // Anchor 0 holds nothing yet, so it needs no tombstones.
+        guard anchor == 0 || anchor >= purged else {
+            throw StoreError(
+                .anchorExpired, path: path,
+                message: "anchor \(anchor) is older than the tombstones kept (through \(purged)); read again from anchor 0")
+        }
+        // Each table is read in anchor order, one row more than the limit from each, then the
+        // five lists are merged: the first `limit` anchors of the merge are the page.
+        let rowLimit = Int64(limit.map { $0 + 1 } ?? -1)
+        var added: [(anchor: Int64, record: HealthRecord)] = []
+        var deleted: [StoreChanges.Deletion] = []
+        let wants = { (kind: HealthRecordKind) in type == nil || type?.kind == kind }
+        let range: [SQLiteValue] = [.integer(anchor), .integer(rowLimit)]
+        if wants(.quantity) {
+            var condition: String? = "s.anchor > ?1"
+            var bindings = range
+            if case .quantity(let quantityType) = type {
+                // A type never stored has no samples.
+                let typeID = try StoreVocabulary.typeID(of: quantityType, connection, path: path)
+                condition = typeID.map { _ in "s.anchor > ?1 AND s.type_id = ?3" }
+                bindings.append(typeID.map(SQLiteValue.integer) ?? .null)
+            }
+            if let condition {
+                try RowDecoder.forEachSample(
+                    connection, where: condition, orderBy: "s.anchor LIMIT ?2", bindings, path: path
+                ) { rowAnchor, sample in
+                    added.append((rowAnchor, .quantity(sample)))
+                }
+            }
+        }
+        if wants(.correlation) {
+            let typeBinding = type.map { SQLiteValue.text($0.identifier) } ?? .null
+            for (rowAnchor, correlation) in try RowDecoder.correlations(
+                connection,
+                where: """
+                    c.anchor IN (SELECT anchor FROM correlations WHERE anchor > ?1 AND (?3 IS NULL OR type = ?3)
+                        ORDER BY anchor LIMIT ?2)
+                    """,
+                range + [typeBinding], path: path)
+            {
+                added.append((rowAnchor, .correlation(correlation)))
+            }
+        }
+        if wants(.heartbeatSeries) {
+            for (rowAnchor, series) in try RowDecoder.heartbeatSeries(
+                connection, where: "h.anchor IN (SELECT anchor FROM heartbeat_series WHERE anchor > ?1 ORDER BY anchor LIMIT ?2)",
+                range, path: path)
+            {
+                added.append((rowAnchor, .heartbeatSeries(series)))
+            }
+        }
+        if wants(.workout) {
+            for (rowAnchor, workout) in try RowDecoder.workouts(
+                connection, where: "anchor IN (SELECT anchor FROM workouts WHERE anchor > ?1 ORDER BY anchor LIMIT ?2)",
+                range, path: path)
+            {
+                added.append((rowAnchor, .workout(workout)))
+            }
+        }
+        deleted = try tombstones(connection, since: anchor, type: type, rowLimit: rowLimit, path: path)
+        // Every list is in anchor order but the three read by start date: sort them all.
+        added.sort { $0.anchor < $1.anchor }
+        return page(added: added, deleted: deleted, since: anchor, limit: limit, latest: latest)
+    }
+
+    /// The page of `added` and `deleted` (each in anchor order) that holds the first `limit`
+    /// anchors of both together.
+    private static func page(
+        added: [(anchor: Int64, record: HealthRecord)], deleted: [StoreChanges.Deletion], since anchor: Int64,
+        limit: Int?, latest: Int64
+    ) -> StoreChanges {
+        var cut = latest
+        var hasMore = false
+        if let limit, added.count + deleted.count > limit {
+            // The limit-th smallest anchor of the two lists is the page's last.
+            var (a, d) = (0, 0)
+            for _ in 0..<limit {
+                if d >= deleted.count || (a < added.count && added[a].anchor < deleted[d].anchor) { a += 1 } else { d += 1 }
+            }
+            let last = max(a > 0 ? added[a - 1].anchor : anchor, d > 0 ? deleted[d - 1].anchor : anchor)
+            cut = last
+            hasMore = true
+        }
+        let kept = added.prefix { $0.anchor <= cut }
+        return StoreChanges(
+            added: kept.map(\.record), addedAnchors: kept.map(\.anchor), deleted: deleted.filter { $0.anchor <= cut },
+            anchor: cut, hasMore: hasMore)
+    }
+
+    private static func tombstones(
+        _ connection: SQLiteConnection, since anchor: Int64, type: ChangeType?, rowLimit: Int64, path: String
+    ) throws(StoreError) -> [StoreChanges.Deletion] {
+        let typeBinding = type.map { SQLiteValue.text($0.identifier) } ?? .null
+        let rows = try run(
+            connection,
+            "SELECT anchor, uuid, kind, type FROM tombstones WHERE anchor > ?1 AND (?3 IS NULL OR type = ?3) ORDER BY anchor LIMIT ?2",
+            [.integer(anchor), .integer(rowLimit), typeBinding], path: path)
+        return try rows.map { row throws(StoreError) -> StoreChanges.Deletion in
+            let id = try RowDecoder.sampleID(row, 1, path: path)
+            guard let rowAnchor = row.integer(0), let kind = row.text(2).flatMap(HealthRecordKind.init(rawValue:)),
+                let typeName = row.text(3)
+            else {
+                throw StoreError(.invalidData, path: path, message: "the tombstone of \(id) is malformed")
+            }
+            return StoreChanges.Deletion(id: id, kind: kind, type: typeName, anchor: rowAnchor)
+        }
+    }
+}

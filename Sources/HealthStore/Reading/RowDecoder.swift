@@ -1,0 +1,366 @@
+import Foundation
+import HealthModel
+import SQLite
+
+/// Turns stored rows back into model values. Every malformed row is a `.invalidData` error that
+/// names the record, never a silently skipped row.
+enum RowDecoder {
+    static let deviceColumns = """
+        d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version, d.software_version,
+        d.local_identifier, d.udi_device_identifier
+        """
+
+    /// The columns ``decodeSample(_:vocabulary:path:metadata:)`` reads, in its order, from
+    /// samples `s` joined with devices `d`.
+    static let sampleSelect = """
+        SELECT s.anchor, s.uuid, s.type_id, s.unit_id, s.value, s.original_value, s.start_us, s.duration_us,
+            s.sync_identifier, s.sync_version, s.metadata_set_id, s.device_id, \(deviceColumns)
+        FROM samples s LEFT JOIN devices d ON d.id = s.device_id
+        """
+
+    /// The samples `condition` selects, in `orderBy`'s order.
+    static func samples(
+        _ connection: SQLiteConnection, where condition: String, orderBy: String, _ bindings: [SQLiteValue],
+        path: String
+    ) throws(StoreError) -> [QuantitySample] {
+        var samples: [QuantitySample] = []
+        try forEachSample(connection, where: condition, orderBy: orderBy, bindings, path: path) { _, sample in
+            samples.append(sample)
+        }
+        return samples
+    }
+
+    /// Hands each sample `condition` selects, with its anchor, to `body` as it is decoded.
+    static func forEachSample(
+        _ connection: SQLiteConnection, where condition: String, orderBy: String, _ bindings: [SQLiteValue],
+        path: String, _ body: (_ anchor: Int64, _ sample: QuantitySample) throws(StoreError) -> Void
+    ) throws(StoreError) {
+        var metadataReader = MetadataReader(path: path)
+        var vocabulary = StoreVocabulary(connection: connection, path: path)
+        let statement: SQLiteStatement
+        do {
+            statement = try connection.statement(sampleSelect + " WHERE \(condition) ORDER BY \(orderBy)")
+            try statement.bind(bindings)
+        } catch {
+            throw StoreError(error, path: path)
+        }
+        // A row that fails to decode leaves the statement mid-way: reset it, so that it does
+        // not keep reading.
+        do throws(StoreError) {
+            while try step(statement, path: path) {
+                let anchor = statement.integer(0) ?? 0
+                try body(anchor, try decodeSample(statement, vocabulary: &vocabulary, path: path) {
+                    identifier, version, key throws(StoreError) in
+                    withSyncKeys(try metadataReader.metadata(key, connection), identifier, version)
+                })
+            }
+        } catch {
+            statement.reset()
+            throw error
+        }
+    }
+
+    /// The newest sample of ?1 (a type id) with its device, its unit and its metadata entries,
+    /// one row per entry (one row without entries when it has none): the columns of
+    /// ``sampleSelect``, then the entry's key, value type and value, then the unit string.
+    /// A literal, so that the connection finds its statement by address (``SQLiteConnection/statement(literal:)``).
+    private static let newestSampleSQL: StaticString = """
+        SELECT s.anchor, s.uuid, s.type_id, s.unit_id, s.value, s.original_value, s.start_us, s.duration_us,
+            s.sync_identifier, s.sync_version, s.metadata_set_id, s.device_id, d.name, d.manufacturer, d.model,
+            d.hardware_version, d.firmware_version, d.software_version, d.local_identifier, d.udi_device_identifier,
+            e.key, e.value_type, e.value, u.unit
+        FROM (SELECT * FROM samples WHERE type_id = (SELECT id FROM quantity_types WHERE identifier = ?1)
+            ORDER BY start_us DESC, uuid DESC LIMIT 1) s
+        JOIN units u ON u.id = s.unit_id
+        LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN metadata_entries e ON e.set_id = s.metadata_set_id
+        """
+
+    /// The sample of `type` with the latest start date (ties: the greatest uuid), or nil, read
+    /// by one statement: consistent in SQLite's own implicit read transaction, so the caller
+    /// needs none.
+    static func newestSample(
+        _ connection: SQLiteConnection, of type: QuantityType, path: String
+    ) throws(StoreError) -> QuantitySample? {
+        let statement: SQLiteStatement
+        do {
+            statement = try connection.statement(literal: newestSampleSQL)
+        } catch {
+            throw StoreError(error, path: path)
+        }
+        statement.bind(type.identifier, at: 1)
+        do throws(StoreError) {
+            guard try step(statement, path: path) else { return nil }
+            // The type is the one asked for and the unit is in the row: no vocabulary lookup.
+            var vocabulary = StoreVocabulary(known: type, unit: statement.text(23), path: path)
+            // The metadata entries are the rows' last columns, one entry per row: read once the
+            // sample's own columns are, stepping to the statement's end.
+            return try decodeSample(statement, vocabulary: &vocabulary, path: path) { identifier, version, _ throws(StoreError) in
+                var entries = Metadata()
+                repeat {
+                    guard let name = statement.text(20) else { continue }
+                    guard let value = StoreSchema.metadataValue(valueType: statement.text(21), value: statement.value(22))
+                    else {
+                        throw StoreError(.invalidData, path: path, message: "metadata \(name) has an invalid value")
+                    }
+                    entries[MetadataKey(name)] = value
+                } while try step(statement, path: path)
+                return withSyncKeys(entries, identifier, version)
+            }
+        } catch {
+            statement.reset()
+            throw error
+        }
+    }
+
+    /// The sample in the statement's current row (columns of ``sampleSelect``) with its device,
+    /// and the metadata `metadata` gives for the sync keys of the row's own columns and the key
+    /// of its metadata set. The sample is built once, with its metadata: a sample is a large
+    /// value, and each copy retains every string it holds.
+    private static func decodeSample(
+        _ statement: SQLiteStatement, vocabulary: inout StoreVocabulary, path: String,
+        metadata: (_ syncIdentifier: String?, _ syncVersion: Int64?, _ key: SQLiteValue) throws(StoreError) -> Metadata
+    ) throws(StoreError) -> QuantitySample {
+        // The two big-endian halves straight from the blob, without copying it into an array.
+        let key = statement.withBlob(1) { bytes in
+            bytes.count == 16
+                ? SampleID(high: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                           low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+                : nil
+        }
+        guard let id = key ?? nil else {
+            throw StoreError(.invalidData, path: path, message: "a stored uuid is not 16 bytes")
+        }
+        guard let typeID = statement.integer(2), let unitID = statement.integer(3), let value = statement.double(4),
+            let start = statement.integer(6), let duration = statement.integer(7)
+        else {
+            throw StoreError(.invalidData, path: path, message: "sample \(id) lacks a type, unit, value or date")
+        }
+        let type = try vocabulary.type(typeID, for: id)
+        let unit = try vocabulary.unit(unitID, for: id)
+        // No original value: the value was recorded as it is stored.
+        let original = statement.double(5) ?? value
+        let device = statement.integer(11) == nil ? nil : Device(
+            name: statement.text(12), manufacturer: statement.text(13), model: statement.text(14),
+            hardwareVersion: statement.text(15), firmwareVersion: statement.text(16),
+            softwareVersion: statement.text(17), localIdentifier: statement.text(18),
+            udiDeviceIdentifier: statement.text(19))
+        let entries = try metadata(statement.text(8), statement.integer(9), statement.value(10))
+        do {
+            return try QuantitySample(
+                id: id, type: type, quantity: Quantity(original, unit),
+                start: StoreTime.date(microseconds: start), end: StoreTime.date(microseconds: start &+ duration),
+                device: device, metadata: entries)
+        } catch {
+            throw StoreError(.invalidData, path: path, message: "sample \(id): \(error)")
+        }
+    }
+
+    /// A record's metadata: its stored `entries` with the sync keys of its own columns, which win.
+    static func withSyncKeys(_ entries: Metadata, _ identifier: String?, _ version: Int64?) -> Metadata {
+        // Most records have neither: clearing keys that are not there would hash them for nothing.
+        if entries.isEmpty && identifier == nil && version == nil { return entries }
+        var metadata = entries
+        metadata.syncIdentifier = identifier
+        metadata.syncVersion = version
+        return metadata
+    }
+
+    private static func step(_ statement: SQLiteStatement, path: String) throws(StoreError) -> Bool {
+        do {
+            return try statement.step()
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    /// The heartbeat series `condition` selects (on `heartbeat_series h`), by start date, each
+    /// with its anchor and beats.
+    static func heartbeatSeries(
+        _ connection: SQLiteConnection, where condition: String, _ bindings: [SQLiteValue], path: String
+    ) throws(StoreError) -> [(anchor: Int64, series: HeartbeatSeriesSample)] {
+        var metadataReader = MetadataReader(path: path)
+        let rows = try HealthStore.run(
+            connection,
+            """
+            SELECT h.uuid, h.start_us, h.end_us, h.sync_identifier, h.sync_version, h.metadata_set_id,
+                h.device_id, \(deviceColumns), h.anchor
+            FROM heartbeat_series h LEFT JOIN devices d ON d.id = h.device_id
+            WHERE \(condition) ORDER BY h.start_us, h.uuid
+            """, bindings, path: path)
+        var result: [(anchor: Int64, series: HeartbeatSeriesSample)] = []
+        for row in rows {
+            let id = try sampleID(row, 0, path: path)
+            guard let start = row.integer(1), let end = row.integer(2), let anchor = row.integer(15) else {
+                throw StoreError(.invalidData, path: path, message: "heartbeat series \(id) lacks a date")
+            }
+            let beats = try HealthStore.run(
+                connection,
+                "SELECT time_since_start, preceded_by_gap FROM heartbeats WHERE series_uuid = ?1 ORDER BY beat_index",
+                [row.values[0]], path: path
+            ).map { Heartbeat(timeSinceSeriesStart: $0.double(0) ?? 0, precededByGap: ($0.integer(1) ?? 0) != 0) }
+            let metadata = withSyncKeys(try metadataReader.metadata(row.values[5], connection), row.text(3), row.integer(4))
+            do {
+                result.append((anchor, try HeartbeatSeriesSample(
+                    id: id, start: StoreTime.date(microseconds: start),
+                    end: StoreTime.date(microseconds: end), beats: beats, device: device(row, idColumn: 6),
+                    metadata: metadata)))
+            } catch {
+                throw StoreError(.invalidData, path: path, message: "heartbeat series \(id): \(error)")
+            }
+        }
+        return result
+    }
+
+    /// The correlations `condition` selects (on `correlations c`), by start date, each with its
+    /// anchor and its member samples.
+    static func correlations(
+        _ connection: SQLiteConnection, where condition: String, _ bindings: [SQLiteValue], path: String
+    ) throws(StoreError) -> [(anchor: Int64, correlation: CorrelationSample)] {
+        var metadataReader = MetadataReader(path: path)
+        let rows = try HealthStore.run(
+            connection,
+            """
+            SELECT c.uuid, c.type, c.start_us, c.end_us, c.sync_identifier, c.sync_version, c.metadata_set_id,
+                c.device_id, \(deviceColumns), c.anchor
+            FROM correlations c LEFT JOIN devices d ON d.id = c.device_id
+            WHERE \(condition) ORDER BY c.start_us, c.uuid
+            """, bindings, path: path)
+        var result: [(anchor: Int64, correlation: CorrelationSample)] = []
+        for row in rows {
+            let id = try sampleID(row, 0, path: path)
+            guard let typeName = row.text(1), let type = CorrelationType.named(typeName) else {
+                throw StoreError(
+                    .invalidData, path: path, message: "correlation \(id) has an unknown type \(row.text(1) ?? "NULL")")
+            }
+            guard let start = row.integer(2), let end = row.integer(3), let anchor = row.integer(16) else {
+                throw StoreError(.invalidData, path: path, message: "correlation \(id) lacks a date")
+            }
+            let members = try samples(
+                connection,
+                where: "s.anchor IN (SELECT sample_anchor FROM correlation_members WHERE correlation_uuid = ?1)",
+                orderBy: "s.anchor", [row.values[0]], path: path)
+            let metadata = withSyncKeys(try metadataReader.metadata(row.values[6], connection), row.text(4), row.integer(5))
+            do {
+                result.append((anchor, try CorrelationSample(
+                    id: id, type: type, start: StoreTime.date(microseconds: start),
+                    end: StoreTime.date(microseconds: end), objects: members, device: device(row, idColumn: 7),
+                    metadata: metadata)))
+            } catch {
+                throw StoreError(.invalidData, path: path, message: "correlation \(id): \(error)")
+            }
+        }
+        return result
+    }
+
+    /// The workouts `condition` selects (on `workouts`), by start date, each with its anchor,
+    /// events, activities, statistics and linked sample uuids.
+    static func workouts(
+        _ connection: SQLiteConnection, where condition: String, _ bindings: [SQLiteValue], path: String
+    ) throws(StoreError) -> [(anchor: Int64, workout: Workout)] {
+        var metadataReader = MetadataReader(path: path)
+        let rows = try HealthStore.run(
+            connection,
+            """
+            SELECT uuid, activity_type, start_us, end_us, duration, sync_identifier, sync_version, metadata_set_id, anchor
+            FROM workouts WHERE \(condition) ORDER BY start_us, uuid
+            """, bindings, path: path)
+        var result: [(anchor: Int64, workout: Workout)] = []
+        for row in rows {
+            let id = try sampleID(row, 0, path: path)
+            let key = row.values[0]
+            guard let activityName = row.text(1), let activityType = WorkoutActivityType(rawValue: activityName),
+                let start = row.integer(2), let end = row.integer(3), let duration = row.double(4), let anchor = row.integer(8)
+            else {
+                throw StoreError(.invalidData, path: path, message: "workout \(id) has an invalid row")
+            }
+            var events: [WorkoutEvent] = []
+            for event in try HealthStore.run(
+                connection,
+                "SELECT type, start_us, end_us, metadata FROM workout_events WHERE workout_uuid = ?1 ORDER BY event_index",
+                [key], path: path)
+            {
+                guard let type = event.text(0).flatMap(WorkoutEventType.init(rawValue:)),
+                    let eventStart = event.integer(1), let eventEnd = event.integer(2)
+                else { throw StoreError(.invalidData, path: path, message: "workout \(id) has an invalid event") }
+                var metadata = Metadata()
+                if let json = event.text(3) {
+                    do {
+                        metadata = try HealthJSON.makeDecoder().decode(Metadata.self, from: Data(json.utf8))
+                    } catch {
+                        throw StoreError(.invalidData, path: path, message: "workout \(id) event metadata: \(error)")
+                    }
+                }
+                events.append(WorkoutEvent(
+                    type: type, startDate: StoreTime.date(microseconds: eventStart),
+                    endDate: StoreTime.date(microseconds: eventEnd), metadata: metadata))
+            }
+            let statistics = try self.statistics(connection, owner: key, path: path)
+            var activities: [WorkoutActivity] = []
+            for activity in try HealthStore.run(
+                connection,
+                """
+                SELECT uuid, activity_type, start_us, end_us FROM workout_activities
+                WHERE workout_uuid = ?1 ORDER BY activity_index
+                """, [key], path: path)
+            {
+                let activityID = try sampleID(activity, 0, path: path)
+                guard let type = activity.text(1).flatMap(WorkoutActivityType.init(rawValue:)),
+                    let activityStart = activity.integer(2)
+                else { throw StoreError(.invalidData, path: path, message: "workout \(id) has an invalid activity") }
+                activities.append(WorkoutActivity(
+                    id: activityID, activityType: type, startDate: StoreTime.date(microseconds: activityStart),
+                    endDate: activity.integer(3).map(StoreTime.date(microseconds:)),
+                    statistics: try self.statistics(connection, owner: activity.values[0], path: path)))
+            }
+            let sampleIDs = try HealthStore.run(
+                connection, "SELECT sample_uuid FROM workout_samples WHERE workout_uuid = ?1 ORDER BY sample_uuid",
+                [key], path: path
+            ).map { sampleRow throws(StoreError) in try sampleID(sampleRow, 0, path: path) }
+            let metadata = withSyncKeys(try metadataReader.metadata(row.values[7], connection), row.text(5), row.integer(6))
+            result.append((anchor, Workout(
+                id: id, activityType: activityType, startDate: StoreTime.date(microseconds: start),
+                endDate: StoreTime.date(microseconds: end), duration: duration, events: events,
+                activities: activities, statistics: statistics, metadata: metadata, sampleIDs: sampleIDs)))
+        }
+        return result
+    }
+
+    private static func statistics(
+        _ connection: SQLiteConnection, owner: SQLiteValue, path: String
+    ) throws(StoreError) -> [QuantityStatistics] {
+        var result: [QuantityStatistics] = []
+        for row in try HealthStore.run(
+            connection,
+            """
+            SELECT type, start_us, end_us, sample_count, sum, average, minimum, maximum, most_recent, most_recent_us
+            FROM workout_statistics WHERE owner_uuid = ?1 ORDER BY type
+            """, [owner], path: path)
+        {
+            guard let type = row.text(0).flatMap(QuantityType.named), let start = row.integer(1),
+                let end = row.integer(2), let count = row.integer(3)
+            else { throw StoreError(.invalidData, path: path, message: "invalid workout statistics row") }
+            result.append(QuantityStatistics(
+                type: type, startDate: StoreTime.date(microseconds: start),
+                endDate: StoreTime.date(microseconds: end), sampleCount: Int(count), sum: row.double(4),
+                average: row.double(5), minimum: row.double(6), maximum: row.double(7), mostRecent: row.double(8),
+                mostRecentDate: row.integer(9).map(StoreTime.date(microseconds:))))
+        }
+        return result
+    }
+
+    static func sampleID(_ row: SQLiteRow, _ column: Int, path: String) throws(StoreError) -> SampleID {
+        guard let bytes = row.blob(column), let id = SampleID(bytes: bytes) else {
+            throw StoreError(.invalidData, path: path, message: "a stored uuid is not 16 bytes")
+        }
+        return id
+    }
+
+    private static func device(_ row: SQLiteRow, idColumn: Int) -> Device? {
+        guard row.integer(idColumn) != nil else { return nil }
+        let c = idColumn + 1
+        return Device(
+            name: row.text(c), manufacturer: row.text(c + 1), model: row.text(c + 2), hardwareVersion: row.text(c + 3),
+            firmwareVersion: row.text(c + 4), softwareVersion: row.text(c + 5), localIdentifier: row.text(c + 6),
+            udiDeviceIdentifier: row.text(c + 7))
+    }
+}

@@ -1,0 +1,61 @@
+import AsyncPrimitives
+public import Foundation
+public import HealthModel
+import SQLite
+import Synchronization
+
+/// The store's one writer: a ``RecordWriter`` confined to its own serial queue, as an actor
+/// whose executor is that queue, so `sqlite3_step` never runs on the cooperative pool and the
+/// compiler checks that nothing else touches the connection (GRDB's `DatabasePool` writer).
+///
+/// Async callers suspend on it; a caller that lives on a serial queue of its own and must block
+/// (the workout journal's synchronous protocol) uses ``performBlocking(_:)``.
+actor StoreWriter {
+    private let executor = QueueExecutor(label: "healthgate.store.writer")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    /// nil once closed.
+    private var writer: RecordWriter?
+    private let path: String
+    /// Reachable from any thread, for a forced stop; inert once the connection is closed.
+    private let interruptHandle: SQLiteInterruptHandle
+
+    /// Takes ownership of `writer`, which nothing else may use from now on.
+    init(writer: sending RecordWriter) {
+        self.path = writer.path
+        self.interruptHandle = writer.interruptHandle
+        self.writer = writer
+    }
+
+    /// Interrupts the statement in progress, from any thread.
+    nonisolated func interrupt() {
+        interruptHandle.interrupt()
+    }
+
+    /// Runs `body` with the writer on its queue.
+    func perform<T: Sendable>(_ body: @Sendable (RecordWriter) throws(StoreError) -> T) throws(StoreError) -> T {
+        try run(body)
+    }
+
+    /// Runs `body` with the writer on its queue while the calling thread waits. Never from the
+    /// cooperative pool, nor from the writer's own queue.
+    nonisolated func performBlocking<T: Sendable>(_ body: @Sendable (RecordWriter) throws(StoreError) -> T) throws(StoreError) -> T {
+        let outcome: Result<T, StoreError> = executor.queue.sync {
+            self.assumeIsolated { writer in
+                Result { () throws(StoreError) in try writer.run(body) }
+            }
+        }
+        return try outcome.get()
+    }
+
+    private func run<T>(_ body: (RecordWriter) throws(StoreError) -> T) throws(StoreError) -> T {
+        guard let writer else {
+            throw StoreError(.readOnly, path: path, message: "the store's writer is closed")
+        }
+        return try body(writer)
+    }
+
+    /// Closes the connection (SQLite checkpoints the WAL when the last connection closes).
+    func close() {
+        writer = nil
+    }
+}

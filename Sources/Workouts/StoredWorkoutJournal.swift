@@ -1,0 +1,55 @@
+public import Foundation
+public import HealthModel
+public import HealthStore
+public import SampleBus
+
+/// The gateway's store as the workout controller's journal (``WorkoutStateStore``) and the
+/// participants' run-time assignments (``ParticipantAssignmentStore``): the workout in progress
+/// lives in the store beside the samples it covers, committed through the store's one writer.
+///
+/// Every method blocks until its transaction is durable; the controller calls them from its own
+/// serial queue. Store failures become ``WorkoutError`` with code ``WorkoutError/Code/persistence``.
+/// The store's writer completes the contract: the transaction that stores a finished workout
+/// deletes its journal rows, so ``handedOver(_:)`` has nothing to do.
+public struct StoredWorkoutJournal: WorkoutStateStore, ParticipantAssignmentStore {
+    /// The store.
+    public let store: HealthStore
+    private let clock: any GatewayClock
+
+    /// The journal kept in `store`; assignments are dated by `clock`.
+    public init(store: HealthStore, clock: any GatewayClock) {
+        self.store = store
+        self.clock = clock
+    }
+
+    public func journaledWorkouts() throws(WorkoutError) -> [JournaledWorkout] {
+        try mapped { () throws(StoreError) in try store.workoutJournal() }
+    }
+
+    public func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError) {
+        try mapped { () throws(StoreError) in try store.appendToWorkoutJournal(entries, from: index, of: definition) }
+    }
+
+    public func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord] {
+        try mapped { () throws(StoreError) in try store.recordsForWorkout(of: types, endingFrom: start) }
+    }
+
+    public func handedOver(_ id: SampleID) throws(WorkoutError) {}
+
+    public func participantAssignments() throws(WorkoutError) -> [ParticipantAssignment] {
+        try mapped { () throws(StoreError) in try store.storedParticipantAssignments() }
+    }
+
+    public func assign(_ assignment: ParticipantAssignment) throws(WorkoutError) {
+        let date = clock.now()
+        try mapped { () throws(StoreError) in try store.storeParticipantAssignment(assignment, at: date) }
+    }
+
+    private func mapped<T>(_ body: () throws(StoreError) -> T) throws(WorkoutError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw WorkoutError(.persistence, "the workout store \(store.path): \(error.message)")
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import HealthStore
+import SampleBus
+
+/// The configuration's `store` object: where the gateway's store lives and how it is kept.
+///
+/// ```json
+/// "store": {"path": "/var/lib/healthgate/samples.sqlite", "maxDatabaseMegabytes": 4096, "tombstoneRetentionDays": 90}
+/// ```
+/// Every key is optional; the store exists with or without the object (it is the gateway's
+/// commit point). Decoded strictly (unknown keys refused with a suggestion), then checked.
+struct StoreConfiguration: Decodable, Sendable, Hashable {
+    /// The database file. Default: `<data directory>/samples.sqlite`.
+    var path: String?
+    /// A size limit for the database file (SQLite's `max_page_count`). Default: none.
+    var maxDatabaseMegabytes: Int?
+    /// How long tombstones of deleted objects stay in the change log, in days. Default 90.
+    var tombstoneRetentionDays: Int?
+
+    /// The allowed `maxDatabaseMegabytes`: SQLite's largest `max_page_count` (4294967294) in
+    /// 4096-byte pages (https://sqlite.org/limits.html) is just under 16 TiB.
+    static let maxDatabaseMegabytesRange = 1...16_777_215
+    /// 90 days: a sync client that is offline for up to a season still gets every deletion.
+    static let defaultTombstoneRetentionDays = 90
+    /// The allowed `tombstoneRetentionDays`: at least a day, at most 100 years.
+    static let tombstoneRetentionDaysRange = 1...36_500
+
+    /// The store's settings, every default applied.
+    struct Settings: Sendable, Hashable {
+        /// The database file.
+        var path: String
+        /// The size limit in 4096-byte pages, or nil.
+        var maximumPageCount: Int?
+        /// How long tombstones of deleted objects stay in the change log.
+        var tombstoneRetention: Duration
+    }
+
+    /// The settings of `configuration`'s `store` object (absent: every default).
+    /// - Throws: ``ConfigurationError`` naming `store.KEY`.
+    static func settings(of configuration: GatewayConfiguration, paths: GatewayPaths) throws(ConfigurationError) -> Settings {
+        let origin = configuration.origin
+        var decoded = StoreConfiguration()
+        if let value = configuration.store, value != .null {
+            do {
+                decoded = try value.decodeStrictly(StoreConfiguration.self)
+            } catch let error as DecodingError {
+                let path = error.keyPath == "(top level)" ? "store" : "store.\(error.keyPath)"
+                throw ConfigurationError(file: origin, keyPath: path, reason: error.reason)
+            } catch {
+                throw ConfigurationError(file: origin, keyPath: "store", reason: "\(error)")
+            }
+        }
+        do {
+            return try decoded.validated(paths: paths)
+        } catch {
+            throw ConfigurationError(file: origin, keyPath: "store.\(error.keyPath)", reason: error.reason)
+        }
+    }
+
+    /// Checks every key and applies the defaults; no I/O.
+    func validated(paths: GatewayPaths) throws(PluginConfigurationError) -> Settings {
+        let path = path ?? paths.dataDirectory.appendingPathComponent("samples.sqlite").path
+        guard !path.isEmpty else { throw PluginConfigurationError(keyPath: "path", reason: "must not be empty") }
+        if let maxDatabaseMegabytes {
+            try PluginConfigurationError.check(
+                "maxDatabaseMegabytes", maxDatabaseMegabytes, in: Self.maxDatabaseMegabytesRange, unit: "MB")
+        }
+        let retentionDays = tombstoneRetentionDays ?? Self.defaultTombstoneRetentionDays
+        try PluginConfigurationError.check(
+            "tombstoneRetentionDays", retentionDays, in: Self.tombstoneRetentionDaysRange, unit: "days")
+        // SQLite's default page size is 4096 bytes (https://sqlite.org/pgszchng2016.html).
+        return Settings(
+            path: path, maximumPageCount: maxDatabaseMegabytes.map { $0 * 256 },
+            tombstoneRetention: .seconds(Int64(retentionDays) * 86_400))
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import HealthStore
+import XCTest
+
+/// `healthgate delete` and `healthgate query changes` run as a user runs them: the built
+/// executable against a real store file, with the store's own writer committing beside it.
+final class DeleteAndChangesCommandTests: StoreTestCase {
+    var healthgate: HealthgateExecutable!
+    var samples: [QuantitySample] = []
+    let cuff = Device(name: "BP7000", manufacturer: "Omron", localIdentifier: "00:5F:BF:12:34:56")
+
+    override func setUp() async throws {
+        try await super.setUp()
+        healthgate = try HealthgateExecutable()
+        let ids = makeIDs()
+        samples = [
+            try heartRate(ids, 60, at: 10), try heartRate(ids, 80, at: 20), try heartRate(ids, 90, at: 190),
+            try steps(ids, 120, from: 3000, to: 4200),
+        ]
+        try await HealthStore(path: path).write(samples.map(HealthRecord.quantity))
+    }
+
+    override func tearDownWithError() throws {
+        if let root = healthgate?.root { try? FileManager.default.removeItem(at: root) }
+        try super.tearDownWithError()
+    }
+
+    func changeSet(_ arguments: String...) async throws -> [String: Any] {
+        let result = try await healthgate.run(["query", "changes", "--db", path, "--format", "json"] + arguments)
+        XCTAssertEqual(result.status, 0, result.standardError)
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+    }
+
+    func testDeleteByIDThenChangesShowsTheTombstone() async throws {
+        let before = try await changeSet()
+        XCTAssertEqual(before["anchor"] as? Int, 4)
+        XCTAssertEqual((before["added"] as? [Any])?.count, 4)
+
+        let deleted = try await healthgate.run(["delete", "--db", path, "--id", samples[1].id.uuidString])
+        XCTAssertEqual(deleted.status, 0, deleted.standardError)
+        XCTAssertTrue(deleted.standardOutput.contains(samples[1].id.uuidString), deleted.standardOutput)
+        XCTAssertTrue(deleted.standardOutput.contains("deleted 1 object(s)"), deleted.standardOutput)
+
+        let after = try await changeSet("--anchor", "4")
+        XCTAssertEqual(after["anchor"] as? Int, 5)
+        XCTAssertEqual((after["added"] as? [Any])?.count, 0)
+        let tombstones = try XCTUnwrap(after["deleted"] as? [[String: Any]])
+        XCTAssertEqual(tombstones.count, 1)
+        XCTAssertEqual(tombstones.first?["uuid"] as? String, samples[1].id.uuidString)
+        XCTAssertEqual(tombstones.first?["change"] as? String, "deleted")
+        XCTAssertEqual(tombstones.first?["type"] as? String, "heartRate")
+        XCTAssertEqual(tombstones.first?["anchor"] as? Int, 5)
+        let remaining = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
+        XCTAssertEqual(remaining, [samples[0], samples[2]])
+
+        // The same uuid again: gone, so a usage error that names it.
+        let again = try await healthgate.run(["delete", "--db", path, "--id", samples[1].id.uuidString])
+        XCTAssertEqual(again.status, 64)
+        XCTAssertTrue(again.standardError.contains("no object with uuid \(samples[1].id)"), again.standardError)
+    }
+
+    func testDeleteByDeviceAndRangeAndByTypeAndRange() async throws {
+        // The strap's samples starting in [0 s, 100 s): 60 and 80, not 90 (at 190 s).
+        let byDevice = try await healthgate.run([
+            "delete", "--db", path, "--device", "AA:BB:CC:DD:EE:FF", "--since", "2027-01-16T00:00:00Z",
+            "--until", "2027-01-16T00:01:40Z", "--format", "json",
+        ])
+        XCTAssertEqual(byDevice.status, 0, byDevice.standardError)
+        let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(byDevice.standardOutput.utf8)) as? [[String: String]])
+        XCTAssertEqual(Set(rows.compactMap { $0["uuid"] }), [samples[0].id.uuidString, samples[1].id.uuidString])
+        let heartRates = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
+        XCTAssertEqual(heartRates, [samples[2]])
+
+        let byType = try await healthgate.run([
+            "delete", "--db", path, "--type", "stepCount", "--since", "2027-01-16", "--until", "2027-01-17",
+        ])
+        XCTAssertEqual(byType.status, 0, byType.standardError)
+        let stepsLeft = try await HealthStore(path: path, access: .readOnly).samples(of: .stepCount)
+        XCTAssertEqual(stepsLeft, [])
+        let nothing = try await healthgate.run([
+            "delete", "--db", path, "--type", "stepCount", "--since", "2027-01-16", "--until", "2027-01-17",
+        ])
+        XCTAssertEqual(nothing.status, 0, nothing.standardError)
+        XCTAssertTrue(nothing.standardOutput.contains("nothing matched"), nothing.standardOutput)
+
+        let changes = try await changeSet("--anchor", "4")
+        XCTAssertEqual((changes["deleted"] as? [Any])?.count, 3)
+
+        for (arguments, message) in [
+            (["--device", "strap"], "need a range"),
+            (["--type", "heartRate", "--id", samples[2].id.uuidString], "exactly one of"),
+            (["--type", "heartRat", "--last", "1d"], "unknown type \"heartRat\""),
+            (["--id", "not-a-uuid"], "--id expects a uuid"),
+            (["--type", "heartRate", "--since", "2027-01-17", "--until", "2027-01-16"], "the range is empty"),
+        ] {
+            let result = try await healthgate.run(["delete", "--db", path] + arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments)")
+            XCTAssertTrue(result.standardError.contains(message), "\(arguments): \(result.standardError)")
+        }
+        let missing = try await healthgate.run(["delete", "--db", directory.appendingPathComponent("none.sqlite").path, "--id", samples[2].id.uuidString])
+        XCTAssertEqual(missing.status, 66, missing.standardError)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.appendingPathComponent("none.sqlite").path))
+    }
+
+    func testACorrelationIsDeletedWholeThroughOneMember() async throws {
+        let ids = makeIDs()
+        _ = (0..<10).map { _ in ids.next() }
+        func member(_ type: QuantityType, _ value: Double) throws -> QuantitySample {
+            try QuantitySample(
+                id: ids.next(), type: type, quantity: Quantity(value, .millimeterOfMercury), start: at(600), end: at(600),
+                device: cuff)
+        }
+        let systolic = try member(.bloodPressureSystolic, 121)
+        let reading = try CorrelationSample.bloodPressure(
+            id: ids.next(), systolic: systolic, diastolic: try member(.bloodPressureDiastolic, 79), device: cuff)
+        let writer = try HealthStore(path: path)
+        try await writer.write([.correlation(reading)])
+        let deleted = try await writer.delete(.ids([systolic.id]))
+        XCTAssertEqual(deleted.count, 3)
+        XCTAssertEqual(Set(deleted.map(\.kind)), [.quantity, .correlation])
+        XCTAssertEqual(try count("correlations"), 0)
+        XCTAssertEqual(try count("correlation_members"), 0)
+        XCTAssertEqual(try count("samples"), 4)
+    }
+
+    func testDeleteIsRefusedWhileARunningWorkoutCollectsTheSamples() async throws {
+        // A workout of heart rate from every device, started at 15 s, in progress.
+        let workout = makeIDs().next()
+        let hex = workout.bytes.map { String(format: "%02x", $0) }.joined()
+        _ = try sqlite3("""
+            INSERT INTO live_workouts (uuid, activity_type, first_activity_uuid, devices, types)
+            VALUES (x'\(hex)', 'running', x'\(hex)', NULL, '["heartRate"]');
+            INSERT INTO live_workout_events (workout_uuid, entry_index, action, at_us)
+            VALUES (x'\(hex)', 0, 'start', \(StoreTime.microseconds(at(15))));
+            """)
+        let refused = try await healthgate.run([
+            "delete", "--db", path, "--type", "heartRate", "--since", "2027-01-16", "--until", "2027-01-17",
+        ])
+        XCTAssertEqual(refused.status, 75, refused.standardError)
+        XCTAssertTrue(refused.standardError.contains("running workout"), refused.standardError)
+        let untouched = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
+        XCTAssertEqual(untouched.count, 3, "nothing was deleted")
+        // Before the workout started: not its sample, deleted.
+        let before = try await healthgate.run(["delete", "--db", path, "--id", samples[0].id.uuidString])
+        XCTAssertEqual(before.status, 0, before.standardError)
+        // Steps are not among its types.
+        let steps = try await healthgate.run(["delete", "--db", path, "--id", samples[3].id.uuidString])
+        XCTAssertEqual(steps.status, 0, steps.standardError)
+    }
+
+    func testFollowReceivesASampleCommittedAfterItStarted() async throws {
+        let follow = try healthgate.start(["query", "changes", "--db", path, "--follow", "--anchor", "2"])
+        // The backlog first: anchors 3 and 4.
+        try await waitUntil(timeout: .seconds(30), "the backlog") { follow.standardOutput.split(separator: "\n").count >= 2 }
+        let ids = makeIDs()
+        _ = (0..<10).map { _ in ids.next() }
+        let late = try heartRate(ids, 100, at: 600)
+        try await HealthStore(path: path).write([.quantity(late)])
+        try await waitUntil(timeout: .seconds(30), "the committed sample") {
+            follow.standardOutput.contains(late.id.uuidString)
+        }
+        follow.send(SIGTERM)
+        let result = try await follow.waitForExit()
+        let lines = result.standardOutput.split(separator: "\n").map { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+        XCTAssertEqual(lines.map { $0?["anchor"] as? Int }, [3, 4, 5], result.standardOutput)
+        let record = try XCTUnwrap(lines.last??["record"] as? [String: Any])
+        XCTAssertEqual(record["kind"] as? String, "quantity")
+        let decoded = try HealthJSON.makeDecoder().decode(
+            HealthRecord.self, from: try JSONSerialization.data(withJSONObject: record))
+        XCTAssertEqual(decoded, .quantity(late))
+    }
+
+    func testChangesTableErrorsAndHelp() async throws {
+        let table = try await healthgate.run(["query", "changes", "--db", path, "--type", "heartRate", "--limit", "2"])
+        XCTAssertEqual(table.status, 0, table.standardError)
+        XCTAssertTrue(table.standardOutput.contains("anchor: 2 (more changes follow; pass --anchor 2)"), table.standardOutput)
+        XCTAssertTrue(table.standardOutput.contains(samples[0].id.uuidString), table.standardOutput)
+        let unknown = try await healthgate.run(["query", "changes", "--db", path, "--anchor", "99"])
+        XCTAssertEqual(unknown.status, 65)
+        XCTAssertTrue(unknown.standardError.contains("unknown anchor"), unknown.standardError)
+        let badLimit = try await healthgate.run(["query", "changes", "--db", path, "--limit", "0"])
+        XCTAssertEqual(badLimit.status, 64)
+        for command in [["query", "changes", "--help"], ["delete", "--help"]] {
+            let help = try await healthgate.run(command)
+            XCTAssertEqual(help.status, 0, help.standardError)
+            XCTAssertTrue(help.standardOutput.contains("USAGE: healthgate \(command[0] == "delete" ? "delete" : "query changes")"),
+                          help.standardOutput)
+            XCTAssertTrue(help.standardOutput.contains("tombstone"), help.standardOutput)
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import GatewayTesting
+import Foundation
+import HealthModel
+import HealthStore
+import XCTest
+
+/// A heartbeat series published as it grows: versions with one uuid and rising sync versions
+/// extend the stored series in place.
+final class SeriesUpsertTests: StoreTestCase {
+    private func version(
+        _ id: SampleID, _ version: Int64?, beats count: Int, start: Double = 0, provisional: Bool = true
+    ) throws -> HealthRecord {
+        var metadata = Metadata()
+        metadata.syncIdentifier = "heartbeat-series:test"
+        metadata.syncVersion = version
+        if provisional { metadata[.provisional] = .bool(true) }
+        let beats = (0..<count).map { Heartbeat(timeSinceSeriesStart: Double($0), precededByGap: $0 == 0) }
+        return .heartbeatSeries(try HeartbeatSeriesSample(
+            id: id, start: at(start), end: at(start + Double(max(0, count - 1))), beats: beats, device: strap,
+            metadata: metadata))
+    }
+
+    func testLaterVersionsExtendTheStoredSeriesAndEarlierOnesChangeNothing() async throws {
+        let id = makeIDs().next()
+        let writer = try HealthStore(path: path)
+        let awaited16 = try await writer.write([try version(id, 1, beats: 2)]).inserted
+        XCTAssertEqual(awaited16, 1)
+        // Two versions in one batch, as a batch window collects them.
+        let summary = try await writer.write([try version(id, 2, beats: 3), try version(id, 3, beats: 5)])
+        XCTAssertEqual(summary.replaced, 2)
+        let awaited17 = try await writer.write([try version(id, 3, beats: 4)]).ignored
+        XCTAssertEqual(awaited17, 1, "same version")
+        let awaited18 = try await writer.write([try version(id, 2, beats: 9)]).ignored
+        XCTAssertEqual(awaited18, 1, "older version")
+        XCTAssertEqual(try count("heartbeat_series"), 1)
+        XCTAssertEqual(try sqlite3("SELECT beat_count, sync_version FROM heartbeat_series"), "5|3")
+        XCTAssertEqual(try sqlite3("SELECT group_concat(beat_index || ':' || time_since_start, ' ') FROM heartbeats"),
+                       "0:0.0 1:1.0 2:2.0 3:3.0 4:4.0")
+
+        // The finished version drops the provisional mark.
+        let awaited19 = try await writer.write([try version(id, 4, beats: 6, provisional: false)]).replaced
+        XCTAssertEqual(awaited19, 1)
+        let stored = try await HealthStore(path: path, access: .readOnly).heartbeatSeries()
+        XCTAssertEqual(stored.count, 1)
+        XCTAssertEqual(stored.first?.id, id)
+        XCTAssertEqual(stored.first?.beats.count, 6)
+        XCTAssertEqual(stored.first?.endDate, at(5))
+        XCTAssertNil(stored.first?.metadata[.provisional])
+        XCTAssertEqual(stored.first?.metadata.syncVersion, 4)
+    }
+
+    func testAVersionWithAnotherStartRewritesEveryBeat() async throws {
+        let id = makeIDs().next()
+        let writer = try HealthStore(path: path)
+        try await writer.write([try version(id, 1, beats: 3)])
+        try await writer.write([try version(id, 2, beats: 2, start: 10)])
+        let stored = try await HealthStore(path: path, access: .readOnly).heartbeatSeries()
+        XCTAssertEqual(stored.first?.startDate, at(10))
+        XCTAssertEqual(stored.first?.beats.map(\.timeSinceSeriesStart), [0, 1])
+        XCTAssertEqual(try count("heartbeats"), 2)
+    }
+
+    func testAStoredUUIDWithoutAHigherVersionIsStillANoOp() async throws {
+        let id = makeIDs().next()
+        let writer = try HealthStore(path: path)
+        try await writer.write([try version(id, nil, beats: 2, provisional: false)])
+        let awaited20 = try await writer.write([try version(id, nil, beats: 5, provisional: false)]).ignored
+        XCTAssertEqual(awaited20, 1)
+        XCTAssertEqual(try count("heartbeats"), 2)
+    }
+}

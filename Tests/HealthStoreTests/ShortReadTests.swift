@@ -1,0 +1,127 @@
+import GatewayTesting
+import AsyncPrimitives
+import Foundation
+import HealthModel
+import SQLite
+import HealthStore
+import XCTest
+
+/// Short reads (the newest sample, the earliest date, a checkpoint) run in the caller's context
+/// on the store's inline reader, and on its queue when the inline reader is taken or busy: both
+/// paths must give what the file holds, while a writer commits beside them, and the inline
+/// reader must never wait.
+final class ShortReadTests: StoreTestCase {
+    /// A writer commits 150 transactions, each one heart rate with metadata of its own (so a
+    /// read that took the sample and its metadata set from different transactions would show),
+    /// while eight readers ask for the newest heart rate at once: some take the inline reader,
+    /// the others the queue. Every answer must be a written sample, whole, and no reader may go
+    /// back in time.
+    func testConcurrentReadersAndAWriterOverOneWALFile() async throws {
+        let ids = makeIDs()
+        let watch = Device(name: "watch", manufacturer: "healthgate", localIdentifier: "watch-1")
+        let written = try (0..<150).map { index in
+            try heartRate(
+                ids, Double(60 + index % 100), at: Double(index), device: index.isMultiple(of: 2) ? strap : watch,
+                metadata: ["index": .integer(Int64(index)), "even": .bool(index.isMultiple(of: 2))])
+        }
+        // The first transaction before any reader starts, so every read finds a sample.
+        let writer = try HealthStore(path: path)
+        try await writer.write([.quantity(written[0])])
+        let store = try HealthStore(path: path, access: .readOnly)
+        let byID = Dictionary(uniqueKeysWithValues: written.map { ($0.id, $0) })
+        let last = try XCTUnwrap(written.last)
+
+        let path = self.path
+        let writing = Task {
+            let writer = try await HealthStore.open(path: path)
+            for sample in written.dropFirst() { try await writer.write([.quantity(sample)]) }
+        }
+        let readers = (0..<8).map { _ in
+            Task { () throws -> Int in
+                var reads = 0
+                var previous = Date.distantPast
+                while true {
+                    let newest = try await store.mostRecentSample(of: .heartRate)
+                    reads += 1
+                    let sample = try XCTUnwrap(newest)
+                    XCTAssertEqual(sample, byID[sample.id], "a newest sample that differs from the one written")
+                    XCTAssertGreaterThanOrEqual(sample.startDate, previous, "a read went back in time")
+                    previous = sample.startDate
+                    if sample.id == last.id { return reads }
+                }
+            }
+        }
+        try await writing.value
+        for reader in readers {
+            let reads = try await reader.value
+            XCTAssertGreaterThan(reads, 0)
+        }
+        let final = try await store.mostRecentSample(of: .heartRate)
+        XCTAssertEqual(final, last)
+        let earliest = try await store.earliestSampleDate(of: .heartRate)
+        XCTAssertEqual(earliest, written[0].startDate)
+    }
+
+    /// The newest sample comes back whole from its one statement: every kind of metadata value,
+    /// the sync keys of its own columns, its device; of two with the same start, the greater
+    /// uuid; a sample without device or metadata has neither.
+    func testTheNewestSampleComesBackWhole() async throws {
+        let ids = makeIDs()
+        var synced = try heartRate(
+            ids, 64, at: 30,
+            metadata: ["healthgate.note": .string("rest"), "healthgate.rssi": .double(0.1 + 0.2),
+                       "healthgate.battery": .integer(87), "healthgate.contact": .bool(true)])
+        synced.metadata.syncIdentifier = "strap-30"
+        synced.metadata.syncVersion = 3
+        let older = try heartRate(ids, 70, at: 10)
+        let bare = try heartRate(ids, 66, at: 30, device: nil)
+        try await HealthStore(path: path).write([.quantity(synced), .quantity(older)])
+        let store = try HealthStore(path: path, access: .readOnly)
+        let first = try await store.mostRecentSample(of: .heartRate)
+        XCTAssertEqual(first, synced)
+        XCTAssertEqual(first?.metadata.count, 6)
+
+        // Same start, created later: the greater uuid is the newest.
+        try await HealthStore(path: path).write([.quantity(bare)])
+        let second = try await store.mostRecentSample(of: .heartRate)
+        XCTAssertEqual(second, bare)
+        XCTAssertNil(second?.device)
+        XCTAssertEqual(second?.metadata, Metadata())
+        let none = try await store.mostRecentSample(of: .stepCount)
+        XCTAssertNil(none)
+    }
+
+    /// While another connection holds the file's exclusive lock, the inline reader fails at
+    /// once with SQLITE_BUSY instead of waiting on the calling thread (the store then takes its
+    /// queue, whose connection waits); once the lock is gone it reads.
+    func testABusyInlineReaderFailsAtOnce() async throws {
+        try await HealthStore(path: path).write([.quantity(try heartRate(makeIDs(), 72, at: 0))])
+        // Exclusive locking mode keeps the lock after the transaction, until the mode is normal
+        // again and the file is next read; it needs no other connection open when it starts.
+        let holder = try SQLiteConnection(path: path)
+        try holder.execute("PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT")
+        let reader = try SQLiteInlineReader(path: path)
+        XCTAssertThrowsError(try reader.readIfAvailable { connection throws(SQLiteError) in
+            try connection.query("SELECT count(*) FROM samples")
+        }) { error in
+            XCTAssertEqual((error as? SQLiteError)?.isBusy, true, "\(error)")
+        }
+        try holder.execute("PRAGMA locking_mode=NORMAL; SELECT count(*) FROM samples")
+        let count = try reader.readIfAvailable { connection throws(SQLiteError) in
+            try connection.query("SELECT count(*) FROM samples").first?.integer(0)
+        }
+        XCTAssertEqual(count, 1)
+    }
+
+    /// A caller that finds the inline reader taken gets nil at once, not a wait.
+    func testATakenInlineReaderAnswersNil() async throws {
+        try await HealthStore(path: path).write([.quantity(try heartRate(makeIDs(), 72, at: 0))])
+        let reader = try SQLiteInlineReader(path: path)
+        let nested = try reader.readIfAvailable { outer throws(SQLiteError) -> Int64 in
+            let inner = reader.readIfAvailable { _ in 1 }
+            XCTAssertNil(inner, "the reader ran a second body while the first held it")
+            return try outer.query("SELECT count(*) FROM samples").first?.integer(0) ?? -1
+        }
+        XCTAssertEqual(nested, 1)
+    }
+}

@@ -1,0 +1,192 @@
+import GatewayTesting
+import Foundation
+import HealthModel
+import HealthStore
+import XCTest
+
+final class WriterTests: StoreTestCase {
+    func testSchemaIsVersionedAndInWALMode() async throws {
+        _ = try HealthStore(path: path)
+        XCTAssertEqual(try sqlite3("PRAGMA journal_mode"), "wal")
+        XCTAssertEqual(try sqlite3("PRAGMA user_version"), String(StoreSchema.version))
+        let tables = try sqlite3("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+            .split(separator: "\n").map(String.init)
+        XCTAssertEqual(tables, [
+            "anchors", "correlation_members", "correlations", "devices", "heartbeat_series", "heartbeats",
+            "live_workout_events", "live_workouts", "metadata_entries", "metadata_sets", "participant_devices",
+            "quantity_types", "samples", "source_checkpoints", "sqlite_sequence", "tombstones", "units",
+            "workout_activities", "workout_events", "workout_samples", "workout_statistics", "workouts",
+        ])
+        XCTAssertEqual(try sqlite3("PRAGMA application_id"), String(HealthStore.applicationID))
+        // Opening again does not migrate twice.
+        _ = try HealthStore(path: path)
+        XCTAssertEqual(try sqlite3("PRAGMA user_version"), String(StoreSchema.version))
+    }
+
+    func testColumnsHoldCanonicalValuesMicrosecondsAndUUIDBytes() async throws {
+        let ids = makeIDs()
+        // 1.5 count/s is 90 count/min, the canonical unit of heart rate.
+        let sample = try heartRate(ids, 1.5, at: 10.25, unit: try HealthUnit("count/s"))
+        try await HealthStore(path: path).write([.quantity(sample)])
+        let row = try sqlite3(
+            """
+            SELECT s.anchor, lower(hex(s.uuid)), t.identifier, s.value, u.unit, s.original_value, s.start_us, s.duration_us
+            FROM samples s JOIN quantity_types t ON t.id = s.type_id JOIN units u ON u.id = s.unit_id
+            """)
+        let hex = sample.id.uuidString.replacingOccurrences(of: "-", with: "")
+        XCTAssertEqual(row, "1|\(hex)|heartRate|90.0|count/s|1.5|1800057610250000|0")
+        XCTAssertEqual(try sqlite3("SELECT length(uuid) FROM samples"), "16")
+        XCTAssertEqual(try sqlite3("SELECT start, \"end\", type, unit, original_value FROM samples_readable"),
+                       "2027-01-16T00:00:10.250Z|2027-01-16T00:00:10.250Z|heartRate|count/s|1.5")
+        // In the canonical unit, the value is stored once.
+        try await HealthStore(path: path).write([.quantity(try heartRate(ids, 61, at: 11))])
+        XCTAssertEqual(try sqlite3("SELECT typeof(original_value) FROM samples WHERE anchor = 2"), "null")
+    }
+
+    func testSameUUIDTwiceIsOneRow() async throws {
+        let ids = makeIDs()
+        let records = try (0..<5).map { HealthRecord.quantity(try heartRate(ids, 60 + Double($0), at: Double($0))) }
+        let writer = try HealthStore(path: path)
+        let first = try await writer.write(records)
+        XCTAssertEqual(first.inserted, 5)
+        let second = try await writer.write(records + records)
+        XCTAssertEqual(second.inserted, 0)
+        XCTAssertEqual(second.ignored, 10)
+        XCTAssertEqual(try count("samples"), 5)
+        // A new writer (a restarted sink) also finds them.
+        let awaited21 = try await HealthStore(path: path).write(records).ignored
+        XCTAssertEqual(awaited21, 5)
+        XCTAssertEqual(try count("samples"), 5)
+    }
+
+    func testDevicesAreDeduplicatedByAllFields() async throws {
+        let ids = makeIDs()
+        var updated = strap
+        updated.firmwareVersion = "3.2"
+        try await HealthStore(path: path).write([
+            .quantity(try heartRate(ids, 60, at: 0)), .quantity(try heartRate(ids, 61, at: 1)),
+            .quantity(try heartRate(ids, 62, at: 2, device: updated)),
+            .quantity(try heartRate(ids, 63, at: 3, device: nil)),
+        ])
+        XCTAssertEqual(try count("devices"), 2)
+        XCTAssertEqual(try sqlite3("SELECT firmware_version FROM devices ORDER BY id"), "3.1\n3.2")
+        // The same devices in a later transaction (cache and database agree).
+        try await HealthStore(path: path).write([.quantity(try heartRate(ids, 64, at: 4, device: updated))])
+        XCTAssertEqual(try count("devices"), 2)
+    }
+
+    func testHigherSyncVersionReplacesLowerOrEqualIsIgnored() async throws {
+        let ids = makeIDs()
+        func version(_ number: Int64, bpm: Double) throws -> HealthRecord {
+            var metadata = Metadata()
+            metadata.syncIdentifier = "watch-42"
+            metadata.syncVersion = number
+            metadata[MetadataKey("healthgate.note")] = .string("v\(number)")
+            return .quantity(try heartRate(ids, bpm, at: 5, metadata: metadata))
+        }
+        let writer = try HealthStore(path: path)
+        let awaited22 = try await writer.write([version(1, bpm: 70)]).inserted
+        XCTAssertEqual(awaited22, 1)
+        let awaited23 = try await writer.write([version(2, bpm: 75)]).replaced
+        XCTAssertEqual(awaited23, 1)
+        let awaited24 = try await writer.write([version(1, bpm: 99)]).ignored
+        XCTAssertEqual(awaited24, 1)  // lower
+        let awaited25 = try await writer.write([version(2, bpm: 98)]).ignored
+        XCTAssertEqual(awaited25, 1)  // equal
+        XCTAssertEqual(try count("samples"), 1)
+        XCTAssertEqual(try sqlite3("SELECT value, sync_version FROM samples"), "75.0|2")
+        // The sample points to the new version's set. The replaced version's set stays (a set
+        // may be shared), unused and harmless.
+        XCTAssertEqual(
+            try sqlite3("SELECT e.value FROM samples s JOIN metadata_entries e ON e.set_id = s.metadata_set_id"), "v2")
+        XCTAssertEqual(try count("metadata_sets"), 2)
+
+        let stored = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
+        XCTAssertEqual(stored.count, 1)
+        XCTAssertEqual(stored.first?.metadata.syncIdentifier, "watch-42")
+        XCTAssertEqual(stored.first?.metadata.syncVersion, 2)
+        XCTAssertEqual(stored.first?.metadata[MetadataKey("healthgate.note")], .string("v2"))
+    }
+
+    func testSampleRoundTripKeepsUnitDeviceAndTypedMetadata() async throws {
+        let ids = makeIDs()
+        var metadata = Metadata()
+        metadata.heartRateSensorLocation = .chest
+        metadata[MetadataKey("healthgate.battery")] = .integer(87)
+        metadata[MetadataKey("healthgate.rssi")] = .double(-61.5)
+        metadata[MetadataKey("healthgate.contact")] = .bool(true)
+        let sample = try heartRate(ids, 1.25, at: 1, unit: try HealthUnit("count/s"), metadata: metadata)
+        try await HealthStore(path: path).write([.quantity(sample)])
+        let stored = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
+        XCTAssertEqual(stored, [sample])
+        XCTAssertEqual(stored.first?.canonicalValue, 75)
+        XCTAssertEqual(
+            try sqlite3("SELECT key, value_type, typeof(value) FROM metadata_entries ORDER BY key"),
+            """
+            healthgate.battery|integer|integer
+            healthgate.contact|bool|integer
+            healthgate.rssi|double|real
+            heartRateSensorLocation|string|text
+            """)
+    }
+
+    func testStoreErrorsAreTyped() async throws {
+        do {
+            _ = try HealthStore(path: path, access: .readOnly)
+            XCTFail("opened a missing file")
+        } catch {
+            XCTAssertEqual(error.code, .notFound)
+            XCTAssertTrue(error.description.contains(path))
+        }
+        // Another program's database: refused, read-only or read-write, and left as it was.
+        XCTAssertEqual(try runProcess("/usr/bin/sqlite3", [path, "CREATE TABLE t (x)"]).status, 0)
+        let foreign = try sqlite3(".dump")
+        for access in [HealthStore.Access.readOnly, .readWrite] {
+            XCTAssertThrowsError(try HealthStore(path: path, access: access), "\(access)") { error in
+                XCTAssertEqual((error as? StoreError)?.code, .notAStore)
+                XCTAssertTrue("\(error)".contains(path), "\(error)")
+            }
+        }
+        XCTAssertEqual(try sqlite3(".dump"), foreign)
+        try FileManager.default.removeItem(atPath: path)
+        // A version beyond this program's, with healthgate's application id: a newer healthgate's.
+        XCTAssertEqual(try runProcess(
+            "/usr/bin/sqlite3", [path, "PRAGMA application_id = \(HealthStore.applicationID); PRAGMA user_version = 99"]).status, 0)
+        for access in [HealthStore.Access.readOnly, .readWrite] {
+            XCTAssertThrowsError(try HealthStore(path: path, access: access), "\(access)") { error in
+                XCTAssertEqual((error as? StoreError)?.code, .schemaTooNew)
+            }
+        }
+        XCTAssertEqual(try sqlite3("PRAGMA user_version"), "99")
+        try FileManager.default.removeItem(atPath: path)
+        // The same version without the application id: not ours.
+        XCTAssertEqual(try runProcess("/usr/bin/sqlite3", [path, "PRAGMA user_version = 99"]).status, 0)
+        XCTAssertThrowsError(try HealthStore(path: path)) { error in
+            XCTAssertEqual((error as? StoreError)?.code, .notAStore)
+        }
+        try FileManager.default.removeItem(atPath: path)
+        // Not a database at all: refused, and not a byte of it changes.
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try garbage.write(to: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try HealthStore(path: path)) { error in
+            let code = (error as? StoreError)?.code
+            XCTAssertTrue(code == .corrupt || code == .notAStore, "\(error)")
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), garbage)
+        try FileManager.default.removeItem(atPath: path)
+        _ = try HealthStore(path: path)
+        let store = try HealthStore(path: path, access: .readOnly)
+        do {
+            _ = try await store.statisticsCollection(of: .stepCount, from: t0, to: at(60), anchor: t0, interval: .zero)
+            XCTFail("accepted a zero interval")
+        } catch {
+            XCTAssertEqual(error.code, .invalidArgument)
+        }
+        do {
+            _ = try await store.samples(of: .heartRate, limit: -1)
+            XCTFail("accepted a negative limit")
+        } catch {
+            XCTAssertEqual(error.code, .invalidArgument)
+        }
+    }
+}
