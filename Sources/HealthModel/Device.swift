@@ -3,17 +3,37 @@
 /// Every field is optional because devices report different subsets. `localIdentifier` is the
 /// gateway's stable identity for the device: a BLE address, a USB `ID_SERIAL`, or a serial number.
 public struct Device: Hashable, Sendable, Codable {
-    public var name: String?
-    public var manufacturer: String?
-    public var model: String?
-    public var hardwareVersion: String?
-    public var firmwareVersion: String?
-    public var softwareVersion: String?
-    public var localIdentifier: String?
-    public var udiDeviceIdentifier: String?
+    /// The eight fields, in one immutable object that copies of the value share.
+    ///
+    /// Why: a batch's samples mostly carry one device, and every copy of a sample (onto the bus,
+    /// into a sink's queue, into a batch) would otherwise retain eight strings. Shared, a copy
+    /// retains one object, and two values made from one are recognized by identity
+    /// (``isIdentical(to:)``) without comparing strings. A setter copies the fields into a new
+    /// object when the current one is shared (copy on write).
+    @usableFromInline final class Fields: Sendable {
+        @usableFromInline let name, manufacturer, model, hardwareVersion, firmwareVersion, softwareVersion,
+            localIdentifier, udiDeviceIdentifier: String?
+
+        @inlinable init(
+            _ name: String?, _ manufacturer: String?, _ model: String?, _ hardwareVersion: String?,
+            _ firmwareVersion: String?, _ softwareVersion: String?, _ localIdentifier: String?,
+            _ udiDeviceIdentifier: String?
+        ) {
+            self.name = name
+            self.manufacturer = manufacturer
+            self.model = model
+            self.hardwareVersion = hardwareVersion
+            self.firmwareVersion = firmwareVersion
+            self.softwareVersion = softwareVersion
+            self.localIdentifier = localIdentifier
+            self.udiDeviceIdentifier = udiDeviceIdentifier
+        }
+    }
+
+    @usableFromInline var fields: Fields
 
     // Inlinable: a caller's strings move into the value instead of being retained once more
-    // (the store's newest-sample read builds one per call).
+    // (the store's readers build one per device they meet).
     @inlinable
     public init(
         name: String? = nil, manufacturer: String? = nil, model: String? = nil,
@@ -21,14 +41,121 @@ public struct Device: Hashable, Sendable, Codable {
         softwareVersion: String? = nil, localIdentifier: String? = nil,
         udiDeviceIdentifier: String? = nil
     ) {
-        self.name = name
-        self.manufacturer = manufacturer
-        self.model = model
-        self.hardwareVersion = hardwareVersion
-        self.firmwareVersion = firmwareVersion
-        self.softwareVersion = softwareVersion
-        self.localIdentifier = localIdentifier
-        self.udiDeviceIdentifier = udiDeviceIdentifier
+        fields = Fields(
+            name, manufacturer, model, hardwareVersion, firmwareVersion, softwareVersion, localIdentifier,
+            udiDeviceIdentifier)
+    }
+
+    public var name: String? {
+        get { fields.name }
+        set { update { $0.name = newValue } }
+    }
+    public var manufacturer: String? {
+        get { fields.manufacturer }
+        set { update { $0.manufacturer = newValue } }
+    }
+    public var model: String? {
+        get { fields.model }
+        set { update { $0.model = newValue } }
+    }
+    public var hardwareVersion: String? {
+        get { fields.hardwareVersion }
+        set { update { $0.hardwareVersion = newValue } }
+    }
+    public var firmwareVersion: String? {
+        get { fields.firmwareVersion }
+        set { update { $0.firmwareVersion = newValue } }
+    }
+    public var softwareVersion: String? {
+        get { fields.softwareVersion }
+        set { update { $0.softwareVersion = newValue } }
+    }
+    /// The gateway's stable identity for the device: a BLE address, a USB `ID_SERIAL`, a serial number.
+    public var localIdentifier: String? {
+        get { fields.localIdentifier }
+        set { update { $0.localIdentifier = newValue } }
+    }
+    public var udiDeviceIdentifier: String? {
+        get { fields.udiDeviceIdentifier }
+        set { update { $0.udiDeviceIdentifier = newValue } }
+    }
+
+    /// Whether `other` is a copy of this value: the same fields object, so certainly equal.
+    /// False says nothing; compare with `==`. O(1): a writer recognizes the device of the
+    /// previous sample with it.
+    @inlinable
+    public func isIdentical(to other: Device) -> Bool { fields === other.fields }
+
+    /// Makes new fields from the current ones with one of them changed.
+    private mutating func update(_ change: (inout Device.Mutable) -> Void) {
+        var values = Mutable(fields)
+        change(&values)
+        fields = Fields(
+            values.name, values.manufacturer, values.model, values.hardwareVersion, values.firmwareVersion,
+            values.softwareVersion, values.localIdentifier, values.udiDeviceIdentifier)
+    }
+
+    private struct Mutable {
+        var name, manufacturer, model, hardwareVersion, firmwareVersion, softwareVersion, localIdentifier,
+            udiDeviceIdentifier: String?
+
+        init(_ fields: Fields) {
+            (name, manufacturer, model, hardwareVersion) =
+                (fields.name, fields.manufacturer, fields.model, fields.hardwareVersion)
+            (firmwareVersion, softwareVersion, localIdentifier, udiDeviceIdentifier) =
+                (fields.firmwareVersion, fields.softwareVersion, fields.localIdentifier, fields.udiDeviceIdentifier)
+        }
+    }
+
+    public static func == (lhs: Device, rhs: Device) -> Bool {
+        if lhs.isIdentical(to: rhs) { return true }
+        let (a, b) = (lhs.fields, rhs.fields)
+        return a.name == b.name && a.manufacturer == b.manufacturer && a.model == b.model
+            && a.hardwareVersion == b.hardwareVersion && a.firmwareVersion == b.firmwareVersion
+            && a.softwareVersion == b.softwareVersion && a.localIdentifier == b.localIdentifier
+            && a.udiDeviceIdentifier == b.udiDeviceIdentifier
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        let f = fields
+        hasher.combine(f.name)
+        hasher.combine(f.manufacturer)
+        hasher.combine(f.model)
+        hasher.combine(f.hardwareVersion)
+        hasher.combine(f.firmwareVersion)
+        hasher.combine(f.softwareVersion)
+        hasher.combine(f.localIdentifier)
+        hasher.combine(f.udiDeviceIdentifier)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, manufacturer, model, hardwareVersion, firmwareVersion, softwareVersion, localIdentifier,
+            udiDeviceIdentifier
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            name: try c.decodeIfPresent(String.self, forKey: .name),
+            manufacturer: try c.decodeIfPresent(String.self, forKey: .manufacturer),
+            model: try c.decodeIfPresent(String.self, forKey: .model),
+            hardwareVersion: try c.decodeIfPresent(String.self, forKey: .hardwareVersion),
+            firmwareVersion: try c.decodeIfPresent(String.self, forKey: .firmwareVersion),
+            softwareVersion: try c.decodeIfPresent(String.self, forKey: .softwareVersion),
+            localIdentifier: try c.decodeIfPresent(String.self, forKey: .localIdentifier),
+            udiDeviceIdentifier: try c.decodeIfPresent(String.self, forKey: .udiDeviceIdentifier))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(name, forKey: .name)
+        try c.encodeIfPresent(manufacturer, forKey: .manufacturer)
+        try c.encodeIfPresent(model, forKey: .model)
+        try c.encodeIfPresent(hardwareVersion, forKey: .hardwareVersion)
+        try c.encodeIfPresent(firmwareVersion, forKey: .firmwareVersion)
+        try c.encodeIfPresent(softwareVersion, forKey: .softwareVersion)
+        try c.encodeIfPresent(localIdentifier, forKey: .localIdentifier)
+        try c.encodeIfPresent(udiDeviceIdentifier, forKey: .udiDeviceIdentifier)
     }
 
     /// A short label for logs: the name, else the local identifier, else "unknown device".
@@ -38,6 +165,19 @@ public struct Device: Hashable, Sendable, Codable {
         case (let name?, _): name
         case (nil, let id?): id
         case (nil, nil): "unknown device"
+        }
+    }
+}
+
+extension Optional where Wrapped == Device {
+    /// Whether `other` is a copy of this value: both nil, or both copies of one device
+    /// (``Device/isIdentical(to:)``). False says nothing; compare with `==`.
+    @inlinable
+    public func isIdentical(to other: Device?) -> Bool {
+        switch (self, other) {
+        case (nil, nil): true
+        case (let a?, let b?): a.isIdentical(to: b)
+        default: false
         }
     }
 }

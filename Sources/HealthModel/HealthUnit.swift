@@ -22,15 +22,36 @@
 /// A value converts as `si = value × factor + offset`. Only a lone temperature unit (degC, degF)
 /// has an offset; such a unit inside a compound is rejected because the offset would be ambiguous.
 /// `count` and `%` are dimensions of their own, so they never convert into each other.
+///
+/// A unit's fields live in one immutable object that its copies share: every sample carries two
+/// units (its quantity's and its type's canonical one), and a shared object makes a copy one
+/// reference instead of a string and nine numbers.
 public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
+    @usableFromInline final class Fields: Sendable {
+        @usableFromInline let unitString: String
+        @usableFromInline let factor: Double
+        @usableFromInline let offset: Double
+        @usableFromInline let dimension: UnitDimension
+
+        init(unitString: String, factor: Double, offset: Double, dimension: UnitDimension) {
+            self.unitString = unitString
+            self.factor = factor
+            self.offset = offset
+            self.dimension = dimension
+        }
+    }
+
+    @usableFromInline let fields: Fields
+
     /// The unit string as it was written, for example `count/min`.
-    public let unitString: String
+    @inlinable public var unitString: String { fields.unitString }
     /// Multiplier to the SI-coherent base (kg, m, s, K, A, count, %).
-    let factor: Double
+    var factor: Double { fields.factor }
     /// Offset added after the multiplier; non-zero only for degC and degF.
-    let offset: Double
+    var offset: Double { fields.offset }
     /// Exponents of the base dimensions.
-    public let dimension: UnitDimension
+    public var dimension: UnitDimension { fields.dimension }
+
 
     /// Parses a unit string.
     /// - Throws: ``UnitError`` naming the part of the string that is wrong.
@@ -39,10 +60,7 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
     }
 
     init(unitString: String, factor: Double, offset: Double = 0, dimension: UnitDimension) {
-        self.unitString = unitString
-        self.factor = factor
-        self.offset = offset
-        self.dimension = dimension
+        fields = Fields(unitString: unitString, factor: factor, offset: offset, dimension: dimension)
     }
 
     public var description: String { unitString }
@@ -62,8 +80,9 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
         return (value * factor + offset - other.offset) / other.factor
     }
 
+    /// Units are equal when written alike (the same string: the same unit).
     public static func == (lhs: HealthUnit, rhs: HealthUnit) -> Bool {
-        lhs.unitString == rhs.unitString
+        lhs.fields === rhs.fields || lhs.unitString == rhs.unitString
     }
 
     public func hash(into hasher: inout Hasher) {

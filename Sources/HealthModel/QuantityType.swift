@@ -9,19 +9,46 @@ public enum AggregationStyle: String, Hashable, Sendable, Codable {
 
 /// A kind of measurement, like HealthKit's HKQuantityType, with its canonical unit and
 /// aggregation style. A sample's unit must have the dimension of the canonical unit.
+///
+/// A type's fields live in one immutable object that its copies share, so a sample carries its
+/// type as one reference (the built-in types are made once, as static members).
 public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
+    @usableFromInline final class Fields: Sendable {
+        @usableFromInline let identifier: String
+        @usableFromInline let canonicalUnit: HealthUnit
+        @usableFromInline let aggregationStyle: AggregationStyle
+
+        init(identifier: String, canonicalUnit: HealthUnit, aggregationStyle: AggregationStyle) {
+            self.identifier = identifier
+            self.canonicalUnit = canonicalUnit
+            self.aggregationStyle = aggregationStyle
+        }
+    }
+
+    @usableFromInline let fields: Fields
+
     /// The stable identifier used in JSON, SQLite and the CLI, for example `heartRate`.
-    public let identifier: String
+    @inlinable public var identifier: String { fields.identifier }
     /// The unit values are stored and reported in.
-    public let canonicalUnit: HealthUnit
+    @inlinable public var canonicalUnit: HealthUnit { fields.canonicalUnit }
     /// How values combine.
-    public let aggregationStyle: AggregationStyle
+    @inlinable public var aggregationStyle: AggregationStyle { fields.aggregationStyle }
 
     /// Creates a quantity type. Use the static members for the built-in types.
     public init(identifier: String, canonicalUnit: HealthUnit, aggregationStyle: AggregationStyle) {
-        self.identifier = identifier
-        self.canonicalUnit = canonicalUnit
-        self.aggregationStyle = aggregationStyle
+        fields = Fields(identifier: identifier, canonicalUnit: canonicalUnit, aggregationStyle: aggregationStyle)
+    }
+
+    public static func == (lhs: QuantityType, rhs: QuantityType) -> Bool {
+        let (a, b) = (lhs.fields, rhs.fields)
+        return a === b
+            || (a.identifier == b.identifier && a.canonicalUnit == b.canonicalUnit && a.aggregationStyle == b.aggregationStyle)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(identifier)
+        hasher.combine(canonicalUnit)
+        hasher.combine(aggregationStyle)
     }
 
     /// Whether a quantity in `unit` may be recorded as this type.
