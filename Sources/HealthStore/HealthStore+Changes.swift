@@ -107,8 +107,11 @@ extension HealthStore {
             }
         }
         deleted = try tombstones(connection, since: anchor, type: type, rowLimit: rowLimit, path: path)
-        // Every list is in anchor order but the three read by start date: sort them all.
-        added.sort { $0.anchor < $1.anchor }
+        // Samples come in anchor order, the other three by start date: sort when they are not
+        // all in order already (a page of samples alone needs no sort).
+        if zip(added, added.dropFirst()).contains(where: { $0.anchor > $1.anchor }) {
+            added.sort { $0.anchor < $1.anchor }
+        }
         return page(added: added, deleted: deleted, since: anchor, limit: limit, latest: latest)
     }
 

@@ -18,11 +18,9 @@ public import HealthModel
 ///
 /// Not Sendable: it remembers the last device's bytes; make one per task.
 public struct QuantitySampleJSONWriter: Sendable {
-    /// The last sample's device, its `"device":{…},` bytes (empty without a device, nil when the
-    /// fast path cannot write it), and the bytes of the `Device?` value itself.
-    private var lastDevice: Device?
-    private var lastDeviceBytes: [UInt8]? = []
-    private var lastDeviceBits: [UInt8] = []
+    /// The last sample's device and its `"device":{…},` bytes (empty without a device, nil when
+    /// the fast path cannot write it); nil before the first sample.
+    private var lastDevice: (device: Device?, bytes: [UInt8]?)?
     /// The last type and unit, and their `"type":…,"unit":…` bytes: a batch is mostly of one type.
     private var lastType = ""
     private var lastUnit = ""
@@ -37,19 +35,18 @@ public struct QuantitySampleJSONWriter: Sendable {
         var out: [UInt8] = []
         out.reserveCapacity(320)
         out.append(UInt8(ascii: "{"))
-        if !hasLastDevice(sample) {
-            let device = sample.device
-            if device != lastDevice || lastDeviceBits.isEmpty {
-                lastDeviceBytes = device.map { device in
+        let device = sample.device
+        if lastDevice == nil || !(lastDevice?.device.isIdentical(to: device) ?? false) {
+            // Another value, maybe equal: its bytes are made again only when it differs.
+            if lastDevice == nil || lastDevice?.device != device {
+                lastDevice = (device, device.map { device in
                     Self.deviceJSON(device).map { Array(#""device":"#.utf8) + $0 + [UInt8(ascii: ",")] }
-                } ?? []
+                } ?? [])
+            } else {
+                lastDevice?.device = device
             }
-            // The bits of the value this writer holds: its strings stay alive, so no other string
-            // can take their place and show the same bits.
-            lastDevice = device
-            lastDeviceBits = withUnsafeBytes(of: lastDevice) { Array($0) }
         }
-        guard let deviceBytes = lastDeviceBytes else { return nil }
+        guard let deviceBytes = lastDevice?.bytes ?? nil else { return nil }
         out.append(contentsOf: deviceBytes)
         // Dates are written as bytes, never as `String`s (RFC3339.append); a point sample (heart
         // rate) has one date, so it is formatted once and copied.
@@ -84,19 +81,6 @@ public struct QuantitySampleJSONWriter: Sendable {
         out.append(UInt8(ascii: "}"))
         return out
     }
-
-    /// Whether `sample`'s device has the bits of the last one: the same strings, by reference or
-    /// inline, so the same device. Compares the sample's memory in place: binding or comparing a
-    /// `Device?` copies it, retaining and releasing each of its strings, several times per sample.
-    /// False says nothing (equal strings may live in different storage).
-    private func hasLastDevice(_ sample: borrowing QuantitySample) -> Bool {
-        guard let offset = Self.deviceOffset, lastDeviceBits.count == MemoryLayout<Device?>.size else { return false }
-        return withUnsafeBytes(of: sample) { bytes in
-            lastDeviceBits.withUnsafeBytes { last in memcmp(bytes.baseAddress! + offset, last.baseAddress!, last.count) == 0 }
-        }
-    }
-
-    static let deviceOffset = MemoryLayout<QuantitySample>.offset(of: \QuantitySample.device)
 
     /// `{"firmwareVersion":…,…}` with the present fields in sorted key order (the synthesized
     /// Codable conformance leaves nil fields out).

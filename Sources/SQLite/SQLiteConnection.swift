@@ -349,6 +349,17 @@ public final class SQLiteStatement {
         shim_bind_blob_transient(handle, index, bytes.baseAddress, Int32(bytes.count))
     }
 
+    /// Binds bytes without copying them (SQLITE_STATIC, hot path): the caller keeps them valid
+    /// until the statement is reset or the parameter rebound.
+    public func bind(staticBytes bytes: UnsafeRawBufferPointer, at index: Int32) {
+        sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), nil)
+    }
+
+    /// Binds NULL (hot path).
+    public func bindNull(at index: Int32) {
+        sqlite3_bind_null(handle, index)
+    }
+
     /// Binds text or NULL without boxing (hot path).
     public func bind(_ value: String?, at index: Int32) {
         if let value {

@@ -119,18 +119,21 @@ final class MetadataSetTests: StoreTestCase {
             try sqlite3("SELECT count(*) FROM samples WHERE metadata_set_id = (SELECT metadata_set_id FROM samples WHERE start_us = 1800057600000000)"),
             "1026")
 
-        // Records without metadata point nowhere; sync keys alone make no set.
+        // Records without metadata point nowhere; a sample's sync keys are entries of its set,
+        // as HealthKit keeps them.
         var syncOnly = Metadata()
         syncOnly.syncIdentifier = "only-sync"
         syncOnly.syncVersion = 1
         try await writer.write([
             .quantity(try heartRate(ids, 91, at: 3001)), .quantity(try heartRate(ids, 92, at: 3002, metadata: syncOnly)),
         ])
-        XCTAssertEqual(try sqlite3("SELECT count(*) FROM samples WHERE metadata_set_id IS NULL"), "2")
-        XCTAssertEqual(try count("metadata_sets"), 3)
+        XCTAssertEqual(try sqlite3("SELECT count(*) FROM samples WHERE metadata_set_id IS NULL"), "1")
+        XCTAssertEqual(try count("metadata_sets"), 4)
+        XCTAssertEqual(try sqlite3("SELECT sync_identifier, sync_version FROM sample_sync"), "only-sync|1")
 
         let stored = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
         XCTAssertEqual(stored.count, 1103)
+        XCTAssertEqual(stored.filter { $0.metadata == syncOnly }.count, 1)
         XCTAssertEqual(stored.filter { $0.metadata == metadata }.count, 1026)
         XCTAssertEqual(stored.filter { $0.metadata == lowBattery }.count, 25)
         XCTAssertEqual(stored.filter { $0.metadata == otherMetadata }.count, 50)
@@ -200,18 +203,20 @@ final class MetadataSetTests: StoreTestCase {
         }
         let writer = try HealthStore(path: path)
         let first = try heartRate(ids, 70, at: 5, metadata: version(1, note: "first"))
-        // Another sample with the first version's entries (sync keys aside): it shares the set.
+        // Another sample with the first version's other entries: a set of its own, since a
+        // sample's set holds its sync keys.
         var sharing = monitorMetadata()
         sharing[MetadataKey("healthgate.note")] = .string("first")
         let neighbour = try heartRate(ids, 71, at: 6, metadata: sharing)
         try await writer.write([.quantity(first), .quantity(neighbour)])
-        XCTAssertEqual(try count("metadata_sets"), 1)
+        XCTAssertEqual(try count("metadata_sets"), 2)
 
         let second = try heartRate(ids, 75, at: 5, metadata: version(2, note: "second"))
-        let awaited10 = try await writer.write([.quantity(second)]).replaced
-        XCTAssertEqual(awaited10, 1)
+        let replaced = try await writer.write([.quantity(second)]).replaced
+        XCTAssertEqual(replaced, 1)
         XCTAssertEqual(try count("samples"), 2)
-        XCTAssertEqual(try count("metadata_sets"), 2)
+        XCTAssertEqual(try count("metadata_sets"), 3)
+        XCTAssertEqual(try sqlite3("SELECT sync_identifier, sync_version FROM sample_sync"), "watch-7|2")
 
         let stored = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
         XCTAssertEqual(stored, [second, neighbour])

@@ -122,9 +122,10 @@ final class MigrationTests: StoreTestCase {
         XCTAssertEqual(try sqlite3("PRAGMA user_version"), String(StoreSchema.version))
         XCTAssertEqual(try sqlite3("SELECT count(*) FROM sqlite_schema WHERE name = 'sample_metadata'"), "0")
         // The two monitor samples share a set; the synced sample, the series and the workout
-        // have one each. The orphan entry is gone.
-        XCTAssertEqual(try count("metadata_sets"), 4)
-        XCTAssertEqual(try count("metadata_entries"), 5 + 1 + 1 + 1)
+        // have one each, and version 9 gave the synced sample a set with its sync keys. The
+        // orphan entry is gone.
+        XCTAssertEqual(try count("metadata_sets"), 5)
+        XCTAssertEqual(try count("metadata_entries"), 5 + 1 + 1 + 1 + 3)
         XCTAssertEqual(try sqlite3("SELECT count(*) FROM metadata_entries WHERE key = 'healthgate.lost'"), "0")
         XCTAssertEqual(try sqlite3("SELECT count(*) FROM samples WHERE metadata_set_id IS NULL"), "1")
         XCTAssertEqual(try sqlite3("PRAGMA foreign_key_check"), "")
@@ -158,7 +159,7 @@ final class MigrationTests: StoreTestCase {
 
         // The migrated sets are the writer's: writing the same entries again finds them.
         try await writer.write([.quantity(try heartRate(SampleIDGenerator(seed: 8, milliseconds: { 1_800_057_600_000 }), 90, at: 100, metadata: monitor))])
-        XCTAssertEqual(try count("metadata_sets"), 4)
+        XCTAssertEqual(try count("metadata_sets"), 5)
     }
 
     func testAFileAtTheCurrentVersionIsUntouched() async throws {

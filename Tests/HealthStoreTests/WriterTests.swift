@@ -14,7 +14,7 @@ final class WriterTests: StoreTestCase {
         XCTAssertEqual(tables, [
             "anchors", "correlation_members", "correlations", "devices", "heartbeat_series", "heartbeats",
             "live_workout_events", "live_workouts", "metadata_entries", "metadata_sets", "participant_devices",
-            "quantity_types", "samples", "source_checkpoints", "sqlite_sequence", "tombstones", "units",
+            "quantity_types", "sample_sync", "samples", "source_checkpoints", "sqlite_sequence", "tombstones", "units",
             "workout_activities", "workout_events", "workout_samples", "workout_statistics", "workouts",
         ])
         XCTAssertEqual(try sqlite3("PRAGMA application_id"), String(HealthStore.applicationID))
@@ -94,11 +94,15 @@ final class WriterTests: StoreTestCase {
         let awaited25 = try await writer.write([version(2, bpm: 98)]).ignored
         XCTAssertEqual(awaited25, 1)  // equal
         XCTAssertEqual(try count("samples"), 1)
-        XCTAssertEqual(try sqlite3("SELECT value, sync_version FROM samples"), "75.0|2")
-        // The sample points to the new version's set. The replaced version's set stays (a set
-        // may be shared), unused and harmless.
         XCTAssertEqual(
-            try sqlite3("SELECT e.value FROM samples s JOIN metadata_entries e ON e.set_id = s.metadata_set_id"), "v2")
+            try sqlite3("SELECT s.value, y.sync_version FROM samples s JOIN sample_sync y ON y.anchor = s.anchor"), "75.0|2")
+        // The sample points to the new version's set, which holds its sync keys. The replaced
+        // version's set stays (a set may be shared), unused and harmless.
+        XCTAssertEqual(
+            try sqlite3("""
+                SELECT e.value FROM samples s JOIN metadata_entries e ON e.set_id = s.metadata_set_id
+                WHERE e.key = 'healthgate.note'
+                """), "v2")
         XCTAssertEqual(try count("metadata_sets"), 2)
 
         let stored = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)

@@ -14,7 +14,7 @@ enum RowDecoder {
     /// samples `s` joined with devices `d`.
     static let sampleSelect = """
         SELECT s.anchor, s.uuid, s.type_id, s.unit_id, s.value, s.original_value, s.start_us, s.duration_us,
-            s.sync_identifier, s.sync_version, s.metadata_set_id, s.device_id, \(deviceColumns)
+            s.metadata_set_id, s.device_id, \(deviceColumns)
         FROM samples s LEFT JOIN devices d ON d.id = s.device_id
         """
 
@@ -49,9 +49,8 @@ enum RowDecoder {
         do throws(StoreError) {
             while try step(statement, path: path) {
                 let anchor = statement.integer(0) ?? 0
-                try body(anchor, try decodeSample(statement, vocabulary: &vocabulary, path: path) {
-                    identifier, version, key throws(StoreError) in
-                    withSyncKeys(try metadataReader.metadata(key, connection), identifier, version)
+                try body(anchor, try decodeSample(statement, vocabulary: &vocabulary, path: path) { key throws(StoreError) in
+                    try metadataReader.metadata(key, connection)
                 })
             }
         } catch {
@@ -66,7 +65,7 @@ enum RowDecoder {
     /// A literal, so that the connection finds its statement by address (``SQLiteConnection/statement(literal:)``).
     private static let newestSampleSQL: StaticString = """
         SELECT s.anchor, s.uuid, s.type_id, s.unit_id, s.value, s.original_value, s.start_us, s.duration_us,
-            s.sync_identifier, s.sync_version, s.metadata_set_id, s.device_id, d.name, d.manufacturer, d.model,
+            s.metadata_set_id, s.device_id, d.name, d.manufacturer, d.model,
             d.hardware_version, d.firmware_version, d.software_version, d.local_identifier, d.udi_device_identifier,
             e.key, e.value_type, e.value, u.unit
         FROM (SELECT * FROM samples WHERE type_id = (SELECT id FROM quantity_types WHERE identifier = ?1)
@@ -91,20 +90,20 @@ enum RowDecoder {
         do throws(StoreError) {
             guard try step(statement, path: path) else { return nil }
             // The type is the one asked for and the unit is in the row: no vocabulary lookup.
-            var vocabulary = StoreVocabulary(known: type, unit: statement.text(23), path: path)
+            var vocabulary = StoreVocabulary(known: type, unit: statement.text(21), path: path)
             // The metadata entries are the rows' last columns, one entry per row: read once the
             // sample's own columns are, stepping to the statement's end.
-            return try decodeSample(statement, vocabulary: &vocabulary, path: path) { identifier, version, _ throws(StoreError) in
+            return try decodeSample(statement, vocabulary: &vocabulary, path: path) { _ throws(StoreError) in
                 var entries = Metadata()
                 repeat {
-                    guard let name = statement.text(20) else { continue }
-                    guard let value = StoreSchema.metadataValue(valueType: statement.text(21), value: statement.value(22))
+                    guard let name = statement.text(18) else { continue }
+                    guard let value = StoreSchema.metadataValue(valueType: statement.text(19), value: statement.value(20))
                     else {
                         throw StoreError(.invalidData, path: path, message: "metadata \(name) has an invalid value")
                     }
                     entries[MetadataKey(name)] = value
                 } while try step(statement, path: path)
-                return withSyncKeys(entries, identifier, version)
+                return entries
             }
         } catch {
             statement.reset()
@@ -113,12 +112,12 @@ enum RowDecoder {
     }
 
     /// The sample in the statement's current row (columns of ``sampleSelect``) with its device,
-    /// and the metadata `metadata` gives for the sync keys of the row's own columns and the key
-    /// of its metadata set. The sample is built once, with its metadata: a sample is a large
-    /// value, and each copy retains every string it holds.
+    /// and the metadata `metadata` gives for the key of its metadata set (which holds its sync
+    /// keys too). The sample is built once, with its metadata: a sample is a large value, and
+    /// each copy retains every string it holds.
     private static func decodeSample(
         _ statement: SQLiteStatement, vocabulary: inout StoreVocabulary, path: String,
-        metadata: (_ syncIdentifier: String?, _ syncVersion: Int64?, _ key: SQLiteValue) throws(StoreError) -> Metadata
+        metadata: (_ key: SQLiteValue) throws(StoreError) -> Metadata
     ) throws(StoreError) -> QuantitySample {
         // The two big-endian halves straight from the blob, without copying it into an array.
         let key = statement.withBlob(1) { bytes in
@@ -139,12 +138,16 @@ enum RowDecoder {
         let unit = try vocabulary.unit(unitID, for: id)
         // No original value: the value was recorded as it is stored.
         let original = statement.double(5) ?? value
-        let device = statement.integer(11) == nil ? nil : Device(
-            name: statement.text(12), manufacturer: statement.text(13), model: statement.text(14),
-            hardwareVersion: statement.text(15), firmwareVersion: statement.text(16),
-            softwareVersion: statement.text(17), localIdentifier: statement.text(18),
-            udiDeviceIdentifier: statement.text(19))
-        let entries = try metadata(statement.text(8), statement.integer(9), statement.value(10))
+        let device = statement.integer(9).map { deviceID in
+            vocabulary.device(deviceID) {
+                Device(
+                    name: statement.text(10), manufacturer: statement.text(11), model: statement.text(12),
+                    hardwareVersion: statement.text(13), firmwareVersion: statement.text(14),
+                    softwareVersion: statement.text(15), localIdentifier: statement.text(16),
+                    udiDeviceIdentifier: statement.text(17))
+            }
+        }
+        let entries = try metadata(statement.value(8))
         do {
             return try QuantitySample(
                 id: id, type: type, quantity: Quantity(original, unit),
@@ -155,7 +158,8 @@ enum RowDecoder {
         }
     }
 
-    /// A record's metadata: its stored `entries` with the sync keys of its own columns, which win.
+    /// A correlation's, heartbeat series' or workout's metadata: its stored `entries` with the
+    /// sync keys of its own columns, which win.
     static func withSyncKeys(_ entries: Metadata, _ identifier: String?, _ version: Int64?) -> Metadata {
         // Most records have neither: clearing keys that are not there would hash them for nothing.
         if entries.isEmpty && identifier == nil && version == nil { return entries }

@@ -1,15 +1,17 @@
 import HealthModel
 import SQLite
 
-/// The quantity types and units that samples name by small integer ids (`quantity_types`,
-/// `units`), resolved per query: each id met is looked up once, and a unit string is parsed
-/// once (parsing costs more than the rest of a row). An id, once written, never changes meaning,
-/// so a query's answers never go stale.
+/// The quantity types, units and devices that samples name by small integer ids
+/// (`quantity_types`, `units`, `devices`), resolved per query: each id met is looked up once, a
+/// unit string is parsed once (parsing costs more than the rest of a row), and a device's eight
+/// strings are built once. An id, once written, never changes meaning (device rows are never
+/// updated), so a query's answers never go stale.
 struct StoreVocabulary {
     private let connection: SQLiteConnection?
     private let path: String
     private var types: [Int64: QuantityType] = [:]
     private var units: [Int64: HealthUnit] = [:]
+    private var devices: [Int64: Device] = [:]
     /// For a single known row: its type and unit string, looked up by nothing.
     private var knownType: QuantityType?
     private var knownUnit: String?
@@ -60,6 +62,14 @@ struct StoreVocabulary {
         }
         units[id] = unit
         return unit
+    }
+
+    /// The device with `id`, built by `make` from the row the first time the query meets it.
+    mutating func device(_ id: Int64, _ make: () -> Device) -> Device {
+        if let device = devices[id] { return device }
+        let device = make()
+        devices[id] = device
+        return device
     }
 
     private func text(_ sql: String, _ id: Int64) throws(StoreError) -> String? {

@@ -1,3 +1,4 @@
+import HealthModel
 import SQLite
 
 // Version 9: the anchor is the object's own key, and a sample's row is small.
@@ -17,6 +18,8 @@ import SQLite
 //   reads and which makes a sample delivered twice a no-op (the same uuid, type and start). A
 //   quantity sample has no index on its uuid alone: a lookup by uuid (`healthgate delete --id`)
 //   scans the table, and a workout's linked samples are found by type and time range first.
+//   A sample's sync identifier and version are entries of its metadata set, as HealthKit
+//   has them, and the few samples that have one are listed in `sample_sync`, by identifier.
 // - Types and units are small integers (`quantity_types`, `units`), the end is a duration (0,
 //   stored in no bytes, for the instantaneous samples that make up most of a store), and a value
 //   recorded in the canonical unit has no second copy (`original_value` NULL).
@@ -83,17 +86,29 @@ extension StoreSchema {
             start_us INTEGER NOT NULL,
             duration_us INTEGER NOT NULL,
             device_id INTEGER,
-            metadata_set_id INTEGER,
-            sync_identifier TEXT,
-            sync_version INTEGER
+            metadata_set_id INTEGER
         );
         INSERT INTO samples_version9 (anchor, uuid, type_id, value, unit_id, original_value, start_us, duration_us,
-            device_id, metadata_set_id, sync_identifier, sync_version)
+            device_id, metadata_set_id)
         SELECT c.anchor, s.uuid, t.id, s.value, u.id, nullif(s.original_value, s.value), s.start_us, s.end_us - s.start_us,
-            s.device_id, s.metadata_set_id, s.sync_identifier, s.sync_version
+            s.device_id, s.metadata_set_id
         FROM samples s JOIN changes c ON c.uuid = s.uuid AND c.deleted_us IS NULL
             JOIN quantity_types t ON t.identifier = s.type JOIN units u ON u.unit = s.unit
         ORDER BY c.anchor;
+
+        -- The samples that have a sync identifier, found by it: few samples have one, so a table
+        -- of their own costs nothing on the others' inserts, where an index on samples would cost
+        -- a cursor per insert. The identifier and version themselves are entries of the
+        -- sample's metadata set (RecordWriter moves them there: the step's Swift half).
+        CREATE TABLE sample_sync (
+            sync_identifier TEXT NOT NULL PRIMARY KEY,
+            anchor INTEGER NOT NULL,
+            sync_version INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO sample_sync (sync_identifier, anchor, sync_version)
+        SELECT s.sync_identifier, c.anchor, ifnull(s.sync_version, 0)
+        FROM samples s JOIN changes c ON c.uuid = s.uuid AND c.deleted_us IS NULL
+        WHERE s.sync_identifier IS NOT NULL;
 
         CREATE TABLE correlations_version9 (
             anchor INTEGER PRIMARY KEY,
@@ -176,7 +191,10 @@ extension StoreSchema {
             + (SELECT count(*) FROM workouts) - (SELECT count(*) FROM workouts_version9)
             + (SELECT count(*) FROM correlation_members) - (SELECT count(*) FROM correlation_members_version9)
             AS missing;
+        """
 
+    /// The second half of version 9: the old tables replaced by the new, their indexes and views.
+    static let version9Swap = """
         DROP TABLE samples;
         DROP TABLE correlation_members;
         DROP TABLE correlations;
@@ -190,7 +208,6 @@ extension StoreSchema {
         ALTER TABLE workouts_version9 RENAME TO workouts;
 
         CREATE UNIQUE INDEX samples_type_start ON samples (type_id, start_us, uuid);
-        CREATE UNIQUE INDEX samples_sync ON samples (sync_identifier) WHERE sync_identifier IS NOT NULL;
         CREATE INDEX correlations_type_start ON correlations (type, start_us);
         CREATE UNIQUE INDEX correlations_sync ON correlations (sync_identifier) WHERE sync_identifier IS NOT NULL;
         CREATE INDEX correlation_members_sample ON correlation_members (sample_anchor);
@@ -208,8 +225,7 @@ extension StoreSchema {
                 ifnull(s.original_value, s.value) AS original_value,
                 strftime('%Y-%m-%dT%H:%M:%fZ', s.start_us / 1000000.0, 'unixepoch') AS start,
                 strftime('%Y-%m-%dT%H:%M:%fZ', (s.start_us + s.duration_us) / 1000000.0, 'unixepoch') AS "end",
-                d.name AS device, s.sync_identifier, s.sync_version, s.start_us, s.start_us + s.duration_us AS end_us,
-                s.device_id, s.metadata_set_id
+                d.name AS device, s.start_us, s.start_us + s.duration_us AS end_us, s.device_id, s.metadata_set_id
             FROM samples s JOIN quantity_types t ON t.id = s.type_id JOIN units u ON u.id = s.unit_id
                 LEFT JOIN devices d ON d.id = s.device_id;
         CREATE VIEW workouts_readable AS
@@ -231,8 +247,10 @@ extension StoreSchema {
                 FROM workouts r JOIN metadata_entries e ON e.set_id = r.metadata_set_id;
         """
 
-    /// Takes a version-8 file to version 9 inside the migration's transaction (see ``version9``),
-    /// failing, so that the step rolls back, when an object had no change row to take its anchor from.
+    /// Takes a version-8 file to version 9 inside the migration's transaction (see ``version9``):
+    /// the SQL up to the copies of the tables, then each synced sample's identifier and version
+    /// into its metadata set, then the rest. Fails, so that the step rolls back, when an object
+    /// had no change row to take its anchor from.
     static func migrateToVersion9(_ connection: SQLiteConnection) throws(SQLiteError) {
         try connection.execute(version9)
         let missing = try connection.query("SELECT missing FROM temp.version9_counts").first?.integer(0) ?? 0
@@ -242,6 +260,28 @@ extension StoreSchema {
                 code: 1, message: "\(missing) object(s) have no row in the change log, so they have no anchor to keep; "
                     + "the file stays at version 8", context: "migration 9")
         }
+        var interner = MetadataSetInterner()
+        var reader = MetadataReader(path: connection.path)
+        for row in try connection.query(
+            """
+            SELECT y.sync_identifier, y.sync_version, s.anchor, s.metadata_set_id
+            FROM sample_sync y JOIN samples_version9 s ON s.anchor = y.anchor
+            """)
+        {
+            guard let identifier = row.text(0), let version = row.integer(1), let anchor = row.integer(2) else { continue }
+            var metadata: Metadata
+            do {
+                metadata = try reader.metadata(row.values[3], connection)
+            } catch {
+                throw SQLiteError(code: 1, message: error.message, context: "migration 9")
+            }
+            metadata.syncIdentifier = identifier
+            metadata.syncVersion = version
+            let set = try interner.id(of: metadata, in: connection)
+            try connection.run(
+                "UPDATE samples_version9 SET metadata_set_id = ?1 WHERE anchor = ?2", [.integer(set), .integer(anchor)])
+        }
+        try connection.execute(version9Swap)
     }
 
     /// Records, in `anchors.purged_through`, the greatest anchor among the tombstones that

@@ -189,14 +189,13 @@ public enum StoreSchema {
             FROM workouts;
         """
 
-    /// The statement that inserts one quantity sample (12 parameters, in column order: anchor,
+    /// The statement that inserts one quantity sample (10 parameters, in column order: anchor,
     /// uuid, type_id, value, unit_id, original_value, start_us, duration_us, device_id,
-    /// metadata_set_id, sync_identifier, sync_version). A sample with the same uuid, type and
-    /// start stored already is a no-op.
+    /// metadata_set_id). A sample with the same uuid, type and start stored already is a no-op.
     public static let insertSample = """
         INSERT INTO samples (anchor, uuid, type_id, value, unit_id, original_value, start_us, duration_us, device_id,
-            metadata_set_id, sync_identifier, sync_version)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT DO NOTHING
+            metadata_set_id)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING
         """
 
     /// Finds the metadata set with a canonical encoding (one parameter, the encoding as a BLOB).

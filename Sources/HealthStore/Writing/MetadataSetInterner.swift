@@ -21,8 +21,8 @@ struct MetadataSetInterner {
     private var scratch: [(key: MetadataKey, value: MetadataValue)] = []
 
     /// The id of the stored set holding exactly `entries`, inserted (with its entries) if absent.
-    /// `entries` must not be empty, and is stored as given (leave out the sync keys first; see
-    /// ``StoreSchema/storedEntries(of:)``).
+    /// `entries` must not be empty, and is stored as given (for a record whose table keeps the
+    /// sync keys in columns, leave them out first; see ``StoreSchema/storedEntries(of:)``).
     mutating func id(of entries: Metadata, in connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
         canonical.bytes.removeAll(keepingCapacity: true)
         StoreSchema.appendCanonicalEncoding(of: entries, to: &canonical.bytes, sorting: &scratch)

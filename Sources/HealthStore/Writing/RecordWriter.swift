@@ -48,11 +48,13 @@ final class RecordWriter {
     private var metadataSets = MetadataSetInterner()
     private var typeIDs = RowIDCache<String>(limit: 4096)
     private var unitIDs = RowIDCache<String>(limit: 4096)
-    // The last device looked up, kept apart from its id so the hot path compares in place
-    // without copying the Device (its strings retained and released per row). Reset when a
+    // The last device looked up and its row id, recognized in the next sample by identity
+    // (Device.isIdentical(to:)): a batch's samples mostly share one device value. Forgotten when a
     // transaction fails, since it may be one that transaction inserted.
-    private var lastDevice: Device?
-    private var lastDeviceID: Int64 = 0
+    private var lastDevice: (device: Device?, id: Int64?)?
+    // The last quantity type and its canonical unit's id: a batch is mostly of one type, in its
+    // canonical unit, so the common sample needs no dictionary lookup. Forgotten with the caches.
+    private var lastType: (identifier: String, id: Int64, canonicalUnitID: Int64)?
     // The longest duration stored per type id. Emptied when a transaction fails: it may hold a
     // value whose update was rolled back, and a cleared cache only costs updates.
     private var spans: [Int64: Int64] = [:]
@@ -149,7 +151,7 @@ final class RecordWriter {
             typeIDs.rollback()
             unitIDs.rollback()
             lastDevice = nil
-            lastDeviceID = 0
+            lastType = nil
             spans = [:]
             throw StoreError.wrap(error, path: path)
         }
@@ -241,12 +243,16 @@ final class RecordWriter {
     }
 
     /// The insert statement with a memo of what is bound to it. `sqlite3_reset` keeps bindings,
-    /// so consecutive samples of one type, unit and device rebind only what changed.
+    /// so consecutive samples of one type, unit and device, without an original value, metadata
+    /// or sync keys, rebind only what changed.
     private struct QuantityInsert {
         let statement: SQLiteStatement
         var typeID: Int64?
         var unitID: Int64?
         var deviceID: Int64??
+        /// The parameters 6 and 10 (original value and metadata set) are bound to NULL.
+        var optionalsNull = false
+        var duration: Int64?
     }
 
     private enum Outcome { case inserted, replaced, ignored }
@@ -264,7 +270,7 @@ final class RecordWriter {
             syncIdentifier = sample.metadata.syncIdentifier
             syncVersion = sample.metadata.syncVersion
         }
-        let typeID = try typeID(for: sample.type)
+        let (typeID, canonicalUnitID) = try typeIDs(for: sample.type)
         let start = StoreTime.microseconds(sample.startDate)
         if let syncIdentifier {
             switch try resolveSample(sample, syncIdentifier: syncIdentifier, version: syncVersion ?? 0) {
@@ -273,17 +279,15 @@ final class RecordWriter {
             case .insert: break
             }
         }
-        let unit = sample.quantity.unit
-        let canonical = unit == sample.type.canonicalUnit
-        let unitID = try unitID(for: unit.unitString)
-        let deviceID = try deviceID(for: sample.device)
-        let metadataSetID = try metadataSetID(for: sample.metadata)
+        let canonical = sample.quantity.unit == sample.type.canonicalUnit
+        let unitID = canonical ? canonicalUnitID : try unitID(for: sample.quantity.unit.unitString)
+        let deviceID = try deviceID(of: sample)
+        // A sample's set holds its sync keys too (samples have no columns for them).
+        let metadataSetID = sample.metadata.isEmpty ? nil : try metadataSets.id(of: sample.metadata, in: connection)
         let duration = StoreTime.microseconds(sample.endDate) &- start
         let anchor = nextAnchor()
         let statement = insert.statement
         statement.bind(anchor, at: 1)
-        var key = (sample.id.high.bigEndian, sample.id.low.bigEndian)
-        withUnsafeBytes(of: &key) { statement.bind(bytes: $0, at: 2) }
         if insert.typeID != typeID {
             statement.bind(typeID, at: 3)
             insert.typeID = typeID
@@ -295,24 +299,41 @@ final class RecordWriter {
             statement.bind(unitID, at: 5)
             insert.unitID = unitID
         }
-        if canonical || sample.quantity.value == value {
-            statement.bind(nil as String?, at: 6)
-        } else {
-            statement.bind(sample.quantity.value, at: 6)
-        }
+        let original = canonical || sample.quantity.value == value ? nil : sample.quantity.value
         statement.bind(start, at: 7)
-        statement.bind(duration, at: 8)
+        if insert.duration != duration {
+            statement.bind(duration, at: 8)
+            insert.duration = duration
+        }
         if insert.deviceID != .some(deviceID) {
-            if let deviceID { statement.bind(deviceID, at: 9) } else { statement.bind(nil as String?, at: 9) }
+            if let deviceID { statement.bind(deviceID, at: 9) } else { statement.bindNull(at: 9) }
             insert.deviceID = .some(deviceID)
         }
-        if let metadataSetID { statement.bind(metadataSetID, at: 10) } else { statement.bind(nil as String?, at: 10) }
-        statement.bind(syncIdentifier, at: 11)
-        if let syncVersion { statement.bind(syncVersion, at: 12) } else { statement.bind(nil as String?, at: 12) }
-        try statement.runAndReset()
+        if original == nil, metadataSetID == nil {
+            if !insert.optionalsNull {
+                statement.bindNull(at: 6)
+                statement.bindNull(at: 10)
+                insert.optionalsNull = true
+            }
+        } else {
+            if let original { statement.bind(original, at: 6) } else { statement.bindNull(at: 6) }
+            if let metadataSetID { statement.bind(metadataSetID, at: 10) } else { statement.bindNull(at: 10) }
+            insert.optionalsNull = false
+        }
+        // The uuid's bytes are bound without a copy: they live until the statement is reset.
+        var key = (sample.id.high.bigEndian, sample.id.low.bigEndian)
+        try withUnsafeBytes(of: &key) { (bytes) throws(SQLiteError) in
+            statement.bind(staticBytes: bytes, at: 2)
+            try statement.runAndReset()
+        }
         guard connection.changes > 0 else {
             // Stored already: the anchor drawn goes unused (anchors need not be dense).
             return (.ignored, try storedAnchor(typeID: typeID, start: start, id: sample.id))
+        }
+        if let syncIdentifier {
+            try connection.run(
+                "INSERT INTO sample_sync (sync_identifier, anchor, sync_version) VALUES (?1, ?2, ?3)",
+                [.text(syncIdentifier), .integer(anchor), .integer(syncVersion ?? 0)])
         }
         if hasTombstones { try removeTombstone(of: sample.id) }
         if duration > 0, duration > spans[typeID] ?? 0 {
@@ -341,8 +362,10 @@ final class RecordWriter {
         _ sample: QuantitySample, syncIdentifier: String, version: Int64
     ) throws -> SampleDecision {
         guard let existing = try connection.query(
-            "SELECT anchor, uuid, ifnull(sync_version, 0), type_id FROM samples WHERE sync_identifier = ?1",
-            [.text(syncIdentifier)]).first, let anchor = existing.integer(0)
+            """
+            SELECT s.anchor, s.uuid, y.sync_version, s.type_id FROM sample_sync y JOIN samples s ON s.anchor = y.anchor
+            WHERE y.sync_identifier = ?1
+            """, [.text(syncIdentifier)]).first, let anchor = existing.integer(0)
         else { return .insert }
         guard version > existing.integer(2) ?? 0 else { return .ignore(anchor: anchor) }
         let typeName = try connection.query(
@@ -594,9 +617,19 @@ final class RecordWriter {
         return .replace
     }
 
-    /// Deletes the object at `anchor` from `table` and writes its tombstone with the next anchor.
+    /// Deletes the object at `anchor` from `table` (a sample with its sync identifier) and
+    /// writes its tombstone with the next anchor.
     func deleteObject(table: String, anchor: Int64, uuid: SQLiteValue, kind: HealthRecordKind, type: String) throws {
         try writeTombstone(uuid: uuid, kind: kind, type: type)
+        if kind == .quantity {
+            // Its sync identifier, if it has one, is an entry of its metadata set.
+            try connection.run(
+                """
+                DELETE FROM sample_sync WHERE anchor = ?1 AND sync_identifier = (
+                    SELECT e.value FROM samples s JOIN metadata_entries e ON e.set_id = s.metadata_set_id
+                    WHERE s.anchor = ?1 AND e.key = 'syncIdentifier')
+                """, [.integer(anchor)])
+        }
         try connection.run("DELETE FROM \(table) WHERE anchor = ?1", [.integer(anchor)])
     }
 
@@ -624,16 +657,25 @@ final class RecordWriter {
         return try metadataSets.id(of: entries, in: connection)
     }
 
-    /// The id of `type` in `quantity_types`, inserting it the first time.
-    private func typeID(for type: QuantityType) throws(SQLiteError) -> Int64 {
-        if let id = typeIDs[type.identifier] { return id }
-        let id = try internedID(
-            insert: "INSERT INTO quantity_types (identifier) VALUES (?1) ON CONFLICT DO NOTHING",
-            select: "SELECT id, max_duration_us FROM quantity_types WHERE identifier = ?1", type.identifier) { row in
-            spans[row.integer(0) ?? 0] = row.integer(1) ?? 0
+    /// The id of `type` in `quantity_types` (inserting it the first time) and the id of its
+    /// canonical unit in `units`.
+    private func typeIDs(for type: QuantityType) throws(SQLiteError) -> (type: Int64, canonicalUnit: Int64) {
+        // Small strings (every built-in identifier) compare by their bits.
+        if let lastType, lastType.identifier == type.identifier { return (lastType.id, lastType.canonicalUnitID) }
+        let id: Int64
+        if let cached = typeIDs[type.identifier] {
+            id = cached
+        } else {
+            id = try internedID(
+                insert: "INSERT INTO quantity_types (identifier) VALUES (?1) ON CONFLICT DO NOTHING",
+                select: "SELECT id, max_duration_us FROM quantity_types WHERE identifier = ?1", type.identifier) { row in
+                spans[row.integer(0) ?? 0] = row.integer(1) ?? 0
+            }
+            typeIDs.insert(id, for: type.identifier)
         }
-        typeIDs.insert(id, for: type.identifier)
-        return id
+        let canonicalUnitID = try unitID(for: type.canonicalUnit.unitString)
+        lastType = (type.identifier, id, canonicalUnitID)
+        return (id, canonicalUnitID)
     }
 
     /// The id of `unit` (a unit string) in `units`, inserting it the first time.
@@ -657,14 +699,18 @@ final class RecordWriter {
         return id
     }
 
+    /// The id of `sample`'s device, recognized without a copy when it is the last one's.
+    private func deviceID(of sample: borrowing QuantitySample) throws(SQLiteError) -> Int64? {
+        let device = sample.device
+        if let lastDevice, lastDevice.device.isIdentical(to: device) { return lastDevice.id }
+        let id = try deviceID(for: device)
+        lastDevice = (device, id)
+        return id
+    }
+
     private func deviceID(for device: Device?) throws(SQLiteError) -> Int64? {
         guard let device else { return nil }
-        if lastDevice == device { return lastDeviceID }
-        if let id = deviceIDs[device] {
-            lastDevice = device
-            lastDeviceID = id
-            return id
-        }
+        if let id = deviceIDs[device] { return id }
         let fields: [SQLiteValue] = [
             device.name, device.manufacturer, device.model, device.hardwareVersion, device.firmwareVersion,
             device.softwareVersion, device.localIdentifier, device.udiDeviceIdentifier,
@@ -686,8 +732,6 @@ final class RecordWriter {
                               context: device.displayName)
         }
         deviceIDs.insert(id, for: device)
-        lastDevice = device
-        lastDeviceID = id
         return id
     }
 }

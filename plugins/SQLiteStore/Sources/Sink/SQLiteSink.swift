@@ -81,6 +81,8 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
         // commit + window + commit.
         var lastCommitStart: Date?
         var windowStart = context.clock.now()
+        // The batch committed last, freed while the next one commits (see below).
+        var committed: SinkBatch?
         while true {
             if pending.records.isEmpty, pending.checkpoints.isEmpty {
                 let queuedDuringCommit = inbox.depth > 0
@@ -105,7 +107,12 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
             let summary: WriteSummary
             lastCommitStart = context.clock.now()
             do {
-                summary = try await store.write(pending.records, checkpoints: pending.checkpoints)
+                let batch = pending
+                async let written = store.write(batch.records, checkpoints: batch.checkpoints)
+                // Freeing the records of the batch committed before is work of its own: done here,
+                // on this task, while the store's writer commits this batch on its queue.
+                committed = nil
+                summary = try await written
             } catch {
                 let checkpoints = pending.checkpoints.isEmpty ? "" : " and \(pending.checkpoints.count) checkpoint(s)"
                 context.logger.error(
@@ -120,6 +127,7 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
                 return (state.transactions, state.ignored)
             }
             inbox.acknowledge()
+            committed = pending
             pending = SinkBatch(records: [])
             context.status.recordsHandled(summary.inserted + summary.replaced, lastDate: summary.lastRecordDate)
             context.status.setDetail("transactions", String(transactions))
