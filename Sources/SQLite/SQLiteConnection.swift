@@ -60,9 +60,14 @@ public final class SQLiteConnection {
         case readOnly
     }
 
-    /// Opens (and in `.readWrite` mode creates) the database at `path`.
+    /// Opens (and in `.readWrite` mode creates) the database at `path`. In `.readWrite` mode the
+    /// file is switched to WAL with `synchronous=NORMAL`, unless `writeAheadLog` is false: a caller
+    /// that must first check whose file it is (switching to WAL rewrites the header) then calls
+    /// ``enableWriteAheadLog()`` itself.
     /// - Throws: ``SQLiteError`` when the file cannot be opened or configured.
-    public init(path: String, mode: Mode = .readWrite, busyTimeout: Duration = .seconds(5)) throws(SQLiteError) {
+    public init(
+        path: String, mode: Mode = .readWrite, busyTimeout: Duration = .seconds(5), writeAheadLog: Bool = true
+    ) throws(SQLiteError) {
         var db: OpaquePointer?
         let flags = (mode == .readWrite ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY)
             | SQLITE_OPEN_NOMUTEX
@@ -78,11 +83,17 @@ public final class SQLiteConnection {
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, Int32(busyTimeout.components.seconds * 1000
             + busyTimeout.components.attoseconds / 1_000_000_000_000_000))
-        if mode == .readWrite {
-            try enableWriteAheadLog(within: busyTimeout)
-            try execute("PRAGMA synchronous=NORMAL")
-        }
+        self.busyTimeout = busyTimeout
+        if mode == .readWrite, writeAheadLog { try enableWriteAheadLog() }
         try execute("PRAGMA foreign_keys=ON")
+    }
+
+    private let busyTimeout: Duration
+
+    /// Switches the file to WAL mode with `synchronous=NORMAL` (see ``init(path:mode:busyTimeout:writeAheadLog:)``).
+    public func enableWriteAheadLog() throws(SQLiteError) {
+        try enableWriteAheadLog(within: busyTimeout)
+        try execute("PRAGMA synchronous=NORMAL")
     }
 
     /// Switches the file to WAL mode. Changing the journal mode needs an exclusive lock, and SQLite

@@ -20,6 +20,8 @@ struct HealthgateBenchmarks {
               --query-calls N       how many times query asks for the newest sample (default 2000)
             query-profile --side store|sql [--query-calls N]: only the newest sample on one side, for a
             profiler (the cached store must exist: run query once)
+            ingest-profile --side store|sql [--rows N]: one ingest at batches of 1000 on one side (the sink with
+            its queue pre-filled, or the C loop), for a profiler
             """
 
         var selected: [String] = []
@@ -44,7 +46,7 @@ struct HealthgateBenchmarks {
             return
         }
         if selected == ["ingest-profile"] {
-            try await IngestBenchmark.profile(rows: Int(options["rows"] ?? "") ?? 50_000)
+            try await IngestBenchmark.profile(rows: Int(options["rows"] ?? "") ?? 50_000, side: options["side"] ?? "store")
             return
         }
         let known = ["ingest", "decode", "latency", "memory", "http", "mqtt", "board"]

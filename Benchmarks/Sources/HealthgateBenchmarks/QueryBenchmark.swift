@@ -322,8 +322,8 @@ enum QueryBenchmark {
             """
         /// The newest sample of ?1 with its unit, device and metadata entries.
         static let newestSample = """
-            SELECT s.uuid, s.type_id, s.value, u.unit, s.original_value, s.start_us, s.duration_us, s.sync_identifier,
-                s.sync_version, d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version,
+            SELECT s.uuid, s.type_id, s.value, u.unit, s.original_value, s.start_us, s.duration_us,
+                d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version,
                 d.software_version, d.local_identifier, d.udi_device_identifier, e.key, e.value_type, e.value
             FROM (SELECT * FROM samples WHERE type_id = (SELECT id FROM quantity_types WHERE identifier = ?1)
                 ORDER BY start_us DESC, uuid DESC LIMIT 1) s
@@ -333,7 +333,7 @@ enum QueryBenchmark {
         /// The samples after anchor ?1, at most ?2, in anchor order, with their type, unit and device.
         static let changedSamples = """
             SELECT s.anchor, s.uuid, t.identifier, s.value, u.unit, s.original_value, s.start_us, s.duration_us,
-                s.sync_identifier, s.sync_version, s.metadata_set_id, d.name, d.manufacturer, d.model,
+                s.metadata_set_id, d.name, d.manufacturer, d.model,
                 d.hardware_version, d.firmware_version, d.software_version, d.local_identifier, d.udi_device_identifier
             FROM samples s JOIN quantity_types t ON t.id = s.type_id JOIN units u ON u.id = s.unit_id
                 LEFT JOIN devices d ON d.id = s.device_id

@@ -74,8 +74,10 @@ final class RecordWriter {
         self.path = path
         self.now = now
         do {
-            connection = try SQLiteConnection(path: path, mode: .readWrite)
+            // Whose file it is, before anything is written: switching to WAL rewrites the header.
+            connection = try SQLiteConnection(path: path, mode: .readWrite, writeAheadLog: false)
             try Self.refuseForeignFile(connection, path: path)
+            try connection.enableWriteAheadLog()
             try connection.migrate(StoreSchema.migrations)
         } catch let error as StoreError {
             throw error
@@ -90,8 +92,9 @@ final class RecordWriter {
         if let maximumPageCount { try setMaximumPageCount(maximumPageCount) }
     }
 
-    /// Refuses, before anything is written, a database that another program made: one with
-    /// tables but no schema version, or a current one without healthgate's application id.
+    /// Refuses, before anything is written, a database that another program made (one with
+    /// tables but no schema version, or a current one without healthgate's application id) and
+    /// one from a newer healthgate.
     private static func refuseForeignFile(_ connection: SQLiteConnection, path: String) throws(StoreError) {
         do {
             let version = try connection.userVersion
@@ -107,6 +110,12 @@ final class RecordWriter {
                 throw StoreError(
                     .notAStore, path: path,
                     message: "the file belongs to another program (application_id \(applicationID)); point store.path elsewhere")
+            }
+            if version > StoreSchema.version {
+                throw StoreError(
+                    .schemaTooNew, path: path,
+                    message: "the store has schema version \(version), newer than this healthgate's \(StoreSchema.version); "
+                        + "upgrade healthgate")
             }
         } catch let error as StoreError {
             throw error

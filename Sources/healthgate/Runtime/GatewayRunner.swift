@@ -194,7 +194,8 @@ struct GatewayRunner {
             return try await HealthStore.open(path: settings.path, maximumPageCount: settings.maximumPageCount)
         } catch {
             let advice = switch error.code {
-            case .notAStore, .schemaTooNew: " (set store.path in \(origin) to another file, or upgrade healthgate)"
+            case .notAStore: " (set store.path in \(origin) to another file)"
+            case .schemaTooNew: " (upgrade healthgate, or set store.path in \(origin) to another file)"
             case .corrupt: " (move the file aside and start again, or restore a backup)"
             default: ""
             }
