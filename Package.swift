@@ -83,10 +83,12 @@ let package = Package(
         .target(
             name: "WebBoard", dependencies: ["CMicroHTTPD", "Workouts", "HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
-        // The durable outbox every remote sink (HTTP repository, MQTT broker) delivers from.
+        // What every remote sink (HTTP repository, MQTT broker) shares: the follower of the store's
+        // change log, retry and backoff, the dlopen loader, HealthJSON and gzip encoding.
         .target(
-            name: "RemoteOutbox", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"], exclude: ["README.md"],
-            swiftSettings: swiftSettings),
+            name: "RemoteSinkKit",
+            dependencies: ["HealthModel", "HealthStore", "SampleBus", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"],
+            exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
             name: "GatewayTesting", dependencies: ["HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
             swiftSettings: swiftSettings),
@@ -110,10 +112,10 @@ let package = Package(
             name: "SQLiteStore", dependencies: ["HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "HTTPRepository", dependencies: ["HealthModel", "SampleBus", "SQLite", "RemoteOutbox", "CCurl", "AsyncPrimitives"],
+            name: "HTTPRepository", dependencies: ["HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CCurl", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "MQTTBroker", dependencies: ["HealthModel", "SampleBus", "RemoteOutbox", "CMosquitto", "AsyncPrimitives"],
+            name: "MQTTBroker", dependencies: ["HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CMosquitto", "AsyncPrimitives"],
             path: "plugins/MQTTBroker/Sources", swiftSettings: swiftSettings),
 
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
@@ -121,7 +123,7 @@ let package = Package(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem",
-                "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "RemoteOutbox", "Udev",
+                "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "RemoteSinkKit", "Udev",
                 "FitnessEquipment", "HealthDevices", "WebBoard", "HealthStore",
             ],
             swiftSettings: swiftSettings),
@@ -131,7 +133,7 @@ let package = Package(
             name: "healthgate-benchmarks",
             dependencies: [
                 "HealthModel", "HealthStore", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer",
-                "HTTPRepository", "RemoteOutbox", "Workouts", "WebBoard", "MQTTBroker", "CMosquitto",
+                "HTTPRepository", "RemoteSinkKit", "Workouts", "WebBoard", "MQTTBroker", "CMosquitto",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings,
             // The MQTT benchmark's baseline calls libmosquitto directly (the sink dlopens it).
@@ -187,14 +189,16 @@ let package = Package(
         .testTarget(
             name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "RemoteOutboxTests", dependencies: ["RemoteOutbox", "GatewayTesting", "SQLite", "HealthModel"],
-            swiftSettings: swiftSettings),
+            name: "RemoteSinkKitTests",
+            dependencies: ["RemoteSinkKit", "GatewayTesting", "SQLite", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
+            exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HTTPRepositoryTests", dependencies: ["HTTPRepository", "RemoteOutbox", "GatewayTesting", "SQLite", "HealthModel", "SampleBus"],
+            name: "HTTPRepositoryTests",
+            dependencies: ["HTTPRepository", "RemoteSinkKit", "GatewayTesting", "SQLite", "HealthModel", "SampleBus", "HealthStore", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MQTTBrokerTests",
-            dependencies: ["MQTTBroker", "RemoteOutbox", "GatewayTesting", "HealthModel", "SampleBus", "SQLite", "SQLiteStore", "HealthStore"],
+            dependencies: ["MQTTBroker", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "SQLite", "SQLiteStore", "HealthStore"],
             path: "plugins/MQTTBroker/Tests", swiftSettings: swiftSettings),
     ]
 )

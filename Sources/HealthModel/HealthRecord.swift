@@ -26,6 +26,17 @@ public indirect enum HealthRecord: Hashable, Sendable {
         }
     }
 
+    /// The record's type: the quantity or correlation type's identifier (`heartRate`,
+    /// `bloodPressure`), `heartbeatSeries` or `workout`, as change logs and topics name it.
+    public var typeIdentifier: String {
+        switch self {
+        case .quantity(let sample): sample.type.identifier
+        case .correlation(let correlation): correlation.type.identifier
+        case .heartbeatSeries: "heartbeatSeries"
+        case .workout: "workout"
+        }
+    }
+
     /// The record kind as used in JSON (`"kind"`) and status output.
     public var kind: HealthRecordKind {
         switch self {

@@ -10,11 +10,15 @@ extension HealthStore {
     /// stored again after its deletion, a heartbeat series grown in place, or a record replaced
     /// through its sync identifier appears once, at its latest anchor (the replaced record as a
     /// deletion). Anchors survive closing and reopening the store and its migrations.
+    ///
+    /// The samples of a correlation (a blood pressure's systolic and diastolic) are samples of
+    /// the store too, and listed as such, unless `includingCorrelationMembers` is false: then
+    /// they travel only inside their correlation, as a remote sink sends them.
     /// - Throws: ``StoreError`` with `.invalidArgument` for a negative anchor or a limit below 1,
     ///   `.unknownAnchor` for an anchor above any the store handed out, `.anchorExpired` for an
     ///   anchor from before tombstones that have been purged (read again from 0).
     public func changes(
-        since anchor: Int64, type: ChangeType? = nil, limit: Int? = nil
+        since anchor: Int64, type: ChangeType? = nil, limit: Int? = nil, includingCorrelationMembers: Bool = true
     ) async throws(StoreError) -> StoreChanges {
         let path = self.path
         guard anchor >= 0 else {
@@ -24,7 +28,8 @@ extension HealthStore {
             throw StoreError(.invalidArgument, path: path, message: "the limit must be at least 1, got \(limit)")
         }
         return try await read { connection throws(StoreError) in
-            try Self.changes(connection, since: anchor, type: type, limit: limit, path: path)
+            try Self.changes(
+                connection, since: anchor, type: type, limit: limit, members: includingCorrelationMembers, path: path)
         }
     }
 
@@ -37,7 +42,7 @@ extension HealthStore {
     }
 
     private static func changes(
-        _ connection: SQLiteConnection, since anchor: Int64, type: ChangeType?, limit: Int?, path: String
+        _ connection: SQLiteConnection, since anchor: Int64, type: ChangeType?, limit: Int?, members: Bool, path: String
     ) throws(StoreError) -> StoreChanges {
         let bounds = try run(connection, "SELECT latest, purged_through FROM anchors", [], path: path)
         let latest = bounds.first?.integer(0) ?? 0
@@ -61,12 +66,13 @@ extension HealthStore {
         let wants = { (kind: HealthRecordKind) in type == nil || type?.kind == kind }
         let range: [SQLiteValue] = [.integer(anchor), .integer(rowLimit)]
         if wants(.quantity) {
-            var condition: String? = "s.anchor > ?1"
+            let notMember = members ? "" : " AND s.anchor NOT IN (SELECT sample_anchor FROM correlation_members)"
+            var condition: String? = "s.anchor > ?1" + notMember
             var bindings = range
             if case .quantity(let quantityType) = type {
                 // A type never stored has no samples.
                 let typeID = try StoreVocabulary.typeID(of: quantityType, connection, path: path)
-                condition = typeID.map { _ in "s.anchor > ?1 AND s.type_id = ?3" }
+                condition = typeID.map { _ in "s.anchor > ?1 AND s.type_id = ?3" + notMember }
                 bindings.append(typeID.map(SQLiteValue.integer) ?? .null)
             }
             if let condition {

@@ -40,6 +40,10 @@ public final class HealthStore: Sendable {
     let readers: ReaderPool
     /// A read-only connection for short reads in the caller's context; see ``shortRead(oneStatement:_:)``.
     let inline: SQLiteInlineReader
+    /// The latest anchor this process's writer committed (followers wait on it).
+    let committed: AsyncCondition<Int64>
+    /// The clock that dates commits, deletions and cursor moves (the writer's).
+    let now: @Sendable () -> Date = { Date() }
 
     /// The number of read-only connections queries share: a query that scans takes one for its
     /// whole read, so two let a long statistics query and a short one run side by side on a
@@ -64,6 +68,8 @@ public final class HealthStore: Sendable {
     public init(path: String, access: Access = .readWrite, maximumPageCount: Int? = nil) throws(StoreError) {
         self.path = path
         self.access = access
+        let committed = AsyncCondition<Int64>(0)
+        self.committed = committed
         switch access {
         case .readWrite:
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
@@ -72,7 +78,9 @@ public final class HealthStore: Sendable {
             } catch {
                 throw StoreError(.ioError, path: path, message: "cannot create the directory \(directory.path): \(error)")
             }
-            writer = StoreWriter(writer: try RecordWriter(path: path, maximumPageCount: maximumPageCount))
+            let recordWriter = try RecordWriter(path: path, maximumPageCount: maximumPageCount)
+            recordWriter.onCommit = { [committed] anchor in committed.update { $0 = max($0, anchor) } }
+            writer = StoreWriter(writer: recordWriter)
         case .readOnly:
             guard FileManager.default.fileExists(atPath: path) else {
                 throw StoreError(.notFound, path: path, message: "no database file at \(path)")

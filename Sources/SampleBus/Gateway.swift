@@ -1,5 +1,6 @@
 import AsyncPrimitives
 import Foundation
+import Synchronization
 public import HealthModel
 
 /// How the supervisor restarts a plugin that threw.
@@ -44,6 +45,9 @@ public final class Gateway: Sendable {
     public let statusBoard: StatusBoard
     private let sources: [(ConfiguredSource, StatusReporter)]
     private let sinks: [(ConfiguredSink, StatusReporter, SinkInbox)]
+    private let followers: [(ConfiguredFollower, StatusReporter)]
+    /// Set once a stop was requested and every sink returned: the store holds all it will.
+    private let storeSettled = Mutex(false)
     private let clock: any GatewayClock
     private let logger: Logger
     private let restartPolicy: RestartPolicy
@@ -54,7 +58,7 @@ public final class Gateway: Sendable {
     /// gateway's name, version and time zone); each source adds its own name to it
     /// (``MetadataKey/sourceName``). Empty: records are published as the sources make them.
     public init(
-        sources: [ConfiguredSource], sinks: [ConfiguredSink], clock: any GatewayClock,
+        sources: [ConfiguredSource], sinks: [ConfiguredSink], followers: [ConfiguredFollower] = [], clock: any GatewayClock,
         logger: Logger, statusBoard: StatusBoard = StatusBoard(),
         restartPolicy: RestartPolicy = RestartPolicy(), shutdownTimeout: Duration = .seconds(10),
         provenance: Metadata = Metadata()
@@ -77,6 +81,9 @@ public final class Gateway: Sendable {
         }
         self.sources = sources.map {
             ($0, statusBoard.register(name: $0.name, kind: $0.kind, role: .source))
+        }
+        self.followers = followers.map {
+            ($0, statusBoard.register(name: $0.name, kind: $0.kind, role: .sink))
         }
         self.statusBoard = statusBoard
         self.clock = clock
@@ -101,7 +108,7 @@ public final class Gateway: Sendable {
         case forced
     }
 
-    private enum Finished { case sink(abandoned: String?), sources, watchdog }
+    private enum Finished { case sink(abandoned: String?), follower, sources, watchdog }
 
     /// Runs until a stop request has been carried out. See the type's documentation, and
     /// ``runReportingOutcome(shutdown:)`` for how the stop went.
@@ -133,6 +140,22 @@ public final class Gateway: Sendable {
                     return .sink(abandoned: nil)
                 }
             }
+            for (follower, status) in followers {
+                group.addTask {
+                    // Not restarted while stopping: what it has not sent stays in the store, and its
+                    // cursor says where the next start resumes.
+                    await self.supervise(
+                        name: follower.name, status: status, stopRequest: stopRequest, restartsWhileStopping: false,
+                        onRestart: {}
+                    ) {
+                        try await follower.follower.run(
+                            context: FollowerContext(
+                                logger: self.logger.child(follower.name), clock: self.clock, status: status,
+                                stopRequest: stopRequest, storeSettled: { self.storeSettled.withLock { $0 } }))
+                    }
+                    return .follower
+                }
+            }
             group.addTask {
                 await self.runSources(until: shutdown)
                 self.logger.info("sources stopped; draining \(self.sinks.count) sink(s)")
@@ -150,13 +173,18 @@ public final class Gateway: Sendable {
                 }
                 return .watchdog
             }
-            var remaining = sinks.count + 1
+            var remaining = sinks.count + followers.count + 1
+            var sinksRunning = sinks.count
             var abandoned: [String] = []
+            if sinksRunning == 0 { storeSettled.withLock { $0 = true } }
             while remaining > 0, let finished = await group.next() {
                 switch finished {
                 case .sink(let name):
                     remaining -= 1
+                    sinksRunning -= 1
+                    if sinksRunning == 0 { storeSettled.withLock { $0 = true } }
                     if let name { abandoned.append(name) }
+                case .follower: remaining -= 1
                 case .sources: remaining -= 1
                 case .watchdog:
                     logger.warning(shutdown.stage == .forced

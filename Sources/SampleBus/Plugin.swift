@@ -11,6 +11,19 @@ public protocol SampleSource: Sendable {
     func run(context: SourceContext) async throws
 }
 
+/// A remote sink that follows the store's change log (an HTTP repository, an MQTT broker): it
+/// takes nothing from the bus. It reads the changes after its cursor from the store, sends them,
+/// and commits its cursor in the store once the receiver acknowledged them, so a crash costs it
+/// nothing the store committed (see RemoteSinkKit).
+///
+/// `run` returns when a graceful stop is carried out: once ``FollowerContext/storeSettled``
+/// says every sink drained into the store and the follower sent what it could without waiting
+/// on a failing receiver. It is cancelled when the stop is forced. Throwing restarts it with
+/// backoff, like any plugin.
+public protocol StoreFollower: Sendable {
+    func run(context: FollowerContext) async throws
+}
+
 /// A destination for health records: a store or a repository.
 ///
 /// `run` takes batches from `inbox` until it returns nil (the bus finished and the queue is

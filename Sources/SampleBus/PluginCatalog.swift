@@ -9,6 +9,7 @@ public struct PluginCatalogEntry: Sendable {
     let validate: @Sendable (JSONValue, PluginEnvironment) throws -> Void
     let makeSource: (@Sendable (JSONValue, PluginEnvironment) throws -> any SampleSource)?
     let makeSink: (@Sendable (JSONValue, PluginEnvironment) throws -> any SampleSink)?
+    let makeFollower: (@Sendable (JSONValue, PluginEnvironment) throws -> any StoreFollower)?
 
     /// The one path from a `config` object to a plugin's settings: strict decoding, then
     /// ``PluginConfigurationContract/validated(in:)``. Both `check` and `run` go through it.
@@ -25,7 +26,7 @@ public struct PluginCatalogEntry: Sendable {
             validate: { config, environment in _ = try settings(P.self, config, environment) },
             makeSource: { config, environment in
                 try P(settings: try settings(P.self, config, environment), environment: environment)
-            }, makeSink: nil)
+            }, makeSink: nil, makeFollower: nil)
     }
 
     /// A catalog entry for a sink plugin.
@@ -36,8 +37,23 @@ public struct PluginCatalogEntry: Sendable {
             makeSource: nil,
             makeSink: { config, environment in
                 try P(settings: try settings(P.self, config, environment), environment: environment)
+            }, makeFollower: nil)
+    }
+
+    /// A catalog entry for a remote sink that follows the store (configured under `sinks`, with
+    /// no queue: it takes nothing from the bus).
+    public static func follower<P: StoreFollower & ConfigurablePlugin>(_ plugin: P.Type) -> PluginCatalogEntry {
+        PluginCatalogEntry(
+            kind: P.kind, summary: P.summary, role: .sink,
+            validate: { config, environment in _ = try settings(P.self, config, environment) },
+            makeSource: nil, makeSink: nil,
+            makeFollower: { config, environment in
+                try P(settings: try settings(P.self, config, environment), environment: environment)
             })
     }
+
+    /// Whether the entry is a remote sink that follows the store.
+    public var isFollower: Bool { makeFollower != nil }
 }
 
 /// The explicit list of compiled-in plugins. The executable builds it; nothing registers itself.
@@ -72,17 +88,18 @@ public struct PluginCatalog: Sendable {
     /// key path (`sources[1].config.address`) and the reason.
     public func instantiate(
         _ configuration: GatewayConfiguration, environment: (String) -> PluginEnvironment
-    ) throws(ConfigurationError) -> (sources: [ConfiguredSource], sinks: [ConfiguredSink]) {
+    ) throws(ConfigurationError) -> BuiltPlugins {
         try resolve(configuration, environment: environment, build: true) { _ in }
     }
 
     private func resolve(
         _ configuration: GatewayConfiguration, environment: (String) -> PluginEnvironment, build: Bool,
         validated: (ValidatedPlugin) -> Void
-    ) throws(ConfigurationError) -> (sources: [ConfiguredSource], sinks: [ConfiguredSink]) {
+    ) throws(ConfigurationError) -> BuiltPlugins {
         try configuration.validate()
         var sources: [ConfiguredSource] = []
         var sinks: [ConfiguredSink] = []
+        var followers: [ConfiguredFollower] = []
         var names = Set<String>()
         for (role, list) in [(PluginRole.source, configuration.sources), (.sink, configuration.sinks)] {
             let section = role == .source ? "sources" : "sinks"
@@ -113,19 +130,27 @@ public struct PluginCatalog: Sendable {
                         file: configuration.origin, keyPath: "\(where_).name",
                         reason: "the name \"\(name)\" is used twice")
                 }
+                if entry.isFollower, plugin.queue != nil {
+                    throw ConfigurationError(
+                        file: configuration.origin, keyPath: "\(where_).queue",
+                        reason: "\"\(plugin.kind)\" follows the store's change log and has no queue; remove \"queue\"")
+                }
                 let env = environment(name)
                 do {
                     if !build {
                         try entry.validate(plugin.config, env)
                         validated(ValidatedPlugin(
                             name: name, kind: plugin.kind, role: role,
-                            queue: role == .sink ? plugin.queue ?? QueueConfiguration() : nil))
+                            queue: role == .sink && !entry.isFollower ? plugin.queue ?? QueueConfiguration() : nil,
+                            followsStore: entry.isFollower))
                     } else if let makeSource = entry.makeSource {
                         sources.append(ConfiguredSource(name: name, kind: plugin.kind, source: try makeSource(plugin.config, env)))
                     } else if let makeSink = entry.makeSink {
                         sinks.append(ConfiguredSink(
                             name: name, kind: plugin.kind, queue: plugin.queue ?? QueueConfiguration(),
                             sink: try makeSink(plugin.config, env)))
+                    } else if let makeFollower = entry.makeFollower {
+                        followers.append(ConfiguredFollower(name: name, kind: plugin.kind, follower: try makeFollower(plugin.config, env)))
                     }
                 } catch let error as DecodingError {
                     throw ConfigurationError(
@@ -142,7 +167,7 @@ public struct PluginCatalog: Sendable {
                 }
             }
         }
-        return (sources, sinks)
+        return BuiltPlugins(sources: sources, sinks: sinks, followers: followers)
     }
 
     /// `sources[0].config` + `interval` → `sources[0].config.interval`; an empty inner path (the
@@ -162,8 +187,35 @@ public struct ValidatedPlugin: Sendable, Hashable {
     public var kind: String
     /// Source or sink.
     public var role: PluginRole
-    /// A sink's queue settings; nil for a source.
+    /// A sink's queue settings; nil for a source and for a remote sink that follows the store.
     public var queue: QueueConfiguration?
+    /// Whether it is a remote sink that follows the store's change log.
+    public var followsStore: Bool = false
+}
+
+/// Everything a configuration builds.
+public struct BuiltPlugins: Sendable {
+    public var sources: [ConfiguredSource]
+    public var sinks: [ConfiguredSink]
+    public var followers: [ConfiguredFollower]
+
+    public init(sources: [ConfiguredSource], sinks: [ConfiguredSink], followers: [ConfiguredFollower] = []) {
+        self.sources = sources
+        self.sinks = sinks
+        self.followers = followers
+    }
+}
+
+/// A remote sink that follows the store, built from the configuration, with its instance name.
+public struct ConfiguredFollower: Sendable {
+    public var name: String
+    public var kind: String
+    public var follower: any StoreFollower
+    public init(name: String, kind: String, follower: any StoreFollower) {
+        self.name = name
+        self.kind = kind
+        self.follower = follower
+    }
 }
 
 /// A source built from the configuration, with its instance name.

@@ -98,3 +98,26 @@ public struct SinkContext: Sendable {
         self.stopRequest = stopRequest
     }
 }
+
+/// What the gateway hands a ``StoreFollower`` when it runs.
+public struct FollowerContext: Sendable {
+    public var logger: Logger
+    public var clock: any GatewayClock
+    public var status: StatusReporter
+    /// The gateway's stop request: once it is requested, the follower stops waiting on backoffs.
+    public var stopRequest: StopRequest
+    /// True once a stop was requested and every sink drained into the store: nothing more will
+    /// be committed, so a follower that sent everything up to the store's latest anchor is done.
+    public var storeSettled: @Sendable () -> Bool
+
+    public init(
+        logger: Logger, clock: any GatewayClock, status: StatusReporter, stopRequest: StopRequest = .never,
+        storeSettled: @escaping @Sendable () -> Bool = { false }
+    ) {
+        self.logger = logger
+        self.clock = clock
+        self.status = status
+        self.stopRequest = stopRequest
+        self.storeSettled = storeSettled
+    }
+}

@@ -16,8 +16,8 @@ enum BuiltinCatalog {
             .source(HealthDeviceSource.self),
             .source(SerialPedometerSource.self),
             .sink(SQLiteSink.self),
-            .sink(HTTPRepositorySink.self),
-            .sink(MQTTBrokerSink.self),
+            .follower(HTTPRepositorySink.self),
+            .follower(MQTTBrokerSink.self),
         ])
     }
 }

@@ -207,7 +207,7 @@ final class ConfigCheckTests: XCTestCase {
         try Data(json.utf8).write(to: file)
         let result = try await healthgate.run(["config", "check", file.path])
         XCTAssertEqual(result.status, 0, result.standardError)
-        XCTAssertTrue(result.standardOutput.contains("sink   http-repository (http-repository)"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("sink   http-repository (http-repository), follows the store"), result.standardOutput)
         for directory in ["state", "data", "runtime"] {
             let url = healthgate.root.appendingPathComponent(directory)
             let created = FileManager.default.enumerator(atPath: url.path)?.allObjects as? [String] ?? []

@@ -12,10 +12,11 @@ final class WriterTests: StoreTestCase {
         let tables = try sqlite3("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
             .split(separator: "\n").map(String.init)
         XCTAssertEqual(tables, [
-            "anchors", "correlation_members", "correlations", "devices", "heartbeat_series", "heartbeats",
-            "live_workout_events", "live_workouts", "metadata_entries", "metadata_sets", "participant_devices",
-            "quantity_types", "sample_sync", "samples", "source_checkpoints", "sqlite_sequence", "tombstones", "units",
-            "workout_activities", "workout_events", "workout_samples", "workout_statistics", "workouts",
+            "anchors", "correlation_members", "correlations", "dead_letters", "devices", "follower_batches", "followers",
+            "heartbeat_series", "heartbeats", "live_workout_events", "live_workouts", "log_commits", "metadata_entries",
+            "metadata_sets", "participant_devices", "quantity_types", "sample_sync", "samples", "source_checkpoints",
+            "sqlite_sequence", "tombstones", "units", "workout_activities", "workout_events", "workout_samples",
+            "workout_statistics", "workouts",
         ])
         XCTAssertEqual(try sqlite3("PRAGMA application_id"), String(HealthStore.applicationID))
         // Opening again does not migrate twice.

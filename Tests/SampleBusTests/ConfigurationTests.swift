@@ -127,10 +127,11 @@ final class ConfigurationTests: XCTestCase {
             """#
         let configuration = try GatewayConfiguration.parse(Data(json.utf8), origin: "ok.json")
         let environments = Locked<[String]>([])
-        let (sources, sinks) = try catalog.instantiate(configuration) { name in
+        let built = try catalog.instantiate(configuration) { name in
             environments.withLock { $0.append(name) }
             return TestEnvironment.make(name: name, directory: self.directory)
         }
+        let (sources, sinks) = (built.sources, built.sinks)
         XCTAssertEqual(sources.map(\.name), ["tick-0", "second"])
         XCTAssertEqual(sources.map(\.kind), ["tick", "tick"])
         XCTAssertEqual((sources.first?.source as? TickSource)?.name, "tick-0", "the environment carries the name")

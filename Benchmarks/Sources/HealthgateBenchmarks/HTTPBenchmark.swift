@@ -1,271 +1,179 @@
 import Foundation
 import HTTPRepository
 import HealthModel
-import RemoteOutbox
+import HealthStore
+import RemoteSinkKit
 import SampleBus
 
-/// The HTTP sink: records published on the real ``SampleBus`` → the sink's queue →
-/// ``HTTPRepositorySink`` (HealthJSON encoding, the SQLite outbox, the native body, gzip, the
-/// Idempotency-Key) → POSTed to a server on 127.0.0.1, against a plain loop POSTing the same
-/// batches pre-encoded and pre-compressed through the same transport.
+/// The HTTP sink following the store: a store holding 100 000 heart-rate samples (written before
+/// the timed region) → ``HTTPRepositorySink`` (the follower reads the changes after its cursor,
+/// commits each batch's range, builds the native body, gzips it, POSTs it with up to
+/// `maxInFlight` requests outstanding, commits its cursor after each 200) → a threaded Python
+/// server on 127.0.0.1 that reads each body and answers 200.
 ///
-/// The server is a threaded Python HTTP/1.1 server that reads each body and answers 200; it counts
-/// requests and bytes so every run can be checked. Both sides use ``CurlTransport`` (the
-/// sink's real transport) and send one request at a time, as the sink does, so the ratio shows
-/// what the outbox and the encoding cost.
+/// Baseline: a loop that does the same work from the same store, one request after another:
+/// `HealthStore.changes(since:limit:)` for 1000 changes, the same native body (``PayloadBuilder``),
+/// the same gzip (libdeflate), a POST through the same transport (``CurlTransport``), no cursor,
+/// no range commits.
 ///
-/// Timed region, measured: publishing pre-built chunks of 100 records (concurrently with the
-/// sink) until the sink returns, which it does once the bus is finished and the outbox is empty
-/// (every record acknowledged by a 200). Making the sink (opening and migrating its outbox file)
-/// is outside. Baseline: the POST loop only; encoding and compressing the batches is outside.
+/// Timed region, measured: from starting the sink until its cursor committed in the store reaches
+/// the store's latest anchor (polled every millisecond); a new follower name per run, so each
+/// starts at anchor 0. The load is checked, not assumed: both sides must make the server count
+/// exactly `count / batchSize` requests, and the sink's cursor must reach the latest anchor.
+/// Then, not timed against a baseline, the sink against a server that answers each request after
+/// 100 ms: the rate the requests in flight reach.
 enum HTTPBenchmark {
-    static let batchSize = 500
+    static let count = 100_000
+    static let batchSize = 1000
 
-    /// The default configuration (gzip), which the budget is about; then, reported without a
-    /// budget, the same with `gzip: false` on both sides, which separates what compressing costs
-    /// from what the outbox and the pipeline cost.
     static func run(report: inout Report) async throws {
-        try await run(gzip: true, report: &report)
-        try await run(gzip: false, report: &report)
-    }
-
-    static func run(gzip: Bool, report: inout Report) async throws {
-        report.section(gzip ? "HTTP sink (native format, batches of 500)" : "HTTP sink without compression (gzip: false; not budgeted)")
-        let count = 100_000
-        let compression = gzip ? "gzip level 1" : "gzip: false"
-        report.line("Measured: `SamplePublisher.publish` (chunks of 100 pre-built heart-rate samples, one device, no metadata) "
-            + "→ SampleBus → sink queue (capacity 10 000, block) → `HTTPRepositorySink` (batchSize 500, \(compression), "
-            + "outbox policy block): HealthJSON encoding, outbox commit, native body, \(gzip ? "gzip, " : "")POST, outbox delete → a threaded "
-            + "Python server on 127.0.0.1 that reads each body and answers 200. Baseline: the same server, the same transport "
-            + "(`CurlTransport`) and headers, POSTing the same \(count / batchSize) batches pre-encoded\(gzip ? " and pre-gzipped" : "") "
-            + "one after another. Runs alternate baseline/measured; best of 3 each by wall time.")
+        report.section("HTTP sink following the store (native format, gzip, batches of 1000, 4 requests in flight)")
+        report.line("Measured: `HTTPRepositorySink` (defaults: batchSize 1000, maxInFlight 4, gzip) following a store of "
+            + "\(Harness.format(Double(count))) heart-rate samples from anchor 0 until its committed cursor reaches the latest "
+            + "anchor: changes read, ranges committed, native bodies, libdeflate gzip, POSTs, cursor commits → a threaded Python "
+            + "server on 127.0.0.1 that reads each body and answers 200. Baseline: one loop doing the same work from the same "
+            + "store one request after another (`changes(since:limit: 1000)`, the same body and gzip, the same `CurlTransport`), "
+            + "without range or cursor commits. Runs alternate baseline/measured; best of 3 each by wall time. CPU is this "
+            + "process's (the server's is not counted).")
         report.line("")
         let environment = try BenchmarkEnvironment(name: "http")
         defer { environment.removeAll() }
+        let store = try await prefilledStore(environment)
         let server = try BenchmarkHTTPServer(directory: environment.directory)
         defer { server.stop() }
-
-        let start = Date()
-        let records = try BenchmarkSamples.heartRate(count: count, ids: SampleIDGenerator(), start: start)
-        let chunks = BenchmarkSamples.chunks(records)
-
-        // The baseline's requests, built as the sink builds them (outside the timed region).
-        let encoder = HealthJSON.makeEncoder()
-        let builder = PayloadBuilder(format: .native, patientReference: nil)
-        let url = server.url
-        let deflate = DeflateLibrary()
-        var requests: [HTTPRequest] = []
-        var rawBytes = 0
-        var sentBytes = 0
-        for first in stride(from: 0, to: records.count, by: batchSize) {
-            let batch = records[first..<min(first + batchSize, records.count)]
-            let entries = try batch.map { record in
-                OutboxRecord(
-                    id: record.id, kind: record.kind, payload: try StoredPayload.encode(record, encoder: encoder),
-                    enqueuedAt: start)
-            }
-            let body = builder.body(for: entries)
-            // Compressed as the sink compresses (libdeflate, or zlib without it), so both sides
-            // send the same bytes.
-            let sent = gzip ? try body.withUnsafeBytes { deflate.gzip($0) }.map { Data($0) } ?? Gzip.compress(body) : body
-            rawBytes += body.count
-            sentBytes += sent.count
-            var headers = [
-                ("Content-Type", builder.contentType), ("Accept", "application/json"), ("User-Agent", "healthgate/bench"),
-                ("Idempotency-Key", PayloadBuilder.idempotencyKey(for: entries.map(\.id))),
-            ]
-            if gzip { headers.append(("Content-Encoding", "gzip")) }
-            requests.append(HTTPRequest(url: url, headers: headers, body: sent, timeout: 30))
-        }
-
-        // How fast the encoding alone is (CPU time, one core), to tell whether it is the bottleneck.
-        let encodeCPU0 = Harness.cpuSeconds()
-        var encodedBytes = 0
-        for record in records.prefix(20_000) {
-            encodedBytes &+= try StoredPayload.encode(record, encoder: encoder).count
-        }
-        let encodeRate = 20_000 / (Harness.cpuSeconds() - encodeCPU0)
-        blackHole(encodedBytes)
-
+        let latest = try await store.latestAnchor()
         let transport = CurlTransport()
-        // One warm-up request each way, so that neither side pays for connecting first.
-        _ = try await transport.send(requests[0])
         var bestBaseline = Double.infinity
         var bestMeasured = Double.infinity
         var bestBaselineCPU = Double.infinity
         var bestMeasuredCPU = Double.infinity
+        var bodyBytes = 0
         for repetition in 0..<3 {
             var before = try await server.statistics(transport)
             let cpu0 = Harness.cpuSeconds()
             let t0 = ContinuousClock.now
-            for request in requests {
-                let response = try await transport.send(request)
-                guard response.status == 200 else { throw HTTPBenchmarkFailure(description: "baseline: HTTP \(response.status)") }
-            }
+            bodyBytes = try await baseline(store: store, url: server.url, transport: transport)
             bestBaseline = min(bestBaseline, (ContinuousClock.now - t0).benchmarkSeconds)
             bestBaselineCPU = min(bestBaselineCPU, Harness.cpuSeconds() - cpu0)
             var after = try await server.statistics(transport)
-            guard after.requests - before.requests == requests.count else {
-                throw HTTPBenchmarkFailure(description: "baseline: the server saw \(after.requests - before.requests) requests, expected \(requests.count)")
-            }
+            try expect(after.requests - before.requests, "baseline")
 
             before = after
-            let sink = try HTTPRepositorySink(
-                configuration: HTTPRepositoryConfiguration(url: url.absoluteString, gzip: gzip),
-                environment: environment.plugin("http-\(repetition)"), transport: transport, random: { 0.5 })
             let cpu1 = Harness.cpuSeconds()
-            let t1 = ContinuousClock.now
-            try await measured(sink: sink, chunks: chunks, environment: environment)
-            bestMeasured = min(bestMeasured, (ContinuousClock.now - t1).benchmarkSeconds)
+            let seconds = try await follow(
+                store: store, url: server.url, name: "http-\(repetition)", latest: latest, environment: environment)
+            bestMeasured = min(bestMeasured, seconds)
             bestMeasuredCPU = min(bestMeasuredCPU, Harness.cpuSeconds() - cpu1)
             after = try await server.statistics(transport)
-            let remaining = sink.outbox.statistics.count
-            guard remaining == 0, after.requests - before.requests == requests.count,
-                after.bytes - before.bytes >= sentBytes * 9 / 10
-            else {
-                throw HTTPBenchmarkFailure(
-                    description: "sink: \(remaining) records left in the outbox, \(after.requests - before.requests) requests "
-                        + "(expected \(requests.count)), \(after.bytes - before.bytes) bytes (baseline \(sentBytes))")
-            }
-        }
-        // Two more floors, to tell where the sink's time goes: the same sink with a transport that
-        // answers 200 at once (bus, encoding, compression and the outbox, no network), and the
-        // batches' encoding and compression alone, one task per batch on every core (what any
-        // sink that sends these bodies must do before its first POST).
-        var bestAnswering = Double.infinity
-        for repetition in 0..<3 {
-            let sink = try HTTPRepositorySink(
-                configuration: HTTPRepositoryConfiguration(url: url.absoluteString, gzip: gzip),
-                environment: environment.plugin("answering-\(repetition)"), transport: AnsweringTransport(), random: { 0.5 })
-            let t3 = ContinuousClock.now
-            try await measured(sink: sink, chunks: chunks, environment: environment)
-            bestAnswering = min(bestAnswering, (ContinuousClock.now - t3).benchmarkSeconds)
-        }
-        let batchEncoder = BatchEncoder(builder: builder, gzip: gzip, deflate: deflate)
-        var bestEncoding = Double.infinity
-        var bestEncodingCPU = Double.infinity
-        for _ in 0..<3 {
-            let t4 = ContinuousClock.now
-            let cpu4 = Harness.cpuSeconds()
-            let bytes = await encodeAlone(records, encoder: batchEncoder, enqueuedAt: start)
-            bestEncoding = min(bestEncoding, (ContinuousClock.now - t4).benchmarkSeconds)
-            bestEncodingCPU = min(bestEncodingCPU, Harness.cpuSeconds() - cpu4)
-            guard bytes == sentBytes else {
-                throw HTTPBenchmarkFailure(description: "encoding alone made \(bytes) bytes of bodies, the baseline sends \(sentBytes)")
-            }
-        }
-        // The floor the bus sets: the same publishing into a consumer that takes batches of 500
-        // and does nothing with them (no encoding, no outbox, no POST).
-        var bestBus = Double.infinity
-        for _ in 0..<3 {
-            let t2 = ContinuousClock.now
-            await busAlone(chunks: chunks)
-            bestBus = min(bestBus, (ContinuousClock.now - t2).benchmarkSeconds)
+            try expect(after.requests - before.requests, "sink")
         }
         let baseRate = Double(count) / bestBaseline
         let rate = Double(count) / bestMeasured
+        let cpuPerSample = bestMeasuredCPU / Double(count) * 1e6
         report.table(
-            ["samples", "measured: sink (wall)", "baseline: POST loop (wall)", "ratio", "CPU per sample measured / baseline"],
+            ["samples", "measured: sink (wall)", "baseline: same work, one request at a time", "ratio", "CPU per sample measured / baseline"],
             [[
                 Harness.format(Double(count)), Harness.format(rate) + " samples/s", Harness.format(baseRate) + " samples/s",
                 String(format: "**%.2f×**", rate / baseRate),
-                String(format: "%.1f µs / %.1f µs", bestMeasuredCPU / Double(count) * 1e6, bestBaselineCPU / Double(count) * 1e6),
+                String(format: "%.2f µs / %.2f µs", cpuPerSample, bestBaselineCPU / Double(count) * 1e6),
             ]])
-        let compressor = (try? deflate.load()) == nil ? "zlib" : "libdeflate"
-        report.line("Bodies: \(Harness.format(Double(rawBytes / requests.count))) bytes per batch of \(batchSize) before gzip, "
-            + (gzip ? "\(Harness.format(Double(sentBytes / requests.count))) after (\(compressor), level 1)" : "sent as they are")
-            + ". JSONEncoder alone (`PayloadBuilder.storedPayload(of:encoder:)`, the "
-            + "path before the hand-written writer, CPU time): " + Harness.format(encodeRate) + " samples/s.")
+        report.line("Bodies: \(Harness.format(Double(bodyBytes / (count / batchSize)))) bytes per gzip batch of \(batchSize).")
+
+        // A repository that answers after 100 ms: only requests in flight side by side keep up.
+        let slow = try BenchmarkHTTPServer(directory: environment.directory, delaySeconds: 0.1)
+        defer { slow.stop() }
+        let before = try await slow.statistics(transport)
+        let slowSeconds = try await follow(store: store, url: slow.url, name: "http-slow", latest: latest, environment: environment)
+        let after = try await slow.statistics(transport)
+        try expect(after.requests - before.requests, "sink (slow server)")
+        let slowRate = Double(count) / slowSeconds
+        report.line("Against a server that answers each request after 100 ms: " + Harness.format(slowRate) + " samples/s.")
         let problems = environment.logSink.summary
         if problems.warnings + problems.errors > 0 {
             report.line("Warnings/errors logged by the sink: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
         }
-        report.line("The sink with a transport that answers 200 at once (the bus, encoding, compression and the outbox; no network): "
-            + Harness.format(Double(count) / bestAnswering) + " samples/s, "
-            + String(format: "%.2f× the POST loop.", Double(count) / bestAnswering / baseRate))
-        report.line("Encoding\(gzip ? " and compressing" : "") the \(requests.count) bodies alone, one task per batch on every core "
-            + "(no bus, no outbox, no network): " + Harness.format(Double(count) / bestEncoding) + " samples/s, "
-            + String(format: "%.2f× the POST loop, %.1f µs of CPU per sample", Double(count) / bestEncoding / baseRate,
-                bestEncodingCPU / Double(count) * 1e6)
-            + ": the most a sink that sends these bodies could reach here before it sends anything.")
-        report.line("The bus alone (the same publishing into a consumer that takes batches of 500 and drops them): "
-            + Harness.format(Double(count) / bestBus) + " samples/s, "
-            + String(format: "%.2f× the POST loop: the most the sink can reach on this machine.", Double(count) / bestBus / baseRate))
-        if gzip {
-            report.line(String(format: "Budget: the HTTP sink ≥ 0.5× the plain POST loop: %.2f×, ", rate / baseRate)
-                + Harness.verdict(rate / baseRate >= 0.5) + ".")
-        } else {
-            report.line(String(format: "Not budgeted (gzip: false on both sides): %.2f× the plain POST loop.", rate / baseRate))
+        report.line(String(format: "Budgets: ≥ 0.8× the loop: %.2f×, ", rate / baseRate) + Harness.verdict(rate / baseRate >= 0.8)
+            + String(format: "; ≤ 2 µs of CPU per sample: %.2f µs, ", cpuPerSample) + Harness.verdict(cpuPerSample <= 2)
+            + "; ≥ 20 000 samples/s against a 100 ms server: " + Harness.format(slowRate) + ", " + Harness.verdict(slowRate >= 20_000) + ".")
+    }
+
+    /// A store holding `count` heart-rate samples, written in transactions of 1000.
+    static func prefilledStore(_ environment: BenchmarkEnvironment) async throws -> HealthStore {
+        let store = try await HealthStore.open(path: environment.path("followed.sqlite"))
+        let records = try BenchmarkSamples.heartRate(count: count, ids: SampleIDGenerator())
+        for first in stride(from: 0, to: records.count, by: 1000) {
+            try await store.write(Array(records[first..<min(first + 1000, records.count)]))
+        }
+        return store
+    }
+
+    /// The server must have seen one request per batch: fewer is a run that did not carry the load.
+    static func expect(_ requests: Int, _ side: String) throws {
+        guard requests == count / batchSize else {
+            throw HTTPBenchmarkFailure(description: "\(side): the server saw \(requests) requests, expected \(count / batchSize)")
         }
     }
 
-    /// The bodies of `records` in batches of ``batchSize``, encoded as the sink's intake encodes
-    /// them (the hand-written writer, then `encoder`'s body and compression), one child task per
-    /// batch; returns the bytes made.
-    static func encodeAlone(_ records: [HealthRecord], encoder: BatchEncoder, enqueuedAt: Date) async -> Int {
-        await withTaskGroup(of: Int.self) { group in
-            for first in stride(from: 0, to: records.count, by: batchSize) {
-                let batch = Array(records[first..<min(first + batchSize, records.count)])
-                group.addTask {
-                    let json = HealthJSON.makeEncoder()
-                    var writer = QuantitySampleJSONWriter()
-                    let stored = batch.compactMap { record in
-                        (try? StoredPayload.encode(record, encoder: json, writer: &writer)).map {
-                            OutboxRecord(id: record.id, kind: record.kind, payload: $0, enqueuedAt: enqueuedAt)
-                        }
-                    }
-                    return encoder.body(for: stored).bytes.count
+    /// The baseline: read, encode, gzip and POST from the store, one request at a time. Returns
+    /// the bytes sent.
+    static func baseline(store: HealthStore, url: URL, transport: CurlTransport) async throws -> Int {
+        let builder = PayloadBuilder(format: .native, patientReference: nil)
+        let deflate = DeflateLibrary()
+        var cursor: Int64 = 0
+        var sent = 0
+        while true {
+            let page = try await store.changes(since: cursor, limit: batchSize)
+            if page.added.isEmpty && page.deleted.isEmpty { break }
+            let batch = FollowerBatch(after: cursor, through: page.anchor, changes: FollowedChange.changes(of: page))
+            guard let body = try builder.body(for: batch),
+                let gzip = body.withUnsafeBytes({ deflate.gzip($0) })
+            else { throw HTTPBenchmarkFailure(description: "baseline: no body or no libdeflate") }
+            let response = try await transport.send(HTTPRequest(
+                url: url,
+                headers: [("Content-Type", builder.contentType), ("Content-Encoding", "gzip"), ("Idempotency-Key", batch.key)],
+                body: Data(gzip), timeout: 30))
+            guard response.status == 200 else { throw HTTPBenchmarkFailure(description: "baseline: HTTP \(response.status)") }
+            sent += gzip.count
+            cursor = page.anchor
+        }
+        return sent
+    }
+
+    /// Runs the sink as follower `name` until its committed cursor reaches `latest`; returns the
+    /// seconds that took, then stops it.
+    static func follow(
+        store: HealthStore, url: URL, name: String, latest: Int64, environment: BenchmarkEnvironment
+    ) async throws -> Double {
+        var plugin = environment.plugin(name)
+        plugin.store = store
+        let sink = try HTTPRepositorySink(
+            settings: HTTPRepositoryConfiguration(url: url.absoluteString, batchSize: batchSize), environment: plugin)
+        let board = StatusBoard()
+        let status = board.register(name: name, kind: HTTPRepositorySink.kind, role: .sink)
+        let shutdown = ShutdownSignal()
+        let context = FollowerContext(
+            logger: environment.logger, clock: environment.clock, status: status, stopRequest: StopRequest(shutdown),
+            storeSettled: { true })
+        let start = ContinuousClock.now
+        return try await withThrowingTaskGroup(of: Double?.self) { group in
+            group.addTask {
+                try await sink.run(context: context)
+                return nil
+            }
+            group.addTask {
+                while try await store.follower(name)?.anchor ?? 0 < latest {
+                    try await Task.sleep(for: .milliseconds(1))
                 }
+                let seconds = (ContinuousClock.now - start).benchmarkSeconds
+                shutdown.requestStop()
+                return seconds
             }
-            var total = 0
-            for await bytes in group { total += bytes }
-            return total
+            var seconds: Double?
+            for try await result in group where result != nil { seconds = result }
+            guard let seconds else { throw HTTPBenchmarkFailure(description: "\(name): the sink stopped before its cursor reached \(latest)") }
+            return seconds
         }
     }
-
-    /// Publishing on a bus whose only consumer takes batches of 500 and acknowledges them.
-    static func busAlone(chunks: [[HealthRecord]]) async {
-        let board = StatusBoard()
-        let status = board.register(name: "drain", kind: "bench", role: .sink)
-        let bus = SampleBus(sinks: [("drain", QueueConfiguration(capacity: 10_000, policy: .block), { _ in true }, status)])
-        let inbox = bus.subscriptions[0].inbox
-        let publisher = SamplePublisher(bus: bus, status: board.register(name: "source", kind: "bench", role: .source))
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                var taken = 0
-                while let batch = await inbox.next(maxCount: batchSize) { taken &+= batch.count }
-                blackHole(taken)
-            }
-            group.addTask {
-                for chunk in chunks { await publisher.publish(chunk) }
-                bus.finish()
-            }
-        }
-    }
-
-    /// The real path: publish on a bus while the sink delivers; returns when every record was
-    /// acknowledged by the server.
-    static func measured(sink: HTTPRepositorySink, chunks: [[HealthRecord]], environment: BenchmarkEnvironment) async throws {
-        let board = StatusBoard()
-        let status = board.register(name: "http", kind: HTTPRepositorySink.kind, role: .sink)
-        let bus = SampleBus(sinks: [("http", QueueConfiguration(capacity: 10_000, policy: .block), { sink.accepts($0) }, status)])
-        let inbox = bus.subscriptions[0].inbox
-        let publisher = SamplePublisher(bus: bus, status: board.register(name: "source", kind: "bench", role: .source))
-        let context = SinkContext(logger: environment.logger, clock: environment.clock, status: status)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await sink.run(inbox: inbox, context: context) }
-            group.addTask {
-                for chunk in chunks { await publisher.publish(chunk) }
-                bus.finish()
-            }
-            try await group.waitForAll()
-        }
-    }
-}
-
-/// Answers every request with 200 at once: the sink's work without the network.
-struct AnsweringTransport: HTTPTransport {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse { HTTPResponse(status: 200) }
 }
 
 struct HTTPBenchmarkFailure: Error, CustomStringConvertible {
@@ -273,16 +181,18 @@ struct HTTPBenchmarkFailure: Error, CustomStringConvertible {
 }
 
 /// A threaded HTTP/1.1 server on 127.0.0.1 (Debian's python3) that reads each body and answers
-/// 200 `{}`; `POST /stats` answers the number of POSTs and body bytes seen so far.
+/// 200 `{}`, after `delaySeconds` when given; `POST /stats` answers the number of POSTs and body
+/// bytes seen so far, at once.
 final class BenchmarkHTTPServer {
     let url: URL
     private let statsURL: URL
     private let process: Process
 
     static let script = """
-        import sys, threading
+        import sys, threading, time
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         lock = threading.Lock()
+        delay = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
         counts = [0, 0]
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -307,6 +217,8 @@ final class BenchmarkHTTPServer {
                 with lock:
                     counts[0] += 1
                     counts[1] += len(body)
+                if delay > 0:
+                    time.sleep(delay)
                 self.answer(b"{}")
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
@@ -314,12 +226,12 @@ final class BenchmarkHTTPServer {
         server.serve_forever()
         """
 
-    init(directory: URL) throws {
+    init(directory: URL, delaySeconds: Double = 0) throws {
         let file = directory.appendingPathComponent("server.py")
         try Self.script.write(to: file, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [file.path]
+        process.arguments = [file.path, String(delaySeconds)]
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -285,14 +285,14 @@ extension StoreSchema {
     }
 
     /// Records, in `anchors.purged_through`, the greatest anchor among the tombstones that
-    /// ``deletePurgedTombstones`` deletes (one parameter: the deletion time before which they
-    /// go, µs since 1970). Run it first, in the same transaction: a client whose anchor is below
+    /// ``deletePurgedTombstones`` deletes (its two parameters). Run it first, in the same transaction: a client whose anchor is below
     /// `purged_through` may have missed a deletion (`StoreError.Code.anchorExpired`).
     static let recordPurgedAnchor = """
         UPDATE anchors SET purged_through = max(purged_through,
-            ifnull((SELECT max(anchor) FROM tombstones WHERE deleted_us < ?1), 0))
+            ifnull((SELECT max(anchor) FROM tombstones WHERE deleted_us < ?1 AND anchor <= ?2), 0))
         """
 
-    /// Deletes the tombstones deleted before a time (one parameter, µs since 1970).
-    static let deletePurgedTombstones = "DELETE FROM tombstones WHERE deleted_us < ?1"
+    /// Deletes the tombstones deleted before a time (?1, µs since 1970) at or below an anchor
+    /// (?2, the followers' slowest cursor).
+    static let deletePurgedTombstones = "DELETE FROM tombstones WHERE deleted_us < ?1 AND anchor <= ?2"
 }

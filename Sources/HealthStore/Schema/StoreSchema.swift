@@ -35,6 +35,7 @@ public enum StoreSchema {
         .sql(version7),
         .sql(version8),
         .code { connection throws(SQLiteError) in try migrateToVersion9(connection) },
+        .sql(version10),
     ]
 
     // Version 1.

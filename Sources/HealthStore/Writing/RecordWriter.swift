@@ -40,7 +40,7 @@ final class RecordWriter {
     let path: String
     let connection: SQLiteConnection
     /// The wall clock deletions are dated with (tombstone retention compares these dates).
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
     // Ids of rows that are never deleted: devices, metadata sets, quantity types and units. Each
     // forgets what a failed transaction learned (its rows were rolled back) and keeps what
     // committed ones learned; see RowIDCache. 4096 devices is more than a gateway serves.
@@ -63,6 +63,19 @@ final class RecordWriter {
     /// Within a transaction: whether any tombstone exists, so that an object stored again
     /// removes its tombstone; read at the start of each transaction.
     private var hasTombstones = false
+    /// Within a transaction: whether it handed out an anchor (set just before the commit).
+    private var changedLog = false
+    /// Within a transaction: an estimate of the bytes its changes take in the store, for the
+    /// followers' retention bounds (`log_commits`).
+    var transactionBytes = 0
+    /// Whether any follower is registered: only then is each transaction's `log_commits` row
+    /// written. Read at open, kept up to date by ``registerFollower(_:startingAt:)`` and
+    /// ``removeFollowers(keeping:)``.
+    var hasFollowers = false
+    /// What the store keeps once every follower acknowledged it.
+    var retention: LogRetention = .everything
+    /// Told the latest anchor after every commit that changed the log (from the writer's queue).
+    var onCommit: (@Sendable (Int64) -> Void)?
 
     /// Interrupts the write running on the writer's thread, from any thread (a forced stop).
     var interruptHandle: SQLiteInterruptHandle { connection.interruptHandle }
@@ -90,6 +103,11 @@ final class RecordWriter {
             throw StoreError.wrap(error, path: path)
         }
         if let maximumPageCount { try setMaximumPageCount(maximumPageCount) }
+        do {
+            hasFollowers = try connection.query("SELECT EXISTS (SELECT 1 FROM followers)").first?.integer(0) == 1
+        } catch {
+            throw StoreError(error, path: path)
+        }
     }
 
     /// Refuses, before anything is written, a database that another program made (one with
@@ -137,17 +155,29 @@ final class RecordWriter {
     /// sequence before the commit. On any error the whole transaction is rolled back and every
     /// cache forgets what it learned in it, so the call can be retried.
     func transaction<T>(_ body: () throws -> T) throws(StoreError) -> T {
+        changedLog = false
         do {
             let result = try connection.transaction(.immediate) { () throws -> T in
                 let state = try connection.query("SELECT latest, EXISTS (SELECT 1 FROM tombstones) FROM anchors")
                 latestAnchor = state.first?.integer(0) ?? 0
                 hasTombstones = state.first?.integer(1) == 1
+                transactionBytes = 0
                 let first = latestAnchor
                 let result = try body()
                 if latestAnchor != first {
                     try connection.run("UPDATE anchors SET latest = ?1", [.integer(latestAnchor)])
+                    if hasFollowers {
+                        try connection.run(
+                            "INSERT OR REPLACE INTO log_commits (last_anchor, committed_us, bytes) VALUES (?1, ?2, ?3)",
+                            [.integer(latestAnchor), .integer(StoreTime.microseconds(now())), .integer(Int64(transactionBytes))])
+                    }
+                    changedLog = true
                 }
                 return result
+            }
+            if changedLog {
+                changedLog = false
+                onCommit?(latestAnchor)
             }
             deviceIDs.commit()
             metadataSets.commit()
@@ -172,6 +202,11 @@ final class RecordWriter {
         return latestAnchor
     }
 
+    /// Gives back `anchor`, the last one drawn, when nothing was stored at it.
+    func returnAnchor(_ anchor: Int64) {
+        if anchor == latestAnchor { latestAnchor -= 1 }
+    }
+
     /// Writes `records` and then `checkpoints` (in order; a later one with the same namespace
     /// and key replaces an earlier one) in ONE immediate transaction: a checkpoint is never
     /// stored without the records published with it, nor they without it.
@@ -189,11 +224,15 @@ final class RecordWriter {
     /// Deletes the tombstones of objects deleted before `date`, in one transaction; a client
     /// whose anchor is older then gets `.anchorExpired`.
     /// - Returns: how many tombstones went.
+    /// Tombstones a follower has not acknowledged stay, whatever their age.
     func purgeTombstones(deletedBefore date: Date) throws(StoreError) -> Int {
-        let cutoff: [SQLiteValue] = [.integer(StoreTime.microseconds(date))]
-        return try transaction {
-            try connection.run(StoreSchema.recordPurgedAnchor, cutoff)
-            return try connection.run(StoreSchema.deletePurgedTombstones, cutoff)
+        try transaction {
+            // The followers' slowest cursor (the latest anchor without followers).
+            let acknowledged = try connection.query(
+                "SELECT ifnull((SELECT min(anchor) FROM followers), (SELECT latest FROM anchors))").first?.integer(0) ?? 0
+            let bounds: [SQLiteValue] = [.integer(StoreTime.microseconds(date)), .integer(acknowledged)]
+            try connection.run(StoreSchema.recordPurgedAnchor, bounds)
+            return try connection.run(StoreSchema.deletePurgedTombstones, bounds)
         }
     }
 
@@ -244,6 +283,7 @@ final class RecordWriter {
             case .replaced: summary.replaced += 1
             case .ignored: summary.ignored += 1
             }
+            if outcome != .ignored { transactionBytes += LogRetention.estimatedBytes(of: records[index]) }
             let endMicros = StoreTime.microseconds(end)
             if endMicros > latest { latest = endMicros }
         }
@@ -336,7 +376,9 @@ final class RecordWriter {
             try statement.runAndReset()
         }
         guard connection.changes > 0 else {
-            // Stored already: the anchor drawn goes unused (anchors need not be dense).
+            // Stored already: the anchor drawn is given back (it was the last one drawn), so a
+            // batch delivered twice does not move the log's latest anchor.
+            returnAnchor(anchor)
             return (.ignored, try storedAnchor(typeID: typeID, start: start, id: sample.id))
         }
         if let syncIdentifier {
@@ -645,6 +687,7 @@ final class RecordWriter {
     /// Writes the tombstone of a deleted object with the next anchor (replacing an older
     /// tombstone of the same uuid), dated by the writer's clock.
     func writeTombstone(uuid: SQLiteValue, kind: HealthRecordKind, type: String) throws(SQLiteError) {
+        transactionBytes += LogRetention.tombstoneBytes
         try connection.run(
             "INSERT OR REPLACE INTO tombstones (anchor, uuid, kind, type, deleted_us) VALUES (?1, ?2, ?3, ?4, ?5)",
             [.integer(nextAnchor()), uuid, .text(kind.rawValue), .text(type), .integer(StoreTime.microseconds(now()))])

@@ -31,6 +31,8 @@ enum ConfigCommand {
             if let queue = plugin.queue {
                 context.print(
                     "  sink   \(plugin.name) (\(plugin.kind)), queue \(queue.capacity) records, \(queue.policy.rawValue)")
+            } else if plugin.followsStore {
+                context.print("  sink   \(plugin.name) (\(plugin.kind)), follows the store")
             } else {
                 context.print("  source \(plugin.name) (\(plugin.kind))")
             }

@@ -1,105 +1,116 @@
 import Foundation
 import HealthModel
-import HTTPRepository
-import RemoteOutbox
+import HealthStore
 import SampleBus
 
-/// `healthgate dead-letters list|retry|export`: the records an HTTP repository refused.
+/// `healthgate dead-letters list|retry|drop|export`: the changes a remote sink's receiver refused.
 enum DeadLettersCommand {
     static let options = [
-        OptionSpec(name: "outbox", value: "PATH", help: "The outbox file (<state dir>/<sink name>-outbox.sqlite)."),
-        OptionSpec(name: "config", value: "FILE", help: "Find the outboxes of the configuration's http-repository sinks."),
+        OptionSpec(name: "sink", value: "NAME", help: "Only the dead letters of this remote sink (its instance name)."),
+        OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
         OptionSpec(name: "format", value: "json", help: "Print JSON instead of a table (list)."),
     ]
 
     static let command = Command(
-        name: "dead-letters", summary: "List, retry or export records an HTTP repository refused.",
-        usage: "dead-letters SUBCOMMAND [--outbox PATH | --config FILE]",
+        name: "dead-letters", summary: "List, retry, drop or export the changes a remote sink's receiver refused.",
+        usage: "dead-letters SUBCOMMAND [--sink NAME] [--db PATH]",
         discussion: """
-            A record the repository refused with a 4xx other than 401, 403, 408 and 429 is moved \
-            to the outbox's dead-letter table with the status and the server's answer. These \
-            commands work on the outbox file directly, so they also work while the gateway is \
-            stopped. 'retry' moves the records back to pending; a running gateway sends them \
-            with its next delivery, a stopped one at its next start.
+            A change a receiver refuses (an HTTP repository's 4xx other than 401, 403, 408 and \
+            429) is narrowed down to the one record or deletion and kept in the store as a dead \
+            letter, with the status and the answer; the sink goes on with the next changes. \
+            'retry' marks dead letters to be sent again: a running gateway sends them within a \
+            second, when its sink is idle; a stopped one at its next start. 'drop' forgets them. \
+            These commands work on the store, so they work with the gateway running or stopped.
             """,
         subcommands: [
-            Command(name: "list", summary: "List dead letters.", usage: "dead-letters list [--outbox PATH | --config FILE] [--format json]",
+            Command(name: "list", summary: "List dead letters.", usage: "dead-letters list [--sink NAME] [--db PATH] [--format json]",
                     options: options) { arguments, context in try await list(arguments, context, export: false) },
-            Command(name: "retry", summary: "Move dead letters back to pending.",
-                    usage: "dead-letters retry [UUID…] [--outbox PATH | --config FILE]",
+            Command(name: "retry", summary: "Send dead letters again (all, or those with the given uuids).",
+                    usage: "dead-letters retry [UUID…] [--sink NAME] [--db PATH]",
                     options: options) { arguments, context in try await retry(arguments, context) },
-            Command(name: "export", summary: "Print dead letters as JSON lines (uuid, status, answer, sample).",
-                    usage: "dead-letters export [--outbox PATH | --config FILE]",
+            Command(name: "drop", summary: "Forget dead letters (all, or those with the given uuids).",
+                    usage: "dead-letters drop [UUID…] [--sink NAME] [--db PATH]",
+                    options: options) { arguments, context in try await drop(arguments, context) },
+            Command(name: "export", summary: "Print dead letters as JSON lines (sink, uuid, status, answer, record).",
+                    usage: "dead-letters export [--sink NAME] [--db PATH]",
                     options: options) { arguments, context in try await list(arguments, context, export: true) },
         ])
-
-    static func outboxes(_ arguments: ParsedArguments, _ context: CommandContext) throws -> [String] {
-        if let path = arguments.value("outbox") {
-            guard FileManager.default.fileExists(atPath: path) else {
-                throw CommandError(.noInput, "no outbox at \(path)")
-            }
-            return [path]
-        }
-        let configuration = try ConfigurationLocator.load(explicit: arguments.value("config"), variables: context.variables)
-        let sinks = configuration.sinks.enumerated().filter { $0.element.kind == HTTPRepositorySink.kind }
-        guard !sinks.isEmpty else {
-            throw CommandError(.configuration, "\(configuration.origin) has no \(HTTPRepositorySink.kind) sink; use --outbox PATH")
-        }
-        let count = configuration.sinks.filter { $0.kind == HTTPRepositorySink.kind }.count
-        let paths = sinks.map { index, sink in
-            // The same default name the plugin catalog gives an unnamed instance.
-            let name = sink.name ?? (count > 1 ? "\(sink.kind)-\(index)" : sink.kind)
-            return HTTPRepositorySink.outboxPath(stateDirectory: context.paths.stateDirectory, name: name)
-        }
-        let existing = paths.filter { FileManager.default.fileExists(atPath: $0) }
-        guard !existing.isEmpty else {
-            throw CommandError(.noInput, "no outbox yet (looked for \(paths.joined(separator: ", ")))")
-        }
-        return existing
-    }
-
-    static func open(_ path: String) throws -> Outbox {
-        do {
-            return try Outbox(path: path)
-        } catch {
-            throw CommandError(.ioError, "cannot open the outbox \(path): \(error)")
-        }
-    }
 
     static func list(_ arguments: ParsedArguments, _ context: CommandContext, export: Bool) async throws -> ExitCode {
         if let format = arguments.value("format"), format != "json" {
             throw CommandError(.usage, "--format accepts only json")
         }
-        let encoder = HealthJSON.makeEncoder()
-        for path in try outboxes(arguments, context) {
-            let letters = try await open(path).deadLetters()
-            if export || arguments.value("format") == "json" {
-                for letter in letters {
-                    context.print(String(decoding: try encoder.encode(letter), as: UTF8.self))
-                }
-            } else {
-                context.print("\(path): \(letters.count) dead letter(s)")
-                for letter in letters {
-                    let answer = letter.response.replacingOccurrences(of: "\n", with: " ").prefix(80)
-                    context.print("  \(letter.id)  \(letter.kind.rawValue)  HTTP \(letter.status)  \(RFC3339.string(from: letter.failedAt))  \(answer)")
-                }
+        let store = try await QueryCommand.open(arguments, context: context)
+        let sink = arguments.value("sink")
+        let letters = try await QueryCommand.storeCall { () async throws(StoreError) in try await store.deadLetters(follower: sink) }
+        if export || arguments.value("format") == "json" {
+            for letter in letters { context.print(try line(letter)) }
+        } else {
+            context.print("\(letters.count) dead letter(s)" + (sink.map { " of \($0)" } ?? ""))
+            for letter in letters {
+                let answer = letter.response.replacingOccurrences(of: "\n", with: " ").prefix(80)
+                let what = letter.isDeletion ? "deletion of \(letter.kind.rawValue)" : letter.kind.rawValue
+                context.print(
+                    "  \(letter.follower)  \(letter.id)  \(what) \(letter.type)  status \(letter.status)  "
+                        + "\(RFC3339.string(from: letter.failedAt))\(letter.retry ? "  (retry asked)" : "")  \(answer)")
             }
         }
         return .success
     }
 
+    /// One JSON line: the letter's fields and the record's HealthJSON.
+    static func line(_ letter: DeadLetter) throws -> String {
+        var object: [String: JSONValue] = [
+            "sink": .string(letter.follower), "uuid": .string(letter.id.uuidString), "kind": .string(letter.kind.rawValue),
+            "type": .string(letter.type), "deleted": .bool(letter.isDeletion), "status": .number(Double(letter.status)),
+            "response": .string(letter.response), "failedAt": .string(RFC3339.string(from: letter.failedAt)),
+            "retry": .bool(letter.retry),
+        ]
+        if let payload = letter.payload, let record = try? JSONDecoder().decode(JSONValue.self, from: Data(payload)) {
+            object["record"] = record
+        }
+        return String(decoding: try HealthJSON.makeEncoder().encode(JSONValue.object(object)), as: UTF8.self)
+    }
+
+    static func ids(_ arguments: ParsedArguments) throws -> [SampleID]? {
+        guard !arguments.positional.isEmpty else { return nil }
+        return try arguments.positional.map { text in
+            guard let id = SampleID(string: text) else { throw CommandError(.usage, "\"\(text)\" is not a uuid") }
+            return id
+        }
+    }
+
+    /// The store opened for writing (it must exist: opening read-write would create it).
+    static func writable(_ arguments: ParsedArguments, _ context: CommandContext) async throws -> HealthStore {
+        let path = try QueryCommand.storePath(arguments, context: context)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CommandError(.noInput, "no store at \(path); pass --db PATH")
+        }
+        return try await QueryCommand.storeCall { () async throws(StoreError) in try await HealthStore.open(path: path) }
+    }
+
     static func retry(_ arguments: ParsedArguments, _ context: CommandContext) async throws -> ExitCode {
-        var ids: [SampleID]?
-        if !arguments.positional.isEmpty {
-            ids = try arguments.positional.map { text in
-                guard let id = SampleID(string: text) else { throw CommandError(.usage, "\"\(text)\" is not a uuid") }
-                return id
-            }
+        let ids = try ids(arguments)
+        let sink = arguments.value("sink")
+        let store = try await writable(arguments, context)
+        let marked = try await QueryCommand.storeCall { () async throws(StoreError) in
+            try await store.retryDeadLetters(follower: sink, ids: ids)
         }
-        for path in try outboxes(arguments, context) {
-            let moved = try await open(path).retryDeadLetters(ids: ids)
-            context.print("\(path): \(moved) record(s) moved back to pending")
+        await store.close()
+        context.print("\(marked) dead letter(s) marked to be sent again")
+        return .success
+    }
+
+    static func drop(_ arguments: ParsedArguments, _ context: CommandContext) async throws -> ExitCode {
+        let ids = try ids(arguments).map(Set.init)
+        let sink = arguments.value("sink")
+        let store = try await writable(arguments, context)
+        let removed = try await QueryCommand.storeCall { () async throws(StoreError) in
+            let letters = try await store.deadLetters(follower: sink).filter { ids?.contains($0.id) ?? true }
+            return try await store.removeDeadLetters(letters.map(\.rowID))
         }
+        await store.close()
+        context.print("\(removed) dead letter(s) dropped")
         return .success
     }
 }

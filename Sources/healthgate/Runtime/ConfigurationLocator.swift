@@ -49,13 +49,23 @@ enum ConfigurationLocator {
         }
     }
 
-    /// Adds the embedded default sink (`sqlite`, which commits into the store) when the
-    /// configuration names no sink.
+    /// Adds the `sqlite` sink, which commits the bus's records into the store, when the
+    /// configuration names none: with no sinks at all it is the embedded default; beside remote
+    /// sinks alone it makes the store their journal (see ``isJournalOnly(_:)``), named `store`
+    /// (`store-journal` when a plugin already has that name).
     static func withDefaults(_ configuration: GatewayConfiguration) -> GatewayConfiguration {
         var configuration = configuration
-        if configuration.sinks.isEmpty {
-            configuration.sinks = [PluginConfiguration(kind: "sqlite")]
+        if !configuration.sinks.contains(where: { $0.kind == "sqlite" }) {
+            let names = Set((configuration.sources + configuration.sinks).compactMap(\.name))
+            let name = configuration.sinks.isEmpty ? nil : (names.contains("store") ? "store-journal" : "store")
+            configuration.sinks.append(PluginConfiguration(kind: "sqlite", name: name))
         }
         return configuration
+    }
+
+    /// Whether the configuration names sinks but no `sqlite` sink: then the store keeps records
+    /// only until every remote sink acknowledged them (``HealthStore/LogRetention/untilAcknowledged``).
+    static func isJournalOnly(_ configuration: GatewayConfiguration) -> Bool {
+        !configuration.sinks.isEmpty && !configuration.sinks.contains { $0.kind == "sqlite" }
     }
 }

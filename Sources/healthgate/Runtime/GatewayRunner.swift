@@ -57,6 +57,7 @@ struct GatewayRunner {
             level: configuration.logLevel)
         let clock = context.clock
         let ids = SampleIDGenerator()
+        let journalOnly = ConfigurationLocator.isJournalOnly(configuration)
         let configuration = ConfigurationLocator.withDefaults(configuration)
         let variables = context.variables
         // The store first: it is the gateway's commit point, opened once and handed to every
@@ -69,13 +70,17 @@ struct GatewayRunner {
         let shared = SharedResources()
         // Checked with the rest of the configuration before (an invalid profile stops the run).
         let height = (try? UserProfile.decode(configuration.profile))?.heightMeters
-        var (sources, sinks) = try await QueueExecutor(label: "healthgate.plugins").run {
+        let built = try await QueueExecutor(label: "healthgate.plugins").run {
             try catalog.instantiate(configuration) { name in
                 PluginEnvironment(
                     name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
                     variables: variables, gatewayName: gatewayName, shared: shared, userHeightMeters: height, store: store)
             }
         }
+        var sources = built.sources
+        let sinks = built.sinks
+        let followers = built.followers
+        try await Self.prepareFollowers(followers, journalOnly: journalOnly, store: store, logger: logger)
         for index in sources.indices {
             guard let after = silencedSources[sources[index].name] else { continue }
             sources[index].source = SilencedSource(
@@ -113,7 +118,7 @@ struct GatewayRunner {
         let statusBoard = StatusBoard()
         let gateway = Gateway(
             sources: sources + extraSources + services.sources,
-            sinks: sinks + extraSinks + services.sinks + boardSinks, clock: clock, logger: logger,
+            sinks: sinks + extraSinks + services.sinks + boardSinks, followers: followers, clock: clock, logger: logger,
             statusBoard: statusBoard,
             shutdownTimeout: .milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000)),
             provenance: Self.provenance(of: configuration, gatewayName: gatewayName, variables: variables))
@@ -149,7 +154,7 @@ struct GatewayRunner {
         defer { signals.cancel() }
         logger.info(
             "started with \(sources.count + extraSources.count + services.sources.count) source(s) and "
-                + "\(sinks.count + extraSinks.count + services.sinks.count) sink(s) from \(configuration.origin)")
+                + "\(sinks.count + extraSinks.count + services.sinks.count + followers.count) sink(s) from \(configuration.origin)")
 
         let outcome = await withTaskGroup(of: Void.self) { group -> Gateway.StopOutcome in
             if let duration {
@@ -184,6 +189,28 @@ struct GatewayRunner {
         }
         logger.info("stopped (records published: \(counts(.source)); records written: \(counts(.sink)))")
         return outcome == .drained ? .success : .failure
+    }
+
+    /// Readies the store for the remote sinks that follow it: forgets followers no longer
+    /// configured (so they hold no log), and, when the configuration has remote sinks but no
+    /// `sqlite` sink, keeps records only until every remote sink acknowledged them.
+    static func prepareFollowers(
+        _ followers: [ConfiguredFollower], journalOnly: Bool, store: HealthStore, logger: Logger
+    ) async throws {
+        do {
+            let removed = try await store.removeFollowers(keeping: followers.map(\.name))
+            for name in removed {
+                logger.notice("the remote sink \(name) is no longer configured: the store stops keeping its changes")
+            }
+            if journalOnly {
+                try await store.setRetention(.untilAcknowledged)
+                logger.info(
+                    "no sqlite sink: the store keeps records only until every remote sink has them "
+                        + "(add {\"kind\": \"sqlite\"} to keep them for queries)")
+            }
+        } catch {
+            throw CommandError(.ioError, "cannot prepare the store for the remote sinks: \(error)")
+        }
     }
 
     /// Opens the gateway's store read-write (creating and migrating it), off the cooperative pool.

@@ -1,5 +1,7 @@
 import Foundation
 import HealthModel
+import HealthStore
+import RemoteSinkKit
 import SampleBus
 
 /// Maps quantity samples and correlations to FHIR R4 Observations in a transaction Bundle.
@@ -8,11 +10,13 @@ import SampleBus
 /// profile: code 85354-9 (Blood pressure panel with all children optional) with two components,
 /// 8480-6 systolic and 8462-4 diastolic, each a valueQuantity in `mm[Hg]`.
 ///
-/// Each sample becomes an Observation (R4 §Observation) with `identifier` = the sample uuid as a
-/// URN (system `urn:ietf:rfc:3986`), a LOINC code where one exists, `valueQuantity` in UCUM, the
-/// subject from the configuration, and the device as a contained Device referenced as `#device`.
-/// Each Bundle entry is a conditional create (`ifNoneExist` on the identifier, R4 §3.1.0.8.1), so
-/// a server that receives the same sample twice keeps one Observation.
+/// Each sample becomes an Observation (R4 §Observation) whose logical id is the sample's uuid, with
+/// `identifier` = the uuid as a URN (system `urn:ietf:rfc:3986`), a LOINC code where one exists,
+/// `valueQuantity` in UCUM, the subject from the configuration, and the device as a contained
+/// Device referenced as `#device`. Each Bundle entry is an update (`PUT Observation/<uuid>`, R4
+/// §3.1.0.8.1, update as create): a server that receives the same sample twice keeps one
+/// Observation, and a new version of the sample (a higher sync version) replaces the earlier one.
+/// A deleted sample is a `DELETE Observation/<uuid>` entry.
 enum FHIRMapping {
     struct Code {
         var loinc: String?
@@ -106,31 +110,57 @@ enum FHIRMapping {
         loinc: "85354-9", display: "Blood pressure panel with all children optional", category: "vital-signs",
         unit: "mmHg", ucum: "mm[Hg]")
 
-    static func bundle(_ records: [MappedRecord], patient: String) -> JSONValue {
+    /// A Bundle entry: an Observation to store (create or replace), or one to delete.
+    enum Entry {
+        case put(MappedRecord)
+        case delete(SampleID)
+
+        init?(_ change: FollowedChange) {
+            switch change {
+            case .stored(let record, _):
+                guard let mapped = MappedRecord(record) else { return nil }
+                self = .put(mapped)
+            case .deleted(let deletion):
+                guard deletion.kind == .quantity || deletion.kind == .correlation else { return nil }
+                self = .delete(deletion.id)
+            }
+        }
+    }
+
+    /// The Observation's logical id: the uuid, which FHIR's id syntax (`[A-Za-z0-9\-\.]{1,64}`) admits.
+    static func resourceID(_ id: SampleID) -> String { id.uuidString.lowercased() }
+
+    static func bundle(_ entries: [Entry], patient: String) -> JSONValue {
         .object([
             "resourceType": .string("Bundle"),
             "type": .string("transaction"),
-            "entry": .array(records.map { record in
-                let id: SampleID
-                let resource: JSONValue
-                switch record {
-                case .quantity(let sample):
-                    id = sample.id
-                    resource = observation(sample, patient: patient)
-                case .correlation(let correlation):
-                    id = correlation.id
-                    resource = observation(correlation, patient: patient)
+            "entry": .array(entries.map { entry in
+                switch entry {
+                case .put(let record):
+                    let id: SampleID
+                    var resource: JSONValue
+                    switch record {
+                    case .quantity(let sample):
+                        id = sample.id
+                        resource = observation(sample, patient: patient)
+                    case .correlation(let correlation):
+                        id = correlation.id
+                        resource = observation(correlation, patient: patient)
+                    }
+                    if case .object(var fields) = resource {
+                        fields["id"] = .string(resourceID(id))
+                        resource = .object(fields)
+                    }
+                    return .object([
+                        "fullUrl": .string("urn:uuid:\(id.uuidString)"),
+                        "resource": resource,
+                        "request": .object(["method": .string("PUT"), "url": .string("Observation/\(resourceID(id))")]),
+                    ])
+                case .delete(let id):
+                    return .object([
+                        "request": .object(["method": .string("DELETE"), "url": .string("Observation/\(resourceID(id))")]),
+                    ])
                 }
-                let urn = "urn:uuid:\(id.uuidString)"
-                return .object([
-                    "fullUrl": .string(urn),
-                    "resource": resource,
-                    "request": .object([
-                        "method": .string("POST"),
-                        "url": .string("Observation"),
-                        "ifNoneExist": .string("identifier=urn:ietf:rfc:3986|\(urn)"),
-                    ]),
-                ])
             }),
         ])
     }

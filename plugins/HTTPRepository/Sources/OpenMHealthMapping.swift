@@ -37,19 +37,21 @@ enum OpenMHealthMapping {
         }
     }
 
-    static func dataPoint(_ record: MappedRecord, created: Date) -> JSONValue {
+    /// The data point of `record`. Its creation time is the record's end, so that the same
+    /// record always gives the same bytes (a batch sent again is the same request).
+    static func dataPoint(_ record: MappedRecord) -> JSONValue {
         switch record {
         case .quantity(let sample):
             let schema = schema(for: sample.type) ?? Schema(name: sample.type.identifier, version: "1.0")
             return .object([
-                "header": header(id: sample.id, schema: schema, end: sample.endDate, device: sample.device, created: created),
+                "header": header(id: sample.id, schema: schema, end: sample.endDate, device: sample.device, created: sample.endDate),
                 "body": body(sample),
             ])
         case .correlation(let correlation):
             return .object([
                 "header": header(
                     id: correlation.id, schema: Schema(name: "blood-pressure", version: "4.0"), end: correlation.endDate,
-                    device: correlation.device, created: created),
+                    device: correlation.device, created: correlation.endDate),
                 "body": body(correlation),
             ])
         }

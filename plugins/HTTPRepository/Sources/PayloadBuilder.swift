@@ -1,25 +1,22 @@
 public import Foundation
 public import HealthModel
-public import RemoteOutbox
+public import HealthStore
+public import RemoteSinkKit
 import SampleBus
 
-/// A request body and the records that could not go into it (undecodable rows).
-struct Payload: Sendable {
-    var body: Data
-    var unusable: [OutboxRecord]
-    /// Where each record's payload starts in `body` (native bodies only; see
-    /// ``OutboxBody/payloadOffsets``).
-    var payloadOffsets: [Int]? = nil
-}
-
-/// Turns records into request bodies in the configured format.
+/// Turns a batch of the store's changes into request bodies in the configured format. The same
+/// batch always gives the same bytes (a resend is the same request): keys are sorted, and
+/// nothing depends on the time of sending.
 ///
-/// Outbox records hold each record's HealthJSON, so the native body is assembled by
-/// concatenating the stored bytes, with no decoding or re-encoding: the same bytes
-/// ``HealthJSON`` would produce for a `NativeBatch`, since its keys are sorted and each element
-/// is HealthJSON. FHIR and Open mHealth bodies map the samples: at intake straight from the
-/// records taken from the bus (``payload(for:samples:)``), and when a batch is merged or
-/// bisected from the stored HealthJSON, decoded.
+/// - **native**: `{"correlations":[…],"deleted":[…],"heartbeatSeries":[…],"samples":[…],"workouts":[…]}`,
+///   each element the record's HealthJSON (its sync identifier and version in its metadata, so a
+///   receiver can tell a new version of an object from the first), each deletion
+///   `{"kind":…,"type":…,"uuid":…}` (openapi.yaml).
+/// - **fhir-r4**: a transaction Bundle with a `PUT Observation/<uuid>` per stored sample or
+///   correlation (the resource's id is the uuid, so a new version replaces the earlier one) and a
+///   `DELETE Observation/<uuid>` per deletion.
+/// - **openmhealth**: an array of data points POSTed; deletions are separate requests
+///   (``deletionIDs(for:)``).
 public struct PayloadBuilder: Sendable {
     public let format: RepositoryFormat
     /// `Patient/<id>` for FHIR.
@@ -38,119 +35,96 @@ public struct PayloadBuilder: Sendable {
         }
     }
 
-    /// Whether records of this kind and type can be sent in the format.
-    public func accepts(_ record: HealthRecord) -> Bool {
-        switch (format, record) {
-        case (.native, _): true
-        case (.fhirR4, .quantity), (.fhirR4, .correlation): true
-        case (.openMHealth, .quantity(let sample)): OpenMHealthMapping.schema(for: sample.type) != nil
-        case (.openMHealth, .correlation(let correlation)): correlation.type == .bloodPressure
-        default: false
-        }
-    }
-
-    /// The request body for `records` (before compression). Records that cannot be decoded
-    /// (FHIR, Open mHealth) are left out.
-    public func body(for records: [OutboxRecord]) -> Data {
-        payload(for: records).body
-    }
-
-    /// The body for `records`, decoding their HealthJSON where the format needs the samples.
-    func payload(for records: [OutboxRecord]) -> Payload {
+    /// Whether the format can carry `change`; the follower passes over the others.
+    public func accepts(_ change: FollowedChange) -> Bool {
         switch format {
         case .native:
-            let (body, offsets) = nativeBodyAndOffsets(records)
-            return Payload(body: body, unusable: [], payloadOffsets: offsets)
-        case .fhirR4, .openMHealth:
-            let decoder = HealthJSON.makeDecoder()
-            var samples: [(OutboxRecord, MappedRecord)] = []
-            var unusable: [OutboxRecord] = []
-            for record in records {
-                if record.kind == .quantity, let sample = try? decoder.decode(QuantitySample.self, from: Data(record.payload)) {
-                    samples.append((record, .quantity(sample)))
-                } else if record.kind == .correlation,
-                    let correlation = try? decoder.decode(CorrelationSample.self, from: Data(record.payload))
-                {
-                    samples.append((record, .correlation(correlation)))
-                } else {
-                    unusable.append(record)
-                }
+            return true
+        case .fhirR4:
+            return change.kind == .quantity || change.kind == .correlation
+        case .openMHealth:
+            switch change.kind {
+            case .quantity: return QuantityType.named(change.typeIdentifier).flatMap(OpenMHealthMapping.schema(for:)) != nil
+            case .correlation: return change.typeIdentifier == CorrelationType.bloodPressure.identifier
+            case .heartbeatSeries, .workout: return false
             }
-            return Payload(body: mappedBody(samples), unusable: unusable)
         }
     }
 
-    /// The body for records taken from the bus: `stored[i]` is `records[i]` as stored. FHIR and
-    /// Open mHealth map the samples as they are, without decoding the stored HealthJSON.
-    func payload(for stored: [OutboxRecord], samples records: [HealthRecord]) -> Payload {
+    /// The POST body of `batch` (before compression); nil when there is nothing to POST (an Open
+    /// mHealth batch of deletions only).
+    /// - Throws: when a record cannot be encoded (a value JSON cannot hold).
+    public func body(for batch: FollowerBatch) throws -> Data? {
         switch format {
         case .native:
-            let (body, offsets) = nativeBodyAndOffsets(stored)
-            return Payload(body: body, unusable: [], payloadOffsets: offsets)
-        case .fhirR4, .openMHealth:
-            var samples: [(OutboxRecord, MappedRecord)] = []
-            var unusable: [OutboxRecord] = []
-            for (entry, record) in zip(stored, records) {
+            return try nativeBody(batch)
+        case .fhirR4:
+            return try HealthJSON.makeEncoder().encode(
+                FHIRMapping.bundle(batch.changes.compactMap(FHIRMapping.Entry.init), patient: patientReference ?? ""))
+        case .openMHealth:
+            let points = batch.records.compactMap(MappedRecord.init).map { OpenMHealthMapping.dataPoint($0) }
+            return points.isEmpty ? nil : try HealthJSON.makeEncoder().encode(JSONValue.array(points))
+        }
+    }
+
+    /// Open mHealth only: the data points to DELETE before the POST, `<url>/<uuid>` each: the
+    /// deletions, and the records that carry a sync version (a new version of a data point the
+    /// repository may hold: Open mHealth has no update). Empty for the other formats.
+    public func deletionIDs(for batch: FollowerBatch) -> [SampleID] {
+        guard format == .openMHealth else { return [] }
+        return batch.changes.compactMap { change in
+            switch change {
+            case .deleted(let deletion): deletion.id
+            case .stored(let record, _):
                 switch record {
-                case .quantity(let sample): samples.append((entry, .quantity(sample)))
-                case .correlation(let correlation): samples.append((entry, .correlation(correlation)))
-                case .heartbeatSeries, .workout: unusable.append(entry)
+                case .quantity(let sample): sample.metadata.syncVersion != nil ? sample.id : nil
+                case .correlation(let correlation): correlation.metadata.syncVersion != nil ? correlation.id : nil
+                default: nil
                 }
             }
-            return Payload(body: mappedBody(samples), unusable: unusable)
         }
     }
 
-    private func mappedBody(_ samples: [(OutboxRecord, MappedRecord)]) -> Data {
-        let value = format == .fhirR4
-            ? FHIRMapping.bundle(samples.map(\.1), patient: patientReference ?? "")
-            : .array(samples.map { OpenMHealthMapping.dataPoint($0.1, created: $0.0.enqueuedAt) })
+    /// The native body: the records' HealthJSON by kind, and the deletions, keys sorted.
+    func nativeBody(_ batch: FollowerBatch) throws -> Data {
         let encoder = HealthJSON.makeEncoder()
-        // JSONValue holds only finite numbers and strings, so encoding cannot fail; an empty
-        // body would be refused by the server and show up in status if it ever did.
-        return (try? encoder.encode(value)) ?? Data()
-    }
-
-    /// `{"correlations":[…],"heartbeatSeries":[…],"samples":[…],"workouts":[…]}` from the stored
-    /// HealthJSON.
-    func nativeBody(_ entries: [OutboxRecord]) -> Data {
-        nativeBodyAndOffsets(entries).body
-    }
-
-    /// The native body and where each entry's HealthJSON starts in it (`offsets[i]` for
-    /// `entries[i]`), so the outbox need not store the payloads a second time.
-    func nativeBodyAndOffsets(_ entries: [OutboxRecord]) -> (body: Data, offsets: [Int]) {
-        var offsets = [Int](repeating: 0, count: entries.count)
-        var size = 64
-        for entry in entries { size += entry.payload.count + 1 }
+        var writer = QuantitySampleJSONWriter()
+        var sections: [HealthRecordKind: [[UInt8]]] = [:]
+        var size = 96
+        for record in batch.records {
+            let payload = try HealthJSONPayload.encode(record, encoder: encoder, writer: &writer)
+            size += payload.count + 1
+            sections[record.kind, default: []].append(payload)
+        }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(size)
-        func section(_ name: String, _ kind: HealthRecordKind, last: Bool) {
+        bytes.reserveCapacity(size + 96 * batch.deletions.count)
+        func section(_ name: String, _ elements: [[UInt8]]) {
             bytes.append(contentsOf: Array("\"\(name)\":[".utf8))
-            var first = true
-            for (index, entry) in entries.enumerated() where entry.kind == kind {
-                if !first { bytes.append(UInt8(ascii: ",")) }
-                first = false
-                offsets[index] = bytes.count
-                bytes.append(contentsOf: entry.payload)
+            for (index, element) in elements.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes.append(contentsOf: element)
             }
             bytes.append(UInt8(ascii: "]"))
-            if !last { bytes.append(UInt8(ascii: ",")) }
         }
         bytes.append(UInt8(ascii: "{"))
-        section("correlations", .correlation, last: false)
-        section("heartbeatSeries", .heartbeatSeries, last: false)
-        section("samples", .quantity, last: false)
-        section("workouts", .workout, last: true)
+        section("correlations", sections[.correlation] ?? [])
+        bytes.append(UInt8(ascii: ","))
+        section("deleted", batch.deletions.map { deletion in
+            Array("{\"kind\":\"\(deletion.kind.rawValue)\",\"type\":\(Self.jsonString(deletion.type)),\"uuid\":\"\(deletion.id)\"}".utf8)
+        })
+        bytes.append(UInt8(ascii: ","))
+        section("heartbeatSeries", sections[.heartbeatSeries] ?? [])
+        bytes.append(UInt8(ascii: ","))
+        section("samples", sections[.quantity] ?? [])
+        bytes.append(UInt8(ascii: ","))
+        section("workouts", sections[.workout] ?? [])
         bytes.append(UInt8(ascii: "}"))
-        return (Data(bytes), offsets)
+        return Data(bytes)
     }
 
-    /// A deterministic key for a batch: the same uuids give the same key, in any order
-    /// (``OutboxBatchKey/key(for:)``). The outbox stores it with the batch, so every attempt,
-    /// before and after a restart, carries the key of the first.
-    public static func idempotencyKey(for ids: [SampleID]) -> String {
-        OutboxBatchKey.key(for: ids)
+    /// `text` as a JSON string, escaped as HealthJSON's encoder escapes it.
+    static func jsonString(_ text: String) -> String {
+        (try? HealthJSON.makeEncoder().encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
     }
 }
 
@@ -158,23 +132,59 @@ public struct PayloadBuilder: Sendable {
 enum MappedRecord {
     case quantity(QuantitySample)
     case correlation(CorrelationSample)
+
+    init?(_ record: HealthRecord) {
+        switch record {
+        case .quantity(let sample): self = .quantity(sample)
+        case .correlation(let correlation): self = .correlation(correlation)
+        case .heartbeatSeries, .workout: return nil
+        }
+    }
 }
 
 /// The native batch as a Codable value, for repositories written in Swift and for tests: the
 /// body ``PayloadBuilder`` assembles decodes into it.
 public struct NativeBatch: Codable, Sendable, Hashable {
+    /// A deleted object, as the native body lists it.
+    public struct Deletion: Codable, Sendable, Hashable {
+        public var kind: HealthRecordKind
+        public var type: String
+        public var uuid: SampleID
+
+        public init(kind: HealthRecordKind, type: String, uuid: SampleID) {
+            self.kind = kind
+            self.type = type
+            self.uuid = uuid
+        }
+    }
+
     public var correlations: [CorrelationSample]
+    public var deleted: [Deletion]
     public var heartbeatSeries: [HeartbeatSeriesSample]
     public var samples: [QuantitySample]
     public var workouts: [Workout]
 
     public init(
-        correlations: [CorrelationSample] = [], heartbeatSeries: [HeartbeatSeriesSample] = [],
+        correlations: [CorrelationSample] = [], deleted: [Deletion] = [], heartbeatSeries: [HeartbeatSeriesSample] = [],
         samples: [QuantitySample] = [], workouts: [Workout] = []
     ) {
         self.correlations = correlations
+        self.deleted = deleted
         self.heartbeatSeries = heartbeatSeries
         self.samples = samples
         self.workouts = workouts
+    }
+
+    enum CodingKeys: String, CodingKey { case correlations, deleted, heartbeatSeries, samples, workouts }
+
+    /// Decodes a body; `deleted` may be absent (a body of healthgate before deletions travelled).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            correlations: try c.decode([CorrelationSample].self, forKey: .correlations),
+            deleted: try c.decodeIfPresent([Deletion].self, forKey: .deleted) ?? [],
+            heartbeatSeries: try c.decode([HeartbeatSeriesSample].self, forKey: .heartbeatSeries),
+            samples: try c.decode([QuantitySample].self, forKey: .samples),
+            workouts: try c.decode([Workout].self, forKey: .workouts))
     }
 }

@@ -2,7 +2,8 @@ import Foundation
 import GatewayTesting
 import HTTPRepository
 import HealthModel
-import RemoteOutbox
+import HealthStore
+import RemoteSinkKit
 import SampleBus
 import XCTest
 
@@ -77,6 +78,7 @@ final class CurlLibraryTests: XCTestCase {
     struct Harness {
         var gateway: Gateway
         var sink: HTTPRepositorySink
+        var store: HealthStore
         var shutdown: ShutdownSignal
         var running: Task<Void, Never>
         var logs: RecordingLogSink
@@ -86,20 +88,22 @@ final class CurlLibraryTests: XCTestCase {
         var status: PluginStatus? { gateway.statusBoard.status(of: "repository") }
     }
 
-    /// Starts the gateway with a sink whose libcurl is missing, publishes three records, and
-    /// waits until they are in the outbox.
+    /// Starts the gateway with a sink whose libcurl is missing and a store holding three records,
+    /// and waits until a delivery attempt failed on the missing library.
     func startWithoutLibcurl(libraryPath: String) async throws -> Harness {
         let server = RecordingServer(directory: directory)
         try server.start()
         let logs = RecordingLogSink()
-        let environment = TestEnvironment.make(name: "repository", clock: SystemClock(), directory: directory, logSink: logs)
+        let store = try await HealthStore.open(path: directory.appendingPathComponent("store.sqlite").path)
+        let environment = TestEnvironment.make(
+            name: "repository", clock: SystemClock(), directory: directory, logSink: logs, store: store)
         var configuration = HTTPRepositoryConfiguration(url: server.url, batchIntervalSeconds: 0)
         configuration.retry = .init(initialDelaySeconds: 0.02, maxDelaySeconds: 0.1, jitter: 0)
         let sink = try HTTPRepositorySink(
             configuration: configuration, environment: environment,
-            transport: CurlTransport(library: CurlLibrary(path: libraryPath)), random: { 0.5 })
+            transports: [CurlTransport(library: CurlLibrary(path: libraryPath))], random: { 0.5 })
         let gateway = Gateway(
-            sources: [], sinks: [ConfiguredSink(name: "repository", kind: HTTPRepositorySink.kind, queue: QueueConfiguration(), sink: sink)],
+            sources: [], sinks: [], followers: [ConfiguredFollower(name: "repository", kind: HTTPRepositorySink.kind, follower: sink)],
             clock: SystemClock(), logger: environment.logger)
         let shutdown = ShutdownSignal()
         let running = Task { await gateway.run(shutdown: shutdown) }
@@ -111,22 +115,19 @@ final class CurlLibraryTests: XCTestCase {
                 id: ids.next(), type: .heartRate, quantity: Quantity(Double(70 + index), .countPerMinute),
                 start: date.addingTimeInterval(Double(index)), end: date.addingTimeInterval(Double(index))))
         }
-        await gateway.bus.publish(records)
-        let outbox = sink.outbox
-        try await waitUntil(timeout: .seconds(30), "the records to be kept in the outbox") {
-            outbox.statistics.count == records.count
-        }
+        try await store.write(records)
         // At least one delivery attempt failed on the missing library and is being retried.
         try await waitUntil(timeout: .seconds(30), "a delivery attempt to fail on the missing library") {
             logs.entries.contains { $0.level == .warning && $0.message.contains("failed: cannot load \(libraryPath)") }
         }
         return Harness(
-            gateway: gateway, sink: sink, shutdown: shutdown, running: running, logs: logs, server: server, records: records)
+            gateway: gateway, sink: sink, store: store, shutdown: shutdown, running: running, logs: logs, server: server,
+            records: records)
     }
 
-    /// Without libcurl the sink says so at start (log and status), keeps every record in its
-    /// outbox, sends nothing, leaves the other plugins alone, and stops gracefully.
-    func testASinkWithoutLibcurlReportsItKeepsRecordsInTheOutboxAndStopsGracefully() async throws {
+    /// Without libcurl the sink says so at start (log and status), sends nothing, keeps its
+    /// cursor before every record, leaves the other plugins alone, and stops gracefully.
+    func testASinkWithoutLibcurlReportsItKeepsItsCursorAndStopsGracefully() async throws {
         let libraryPath = directory.appendingPathComponent("lib/libcurl.so.4").path
         let harness = try await startWithoutLibcurl(libraryPath: libraryPath)
         defer { harness.server.stop() }
@@ -135,7 +136,7 @@ final class CurlLibraryTests: XCTestCase {
         XCTAssertTrue(start.message.hasPrefix("cannot load \(libraryPath): "), start.message)
         XCTAssertTrue(start.message.contains("cannot open shared object file"), start.message)
         XCTAssertTrue(start.message.contains("install libcurl4"), start.message)
-        XCTAssertTrue(start.message.contains("kept in the outbox"), start.message)
+        XCTAssertTrue(start.message.contains("The changes wait in the store"), start.message)
         let status = try XCTUnwrap(harness.status)
         let lastError = try XCTUnwrap(status.lastError)
         XCTAssertTrue(lastError.contains("cannot load \(libraryPath): "), lastError)
@@ -149,9 +150,10 @@ final class CurlLibraryTests: XCTestCase {
         await harness.running.value
         XCTAssertEqual(harness.shutdown.stage, .stopping, "the gateway had to force the stop")
         XCTAssertEqual(harness.gateway.statusBoard.status(of: "repository")?.state, .finished)
-        let kept = try await harness.sink.outbox.pendingRecords().map(\.id)
-        XCTAssertEqual(Set(kept), Set(harness.records.map(\.id)), "the records are not all kept in the outbox for the next start")
+        let cursor = try await harness.store.follower("repository")?.anchor
+        XCTAssertEqual(cursor, 0, "the cursor moved past records never sent")
         XCTAssertTrue(harness.server.requests().isEmpty)
+        await harness.store.close()
     }
 
     /// Once the library appears at the configured path, the next retry loads it and every record
@@ -173,13 +175,15 @@ final class CurlLibraryTests: XCTestCase {
         }
         XCTAssertEqual(
             harness.server.acceptedCounts(), Dictionary(uniqueKeysWithValues: harness.records.map { ($0.id.uuidString, 1) }))
-        XCTAssertEqual(harness.sink.outbox.statistics.count, 0)
+        let latest = try await harness.store.latestAnchor()
+        try await waitUntil("the cursor reaches the latest anchor") { try await harness.store.follower("repository")?.anchor == latest }
         XCTAssertEqual(statusBoard.status(of: "repository")?.restarts, 0)
         XCTAssertNil(statusBoard.status(of: "repository")?.lastError, "the error stays after the recovery")
 
         _ = harness.shutdown.requestStop()
         await harness.running.value
         XCTAssertEqual(harness.shutdown.stage, .stopping)
+        await harness.store.close()
     }
 
     /// The file the dynamic loader maps for `libcurl.so.4`, read from /proc/self/maps after

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPRepository
+import RemoteSinkKit
 import XCTest
 
 /// The delivery's decisions, outcome in and decision out, without a server.

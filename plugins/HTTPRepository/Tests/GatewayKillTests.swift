@@ -2,12 +2,12 @@ import Foundation
 import GatewayTesting
 import HTTPRepository
 import HealthModel
-import RemoteOutbox
+import HealthStore
 import XCTest
 
-/// End to end: the built `healthgate run` with a simulated source and this sink, killed with
-/// SIGKILL mid-stream, then started again: every record that was pending in the outbox at the
-/// kill reaches the repository.
+/// End to end: the built `healthgate run` with a simulated source and this sink alone (the store
+/// is then its journal, at `$STATE_DIRECTORY/samples.sqlite`), killed with SIGKILL mid-stream,
+/// then started again: every record the store held unsent at the kill reaches the repository.
 final class GatewayKillTests: XCTestCase {
     func testKillDashNineThenRestartDeliversEverythingPending() async throws {
         let binary = RecordingServer.packageRoot.appendingPathComponent(".build/debug/healthgate")
@@ -39,13 +39,11 @@ final class GatewayKillTests: XCTestCase {
              "controlSocket": "\(directory.path)/control.sock"}
             """.write(to: config, atomically: true, encoding: .utf8)
         let environment = ["STATE_DIRECTORY": directory.path, "HOME": directory.path, "PATH": "/usr/bin:/bin"]
-        let outboxPath = HTTPRepositorySink.outboxPath(stateDirectory: directory, name: "repo")
-
         let firstLog = directory.appendingPathComponent("first.log")
         let first = try launch(binary, ["run", "--config", config.path], environment: environment, log: firstLog)
         do {
-            try await waitUntil(timeout: .seconds(30), "records pending in the outbox") {
-                FileManager.default.fileExists(atPath: outboxPath) && ((try? Outbox(path: outboxPath).statistics.count) ?? 0) >= 3
+            try await waitUntil(timeout: .seconds(30), "records waiting in the store") {
+                ((try? await Self.unsent(directory).count) ?? 0) >= 3
             }
         } catch {
             kill(first.processIdentifier, SIGKILL)
@@ -55,7 +53,7 @@ final class GatewayKillTests: XCTestCase {
         }
         kill(first.processIdentifier, SIGKILL)
         first.waitUntilExit()
-        let pending = try await Outbox(path: outboxPath).pendingRecords().map(\.id.uuidString)
+        let pending = try await Self.unsent(directory)
         XCTAssertFalse(pending.isEmpty)
 
         try await server.control(#"{"reset": true}"#)
@@ -67,16 +65,19 @@ final class GatewayKillTests: XCTestCase {
         for uuid in pending {
             XCTAssertNotNil(accepted[uuid], "\(uuid) was pending at the kill and never delivered")
         }
-        // Nothing is stored twice: the repository accepted every uuid exactly once.
-        for (uuid, count) in accepted {
+        // Nothing is stored twice: the repository accepted every sample exactly once (a
+        // heartbeat series goes out once per version, as it grows).
+        for (uuid, count) in server.acceptedSampleCounts() {
             XCTAssertEqual(count, 1, "\(uuid) was accepted \(count) times")
         }
     }
 
     /// The crash window of issue 12: the repository stored a batch (recorded it) but the gateway
-    /// is killed before the 2xx arrives. After the restart the batch goes out again with the
-    /// same records under the same Idempotency-Key, so a repository that de-duplicates by key
-    /// stores it once.
+    /// is killed before the 2xx arrives. After the restart the batch, rebuilt from the range
+    /// committed before it was sent, goes out again as the same request: the same records under
+    /// the same Idempotency-Key, so a repository that de-duplicates by key stores it once. FHIR,
+    /// which carries samples and no heartbeat series, so that nothing in the range moves on (a
+    /// series that grows moves to a later anchor, and a batch that lost it has another key).
     func testKillBeforeTheAnswerResendsTheSameRecordsUnderTheSameKey() async throws {
         let (binary, directory) = try prepare()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -86,9 +87,9 @@ final class GatewayKillTests: XCTestCase {
         // The first request is recorded as stored, then answered only after a minute.
         try await server.control(#"{"hold": [60]}"#)
         let config = try writeConfig(
-            directory, server: server, sink: #""batchIntervalSeconds": 1.5, "batchSize": 500"#)
+            directory, server: server,
+            sink: #""batchIntervalSeconds": 1.5, "batchSize": 500, "format": "fhir-r4", "patientReference": "Patient/p1""#)
         let environment = ["STATE_DIRECTORY": directory.path, "HOME": directory.path, "PATH": "/usr/bin:/bin"]
-        let outboxPath = HTTPRepositorySink.outboxPath(stateDirectory: directory, name: "repo")
 
         let firstLog = directory.appendingPathComponent("first.log")
         let first = try launch(binary, ["run", "--config", config.path], environment: environment, log: firstLog)
@@ -105,8 +106,12 @@ final class GatewayKillTests: XCTestCase {
         let held = try XCTUnwrap(server.requests().first)
         let heldKey = try XCTUnwrap(held.headers["Idempotency-Key"])
         XCTAssertFalse(held.uuids.isEmpty)
-        let pendingKeys = try await Outbox(path: outboxPath).pendingKeys()
-        XCTAssertTrue(pendingKeys.contains(heldKey), "the stored batch \(heldKey) is not pending in the outbox: \(pendingKeys)")
+        // The batch's range was committed before it was sent, and not acknowledged.
+        let store = try HealthStore(path: Self.storePath(directory), access: .readOnly)
+        let begun = try await store.followerBatches("repo")
+        XCTAssertFalse(begun.isEmpty, "the held batch's range is not in the store")
+        let cursor = try await store.follower("repo")?.anchor
+        XCTAssertEqual(cursor, begun.first?.after)
 
         try await server.control(#"{"reset": true}"#)
         let second = try launch(
@@ -130,13 +135,13 @@ final class GatewayKillTests: XCTestCase {
         for (uuid, seen) in keys {
             XCTAssertEqual(seen.count, 1, "\(uuid) was sent under several keys: \(seen)")
         }
-        // After the restart the outbox drained: what the second run read was delivered.
-        let remaining = try Outbox(path: outboxPath).statistics.count
-        XCTAssertEqual(remaining, 0)
+        // At the graceful stop everything the store held was sent.
+        let remaining = try await Self.unsent(directory)
+        XCTAssertEqual(remaining, [])
     }
 
     /// Issue 13: SIGTERM while the sink waits in a long backoff ends the gateway at once, with
-    /// exit status 0, and the records stay in the outbox.
+    /// exit status 0, and the records wait in the store, the cursor before them.
     func testSIGTERMDuringABackoffStopsCleanly() async throws {
         let (binary, directory) = try prepare()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -170,8 +175,19 @@ final class GatewayKillTests: XCTestCase {
         }
         XCTAssertEqual(gateway.terminationReason, .exit)
         XCTAssertEqual(gateway.terminationStatus, 0, ((try? String(contentsOf: log, encoding: .utf8)) ?? "").suffix(4000).description)
-        let outboxPath = HTTPRepositorySink.outboxPath(stateDirectory: directory, name: "repo")
-        XCTAssertGreaterThan(try Outbox(path: outboxPath).statistics.count, 0, "the undelivered records are not in the outbox")
+        let unsent = try await Self.unsent(directory)
+        XCTAssertFalse(unsent.isEmpty, "the undelivered records are not waiting in the store")
+    }
+
+    /// The store of a gateway whose `STATE_DIRECTORY` is `directory`.
+    static func storePath(_ directory: URL) -> String { directory.appendingPathComponent("samples.sqlite").path }
+
+    /// The uuids of the records after the `repo` sink's committed cursor.
+    static func unsent(_ directory: URL) async throws -> [String] {
+        guard FileManager.default.fileExists(atPath: storePath(directory)) else { return [] }
+        let store = try HealthStore(path: storePath(directory), access: .readOnly)
+        guard let cursor = try await store.follower("repo")?.anchor else { return [] }
+        return try await store.changes(since: cursor).added.map(\.id.uuidString)
     }
 
     private func prepare() throws -> (binary: URL, directory: URL) {

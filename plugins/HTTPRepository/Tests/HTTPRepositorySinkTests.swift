@@ -1,24 +1,30 @@
 import Foundation
 import GatewayTesting
 import HealthModel
-import HTTPRepository
-import RemoteOutbox
+import HealthStore
+@testable import HTTPRepository
+import AsyncPrimitives
+import RemoteSinkKit
 import SampleBus
 import XCTest
 
-/// The sink against a real HTTP server on 127.0.0.1 (Fixtures/recording_server.py).
+/// The sink following a real store, against a real HTTP server on 127.0.0.1
+/// (Fixtures/recording_server.py).
 final class HTTPRepositorySinkTests: XCTestCase {
     var directory: URL!
     var server: RecordingServer!
+    var store: HealthStore!
     let ids = SampleIDGenerator(seed: 7)
 
-    override func setUpWithError() throws {
+    override func setUp() async throws {
         directory = try TestEnvironment.temporaryDirectory("http-repository")
         server = RecordingServer(directory: directory)
         try server.start()
+        store = try await HealthStore.open(path: directory.appendingPathComponent("store.sqlite").path)
     }
 
-    override func tearDownWithError() throws {
+    override func tearDown() async throws {
+        await store?.close()
         server.stop()
         try? FileManager.default.removeItem(at: directory)
     }
@@ -45,67 +51,63 @@ final class HTTPRepositorySinkTests: XCTestCase {
 
     struct Running {
         var sink: HTTPRepositorySink
-        var feed: @Sendable ([HealthRecord]) async -> Void
-        var finish: @Sendable () -> Void
-        var inbox: SinkInbox
         var task: Task<Void, any Error>
+        var shutdown: ShutdownSignal
         var status: StatusReporter
         var logs: RecordingLogSink
-        var done: Flag
-    }
-
-    final class Flag: @unchecked Sendable {
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var value = false
-        var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
-        func set() { lock.lock(); value = true; lock.unlock() }
     }
 
     func configuration(_ changes: (inout HTTPRepositoryConfiguration) -> Void = { _ in }) -> HTTPRepositoryConfiguration {
-        var configuration = HTTPRepositoryConfiguration(url: server.url, batchIntervalSeconds: 0)
+        var configuration = HTTPRepositoryConfiguration(url: server.url, batchIntervalSeconds: 0, maxInFlight: 1)
         configuration.retry = .init(initialDelaySeconds: 0.02, maxDelaySeconds: 0.2, jitter: 0.2)
         changes(&configuration)
         return configuration
     }
 
+    /// Writes `records` into the store, then starts the sink following it.
     func start(
         _ configuration: HTTPRepositoryConfiguration, clock: any GatewayClock = SystemClock(),
-        variables: [String: String] = [:], records: [HealthRecord] = [], queue: QueueConfiguration = QueueConfiguration()
+        variables: [String: String] = [:], records: [HealthRecord] = [], name: String = "repository"
     ) async throws -> Running {
+        if !records.isEmpty { try await store.write(records) }
         let logs = RecordingLogSink()
         let environment = TestEnvironment.make(
-            name: "repository", clock: clock, directory: directory, variables: variables, logSink: logs)
+            name: name, clock: clock, directory: directory, variables: variables, logSink: logs, store: store)
         let sink = try HTTPRepositorySink(
-            configuration: configuration, environment: environment, transport: CurlTransport(caFile: configuration.caFile),
-            random: { 0.5 })
-        let (inbox, feed, finish) = SinkInbox.standalone(configuration: queue)
-        // Records fed before the sink starts arrive in one inbox batch, so in one request.
-        await feed(records.filter(sink.accepts))
-        let status = StatusBoard().register(name: "repository", kind: HTTPRepositorySink.kind, role: .sink)
-        let context = SinkContext(logger: environment.logger, clock: clock, status: status)
-        let done = Flag()
-        let task = Task {
-            defer { done.set() }
-            try await sink.run(inbox: inbox, context: context)
-        }
-        return Running(sink: sink, feed: feed, finish: finish, inbox: inbox, task: task, status: status, logs: logs, done: done)
+            configuration: configuration, environment: environment,
+            transports: (0..<configuration.maxInFlight).map { _ in CurlTransport(caFile: configuration.caFile) }, random: { 0.5 })
+        let status = StatusBoard().register(name: name, kind: HTTPRepositorySink.kind, role: .sink)
+        let shutdown = ShutdownSignal()
+        let context = FollowerContext(
+            logger: environment.logger, clock: clock, status: status, stopRequest: StopRequest(shutdown), storeSettled: { true })
+        let task = Task { try await sink.run(context: context) }
+        return Running(sink: sink, task: task, shutdown: shutdown, status: status, logs: logs)
     }
 
+    /// Waits until the follower's committed cursor reaches the store's latest anchor.
+    func waitUntilSent(_ name: String = "repository", timeout: Duration = .seconds(30)) async throws {
+        let latest = try await store.latestAnchor()
+        try await waitUntil(timeout: timeout, "\(name) sent everything up to anchor \(latest)") { [store] in
+            try await store!.follower(name)?.anchor == latest
+        }
+    }
+
+    /// A graceful stop: the sink sends what it can without waiting on a failing repository, then returns.
     func finish(_ running: Running, file: StaticString = #filePath, line: UInt = #line) async throws {
-        running.finish()
+        running.shutdown.requestStop()
         let task = running.task
-        let done = running.done
-        do {
-            try await waitUntil(timeout: .seconds(30), "the sink to drain and return") {
-                done.isSet
-            }
-        } catch {
+        let outcome = try await race(sleep: { try await Task.sleep(for: .seconds(30)) }) { try await task.value }
+        if case .timedOut = outcome {
+            task.cancel()
             XCTFail("the sink did not return; its log:\n" + running.logs.entries.map { "\($0.level) \($0.message)" }.joined(separator: "\n"),
                     file: file, line: line)
-            throw error
         }
-        try await task.value
+    }
+
+    /// The batch the follower sends first for the store's current changes (for the expected key).
+    func firstBatch(batchSize: Int = 1000, accepting: (FollowedChange) -> Bool = { _ in true }) async throws -> FollowerBatch {
+        let page = try await store.changes(since: 0, limit: batchSize, includingCorrelationMembers: false)
+        return FollowerBatch(after: 0, through: page.anchor, changes: FollowedChange.changes(of: page).filter(accepting))
     }
 
     func validate(_ kind: String) throws -> String {
@@ -121,6 +123,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         ]
         let output = Pipe()
         process.standardOutput = output
+        process.standardError = output
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -136,44 +139,77 @@ final class HTTPRepositorySinkTests: XCTestCase {
             device: device))
         let records = [try heartRate(71), try heartRate(72, at: 1), series, try quantity(.stepCount, 90, .count)]
         let running = try await start(configuration(), records: records)
+        try await waitUntilSent()
         try await finish(running)
 
         let requests = server.requests()
         XCTAssertEqual(requests.count, 1)
         let request = try XCTUnwrap(requests.first)
+        XCTAssertEqual(request.method, "POST")
         XCTAssertEqual(request.status, 200)
         XCTAssertEqual(request.headers["Content-Encoding"], "gzip")
         XCTAssertEqual(request.headers["Content-Type"], "application/json")
-        XCTAssertEqual(request.headers["Idempotency-Key"], PayloadBuilder.idempotencyKey(for: records.map(\.id).reversed()))
+        let expectedKey = try await firstBatch().key
+        XCTAssertEqual(request.headers["Idempotency-Key"], expectedKey)
         XCTAssertEqual(Set(request.uuids), Set(records.map(\.id.uuidString)))
         let body = try JSONSerialization.data(withJSONObject: request.body)
         let batch = try HealthJSON.makeDecoder().decode(NativeBatch.self, from: body)
         XCTAssertEqual(batch.samples.count, 3)
         XCTAssertEqual(batch.heartbeatSeries.map(\.id), [series.id])
         XCTAssertEqual(batch.samples.first?.device, device)
-        XCTAssertEqual(running.sink.outbox.statistics.count, 0)
+        XCTAssertTrue(batch.deleted.isEmpty)
         XCTAssertEqual(running.status.current?.records, 4)
         XCTAssertEqual(running.status.current?.details["lastHTTPStatus"], "200")
+        XCTAssertEqual(running.status.current?.details["destination"], server.url)
     }
 
     func testNativeBodyIsByteIdenticalToHealthJSON() throws {
         let records = [try heartRate(60), try quantity(.distanceWalkingRunning, 12.5, .meter)]
-        let encoder = HealthJSON.makeEncoder()
-        let entries = try records.map { record in
-            OutboxRecord(
-                id: record.id, kind: record.kind,
-                payload: try StoredPayload.encode(record, encoder: encoder), enqueuedAt: Date())
-        }
+        let batch = FollowerBatch(after: 0, through: 2, changes: records.enumerated().map { .stored($1, anchor: Int64($0 + 1)) })
         let samples = records.compactMap { record -> QuantitySample? in
             if case .quantity(let sample) = record { return sample }
             return nil
         }
-        let expected = try encoder.encode(NativeBatch(samples: samples))
-        XCTAssertEqual(String(decoding: PayloadBuilder(format: .native, patientReference: nil).body(for: entries), as: UTF8.self),
-                       String(decoding: expected, as: UTF8.self))
+        let expected = try HealthJSON.makeEncoder().encode(NativeBatch(samples: samples))
+        let body = try XCTUnwrap(try PayloadBuilder(format: .native, patientReference: nil).body(for: batch))
+        XCTAssertEqual(String(decoding: body, as: UTF8.self), String(decoding: expected, as: UTF8.self))
     }
 
-    func testFHIRBundleValidatesAsR4() async throws {
+    /// A deletion and a new version of an object reach the repository after the first version:
+    /// the native body lists deletions, and a new version carries its sync identifier and version.
+    func testDeletionsAndNewVersionsTravelInTheNativeFormat() async throws {
+        let first = try heartRate(70)
+        let second = try heartRate(71, at: 1)
+        let running = try await start(configuration(), records: [first, second])
+        try await waitUntilSent()
+        _ = try await store.delete(.ids([first.id]))
+        let date = Date(timeIntervalSince1970: 1_800_000_050)
+        let glucose = try QuantitySample(
+            id: ids.next(), type: .bloodGlucose, quantity: Quantity(98, .milligramPerDeciliter), start: date, end: date, device: device,
+            metadata: [.syncIdentifier: .string("meter-7/record-12"), .syncVersion: .integer(1)])
+        try await store.write([.quantity(glucose)])
+        // The meter corrects the record: a higher version under the same sync identifier.
+        let corrected = try QuantitySample(
+            id: ids.next(), type: .bloodGlucose, quantity: Quantity(101, .milligramPerDeciliter), start: date, end: date,
+            device: device, metadata: [.syncIdentifier: .string("meter-7/record-12"), .syncVersion: .integer(2)])
+        try await waitUntilSent()
+        try await store.write([.quantity(corrected)])
+        try await waitUntilSent()
+        try await finish(running)
+        let batches = try server.requests().map { request in
+            try HealthJSON.makeDecoder().decode(NativeBatch.self, from: JSONSerialization.data(withJSONObject: request.body))
+        }
+        let deleted = batches.flatMap(\.deleted)
+        XCTAssertTrue(deleted.contains(NativeBatch.Deletion(kind: .quantity, type: "heartRate", uuid: first.id)), "\(deleted)")
+        // The replaced version is a deletion; the new one carries its version.
+        XCTAssertTrue(deleted.contains(NativeBatch.Deletion(kind: .quantity, type: "bloodGlucose", uuid: glucose.id)), "\(deleted)")
+        let last = try XCTUnwrap(batches.flatMap(\.samples).last)
+        XCTAssertEqual(last.id, corrected.id)
+        XCTAssertEqual(last.metadata.syncIdentifier, "meter-7/record-12")
+        XCTAssertEqual(last.metadata.syncVersion, 2)
+    }
+
+    func testFHIRBundleOfUpdatesAndDeletionsValidatesAsR4() async throws {
         let records = [
             try heartRate(64), try quantity(.stepCount, 120, .count), try quantity(.distanceWalkingRunning, 85, .meter),
             try quantity(.runningSpeed, 2.9, .meterPerSecond, seconds: 0),
@@ -182,17 +218,25 @@ final class HTTPRepositorySinkTests: XCTestCase {
             $0.format = .fhirR4
             $0.patientReference = "Patient/example"
         }, records: records)
+        let expectedKey = try await firstBatch().key
+        try await waitUntilSent()
+        _ = try await store.delete(.ids([records[1].id]))
+        try await waitUntilSent()
         try await finish(running)
-        XCTAssertEqual(try validate("fhir"), "ok 4")
-        let request = try XCTUnwrap(server.requests().first)
+        XCTAssertEqual(try validate("fhir"), "ok 5")
+        let requests = server.requests()
+        XCTAssertEqual(requests.count, 2)
+        let request = try XCTUnwrap(requests.first)
         XCTAssertEqual(request.headers["Content-Type"], "application/fhir+json")
-        XCTAssertEqual(request.headers["Idempotency-Key"], PayloadBuilder.idempotencyKey(for: records.map(\.id)))
+        XCTAssertEqual(request.headers["Idempotency-Key"], expectedKey)
         let bundle = try XCTUnwrap(request.body as? [String: Any])
         let entries = try XCTUnwrap(bundle["entry"] as? [[String: Any]])
         let first = try XCTUnwrap(entries.first)
         let uuid = records[0].id.uuidString
-        XCTAssertEqual((first["request"] as? [String: String])?["ifNoneExist"], "identifier=urn:ietf:rfc:3986|urn:uuid:\(uuid)")
+        let resourceID = uuid.lowercased()
+        XCTAssertEqual(first["request"] as? [String: String], ["method": "PUT", "url": "Observation/\(resourceID)"])
         let observation = try XCTUnwrap(first["resource"] as? [String: Any])
+        XCTAssertEqual(observation["id"] as? String, resourceID)
         let json = String(decoding: try JSONSerialization.data(withJSONObject: observation), as: UTF8.self)
         XCTAssertTrue(json.contains("\"8867-4\""), json)
         XCTAssertTrue(json.contains("vital-signs"))
@@ -203,24 +247,34 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let all = String(decoding: try JSONSerialization.data(withJSONObject: bundle), as: UTF8.self)
         XCTAssertTrue(all.contains("55423-8"))
         XCTAssertTrue(all.contains("41953-1"))
+        let deletion = try XCTUnwrap((requests[1].body as? [String: Any])?["entry"] as? [[String: Any]])
+        XCTAssertEqual(deletion.count, 1)
+        XCTAssertEqual(
+            deletion.first?["request"] as? [String: String],
+            ["method": "DELETE", "url": "Observation/\(records[1].id.uuidString.lowercased())"])
     }
 
-    func testOpenMHealthDataPointsValidateAgainstTheSchemas() async throws {
+    func testOpenMHealthDataPointsValidateAndDeletionsAreDeleteRequests() async throws {
         let records = [
             try heartRate(80), try quantity(.stepCount, 300, .count), try quantity(.distanceWalkingRunning, 240, .meter),
             try quantity(.runningSpeed, 3, .meterPerSecond),
         ]
         let running = try await start(configuration { $0.format = .openMHealth }, records: records)
+        try await waitUntilSent()
+        _ = try await store.delete(.ids([records[0].id]))
+        try await waitUntilSent()
         try await finish(running)
-        // Running speed has no Open mHealth schema: the sink does not take it.
-        XCTAssertFalse(running.sink.accepts(records[3]))
+        // Running speed has no Open mHealth schema: the sink passes it over.
+        XCTAssertFalse(running.sink.follower.receiver.accepts(.stored(records[3], anchor: 4)))
         XCTAssertEqual(try validate("omh"), "ok 3")
-        let request = try XCTUnwrap(server.requests().first)
-        let points = try XCTUnwrap(request.body as? [[String: Any]])
+        let requests = server.requests()
+        XCTAssertEqual(requests.map(\.method), ["POST", "DELETE"])
+        let points = try XCTUnwrap(requests[0].body as? [[String: Any]])
         let header = try XCTUnwrap(points.first?["header"] as? [String: Any])
         XCTAssertEqual(header["id"] as? String, records[0].id.uuidString)
         XCTAssertEqual((header["schema_id"] as? [String: String])?["name"], "heart-rate")
         XCTAssertEqual((header["acquisition_provenance"] as? [String: Any])?["source_name"] as? String, "Polar H10 (Polar Electro Oy H10)")
+        XCTAssertEqual(requests[1].path, "/samples/\(records[0].id.uuidString.lowercased())")
     }
 
     // MARK: Blood-pressure correlations
@@ -241,11 +295,13 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let reading = try bloodPressure(121, 79)
         let records = [try heartRate(70), reading]
         let running = try await start(configuration(), records: records)
+        try await waitUntilSent()
         try await finish(running)
         let request = try XCTUnwrap(server.requests().first)
         let body = try JSONSerialization.data(withJSONObject: request.body)
         let batch = try HealthJSON.makeDecoder().decode(NativeBatch.self, from: body)
         XCTAssertEqual(batch.correlations.map(HealthRecord.correlation), [reading])
+        // The members are samples of the store too, sent with their correlation.
         XCTAssertEqual(batch.samples.count, 1)
     }
 
@@ -259,6 +315,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
             $0.format = .fhirR4
             $0.patientReference = "Patient/example"
         }, records: records)
+        try await waitUntilSent()
         try await finish(running)
         XCTAssertEqual(try validate("fhir"), "ok 5")
         let request = try XCTUnwrap(server.requests().first)
@@ -278,8 +335,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertEqual(pairs.map(\.1), [138, 88])
         XCTAssertEqual(pairs.map(\.2), ["mm[Hg]", "mm[Hg]"])
         XCTAssertEqual(
-            (entries.first?["request"] as? [String: String])?["ifNoneExist"],
-            "identifier=urn:ietf:rfc:3986|urn:uuid:\(records[0].id.uuidString)")
+            (entries.first?["request"] as? [String: String])?["url"], "Observation/\(records[0].id.uuidString.lowercased())")
         let weight = try XCTUnwrap(entries[1]["resource"] as? [String: Any])
         let weightCode = try XCTUnwrap((weight["code"] as? [String: Any])?["coding"] as? [[String: Any]])
         XCTAssertEqual(weightCode.first?["code"] as? String, "29463-7")
@@ -296,8 +352,9 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let reading = try bloodPressure(121, 79)
         let weight = try quantity(.bodyMass, 72.5, .kilogram, seconds: 0)
         let running = try await start(configuration { $0.format = .openMHealth }, records: [reading, weight])
+        try await waitUntilSent()
         try await finish(running)
-        XCTAssertFalse(running.sink.accepts(weight), "body mass has no schema the sink writes")
+        XCTAssertFalse(running.sink.follower.receiver.accepts(.stored(weight, anchor: 1)), "body mass has no schema the sink writes")
         XCTAssertEqual(try validate("omh"), "ok 1")
         let request = try XCTUnwrap(server.requests().first)
         let points = try XCTUnwrap(request.body as? [[String: Any]])
@@ -311,22 +368,22 @@ final class HTTPRepositorySinkTests: XCTestCase {
 
     // MARK: Delivery guarantees
 
-    func testOutageThenRecoveryDeliversEverySampleExactlyOnce() async throws {
+    func testOutageThenRecoveryDeliversEverySampleUnderOneKey() async throws {
         let running = try await start(configuration {
             $0.batchSize = 7
             $0.timeoutSeconds = 3
         })
         let first = try (0..<20).map { try heartRate(60 + Double($0), at: Double($0)) }
-        await running.feed(first)
+        try await store.write(first)
         try await waitUntil("first samples delivered") { [server] in server!.acceptedCounts().count == 20 }
         server.stop()
         let second = try (20..<60).map { try heartRate(60, at: Double($0)) }
-        await running.feed(second)
+        try await store.write(second)
         try await waitUntil("the sink noticed the outage") { running.status.current?.lastError?.contains("delivery failed") == true }
-        XCTAssertGreaterThan(running.sink.outbox.statistics.count, 0)
         try server.start()
-        // Recovery comes with the next retry; a stop (finish) would cut the backoff short.
+        // Recovery comes with the next retry; a stop would cut the backoff short.
         try await waitUntil("every sample delivered after the outage") { [server] in server!.acceptedCounts().count == 60 }
+        try await waitUntilSent()
         try await finish(running)
         // A batch the server stored just before it was killed is sent again after the outage
         // (at-least-once); it goes out under the key it was first sent with, so a repository
@@ -334,34 +391,49 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let keys = server.acceptedKeys()
         XCTAssertEqual(Set(keys.keys), Set((first + second).map(\.id.uuidString)))
         XCTAssertEqual(keys.values.map(\.count).max(), 1, "a uuid was accepted under two Idempotency-Keys")
-        XCTAssertEqual(running.sink.outbox.statistics.count, 0)
     }
 
-    /// An inbox batch several batches long is encoded concurrently, one task per batch, and
-    /// stored in order: the batches go out full, in the order the records came, each record once.
-    func testBatchesEncodedConcurrentlyGoOutFullAndInOrder() async throws {
+    /// One request at a time: the batches go out full, in the store's order, each record once.
+    func testBatchesGoOutFullAndInOrder() async throws {
         let records = try (0..<95).map { try heartRate(60 + Double($0 % 50), at: Double($0)) }
         let running = try await start(configuration { $0.batchSize = 10 }, records: records)
-        try await waitUntil("every sample delivered") { [server] in server!.acceptedCounts().count == 95 }
+        try await waitUntilSent()
         try await finish(running)
         let accepted = server.requests().filter { $0.status == 200 }
         XCTAssertEqual(accepted.flatMap(\.uuids), records.map(\.id.uuidString))
         XCTAssertEqual(accepted.map(\.uuids.count), Array(repeating: 10, count: 9) + [5])
-        XCTAssertEqual(
-            accepted.map { $0.headers["Idempotency-Key"] },
-            stride(from: 0, to: 95, by: 10).map { PayloadBuilder.idempotencyKey(for: records[$0..<min($0 + 10, 95)].map(\.id)) })
+    }
+
+    /// Several requests wait for their answers at once, and the cursor stays before the oldest.
+    func testRequestsInFlightSideBySideAndTheCursorWaitsForTheOldest() async throws {
+        let records = try (0..<40).map { try heartRate(60, at: Double($0)) }
+        try await server.control(#"{"hold": [3, 3, 3]}"#)
+        let running = try await start(configuration {
+            $0.batchSize = 10
+            $0.maxInFlight = 3
+        }, records: records)
+        try await waitUntil(timeout: .seconds(2.5), "three requests held at once") { [server] in server!.requests().count == 3 }
+        let cursor = try await store.follower("repository")?.anchor
+        XCTAssertEqual(cursor, 0, "acknowledged before the repository answered")
+        try await waitUntilSent()
+        try await finish(running)
+        XCTAssertEqual(Set(server.acceptedCounts().keys), Set(records.map(\.id.uuidString)))
     }
 
     func testRetryAfterIsHonoured() async throws {
         let clock = ManualClock()
         try await server.control(#"{"retry_after": ["7", 429]}"#)
         let running = try await start(configuration(), clock: clock, records: [try heartRate(70)])
-        try await clock.waitForSleepers(1)
+        try await waitUntil("first attempt") { [server] in server!.requests().count == 1 }
+        // The backoff and the follower's tick sleep on the clock.
+        try await clock.waitForSleepers(2)
         XCTAssertEqual(server.requests().map(\.status), [429])
         clock.advance(by: .milliseconds(6900))
-        XCTAssertEqual(clock.sleeperCount, 1, "retried before Retry-After elapsed")
+        try await Task.sleep(for: .milliseconds(100))
+        XCTAssertEqual(server.requests().count, 1, "retried before Retry-After elapsed")
         clock.advance(by: .milliseconds(200))
         try await waitUntil("retried") { [server] in server!.requests().count == 2 }
+        try await waitUntilSent()
         try await finish(running)
         XCTAssertEqual(server.requests().map(\.status), [429, 200])
         XCTAssertEqual(server.requests()[0].headers["Idempotency-Key"], server.requests()[1].headers["Idempotency-Key"])
@@ -388,38 +460,37 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let bad = records[5].id
         try await server.control(#"{"reject_uuid": "\#(bad.uuidString)"}"#)
         let running = try await start(configuration(), records: records)
+        try await waitUntilSent()
         try await finish(running)
         let counts = server.acceptedCounts()
         XCTAssertEqual(Set(counts.keys), Set(records.map(\.id.uuidString)).subtracting([bad.uuidString]))
         XCTAssertEqual(counts.values.max(), 1)
-        let letters = try await running.sink.outbox.deadLetters()
+        let letters = try await store.deadLetters(follower: "repository")
         XCTAssertEqual(letters.map(\.id), [bad])
         XCTAssertEqual(letters.first?.status, 400)
         XCTAssertTrue(letters.first?.response.contains("invalid sample") == true)
         XCTAssertEqual(running.status.current?.details["deadLetters"], "1")
-        XCTAssertEqual(running.sink.outbox.statistics.count, 0)
-        // Halves carry their parent's key with .0 or .1 appended, first half first.
-        let parent = PayloadBuilder.idempotencyKey(for: records.map(\.id))
-        XCTAssertEqual(
-            server.requests().map { $0.headers["Idempotency-Key"] ?? "" },
-            [parent, "\(parent).0", "\(parent).1", "\(parent).1.0", "\(parent).1.0.0", "\(parent).1.0.1", "\(parent).1.1"])
+        // Each half is its own request with its own key, first half first.
         XCTAssertEqual(server.requests().map(\.status), [400, 200, 400, 400, 200, 400, 200])
+        XCTAssertEqual(Set(server.requests().map { $0.headers["Idempotency-Key"] ?? "" }).count, 7)
     }
 
-    func testStopDuringABackoffEndsTheSinkAtOnceAndKeepsTheRecords() async throws {
+    func testStopDuringABackoffEndsTheSinkAtOnceAndTheCursorStays() async throws {
         let clock = ManualClock()
         try await server.control(#"{"fail": [503]}"#)
         let records = try (0..<4).map { try heartRate(60, at: Double($0)) }
         let running = try await start(configuration {
             $0.retry = .init(initialDelaySeconds: 600, maxDelaySeconds: 600, jitter: 0)
         }, clock: clock, records: records)
-        try await clock.waitForSleepers(1)
+        try await waitUntil("first attempt") { [server] in server!.requests().count == 1 }
+        try await clock.waitForSleepers(2)
         XCTAssertEqual(server.requests().map(\.status), [503])
-        // The manual clock never advances: only the end of the inbox can end the backoff.
+        // The manual clock never advances: only the stop can end the backoff.
         try await finish(running)
-        XCTAssertEqual(running.sink.outbox.statistics.count, 4)
+        let cursor = try await store.follower("repository")?.anchor
+        XCTAssertEqual(cursor, 0)
         XCTAssertEqual(server.requests().count, 1)
-        XCTAssertTrue(running.logs.contains("they are delivered at the next start"))
+        XCTAssertTrue(running.logs.contains("sent at the next start"))
     }
 
     func testWrongTokenKeepsSamplesAndReportsAuthenticationFailure() async throws {
@@ -431,101 +502,57 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let running = try await start(configuration {
             $0.auth = .init(type: .bearer, tokenFile: tokenFile.path)
         }, clock: clock, records: records)
-        try await clock.waitForSleepers(1)
+        try await waitUntil("refused") { running.status.current?.details["authError"] != nil }
         let status = try XCTUnwrap(running.status.current)
         XCTAssertEqual(status.details["authError"], "authentication failed (401): check the token file \(tokenFile.path)")
-        XCTAssertTrue(status.lastError?.hasPrefix("authentication failed (401): check the token file") == true)
-        XCTAssertEqual(running.sink.outbox.statistics.count, 3)
+        XCTAssertTrue(status.lastError?.hasPrefix("authentication failed (401)") == true, status.lastError ?? "")
         XCTAssertFalse(running.logs.entries.contains { $0.message.contains("secret") }, "a secret reached the log")
         XCTAssertFalse("\(status)".contains("wrong-secret"))
         try "right-secret".write(to: tokenFile, atomically: true, encoding: .utf8)
+        try await clock.waitForSleepers(2)
         clock.advance(by: .seconds(1))
         try await waitUntil("delivered with the fixed token") { [server] in server!.acceptedCounts().count == 3 }
+        try await waitUntilSent()
         try await finish(running)
-        XCTAssertEqual(running.sink.outbox.statistics.count, 0)
         XCTAssertNil(running.status.current?.details["authError"])
     }
 
-    func testFullOutboxBlocksIntakeUntilDeliveriesMakeRoom() async throws {
-        let clock = ManualClock()
-        try await server.control(#"{"fail": [503]}"#)
-        let records = try (0..<60).map { try heartRate(60, at: Double($0)) }
-        let running = try await start(configuration {
-            $0.batchSize = 10
-            $0.outbox = .init(maxBytes: 4096, maxAgeSeconds: 3600, policy: .block)
-        }, clock: clock, queue: QueueConfiguration(capacity: 100, policy: .block))
-        await running.feed(records)
-        try await waitUntil("intake blocked") { running.status.current?.details["outboxFull"] == "true" }
-        XCTAssertGreaterThan(running.inbox.depth, 0, "the sink kept taking records from a full outbox")
-        XCTAssertTrue(running.logs.contains("outbox full"))
-        try await clock.waitForSleepers(1)
-        clock.advance(by: .seconds(60))
-        try await finish(running)
-        let counts = server.acceptedCounts()
-        XCTAssertEqual(Set(counts.keys), Set(records.map(\.id.uuidString)))
-        XCTAssertEqual(counts.values.max(), 1)
-        XCTAssertEqual(running.status.current?.dropped, 0)
-    }
-
-    func testFullOutboxDropsOldestLoudly() async throws {
-        let clock = ManualClock()
-        try await server.control(#"{"fail": [503]}"#)
-        let records = try (0..<60).map { try heartRate(60, at: Double($0)) }
-        let running = try await start(configuration {
-            $0.batchSize = 10
-            $0.outbox = .init(maxBytes: 4096, maxAgeSeconds: 3600, policy: .dropOldest)
-        }, clock: clock)
-        await running.feed(records)
-        try await waitUntil("records dropped") { (running.status.current?.dropped ?? 0) > 0 }
-        try await waitUntil("intake done") { running.inbox.depth == 0 }
-        XCTAssertTrue(running.logs.entries.contains { $0.level == .warning && $0.message.contains("OUTBOX FULL") })
-        XCTAssertLessThanOrEqual(running.sink.outbox.statistics.bytes, 4096)
-        try await clock.waitForSleepers(1)
-        clock.advance(by: .seconds(60))
-        try await finish(running)
-        let dropped = running.status.current?.dropped ?? 0
-        let counts = server.acceptedCounts()
-        // What was not dropped arrives, once; the newest record always survives. A batch dropped
-        // while its send was under way may arrive too: at most one batch (10) counted twice.
-        XCTAssertTrue(
-            (records.count...records.count + 10).contains(counts.count + dropped),
-            "\(counts.count) delivered + \(dropped) dropped for \(records.count) records")
-        XCTAssertEqual(counts.values.max(), 1, "each record arrives at most once")
-        XCTAssertEqual(counts[records.last!.id.uuidString], 1)
-        XCTAssertEqual(running.sink.outbox.statistics.dropped, dropped)
-    }
-
-    func testOutboxSurvivesARestartOfTheSink() async throws {
+    /// A crash mid-batch: at the next start the same batch goes out again as the same request.
+    func testACrashedSinkSendsTheSameRequestAgainAtTheNextStart() async throws {
         let clock = ManualClock()
         try await server.control(#"{"fail": [503, 503, 503]}"#)
         let records = try (0..<5).map { try heartRate(60, at: Double($0)) }
         let first = try await start(configuration(), clock: clock, records: records)
-        try await clock.waitForSleepers(1)
-        XCTAssertEqual(first.sink.outbox.statistics.count, 5)
+        try await waitUntil("first attempt") { [server] in server!.requests().count == 1 }
         // A crash: the task is cancelled mid-backoff and the sink value is gone.
-        // (SinkInbox.next does not observe cancellation, so end the inbox too.)
         first.task.cancel()
-        first.finish()
         _ = try? await first.task.value
         try await server.control(#"{"reset": true}"#)
-        let second = try await start(configuration(), clock: clock)
+        let second = try await start(configuration())
+        try await waitUntilSent()
         try await finish(second)
+        let requests = server.requests()
+        XCTAssertEqual(requests.map(\.status), [503, 200])
+        XCTAssertEqual(requests[0].headers["Idempotency-Key"], requests[1].headers["Idempotency-Key"])
+        XCTAssertEqual(requests[0].uuids, requests[1].uuids)
         XCTAssertEqual(Set(server.acceptedCounts().keys), Set(records.map(\.id.uuidString)))
-        XCTAssertEqual(second.sink.outbox.statistics.count, 0)
     }
 
     func testDeadLettersCanBeRetried() async throws {
         let records = try (0..<2).map { try heartRate(60, at: Double($0)) }
         try await server.control(#"{"reject_uuid": "\#(records[1].id.uuidString)"}"#)
         let running = try await start(configuration(), records: records)
-        try await finish(running)
-        XCTAssertEqual(running.sink.outbox.statistics.deadLetters, 1)
+        try await waitUntilSent()
+        var letters = try await store.deadLetters()
+        XCTAssertEqual(letters.count, 1)
         try await server.control(#"{"reset": true}"#)
-        let moved = try await running.sink.outbox.retryDeadLetters()
-        XCTAssertEqual(moved, 1)
-        let again = try await start(configuration())
-        try await finish(again)
+        let marked = try await store.retryDeadLetters(ids: [records[1].id])
+        XCTAssertEqual(marked, 1)
+        try await waitUntil("the dead letter was sent") { [store] in try await store!.deadLetters().isEmpty }
+        try await finish(running)
         XCTAssertEqual(Set(server.acceptedCounts().keys), Set(records.map(\.id.uuidString)))
+        letters = try await store.deadLetters()
+        XCTAssertTrue(letters.isEmpty)
     }
 
     // MARK: TLS
@@ -562,13 +589,14 @@ final class HTTPRepositorySinkTests: XCTestCase {
         // With the certificate as the CA file, the sink delivers over HTTPS.
         let records = [try heartRate(70), try heartRate(71, at: 1)]
         let running = try await start(configuration { $0.caFile = certificate.path }, records: records)
+        try await waitUntilSent()
         try await finish(running)
         XCTAssertEqual(Set(server.acceptedCounts().keys), Set(records.map(\.id.uuidString)))
 
         // A CA file only makes sense for https, and must be readable: both fail at start-up.
-        let environment = TestEnvironment.make(directory: directory)
+        let environment = TestEnvironment.make(directory: directory, store: store)
         XCTAssertThrowsError(try HTTPRepositorySink(
-            configuration: HTTPRepositoryConfiguration(url: "http://127.0.0.1:9/x", caFile: certificate.path),
+            settings: HTTPRepositoryConfiguration(url: "http://127.0.0.1:9/x", caFile: certificate.path),
             environment: environment)
         ) { error in
             XCTAssertEqual((error as? PluginConfigurationError)?.keyPath, "caFile")
@@ -577,20 +605,35 @@ final class HTTPRepositorySinkTests: XCTestCase {
 
     // MARK: Configuration and helpers
 
-    func testConfigurationRefusesInlineSecretsAndAnUnreadableCAFile() throws {
+    func testConfigurationRefusesInlineSecretsAnUnreadableCAFileAndAMissingStore() throws {
         let inline = #"{"url": "https://repo.example/samples", "auth": {"type": "bearer", "token": "abc"}}"#
         XCTAssertThrowsError(try HealthJSON.makeDecoder().decode(HTTPRepositoryConfiguration.self, from: Data(inline.utf8)))
-        let environment = TestEnvironment.make(directory: directory)
+        let environment = TestEnvironment.make(directory: directory, store: store)
         XCTAssertThrowsError(try HTTPRepositorySink(
-            configuration: HTTPRepositoryConfiguration(url: "https://repo.example/x", caFile: "/etc/ca.pem"),
-            environment: environment)
+            settings: HTTPRepositoryConfiguration(url: "https://repo.example/x", caFile: "/etc/ca.pem"), environment: environment)
         ) { error in
             XCTAssertEqual((error as? PluginConfigurationError)?.keyPath, "caFile")
         }
         XCTAssertThrowsError(try HTTPRepositorySink(
-            configuration: HTTPRepositoryConfiguration(url: "https://user:pw@repo.example/x"), environment: environment))
+            settings: HTTPRepositoryConfiguration(url: "https://user:pw@repo.example/x"), environment: environment))
         XCTAssertThrowsError(try HTTPRepositorySink(
-            configuration: HTTPRepositoryConfiguration(url: "https://repo.example/x", format: .fhirR4), environment: environment))
+            settings: HTTPRepositoryConfiguration(url: "https://repo.example/x", format: .fhirR4), environment: environment))
+        XCTAssertThrowsError(try HTTPRepositorySink(
+            settings: HTTPRepositoryConfiguration(url: "https://repo.example/x"), environment: TestEnvironment.make(directory: directory))
+        ) { error in
+            XCTAssertTrue("\(error)".contains("no store"), "\(error)")
+        }
+    }
+
+    /// The outbox's settings are gone: the key is refused with the one to use.
+    func testTheOldOutboxKeyNamesTheFollowBlock() throws {
+        let json = #"{"url": "https://repo.example/x", "outbox": {"maxBytes": 100000}}"#
+        XCTAssertThrowsError(try ConfigurationJSONParser.parse(Data(json.utf8)).decodeStrictly(HTTPRepositoryConfiguration.self)) { error in
+            XCTAssertTrue("\(error)".contains("follow"), "\(error)")
+        }
+        let follow = #"{"url": "https://repo.example/x", "follow": {"startFrom": "now", "maxBytes": 100000, "maxAgeSeconds": 60}}"#
+        let decoded = try ConfigurationJSONParser.parse(Data(follow.utf8)).decodeStrictly(HTTPRepositoryConfiguration.self)
+        XCTAssertEqual(decoded.follow, FollowConfiguration(startFrom: .now, maxBytes: 100_000, maxAgeSeconds: 60))
     }
 
     func testSampleConfigDecodes() throws {
@@ -603,10 +646,14 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertTrue(configuration.sinks.contains { $0.kind == HTTPRepositorySink.kind })
     }
 
-    func testIdempotencyKeyIsDeterministicAndOrderIndependent() {
-        let a = ids.next(), b = ids.next(), c = ids.next()
-        XCTAssertEqual(PayloadBuilder.idempotencyKey(for: [a, b, c]), PayloadBuilder.idempotencyKey(for: [c, a, b]))
-        XCTAssertNotEqual(PayloadBuilder.idempotencyKey(for: [a, b]), PayloadBuilder.idempotencyKey(for: [a, c]))
+    func testBatchKeysFollowTheChangesAnchorsAndUUIDs() throws {
+        let a = try heartRate(60), b = try heartRate(61, at: 1)
+        let one = FollowerBatch(after: 0, through: 2, changes: [.stored(a, anchor: 1), .stored(b, anchor: 2)])
+        let same = FollowerBatch(after: 0, through: 2, changes: [.stored(a, anchor: 1), .stored(b, anchor: 2)])
+        let moved = FollowerBatch(after: 0, through: 3, changes: [.stored(a, anchor: 1), .stored(b, anchor: 3)])
+        XCTAssertEqual(one.key, same.key)
+        XCTAssertNotEqual(one.key, moved.key, "a later version of an object is another batch")
+        XCTAssertTrue(one.key.hasPrefix("hg2-"))
     }
 
     func testGzipRoundTrip() throws {

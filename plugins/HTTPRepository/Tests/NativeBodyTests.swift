@@ -1,10 +1,10 @@
 import Foundation
 import HealthModel
-import RemoteOutbox
+import RemoteSinkKit
 @testable import HTTPRepository
 import XCTest
 
-/// The native body assembled from payloads the outbox stored through the hand-written writer is
+/// The native body, assembled from each record's HealthJSON through the hand-written writer, is
 /// byte for byte what `JSONEncoder` makes of the whole batch.
 final class NativeBodyTests: XCTestCase {
     let ids = SampleIDGenerator(seed: 11)
@@ -19,15 +19,11 @@ final class NativeBodyTests: XCTestCase {
             samples.append(try QuantitySample(
                 id: ids.next(), type: .heartRate, quantity: Quantity(value, .countPerMinute), start: date, end: date, device: device))
         }
-        let encoder = HealthJSON.makeEncoder()
-        var writer = QuantitySampleJSONWriter()
-        let entries = try samples.map { sample in
-            OutboxRecord(
-                id: sample.id, kind: .quantity,
-                payload: try StoredPayload.encode(.quantity(sample), encoder: encoder, writer: &writer), enqueuedAt: start)
-        }
-        let expected = try encoder.encode(NativeBatch(samples: samples))
-        XCTAssertEqual(String(decoding: PayloadBuilder(format: .native, patientReference: nil).body(for: entries), as: UTF8.self),
-                       String(decoding: expected, as: UTF8.self))
+        let batch = FollowerBatch(
+            after: 0, through: Int64(samples.count),
+            changes: samples.enumerated().map { .stored(.quantity($1), anchor: Int64($0 + 1)) })
+        let expected = try HealthJSON.makeEncoder().encode(NativeBatch(samples: samples))
+        let body = try XCTUnwrap(try PayloadBuilder(format: .native, patientReference: nil).body(for: batch))
+        XCTAssertEqual(String(decoding: body, as: UTF8.self), String(decoding: expected, as: UTF8.self))
     }
 }

@@ -69,6 +69,8 @@ final class RecordingServer: @unchecked Sendable {
     }
 
     struct Request {
+        var method: String
+        var path: String
         var status: Int
         var headers: [String: String]
         var uuids: [String]
@@ -82,6 +84,7 @@ final class RecordingServer: @unchecked Sendable {
         return text.split(separator: "\n").compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
             return Request(
+                method: object["method"] as? String ?? "", path: object["path"] as? String ?? "",
                 status: object["status"] as? Int ?? 0, headers: object["headers"] as? [String: String] ?? [:],
                 uuids: object["uuids"] as? [String] ?? [], body: object["body"] ?? NSNull(),
                 compressedBytes: object["compressedBytes"] as? Int ?? 0)
@@ -92,17 +95,30 @@ final class RecordingServer: @unchecked Sendable {
     /// A repository that de-duplicates by key stores a uuid once when this set has one key.
     func acceptedKeys() -> [String: Set<String>] {
         var keys: [String: Set<String>] = [:]
-        for request in requests() where (200..<300).contains(request.status) {
+        for request in requests() where request.method == "POST" && (200..<300).contains(request.status) {
             for uuid in request.uuids { keys[uuid, default: []].insert(request.headers["Idempotency-Key"] ?? "") }
         }
         return keys
     }
 
-    /// uuids the repository accepted (2xx), with how often each was accepted.
+    /// uuids the repository accepted in a POST (2xx), with how often each was accepted.
     func acceptedCounts() -> [String: Int] {
         var counts: [String: Int] = [:]
-        for request in requests() where (200..<300).contains(request.status) {
+        for request in requests() where request.method == "POST" && (200..<300).contains(request.status) {
             for uuid in request.uuids { counts[uuid, default: 0] += 1 }
+        }
+        return counts
+    }
+
+    /// The uuids of the quantity samples of native bodies the repository accepted (2xx), with how
+    /// often each was accepted. (A heartbeat series is sent once per version, under one uuid.)
+    func acceptedSampleCounts() -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for request in requests() where request.method == "POST" && (200..<300).contains(request.status) {
+            let samples = (request.body as? [String: Any])?["samples"] as? [[String: Any]] ?? []
+            for sample in samples {
+                if let uuid = sample["uuid"] as? String { counts[uuid, default: 0] += 1 }
+            }
         }
         return counts
     }

@@ -1,13 +1,13 @@
 import Foundation
-public import RemoteOutbox
+public import RemoteSinkKit
 public import SampleBus
 
 /// How records map to MQTT messages (config key `messages`).
 public enum MQTTMessageMode: String, Sendable, Hashable, Codable, CaseIterable {
     /// One message per record: its HealthJSON object, with its uuid as the user property `uuid`.
     case record
-    /// One message per topic and outbox batch: a JSON array of the records' HealthJSON objects,
-    /// with one `uuid` user property per record, in the array's order.
+    /// One message per topic and batch: a JSON array of the records' HealthJSON objects, with one
+    /// `uuid` user property per record, in the array's order.
     case batch
 }
 
@@ -16,7 +16,7 @@ public enum MQTTMessageMode: String, Sendable, Hashable, Codable, CaseIterable {
 /// checks every value without side effects.
 ///
 /// The password never appears in the file: it is read from `passwordFile` when the sink starts.
-public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationContract {
+public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationContract, RenamedConfigurationKeys {
     /// The broker's host name or address.
     public var host: String
     /// The broker's port (1883 for plain MQTT, 8883 for MQTT over TLS by convention).
@@ -27,9 +27,10 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
     /// The MQTT client identifier; nil uses `healthgate-{gateway}-{sink name}`.
     public var clientID: String?
     public var messages: MQTTMessageMode
-    /// The most records in one outbox batch (which leaves the outbox when every PUBACK for it
-    /// arrived).
+    /// The most changes in one batch (the cursor passes a batch when every PUBACK for it arrived).
     public var batchSize: Int
+    /// How many batches may wait for their PUBACKs at once.
+    public var maxInFlight: Int
     /// Seconds between keepalive pings.
     public var keepAliveSeconds: Int
     /// Seconds to wait for the PUBACKs of a batch before it counts as failed and is resent.
@@ -45,63 +46,21 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
     public var certFile: String?
     /// The unencrypted PEM private key of `certFile` (readable by the gateway only).
     public var keyFile: String?
-    public var outbox: Outbox
-    public var retry: Retry
+    public var follow: FollowConfiguration
+    /// Backoff between failed batches; its longest delay is also libmosquitto's longest
+    /// reconnect delay (rounded up).
+    public var retry: RetryConfiguration
 
-    /// Outbox bounds.
-    public struct Outbox: Sendable, Hashable, Decodable {
-        /// The most bytes of pending records (their stored JSON).
-        public var maxBytes: Int
-        /// The oldest a pending record may be, in seconds.
-        public var maxAgeSeconds: Double
-        public var policy: OutboxPolicy
-
-        public init(maxBytes: Int = 256 << 20, maxAgeSeconds: Double = 7 * 86_400, policy: OutboxPolicy = .block) {
-            self.maxBytes = maxBytes
-            self.maxAgeSeconds = maxAgeSeconds
-            self.policy = policy
-        }
-
-        enum CodingKeys: String, CodingKey { case maxBytes, maxAgeSeconds, policy }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            let defaults = Outbox()
-            self.init(
-                maxBytes: try c.decodeIfPresent(Int.self, forKey: .maxBytes) ?? defaults.maxBytes,
-                maxAgeSeconds: try c.decodeIfPresent(Double.self, forKey: .maxAgeSeconds) ?? defaults.maxAgeSeconds,
-                policy: try c.decodeIfPresent(OutboxPolicy.self, forKey: .policy) ?? defaults.policy)
-        }
-    }
-
-    /// Exponential backoff between failed batches, and libmosquitto's reconnect delays.
-    public struct Retry: Sendable, Hashable, Decodable {
-        /// The first backoff, in seconds; it doubles per failed attempt.
-        public var initialDelaySeconds: Double
-        /// The longest backoff, in seconds (also the longest reconnect delay, rounded up).
-        public var maxDelaySeconds: Double
-
-        public init(initialDelaySeconds: Double = 0.5, maxDelaySeconds: Double = 30) {
-            self.initialDelaySeconds = initialDelaySeconds
-            self.maxDelaySeconds = maxDelaySeconds
-        }
-
-        enum CodingKeys: String, CodingKey { case initialDelaySeconds, maxDelaySeconds }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            let defaults = Retry()
-            self.init(
-                initialDelaySeconds: try c.decodeIfPresent(Double.self, forKey: .initialDelaySeconds) ?? defaults.initialDelaySeconds,
-                maxDelaySeconds: try c.decodeIfPresent(Double.self, forKey: .maxDelaySeconds) ?? defaults.maxDelaySeconds)
-        }
-    }
+    /// Old key names, suggested when they are used: the outbox is gone (the store is the log
+    /// every remote sink follows), and its bounds are the `follow` block's.
+    public static let renamedKeys = ["outbox": "follow"]
 
     public init(
         host: String, port: Int = 1883, topicPrefix: String = "healthgate", clientID: String? = nil,
-        messages: MQTTMessageMode = .record, batchSize: Int = 100, keepAliveSeconds: Int = 30, ackTimeoutSeconds: Double = 30,
-        username: String? = nil, passwordFile: String? = nil, caFile: String? = nil, certFile: String? = nil,
-        keyFile: String? = nil, outbox: Outbox = Outbox(), retry: Retry = Retry()
+        messages: MQTTMessageMode = .record, batchSize: Int = 100, maxInFlight: Int = 4, keepAliveSeconds: Int = 30,
+        ackTimeoutSeconds: Double = 30, username: String? = nil, passwordFile: String? = nil, caFile: String? = nil,
+        certFile: String? = nil, keyFile: String? = nil, follow: FollowConfiguration = FollowConfiguration(),
+        retry: RetryConfiguration = RetryConfiguration(maxDelaySeconds: 30)
     ) {
         self.host = host
         self.port = port
@@ -109,6 +68,7 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
         self.clientID = clientID
         self.messages = messages
         self.batchSize = batchSize
+        self.maxInFlight = maxInFlight
         self.keepAliveSeconds = keepAliveSeconds
         self.ackTimeoutSeconds = ackTimeoutSeconds
         self.username = username
@@ -116,13 +76,13 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
         self.caFile = caFile
         self.certFile = certFile
         self.keyFile = keyFile
-        self.outbox = outbox
+        self.follow = follow
         self.retry = retry
     }
 
     enum CodingKeys: String, CodingKey {
-        case host, port, topicPrefix, clientID, messages, batchSize, keepAliveSeconds, ackTimeoutSeconds
-        case username, passwordFile, caFile, certFile, keyFile, outbox, retry, password
+        case host, port, topicPrefix, clientID, messages, batchSize, maxInFlight, keepAliveSeconds, ackTimeoutSeconds
+        case username, passwordFile, caFile, certFile, keyFile, follow, retry, password
     }
 
     public init(from decoder: any Decoder) throws {
@@ -140,6 +100,7 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
             clientID: try c.decodeIfPresent(String.self, forKey: .clientID),
             messages: try c.decodeIfPresent(MQTTMessageMode.self, forKey: .messages) ?? defaults.messages,
             batchSize: try c.decodeIfPresent(Int.self, forKey: .batchSize) ?? defaults.batchSize,
+            maxInFlight: try c.decodeIfPresent(Int.self, forKey: .maxInFlight) ?? defaults.maxInFlight,
             keepAliveSeconds: try c.decodeIfPresent(Int.self, forKey: .keepAliveSeconds) ?? defaults.keepAliveSeconds,
             ackTimeoutSeconds: try c.decodeIfPresent(Double.self, forKey: .ackTimeoutSeconds) ?? defaults.ackTimeoutSeconds,
             username: try c.decodeIfPresent(String.self, forKey: .username),
@@ -147,8 +108,8 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
             caFile: try c.decodeIfPresent(String.self, forKey: .caFile),
             certFile: try c.decodeIfPresent(String.self, forKey: .certFile),
             keyFile: try c.decodeIfPresent(String.self, forKey: .keyFile),
-            outbox: try c.decodeIfPresent(Outbox.self, forKey: .outbox) ?? defaults.outbox,
-            retry: try c.decodeIfPresent(Retry.self, forKey: .retry) ?? defaults.retry)
+            follow: try c.decodeIfPresent(FollowConfiguration.self, forKey: .follow) ?? defaults.follow,
+            retry: try c.decodeIfPresent(RetryConfiguration.self, forKey: .retry) ?? defaults.retry)
     }
 
     /// The allowed `port`.
@@ -159,12 +120,6 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
     public static let keepAliveRange = 5...65_535
     /// The allowed `ackTimeoutSeconds`.
     public static let ackTimeoutRange: ClosedRange<Double> = 0.1...3600
-    /// The allowed `outbox.maxBytes`: 4 KiB to 1 TiB.
-    public static let outboxBytesRange = 4096...(1 << 40)
-    /// The allowed `outbox.maxAgeSeconds`: up to ten years.
-    public static let outboxAgeRange: ClosedRange<Double> = 1...315_360_000
-    /// The allowed retry delays, in seconds: up to an hour.
-    public static let retryDelayRange: ClosedRange<Double> = 0.001...3600
 
     /// The checks of ``validated()``; the settings are the configuration itself.
     public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> MQTTBrokerConfiguration {
@@ -203,15 +158,9 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
                 throw PluginConfigurationError(keyPath: key, reason: "\(path) does not exist or is not readable")
             }
         }
-        try PluginConfigurationError.check("outbox.maxBytes", outbox.maxBytes, in: Self.outboxBytesRange, unit: "bytes")
-        try PluginConfigurationError.check("outbox.maxAgeSeconds", outbox.maxAgeSeconds, in: Self.outboxAgeRange, unit: "seconds")
-        try PluginConfigurationError.check("retry.initialDelaySeconds", retry.initialDelaySeconds, in: Self.retryDelayRange, unit: "seconds")
-        try PluginConfigurationError.check("retry.maxDelaySeconds", retry.maxDelaySeconds, in: Self.retryDelayRange, unit: "seconds")
-        guard retry.maxDelaySeconds >= retry.initialDelaySeconds else {
-            throw PluginConfigurationError(
-                keyPath: "retry.maxDelaySeconds",
-                reason: "must be at least retry.initialDelaySeconds (\(ConfigurationDecoder.format(retry.initialDelaySeconds)))")
-        }
+        try PluginConfigurationError.check("maxInFlight", maxInFlight, in: FollowerSettings.inFlightRange, unit: "batches")
+        try follow.validate()
+        try retry.validate()
     }
 
     /// A topic level (or, for the prefix, levels) must be non-empty and free of the wildcards

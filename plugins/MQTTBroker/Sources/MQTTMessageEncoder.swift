@@ -1,14 +1,17 @@
 import Foundation
 import HealthModel
-import RemoteOutbox
+import HealthStore
+import RemoteSinkKit
 
-/// Turns outbox records into the messages of a sealed batch (see ``MQTTMessageFraming``).
+/// Turns a batch of the store's changes into MQTT messages, the same messages on every attempt.
 ///
 /// Topics are `{prefix}/{gateway}/{device}/{type}`: the device level is the device's local
 /// identifier (else its name, else `unknown`), the type level the quantity or correlation type's
 /// identifier, `heartbeatSeries` or `workout`. `+`, `#` and `/` in a level become `_`, so a device
-/// name can never add a level or a wildcard. The payload of a record is its stored HealthJSON,
-/// byte for byte.
+/// name can never add a level or a wildcard. A record's payload is its HealthJSON; a new version
+/// of an object (a grown heartbeat series, a higher sync version) goes to the same topic, its
+/// sync identifier and version in the payload's metadata. A deletion is a message on
+/// `{prefix}/{gateway}/deleted`: `{"kind":…,"type":…,"uuid":…}`.
 struct MQTTMessageEncoder: Sendable {
     var prefix: String
     var gateway: String
@@ -16,17 +19,13 @@ struct MQTTMessageEncoder: Sendable {
 
     /// The status topic, `{prefix}/{gateway}/status`, for `online` and the Will `offline`.
     var statusTopic: String { "\(prefix)/\(gateway)/status" }
+    /// The topic of deletions, `{prefix}/{gateway}/deleted`.
+    var deletedTopic: String { "\(prefix)/\(gateway)/deleted" }
 
     /// The topic of `record`.
     func topic(for record: HealthRecord) -> String {
         let device = record.device.flatMap { $0.localIdentifier ?? $0.name } ?? "unknown"
-        let type = switch record {
-        case .quantity(let sample): sample.type.identifier
-        case .heartbeatSeries: "heartbeatSeries"
-        case .workout: "workout"
-        case .correlation(let correlation): correlation.type.identifier
-        }
-        return "\(prefix)/\(gateway)/\(Self.level(device))/\(Self.level(type))"
+        return "\(prefix)/\(gateway)/\(Self.level(device))/\(Self.level(record.typeIdentifier))"
     }
 
     static func level(_ text: String) -> String {
@@ -34,57 +33,43 @@ struct MQTTMessageEncoder: Sendable {
         return cleaned.isEmpty ? "_" : cleaned
     }
 
-    /// The body of a batch whose records were just taken from the bus (`samples[i]` is
-    /// `records[i]`'s record).
-    func body(for records: [OutboxRecord], samples: [HealthRecord]) -> OutboxBody {
-        body(for: zip(records, samples).map { ($0, topic(for: $1)) }, unusable: [])
-    }
-
-    /// The body of stored records (a batch formed from dead letters moved back): each record's
-    /// HealthJSON is decoded for its topic; one that does not decode is left out as unusable.
-    func body(for records: [OutboxRecord]) -> OutboxBody {
-        let decoder = HealthJSON.makeDecoder()
-        var routed: [(OutboxRecord, String)] = []
-        var unusable: [OutboxRecord] = []
-        for record in records {
-            if let sample = Self.decode(record, decoder) {
-                routed.append((record, topic(for: sample)))
-            } else {
-                unusable.append(record)
+    /// The messages of `batch`, in its order (in `batch` mode, one per topic, in the order each
+    /// topic first appears).
+    /// - Throws: when a record cannot be encoded (a value JSON cannot hold).
+    func messages(for batch: FollowerBatch) throws -> [MQTTMessage] {
+        let encoder = HealthJSON.makeEncoder()
+        var writer = QuantitySampleJSONWriter()
+        var routed: [(topic: String, uuid: String, payload: [UInt8])] = []
+        routed.reserveCapacity(batch.changes.count)
+        for change in batch.changes {
+            switch change {
+            case .stored(let record, _):
+                routed.append((topic(for: record), "\(record.id)", try HealthJSONPayload.encode(record, encoder: encoder, writer: &writer)))
+            case .deleted(let deletion):
+                let type = (try? encoder.encode(deletion.type)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
+                routed.append((
+                    deletedTopic, "\(deletion.id)",
+                    Array("{\"kind\":\"\(deletion.kind.rawValue)\",\"type\":\(type),\"uuid\":\"\(deletion.id)\"}".utf8)))
             }
         }
-        return body(for: routed, unusable: unusable)
-    }
-
-    private static func decode(_ record: OutboxRecord, _ decoder: JSONDecoder) -> HealthRecord? {
-        let data = Data(record.payload)
-        return switch record.kind {
-        case .quantity: (try? decoder.decode(QuantitySample.self, from: data)).map(HealthRecord.quantity)
-        case .heartbeatSeries: (try? decoder.decode(HeartbeatSeriesSample.self, from: data)).map(HealthRecord.heartbeatSeries)
-        case .workout: (try? decoder.decode(Workout.self, from: data)).map(HealthRecord.workout)
-        case .correlation: (try? decoder.decode(CorrelationSample.self, from: data)).map(HealthRecord.correlation)
-        }
-    }
-
-    private func body(for routed: [(OutboxRecord, String)], unusable: [OutboxRecord]) -> OutboxBody {
-        var messages: [MQTTMessage] = []
         switch mode {
         case .record:
-            messages = routed.map { MQTTMessage(topic: $1, uuids: ["\($0.id)"], payload: $0.payload) }
+            return routed.map { MQTTMessage(topic: $0.topic, uuids: [$0.uuid], payload: $0.payload) }
         case .batch:
+            var messages: [MQTTMessage] = []
             var index: [String: Int] = [:]
-            for (record, topic) in routed {
+            for (topic, uuid, payload) in routed {
                 if let position = index[topic] {
-                    messages[position].uuids.append("\(record.id)")
+                    messages[position].uuids.append(uuid)
                     messages[position].payload.append(UInt8(ascii: ","))
-                    messages[position].payload.append(contentsOf: record.payload)
+                    messages[position].payload.append(contentsOf: payload)
                 } else {
                     index[topic] = messages.count
-                    messages.append(MQTTMessage(topic: topic, uuids: ["\(record.id)"], payload: [UInt8(ascii: "[")] + record.payload))
+                    messages.append(MQTTMessage(topic: topic, uuids: [uuid], payload: [UInt8(ascii: "[")] + payload))
                 }
             }
             for position in messages.indices { messages[position].payload.append(UInt8(ascii: "]")) }
+            return messages
         }
-        return OutboxBody(bytes: MQTTMessageFraming.encode(messages), contentEncoding: nil, unusable: unusable)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RemoteSinkKit
 import SampleBus
 import Synchronization
 
@@ -6,20 +7,25 @@ import Synchronization
 /// reading the password file then) and closed when the sink ends. A failed creation is tried
 /// again at the next attempt. Thread-safe.
 final class MQTTSinkConnection: Sendable {
-    private let sink: MQTTBrokerSink
+    private let configuration: MQTTBrokerConfiguration
+    private let library: MosquittoLibrary
+    private let encoder: MQTTMessageEncoder
+    private let name: String
     private let client = Mutex<MQTTClient?>(nil)
 
-    init(sink: MQTTBrokerSink) {
-        self.sink = sink
+    init(configuration: MQTTBrokerConfiguration, library: MosquittoLibrary, encoder: MQTTMessageEncoder, name: String) {
+        self.configuration = configuration
+        self.library = library
+        self.encoder = encoder
+        self.name = name
     }
 
     /// The client, connecting it first if needed.
     /// - Throws: ``MosquittoLibraryError``, ``MQTTClientError`` (an unreadable password file, a
     ///   setting libmosquitto refuses).
-    func connected(name: String) throws -> MQTTClient {
+    func connected() throws -> MQTTClient {
         try client.withLock { client in
             if let client { return client }
-            let configuration = sink.configuration
             var password: String?
             if let file = configuration.passwordFile {
                 guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
@@ -29,12 +35,12 @@ final class MQTTSinkConnection: Sendable {
             }
             let settings = MQTTClient.Settings(
                 host: configuration.host, port: configuration.port,
-                clientID: configuration.clientID ?? "healthgate-\(sink.encoder.gateway)-\(name)",
+                clientID: configuration.clientID ?? "healthgate-\(encoder.gateway)-\(name)",
                 keepAliveSeconds: configuration.keepAliveSeconds,
                 reconnectMaxDelaySeconds: Int(configuration.retry.maxDelaySeconds.rounded(.up)),
-                statusTopic: sink.encoder.statusTopic, username: configuration.username, password: password,
+                statusTopic: encoder.statusTopic, username: configuration.username, password: password,
                 caFile: configuration.caFile, certFile: configuration.certFile, keyFile: configuration.keyFile)
-            let created = try MQTTClient(library: sink.library, settings: settings)
+            let created = try MQTTClient(library: library, settings: settings)
             client = created
             return created
         }
@@ -42,11 +48,6 @@ final class MQTTSinkConnection: Sendable {
 
     /// The client's connection events; nil before a client exists.
     var events: MQTTConnectionEvents? { client.withLock { $0?.events } }
-
-    /// Forgets the PUBACKs of `mids` (a batch given up).
-    func forget(_ mids: [Int32]) {
-        events?.forget(mids)
-    }
 
     /// Publishes `offline` (retained) when connected, then disconnects and frees the client.
     func close(clock: any GatewayClock) async {

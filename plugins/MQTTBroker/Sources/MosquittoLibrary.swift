@@ -1,5 +1,5 @@
 internal import CMosquitto
-import Glibc
+import RemoteSinkKit
 import Synchronization
 
 /// libmosquitto, opened at run time with dlopen(3) instead of being linked into the executable,
@@ -42,19 +42,20 @@ public final class MosquittoLibrary: Sendable {
     }
 
     private static func open(_ path: String) throws(MosquittoLibraryError) -> MosquittoEntryPoints {
-        // RTLD_NOW: a broken installation fails here, not in the middle of a delivery.
-        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
-            throw MosquittoLibraryError(library: path, step: .open, reason: lastLoaderError())
+        let library: DynamicLibrary
+        do {
+            library = try DynamicLibrary.open(path)
+        } catch {
+            throw MosquittoLibraryError(library: path, step: .open, reason: error.reason)
         }
         do throws(MosquittoLibraryError) {
-            func resolve<Function>(_ name: String, as _: Function.Type) throws(MosquittoLibraryError) -> Function {
-                _ = dlerror()
-                guard let address = dlsym(handle, name) else {
-                    throw MosquittoLibraryError(library: path, step: .resolve(symbol: name), reason: lastLoaderError())
+            // `Function` is shim.h's `__typeof__(&name)`.
+            func resolve<Function>(_ name: String, as type: Function.Type) throws(MosquittoLibraryError) -> Function {
+                do {
+                    return try library.resolve(name, as: type)
+                } catch {
+                    throw MosquittoLibraryError(library: path, step: .resolve(symbol: name), reason: error.reason)
                 }
-                // `Function` is shim.h's `__typeof__(&name)`; function and data pointers share
-                // one representation wherever dlsym(3) exists.
-                return unsafeBitCast(address, to: Function.self)
             }
             let libInit = try resolve("mosquitto_lib_init", as: hg_mosquitto_lib_init_fn.self)
             let entryPoints = MosquittoEntryPoints(
@@ -89,13 +90,9 @@ public final class MosquittoLibrary: Sendable {
             }
             return entryPoints
         } catch {
-            dlclose(handle)
+            library.abandon()
             throw error
         }
-    }
-
-    private static func lastLoaderError() -> String {
-        dlerror().map { String(cString: $0) } ?? "unknown dynamic loader error"
     }
 }
 

@@ -3,7 +3,7 @@ import GatewayTesting
 import HealthModel
 import HealthStore
 import MQTTBroker
-import RemoteOutbox
+import RemoteSinkKit
 import SQLite
 import SQLiteStore
 import XCTest
@@ -35,22 +35,18 @@ struct FleetGateway {
     }
 
     var storePath: String { executable.root.appendingPathComponent("data/store.sqlite").path }
-    var outboxPath: String {
-        MQTTBrokerSink.outboxPath(stateDirectory: executable.root.appendingPathComponent("state/healthgate"), name: "broker")
-    }
 
     /// Starts `healthgate run`, for `seconds` (then it stops gracefully) or until killed.
     func start(seconds: Double? = nil) throws -> HealthgateExecutable.RunningProcess {
         try executable.start(["run", "--config", config.path] + (seconds.map { ["--duration", String($0)] } ?? []))
     }
 
-    /// The uuids of every record the store holds that the mqtt sink publishes: every sample and
-    /// every finished heartbeat series (a provisional one, stored as it grows, is never
-    /// published; a series still growing at a kill stays provisional in the store).
-    func publishableStoredUUIDs() async throws -> Set<String> {
+    /// The uuids of every record the store holds: the mqtt sink publishes each one, in its latest
+    /// version (a heartbeat series as it grows, too).
+    func storedUUIDs() async throws -> Set<String> {
         let store = try HealthStore(path: storePath, access: .readOnly)
         let heartRates = try await store.samples(of: .heartRate)
-        let series = try await store.heartbeatSeries().filter { $0.metadata[.provisional] != .bool(true) }
+        let series = try await store.heartbeatSeries()
         // Nothing else is stored: the simulated monitor measures heart rate and beat intervals.
         let connection = try SQLiteConnection(path: storePath, mode: .readOnly)
         let counts = try connection.query(
@@ -61,8 +57,17 @@ struct FleetGateway {
         return Set(heartRates.map(\.id.uuidString) + series.map(\.id.uuidString))
     }
 
-    /// The records waiting in the mqtt sink's outbox.
-    func pendingRecords() async throws -> [OutboxRecord] {
-        try await Outbox(path: outboxPath).pendingRecords()
+    /// The records after the mqtt sink's committed cursor (none before the sink registered), by
+    /// uuid, each with the HealthJSON the sink publishes for its current version.
+    func unsentRecords() async throws -> [String: String] {
+        guard FileManager.default.fileExists(atPath: storePath) else { return [:] }
+        let store = try HealthStore(path: storePath, access: .readOnly)
+        guard let cursor = try await store.follower("broker")?.anchor else { return [:] }
+        let encoder = HealthJSON.makeEncoder()
+        var unsent: [String: String] = [:]
+        for record in try await store.changes(since: cursor).added {
+            unsent[record.id.uuidString] = String(decoding: try HealthJSONPayload.encode(record, encoder: encoder), as: UTF8.self)
+        }
+        return unsent
     }
 }

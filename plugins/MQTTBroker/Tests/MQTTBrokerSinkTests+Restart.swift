@@ -2,7 +2,7 @@ import Foundation
 import GatewayTesting
 import HealthModel
 import MQTTBroker
-import RemoteOutbox
+import RemoteSinkKit
 import SampleBus
 import XCTest
 
@@ -32,8 +32,9 @@ extension MQTTBrokerSinkTests {
             await running.feed(chunk)
             try await Task.sleep(for: .milliseconds(20))
         }
-        try await waitUntil(timeout: .seconds(30), "records waiting in the outbox while the broker is down") {
-            running.sink.outbox.statistics.count > 0 && running.status.current?.lastError?.contains("publishing failed") == true
+        try await waitUntil(timeout: .seconds(30), "records waiting in the store while the broker is down") {
+            let pending = try await running.unsent()
+            return pending > 0 && running.status.current?.lastError?.contains("delivery failed") == true
         }
         try await broker.start()
         for chunk in chunks[8...] {
@@ -41,7 +42,8 @@ extension MQTTBrokerSinkTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         try await waitUntil(timeout: .seconds(60), "every record acknowledged after the restart") {
-            running.status.current?.records == records.count && running.sink.outbox.statistics.count == 0
+            let pending = try await running.unsent()
+            return running.status.current?.records == records.count && pending == 0
         }
         XCTAssertNil(running.status.current?.lastError, "the error is cleared once the broker is reachable again")
         running.finish()

@@ -2,7 +2,7 @@ import Foundation
 import GatewayTesting
 import HealthModel
 import MQTTBroker
-import RemoteOutbox
+import RemoteSinkKit
 import SampleBus
 import XCTest
 
@@ -50,7 +50,8 @@ extension MQTTBrokerSinkTests {
         let records = try (0..<12).map { try heartRate(80, at: Double($0)) }
         await running.feed(records)
         try await waitUntil(timeout: .seconds(30), "every record acknowledged over TLS") {
-            running.status.current?.records == records.count && running.sink.outbox.statistics.count == 0
+            let pending = try await running.unsent()
+            return running.status.current?.records == records.count && pending == 0
         }
         XCTAssertEqual(running.status.current?.details["connection"], "connected")
         running.finish()
@@ -64,7 +65,7 @@ extension MQTTBrokerSinkTests {
     }
 
     /// A wrong password: the broker refuses the connection, status and the log say so naming the
-    /// broker and the user (never the password), and the records wait in the outbox until a
+    /// broker and the user (never the password), and the records wait in the store until a
     /// start with the right password publishes them.
     func testWrongPasswordIsRefusedWithAClearErrorAndTheRecordsWait() async throws {
         let (tls, listener, _, certificates) = try await tlsBroker()
@@ -91,7 +92,8 @@ extension MQTTBrokerSinkTests {
         try await waitUntil(timeout: .seconds(10), "the refusal logged") { log.contains(expected) }
         running.finish()
         try await running.task.value
-        XCTAssertEqual(running.sink.outbox.statistics.count, records.count, "the records wait in the outbox")
+        let unsent1 = try await running.unsent()
+        XCTAssertEqual(unsent1, records.count, "the records wait in the store")
         let everything = log.entries.map(\.message) + [running.status.current?.lastError ?? ""]
             + (running.status.current?.details.values.map { $0 } ?? [])
         XCTAssertFalse(everything.contains { $0.contains(wrong) }, "the password is never logged or shown")
@@ -107,7 +109,8 @@ extension MQTTBrokerSinkTests {
             $0.passwordFile = wrongFile
         })
         try await waitUntil(timeout: .seconds(30), "the waiting records published with the right password") {
-            again.sink.outbox.statistics.count == 0
+            let pending = try await again.unsent()
+            return pending == 0
         }
         again.finish()
         try await again.task.value
@@ -137,7 +140,8 @@ extension MQTTBrokerSinkTests {
         }
         refused.finish()
         try await refused.task.value
-        XCTAssertEqual(refused.sink.outbox.statistics.count, first.count)
+        let unsent2 = try await refused.unsent()
+        XCTAssertEqual(unsent2, first.count)
 
         let running = try await start(configuration {
             $0.port = listener.port
@@ -148,7 +152,9 @@ extension MQTTBrokerSinkTests {
         let records = try (0..<8).map { try heartRate(75, at: Double($0)) }
         await running.feed(records)
         try await waitUntil(timeout: .seconds(30), "every record acknowledged with the client certificate") {
-            running.status.current?.records == records.count && running.sink.outbox.statistics.count == 0
+            let pending = try await running.unsent()
+            // The refused sink's records too: a new sink starts at the store's beginning.
+            return running.status.current?.records == first.count + records.count && pending == 0
         }
         running.finish()
         try await running.task.value
@@ -184,7 +190,8 @@ extension MQTTBrokerSinkTests {
         running.finish()
         try await running.task.value
         XCTAssertEqual(running.status.current?.records, 0)
-        XCTAssertEqual(running.sink.outbox.statistics.count, records.count)
+        let unsent3 = try await running.unsent()
+        XCTAssertEqual(unsent3, records.count)
         let logged = (try? String(contentsOf: tls.directory.appendingPathComponent("mosquitto.log"), encoding: .utf8)) ?? ""
         XCTAssertFalse(logged.contains("u'ward-7'"), "the sink never logged in")
     }

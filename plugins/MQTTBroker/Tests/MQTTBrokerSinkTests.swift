@@ -1,24 +1,29 @@
 import Foundation
 import GatewayTesting
 import HealthModel
-import MQTTBroker
-import RemoteOutbox
+import HealthStore
+@testable import MQTTBroker
+import RemoteSinkKit
 import SampleBus
 import XCTest
 
-/// The sink against a real `mosquitto` on 127.0.0.1, recorded by a real `mosquitto_sub`.
+/// The sink following a real store, against a real `mosquitto` on 127.0.0.1, recorded by a real
+/// `mosquitto_sub`.
 final class MQTTBrokerSinkTests: XCTestCase {
     var directory: URL!
     var broker: MosquittoBroker!
+    var store: HealthStore!
     let ids = SampleIDGenerator(seed: 11)
 
     override func setUp() async throws {
         directory = try TestEnvironment.temporaryDirectory("mqtt")
         broker = try MosquittoBroker(directory: directory, persistent: true)
         try await broker.start()
+        store = try await HealthStore.open(path: directory.appendingPathComponent("store.sqlite").path)
     }
 
     override func tearDown() async throws {
+        await store?.close()
         broker.stop()
         try? FileManager.default.removeItem(at: directory)
     }
@@ -31,29 +36,52 @@ final class MQTTBrokerSinkTests: XCTestCase {
             id: ids.next(), type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: date, end: date, device: device))
     }
 
-    struct Running {
+    struct Running: Sendable {
         var sink: MQTTBrokerSink
-        var feed: @Sendable ([HealthRecord]) async -> Void
-        var finish: @Sendable () -> Void
+        var store: HealthStore
+        var name: String
         var task: Task<Void, any Error>
         var status: StatusReporter
+        var shutdown: ShutdownSignal
+
+        /// Commits `records` into the store the sink follows.
+        func feed(_ records: [HealthRecord]) async {
+            do {
+                try await store.write(records)
+            } catch {
+                XCTFail("cannot write into the store: \(error)")
+            }
+        }
+
+        /// Requests a graceful stop: the sink publishes what it can, then returns.
+        func finish() {
+            shutdown.requestStop()
+        }
+
+        /// The changes after the sink's committed cursor.
+        func unsent() async throws -> Int {
+            let cursor = try await store.follower(name)?.anchor ?? 0
+            let changes = try await store.changes(since: cursor)
+            return changes.added.count + changes.deleted.count
+        }
     }
 
     func start(
         _ configuration: MQTTBrokerConfiguration, name: String = "broker", log: RecordingLogSink = RecordingLogSink()
     ) async throws -> Running {
-        var environment = TestEnvironment.make(name: name, clock: SystemClock(), directory: directory, logSink: log)
+        var environment = TestEnvironment.make(name: name, clock: SystemClock(), directory: directory, logSink: log, store: store)
         environment.gatewayName = "gw1"  // the configuration's top-level gatewayName
         let sink = try MQTTBrokerSink(settings: configuration.validated(in: environment), environment: environment)
-        let (inbox, feed, finish) = SinkInbox.standalone(configuration: QueueConfiguration())
         let status = StatusBoard().register(name: name, kind: MQTTBrokerSink.kind, role: .sink)
-        let context = SinkContext(logger: environment.logger, clock: SystemClock(), status: status)
-        let task = Task { try await sink.run(inbox: inbox, context: context) }
-        return Running(sink: sink, feed: feed, finish: finish, task: task, status: status)
+        let shutdown = ShutdownSignal()
+        let context = FollowerContext(
+            logger: environment.logger, clock: SystemClock(), status: status, stopRequest: StopRequest(shutdown), storeSettled: { true })
+        let task = Task { try await sink.run(context: context) }
+        return Running(sink: sink, store: store, name: name, task: task, status: status, shutdown: shutdown)
     }
 
     func configuration(_ changes: (inout MQTTBrokerConfiguration) -> Void = { _ in }) -> MQTTBrokerConfiguration {
-        var configuration = MQTTBrokerConfiguration(host: "127.0.0.1", port: broker.port, batchSize: 7)
+        var configuration = MQTTBrokerConfiguration(host: "127.0.0.1", port: broker.port, batchSize: 7, maxInFlight: 1)
         configuration.retry = .init(initialDelaySeconds: 0.05, maxDelaySeconds: 1)
         configuration.ackTimeoutSeconds = 5
         changes(&configuration)
@@ -68,7 +96,7 @@ final class MQTTBrokerSinkTests: XCTestCase {
         let records = try (0..<25).map { try heartRate(60 + Double($0), at: Double($0)) }
         await running.feed(records)
         try await waitUntil(timeout: .seconds(30), "every record acknowledged") {
-            running.status.current?.records == 25 && running.sink.outbox.statistics.count == 0
+            running.status.current?.records == 25
         }
         running.finish()
         try await running.task.value
@@ -112,22 +140,61 @@ final class MQTTBrokerSinkTests: XCTestCase {
         let records = try (0..<5).map { try heartRate(60, at: Double($0)) }
         await running.feed(records)
         try await waitUntil(timeout: .seconds(20), "the failure shown in status") {
-            running.status.current?.lastError?.contains("publishing failed") == true
+            running.status.current?.lastError?.contains("delivery failed") == true
         }
         running.finish()
         try await running.task.value
-        XCTAssertEqual(running.sink.outbox.statistics.count, 5)
+        let kept = try await running.unsent()
+        XCTAssertEqual(kept, 5, "the records wait in the store")
 
         try await broker.start()
         let recorder = try MQTTRecorder(broker: broker, filter: "healthgate/#")
         defer { recorder.stop() }
         try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
         let again = try await start(configuration())
-        try await waitUntil(timeout: .seconds(30), "the kept records published") { again.sink.outbox.statistics.count == 0 }
+        try await waitUntil(timeout: .seconds(30), "the kept records published") { try await again.unsent() == 0 }
         again.finish()
         try await again.task.value
         XCTAssertEqual(
             Set(recorder.messages.filter { $0.topic.hasSuffix("/heartRate") }.flatMap(\.uuids)), Set(records.map(\.id.uuidString)))
+    }
+
+    /// A deletion is a message on `{prefix}/{gateway}/deleted`; a new version of an object goes to
+    /// the object's topic again, its version in the payload.
+    func testDeletionsAndNewVersionsArePublished() async throws {
+        let recorder = try MQTTRecorder(broker: broker, filter: "healthgate/#")
+        defer { recorder.stop() }
+        try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
+        let records = try (0..<3).map { try heartRate(60, at: Double($0)) }
+        let running = try await start(configuration())
+        await running.feed(records)
+        try await waitUntil(timeout: .seconds(30), "the records published") { running.status.current?.records == 3 }
+        _ = try await store.delete(.ids([records[1].id]))
+        let series = try HeartbeatSeriesSample(
+            id: ids.next(), start: Date(timeIntervalSince1970: 1_800_000_010), end: Date(timeIntervalSince1970: 1_800_000_011),
+            beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false)], device: device,
+            metadata: [.syncIdentifier: .string("s"), .syncVersion: .integer(1)])
+        await running.feed([.heartbeatSeries(series)])
+        let grown = try HeartbeatSeriesSample(
+            id: series.id, start: series.startDate, end: Date(timeIntervalSince1970: 1_800_000_012),
+            beats: series.beats + [Heartbeat(timeSinceSeriesStart: 1.3, precededByGap: false)], device: device,
+            metadata: [.syncIdentifier: .string("s"), .syncVersion: .integer(2)])
+        try await waitUntil(timeout: .seconds(30), "the first version published") {
+            recorder.messages.contains { $0.topic.hasSuffix("/heartbeatSeries") }
+        }
+        await running.feed([.heartbeatSeries(grown)])
+        try await waitUntil(timeout: .seconds(30), "everything published") { try await running.unsent() == 0 }
+        running.finish()
+        try await running.task.value
+        let deleted = recorder.messages.filter { $0.topic == "healthgate/gw1/deleted" }
+        XCTAssertEqual(deleted.map(\.uuids), [[records[1].id.uuidString]])
+        let deletion = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try XCTUnwrap(deleted.first).payload.utf8)) as? [String: String])
+        XCTAssertEqual(deletion, ["kind": "quantity", "type": "heartRate", "uuid": records[1].id.uuidString])
+        let versions = recorder.messages.filter { $0.topic == "healthgate/gw1/A0:9E:1A:00:11:22/heartbeatSeries" }
+        XCTAssertEqual(versions.map(\.uuids), [[series.id.uuidString], [series.id.uuidString]])
+        let last = try HealthJSON.makeDecoder().decode(HeartbeatSeriesSample.self, from: Data(try XCTUnwrap(versions.last).payload.utf8))
+        XCTAssertEqual(last.metadata.syncVersion, 2)
+        XCTAssertEqual(last.beats.count, 2)
     }
 
     func testConfigurationIsStrictAndRangeChecked() throws {
@@ -136,7 +203,7 @@ final class MQTTBrokerSinkTests: XCTestCase {
             XCTAssertTrue("\($0)".contains("port"), "\($0)")
         }
         XCTAssertThrowsError(try decoder.decode(MQTTBrokerConfiguration.self, from: Data(#"{"host": "h", "password": "x"}"#.utf8)))
-        let environment = TestEnvironment.make(directory: directory)
+        let environment = TestEnvironment.make(directory: directory, store: store)
         let bad: [(String, MQTTBrokerConfiguration)] = [
             ("port", MQTTBrokerConfiguration(host: "h", port: 70_000)),
             ("topicPrefix", MQTTBrokerConfiguration(host: "h", topicPrefix: "a/#")),
@@ -144,6 +211,8 @@ final class MQTTBrokerSinkTests: XCTestCase {
             ("passwordFile", MQTTBrokerConfiguration(host: "h", passwordFile: "/nonexistent")),
             ("caFile", MQTTBrokerConfiguration(host: "h", caFile: "/nonexistent/ca.pem")),
             ("retry.maxDelaySeconds", MQTTBrokerConfiguration(host: "h", retry: .init(initialDelaySeconds: 5, maxDelaySeconds: 1))),
+            ("maxInFlight", MQTTBrokerConfiguration(host: "h", maxInFlight: 0)),
+            ("follow.maxBytes", MQTTBrokerConfiguration(host: "h", follow: .init(maxBytes: 10))),
         ]
         for (key, configuration) in bad {
             XCTAssertThrowsError(try configuration.validated(in: environment), key) {

@@ -1,15 +1,17 @@
 public import Foundation
-public import RemoteOutbox
+public import RemoteSinkKit
 public import SampleBus
 
 /// The payload format a repository expects (config key `format`).
 public enum RepositoryFormat: String, Sendable, Hashable, Codable, CaseIterable {
-    /// A HealthJSON batch: `{"correlations": […], "heartbeatSeries": […], "samples": […], "workouts": […]}`
-    /// (see openapi.yaml).
+    /// A HealthJSON batch: `{"correlations": […], "deleted": […], "heartbeatSeries": […],
+    /// "samples": […], "workouts": […]}` (see openapi.yaml).
     case native
-    /// A FHIR R4 transaction Bundle of Observations, one conditional create per sample.
+    /// A FHIR R4 transaction Bundle: a `PUT Observation/<uuid>` per sample, a `DELETE` per
+    /// deleted one.
     case fhirR4 = "fhir-r4"
-    /// An array of Open mHealth data points.
+    /// An array of Open mHealth data points, POSTed; a deleted data point is a
+    /// `DELETE <url>/<uuid>`.
     case openMHealth = "openmhealth"
 }
 
@@ -21,20 +23,22 @@ public enum RepositoryFormat: String, Sendable, Hashable, Codable, CaseIterable 
 /// (`tokenFile`, `passwordFile`) or from an environment variable named here (`tokenVariable`,
 /// `passwordVariable`).
 public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurationContract, RenamedConfigurationKeys {
-    /// The endpoint every request is POSTed to. The only URL the sink contacts; redirects are
-    /// never followed.
+    /// The endpoint every batch is POSTed to (Open mHealth deletions go to `<url>/<uuid>`). The
+    /// only URL the sink contacts; redirects are never followed.
     public var url: String
     public var format: RepositoryFormat
-    /// The most samples in one request.
+    /// The most changes (records and deletions) in one request.
     public var batchSize: Int
-    /// How long a partial batch may wait for more samples before it is sent, in seconds.
+    /// How long a partial batch may wait for more changes before it is sent, in seconds.
     public var batchIntervalSeconds: Double
+    /// How many requests may wait for their answers at once.
+    public var maxInFlight: Int
     /// Whether request bodies are gzip-compressed (`Content-Encoding: gzip`).
     public var gzip: Bool
     /// Seconds before a request times out (counts as a retryable failure).
     public var timeoutSeconds: Double
-    public var outbox: Outbox
-    public var retry: Retry
+    public var follow: FollowConfiguration
+    public var retry: RetryConfiguration
     public var auth: Auth
     /// For `fhir-r4`: the subject of every Observation, e.g. `Patient/123`.
     public var patientReference: String?
@@ -46,66 +50,9 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
     /// loopback. Off by default: such a request carries the secret in clear text over the network.
     public var allowInsecureTransport: Bool
 
-    /// Old key names, suggested when they are used.
-    public static let renamedKeys = ["batchIntervalMilliseconds": "batchIntervalSeconds"]
-
-    /// Outbox bounds.
-    public struct Outbox: Sendable, Hashable, Decodable {
-        /// The most bytes of pending records (their stored JSON).
-        public var maxBytes: Int
-        /// The oldest a pending record may be, in seconds.
-        public var maxAgeSeconds: Double
-        public var policy: OutboxPolicy
-
-        public init(maxBytes: Int = 256 << 20, maxAgeSeconds: Double = 7 * 86_400, policy: OutboxPolicy = .block) {
-            self.maxBytes = maxBytes
-            self.maxAgeSeconds = maxAgeSeconds
-            self.policy = policy
-        }
-
-        enum CodingKeys: String, CodingKey { case maxBytes, maxAgeSeconds, policy }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            let defaults = Outbox()
-            self.init(
-                maxBytes: try c.decodeIfPresent(Int.self, forKey: .maxBytes) ?? defaults.maxBytes,
-                maxAgeSeconds: try c.decodeIfPresent(Double.self, forKey: .maxAgeSeconds) ?? defaults.maxAgeSeconds,
-                policy: try c.decodeIfPresent(OutboxPolicy.self, forKey: .policy) ?? defaults.policy)
-        }
-    }
-
-    /// Exponential backoff with jitter.
-    public struct Retry: Sendable, Hashable, Decodable, RenamedConfigurationKeys {
-        /// The first backoff, in seconds; it doubles per failed attempt.
-        public var initialDelaySeconds: Double
-        /// The longest backoff, in seconds.
-        public var maxDelaySeconds: Double
-        /// Each delay is multiplied by a random factor in `1 ± jitter`.
-        public var jitter: Double
-
-        public init(initialDelaySeconds: Double = 0.5, maxDelaySeconds: Double = 60, jitter: Double = 0.2) {
-            self.initialDelaySeconds = initialDelaySeconds
-            self.maxDelaySeconds = maxDelaySeconds
-            self.jitter = jitter
-        }
-
-        /// Old key names, suggested when they are used.
-        public static let renamedKeys = [
-            "initialDelayMilliseconds": "initialDelaySeconds", "maximumDelayMilliseconds": "maxDelaySeconds",
-        ]
-
-        enum CodingKeys: String, CodingKey { case initialDelaySeconds, maxDelaySeconds, jitter }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            let defaults = Retry()
-            self.init(
-                initialDelaySeconds: try c.decodeIfPresent(Double.self, forKey: .initialDelaySeconds) ?? defaults.initialDelaySeconds,
-                maxDelaySeconds: try c.decodeIfPresent(Double.self, forKey: .maxDelaySeconds) ?? defaults.maxDelaySeconds,
-                jitter: try c.decodeIfPresent(Double.self, forKey: .jitter) ?? defaults.jitter)
-        }
-    }
+    /// Old key names, suggested when they are used: the outbox is gone (the store is the log
+    /// every remote sink follows), and its bounds are the `follow` block's.
+    public static let renamedKeys = ["batchIntervalMilliseconds": "batchIntervalSeconds", "outbox": "follow"]
 
     /// How the sink authenticates.
     public struct Auth: Sendable, Hashable, Decodable {
@@ -157,17 +104,19 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
     }
 
     public init(
-        url: String, format: RepositoryFormat = .native, batchSize: Int = 500, batchIntervalSeconds: Double = 1,
-        gzip: Bool = true, timeoutSeconds: Double = 30, outbox: Outbox = Outbox(), retry: Retry = Retry(),
-        auth: Auth = Auth(), patientReference: String? = nil, caFile: String? = nil, allowInsecureTransport: Bool = false
+        url: String, format: RepositoryFormat = .native, batchSize: Int = 1000, batchIntervalSeconds: Double = 1,
+        maxInFlight: Int = 4, gzip: Bool = true, timeoutSeconds: Double = 30, follow: FollowConfiguration = FollowConfiguration(),
+        retry: RetryConfiguration = RetryConfiguration(), auth: Auth = Auth(), patientReference: String? = nil,
+        caFile: String? = nil, allowInsecureTransport: Bool = false
     ) {
         self.url = url
         self.format = format
         self.batchSize = batchSize
         self.batchIntervalSeconds = batchIntervalSeconds
+        self.maxInFlight = maxInFlight
         self.gzip = gzip
         self.timeoutSeconds = timeoutSeconds
-        self.outbox = outbox
+        self.follow = follow
         self.retry = retry
         self.auth = auth
         self.patientReference = patientReference
@@ -176,7 +125,7 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
     }
 
     enum CodingKeys: String, CodingKey {
-        case url, format, batchSize, batchIntervalSeconds, gzip, timeoutSeconds, outbox, retry, auth
+        case url, format, batchSize, batchIntervalSeconds, maxInFlight, gzip, timeoutSeconds, follow, retry, auth
         case patientReference, caFile, allowInsecureTransport
     }
 
@@ -188,10 +137,11 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
             format: try c.decodeIfPresent(RepositoryFormat.self, forKey: .format) ?? defaults.format,
             batchSize: try c.decodeIfPresent(Int.self, forKey: .batchSize) ?? defaults.batchSize,
             batchIntervalSeconds: try c.decodeIfPresent(Double.self, forKey: .batchIntervalSeconds) ?? defaults.batchIntervalSeconds,
+            maxInFlight: try c.decodeIfPresent(Int.self, forKey: .maxInFlight) ?? defaults.maxInFlight,
             gzip: try c.decodeIfPresent(Bool.self, forKey: .gzip) ?? defaults.gzip,
             timeoutSeconds: try c.decodeIfPresent(Double.self, forKey: .timeoutSeconds) ?? defaults.timeoutSeconds,
-            outbox: try c.decodeIfPresent(Outbox.self, forKey: .outbox) ?? defaults.outbox,
-            retry: try c.decodeIfPresent(Retry.self, forKey: .retry) ?? defaults.retry,
+            follow: try c.decodeIfPresent(FollowConfiguration.self, forKey: .follow) ?? defaults.follow,
+            retry: try c.decodeIfPresent(RetryConfiguration.self, forKey: .retry) ?? defaults.retry,
             auth: try c.decodeIfPresent(Auth.self, forKey: .auth) ?? defaults.auth,
             patientReference: try c.decodeIfPresent(String.self, forKey: .patientReference),
             caFile: try c.decodeIfPresent(String.self, forKey: .caFile),
@@ -201,16 +151,8 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
 
     /// The allowed `batchSize`.
     public static let batchSizeRange = 1...100_000
-    /// The allowed `batchIntervalSeconds`.
-    public static let batchIntervalRange: ClosedRange<Double> = 0...3600
     /// The allowed `timeoutSeconds`.
     public static let timeoutRange: ClosedRange<Double> = 0.001...3600
-    /// The allowed `outbox.maxBytes`: 4 KiB to 1 TiB.
-    public static let outboxBytesRange = 4096...(1 << 40)
-    /// The allowed `outbox.maxAgeSeconds`: up to ten years.
-    public static let outboxAgeRange: ClosedRange<Double> = 1...315_360_000
-    /// The allowed retry delays, in seconds: up to a day.
-    public static let retryDelayRange: ClosedRange<Double> = 0.001...86_400
 
     /// The checks of ``validated()``; the settings are the configuration itself.
     public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> HTTPRepositoryConfiguration {
@@ -233,18 +175,12 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
                 keyPath: "url", reason: "credentials in the URL are not allowed; use auth.passwordFile or auth.passwordVariable")
         }
         try PluginConfigurationError.check("batchSize", batchSize, in: Self.batchSizeRange, unit: "records")
-        try PluginConfigurationError.check("batchIntervalSeconds", batchIntervalSeconds, in: Self.batchIntervalRange, unit: "seconds")
+        try PluginConfigurationError.check(
+            "batchIntervalSeconds", batchIntervalSeconds, in: FollowerSettings.batchIntervalRange, unit: "seconds")
+        try PluginConfigurationError.check("maxInFlight", maxInFlight, in: FollowerSettings.inFlightRange, unit: "requests")
         try PluginConfigurationError.check("timeoutSeconds", timeoutSeconds, in: Self.timeoutRange, unit: "seconds")
-        try PluginConfigurationError.check("outbox.maxBytes", outbox.maxBytes, in: Self.outboxBytesRange, unit: "bytes")
-        try PluginConfigurationError.check("outbox.maxAgeSeconds", outbox.maxAgeSeconds, in: Self.outboxAgeRange, unit: "seconds")
-        try PluginConfigurationError.check("retry.initialDelaySeconds", retry.initialDelaySeconds, in: Self.retryDelayRange, unit: "seconds")
-        try PluginConfigurationError.check("retry.maxDelaySeconds", retry.maxDelaySeconds, in: Self.retryDelayRange, unit: "seconds")
-        guard retry.maxDelaySeconds >= retry.initialDelaySeconds else {
-            throw PluginConfigurationError(
-                keyPath: "retry.maxDelaySeconds",
-                reason: "must be at least retry.initialDelaySeconds (\(ConfigurationDecoder.format(retry.initialDelaySeconds)))")
-        }
-        try PluginConfigurationError.check("retry.jitter", retry.jitter, in: 0...1)
+        try follow.validate()
+        try retry.validate()
         switch auth.type {
         case .none: break
         case .bearer:

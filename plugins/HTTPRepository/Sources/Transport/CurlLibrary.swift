@@ -1,5 +1,5 @@
 internal import CCurl
-import Glibc
+import RemoteSinkKit
 import Synchronization
 
 /// libcurl, opened at run time with dlopen(3) instead of being linked into the executable.
@@ -61,24 +61,21 @@ public final class CurlLibrary: Sendable {
     }
 
     private static func open(_ path: String) throws(CurlLibraryError) -> CurlEntryPoints {
-        // RTLD_NOW resolves every undefined symbol of libcurl and its dependencies here, so a
-        // broken installation fails at load and not in the middle of a transfer. RTLD_LOCAL keeps
-        // libcurl's symbols (and OpenSSL's) out of the global namespace (dlopen(3)).
-        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
-            throw CurlLibraryError(library: path, step: .open, reason: lastLoaderError())
+        let library: DynamicLibrary
+        do {
+            library = try DynamicLibrary.open(path)
+        } catch {
+            throw CurlLibraryError(library: path, step: .open, reason: error.reason)
         }
         do throws(CurlLibraryError) {
-            func resolve<Function>(_ name: String, as _: Function.Type) throws(CurlLibraryError) -> Function {
-                _ = dlerror()  // clears an earlier error, so the text read after a failure is this one's
-                guard let address = dlsym(handle, name) else {
-                    throw CurlLibraryError(library: path, step: .resolve(symbol: name), reason: lastLoaderError())
+            // Each `hg_curl_*_fn` type is declared in shim.h as `__typeof__(&name)`, from curl.h's
+            // prototype; the variadic two stay raw addresses.
+            func resolve<Function>(_ name: String, as type: Function.Type) throws(CurlLibraryError) -> Function {
+                do {
+                    return try library.resolve(name, as: type)
+                } catch {
+                    throw CurlLibraryError(library: path, step: .resolve(symbol: name), reason: error.reason)
                 }
-                // The address of `name` in libcurl, whose C type is `Function`: each `hg_curl_*_fn`
-                // type is declared in shim.h as `__typeof__(&name)`, from curl.h's prototype (the
-                // variadic two stay raw addresses).
-                // Function pointers and data pointers have the same size and representation on
-                // every platform dlsym(3) exists on (POSIX requires it).
-                return unsafeBitCast(address, to: Function.self)
             }
             let globalInit = try resolve("curl_global_init", as: hg_curl_global_init_fn.self)
             let entryPoints = CurlEntryPoints(
@@ -100,14 +97,9 @@ public final class CurlLibrary: Sendable {
             return entryPoints
         } catch {
             // Nothing from the library is in use yet, so this reference can go.
-            dlclose(handle)
+            library.abandon()
             throw error
         }
-    }
-
-    /// dlerror(3)'s text for the failure that just happened on this thread.
-    private static func lastLoaderError() -> String {
-        dlerror().map { String(cString: $0) } ?? "unknown dynamic loader error"
     }
 }
 

@@ -66,10 +66,10 @@ public actor CurlTransport: HTTPTransport {
             do {
                 curl = try library.entryPoints()
             } catch {
-                throw HTTPTransportError(url: url, reason: "\(error)")
+                throw HTTPTransportError(url: url, reason: "\(error)", method: request.method)
             }
             guard let handle = reusedHandle(curl) else {
-                throw HTTPTransportError(url: url, reason: "libcurl could not create a handle")
+                throw HTTPTransportError(url: url, reason: "libcurl could not create a handle", method: request.method)
             }
             return try Self.perform(request, curl: curl, handle: handle, caFile: caFile, exchange: exchange)
         } onCancel: {
@@ -130,9 +130,17 @@ public actor CurlTransport: HTTPTransport {
                 set(hg_curl_setopt_long(setopt, handle, CURLOPT_SSL_VERIFYHOST, 2))
                 if let caFile { set(hg_curl_setopt_string(setopt, handle, CURLOPT_CAINFO, caFile)) }
                 set(hg_curl_setopt_long(setopt, handle, CURLOPT_TIMEOUT_MS, Int(max(1, request.timeout * 1000))))
-                set(hg_curl_setopt_long(setopt, handle, CURLOPT_POST, 1))
-                set(hg_curl_setopt_pointer(setopt, handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: body.baseAddress)))
-                set(hg_curl_setopt_long(setopt, handle, CURLOPT_POSTFIELDSIZE, body.count))
+                if request.method == "POST" {
+                    set(hg_curl_setopt_pointer(setopt, handle, CURLOPT_CUSTOMREQUEST, nil))
+                    set(hg_curl_setopt_long(setopt, handle, CURLOPT_POST, 1))
+                    set(hg_curl_setopt_pointer(
+                        setopt, handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: body.baseAddress)))
+                    set(hg_curl_setopt_long(setopt, handle, CURLOPT_POSTFIELDSIZE, body.count))
+                } else {
+                    // A bodiless request with another method (DELETE): a GET's transfer, renamed.
+                    set(hg_curl_setopt_long(setopt, handle, CURLOPT_HTTPGET, 1))
+                    set(hg_curl_setopt_string(setopt, handle, CURLOPT_CUSTOMREQUEST, request.method))
+                }
                 set(hg_curl_setopt_pointer(setopt, handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)))
                 set(hg_curl_setopt_pointer(setopt, handle, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errors.baseAddress)))
                 set(hg_curl_setopt_callback(setopt, handle, CURLOPT_WRITEFUNCTION, curlBody))
@@ -150,7 +158,7 @@ public actor CurlTransport: HTTPTransport {
         guard code == CURLE_OK else {
             let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let reason = detail.isEmpty ? curl.easyStrerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)" : detail
-            throw HTTPTransportError(url: url, reason: reason, isTimeout: code == CURLE_OPERATION_TIMEDOUT)
+            throw HTTPTransportError(url: url, reason: reason, isTimeout: code == CURLE_OPERATION_TIMEDOUT, method: request.method)
         }
         var status = 0
         _ = hg_curl_response_code(curl.getinfo, handle, &status)

@@ -1,14 +1,17 @@
 public import Foundation
 
-/// One POST to the repository.
+/// One request to the repository: a POST of a batch, or (Open mHealth) a DELETE of a data point.
 public struct HTTPRequest: Sendable {
+    /// `POST` or `DELETE`.
+    public var method: String
     public var url: URL
     /// Header fields in order. Values may hold secrets (Authorization): never log them.
     public var headers: [(name: String, value: String)]
     public var body: Data
     public var timeout: Double
 
-    public init(url: URL, headers: [(name: String, value: String)], body: Data, timeout: Double) {
+    public init(method: String = "POST", url: URL, headers: [(name: String, value: String)], body: Data, timeout: Double) {
+        self.method = method
         self.url = url
         self.headers = headers
         self.body = body
@@ -37,14 +40,16 @@ public struct HTTPTransportError: Error, Sendable, CustomStringConvertible {
     public var reason: String
     /// Whether the request timed out.
     public var isTimeout: Bool
+    public var method: String
 
-    public init(url: String, reason: String, isTimeout: Bool = false) {
+    public init(url: String, reason: String, isTimeout: Bool = false, method: String = "POST") {
         self.url = url
         self.reason = reason
         self.isTimeout = isTimeout
+        self.method = method
     }
 
-    public var description: String { "POST \(url) failed: \(reason)" }
+    public var description: String { "\(method) \(url) failed: \(reason)" }
 }
 
 /// Sends requests; injected so tests can count or fail them. Implementations must be thread-safe.

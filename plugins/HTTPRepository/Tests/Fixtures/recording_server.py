@@ -3,7 +3,8 @@
 
 Listens on 127.0.0.1 (port 0 unless --port), prints the port on the first line of stdout, and
 appends one JSON line per request to --record: method, path, headers, status answered, the
-decompressed body (parsed when JSON) and the sample uuids found in it.
+decompressed body (parsed when JSON) and the sample uuids found in it (in the path, for a
+DELETE). POST carries batches; DELETE <path>/<uuid> deletes an Open mHealth data point.
 
 Tell it how to fail with POST /_control and a JSON object (all keys optional):
   {"fail": [503, 503]}                    answer these statuses to the next requests, in order
@@ -57,11 +58,17 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def do_DELETE(self):
+        self.handle_request("DELETE")
+
     def do_POST(self):
+        self.handle_request("POST")
+
+    def handle_request(self, method):
         length = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(length)
         state = self.state
-        if self.path == "/_control":
+        if method == "POST" and self.path == "/_control":
             command = json.loads(raw or b"{}")
             with state.lock:
                 if command.get("reset"):
@@ -96,20 +103,20 @@ class Handler(BaseHTTPRequestHandler):
                 value, code = state.retry_after
                 state.retry_after = None
                 status, extra, answer = code, {"Retry-After": value}, b'{"error":"slow down"}'
-            elif state.reject_uuid and state.reject_uuid.encode() in body:
+            elif state.reject_uuid and state.reject_uuid.encode() in body + self.path.encode():
                 status, answer = 400, json.dumps({"error": "invalid sample " + state.reject_uuid}).encode()
             try:
                 parsed = json.loads(body)
             except ValueError:
                 parsed = None
             line = {
-                "method": "POST",
+                "method": method,
                 "path": self.path,
                 "headers": {k: v for k, v in self.headers.items()},
                 "status": status,
                 "compressedBytes": len(raw),
                 "body": parsed if parsed is not None else body.decode("utf-8", "replace"),
-                "uuids": sorted(set(u.decode() for u in UUID.findall(body))),
+                "uuids": sorted(set(u.decode() for u in UUID.findall(body + self.path.encode()))),
             }
             with open(state.record, "a") as out:
                 out.write(json.dumps(line) + "\n")

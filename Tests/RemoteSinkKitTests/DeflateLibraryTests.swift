@@ -1,5 +1,5 @@
 import Foundation
-import RemoteOutbox
+import RemoteSinkKit
 import XCTest
 
 /// libdeflate, loaded with dlopen: what it compresses is gzip that zlib reads back byte for

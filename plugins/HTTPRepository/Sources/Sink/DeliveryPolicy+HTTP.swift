@@ -1,36 +1,15 @@
 public import Foundation
-import SampleBus
+public import RemoteSinkKit
 
-/// What an answer (or the lack of one) means for the batch that was sent.
-public enum DeliveryOutcome: Sendable, Hashable {
-    /// 2xx: the repository has the samples.
-    case delivered
-    /// Connection error, timeout, 5xx, 408, 429, or an unexpected status: keep the batch and
-    /// send it again later, after `retryAfter` when the server said so.
-    case retry(reason: String, status: Int?, retryAfter: Duration?)
-    /// 401 or 403: the credentials are wrong. Keep the batch, back off, report.
-    case authentication(status: Int)
-    /// Any other 4xx: something in the batch is bad. Split it to find the offending samples.
-    case rejected(status: Int, answer: String)
-}
-
-/// Classifies answers and computes retry delays (RFC 9110 §15 status classes, §10.2.3
-/// Retry-After).
-public struct DeliveryPolicy: Sendable {
-    public var initialDelay: Duration
-    public var maximumDelay: Duration
-    public var jitter: Double
-    /// A Retry-After longer than this is clamped, so a misconfigured server cannot park the
-    /// outbox for days.
-    public var maximumRetryAfter: Duration = .seconds(3600)
-
-    public init(initialDelay: Duration, maximumDelay: Duration, jitter: Double) {
-        self.initialDelay = initialDelay
-        self.maximumDelay = maximumDelay
-        self.jitter = jitter
+extension DeliveryPolicy {
+    /// The outcome of a request that got no answer (refused connection, timeout, TLS failure):
+    /// always worth retrying.
+    public static func outcome(of error: HTTPTransportError) -> DeliveryOutcome {
+        .retry(reason: error.description, status: nil, retryAfter: nil)
     }
 
-    /// The outcome of a response received at `now`.
+    /// The outcome of an HTTP response received at `now` (RFC 9110 §15 status classes, §10.2.3
+    /// Retry-After).
     public func outcome(of response: HTTPResponse, now: Date) -> DeliveryOutcome {
         let status = response.status
         switch status {
@@ -52,17 +31,6 @@ public struct DeliveryPolicy: Sendable {
         default:
             return .retry(reason: "unexpected HTTP \(status)", status: status, retryAfter: nil)
         }
-    }
-
-    /// The delay before retry number `attempt` (1-based): `initialDelay × 2^(attempt−1)`, at most
-    /// `maximumDelay`, times a factor in `1 ± jitter` drawn from `random` (a value in 0..<1).
-    public func delay(attempt: Int, random: Double) -> Duration {
-        var seconds = initialDelay.seconds
-        let cap = maximumDelay.seconds
-        for _ in 1..<max(1, attempt) where seconds < cap { seconds *= 2 }
-        seconds = min(seconds, cap)
-        seconds *= 1 + jitter * (2 * random - 1)
-        return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
     /// Parses a Retry-After value: delay-seconds or an HTTP-date (IMF-fixdate, and the obsolete

@@ -1,25 +1,25 @@
 /// What the delivery does next with a batch, decided from the outcome of one attempt.
 public enum DeliveryDecision: Sendable, Hashable {
-    /// The repository has the batch: delete it from the outbox.
+    /// The receiver has the batch: the follower's cursor may pass it.
     case acknowledge
     /// Send the same batch (same key) again after `delay`; `fromServer` when the delay is the
     /// server's Retry-After.
     case retry(after: Duration, reason: String, fromServer: Bool)
     /// The credentials are refused: keep the batch, report, send it again after `delay`.
     case reauthenticate(after: Duration, status: Int)
-    /// The repository refused a batch of several records: split it into halves (stored with
-    /// derived keys) and deliver each.
+    /// The receiver refused a batch of several changes: split it into halves (each with its own
+    /// key) and deliver each.
     case bisect(status: Int, answer: String)
-    /// The repository refused a single record: move it to the dead letters.
+    /// The receiver refused a single change: store it as a dead letter and go on.
     case deadLetter(status: Int, answer: String)
-    /// A graceful stop is under way and the batch would have to wait: leave it in the outbox for
-    /// the next start.
+    /// A graceful stop is under way and the batch would have to wait: leave it; the cursor stays
+    /// before it and the next start sends it again.
     case stop(reason: String)
 }
 
 extension DeliveryPolicy {
     /// The decision for `outcome`, the outcome of attempt number `attempt` (1-based) to send a
-    /// batch of `batchCount` records. `stopping` is whether a graceful stop was asked for;
+    /// batch of `batchCount` changes. `stopping` is whether a graceful stop was asked for;
     /// `random` (in 0..<1) draws the backoff's jitter. Pure: no I/O, no clock.
     public func decision(
         for outcome: DeliveryOutcome, batchCount: Int, attempt: Int, stopping: Bool, random: Double
@@ -36,11 +36,5 @@ extension DeliveryPolicy {
             if stopping { return .stop(reason: "authentication failed (\(status))") }
             return .reauthenticate(after: delay(attempt: attempt, random: random), status: status)
         }
-    }
-
-    /// The outcome of a request that got no answer (refused connection, timeout, TLS failure):
-    /// always worth retrying.
-    public static func outcome(of error: HTTPTransportError) -> DeliveryOutcome {
-        .retry(reason: error.description, status: nil, retryAfter: nil)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import HealthModel
-import RemoteOutbox
+import RemoteSinkKit
 import XCTest
 
 /// The hand-written HealthJSON writer must produce exactly the bytes `JSONEncoder` does, or
@@ -51,7 +51,7 @@ final class QuantitySampleJSONWriterTests: XCTestCase {
                     XCTAssertEqual(String(decoding: written, as: UTF8.self), String(decoding: expected, as: UTF8.self))
                     // And through the path the sink uses.
                     XCTAssertEqual(
-                        try StoredPayload.encode(.quantity(sample), encoder: encoder, writer: &writer), expected)
+                        try HealthJSONPayload.encode(.quantity(sample), encoder: encoder, writer: &writer), expected)
                 }
             }
         }

@@ -1,0 +1,28 @@
+public import HealthModel
+
+/// What the store keeps of the change log once every follower (a remote sink) acknowledged it.
+public enum LogRetention: Sendable, Hashable {
+    /// Everything: the store is the gateway's database (a `sqlite` sink is configured), queried
+    /// and kept until deleted.
+    case everything
+    /// Only what a follower has not acknowledged, plus what a running workout still reads: the
+    /// store is the remote sinks' journal and does not grow with the data sent (a gateway
+    /// configured with remote sinks alone).
+    case untilAcknowledged
+
+    /// The bytes a record is estimated to take in the store, for the followers' `maxBytes`:
+    /// the row and its index entry, from the sizes measured on a year of samples (about 80
+    /// bytes a quantity sample; Benchmarks/RESULTS.md), and the child rows of the other kinds.
+    static func estimatedBytes(of record: HealthRecord) -> Int {
+        switch record {
+        case .quantity(let sample): 80 + 40 * sample.metadata.count
+        case .correlation(let correlation): 96 + 80 * correlation.objects.count
+        case .heartbeatSeries(let series): 96 + 12 * series.beats.count
+        case .workout(let workout): 256 + 48 * (workout.events.count + workout.activities.count + workout.statistics.count)
+            + 16 * workout.sampleIDs.count
+        }
+    }
+
+    /// A tombstone's estimated bytes.
+    static let tombstoneBytes = 48
+}

@@ -1,0 +1,30 @@
+public import SampleBus
+
+/// The receiving end of a remote sink: what turns a batch of the store's changes into requests
+/// (HTTP) or messages (MQTT) and says what became of them. The ``Follower`` does the rest (the
+/// cursor, ranges, retries, bisection, dead letters, retention), the same for every remote sink.
+public protocol RemoteReceiver: Sendable {
+    /// Where changes go, for logs and status: `https://repo.example/ingest`, `127.0.0.1:1883`.
+    var destination: String { get }
+
+    /// Readies the receiver (loads its library, starts connecting) when the follower starts.
+    /// Never throws: a receiver that cannot get ready reports why (log and status) and fails
+    /// each ``send(_:context:)`` with a retryable outcome until it can.
+    func prepare(context: FollowerContext) async
+
+    /// Whether the receiver can carry `change` at all (FHIR has no heartbeat series). Changes it
+    /// cannot carry are passed over: the cursor moves past them.
+    func accepts(_ change: FollowedChange) -> Bool
+
+    /// Sends one batch and waits for the receiver's answer. Never throws: every failure is an
+    /// outcome. The same batch may be sent again (a retry, a restart): a receiver must build the
+    /// same request from it.
+    func send(_ batch: FollowerBatch, context: FollowerContext) async -> DeliveryOutcome
+
+    /// Releases connections (the follower is stopping).
+    func close() async
+}
+
+extension RemoteReceiver {
+    public func close() async {}
+}

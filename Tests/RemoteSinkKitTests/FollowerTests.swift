@@ -1,0 +1,387 @@
+import AsyncPrimitives
+import Foundation
+import GatewayTesting
+import HealthModel
+import HealthStore
+import RemoteSinkKit
+import SampleBus
+import Synchronization
+import XCTest
+
+/// A receiver that records every batch it is sent and answers what the test scripts, optionally
+/// holding each send until the test releases it.
+final class ScriptedReceiver: RemoteReceiver {
+    struct Sent: Sendable {
+        var key: String
+        var after: Int64
+        var through: Int64
+        var changes: [FollowedChange]
+    }
+
+    private struct State {
+        var sent: [Sent] = []
+        var answers: [DeliveryOutcome] = []
+        var inFlight = 0
+        var mostInFlight = 0
+    }
+
+    private let state = Mutex(State())
+    /// Sends wait until it holds true (`true` unless the test holds them).
+    let gate = AsyncCondition(true)
+    /// Changes it refuses (an HTTP 400 for any batch holding one).
+    let refused: Mutex<Set<SampleID>> = Mutex([])
+    let accepting: @Sendable (FollowedChange) -> Bool
+
+    init(accepting: @escaping @Sendable (FollowedChange) -> Bool = { _ in true }) {
+        self.accepting = accepting
+    }
+
+    var destination: String { "scripted" }
+    var sent: [Sent] { state.withLock { $0.sent } }
+    var mostInFlight: Int { state.withLock { $0.mostInFlight } }
+    /// The changes of the batches answered `.delivered`, in the order they were sent.
+    var deliveredChanges: [FollowedChange] { deliveredStorage.withLock { $0 } }
+    private let deliveredStorage = Mutex<[FollowedChange]>([])
+
+    /// Answers the next sends with `outcomes`, in order; then `.delivered`.
+    func answer(_ outcomes: DeliveryOutcome...) {
+        state.withLock { $0.answers += outcomes }
+    }
+
+    func prepare(context: FollowerContext) async {}
+
+    func accepts(_ change: FollowedChange) -> Bool { accepting(change) }
+
+    func send(_ batch: FollowerBatch, context: FollowerContext) async -> DeliveryOutcome {
+        state.withLock {
+            $0.sent.append(Sent(key: batch.key, after: batch.after, through: batch.through, changes: batch.changes))
+            $0.inFlight += 1
+            $0.mostInFlight = max($0.mostInFlight, $0.inFlight)
+        }
+        try? await gate.wait { $0 }
+        let refusedIDs = refused.withLock { $0 }
+        let outcome: DeliveryOutcome = state.withLock { state in
+            state.inFlight -= 1
+            if batch.changes.contains(where: { refusedIDs.contains($0.id) }) {
+                return .rejected(status: 400, answer: "refused")
+            }
+            return state.answers.isEmpty ? .delivered : state.answers.removeFirst()
+        }
+        if outcome == .delivered { deliveredStorage.withLock { $0 += batch.changes } }
+        return outcome
+    }
+}
+
+final class FollowerTests: StoreTestCase {
+    var store: HealthStore!
+    var ids: SampleIDGenerator!
+
+    override func setUp() async throws {
+        try await super.setUp()
+        store = try await HealthStore.open(path: path)
+        ids = makeIDs()
+    }
+
+    override func tearDown() async throws {
+        await store?.close()
+        store = nil
+        try await super.tearDown()
+    }
+
+    struct Running {
+        var task: Task<Void, any Error>
+        var shutdown: ShutdownSignal
+        var status: StatusReporter
+        var logs: RecordingLogSink
+
+        /// Requests a graceful stop (the store is settled) and waits for the follower to return.
+        func stop() async throws {
+            shutdown.requestStop()
+            try await task.value
+        }
+    }
+
+    func settings(
+        batchSize: Int = 10, interval: Duration = .zero, inFlight: Int = 1, follow: FollowConfiguration = FollowConfiguration()
+    ) -> FollowerSettings {
+        FollowerSettings(
+            batchSize: batchSize, batchInterval: interval, maxInFlight: inFlight, follow: follow,
+            retry: RetryConfiguration(initialDelaySeconds: 1, maxDelaySeconds: 8, jitter: 0))
+    }
+
+    func start(
+        _ receiver: ScriptedReceiver, name: String = "remote", settings: FollowerSettings? = nil,
+        clock: any GatewayClock = SystemClock(), legacyOutbox: String? = nil
+    ) -> Running {
+        let logs = RecordingLogSink()
+        let status = StatusBoard().register(name: name, kind: "scripted", role: .sink)
+        let shutdown = ShutdownSignal()
+        let follower = Follower(
+            name: name, store: store, receiver: receiver, settings: settings ?? self.settings(), legacyOutbox: legacyOutbox,
+            random: { 0.5 })
+        let context = FollowerContext(
+            logger: Logger(label: name, sink: logs, level: .debug), clock: clock, status: status,
+            stopRequest: StopRequest(shutdown), storeSettled: { true })
+        let task = Task { try await follower.run(context: context) }
+        return Running(task: task, shutdown: shutdown, status: status, logs: logs)
+    }
+
+    func heartRates(_ count: Int, from offset: Int = 0) throws -> [HealthRecord] {
+        try (offset..<offset + count).map { .quantity(try heartRate(ids, 60 + Double($0 % 40), at: Double($0))) }
+    }
+
+    func cursor(_ name: String = "remote") async throws -> Int64 {
+        try await Self.cursor(store, name)
+    }
+
+    static func cursor(_ store: HealthStore, _ name: String = "remote") async throws -> Int64 {
+        try await store.follower(name)?.anchor ?? -1
+    }
+
+    /// Waits until follower `name`'s committed cursor reaches the store's latest anchor.
+    func waitUntilSent(_ name: String = "remote", _ running: Running? = nil) async throws {
+        let store = self.store!
+        let latest = try await store.latestAnchor()
+        do {
+            try await waitUntil("\(name) reaches anchor \(latest)") { try await Self.cursor(store, name) == latest }
+        } catch {
+            let cursor = try await Self.cursor(store, name)
+            XCTFail("\(name) at \(cursor) of \(latest); log:\n" + (running?.logs.entries.map { "\($0.level) \($0.message)" }.joined(separator: "\n") ?? ""))
+            throw error
+        }
+    }
+
+    // MARK: Tests
+
+    func testEveryChangeIsSentOnceInAnchorOrderAndTheCursorIsCommitted() async throws {
+        let records = try heartRates(25)
+        try await store.write(records)
+        let receiver = ScriptedReceiver()
+        let running = start(receiver)
+        try await waitUntilSent()
+        try await running.stop()
+        XCTAssertEqual(receiver.sent.map(\.changes.count), [10, 10, 5])
+        XCTAssertEqual(receiver.deliveredChanges.map(\.id), records.map(\.id))
+        XCTAssertEqual(receiver.sent.map(\.after), [0, 10, 20])
+        XCTAssertEqual(running.status.current?.records, 25)
+        // Nothing left begun: every range was acknowledged.
+        let begun = try await store.followerBatches("remote")
+        XCTAssertTrue(begun.isEmpty)
+        // Later commits are sent as they come.
+        let more = try heartRates(3, from: 25)
+        let again = start(receiver)
+        try await store.write(more)
+        try await waitUntilSent()
+        try await again.stop()
+        XCTAssertEqual(receiver.deliveredChanges.suffix(3).map(\.id), more.map(\.id))
+    }
+
+    func testDeletionsAndNewVersionsTravelAfterTheFirstVersion() async throws {
+        let records = try heartRates(3)
+        try await store.write(records)
+        let series = try HeartbeatSeriesSample(
+            id: ids.next(), start: at(100), end: at(101),
+            beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false)], device: strap,
+            metadata: [.syncIdentifier: .string("series-1"), .syncVersion: .integer(1)])
+        try await store.write([.heartbeatSeries(series)])
+        let receiver = ScriptedReceiver()
+        let running = start(receiver)
+        try await waitUntilSent()
+        // The series grows (a later version, the same uuid), and a sample is deleted.
+        let grown = try HeartbeatSeriesSample(
+            id: series.id, start: at(100), end: at(102),
+            beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false), Heartbeat(timeSinceSeriesStart: 1.4, precededByGap: false)],
+            device: strap, metadata: [.syncIdentifier: .string("series-1"), .syncVersion: .integer(2)])
+        try await store.write([.heartbeatSeries(grown)])
+        _ = try await store.delete(.ids([records[1].id]))
+        try await waitUntilSent()
+        try await running.stop()
+        let later = Array(receiver.deliveredChanges.dropFirst(4))
+        XCTAssertEqual(later.count, 2)
+        guard case .stored(.heartbeatSeries(let sent), _) = later.first else { return XCTFail("\(later)") }
+        XCTAssertEqual(sent.id, series.id)
+        XCTAssertEqual(sent.beats.count, 2)
+        XCTAssertEqual(sent.metadata.syncVersion, 2)
+        guard case .deleted(let deletion) = later.last else { return XCTFail("\(later)") }
+        XCTAssertEqual(deletion.id, records[1].id)
+        XCTAssertEqual(deletion.kind, .quantity)
+        XCTAssertEqual(deletion.type, "heartRate")
+    }
+
+    /// A batch begun before a crash is rebuilt from its committed range: the same changes in the
+    /// same order under the same key.
+    func testABatchSentAgainAfterACrashIsTheSameRequest() async throws {
+        try await store.write(try heartRates(20))
+        let receiver = ScriptedReceiver()
+        receiver.gate.set(false)
+        let crashed = start(receiver, settings: settings(inFlight: 2))
+        try await waitUntil("two batches in flight") { receiver.sent.count == 2 }
+        // A crash: the task goes, nothing is acknowledged.
+        crashed.task.cancel()
+        _ = try? await crashed.task.value
+        let stayed = try await cursor()
+        XCTAssertEqual(stayed, 0)
+        let begun = try await store.followerBatches("remote")
+        XCTAssertEqual(begun.map(\.after), [0, 10])
+        // More records committed meanwhile do not change the batches begun.
+        try await store.write(try heartRates(5, from: 20))
+        receiver.gate.set(true)
+        let restarted = start(receiver, settings: settings(inFlight: 2))
+        try await waitUntilSent()
+        try await restarted.stop()
+        let first = Array(receiver.sent.prefix(2))
+        let again = Array(receiver.sent.dropFirst(2).prefix(2))
+        XCTAssertEqual(again.map(\.key), first.map(\.key))
+        XCTAssertEqual(again.map { $0.changes.map(\.id) }, first.map { $0.changes.map(\.id) })
+        XCTAssertEqual(again.map(\.through), first.map(\.through))
+        XCTAssertEqual(Set(receiver.deliveredChanges.map(\.id)).count, 25)
+    }
+
+    /// Up to `maxInFlight` batches wait for their answers at once; the cursor moves only past the
+    /// oldest unanswered one.
+    func testBatchesInFlightAndTheCursorStaysBeforeTheOldestUnanswered() async throws {
+        try await store.write(try heartRates(50))
+        let receiver = ScriptedReceiver()
+        receiver.gate.set(false)
+        let running = start(receiver, settings: settings(inFlight: 3))
+        try await waitUntil("three batches in flight") { receiver.sent.count == 3 }
+        let before = try await cursor()
+        XCTAssertEqual(before, 0)
+        receiver.gate.set(true)
+        try await waitUntilSent()
+        try await running.stop()
+        XCTAssertEqual(receiver.mostInFlight, 3)
+        XCTAssertEqual(receiver.deliveredChanges.count, 50)
+    }
+
+    func testARefusedChangeIsNarrowedDownAndKeptAsADeadLetterThenRetried() async throws {
+        let records = try heartRates(8)
+        try await store.write(records)
+        let receiver = ScriptedReceiver()
+        receiver.refused.withLock { $0 = [records[5].id] }
+        let running = start(receiver)
+        try await waitUntilSent()
+        XCTAssertEqual(Set(receiver.deliveredChanges.map(\.id)), Set(records.map(\.id)).subtracting([records[5].id]))
+        XCTAssertEqual(receiver.sent.map(\.changes.count), [8, 4, 4, 2, 1, 1, 2])
+        let halvesKeys = Set(receiver.sent.map(\.key))
+        XCTAssertEqual(halvesKeys.count, 7, "each half has a key of its own")
+        var letters = try await store.deadLetters(follower: "remote")
+        XCTAssertEqual(letters.map(\.id), [records[5].id])
+        XCTAssertEqual(letters.first?.status, 400)
+        XCTAssertEqual(letters.first?.type, "heartRate")
+        XCTAssertNotNil(letters.first?.payload)
+        XCTAssertTrue(running.logs.contains("kept as a dead letter"))
+        // The operator fixes the receiver and asks for a retry: sent within a poll.
+        receiver.refused.withLock { $0 = [] }
+        try await store.retryDeadLetters(follower: "remote")
+        let store = self.store!
+        try await waitUntil(timeout: .seconds(10), "the dead letter is sent and removed") {
+            try await store.deadLetters(follower: "remote").isEmpty
+        }
+        try await running.stop()
+        XCTAssertEqual(receiver.deliveredChanges.last?.id, records[5].id)
+        letters = try await store.deadLetters()
+        XCTAssertTrue(letters.isEmpty)
+    }
+
+    func testRetriesBackOffAndAStopDuringABackoffEndsAtOnceKeepingTheCursor() async throws {
+        try await store.write(try heartRates(4))
+        let clock = ManualClock()
+        let receiver = ScriptedReceiver()
+        receiver.answer(.retry(reason: "HTTP 503", status: 503, retryAfter: nil), .retry(reason: "HTTP 503", status: 503, retryAfter: nil))
+        let running = start(receiver, clock: clock)
+        // The backoff (1 s, then 2 s) and the idle poll sleep on the clock.
+        try await waitUntil("first attempt failed") { receiver.sent.count == 1 }
+        try await clock.waitForSleepers(2)
+        clock.advance(by: .milliseconds(999))
+        XCTAssertEqual(receiver.sent.count, 1, "retried before the backoff ended")
+        clock.advance(by: .milliseconds(2))
+        try await waitUntil("second attempt") { receiver.sent.count == 2 }
+        XCTAssertTrue(running.logs.contains("retry 1 in 1 s"))
+        XCTAssertEqual(running.status.current?.lastError?.contains("HTTP 503"), true)
+        // Stopping during the second backoff: the follower returns without waiting it out.
+        try await running.stop()
+        let kept = try await cursor()
+        XCTAssertEqual(kept, 0, "nothing was acknowledged")
+        XCTAssertTrue(running.logs.contains("sent at the next start"))
+    }
+
+    /// A receiver that stays down: what it has not acknowledged outgrows `follow.maxBytes`, and
+    /// the oldest whole transactions are skipped, counted and logged once.
+    func testAReceiverTooFarBehindSkipsTheOldestChangesLoudly() async throws {
+        let clock = ManualClock()
+        let receiver = ScriptedReceiver()
+        receiver.gate.set(false)
+        // Registered first, so that the store counts the bytes of what follows for it.
+        let running = start(receiver, settings: settings(follow: FollowConfiguration(maxBytes: 4096)), clock: clock)
+        let store = self.store!
+        try await waitUntil("registered") { try await store.follower("remote") != nil }
+        for chunk in 0..<10 { try await store.write(try heartRates(10, from: chunk * 10)) }
+        // The follower notices at its next poll.
+        try await waitUntil("a batch in flight") { receiver.sent.count == 1 }
+        clock.advance(by: .seconds(1))
+        try await waitUntil("the oldest changes skipped") { (running.status.current?.dropped ?? 0) > 0 }
+        let dropped = running.status.current?.dropped ?? 0
+        let now = try await cursor()
+        let backlog = try await store.backlog(after: now)
+        XCTAssertLessThanOrEqual(backlog.bytes, 4096)
+        XCTAssertGreaterThanOrEqual(dropped, 40)
+        receiver.gate.set(true)
+        try await waitUntilSent()
+        try await running.stop()
+        let warnings = running.logs.entries.filter { $0.message.contains("too far behind") }
+        XCTAssertEqual(warnings.count, 1, "logged once per episode")
+        let follower = try await store.follower("remote")
+        XCTAssertEqual(follower?.skipped, Int64(dropped))
+    }
+
+    func testACursorAboveTheStoresLatestAnchorStartsAgainAtZero() async throws {
+        try await store.write(try heartRates(3))
+        _ = try await store.registerFollower("remote", startingAt: .beginning)
+        try await store.skip(follower: "remote", to: 500, count: 0)
+        let receiver = ScriptedReceiver()
+        let running = start(receiver)
+        try await waitUntilSent()
+        try await running.stop()
+        XCTAssertEqual(receiver.deliveredChanges.count, 3)
+        XCTAssertTrue(running.logs.contains("the store was replaced"))
+    }
+
+    /// A store kept only as the remote sinks' journal prunes what every follower acknowledged,
+    /// and keeps tombstones until every follower has them.
+    func testAJournalPrunesWhatEveryFollowerAcknowledged() async throws {
+        try await store.setRetention(.untilAcknowledged)
+        let fast = ScriptedReceiver()
+        let slow = ScriptedReceiver()
+        slow.gate.set(false)
+        let first = start(fast, name: "fast")
+        let second = start(slow, name: "slow")
+        let store = self.store!
+        try await waitUntil("both registered") {
+            let fastOne = try await store.follower("fast")
+            let slowOne = try await store.follower("slow")
+            return fastOne != nil && slowOne != nil
+        }
+        let records = try heartRates(12)
+        try await store.write(records)
+        try await waitUntilSent("fast", first)
+        var stored = try await store.changes(since: 0)
+        XCTAssertEqual(stored.added.count, 12, "the slow follower still needs them")
+        slow.gate.set(true)
+        try await waitUntilSent("slow")
+        stored = try await store.changes(since: 0)
+        XCTAssertTrue(stored.added.isEmpty, "acknowledged by every follower: pruned")
+        try await first.stop()
+        try await second.stop()
+    }
+
+    func testChangesTheReceiverCannotCarryArePassedOver() async throws {
+        let records = try heartRates(4)
+        try await store.write(records)
+        let receiver = ScriptedReceiver { $0.id != records[1].id }
+        let running = start(receiver)
+        try await waitUntilSent()
+        try await running.stop()
+        XCTAssertEqual(receiver.deliveredChanges.map(\.id), [records[0], records[2], records[3]].map(\.id))
+    }
+}

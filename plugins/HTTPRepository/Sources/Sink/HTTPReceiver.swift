@@ -1,0 +1,141 @@
+import Foundation
+import HealthModel
+import HealthStore
+import RemoteSinkKit
+import SampleBus
+import Synchronization
+
+/// The HTTP repository as a ``RemoteReceiver``: a batch becomes one POST (and, for Open mHealth,
+/// a DELETE per deleted data point), built the same way on every attempt: the same body bytes
+/// under the same `Idempotency-Key`, the batch's key.
+///
+/// Several batches may be in flight: each request takes a transport of its own from the pool (one
+/// libcurl handle per request in flight, each on its own queue, each keeping its connection).
+struct HTTPReceiver: RemoteReceiver {
+    let endpoint: URL
+    let builder: PayloadBuilder
+    let gzip: Bool
+    let deflate: DeflateLibrary
+    let timeout: Double
+    let credentials: Credentials
+    let policy: DeliveryPolicy
+    let name: String
+    let transports: TransportPool
+
+    var destination: String { endpoint.absoluteString }
+
+    func prepare(context: FollowerContext) async {
+        do {
+            try await transports.prepare()
+        } catch {
+            // Not thrown: the follower runs on as during an outage, each attempt failing with the
+            // same error (the transport tries to load libcurl again each time).
+            context.logger.error("\(error). The changes wait in the store and delivery is retried with backoff")
+            context.status.reportError("\(error)", at: context.clock.now())
+        }
+        if gzip {
+            do {
+                try deflate.load()
+            } catch {
+                context.logger.notice("\(error)")
+            }
+        }
+    }
+
+    func accepts(_ change: FollowedChange) -> Bool { builder.accepts(change) }
+
+    func send(_ batch: FollowerBatch, context: FollowerContext) async -> DeliveryOutcome {
+        var headers: [(name: String, value: String)] = [
+            ("Accept", "application/json"), ("User-Agent", "healthgate/\(name)"),
+        ]
+        do {
+            if let authorization = try credentials.authorization() { headers.append(("Authorization", authorization)) }
+        } catch {
+            context.status.setDetail("authError", error.description)
+            return .retry(reason: error.description, status: nil, retryAfter: nil)
+        }
+        // Open mHealth: deletions (and the earlier versions of updated data points) first.
+        for id in builder.deletionIDs(for: batch) {
+            let url = endpoint.appendingPathComponent(id.uuidString.lowercased())
+            let outcome = await exchange(
+                HTTPRequest(method: "DELETE", url: url, headers: headers, body: Data(), timeout: timeout), context: context,
+                absentIsDone: true)
+            guard outcome == .delivered else { return outcome }
+        }
+        let body: Data?
+        do {
+            body = try builder.body(for: batch)
+        } catch {
+            // A value JSON cannot hold: refused like a record the repository refuses, so the
+            // follower narrows it down to the record and keeps it as a dead letter.
+            return .rejected(status: 0, answer: "cannot encode the batch: \(error)")
+        }
+        guard let body else { return .delivered }
+        var postHeaders = headers + [("Content-Type", builder.contentType), ("Idempotency-Key", batch.key)]
+        var payload = body
+        if gzip, let compressed = compress(body) {
+            payload = compressed
+            postHeaders.append(("Content-Encoding", "gzip"))
+        }
+        return await exchange(
+            HTTPRequest(method: "POST", url: endpoint, headers: postHeaders, body: payload, timeout: timeout), context: context,
+            absentIsDone: false)
+    }
+
+    /// `body` gzip-compressed by libdeflate, or zlib without it; nil when both fail (the body is
+    /// then sent as it is, which any repository accepts).
+    private func compress(_ body: Data) -> Data? {
+        if let bytes = body.withUnsafeBytes({ deflate.gzip($0) }) { return Data(bytes) }
+        return try? Gzip.compress(body)
+    }
+
+    /// One request; `absentIsDone` treats 404 and 410 as done (deleting what is not there).
+    private func exchange(_ request: HTTPRequest, context: FollowerContext, absentIsDone: Bool) async -> DeliveryOutcome {
+        do {
+            let response = try await transports.send(request)
+            context.status.setDetail("lastHTTPStatus", String(response.status))
+            if absentIsDone, response.status == 404 || response.status == 410 { return .delivered }
+            let outcome = policy.outcome(of: response, now: context.clock.now())
+            switch outcome {
+            case .delivered: context.status.setDetail("authError", nil)
+            case .authentication(let status):
+                context.status.setDetail("authError", "authentication failed (\(status)): check \(credentials.source)")
+            default: break
+            }
+            return outcome
+        } catch let error as HTTPTransportError {
+            context.status.setDetail("lastHTTPStatus", error.isTimeout ? "timeout" : "no answer")
+            return DeliveryPolicy.outcome(of: error)
+        } catch {
+            return .retry(reason: "\(error)", status: nil, retryAfter: nil)
+        }
+    }
+}
+
+/// Transports for the requests in flight: each request takes a free one, so requests to a slow
+/// repository wait side by side instead of in turn behind one handle.
+final class TransportPool: Sendable {
+    private let transports: [any HTTPTransport]
+    private let busy: Mutex<[Bool]>
+
+    init(_ transports: [any HTTPTransport]) {
+        precondition(!transports.isEmpty, "a pool needs a transport")
+        self.transports = transports
+        self.busy = Mutex(Array(repeating: false, count: transports.count))
+    }
+
+    func prepare() async throws {
+        for transport in transports { try await transport.prepare() }
+    }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        // A free transport, else the first: more requests than transports take turns.
+        let index = busy.withLock { busy -> Int? in
+            guard let free = busy.firstIndex(of: false) else { return nil }
+            busy[free] = true
+            return free
+        }
+        defer { if let index { busy.withLock { $0[index] = false } } }
+        return try await transports[index ?? 0].send(request)
+    }
+}

@@ -1,0 +1,92 @@
+import AsyncPrimitives
+import Foundation
+import RemoteSinkKit
+import SampleBus
+
+/// The MQTT broker as a ``RemoteReceiver``: a batch is published with QoS 1, and counts as
+/// delivered when a PUBACK accepting it came for every message. A lost connection, a PUBACK that
+/// does not come within `ackTimeoutSeconds` or a refusal makes the whole batch fail; the follower
+/// publishes it again after a backoff, with the same topics, uuids and bytes.
+struct MQTTReceiver: RemoteReceiver {
+    let configuration: MQTTBrokerConfiguration
+    let encoder: MQTTMessageEncoder
+    let connection: MQTTSinkConnection
+
+    var destination: String { "\(configuration.host):\(configuration.port)" }
+
+    func prepare(context: FollowerContext) async {
+        context.status.setDetail("broker", destination)
+        do {
+            _ = try connection.connected()
+        } catch {
+            // Reported, not thrown: the follower retries each batch with backoff, trying to load
+            // libmosquitto and connect again each time.
+            context.logger.error("\(error). The changes wait in the store and publishing is retried with backoff")
+            context.status.reportError("\(error)", at: context.clock.now())
+        }
+    }
+
+    func accepts(_ change: FollowedChange) -> Bool { true }
+
+    func send(_ batch: FollowerBatch, context: FollowerContext) async -> DeliveryOutcome {
+        let messages: [MQTTMessage]
+        do {
+            messages = try encoder.messages(for: batch)
+        } catch {
+            return .rejected(status: 0, answer: "cannot encode the batch: \(error)")
+        }
+        let client: MQTTClient
+        do {
+            client = try connection.connected()
+        } catch {
+            return .retry(reason: "\(error)", status: nil, retryAfter: nil)
+        }
+        let events = client.events
+        let timeout = Duration.milliseconds(Int64(configuration.ackTimeoutSeconds * 1000))
+        if !events.state.value.connected {
+            _ = try? await race(sleep: { try await context.clock.sleep(for: timeout) }) {
+                try await events.state.wait { $0.connected || $0.refused }
+            }
+            guard events.state.value.connected else {
+                let reason = events.state.value.lastError ?? "not connected to \(destination)"
+                context.status.setDetail("connection", reason)
+                return .retry(reason: reason, status: nil, retryAfter: nil)
+            }
+        }
+        context.status.setDetail("connection", "connected")
+        let connections = events.state.value.connections
+        var mids: [Int32] = []
+        mids.reserveCapacity(messages.count)
+        for message in messages {
+            do {
+                mids.append(try events.tracking { try client.publish(message) })
+            } catch {
+                events.forget(mids)
+                return .retry(reason: "\(error)", status: nil, retryAfter: nil)
+            }
+        }
+        let wanted = mids
+        _ = try? await race(sleep: { try await context.clock.sleep(for: timeout) }) {
+            // Checked at every PUBACK; they come in order, so the last mid first makes it cheap.
+            try await events.state.wait { state in
+                !state.connected || state.connections != connections
+                    || wanted.reversed().allSatisfy { state.acknowledged[$0] != nil }
+            }
+        }
+        let state = events.state.value
+        events.forget(wanted)
+        if wanted.allSatisfy({ state.acknowledged[$0] != nil }) {
+            if let refusal = wanted.compactMap({ state.acknowledged[$0] }).first(where: { $0 >= 128 }) {
+                // 135: not authorized (MQTT 5 §3.4.2.1).
+                if refusal == 135 { return .authentication(status: Int(refusal)) }
+                return .retry(reason: "the broker refused a message with reason code \(refusal)", status: Int(refusal), retryAfter: nil)
+            }
+            return .delivered
+        }
+        if !state.connected || state.connections != connections {
+            return .retry(reason: state.lastError ?? "the connection to the broker was lost", status: nil, retryAfter: nil)
+        }
+        return .retry(
+            reason: "no PUBACK within \(ConfigurationDecoder.format(configuration.ackTimeoutSeconds)) s", status: nil, retryAfter: nil)
+    }
+}
