@@ -117,6 +117,8 @@ public struct Follower: Sendable {
             "following the store from anchor \(readFrom) (latest \(bounds.latest)) to \(receiver.destination)"
                 + (replay.isEmpty ? "" : "; sending \(replay.count) batch(es) begun before the last stop again"))
         publish(cursor: readFrom, context: context)
+        context.status.setDetail("behind", String(max(0, bounds.latest - readFrom)))
+        context.status.setDetail("deadLetters", String(try await store.deadLetters(follower: name).count))
 
         var window: [Slot] = []
         var sequence = 0
@@ -249,6 +251,8 @@ public struct Follower: Sendable {
                 case .tick:
                     // Once stopping, no more ticks: the sleep would end at once, over and over.
                     ticking = context.stopRequest.isRequested
+                    let backlog = try await store.backlog(after: committed)
+                    context.status.setDetail("behind", String(backlog.anchors))
                     if window.isEmpty, replay.isEmpty, !context.stopRequest.isRequested {
                         try await retryDeadLetters(context: context)
                     }

@@ -207,6 +207,9 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertEqual(last.id, corrected.id)
         XCTAssertEqual(last.metadata.syncIdentifier, "meter-7/record-12")
         XCTAssertEqual(last.metadata.syncVersion, 2)
+        // Every body, deletions included, is what openapi.yaml specifies.
+        let changes = batches.map { $0.samples.count + $0.deleted.count }.reduce(0, +)
+        XCTAssertEqual(try validate("native"), "ok \(changes)")
     }
 
     func testFHIRBundleOfUpdatesAndDeletionsValidatesAsR4() async throws {
@@ -654,6 +657,17 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertEqual(one.key, same.key)
         XCTAssertNotEqual(one.key, moved.key, "a later version of an object is another batch")
         XCTAssertTrue(one.key.hasPrefix("hg2-"))
+    }
+
+    /// The document lists exactly the quantity types the gateway knows.
+    func testTheOpenAPIDocumentNamesEveryQuantityType() throws {
+        let document = try String(
+            contentsOf: RecordingServer.packageRoot.appendingPathComponent("plugins/HTTPRepository/openapi.yaml"), encoding: .utf8)
+        let start = try XCTUnwrap(document.range(of: "enum: [heartRate"))
+        let end = try XCTUnwrap(document.range(of: "]", range: start.upperBound..<document.endIndex))
+        let listed = document[start.lowerBound..<end.lowerBound].dropFirst("enum: [".count)
+            .split(whereSeparator: { ", \n".contains($0) }).map(String.init)
+        XCTAssertEqual(listed, QuantityType.builtIn.map(\.identifier))
     }
 
     func testGzipRoundTrip() throws {

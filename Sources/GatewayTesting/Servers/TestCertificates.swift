@@ -1,22 +1,22 @@
-import Foundation
+public import Foundation
 import XCTest
 
 /// A private CA, a server certificate for 127.0.0.1 and a client certificate, generated with
 /// `openssl` in a directory (PEM files, unencrypted keys).
-struct TestCertificates {
-    let directory: URL
-    var ca: URL { directory.appendingPathComponent("ca.pem") }
-    var serverCertificate: URL { directory.appendingPathComponent("server.pem") }
-    var serverKey: URL { directory.appendingPathComponent("server.key") }
+public struct TestCertificates: Sendable {
+    public let directory: URL
+    public var ca: URL { directory.appendingPathComponent("ca.pem") }
+    public var serverCertificate: URL { directory.appendingPathComponent("server.pem") }
+    public var serverKey: URL { directory.appendingPathComponent("server.key") }
     /// Its subject's common name is ``clientName``, which a broker with
     /// `use_identity_as_username` takes as the user name.
-    var clientCertificate: URL { directory.appendingPathComponent("client.pem") }
-    var clientKey: URL { directory.appendingPathComponent("client.key") }
-    static let clientName = "gateway-certificate"
+    public var clientCertificate: URL { directory.appendingPathComponent("client.pem") }
+    public var clientKey: URL { directory.appendingPathComponent("client.key") }
+    public static let clientName = "gateway-certificate"
 
     /// Generates a CA (`ca`), and a server and a client certificate it signs, in `directory`;
     /// `prefix` names the files, so that two CAs fit in one directory.
-    init(directory: URL, prefix: String = "") throws {
+    public init(directory: URL, prefix: String = "") throws {
         let folder = directory.appendingPathComponent("\(prefix)certificates")
         self.directory = folder
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -54,7 +54,7 @@ struct TestCertificates {
     }
 
     /// Writes a `mosquitto_passwd` file with one user.
-    static func passwordFile(at url: URL, user: String, password: String) throws {
+    public static func passwordFile(at url: URL, user: String, password: String) throws {
         FileManager.default.createFile(atPath: url.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_passwd")
