@@ -10,7 +10,7 @@ import SerialPedometer
 /// The `configuration-numbers` target: a valid configuration with every plugin, whose numeric
 /// keys the input sets to edge values, built through the full catalog.
 enum ConfigurationNumbers {
-    /// Numeric keys by section (`""` is the top level, `queue` a sink's queue), as the plugins'
+    /// Numeric keys by section (`""` is the top level, `queue` the SQLite sink's queue), as the plugins'
     /// sample-config.json files spell them.
     static let keys: [(section: String, path: String)] = [
         ("", "shutdownTimeoutSeconds"),
@@ -26,7 +26,8 @@ enum ConfigurationNumbers {
         ("serial-pedometer", "wrapTolerance"),
         ("sqlite", "batchSize"), ("sqlite", "batchWindowSeconds"),
         ("http-repository", "batchIntervalSeconds"), ("http-repository", "batchSize"),
-        ("http-repository", "outbox.maxAgeSeconds"), ("http-repository", "outbox.maxBytes"),
+        ("http-repository", "follow.maxAgeSeconds"), ("http-repository", "follow.maxBytes"),
+        ("http-repository", "maxInFlight"),
         ("http-repository", "retry.initialDelaySeconds"), ("http-repository", "retry.jitter"),
         ("http-repository", "retry.maxDelaySeconds"), ("http-repository", "timeoutSeconds"),
     ]
@@ -80,7 +81,7 @@ enum ConfigurationNumbers {
         ]
         let sinks = [
             "{\"kind\": \"sqlite\"\(queue), \"config\": " + object(settings["sqlite"] ?? []) + "}",
-            "{\"kind\": \"http-repository\"\(queue), \"config\": "
+            "{\"kind\": \"http-repository\", \"config\": "
                 + object(settings["http-repository"] ?? [], base: ["url": "\"http://127.0.0.1:9/v1\""]) + "}",
         ]
         let top = (settings[""] ?? []).map { "\"\($0.path[0])\": \($0.value), " }.joined()
@@ -90,7 +91,7 @@ enum ConfigurationNumbers {
     /// Every plugin, as the executable's catalog lists them.
     static let catalog = PluginCatalog([
         .source(HeartRateSource.self), .source(SerialPedometerSource.self),
-        .sink(SQLiteSink.self), .sink(HTTPRepositorySink.self),
+        .sink(SQLiteSink.self), .follower(HTTPRepositorySink.self),
     ])
 
     /// A private directory for the files sinks create while they are built, made once per run.
