@@ -95,18 +95,18 @@ let package = Package(
 
         // MARK: Plugins (each adapter and sink is its own target)
         .target(
-            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BLECentral", "AsyncPrimitives", "GATTDecoding"],
+            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BLECentral", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SerialPedometer", dependencies: ["HealthModel", "HealthStore", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "FitnessEquipment", dependencies: ["GATTDecoding", "HealthModel", "SampleBus", "BLECentral", "AsyncPrimitives"],
+            name: "FitnessEquipment", dependencies: ["GATTDecoding", "HealthModel", "SampleBus", "BLECentral"],
             path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
         // The Bluetooth SIG health profiles (scales, cuffs, thermometers, oximeters, glucose meters):
         // decoders and the mapper to samples.
         .target(
-            name: "HealthDevices", dependencies: ["GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral", "AsyncPrimitives"],
+            name: "HealthDevices", dependencies: ["GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
             path: "plugins/HealthDevices/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
@@ -123,7 +123,7 @@ let package = Package(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem",
-                "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "RemoteSinkKit", "Udev",
+                "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "Udev", "GATTDecoding",
                 "FitnessEquipment", "HealthDevices", "WebBoard", "HealthStore",
             ],
             swiftSettings: swiftSettings),
@@ -176,7 +176,7 @@ let package = Package(
             name: "BlueZTests", dependencies: ["BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthStoreTests", dependencies: ["HealthStore", "GatewayTesting", "SQLite", "Workouts", "HealthModel", "SampleBus"],
+            name: "HealthStoreTests", dependencies: ["HealthStore", "GatewayTesting", "SQLite", "Workouts", "HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "HealthStore", "GatewayTesting", "HealthModel", "SampleBus"],
@@ -190,11 +190,11 @@ let package = Package(
             name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RemoteSinkKitTests",
-            dependencies: ["RemoteSinkKit", "GatewayTesting", "SQLite", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
+            dependencies: ["RemoteSinkKit", "GatewayTesting", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPRepositoryTests",
-            dependencies: ["HTTPRepository", "RemoteSinkKit", "GatewayTesting", "SQLite", "HealthModel", "SampleBus", "HealthStore", "AsyncPrimitives"],
+            dependencies: ["HTTPRepository", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "HealthStore", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MQTTBrokerTests",
