@@ -281,11 +281,6 @@ public struct BlueZClient: Sendable {
         _ = try await call(device, BlueZInterface.device, "Pair", timeout: timeout)
     }
 
-    /// Device1.CancelPairing.
-    public func cancelPairing(device: String) async throws {
-        _ = try await call(device, BlueZInterface.device, "CancelPairing")
-    }
-
     /// Sets Device1.Trusted: bluetoothd then accepts the device's reconnections without asking
     /// an agent.
     public func setTrusted(device: String, _ trusted: Bool) async throws {

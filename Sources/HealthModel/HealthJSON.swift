@@ -76,8 +76,8 @@ public enum RFC3339 {
     public static let length = 27
 
     /// Appends ``string(from:)``'s bytes to `out`, without making a `String`: the remote sinks'
-    /// JSON writer formats one or two dates per sample, and building the text from `String`
-    /// pieces costs about 1.2 µs per date (Benchmarks/RESULTS.md, the HTTP sink).
+    /// JSON writer formats one or two dates per sample, on the path every record a remote sink
+    /// sends takes, and building the text from `String` pieces allocates for each piece.
     public static func append(_ date: Date, to out: inout [UInt8]) {
         // Written on the stack, then copied in one append (memcpy).
         var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)

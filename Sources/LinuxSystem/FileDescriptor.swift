@@ -117,11 +117,3 @@ public final class FileDescriptor: Sendable {
         }
     }
 }
-
-/// Runs `body` with `descriptor`, then closes it on every path (swift-system's `closeAfter`).
-public func withClosing<R, E: Error>(
-    _ descriptor: FileDescriptor, _ body: (FileDescriptor) throws(E) -> R
-) throws(E) -> R {
-    defer { descriptor.close() }
-    return try body(descriptor)
-}

@@ -172,7 +172,6 @@ public struct PluginCatalog: Sendable {
 
     /// `sources[0].config` + `interval` → `sources[0].config.interval`; an empty inner path (the
     /// whole `config` is wrong) gives `sources[0].config`, and an index gives `config[2]`.
-    /// Plain concatenation produced `sources[0].config.(top level)` and a trailing dot.
     static func join(_ outer: String, _ inner: String) -> String {
         if inner.isEmpty { return outer }
         return inner.hasPrefix("[") ? outer + inner : "\(outer).\(inner)"

@@ -368,17 +368,6 @@ extension SinkInbox {
         let queue = SinkQueue(configuration: configuration)
         return (SinkInbox(queue: queue), { await queue.enqueue($0) }, { queue.finish() })
     }
-
-    /// Like ``standalone(configuration:)``, with a feed that also takes a checkpoint.
-    public static func standaloneWithCheckpoints(
-        configuration: QueueConfiguration = QueueConfiguration()
-    ) -> (
-        inbox: SinkInbox, feed: @Sendable ([HealthRecord], SourceCheckpoint?) async -> Void,
-        finish: @Sendable () -> Void
-    ) {
-        let queue = SinkQueue(configuration: configuration)
-        return (SinkInbox(queue: queue), { await queue.enqueue($0, checkpoint: $1) }, { queue.finish() })
-    }
 }
 
 /// What a sink that stores checkpoints takes from its inbox: records, and the checkpoints whose

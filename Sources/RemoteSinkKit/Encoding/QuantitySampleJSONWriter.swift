@@ -16,7 +16,9 @@ public import HealthModel
 /// write. Keys are written in sorted order, as `.sortedKeys` does. The test
 /// `testQuantitySampleWriterIsByteIdenticalToHealthJSON` checks the identity over varied samples.
 ///
-/// Not Sendable: it remembers the last device's bytes; make one per task.
+/// A value that remembers the last sample's device and its bytes, so a run of samples from one
+/// device formats the device once: keep one writer for an encoding loop (each copy remembers on
+/// its own).
 public struct QuantitySampleJSONWriter: Sendable {
     /// The last sample's device and its `"device":{…},` bytes (empty without a device, nil when
     /// the fast path cannot write it); nil before the first sample.

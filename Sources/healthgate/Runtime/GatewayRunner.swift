@@ -20,8 +20,7 @@ struct GatewayRunner {
     var context: CommandContext
     var catalog: PluginCatalog = BuiltinCatalog.make()
 
-    /// Extra plugins the executable adds (the demo's console sink, the workout builder).
-    var extraSources: [ConfiguredSource] = []
+    /// Sinks the executable adds beside the configured ones (the demo's console sink).
     var extraSinks: [ConfiguredSink] = []
     /// Work that runs beside the gateway and is cancelled after it (device simulators).
     var background: [@Sendable () async throws -> Void] = []
@@ -117,7 +116,7 @@ struct GatewayRunner {
         }
         let statusBoard = StatusBoard()
         let gateway = Gateway(
-            sources: sources + extraSources + services.sources,
+            sources: sources + services.sources,
             sinks: sinks + extraSinks + services.sinks + boardSinks, followers: followers, clock: clock, logger: logger,
             statusBoard: statusBoard,
             shutdownTimeout: .milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000)),
@@ -153,7 +152,7 @@ struct GatewayRunner {
         let signals = SignalWatcher(shutdown: shutdown, logger: logger)
         defer { signals.cancel() }
         logger.info(
-            "started with \(sources.count + extraSources.count + services.sources.count) source(s) and "
+            "started with \(sources.count + services.sources.count) source(s) and "
                 + "\(sinks.count + extraSinks.count + services.sinks.count + followers.count) sink(s) from \(configuration.origin)")
 
         let outcome = await withTaskGroup(of: Void.self) { group -> Gateway.StopOutcome in

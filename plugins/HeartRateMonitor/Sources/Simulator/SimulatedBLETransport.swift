@@ -56,9 +56,8 @@ struct SimulatedDevice: Sendable {
     enum Kind: Sendable { case heartRateMonitor, footPod }
     let kind: Kind
     let index: Int
-    /// Made once, not on every access: each connect looks devices up by address, and with 1 000
-    /// simulated devices formatting addresses on access was 18 % of the CPU samples of a latency
-    /// benchmark run.
+    /// Made once, not on every access: each connect looks devices up by address, so formatting
+    /// addresses on access would cost every lookup a pass over every simulated device.
     let peripheral: DiscoveredPeripheral
 
     init(kind: Kind, index: Int) {
