@@ -97,8 +97,14 @@ struct HealthgateBenchmarks {
             exit(1)
         }
         report.line("\n- Load after the run: \(Harness.loadAverage())")
+        if !report.loadsNotCarried.isEmpty {
+            report.line("\n**Not valid: \(report.loadsNotCarried.count) load(s) not carried:**")
+            for load in report.loadsNotCarried { report.line("- \(load)") }
+        }
         if let file = options["markdown"] {
             try report.text.write(toFile: file, atomically: true, encoding: .utf8)
         }
+        // A run that did not carry its load measured something else: fail, as a broken run does.
+        if !report.loadsNotCarried.isEmpty { exit(1) }
     }
 }

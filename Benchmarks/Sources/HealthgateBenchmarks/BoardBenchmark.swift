@@ -29,6 +29,8 @@ enum BoardBenchmark {
 
     static func run(seconds: Double, report: inout Report) async throws {
         report.section("Live board: \(participants) participants at 1 Hz")
+        let environment = try BenchmarkEnvironment(name: "board")
+        defer { environment.removeAll() }
         let clock = ShiftedClock()
         let devices = (0..<participants).map { Device(name: "Strap \($0)", localIdentifier: "bench-strap-\($0)") }
         let roster = ParticipantRoster(
@@ -59,7 +61,7 @@ enum BoardBenchmark {
         clock.offset.withLock { $0 = 0 }
 
         // Baseline: the pacing alone.
-        let baselineShare = try await cpuShare(seconds: seconds) { index, second in
+        let (baselineShare, baselineTicks) = try await cpuShare(seconds: seconds) { index, second in
             blackHole(try sample(ids: ids, bpm: heartRate(participant: index, second: second), at: Date(), device: devices[index]))
         }
 
@@ -68,9 +70,10 @@ enum BoardBenchmark {
             configuration: WebBoardConfiguration(listen: try ListenAddress(parsing: "127.0.0.1:0")), token: nil, board: board,
             workouts: workouts, history: nil, logger: logger)
         let port = try server.start()
-        let readers = try (0..<2).map { _ in try reader(port: port) }
+        let streams = (0..<2).map { environment.path("events-\($0).txt") }
+        let readers = try streams.map { try reader(port: port, output: $0) }
         let publisher = Task { try await server.publishUpdates(from: board, every: .milliseconds(500), clock: clock) }
-        let measuredShare = try await cpuShare(seconds: seconds) { index, second in
+        let (measuredShare, measuredTicks) = try await cpuShare(seconds: seconds) { index, second in
             let batch = [try sample(ids: ids, bpm: heartRate(participant: index, second: second), at: Date(), device: devices[index])]
             workouts.main.ingest(batch)
             for controller in controllers { controller.ingest(batch) }
@@ -99,9 +102,16 @@ enum BoardBenchmark {
         let problems = logSink.summary
         report.line("Warnings and errors logged during the run: \(problems.warnings) / \(problems.errors)"
             + (problems.last.map { " (last: \($0))" } ?? "") + ".")
+        let asked = Double(participants) * seconds
+        report.load("samples made by the paced tasks, baseline", asked: asked, got: Double(baselineTicks))
+        report.load("samples fed to the board", asked: asked, got: Double(measuredTicks))
+        for (index, stream) in streams.enumerated() {
+            // Two snapshots a second; the reader connects while the window starts.
+            report.load("snapshots received by reader \(index + 1)", asked: 2 * seconds, got: Double(events(in: stream)), share: 0.9)
+        }
         report.line(
             String(format: "Budget: the board's path with %d participants ≤ 5 %% of one core: %.2f %%, ", participants, measuredShare * 100)
-                + Harness.verdict(measuredShare <= 0.05) + ".")
+                + report.verdict(measuredShare <= 0.05) + ".")
     }
 
     static func heartRate(participant: Int, second: Int) -> Double {
@@ -115,11 +125,13 @@ enum BoardBenchmark {
     }
 
     /// Runs `tick` for each of the participants once a second, each on its own task, for
-    /// `seconds`; returns the process's CPU time over wall time.
-    static func cpuShare(seconds: Double, tick: @escaping @Sendable (Int, Int) throws -> Void) async throws -> Double {
+    /// `seconds`; returns the process's CPU time over wall time and how many ticks ran.
+    static func cpuShare(
+        seconds: Double, tick: @escaping @Sendable (Int, Int) throws -> Void
+    ) async throws -> (share: Double, ticks: Int) {
         let cpu0 = Harness.cpuSeconds()
         let start = ContinuousClock.now
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        let ticks = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<participants {
                 group.addTask {
                     // Spread over the second, as straps tick on their own crystals.
@@ -131,18 +143,27 @@ enum BoardBenchmark {
                         second += 1
                         due += .seconds(1)
                     }
+                    return second
                 }
             }
-            try await group.waitForAll()
+            return try await group.reduce(0, +)
         }
-        return (Harness.cpuSeconds() - cpu0) / (ContinuousClock.now - start).benchmarkSeconds
+        return ((Harness.cpuSeconds() - cpu0) / (ContinuousClock.now - start).benchmarkSeconds, ticks)
     }
 
-    static func reader(port: UInt16) throws -> Process {
+    /// An event-stream reader in another process, writing what it receives to `output`.
+    static func reader(port: UInt16, output: String) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-sN", "-o", "/dev/null", "http://127.0.0.1:\(port)/events"]
+        process.arguments = ["-sN", "-o", output, "http://127.0.0.1:\(port)/events"]
         try process.run()
         return process
+    }
+
+    /// The events in a saved event stream: its `data:` lines (one per event; BoardServer sends
+    /// each snapshot as one line).
+    static func events(in file: String) -> Int {
+        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { $0.hasPrefix("data:") }.count
     }
 }

@@ -64,7 +64,7 @@ enum DecodeBenchmark {
                      String(format: "%.0f ns", 1e9 / lineRate)])
         report.table(["payloads", "decoded per CPU second", "baseline (sum bytes)", "ratio", "per payload"], rows)
         report.line("Budget: ≥ 10 M HRM payloads/s on one core (typical chest-strap payload): "
-            + Harness.format(hrmTypicalRate / 1e6, decimals: 1) + " M/s, " + Harness.verdict(hrmTypicalRate >= 10e6) + ".")
+            + Harness.format(hrmTypicalRate / 1e6, decimals: 1) + " M/s, " + report.verdict(hrmTypicalRate >= 10e6) + ".")
     }
 
     /// Payloads per CPU second of `body`, which handles `count` payloads; the best of 5 runs.

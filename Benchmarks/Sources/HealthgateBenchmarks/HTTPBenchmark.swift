@@ -92,9 +92,9 @@ enum HTTPBenchmark {
         if problems.warnings + problems.errors > 0 {
             report.line("Warnings/errors logged by the sink: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
         }
-        report.line(String(format: "Budgets: ≥ 0.8× the loop: %.2f×, ", rate / baseRate) + Harness.verdict(rate / baseRate >= 0.8)
-            + String(format: "; ≤ 2 µs of CPU per sample: %.2f µs, ", cpuPerSample) + Harness.verdict(cpuPerSample <= 2)
-            + "; ≥ 20 000 samples/s against a 100 ms server: " + Harness.format(slowRate) + ", " + Harness.verdict(slowRate >= 20_000) + ".")
+        report.line(String(format: "Budgets: ≥ 0.8× the loop: %.2f×, ", rate / baseRate) + report.verdict(rate / baseRate >= 0.8)
+            + String(format: "; ≤ 2 µs of CPU per sample: %.2f µs, ", cpuPerSample) + report.verdict(cpuPerSample <= 2)
+            + "; ≥ 20 000 samples/s against a 100 ms server: " + Harness.format(slowRate) + ", " + report.verdict(slowRate >= 20_000) + ".")
     }
 
     /// A store holding `count` heart-rate samples, written in transactions of 1000.

@@ -81,16 +81,50 @@ enum Harness {
         return (negative ? "-" : "") + String(grouped.reversed()) + (parts.count > 1 ? "." + parts[1] : "")
     }
 
-    /// Whether a measured figure meets its budget, as a table cell.
-    static func verdict(_ met: Bool) -> String { met ? "met" : "**NOT met**" }
 }
 
 /// A Markdown report: one section per benchmark, printed as it completes.
+///
+/// A benchmark states the load it asked for and the load it got (``load(_:asked:got:share:)``)
+/// before it gives a verdict. A figure measured over a load the benchmark did not get says
+/// nothing about the budget, so every verdict of that section reads "not valid" and the run
+/// exits 1 (``loadsNotCarried``).
 struct Report {
     private(set) var text = ""
+    /// Every load check that failed in this run, as "section: what (asked, got)".
+    private(set) var loadsNotCarried: [String] = []
+    private var section = ""
+    private var sectionCarriedItsLoad = true
 
     mutating func section(_ title: String) {
+        section = title
+        sectionCarriedItsLoad = true
         emit("\n### \(title)\n")
+    }
+
+    /// Checks that the benchmark got at least `share` of the load it asked for, and says so.
+    /// - Returns: whether it did.
+    @discardableResult
+    mutating func load(_ what: String, asked: Double, got: Double, share: Double = 0.95) -> Bool {
+        let carried = got >= asked * share
+        let figures = "asked for \(Harness.format(asked, decimals: asked < 10 ? 1 : 0)), "
+            + "got \(Harness.format(got, decimals: got < 10 ? 1 : 0))"
+            + (share < 1 ? String(format: " (at least %.0f %% needed)", share * 100) : "")
+        if carried {
+            emit("Load: \(what): \(figures): carried.")
+        } else {
+            sectionCarriedItsLoad = false
+            loadsNotCarried.append("\(section): \(what) (\(figures))")
+            emit("Load: \(what): \(figures): **NOT carried**; this section's figures are not valid.")
+        }
+        return carried
+    }
+
+    /// Whether a measured figure meets its budget: "met", "NOT met", or "not valid" when the
+    /// section did not get the load it asked for.
+    func verdict(_ met: Bool) -> String {
+        guard sectionCarriedItsLoad else { return "**not valid** (load not carried)" }
+        return met ? "met" : "**NOT met**"
     }
 
     mutating func line(_ line: String) {

@@ -109,7 +109,7 @@ enum IngestBenchmark {
             report.line("Warnings/errors logged by the sink: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
         }
         report.line("Budget: ≥ 0.9× the baseline at batches of 1000: " + String(format: "%.2f×, ", ratioAt1000)
-            + Harness.verdict(ratioAt1000 >= 0.9) + ". (CPU per row includes the publishing task, which runs in parallel on the second core.)")
+            + report.verdict(ratioAt1000 >= 0.9) + ". (CPU per row includes the publishing task, which runs in parallel on the second core.)")
     }
 
     /// One measured run at batches of 1000 and nothing else, for a profiler
@@ -245,18 +245,9 @@ enum IngestBenchmark {
 
     /// Both files must hold every row: a benchmark that loses rows measures nothing.
     static func check(path: String, expected: Int) throws {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
-            throw SQLiteFailure(description: "open \(path)")
-        }
-        defer { sqlite3_close(db) }
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, "SELECT count(*) FROM samples", -1, &statement, nil) == SQLITE_OK, let statement else {
-            throw SQLiteFailure(description: "count: \(String(cString: sqlite3_errmsg(db)))")
-        }
-        defer { sqlite3_finalize(statement) }
-        guard sqlite3_step(statement) == SQLITE_ROW, sqlite3_column_int64(statement, 0) == Int64(expected) else {
-            throw SQLiteFailure(description: "\(path): expected \(expected) rows, found \(sqlite3_column_int64(statement, 0))")
+        let stored = try storeCount(path, "SELECT count(*) FROM samples")
+        guard stored == expected else {
+            throw SQLiteFailure(description: "\(path): expected \(expected) rows, found \(stored)")
         }
     }
 }

@@ -100,7 +100,7 @@ enum MQTTBenchmark {
             report.line("Warnings/errors logged by the sink: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
         }
         report.line(String(format: "Budget: the MQTT sink ≥ 0.8× the plain libmosquitto QoS 1 loop: %.2f×, ", ratio)
-            + Harness.verdict(ratio >= 0.8) + ".")
+            + report.verdict(ratio >= 0.8) + ".")
     }
 
     /// Runs the sink as follower `name` until its committed cursor reaches `latest`; returns the

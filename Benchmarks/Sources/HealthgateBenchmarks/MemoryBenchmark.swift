@@ -54,7 +54,12 @@ enum MemoryBenchmark {
             + "; a libcurl or URLSession thread started: \(networking.threads ? "**yes**" : "no"). "
             + "(The `http-repository` sink loads libcurl.so.4 with dlopen when it starts, and this configuration has no "
             + "HTTP sink; FoundationNetworking is not linked at all.)")
-        report.line("Budget: idle RSS ≤ 30 MiB: \(mib(idleMaxKiB)), " + Harness.verdict(idleMaxKiB <= 30 * 1024) + ".")
+        // One monitor at 1 Hz for the 10 s sampled: it must have connected and been stored, or the
+        // figure is the RSS of a gateway that did nothing.
+        report.load(
+            "heart-rate samples stored by the idle run (1 monitor at 1 Hz, 10 s)", asked: 10,
+            got: Double(try storeCount(environment.path("idle.sqlite"), heartRateSampleCount)), share: 0.7)
+        report.line("Budget: idle RSS ≤ 30 MiB: \(mib(idleMaxKiB)), " + report.verdict(idleMaxKiB <= 30 * 1024) + ".")
 
         // The soak: 16 HRMs + 16 foot pods at 100 notifications/s each = 3 200 notifications/s,
         // i.e. one hour of 1 Hz traffic from 3 200 devices every hour, or one hour of a single
@@ -73,7 +78,8 @@ enum MemoryBenchmark {
         let cpuUsed = childCPUSeconds(pid: soak.processIdentifier) - cpuStart
         let wall = (ContinuousClock.now - t0).benchmarkSeconds
         let soakStop = await stop(soak)
-        let stored = rowCount(environment.path("soak.sqlite"))
+        let soakPath = environment.path("soak.sqlite")
+        let stored = try storeCount(soakPath, "SELECT count(*) FROM samples")
         report.line("")
         report.line(String(format: "Soak: 16 simulated HRMs + 16 foot pods at 100 notifications/s each (3 200/s; one device-hour of 1 Hz "
             + "traffic every 1.1 s) for %.0f s; %@ samples stored; the process used %.0f %% of one core.",
@@ -91,8 +97,12 @@ enum MemoryBenchmark {
         let lastMean = Double(last.reduce(0, +)) / Double(max(1, last.count))
         let growth = (lastMean - middleMean) / 1024
         report.line("")
+        report.load("devices stored by the soak", asked: 32, got: Double(try storeCount(soakPath, "SELECT count(DISTINCT device_id) FROM samples")), share: 1)
+        report.load(
+            "heart-rate samples stored per second by the soak (16 monitors at 100/s)", asked: 1600,
+            got: Double(try storeCount(soakPath, heartRateSampleCount)) / wall, share: 0.9)
         report.line(String(format: "Growth, mean of the last third − mean of the middle third: %+.2f MiB. ", growth)
-            + "Budget: no growth under steady load (threshold +1 MiB): " + Harness.verdict(growth <= 1.0) + ".")
+            + "Budget: no growth under steady load (threshold +1 MiB): " + report.verdict(growth <= 1.0) + ".")
     }
 
     /// Sends SIGINT and waits up to 15 s for a graceful exit, then SIGKILL. Says what happened.
@@ -183,22 +193,5 @@ enum MemoryBenchmark {
         // After ")": field 3 is at index 0, so field 14 is at index 11.
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    static func rowCount(_ path: String) -> Int {
-        var total = 0
-        for table in ["samples"] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-            process.arguments = [path, "SELECT count(*) FROM \(table)"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { return -1 }
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            total += Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-        }
-        return total
     }
 }

@@ -69,11 +69,12 @@ enum QueryBenchmark {
         case .built(let seconds): String(format: "Store built in %.0f s through `HealthStore.write`", seconds)
         case .reused: "Store reused from the cache"
         }
+        report.load("heart-rate samples in the store", asked: Double(heartRateCount), got: Double(try storeCount(path, heartRateSampleCount)), share: 1)
         let bytesPerSample = Double(size) / Double(heartRateCount)
         report.line(origin + " (`\(path)`, \(Harness.format(Double(size) / 1_048_576)) MiB, "
             + "\(Harness.format(Double(heartRateCount))) heart rates, \(Harness.format(Double(stepCount))) step counts, "
             + "schema version \(StoreSchema.version)): " + String(format: "%.1f", bytesPerSample)
-            + " bytes per heart-rate sample, indexes included. Budget: ≤ 100 bytes, " + Harness.verdict(bytesPerSample <= 100) + ".")
+            + " bytes per heart-rate sample, indexes included. Budget: ≤ 100 bytes, " + report.verdict(bytesPerSample <= 100) + ".")
         report.line("")
 
         var calendar = Calendar(identifier: .gregorian)
@@ -193,7 +194,7 @@ enum QueryBenchmark {
         report.line("")
         let worst = ratios.min() ?? 0
         report.line("Budget: ≥ 0.8× the baseline for each query: worst " + String(format: "%.2f×, ", worst)
-            + Harness.verdict(worst >= 0.8) + ".")
+            + report.verdict(worst >= 0.8) + ".")
     }
 
     static func row(_ name: String, _ best: (measured: Double, baseline: Double)) -> [String] {

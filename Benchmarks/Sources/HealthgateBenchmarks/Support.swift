@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import HealthModel
 import SampleBus
@@ -60,4 +61,29 @@ extension Array where Element == Double {
         let rank = Swift.min(sorted.count - 1, Swift.max(0, Int((q * Double(sorted.count)).rounded(.up)) - 1))
         return sorted[rank]
     }
+}
+
+/// The number a `SELECT count(…)` gives on a database file, read through its own read-only
+/// connection: what a benchmark checks its load with (rows stored, devices seen).
+/// - Throws: ``StoreCountFailure`` when the file or the query cannot be read.
+func storeCount(_ path: String, _ query: String) throws -> Int {
+    var db: OpaquePointer?
+    defer { sqlite3_close(db) }
+    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
+        throw StoreCountFailure(description: "\(path): cannot open it")
+    }
+    var statement: OpaquePointer?
+    defer { sqlite3_finalize(statement) }
+    guard sqlite3_prepare_v2(db, query, -1, &statement, nil) == SQLITE_OK, sqlite3_step(statement) == SQLITE_ROW else {
+        throw StoreCountFailure(description: "\(path): \(query): \(String(cString: sqlite3_errmsg(db)))")
+    }
+    return Int(sqlite3_column_int64(statement, 0))
+}
+
+/// The heart-rate samples in a store.
+let heartRateSampleCount =
+    "SELECT count(*) FROM samples JOIN quantity_types ON quantity_types.id = samples.type_id WHERE identifier = 'heartRate'"
+
+struct StoreCountFailure: Error, CustomStringConvertible {
+    var description: String
 }
