@@ -92,13 +92,4 @@ final class ConfigurationTests: XCTestCase {
         let configuration = try value.decodeStrictly(HeartRateSourceConfiguration.self)
         XCTAssertEqual(configuration.devices, .matching([.address("AA:BB:CC:DD:EE:FF"), .name("TICKR*")]))
     }
-
-    func testDemoConfiguration() throws {
-        let value = HeartRateSource.demoConfiguration(heartRateMonitors: 2, footPods: 1, notificationsPerSecond: 2)
-        let configuration = try value.decodeStrictly(HeartRateSourceConfiguration.self)
-        XCTAssertEqual(configuration.transport, .simulated)
-        XCTAssertEqual(configuration.simulation, SimulationSettings(heartRateMonitors: 2, footPods: 1, notificationsPerSecond: 2))
-        XCTAssertEqual(configuration.effectiveMaxDevices, 3)
-        XCTAssertNoThrow(try HeartRateSource(configuration: configuration, environment: try environment()))
-    }
 }

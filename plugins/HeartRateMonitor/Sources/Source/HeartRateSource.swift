@@ -62,21 +62,6 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
         try self.init(configuration: settings, environment: environment)
     }
 
-    /// A configuration for `healthgate demo`: the simulated transport with these devices.
-    public static func demoConfiguration(
-        heartRateMonitors: Int = 1, footPods: Int = 0, notificationsPerSecond: Double = 1
-    ) -> JSONValue {
-        .object([
-            "transport": .string("simulated"),
-            "maxDevices": .number(Double(max(1, heartRateMonitors + footPods))),
-            "simulation": .object([
-                "heartRateMonitors": .number(Double(heartRateMonitors)),
-                "footPods": .number(Double(footPods)),
-                "notificationsPerSecond": .number(notificationsPerSecond),
-            ]),
-        ])
-    }
-
     /// Discovers and follows devices until cancelled; see the type's documentation. Only
     /// cancellation ends it (it throws `CancellationError`): transport failures are retried.
     public func run(context: SourceContext) async throws {
