@@ -73,15 +73,24 @@ let package = Package(
             name: "BLECentral", dependencies: ["BlueZ", "GATTDecoding", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
             exclude: ["README.md", "README-bluez.md"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
+        // Workouts in three layers: the domain (values with no I/O), the runtime (the controller
+        // that is a sink and a source, its journal in the store, the control commands), and the
+        // presentation (the live board's model and tiles, the chart, the text formats, escaping).
         .target(
-            name: "Workouts", dependencies: ["HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"], exclude: ["README.md"],
+            name: "Workouts", dependencies: ["HealthModel", "SampleBus"], exclude: ["README.md"],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "WorkoutRuntime", dependencies: ["Workouts", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "WorkoutPresentation", dependencies: ["Workouts", "WorkoutRuntime", "HealthModel", "SampleBus"],
             swiftSettings: swiftSettings),
         .target(
             name: "GatewayControl", dependencies: ["SampleBus", "LinuxSystem", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         // The live board: libmicrohttpd serving the page, Server-Sent Events and the history.
         .target(
-            name: "WebBoard", dependencies: ["CMicroHTTPD", "Workouts", "HealthModel", "SampleBus", "AsyncPrimitives"],
+            name: "WebBoard", dependencies: ["CMicroHTTPD", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         // What every remote sink (HTTP repository, MQTT broker) shares: the follower of the store's
         // change log, retry and backoff, the dlopen loader, HealthJSON and gzip encoding.
@@ -124,7 +133,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem",
                 "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "Udev", "GATTDecoding",
-                "FitnessEquipment", "HealthDevices", "WebBoard", "HealthStore",
+                "FitnessEquipment", "HealthDevices", "WebBoard", "HealthStore", "WorkoutRuntime", "WorkoutPresentation",
             ],
             swiftSettings: swiftSettings),
 
@@ -133,7 +142,7 @@ let package = Package(
             name: "healthgate-benchmarks",
             dependencies: [
                 "HealthModel", "HealthStore", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer",
-                "HTTPRepository", "RemoteSinkKit", "Workouts", "WebBoard", "MQTTBroker", "CMosquitto",
+                "HTTPRepository", "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WebBoard", "MQTTBroker", "CMosquitto",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings,
             // The MQTT benchmark's baseline calls libmosquitto directly (the sink dlopens it).
@@ -153,7 +162,7 @@ let package = Package(
             name: "SampleBusTests", dependencies: ["HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WorkoutsTests", dependencies: ["Workouts", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
+            name: "WorkoutsTests", dependencies: ["Workouts", "WorkoutRuntime", "WorkoutPresentation", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "WebBoardTests", dependencies: ["WebBoard", "GatewayTesting", "SampleBus"],
@@ -176,7 +185,7 @@ let package = Package(
             name: "BlueZTests", dependencies: ["BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthStoreTests", dependencies: ["HealthStore", "GatewayTesting", "SQLite", "Workouts", "HealthModel", "SampleBus", "AsyncPrimitives"],
+            name: "HealthStoreTests", dependencies: ["HealthStore", "GatewayTesting", "SQLite", "Workouts", "WorkoutRuntime", "HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "HealthStore", "GatewayTesting", "HealthModel", "SampleBus"],
@@ -210,6 +219,6 @@ if Context.environment["HEALTHGATE_FUZZ"] != nil {
     package.targets.append(.executableTarget(
         name: "healthgate-fuzz",
         dependencies: ["HealthModel", "SampleBus", "GatewayControl", "GATTDecoding", "HeartRateMonitor", "SerialPedometer",
-                       "SQLiteStore", "HealthStore", "HTTPRepository", "FitnessEquipment", "HealthDevices", "Workouts"],
+                       "SQLiteStore", "HealthStore", "HTTPRepository", "FitnessEquipment", "HealthDevices", "Workouts", "WorkoutRuntime"],
         path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
 }

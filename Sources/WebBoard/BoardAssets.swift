@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import WorkoutPresentation
 
 /// The board's page, stylesheet and script, and the history pages: everything the browser needs
 /// ships in the binary (no CDN, no build step, no framework).
@@ -134,12 +135,12 @@ enum BoardAssets {
             let participant = BoardRouter.participant(of: workout) ?? "–"
             let average = workout.statistics.first { $0.type == .heartRate }?.average.map { String(Int($0.rounded())) } ?? "–"
             let minutes = Int(workout.duration) / 60, seconds = Int(workout.duration) % 60
-            return "<tr><td><a href=\"history/\(workout.id)\">\(escape(RFC3339.string(from: workout.startDate)))</a></td>"
-                + "<td>\(escape(participant))</td><td>\(escape(workout.activityType.rawValue))</td>"
+            return "<tr><td><a href=\"history/\(workout.id)\">\(escapeMarkup(RFC3339.string(from: workout.startDate)))</a></td>"
+                + "<td>\(escapeMarkup(participant))</td><td>\(escapeMarkup(workout.activityType.rawValue))</td>"
                 + "<td>\(minutes):\(String(format: "%02d", seconds))</td><td>\(average)</td></tr>"
         }.joined(separator: "\n")
         return page(title: "history", content: """
-            \(note.map { "<p class=\"note\">\(escape($0))</p>" } ?? "")
+            \(note.map { "<p class=\"note\">\(escapeMarkup($0))</p>" } ?? "")
             <table id="workouts"><thead><tr><th>start</th><th>participant</th><th>activity</th><th>duration</th><th>avg HR</th></tr></thead>
             <tbody>\(body)</tbody></table>
             """)
@@ -147,8 +148,8 @@ enum BoardAssets {
 
     static func chartPage(workout: Workout, participant: String?, svg: String) -> String {
         page(title: "workout", content: """
-            <p class="note">\(escape(participant ?? "")) \(escape(workout.activityType.rawValue)), \
-            \(escape(RFC3339.string(from: workout.startDate))) · <a href="\(workout.id).svg">SVG</a></p>
+            <p class="note">\(escapeMarkup(participant ?? "")) \(escapeMarkup(workout.activityType.rawValue)), \
+            \(escapeMarkup(RFC3339.string(from: workout.startDate))) · <a href="\(workout.id).svg">SVG</a></p>
             <div class="chart">\(svg)</div>
             """)
     }
@@ -166,21 +167,5 @@ enum BoardAssets {
         </script>
         </body></html>
         """
-    }
-
-    /// Escapes text for HTML content and attribute values.
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 }

@@ -3,6 +3,8 @@ import Foundation
 import HealthModel
 import Synchronization
 import Workouts
+import WorkoutRuntime
+import WorkoutPresentation
 
 /// Answers the board's requests, apart from the event stream (which ``BoardServer`` runs):
 /// the page and its assets, the board as JSON, and the history pages.

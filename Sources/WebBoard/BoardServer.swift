@@ -4,6 +4,8 @@ import Foundation
 public import SampleBus
 import Synchronization
 public import Workouts
+public import WorkoutRuntime
+public import WorkoutPresentation
 
 /// The live board's web server: libmicrohttpd serving the page, its assets, the board as JSON,
 /// the history pages, and the board's updates as Server-Sent Events (`/events`).

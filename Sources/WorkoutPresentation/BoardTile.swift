@@ -1,3 +1,4 @@
+public import Workouts
 public import Foundation
 
 /// One tile of the live board: a participant (or a guest device) with their heart rate, zone,

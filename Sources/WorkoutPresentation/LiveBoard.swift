@@ -1,3 +1,5 @@
+public import WorkoutRuntime
+public import Workouts
 import Foundation
 public import HealthModel
 public import SampleBus

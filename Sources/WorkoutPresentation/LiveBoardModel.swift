@@ -1,3 +1,4 @@
+public import Workouts
 public import Foundation
 public import HealthModel
 

@@ -1,3 +1,4 @@
+public import Workouts
 import Foundation
 public import HealthModel
 
@@ -44,7 +45,7 @@ public enum WorkoutChart {
         var svg = [
             #"<?xml version="1.0" encoding="UTF-8"?>"#,
             #"<svg xmlns="http://www.w3.org/2000/svg" width="\#(Int(width))" height="\#(Int(height))" viewBox="0 0 \#(Int(width)) \#(Int(height))" font-family="sans-serif" font-size="12">"#,
-            "<title>\(escape("\(workout.activityType.rawValue) workout \(RFC3339.string(from: workout.startDate))"))</title>",
+            "<title>\(escapeMarkup("\(workout.activityType.rawValue) workout \(RFC3339.string(from: workout.startDate))"))</title>",
             "<defs><pattern id=\"gap-hatch\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
                 + "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"8\" stroke=\"#c0392b\" stroke-width=\"2\" stroke-opacity=\"0.35\"/></pattern></defs>",
             "<rect x=\"0\" y=\"0\" width=\"\(Int(width))\" height=\"\(Int(height))\" fill=\"#ffffff\"/>",
@@ -58,7 +59,7 @@ public enum WorkoutChart {
         let power = WorkoutSnapshot.powerTypes.lazy.compactMap { workout.statistics(for: $0)?.average }.first
         let gapCount = Int(workout.metadata.number("healthgate.gapCount") ?? 0)
         svg.append("<text class=\"header\" x=\"\(f(left))\" y=\"24\" font-size=\"16\" font-weight=\"bold\">"
-            + escape("\(workout.activityType.rawValue.capitalized) — \(shortDate(workout.startDate)) — \(WorkoutFormat.duration(workout.duration))")
+            + escapeMarkup("\(workout.activityType.rawValue.capitalized) — \(shortDate(workout.startDate)) — \(WorkoutFormat.duration(workout.duration))")
             + "</text>")
         // Legend for the two kinds of shading.
         let legendX = left + plotWidth - 250
@@ -73,7 +74,7 @@ public enum WorkoutChart {
             "gaps \(gapCount)",
         ] + (power.map { ["avg power \(WorkoutFormat.number($0)) W"] } ?? [])
         let totalsText = totals.joined(separator: "  ·  ")
-        svg.append("<text class=\"totals\" x=\"\(f(left))\" y=\"46\">\(escape(totalsText))</text>")
+        svg.append("<text class=\"totals\" x=\"\(f(left))\" y=\"46\">\(escapeMarkup(totalsText))</text>")
 
         // Zone bands.
         let colours = ["#d6eaf8", "#d5f5e3", "#fcf3cf", "#fdebd0", "#fadbd8"]
@@ -170,7 +171,7 @@ public enum WorkoutChart {
             }
             svg.append("<text class=\"\(series.name)-label\" x=\"\(f(left + plotWidth - 4))\" y=\"\(f(top + 14 + 14 * series.row))\" "
                 + "text-anchor=\"end\" fill=\"\(series.colour)\">"
-                + escape("\(series.name) \(WorkoutFormat.number(lowest))–\(WorkoutFormat.number(highest)) \(series.unit)") + "</text>")
+                + escapeMarkup("\(series.name) \(WorkoutFormat.number(lowest))–\(WorkoutFormat.number(highest)) \(series.unit)") + "</text>")
         }
 
         // Laps.
@@ -187,20 +188,5 @@ public enum WorkoutChart {
     static func shortDate(_ date: Date) -> String {
         let text = RFC3339.string(from: date)
         return text.prefix(10) + " " + text.dropFirst(11).prefix(5) + " UTC"
-    }
-
-    /// Escapes text for XML character data and attribute values.
-    static func escape(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            default: result.append(character)
-            }
-        }
-        return result
     }
 }

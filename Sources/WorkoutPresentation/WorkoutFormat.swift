@@ -1,3 +1,4 @@
+public import Workouts
 import Foundation
 public import HealthModel
 

@@ -1,3 +1,4 @@
+public import Workouts
 import AsyncPrimitives
 import Foundation
 public import HealthModel

@@ -1,3 +1,4 @@
+public import Workouts
 public import HealthModel
 public import SampleBus
 

@@ -1,3 +1,4 @@
+public import Workouts
 import AsyncPrimitives
 public import Foundation
 public import HealthModel

@@ -3,6 +3,7 @@ import GatewayTesting
 import HealthModel
 import HealthStore
 import Workouts
+import WorkoutRuntime
 import XCTest
 
 /// The workout in progress in the store (schema version 4): its journal, the committed samples

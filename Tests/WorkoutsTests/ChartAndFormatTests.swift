@@ -6,6 +6,8 @@ import GatewayTesting
 import HealthModel
 import SampleBus
 import Workouts
+import WorkoutRuntime
+import WorkoutPresentation
 import XCTest
 
 final class ChartAndFormatTests: XCTestCase {
@@ -135,5 +137,12 @@ final class ChartAndFormatTests: XCTestCase {
         let screen = WorkoutFormat.liveScreen(snapshot)
         XCTAssertTrue(screen.contains("  heart rate  151 bpm   zone 3"))
         XCTAssertTrue(screen.contains("  zones       Z1 1:00  Z2 2:00  Z3 5:00  Z4 0:00  Z5 0:00"))
+    }
+
+    /// The board's pages and the chart share one escaping function: a participant called
+    /// O'Brien is safe in a single-quoted attribute as in a double-quoted one.
+    func testMarkupEscapingCoversBothQuotes() {
+        XCTAssertEqual(escapeMarkup(#"O'Brien <b>&"x"</b>"#), "O&#39;Brien &lt;b&gt;&amp;&quot;x&quot;&lt;/b&gt;")
+        XCTAssertEqual(escapeMarkup("Zoë 🏃"), "Zoë 🏃")
     }
 }

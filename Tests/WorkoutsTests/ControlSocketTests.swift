@@ -4,6 +4,7 @@ import GatewayTesting
 import HealthModel
 import SampleBus
 import Workouts
+import WorkoutRuntime
 import XCTest
 
 /// The workout commands through the real control socket server and client (one JSON request

@@ -3,6 +3,7 @@ import GatewayTesting
 import HealthModel
 import SampleBus
 import Workouts
+import WorkoutRuntime
 import XCTest
 
 /// Statistics, zones, gaps and energy for scripted streams with pauses and gaps, checked against

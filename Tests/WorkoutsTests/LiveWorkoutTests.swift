@@ -3,6 +3,7 @@ import GatewayTesting
 import HealthModel
 import SampleBus
 import Workouts
+import WorkoutRuntime
 import XCTest
 
 /// The pure live workout (session plus collected samples) without a controller, a store or a

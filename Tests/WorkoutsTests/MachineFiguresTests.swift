@@ -4,6 +4,8 @@ import GatewayTesting
 import HealthModel
 import SampleBus
 import Workouts
+import WorkoutRuntime
+import WorkoutPresentation
 import XCTest
 
 /// A cycling or rowing workout collects its machine's power, cadence, speed and distance, and

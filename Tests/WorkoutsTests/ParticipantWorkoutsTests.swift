@@ -4,6 +4,7 @@ import HealthModel
 import HealthStore
 import SampleBus
 import Workouts
+import WorkoutRuntime
 import XCTest
 
 /// Group workouts: the roster from the configuration, one workout per participant with their own

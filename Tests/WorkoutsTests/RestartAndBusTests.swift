@@ -7,6 +7,7 @@ import SQLiteStore
 import SampleBus
 import Synchronization
 import Workouts
+import WorkoutRuntime
 import XCTest
 
 /// The workout in progress in the SQLite store across a gateway restart or crash, and the

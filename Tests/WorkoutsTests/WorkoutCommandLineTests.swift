@@ -4,6 +4,7 @@ import GatewayTesting
 import HealthModel
 import SampleBus
 import Workouts
+import WorkoutRuntime
 import XCTest
 
 /// `healthgate workout …` as a user runs it: the built executable talking over the real control

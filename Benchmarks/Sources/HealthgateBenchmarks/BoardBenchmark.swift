@@ -4,6 +4,8 @@ import SampleBus
 import Synchronization
 import WebBoard
 import Workouts
+import WorkoutRuntime
+import WorkoutPresentation
 
 /// The live board with a class of 30 participants at 1 Hz, an hour into their group workout.
 ///

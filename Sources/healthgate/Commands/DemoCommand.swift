@@ -5,6 +5,7 @@ import HealthModel
 import SampleBus
 import SerialPedometer
 import Workouts
+import WorkoutRuntime
 
 /// `healthgate demo`: the gateway with simulated devices that speak the real protocols.
 enum DemoCommand {

@@ -1,6 +1,7 @@
 import HealthModel
 import SampleBus
 import Workouts
+import WorkoutRuntime
 
 /// `healthgate participant …`: who wears which device in group workouts.
 enum ParticipantCommand {

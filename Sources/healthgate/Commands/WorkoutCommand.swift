@@ -2,6 +2,8 @@ import Foundation
 import HealthModel
 import SampleBus
 import Workouts
+import WorkoutRuntime
+import WorkoutPresentation
 
 /// `healthgate workout …`: control the live workout of the running daemon, watch it, and read
 /// finished workouts from the store.

@@ -7,6 +7,8 @@ import HealthStore
 import SampleBus
 import WebBoard
 import Workouts
+import WorkoutRuntime
+import WorkoutPresentation
 
 /// Builds a gateway from a configuration and runs it until it is stopped: the daemon behind
 /// `healthgate run` and `healthgate demo`.

@@ -4,6 +4,7 @@ import HealthModel
 import HealthStore
 import SampleBus
 import Workouts
+import WorkoutRuntime
 
 /// Built-in services the executable always runs beside the configured plugins, with the control
 /// commands they answer. (Workouts plug in here.)

@@ -8,6 +8,7 @@ import SQLiteStore
 import SampleBus
 import SerialPedometer
 import Workouts
+import WorkoutRuntime
 
 /// The fuzz targets: each takes arbitrary bytes and must return (an error is an answer) without
 /// crashing, trapping or touching memory it does not own. Seed corpora live in
