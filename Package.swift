@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "healthgate", targets: ["healthgate"]),
         .library(name: "HealthModel", targets: ["HealthModel"]),
         .library(name: "HealthStore", targets: ["HealthStore"]),
+        .library(name: "GatewayRuntime", targets: ["GatewayRuntime"]),
         .library(name: "SampleBus", targets: ["SampleBus"]),
         .library(name: "AsyncPrimitives", targets: ["AsyncPrimitives"]),
         .library(name: "GATTDecoding", targets: ["GATTDecoding"]),
@@ -63,77 +64,81 @@ let package = Package(
         .target(
             name: "HealthStore", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
-        .target(name: "SampleBus", dependencies: ["HealthModel", "HealthStore", "AsyncPrimitives"], swiftSettings: swiftSettings),
+        // What every module of the gateway runs on: logging, the clock, JSONValue, and the strict
+        // configuration parser and decoder with their errors.
+        .target(name: "GatewayRuntime", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        // The bus, the sinks' queues, the plugin contract and catalog, and the supervisor.
+        .target(
+            name: "SampleBus", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
+            swiftSettings: swiftSettings),
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(name: "SQLite", dependencies: ["CSQLite", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
-            name: "BLECentral", dependencies: ["BlueZ", "GATTDecoding", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
+            name: "BLECentral", dependencies: ["GatewayRuntime", "BlueZ", "GATTDecoding", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
             exclude: ["README.md", "README-bluez.md"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         // Workouts in three layers: the domain (values with no I/O), the runtime (the controller
         // that is a sink and a source, its journal in the store, the control commands), and the
         // presentation (the live board's model and tiles, the chart, the text formats, escaping).
         .target(
-            name: "Workouts", dependencies: ["HealthModel", "SampleBus"], exclude: ["README.md"],
+            name: "Workouts", dependencies: ["GatewayRuntime", "HealthModel"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
-            name: "WorkoutRuntime", dependencies: ["Workouts", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
+            name: "WorkoutRuntime", dependencies: ["GatewayRuntime", "Workouts", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         .target(
-            name: "WorkoutPresentation", dependencies: ["Workouts", "WorkoutRuntime", "HealthModel", "SampleBus"],
+            name: "WorkoutPresentation", dependencies: ["GatewayRuntime", "Workouts", "WorkoutRuntime", "HealthModel", "SampleBus"],
             swiftSettings: swiftSettings),
         .target(
-            name: "GatewayControl", dependencies: ["SampleBus", "LinuxSystem", "AsyncPrimitives"],
+            name: "GatewayControl", dependencies: ["GatewayRuntime", "LinuxSystem", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         // The live board: libmicrohttpd serving the page, Server-Sent Events and the history.
         .target(
-            name: "WebBoard", dependencies: ["CMicroHTTPD", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "AsyncPrimitives"],
+            name: "WebBoard", dependencies: ["GatewayRuntime", "CMicroHTTPD", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         // What every remote sink (HTTP repository, MQTT broker) shares: the follower of the store's
         // change log, retry and backoff, the dlopen loader, HealthJSON and gzip encoding.
         .target(
             name: "RemoteSinkKit",
-            dependencies: ["HealthModel", "HealthStore", "SampleBus", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"],
+            dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"],
             exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
-            name: "GatewayTesting", dependencies: ["HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
+            name: "GatewayTesting", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)
         .target(
-            name: "HeartRateMonitor", dependencies: ["HealthModel", "SampleBus", "BLECentral", "GATTDecoding"],
+            name: "HeartRateMonitor", dependencies: ["GatewayRuntime", "HealthModel", "SampleBus", "BLECentral", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "SerialPedometer", dependencies: ["HealthModel", "HealthStore", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
+            name: "SerialPedometer", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "FitnessEquipment", dependencies: ["GATTDecoding", "HealthModel", "SampleBus", "BLECentral"],
+            name: "FitnessEquipment", dependencies: ["GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "BLECentral"],
             path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
         // The Bluetooth SIG health profiles (scales, cuffs, thermometers, oximeters, glucose meters):
         // decoders and the mapper to samples.
         .target(
-            name: "HealthDevices", dependencies: ["GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
+            name: "HealthDevices", dependencies: ["GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
             path: "plugins/HealthDevices/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "SQLiteStore", dependencies: ["HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
+            name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "HTTPRepository", dependencies: ["HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CCurl", "AsyncPrimitives"],
+            name: "HTTPRepository", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CCurl", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "MQTTBroker", dependencies: ["HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CMosquitto", "AsyncPrimitives"],
+            name: "MQTTBroker", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CMosquitto", "AsyncPrimitives"],
             path: "plugins/MQTTBroker/Sources", swiftSettings: swiftSettings),
 
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
         .executableTarget(
             name: "healthgate",
             dependencies: [
-                "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem",
-                "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "Udev", "GATTDecoding",
-                "FitnessEquipment", "HealthDevices", "WebBoard", "HealthStore", "WorkoutRuntime", "WorkoutPresentation",
+                "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem", "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "Udev", "GATTDecoding", "FitnessEquipment", "HealthDevices", "WebBoard", "HealthStore", "WorkoutRuntime", "WorkoutPresentation",
             ],
             swiftSettings: swiftSettings),
 
@@ -141,8 +146,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate-benchmarks",
             dependencies: [
-                "HealthModel", "HealthStore", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer",
-                "HTTPRepository", "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WebBoard", "MQTTBroker", "CMosquitto",
+                "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer", "HTTPRepository", "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WebBoard", "MQTTBroker", "CMosquitto",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings,
             // The MQTT benchmark's baseline calls libmosquitto directly (the sink dlopens it).
@@ -152,62 +156,62 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(
-            name: "BLECentralTests", dependencies: ["BLECentral", "GatewayTesting", "HealthModel", "SampleBus"], swiftSettings: swiftSettings),
+            name: "BLECentralTests", dependencies: ["GatewayRuntime", "BLECentral", "GatewayTesting", "HealthModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "SampleBusTests", dependencies: ["HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
+            name: "SampleBusTests", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WorkoutsTests", dependencies: ["Workouts", "WorkoutRuntime", "WorkoutPresentation", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
+            name: "WorkoutsTests", dependencies: ["GatewayRuntime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WebBoardTests", dependencies: ["WebBoard", "GatewayTesting", "SampleBus"],
+            name: "WebBoardTests", dependencies: ["SampleBus", "GatewayRuntime", "WebBoard", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["HealthModel", "HealthStore", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HeartRateMonitorTests",
-            dependencies: ["HeartRateMonitor", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding", "HealthStore"],
+            dependencies: ["GatewayRuntime", "HeartRateMonitor", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding", "HealthStore"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "FitnessEquipmentTests", dependencies: ["GATTDecoding", "FitnessEquipment", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"],
+            name: "FitnessEquipmentTests", dependencies: ["GatewayRuntime", "GATTDecoding", "FitnessEquipment", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthDevicesTests", dependencies: ["GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus", "HealthStore"],
+            name: "HealthDevicesTests", dependencies: ["GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus", "HealthStore"],
             path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "BlueZTests", dependencies: ["BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
+            name: "BlueZTests", dependencies: ["GatewayRuntime", "BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthStoreTests", dependencies: ["HealthStore", "GatewayTesting", "SQLite", "Workouts", "WorkoutRuntime", "HealthModel", "SampleBus", "AsyncPrimitives"],
+            name: "HealthStoreTests", dependencies: ["HealthStore", "GatewayTesting", "SQLite", "Workouts", "WorkoutRuntime", "HealthModel", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "HealthStore", "GatewayTesting", "HealthModel", "SampleBus"],
+            name: "SQLiteStoreTests", dependencies: ["GatewayRuntime", "SQLiteStore", "HealthStore", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SerialPedometerTests",
-            dependencies: ["SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore", "SQLite", "SampleBus", "HealthModel", "HealthStore"],
+            dependencies: ["GatewayRuntime", "SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore", "SQLite", "SampleBus", "HealthModel", "HealthStore"],
             path: "plugins/SerialPedometer/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RemoteSinkKitTests",
-            dependencies: ["RemoteSinkKit", "GatewayTesting", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
+            dependencies: ["GatewayRuntime", "RemoteSinkKit", "GatewayTesting", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPRepositoryTests",
-            dependencies: ["HTTPRepository", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "HealthStore", "AsyncPrimitives"],
+            dependencies: ["GatewayRuntime", "HTTPRepository", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "HealthStore", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MQTTBrokerTests",
-            dependencies: ["MQTTBroker", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "SQLite", "SQLiteStore", "HealthStore"],
+            dependencies: ["GatewayRuntime", "MQTTBroker", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "SQLite", "SQLiteStore", "HealthStore"],
             path: "plugins/MQTTBroker/Tests", swiftSettings: swiftSettings),
     ]
 )
@@ -218,7 +222,8 @@ let package = Package(
 if Context.environment["HEALTHGATE_FUZZ"] != nil {
     package.targets.append(.executableTarget(
         name: "healthgate-fuzz",
-        dependencies: ["HealthModel", "SampleBus", "GatewayControl", "GATTDecoding", "HeartRateMonitor", "SerialPedometer",
-                       "SQLiteStore", "HealthStore", "HTTPRepository", "FitnessEquipment", "HealthDevices", "Workouts", "WorkoutRuntime"],
+        dependencies: [
+                       "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "GATTDecoding", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HealthStore", "HTTPRepository", "FitnessEquipment", "HealthDevices", "Workouts", "WorkoutRuntime",
+                   ],
         path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
 }

@@ -1,7 +1,6 @@
 import AsyncPrimitives
 import Foundation
 import LinuxSystem
-import SampleBus
 
 /// Sends requests to a running daemon's control socket.
 ///

@@ -1,4 +1,4 @@
-public import SampleBus
+public import GatewayRuntime
 
 /// One request on the control socket: a single JSON object on one line.
 ///

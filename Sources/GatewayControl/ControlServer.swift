@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import AsyncPrimitives
 import LinuxSystem
-public import SampleBus
+public import GatewayRuntime
 
 /// The daemon's control socket: a Unix-domain stream socket, mode 0660, one JSON request and one
 /// JSON response per line (see ``ControlRequest``).

@@ -1,5 +1,5 @@
 public import Foundation
-public import SampleBus
+public import GatewayRuntime
 import AsyncPrimitives
 
 /// A clock whose time moves only when a test calls ``advance(by:)``.

@@ -1,6 +1,7 @@
 public import BLECentral
 public import Foundation
 public import HealthModel
+public import GatewayRuntime
 public import SampleBus
 import XCTest
 

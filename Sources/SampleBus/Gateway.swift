@@ -1,3 +1,4 @@
+public import GatewayRuntime
 import AsyncPrimitives
 import Foundation
 import Synchronization

@@ -1,3 +1,4 @@
+public import GatewayRuntime
 public import Foundation
 
 /// A configuration problem, reported at start-up with the file, the key path and the reason.

@@ -1,3 +1,4 @@
+public import GatewayRuntime
 public import Foundation
 
 /// One compiled-in plugin: its kind, its summary, and how to validate and build it from a

@@ -1,3 +1,4 @@
+public import GatewayRuntime
 public import Foundation
 public import HealthModel
 public import HealthStore

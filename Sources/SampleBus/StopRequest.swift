@@ -1,3 +1,4 @@
+public import GatewayRuntime
 import AsyncPrimitives
 
 /// A plugin's read-only view of the gateway's stop request (``ShutdownSignal``), on

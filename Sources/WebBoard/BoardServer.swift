@@ -1,7 +1,7 @@
 import AsyncPrimitives
 import CMicroHTTPD
 import Foundation
-public import SampleBus
+public import GatewayRuntime
 import Synchronization
 public import Workouts
 public import WorkoutRuntime

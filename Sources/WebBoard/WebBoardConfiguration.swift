@@ -1,4 +1,5 @@
 import Foundation
+public import GatewayRuntime
 public import SampleBus
 
 /// The configuration's `web` object: where the live board listens, and the token that guards it.

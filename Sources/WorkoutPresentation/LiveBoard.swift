@@ -2,6 +2,7 @@ public import WorkoutRuntime
 public import Workouts
 import Foundation
 public import HealthModel
+public import GatewayRuntime
 public import SampleBus
 import Synchronization
 

@@ -2,6 +2,7 @@ public import Workouts
 import AsyncPrimitives
 import Foundation
 public import HealthModel
+public import GatewayRuntime
 public import SampleBus
 import Synchronization
 

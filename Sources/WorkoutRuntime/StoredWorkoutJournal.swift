@@ -2,7 +2,7 @@ public import Workouts
 public import Foundation
 public import HealthModel
 public import HealthStore
-public import SampleBus
+public import GatewayRuntime
 
 /// The gateway's store as the workout controller's journal (``WorkoutStateStore``) and the
 /// participants' run-time assignments (``ParticipantAssignmentStore``): the workout in progress

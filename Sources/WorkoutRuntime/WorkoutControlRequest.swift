@@ -1,6 +1,6 @@
 public import Workouts
 public import HealthModel
-public import SampleBus
+public import GatewayRuntime
 
 /// A workout command on the control socket, shared by the daemon (``WorkoutController/controlHandlers()``)
 /// and the `healthgate workout …` command line, so that the command names and their arguments

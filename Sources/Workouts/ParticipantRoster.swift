@@ -1,6 +1,6 @@
 import Foundation
 public import HealthModel
-public import SampleBus
+public import GatewayRuntime
 
 /// Who is training: the configured participants plus those assigned at run time, and which
 /// device belongs to whom. A value with no I/O; ``ParticipantWorkouts`` owns the live one.

@@ -1,5 +1,5 @@
 public import Foundation
-public import SampleBus
+public import GatewayRuntime
 
 /// Biological sex as used by the energy equation (HKBiologicalSex).
 public enum BiologicalSex: String, Hashable, Sendable, Codable, CaseIterable {

@@ -1,5 +1,5 @@
 import Foundation
-import SampleBus
+import GatewayRuntime
 
 // Entry point: everything else is injected from here.
 let context = CommandContext(

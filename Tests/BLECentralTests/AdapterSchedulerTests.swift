@@ -2,7 +2,7 @@ import BLECentral
 import Foundation
 import GatewayTesting
 import HealthModel
-import SampleBus
+import GatewayRuntime
 import Synchronization
 import XCTest
 

@@ -1,5 +1,5 @@
 import BLECentral
-import SampleBus
+import GatewayRuntime
 import XCTest
 
 /// Device entries with pairing: `"pair": true` and `"passkey": N`, strictly decoded, and the

@@ -4,6 +4,7 @@ import Foundation
 import GatewayTesting
 import HealthModel
 import HeartRateMonitor
+import GatewayRuntime
 import SampleBus
 import Synchronization
 import XCTest

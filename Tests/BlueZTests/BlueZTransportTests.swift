@@ -2,7 +2,7 @@
 import BlueZ
 import GatewayTesting
 import HeartRateMonitor
-import SampleBus
+import GatewayRuntime
 import XCTest
 
 /// The BlueZ transport against a real private dbus-daemon with python3-dbusmock standing in for

@@ -1,10 +1,10 @@
+import GatewayRuntime
 import BLECentral
 import BlueZ
 import Foundation
 import GatewayTesting
 import HealthDevices
 import HealthModel
-import SampleBus
 import XCTest
 
 /// The `ble-health` source over the BlueZ transport against a mocked glucose meter: the stored

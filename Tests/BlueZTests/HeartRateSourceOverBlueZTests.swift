@@ -6,6 +6,7 @@ import HealthModel
 import HealthStore
 import HeartRateMonitor
 import SQLiteStore
+import GatewayRuntime
 import SampleBus
 import XCTest
 

@@ -1,10 +1,11 @@
+import SampleBus
 import BLECentral
 @testable import BlueZ
 import Foundation
 import GatewayTesting
 import HealthDevices
 import HealthModel
-import SampleBus
+import GatewayRuntime
 import XCTest
 
 /// Pairing with devices that require bonding, against the mock BlueZ: its Device1.Pair asks the

@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 import GatewayTesting
 import HeartRateMonitor
-import SampleBus
+import GatewayRuntime
 import Synchronization
 import XCTest
 

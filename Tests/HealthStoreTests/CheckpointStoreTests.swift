@@ -1,7 +1,6 @@
 import GatewayTesting
 import Foundation
 import HealthModel
-import SampleBus
 import SQLite
 import HealthStore
 import XCTest

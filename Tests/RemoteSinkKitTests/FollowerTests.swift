@@ -4,6 +4,7 @@ import GatewayTesting
 import HealthModel
 import HealthStore
 import RemoteSinkKit
+import GatewayRuntime
 import SampleBus
 import Synchronization
 import XCTest

@@ -3,6 +3,7 @@ import GatewayTesting
 import HealthModel
 import HealthStore
 @testable import RemoteSinkKit
+import GatewayRuntime
 import SampleBus
 import XCTest
 

@@ -2,6 +2,7 @@ import Foundation
 import GatewayTesting
 import HealthModel
 import SampleBus
+import GatewayRuntime
 import Synchronization
 import XCTest
 

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayTesting
 import HealthModel
+import GatewayRuntime
 import SampleBus
 import XCTest
 

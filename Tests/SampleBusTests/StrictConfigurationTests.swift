@@ -1,5 +1,6 @@
 import Foundation
 import GatewayTesting
+import GatewayRuntime
 import SampleBus
 import XCTest
 

@@ -1,6 +1,7 @@
+import SampleBus
 import Foundation
 import GatewayTesting
-import SampleBus
+import GatewayRuntime
 import WebBoard
 import XCTest
 

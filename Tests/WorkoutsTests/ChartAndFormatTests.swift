@@ -4,6 +4,7 @@ import FoundationXML
 #endif
 import GatewayTesting
 import HealthModel
+import GatewayRuntime
 import SampleBus
 import Workouts
 import WorkoutRuntime

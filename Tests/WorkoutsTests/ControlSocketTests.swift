@@ -2,7 +2,7 @@ import Foundation
 import GatewayControl
 import GatewayTesting
 import HealthModel
-import SampleBus
+import GatewayRuntime
 import Workouts
 import WorkoutRuntime
 import XCTest

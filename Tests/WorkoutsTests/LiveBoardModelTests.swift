@@ -1,7 +1,6 @@
 import Foundation
 import GatewayTesting
 import HealthModel
-import SampleBus
 import Workouts
 import WorkoutPresentation
 import XCTest

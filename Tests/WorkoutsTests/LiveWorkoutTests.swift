@@ -1,7 +1,7 @@
+import GatewayRuntime
 import Foundation
 import GatewayTesting
 import HealthModel
-import SampleBus
 import Workouts
 import WorkoutRuntime
 import XCTest

@@ -2,6 +2,7 @@ import Foundation
 import FoundationXML
 import GatewayTesting
 import HealthModel
+import GatewayRuntime
 import SampleBus
 import Workouts
 import WorkoutRuntime

@@ -2,7 +2,7 @@ import Foundation
 import GatewayTesting
 import HealthModel
 import HealthStore
-import SampleBus
+import GatewayRuntime
 import Workouts
 import WorkoutRuntime
 import XCTest

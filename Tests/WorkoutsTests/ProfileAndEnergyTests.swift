@@ -1,6 +1,6 @@
 import Foundation
 import HealthModel
-import SampleBus
+import GatewayRuntime
 import Workouts
 import XCTest
 

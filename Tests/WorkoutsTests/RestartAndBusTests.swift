@@ -4,6 +4,7 @@ import HealthModel
 import SQLite
 import HealthStore
 import SQLiteStore
+import GatewayRuntime
 import SampleBus
 import Synchronization
 import Workouts

@@ -1,7 +1,6 @@
 import Foundation
 import GatewayTesting
 import HealthModel
-import SampleBus
 import Workouts
 
 /// Builders for scripted sample streams.

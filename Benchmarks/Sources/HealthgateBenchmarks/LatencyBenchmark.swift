@@ -5,6 +5,7 @@ import HealthStore
 import HeartRateMonitor
 import SQLiteStore
 import SampleBus
+import GatewayRuntime
 import Synchronization
 
 /// End-to-end latency under load: 1 000 simulated heart-rate monitors at 1 Hz each, through the

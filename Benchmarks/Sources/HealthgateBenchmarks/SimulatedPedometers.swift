@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import SampleBus
+import GatewayRuntime
 import SerialPedometer
 
 /// A decoder-level simulation of serial pedometers for the latency benchmark: each device sends

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import HealthModel
+import GatewayRuntime
 import SampleBus
 import Synchronization
 

@@ -1,6 +1,6 @@
 import BlueZ
 import Foundation
-import SampleBus
+import GatewayRuntime
 import AsyncPrimitives
 import Synchronization
 

@@ -1,6 +1,6 @@
 import AsyncPrimitives
 public import BlueZ
-public import SampleBus
+public import GatewayRuntime
 import Synchronization
 
 /// The Bluetooth LE central transport over bluetoothd's D-Bus API.

@@ -1,5 +1,5 @@
 import BlueZ
-public import SampleBus
+public import GatewayRuntime
 import Synchronization
 
 /// Asks a person for the passkey a device shows, for the device at the given upper-case

@@ -1,4 +1,4 @@
-public import SampleBus
+public import GatewayRuntime
 
 extension AdapterScheduler.Limits: Decodable {
     /// The allowed `connections`: a controller holds at most 20 LE links in practice.

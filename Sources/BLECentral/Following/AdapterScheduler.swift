@@ -1,5 +1,6 @@
 public import AsyncPrimitives
 import Foundation
+public import GatewayRuntime
 public import SampleBus
 
 /// One Bluetooth adapter's connection scheduler, shared by every Bluetooth LE source on it

@@ -1,3 +1,4 @@
+public import GatewayRuntime
 public import SampleBus
 
 /// The checks of the keys every Bluetooth LE source shares (`adapter`, `adapters`,

@@ -1,5 +1,6 @@
 public import AsyncPrimitives
 public import SampleBus
+import GatewayRuntime
 import Foundation
 
 /// Discovers peripherals on one or more adapters and follows each one the filter accepts, up

@@ -1,7 +1,8 @@
+import SampleBus
+import GatewayRuntime
 import GATTDecoding
 public import HealthModel
 import Foundation
-import SampleBus
 
 extension PeripheralSession {
     /// What every connection reads first: Device Information (0x180A) and the battery level.

@@ -1,5 +1,6 @@
 public import AsyncPrimitives
 public import SampleBus
+import GatewayRuntime
 import Foundation
 
 /// One followed device's life across link losses: connect, hand the connection to the

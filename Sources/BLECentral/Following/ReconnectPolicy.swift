@@ -1,5 +1,5 @@
 public import Foundation
-public import SampleBus
+public import GatewayRuntime
 
 /// Reconnect backoff: the n-th consecutive failed attempt waits `initialDelay × multiplierⁿ⁻¹`,
 /// capped at `maximumDelay`. Attempts never stop.

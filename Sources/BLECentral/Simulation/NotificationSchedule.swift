@@ -1,5 +1,5 @@
+import GatewayRuntime
 public import Foundation
-import SampleBus
 
 /// When a simulated device sends its notifications.
 ///

@@ -1,4 +1,4 @@
-public import SampleBus
+public import GatewayRuntime
 import Foundation
 import Synchronization
 

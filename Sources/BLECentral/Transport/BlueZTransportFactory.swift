@@ -1,4 +1,5 @@
 public import SampleBus
+import GatewayRuntime
 
 /// Makes the BlueZ transport for the `ble-heart-rate` source (`"transport": "bluez"`).
 ///

@@ -1,4 +1,4 @@
-import SampleBus
+import GatewayRuntime
 
 /// What a receiver's answer (or the lack of one) means for the batch that was sent.
 public enum DeliveryOutcome: Sendable, Hashable {

@@ -2,6 +2,7 @@ import AsyncPrimitives
 public import Foundation
 public import HealthModel
 public import HealthStore
+public import GatewayRuntime
 public import SampleBus
 import Synchronization
 

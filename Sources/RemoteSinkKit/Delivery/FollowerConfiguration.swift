@@ -1,5 +1,5 @@
 public import HealthStore
-public import SampleBus
+public import GatewayRuntime
 
 /// The configuration block every remote sink shares for following the store: where a new sink
 /// starts, and how far behind it may fall before it skips changes (key `follow`).

@@ -1,7 +1,7 @@
 import Foundation
 public import HealthModel
 public import HealthStore
-public import SampleBus
+public import GatewayRuntime
 import SQLite
 
 /// The outbox file a remote sink kept before the store became the log every sink follows

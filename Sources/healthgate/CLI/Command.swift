@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import GatewayRuntime
 import SampleBus
 
 /// A command or command group of the `healthgate` executable.

@@ -1,6 +1,6 @@
 import BLECentral
 import Foundation
-import SampleBus
+import GatewayRuntime
 
 /// What the Bluetooth commands (`scan`, `pair`) share: the `--adapter` option, the range of
 /// `--timeout`, and the BlueZ transport they talk through.

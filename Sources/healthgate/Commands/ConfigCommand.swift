@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import GatewayRuntime
 import SampleBus
 
 /// `healthgate config check FILE` and `healthgate config init`.

@@ -1,7 +1,7 @@
 import Foundation
 import HealthModel
 import HealthStore
-import SampleBus
+import GatewayRuntime
 
 /// `healthgate dead-letters list|retry|drop|export`: the changes a remote sink's receiver refused.
 enum DeadLettersCommand {

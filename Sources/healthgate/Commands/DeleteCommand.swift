@@ -1,7 +1,6 @@
 import AsyncPrimitives
 import Foundation
 import HealthModel
-import SampleBus
 import HealthStore
 
 /// `healthgate delete`: deletes stored objects by uuid, by device and range, or by type and range.

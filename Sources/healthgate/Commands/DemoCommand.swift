@@ -2,6 +2,7 @@ import FitnessEquipment
 import Foundation
 import HealthDevices
 import HealthModel
+import GatewayRuntime
 import SampleBus
 import SerialPedometer
 import Workouts

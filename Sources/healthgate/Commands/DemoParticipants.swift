@@ -1,4 +1,5 @@
 import Foundation
+import GatewayRuntime
 import SampleBus
 import Workouts
 

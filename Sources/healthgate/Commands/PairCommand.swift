@@ -1,8 +1,8 @@
+import GatewayRuntime
 import AsyncPrimitives
 import BLECentral
 import Foundation
 import LinuxSystem
-import SampleBus
 
 /// `healthgate pair ADDRESS`: pairs (bonds) a device that requires it, through BlueZ.
 enum PairCommand {

@@ -1,5 +1,5 @@
 import HealthModel
-import SampleBus
+import GatewayRuntime
 import Workouts
 import WorkoutRuntime
 

@@ -1,5 +1,5 @@
-import Foundation
 import SampleBus
+import Foundation
 
 /// `healthgate plugins`: the compiled-in catalog.
 enum PluginsCommand {

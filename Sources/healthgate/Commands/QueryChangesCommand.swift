@@ -1,6 +1,6 @@
+import GatewayRuntime
 import Foundation
 import HealthModel
-import SampleBus
 import HealthStore
 
 /// `healthgate query changes`: the store as a sync source, by anchor.

@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import SampleBus
+import GatewayRuntime
 import HealthStore
 
 /// `healthgate query samples|stats|changes`: reads the SQLite store, also while the gateway writes to it.

@@ -1,5 +1,4 @@
 import Foundation
-import SampleBus
 
 /// `healthgate run`: the daemon.
 enum RunCommand {

@@ -1,8 +1,8 @@
+import GatewayRuntime
 import BLECentral
 import AsyncPrimitives
 import Foundation
 import HeartRateMonitor
-import SampleBus
 
 /// `healthgate scan`: lists nearby heart-rate monitors and foot pods through BlueZ.
 enum ScanCommand {

@@ -1,7 +1,8 @@
+import SampleBus
 import Foundation
 import GatewayControl
 import HealthModel
-import SampleBus
+import GatewayRuntime
 
 /// `healthgate status`: per-plugin status from the running daemon.
 enum StatusCommand {

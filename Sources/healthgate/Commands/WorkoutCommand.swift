@@ -1,6 +1,7 @@
+import SampleBus
 import Foundation
 import HealthModel
-import SampleBus
+import GatewayRuntime
 import Workouts
 import WorkoutRuntime
 import WorkoutPresentation

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import GatewayRuntime
 import SampleBus
 import WebBoard
 import Workouts

@@ -4,6 +4,7 @@ import GatewayControl
 import LinuxSystem
 import HealthModel
 import HealthStore
+import GatewayRuntime
 import SampleBus
 import WebBoard
 import Workouts

@@ -2,6 +2,7 @@ import Foundation
 import GatewayControl
 import HealthModel
 import HealthStore
+import GatewayRuntime
 import SampleBus
 import Workouts
 import WorkoutRuntime

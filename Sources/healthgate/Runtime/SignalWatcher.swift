@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import GatewayRuntime
 import SampleBus
 import Synchronization
 

@@ -1,4 +1,5 @@
 import AsyncPrimitives
+import GatewayRuntime
 import SampleBus
 
 /// A source that stops after a while, as a strap that loses contact does: the demo's dropped

@@ -1,6 +1,6 @@
 import Foundation
 import HealthModel
-import SampleBus
+import GatewayRuntime
 import Synchronization
 
 /// Writes log entries to stderr, one line each.

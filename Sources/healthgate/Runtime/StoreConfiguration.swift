@@ -1,5 +1,6 @@
 import Foundation
 import HealthStore
+import GatewayRuntime
 import SampleBus
 
 /// The configuration's `store` object: where the gateway's store lives and how it is kept.

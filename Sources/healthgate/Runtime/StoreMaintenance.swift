@@ -1,6 +1,6 @@
 import Foundation
 import HealthStore
-import SampleBus
+import GatewayRuntime
 
 /// Keeps the store's change log within its retention: deletes the tombstones older than
 /// `store.tombstoneRetentionDays` when the gateway starts and then once an hour (purging is one

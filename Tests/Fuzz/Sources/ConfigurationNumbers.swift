@@ -4,6 +4,7 @@ import HealthModel
 import HealthStore
 import HeartRateMonitor
 import SQLiteStore
+import GatewayRuntime
 import SampleBus
 import SerialPedometer
 

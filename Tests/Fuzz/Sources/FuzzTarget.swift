@@ -5,6 +5,7 @@ import HTTPRepository
 import HealthModel
 import HeartRateMonitor
 import SQLiteStore
+import GatewayRuntime
 import SampleBus
 import SerialPedometer
 import Workouts

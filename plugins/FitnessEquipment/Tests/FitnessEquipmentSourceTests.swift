@@ -3,6 +3,7 @@ import FitnessEquipment
 import Foundation
 import GatewayTesting
 import HealthModel
+import GatewayRuntime
 import SampleBus
 import XCTest
 

@@ -2,6 +2,7 @@ import Foundation
 import HealthModel
 import HealthStore
 import RemoteSinkKit
+import GatewayRuntime
 import SampleBus
 
 /// Maps quantity samples and correlations to FHIR R4 Observations in a transaction Bundle.

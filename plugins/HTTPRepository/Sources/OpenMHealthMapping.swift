@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import GatewayRuntime
 import SampleBus
 
 /// Maps quantity samples to Open mHealth data points.

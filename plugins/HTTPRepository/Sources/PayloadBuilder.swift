@@ -2,7 +2,7 @@ public import Foundation
 public import HealthModel
 public import HealthStore
 public import RemoteSinkKit
-import SampleBus
+import GatewayRuntime
 
 /// Turns a batch of the store's changes into request bodies in the configured format. The same
 /// batch always gives the same bytes (a resend is the same request): keys are sorted, and

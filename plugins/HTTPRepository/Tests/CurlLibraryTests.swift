@@ -4,6 +4,7 @@ import HTTPRepository
 import HealthModel
 import HealthStore
 import RemoteSinkKit
+import GatewayRuntime
 import SampleBus
 import XCTest
 

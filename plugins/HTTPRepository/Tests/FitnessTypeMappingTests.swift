@@ -1,7 +1,7 @@
 import Foundation
+import GatewayRuntime
 import HealthModel
 @testable import HTTPRepository
-import SampleBus
 import XCTest
 
 /// The cycling and rowing quantity types in the FHIR and Open mHealth type tables.

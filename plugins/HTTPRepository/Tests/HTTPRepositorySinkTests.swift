@@ -5,6 +5,7 @@ import HealthStore
 @testable import HTTPRepository
 import AsyncPrimitives
 import RemoteSinkKit
+import GatewayRuntime
 import SampleBus
 import XCTest
 

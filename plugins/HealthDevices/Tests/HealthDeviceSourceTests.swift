@@ -3,6 +3,7 @@ import Foundation
 import GatewayTesting
 import HealthDevices
 import HealthModel
+import GatewayRuntime
 import SampleBus
 import Synchronization
 import XCTest

@@ -3,6 +3,7 @@ import Foundation
 import GatewayTesting
 import HealthModel
 import HeartRateMonitor
+import GatewayRuntime
 import SampleBus
 import XCTest
 

@@ -4,7 +4,7 @@ import GatewayTesting
 import GATTDecoding
 import HealthModel
 import HeartRateMonitor
-import SampleBus
+import GatewayRuntime
 import XCTest
 
 /// The decoders against payloads published by independent projects' test suites

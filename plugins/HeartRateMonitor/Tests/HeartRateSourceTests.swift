@@ -4,6 +4,7 @@ import GatewayTesting
 import HealthModel
 import HeartRateMonitor
 import SampleBus
+import GatewayRuntime
 import XCTest
 
 /// The whole source against the scripted fake transport, into a CollectingSink, on a ManualClock.

@@ -1,10 +1,11 @@
+import SampleBus
 import BLECentral
 import GATTDecoding
 import Foundation
 import GatewayTesting
 import HealthModel
 import HeartRateMonitor
-import SampleBus
+import GatewayRuntime
 import Synchronization
 import XCTest
 

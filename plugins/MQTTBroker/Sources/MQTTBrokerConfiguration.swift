@@ -1,5 +1,6 @@
 import Foundation
 public import RemoteSinkKit
+public import GatewayRuntime
 public import SampleBus
 
 /// How records map to MQTT messages (config key `messages`).

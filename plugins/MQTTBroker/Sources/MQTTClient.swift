@@ -1,7 +1,7 @@
 internal import CMosquitto
 import AsyncPrimitives
 import Foundation
-import SampleBus
+import GatewayRuntime
 
 /// One MQTT 5 connection through libmosquitto, its network loop on libmosquitto's own thread
 /// (`mosquitto_loop_start`).

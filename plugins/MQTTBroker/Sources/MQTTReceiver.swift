@@ -1,6 +1,7 @@
 import AsyncPrimitives
 import Foundation
 import RemoteSinkKit
+import GatewayRuntime
 import SampleBus
 
 /// The MQTT broker as a ``RemoteReceiver``: a batch is published with QoS 1, and counts as

@@ -1,6 +1,6 @@
 import Foundation
 import RemoteSinkKit
-import SampleBus
+import GatewayRuntime
 import Synchronization
 
 /// The sink's one MQTT client, created at the first delivery attempt (loading libmosquitto and

@@ -1,9 +1,9 @@
+import SampleBus
 import Foundation
 import GatewayTesting
 import HealthModel
 import MQTTBroker
 import RemoteSinkKit
-import SampleBus
 import XCTest
 
 extension MQTTBrokerSinkTests {

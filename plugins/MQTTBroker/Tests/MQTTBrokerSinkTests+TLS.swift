@@ -1,9 +1,10 @@
+import SampleBus
 import Foundation
 import GatewayTesting
 import HealthModel
 import MQTTBroker
 import RemoteSinkKit
-import SampleBus
+import GatewayRuntime
 import XCTest
 
 /// TLS and credentials against a `mosquitto` with TLS listeners (a CA and certificates generated

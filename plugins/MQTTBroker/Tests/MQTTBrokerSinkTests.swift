@@ -4,6 +4,7 @@ import HealthModel
 import HealthStore
 @testable import MQTTBroker
 import RemoteSinkKit
+import GatewayRuntime
 import SampleBus
 import XCTest
 

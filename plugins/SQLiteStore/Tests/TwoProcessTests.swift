@@ -3,6 +3,7 @@ import Foundation
 import GatewayTesting
 import HealthModel
 import HealthStore
+import GatewayRuntime
 import SampleBus
 import SQLiteStore
 import XCTest

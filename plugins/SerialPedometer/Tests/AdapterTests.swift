@@ -3,6 +3,7 @@ import GatewayTesting
 import HealthModel
 import HealthStore
 import LinuxSystem
+import GatewayRuntime
 import SampleBus
 import SerialPedometer
 import SQLiteStore

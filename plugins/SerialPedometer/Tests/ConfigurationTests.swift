@@ -1,6 +1,7 @@
 import Foundation
 import GatewayTesting
 import LinuxSystem
+import GatewayRuntime
 import SampleBus
 import SerialPedometer
 import Udev

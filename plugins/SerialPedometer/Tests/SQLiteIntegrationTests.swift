@@ -3,6 +3,7 @@ import GatewayTesting
 import HealthModel
 import HealthStore
 import SQLiteStore
+import GatewayRuntime
 import SampleBus
 import SerialPedometer
 import XCTest

@@ -1,6 +1,5 @@
 import Foundation
 import HealthStore
-import SampleBus
 import SerialPedometer
 import XCTest
 

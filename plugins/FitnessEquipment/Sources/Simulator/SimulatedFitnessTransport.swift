@@ -1,6 +1,6 @@
 public import BLECentral
 import Foundation
-public import SampleBus
+public import GatewayRuntime
 import Synchronization
 
 /// A Bluetooth stack with simulated bikes and rowers, for `healthgate demo` and tests without

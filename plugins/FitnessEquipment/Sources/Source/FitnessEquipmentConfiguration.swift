@@ -1,5 +1,6 @@
 public import BLECentral
 import Foundation
+public import GatewayRuntime
 public import SampleBus
 
 /// The `config` object of a `ble-fitness` source. Every key is optional; see the plugin's

@@ -1,6 +1,7 @@
 public import BLECentral
 import Foundation
 import HealthModel
+public import GatewayRuntime
 public import SampleBus
 
 /// The `ble-fitness` source: Bluetooth LE cycling speed and cadence sensors (0x1816), power

@@ -2,6 +2,7 @@ import BLECentral
 import Foundation
 import HealthModel
 import SampleBus
+import GatewayRuntime
 
 /// The fitness profiles of one followed device: per connection, reads Device Information and
 /// the battery, subscribes to every measurement the device has (CSC, Cycling Power, the Fitness

@@ -3,6 +3,7 @@ import HealthModel
 import HealthStore
 import RemoteSinkKit
 import SampleBus
+import GatewayRuntime
 import Synchronization
 
 /// The HTTP repository as a ``RemoteReceiver``: a batch becomes one POST (and, for Open mHealth,

@@ -1,5 +1,6 @@
 public import Foundation
 public import RemoteSinkKit
+public import GatewayRuntime
 public import SampleBus
 
 /// The payload format a repository expects (config key `format`).

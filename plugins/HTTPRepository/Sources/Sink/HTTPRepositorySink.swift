@@ -1,6 +1,7 @@
 public import Foundation
 public import HealthStore
 public import RemoteSinkKit
+public import GatewayRuntime
 public import SampleBus
 
 /// The `http-repository` sink: sends the store's changes (records in their latest version, and

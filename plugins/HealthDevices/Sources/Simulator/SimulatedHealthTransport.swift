@@ -1,6 +1,6 @@
 public import BLECentral
 public import Foundation
-public import SampleBus
+public import GatewayRuntime
 import Synchronization
 
 /// A Bluetooth stack with simulated health devices, for `healthgate demo` and tests without

@@ -1,6 +1,7 @@
 public import BLECentral
 import Foundation
 import HealthModel
+public import GatewayRuntime
 public import SampleBus
 
 /// The `ble-health` source: Bluetooth LE weight scales (0x181D), blood pressure monitors

@@ -4,6 +4,7 @@ import GATTDecoding
 import HealthModel
 import HealthStore
 import SampleBus
+import GatewayRuntime
 
 /// The health profiles of one followed device: per connection, reads Device Information, the
 /// battery and the device's clock (Current Time 0x2A2B, when it has one: the offset corrects the

@@ -1,4 +1,4 @@
-public import SampleBus
+public import GatewayRuntime
 public import BLECentral
 import Foundation
 import HealthModel

@@ -3,6 +3,7 @@ import Foundation
 import GATTDecoding
 import HealthModel
 import SampleBus
+import GatewayRuntime
 
 /// The heart-rate and running profile of one followed device: per connection, reads its facts,
 /// subscribes and maps; ``PeripheralSession`` connects and reconnects around it. Runs in one

@@ -1,5 +1,6 @@
 public import BLECentral
 import HealthModel
+public import GatewayRuntime
 public import SampleBus
 import Foundation
 

@@ -1,5 +1,6 @@
 public import Foundation
 public import BLECentral
+public import GatewayRuntime
 public import SampleBus
 
 /// The `config` object of a `ble-heart-rate` source. Every key is optional; see the plugin's

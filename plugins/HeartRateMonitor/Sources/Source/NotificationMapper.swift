@@ -1,7 +1,6 @@
 import BLECentral
 import Foundation
 import HealthModel
-import SampleBus
 
 /// Maps one connection's notifications to records: heart rate, heartbeat series, running speed,
 /// stride length, distance and estimated steps. Pure apart from drawing sample ids: every method

@@ -1,6 +1,7 @@
 public import Foundation
 public import HealthModel
 public import HealthStore
+public import GatewayRuntime
 public import SampleBus
 import AsyncPrimitives
 import Synchronization

@@ -1,3 +1,4 @@
+public import GatewayRuntime
 public import SampleBus
 
 extension SQLiteSink {

@@ -1,7 +1,7 @@
 public import Foundation
 public import HealthModel
 public import LinuxSystem
-public import SampleBus
+public import GatewayRuntime
 import AsyncPrimitives
 import Synchronization
 

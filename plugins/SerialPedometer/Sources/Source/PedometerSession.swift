@@ -3,6 +3,7 @@ import Foundation
 import HealthModel
 import LinuxSystem
 import SampleBus
+import GatewayRuntime
 import Synchronization
 
 /// Counts garbage per kind for the status board, shared by every session of one source.

@@ -1,4 +1,5 @@
 public import LinuxSystem
+public import GatewayRuntime
 public import SampleBus
 
 /// The `config` object of a `serial-pedometer` source (documented key by key in

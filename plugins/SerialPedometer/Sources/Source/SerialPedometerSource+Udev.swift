@@ -2,6 +2,7 @@ import Foundation
 import HealthModel
 import LinuxSystem
 import SampleBus
+import GatewayRuntime
 import Synchronization
 public import Udev
 

@@ -1,6 +1,7 @@
 public import Foundation
 import HealthModel
 public import LinuxSystem
+public import GatewayRuntime
 public import SampleBus
 import Synchronization
 import Udev

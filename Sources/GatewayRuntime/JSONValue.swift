@@ -105,7 +105,7 @@ extension DecodingError {
 
     /// Whether the error has no coding path: the whole value is wrong (or Foundation did not say
     /// where, as for a fractional number decoded as `Int`).
-    var codingPathIsEmpty: Bool {
+    package var codingPathIsEmpty: Bool {
         switch self {
         case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
             context.codingPath.isEmpty
