@@ -138,7 +138,10 @@ let package = Package(
         .executableTarget(
             name: "healthgate",
             dependencies: [
-                "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem", "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "Udev", "GATTDecoding", "FitnessEquipment", "HealthDevices", "WebBoard", "HealthStore", "WorkoutRuntime", "WorkoutPresentation",
+                "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives",
+                "LinuxSystem", "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore",
+                "HTTPRepository", "MQTTBroker", "Udev", "GATTDecoding", "FitnessEquipment", "HealthDevices",
+                "WebBoard", "HealthStore", "WorkoutRuntime", "WorkoutPresentation",
             ],
             swiftSettings: swiftSettings),
 
@@ -146,7 +149,10 @@ let package = Package(
         .executableTarget(
             name: "healthgate-benchmarks",
             dependencies: [
-                "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer", "HTTPRepository", "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WebBoard", "MQTTBroker", "CMosquitto",
+                "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "CSQLite",
+                "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer", "HTTPRepository",
+                "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WebBoard",
+                "MQTTBroker", "CMosquitto",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings,
             // The MQTT benchmark's baseline calls libmosquitto directly (the sink dlopens it).
@@ -208,7 +214,7 @@ let package = Package(
         .testTarget(
             name: "HTTPRepositoryTests",
             dependencies: ["GatewayRuntime", "HTTPRepository", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "HealthStore", "AsyncPrimitives"],
-            path: "plugins/HTTPRepository/Tests", exclude: ["Fixtures"], swiftSettings: swiftSettings),
+            path: "plugins/HTTPRepository/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "MQTTBrokerTests",
             dependencies: ["GatewayRuntime", "MQTTBroker", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "SQLite", "SQLiteStore", "HealthStore"],

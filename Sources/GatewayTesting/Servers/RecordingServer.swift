@@ -2,7 +2,7 @@ public import Foundation
 import Glibc
 import XCTest
 
-/// The Python recording repository (plugins/HTTPRepository/Tests/Fixtures/recording_server.py)
+/// The Python recording repository (plugins/HTTPRepository/Fixtures/recording_server.py)
 /// on 127.0.0.1, run by a test: it records every request and answers what the test tells it.
 public final class RecordingServer: @unchecked Sendable {
     // Touched only from the test's own task.
@@ -14,7 +14,7 @@ public final class RecordingServer: @unchecked Sendable {
     /// The package's root directory.
     public static let packageRoot = HealthgateExecutable.packageRoot()
     /// The HTTP sink's test fixtures (the server and the payload validators).
-    public static let fixtures = packageRoot.appendingPathComponent("plugins/HTTPRepository/Tests/Fixtures")
+    public static let fixtures = packageRoot.appendingPathComponent("plugins/HTTPRepository/Fixtures")
 
     /// A PEM certificate and key to serve HTTPS with; nil serves plain HTTP.
     let tls: (certificate: URL, key: URL)?

@@ -1,3 +1,4 @@
+import HealthModel
 public import Foundation
 public import RemoteSinkKit
 
@@ -68,6 +69,6 @@ extension DeliveryPolicy {
         }
         guard (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
         let rfc3339 = String(format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ", year, monthNumber, day, hour, minute, second)
-        return RFC3339Bridge.date(rfc3339)
+        return RFC3339.date(from: rfc3339)
     }
 }

@@ -98,7 +98,7 @@ def validate_native(bodies):
     from jsonschema import Draft4Validator
 
     here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "..", "..", "openapi.yaml")) as document:
+    with open(os.path.join(here, "..", "openapi.yaml")) as document:
         spec = yaml.safe_load(document)
     root = {"components": spec["components"], "$ref": "#/components/schemas/NativeBatch"}
     validator = Draft4Validator(root)
