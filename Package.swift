@@ -67,9 +67,11 @@ let package = Package(
         // What every module of the gateway runs on: logging, the clock, JSONValue, and the strict
         // configuration parser and decoder with their errors.
         .target(name: "GatewayRuntime", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        // Each Bluetooth adapter's connection scheduler, and the gateway's set of them.
+        .target(name: "BluetoothScheduling", dependencies: ["AsyncPrimitives", "GatewayRuntime"], swiftSettings: swiftSettings),
         // The bus, the sinks' queues, the plugin contract and catalog, and the supervisor.
         .target(
-            name: "SampleBus", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
+            name: "SampleBus", dependencies: ["BluetoothScheduling", "GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
@@ -77,7 +79,7 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
-            name: "BLECentral", dependencies: ["GatewayRuntime", "BlueZ", "GATTDecoding", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
+            name: "BLECentral", dependencies: ["BluetoothScheduling", "GatewayRuntime", "BlueZ", "GATTDecoding", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
             exclude: ["README.md", "README-bluez.md"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         // Workouts in three layers: the domain (values with no I/O), the runtime (the controller
@@ -138,10 +140,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate",
             dependencies: [
-                "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives",
-                "LinuxSystem", "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore",
-                "HTTPRepository", "MQTTBroker", "Udev", "GATTDecoding", "FitnessEquipment", "HealthDevices",
-                "WebBoard", "HealthStore", "WorkoutRuntime", "WorkoutPresentation",
+                "BluetoothScheduling", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem", "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "Udev", "GATTDecoding", "FitnessEquipment", "HealthDevices", "WebBoard", "HealthStore", "WorkoutRuntime", "WorkoutPresentation",
             ],
             swiftSettings: swiftSettings),
 
@@ -149,10 +148,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate-benchmarks",
             dependencies: [
-                "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "CSQLite",
-                "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer", "HTTPRepository",
-                "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WebBoard",
-                "MQTTBroker", "CMosquitto",
+                "BluetoothScheduling", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer", "HTTPRepository", "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WebBoard", "MQTTBroker", "CMosquitto",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings,
             // The MQTT benchmark's baseline calls libmosquitto directly (the sink dlopens it).
@@ -162,14 +158,14 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(
-            name: "BLECentralTests", dependencies: ["GatewayRuntime", "BLECentral", "GatewayTesting", "HealthModel"], swiftSettings: swiftSettings),
+            name: "BLECentralTests", dependencies: ["BluetoothScheduling", "GatewayRuntime", "BLECentral", "GatewayTesting", "HealthModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "SampleBusTests", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
+            name: "SampleBusTests", dependencies: ["BluetoothScheduling", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "WorkoutsTests", dependencies: ["GatewayRuntime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
@@ -192,7 +188,7 @@ let package = Package(
             name: "HealthDevicesTests", dependencies: ["GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus", "HealthStore"],
             path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "BlueZTests", dependencies: ["GatewayRuntime", "BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
+            name: "BlueZTests", dependencies: ["BluetoothScheduling", "GatewayRuntime", "BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthStoreTests", dependencies: ["HealthStore", "GatewayTesting", "SQLite", "Workouts", "WorkoutRuntime", "HealthModel", "AsyncPrimitives"],

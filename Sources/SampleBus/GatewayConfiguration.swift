@@ -1,3 +1,4 @@
+public import BluetoothScheduling
 public import GatewayRuntime
 public import Foundation
 
@@ -65,7 +66,8 @@ public struct PluginConfiguration: Sendable, Codable, Hashable {
 ///   "profile": {…},
 ///   "participants": [{"name": "Ana", "devices": ["02:00:00:00:00:01"], "profile": {…}}],
 ///   "web": {"listen": "127.0.0.1:8080"},
-///   "store": {"path": "/var/lib/healthgate/samples.sqlite"}
+///   "store": {"path": "/var/lib/healthgate/samples.sqlite"},
+///   "bluetooth": {"adapterLimits": {"connections": 7}}
 /// }
 /// ```
 /// With no `sinks`, the executable adds the embedded default: the `sqlite` sink, which commits
@@ -91,6 +93,8 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     /// The store (`path`, `maxDatabaseMegabytes`, `tombstoneRetentionDays`), decoded by the
     /// executable; absent: the defaults.
     public var store: JSONValue?
+    /// What holds for every Bluetooth adapter, whichever sources use it (`adapterLimits`).
+    public var bluetooth: BluetoothSettings
     /// Where the configuration came from, for error messages. Not part of the file.
     public var origin: String = "(embedded default)"
 
@@ -98,9 +102,11 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
         sources: [PluginConfiguration] = [], sinks: [PluginConfiguration] = [],
         logLevel: LogLevel = .info, shutdownTimeoutSeconds: Double = 10,
         controlSocket: String? = nil, profile: JSONValue? = nil, participants: JSONValue? = nil, web: JSONValue? = nil,
-        gatewayName: String? = nil, timeZone: String? = nil, store: JSONValue? = nil
+        gatewayName: String? = nil, timeZone: String? = nil, store: JSONValue? = nil,
+        bluetooth: BluetoothSettings = BluetoothSettings()
     ) {
         self.store = store
+        self.bluetooth = bluetooth
         self.gatewayName = gatewayName
         self.timeZone = timeZone
         self.participants = participants
@@ -115,7 +121,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case sources, sinks, logLevel, shutdownTimeoutSeconds, controlSocket, profile, participants, web
-        case gatewayName, timeZone, store
+        case gatewayName, timeZone, store, bluetooth
     }
 
     /// The longest `gatewayName`.
@@ -142,6 +148,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
         gatewayName = try container.decodeIfPresent(String.self, forKey: .gatewayName)
         timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
         store = try container.decodeIfPresent(JSONValue.self, forKey: .store)
+        bluetooth = try container.decodeIfPresent(BluetoothSettings.self, forKey: .bluetooth) ?? defaults.bluetooth
     }
 
     /// Checks the gateway's own settings (not the plugins' nor the profile, which their owners
@@ -156,6 +163,11 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
                 "shutdownTimeoutSeconds", shutdownTimeoutSeconds, in: Self.shutdownTimeoutRange, unit: "seconds")
         } catch {
             throw fail(error.keyPath, error.reason)
+        }
+        do {
+            try bluetooth.adapterLimits.validate()
+        } catch {
+            throw fail("bluetooth.\(error.keyPath)", error.reason)
         }
         if let controlSocket {
             guard !controlSocket.isEmpty else { throw fail("controlSocket", "must not be empty") }

@@ -1,3 +1,4 @@
+public import BluetoothScheduling
 public import GatewayRuntime
 public import Foundation
 public import HealthModel
@@ -35,8 +36,10 @@ public struct PluginEnvironment: Sendable {
     /// This gateway's name (the configuration's `gatewayName`, else the host name): what a fleet
     /// tells gateways apart by, in provenance and in a broker's topics.
     public var gatewayName: String
-    /// What every plugin of this gateway run shares (one per run, made by the gateway).
-    public var shared: SharedResources
+    /// The gateway's Bluetooth adapters, with the limits its configuration gives: every
+    /// Bluetooth LE source on an adapter shares that adapter's scheduler (one per run, made by the
+    /// executable; an environment made without one gets its own, with the default limits).
+    public var bluetooth: BluetoothAdapters
     /// The user profile's height in metres (`profile.heightMeters`), for sources that derive a
     /// body mass index from a weight; nil when the profile gives none.
     public var userHeightMeters: Double?
@@ -47,12 +50,12 @@ public struct PluginEnvironment: Sendable {
     public init(
         name: String, logger: Logger, clock: any GatewayClock, ids: SampleIDGenerator,
         paths: GatewayPaths, variables: [String: String], gatewayName: String = "healthgate",
-        shared: SharedResources = SharedResources(), userHeightMeters: Double? = nil, store: HealthStore? = nil
+        bluetooth: BluetoothAdapters? = nil, userHeightMeters: Double? = nil, store: HealthStore? = nil
     ) {
         self.store = store
         self.userHeightMeters = userHeightMeters
         self.gatewayName = gatewayName
-        self.shared = shared
+        self.bluetooth = bluetooth ?? BluetoothAdapters(clock: clock)
         self.name = name
         self.logger = logger
         self.clock = clock

@@ -1,3 +1,4 @@
+import BluetoothScheduling
 import BLECentral
 import Foundation
 import GatewayTesting
@@ -133,6 +134,24 @@ final class AdapterSchedulerTests: XCTestCase {
         }
         XCTAssertThrowsError(try AdapterScheduler.Limits(silentSeconds: 5).validate())
         XCTAssertThrowsError(try ConfigurationDecoder.decode(AdapterScheduler.Limits.self, from: .object(["slots": .number(3)])))
+    }
+
+    /// The gateway's adapters: one scheduler per adapter name, the same for every source that
+    /// asks, each with the gateway's limits (no source sets them for another).
+    func testTheGatewaysAdaptersShareOneSchedulerPerAdapterWithTheGatewaysLimits() {
+        let limits = AdapterScheduler.Limits(connections: 2, failedAttemptsPerMinute: 10)
+        let adapters = BluetoothAdapters(limits: limits, clock: ManualClock())
+        let first = adapters.scheduler(for: "hci0")
+        XCTAssertTrue(first === adapters.scheduler(for: "hci0"))
+        XCTAssertFalse(first === adapters.scheduler(for: "hci1"))
+        XCTAssertTrue(adapters.scheduler(for: nil) === adapters.scheduler(for: nil))
+        XCTAssertEqual(first.limits, limits)
+        XCTAssertEqual(adapters.scheduler(for: "hci1").limits, limits)
+        // Slots are counted per adapter, over every source that holds one.
+        XCTAssertTrue(adapters.scheduler(for: "hci0").claimSlot())
+        XCTAssertTrue(adapters.scheduler(for: "hci0").claimSlot())
+        XCTAssertFalse(adapters.scheduler(for: "hci0").claimSlot())
+        XCTAssertTrue(adapters.scheduler(for: "hci1").claimSlot())
     }
 }
 

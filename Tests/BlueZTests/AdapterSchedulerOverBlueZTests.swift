@@ -1,3 +1,4 @@
+import BluetoothScheduling
 import BLECentral
 import BlueZ
 import Foundation
@@ -53,15 +54,16 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
             for number in 1...3 { added.append(try await bluez.addMonitor("AA:BB:CC:DD:EE:0\(number)", name: "Strap \(number)")) }
             let devices = added
             let logs = RecordingLogSink()
-            let shared = SharedResources()
+            // The gateway's adapters, as the executable makes them from `bluetooth.adapterLimits`.
+            let bluetooth = BluetoothAdapters(limits: AdapterScheduler.Limits(connections: 2), clock: SystemClock())
             func source(_ name: String, _ addresses: [String]) throws -> any SampleSource {
                 var environment = TestEnvironment.make(
                     name: name, clock: SystemClock(), directory: directory,
                     variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
-                environment.shared = shared
+                environment.bluetooth = bluetooth
                 return try HeartRateSource(
                     configuration: HeartRateSourceConfiguration(
-                        transport: .bluez, adapter: "hci0", adapterLimits: AdapterScheduler.Limits(connections: 2),
+                        transport: .bluez, adapter: "hci0",
                         devices: .matching(addresses.map { .address($0) }), maxDevices: 3),
                     environment: environment)
             }
@@ -85,7 +87,7 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
                 let statuses = ["a", "b"].compactMap { board.status(of: $0)?.details["adapter.hci0"] }
                 XCTAssertTrue(statuses.contains { $0.hasPrefix("2/2 devices, 2 links") }, "\(statuses)")
             }
-            let refusals = logs.entries.filter { $0.message.contains("its 2 device slot(s) are taken (adapterLimits.connections)") }
+            let refusals = logs.entries.filter { $0.message.contains("its 2 device slot(s) are taken (bluetooth.adapterLimits.connections)") }
             XCTAssertEqual(refusals.count, 1, "\(logs.entries.map(\.message))")
         } catch {
             await bluez.stop()
@@ -117,12 +119,13 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
             }
             defer { watcher.cancel() }
             let logs = RecordingLogSink()
-            let environment = TestEnvironment.make(
+            var environment = TestEnvironment.make(
                 name: "hr", clock: SystemClock(), directory: directory,
                 variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
+            environment.bluetooth = BluetoothAdapters(limits: AdapterScheduler.Limits(inProgressLimit: 5), clock: SystemClock())
             let source = try HeartRateSource(
                 configuration: HeartRateSourceConfiguration(
-                    transport: .bluez, adapter: "hci0", adapterLimits: AdapterScheduler.Limits(inProgressLimit: 5),
+                    transport: .bluez, adapter: "hci0",
                     reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100))),
                 environment: environment)
             let board = StatusBoard()
@@ -164,12 +167,13 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
             }
             let devices = added
             let logs = RecordingLogSink()
-            let environment = TestEnvironment.make(
+            var environment = TestEnvironment.make(
                 name: "hr", clock: SystemClock(), directory: directory,
                 variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
+            environment.bluetooth = BluetoothAdapters(limits: AdapterScheduler.Limits(connections: 1), clock: SystemClock())
             let source = try HeartRateSource(
                 configuration: HeartRateSourceConfiguration(
-                    transport: .bluez, adapters: ["hci0", "hci1"], adapterLimits: AdapterScheduler.Limits(connections: 1),
+                    transport: .bluez, adapters: ["hci0", "hci1"],
                     maxDevices: 2),
                 environment: environment)
             let board = StatusBoard()

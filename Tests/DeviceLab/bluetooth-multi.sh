@@ -7,7 +7,7 @@
 #          Power, Device Information, Battery) and its advertisement;
 #   hci2, hci3 = the gateway's two adapters: one healthgate with a ble-heart-rate and a
 #          ble-fitness source, both on `adapters: [hci2, hci3]` with one device slot per adapter
-#          (`adapterLimits.connections: 1`), shared by the two sources.
+#          (the gateway's `bluetooth.adapterLimits.connections: 1`), shared by the two sources.
 # A btvirt controller holds one central link reliably here: a second link from the same
 # controller connected at the HCI level but its GATT client never resolved services (BlueZ 5.66),
 # so the gateway spreads its devices over two adapters, as a gym box with two dongles would.
@@ -65,12 +65,13 @@ cat > "$OUT/healthgate.json" <<EOF
 {
   "sources": [
     {"kind": "ble-heart-rate", "name": "chest", "config": {
-      "adapters": ["hci2", "hci3"], "adapterLimits": {"connections": 1}, "devices": [{"address": "$MONITOR"}],
+      "adapters": ["hci2", "hci3"], "devices": [{"address": "$MONITOR"}],
       "reconnect": {"initialDelaySeconds": 1, "maxDelaySeconds": 5, "multiplier": 2}}},
     {"kind": "ble-fitness", "name": "bike", "config": {
-      "adapters": ["hci2", "hci3"], "adapterLimits": {"connections": 1}, "devices": [{"address": "$BIKE"}],
+      "adapters": ["hci2", "hci3"], "devices": [{"address": "$BIKE"}],
       "reconnect": {"initialDelaySeconds": 1, "maxDelaySeconds": 5, "multiplier": 2}}}
   ],
+  "bluetooth": {"adapterLimits": {"connections": 1}},
   "store": {"path": "$DB"},
   "sinks": [
     {"kind": "sqlite", "name": "store"}

@@ -1,3 +1,4 @@
+import BluetoothScheduling
 import Foundation
 import GatewayTesting
 import HealthModel
@@ -98,6 +99,18 @@ final class ConfigurationTests: XCTestCase {
             XCTAssertTrue(error?.reason.contains(reason) == true, "\(json): \(error?.reason ?? "nil")")
             XCTAssertEqual(error?.description.hasPrefix("/etc/healthgate.json: \(keyPath): "), true)
         }
+    }
+
+    /// `bluetooth.adapterLimits` is the gateway's, decoded strictly and range-checked like the
+    /// rest of the file.
+    func testBluetoothAdapterLimitsAreTheGatewaysAndChecked() throws {
+        let configuration = try GatewayConfiguration.parse(
+            Data(#"{"bluetooth": {"adapterLimits": {"connections": 7, "silentSeconds": 120}}}"#.utf8), origin: "bt.json")
+        XCTAssertEqual(configuration.bluetooth.adapterLimits, AdapterScheduler.Limits(connections: 7, silentSeconds: 120))
+        XCTAssertEqual(try GatewayConfiguration.parse(Data("{}".utf8), origin: "empty.json").bluetooth, BluetoothSettings())
+        let range = parseError(#"{"bluetooth": {"adapterLimits": {"connections": 0}}}"#)
+        XCTAssertEqual(range?.keyPath, "bluetooth.adapterLimits.connections")
+        XCTAssertEqual(parseError(#"{"bluetooth": {"adapterLimit": {}}}"#)?.keyPath, "bluetooth.adapterLimit")
     }
 
     func testLoadNamesTheFile() throws {

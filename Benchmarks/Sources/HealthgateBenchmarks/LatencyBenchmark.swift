@@ -1,4 +1,5 @@
 import BLECentral
+import BluetoothScheduling
 import Foundation
 import HealthModel
 import HealthStore
@@ -111,14 +112,17 @@ enum LatencyBenchmark {
         let pacingShare = (Harness.cpuSeconds() - pacingCPU0) / (ContinuousClock.now - pacingStart).benchmarkSeconds
 
         let collector = Collector()
-        // The configured simulated transport, as `healthgate run` makes it: its radio takes a link
-        // for every device it is to follow (`maxDevices`), where an injected transport gets one
-        // adapter's limits.
+        // One simulated adapter that holds a link for every monitor: a real controller holds at
+        // most 20 (`bluetooth.adapterLimits.connections`), and this measures the gateway's
+        // pipeline, not the radio. The configured simulated transport simulates at most 16
+        // devices, so the benchmark injects the transport with its 1 000.
+        var hrm = environment.plugin("hrm")
+        hrm.bluetooth = BluetoothAdapters(limits: AdapterScheduler.Limits(connections: monitors), clock: hrm.clock)
         let source = try HeartRateSource(
-            configuration: HeartRateSourceConfiguration(
-                transport: .simulated, maxDevices: monitors,
-                simulation: SimulationSettings(heartRateMonitors: monitors, footPods: 0, notificationsPerSecond: 1)),
-            environment: environment.plugin("hrm"))
+            configuration: HeartRateSourceConfiguration(maxDevices: monitors), environment: hrm,
+            transport: SimulatedBLETransport(
+                clock: hrm.clock,
+                settings: SimulationSettings(heartRateMonitors: monitors, footPods: 0, notificationsPerSecond: 1)))
         var plugin = environment.plugin("sqlite")
         plugin.store = try await HealthStore.open(path: environment.path("latency.sqlite"))
         var sink = try SQLiteSink(

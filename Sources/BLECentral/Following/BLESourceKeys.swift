@@ -1,19 +1,19 @@
+public import BluetoothScheduling
 public import GatewayRuntime
 public import SampleBus
 
 /// The checks of the keys every Bluetooth LE source shares (`adapter`, `adapters`,
-/// `adapterLimits`, `maxDevices`, `simulation.notificationsPerSecond`), and the adapters they
-/// name, so each source reports them the same way.
+/// `maxDevices`, `simulation.notificationsPerSecond`), and the adapters they name, so each
+/// source reports them the same way. The adapters' limits are the gateway's
+/// (`bluetooth.adapterLimits`, ``BluetoothAdapters``), not a source's.
 public enum BLESourceKeys {
     /// The allowed `maxDevices`.
     public static let maxDevicesRange = 1...1024
 
-    /// Checks `maxDevices`, `adapter`, `adapters`, `adapterLimits` and the simulated
-    /// notification rate; no I/O.
+    /// Checks `maxDevices`, `adapter`, `adapters` and the simulated notification rate; no I/O.
     /// - Throws: ``PluginConfigurationError`` naming the key.
     public static func validate(
-        maxDevices: Int?, adapter: String?, adapters: [String]?, limits: AdapterScheduler.Limits,
-        simulated: Bool, notificationsPerSecond: Double
+        maxDevices: Int?, adapter: String?, adapters: [String]?, simulated: Bool, notificationsPerSecond: Double
     ) throws(PluginConfigurationError) {
         if let maxDevices {
             try PluginConfigurationError.check("maxDevices", maxDevices, in: maxDevicesRange, unit: "devices")
@@ -34,7 +34,6 @@ public enum BLESourceKeys {
                 throw PluginConfigurationError(keyPath: "adapters", reason: "\"\(repeated)\" is listed twice")
             }
         }
-        try limits.validate()
         guard notificationsPerSecond > 0, notificationsPerSecond <= 100 else {
             throw PluginConfigurationError(keyPath: "simulation.notificationsPerSecond", reason: "must be above 0 and at most 100")
         }
@@ -45,6 +44,13 @@ public enum BLESourceKeys {
         adapters ?? [adapter]
     }
 
+    /// The error for a source's `adapterLimits`, which earlier versions took per source: the
+    /// limits are the gateway's now, set once for every source.
+    public static let movedAdapterLimits = PluginConfigurationError(
+        keyPath: "adapterLimits",
+        reason: "the adapters' limits are the gateway's, shared by every Bluetooth source: move this block to the "
+            + "top level of the configuration as \"bluetooth\": {\"adapterLimits\": {…}}")
+
     private static func checkName(_ name: String, keyPath: String) throws(PluginConfigurationError) {
         if name.isEmpty || name.contains("/") {
             throw PluginConfigurationError(keyPath: keyPath, reason: "expected an adapter name like \"hci0\", got \"\(name)\"")
@@ -53,28 +59,28 @@ public enum BLESourceKeys {
 }
 
 extension PeripheralFollower.Radio {
-    /// One radio per adapter name, each with the scheduler the gateway shares for that adapter.
+    /// One radio per adapter name, each with the scheduler the gateway shares for that adapter
+    /// (``PluginEnvironment/bluetooth``).
     public static func make(
-        adapters: [String?], limits: AdapterScheduler.Limits, environment: PluginEnvironment,
-        transport: (String?) throws -> any BLECentralTransport
+        adapters: [String?], environment: PluginEnvironment, transport: (String?) throws -> any BLECentralTransport
     ) rethrows -> [PeripheralFollower.Radio] {
         try adapters.map { adapter in
             PeripheralFollower.Radio(
-                transport: try transport(adapter),
-                scheduler: AdapterScheduler.scheduler(for: adapter, limits: limits, in: environment), watched: true)
+                transport: try transport(adapter), scheduler: environment.bluetooth.scheduler(for: adapter), watched: true)
         }
     }
 
     /// A radio with a scheduler of its own: for a simulated or injected transport, which no
-    /// other source shares. `connections` defaults to the limits' own.
+    /// other source shares. It has the gateway's limits, with `connections` (when given) in
+    /// place of theirs.
     public static func unshared(
-        _ transport: any BLECentralTransport, adapter: String?, limits: AdapterScheduler.Limits, connections: Int? = nil,
-        clock: any GatewayClock
+        _ transport: any BLECentralTransport, adapter: String?, connections: Int? = nil, environment: PluginEnvironment
     ) -> PeripheralFollower.Radio {
-        var limits = limits
+        var limits = environment.bluetooth.limits
         if let connections { limits.connections = connections }
         return PeripheralFollower.Radio(
-            transport: transport, scheduler: AdapterScheduler(adapter: adapter ?? "default", limits: limits, clock: clock),
+            transport: transport,
+            scheduler: AdapterScheduler(adapter: adapter ?? "default", limits: limits, clock: environment.clock),
             watched: false)
     }
 }

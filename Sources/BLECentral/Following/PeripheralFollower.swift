@@ -1,3 +1,4 @@
+public import BluetoothScheduling
 public import AsyncPrimitives
 public import SampleBus
 import GatewayRuntime
@@ -99,7 +100,7 @@ public struct PeripheralFollower: Sendable {
                         if refused.insert(address + "@" + scheduler.adapter).inserted {
                             logger.notice(
                                 "not following \(address) on \(scheduler.adapter): its \(scheduler.limits.connections) device "
-                                    + "slot(s) are taken (adapterLimits.connections)",
+                                    + "slot(s) are taken (bluetooth.adapterLimits.connections)",
                                 device: Self.displayName(of: peripheral))
                         }
                         continue

@@ -1,3 +1,4 @@
+public import BluetoothScheduling
 public import AsyncPrimitives
 public import SampleBus
 import GatewayRuntime

@@ -1,4 +1,5 @@
 import AsyncPrimitives
+import BluetoothScheduling
 import Foundation
 import GatewayControl
 import LinuxSystem
@@ -69,14 +70,15 @@ struct GatewayRunner {
         // Plugins open files and libraries as they are made (an outbox, libcurl): off the pool.
         let catalog = catalog
         let gatewayName = Self.gatewayName(of: configuration)
-        let shared = SharedResources()
+        // One scheduler per Bluetooth adapter, with the gateway's limits, for every source.
+        let bluetooth = BluetoothAdapters(limits: configuration.bluetooth.adapterLimits, clock: clock)
         // Checked with the rest of the configuration before (an invalid profile stops the run).
         let height = (try? UserProfile.decode(configuration.profile))?.heightMeters
         let built = try await QueueExecutor(label: "healthgate.plugins").run {
             try catalog.instantiate(configuration) { name in
                 PluginEnvironment(
                     name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
-                    variables: variables, gatewayName: gatewayName, shared: shared, userHeightMeters: height, store: store)
+                    variables: variables, gatewayName: gatewayName, bluetooth: bluetooth, userHeightMeters: height, store: store)
             }
         }
         var sources = built.sources

@@ -93,4 +93,15 @@ final class ConfigurationTests: XCTestCase {
         let configuration = try value.decodeStrictly(HeartRateSourceConfiguration.self)
         XCTAssertEqual(configuration.devices, .matching([.address("AA:BB:CC:DD:EE:FF"), .name("TICKR*")]))
     }
+
+    /// A source's `adapterLimits` (earlier versions took them per source, and the first source
+    /// on an adapter silently won) is refused with the place the limits moved to.
+    func testAdapterLimitsInASourceSayWhereTheyMoved() throws {
+        let value = try JSONDecoder().decode(JSONValue.self, from: Data(#"{"adapterLimits": {"connections": 2}}"#.utf8))
+        XCTAssertThrowsError(try value.decodeStrictly(HeartRateSourceConfiguration.self)) { error in
+            guard let error = error as? PluginConfigurationError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.keyPath, "adapterLimits")
+            XCTAssertTrue(error.reason.contains(#""bluetooth": {"adapterLimits": {…}}"#), error.reason)
+        }
+    }
 }

@@ -13,8 +13,6 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
     public var adapter: String?
     /// Several BlueZ adapters to spread the devices over (instead of `adapter`).
     public var adapters: [String]?
-    /// Each adapter's connection slots, retry budget and watchdog (shared by every source on it).
-    public var adapterLimits: AdapterScheduler.Limits
     /// Which peripherals to follow.
     public var devices: DeviceSelection
     /// How many devices to follow at once; nil means 4 for BlueZ (a bike's speed, cadence and
@@ -33,7 +31,7 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
     /// The configuration with every default.
     public init(
         transport: BLETransportChoice = .bluez, adapter: String? = nil, adapters: [String]? = nil,
-        adapterLimits: AdapterScheduler.Limits = AdapterScheduler.Limits(), devices: DeviceSelection = .any,
+        devices: DeviceSelection = .any,
         maxDevices: Int? = nil, reconnect: ReconnectPolicy = ReconnectPolicy(),
         wheelCircumferenceMillimeters: Double = 2105, stopTimeoutSeconds: Double = 3,
         simulation: FitnessSimulationSettings = FitnessSimulationSettings()
@@ -41,7 +39,6 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
         self.transport = transport
         self.adapter = adapter
         self.adapters = adapters
-        self.adapterLimits = adapterLimits
         self.devices = devices
         self.maxDevices = maxDevices
         self.reconnect = reconnect
@@ -57,11 +54,11 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
     /// Decodes the `config` object.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
+        if c.contains(.adapterLimits) { throw BLESourceKeys.movedAdapterLimits }
         let defaults = FitnessEquipmentConfiguration()
         transport = try c.decodeIfPresent(BLETransportChoice.self, forKey: .transport) ?? defaults.transport
         adapter = try c.decodeIfPresent(String.self, forKey: .adapter)
         adapters = try c.decodeIfPresent([String].self, forKey: .adapters)
-        adapterLimits = try c.decodeIfPresent(AdapterScheduler.Limits.self, forKey: .adapterLimits) ?? defaults.adapterLimits
         devices = try c.decodeIfPresent(DeviceSelection.self, forKey: .devices) ?? defaults.devices
         maxDevices = try c.decodeIfPresent(Int.self, forKey: .maxDevices)
         reconnect = try c.decodeIfPresent(ReconnectPolicy.self, forKey: .reconnect) ?? defaults.reconnect
@@ -95,7 +92,7 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
     /// - Throws: ``PluginConfigurationError`` naming the key.
     public func validate() throws(PluginConfigurationError) {
         try BLESourceKeys.validate(
-            maxDevices: maxDevices, adapter: adapter, adapters: adapters, limits: adapterLimits,
+            maxDevices: maxDevices, adapter: adapter, adapters: adapters,
             simulated: transport == .simulated, notificationsPerSecond: simulation.notificationsPerSecond)
         try PluginConfigurationError.check(
             "wheelCircumferenceMillimeters", wheelCircumferenceMillimeters, in: Self.wheelRange, unit: "millimetres")

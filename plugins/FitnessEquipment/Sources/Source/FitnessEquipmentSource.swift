@@ -37,12 +37,12 @@ public struct FitnessEquipmentSource: SampleSource, ConfigurablePlugin {
         switch configuration.transport {
         case .bluez:
             radios = try PeripheralFollower.Radio.make(
-                adapters: configuration.adapterNames, limits: configuration.adapterLimits, environment: environment
+                adapters: configuration.adapterNames, environment: environment
             ) { adapter in try makeBlueZTransport(adapter: adapter, environment: environment) }
         case .simulated:
             radios = [.unshared(
                 SimulatedFitnessTransport(clock: environment.clock, settings: configuration.simulation), adapter: nil,
-                limits: configuration.adapterLimits, connections: configuration.effectiveMaxDevices, clock: environment.clock)]
+                connections: configuration.effectiveMaxDevices, environment: environment)]
         }
         self.configuration = configuration
         self.environment = environment
@@ -57,7 +57,7 @@ public struct FitnessEquipmentSource: SampleSource, ConfigurablePlugin {
         try configuration.validate()
         self.configuration = configuration
         self.environment = environment
-        radios = [.unshared(transport, adapter: configuration.adapter, limits: configuration.adapterLimits, clock: environment.clock)]
+        radios = [.unshared(transport, adapter: configuration.adapter, environment: environment)]
     }
 
     /// Builds the source from validated settings; the catalog's entry point.

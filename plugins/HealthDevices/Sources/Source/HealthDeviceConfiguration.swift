@@ -13,8 +13,6 @@ public struct HealthDeviceConfiguration: Decodable, Sendable, Hashable, PluginCo
     public var adapter: String?
     /// Several BlueZ adapters to spread the devices over (instead of `adapter`).
     public var adapters: [String]?
-    /// Each adapter's connection slots, retry budget and watchdog (shared by every source on it).
-    public var adapterLimits: AdapterScheduler.Limits
     /// Which peripherals to follow.
     public var devices: DeviceSelection
     /// How many devices to follow at once; nil means 4 for BlueZ and every simulated device.
@@ -27,14 +25,13 @@ public struct HealthDeviceConfiguration: Decodable, Sendable, Hashable, PluginCo
     /// The configuration with every default.
     public init(
         transport: BLETransportChoice = .bluez, adapter: String? = nil, adapters: [String]? = nil,
-        adapterLimits: AdapterScheduler.Limits = AdapterScheduler.Limits(), devices: DeviceSelection = .any,
+        devices: DeviceSelection = .any,
         maxDevices: Int? = nil, reconnect: ReconnectPolicy = ReconnectPolicy(),
         simulation: HealthSimulationSettings = HealthSimulationSettings()
     ) {
         self.transport = transport
         self.adapter = adapter
         self.adapters = adapters
-        self.adapterLimits = adapterLimits
         self.devices = devices
         self.maxDevices = maxDevices
         self.reconnect = reconnect
@@ -48,11 +45,11 @@ public struct HealthDeviceConfiguration: Decodable, Sendable, Hashable, PluginCo
     /// Decodes the `config` object.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
+        if c.contains(.adapterLimits) { throw BLESourceKeys.movedAdapterLimits }
         let defaults = HealthDeviceConfiguration()
         transport = try c.decodeIfPresent(BLETransportChoice.self, forKey: .transport) ?? defaults.transport
         adapter = try c.decodeIfPresent(String.self, forKey: .adapter)
         adapters = try c.decodeIfPresent([String].self, forKey: .adapters)
-        adapterLimits = try c.decodeIfPresent(AdapterScheduler.Limits.self, forKey: .adapterLimits) ?? defaults.adapterLimits
         devices = try c.decodeIfPresent(DeviceSelection.self, forKey: .devices) ?? defaults.devices
         maxDevices = try c.decodeIfPresent(Int.self, forKey: .maxDevices)
         reconnect = try c.decodeIfPresent(ReconnectPolicy.self, forKey: .reconnect) ?? defaults.reconnect
@@ -85,7 +82,7 @@ public struct HealthDeviceConfiguration: Decodable, Sendable, Hashable, PluginCo
             "simulation.measurementIntervalSeconds", simulation.measurementIntervalSeconds, in: Self.measurementIntervalRange,
             unit: "seconds")
         try BLESourceKeys.validate(
-            maxDevices: maxDevices, adapter: adapter, adapters: adapters, limits: adapterLimits,
+            maxDevices: maxDevices, adapter: adapter, adapters: adapters,
             simulated: transport == .simulated, notificationsPerSecond: 1 / simulation.measurementIntervalSeconds)
         for (key, count) in simulation.counts {
             try PluginConfigurationError.check("simulation.\(key)", count, in: Self.simulatedDeviceRange)

@@ -33,12 +33,12 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
         switch configuration.transport {
         case .bluez:
             radios = try PeripheralFollower.Radio.make(
-                adapters: configuration.adapterNames, limits: configuration.adapterLimits, environment: environment
+                adapters: configuration.adapterNames, environment: environment
             ) { adapter in try makeBlueZTransport(adapter: adapter, environment: environment) }
         case .simulated:
             radios = [.unshared(
                 SimulatedBLETransport(clock: environment.clock, settings: configuration.simulation), adapter: nil,
-                limits: configuration.adapterLimits, connections: configuration.effectiveMaxDevices, clock: environment.clock)]
+                connections: configuration.effectiveMaxDevices, environment: environment)]
         }
         self.configuration = configuration
         self.environment = environment
@@ -51,7 +51,7 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
         try Self.validate(configuration)
         self.configuration = configuration
         self.environment = environment
-        radios = [.unshared(transport, adapter: configuration.adapter, limits: configuration.adapterLimits, clock: environment.clock)]
+        radios = [.unshared(transport, adapter: configuration.adapter, environment: environment)]
     }
 
     static func validate(_ configuration: HeartRateSourceConfiguration) throws(PluginConfigurationError) {

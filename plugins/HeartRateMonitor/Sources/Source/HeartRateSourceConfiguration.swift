@@ -16,8 +16,6 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable, Plugi
     public var adapter: String?
     /// Several BlueZ adapters to spread the devices over (instead of `adapter`).
     public var adapters: [String]?
-    /// Each adapter's connection slots, retry budget and watchdog (shared by every source on it).
-    public var adapterLimits: AdapterScheduler.Limits
     /// Which peripherals to follow.
     public var devices: DeviceSelection
     /// How many devices to follow at once; nil means 1 for BlueZ and every simulated device.
@@ -36,7 +34,7 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable, Plugi
     /// The configuration with every default.
     public init(
         transport: TransportChoice = .bluez, adapter: String? = nil, adapters: [String]? = nil,
-        adapterLimits: AdapterScheduler.Limits = AdapterScheduler.Limits(), devices: DeviceSelection = .any,
+        devices: DeviceSelection = .any,
         maxDevices: Int? = nil, reconnect: ReconnectPolicy = ReconnectPolicy(),
         heartbeatSeriesSeconds: Double = 60, heartbeatSeriesMaxBeats: Int = 300,
         runningWindowSeconds: Double = 10, simulation: SimulationSettings = SimulationSettings()
@@ -44,7 +42,6 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable, Plugi
         self.transport = transport
         self.adapter = adapter
         self.adapters = adapters
-        self.adapterLimits = adapterLimits
         self.devices = devices
         self.maxDevices = maxDevices
         self.reconnect = reconnect
@@ -62,11 +59,11 @@ public struct HeartRateSourceConfiguration: Decodable, Sendable, Hashable, Plugi
     /// Decodes the `config` object.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
+        if c.contains(.adapterLimits) { throw BLESourceKeys.movedAdapterLimits }
         let defaults = HeartRateSourceConfiguration()
         transport = try c.decodeIfPresent(TransportChoice.self, forKey: .transport) ?? defaults.transport
         adapter = try c.decodeIfPresent(String.self, forKey: .adapter)
         adapters = try c.decodeIfPresent([String].self, forKey: .adapters)
-        adapterLimits = try c.decodeIfPresent(AdapterScheduler.Limits.self, forKey: .adapterLimits) ?? defaults.adapterLimits
         devices = try c.decodeIfPresent(DeviceSelection.self, forKey: .devices) ?? defaults.devices
         maxDevices = try c.decodeIfPresent(Int.self, forKey: .maxDevices)
         reconnect = try c.decodeIfPresent(ReconnectPolicy.self, forKey: .reconnect) ?? defaults.reconnect
@@ -133,7 +130,7 @@ extension HeartRateSourceConfiguration {
     /// - Throws: ``PluginConfigurationError`` naming the key.
     public func validate() throws(PluginConfigurationError) {
         try BLESourceKeys.validate(
-            maxDevices: maxDevices, adapter: adapter, adapters: adapters, limits: adapterLimits,
+            maxDevices: maxDevices, adapter: adapter, adapters: adapters,
             simulated: transport == .simulated, notificationsPerSecond: simulation.notificationsPerSecond)
         try PluginConfigurationError.check("heartbeatSeriesSeconds", heartbeatSeriesSeconds, in: Self.windowRange, unit: "seconds")
         try PluginConfigurationError.check("heartbeatSeriesMaxBeats", heartbeatSeriesMaxBeats, in: Self.maxBeatsRange, unit: "beats")

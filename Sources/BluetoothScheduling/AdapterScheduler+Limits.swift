@@ -1,6 +1,6 @@
 public import GatewayRuntime
 
-extension AdapterScheduler.Limits: Decodable {
+extension AdapterScheduler.Limits: Codable {
     /// The allowed `connections`: a controller holds at most 20 LE links in practice.
     public static let connectionsRange = 1...20
     /// The allowed `failedAttemptsPerMinute`.
@@ -24,6 +24,14 @@ extension AdapterScheduler.Limits: Decodable {
             silentSeconds: try c.decodeIfPresent(Double.self, forKey: .silentSeconds) ?? defaults.silentSeconds)
     }
 
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(connections, forKey: .connections)
+        try c.encode(failedAttemptsPerMinute, forKey: .failedAttemptsPerMinute)
+        try c.encode(inProgressLimit, forKey: .inProgressLimit)
+        try c.encode(silentSeconds, forKey: .silentSeconds)
+    }
+
     /// Checks every value; no I/O.
     /// - Throws: ``PluginConfigurationError`` naming the key under `adapterLimits`.
     public func validate() throws(PluginConfigurationError) {
@@ -32,5 +40,31 @@ extension AdapterScheduler.Limits: Decodable {
             "adapterLimits.failedAttemptsPerMinute", failedAttemptsPerMinute, in: Self.failedAttemptsRange, unit: "attempts")
         try PluginConfigurationError.check("adapterLimits.inProgressLimit", inProgressLimit, in: Self.inProgressRange, unit: "answers")
         try PluginConfigurationError.check("adapterLimits.silentSeconds", silentSeconds, in: Self.silentRange, unit: "seconds")
+    }
+}
+
+/// The gateway's `bluetooth` block: what holds for every adapter, whichever sources use it.
+///
+/// ```json
+/// "bluetooth": {"adapterLimits": {"connections": 7, "failedAttemptsPerMinute": 30}}
+/// ```
+public struct BluetoothSettings: Sendable, Hashable, Codable {
+    /// Every adapter's limits (each key optional, defaults as ``AdapterScheduler/Limits/init()``).
+    public var adapterLimits: AdapterScheduler.Limits
+
+    public init(adapterLimits: AdapterScheduler.Limits = AdapterScheduler.Limits()) {
+        self.adapterLimits = adapterLimits
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case adapterLimits }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        adapterLimits = try c.decodeIfPresent(AdapterScheduler.Limits.self, forKey: .adapterLimits) ?? AdapterScheduler.Limits()
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(adapterLimits, forKey: .adapterLimits)
     }
 }

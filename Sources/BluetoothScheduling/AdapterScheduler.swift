@@ -1,10 +1,9 @@
 public import AsyncPrimitives
 import Foundation
 public import GatewayRuntime
-public import SampleBus
 
 /// One Bluetooth adapter's connection scheduler, shared by every Bluetooth LE source on it
-/// (through ``SharedResources``, see ``scheduler(for:limits:in:)``).
+/// (``BluetoothAdapters`` holds one per adapter for the gateway).
 ///
 /// - One connection attempt at a time: BlueZ answers `InProgress` to a second one.
 /// - A slot budget: at most `limits.connections` devices followed on the adapter at once, by
@@ -18,7 +17,7 @@ public import SampleBus
 ///   discovery running with no advertisement seen for `limits.silentSeconds`, asks for one power
 ///   cycle (``Verdict/powerCycle(reason:)``); it is re-armed once the adapter sees a device again.
 public final class AdapterScheduler: Sendable {
-    /// The adapter's limits; every Bluetooth source accepts them under `adapterLimits`.
+    /// The adapter's limits: the gateway's `bluetooth.adapterLimits`, the same for every adapter.
     public struct Limits: Sendable, Hashable {
         /// Links held at once.
         public var connections: Int
@@ -93,15 +92,6 @@ public final class AdapterScheduler: Sendable {
         state = AsyncCondition(State(lastSeen: clock.now()))
     }
 
-    /// The scheduler every source of this gateway run shares for `adapter` (nil: the default
-    /// adapter). The first source to ask sets the limits.
-    public static func scheduler(for adapter: String?, limits: Limits, in environment: PluginEnvironment) -> AdapterScheduler {
-        let name = adapter ?? "default"
-        return environment.shared.resource("bluetooth-adapter-\(name)", as: AdapterScheduler.self) {
-            AdapterScheduler(adapter: name, limits: limits, clock: environment.clock)
-        }
-    }
-
     /// A turn to connect: ``connected(_:)`` or ``failed(_:code:)`` ends it.
     public struct Attempt: Sendable {
         let ticket: UInt64
@@ -161,13 +151,14 @@ public final class AdapterScheduler: Sendable {
         }
     }
 
-    /// The attempt failed with `code`; counts it against the retry budget and the watchdog.
-    public func failed(_ attempt: Attempt, code: BLETransportError.Code) -> Verdict {
+    /// The attempt failed; counts it against the retry budget, and an InProgress answer against
+    /// the watchdog (any other failure ends a streak of them).
+    public func failed(_ attempt: Attempt, inProgress: Bool) -> Verdict {
         let now = clock.now()
         return state.update { state -> Verdict in
             state.attempting = false
             state.failures.append(now)
-            guard code == .inProgress else {
+            guard inProgress else {
                 state.inProgressStreak = 0
                 return .healthy
             }
@@ -212,11 +203,6 @@ public final class AdapterScheduler: Sendable {
             state.powerCycles += 1
             return .powerCycle(reason: "discovery saw no device for \(Int(silent)) s")
         }
-    }
-
-    /// Shows the counts in `status` as the detail `adapter.<name>`.
-    public func publish(to status: StatusReporter) {
-        status.setDetail("adapter.\(adapter)", snapshot.summary(limits))
     }
 
     public var snapshot: Snapshot {
