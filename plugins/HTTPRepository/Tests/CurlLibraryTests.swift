@@ -26,7 +26,7 @@ final class CurlLibraryTests: XCTestCase {
         let library = CurlLibrary(path: "libcurl-healthgate-missing.so.4")
         for _ in 0..<2 {  // a failure is not remembered: the second call tries (and fails) again
             XCTAssertThrowsError(try library.load()) { error in
-                guard let error = error as? CurlLibraryError else { return XCTFail("\(error)") }
+                guard let error = error as? NativeLibraryError else { return XCTFail("\(error)") }
                 XCTAssertEqual(error.library, "libcurl-healthgate-missing.so.4")
                 XCTAssertEqual(error.step, .open)
                 // glibc's dlerror text for a soname found nowhere on the search path.
@@ -42,7 +42,7 @@ final class CurlLibraryTests: XCTestCase {
         do {
             try await transport.prepare()
             XCTFail("prepare succeeded without libcurl")
-        } catch let error as CurlLibraryError {
+        } catch let error as NativeLibraryError {
             XCTAssertEqual(error.step, .open)
         }
         let request = HTTPRequest(url: try XCTUnwrap(URL(string: "http://127.0.0.1:9/samples")), headers: [], body: Data(), timeout: 1)
@@ -59,7 +59,7 @@ final class CurlLibraryTests: XCTestCase {
         // zlib is installed (the sink gzips with it) and opens fine, but has no curl_* symbols.
         let library = CurlLibrary(path: "libz.so.1")
         XCTAssertThrowsError(try library.load()) { error in
-            guard let error = error as? CurlLibraryError else { return XCTFail("\(error)") }
+            guard let error = error as? NativeLibraryError else { return XCTFail("\(error)") }
             XCTAssertEqual(error.step, .resolve(symbol: "curl_global_init"))
             XCTAssertTrue(error.reason.contains("undefined symbol: curl_global_init"), error.reason)
             XCTAssertTrue(error.description.hasPrefix("cannot find curl_global_init in libz.so.1: "), error.description)

@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// - libcurl is loaded by ``prepare()`` (the sink calls it when it starts) or by the first
 ///   ``send(_:)``, never at process start. When it cannot be loaded, `prepare` throws
-///   ``CurlLibraryError`` and `send` throws ``HTTPTransportError`` carrying the same text.
+///   ``NativeLibraryError`` and `send` throws ``HTTPTransportError`` carrying the same text.
 /// - Certificates and host names are always verified (`CURLOPT_SSL_VERIFYPEER`/`VERIFYHOST`);
 ///   `caFile` replaces the system bundle as the set of trusted roots.
 /// - Redirects are never followed and only `http`/`https` are allowed, so no request reaches any
@@ -45,7 +45,7 @@ public actor CurlTransport: HTTPTransport {
     }
 
     /// Loads libcurl, on this transport's queue (dlopen reads files), unless it is loaded already.
-    /// - Throws: ``CurlLibraryError`` when libcurl is missing or unusable.
+    /// - Throws: ``NativeLibraryError`` when libcurl is missing or unusable.
     public func prepare() async throws {
         try library.load()
     }

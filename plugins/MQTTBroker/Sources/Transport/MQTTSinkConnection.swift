@@ -21,7 +21,7 @@ final class MQTTSinkConnection: Sendable {
     }
 
     /// The client, connecting it first if needed.
-    /// - Throws: ``MosquittoLibraryError``, ``MQTTClientError`` (an unreadable password file, a
+    /// - Throws: ``NativeLibraryError``, ``MQTTClientError`` (an unreadable password file, a
     ///   setting libmosquitto refuses).
     func connected() throws -> MQTTClient {
         try client.withLock { client in
