@@ -59,7 +59,7 @@ enum MemoryBenchmark {
         report.load(
             "heart-rate samples stored by the idle run (1 monitor at 1 Hz, 10 s)", asked: 10,
             got: Double(try storeCount(environment.path("idle.sqlite"), heartRateSampleCount)), share: 0.7)
-        report.line("Budget: idle RSS ≤ 30 MiB: \(mib(idleMaxKiB)), " + report.verdict(idleMaxKiB <= 30 * 1024) + ".")
+        report.line("Budget: idle RSS ≤ 15 MiB: \(mib(idleMaxKiB)), " + report.verdict(idleMaxKiB <= 15 * 1024) + ".")
 
         // The soak: 16 HRMs + 16 foot pods at 100 notifications/s each = 3 200 notifications/s,
         // i.e. one hour of 1 Hz traffic from 3 200 devices every hour, or one hour of a single
