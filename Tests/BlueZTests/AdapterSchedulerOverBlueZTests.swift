@@ -62,9 +62,10 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
                     variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
                 environment.bluetooth = bluetooth
                 return try HeartRateSource(
-                    configuration: HeartRateSourceConfiguration(
+                    settings: HeartRateSourceConfiguration(
                         transport: .bluez, adapter: "hci0",
-                        devices: .matching(addresses.map { .address($0) }), maxDevices: 3),
+                        devices: .matching(addresses.map { .address($0) }), maxDevices: 3)
+    .validated(in: environment),
                     environment: environment)
             }
             let board = StatusBoard()
@@ -124,9 +125,10 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
                 variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
             environment.bluetooth = BluetoothAdapters(limits: AdapterScheduler.Limits(inProgressLimit: 5), clock: SystemClock())
             let source = try HeartRateSource(
-                configuration: HeartRateSourceConfiguration(
+                settings: HeartRateSourceConfiguration(
                     transport: .bluez, adapter: "hci0",
-                    reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100))),
+                    reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100)))
+    .validated(in: environment),
                 environment: environment)
             let board = StatusBoard()
             try await run([("hr", source)], logs: logs, board: board) {
@@ -172,9 +174,10 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
                 variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
             environment.bluetooth = BluetoothAdapters(limits: AdapterScheduler.Limits(connections: 1), clock: SystemClock())
             let source = try HeartRateSource(
-                configuration: HeartRateSourceConfiguration(
+                settings: HeartRateSourceConfiguration(
                     transport: .bluez, adapters: ["hci0", "hci1"],
-                    maxDevices: 2),
+                    maxDevices: 2)
+    .validated(in: environment),
                 environment: environment)
             let board = StatusBoard()
             try await run([("hr", source)], logs: logs, board: board) {

@@ -34,7 +34,7 @@ struct HealthSourceOverBlueZ: Sendable {
         let environment = TestEnvironment.make(
             name: "health", clock: clock, directory: directory,
             variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
-        let source = try HealthDeviceSource(configuration: configuration, environment: environment)
+        let source = try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment)
         let bus = SampleBus(sinks: [(name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)])
         let sink = CollectingSink(batchSize: 1)
         let board = StatusBoard()

@@ -32,7 +32,7 @@ final class HeartRateSourceOverBlueZTests: XCTestCase {
                 transport: .bluez, adapter: "hci0",
                 reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200)))
             // The factory the configuration uses picks the private bus from the environment.
-            let source = try HeartRateSource(configuration: configuration, environment: environment)
+            let source = try HeartRateSource(settings: configuration.validated(in: environment), environment: environment)
 
             let board = StatusBoard()
             let status = board.register(name: "hr", kind: HeartRateSource.kind, role: .source)

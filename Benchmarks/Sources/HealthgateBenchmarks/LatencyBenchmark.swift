@@ -118,8 +118,8 @@ enum LatencyBenchmark {
         // devices, so the benchmark injects the transport with its 1 000.
         var hrm = environment.plugin("hrm")
         hrm.bluetooth = BluetoothAdapters(limits: AdapterScheduler.Limits(connections: monitors), clock: hrm.clock)
-        let source = try HeartRateSource(
-            configuration: HeartRateSourceConfiguration(maxDevices: monitors), environment: hrm,
+        let source = HeartRateSource(
+            settings: try HeartRateSourceConfiguration(maxDevices: monitors).validated(in: hrm), environment: hrm,
             transport: SimulatedBLETransport(
                 clock: hrm.clock,
                 settings: SimulationSettings(heartRateMonitors: monitors, footPods: 0, notificationsPerSecond: 1)))

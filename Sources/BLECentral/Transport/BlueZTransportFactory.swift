@@ -8,8 +8,7 @@ import GatewayRuntime
 /// (`hci1`); nil uses the first one. Nothing is opened here, so a configuration can be checked
 /// on a machine without Bluetooth: a missing bus, bluetoothd or adapter is reported by
 /// discovery and connect as ``BLETransportError`` `.unavailable`, which the source retries.
-/// It does not throw today; the signature leaves room for other transports' checks.
-public func makeBlueZTransport(adapter: String?, environment: PluginEnvironment) throws -> any BLECentralTransport {
+public func makeBlueZTransport(adapter: String?, environment: PluginEnvironment) -> any BLECentralTransport {
     let address = environment.variables["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
     return BlueZTransport(
         busAddress: address, adapter: adapter, clock: environment.clock, logger: environment.logger.child("bluez"))

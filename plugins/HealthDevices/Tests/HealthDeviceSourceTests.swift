@@ -21,7 +21,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: transport.clock) { environment in
             var environment = environment
             environment.userHeightMeters = height
-            return try HealthDeviceSource(configuration: configuration, environment: environment, transport: transport)
+            return try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment, transport: transport)
         }
     }
 
@@ -286,7 +286,7 @@ final class HealthDeviceSourceTests: XCTestCase {
             var environment = environment
             environment.userHeightMeters = 1.7
             return try HealthDeviceSource(
-                configuration: configuration, environment: environment,
+                settings: configuration.validated(in: environment), environment: environment,
                 transport: SimulatedHealthTransport(clock: clock, settings: settings))
         }
         try await h.run { h in
@@ -327,7 +327,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         let clock = ManualClock()
         let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
             try HealthDeviceSource(
-                configuration: configuration, environment: environment,
+                settings: configuration.validated(in: environment), environment: environment,
                 transport: SimulatedHealthTransport(clock: clock, settings: settings))
         }
         try await h.run { h in
@@ -384,7 +384,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         let clock = ManualClock()
         let transport = LinkDroppingTransport(SimulatedHealthTransport(clock: clock, settings: settings))
         let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
-            try HealthDeviceSource(configuration: configuration, environment: environment, transport: transport)
+            try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment, transport: transport)
         }
         try await h.run { h in
             try await h.waitFor("the stored records") { h.quantities(.bloodGlucose).count == 3 }
@@ -440,7 +440,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         for source in gateway.sources {
             XCTAssertEqual(source.kind, HealthDeviceSource.kind)
             let configuration = try source.config.decodeStrictly(HealthDeviceConfiguration.self)
-            _ = try HealthDeviceSource(configuration: configuration, environment: environment, transport: FakeBLETransport(profiles: []))
+            _ = try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment, transport: FakeBLETransport(profiles: []))
         }
     }
 }

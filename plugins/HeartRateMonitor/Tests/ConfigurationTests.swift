@@ -22,7 +22,7 @@ final class ConfigurationTests: XCTestCase {
             XCTAssertEqual(source.kind, HeartRateSource.kind)
             let configuration = try source.config.decodeStrictly(HeartRateSourceConfiguration.self)
             // Built with a fake transport: the BlueZ transport is not part of these tests.
-            _ = try HeartRateSource(configuration: configuration, environment: try environment(), transport: FakeBLETransport(profiles: []))
+            _ = try HeartRateSource(settings: configuration.validated(in: environment()), environment: try environment(), transport: FakeBLETransport(profiles: []))
             configurations.append(configuration)
         }
         let strap = configurations[0]
@@ -35,7 +35,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(configurations[2].transport, .simulated)
         XCTAssertEqual(configurations[2].effectiveMaxDevices, 2)
         // The simulated one builds through the public initializer too.
-        _ = try HeartRateSource(configuration: configurations[2], environment: try environment())
+        _ = try HeartRateSource(settings: configurations[2].validated(in: environment()), environment: try environment())
     }
 
     func testDefaults() throws {
@@ -70,7 +70,7 @@ final class ConfigurationTests: XCTestCase {
 
         func pluginKeyPath(_ configuration: HeartRateSourceConfiguration) throws -> String? {
             do {
-                _ = try HeartRateSource(configuration: configuration, environment: try environment(), transport: FakeBLETransport(profiles: []))
+                _ = try HeartRateSource(settings: configuration.validated(in: environment()), environment: try environment(), transport: FakeBLETransport(profiles: []))
                 return nil
             } catch let error as PluginConfigurationError {
                 return error.keyPath

@@ -15,7 +15,7 @@ extension SourceHarness {
         transport: (ManualClock) -> any BLECentralTransport
     ) throws {
         try self.init(name: "hr", kind: HeartRateSource.kind, clock: clock) { environment in
-            try HeartRateSource(configuration: configuration, environment: environment, transport: transport(clock))
+            try HeartRateSource(settings: configuration.validated(in: environment), environment: environment, transport: transport(clock))
         }
     }
 }

@@ -66,9 +66,10 @@ final class AdapterTests: XCTestCase {
         var sources: [ConfiguredSource] = []
         for (index, config) in ([config] + more).enumerated() {
             let name = index == 0 ? "pedo" : "pedo\(index + 1)"
-            let source = try SerialPedometerSource(
-                configuration: JSONValue.object(config).decodeStrictly(SerialPedometerConfiguration.self),
-                environment: TestEnvironment.make(name: name, clock: clock, directory: directory, logSink: logs))
+            let environment = TestEnvironment.make(name: name, clock: clock, directory: directory, logSink: logs)
+            let source = SerialPedometerSource(
+                settings: try JSONValue.object(config).decodeStrictly(SerialPedometerConfiguration.self).validated(in: environment),
+                environment: environment)
             sources.append(ConfiguredSource(name: name, kind: SerialPedometerSource.kind, source: source))
         }
         let sink = CollectingSink()
@@ -371,8 +372,8 @@ final class AdapterTests: XCTestCase {
             clock: ManualClock(), logger: Logger(label: "demo", sink: RecordingLogSink()))
         let decoded = try configuration.decodeStrictly(SerialPedometerConfiguration.self)
         XCTAssertTrue(decoded.path?.hasPrefix("/dev/pts/") ?? false)
-        let source = try SerialPedometerSource(
-            configuration: decoded, environment: TestEnvironment.make(directory: directory))
+        let environment = TestEnvironment.make(directory: directory)
+        let source = SerialPedometerSource(settings: try decoded.validated(in: environment), environment: environment)
         XCTAssertEqual(source.serial.baudRate, 115_200)
     }
 }

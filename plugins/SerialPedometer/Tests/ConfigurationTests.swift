@@ -21,7 +21,7 @@ final class ConfigurationTests: XCTestCase {
         for entry in sources {
             XCTAssertEqual(entry["kind"]?.stringValue, SerialPedometerSource.kind)
             let config = try XCTUnwrap(entry["config"]).decodeStrictly(SerialPedometerConfiguration.self)
-            endpoints.append(try SerialPedometerSource(configuration: config, environment: environment()).endpoint)
+            endpoints.append(try SerialPedometerSource(settings: config.validated(in: environment()), environment: environment()).endpoint)
         }
         XCTAssertEqual(endpoints.count, 3)
         XCTAssertEqual(endpoints[0], .udev)
@@ -50,9 +50,7 @@ final class ConfigurationTests: XCTestCase {
         ]
         for (config, keyPath, fragment) in cases {
             XCTAssertThrowsError(
-                try SerialPedometerSource(
-                    configuration: JSONValue.object(config).decodeStrictly(SerialPedometerConfiguration.self),
-                    environment: environment())
+                try JSONValue.object(config).decodeStrictly(SerialPedometerConfiguration.self).validated(in: environment())
             ) { error in
                 let error = error as? PluginConfigurationError
                 XCTAssertEqual(error?.keyPath, keyPath, "\(config)")

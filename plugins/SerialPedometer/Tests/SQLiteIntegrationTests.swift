@@ -19,8 +19,9 @@ final class SQLiteIntegrationTests: XCTestCase {
         let logs = RecordingLogSink()
         let simulator = try PedometerSimulator(clock: simulatorClock, logger: Logger(label: "simulator", sink: logs))
         let environment = TestEnvironment.make(name: "pedo", clock: clock, directory: directory, logSink: logs)
-        let source = try SerialPedometerSource(
-            configuration: JSONValue.object(["path": .string(simulator.devicePath)]).decodeStrictly(SerialPedometerConfiguration.self),
+        let source = SerialPedometerSource(
+            settings: try JSONValue.object(["path": .string(simulator.devicePath)]).decodeStrictly(SerialPedometerConfiguration.self)
+                .validated(in: environment),
             environment: environment)
         let database = directory.appendingPathComponent("samples.sqlite").path
         let sink = try SQLiteSink(

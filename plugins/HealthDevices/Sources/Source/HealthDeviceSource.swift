@@ -34,15 +34,14 @@ public struct HealthDeviceSource: SampleSource, ConfigurablePlugin {
     let environment: PluginEnvironment
     let radios: [PeripheralFollower.Radio]
 
-    /// Validates the configuration and makes the configured transport, one per adapter.
-    /// - Throws: ``PluginConfigurationError`` with the offending key.
-    public init(configuration: HealthDeviceConfiguration, environment: PluginEnvironment) throws {
-        try configuration.validate()
+    /// Builds the source from its settings (its configuration after `validated(in:)`): the
+    /// configured transport, one radio per adapter. The catalog's entry point; checks nothing.
+    public init(settings configuration: HealthDeviceConfiguration, environment: PluginEnvironment) {
         switch configuration.transport {
         case .bluez:
-            radios = try PeripheralFollower.Radio.make(
+            radios = PeripheralFollower.Radio.make(
                 adapters: configuration.adapterNames, environment: environment
-            ) { adapter in try makeBlueZTransport(adapter: adapter, environment: environment) }
+            ) { adapter in makeBlueZTransport(adapter: adapter, environment: environment) }
         case .simulated:
             radios = [.unshared(
                 SimulatedHealthTransport(clock: environment.clock, settings: configuration.simulation), adapter: nil,
@@ -52,19 +51,14 @@ public struct HealthDeviceSource: SampleSource, ConfigurablePlugin {
         self.environment = environment
     }
 
-    /// Uses `transport` instead of the configured one (tests, other stacks), with a scheduler of
-    /// its own.
-    /// - Throws: ``PluginConfigurationError`` with the offending key.
-    public init(configuration: HealthDeviceConfiguration, environment: PluginEnvironment, transport: any BLECentralTransport) throws {
-        try configuration.validate()
+    /// Built from its settings like ``init(settings:environment:)``, with `transport` instead of
+    /// the configured one (tests, other stacks) and a scheduler of its own.
+    public init(
+        settings configuration: HealthDeviceConfiguration, environment: PluginEnvironment, transport: any BLECentralTransport
+    ) {
         self.configuration = configuration
         self.environment = environment
         radios = [.unshared(transport, adapter: configuration.adapter, environment: environment)]
-    }
-
-    /// Builds the source from validated settings; the catalog's entry point.
-    public init(settings: HealthDeviceConfiguration, environment: PluginEnvironment) throws {
-        try self.init(configuration: settings, environment: environment)
     }
 
     /// A configuration for `healthgate demo`: one simulated device of each kind (scale, cuff,

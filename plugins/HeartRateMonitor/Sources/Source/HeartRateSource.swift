@@ -26,15 +26,14 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
     let environment: PluginEnvironment
     let radios: [PeripheralFollower.Radio]
 
-    /// Validates the configuration and makes the configured transport, one per adapter.
-    /// - Throws: ``PluginConfigurationError`` with the offending key.
-    public init(configuration: HeartRateSourceConfiguration, environment: PluginEnvironment) throws {
-        try Self.validate(configuration)
+    /// Builds the source from its settings (its configuration after `validated(in:)`): the
+    /// configured transport, one radio per adapter. The catalog's entry point; checks nothing.
+    public init(settings configuration: HeartRateSourceConfiguration, environment: PluginEnvironment) {
         switch configuration.transport {
         case .bluez:
-            radios = try PeripheralFollower.Radio.make(
+            radios = PeripheralFollower.Radio.make(
                 adapters: configuration.adapterNames, environment: environment
-            ) { adapter in try makeBlueZTransport(adapter: adapter, environment: environment) }
+            ) { adapter in makeBlueZTransport(adapter: adapter, environment: environment) }
         case .simulated:
             radios = [.unshared(
                 SimulatedBLETransport(clock: environment.clock, settings: configuration.simulation), adapter: nil,
@@ -44,23 +43,14 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
         self.environment = environment
     }
 
-    /// Uses `transport` instead of the configured one (tests, other stacks), with a scheduler of
-    /// its own.
-    /// - Throws: ``PluginConfigurationError`` with the offending key.
-    public init(configuration: HeartRateSourceConfiguration, environment: PluginEnvironment, transport: any BLECentralTransport) throws {
-        try Self.validate(configuration)
+    /// Built from its settings like ``init(settings:environment:)``, with `transport` instead of
+    /// the configured one (tests, other stacks) and a scheduler of its own.
+    public init(
+        settings configuration: HeartRateSourceConfiguration, environment: PluginEnvironment, transport: any BLECentralTransport
+    ) {
         self.configuration = configuration
         self.environment = environment
         radios = [.unshared(transport, adapter: configuration.adapter, environment: environment)]
-    }
-
-    static func validate(_ configuration: HeartRateSourceConfiguration) throws(PluginConfigurationError) {
-        try configuration.validate()
-    }
-
-    /// Builds the source from validated settings; the catalog's entry point.
-    public init(settings: HeartRateSourceConfiguration, environment: PluginEnvironment) throws {
-        try self.init(configuration: settings, environment: environment)
     }
 
     /// Discovers and follows devices until cancelled; see the type's documentation. Only

@@ -78,54 +78,90 @@ public struct SerialPedometerConfiguration: Decodable, Sendable, Hashable, Plugi
     /// The allowed `wrapTolerance`: at most half the uint32 counter range.
     public static let wrapToleranceRange = 0...Int(UInt32.max / 2)
 
-    /// Checks every key (ranges included, so that no later conversion can trap); no I/O. The
-    /// settings are the configuration itself; the source applies the documented defaults.
-    /// - Throws: ``PluginConfigurationError`` naming the key.
-    public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> SerialPedometerConfiguration {
+    /// Checks every key (ranges included, so that no later conversion can trap) and applies
+    /// every default: the one place either happens. No I/O.
+    /// - Throws: ``PluginConfigurationError`` naming the key as it is written in the file.
+    public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> SerialPedometerSettings {
         let chosen = [path != nil, rfcomm != nil, udev == true].filter { $0 }.count
         guard chosen == 1 else {
             throw PluginConfigurationError(
                 keyPath: "path", reason: "set exactly one of \"path\", \"rfcomm\" or \"udev\": true (\(chosen) given)")
         }
-        if let path, !path.hasPrefix("/") {
-            throw PluginConfigurationError(keyPath: "path", reason: "\"\(path)\" is not an absolute path")
-        }
-        if let rfcomm {
-            guard BluetoothAddress(rfcomm.address) != nil else {
+        let endpoint: SerialPedometerSource.Endpoint
+        if let path {
+            guard path.hasPrefix("/") else {
+                throw PluginConfigurationError(keyPath: "path", reason: "\"\(path)\" is not an absolute path")
+            }
+            endpoint = .path(path)
+        } else if let rfcomm {
+            guard let address = BluetoothAddress(rfcomm.address) else {
                 throw PluginConfigurationError(
                     keyPath: "rfcomm.address", reason: "\"\(rfcomm.address)\" is not a Bluetooth address AA:BB:CC:DD:EE:FF")
             }
             try PluginConfigurationError.check("rfcomm.channel", rfcomm.channel, in: 1...30)
+            endpoint = .rfcomm(address, channel: UInt8(rfcomm.channel))
+        } else {
+            endpoint = .udev
         }
         if let baudRate { try PluginConfigurationError.check("baudRate", baudRate, in: Self.baudRateRange) }
         if let dataBits { try PluginConfigurationError.check("dataBits", dataBits, in: 5...8) }
         if let stopBits { try PluginConfigurationError.check("stopBits", stopBits, in: 1...2) }
-        if let decoder, !PedometerProtocols.names.contains(decoder) {
+        let serial = SerialConfiguration(
+            baudRate: baudRate ?? 115_200, dataBits: dataBits ?? 8, parity: parity ?? .none, stopBits: stopBits ?? 1,
+            flowControl: flowControl ?? .none)
+        do {
+            try serial.validate()
+        } catch {
+            throw PluginConfigurationError(keyPath: error.field, reason: error.reason)
+        }
+        let decoderName = decoder ?? HGPTextDecoder.name
+        guard PedometerProtocols.names.contains(decoderName) else {
             throw PluginConfigurationError(
                 keyPath: "decoder",
-                reason: "unknown decoder \"\(decoder)\"; known: \(PedometerProtocols.names.joined(separator: ", "))")
+                reason: "unknown decoder \"\(decoderName)\"; known: \(PedometerProtocols.names.joined(separator: ", "))")
         }
-        if let maxLineLength {
-            try PluginConfigurationError.check("maxLineLength", maxLineLength, in: Self.maxLineLengthRange, unit: "bytes")
-        }
-        if let reconnectInterval {
-            try PluginConfigurationError.check("reconnectIntervalSeconds", reconnectInterval, in: Self.intervalRange, unit: "seconds")
-        }
-        if let identificationTimeout {
-            try PluginConfigurationError.check(
-                "identificationTimeoutSeconds", identificationTimeout, in: Self.intervalRange, unit: "seconds")
-        }
-        if let gapThreshold {
-            try PluginConfigurationError.check("gapThresholdSeconds", gapThreshold, in: Self.gapThresholdRange, unit: "seconds")
-        }
-        if let wrapTolerance {
-            try PluginConfigurationError.check("wrapTolerance", wrapTolerance, in: Self.wrapToleranceRange)
-        }
+        let maximumLineLength = maxLineLength ?? 256
+        try PluginConfigurationError.check("maxLineLength", maximumLineLength, in: Self.maxLineLengthRange, unit: "bytes")
+        let reconnectSeconds = reconnectInterval ?? 2
+        try PluginConfigurationError.check("reconnectIntervalSeconds", reconnectSeconds, in: Self.intervalRange, unit: "seconds")
+        let identificationSeconds = identificationTimeout ?? 3
+        try PluginConfigurationError.check(
+            "identificationTimeoutSeconds", identificationSeconds, in: Self.intervalRange, unit: "seconds")
+        let gapSeconds = gapThreshold ?? 900
+        try PluginConfigurationError.check("gapThresholdSeconds", gapSeconds, in: Self.gapThresholdRange, unit: "seconds")
+        let tolerance = wrapTolerance ?? 100_000
+        try PluginConfigurationError.check("wrapTolerance", tolerance, in: Self.wrapToleranceRange)
         if let deviceName, deviceName.isEmpty {
             throw PluginConfigurationError(keyPath: "deviceName", reason: "must not be empty")
         }
-        return self
+        return SerialPedometerSettings(
+            endpoint: endpoint, serial: serial, decoderName: decoderName, maximumLineLength: maximumLineLength,
+            exclusive: exclusive ?? true, reconnectInterval: .milliseconds(Int64(reconnectSeconds * 1000)),
+            identificationTimeout: .milliseconds(Int64(identificationSeconds * 1000)),
+            wrapTolerance: UInt32(tolerance), gapThresholdSeconds: gapSeconds, deviceName: deviceName)
     }
+}
+
+/// A `serial-pedometer` source's settings: its configuration checked, with every default
+/// applied. ``SerialPedometerConfiguration/validated(in:)`` makes them; the source is built from
+/// them and checks nothing again.
+public struct SerialPedometerSettings: Sendable, Hashable {
+    /// Where the pedometer is.
+    public var endpoint: SerialPedometerSource.Endpoint
+    public var serial: SerialConfiguration
+    /// The protocol (udev's `HEALTHGATE_DECODER` overrides it per device).
+    public var decoderName: String
+    public var maximumLineLength: Int
+    /// Lock the tty against other openers.
+    public var exclusive: Bool
+    public var reconnectInterval: Duration
+    public var identificationTimeout: Duration
+    /// The largest counter decrease read as a uint32 wrap-around rather than a reboot.
+    public var wrapTolerance: UInt32
+    /// Intervals longer than this are flagged as gaps.
+    public var gapThresholdSeconds: Double
+    /// A display name for a device at a path or RFCOMM address until it identifies itself.
+    public var deviceName: String?
 }
 
 extension SerialPedometerSource {

@@ -42,73 +42,17 @@ public struct SerialPedometerSource: SampleSource, ConfigurablePlugin {
     private let environment: PluginEnvironment
     private let garbage = GarbageCounters()
 
-    /// Builds the source from validated settings; the catalog's entry point.
-    public init(settings: SerialPedometerConfiguration, environment: PluginEnvironment) throws {
-        try self.init(configuration: settings, environment: environment)
-    }
-
-    public init(configuration: SerialPedometerConfiguration, environment: PluginEnvironment) throws {
-        let configuration = try configuration.validated(in: environment)
-        let chosen = [configuration.path != nil, configuration.rfcomm != nil, configuration.udev == true]
-            .filter { $0 }.count
-        guard chosen == 1 else {
-            throw PluginConfigurationError(
-                keyPath: "path", reason: "set exactly one of \"path\", \"rfcomm\" or \"udev\": true (\(chosen) given)")
-        }
-        if let path = configuration.path {
-            guard path.hasPrefix("/") else {
-                throw PluginConfigurationError(keyPath: "path", reason: "\"\(path)\" is not an absolute path")
-            }
-            endpoint = .path(path)
-        } else if let rfcomm = configuration.rfcomm {
-            guard let address = BluetoothAddress(rfcomm.address) else {
-                throw PluginConfigurationError(
-                    keyPath: "rfcomm.address", reason: "\"\(rfcomm.address)\" is not a Bluetooth address AA:BB:CC:DD:EE:FF")
-            }
-            guard (1...30).contains(rfcomm.channel) else {
-                throw PluginConfigurationError(keyPath: "rfcomm.channel", reason: "\(rfcomm.channel) is not an RFCOMM channel 1–30")
-            }
-            endpoint = .rfcomm(address, channel: UInt8(rfcomm.channel))
-        } else {
-            endpoint = .udev
-        }
-        serial = SerialConfiguration(
-            baudRate: configuration.baudRate ?? 115_200, dataBits: configuration.dataBits ?? 8,
-            parity: configuration.parity ?? .none, stopBits: configuration.stopBits ?? 1,
-            flowControl: configuration.flowControl ?? .none)
-        do {
-            try serial.validate()
-        } catch {
-            throw PluginConfigurationError(keyPath: error.field, reason: error.reason)
-        }
-        decoderName = configuration.decoder ?? HGPTextDecoder.name
-        guard PedometerProtocols.names.contains(decoderName) else {
-            throw PluginConfigurationError(
-                keyPath: "decoder",
-                reason: "unknown decoder \"\(decoderName)\"; known: \(PedometerProtocols.names.joined(separator: ", "))")
-        }
-        maximumLineLength = configuration.maxLineLength ?? 256
-        guard (16...4096).contains(maximumLineLength) else {
-            throw PluginConfigurationError(keyPath: "maxLineLength", reason: "\(maximumLineLength) is not within 16–4096")
-        }
-        func seconds(_ value: Double?, _ key: String, default fallback: Double) throws -> Double {
-            let value = value ?? fallback
-            guard value.isFinite, value > 0 else {
-                throw PluginConfigurationError(keyPath: key, reason: "\(value) is not a positive number of seconds")
-            }
-            return value
-        }
-        reconnectInterval = .milliseconds(Int64(try seconds(configuration.reconnectInterval, "reconnectInterval", default: 2) * 1000))
-        identificationTimeout = .milliseconds(
-            Int64(try seconds(configuration.identificationTimeout, "identificationTimeout", default: 3) * 1000))
-        let gap = try seconds(configuration.gapThreshold, "gapThreshold", default: 900)
-        let tolerance = configuration.wrapTolerance ?? 100_000
-        guard tolerance >= 0, tolerance <= Int(UInt32.max / 2) else {
-            throw PluginConfigurationError(keyPath: "wrapTolerance", reason: "\(tolerance) is not within 0–2147483647")
-        }
-        counter = StepCounter(wrapTolerance: UInt32(tolerance), gapThreshold: gap)
-        exclusive = configuration.exclusive ?? true
-        deviceName = configuration.deviceName
+    /// Builds the source from its settings (``SerialPedometerConfiguration/validated(in:)``).
+    public init(settings: SerialPedometerSettings, environment: PluginEnvironment) {
+        endpoint = settings.endpoint
+        serial = settings.serial
+        decoderName = settings.decoderName
+        maximumLineLength = settings.maximumLineLength
+        exclusive = settings.exclusive
+        reconnectInterval = settings.reconnectInterval
+        identificationTimeout = settings.identificationTimeout
+        counter = StepCounter(wrapTolerance: settings.wrapTolerance, gapThreshold: settings.gapThresholdSeconds)
+        deviceName = settings.deviceName
         self.environment = environment
     }
 
