@@ -4,8 +4,7 @@ import Synchronization
 /// A time-ordered sample identifier: a UUID version 7 (RFC 9562 §5.7), kept as 16 bytes.
 ///
 /// UUIDv7 puts a 48-bit Unix millisecond timestamp in the most significant bits, so identifiers
-/// created later sort later. SQLite's B-tree then appends instead of splitting random pages,
-/// which is what keeps the insert rate near the time-ordered figure in Benchmarks/RESULTS.md.
+/// created later sort later. SQLite's B-tree then appends instead of splitting random pages.
 /// Ordering (`<`) is the byte order, which is the creation order for UUIDv7.
 public struct SampleID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The most significant 8 bytes, big-endian.
@@ -65,8 +64,8 @@ public struct SampleID: Hashable, Comparable, Sendable, CustomStringConvertible 
                            b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
     }
 
-    /// The canonical lower-case 8-4-4-4-12 form, built without Foundation (about 10× faster than
-    /// `UUID.uuidString`).
+    /// The canonical lower-case 8-4-4-4-12 form, written byte by byte without Foundation's
+    /// `UUID.uuidString` and its intermediate strings.
     public var uuidString: String {
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         return String(unsafeUninitializedCapacity: 36) { buffer in

@@ -11,8 +11,8 @@ public enum LogRetention: Sendable, Hashable {
     case untilAcknowledged
 
     /// The bytes a record is estimated to take in the store, for the followers' `maxBytes`:
-    /// the row and its index entry, from the sizes measured on a year of samples (about 80
-    /// bytes a quantity sample; Benchmarks/RESULTS.md), and the child rows of the other kinds.
+    /// the row and its index entry (about 80 bytes a quantity sample), and the child rows of the
+    /// other kinds.
     static func estimatedBytes(of record: HealthRecord) -> Int {
         switch record {
         case .quantity(let sample): 80 + 40 * sample.metadata.count

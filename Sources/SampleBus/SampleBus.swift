@@ -63,8 +63,7 @@ public final class SampleBus: Sendable {
         guard !records.isEmpty || checkpoint != nil else { return }
         for subscription in subscriptions {
             let carried = subscription.storesCheckpoints ? checkpoint : nil
-            // Most sinks take everything: then hand the caller's array on as is (no per-record copy,
-            // Benchmarks/RESULTS.md "Ingest").
+            // Most sinks take everything: then hand the caller's array on as is (no per-record copy).
             let wanted = records.allSatisfy(subscription.accepts) ? records : records.filter(subscription.accepts)
             guard !wanted.isEmpty || carried != nil else { continue }
             // Add exactly what this call evicted: copying the queue's total in races with

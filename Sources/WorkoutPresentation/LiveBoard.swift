@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// The workouts' figures (time in zone, energy) are computed over every sample of each workout,
 /// so they are refreshed at most once per ``workoutRefreshSeconds``, while heart rates and sensor
-/// states are fresh in every snapshot (measured: Benchmarks, `board`).
+/// states are fresh in every snapshot.
 ///
 /// Isolation: the model is in a `Mutex`, held only to ingest a batch or to copy it; snapshots
 /// are made outside the lock. Safe from any thread (the web server's included).

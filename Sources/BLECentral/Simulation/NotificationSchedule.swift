@@ -9,8 +9,7 @@ public import Foundation
 /// starts at a fraction of the period that differs per device (the golden-ratio sequence spreads
 /// any number of devices evenly; device 0 waits one whole period). Wake-ups land on a 10 ms grid
 /// of the clock, as a controller hands over notifications at connection events rather than at
-/// arbitrary instants, and devices due in the same 10 ms share one timer wake-up
-/// (Benchmarks/RESULTS.md, "End-to-end CPU").
+/// arbitrary instants, and devices due in the same 10 ms share one timer wake-up.
 public struct NotificationSchedule: Sendable {
     /// The first notification's due time, in microseconds since 1970, before grid alignment.
     private let first: Int64

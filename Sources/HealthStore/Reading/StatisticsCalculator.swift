@@ -19,9 +19,8 @@ enum StatisticsCalculator {
         }
         // One range scan of the index on (type, start_us) per bucket, by the same two prepared
         // statements. A single query joining the buckets to the samples would need GROUP BY over
-        // the join, which SQLite does with a temporary B-tree: every sample of the range passes
-        // through a sorter, which made a year of daily averages over 10 M samples take 1.8 times
-        // as long as these per-bucket scans (Benchmarks/RESULTS.md, "Queries on a year").
+        // the join, which SQLite does with a temporary B-tree: every sample of the range would
+        // pass through a sorter, where these scans read the index in order.
         let condition = "s.type_id = ?1 AND s.start_us >= ?2 AND s.start_us < ?3\(filter.condition(alias: "s").sql)"
         let columns = [(StatisticsOptions.average, "avg"), (.minimum, "min"), (.maximum, "max")].map { option, function in
             options.contains(option) ? "\(function)(s.value)" : "NULL"

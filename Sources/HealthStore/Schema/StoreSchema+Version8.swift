@@ -2,8 +2,7 @@
 // AUTOINCREMENT sequence row.
 //
 // Version 7's triggers delete an object's change row and insert a new one, and AUTOINCREMENT
-// updates `sqlite_sequence` on every insert, so an insert into `samples` costs 2 to 2.7 times the
-// CPU of a plain one (Benchmarks/RESULTS.md, "Ingest after the change log"). Here each trigger is
+// updates `sqlite_sequence` on every insert: three more B-tree writes per insert. Here each trigger is
 // one `INSERT OR REPLACE`: the unique index on `uuid` that the insert checks anyway finds the
 // object's old row (or tombstone), which REPLACE deletes, and the new row's anchor is the
 // greatest anchor plus one. SQLite picks that rowid before it deletes the conflicting row

@@ -5,8 +5,9 @@ public import HealthModel
 /// `JSONEncoder` writes, for the common case; returns nil for anything else, and the caller then
 /// uses the encoder.
 ///
-/// Why: records are encoded once when they enter the outbox, and `JSONEncoder` (about 40–70 k
-/// samples/s on the benchmark machine) was the HTTP sink's bottleneck (Benchmarks/RESULTS.md).
+/// Why: a remote sink encodes every record it sends, and `JSONEncoder` goes through a generic
+/// container per value and an intermediate string per date; the quantity sample, the common
+/// record, needs none of that.
 ///
 /// The fast path takes a sample only when every piece has one obvious encoding: no metadata;
 /// strings of printable ASCII without `"` or `\` (nothing to escape; `/` is not escaped because
