@@ -2,7 +2,7 @@
 // AUTOINCREMENT sequence row.
 //
 // Version 7's triggers delete an object's change row and insert a new one, and AUTOINCREMENT
-// updates `sqlite_sequence` on every insert: three more B-tree writes per insert. Here each trigger is
+// updates `sqlite_sequence` on every insert: B-tree writes a plain insert does not make. Here each trigger is
 // one `INSERT OR REPLACE`: the unique index on `uuid` that the insert checks anyway finds the
 // object's old row (or tombstone), which REPLACE deletes, and the new row's anchor is the
 // greatest anchor plus one. SQLite picks that rowid before it deletes the conflicting row
