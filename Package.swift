@@ -50,9 +50,9 @@ let package = Package(
         .systemLibrary(name: "CDeflate", path: "Sources/CDeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(
-            name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
-            providers: [.apt(["libmicrohttpd-dev"])]),
+        // libmicrohttpd's headers only (libmicrohttpd-dev); links nothing: the live board dlopens
+        // libmicrohttpd.so.12 when it starts, so a gateway without a board never maps it nor GnuTLS.
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
 
         // MARK: Core
         .target(name: "HealthModel", swiftSettings: swiftSettings),
@@ -99,13 +99,13 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The live board: libmicrohttpd serving the page, Server-Sent Events and the history.
         .target(
-            name: "WebBoard", dependencies: ["GatewayRuntime", "CMicroHTTPD", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "AsyncPrimitives"],
+            name: "WebBoard", dependencies: ["LinuxSystem", "GatewayRuntime", "CMicroHTTPD", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         // What every remote sink (HTTP repository, MQTT broker) shares: the follower of the store's
         // change log, retry and backoff, the dlopen loader, HealthJSON and gzip encoding.
         .target(
             name: "RemoteSinkKit",
-            dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"],
+            dependencies: ["LinuxSystem", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"],
             exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
             name: "GatewayTesting", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
@@ -130,10 +130,10 @@ let package = Package(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "HTTPRepository", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CCurl", "AsyncPrimitives"],
+            name: "HTTPRepository", dependencies: ["LinuxSystem", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CCurl", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "MQTTBroker", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CMosquitto", "AsyncPrimitives"],
+            name: "MQTTBroker", dependencies: ["LinuxSystem", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CMosquitto", "AsyncPrimitives"],
             path: "plugins/MQTTBroker/Sources", swiftSettings: swiftSettings),
 
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
@@ -171,7 +171,7 @@ let package = Package(
             name: "WorkoutsTests", dependencies: ["GatewayRuntime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WebBoardTests", dependencies: ["SampleBus", "GatewayRuntime", "WebBoard", "GatewayTesting"],
+            name: "WebBoardTests", dependencies: ["Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "GatewayRuntime", "WebBoard", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["HealthModel", "HealthStore", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
@@ -209,7 +209,7 @@ let package = Package(
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPRepositoryTests",
-            dependencies: ["GatewayRuntime", "HTTPRepository", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "HealthStore", "AsyncPrimitives"],
+            dependencies: ["LinuxSystem", "GatewayRuntime", "HTTPRepository", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "HealthStore", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "MQTTBrokerTests",

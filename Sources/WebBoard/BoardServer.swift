@@ -34,6 +34,10 @@ public final class BoardServer: Sendable {
     private let logger: Logger
     private let broadcast = EventBroadcast()
     private let executor = QueueExecutor(label: "healthgate.web")
+    private let library: MicroHTTPDLibrary
+    /// libmicrohttpd's entry points, set by ``start()`` before the daemon exists, so every
+    /// request (on libmicrohttpd's threads) finds them.
+    private let mhd = Mutex<MicroHTTPDEntryPoints?>(nil)
     private let daemon = Mutex<DaemonHandle?>(nil)
     private let refused = Atomic<Int>(0)
 
@@ -41,35 +45,47 @@ public final class BoardServer: Sendable {
     private struct DaemonHandle: @unchecked Sendable {
         // libmicrohttpd's daemon is thread-safe for MHD_stop_daemon and MHD_get_daemon_info.
         let pointer: OpaquePointer
+        let mhd: MicroHTTPDEntryPoints
     }
 
-    /// A server for `board`; nothing listens until ``start()``.
-    /// - Parameter token: the token every request must carry; nil for none (loopback only).
+    /// A server for `board`; nothing is loaded and nothing listens until ``start()``.
+    /// - Parameters:
+    ///   - token: the token every request must carry; nil for none (loopback only).
+    ///   - library: libmicrohttpd, loaded by ``start()``.
     public init(
         configuration: WebBoardConfiguration, token: String?, board: LiveBoard, workouts: ParticipantWorkouts,
-        history: (any WorkoutHistory)?, logger: Logger
+        history: (any WorkoutHistory)?, logger: Logger, library: MicroHTTPDLibrary = MicroHTTPDLibrary()
     ) {
+        self.library = library
         self.configuration = configuration
         self.token = token
         router = BoardRouter(board: board, workouts: workouts, history: history)
         self.logger = logger
     }
 
-    /// Starts listening. The server must live until ``stop()`` returns: libmicrohttpd's threads
-    /// reach it through an unretained pointer.
+    /// Loads libmicrohttpd and starts listening. The server must live until ``stop()`` returns:
+    /// libmicrohttpd's threads reach it through an unretained pointer.
     /// - Returns: the port it listens on (the chosen one when the configuration says 0).
-    /// - Throws: ``WebBoardError`` when the address cannot be bound.
+    /// - Throws: ``WebBoardError`` when libmicrohttpd cannot be loaded (naming it and what to
+    ///   install) or the address cannot be bound.
     @discardableResult
     public func start() throws(WebBoardError) -> UInt16 {
+        let entryPoints: MicroHTTPDEntryPoints
+        do {
+            entryPoints = try library.entryPoints()
+        } catch {
+            throw WebBoardError("\(error)")
+        }
+        mhd.withLock { $0 = entryPoints }
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard let pointer = shim_mhd_start_ipv4(
-            configuration.listen.networkOrder, configuration.listen.port, UInt32(Self.connectionLimit),
-            boardAccessHandler, context)
+            entryPoints.startDaemon, configuration.listen.networkOrder, configuration.listen.port,
+            UInt32(Self.connectionLimit), boardAccessHandler, context)
         else {
             throw WebBoardError("cannot listen on \(configuration.listen) (in use, or not an address of this machine)")
         }
-        daemon.withLock { $0 = DaemonHandle(pointer: pointer) }
-        let port = shim_mhd_bound_port(pointer)
+        daemon.withLock { $0 = DaemonHandle(pointer: pointer, mhd: entryPoints) }
+        let port = shim_mhd_bound_port(entryPoints.getDaemonInfo, pointer)
         logger.notice(
             "live board at http://\(configuration.listen.octets.map(String.init).joined(separator: ".")):\(port)/"
                 + (token == nil ? "" : " (token required)"))
@@ -100,7 +116,7 @@ public final class BoardServer: Sendable {
             defer { state = nil }
             return state
         }) else { return }
-        await executor.run { MHD_stop_daemon(handle.pointer) }
+        await executor.run { handle.mhd.stopDaemon(handle.pointer) }
         logger.info("live board stopped (\(refused.load(ordering: .relaxed)) request(s) refused without the token, "
             + "\(broadcast.skipped) update(s) skipped by slow readers)")
     }
@@ -108,22 +124,24 @@ public final class BoardServer: Sendable {
     // MARK: Requests (on libmicrohttpd's threads)
 
     fileprivate func handle(_ connection: OpaquePointer, url: String, method: String) -> MHD_Result {
+        // Set before the daemon started, so always there while it runs.
+        guard let mhd = mhd.withLock({ $0 }) else { return .NO }
         guard method == "GET" || method == "HEAD" else {
-            return queue(.text(405, "text/plain", "only GET", headers: ["Allow": "GET, HEAD"]), on: connection)
+            return queue(.text(405, "text/plain", "only GET", headers: ["Allow": "GET, HEAD"]), on: connection, mhd)
         }
-        if let token, !authorized(connection, token: token) {
+        if let token, !authorized(connection, token: token, mhd) {
             refused.add(1, ordering: .relaxed)
             return queue(
                 .text(401, "text/plain", "this board needs its token: add ?token=… to the address",
-                      headers: ["WWW-Authenticate": "Bearer"]), on: connection)
+                      headers: ["WWW-Authenticate": "Bearer"]), on: connection, mhd)
         }
-        if url == "/events" { return queueEventStream(on: connection) }
-        return queue(router.respond(to: url), on: connection)
+        if url == "/events" { return queueEventStream(on: connection, mhd) }
+        return queue(router.respond(to: url), on: connection, mhd)
     }
 
-    private func authorized(_ connection: OpaquePointer, token: String) -> Bool {
-        let query = MHD_lookup_connection_value(connection, .GET_ARGUMENT_KIND, "token").map { String(cString: $0) }
-        let header = MHD_lookup_connection_value(connection, .HEADER_KIND, "Authorization").map { String(cString: $0) }
+    private func authorized(_ connection: OpaquePointer, token: String, _ mhd: MicroHTTPDEntryPoints) -> Bool {
+        let query = mhd.lookupConnectionValue(connection, .GET_ARGUMENT_KIND, "token").map { String(cString: $0) }
+        let header = mhd.lookupConnectionValue(connection, .HEADER_KIND, "Authorization").map { String(cString: $0) }
         let bearer = header.flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         return [query, bearer].contains { (candidate: String?) in candidate.map { Self.constantTimeEqual($0, token) } ?? false }
     }
@@ -135,29 +153,32 @@ public final class BoardServer: Sendable {
         return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
-    private func queue(_ response: BoardResponse, on connection: OpaquePointer) -> MHD_Result {
+    private func queue(_ response: BoardResponse, on connection: OpaquePointer, _ mhd: MicroHTTPDEntryPoints) -> MHD_Result {
         let made = response.body.withUnsafeBytes { bytes in
-            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+            mhd.createResponseFromBuffer(
+                bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let made else { return .NO }
-        defer { MHD_destroy_response(made) }
-        MHD_add_response_header(made, "Content-Type", response.contentType)
-        MHD_add_response_header(made, "Cache-Control", "no-store")
-        MHD_add_response_header(made, "X-Content-Type-Options", "nosniff")
-        for (name, value) in response.headers { MHD_add_response_header(made, name, value) }
-        return MHD_queue_response(connection, UInt32(response.status), made)
+        defer { mhd.destroyResponse(made) }
+        _ = mhd.addResponseHeader(made, "Content-Type", response.contentType)
+        _ = mhd.addResponseHeader(made, "Cache-Control", "no-store")
+        _ = mhd.addResponseHeader(made, "X-Content-Type-Options", "nosniff")
+        for (name, value) in response.headers { _ = mhd.addResponseHeader(made, name, value) }
+        return mhd.queueResponse(connection, UInt32(response.status), made)
     }
 
-    private func queueEventStream(on connection: OpaquePointer) -> MHD_Result {
+    private func queueEventStream(on connection: OpaquePointer, _ mhd: MicroHTTPDEntryPoints) -> MHD_Result {
         let stream = Unmanaged.passRetained(EventStream(broadcast: broadcast)).toOpaque()
-        guard let made = shim_mhd_create_stream_response(16 * 1024, eventStreamReader, stream, eventStreamRelease) else {
+        guard let made = shim_mhd_create_stream_response(
+            mhd.createResponseFromCallback, 16 * 1024, eventStreamReader, stream, eventStreamRelease)
+        else {
             Unmanaged<EventStream>.fromOpaque(stream).release()
             return .NO
         }
-        defer { MHD_destroy_response(made) }
-        MHD_add_response_header(made, "Content-Type", "text/event-stream")
-        MHD_add_response_header(made, "Cache-Control", "no-store")
-        return MHD_queue_response(connection, 200, made)
+        defer { mhd.destroyResponse(made) }
+        _ = mhd.addResponseHeader(made, "Content-Type", "text/event-stream")
+        _ = mhd.addResponseHeader(made, "Cache-Control", "no-store")
+        return mhd.queueResponse(connection, 200, made)
     }
 }
 

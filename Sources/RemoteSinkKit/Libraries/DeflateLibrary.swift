@@ -1,3 +1,4 @@
+import LinuxSystem
 internal import CDeflate
 import Synchronization
 

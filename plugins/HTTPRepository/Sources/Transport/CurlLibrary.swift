@@ -1,5 +1,5 @@
 internal import CCurl
-public import RemoteSinkKit
+public import LinuxSystem
 
 /// libcurl, opened with dlopen(3) when an `http-repository` sink starts (a ``LazyLibrary``), so a
 /// gateway without one never maps it nor the TLS, HTTP/2, SSH and LDAP libraries it depends on.

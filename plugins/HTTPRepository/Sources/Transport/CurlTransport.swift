@@ -1,3 +1,4 @@
+import LinuxSystem
 internal import CCurl
 import AsyncPrimitives
 import Foundation

@@ -1,5 +1,5 @@
 internal import CMosquitto
-public import RemoteSinkKit
+public import LinuxSystem
 
 /// libmosquitto, opened with dlopen(3) when an `mqtt` sink starts (a ``LazyLibrary``), so a
 /// gateway without one never maps it nor the TLS libraries it depends on.
