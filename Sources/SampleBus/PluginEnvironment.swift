@@ -40,9 +40,9 @@ public struct PluginEnvironment: Sendable {
     /// Bluetooth LE source on an adapter shares that adapter's scheduler (one per run, made by the
     /// executable; an environment made without one gets its own, with the default limits).
     public var bluetooth: BluetoothAdapters
-    /// The user profile's height in metres (`profile.heightMeters`), for sources that derive a
-    /// body mass index from a weight; nil when the profile gives none.
-    public var userHeightMeters: Double?
+    /// What the configuration's `profile` says of the user (height, weight, date of birth, sex),
+    /// for readings that depend on the person; empty when there is no profile.
+    public var user: UserCharacteristics
     /// The gateway's store, opened once by the executable (nil where a plugin is built without
     /// one: `config check`, tests of sources). The `sqlite` sink commits into it.
     public var store: HealthStore?
@@ -50,10 +50,10 @@ public struct PluginEnvironment: Sendable {
     public init(
         name: String, logger: Logger, clock: any GatewayClock, ids: SampleIDGenerator,
         paths: GatewayPaths, variables: [String: String], gatewayName: String = "healthgate",
-        bluetooth: BluetoothAdapters? = nil, userHeightMeters: Double? = nil, store: HealthStore? = nil
+        bluetooth: BluetoothAdapters? = nil, user: UserCharacteristics = UserCharacteristics(), store: HealthStore? = nil
     ) {
         self.store = store
-        self.userHeightMeters = userHeightMeters
+        self.user = user
         self.gatewayName = gatewayName
         self.bluetooth = bluetooth ?? BluetoothAdapters(clock: clock)
         self.name = name

@@ -1,3 +1,4 @@
+public import HealthModel
 public import Foundation
 
 /// Energy expenditure from heart rate.

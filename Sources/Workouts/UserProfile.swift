@@ -1,10 +1,6 @@
 public import Foundation
 public import GatewayRuntime
-
-/// Biological sex as used by the energy equation (HKBiologicalSex).
-public enum BiologicalSex: String, Hashable, Sendable, Codable, CaseIterable {
-    case female, male, other
-}
+public import HealthModel
 
 /// One heart-rate zone as written in the profile: bounds in percent of the maximum heart rate,
 /// or in beats per minute. Exactly one pair must be given.
@@ -71,6 +67,14 @@ public struct UserProfile: Hashable, Sendable, Codable {
         self.biologicalSex = biologicalSex
         self.zones = zones
         self.gapThresholdSeconds = gapThresholdSeconds
+    }
+
+    /// What plugins may know of the user (``PluginEnvironment/user``): the body's figures, not the
+    /// workout settings.
+    public var characteristics: UserCharacteristics {
+        UserCharacteristics(
+            heightMeters: heightMeters, weightKilograms: weightKilograms, dateOfBirth: dateOfBirth,
+            biologicalSex: biologicalSex)
     }
 
     /// The default gap threshold: a heart-rate strap notifies about once a second, so ten seconds

@@ -73,12 +73,12 @@ struct GatewayRunner {
         // One scheduler per Bluetooth adapter, with the gateway's limits, for every source.
         let bluetooth = BluetoothAdapters(limits: configuration.bluetooth.adapterLimits, clock: clock)
         // Checked with the rest of the configuration before (an invalid profile stops the run).
-        let height = (try? UserProfile.decode(configuration.profile))?.heightMeters
+        let user = (try? UserProfile.decode(configuration.profile))?.characteristics ?? UserCharacteristics()
         let built = try await QueueExecutor(label: "healthgate.plugins").run {
             try catalog.instantiate(configuration) { name in
                 PluginEnvironment(
                     name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
-                    variables: variables, gatewayName: gatewayName, bluetooth: bluetooth, userHeightMeters: height, store: store)
+                    variables: variables, gatewayName: gatewayName, bluetooth: bluetooth, user: user, store: store)
             }
         }
         var sources = built.sources

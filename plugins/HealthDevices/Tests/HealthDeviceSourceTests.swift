@@ -20,7 +20,7 @@ final class HealthDeviceSourceTests: XCTestCase {
     ) throws -> SourceHarness {
         try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: transport.clock) { environment in
             var environment = environment
-            environment.userHeightMeters = height
+            environment.user.heightMeters = height
             return try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment, transport: transport)
         }
     }
@@ -284,7 +284,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         let clock = ManualClock()
         let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
             var environment = environment
-            environment.userHeightMeters = 1.7
+            environment.user.heightMeters = 1.7
             return try HealthDeviceSource(
                 settings: configuration.validated(in: environment), environment: environment,
                 transport: SimulatedHealthTransport(clock: clock, settings: settings))

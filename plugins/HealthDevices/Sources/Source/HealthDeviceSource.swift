@@ -78,7 +78,7 @@ public struct HealthDeviceSource: SampleSource, ConfigurablePlugin {
         let follower = PeripheralFollower(
             radios: radios, filter: DeviceFilter(services: Self.services, selection: configuration.devices),
             maxDevices: configuration.effectiveMaxDevices, retry: configuration.reconnect)
-        try await follower.run(context: context) { [ids = environment.ids, height = environment.userHeightMeters] session in
+        try await follower.run(context: context) { [ids = environment.ids, height = environment.user.heightMeters] session in
             try await HealthSession(session: session, ids: ids, profileHeight: height).run()
         }
     }
