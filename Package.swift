@@ -68,10 +68,10 @@ let package = Package(
         // configuration parser and decoder with their errors.
         .target(name: "GatewayRuntime", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         // Each Bluetooth adapter's connection scheduler, and the gateway's set of them.
-        .target(name: "BluetoothScheduling", dependencies: ["AsyncPrimitives", "GatewayRuntime"], swiftSettings: swiftSettings),
+        .target(name: "BLETransport", dependencies: ["AsyncPrimitives", "GatewayRuntime"], swiftSettings: swiftSettings),
         // The bus, the sinks' queues, the plugin contract and catalog, and the supervisor.
         .target(
-            name: "SampleBus", dependencies: ["BluetoothScheduling", "GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
+            name: "SampleBus", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
@@ -79,7 +79,7 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .target(
-            name: "BLECentral", dependencies: ["BluetoothScheduling", "GatewayRuntime", "BlueZ", "GATTDecoding", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
+            name: "BLECentral", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "GATTDecoding", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
             exclude: ["README.md", "README-bluez.md"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         // Workouts in three layers: the domain (values with no I/O), the runtime (the controller
@@ -108,23 +108,23 @@ let package = Package(
             dependencies: ["LinuxSystem", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"],
             exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
-            name: "GatewayTesting", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
+            name: "GatewayTesting", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)
         .target(
-            name: "HeartRateMonitor", dependencies: ["GatewayRuntime", "HealthModel", "SampleBus", "BLECentral", "GATTDecoding"],
+            name: "HeartRateMonitor", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "BLECentral", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SerialPedometer", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "FitnessEquipment", dependencies: ["GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "BLECentral"],
+            name: "FitnessEquipment", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "BLECentral"],
             path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
         // The Bluetooth SIG health profiles (scales, cuffs, thermometers, oximeters, glucose meters):
         // decoders and the mapper to samples.
         .target(
-            name: "HealthDevices", dependencies: ["GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
+            name: "HealthDevices", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
             path: "plugins/HealthDevices/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
@@ -140,7 +140,10 @@ let package = Package(
         .executableTarget(
             name: "healthgate",
             dependencies: [
-                "BluetoothScheduling", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts", "AsyncPrimitives", "LinuxSystem", "BLECentral", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HTTPRepository", "MQTTBroker", "Udev", "GATTDecoding", "FitnessEquipment", "HealthDevices", "WebBoard", "HealthStore", "WorkoutRuntime", "WorkoutPresentation",
+                "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts",
+                "AsyncPrimitives", "LinuxSystem", "BLECentral", "HeartRateMonitor", "SerialPedometer",
+                "SQLiteStore", "HTTPRepository", "MQTTBroker", "Udev", "GATTDecoding", "FitnessEquipment",
+                "HealthDevices", "WebBoard", "HealthStore", "WorkoutRuntime", "WorkoutPresentation",
             ],
             swiftSettings: swiftSettings),
 
@@ -148,7 +151,10 @@ let package = Package(
         .executableTarget(
             name: "healthgate-benchmarks",
             dependencies: [
-                "BluetoothScheduling", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "CSQLite", "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer", "HTTPRepository", "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WebBoard", "MQTTBroker", "CMosquitto",
+                "BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite",
+                "CSQLite", "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer",
+                "HTTPRepository", "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation",
+                "WebBoard", "MQTTBroker", "CMosquitto",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings,
             // The MQTT benchmark's baseline calls libmosquitto directly (the sink dlopens it).
@@ -158,14 +164,14 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(
-            name: "BLECentralTests", dependencies: ["BluetoothScheduling", "GatewayRuntime", "BLECentral", "GatewayTesting", "HealthModel"], swiftSettings: swiftSettings),
+            name: "BLECentralTests", dependencies: ["BLETransport", "GatewayRuntime", "BLECentral", "GatewayTesting", "HealthModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "SampleBusTests", dependencies: ["BluetoothScheduling", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
+            name: "SampleBusTests", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "WorkoutsTests", dependencies: ["GatewayRuntime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
@@ -178,17 +184,17 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HeartRateMonitorTests",
-            dependencies: ["GatewayRuntime", "HeartRateMonitor", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding", "HealthStore"],
+            dependencies: ["BLETransport", "GatewayRuntime", "HeartRateMonitor", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding", "HealthStore"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "FitnessEquipmentTests", dependencies: ["GatewayRuntime", "GATTDecoding", "FitnessEquipment", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"],
+            name: "FitnessEquipmentTests", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "FitnessEquipment", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthDevicesTests", dependencies: ["GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus", "HealthStore"],
+            name: "HealthDevicesTests", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus", "HealthStore"],
             path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "BlueZTests", dependencies: ["BluetoothScheduling", "GatewayRuntime", "BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
+            name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthStoreTests", dependencies: ["HealthStore", "GatewayTesting", "SQLite", "Workouts", "WorkoutRuntime", "HealthModel", "AsyncPrimitives"],
@@ -225,7 +231,9 @@ if Context.environment["HEALTHGATE_FUZZ"] != nil {
     package.targets.append(.executableTarget(
         name: "healthgate-fuzz",
         dependencies: [
-                       "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "GATTDecoding", "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HealthStore", "HTTPRepository", "FitnessEquipment", "HealthDevices", "Workouts", "WorkoutRuntime",
+                       "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "GATTDecoding",
+                       "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HealthStore", "HTTPRepository",
+                       "FitnessEquipment", "HealthDevices", "Workouts", "WorkoutRuntime",
                    ],
         path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
 }

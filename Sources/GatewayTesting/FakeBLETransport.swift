@@ -1,6 +1,8 @@
 public import BLECentral
+public import BLETransport
 import Foundation
 import Synchronization
+public import SampleBus
 
 /// A scripted Bluetooth stack for tests: the test emits discovery events, decides how each
 /// connection attempt ends, sends notification payloads and drops links. Notifications are
@@ -215,5 +217,18 @@ public final class FakeConnection: BLEConnection {
     public func disconnect() async {
         state.withLock { $0.disconnectCalls += 1 }
         dropLink()
+    }
+}
+
+extension PluginEnvironment {
+    /// This environment with `transport` as the gateway's Bluetooth: every adapter reaches it,
+    /// with the default limits (or `limits`) and no adapter watchdog, as a scripted stack has no
+    /// controller to power-cycle.
+    public func scripted(
+        _ transport: any BLECentralTransport, limits: AdapterScheduler.Limits = AdapterScheduler.Limits()
+    ) -> PluginEnvironment {
+        var environment = self
+        environment.bluetooth = BluetoothAdapters(limits: limits, clock: clock, transport: { _ in transport }, watchdog: false)
+        return environment
     }
 }

@@ -1,4 +1,4 @@
-public import BluetoothScheduling
+public import BLETransport
 public import GatewayRuntime
 public import Foundation
 public import HealthModel

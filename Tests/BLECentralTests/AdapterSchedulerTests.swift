@@ -1,4 +1,4 @@
-import BluetoothScheduling
+import BLETransport
 import BLECentral
 import Foundation
 import GatewayTesting

@@ -1,4 +1,4 @@
-import BluetoothScheduling
+import BLETransport
 import BLECentral
 import BlueZ
 import Foundation
@@ -55,11 +55,10 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
             let devices = added
             let logs = RecordingLogSink()
             // The gateway's adapters, as the executable makes them from `bluetooth.adapterLimits`.
-            let bluetooth = BluetoothAdapters(limits: AdapterScheduler.Limits(connections: 2), clock: SystemClock())
+            let bluetooth = bluez.adapters(limits: AdapterScheduler.Limits(connections: 2), logs: logs)
             func source(_ name: String, _ addresses: [String]) throws -> any SampleSource {
                 var environment = TestEnvironment.make(
-                    name: name, clock: SystemClock(), directory: directory,
-                    variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
+                    name: name, clock: SystemClock(), directory: directory, logSink: logs)
                 environment.bluetooth = bluetooth
                 return try HeartRateSource(
                     settings: HeartRateSourceConfiguration(
@@ -121,9 +120,8 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
             defer { watcher.cancel() }
             let logs = RecordingLogSink()
             var environment = TestEnvironment.make(
-                name: "hr", clock: SystemClock(), directory: directory,
-                variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
-            environment.bluetooth = BluetoothAdapters(limits: AdapterScheduler.Limits(inProgressLimit: 5), clock: SystemClock())
+                name: "hr", clock: SystemClock(), directory: directory, logSink: logs)
+            environment.bluetooth = bluez.adapters(limits: AdapterScheduler.Limits(inProgressLimit: 5), logs: logs)
             let source = try HeartRateSource(
                 settings: HeartRateSourceConfiguration(
                     transport: .bluez, adapter: "hci0",
@@ -170,9 +168,8 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
             let devices = added
             let logs = RecordingLogSink()
             var environment = TestEnvironment.make(
-                name: "hr", clock: SystemClock(), directory: directory,
-                variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
-            environment.bluetooth = BluetoothAdapters(limits: AdapterScheduler.Limits(connections: 1), clock: SystemClock())
+                name: "hr", clock: SystemClock(), directory: directory, logSink: logs)
+            environment.bluetooth = bluez.adapters(limits: AdapterScheduler.Limits(connections: 1), logs: logs)
             let source = try HeartRateSource(
                 settings: HeartRateSourceConfiguration(
                     transport: .bluez, adapters: ["hci0", "hci1"],

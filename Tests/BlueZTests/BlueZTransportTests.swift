@@ -1,3 +1,4 @@
+import BLETransport
 @testable import BLECentral
 import BlueZ
 import GatewayTesting

@@ -31,9 +31,8 @@ struct HealthSourceOverBlueZ: Sendable {
         defer { try? FileManager.default.removeItem(at: directory) }
         let logs = RecordingLogSink()
         let clock = SystemClock()
-        let environment = TestEnvironment.make(
-            name: "health", clock: clock, directory: directory,
-            variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
+        var environment = TestEnvironment.make(name: "health", clock: clock, directory: directory, logSink: logs)
+        environment.bluetooth = bluez.adapters(logs: logs)
         let source = try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment)
         let bus = SampleBus(sinks: [(name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)])
         let sink = CollectingSink(batchSize: 1)

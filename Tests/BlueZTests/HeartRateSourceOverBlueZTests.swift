@@ -25,13 +25,12 @@ final class HeartRateSourceOverBlueZTests: XCTestCase {
             // Real time: reconnects go through the transport, so the backoff is kept short.
             let clock = SystemClock()
             let logs = RecordingLogSink()
-            let environment = TestEnvironment.make(
-                name: "hr", clock: clock, directory: directory,
-                variables: ["DBUS_SYSTEM_BUS_ADDRESS": bluez.address], logSink: logs)
+            var environment = TestEnvironment.make(name: "hr", clock: clock, directory: directory, logSink: logs)
+            environment.bluetooth = bluez.adapters(logs: logs)
             let configuration = HeartRateSourceConfiguration(
                 transport: .bluez, adapter: "hci0",
                 reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200)))
-            // The factory the configuration uses picks the private bus from the environment.
+            // The gateway's Bluetooth reaches the private bus, as the executable's reaches the system bus.
             let source = try HeartRateSource(settings: configuration.validated(in: environment), environment: environment)
 
             let board = StatusBoard()

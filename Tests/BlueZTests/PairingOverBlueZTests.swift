@@ -1,5 +1,6 @@
 import SampleBus
 import BLECentral
+import BLETransport
 @testable import BlueZ
 import Foundation
 import GatewayTesting

@@ -1,4 +1,5 @@
 import BLECentral
+import BLETransport
 import BlueZ
 import Foundation
 import Glibc
@@ -18,6 +19,14 @@ final class PrivateBlueZ: @unchecked Sendable {
 
     let directory: URL
     let address: String
+
+    /// The gateway's Bluetooth on this bus, as the executable makes it (BlueZ transports) with
+    /// `limits`, logging to `logs`.
+    func adapters(limits: AdapterScheduler.Limits = AdapterScheduler.Limits(), logs: RecordingLogSink) -> BluetoothAdapters {
+        .bluez(
+            limits: limits, clock: SystemClock(), logger: Logger(label: "gateway", sink: logs, level: .debug),
+            variables: ["DBUS_SYSTEM_BUS_ADDRESS": address])
+    }
     /// The test's own connection to the private bus.
     let connection: DBusConnection
     private let daemon: Process

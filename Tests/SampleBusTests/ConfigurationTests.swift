@@ -1,4 +1,4 @@
-import BluetoothScheduling
+import BLETransport
 import Foundation
 import GatewayTesting
 import HealthModel

@@ -1,5 +1,5 @@
 import BLECentral
-import BluetoothScheduling
+import BLETransport
 import Foundation
 import HealthModel
 import HealthStore
@@ -112,17 +112,18 @@ enum LatencyBenchmark {
         let pacingShare = (Harness.cpuSeconds() - pacingCPU0) / (ContinuousClock.now - pacingStart).benchmarkSeconds
 
         let collector = Collector()
-        // One simulated adapter that holds a link for every monitor: a real controller holds at
-        // most 20 (`bluetooth.adapterLimits.connections`), and this measures the gateway's
-        // pipeline, not the radio. The configured simulated transport simulates at most 16
-        // devices, so the benchmark injects the transport with its 1 000.
+        // The gateway's Bluetooth is one simulated adapter that holds a link for every monitor: a
+        // real controller holds at most 20 (`bluetooth.adapterLimits.connections`), and this
+        // measures the gateway's pipeline, not the radio. (The configured simulated transport
+        // simulates at most 16 devices.)
         var hrm = environment.plugin("hrm")
-        hrm.bluetooth = BluetoothAdapters(limits: AdapterScheduler.Limits(connections: monitors), clock: hrm.clock)
+        let simulated = SimulatedBLETransport(
+            clock: hrm.clock, settings: SimulationSettings(heartRateMonitors: monitors, footPods: 0, notificationsPerSecond: 1))
+        hrm.bluetooth = BluetoothAdapters(
+            limits: AdapterScheduler.Limits(connections: monitors), clock: hrm.clock, transport: { _ in simulated },
+            watchdog: false)
         let source = HeartRateSource(
-            settings: try HeartRateSourceConfiguration(maxDevices: monitors).validated(in: hrm), environment: hrm,
-            transport: SimulatedBLETransport(
-                clock: hrm.clock,
-                settings: SimulationSettings(heartRateMonitors: monitors, footPods: 0, notificationsPerSecond: 1)))
+            settings: try HeartRateSourceConfiguration(maxDevices: monitors).validated(in: hrm), environment: hrm)
         var plugin = environment.plugin("sqlite")
         plugin.store = try await HealthStore.open(path: environment.path("latency.sqlite"))
         var sink = try SQLiteSink(

@@ -1,3 +1,4 @@
+public import BLETransport
 import BlueZ
 import Foundation
 import GatewayRuntime

@@ -1,3 +1,4 @@
+public import BLETransport
 import AsyncPrimitives
 public import BlueZ
 public import GatewayRuntime

@@ -1,3 +1,4 @@
+public import BLETransport
 import Dispatch
 import LinuxSystem
 

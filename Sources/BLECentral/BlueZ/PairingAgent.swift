@@ -1,3 +1,4 @@
+public import BLETransport
 import BlueZ
 public import GatewayRuntime
 import Synchronization

@@ -1,4 +1,4 @@
-public import BluetoothScheduling
+public import BLETransport
 public import GatewayRuntime
 public import SampleBus
 
@@ -59,20 +59,19 @@ public enum BLESourceKeys {
 }
 
 extension PeripheralFollower.Radio {
-    /// One radio per adapter name, each with the scheduler the gateway shares for that adapter
-    /// (``PluginEnvironment/bluetooth``).
-    public static func make(
-        adapters: [String?], environment: PluginEnvironment, transport: (String?) throws -> any BLECentralTransport
-    ) rethrows -> [PeripheralFollower.Radio] {
-        try adapters.map { adapter in
+    /// One radio per adapter name, each with the gateway's transport and the scheduler it shares
+    /// for that adapter (``PluginEnvironment/bluetooth``).
+    public static func make(adapters: [String?], environment: PluginEnvironment) -> [PeripheralFollower.Radio] {
+        adapters.map { adapter in
             PeripheralFollower.Radio(
-                transport: try transport(adapter), scheduler: environment.bluetooth.scheduler(for: adapter), watched: true)
+                transport: environment.bluetooth.transport(for: adapter),
+                scheduler: environment.bluetooth.scheduler(for: adapter), watched: environment.bluetooth.watchdog)
         }
     }
 
-    /// A radio with a scheduler of its own: for a simulated or injected transport, which no
-    /// other source shares. It has the gateway's limits, with `connections` (when given) in
-    /// place of theirs.
+    /// A radio with a scheduler of its own: for a plugin's simulated transport, which no other
+    /// source shares. It has the gateway's limits, with `connections` (when given) in place of
+    /// theirs.
     public static func unshared(
         _ transport: any BLECentralTransport, adapter: String?, connections: Int? = nil, environment: PluginEnvironment
     ) -> PeripheralFollower.Radio {

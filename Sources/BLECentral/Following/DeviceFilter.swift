@@ -1,3 +1,4 @@
+public import BLETransport
 /// Decides whether a discovered peripheral is one this source follows.
 ///
 /// BlueZ merges the discovery filters of every client (Adapter1.SetDiscoveryFilter), so a

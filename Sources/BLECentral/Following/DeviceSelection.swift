@@ -1,3 +1,4 @@
+public import BLETransport
 public import Foundation
 
 /// Which peripherals a source follows. Whatever the selection, the source checks every

@@ -1,3 +1,4 @@
+public import BLETransport
 import SampleBus
 import GatewayRuntime
 import GATTDecoding

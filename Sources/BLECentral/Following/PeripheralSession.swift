@@ -1,4 +1,4 @@
-public import BluetoothScheduling
+public import BLETransport
 public import AsyncPrimitives
 public import SampleBus
 import GatewayRuntime

@@ -1,3 +1,4 @@
+public import BLETransport
 /// The life of one followed device across link losses, as a pure value: inputs are events,
 /// outputs are the next action. The source performs the actions with the transport and the
 /// injected clock; tests drive the machine directly.

@@ -1,3 +1,4 @@
+public import BLETransport
 public import GatewayRuntime
 import Foundation
 import Synchronization

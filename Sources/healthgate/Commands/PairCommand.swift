@@ -1,6 +1,7 @@
 import GatewayRuntime
 import AsyncPrimitives
 import BLECentral
+import BLETransport
 import Foundation
 import LinuxSystem
 

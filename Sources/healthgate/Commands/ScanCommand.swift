@@ -1,5 +1,6 @@
 import GatewayRuntime
 import BLECentral
+import BLETransport
 import AsyncPrimitives
 import Foundation
 import HeartRateMonitor

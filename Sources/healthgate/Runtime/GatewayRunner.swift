@@ -1,5 +1,6 @@
 import AsyncPrimitives
-import BluetoothScheduling
+import BLECentral
+public import BLETransport
 import Foundation
 import GatewayControl
 import LinuxSystem
@@ -70,8 +71,9 @@ struct GatewayRunner {
         // Plugins open files and libraries as they are made (an outbox, libcurl): off the pool.
         let catalog = catalog
         let gatewayName = Self.gatewayName(of: configuration)
-        // One scheduler per Bluetooth adapter, with the gateway's limits, for every source.
-        let bluetooth = BluetoothAdapters(limits: configuration.bluetooth.adapterLimits, clock: clock)
+        // The adapters through BlueZ, one scheduler each with the gateway's limits, for every source.
+        let bluetooth = BluetoothAdapters.bluez(
+            limits: configuration.bluetooth.adapterLimits, clock: clock, logger: logger, variables: variables)
         // Checked with the rest of the configuration before (an invalid profile stops the run).
         let user = (try? UserProfile.decode(configuration.profile))?.characteristics ?? UserCharacteristics()
         let built = try await QueueExecutor(label: "healthgate.plugins").run {

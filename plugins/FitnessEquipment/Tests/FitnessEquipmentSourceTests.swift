@@ -1,4 +1,5 @@
 import BLECentral
+import BLETransport
 import FitnessEquipment
 import Foundation
 import GatewayTesting
@@ -38,7 +39,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
 
     func harness(_ transport: FakeBLETransport, _ configuration: FitnessEquipmentConfiguration = .init()) throws -> SourceHarness {
         try SourceHarness(name: "bike", kind: FitnessEquipmentSource.kind, clock: transport.clock) { environment in
-            try FitnessEquipmentSource(settings: configuration.validated(in: environment), environment: environment, transport: transport)
+            try FitnessEquipmentSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport))
         }
     }
 
@@ -173,8 +174,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
         let clock = ManualClock()
         let h = try SourceHarness(name: "bike", kind: FitnessEquipmentSource.kind, clock: clock) { environment in
             try FitnessEquipmentSource(
-                settings: configuration.validated(in: environment), environment: environment,
-                transport: SimulatedFitnessTransport(clock: clock, settings: settings))
+                settings: configuration.validated(in: environment), environment: environment)
         }
         try await h.run { h in
             for second in 1...20 {
@@ -208,8 +208,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
         let clock = ManualClock()
         let h = try SourceHarness(name: "rower", kind: FitnessEquipmentSource.kind, clock: clock) { environment in
             try FitnessEquipmentSource(
-                settings: configuration.validated(in: environment), environment: environment,
-                transport: SimulatedFitnessTransport(clock: clock, settings: settings))
+                settings: configuration.validated(in: environment), environment: environment)
         }
         try await h.run { h in
             for second in 1...10 {
@@ -256,7 +255,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
         XCTAssertEqual(configurations.count, 2)
         let environment = TestEnvironment.make(name: "bike", directory: FileManager.default.temporaryDirectory)
         for configuration in configurations {
-            _ = try FitnessEquipmentSource(settings: configuration.validated(in: environment), environment: environment, transport: FakeBLETransport(profiles: []))
+            _ = try FitnessEquipmentSource(settings: configuration.validated(in: environment), environment: environment.scripted(FakeBLETransport(profiles: [])))
         }
         XCTAssertEqual(configurations[0].devices, .matching([.name("KICKR*"), .address("C0:FF:EE:12:34:56")]))
         XCTAssertEqual(configurations[0].wheelCircumferenceMillimeters, 2096)

@@ -1,4 +1,5 @@
 import BLECentral
+import BLETransport
 import Foundation
 import GatewayTesting
 import HealthDevices
@@ -21,7 +22,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: transport.clock) { environment in
             var environment = environment
             environment.user.heightMeters = height
-            return try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment, transport: transport)
+            return try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport))
         }
     }
 
@@ -286,8 +287,7 @@ final class HealthDeviceSourceTests: XCTestCase {
             var environment = environment
             environment.user.heightMeters = 1.7
             return try HealthDeviceSource(
-                settings: configuration.validated(in: environment), environment: environment,
-                transport: SimulatedHealthTransport(clock: clock, settings: settings))
+                settings: configuration.validated(in: environment), environment: environment)
         }
         try await h.run { h in
             for step in 1...3 {
@@ -327,8 +327,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         let clock = ManualClock()
         let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
             try HealthDeviceSource(
-                settings: configuration.validated(in: environment), environment: environment,
-                transport: SimulatedHealthTransport(clock: clock, settings: settings))
+                settings: configuration.validated(in: environment), environment: environment)
         }
         try await h.run { h in
             try await h.waitFor("the stored glucose records") { h.quantities(.bloodGlucose).count == 3 }
@@ -380,11 +379,12 @@ final class HealthDeviceSourceTests: XCTestCase {
     func testSimulatedGlucoseMeterSendsOnlyNewRecordsOnTheNextConnection() async throws {
         let settings = HealthSimulationSettings(
             scales: 0, cuffs: 0, thermometers: 0, oximeters: 0, glucoseMeters: 1, measurementIntervalSeconds: 5)
-        let configuration = HealthDeviceConfiguration(transport: .simulated, simulation: settings)
+        // The simulated meter behind a transport that can drop its links, as the gateway's Bluetooth.
+        let configuration = HealthDeviceConfiguration(maxDevices: 1)
         let clock = ManualClock()
         let transport = LinkDroppingTransport(SimulatedHealthTransport(clock: clock, settings: settings))
         let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
-            try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment, transport: transport)
+            try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport))
         }
         try await h.run { h in
             try await h.waitFor("the stored records") { h.quantities(.bloodGlucose).count == 3 }
@@ -440,7 +440,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         for source in gateway.sources {
             XCTAssertEqual(source.kind, HealthDeviceSource.kind)
             let configuration = try source.config.decodeStrictly(HealthDeviceConfiguration.self)
-            _ = try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment, transport: FakeBLETransport(profiles: []))
+            _ = try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment.scripted(FakeBLETransport(profiles: [])))
         }
     }
 }

@@ -1,4 +1,5 @@
 import BLECentral
+import BLETransport
 import Foundation
 import GatewayTesting
 import HealthModel

@@ -1,4 +1,5 @@
 import BLECentral
+import BLETransport
 import HeartRateMonitor
 import XCTest
 

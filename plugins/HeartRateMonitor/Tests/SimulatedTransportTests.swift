@@ -1,5 +1,6 @@
 import SampleBus
 import BLECentral
+import BLETransport
 import GATTDecoding
 import Foundation
 import GatewayTesting
@@ -14,7 +15,10 @@ final class SimulatedTransportTests: XCTestCase {
     func testSimulatedMonitorAndFootPodProduceRealSamples() async throws {
         let settings = SimulationSettings(heartRateMonitors: 1, footPods: 1, notificationsPerSecond: 1)
         let configuration = HeartRateSourceConfiguration(transport: .simulated, runningWindowSeconds: 5, simulation: settings)
-        let h = try SourceHarness(configuration: configuration) { clock in SimulatedBLETransport(clock: clock, settings: settings) }
+        // The configured simulated transport, on the harness's clock, as `healthgate demo` makes it.
+        let h = try SourceHarness(name: "hr", kind: HeartRateSource.kind) { environment in
+            try HeartRateSource(settings: configuration.validated(in: environment), environment: environment)
+        }
         try await h.run { h in
             for second in 1...12 {
                 // Discovery idles on the clock; each device's notification stream waits one period.

@@ -1,4 +1,5 @@
 public import BLECentral
+public import BLETransport
 public import Foundation
 public import GatewayRuntime
 import Synchronization

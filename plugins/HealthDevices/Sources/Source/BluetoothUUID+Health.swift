@@ -1,4 +1,5 @@
 public import BLECentral
+public import BLETransport
 
 /// The assigned numbers of the health profiles (Bluetooth SIG Assigned Numbers §3.4, §3.8).
 extension BluetoothUUID {

@@ -1,4 +1,5 @@
 public import BLECentral
+public import BLETransport
 import Foundation
 import HealthModel
 public import GatewayRuntime
@@ -34,14 +35,13 @@ public struct HealthDeviceSource: SampleSource, ConfigurablePlugin {
     let environment: PluginEnvironment
     let radios: [PeripheralFollower.Radio]
 
-    /// Builds the source from its settings (its configuration after `validated(in:)`): the
-    /// configured transport, one radio per adapter. The catalog's entry point; checks nothing.
+    /// Builds the source from its settings (its configuration after `validated(in:)`): with
+    /// `bluez`, a radio per adapter from the gateway's Bluetooth (``PluginEnvironment/bluetooth``,
+    /// a scripted stack in tests); with `simulated`, the plugin's simulator. Checks nothing.
     public init(settings configuration: HealthDeviceConfiguration, environment: PluginEnvironment) {
         switch configuration.transport {
         case .bluez:
-            radios = PeripheralFollower.Radio.make(
-                adapters: configuration.adapterNames, environment: environment
-            ) { adapter in makeBlueZTransport(adapter: adapter, environment: environment) }
+            radios = PeripheralFollower.Radio.make(adapters: configuration.adapterNames, environment: environment)
         case .simulated:
             radios = [.unshared(
                 SimulatedHealthTransport(clock: environment.clock, settings: configuration.simulation), adapter: nil,
@@ -49,16 +49,6 @@ public struct HealthDeviceSource: SampleSource, ConfigurablePlugin {
         }
         self.configuration = configuration
         self.environment = environment
-    }
-
-    /// Built from its settings like ``init(settings:environment:)``, with `transport` instead of
-    /// the configured one (tests, other stacks) and a scheduler of its own.
-    public init(
-        settings configuration: HealthDeviceConfiguration, environment: PluginEnvironment, transport: any BLECentralTransport
-    ) {
-        self.configuration = configuration
-        self.environment = environment
-        radios = [.unshared(transport, adapter: configuration.adapter, environment: environment)]
     }
 
     /// A configuration for `healthgate demo`: one simulated device of each kind (scale, cuff,

@@ -1,5 +1,6 @@
 public import GatewayRuntime
 public import BLECentral
+public import BLETransport
 import Foundation
 import HealthModel
 import Synchronization

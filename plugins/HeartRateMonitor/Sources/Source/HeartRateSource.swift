@@ -1,4 +1,5 @@
 public import BLECentral
+public import BLETransport
 import HealthModel
 public import GatewayRuntime
 public import SampleBus
@@ -26,14 +27,13 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
     let environment: PluginEnvironment
     let radios: [PeripheralFollower.Radio]
 
-    /// Builds the source from its settings (its configuration after `validated(in:)`): the
-    /// configured transport, one radio per adapter. The catalog's entry point; checks nothing.
+    /// Builds the source from its settings (its configuration after `validated(in:)`): with
+    /// `bluez`, a radio per adapter from the gateway's Bluetooth (``PluginEnvironment/bluetooth``,
+    /// a scripted stack in tests); with `simulated`, the plugin's simulator. Checks nothing.
     public init(settings configuration: HeartRateSourceConfiguration, environment: PluginEnvironment) {
         switch configuration.transport {
         case .bluez:
-            radios = PeripheralFollower.Radio.make(
-                adapters: configuration.adapterNames, environment: environment
-            ) { adapter in makeBlueZTransport(adapter: adapter, environment: environment) }
+            radios = PeripheralFollower.Radio.make(adapters: configuration.adapterNames, environment: environment)
         case .simulated:
             radios = [.unshared(
                 SimulatedBLETransport(clock: environment.clock, settings: configuration.simulation), adapter: nil,
@@ -41,16 +41,6 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
         }
         self.configuration = configuration
         self.environment = environment
-    }
-
-    /// Built from its settings like ``init(settings:environment:)``, with `transport` instead of
-    /// the configured one (tests, other stacks) and a scheduler of its own.
-    public init(
-        settings configuration: HeartRateSourceConfiguration, environment: PluginEnvironment, transport: any BLECentralTransport
-    ) {
-        self.configuration = configuration
-        self.environment = environment
-        radios = [.unshared(transport, adapter: configuration.adapter, environment: environment)]
     }
 
     /// Discovers and follows devices until cancelled; see the type's documentation. Only

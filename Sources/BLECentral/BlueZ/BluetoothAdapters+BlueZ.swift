@@ -1,0 +1,20 @@
+public import BLETransport
+public import GatewayRuntime
+
+extension BluetoothAdapters {
+    /// The gateway's adapters through BlueZ. Each transport connects to the bus named by
+    /// `DBUS_SYSTEM_BUS_ADDRESS` in `variables` when set (tests point it at a private bus), else
+    /// to the system bus. Nothing is opened here, so a configuration can be checked on a machine
+    /// without Bluetooth: a missing bus, bluetoothd or adapter is reported by discovery and
+    /// connect as ``BLETransportError`` `.unavailable`, which the sources retry.
+    public static func bluez(
+        limits: AdapterScheduler.Limits = AdapterScheduler.Limits(), clock: any GatewayClock, logger: Logger,
+        variables: [String: String]
+    ) -> BluetoothAdapters {
+        let address = variables["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+        let logger = logger.child("bluez")
+        return BluetoothAdapters(limits: limits, clock: clock) { adapter in
+            BlueZTransport(busAddress: address, adapter: adapter, clock: clock, logger: logger)
+        }
+    }
+}

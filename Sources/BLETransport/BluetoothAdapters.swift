@@ -1,0 +1,74 @@
+public import GatewayRuntime
+import Synchronization
+
+/// The gateway's Bluetooth adapters: the stack that reaches them, and one ``AdapterScheduler``
+/// per adapter with the limits of the gateway's `bluetooth.adapterLimits`, shared by every
+/// Bluetooth LE source that uses the adapter, whichever plugin it belongs to (BlueZ answers
+/// InProgress to a second connection attempt, and a dongle holds only so many links).
+///
+/// The executable makes one per run with the BlueZ transport and hands it to every plugin in its
+/// `PluginEnvironment`; a test makes one with a scripted transport. The limits are the
+/// gateway's, so no source can set them for another.
+public final class BluetoothAdapters: Sendable {
+    /// Makes the transport of one adapter (nil: the adapter the stack lists first).
+    public typealias MakeTransport = @Sendable (_ adapter: String?) -> any BLECentralTransport
+
+    /// The limits every adapter's scheduler has.
+    public let limits: AdapterScheduler.Limits
+    /// Whether the sources watch each adapter for a wedged controller and power-cycle it
+    /// (``AdapterScheduler``'s watchdog): true for real adapters, false for a scripted stack.
+    public let watchdog: Bool
+    private let clock: any GatewayClock
+    private let makeTransport: MakeTransport
+    private let schedulers = Mutex<[String: AdapterScheduler]>([:])
+
+    /// - Parameters:
+    ///   - transport: the stack; without one, every adapter reports `.unavailable` (no Bluetooth
+    ///     stack was given to this gateway), as BlueZ does on a machine without Bluetooth.
+    ///   - watchdog: whether the sources watch the adapters (see ``watchdog``).
+    public init(
+        limits: AdapterScheduler.Limits = AdapterScheduler.Limits(), clock: any GatewayClock,
+        transport: MakeTransport? = nil, watchdog: Bool = true
+    ) {
+        self.limits = limits
+        self.clock = clock
+        self.watchdog = watchdog
+        makeTransport = transport ?? { adapter in UnavailableTransport(adapter: adapter) }
+    }
+
+    /// The scheduler of `adapter` (nil: the adapter the stack lists first, `default`), made on
+    /// the first request and the same for every later one.
+    public func scheduler(for adapter: String?) -> AdapterScheduler {
+        let name = adapter ?? "default"
+        return schedulers.withLock { schedulers in
+            if let existing = schedulers[name] { return existing }
+            let made = AdapterScheduler(adapter: name, limits: limits, clock: clock)
+            schedulers[name] = made
+            return made
+        }
+    }
+
+    /// A transport for `adapter`: a source makes one per adapter it uses. Nothing is opened
+    /// here; a missing stack or adapter is reported by discovery and connect.
+    public func transport(for adapter: String?) -> any BLECentralTransport {
+        makeTransport(adapter)
+    }
+}
+
+/// The transport of a gateway given no Bluetooth stack: discovery and connect fail with
+/// `.unavailable`, which a source reports and retries.
+struct UnavailableTransport: BLECentralTransport {
+    let adapter: String?
+
+    private var error: BLETransportError {
+        BLETransportError(.unavailable, "no Bluetooth stack was given to this gateway (adapter \(adapter ?? "default"))")
+    }
+
+    func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
+        AsyncThrowingStream { $0.finish(throwing: error) }
+    }
+
+    func connect(to address: String) async throws -> any BLEConnection {
+        throw error
+    }
+}
