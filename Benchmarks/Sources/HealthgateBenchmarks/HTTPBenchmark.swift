@@ -147,7 +147,8 @@ enum HTTPBenchmark {
         var plugin = environment.plugin(name)
         plugin.store = store
         let sink = try HTTPRepositorySink(
-            settings: HTTPRepositoryConfiguration(url: url.absoluteString, batchSize: batchSize), environment: plugin)
+            settings: HTTPRepositoryConfiguration(url: url.absoluteString, batchSize: batchSize).validated(in: plugin),
+            environment: plugin)
         let board = StatusBoard()
         let status = board.register(name: name, kind: HTTPRepositorySink.kind, role: .sink)
         let shutdown = ShutdownSignal()

@@ -72,7 +72,8 @@ enum MQTTBenchmark {
             plugin.gatewayName = gateway
             plugin.store = store
             let sink = try MQTTBrokerSink(
-                settings: MQTTBrokerConfiguration(host: "127.0.0.1", port: broker.port), environment: plugin)
+                settings: MQTTBrokerConfiguration(host: "127.0.0.1", port: broker.port).validated(in: plugin),
+                environment: plugin)
             let cpu1 = Harness.cpuSeconds()
             let (seconds, status) = try await follow(
                 sink: sink, store: store, name: "mqtt-\(repetition)", latest: latest, environment: environment)

@@ -102,7 +102,7 @@ final class CurlLibraryTests: XCTestCase {
         var configuration = HTTPRepositoryConfiguration(url: server.url, batchIntervalSeconds: 0)
         configuration.retry = .init(initialDelaySeconds: 0.02, maxDelaySeconds: 0.1, jitter: 0)
         let sink = try HTTPRepositorySink(
-            configuration: configuration, environment: environment,
+            settings: configuration.validated(in: environment), environment: environment,
             transports: [CurlTransport(library: CurlLibrary(path: libraryPath))], random: { 0.5 })
         let gateway = Gateway(
             sources: [], sinks: [], followers: [ConfiguredFollower(name: "repository", kind: HTTPRepositorySink.kind, follower: sink)],

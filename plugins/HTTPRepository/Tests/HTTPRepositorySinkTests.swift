@@ -75,7 +75,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let environment = TestEnvironment.make(
             name: name, clock: clock, directory: directory, variables: variables, logSink: logs, store: store)
         let sink = try HTTPRepositorySink(
-            configuration: configuration, environment: environment,
+            settings: configuration.validated(in: environment), environment: environment,
             transports: (0..<configuration.maxInFlight).map { _ in CurlTransport(caFile: configuration.caFile) }, random: { 0.5 })
         let status = StatusBoard().register(name: name, kind: HTTPRepositorySink.kind, role: .sink)
         let shutdown = ShutdownSignal()
@@ -599,9 +599,8 @@ final class HTTPRepositorySinkTests: XCTestCase {
 
         // A CA file only makes sense for https, and must be readable: both fail at start-up.
         let environment = TestEnvironment.make(directory: directory, store: store)
-        XCTAssertThrowsError(try HTTPRepositorySink(
-            settings: HTTPRepositoryConfiguration(url: "http://127.0.0.1:9/x", caFile: certificate.path),
-            environment: environment)
+        XCTAssertThrowsError(
+            try HTTPRepositoryConfiguration(url: "http://127.0.0.1:9/x", caFile: certificate.path).validated(in: environment)
         ) { error in
             XCTAssertEqual((error as? PluginConfigurationError)?.keyPath, "caFile")
         }
@@ -613,17 +612,17 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let inline = #"{"url": "https://repo.example/samples", "auth": {"type": "bearer", "token": "abc"}}"#
         XCTAssertThrowsError(try HealthJSON.makeDecoder().decode(HTTPRepositoryConfiguration.self, from: Data(inline.utf8)))
         let environment = TestEnvironment.make(directory: directory, store: store)
-        XCTAssertThrowsError(try HTTPRepositorySink(
-            settings: HTTPRepositoryConfiguration(url: "https://repo.example/x", caFile: "/etc/ca.pem"), environment: environment)
+        XCTAssertThrowsError(
+            try HTTPRepositoryConfiguration(url: "https://repo.example/x", caFile: "/etc/ca.pem").validated(in: environment)
         ) { error in
             XCTAssertEqual((error as? PluginConfigurationError)?.keyPath, "caFile")
         }
+        XCTAssertThrowsError(try HTTPRepositoryConfiguration(url: "https://user:pw@repo.example/x").validated(in: environment))
+        XCTAssertThrowsError(
+            try HTTPRepositoryConfiguration(url: "https://repo.example/x", format: .fhirR4).validated(in: environment))
+        let noStore = TestEnvironment.make(directory: directory)
         XCTAssertThrowsError(try HTTPRepositorySink(
-            settings: HTTPRepositoryConfiguration(url: "https://user:pw@repo.example/x"), environment: environment))
-        XCTAssertThrowsError(try HTTPRepositorySink(
-            settings: HTTPRepositoryConfiguration(url: "https://repo.example/x", format: .fhirR4), environment: environment))
-        XCTAssertThrowsError(try HTTPRepositorySink(
-            settings: HTTPRepositoryConfiguration(url: "https://repo.example/x"), environment: TestEnvironment.make(directory: directory))
+            settings: HTTPRepositoryConfiguration(url: "https://repo.example/x").validated(in: noStore), environment: noStore)
         ) { error in
             XCTAssertTrue("\(error)".contains("no store"), "\(error)")
         }

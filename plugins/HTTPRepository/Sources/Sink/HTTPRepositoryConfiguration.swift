@@ -155,10 +155,10 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
     /// The allowed `timeoutSeconds`.
     public static let timeoutRange: ClosedRange<Double> = 0.001...3600
 
-    /// The checks of ``validated()``; the settings are the configuration itself.
-    public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> HTTPRepositoryConfiguration {
-        _ = try validated()
-        return self
+    /// Checks every value (``validated()``); the settings are the configuration with its
+    /// endpoint resolved.
+    public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> HTTPRepositorySettings {
+        HTTPRepositorySettings(configuration: self, endpoint: try validated())
     }
 
     /// Checks every value that decodes but cannot work, and that referenced files (`caFile`,
@@ -239,4 +239,12 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
         let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         return host == "localhost" || host.hasSuffix(".localhost") || host.hasPrefix("127.") || host == "::1"
     }
+}
+
+/// An `http-repository` sink's settings: its configuration checked, with the endpoint URL it
+/// posts to. ``HTTPRepositoryConfiguration/validated(in:)`` makes them; the sink is built from
+/// them and checks nothing again.
+public struct HTTPRepositorySettings: Sendable, Hashable {
+    public var configuration: HTTPRepositoryConfiguration
+    public var endpoint: URL
 }

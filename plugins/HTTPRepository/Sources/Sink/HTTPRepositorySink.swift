@@ -27,25 +27,28 @@ public struct HTTPRepositorySink: StoreFollower, ConfigurablePlugin {
         stateDirectory.appendingPathComponent("\(name)-outbox.sqlite").path
     }
 
-    /// Builds the sink with libcurl transports (one per request in flight); libcurl itself is
-    /// loaded when the sink starts, not here.
+    /// Builds the sink from its settings with libcurl transports (one per request in flight);
+    /// libcurl itself is loaded when the sink starts, not here. The catalog's entry point.
     /// - Throws: ``PluginConfigurationError`` when the environment has no store.
-    public init(settings: HTTPRepositoryConfiguration, environment: PluginEnvironment) throws {
+    public init(settings: HTTPRepositorySettings, environment: PluginEnvironment) throws {
         let library = CurlLibrary()
         try self.init(
-            configuration: settings, environment: environment,
-            transports: (0..<settings.maxInFlight).map { _ in CurlTransport(library: library, caFile: settings.caFile) },
+            settings: settings, environment: environment,
+            transports: (0..<settings.configuration.maxInFlight).map { _ in
+                CurlTransport(library: library, caFile: settings.configuration.caFile)
+            },
             random: { Double.random(in: 0..<1) })
     }
 
     /// Builds the sink with injected transports (tests: one that records or fails requests) and
     /// random source (a value in 0..<1 per call, for the backoff's jitter).
-    /// - Throws: ``PluginConfigurationError`` for a bad setting or an environment without a store.
+    /// - Throws: ``PluginConfigurationError`` when the environment has no store.
     public init(
-        configuration: HTTPRepositoryConfiguration, environment: PluginEnvironment, transports: [any HTTPTransport],
+        settings: HTTPRepositorySettings, environment: PluginEnvironment, transports: [any HTTPTransport],
         random: @escaping @Sendable () -> Double
     ) throws {
-        let endpoint = try configuration.validated()
+        let configuration = settings.configuration
+        let endpoint = settings.endpoint
         guard let store = environment.store else {
             throw PluginConfigurationError(keyPath: "(sink)", reason: "the gateway opened no store for this sink to follow")
         }

@@ -28,16 +28,11 @@ public struct MQTTBrokerSink: StoreFollower, ConfigurablePlugin {
         stateDirectory.appendingPathComponent("\(name)-outbox.sqlite").path
     }
 
-    /// Builds the sink from validated settings; the catalog's entry point.
-    /// - Throws: as ``init(configuration:environment:library:)``.
-    public init(settings: MQTTBrokerConfiguration, environment: PluginEnvironment) throws {
-        try self.init(configuration: settings, environment: environment, library: MosquittoLibrary())
-    }
-
-    /// Creates the sink with the given library handle (a path that does not load, in tests).
-    /// - Throws: ``PluginConfigurationError`` for a bad setting or an environment without a store.
-    public init(configuration: MQTTBrokerConfiguration, environment: PluginEnvironment, library: MosquittoLibrary) throws {
-        try configuration.validated()
+    /// Builds the sink from its settings (its configuration after `validated(in:)`); libmosquitto
+    /// is loaded when the sink starts, not here.
+    /// - Throws: ``PluginConfigurationError`` for an environment without a store.
+    public init(settings configuration: MQTTBrokerConfiguration, environment: PluginEnvironment) throws {
+        let library = MosquittoLibrary()
         guard let store = environment.store else {
             throw PluginConfigurationError(keyPath: "(sink)", reason: "the gateway opened no store for this sink to follow")
         }
