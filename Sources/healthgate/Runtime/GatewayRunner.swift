@@ -1,6 +1,6 @@
 import AsyncPrimitives
 import BLECentral
-public import BLETransport
+import BLETransport
 import Foundation
 import GatewayControl
 import LinuxSystem
