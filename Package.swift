@@ -14,6 +14,22 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+// How the release build of the executable is linked (Benchmarks/README.md, "memory"):
+// - lld, with the functions a running gateway executes placed together at the start of the text
+//   (Sources/healthgate/link-order.txt, written by scripts/update-link-order), so the pages the
+//   kernel maps around them hold code that runs rather than code that never does;
+// - relative relocations packed (RELR, glibc 2.36 and later), so the loader reads a few KiB of
+//   them instead of megabytes;
+// - no dynamic symbol table beyond what the shared libraries need: nothing looks the
+//   executable's symbols up at run time.
+let releaseLinkFlags = [
+    "-use-ld=lld",
+    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/healthgate/link-order.txt",
+    "-Xlinker", "--no-warn-symbol-ordering",
+    "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+    "-Xlinker", "--no-export-dynamic",
+]
+
 let package = Package(
     name: "healthgate",
     platforms: [.macOS(.v15)],
@@ -145,7 +161,9 @@ let package = Package(
                 "SQLiteStore", "HTTPRepository", "MQTTBroker", "Udev", "GATTDecoding", "FitnessEquipment",
                 "HealthDevices", "WebBoard", "HealthStore", "WorkoutRuntime", "WorkoutPresentation",
             ],
-            swiftSettings: swiftSettings),
+            exclude: ["link-order.txt"],
+            swiftSettings: swiftSettings,
+            linkerSettings: [.unsafeFlags(releaseLinkFlags, .when(configuration: .release))]),
 
         // MARK: Benchmarks (release builds only; see Benchmarks/README.md)
         .executableTarget(
