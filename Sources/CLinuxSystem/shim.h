@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <errno.h>
+#include <malloc.h>
 
 /// ioctl(2) for requests that take no argument (TIOCEXCL, TIOCNXCL).
 static inline int hg_ioctl_none(int fd, unsigned long request) {

@@ -1,7 +1,9 @@
 import Foundation
 import GatewayRuntime
+import LinuxSystem
 
 // Entry point: everything else is injected from here.
+MallocArenas.limit(variables: ProcessInfo.processInfo.environment)
 let context = CommandContext(
     variables: ProcessInfo.processInfo.environment, output: .standardOutput, errors: .standardError,
     clock: SystemClock(), stdoutIsTerminal: isatty(1) == 1)
