@@ -1,5 +1,5 @@
 public import AsyncPrimitives
-import Foundation
+import FoundationEssentials
 public import GatewayRuntime
 
 /// One Bluetooth adapter's connection scheduler, shared by every Bluetooth LE source on it

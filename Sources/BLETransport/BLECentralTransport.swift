@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// A peripheral seen during discovery.
 public struct DiscoveredPeripheral: Hashable, Sendable {

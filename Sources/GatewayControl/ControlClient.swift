@@ -1,5 +1,5 @@
 import AsyncPrimitives
-import Foundation
+import FoundationEssentials
 import LinuxSystem
 
 /// Sends requests to a running daemon's control socket.

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import AsyncPrimitives
 import LinuxSystem
 public import GatewayRuntime
@@ -95,7 +95,8 @@ public actor ControlServer {
     }
 
     private func startOnQueue() throws(ControlSocketError) {
-        let directory = (path as NSString).deletingLastPathComponent
+        // The socket's directory: what precedes its last "/" ("/" itself for a file at the root).
+        let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? ""
         do {
             try FileSystem.makeDirectory(directory, mode: 0o750)
         } catch {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The time source every component receives: wall-clock dates for samples, and sleeps for
 /// timers. Tests inject a manual clock to make time deterministic.

@@ -1,5 +1,5 @@
 public import HealthModel
-public import Foundation
+public import FoundationEssentials
 
 /// Any JSON value, kept as parsed, so that a plugin's `config` object can be decoded later by
 /// the plugin's own `Configuration` type, with key paths that point into the file.
@@ -123,8 +123,8 @@ extension DecodingError {
         case .valueNotFound(let type, _): "missing value, expected \(Self.jsonTypeName(type))"
         case .keyNotFound(let key, _): "required key \"\(key.stringValue)\" is missing"
         case .dataCorrupted(let context):
-            if let underlying = context.underlyingError as NSError? {
-                "\(context.debugDescription) \(underlying.userInfo[NSDebugDescriptionErrorKey] ?? "")"
+            if let underlying = context.underlyingError {
+                "\(context.debugDescription) \((underlying as? CocoaError)?.userInfo["NSDebugDescription"] ?? ErrorText.of(underlying))"
             } else {
                 context.debugDescription
             }

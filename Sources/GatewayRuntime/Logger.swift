@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Severity of a log entry, ordered; the syslog priorities used by journald in brackets.
 public enum LogLevel: String, Hashable, Sendable, Codable, Comparable, CaseIterable {

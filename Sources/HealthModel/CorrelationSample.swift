@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Samples measured together, like HealthKit's HKCorrelation: a blood-pressure reading is one
 /// systolic and one diastolic sample, kept and sent as one record.

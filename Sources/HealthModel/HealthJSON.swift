@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The one JSON representation of the model, used by every sink and by the CLI.
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// One heartbeat in a series (HKHeartbeatSeriesBuilder's `addHeartbeat(at:precededByGap:)`).
 public struct Heartbeat: Hashable, Sendable, Codable {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// One measurement over an interval, like HealthKit's HKQuantitySample.
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// An interval during which a workout was running (not paused). `end` is nil while it runs.
 public struct RunningInterval: Hashable, Sendable, Codable {

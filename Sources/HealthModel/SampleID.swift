@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 import Synchronization
 
 /// A time-ordered sample identifier: a UUID version 7 (RFC 9562 §5.7), kept as 16 bytes.

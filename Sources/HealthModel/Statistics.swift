@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Statistics of one quantity type over an interval (HKStatistics), in the type's canonical unit.
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 extension UUID {
     /// The name-based UUID of `name` in `namespace` (RFC 9562, section 5.5, version 5: SHA-1

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The kind of activity of a workout or of one activity in a multisport workout.
 public enum WorkoutActivityType: String, Hashable, Sendable, Codable, CaseIterable {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// One acknowledged command of a workout, as the workout journal keeps it: the action, when
 /// it happened, and the arguments the action needs. Replaying a workout's entries in order

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The length of a statistics bucket in calendar terms, as HealthKit's statistics collections
 /// use `DateComponents`: a day bucket runs from one local midnight to the next, so the day a
@@ -25,7 +25,7 @@ public struct CalendarInterval: Hashable, Sendable, CustomStringConvertible {
     /// The start of bucket `index` counted from `anchor` (negative indices lie before it), or nil
     /// when the calendar cannot represent it. Every bucket is counted from the anchor, not from
     /// its neighbour, so a month bucket anchored on the 31st starts on the last day of a shorter month.
-    func bucketStart(_ index: Int, anchor: Date, calendar: Calendar) -> Date? {
+    func bucketStart(_ index: Int, anchor: Date, calendar: ZonedCalendar) -> Date? {
         let (component, scale): (Calendar.Component, Int) = switch unit {
         case .minute: (.minute, 1)
         case .hour: (.hour, 1)

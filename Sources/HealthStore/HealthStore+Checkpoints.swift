@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 import SQLite
 
 extension HealthStore: SourceCheckpointReader {

@@ -1,5 +1,5 @@
 import AsyncPrimitives
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 import SQLite
 

@@ -1,5 +1,5 @@
 import AsyncPrimitives
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 import SQLite
 
@@ -85,7 +85,7 @@ extension HealthStore {
     /// - Throws: `.invalidArgument` when `interval.count` is not positive, the range is empty, or
     ///   it would give more than 1 000 000 buckets.
     public func statisticsCollection(
-        of type: QuantityType, from: Date, to: Date, anchor: Date, interval: CalendarInterval, timeZone: TimeZone,
+        of type: QuantityType, from: Date, to: Date, anchor: Date, interval: CalendarInterval, timeZone: any UTCOffsetRules,
         options: StatisticsOptions? = nil, filter: SampleFilter = SampleFilter()
     ) async throws(StoreError) -> [QuantityStatistics] {
         let edges = try calendarEdges(from: from, to: to, anchor: anchor, interval: interval, timeZone: timeZone)
@@ -94,7 +94,7 @@ extension HealthStore {
 
     /// The bucket edges, in µs, of the calendar buckets that cover `[from, to)`.
     private func calendarEdges(
-        from: Date, to: Date, anchor: Date, interval: CalendarInterval, timeZone: TimeZone
+        from: Date, to: Date, anchor: Date, interval: CalendarInterval, timeZone: any UTCOffsetRules
     ) throws(StoreError) -> [Int64] {
         guard interval.count > 0 else {
             throw StoreError(.invalidArgument, path: path, message: "the interval count must be positive, got \(interval.count)")
@@ -102,8 +102,7 @@ extension HealthStore {
         guard to > from else {
             throw StoreError(.invalidArgument, path: path, message: "the range must end after it starts")
         }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
+        let calendar = ZonedCalendar(zone: timeZone)
         let unrepresentable = StoreError(
             .invalidArgument, path: path, message: "the range is too far from the anchor for \(interval) buckets")
         func start(_ index: Int) throws(StoreError) -> Date {
@@ -188,7 +187,7 @@ extension HealthStore {
     /// ``statisticsCollection(of:from:to:anchor:interval:timeZone:filter:)`` (calendar buckets)
     /// separated by device: per bucket, the overall statistics and each device's.
     public func statisticsCollectionByDevice(
-        of type: QuantityType, from: Date, to: Date, anchor: Date, interval: CalendarInterval, timeZone: TimeZone,
+        of type: QuantityType, from: Date, to: Date, anchor: Date, interval: CalendarInterval, timeZone: any UTCOffsetRules,
         filter: SampleFilter = SampleFilter()
     ) async throws(StoreError) -> [StatisticsByDevice] {
         let edges = try calendarEdges(from: from, to: to, anchor: anchor, interval: interval, timeZone: timeZone)

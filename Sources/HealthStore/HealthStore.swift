@@ -1,5 +1,5 @@
 import AsyncPrimitives
-public import Foundation
+public import FoundationEssentials
 import SQLite
 
 /// The gateway's store: one SQLite database file (WAL) holding every record, the change log

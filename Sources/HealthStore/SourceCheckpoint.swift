@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// A source's resumable state, published together with the records it covers: for example a
 /// pedometer's last counter reading per device.

@@ -29,6 +29,18 @@ public enum ProcessControl {
         return inherited
     }
 
+    /// The user's home directory from the password database (getpwuid_r(3)), for when `$HOME`
+    /// is unset; "/" when the user has no entry.
+    public static func homeDirectory() -> String {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(getuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil, let directory = entry.pw_dir else {
+            return "/"
+        }
+        return String(cString: directory)
+    }
+
     /// The host's name (gethostname(2)); nil when it cannot be read.
     public static func hostName() -> String? {
         var buffer = [CChar](repeating: 0, count: 256)

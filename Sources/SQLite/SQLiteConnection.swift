@@ -1,5 +1,8 @@
 internal import CSQLite
-public import Foundation
+public import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An error from SQLite, with the result code, the message, and the SQL or path involved.
 public struct SQLiteError: Error, Sendable, CustomStringConvertible {

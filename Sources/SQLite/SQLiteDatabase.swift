@@ -1,5 +1,9 @@
 public import AsyncPrimitives
-import Foundation
+import FoundationEssentials
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A ``SQLiteConnection`` confined to one serial queue, usable from async code.
 ///
@@ -42,7 +46,7 @@ public actor SQLiteDatabase {
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             } catch {
-                throw SQLiteError(code: 14, message: "cannot create directory: \(error.localizedDescription)",
+                throw SQLiteError(code: 14, message: "cannot create directory: \(((error as? CocoaError)?.underlying as? POSIXError).map { String(cString: strerror($0.code.rawValue)) } ?? String(describing: error))",
                                   context: directory.path)
             }
         }

@@ -1,6 +1,6 @@
 public import GatewayRuntime
 import AsyncPrimitives
-import Foundation
+import FoundationEssentials
 import Synchronization
 public import HealthModel
 

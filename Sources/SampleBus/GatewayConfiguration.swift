@@ -1,6 +1,6 @@
 public import BLETransport
 public import GatewayRuntime
-public import Foundation
+public import FoundationEssentials
 
 /// A configuration problem, reported at start-up with the file, the key path and the reason.
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
@@ -189,7 +189,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
                     "must be 1 to \(Self.maximumGatewayNameLength) letters, digits, '.', '_' or '-', got \"\(gatewayName)\"")
             }
         }
-        if let timeZone, TimeZone(identifier: timeZone) == nil {
+        if let timeZone, NamedTimeZone.named(timeZone) == nil {
             throw fail("timeZone", "not a time zone of the tz database (like Europe/Berlin or UTC): \"\(timeZone)\"")
         }
         for (index, source) in sources.enumerated() where source.queue != nil {
@@ -233,11 +233,11 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     /// - Throws: ``ConfigurationError``; ``ConfigurationError/isMissingFile`` when there is no
     ///   such file.
     public static func load(from url: URL) throws(ConfigurationError) -> GatewayConfiguration {
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw ConfigurationError(file: url.path, keyPath: "(file)", reason: "no such file", isMissingFile: true)
         }
-        guard !isDirectory.boolValue else {
+        guard !isDirectory else {
             throw ConfigurationError(
                 file: url.path, keyPath: "(file)", reason: "is a directory; give the configuration file itself")
         }
@@ -246,7 +246,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
             data = try Data(contentsOf: url)
         } catch {
             let reason = FileManager.default.isReadableFile(atPath: url.path)
-                ? "cannot read: \((error as NSError).localizedFailureReason ?? error.localizedDescription)"
+                ? "cannot read: \(ErrorText.of(error))"
                 : "cannot read: permission denied"
             throw ConfigurationError(file: url.path, keyPath: "(file)", reason: reason)
         }

@@ -1,6 +1,6 @@
 public import BLETransport
 public import GatewayRuntime
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 public import HealthStore
 

@@ -1,5 +1,5 @@
 public import HealthStore
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 import Synchronization
 

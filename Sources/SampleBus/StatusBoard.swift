@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 import Synchronization
 
 /// Whether a plugin is a source or a sink.

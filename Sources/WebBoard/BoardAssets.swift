@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import HealthModel
 import WorkoutPresentation
+import GatewayRuntime
 
 /// The board's page, stylesheet and script, and the history pages: everything the browser needs
 /// ships in the binary (no CDN, no build step, no framework).
@@ -137,7 +138,7 @@ enum BoardAssets {
             let minutes = Int(workout.duration) / 60, seconds = Int(workout.duration) % 60
             return "<tr><td><a href=\"history/\(workout.id)\">\(escapeMarkup(RFC3339.string(from: workout.startDate)))</a></td>"
                 + "<td>\(escapeMarkup(participant))</td><td>\(escapeMarkup(workout.activityType.rawValue))</td>"
-                + "<td>\(minutes):\(String(format: "%02d", seconds))</td><td>\(average)</td></tr>"
+                + "<td>\(minutes):\(String(cFormat: "%02ld", seconds))</td><td>\(average)</td></tr>"
         }.joined(separator: "\n")
         return page(title: "history", content: """
             \(note.map { "<p class=\"note\">\(escapeMarkup($0))</p>" } ?? "")

@@ -1,6 +1,6 @@
 import AsyncPrimitives
 import CMicroHTTPD
-import Foundation
+import FoundationEssentials
 public import GatewayRuntime
 import Synchronization
 public import Workouts

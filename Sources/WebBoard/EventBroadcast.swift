@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The latest board update, handed to every event stream: a single slot (the newest payload and
 /// its sequence number) that readers wait on.
@@ -11,7 +11,7 @@ import Foundation
 /// `@unchecked Sendable`: every stored property is read and written only while `condition` is
 /// locked.
 final class EventBroadcast: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = ThreadCondition()
     private var sequence: UInt64 = 0
     private var payload: [UInt8] = []
     private var closed = false
@@ -40,7 +40,7 @@ final class EventBroadcast: @unchecked Sendable {
     func next(after seen: UInt64, timeout: TimeInterval) -> Next {
         condition.lock()
         defer { condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: timeout)
+        let deadline = ThreadCondition.deadline(after: max(0, min(timeout, 86_400)))
         while !closed, sequence <= seen {
             if !condition.wait(until: deadline) { break }
         }

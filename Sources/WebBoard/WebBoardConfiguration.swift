@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import GatewayRuntime
 public import SampleBus
 
@@ -80,7 +80,7 @@ public struct WebBoardConfiguration: Decodable, Sendable, Hashable {
             throw ConfigurationError(file: origin, keyPath: "web.tokenFile", reason: "cannot read \(path)")
         }
         let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
-        let token = line.trimmingCharacters(in: .whitespaces)
+        let token = line.trimmed()
         guard token.count >= 16 else {
             throw ConfigurationError(
                 file: origin, keyPath: "web.tokenFile", reason: "\(path) holds no token of at least 16 characters")

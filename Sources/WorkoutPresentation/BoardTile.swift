@@ -1,5 +1,5 @@
 public import Workouts
-public import Foundation
+public import FoundationEssentials
 
 /// One tile of the live board: a participant (or a guest device) with their heart rate, zone,
 /// time in zone, energy and a short trend. The JSON the board's page receives.

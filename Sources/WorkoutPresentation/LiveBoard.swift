@@ -1,6 +1,6 @@
 public import WorkoutRuntime
 public import Workouts
-import Foundation
+import FoundationEssentials
 public import HealthModel
 public import GatewayRuntime
 public import SampleBus

@@ -1,5 +1,5 @@
 public import Workouts
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 
 /// The live board's state: the latest heart-rate readings of every device, and the tiles made

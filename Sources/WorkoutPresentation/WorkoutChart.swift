@@ -1,6 +1,7 @@
 public import Workouts
-import Foundation
+import FoundationEssentials
 public import HealthModel
+import GatewayRuntime
 
 /// Renders a workout as a self-contained SVG chart.
 public enum WorkoutChart {
@@ -40,7 +41,7 @@ public enum WorkoutChart {
         high = (high / 10).rounded(.up) * 10 + 10
         func x(_ date: Date) -> Double { left + plotWidth * min(max(0, date.timeIntervalSince(workout.startDate) / span), 1) }
         func y(_ bpm: Double) -> Double { top + plotHeight * (1 - (min(max(bpm, low), high) - low) / (high - low)) }
-        func f(_ value: Double) -> String { String(format: "%.1f", value) }
+        func f(_ value: Double) -> String { String(cFormat: "%.1f", value) }
 
         var svg = [
             #"<?xml version="1.0" encoding="UTF-8"?>"#,
@@ -59,7 +60,7 @@ public enum WorkoutChart {
         let power = WorkoutSnapshot.powerTypes.lazy.compactMap { workout.statistics(for: $0)?.average }.first
         let gapCount = Int(workout.metadata.number("healthgate.gapCount") ?? 0)
         svg.append("<text class=\"header\" x=\"\(f(left))\" y=\"24\" font-size=\"16\" font-weight=\"bold\">"
-            + escapeMarkup("\(workout.activityType.rawValue.capitalized) — \(shortDate(workout.startDate)) — \(WorkoutFormat.duration(workout.duration))")
+            + escapeMarkup("\(workout.activityType.rawValue.prefix(1).uppercased() + workout.activityType.rawValue.dropFirst()) — \(shortDate(workout.startDate)) — \(WorkoutFormat.duration(workout.duration))")
             + "</text>")
         // Legend for the two kinds of shading.
         let legendX = left + plotWidth - 250

@@ -1,6 +1,7 @@
 public import Workouts
-import Foundation
+import FoundationEssentials
 public import HealthModel
+import GatewayRuntime
 
 /// Text renderings of workouts and live snapshots for the CLI. Pure functions, so they are
 /// tested without a terminal or a daemon.
@@ -16,7 +17,7 @@ public enum WorkoutFormat {
     /// A number with `digits` decimals, or `-` when absent.
     public static func number(_ value: Double?, digits: Int = 0) -> String {
         guard let value else { return "-" }
-        return String(format: "%.\(digits)f", value)
+        return String(cFormat: "%.\(digits)f", value)
     }
 
     /// A table of workouts, one line each, newest first as given.
@@ -72,7 +73,7 @@ public enum WorkoutFormat {
         if !workout.events.isEmpty {
             lines.append("Events:")
             for event in workout.events {
-                lines.append("  \(event.type.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(RFC3339.string(from: event.startDate))"
+                lines.append("  \(event.type.rawValue.padded(toLength: 7)) \(RFC3339.string(from: event.startDate))"
                     + (event.endDate != event.startDate ? " → \(RFC3339.string(from: event.endDate))" : ""))
             }
         }
@@ -109,7 +110,7 @@ public enum WorkoutFormat {
         func gauge(_ label: String, _ gauge: WorkoutSnapshot.Gauge?, unit: String, scale: Double = 1, digits: Int = 0) -> [String] {
             guard let gauge else { return [] }
             let values = [gauge.current, gauge.average, gauge.maximum].map { number($0.map { $0 * scale }, digits: digits) }
-            return ["  \(label.padding(toLength: 12, withPad: " ", startingAt: 0))\(values[0]) \(unit)   avg \(values[1])   max \(values[2])"]
+            return ["  \(label.padded(toLength: 12))\(values[0]) \(unit)   avg \(values[1])   max \(values[2])"]
         }
         let machine = gauge("power", snapshot.power, unit: "W") + gauge("cadence", snapshot.cadence, unit: "/min")
             + gauge("speed", snapshot.speed, unit: "km/h", scale: 3.6, digits: 1)
@@ -136,7 +137,7 @@ public enum WorkoutFormat {
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         return all.map { row in
             row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index] + 2, withPad: " ", startingAt: 0)
+                index == row.count - 1 ? cell : cell.padded(toLength: widths[index] + 2)
             }.joined()
         }.joined(separator: "\n")
     }

@@ -1,6 +1,6 @@
 public import Workouts
 import AsyncPrimitives
-import Foundation
+import FoundationEssentials
 public import HealthModel
 public import GatewayRuntime
 public import SampleBus

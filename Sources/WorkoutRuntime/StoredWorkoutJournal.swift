@@ -1,5 +1,5 @@
 public import Workouts
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 public import HealthStore
 public import GatewayRuntime

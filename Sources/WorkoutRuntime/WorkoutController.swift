@@ -1,10 +1,11 @@
 public import Workouts
 import AsyncPrimitives
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 public import GatewayRuntime
 public import SampleBus
 import Synchronization
+import Dispatch
 
 /// Runs the live workout: applies the control commands to a ``LiveWorkout``, makes each one
 /// durable in its ``WorkoutStateStore`` before acknowledging it, feeds it the bus's samples, and

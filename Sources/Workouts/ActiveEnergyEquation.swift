@@ -1,5 +1,5 @@
 public import HealthModel
-public import Foundation
+public import FoundationEssentials
 
 /// Energy expenditure from heart rate.
 ///

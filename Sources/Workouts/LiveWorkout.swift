@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 
 /// A workout in progress: its session (the state machine) and the samples collected into it.

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 
 /// One quantity sample collected into a workout, reduced to what statistics need.

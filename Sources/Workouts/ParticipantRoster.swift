@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import HealthModel
 public import GatewayRuntime
 
@@ -57,7 +57,7 @@ public struct ParticipantRoster: Hashable, Sendable {
             } catch {
                 throw fail(path, "\(error)")
             }
-            let name = specification.name.trimmingCharacters(in: .whitespaces)
+            let name = specification.name.trimmed()
             guard !name.isEmpty, name.count <= 64 else { throw fail("\(path).name", "must be 1 to 64 characters") }
             guard !participants.contains(where: { $0.name == name }) else {
                 throw fail("\(path).name", "\"\(name)\" is already a participant")
@@ -119,7 +119,7 @@ public struct ParticipantRoster: Hashable, Sendable {
     /// - Throws: ``WorkoutError/Code/invalidArgument`` for an empty name or device, a name
     ///   longer than 64 characters, or a roster already at ``maximumParticipants``.
     public mutating func apply(_ assignment: ParticipantAssignment) throws(WorkoutError) {
-        let name = assignment.participant.trimmingCharacters(in: .whitespaces)
+        let name = assignment.participant.trimmed()
         guard !name.isEmpty, name.count <= 64 else {
             throw WorkoutError(.invalidArgument, "participant: the name must be 1 to 64 characters")
         }

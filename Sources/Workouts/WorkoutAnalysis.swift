@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 
 /// A stretch of running time without heart-rate readings longer than the gap threshold (a strap

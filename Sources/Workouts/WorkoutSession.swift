@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 
 /// A live workout session (HKWorkoutSession): the state machine, the events, the activities and

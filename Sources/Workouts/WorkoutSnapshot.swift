@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 
 /// The live state of the workout: the JSON answer of `workout.status` (and of every other

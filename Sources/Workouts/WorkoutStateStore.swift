@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 
 /// Where the ``WorkoutController`` keeps the workout in progress so that it survives a crash:

@@ -1,6 +1,9 @@
-import Foundation
+import FoundationEssentials
 import GatewayRuntime
 import LinuxSystem
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // Entry point: everything else is injected from here.
 MallocArenas.limit(variables: ProcessInfo.processInfo.environment)

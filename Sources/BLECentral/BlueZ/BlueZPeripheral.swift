@@ -1,6 +1,6 @@
 public import BLETransport
 import BlueZ
-import Foundation
+import FoundationEssentials
 import GatewayRuntime
 import AsyncPrimitives
 import Synchronization

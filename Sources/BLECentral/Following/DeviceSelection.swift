@@ -1,5 +1,5 @@
 public import BLETransport
-public import Foundation
+public import FoundationEssentials
 
 /// Which peripherals a source follows. Whatever the selection, the source checks every
 /// discovered device itself (``DeviceFilter``), because BlueZ merges the discovery filters of all

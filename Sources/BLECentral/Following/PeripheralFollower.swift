@@ -2,7 +2,7 @@ public import BLETransport
 public import AsyncPrimitives
 public import SampleBus
 import GatewayRuntime
-import Foundation
+import FoundationEssentials
 
 /// Discovers peripherals on one or more adapters and follows each one the filter accepts, up
 /// to `maxDevices` in all, every one in its own child task: the discovery loop every Bluetooth

@@ -3,7 +3,7 @@ import SampleBus
 import GatewayRuntime
 import GATTDecoding
 public import HealthModel
-import Foundation
+import FoundationEssentials
 
 extension PeripheralSession {
     /// What every connection reads first: Device Information (0x180A) and the battery level.
@@ -25,7 +25,7 @@ extension PeripheralSession {
                 return nil
             }
             let value = String(decoding: bytes, as: UTF8.self)
-                .trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0")))
+                .trimmed(where: { $0.isWhitespace || $0 == "\0" })
             return value.isEmpty ? nil : value
         }
         var device = Device(name: peripheral.name ?? key, localIdentifier: key)

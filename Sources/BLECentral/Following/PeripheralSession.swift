@@ -2,7 +2,7 @@ public import BLETransport
 public import AsyncPrimitives
 public import SampleBus
 import GatewayRuntime
-import Foundation
+import FoundationEssentials
 
 /// One followed device's life across link losses: connect, hand the connection to the
 /// source's profile code, and reconnect with backoff (``ReconnectStateMachine``) when the link

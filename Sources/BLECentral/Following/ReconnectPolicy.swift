@@ -1,5 +1,8 @@
-public import Foundation
+public import FoundationEssentials
 public import GatewayRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reconnect backoff: the n-th consecutive failed attempt waits `initialDelay × multiplierⁿ⁻¹`,
 /// capped at `maximumDelay`. Attempts never stop.

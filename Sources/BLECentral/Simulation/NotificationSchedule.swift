@@ -1,5 +1,5 @@
 import GatewayRuntime
-public import Foundation
+public import FoundationEssentials
 
 /// When a simulated device sends its notifications.
 ///

@@ -1,6 +1,6 @@
 public import BLETransport
 public import GatewayRuntime
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Discovery as simulated transports report it: each peripheral advertising one of the wanted

@@ -1,8 +1,9 @@
 import AsyncPrimitives
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 import SQLite
 import Synchronization
+import Dispatch
 
 /// The store's one writer: a ``RecordWriter`` confined to its own serial queue, as an actor
 /// whose executor is that queue, so `sqlite3_step` never runs on the cooperative pool and the

@@ -1,5 +1,5 @@
 internal import CZlib
-public import Foundation
+public import FoundationEssentials
 
 /// A zlib failure while compressing or decompressing, with zlib's return code.
 public struct GzipError: Error, Sendable, CustomStringConvertible {

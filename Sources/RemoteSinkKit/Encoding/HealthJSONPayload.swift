@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 
 /// A record's sample in HealthJSON: the bytes an HTTP body or an MQTT message carries, and what

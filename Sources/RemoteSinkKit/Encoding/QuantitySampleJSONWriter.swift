@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import HealthModel
 
 /// Writes a ``QuantitySample``'s HealthJSON by hand, byte for byte what ``HealthJSON``'s

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import HealthModel
 public import HealthStore
 public import GatewayRuntime

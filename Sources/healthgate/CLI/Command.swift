@@ -1,7 +1,11 @@
-import Foundation
+import FoundationEssentials
 import HealthModel
 import GatewayRuntime
 import SampleBus
+import LinuxSystem
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A command or command group of the `healthgate` executable.
 ///
@@ -41,7 +45,7 @@ struct Command: Sendable {
             text += "\nSUBCOMMANDS:\n"
             let width = subcommands.map(\.name.count).max() ?? 0
             for sub in subcommands {
-                text += "  \(sub.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(sub.summary)\n"
+                text += "  \(sub.name.padded(toLength: width + 2))\(sub.summary)\n"
             }
             text += "\nSee 'healthgate \(path.isEmpty ? "COMMAND" : path + " SUBCOMMAND") --help'.\n"
         }
@@ -50,7 +54,7 @@ struct Command: Sendable {
         let labels = all.map { "--\($0.name)" + ($0.value.map { " \($0)" } ?? "") }
         let width = labels.map(\.count).max() ?? 0
         for (label, option) in zip(labels, all) {
-            text += "  \(label.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(option.help)\n"
+            text += "  \(label.padded(toLength: width + 2))\(option.help)\n"
         }
         return text
     }
@@ -87,7 +91,7 @@ struct OutputStream: Sendable {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeMutableBytes { buffer in
-                Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
             }
             if written < 0 {
                 if errno == EINTR { continue }
@@ -103,7 +107,7 @@ struct OutputStream: Sendable {
 /// directories systemd passes to services (`STATE_DIRECTORY`, `RUNTIME_DIRECTORY`, …).
 enum XDGPaths {
     static func resolve(_ env: [String: String]) -> GatewayPaths {
-        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? ProcessControl.homeDirectory()
         func directory(_ systemd: String, _ xdg: String, _ fallback: String) -> URL {
             if let value = env[systemd], !value.isEmpty {
                 // systemd may pass several colon-separated directories; the first is ours.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SampleBus
 
 /// Dispatches `healthgate ARGS…` to a command, handles `--help`, and maps errors to exit codes.

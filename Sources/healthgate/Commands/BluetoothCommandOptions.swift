@@ -1,5 +1,5 @@
 import BLECentral
-import Foundation
+import FoundationEssentials
 import GatewayRuntime
 
 /// What the Bluetooth commands (`scan`, `pair`) share: the `--adapter` option, the range of

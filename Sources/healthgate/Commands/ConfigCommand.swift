@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HealthModel
 import GatewayRuntime
 import SampleBus
@@ -72,7 +72,7 @@ enum ConfigCommand {
             let data = try HealthJSON.makeEncoder(pretty: true).encode(starter)
             try data.write(to: url, options: .atomic)
         } catch {
-            throw CommandError(.cannotCreate, "cannot write \(url.path): \(error.localizedDescription)")
+            throw CommandError(.cannotCreate, "cannot write \(url.path): \(ErrorText.of(error))")
         }
         context.print("wrote \(url.path); check it with 'healthgate config check \(url.path)'")
         return .success

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HealthModel
 import HealthStore
 import GatewayRuntime
@@ -48,7 +48,7 @@ enum DeadLettersCommand {
         } else {
             context.print("\(letters.count) dead letter(s)" + (sink.map { " of \($0)" } ?? ""))
             for letter in letters {
-                let answer = letter.response.replacingOccurrences(of: "\n", with: " ").prefix(80)
+                let answer = letter.response.replacing("\n", with: " ").prefix(80)
                 let what = letter.isDeletion ? "deletion of \(letter.kind.rawValue)" : letter.kind.rawValue
                 context.print(
                     "  \(letter.follower)  \(letter.id)  \(what) \(letter.type)  status \(letter.status)  "

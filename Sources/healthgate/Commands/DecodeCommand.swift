@@ -1,5 +1,5 @@
 import GATTDecoding
-import Foundation
+import FoundationEssentials
 import HealthModel
 import HeartRateMonitor
 

@@ -1,5 +1,5 @@
 import AsyncPrimitives
-import Foundation
+import FoundationEssentials
 import HealthModel
 import HealthStore
 

@@ -1,5 +1,5 @@
 import FitnessEquipment
-import Foundation
+import FoundationEssentials
 import HealthDevices
 import HealthModel
 import GatewayRuntime

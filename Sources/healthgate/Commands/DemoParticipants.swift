@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GatewayRuntime
 import SampleBus
 import Workouts
@@ -18,8 +18,8 @@ struct DemoParticipants {
 
     /// The simulated monitor `index` (0-based): its BLE address and the local identifier its
     /// samples carry (the serial number the simulator reports).
-    static func address(_ index: Int) -> String { String(format: "02:00:00:00:00:%02X", index + 1) }
-    static func identifier(_ index: Int) -> String { String(format: "healthgate/SIM-HRM-%04d", index + 1) }
+    static func address(_ index: Int) -> String { String(cFormat: "02:00:00:00:00:%02lX", index + 1) }
+    static func identifier(_ index: Int) -> String { String(cFormat: "healthgate/SIM-HRM-%04ld", index + 1) }
 
     /// The heart-rate sources: one following every monitor, or with a dropped sensor, a second
     /// one following only the last monitor (which the runner stops after ``dropAfter``).
@@ -62,7 +62,7 @@ struct DemoParticipants {
         let profile: [String: JSONValue] = [
             "maximumHeartRate": .number(maximum),
             "weightKilograms": .number(weight),
-            "dateOfBirth": .string(String(format: "%04d-03-01", 1970 + 2 * index)),
+            "dateOfBirth": .string(String(cFormat: "%04ld-03-01", 1970 + 2 * index)),
             "biologicalSex": .string(index % 2 == 0 ? "female" : "male"),
         ]
         return .object([

@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import SerialPedometer
 import Udev
+import GatewayRuntime
 
 /// `healthgate devices`: the serial (tty) devices udev knows, and whether healthgate would use
 /// them.
@@ -59,7 +60,7 @@ enum DevicesCommand {
         for row in [header] + rows {
             var line = ""
             for (column, cell) in row.enumerated() {
-                line += column < widths.count ? cell.padding(toLength: widths[column] + 2, withPad: " ", startingAt: 0) : cell
+                line += column < widths.count ? cell.padded(toLength: widths[column] + 2) : cell
             }
             context.print(line)
         }

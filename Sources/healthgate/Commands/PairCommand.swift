@@ -2,8 +2,11 @@ import GatewayRuntime
 import AsyncPrimitives
 import BLECentral
 import BLETransport
-import Foundation
+import FoundationEssentials
 import LinuxSystem
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `healthgate pair ADDRESS`: pairs (bonds) a device that requires it, through BlueZ.
 enum PairCommand {
@@ -70,8 +73,9 @@ enum PairCommand {
     /// Asks on the terminal for the passkey the device shows, off the cooperative pool.
     @Sendable static func askForPasskey(_ address: String) async -> UInt32? {
         try? await QueueExecutor(label: "healthgate.pair.prompt").run { () -> UInt32? in
-            FileHandle.standardError.write(Data("passkey shown on \(address): ".utf8))
-            guard let line = readLine()?.trimmingCharacters(in: .whitespaces), let value = UInt32(line),
+            let prompt = Array("passkey shown on \(address): ".utf8)
+            _ = prompt.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            guard let line = readLine()?.trimmed(), let value = UInt32(line),
                 DevicePairing.passkeyRange.contains(value)
             else { return nil }
             return value

@@ -1,5 +1,6 @@
 import SampleBus
-import Foundation
+import FoundationEssentials
+import GatewayRuntime
 
 /// `healthgate plugins`: the compiled-in catalog.
 enum PluginsCommand {
@@ -9,11 +10,11 @@ enum PluginsCommand {
     ) { _, context in
         let catalog = BuiltinCatalog.make()
         let width = catalog.entries.map(\.kind.count).max() ?? 0
-        context.print("KIND".padding(toLength: width + 2, withPad: " ", startingAt: 0) + "ROLE    DESCRIPTION")
+        context.print("KIND".padded(toLength: width + 2) + "ROLE    DESCRIPTION")
         for entry in catalog.entries {
             context.print(
-                entry.kind.padding(toLength: width + 2, withPad: " ", startingAt: 0)
-                    + entry.role.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0) + entry.summary)
+                entry.kind.padded(toLength: width + 2)
+                    + entry.role.rawValue.padded(toLength: 8) + entry.summary)
         }
         return .success
     }

@@ -1,5 +1,5 @@
 import GatewayRuntime
-import Foundation
+import FoundationEssentials
 import HealthModel
 import HealthStore
 

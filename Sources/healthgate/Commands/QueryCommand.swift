@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HealthModel
 import SampleBus
 import GatewayRuntime
@@ -194,8 +194,7 @@ enum QueryCommand {
         let results: [QuantityStatistics]
         var separated: [StatisticsByDevice] = []
         if let interval {
-            var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = timeZone
+            let calendar = ZonedCalendar(zone: timeZone)
             let anchor = givenAnchor ?? interval.defaultAnchor(for: start, calendar: calendar)
             if byDevice {
                 separated = try await storeCall { () async throws(StoreError) in
@@ -274,7 +273,7 @@ enum QueryCommand {
     static func statisticsOptions(_ arguments: ParsedArguments) throws(CommandError) -> StatisticsOptions? {
         guard let text = arguments.value("options") else { return nil }
         var options: StatisticsOptions = []
-        for name in text.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+        for name in text.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmed() }) {
             guard let option = StatisticsOptions.names.first(where: { $0.name == name })?.option else {
                 let known = StatisticsOptions.names.map(\.name).joined(separator: ", ")
                 throw CommandError(.usage, "--options: unknown statistic \"\(name)\"; known: \(known)")
@@ -304,14 +303,14 @@ enum QueryCommand {
     }
 
     /// `--time-zone`, else `$TZ`, else the system's time zone.
-    static func timeZone(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) -> TimeZone {
+    static func timeZone(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) -> ZoneRules {
         if let name = arguments.value("time-zone") {
-            guard let zone = TimeZone(identifier: name) else {
+            guard let zone = NamedTimeZone.named(name, variables: context.variables) else {
                 throw CommandError(.usage, "--time-zone expects a time zone like Europe/Berlin or UTC, got \"\(name)\"")
             }
             return zone
         }
-        return LocalTimeZone.resolve(variables: context.variables)
+        return NamedTimeZone.named(LocalTimeZoneName.resolve(variables: context.variables), variables: context.variables) ?? .utc
     }
 
     /// `--since`/`--last` and `--until`, as dates.
@@ -425,6 +424,6 @@ enum QueryCommand {
 
     static func csvField(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return "\"" + text.replacing("\"", with: "\"\"") + "\""
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `healthgate run`: the daemon.
 enum RunCommand {

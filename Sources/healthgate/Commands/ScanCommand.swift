@@ -2,7 +2,7 @@ import GatewayRuntime
 import BLECentral
 import BLETransport
 import AsyncPrimitives
-import Foundation
+import FoundationEssentials
 import HeartRateMonitor
 
 /// `healthgate scan`: lists nearby heart-rate monitors and foot pods through BlueZ.
@@ -69,7 +69,7 @@ enum ScanCommand {
         let widths = (0..<3).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         for row in [header] + rows {
             var line = ""
-            for column in 0..<3 { line += row[column].padding(toLength: widths[column] + 2, withPad: " ", startingAt: 0) }
+            for column in 0..<3 { line += row[column].padded(toLength: widths[column] + 2) }
             context.print(line + row[3])
         }
     }

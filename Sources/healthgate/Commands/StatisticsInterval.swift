@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HealthStore
 
 /// `query stats --interval`: a calendar unit (month … minute) or a fixed length of time.
@@ -8,7 +8,7 @@ enum StatisticsInterval: Sendable {
 
     /// The anchor when none is given: the start of the calendar unit that holds `start` (for a
     /// week, or a fixed length, the start of its day), so buckets fall on local boundaries.
-    func defaultAnchor(for start: Date, calendar: Calendar) -> Date {
+    func defaultAnchor(for start: Date, calendar: ZonedCalendar) -> Date {
         let component: Calendar.Component = switch self {
         case .calendar(let interval):
             switch interval.unit {
@@ -19,6 +19,6 @@ enum StatisticsInterval: Sendable {
             }
         case .fixed: .day
         }
-        return calendar.dateInterval(of: component, for: start)?.start ?? start
+        return calendar.start(of: component, containing: start)
     }
 }

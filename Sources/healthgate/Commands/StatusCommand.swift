@@ -1,5 +1,5 @@
 import SampleBus
-import Foundation
+import FoundationEssentials
 import GatewayControl
 import HealthModel
 import GatewayRuntime

@@ -1,5 +1,5 @@
 import SampleBus
-import Foundation
+import FoundationEssentials
 import HealthModel
 import GatewayRuntime
 import Workouts
@@ -187,7 +187,7 @@ enum WorkoutCommand {
         do {
             try Data(svg.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
         } catch {
-            throw CommandError(.cannotCreate, "cannot write \(output): \(error.localizedDescription)")
+            throw CommandError(.cannotCreate, "cannot write \(output): \(ErrorText.of(error))")
         }
         context.print("wrote \(output)")
         return .success

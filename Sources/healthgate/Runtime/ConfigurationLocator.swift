@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SampleBus
 
 /// Finds and loads the configuration: `--config`, then `$CONFIGURATION_DIRECTORY/config.json`

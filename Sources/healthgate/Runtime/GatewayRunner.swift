@@ -1,7 +1,7 @@
 import AsyncPrimitives
 import BLECentral
 import BLETransport
-import Foundation
+import FoundationEssentials
 import GatewayControl
 import LinuxSystem
 import HealthModel
@@ -12,6 +12,9 @@ import WebBoard
 import Workouts
 import WorkoutRuntime
 import WorkoutPresentation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Builds a gateway from a configuration and runs it until it is stopped: the daemon behind
 /// `healthgate run` and `healthgate demo`.
@@ -53,7 +56,7 @@ struct GatewayRunner {
                 try FileManager.default.createDirectory(
                     at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw CommandError(.cannotCreate, "cannot create \(directory.path): \(error.localizedDescription)")
+                throw CommandError(.cannotCreate, "cannot create \(directory.path): \(ErrorText.of(error))")
             }
         }
         let logger = Logger(
@@ -253,9 +256,9 @@ struct GatewayRunner {
         var stamp = Metadata()
         stamp[.gatewayName] = .string(gatewayName)
         stamp[.gatewayVersion] = .string(HealthgateCLI.version)
-        let zone = configuration.timeZone.flatMap(TimeZone.init(identifier:))
-            ?? LocalTimeZone.resolve(variables: variables)
-        stamp[.timeZone] = .string(zone.identifier)
+        // The name only: the configured one was checked when the configuration was, and the
+        // host's is read without loading the tz database.
+        stamp[.timeZone] = .string(configuration.timeZone ?? LocalTimeZoneName.resolve(variables: variables))
         return stamp
     }
 

@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import HealthModel
 import SampleBus
+import GatewayRuntime
 
 /// Prints one line per record to stdout: the demo's live view. It subscribes with a
 /// drop-oldest queue, so a slow terminal never holds up the stores.
@@ -21,24 +22,24 @@ struct LiveLineSink: SampleSink {
         switch record {
         case .quantity(let sample):
             let value = sample.quantity.value.rounded() == sample.quantity.value
-                ? String(Int64(sample.quantity.value)) : String(format: "%.3f", sample.quantity.value)
-            return "\(time(sample.endDate))  \(sample.type.identifier.padding(toLength: 24, withPad: " ", startingAt: 0))"
-                + "\((value + " " + sample.quantity.unit.unitString).padding(toLength: 18, withPad: " ", startingAt: 0))"
+                ? String(Int64(sample.quantity.value)) : String(cFormat: "%.3f", sample.quantity.value)
+            return "\(time(sample.endDate))  \(sample.type.identifier.padded(toLength: 24))"
+                + "\((value + " " + sample.quantity.unit.unitString).padded(toLength: 18))"
                 + (sample.device?.displayName ?? "")
         case .heartbeatSeries(let series):
             let gaps = series.beats.filter(\.precededByGap).count
-            return "\(time(series.endDate))  \("heartbeatSeries".padding(toLength: 24, withPad: " ", startingAt: 0))"
-                + "\("\(series.beats.count) beats".padding(toLength: 18, withPad: " ", startingAt: 0))"
+            return "\(time(series.endDate))  \("heartbeatSeries".padded(toLength: 24))"
+                + "\("\(series.beats.count) beats".padded(toLength: 18))"
                 + (series.device?.displayName ?? "") + (gaps > 0 ? " (\(gaps) gap(s))" : "")
         case .correlation(let correlation):
             let values = correlation.objects.map { member in
                 let value = member.quantity.value.rounded() == member.quantity.value
-                    ? String(Int64(member.quantity.value)) : String(format: "%.1f", member.quantity.value)
+                    ? String(Int64(member.quantity.value)) : String(cFormat: "%.1f", member.quantity.value)
                 return value
             }.joined(separator: "/")
             let unit = correlation.objects.first?.quantity.unit.unitString ?? ""
-            return "\(time(correlation.endDate))  \(correlation.type.identifier.padding(toLength: 24, withPad: " ", startingAt: 0))"
-                + "\((values + " " + unit).padding(toLength: 18, withPad: " ", startingAt: 0))"
+            return "\(time(correlation.endDate))  \(correlation.type.identifier.padded(toLength: 24))"
+                + "\((values + " " + unit).padded(toLength: 18))"
                 + (correlation.device?.displayName ?? "")
         case .workout(let workout):
             return "\(time(workout.endDate))  workout \(workout.activityType.rawValue) \(workout.id) "

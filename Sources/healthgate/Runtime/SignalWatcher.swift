@@ -1,8 +1,11 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import GatewayRuntime
 import SampleBus
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Turns SIGINT, SIGTERM and SIGHUP into stop requests: the first asks for a graceful stop, the
 /// second forces it (``ShutdownSignal``). Signals are received through DispatchSources, so no code

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 
 /// Turns one connection's fitness-equipment notifications into HealthKit-style samples. Pure: the

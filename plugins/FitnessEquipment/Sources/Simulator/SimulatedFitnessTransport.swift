@@ -1,8 +1,11 @@
 public import BLECentral
 public import BLETransport
-import Foundation
+import FoundationEssentials
 public import GatewayRuntime
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A Bluetooth stack with simulated bikes and rowers, for `healthgate demo` and tests without
 /// hardware.
@@ -94,7 +97,7 @@ struct SimulatedFitnessDevice: Sendable {
         [
             .manufacturerName: Array("healthgate".utf8),
             .modelNumber: Array((kind == .bike ? "Simulated bike" : "Simulated rower").utf8),
-            .serialNumber: Array(String(format: kind == .bike ? "SIM-BIKE-%04d" : "SIM-ROWER-%04d", index + 1).utf8),
+            .serialNumber: Array(String(cFormat: kind == .bike ? "SIM-BIKE-%04ld" : "SIM-ROWER-%04ld", index + 1).utf8),
             .firmwareRevision: Array("1.0.0".utf8),
             .batteryLevel: [UInt8(76 - index % 60)],
             // CSC Feature: wheel and crank revolution data supported.

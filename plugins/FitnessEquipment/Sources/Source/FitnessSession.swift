@@ -1,6 +1,6 @@
 import BLECentral
 import BLETransport
-import Foundation
+import FoundationEssentials
 import HealthModel
 import SampleBus
 import GatewayRuntime

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import GatewayRuntime
 
 /// A secret that could not be read. Names where it was looked for, never the secret itself.
 public struct CredentialError: Error, Sendable, CustomStringConvertible {
@@ -45,9 +46,9 @@ struct Credentials: Sendable {
             do {
                 data = try Data(contentsOf: URL(fileURLWithPath: file))
             } catch {
-                throw CredentialError(description: "cannot read the \(what) file \(file): \((error as NSError).localizedDescription)")
+                throw CredentialError(description: "cannot read the \(what) file \(file): \(ErrorText.of(error))")
             }
-            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = String(decoding: data, as: UTF8.self).trimmed()
             guard !text.isEmpty else { throw CredentialError(description: "the \(what) file \(file) is empty") }
             guard !text.contains(where: { $0.isNewline }) else {
                 throw CredentialError(description: "the \(what) file \(file) holds more than one line")
@@ -55,7 +56,7 @@ struct Credentials: Sendable {
             return text
         }
         let name = variable ?? ""
-        guard let value = variables[name]?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else {
+        guard let value = variables[name]?.trimmed(), !value.isEmpty else {
             throw CredentialError(description: "the environment variable \(name) that should hold the \(what) is not set or empty")
         }
         return value

@@ -1,6 +1,7 @@
 import HealthModel
-public import Foundation
+public import FoundationEssentials
 public import RemoteSinkKit
+import GatewayRuntime
 
 extension DeliveryPolicy {
     /// The outcome of a request that got no answer (refused connection, timeout, TLS failure):
@@ -38,7 +39,7 @@ extension DeliveryPolicy {
     /// RFC 850 and asctime forms recipients must accept, RFC 9110 §5.6.7). A date in the past
     /// means zero. Returns nil for anything else.
     public static func retryAfter(_ value: String, now: Date) -> Duration? {
-        let text = value.trimmingCharacters(in: .whitespaces)
+        let text = value.trimmed()
         if let seconds = Int64(text) {
             return seconds >= 0 ? .seconds(seconds) : nil
         }
@@ -68,7 +69,7 @@ extension DeliveryPolicy {
             return nil
         }
         guard (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
-        let rfc3339 = String(format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ", year, monthNumber, day, hour, minute, second)
+        let rfc3339 = String(cFormat: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ", year, monthNumber, day, hour, minute, second)
         return RFC3339.date(from: rfc3339)
     }
 }

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import RemoteSinkKit
 public import GatewayRuntime
 public import SampleBus
@@ -225,18 +225,18 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
     /// check`) so that a typo does not wait for the first delivery.
     private static func checkReadable(_ path: String?, _ keyPath: String, _ what: String) throws(PluginConfigurationError) {
         guard let path else { return }
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw PluginConfigurationError(keyPath: keyPath, reason: "the \(what) \(path) does not exist")
         }
-        guard !isDirectory.boolValue, FileManager.default.isReadableFile(atPath: path) else {
+        guard !isDirectory, FileManager.default.isReadableFile(atPath: path) else {
             throw PluginConfigurationError(keyPath: keyPath, reason: "cannot read the \(what) \(path)")
         }
     }
 
     /// Whether `host` is this machine: `localhost`, 127.0.0.0/8 or ::1.
     static func isLoopback(_ host: String) -> Bool {
-        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let host = host.lowercased().trimmed(where: { $0 == "[" || $0 == "]" })
         return host == "localhost" || host.hasSuffix(".localhost") || host.hasPrefix("127.") || host == "::1"
     }
 }

@@ -1,8 +1,9 @@
 import LinuxSystem
 internal import CCurl
 import AsyncPrimitives
-import Foundation
+import FoundationEssentials
 import Synchronization
+import GatewayRuntime
 
 /// The real transport: libcurl's easy interface, through a ``CurlLibrary`` loaded at run time.
 ///
@@ -183,8 +184,8 @@ private func curlHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ cou
     if line.hasPrefix("HTTP/") {
         exchange.headers = [:]  // a new response (after an interim 1xx): start over
     } else if let colon = line.firstIndex(of: ":") {
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-        exchange.headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        let name = line[..<colon].trimmed().lowercased()
+        exchange.headers[name] = line[line.index(after: colon)...].trimmed()
     }
     return size * count
 }

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// One request to the repository: a POST of a batch, or (Open mHealth) a DELETE of a data point.
 public struct HTTPRequest: Sendable {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The Current Time characteristic (0x2A2B) of the Current Time Service: an Exact Time 256, that
 /// is a Date Time, the day of the week (1 Monday … 7 Sunday, 0 unknown), the fractions of the

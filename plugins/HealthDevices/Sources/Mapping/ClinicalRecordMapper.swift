@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 
 /// Turns decoded health-profile measurements into records. Pure: the identifiers come from the

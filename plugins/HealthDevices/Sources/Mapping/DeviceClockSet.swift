@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The gateway set a device's clock during a connection: when, and the offset of the clock
 /// after it. ``ClinicalRecordMapper`` uses it to tell the records the device stamped before the

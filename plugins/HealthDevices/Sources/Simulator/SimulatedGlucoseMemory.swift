@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The records a simulated glucose meter keeps: ``storedAtStart`` when the transport is made
 /// (sequence numbers 1…, one interval apart, the last taken at that moment), then one more every

@@ -1,8 +1,11 @@
 public import BLECentral
 public import BLETransport
-public import Foundation
+public import FoundationEssentials
 public import GatewayRuntime
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A Bluetooth stack with simulated health devices, for `healthgate demo` and tests without
 /// hardware: weight scales (`healthgate demo scale`, `02:00:00:00:03:01`…), blood pressure cuffs
@@ -117,7 +120,7 @@ struct SimulatedHealthDevice: Sendable {
         self.index = index
         let label = kind.label
         peripheral = DiscoveredPeripheral(
-            address: String(format: "02:00:00:00:%02X:%02X", kind.addressOctet, index + 1),
+            address: String(cFormat: "02:00:00:00:%02X:%02lX", kind.addressOctet, index + 1),
             name: index == 0 ? "healthgate demo \(label)" : "healthgate demo \(label) \(index + 1)", rssi: -58,
             serviceUUIDs: [kind.characteristics[0].service, .deviceInformationService])
     }
@@ -144,7 +147,7 @@ struct SimulatedHealthDevice: Sendable {
             readable: [
                 .manufacturerName: Array("healthgate".utf8),
                 .modelNumber: Array("Simulated \(kind.label)".utf8),
-                .serialNumber: Array(("SIM-\(kind.serialLabel)-" + String(format: "%04d", index + 1)).utf8),
+                .serialNumber: Array(("SIM-\(kind.serialLabel)-" + String(cFormat: "%04ld", index + 1)).utf8),
                 .batteryLevel: [UInt8(91 - index % 60)],
             ])
     }

@@ -1,5 +1,5 @@
 public import BLECentral
-import Foundation
+import FoundationEssentials
 public import GatewayRuntime
 public import SampleBus
 

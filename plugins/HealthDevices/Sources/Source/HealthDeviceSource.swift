@@ -1,6 +1,6 @@
 public import BLECentral
 public import BLETransport
-import Foundation
+import FoundationEssentials
 import HealthModel
 public import GatewayRuntime
 public import SampleBus

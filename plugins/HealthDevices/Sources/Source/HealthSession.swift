@@ -1,6 +1,6 @@
 import BLECentral
 import BLETransport
-import Foundation
+import FoundationEssentials
 import GATTDecoding
 import HealthModel
 import HealthStore
@@ -74,7 +74,7 @@ struct HealthSession: Sendable {
         logger.info(
             "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? session.key)"
                 + (information.battery.map { ", battery \($0)%" } ?? "")
-                + (offset.map { String(format: ", clock off by %+.0f s", -$0) } ?? (clock == nil ? "" : ", clock not set")),
+                + (offset.map { String(cFormat: ", clock off by %+.0f s", -$0) } ?? (clock == nil ? "" : ", clock not set")),
             device: device.displayName)
         let clockSet = clock == nil ? nil : try await setClock(connection, offset: offset, device: device)
         let notifications = try await connection.notifications(of: wanted)
@@ -245,7 +245,7 @@ struct HealthSession: Sendable {
     private func setClock(_ connection: any BLEConnection, offset: TimeInterval?, device: Device) async throws -> DeviceClockSet? {
         if let offset, abs(offset) <= Self.clockSetThreshold { return nil }
         let now = context.clock.now()
-        let was = offset.map { String(format: "it was off by %+.0f s", -$0) } ?? "it was not set"
+        let was = offset.map { String(cFormat: "it was off by %+.0f s", -$0) } ?? "it was not set"
         do {
             try await connection.write(CurrentTime.value(setting: now), to: .currentTime, in: .currentTimeService)
         } catch let error as BLETransportError where error.code == .disconnected {
@@ -259,8 +259,8 @@ struct HealthSession: Sendable {
             return nil
         }
         context.logger.notice(
-            "set the device's clock to \(ISO8601DateFormatter().string(from: now)) (UTC); \(was)", device: device.displayName)
-        session.setDetail("clockSet", ISO8601DateFormatter().string(from: now))
+            "set the device's clock to \(now.formatted(.iso8601)) (UTC); \(was)", device: device.displayName)
+        session.setDetail("clockSet", now.formatted(.iso8601))
         return DeviceClockSet(at: now)
     }
 }

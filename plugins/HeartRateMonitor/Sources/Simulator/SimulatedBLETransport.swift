@@ -1,9 +1,12 @@
 public import GatewayRuntime
 public import BLECentral
 public import BLETransport
-import Foundation
+import FoundationEssentials
 import HealthModel
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A Bluetooth stack with simulated devices, for `healthgate demo` and tests without hardware.
 ///
@@ -91,7 +94,7 @@ struct SimulatedDevice: Sendable {
         var values: [BluetoothUUID: [UInt8]] = [
             .manufacturerName: Array("healthgate".utf8),
             .modelNumber: Array((kind == .heartRateMonitor ? "Simulated HRM" : "Simulated foot pod").utf8),
-            .serialNumber: Array(String(format: kind == .heartRateMonitor ? "SIM-HRM-%04d" : "SIM-POD-%04d", index + 1).utf8),
+            .serialNumber: Array(String(cFormat: kind == .heartRateMonitor ? "SIM-HRM-%04ld" : "SIM-POD-%04ld", index + 1).utf8),
             .hardwareRevision: Array("1".utf8),
             .firmwareRevision: Array("1.0.0".utf8),
             .softwareRevision: Array("healthgate-sim 1".utf8),

@@ -1,6 +1,6 @@
 import BLECentral
 import BLETransport
-import Foundation
+import FoundationEssentials
 import GATTDecoding
 import HealthModel
 import SampleBus

@@ -3,7 +3,7 @@ public import BLETransport
 import HealthModel
 public import GatewayRuntime
 public import SampleBus
-import Foundation
+import FoundationEssentials
 
 /// The `ble-heart-rate` source: Bluetooth LE heart-rate monitors (Heart Rate Service 0x180D) and
 /// running foot pods (Running Speed and Cadence 0x1814).

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 
 /// Turns RR intervals into heartbeat series chunks, gap-aware. Pure: dates come in with the

@@ -1,5 +1,5 @@
 import BLECentral
-import Foundation
+import FoundationEssentials
 import HealthModel
 
 /// Maps one connection's notifications to records: heart rate, heartbeat series, running speed,

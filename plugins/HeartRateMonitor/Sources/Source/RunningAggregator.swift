@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Turns RSC Measurements into running samples. Pure: dates come in with the payloads.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import RemoteSinkKit
 public import GatewayRuntime
 public import SampleBus

@@ -1,5 +1,5 @@
 import AsyncPrimitives
-import Foundation
+import FoundationEssentials
 import RemoteSinkKit
 import GatewayRuntime
 import SampleBus

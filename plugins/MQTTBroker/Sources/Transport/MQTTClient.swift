@@ -1,7 +1,10 @@
 internal import CMosquitto
 import AsyncPrimitives
-import Foundation
+import FoundationEssentials
 import GatewayRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One MQTT 5 connection through libmosquitto, its network loop on libmosquitto's own thread
 /// (`mosquitto_loop_start`).

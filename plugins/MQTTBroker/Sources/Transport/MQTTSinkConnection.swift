@@ -1,5 +1,5 @@
 import LinuxSystem
-import Foundation
+import FoundationEssentials
 import RemoteSinkKit
 import GatewayRuntime
 import Synchronization

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The healthgate pedometer text protocol, HGP/1 (specified in plugins/SerialPedometer/README.md).
 ///

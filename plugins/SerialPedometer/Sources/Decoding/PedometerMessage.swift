@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// What a pedometer says about itself in the identification exchange.
 public struct PedometerIdentity: Hashable, Sendable, Codable {

@@ -1,9 +1,10 @@
-public import Foundation
+public import FoundationEssentials
 public import HealthModel
 public import LinuxSystem
 public import GatewayRuntime
 import AsyncPrimitives
 import Synchronization
+import Dispatch
 
 /// A pedometer that speaks HGP/1 on the master side of a real pty pair, for tests and the demo.
 ///
@@ -130,7 +131,7 @@ public final class PedometerSimulator: Sendable {
             guard case .bytes(let bytes) = event else { break }
             for byte in bytes {
                 if byte == UInt8(ascii: "\n") {
-                    if String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "ID?" {
+                    if String(decoding: line, as: UTF8.self).trimmed() == "ID?" {
                         state.withLock { $0.identificationRequests += 1 }
                         await write(HGPTextDecoder.sentence(identitySentence))
                     }

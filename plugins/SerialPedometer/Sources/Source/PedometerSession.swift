@@ -1,10 +1,11 @@
 public import HealthStore
-import Foundation
+import FoundationEssentials
 import HealthModel
 import LinuxSystem
 import SampleBus
 import GatewayRuntime
 import Synchronization
+import Dispatch
 
 /// Counts garbage per kind for the status board, shared by every session of one source.
 final class GarbageCounters: Sendable {

@@ -1,10 +1,11 @@
-public import Foundation
+public import FoundationEssentials
 import HealthModel
 public import LinuxSystem
 public import GatewayRuntime
 public import SampleBus
 import Synchronization
 import Udev
+import Dispatch
 
 /// Serial pedometers (HGP/1 and future protocols) over a USB serial tty, a pty, a bound
 /// `/dev/rfcommN`, or a direct RFCOMM socket, found by path or through udev hotplug.

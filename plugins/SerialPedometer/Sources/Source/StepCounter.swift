@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// What the gateway remembers about one device's counters between readings (and restarts).
 public struct StepCounterState: Hashable, Sendable, Codable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Decides which repeated warnings reach the log: the first of each kind at once, then at most
 /// one per ``interval`` per kind, carrying the count of those held back in between.
