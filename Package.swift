@@ -51,9 +51,10 @@ let package = Package(
         .systemLibrary(
             name: "CUdev", path: "Sources/CUdev", pkgConfig: "libudev",
             providers: [.apt(["libudev-dev"])]),
-        .systemLibrary(
-            name: "CSystemd", path: "Sources/CSystemd", pkgConfig: "libsystemd",
-            providers: [.apt(["libsystemd-dev"])]),
+        // sd-bus's headers only (libsystemd-dev); links nothing: the BlueZ module dlopens
+        // libsystemd.so.0 when it opens a D-Bus connection. No pkgConfig, which would add
+        // -lsystemd to every executable.
+        .systemLibrary(name: "CSystemd", path: "Sources/CSystemd", providers: [.apt(["libsystemd-dev"])]),
         // glibc only (ioctl/fcntl/open wrappers); links nothing.
         .systemLibrary(name: "CLinuxSystem", path: "Sources/CLinuxSystem"),
         // libcurl's headers only (libcurl4-openssl-dev, found in the default multiarch include

@@ -81,16 +81,18 @@ public final class DBusConnection: Sendable {
     ///
     /// This blocks while sd-bus connects and authenticates: async code uses
     /// ``open(address:)`` instead.
-    /// Throws ``DBusError`` when the bus cannot be reached (`isUnavailable` is then true).
-    public init(address: String? = nil) throws(DBusError) {
-        core = try BusCore(address: address)
+    /// Throws ``DBusError`` when the bus cannot be reached (`isUnavailable` is then true), or
+    /// when libsystemd cannot be loaded (the message names it and what to install).
+    /// - Parameter library: libsystemd, loaded here the first time.
+    public init(address: String? = nil, library: SDBusLibrary = SDBusLibrary()) throws(DBusError) {
+        core = try BusCore(address: address, library: library)
     }
 
     /// Opens a connection like ``init(address:)``, with the blocking connect and handshake on a
     /// queue of its own, so the calling task suspends instead of holding a cooperative thread.
-    public static func open(address: String? = nil) async throws(DBusError) -> DBusConnection {
+    public static func open(address: String? = nil, library: SDBusLibrary = SDBusLibrary()) async throws(DBusError) -> DBusConnection {
         try await QueueExecutor(label: "healthgate.dbus.open").run { () throws(DBusError) -> DBusConnection in
-            try DBusConnection(address: address)
+            try DBusConnection(address: address, library: library)
         }
     }
 
@@ -258,13 +260,16 @@ final class ExportedObject: @unchecked Sendable {
 /// message is only touched on its core's queue (or alone, once the core is gone).
 final class CallMessage: @unchecked Sendable {
     let message: OpaquePointer
+    private let sd: SDBus
 
-    init(_ message: OpaquePointer) {
-        self.message = sd_bus_message_ref(message)
+    init(_ message: OpaquePointer, sd: SDBus) {
+        self.sd = sd
+        // sd_bus_message_ref returns the message it was given.
+        self.message = sd.messageRef(message) ?? message
     }
 
     deinit {
-        sd_bus_message_unref(message)
+        sd.messageUnref(message)
     }
 }
 
@@ -284,22 +289,33 @@ final class BusCore: @unchecked Sendable {
     private var exports: [ObjectIdentifier: ExportedObject] = [:]
     private var closedError: DBusError?
 
-    init(address: String?) throws(DBusError) {
+    /// The sd-bus entry points.
+    let sd: SDBus
+    /// Reads and writes message arguments through them.
+    let coding: DBusMessageCoding
+
+    init(address: String?, library: SDBusLibrary) throws(DBusError) {
+        do throws(NativeLibraryError) {
+            sd = try library.entryPoints()
+        } catch {
+            throw DBusError(name: DBusError.failed, message: error.description)
+        }
+        coding = DBusMessageCoding(sd: sd)
         var opened: OpaquePointer?
         if let address {
-            try Self.check(sd_bus_new(&opened), "sd_bus_new")
+            try Self.check(sd.new(&opened), "sd_bus_new")
             let result: Int32 = address.withCString { text in
-                var result = sd_bus_set_address(opened, text)
-                if result >= 0 { result = sd_bus_set_bus_client(opened, 1) }
-                if result >= 0 { result = sd_bus_start(opened) }
+                var result = sd.setAddress(opened, text)
+                if result >= 0 { result = sd.setBusClient(opened, 1) }
+                if result >= 0 { result = sd.start(opened) }
                 return result
             }
             if result < 0 {
-                sd_bus_unref(opened)
+                sd.unref(opened)
                 throw DBusError(errno: -result, "connecting to the bus at \(address)")
             }
         } else {
-            try Self.check(sd_bus_open_system(&opened), "connecting to the system bus")
+            try Self.check(sd.openSystem(&opened), "connecting to the system bus")
         }
         bus = opened
         queue.sync { startSources() }
@@ -313,7 +329,7 @@ final class BusCore: @unchecked Sendable {
 
     private func startSources() {
         guard let bus else { return }
-        let fd = sd_bus_get_fd(bus)
+        let fd = sd.getFd(bus)
         guard fd >= 0 else {
             fail(DBusError(errno: -fd, "sd_bus_get_fd"))
             return
@@ -335,7 +351,7 @@ final class BusCore: @unchecked Sendable {
     /// sd_bus_get_events(3), sd_bus_get_timeout(3)).
     private func pump() {
         while let bus {
-            let result = sd_bus_process(bus, nil)
+            let result = sd.process(bus, nil)
             if result < 0 {
                 fail(DBusError(errno: -result, "processing the bus"))
                 return
@@ -343,7 +359,7 @@ final class BusCore: @unchecked Sendable {
             if result == 0 { break }
         }
         guard let bus else { return }
-        let events = sd_bus_get_events(bus)
+        let events = sd.getEvents(bus)
         if events < 0 {
             fail(DBusError(errno: -events, "sd_bus_get_events"))
             return
@@ -351,7 +367,7 @@ final class BusCore: @unchecked Sendable {
         let wantWrite = (events & Int32(POLLOUT)) != 0
         if wantWrite { writeSource?.resume() } else { writeSource?.suspend() }
         var deadline: UInt64 = 0
-        if sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max {
+        if sd.getTimeout(bus, &deadline) >= 0, deadline != UInt64.max {
             let now = UInt64(hg_monotonic_usec())
             let delta = deadline > now ? deadline - now : 0
             timer?.schedule(deadline: .now() + .microseconds(Int(min(delta, 3_600_000_000))))
@@ -368,14 +384,14 @@ final class BusCore: @unchecked Sendable {
         let calls = pendingCalls.values
         pendingCalls.removeAll()
         for call in calls {
-            call.slot = call.slot.flatMap { sd_bus_slot_unref($0) }
+            call.slot = call.slot.flatMap { sd.slotUnref($0) }
             call.finish(.failure(error.with(context: call.context)))
         }
         let subs = subscriptions.values
         subscriptions.removeAll()
         for subscription in subs {
             subscription.removed = true
-            subscription.slot = subscription.slot.flatMap { sd_bus_slot_unref($0) }
+            subscription.slot = subscription.slot.flatMap { sd.slotUnref($0) }
             subscription.finishInstall(.failure(error))
             subscription.stream.finish(throwing: error)
         }
@@ -383,7 +399,7 @@ final class BusCore: @unchecked Sendable {
         exports.removeAll()
         for object in objects {
             object.removed = true
-            object.slot = object.slot.flatMap { sd_bus_slot_unref($0) }
+            object.slot = object.slot.flatMap { sd.slotUnref($0) }
             object.stream.finish(throwing: error)
         }
         readSource?.cancel()
@@ -392,7 +408,7 @@ final class BusCore: @unchecked Sendable {
         readSource = nil
         writeSource = nil
         timer = nil
-        if let bus { sd_bus_close_unref(bus) }
+        if let bus { sd.closeUnref(bus) }
         bus = nil
     }
 
@@ -427,12 +443,12 @@ final class BusCore: @unchecked Sendable {
         do throws(DBusError) {
             var message: OpaquePointer?
             try Self.check(
-                sd_bus_message_new_method_call(bus, &message, destination, path, interface, member),
+                sd.messageNewMethodCall(bus, &message, destination, path, interface, member),
                 "building the call")
-            defer { sd_bus_message_unref(message) }
+            defer { sd.messageUnref(message) }
             guard let message else { throw DBusError(errno: Errno.outOfMemory.rawValue, "building the call") }
             for argument in arguments {
-                try DBusMessageCoding.append(argument, to: message)
+                try coding.append(argument, to: message)
             }
             let microseconds: UInt64 = timeout.map { duration in
                 let (seconds, attoseconds) = duration.components
@@ -441,7 +457,7 @@ final class BusCore: @unchecked Sendable {
             var slot: OpaquePointer?
             let userdata = Unmanaged.passUnretained(call).toOpaque()
             try Self.check(
-                sd_bus_call_async(
+                sd.callAsync(
                     bus, &slot, message,
                     { reply, userdata, _ in
                         // Runs inside sd_bus_process, on the bus queue.
@@ -464,7 +480,7 @@ final class BusCore: @unchecked Sendable {
     fileprivate func complete(_ call: PendingCall, reply: OpaquePointer?) {
         guard pendingCalls.removeValue(forKey: ObjectIdentifier(call)) != nil else { return }
         let result: Result<[DBusValue], any Error>
-        if let reply, let error = sd_bus_message_get_error(reply) {
+        if let reply, let error = sd.messageGetError(reply) {
             result = .failure(
                 DBusError(
                     name: error.pointee.name.map { String(cString: $0) } ?? DBusError.noReply,
@@ -472,7 +488,7 @@ final class BusCore: @unchecked Sendable {
                     context: call.context))
         } else if let reply {
             do throws(DBusError) {
-                result = .success(try DBusMessageCoding.readAll(reply))
+                result = .success(try coding.readAll(reply))
             } catch {
                 result = .failure(error.with(context: call.context))
             }
@@ -481,14 +497,14 @@ final class BusCore: @unchecked Sendable {
         }
         // Unref'ing our own slot inside its callback is allowed: sd-bus holds a reference while
         // it dispatches (sd_bus_slot_unref(3)).
-        call.slot = call.slot.flatMap { sd_bus_slot_unref($0) }
+        call.slot = call.slot.flatMap { sd.slotUnref($0) }
         call.finish(result)
     }
 
     func cancel(_ call: PendingCall) {
         call.cancelled = true
         guard pendingCalls.removeValue(forKey: ObjectIdentifier(call)) != nil else { return }
-        call.slot = call.slot.flatMap { sd_bus_slot_unref($0) }
+        call.slot = call.slot.flatMap { sd.slotUnref($0) }
         call.finish(.failure(CancellationError()))
     }
 
@@ -508,7 +524,7 @@ final class BusCore: @unchecked Sendable {
         subscription.core = self
         var slot: OpaquePointer?
         let userdata = Unmanaged.passUnretained(subscription).toOpaque()
-        let result = sd_bus_add_match_async(
+        let result = sd.addMatchAsync(
             bus, &slot, subscription.rule,
             { message, userdata, _ in
                 guard let userdata, let message else { return 0 }
@@ -534,7 +550,7 @@ final class BusCore: @unchecked Sendable {
     }
 
     fileprivate func installed(_ subscription: Subscription, reply: OpaquePointer?) {
-        if let reply, let error = sd_bus_message_get_error(reply) {
+        if let reply, let error = sd.messageGetError(reply) {
             let failure = DBusError(
                 name: error.pointee.name.map { String(cString: $0) } ?? DBusError.noReply,
                 message: error.pointee.message.map { String(cString: $0) } ?? "",
@@ -552,11 +568,11 @@ final class BusCore: @unchecked Sendable {
         func text(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
         do throws(DBusError) {
             let signal = DBusSignal(
-                sender: text(sd_bus_message_get_sender(message)),
-                path: text(sd_bus_message_get_path(message)) ?? "",
-                interface: text(sd_bus_message_get_interface(message)) ?? "",
-                member: text(sd_bus_message_get_member(message)) ?? "",
-                arguments: try DBusMessageCoding.readAll(message))
+                sender: text(sd.messageGetSender(message)),
+                path: text(sd.messageGetPath(message)) ?? "",
+                interface: text(sd.messageGetInterface(message)) ?? "",
+                member: text(sd.messageGetMember(message)) ?? "",
+                arguments: try coding.readAll(message))
             if case .dropped = subscription.stream.yield(signal) {
                 dropped.add(1, ordering: .relaxed)
             }
@@ -565,13 +581,13 @@ final class BusCore: @unchecked Sendable {
             dropped.add(1, ordering: .relaxed)
         }
         // sd-bus lets several handlers see one message; rewind for the next one.
-        sd_bus_message_rewind(message, 1)
+        sd.messageRewind(message, 1)
     }
 
     func remove(_ subscription: Subscription) {
         subscription.removed = true
         subscriptions.removeValue(forKey: ObjectIdentifier(subscription))
-        subscription.slot = subscription.slot.flatMap { sd_bus_slot_unref($0) }
+        subscription.slot = subscription.slot.flatMap { sd.slotUnref($0) }
         subscription.finishInstall(.failure(CancellationError()))
         subscription.stream.finish()
     }
@@ -581,7 +597,7 @@ final class BusCore: @unchecked Sendable {
             return .failure(closedError ?? DBusError(name: DBusError.disconnected, message: "closed"))
         }
         var name: UnsafePointer<CChar>?
-        let result = sd_bus_get_unique_name(bus, &name)
+        let result = sd.getUniqueName(bus, &name)
         guard result >= 0, let name else { return .failure(DBusError(errno: -result, "sd_bus_get_unique_name")) }
         return .success(String(cString: name))
     }
@@ -598,13 +614,14 @@ final class BusCore: @unchecked Sendable {
         object.core = self
         var slot: OpaquePointer?
         let userdata = Unmanaged.passUnretained(object).toOpaque()
-        let result = sd_bus_add_object(
+        let result = sd.addObject(
             bus, &slot, object.path,
             { message, userdata, _ in
                 // Runs inside sd_bus_process, on the bus queue.
-                guard let userdata, let message, sd_bus_message_is_method_call(message, nil, nil) > 0 else { return 0 }
+                guard let userdata, let message else { return 0 }
                 let object = Unmanaged<ExportedObject>.fromOpaque(userdata).takeUnretainedValue()
-                return object.core?.receive(message, for: object) ?? 0
+                guard let core = object.core, core.sd.messageIsMethodCall(message, nil, nil) > 0 else { return 0 }
+                return core.receive(message, for: object)
             }, userdata)
         if result < 0 {
             let error = DBusError(errno: -result, "exporting \(object.path)")
@@ -620,17 +637,17 @@ final class BusCore: @unchecked Sendable {
     /// (an undecodable one is answered here with InvalidArgs).
     fileprivate func receive(_ message: OpaquePointer, for object: ExportedObject) -> Int32 {
         func text(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
-        let kept = CallMessage(message)
+        let kept = CallMessage(message, sd: sd)
         let answer: @Sendable (DBusIncomingCall.Answer) -> Void = { [weak self] outcome in
             guard let self else { return }
             queue.async { self.answer(kept, with: outcome) }
         }
         do throws(DBusError) {
             let call = DBusIncomingCall(
-                sender: text(sd_bus_message_get_sender(message)), path: object.path,
-                interface: text(sd_bus_message_get_interface(message)) ?? "",
-                member: text(sd_bus_message_get_member(message)) ?? "",
-                arguments: try DBusMessageCoding.readAll(message), answer: answer)
+                sender: text(sd.messageGetSender(message)), path: object.path,
+                interface: text(sd.messageGetInterface(message)) ?? "",
+                member: text(sd.messageGetMember(message)) ?? "",
+                arguments: try coding.readAll(message), answer: answer)
             if object.removed { return 1 }
             // A call the stream cannot take is answered NoReply when `call` is released.
             _ = object.stream.yield(call)
@@ -645,11 +662,11 @@ final class BusCore: @unchecked Sendable {
         var reply: OpaquePointer?
         switch outcome {
         case .values(let values):
-            guard sd_bus_message_new_method_return(call.message, &reply) >= 0, let built = reply else { return }
+            guard sd.messageNewMethodReturn(call.message, &reply) >= 0, let built = reply else { return }
             do throws(DBusError) {
-                for value in values { try DBusMessageCoding.append(value, to: built) }
+                for value in values { try coding.append(value, to: built) }
             } catch {
-                sd_bus_message_unref(built)
+                sd.messageUnref(built)
                 answer(call, with: .error(name: DBusError.invalidArgs, message: "cannot encode the reply: \(error)"))
                 return
             }
@@ -657,20 +674,20 @@ final class BusCore: @unchecked Sendable {
             _ = name.withCString { name in
                 message.withCString { message in
                     var error = sd_bus_error(name: name, message: message, _need_free: 0)
-                    return sd_bus_message_new_method_error(call.message, &reply, &error)
+                    return sd.messageNewMethodError(call.message, &reply, &error)
                 }
             }
         }
         guard let reply else { return }
-        sd_bus_send(bus, reply, nil)
-        sd_bus_message_unref(reply)
+        sd.send(bus, reply, nil)
+        sd.messageUnref(reply)
         pump()
     }
 
     func remove(_ object: ExportedObject) {
         object.removed = true
         exports.removeValue(forKey: ObjectIdentifier(object))
-        object.slot = object.slot.flatMap { sd_bus_slot_unref($0) }
+        object.slot = object.slot.flatMap { sd.slotUnref($0) }
         object.stream.finish()
     }
 }

@@ -50,6 +50,8 @@ public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
     // Well-known names (D-Bus Specification, "Message Bus Messages"; sd-bus-errors(3)).
     /// No process owns the destination name (bluetoothd is not running).
     public static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
+    /// A generic failure (here: libsystemd could not be loaded).
+    public static let failed = "org.freedesktop.DBus.Error.Failed"
     /// The name has no owner.
     public static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
     /// The bus could not be reached.

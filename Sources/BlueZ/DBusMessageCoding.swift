@@ -3,9 +3,11 @@ import LinuxSystem
 
 /// Reads and writes ``DBusValue``s from and to an `sd_bus_message` (sd_bus_message_read_basic(3),
 /// sd_bus_message_append_basic(3), sd_bus_message_peek_type(3)). Internal: C types stay here.
-enum DBusMessageCoding {
+struct DBusMessageCoding {
+    let sd: SDBus
+
     /// Reads every remaining value at the current level of `message`.
-    static func readAll(_ message: OpaquePointer) throws(DBusError) -> [DBusValue] {
+    func readAll(_ message: OpaquePointer) throws(DBusError) -> [DBusValue] {
         var values: [DBusValue] = []
         while let value = try readNext(message) {
             values.append(value)
@@ -14,23 +16,23 @@ enum DBusMessageCoding {
     }
 
     /// Reads the next value, or nil at the end of the current container.
-    static func readNext(_ message: OpaquePointer) throws(DBusError) -> DBusValue? {
+    func readNext(_ message: OpaquePointer) throws(DBusError) -> DBusValue? {
         var type: CChar = 0
         var contentsPointer: UnsafePointer<CChar>?
-        let peeked = sd_bus_message_peek_type(message, &type, &contentsPointer)
+        let peeked = sd.messagePeekType(message, &type, &contentsPointer)
         try check(peeked, "peek type")
         if peeked == 0 { return nil }
         let contents = contentsPointer.map { String(cString: $0) } ?? ""
         let typeCode = UInt8(bitPattern: type)
         switch typeCode {
         case UInt8(ascii: "a"):
-            try check(sd_bus_message_enter_container(message, type, contents), "enter array")
+            try check(sd.messageEnterContainer(message, type, contents), "enter array")
             let elements = try readAll(message)
-            try check(sd_bus_message_exit_container(message), "exit array")
+            try check(sd.messageExitContainer(message), "exit array")
             if contents.hasPrefix("{") {
                 // a{kv}: every element is a dict entry read as a two-field structure.
                 let inner = String(contents.dropFirst().dropLast())
-                let (keySignature, valueSignature) = splitFirst(inner)
+                let (keySignature, valueSignature) = Self.splitFirst(inner)
                 var entries: [DBusDictionaryEntry] = []
                 for element in elements {
                     guard case .structure(let fields) = element, fields.count == 2 else {
@@ -42,20 +44,20 @@ enum DBusMessageCoding {
             }
             return .array(elementSignature: contents, elements)
         case UInt8(ascii: "r"), UInt8(ascii: "e"):
-            try check(sd_bus_message_enter_container(message, type, contents), "enter structure")
+            try check(sd.messageEnterContainer(message, type, contents), "enter structure")
             let fields = try readAll(message)
-            try check(sd_bus_message_exit_container(message), "exit structure")
+            try check(sd.messageExitContainer(message), "exit structure")
             return .structure(fields)
         case UInt8(ascii: "v"):
-            try check(sd_bus_message_enter_container(message, type, contents), "enter variant")
+            try check(sd.messageEnterContainer(message, type, contents), "enter variant")
             guard let inner = try readNext(message) else {
                 throw DBusError(name: DBusError.invalidSignature, message: "empty variant")
             }
-            try check(sd_bus_message_exit_container(message), "exit variant")
+            try check(sd.messageExitContainer(message), "exit variant")
             return .variant(inner)
         case UInt8(ascii: "h"):
             var fd: Int32 = -1
-            try check(hg_sd_bus_message_read_unix_fd(message, &fd), "read unix fd")
+            try check(sd.readUnixFD(message, &fd), "read unix fd")
             // The message owns `fd` and closes it when freed; keep our own duplicate.
             let copy: Int32
             do {
@@ -69,10 +71,10 @@ enum DBusMessageCoding {
         }
     }
 
-    private static func readBasic(_ message: OpaquePointer, type: CChar) throws(DBusError) -> DBusValue {
+    private func readBasic(_ message: OpaquePointer, type: CChar) throws(DBusError) -> DBusValue {
         func read<T: BitwiseCopyable>(_ initial: T) throws(DBusError) -> T {
             var value = initial
-            try check(sd_bus_message_read_basic(message, type, &value), "read basic")
+            try check(sd.messageReadBasic(message, type, &value), "read basic")
             return value
         }
         switch UInt8(bitPattern: type) {
@@ -87,7 +89,7 @@ enum DBusMessageCoding {
         case UInt8(ascii: "d"): return .double(try read(Double(0)))
         case UInt8(ascii: "s"), UInt8(ascii: "o"), UInt8(ascii: "g"):
             var pointer: UnsafePointer<CChar>?
-            try check(sd_bus_message_read_basic(message, type, &pointer), "read string")
+            try check(sd.messageReadBasic(message, type, &pointer), "read string")
             let text = pointer.map { String(cString: $0) } ?? ""
             switch UInt8(bitPattern: type) {
             case UInt8(ascii: "o"): return .objectPath(text)
@@ -102,17 +104,17 @@ enum DBusMessageCoding {
     }
 
     /// Appends `value` to `message`.
-    static func append(_ value: DBusValue, to message: OpaquePointer) throws(DBusError) {
+    func append(_ value: DBusValue, to message: OpaquePointer) throws(DBusError) {
         func basic<T: BitwiseCopyable>(_ code: Character, _ value: T) throws(DBusError) {
             var copy = value
-            try check(sd_bus_message_append_basic(message, CChar(code.asciiValue ?? 0), &copy), "append")
+            try check(sd.messageAppendBasic(message, CChar(code.asciiValue ?? 0), &copy), "append")
         }
         func container(
             _ code: Character, _ contents: String, _ body: () throws(DBusError) -> Void
         ) throws(DBusError) {
-            try check(sd_bus_message_open_container(message, CChar(code.asciiValue ?? 0), contents), "open container")
+            try check(sd.messageOpenContainer(message, CChar(code.asciiValue ?? 0), contents), "open container")
             try body()
-            try check(sd_bus_message_close_container(message), "close container")
+            try check(sd.messageCloseContainer(message), "close container")
         }
         switch value {
         case .byte(let v): try basic("y", v)
@@ -131,7 +133,7 @@ enum DBusMessageCoding {
                 case .signature: "g"
                 default: "s"
                 }
-            let result = text.withCString { sd_bus_message_append_basic(message, CChar(code.asciiValue ?? 0), $0) }
+            let result = text.withCString { sd.messageAppendBasic(message, CChar(code.asciiValue ?? 0), $0) }
             try check(result, "append string")
         case .unixFD(let fd):
             guard let descriptor = fd.take() else {
@@ -185,7 +187,7 @@ enum DBusMessageCoding {
         return (String(characters[0..<min(index, characters.count)]), String(characters[min(index, characters.count)...]))
     }
 
-    private static func check(_ result: Int32, _ what: String) throws(DBusError) {
+    private func check(_ result: Int32, _ what: String) throws(DBusError) {
         if result < 0 { throw DBusError(errno: -result, what) }
     }
 }

@@ -8,6 +8,16 @@ import XCTest
 /// What a dropped bus leaves behind: every call and match in flight must be released, because
 /// the BlueZ transport opens a new connection after each drop.
 final class DBusConnectionLifetimeTests: XCTestCase {
+    /// libsystemd is loaded when a connection opens: without it, opening fails with an error that
+    /// names the library and what to install.
+    func testAMissingLibsystemdIsAClearError() throws {
+        XCTAssertThrowsError(try DBusConnection(address: "unix:path=/nonexistent", library: SDBusLibrary(path: "libsystemd-missing.so.0"))) { error in
+            let text = String(describing: error)
+            XCTAssertTrue(text.contains("libsystemd-missing.so.0"), text)
+            XCTAssertTrue(text.contains("apt install libsystemd0"), text)
+        }
+    }
+
     func testCallsAndMatchesInFlightAreReleasedWhenTheBusDrops() async throws {
         let bus = try await PrivateBlueZ(withBluetoothd: false)
         let connection = try DBusConnection(address: bus.address)
