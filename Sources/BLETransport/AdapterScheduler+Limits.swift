@@ -43,6 +43,27 @@ extension AdapterScheduler.Limits: Codable {
     }
 }
 
+extension AdapterScheduler.Limits: ConfigurationSchemaDeclaring {
+    /// `adapterLimits`' keys.
+    public static var configurationSchema: ConfigurationSchema {
+        let defaults = AdapterScheduler.Limits()
+        return .object([
+            ConfigurationProperty(
+                "connections", .whole(connectionsRange, unit: "links"), default: .number(Double(defaults.connections)),
+                "Device slots per adapter: the most links it holds at once"),
+            ConfigurationProperty(
+                "failedAttemptsPerMinute", .whole(failedAttemptsRange, unit: "attempts"),
+                default: .number(Double(defaults.failedAttemptsPerMinute)), "The retry budget: failed connection attempts a minute"),
+            ConfigurationProperty(
+                "inProgressLimit", .whole(inProgressRange, unit: "answers"), default: .number(Double(defaults.inProgressLimit)),
+                "InProgress answers in a row after which the adapter counts as wedged"),
+            ConfigurationProperty(
+                "silentSeconds", .number(silentRange, unit: "seconds"), default: .number(defaults.silentSeconds),
+                "An adapter with links that delivers nothing this long counts as wedged"),
+        ])
+    }
+}
+
 /// The gateway's `bluetooth` block: what holds for every adapter, whichever sources use it.
 ///
 /// ```json

@@ -206,15 +206,23 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
         }
     }
 
-    /// Parses a configuration file's bytes strictly (see ``ConfigurationDecoder``) and checks
-    /// the gateway's own settings with ``validate()``.
+    /// Parses a configuration file's bytes strictly (see ``ConfigurationDecoder``), refuses
+    /// every number outside the range `schema` declares for it (the whole file's schema:
+    /// ``schema(catalog:sections:)``), and checks the gateway's own settings with ``validate()``.
     /// - Throws: ``ConfigurationError`` naming `origin`, the key path and the reason.
-    public static func parse(_ data: Data, origin: String) throws(ConfigurationError) -> GatewayConfiguration {
+    public static func parse(_ data: Data, origin: String, schema: ConfigurationSchema? = nil) throws(ConfigurationError)
+        -> GatewayConfiguration
+    {
         let value: JSONValue
         do {
             value = try ConfigurationJSONParser.parse(data)
         } catch {
             throw ConfigurationError(file: origin, keyPath: "(top level)", reason: "not valid JSON: \(error)")
+        }
+        do {
+            try schema?.check(value)
+        } catch {
+            throw ConfigurationError(file: origin, keyPath: error.keyPath, reason: error.reason)
         }
         var configuration: GatewayConfiguration
         do {
@@ -232,7 +240,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     /// Reads and parses a configuration file.
     /// - Throws: ``ConfigurationError``; ``ConfigurationError/isMissingFile`` when there is no
     ///   such file.
-    public static func load(from url: URL) throws(ConfigurationError) -> GatewayConfiguration {
+    public static func load(from url: URL, schema: ConfigurationSchema? = nil) throws(ConfigurationError) -> GatewayConfiguration {
         var isDirectory = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw ConfigurationError(file: url.path, keyPath: "(file)", reason: "no such file", isMissingFile: true)
@@ -250,6 +258,74 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
                 : "cannot read: permission denied"
             throw ConfigurationError(file: url.path, keyPath: "(file)", reason: reason)
         }
-        return try parse(data, origin: url.path)
+        return try parse(data, origin: url.path, schema: schema)
+    }
+}
+
+extension GatewayConfiguration {
+    /// The schemas of the top-level objects other modules decode (`store`, `web`, `profile`,
+    /// `participants`).
+    public struct OwnedSections: Sendable {
+        public var store: ConfigurationSchema
+        public var web: ConfigurationSchema
+        public var profile: ConfigurationSchema
+        public var participants: ConfigurationSchema
+
+        public init(store: ConfigurationSchema, web: ConfigurationSchema, profile: ConfigurationSchema, participants: ConfigurationSchema) {
+            self.store = store
+            self.web = web
+            self.profile = profile
+            self.participants = participants
+        }
+    }
+
+    /// The whole configuration file's schema: every plugin of `catalog` as one alternative of
+    /// `sources[]` or `sinks[]`, chosen by its `kind`, and the gateway's own keys.
+    public static func schema(catalog: PluginCatalog, sections: OwnedSections) -> ConfigurationSchema {
+        func entries(_ role: PluginRole) -> ConfigurationSchema {
+            .array(.oneOf(catalog.entries.filter { $0.role == role }.map { entry in
+                var properties = [
+                    ConfigurationProperty("kind", .constant(entry.kind), entry.summary),
+                    ConfigurationProperty(
+                        "name", .nonEmptyText, "The instance name in logs and status, unique in the file; absent: the kind"),
+                ]
+                if role == .sink, !entry.isFollower {
+                    properties.append(ConfigurationProperty("queue", QueueConfiguration.configurationSchema, "The sink's bounded queue"))
+                }
+                properties.append(ConfigurationProperty("config", entry.schema, default: [:], "The \(entry.kind) plugin's settings"))
+                return .object(properties, required: ["kind"])
+            }))
+        }
+        let defaults = GatewayConfiguration()
+        return .object([
+            ConfigurationProperty("sources", entries(.source), default: [], "Plugin instances that produce samples"),
+            ConfigurationProperty(
+                "sinks", entries(.sink), "Plugin instances that receive samples; absent or empty: the embedded sqlite sink"),
+            ConfigurationProperty(
+                "logLevel", .string(values: LogLevel.allCases.map(\.rawValue)), default: .string(defaults.logLevel.rawValue),
+                "The lowest level logged"),
+            ConfigurationProperty(
+                "shutdownTimeoutSeconds", .number(shutdownTimeoutRange, unit: "seconds"),
+                default: .number(defaults.shutdownTimeoutSeconds), "How long a graceful stop may take before it is forced"),
+            ConfigurationProperty(
+                "controlSocket", .string(minLength: 1, maxLength: maximumSocketPathBytes),
+                "The control socket's path (at most 107 bytes); absent: in the runtime directory"),
+            ConfigurationProperty("profile", sections.profile, "The user profile for workouts"),
+            ConfigurationProperty("participants", sections.participants, "The participants of group workouts"),
+            ConfigurationProperty("web", sections.web, "The live board; absent: off"),
+            ConfigurationProperty(
+                "gatewayName", .string(pattern: "^[A-Za-z0-9._-]{1,\(maximumGatewayNameLength)}$"),
+                "This gateway's name in every record's provenance; absent: the host name"),
+            ConfigurationProperty(
+                "timeZone", .nonEmptyText, "A tz database name such as Europe/Berlin; absent: $TZ or the system's"),
+            ConfigurationProperty("store", sections.store, "The store's file and how it is kept"),
+            ConfigurationProperty(
+                "bluetooth",
+                .object([
+                    ConfigurationProperty(
+                        "adapterLimits", AdapterScheduler.Limits.configurationSchema,
+                        "Every Bluetooth adapter's limits, shared by every source on it"),
+                ]), "What holds for every Bluetooth adapter"),
+        ])
     }
 }

@@ -47,14 +47,16 @@ extension SampleSink {
     public var checkpointReader: (any SourceCheckpointReader)? { nil }
 }
 
-/// A plugin's `config` object: decoded strictly by ``ConfigurationDecoder`` (unknown keys and
-/// out-of-range numbers are errors), then checked by ``validated(in:)``, which applies every
+/// A plugin's `config` object: its numbers checked against the ranges its
+/// ``ConfigurationSchemaDeclaring/configurationSchema`` declares, decoded strictly by
+/// ``ConfigurationDecoder`` (unknown keys and numbers that do not fit are errors), then checked by
+/// ``validated(in:)``, which applies every
 /// default and returns the typed settings the plugin is built from.
 ///
 /// `healthgate config check` and `healthgate run` both go through ``PluginCatalog``, which
 /// decodes and validates with this one code path; `check` stops there, `run` goes on to build
 /// the plugin from the settings.
-public protocol PluginConfigurationContract: Decodable, Sendable {
+public protocol PluginConfigurationContract: Decodable, Sendable, ConfigurationSchemaDeclaring {
     /// What the plugin is built from: every default applied, every value checked.
     associatedtype Settings: Sendable
     /// Checks every value and returns the settings.

@@ -7,23 +7,27 @@ public struct PluginCatalogEntry: Sendable {
     public let kind: String
     public let summary: String
     public let role: PluginRole
+    /// The `config` object's declared keys (``PluginConfigurationContract``).
+    public let schema: ConfigurationSchema
     let validate: @Sendable (JSONValue, PluginEnvironment) throws -> Void
     let makeSource: (@Sendable (JSONValue, PluginEnvironment) throws -> any SampleSource)?
     let makeSink: (@Sendable (JSONValue, PluginEnvironment) throws -> any SampleSink)?
     let makeFollower: (@Sendable (JSONValue, PluginEnvironment) throws -> any StoreFollower)?
 
-    /// The one path from a `config` object to a plugin's settings: strict decoding, then
-    /// ``PluginConfigurationContract/validated(in:)``. Both `check` and `run` go through it.
+    /// The one path from a `config` object to a plugin's settings: the declared ranges, strict
+    /// decoding, then ``PluginConfigurationContract/validated(in:)``. Both `check` and `run` go
+    /// through it.
     static func settings<P: ConfigurablePlugin>(
         _ plugin: P.Type, _ config: JSONValue, _ environment: PluginEnvironment
     ) throws -> P.Configuration.Settings {
-        try config.decodeStrictly(P.Configuration.self).validated(in: environment)
+        try P.Configuration.configurationSchema.check(config)
+        return try config.decodeStrictly(P.Configuration.self).validated(in: environment)
     }
 
     /// A catalog entry for a source plugin.
     public static func source<P: SampleSource & ConfigurablePlugin>(_ plugin: P.Type) -> PluginCatalogEntry {
         PluginCatalogEntry(
-            kind: P.kind, summary: P.summary, role: .source,
+            kind: P.kind, summary: P.summary, role: .source, schema: P.Configuration.configurationSchema,
             validate: { config, environment in _ = try settings(P.self, config, environment) },
             makeSource: { config, environment in
                 try P(settings: try settings(P.self, config, environment), environment: environment)
@@ -33,7 +37,7 @@ public struct PluginCatalogEntry: Sendable {
     /// A catalog entry for a sink plugin.
     public static func sink<P: SampleSink & ConfigurablePlugin>(_ plugin: P.Type) -> PluginCatalogEntry {
         PluginCatalogEntry(
-            kind: P.kind, summary: P.summary, role: .sink,
+            kind: P.kind, summary: P.summary, role: .sink, schema: P.Configuration.configurationSchema,
             validate: { config, environment in _ = try settings(P.self, config, environment) },
             makeSource: nil,
             makeSink: { config, environment in
@@ -45,7 +49,7 @@ public struct PluginCatalogEntry: Sendable {
     /// no queue: it takes nothing from the bus).
     public static func follower<P: StoreFollower & ConfigurablePlugin>(_ plugin: P.Type) -> PluginCatalogEntry {
         PluginCatalogEntry(
-            kind: P.kind, summary: P.summary, role: .sink,
+            kind: P.kind, summary: P.summary, role: .sink, schema: P.Configuration.configurationSchema,
             validate: { config, environment in _ = try settings(P.self, config, environment) },
             makeSource: nil, makeSink: nil,
             makeFollower: { config, environment in

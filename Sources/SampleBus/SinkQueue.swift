@@ -1,3 +1,4 @@
+public import GatewayRuntime
 public import HealthStore
 public import HealthModel
 import Synchronization
@@ -31,6 +32,21 @@ public struct QueueConfiguration: Hashable, Sendable, Codable {
         let defaults = QueueConfiguration()
         capacity = try container.decodeIfPresent(Int.self, forKey: .capacity) ?? defaults.capacity
         policy = try container.decodeIfPresent(OverflowPolicy.self, forKey: .policy) ?? defaults.policy
+    }
+}
+
+extension QueueConfiguration: ConfigurationSchemaDeclaring {
+    /// A sink's `queue` keys.
+    public static var configurationSchema: ConfigurationSchema {
+        let defaults = QueueConfiguration()
+        return .object([
+            ConfigurationProperty(
+                "capacity", .whole(capacityRange, unit: "records"), default: .number(Double(defaults.capacity)),
+                "The most records the sink's queue holds"),
+            ConfigurationProperty(
+                "policy", .string(values: OverflowPolicy.allCases.map(\.rawValue)), default: .string(defaults.policy.rawValue),
+                "What a full queue does: block the publishers, or drop the oldest records and count them"),
+        ])
     }
 }
 

@@ -38,6 +38,17 @@ public struct WebBoardConfiguration: Decodable, Sendable, Hashable {
         tokenFile = try container.decodeIfPresent(String.self, forKey: .tokenFile)
     }
 
+    /// Every key of the `web` object.
+    public static var configurationSchema: ConfigurationSchema {
+        .object(
+            [
+                ConfigurationProperty(
+                    "listen", .string(pattern: "^(localhost|[0-9]{1,3}(\\.[0-9]{1,3}){3}):[0-9]{1,5}$"),
+                    "IPv4:PORT or localhost:PORT (port 0: any free port); an address other than loopback needs tokenFile"),
+                ConfigurationProperty("tokenFile", .nonEmptyText, "A file whose first line is the token every request must carry"),
+            ], required: ["listen"])
+    }
+
     /// Decodes and checks the configuration's `web` value; nil when the board is off.
     /// - Throws: ``ConfigurationError`` naming `web.…`.
     public static func decode(_ value: JSONValue?, origin: String) throws(ConfigurationError) -> WebBoardConfiguration? {

@@ -136,3 +136,18 @@ public struct ParticipantRoster: Hashable, Sendable {
         }
     }
 }
+
+extension ParticipantRoster {
+    /// The `participants` list's schema.
+    public static var configurationSchema: ConfigurationSchema {
+        .array(
+            .object(
+                [
+                    ConfigurationProperty("name", .string(minLength: 1, maxLength: 64), "The participant's name, unique"),
+                    ConfigurationProperty(
+                        "devices", .array(.nonEmptyText), "The devices they wear (local identifier, name or display name)"),
+                    ConfigurationProperty("profile", UserProfile.configurationSchema, "Their own profile"),
+                ], required: ["name"]),
+            maxItems: maximumParticipants)
+    }
+}

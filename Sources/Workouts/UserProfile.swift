@@ -111,20 +111,14 @@ public struct UserProfile: Hashable, Sendable, Codable {
         func fail(_ key: String, _ reason: String) -> WorkoutError {
             WorkoutError(.invalidProfile, "profile.\(key): \(reason)", keyPath: "profile.\(key)")
         }
-        if let maximumHeartRate, !(60...260).contains(maximumHeartRate) {
-            throw fail("maximumHeartRate", "\(maximumHeartRate) is outside 60…260 bpm")
-        }
-        if let weightKilograms, !(20...400).contains(weightKilograms) {
-            throw fail("weightKilograms", "\(weightKilograms) is outside 20…400 kg")
-        }
-        if let heightMeters, !(0.5...2.6).contains(heightMeters) {
-            throw fail("heightMeters", "\(heightMeters) is outside 0.5…2.6 m")
+        for (key, value, rule) in [
+            ("maximumHeartRate", maximumHeartRate, Self.maximumHeartRateRule), ("weightKilograms", weightKilograms, Self.weightRule),
+            ("heightMeters", heightMeters, Self.heightRule), ("gapThresholdSeconds", gapThresholdSeconds, Self.gapThresholdRule),
+        ] {
+            if let value, let problem = rule.problem(with: value) { throw fail(key, problem) }
         }
         if let dateOfBirth, Self.birthDate(dateOfBirth) == nil {
             throw fail("dateOfBirth", "\"\(dateOfBirth)\" is not a date like 1990-04-01")
-        }
-        if let gapThresholdSeconds, !(gapThresholdSeconds > 0 && gapThresholdSeconds <= 3600) {
-            throw fail("gapThresholdSeconds", "must be in (0, 3600]")
         }
         if let zones {
             guard !zones.isEmpty else { throw fail("zones", "must list at least one zone") }
@@ -137,7 +131,11 @@ public struct UserProfile: Hashable, Sendable, Codable {
                 default:
                     throw fail("zones[\(index)]", "give lowerPercent and upperPercent, or lowerBPM and upperBPM")
                 }
-                guard bounds.0 >= 0, bounds.0 < bounds.1 else {
+                let rule = zone.lowerPercent != nil ? Self.zonePercentRule : Self.zoneBPMRule
+                if let problem = rule.problem(with: bounds.0) ?? rule.problem(with: bounds.1) {
+                    throw fail("zones[\(index)]", problem)
+                }
+                guard bounds.0 < bounds.1 else {
                     throw fail("zones[\(index)]", "lower bound must be below the upper bound")
                 }
                 guard bounds.0 >= previousUpper else {
@@ -205,5 +203,53 @@ public struct UserProfile: Hashable, Sendable, Codable {
             (1900...2200).contains(year), (1...12).contains(month), (1...31).contains(day)
         else { return nil }
         return (year, month, day)
+    }
+}
+
+extension UserProfile {
+    /// The accepted `maximumHeartRate`.
+    public static let maximumHeartRateRule = NumberRule(range: 60...260, unit: "beats per minute", whole: false)
+    /// The accepted `weightKilograms`.
+    public static let weightRule = NumberRule(range: 20...400, unit: "kilograms", whole: false)
+    /// The accepted `heightMeters`.
+    public static let heightRule = NumberRule(range: 0.5...2.6, unit: "metres", whole: false)
+    /// The accepted `gapThresholdSeconds`.
+    public static let gapThresholdRule = NumberRule(range: 0.1...3600, unit: "seconds", whole: false)
+    /// The accepted zone bounds in percent of the maximum heart rate.
+    public static let zonePercentRule = NumberRule(range: 0...100, unit: "percent of the maximum heart rate", whole: false)
+    /// The accepted zone bounds in beats per minute.
+    public static let zoneBPMRule = NumberRule(range: 0...300, unit: "beats per minute", whole: false)
+
+    /// Every key of a `profile` object.
+    public static var configurationSchema: ConfigurationSchema {
+        func bound(_ name: String, _ rule: NumberRule, _ description: String) -> ConfigurationProperty {
+            ConfigurationProperty(name, .number(rule), description)
+        }
+        let zone: ConfigurationSchema = .oneOf([
+            .object(
+                [
+                    bound("lowerPercent", zonePercentRule, "The zone's lower bound"),
+                    bound("upperPercent", zonePercentRule, "The zone's upper bound, above the lower"),
+                ], required: ["lowerPercent", "upperPercent"]),
+            .object(
+                [
+                    bound("lowerBPM", zoneBPMRule, "The zone's lower bound"),
+                    bound("upperBPM", zoneBPMRule, "The zone's upper bound, above the lower"),
+                ], required: ["lowerBPM", "upperBPM"]),
+        ])
+        return .object([
+            bound("maximumHeartRate", maximumHeartRateRule, "The measured maximum heart rate; absent: estimated from dateOfBirth"),
+            ConfigurationProperty("dateOfBirth", .string(pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"), "YYYY-MM-DD"),
+            bound("weightKilograms", weightRule, "Body mass, for the energy equation"),
+            bound("heightMeters", heightRule, "Height, for the body mass index of a scale that sends none"),
+            ConfigurationProperty(
+                "biologicalSex", .string(values: BiologicalSex.allCases.map(\.rawValue)), "For the energy equation's coefficients"),
+            ConfigurationProperty(
+                "zones", .array(zone, minItems: 1),
+                "Heart-rate zones in ascending order without overlap, all in percent or all in beats per minute; absent: five zones of 10 %"),
+            ConfigurationProperty(
+                "gapThresholdSeconds", .number(gapThresholdRule), default: .number(defaultGapThresholdSeconds),
+                "No heart rate for longer than this is a gap"),
+        ])
     }
 }

@@ -82,9 +82,9 @@ final class StrictConfigurationTests: XCTestCase {
             (#"{"shutdownTimeoutSeconds": 1e300}"#, "shutdownTimeoutSeconds", "allowed 0.1…3600 seconds"),
             (#"{"shutdownTimeoutSeconds": 1e-300}"#, "shutdownTimeoutSeconds", "allowed 0.1…3600 seconds"),
             (#"{"sinks": [{"kind": "batch", "config": {"batchSize": 1e9}}]}"#, "sinks[0].config.batchSize",
-             "allowed 1…100000"),
+             "1000000000 is above the largest accepted value 100000 (records)"),
             (#"{"sources": [{"kind": "tick", "config": {"device": "a", "interval": 1e400}}]}"#,
-             "sources[0].config.interval", "out of range"),
+             "sources[0].config.interval", "a number beyond ±1.8e308 is outside the accepted values 0.001 to 3600 (seconds)"),
         ]
         for (json, keyPath, reason) in rows {
             let error = parseError(json)

@@ -211,6 +211,18 @@ struct TickSource: SampleSource, ConfigurablePlugin {
             }
             return self
         }
+
+        static var configurationSchema: ConfigurationSchema {
+            .object(
+                [
+                    ConfigurationProperty("device", .nonEmptyText, "the device"),
+                    ConfigurationProperty("interval", .number(0.001...3600, unit: "seconds"), "between ticks"),
+                    ConfigurationProperty(
+                        "devices",
+                        .array(.object([ConfigurationProperty("address", .text, "an address")], required: ["address"])),
+                        "more devices"),
+                ], required: ["device", "interval"])
+        }
     }
 
     static let kind = "tick"
@@ -236,9 +248,10 @@ struct BatchSink: SampleSink, ConfigurablePlugin {
             batchSize = try container.decodeIfPresent(Int.self, forKey: .batchSize) ?? 100
         }
 
-        func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> Configuration {
-            try PluginConfigurationError.check("batchSize", batchSize, in: 1...100_000)
-            return self
+        func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> Configuration { self }
+
+        static var configurationSchema: ConfigurationSchema {
+            .object([ConfigurationProperty("batchSize", .whole(1...100_000, unit: "records"), default: 100, "per batch")])
         }
     }
 
@@ -259,6 +272,7 @@ struct BatchSink: SampleSink, ConfigurablePlugin {
 struct BrokenSource: SampleSource, ConfigurablePlugin {
     struct Configuration: PluginConfigurationContract {
         func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> Configuration { self }
+        static var configurationSchema: ConfigurationSchema { .object([]) }
     }
     struct Unavailable: Error, CustomStringConvertible {
         var description: String { "adapter hci0 is powered off" }

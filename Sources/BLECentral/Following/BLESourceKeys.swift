@@ -13,7 +13,7 @@ public enum BLESourceKeys {
     /// Checks `maxDevices`, `adapter`, `adapters` and the simulated notification rate; no I/O.
     /// - Throws: ``PluginConfigurationError`` naming the key.
     public static func validate(
-        maxDevices: Int?, adapter: String?, adapters: [String]?, simulated: Bool, notificationsPerSecond: Double
+        maxDevices: Int?, adapter: String?, adapters: [String]?, simulated: Bool, notificationsPerSecond: Double?
     ) throws(PluginConfigurationError) {
         if let maxDevices {
             try PluginConfigurationError.check("maxDevices", maxDevices, in: maxDevicesRange, unit: "devices")
@@ -34,10 +34,50 @@ public enum BLESourceKeys {
                 throw PluginConfigurationError(keyPath: "adapters", reason: "\"\(repeated)\" is listed twice")
             }
         }
-        guard notificationsPerSecond > 0, notificationsPerSecond <= 100 else {
-            throw PluginConfigurationError(keyPath: "simulation.notificationsPerSecond", reason: "must be above 0 and at most 100")
+        if let notificationsPerSecond, let problem = notificationRate.problem(with: notificationsPerSecond) {
+            throw PluginConfigurationError(keyPath: "simulation.notificationsPerSecond", reason: problem)
         }
     }
+
+    /// The accepted `simulation.notificationsPerSecond`: each notification is scheduled a
+    /// `Duration` apart, which a rate near zero would overflow.
+    public static let notificationRate = NumberRule(range: 0.01...100, unit: "notifications per second", whole: false)
+
+    /// The keys every Bluetooth LE source takes before its own: `transport`, `adapter`,
+    /// `adapters`, `devices`, `maxDevices` and `reconnect`.
+    public static func sharedProperties(maxDevicesDefault: String) -> [ConfigurationProperty] {
+        [
+            ConfigurationProperty(
+                "transport", .string(values: BLETransportChoice.allCases.map(\.rawValue)), default: "bluez",
+                "The Bluetooth stack: bluez (the system's, over D-Bus) or simulated devices"),
+            ConfigurationProperty(
+                "adapter", .string(pattern: "^[^/]+$", minLength: 1),
+                "The BlueZ adapter (hci0); absent: the first BlueZ lists. Not with adapters"),
+            ConfigurationProperty(
+                "adapters", .array(.string(pattern: "^[^/]+$", minLength: 1), minItems: 1),
+                "Several BlueZ adapters to spread the devices over, each listed once; not with adapter"),
+            ConfigurationProperty(
+                "devices", DeviceSelection.configurationSchema, default: "any",
+                "Which peripherals to follow: \"any\" or a list of addresses, name globs or matcher objects"),
+            ConfigurationProperty(
+                "maxDevices", .whole(maxDevicesRange, unit: "devices"),
+                "How many devices to follow at once; absent: \(maxDevicesDefault)"),
+            ConfigurationProperty(
+                "reconnect", ReconnectPolicy.configurationSchema, "The reconnect and rediscovery backoff"),
+        ]
+    }
+
+    /// How many devices of one kind a simulated transport makes.
+    public static let simulatedDevices = 0...16
+
+    /// A simulated device count, `simulation.NAME`.
+    public static func simulatedCount(_ name: String, default value: Int, _ description: String) -> ConfigurationProperty {
+        ConfigurationProperty(name, .whole(simulatedDevices, unit: "devices"), default: .number(Double(value)), description)
+    }
+
+    /// `simulation.notificationsPerSecond`.
+    public static let notificationRateProperty = ConfigurationProperty(
+        "notificationsPerSecond", .number(notificationRate), default: 1, "Notifications per second per simulated device")
 
     /// The adapters a source uses: `adapters`, else `adapter` (nil: the first BlueZ lists).
     public static func adapterNames(adapter: String?, adapters: [String]?) -> [String?] {

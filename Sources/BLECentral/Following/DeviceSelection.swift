@@ -1,4 +1,5 @@
 public import BLETransport
+public import GatewayRuntime
 public import FoundationEssentials
 
 /// Which peripherals a source follows. Whatever the selection, the source checks every
@@ -113,4 +114,37 @@ public struct DeviceMatcher: Decodable, Sendable, Hashable {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         return parts.count == 6 && parts.allSatisfy { $0.count == 2 && $0.allSatisfy(\.isHexDigit) }
     }
+}
+
+extension DeviceSelection: ConfigurationSchemaDeclaring {
+    /// `"any"` or a non-empty list of matchers.
+    public static var configurationSchema: ConfigurationSchema {
+        .oneOf([.string(values: ["any"]), .array(DeviceMatcher.configurationSchema, minItems: 1)])
+    }
+}
+
+extension DeviceMatcher: ConfigurationSchemaDeclaring {
+    /// A plain string (an address or a name glob), or an object with exactly one of `address`
+    /// and `name`, and optionally `pair` and `passkey`.
+    public static var configurationSchema: ConfigurationSchema {
+        let pairing = [
+            ConfigurationProperty("pair", .boolean, "Pair (bond) with the device before reading it"),
+            ConfigurationProperty(
+                "passkey", .whole(0...Int(DevicePairing.passkeyRange.upperBound), unit: "passkey digits"),
+                "The six-digit passkey the device shows or expects; implies pair"),
+        ]
+        return .oneOf([
+            .nonEmptyText,
+            .object(
+                [ConfigurationProperty("address", .string(pattern: addressPattern), "The device's Bluetooth address")] + pairing,
+                required: ["address"]),
+            .object(
+                [ConfigurationProperty("name", .nonEmptyText, "A glob over the advertised name (* any run, ? one character)")]
+                    + pairing,
+                required: ["name"]),
+        ])
+    }
+
+    /// Six colon-separated hex octets, as ``isAddress(_:)`` reads them.
+    public static let addressPattern = "^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$"
 }

@@ -64,3 +64,21 @@ public struct ReconnectPolicy: Decodable, Sendable, Hashable, RenamedConfigurati
         self.init(initialDelay: .seconds(initial), maximumDelay: .seconds(maximum), multiplier: multiplier)
     }
 }
+
+extension ReconnectPolicy: ConfigurationSchemaDeclaring {
+    /// `reconnect`'s keys.
+    public static var configurationSchema: ConfigurationSchema {
+        let defaults = ReconnectPolicy()
+        return .object([
+            ConfigurationProperty(
+                "initialDelaySeconds", .number(initialDelayRange, unit: "seconds"),
+                default: .number(defaults.initialDelay.seconds), "The wait after the first failure and after a link loss"),
+            ConfigurationProperty(
+                "maxDelaySeconds", .number(maxDelayRange, unit: "seconds"), default: .number(defaults.maximumDelay.seconds),
+                "The longest wait between attempts; at least initialDelaySeconds"),
+            ConfigurationProperty(
+                "multiplier", .number(multiplierRange, unit: "times the previous wait"), default: .number(defaults.multiplier),
+                "The growth of the wait per consecutive failure"),
+        ])
+    }
+}

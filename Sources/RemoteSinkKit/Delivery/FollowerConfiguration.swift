@@ -91,7 +91,7 @@ public struct RetryConfiguration: Sendable, Hashable, Decodable, RenamedConfigur
                 keyPath: "\(prefix).maxDelaySeconds",
                 reason: "must be at least \(prefix).initialDelaySeconds (\(ConfigurationDecoder.format(initialDelaySeconds)))")
         }
-        try PluginConfigurationError.check("\(prefix).jitter", jitter, in: 0...1)
+        try PluginConfigurationError.check("\(prefix).jitter", jitter, in: Self.jitterRange)
     }
 
     /// The policy these settings describe.
@@ -124,4 +124,78 @@ public struct FollowerSettings: Sendable {
     public static let inFlightRange = 1...64
     /// The allowed `batchIntervalSeconds`.
     public static let batchIntervalRange: ClosedRange<Double> = 0...3600
+}
+
+extension FollowConfiguration: ConfigurationSchemaDeclaring {
+    /// `follow`'s keys.
+    public static var configurationSchema: ConfigurationSchema {
+        let defaults = FollowConfiguration()
+        return .object([
+            ConfigurationProperty(
+                "startFrom", .string(values: FollowerStart.allCases.map(\.rawValue)), default: .string(defaults.startFrom.rawValue),
+                "Where a sink the store does not know yet starts: every change the store holds, or what is stored from now on"),
+            ConfigurationProperty(
+                "maxBytes", .whole(bytesRange, unit: "bytes"), default: .number(Double(defaults.maxBytes)),
+                "The most the store keeps for this sink while its receiver is unreachable; beyond it the oldest changes are skipped"),
+            ConfigurationProperty(
+                "maxAgeSeconds", .number(ageRange, unit: "seconds"), default: .number(defaults.maxAgeSeconds),
+                "The oldest an unacknowledged change may be before it is skipped"),
+        ])
+    }
+}
+
+extension RetryConfiguration: ConfigurationSchemaDeclaring {
+    /// The allowed `jitter`.
+    public static let jitterRange: ClosedRange<Double> = 0...1
+
+    /// `retry`'s keys.
+    public static var configurationSchema: ConfigurationSchema {
+        let defaults = RetryConfiguration()
+        return .object([
+            ConfigurationProperty(
+                "initialDelaySeconds", .number(delayRange, unit: "seconds"), default: .number(defaults.initialDelaySeconds),
+                "The first backoff after a failed delivery; it doubles per failed attempt"),
+            ConfigurationProperty(
+                "maxDelaySeconds", .number(delayRange, unit: "seconds"), default: .number(defaults.maxDelaySeconds),
+                "The longest backoff; at least initialDelaySeconds"),
+            ConfigurationProperty(
+                "jitter", .number(jitterRange, unit: "fraction of the delay"), default: .number(defaults.jitter),
+                "Each delay is multiplied by a random factor in 1 ± jitter"),
+        ])
+    }
+}
+
+extension FollowerSettings {
+    /// The keys every remote sink shares for following the store: `batchSize` (with the
+    /// sink's own range and default), `batchIntervalSeconds`, `maxInFlight`, `follow` and `retry`.
+    /// A sink without a batch interval (it sends what it has at once) passes nil for it; `retry`
+    /// is the sink's default when the block is absent.
+    public static func sharedProperties(
+        batchSize: ClosedRange<Int>, batchSizeDefault: Int, batchIntervalDefault: Double?, maxInFlightDefault: Int,
+        retry: RetryConfiguration
+    ) -> [ConfigurationProperty] {
+        var properties = [
+            ConfigurationProperty(
+                "batchSize", .whole(batchSize, unit: "records"), default: .number(Double(batchSizeDefault)),
+                "The most changes in one batch"),
+            ConfigurationProperty(
+                "maxInFlight", .whole(inFlightRange, unit: "batches"), default: .number(Double(maxInFlightDefault)),
+                "How many batches may wait for their answer at once"),
+            ConfigurationProperty("follow", FollowConfiguration.configurationSchema, "Following the store's change log"),
+            ConfigurationProperty(
+                "retry", RetryConfiguration.configurationSchema,
+                default: [
+                    "initialDelaySeconds": .number(retry.initialDelaySeconds), "maxDelaySeconds": .number(retry.maxDelaySeconds),
+                    "jitter": .number(retry.jitter),
+                ], "The backoff after a failed delivery"),
+        ]
+        if let batchIntervalDefault {
+            properties.insert(
+                ConfigurationProperty(
+                    "batchIntervalSeconds", .number(batchIntervalRange, unit: "seconds"), default: .number(batchIntervalDefault),
+                    "How long a batch smaller than batchSize waits for more changes before it is sent"),
+                at: 1)
+        }
+        return properties
+    }
 }

@@ -7,7 +7,29 @@ import SampleBus
 enum ConfigCommand {
     static let command = Command(
         name: "config", summary: "Check or create a configuration file.", usage: "config SUBCOMMAND",
-        subcommands: [check, initialize])
+        subcommands: [check, initialize, schema])
+
+    static let schema = Command(
+        name: "schema", summary: "Print the configuration's JSON Schema.",
+        usage: "config schema",
+        discussion: """
+            Prints a JSON Schema (draft 2020-12) of the whole configuration file, generated from \
+            the same declarations 'config check' and 'run' check numbers against: every plugin \
+            kind as one alternative of sources[] or sinks[] chosen by its "kind", every key with \
+            its type, range (minimum, maximum), unit (x-unit), default and description, and no \
+            key beyond those (additionalProperties: false). Point an editor at it for completion \
+            and checking as you type (see the README). Rules that tie several keys together (one \
+            of path, rfcomm or udev; readable files) are checked by 'config check' alone.
+            """
+    ) { _, context in
+        do {
+            let data = try HealthJSON.makeEncoder(pretty: true).encode(ConfigurationDocument.jsonSchema)
+            context.print(String(decoding: data, as: UTF8.self))
+        } catch {
+            throw CommandError(.software, "cannot encode the schema: \(ErrorText.of(error))")
+        }
+        return .success
+    }
 
     static let check = Command(
         name: "check", summary: "Validate a configuration file without starting anything.",

@@ -14,8 +14,9 @@ enum ScanCommand {
             Discovers LE peripherals advertising the Heart Rate (180d) or Running Speed and \
             Cadence (1814) service through BlueZ, for --timeout seconds (default 10), using the \
             same discovery code as the ble-heart-rate source, then prints each one's address, \
-            name, signal strength and services. Put an address into the source's \
-            "devices": {"addresses": [...]} to follow only that device.
+            name, signal strength and services. To follow only that device, put its address \
+            into the source's "devices" list, as in this entry of "sources": \
+            {"kind": "ble-heart-rate", "config": {"devices": ["AA:BB:CC:DD:EE:FF"]}}
 
             Needs bluetoothd and permission to talk to it on the system bus (see the \
             HeartRateMonitor plugin's README). DBUS_SYSTEM_BUS_ADDRESS selects another bus.

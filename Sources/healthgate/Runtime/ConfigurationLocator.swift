@@ -37,7 +37,7 @@ enum ConfigurationLocator {
 
     private static func load(_ url: URL) throws -> GatewayConfiguration {
         let result = Result { () throws(ConfigurationError) -> GatewayConfiguration in
-            try GatewayConfiguration.load(from: url)
+            try GatewayConfiguration.load(from: url, schema: ConfigurationDocument.schema)
         }
         switch result {
         case .success(let configuration):

@@ -26,6 +26,20 @@ struct StoreConfiguration: Decodable, Sendable, Hashable {
     /// The allowed `tombstoneRetentionDays`: at least a day, at most 100 years.
     static let tombstoneRetentionDaysRange = 1...36_500
 
+    /// Every key of the `store` object.
+    static var configurationSchema: ConfigurationSchema {
+        .object([
+            ConfigurationProperty("path", .nonEmptyText, "The store's file; absent: <data directory>/samples.sqlite"),
+            ConfigurationProperty(
+                "maxDatabaseMegabytes", .whole(maxDatabaseMegabytesRange, unit: "MB"),
+                "A size limit for the file; reaching it behaves like a full disk. Absent: none"),
+            ConfigurationProperty(
+                "tombstoneRetentionDays", .whole(tombstoneRetentionDaysRange, unit: "days"),
+                default: .number(Double(defaultTombstoneRetentionDays)),
+                "How long the change log keeps deletions, and never before every remote sink has them"),
+        ])
+    }
+
     /// The store's settings, every default applied.
     struct Settings: Sendable, Hashable {
         /// The database file.

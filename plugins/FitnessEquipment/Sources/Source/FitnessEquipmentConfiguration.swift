@@ -97,8 +97,8 @@ public struct FitnessEquipmentConfiguration: Decodable, Sendable, Hashable, Plug
         try PluginConfigurationError.check(
             "wheelCircumferenceMillimeters", wheelCircumferenceMillimeters, in: Self.wheelRange, unit: "millimetres")
         try PluginConfigurationError.check("stopTimeoutSeconds", stopTimeoutSeconds, in: Self.stopTimeoutRange, unit: "seconds")
-        try PluginConfigurationError.check("simulation.bikes", simulation.bikes, in: 0...16)
-        try PluginConfigurationError.check("simulation.rowers", simulation.rowers, in: 0...16)
+        try PluginConfigurationError.check("simulation.bikes", simulation.bikes, in: BLESourceKeys.simulatedDevices)
+        try PluginConfigurationError.check("simulation.rowers", simulation.rowers, in: BLESourceKeys.simulatedDevices)
         if transport == .simulated, simulation.bikes + simulation.rowers == 0 {
             throw PluginConfigurationError(keyPath: "simulation", reason: "simulates no device")
         }
@@ -131,5 +131,30 @@ public struct FitnessSimulationSettings: Decodable, Sendable, Hashable {
         rowers = try c.decodeIfPresent(Int.self, forKey: .rowers) ?? defaults.rowers
         notificationsPerSecond =
             try c.decodeIfPresent(Double.self, forKey: .notificationsPerSecond) ?? defaults.notificationsPerSecond
+    }
+}
+
+extension FitnessEquipmentConfiguration {
+    /// Every key of the `config` object.
+    public static var configurationSchema: ConfigurationSchema {
+        let defaults = FitnessEquipmentConfiguration()
+        let simulation = FitnessSimulationSettings()
+        return .object(
+            BLESourceKeys.sharedProperties(maxDevicesDefault: "4 with bluez, every simulated device when simulated") + [
+                ConfigurationProperty(
+                    "wheelCircumferenceMillimeters", .number(wheelRange, unit: "millimetres"),
+                    default: .number(defaults.wheelCircumferenceMillimeters), "The bike wheel's circumference, for speed and distance"),
+                ConfigurationProperty(
+                    "stopTimeoutSeconds", .number(stopTimeoutRange, unit: "seconds"),
+                    default: .number(defaults.stopTimeoutSeconds), "A sensor whose counts stop changing this long reads zero"),
+                ConfigurationProperty(
+                    "simulation",
+                    .object([
+                        BLESourceKeys.simulatedCount(
+                            "bikes", default: simulation.bikes, "Simulated bikes (speed and cadence sensor and power meter)"),
+                        BLESourceKeys.simulatedCount("rowers", default: simulation.rowers, "Simulated rowers (Fitness Machine)"),
+                        BLESourceKeys.notificationRateProperty,
+                    ]), "The simulated transport's devices (transport: simulated); together at least one"),
+            ])
     }
 }

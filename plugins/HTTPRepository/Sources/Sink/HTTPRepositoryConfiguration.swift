@@ -241,6 +241,49 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
     }
 }
 
+extension HTTPRepositoryConfiguration {
+    /// Every key of the `config` object.
+    public static var configurationSchema: ConfigurationSchema {
+        let defaults = HTTPRepositoryConfiguration(url: "")
+        let auth: ConfigurationSchema = .object([
+            ConfigurationProperty(
+                "type", .string(values: Auth.Kind.allCases.map(\.rawValue)), default: "none", "How the sink authenticates"),
+            ConfigurationProperty("tokenFile", .nonEmptyText, "Bearer: a file holding the token"),
+            ConfigurationProperty("tokenVariable", .nonEmptyText, "Bearer: the environment variable holding the token"),
+            ConfigurationProperty("username", .nonEmptyText, "Basic: the user name"),
+            ConfigurationProperty("passwordFile", .nonEmptyText, "Basic: a file holding the password"),
+            ConfigurationProperty("passwordVariable", .nonEmptyText, "Basic: the environment variable holding the password"),
+        ])
+        return .object(
+            [
+                ConfigurationProperty(
+                    "url", .string(pattern: "^[Hh][Tt][Tt][Pp][Ss]?://"),
+                    "The endpoint every batch is POSTed to (http:// or https://, no credentials)"),
+                ConfigurationProperty(
+                    "format", .string(values: RepositoryFormat.allCases.map(\.rawValue)), default: .string(defaults.format.rawValue),
+                    "The payload format: native HealthJSON, a FHIR R4 transaction Bundle, or Open mHealth data points"),
+            ]
+                + FollowerSettings.sharedProperties(
+                    batchSize: batchSizeRange, batchSizeDefault: defaults.batchSize,
+                    batchIntervalDefault: defaults.batchIntervalSeconds, maxInFlightDefault: defaults.maxInFlight,
+                    retry: defaults.retry)
+                + [
+                    ConfigurationProperty("gzip", .boolean, default: .bool(defaults.gzip), "Compress request bodies with gzip"),
+                    ConfigurationProperty(
+                        "timeoutSeconds", .number(timeoutRange, unit: "seconds"), default: .number(defaults.timeoutSeconds),
+                        "A request that takes longer fails and is retried"),
+                    ConfigurationProperty("auth", auth, "Bearer or basic authentication; secrets come from files or variables"),
+                    ConfigurationProperty(
+                        "patientReference", .string(pattern: "^Patient/.+"), "For fhir-r4: every Observation's subject"),
+                    ConfigurationProperty("caFile", .nonEmptyText, "A PEM file of trusted root certificates for an https URL"),
+                    ConfigurationProperty(
+                        "allowInsecureTransport", .boolean, default: false,
+                        "Allow credentials over plain http:// to a host that is not loopback"),
+                ],
+            required: ["url"])
+    }
+}
+
 /// An `http-repository` sink's settings: its configuration checked, with the endpoint URL it
 /// posts to. ``HTTPRepositoryConfiguration/validated(in:)`` makes them; the sink is built from
 /// them and checks nothing again.

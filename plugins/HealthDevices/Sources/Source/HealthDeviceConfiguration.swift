@@ -66,8 +66,6 @@ public struct HealthDeviceConfiguration: Decodable, Sendable, Hashable, PluginCo
 
     /// The allowed `simulation.measurementIntervalSeconds`.
     public static let measurementIntervalRange: ClosedRange<Double> = 1...3600
-    /// The allowed number of each kind of simulated device.
-    public static let simulatedDeviceRange: ClosedRange<Int> = 0...16
 
     /// ``validate()``; the settings are the configuration itself.
     public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> HealthDeviceConfiguration {
@@ -83,9 +81,9 @@ public struct HealthDeviceConfiguration: Decodable, Sendable, Hashable, PluginCo
             unit: "seconds")
         try BLESourceKeys.validate(
             maxDevices: maxDevices, adapter: adapter, adapters: adapters,
-            simulated: transport == .simulated, notificationsPerSecond: 1 / simulation.measurementIntervalSeconds)
+            simulated: transport == .simulated, notificationsPerSecond: nil)
         for (key, count) in simulation.counts {
-            try PluginConfigurationError.check("simulation.\(key)", count, in: Self.simulatedDeviceRange)
+            try PluginConfigurationError.check("simulation.\(key)", count, in: BLESourceKeys.simulatedDevices)
         }
         if transport == .simulated, simulation.deviceCount == 0 {
             throw PluginConfigurationError(keyPath: "simulation", reason: "simulates no device")
@@ -147,5 +145,30 @@ public struct HealthSimulationSettings: Decodable, Sendable, Hashable {
         glucoseMeters = try c.decodeIfPresent(Int.self, forKey: .glucoseMeters) ?? defaults.glucoseMeters
         measurementIntervalSeconds =
             try c.decodeIfPresent(Double.self, forKey: .measurementIntervalSeconds) ?? defaults.measurementIntervalSeconds
+    }
+}
+
+extension HealthDeviceConfiguration {
+    /// Every key of the `config` object.
+    public static var configurationSchema: ConfigurationSchema {
+        let simulation = HealthSimulationSettings()
+        let names = [
+            "scales": "Simulated weight scales with body composition", "cuffs": "Simulated blood pressure cuffs",
+            "thermometers": "Simulated thermometers", "oximeters": "Simulated pulse oximeters",
+            "glucoseMeters": "Simulated glucose meters",
+        ]
+        return .object(
+            BLESourceKeys.sharedProperties(maxDevicesDefault: "4 with bluez, every simulated device when simulated") + [
+                ConfigurationProperty(
+                    "simulation",
+                    .object(
+                        simulation.counts.map { BLESourceKeys.simulatedCount($0.key, default: $0.count, names[$0.key] ?? $0.key) }
+                            + [
+                                ConfigurationProperty(
+                                    "measurementIntervalSeconds", .number(measurementIntervalRange, unit: "seconds"),
+                                    default: .number(simulation.measurementIntervalSeconds),
+                                    "Seconds between two measurements of one simulated device"),
+                            ]), "The simulated transport's devices (transport: simulated); together at least one"),
+            ])
     }
 }

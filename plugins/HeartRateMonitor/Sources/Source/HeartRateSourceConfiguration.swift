@@ -135,10 +135,38 @@ extension HeartRateSourceConfiguration {
         try PluginConfigurationError.check("heartbeatSeriesSeconds", heartbeatSeriesSeconds, in: Self.windowRange, unit: "seconds")
         try PluginConfigurationError.check("heartbeatSeriesMaxBeats", heartbeatSeriesMaxBeats, in: Self.maxBeatsRange, unit: "beats")
         try PluginConfigurationError.check("runningWindowSeconds", runningWindowSeconds, in: Self.windowRange, unit: "seconds")
-        try PluginConfigurationError.check("simulation.heartRateMonitors", simulation.heartRateMonitors, in: 0...16)
-        try PluginConfigurationError.check("simulation.footPods", simulation.footPods, in: 0...16)
+        try PluginConfigurationError.check("simulation.heartRateMonitors", simulation.heartRateMonitors, in: BLESourceKeys.simulatedDevices)
+        try PluginConfigurationError.check("simulation.footPods", simulation.footPods, in: BLESourceKeys.simulatedDevices)
         if transport == .simulated, simulation.heartRateMonitors + simulation.footPods == 0 {
             throw PluginConfigurationError(keyPath: "simulation", reason: "simulates no device")
         }
+    }
+}
+
+extension HeartRateSourceConfiguration {
+    /// Every key of the `config` object.
+    public static var configurationSchema: ConfigurationSchema {
+        let defaults = HeartRateSourceConfiguration()
+        let simulation = SimulationSettings()
+        return .object(
+            BLESourceKeys.sharedProperties(maxDevicesDefault: "1 with bluez, every simulated device when simulated") + [
+                ConfigurationProperty(
+                    "heartbeatSeriesSeconds", .number(windowRange, unit: "seconds"),
+                    default: .number(defaults.heartbeatSeriesSeconds), "A heartbeat series is published at least this often"),
+                ConfigurationProperty(
+                    "heartbeatSeriesMaxBeats", .whole(maxBeatsRange, unit: "beats"),
+                    default: .number(Double(defaults.heartbeatSeriesMaxBeats)), "…or once it holds this many beats"),
+                ConfigurationProperty(
+                    "runningWindowSeconds", .number(windowRange, unit: "seconds"),
+                    default: .number(defaults.runningWindowSeconds), "The window of cumulative running samples (distance, steps)"),
+                ConfigurationProperty(
+                    "simulation",
+                    .object([
+                        BLESourceKeys.simulatedCount(
+                            "heartRateMonitors", default: simulation.heartRateMonitors, "Simulated heart-rate monitors"),
+                        BLESourceKeys.simulatedCount("footPods", default: simulation.footPods, "Simulated running foot pods"),
+                        BLESourceKeys.notificationRateProperty,
+                    ]), "The simulated transport's devices (transport: simulated); together at least one"),
+            ])
     }
 }

@@ -164,6 +164,43 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
         try retry.validate()
     }
 
+    /// Every key of the `config` object.
+    public static var configurationSchema: ConfigurationSchema {
+        let defaults = MQTTBrokerConfiguration(host: "")
+        return .object(
+            [
+                ConfigurationProperty("host", .string(pattern: "^[^/ ]+$"), "The broker's host name or address"),
+                ConfigurationProperty(
+                    "port", .whole(portRange, unit: "TCP port"), default: .number(Double(defaults.port)),
+                    "The broker's port (1883 plain, 8883 TLS by convention)"),
+                ConfigurationProperty(
+                    "topicPrefix", .string(pattern: "^[^+#/]+(/[^+#/]+)*$"), default: .string(defaults.topicPrefix),
+                    "The first topic levels: topics are {topicPrefix}/{gateway}/{device}/{type}"),
+                ConfigurationProperty(
+                    "clientID", .string(minLength: 1, maxLength: 65_535), "The MQTT client identifier; absent: healthgate-{gateway}-{sink name}"),
+                ConfigurationProperty(
+                    "messages", .string(values: MQTTMessageMode.allCases.map(\.rawValue)), default: .string(defaults.messages.rawValue),
+                    "One message per record, or one array per topic and batch"),
+            ]
+                + FollowerSettings.sharedProperties(
+                    batchSize: batchSizeRange, batchSizeDefault: defaults.batchSize, batchIntervalDefault: nil,
+                    maxInFlightDefault: defaults.maxInFlight, retry: defaults.retry)
+                + [
+                    ConfigurationProperty(
+                        "keepAliveSeconds", .whole(keepAliveRange, unit: "seconds"), default: .number(Double(defaults.keepAliveSeconds)),
+                        "Seconds between keepalive pings"),
+                    ConfigurationProperty(
+                        "ackTimeoutSeconds", .number(ackTimeoutRange, unit: "seconds"), default: .number(defaults.ackTimeoutSeconds),
+                        "How long a batch waits for its PUBACKs before it is sent again"),
+                    ConfigurationProperty("username", .text, "The user name to authenticate with"),
+                    ConfigurationProperty("passwordFile", .nonEmptyText, "A file holding the password; needs username"),
+                    ConfigurationProperty("caFile", .nonEmptyText, "A PEM file of the broker's CA: connects with TLS"),
+                    ConfigurationProperty("certFile", .nonEmptyText, "A client certificate (PEM); needs keyFile and caFile"),
+                    ConfigurationProperty("keyFile", .nonEmptyText, "The client certificate's unencrypted private key (PEM)"),
+                ],
+            required: ["host"])
+    }
+
     /// A topic level (or, for the prefix, levels) must be non-empty and free of the wildcards
     /// `+` and `#`, which a PUBLISH topic may not contain.
     private static func checkTopicLevels(_ key: String, _ value: String, allowSlash: Bool) throws(PluginConfigurationError) {

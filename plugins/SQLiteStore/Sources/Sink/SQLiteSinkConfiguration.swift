@@ -35,6 +35,18 @@ extension SQLiteSink {
         /// The allowed `batchWindowSeconds`.
         public static let batchWindowRange: ClosedRange<Double> = 0...60
 
+        /// Every key of the `config` object.
+        public static var configurationSchema: ConfigurationSchema {
+            .object([
+                ConfigurationProperty(
+                    "batchSize", .whole(batchSizeRange, unit: "records"), default: .number(Double(defaultBatchSize)),
+                    "The most records per transaction"),
+                ConfigurationProperty(
+                    "batchWindowSeconds", .number(batchWindowRange, unit: "seconds"), default: .number(defaultBatchWindowSeconds),
+                    "How long a short batch waits for more records before it commits"),
+            ])
+        }
+
         /// Checks every key and applies the defaults; no I/O.
         /// - Throws: ``PluginConfigurationError`` naming the key.
         public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> Settings {

@@ -142,6 +142,54 @@ public struct SerialPedometerConfiguration: Decodable, Sendable, Hashable, Plugi
     }
 }
 
+extension SerialPedometerConfiguration {
+    /// Every key of the `config` object.
+    public static var configurationSchema: ConfigurationSchema {
+        .object([
+            ConfigurationProperty("path", .string(pattern: "^/", minLength: 1), "A tty, pty or bound /dev/rfcommN (an absolute path)"),
+            ConfigurationProperty(
+                "rfcomm",
+                .object(
+                    [
+                        ConfigurationProperty(
+                            "address", .string(pattern: "^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$"), "The device's Bluetooth address"),
+                        ConfigurationProperty("channel", .whole(1...30, unit: "RFCOMM channel"), "The RFCOMM channel"),
+                    ], required: ["address", "channel"]),
+                "An RFCOMM socket to connect directly"),
+            ConfigurationProperty("udev", .boolean, "Follow the ttys our udev rules tag for this plugin"),
+            ConfigurationProperty(
+                "baudRate", .wholeValues(SerialConfiguration.supportedBaudRates, unit: "bits per second"), default: 115_200,
+                "The line's speed, a rate termios can set"),
+            ConfigurationProperty("dataBits", .whole(5...8, unit: "bits"), default: 8, "Data bits per character"),
+            ConfigurationProperty(
+                "parity", .string(values: SerialConfiguration.Parity.allCases.map(\.rawValue)), default: "none", "Parity"),
+            ConfigurationProperty("stopBits", .whole(1...2, unit: "bits"), default: 1, "Stop bits"),
+            ConfigurationProperty(
+                "flowControl", .string(values: SerialConfiguration.FlowControl.allCases.map(\.rawValue)), default: "none",
+                "Flow control"),
+            ConfigurationProperty(
+                "decoder", .string(values: PedometerProtocols.names), default: .string(HGPTextDecoder.name),
+                "The line protocol; udev's HEALTHGATE_DECODER overrides it per device"),
+            ConfigurationProperty(
+                "maxLineLength", .whole(maxLineLengthRange, unit: "bytes"), default: 256, "The longest accepted line"),
+            ConfigurationProperty("exclusive", .boolean, default: true, "Lock the tty against other openers"),
+            ConfigurationProperty(
+                "reconnectIntervalSeconds", .number(intervalRange, unit: "seconds"), default: 2,
+                "The wait between reopen attempts of a missing device"),
+            ConfigurationProperty(
+                "identificationTimeoutSeconds", .number(intervalRange, unit: "seconds"), default: 3,
+                "How long to wait for the answer to ID? before counting under the transport's identity"),
+            ConfigurationProperty(
+                "gapThresholdSeconds", .number(gapThresholdRange, unit: "seconds"), default: 900,
+                "Intervals longer than this are flagged as gaps"),
+            ConfigurationProperty(
+                "wrapTolerance", .whole(wrapToleranceRange, unit: "steps"), default: 100_000,
+                "The largest counter decrease read as a wrap-around of the 32-bit counter rather than a reboot"),
+            ConfigurationProperty("deviceName", .nonEmptyText, "A display name until the device identifies itself"),
+        ])
+    }
+}
+
 /// A `serial-pedometer` source's settings: its configuration checked, with every default
 /// applied. ``SerialPedometerConfiguration/validated(in:)`` makes them; the source is built from
 /// them and checks nothing again.
