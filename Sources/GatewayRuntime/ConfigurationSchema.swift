@@ -27,9 +27,9 @@ public indirect enum ConfigurationSchema: Sendable {
     case constant(String)
 
     /// A string of no particular form.
-    public static let text = ConfigurationSchema.string()
+    public static var text: ConfigurationSchema { .string() }
     /// A string that must not be empty.
-    public static let nonEmptyText = ConfigurationSchema.string(minLength: 1)
+    public static var nonEmptyText: ConfigurationSchema { .string(minLength: 1) }
 
     /// A number from `range`, in `unit` (plural, as in "seconds"), fractions allowed.
     public static func number(_ range: ClosedRange<Double>, unit: String) -> ConfigurationSchema {

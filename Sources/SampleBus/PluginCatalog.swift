@@ -7,8 +7,10 @@ public struct PluginCatalogEntry: Sendable {
     public let kind: String
     public let summary: String
     public let role: PluginRole
-    /// The `config` object's declared keys (``PluginConfigurationContract``).
-    public let schema: ConfigurationSchema
+    /// The `config` object's declared keys (``PluginConfigurationContract``), built when asked
+    /// for: an entry held for the process's life does not keep the tree alive.
+    public var schema: ConfigurationSchema { makeSchema() }
+    let makeSchema: @Sendable () -> ConfigurationSchema
     let validate: @Sendable (JSONValue, PluginEnvironment) throws -> Void
     let makeSource: (@Sendable (JSONValue, PluginEnvironment) throws -> any SampleSource)?
     let makeSink: (@Sendable (JSONValue, PluginEnvironment) throws -> any SampleSink)?
@@ -27,7 +29,7 @@ public struct PluginCatalogEntry: Sendable {
     /// A catalog entry for a source plugin.
     public static func source<P: SampleSource & ConfigurablePlugin>(_ plugin: P.Type) -> PluginCatalogEntry {
         PluginCatalogEntry(
-            kind: P.kind, summary: P.summary, role: .source, schema: P.Configuration.configurationSchema,
+            kind: P.kind, summary: P.summary, role: .source, makeSchema: { P.Configuration.configurationSchema },
             validate: { config, environment in _ = try settings(P.self, config, environment) },
             makeSource: { config, environment in
                 try P(settings: try settings(P.self, config, environment), environment: environment)
@@ -37,7 +39,7 @@ public struct PluginCatalogEntry: Sendable {
     /// A catalog entry for a sink plugin.
     public static func sink<P: SampleSink & ConfigurablePlugin>(_ plugin: P.Type) -> PluginCatalogEntry {
         PluginCatalogEntry(
-            kind: P.kind, summary: P.summary, role: .sink, schema: P.Configuration.configurationSchema,
+            kind: P.kind, summary: P.summary, role: .sink, makeSchema: { P.Configuration.configurationSchema },
             validate: { config, environment in _ = try settings(P.self, config, environment) },
             makeSource: nil,
             makeSink: { config, environment in
@@ -49,7 +51,7 @@ public struct PluginCatalogEntry: Sendable {
     /// no queue: it takes nothing from the bus).
     public static func follower<P: StoreFollower & ConfigurablePlugin>(_ plugin: P.Type) -> PluginCatalogEntry {
         PluginCatalogEntry(
-            kind: P.kind, summary: P.summary, role: .sink, schema: P.Configuration.configurationSchema,
+            kind: P.kind, summary: P.summary, role: .sink, makeSchema: { P.Configuration.configurationSchema },
             validate: { config, environment in _ = try settings(P.self, config, environment) },
             makeSource: nil, makeSink: nil,
             makeFollower: { config, environment in

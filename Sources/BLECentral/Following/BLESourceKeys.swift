@@ -76,8 +76,10 @@ public enum BLESourceKeys {
     }
 
     /// `simulation.notificationsPerSecond`.
-    public static let notificationRateProperty = ConfigurationProperty(
-        "notificationsPerSecond", .number(notificationRate), default: 1, "Notifications per second per simulated device")
+    public static var notificationRateProperty: ConfigurationProperty {
+        ConfigurationProperty(
+            "notificationsPerSecond", .number(notificationRate), default: 1, "Notifications per second per simulated device")
+    }
 
     /// The adapters a source uses: `adapters`, else `adapter` (nil: the first BlueZ lists).
     public static func adapterNames(adapter: String?, adapters: [String]?) -> [String?] {
