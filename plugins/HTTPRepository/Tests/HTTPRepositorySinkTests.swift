@@ -506,7 +506,11 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let running = try await start(configuration {
             $0.auth = .init(type: .bearer, tokenFile: tokenFile.path)
         }, clock: clock, records: records)
-        try await waitUntil("refused") { running.status.current?.details["authError"] != nil }
+        // The receiver sets the detail when the 401 arrives; the follower reports the error after
+        // it has the outcome: wait for both.
+        try await waitUntil("refused") {
+            running.status.current?.details["authError"] != nil && running.status.current?.lastError != nil
+        }
         let status = try XCTUnwrap(running.status.current)
         XCTAssertEqual(status.details["authError"], "authentication failed (401): check the token file \(tokenFile.path)")
         XCTAssertTrue(status.lastError?.hasPrefix("authentication failed (401)") == true, status.lastError ?? "")
