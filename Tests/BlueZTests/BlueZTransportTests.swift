@@ -451,6 +451,37 @@ final class BlueZTransportTests: XCTestCase {
         try await waitUntil("the stream ends on disconnect") { after.ended }
     }
 
+    /// bluetoothd enables the notifications of a cached subscription again by itself on
+    /// reconnection, so a device's first value can arrive before the connection subscribes: it
+    /// is delivered first, through StartNotify and through AcquireNotify alike, and a reconnect
+    /// loses none.
+    func testValuesNotifiedBeforeTheSubscriptionAreDeliveredFirst() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let transport = bluez.transport()
+        for (index, acquire) in [false, true].enumerated() {
+            let address = "AA:BB:CC:DD:EE:2\(index)"
+            let device = try await bluez.addMonitor(address, acquire: acquire)
+            let characteristic = PrivateBlueZ.heartRateMeasurement(device)
+            var sent: [[UInt8]] = []
+            var received: [[UInt8]] = []
+            for round in 0..<5 {
+                let first: [UInt8] = [0x00, UInt8(60 + 2 * round)]
+                try await bluez.notifyOnConnect(device, uuid: 0x2A37, first)
+                let connection = try await transport.connect(to: address)
+                let values = StreamCollector(try await connection.notifications(of: .heartRateMeasurement, in: .heartRateService))
+                let second: [UInt8] = [0x00, UInt8(61 + 2 * round)]
+                try await bluez.notify(characteristic, second)
+                sent += [first, second]
+                try await waitUntil("round \(round) (acquire \(acquire))") { values.elements.count == 2 }
+                received += values.elements.map(\.value)
+                try await bluez.dropLink(device)
+                try await waitUntil("end of round \(round)") { values.ended }
+            }
+            XCTAssertEqual(received, sent, "acquire \(acquire)")
+        }
+    }
+
     func testReconnectAfterLinkDropAcquiresAgain() async throws {
         let bluez = try await start()
         try await bluez.addAdapter()

@@ -211,6 +211,12 @@ final class PrivateBlueZ: @unchecked Sendable {
         try await control("ConnectSilently", [.objectPath(device)])
     }
 
+    /// The next Connect ends with the characteristic `uuid` notifying `bytes` before anyone
+    /// subscribes: what bluetoothd does when it re-enables a cached subscription itself.
+    func notifyOnConnect(_ device: String, uuid: UInt16, _ bytes: [UInt8]) async throws {
+        try await control("NotifyOnConnect", [.objectPath(device), .uint16(uuid), .byteArray(bytes)])
+    }
+
     func notify(_ characteristic: String, _ bytes: [UInt8]) async throws {
         try await control("Notify", [.objectPath(characteristic), .byteArray(bytes)])
     }

@@ -162,6 +162,19 @@ def device_connect(device):
     export_gatt(device)
     if not state['resolve_early']:
         set_props(device, DEVICE_IFACE, {'ServicesResolved': dbus.Boolean(True, variant_level=1)})
+    notify_on_connect(device)
+
+
+def notify_on_connect(device):
+    # As bluetoothd does for a client whose StartNotify outlived a link loss of a device whose
+    # attributes it caches: it enables notifications again itself, and the device's first values
+    # arrive before that client subscribes on the new connection.
+    for uuid, value in device.hg['on_connect']:
+        char = next(mockobject.objects[path] for path in device.hg['gatt']
+                    if getattr(mockobject.objects.get(path), 'hg', {}).get('uuid') == uuid)
+        set_props(char, CHAR_IFACE, {'Notifying': dbus.Boolean(True, variant_level=1)})
+        set_props(char, CHAR_IFACE, {'Value': dbus.Array(value, signature='y', variant_level=1)})
+    device.hg['on_connect'] = []
 
 
 def device_disconnect(device):
@@ -317,6 +330,7 @@ def control_add_monitor(main, adapter, address, name, acquire):
     # Entered directly: device_pair needs the caller's name, which AddMethod's wrapper drops.
     device.methods[DEVICE_IFACE]['Pair'] = ('', '', None, device_pair)
     device.hg = {'fail': [], 'acquire': bool(acquire), 'resolve_early': False, 'silent': False, 'gatt': [], 'attempts': 0,
+                 'on_connect': [],
                  'layout': HEART_RATE_GATT, 'records': [], 'passkey': None, 'passkey_requests': 0}
     emit_added(path, {DEVICE_IFACE: props})
     return dbus.ObjectPath(path)
@@ -361,6 +375,10 @@ def control_set_adapter_modalias(_main, adapter_name, modalias):
 
 def control_connect_silently(_main, device_path):
     mockobject.objects[device_path].hg['silent'] = True
+
+
+def control_notify_on_connect(_main, device_path, uuid, value):
+    mockobject.objects[device_path].hg['on_connect'].append((int(uuid), bytes(value)))
 
 
 def control_notify(_main, char_path, value):
@@ -412,6 +430,7 @@ _CONTROL = [
     ('ConnectAttempts', 'o', 'u', control_connect_attempts),
     ('DropLink', 'o', '', control_drop_link),
     ('ConnectSilently', 'o', '', control_connect_silently),
+    ('NotifyOnConnect', 'oqay', '', control_notify_on_connect),
     ('SetAdapterModalias', 'ss', '', control_set_adapter_modalias),
     ('RemoveMonitor', 'o', '', control_remove_monitor),
     ('AddGlucoseMeter', 'sss', 'o', control_add_glucose_meter),

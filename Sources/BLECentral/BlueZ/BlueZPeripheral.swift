@@ -32,6 +32,9 @@ final class BlueZPeripheral: BLEConnection {
         var subscriptions: [UInt64: Subscription] = [:]
         var nextID: UInt64 = 0
         var signalsSeen = 0
+        /// Values notified before anyone subscribed to them on this connection, by object path,
+        /// oldest first (see ``earlyValueLimit``).
+        var early: [String: [(value: [UInt8], receivedAt: Date)]] = [:]
     }
 
     /// How far service resolution has got, as the signals tell it.
@@ -52,6 +55,14 @@ final class BlueZPeripheral: BLEConnection {
     /// Notifications each stream holds for a consumer that has not taken them yet: at 1 to 4 Hz
     /// per characteristic, over a minute of falling behind before the oldest is dropped.
     static let notificationBufferLimit = 256
+
+    /// Values kept per characteristic that notified before it was subscribed to on this
+    /// connection. bluetoothd keeps a client's StartNotify across a link loss of a device whose
+    /// attributes it caches, and enables notifications again itself on reconnection (BlueZ
+    /// src/gatt-client.c, `btd_gatt_client_ready` registers every notify client again): the
+    /// device's first value can then arrive before this connection subscribes. The next
+    /// subscription receives them first, in order, with their arrival times.
+    static let earlyValueLimit = 16
 
     let address: String
     let devicePath: String
@@ -122,10 +133,11 @@ final class BlueZPeripheral: BLEConnection {
             }
             let resolved = isResolved(state.tree)
             var values: [(AsyncThrowingStream<BLENotification, any Error>.Continuation, BluetoothUUID)] = []
-            if let change, change.interface == BlueZInterface.gattCharacteristic, change.changed["Value"] != nil {
+            if let change, change.interface == BlueZInterface.gattCharacteristic, let value = change.changed["Value"]?.bytes {
                 for subscription in state.subscriptions.values {
                     if let uuid = subscription.startNotified[signal.path] { values.append((subscription.continuation, uuid)) }
                 }
+                if values.isEmpty { keepEarly(value, path: signal.path, in: &state) }
             }
             return (resolved, values)
         }
@@ -137,6 +149,36 @@ final class BlueZPeripheral: BLEConnection {
             logger.info("disconnected: \(dropped)", device: address)
             finish(BLETransportError(.disconnected, device: address, dropped))
         }
+    }
+
+    /// Keeps a value no subscription took, when bluetoothd says the characteristic is notifying
+    /// (a value read by ReadValue changes "Value" too, and is not a notification).
+    private func keepEarly(_ value: [UInt8], path: String, in state: inout State) {
+        guard path.hasPrefix(devicePath + "/"),
+            state.tree.objects[path]?[BlueZInterface.gattCharacteristic]?["Notifying"]?.bool == true
+        else { return }
+        var kept = state.early[path] ?? []
+        if kept.count == Self.earlyValueLimit {
+            kept.removeFirst()
+            dropped.add(1, ordering: .relaxed)
+        }
+        kept.append((value, clock.now()))
+        state.early[path] = kept
+    }
+
+    /// Hands the values kept for `path` to `continuation`, oldest first. Called with the lock
+    /// held, in the same critical section that routes later values to the subscription, so
+    /// nothing arrives out of order.
+    private func flushEarly(
+        _ path: String, as uuid: BluetoothUUID, to continuation: AsyncThrowingStream<BLENotification, any Error>.Continuation,
+        in state: inout State
+    ) {
+        guard let kept = state.early.removeValue(forKey: path), !kept.isEmpty else { return }
+        for (value, date) in kept {
+            let notification = BLENotification(characteristic: uuid, value: value, receivedAt: date)
+            if case .dropped = continuation.yield(notification) { dropped.add(1, ordering: .relaxed) }
+        }
+        logger.debug("\(kept.count) value(s) of \(uuid) notified before this connection subscribed", device: address)
     }
 
     /// ServicesResolved is true AND the GATT objects are exported: BlueZ may announce the
@@ -346,6 +388,7 @@ final class BlueZPeripheral: BLEConnection {
                 let added = state.withLock { state -> Bool in
                     guard state.finished == nil, state.subscriptions[id] != nil else { return false }
                     state.subscriptions[id]?.sockets.append(socket)
+                    flushEarly(characteristic.path, as: uuid, to: continuation, in: &state)
                     return true
                 }
                 guard added else {
@@ -363,6 +406,7 @@ final class BlueZPeripheral: BLEConnection {
         let added = state.withLock { state -> Bool in
             guard state.finished == nil, state.subscriptions[id] != nil else { return false }
             state.subscriptions[id]?.startNotified[characteristic.path] = uuid
+            flushEarly(characteristic.path, as: uuid, to: continuation, in: &state)
             return true
         }
         guard added else { throw BLETransportError(.disconnected, device: address, "the link dropped") }

@@ -80,6 +80,9 @@ enum FuzzTarget: String, CaseIterable {
                 if index == 3 { builder.markGap() }
             }
             if let last = builder.finishSegment() { chunks.append(last) }
+            for (earlier, later) in zip(chunks, chunks.dropFirst()) {
+                check(earlier.end <= later.start, "a chunk starts before the one before it ends")
+            }
             for chunk in chunks {
                 check(chunk.start <= chunk.end, "a chunk ends before it starts")
                 check(zip(chunk.beats, chunk.beats.dropFirst()).allSatisfy { $0.timeSinceSeriesStart <= $1.timeSinceSeriesStart },

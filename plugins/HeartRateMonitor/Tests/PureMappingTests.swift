@@ -59,34 +59,47 @@ final class HeartbeatSeriesBuilderTests: XCTestCase {
     }
 
     /// RR intervals adding up to twice the time that passes (1 s intervals every 0.5 s): the
-    /// series is pulled back to the arrival dates instead of running into the future, and no
-    /// zero-length gap beat is added.
-    func testSeriesRunningAheadOfArrivalsIsReanchoredToThem() throws {
-        var builder = HeartbeatSeriesBuilder(maximumBeats: 1000, maximumDuration: 600)
+    /// series is pulled back to the arrival dates instead of running into the future, beats never
+    /// go back in time from one chunk to the next, and the intervals whose time earlier beats
+    /// already cover are dropped and counted, not stored twice.
+    func testSeriesRunningAheadOfArrivalsStaysInOrder() throws {
+        var builder = HeartbeatSeriesBuilder(maximumBeats: 50, maximumDuration: 600)
         var chunks: [HeartbeatSeriesBuilder.Chunk] = []
-        var latestBeat = Date.distantPast
         for index in 0..<120 {
             let date = t0.addingTimeInterval(Double(index) * 0.5)
             chunks += builder.add(rrIntervals: [1024, 1024], receivedAt: date)
-            let pending = try XCTUnwrap(builder.pendingChunk)
-            XCTAssertLessThanOrEqual(pending.end, date.addingTimeInterval(3), "notification \(index)")
-            latestBeat = max(latestBeat, pending.end)
+            if let pending = builder.pendingChunk {
+                XCTAssertLessThanOrEqual(pending.end, date.addingTimeInterval(3), "notification \(index)")
+            }
         }
         if let last = builder.finishSegment() { chunks.append(last) }
-        XCTAssertLessThanOrEqual(latestBeat, t0.addingTimeInterval(59.5 + 3))
-        XCTAssertGreaterThan(chunks.count, 1, "each pull-back ends a chunk")
-        for chunk in chunks {
-            let offsets = chunk.beats.map(\.timeSinceSeriesStart)
-            XCTAssertEqual(offsets, offsets.sorted())
-            // Every beat is one RR interval (1 s) after the one before, except none: a chunk
-            // has no zero-length gap beat.
-            for (earlier, later) in zip(offsets, offsets.dropFirst()) {
-                XCTAssertEqual(later - earlier, 1, accuracy: 1e-9)
-            }
-            XCTAssertEqual(chunk.beats.first?.precededByGap, true)
-        }
-        // Beats are not lost: 240 intervals, plus one anchor beat per chunk.
-        XCTAssertEqual(chunks.map(\.beats.count).reduce(0, +), 240 + chunks.count)
+        XCTAssertGreaterThan(chunks.count, 1)
+        let dates = chunks.flatMap { chunk in chunk.beats.map { chunk.start.addingTimeInterval($0.timeSinceSeriesStart) } }
+        for (earlier, later) in zip(dates, dates.dropFirst()) { XCTAssertLessThan(earlier, later) }
+        for (earlier, later) in zip(chunks, chunks.dropFirst()) { XCTAssertGreaterThanOrEqual(later.start, earlier.end) }
+        XCTAssertLessThanOrEqual(try XCTUnwrap(dates.last), t0.addingTimeInterval(59.5 + 3))
+        // Every interval is a stored beat or counted as overlapping.
+        let intervals = chunks.flatMap(\.beats).filter { !$0.precededByGap }.count
+        XCTAssertGreaterThan(builder.overlappingBeats, 100)
+        XCTAssertEqual(intervals + builder.overlappingBeats, 240)
+    }
+
+    /// A new connection's builder starts after the last beat of the one before: a first
+    /// notification whose RR intervals reach back before that beat loses the overlapping ones.
+    func testANewConnectionStartsAfterThePreviousLastBeat() throws {
+        var first = HeartbeatSeriesBuilder(maximumBeats: 100, maximumDuration: 600)
+        _ = first.add(rrIntervals: [1024, 1024], receivedAt: t0)
+        let previous = try XCTUnwrap(first.finishSegment())
+        let lastBeat = try XCTUnwrap(first.lastBeat)
+        XCTAssertEqual(previous.end, lastBeat)
+        // Reconnected 1.5 s later; the strap reports the three beats of the last 3 s.
+        var second = HeartbeatSeriesBuilder(maximumBeats: 100, maximumDuration: 600, notBefore: lastBeat)
+        _ = second.add(rrIntervals: [1024, 1024, 1024], receivedAt: t0.addingTimeInterval(1.5))
+        let chunk = try XCTUnwrap(second.finishSegment())
+        XCTAssertGreaterThan(chunk.start, lastBeat)
+        XCTAssertEqual(chunk.beats.map(\.precededByGap), [true, false])
+        XCTAssertEqual(chunk.end, t0.addingTimeInterval(1.5))
+        XCTAssertEqual(second.overlappingBeats, 2)
     }
 
     func testTimeCutsChunks() {

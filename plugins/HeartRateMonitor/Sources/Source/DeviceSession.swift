@@ -18,10 +18,14 @@ struct DeviceSession: Sendable {
     var key: String { session.key }
     var displayName: String { session.displayName }
 
-    /// Per-device counters, kept across connections and shown in the status details.
+    /// Per-device counters, kept across connections and shown in the status details, and the
+    /// last heartbeat placed, before which a new connection places none.
     struct Counters {
         var badPayloads = 0
         var droppedNoContact = 0
+        /// RR intervals dropped as covering time earlier beats cover (``HeartbeatSeriesBuilder``).
+        var overlappingBeats = 0
+        var lastBeat: Date?
     }
 
     func run() async throws {
@@ -172,5 +176,6 @@ struct DeviceSession: Sendable {
     func counted(_ counters: Counters) {
         setDetail("badPayloads", counters.badPayloads == 0 ? nil : String(counters.badPayloads))
         setDetail("droppedNoContact", counters.droppedNoContact == 0 ? nil : String(counters.droppedNoContact))
+        setDetail("overlappingBeats", counters.overlappingBeats == 0 ? nil : String(counters.overlappingBeats))
     }
 }

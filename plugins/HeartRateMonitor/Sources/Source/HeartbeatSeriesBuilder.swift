@@ -9,12 +9,16 @@ public import HealthModel
 /// anchored once: the last beat of its first notification is placed at the arrival date and the
 /// earlier beats before it; the anchor beat is `precededByGap`. The series is re-anchored, with
 /// a gap, when accumulated time drifts more than `+3 s`/`−10 s` from arrival dates (missed
-/// notifications, or RR intervals adding up to more time than passed). A re-anchor that falls
-/// before the last beat placed (time ran ahead of the arrival dates) ends the chunk there and
-/// starts a new one at the anchor: beats never go back in time within a chunk, and a beat is
-/// never placed more than 3 s after the notification that reported it. Chunks are cut every
-/// `maximumBeats` beats or `maximumDuration` seconds; a continuing chunk starts at the previous
-/// chunk's last beat, so no interval is lost.
+/// notifications, or RR intervals adding up to more time than passed).
+///
+/// Beats never go back in time, within a chunk or across chunks, segments and connections (the
+/// `notBefore` of a new builder is the previous one's ``lastBeat``): an anchor that would fall
+/// at or before the last beat placed means the notification's oldest intervals cover time that
+/// beats already cover (a strap repeating RR values, or RR intervals outrunning time); those
+/// intervals are dropped and counted in ``overlappingBeats``, and the rest start after the last
+/// beat with a gap mark. So a beat is never placed more than 3 s after the notification that
+/// reported it. Chunks are cut every `maximumBeats` beats or `maximumDuration` seconds; a
+/// continuing chunk starts at the previous chunk's last beat, so no interval is lost.
 public struct HeartbeatSeriesBuilder: Sendable {
     /// A finished chunk, ready to become a ``HeartbeatSeriesSample``.
     public struct Chunk: Hashable, Sendable {
@@ -33,13 +37,19 @@ public struct HeartbeatSeriesBuilder: Sendable {
 
     private var seriesStart: Date?
     private var beats: [Heartbeat] = []
-    private var lastBeat: Date?
+    /// The last beat placed by this builder, or `notBefore`: no later beat is placed before it.
+    public private(set) var lastBeat: Date?
     private var gapPending = true
+    /// RR intervals dropped because their beats would have fallen at or before a beat already
+    /// placed.
+    public private(set) var overlappingBeats = 0
 
-    /// A builder; both limits are at least 1.
-    public init(maximumBeats: Int, maximumDuration: Double) {
+    /// A builder; both limits are at least 1. No beat is placed at or before `notBefore` (the
+    /// previous connection's ``lastBeat``).
+    public init(maximumBeats: Int, maximumDuration: Double, notBefore: Date? = nil) {
         self.maximumBeats = max(1, maximumBeats)
         self.maximumDuration = max(1, maximumDuration)
+        lastBeat = notBefore
     }
 
     /// Beats waiting in the current chunk.
@@ -53,28 +63,29 @@ public struct HeartbeatSeriesBuilder: Sendable {
     }
 
     /// Adds one notification's RR intervals (1/1024 s, oldest first), received at `date`.
-    /// - Returns: the chunks finished by this notification, oldest first: none usually; one when
-    ///   a chunk is due or a re-anchor ends one; two when both happen.
+    /// - Returns: the chunk this notification finished (one is due), or none.
     public mutating func add(rrIntervals: some Collection<UInt16>, receivedAt date: Date) -> [Chunk] {
         guard !rrIntervals.isEmpty else { return dueChunk(at: date).map { [$0] } ?? [] }
-        var finished: [Chunk] = []
-        let total = rrIntervals.reduce(0.0) { $0 + Double($1) / 1024 }
-        if !gapPending, let last = lastBeat {
+        var intervals = rrIntervals.map { Double($0) / 1024 }
+        var total = intervals.reduce(0, +)
+        if !gapPending, seriesStart != nil, let last = lastBeat {
             let predicted = last.addingTimeInterval(total)
             if predicted > date.addingTimeInterval(3) || predicted < date.addingTimeInterval(-10) {
                 gapPending = true
             }
         }
         var beatDate: Date
-        if gapPending || lastBeat == nil {
-            let anchor = date.addingTimeInterval(-total)
-            if let last = lastBeat, anchor < last {
-                // The beats already placed run past this notification's: continuing from them
-                // would push every later beat further into the future. The chunk ends at its
-                // last beat, and a new one starts at the anchor.
-                if let chunk = cut() { finished.append(chunk) }
-                seriesStart = nil
-                lastBeat = nil
+        if gapPending || seriesStart == nil {
+            var anchor = date.addingTimeInterval(-total)
+            if let last = lastBeat {
+                // The oldest intervals would end at or before a beat already placed: the time
+                // they cover is covered.
+                while !intervals.isEmpty, anchor <= last {
+                    total -= intervals.removeFirst()
+                    anchor = date.addingTimeInterval(-total)
+                    overlappingBeats += 1
+                }
+                guard !intervals.isEmpty else { return dueChunk(at: date).map { [$0] } ?? [] }
             }
             if seriesStart == nil { seriesStart = anchor }
             append(anchor, gap: true)
@@ -83,14 +94,12 @@ public struct HeartbeatSeriesBuilder: Sendable {
         } else {
             // Just checked: lastBeat is non-nil in this branch.
             beatDate = lastBeat ?? date
-            if seriesStart == nil { seriesStart = beatDate }
         }
-        for interval in rrIntervals {
-            beatDate = beatDate.addingTimeInterval(Double(interval) / 1024)
+        for interval in intervals {
+            beatDate = beatDate.addingTimeInterval(interval)
             append(beatDate, gap: false)
         }
-        if let chunk = dueChunk(at: date) { finished.append(chunk) }
-        return finished
+        return dueChunk(at: date).map { [$0] } ?? []
     }
 
     /// Contact was lost (or beats were otherwise missed): the next beat is `precededByGap`.

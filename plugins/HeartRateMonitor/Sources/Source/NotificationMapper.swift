@@ -57,7 +57,7 @@ struct NotificationMapper {
         self.ids = ids
         series = HeartbeatSeriesBuilder(
             maximumBeats: configuration.heartbeatSeriesMaxBeats,
-            maximumDuration: configuration.heartbeatSeriesSeconds)
+            maximumDuration: configuration.heartbeatSeriesSeconds, notBefore: counters.lastBeat)
         running = RunningAggregator(windowSeconds: configuration.runningWindowSeconds)
         var metadata = Metadata()
         metadata[.bleAddress] = .string(key)
@@ -92,8 +92,14 @@ struct NotificationMapper {
             rebaselineEnergy(measurement, at: date)
         } else {
             append(.heartRate, Quantity(Double(measurement.heartRate), .countPerMinute), date, date, heartMetadata, to: &output)
+            let overlapping = series.overlappingBeats
             for chunk in series.add(rrIntervals: measurement.rrIntervals, receivedAt: date) {
                 appendSeries(chunk, to: &output)
+            }
+            counters.lastBeat = series.lastBeat
+            if series.overlappingBeats != overlapping {
+                counters.overlappingBeats += series.overlappingBeats - overlapping
+                output.effects.append(.countersChanged)
             }
             if !measurement.rrIntervals.isEmpty { appendProvisionalSeries(to: &output) }
             appendEnergy(measurement, at: date, to: &output)
