@@ -207,18 +207,23 @@ public struct BlueZClient: Sendable {
         self.connection = connection
     }
 
+    /// Every call to bluetoothd goes through here, named by its ``BlueZMethod``.
     private func call(
-        _ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
-        timeout: Duration? = nil
+        _ path: String, _ method: BlueZMethod, _ arguments: [DBusValue] = [], timeout: Duration? = nil
     ) async throws -> [DBusValue] {
         try await connection.call(
-            destination: Self.serviceName, path: path, interface: interface, member: member,
+            destination: Self.serviceName, path: path, interface: method.interface, member: method.member,
             arguments: arguments, timeout: timeout)
+    }
+
+    /// Properties.Set of one of the properties healthgate writes.
+    private func set(_ property: BlueZWritableProperty, at path: String, _ value: DBusValue) async throws {
+        _ = try await call(path, .setProperty, [.string(property.interface), .string(property.name), .variant(value)])
     }
 
     /// Every object bluetoothd exports.
     public func managedObjects() async throws -> BlueZObjectTree {
-        let reply = try await call("/", BlueZInterface.objectManager, "GetManagedObjects")
+        let reply = try await call("/", .getManagedObjects)
         guard let first = reply.first else {
             throw DBusError(name: DBusError.invalidSignature, message: "GetManagedObjects returned nothing")
         }
@@ -235,7 +240,7 @@ public struct BlueZClient: Sendable {
     /// BlueZ merges the filters of all its clients, so results must still be filtered.
     public func setDiscoveryFilter(adapter: String, uuids: [String]) async throws {
         _ = try await call(
-            adapter, BlueZInterface.adapter, "SetDiscoveryFilter",
+            adapter, .setDiscoveryFilter,
             [
                 .properties([
                     ("Transport", .string("le")),
@@ -248,60 +253,61 @@ public struct BlueZClient: Sendable {
     /// Sets Adapter1.Powered (org.freedesktop.DBus.Properties.Set): how an administrator turns a
     /// controller off and on, and what the adapter watchdog does to a wedged one.
     public func setPowered(adapter: String, _ powered: Bool) async throws {
-        _ = try await call(
-            adapter, BlueZInterface.properties, "Set",
-            [.string(BlueZInterface.adapter), .string("Powered"), .variant(.bool(powered))])
+        try await set(.adapterPowered, at: adapter, .bool(powered))
     }
 
     /// Adapter1.StartDiscovery.
     public func startDiscovery(adapter: String) async throws {
-        _ = try await call(adapter, BlueZInterface.adapter, "StartDiscovery")
+        _ = try await call(adapter, .startDiscovery)
     }
 
     /// Adapter1.StopDiscovery.
     public func stopDiscovery(adapter: String) async throws {
-        _ = try await call(adapter, BlueZInterface.adapter, "StopDiscovery")
+        _ = try await call(adapter, .stopDiscovery)
     }
 
     /// Device1.Connect. BlueZ replies once the link is up (services may still be resolving).
     public func connect(device: String) async throws {
-        _ = try await call(device, BlueZInterface.device, "Connect", timeout: .seconds(60))
+        _ = try await call(device, .connect, timeout: .seconds(60))
     }
 
     /// AgentManager1.RegisterAgent: bluetoothd asks the agent at `path` on this connection for
     /// passkeys and confirmations of the pairings this connection starts. `capability` is one of
     /// DisplayOnly, DisplayYesNo, KeyboardOnly, NoInputNoOutput, KeyboardDisplay.
     public func registerAgent(path: String, capability: String) async throws {
-        _ = try await call("/org/bluez", BlueZInterface.agentManager, "RegisterAgent", [.objectPath(path), .string(capability)])
+        _ = try await call("/org/bluez", .registerAgent, [.objectPath(path), .string(capability)])
     }
 
     /// Device1.Pair: pairs and bonds (BlueZ stores the keys). Replies when pairing ended; a
     /// device that asks for a passkey waits for the agent, so the timeout is generous.
     public func pair(device: String, timeout: Duration = .seconds(90)) async throws {
-        _ = try await call(device, BlueZInterface.device, "Pair", timeout: timeout)
+        _ = try await call(device, .pair, timeout: timeout)
     }
 
     /// Sets Device1.Trusted: bluetoothd then accepts the device's reconnections without asking
     /// an agent.
     public func setTrusted(device: String, _ trusted: Bool) async throws {
-        _ = try await call(
-            device, BlueZInterface.properties, "Set",
-            [.string(BlueZInterface.device), .string("Trusted"), .variant(.bool(trusted))])
+        try await set(.deviceTrusted, at: device, .bool(trusted))
+    }
+
+    /// Device1.CancelPairing: gives up a pairing this connection started.
+    public func cancelPairing(device: String) async throws {
+        _ = try await call(device, .cancelPairing)
     }
 
     /// Adapter1.RemoveDevice: forgets the device and its keys.
     public func removeDevice(adapter: String, device: String) async throws {
-        _ = try await call(adapter, BlueZInterface.adapter, "RemoveDevice", [.objectPath(device)])
+        _ = try await call(adapter, .removeDevice, [.objectPath(device)])
     }
 
     /// Device1.Disconnect.
     public func disconnect(device: String) async throws {
-        _ = try await call(device, BlueZInterface.device, "Disconnect")
+        _ = try await call(device, .disconnect)
     }
 
     /// GattCharacteristic1.ReadValue({}).
     public func readValue(characteristic: String) async throws -> [UInt8] {
-        let reply = try await call(characteristic, BlueZInterface.gattCharacteristic, "ReadValue", [.properties([])])
+        let reply = try await call(characteristic, .readValue, [.properties([])])
         guard let bytes = reply.first?.bytes else {
             throw DBusError(name: DBusError.invalidSignature, message: "ReadValue did not return ay", context: characteristic)
         }
@@ -311,25 +317,25 @@ public struct BlueZClient: Sendable {
     /// GattCharacteristic1.WriteValue(value, {"type": "request"}): a write with response.
     public func writeValue(characteristic: String, value: [UInt8]) async throws {
         _ = try await call(
-            characteristic, BlueZInterface.gattCharacteristic, "WriteValue",
+            characteristic, .writeValue,
             [.byteArray(value), .properties([("type", .string("request"))])])
     }
 
     /// GattCharacteristic1.StartNotify: values then arrive as PropertiesChanged "Value".
     public func startNotify(characteristic: String) async throws {
-        _ = try await call(characteristic, BlueZInterface.gattCharacteristic, "StartNotify")
+        _ = try await call(characteristic, .startNotify)
     }
 
     /// GattCharacteristic1.StopNotify.
     public func stopNotify(characteristic: String) async throws {
-        _ = try await call(characteristic, BlueZInterface.gattCharacteristic, "StopNotify")
+        _ = try await call(characteristic, .stopNotify)
     }
 
     /// GattCharacteristic1.AcquireNotify({}): a socket on which each notification arrives as
     /// one datagram of at most `mtu` bytes. Closing the fd stops the notifications.
     public func acquireNotify(characteristic: String) async throws -> (descriptor: DBusUnixFD, mtu: Int) {
         let reply = try await call(
-            characteristic, BlueZInterface.gattCharacteristic, "AcquireNotify", [.properties([])])
+            characteristic, .acquireNotify, [.properties([])])
         guard reply.count == 2, case .unixFD(let descriptor) = reply[0], let mtu = reply[1].integer else {
             throw DBusError(
                 name: DBusError.invalidSignature, message: "AcquireNotify did not return (h, q)",
@@ -340,7 +346,7 @@ public struct BlueZClient: Sendable {
 
     /// Reads one property with org.freedesktop.DBus.Properties.Get.
     public func property(_ name: String, of interface: String, at path: String) async throws -> DBusValue {
-        let reply = try await call(path, BlueZInterface.properties, "Get", [.string(interface), .string(name)])
+        let reply = try await call(path, .getProperty, [.string(interface), .string(name)])
         guard let value = reply.first else {
             throw DBusError(name: DBusError.invalidSignature, message: "Get returned nothing", context: path)
         }

@@ -16,6 +16,9 @@
 #      `healthgate pair ADDRESS --passkey 24680` pairs again by hand; a new gateway run uses that
 #      bond without pairing;
 #   5. bluetoothd still runs, and healthgate stops cleanly on SIGTERM.
+# Every healthgate command runs as the service user `healthgate` on a strict system bus: BlueZ's
+# policy without Debian's grant of org.bluez to every user, and healthgate's shipped policy
+# (udev-rules/dbus-healthgate.conf), which a call it does not list is refused by.
 set -uo pipefail
 REPO=${1:?usage: bluetooth-bonded.sh REPO HEALTHGATE [SECONDS]}
 HG=${2:?usage: bluetooth-bonded.sh REPO HEALTHGATE [SECONDS]}
@@ -23,7 +26,14 @@ WAIT=${3:-60}
 OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
 
+STRICT_BUS=1
 start_bluetooth 2
+refused=$(as_service gdbus call --system -d org.bluez -o /org/bluez -m org.bluez.AgentManager1.RequestDefaultAgent \
+  /org/healthgate/pairing_agent 2>&1)
+[[ $refused == *AccessDenied* ]] && pass "the service user is refused a call the policy does not grant (RequestDefaultAgent)" ||
+  fail "the service user was not refused RequestDefaultAgent: $refused"
+as_service gdbus call --system -d org.bluez -o / -m org.freedesktop.DBus.ObjectManager.GetManagedObjects > /dev/null 2>&1 &&
+  pass "the service user may call what the policy grants (GetManagedObjects)" || fail "the service user cannot call GetManagedObjects" 
 # LE legacy pairing, as most glucose meters do it. With Secure Connections the one bluetoothd
 # that serves both ends derives a BR/EDR link key from the LE key (cross-transport key
 # derivation) and then tries BR/EDR connections to btvirt's LE-only controllers; in two runs
@@ -46,7 +56,7 @@ paired() {
 }
 
 say "healthgate pair with a wrong passkey"
-"$HG" pair "$METER" --passkey 111111 --adapter hci1 --timeout 30 > "$OUT/pair-wrong.out" 2> "$OUT/pair-wrong.err"
+as_service "$HG" pair "$METER" --passkey 111111 --adapter hci1 --timeout 30 > "$OUT/pair-wrong.out" 2> "$OUT/pair-wrong.err"
 status=$?
 cat "$OUT/pair-wrong.out" "$OUT/pair-wrong.err"
 [[ $status -eq 1 ]] && grep -q 'pairing failed' "$OUT/pair-wrong.err" &&
@@ -73,7 +83,7 @@ poll "$WAIT" at_least glucose 3 && pass "the three stored records arrive ($(gluc
 [[ $(grep -c 'passkey requested' "$OUT/meter.log") -ge 2 ]] &&
   pass "the meter was asked for its passkey again: the gateway's pairing used passkey entry" ||
   fail "the meter's agent was not asked for a passkey by the gateway's pairing"
-grep -q 'paired; BlueZ keeps the bond' "$OUT/healthgate.log" && pass "healthgate paired through its own agent" ||
+grep -q 'paired; BlueZ keeps the bond' "$OUT/healthgate.log" && pass "healthgate paired through its own agent, as the service user" ||
   fail "no pairing in healthgate's log"
 paired && pass "BlueZ reports the meter paired" || fail "BlueZ does not report the meter paired"
 keys=$(grep -ls 'LongTermKey' /var/lib/bluetooth/"$GATEWAY"/"$METER"/info 2> /dev/null)
@@ -105,11 +115,11 @@ say "stop the gateway; healthgate pair --forget, then pair by hand"
 kill -TERM "$GATEWAY_PID"; wait "$GATEWAY_PID"
 status=$?
 [[ $status -eq 0 ]] && pass "healthgate run exits 0 on SIGTERM" || fail "healthgate run exited $status"
-"$HG" pair --forget "$METER" --adapter hci1 > "$OUT/pair-forget.out" 2>&1 && grep -q "forgot $METER" "$OUT/pair-forget.out" &&
+as_service "$HG" pair --forget "$METER" --adapter hci1 > "$OUT/pair-forget.out" 2>&1 && grep -q "forgot $METER" "$OUT/pair-forget.out" &&
   pass "pair --forget removed the bond" || { fail "pair --forget"; cat "$OUT/pair-forget.out"; }
 # Finding the meter again after --forget took 22 s in one run (it advertises again only after
 # the gateway let go of it), so the timeout is generous.
-"$HG" pair "$METER" --passkey 24680 --adapter hci1 --timeout 60 > "$OUT/pair-hand.out" 2> "$OUT/pair-hand.err"
+as_service "$HG" pair "$METER" --passkey 24680 --adapter hci1 --timeout 60 > "$OUT/pair-hand.out" 2> "$OUT/pair-hand.err"
 status=$?
 cat "$OUT/pair-hand.out"
 [[ $status -eq 0 ]] && grep -q "paired $METER" "$OUT/pair-hand.out" && paired &&

@@ -324,6 +324,19 @@ public final class BlueZTransport: BLECentralTransport {
             logger.info("pairing" + (pairing.passkey == nil ? "" : " with the configured passkey"), device: address)
             do {
                 try await client.pair(device: device.path)
+            } catch let error where error is CancellationError || (error as? DBusError)?.name == DBusError.noReply {
+                // Given up on (the gateway stopping, or no answer in time): bluetoothd would
+                // otherwise go on pairing for a caller that left. A task of its own, awaited, as
+                // the caller may be a cancelled task.
+                let request = Task { [logger] in
+                    do {
+                        try await client.cancelPairing(device: device.path)
+                    } catch {
+                        logger.debug("CancelPairing: \(error)", device: address)
+                    }
+                }
+                await request.value
+                throw error
             } catch let error as DBusError where error.name == DBusError.bluezAlreadyExists {
                 logger.debug("BlueZ reports the device already paired", device: address)
             } catch let error as DBusError where !error.isUnavailable {

@@ -30,6 +30,7 @@ start_bluetooth() {
   say "kernel modules, system bus"
   bluetooth_modules || { echo "FAIL: modprobe"; exit 1; }
   mkdir -p /run/dbus
+  [[ -n ${STRICT_BUS:-} ]] && strict_bus_policy
   dbus-daemon --system --fork --print-pid > /run/dbus/daemon.pid
   poll 10 test -S /run/dbus/system_bus_socket || { echo "FAIL: no system bus"; exit 1; }
   say "btvirt: $count controllers"
@@ -46,6 +47,36 @@ start_bluetooth() {
   done
 }
 
+# strict_bus_policy: the system bus of a distribution without Debian's grant of org.bluez to
+# every local user: BlueZ's bluetooth.conf keeps only its root policy, and healthgate's shipped
+# policy (udev-rules/dbus-healthgate.conf) is installed. Creates the service user `healthgate`
+# (not in the bluetooth group), so only that policy's user rules let it reach bluetoothd.
+strict_bus_policy() {
+  local conf=/etc/dbus-1/system.d/bluetooth.conf
+  $PY - "$conf" <<'PYTHON' || { echo "FAIL: cannot make $conf strict"; exit 1; }
+import re, sys
+path = sys.argv[1]
+text = open(path).read()
+strict = re.sub(r'<policy (group="bluetooth"|context="default")>.*?</policy>', '', text, flags=re.S)
+open(path, 'w').write(strict)
+PYTHON
+  install -m 0644 "$REPO/udev-rules/dbus-healthgate.conf" /etc/dbus-1/system.d/healthgate.conf
+  getent group healthgate > /dev/null || groupadd --system healthgate
+  id healthgate > /dev/null 2>&1 || useradd --system --gid healthgate --no-create-home --shell /usr/sbin/nologin healthgate
+  chown healthgate:healthgate "$STORE"
+  chmod a+rx "$OUT" "$(dirname "$OUT")"
+  echo "system bus: BlueZ's policy without its default grant, healthgate's policy installed"
+}
+
+# as_service COMMAND...: COMMAND as the service user when the scenario set STRICT_BUS, else as root.
+as_service() {
+  if [[ -n ${STRICT_BUS:-} ]]; then
+    setpriv --reuid=healthgate --regid=healthgate --init-groups "$@"
+  else
+    "$@"
+  fi
+}
+
 # address ADAPTER: the controller's Bluetooth address.
 address() { hciconfig "$1" | awk '/BD Address/ {print $3}'; }
 
@@ -53,8 +84,9 @@ address() { hciconfig "$1" | awk '/BD Address/ {print $3}'; }
 start_gateway() {
   local state
   state=$(mktemp -d)
+  [[ -n ${STRICT_BUS:-} ]] && chown healthgate:healthgate "$state" && chmod a+r "$1"
   XDG_STATE_HOME=$state XDG_DATA_HOME=$state XDG_RUNTIME_DIR=$state \
-    "$HG" run --config "$1" > "$OUT/healthgate.log" 2>&1 &
+    as_service "$HG" run --config "$1" > "$OUT/healthgate.log" 2>&1 &
   GATEWAY_PID=$!
 }
 
