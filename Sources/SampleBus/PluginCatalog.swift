@@ -7,6 +7,9 @@ public struct PluginCatalogEntry: Sendable {
     public let kind: String
     public let summary: String
     public let role: PluginRole
+    /// The plugin's type, for what a module that knows more of it asks (the Bluetooth profile a
+    /// source reads, for `scan`); nil for sinks.
+    public let sourceType: (any SampleSource.Type)?
     /// The `config` object's declared keys (``PluginConfigurationContract``), built when asked
     /// for: an entry held for the process's life does not keep the tree alive.
     public var schema: ConfigurationSchema { makeSchema() }
@@ -29,7 +32,7 @@ public struct PluginCatalogEntry: Sendable {
     /// A catalog entry for a source plugin.
     public static func source<P: SampleSource & ConfigurablePlugin>(_ plugin: P.Type) -> PluginCatalogEntry {
         PluginCatalogEntry(
-            kind: P.kind, summary: P.summary, role: .source, makeSchema: { P.Configuration.configurationSchema },
+            kind: P.kind, summary: P.summary, role: .source, sourceType: P.self, makeSchema: { P.Configuration.configurationSchema },
             validate: { config, environment in _ = try settings(P.self, config, environment) },
             makeSource: { config, environment in
                 try P(settings: try settings(P.self, config, environment), environment: environment)
@@ -39,7 +42,7 @@ public struct PluginCatalogEntry: Sendable {
     /// A catalog entry for a sink plugin.
     public static func sink<P: SampleSink & ConfigurablePlugin>(_ plugin: P.Type) -> PluginCatalogEntry {
         PluginCatalogEntry(
-            kind: P.kind, summary: P.summary, role: .sink, makeSchema: { P.Configuration.configurationSchema },
+            kind: P.kind, summary: P.summary, role: .sink, sourceType: nil, makeSchema: { P.Configuration.configurationSchema },
             validate: { config, environment in _ = try settings(P.self, config, environment) },
             makeSource: nil,
             makeSink: { config, environment in
@@ -51,7 +54,7 @@ public struct PluginCatalogEntry: Sendable {
     /// no queue: it takes nothing from the bus).
     public static func follower<P: StoreFollower & ConfigurablePlugin>(_ plugin: P.Type) -> PluginCatalogEntry {
         PluginCatalogEntry(
-            kind: P.kind, summary: P.summary, role: .sink, makeSchema: { P.Configuration.configurationSchema },
+            kind: P.kind, summary: P.summary, role: .sink, sourceType: nil, makeSchema: { P.Configuration.configurationSchema },
             validate: { config, environment in _ = try settings(P.self, config, environment) },
             makeSource: nil, makeSink: nil,
             makeFollower: { config, environment in

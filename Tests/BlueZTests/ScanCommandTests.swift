@@ -20,6 +20,43 @@ final class ScanCommandTests: XCTestCase {
         XCTAssertFalse(result.standardOutput.contains("11:22:33:44:55:66"), result.standardOutput)
     }
 
+    /// A heart-rate monitor and a glucose meter: both listed with their kind and source, and the
+    /// entries scan prints for them are accepted by `config check`. `--kind` narrows the list,
+    /// and an unknown kind is a usage error.
+    func testScanListsEveryKindTheCatalogReadsWithEntriesConfigCheckAccepts() async throws {
+        let bus = try await PrivateBlueZ()
+        try await bus.addAdapter()
+        _ = try await bus.addMonitor("A0:9E:1A:00:00:02", name: "Polar H10 SCAN")
+        _ = try await bus.addGlucoseMeter("C0:FF:EE:00:00:01", name: "Meter SCAN")
+        var executable = try HealthgateExecutable()
+        executable.environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        let all = try await executable.run(["scan", "--adapter", "hci0", "--timeout", "2"])
+        let glucose = try await executable.run(["scan", "--adapter", "hci0", "--timeout", "2", "--kind", "glucose-meter"])
+        let unknown = try await executable.run(["scan", "--kind", "toaster", "--timeout", "1"])
+        await bus.stop()
+        XCTAssertEqual(all.status, 0, all.standardError)
+        let lines = all.standardOutput.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("A0:9E:1A:00:00:02") && $0.hasSuffix("heart-rate-monitor  ble-heart-rate") }, all.standardOutput)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("C0:FF:EE:00:00:01") && $0.hasSuffix("glucose-meter       ble-health") }, all.standardOutput)
+        let entries = lines.filter { $0.hasPrefix("  {") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        XCTAssertEqual(Set(entries), [
+            #"{"kind": "ble-heart-rate", "config": {"devices": ["A0:9E:1A:00:00:02"]}}"#,
+            #"{"kind": "ble-health", "config": {"devices": ["C0:FF:EE:00:00:01"]}}"#,
+        ])
+        let directory = try TestEnvironment.temporaryDirectory("healthgate-scan-entries")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("scanned.json")
+        try "{\"sources\": [\(entries.joined(separator: ", "))]}".write(to: file, atomically: true, encoding: .utf8)
+        let check = try await executable.run(["config", "check", file.path])
+        XCTAssertEqual(check.status, 0, check.standardOutput + check.standardError)
+
+        XCTAssertEqual(glucose.status, 0, glucose.standardError)
+        XCTAssertTrue(glucose.standardOutput.contains("C0:FF:EE:00:00:01"), glucose.standardOutput)
+        XCTAssertFalse(glucose.standardOutput.contains("A0:9E:1A:00:00:02"), glucose.standardOutput)
+        XCTAssertEqual(unknown.status, 64, unknown.standardError)
+        XCTAssertTrue(unknown.standardError.contains(#"unknown --kind "toaster"; known: heart-rate-monitor, foot-pod"#), unknown.standardError)
+    }
+
     func testScanWithoutBluetoothdExitsUnavailable() async throws {
         let bus = try await PrivateBlueZ(withBluetoothd: false)
         var executable = try HealthgateExecutable()

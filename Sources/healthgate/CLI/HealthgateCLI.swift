@@ -10,9 +10,15 @@ enum HealthgateCLI {
             name: "healthgate", summary: "A gateway that ingests data from health devices.",
             usage: "COMMAND [OPTIONS]",
             discussion: """
-                healthgate reads Bluetooth LE heart-rate monitors and foot pods (through BlueZ) and \
-                serial pedometers, turns readings into HealthKit-style samples, and stores them in \
-                SQLite or forwards them to an HTTP repository.
+                healthgate reads Bluetooth LE devices through BlueZ (heart-rate monitors, foot \
+                pods, bike speed and cadence sensors, power meters, fitness machines, scales, body \
+                composition analysers, blood pressure monitors, thermometers, pulse oximeters and \
+                glucose meters) and serial pedometers over USB or RFCOMM, turns each reading into \
+                a HealthKit-style sample, stores it in its SQLite store, and forwards what it \
+                stores to an HTTP repository (FHIR, Open mHealth or its own JSON) and to an MQTT \
+                broker. It records live workouts from heart rate, for one person or a class on a \
+                web board. 'healthgate scan' lists the Bluetooth devices around it; 'healthgate \
+                plugins' lists its sources and sinks.
 
                 Start with 'healthgate demo' to see it work without any hardware.
                 """,

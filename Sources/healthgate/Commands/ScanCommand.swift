@@ -3,41 +3,76 @@ import BLECentral
 import BLETransport
 import AsyncPrimitives
 import FoundationEssentials
-import HeartRateMonitor
+import SampleBus
 
-/// `healthgate scan`: lists nearby heart-rate monitors and foot pods through BlueZ.
+/// `healthgate scan`: lists nearby Bluetooth LE devices of every kind the catalog's Bluetooth
+/// sources read, with the configuration entry that follows them.
 enum ScanCommand {
+    /// One kind of device and the source that reads it.
+    struct Profile: Sendable {
+        let kind: BluetoothDeviceKind
+        let source: String
+    }
+
+    /// Every kind of device the compiled-in Bluetooth sources read, in catalog order.
+    static func profiles(in catalog: PluginCatalog) -> [Profile] {
+        catalog.entries.flatMap { entry -> [Profile] in
+            guard let source = entry.sourceType as? any BluetoothProfileSource.Type else { return [] }
+            return source.deviceKinds.map { Profile(kind: $0, source: entry.kind) }
+        }
+    }
+
     static let command = Command(
-        name: "scan", summary: "List nearby Bluetooth LE heart-rate monitors and foot pods.",
-        usage: "scan [--timeout SECONDS] [--adapter hciN]",
+        name: "scan", summary: "List nearby Bluetooth LE devices the gateway can read.",
+        usage: "scan [--timeout SECONDS] [--kind KIND]... [--adapter hciN]",
         discussion: """
-            Discovers LE peripherals advertising the Heart Rate (180d) or Running Speed and \
-            Cadence (1814) service through BlueZ, for --timeout seconds (default 10), using the \
-            same discovery code as the ble-heart-rate source, then prints each one's address, \
-            name, signal strength and services. To follow only that device, put its address \
-            into the source's "devices" list, as in this entry of "sources": \
-            {"kind": "ble-heart-rate", "config": {"devices": ["AA:BB:CC:DD:EE:FF"]}}
+            Discovers LE peripherals through BlueZ for --timeout seconds (default 10), using the \
+            same discovery code as the Bluetooth sources, and prints each device of a kind the \
+            gateway reads: its address, name, signal strength, kind and the source that reads \
+            it. The kinds, by the service they advertise:
 
-            Needs bluetoothd and permission to talk to it on the system bus (see the \
-            HeartRateMonitor plugin's README). DBUS_SYSTEM_BUS_ADDRESS selects another bus.
+            \(profiles(in: BuiltinCatalog.make()).map { "  \($0.kind.name.padded(toLength: 27))\($0.kind.service)  (\($0.source))" }.joined(separator: "\n"))
 
-            Exits 69 when there is no Bluetooth (no bluetoothd, no adapter, adapter off).
+            --kind narrows the scan to some of them (a kind above, or a source's kind such as \
+            ble-health); it may be given more than once. After the table, scan prints the \
+            "sources" entries that follow exactly the devices found, one per source, such as \
+            {"kind": "ble-heart-rate", "config": {"devices": ["AA:BB:CC:DD:EE:FF"]}}: paste them \
+            into the configuration's "sources" list.
+
+            Needs bluetoothd and permission to talk to it on the system bus (see \
+            Sources/BLECentral/README-bluez.md). DBUS_SYSTEM_BUS_ADDRESS selects another bus.
+
+            Exits 69 when there is no Bluetooth (no bluetoothd, no adapter, adapter off), 64 for \
+            an unknown --kind.
             """,
         options: [
             OptionSpec(name: "timeout", value: "SECONDS", help: "How long to scan (default 10)."),
+            OptionSpec(name: "kind", value: "KIND", help: "Only devices of this kind, or of this source (repeatable).", repeatable: true),
         ] + BluetoothCommandOptions.options
     ) { arguments, context in
         let timeout = try BluetoothCommandOptions.timeout(arguments, defaultSeconds: 10)
+        let wanted = try selected(arguments.list("kind"), from: profiles(in: BuiltinCatalog.make()))
         let transport = try BluetoothCommandOptions.transport(arguments, context: context, label: "scan", level: .warning)
-        let found = try await scan(transport, for: .seconds(timeout))
-        print(found, context: context)
+        let found = try await scan(transport, services: wanted.map(\.kind.service), for: .seconds(timeout))
+        print(found, profiles: wanted, context: context)
         return .success
+    }
+
+    /// The profiles `--kind` names (every one when none is given).
+    static func selected(_ names: [String], from profiles: [Profile]) throws(CommandError) -> [Profile] {
+        guard !names.isEmpty else { return profiles }
+        for name in names where !profiles.contains(where: { $0.kind.name == name || $0.source == name }) {
+            let known = profiles.map(\.kind.name) + Array(Set(profiles.map(\.source))).sorted()
+            throw CommandError(.usage, "unknown --kind \"\(name)\"; known: \(known.joined(separator: ", "))")
+        }
+        return profiles.filter { names.contains($0.kind.name) || names.contains($0.source) }
     }
 
     /// Runs discovery for `duration` and returns the peripherals still present at the end (or
     /// when discovery ends early).
-    static func scan(_ transport: BlueZTransport, for duration: Duration) async throws -> [DiscoveredPeripheral] {
-        let services: [BluetoothUUID] = [.heartRateService, .runningSpeedAndCadenceService]
+    static func scan(
+        _ transport: BlueZTransport, services: [BluetoothUUID], for duration: Duration
+    ) async throws -> [DiscoveredPeripheral] {
         let seen = AsyncCondition<[String: DiscoveredPeripheral]>([:])
         _ = try await race(sleep: { try await Task.sleep(for: duration) }) {
             do {
@@ -54,34 +89,28 @@ enum ScanCommand {
         return Array(seen.value.values)
     }
 
-    private static func print(_ peripherals: [DiscoveredPeripheral], context: CommandContext) {
-        guard !peripherals.isEmpty else {
-            context.print("No heart-rate monitors or foot pods found.")
+    private static func print(_ peripherals: [DiscoveredPeripheral], profiles: [Profile], context: CommandContext) {
+        // A device is listed under the first kind whose service it advertises.
+        let matched = peripherals.compactMap { peripheral -> (DiscoveredPeripheral, Profile)? in
+            guard let profile = profiles.first(where: { peripheral.serviceUUIDs.contains($0.kind.service) }) else { return nil }
+            return (peripheral, profile)
+        }
+        guard !matched.isEmpty else {
+            context.print("No \(profiles.count == 1 ? profiles[0].kind.name : "device of a kind the gateway reads") found.")
             return
         }
-        let sorted = peripherals.sorted { ($0.rssi ?? -999, $1.address) > ($1.rssi ?? -999, $0.address) }
-        let rows = sorted.map { peripheral in
-            [
-                peripheral.address, peripheral.name ?? "-", peripheral.rssi.map { "\($0) dBm" } ?? "-",
-                peripheral.serviceUUIDs.map(serviceName).joined(separator: ","),
-            ]
+        let sorted = matched.sorted { ($0.0.rssi ?? -999, $1.0.address) > ($1.0.rssi ?? -999, $0.0.address) }
+        let rows = sorted.map { peripheral, profile in
+            [peripheral.address, peripheral.name ?? "-", peripheral.rssi.map { "\($0) dBm" } ?? "-", profile.kind.name, profile.source]
         }
-        let header = ["ADDRESS", "NAME", "RSSI", "SERVICES"]
-        let widths = (0..<3).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
-        for row in [header] + rows {
-            var line = ""
-            for column in 0..<3 { line += row[column].padded(toLength: widths[column] + 2) }
-            context.print(line + row[3])
-        }
-    }
-
-    private static func serviceName(_ uuid: BluetoothUUID) -> String {
-        switch uuid {
-        case .heartRateService: "heart-rate"
-        case .runningSpeedAndCadenceService: "running-speed-cadence"
-        case .batteryService: "battery"
-        case .deviceInformationService: "device-information"
-        default: uuid.description
+        context.print(TextTable.render(header: ["ADDRESS", "NAME", "RSSI", "KIND", "SOURCE"], rows: rows))
+        context.print("")
+        context.print("To follow these devices, add to \"sources\":")
+        var sources: [String] = []
+        for (_, profile) in sorted where !sources.contains(profile.source) { sources.append(profile.source) }
+        for source in sources {
+            let addresses = sorted.filter { $0.1.source == source }.map { "\"\($0.0.address.uppercased())\"" }
+            context.print("  {\"kind\": \"\(source)\", \"config\": {\"devices\": [\(addresses.joined(separator: ", "))]}}")
         }
     }
 }

@@ -93,7 +93,9 @@ start_gateway() {
 # A store on the guest's own filesystem (WAL needs an mmap-able -shm file); copied to $OUT at the end.
 STORE=$(mktemp -d /tmp/healthgate-store.XXXXXX)
 DB=$STORE/healthgate.sqlite
-query() { sqlite3 -cmd '.timeout 5000' "$DB" "$1" 2>/dev/null || echo 0; }
+# Read as the gateway's user, and only once the gateway made the file: sqlite3 run as root would
+# create the file, or its -wal and -shm, owned by root, which the service user cannot write.
+query() { [[ -f $DB ]] || { echo 0; return; }; as_service sqlite3 -cmd '.timeout 5000' "$DB" "$1" 2>/dev/null || echo 0; }
 
 # finish: bluetoothd alive, healthgate stops cleanly on SIGTERM, the store copied; exits with
 # the scenario's status.

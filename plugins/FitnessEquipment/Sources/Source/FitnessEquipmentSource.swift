@@ -13,7 +13,7 @@ public import SampleBus
 /// with backoff). Per connection, ``FitnessSession`` reads Device Information and the battery,
 /// subscribes to every measurement the device has and maps the notifications through
 /// ``FitnessRecordMapper``. Only cancellation ends it.
-public struct FitnessEquipmentSource: SampleSource, ConfigurablePlugin {
+public struct FitnessEquipmentSource: BluetoothProfileSource {
     /// The `config` object; see ``FitnessEquipmentConfiguration``.
     public typealias Configuration = FitnessEquipmentConfiguration
 
@@ -23,8 +23,12 @@ public struct FitnessEquipmentSource: SampleSource, ConfigurablePlugin {
     public static let summary =
         "Bluetooth LE bike sensors, power meters and fitness machines (GATT 0x1816, 0x1818, 0x1826)."
 
-    /// The services a followed device advertises (one is enough).
-    public static let services: [BluetoothUUID] = [.cyclingSpeedAndCadenceService, .cyclingPowerService, .fitnessMachineService]
+    /// Bike sensors, power meters and fitness machines.
+    public static let deviceKinds = [
+        BluetoothDeviceKind("speed-cadence-sensor", advertising: .cyclingSpeedAndCadenceService),
+        BluetoothDeviceKind("power-meter", advertising: .cyclingPowerService),
+        BluetoothDeviceKind("fitness-machine", advertising: .fitnessMachineService),
+    ]
 
     /// The validated configuration.
     public let configuration: FitnessEquipmentConfiguration

@@ -14,7 +14,7 @@ public import SampleBus
 /// the measurements the device has (the profiles indicate them; BlueZ confirms each indication),
 /// asks a glucose meter for its stored records, and maps every measurement through
 /// ``ClinicalRecordMapper``. Only cancellation ends it.
-public struct HealthDeviceSource: SampleSource, ConfigurablePlugin {
+public struct HealthDeviceSource: BluetoothProfileSource {
     /// The `config` object; see ``HealthDeviceConfiguration``.
     public typealias Configuration = HealthDeviceConfiguration
 
@@ -24,10 +24,14 @@ public struct HealthDeviceSource: SampleSource, ConfigurablePlugin {
     public static let summary =
         "Bluetooth LE scales, body composition analysers, blood pressure monitors, thermometers, pulse oximeters, glucose meters (GATT 0x181D, 0x181B, 0x1810, 0x1809, 0x1822, 0x1808)."
 
-    /// The services a followed device advertises (one is enough).
-    public static let services: [BluetoothUUID] = [
-        .weightScaleService, .bodyCompositionService, .bloodPressureService, .healthThermometerService, .pulseOximeterService,
-        .glucoseService,
+    /// Scales, body composition analysers, cuffs, thermometers, oximeters and glucose meters.
+    public static let deviceKinds = [
+        BluetoothDeviceKind("scale", advertising: .weightScaleService),
+        BluetoothDeviceKind("body-composition-analyser", advertising: .bodyCompositionService),
+        BluetoothDeviceKind("blood-pressure-monitor", advertising: .bloodPressureService),
+        BluetoothDeviceKind("thermometer", advertising: .healthThermometerService),
+        BluetoothDeviceKind("pulse-oximeter", advertising: .pulseOximeterService),
+        BluetoothDeviceKind("glucose-meter", advertising: .glucoseService),
     ]
 
     /// The validated configuration.

@@ -13,7 +13,7 @@ import FoundationEssentials
 /// Device Information, battery and body sensor location, subscribes to the measurements and
 /// reconnects forever with backoff (``PeripheralSession``). No Bluetooth is logged once and retried; it never ends
 /// the source. Cancellation stops everything and flushes pending heartbeat series.
-public struct HeartRateSource: SampleSource, ConfigurablePlugin {
+public struct HeartRateSource: BluetoothProfileSource {
     /// The `config` object; see ``HeartRateSourceConfiguration``.
     public typealias Configuration = HeartRateSourceConfiguration
 
@@ -54,6 +54,9 @@ public struct HeartRateSource: SampleSource, ConfigurablePlugin {
         }
     }
 
-    /// The services a followed device advertises (Heart Rate, Running Speed and Cadence).
-    public static let services: [BluetoothUUID] = [.heartRateService, .runningSpeedAndCadenceService]
+    /// Heart-rate monitors and foot pods (Heart Rate, Running Speed and Cadence).
+    public static let deviceKinds = [
+        BluetoothDeviceKind("heart-rate-monitor", advertising: .heartRateService),
+        BluetoothDeviceKind("foot-pod", advertising: .runningSpeedAndCadenceService),
+    ]
 }

@@ -1,0 +1,29 @@
+public import BLETransport
+public import SampleBus
+
+/// A kind of device a Bluetooth LE source reads, known by the service it advertises: how
+/// `healthgate scan` names what it finds and what `--kind` selects.
+public struct BluetoothDeviceKind: Sendable, Hashable {
+    /// The kebab-case name `scan --kind` takes and prints: `heart-rate-monitor`.
+    public let name: String
+    /// The service such a device advertises.
+    public let service: BluetoothUUID
+
+    public init(_ name: String, advertising service: BluetoothUUID) {
+        self.name = name
+        self.service = service
+    }
+}
+
+/// A source that follows Bluetooth LE devices by the services they advertise. The executable
+/// finds these among the catalog's sources (``PluginCatalogEntry/sourceType``), so `scan` lists
+/// what every compiled-in Bluetooth source reads without a list of its own.
+public protocol BluetoothProfileSource: SampleSource, ConfigurablePlugin {
+    /// The kinds of device the source reads; a device advertising any of their services is one.
+    static var deviceKinds: [BluetoothDeviceKind] { get }
+}
+
+extension BluetoothProfileSource {
+    /// The services a followed device advertises (one is enough): the kinds' services.
+    public static var services: [BluetoothUUID] { deviceKinds.map(\.service) }
+}
