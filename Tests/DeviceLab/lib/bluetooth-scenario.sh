@@ -65,17 +65,15 @@ PYTHON
   id healthgate > /dev/null 2>&1 || useradd --system --gid healthgate --no-create-home --shell /usr/sbin/nologin healthgate
   chown healthgate:healthgate "$STORE"
   chmod a+rx "$OUT" "$(dirname "$OUT")"
+  SERVICE_USER=(setpriv --reuid=healthgate --regid=healthgate --init-groups)
   echo "system bus: BlueZ's policy without its default grant, healthgate's policy installed"
 }
 
-# as_service COMMAND...: COMMAND as the service user when the scenario set STRICT_BUS, else as root.
-as_service() {
-  if [[ -n ${STRICT_BUS:-} ]]; then
-    setpriv --reuid=healthgate --regid=healthgate --init-groups "$@"
-  else
-    "$@"
-  fi
-}
+# as_service COMMAND...: COMMAND as the service user when the scenario set STRICT_BUS, else as
+# root. SERVICE_USER is the prefix that does it, for a command started in the background, whose
+# PID must be the command's own (a backgrounded function would be a subshell).
+SERVICE_USER=()
+as_service() { "${SERVICE_USER[@]}" "$@"; }
 
 # address ADAPTER: the controller's Bluetooth address.
 address() { hciconfig "$1" | awk '/BD Address/ {print $3}'; }
@@ -86,7 +84,7 @@ start_gateway() {
   state=$(mktemp -d)
   [[ -n ${STRICT_BUS:-} ]] && chown healthgate:healthgate "$state" && chmod a+r "$1"
   XDG_STATE_HOME=$state XDG_DATA_HOME=$state XDG_RUNTIME_DIR=$state \
-    as_service "$HG" run --config "$1" > "$OUT/healthgate.log" 2>&1 &
+    "${SERVICE_USER[@]}" "$HG" run --config "$1" > "$OUT/healthgate.log" 2>&1 &
   GATEWAY_PID=$!
 }
 
