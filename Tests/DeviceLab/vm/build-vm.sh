@@ -28,7 +28,7 @@ wanted=(
   # the VM itself
   qemu-system-x86 busybox-static kmod cpio gzip xz-utils
   # what the scenarios run inside it (from this machine's root, over 9p)
-  bluez bluez-test-tools bluez-test-scripts dbus python3 python3-dbus python3-gi libglib2.0-bin
+  bluez bluez-test-tools bluez-test-scripts dbus python3 python3-dbus python3-gi python3-venv libglib2.0-bin
   udev systemd util-linux passwd iproute2 procps sqlite3 coreutils
 )
 # apt needs root; without root, password-less sudo will do.
@@ -47,6 +47,19 @@ if ((${#absent[@]})); then
   "${as_root[@]}" apt-get update -qq >&2 || lab_broken "apt-get update failed"
   "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${absent[@]}" >&2 ||
     lab_broken "apt-get install ${absent[*]} failed"
+fi
+
+# ---- Bumble ---------------------------------------------------------------------------------
+# Google's Bumble (PyPI), the second Bluetooth stack of bluetooth-bumble.sh, in a venv inside the
+# checkout's .build: the guest sees this machine's root, so it runs the venv at the same path.
+repository=$(cd "$vm/../../.." && pwd)
+bumble_version=0.0.236
+bumble=$repository/.build/lab-bumble
+if [[ $("$bumble/bin/python" -c 'import bumble; print(bumble.__version__)' 2> /dev/null) != "$bumble_version" ]]; then
+  lab_say "installing Bumble $bumble_version into $bumble"
+  rm -rf "$bumble"
+  /usr/bin/python3 -m venv "$bumble" >&2 && "$bumble/bin/pip" install -q "bumble==$bumble_version" >&2 ||
+    { rm -rf "$bumble"; lab_broken "cannot install Bumble $bumble_version from PyPI"; }
 fi
 
 # ---- kernel ---------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import GatewayRuntime
 /// child task; every piece of mutable state is local to that task.
 struct DeviceSession: Sendable {
     let session: PeripheralSession
-    let configuration: HeartRateSourceConfiguration
+    let options: HeartRateOptions
     let ids: SampleIDGenerator
 
     var context: SourceContext { session.context }
@@ -67,7 +67,7 @@ struct DeviceSession: Sendable {
         let names = wanted.map { $0.characteristic == .heartRateMeasurement ? "heart rate" : "running speed and cadence" }
         logger.info("subscribed to \(names.joined(separator: " and ")) notifications", device: name)
 
-        var mapper = NotificationMapper(configuration: configuration, key: key, ids: ids, facts: facts, counters: counters)
+        var mapper = NotificationMapper(options: options, key: key, ids: ids, facts: facts, counters: counters)
         var received = false
         var dropped = connection.droppedNotifications
         do {

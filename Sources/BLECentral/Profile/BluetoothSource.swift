@@ -1,0 +1,48 @@
+public import BLETransport
+public import GatewayRuntime
+public import SampleBus
+
+/// The one source every Bluetooth LE profile runs as: discovers devices advertising the
+/// profile's services on each configured adapter (``PeripheralFollower``), follows up to
+/// `maxDevices` of them, each in its own task that connects, reconnects with backoff and hands
+/// every connection to the profile (``BluetoothProfile/follow(_:options:environment:)``). With
+/// `transport: "simulated"` the profile's simulator stands in for Bluetooth. No Bluetooth is
+/// logged once and retried; only cancellation ends `run`.
+public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource {
+    public typealias Configuration = BluetoothSourceConfiguration<Profile>
+
+    public static var kind: String { Profile.kind }
+    public static var summary: String { Profile.summary }
+    public static var deviceKinds: [BluetoothDeviceKind] { Profile.deviceKinds }
+
+    /// The validated configuration.
+    public let configuration: Configuration
+    let environment: PluginEnvironment
+    let radios: [PeripheralFollower.Radio]
+
+    /// Builds the source from its settings (its configuration after `validated(in:)`): with
+    /// `bluez`, a radio per adapter from the gateway's Bluetooth (``PluginEnvironment/bluetooth``,
+    /// a scripted stack in tests); with `simulated`, the profile's simulator. Checks nothing.
+    public init(settings configuration: Configuration, environment: PluginEnvironment) {
+        switch configuration.shared.transport {
+        case .bluez:
+            radios = PeripheralFollower.Radio.make(adapters: configuration.shared.adapterNames, environment: environment)
+        case .simulated:
+            radios = [.unshared(
+                Profile.simulator(configuration.options, clock: environment.clock), adapter: nil,
+                connections: configuration.effectiveMaxDevices, environment: environment)]
+        }
+        self.configuration = configuration
+        self.environment = environment
+    }
+
+    /// Discovers and follows devices until cancelled (then throws `CancellationError`).
+    public func run(context: SourceContext) async throws {
+        let follower = PeripheralFollower(
+            radios: radios, filter: DeviceFilter(services: Self.services, selection: configuration.shared.devices),
+            maxDevices: configuration.effectiveMaxDevices, retry: configuration.shared.reconnect)
+        try await follower.run(context: context) { [options = configuration.options, environment] session in
+            try await Profile.follow(session, options: options, environment: environment)
+        }
+    }
+}

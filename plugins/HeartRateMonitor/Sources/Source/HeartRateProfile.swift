@@ -1,0 +1,49 @@
+public import BLECentral
+public import BLETransport
+public import GatewayRuntime
+public import SampleBus
+
+/// The `ble-heart-rate` source: Bluetooth LE heart-rate monitors (Heart Rate Service 0x180D) and
+/// running foot pods (Running Speed and Cadence 0x1814), run by the profile kit's
+/// ``BluetoothSource``. Per connection, ``DeviceSession`` reads Device Information, battery and
+/// body sensor location, subscribes to the measurements and maps them; cancellation flushes
+/// pending heartbeat series.
+public typealias HeartRateSource = BluetoothSource<HeartRateProfile>
+
+/// The `config` object of a `ble-heart-rate` source: the shared Bluetooth keys and
+/// ``HeartRateOptions``.
+public typealias HeartRateSourceConfiguration = BluetoothSourceConfiguration<HeartRateProfile>
+
+/// The heart-rate and running profile.
+public enum HeartRateProfile: BluetoothProfile {
+    public static let kind = "ble-heart-rate"
+    public static let summary = "Bluetooth LE heart-rate monitors and running foot pods (GATT 0x180D, 0x1814)."
+
+    /// Heart-rate monitors and foot pods (Heart Rate, Running Speed and Cadence).
+    public static let deviceKinds = [
+        BluetoothDeviceKind("heart-rate-monitor", advertising: .heartRateService),
+        BluetoothDeviceKind("foot-pod", advertising: .runningSpeedAndCadenceService),
+    ]
+
+    public static var defaultOptions: HeartRateOptions { HeartRateOptions() }
+    public static var optionProperties: [ConfigurationProperty] { HeartRateOptions.properties }
+    public static let maxDevicesDefault = "1 with bluez, every simulated device when simulated"
+
+    public static func defaultMaxDevices(_ options: HeartRateOptions, simulated: Bool) -> Int {
+        simulated ? options.simulation.heartRateMonitors + options.simulation.footPods : 1
+    }
+
+    public static func notificationsPerSecond(_ options: HeartRateOptions) -> Double? { options.simulation.notificationsPerSecond }
+
+    public static func validate(_ options: HeartRateOptions, simulated: Bool) throws(PluginConfigurationError) {
+        try options.validate(simulated: simulated)
+    }
+
+    public static func simulator(_ options: HeartRateOptions, clock: any GatewayClock) -> any BLECentralTransport {
+        SimulatedBLETransport(clock: clock, settings: options.simulation)
+    }
+
+    public static func follow(_ session: PeripheralSession, options: HeartRateOptions, environment: PluginEnvironment) async throws {
+        try await DeviceSession(session: session, options: options, ids: environment.ids).run()
+    }
+}
