@@ -153,14 +153,22 @@ let package = Package(
             name: "MQTTBroker", dependencies: ["LinuxSystem", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CMosquitto", "AsyncPrimitives"],
             path: "plugins/MQTTBroker/Sources", swiftSettings: swiftSettings),
 
+        // MARK: The catalog of compiled-in plugins (the executable's and the fuzz targets')
+        .target(
+            name: "BuiltinPlugins",
+            dependencies: [
+                "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "SerialPedometer", "SQLiteStore",
+                "HTTPRepository", "MQTTBroker",
+            ],
+            path: "Sources/BuiltinPlugins", swiftSettings: swiftSettings),
+
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
         .executableTarget(
             name: "healthgate",
             dependencies: [
                 "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts",
-                "AsyncPrimitives", "LinuxSystem", "BLECentral", "HeartRateMonitor", "SerialPedometer",
-                "SQLiteStore", "HTTPRepository", "MQTTBroker", "Udev", "GATTDecoding", "FitnessEquipment",
-                "HealthDevices", "WebBoard", "HealthStore", "WorkoutRuntime", "WorkoutPresentation",
+                "AsyncPrimitives", "LinuxSystem", "BLECentral", "SerialPedometer", "Udev", "GATTDecoding",
+                "WebBoard", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
             ],
             exclude: ["link-order.txt"],
             swiftSettings: swiftSettings,
@@ -252,7 +260,7 @@ if Context.environment["HEALTHGATE_FUZZ"] != nil {
         dependencies: [
                        "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "GATTDecoding",
                        "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HealthStore", "HTTPRepository",
-                       "FitnessEquipment", "HealthDevices", "Workouts", "WorkoutRuntime",
+                       "FitnessEquipment", "HealthDevices", "Workouts", "WorkoutRuntime", "BLECentral", "BuiltinPlugins",
                    ],
         path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
 }

@@ -36,7 +36,32 @@ public protocol BluetoothProfile: Sendable {
     static func validate(_ options: Options, simulated: Bool) throws(PluginConfigurationError)
     /// The profile's simulated transport (`transport: "simulated"`), on `clock`.
     static func simulator(_ options: Options, clock: any GatewayClock) -> any BLECentralTransport
+    /// The decoders `healthgate decode` offers for the profile's characteristics.
+    static var payloadDecoders: [PayloadDecoder] { get }
+    /// How `healthgate demo` runs the profile's simulator: a source name and its `config`
+    /// (`transport: "simulated"` and the simulation); nil keeps the profile out of the demo.
+    static var demo: BluetoothProfileDemo? { get }
     /// Follows one device until cancelled: the session connects and reconnects
     /// (``PeripheralSession/run(follow:)``); what is done per connection is the profile's.
     static func follow(_ session: PeripheralSession, options: Options, environment: PluginEnvironment) async throws
+}
+
+extension BluetoothProfile {
+    /// No decoders of its own.
+    public static var payloadDecoders: [PayloadDecoder] { [] }
+    /// Not in the demo.
+    public static var demo: BluetoothProfileDemo? { nil }
+}
+
+/// A profile's entry in `healthgate demo`.
+public struct BluetoothProfileDemo: Sendable {
+    /// The source's name in the demo's configuration: `demo-heart-rate`.
+    public let name: String
+    /// The source's `config` object.
+    public let configuration: JSONValue
+
+    public init(name: String, configuration: JSONValue) {
+        self.name = name
+        self.configuration = configuration
+    }
 }

@@ -21,6 +21,10 @@ public struct BluetoothDeviceKind: Sendable, Hashable {
 public protocol BluetoothProfileSource: SampleSource, ConfigurablePlugin {
     /// The kinds of device the source reads; a device advertising any of their services is one.
     static var deviceKinds: [BluetoothDeviceKind] { get }
+    /// The decoders `healthgate decode` offers for the source's characteristics.
+    static var payloadDecoders: [PayloadDecoder] { get }
+    /// How `healthgate demo` runs the source, if it does.
+    static var demo: BluetoothProfileDemo? { get }
 }
 
 extension BluetoothProfileSource {

@@ -14,6 +14,8 @@ public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource
     public static var kind: String { Profile.kind }
     public static var summary: String { Profile.summary }
     public static var deviceKinds: [BluetoothDeviceKind] { Profile.deviceKinds }
+    public static var payloadDecoders: [PayloadDecoder] { Profile.payloadDecoders }
+    public static var demo: BluetoothProfileDemo? { Profile.demo }
 
     /// The validated configuration.
     public let configuration: Configuration

@@ -1,3 +1,4 @@
+import BuiltinPlugins
 import FoundationEssentials
 import HealthModel
 import GatewayRuntime

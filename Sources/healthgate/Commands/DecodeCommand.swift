@@ -1,77 +1,35 @@
+import BuiltinPlugins
+import BLECentral
 import GATTDecoding
 import FoundationEssentials
-import HealthModel
-import HeartRateMonitor
+import SampleBus
 
 /// `healthgate decode CHARACTERISTIC HEX`: decodes one GATT payload with the gateway's own
-/// decoders and prints it as JSON.
+/// decoders and prints it as JSON. The subcommands are the decoders every Bluetooth profile in
+/// the catalog offers (``BluetoothProfile/payloadDecoders``).
 enum DecodeCommand {
     static let command = Command(
         name: "decode", summary: "Decode a Bluetooth GATT payload (hex) and print it as JSON.",
         usage: "decode SUBCOMMAND HEX",
-        subcommands: [
-            heartRateMeasurement, rscMeasurement, bodySensorLocation, batteryLevel,
-            cscMeasurement, cyclingPowerMeasurement, treadmillData, indoorBikeData, rowerData,
-            weightMeasurement, bodyCompositionMeasurement, bloodPressureMeasurement, temperatureMeasurement, plxSpotCheck, glucoseMeasurement,
-        ])
+        subcommands: decoders(in: BuiltinCatalog.make()).map(leaf))
 
-    static let heartRateMeasurement = leaf(
-        "heart-rate-measurement", "Heart Rate Measurement (0x2A37).",
-        example: "healthgate decode heart-rate-measurement 16485401EC02",
-        keys: """
-            heartRate (integer, bpm), sensorContact ("notSupported" | "notDetected" | "detected"), \
-            energyExpended (integer kJ, or null), rrIntervals (integers in 1/1024 s, oldest first), \
-            rrIntervalsSeconds (the same in seconds)
-            """
-    ) { bytes throws(GATTDecodingError) in
-        let m = try HeartRateMeasurementDecoder.decode(bytes)
-        return HeartRateJSON(
-            heartRate: m.heartRate, sensorContact: m.sensorContact.rawValue, energyExpended: m.energyExpended,
-            rrIntervals: m.rrIntervals.map(Int.init), rrIntervalsSeconds: m.rrIntervalsSeconds)
+    /// The decoders of every Bluetooth source in `catalog`, in catalog order.
+    static func decoders(in catalog: PluginCatalog) -> [PayloadDecoder] {
+        catalog.entries.flatMap { entry -> [PayloadDecoder] in
+            (entry.sourceType as? any BluetoothProfileSource.Type)?.payloadDecoders ?? []
+        }
     }
 
-    static let rscMeasurement = leaf(
-        "rsc-measurement", "RSC Measurement (0x2A53) from a running foot pod.",
-        example: "healthgate decode rsc-measurement 07341256890704030201",
-        keys: """
-            instantaneousSpeed (m/s), instantaneousCadence (steps per minute), strideLength (m, or \
-            null), totalDistance (m, or null), isRunning (boolean)
-            """
-    ) { bytes throws(GATTDecodingError) in
-        let m = try RSCMeasurementDecoder.decode(bytes)
-        return RSCJSON(
-            instantaneousSpeed: m.instantaneousSpeed, instantaneousCadence: m.instantaneousCadence,
-            strideLength: m.strideLength, totalDistance: m.totalDistance, isRunning: m.isRunning)
-    }
-
-    static let bodySensorLocation = leaf(
-        "body-sensor-location", "Body Sensor Location (0x2A38).",
-        example: "healthgate decode body-sensor-location 01",
-        keys: "location (other, chest, wrist, finger, hand, earLobe, foot), value (the code 0-6)"
-    ) { bytes throws(GATTDecodingError) in
-        let location = try BodySensorLocationDecoder.decode(bytes)
-        return LocationJSON(location: location.name, value: location.rawValue)
-    }
-
-    static let batteryLevel = leaf(
-        "battery-level", "Battery Level (0x2A19).", example: "healthgate decode battery-level 57",
-        keys: "batteryLevel (integer percent, 0-100)"
-    ) { bytes throws(GATTDecodingError) in
-        BatteryJSON(batteryLevel: try BatteryLevelDecoder.decode(bytes))
-    }
-
-    static func leaf<Output: Encodable & Sendable, Failure: Error>(
-        _ name: String, _ summary: String, example: String, keys: String,
-        _ decode: @escaping @Sendable ([UInt8]) throws(Failure) -> Output
-    ) -> Command {
+    /// The subcommand of one decoder.
+    static func leaf(_ decoder: PayloadDecoder) -> Command {
         Command(
-            name: name, summary: "Decode a \(summary)", usage: "decode \(name) HEX",
+            name: decoder.name, summary: "Decode a \(decoder.summary)", usage: "decode \(decoder.name) HEX",
             discussion: """
                 HEX is the payload as hex digits; spaces, colons and a 0x prefix are allowed.
-                Prints one JSON object with the keys: \(keys).
+                Prints one JSON object with the keys: \(decoder.keys).
 
                 Example:
-                  \(example)
+                  \(decoder.example)
 
                 Exits 65 with the reason on stderr when the payload is not valid.
                 """
@@ -89,9 +47,9 @@ enum DecodeCommand {
             } catch {
                 throw CommandError(.dataError, DecodeCommand.abbreviated("\(error)"))
             }
-            let output: Output
+            let output: any Encodable & Sendable
             do {
-                output = try decode(bytes)
+                output = try decoder.decode(bytes)
             } catch {
                 throw CommandError(.dataError, DecodeCommand.abbreviated("\(error)"))
             }
@@ -104,55 +62,6 @@ enum DecodeCommand {
     }
 }
 
-// Optional fields are encoded explicitly so that absent values print as null, not vanish.
-private struct HeartRateJSON: Encodable, Sendable {
-    var heartRate: Int
-    var sensorContact: String
-    var energyExpended: Int?
-    var rrIntervals: [Int]
-    var rrIntervalsSeconds: [Double]
-
-    enum CodingKeys: String, CodingKey { case heartRate, sensorContact, energyExpended, rrIntervals, rrIntervalsSeconds }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(heartRate, forKey: .heartRate)
-        try c.encode(sensorContact, forKey: .sensorContact)
-        try c.encode(energyExpended, forKey: .energyExpended)
-        try c.encode(rrIntervals, forKey: .rrIntervals)
-        try c.encode(rrIntervalsSeconds, forKey: .rrIntervalsSeconds)
-    }
-}
-
-private struct RSCJSON: Encodable, Sendable {
-    var instantaneousSpeed: Double
-    var instantaneousCadence: Int
-    var strideLength: Double?
-    var totalDistance: Double?
-    var isRunning: Bool
-
-    enum CodingKeys: String, CodingKey {
-        case instantaneousSpeed, instantaneousCadence, strideLength, totalDistance, isRunning
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(instantaneousSpeed, forKey: .instantaneousSpeed)
-        try c.encode(instantaneousCadence, forKey: .instantaneousCadence)
-        try c.encode(strideLength, forKey: .strideLength)
-        try c.encode(totalDistance, forKey: .totalDistance)
-        try c.encode(isRunning, forKey: .isRunning)
-    }
-}
-
-private struct LocationJSON: Encodable, Sendable {
-    var location: String
-    var value: Int
-}
-
-private struct BatteryJSON: Encodable, Sendable {
-    var batteryLevel: Int
-}
 
 extension DecodeCommand {
     /// The most characters of an argument an error message repeats.

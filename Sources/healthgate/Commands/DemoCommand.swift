@@ -1,6 +1,6 @@
-import FitnessEquipment
+import BuiltinPlugins
+import BLECentral
 import FoundationEssentials
-import HealthDevices
 import HealthModel
 import GatewayRuntime
 import SampleBus
@@ -111,11 +111,13 @@ enum DemoDevices {
         } catch {
             throw CommandError(.unavailable, "cannot open a pseudo-terminal for the simulated pedometer: \(error)")
         }
-        let sources = [
-            PluginConfiguration(kind: "ble-heart-rate", name: "demo-heart-rate", config: .object(["transport": .string("simulated")])),
-            PluginConfiguration(kind: "serial-pedometer", name: "demo-pedometer", config: pedometer.configuration),
-            PluginConfiguration(kind: "ble-fitness", name: "demo-bike", config: FitnessEquipmentSource.demoConfiguration()),
-            PluginConfiguration(kind: "ble-health", name: "demo-health", config: HealthDeviceSource.demoConfiguration()),
+        // Every Bluetooth profile in the catalog that has a demo, then the pedometer.
+        let bluetooth = BuiltinCatalog.make().entries.compactMap { entry -> PluginConfiguration? in
+            guard let demo = (entry.sourceType as? any BluetoothProfileSource.Type)?.demo else { return nil }
+            return PluginConfiguration(kind: entry.kind, name: demo.name, config: demo.configuration)
+        }
+        let sources = bluetooth + [
+            PluginConfiguration(kind: "serial-pedometer", name: "demo-pedometer", config: pedometer.configuration)
         ]
         return (sources, [pedometer.run])
     }

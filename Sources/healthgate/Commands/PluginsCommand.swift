@@ -1,3 +1,4 @@
+import BuiltinPlugins
 import SampleBus
 import FoundationEssentials
 import GatewayRuntime

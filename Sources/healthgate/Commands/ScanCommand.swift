@@ -1,3 +1,4 @@
+import BuiltinPlugins
 import GatewayRuntime
 import BLECentral
 import BLETransport

@@ -1,3 +1,4 @@
+import BuiltinPlugins
 import AsyncPrimitives
 import BLECentral
 import BLETransport

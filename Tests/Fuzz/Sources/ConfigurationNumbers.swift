@@ -89,11 +89,8 @@ enum ConfigurationNumbers {
         return "{\(top)\"sources\": [\(sources.joined(separator: ", "))], \"sinks\": [\(sinks.joined(separator: ", "))]}"
     }
 
-    /// Every plugin, as the executable's catalog lists them.
-    static let catalog = PluginCatalog([
-        .source(HeartRateSource.self), .source(SerialPedometerSource.self),
-        .sink(SQLiteSink.self), .follower(HTTPRepositorySink.self),
-    ])
+    /// Every plugin: the executable's own catalog.
+    static let catalog = BuiltinCatalog.make()
 
     /// A private directory for the files sinks create while they are built, made once per run.
     static let scratch = Scratch()

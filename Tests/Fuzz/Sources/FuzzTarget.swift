@@ -1,3 +1,5 @@
+import BLECentral
+import BuiltinPlugins
 import GATTDecoding
 import Foundation
 import GatewayControl
@@ -41,6 +43,10 @@ enum FuzzTarget: String, CaseIterable {
     case configurationNumbers = "configuration-numbers"
     /// One control-socket request line, and the typed workout command it may hold.
     case controlRequest = "control-request"
+    /// Every payload decoder of every Bluetooth profile in the catalog, as `healthgate decode`
+    /// runs them: the first byte picks the decoder, the rest is the payload. Each answer is an
+    /// error or a JSON object.
+    case profiles
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -52,6 +58,7 @@ enum FuzzTarget: String, CaseIterable {
         case .configuration: Self.configuration(bytes)
         case .configurationNumbers: ConfigurationNumbers.run(bytes)
         case .controlRequest: Self.controlRequest(bytes)
+        case .profiles: Self.profiles(bytes)
         }
     }
 
@@ -171,6 +178,21 @@ enum FuzzTarget: String, CaseIterable {
         dataDirectory: URL(fileURLWithPath: "/nonexistent/healthgate-fuzz/data"),
         stateDirectory: URL(fileURLWithPath: "/nonexistent/healthgate-fuzz/state"),
         runtimeDirectory: URL(fileURLWithPath: "/nonexistent/healthgate-fuzz/runtime"))
+
+    private static func profiles(_ bytes: [UInt8]) {
+        // Built per input, as the decode command builds them: nothing held for the process's life.
+        let decoders = BuiltinCatalog.make().entries.flatMap { entry -> [PayloadDecoder] in
+            (entry.sourceType as? any BluetoothProfileSource.Type)?.payloadDecoders ?? []
+        }
+        guard let selector = bytes.first, !decoders.isEmpty else { return }
+        let decoder = decoders[Int(selector) % decoders.count]
+        guard let output = try? decoder.decode(Array(bytes.dropFirst())) else { return }
+        let encoded = try? JSONEncoder().encode(output)
+        check(encoded != nil, "\(decoder.name): a decoded payload does not encode")
+        if let encoded {
+            check(encoded.first == UInt8(ascii: "{"), "\(decoder.name): the answer is not a JSON object")
+        }
+    }
 
     private static func controlRequest(_ bytes: [UInt8]) {
         // The server's parse step: one line, JSON, a ControlRequest.

@@ -46,6 +46,11 @@ public enum FitnessProfile: BluetoothProfile {
         SimulatedFitnessTransport(clock: clock, settings: options.simulation)
     }
 
+    /// One simulated bike.
+    public static var demo: BluetoothProfileDemo? {
+        BluetoothProfileDemo(name: "demo-bike", configuration: FitnessEquipmentSource.demoConfiguration())
+    }
+
     public static func follow(_ session: PeripheralSession, options: FitnessOptions, environment: PluginEnvironment) async throws {
         try await FitnessSession(session: session, options: options, ids: environment.ids).run()
     }

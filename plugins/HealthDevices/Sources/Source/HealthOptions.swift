@@ -51,6 +51,11 @@ public enum HealthProfile: BluetoothProfile {
         SimulatedHealthTransport(clock: clock, settings: options.simulation)
     }
 
+    /// One simulated device of each kind.
+    public static var demo: BluetoothProfileDemo? {
+        BluetoothProfileDemo(name: "demo-health", configuration: HealthDeviceSource.demoConfiguration())
+    }
+
     public static func follow(_ session: PeripheralSession, options: HealthOptions, environment: PluginEnvironment) async throws {
         try await HealthSession(session: session, ids: environment.ids, profileHeight: environment.user.heightMeters).run()
     }

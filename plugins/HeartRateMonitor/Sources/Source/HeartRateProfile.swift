@@ -43,6 +43,11 @@ public enum HeartRateProfile: BluetoothProfile {
         SimulatedBLETransport(clock: clock, settings: options.simulation)
     }
 
+    /// One simulated heart-rate monitor at the default rate.
+    public static var demo: BluetoothProfileDemo? {
+        BluetoothProfileDemo(name: "demo-heart-rate", configuration: .object(["transport": .string("simulated")]))
+    }
+
     public static func follow(_ session: PeripheralSession, options: HeartRateOptions, environment: PluginEnvironment) async throws {
         try await DeviceSession(session: session, options: options, ids: environment.ids).run()
     }
