@@ -1,4 +1,4 @@
-public import BLETransport
+import BLETransport
 public import GatewayRuntime
 public import SampleBus
 

@@ -1,5 +1,5 @@
-public import BLETransport
-public import GatewayRuntime
+import BLETransport
+import GatewayRuntime
 public import SampleBus
 
 /// The one source every Bluetooth LE profile runs as: discovers devices advertising the

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 
 /// One characteristic's decoder as a profile offers it to `healthgate decode NAME HEX`: the
 /// profile's own pure decoder, its output as a JSON object, and the help text that documents

@@ -1,7 +1,7 @@
-public import BLETransport
+import BLETransport
 public import BLECentral
 public import GatewayRuntime
-public import SampleBus
+import SampleBus
 
 /// The `ble-heart-rate` source's own `config` keys, beside the shared Bluetooth keys
 /// (``BLESharedSettings``). Every key is optional; see the plugin's README.md and
