@@ -1,3 +1,4 @@
+import BuiltinPlugins
 import Foundation
 import HTTPRepository
 import HealthModel
