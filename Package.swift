@@ -224,6 +224,9 @@ let package = Package(
             name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
+            name: "GATTDecodingTests", dependencies: ["GATTDecoding"], path: "Tests/GATTDecodingTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "HealthStoreTests", dependencies: ["HealthStore", "GatewayTesting", "SQLite", "Workouts", "WorkoutRuntime", "HealthModel", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         .testTarget(

@@ -42,6 +42,16 @@ public struct GATTPayloadReader<Characteristic: DecodedCharacteristic> {
         return Int32(bitPattern: raw << shift) >> Int32(shift)
     }
 
+    /// A 16-bit IEEE 11073-20601 SFLOAT (``MedicalFloat``).
+    public mutating func sfloat(_ field: String) throws(CharacteristicDecodingError<Characteristic>) -> MedicalFloat {
+        .sfloat(UInt16(try unsigned(2, field)))
+    }
+
+    /// A 32-bit IEEE 11073-20601 FLOAT (``MedicalFloat``).
+    public mutating func float(_ field: String) throws(CharacteristicDecodingError<Characteristic>) -> MedicalFloat {
+        .float(try unsigned(4, field))
+    }
+
     public mutating func uint8(_ field: String) throws(CharacteristicDecodingError<Characteristic>) -> UInt8 {
         UInt8(try unsigned(1, field))
     }

@@ -1,3 +1,4 @@
+import GATTDecoding
 import HealthDevices
 import XCTest
 

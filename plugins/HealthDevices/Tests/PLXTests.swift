@@ -1,3 +1,4 @@
+import GATTDecoding
 import GatewayTesting
 import HealthDevices
 import XCTest

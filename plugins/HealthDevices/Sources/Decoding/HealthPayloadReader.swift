@@ -1,15 +1,10 @@
 import GATTDecoding
 
-/// The health characteristics' field reader, with the IEEE-11073 numbers and the Date Time field.
+/// The health characteristics' field reader, with the Date Time field (the IEEE-11073 numbers
+/// are every reader's: ``GATTPayloadReader/sfloat(_:)``).
 typealias HealthPayloadReader = GATTPayloadReader<HealthCharacteristic>
 
 extension GATTPayloadReader where Characteristic == HealthCharacteristic {
-    mutating func sfloat(_ field: String) throws(HealthDecodingError) -> MedicalFloat {
-        .sfloat(UInt16(try unsigned(2, field)))
-    }
-    mutating func float(_ field: String) throws(HealthDecodingError) -> MedicalFloat {
-        .float(try unsigned(4, field))
-    }
 
     /// A 7-byte Date Time.
     mutating func timestamp(_ field: String) throws(HealthDecodingError) -> DeviceTimestamp {

@@ -1,3 +1,4 @@
+import GATTDecoding
 /// A decoded measurement as `healthgate decode` prints it: one JSON object, values in the units of
 /// the samples they become, null for absent fields and for special values (NaN, NRes, ±INFINITY,
 /// reserved, "unknown user", an unsuccessful weighing).

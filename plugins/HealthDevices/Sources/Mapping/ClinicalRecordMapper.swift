@@ -1,3 +1,4 @@
+import GATTDecoding
 public import FoundationEssentials
 public import HealthModel
 
