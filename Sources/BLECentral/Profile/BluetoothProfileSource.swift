@@ -31,3 +31,13 @@ extension BluetoothProfileSource {
     /// The services a followed device advertises (one is enough): the kinds' services.
     public static var services: [BluetoothUUID] { deviceKinds.map(\.service) }
 }
+
+extension PluginCatalog {
+    /// The catalog's Bluetooth LE sources with their kinds, in catalog order: how `scan`,
+    /// `decode`, `demo` and the fuzz targets learn the profiles.
+    public var bluetoothSources: [(kind: String, source: any BluetoothProfileSource.Type)] {
+        entries.compactMap { entry in
+            (entry.sourceType as? any BluetoothProfileSource.Type).map { (entry.kind, $0) }
+        }
+    }
+}

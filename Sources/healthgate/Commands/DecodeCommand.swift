@@ -15,9 +15,7 @@ enum DecodeCommand {
 
     /// The decoders of every Bluetooth source in `catalog`, in catalog order.
     static func decoders(in catalog: PluginCatalog) -> [PayloadDecoder] {
-        catalog.entries.flatMap { entry -> [PayloadDecoder] in
-            (entry.sourceType as? any BluetoothProfileSource.Type)?.payloadDecoders ?? []
-        }
+        catalog.bluetoothSources.flatMap { $0.source.payloadDecoders }
     }
 
     /// The subcommand of one decoder.

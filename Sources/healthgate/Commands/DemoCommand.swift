@@ -112,9 +112,8 @@ enum DemoDevices {
             throw CommandError(.unavailable, "cannot open a pseudo-terminal for the simulated pedometer: \(error)")
         }
         // Every Bluetooth profile in the catalog that has a demo, then the pedometer.
-        let bluetooth = BuiltinCatalog.make().entries.compactMap { entry -> PluginConfiguration? in
-            guard let demo = (entry.sourceType as? any BluetoothProfileSource.Type)?.demo else { return nil }
-            return PluginConfiguration(kind: entry.kind, name: demo.name, config: demo.configuration)
+        let bluetooth = BuiltinCatalog.make().bluetoothSources.compactMap { kind, source in
+            source.demo.map { PluginConfiguration(kind: kind, name: $0.name, config: $0.configuration) }
         }
         let sources = bluetooth + [
             PluginConfiguration(kind: "serial-pedometer", name: "demo-pedometer", config: pedometer.configuration)

@@ -17,10 +17,7 @@ enum ScanCommand {
 
     /// Every kind of device the compiled-in Bluetooth sources read, in catalog order.
     static func profiles(in catalog: PluginCatalog) -> [Profile] {
-        catalog.entries.flatMap { entry -> [Profile] in
-            guard let source = entry.sourceType as? any BluetoothProfileSource.Type else { return [] }
-            return source.deviceKinds.map { Profile(kind: $0, source: entry.kind) }
-        }
+        catalog.bluetoothSources.flatMap { kind, source in source.deviceKinds.map { Profile(kind: $0, source: kind) } }
     }
 
     static let command = Command(

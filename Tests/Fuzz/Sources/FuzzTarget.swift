@@ -181,9 +181,7 @@ enum FuzzTarget: String, CaseIterable {
 
     private static func profiles(_ bytes: [UInt8]) {
         // Built per input, as the decode command builds them: nothing held for the process's life.
-        let decoders = BuiltinCatalog.make().entries.flatMap { entry -> [PayloadDecoder] in
-            (entry.sourceType as? any BluetoothProfileSource.Type)?.payloadDecoders ?? []
-        }
+        let decoders = BuiltinCatalog.make().bluetoothSources.flatMap { $0.source.payloadDecoders }
         guard let selector = bytes.first, !decoders.isEmpty else { return }
         let decoder = decoders[Int(selector) % decoders.count]
         guard let output = try? decoder.decode(Array(bytes.dropFirst())) else { return }

@@ -31,9 +31,12 @@ extension HeartRateProfile {
                     """
             ) { bytes throws(GATTDecodingError) in
                 let m = try RSCMeasurementDecoder.decode(bytes)
-                return RSCJSON(
-                    instantaneousSpeed: m.instantaneousSpeed, instantaneousCadence: m.instantaneousCadence,
-                    strideLength: m.strideLength, totalDistance: m.totalDistance, isRunning: m.isRunning)
+                return NullableJSON([
+                    ("instantaneousSpeed", .number(m.instantaneousSpeed)),
+                    ("instantaneousCadence", .integer(m.instantaneousCadence)),
+                    ("strideLength", .number(m.strideLength)), ("totalDistance", .number(m.totalDistance)),
+                    ("isRunning", .boolean(m.isRunning)),
+                ])
             },
             PayloadDecoder(
                 "body-sensor-location", "Body Sensor Location (0x2A38).",
@@ -41,7 +44,7 @@ extension HeartRateProfile {
                 keys: "location (other, chest, wrist, finger, hand, earLobe, foot), value (the code 0-6)"
             ) { bytes throws(GATTDecodingError) in
                 let location = try BodySensorLocationDecoder.decode(bytes)
-                return LocationJSON(location: location.name, value: location.rawValue)
+                return NullableJSON([("location", .string(location.name)), ("value", .integer(location.rawValue))])
             },
             PayloadDecoder(
                 "battery-level", "Battery Level (0x2A19).", example: "healthgate decode battery-level 57",
@@ -73,29 +76,4 @@ private struct HeartRateJSON: Encodable, Sendable {
     }
 }
 
-private struct RSCJSON: Encodable, Sendable {
-    var instantaneousSpeed: Double
-    var instantaneousCadence: Int
-    var strideLength: Double?
-    var totalDistance: Double?
-    var isRunning: Bool
-
-    enum CodingKeys: String, CodingKey {
-        case instantaneousSpeed, instantaneousCadence, strideLength, totalDistance, isRunning
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(instantaneousSpeed, forKey: .instantaneousSpeed)
-        try c.encode(instantaneousCadence, forKey: .instantaneousCadence)
-        try c.encode(strideLength, forKey: .strideLength)
-        try c.encode(totalDistance, forKey: .totalDistance)
-        try c.encode(isRunning, forKey: .isRunning)
-    }
-}
-
-private struct LocationJSON: Encodable, Sendable {
-    var location: String
-    var value: Int
-}
 
