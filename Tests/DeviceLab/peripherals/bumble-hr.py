@@ -13,50 +13,28 @@
 # and "all sent <n>" ends the run, so the scenario can compare what arrived with what was sent.
 # Written against Bumble 0.0.236 (bumble.device, bumble.gatt, bumble.controller, bumble.link).
 import asyncio
+import os
 import struct
 import sys
 
 from bumble.controller import Controller
-from bumble.core import AdvertisingData, PhysicalTransport
+from bumble.core import AdvertisingData
 from bumble.device import Device
 from bumble.gatt import (GATT_HEART_RATE_MEASUREMENT_CHARACTERISTIC, GATT_HEART_RATE_SERVICE, Characteristic,
                          Service)
 from bumble.hci import Address
-from bumble.link import LocalLink
 from bumble.transport import open_transport
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bumble_lab import gateway_link, log  # noqa: E402
 
 NAME = "Bumble HR"
 
 
-class ConnectionAddressedLink(LocalLink):
-    """A LocalLink whose LE data names the sending connection's own address. Bumble 0.0.236's
-    names the sending controller's current random address instead, which is not the address a
-    central connected with when it connected with its public one (as the kernel does) or set a
-    new random address since (as it does to scan again): the peripheral then finds no
-    connection for the data and drops it."""
-
-    def send_acl_data(self, sender_controller, destination_address, transport, data):
-        connection = sender_controller.le_connections.get(destination_address)
-        destination = self.find_le_controller(destination_address)
-        if transport != PhysicalTransport.LE or connection is None or destination is None:
-            return super().send_acl_data(sender_controller, destination_address, transport, data)
-        source = connection.self_address
-        asyncio.get_running_loop().call_soon(lambda: destination.on_link_acl_data(source, transport, data))
-
-
-def log(*words):
-    print(*words, flush=True)
-
-
 async def main(connections, per_connection):
-    link = ConnectionAddressedLink()
     async with await open_transport("vhci") as gateway_side:
         # The gateway's controller: the kernel's host stack (and bluetoothd) drive it.
-        # A public address of its own: the kernel treats a controller without one (all zeros)
-        # as unconfigured, and bluetoothd never lists it.
-        Controller(
-            "gateway", host_source=gateway_side.source, host_sink=gateway_side.sink, link=link,
-            public_address="00:BB:01:00:00:01")
+        link = gateway_link(gateway_side)
         monitor_controller = Controller("monitor", link=link)
         device = Device.with_hci(NAME, Address("F0:F1:F2:F3:F4:F5"), monitor_controller, monitor_controller)
         measurement = Characteristic(

@@ -3,7 +3,8 @@
 #
 # Builds healthgate (debug; HEALTHGATE_BIN names a ready binary instead), makes the VM ready with
 # build-vm.sh, and runs Tests/DeviceLab/NAME.sh in the guest as `NAME.sh REPOSITORY HEALTHGATE`,
-# with LIMIT seconds to finish. What the scenario writes under $LAB_OUT lands in OUTDIR.
+# with LIMIT seconds to finish. NAME may instead be the path of a scenario script inside the
+# checkout (a plugin's own, plugins/NAME/Lab/*.sh). What the scenario writes under $LAB_OUT lands in OUTDIR.
 # Exit: the scenario's status (0 passed, 1 failed), 77 the lab cannot run on this machine,
 # 124 the scenario ran out of time, 125 the lab broke.
 set -euo pipefail
@@ -24,4 +25,7 @@ fi
 "$vm/build-vm.sh"
 rm -rf "$out"
 mkdir -p "$out"
-exec "$vm/run-vm.sh" -t "$limit" -o "$out" "$lab/$name.sh" "$repository" "$(realpath "$healthgate")"
+script=$lab/$name.sh
+[[ $name == */* ]] && script=$(realpath "$name")
+[[ -f $script ]] || lab_broken "no scenario script $script"
+exec "$vm/run-vm.sh" -t "$limit" -o "$out" "$script" "$repository" "$(realpath "$healthgate")"
