@@ -19,35 +19,12 @@ HG=${2:?usage: bluetooth-bumble.sh REPO HEALTHGATE [SECONDS]}
 WAIT=${3:-240}
 OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
-BUMBLE=$REPO/.build/lab-bumble/bin/python
 CONNECTIONS=12
 PER_CONNECTION=6
 MONITOR=F0:F1:F2:F3:F4:F5
 
-[[ -x $HG ]] || { echo "FAIL: $HG missing (build on the host first)"; exit 1; }
-[[ -x $BUMBLE ]] || { echo "FAIL: no Bumble at $BUMBLE (vm/build-vm.sh installs it)"; exit 1; }
-say "kernel modules, system bus"
-bluetooth_modules || { echo "FAIL: modprobe"; exit 1; }
-mkdir -p /run/dbus
-dbus-daemon --system --fork --print-pid > /run/dbus/daemon.pid
-poll 10 test -S /run/dbus/system_bus_socket || { echo "FAIL: no system bus"; exit 1; }
-
-say "Bumble: the gateway's controller over /dev/vhci and the monitor behind it"
-"$BUMBLE" -u "$REPO/Tests/DeviceLab/peripherals/bumble-hr.py" "$CONNECTIONS" "$PER_CONNECTION" > "$OUT/monitor.log" 2>&1 &
-MONITOR_PID=$!
-hci0_up() { hciconfig hci0 2> /dev/null | grep -q 'BD Address: [0-9A-F:]*' && ! hciconfig hci0 | grep -q 'BD Address: 00:00:00:00:00:00'; }
-# Python and Bumble load over 9p under TCG: tens of seconds when the host is busy.
-poll 120 hci0_up || { echo "FAIL: Bumble's controller did not come up as hci0"; cat "$OUT/monitor.log"; exit 1; }
-btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
-
-say "bluetoothd"
-bluetoothd -n -d > "$OUT/bluetoothd.log" 2>&1 &
-BLUETOOTHD=$!
-adapter_listed() { bluetoothctl list 2> /dev/null | grep -q '^Controller'; }
-poll 30 adapter_listed || { echo "FAIL: bluetoothd does not show Bumble's controller"; exit 1; }
-poll 15 power hci0 on 2> /dev/null || fail "power on hci0"
-poll 30 grep -q '^advertising as' "$OUT/monitor.log" && pass "Bumble's monitor advertises ($(grep '^advertising as' "$OUT/monitor.log"))" ||
-  { fail "the monitor did not start"; cat "$OUT/monitor.log"; }
+start_bumble "$OUT/monitor.log" "$REPO/Tests/DeviceLab/peripherals/bumble-hr.py" "$CONNECTIONS" "$PER_CONNECTION"
+MONITOR_PID=$BUMBLE_PID
 
 say "healthgate run: ble-heart-rate on hci0, following the monitor"
 cat > "$OUT/healthgate.json" <<JSON

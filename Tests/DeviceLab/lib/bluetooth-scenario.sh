@@ -47,6 +47,38 @@ start_bluetooth() {
   done
 }
 
+# start_bumble LOG SCRIPT ARGS...: the kernel modules, a system bus, a Bumble peripheral (SCRIPT,
+# run by the checkout's Bumble with ARGS, its output in LOG) whose gateway-side controller the
+# kernel sees as hci0, an HCI trace, bluetoothd, and hci0 powered on. Sets BUMBLE_PID and
+# BLUETOOTHD. Exits on failure. The peripheral prints "advertising as ..." once it advertises.
+BUMBLE=$REPO/.build/lab-bumble/bin/python
+start_bumble() {
+  local log=$1
+  shift
+  [[ -x $HG ]] || { echo "FAIL: $HG missing (build on the host first)"; exit 1; }
+  [[ -x $BUMBLE ]] || { echo "FAIL: no Bumble at $BUMBLE (vm/build-vm.sh installs it)"; exit 1; }
+  say "kernel modules, system bus"
+  bluetooth_modules || { echo "FAIL: modprobe"; exit 1; }
+  mkdir -p /run/dbus
+  dbus-daemon --system --fork --print-pid > /run/dbus/daemon.pid
+  poll 10 test -S /run/dbus/system_bus_socket || { echo "FAIL: no system bus"; exit 1; }
+  say "Bumble: the gateway's controller over /dev/vhci and $(basename "$1") behind it"
+  "$BUMBLE" -u "$@" > "$log" 2>&1 &
+  BUMBLE_PID=$!
+  hci0_up() { hciconfig hci0 2> /dev/null | grep -q 'BD Address: [0-9A-F:]*' && ! hciconfig hci0 | grep -q 'BD Address: 00:00:00:00:00:00'; }
+  # Python and Bumble load over 9p under TCG: tens of seconds when the host is busy.
+  poll 120 hci0_up || { echo "FAIL: Bumble's controller did not come up as hci0"; cat "$log"; exit 1; }
+  btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
+  say "bluetoothd"
+  bluetoothd -n -d > "$OUT/bluetoothd.log" 2>&1 &
+  BLUETOOTHD=$!
+  adapter_listed() { bluetoothctl list 2> /dev/null | grep -q '^Controller'; }
+  poll 30 adapter_listed || { echo "FAIL: bluetoothd does not show Bumble's controller"; exit 1; }
+  poll 15 power hci0 on 2> /dev/null || fail "power on hci0"
+  poll 30 grep -q '^advertising as' "$log" && pass "the Bumble peripheral advertises ($(grep '^advertising as' "$log"))" ||
+    { fail "the Bumble peripheral did not start"; cat "$log"; }
+}
+
 # strict_bus_policy: the system bus of a distribution without Debian's grant of org.bluez to
 # every local user: BlueZ's bluetooth.conf keeps only its root policy, and healthgate's shipped
 # policy (udev-rules/dbus-healthgate.conf) is installed. Creates the service user `healthgate`
