@@ -42,6 +42,21 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    /// The top-level help names every kind of Bluetooth device the gateway reads, from the same
+    /// catalog as `scan`'s table of kinds: a profile added to the catalog shows in both.
+    func testTopLevelHelpListsEveryBluetoothKindScanKnows() async throws {
+        let healthgate = try HealthgateExecutable()
+        let top = try await healthgate.run(["--help"]).standardOutput
+        let scan = try await healthgate.run(["scan", "--help"]).standardOutput
+        let kinds = scan.split(separator: "\n").filter { $0.wholeMatch(of: /\s{2}[a-z-]+ +[0-9a-f]{4}  \(ble-[a-z-]+\)/) != nil }
+        let listed = try XCTUnwrap(top.firstMatch(of: /through BlueZ \(([^)]*)\)/)?.output.1)
+        // "a, b, … and z": the names before the last are separated by commas.
+        let names = listed.split(separator: ", ")
+        XCTAssertGreaterThanOrEqual(kinds.count, 12, scan)
+        XCTAssertEqual(names.count + 1, kinds.count, "top help: \(listed); scan: \(kinds)")
+        XCTAssertTrue(listed.hasPrefix("heart-rate monitors, foot pods, "), "\(listed)")
+    }
+
     func testUnknownCommandAndOptionAreUsageErrors() async throws {
         let healthgate = try HealthgateExecutable()
         let unknown = try await healthgate.run(["frobnicate"])

@@ -8,10 +8,14 @@ public struct BluetoothDeviceKind: Sendable, Hashable {
     public let name: String
     /// The service such a device advertises.
     public let service: BluetoothUUID
+    /// What such devices are called in a sentence, plural: `heart-rate monitors`. `healthgate
+    /// --help` lists what the gateway reads from these.
+    public let plural: String
 
-    public init(_ name: String, advertising service: BluetoothUUID) {
+    public init(_ name: String, advertising service: BluetoothUUID, called plural: String) {
         self.name = name
         self.service = service
+        self.plural = plural
     }
 }
 

@@ -1,3 +1,5 @@
+import BLECentral
+import BuiltinPlugins
 import FoundationEssentials
 import SampleBus
 
@@ -5,20 +7,26 @@ import SampleBus
 enum HealthgateCLI {
     static let version = "0.1.0"
 
+    /// What the catalog's Bluetooth sources read, as a list in a sentence: "heart-rate monitors,
+    /// foot pods … and glucose meters".
+    static var bluetoothDevices: String {
+        let names = BuiltinCatalog.make().bluetoothSources.flatMap { $0.source.deviceKinds.map(\.plural) }
+        guard names.count > 1, let last = names.last else { return names.joined() }
+        return names.dropLast().joined(separator: ", ") + " and " + last
+    }
+
     static func main(_ arguments: [String], context: CommandContext) async -> ExitCode {
         let root = Command(
             name: "healthgate", summary: "A gateway that ingests data from health devices.",
             usage: "COMMAND [OPTIONS]",
             discussion: """
-                healthgate reads Bluetooth LE devices through BlueZ (heart-rate monitors, foot \
-                pods, bike speed and cadence sensors, power meters, fitness machines, scales, body \
-                composition analysers, blood pressure monitors, thermometers, pulse oximeters and \
-                glucose meters) and serial pedometers over USB or RFCOMM, turns each reading into \
-                a HealthKit-style sample, stores it in its SQLite store, and forwards what it \
-                stores to an HTTP repository (FHIR, Open mHealth or its own JSON) and to an MQTT \
-                broker. It records live workouts from heart rate, for one person or a class on a \
-                web board. 'healthgate scan' lists the Bluetooth devices around it; 'healthgate \
-                plugins' lists its sources and sinks.
+                healthgate reads Bluetooth LE devices through BlueZ (\(bluetoothDevices)) and \
+                serial pedometers over USB or RFCOMM, turns each reading into a HealthKit-style \
+                sample, stores it in its SQLite store, and forwards what it stores to an HTTP \
+                repository (FHIR, Open mHealth or its own JSON) and to an MQTT broker. It records \
+                live workouts from heart rate, for one person or a class on a web board. \
+                'healthgate scan' lists the Bluetooth devices around it; 'healthgate plugins' lists \
+                its sources and sinks.
 
                 Start with 'healthgate demo' to see it work without any hardware.
                 """,

@@ -22,9 +22,9 @@ public enum FitnessProfile: BluetoothProfile {
 
     /// Bike sensors, power meters and fitness machines.
     public static let deviceKinds = [
-        BluetoothDeviceKind("speed-cadence-sensor", advertising: .cyclingSpeedAndCadenceService),
-        BluetoothDeviceKind("power-meter", advertising: .cyclingPowerService),
-        BluetoothDeviceKind("fitness-machine", advertising: .fitnessMachineService),
+        BluetoothDeviceKind("speed-cadence-sensor", advertising: .cyclingSpeedAndCadenceService, called: "bike speed and cadence sensors"),
+        BluetoothDeviceKind("power-meter", advertising: .cyclingPowerService, called: "power meters"),
+        BluetoothDeviceKind("fitness-machine", advertising: .fitnessMachineService, called: "fitness machines"),
     ]
 
     public static var defaultOptions: FitnessOptions { FitnessOptions() }

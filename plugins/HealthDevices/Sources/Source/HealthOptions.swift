@@ -24,12 +24,12 @@ public enum HealthProfile: BluetoothProfile {
 
     /// Scales, body composition analysers, cuffs, thermometers, oximeters and glucose meters.
     public static let deviceKinds = [
-        BluetoothDeviceKind("scale", advertising: .weightScaleService),
-        BluetoothDeviceKind("body-composition-analyser", advertising: .bodyCompositionService),
-        BluetoothDeviceKind("blood-pressure-monitor", advertising: .bloodPressureService),
-        BluetoothDeviceKind("thermometer", advertising: .healthThermometerService),
-        BluetoothDeviceKind("pulse-oximeter", advertising: .pulseOximeterService),
-        BluetoothDeviceKind("glucose-meter", advertising: .glucoseService),
+        BluetoothDeviceKind("scale", advertising: .weightScaleService, called: "scales"),
+        BluetoothDeviceKind("body-composition-analyser", advertising: .bodyCompositionService, called: "body composition analysers"),
+        BluetoothDeviceKind("blood-pressure-monitor", advertising: .bloodPressureService, called: "blood pressure monitors"),
+        BluetoothDeviceKind("thermometer", advertising: .healthThermometerService, called: "thermometers"),
+        BluetoothDeviceKind("pulse-oximeter", advertising: .pulseOximeterService, called: "pulse oximeters"),
+        BluetoothDeviceKind("glucose-meter", advertising: .glucoseService, called: "glucose meters"),
     ]
 
     public static var defaultOptions: HealthOptions { HealthOptions() }

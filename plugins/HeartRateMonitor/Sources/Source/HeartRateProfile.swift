@@ -21,8 +21,8 @@ public enum HeartRateProfile: BluetoothProfile {
 
     /// Heart-rate monitors and foot pods (Heart Rate, Running Speed and Cadence).
     public static let deviceKinds = [
-        BluetoothDeviceKind("heart-rate-monitor", advertising: .heartRateService),
-        BluetoothDeviceKind("foot-pod", advertising: .runningSpeedAndCadenceService),
+        BluetoothDeviceKind("heart-rate-monitor", advertising: .heartRateService, called: "heart-rate monitors"),
+        BluetoothDeviceKind("foot-pod", advertising: .runningSpeedAndCadenceService, called: "foot pods"),
     ]
 
     public static var defaultOptions: HeartRateOptions { HeartRateOptions() }
