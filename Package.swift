@@ -143,6 +143,10 @@ let package = Package(
         .target(
             name: "HealthDevices", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
             path: "plugins/HealthDevices/Sources", swiftSettings: swiftSettings),
+        // The Continuous Glucose Monitoring Service (0x181F), on the profile kit.
+        .target(
+            name: "ContinuousGlucose", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
+            path: "plugins/ContinuousGlucose/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
@@ -157,7 +161,7 @@ let package = Package(
         .target(
             name: "BuiltinPlugins",
             dependencies: [
-                "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "SerialPedometer", "SQLiteStore",
+                "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "SQLiteStore",
                 "HTTPRepository", "MQTTBroker",
             ],
             path: "Sources/BuiltinPlugins", swiftSettings: swiftSettings),
@@ -220,6 +224,9 @@ let package = Package(
         .testTarget(
             name: "HealthDevicesTests", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus", "HealthStore"],
             path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ContinuousGlucoseTests", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "ContinuousGlucose", "HealthModel", "SampleBus"],
+            path: "plugins/ContinuousGlucose/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),

@@ -1,4 +1,5 @@
 public import SampleBus
+import ContinuousGlucose
 import FitnessEquipment
 import HTTPRepository
 import HealthDevices
@@ -16,6 +17,7 @@ public enum BuiltinCatalog {
             .source(HeartRateSource.self),
             .source(FitnessEquipmentSource.self),
             .source(HealthDeviceSource.self),
+            .source(CGMSource.self),
             .source(SerialPedometerSource.self),
             .sink(SQLiteSink.self),
             .follower(HTTPRepositorySink.self),

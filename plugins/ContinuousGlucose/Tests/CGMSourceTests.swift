@@ -1,0 +1,186 @@
+import BLECentral
+import BLETransport
+import ContinuousGlucose
+import Foundation
+import GATTDecoding
+import GatewayRuntime
+import GatewayTesting
+import HealthModel
+import SampleBus
+import Synchronization
+import XCTest
+
+/// The `ble-cgm` source against the scripted fake transport, into a CollectingSink, on a
+/// ManualClock.
+final class CGMSourceTests: XCTestCase {
+    static let service = BluetoothUUID.continuousGlucoseMonitoringService
+    static let measurement = CGMCharacteristic.measurement.uuid
+    static let racp = CGMCharacteristic.recordAccessControlPoint.uuid
+    static let socp = CGMCharacteristic.specificOpsControlPoint.uuid
+    static let startTime = CGMCharacteristic.sessionStartTime.uuid
+
+    func harness(_ transport: FakeBLETransport, _ configuration: CGMConfiguration = .init()) throws -> SourceHarness {
+        try SourceHarness(name: "cgm", kind: CGMSource.kind, clock: transport.clock) { environment in
+            try CGMSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport))
+        }
+    }
+
+    /// A record with trend and quality and its E2E-CRC: size 15 would be with status octets;
+    /// here flags 0x03, size 12.
+    static func record(_ offset: Int, _ milligrams: Int, crc: Bool = true) -> [UInt8] {
+        let body: [UInt8] = [crc ? 12 : 10, 0x03, UInt8(milligrams & 0xFF), UInt8(milligrams >> 8), UInt8(offset & 0xFF), UInt8(offset >> 8)]
+            + [0x02, 0xF0]  // trend 0.2 mg/dL/min
+            + [0xE5, 0xF3]  // quality 99.7 %
+        return crc ? E2ECRC.appending(to: body) : body
+    }
+
+    /// CGM Feature of a sensor with E2E-CRC, trend and quality; interstitial fluid, subcutaneous.
+    static let featureWithE2E = E2ECRC.appending(to: [0x00, 0x90, 0x01, 0x59])
+    /// 2027-01-15 06:00:00 local, UTC+1 (4 quarter hours), standard time: 05:00:00Z.
+    static let sessionStart = E2ECRC.appending(to: [0xEB, 0x07, 1, 15, 6, 0, 0, 4, 0])
+    static let startDate = Date(timeIntervalSince1970: 1_800_000_000 - 3 * 3600)  // 2027-01-15T05:00:00Z
+
+    static func profile(
+        address: String = "C0:FF:EE:18:1F:01", status: [UInt8] = E2ECRC.appending(to: [180, 0, 0, 0, 0]),
+        sessionStart: [UInt8] = sessionStart, readOnly: Set<BluetoothUUID> = []
+    ) -> FakeProfile {
+        FakeProfile(
+            address: address, name: "Sensor", services: [service],
+            characteristics: [
+                service: CGMCharacteristic.allCases.map(\.uuid),
+                .deviceInformationService: [.manufacturerName, .serialNumber],
+            ],
+            values: [
+                CGMCharacteristic.feature.uuid: featureWithE2E, CGMCharacteristic.status.uuid: status,
+                startTime: sessionStart, .manufacturerName: Array("Acme".utf8), .serialNumber: Array("CGM-7".utf8),
+            ], readOnly: readOnly)
+    }
+
+    /// The records a sensor sends, live or downloaded, become bloodGlucose samples at the
+    /// session's start plus their offsets, with trend, quality and a sync identifier; a record
+    /// whose E2E-CRC does not match and one without the CRC the sensor promised are not stored,
+    /// and each is counted and logged naming the device. The last offset delivered is the
+    /// checkpoint: the next connection asks only for the records after it.
+    func testRecordsAreStoredAtSessionStartPlusOffsetAndBadCRCsAreNot() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+        let profile = Self.profile()
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let h = try harness(transport)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("the request for every record") {
+                transport.latest(profile.address)?.writes.contains { $0.0 == Self.racp && $0.1 == [0x01, 0x01] } == true
+            }
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            XCTAssertTrue(link.isSubscribed(Self.measurement))
+            XCTAssertTrue(link.isSubscribed(Self.racp), "the control point indicates before it is written")
+            XCTAssertTrue(link.isSubscribed(Self.socp))
+            // Two records in one notification, then one with a broken CRC, one without a CRC.
+            link.send(Self.record(5, 98) + Self.record(10, 104), on: Self.measurement)
+            var broken = Self.record(15, 111)
+            broken[broken.count - 1] ^= 0x01
+            link.send(broken, on: Self.measurement)
+            link.send(Self.record(20, 117, crc: false), on: Self.measurement)
+            link.send(Self.record(25, 121), on: Self.measurement)
+            link.send([0x06, 0x00, 0x01, 0x01], on: Self.racp)
+            try await h.waitFor("three records") { h.quantities(.bloodGlucose).count == 3 }
+            try await h.waitFor("the response logged") { h.logs.entries.contains { $0.message.contains("record access: success") } }
+
+            link.dropLink()
+            try await h.waitFor("the backoff") { h.clock.sleeperCount == 1 }
+            h.clock.advance(by: .seconds(1))
+            // Offsets from 26 on: the checkpoint committed with record 25.
+            try await h.waitFor("the second request") {
+                transport.connections(profile.address).count == 2
+                    && transport.latest(profile.address)?.writes.contains { $0.0 == Self.racp && $0.1 == [0x01, 0x03, 0x01, 26, 0] } == true
+            }
+        }
+        let samples = h.quantities(.bloodGlucose)
+        XCTAssertEqual(samples.map(\.quantity.value), [98, 104, 121])
+        XCTAssertEqual(samples.map(\.startDate), [5, 10, 25].map { Self.startDate.addingTimeInterval(Double($0) * 60) })
+        XCTAssertEqual(samples.map { $0.quantity.unit }, [.milligramPerDeciliter, .milligramPerDeciliter, .milligramPerDeciliter])
+        let first = try XCTUnwrap(samples.first)
+        XCTAssertEqual(first.metadata[.cgmTrend], .double(0.2))
+        XCTAssertEqual(first.metadata[.cgmQuality], .double(99.7))
+        XCTAssertEqual(first.metadata[.cgmTimeOffsetMinutes], .integer(5))
+        XCTAssertEqual(first.metadata[.cgmSessionStart], .string("2027-01-15T05:00:00Z"))
+        XCTAssertEqual(first.metadata.syncIdentifier, "Acme/CGM-7/cgm/\(Int(Self.startDate.timeIntervalSince1970))/5")
+        XCTAssertEqual(first.id, SampleID(syncIdentifier: "Acme/CGM-7/cgm/\(Int(Self.startDate.timeIntervalSince1970))/5", version: 1))
+        let bad = h.logs.entries.filter { $0.message.contains("bad payload") }
+        XCTAssertEqual(bad.count, 2, "\(bad.map(\.message))")
+        XCTAssertTrue(bad.contains { $0.message.contains("E2E-CRC mismatch") && $0.message.contains("time offset 15") })
+        XCTAssertTrue(bad.contains { $0.message.contains("has no E2E-CRC") && $0.message.contains("time offset 20") })
+        XCTAssertTrue(bad.allSatisfy { $0.device == "Acme CGM-7" || $0.device?.contains("CGM-7") == true }, "\(bad.map { $0.device ?? "-" })")
+    }
+
+    /// A stopped sensor with no session start: `session: "start"` starts one and
+    /// `communicationIntervalMinutes` sets the interval (both with the E2E-CRC the sensor
+    /// wants), then the gateway writes the session start (its time, UTC), and counts the
+    /// records from it.
+    func testStartSessionSetIntervalAndSessionStartTime() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+        let unset = E2ECRC.appending(to: [0, 0, 0, 0, 0, 0, 0, 0, 0])
+        let stopped = E2ECRC.appending(to: [0, 0, 0x01, 0, 0])
+        let profile = Self.profile(status: stopped, sessionStart: unset)
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let configuration = try JSONDecoder().decode(
+            CGMConfiguration.self, from: Data(#"{"session": "start", "communicationIntervalMinutes": 5}"#.utf8))
+        let h = try harness(transport, configuration)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("the request for every record") {
+                transport.latest(profile.address)?.writes.contains { $0.0 == Self.racp } == true
+            }
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            link.send(E2ECRC.appending(to: [0x1C, 0x1A, 0x01]), on: Self.socp)
+            link.send(E2ECRC.appending(to: [0x1C, 0x01, 0x05]), on: Self.socp)
+            link.send(Self.record(0, 100), on: Self.measurement)
+            try await h.waitFor("the record") { h.quantities(.bloodGlucose).count == 1 }
+            try await h.waitFor("the refusal logged") { h.logs.entries.contains { $0.message.contains("parameter out of range") } }
+        }
+        let writes = try XCTUnwrap(transport.latest(profile.address)).writes
+        XCTAssertEqual(writes.map(\.0), [Self.socp, Self.socp, Self.startTime, Self.racp])
+        XCTAssertEqual(writes[0].1, E2ECRC.appending(to: [0x1A]))
+        XCTAssertEqual(writes[1].1, E2ECRC.appending(to: [0x01, 0x05]))
+        // 2027-01-15T08:00:00Z, zone 0, standard time.
+        XCTAssertEqual(writes[2].1, E2ECRC.appending(to: [0xEB, 0x07, 1, 15, 8, 0, 0, 0, 0]))
+        XCTAssertEqual(writes[3].1, [0x01, 0x01])
+        XCTAssertEqual(h.quantities(.bloodGlucose).first?.startDate, Date(timeIntervalSince1970: 1_800_000_000))
+        XCTAssertTrue(h.logs.entries.contains { $0.message.contains("asked the sensor to start the session") })
+    }
+
+    /// `session: "stop"` stops a running session; an unknown session action is refused with the
+    /// values it may take, and the sample configuration builds.
+    func testStopSessionAndConfiguration() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+        let profile = Self.profile()
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let configuration = try JSONDecoder().decode(CGMConfiguration.self, from: Data(#"{"session": "stop"}"#.utf8))
+        let h = try harness(transport, configuration)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("the stop") {
+                transport.latest(profile.address)?.writes.contains { $0.0 == Self.socp && $0.1 == E2ECRC.appending(to: [0x1B]) } == true
+            }
+        }
+        XCTAssertThrowsError(try JSONDecoder().decode(CGMConfiguration.self, from: Data(#"{"session": "begin"}"#.utf8))) { error in
+            XCTAssertTrue("\(error)".contains(#""keep", "start", "stop""#), "\(error)")
+        }
+        XCTAssertThrowsError(try CGMConfiguration(shared: BLESharedSettings(), options: CGMOptions(communicationIntervalMinutes: 0)).validate()) {
+            XCTAssertTrue("\($0)".contains("communicationIntervalMinutes"), "\($0)")
+        }
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("sample-config.json")
+        let gateway = try GatewayConfiguration.parse(Data(contentsOf: url), origin: url.path)
+        let environment = TestEnvironment.make(name: "cgm", directory: FileManager.default.temporaryDirectory)
+        XCTAssertEqual(gateway.sources.count, 2)
+        for source in gateway.sources {
+            XCTAssertEqual(source.kind, CGMSource.kind)
+            let configuration = try source.config.decodeStrictly(CGMConfiguration.self)
+            _ = try CGMSource(settings: configuration.validated(in: environment), environment: environment.scripted(FakeBLETransport(profiles: [])))
+        }
+    }
+}

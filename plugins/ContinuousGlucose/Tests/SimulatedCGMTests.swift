@@ -1,0 +1,78 @@
+import BLECentral
+import BLETransport
+import ContinuousGlucose
+import Foundation
+import GatewayRuntime
+import GatewayTesting
+import HealthModel
+import Synchronization
+import XCTest
+
+/// The demo's simulated sensor through the whole source: the history comes through the control
+/// point, each new record live, and a second connection adds only what is new.
+final class SimulatedCGMTests: XCTestCase {
+    func testHistoryThenLiveRecordsAndNothingTwiceAfterAReconnect() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+        let settings = CGMSimulationSettings(sensors: 1, recordIntervalMinutes: 5, historyMinutes: 30)
+        let transport = DroppingTransport(SimulatedCGMTransport(clock: clock, settings: settings))
+        // The transport the test hands in (as the gateway's Bluetooth), not the kit's own simulator.
+        let configuration = CGMConfiguration(shared: BLESharedSettings(maxDevices: 1), options: CGMOptions(simulation: settings))
+        let h = try SourceHarness(name: "cgm", kind: CGMSource.kind, clock: clock) { environment in
+            try CGMSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport))
+        }
+        try await h.run { h in
+            // Offsets 0, 5, …, 30: the session's first half hour.
+            try await h.waitFor("the history") { h.quantities(.bloodGlucose).count == 7 }
+            try await h.waitFor("the sensor waiting for its next record") { h.clock.sleeperCount >= 1 }
+            h.clock.advance(by: .seconds(300))
+            try await h.waitFor("the live record") { h.quantities(.bloodGlucose).count == 8 }
+            await transport.dropLinks()
+            h.clock.advance(by: .seconds(300))
+            try await h.waitFor("the end of the link") { h.logs.entries.contains { $0.message.contains("notifications ended") } }
+            // The reconnect's backoff runs on the same clock.
+            for _ in 0..<100 where transport.connections < 2 {
+                h.clock.advance(by: .seconds(1))
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await h.waitFor("the record taken while the link was down") { h.quantities(.bloodGlucose).count == 9 }
+        }
+        XCTAssertEqual(transport.connections, 2)
+        let samples = h.quantities(.bloodGlucose)
+        let offsets = samples.compactMap { sample -> Int? in
+            if case .integer(let offset) = sample.metadata[.cgmTimeOffsetMinutes] { return Int(offset) }
+            return nil
+        }
+        XCTAssertEqual(offsets, Array(stride(from: 0, through: 40, by: 5)))
+        XCTAssertEqual(Set(samples.compactMap(\.metadata.syncIdentifier)).count, 9)
+        // The gateway set the session start (the sensor had none) to its time less the offset.
+        let start = Date(timeIntervalSince1970: 1_800_000_000 - 30 * 60)
+        XCTAssertEqual(samples.map(\.startDate), offsets.map { start.addingTimeInterval(Double($0) * 60) })
+        XCTAssertTrue(samples.allSatisfy { (85...135).contains($0.quantity.value) })
+        XCTAssertTrue(h.logs.entries.contains { $0.message.contains("asked for the stored records from time offset 36 min") }, "\(h.logs.entries.map(\.message))")
+        XCTAssertFalse(h.logs.entries.contains { $0.message.contains("bad payload") })
+    }
+}
+
+/// The simulated transport with a way to drop every link it made.
+final class DroppingTransport: BLECentralTransport {
+    let simulated: SimulatedCGMTransport
+    private let links = Mutex<[any BLEConnection]>([])
+
+    init(_ simulated: SimulatedCGMTransport) { self.simulated = simulated }
+
+    var connections: Int { links.withLock { $0.count } }
+
+    func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
+        simulated.discover(services: services)
+    }
+
+    func connect(to address: String) async throws -> any BLEConnection {
+        let connection = try await simulated.connect(to: address)
+        links.withLock { $0.append(connection) }
+        return connection
+    }
+
+    func dropLinks() async {
+        for link in links.withLock({ $0 }) { await link.disconnect() }
+    }
+}
