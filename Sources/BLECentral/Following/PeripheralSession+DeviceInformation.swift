@@ -53,6 +53,16 @@ extension PeripheralSession {
         return DeviceInformation(device: device, battery: battery)
     }
 
+    /// Reads Device Information and the battery level as above, and reports an invalid battery
+    /// level through ``reportBadPayload(_:_:device:count:)`` (counted in `badPayloads`, logged
+    /// naming the device it read).
+    public func readDeviceInformation(_ connection: any BLEConnection, badPayloads: inout Int) async throws -> DeviceInformation {
+        var bad: [([UInt8], String)] = []
+        let information = try await readDeviceInformation(connection) { bytes, reason in bad.append((bytes, reason)) }
+        for (bytes, reason) in bad { reportBadPayload(bytes, reason, device: information.device, count: &badPayloads) }
+        return information
+    }
+
     /// The stable identity rule: the BLE address, unless Device Information gives a plausible
     /// serial number AND a manufacturer name, in which case `manufacturer/serial` (devices with
     /// rotating private addresses keep their serial; the manufacturer keeps serials of different

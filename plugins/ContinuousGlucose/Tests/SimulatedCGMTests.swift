@@ -5,7 +5,6 @@ import Foundation
 import GatewayRuntime
 import GatewayTesting
 import HealthModel
-import Synchronization
 import XCTest
 
 /// The demo's simulated sensor through the whole source: the history comes through the control
@@ -14,7 +13,7 @@ final class SimulatedCGMTests: XCTestCase {
     func testHistoryThenLiveRecordsAndNothingTwiceAfterAReconnect() async throws {
         let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
         let settings = CGMSimulationSettings(sensors: 1, recordIntervalMinutes: 5, historyMinutes: 30)
-        let transport = DroppingTransport(SimulatedCGMTransport(clock: clock, settings: settings))
+        let transport = LinkDroppingTransport(SimulatedCGMTransport(clock: clock, settings: settings))
         // The transport the test hands in (as the gateway's Bluetooth), not the kit's own simulator.
         let configuration = CGMConfiguration(shared: BLESharedSettings(maxDevices: 1), options: CGMOptions(simulation: settings))
         let h = try SourceHarness(name: "cgm", kind: CGMSource.kind, clock: clock) { environment in
@@ -50,29 +49,5 @@ final class SimulatedCGMTests: XCTestCase {
         XCTAssertTrue(samples.allSatisfy { (85...135).contains($0.quantity.value) })
         XCTAssertTrue(h.logs.entries.contains { $0.message.contains("asked for the stored records from time offset 36 min") }, "\(h.logs.entries.map(\.message))")
         XCTAssertFalse(h.logs.entries.contains { $0.message.contains("bad payload") })
-    }
-}
-
-/// The simulated transport with a way to drop every link it made.
-final class DroppingTransport: BLECentralTransport {
-    let simulated: SimulatedCGMTransport
-    private let links = Mutex<[any BLEConnection]>([])
-
-    init(_ simulated: SimulatedCGMTransport) { self.simulated = simulated }
-
-    var connections: Int { links.withLock { $0.count } }
-
-    func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
-        simulated.discover(services: services)
-    }
-
-    func connect(to address: String) async throws -> any BLEConnection {
-        let connection = try await simulated.connect(to: address)
-        links.withLock { $0.append(connection) }
-        return connection
-    }
-
-    func dropLinks() async {
-        for link in links.withLock({ $0 }) { await link.disconnect() }
     }
 }

@@ -6,7 +6,6 @@ import HealthDevices
 import HealthModel
 import GatewayRuntime
 import SampleBus
-import Synchronization
 import XCTest
 
 /// The `ble-health` source against the scripted fake transport and against the demo's simulated
@@ -442,37 +441,5 @@ final class HealthDeviceSourceTests: XCTestCase {
             let configuration = try source.config.decodeStrictly(HealthDeviceConfiguration.self)
             _ = try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment.scripted(FakeBLETransport(profiles: [])))
         }
-    }
-}
-
-/// The simulated transport with a way to drop every link it made, as a device walking out of
-/// range does.
-final class LinkDroppingTransport: BLECentralTransport {
-    let simulated: SimulatedHealthTransport
-    private let links = Mutex<[any BLEConnection]>([])
-
-    init(_ simulated: SimulatedHealthTransport) {
-        self.simulated = simulated
-    }
-
-    /// How many connections were made.
-    var connections: Int { links.withLock { $0.count } }
-
-    func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
-        simulated.discover(services: services)
-    }
-
-    func connect(to address: String) async throws -> any BLEConnection {
-        let connection = try await simulated.connect(to: address)
-        links.withLock { $0.append(connection) }
-        return connection
-    }
-
-    func powerCycleAdapter() async throws {
-        try await simulated.powerCycleAdapter()
-    }
-
-    func dropLinks() async {
-        for link in links.withLock({ $0 }) { await link.disconnect() }
     }
 }

@@ -146,15 +146,22 @@ final class SimulatedCGMConnection: BLEConnection {
     let clock: any GatewayClock
     private let link: SimulatedLink
     private let gatt: SimulatedGATTDatabase
-    /// Indications due at once (answers to control point requests) and the next time offset the
-    /// sensor notifies when it takes it.
-    private let pending = Mutex<(queue: [(CGMCharacteristic, [UInt8])], nextLive: Int)>(([], 0))
+    /// Control point answers, then each record when the sensor takes it.
+    private let feed: SimulatedRecordFeed
 
     init(sensor: SimulatedCGMSensor, clock: any GatewayClock) {
         self.sensor = sensor
         self.clock = clock
         link = SimulatedLink(address: sensor.peripheral.address)
         gatt = sensor.gatt
+        feed = SimulatedRecordFeed(
+            SimulatedRecordFeed.Records(
+                characteristic: CGMCharacteristic.measurement.uuid, step: sensor.intervalMinutes,
+                takenAt: { offset in
+                    offset <= 0xFFFF && !sensor.state.withLock { $0.stopped } ? sensor.takenAt(offset) : nil
+                },
+                value: { sensor.record($0) }),
+            first: 0)
     }
 
     var address: String { sensor.peripheral.address }
@@ -182,10 +189,7 @@ final class SimulatedCGMConnection: BLEConnection {
         switch target {
         case .recordAccessControlPoint:
             let answer = recordAccess(value)
-            pending.withLock { state in
-                state.queue += answer.offsets.map { (.measurement, sensor.record($0)) } + [(.recordAccessControlPoint, answer.response)]
-                if let last = answer.offsets.last { state.nextLive = max(state.nextLive, last + sensor.intervalMinutes) }
-            }
+            feed.answer(answer.offsets, response: answer.response, on: CGMCharacteristic.recordAccessControlPoint.uuid)
         case .specificOpsControlPoint:
             try checkCRC(value)
             let opCode = value[0]
@@ -194,7 +198,7 @@ final class SimulatedCGMConnection: BLEConnection {
             case 0x1A:
                 let now = clock.now()
                 sensor.state.withLock { $0 = (now, false, nil) }
-                pending.withLock { $0.nextLive = 0 }
+                feed.live(from: 0, restart: true)
                 code = 1
             case 0x1B:
                 sensor.state.withLock { $0.stopped = true }
@@ -202,7 +206,7 @@ final class SimulatedCGMConnection: BLEConnection {
             case 0x01: code = value.count == 4 && value[1] > 0 ? 1 : 3
             default: code = 2
             }
-            pending.withLock { $0.queue.append((.specificOpsControlPoint, E2ECRC.appending(to: [0x1C, opCode, code]))) }
+            feed.queue(E2ECRC.appending(to: [0x1C, opCode, code]), on: CGMCharacteristic.specificOpsControlPoint.uuid)
         case .sessionStartTime:
             try checkCRC(value)
             guard value.count == 11 else { throw BLETransportError(.notSupported, device: address, "Session Start Time is 11 octets with its CRC") }
@@ -238,35 +242,8 @@ final class SimulatedCGMConnection: BLEConnection {
     /// Records taken before the subscription come only when asked for.
     func notifications(of characteristics: [GATTCharacteristicID]) async throws -> AsyncThrowingStream<BLENotification, any Error> {
         try link.check()
-        let clock = self.clock
-        let sensor = self.sensor
-        let next = (sensor.offsets(at: clock.now()).last.map { $0 + sensor.intervalMinutes }) ?? 0
-        pending.withLock { $0.nextLive = max($0.nextLive, next) }
-        return AsyncThrowingStream(unfolding: { [link, self] in
-            while true {
-                guard link.isOpen else { return nil }
-                if let queued = self.pending.withLock({ $0.queue.isEmpty ? nil : $0.queue.removeFirst() }) {
-                    return BLENotification(characteristic: queued.0.uuid, value: queued.1, receivedAt: clock.now())
-                }
-                let offset = self.pending.withLock { $0.nextLive }
-                let stopped = sensor.state.withLock { $0.stopped }
-                guard !stopped, offset <= 0xFFFF else {
-                    try await clock.sleep(for: .seconds(60))
-                    continue
-                }
-                try await clock.sleep(for: .seconds(max(0, sensor.takenAt(offset).timeIntervalSince(clock.now()))))
-                guard link.isOpen else { return nil }
-                // A request answered during the wait already queued this record.
-                let live = self.pending.withLock { state -> Bool in
-                    guard state.nextLive == offset else { return false }
-                    state.nextLive += sensor.intervalMinutes
-                    return true
-                }
-                if live {
-                    return BLENotification(characteristic: CGMCharacteristic.measurement.uuid, value: sensor.record(offset), receivedAt: clock.now())
-                }
-            }
-        })
+        feed.live(from: (sensor.offsets(at: clock.now()).last.map { $0 + sensor.intervalMinutes }) ?? 0)
+        return feed.notifications(link: link, clock: clock)
     }
 
     var droppedNotifications: Int { 0 }

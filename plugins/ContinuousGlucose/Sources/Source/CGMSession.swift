@@ -46,11 +46,9 @@ struct CGMSession: Sendable {
 
     private func follow(_ connection: any BLEConnection, badPayloads: inout Int) async throws -> Bool {
         let logger = context.logger
-        var bad: [([UInt8], String)] = []
-        let information = try await session.readDeviceInformation(connection) { bytes, reason in bad.append((bytes, reason)) }
+        let information = try await session.readDeviceInformation(connection, badPayloads: &badPayloads)
         let device = information.device
         let name = device.displayName
-        for (bytes, reason) in bad { session.reportBadPayload(bytes, reason, device: device, count: &badPayloads) }
         guard await connection.hasCharacteristic(CGMCharacteristic.measurement.uuid, in: .continuousGlucoseMonitoringService)
         else {
             throw BLETransportError(.notSupported, device: session.key, "the device has no CGM Measurement (0x2AA7)")

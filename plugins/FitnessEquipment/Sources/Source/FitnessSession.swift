@@ -25,10 +25,8 @@ struct FitnessSession: Sendable {
     /// or the task is cancelled (throws `CancellationError`).
     private func follow(_ connection: any BLEConnection, badPayloads: inout Int) async throws -> Bool {
         let logger = context.logger
-        var bad: [([UInt8], String)] = []
-        let information = try await session.readDeviceInformation(connection) { bytes, reason in bad.append((bytes, reason)) }
+        let information = try await session.readDeviceInformation(connection, badPayloads: &badPayloads)
         let device = information.device
-        for (bytes, reason) in bad { session.reportBadPayload(bytes, reason, device: device, count: &badPayloads) }
 
         var wanted: [GATTCharacteristicID] = []
         var names: [String] = []

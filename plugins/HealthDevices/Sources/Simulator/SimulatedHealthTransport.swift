@@ -161,9 +161,8 @@ final class SimulatedHealthConnection: BLEConnection {
     let glucose: SimulatedGlucoseMemory
     private let link: SimulatedLink
     private let gatt: SimulatedGATTDatabase
-    /// A glucose meter's notifications due at once (the answer to a control point request) and
-    /// the sequence number of the next record it notifies when it takes it.
-    private let pending = Mutex<(queue: [(BluetoothUUID, [UInt8])], nextLive: Int)>(([], 1))
+    /// A glucose meter's records: control point answers, then each record when it takes it.
+    private let feed: SimulatedRecordFeed
 
     init(device: SimulatedHealthDevice, clock: any GatewayClock, period: Duration, glucose: SimulatedGlucoseMemory) {
         self.device = device
@@ -172,6 +171,13 @@ final class SimulatedHealthConnection: BLEConnection {
         self.glucose = glucose
         link = SimulatedLink(address: device.peripheral.address)
         gatt = device.gatt
+        let index = device.index
+        feed = SimulatedRecordFeed(
+            SimulatedRecordFeed.Records(
+                characteristic: HealthCharacteristic.glucoseMeasurement.uuid, idle: .seconds(3600),
+                takenAt: { $0 <= SimulatedGlucoseMemory.lastSequenceNumber ? glucose.takenAt($0) : nil },
+                value: { glucose.record($0, meter: index) }),
+            first: 1)
     }
 
     var address: String { device.peripheral.address }
@@ -199,13 +205,7 @@ final class SimulatedHealthConnection: BLEConnection {
             throw BLETransportError(.notSupported, device: address, "\(characteristic) is not writable")
         }
         let answer = glucose.answer(value, at: clock.now())
-        let records = answer.sequences.map { sequence in
-            (HealthCharacteristic.glucoseMeasurement.uuid, glucose.record(sequence, meter: device.index))
-        }
-        pending.withLock { state in
-            state.queue += records + [(.recordAccessControlPoint, answer.response)]
-            if let last = answer.sequences.last { state.nextLive = max(state.nextLive, last + 1) }
-        }
+        feed.answer(answer.sequences, response: answer.response, on: .recordAccessControlPoint)
     }
 
     /// The measurements indicate once a period (a scale's two one after the other); a glucose
@@ -257,37 +257,8 @@ final class SimulatedHealthConnection: BLEConnection {
     /// the response), else each record when the meter takes it. Records stored before the
     /// subscription come only when asked for.
     private func glucoseNotifications() -> AsyncThrowingStream<BLENotification, any Error> {
-        let clock = self.clock
-        let glucose = self.glucose
-        let index = device.index
-        let subscribed = glucose.lastSequence(at: clock.now())
-        pending.withLock { $0.nextLive = max($0.nextLive, subscribed + 1) }
-        return AsyncThrowingStream(unfolding: { [link, self] in
-            while true {
-                guard link.isOpen else { return nil }
-                if let queued = self.pending.withLock({ $0.queue.isEmpty ? nil : $0.queue.removeFirst() }) {
-                    return BLENotification(characteristic: queued.0, value: queued.1, receivedAt: clock.now())
-                }
-                let sequence = self.pending.withLock { $0.nextLive }
-                guard sequence <= SimulatedGlucoseMemory.lastSequenceNumber else {
-                    try await clock.sleep(for: .seconds(3600))
-                    continue
-                }
-                try await clock.sleep(for: .seconds(max(0, glucose.takenAt(sequence).timeIntervalSince(clock.now()))))
-                guard link.isOpen else { return nil }
-                // A request answered during the wait already queued this record.
-                let live = self.pending.withLock { state -> Bool in
-                    guard state.nextLive == sequence else { return false }
-                    state.nextLive += 1
-                    return true
-                }
-                if live {
-                    return BLENotification(
-                        characteristic: HealthCharacteristic.glucoseMeasurement.uuid, value: glucose.record(sequence, meter: index),
-                        receivedAt: clock.now())
-                }
-            }
-        })
+        feed.live(from: glucose.lastSequence(at: clock.now()) + 1)
+        return feed.notifications(link: link, clock: clock)
     }
 
     var droppedNotifications: Int { 0 }

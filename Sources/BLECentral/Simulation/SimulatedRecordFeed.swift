@@ -1,0 +1,93 @@
+public import BLETransport
+public import FoundationEssentials
+public import GatewayRuntime
+import Synchronization
+
+/// What a simulated device that keeps records (a glucose meter, a CGM sensor) sends once a
+/// collector subscribes: first what its control points queued (the records a request asked for,
+/// then the response), else each new record when the device takes it. Records are numbered (a
+/// sequence number, a time offset); records taken before the subscription come only when asked
+/// for. One feed per connection.
+public final class SimulatedRecordFeed: Sendable {
+    /// How a device's records are numbered and made.
+    public struct Records: Sendable {
+        /// The characteristic a record is sent on.
+        public var characteristic: BluetoothUUID
+        /// From one record's number to the next.
+        public var step: Int
+        /// When the device takes record `number`; nil when it takes no such record (its memory
+        /// is full, its session stopped): the feed then waits `idle` and asks again.
+        public var takenAt: @Sendable (_ number: Int) -> Date?
+        /// The record's value.
+        public var value: @Sendable (_ number: Int) -> [UInt8]
+        /// How long to wait before asking again when no record is due.
+        public var idle: Duration
+
+        public init(
+            characteristic: BluetoothUUID, step: Int = 1, idle: Duration = .seconds(60),
+            takenAt: @escaping @Sendable (Int) -> Date?, value: @escaping @Sendable (Int) -> [UInt8]
+        ) {
+            self.characteristic = characteristic
+            self.step = step
+            self.idle = idle
+            self.takenAt = takenAt
+            self.value = value
+        }
+    }
+
+    private let records: Records
+    /// Notifications due at once, and the number of the next record to send live.
+    private let state: Mutex<(queue: [(BluetoothUUID, [UInt8])], next: Int)>
+
+    /// A feed whose first live record is `first`.
+    public init(_ records: Records, first: Int) {
+        self.records = records
+        state = Mutex(([], first))
+    }
+
+    /// Queues a control point's answer: the records `numbers` (in order), then `response` on
+    /// `point`. Live records continue after the last one queued.
+    public func answer(_ numbers: [Int], response: [UInt8], on point: BluetoothUUID) {
+        let values = numbers.map { (records.characteristic, records.value($0)) }
+        state.withLock { state in
+            state.queue += values + [(point, response)]
+            if let last = numbers.last { state.next = max(state.next, last + records.step) }
+        }
+    }
+
+    /// Queues one notification on `characteristic` (a control point's response).
+    public func queue(_ value: [UInt8], on characteristic: BluetoothUUID) {
+        state.withLock { $0.queue.append((characteristic, value)) }
+    }
+
+    /// Sends live records from `number` on (a new session's first), or from where it was if later.
+    public func live(from number: Int, restart: Bool = false) {
+        state.withLock { $0.next = restart ? number : max($0.next, number) }
+    }
+
+    /// The notifications, until `link` closes; stamped on `clock`.
+    public func notifications(link: SimulatedLink, clock: any GatewayClock) -> AsyncThrowingStream<BLENotification, any Error> {
+        AsyncThrowingStream(unfolding: { [self] in
+            while true {
+                guard link.isOpen else { return nil }
+                if let queued = state.withLock({ $0.queue.isEmpty ? nil : $0.queue.removeFirst() }) {
+                    return BLENotification(characteristic: queued.0, value: queued.1, receivedAt: clock.now())
+                }
+                let number = state.withLock { $0.next }
+                guard let due = records.takenAt(number) else {
+                    try await clock.sleep(for: records.idle)
+                    continue
+                }
+                try await clock.sleep(for: .seconds(max(0, due.timeIntervalSince(clock.now()))))
+                guard link.isOpen else { return nil }
+                // A request answered during the wait already queued this record.
+                let live = state.withLock { state -> Bool in
+                    guard state.next == number else { return false }
+                    state.next += records.step
+                    return true
+                }
+                if live { return BLENotification(characteristic: records.characteristic, value: records.value(number), receivedAt: clock.now()) }
+            }
+        })
+    }
+}
