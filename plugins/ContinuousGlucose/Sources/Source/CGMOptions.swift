@@ -53,19 +53,18 @@ public struct CGMOptions: Decodable, Sendable, Hashable {
     /// The allowed `simulation.recordIntervalMinutes` and `simulation.historyMinutes`.
     public static let recordIntervalRange = 1...60
     public static let historyRange = 0...(14 * 24 * 60)
+    /// The allowed `simulation.sensors`: the only kind of simulated device, so at least one.
+    public static let sensorsRange = 1...BLESourceKeys.simulatedDevices.upperBound
 
     /// Checks every value that decodes but cannot work; no I/O.
     public func validate(simulated: Bool) throws(PluginConfigurationError) {
         if let minutes = communicationIntervalMinutes {
             try PluginConfigurationError.check("communicationIntervalMinutes", minutes, in: Self.communicationIntervalRange)
         }
-        try PluginConfigurationError.check("simulation.sensors", simulation.sensors, in: BLESourceKeys.simulatedDevices)
+        try PluginConfigurationError.check("simulation.sensors", simulation.sensors, in: Self.sensorsRange)
         try PluginConfigurationError.check(
             "simulation.recordIntervalMinutes", simulation.recordIntervalMinutes, in: Self.recordIntervalRange)
         try PluginConfigurationError.check("simulation.historyMinutes", simulation.historyMinutes, in: Self.historyRange)
-        if simulated, simulation.sensors == 0 {
-            throw PluginConfigurationError(keyPath: "simulation.sensors", reason: "simulates no sensor")
-        }
     }
 
     /// The schema of the profile's keys.
@@ -81,7 +80,9 @@ public struct CGMOptions: Decodable, Sendable, Hashable {
             ConfigurationProperty(
                 "simulation",
                 .object([
-                    BLESourceKeys.simulatedCount("sensors", default: defaults.sensors, "Simulated continuous glucose monitors"),
+                    ConfigurationProperty(
+                        "sensors", .whole(sensorsRange, unit: "devices"), default: .number(Double(defaults.sensors)),
+                        "Simulated continuous glucose monitors"),
                     ConfigurationProperty(
                         "recordIntervalMinutes", .whole(recordIntervalRange, unit: "minutes"),
                         default: .number(Double(defaults.recordIntervalMinutes)), "Minutes between two records of a simulated sensor"),
