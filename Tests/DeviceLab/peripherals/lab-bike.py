@@ -77,7 +77,12 @@ def main():
     def tick():
         rider.advance()
         csc_measurement.notify(rider.csc())
-        power_measurement.notify(rider.power())
+        value = rider.power()
+        if power_measurement.notifying:
+            # Each power notification handed to bluetoothd while a central is subscribed, for the
+            # scenario to count against the stored samples: "sent power <unix time> <watts>".
+            print("sent power %.3f %d" % (time.time(), int.from_bytes(value[2:4], "little", signed=True)), flush=True)
+        power_measurement.notify(value)
 
     serve(bus, adapter, application, advertisement, [(1, tick)])
 
