@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <errno.h>
 #include <malloc.h>
+#include <sys/timex.h>
 
 /// ioctl(2) for requests that take no argument (TIOCEXCL, TIOCNXCL).
 static inline int hg_ioctl_none(int fd, unsigned long request) {

@@ -67,7 +67,8 @@ public struct PluginConfiguration: Sendable, Codable, Hashable {
 ///   "participants": [{"name": "Ana", "devices": ["02:00:00:00:00:01"], "profile": {…}}],
 ///   "web": {"listen": "127.0.0.1:8080"},
 ///   "store": {"path": "/var/lib/healthgate/samples.sqlite"},
-///   "bluetooth": {"adapterLimits": {"connections": 7}}
+///   "bluetooth": {"adapterLimits": {"connections": 7}},
+///   "clock": {"trusted": false}
 /// }
 /// ```
 /// With no `sinks`, the executable adds the embedded default: the `sqlite` sink, which commits
@@ -95,6 +96,9 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     public var store: JSONValue?
     /// What holds for every Bluetooth adapter, whichever sources use it (`adapterLimits`).
     public var bluetooth: BluetoothSettings
+    /// The wall clock: `trusted` declares it right without the kernel's word (a box with a
+    /// battery-backed real-time clock and no time synchronisation).
+    public var clock: ClockSettings
     /// Where the configuration came from, for error messages. Not part of the file.
     public var origin: String = "(embedded default)"
 
@@ -103,8 +107,9 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
         logLevel: LogLevel = .info, shutdownTimeoutSeconds: Double = 10,
         controlSocket: String? = nil, profile: JSONValue? = nil, participants: JSONValue? = nil, web: JSONValue? = nil,
         gatewayName: String? = nil, timeZone: String? = nil, store: JSONValue? = nil,
-        bluetooth: BluetoothSettings = BluetoothSettings()
+        bluetooth: BluetoothSettings = BluetoothSettings(), clock: ClockSettings = ClockSettings()
     ) {
+        self.clock = clock
         self.store = store
         self.bluetooth = bluetooth
         self.gatewayName = gatewayName
@@ -121,7 +126,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case sources, sinks, logLevel, shutdownTimeoutSeconds, controlSocket, profile, participants, web
-        case gatewayName, timeZone, store, bluetooth
+        case gatewayName, timeZone, store, bluetooth, clock
     }
 
     /// The longest `gatewayName`.
@@ -149,6 +154,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
         timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
         store = try container.decodeIfPresent(JSONValue.self, forKey: .store)
         bluetooth = try container.decodeIfPresent(BluetoothSettings.self, forKey: .bluetooth) ?? defaults.bluetooth
+        clock = try container.decodeIfPresent(ClockSettings.self, forKey: .clock) ?? defaults.clock
     }
 
     /// Checks the gateway's own settings (not the plugins' nor the profile, which their owners
@@ -326,6 +332,28 @@ extension GatewayConfiguration {
                         "adapterLimits", AdapterScheduler.Limits.configurationSchema,
                         "Every Bluetooth adapter's limits, shared by every source on it"),
                 ]), "What holds for every Bluetooth adapter"),
+            ConfigurationProperty(
+                "clock",
+                .object([
+                    ConfigurationProperty(
+                        "trusted", .boolean, default: .bool(false),
+                        "Declare the wall clock right without the kernel's synchronisation state (a box with a battery-backed real-time clock and no NTP); false: ask the kernel"),
+                ]), "The wall clock"),
         ])
+    }
+}
+
+/// The configuration's `clock` section.
+public struct ClockSettings: Sendable, Codable, Hashable {
+    /// Whether the wall clock is declared right (default false: the kernel says).
+    public var trusted: Bool
+
+    public init(trusted: Bool = false) { self.trusted = trusted }
+
+    enum CodingKeys: String, CodingKey { case trusted }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        trusted = try container.decodeIfPresent(Bool.self, forKey: .trusted) ?? false
     }
 }

@@ -46,12 +46,19 @@ public struct PluginEnvironment: Sendable {
     /// The gateway's store, opened once by the executable (nil where a plugin is built without
     /// one: `config check`, tests of sources). The `sqlite` sink commits into it.
     public var store: HealthStore?
+    /// Whether the wall clock can be believed (the kernel's synchronisation state in the
+    /// executable): a plugin never writes the gateway's time into a device while it cannot.
+    public var clockTrust: any ClockTrust
 
+    /// `clockTrust` defaults to a trusted clock, for tools and tests that write no device; the
+    /// executable passes the kernel's.
     public init(
         name: String, logger: Logger, clock: any GatewayClock, ids: SampleIDGenerator,
         paths: GatewayPaths, variables: [String: String], gatewayName: String = "healthgate",
-        bluetooth: BluetoothAdapters? = nil, user: UserCharacteristics = UserCharacteristics(), store: HealthStore? = nil
+        bluetooth: BluetoothAdapters? = nil, user: UserCharacteristics = UserCharacteristics(), store: HealthStore? = nil,
+        clockTrust: any ClockTrust = FixedClockTrust(.declaredTrusted)
     ) {
+        self.clockTrust = clockTrust
         self.store = store
         self.user = user
         self.gatewayName = gatewayName

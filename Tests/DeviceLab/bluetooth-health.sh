@@ -11,7 +11,8 @@
 #      minutes ago on the device's clock, corrected by the offset read from Current Time), with
 #      the pulse as heart rate;
 #   2. new readings and body temperatures (36.8 degC) follow, through indications;
-#   3. the gateway sets the device's clock (a Current Time write the station honours): the stored
+#   3. with the VM's clock marked synchronized first (it is qemu's RTC, the host's UTC; nothing
+#      in the VM synchronises it), the gateway sets the device's clock (a Current Time write the station honours): the stored
 #      readings keep the offset read at connection (-90 s), later samples carry the set clock's (0);
 #   4. the scale: bodyMass 72.6 kg (Weight Measurement) and, from each two-part Body Composition
 #      record, bodyFatPercentage 22.4 %, leanBodyMass 56.2 kg, bodyMass 72.4 kg, height 1.74 m
@@ -31,6 +32,10 @@ echo "cuff (hci0) $CUFF, gateway hci1"
 $PY -u "$PERIPHERALS/lab-health.py" /org/bluez/hci0 > "$OUT/cuff.log" 2>&1 &
 poll 40 grep -q 'GATT application registered' "$OUT/cuff.log" && poll 40 grep -q 'Advertisement registered' "$OUT/cuff.log" &&
   pass "blood pressure monitor up on hci0" || { fail "the cuff did not start"; cat "$OUT/cuff.log"; }
+
+clock_synchronize && [[ $(kernel_clock) == synchronized ]] &&
+  pass "the VM's clock is marked synchronized, as a time daemon would (the gateway sets device clocks only then)" ||
+  fail "cannot mark the VM's clock synchronized ($(kernel_clock))"
 
 say "healthgate run: ble-health on hci1 into SQLite"
 cat > "$OUT/healthgate.json" <<EOF

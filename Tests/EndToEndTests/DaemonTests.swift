@@ -56,7 +56,10 @@ final class DaemonTests: XCTestCase {
     func testStatusFromRunningDaemonAndGracefulStopOnSIGTERM() async throws {
         let healthgate = try HealthgateExecutable()
         let database = healthgate.root.appendingPathComponent("status.sqlite").path
-        let daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
+        // A box with a real-time clock says so; `status` reports where its trust comes from.
+        let config = healthgate.root.appendingPathComponent("clock.json")
+        try Data(#"{"clock": {"trusted": true}}"#.utf8).write(to: config)
+        let daemon = try healthgate.start(["demo", "--db", database, "--config", config.path, "--quiet"])
         try await waitUntil(timeout: .seconds(60), "the control socket") {
             FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
         }
@@ -82,9 +85,11 @@ final class DaemonTests: XCTestCase {
         }
         let plugins = try XCTUnwrap(report?["plugins"] as? [[String: Any]])
         XCTAssertTrue(plugins.contains { $0["kind"] as? String == "ble-heart-rate" && $0["role"] as? String == "source" })
+        XCTAssertEqual(report?["clock"] as? String, "trusted by the configuration (clock.trusted)")
         let table = try await healthgate.run(["status"])
         XCTAssertEqual(table.status, 0)
         XCTAssertTrue(table.standardOutput.contains("NAME"), table.standardOutput)
+        XCTAssertTrue(table.standardOutput.contains("\nclock: trusted by the configuration (clock.trusted)\n"), table.standardOutput)
 
         daemon.send(SIGTERM)
         let result = try await daemon.waitForExit(timeout: .seconds(30))

@@ -28,6 +28,7 @@ enum StatusCommand {
         }
         let report = try result.decode(StatusReport.self)
         context.print("healthgate \(report.version), pid \(report.pid), up since \(RFC3339.string(from: report.startedAt)), config \(report.configuration)")
+        if let clock = report.clock { context.print("clock: \(clock)") }
         let rows = report.plugins.map { status -> [String] in
             [status.name, status.kind, status.role.rawValue, status.state.rawValue, String(status.records),
              String(status.dropped), String(status.restarts),

@@ -78,13 +78,16 @@ struct GatewayRunner {
         // The adapters through BlueZ, one scheduler each with the gateway's limits, for every source.
         let bluetooth = BluetoothAdapters.bluez(
             limits: configuration.bluetooth.adapterLimits, clock: clock, logger: logger, variables: variables)
+        // Whether the wall clock may be written into devices: the kernel's word, or the configuration's.
+        let clockTrust = KernelClockTrust.of(configuration.clock)
         // Checked with the rest of the configuration before (an invalid profile stops the run).
         let user = (try? UserProfile.decode(configuration.profile))?.characteristics ?? UserCharacteristics()
         let built = try await QueueExecutor(label: "healthgate.plugins").run {
             try catalog.instantiate(configuration) { name in
                 PluginEnvironment(
                     name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
-                    variables: variables, gatewayName: gatewayName, bluetooth: bluetooth, user: user, store: store)
+                    variables: variables, gatewayName: gatewayName, bluetooth: bluetooth, user: user, store: store,
+                    clockTrust: clockTrust)
             }
         }
         var sources = built.sources
@@ -102,6 +105,7 @@ struct GatewayRunner {
         if let onStart { await onStart(services.workouts) }
         var boardSinks: [ConfiguredSink] = []
         var background = background
+        background.append { try await ClockTrustWatch(trust: clockTrust, clock: clock, logger: logger).run() }
         background.append {
             try await StoreMaintenance(store: store, retention: storeSettings.tombstoneRetention, clock: clock, logger: logger)
                 .run()
@@ -141,7 +145,8 @@ struct GatewayRunner {
         handlers["status"] = { _ in
             try JSONValue.encoding(StatusReport(
                 version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
-                configuration: configuration.origin, store: store.path, plugins: statusBoard.snapshot()))
+                configuration: configuration.origin, store: store.path, clock: clockTrust.state().description,
+                plugins: statusBoard.snapshot()))
         }
         handlers["ping"] = { _ in .string("pong") }
         let control = ControlServer(path: socketPath, handlers: handlers, logger: logger.child("control"))
@@ -278,5 +283,7 @@ struct StatusReport: Codable, Sendable {
     var configuration: String
     /// The store's file.
     var store: String?
+    /// Whether the wall clock is synchronized (``ClockState``).
+    var clock: String?
     var plugins: [PluginStatus]
 }

@@ -79,6 +79,31 @@ start_bumble() {
     { fail "the Bumble peripheral did not start"; cat "$log"; }
 }
 
+# kernel_clock: "synchronized" or "unsynchronized", as adjtimex(2) says (STA_UNSYNC, TIME_ERROR),
+# read through python's ctypes (struct timex: status is the int at byte 40 on x86-64).
+kernel_clock() {
+  "$PY" -c 'import ctypes, struct
+b = ctypes.create_string_buffer(256)
+r = ctypes.CDLL(None).adjtimex(b)
+print("unsynchronized" if r == 5 or struct.unpack_from("i", b, 40)[0] & 0x40 else "synchronized")'
+}
+
+# clock_synchronize [EPOCH]: what a time daemon (systemd-timesyncd) does when it synchronises:
+# steps the wall clock to EPOCH when given, then tells the kernel the clock is synchronised
+# (adjtimex: ADJ_STATUS clearing STA_UNSYNC, ADJ_MAXERROR and ADJ_ESTERROR small). The lab VM's
+# clock comes from qemu's RTC, the host's UTC: right, but no daemon ever says so.
+clock_synchronize() {
+  [[ -n ${1:-} ]] && date -u -s "@$1" > /dev/null
+  "$PY" -c 'import ctypes, struct
+b = ctypes.create_string_buffer(256)
+struct.pack_into("I", b, 0, 0x0010 | 0x0004 | 0x0008)  # ADJ_STATUS | ADJ_MAXERROR | ADJ_ESTERROR
+struct.pack_into("q", b, 24, 20000)                     # maxerror: 20 ms
+struct.pack_into("q", b, 32, 1000)                      # esterror: 1 ms
+struct.pack_into("i", b, 40, 0)                         # status: STA_UNSYNC clear
+r = ctypes.CDLL(None, use_errno=True).adjtimex(b)
+raise SystemExit(0 if r != -1 else "adjtimex: errno %d" % ctypes.get_errno())'
+}
+
 # strict_bus_policy: the system bus of a distribution without Debian's grant of org.bluez to
 # every local user: BlueZ's bluetooth.conf keeps only its root policy, and healthgate's shipped
 # policy (udev-rules/dbus-healthgate.conf) is installed. Creates the service user `healthgate`

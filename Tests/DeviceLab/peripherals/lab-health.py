@@ -22,6 +22,7 @@
 import datetime
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dbus  # noqa: E402
@@ -30,13 +31,23 @@ from labgatt import (  # noqa: E402
     CHARACTERISTIC_IFACE, Advertisement, Application, Characteristic, Service, serve, system_bus)
 
 ROOT = "/org/healthgate/labhealth"
-# How far the device's clock is ahead of UTC; a Current Time write changes it.
-clock_error = [datetime.timedelta(seconds=90)]
+# The device's clock is its own: set once from this machine's clock plus an error (90 s fast, or
+# LAB_DEVICE_CLOCK_ERROR_SECONDS: the clock scenario boots the VM a day behind and gives the
+# station the true time), then it runs on the monotonic clock, so a step of this machine's wall
+# clock does not move it, as a real device's clock is not moved by the gateway's. A Current Time
+# write sets it.
+clock_base = [datetime.datetime.now(datetime.timezone.utc)
+              + datetime.timedelta(seconds=float(os.environ.get("LAB_DEVICE_CLOCK_ERROR_SECONDS", "90"))),
+              time.monotonic()]
+
+
+def device_now():
+    return clock_base[0] + datetime.timedelta(seconds=time.monotonic() - clock_base[1])
 
 
 def device_time(ago=datetime.timedelta(0)):
     """Date Time (0x2A08) of the device's clock, `ago` before now."""
-    t = datetime.datetime.now(datetime.timezone.utc) + clock_error[0] - ago
+    t = device_now() - ago
     return t.year.to_bytes(2, "little") + bytes([t.month, t.day, t.hour, t.minute, t.second])
 
 
@@ -49,9 +60,10 @@ class CurrentTime(Characteristic):
         v = bytes(value)
         written = datetime.datetime(int.from_bytes(v[0:2], "little"), v[2], v[3], v[4], v[5], v[6],
                                     tzinfo=datetime.timezone.utc) + datetime.timedelta(seconds=v[8] / 256)
-        clock_error[0] = written - datetime.datetime.now(datetime.timezone.utc)
+        clock_base[:] = [written, time.monotonic()]
+        error = written - datetime.datetime.now(datetime.timezone.utc)
         print("clock set to %s (adjust reason %d): now %+.1f s off" % (written.isoformat(), v[9],
-              clock_error[0].total_seconds()), flush=True)
+              error.total_seconds()), flush=True)
 
 
 def sfloat(value):

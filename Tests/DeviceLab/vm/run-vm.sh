@@ -11,7 +11,10 @@
 #
 # Environment: HEALTHGATE_LAB_ACCEL=kvm|tcg (default: kvm only where it can boot a stock kernel),
 # HEALTHGATE_LAB_CPUS (default 2), HEALTHGATE_LAB_MEMORY in MiB (default 1024),
-# HEALTHGATE_LAB_KEEP=1 keeps the run directory (console.log, output.log, status).
+# HEALTHGATE_LAB_KEEP=1 keeps the run directory (console.log, output.log, status),
+# HEALTHGATE_LAB_RTC_OFFSET_SECONDS boots the guest with its real-time clock that far from this
+# machine's UTC (qemu's -rtc base=; -86400: a day behind) and tells the scenario the offset
+# (LAB_RTC_OFFSET_SECONDS).
 # Exit: the script's status; 124 it ran out of time; 125 the VM failed before the script ended.
 set -euo pipefail
 vm=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -66,11 +69,16 @@ install -m 0755 "$vm/stage2" "$run/stage2"
 {
   printf 'lab_modules=%q\n' "$lab_modules"
   printf 'lab_timeout=%q\n' "$limit"
+  printf 'export LAB_RTC_OFFSET_SECONDS=%q\n' "${HEALTHGATE_LAB_RTC_OFFSET_SECONDS:-0}"
   printf 'lab_command=(bash'; printf ' %q' "$script" "$@"; printf ')\n'
 } > "$run/job.env"
 : > "$run/output.log"
 
 share=security_model=none,multidevs=remap
+rtc=base=utc
+if [[ -n ${HEALTHGATE_LAB_RTC_OFFSET_SECONDS:-} ]]; then
+  rtc=base=$(date -u -d "@$(($(date +%s) + HEALTHGATE_LAB_RTC_OFFSET_SECONDS))" +%Y-%m-%dT%H:%M:%S)
+fi
 lab_say "kernel $lab_release, $accel, script ${script#"$PWD/"} (limit ${limit}s)"
 began=$(date +%s.%N)
 # panic=-1 with -no-reboot turns a guest panic into qemu's exit rather than a hang.
@@ -78,7 +86,7 @@ timeout -k 10 $((limit + 120)) qemu-system-x86_64 \
   -nodefaults -no-user-config -display none -no-reboot -monitor none \
   -machine q35,accel="$accel" -cpu "$cpu" \
   -smp "${HEALTHGATE_LAB_CPUS:-2}" -m "${HEALTHGATE_LAB_MEMORY:-1024}" \
-  -kernel "$lab_kernel" -initrd "$lab_initrd" \
+  -kernel "$lab_kernel" -initrd "$lab_initrd" -rtc "$rtc" \
   -append "console=ttyS0 panic=-1 quiet loglevel=4" \
   -serial "file:$run/console.log" \
   -device virtio-rng-pci \

@@ -19,9 +19,14 @@ final class CGMSourceTests: XCTestCase {
     static let socp = CGMCharacteristic.specificOpsControlPoint.uuid
     static let startTime = CGMCharacteristic.sessionStartTime.uuid
 
-    func harness(_ transport: FakeBLETransport, _ configuration: CGMConfiguration = .init()) throws -> SourceHarness {
+    func harness(
+        _ transport: FakeBLETransport, _ configuration: CGMConfiguration = .init(),
+        clockTrust: ClockState = .synchronized(maximumErrorSeconds: 0.01)
+    ) throws -> SourceHarness {
         try SourceHarness(name: "cgm", kind: CGMSource.kind, clock: transport.clock) { environment in
-            try CGMSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport))
+            var environment = environment
+            environment.clockTrust = FixedClockTrust(clockTrust)
+            return try CGMSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport))
         }
     }
 
@@ -149,6 +154,30 @@ final class CGMSourceTests: XCTestCase {
         XCTAssertEqual(writes[3].1, [0x01, 0x01])
         XCTAssertEqual(h.quantities(.bloodGlucose).first?.startDate, Date(timeIntervalSince1970: 1_800_000_000))
         XCTAssertTrue(h.logs.entries.contains { $0.message.contains("asked the sensor to start the session") })
+    }
+
+    /// While the gateway's clock is not synchronised, a sensor without a session start gets none
+    /// written: the records are counted from the gateway's time less the offset, and the log
+    /// says why.
+    func testAnUnsynchronizedClockWritesNoSessionStart() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+        let profile = Self.profile(sessionStart: E2ECRC.appending(to: [0, 0, 0, 0, 0, 0, 0, 0, 0]))
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let h = try harness(transport, clockTrust: .unsynchronized)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("the request for every record") {
+                transport.latest(profile.address)?.writes.contains { $0.0 == Self.racp } == true
+            }
+            transport.latest(profile.address)?.send(Self.record(180, 100), on: Self.measurement)
+            try await h.waitFor("the record") { h.quantities(.bloodGlucose).count == 1 }
+        }
+        let writes = try XCTUnwrap(transport.latest(profile.address)).writes
+        XCTAssertEqual(writes.map(\.0), [Self.racp], "no Session Start Time written")
+        // The status said offset 180 min: the record at offset 180 is the gateway's now.
+        XCTAssertEqual(h.quantities(.bloodGlucose).first?.startDate, Date(timeIntervalSince1970: 1_800_000_000))
+        XCTAssertTrue(h.logs.entries.contains { $0.message.contains("no session start time is written into the sensor") })
     }
 
     /// `session: "stop"` stops a running session; an unknown session action is refused with the

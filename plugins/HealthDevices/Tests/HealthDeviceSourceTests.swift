@@ -16,11 +16,13 @@ final class HealthDeviceSourceTests: XCTestCase {
     static let glucose = HealthCharacteristic.glucoseMeasurement
 
     func harness(
-        _ transport: FakeBLETransport, _ configuration: HealthDeviceConfiguration = .init(), height: Double? = nil
+        _ transport: FakeBLETransport, _ configuration: HealthDeviceConfiguration = .init(), height: Double? = nil,
+        clockTrust: ClockState = .synchronized(maximumErrorSeconds: 0.01)
     ) throws -> SourceHarness {
         try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: transport.clock) { environment in
             var environment = environment
             environment.user.heightMeters = height
+            environment.clockTrust = FixedClockTrust(clockTrust)
             return try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport))
         }
     }
@@ -141,6 +143,36 @@ final class HealthDeviceSourceTests: XCTestCase {
             h.logs.entries.contains { $0.message.contains("the device's clock does not take the gateway's time") },
             "\(h.logs.entries.map(\.message))")
         XCTAssertNil(h.current.details["C0:FF:EE:00:03:04.clockSet"])
+    }
+
+    /// A gateway whose clock is not synchronised (booted at 1970, say) writes no Current Time,
+    /// even into a clock it sees 56 years ahead of its own, and takes the device's set clock as
+    /// right: the weight is stored at the device's time stamp, with offset 0. Once the kernel
+    /// says the clock is synchronised, the next connection sets a clock that is off as before.
+    func testAnUnsynchronizedGatewayClockIsNeverWrittenIntoADevice() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 60))  // 1970-01-01T00:01:00Z
+        let profile = FakeProfile(
+            address: "C0:FF:EE:00:03:06", name: "Right Scale", services: [.weightScaleService],
+            characteristics: [.weightScaleService: [Self.weight.uuid], .currentTimeService: [.currentTime]],
+            values: [.currentTime: Self.dateTime(2027, 1, 15, 8, 0, 0) + [5, 0, 0]])
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let h = try harness(transport, clockTrust: .unsynchronized)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(Self.weight.uuid) == true }
+            let link = try XCTUnwrap(transport.latest(profile.address))
+            link.send([0x06, 0x48, 0x3F] + Self.dateTime(2027, 1, 15, 7, 59, 0) + [0x01], on: Self.weight.uuid)
+            try await h.waitFor("the weight") { h.quantities(.bodyMass).count == 1 }
+            XCTAssertEqual(link.writes.count, 0, "no Current Time written: \(link.writes)")
+        }
+        let weight = try XCTUnwrap(h.quantities(.bodyMass).first)
+        XCTAssertEqual(weight.startDate, Date(timeIntervalSince1970: 1_800_000_000 - 60), "the device's own time")
+        XCTAssertEqual(weight.metadata[ClinicalRecordMapper.clockOffsetKey], .double(0))
+        XCTAssertTrue(
+            h.logs.entries.contains { $0.message.contains("the gateway's clock is not synchronized: the device's clock is left as it is") },
+            "\(h.logs.entries.map(\.message))")
+        XCTAssertTrue(h.logs.entries.contains { $0.message.contains("clock not compared (the gateway's is not synchronized)") })
     }
 
     /// A cuff: one bloodPressure correlation with its two members and the pulse as heart rate;

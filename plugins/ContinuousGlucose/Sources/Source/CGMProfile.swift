@@ -47,6 +47,6 @@ public enum CGMProfile: BluetoothProfile {
     }
 
     public static func follow(_ session: PeripheralSession, options: CGMOptions, environment: PluginEnvironment) async throws {
-        try await CGMSession(session: session, options: options).run()
+        try await CGMSession(session: session, options: options, clockTrust: environment.clockTrust).run()
     }
 }

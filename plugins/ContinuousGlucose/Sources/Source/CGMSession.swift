@@ -16,7 +16,8 @@ import SampleBus
 /// 3. starts or stops the session and sets the communication interval when the configuration
 ///    asks (`session`, `communicationIntervalMinutes`), through the Specific Ops Control Point;
 /// 4. reads CGM Session Start Time; when the sensor has none, sets it to the gateway's time less
-///    the time offset (the collector's job, CGMS 1.0.1 §3.4);
+///    the time offset (the collector's job, CGMS 1.0.1 §3.4), unless the gateway's clock is not
+///    synchronised: then it only counts from that start, and writes nothing;
 /// 5. asks the Record Access Control Point for the records after the checkpoint (time offsets
 ///    from the last one delivered on, when the checkpoint is of the same session; every record
 ///    otherwise), and stores every record that comes, live or downloaded, with the checkpoint in
@@ -27,6 +28,9 @@ import SampleBus
 struct CGMSession: Sendable {
     let session: PeripheralSession
     let options: CGMOptions
+    /// Whether the gateway's wall clock may be believed: while it may not, no session start is
+    /// written into the sensor.
+    let clockTrust: any ClockTrust
 
     var context: SourceContext { session.context }
 
@@ -229,6 +233,14 @@ struct CGMSession: Sendable {
         guard running else { return nil }
         let now = context.clock.now()
         let start = Date(timeIntervalSince1970: (now.timeIntervalSince1970 - Double(offsetNow) * 60).rounded(.down))
+        let trust = clockTrust.state()
+        guard trust.isTrusted else {
+            context.logger.notice(
+                "the gateway's clock is \(trust): no session start time is written into the sensor; counting its records from \(start.formatted(.iso8601))",
+                device: device.displayName)
+            session.setDetail("sessionStart", start.formatted(.iso8601))
+            return start
+        }
         do {
             try await connection.write(
                 CGMSessionStartTime.value(setting: start, e2e: e2e), to: CGMCharacteristic.sessionStartTime.uuid,

@@ -57,7 +57,9 @@ public enum HealthProfile: BluetoothProfile {
     }
 
     public static func follow(_ session: PeripheralSession, options: HealthOptions, environment: PluginEnvironment) async throws {
-        try await HealthSession(session: session, ids: environment.ids, profileHeight: environment.user.heightMeters).run()
+        try await HealthSession(
+            session: session, ids: environment.ids, profileHeight: environment.user.heightMeters, clockTrust: environment.clockTrust
+        ).run()
     }
 }
 

@@ -21,6 +21,9 @@ struct HealthSession: Sendable {
     let ids: SampleIDGenerator
     /// The user's height (m) from the gateway's profile: BMI for a scale that sends none.
     let profileHeight: Double?
+    /// Whether the gateway's wall clock may be believed: while it may not, no device's clock is
+    /// set from it, and a device's own set clock is taken as right.
+    let clockTrust: any ClockTrust
 
     var context: SourceContext { session.context }
 
@@ -72,7 +75,9 @@ struct HealthSession: Sendable {
         logger.info(
             "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? session.key)"
                 + (information.battery.map { ", battery \($0)%" } ?? "")
-                + (offset.map { String(cFormat: ", clock off by %+.0f s", -$0) } ?? (clock == nil ? "" : ", clock not set")),
+                + (clock?.gatewayUntrusted == true
+                    ? ", clock not compared (the gateway's is not synchronized)"
+                    : offset.map { String(cFormat: ", clock off by %+.0f s", -$0) } ?? (clock == nil ? "" : ", clock not set")),
             device: device.displayName)
         let clockSet = clock == nil ? nil : try await setClock(connection, offset: offset, device: device)
         let notifications = try await connection.notifications(of: wanted)
@@ -219,6 +224,9 @@ struct HealthSession: Sendable {
     struct ClockReading: Sendable {
         /// Seconds to add to its wall-clock time to get UTC; nil when its time is not set.
         var offset: TimeInterval?
+        /// The gateway's clock was not synchronised: the offset is 0 by trust in the device's
+        /// clock, not measured.
+        var gatewayUntrusted = false
     }
 
     /// A clock off by at most this many seconds is left alone: the offset read over the link is
@@ -232,6 +240,8 @@ struct HealthSession: Sendable {
             return nil
         }
         guard let clock = CurrentTime.timestamp(bytes), clock.isComplete else { return ClockReading(offset: nil) }
+        // An unsynchronised gateway clock measures nothing: the device's own clock is the better one.
+        guard clockTrust.state().isTrusted else { return ClockReading(offset: 0, gatewayUntrusted: true) }
         return ClockReading(offset: (context.clock.now().timeIntervalSince1970 - clock.wallClockSeconds).rounded())
     }
 
@@ -241,6 +251,14 @@ struct HealthSession: Sendable {
     /// read-only Current Time, logged: its records keep the offset read at connection).
     /// - Throws: only when the link drops or the task is cancelled.
     private func setClock(_ connection: any BLEConnection, offset: TimeInterval?, device: Device) async throws -> DeviceClockSet? {
+        let trust = clockTrust.state()
+        guard trust.isTrusted else {
+            context.logger.notice(
+                "the gateway's clock is \(trust): the device's clock is left as it is"
+                    + (offset == nil ? " (not set: its records are stamped when they arrive)" : " and its time stamps are taken as right"),
+                device: device.displayName)
+            return nil
+        }
         if let offset, abs(offset) <= Self.clockSetThreshold { return nil }
         let now = context.clock.now()
         let was = offset.map { String(cFormat: "it was off by %+.0f s", -$0) } ?? "it was not set"

@@ -1,0 +1,28 @@
+import CLinuxSystem
+
+/// What the kernel says of the wall clock (adjtimex(2), read only): whether a time
+/// synchronisation daemon (systemd-timesyncd, chrony, ntpd) has disciplined it, and the largest
+/// error it admits. The kernel sets STA_UNSYNC at boot and when the maximum error grows past 16 s
+/// without a correction; the daemon clears it when it synchronises.
+public enum KernelClock {
+    /// The synchronisation state now.
+    public struct Synchronization: Sendable, Hashable {
+        /// Whether the kernel's clock is synchronised (STA_UNSYNC clear, and adjtimex did not
+        /// answer TIME_ERROR).
+        public var synchronized: Bool
+        /// The maximum error the kernel admits, in microseconds (`maxerror`).
+        public var maximumErrorMicroseconds: Int
+    }
+
+    /// Reads the state with adjtimex(2) and `modes` 0, which changes nothing.
+    /// - Throws: ``Errno`` when the call fails (it does not for a read, except under a seccomp
+    ///   filter that forbids it).
+    public static func synchronization() throws(Errno) -> Synchronization {
+        var state = timex()
+        state.modes = 0
+        let result = adjtimex(&state)
+        guard result != -1 else { throw Errno.lastError }
+        let unsynchronized = state.status & Int32(STA_UNSYNC) != 0 || result == TIME_ERROR
+        return Synchronization(synchronized: !unsynchronized, maximumErrorMicroseconds: Int(state.maxerror))
+    }
+}

@@ -1,0 +1,90 @@
+#!/bin/bash
+# clock-unsynchronized.sh REPO HEALTHGATE [SECONDS] - runs INSIDE the lab VM (see
+# run-clock-unsynchronized.sh), which boots with its real-time clock LAB_RTC_OFFSET_SECONDS
+# (-86400: a day) behind the true time, as a Raspberry Pi without a battery-backed clock boots
+# with the time of its last shutdown, and with no time daemon: the kernel says "unsynchronized".
+#
+# Two btvirt controllers: hci0 = the home health station (peripherals/lab-health.py) whose clock
+# is RIGHT (the true time: the VM's plus a day); hci1 = the gateway, ble-health. Checks:
+#   1. the VM's clock is a day behind and the kernel says it is not synchronized;
+#   2. the gateway logs its clock as not synchronized, and writes no Current Time into the
+#      station (whose clock is right and a day "ahead" of the gateway's);
+#   3. the station's readings are stored at the station's times: the two stored readings 10 and
+#      5 minutes before the true time, every reading with a device time stamp within minutes of
+#      the true time, none a day back;
+#   4. the clock is stepped to the true time and marked synchronized (as timesyncd does): the
+#      gateway logs the change, later readings are stored at the true time, and the station's
+#      clock was never written.
+set -uo pipefail
+REPO=${1:?usage: clock-unsynchronized.sh REPO HEALTHGATE [SECONDS]}
+HG=${2:?usage: clock-unsynchronized.sh REPO HEALTHGATE [SECONDS]}
+WAIT=${3:-60}
+OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
+source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
+OFFSET=${LAB_RTC_OFFSET_SECONDS:-0}
+true_now() { echo $(($(date +%s) - OFFSET)); }
+
+say "the VM's clock"
+[[ $OFFSET -le -3600 ]] && pass "the VM booted ${OFFSET#-} s behind: it says $(date -u +%FT%TZ), the true time is $(date -u -d "@$(true_now)" +%FT%TZ)" ||
+  fail "the VM was not booted behind the true time (LAB_RTC_OFFSET_SECONDS=$OFFSET)"
+[[ $(kernel_clock) == unsynchronized ]] && pass "the kernel says its clock is not synchronized" ||
+  fail "the kernel says $(kernel_clock)"
+
+start_bluetooth 2
+STATION=$(address hci0)
+LAB_DEVICE_CLOCK_ERROR_SECONDS=$((-OFFSET)) $PY -u "$PERIPHERALS/lab-health.py" /org/bluez/hci0 > "$OUT/station.log" 2>&1 &
+poll 40 grep -q 'Advertisement registered' "$OUT/station.log" && pass "the station (clock right) is up on hci0" ||
+  { fail "the station did not start"; cat "$OUT/station.log"; }
+
+say "healthgate run: ble-health on hci1, the clock unsynchronized"
+cat > "$OUT/healthgate.json" <<JSON
+{
+  "sources": [
+    {"kind": "ble-health", "name": "station", "config": {
+      "adapter": "hci1", "devices": [{"address": "$STATION"}],
+      "reconnect": {"initialDelaySeconds": 1, "maxDelaySeconds": 5, "multiplier": 2}}}
+  ],
+  "store": {"path": "$DB"},
+  "sinks": [{"kind": "sqlite", "name": "store"}]
+}
+JSON
+start_gateway "$OUT/healthgate.json"
+pressures() { query "SELECT count(*) FROM correlations WHERE type = 'bloodPressure'"; }
+at_least() { [[ $($1) -ge $2 ]]; }
+poll "$WAIT" at_least pressures 3 && pass "readings arrive ($(pressures) blood pressure readings)" ||
+  fail "no blood pressure readings within ${WAIT}s"
+grep -q 'clock: not synchronized since boot' "$OUT/healthgate.log" && pass "the gateway logs: $(grep -o 'clock: not synchronized since boot.*' "$OUT/healthgate.log" | head -1)" ||
+  fail "the gateway did not log its clock as not synchronized"
+grep -q "the gateway's clock is not synchronized: the device's clock is left as it is" "$OUT/healthgate.log" &&
+  pass "it leaves the station's clock alone" || fail "no word of leaving the station's clock alone"
+# Minutes from the true time to the oldest reading, and readings with a device time stamp more
+# than 15 minutes away from the true time (a day back, if the gateway's clock had been used).
+now_us=$(($(true_now) * 1000000))
+oldest=$(query "SELECT ($now_us - min(start_us)) / 60000000.0 FROM correlations WHERE type = 'bloodPressure'")
+awk -v m="$oldest" 'BEGIN { exit !(m > 9.5 && m < 11) }' &&
+  pass "the oldest stored reading is at the station's time: ${oldest} minutes before the true time" ||
+  fail "the oldest stored reading is ${oldest} minutes before the true time, not 10"
+stamped="s.type IN ('bloodPressureSystolic', 'bloodPressureDiastolic', 'bodyTemperature', 'bodyMass', 'bodyFatPercentage', 'leanBodyMass', 'height', 'bodyMassIndex')"
+far=$(query "SELECT count(*) FROM samples_readable s WHERE $stamped AND abs(s.start_us - $now_us) > 900000000")
+total=$(query "SELECT count(*) FROM samples_readable s WHERE $stamped")
+[[ $total -ge 4 && $far -eq 0 ]] && pass "all $total readings with a device time stamp are within 15 minutes of the true time" ||
+  fail "$far of $total readings with a device time stamp are more than 15 minutes from the true time"
+unstamped=$(query "SELECT count(*) FROM samples_readable s WHERE NOT ($stamped) AND abs(s.start_us - $now_us) > 3600000000")
+echo "INFO: $unstamped samples without a device time stamp (PLX continuous, pulse) stored at the unsynchronized gateway time; correcting them when the clock is synchronized is not built yet"
+
+say "the clock steps to the true time and is synchronized"
+before_sync=$(query "SELECT count(*) FROM correlations WHERE type = 'bloodPressure'")
+clock_synchronize "$(true_now)" && [[ $(kernel_clock) == synchronized ]] &&
+  pass "stepped to $(date -u +%FT%TZ) and marked synchronized" || fail "cannot step and synchronize the clock ($(kernel_clock))"
+OFFSET=0
+poll 20 grep -q 'clock: synchronized' "$OUT/healthgate.log" && pass "the gateway logs: $(grep -o 'clock: synchronized.*' "$OUT/healthgate.log" | head -1)" ||
+  fail "the gateway did not notice the synchronization"
+after() { [[ $(query "SELECT count(*) FROM correlations WHERE type = 'bloodPressure'") -ge $((before_sync + 2)) ]]; }
+poll "$WAIT" after && pass "readings continue after the step" || fail "no readings after the step"
+now_us=$(($(date +%s) * 1000000))
+latest=$(query "SELECT ($now_us - max(start_us)) / 1000000.0 FROM correlations WHERE type = 'bloodPressure'")
+awk -v s="$latest" 'BEGIN { exit !(s > -5 && s < 30) }' && pass "the latest reading is at the true time (${latest} s ago)" ||
+  fail "the latest reading is ${latest} s from now"
+! grep -q 'clock set to' "$OUT/station.log" && ! grep -q "set the device's clock to" "$OUT/healthgate.log" &&
+  pass "the station's clock was never written" || fail "the station's clock was written: $(grep 'clock set to' "$OUT/station.log")"
+finish
