@@ -1,4 +1,7 @@
 import CLinuxSystem
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What the kernel says of the wall clock (adjtimex(2), read only): whether a time
 /// synchronisation daemon (systemd-timesyncd, chrony, ntpd) has disciplined it, and the largest
@@ -24,5 +27,18 @@ public enum KernelClock {
         guard result != -1 else { throw Errno.lastError }
         let unsynchronized = state.status & Int32(STA_UNSYNC) != 0 || result == TIME_ERROR
         return Synchronization(synchronized: !unsynchronized, maximumErrorMicroseconds: Int(state.maxerror))
+    }
+}
+
+extension KernelClock {
+    /// The wall clock less the time since boot (CLOCK_REALTIME − CLOCK_BOOTTIME, in seconds): it
+    /// moves only when the wall clock is stepped (or slewed), by the step, so two readings tell
+    /// the size of every step between them. CLOCK_BOOTTIME counts suspended time too.
+    public static func wallMinusBoot() -> Double {
+        var wall = timespec()
+        var boot = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &boot)
+        clock_gettime(CLOCK_REALTIME, &wall)
+        return Double(wall.tv_sec - boot.tv_sec) + Double(wall.tv_nsec - boot.tv_nsec) / 1e9
     }
 }

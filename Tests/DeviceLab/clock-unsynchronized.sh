@@ -13,7 +13,7 @@
 #      5 minutes before the true time, every reading with a device time stamp within minutes of
 #      the true time, none a day back;
 #   4. the clock is stepped to the true time and marked synchronized (as timesyncd does): the
-#      gateway logs the change, later readings are stored at the true time, and the station's
+#      gateway logs the change and the step's size, later readings are stored at the true time, and the station's
 #      clock was never written.
 set -uo pipefail
 REPO=${1:?usage: clock-unsynchronized.sh REPO HEALTHGATE [SECONDS]}
@@ -79,6 +79,9 @@ clock_synchronize "$(true_now)" && [[ $(kernel_clock) == synchronized ]] &&
 OFFSET=0
 poll 20 grep -q 'clock: synchronized' "$OUT/healthgate.log" && pass "the gateway logs: $(grep -o 'clock: synchronized.*' "$OUT/healthgate.log" | head -1)" ||
   fail "the gateway did not notice the synchronization"
+step=$(grep -o 'clock: the wall clock stepped by [+-][0-9.]* s' "$OUT/healthgate.log" | head -1)
+awk -v s="${step##*by }" 'BEGIN { s += 0; exit !(s > 86390 && s < 86410) }' && pass "the gateway logs the step: $step" ||
+  fail "the step of about +86400 s is not logged (${step:-no step logged})"
 after() { [[ $(query "SELECT count(*) FROM correlations WHERE type = 'bloodPressure'") -ge $((before_sync + 2)) ]]; }
 poll "$WAIT" after && pass "readings continue after the step" || fail "no readings after the step"
 now_us=$(($(date +%s) * 1000000))

@@ -25,4 +25,15 @@ final class KernelClockTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(ours.maximumErrorMicroseconds, 0)
         print("kernel clock: synchronized \(ours.synchronized), maximum error \(ours.maximumErrorMicroseconds) µs")
     }
+
+    /// The wall clock less the time since boot agrees with the wall clock less /proc/uptime (the
+    /// kernel's CLOCK_BOOTTIME, in hundredths of a second), and stays put between two readings.
+    func testWallMinusBootMatchesUptime() throws {
+        let first = KernelClock.wallMinusBoot()
+        let uptime = try XCTUnwrap(Double(String(decoding: try Data(contentsOf: URL(fileURLWithPath: "/proc/uptime")), as: UTF8.self)
+            .split(separator: " ")[0]))
+        let wall = Date().timeIntervalSince1970
+        XCTAssertEqual(first, wall - uptime, accuracy: 0.5)
+        XCTAssertEqual(KernelClock.wallMinusBoot(), first, accuracy: 0.05, "no step between two readings")
+    }
 }

@@ -25,19 +25,30 @@ struct KernelClockTrust: ClockTrust {
 }
 
 /// Logs the clock's state when the gateway starts and once each time it becomes trusted or
-/// untrusted (re-read every `interval` on the gateway's clock).
+/// untrusted, and every step of the wall clock with its size (re-read every `interval` on the
+/// gateway's clock, which sleeps on a monotonic clock).
 struct ClockTrustWatch: Sendable {
     let trust: any ClockTrust
     let clock: any GatewayClock
     let logger: Logger
+    /// The wall clock less a monotonic clock (seconds): changes only when the wall clock steps.
+    var wallMinusMonotonic: @Sendable () -> Double = { KernelClock.wallMinusBoot() }
     var interval: Duration = .seconds(5)
+    /// Smaller changes are the kernel slewing the clock, not a step.
+    static let stepThreshold = 0.5
 
     func run() async throws {
         var last = trust.state()
+        var base = wallMinusMonotonic()
         report(last, first: true)
         while true {
             try await clock.sleep(for: interval)
             let now = trust.state()
+            let offset = wallMinusMonotonic()
+            if abs(offset - base) > Self.stepThreshold {
+                logger.notice(String(cFormat: "clock: the wall clock stepped by %+.3f s", offset - base) + " (now \(clock.now().formatted(.iso8601)))")
+            }
+            base = offset
             if now.isTrusted != last.isTrusted { report(now, first: false) }
             last = now
         }
