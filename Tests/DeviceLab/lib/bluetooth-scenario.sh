@@ -90,7 +90,8 @@ print("unsynchronized" if r == 5 or struct.unpack_from("i", b, 40)[0] & 0x40 els
 
 # clock_synchronize [EPOCH]: what a time daemon (systemd-timesyncd) does when it synchronises:
 # steps the wall clock to EPOCH when given, then tells the kernel the clock is synchronised
-# (adjtimex: ADJ_STATUS clearing STA_UNSYNC, ADJ_MAXERROR and ADJ_ESTERROR small). The lab VM's
+# (adjtimex: ADJ_STATUS clearing STA_UNSYNC, ADJ_MAXERROR and ADJ_ESTERROR small), and succeeds
+# only when the kernel then says so. The lab VM's
 # clock comes from qemu's RTC, the host's UTC: right, but no daemon ever says so.
 clock_synchronize() {
   [[ -n ${1:-} ]] && date -u -s "@$1" > /dev/null
@@ -101,7 +102,7 @@ struct.pack_into("q", b, 24, 20000)                     # maxerror: 20 ms
 struct.pack_into("q", b, 32, 1000)                      # esterror: 1 ms
 struct.pack_into("i", b, 40, 0)                         # status: STA_UNSYNC clear
 r = ctypes.CDLL(None, use_errno=True).adjtimex(b)
-raise SystemExit(0 if r != -1 else "adjtimex: errno %d" % ctypes.get_errno())'
+raise SystemExit(0 if r != -1 else "adjtimex: errno %d" % ctypes.get_errno())' && [[ $(kernel_clock) == synchronized ]]
 }
 
 # strict_bus_policy: the system bus of a distribution without Debian's grant of org.bluez to

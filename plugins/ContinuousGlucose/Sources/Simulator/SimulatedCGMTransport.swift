@@ -91,7 +91,7 @@ final class SimulatedCGMSensor: Sendable {
 
     /// The time offsets of the records taken by `now`, oldest first (none while stopped).
     func offsets(at now: Date) -> [Int] {
-        let (start, stopped, _) = state.withLock { ($0.start, $0.stopped, $0.startTime) }
+        let (start, stopped) = state.withLock { ($0.start, $0.stopped) }
         guard !stopped else { return [] }
         let minutes = Int((now.timeIntervalSince(start) / 60 + 1e-9).rounded(.down))
         guard minutes >= 0 else { return [] }
