@@ -1,3 +1,6 @@
+public import HealthModel
+import Synchronization
+
 /// Whether the gateway's wall clock can be believed: a fact read from the kernel, or declared by
 /// the configuration for a box with a real-time clock, never assumed.
 public enum ClockState: Sendable, Hashable, CustomStringConvertible {
@@ -31,11 +34,58 @@ public enum ClockState: Sendable, Hashable, CustomStringConvertible {
 public protocol ClockTrust: Sendable {
     /// The state now.
     func state() -> ClockState
+    /// The base the wall clock's dates sit on now (see ``ClockBase``): it changes when, and only
+    /// when, the wall clock steps.
+    func clockBase() -> ClockBase
 }
 
-/// A clock trust that never changes: tests, and a configuration that declares the clock right.
+/// A clock trust whose state never changes: tests, and a configuration that declares the clock
+/// right (whose clock can still be stepped by hand: its base comes from a reader).
 public struct FixedClockTrust: ClockTrust {
     public let fixed: ClockState
-    public init(_ state: ClockState) { fixed = state }
+    private let base: @Sendable () -> ClockBase
+
+    /// A state and a base that never change.
+    public init(_ state: ClockState, base: ClockBase = ClockBase(bootID: "fixed", wallMinusBootMilliseconds: 0)) {
+        fixed = state
+        self.base = { base }
+    }
+
+    /// A state that never changes, on the base `reader` reads.
+    public init(_ state: ClockState, reader: ClockBaseReader) {
+        fixed = state
+        base = { reader.current() }
+    }
+
     public func state() -> ClockState { fixed }
+    public func clockBase() -> ClockBase { base() }
+}
+
+/// Reads a ``ClockBase`` from a boot id and a reading of wall − boot time, holding it steady
+/// between steps: the two clocks are read one after the other and an NTP daemon slews the wall
+/// clock, so consecutive readings differ by microseconds; the base moves only when a reading is
+/// more than ``stepMilliseconds`` away from it, so the records of one stretch between steps all
+/// carry the same base (and share one metadata set in the store).
+public final class ClockBaseReader: Sendable {
+    /// Smaller changes are the kernel slewing the clock, not a step.
+    public static let stepMilliseconds: Int64 = 500
+    public let bootID: String
+    private let wallMinusBootSeconds: @Sendable () -> Double
+    private let last = Mutex<Int64?>(nil)
+
+    public init(bootID: String, wallMinusBootSeconds: @escaping @Sendable () -> Double) {
+        self.bootID = bootID
+        self.wallMinusBootSeconds = wallMinusBootSeconds
+    }
+
+    /// The base now.
+    public func current() -> ClockBase {
+        let reading = Int64((wallMinusBootSeconds() * 1000).rounded())
+        let base = last.withLock { last -> Int64 in
+            if let held = last, abs(reading - held) <= Self.stepMilliseconds { return held }
+            last = reading
+            return reading
+        }
+        return ClockBase(bootID: bootID, wallMinusBootMilliseconds: base)
+    }
 }

@@ -1,22 +1,26 @@
 public import Foundation
 public import GatewayRuntime
 import AsyncPrimitives
+public import HealthModel
+import Synchronization
 
 /// A clock whose time moves only when a test calls ``advance(by:)``.
 ///
 /// Sleepers wake when the clock passes their deadline. Tests use ``waitForSleepers(_:)`` to
 /// wait for state ("the source is now sleeping") instead of sleeping themselves.
 public final class ManualClock: GatewayClock {
-    private let start: Date
+    /// The wall clock at elapsed time zero: moved by ``step(by:)``, as an administrator or a time
+    /// synchronisation daemon steps a real clock, while the elapsed (monotonic) time goes on.
+    private let start: Mutex<Date>
     /// Time elapsed since the start; sleepers wait for it to reach their deadline.
     private let time = AsyncCondition(Duration.zero)
 
     public init(start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
-        self.start = start
+        self.start = Mutex(start)
     }
 
     public func now() -> Date {
-        start.addingTimeInterval(time.value.seconds)
+        start.withLock { $0 }.addingTimeInterval(time.value.seconds)
     }
 
     /// Time elapsed since the start.
@@ -30,6 +34,15 @@ public final class ManualClock: GatewayClock {
         let deadline = time.value + duration
         try await time.wait { $0 >= deadline }
     }
+
+    /// Steps the wall clock by `seconds` (either way); the monotonic time, and every sleeper's
+    /// deadline, stay.
+    public func step(by seconds: Double) {
+        start.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+
+    /// The wall clock less the monotonic time: what ``ManualClockTrust`` reports as its base.
+    public var wallMinusElapsed: Date { start.withLock { $0 } }
 
     /// Moves time forward and wakes every sleeper whose deadline has passed.
     public func advance(by duration: Duration) {
@@ -62,4 +75,29 @@ public struct WaitTimeout: Error, CustomStringConvertible {
     public let what: String
     public init(what: String) { self.what = what }
     public var description: String { "timed out waiting for \(what)" }
+}
+
+/// The clock pair's other half for a ``ManualClock``: its synchronisation state, set by the test,
+/// and its base (the manual clock's wall time less its elapsed time, on one made-up boot).
+public final class ManualClockTrust: ClockTrust {
+    public let clock: ManualClock
+    public let bootID: String
+    private let current: Mutex<ClockState>
+
+    public init(clock: ManualClock, state: ClockState = .unsynchronized, bootID: String = "manual-boot") {
+        self.clock = clock
+        self.bootID = bootID
+        current = Mutex(state)
+    }
+
+    /// Sets the state, as timesyncd clearing (or the kernel setting) STA_UNSYNC.
+    public func set(_ state: ClockState) { current.withLock { $0 = state } }
+
+    public func state() -> ClockState { current.withLock { $0 } }
+
+    public func clockBase() -> ClockBase {
+        ClockBase(
+            bootID: bootID,
+            wallMinusBootMilliseconds: Int64((clock.wallMinusElapsed.timeIntervalSince1970 * 1000).rounded()))
+    }
 }

@@ -28,12 +28,16 @@ public struct WorkoutJournalEntry: Hashable, Sendable, Codable {
     public var segmentStart: Date?
     /// Metadata of the event the action records (a marker's note), if any.
     public var metadata: Metadata
+    /// The base of the gateway's clock `date` was read on: when the clock steps, the store moves
+    /// the entry onto the new base (``ClockBase``). nil: the entry is never moved.
+    public var clockBase: ClockBase?
 
     /// Creates an entry.
     public init(
         action: WorkoutAction, date: Date, newActivity: NewActivity? = nil, segmentStart: Date? = nil,
-        metadata: Metadata = Metadata()
+        metadata: Metadata = Metadata(), clockBase: ClockBase? = nil
     ) {
+        self.clockBase = clockBase
         self.action = action
         self.date = date
         self.newActivity = newActivity

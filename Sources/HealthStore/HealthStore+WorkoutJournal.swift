@@ -50,11 +50,15 @@ extension HealthStore {
                         }
                         newActivity = .init(id: try self.sampleID(bytes), type: type)
                     }
-                    let metadata = try event.text(6).map { text throws(StoreError) in try self.decode(Metadata.self, text, id) }
+                    // The clock base is kept with the event's metadata (where the clock
+                    // correction finds it) and is not part of it.
+                    var metadata = try event.text(6).map { text throws(StoreError) in try self.decode(Metadata.self, text, id) } ?? Metadata()
+                    let clockBase = metadata.clockBase
+                    metadata.clockBase = nil
                     entries.append(WorkoutJournalEntry(
                         action: action, date: StoreTime.date(microseconds: at), newActivity: newActivity,
                         segmentStart: event.integer(5).map(StoreTime.date(microseconds:)),
-                        metadata: metadata ?? Metadata()))
+                        metadata: metadata, clockBase: clockBase))
                 }
                 result.append(JournaledWorkout(definition: definition, entries: entries))
             }
@@ -75,8 +79,10 @@ extension HealthStore {
         var metadata: [SQLiteValue] = []
         do {
             for entry in entries {
-                metadata.append(entry.metadata.isEmpty
-                    ? .null : .text(String(decoding: try HealthJSON.makeEncoder().encode(entry.metadata), as: UTF8.self)))
+                var stored = entry.metadata
+                if let base = entry.clockBase { stored.clockBase = base }
+                metadata.append(stored.isEmpty
+                    ? .null : .text(String(decoding: try HealthJSON.makeEncoder().encode(stored), as: UTF8.self)))
             }
             if let list = definition.devices {
                 devices = .text(String(decoding: try JSONEncoder().encode(list), as: UTF8.self))

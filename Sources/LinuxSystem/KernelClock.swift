@@ -42,3 +42,16 @@ extension KernelClock {
         return Double(wall.tv_sec - boot.tv_sec) + Double(wall.tv_nsec - boot.tv_nsec) / 1e9
     }
 }
+
+extension KernelClock {
+    /// This boot's id (`/proc/sys/kernel/random/boot_id`, a UUID the kernel draws at boot): times
+    /// on CLOCK_BOOTTIME compare only within one boot. "unknown" where /proc is not mounted.
+    public static func bootID() -> String {
+        guard let file = fopen("/proc/sys/kernel/random/boot_id", "r") else { return "unknown" }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return "unknown" }
+        let bytes = buffer.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }
+        return bytes.isEmpty ? "unknown" : String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -54,6 +54,7 @@ public final class Gateway: Sendable {
     private let restartPolicy: RestartPolicy
     private let shutdownTimeout: Duration
     private let provenance: Metadata
+    private let clockBase: (@Sendable () -> ClockBase)?
 
     /// `provenance`: metadata every source's records get where they have none of their own (the
     /// gateway's name, version and time zone); each source adds its own name to it
@@ -62,8 +63,9 @@ public final class Gateway: Sendable {
         sources: [ConfiguredSource], sinks: [ConfiguredSink], followers: [ConfiguredFollower] = [], clock: any GatewayClock,
         logger: Logger, statusBoard: StatusBoard = StatusBoard(),
         restartPolicy: RestartPolicy = RestartPolicy(), shutdownTimeout: Duration = .seconds(10),
-        provenance: Metadata = Metadata()
+        provenance: Metadata = Metadata(), clockBase: (@Sendable () -> ClockBase)? = nil
     ) {
+        self.clockBase = clockBase
         let sinkReporters = sinks.map { statusBoard.register(name: $0.name, kind: $0.kind, role: .sink) }
         // Every sink that stores checkpoints gets them; sources read back from the first one.
         let readers = sinks.map { $0.sink.checkpointReader }
@@ -212,7 +214,7 @@ public final class Gateway: Sendable {
                 group.addTask {
                     var stamp = self.provenance
                     if !stamp.isEmpty { stamp[.sourceName] = .string(source.name) }
-                    let publisher = SamplePublisher(bus: self.bus, status: status, stamp: stamp)
+                    let publisher = SamplePublisher(bus: self.bus, status: status, stamp: stamp, clockBase: self.clockBase)
                     await self.supervise(
                         name: source.name, status: status, stopRequest: stopRequest, restartsWhileStopping: false,
                         onRestart: {}

@@ -92,10 +92,18 @@ public struct SamplePublisher: Sendable {
     /// provenance and time zone; see ``HealthRecord/stamped(_:)``); empty: records go as they are.
     let stamp: Metadata
 
-    public init(bus: SampleBus, status: StatusReporter?, stamp: Metadata = Metadata()) {
+    /// The base of the gateway's clock now (see ``ClockBase``), stamped on every record not
+    /// dated by a device's own clock (``MetadataKey/deviceClock``): a later step of the clock moves
+    /// those records by the step. nil: no base is stamped.
+    let clockBase: (@Sendable () -> ClockBase)?
+
+    public init(
+        bus: SampleBus, status: StatusReporter?, stamp: Metadata = Metadata(), clockBase: (@Sendable () -> ClockBase)? = nil
+    ) {
         self.bus = bus
         self.status = status
         self.stamp = stamp
+        self.clockBase = clockBase
     }
 
     /// Publishes records. Returns when every sink queue took them (see ``SampleBus/publish(_:)``).
@@ -114,7 +122,10 @@ public struct SamplePublisher: Sendable {
     }
 
     private func stamped(_ records: [HealthRecord]) -> [HealthRecord] {
-        stamp.isEmpty ? records : records.map { $0.stamped(stamp) }
+        guard let clockBase else { return stamp.isEmpty ? records : records.map { $0.stamped(stamp) } }
+        var dated = stamp
+        dated.clockBase = clockBase()
+        return records.map { $0.isDatedByDeviceClock ? $0.stamped(stamp) : $0.stamped(dated) }
     }
 
     /// Publishes one record.

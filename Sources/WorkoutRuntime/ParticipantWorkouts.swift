@@ -36,6 +36,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     public let main: WorkoutController
     private let store: any WorkoutStateStore & ParticipantAssignmentStore
     private let clock: any GatewayClock
+    private let clockBase: (@Sendable () -> ClockBase)?
     private let ids: SampleIDGenerator
     private let logger: Logger
     private let executor = QueueExecutor(label: "healthgate.participants")
@@ -44,18 +45,20 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     /// A group for `roster`; nothing is read from `store` until ``restore()``.
     public init(
         roster: ParticipantRoster, store: any WorkoutStateStore & ParticipantAssignmentStore, clock: any GatewayClock,
-        ids: SampleIDGenerator, logger: Logger
+        ids: SampleIDGenerator, logger: Logger, clockBase: (@Sendable () -> ClockBase)? = nil
     ) {
+        self.clockBase = clockBase
         self.store = store
         self.clock = clock
         self.ids = ids
         self.logger = logger
-        main = WorkoutController(profile: roster.defaultProfile, store: store, clock: clock, ids: ids, logger: logger)
+        main = WorkoutController(
+            profile: roster.defaultProfile, store: store, clock: clock, ids: ids, logger: logger, clockBase: clockBase)
         var initial = State(roster: roster)
         for participant in roster.participants {
             initial.controllers[participant.name] = WorkoutController(
                 profile: participant.profile, store: store, clock: clock, ids: ids,
-                logger: logger.child(participant.name), participant: participant.name)
+                logger: logger.child(participant.name), participant: participant.name, clockBase: clockBase)
         }
         state = Mutex(initial)
     }
@@ -116,9 +119,21 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     private func addController(_ participant: Participant, to state: inout State) {
         let controller = WorkoutController(
             profile: participant.profile, store: store, clock: clock, ids: ids, logger: logger.child(participant.name),
-            participant: participant.name)
+            participant: participant.name, clockBase: clockBase)
         state.controllers[participant.name] = controller
         state.additions?.yield(controller)
+    }
+
+    /// Every workout rebuilt after the clock stepped (``WorkoutController/clockCorrected()``);
+    /// one that cannot be read back goes on as it was, and the log says so.
+    public func clockCorrected() async {
+        for controller in [main] + state.withLock({ Array($0.controllers.values) }) {
+            do {
+                try await controller.clockCorrected()
+            } catch {
+                logger.error("clock: workout of \(controller.participant ?? "the gateway") not rebuilt after the clock stepped: \(error)")
+            }
+        }
     }
 
     // MARK: Commands

@@ -51,6 +51,8 @@ public final class WorkoutController: SampleSink, SampleSource {
     public let participant: String?
     private let store: any WorkoutStateStore
     private let clock: any GatewayClock
+    /// The base of the clock's dates, journaled with each entry (see ``ClockBase``).
+    private let clockBase: (@Sendable () -> ClockBase)?
     private let ids: SampleIDGenerator
     private let logger: Logger
     private let executor = QueueExecutor(label: "healthgate.workouts")
@@ -59,8 +61,9 @@ public final class WorkoutController: SampleSink, SampleSource {
     /// Creates a controller; nothing is read from `store` until ``restore()``.
     public init(
         profile: UserProfile, store: any WorkoutStateStore, clock: any GatewayClock, ids: SampleIDGenerator,
-        logger: Logger, participant: String? = nil
+        logger: Logger, participant: String? = nil, clockBase: (@Sendable () -> ClockBase)? = nil
     ) {
+        self.clockBase = clockBase
         self.participant = participant
         self.profile = profile
         self.store = store
@@ -105,7 +108,11 @@ public final class WorkoutController: SampleSink, SampleSource {
             }
             let now = self.clock.now()
             var live = LiveWorkout(definition)
-            let entries = [WorkoutJournalEntry(action: .prepare, date: now), WorkoutJournalEntry(action: .start, date: now)]
+            let base = self.clockBase?()
+            let entries = [
+                WorkoutJournalEntry(action: .prepare, date: now, clockBase: base),
+                WorkoutJournalEntry(action: .start, date: now, clockBase: base),
+            ]
             for entry in entries { try live.apply(entry) }
             try self.store.append(entries, from: 0, of: definition)
             // Commands run one at a time on this queue, so no workout appeared meanwhile.
@@ -165,7 +172,7 @@ public final class WorkoutController: SampleSink, SampleSource {
                 throw WorkoutError(.noSession, "no workout is in progress", action: .end)
             }
             trial.collectCommitted(committed)
-            let entry = WorkoutJournalEntry(action: .end, date: self.clock.now())
+            let entry = WorkoutJournalEntry(action: .end, date: self.clock.now(), clockBase: self.clockBase?())
             try trial.apply(entry)
             try self.store.append([entry], from: trial.journalCount - 1, of: trial.session.definition)
             let (workout, snapshot) = self.state.withLock { state -> (Workout, WorkoutSnapshot) in
@@ -279,6 +286,28 @@ public final class WorkoutController: SampleSink, SampleSource {
         if !ended.isEmpty { logger.notice("restored \(ended.count) ended workout(s) waiting to be stored") }
     }
 
+    /// Rebuilds the workout in progress, and those ended and not yet stored, from the journal
+    /// and the committed samples, as a restart does: after the wall clock stepped and the store
+    /// moved their dates (``HealthStore/correctClock(onto:)``), so that duration, zones and
+    /// energy are measured on one time line.
+    /// - Throws: ``WorkoutError/Code/persistence`` when the store cannot be read; the workout
+    ///   then goes on as it was.
+    public func clockCorrected() async throws(WorkoutError) {
+        try await onQueue { () throws(WorkoutError) in
+            let journaled = try self.store.journaledWorkouts().filter { $0.definition.participant == self.participant }
+            var replayed: [SampleID: LiveWorkout] = [:]
+            for workout in journaled {
+                let start = workout.entries.first?.date ?? self.clock.now()
+                let records = try self.store.committedRecords(of: workout.definition.types, endingFrom: start)
+                replayed[workout.definition.id] = try LiveWorkout.replay(workout, records: records)
+            }
+            self.state.withLock { state in
+                if let id = state.live?.session.id, let live = replayed[id] { state.live = live }
+                state.pending = state.pending.map { replayed[$0.id]?.workout(profile: self.profile) ?? $0 }
+            }
+        }
+    }
+
     // MARK: Sink role
 
     /// Quantity samples and heartbeat series; never workouts (it publishes those).
@@ -350,7 +379,7 @@ public final class WorkoutController: SampleSink, SampleSource {
             }
             let entry = WorkoutJournalEntry(
                 action: action, date: self.clock.now(), newActivity: newActivity, segmentStart: segmentStart,
-                metadata: metadata)
+                metadata: metadata, clockBase: self.clockBase?())
             let transition = try trial.apply(entry)
             guard transition != .ignored else { return (transition, trial.snapshot(at: entry.date, profile: self.profile)) }
             try self.store.append([entry], from: trial.journalCount - 1, of: trial.session.definition)

@@ -12,9 +12,13 @@
 #   3. the station's readings are stored at the station's times: the two stored readings 10 and
 #      5 minutes before the true time, every reading with a device time stamp within minutes of
 #      the true time, none a day back;
-#   4. the clock is stepped to the true time and marked synchronized (as timesyncd does): the
-#      gateway logs the change and the step's size, later readings are stored at the true time, and the station's
-#      clock was never written.
+#   4. readings without a device time stamp (PLX continuous) are dated by the gateway's clock, a
+#      day back, each with the clock's base;
+#   5. the clock is stepped to the true time and marked synchronized (as timesyncd does): the
+#      gateway logs the change and the step's size, moves the readings it dated before the step
+#      to the true time (healthgate.clockCorrectedSeconds), leaves those with device time stamps
+#      alone, later readings are stored at the true time, and the station's clock was never
+#      written.
 set -uo pipefail
 REPO=${1:?usage: clock-unsynchronized.sh REPO HEALTHGATE [SECONDS]}
 HG=${2:?usage: clock-unsynchronized.sh REPO HEALTHGATE [SECONDS]}
@@ -69,8 +73,14 @@ far=$(query "SELECT count(*) FROM samples_readable s WHERE $stamped AND abs(s.st
 total=$(query "SELECT count(*) FROM samples_readable s WHERE $stamped")
 [[ $total -ge 4 && $far -eq 0 ]] && pass "all $total readings with a device time stamp are within 15 minutes of the true time" ||
   fail "$far of $total readings with a device time stamp are more than 15 minutes from the true time"
-unstamped=$(query "SELECT count(*) FROM samples_readable s WHERE NOT ($stamped) AND abs(s.start_us - $now_us) > 3600000000")
-echo "INFO: $unstamped samples without a device time stamp (PLX continuous, pulse) stored at the unsynchronized gateway time; correcting them when the clock is synchronized is not built yet"
+# Readings without a device time stamp (PLX continuous: SpO2 and pulse) can only be dated by the
+# gateway's clock: a day back for now, each with the clock's base beside it.
+dayback="abs(s.start_us - ($now_us - 86400000000)) < 900000000"
+unstamped=$(query "SELECT count(*) FROM samples_readable s WHERE NOT ($stamped) AND $dayback")
+based=$(query "SELECT count(*) FROM samples_readable s JOIN metadata_entries e ON e.set_id = s.metadata_set_id AND e.key = 'healthgate.clockBaseMilliseconds' WHERE NOT ($stamped) AND $dayback")
+[[ $unstamped -ge 2 && $based -eq $unstamped ]] &&
+  pass "$unstamped readings without a device time stamp (PLX continuous) are dated by the unsynchronized gateway clock, a day back, each with its clock base" ||
+  fail "$based of $unstamped readings without a device time stamp carry the clock base (need at least 2)"
 
 say "the clock steps to the true time and is synchronized"
 before_sync=$(query "SELECT count(*) FROM correlations WHERE type = 'bloodPressure'")
@@ -82,6 +92,17 @@ poll 20 grep -q 'clock: synchronized' "$OUT/healthgate.log" && pass "the gateway
 step=$(grep -o 'clock: the wall clock stepped by [+-][0-9.]* s' "$OUT/healthgate.log" | head -1)
 awk -v s="${step##*by }" 'BEGIN { s += 0; exit !(s > 86390 && s < 86410) }' && pass "the gateway logs the step: $step" ||
   fail "the step of about +86400 s is not logged (${step:-no step logged})"
+poll 20 grep -q 'clock: moved' "$OUT/healthgate.log" && pass "the gateway logs: $(grep -o 'clock: moved.*' "$OUT/healthgate.log" | head -1)" ||
+  fail "the gateway did not move the readings dated before the step"
+now_us=$(($(date +%s) * 1000000))
+left=$(query "SELECT count(*) FROM samples_readable s WHERE NOT ($stamped) AND s.start_us < $now_us - 3600000000")
+moved=$(query "SELECT count(*) FROM samples_readable s JOIN metadata_entries e ON e.set_id = s.metadata_set_id AND e.key = 'healthgate.clockCorrectedSeconds' WHERE NOT ($stamped) AND abs(e.value - 86400) < 30 AND abs(s.start_us - $now_us) < 1800000000")
+[[ $left -eq 0 && $moved -ge $unstamped ]] &&
+  pass "the $unstamped readings dated by the gateway before the step are at the true time now ($moved with healthgate.clockCorrectedSeconds ≈ 86400; none left a day back)" ||
+  fail "$left readings without a device time stamp are still a day back; $moved moved of $unstamped"
+far=$(query "SELECT count(*) FROM samples_readable s WHERE $stamped AND abs(s.start_us - $now_us) > 1800000000")
+[[ $far -eq 0 ]] && pass "readings with a device time stamp kept the station's times (none moved by the step)" ||
+  fail "$far readings with a device time stamp are more than 30 minutes from the true time after the step"
 after() { [[ $(query "SELECT count(*) FROM correlations WHERE type = 'bloodPressure'") -ge $((before_sync + 2)) ]]; }
 poll "$WAIT" after && pass "readings continue after the step" || fail "no readings after the step"
 now_us=$(($(date +%s) * 1000000))

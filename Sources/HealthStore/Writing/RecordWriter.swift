@@ -255,7 +255,7 @@ final class RecordWriter {
         }
     }
 
-    private func writeRecords(_ records: [HealthRecord]) throws -> WriteSummary {
+    func writeRecords(_ records: [HealthRecord]) throws -> WriteSummary {
         var summary = WriteSummary()
         var latest = Int64.min
         // One prepared statement for the whole batch: no cache lookup per row. Fetching it clears

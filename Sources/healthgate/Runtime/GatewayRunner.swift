@@ -100,12 +100,16 @@ struct GatewayRunner {
                 source: sources[index].source, after: after, clock: clock, logger: logger.child(sources[index].name))
         }
         let services = try GatewayServices(
-            configuration: configuration, store: store, paths: paths, logger: logger, clock: clock, ids: ids)
+            configuration: configuration, store: store, paths: paths, logger: logger, clock: clock, ids: ids,
+            clockBase: { clockTrust.clockBase() })
         // Before the control socket answers, so no command sees the demo's class half started.
         if let onStart { await onStart(services.workouts) }
         var boardSinks: [ConfiguredSink] = []
         var background = background
-        background.append { try await ClockTrustWatch(trust: clockTrust, clock: clock, logger: logger).run() }
+        let correction = ClockStepCorrection(store: store, workouts: services.workouts, logger: logger)
+        background.append {
+            try await ClockWatch(trust: clockTrust, clock: clock, logger: logger) { base in await correction(onto: base) }.run()
+        }
         background.append {
             try await StoreMaintenance(store: store, retention: storeSettings.tombstoneRetention, clock: clock, logger: logger)
                 .run()
@@ -135,7 +139,8 @@ struct GatewayRunner {
             sinks: sinks + extraSinks + services.sinks + boardSinks, followers: followers, clock: clock, logger: logger,
             statusBoard: statusBoard,
             shutdownTimeout: .milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000)),
-            provenance: Self.provenance(of: configuration, gatewayName: gatewayName, variables: variables))
+            provenance: Self.provenance(of: configuration, gatewayName: gatewayName, variables: variables),
+            clockBase: { clockTrust.clockBase() })
 
 
         let socketPath = configuration.controlSocket

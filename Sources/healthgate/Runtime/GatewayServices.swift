@@ -22,7 +22,7 @@ struct GatewayServices {
     ///   is wrong.
     init(
         configuration: GatewayConfiguration, store: HealthStore, paths: GatewayPaths, logger: Logger,
-        clock: any GatewayClock, ids: SampleIDGenerator
+        clock: any GatewayClock, ids: SampleIDGenerator, clockBase: (@Sendable () -> ClockBase)? = nil
     ) throws(ConfigurationError) {
         // The workout controller is both a sink (it collects heart rate and steps from the bus)
         // and a source (it publishes finished workouts, so every store that takes workouts
@@ -48,7 +48,7 @@ struct GatewayServices {
         }
         let roster = try ConfigurationValidation.roster(of: configuration)
         let workouts = ParticipantWorkouts(
-            roster: roster, store: journal, clock: clock, ids: ids, logger: environment.logger)
+            roster: roster, store: journal, clock: clock, ids: ids, logger: environment.logger, clockBase: clockBase)
         self.workouts = workouts
         sinks.append(ConfiguredSink(name: "workouts", kind: "workouts", queue: QueueConfiguration(), sink: workouts))
         sources.append(ConfiguredSource(name: "workouts-publisher", kind: "workouts", source: workouts))

@@ -48,6 +48,30 @@ final class HeartbeatSeriesBuilderTests: XCTestCase {
             id: SampleIDGenerator(seed: 1).next(), start: second.start, end: second.end, beats: second.beats))
     }
 
+    /// A step back of an hour of the gateway's clock in the middle of a series: told of it, the
+    /// builder moves its dates, so the beats go on without a gap, none is dropped as overlapping,
+    /// and the series sits on the new clock. Not told, every beat of the next hour would overlap.
+    func testAClockStepMovesTheSeriesInsteadOfDroppingBeats() throws {
+        var told = HeartbeatSeriesBuilder(maximumBeats: 100, maximumDuration: 600)
+        var untold = told
+        for second in 0..<5 {
+            _ = told.add(rrIntervals: [1024], receivedAt: t0.addingTimeInterval(Double(second)))
+            _ = untold.add(rrIntervals: [1024], receivedAt: t0.addingTimeInterval(Double(second)))
+        }
+        told.clockStepped(by: -3600)
+        for second in 5..<10 {
+            let date = t0.addingTimeInterval(Double(second) - 3600)
+            _ = told.add(rrIntervals: [1024], receivedAt: date)
+            _ = untold.add(rrIntervals: [1024], receivedAt: date)
+        }
+        let chunk = try XCTUnwrap(told.finishSegment())
+        XCTAssertEqual(chunk.start, t0.addingTimeInterval(-1 - 3600))
+        XCTAssertEqual(chunk.beats.map(\.timeSinceSeriesStart), (0...10).map(Double.init))
+        XCTAssertEqual(chunk.beats.filter(\.precededByGap).count, 1, "only the anchor")
+        XCTAssertEqual(told.overlappingBeats, 0)
+        XCTAssertEqual(untold.overlappingBeats, 5, "without the step, the hour back overlaps what was placed")
+    }
+
     func testDriftFromMissedNotificationsReanchorsWithAGap() throws {
         var builder = HeartbeatSeriesBuilder(maximumBeats: 100, maximumDuration: 600)
         _ = builder.add(rrIntervals: [1024], receivedAt: t0)

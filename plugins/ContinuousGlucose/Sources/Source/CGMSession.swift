@@ -87,7 +87,8 @@ struct CGMSession: Sendable {
             if request == .startSession { (stopped, offsetNow) = (false, 0) }
             if request == .stopSession { stopped = true }
         }
-        let sessionStart = try await sessionStart(connection, offsetNow: offsetNow, running: !stopped, e2e: e2e, device: device, badPayloads: &badPayloads)
+        let started = try await sessionStart(connection, offsetNow: offsetNow, running: !stopped, e2e: e2e, device: device, badPayloads: &badPayloads)
+        let sessionStart = started?.date
         let sensor = device.localIdentifier ?? session.key
         var checkpoint: Checkpoint?
         if let sessionStart, wanted.contains(.recordAccessControlPoint) {
@@ -106,6 +107,9 @@ struct CGMSession: Sendable {
         var stamp = Metadata()
         stamp[.bleAddress] = .string(session.key)
         if let battery = information.battery { stamp[.batteryLevel] = .integer(Int64(battery)) }
+        // Dated from the sensor's session start: its own clock, which a step of the gateway's
+        // clock does not move (a start counted from the gateway's clock is moved with it).
+        if started?.keptBySensor == true { stamp[.deviceClock] = .bool(true) }
         var received = false
         do {
             for try await notification in notifications {
@@ -222,13 +226,13 @@ struct CGMSession: Sendable {
     /// known.
     private func sessionStart(
         _ connection: any BLEConnection, offsetNow: Int, running: Bool, e2e: Bool, device: Device, badPayloads: inout Int
-    ) async throws -> Date? {
+    ) async throws -> (date: Date, keptBySensor: Bool)? {
         let read: CGMSessionStartTime? = try await read(.sessionStartTime, from: connection, device: device, badPayloads: &badPayloads) {
             bytes throws(CGMDecodingError) in try CGMSensorDecoder.sessionStartTime(bytes)
         }
         if let date = read?.date {
             session.setDetail("sessionStart", date.formatted(.iso8601))
-            return date
+            return (date, true)
         }
         guard running else { return nil }
         let now = context.clock.now()
@@ -239,8 +243,9 @@ struct CGMSession: Sendable {
                 "the gateway's clock is \(trust): no session start time is written into the sensor; counting its records from \(start.formatted(.iso8601))",
                 device: device.displayName)
             session.setDetail("sessionStart", start.formatted(.iso8601))
-            return start
+            return (start, false)
         }
+        var kept = false
         do {
             try await connection.write(
                 CGMSessionStartTime.value(setting: start, e2e: e2e), to: CGMCharacteristic.sessionStartTime.uuid,
@@ -248,6 +253,7 @@ struct CGMSession: Sendable {
             context.logger.notice(
                 "set the sensor's session start time to \(start.formatted(.iso8601)) (UTC, \(offsetNow) min before now)",
                 device: device.displayName)
+            kept = true
         } catch let error as BLETransportError where error.code == .disconnected {
             throw error
         } catch is CancellationError {
@@ -258,7 +264,7 @@ struct CGMSession: Sendable {
                 device: device.displayName)
         }
         session.setDetail("sessionStart", start.formatted(.iso8601))
-        return start
+        return (start, kept)
     }
 
     /// Reads and decodes an optional characteristic: nil when the sensor lacks it, the read

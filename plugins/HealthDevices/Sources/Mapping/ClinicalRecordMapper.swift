@@ -30,6 +30,10 @@ public struct ClinicalRecordMapper: Sendable {
         /// When the gateway set the device's clock during this connection: time stamps of the
         /// new clock take its offset instead of ``deviceClockOffset``.
         public var clockSet: DeviceClockSet?
+        /// The gateway's clock is not synchronised, so ``deviceClockOffset`` is 0 by trust in the
+        /// device's clock: records dated by a time stamp say so (``MetadataKey/deviceClock``) and
+        /// keep their dates when the gateway's clock steps.
+        public var datesFromDeviceClock = false
 
         public init(
             device: Device, receivedAt: Date, deviceClockOffset: TimeInterval? = nil, profileHeight: Double? = nil,
@@ -228,7 +232,10 @@ public struct ClinicalRecordMapper: Sendable {
         var metadata = Metadata()
         if let text = timestamp?.rfc3339 {
             metadata[Self.deviceTimestampKey] = .string(text)
-            if let timestamp, let offset = context.offset(for: timestamp) { metadata[Self.clockOffsetKey] = .double(offset) }
+            if let timestamp, let offset = context.offset(for: timestamp) {
+                metadata[Self.clockOffsetKey] = .double(offset)
+                if timestamp.isComplete, context.datesFromDeviceClock { metadata[.deviceClock] = .bool(true) }
+            }
         }
         if let key, let identity = context.device.localIdentifier {
             metadata.syncIdentifier = "\(identity)/\(key)"

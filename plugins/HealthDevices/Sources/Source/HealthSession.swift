@@ -108,9 +108,10 @@ struct HealthSession: Sendable {
                     continue
                 }
                 guard let characteristic = HealthCharacteristic(uuid: notification.characteristic) else { continue }
-                let mapping = ClinicalRecordMapper.Context(
+                var mapping = ClinicalRecordMapper.Context(
                     device: device, receivedAt: notification.receivedAt, deviceClockOffset: offset, profileHeight: profileHeight,
                     clockSet: clockSet)
+                mapping.datesFromDeviceClock = clock?.gatewayUntrusted ?? false
                 if characteristic == .bodyCompositionMeasurement {
                     do {
                         for record in try bodyComposition.append(notification.value) {

@@ -13,6 +13,9 @@ struct DeviceSession: Sendable {
     let session: PeripheralSession
     let options: HeartRateOptions
     let ids: SampleIDGenerator
+    /// Where the base of the gateway's clock is read: after a step, the dates the session holds
+    /// move with the clock (``NotificationMapper/clockStepped(by:)``).
+    let clockTrust: any ClockTrust
 
     var context: SourceContext { session.context }
     var key: String { session.key }
@@ -26,6 +29,8 @@ struct DeviceSession: Sendable {
         /// RR intervals dropped as covering time earlier beats cover (``HeartbeatSeriesBuilder``).
         var overlappingBeats = 0
         var lastBeat: Date?
+        /// The clock base `lastBeat` is on.
+        var clockBase: ClockBase?
     }
 
     func run() async throws {
@@ -67,12 +72,23 @@ struct DeviceSession: Sendable {
         let names = wanted.map { $0.characteristic == .heartRateMeasurement ? "heart rate" : "running speed and cadence" }
         logger.info("subscribed to \(names.joined(separator: " and ")) notifications", device: name)
 
+        var base = clockTrust.clockBase()
+        if let seconds = counters.clockBase.flatMap(base.seconds(from:)), seconds != 0 {
+            counters.lastBeat = counters.lastBeat?.addingTimeInterval(seconds)
+        }
+        counters.clockBase = base
         var mapper = NotificationMapper(options: options, key: key, ids: ids, facts: facts, counters: counters)
         var received = false
         var dropped = connection.droppedNotifications
         do {
             for try await notification in notifications {
                 received = true
+                let now = clockTrust.clockBase()
+                if let seconds = now.seconds(from: base), seconds != 0 {
+                    mapper.clockStepped(by: seconds)
+                    mapper.counters.clockBase = now
+                    base = now
+                }
                 switch notification.characteristic {
                 case .heartRateMeasurement:
                     let output = mapper.heartRate(notification.value, at: notification.receivedAt)

@@ -49,6 +49,6 @@ public enum HeartRateProfile: BluetoothProfile {
     }
 
     public static func follow(_ session: PeripheralSession, options: HeartRateOptions, environment: PluginEnvironment) async throws {
-        try await DeviceSession(session: session, options: options, ids: environment.ids).run()
+        try await DeviceSession(session: session, options: options, ids: environment.ids, clockTrust: environment.clockTrust).run()
     }
 }

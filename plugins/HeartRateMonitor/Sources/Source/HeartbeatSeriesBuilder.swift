@@ -52,6 +52,14 @@ public struct HeartbeatSeriesBuilder: Sendable {
         lastBeat = notBefore
     }
 
+    /// The gateway's wall clock stepped by `seconds`: the dates held move with it, so the next
+    /// notification's beats follow the last one on the new clock (no false gap, no beats dropped
+    /// as overlapping after a step back), and the chunk being built is published on the new clock.
+    public mutating func clockStepped(by seconds: Double) {
+        seriesStart = seriesStart?.addingTimeInterval(seconds)
+        lastBeat = lastBeat?.addingTimeInterval(seconds)
+    }
+
     /// Beats waiting in the current chunk.
     public var pendingBeats: Int { beats.count }
 

@@ -65,6 +65,14 @@ struct NotificationMapper {
         base = metadata
     }
 
+    /// The gateway's wall clock stepped by `seconds`: every date the mapper holds moves with it.
+    mutating func clockStepped(by seconds: Double) {
+        series.clockStepped(by: seconds)
+        running.clockStepped(by: seconds)
+        lastEnergy = lastEnergy.map { ($0.kilojoules, $0.date.addingTimeInterval(seconds)) }
+        counters.lastBeat = counters.lastBeat?.addingTimeInterval(seconds)
+    }
+
     private var heartMetadata: Metadata {
         var metadata = base
         metadata.heartRateSensorLocation = facts.location

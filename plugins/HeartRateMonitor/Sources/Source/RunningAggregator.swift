@@ -47,6 +47,12 @@ public struct RunningAggregator: Sendable {
         self.windowSeconds = max(1, windowSeconds)
     }
 
+    /// The gateway's wall clock stepped by `seconds`: the window and the last reception move with it.
+    public mutating func clockStepped(by seconds: Double) {
+        windowStart = windowStart?.addingTimeInterval(seconds)
+        lastDate = lastDate?.addingTimeInterval(seconds)
+    }
+
     /// Adds one measurement received at `date`.
     public mutating func add(_ measurement: RSCMeasurement, at date: Date) -> Output {
         var reset = false

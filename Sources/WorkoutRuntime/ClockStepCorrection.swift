@@ -1,0 +1,35 @@
+public import GatewayRuntime
+public import HealthModel
+public import HealthStore
+
+/// What the gateway does after its wall clock stepped (``SampleBus/ClockWatch``'s `onStep`): the
+/// store moves what was dated on the clock before the step onto it
+/// (``HealthStore/correctClock(onto:)``), then every workout in progress is rebuilt from its
+/// moved journal and samples, so that its duration, zone times and energy are measured on one
+/// time line, as the monotonic clock measured them.
+public struct ClockStepCorrection: Sendable {
+    public let store: HealthStore
+    public let workouts: ParticipantWorkouts
+    public let logger: Logger
+
+    public init(store: HealthStore, workouts: ParticipantWorkouts, logger: Logger) {
+        self.store = store
+        self.workouts = workouts
+        self.logger = logger
+    }
+
+    /// Moves everything onto `base`; logs what moved, or why nothing could.
+    public func callAsFunction(onto base: ClockBase) async {
+        do {
+            let moved = try await store.correctClock(onto: base)
+            guard !moved.isEmpty else { return }
+            logger.notice(
+                "clock: moved \(moved.records) record(s) and \(moved.journalEntries) workout journal "
+                    + "entr\(moved.journalEntries == 1 ? "y" : "ies") dated before the step onto the stepped clock "
+                    + "(metadata \(MetadataKey.clockCorrected))")
+            await workouts.clockCorrected()
+        } catch {
+            logger.error("clock: cannot move the records dated before the step: \(error)")
+        }
+    }
+}

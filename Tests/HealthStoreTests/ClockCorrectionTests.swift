@@ -1,0 +1,134 @@
+import GatewayTesting
+import Foundation
+import HealthModel
+import HealthStore
+import XCTest
+
+/// ``HealthStore/correctClock(onto:)``: every kind of record taken on an earlier base of this
+/// boot's clock moves by the step in one transaction, as a new version at a new anchor; records
+/// of another boot, of the current base or dated by a device's clock stay.
+final class ClockCorrectionTests: StoreTestCase {
+    let boot = "7f0c1b6e-5d2a-4c1e-9b7a-1d2e3f405162"
+    var before: ClockBase { ClockBase(bootID: boot, wallMinusBootMilliseconds: 1_000) }
+    /// The clock stepped forward by a day (and 0.25 s).
+    var after: ClockBase { ClockBase(bootID: boot, wallMinusBootMilliseconds: 1_000 + 86_400_250) }
+    let cuff = Device(name: "BP7000", localIdentifier: "00:5F:BF:12:34:56")
+
+    func metadata(_ base: ClockBase?, deviceClock: Bool = false) -> Metadata {
+        var metadata: Metadata = [.sourceName: .string("test")]
+        metadata.clockBase = base
+        if deviceClock { metadata[.deviceClock] = .bool(true) }
+        return metadata
+    }
+
+    func heartRate(_ ids: SampleIDGenerator, at offset: Double, _ metadata: Metadata) throws -> QuantitySample {
+        try QuantitySample(
+            id: ids.next(), type: .heartRate, quantity: Quantity(60 + offset, .countPerMinute), start: at(offset),
+            end: at(offset), device: strap, metadata: metadata)
+    }
+
+    func testEveryKindOfRecordOnAnEarlierBaseMovesByTheStepAsANewVersion() async throws {
+        let ids = makeIDs()
+        let moving = try heartRate(ids, at: 0, metadata(before))
+        let current = try heartRate(ids, at: 1, metadata(after))
+        let otherBoot = try heartRate(ids, at: 2, metadata(ClockBase(bootID: "another", wallMinusBootMilliseconds: 5)))
+        let device = try heartRate(ids, at: 3, metadata(nil, deviceClock: true))
+        let series = try HeartbeatSeriesSample(
+            id: ids.next(), start: at(10), end: at(12),
+            beats: [Heartbeat(timeSinceSeriesStart: 0.8, precededByGap: false), Heartbeat(timeSinceSeriesStart: 1.6, precededByGap: true)],
+            device: strap, metadata: metadata(before))
+        func member(_ type: QuantityType, _ value: Double) throws -> QuantitySample {
+            try QuantitySample(
+                id: ids.next(), type: type, quantity: Quantity(value, .millimeterOfMercury), start: at(20), end: at(20),
+                device: cuff, metadata: metadata(before))
+        }
+        let pressure = try CorrelationSample.bloodPressure(
+            id: ids.next(), systolic: try member(.bloodPressureSystolic, 121), diastolic: try member(.bloodPressureDiastolic, 79),
+            device: cuff, metadata: metadata(before))
+        let workout = Workout(
+            id: ids.next(), activityType: .running, startDate: at(0), endDate: at(30), duration: 25,
+            events: [WorkoutEvent(type: .pause, startDate: at(5)), WorkoutEvent(type: .resume, startDate: at(10))],
+            activities: [WorkoutActivity(id: ids.next(), activityType: .running, startDate: at(0), endDate: at(30))],
+            metadata: metadata(before), sampleIDs: [moving.id])
+        let store = try HealthStore(path: path)
+        try await store.write([
+            .quantity(moving), .quantity(current), .quantity(otherBoot), .quantity(device), .heartbeatSeries(series),
+            .correlation(pressure), .workout(workout),
+        ])
+        let anchor = try await store.latestAnchor()
+
+        let correction = try await store.correctClock(onto: after)
+        XCTAssertEqual(correction.records, 4, "the sample, the series, the correlation and the workout")
+        let step = 86_400.25
+        let moved = { (date: Date) in date.addingTimeInterval(step) }
+
+        let rates = try await store.samples(of: .heartRate)
+        XCTAssertEqual(rates.map(\.id), [current.id, otherBoot.id, device.id, moving.id], "by start date")
+        let rate = try XCTUnwrap(rates.last)
+        XCTAssertEqual(rate.startDate, moved(moving.startDate))
+        XCTAssertEqual(rate.metadata.clockBase, after)
+        XCTAssertEqual(rate.metadata[.clockCorrected], .double(step))
+        XCTAssertEqual(rate.metadata[.sourceName], .string("test"), "the rest of the metadata stays")
+        XCTAssertEqual(rates[0...2].map(\.startDate), [current, otherBoot, device].map(\.startDate))
+
+        let allSeries = try await store.heartbeatSeries()
+        let storedSeries = try XCTUnwrap(allSeries.first)
+        XCTAssertEqual(storedSeries.startDate, moved(series.startDate))
+        XCTAssertEqual(storedSeries.endDate, moved(series.endDate))
+        XCTAssertEqual(storedSeries.beats, series.beats, "beats are relative to the start")
+
+        let pressures = try await store.correlations(of: .bloodPressure)
+        let storedPressure = try XCTUnwrap(pressures.first)
+        XCTAssertEqual(storedPressure.startDate, moved(pressure.startDate))
+        XCTAssertEqual(Set(storedPressure.objects.map(\.startDate)), [moved(at(20))])
+        XCTAssertEqual(storedPressure.objects.map { $0.metadata[.clockCorrected] }, [.double(step), .double(step)])
+        let systolic = try await store.samples(of: .bloodPressureSystolic)
+        XCTAssertEqual(systolic.count, 1, "members moved, not copied")
+
+        let found = try await store.workout(id: workout.id)
+        let storedWorkout = try XCTUnwrap(found).workout
+        XCTAssertEqual(storedWorkout.startDate, moved(workout.startDate))
+        XCTAssertEqual(storedWorkout.endDate, moved(workout.endDate))
+        XCTAssertEqual(storedWorkout.duration, 25)
+        XCTAssertEqual(storedWorkout.events.map(\.startDate), workout.events.map { moved($0.startDate) })
+        XCTAssertEqual(storedWorkout.activities.map(\.startDate), [moved(at(0))])
+
+        // Followers see each moved record once more at a new anchor, as the same uuid; nothing
+        // deleted.
+        let changes = try await store.changes(since: anchor, includingCorrelationMembers: false)
+        XCTAssertEqual(Set(changes.added.map(\.id)), [moving.id, series.id, pressure.id, workout.id])
+        XCTAssertTrue(changes.deleted.isEmpty)
+
+        // Once moved, nothing moves again.
+        let again = try await store.correctClock(onto: after)
+        XCTAssertTrue(again.isEmpty)
+        // A second step adds up.
+        var later = after
+        later.wallMinusBootMilliseconds -= 3_600_000
+        try await store.correctClock(onto: later)
+        let all = try await store.samples(of: .heartRate)
+        let twice = try XCTUnwrap(all.first { $0.id == moving.id })
+        XCTAssertEqual(twice.startDate, moved(moving.startDate).addingTimeInterval(-3600))
+        XCTAssertEqual(twice.metadata[.clockCorrected], .double(step - 3600))
+    }
+
+    func testJournalEntriesOfAWorkoutInProgressMoveInPlaceAndKeepTheirBaseOutOfTheirMetadata() async throws {
+        let store = try HealthStore(path: path)
+        let ids = makeIDs()
+        let definition = WorkoutDefinition(
+            id: ids.next(), activityType: .running, firstActivityID: ids.next(), devices: nil, types: [.heartRate], participant: nil)
+        try store.appendToWorkoutJournal([
+            WorkoutJournalEntry(action: .prepare, date: at(0), clockBase: before),
+            WorkoutJournalEntry(action: .start, date: at(0), clockBase: before),
+            WorkoutJournalEntry(action: .marker, date: at(5), metadata: ["note": .string("km 1")], clockBase: before),
+            WorkoutJournalEntry(action: .segment, date: at(8), segmentStart: at(6), clockBase: after),
+        ], from: 0, of: definition)
+        let correction = try await store.correctClock(onto: after)
+        XCTAssertEqual(correction.journalEntries, 3)
+        let entries = try XCTUnwrap(try store.workoutJournal().first).entries
+        XCTAssertEqual(entries.map(\.date), [at(0), at(0), at(5)].map { $0.addingTimeInterval(86_400.25) } + [at(8)])
+        XCTAssertEqual(entries[3].segmentStart, at(6), "taken on the base now: stays")
+        XCTAssertEqual(entries.map(\.clockBase), [after, after, after, after])
+        XCTAssertEqual(entries[2].metadata, ["note": .string("km 1")], "the base is not the event's metadata")
+    }
+}
