@@ -47,12 +47,12 @@ final class CGMSourceTests: XCTestCase {
 
     static func profile(
         address: String = "C0:FF:EE:18:1F:01", status: [UInt8] = E2ECRC.appending(to: [180, 0, 0, 0, 0]),
-        sessionStart: [UInt8] = sessionStart, readOnly: Set<BluetoothUUID> = []
+        sessionStart: [UInt8] = sessionStart, readOnly: Set<BluetoothUUID> = [], lacking: Set<BluetoothUUID> = []
     ) -> FakeProfile {
         FakeProfile(
             address: address, name: "Sensor", services: [service],
             characteristics: [
-                service: CGMCharacteristic.allCases.map(\.uuid),
+                service: CGMCharacteristic.allCases.map(\.uuid).filter { !lacking.contains($0) },
                 .deviceInformationService: [.manufacturerName, .serialNumber],
             ],
             values: [
@@ -178,6 +178,36 @@ final class CGMSourceTests: XCTestCase {
         // The status said offset 180 min: the record at offset 180 is the gateway's now.
         XCTAssertEqual(h.quantities(.bloodGlucose).first?.startDate, Date(timeIntervalSince1970: 1_800_000_000))
         XCTAssertTrue(h.logs.entries.contains { $0.message.contains("no session start time is written into the sensor") })
+        XCTAssertNil(h.quantities(.bloodGlucose).first?.metadata[.deviceClock], "dated by the gateway's clock: moved when it steps")
+    }
+
+    /// A sensor without the Specific Ops Control Point cannot take a configured session action
+    /// or interval: the log and the status say so, and its records still arrive, dated by its own
+    /// session start (healthgate.deviceClock).
+    func testASensorWithoutSpecificOpsSaysWhatItCannotDo() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+        let profile = Self.profile(lacking: [Self.socp])
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let configuration = try JSONDecoder().decode(
+            CGMConfiguration.self, from: Data(#"{"session": "stop", "communicationIntervalMinutes": 5}"#.utf8))
+        let h = try harness(transport, configuration)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("the request for every record") {
+                transport.latest(profile.address)?.writes.contains { $0.0 == Self.racp } == true
+            }
+            transport.latest(profile.address)?.send(Self.record(60, 100), on: Self.measurement)
+            try await h.waitFor("the record") { h.quantities(.bloodGlucose).count == 1 }
+        }
+        XCTAssertTrue(
+            h.logs.entries.contains {
+                $0.message.contains("no CGM Specific Ops Control Point (0x2AAC): cannot stop the session, set the communication interval to 5 min as configured")
+            }, "\(h.logs.entries.map(\.message))")
+        XCTAssertEqual(try XCTUnwrap(transport.latest(profile.address)).writes.map(\.0), [Self.racp])
+        let sample = try XCTUnwrap(h.quantities(.bloodGlucose).first)
+        XCTAssertEqual(sample.startDate, Self.startDate.addingTimeInterval(3600))
+        XCTAssertEqual(sample.metadata[.deviceClock], .bool(true), "dated by the sensor's own session start")
     }
 
     /// `session: "stop"` stops a running session; an unknown session action is refused with the

@@ -81,7 +81,14 @@ struct CGMSession: Sendable {
 
         var stopped = status?.sensorStatus.sessionStopped ?? false
         var offsetNow = status?.timeOffsetMinutes ?? 0
-        for request in requests(stopped: stopped) where wanted.contains(.specificOpsControlPoint) {
+        let asked = requests(stopped: stopped)
+        if !asked.isEmpty, !wanted.contains(.specificOpsControlPoint) {
+            logger.warning(
+                "the sensor has no CGM Specific Ops Control Point (0x2AAC): cannot \(asked.map(\.summary).joined(separator: ", ")) as configured",
+                device: name)
+            session.setDetail("specificOps", "not supported: \(asked.map(\.summary).joined(separator: ", "))")
+        }
+        for request in asked where wanted.contains(.specificOpsControlPoint) {
             try await connection.write(request.value(e2e: e2e), to: CGMCharacteristic.specificOpsControlPoint.uuid, in: .continuousGlucoseMonitoringService)
             logger.notice("asked the sensor to \(request.summary)", device: name)
             if request == .startSession { (stopped, offsetNow) = (false, 0) }
