@@ -80,6 +80,10 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
     public static let heartRateVariabilitySDNN = QuantityType(
         identifier: "heartRateVariabilitySDNN", canonicalUnit: .millisecond,
         aggregationStyle: .discrete)
+    /// Heart-rate variability as RMSSD (`ms`), discrete: the root mean square of successive
+    /// differences of NN intervals. HealthKit has no RMSSD type; this is healthgate's own.
+    public static let heartRateVariabilityRMSSD = QuantityType(
+        identifier: "heartRateVariabilityRMSSD", canonicalUnit: .millisecond, aggregationStyle: .discrete)
     /// Cycling speed (`m/s`), discrete (HKQuantityTypeIdentifier.cyclingSpeed).
     public static let cyclingSpeed = QuantityType(
         identifier: "cyclingSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete)
@@ -149,7 +153,7 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
     /// Every built-in type, in a fixed order.
     public static let builtIn: [QuantityType] = [
         .heartRate, .stepCount, .distanceWalkingRunning, .runningSpeed, .runningStrideLength,
-        .activeEnergyBurned, .heartRateVariabilitySDNN, .cyclingSpeed, .cyclingCadence, .cyclingPower,
+        .activeEnergyBurned, .heartRateVariabilitySDNN, .heartRateVariabilityRMSSD, .cyclingSpeed, .cyclingCadence, .cyclingPower,
         .distanceCycling, .distanceRowing, .rowingSpeed, .runningPower, .rowingPower, .rowingStrokeRate,
         .bodyMass, .bodyMassIndex, .height, .bodyFatPercentage, .leanBodyMass,
         .bloodPressureSystolic, .bloodPressureDiastolic, .bodyTemperature, .oxygenSaturation,

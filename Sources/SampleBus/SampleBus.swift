@@ -111,17 +111,31 @@ public struct SamplePublisher: Sendable {
     /// stop are still delivered; a forced shutdown releases the wait.
     public func publish(_ records: [HealthRecord]) async {
         guard !records.isEmpty else { return }
-        await bus.publish(stamped(records))
+        let outgoing = stamped(records)
+        await bus.publish(outgoing)
         guard let status else { return }
         // A plain loop: a key path applied per record cost more than the rest of publishing.
         var latest: Date?
-        for record in records {
+        for record in outgoing {
             if let end = record.endDate, latest.map({ end > $0 }) ?? true { latest = end }
         }
-        status.recordsHandled(records.count, lastDate: latest)
+        status.recordsHandled(outgoing.count, lastDate: latest)
+    }
+
+    /// The records with what the gateway derives from them: after each finished heartbeat
+    /// series, its heart-rate variability (``HeartbeatSeriesSample/variabilitySamples()``).
+    private func derived(_ records: [HealthRecord]) -> [HealthRecord] {
+        guard records.contains(where: { if case .heartbeatSeries = $0 { true } else { false } }) else { return records }
+        var result: [HealthRecord] = []
+        for record in records {
+            result.append(record)
+            if case .heartbeatSeries(let series) = record { result += series.variabilitySamples().map(HealthRecord.quantity) }
+        }
+        return result
     }
 
     private func stamped(_ records: [HealthRecord]) -> [HealthRecord] {
+        let records = derived(records)
         guard let clockBase else { return stamp.isEmpty ? records : records.map { $0.stamped(stamp) } }
         var dated = stamp
         dated.clockBase = clockBase()
@@ -137,13 +151,14 @@ public struct SamplePublisher: Sendable {
     /// commits in the same transaction as the records (see ``SourceCheckpoint``). `records` may
     /// be empty. Returns when every sink queue took them, like ``publish(_:)-([HealthRecord])``.
     public func publish(_ records: [HealthRecord], checkpoint: SourceCheckpoint) async {
-        await bus.publish(stamped(records), checkpoint: checkpoint)
-        guard let status, !records.isEmpty else { return }
+        let outgoing = stamped(records)
+        await bus.publish(outgoing, checkpoint: checkpoint)
+        guard let status, !outgoing.isEmpty else { return }
         var latest: Date?
-        for record in records {
+        for record in outgoing {
             if let end = record.endDate, latest.map({ end > $0 }) ?? true { latest = end }
         }
-        status.recordsHandled(records.count, lastDate: latest)
+        status.recordsHandled(outgoing.count, lastDate: latest)
     }
 }
 

@@ -15,6 +15,7 @@ final class QuantityTypeTests: XCTestCase {
             (.runningStrideLength, "m", .discrete),
             (.activeEnergyBurned, "kcal", .cumulative),
             (.heartRateVariabilitySDNN, "ms", .discrete),
+            (.heartRateVariabilityRMSSD, "ms", .discrete),
             (.cyclingSpeed, "m/s", .discrete),
             (.cyclingCadence, "count/min", .discrete),
             (.cyclingPower, "W", .discrete),

@@ -51,6 +51,8 @@ enum FHIRMapping {
         case QuantityType.heartRateVariabilitySDNN.identifier:
             Code(loinc: "80404-7", display: "R-R interval.standard deviation (Heart rate variability)",
                  category: "vital-signs", unit: "ms", ucum: "ms")
+        case QuantityType.heartRateVariabilityRMSSD.identifier:
+            Code(loinc: nil, display: "RMSSD (heart rate variability)", category: "vital-signs", unit: "ms", ucum: "ms")
         case QuantityType.runningSpeed.identifier:
             Code(loinc: nil, display: "Running speed", category: "activity", unit: "m/s", ucum: "m/s")
         case QuantityType.cyclingSpeed.identifier:
