@@ -90,6 +90,8 @@ let package = Package(
         .target(
             name: "SampleBus", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
+        // The gateway's numbers in Prometheus' text format (`GET /metrics`).
+        .target(name: "Metrics", dependencies: ["GatewayRuntime", "HealthStore", "SampleBus"], swiftSettings: swiftSettings),
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
@@ -116,7 +118,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The live board: libmicrohttpd serving the page, Server-Sent Events and the history.
         .target(
-            name: "WebBoard", dependencies: ["LinuxSystem", "GatewayRuntime", "CMicroHTTPD", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "AsyncPrimitives"],
+            name: "WebBoard", dependencies: ["LinuxSystem", "GatewayRuntime", "CMicroHTTPD", "Metrics", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         // What every remote sink (HTTP repository, MQTT broker) shares: the follower of the store's
         // change log, retry and backoff, the dlopen loader, HealthJSON and gzip encoding.
@@ -172,7 +174,7 @@ let package = Package(
             dependencies: [
                 "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts",
                 "AsyncPrimitives", "LinuxSystem", "BLECentral", "SerialPedometer", "Udev", "GATTDecoding",
-                "WebBoard", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
+                "WebBoard", "Metrics", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
             ],
             exclude: ["link-order.txt"],
             swiftSettings: swiftSettings,
@@ -208,7 +210,7 @@ let package = Package(
             name: "WorkoutsTests", dependencies: ["GatewayRuntime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WebBoardTests", dependencies: ["Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "GatewayRuntime", "WebBoard", "GatewayTesting"],
+            name: "WebBoardTests", dependencies: ["Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "GatewayRuntime", "WebBoard", "Metrics", "HealthStore", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["HealthModel", "HealthStore", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",

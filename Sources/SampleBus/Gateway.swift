@@ -96,6 +96,11 @@ public final class Gateway: Sendable {
         self.provenance = provenance
     }
 
+    /// Records waiting in each sink's queue, by sink name.
+    public func queueDepths() -> [(sink: String, depth: Int)] {
+        sinks.map { ($0.0.name, $0.2.depth) }
+    }
+
     /// How often a sink that fails while draining is restarted at once before it is given up.
     /// Enough for a transient failure; few enough that a sink failing at once every time (a
     /// full disk) does not spin until the deadline.

@@ -87,6 +87,9 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     public var participants: JSONValue?
     /// The live web board (`listen`, `tokenFile`), decoded by the WebBoard module; absent: off.
     public var web: JSONValue?
+    /// Prometheus metrics on a listener of their own (`listen`, `tokenFile`, as `web`), decoded by
+    /// the WebBoard module; absent: only on the board's listener, when it is on.
+    public var metrics: JSONValue?
     /// The gateway's name in every record's provenance; absent: the host name.
     public var gatewayName: String?
     /// The time zone records are marked with (a tz database name); absent: `$TZ` or the system's.
@@ -125,7 +128,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case sources, sinks, logLevel, shutdownTimeoutSeconds, controlSocket, profile, participants, web
+        case sources, sinks, logLevel, shutdownTimeoutSeconds, controlSocket, profile, participants, web, metrics
         case gatewayName, timeZone, store, bluetooth, clock
     }
 
@@ -150,6 +153,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
         profile = try container.decodeIfPresent(JSONValue.self, forKey: .profile)
         participants = try container.decodeIfPresent(JSONValue.self, forKey: .participants)
         web = try container.decodeIfPresent(JSONValue.self, forKey: .web)
+        metrics = try container.decodeIfPresent(JSONValue.self, forKey: .metrics)
         gatewayName = try container.decodeIfPresent(String.self, forKey: .gatewayName)
         timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
         store = try container.decodeIfPresent(JSONValue.self, forKey: .store)
@@ -318,7 +322,10 @@ extension GatewayConfiguration {
                 "The control socket's path (at most 107 bytes); absent: in the runtime directory"),
             ConfigurationProperty("profile", sections.profile, "The user profile for workouts"),
             ConfigurationProperty("participants", sections.participants, "The participants of group workouts"),
-            ConfigurationProperty("web", sections.web, "The live board; absent: off"),
+            ConfigurationProperty("web", sections.web, "The live board, and GET /metrics on its listener; absent: off"),
+            ConfigurationProperty(
+                "metrics", sections.web,
+                "GET /metrics (Prometheus' text format) on a listener of its own; absent: only on the board's listener"),
             ConfigurationProperty(
                 "gatewayName", .string(pattern: "^[A-Za-z0-9._-]{1,\(maximumGatewayNameLength)}$"),
                 "This gateway's name in every record's provenance; absent: the host name"),

@@ -29,6 +29,14 @@ public struct PluginStatus: Hashable, Sendable, Codable {
     public var restarts: Int
     /// Plugin-specific facts: a device's battery level, a connection state, an outbox depth.
     public var details: [String: String]
+    /// The plugin's own numbers for monitoring (`GET /metrics`): a device's link state, losses
+    /// and battery, an adapter's links and power cycles. Not part of `status` (its details say
+    /// the same in words).
+    public var metrics: [MetricSeries: Double] = [:]
+
+    enum CodingKeys: String, CodingKey {
+        case name, kind, role, state, records, lastRecordDate, lastError, lastErrorDate, errors, dropped, restarts, details
+    }
 
     public init(name: String, kind: String, role: PluginRole) {
         self.name = name
@@ -40,6 +48,18 @@ public struct PluginStatus: Hashable, Sendable, Codable {
         self.dropped = 0
         self.restarts = 0
         self.details = [:]
+    }
+}
+
+/// One time series a plugin reports: a metric family's name (Prometheus conventions:
+/// `healthgate_device_link_losses_total`) and its labels.
+public struct MetricSeries: Hashable, Sendable {
+    public var name: String
+    public var labels: [String: String]
+
+    public init(_ name: String, _ labels: [String: String] = [:]) {
+        self.name = name
+        self.labels = labels
     }
 }
 
@@ -117,6 +137,11 @@ public struct StatusReporter: Sendable {
     /// Sets or removes a detail shown by `healthgate status`.
     public func setDetail(_ key: String, _ value: String?) {
         board.update(name) { $0.details[key] = value }
+    }
+
+    /// Sets (or, with nil, removes) one of the plugin's numbers for monitoring.
+    public func setMetric(_ name: String, _ labels: [String: String] = [:], _ value: Double?) {
+        board.update(self.name) { $0.metrics[MetricSeries(name, labels)] = value }
     }
 
     func setState(_ state: PluginState) {

@@ -86,7 +86,7 @@ struct BoardRouter: Sendable {
 
     /// Runs `body` and waits for it on the calling thread: a web server connection thread,
     /// never Swift's pool. The task is the bridge from that C thread into async code.
-    private static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
+    static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
         let outcome = Mutex<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {

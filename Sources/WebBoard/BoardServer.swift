@@ -3,6 +3,7 @@ import CMicroHTTPD
 import FoundationEssentials
 public import GatewayRuntime
 import Synchronization
+public import Metrics
 public import Workouts
 public import WorkoutRuntime
 public import WorkoutPresentation
@@ -30,7 +31,10 @@ public final class BoardServer: Sendable {
 
     private let configuration: WebBoardConfiguration
     private let token: String?
-    private let router: BoardRouter
+    /// The board's pages; nil for a server of the metrics alone.
+    private let router: BoardRouter?
+    /// `GET /metrics`; nil: not served.
+    private let metrics: GatewayMetrics?
     private let logger: Logger
     private let broadcast = EventBroadcast()
     private let executor = QueueExecutor(label: "healthgate.web")
@@ -54,12 +58,27 @@ public final class BoardServer: Sendable {
     ///   - library: libmicrohttpd, loaded by ``start()``.
     public init(
         configuration: WebBoardConfiguration, token: String?, board: LiveBoard, workouts: ParticipantWorkouts,
-        history: (any WorkoutHistory)?, logger: Logger, library: MicroHTTPDLibrary = MicroHTTPDLibrary()
+        history: (any WorkoutHistory)?, metrics: GatewayMetrics? = nil, logger: Logger,
+        library: MicroHTTPDLibrary = MicroHTTPDLibrary()
     ) {
         self.library = library
         self.configuration = configuration
         self.token = token
         router = BoardRouter(board: board, workouts: workouts, history: history)
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// A server of `GET /metrics` alone (`metrics.listen`, with the board off or elsewhere).
+    public init(
+        metricsOnly configuration: WebBoardConfiguration, token: String?, metrics: GatewayMetrics, logger: Logger,
+        library: MicroHTTPDLibrary = MicroHTTPDLibrary()
+    ) {
+        self.library = library
+        self.configuration = configuration
+        self.token = token
+        router = nil
+        self.metrics = metrics
         self.logger = logger
     }
 
@@ -86,8 +105,10 @@ public final class BoardServer: Sendable {
         }
         daemon.withLock { $0 = DaemonHandle(pointer: pointer, mhd: entryPoints) }
         let port = shim_mhd_bound_port(entryPoints.getDaemonInfo, pointer)
+        let address = "http://\(configuration.listen.octets.map(String.init).joined(separator: ".")):\(port)"
         logger.notice(
-            "live board at http://\(configuration.listen.octets.map(String.init).joined(separator: ".")):\(port)/"
+            (router == nil ? "metrics at \(address)/metrics" : "live board at \(address)/"
+                + (metrics == nil ? "" : ", metrics at \(address)/metrics"))
                 + (token == nil ? "" : " (token required)"))
         return port
     }
@@ -117,7 +138,7 @@ public final class BoardServer: Sendable {
             return state
         }) else { return }
         await executor.run { handle.mhd.stopDaemon(handle.pointer) }
-        logger.info("live board stopped (\(refused.load(ordering: .relaxed)) request(s) refused without the token, "
+        logger.info((router == nil ? "metrics listener" : "live board") + " stopped (\(refused.load(ordering: .relaxed)) request(s) refused without the token, "
             + "\(broadcast.skipped) update(s) skipped by slow readers)")
     }
 
@@ -135,6 +156,16 @@ public final class BoardServer: Sendable {
                 .text(401, "text/plain", "this board needs its token: add ?token=… to the address",
                       headers: ["WWW-Authenticate": "Bearer"]), on: connection, mhd)
         }
+        if url == "/metrics", let metrics {
+            let text = BoardRouter.wait { await metrics.render() }
+            switch text {
+            case .success(let text):
+                return queue(
+                    BoardResponse(status: 200, contentType: GatewayMetrics.contentType, body: Array(text.utf8)), on: connection, mhd)
+            case .failure(let error): return queue(.text(500, "text/plain", "cannot render the metrics: \(error)"), on: connection, mhd)
+            }
+        }
+        guard let router else { return queue(.text(404, "text/plain", "not found: this listener serves /metrics"), on: connection, mhd) }
         if url == "/events" { return queueEventStream(on: connection, mhd) }
         return queue(router.respond(to: url), on: connection, mhd)
     }

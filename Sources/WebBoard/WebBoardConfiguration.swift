@@ -51,50 +51,56 @@ public struct WebBoardConfiguration: Decodable, Sendable, Hashable {
 
     /// Decodes and checks the configuration's `web` value; nil when the board is off.
     /// - Throws: ``ConfigurationError`` naming `web.…`.
-    public static func decode(_ value: JSONValue?, origin: String) throws(ConfigurationError) -> WebBoardConfiguration? {
+    /// `key`: the configuration's key the object is under (`web`, or `metrics` for the metrics'
+    /// own listener), which errors name.
+    public static func decode(
+        _ value: JSONValue?, origin: String, key: String = "web"
+    ) throws(ConfigurationError) -> WebBoardConfiguration? {
         guard let value, value != .null else { return nil }
         let configuration: WebBoardConfiguration
         do {
             configuration = try value.decodeStrictly(WebBoardConfiguration.self)
         } catch let error as DecodingError {
-            let path = error.keyPath == "(top level)" ? "web" : "web.\(error.keyPath)"
+            let path = error.keyPath == "(top level)" ? key : "\(key).\(error.keyPath)"
             throw ConfigurationError(file: origin, keyPath: path, reason: error.reason)
         } catch {
-            throw ConfigurationError(file: origin, keyPath: "web", reason: "\(error)")
+            throw ConfigurationError(file: origin, keyPath: key, reason: "\(error)")
         }
-        try configuration.validate(origin: origin)
+        try configuration.validate(origin: origin, key: key)
         return configuration
     }
 
     /// A non-loopback address needs a token; the token file must be readable and not empty.
-    /// - Throws: ``ConfigurationError`` naming `web.listen` or `web.tokenFile`.
-    public func validate(origin: String) throws(ConfigurationError) {
+    /// - Throws: ``ConfigurationError`` naming `KEY.listen` or `KEY.tokenFile` (`key`: `web` or
+    ///   `metrics`).
+    public func validate(origin: String, key: String = "web") throws(ConfigurationError) {
         guard let tokenFile else {
             guard listen.isLoopback else {
                 throw ConfigurationError(
-                    file: origin, keyPath: "web.listen",
-                    reason: "\(listen) is not a loopback address; set web.tokenFile so that only holders of the token see the board")
+                    file: origin, keyPath: "\(key).listen",
+                    reason: "\(listen) is not a loopback address; set \(key).tokenFile so that only holders of the token see "
+                        + (key == "web" ? "the board" : "the metrics"))
             }
             return
         }
-        _ = try Self.readToken(tokenFile, origin: origin)
+        _ = try Self.readToken(tokenFile, origin: origin, key: key)
     }
 
     /// The token: the first line of `tokenFile`, without surrounding white space; nil without one.
-    /// - Throws: ``ConfigurationError`` naming `web.tokenFile` when it is unreadable or empty.
-    public func token(origin: String) throws(ConfigurationError) -> String? {
-        try tokenFile.map { path throws(ConfigurationError) in try Self.readToken(path, origin: origin) }
+    /// - Throws: ``ConfigurationError`` naming `KEY.tokenFile` when it is unreadable or empty.
+    public func token(origin: String, key: String = "web") throws(ConfigurationError) -> String? {
+        try tokenFile.map { path throws(ConfigurationError) in try Self.readToken(path, origin: origin, key: key) }
     }
 
-    private static func readToken(_ path: String, origin: String) throws(ConfigurationError) -> String {
+    private static func readToken(_ path: String, origin: String, key: String) throws(ConfigurationError) -> String {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError(file: origin, keyPath: "web.tokenFile", reason: "cannot read \(path)")
+            throw ConfigurationError(file: origin, keyPath: "\(key).tokenFile", reason: "cannot read \(path)")
         }
         let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
         let token = line.trimmed()
         guard token.count >= 16 else {
             throw ConfigurationError(
-                file: origin, keyPath: "web.tokenFile", reason: "\(path) holds no token of at least 16 characters")
+                file: origin, keyPath: "\(key).tokenFile", reason: "\(path) holds no token of at least 16 characters")
         }
         return token
     }

@@ -9,6 +9,13 @@ extension AdapterScheduler {
 
     /// Shows the counts in `status` as the detail `adapter.<name>`.
     public func publish(to status: StatusReporter) {
+        let snapshot = snapshot
         status.setDetail("adapter.\(adapter)", snapshot.summary(limits))
+        let labels = ["adapter": adapter]
+        status.setMetric("healthgate_adapter_links", labels, Double(snapshot.links))
+        status.setMetric("healthgate_adapter_link_slots", labels, Double(limits.connections))
+        status.setMetric("healthgate_adapter_devices", labels, Double(snapshot.devices))
+        status.setMetric("healthgate_adapter_waiting_devices", labels, Double(snapshot.waiting))
+        status.setMetric("healthgate_adapter_power_cycles_total", labels, Double(snapshot.powerCycles))
     }
 }

@@ -49,7 +49,10 @@ extension PeripheralSession {
         // No Battery Service, or it failed: BlueZ's Battery1 (which reads the same
         // characteristic itself, when the device exposes it).
         if battery == nil { battery = await connection.batteryPercentage() }
-        if let battery { setDetail("battery", "\(battery)%") }
+        if let battery {
+            setDetail("battery", "\(battery)%")
+            setMetric("healthgate_device_battery_ratio", Double(battery) / 100)
+        }
         return DeviceInformation(device: device, battery: battery)
     }
 
@@ -81,6 +84,7 @@ extension PeripheralSession {
     public func reportBadPayload(_ bytes: [UInt8], _ reason: String, device: Device, count: inout Int) {
         count += 1
         setDetail("badPayloads", String(count))
+        setMetric("healthgate_device_bad_payloads_total", Double(count))
         context.logger.warning("bad payload \(HexPayload.format(bytes)): \(reason)", device: device.displayName)
         context.status.reportError("\(device.displayName): \(reason)", at: context.clock.now())
     }

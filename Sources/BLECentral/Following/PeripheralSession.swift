@@ -49,6 +49,12 @@ public struct PeripheralSession: Sendable {
         context.status.setDetail("\(key).\(name)", value)
     }
 
+    /// Sets a number of this device for monitoring: metric family `name`, labelled with the
+    /// device's address and its adapter.
+    public func setMetric(_ name: String, _ value: Double?) {
+        context.status.setMetric(name, ["device": key, "adapter": scheduler.adapter], value)
+    }
+
     /// Connects and reconnects until cancelled (then throws `CancellationError`). `follow` runs
     /// once per connection until the link drops; it returns whether any data arrived, which
     /// resets the backoff.
@@ -60,6 +66,7 @@ public struct PeripheralSession: Sendable {
             try Task.checkCancellation()
             switch action {
             case .connect:
+                setMetric("healthgate_device_connected", 0)
                 setDetail("state", "waiting for its turn on adapter \(scheduler.adapter)")
                 let attempt = try await scheduler.beginAttempt()
                 setDetail("state", "connecting")
@@ -92,8 +99,12 @@ public struct PeripheralSession: Sendable {
                 machine.connected()
                 setDetail("state", "connected")
                 setDetail("connections", String(machine.connections))
+                setMetric("healthgate_device_connected", 1)
+                setMetric("healthgate_device_connections_total", Double(machine.connections))
+                setMetric("healthgate_device_link_losses_total", Double(machine.gaps))
                 logger.info(machine.connections == 1 ? "connected" : "reconnected (connection \(machine.connections))", device: displayName)
                 defer {
+                    setMetric("healthgate_device_connected", 0)
                     scheduler.released()
                     scheduler.publish(to: context.status)
                 }
@@ -104,6 +115,7 @@ public struct PeripheralSession: Sendable {
                     logger.warning("link lost; reconnecting", device: displayName)
                     action = machine.linkLost(devicePresent: presence.value)
                     setDetail("linkLosses", String(machine.gaps))
+                    setMetric("healthgate_device_link_losses_total", Double(machine.gaps))
                 } catch is CancellationError {
                     await connection.disconnect()
                     throw CancellationError()
@@ -118,6 +130,7 @@ public struct PeripheralSession: Sendable {
                     logger.warning("link lost: \(error); reconnecting", device: displayName)
                     action = machine.linkLost(devicePresent: presence.value)
                     setDetail("linkLosses", String(machine.gaps))
+                    setMetric("healthgate_device_link_losses_total", Double(machine.gaps))
                 }
             case .sleep(let delay):
                 setDetail("state", "reconnecting in \(delay.seconds) s")

@@ -23,6 +23,7 @@ enum ConfigurationValidation {
         let plugins = try catalog.validate(configuration, environment: factory.make)
         _ = try roster(of: configuration)
         _ = try WebBoardConfiguration.decode(configuration.web, origin: configuration.origin)
+        _ = try WebBoardConfiguration.decode(configuration.metrics, origin: configuration.origin, key: "metrics")
         let store = try StoreConfiguration.settings(of: configuration, paths: context.paths)
         return (plugins, try profile(of: configuration), store)
     }

@@ -5,11 +5,13 @@ import BLETransport
 import FoundationEssentials
 import GatewayControl
 import LinuxSystem
+import Metrics
 import HealthModel
 import HealthStore
 import GatewayRuntime
 import SampleBus
 import WebBoard
+import Synchronization
 import Workouts
 import WorkoutRuntime
 import WorkoutPresentation
@@ -114,7 +116,25 @@ struct GatewayRunner {
             try await StoreMaintenance(store: store, retention: storeSettings.tombstoneRetention, clock: clock, logger: logger)
                 .run()
         }
-        var boardServer: BoardServer?
+        // What `GET /metrics` reads: the status board, each sink queue's depth (once the gateway
+        // below exists), the store's followers, the clock.
+        let statusBoard = StatusBoard()
+        let runningGateway = Mutex<Gateway?>(nil)
+        let metrics = GatewayMetrics(
+            statusBoard: statusBoard, store: store, clockTrust: clockTrust, clock: clock,
+            queueDepths: { runningGateway.withLock { $0?.queueDepths() ?? [] } })
+        var servers: [BoardServer] = []
+        if let listen = try WebBoardConfiguration.decode(configuration.metrics, origin: configuration.origin, key: "metrics") {
+            let server = BoardServer(
+                metricsOnly: listen, token: try listen.token(origin: configuration.origin, key: "metrics"), metrics: metrics,
+                logger: logger.child("metrics"))
+            do {
+                try server.start()
+            } catch {
+                throw CommandError(.unavailable, "metrics.listen: \(error)")
+            }
+            servers.append(server)
+        }
         if let web = try WebBoardConfiguration.decode(configuration.web, origin: configuration.origin) {
             let board = LiveBoard(workouts: services.workouts, clock: clock)
             // The board needs only the latest readings: when it falls behind, the oldest go.
@@ -122,18 +142,17 @@ struct GatewayRunner {
                 name: "board", kind: "board", queue: QueueConfiguration(capacity: 1000, policy: .dropOldest), sink: board))
             let server = BoardServer(
                 configuration: web, token: try web.token(origin: configuration.origin), board: board,
-                workouts: services.workouts, history: StoredWorkoutHistory(store: store),
+                workouts: services.workouts, history: StoredWorkoutHistory(store: store), metrics: metrics,
                 logger: logger.child("web"))
             do {
                 try server.start()
             } catch {
                 throw CommandError(.unavailable, "web.listen: \(error)")
             }
-            boardServer = server
+            servers.append(server)
             // Twice a second: a sample reaches the page within the bus's latency plus 0.5 s.
             background.append { try await server.publishUpdates(from: board, every: .milliseconds(500), clock: clock) }
         }
-        let statusBoard = StatusBoard()
         let gateway = Gateway(
             sources: sources + services.sources,
             sinks: sinks + extraSinks + services.sinks + boardSinks, followers: followers, clock: clock, logger: logger,
@@ -141,6 +160,7 @@ struct GatewayRunner {
             shutdownTimeout: .milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000)),
             provenance: Self.provenance(of: configuration, gatewayName: gatewayName, variables: variables),
             clockBase: { clockTrust.clockBase() })
+        runningGateway.withLock { $0 = gateway }
 
 
         let socketPath = configuration.controlSocket
@@ -200,7 +220,7 @@ struct GatewayRunner {
             return outcome
         }
         forcedExit.cancel()
-        await boardServer?.stop()
+        for server in servers { await server.stop() }
         await store.close()
         let plugins = statusBoard.snapshot()
         func counts(_ role: PluginRole) -> String {

@@ -1,0 +1,53 @@
+import Foundation
+import GatewayRuntime
+import GatewayTesting
+import HealthModel
+import HealthStore
+import Metrics
+import SampleBus
+import XCTest
+
+/// The exposition ``GatewayMetrics`` renders, without a server: families in their order with one
+/// HELP and TYPE each, labels sorted and escaped, a plugin's own numbers under the families the
+/// gateway declares (others left out), followers from the store, and the clock.
+final class GatewayMetricsTests: XCTestCase {
+    func testTheExpositionNamesEveryFamilyOnceAndEscapesLabels() async throws {
+        let directory = try TestEnvironment.temporaryDirectory("metrics")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try HealthStore(path: directory.appendingPathComponent("store.sqlite").path)
+        let ids = SampleIDGenerator(seed: 4)
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        try await store.write((0..<3).map { index in
+            .quantity(try! QuantitySample(
+                id: ids.next(), type: .heartRate, quantity: Quantity(70, .countPerMinute), start: start.addingTimeInterval(Double(index)),
+                end: start.addingTimeInterval(Double(index))))
+        })
+        _ = try await store.registerFollower("broker", startingAt: .beginning)
+        let board = StatusBoard()
+        let strap = board.register(name: "straps \"east\"", kind: "ble-heart-rate", role: .source)
+        strap.recordsHandled(12, lastDate: nil)
+        strap.setMetric("healthgate_device_battery_ratio", ["device": "AA:BB", "adapter": "hci0"], 0.5)
+        strap.setMetric("healthgate_made_up", ["device": "AA:BB"], 1)
+        let clock = ManualClock(start: start.addingTimeInterval(60))
+        let metrics = GatewayMetrics(
+            statusBoard: board, store: store, clockTrust: FixedClockTrust(.synchronized(maximumErrorSeconds: 0.25)), clock: clock,
+            queueDepths: { [("store", 7)] })
+        let text = await metrics.render()
+
+        for family in ["healthgate_plugin_records_total", "healthgate_device_battery_ratio", "healthgate_follower_lag_records"] {
+            XCTAssertEqual(text.components(separatedBy: "# TYPE \(family) ").count, 2, "one TYPE line for \(family)")
+            XCTAssertEqual(text.components(separatedBy: "# HELP \(family) ").count, 2, "one HELP line for \(family)")
+        }
+        XCTAssertTrue(text.contains(#"healthgate_plugin_records_total{kind="ble-heart-rate",plugin="straps \"east\"",role="source"} 12"#), text)
+        XCTAssertTrue(text.contains(#"healthgate_device_battery_ratio{adapter="hci0",device="AA:BB",plugin="straps \"east\""} 0.5"#), text)
+        XCTAssertFalse(text.contains("healthgate_made_up"), "a name the gateway does not declare is not exposed")
+        XCTAssertTrue(text.contains(#"healthgate_sink_queue_records{sink="store"} 7"#))
+        XCTAssertTrue(text.contains(#"healthgate_follower_lag_records{follower="broker"} 3"#), text)
+        XCTAssertTrue(text.contains("healthgate_store_latest_anchor 3\n"))
+        XCTAssertTrue(text.contains("healthgate_clock_synchronized 1\n"))
+        XCTAssertTrue(text.contains("healthgate_clock_maximum_error_seconds 0.25\n"))
+        let order = GatewayMetrics.families.map(\.name).filter { text.contains("# TYPE \($0) ") }
+        let written = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { String($0.split(separator: " ")[2]) }
+        XCTAssertEqual(written, order, "families in the declared order")
+    }
+}
