@@ -1,3 +1,4 @@
+public import FoundationEssentials
 public import HealthModel
 
 /// What ``HealthStore/correctClock(onto:)`` moved.
@@ -6,12 +7,15 @@ public struct ClockCorrection: Sendable, Hashable {
     public var records = 0
     /// Entries of workouts in progress (or ended and not yet stored) whose dates moved.
     public var journalEntries = 0
+    /// Commit and tombstone dates of the change log that moved.
+    public var logEntries = 0
 
     public init(records: Int = 0, journalEntries: Int = 0) {
         self.records = records
         self.journalEntries = journalEntries
     }
 
+    /// Whether no record nor journal entry moved (log dates aside).
     public var isEmpty: Bool { records == 0 && journalEntries == 0 }
 }
 
@@ -26,9 +30,15 @@ extension HealthStore {
     /// ``MetadataKey/clockCorrected`` adding up the seconds: every follower sends them again, as a
     /// new version with the same uuid. Records dated by a device's own clock carry no base and
     /// stay. Workout journal entries are moved in place.
+    ///
+    /// With `previous`, the base before the step (of the same boot), the dates of the change
+    /// log's commits and tombstones written on it since the boot move too: a follower's backlog
+    /// then keeps its true age (a step of +56 years would otherwise make it look older than any
+    /// `maxAgeSeconds` and skip it), and tombstones their true purge date. `now` is the wall
+    /// clock after the step.
     /// - Throws: ``StoreError`` when the transaction fails; then nothing moved.
     @discardableResult
-    public func correctClock(onto base: ClockBase) async throws(StoreError) -> ClockCorrection {
-        try await requireWriter().perform { writer throws(StoreError) in try writer.correctClock(onto: base) }
+    public func correctClock(onto base: ClockBase, from previous: ClockBase? = nil, now: Date = Date()) async throws(StoreError) -> ClockCorrection {
+        try await requireWriter().perform { writer throws(StoreError) in try writer.correctClock(onto: base, from: previous, now: now) }
     }
 }

@@ -13,12 +13,13 @@ public struct ClockWatch: Sendable {
     public let clock: any GatewayClock
     public let logger: Logger
     public var interval: Duration
-    /// Called with the base now: at the start, and after each step.
-    public var onStep: @Sendable (ClockBase) async -> Void
+    /// Called with the base now and the one before the step: at the start (with none), and
+    /// after each step.
+    public var onStep: @Sendable (ClockBase, ClockBase?) async -> Void
 
     public init(
         trust: any ClockTrust, clock: any GatewayClock, logger: Logger, interval: Duration = .seconds(5),
-        onStep: @escaping @Sendable (ClockBase) async -> Void = { _ in }
+        onStep: @escaping @Sendable (ClockBase, ClockBase?) async -> Void = { _, _ in }
     ) {
         self.trust = trust
         self.clock = clock
@@ -31,17 +32,18 @@ public struct ClockWatch: Sendable {
         var last = trust.state()
         var base = trust.clockBase()
         report(last, first: true)
-        await onStep(base)
+        await onStep(base, nil)
         while true {
             try await clock.sleep(for: interval)
             let now = trust.state()
             let current = trust.clockBase()
             if let step = current.seconds(from: base), step != 0 {
                 logger.notice(String(cFormat: "clock: the wall clock stepped by %+.3f s", step) + " (now \(clock.now().formatted(.iso8601)))")
+                let previous = base
                 base = current
                 if now.isTrusted != last.isTrusted { report(now, first: false) }
                 last = now
-                await onStep(current)
+                await onStep(current, previous)
                 continue
             }
             if now.isTrusted != last.isTrusted { report(now, first: false) }

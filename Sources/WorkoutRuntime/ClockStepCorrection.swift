@@ -11,17 +11,24 @@ public struct ClockStepCorrection: Sendable {
     public let store: HealthStore
     public let workouts: ParticipantWorkouts
     public let logger: Logger
+    /// The wall clock after the step.
+    public let clock: any GatewayClock
 
-    public init(store: HealthStore, workouts: ParticipantWorkouts, logger: Logger) {
+    public init(store: HealthStore, workouts: ParticipantWorkouts, logger: Logger, clock: any GatewayClock) {
         self.store = store
         self.workouts = workouts
         self.logger = logger
+        self.clock = clock
     }
 
-    /// Moves everything onto `base`; logs what moved, or why nothing could.
-    public func callAsFunction(onto base: ClockBase) async {
+    /// Moves everything onto `base` (and the log's dates written on `previous`, the base before
+    /// the step); logs what moved, or why nothing could.
+    public func callAsFunction(onto base: ClockBase, from previous: ClockBase? = nil) async {
         do {
-            let moved = try await store.correctClock(onto: base)
+            let moved = try await store.correctClock(onto: base, from: previous, now: clock.now())
+            if moved.logEntries > 0 {
+                logger.info("clock: moved the dates of \(moved.logEntries) change-log commit(s) and tombstone(s) written before the step")
+            }
             guard !moved.isEmpty else { return }
             logger.notice(
                 "clock: moved \(moved.records) record(s) and \(moved.journalEntries) workout journal "

@@ -112,6 +112,42 @@ final class ClockCorrectionTests: StoreTestCase {
         XCTAssertEqual(twice.metadata[.clockCorrected], .double(step - 3600))
     }
 
+    /// The change log's commit and tombstone dates written on the base before a step move with
+    /// it: a follower's backlog keeps its true age (a step forward of years would otherwise make
+    /// it older than any retention, and skipped), tombstones their true purge date. Dates of
+    /// another time (before this boot on the old base) stay.
+    func testTheLogsDatesWrittenBeforeAStepMoveWithIt() async throws {
+        let store = try HealthStore(path: path)
+        _ = try await store.registerFollower("broker", startingAt: .beginning)
+        let ids = makeIDs()
+        let sample = try heartRate(ids, at: 0, metadata(nil))
+        try await store.write([.quantity(sample)])
+        try await store.delete(.ids([sample.id]))
+        // The store dates with the real clock: say it booted 100 s ago on the base before the
+        // step, and the step is 30 days back.
+        let now = Date()
+        let previous = ClockBase(bootID: boot, wallMinusBootMilliseconds: Int64((now.timeIntervalSince1970 - 100) * 1000))
+        var stepped = previous
+        stepped.wallMinusBootMilliseconds -= 30 * 86_400_000
+        let before = try await store.backlog(after: 0)
+        let written = try XCTUnwrap(before.oldest)
+        XCTAssertEqual(written.timeIntervalSince(now), 0, accuracy: 5)
+
+        let correction = try await store.correctClock(onto: stepped, from: previous, now: now.addingTimeInterval(-30 * 86_400))
+        XCTAssertEqual(correction.logEntries, 3, "two commits (the write, the deletion) and the tombstone")
+        let after = try await store.backlog(after: 0)
+        XCTAssertEqual(try XCTUnwrap(after.oldest).timeIntervalSince(written), -30 * 86_400, accuracy: 0.001)
+        let purged = try await store.purgeTombstones(deletedBefore: now.addingTimeInterval(-29 * 86_400))
+        XCTAssertEqual(purged, 0, "a tombstone the follower has not acknowledged stays, whatever its date")
+        try await store.acknowledge(follower: "broker", through: try await store.latestAnchor())
+        let due = try await store.purgeTombstones(deletedBefore: now.addingTimeInterval(-29 * 86_400))
+        XCTAssertEqual(due, 1, "moved 30 days back, the tombstone is older than 29 days")
+
+        // Without the base before the step nothing of the log moves (the start of a gateway).
+        let none = try await store.correctClock(onto: previous, now: now)
+        XCTAssertEqual(none.logEntries, 0)
+    }
+
     func testJournalEntriesOfAWorkoutInProgressMoveInPlaceAndKeepTheirBaseOutOfTheirMetadata() async throws {
         let store = try HealthStore(path: path)
         let ids = makeIDs()

@@ -196,8 +196,8 @@ final class Rig: Sendable {
                 ConfiguredSink(name: "sqlite", kind: "sqlite", queue: QueueConfiguration(), sink: sink),
             ],
             clock: clock, logger: logger, clockBase: base)
-        let correction = ClockStepCorrection(store: store, workouts: workouts, logger: logger)
-        let watch = ClockWatch(trust: trust, clock: clock, logger: logger) { base in await correction(onto: base) }
+        let correction = ClockStepCorrection(store: store, workouts: workouts, logger: logger, clock: clock)
+        let watch = ClockWatch(trust: trust, clock: clock, logger: logger) { base, previous in await correction(onto: base, from: previous) }
         let shutdown = shutdown
         tasks = [
             Task { await gateway.run(shutdown: shutdown) },

@@ -1,13 +1,18 @@
+import FoundationEssentials
 import HealthModel
 import SQLite
 
 extension RecordWriter {
     /// Moves every record and workout journal entry taken on an earlier clock base of
-    /// `base`'s boot onto `base`, in ONE immediate transaction; see
-    /// ``HealthStore/correctClock(onto:)``.
-    func correctClock(onto base: ClockBase) throws(StoreError) -> ClockCorrection {
+    /// `base`'s boot onto `base`, and the log's dates written on `previous`, in ONE immediate
+    /// transaction; see ``HealthStore/correctClock(onto:from:now:)``.
+    func correctClock(onto base: ClockBase, from previous: ClockBase?, now: Date) throws(StoreError) -> ClockCorrection {
         try transaction { () throws -> ClockCorrection in
             var correction = ClockCorrection()
+            if let previous, let seconds = base.seconds(from: previous), seconds != 0 {
+                correction.logEntries = try moveLogDates(by: seconds, writtenOn: previous, uptime: now.timeIntervalSince(
+                    Date(timeIntervalSince1970: Double(base.wallMinusBootMilliseconds) / 1000)))
+            }
             try connection.execute("""
                 CREATE TEMP TABLE IF NOT EXISTS rebased_sets (id INTEGER PRIMARY KEY);
                 DELETE FROM temp.rebased_sets;
@@ -65,6 +70,22 @@ extension RecordWriter {
                 """, [.text(base.bootID), .integer(base.wallMinusBootMilliseconds)])
             return correction
         }
+    }
+
+    /// The writer dates the log's commits (a follower's backlog age, its `maxAgeSeconds`
+    /// retention) and its tombstones (their purge) with the wall clock: those written on
+    /// `previous`, since this boot (dated from the boot, `previous`' wall time then, to `uptime`
+    /// later), move with the step, so a step forward does not make a backlog look years old
+    /// (and skipped) nor tombstones due for purging. A step back cannot tell the few written in
+    /// the seconds between the step and this correction from those before it, and moves them too.
+    /// - Returns: how many rows moved.
+    private func moveLogDates(by seconds: Double, writtenOn previous: ClockBase, uptime: Double) throws -> Int {
+        let low = previous.wallMinusBootMilliseconds * 1000
+        let high = low + Int64((max(0, uptime) + 1) * 1_000_000)
+        let bindings: [SQLiteValue] = [.integer(Int64((seconds * 1_000_000).rounded())), .integer(low), .integer(high)]
+        return try connection.run(
+            "UPDATE log_commits SET committed_us = committed_us + ?1 WHERE committed_us BETWEEN ?2 AND ?3", bindings)
+            + connection.run("UPDATE tombstones SET deleted_us = deleted_us + ?1 WHERE deleted_us BETWEEN ?2 AND ?3", bindings)
     }
 
     /// Deletes a record about to be written again (a correlation with its members).

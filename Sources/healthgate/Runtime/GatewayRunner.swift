@@ -108,9 +108,9 @@ struct GatewayRunner {
         if let onStart { await onStart(services.workouts) }
         var boardSinks: [ConfiguredSink] = []
         var background = background
-        let correction = ClockStepCorrection(store: store, workouts: services.workouts, logger: logger)
+        let correction = ClockStepCorrection(store: store, workouts: services.workouts, logger: logger, clock: clock)
         background.append {
-            try await ClockWatch(trust: clockTrust, clock: clock, logger: logger) { base in await correction(onto: base) }.run()
+            try await ClockWatch(trust: clockTrust, clock: clock, logger: logger) { base, previous in await correction(onto: base, from: previous) }.run()
         }
         background.append {
             try await StoreMaintenance(store: store, retention: storeSettings.tombstoneRetention, clock: clock, logger: logger)
