@@ -90,6 +90,8 @@ let package = Package(
         .target(
             name: "SampleBus", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
+        // Stored workouts as FIT and TCX activity files.
+        .target(name: "WorkoutExport", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         // The gateway's numbers in Prometheus' text format (`GET /metrics`).
         .target(name: "Metrics", dependencies: ["GatewayRuntime", "HealthStore", "SampleBus"], swiftSettings: swiftSettings),
         .target(
@@ -174,7 +176,7 @@ let package = Package(
             dependencies: [
                 "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts",
                 "AsyncPrimitives", "LinuxSystem", "BLECentral", "SerialPedometer", "Udev", "GATTDecoding",
-                "WebBoard", "Metrics", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
+                "WebBoard", "Metrics", "WorkoutExport", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
             ],
             exclude: ["link-order.txt"],
             swiftSettings: swiftSettings,
@@ -207,7 +209,7 @@ let package = Package(
             name: "SampleBusTests", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WorkoutsTests", dependencies: ["GatewayRuntime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
+            name: "WorkoutsTests", dependencies: ["GatewayRuntime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WorkoutExport", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "WebBoardTests", dependencies: ["Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "GatewayRuntime", "WebBoard", "Metrics", "HealthStore", "GatewayTesting"],

@@ -5,6 +5,7 @@ import GatewayRuntime
 import Workouts
 import WorkoutRuntime
 import WorkoutPresentation
+import WorkoutExport
 
 /// `healthgate workout …`: control the live workout of the running daemon, watch it, and read
 /// finished workouts from the store.
@@ -22,8 +23,9 @@ enum WorkoutCommand {
               healthgate workout live
               healthgate workout end
               healthgate workout chart ID --output run.svg
+              healthgate workout export ID --format fit --output run.fit
             """,
-        subcommands: [start, pause, resume, lap, activity, end, status, live, list, show, chart])
+        subcommands: [start, pause, resume, lap, activity, end, status, live, list, show, chart, export])
 
     static let formatOption = OptionSpec(name: "format", value: "FORMAT", help: "line (default) or json.")
     static let participantOptions = [
@@ -190,6 +192,39 @@ enum WorkoutCommand {
             throw CommandError(.cannotCreate, "cannot write \(output): \(ErrorText.of(error))")
         }
         context.print("wrote \(output)")
+        return .success
+    }
+
+    static let export = Command(
+        name: "export", summary: "Export a stored workout as a FIT or TCX activity file.",
+        usage: "workout export ID [--format fit|tcx] [--output FILE] [--db PATH]",
+        discussion: """
+            FIT (the default) is what Garmin Connect, Strava, intervals.icu, TrainingPeaks and \
+            GoldenCheetah import: file_id, device_info, timer events for the start, each pause and \
+            resume and the end, a record per second with heart rate, cadence, distance, speed and \
+            power, a lap per lap, the session's totals and the activity. TCX is Garmin's Training \
+            Center XML with the same laps and trackpoints. --output defaults to \
+            healthgate-ID.fit (or .tcx) in the current directory.
+            """,
+        options: [
+            OptionSpec(name: "format", value: "FORMAT", help: "fit (default) or tcx."),
+            OptionSpec(name: "output", value: "FILE", help: "Where to write the file."),
+            OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
+        ]
+    ) { arguments, context in
+        let format = arguments.value("format") ?? "fit"
+        guard ["fit", "tcx"].contains(format) else { throw CommandError(.usage, "--format must be fit or tcx, not \"\(format)\"") }
+        let id = try workoutID(arguments)
+        let output = arguments.value("output") ?? "healthgate-\(id).\(format)"
+        let (workout, samples) = try await loadStoredWorkout(id: id, arguments: arguments, context: context)
+        let bytes = format == "fit"
+            ? FITActivity.encode(workout, samples: samples) : Array(TCXActivity.encode(workout, samples: samples).utf8)
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: output), options: .atomic)
+        } catch {
+            throw CommandError(.cannotCreate, "cannot write \(output): \(ErrorText.of(error))")
+        }
+        context.print("wrote \(output) (\(format.uppercased()), \(bytes.count) bytes, \(samples.count) samples)")
         return .success
     }
 

@@ -1,0 +1,158 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import HealthStore
+import XCTest
+
+/// `healthgate workout export` end to end: a stored 10-minute ride with two laps and a pause is
+/// exported as FIT and TCX by the built executable; fitdecode (PyPI) and Python's XML parser
+/// read the files back (Tests/Exports/decode_exports.py), and their records, laps, totals and
+/// pauses must be the stored workout's.
+final class WorkoutExportTests: XCTestCase {
+    let start = Date(timeIntervalSince1970: 1_795_676_400)  // 2026-11-26T07:00:00Z
+    let bike = Device(name: "Trainer", localIdentifier: "C0:FF:EE:00:00:01")
+
+    /// One reading a second for 600 s, none while paused (300–360 s): heart rate climbing from
+    /// 100, power 150–199, cadence 85, 8 m/s and 8 m a second.
+    func ride() throws -> (Workout, [QuantitySample]) {
+        let ids = SampleIDGenerator(seed: 12)
+        var samples: [QuantitySample] = []
+        for second in 1...600 where !(300..<360).contains(second) {
+            let end = start.addingTimeInterval(Double(second))
+            func add(_ type: QuantityType, _ value: Double, _ unit: HealthUnit, interval: Bool = false) throws {
+                samples.append(try QuantitySample(
+                    id: ids.next(), type: type, quantity: Quantity(value, unit), start: interval ? end.addingTimeInterval(-1) : end,
+                    end: end, device: bike))
+            }
+            try add(.heartRate, 100 + Double(second / 10), .countPerMinute)
+            try add(.cyclingPower, 150 + Double(second % 50), .watt)
+            try add(.cyclingCadence, 85, .countPerMinute)
+            try add(.cyclingSpeed, 8, .meterPerSecond)
+            try add(.distanceCycling, 8, .meter, interval: true)
+        }
+        let at = { (seconds: Double) in self.start.addingTimeInterval(seconds) }
+        let end = at(600)
+        let rates = samples.filter { $0.type == .heartRate }.map(\.canonicalValue)
+        let powers = samples.filter { $0.type == .cyclingPower }.map(\.canonicalValue)
+        let workout = Workout(
+            id: ids.next(), activityType: .cycling, startDate: start, endDate: end, duration: 540,
+            events: [
+                WorkoutEvent(type: .lap, startDate: at(200)), WorkoutEvent(type: .pause, startDate: at(300)),
+                WorkoutEvent(type: .resume, startDate: at(360)), WorkoutEvent(type: .lap, startDate: at(450)),
+            ],
+            statistics: [
+                QuantityStatistics(
+                    type: .heartRate, startDate: start, endDate: end, sampleCount: rates.count,
+                    average: rates.reduce(0, +) / Double(rates.count), minimum: rates.min(), maximum: rates.max()),
+                QuantityStatistics(
+                    type: .cyclingPower, startDate: start, endDate: end, sampleCount: powers.count,
+                    average: powers.reduce(0, +) / Double(powers.count), minimum: powers.min(), maximum: powers.max()),
+                QuantityStatistics(type: .distanceCycling, startDate: start, endDate: end, sampleCount: 540, sum: 4320),
+                QuantityStatistics(type: .activeEnergyBurned, startDate: start, endDate: end, sampleCount: 1, sum: 123),
+            ],
+            sampleIDs: samples.map(\.id))
+        return (workout, samples)
+    }
+
+    func testFITAndTCXReadBackByIndependentDecoders() async throws {
+        let executable = try HealthgateExecutable()
+        let database = executable.root.appendingPathComponent("store.sqlite").path
+        let (workout, samples) = try ride()
+        try await HealthStore(path: database).write(samples.map(HealthRecord.quantity) + [.workout(workout)])
+        let fit = executable.root.appendingPathComponent("ride.fit").path
+        let tcx = executable.root.appendingPathComponent("ride.tcx").path
+        for (format, output) in [("fit", fit), ("tcx", tcx)] {
+            let result = try await executable.run(["workout", "export", "\(workout.id)", "--format", format, "--output", output, "--db", database])
+            XCTAssertEqual(result.status, 0, result.standardError)
+            XCTAssertTrue(result.standardOutput.contains("wrote \(output)"), result.standardOutput)
+        }
+        let refused = try await executable.run(["workout", "export", "\(workout.id)", "--format", "gpx", "--db", database])
+        XCTAssertEqual(refused.status, 64)
+        XCTAssertTrue(refused.standardError.contains("--format must be fit or tcx"), refused.standardError)
+
+        let decoded = try decode(fit, tcx)
+        let messages = try XCTUnwrap(decoded["fit"] as? [String: [[String: Any]]])
+        // Records: one a second with a reading, 540 of them, with the stored values.
+        let records = try XCTUnwrap(messages["record"])
+        XCTAssertEqual(records.count, 540)
+        let first = try XCTUnwrap(records.first)
+        XCTAssertEqual(first["timestamp"] as? String, "2026-11-26T07:00:01+00:00")
+        XCTAssertEqual(first["heart_rate"] as? Int, 100)
+        XCTAssertEqual(first["power"] as? Int, 151)
+        XCTAssertEqual(first["cadence"] as? Int, 85)
+        XCTAssertEqual(try XCTUnwrap(first["speed"] as? Double), 8, accuracy: 0.001)
+        XCTAssertEqual(try XCTUnwrap(first["distance"] as? Double), 8, accuracy: 0.01)
+        let last = try XCTUnwrap(records.last)
+        XCTAssertEqual(last["heart_rate"] as? Int, 160)
+        XCTAssertEqual(try XCTUnwrap(last["distance"] as? Double), 4320, accuracy: 0.01)
+        XCTAssertFalse(records.contains { ($0["timestamp"] as? String).map { $0 > "2026-11-26T07:05:00+00:00" && $0 < "2026-11-26T07:06:00+00:00" } ?? false },
+                       "no record while paused")
+        // Pauses: the timer starts, stops at the pause, starts at the resume, stops at the end.
+        let timer = try XCTUnwrap(messages["event"]).filter { $0["event"] as? String == "timer" }
+        XCTAssertEqual(timer.map { $0["event_type"] as? String }, ["start", "stop_all", "start", "stop_all"])
+        XCTAssertEqual(timer.map { $0["timestamp"] as? String }, [
+            "2026-11-26T07:00:00+00:00", "2026-11-26T07:05:00+00:00", "2026-11-26T07:06:00+00:00", "2026-11-26T07:10:00+00:00",
+        ])
+        // Laps: 0–200 s, 200–450 s (60 s of it paused), 450–600 s.
+        let laps = try XCTUnwrap(messages["lap"])
+        XCTAssertEqual(laps.map { $0["total_elapsed_time"] as? Double }, [200, 250, 150])
+        XCTAssertEqual(laps.map { $0["total_timer_time"] as? Double }, [200, 190, 150])
+        XCTAssertEqual(laps.map { $0["total_distance"] as? Double }, [1600, 1520, 1200])
+        XCTAssertEqual(laps.map { $0["max_heart_rate"] as? Int }, [120, 145, 160])
+        // The session: the workout's totals.
+        let session = try XCTUnwrap(messages["session"]?.first)
+        XCTAssertEqual(session["sport"] as? String, "cycling")
+        XCTAssertEqual(session["start_time"] as? String, "2026-11-26T07:00:00+00:00")
+        XCTAssertEqual(session["total_elapsed_time"] as? Double, 600)
+        XCTAssertEqual(session["total_timer_time"] as? Double, 540)
+        XCTAssertEqual(session["total_distance"] as? Double, 4320)
+        XCTAssertEqual(session["total_calories"] as? Int, 123)
+        XCTAssertEqual(session["max_heart_rate"] as? Int, 160)
+        XCTAssertEqual(session["avg_heart_rate"] as? Int, Int(try XCTUnwrap(workout.statistics(for: .heartRate)?.average).rounded()))
+        XCTAssertEqual(session["max_power"] as? Int, 199)
+        XCTAssertEqual(session["num_laps"] as? Int, 3)
+        XCTAssertEqual(messages["activity"]?.first?["num_sessions"] as? Int, 1)
+        XCTAssertEqual(messages["activity"]?.first?["total_timer_time"] as? Double, 540)
+        XCTAssertEqual(messages["file_id"]?.first?["type"] as? String, "activity")
+
+        // TCX: the same laps and trackpoints.
+        let training = try XCTUnwrap(decoded["tcx"] as? [String: Any])
+        XCTAssertEqual(training["sport"] as? String, "Biking")
+        let tcxLaps = try XCTUnwrap(training["laps"] as? [[String: Any]])
+        XCTAssertEqual(tcxLaps.map { $0["seconds"] as? Double }, [200, 190, 150])
+        XCTAssertEqual(tcxLaps.map { $0["distance"] as? Double }, [1600, 1520, 1200])
+        XCTAssertEqual(tcxLaps.map { $0["maximumHeartRate"] as? Int }, [120, 145, 160])
+        let points = tcxLaps.flatMap { ($0["points"] as? [[String: Any]]) ?? [] }
+        XCTAssertEqual(points.count, 540)
+        XCTAssertEqual(points.first?["heartRate"] as? String, "100")
+        XCTAssertEqual(points.first?["watts"] as? String, "151")
+        XCTAssertEqual(points.last?["distance"] as? String, "4320.00")
+    }
+
+    func decode(_ fit: String, _ tcx: String) throws -> [String: Any] {
+        let root = HealthgateExecutable.packageRoot()
+        let python = root.appendingPathComponent(".build/pyenv/bin/python")
+        guard FileManager.default.isExecutableFile(atPath: python.path) else {
+            throw NSError(domain: "decode_exports", code: 1, userInfo: [
+                NSLocalizedDescriptionKey: "the test's virtual environment is missing: run scripts/install-test-python",
+            ])
+        }
+        let process = Process()
+        process.executableURL = python
+        process.arguments = [root.appendingPathComponent("Tests/Exports/decode_exports.py").path, fit, tcx]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw NSError(domain: "decode_exports", code: Int(process.terminationStatus), userInfo: [
+                NSLocalizedDescriptionKey: String(decoding: message, as: UTF8.self),
+            ])
+        }
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+}
