@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 
 /// The time line a gateway's wall-clock dates sit on: this boot, and the wall clock less the time
 /// since boot (CLOCK_BOOTTIME). The second number changes only when the wall clock steps, so a

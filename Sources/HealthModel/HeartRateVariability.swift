@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 
 /// Heart-rate variability of one heartbeat series, in the time domain, over its gap-free beats.
 ///

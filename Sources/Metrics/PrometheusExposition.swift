@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 public import GatewayRuntime
 public import HealthStore
 public import SampleBus

@@ -59,6 +59,8 @@ public final class Gateway: Sendable {
     /// `provenance`: metadata every source's records get where they have none of their own (the
     /// gateway's name, version and time zone); each source adds its own name to it
     /// (``MetadataKey/sourceName``). Empty: records are published as the sources make them.
+    /// `clockBase`: the base of the gateway's clock (``ClockBase``), stamped on every record not
+    /// dated by a device's own clock, so that a step of the clock can move it; nil: none.
     public init(
         sources: [ConfiguredSource], sinks: [ConfiguredSink], followers: [ConfiguredFollower] = [], clock: any GatewayClock,
         logger: Logger, statusBoard: StatusBoard = StatusBoard(),

@@ -134,6 +134,8 @@ public struct SamplePublisher: Sendable {
         return result
     }
 
+    /// The records as they go on the bus: with what is derived from them, stamped with the
+    /// provenance and, unless dated by a device's clock, the clock's base.
     private func stamped(_ records: [HealthRecord]) -> [HealthRecord] {
         let records = derived(records)
         guard let clockBase else { return stamp.isEmpty ? records : records.map { $0.stamped(stamp) } }

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 public import HealthModel
 
 /// A stored workout as a FIT activity file, the format training services import (Garmin

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 public import HealthModel
 
 /// A stored workout as a Garmin Training Center XML (TCX v2) activity: one `Lap` per lap with
