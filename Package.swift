@@ -201,7 +201,7 @@ let package = Package(
         .testTarget(
             name: "BLECentralTests", dependencies: ["BLETransport", "GatewayRuntime", "BLECentral", "GatewayTesting", "HealthModel"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+            name: "HealthModelTests", dependencies: ["HealthModel", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
             swiftSettings: swiftSettings),

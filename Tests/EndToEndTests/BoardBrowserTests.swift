@@ -11,37 +11,14 @@ import XCTest
 final class BoardBrowserTests: XCTestCase {
     func testTheBoardInHeadlessChromium() async throws {
         let executable = try HealthgateExecutable()
-        let root = HealthgateExecutable.packageRoot()
-        let python = root.appendingPathComponent(".build/pyenv/bin/python")
-        guard FileManager.default.isExecutableFile(atPath: python.path) else {
-            XCTFail("the test's virtual environment is missing: run scripts/install-test-python")
-            return
-        }
         for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
             XCTFail("\(tool) is missing: run scripts/install-dependencies")
             return
         }
         let screenshot = executable.root.appendingPathComponent("board.png")
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [
-            root.appendingPathComponent("Tests/Browser/board_browser_test.py").path, executable.url.path, screenshot.path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        // Read and waited for on a thread of its own, never on the cooperative pool: the script
-        // runs for about a minute and may print more than a pipe holds.
-        let data = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: data)
-            }
-        }
-        let text = String(decoding: data, as: UTF8.self)
-        XCTAssertEqual(process.terminationStatus, 0, text)
+        let result = try await TestPython.run("Tests/Browser/board_browser_test.py", [executable.url.path, screenshot.path])
+        let text = result.output + result.errors
+        XCTAssertEqual(result.status, 0, text)
         XCTAssertTrue(text.contains(" passed, 0 failed"), text)
         XCTAssertFalse(text.contains("FAIL"), text)
         let png = try Data(contentsOf: screenshot)

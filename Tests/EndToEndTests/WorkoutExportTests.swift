@@ -70,7 +70,7 @@ final class WorkoutExportTests: XCTestCase {
         XCTAssertEqual(refused.status, 64)
         XCTAssertTrue(refused.standardError.contains("--format must be fit or tcx"), refused.standardError)
 
-        let decoded = try decode(fit, tcx)
+        let decoded = try await decode(fit, tcx)
         let messages = try XCTUnwrap(decoded["fit"] as? [String: [[String: Any]]])
         // Records: one a second with a reading, 540 of them, with the stored values.
         let records = try XCTUnwrap(messages["record"])
@@ -129,30 +129,9 @@ final class WorkoutExportTests: XCTestCase {
         XCTAssertEqual(points.last?["distance"] as? String, "4320.00")
     }
 
-    func decode(_ fit: String, _ tcx: String) throws -> [String: Any] {
-        let root = HealthgateExecutable.packageRoot()
-        let python = root.appendingPathComponent(".build/pyenv/bin/python")
-        guard FileManager.default.isExecutableFile(atPath: python.path) else {
-            throw NSError(domain: "decode_exports", code: 1, userInfo: [
-                NSLocalizedDescriptionKey: "the test's virtual environment is missing: run scripts/install-test-python",
-            ])
-        }
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [root.appendingPathComponent("Tests/Exports/decode_exports.py").path, fit, tcx]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw NSError(domain: "decode_exports", code: Int(process.terminationStatus), userInfo: [
-                NSLocalizedDescriptionKey: String(decoding: message, as: UTF8.self),
-            ])
-        }
-        return try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    func decode(_ fit: String, _ tcx: String) async throws -> [String: Any] {
+        let result = try await TestPython.run("Tests/Exports/decode_exports.py", [fit, tcx])
+        XCTAssertEqual(result.status, 0, result.errors)
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
     }
 }

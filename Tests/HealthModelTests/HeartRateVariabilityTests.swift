@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTesting
 import HealthModel
 import XCTest
 
@@ -38,7 +39,7 @@ final class HeartRateVariabilityTests: XCTestCase {
         }
     }
 
-    func testSDNNAndRMSSDAgreeWithHRVAnalysisWithAndWithoutGaps() throws {
+    func testSDNNAndRMSSDAgreeWithHRVAnalysisWithAndWithoutGaps() async throws {
         let first = intervals(60, seed: 1)
         let second = intervals(45, seed: 2)
         let third = intervals(3, seed: 3)
@@ -48,7 +49,7 @@ final class HeartRateVariabilityTests: XCTestCase {
             // After a gap, the first beat's interval is unknown: each later run loses one.
             let expectedRuns = runs.enumerated().map { index, run in index == 0 ? run : Array(run.dropFirst()) }
             XCTAssertEqual(variability.intervals, expectedRuns.map(\.count).reduce(0, +))
-            let reference = try hrvAnalysis(expectedRuns)
+            let reference = try await hrvAnalysis(expectedRuns)
             XCTAssertEqual(variability.sdnn, reference.sdnn, accuracy: 1e-6 * reference.sdnn, "\(runs.count) run(s)")
             XCTAssertEqual(variability.rmssd, reference.rmssd, accuracy: 1e-6 * reference.rmssd, "\(runs.count) run(s)")
             XCTAssertGreaterThan(variability.sdnn, 10)
@@ -86,34 +87,9 @@ final class HeartRateVariabilityTests: XCTestCase {
         var rmssd: Double
     }
 
-    func hrvAnalysis(_ runs: [[Double]]) throws -> Reference {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let python = root.appendingPathComponent(".build/pyenv/bin/python")
-        guard FileManager.default.isExecutableFile(atPath: python.path) else {
-            throw NSError(domain: "hrv-analysis", code: 1, userInfo: [
-                NSLocalizedDescriptionKey: "the virtual environment with hrv-analysis is missing: run scripts/install-test-python",
-            ])
-        }
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [root.appendingPathComponent("Tests/Fixtures/hrv_reference.py").path]
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(try JSONEncoder().encode(["runs": runs]))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw NSError(domain: "hrv_reference.py", code: Int(process.terminationStatus), userInfo: [
-                NSLocalizedDescriptionKey: String(decoding: message, as: UTF8.self),
-            ])
-        }
-        return try JSONDecoder().decode(Reference.self, from: data)
+    func hrvAnalysis(_ runs: [[Double]]) async throws -> Reference {
+        let result = try await TestPython.run("Tests/Fixtures/hrv_reference.py", input: try JSONEncoder().encode(["runs": runs]))
+        XCTAssertEqual(result.status, 0, result.errors)
+        return try JSONDecoder().decode(Reference.self, from: Data(result.output.utf8))
     }
 }
