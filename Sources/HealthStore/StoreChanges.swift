@@ -12,13 +12,18 @@ public struct StoreChanges: Hashable, Sendable {
         public var type: String
         /// The anchor of the deletion.
         public var anchor: Int64
+        /// The deleted object's device as remote sinks name it (its local identifier, else its
+        /// name); nil for a workout, an object without a device, or a deletion the store recorded
+        /// before it kept devices with its tombstones.
+        public var device: String?
 
         /// A deletion record.
-        public init(id: SampleID, kind: HealthRecordKind, type: String, anchor: Int64) {
+        public init(id: SampleID, kind: HealthRecordKind, type: String, anchor: Int64, device: String? = nil) {
             self.id = id
             self.kind = kind
             self.type = type
             self.anchor = anchor
+            self.device = device
         }
     }
 

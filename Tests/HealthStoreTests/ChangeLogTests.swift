@@ -62,7 +62,9 @@ final class ChangeLogTests: StoreTestCase {
         let afterDelete = try await store.changes(since: all.anchor)
         XCTAssertEqual(afterDelete.added, [])
         XCTAssertEqual(afterDelete.deleted, [
-            StoreChanges.Deletion(id: second.id, kind: .quantity, type: "heartRate", anchor: 6),
+            // The tombstone names the sample's device as remote sinks do (its local identifier);
+            // a workout has none.
+            StoreChanges.Deletion(id: second.id, kind: .quantity, type: "heartRate", anchor: 6, device: "AA:BB:CC:DD:EE:FF"),
             StoreChanges.Deletion(id: workout.id, kind: .workout, type: "workout", anchor: 7),
         ])
         XCTAssertEqual(afterDelete.anchor, 7)

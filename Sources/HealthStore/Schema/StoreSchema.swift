@@ -36,6 +36,7 @@ public enum StoreSchema {
         .sql(version8),
         .code { connection throws(SQLiteError) in try migrateToVersion9(connection) },
         .sql(version10),
+        .sql(version11),
     ]
 
     // Version 1.

@@ -671,7 +671,7 @@ final class RecordWriter {
     /// Deletes the object at `anchor` from `table` (a sample with its sync identifier) and
     /// writes its tombstone with the next anchor.
     func deleteObject(table: String, anchor: Int64, uuid: SQLiteValue, kind: HealthRecordKind, type: String) throws {
-        try writeTombstone(uuid: uuid, kind: kind, type: type)
+        try writeTombstone(uuid: uuid, kind: kind, type: type, device: try deviceKey(table: table, anchor: anchor))
         if kind == .quantity {
             // Its sync identifier, if it has one, is an entry of its metadata set.
             try connection.run(
@@ -684,13 +684,23 @@ final class RecordWriter {
         try connection.run("DELETE FROM \(table) WHERE anchor = ?1", [.integer(anchor)])
     }
 
+    /// The device of the object at `anchor` in `table` as remote sinks name it (its local
+    /// identifier, else its name), or nil: workouts have no device.
+    private func deviceKey(table: String, anchor: Int64) throws(SQLiteError) -> String? {
+        guard table != "workouts" else { return nil }
+        return try connection.query(
+            "SELECT coalesce(d.local_identifier, d.name) FROM \(table) x JOIN devices d ON d.id = x.device_id WHERE x.anchor = ?1",
+            [.integer(anchor)]).first?.text(0)
+    }
+
     /// Writes the tombstone of a deleted object with the next anchor (replacing an older
     /// tombstone of the same uuid), dated by the writer's clock.
-    func writeTombstone(uuid: SQLiteValue, kind: HealthRecordKind, type: String) throws(SQLiteError) {
+    func writeTombstone(uuid: SQLiteValue, kind: HealthRecordKind, type: String, device: String?) throws(SQLiteError) {
         transactionBytes += LogRetention.tombstoneBytes
         try connection.run(
-            "INSERT OR REPLACE INTO tombstones (anchor, uuid, kind, type, deleted_us) VALUES (?1, ?2, ?3, ?4, ?5)",
-            [.integer(nextAnchor()), uuid, .text(kind.rawValue), .text(type), .integer(StoreTime.microseconds(now()))])
+            "INSERT OR REPLACE INTO tombstones (anchor, uuid, kind, type, deleted_us, device) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            [.integer(nextAnchor()), uuid, .text(kind.rawValue), .text(type), .integer(StoreTime.microseconds(now())),
+             device.map(SQLiteValue.text) ?? .null])
         hasTombstones = true
     }
 

@@ -1,0 +1,30 @@
+import SQLite
+
+extension HealthStore {
+    /// Whether the store still holds a quantity sample or a correlation of `type` (a quantity or
+    /// correlation type's identifier; nil: of any type) from `device`, named as remote sinks name
+    /// it (its local identifier, else its name; see ``StoreChanges/Deletion/device``).
+    ///
+    /// A follower that announces one entity per device and type (the MQTT sink's Home Assistant
+    /// discovery) asks after a deletion whether the entity still has anything behind it. Records a
+    /// follower's retention already pruned count as gone.
+    public func holdsRecords(device: String, type: String?) async throws(StoreError) -> Bool {
+        let path = self.path
+        return try await shortRead { connection throws(StoreError) in
+            // Devices first: few rows, and the samples' (type_id, start_us) index then bounds the scan
+            // to one type's rows.
+            let row = try Self.run(
+                connection,
+                """
+                WITH matching AS (SELECT id FROM devices WHERE coalesce(local_identifier, name) = ?1)
+                SELECT EXISTS (
+                    SELECT 1 FROM samples s JOIN quantity_types t ON t.id = s.type_id
+                    WHERE (?2 IS NULL OR t.identifier = ?2) AND s.device_id IN (SELECT id FROM matching))
+                OR EXISTS (SELECT 1 FROM correlations c WHERE (?2 IS NULL OR c.type = ?2) AND c.device_id IN (SELECT id FROM matching))
+                """,
+                [.text(device), type.map(SQLiteValue.text) ?? .null], path: path
+            ).first
+            return row?.integer(0) == 1
+        }
+    }
+}
