@@ -24,8 +24,18 @@ struct MQTTMessageEncoder: Sendable {
 
     /// The topic of `record`.
     func topic(for record: HealthRecord) -> String {
-        let device = record.device.flatMap { $0.localIdentifier ?? $0.name } ?? "unknown"
-        return "\(prefix)/\(gateway)/\(Self.level(device))/\(Self.level(record.typeIdentifier))"
+        topic(device: Self.deviceLevel(record.device), type: record.typeIdentifier)
+    }
+
+    /// The topic of `device`'s records of `type`.
+    func topic(device: String, type: String) -> String {
+        "\(prefix)/\(gateway)/\(Self.level(device))/\(Self.level(type))"
+    }
+
+    /// The device a topic names, before `level` cleans it: its local identifier, else its name,
+    /// else `unknown` (the store names a tombstone's device the same way).
+    static func deviceLevel(_ device: Device?) -> String {
+        device.flatMap { $0.localIdentifier ?? $0.name } ?? "unknown"
     }
 
     static func level(_ text: String) -> String {

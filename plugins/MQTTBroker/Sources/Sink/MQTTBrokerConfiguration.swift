@@ -51,6 +51,12 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
     /// Backoff between failed batches; its longest delay is also libmosquitto's longest
     /// reconnect delay (rounded up).
     public var retry: RetryConfiguration
+    /// Announces every device and quantity to Home Assistant through MQTT discovery (retained
+    /// configs under `homeAssistantPrefix`), and removes a sensor when its device's records of
+    /// that type are deleted.
+    public var homeAssistantDiscovery: Bool
+    /// Home Assistant's discovery prefix.
+    public var homeAssistantPrefix: String
 
     /// Old key names, suggested when they are used: the outbox is gone (the store is the log
     /// every remote sink follows), and its bounds are the `follow` block's.
@@ -61,7 +67,8 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
         messages: MQTTMessageMode = .record, batchSize: Int = 100, maxInFlight: Int = 4, keepAliveSeconds: Int = 30,
         ackTimeoutSeconds: Double = 30, username: String? = nil, passwordFile: String? = nil, caFile: String? = nil,
         certFile: String? = nil, keyFile: String? = nil, follow: FollowConfiguration = FollowConfiguration(),
-        retry: RetryConfiguration = RetryConfiguration(maxDelaySeconds: 30)
+        retry: RetryConfiguration = RetryConfiguration(maxDelaySeconds: 30), homeAssistantDiscovery: Bool = false,
+        homeAssistantPrefix: String = "homeassistant"
     ) {
         self.host = host
         self.port = port
@@ -79,11 +86,14 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
         self.keyFile = keyFile
         self.follow = follow
         self.retry = retry
+        self.homeAssistantDiscovery = homeAssistantDiscovery
+        self.homeAssistantPrefix = homeAssistantPrefix
     }
 
     enum CodingKeys: String, CodingKey {
         case host, port, topicPrefix, clientID, messages, batchSize, maxInFlight, keepAliveSeconds, ackTimeoutSeconds
         case username, passwordFile, caFile, certFile, keyFile, follow, retry, password
+        case homeAssistantDiscovery, homeAssistantPrefix
     }
 
     public init(from decoder: any Decoder) throws {
@@ -110,7 +120,9 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
             certFile: try c.decodeIfPresent(String.self, forKey: .certFile),
             keyFile: try c.decodeIfPresent(String.self, forKey: .keyFile),
             follow: try c.decodeIfPresent(FollowConfiguration.self, forKey: .follow) ?? defaults.follow,
-            retry: try c.decodeIfPresent(RetryConfiguration.self, forKey: .retry) ?? defaults.retry)
+            retry: try c.decodeIfPresent(RetryConfiguration.self, forKey: .retry) ?? defaults.retry,
+            homeAssistantDiscovery: try c.decodeIfPresent(Bool.self, forKey: .homeAssistantDiscovery) ?? defaults.homeAssistantDiscovery,
+            homeAssistantPrefix: try c.decodeIfPresent(String.self, forKey: .homeAssistantPrefix) ?? defaults.homeAssistantPrefix)
     }
 
     /// The allowed `port`.
@@ -136,6 +148,7 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
         }
         try PluginConfigurationError.check("port", port, in: Self.portRange)
         try Self.checkTopicLevels("topicPrefix", topicPrefix, allowSlash: true)
+        try Self.checkTopicLevels("homeAssistantPrefix", homeAssistantPrefix, allowSlash: true)
         if let clientID {
             guard !clientID.isEmpty, clientID.utf8.count <= 65_535 else {
                 throw PluginConfigurationError(keyPath: "clientID", reason: "must be 1 to 65535 bytes")
@@ -197,6 +210,12 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
                     ConfigurationProperty("caFile", .nonEmptyText, "A PEM file of the broker's CA: connects with TLS"),
                     ConfigurationProperty("certFile", .nonEmptyText, "A client certificate (PEM); needs keyFile and caFile"),
                     ConfigurationProperty("keyFile", .nonEmptyText, "The client certificate's unencrypted private key (PEM)"),
+                    ConfigurationProperty(
+                        "homeAssistantDiscovery", .boolean, default: .bool(defaults.homeAssistantDiscovery),
+                        "Announce every device and quantity to Home Assistant (MQTT discovery, retained configs)"),
+                    ConfigurationProperty(
+                        "homeAssistantPrefix", .string(pattern: "^[^+#/]+(/[^+#/]+)*$"), default: .string(defaults.homeAssistantPrefix),
+                        "Home Assistant's discovery prefix"),
                 ],
             required: ["host"])
     }

@@ -45,7 +45,12 @@ public struct MQTTBrokerSink: StoreFollower, ConfigurablePlugin {
         self.connection = connection
         self.follower = Follower(
             name: environment.name, store: store,
-            receiver: MQTTReceiver(configuration: configuration, encoder: encoder, connection: connection),
+            receiver: MQTTReceiver(
+                configuration: configuration, encoder: encoder, connection: connection,
+                announcements: configuration.homeAssistantDiscovery
+                    ? HomeAssistantAnnouncements(
+                        discovery: HomeAssistantDiscovery(prefix: configuration.homeAssistantPrefix, topics: encoder), store: store)
+                    : nil),
             settings: FollowerSettings(
                 batchSize: configuration.batchSize, batchInterval: .zero, maxInFlight: configuration.maxInFlight,
                 follow: configuration.follow, retry: configuration.retry),

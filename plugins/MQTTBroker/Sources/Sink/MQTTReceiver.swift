@@ -12,6 +12,8 @@ struct MQTTReceiver: RemoteReceiver {
     let configuration: MQTTBrokerConfiguration
     let encoder: MQTTMessageEncoder
     let connection: MQTTSinkConnection
+    /// Home Assistant discovery, when `homeAssistantDiscovery` is on.
+    let announcements: HomeAssistantAnnouncements?
 
     var destination: String { "\(configuration.host):\(configuration.port)" }
 
@@ -56,11 +58,21 @@ struct MQTTReceiver: RemoteReceiver {
         }
         context.status.setDetail("connection", "connected")
         let connections = events.state.value.connections
-        var mids: [Int32] = []
-        mids.reserveCapacity(messages.count)
-        for message in messages {
+        // Discovery configs go first, retained, and count like the batch's records: the cursor
+        // passes the batch only when Home Assistant's configs were acknowledged too.
+        var discovery = HomeAssistantAnnouncements.Plan()
+        if let announcements {
             do {
-                mids.append(try events.tracking { try client.publish(message) })
+                discovery = try await announcements.plan(for: batch, connection: connections)
+            } catch {
+                return .retry(reason: "Home Assistant discovery: \(error)", status: nil, retryAfter: nil)
+            }
+        }
+        var mids: [Int32] = []
+        mids.reserveCapacity(discovery.messages.count + messages.count)
+        for (message, retain) in discovery.messages.map({ ($0, true) }) + messages.map({ ($0, false) }) {
+            do {
+                mids.append(try events.tracking { try client.publish(message, retain: retain) })
             } catch {
                 events.forget(mids)
                 return .retry(reason: "\(error)", status: nil, retryAfter: nil)
@@ -82,6 +94,7 @@ struct MQTTReceiver: RemoteReceiver {
                 if refusal == 135 { return .authentication(status: Int(refusal)) }
                 return .retry(reason: "the broker refused a message with reason code \(refusal)", status: Int(refusal), retryAfter: nil)
             }
+            announcements?.delivered(discovery, connection: connections)
             return .delivered
         }
         if !state.connected || state.connections != connections {

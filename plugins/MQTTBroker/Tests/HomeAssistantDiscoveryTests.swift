@@ -1,0 +1,228 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import HealthStore
+@testable import MQTTBroker
+import RemoteSinkKit
+import GatewayRuntime
+import SampleBus
+import XCTest
+
+/// Home Assistant's MQTT discovery against a real `mosquitto`: every config is read back by a
+/// subscriber and checked as Home Assistant reads it (check_home_assistant_discovery.py renders
+/// each value_template with Jinja2 on the values its state topic carried), and forgetting a
+/// device removes its configs from the broker.
+final class HomeAssistantDiscoveryTests: XCTestCase {
+    var directory: URL!
+    var broker: MosquittoBroker!
+    var store: HealthStore!
+    let ids = SampleIDGenerator(seed: 23)
+    let date = Date(timeIntervalSince1970: 1_800_000_000)
+
+    override func setUp() async throws {
+        directory = try TestEnvironment.temporaryDirectory("mqtt-ha")
+        broker = try MosquittoBroker(directory: directory, persistent: true)
+        try await broker.start()
+        store = try await HealthStore.open(path: directory.appendingPathComponent("store.sqlite").path)
+    }
+
+    override func tearDown() async throws {
+        await store?.close()
+        broker.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    let strap = Device(
+        name: "Polar H10 1A2B3C4D", manufacturer: "Polar Electro Oy", model: "H10", firmwareVersion: "3.1.1",
+        localIdentifier: "A0:9E:1A:00:11:22")
+    let station = Device(name: "Health station", manufacturer: "Lab", model: "HS-1", localIdentifier: "F0:F1:F2:F3:F4:F5")
+    let bike = Device(name: "Trainer", manufacturer: "Lab", model: "Bike", localIdentifier: "C0:C1:C2:C3:C4:C5")
+
+    func sample(_ type: QuantityType, _ value: Double, _ unit: HealthUnit, _ device: Device, battery: Int64? = nil, at offset: Double = 0)
+        throws -> HealthRecord
+    {
+        var metadata = Metadata()
+        metadata[MetadataKey("healthgate.version")] = .string("0.1.0")
+        if let battery { metadata[MetadataKey("healthgate.batteryLevel")] = .integer(battery) }
+        let start = date.addingTimeInterval(offset)
+        return .quantity(try QuantitySample(
+            id: ids.next(), type: type, quantity: Quantity(value, unit), start: start, end: start, device: device, metadata: metadata))
+    }
+
+    func bloodPressure(_ systolic: Double, _ diastolic: Double) throws -> HealthRecord {
+        func member(_ type: QuantityType, _ value: Double) throws -> QuantitySample {
+            try QuantitySample(id: ids.next(), type: type, quantity: Quantity(value, .millimeterOfMercury), start: date, end: date, device: station)
+        }
+        return .correlation(try .bloodPressure(
+            id: ids.next(), systolic: try member(.bloodPressureSystolic, systolic),
+            diastolic: try member(.bloodPressureDiastolic, diastolic), device: station))
+    }
+
+    /// One of each kind the issue names: heart rate and battery, weight, blood pressure, SpO₂,
+    /// temperature, glucose, power, cadence, steps, and heart-rate variability.
+    func records() throws -> [HealthRecord] {
+        [
+            try sample(.heartRate, 71, .countPerMinute, strap, battery: 88),
+            try sample(.heartRate, 74, .countPerMinute, strap, battery: 87, at: 1),
+            try sample(.heartRateVariabilitySDNN, 48.5, .millisecond, strap),
+            try sample(.stepCount, 12, .count, strap),
+            try sample(.bodyMass, 71.4, .kilogram, station, battery: 91),
+            try bloodPressure(121, 79),
+            try sample(.oxygenSaturation, 97, .percent, station),
+            try sample(.bodyTemperature, 36.8, .degreeCelsius, station),
+            try sample(.bloodGlucose, 104, .milligramPerDeciliter, station),
+            try sample(.cyclingPower, 212, .watt, bike),
+            try sample(.cyclingCadence, 88, .countPerMinute, bike),
+        ]
+    }
+
+    struct Sensor: Decodable {
+        var unique_id: String
+        var state: Double
+        var unit: String?
+        var device_class: String?
+        var device: String
+        var config_topic: String
+    }
+
+    /// What a subscriber to `filter` that connects now receives: the retained messages.
+    func retained(_ filter: String, name: String) async throws -> [MQTTRecorder.Message] {
+        let probe = filter == "#" ? "probe/\(name)" : filter.replacingOccurrences(of: "#", with: "probe/\(name)")
+        let late = try MQTTRecorder(broker: broker, filter: filter, name: name)
+        defer { late.stop() }
+        // The broker sends the retained messages right after the SUBACK, before the probe.
+        try await late.waitUntilSubscribed(broker: broker, probe: probe)
+        return late.messages.filter(\.retained)
+    }
+
+    /// Runs the independent check over what `recorder` saw and what the broker retained.
+    func check(_ recorder: MQTTRecorder) async throws -> [Sensor] {
+        func json(_ messages: [MQTTRecorder.Message]) -> [[String: Any]] {
+            messages.map { ["topic": $0.topic, "payload": $0.payload, "retained": $0.retained] }
+        }
+        let retained = try await retained("#", name: "late-check")
+        let input = try JSONSerialization.data(
+            withJSONObject: ["messages": json(recorder.messages), "retained": json(retained), "prefix": "homeassistant"])
+        let result = try await TestPython.run("plugins/MQTTBroker/Tests/check_home_assistant_discovery.py", input: input)
+        XCTAssertEqual(result.status, 0, "the discovery check failed:\n\(result.errors)")
+        return try result.output.split(separator: "\n").map { try JSONDecoder().decode(Sensor.self, from: Data($0.utf8)) }
+    }
+
+    func start(_ mode: MQTTMessageMode) async throws -> (task: Task<Void, any Error>, status: StatusReporter, shutdown: ShutdownSignal) {
+        var environment = TestEnvironment.make(name: "broker", clock: SystemClock(), directory: directory, store: store)
+        environment.gatewayName = "gym-1"
+        var configuration = MQTTBrokerConfiguration(host: "127.0.0.1", port: broker.port, messages: mode, batchSize: 5, maxInFlight: 1)
+        configuration.homeAssistantDiscovery = true
+        configuration.retry = .init(initialDelaySeconds: 0.05, maxDelaySeconds: 1)
+        configuration.ackTimeoutSeconds = 5
+        let sink = try MQTTBrokerSink(settings: configuration.validated(in: environment), environment: environment)
+        let status = StatusBoard().register(name: "broker", kind: MQTTBrokerSink.kind, role: .sink)
+        let shutdown = ShutdownSignal()
+        let context = FollowerContext(
+            logger: environment.logger, clock: SystemClock(), status: status, stopRequest: StopRequest(shutdown), storeSettled: { true })
+        return (Task { try await sink.run(context: context) }, status, shutdown)
+    }
+
+    /// Waits until the sink's cursor reached the store's latest anchor.
+    func waitUntilCaughtUp(_ what: String) async throws {
+        let store: HealthStore = store
+        try await waitUntil(timeout: .seconds(30), what) {
+            let latest = try await store.logBounds().latest
+            return try await store.follower("broker")?.anchor == latest
+        }
+    }
+
+    func testEveryQuantityOfEveryDeviceIsAnnouncedAndReadsAsANumber() async throws {
+        try await announceAndCheck(.record)
+    }
+
+    func testBatchMessagesAreReadFromTheirNewestRecord() async throws {
+        try await announceAndCheck(.batch)
+    }
+
+    func announceAndCheck(_ mode: MQTTMessageMode) async throws {
+        let recorder = try MQTTRecorder(broker: broker, filter: "#", name: "all")
+        defer { recorder.stop() }
+        try await recorder.waitUntilSubscribed(broker: broker, probe: "probe")
+        let (task, _, shutdown) = try await start(mode)
+        try await store.write(try records())
+        try await waitUntilCaughtUp("every record acknowledged")
+        let sensors = try await check(recorder)
+        shutdown.requestStop()
+        try await task.value
+
+        let byTopic = Dictionary(uniqueKeysWithValues: sensors.map { ($0.config_topic, $0) })
+        func sensor(_ object: String) -> Sensor? { byTopic["homeassistant/sensor/healthgate_gym-1/\(object)/config"] }
+        XCTAssertEqual(sensor("A0_9E_1A_00_11_22_heartRate")?.state, 74, "the newest heart rate")
+        XCTAssertEqual(sensor("A0_9E_1A_00_11_22_heartRate")?.unit, "bpm")
+        XCTAssertEqual(sensor("A0_9E_1A_00_11_22_battery")?.state, 87)
+        XCTAssertEqual(sensor("A0_9E_1A_00_11_22_battery")?.device_class, "battery")
+        XCTAssertEqual(sensor("A0_9E_1A_00_11_22_heartRateVariabilitySDNN")?.unit, "ms")
+        XCTAssertEqual(sensor("A0_9E_1A_00_11_22_stepCount")?.state, 12)
+        XCTAssertEqual(sensor("F0_F1_F2_F3_F4_F5_bodyMass")?.state, 71.4)
+        XCTAssertEqual(sensor("F0_F1_F2_F3_F4_F5_bodyMass")?.device_class, "weight")
+        XCTAssertEqual(sensor("F0_F1_F2_F3_F4_F5_bloodPressureSystolic")?.state, 121)
+        XCTAssertEqual(sensor("F0_F1_F2_F3_F4_F5_bloodPressureDiastolic")?.state, 79)
+        XCTAssertEqual(sensor("F0_F1_F2_F3_F4_F5_bloodPressureDiastolic")?.unit, "mmHg")
+        XCTAssertEqual(sensor("F0_F1_F2_F3_F4_F5_oxygenSaturation")?.state, 97)
+        XCTAssertEqual(sensor("F0_F1_F2_F3_F4_F5_bodyTemperature")?.unit, "°C")
+        XCTAssertEqual(sensor("F0_F1_F2_F3_F4_F5_bloodGlucose")?.device_class, "blood_glucose_concentration")
+        XCTAssertEqual(sensor("F0_F1_F2_F3_F4_F5_battery")?.state, 91)
+        XCTAssertEqual(sensor("C0_C1_C2_C3_C4_C5_cyclingPower")?.state, 212)
+        XCTAssertEqual(sensor("C0_C1_C2_C3_C4_C5_cyclingCadence")?.unit, "rpm")
+        XCTAssertEqual(sensors.count, 13, "one sensor per device and quantity, and each battery: \(sensors.map(\.unique_id))")
+        XCTAssertEqual(Set(sensors.filter { $0.config_topic.contains("A0_9E") }.map(\.device)), ["Polar H10 1A2B3C4D"])
+        let heartRateConfigs = recorder.messages.filter { $0.topic.hasSuffix("A0_9E_1A_00_11_22_heartRate/config") }
+        XCTAssertEqual(heartRateConfigs.count, 1, "announced once per connection, not per record")
+    }
+
+    func testForgettingADeviceRemovesItsSensorsAndKeepsTheOthers() async throws {
+        let (task, _, shutdown) = try await start(.record)
+        let records = try records()
+        try await store.write(records)
+        try await waitUntilCaughtUp("every record acknowledged")
+
+        // Deleting one heart rate leaves another: nothing is removed.
+        let recorder = try MQTTRecorder(broker: broker, filter: "homeassistant/#", name: "removals")
+        defer { recorder.stop() }
+        try await recorder.waitUntilSubscribed(broker: broker, probe: "homeassistant/probe")
+        try await store.delete(.ids([records[0].id]))
+        try await waitUntilCaughtUp("the deletion acknowledged")
+        XCTAssertFalse(recorder.messages.contains { $0.payload.isEmpty }, "a heart rate remains: nothing removed: \(recorder.messages)")
+        // The strap forgotten: every record of it deleted.
+        try await store.delete(.device("A0:9E:1A:00:11:22", from: .distantPast, to: .distantFuture))
+        try await waitUntilCaughtUp("the strap's deletion acknowledged")
+        try await waitUntil(timeout: .seconds(30), "the strap's sensors removed") {
+            Set(recorder.messages.filter { $0.topic.contains("A0_9E_1A_00_11_22") && $0.payload.isEmpty }.map(\.topic)).count == 4
+        }
+        shutdown.requestStop()
+        try await task.value
+
+        // What a Home Assistant that connects now finds: the retained configs.
+        let retained = Set(try await retained("homeassistant/#", name: "late").map(\.topic))
+        XCTAssertFalse(retained.contains { $0.contains("A0_9E_1A_00_11_22") }, "no sensor of the forgotten strap: \(retained.sorted())")
+        XCTAssertEqual(retained.count, 9, "the station's 7 sensors (its battery among them) and the bike's 2 stay: \(retained.sorted())")
+        let removals = recorder.messages.filter { $0.payload.isEmpty && $0.topic.hasSuffix("/config") }.map(\.topic)
+        XCTAssertEqual(removals.count, 4, "each sensor removed once: \(removals)")
+        let removed = Set(removals)
+        XCTAssertEqual(removed, Set(["heartRate", "heartRateVariabilitySDNN", "stepCount", "battery"].map {
+            "homeassistant/sensor/healthgate_gym-1/A0_9E_1A_00_11_22_\($0)/config"
+        }))
+    }
+
+    func testTheDiscoveryKeysAreCheckedAndOffByDefault() throws {
+        XCTAssertFalse(MQTTBrokerConfiguration(host: "broker").homeAssistantDiscovery)
+        XCTAssertEqual(MQTTBrokerConfiguration(host: "broker").homeAssistantPrefix, "homeassistant")
+        var configuration = MQTTBrokerConfiguration(host: "broker")
+        configuration.homeAssistantPrefix = "ha/#"
+        XCTAssertThrowsError(try configuration.validated()) { error in
+            XCTAssertTrue("\(error)".contains("homeAssistantPrefix"), "\(error)")
+        }
+    }
+
+    func testNamesAreReadable() {
+        XCTAssertEqual(HomeAssistantDiscovery.words("heartRateVariabilitySDNN"), "Heart rate variability SDNN")
+        XCTAssertEqual(HomeAssistantDiscovery.words("oxygenSaturation"), "Oxygen saturation")
+        XCTAssertEqual(HomeAssistantDiscovery.objectID("Polar H10 1A2B/x+#"), "Polar_H10_1A2B_x__")
+    }
+}
