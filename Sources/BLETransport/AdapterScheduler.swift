@@ -67,11 +67,14 @@ public final class AdapterScheduler: Sendable {
         var attempting = false
         var links = 0
         var assigned = 0
-        var failures: [Date] = []
+        /// When attempts failed, on the monotonic clock (``GatewayClock/uptime()``).
+        var failures: [Duration] = []
         var inProgressStreak = 0
         var powerCycles = 0
         /// When an advertisement was last seen, or discovery started seeing none.
-        var lastSeen: Date
+        /// When discovery last saw a device, on the monotonic clock: a step of the wall clock
+        /// neither fakes a silence nor hides one.
+        var lastSeen: Duration
         /// Whether the watchdog may still power-cycle for the current episode.
         var armed = true
 
@@ -89,7 +92,7 @@ public final class AdapterScheduler: Sendable {
         self.adapter = adapter
         self.limits = limits
         self.clock = clock
-        state = AsyncCondition(State(lastSeen: clock.now()))
+        state = AsyncCondition(State(lastSeen: clock.uptime()))
     }
 
     /// A turn to connect: ``connected(_:)`` or ``failed(_:code:)`` ends it.
@@ -122,12 +125,12 @@ public final class AdapterScheduler: Sendable {
         do {
             while true {
                 try await state.wait { $0.mayStart(ticket) }
-                let now = clock.now()
+                let now = clock.uptime()
                 let budgetWait = state.update { state -> Duration? in
-                    state.failures.removeAll { now.timeIntervalSince($0) >= 60 }
+                    state.failures.removeAll { (now - $0).seconds >= 60 }
                     guard state.mayStart(ticket) else { return .zero }
                     if state.failures.count >= limits.failedAttemptsPerMinute, let oldest = state.failures.first {
-                        return .seconds(max(0.01, 60 - now.timeIntervalSince(oldest)))
+                        return .seconds(max(0.01, 60 - (now - oldest).seconds))
                     }
                     state.queue.removeFirst()
                     state.attempting = true
@@ -154,7 +157,7 @@ public final class AdapterScheduler: Sendable {
     /// The attempt failed; counts it against the retry budget, and an InProgress answer against
     /// the watchdog (any other failure ends a streak of them).
     public func failed(_ attempt: Attempt, inProgress: Bool) -> Verdict {
-        let now = clock.now()
+        let now = clock.uptime()
         return state.update { state -> Verdict in
             state.attempting = false
             state.failures.append(now)
@@ -184,7 +187,7 @@ public final class AdapterScheduler: Sendable {
     /// Discovery reported an advertisement: the adapter works; re-arms the watchdog, whose
     /// InProgress count starts again if it had fired.
     public func sawAdvertisement() {
-        let now = clock.now()
+        let now = clock.uptime()
         state.update { state in
             state.lastSeen = now
             if !state.armed { state.inProgressStreak = 0 }
@@ -195,9 +198,9 @@ public final class AdapterScheduler: Sendable {
     /// The silence check, run periodically while discovery runs: a power cycle when nothing
     /// was seen for `silentSeconds` (once per silence).
     public func checkSilence() -> Verdict {
-        let now = clock.now()
+        let now = clock.uptime()
         return state.update { state -> Verdict in
-            let silent = now.timeIntervalSince(state.lastSeen)
+            let silent = (now - state.lastSeen).seconds
             guard silent >= limits.silentSeconds, state.armed else { return .healthy }
             state.armed = false
             state.powerCycles += 1
@@ -206,11 +209,11 @@ public final class AdapterScheduler: Sendable {
     }
 
     public var snapshot: Snapshot {
-        let now = clock.now()
+        let now = clock.uptime()
         let value = state.value
         return Snapshot(
             devices: value.assigned, links: value.links, attempting: value.attempting, waiting: value.queue.count,
-            failuresInLastMinute: value.failures.filter { now.timeIntervalSince($0) < 60 }.count,
+            failuresInLastMinute: value.failures.filter { (now - $0).seconds < 60 }.count,
             powerCycles: value.powerCycles)
     }
 }

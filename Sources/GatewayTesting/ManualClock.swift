@@ -26,6 +26,9 @@ public final class ManualClock: GatewayClock {
     /// Time elapsed since the start.
     public var elapsed: Duration { time.value }
 
+    /// The monotonic time: ``elapsed``, which ``step(by:)`` leaves alone.
+    public func uptime() -> Duration { time.value }
+
     /// How many tasks are sleeping on this clock.
     public var sleeperCount: Int { time.waiterCount }
 

@@ -263,7 +263,7 @@ public final class Gateway: Sendable {
             status.setState(.running)
             // The injected clock, not ContinuousClock: `resetAfter` is then testable with a
             // ManualClock, and the same clock dates the error.
-            let started = clock.now()
+            let started = clock.uptime()
             do {
                 try await body()
                 status.setState(Task.isCancelled ? .stopped : .finished)
@@ -274,7 +274,7 @@ public final class Gateway: Sendable {
                     return true
                 }
                 let failed = clock.now()
-                let ran = failed.timeIntervalSince(started)
+                let ran = (clock.uptime() - started).seconds
                 attempt = ran >= restartPolicy.resetAfter.seconds ? 1 : attempt + 1
                 let delay = restartPolicy.delay(attempt: attempt)
                 status.reportError("\(error)", at: failed)

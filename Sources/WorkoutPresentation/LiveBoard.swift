@@ -20,7 +20,7 @@ public final class LiveBoard: SampleSink {
     public static let workoutRefreshSeconds = 1.0
 
     private let model = Mutex(LiveBoardModel())
-    private let workoutFigures = Mutex<(date: Date, statuses: [String: WorkoutSnapshot])?>(nil)
+    private let workoutFigures = Mutex<(uptime: Duration, statuses: [String: WorkoutSnapshot])?>(nil)
     private let workouts: ParticipantWorkouts
     private let clock: any GatewayClock
 
@@ -43,22 +43,22 @@ public final class LiveBoard: SampleSink {
 
     /// Takes a batch, as arrived now.
     public func ingest(_ records: [HealthRecord]) {
-        let now = clock.now()
+        let now = clock.uptime()
         model.withLock { $0.ingest(records, arrivedAt: now) }
     }
 
     /// The board now.
     public func snapshot() -> BoardSnapshot {
         let model = model.withLock { $0 }
-        let now = clock.now()
+        let uptime = clock.uptime()
         let cached = workoutFigures.withLock { $0 }
         let statuses: [String: WorkoutSnapshot]
-        if let cached, now.timeIntervalSince(cached.date) < Self.workoutRefreshSeconds, now >= cached.date {
+        if let cached, (uptime - cached.uptime).seconds < Self.workoutRefreshSeconds {
             statuses = cached.statuses
         } else {
             statuses = workouts.statuses()
-            workoutFigures.withLock { $0 = (now, statuses) }
+            workoutFigures.withLock { $0 = (uptime, statuses) }
         }
-        return model.snapshot(at: now, roster: workouts.roster, workouts: statuses)
+        return model.snapshot(at: clock.now(), uptime: uptime, roster: workouts.roster, workouts: statuses)
     }
 }

@@ -1,6 +1,7 @@
 public import Workouts
 public import FoundationEssentials
 public import HealthModel
+import GatewayRuntime
 
 /// The live board's state: the latest heart-rate readings of every device, and the tiles made
 /// from them with the roster and the workouts' figures. A value with no I/O and no clock;
@@ -21,7 +22,9 @@ public struct LiveBoardModel: Sendable {
     private struct Readings: Sendable {
         var device: Device
         var latest: Double
-        var arrival: Date
+        /// When it arrived, on the monotonic clock (``GatewayRuntime/GatewayClock/uptime()``):
+        /// a step of the wall clock neither flags a sensor lost nor keeps a silent one live.
+        var arrival: Duration
         var trend: [Double] = []
     }
 
@@ -35,8 +38,8 @@ public struct LiveBoardModel: Sendable {
     /// The key a device is followed under: its local identifier, else its name.
     static func key(_ device: Device) -> String { device.localIdentifier ?? device.name ?? device.displayName }
 
-    /// Takes the heart-rate samples among `records`, arrived at `now`.
-    public mutating func ingest(_ records: some Sequence<HealthRecord>, arrivedAt now: Date) {
+    /// Takes the heart-rate samples among `records`, arrived at `now` on the monotonic clock.
+    public mutating func ingest(_ records: some Sequence<HealthRecord>, arrivedAt now: Duration) {
         for record in records {
             guard case .quantity(let sample) = record, sample.type == .heartRate, let device = sample.device else { continue }
             let bpm = sample.quantity.value
@@ -58,9 +61,12 @@ public struct LiveBoardModel: Sendable {
         }
     }
 
-    /// The tiles at `now`: one per participant (their most recent device), then one per device
-    /// nobody wears (a guest with the roster's default profile).
-    public func snapshot(at now: Date, roster: ParticipantRoster, workouts: [String: WorkoutSnapshot]) -> BoardSnapshot {
+    /// The tiles at wall-clock date `now` (zones by age, the snapshot's date) and monotonic time
+    /// `uptime` (how long each sensor has been silent): one per participant (their most recent
+    /// device), then one per device nobody wears (a guest with the roster's default profile).
+    public func snapshot(
+        at now: Date, uptime: Duration, roster: ParticipantRoster, workouts: [String: WorkoutSnapshot]
+    ) -> BoardSnapshot {
         var tiles: [BoardTile] = []
         var owned: Set<String> = []
         for participant in roster.participants {
@@ -69,19 +75,19 @@ public struct LiveBoardModel: Sendable {
             let latest = mine.values.max { $0.arrival < $1.arrival }
             tiles.append(tile(
                 id: "participant:\(participant.name)", name: participant.name, guest: false, readings: latest,
-                profile: participant.profile, workout: workouts[participant.name], now: now))
+                profile: participant.profile, workout: workouts[participant.name], now: now, uptime: uptime))
         }
         for (key, reading) in readings.sorted(by: { $0.key < $1.key }) where !owned.contains(key) {
             tiles.append(tile(
                 id: "guest:\(key)", name: "Guest \(reading.device.name ?? key)", guest: true, readings: reading,
-                profile: roster.defaultProfile, workout: nil, now: now))
+                profile: roster.defaultProfile, workout: nil, now: now, uptime: uptime))
         }
         return BoardSnapshot(generatedAt: now, tiles: tiles, droppedReadings: droppedReadings)
     }
 
     private func tile(
         id: String, name: String, guest: Bool, readings: Readings?, profile: UserProfile, workout: WorkoutSnapshot?,
-        now: Date
+        now: Date, uptime: Duration
     ) -> BoardTile {
         let zones = profile.heartRateZones(on: now)
         var tile = BoardTile(id: id, name: name, guest: guest, zoneCount: zones?.zones.count ?? 0)
@@ -91,7 +97,7 @@ public struct LiveBoardModel: Sendable {
             tile.energyKilocalories = workout.energyKilocalories
         }
         guard let readings else { return tile }
-        let since = max(0, now.timeIntervalSince(readings.arrival))
+        let since = max(0, (uptime - readings.arrival).seconds)
         tile.heartRate = readings.latest
         tile.trend = readings.trend
         tile.secondsSinceReading = since

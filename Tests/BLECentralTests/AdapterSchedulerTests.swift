@@ -107,6 +107,18 @@ final class AdapterSchedulerTests: XCTestCase {
         XCTAssertEqual(scheduler.snapshot.powerCycles, 2)
     }
 
+    /// Silence is measured on the monotonic clock: a step of the wall clock an hour forward (NTP
+    /// synchronising a box that booted behind) is no silence, and one back hides none.
+    func testAStepOfTheWallClockNeitherFakesASilenceNorHidesOne() {
+        let clock = ManualClock()
+        let scheduler = scheduler(AdapterScheduler.Limits(silentSeconds: 30), clock: clock)
+        clock.step(by: 3600)
+        XCTAssertEqual(scheduler.checkSilence(), .healthy, "an hour forward on the wall clock, no time passed")
+        clock.step(by: -7200)
+        clock.advance(by: .seconds(30))
+        XCTAssertEqual(scheduler.checkSilence(), .powerCycle(reason: "discovery saw no device for 30 s"))
+    }
+
     /// Discovery that sees nothing for `silentSeconds` asks for one power cycle, re-armed when a
     /// device is seen.
     func testSilenceAsksForOnePowerCycleUntilADeviceIsSeen() {

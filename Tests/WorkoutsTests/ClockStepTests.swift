@@ -6,6 +6,7 @@ import SQLiteStore
 import GatewayRuntime
 import SampleBus
 import Workouts
+import WorkoutPresentation
 import WorkoutRuntime
 import XCTest
 
@@ -88,6 +89,31 @@ final class ClockStepTests: XCTestCase {
         XCTAssertEqual(stepped.gapSeconds, plain.gapSeconds)
         XCTAssertGreaterThan(plain.zoneSeconds.reduce(0, +), 90, "the run spends its time in zones")
         XCTAssertEqual(stepped.duration, plain.duration)
+    }
+
+    /// The board's lost-sensor flag is measured on the monotonic clock: a step of an hour back
+    /// does not keep a silent strap live for an hour, and a step forward does not flag a live one.
+    func testTheBoardsLostSensorFlagIgnoresStepsOfTheWallClock() async throws {
+        let clock = ManualClock(start: Self.trueBoot)
+        let trust = ManualClockTrust(clock: clock, state: .synchronized(maximumErrorSeconds: 0.01))
+        let rig = try Rig(clock: clock, trust: trust, path: path, directory: directory)
+        defer { rig.stop() }
+        let board = LiveBoard(workouts: rig.workouts, clock: clock)
+        let strap = Device(name: "Strap", localIdentifier: "AA:01")
+        func reading() throws -> HealthRecord {
+            .quantity(try QuantitySample(
+                id: SampleIDGenerator(seed: 9).next(), type: .heartRate, quantity: Quantity(120, .countPerMinute),
+                start: clock.now(), end: clock.now(), device: strap))
+        }
+        try board.ingest([reading()])
+        clock.step(by: -3600)
+        clock.advance(by: .seconds(LiveBoardModel.lostAfterSeconds + 1))
+        XCTAssertEqual(board.snapshot().tiles.first?.sensor, .lost, "silent for 4 s, whatever the wall clock says")
+
+        try board.ingest([reading()])
+        clock.step(by: 3600)
+        XCTAssertEqual(board.snapshot().tiles.first?.sensor, .live, "a reading just now, an hour later by the wall clock")
+        XCTAssertEqual(board.snapshot().tiles.first?.secondsSinceReading, 0)
     }
 
     struct Figures {

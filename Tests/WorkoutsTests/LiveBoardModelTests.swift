@@ -21,8 +21,8 @@ final class LiveBoardModelTests: XCTestCase {
 
     func testParticipantsComeFirstThenGuestsWithTheDefaultProfile() {
         var model = LiveBoardModel()
-        model.ingest([s.heartRate(120, at: 0, device: ana), s.heartRate(95, at: 0, device: stranger)], arrivedAt: s.at(0))
-        let board = model.snapshot(at: s.at(0.5), roster: roster, workouts: [:])
+        model.ingest([s.heartRate(120, at: 0, device: ana), s.heartRate(95, at: 0, device: stranger)], arrivedAt: .seconds(0))
+        let board = model.snapshot(at: s.at(0.5), uptime: .seconds(0.5), roster: roster, workouts: [:])
         XCTAssertEqual(board.tiles.map(\.id), ["participant:Ana", "participant:Ben", "guest:CC:03"])
         let ana = board.tiles[0], ben = board.tiles[1], guest = board.tiles[2]
         XCTAssertEqual(ana.heartRate, 120)
@@ -39,23 +39,23 @@ final class LiveBoardModelTests: XCTestCase {
 
     func testASilentSensorIsFlaggedLostOnceItsThresholdPasses() {
         var model = LiveBoardModel()
-        model.ingest([s.heartRate(120, at: 0, device: ana)], arrivedAt: s.at(0))
+        model.ingest([s.heartRate(120, at: 0, device: ana)], arrivedAt: .seconds(0))
         let threshold = LiveBoardModel.lostAfterSeconds
         XCTAssertLessThan(threshold + 1, 5, "flagged within 5 s even with the page's refresh")
-        XCTAssertEqual(model.snapshot(at: s.at(threshold), roster: roster, workouts: [:]).tiles[0].sensor, .live)
-        let lost = model.snapshot(at: s.at(threshold + 0.1), roster: roster, workouts: [:]).tiles[0]
+        XCTAssertEqual(model.snapshot(at: s.at(threshold), uptime: .seconds(threshold), roster: roster, workouts: [:]).tiles[0].sensor, .live)
+        let lost = model.snapshot(at: s.at(threshold + 0.1), uptime: .seconds(threshold + 0.1), roster: roster, workouts: [:]).tiles[0]
         XCTAssertEqual(lost.sensor, .lost)
         XCTAssertEqual(lost.heartRate, 120, "the last value stays, shown as stale")
-        model.ingest([s.heartRate(121, at: 10, device: ana)], arrivedAt: s.at(10))
-        XCTAssertEqual(model.snapshot(at: s.at(10), roster: roster, workouts: [:]).tiles[0].sensor, .live, "back when it sends")
+        model.ingest([s.heartRate(121, at: 10, device: ana)], arrivedAt: .seconds(10))
+        XCTAssertEqual(model.snapshot(at: s.at(10), uptime: .seconds(10), roster: roster, workouts: [:]).tiles[0].sensor, .live, "back when it sends")
     }
 
     func testTheWorkoutGivesTimeInTheCurrentZoneAndEnergy() {
         var model = LiveBoardModel()
-        model.ingest([s.heartRate(120, at: 0, device: ana)], arrivedAt: s.at(0))
+        model.ingest([s.heartRate(120, at: 0, device: ana)], arrivedAt: .seconds(0))
         let workout = WorkoutSnapshot(
             state: .running, elapsedSeconds: 300, zoneSeconds: [10, 20, 30, 240, 0], energyKilocalories: 42)
-        let tile = model.snapshot(at: s.at(0), roster: roster, workouts: ["Ana": workout]).tiles[0]
+        let tile = model.snapshot(at: s.at(0), uptime: .seconds(0), roster: roster, workouts: ["Ana": workout]).tiles[0]
         XCTAssertEqual(tile.secondsInZone, 240)
         XCTAssertEqual(tile.energyKilocalories, 42)
         XCTAssertEqual(tile.workoutState, .running)
@@ -65,16 +65,16 @@ final class LiveBoardModelTests: XCTestCase {
     func testTheTrendAndTheDevicesAreBounded() {
         var model = LiveBoardModel()
         for second in 0..<(LiveBoardModel.trendLength + 15) {
-            model.ingest([s.heartRate(Double(60 + second), at: Double(second), device: ana)], arrivedAt: s.at(Double(second)))
+            model.ingest([s.heartRate(Double(60 + second), at: Double(second), device: ana)], arrivedAt: .seconds(second))
         }
-        let trend = model.snapshot(at: s.at(100), roster: roster, workouts: [:]).tiles[0].trend
+        let trend = model.snapshot(at: s.at(100), uptime: .seconds(100), roster: roster, workouts: [:]).tiles[0].trend
         XCTAssertEqual(trend.count, LiveBoardModel.trendLength)
         XCTAssertEqual(trend.last, Double(60 + LiveBoardModel.trendLength + 14), "the newest are kept")
 
         var crowded = LiveBoardModel()
         let devices = (0..<(LiveBoardModel.maximumDevices + 3)).map { Device(name: "D\($0)", localIdentifier: "dev-\($0)") }
-        crowded.ingest(devices.map { s.heartRate(80, at: 0, device: $0) }, arrivedAt: s.at(0))
-        let board = crowded.snapshot(at: s.at(0), roster: ParticipantRoster(participants: [], defaultProfile: UserProfile()), workouts: [:])
+        crowded.ingest(devices.map { s.heartRate(80, at: 0, device: $0) }, arrivedAt: .seconds(0))
+        let board = crowded.snapshot(at: s.at(0), uptime: .seconds(0), roster: ParticipantRoster(participants: [], defaultProfile: UserProfile()), workouts: [:])
         XCTAssertEqual(board.tiles.count, LiveBoardModel.maximumDevices)
         XCTAssertEqual(board.droppedReadings, 3, "readings beyond the bound are counted")
     }

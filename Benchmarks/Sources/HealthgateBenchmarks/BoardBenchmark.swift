@@ -26,6 +26,7 @@ enum BoardBenchmark {
     final class ShiftedClock: GatewayClock {
         let offset = Mutex<Double>(0)
         func now() -> Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+        func uptime() -> Duration { SystemClock().uptime() + .seconds(offset.withLock { $0 }) }
         func sleep(for duration: Duration) async throws { try await Task.sleep(for: duration) }
     }
 

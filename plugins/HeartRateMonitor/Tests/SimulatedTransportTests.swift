@@ -138,6 +138,7 @@ final class SimulatedPayloadRateTests: XCTestCase {
 private final class SteppingClock: GatewayClock {
     private let time = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
     func now() -> Date { time.withLock { $0 } }
+    func uptime() -> Duration { .seconds(time.withLock { $0 }.timeIntervalSince1970) }
     func sleep(for duration: Duration) async throws {
         try Task.checkCancellation()
         time.withLock { $0 = $0.addingTimeInterval(duration.seconds) }

@@ -80,8 +80,10 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
         // When the last commit began. Records already queued when a commit ends have waited
         // since at most then, so their window counts from there: otherwise a record could wait
         // commit + window + commit.
-        var lastCommitStart: Date?
-        var windowStart = context.clock.now()
+        // Batch windows are measured on the monotonic clock: a step of the wall clock back would
+        // otherwise hold a batch uncommitted for as long as the step.
+        var lastCommitStart: Duration?
+        var windowStart = context.clock.uptime()
         // The batch committed last, freed while the next one commits (see below).
         var committed: SinkBatch?
         while true {
@@ -90,7 +92,7 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
                 guard let batch = await inbox.nextBatch(maxCount: batchSize) else { break }
                 pending = batch
                 state.withLock { $0.pending = pending }
-                windowStart = queuedDuringCommit ? (lastCommitStart ?? context.clock.now()) : context.clock.now()
+                windowStart = queuedDuringCommit ? (lastCommitStart ?? context.clock.uptime()) : context.clock.uptime()
             }
             if pending.records.count < batchSize {
                 try await waitForMore(
@@ -106,7 +108,7 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
                 state.withLock { $0.pending = pending }
             }
             let summary: WriteSummary
-            lastCommitStart = context.clock.now()
+            lastCommitStart = context.clock.uptime()
             do {
                 let batch = pending
                 async let written = store.write(batch.records, checkpoints: batch.checkpoints)
@@ -144,11 +146,8 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
     ///
     /// No polling: the inbox wakes the sink when the batch is full, and one sleep on the gateway
     /// clock ends the window. A batch that fills early is committed early; a window ends on time.
-    private func waitForMore(_ needed: Int, since start: Date, inbox: SinkInbox, clock: any GatewayClock) async throws {
-        // Rounded to the microsecond, so that a manual clock's dates compare exactly; a clock
-        // that jumped past the window ends it at once.
-        let elapsed = Duration.microseconds(Int64((clock.now().timeIntervalSince(start) * 1_000_000).rounded()))
-        let remaining = batchWindow - elapsed
+    private func waitForMore(_ needed: Int, since start: Duration, inbox: SinkInbox, clock: any GatewayClock) async throws {
+        let remaining = batchWindow - (clock.uptime() - start)
         guard remaining > .zero, inbox.depth < needed else { return }
         _ = try await race(sleep: { try await clock.sleep(for: remaining) }) {
             await inbox.waitForDepth(atLeast: needed)
