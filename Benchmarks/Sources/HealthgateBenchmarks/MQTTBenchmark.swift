@@ -61,6 +61,8 @@ enum MQTTBenchmark {
         var bestMeasured = Double.infinity
         var bestBaselineCPU = Double.infinity
         var bestMeasuredCPU = Double.infinity
+        var bestDiscovery = Double.infinity
+        var bestDiscoveryCPU = Double.infinity
         for repetition in 0..<3 {
             let cpu0 = Harness.cpuSeconds()
             let t0 = ContinuousClock.now
@@ -84,6 +86,26 @@ enum MQTTBenchmark {
                     description: "sink: \(status?.records ?? 0) records acknowledged (expected \(count)); "
                         + "last error: \(status?.lastError ?? "none")")
             }
+
+            // The same sink with Home Assistant discovery: each record's sensors are compared
+            // with what the connection announced.
+            var discoveryPlugin = environment.plugin("mqtt-ha-\(repetition)")
+            discoveryPlugin.gatewayName = gateway
+            discoveryPlugin.store = store
+            let discoverySink = try MQTTBrokerSink(
+                settings: MQTTBrokerConfiguration(host: "127.0.0.1", port: broker.port, homeAssistantDiscovery: true)
+                    .validated(in: discoveryPlugin),
+                environment: discoveryPlugin)
+            let cpu2 = Harness.cpuSeconds()
+            let (discoverySeconds, discoveryStatus) = try await follow(
+                sink: discoverySink, store: store, name: "mqtt-ha-\(repetition)", latest: latest, environment: environment)
+            bestDiscovery = min(bestDiscovery, discoverySeconds)
+            bestDiscoveryCPU = min(bestDiscoveryCPU, Harness.cpuSeconds() - cpu2)
+            guard discoveryStatus?.records == count else {
+                throw MQTTBenchmarkFailure(
+                    description: "sink with discovery: \(discoveryStatus?.records ?? 0) records acknowledged (expected \(count)); "
+                        + "last error: \(discoveryStatus?.lastError ?? "none")")
+            }
         }
         let baseRate = Double(count) / bestBaseline
         let rate = Double(count) / bestMeasured
@@ -96,12 +118,25 @@ enum MQTTBenchmark {
                 String(format: "%.1f µs / %.1f µs", bestMeasuredCPU / Double(count) * 1e6, bestBaselineCPU / Double(count) * 1e6),
             ]])
         report.line("Payloads: \(Harness.format(Double(payloadBytes / count))) bytes of HealthJSON per message.")
+        let discoveryRate = Double(count) / bestDiscovery
+        let discoveryRatio = discoveryRate / baseRate
+        report.line("")
+        report.table(
+            ["samples", "measured: sink with homeAssistantDiscovery (wall)", "baseline: publish loop (wall)", "ratio",
+             "against the sink without it", "CPU per sample"],
+            [[
+                Harness.format(Double(count)), Harness.format(discoveryRate) + " samples/s", Harness.format(baseRate) + " samples/s",
+                String(format: "**%.2f×**", discoveryRatio), String(format: "%.2f×", discoveryRate / rate),
+                String(format: "%.1f µs", bestDiscoveryCPU / Double(count) * 1e6),
+            ]])
         let problems = environment.logSink.summary
         if problems.warnings + problems.errors > 0 {
             report.line("Warnings/errors logged by the sink: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
         }
         report.line(String(format: "Budget: the MQTT sink ≥ 0.8× the plain libmosquitto QoS 1 loop: %.2f×, ", ratio)
             + report.verdict(ratio >= 0.8) + ".")
+        report.line(String(format: "Budget: with Home Assistant discovery ≥ 0.8× the same loop: %.2f×, ", discoveryRatio)
+            + report.verdict(discoveryRatio >= 0.8) + ".")
     }
 
     /// Runs the sink as follower `name` until its committed cursor reaches `latest`; returns the

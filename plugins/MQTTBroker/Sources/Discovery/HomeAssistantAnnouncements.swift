@@ -52,7 +52,7 @@ final class HomeAssistantAnnouncements: Sendable {
         for change in batch.changes {
             switch change {
             case .stored(let record, _):
-                for sensor in discovery.sensors(for: record) where known[sensor.configTopic]?.payload != sensor.payload {
+                for sensor in discovery.sensors(for: record) where known[sensor.configTopic] != sensor {
                     // A battery rides on the first type that carries it; moving it at every record
                     // of another type would rewrite its config each time.
                     if sensor.configTopic.hasSuffix("_\(HomeAssistantDiscovery.batteryType)/config"), known[sensor.configTopic] != nil {

@@ -21,14 +21,22 @@ struct HomeAssistantDiscovery: Sendable {
     /// The sink's topics: state topics and the status topic come from it.
     var topics: MQTTMessageEncoder
 
-    /// One sensor: where its config goes and what the config says.
+    /// One sensor: where its config goes and what the config says. Compared as a value, so that
+    /// a record whose sensor was announced costs no JSON encoding.
     struct Sensor: Sendable, Hashable {
         /// The config topic, `{prefix}/sensor/{node}/{object}/config`.
         var configTopic: String
+        fileprivate var config: SensorConfig
         /// The topic its values arrive on.
-        var stateTopic: String
+        var stateTopic: String { config.stateTopic }
+
         /// The config's JSON.
-        var payload: [UInt8]
+        var payload: [UInt8] {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            // A struct of strings and booleans always encodes.
+            return (try? encoder.encode(config)).map(Array.init) ?? []
+        }
     }
 
     /// The metadata key a device's battery level travels in.
@@ -135,11 +143,7 @@ struct HomeAssistantDiscovery: Sendable {
             origin: Origin(
                 name: "healthgate",
                 swVersion: metadata[.gatewayVersion].flatMap { if case .string(let version) = $0 { version } else { nil } }))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // A struct of strings and booleans always encodes.
-        let payload = (try? encoder.encode(config)).map(Array.init) ?? []
-        return Sensor(configTopic: configTopic(deviceKey: deviceKey, type: type), stateTopic: stateTopic, payload: payload)
+        return Sensor(configTopic: configTopic(deviceKey: deviceKey, type: type), config: config)
     }
 
     /// The JSON value a template starts from: the record itself, or in `batch` mode the last
@@ -225,7 +229,7 @@ struct HomeAssistantDiscovery: Sendable {
         batteryType: SensorKind(name: "Battery", icon: nil, deviceClass: "battery", units: ["%": "%"]),
     ]
 
-    private struct SensorConfig: Encodable {
+    fileprivate struct SensorConfig: Encodable, Hashable, Sendable {
         var name: String
         var uniqueID: String
         var stateTopic: String
@@ -251,7 +255,7 @@ struct HomeAssistantDiscovery: Sendable {
         }
     }
 
-    private struct DeviceBlock: Encodable {
+    fileprivate struct DeviceBlock: Encodable, Hashable, Sendable {
         var identifiers: [String]
         var name: String
         var manufacturer: String?
@@ -265,7 +269,7 @@ struct HomeAssistantDiscovery: Sendable {
         }
     }
 
-    private struct Origin: Encodable {
+    fileprivate struct Origin: Encodable, Hashable, Sendable {
         var name: String
         var swVersion: String?
 
