@@ -20,6 +20,8 @@ final class HomeAssistantAnnouncements: Sendable {
         var connection = -1
         /// Config topic → the sensor whose config this connection carried.
         var announced: [String: HomeAssistantDiscovery.Sensor] = [:]
+        /// The records' sources whose sensors this connection has derived.
+        var sources: Set<HomeAssistantDiscovery.Source> = []
     }
     private let state = Mutex(State())
 
@@ -34,24 +36,31 @@ final class HomeAssistantAnnouncements: Sendable {
         var messages: [MQTTMessage] = []
         var announced: [String: HomeAssistantDiscovery.Sensor] = [:]
         var removed: Set<String> = []
+        var sources: Set<HomeAssistantDiscovery.Source> = []
+        /// Devices whose sources are forgotten: a sensor of theirs went, so their next records
+        /// are looked at again.
+        var forgotten: Set<String> = []
     }
 
     /// The discovery messages `batch` needs on connection number `connection`.
     /// - Throws: ``StoreError`` when the store cannot say whether a deleted device and type
     ///   still has records (the batch is then retried).
     func plan(for batch: FollowerBatch, connection: Int) async throws(StoreError) -> Plan {
-        var known = state.withLock { state in
+        var (known, sources) = state.withLock { state in
             if state.connection != connection {
                 state.connection = connection
                 state.announced = [:]
+                state.sources = []
             }
-            return state.announced
+            return (state.announced, state.sources)
         }
         var plan = Plan()
         var emptied: [(device: String, type: String)] = []
         for change in batch.changes {
             switch change {
             case .stored(let record, _):
+                guard let source = discovery.source(of: record), sources.insert(source).inserted else { continue }
+                plan.sources.insert(source)
                 for sensor in discovery.sensors(for: record) where known[sensor.configTopic] != sensor {
                     // A battery rides on the first type that carries it; moving it at every record
                     // of another type would rewrite its config each time.
@@ -70,6 +79,8 @@ final class HomeAssistantAnnouncements: Sendable {
             }
         }
         for (device, type) in emptied where try await !store.holdsRecords(device: device, type: type) {
+            plan.forgotten.insert(device)
+            plan.sources = plan.sources.filter { MQTTMessageEncoder.deviceLevel($0.device) != device }
             var topics = discovery.removals(device: device, type: type)
             let battery = discovery.batteryConfigTopic(device: device)
             if try await !store.holdsRecords(device: device, type: nil) {
@@ -97,6 +108,10 @@ final class HomeAssistantAnnouncements: Sendable {
             guard state.connection == connection else { return }
             for topic in plan.removed { state.announced[topic] = nil }
             state.announced.merge(plan.announced) { _, new in new }
+            if !plan.forgotten.isEmpty {
+                state.sources = state.sources.filter { !plan.forgotten.contains(MQTTMessageEncoder.deviceLevel($0.device)) }
+            }
+            state.sources.formUnion(plan.sources)
         }
     }
 }

@@ -42,6 +42,36 @@ struct HomeAssistantDiscovery: Sendable {
     /// The metadata key a device's battery level travels in.
     static let batteryKey = "healthgate.batteryLevel"
 
+    /// What a record's sensors are made from: two records with the same source have the same
+    /// sensors, so a connection derives them once per source (cheap to make and hash, unlike the
+    /// sensors themselves).
+    struct Source: Hashable, Sendable {
+        var device: Device?
+        var type: String
+        var units: [String]
+        var version: MetadataValue?
+        var battery: Bool
+    }
+
+    /// The source of `record`'s sensors; nil for a heartbeat series or a workout, which have none.
+    func source(of record: HealthRecord) -> Source? {
+        let metadata: Metadata
+        let units: [String]
+        switch record {
+        case .quantity(let sample):
+            metadata = sample.metadata
+            units = [sample.quantity.unit.unitString]
+        case .correlation(let correlation):
+            metadata = correlation.metadata
+            units = correlation.objects.map(\.quantity.unit.unitString)
+        case .heartbeatSeries, .workout:
+            return nil
+        }
+        return Source(
+            device: record.device, type: record.typeIdentifier, units: units, version: metadata[.gatewayVersion],
+            battery: metadata[MetadataKey(rawValue: Self.batteryKey)] != nil)
+    }
+
     /// The sensors `record` feeds: one per quantity type (a correlation's members each have one,
     /// on the correlation's topic), and the device's battery when the record carries it.
     /// Heartbeat series and workouts have no single value to show and announce nothing.
