@@ -1,0 +1,295 @@
+#!/bin/bash
+# package.sh REPO HEALTHGATE DEB - runs INSIDE the lab VM (see run-package.sh): the Debian package
+# built by scripts/package, installed, run and removed as on a Debian machine.
+#
+# systemd runs for real. The guest's PID 1 is stage2, so systemd is PID 1 of a PID and mount
+# namespace of its own (`unshare --pid --fork --mount-proc`, cgroup2 mounted, container mode),
+# booted to basic.target: journald, udevd and the D-Bus socket run, as on a machine that booted,
+# without the host image's other services. dpkg, systemctl and every check run inside that
+# namespace (nsenter), so the maintainer scripts see a running systemd and the unit runs with
+# its real sandbox. Checks:
+#   1. dpkg -i succeeds; every path the package lists exists; the binary is the package's version;
+#      the unit runs /usr/bin/healthgate; the configuration is a conffile;
+#   2. postinst made the system user healthgate (sysusers entry, in dialout and bluetooth),
+#      enabled the unit (the multi-user.target.wants link) and started it: the default
+#      configuration runs, `healthgate status` answers;
+#   3. with a simulated heart-rate monitor in /etc/healthgate/config.json and a restart,
+#      samples arrive in the store under the unit's StateDirectory, the store belongs to
+#      healthgate, the process runs as healthgate with its groups, no capabilities, no new
+#      privileges and a seccomp filter, and `healthgate status` answers an operator (the
+#      configured socket and --socket in the unit's RuntimeDirectory); systemd never restarted it;
+#   4. dpkg -i of the same package again (the maintainer scripts' upgrade path) restarts it and
+#      keeps the changed conffile and the user;
+#   5. systemctl stop is a graceful stop (exit 0);
+#   6. dpkg -r removes the binary, the unit, the rules and the policy and keeps the conffile and
+#      the store; dpkg -P removes the conffile, /var/lib/healthgate and the enablement, and dpkg
+#      says the package is not installed. The user stays (Debian practice, see the postrm).
+# usage (guest): package.sh REPO HEALTHGATE DEB
+set -uo pipefail
+REPO=${1:?usage: package.sh REPO HEALTHGATE DEB}
+HG=${2:?usage: package.sh REPO HEALTHGATE DEB}
+DEB=${3:?usage: package.sh REPO HEALTHGATE DEB}
+OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
+failures=0
+say() { printf '\n--- [%6.1fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# poll SECONDS COMMAND...: re-run COMMAND every 0.25 s until it succeeds or time runs out.
+poll() { local limit=$((SECONDS + $1)); shift
+  until "$@"; do ((SECONDS >= limit)) && return 1; sleep 0.25; done; }
+[[ -f $DEB ]] || { echo "FAIL: no package at $DEB"; exit 1; }
+VERSION=$(dpkg-deb -f "$DEB" Version)
+echo "package: $DEB (healthgate $VERSION); the binary it was built from: $HG"
+
+say "systemd as PID 1 of its own namespaces"
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup ||
+  { echo "FAIL: cannot mount cgroup2 at /sys/fs/cgroup"; exit 1; }
+# The host is a container image whose policy-rc.d forbids starting services (exit 101), which
+# deb-systemd-invoke obeys; a Debian machine has none. This removes the guest's copy only.
+rm -f /usr/sbin/policy-rc.d
+# systemd-tmpfiles empties /tmp at boot (tmp.conf's "D /tmp"). The guest's /tmp is the host's, and
+# the package, or the whole checkout, may live there: the guest's tmp.conf keeps it.
+echo 'd /tmp 1777 root root -' > /etc/tmpfiles.d/tmp.conf
+# man-db's dpkg trigger re-indexes every manual page, which over 9p under TCG takes about a minute
+# per dpkg run; the index is not under test (the page is checked as a file).
+rm -f /var/lib/man-db/auto-update
+unshare --pid --fork --mount-proc env container=healthgate-lab /lib/systemd/systemd --unit=basic.target \
+  > "$OUT/systemd.log" 2>&1 &
+UNSHARE=$!
+SYSTEMD=
+systemd_pid() { SYSTEMD=$(pgrep -P "$UNSHARE") && [[ -n $SYSTEMD ]]; }
+poll 10 systemd_pid || { echo "FAIL: systemd did not start"; cat "$OUT/systemd.log"; exit 1; }
+# inside COMMAND...: COMMAND in systemd's namespaces (its /proc, its PIDs), as root.
+inside() { nsenter --target "$SYSTEMD" --mount --pid -- "$@"; }
+STATE=
+booted() { STATE=$(inside systemctl is-system-running 2>&1); [[ $STATE == running || $STATE == degraded ]]; }
+if poll 120 booted; then
+  pass "systemd booted to basic.target in $(inside systemd-detect-virt) mode: $STATE"
+  [[ $STATE == degraded ]] && inside systemctl --failed --no-pager
+else
+  echo "FAIL: systemd did not finish booting within 120 s (state: $STATE)"
+  inside systemctl list-jobs --no-pager
+  tail -n 30 "$OUT/systemd.log"
+  exit 1
+fi
+as_service() { inside setpriv --reuid=healthgate --regid=healthgate --init-groups "$@"; }
+# unit PROPERTY: the unit's value as systemd has it (systemctl show).
+unit() { inside systemctl show -P "$1" healthgate.service; }
+# service_report: how the service last ended and what it logged, for a failure's context.
+service_report() {
+  echo "healthgate.service: ActiveState $(unit ActiveState), Result $(unit Result), NRestarts $(unit NRestarts)," \
+    "last exit: code $(unit ExecMainCode) status $(unit ExecMainStatus) (code 1 exited, 2 killed by the signal numbered)"
+  inside journalctl -u healthgate.service --no-pager -n 12 -o short-monotonic
+}
+# finish: systemd shut down (in container mode poweroff ends it), the scenario's status.
+finish() {
+  say "systemd shuts down"
+  inside systemctl poweroff --no-block
+  # unshare reaps systemd, then exits itself.
+  systemd_gone() { [[ ! -e /proc/$SYSTEMD ]]; }
+  if poll 60 systemd_gone; then
+    pass "systemd stopped"
+  else
+    fail "systemd did not stop within 60 s"
+    kill -KILL "$SYSTEMD" 2> /dev/null
+  fi
+  wait "$UNSHARE"
+  echo "failures: $failures"
+  exit $((failures > 0))
+}
+# abort MESSAGE: a failure the later checks depend on.
+abort() { fail "$*"; finish; }
+
+say "dpkg -i $(basename "$DEB")"
+inside env DEBIAN_FRONTEND=noninteractive dpkg -i "$DEB" > "$OUT/dpkg-install.log" 2>&1
+installed=$?
+cat "$OUT/dpkg-install.log"
+((installed == 0)) && pass "dpkg -i succeeds" || abort "dpkg -i failed (status $installed)"
+[[ $(dpkg-query -W -f='${db:Status-Abbrev}' healthgate 2> /dev/null) == "ii " ]] &&
+  pass "dpkg says healthgate $(dpkg-query -W -f='${Version}' healthgate) is installed" || fail "dpkg does not list healthgate as installed"
+dpkg-query -L healthgate > "$OUT/files.txt"
+missing=$(while read -r path; do [[ -e $path ]] || echo "$path"; done < "$OUT/files.txt")
+[[ $(wc -l < "$OUT/files.txt") -gt 20 && -z $missing ]] && pass "all $(wc -l < "$OUT/files.txt") paths the package lists exist" ||
+  fail "paths the package lists are missing: ${missing:-(it lists only $(wc -l < "$OUT/files.txt"))}"
+for path in /usr/bin/healthgate /lib/systemd/system/healthgate.service /usr/lib/sysusers.d/healthgate.conf \
+  /lib/udev/rules.d/70-healthgate-pedometer.rules /usr/share/dbus-1/system.d/healthgate.conf \
+  /etc/healthgate/config.json /usr/share/doc/healthgate/copyright /usr/share/man/man1/healthgate.1.gz; do
+  grep -qxF "$path" "$OUT/files.txt" && [[ -f $path ]] || fail "$path is not installed by the package"
+done
+[[ $(/usr/bin/healthgate --version) == "healthgate $VERSION" ]] && pass "/usr/bin/healthgate --version: $(/usr/bin/healthgate --version)" ||
+  fail "/usr/bin/healthgate --version says '$(/usr/bin/healthgate --version 2>&1)', the package $VERSION"
+exec_start=$(grep '^ExecStart=' /lib/systemd/system/healthgate.service)
+[[ $exec_start == 'ExecStart=/usr/bin/healthgate '* ]] && pass "the unit runs /usr/bin/healthgate: $exec_start" ||
+  fail "the unit's ExecStart is '$exec_start'"
+[[ $(inside systemctl show -P FragmentPath healthgate.service) == /lib/systemd/system/healthgate.service ]] &&
+  pass "systemd loads the unit from /lib/systemd/system" || fail "systemd's FragmentPath: $(inside systemctl show -P FragmentPath healthgate.service)"
+dpkg-query -W -f='${Conffiles}\n' healthgate | grep -q '^ /etc/healthgate/config.json ' &&
+  pass "/etc/healthgate/config.json is a conffile" || fail "/etc/healthgate/config.json is not a conffile"
+
+say "postinst: the user, the enablement, the service started"
+IFS=: read -r _ _ uid gid _ home shell < <(getent passwd healthgate)
+[[ -n ${uid:-} && $uid -lt 1000 && $home == /var/lib/healthgate && $shell == /usr/sbin/nologin ]] &&
+  pass "system user healthgate: uid $uid, gid $gid ($(getent group "$gid" | cut -d: -f1)), home $home, shell $shell" ||
+  fail "no system user healthgate as the sysusers entry declares: $(getent passwd healthgate)"
+groups=" $(id -nG healthgate 2> /dev/null) "
+[[ $groups == *" dialout "* && $groups == *" bluetooth "* ]] && pass "healthgate is in the groups:$groups" ||
+  fail "healthgate's groups are$groups (dialout and bluetooth exist: $(getent group dialout bluetooth | cut -d: -f1 | paste -sd' '))"
+wants=/etc/systemd/system/multi-user.target.wants/healthgate.service
+[[ $(readlink "$wants") == /lib/systemd/system/healthgate.service ]] && pass "enabled: $wants -> $(readlink "$wants")" ||
+  fail "no enablement link $wants ($(readlink "$wants"))"
+[[ $(inside systemctl is-enabled healthgate.service) == enabled ]] && pass "systemctl is-enabled: enabled" ||
+  fail "systemctl is-enabled: $(inside systemctl is-enabled healthgate.service)"
+active() { [[ $(inside systemctl is-active healthgate.service) == active ]]; }
+if poll 30 active; then
+  pass "postinst started it: systemctl is-active: active"
+else
+  inside systemctl status --no-pager healthgate.service
+  abort "not started by postinst: $(inside systemctl is-active healthgate.service)"
+fi
+STATE_DIRECTORY=/var/lib/$(unit StateDirectory)
+RUNTIME_DIRECTORY=/run/$(unit RuntimeDirectory)
+CONFIGURATION_DIRECTORY=/etc/$(unit ConfigurationDirectory)
+echo "unit: User=$(unit User) Group=$(unit Group) SupplementaryGroups=$(unit SupplementaryGroups)" \
+  "StateDirectory=$STATE_DIRECTORY RuntimeDirectory=$RUNTIME_DIRECTORY ConfigurationDirectory=$CONFIGURATION_DIRECTORY"
+status_answers() { inside /usr/bin/healthgate status > "$OUT/status-default.txt" 2>&1; }
+if poll 60 status_answers; then
+  pass "the default configuration runs; healthgate status: $(grep -c ' source \| sink ' "$OUT/status-default.txt") plugins"
+  cat "$OUT/status-default.txt"
+else
+  cat "$OUT/status-default.txt"
+  fail "healthgate status does not answer with the default configuration"
+  service_report
+fi
+
+say "a simulated heart-rate monitor in $CONFIGURATION_DIRECTORY/config.json, then systemctl restart"
+CONFIG=$CONFIGURATION_DIRECTORY/config.json
+# The packaged configuration with its sources replaced: its store, socket and sink stay.
+/usr/bin/python3 - "$CONFIG" <<'PYTHON' || fail "cannot rewrite $CONFIG"
+import json, sys
+path = sys.argv[1]
+config = json.load(open(path))
+config["sources"] = [{"kind": "ble-heart-rate", "name": "simulated", "config": {
+    "transport": "simulated", "simulation": {"heartRateMonitors": 1, "notificationsPerSecond": 2}}}]
+open(path, "w").write(json.dumps(config, indent=2) + "\n")
+PYTHON
+cp "$CONFIG" "$OUT/config.json"
+inside /usr/bin/healthgate config check "$CONFIG" && pass "healthgate config check $CONFIG" || fail "the test configuration is invalid"
+DB=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["store"]["path"])' "$CONFIG")
+[[ $DB == "$STATE_DIRECTORY"/* ]] && pass "the store is under the unit's StateDirectory: $DB" || fail "the store $DB is not under $STATE_DIRECTORY"
+inside systemctl restart healthgate.service && pass "systemctl restart healthgate" || fail "systemctl restart healthgate failed"
+heart_rates() { as_service sqlite3 -cmd '.timeout 5000' "$DB" "SELECT count(*) FROM samples_readable WHERE type = 'heartRate'" 2> /dev/null || echo 0; }
+enough() { [[ $(heart_rates) -ge 10 ]]; }
+if poll 90 enough; then
+  pass "samples arrive in $DB: $(heart_rates) heart-rate samples, read as the service user"
+else
+  fail "fewer than 10 heart-rate samples in $DB after 90 s ($(heart_rates))"
+  service_report
+fi
+[[ $(stat -c %U:%G "$DB") == healthgate:healthgate ]] && pass "the store belongs to the service user: $(stat -c '%U:%G %A' "$DB")" ||
+  fail "the store belongs to $(stat -c %U:%G "$DB")"
+[[ $(stat -c '%U:%G %a' "$STATE_DIRECTORY") == "healthgate:healthgate 750" ]] && pass "$STATE_DIRECTORY: $(stat -c '%U:%G %a' "$STATE_DIRECTORY")" ||
+  fail "$STATE_DIRECTORY: $(stat -c '%U:%G %a' "$STATE_DIRECTORY"), not healthgate:healthgate 750"
+PID=$(unit MainPID)
+proc() { inside cat "/proc/$PID/status" | awk -v key="$1:" '$1 == key { $1 = ""; print substr($0, 2) }'; }
+if ((PID == 0)); then
+  fail "the service is not running (MainPID 0): the checks of its process and socket are skipped"
+  service_report
+else
+  expected_groups=$(for group in dialout bluetooth healthgate; do getent group "$group" | cut -d: -f3; done | sort -n | paste -sd' ')
+  [[ $(inside readlink "/proc/$PID/exe") == /usr/bin/healthgate ]] && pass "the main process $PID is /usr/bin/healthgate" ||
+    fail "the main process $PID is $(inside readlink "/proc/$PID/exe")"
+  [[ $(proc Uid) == "$uid $uid $uid $uid" && $(proc Gid) == "$gid $gid $gid $gid" ]] &&
+    pass "it runs as healthgate (ps: $(inside ps -o user= -p "$PID"); Uid $(proc Uid); Gid $(proc Gid))" ||
+    fail "it runs with Uid $(proc Uid), Gid $(proc Gid), not $uid/$gid"
+  [[ $(tr ' ' '\n' <<< "$(proc Groups)" | sed '/^$/d' | sort -n | paste -sd' ') == "$expected_groups" ]] &&
+    pass "its supplementary groups are dialout, bluetooth and healthgate ($(proc Groups))" ||
+    fail "its supplementary groups are $(proc Groups), not $expected_groups"
+  [[ $(proc NoNewPrivs) == 1 && $(proc CapEff) == 0000000000000000 && $(proc Seccomp) == 2 ]] &&
+    pass "the sandbox holds: NoNewPrivs 1, CapEff 0, Seccomp 2 (filter)" ||
+    fail "the sandbox: NoNewPrivs $(proc NoNewPrivs), CapEff $(proc CapEff), Seccomp $(proc Seccomp)"
+  # As an operator types it: the socket comes from /etc/healthgate/config.json; then explicitly
+  # the one in the unit's RuntimeDirectory.
+  if inside /usr/bin/healthgate status > "$OUT/status.txt" 2>&1 && grep -q "pid $PID," "$OUT/status.txt" &&
+    grep -qE '^simulated +ble-heart-rate +source +running' "$OUT/status.txt"; then
+    pass "healthgate status answers: $(head -n 1 "$OUT/status.txt")"
+  else
+    fail "healthgate status did not report the running simulated source of pid $PID"
+  fi
+  cat "$OUT/status.txt"
+  inside /usr/bin/healthgate status --socket "$RUNTIME_DIRECTORY/control.sock" --format json > "$OUT/status.json" 2>&1 &&
+    grep -q "\"pid\" : $PID," "$OUT/status.json" && pass "healthgate status --socket $RUNTIME_DIRECTORY/control.sock answers" ||
+    { fail "healthgate status --socket $RUNTIME_DIRECTORY/control.sock"; cat "$OUT/status.json"; }
+  [[ $(stat -c %U:%G "$RUNTIME_DIRECTORY/control.sock") == healthgate:healthgate ]] &&
+    pass "the control socket: $(stat -c '%U:%G %a' "$RUNTIME_DIRECTORY/control.sock")" ||
+    fail "the control socket: $(stat -c '%U:%G %a' "$RUNTIME_DIRECTORY/control.sock")"
+fi
+inside /usr/bin/healthgate query samples --type heartRate --last 10m --limit 3 > "$OUT/query.txt" 2>&1 &&
+  grep -q 'count/min' "$OUT/query.txt" &&
+  pass "healthgate query samples finds the store through the configuration: $(sed -n 2p "$OUT/query.txt" | tr -s ' ')" ||
+  { fail "healthgate query samples lists no heart rate"; cat "$OUT/query.txt"; }
+[[ $(unit NRestarts) == 0 ]] && pass "systemd never had to restart it (NRestarts 0)" ||
+  fail "systemd restarted it $(unit NRestarts) times (Restart=on-failure)"
+
+say "dpkg -i again: a reinstallation takes the upgrade path of the maintainer scripts"
+before=$(unit MainPID)
+inside env DEBIAN_FRONTEND=noninteractive dpkg -i "$DEB" > "$OUT/dpkg-reinstall.log" 2>&1 && pass "dpkg -i succeeds again" ||
+  { fail "dpkg -i of the installed version failed"; cat "$OUT/dpkg-reinstall.log"; }
+restarted() { active && [[ $(unit MainPID) != "$before" && $(unit MainPID) != 0 ]]; }
+poll 30 restarted && pass "postinst restarted the service (pid $before, now $(unit MainPID))" ||
+  { fail "the service was not restarted by the reinstallation"; service_report; }
+cmp -s "$CONFIG" "$OUT/config.json" && pass "the changed conffile is kept as it is" || fail "the reinstallation changed $CONFIG"
+[[ $(getent passwd healthgate | cut -d: -f3,4) == "$uid:$gid" ]] && pass "the user is the same ($uid:$gid)" ||
+  fail "the user changed: $(getent passwd healthgate)"
+grows() { [[ $(heart_rates) -gt $1 ]]; }
+count=$(heart_rates)
+poll 30 grows "$count" && pass "samples keep arriving ($count, then $(heart_rates))" || fail "no samples after the reinstallation"
+
+say "systemctl stop: a graceful stop"
+inside systemctl stop healthgate.service && pass "systemctl stop healthgate" || fail "systemctl stop healthgate failed"
+result="$(unit Result) $(unit ExecMainCode) $(unit ExecMainStatus)"
+# ExecMainCode 1 is CLD_EXITED: the process exited by itself, with status 0.
+[[ $result == "success 1 0" ]] && pass "it exited 0 on SIGTERM (Result success, ExecMainCode exited, status 0)" ||
+  fail "stop: Result, ExecMainCode, ExecMainStatus = $result"
+inside journalctl -u healthgate.service --no-pager -o short-monotonic > "$OUT/healthgate.journal" 2>&1
+tail -n 15 "$OUT/healthgate.journal"
+sqlite3 "$DB" ".backup '$OUT/samples.sqlite'" || fail "cannot copy the store to $OUT"
+kept=$(heart_rates)
+
+say "dpkg -r healthgate"
+inside env DEBIAN_FRONTEND=noninteractive dpkg -r healthgate > "$OUT/dpkg-remove.log" 2>&1 && pass "dpkg -r succeeds" ||
+  fail "dpkg -r failed"
+cat "$OUT/dpkg-remove.log"
+gone=()
+for path in /usr/bin/healthgate /lib/systemd/system/healthgate.service /usr/lib/sysusers.d/healthgate.conf \
+  /lib/udev/rules.d/70-healthgate-pedometer.rules /usr/share/dbus-1/system.d/healthgate.conf; do
+  [[ -e $path ]] && gone+=("$path")
+done
+((${#gone[@]} == 0)) && pass "the binary, the unit, the sysusers entry, the rules and the policy are gone" ||
+  fail "still there after dpkg -r: ${gone[*]}"
+cmp -s "$CONFIG" "$OUT/config.json" && pass "the conffile $CONFIG is kept, as the administrator changed it" ||
+  fail "the conffile $CONFIG was not kept"
+[[ -f $DB && $(heart_rates) -eq $kept ]] && pass "the store is kept: $DB with its $kept heart-rate samples" ||
+  fail "the store $DB was not kept"
+[[ $(dpkg-query -W -f='${db:Status-Abbrev}' healthgate 2> /dev/null) == "rc " ]] &&
+  pass "dpkg: removed, configuration files remain (rc)" || fail "dpkg status after -r: $(dpkg-query -W -f='${db:Status-Abbrev}' healthgate)"
+[[ $(inside systemctl is-active healthgate.service) != active ]] && pass "the service is not running" || fail "the service still runs"
+
+say "dpkg -P healthgate"
+inside env DEBIAN_FRONTEND=noninteractive dpkg -P healthgate > "$OUT/dpkg-purge.log" 2>&1 && pass "dpkg -P succeeds" ||
+  fail "dpkg -P failed"
+cat "$OUT/dpkg-purge.log"
+left=()
+for path in "$CONFIG" "$CONFIGURATION_DIRECTORY" "$STATE_DIRECTORY" "$wants" /etc/systemd/system/healthgate.service \
+  /var/lib/systemd/deb-systemd-helper-enabled/healthgate.service.dsh-also \
+  /var/lib/systemd/deb-systemd-helper-masked/healthgate.service; do
+  [[ -e $path || -L $path ]] && left+=("$path")
+done
+((${#left[@]} == 0)) && pass "the conffile, $CONFIGURATION_DIRECTORY, $STATE_DIRECTORY, the enablement and the mask are gone" ||
+  fail "still there after dpkg -P: ${left[*]}"
+status=$(dpkg -s healthgate 2>&1)
+[[ $? -ne 0 && $status == *"is not installed"* ]] && pass "dpkg -s healthgate: $status" || fail "dpkg -s healthgate: $status"
+getent passwd healthgate > /dev/null && pass "the system user healthgate stays (Debian practice: the postrm says why)" ||
+  fail "the system user is gone, though the postrm keeps it"
+[[ -z $(inside pgrep -u healthgate) ]] && pass "no process of healthgate is left" || fail "processes of healthgate left: $(inside pgrep -a -u healthgate)"
+
+finish
