@@ -210,6 +210,26 @@ final class HomeAssistantDiscoveryTests: XCTestCase {
         }))
     }
 
+    /// A device forgotten while the gateway was stopped: the tombstones name it, so the sink
+    /// that starts next removes its sensors, though nothing of its earlier run survived.
+    func testADeviceForgottenWhileTheSinkWasStoppedIsRemovedAtTheNextStart() async throws {
+        let first = try await start(.record)
+        try await store.write(try records())
+        try await waitUntilCaughtUp("every record acknowledged")
+        first.shutdown.requestStop()
+        try await first.task.value
+
+        try await store.delete(.device("C0:C1:C2:C3:C4:C5", from: .distantPast, to: .distantFuture))
+        let second = try await start(.record)
+        try await waitUntilCaughtUp("the deletions acknowledged")
+        second.shutdown.requestStop()
+        try await second.task.value
+
+        let retained = Set(try await retained("homeassistant/#", name: "after-restart").map(\.topic))
+        XCTAssertFalse(retained.contains { $0.contains("C0_C1_C2_C3_C4_C5") }, "the bike's sensors are gone: \(retained.sorted())")
+        XCTAssertEqual(retained.count, 11, "the strap's 4 and the station's 7 stay: \(retained.sorted())")
+    }
+
     func testTheDiscoveryKeysAreCheckedAndOffByDefault() throws {
         XCTAssertFalse(MQTTBrokerConfiguration(host: "broker").homeAssistantDiscovery)
         XCTAssertEqual(MQTTBrokerConfiguration(host: "broker").homeAssistantPrefix, "homeassistant")
