@@ -12,25 +12,9 @@ import XCTest
 /// subscriber and checked as Home Assistant reads it (check_home_assistant_discovery.py renders
 /// each value_template with Jinja2 on the values its state topic carried), and forgetting a
 /// device removes its configs from the broker.
-final class HomeAssistantDiscoveryTests: XCTestCase {
-    var directory: URL!
-    var broker: MosquittoBroker!
-    var store: HealthStore!
+final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
     let ids = SampleIDGenerator(seed: 23)
     let date = Date(timeIntervalSince1970: 1_800_000_000)
-
-    override func setUp() async throws {
-        directory = try TestEnvironment.temporaryDirectory("mqtt-ha")
-        broker = try MosquittoBroker(directory: directory, persistent: true)
-        try await broker.start()
-        store = try await HealthStore.open(path: directory.appendingPathComponent("store.sqlite").path)
-    }
-
-    override func tearDown() async throws {
-        await store?.close()
-        broker.stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
 
     let strap = Device(
         name: "Polar H10 1A2B3C4D", manufacturer: "Polar Electro Oy", model: "H10", firmwareVersion: "3.1.1",

@@ -10,24 +10,8 @@ import XCTest
 
 /// The sink following a real store, against a real `mosquitto` on 127.0.0.1, recorded by a real
 /// `mosquitto_sub`.
-final class MQTTBrokerSinkTests: XCTestCase {
-    var directory: URL!
-    var broker: MosquittoBroker!
-    var store: HealthStore!
+final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
     let ids = SampleIDGenerator(seed: 11)
-
-    override func setUp() async throws {
-        directory = try TestEnvironment.temporaryDirectory("mqtt")
-        broker = try MosquittoBroker(directory: directory, persistent: true)
-        try await broker.start()
-        store = try await HealthStore.open(path: directory.appendingPathComponent("store.sqlite").path)
-    }
-
-    override func tearDown() async throws {
-        await store?.close()
-        broker.stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
 
     let device = Device(name: "Polar H10", manufacturer: "Polar Electro Oy", localIdentifier: "A0:9E:1A:00:11:22")
 
