@@ -30,6 +30,18 @@ final class CGMSourceTests: XCTestCase {
         }
     }
 
+    /// Lets discovery find `profile`'s sensor and waits until the source asks it for records
+    /// (the RACP write that ends every connection's set-up); returns that link.
+    @discardableResult
+    static func connect(_ profile: FakeProfile, on transport: FakeBLETransport, in h: SourceHarness) async throws -> FakeConnection {
+        try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+        transport.emit(.found(profile.peripheral))
+        try await h.waitFor("the request for every record") {
+            transport.latest(profile.address)?.writes.contains { $0.0 == Self.racp } == true
+        }
+        return try XCTUnwrap(transport.latest(profile.address))
+    }
+
     /// A record with trend and quality and its E2E-CRC: size 15 would be with status octets;
     /// here flags 0x03, size 12.
     static func record(_ offset: Int, _ milligrams: Int, crc: Bool = true) -> [UInt8] {
@@ -133,12 +145,7 @@ final class CGMSourceTests: XCTestCase {
             CGMConfiguration.self, from: Data(#"{"session": "start", "communicationIntervalMinutes": 5}"#.utf8))
         let h = try harness(transport, configuration)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("the request for every record") {
-                transport.latest(profile.address)?.writes.contains { $0.0 == Self.racp } == true
-            }
-            let link = try XCTUnwrap(transport.latest(profile.address))
+            let link = try await Self.connect(profile, on: transport, in: h)
             link.send(E2ECRC.appending(to: [0x1C, 0x1A, 0x01]), on: Self.socp)
             link.send(E2ECRC.appending(to: [0x1C, 0x01, 0x05]), on: Self.socp)
             link.send(Self.record(0, 100), on: Self.measurement)
@@ -165,11 +172,7 @@ final class CGMSourceTests: XCTestCase {
         let transport = FakeBLETransport(profiles: [profile], clock: clock)
         let h = try harness(transport, clockTrust: .unsynchronized)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("the request for every record") {
-                transport.latest(profile.address)?.writes.contains { $0.0 == Self.racp } == true
-            }
+            try await Self.connect(profile, on: transport, in: h)
             transport.latest(profile.address)?.send(Self.record(180, 100), on: Self.measurement)
             try await h.waitFor("the record") { h.quantities(.bloodGlucose).count == 1 }
         }
@@ -192,11 +195,7 @@ final class CGMSourceTests: XCTestCase {
             CGMConfiguration.self, from: Data(#"{"session": "stop", "communicationIntervalMinutes": 5}"#.utf8))
         let h = try harness(transport, configuration)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("the request for every record") {
-                transport.latest(profile.address)?.writes.contains { $0.0 == Self.racp } == true
-            }
+            try await Self.connect(profile, on: transport, in: h)
             transport.latest(profile.address)?.send(Self.record(60, 100), on: Self.measurement)
             try await h.waitFor("the record") { h.quantities(.bloodGlucose).count == 1 }
         }
