@@ -22,14 +22,8 @@ OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/btvirt.sh"
 EXAMPLES=/usr/share/doc/bluez-test-scripts/examples
 PY=/usr/bin/python3          # Debian's python3 has dbus and gi; the pyenv one does not
-failures=0
 
-say() { printf '\n--- [%6.1fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-# poll SECONDS COMMAND...: re-run COMMAND every 0.25 s until it succeeds or time runs out.
-poll() { local limit=$((SECONDS + $1)); shift
-  until "$@"; do ((SECONDS >= limit)) && return 1; sleep 0.25; done; }
+source "$REPO/Tests/DeviceLab/lib/checks.sh"
 
 [[ -x $HG ]] || { echo "FAIL: $HG missing (build on the host first)"; exit 1; }
 

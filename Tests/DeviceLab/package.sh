@@ -30,13 +30,7 @@ REPO=${1:?usage: package.sh REPO HEALTHGATE DEB}
 HG=${2:?usage: package.sh REPO HEALTHGATE DEB}
 DEB=${3:?usage: package.sh REPO HEALTHGATE DEB}
 OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
-failures=0
-say() { printf '\n--- [%6.1fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-# poll SECONDS COMMAND...: re-run COMMAND every 0.25 s until it succeeds or time runs out.
-poll() { local limit=$((SECONDS + $1)); shift
-  until "$@"; do ((SECONDS >= limit)) && return 1; sleep 0.25; done; }
+source "$REPO/Tests/DeviceLab/lib/checks.sh"
 [[ -f $DEB ]] || { echo "FAIL: no package at $DEB"; exit 1; }
 VERSION=$(dpkg-deb -f "$DEB" Version)
 echo "package: $DEB (healthgate $VERSION); the binary it was built from: $HG"

@@ -1,18 +1,12 @@
 # lib/bluetooth-scenario.sh - sourced by the BLE scenarios that run inside the lab VM
-# (bluetooth-multi.sh, bluetooth-health.sh): checks and polling, the Bluetooth stack with COUNT
+# (bluetooth-multi.sh, bluetooth-health.sh): lib/checks.sh, the Bluetooth stack with COUNT
 # btvirt controllers and bluetoothd, adapters powered through D-Bus, a healthgate run and its stop.
 # Expects REPO, HG and OUT set by the scenario.
 source "$REPO/Tests/DeviceLab/lib/btvirt.sh"
 PY=/usr/bin/python3          # Debian's python3 has dbus and gi; the pyenv one does not
 PERIPHERALS=$REPO/Tests/DeviceLab/peripherals
-failures=0
 
-say() { printf '\n--- [%6.1fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-# poll SECONDS COMMAND...: re-run COMMAND every 0.25 s until it succeeds or time runs out.
-poll() { local limit=$((SECONDS + $1)); shift
-  until "$@"; do ((SECONDS >= limit)) && return 1; sleep 0.25; done; }
+source "$REPO/Tests/DeviceLab/lib/checks.sh"
 
 # power ADAPTER on|off: Adapter1.Powered through bluetoothd, as an administrator would.
 power() {

@@ -1,0 +1,9 @@
+# lib/checks.sh - sourced by every scenario that runs inside the lab VM: a heading with the
+# guest's uptime, PASS and FAIL lines (FAILs counted in $failures), and polling.
+failures=0
+say() { printf '\n--- [%6.1fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# poll SECONDS COMMAND...: re-run COMMAND every 0.25 s until it succeeds or time runs out.
+poll() { local limit=$((SECONDS + $1)); shift
+  until "$@"; do ((SECONDS >= limit)) && return 1; sleep 0.25; done; }
