@@ -87,7 +87,7 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
         let retained = try await retained("#", name: "late-check")
         let input = try JSONSerialization.data(
             withJSONObject: ["messages": json(recorder.messages), "retained": json(retained), "prefix": "homeassistant"])
-        let result = try await TestPython.run("plugins/MQTTBroker/Tests/check_home_assistant_discovery.py", input: input)
+        let result = try await TestPython.run("plugins/MQTTBroker/Fixtures/check_home_assistant_discovery.py", input: input)
         XCTAssertEqual(result.status, 0, "the discovery check failed:\n\(result.errors)")
         return try result.output.split(separator: "\n").map { try JSONDecoder().decode(Sensor.self, from: Data($0.utf8)) }
     }
