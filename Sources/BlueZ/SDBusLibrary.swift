@@ -1,5 +1,5 @@
 internal import CSystemd
-public import LinuxSystem
+import LinuxSystem
 
 /// libsystemd's sd-bus, opened with dlopen(3) when a D-Bus connection opens (a ``LazyLibrary``),
 /// so a gateway without Bluetooth sources never maps libsystemd nor the libraries it depends on.

@@ -1,5 +1,5 @@
-public import HealthModel
-public import FoundationEssentials
+import HealthModel
+import FoundationEssentials
 
 /// Any JSON value, kept as parsed, so that a plugin's `config` object can be decoded later by
 /// the plugin's own `Configuration` type, with key paths that point into the file.

@@ -1,4 +1,4 @@
-public import BLECentral
+import BLECentral
 public import BLETransport
 import Foundation
 import Synchronization

@@ -1,7 +1,7 @@
-public import BLECentral
+import BLECentral
 public import Foundation
 public import HealthModel
-public import GatewayRuntime
+import GatewayRuntime
 public import SampleBus
 import XCTest
 

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 
 /// The length of a statistics bucket in calendar terms, as HealthKit's statistics collections
 /// use `DateComponents`: a day bucket runs from one local midnight to the next, so the day a

@@ -1,4 +1,4 @@
-public import HealthModel
+import HealthModel
 import SQLite
 
 extension HealthStore {

@@ -1,4 +1,4 @@
-public import HealthModel
+import HealthModel
 
 /// What the store keeps of the change log once every follower (a remote sink) acknowledged it.
 public enum LogRetention: Sendable, Hashable {

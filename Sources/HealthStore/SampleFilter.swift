@@ -1,4 +1,4 @@
-public import HealthModel
+import HealthModel
 import SQLite
 
 /// Narrows sample queries and statistics to the samples of one device and/or with metadata

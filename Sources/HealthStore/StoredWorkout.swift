@@ -1,5 +1,5 @@
 import AsyncPrimitives
-public import FoundationEssentials
+import FoundationEssentials
 public import HealthModel
 
 /// The order of query results by start date.

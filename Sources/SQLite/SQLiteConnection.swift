@@ -1,5 +1,5 @@
 internal import CSQLite
-public import FoundationEssentials
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

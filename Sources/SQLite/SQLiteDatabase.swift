@@ -1,4 +1,4 @@
-public import AsyncPrimitives
+import AsyncPrimitives
 import FoundationEssentials
 import Dispatch
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 public import GatewayRuntime
-public import FoundationEssentials
+import FoundationEssentials
 
 /// One compiled-in plugin: its kind, its summary, and how to validate and build it from a
 /// `config` object.

@@ -4,7 +4,7 @@ import FoundationEssentials
 public import GatewayRuntime
 import Synchronization
 public import Metrics
-public import Workouts
+import Workouts
 public import WorkoutRuntime
 public import WorkoutPresentation
 

@@ -1,5 +1,5 @@
 internal import CMicroHTTPD
-public import LinuxSystem
+import LinuxSystem
 
 /// libmicrohttpd, opened with dlopen(3) when the board starts (a ``LazyLibrary``), so a gateway
 /// without a board never maps it nor the TLS libraries it depends on (GnuTLS, p11-kit, nettle

@@ -1,5 +1,5 @@
 public import WorkoutRuntime
-public import Workouts
+import Workouts
 import FoundationEssentials
 public import HealthModel
 public import GatewayRuntime

@@ -1,4 +1,4 @@
-public import BLETransport
+import BLETransport
 import BlueZ
 
 /// What was being done when BlueZ failed, for mapping its error names.

@@ -1,4 +1,4 @@
-public import BLETransport
+import BLETransport
 import Dispatch
 import LinuxSystem
 

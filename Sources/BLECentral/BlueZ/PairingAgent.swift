@@ -1,6 +1,6 @@
-public import BLETransport
+import BLETransport
 import BlueZ
-public import GatewayRuntime
+import GatewayRuntime
 import Synchronization
 
 /// Asks a person for the passkey a device shows, for the device at the given upper-case

@@ -1,6 +1,6 @@
 public import BLETransport
 public import GatewayRuntime
-public import FoundationEssentials
+import FoundationEssentials
 
 /// Which peripherals a source follows. Whatever the selection, the source checks every
 /// discovered device itself (``DeviceFilter``), because BlueZ merges the discovery filters of all

@@ -1,5 +1,5 @@
 public import BLETransport
-public import AsyncPrimitives
+import AsyncPrimitives
 public import SampleBus
 import GatewayRuntime
 import FoundationEssentials

@@ -1,5 +1,5 @@
 public import FoundationEssentials
-public import HealthModel
+import HealthModel
 import SQLite
 
 /// How one write changed the store.

@@ -1,6 +1,6 @@
 import AsyncPrimitives
-public import FoundationEssentials
-public import HealthModel
+import FoundationEssentials
+import HealthModel
 import SQLite
 import Synchronization
 import Dispatch

@@ -1,8 +1,8 @@
 import AsyncPrimitives
-public import FoundationEssentials
-public import HealthModel
+import FoundationEssentials
+import HealthModel
 public import HealthStore
-public import GatewayRuntime
+import GatewayRuntime
 public import SampleBus
 import Synchronization
 

@@ -1,5 +1,5 @@
 import FoundationEssentials
-public import HealthModel
+import HealthModel
 public import HealthStore
 public import GatewayRuntime
 import SQLite

@@ -1,6 +1,6 @@
-public import BLECentral
+import BLECentral
 public import BLETransport
-public import FoundationEssentials
+import FoundationEssentials
 public import GatewayRuntime
 import Synchronization
 #if canImport(Glibc)

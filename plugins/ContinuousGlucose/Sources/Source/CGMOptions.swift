@@ -1,4 +1,4 @@
-public import BLECentral
+import BLECentral
 public import GatewayRuntime
 
 /// The `ble-cgm` source's own `config` keys, beside the shared Bluetooth keys

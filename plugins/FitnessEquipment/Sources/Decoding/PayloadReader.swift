@@ -1,4 +1,4 @@
-public import GATTDecoding
+import GATTDecoding
 
 /// The fitness characteristics' field reader.
 typealias PayloadReader = GATTPayloadReader<FitnessCharacteristic>

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 public import HealthModel
-public import HealthStore
+import HealthStore
 public import RemoteSinkKit
 import GatewayRuntime
 

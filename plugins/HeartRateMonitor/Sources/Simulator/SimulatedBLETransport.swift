@@ -1,5 +1,5 @@
 public import GatewayRuntime
-public import BLECentral
+import BLECentral
 public import BLETransport
 import FoundationEssentials
 import HealthModel

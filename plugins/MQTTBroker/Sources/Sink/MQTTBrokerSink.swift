@@ -1,7 +1,7 @@
 public import FoundationEssentials
-public import HealthStore
-public import RemoteSinkKit
-public import GatewayRuntime
+import HealthStore
+import RemoteSinkKit
+import GatewayRuntime
 public import SampleBus
 
 /// The `mqtt` sink: publishes the store's changes (records in their latest version, and

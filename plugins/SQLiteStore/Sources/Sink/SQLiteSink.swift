@@ -1,7 +1,7 @@
 public import FoundationEssentials
 public import HealthModel
 public import HealthStore
-public import GatewayRuntime
+import GatewayRuntime
 public import SampleBus
 import AsyncPrimitives
 import Synchronization

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 
 /// The healthgate pedometer text protocol, HGP/1 (specified in plugins/SerialPedometer/README.md).
 ///

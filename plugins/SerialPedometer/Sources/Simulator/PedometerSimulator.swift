@@ -1,5 +1,5 @@
-public import FoundationEssentials
-public import HealthModel
+import FoundationEssentials
+import HealthModel
 public import LinuxSystem
 public import GatewayRuntime
 import AsyncPrimitives

@@ -1,5 +1,5 @@
 public import HealthStore
-public import FoundationEssentials
+import FoundationEssentials
 
 /// A device's counter baseline as a source checkpoint: what the serial pedometer publishes with
 /// every reading and reads back when a device identifies itself.

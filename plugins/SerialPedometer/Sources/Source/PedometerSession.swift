@@ -1,4 +1,4 @@
-public import HealthStore
+import HealthStore
 import FoundationEssentials
 import HealthModel
 import LinuxSystem

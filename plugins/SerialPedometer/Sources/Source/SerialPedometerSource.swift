@@ -1,7 +1,7 @@
-public import FoundationEssentials
+import FoundationEssentials
 import HealthModel
 public import LinuxSystem
-public import GatewayRuntime
+import GatewayRuntime
 public import SampleBus
 import Synchronization
 import Udev
