@@ -201,7 +201,9 @@ public final class SQLiteConnection {
             try run("COMMIT")
             return result
         } catch {
-            try? run("ROLLBACK")
+            // SQLite may have ended the transaction itself (a full disk, an I/O error), so the
+            // ROLLBACK may fail; the body's error is the one that says what went wrong.
+            _ = try? run("ROLLBACK")
             throw error
         }
     }

@@ -122,7 +122,8 @@ final class ClockCorrectionTests: StoreTestCase {
         let ids = makeIDs()
         let sample = try heartRate(ids, at: 0, metadata(nil))
         try await store.write([.quantity(sample)])
-        try await store.delete(.ids([sample.id]))
+        let deleted = try await store.delete(.ids([sample.id]))
+        XCTAssertEqual(deleted.map(\.id), [sample.id])
         // The store dates with the real clock: say it booted 100 s ago on the base before the
         // step, and the step is 30 days back.
         let now = Date()

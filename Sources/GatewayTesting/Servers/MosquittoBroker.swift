@@ -150,7 +150,9 @@ public final class MQTTRecorder: @unchecked Sendable {
 
     public init(broker: MosquittoBroker, filter: String, name: String = "recorder") throws {
         output = broker.directory.appendingPathComponent("\(name).txt")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: output.path])
+        }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
         // One line per message: retained flag, topic, user properties, payload, tab-separated.
         process.arguments = [

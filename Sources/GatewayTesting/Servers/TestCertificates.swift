@@ -55,7 +55,9 @@ public struct TestCertificates: Sendable {
 
     /// Writes a `mosquitto_passwd` file with one user.
     public static func passwordFile(at url: URL, user: String, password: String) throws {
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_passwd")
         process.arguments = ["-b", url.path, user, password]

@@ -65,7 +65,7 @@ extension RecordWriter {
     /// Records that follower `name` is about to send the changes in (`after`, `through`].
     func beginBatch(follower name: String, after: Int64, through: Int64) throws(StoreError) {
         try transaction {
-            try connection.run(
+            _ = try connection.run(
                 "INSERT OR REPLACE INTO follower_batches (follower, after, through) VALUES (?1, ?2, ?3)",
                 [.text(name), .integer(after), .integer(through)])
         }

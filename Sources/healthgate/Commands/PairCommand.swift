@@ -72,7 +72,7 @@ enum PairCommand {
 
     /// Asks on the terminal for the passkey the device shows, off the cooperative pool.
     @Sendable static func askForPasskey(_ address: String) async -> UInt32? {
-        try? await QueueExecutor(label: "healthgate.pair.prompt").run { () -> UInt32? in
+        await QueueExecutor(label: "healthgate.pair.prompt").run { () -> UInt32? in
             let prompt = Array("passkey shown on \(address): ".utf8)
             _ = prompt.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
             guard let line = readLine()?.trimmed(), let value = UInt32(line),

@@ -170,11 +170,13 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
         let recorder = try MQTTRecorder(broker: broker, filter: "homeassistant/#", name: "removals")
         defer { recorder.stop() }
         try await recorder.waitUntilSubscribed(broker: broker, probe: "homeassistant/probe")
-        try await store.delete(.ids([records[0].id]))
+        let deleted = try await store.delete(.ids([records[0].id]))
+        XCTAssertEqual(deleted.map(\.id), [records[0].id])
         try await waitUntilCaughtUp("the deletion acknowledged")
         XCTAssertFalse(recorder.messages.contains { $0.payload.isEmpty }, "a heart rate remains: nothing removed: \(recorder.messages)")
         // The strap forgotten: every record of it deleted.
-        try await store.delete(.device("A0:9E:1A:00:11:22", from: .distantPast, to: .distantFuture))
+        let strap = try await store.delete(.device("A0:9E:1A:00:11:22", from: .distantPast, to: .distantFuture))
+        XCTAssertFalse(strap.isEmpty, "the strap's records deleted")
         try await waitUntilCaughtUp("the strap's deletion acknowledged")
         try await waitUntil(timeout: .seconds(30), "the strap's sensors removed") {
             Set(recorder.messages.filter { $0.topic.contains("A0_9E_1A_00_11_22") && $0.payload.isEmpty }.map(\.topic)).count == 4
@@ -203,7 +205,8 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
         first.shutdown.requestStop()
         try await first.task.value
 
-        try await store.delete(.device("C0:C1:C2:C3:C4:C5", from: .distantPast, to: .distantFuture))
+        let bike = try await store.delete(.device("C0:C1:C2:C3:C4:C5", from: .distantPast, to: .distantFuture))
+        XCTAssertFalse(bike.isEmpty, "the bike's records deleted")
         let second = try await start(.record)
         try await waitUntilCaughtUp("the deletions acknowledged")
         second.shutdown.requestStop()
