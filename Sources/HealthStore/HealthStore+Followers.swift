@@ -22,6 +22,20 @@ public struct FollowerCursor: Sendable, Hashable {
     public var skipped: Int64
     /// When the cursor last moved.
     public var updatedAt: Date
+    /// The receiver asked for nothing to be sent before this time (its Retry-After); nil when it
+    /// did not, or the time passed before the pause ended.
+    public var pausedUntil: Date?
+}
+
+/// A batch a follower began sending and whose changes its cursor has not passed yet.
+public struct BegunBatch: Sendable, Hashable {
+    /// The batch's range of the log: (`after`, `through`].
+    public var after: Int64
+    public var through: Int64
+    /// The key it was first sent under; nil for a batch begun by a version that kept none.
+    public var key: String?
+    /// Whether the receiver acknowledged it (while an older batch was still unanswered).
+    public var acknowledged: Bool
 }
 
 /// What a follower has not been sent yet, from the store's commit records.
@@ -109,24 +123,38 @@ extension HealthStore {
         try await requireWriter().perform { writer throws(StoreError) in try writer.skip(follower: name, to: anchor, count: count) }
     }
 
-    /// Commits that follower `name` is about to send the changes in (`after`, `through`], so that
-    /// after a crash it sends the same range again (``followerBatches(_:)``).
-    public func beginBatch(follower name: String, after: Int64, through: Int64) async throws(StoreError) {
+    /// Commits that follower `name` is about to send the changes in (`after`, `through`] under
+    /// `key`, so that after a stop or a crash it sends the same range again under the same key
+    /// (``followerBatches(_:)``).
+    public func beginBatch(follower name: String, after: Int64, through: Int64, key: String) async throws(StoreError) {
         try await requireWriter().perform { writer throws(StoreError) in
-            try writer.beginBatch(follower: name, after: after, through: through)
+            try writer.beginBatch(follower: name, after: after, through: through, key: key)
         }
     }
 
-    /// The ranges follower `name` began sending and has not acknowledged, oldest first.
-    public func followerBatches(_ name: String) async throws(StoreError) -> [(after: Int64, through: Int64)] {
+    /// Commits that follower `name`'s receiver acknowledged the batch starting after `after`
+    /// while its cursor cannot pass it yet: a restart does not send it again.
+    public func rememberBatch(follower name: String, after: Int64) async throws(StoreError) {
+        try await requireWriter().perform { writer throws(StoreError) in try writer.rememberBatch(follower: name, after: after) }
+    }
+
+    /// Commits the time before which follower `name` sends nothing (its receiver's Retry-After),
+    /// or clears it with nil.
+    public func pause(follower name: String, until date: Date?) async throws(StoreError) {
+        try await requireWriter().perform { writer throws(StoreError) in try writer.pause(follower: name, until: date) }
+    }
+
+    /// The batches follower `name` began sending beyond its cursor, oldest first.
+    public func followerBatches(_ name: String) async throws(StoreError) -> [BegunBatch] {
         let path = self.path
         return try await shortRead(oneStatement: true) { connection throws(StoreError) in
             try Self.run(
-                connection, "SELECT after, through FROM follower_batches WHERE follower = ?1 ORDER BY after", [.text(name)],
-                path: path
+                connection,
+                "SELECT after, through, batch_key, acknowledged FROM follower_batches WHERE follower = ?1 ORDER BY after",
+                [.text(name)], path: path
             ).compactMap { row in
                 guard let after = row.integer(0), let through = row.integer(1) else { return nil }
-                return (after, through)
+                return BegunBatch(after: after, through: through, key: row.text(2), acknowledged: row.integer(3) == 1)
             }
         }
     }
@@ -177,13 +205,15 @@ extension HealthStore {
     public func followers() async throws(StoreError) -> [FollowerCursor] {
         let path = self.path
         return try await read { connection throws(StoreError) in
-            try Self.run(connection, "SELECT name, anchor, skipped, updated_us FROM followers ORDER BY name", [], path: path)
-                .compactMap { row in
-                    guard let name = row.text(0), let anchor = row.integer(1) else { return nil }
-                    return FollowerCursor(
-                        name: name, anchor: anchor, skipped: row.integer(2) ?? 0,
-                        updatedAt: StoreTime.date(microseconds: row.integer(3) ?? 0))
-                }
+            try Self.run(
+                connection, "SELECT name, anchor, skipped, updated_us, paused_until_us FROM followers ORDER BY name", [], path: path
+            ).compactMap { row in
+                guard let name = row.text(0), let anchor = row.integer(1) else { return nil }
+                return FollowerCursor(
+                    name: name, anchor: anchor, skipped: row.integer(2) ?? 0,
+                    updatedAt: StoreTime.date(microseconds: row.integer(3) ?? 0),
+                    pausedUntil: row.integer(4).map { StoreTime.date(microseconds: $0) })
+            }
         }
     }
 

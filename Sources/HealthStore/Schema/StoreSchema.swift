@@ -37,6 +37,7 @@ public enum StoreSchema {
         .code { connection throws(SQLiteError) in try migrateToVersion9(connection) },
         .sql(version10),
         .sql(version11),
+        .sql(version12),
     ]
 
     // Version 1.

@@ -54,20 +54,46 @@ extension RecordWriter {
     /// `count` to its skipped changes.
     func skip(follower name: String, to anchor: Int64, count: Int64) throws(StoreError) {
         try transaction {
+            let previous = try Self.follower(name, connection)?.anchor ?? 0
             try connection.run(
                 "UPDATE followers SET anchor = ?2, skipped = skipped + ?3, updated_us = ?4 WHERE name = ?1",
                 [.text(name), .integer(anchor), .integer(count), .integer(StoreTime.microseconds(now()))])
-            try connection.run("DELETE FROM follower_batches WHERE follower = ?1", [.text(name)])
+            // Forward, the batches beyond the new cursor stay what they were (sent, or being
+            // sent); back (a replaced store), none of them means anything any more.
+            if anchor < previous {
+                try connection.run("DELETE FROM follower_batches WHERE follower = ?1", [.text(name)])
+            } else {
+                try connection.run(
+                    "DELETE FROM follower_batches WHERE follower = ?1 AND through <= ?2", [.text(name), .integer(anchor)])
+            }
             try releaseLog()
         }
     }
 
-    /// Records that follower `name` is about to send the changes in (`after`, `through`].
-    func beginBatch(follower name: String, after: Int64, through: Int64) throws(StoreError) {
+    /// Records that follower `name` is about to send the changes in (`after`, `through`] under
+    /// `key`.
+    func beginBatch(follower name: String, after: Int64, through: Int64, key: String) throws(StoreError) {
         try transaction {
             _ = try connection.run(
-                "INSERT OR REPLACE INTO follower_batches (follower, after, through) VALUES (?1, ?2, ?3)",
-                [.text(name), .integer(after), .integer(through)])
+                "INSERT OR REPLACE INTO follower_batches (follower, after, through, batch_key) VALUES (?1, ?2, ?3, ?4)",
+                [.text(name), .integer(after), .integer(through), .text(key)])
+        }
+    }
+
+    /// Records that follower `name`'s receiver acknowledged its batch starting after `after`.
+    func rememberBatch(follower name: String, after: Int64) throws(StoreError) {
+        try transaction {
+            _ = try connection.run(
+                "UPDATE follower_batches SET acknowledged = 1 WHERE follower = ?1 AND after = ?2", [.text(name), .integer(after)])
+        }
+    }
+
+    /// Sets (or clears, with nil) the time before which follower `name` sends nothing.
+    func pause(follower name: String, until date: Date?) throws(StoreError) {
+        try transaction {
+            _ = try connection.run(
+                "UPDATE followers SET paused_until_us = ?2 WHERE name = ?1",
+                [.text(name), date.map { .integer(StoreTime.microseconds($0)) } ?? .null])
         }
     }
 
@@ -176,10 +202,11 @@ extension RecordWriter {
     /// The follower `name`, or nil.
     static func follower(_ name: String, _ connection: SQLiteConnection) throws -> FollowerCursor? {
         guard let row = try connection.query(
-            "SELECT anchor, skipped, updated_us FROM followers WHERE name = ?1", [.text(name)]
+            "SELECT anchor, skipped, updated_us, paused_until_us FROM followers WHERE name = ?1", [.text(name)]
         ).first, let anchor = row.integer(0) else { return nil }
         return FollowerCursor(
             name: name, anchor: anchor, skipped: row.integer(1) ?? 0,
-            updatedAt: StoreTime.date(microseconds: row.integer(2) ?? 0))
+            updatedAt: StoreTime.date(microseconds: row.integer(2) ?? 0),
+            pausedUntil: row.integer(3).map { StoreTime.date(microseconds: $0) })
     }
 }

@@ -73,8 +73,9 @@ public enum FollowedChange: Sendable, Hashable {
 /// after a crash is rebuilt from the same range: the same changes in the same order, under the
 /// same ``key``. Anchors are only ever handed out above the latest one, so a range can only
 /// lose changes (an object deleted or stored again since moves to a later anchor), never gain
-/// one; a rebuilt batch that lost some has another key and the receiver gets those changes with
-/// the later anchor.
+/// one. A rebuilt batch keeps the key it was first sent under (committed with its range), also
+/// when it lost a change since: the receiver gets that change's later version, with its later
+/// anchor, in a later batch.
 public struct FollowerBatch: Sendable, Hashable {
     /// The anchor the batch starts after.
     public var after: Int64
@@ -85,20 +86,20 @@ public struct FollowerBatch: Sendable, Hashable {
     /// HTTP sink sends it as `Idempotency-Key`.
     public var key: String
 
-    public init(after: Int64, through: Int64, changes: [FollowedChange]) {
+    /// A batch of `changes` under `key`, or under the digest of its changes when nil.
+    public init(after: Int64, through: Int64, changes: [FollowedChange], key: String? = nil) {
         self.after = after
         self.through = through
         self.changes = changes
-        self.key = BatchKey.key(for: changes)
+        self.key = key ?? BatchKey.key(for: changes)
     }
 
-    /// The two halves of a batch a receiver refused, each with its own key (used to find the
-    /// change the receiver refuses).
-    public func halves() -> (first: FollowerBatch, second: FollowerBatch) {
-        let middle = changes.count / 2
-        return (
-            FollowerBatch(after: after, through: through, changes: Array(changes[..<middle])),
-            FollowerBatch(after: after, through: through, changes: Array(changes[middle...])))
+    /// The changes at `part` (indices into ``changes``) as a request of their own: the batch
+    /// itself when `part` is all of it, else a batch with its own key (a half of a batch the
+    /// receiver refused, split to find the refused change).
+    public func part(_ part: Range<Int>) -> FollowerBatch {
+        guard part != changes.indices else { return self }
+        return FollowerBatch(after: after, through: through, changes: Array(changes[part]))
     }
 
     /// The objects stored (not the deletions), in order.

@@ -16,7 +16,7 @@ public enum DeliveryOutcome: Sendable, Hashable {
 
 /// Turns outcomes into decisions and computes retry delays: exponential backoff with jitter,
 /// the receiver's own delay (HTTP Retry-After) when it gave one. Every remote sink uses it.
-public struct DeliveryPolicy: Sendable {
+public struct DeliveryPolicy: Sendable, Hashable {
     public var initialDelay: Duration
     public var maximumDelay: Duration
     public var jitter: Double

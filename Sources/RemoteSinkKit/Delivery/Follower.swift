@@ -4,7 +4,6 @@ import HealthModel
 public import HealthStore
 import GatewayRuntime
 public import SampleBus
-import Synchronization
 
 /// A remote sink's loop over the store's change log: reads the changes after its cursor, sends
 /// them through its ``RemoteReceiver`` in batches, and commits its cursor in the store once the
@@ -57,29 +56,19 @@ public struct Follower: Sendable {
     /// The same while a stop is under way: waiting for the sinks to drain.
     static let stoppingPollInterval = Duration.milliseconds(50)
 
-    /// What became of a batch.
-    enum BatchResult: Sendable {
-        /// Delivered (or its refused changes dead-lettered): the cursor may pass it.
-        case done(records: Int)
-        /// Given up because the gateway is stopping: the cursor stays before it.
-        case stopped
-    }
-
     private enum Event: Sendable {
-        case finished(sequence: Int, BatchResult)
+        /// The receiver answered an attempt for a batch of the window.
+        case answered(slot: Int, DeliveryOutcome)
         /// A commit after the read position, or the poll interval passed.
         case woke
         /// The poll interval passed: time for retention and dead-letter retries.
         case tick
         /// A partial batch waited its interval.
         case intervalDue
-    }
-
-    /// A batch begun and not yet acknowledged.
-    private struct Slot {
-        var sequence: Int
-        var through: Int64
-        var result: BatchResult?
+        /// A part waiting in the window (a backoff, the receiver's pause) may be due.
+        case due
+        /// A graceful stop was requested.
+        case stopRequested
     }
 
     /// Follows the log until a stop (see the type's documentation).
@@ -96,6 +85,9 @@ public struct Follower: Sendable {
         await receiver.close()
     }
 
+    /// The driver around ``DeliveryWindow``: reads batches into it, carries out its actions
+    /// (sends, dead letters, cursor commits) and feeds it events (answers, time, the stop). Its
+    /// own state is what reading the log needs (``LogReading``) and which timers run.
     private func follow(context: FollowerContext) async throws {
         let log = context.logger
         var cursor = try await store.registerFollower(name, startingAt: settings.follow.startFrom)
@@ -104,179 +96,296 @@ public struct Follower: Sendable {
                 cursor = try await store.follower(name) ?? cursor
             }
         }
-        var readFrom = cursor.anchor
+        var reading = LogReading(from: cursor.anchor)
         let bounds = try await store.logBounds()
-        if readFrom > bounds.latest {
+        if reading.readFrom > bounds.latest {
             log.warning(
-                "the cursor \(readFrom) is above the store's latest anchor \(bounds.latest): the store was replaced; "
+                "the cursor \(reading.readFrom) is above the store's latest anchor \(bounds.latest): the store was replaced; "
                     + "sending its log again from the start")
             try await store.skip(follower: name, to: 0, count: 0)
-            readFrom = 0
+            reading = LogReading(from: 0)
         }
-        var replay = try await store.followerBatches(name).filter { $0.through > readFrom }
+        reading.replay = try await store.followerBatches(name).filter { $0.through > reading.readFrom }
         log.info(
-            "following the store from anchor \(readFrom) (latest \(bounds.latest)) to \(receiver.destination)"
-                + (replay.isEmpty ? "" : "; sending \(replay.count) batch(es) begun before the last stop again"))
-        publish(cursor: readFrom, context: context)
-        context.status.setDetail("behind", String(max(0, bounds.latest - readFrom)))
+            "following the store from anchor \(reading.readFrom) (latest \(bounds.latest)) to \(receiver.destination)"
+                + (reading.replay.isEmpty ? "" : "; sending \(reading.replay.count) batch(es) begun before the last stop again"))
+        var window = DeliveryWindow(
+            committed: reading.readFrom, maxInFlight: settings.maxInFlight, policy: settings.policy,
+            pausedUntil: restoredPause(cursor.pausedUntil, context: context))
+        publish(cursor: reading.readFrom, context: context)
+        context.status.setDetail("behind", String(max(0, bounds.latest - reading.readFrom)))
         context.status.setDetail("deadLetters", String(try await store.deadLetters(follower: name).count))
 
-        var window: [Slot] = []
-        var sequence = 0
-        var waiting = false
-        var ticking = false
-        var intervalRunning = false
-        var partialDue = false
-        var partialAfter: Int64?
-        var stopping = false
-        var skipEpisode = false
-        // The cursor as committed in the store.
-        var committed = readFrom
-        // Batches at or below it were skipped by retention: their tasks give up.
-        let skipped = SkipMark()
-        // The greatest anchor seen in the store: the waiter waits for commits above it, not
-        // above the read position (a partial batch waiting its interval lies between the two).
-        var seen = readFrom
+        var timers = Timers()
         try await withThrowingTaskGroup(of: Event.self) { group in
             defer { group.cancelAll() }
+            group.addTask {
+                await context.stopRequest.wait()
+                return .stopRequested
+            }
+            var actions = window.advance(to: context.clock.uptime())
             while true {
                 try Task.checkCancellation()
+                try await carryOut(actions, window: &window, reading: &reading, group: &group, context: context)
+                actions = []
                 // Fill the window.
-                while !stopping, window.count < settings.maxInFlight {
-                    if window.isEmpty, replay.isEmpty {
-                        if let target = try await applyRetention(from: committed, episode: &skipEpisode, context: context) {
-                            committed = target
-                            readFrom = max(readFrom, target)
-                            publish(cursor: target, context: context)
-                        }
+                while window.canBegin {
+                    if window.isEmpty, reading.replay.isEmpty,
+                        let target = try await applyRetention(from: window.committed, episode: &reading.skipEpisode, context: context)
+                    {
+                        actions += window.skip(through: target, now: context.clock.uptime())
+                        reading.passed(target)
+                        publish(cursor: target, context: context)
                     }
-                    let next: FollowerBatch?
-                    if let range = replay.first {
-                        replay.removeFirst()
-                        next = try await rebuild(after: range.after, through: range.through, context: context)
-                    } else {
-                        let read = try await readBatch(
-                            after: &readFrom, partialDue: partialDue, stopping: context.stopRequest.isRequested, context: context)
-                        switch read {
-                        case .batch(let batch):
-                            partialDue = false
-                            partialAfter = nil
-                            next = batch
-                        case .partial(let latest):
-                            seen = max(seen, latest)
-                            if partialAfter != readFrom {
-                                partialAfter = readFrom
-                                if !intervalRunning {
-                                    intervalRunning = true
-                                    let interval = settings.batchInterval
-                                    group.addTask {
-                                        try await context.clock.sleep(for: interval)
-                                        return .intervalDue
-                                    }
-                                }
-                            }
-                            next = nil
-                        case .nothing:
-                            next = nil
-                        }
-                    }
-                    guard let batch = next else { break }
-                    readFrom = batch.through
-                    let slot = sequence
-                    sequence += 1
-                    if batch.changes.isEmpty {
-                        // Nothing the receiver carries: passed at once.
-                        window.append(Slot(sequence: slot, through: batch.through, result: .done(records: 0)))
-                        continue
-                    }
-                    window.append(Slot(sequence: slot, through: batch.through))
-                    group.addTask { .finished(sequence: slot, try await deliver(batch, skipped: skipped, context: context)) }
+                    guard let batch = try await nextBatch(&reading, timers: &timers, group: &group, context: context) else { break }
+                    let (slot, begun) = window.begin(
+                        after: batch.after, through: batch.through, count: batch.changes.count, now: context.clock.uptime())
+                    reading.batches[slot] = batch
+                    try await carryOut(begun, window: &window, reading: &reading, group: &group, context: context)
                 }
-                // Acknowledge the finished prefix of the window.
-                var acknowledged: Int64?
-                var records = 0
-                while let first = window.first, let result = first.result {
-                    window.removeFirst()
-                    switch result {
-                    case .done(let count):
-                        acknowledged = first.through
-                        records += count
-                    case .stopped:
-                        stopping = true
-                    }
-                    if stopping { break }
-                }
-                if let acknowledged, acknowledged > committed {
-                    try await store.acknowledge(follower: name, through: acknowledged)
-                    committed = acknowledged
-                    if records > 0 { context.status.recordsHandled(records, lastDate: nil) }
-                    publish(cursor: acknowledged, context: context)
-                }
-                if stopping, window.allSatisfy({ $0.result != nil }) {
-                    log.notice("stopping while \(receiver.destination) fails; the changes after anchor \(acknowledged ?? readFrom) are sent at the next start")
+                try await carryOut(actions, window: &window, reading: &reading, group: &group, context: context)
+                actions = []
+                if window.isFinished {
+                    log.notice(
+                        "stopping while \(receiver.destination) fails; the changes after anchor \(window.committed) are sent at the next start")
                     return
                 }
-                if window.isEmpty, replay.isEmpty, context.stopRequest.isRequested, context.storeSettled() {
+                if window.isEmpty, !window.isRetryingDeadLetters, reading.replay.isEmpty, context.stopRequest.isRequested,
+                    context.storeSettled()
+                {
                     let latest = try await store.logBounds().latest
-                    if readFrom >= latest {
-                        log.info("sent everything the store holds (anchor \(readFrom)); stopping")
+                    if reading.readFrom >= latest {
+                        log.info("sent everything the store holds (anchor \(reading.readFrom)); stopping")
                         return
                     }
                 }
-                if !ticking {
-                    ticking = true
-                    let poll = Self.pollInterval
-                    group.addTask {
-                        _ = try await context.stopRequest.sleep(for: poll, on: context.clock)
-                        return .tick
-                    }
-                }
-                if !waiting, window.count < settings.maxInFlight {
-                    waiting = true
-                    let after = max(readFrom, seen)
-                    let poll = context.stopRequest.isRequested ? Self.stoppingPollInterval : Self.pollInterval
-                    group.addTask { [store] in
-                        // A stop request wakes it too: the follower then finishes what it can.
-                        try await store.waitForCommit(after: after) { _ = try await context.stopRequest.sleep(for: poll, on: context.clock) }
-                        return .woke
-                    }
-                }
+                schedule(&timers, window: window, reading: reading, group: &group, context: context)
                 guard let event = try await group.next() else { continue }
+                let now = context.clock.uptime()
                 switch event {
-                case .finished(let finished, let result):
-                    if let index = window.firstIndex(where: { $0.sequence == finished }) {
-                        window[index].result = result
-                    }
+                case .answered(let slot, let outcome):
+                    actions = window.answer(slot: slot, outcome: outcome, now: now, random: random())
+                case .due:
+                    timers.wakeAt = nil
+                    actions = window.advance(to: now)
+                case .stopRequested:
+                    actions = window.requestStop(now: now)
                 case .woke:
-                    waiting = false
+                    timers.waiting = false
                 case .tick:
                     // Once stopping, no more ticks: the sleep would end at once, over and over.
-                    ticking = context.stopRequest.isRequested
-                    let backlog = try await store.backlog(after: committed)
+                    timers.ticking = context.stopRequest.isRequested
+                    let backlog = try await store.backlog(after: window.committed)
                     context.status.setDetail("behind", String(backlog.anchors))
-                    if window.isEmpty, replay.isEmpty, !context.stopRequest.isRequested {
-                        try await retryDeadLetters(context: context)
+                    if window.isEmpty, !window.isRetryingDeadLetters, reading.replay.isEmpty, !context.stopRequest.isRequested,
+                        !window.isPaused(at: now)
+                    {
+                        actions = try await retryDeadLetters(window: &window, reading: &reading, context: context)
                     }
                     // A receiver that stays down: what it has not acknowledged may outgrow the
-                    // bounds while batches are in flight. Those the skip passes give up.
+                    // bounds while batches are in the window. The skip passes them.
                     if !window.isEmpty, !context.stopRequest.isRequested,
-                        let target = try await applyRetention(from: committed, episode: &skipEpisode, context: context)
+                        let target = try await applyRetention(from: window.committed, episode: &reading.skipEpisode, context: context)
                     {
-                        committed = target
-                        skipped.raise(to: target)
-                        for index in window.indices where window[index].through <= target && window[index].result == nil {
-                            window[index].result = .done(records: 0)
-                        }
-                        replay.removeAll { $0.through <= target }
-                        readFrom = max(readFrom, target)
+                        actions += window.skip(through: target, now: now)
+                        reading.passed(target)
                         publish(cursor: target, context: context)
                     }
                 case .intervalDue:
-                    intervalRunning = false
-                    if partialAfter == readFrom { partialDue = true }
+                    timers.intervalRunning = false
+                    if reading.partialAfter == reading.readFrom { reading.partialDue = true }
                 }
             }
         }
+    }
+
+    /// What the driver knows of the log beyond the window: where reading goes on, the batches
+    /// begun before the last stop still to send, the batches of the window by slot, and the
+    /// state of a partial batch waiting for its interval.
+    private struct LogReading {
+        var readFrom: Int64
+        /// The greatest anchor seen in the store: the waiter waits for commits above it, not
+        /// above the read position (a partial batch waiting its interval lies between the two).
+        var seen: Int64
+        var replay: [BegunBatch] = []
+        var batches: [Int: FollowerBatch] = [:]
+        /// The dead letters being sent again (their rows), while the window sends them.
+        var deadLetterRows: [Int64] = []
+        var partialAfter: Int64?
+        var partialDue = false
+        var skipEpisode = false
+
+        init(from anchor: Int64) {
+            readFrom = anchor
+            seen = anchor
+        }
+
+        /// Retention moved the cursor to `target`: reading goes on from there.
+        mutating func passed(_ target: Int64) {
+            readFrom = max(readFrom, target)
+            replay.removeAll { $0.through <= target }
+            batches = batches.filter { $0.value.through > target || $0.value.through == 0 }
+        }
+    }
+
+    /// Which of the driver's timers are running (each is a child task that ends with an event).
+    private struct Timers {
+        var waiting = false
+        var ticking = false
+        var intervalRunning = false
+        /// When the `.due` timer running ends, if one is.
+        var wakeAt: Duration?
+    }
+
+    /// The next batch to begin: the oldest range begun before the last stop (empty when the
+    /// receiver acknowledged it then), else the next range of the log (its range and key
+    /// committed first); nil when there is none yet.
+    private func nextBatch(
+        _ reading: inout LogReading, timers: inout Timers, group: inout ThrowingTaskGroup<Event, any Error>, context: FollowerContext
+    ) async throws -> FollowerBatch? {
+        if !reading.replay.isEmpty {
+            let begun = reading.replay.removeFirst()
+            reading.readFrom = max(reading.readFrom, begun.through)
+            if begun.acknowledged {
+                // The receiver has it: nothing to send, the cursor may pass it in turn.
+                return FollowerBatch(after: begun.after, through: begun.through, changes: [])
+            }
+            return try await rebuild(begun, context: context)
+        }
+        let read = try await readBatch(
+            after: &reading.readFrom, partialDue: reading.partialDue, stopping: context.stopRequest.isRequested, context: context)
+        switch read {
+        case .batch(let batch):
+            reading.partialDue = false
+            reading.partialAfter = nil
+            reading.readFrom = batch.through
+            return batch
+        case .partial(let latest):
+            reading.seen = max(reading.seen, latest)
+            if reading.partialAfter != reading.readFrom {
+                reading.partialAfter = reading.readFrom
+                if !timers.intervalRunning {
+                    timers.intervalRunning = true
+                    let interval = settings.batchInterval
+                    group.addTask {
+                        try await context.clock.sleep(for: interval)
+                        return .intervalDue
+                    }
+                }
+            }
+            return nil
+        case .nothing:
+            return nil
+        }
+    }
+
+    /// Starts the timers the window and the log need: the poll tick, the waiter for new commits
+    /// (while the window has room), and the wake-up of the earliest waiting part.
+    private func schedule(
+        _ timers: inout Timers, window: DeliveryWindow, reading: LogReading, group: inout ThrowingTaskGroup<Event, any Error>,
+        context: FollowerContext
+    ) {
+        if !timers.ticking {
+            timers.ticking = true
+            let poll = Self.pollInterval
+            group.addTask {
+                _ = try await context.stopRequest.sleep(for: poll, on: context.clock)
+                return .tick
+            }
+        }
+        if !timers.waiting, window.canBegin {
+            timers.waiting = true
+            let after = max(reading.readFrom, reading.seen)
+            let poll = context.stopRequest.isRequested ? Self.stoppingPollInterval : Self.pollInterval
+            group.addTask { [store] in
+                // A stop request wakes it too: the follower then finishes what it can.
+                try await store.waitForCommit(after: after) { _ = try await context.stopRequest.sleep(for: poll, on: context.clock) }
+                return .woke
+            }
+        }
+        if let due = window.nextWake, timers.wakeAt.map({ due < $0 }) ?? true {
+            timers.wakeAt = due
+            let delay = due - context.clock.uptime()
+            group.addTask {
+                if delay > .zero { try await context.clock.sleep(for: delay) }
+                return .due
+            }
+        }
+    }
+
+    /// Carries out the window's actions, and those that follow from them (a dead letter stored
+    /// lets the batch go on).
+    private func carryOut(
+        _ actions: [DeliveryWindow.Action], window: inout DeliveryWindow, reading: inout LogReading,
+        group: inout ThrowingTaskGroup<Event, any Error>, context: FollowerContext
+    ) async throws {
+        var pending = actions[...]
+        while let action = pending.popFirst() {
+            let log = context.logger
+            switch action {
+            case .send(let slot, let part, _):
+                guard let batch = reading.batches[slot] else { continue }
+                let request = batch.part(part)
+                group.addTask { .answered(slot: slot, await receiver.send(request, context: context)) }
+            case .deadLetter(let slot, let part, let status, let answer):
+                if let batch = reading.batches[slot] {
+                    try await deadLetter(Array(batch.changes[part]), status: status, answer: answer, context: context)
+                }
+                pending += window.deadLettered(slot: slot, now: context.clock.uptime())
+            case .commit(let through, let records):
+                try await store.acknowledge(follower: name, through: through)
+                reading.batches = reading.batches.filter { $0.value.through > through || $0.value.through == 0 }
+                if records > 0 { context.status.recordsHandled(records, lastDate: nil) }
+                publish(cursor: through, context: context)
+            case .remember(let after):
+                try await store.rememberBatch(follower: name, after: after)
+            case .pause(let until):
+                let date = context.clock.now().addingTimeInterval((until - context.clock.uptime()).seconds)
+                try await store.pause(follower: name, until: date)
+                context.status.setDetail("pausedUntil", RFC3339.string(from: date))
+                log.notice("\(receiver.destination) asked for a pause (Retry-After): nothing is sent to it before \(RFC3339.string(from: date))")
+            case .resume:
+                context.status.setDetail("pausedUntil", nil)
+            case .retrying(_, let count, let attempt, let delay, let reason, let fromServer):
+                log.warning(
+                    "sending \(count) change(s) to \(receiver.destination) failed (\(reason)); "
+                        + "retry \(attempt) in \(ConfigurationDecoder.format(delay.seconds)) s" + (fromServer ? " (Retry-After)" : ""))
+                context.status.reportError(
+                    "delivery failed: \(reason); retrying in \(ConfigurationDecoder.format(delay.seconds)) s", at: context.clock.now())
+            case .reauthenticating(_, let delay, let status):
+                let message = "authentication failed (\(status)) at \(receiver.destination); the changes wait in the store, "
+                    + "retrying in \(ConfigurationDecoder.format(delay.seconds)) s"
+                log.error(message)
+                context.status.reportError(message, at: context.clock.now())
+            case .splitting(_, let count, let status):
+                log.warning(
+                    "\(receiver.destination) refused a batch of \(count) with status \(status); splitting it to find the refused change")
+            case .recovered(_, let attempts):
+                log.info("\(receiver.destination) has the batch after \(attempts) attempts")
+                context.status.clearError()
+            case .abandoned(_, let reason):
+                context.status.reportError("delivery failed: \(reason); stopping", at: context.clock.now())
+            }
+        }
+        if let delivered = window.finishDeadLetterRetry() {
+            if delivered {
+                try await store.removeDeadLetters(reading.deadLetterRows)
+                context.status.setDetail("deadLetters", String(try await store.deadLetters(follower: name).count))
+            }
+            reading.deadLetterRows = []
+        }
+    }
+
+    /// The receiver's pause committed before the last stop, on this run's monotonic clock; nil
+    /// when it has passed (or lies further ahead than any Retry-After is honoured: the wall clock
+    /// stepped back since).
+    private func restoredPause(_ date: Date?, context: FollowerContext) -> Duration? {
+        guard let date else { return nil }
+        let left = date.timeIntervalSince(context.clock.now())
+        guard left > 0, left <= settings.policy.maximumRetryAfter.seconds else { return nil }
+        context.status.setDetail("pausedUntil", RFC3339.string(from: date))
+        context.logger.notice("\(receiver.destination) asked for a pause before the last stop: nothing is sent to it before \(RFC3339.string(from: date))")
+        return context.clock.uptime() + .milliseconds(Int64((left * 1000).rounded(.up)))
     }
 
     private enum Read {
@@ -322,8 +431,9 @@ public struct Follower: Sendable {
         if !page.hasMore, count < self.settings.batchSize, self.settings.batchInterval > .zero, !partialDue, !stopping {
             return .partial(latest: page.anchor)
         }
-        try await store.beginBatch(follower: name, after: anchor, through: page.anchor)
-        return .batch(FollowerBatch(after: anchor, through: page.anchor, changes: FollowedChange.changes(of: page).filter(receiver.accepts)))
+        let batch = FollowerBatch(after: anchor, through: page.anchor, changes: FollowedChange.changes(of: page).filter(receiver.accepts))
+        try await store.beginBatch(follower: name, after: anchor, through: page.anchor, key: batch.key)
+        return .batch(batch)
     }
 
     /// The changes after `anchor`, at most a batch.
@@ -335,70 +445,13 @@ public struct Follower: Sendable {
         }
     }
 
-    /// The batch of the range (`after`, `through`], begun before a stop or crash, from what the
-    /// store holds in it now.
-    private func rebuild(after: Int64, through: Int64, context: FollowerContext) async throws -> FollowerBatch {
-        let span = max(1, Int(clamping: through - after))
-        let page = try await store.changes(since: after, limit: span, includingCorrelationMembers: false)
-        let changes = FollowedChange.changes(of: page).filter { $0.anchor <= through && receiver.accepts($0) }
-        return FollowerBatch(after: after, through: through, changes: changes)
-    }
-
-    /// Sends `batch` until the receiver has it, splitting it when the receiver refuses it and
-    /// dead-lettering a change refused alone; `.stopped` when a stop ends a backoff.
-    func deliver(_ batch: FollowerBatch, skipped: SkipMark = SkipMark(), context: FollowerContext) async throws -> BatchResult {
-        var stack = [batch]
-        var records = 0
-        while let current = stack.popLast() {
-            var attempt = 0
-            attempts: while true {
-                try Task.checkCancellation()
-                // Retention skipped past it while it waited: nothing left to send.
-                if batch.through > 0, batch.through <= skipped.value { return .done(records: 0) }
-                attempt += 1
-                let outcome = await receiver.send(current, context: context)
-                let decision = settings.policy.decision(
-                    for: outcome, batchCount: current.changes.count, attempt: attempt,
-                    stopping: context.stopRequest.isRequested, random: random())
-                switch decision {
-                case .acknowledge:
-                    records += current.changes.count
-                    if attempt > 1 {
-                        context.logger.info("\(receiver.destination) has the batch after \(attempt) attempts")
-                        context.status.clearError()
-                    }
-                    break attempts
-                case .deadLetter(let status, let answer):
-                    try await deadLetter(current.changes, status: status, answer: answer, context: context)
-                    break attempts
-                case .bisect(let status, _):
-                    context.logger.warning(
-                        "\(receiver.destination) refused a batch of \(current.changes.count) with status \(status); "
-                            + "splitting it to find the refused change")
-                    let (first, second) = current.halves()
-                    stack.append(second)
-                    stack.append(first)
-                    break attempts
-                case .retry(let delay, let reason, let fromServer):
-                    context.logger.warning(
-                        "sending \(current.changes.count) change(s) to \(receiver.destination) failed (\(reason)); "
-                            + "retry \(attempt) in \(ConfigurationDecoder.format(delay.seconds)) s" + (fromServer ? " (Retry-After)" : ""))
-                    context.status.reportError(
-                        "delivery failed: \(reason); retrying in \(ConfigurationDecoder.format(delay.seconds)) s", at: context.clock.now())
-                    guard try await context.stopRequest.sleep(for: delay, on: context.clock) == .elapsed else { return .stopped }
-                case .reauthenticate(let delay, let status):
-                    let message = "authentication failed (\(status)) at \(receiver.destination); the changes wait in the store, "
-                        + "retrying in \(ConfigurationDecoder.format(delay.seconds)) s"
-                    context.logger.error(message)
-                    context.status.reportError(message, at: context.clock.now())
-                    guard try await context.stopRequest.sleep(for: delay, on: context.clock) == .elapsed else { return .stopped }
-                case .stop(let reason):
-                    context.status.reportError("delivery failed: \(reason); stopping", at: context.clock.now())
-                    return .stopped
-                }
-            }
-        }
-        return .done(records: records)
+    /// The batch of a range begun before a stop or crash, from what the store holds in it now,
+    /// under the key it was first sent under.
+    private func rebuild(_ begun: BegunBatch, context: FollowerContext) async throws -> FollowerBatch {
+        let span = max(1, Int(clamping: begun.through - begun.after))
+        let page = try await store.changes(since: begun.after, limit: span, includingCorrelationMembers: false)
+        let changes = FollowedChange.changes(of: page).filter { $0.anchor <= begun.through && receiver.accepts($0) }
+        return FollowerBatch(after: begun.after, through: begun.through, changes: changes, key: begun.key)
     }
 
     /// Stores `changes` (one, refused alone) as dead letters and reports it.
@@ -424,10 +477,14 @@ public struct Follower: Sendable {
         context.status.setDetail("deadLetters", String(try await store.deadLetters(follower: name).count))
     }
 
-    /// Sends the dead letters marked for retry; removes those the receiver now accepts.
-    private func retryDeadLetters(context: FollowerContext) async throws {
+    /// Begins sending the dead letters marked for retry, as a batch of the window apart from the
+    /// cursor; once the receiver has them (or refused some again, stored anew) their rows are
+    /// removed (``carryOut(_:window:reading:group:context:)``).
+    private func retryDeadLetters(window: inout DeliveryWindow, reading: inout LogReading, context: FollowerContext) async throws
+        -> [DeliveryWindow.Action]
+    {
         let letters = try await store.deadLetters(follower: name, retryOnly: true)
-        guard !letters.isEmpty else { return }
+        guard !letters.isEmpty else { return [] }
         let decoder = HealthJSON.makeDecoder()
         var changes: [FollowedChange] = []
         var rows: [Int64] = []
@@ -442,13 +499,12 @@ public struct Follower: Sendable {
             }
             rows.append(letter.rowID)
         }
-        guard !changes.isEmpty else { return }
+        guard !changes.isEmpty else { return [] }
         context.logger.info("sending \(changes.count) dead letter(s) again, as asked")
-        let batch = FollowerBatch(after: 0, through: 0, changes: changes)
-        if case .done = try await deliver(batch, context: context) {
-            try await store.removeDeadLetters(rows)
-            context.status.setDetail("deadLetters", String(try await store.deadLetters(follower: name).count))
-        }
+        let (slot, actions) = window.beginDeadLetterRetry(count: changes.count, now: context.clock.uptime())
+        reading.batches[slot] = FollowerBatch(after: 0, through: 0, changes: changes)
+        reading.deadLetterRows = rows
+        return actions
     }
 
     /// Skips the oldest changes when what the follower has not acknowledged (its committed
@@ -479,16 +535,5 @@ public struct Follower: Sendable {
     private func publish(cursor: Int64, context: FollowerContext) {
         context.status.setDetail("cursor", String(cursor))
         context.status.setDetail("destination", receiver.destination)
-    }
-}
-
-/// The anchor through which retention skipped a follower's changes, read by its batch tasks.
-final class SkipMark: Sendable {
-    private let anchor = Mutex<Int64>(0)
-
-    var value: Int64 { anchor.withLock { $0 } }
-
-    func raise(to target: Int64) {
-        anchor.withLock { $0 = max($0, target) }
     }
 }

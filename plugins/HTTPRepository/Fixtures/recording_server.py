@@ -13,6 +13,13 @@ Tell it how to fail with POST /_control and a JSON object (all keys optional):
   {"token": "…"}                          401 unless "Authorization: Bearer <token>"
   {"hold": [30]}                          record the next request (as answered 200), then wait
                                           this many seconds before answering (a crash window)
+  {"every": {"n": 4, "status": 503, "retry_after": "3"}}
+                                          answer every n-th request (counting from this command)
+                                          with this status and, when given, Retry-After: a number
+                                          of seconds as it is ("3"), or {"date_in": 4}, an HTTP
+                                          date that many seconds after the answer
+  {"delay": [0.5, 0]}                     answer the next requests after these many seconds each
+                                          (answers then arrive out of order)
   {"reset": true}                         clear every rule
 Going down and up is done by the test: kill the process, start it again with --port.
 """
@@ -23,6 +30,7 @@ import re
 import sys
 import threading
 import time
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -40,6 +48,9 @@ class State:
         self.reject_uuid = None
         self.token = None
         self.hold = []
+        self.every = None
+        self.counted = 0
+        self.delay = []
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -81,6 +92,10 @@ class Handler(BaseHTTPRequestHandler):
                 if "token" in command:
                     state.token = command["token"]
                 state.hold.extend(command.get("hold", []))
+                if "every" in command:
+                    state.every = command["every"]
+                    state.counted = 0
+                state.delay.extend(command.get("delay", []))
             self.reply(200, b"{}")
             return
         body = raw
@@ -90,8 +105,14 @@ class Handler(BaseHTTPRequestHandler):
                 body = gzip.decompress(raw)
             except OSError as exc:
                 error = str(exc)
+        received = time.time()
         with state.lock:
             status, extra, answer = 200, {}, b'{"ok":true}'
+            every = None
+            if state.every is not None:
+                state.counted += 1
+                if state.counted % state.every["n"] == 0:
+                    every = state.every
             if error:
                 status, answer = 400, json.dumps({"error": "bad gzip: " + error}).encode()
             elif state.token is not None and self.headers.get("Authorization") != "Bearer " + state.token:
@@ -99,6 +120,13 @@ class Handler(BaseHTTPRequestHandler):
             elif state.fail:
                 status = state.fail.pop(0)
                 answer = b'{"error":"injected"}'
+            elif every is not None:
+                status, answer = every["status"], b'{"error":"every n-th request"}'
+                retry_after = every.get("retry_after")
+                if isinstance(retry_after, dict):
+                    extra = {"Retry-After": formatdate(received + retry_after["date_in"], usegmt=True)}
+                elif retry_after is not None:
+                    extra = {"Retry-After": retry_after}
             elif state.retry_after is not None:
                 value, code = state.retry_after
                 state.retry_after = None
@@ -117,10 +145,14 @@ class Handler(BaseHTTPRequestHandler):
                 "compressedBytes": len(raw),
                 "body": parsed if parsed is not None else body.decode("utf-8", "replace"),
                 "uuids": sorted(set(u.decode() for u in UUID.findall(body + self.path.encode()))),
+                "received": received,
+                "retryAfter": extra.get("Retry-After"),
             }
             with open(state.record, "a") as out:
                 out.write(json.dumps(line) + "\n")
             hold = state.hold.pop(0) if state.hold and status == 200 else 0
+            if state.delay:
+                hold = max(hold, state.delay.pop(0))
         # Stored (recorded) but not yet answered: the window in which a client may crash.
         if hold:
             time.sleep(hold)
