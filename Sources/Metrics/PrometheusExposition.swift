@@ -54,6 +54,9 @@ public struct GatewayMetrics: Sendable {
         Family(name: "healthgate_follower_lag_seconds", type: "gauge", help: "Age of the oldest store commit the follower has not sent (0 when none)."),
         Family(name: "healthgate_follower_lag_bytes", type: "gauge", help: "Estimated bytes of the store commits the follower has not sent."),
         Family(name: "healthgate_follower_dead_letters", type: "gauge", help: "Records the receiver refused, kept for a retry."),
+        Family(
+            name: "healthgate_follower_pause_seconds", type: "gauge",
+            help: "Seconds until the receiver's Retry-After lets the follower send again (0 when not paused)."),
         Family(name: "healthgate_device_connected", type: "gauge", help: "1 while the gateway holds a link to the device."),
         Family(name: "healthgate_device_connections_total", type: "counter", help: "Links the gateway made to the device."),
         Family(name: "healthgate_device_link_losses_total", type: "counter", help: "Links to the device that were lost."),
@@ -99,6 +102,7 @@ public struct GatewayMetrics: Sendable {
                     add("healthgate_follower_lag_seconds", labels, backlog.oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
                     add("healthgate_follower_lag_bytes", labels, Double(backlog.bytes))
                     add("healthgate_follower_dead_letters", labels, Double(try await store.deadLetters(follower: cursor.name).count))
+                    add("healthgate_follower_pause_seconds", labels, cursor.pausedUntil.map { max(0, $0.timeIntervalSince(now)) } ?? 0)
                 }
                 add("healthgate_store_latest_anchor", [:], Double(try await store.latestAnchor()))
             } catch {

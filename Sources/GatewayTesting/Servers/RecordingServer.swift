@@ -107,6 +107,17 @@ public final class RecordingServer: @unchecked Sendable {
         /// The decompressed body, parsed when it is JSON.
         public var body: Any
         public var compressedBytes: Int
+        /// When the server read the request (seconds since 1970, the server's clock).
+        public var received: Double
+        /// The Retry-After the server answered with, if any.
+        public var retryAfter: String?
+
+        /// The records of a native body (samples, heartbeat series, correlations, workouts),
+        /// each as its HealthJSON object.
+        public var records: [[String: Any]] {
+            guard let body = body as? [String: Any] else { return [] }
+            return ["samples", "heartbeatSeries", "correlations", "workouts"].flatMap { body[$0] as? [[String: Any]] ?? [] }
+        }
     }
 
     /// Every recorded request so far.
@@ -118,7 +129,8 @@ public final class RecordingServer: @unchecked Sendable {
                 method: object["method"] as? String ?? "", path: object["path"] as? String ?? "",
                 status: object["status"] as? Int ?? 0, headers: object["headers"] as? [String: String] ?? [:],
                 uuids: object["uuids"] as? [String] ?? [], body: object["body"] ?? NSNull(),
-                compressedBytes: object["compressedBytes"] as? Int ?? 0)
+                compressedBytes: object["compressedBytes"] as? Int ?? 0, received: object["received"] as? Double ?? 0,
+                retryAfter: object["retryAfter"] as? String)
         }
     }
 

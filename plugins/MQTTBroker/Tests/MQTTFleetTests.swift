@@ -68,6 +68,52 @@ final class MQTTFleetTests: XCTestCase {
         }
     }
 
+    /// The delivery window's invariant through the MQTT sink (issue 43): the broker goes away
+    /// while batches are in flight, and SIGTERM comes while they wait for it. The gateway stops
+    /// at once (exit 0), its cursor before the oldest batch the broker did not acknowledge; the
+    /// next start, with the broker back, publishes every record the store holds.
+    func testAStopWhileTheBrokerIsDownKeepsTheCursorBeforeWhatItDidNotAcknowledge() async throws {
+        try await broker.start()
+        let recorder = try MQTTRecorder(broker: broker, filter: "healthgate/#")
+        defer { recorder.stop() }
+        try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
+        let gateway = try FleetGateway(gatewayName: "stop-test", brokerPort: broker.port, mqtt: #""maxInFlight": 4"#)
+        defer { try? FileManager.default.removeItem(at: gateway.executable.root) }
+        let first = try gateway.start()
+        do {
+            try await waitUntil(timeout: .seconds(60), "records published") { recorder.messages.count >= 20 }
+            broker.stop()
+            try await waitUntil(timeout: .seconds(60), "records waiting in the store while the broker is down") {
+                ((try? await gateway.unsentRecords().count) ?? 0) >= 20
+            }
+        } catch {
+            first.send(SIGKILL)
+            XCTFail("\(error); the gateway logged:\n\(first.standardError.suffix(4000))")
+            return
+        }
+        first.send(SIGTERM)
+        let stopped = try await first.waitForExit(timeout: .seconds(30))
+        XCTAssertEqual(stopped.status, 0, stopped.standardError.suffix(4000).description)
+        XCTAssertTrue(stopped.standardError.contains("stopping while"), stopped.standardError.suffix(4000).description)
+        let pending = try await gateway.unsentRecords()
+        XCTAssertGreaterThanOrEqual(pending.count, 20)
+
+        try await broker.start()
+        // The first recorder lost its broker; a second one hears what comes now.
+        let late = try MQTTRecorder(broker: broker, filter: "healthgate/#", name: "late")
+        defer { late.stop() }
+        try await late.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
+        let second = try await gateway.start(seconds: 4).waitForExit(timeout: .seconds(120))
+        XCTAssertEqual(second.status, 0, second.standardError.suffix(4000).description)
+        let left = try await gateway.unsentRecords()
+        XCTAssertEqual(left.count, 0, "everything was sent at the graceful stop")
+        let expected = try await gateway.storedUUIDs()
+        try await waitUntil(timeout: .seconds(20), "the recorders to receive every record the store holds") {
+            Set((recorder.messages + late.messages).flatMap(\.uuids)).isSuperset(of: expected)
+        }
+        XCTAssertTrue(Set(late.messages.flatMap(\.uuids)).isSuperset(of: pending.keys), "what waited at the stop was published after it")
+    }
+
     /// Three gateways with distinct names publish to one broker at once: a consumer sees each
     /// gateway's records on that gateway's topics only, every one its store holds, exactly once
     /// after de-duplication by uuid, and each gateway's status.

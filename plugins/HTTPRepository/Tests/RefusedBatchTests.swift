@@ -1,0 +1,179 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import HealthStore
+import HTTPRepository
+import RemoteSinkKit
+import XCTest
+
+/// Issue 43, end to end: the built `healthgate run` with sixteen simulated straps and foot pods,
+/// the SQLite store and a recording repository that refuses some requests, stopped with SIGTERM
+/// while a refused batch waits out its Retry-After, then started once more with no sources, the
+/// repository now accepting everything, to send what the stop left. Counted against the store:
+/// - nothing the store holds is missing from the repository;
+/// - no record (the same uuid and content) was accepted under two Idempotency-Keys;
+/// - a refused request is sent again under its key, with its records (less any that moved on to
+///   a later version since);
+/// - no request reached the repository before the time a Retry-After asked for, in either run.
+final class RefusedBatchTests: XCTestCase {
+    /// Requests already on their way when the refusal was answered may arrive just after it.
+    static let inFlightSlack = 0.2
+
+    func testA503WithRetryAfterAndAStopWhileItWaitsLosesNothing() async throws {
+        try await scenario(#"{"every": {"n": 4, "status": 503, "retry_after": "3"}}"#)
+    }
+
+    /// Also: while the pause lasts, `status` and `/metrics` show it.
+    func testA429WithAnHTTPDateRetryAfterLosesNothingAndSendsEachRecordUnderOneKey() async throws {
+        try await scenario(#"{"every": {"n": 4, "status": 429, "retry_after": {"date_in": 4}}}"#, observePause: true)
+    }
+
+    /// The first request is answered last (2 s late), while the ones after it are answered, one
+    /// of them refused: the stop comes while the refused batch waits and the first is unanswered.
+    func testAnswersOutOfOrderAroundAStopLoseNothing() async throws {
+        try await scenario(#"{"delay": [2.5], "every": {"n": 3, "status": 503, "retry_after": "3"}}"#)
+    }
+
+    func scenario(_ rule: String, observePause: Bool = false, file: StaticString = #filePath, line: UInt = #line) async throws {
+        let healthgate = try HealthgateExecutable()
+        defer { try? FileManager.default.removeItem(at: healthgate.root) }
+        let server = RecordingServer(directory: healthgate.root)
+        try server.start()
+        defer { server.stop() }
+        try await server.control(rule)
+        let sink = """
+            {"kind": "http-repository", "name": "repo", "config": {"url": "\(server.url)", "batchIntervalSeconds": 0.2,
+              "retry": {"initialDelaySeconds": 0.1, "maxDelaySeconds": 0.2}}}
+            """
+        let busy = try write(
+            """
+            {"sources": [{"kind": "ble-heart-rate", "name": "sim", "config": {"transport": "simulated",
+               "simulation": {"heartRateMonitors": 8, "footPods": 8, "notificationsPerSecond": 4}}}],
+             "sinks": [{"kind": "sqlite", "name": "store"}, \(sink)],
+             "metrics": {"listen": "127.0.0.1:0"}}
+            """, to: healthgate.root.appendingPathComponent("busy.json"))
+        let quiet = try write(
+            #"{"sources": [], "sinks": [{"kind": "sqlite", "name": "store"}, "# + sink + "]}",
+            to: healthgate.root.appendingPathComponent("quiet.json"))
+
+        let first = try healthgate.start(["run", "--config", busy.path])
+        // Run until two refusals were answered, then stop right after the next refusal: its batch
+        // waits out the Retry-After while the others in flight are answered.
+        do {
+            try await waitUntil(timeout: .seconds(60), "two refused requests") {
+                server.requests().filter { $0.retryAfter != nil }.count >= 2
+            }
+            try await waitUntil(timeout: .seconds(30), "a refused request answered last") {
+                server.requests().last?.retryAfter != nil
+            }
+        } catch {
+            first.send(SIGKILL)
+            XCTFail("\(error); the gateway logged:\n\(first.standardError.suffix(4000))", file: file, line: line)
+            return
+        }
+        if observePause {
+            let status = try await healthgate.run(["status"])
+            XCTAssertTrue(status.standardOutput.contains("pausedUntil"), "status shows no pause:\n\(status.standardOutput)", file: file, line: line)
+            let metrics = try fetch(first.standardError)
+            let pause = metrics.split(separator: "\n").first { $0.hasPrefix(#"healthgate_follower_pause_seconds{follower="repo"}"#) }
+            let seconds = pause.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
+            XCTAssertNotNil(seconds, "no pause in /metrics:\n\(metrics)", file: file, line: line)
+            XCTAssertGreaterThan(seconds ?? 0, 0, "the pause in /metrics is over already", file: file, line: line)
+        }
+        first.send(SIGTERM)
+        let firstRun = try await first.waitForExit(timeout: .seconds(30))
+        XCTAssertEqual(firstRun.status, 0, firstRun.standardError.suffix(3000).description, file: file, line: line)
+        XCTAssertTrue(
+            firstRun.standardError.contains("stopping while"), "the stop did not come while a batch waited:\n"
+                + firstRun.standardError.suffix(3000), file: file, line: line)
+
+        // The repository accepts everything now; the pause it asked for last still holds.
+        try await server.control(#"{"reset": true}"#)
+        let second = try await healthgate.run(["run", "--config", quiet.path, "--duration", "6"])
+        XCTAssertEqual(second.status, 0, second.standardError.suffix(3000).description, file: file, line: line)
+        XCTAssertTrue(
+            second.standardError.contains("sent everything the store holds"), second.standardError.suffix(3000).description,
+            file: file, line: line)
+
+        let requests = server.requests().filter { $0.method == "POST" && $0.path != "/_control" }
+        let accepted = requests.filter { (200..<300).contains($0.status) }
+
+        // Nothing the store holds is missing from the repository.
+        // Opened for writing (both runs are over): a store an older healthgate wrote is upgraded.
+        let store = try await HealthStore.open(path: healthgate.defaultDatabase.path)
+        defer { Task { await store.close() } }
+        let held = try await store.changes(since: 0, limit: 1_000_000).added.map { $0.id.uuidString.lowercased() }
+        XCTAssertGreaterThan(held.count, 100, file: file, line: line)
+        let delivered = Set(accepted.flatMap { $0.records.compactMap { $0["uuid"] as? String } }.map { $0.lowercased() })
+        let missing = held.filter { !delivered.contains($0) }
+        XCTAssertEqual(missing.count, 0, "\(missing.count) of \(held.count) stored records never reached the repository", file: file, line: line)
+        let cursor = try await store.follower("repo")?.anchor
+        let latest = try await store.latestAnchor()
+        XCTAssertEqual(cursor, latest, "the cursor is not at the store's latest anchor", file: file, line: line)
+
+        // The same record is accepted under one key.
+        var keys: [String: Set<String>] = [:]
+        for request in accepted {
+            let key = request.headers["Idempotency-Key"] ?? ""
+            for record in request.records {
+                let content = try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys])
+                keys[String(decoding: content, as: UTF8.self), default: []].insert(key)
+            }
+        }
+        let twice = keys.values.filter { $0.count > 1 }
+        XCTAssertEqual(twice.count, 0, "\(twice.count) records were accepted under two keys, e.g. \(twice.first ?? [])", file: file, line: line)
+
+        // A refused request is sent again under its key, with its records or fewer.
+        for refused in requests where refused.retryAfter != nil {
+            let key = refused.headers["Idempotency-Key"]
+            let again = accepted.filter { $0.headers["Idempotency-Key"] == key }
+            XCTAssertFalse(again.isEmpty, "the refused request under \(key ?? "no key") was never accepted under that key", file: file, line: line)
+            for request in again {
+                XCTAssertTrue(Set(request.uuids).isSubset(of: Set(refused.uuids)), "a key carried other records", file: file, line: line)
+            }
+        }
+
+        // No request before the time a Retry-After asked for (the restart included).
+        for (index, refused) in requests.enumerated() {
+            guard let value = refused.retryAfter else { continue }
+            let until: Double
+            if let seconds = Double(value) {
+                until = refused.received + seconds
+            } else {
+                let date = try XCTUnwrap(DeliveryPolicy.httpDate(value), "Retry-After \(value)", file: file, line: line)
+                until = date.timeIntervalSince1970
+            }
+            let early = requests[(index + 1)...].filter { $0.received > refused.received + Self.inFlightSlack && $0.received < until }
+            XCTAssertEqual(
+                early.count, 0,
+                "\(early.count) request(s) came \(early.map { String(format: "%.2f", $0.received - refused.received) }) s after a Retry-After of \(value)",
+                file: file, line: line)
+        }
+        XCTAssertTrue(requests.contains { $0.retryAfter != nil }, file: file, line: line)
+    }
+
+    /// GET of the metrics URL the gateway logged, by Python's urllib (the test needs no HTTP
+    /// client of the code under test).
+    func fetch(_ log: String) throws -> String {
+        guard let range = log.range(of: #"metrics at (http://\S+/metrics)"#, options: .regularExpression) else {
+            throw NoMetricsAddress()
+        }
+        let url = String(log[range].dropFirst("metrics at ".count))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())", url]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    struct NoMetricsAddress: Error {}
+
+    func write(_ text: String, to url: URL) throws -> URL {
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+}
