@@ -34,7 +34,7 @@ public struct BegunBatch: Sendable, Hashable {
     public var through: Int64
     /// The key it was first sent under; nil for a batch begun by a version that kept none.
     public var key: String?
-    /// Whether the receiver acknowledged it (while an older batch was still unanswered).
+    /// Whether the receiver acknowledged it (the follower stopped with an older batch unanswered).
     public var acknowledged: Bool
 }
 
@@ -132,10 +132,11 @@ extension HealthStore {
         }
     }
 
-    /// Commits that follower `name`'s receiver acknowledged the batch starting after `after`
-    /// while its cursor cannot pass it yet: a restart does not send it again.
-    public func rememberBatch(follower name: String, after: Int64) async throws(StoreError) {
-        try await requireWriter().perform { writer throws(StoreError) in try writer.rememberBatch(follower: name, after: after) }
+    /// Commits that follower `name`'s receiver acknowledged the batches starting after each of
+    /// `anchors` while its cursor cannot pass them yet: a restart does not send them again.
+    public func rememberBatches(follower name: String, after anchors: [Int64]) async throws(StoreError) {
+        guard !anchors.isEmpty else { return }
+        try await requireWriter().perform { writer throws(StoreError) in try writer.rememberBatches(follower: name, after: anchors) }
     }
 
     /// Commits the time before which follower `name` sends nothing (its receiver's Retry-After),

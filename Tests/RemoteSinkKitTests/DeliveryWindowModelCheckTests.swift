@@ -9,7 +9,6 @@ import XCTest
 ///
 /// Checked at every step:
 /// - the committed cursor never passes a change that was neither acknowledged nor dead-lettered;
-/// - a batch is remembered as acknowledged only when all of it is;
 /// - the same-key rule: every attempt sends exactly the part the reference model expects (the
 ///   whole batch until the receiver refuses it, then its halves in order), and a retry sends
 ///   the part it retries;
@@ -57,7 +56,6 @@ final class DeliveryWindowModelCheckTests: XCTestCase {
         var retrying: Set<Int> = []
         /// Retry answers already given per batch (one each, to keep the search finite).
         var failures: [Int: Int] = [:]
-        var remembered: Set<Int> = []
         /// The receiver's pause, as the reference model has it.
         var pausedUntil: Duration = .zero
         var stopped = false
@@ -211,10 +209,6 @@ final class DeliveryWindowModelCheckTests: XCTestCase {
             case .commit(let through, _):
                 XCTAssertGreaterThan(through, state.committed)
                 state.committed = through
-            case .remember(let after):
-                let slot = Int(after) / Self.changesPerBatch
-                XCTAssertTrue(isDone(slot, state), "batch \(slot) remembered as acknowledged before all of it was")
-                state.remembered.insert(slot)
             case .abandoned:
                 XCTAssertTrue(state.stopped, "a batch was given up without a stop")
                 state.gaveUp = true
@@ -249,11 +243,14 @@ final class DeliveryWindowModelCheckTests: XCTestCase {
         if state.gaveUp {
             XCTAssertTrue(state.window.isFinished, "\(configuration): a batch was given up but the follower does not return")
         }
-        // A restart: the ranges begun beyond the cursor, less those remembered, are sent again in
-        // order; the first is the oldest batch that is not done, whole.
-        let resent = (0..<state.begun).filter { Self.through($0) > state.committed && !state.remembered.contains($0) }
-        for batch in (0..<state.begun) where Self.through(batch) > state.committed && isDone(batch, state) {
-            XCTAssertTrue(state.remembered.contains(batch), "\(configuration): batch \(batch) is done but would be sent again")
+        // A restart: the ranges begun beyond the cursor, less those remembered at the stop, are
+        // sent again in order; the first is the oldest batch that is not done, whole. What is
+        // remembered is done, and what is done is remembered.
+        let remembered = Set(state.window.acknowledgedAhead.map { Int($0) / Self.changesPerBatch })
+        let resent = (0..<state.begun).filter { Self.through($0) > state.committed && !remembered.contains($0) }
+        for batch in (0..<state.begun) where Self.through(batch) > state.committed {
+            XCTAssertEqual(
+                remembered.contains(batch), isDone(batch, state), "\(configuration): batch \(batch) done \(isDone(batch, state)), remembered \(remembered.contains(batch))")
         }
         if let first = resent.first {
             XCTAssertFalse(isDone(first, state))

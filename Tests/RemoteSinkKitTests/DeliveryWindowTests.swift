@@ -44,14 +44,15 @@ final class DeliveryWindowTests: XCTestCase {
                 },
                 expected: [.commit(through: 10, records: 4)], committed: 10),
             Case(
-                name: "a batch acknowledged before an older one is remembered, then passed with it",
+                name: "a batch acknowledged before an older one waits for it, then is passed with it",
                 run: { window, now in
                     _ = window.begin(after: 0, through: 10, count: 4, now: now)
                     _ = window.begin(after: 10, through: 20, count: 2, now: now)
                     let early = window.answer(slot: 1, outcome: .delivered, now: now, random: 0.5)
+                    XCTAssertEqual(window.acknowledgedAhead, [10])
                     return early + window.answer(slot: 0, outcome: .delivered, now: now, random: 0.5)
                 },
-                expected: [.remember(after: 10), .commit(through: 20, records: 6)], committed: 20),
+                expected: [.commit(through: 20, records: 6)], committed: 20, check: { $0.acknowledgedAhead.isEmpty }),
             Case(
                 name: "a failed batch waits its backoff, then is sent again as the same part",
                 run: { window, now in
@@ -126,8 +127,8 @@ final class DeliveryWindowTests: XCTestCase {
                     let stop = window.requestStop(now: now)
                     return stop + window.answer(slot: 1, outcome: .delivered, now: now, random: 0.5)
                 },
-                expected: [.abandoned(slot: 0, reason: "stopping"), .remember(after: 10)], committed: 0,
-                check: { $0.isFinished && !$0.canBegin }),
+                expected: [.abandoned(slot: 0, reason: "stopping")], committed: 0,
+                check: { $0.isFinished && !$0.canBegin && $0.acknowledgedAhead == [10] }),
             Case(
                 name: "a stop with nothing waiting goes on sending what the store holds",
                 run: { window, now in

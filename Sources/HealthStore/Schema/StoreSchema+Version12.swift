@@ -4,9 +4,8 @@
 //   after a stop or a crash goes out under it even when an object of its range has moved on to a
 //   later version since (the rebuilt batch then lacks it), so a receiver that de-duplicates by key
 //   never stores the batch's other records twice. NULL for batches begun before this version.
-// - `follower_batches.acknowledged`: 1 once the receiver acknowledged the batch while an older
-//   one was still unanswered (the cursor cannot pass it yet). A restart before the cursor passes
-//   it does not send it again.
+// - `follower_batches.acknowledged`: 1 when the follower stopped with the batch acknowledged
+//   and an older one not (the cursor could not pass it). The next start does not send it again.
 // - `followers.paused_until_us`: the receiver's Retry-After, on the wall clock (an HTTP date is
 //   one), so that a restart sends nothing to it before that time either. NULL when not paused.
 extension StoreSchema {

@@ -80,11 +80,13 @@ extension RecordWriter {
         }
     }
 
-    /// Records that follower `name`'s receiver acknowledged its batch starting after `after`.
-    func rememberBatch(follower name: String, after: Int64) throws(StoreError) {
+    /// Records that follower `name`'s receiver acknowledged its batches starting after `anchors`.
+    func rememberBatches(follower name: String, after anchors: [Int64]) throws(StoreError) {
         try transaction {
-            _ = try connection.run(
-                "UPDATE follower_batches SET acknowledged = 1 WHERE follower = ?1 AND after = ?2", [.text(name), .integer(after)])
+            for anchor in anchors {
+                _ = try connection.run(
+                    "UPDATE follower_batches SET acknowledged = 1 WHERE follower = ?1 AND after = ?2", [.text(name), .integer(anchor)])
+            }
         }
     }
 

@@ -1,14 +1,15 @@
 /// The delivery window of a ``Follower`` as a pure state machine: the batches begun and not yet
 /// passed, what each waits for, and how far the cursor may be committed. Events go in (a batch
 /// begun, an answer, a dead letter stored, a stop, a retention skip, time passing); actions come
-/// out (send, store dead letters, commit the cursor, remember an answer, report). No I/O, no
+/// out (send, store dead letters, commit the cursor, report). No I/O, no
 /// clock: times are readings of a monotonic clock (``GatewayClock/uptime()``) passed in.
 ///
 /// **Its invariant:** the committed cursor never passes a change that was neither acknowledged
 /// nor dead-lettered, whatever order answers come in. The cursor moves through a batch only once
 /// every batch up to it is done; a batch given up at a stop stays before the cursor, so the next
-/// start sends it again (from its range committed in the store, under its key), and batches after
-/// it that were acknowledged are remembered (``Action/remember(after:)``) instead.
+/// start sends it again (from its range committed in the store, under its key); the batches after
+/// it that were acknowledged (``acknowledgedAhead``) are remembered in the store at the stop and
+/// not sent again.
 ///
 /// **A retry is the same request:** a part of a batch is sent again exactly as it was until it is
 /// acknowledged, dead-lettered or given up. A batch changes shape only when the receiver refuses
@@ -32,9 +33,6 @@ public struct DeliveryWindow: Sendable, Hashable {
         /// Commit the cursor through `anchor`: every change up to it was acknowledged or
         /// dead-lettered; `records` were delivered in the batches it passes.
         case commit(through: Int64, records: Int)
-        /// The batch starting after `after` is done while an older one is not: remember it in the
-        /// store, so that a restart before the cursor passes it does not send it again.
-        case remember(after: Int64)
         /// Nothing may be sent to the receiver before `until` (its Retry-After).
         case pause(until: Duration)
         /// The pause is over.
@@ -73,7 +71,6 @@ public struct DeliveryWindow: Sendable, Hashable {
         var parts: [Range<Int>]
         var state: State
         var records = 0
-        var remembered = false
     }
 
     public let maxInFlight: Int
@@ -115,6 +112,13 @@ public struct DeliveryWindow: Sendable, Hashable {
     public var isFinished: Bool {
         halted && !(slots + (detached.map { [$0] } ?? [])).contains { $0.state.isOutstanding }
     }
+    /// The batches done while an older one is not (by the anchor each starts after): what the
+    /// driver remembers in the store when it stops, so that the next start does not send them
+    /// again. (Not at each answer: that would cost a transaction per batch answered out of order,
+    /// and after a crash the batch is only sent again under its key.)
+    public var acknowledgedAhead: [Int64] {
+        slots.filter { $0.state == .done }.map(\.after)
+    }
     /// Whether the receiver is paused at `now`.
     public func isPaused(at now: Duration) -> Bool { pausedUntil.map { now < $0 } ?? false }
     /// The earliest time at which a waiting part becomes due (call ``advance(to:)`` then).
@@ -136,12 +140,10 @@ public struct DeliveryWindow: Sendable, Hashable {
         let id = nextID
         nextID += 1
         // An empty batch (nothing the receiver carries, or acknowledged before the last stop)
-        // is done at once, and there is nothing of it to remember.
+        // is done at once.
         let parts = count > 0 ? [0..<count] : []
         slots.append(
-            Slot(
-                id: id, after: after, through: through, parts: parts, state: parts.isEmpty ? .done : .ready(notBefore: now, attempt: 1),
-                remembered: parts.isEmpty))
+            Slot(id: id, after: after, through: through, parts: parts, state: parts.isEmpty ? .done : .ready(notBefore: now, attempt: 1)))
         return (id, settle(now: now))
     }
 
@@ -264,8 +266,8 @@ public struct DeliveryWindow: Sendable, Hashable {
         }
     }
 
-    /// After every event: gives up what waits once stopping, commits the finished prefix,
-    /// remembers batches finished behind an unfinished one, and sends what is due.
+    /// After every event: gives up what waits once stopping, commits the finished prefix, and
+    /// sends what is due.
     private mutating func settle(now: Duration) -> [Action] {
         var actions: [Action] = []
         let paused = isPaused(at: now)
@@ -303,10 +305,6 @@ public struct DeliveryWindow: Sendable, Hashable {
         if let through, through > committed {
             committed = through
             actions.append(.commit(through: through, records: records))
-        }
-        for index in slots.indices where slots[index].state == .done && !slots[index].remembered {
-            slots[index].remembered = true
-            actions.append(.remember(after: slots[index].after))
         }
         // Send what is due, unless the receiver asked for a pause.
         if !paused {

@@ -146,6 +146,7 @@ public struct Follower: Sendable {
                 try await carryOut(actions, window: &window, reading: &reading, group: &group, context: context)
                 actions = []
                 if window.isFinished {
+                    try await store.rememberBatches(follower: name, after: window.acknowledgedAhead)
                     log.notice(
                         "stopping while \(receiver.destination) fails; the changes after anchor \(window.committed) are sent at the next start")
                     return
@@ -337,8 +338,6 @@ public struct Follower: Sendable {
                 reading.batches = reading.batches.filter { $0.value.through > through || $0.value.through == 0 }
                 if records > 0 { context.status.recordsHandled(records, lastDate: nil) }
                 publish(cursor: through, context: context)
-            case .remember(let after):
-                try await store.rememberBatch(follower: name, after: after)
             case .pause(let until):
                 let date = context.clock.now().addingTimeInterval((until - context.clock.uptime()).seconds)
                 try await store.pause(follower: name, until: date)

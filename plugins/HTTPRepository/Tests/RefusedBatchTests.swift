@@ -72,8 +72,11 @@ final class RefusedBatchTests: XCTestCase {
             return
         }
         if observePause {
-            let status = try await healthgate.run(["status"])
-            XCTAssertTrue(status.standardOutput.contains("pausedUntil"), "status shows no pause:\n\(status.standardOutput)", file: file, line: line)
+            // The server records a request before it answers: the gateway may not have the
+            // refusal yet.
+            try await waitUntil(timeout: .seconds(3), "status to show the pause") {
+                try await healthgate.run(["status"]).standardOutput.contains("pausedUntil")
+            }
             let metrics = try fetch(first.standardError)
             let pause = metrics.split(separator: "\n").first { $0.hasPrefix(#"healthgate_follower_pause_seconds{follower="repo"}"#) }
             let seconds = pause.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
