@@ -11,11 +11,13 @@ public import SampleBus
 /// committed, and no sink keeps a journal of its own.
 ///
 /// - **Batches** are anchor ranges. Before a range is first sent it is committed in the store
-///   (`follower_batches`), so a batch sent again after a crash is rebuilt from the same range,
-///   as the same request (``FollowerBatch``). A batch smaller than `batchSize` waits up to
-///   `batchInterval` for more changes.
-/// - **In flight**: up to `maxInFlight` batches wait for their answers at once; the cursor moves
-///   only past the oldest unanswered one, so a crash resends at most those.
+///   with its key (`follower_batches`), so a batch sent again after a stop or a crash is rebuilt
+///   from the same range, as the same request (``FollowerBatch``). A batch smaller than
+///   `batchSize` waits up to `batchInterval` for more changes.
+/// - **The window** (``DeliveryWindow``, a pure state machine this type drives): up to
+///   `maxInFlight` batches wait for their answers at once; the cursor passes only batches the
+///   receiver acknowledged or whose refused changes are dead letters, whatever order the answers
+///   come in. A retry is the same request; the receiver's Retry-After pauses every send.
 /// - **Failures**: a retryable outcome is retried with backoff (``DeliveryPolicy``); a batch the
 ///   receiver refuses is split in halves until the one refused change is found, which is stored
 ///   as a dead letter (`healthgate dead-letters`) and passed over. Letters the operator marks for
@@ -24,9 +26,11 @@ public import SampleBus
 ///   `follow.maxAgeSeconds` skips the oldest whole transactions (counted in status as `skipped`,
 ///   logged once per episode). A cursor above the store's latest anchor (the store was replaced)
 ///   starts again at 0; one below the tombstones kept resumes at the oldest change kept.
-/// - **Stopping**: once a stop is requested, backoffs end at once (what was not sent stays in the
-///   store and is sent at the next start); otherwise the follower keeps sending until every sink
-///   drained into the store and it reached the store's latest anchor.
+/// - **Stopping**: once a stop is requested, a batch that waits (a backoff, a pause) or fails
+///   again is given up and no batch begins after it; the follower returns once the answers in
+///   flight came, its cursor before the oldest batch given up, and remembers the batches after it
+///   that were acknowledged. Without failures it keeps sending until every sink drained into the
+///   store and it reached the store's latest anchor.
 public struct Follower: Sendable {
     /// The follower's name in the store: the remote sink's instance name.
     public let name: String
