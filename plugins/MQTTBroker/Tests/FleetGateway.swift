@@ -57,6 +57,23 @@ struct FleetGateway {
         return Set(heartRates.map(\.id.uuidString) + series.map(\.id.uuidString))
     }
 
+    /// Waits until at least `count` records wait in the store unsent (the broker is down); when
+    /// they do not come, kills `process` and throws with its log.
+    func waitUntilUnsent(_ count: Int, running process: HealthgateExecutable.RunningProcess) async throws {
+        do {
+            try await waitUntil(timeout: .seconds(60), "records waiting in the store while the broker is down") {
+                ((try? await unsentRecords().count) ?? 0) >= count
+            }
+        } catch {
+            process.send(SIGKILL)
+            throw GatewayFailed(description: "\(error); the gateway logged:\n\(process.standardError.suffix(4000))")
+        }
+    }
+
+    struct GatewayFailed: Error, CustomStringConvertible {
+        var description: String
+    }
+
     /// The records after the mqtt sink's committed cursor (none before the sink registered), by
     /// uuid, each with the HealthJSON the sink publishes for its current version.
     func unsentRecords() async throws -> [String: String] {

@@ -28,15 +28,7 @@ final class MQTTFleetTests: XCTestCase {
         let gateway = try FleetGateway(gatewayName: "kill-test", brokerPort: broker.port)
         defer { try? FileManager.default.removeItem(at: gateway.executable.root) }
         let first = try gateway.start()
-        do {
-            try await waitUntil(timeout: .seconds(60), "records waiting in the store while the broker is down") {
-                ((try? await gateway.unsentRecords().count) ?? 0) >= 20
-            }
-        } catch {
-            first.send(SIGKILL)
-            XCTFail("\(error); the gateway logged:\n\(first.standardError.suffix(4000))")
-            return
-        }
+        try await gateway.waitUntilUnsent(20, running: first)
         first.send(SIGKILL)
         _ = try await first.waitForExit(timeout: .seconds(30))
         let pending = try await gateway.unsentRecords()
@@ -82,15 +74,12 @@ final class MQTTFleetTests: XCTestCase {
         let first = try gateway.start()
         do {
             try await waitUntil(timeout: .seconds(60), "records published") { recorder.messages.count >= 20 }
-            broker.stop()
-            try await waitUntil(timeout: .seconds(60), "records waiting in the store while the broker is down") {
-                ((try? await gateway.unsentRecords().count) ?? 0) >= 20
-            }
         } catch {
             first.send(SIGKILL)
-            XCTFail("\(error); the gateway logged:\n\(first.standardError.suffix(4000))")
-            return
+            throw error
         }
+        broker.stop()
+        try await gateway.waitUntilUnsent(20, running: first)
         first.send(SIGTERM)
         let stopped = try await first.waitForExit(timeout: .seconds(30))
         XCTAssertEqual(stopped.status, 0, stopped.standardError.suffix(4000).description)
