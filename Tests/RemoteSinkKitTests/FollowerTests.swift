@@ -364,7 +364,7 @@ final class FollowerTests: StoreTestCase {
         let receiver = ScriptedReceiver()
         receiver.gate.set(false)
         // Registered first, so that the store counts the bytes of what follows for it.
-        let running = start(receiver, settings: settings(follow: FollowConfiguration(maxBytes: 4096)), clock: clock)
+        let running = start(receiver, settings: settings(follow: FollowConfiguration().with { $0.maxBytes = 4096 }), clock: clock)
         let store = self.store!
         try await waitUntil("registered") { try await store.follower("remote") != nil }
         for chunk in 0..<10 { try await store.write(try heartRates(10, from: chunk * 10)) }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPRepository
+import GatewayRuntime
 import HealthModel
 import HealthStore
 import RemoteSinkKit
@@ -147,7 +148,7 @@ enum HTTPBenchmark {
         var plugin = environment.plugin(name)
         plugin.store = store
         let sink = try HTTPRepositorySink(
-            settings: HTTPRepositoryConfiguration(url: url.absoluteString, batchSize: batchSize).validated(in: plugin),
+            settings: HTTPRepositoryConfiguration(url: url.absoluteString).with { $0.batchSize = batchSize }.validated(in: plugin),
             environment: plugin)
         let board = StatusBoard()
         let status = board.register(name: name, kind: HTTPRepositorySink.kind, role: .sink)

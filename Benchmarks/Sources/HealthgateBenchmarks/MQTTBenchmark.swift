@@ -1,5 +1,6 @@
 import CMosquitto
 import Foundation
+import GatewayRuntime
 import HealthModel
 import HealthStore
 import MQTTBroker
@@ -78,7 +79,11 @@ enum MQTTBenchmark {
                 plugin.gatewayName = gateway
                 plugin.store = store
                 let sink = try MQTTBrokerSink(
-                    settings: MQTTBrokerConfiguration(host: "127.0.0.1", port: broker.port, homeAssistantDiscovery: discovery)
+                    settings: MQTTBrokerConfiguration(host: "127.0.0.1")
+                        .with {
+                            $0.port = broker.port
+                            $0.homeAssistantDiscovery = discovery
+                        }
                         .validated(in: plugin),
                     environment: plugin)
                 let cpu = Harness.cpuSeconds()

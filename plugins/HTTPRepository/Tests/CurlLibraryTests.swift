@@ -99,7 +99,7 @@ final class CurlLibraryTests: XCTestCase {
         let store = try await HealthStore.open(path: directory.appendingPathComponent("store.sqlite").path)
         let environment = TestEnvironment.make(
             name: "repository", clock: SystemClock(), directory: directory, logSink: logs, store: store)
-        var configuration = HTTPRepositoryConfiguration(url: server.url, batchIntervalSeconds: 0)
+        var configuration = HTTPRepositoryConfiguration(url: server.url).with { $0.batchIntervalSeconds = 0 }
         configuration.retry = .init(initialDelaySeconds: 0.02, maxDelaySeconds: 0.1, jitter: 0)
         let sink = try HTTPRepositorySink(
             settings: configuration.validated(in: environment), environment: environment,

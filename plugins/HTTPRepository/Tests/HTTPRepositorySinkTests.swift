@@ -59,7 +59,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
     }
 
     func configuration(_ changes: (inout HTTPRepositoryConfiguration) -> Void = { _ in }) -> HTTPRepositoryConfiguration {
-        var configuration = HTTPRepositoryConfiguration(url: server.url, batchIntervalSeconds: 0, maxInFlight: 1)
+        var configuration = HTTPRepositoryConfiguration(url: server.url).with { $0.batchIntervalSeconds = 0; $0.maxInFlight = 1 }
         configuration.retry = .init(initialDelaySeconds: 0.02, maxDelaySeconds: 0.2, jitter: 0.2)
         changes(&configuration)
         return configuration
@@ -504,7 +504,8 @@ final class HTTPRepositorySinkTests: XCTestCase {
         try await server.control(#"{"token": "right-secret"}"#)
         let records = try (0..<3).map { try heartRate(60, at: Double($0)) }
         let running = try await start(configuration {
-            $0.auth = .init(type: .bearer, tokenFile: tokenFile.path)
+            $0.auth.type = .bearer
+            $0.auth.tokenFile = tokenFile.path
         }, clock: clock, records: records)
         // The receiver sets the detail when the 401 arrives; the follower reports the error after
         // it has the outcome: wait for both.
@@ -604,7 +605,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         // A CA file only makes sense for https, and must be readable: both fail at start-up.
         let environment = TestEnvironment.make(directory: directory, store: store)
         XCTAssertThrowsError(
-            try HTTPRepositoryConfiguration(url: "http://127.0.0.1:9/x", caFile: certificate.path).validated(in: environment)
+            try HTTPRepositoryConfiguration(url: "http://127.0.0.1:9/x").with { $0.caFile = certificate.path }.validated(in: environment)
         ) { error in
             XCTAssertEqual((error as? PluginConfigurationError)?.keyPath, "caFile")
         }
@@ -617,13 +618,13 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertThrowsError(try HealthJSON.makeDecoder().decode(HTTPRepositoryConfiguration.self, from: Data(inline.utf8)))
         let environment = TestEnvironment.make(directory: directory, store: store)
         XCTAssertThrowsError(
-            try HTTPRepositoryConfiguration(url: "https://repo.example/x", caFile: "/etc/ca.pem").validated(in: environment)
+            try HTTPRepositoryConfiguration(url: "https://repo.example/x").with { $0.caFile = "/etc/ca.pem" }.validated(in: environment)
         ) { error in
             XCTAssertEqual((error as? PluginConfigurationError)?.keyPath, "caFile")
         }
         XCTAssertThrowsError(try HTTPRepositoryConfiguration(url: "https://user:pw@repo.example/x").validated(in: environment))
         XCTAssertThrowsError(
-            try HTTPRepositoryConfiguration(url: "https://repo.example/x", format: .fhirR4).validated(in: environment))
+            try HTTPRepositoryConfiguration(url: "https://repo.example/x").with { $0.format = .fhirR4 }.validated(in: environment))
         let noStore = TestEnvironment.make(directory: directory)
         XCTAssertThrowsError(try HTTPRepositorySink(
             settings: HTTPRepositoryConfiguration(url: "https://repo.example/x").validated(in: noStore), environment: noStore)

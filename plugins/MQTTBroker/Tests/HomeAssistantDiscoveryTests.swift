@@ -95,9 +95,9 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
     func start(_ mode: MQTTMessageMode) async throws -> (task: Task<Void, any Error>, status: StatusReporter, shutdown: ShutdownSignal) {
         var environment = TestEnvironment.make(name: "broker", clock: SystemClock(), directory: directory, store: store)
         environment.gatewayName = "gym-1"
-        var configuration = MQTTBrokerConfiguration(host: "127.0.0.1", port: broker.port, messages: mode, batchSize: 5, maxInFlight: 1)
+        var configuration = MQTTBrokerConfiguration(host: "127.0.0.1").with { $0.port = broker.port; $0.messages = mode; $0.batchSize = 5; $0.maxInFlight = 1 }
         configuration.homeAssistantDiscovery = true
-        configuration.retry = .init(initialDelaySeconds: 0.05, maxDelaySeconds: 1)
+        configuration.retry = RetryConfiguration(initialDelaySeconds: 0.05, maxDelaySeconds: 1, jitter: 0.2)
         configuration.ackTimeoutSeconds = 5
         let sink = try MQTTBrokerSink(settings: configuration.validated(in: environment), environment: environment)
         let status = StatusBoard().register(name: "broker", kind: MQTTBrokerSink.kind, role: .sink)

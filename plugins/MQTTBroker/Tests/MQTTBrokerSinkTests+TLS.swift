@@ -202,18 +202,18 @@ extension MQTTBrokerSinkTests {
         let certificates = try TestCertificates(directory: directory)
         let (ca, certificate, key) = (certificates.ca.path, certificates.clientCertificate.path, certificates.clientKey.path)
         let bad: [(String, MQTTBrokerConfiguration)] = [
-            ("keyFile", MQTTBrokerConfiguration(host: "h", caFile: ca, certFile: certificate)),
-            ("certFile", MQTTBrokerConfiguration(host: "h", caFile: ca, keyFile: key)),
-            ("caFile", MQTTBrokerConfiguration(host: "h", certFile: certificate, keyFile: key)),
-            ("certFile", MQTTBrokerConfiguration(host: "h", caFile: ca, certFile: "/nonexistent/client.pem", keyFile: key)),
-            ("keyFile", MQTTBrokerConfiguration(host: "h", caFile: ca, certFile: certificate, keyFile: "/nonexistent/client.key")),
+            ("keyFile", MQTTBrokerConfiguration(host: "h").with { $0.caFile = ca; $0.certFile = certificate }),
+            ("certFile", MQTTBrokerConfiguration(host: "h").with { $0.caFile = ca; $0.keyFile = key }),
+            ("caFile", MQTTBrokerConfiguration(host: "h").with { $0.certFile = certificate; $0.keyFile = key }),
+            ("certFile", MQTTBrokerConfiguration(host: "h").with { $0.caFile = ca; $0.certFile = "/nonexistent/client.pem"; $0.keyFile = key }),
+            ("keyFile", MQTTBrokerConfiguration(host: "h").with { $0.caFile = ca; $0.certFile = certificate; $0.keyFile = "/nonexistent/client.key" }),
         ]
         for (key, configuration) in bad {
             XCTAssertThrowsError(try configuration.validated(in: environment), key) {
                 XCTAssertEqual(($0 as? PluginConfigurationError)?.keyPath, key)
             }
         }
-        XCTAssertNoThrow(try MQTTBrokerConfiguration(host: "h", caFile: ca, certFile: certificate, keyFile: key).validated(in: environment))
+        XCTAssertNoThrow(try MQTTBrokerConfiguration(host: "h").with { $0.caFile = ca; $0.certFile = certificate; $0.keyFile = key }.validated(in: environment))
         let decoded = try ConfigurationJSONParser.parse(
             #"{"host": "h", "caFile": "\#(ca)", "certFile": "\#(certificate)", "keyFile": "\#(key)"}"#.utf8
         ).decodeStrictly(MQTTBrokerConfiguration.self)

@@ -66,8 +66,8 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
     }
 
     func configuration(_ changes: (inout MQTTBrokerConfiguration) -> Void = { _ in }) -> MQTTBrokerConfiguration {
-        var configuration = MQTTBrokerConfiguration(host: "127.0.0.1", port: broker.port, batchSize: 7, maxInFlight: 1)
-        configuration.retry = .init(initialDelaySeconds: 0.05, maxDelaySeconds: 1)
+        var configuration = MQTTBrokerConfiguration(host: "127.0.0.1").with { $0.port = broker.port; $0.batchSize = 7; $0.maxInFlight = 1 }
+        configuration.retry = RetryConfiguration(initialDelaySeconds: 0.05, maxDelaySeconds: 1, jitter: 0.2)
         configuration.ackTimeoutSeconds = 5
         changes(&configuration)
         return configuration
@@ -190,14 +190,14 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
         XCTAssertThrowsError(try decoder.decode(MQTTBrokerConfiguration.self, from: Data(#"{"host": "h", "password": "x"}"#.utf8)))
         let environment = TestEnvironment.make(directory: directory, store: store)
         let bad: [(String, MQTTBrokerConfiguration)] = [
-            ("port", MQTTBrokerConfiguration(host: "h", port: 70_000)),
-            ("topicPrefix", MQTTBrokerConfiguration(host: "h", topicPrefix: "a/#")),
-            ("keepAliveSeconds", MQTTBrokerConfiguration(host: "h", keepAliveSeconds: 1)),
-            ("passwordFile", MQTTBrokerConfiguration(host: "h", passwordFile: "/nonexistent")),
-            ("caFile", MQTTBrokerConfiguration(host: "h", caFile: "/nonexistent/ca.pem")),
-            ("retry.maxDelaySeconds", MQTTBrokerConfiguration(host: "h", retry: .init(initialDelaySeconds: 5, maxDelaySeconds: 1))),
-            ("maxInFlight", MQTTBrokerConfiguration(host: "h", maxInFlight: 0)),
-            ("follow.maxBytes", MQTTBrokerConfiguration(host: "h", follow: .init(maxBytes: 10))),
+            ("port", MQTTBrokerConfiguration(host: "h").with { $0.port = 70_000 }),
+            ("topicPrefix", MQTTBrokerConfiguration(host: "h").with { $0.topicPrefix = "a/#" }),
+            ("keepAliveSeconds", MQTTBrokerConfiguration(host: "h").with { $0.keepAliveSeconds = 1 }),
+            ("passwordFile", MQTTBrokerConfiguration(host: "h").with { $0.passwordFile = "/nonexistent" }),
+            ("caFile", MQTTBrokerConfiguration(host: "h").with { $0.caFile = "/nonexistent/ca.pem" }),
+            ("retry.maxDelaySeconds", MQTTBrokerConfiguration(host: "h").with { $0.retry = RetryConfiguration(initialDelaySeconds: 5, maxDelaySeconds: 1, jitter: 0.2) }),
+            ("maxInFlight", MQTTBrokerConfiguration(host: "h").with { $0.maxInFlight = 0 }),
+            ("follow.maxBytes", MQTTBrokerConfiguration(host: "h").with { $0.follow = FollowConfiguration().with { $0.maxBytes = 10 } }),
         ]
         for (key, configuration) in bad {
             XCTAssertThrowsError(try configuration.validated(in: environment), key) {

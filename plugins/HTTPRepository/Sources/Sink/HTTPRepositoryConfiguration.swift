@@ -4,7 +4,7 @@ public import GatewayRuntime
 public import SampleBus
 
 /// The payload format a repository expects (config key `format`).
-public enum RepositoryFormat: String, Sendable, Hashable, Codable, CaseIterable {
+public enum RepositoryFormat: String, Sendable, Hashable, Codable, CaseIterable, ConfigurationValue {
     /// A HealthJSON batch: `{"correlations": […], "deleted": […], "heartbeatSeries": […],
     /// "samples": […], "workouts": […]}` (see openapi.yaml).
     case native
@@ -16,31 +16,33 @@ public enum RepositoryFormat: String, Sendable, Hashable, Codable, CaseIterable 
     case openMHealth = "openmhealth"
 }
 
-/// The `http-repository` sink's settings. Every key except `url` has a default, declared once in
-/// the memberwise initializers; decoding is strict (``ConfigurationDecoder``) and
-/// ``validated(in:)`` checks every value without side effects.
+/// The `http-repository` sink's settings. Each key is declared once, in
+/// ``configurationKeys``, with its default the value `init()` gives it; decoding is strict
+/// (``ConfigurationDecoder``) and ``validated(in:)`` checks every value without side effects.
 ///
 /// Secrets never appear in the file: a bearer token or a basic-auth password is read from a file
 /// (`tokenFile`, `passwordFile`) or from an environment variable named here (`tokenVariable`,
 /// `passwordVariable`).
-public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurationContract, RenamedConfigurationKeys {
+public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurationContract, RemoteSinkConfiguration,
+    RenamedConfigurationKeys
+{
     /// The endpoint every batch is POSTed to (Open mHealth deletions go to `<url>/<uuid>`). The
     /// only URL the sink contacts; redirects are never followed.
-    public var url: String
-    public var format: RepositoryFormat
+    public var url = ""
+    public var format = RepositoryFormat.native
     /// The most changes (records and deletions) in one request.
-    public var batchSize: Int
+    public var batchSize = 1000
     /// How long a partial batch may wait for more changes before it is sent, in seconds.
-    public var batchIntervalSeconds: Double
+    public var batchIntervalSeconds: Double = 1
     /// How many requests may wait for their answers at once.
-    public var maxInFlight: Int
+    public var maxInFlight = 4
     /// Whether request bodies are gzip-compressed (`Content-Encoding: gzip`).
-    public var gzip: Bool
+    public var gzip = true
     /// Seconds before a request times out (counts as a retryable failure).
-    public var timeoutSeconds: Double
-    public var follow: FollowConfiguration
-    public var retry: RetryConfiguration
-    public var auth: Auth
+    public var timeoutSeconds: Double = 30
+    public var follow = FollowConfiguration()
+    public var retry = RetryConfiguration()
+    public var auth = Auth()
     /// For `fhir-r4`: the subject of every Observation, e.g. `Patient/123`.
     public var patientReference: String?
     /// A PEM file of trusted root certificates for an `https` URL (a private repository's CA).
@@ -49,16 +51,46 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
     public var caFile: String?
     /// Allows credentials (bearer or basic auth) over plain `http://` to a host that is not
     /// loopback. Off by default: such a request carries the secret in clear text over the network.
-    public var allowInsecureTransport: Bool
+    public var allowInsecureTransport = false
+
+    /// Every key at its default (`url` empty: a file must give it).
+    public init() {}
+
+    /// The configuration posting to `url`, every other key at its default.
+    public init(url: String) {
+        self.url = url
+    }
 
     /// Old key names, suggested when they are used: the outbox is gone (the store is the log
     /// every remote sink follows), and its bounds are the `follow` block's.
     public static let renamedKeys = ["batchIntervalMilliseconds": "batchIntervalSeconds", "outbox": "follow"]
 
+    public static let configurationKeys: [ConfigurationKey<Self>] =
+        [
+            .required(
+                "url", \.url, .string(pattern: "^[Hh][Tt][Tt][Pp][Ss]?://"),
+                "The endpoint every batch is POSTed to (http:// or https://, no credentials)"),
+            ConfigurationKey(
+                "format", \.format, .string(values: RepositoryFormat.allCases.map(\.rawValue)),
+                "The payload format: native HealthJSON, a FHIR R4 transaction Bundle, or Open mHealth data points"),
+        ]
+        + followingKeys(batchSize: batchSizeRange, batchInterval: \Self.batchIntervalSeconds)
+        + [
+            ConfigurationKey("gzip", \.gzip, .boolean, "Compress request bodies with gzip"),
+            ConfigurationKey(
+                "timeoutSeconds", \.timeoutSeconds, .number(timeoutRange, unit: "seconds"), "A request that takes longer fails and is retried"),
+            ConfigurationKey("auth", \.auth, Auth.configurationSchema, "Bearer or basic authentication; secrets come from files or variables"),
+            ConfigurationKey("patientReference", \.patientReference, .string(pattern: "^Patient/.+"), "For fhir-r4: every Observation's subject"),
+            ConfigurationKey("caFile", \.caFile, .nonEmptyText, "A PEM file of trusted root certificates for an https URL"),
+            ConfigurationKey(
+                "allowInsecureTransport", \.allowInsecureTransport, .boolean,
+                "Allow credentials over plain http:// to a host that is not loopback"),
+        ]
+
     /// How the sink authenticates.
-    public struct Auth: Sendable, Hashable, Decodable {
-        public enum Kind: String, Sendable, Hashable, Decodable, CaseIterable { case none, bearer, basic }
-        public var type: Kind
+    public struct Auth: Sendable, Hashable, DeclaredConfiguration {
+        public enum Kind: String, Sendable, Hashable, Decodable, CaseIterable, ConfigurationValue { case none, bearer, basic }
+        public var type = Kind.none
         /// Bearer: a file holding the token (trailing whitespace is ignored).
         public var tokenFile: String?
         /// Bearer: the environment variable holding the token.
@@ -70,84 +102,20 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
         /// Basic: the environment variable holding the password.
         public var passwordVariable: String?
 
-        public init(
-            type: Kind = .none, tokenFile: String? = nil, tokenVariable: String? = nil, username: String? = nil,
-            passwordFile: String? = nil, passwordVariable: String? = nil
-        ) {
-            self.type = type
-            self.tokenFile = tokenFile
-            self.tokenVariable = tokenVariable
-            self.username = username
-            self.passwordFile = passwordFile
-            self.passwordVariable = passwordVariable
-        }
+        /// No authentication.
+        public init() {}
 
-        enum CodingKeys: String, CodingKey {
-            case type, tokenFile, tokenVariable, username, passwordFile, passwordVariable, token, password
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            // An inline secret would end up in backups and `healthgate config` output: refuse it.
-            for key in [CodingKeys.token, .password] where c.contains(key) {
-                throw DecodingError.dataCorruptedError(
-                    forKey: key, in: c,
-                    debugDescription: "secrets are never written inline; use \(key.stringValue)File or \(key.stringValue)Variable")
-            }
-            self.init(
-                type: try c.decodeIfPresent(Kind.self, forKey: .type) ?? .none,
-                tokenFile: try c.decodeIfPresent(String.self, forKey: .tokenFile),
-                tokenVariable: try c.decodeIfPresent(String.self, forKey: .tokenVariable),
-                username: try c.decodeIfPresent(String.self, forKey: .username),
-                passwordFile: try c.decodeIfPresent(String.self, forKey: .passwordFile),
-                passwordVariable: try c.decodeIfPresent(String.self, forKey: .passwordVariable))
-        }
-    }
-
-    public init(
-        url: String, format: RepositoryFormat = .native, batchSize: Int = 1000, batchIntervalSeconds: Double = 1,
-        maxInFlight: Int = 4, gzip: Bool = true, timeoutSeconds: Double = 30, follow: FollowConfiguration = FollowConfiguration(),
-        retry: RetryConfiguration = RetryConfiguration(), auth: Auth = Auth(), patientReference: String? = nil,
-        caFile: String? = nil, allowInsecureTransport: Bool = false
-    ) {
-        self.url = url
-        self.format = format
-        self.batchSize = batchSize
-        self.batchIntervalSeconds = batchIntervalSeconds
-        self.maxInFlight = maxInFlight
-        self.gzip = gzip
-        self.timeoutSeconds = timeoutSeconds
-        self.follow = follow
-        self.retry = retry
-        self.auth = auth
-        self.patientReference = patientReference
-        self.caFile = caFile
-        self.allowInsecureTransport = allowInsecureTransport
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case url, format, batchSize, batchIntervalSeconds, maxInFlight, gzip, timeoutSeconds, follow, retry, auth
-        case patientReference, caFile, allowInsecureTransport
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let defaults = HTTPRepositoryConfiguration(url: "")
-        self.init(
-            url: try c.decode(String.self, forKey: .url),
-            format: try c.decodeIfPresent(RepositoryFormat.self, forKey: .format) ?? defaults.format,
-            batchSize: try c.decodeIfPresent(Int.self, forKey: .batchSize) ?? defaults.batchSize,
-            batchIntervalSeconds: try c.decodeIfPresent(Double.self, forKey: .batchIntervalSeconds) ?? defaults.batchIntervalSeconds,
-            maxInFlight: try c.decodeIfPresent(Int.self, forKey: .maxInFlight) ?? defaults.maxInFlight,
-            gzip: try c.decodeIfPresent(Bool.self, forKey: .gzip) ?? defaults.gzip,
-            timeoutSeconds: try c.decodeIfPresent(Double.self, forKey: .timeoutSeconds) ?? defaults.timeoutSeconds,
-            follow: try c.decodeIfPresent(FollowConfiguration.self, forKey: .follow) ?? defaults.follow,
-            retry: try c.decodeIfPresent(RetryConfiguration.self, forKey: .retry) ?? defaults.retry,
-            auth: try c.decodeIfPresent(Auth.self, forKey: .auth) ?? defaults.auth,
-            patientReference: try c.decodeIfPresent(String.self, forKey: .patientReference),
-            caFile: try c.decodeIfPresent(String.self, forKey: .caFile),
-            allowInsecureTransport:
-                try c.decodeIfPresent(Bool.self, forKey: .allowInsecureTransport) ?? defaults.allowInsecureTransport)
+        // An inline secret would end up in backups and `healthgate config` output: refused.
+        public static let configurationKeys: [ConfigurationKey<Self>] = [
+            ConfigurationKey("type", \.type, .string(values: Kind.allCases.map(\.rawValue)), "How the sink authenticates"),
+            ConfigurationKey("tokenFile", \.tokenFile, .nonEmptyText, "Bearer: a file holding the token"),
+            ConfigurationKey("tokenVariable", \.tokenVariable, .nonEmptyText, "Bearer: the environment variable holding the token"),
+            ConfigurationKey("username", \.username, .nonEmptyText, "Basic: the user name"),
+            ConfigurationKey("passwordFile", \.passwordFile, .nonEmptyText, "Basic: a file holding the password"),
+            ConfigurationKey("passwordVariable", \.passwordVariable, .nonEmptyText, "Basic: the environment variable holding the password"),
+            .refused("token", "secrets are never written inline; use tokenFile or tokenVariable"),
+            .refused("password", "secrets are never written inline; use passwordFile or passwordVariable"),
+        ]
     }
 
     /// The allowed `batchSize`.
@@ -175,13 +143,7 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
             throw PluginConfigurationError(
                 keyPath: "url", reason: "credentials in the URL are not allowed; use auth.passwordFile or auth.passwordVariable")
         }
-        try PluginConfigurationError.check("batchSize", batchSize, in: Self.batchSizeRange, unit: "records")
-        try PluginConfigurationError.check(
-            "batchIntervalSeconds", batchIntervalSeconds, in: FollowerSettings.batchIntervalRange, unit: "seconds")
-        try PluginConfigurationError.check("maxInFlight", maxInFlight, in: FollowerSettings.inFlightRange, unit: "requests")
-        try PluginConfigurationError.check("timeoutSeconds", timeoutSeconds, in: Self.timeoutRange, unit: "seconds")
-        try follow.validate()
-        try retry.validate()
+        try checkFollowingKeys()
         switch auth.type {
         case .none: break
         case .bearer:
@@ -238,49 +200,6 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
     static func isLoopback(_ host: String) -> Bool {
         let host = host.lowercased().trimmed(where: { $0 == "[" || $0 == "]" })
         return host == "localhost" || host.hasSuffix(".localhost") || host.hasPrefix("127.") || host == "::1"
-    }
-}
-
-extension HTTPRepositoryConfiguration {
-    /// Every key of the `config` object.
-    public static var configurationSchema: ConfigurationSchema {
-        let defaults = HTTPRepositoryConfiguration(url: "")
-        let auth: ConfigurationSchema = .object([
-            ConfigurationProperty(
-                "type", .string(values: Auth.Kind.allCases.map(\.rawValue)), default: "none", "How the sink authenticates"),
-            ConfigurationProperty("tokenFile", .nonEmptyText, "Bearer: a file holding the token"),
-            ConfigurationProperty("tokenVariable", .nonEmptyText, "Bearer: the environment variable holding the token"),
-            ConfigurationProperty("username", .nonEmptyText, "Basic: the user name"),
-            ConfigurationProperty("passwordFile", .nonEmptyText, "Basic: a file holding the password"),
-            ConfigurationProperty("passwordVariable", .nonEmptyText, "Basic: the environment variable holding the password"),
-        ])
-        return .object(
-            [
-                ConfigurationProperty(
-                    "url", .string(pattern: "^[Hh][Tt][Tt][Pp][Ss]?://"),
-                    "The endpoint every batch is POSTed to (http:// or https://, no credentials)"),
-                ConfigurationProperty(
-                    "format", .string(values: RepositoryFormat.allCases.map(\.rawValue)), default: .string(defaults.format.rawValue),
-                    "The payload format: native HealthJSON, a FHIR R4 transaction Bundle, or Open mHealth data points"),
-            ]
-                + FollowerSettings.sharedProperties(
-                    batchSize: batchSizeRange, batchSizeDefault: defaults.batchSize,
-                    batchIntervalDefault: defaults.batchIntervalSeconds, maxInFlightDefault: defaults.maxInFlight,
-                    retry: defaults.retry)
-                + [
-                    ConfigurationProperty("gzip", .boolean, default: .bool(defaults.gzip), "Compress request bodies with gzip"),
-                    ConfigurationProperty(
-                        "timeoutSeconds", .number(timeoutRange, unit: "seconds"), default: .number(defaults.timeoutSeconds),
-                        "A request that takes longer fails and is retried"),
-                    ConfigurationProperty("auth", auth, "Bearer or basic authentication; secrets come from files or variables"),
-                    ConfigurationProperty(
-                        "patientReference", .string(pattern: "^Patient/.+"), "For fhir-r4: every Observation's subject"),
-                    ConfigurationProperty("caFile", .nonEmptyText, "A PEM file of trusted root certificates for an https URL"),
-                    ConfigurationProperty(
-                        "allowInsecureTransport", .boolean, default: false,
-                        "Allow credentials over plain http:// to a host that is not loopback"),
-                ],
-            required: ["url"])
     }
 }
 

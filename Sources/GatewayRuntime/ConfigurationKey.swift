@@ -1,0 +1,94 @@
+/// One configuration key, declared once: its name, where its value is stored, its shape (type,
+/// range and unit, or allowed values), whether it is required, and what it means. Decoding
+/// (``DeclaredConfiguration``'s `init(from:)`), the range check and `healthgate config schema`
+/// (``DeclaredConfiguration``'s `configurationSchema`), with the key's default in both, all come
+/// from this one declaration; the default is the value the type's `init()` gives the property.
+///
+/// ```swift
+/// static let configurationKeys: [ConfigurationKey<Self>] = [
+///     ConfigurationKey("maxBytes", \.maxBytes, .whole(bytesRange, unit: "bytes"),
+///         "The most the store keeps for this sink while its receiver is unreachable"),
+/// ]
+/// ```
+public struct ConfigurationKey<Root>: Sendable {
+    /// How the key is declared.
+    enum Role: Sendable {
+        /// Optional in the file: absent, the property keeps its default (or stays nil).
+        case optional
+        /// The file must have it.
+        case required
+        /// Refused with a reason when present; no part of the schema.
+        case refused
+    }
+
+    /// The key's name in the configuration object.
+    public let name: String
+    let role: Role
+    let schema: ConfigurationSchema
+    let description: String
+    /// Decodes the key's value, when present, into the root.
+    let decode: @Sendable (inout Root, KeyedDecodingContainer<StrictCodingKey>) throws -> Void
+    /// The key's value in `root` as configuration JSON; nil when it has none (an optional key
+    /// whose absence its description explains).
+    let value: @Sendable (Root) -> JSONValue?
+
+    /// A key with a default: absent, the property keeps the value the type's `init()` gave it.
+    public init<Value: Decodable & ConfigurationValue>(
+        _ name: String, _ keyPath: any WritableKeyPath<Root, Value> & Sendable, _ schema: ConfigurationSchema, _ description: String
+    ) {
+        self.init(
+            name: name, role: .optional, schema: schema, description: description,
+            decode: { root, container in
+                if let value = try container.decodeIfPresent(Value.self, forKey: StrictCodingKey(name)) { root[keyPath: keyPath] = value }
+            },
+            value: { $0[keyPath: keyPath].configurationJSON })
+    }
+
+    /// An optional key: absent, the property is nil (the description says what that means).
+    public init<Value: Decodable & ConfigurationValue>(
+        _ name: String, _ keyPath: any WritableKeyPath<Root, Value?> & Sendable, _ schema: ConfigurationSchema, _ description: String
+    ) {
+        self.init(
+            name: name, role: .optional, schema: schema, description: description,
+            decode: { root, container in
+                if let value = try container.decodeIfPresent(Value.self, forKey: StrictCodingKey(name)) { root[keyPath: keyPath] = value }
+            },
+            value: { $0[keyPath: keyPath]?.configurationJSON })
+    }
+
+    /// A key every configuration must have: its absence is an error naming it.
+    public static func required<Value: Decodable & ConfigurationValue>(
+        _ name: String, _ keyPath: any WritableKeyPath<Root, Value> & Sendable, _ schema: ConfigurationSchema, _ description: String
+    ) -> ConfigurationKey {
+        ConfigurationKey(
+            name: name, role: .required, schema: schema, description: description,
+            decode: { root, container in root[keyPath: keyPath] = try container.decode(Value.self, forKey: StrictCodingKey(name)) },
+            value: { _ in nil })
+    }
+
+    /// A key refused with `reason` when present (a secret that must never be written inline): an
+    /// error at the key. It is no property and no part of the schema.
+    public static func refused(_ name: String, _ reason: String) -> ConfigurationKey {
+        ConfigurationKey(
+            name: name, role: .refused, schema: .boolean, description: reason,
+            decode: { _, container in
+                let key = StrictCodingKey(name)
+                guard container.contains(key) else { return }
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: reason)
+            },
+            value: { _ in nil })
+    }
+
+    private init(
+        name: String, role: Role, schema: ConfigurationSchema, description: String,
+        decode: @escaping @Sendable (inout Root, KeyedDecodingContainer<StrictCodingKey>) throws -> Void,
+        value: @escaping @Sendable (Root) -> JSONValue?
+    ) {
+        self.name = name
+        self.role = role
+        self.schema = schema
+        self.description = description
+        self.decode = decode
+        self.value = value
+    }
+}

@@ -1,0 +1,73 @@
+/// A configuration type whose keys are each declared once, in ``configurationKeys``: its
+/// decoding (strict, through ``ConfigurationDecoder``: unknown keys are errors with a
+/// suggestion) and its schema (ranges checked before decoding, `healthgate config schema`, the
+/// defaults) are derived from the declarations, so no key is written in a second place.
+///
+/// What ties several keys together (one at least another, exactly one of two) stays in the
+/// type's own validation.
+public protocol DeclaredConfiguration: Decodable, Sendable, ConfigurationSchemaDeclaring, ConfigurationValue {
+    /// Every key at its default (a required key at a placeholder the decoder replaces).
+    init()
+    /// The type's keys, in the order the schema lists them.
+    static var configurationKeys: [ConfigurationKey<Self>] { get }
+}
+
+extension DeclaredConfiguration {
+    /// Decodes each declared key that is present over the defaults of `init()`.
+    public init(from decoder: any Decoder) throws {
+        self.init()
+        let container = try decoder.container(keyedBy: StrictCodingKey.self)
+        for key in Self.configurationKeys { try key.decode(&self, container) }
+    }
+
+    /// The declared keys with their defaults (refused keys left out).
+    public static var configurationSchema: ConfigurationSchema {
+        let defaults = Self()
+        let keys = configurationKeys.filter { $0.role != .refused }
+        return .object(
+            keys.map { ConfigurationProperty($0.name, $0.schema, default: $0.value(defaults), $0.description) },
+            required: keys.filter { $0.role == .required }.map(\.name))
+    }
+
+    /// This configuration with `change` applied: for configurations built in code.
+    public func with(_ change: (inout Self) -> Void) -> Self {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+
+    /// The configuration as a JSON object of its keys' values.
+    public var configurationJSON: JSONValue {
+        var members: [String: JSONValue] = [:]
+        for key in Self.configurationKeys where key.role != .refused {
+            if let value = key.value(self) { members[key.name] = value }
+        }
+        return .object(members)
+    }
+}
+
+/// A value a configuration key holds, as configuration JSON (for the key's default in the
+/// schema).
+public protocol ConfigurationValue: Sendable {
+    var configurationJSON: JSONValue { get }
+}
+
+extension Int: ConfigurationValue {
+    public var configurationJSON: JSONValue { .number(Double(self)) }
+}
+
+extension Double: ConfigurationValue {
+    public var configurationJSON: JSONValue { .number(self) }
+}
+
+extension Bool: ConfigurationValue {
+    public var configurationJSON: JSONValue { .bool(self) }
+}
+
+extension String: ConfigurationValue {
+    public var configurationJSON: JSONValue { .string(self) }
+}
+
+extension ConfigurationValue where Self: RawRepresentable, RawValue == String {
+    public var configurationJSON: JSONValue { .string(rawValue) }
+}
