@@ -24,7 +24,9 @@ public struct ConfigurationKey<Root>: Sendable {
     /// The key's name in the configuration object.
     public let name: String
     let role: Role
-    let schema: ConfigurationSchema
+    /// The key's shape, given the root whose values are the defaults (a nested block's keys
+    /// default to the values the root gives them).
+    let shape: @Sendable (Root) -> ConfigurationSchema
     let description: String
     /// Decodes the key's value, when present, into the root.
     let decode: @Sendable (inout Root, KeyedDecodingContainer<StrictCodingKey>) throws -> Void
@@ -37,7 +39,21 @@ public struct ConfigurationKey<Root>: Sendable {
         _ name: String, _ keyPath: any WritableKeyPath<Root, Value> & Sendable, _ schema: ConfigurationSchema, _ description: String
     ) {
         self.init(
-            name: name, role: .optional, schema: schema, description: description,
+            name: name, role: .optional, shape: { _ in schema }, description: description,
+            decode: { root, container in
+                if let value = try container.decodeIfPresent(Value.self, forKey: StrictCodingKey(name)) { root[keyPath: keyPath] = value }
+            },
+            value: { $0[keyPath: keyPath].configurationJSON })
+    }
+
+    /// A block of keys of its own (`follow`, `retry`): its shape is its type's declarations,
+    /// with the defaults this root gives it.
+    public init<Value: DeclaredConfiguration>(
+        _ name: String, _ keyPath: any WritableKeyPath<Root, Value> & Sendable, _ description: String
+    ) {
+        self.init(
+            name: name, role: .optional, shape: { Value.configurationSchema(defaults: $0[keyPath: keyPath]) },
+            description: description,
             decode: { root, container in
                 if let value = try container.decodeIfPresent(Value.self, forKey: StrictCodingKey(name)) { root[keyPath: keyPath] = value }
             },
@@ -49,7 +65,7 @@ public struct ConfigurationKey<Root>: Sendable {
         _ name: String, _ keyPath: any WritableKeyPath<Root, Value?> & Sendable, _ schema: ConfigurationSchema, _ description: String
     ) {
         self.init(
-            name: name, role: .optional, schema: schema, description: description,
+            name: name, role: .optional, shape: { _ in schema }, description: description,
             decode: { root, container in
                 if let value = try container.decodeIfPresent(Value.self, forKey: StrictCodingKey(name)) { root[keyPath: keyPath] = value }
             },
@@ -61,7 +77,7 @@ public struct ConfigurationKey<Root>: Sendable {
         _ name: String, _ keyPath: any WritableKeyPath<Root, Value> & Sendable, _ schema: ConfigurationSchema, _ description: String
     ) -> ConfigurationKey {
         ConfigurationKey(
-            name: name, role: .required, schema: schema, description: description,
+            name: name, role: .required, shape: { _ in schema }, description: description,
             decode: { root, container in root[keyPath: keyPath] = try container.decode(Value.self, forKey: StrictCodingKey(name)) },
             value: { _ in nil })
     }
@@ -70,7 +86,7 @@ public struct ConfigurationKey<Root>: Sendable {
     /// error at the key. It is no property and no part of the schema.
     public static func refused(_ name: String, _ reason: String) -> ConfigurationKey {
         ConfigurationKey(
-            name: name, role: .refused, schema: .boolean, description: reason,
+            name: name, role: .refused, shape: { _ in .boolean }, description: reason,
             decode: { _, container in
                 let key = StrictCodingKey(name)
                 guard container.contains(key) else { return }
@@ -80,13 +96,13 @@ public struct ConfigurationKey<Root>: Sendable {
     }
 
     private init(
-        name: String, role: Role, schema: ConfigurationSchema, description: String,
+        name: String, role: Role, shape: @escaping @Sendable (Root) -> ConfigurationSchema, description: String,
         decode: @escaping @Sendable (inout Root, KeyedDecodingContainer<StrictCodingKey>) throws -> Void,
         value: @escaping @Sendable (Root) -> JSONValue?
     ) {
         self.name = name
         self.role = role
-        self.schema = schema
+        self.shape = shape
         self.description = description
         self.decode = decode
         self.value = value

@@ -22,10 +22,15 @@ extension DeclaredConfiguration {
 
     /// The declared keys with their defaults (refused keys left out).
     public static var configurationSchema: ConfigurationSchema {
-        let defaults = Self()
+        configurationSchema(defaults: Self())
+    }
+
+    /// The declared keys with the values of `defaults` as their defaults: the shape of a block
+    /// whose owner gives it defaults of its own.
+    public static func configurationSchema(defaults: Self) -> ConfigurationSchema {
         let keys = configurationKeys.filter { $0.role != .refused }
         return .object(
-            keys.map { ConfigurationProperty($0.name, $0.schema, default: $0.value(defaults), $0.description) },
+            keys.map { ConfigurationProperty($0.name, $0.shape(defaults), default: $0.value(defaults), $0.description) },
             required: keys.filter { $0.role == .required }.map(\.name))
     }
 

@@ -29,6 +29,22 @@ final class ConfigCheckTests: XCTestCase {
         }
     }
 
+    /// docs/configuration-reference.md is generated from the declarations (`config reference`);
+    /// a change of a key without regenerating it fails here.
+    func testTheCheckedInConfigurationReferenceIsWhatTheDeclarationsProduce() async throws {
+        let healthgate = try HealthgateExecutable()
+        let result = try await healthgate.run(["config", "reference"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let file = HealthgateExecutable.packageRoot().appendingPathComponent("docs/configuration-reference.md")
+        let checkedIn = try String(contentsOf: file, encoding: .utf8)
+        XCTAssertTrue(
+            checkedIn == result.standardOutput,
+            "docs/configuration-reference.md is stale: run `.build/debug/healthgate config reference > docs/configuration-reference.md`")
+        // Every key of every plugin is in it, with its default.
+        XCTAssertTrue(checkedIn.contains("## `sinks[http-repository].config.retry`"))
+        XCTAssertTrue(checkedIn.contains("| `maxDelaySeconds` | number | `30` | 0.001 to 86400 seconds |"), "the mqtt sink's own retry default")
+    }
+
     func testTyposAreRejectedEverywhereWithASuggestion() async throws {
         try await assertRejected([
             (#"{"sorces": [{"kind": "ble-heart-rate"}]}"#, "sorces", #"did you mean "sources"?"#),

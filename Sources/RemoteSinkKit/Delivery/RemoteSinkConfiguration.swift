@@ -25,8 +25,8 @@ extension RemoteSinkConfiguration {
             ConfigurationKey(
                 "maxInFlight", \Self.maxInFlight, .whole(FollowerSettings.inFlightRange, unit: "batches"),
                 "How many batches may wait for their answer at once"),
-            ConfigurationKey("follow", \Self.follow, FollowConfiguration.configurationSchema, "Following the store's change log"),
-            ConfigurationKey("retry", \Self.retry, RetryConfiguration.configurationSchema, "The backoff after a failed delivery"),
+            ConfigurationKey("follow", \Self.follow, "Following the store's change log"),
+            ConfigurationKey("retry", \Self.retry, "The backoff after a failed delivery"),
         ]
         if let batchInterval {
             keys.insert(

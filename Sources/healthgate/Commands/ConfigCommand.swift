@@ -8,7 +8,21 @@ import SampleBus
 enum ConfigCommand {
     static let command = Command(
         name: "config", summary: "Check or create a configuration file.", usage: "config SUBCOMMAND",
-        subcommands: [check, initialize, schema])
+        subcommands: [check, initialize, schema, reference])
+
+    static let reference = Command(
+        name: "reference", summary: "Print the configuration reference (Markdown).",
+        usage: "config reference",
+        discussion: """
+            Prints every key of the configuration file, the plugins' included, with its type, \
+            default, accepted values and meaning, as Markdown: a table for the file and one for \
+            every object below it. Generated from the same declarations as 'config schema' and \
+            'config check'; docs/configuration-reference.md is this output.
+            """
+    ) { _, context in
+        context.output.write(ConfigurationDocument.reference)
+        return .success
+    }
 
     static let schema = Command(
         name: "schema", summary: "Print the configuration's JSON Schema.",

@@ -79,7 +79,7 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
             ConfigurationKey("gzip", \.gzip, .boolean, "Compress request bodies with gzip"),
             ConfigurationKey(
                 "timeoutSeconds", \.timeoutSeconds, .number(timeoutRange, unit: "seconds"), "A request that takes longer fails and is retried"),
-            ConfigurationKey("auth", \.auth, Auth.configurationSchema, "Bearer or basic authentication; secrets come from files or variables"),
+            ConfigurationKey("auth", \.auth, "Bearer or basic authentication; secrets come from files or variables"),
             ConfigurationKey("patientReference", \.patientReference, .string(pattern: "^Patient/.+"), "For fhir-r4: every Observation's subject"),
             ConfigurationKey("caFile", \.caFile, .nonEmptyText, "A PEM file of trusted root certificates for an https URL"),
             ConfigurationKey(
