@@ -12,43 +12,32 @@ public enum OverflowPolicy: String, Hashable, Sendable, Codable, CaseIterable {
 }
 
 /// A sink's bounded queue settings.
-public struct QueueConfiguration: Hashable, Sendable, Codable {
+public struct QueueConfiguration: Hashable, Sendable, Codable, DeclaredConfiguration {
     /// The most records the queue holds.
-    public var capacity: Int
-    public var policy: OverflowPolicy
+    public var capacity = 10_000
+    public var policy = OverflowPolicy.block
 
     /// The allowed `capacity` in a configuration file.
     public static let capacityRange = 1...10_000_000
 
-    public init(capacity: Int = 10_000, policy: OverflowPolicy = .block) {
+    /// Every key at its default.
+    public init() {}
+
+    public init(capacity: Int, policy: OverflowPolicy) {
         self.capacity = capacity
         self.policy = policy
     }
 
-    enum CodingKeys: String, CodingKey { case capacity, policy }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let defaults = QueueConfiguration()
-        capacity = try container.decodeIfPresent(Int.self, forKey: .capacity) ?? defaults.capacity
-        policy = try container.decodeIfPresent(OverflowPolicy.self, forKey: .policy) ?? defaults.policy
-    }
-}
-
-extension QueueConfiguration: ConfigurationSchemaDeclaring {
     /// A sink's `queue` keys.
-    public static var configurationSchema: ConfigurationSchema {
-        let defaults = QueueConfiguration()
-        return .object([
-            ConfigurationProperty(
-                "capacity", .whole(capacityRange, unit: "records"), default: .number(Double(defaults.capacity)),
-                "The most records the sink's queue holds"),
-            ConfigurationProperty(
-                "policy", .string(values: OverflowPolicy.allCases.map(\.rawValue)), default: .string(defaults.policy.rawValue),
-                "What a full queue does: block the publishers, or drop the oldest records and count them"),
-        ])
-    }
+    public static let configurationKeys: [ConfigurationKey<Self>] = [
+        ConfigurationKey("capacity", \.capacity, .whole(capacityRange, unit: "records"), "The most records the sink's queue holds"),
+        ConfigurationKey(
+            "policy", \.policy, .string(values: OverflowPolicy.allCases.map(\.rawValue)),
+            "What a full queue does: block the publishers, or drop the oldest records and count them"),
+    ]
 }
+
+extension OverflowPolicy: ConfigurationValue {}
 
 /// A bounded FIFO of records between the bus and one sink.
 ///

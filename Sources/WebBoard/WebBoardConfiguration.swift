@@ -12,11 +12,14 @@ public import SampleBus
 /// whose first line is the token. With a token every request must carry it, as `?token=…` (what
 /// a browser's address bar and the page's event stream send) or `Authorization: Bearer …`.
 /// Decoding is strict; ``validated(in:)`` reads nothing but the token file.
-public struct WebBoardConfiguration: Decodable, Sendable, Hashable {
-    /// Where to listen.
-    public var listen: ListenAddress
+public struct WebBoardConfiguration: Sendable, Hashable, DeclaredConfiguration {
+    /// Where to listen (a file must say it: the default is only `init()`'s placeholder).
+    public var listen = ListenAddress.anyLoopbackPort
     /// The token's file; nil: no token (loopback only).
     public var tokenFile: String?
+
+    /// Every key at its default.
+    public init() {}
 
     /// A configuration.
     public init(listen: ListenAddress, tokenFile: String? = nil) {
@@ -24,30 +27,13 @@ public struct WebBoardConfiguration: Decodable, Sendable, Hashable {
         self.tokenFile = tokenFile
     }
 
-    enum CodingKeys: String, CodingKey { case listen, tokenFile }
-
-    /// Decodes the `web` object.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let text = try container.decode(String.self, forKey: .listen)
-        do {
-            listen = try ListenAddress(parsing: text)
-        } catch {
-            throw DecodingError.dataCorruptedError(forKey: .listen, in: container, debugDescription: error.reason)
-        }
-        tokenFile = try container.decodeIfPresent(String.self, forKey: .tokenFile)
-    }
-
     /// Every key of the `web` object.
-    public static var configurationSchema: ConfigurationSchema {
-        .object(
-            [
-                ConfigurationProperty(
-                    "listen", .string(pattern: "^(localhost|[0-9]{1,3}(\\.[0-9]{1,3}){3}):[0-9]{1,5}$"),
-                    "IPv4:PORT or localhost:PORT (port 0: any free port); an address other than loopback needs tokenFile"),
-                ConfigurationProperty("tokenFile", .nonEmptyText, "A file whose first line is the token every request must carry"),
-            ], required: ["listen"])
-    }
+    public static let configurationKeys: [ConfigurationKey<Self>] = [
+        .required(
+            "listen", \.listen, .string(pattern: "^(localhost|[0-9]{1,3}(\\.[0-9]{1,3}){3}):[0-9]{1,5}$"),
+            "IPv4:PORT or localhost:PORT (port 0: any free port); an address other than loopback needs tokenFile"),
+        ConfigurationKey("tokenFile", \.tokenFile, .nonEmptyText, "A file whose first line is the token every request must carry"),
+    ]
 
     /// Decodes and checks the configuration's `web` value; nil when the board is off.
     /// - Throws: ``ConfigurationError`` naming `web.…`.
@@ -106,8 +92,9 @@ public struct WebBoardConfiguration: Decodable, Sendable, Hashable {
     }
 }
 
-/// An IPv4 address and a port to listen on.
-public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
+/// An IPv4 address and a port to listen on; in a configuration, the text `IPv4:PORT` or
+/// `localhost:PORT`.
+public struct ListenAddress: Hashable, Sendable, CustomStringConvertible, Decodable, ConfigurationValue {
     /// The address's four bytes, most significant first.
     public var octets: [UInt8]
     /// The port; 0 lets the system choose.
@@ -129,6 +116,27 @@ public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
         self.octets = octets
         self.port = port
     }
+
+    /// 127.0.0.1, any free port.
+    public static let anyLoopbackPort = ListenAddress(octets: [127, 0, 0, 1], port: 0)
+
+    private init(octets: [UInt8], port: UInt16) {
+        self.octets = octets
+        self.port = port
+    }
+
+    /// Decodes the text form; a malformed address is an error at its key saying what is wrong.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        do {
+            self = try ListenAddress(parsing: text)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.reason)
+        }
+    }
+
+    public var configurationJSON: JSONValue { .string(description) }
 
     /// Whether it is in 127.0.0.0/8 (RFC 1122 §3.2.1.3: loopback, never on a network).
     public var isLoopback: Bool { octets.first == 127 }

@@ -168,7 +168,7 @@ final class SupervisionTests: XCTestCase {
     }
 
     func testRedeliveryThroughTheInboxDirectly() async throws {
-        let (inbox, feed, finish) = SinkInbox.standalone(configuration: QueueConfiguration(capacity: 10))
+        let (inbox, feed, finish) = SinkInbox.standalone(configuration: QueueConfiguration(capacity: 10, policy: .block))
         let records = stepRecords(0..<6, ids: ids)
         await feed(records)
         let first = await inbox.next(maxCount: 4)
