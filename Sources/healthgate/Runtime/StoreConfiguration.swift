@@ -10,35 +10,33 @@ import SampleBus
 /// ```
 /// Every key is optional; the store exists with or without the object (it is the gateway's
 /// commit point). Decoded strictly (unknown keys refused with a suggestion), then checked.
-struct StoreConfiguration: Decodable, Sendable, Hashable {
+struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
     /// The database file. Default: `<data directory>/samples.sqlite`.
     var path: String?
     /// A size limit for the database file (SQLite's `max_page_count`). Default: none.
     var maxDatabaseMegabytes: Int?
-    /// How long tombstones of deleted objects stay in the change log, in days. Default 90.
-    var tombstoneRetentionDays: Int?
+    /// How long tombstones of deleted objects stay in the change log, in days. 90 days: a sync
+    /// client that is offline for up to a season still gets every deletion.
+    var tombstoneRetentionDays = 90
+
+    init() {}
 
     /// The allowed `maxDatabaseMegabytes`: SQLite's largest `max_page_count` (4294967294) in
     /// 4096-byte pages (https://sqlite.org/limits.html) is just under 16 TiB.
     static let maxDatabaseMegabytesRange = 1...16_777_215
-    /// 90 days: a sync client that is offline for up to a season still gets every deletion.
-    static let defaultTombstoneRetentionDays = 90
     /// The allowed `tombstoneRetentionDays`: at least a day, at most 100 years.
     static let tombstoneRetentionDaysRange = 1...36_500
 
     /// Every key of the `store` object.
-    static var configurationSchema: ConfigurationSchema {
-        .object([
-            ConfigurationProperty("path", .nonEmptyText, "The store's file; absent: <data directory>/samples.sqlite"),
-            ConfigurationProperty(
-                "maxDatabaseMegabytes", .whole(maxDatabaseMegabytesRange, unit: "MB"),
-                "A size limit for the file; reaching it behaves like a full disk. Absent: none"),
-            ConfigurationProperty(
-                "tombstoneRetentionDays", .whole(tombstoneRetentionDaysRange, unit: "days"),
-                default: .number(Double(defaultTombstoneRetentionDays)),
-                "How long the change log keeps deletions, and never before every remote sink has them"),
-        ])
-    }
+    static let configurationKeys: [ConfigurationKey<Self>] = [
+        ConfigurationKey("path", \.path, .nonEmptyText, "The store's file; absent: <data directory>/samples.sqlite"),
+        ConfigurationKey(
+            "maxDatabaseMegabytes", \.maxDatabaseMegabytes, .whole(maxDatabaseMegabytesRange, unit: "MB"),
+            "A size limit for the file; reaching it behaves like a full disk. Absent: none"),
+        ConfigurationKey(
+            "tombstoneRetentionDays", \.tombstoneRetentionDays, .whole(tombstoneRetentionDaysRange, unit: "days"),
+            "How long the change log keeps deletions, and never before every remote sink has them"),
+    ]
 
     /// The store's settings, every default applied.
     struct Settings: Sendable, Hashable {
@@ -76,16 +74,11 @@ struct StoreConfiguration: Decodable, Sendable, Hashable {
     func validated(paths: GatewayPaths) throws(PluginConfigurationError) -> Settings {
         let path = path ?? paths.dataDirectory.appendingPathComponent("samples.sqlite").path
         guard !path.isEmpty else { throw PluginConfigurationError(keyPath: "path", reason: "must not be empty") }
-        if let maxDatabaseMegabytes {
-            try PluginConfigurationError.check(
-                "maxDatabaseMegabytes", maxDatabaseMegabytes, in: Self.maxDatabaseMegabytesRange, unit: "MB")
-        }
-        let retentionDays = tombstoneRetentionDays ?? Self.defaultTombstoneRetentionDays
-        try PluginConfigurationError.check(
-            "tombstoneRetentionDays", retentionDays, in: Self.tombstoneRetentionDaysRange, unit: "days")
+        // The declared ranges, as a file is checked against them before it is decoded.
+        try Self.configurationSchema.check(configurationJSON)
         // SQLite's default page size is 4096 bytes (https://sqlite.org/pgszchng2016.html).
         return Settings(
             path: path, maximumPageCount: maxDatabaseMegabytes.map { $0 * 256 },
-            tombstoneRetention: .seconds(Int64(retentionDays) * 86_400))
+            tombstoneRetention: .seconds(Int64(tombstoneRetentionDays) * 86_400))
     }
 }
