@@ -210,7 +210,7 @@ final class MigrationTests: StoreTestCase {
             .sql("CREATE TABLE first (x)"),
             .code { connection throws(SQLiteError) in
                 try connection.execute("CREATE TABLE second (x); INSERT INTO first VALUES (1)")
-                throw SQLiteError(code: 20, message: "step two cannot finish", context: "test")
+                throw SQLiteError(.mismatch, message: "step two cannot finish", context: "test")
             },
         ]
         do {

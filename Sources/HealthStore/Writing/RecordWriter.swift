@@ -529,7 +529,7 @@ final class RecordWriter {
         for (index, member) in correlation.objects.enumerated() {
             guard let anchor = try write(member, using: &insert).anchor else {
                 throw SQLiteError(
-                    code: 19, message: "member \(member.id) is held back by another sample with its sync identifier",
+                    .constraint, message: "member \(member.id) is held back by another sample with its sync identifier",
                     context: "correlation \(correlation.id)")
             }
             try connection.run(
@@ -570,7 +570,7 @@ final class RecordWriter {
                     let data = try HealthJSON.makeEncoder().encode(event.metadata)
                     metadataJSON = .text(String(decoding: data, as: UTF8.self))
                 } catch {
-                    throw SQLiteError(code: 20, message: "workout event metadata cannot be encoded: \(error)",
+                    throw SQLiteError(.mismatch, message: "workout event metadata cannot be encoded: \(error)",
                                       context: "workout \(workout.id)")
                 }
             }
@@ -755,7 +755,7 @@ final class RecordWriter {
     ) throws(SQLiteError) -> Int64 {
         try connection.run(insert, [.text(text)])
         guard let row = try connection.query(select, [.text(text)]).first, let id = row.integer(0) else {
-            throw SQLiteError(code: 1, message: "the row just inserted was not found", context: text)
+            throw SQLiteError(.error, message: "the row just inserted was not found", context: text)
         }
         found(row)
         return id
@@ -790,7 +790,7 @@ final class RecordWriter {
                 AND local_identifier IS ?7 AND udi_device_identifier IS ?8
             """, fields).first?.integer(0)
         else {
-            throw SQLiteError(code: 1, message: "the device row just inserted was not found",
+            throw SQLiteError(.error, message: "the device row just inserted was not found",
                               context: device.displayName)
         }
         deviceIDs.insert(id, for: device)

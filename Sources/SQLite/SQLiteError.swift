@@ -1,0 +1,72 @@
+internal import CSQLite
+
+/// An error from SQLite, with the result code, the message, and the SQL or path involved.
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// The extended result code (sqlite3_extended_errcode).
+    public var code: Int32
+    public var message: String
+    /// The statement or file the error concerns.
+    public var context: String
+
+    public init(code: Int32, message: String, context: String) {
+        self.code = code
+        self.message = message
+        self.context = context
+    }
+
+    /// An error with a named result code.
+    public init(_ code: ResultCode, message: String, context: String) {
+        self.init(code: code.rawValue, message: message, context: context)
+    }
+
+    /// The primary result code (the low byte of the extended code).
+    public var primaryCode: Int32 { code & 0xFF }
+    /// The primary result code, by name.
+    public var primaryResultCode: ResultCode { ResultCode(rawValue: primaryCode) }
+    /// SQLITE_FULL: the disk or the database's size limit is full.
+    public var isDiskFull: Bool { primaryResultCode == .full }
+    /// SQLITE_BUSY or SQLITE_LOCKED: another connection holds a lock longer than the timeout.
+    public var isBusy: Bool { primaryResultCode == .busy || primaryResultCode == .locked }
+    /// SQLITE_CONSTRAINT.
+    public var isConstraint: Bool { primaryResultCode == .constraint }
+
+    public var description: String { "SQLite error \(code) (\(message)) in \(context)" }
+}
+
+extension SQLiteError {
+    /// A SQLite result code by name (https://sqlite.org/rescode.html), taken from `sqlite3.h`:
+    /// the codes this program creates or tells apart. A struct, not an enum, because SQLite
+    /// answers with codes (extended ones above all) that no list here names.
+    public struct ResultCode: RawRepresentable, Hashable, Sendable {
+        /// The code as SQLite returns it.
+        public var rawValue: Int32
+
+        /// The code with this value.
+        public init(rawValue: Int32) {
+            self.rawValue = rawValue
+        }
+
+        /// SQLITE_ERROR: a generic error (bad SQL, or a check of this program's failed).
+        public static let error = ResultCode(rawValue: SQLITE_ERROR)
+        /// SQLITE_BUSY: another connection holds the lock.
+        public static let busy = ResultCode(rawValue: SQLITE_BUSY)
+        /// SQLITE_LOCKED: a conflict inside one connection (or a shared cache).
+        public static let locked = ResultCode(rawValue: SQLITE_LOCKED)
+        /// SQLITE_READONLY: the database cannot be written.
+        public static let readOnly = ResultCode(rawValue: SQLITE_READONLY)
+        /// SQLITE_IOERR: the operating system failed a read or write.
+        public static let ioError = ResultCode(rawValue: SQLITE_IOERR)
+        /// SQLITE_CORRUPT: the database file is damaged.
+        public static let corrupt = ResultCode(rawValue: SQLITE_CORRUPT)
+        /// SQLITE_FULL: the disk, or the database's size limit, is full.
+        public static let full = ResultCode(rawValue: SQLITE_FULL)
+        /// SQLITE_CANTOPEN: the file (or a directory for it) cannot be opened or created.
+        public static let cantOpen = ResultCode(rawValue: SQLITE_CANTOPEN)
+        /// SQLITE_CONSTRAINT: a constraint (unique, foreign key, check) failed.
+        public static let constraint = ResultCode(rawValue: SQLITE_CONSTRAINT)
+        /// SQLITE_MISMATCH: a value of the wrong type.
+        public static let mismatch = ResultCode(rawValue: SQLITE_MISMATCH)
+        /// SQLITE_NOTADB: the file is not a database.
+        public static let notADatabase = ResultCode(rawValue: SQLITE_NOTADB)
+    }
+}
