@@ -218,15 +218,15 @@ public final class SQLiteConnection {
     /// §7): each step checks them with `PRAGMA foreign_key_check` before it commits, and fails
     /// when a row points nowhere. They are on again when this returns.
     ///
-    /// - Throws: ``SQLiteError``; for a step's own failure, its error as thrown; SQLITE_ERROR with
-    ///   "newer than this program" when the file's version is beyond `migrations`;
-    ///   SQLITE_CONSTRAINT when a step leaves a row whose foreign key points nowhere.
+    /// - Throws: ``SQLiteError``; for a step's own failure, its error as thrown; SQLITE_ERROR
+    ///   with the refusal ``SQLiteError/Refusal/schemaTooNew`` when the file's version is beyond
+    ///   `migrations`; SQLITE_CONSTRAINT when a step leaves a row whose foreign key points nowhere.
     public func migrate(_ migrations: [SQLiteMigration]) throws(SQLiteError) {
         let current = try userVersion
         guard current <= migrations.count else {
             throw SQLiteError(
                 .error, message: "database schema version \(current) is newer than this program "
-                    + "knows (\(migrations.count)); upgrade healthgate", context: path)
+                    + "knows (\(migrations.count)); upgrade healthgate", context: path, refusal: .schemaTooNew)
         }
         guard current < migrations.count else { return }
         // Outside any transaction: SQLite ignores the pragma inside one.

@@ -7,6 +7,10 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The statement or file the error concerns.
     public var context: String
+    /// Why this module refused an operation for which SQLite itself has no error (its code is
+    /// then SQLITE_ERROR), so that a caller can tell it apart without reading the message; nil
+    /// for SQLite's own errors.
+    public var refusal: Refusal?
 
     public init(code: Int32, message: String, context: String) {
         self.code = code
@@ -14,9 +18,10 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
         self.context = context
     }
 
-    /// An error with a named result code.
-    public init(_ code: ResultCode, message: String, context: String) {
+    /// An error with a named result code; `refusal` says why this module refused, when it did.
+    public init(_ code: ResultCode, message: String, context: String, refusal: Refusal? = nil) {
         self.init(code: code.rawValue, message: message, context: context)
+        self.refusal = refusal
     }
 
     /// The primary result code (the low byte of the extended code).
@@ -68,5 +73,19 @@ extension SQLiteError {
         public static let mismatch = ResultCode(rawValue: SQLITE_MISMATCH)
         /// SQLITE_NOTADB: the file is not a database.
         public static let notADatabase = ResultCode(rawValue: SQLITE_NOTADB)
+    }
+
+    /// Why this module refused an operation SQLite itself would have run (see
+    /// ``SQLiteError/refusal``). A struct with named values, not an enum, so that refusals
+    /// can be added without breaking callers that switch over them.
+    public struct Refusal: Hashable, Sendable, CustomStringConvertible {
+        let name: String
+
+        /// ``SQLiteConnection/migrate(_:)-([SQLiteMigration])`` met a file whose schema version
+        /// is beyond the migrations it was given: a newer program wrote it.
+        public static let schemaTooNew = Refusal(name: "schema too new")
+
+        /// The refusal's name.
+        public var description: String { name }
     }
 }

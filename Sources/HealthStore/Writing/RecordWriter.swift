@@ -95,7 +95,7 @@ final class RecordWriter {
         } catch let error as StoreError {
             throw error
         } catch let error as SQLiteError {
-            if error.primaryCode == 1, error.message.contains("newer than this program") {
+            if error.refusal == .schemaTooNew {
                 throw StoreError(.schemaTooNew, path: path, message: error.message, sqliteCode: error.code)
             }
             throw StoreError(error, path: path)
