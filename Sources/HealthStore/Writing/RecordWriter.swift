@@ -89,7 +89,7 @@ final class RecordWriter {
         do {
             // Whose file it is, before anything is written: switching to WAL rewrites the header.
             connection = try SQLiteConnection(path: path, mode: .readWrite, writeAheadLog: false)
-            try Self.refuseForeignFile(connection, path: path)
+            try StoreFileCheck.refuse(connection, path: path, unless: .upgradable)
             try connection.enableWriteAheadLog()
             try connection.migrate(StoreSchema.migrations)
         } catch let error as StoreError {
@@ -107,38 +107,6 @@ final class RecordWriter {
             hasFollowers = try connection.query("SELECT EXISTS (SELECT 1 FROM followers)").first?.integer(0) == 1
         } catch {
             throw StoreError(error, path: path)
-        }
-    }
-
-    /// Refuses, before anything is written, a database that another program made (one with
-    /// tables but no schema version, or a current one without healthgate's application id) and
-    /// one from a newer healthgate.
-    private static func refuseForeignFile(_ connection: SQLiteConnection, path: String) throws(StoreError) {
-        do {
-            let version = try connection.userVersion
-            let applicationID = try connection.query("PRAGMA application_id").first?.integer(0) ?? 0
-            let objects = try connection.query("SELECT count(*) FROM sqlite_schema").first?.integer(0) ?? 0
-            if version == 0, objects > 0 {
-                throw StoreError(
-                    .notAStore, path: path,
-                    message: "the file is a SQLite database of another program (tables, no healthgate schema); "
-                        + "point store.path elsewhere")
-            }
-            if version >= 9, applicationID != HealthStore.applicationID {
-                throw StoreError(
-                    .notAStore, path: path,
-                    message: "the file belongs to another program (application_id \(applicationID)); point store.path elsewhere")
-            }
-            if version > StoreSchema.version {
-                throw StoreError(
-                    .schemaTooNew, path: path,
-                    message: "the store has schema version \(version), newer than this healthgate's \(StoreSchema.version); "
-                        + "upgrade healthgate")
-            }
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw StoreError.wrap(error, path: path)
         }
     }
 
