@@ -4,6 +4,7 @@ internal import CSQLite
 public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// The extended result code (sqlite3_extended_errcode).
     public var code: Int32
+    /// SQLite's message (sqlite3_errmsg), or this module's.
     public var message: String
     /// The statement or file the error concerns.
     public var context: String
@@ -12,6 +13,7 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// for SQLite's own errors.
     public var refusal: Refusal?
 
+    /// An error with the result code as SQLite returned it.
     public init(code: Int32, message: String, context: String) {
         self.code = code
         self.message = message
@@ -35,6 +37,7 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// SQLITE_CONSTRAINT.
     public var isConstraint: Bool { primaryResultCode == .constraint }
 
+    /// `SQLite error CODE (MESSAGE) in CONTEXT`, for logs.
     public var description: String { "SQLite error \(code) (\(message)) in \(context)" }
 }
 
