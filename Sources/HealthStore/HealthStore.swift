@@ -88,7 +88,7 @@ public final class HealthStore: Sendable {
             writer = nil
         }
         readers = try ReaderPool(path: path, count: Self.readerCount) { connection throws(StoreError) in
-            try Self.checkSchema(connection, path: path)
+            try StoreFileCheck.refuse(connection, path: path, unless: .current)
         }
         do {
             inline = try SQLiteInlineReader(path: path)
@@ -104,37 +104,6 @@ public final class HealthStore: Sendable {
     ) async throws(StoreError) -> HealthStore {
         try await QueueExecutor(label: "healthgate.store.open").run { () throws(StoreError) in
             try HealthStore(path: path, access: access, maximumPageCount: maximumPageCount)
-        }
-    }
-
-    /// Refuses a file that is not a healthgate store at this program's schema version.
-    private static func checkSchema(_ connection: SQLiteConnection, path: String) throws(StoreError) {
-        let version: Int
-        let applicationID: Int64
-        do {
-            version = try connection.userVersion
-            applicationID = try connection.query("PRAGMA application_id").first?.integer(0) ?? 0
-        } catch {
-            throw StoreError(error, path: path)
-        }
-        guard version > 0 else {
-            throw StoreError(.notAStore, path: path, message: "the file has no healthgate schema (user_version 0)")
-        }
-        guard version <= StoreSchema.version else {
-            throw StoreError(
-                .schemaTooNew, path: path,
-                message: "schema version \(version) is newer than this program knows (\(StoreSchema.version)); upgrade healthgate")
-        }
-        guard version == StoreSchema.version else {
-            throw StoreError(
-                .schemaTooOld, path: path,
-                message: "schema version \(version) was written by an older healthgate; 'healthgate run' upgrades it to "
-                    + "\(StoreSchema.version) when it starts")
-        }
-        guard applicationID == Self.applicationID else {
-            throw StoreError(
-                .notAStore, path: path,
-                message: "the file belongs to another program (application_id \(applicationID)); point store.path elsewhere")
         }
     }
 

@@ -66,12 +66,12 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Maps a SQLite error to a store error, keeping the result code and message.
     public init(_ error: SQLiteError, path: String) {
-        let code: Code = switch error.primaryCode {
-        case 13: .diskFull  // SQLITE_FULL
-        case 10, 14: .ioError  // SQLITE_IOERR, SQLITE_CANTOPEN
-        case 5, 6: .busy  // SQLITE_BUSY, SQLITE_LOCKED
-        case 11, 26: .corrupt  // SQLITE_CORRUPT, SQLITE_NOTADB
-        case 8: .readOnly  // SQLITE_READONLY
+        let code: Code = switch error.primaryResultCode {
+        case .full: .diskFull
+        case .ioError, .cantOpen: .ioError
+        case .busy, .locked: .busy
+        case .corrupt, .notADatabase: .corrupt
+        case .readOnly: .readOnly
         default: .sqlite
         }
         let hint = code == .diskFull

@@ -4,32 +4,6 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// An error from SQLite, with the result code, the message, and the SQL or path involved.
-public struct SQLiteError: Error, Sendable, CustomStringConvertible {
-    /// The extended result code (sqlite3_extended_errcode).
-    public var code: Int32
-    public var message: String
-    /// The statement or file the error concerns.
-    public var context: String
-
-    public init(code: Int32, message: String, context: String) {
-        self.code = code
-        self.message = message
-        self.context = context
-    }
-
-    /// The primary result code (the low byte of the extended code).
-    public var primaryCode: Int32 { code & 0xFF }
-    /// SQLITE_FULL: the disk or the database's size limit is full.
-    public var isDiskFull: Bool { primaryCode == 13 }
-    /// SQLITE_BUSY or SQLITE_LOCKED: another connection holds a lock longer than the timeout.
-    public var isBusy: Bool { primaryCode == 5 || primaryCode == 6 }
-    /// SQLITE_CONSTRAINT.
-    public var isConstraint: Bool { primaryCode == 19 }
-
-    public var description: String { "SQLite error \(code) (\(message)) in \(context)" }
-}
-
 /// A value bound to, or read from, a statement.
 public enum SQLiteValue: Sendable, Hashable {
     case null
@@ -108,7 +82,7 @@ public final class SQLiteConnection {
             do throws(SQLiteError) {
                 let mode = try query("PRAGMA journal_mode=WAL").first?.text(0)
                 guard mode == "wal" else {
-                    throw SQLiteError(code: 1, message: "the file stays in \(mode ?? "an unknown") journal mode, not WAL", context: path)
+                    throw SQLiteError(.error, message: "the file stays in \(mode ?? "an unknown") journal mode, not WAL", context: path)
                 }
                 return
             } catch let error where error.isBusy && ContinuousClock.now < deadline {
@@ -244,15 +218,15 @@ public final class SQLiteConnection {
     /// §7): each step checks them with `PRAGMA foreign_key_check` before it commits, and fails
     /// when a row points nowhere. They are on again when this returns.
     ///
-    /// - Throws: ``SQLiteError``; for a step's own failure, its error as thrown; code 1 with
-    ///   "newer than this program" when the file's version is beyond `migrations`; code 19
-    ///   (SQLITE_CONSTRAINT) when a step leaves a row whose foreign key points nowhere.
+    /// - Throws: ``SQLiteError``; for a step's own failure, its error as thrown; SQLITE_ERROR
+    ///   with the refusal ``SQLiteError/Refusal/schemaTooNew`` when the file's version is beyond
+    ///   `migrations`; SQLITE_CONSTRAINT when a step leaves a row whose foreign key points nowhere.
     public func migrate(_ migrations: [SQLiteMigration]) throws(SQLiteError) {
         let current = try userVersion
         guard current <= migrations.count else {
             throw SQLiteError(
-                code: 1, message: "database schema version \(current) is newer than this program "
-                    + "knows (\(migrations.count)); upgrade healthgate", context: path)
+                .error, message: "database schema version \(current) is newer than this program "
+                    + "knows (\(migrations.count)); upgrade healthgate", context: path, refusal: .schemaTooNew)
         }
         guard current < migrations.count else { return }
         // Outside any transaction: SQLite ignores the pragma inside one.
@@ -273,7 +247,7 @@ public final class SQLiteConnection {
                     }
                     if let dangling = try query("PRAGMA foreign_key_check").first {
                         throw SQLiteError(
-                            code: 19, message: "a row of \(dangling.text(0) ?? "?") (rowid \(dangling.integer(1) ?? 0)) "
+                            .constraint, message: "a row of \(dangling.text(0) ?? "?") (rowid \(dangling.integer(1) ?? 0)) "
                                 + "points to a missing row of \(dangling.text(2) ?? "?")", context: "migration \(version + 1)")
                     }
                     try execute("PRAGMA user_version = \(version + 1)")
@@ -281,7 +255,7 @@ public final class SQLiteConnection {
             } catch let error as SQLiteError {
                 throw error
             } catch {
-                throw SQLiteError(code: 1, message: "\(error)", context: "migration \(version + 1)")
+                throw SQLiteError(.error, message: "\(error)", context: "migration \(version + 1)")
             }
         }
     }

@@ -46,7 +46,7 @@ public actor SQLiteDatabase {
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             } catch {
-                throw SQLiteError(code: 14, message: "cannot create directory: \(((error as? CocoaError)?.underlying as? POSIXError).map { String(cString: strerror($0.code.rawValue)) } ?? String(describing: error))",
+                throw SQLiteError(.cantOpen, message: "cannot create directory: \(((error as? CocoaError)?.underlying as? POSIXError).map { String(cString: strerror($0.code.rawValue)) } ?? String(describing: error))",
                                   context: directory.path)
             }
         }

@@ -210,18 +210,32 @@ final class MigrationTests: StoreTestCase {
             .sql("CREATE TABLE first (x)"),
             .code { connection throws(SQLiteError) in
                 try connection.execute("CREATE TABLE second (x); INSERT INTO first VALUES (1)")
-                throw SQLiteError(code: 20, message: "step two cannot finish", context: "test")
+                throw SQLiteError(.mismatch, message: "step two cannot finish", context: "test")
             },
         ]
         do {
             try connection.migrate(migrations)
             XCTFail("a failing step committed")
         } catch {
-            XCTAssertEqual(error.code, 20)
+            XCTAssertEqual(SQLiteError.ResultCode(rawValue: error.code), .mismatch)
             XCTAssertEqual(error.message, "step two cannot finish")
         }
         XCTAssertEqual(try connection.userVersion, 1)
         XCTAssertEqual(try sqlite3("SELECT name FROM sqlite_schema"), "first")
         XCTAssertEqual(try count("first"), 0)
+    }
+
+    func testAFileNewerThanTheMigrationsIsRefusedByItsRefusalNotItsText() throws {
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("PRAGMA user_version = 3")
+        do {
+            try connection.migrate(["CREATE TABLE first (x)", "CREATE TABLE second (x)"])
+            XCTFail("migrated a file newer than the migrations")
+        } catch {
+            XCTAssertEqual(error.refusal, .schemaTooNew)
+            XCTAssertEqual(error.primaryResultCode, .error)
+        }
+        XCTAssertEqual(try connection.userVersion, 3)
+        XCTAssertEqual(try sqlite3("SELECT count(*) FROM sqlite_schema"), "0")
     }
 }

@@ -84,7 +84,7 @@ extension StoreSchema {
             let row = rows.row()
             guard let uuid = row.blob(0), let key = row.text(1) else {
                 throw SQLiteError(
-                    code: 20, message: "a sample_metadata row has a NULL or non-text key, or a non-BLOB owner_uuid",
+                    .mismatch, message: "a sample_metadata row has a NULL or non-text key, or a non-BLOB owner_uuid",
                     context: "migration to schema version 2")
             }
             if uuid != owner {
@@ -95,7 +95,7 @@ extension StoreSchema {
             guard let value = metadataValue(valueType: row.text(2), value: row.values[3]) else {
                 let hex = uuid.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
                 throw SQLiteError(
-                    code: 20,  // SQLITE_MISMATCH
+                    .mismatch,
                     message: "the sample_metadata row (owner_uuid x'\(hex)', key '\(key)') has value_type "
                         + "'\(row.text(2) ?? "NULL")' but a value that is not one; fix or delete it with the "
                         + "sqlite3 shell, the file stays at version 1 until then",

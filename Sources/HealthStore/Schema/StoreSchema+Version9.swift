@@ -257,7 +257,7 @@ extension StoreSchema {
         try connection.execute("DROP TABLE temp.version9_counts")
         guard missing == 0 else {
             throw SQLiteError(
-                code: 1, message: "\(missing) object(s) have no row in the change log, so they have no anchor to keep; "
+                .error, message: "\(missing) object(s) have no row in the change log, so they have no anchor to keep; "
                     + "the file stays at version 8", context: "migration 9")
         }
         var interner = MetadataSetInterner()
@@ -273,7 +273,7 @@ extension StoreSchema {
             do {
                 metadata = try reader.metadata(row.values[3], connection)
             } catch {
-                throw SQLiteError(code: 1, message: error.message, context: "migration 9")
+                throw SQLiteError(.error, message: error.message, context: "migration 9")
             }
             metadata.syncIdentifier = identifier
             metadata.syncVersion = version

@@ -126,7 +126,7 @@ public enum LegacyOutbox {
 
     private static func damaged(_ path: String, _ batch: Int64?) -> SQLiteError {
         SQLiteError(
-            code: 11, message: "the outbox's batch \(batch.map(String.init) ?? "?") is damaged; the file is left in place",
+            .corrupt, message: "the outbox's batch \(batch.map(String.init) ?? "?") is damaged; the file is left in place",
             context: path)
     }
 

@@ -1,0 +1,48 @@
+import HealthModel
+import SQLite
+
+// Deleting stored objects: each leaves a tombstone with an anchor of its own, so that the change
+// log tells sync clients and followers what went.
+extension RecordWriter {
+    /// Deletes the object at `anchor` from `table` (a sample with its sync identifier) and
+    /// writes its tombstone with the next anchor.
+    func deleteObject(table: String, anchor: Int64, uuid: SQLiteValue, kind: HealthRecordKind, type: String) throws {
+        try writeTombstone(uuid: uuid, kind: kind, type: type, device: try deviceKey(table: table, anchor: anchor))
+        if kind == .quantity {
+            // Its sync identifier, if it has one, is an entry of its metadata set.
+            try connection.run(
+                """
+                DELETE FROM sample_sync WHERE anchor = ?1 AND sync_identifier = (
+                    SELECT e.value FROM samples s JOIN metadata_entries e ON e.set_id = s.metadata_set_id
+                    WHERE s.anchor = ?1 AND e.key = 'syncIdentifier')
+                """, [.integer(anchor)])
+        }
+        try connection.run("DELETE FROM \(table) WHERE anchor = ?1", [.integer(anchor)])
+    }
+
+    /// The device of the object at `anchor` in `table` as remote sinks name it (its local
+    /// identifier, else its name), or nil: workouts have no device.
+    private func deviceKey(table: String, anchor: Int64) throws(SQLiteError) -> String? {
+        guard table != "workouts" else { return nil }
+        return try connection.query(
+            "SELECT coalesce(d.local_identifier, d.name) FROM \(table) x JOIN devices d ON d.id = x.device_id WHERE x.anchor = ?1",
+            [.integer(anchor)]).first?.text(0)
+    }
+
+    /// Writes the tombstone of a deleted object with the next anchor (replacing an older
+    /// tombstone of the same uuid), dated by the writer's clock.
+    func writeTombstone(uuid: SQLiteValue, kind: HealthRecordKind, type: String, device: String?) throws(SQLiteError) {
+        transactionBytes += LogRetention.tombstoneBytes
+        try connection.run(
+            "INSERT OR REPLACE INTO tombstones (anchor, uuid, kind, type, deleted_us, device) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            [.integer(nextAnchor()), uuid, .text(kind.rawValue), .text(type), .integer(StoreTime.microseconds(now())),
+             device.map(SQLiteValue.text) ?? .null])
+        hasTombstones = true
+    }
+
+    /// An object stored again after its deletion: its tombstone goes, so that it appears once
+    /// in the change log, at its new anchor.
+    func removeTombstone(of id: SampleID) throws(SQLiteError) {
+        try connection.run("DELETE FROM tombstones WHERE uuid = ?1", [.blob(id.bytes)])
+    }
+}
