@@ -249,7 +249,7 @@ let package = Package(
             path: "plugins/SerialPedometer/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting"], swiftSettings: swiftSettings),
+            name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RemoteSinkKitTests",
             dependencies: ["GatewayRuntime", "RemoteSinkKit", "GatewayTesting", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],

@@ -29,3 +29,12 @@ public struct ControlSocketError: Error, Sendable, CustomStringConvertible {
         self.init(path: path, operation: operation, errno: error.rawValue)
     }
 }
+
+extension ControlSocketError {
+    /// The line server's failure to start, in the control socket's words: the daemon, not
+    /// "another server", is what already listens.
+    init(_ error: UnixLineServerError) {
+        let operation = error.code == .alreadyServed ? "another healthgate is listening on" : error.operation
+        self.init(path: error.path, operation: operation, error.errno)
+    }
+}

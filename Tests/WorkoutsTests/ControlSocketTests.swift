@@ -21,7 +21,7 @@ final class ControlSocketTests: XCTestCase {
             logger: logger)
         let path = directory.appendingPathComponent("control.sock").path
         let server = ControlServer(path: path, handlers: controller.controlHandlers(), logger: logger)
-        try server.start()
+        try await server.start()
         defer { server.stop() }
         let client = ControlClient(path: path)
 

@@ -22,7 +22,7 @@ final class WorkoutCommandLineTests: XCTestCase {
         try FileManager.default.createDirectory(
             at: healthgate.controlSocket.deletingLastPathComponent(), withIntermediateDirectories: true)
         let server = ControlServer(path: healthgate.controlSocket.path, handlers: controller.controlHandlers(), logger: logger)
-        try server.start()
+        try await server.start()
         defer { server.stop() }
 
         let idle = try await healthgate.run(["workout", "status"])

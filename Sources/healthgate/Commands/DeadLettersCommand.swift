@@ -40,9 +40,9 @@ enum DeadLettersCommand {
         if let format = arguments.value("format"), format != "json" {
             throw CommandError(.usage, "--format accepts only json")
         }
-        let store = try await QueryCommand.open(arguments, context: context)
+        let store = try await StoreAccess.openReadOnly(arguments, context: context)
         let sink = arguments.value("sink")
-        let letters = try await QueryCommand.storeCall { () async throws(StoreError) in try await store.deadLetters(follower: sink) }
+        let letters = try await StoreAccess.call { () async throws(StoreError) in try await store.deadLetters(follower: sink) }
         if export || arguments.value("format") == "json" {
             for letter in letters { context.print(try line(letter)) }
         } else {
@@ -82,18 +82,18 @@ enum DeadLettersCommand {
 
     /// The store opened for writing (it must exist: opening read-write would create it).
     static func writable(_ arguments: ParsedArguments, _ context: CommandContext) async throws -> HealthStore {
-        let path = try QueryCommand.storePath(arguments, context: context)
+        let path = try StoreAccess.path(arguments, context: context)
         guard FileManager.default.fileExists(atPath: path) else {
             throw CommandError(.noInput, "no store at \(path); pass --db PATH")
         }
-        return try await QueryCommand.storeCall { () async throws(StoreError) in try await HealthStore.open(path: path) }
+        return try await StoreAccess.call { () async throws(StoreError) in try await HealthStore.open(path: path) }
     }
 
     static func retry(_ arguments: ParsedArguments, _ context: CommandContext) async throws -> ExitCode {
         let ids = try ids(arguments)
         let sink = arguments.value("sink")
         let store = try await writable(arguments, context)
-        let marked = try await QueryCommand.storeCall { () async throws(StoreError) in
+        let marked = try await StoreAccess.call { () async throws(StoreError) in
             try await store.retryDeadLetters(follower: sink, ids: ids)
         }
         await store.close()
@@ -105,7 +105,7 @@ enum DeadLettersCommand {
         let ids = try ids(arguments).map(Set.init)
         let sink = arguments.value("sink")
         let store = try await writable(arguments, context)
-        let removed = try await QueryCommand.storeCall { () async throws(StoreError) in
+        let removed = try await StoreAccess.call { () async throws(StoreError) in
             let letters = try await store.deadLetters(follower: sink).filter { ids?.contains($0.id) ?? true }
             return try await store.removeDeadLetters(letters.map(\.rowID))
         }

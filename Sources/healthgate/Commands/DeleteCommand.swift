@@ -47,12 +47,12 @@ enum DeleteCommand {
         guard ["table", "json"].contains(format) else {
             throw CommandError(.usage, "--format must be table or json, got \"\(format)\"")
         }
-        let path = try QueryCommand.storePath(arguments, context: context)
+        let path = try StoreAccess.path(arguments, context: context)
         // Opening read-write would create a missing file.
         guard FileManager.default.fileExists(atPath: path) else {
             throw CommandError(.noInput, "no store at \(path); pass --db PATH")
         }
-        let deleted = try await QueryCommand.storeCall { () async throws(StoreError) in
+        let deleted = try await StoreAccess.call { () async throws(StoreError) in
             let store = try await HealthStore.open(path: path)
             do throws(StoreError) {
                 let deleted = try await store.delete(selection)
@@ -65,7 +65,7 @@ enum DeleteCommand {
         }
         if format == "json" {
             let rows = deleted.map { ["uuid": $0.id.uuidString, "kind": $0.kind.rawValue] }
-            context.print(try QueryCommand.json(rows))
+            context.print(try CommandOutput.json(rows))
         } else if deleted.isEmpty {
             context.print("nothing matched; nothing was deleted")
         } else {
@@ -91,7 +91,7 @@ enum DeleteCommand {
                 return id
             })
         }
-        let (since, until) = try QueryCommand.range(arguments, context: context, untilDefaultsToNow: true)
+        let (since, until) = try QueryOptions.range(arguments, context: context, untilDefaultsToNow: true)
         guard let since, let until else {
             throw CommandError(.usage, "--device and --type need a range: --since DATE or --last DURATION")
         }
@@ -99,7 +99,7 @@ enum DeleteCommand {
             guard !device.isEmpty else { throw CommandError(.usage, "--device must not be empty") }
             return .device(device, from: since, to: until)
         }
-        guard let type = try QueryCommand.changeType(arguments) else {
+        guard let type = try QueryOptions.changeType(arguments) else {
             throw CommandError(.usage, "--type is required")
         }
         return .type(type, from: since, to: until)

@@ -44,7 +44,7 @@ extension QueryCommand {
             OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
         ]
     ) { arguments, context in
-        let type = try changeType(arguments)
+        let type = try QueryOptions.changeType(arguments)
         let anchor = Int64(try arguments.integer("anchor") ?? 0)
         if anchor < 0 { throw CommandError(.usage, "--anchor must not be negative") }
         let limit = try arguments.integer("limit")
@@ -56,11 +56,11 @@ extension QueryCommand {
         if arguments.flag("follow"), format != "json" {
             throw CommandError(.usage, "--follow prints JSON lines; --format table does not apply")
         }
-        let store = try await open(arguments, context: context)
+        let store = try await StoreAccess.openReadOnly(arguments, context: context)
         if arguments.flag("follow") {
             var next = anchor
             while true {
-                let found = try await storeCall { () async throws(StoreError) in
+                let found = try await StoreAccess.call { () async throws(StoreError) in
                     try await store.changes(since: next, type: type, limit: limit)
                 }
                 for line in try ChangeLine.lines(of: found) { context.print(line) }
@@ -68,11 +68,11 @@ extension QueryCommand {
                 if !found.hasMore { try await context.clock.sleep(for: followPollInterval) }
             }
         }
-        let found = try await storeCall { () async throws(StoreError) in
+        let found = try await StoreAccess.call { () async throws(StoreError) in
             try await store.changes(since: anchor, type: type, limit: limit)
         }
         if format == "json" {
-            context.print(try json(ChangeSet(found)))
+            context.print(try CommandOutput.json(ChangeSet(found)))
             return .success
         }
         let rows = zip(found.addedAnchors, found.added).map { anchor, record in
@@ -90,15 +90,5 @@ extension QueryCommand {
         }
         context.print("anchor: \(found.anchor)\(found.hasMore ? " (more changes follow; pass --anchor \(found.anchor))" : "")")
         return .success
-    }
-
-    static func changeType(_ arguments: ParsedArguments) throws(CommandError) -> ChangeType? {
-        guard let name = arguments.value("type") else { return nil }
-        guard let type = ChangeType.named(name) else {
-            let known = QuantityType.builtIn.map(\.identifier) + CorrelationType.builtIn.map(\.identifier)
-                + ["heartbeatSeries", "workout"]
-            throw CommandError(.usage, "unknown type \"\(name)\"; known types: \(known.joined(separator: ", "))")
-        }
-        return type
     }
 }

@@ -15,7 +15,7 @@ extension QueryCommand {
         }
         switch format {
         case "json":
-            context.print(single ? try json(buckets[0]) : try json(buckets))
+            context.print(single ? try CommandOutput.json(buckets[0]) : try CommandOutput.json(buckets))
         case "csv":
             context.print(
                 "start,end,scope,device_name,manufacturer,model,local_identifier,count,sum,average,minimum,maximum,"
@@ -32,7 +32,7 @@ extension QueryCommand {
                 fields += values.map { value -> String in value.map { String($0) } ?? "" }
                 fields.append(statistics.mostRecentDate.map(RFC3339.string(from:)) ?? "")
                 fields.append(type.canonicalUnit.unitString)
-                context.print(fields.map(csvField).joined(separator: ","))
+                context.print(fields.map(CommandOutput.csvField).joined(separator: ","))
             }
         default:
             let cumulative = type.aggregationStyle == .cumulative
@@ -41,9 +41,9 @@ extension QueryCommand {
             context.print(TextTable.render(header: header, rows: rows.map { row in
                 let statistics = row.statistics
                 let values = cumulative
-                    ? [statistics.sum.map(number) ?? "-"]
-                    : [statistics.average.map(number) ?? "-", statistics.minimum.map(number) ?? "-",
-                       statistics.maximum.map(number) ?? "-", statistics.mostRecent.map(number) ?? "-",
+                    ? [statistics.sum.map(CommandOutput.number) ?? "-"]
+                    : [statistics.average.map(CommandOutput.number) ?? "-", statistics.minimum.map(CommandOutput.number) ?? "-",
+                       statistics.maximum.map(CommandOutput.number) ?? "-", statistics.mostRecent.map(CommandOutput.number) ?? "-",
                        type.canonicalUnit.unitString]
                 let device = row.scope == "all" ? "all" : row.device?.displayName ?? "(no device)"
                 return [RFC3339.string(from: statistics.startDate), RFC3339.string(from: statistics.endDate), device,

@@ -1,6 +1,5 @@
 import FoundationEssentials
 import HealthModel
-import SampleBus
 import GatewayRuntime
 import HealthStore
 
@@ -47,29 +46,6 @@ enum QueryCommand {
         OptionSpec(name: "gateway", value: "NAME", help: "Only samples of this gateway (provenance healthgate.gateway)."),
     ]
 
-    /// The device and metadata options as a store filter.
-    static func sampleFilter(_ arguments: ParsedArguments) throws(CommandError) -> SampleFilter {
-        var metadata: [String: String] = [:]
-        // Not `list`: a value may hold commas.
-        for entry in arguments.values["metadata"] ?? [] {
-            guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
-                throw CommandError(.usage, "--metadata expects KEY=VALUE, got \"\(entry)\"")
-            }
-            metadata[String(entry[..<equals])] = String(entry[entry.index(after: equals)...])
-        }
-        // The provenance the gateway stamps on every record: shorthands for its metadata entries.
-        for (option, key) in [("source", MetadataKey.sourceName), ("gateway", MetadataKey.gatewayName)] {
-            guard let value = arguments.value(option) else { continue }
-            if let given = metadata[key.rawValue], given != value {
-                throw CommandError(.usage, "--\(option) \(value) contradicts --metadata \(key.rawValue)=\(given)")
-            }
-            metadata[key.rawValue] = value
-        }
-        return SampleFilter(
-            deviceName: arguments.value("device-name"), localIdentifier: arguments.value("local-identifier"),
-            manufacturer: arguments.value("manufacturer"), model: arguments.value("model"), metadata: metadata)
-    }
-
     static let samples = Command(
         name: "samples", summary: "List the samples of a type whose start date is in a range.",
         usage: "query samples --type TYPE [--since DATE|--last DURATION] [--until DATE] [--limit N] "
@@ -84,23 +60,23 @@ enum QueryCommand {
             OptionSpec(name: "order", value: "ORDER", help: "asc (oldest first, default) or desc."),
         ]
     ) { arguments, context in
-        let type = try quantityType(arguments)
-        let format = try outputFormat(arguments)
+        let type = try QueryOptions.quantityType(arguments)
+        let format = try QueryOptions.outputFormat(arguments)
         let order = try arguments.value("order").map { text throws(CommandError) -> SampleOrder in
             guard let order = SampleOrder(rawValue: text) else { throw CommandError(.usage, "--order must be asc or desc") }
             return order
         } ?? .ascending
         let limit = try arguments.integer("limit")
         if let limit, limit < 0 { throw CommandError(.usage, "--limit must not be negative") }
-        let (since, until) = try range(arguments, context: context, untilDefaultsToNow: false)
-        let filter = try sampleFilter(arguments)
-        let store = try await open(arguments, context: context)
-        let found = try await storeCall { () async throws(StoreError) in
+        let (since, until) = try QueryOptions.range(arguments, context: context, untilDefaultsToNow: false)
+        let filter = try QueryOptions.sampleFilter(arguments)
+        let store = try await StoreAccess.openReadOnly(arguments, context: context)
+        let found = try await StoreAccess.call { () async throws(StoreError) in
             try await store.samples(of: type, from: since, to: until, limit: limit, order: order, filter: filter)
         }
         switch format {
         case "json":
-            context.print(try json(found))
+            context.print(try CommandOutput.json(found))
         case "csv":
             context.print("uuid,type,start,end,value,unit,recorded_value,recorded_unit,device,source")
             for sample in found {
@@ -108,8 +84,8 @@ enum QueryCommand {
                     sample.id.uuidString, type.identifier, RFC3339.string(from: sample.startDate),
                     RFC3339.string(from: sample.endDate), String(sample.canonicalValue), type.canonicalUnit.unitString,
                     String(sample.quantity.value), sample.quantity.unit.unitString, sample.device?.displayName ?? "",
-                    source(of: sample.metadata) ?? "",
-                ].map(csvField).joined(separator: ","))
+                    CommandOutput.source(of: sample.metadata) ?? "",
+                ].map(CommandOutput.csvField).joined(separator: ","))
             }
         default:
             guard !found.isEmpty else {
@@ -120,8 +96,8 @@ enum QueryCommand {
                 header: ["START", "END", "VALUE", "UNIT", "DEVICE", "SOURCE", "UUID"],
                 rows: found.map { sample in
                     [RFC3339.string(from: sample.startDate), RFC3339.string(from: sample.endDate),
-                     number(sample.canonicalValue), type.canonicalUnit.unitString,
-                     sample.device?.displayName ?? "-", source(of: sample.metadata) ?? "-", sample.id.uuidString]
+                     CommandOutput.number(sample.canonicalValue), type.canonicalUnit.unitString,
+                     sample.device?.displayName ?? "-", CommandOutput.source(of: sample.metadata) ?? "-", sample.id.uuidString]
                 }))
         }
         return .success
@@ -161,29 +137,29 @@ enum QueryCommand {
             OptionSpec(name: "by-device", value: nil, help: "Also one row per device with samples in each interval."),
         ]
     ) { arguments, context in
-        let type = try quantityType(arguments)
-        let options = try statisticsOptions(arguments)
+        let type = try QueryOptions.quantityType(arguments)
+        let options = try QueryOptions.statisticsOptions(arguments)
         if options != nil, arguments.flag("by-device") {
             throw CommandError(.usage, "--options does not combine with --by-device, which reports every statistic")
         }
-        let format = try outputFormat(arguments)
+        let format = try QueryOptions.outputFormat(arguments)
         let interval: StatisticsInterval? = try arguments.value("interval").map {
             text throws(CommandError) -> StatisticsInterval in
             if let unit = CalendarInterval.Unit(rawValue: text) { return .calendar(CalendarInterval(unit)) }
-            return .fixed(try duration(text, option: "interval"))
+            return .fixed(try QueryOptions.duration(text, option: "interval"))
         }
-        let timeZone = try QueryCommand.timeZone(arguments, context: context)
+        let timeZone = try QueryOptions.timeZone(arguments, context: context)
         let givenAnchor = try arguments.value("anchor").map { text throws(CommandError) in
-            try date(text, option: "anchor")
+            try QueryOptions.date(text, option: "anchor")
         }
         if interval == nil, givenAnchor != nil { throw CommandError(.usage, "--anchor needs --interval") }
-        var (since, until) = try range(arguments, context: context, untilDefaultsToNow: true)
-        let filter = try sampleFilter(arguments)
-        let store = try await open(arguments, context: context)
+        var (since, until) = try QueryOptions.range(arguments, context: context, untilDefaultsToNow: true)
+        let filter = try QueryOptions.sampleFilter(arguments)
+        let store = try await StoreAccess.openReadOnly(arguments, context: context)
         let end = until ?? context.clock.now()
         if since == nil {
             // From the first sample; a day when there is none before the end.
-            let earliest = try await storeCall { () async throws(StoreError) in
+            let earliest = try await StoreAccess.call { () async throws(StoreError) in
                 try await store.earliestSampleDate(of: type)
             }
             since = earliest.flatMap { $0 < end ? $0 : nil } ?? end.addingTimeInterval(-86400)
@@ -197,7 +173,7 @@ enum QueryCommand {
             let calendar = ZonedCalendar(zone: timeZone)
             let anchor = givenAnchor ?? interval.defaultAnchor(for: start, calendar: calendar)
             if byDevice {
-                separated = try await storeCall { () async throws(StoreError) in
+                separated = try await StoreAccess.call { () async throws(StoreError) in
                     switch interval {
                     case .fixed(let length):
                         try await store.statisticsCollectionByDevice(
@@ -210,7 +186,7 @@ enum QueryCommand {
                 }
                 results = separated.map(\.overall)
             } else {
-                results = try await storeCall { () async throws(StoreError) in
+                results = try await StoreAccess.call { () async throws(StoreError) in
                     switch interval {
                     case .fixed(let length):
                         try await store.statisticsCollection(
@@ -224,12 +200,12 @@ enum QueryCommand {
                 }
             }
         } else if byDevice {
-            separated = [try await storeCall { () async throws(StoreError) in
+            separated = [try await StoreAccess.call { () async throws(StoreError) in
                 try await store.statisticsByDevice(of: type, from: start, to: end, filter: filter)
             }]
             results = separated.map(\.overall)
         } else {
-            results = [try await storeCall { () async throws(StoreError) in
+            results = [try await StoreAccess.call { () async throws(StoreError) in
                 try await store.statistics(of: type, from: start, to: end, options: options, filter: filter)
             }]
         }
@@ -240,7 +216,7 @@ enum QueryCommand {
         let cumulative = type.aggregationStyle == .cumulative
         switch format {
         case "json":
-            context.print(interval == nil ? try json(results[0]) : try json(results))
+            context.print(interval == nil ? try CommandOutput.json(results[0]) : try CommandOutput.json(results))
         case "csv":
             context.print("start,end,count,sum,average,minimum,maximum,most_recent,most_recent_date,unit")
             for row in results {
@@ -249,181 +225,20 @@ enum QueryCommand {
                 fields += values.map { value -> String in value.map { String($0) } ?? "" }
                 fields.append(row.mostRecentDate.map(RFC3339.string(from:)) ?? "")
                 fields.append(type.canonicalUnit.unitString)
-                context.print(fields.map(csvField).joined(separator: ","))
+                context.print(fields.map(CommandOutput.csvField).joined(separator: ","))
             }
         default:
             let header = ["START", "END", "COUNT"]
                 + (cumulative ? ["SUM (\(type.canonicalUnit))"] : ["AVERAGE", "MIN", "MAX", "MOST RECENT", "UNIT"])
             context.print(TextTable.render(header: header, rows: results.map { row in
                 let values = cumulative
-                    ? [row.sum.map(number) ?? "-"]
-                    : [row.average.map(number) ?? "-", row.minimum.map(number) ?? "-", row.maximum.map(number) ?? "-",
-                       row.mostRecent.map(number) ?? "-", type.canonicalUnit.unitString]
+                    ? [row.sum.map(CommandOutput.number) ?? "-"]
+                    : [row.average.map(CommandOutput.number) ?? "-", row.minimum.map(CommandOutput.number) ?? "-", row.maximum.map(CommandOutput.number) ?? "-",
+                       row.mostRecent.map(CommandOutput.number) ?? "-", type.canonicalUnit.unitString]
                 return [RFC3339.string(from: row.startDate), RFC3339.string(from: row.endDate), String(row.sampleCount)]
                     + values
             }))
         }
         return .success
-    }
-
-    // MARK: Options
-
-    /// `--options a,b,…` as statistics options, nil when absent. Whether they fit the type is
-    /// the store's check (a usage error naming the type's options).
-    static func statisticsOptions(_ arguments: ParsedArguments) throws(CommandError) -> StatisticsOptions? {
-        guard let text = arguments.value("options") else { return nil }
-        var options: StatisticsOptions = []
-        for name in text.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmed() }) {
-            guard let option = StatisticsOptions.names.first(where: { $0.name == name })?.option else {
-                let known = StatisticsOptions.names.map(\.name).joined(separator: ", ")
-                throw CommandError(.usage, "--options: unknown statistic \"\(name)\"; known: \(known)")
-            }
-            options.insert(option)
-        }
-        return options
-    }
-
-    static func quantityType(_ arguments: ParsedArguments) throws(CommandError) -> QuantityType {
-        let known = QuantityType.builtIn.map(\.identifier).joined(separator: ", ")
-        guard let name = arguments.value("type") else {
-            throw CommandError(.usage, "--type is required; known types: \(known)")
-        }
-        guard let type = QuantityType.named(name) else {
-            throw CommandError(.usage, "unknown type \"\(name)\"; known types: \(known)")
-        }
-        return type
-    }
-
-    static func outputFormat(_ arguments: ParsedArguments) throws(CommandError) -> String {
-        let format = arguments.value("format") ?? "table"
-        guard ["table", "json", "csv"].contains(format) else {
-            throw CommandError(.usage, "--format must be table, json or csv, got \"\(format)\"")
-        }
-        return format
-    }
-
-    /// `--time-zone`, else `$TZ`, else the system's time zone.
-    static func timeZone(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) -> ZoneRules {
-        if let name = arguments.value("time-zone") {
-            guard let zone = NamedTimeZone.named(name, variables: context.variables) else {
-                throw CommandError(.usage, "--time-zone expects a time zone like Europe/Berlin or UTC, got \"\(name)\"")
-            }
-            return zone
-        }
-        return NamedTimeZone.named(LocalTimeZoneName.resolve(variables: context.variables), variables: context.variables) ?? .utc
-    }
-
-    /// `--since`/`--last` and `--until`, as dates.
-    static func range(
-        _ arguments: ParsedArguments, context: CommandContext, untilDefaultsToNow: Bool
-    ) throws(CommandError) -> (Date?, Date?) {
-        let now = context.clock.now()
-        var until = try arguments.value("until").map { text throws(CommandError) in try date(text, option: "until") }
-        if arguments.value("since") != nil, arguments.value("last") != nil {
-            throw CommandError(.usage, "give --since or --last, not both")
-        }
-        var since = try arguments.value("since").map { text throws(CommandError) in try date(text, option: "since") }
-        if let last = arguments.value("last") {
-            since = now.addingTimeInterval(-(try duration(last, option: "last")).seconds)
-            until = until ?? now
-        }
-        if untilDefaultsToNow { until = until ?? now }
-        if let since, let until, until <= since {
-            throw CommandError(.usage, "the range is empty: --until must be after the start")
-        }
-        return (since, until)
-    }
-
-    /// RFC 3339, or YYYY-MM-DD meaning UTC midnight.
-    static func date(_ text: String, option: String) throws(CommandError) -> Date {
-        if let date = RFC3339.date(from: text) { return date }
-        if text.utf8.count == 10, let date = RFC3339.date(from: text + "T00:00:00Z") { return date }
-        throw CommandError(.usage, "--\(option) expects an RFC 3339 date (2026-11-21T08:00:00Z) or YYYY-MM-DD, got \"\(text)\"")
-    }
-
-    /// `30s`, `15m`, `1h`, `7d`.
-    static func duration(_ text: String, option: String) throws(CommandError) -> Duration {
-        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        guard let suffix = text.last, let scale = units[suffix], let amount = Int64(text.dropLast()), amount > 0,
-            amount < Int64.max / scale
-        else {
-            throw CommandError(.usage, "--\(option) expects a duration like 30s, 15m, 1h or 7d, got \"\(text)\"")
-        }
-        return .seconds(amount * scale)
-    }
-
-    // MARK: The store
-
-    /// Opens the store read-only: `--db PATH`, else the configuration's `store.path` (the file
-    /// `healthgate run` would use), else the data directory's `samples.sqlite`.
-    static func open(_ arguments: ParsedArguments, context: CommandContext) async throws -> HealthStore {
-        let path = try storePath(arguments, context: context)
-        do {
-            return try await HealthStore.open(path: path, access: .readOnly)
-        } catch {
-            if error.code == .notFound {
-                throw CommandError(
-                    .noInput, "no store at \(path); run 'healthgate run' or 'healthgate demo' first, or pass --db PATH")
-            }
-            throw commandError(error)
-        }
-    }
-
-    /// The store a command works on: `--db PATH`, else the `store.path` of the configuration
-    /// `healthgate run` would load, else the data directory's `samples.sqlite`.
-    /// - Throws: the configuration's errors (78), when it is read and wrong.
-    static func storePath(_ arguments: ParsedArguments, context: CommandContext) throws -> String {
-        if let path = arguments.value("db") { return path }
-        let configuration = try ConfigurationLocator.load(explicit: nil, variables: context.variables)
-        return try StoreConfiguration.settings(of: configuration, paths: context.paths).path
-    }
-
-    static func storeCall<T>(_ body: () async throws(StoreError) -> T) async throws(CommandError) -> T {
-        do {
-            return try await body()
-        } catch {
-            throw commandError(error)
-        }
-    }
-
-    static func commandError(_ error: StoreError) -> CommandError {
-        let status: ExitCode = switch error.code {
-        case .notFound: .noInput
-        case .notAStore, .schemaTooNew, .schemaTooOld, .corrupt, .invalidData, .anchorExpired, .unknownAnchor: .dataError
-        case .inUse: .temporaryFailure
-        case .invalidArgument: .usage
-        case .ioError, .busy, .diskFull, .readOnly: .ioError
-        default: .software
-        }
-        return CommandError(status, error.description)
-    }
-
-    // MARK: Output
-
-    static func json(_ value: some Encodable) throws -> String {
-        String(decoding: try HealthJSON.makeEncoder(pretty: true).encode(value), as: UTF8.self)
-    }
-
-    /// A value for the table: at most three decimals, no trailing `.0`.
-    static func number(_ value: Double) -> String {
-        let rounded = (value * 1000).rounded() / 1000
-        if rounded == rounded.rounded(), abs(rounded) < 1e15 { return String(Int64(rounded)) }
-        return String(rounded)
-    }
-
-    /// RFC 4180: quote a field that holds a comma, a quote or a line break.
-    /// Where a sample came from, as its provenance metadata tells: `gateway/source`.
-    static func source(of metadata: Metadata) -> String? {
-        switch (metadata[.gatewayName]?.description, metadata[.sourceName]?.description) {
-        case let (gateway?, source?): "\(gateway)/\(source)"
-        case let (gateway?, nil): gateway
-        case let (nil, source?): source
-        case (nil, nil): nil
-        }
-    }
-
-    static func csvField(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacing("\"", with: "\"\"") + "\""
     }
 }

@@ -143,7 +143,7 @@ enum WorkoutCommand {
     ) { arguments, context in
         let format = arguments.value("format") ?? "table"
         guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
-        let workouts = try await loadStoredWorkouts(arguments: arguments, context: context)
+        let workouts = try await StoreAccess.workouts(arguments, context: context)
         if format == "json" {
             try printJSON(workouts, context)
         } else if workouts.isEmpty {
@@ -160,7 +160,7 @@ enum WorkoutCommand {
     ) { arguments, context in
         let format = arguments.value("format") ?? "table"
         guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
-        let (workout, _) = try await loadStoredWorkout(id: try workoutID(arguments), arguments: arguments, context: context)
+        let (workout, _) = try await StoreAccess.workout(id: try workoutID(arguments), arguments, context: context)
         context.print(format == "json" ? try WorkoutFormat.json(workout) : WorkoutFormat.detail(workout))
         return .success
     }
@@ -176,7 +176,7 @@ enum WorkoutCommand {
         options: [OptionSpec(name: "output", value: "FILE", help: "Where to write the SVG (required)."), OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite).")]
     ) { arguments, context in
         guard let output = arguments.value("output") else { throw CommandError(.usage, "--output FILE.svg is required") }
-        let (workout, samples) = try await loadStoredWorkout(id: try workoutID(arguments), arguments: arguments, context: context)
+        let (workout, samples) = try await StoreAccess.workout(id: try workoutID(arguments), arguments, context: context)
         // The zones come from the profile; a broken configuration is an error, not "no zones".
         let configuration = try ConfigurationLocator.load(explicit: nil, variables: context.variables)
         let profile: UserProfile
@@ -216,7 +216,7 @@ enum WorkoutCommand {
         guard ["fit", "tcx"].contains(format) else { throw CommandError(.usage, "--format must be fit or tcx, not \"\(format)\"") }
         let id = try workoutID(arguments)
         let output = arguments.value("output") ?? "healthgate-\(id).\(format)"
-        let (workout, samples) = try await loadStoredWorkout(id: id, arguments: arguments, context: context)
+        let (workout, samples) = try await StoreAccess.workout(id: id, arguments, context: context)
         let bytes = format == "fit"
             ? FITActivity.encode(workout, samples: samples) : Array(TCXActivity.encode(workout, samples: samples).utf8)
         do {

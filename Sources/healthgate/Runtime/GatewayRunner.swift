@@ -176,7 +176,7 @@ struct GatewayRunner {
         handlers["ping"] = { _ in .string("pong") }
         let control = ControlServer(path: socketPath, handlers: handlers, logger: logger.child("control"))
         do {
-            try control.start()
+            try await control.start()
         } catch let error where error.errno == EADDRINUSE {
             throw CommandError(.unavailable, "\(error); stop it first or set \"controlSocket\" in the configuration")
         } catch {

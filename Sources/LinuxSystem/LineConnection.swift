@@ -1,8 +1,6 @@
-import LinuxSystem
-
-/// One client of the control server: its descriptor, dispatch sources and bounded buffers.
+/// One client of a ``UnixLineServer``: its descriptor, dispatch sources and bounded buffers.
 /// Owned by the server actor and never leaves it; the sources' handlers find it by identity.
-final class ControlConnection {
+final class LineConnection {
     /// The accepted socket, non-blocking.
     let descriptor: FileDescriptor
     /// The raw number, for the dispatch sources; valid until the last source's cancel
@@ -11,7 +9,7 @@ final class ControlConnection {
     /// Bytes read and not yet handled. Bounded: reading stops while a request is handled, and
     /// more than the request limit without a newline ends the connection.
     var input: [UInt8] = []
-    /// Response bytes not yet taken by the kernel: at most one response.
+    /// Answer bytes not yet taken by the kernel: at most one answer line.
     var output: [UInt8] = []
     /// Suspended while a request is answered and after the client's end of input.
     var readSource: ReadinessSource?
@@ -20,12 +18,12 @@ final class ControlConnection {
     /// Closes the descriptor after the last source's cancel handler, as dispatch_source_cancel(3)
     /// requires; the only part the cancel handlers touch.
     let closer: SourceCloser
-    /// The handler task of the request being answered; one at a time, so responses keep
-    /// request order and a connection holds at most one response.
+    /// The handler task of the request being answered; one at a time, so answers keep
+    /// request order and a connection holds at most one answer.
     var request: Task<Void, Never>?
     /// The client shut down its sending side: answer what is complete, then close.
     var inputEnded = false
-    /// Close once `output` is sent (after an error response).
+    /// Close once `output` is sent (after a closing line).
     var closeAfterFlush = false
     var closed = false
     /// The last time bytes moved in either direction; the idle sweep measures from here.

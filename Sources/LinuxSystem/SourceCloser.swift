@@ -1,4 +1,3 @@
-import LinuxSystem
 import Synchronization
 
 /// Counts a descriptor's dispatch sources and closes the descriptor once the last is cancelled

@@ -1,0 +1,134 @@
+import FoundationEssentials
+import HealthModel
+import HealthStore
+import GatewayRuntime
+
+/// Parses the options that select stored objects and how they print: the type, the time range
+/// (`--since`, `--last`, `--until`), the device and metadata filters, the statistics, the time
+/// zone and `--format`.
+///
+/// `query samples`, `query stats` and `query changes` use them, and `delete` shares the range
+/// and the change type, so both commands read a date or a duration the same way. Every failure
+/// is a usage error (64) naming the option.
+enum QueryOptions {
+    /// The device and metadata options as a store filter.
+    static func sampleFilter(_ arguments: ParsedArguments) throws(CommandError) -> SampleFilter {
+        var metadata: [String: String] = [:]
+        // Not `list`: a value may hold commas.
+        for entry in arguments.values["metadata"] ?? [] {
+            guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
+                throw CommandError(.usage, "--metadata expects KEY=VALUE, got \"\(entry)\"")
+            }
+            metadata[String(entry[..<equals])] = String(entry[entry.index(after: equals)...])
+        }
+        // The provenance the gateway stamps on every record: shorthands for its metadata entries.
+        for (option, key) in [("source", MetadataKey.sourceName), ("gateway", MetadataKey.gatewayName)] {
+            guard let value = arguments.value(option) else { continue }
+            if let given = metadata[key.rawValue], given != value {
+                throw CommandError(.usage, "--\(option) \(value) contradicts --metadata \(key.rawValue)=\(given)")
+            }
+            metadata[key.rawValue] = value
+        }
+        return SampleFilter(
+            deviceName: arguments.value("device-name"), localIdentifier: arguments.value("local-identifier"),
+            manufacturer: arguments.value("manufacturer"), model: arguments.value("model"), metadata: metadata)
+    }
+
+    /// `--options a,b,…` as statistics options, nil when absent. Whether they fit the type is
+    /// the store's check (a usage error naming the type's options).
+    static func statisticsOptions(_ arguments: ParsedArguments) throws(CommandError) -> StatisticsOptions? {
+        guard let text = arguments.value("options") else { return nil }
+        var options: StatisticsOptions = []
+        for name in text.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmed() }) {
+            guard let option = StatisticsOptions.names.first(where: { $0.name == name })?.option else {
+                let known = StatisticsOptions.names.map(\.name).joined(separator: ", ")
+                throw CommandError(.usage, "--options: unknown statistic \"\(name)\"; known: \(known)")
+            }
+            options.insert(option)
+        }
+        return options
+    }
+
+    /// `--type`, a built-in quantity type (required).
+    static func quantityType(_ arguments: ParsedArguments) throws(CommandError) -> QuantityType {
+        let known = QuantityType.builtIn.map(\.identifier).joined(separator: ", ")
+        guard let name = arguments.value("type") else {
+            throw CommandError(.usage, "--type is required; known types: \(known)")
+        }
+        guard let type = QuantityType.named(name) else {
+            throw CommandError(.usage, "unknown type \"\(name)\"; known types: \(known)")
+        }
+        return type
+    }
+
+    /// `--format`: table (the default), json or csv.
+    static func outputFormat(_ arguments: ParsedArguments) throws(CommandError) -> String {
+        let format = arguments.value("format") ?? "table"
+        guard ["table", "json", "csv"].contains(format) else {
+            throw CommandError(.usage, "--format must be table, json or csv, got \"\(format)\"")
+        }
+        return format
+    }
+
+    /// `--time-zone`, else `$TZ`, else the system's time zone.
+    static func timeZone(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) -> ZoneRules {
+        if let name = arguments.value("time-zone") {
+            guard let zone = NamedTimeZone.named(name, variables: context.variables) else {
+                throw CommandError(.usage, "--time-zone expects a time zone like Europe/Berlin or UTC, got \"\(name)\"")
+            }
+            return zone
+        }
+        return NamedTimeZone.named(LocalTimeZoneName.resolve(variables: context.variables), variables: context.variables) ?? .utc
+    }
+
+    /// `--since`/`--last` and `--until`, as dates.
+    static func range(
+        _ arguments: ParsedArguments, context: CommandContext, untilDefaultsToNow: Bool
+    ) throws(CommandError) -> (Date?, Date?) {
+        let now = context.clock.now()
+        var until = try arguments.value("until").map { text throws(CommandError) in try date(text, option: "until") }
+        if arguments.value("since") != nil, arguments.value("last") != nil {
+            throw CommandError(.usage, "give --since or --last, not both")
+        }
+        var since = try arguments.value("since").map { text throws(CommandError) in try date(text, option: "since") }
+        if let last = arguments.value("last") {
+            since = now.addingTimeInterval(-(try duration(last, option: "last")).seconds)
+            until = until ?? now
+        }
+        if untilDefaultsToNow { until = until ?? now }
+        if let since, let until, until <= since {
+            throw CommandError(.usage, "the range is empty: --until must be after the start")
+        }
+        return (since, until)
+    }
+
+    /// RFC 3339, or YYYY-MM-DD meaning UTC midnight.
+    static func date(_ text: String, option: String) throws(CommandError) -> Date {
+        if let date = RFC3339.date(from: text) { return date }
+        if text.utf8.count == 10, let date = RFC3339.date(from: text + "T00:00:00Z") { return date }
+        throw CommandError(.usage, "--\(option) expects an RFC 3339 date (2026-11-21T08:00:00Z) or YYYY-MM-DD, got \"\(text)\"")
+    }
+
+    /// `30s`, `15m`, `1h`, `7d`.
+    static func duration(_ text: String, option: String) throws(CommandError) -> Duration {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        guard let suffix = text.last, let scale = units[suffix], let amount = Int64(text.dropLast()), amount > 0,
+            amount < Int64.max / scale
+        else {
+            throw CommandError(.usage, "--\(option) expects a duration like 30s, 15m, 1h or 7d, got \"\(text)\"")
+        }
+        return .seconds(amount * scale)
+    }
+
+    /// `--type` for the change log: a quantity or correlation type, `heartbeatSeries` or `workout`;
+    /// nil when absent.
+    static func changeType(_ arguments: ParsedArguments) throws(CommandError) -> ChangeType? {
+        guard let name = arguments.value("type") else { return nil }
+        guard let type = ChangeType.named(name) else {
+            let known = QuantityType.builtIn.map(\.identifier) + CorrelationType.builtIn.map(\.identifier)
+                + ["heartbeatSeries", "workout"]
+            throw CommandError(.usage, "unknown type \"\(name)\"; known types: \(known.joined(separator: ", "))")
+        }
+        return type
+    }
+}

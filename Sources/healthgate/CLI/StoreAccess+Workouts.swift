@@ -1,0 +1,25 @@
+import HealthModel
+import HealthStore
+
+/// The finished workouts `workout list`, `show`, `chart` and `export` read from the store
+/// (`--db PATH`, default the data directory's store). Errors map like `healthgate query`'s.
+extension StoreAccess {
+    /// Every stored workout, newest first.
+    static func workouts(_ arguments: ParsedArguments, context: CommandContext) async throws -> [Workout] {
+        let store = try await openReadOnly(arguments, context: context)
+        let workouts = try await call { () async throws(StoreError) in try await store.workouts() }
+        return workouts.sorted { $0.startDate > $1.startDate }
+    }
+
+    /// One stored workout and the samples linked to it, by start date.
+    /// - Throws: ``CommandError`` with status 66 when the store holds no workout `id`.
+    static func workout(id: SampleID, _ arguments: ParsedArguments, context: CommandContext) async throws
+        -> (workout: Workout, samples: [QuantitySample])
+    {
+        let store = try await openReadOnly(arguments, context: context)
+        guard let stored = try await call({ () async throws(StoreError) in try await store.workout(id: id) }) else {
+            throw CommandError(.noInput, "no workout \(id) in \(store.path); 'healthgate workout list' shows the stored ones")
+        }
+        return (stored.workout, stored.samples)
+    }
+}
