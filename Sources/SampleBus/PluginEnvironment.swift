@@ -80,7 +80,7 @@ public struct SourceContext: Sendable {
     public var status: StatusReporter
     /// Where the source reads its checkpoints back (at start, or when a device appears): by
     /// default the bus's ledger, backed by the sink that stores checkpoints. See
-    /// ``SourceCheckpoint`` and the README's durability section.
+    /// ``SourceCheckpoint`` and the durability section of docs/architecture.md.
     public var checkpoints: any SourceCheckpointReader
 
     public init(publisher: SamplePublisher, logger: Logger, clock: any GatewayClock, status: StatusReporter) {

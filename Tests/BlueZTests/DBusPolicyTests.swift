@@ -174,7 +174,7 @@ final class DBusPolicyTests: XCTestCase {
 
     private static func start(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Process {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw PolicyTestFailure("\(executable) is missing (scripts/install-dependencies installs it)")
+            throw PolicyTestFailure("\(executable) is missing (scripts/install-dependencies --test installs it)")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)

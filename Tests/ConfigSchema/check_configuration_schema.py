@@ -7,7 +7,7 @@ usage: check_configuration_schema.py --binary PATH [--full] [agreement] [example
              numbers with fractions, values of the wrong type, strings outside an enumeration,
              unknown keys) and checks that `healthgate config check` and an independent JSON
              Schema validator (the `jsonschema` package) give the same verdict on each one.
-  examples   every example configuration in the README, the plugin and module READMEs, the
+  examples   every example configuration in the README and docs/, the plugin and module READMEs, the
              sample configurations and the commands' help texts validates against the schema
              and passes `config check`.
   sweep      runs `healthgate run --duration 1` with every numeric key of every plugin at its
@@ -239,7 +239,7 @@ def agreement(binary, schema):
 
 def example_texts():
     """(where, JSON text) of every example: fenced json blocks, sample configs, help texts."""
-    files = [ROOT / "README.md"] + sorted(ROOT.glob("plugins/*/README.md")) + sorted(ROOT.glob("Sources/*/README*.md"))
+    files = [ROOT / "README.md"] + sorted(ROOT.glob("docs/*.md")) + sorted(ROOT.glob("plugins/*/README.md")) + sorted(ROOT.glob("Sources/*/README*.md"))
     for file in files:
         text = file.read_text()
         for number, block in enumerate(re.findall(r"```json\n(.*?)```", text, re.S)):

@@ -43,7 +43,7 @@ if command -v lintian > /dev/null; then
     fail "lintian --fail-on error,warning $(basename "$deb") (status $lintian_status)"
 else
   linted="lintian is not installed"
-  fail "lintian is not installed (scripts/install-dependencies installs it)"
+  fail "lintian is not installed (scripts/install-dependencies --test installs it)"
 fi
 
 status=0

@@ -12,7 +12,7 @@ final class BoardBrowserTests: XCTestCase {
     func testTheBoardInHeadlessChromium() async throws {
         let executable = try HealthgateExecutable()
         for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
-            XCTFail("\(tool) is missing: run scripts/install-dependencies")
+            XCTFail("\(tool) is missing: run scripts/install-dependencies --test")
             return
         }
         let screenshot = executable.root.appendingPathComponent("board.png")

@@ -94,7 +94,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(garbage.standardError.contains("not valid JSON"), garbage.standardError)
 
         let missing = try await healthgate.run(["run", "--config", "/nonexistent/healthgate.json"])
-        XCTAssertEqual(missing.status, 66, "EX_NOINPUT, as the README lists for missing input")
+        XCTAssertEqual(missing.status, 66, "EX_NOINPUT, as docs/installing-and-operating.md lists for missing input")
         XCTAssertTrue(missing.standardError.contains("/nonexistent/healthgate.json"), missing.standardError)
     }
 

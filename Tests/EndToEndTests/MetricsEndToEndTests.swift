@@ -10,7 +10,7 @@ final class MetricsEndToEndTests: XCTestCase {
     func testPromtoolAndARealPrometheus() async throws {
         let executable = try HealthgateExecutable()
         for tool in ["/usr/bin/prometheus", "/usr/bin/promtool"] where !FileManager.default.isExecutableFile(atPath: tool) {
-            XCTFail("\(tool) is missing: run scripts/install-dependencies (Debian's prometheus package)")
+            XCTFail("\(tool) is missing: run scripts/install-dependencies --test (Debian's prometheus package)")
             return
         }
         let result = try await TestPython.run("Tests/Monitoring/prometheus_test.py", [executable.url.path])

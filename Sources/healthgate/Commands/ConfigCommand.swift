@@ -33,7 +33,7 @@ enum ConfigCommand {
             kind as one alternative of sources[] or sinks[] chosen by its "kind", every key with \
             its type, range (minimum, maximum), unit (x-unit), default and description, and no \
             key beyond those (additionalProperties: false). Point an editor at it for completion \
-            and checking as you type (see the README). Rules that tie several keys together (one \
+            and checking as you type (see docs/configuration.md). Rules that tie several keys together (one \
             of path, rfcomm or udev; readable files) are checked by 'config check' alone.
             """
     ) { _, context in
