@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 import HealthModel
 public import HealthStore
 public import GatewayRuntime
@@ -32,6 +32,12 @@ public enum LegacyOutbox {
         var status: Int
         var response: String
         var failedAt: Date
+    }
+
+    /// The outbox file a remote sink named `name` kept in the version before followers:
+    /// `<stateDirectory>/<name>-outbox.sqlite`.
+    public static func path(stateDirectory: URL, name: String) -> String {
+        stateDirectory.appendingPathComponent("\(name)-outbox.sqlite").path
     }
 
     /// Imports the outbox at `path` into `store` for follower `follower` and removes it; returns

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import HealthStore
 import RemoteSinkKit
 import GatewayRuntime
@@ -21,12 +21,6 @@ public struct HTTPRepositorySink: StoreFollower, ConfigurablePlugin {
     public let configuration: HTTPRepositoryConfiguration
     let follower: Follower
 
-    /// The outbox file of the version before followers: `<stateDirectory>/<name>-outbox.sqlite`,
-    /// imported into the store and removed at the first start.
-    public static func legacyOutboxPath(stateDirectory: URL, name: String) -> String {
-        stateDirectory.appendingPathComponent("\(name)-outbox.sqlite").path
-    }
-
     /// Builds the sink from its settings with libcurl transports (one per request in flight);
     /// libcurl itself is loaded when the sink starts, not here. The catalog's entry point.
     /// - Throws: ``PluginConfigurationError`` when the environment has no store.
@@ -48,24 +42,16 @@ public struct HTTPRepositorySink: StoreFollower, ConfigurablePlugin {
         random: @escaping @Sendable () -> Double
     ) throws {
         let configuration = settings.configuration
-        let endpoint = settings.endpoint
-        guard let store = environment.store else {
-            throw PluginConfigurationError(keyPath: "(sink)", reason: "the gateway opened no store for this sink to follow")
-        }
         self.configuration = configuration
-        let policy = configuration.retry.policy
         let receiver = HTTPReceiver(
-            endpoint: endpoint, builder: PayloadBuilder(format: configuration.format, patientReference: configuration.patientReference),
+            endpoint: settings.endpoint,
+            builder: PayloadBuilder(format: configuration.format, patientReference: configuration.patientReference),
             gzip: configuration.gzip, deflate: DeflateLibrary(), timeout: configuration.timeoutSeconds,
-            credentials: Credentials(auth: configuration.auth, variables: environment.variables), policy: policy,
+            credentials: Credentials(auth: configuration.auth, variables: environment.variables), policy: configuration.retry.policy,
             name: environment.name, transports: TransportPool(transports))
-        self.follower = Follower(
-            name: environment.name, store: store, receiver: receiver,
-            settings: FollowerSettings(
-                batchSize: configuration.batchSize, batchInterval: .seconds(configuration.batchIntervalSeconds),
-                maxInFlight: configuration.maxInFlight, follow: configuration.follow, retry: configuration.retry),
-            legacyOutbox: Self.legacyOutboxPath(stateDirectory: environment.paths.stateDirectory, name: environment.name),
-            random: random)
+        self.follower = try Follower(
+            environment: environment, receiver: receiver,
+            settings: FollowerSettings(configuration, batchInterval: .seconds(configuration.batchIntervalSeconds)), random: random)
     }
 
     /// Follows the store until a stop (see ``Follower``).

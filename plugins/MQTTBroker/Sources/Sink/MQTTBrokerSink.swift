@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import HealthStore
 import RemoteSinkKit
 import GatewayRuntime
@@ -22,20 +22,11 @@ public struct MQTTBrokerSink: StoreFollower, ConfigurablePlugin {
     let connection: MQTTSinkConnection
     let follower: Follower
 
-    /// The outbox file of the version before followers: `<stateDirectory>/<name>-outbox.sqlite`,
-    /// imported into the store and removed at the first start.
-    public static func legacyOutboxPath(stateDirectory: URL, name: String) -> String {
-        stateDirectory.appendingPathComponent("\(name)-outbox.sqlite").path
-    }
-
     /// Builds the sink from its settings (its configuration after `validated(in:)`); libmosquitto
     /// is loaded when the sink starts, not here.
     /// - Throws: ``PluginConfigurationError`` for an environment without a store.
     public init(settings configuration: MQTTBrokerConfiguration, environment: PluginEnvironment) throws {
         let library = MosquittoLibrary()
-        guard let store = environment.store else {
-            throw PluginConfigurationError(keyPath: "(sink)", reason: "the gateway opened no store for this sink to follow")
-        }
         self.configuration = configuration
         let encoder = MQTTMessageEncoder(
             prefix: configuration.topicPrefix, gateway: MQTTMessageEncoder.level(environment.gatewayName),
@@ -43,18 +34,16 @@ public struct MQTTBrokerSink: StoreFollower, ConfigurablePlugin {
         let connection = MQTTSinkConnection(
             configuration: configuration, library: library, encoder: encoder, name: environment.name)
         self.connection = connection
-        self.follower = Follower(
-            name: environment.name, store: store,
-            receiver: MQTTReceiver(
-                configuration: configuration, encoder: encoder, connection: connection,
-                announcements: configuration.homeAssistantDiscovery
-                    ? HomeAssistantAnnouncements(
-                        discovery: HomeAssistantDiscovery(prefix: configuration.homeAssistantPrefix, topics: encoder), store: store)
-                    : nil),
-            settings: FollowerSettings(
-                batchSize: configuration.batchSize, batchInterval: .zero, maxInFlight: configuration.maxInFlight,
-                follow: configuration.follow, retry: configuration.retry),
-            legacyOutbox: Self.legacyOutboxPath(stateDirectory: environment.paths.stateDirectory, name: environment.name))
+        let announcements = environment.store.flatMap { store in
+            configuration.homeAssistantDiscovery
+                ? HomeAssistantAnnouncements(
+                    discovery: HomeAssistantDiscovery(prefix: configuration.homeAssistantPrefix, topics: encoder), store: store)
+                : nil
+        }
+        self.follower = try Follower(
+            environment: environment,
+            receiver: MQTTReceiver(configuration: configuration, encoder: encoder, connection: connection, announcements: announcements),
+            settings: FollowerSettings(configuration, batchInterval: .zero))
     }
 
     /// Follows the store until a stop, then announces `offline` and disconnects.
