@@ -88,7 +88,7 @@ let package = Package(
         .target(name: "BLETransport", dependencies: ["AsyncPrimitives", "GatewayRuntime"], swiftSettings: swiftSettings),
         // The bus, the sinks' queues, the plugin contract and catalog, and the supervisor.
         .target(
-            name: "SampleBus", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
+            name: "SampleBus", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         // Stored workouts as FIT and TCX activity files.
         .target(name: "WorkoutExport", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
@@ -165,7 +165,7 @@ let package = Package(
         .target(
             name: "BuiltinPlugins",
             dependencies: [
-                "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "SQLiteStore",
+                "BLETransport", "BLECentral", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "SQLiteStore",
                 "HTTPRepository", "MQTTBroker",
             ],
             path: "Sources/BuiltinPlugins", swiftSettings: swiftSettings),
@@ -199,14 +199,14 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(
-            name: "BLECentralTests", dependencies: ["BLETransport", "GatewayRuntime", "BLECentral", "GatewayTesting", "HealthModel"], swiftSettings: swiftSettings),
+            name: "BLECentralTests", dependencies: ["BLETransport", "GatewayRuntime", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "SampleBusTests", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
+            name: "SampleBusTests", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "WorkoutsTests", dependencies: ["GatewayRuntime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WorkoutExport", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
