@@ -84,16 +84,21 @@ let package = Package(
         // What every module of the gateway runs on: logging, the clock, JSONValue, and the strict
         // configuration parser and decoder with their errors.
         .target(name: "GatewayRuntime", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        // The gateway's time facts: tz database zones by name, the host's zone, and whether the
+        // wall clock can be believed (ClockTrust) with the base its dates sit on.
+        .target(
+            name: "GatewayTime", dependencies: ["GatewayRuntime", "HealthModel"], exclude: ["README.md"],
+            swiftSettings: swiftSettings),
         // Each Bluetooth adapter's connection scheduler, and the gateway's set of them.
         .target(name: "BLETransport", dependencies: ["AsyncPrimitives", "GatewayRuntime"], swiftSettings: swiftSettings),
         // The bus, the sinks' queues, the plugin contract and catalog, and the supervisor.
         .target(
-            name: "SampleBus", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
+            name: "SampleBus", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         // Stored workouts as FIT and TCX activity files.
         .target(name: "WorkoutExport", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         // The gateway's numbers in Prometheus' text format (`GET /metrics`).
-        .target(name: "Metrics", dependencies: ["GatewayRuntime", "HealthStore", "SampleBus"], swiftSettings: swiftSettings),
+        .target(name: "Metrics", dependencies: ["GatewayTime", "GatewayRuntime", "HealthStore", "SampleBus"], swiftSettings: swiftSettings),
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
@@ -129,12 +134,12 @@ let package = Package(
             dependencies: ["LinuxSystem", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"],
             exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
-            name: "GatewayTesting", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
+            name: "GatewayTesting", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)
         .target(
-            name: "HeartRateMonitor", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "BLECentral", "GATTDecoding"],
+            name: "HeartRateMonitor", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "BLECentral", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SerialPedometer", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
@@ -145,11 +150,11 @@ let package = Package(
         // The Bluetooth SIG health profiles (scales, cuffs, thermometers, oximeters, glucose meters):
         // decoders and the mapper to samples.
         .target(
-            name: "HealthDevices", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
+            name: "HealthDevices", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
             path: "plugins/HealthDevices/Sources", swiftSettings: swiftSettings),
         // The Continuous Glucose Monitoring Service (0x181F), on the profile kit.
         .target(
-            name: "ContinuousGlucose", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
+            name: "ContinuousGlucose", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
             path: "plugins/ContinuousGlucose/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
@@ -173,7 +178,7 @@ let package = Package(
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
         .executableTarget(
             name: "healthgate",
-            dependencies: [
+            dependencies: ["GatewayTime", 
                 "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts",
                 "AsyncPrimitives", "LinuxSystem", "BLECentral", "SerialPedometer", "Udev", "GATTDecoding",
                 "WebBoard", "Metrics", "WorkoutExport", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
@@ -206,13 +211,13 @@ let package = Package(
             name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "SampleBusTests", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
+            name: "SampleBusTests", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WorkoutsTests", dependencies: ["GatewayRuntime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WorkoutExport", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
+            name: "WorkoutsTests", dependencies: ["GatewayTime", "GatewayRuntime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WorkoutExport", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WebBoardTests", dependencies: ["Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "GatewayRuntime", "WebBoard", "Metrics", "HealthStore", "GatewayTesting"],
+            name: "WebBoardTests", dependencies: ["GatewayTime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "GatewayRuntime", "WebBoard", "Metrics", "HealthStore", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["HealthModel", "HealthStore", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
@@ -226,10 +231,10 @@ let package = Package(
             name: "FitnessEquipmentTests", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "FitnessEquipment", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthDevicesTests", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus", "HealthStore"],
+            name: "HealthDevicesTests", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus", "HealthStore"],
             path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "ContinuousGlucoseTests", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "ContinuousGlucose", "HealthModel", "SampleBus"],
+            name: "ContinuousGlucoseTests", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "ContinuousGlucose", "HealthModel", "SampleBus"],
             path: "plugins/ContinuousGlucose/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],

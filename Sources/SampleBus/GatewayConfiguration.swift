@@ -1,5 +1,6 @@
 public import GatewayRuntime
 public import FoundationEssentials
+import GatewayTime
 
 /// A configuration problem, reported at start-up with the file, the key path and the reason.
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {

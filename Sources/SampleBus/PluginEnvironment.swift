@@ -1,5 +1,6 @@
 public import GatewayRuntime
 public import FoundationEssentials
+public import GatewayTime
 public import HealthModel
 public import HealthStore
 

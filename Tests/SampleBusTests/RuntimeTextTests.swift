@@ -1,5 +1,6 @@
 import Foundation
 import GatewayRuntime
+import GatewayTime
 import HealthModel
 import XCTest
 

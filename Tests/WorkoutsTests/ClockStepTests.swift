@@ -4,6 +4,7 @@ import HealthModel
 import HealthStore
 import SQLiteStore
 import GatewayRuntime
+import GatewayTime
 import SampleBus
 import Workouts
 import WorkoutPresentation

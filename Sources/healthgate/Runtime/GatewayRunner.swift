@@ -4,6 +4,7 @@ import BLECentral
 import BLETransport
 import FoundationEssentials
 import GatewayControl
+import GatewayTime
 import LinuxSystem
 import Metrics
 import HealthModel

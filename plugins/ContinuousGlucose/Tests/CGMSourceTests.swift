@@ -2,6 +2,7 @@ import BLECentral
 import BLETransport
 import ContinuousGlucose
 import Foundation
+import GatewayTime
 import GATTDecoding
 import GatewayRuntime
 import GatewayTesting

@@ -2,6 +2,7 @@ import BLECentral
 import BLETransport
 import Foundation
 import GatewayTesting
+import GatewayTime
 import HealthDevices
 import HealthModel
 import GatewayRuntime
