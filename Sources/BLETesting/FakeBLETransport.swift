@@ -3,6 +3,7 @@ public import BLETransport
 import Foundation
 import Synchronization
 public import GatewayRuntime
+public import GatewayTesting
 
 /// A scripted Bluetooth stack for tests: the test emits discovery events, decides how each
 /// connection attempt ends, sends notification payloads and drops links. Notifications are
