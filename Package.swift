@@ -43,6 +43,7 @@ let package = Package(
         .library(name: "GATTDecoding", targets: ["GATTDecoding"]),
         .library(name: "GatewayTesting", targets: ["GatewayTesting"]),
         .library(name: "BLETesting", targets: ["BLETesting"]),
+        .library(name: "WorkoutsTesting", targets: ["WorkoutsTesting"]),
     ],
     targets: [
         // MARK: C libraries (system packages, found with pkg-config)
@@ -137,6 +138,11 @@ let package = Package(
         .target(
             name: "GatewayTesting", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
+        // The workout tests' scripted sample streams and profile, shared by the tests of the
+        // workout domain, runtime and presentation and of the control socket.
+        .target(
+            name: "WorkoutsTesting", dependencies: ["GatewayTesting", "HealthModel", "Workouts"],
+            swiftSettings: swiftSettings),
         // The Bluetooth family's test doubles: a scripted stack, a link-dropping transport, GATT
         // fixture files. Only the tests of Bluetooth modules and plugins link it.
         .target(
@@ -209,21 +215,30 @@ let package = Package(
             name: "rss-baseline", path: "Benchmarks/Sources/RSSBaseline", swiftSettings: swiftSettings),
 
         // MARK: Tests
+        .testTarget(name: "BLETransportTests", dependencies: ["HealthModel", "GatewayTesting", "GatewayRuntime", "BLETransport", "BLECentral", ], swiftSettings: swiftSettings),
+        .testTarget(name: "GatewayRuntimeTests", dependencies: ["GatewayRuntime", ], swiftSettings: swiftSettings),
+        .testTarget(name: "GatewayTimeTests", dependencies: ["HealthModel", "GatewayTime", ], swiftSettings: swiftSettings),
+        .testTarget(name: "MetricsTests", dependencies: ["SampleBus", "Metrics", "HealthStore", "HealthModel", "GatewayTime", "GatewayTesting", "GatewayRuntime", ], swiftSettings: swiftSettings),
+        .testTarget(name: "UdevTests", dependencies: ["Udev", ], swiftSettings: swiftSettings),
+        .testTarget(name: "WorkoutExportTests", dependencies: ["WorkoutExport", "HealthModel", ], swiftSettings: swiftSettings),
+        .testTarget(name: "WorkoutPresentationTests", dependencies: ["WorkoutsTesting", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "SampleBus", "HealthModel", "GatewayTesting", "GatewayRuntime", ], swiftSettings: swiftSettings),
+        .testTarget(name: "WorkoutRuntimeTests", dependencies: ["WorkoutsTesting", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "SQLiteStore", "SQLite", "SampleBus", "HealthStore", "HealthModel", "GatewayTime", "GatewayTesting", "GatewayRuntime", ], swiftSettings: swiftSettings),
+        .testTarget(name: "GatewayControlTests", dependencies: ["WorkoutsTesting", "Workouts", "WorkoutRuntime", "HealthModel", "GatewayTesting", "GatewayRuntime", "GatewayControl", ], swiftSettings: swiftSettings),
         .testTarget(
-            name: "BLECentralTests", dependencies: ["BLETransport", "GatewayRuntime", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"], swiftSettings: swiftSettings),
+            name: "BLECentralTests", dependencies: ["BLETransport", "GatewayRuntime", "BLECentral", "SampleBus"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "SampleBusTests", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
+            name: "SampleBusTests", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WorkoutsTests", dependencies: ["GatewayTime", "GatewayRuntime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WorkoutExport", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
+            name: "WorkoutsTests", dependencies: ["WorkoutsTesting", "GatewayRuntime", "Workouts", "WorkoutRuntime", "GatewayTesting", "HealthModel"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WebBoardTests", dependencies: ["GatewayTime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "GatewayRuntime", "WebBoard", "Metrics", "HealthStore", "GatewayTesting"],
+            name: "WebBoardTests", dependencies: ["Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "GatewayRuntime", "WebBoard", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["HealthModel", "HealthStore", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",

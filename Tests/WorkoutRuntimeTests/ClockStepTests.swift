@@ -9,6 +9,7 @@ import SampleBus
 import Workouts
 import WorkoutPresentation
 import WorkoutRuntime
+import WorkoutsTesting
 import XCTest
 
 /// A box without a real-time clock, on an injected clock pair (``ManualClock``: wall and
