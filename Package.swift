@@ -110,17 +110,18 @@ let package = Package(
             name: "BLECentral", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "GATTDecoding", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
             exclude: ["README.md", "README-bluez.md"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
-        // Workouts in three layers: the domain (values with no I/O), the runtime (the controller
-        // that is a sink and a source, its journal in the store, the control commands), and the
-        // presentation (the live board's model and tiles, the chart, the text formats, escaping).
+        // Workouts in three layers: the domain (values with no I/O), the presentation (the live
+        // board's model and tiles, the chart, the text formats, escaping: no bus, no runtime), and
+        // the runtime (the controller that is a sink and a source, its journal in the store, the
+        // control commands, the live board's feed, a sink making the presentation's snapshots).
         .target(
             name: "Workouts", dependencies: ["GatewayRuntime", "HealthModel"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
-            name: "WorkoutRuntime", dependencies: ["GatewayRuntime", "Workouts", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
+            name: "WorkoutRuntime", dependencies: ["WorkoutPresentation", "GatewayRuntime", "Workouts", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         .target(
-            name: "WorkoutPresentation", dependencies: ["GatewayRuntime", "Workouts", "WorkoutRuntime", "HealthModel", "SampleBus"],
+            name: "WorkoutPresentation", dependencies: ["GatewayRuntime", "Workouts", "HealthModel"],
             swiftSettings: swiftSettings),
         .target(
             name: "GatewayControl", dependencies: ["GatewayRuntime", "LinuxSystem", "AsyncPrimitives"],
