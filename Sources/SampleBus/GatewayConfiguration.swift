@@ -270,6 +270,23 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
 }
 
 extension GatewayConfiguration {
+    /// Decodes a top-level section another module owns (`store`, `web`, `metrics`, `bluetooth`)
+    /// strictly (see ``ConfigurationDecoder``), as the gateway's own keys are decoded.
+    /// - Throws: ``ConfigurationError`` naming `origin` and `KEY.PATH` (`key` itself for an
+    ///   error at the section's top level).
+    public static func decodeSection<Section: Decodable>(
+        _ value: JSONValue, as type: Section.Type, key: String, origin: String
+    ) throws(ConfigurationError) -> Section {
+        do {
+            return try value.decodeStrictly(Section.self)
+        } catch let error as DecodingError {
+            let path = error.keyPath == "(top level)" ? key : "\(key).\(error.keyPath)"
+            throw ConfigurationError(file: origin, keyPath: path, reason: error.reason)
+        } catch {
+            throw ConfigurationError(file: origin, keyPath: key, reason: "\(error)")
+        }
+    }
+
     /// The schemas of the top-level objects other modules decode (`store`, `web`, `profile`,
     /// `participants`, `bluetooth`).
     public struct OwnedSections: Sendable {

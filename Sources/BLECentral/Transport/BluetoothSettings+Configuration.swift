@@ -9,15 +9,7 @@ extension BluetoothSettings {
     /// - Throws: ``ConfigurationError`` naming `origin` and `bluetooth.KEY`.
     public static func decode(_ value: JSONValue?, origin: String) throws(ConfigurationError) -> BluetoothSettings {
         guard let value, value != .null else { return BluetoothSettings() }
-        let settings: BluetoothSettings
-        do {
-            settings = try value.decodeStrictly(BluetoothSettings.self)
-        } catch let error as DecodingError {
-            let path = error.keyPath == "(top level)" ? "bluetooth" : "bluetooth.\(error.keyPath)"
-            throw ConfigurationError(file: origin, keyPath: path, reason: error.reason)
-        } catch {
-            throw ConfigurationError(file: origin, keyPath: "bluetooth", reason: "\(error)")
-        }
+        let settings = try GatewayConfiguration.decodeSection(value, as: BluetoothSettings.self, key: "bluetooth", origin: origin)
         do {
             try settings.adapterLimits.validate()
         } catch {
