@@ -216,15 +216,31 @@ let package = Package(
             name: "rss-baseline", path: "Benchmarks/Sources/RSSBaseline", swiftSettings: swiftSettings),
 
         // MARK: Tests
-        .testTarget(name: "BLETransportTests", dependencies: ["HealthModel", "GatewayTesting", "GatewayRuntime", "BLETransport", "BLECentral", ], swiftSettings: swiftSettings),
-        .testTarget(name: "GatewayRuntimeTests", dependencies: ["GatewayRuntime", ], swiftSettings: swiftSettings),
-        .testTarget(name: "GatewayTimeTests", dependencies: ["HealthModel", "GatewayTime", ], swiftSettings: swiftSettings),
-        .testTarget(name: "MetricsTests", dependencies: ["SampleBus", "Metrics", "HealthStore", "HealthModel", "GatewayTime", "GatewayTesting", "GatewayRuntime", ], swiftSettings: swiftSettings),
-        .testTarget(name: "UdevTests", dependencies: ["Udev", ], swiftSettings: swiftSettings),
-        .testTarget(name: "WorkoutExportTests", dependencies: ["WorkoutExport", "HealthModel", ], swiftSettings: swiftSettings),
-        .testTarget(name: "WorkoutPresentationTests", dependencies: ["WorkoutsTesting", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "SampleBus", "HealthModel", "GatewayTesting", "GatewayRuntime", ], swiftSettings: swiftSettings),
-        .testTarget(name: "WorkoutRuntimeTests", dependencies: ["WorkoutsTesting", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "SQLiteStore", "SQLite", "SampleBus", "HealthStore", "HealthModel", "GatewayTime", "GatewayTesting", "GatewayRuntime", ], swiftSettings: swiftSettings),
-        .testTarget(name: "GatewayControlTests", dependencies: ["WorkoutsTesting", "Workouts", "WorkoutRuntime", "HealthModel", "GatewayTesting", "GatewayRuntime", "GatewayControl", ], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BLETransportTests",
+            dependencies: ["BLETransport", "BLECentral", "GatewayRuntime", "GatewayTesting", "HealthModel"],
+            swiftSettings: swiftSettings),
+        .testTarget(name: "GatewayRuntimeTests", dependencies: ["GatewayRuntime"], swiftSettings: swiftSettings),
+        .testTarget(name: "GatewayTimeTests", dependencies: ["GatewayTime", "HealthModel"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MetricsTests",
+            dependencies: ["Metrics", "GatewayRuntime", "GatewayTesting", "GatewayTime", "HealthModel", "HealthStore", "SampleBus"],
+            swiftSettings: swiftSettings),
+        .testTarget(name: "UdevTests", dependencies: ["Udev"], swiftSettings: swiftSettings),
+        .testTarget(name: "WorkoutExportTests", dependencies: ["WorkoutExport", "HealthModel"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "WorkoutPresentationTests",
+            dependencies: ["WorkoutPresentation", "GatewayRuntime", "GatewayTesting", "HealthModel", "SampleBus", "WorkoutRuntime", "Workouts", "WorkoutsTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "WorkoutRuntimeTests",
+            dependencies: ["WorkoutRuntime", "GatewayRuntime", "GatewayTesting", "GatewayTime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "SQLiteStore", "WorkoutPresentation", "Workouts", "WorkoutsTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "GatewayTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "GatewayControlTests",
+            dependencies: ["GatewayControl", "GatewayRuntime", "GatewayTesting", "HealthModel", "WorkoutRuntime", "Workouts", "WorkoutsTesting"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "BLECentralTests", dependencies: ["BLETransport", "GatewayRuntime", "BLECentral", "SampleBus"], swiftSettings: swiftSettings),
         .testTarget(
