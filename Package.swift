@@ -42,6 +42,8 @@ let package = Package(
         .library(name: "AsyncPrimitives", targets: ["AsyncPrimitives"]),
         .library(name: "GATTDecoding", targets: ["GATTDecoding"]),
         .library(name: "GatewayTesting", targets: ["GatewayTesting"]),
+        .library(name: "BLETesting", targets: ["BLETesting"]),
+        .library(name: "WorkoutsTesting", targets: ["WorkoutsTesting"]),
     ],
     targets: [
         // MARK: C libraries (system packages, found with pkg-config)
@@ -84,16 +86,21 @@ let package = Package(
         // What every module of the gateway runs on: logging, the clock, JSONValue, and the strict
         // configuration parser and decoder with their errors.
         .target(name: "GatewayRuntime", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        // The gateway's time facts: tz database zones by name, the host's zone, and whether the
+        // wall clock can be believed (ClockTrust) with the base its dates sit on.
+        .target(
+            name: "GatewayTime", dependencies: ["GatewayRuntime", "HealthModel"], exclude: ["README.md"],
+            swiftSettings: swiftSettings),
         // Each Bluetooth adapter's connection scheduler, and the gateway's set of them.
         .target(name: "BLETransport", dependencies: ["AsyncPrimitives", "GatewayRuntime"], swiftSettings: swiftSettings),
         // The bus, the sinks' queues, the plugin contract and catalog, and the supervisor.
         .target(
-            name: "SampleBus", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
+            name: "SampleBus", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         // Stored workouts as FIT and TCX activity files.
         .target(name: "WorkoutExport", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         // The gateway's numbers in Prometheus' text format (`GET /metrics`).
-        .target(name: "Metrics", dependencies: ["GatewayRuntime", "HealthStore", "SampleBus"], swiftSettings: swiftSettings),
+        .target(name: "Metrics", dependencies: ["GatewayTime", "GatewayRuntime", "HealthStore", "SampleBus"], swiftSettings: swiftSettings),
         .target(
             name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
@@ -103,17 +110,18 @@ let package = Package(
             name: "BLECentral", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "GATTDecoding", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
             exclude: ["README.md", "README-bluez.md"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
-        // Workouts in three layers: the domain (values with no I/O), the runtime (the controller
-        // that is a sink and a source, its journal in the store, the control commands), and the
-        // presentation (the live board's model and tiles, the chart, the text formats, escaping).
+        // Workouts in three layers: the domain (values with no I/O), the presentation (the live
+        // board's model and tiles, the chart, the text formats, escaping: no bus, no runtime), and
+        // the runtime (the controller that is a sink and a source, its journal in the store, the
+        // control commands, the live board's feed, a sink making the presentation's snapshots).
         .target(
             name: "Workouts", dependencies: ["GatewayRuntime", "HealthModel"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
-            name: "WorkoutRuntime", dependencies: ["GatewayRuntime", "Workouts", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
+            name: "WorkoutRuntime", dependencies: ["WorkoutPresentation", "GatewayRuntime", "Workouts", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         .target(
-            name: "WorkoutPresentation", dependencies: ["GatewayRuntime", "Workouts", "WorkoutRuntime", "HealthModel", "SampleBus"],
+            name: "WorkoutPresentation", dependencies: ["GatewayRuntime", "Workouts", "HealthModel"],
             swiftSettings: swiftSettings),
         .target(
             name: "GatewayControl", dependencies: ["GatewayRuntime", "LinuxSystem", "AsyncPrimitives"],
@@ -129,12 +137,22 @@ let package = Package(
             dependencies: ["LinuxSystem", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"],
             exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
-            name: "GatewayTesting", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives", "GATTDecoding", "BLECentral"],
+            name: "GatewayTesting", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
+            swiftSettings: swiftSettings),
+        // The workout tests' scripted sample streams and profile, shared by the tests of the
+        // workout domain, runtime and presentation and of the control socket.
+        .target(
+            name: "WorkoutsTesting", dependencies: ["GatewayTesting", "HealthModel", "Workouts"],
+            swiftSettings: swiftSettings),
+        // The Bluetooth family's test doubles: a scripted stack, a link-dropping transport, GATT
+        // fixture files. Only the tests of Bluetooth modules and plugins link it.
+        .target(
+            name: "BLETesting", dependencies: ["GatewayTesting", "BLETransport", "BLECentral", "GATTDecoding", "GatewayRuntime"],
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)
         .target(
-            name: "HeartRateMonitor", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "BLECentral", "GATTDecoding"],
+            name: "HeartRateMonitor", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "BLECentral", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SerialPedometer", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
@@ -145,11 +163,11 @@ let package = Package(
         // The Bluetooth SIG health profiles (scales, cuffs, thermometers, oximeters, glucose meters):
         // decoders and the mapper to samples.
         .target(
-            name: "HealthDevices", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
+            name: "HealthDevices", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
             path: "plugins/HealthDevices/Sources", swiftSettings: swiftSettings),
         // The Continuous Glucose Monitoring Service (0x181F), on the profile kit.
         .target(
-            name: "ContinuousGlucose", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
+            name: "ContinuousGlucose", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
             path: "plugins/ContinuousGlucose/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
@@ -165,7 +183,7 @@ let package = Package(
         .target(
             name: "BuiltinPlugins",
             dependencies: [
-                "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "SQLiteStore",
+                "BLETransport", "BLECentral", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "SQLiteStore",
                 "HTTPRepository", "MQTTBroker",
             ],
             path: "Sources/BuiltinPlugins", swiftSettings: swiftSettings),
@@ -173,7 +191,7 @@ let package = Package(
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
         .executableTarget(
             name: "healthgate",
-            dependencies: [
+            dependencies: ["GatewayTime", 
                 "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts",
                 "AsyncPrimitives", "LinuxSystem", "BLECentral", "SerialPedometer", "Udev", "GATTDecoding",
                 "WebBoard", "Metrics", "WorkoutExport", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
@@ -199,37 +217,62 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(
-            name: "BLECentralTests", dependencies: ["BLETransport", "GatewayRuntime", "BLECentral", "GatewayTesting", "HealthModel"], swiftSettings: swiftSettings),
+            name: "BLETransportTests",
+            dependencies: ["BLETransport", "BLECentral", "GatewayRuntime", "GatewayTesting", "HealthModel"],
+            swiftSettings: swiftSettings),
+        .testTarget(name: "GatewayRuntimeTests", dependencies: ["GatewayRuntime"], swiftSettings: swiftSettings),
+        .testTarget(name: "GatewayTimeTests", dependencies: ["GatewayTime", "HealthModel"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MetricsTests",
+            dependencies: ["Metrics", "GatewayRuntime", "GatewayTesting", "GatewayTime", "HealthModel", "HealthStore", "SampleBus"],
+            swiftSettings: swiftSettings),
+        .testTarget(name: "UdevTests", dependencies: ["Udev"], swiftSettings: swiftSettings),
+        .testTarget(name: "WorkoutExportTests", dependencies: ["WorkoutExport", "HealthModel"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "WorkoutPresentationTests",
+            dependencies: ["WorkoutPresentation", "GatewayRuntime", "GatewayTesting", "HealthModel", "SampleBus", "WorkoutRuntime", "Workouts", "WorkoutsTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "WorkoutRuntimeTests",
+            dependencies: ["WorkoutRuntime", "GatewayRuntime", "GatewayTesting", "GatewayTime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "SQLiteStore", "WorkoutPresentation", "Workouts", "WorkoutsTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "GatewayTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "GatewayControlTests",
+            dependencies: ["GatewayControl", "GatewayRuntime", "GatewayTesting", "HealthModel", "WorkoutRuntime", "Workouts", "WorkoutsTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BLECentralTests", dependencies: ["BLETransport", "GatewayRuntime", "BLECentral", "SampleBus"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "SampleBusTests", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
+            name: "SampleBusTests", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WorkoutsTests", dependencies: ["GatewayRuntime", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "WorkoutExport", "GatewayTesting", "GatewayControl", "SQLiteStore", "HealthStore", "SQLite", "HealthModel", "SampleBus"],
+            name: "WorkoutsTests", dependencies: ["WorkoutsTesting", "GatewayRuntime", "Workouts", "WorkoutRuntime", "GatewayTesting", "HealthModel"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WebBoardTests", dependencies: ["Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "GatewayRuntime", "WebBoard", "Metrics", "HealthStore", "GatewayTesting"],
+            name: "WebBoardTests", dependencies: ["Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "GatewayRuntime", "WebBoard", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["HealthModel", "HealthStore", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HeartRateMonitorTests",
-            dependencies: ["BLETransport", "GatewayRuntime", "HeartRateMonitor", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding", "HealthStore"],
+            dependencies: ["BLETesting", "BLETransport", "GatewayRuntime", "HeartRateMonitor", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding", "HealthStore"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "FitnessEquipmentTests", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "FitnessEquipment", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"],
+            name: "FitnessEquipmentTests", dependencies: ["BLETesting", "BLETransport", "GatewayRuntime", "GATTDecoding", "FitnessEquipment", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthDevicesTests", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus", "HealthStore"],
+            name: "HealthDevicesTests", dependencies: ["BLETesting", "GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus", "HealthStore"],
             path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "ContinuousGlucoseTests", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "ContinuousGlucose", "HealthModel", "SampleBus"],
+            name: "ContinuousGlucoseTests", dependencies: ["BLETesting", "GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "ContinuousGlucose", "HealthModel", "SampleBus"],
             path: "plugins/ContinuousGlucose/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],

@@ -88,4 +88,13 @@ public struct BluetoothSettings: Sendable, Hashable, Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(adapterLimits, forKey: .adapterLimits)
     }
+
+    /// The `bluetooth` block's declared keys, for the configuration file's schema.
+    public static var configurationSchema: ConfigurationSchema {
+        .object([
+            ConfigurationProperty(
+                "adapterLimits", AdapterScheduler.Limits.configurationSchema,
+                "Every Bluetooth adapter's limits, shared by every source on it"),
+        ])
+    }
 }

@@ -1,3 +1,5 @@
+public import BLETransport
+import BLECentral
 public import SampleBus
 import ContinuousGlucose
 import FitnessEquipment
@@ -12,12 +14,16 @@ import SerialPedometer
 /// a plugin is one folder under plugins/ and one line here.
 public enum BuiltinCatalog {
     /// A catalog of every compiled-in plugin, in the order `healthgate plugins` lists them.
-    public static func make() -> PluginCatalog {
+    ///
+    /// - Parameter bluetooth: the gateway's Bluetooth adapters, which every Bluetooth LE source
+    ///   shares (the executable makes them once per run); nil for a catalog that validates, lists
+    ///   or describes plugins, whose Bluetooth sources get adapters of their own.
+    public static func make(bluetooth: BluetoothAdapters? = nil) -> PluginCatalog {
         PluginCatalog([
-            .source(HeartRateSource.self),
-            .source(FitnessEquipmentSource.self),
-            .source(HealthDeviceSource.self),
-            .source(CGMSource.self),
+            .bluetoothSource(HeartRateSource.self, bluetooth: bluetooth),
+            .bluetoothSource(FitnessEquipmentSource.self, bluetooth: bluetooth),
+            .bluetoothSource(HealthDeviceSource.self, bluetooth: bluetooth),
+            .bluetoothSource(CGMSource.self, bluetooth: bluetooth),
             .source(SerialPedometerSource.self),
             .sink(SQLiteSink.self),
             .follower(HTTPRepositorySink.self),

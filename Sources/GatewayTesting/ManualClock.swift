@@ -1,6 +1,7 @@
 public import Foundation
 public import GatewayRuntime
 import AsyncPrimitives
+public import GatewayTime
 public import HealthModel
 import Synchronization
 

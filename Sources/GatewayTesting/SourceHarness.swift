@@ -1,4 +1,3 @@
-import BLECentral
 public import Foundation
 public import HealthModel
 import GatewayRuntime

@@ -1,5 +1,6 @@
 import FoundationEssentials
 public import GatewayRuntime
+public import GatewayTime
 public import HealthStore
 public import SampleBus
 

@@ -1,5 +1,6 @@
 import FoundationEssentials
 public import GatewayRuntime
+public import GatewayTime
 public import HealthModel
 
 /// Watches the gateway's clock: logs its state when the gateway starts and once each time it

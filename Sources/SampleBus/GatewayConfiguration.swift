@@ -1,6 +1,6 @@
-public import BLETransport
 public import GatewayRuntime
 public import FoundationEssentials
+import GatewayTime
 
 /// A configuration problem, reported at start-up with the file, the key path and the reason.
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
@@ -97,8 +97,10 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     /// The store (`path`, `maxDatabaseMegabytes`, `tombstoneRetentionDays`), decoded by the
     /// executable; absent: the defaults.
     public var store: JSONValue?
-    /// What holds for every Bluetooth adapter, whichever sources use it (`adapterLimits`).
-    public var bluetooth: BluetoothSettings
+    /// What holds for every Bluetooth adapter, whichever sources use it (`adapterLimits`),
+    /// decoded by the Bluetooth family (BLECentral's `BluetoothSettings.decode`); absent: the
+    /// defaults.
+    public var bluetooth: JSONValue?
     /// The wall clock: `trusted` declares it right without the kernel's word (a box with a
     /// battery-backed real-time clock and no time synchronisation).
     public var clock: ClockSettings
@@ -110,7 +112,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
         logLevel: LogLevel = .info, shutdownTimeoutSeconds: Double = 10,
         controlSocket: String? = nil, profile: JSONValue? = nil, participants: JSONValue? = nil, web: JSONValue? = nil,
         gatewayName: String? = nil, timeZone: String? = nil, store: JSONValue? = nil,
-        bluetooth: BluetoothSettings = BluetoothSettings(), clock: ClockSettings = ClockSettings()
+        bluetooth: JSONValue? = nil, clock: ClockSettings = ClockSettings()
     ) {
         self.clock = clock
         self.store = store
@@ -157,12 +159,12 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
         gatewayName = try container.decodeIfPresent(String.self, forKey: .gatewayName)
         timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
         store = try container.decodeIfPresent(JSONValue.self, forKey: .store)
-        bluetooth = try container.decodeIfPresent(BluetoothSettings.self, forKey: .bluetooth) ?? defaults.bluetooth
+        bluetooth = try container.decodeIfPresent(JSONValue.self, forKey: .bluetooth)
         clock = try container.decodeIfPresent(ClockSettings.self, forKey: .clock) ?? defaults.clock
     }
 
-    /// Checks the gateway's own settings (not the plugins' nor the profile, which their owners
-    /// check): ranges, the control socket path, queues only on sinks. No I/O.
+    /// Checks the gateway's own settings (not the plugins', the profile's nor the Bluetooth
+    /// adapters', which their owners check): ranges, the control socket path, queues only on sinks. No I/O.
     /// - Throws: ``ConfigurationError`` naming ``origin``, the key path and the reason.
     public func validate() throws(ConfigurationError) {
         func fail(_ keyPath: String, _ reason: String) -> ConfigurationError {
@@ -173,11 +175,6 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
                 "shutdownTimeoutSeconds", shutdownTimeoutSeconds, in: Self.shutdownTimeoutRange, unit: "seconds")
         } catch {
             throw fail(error.keyPath, error.reason)
-        }
-        do {
-            try bluetooth.adapterLimits.validate()
-        } catch {
-            throw fail("bluetooth.\(error.keyPath)", error.reason)
         }
         if let controlSocket {
             guard !controlSocket.isEmpty else { throw fail("controlSocket", "must not be empty") }
@@ -273,19 +270,42 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
 }
 
 extension GatewayConfiguration {
+    /// Decodes a top-level section another module owns (`store`, `web`, `metrics`, `bluetooth`)
+    /// strictly (see ``ConfigurationDecoder``), as the gateway's own keys are decoded.
+    /// - Throws: ``ConfigurationError`` naming `origin` and `KEY.PATH` (`key` itself for an
+    ///   error at the section's top level).
+    public static func decodeSection<Section: Decodable>(
+        _ value: JSONValue, as type: Section.Type, key: String, origin: String
+    ) throws(ConfigurationError) -> Section {
+        do {
+            return try value.decodeStrictly(Section.self)
+        } catch let error as DecodingError {
+            let path = error.keyPath == "(top level)" ? key : "\(key).\(error.keyPath)"
+            throw ConfigurationError(file: origin, keyPath: path, reason: error.reason)
+        } catch {
+            throw ConfigurationError(file: origin, keyPath: key, reason: "\(error)")
+        }
+    }
+
     /// The schemas of the top-level objects other modules decode (`store`, `web`, `profile`,
-    /// `participants`).
+    /// `participants`, `bluetooth`).
     public struct OwnedSections: Sendable {
         public var store: ConfigurationSchema
         public var web: ConfigurationSchema
         public var profile: ConfigurationSchema
         public var participants: ConfigurationSchema
+        /// The Bluetooth family's section (BLECentral's `BluetoothSettings.configurationSchema`).
+        public var bluetooth: ConfigurationSchema
 
-        public init(store: ConfigurationSchema, web: ConfigurationSchema, profile: ConfigurationSchema, participants: ConfigurationSchema) {
+        public init(
+            store: ConfigurationSchema, web: ConfigurationSchema, profile: ConfigurationSchema, participants: ConfigurationSchema,
+            bluetooth: ConfigurationSchema
+        ) {
             self.store = store
             self.web = web
             self.profile = profile
             self.participants = participants
+            self.bluetooth = bluetooth
         }
     }
 
@@ -332,13 +352,7 @@ extension GatewayConfiguration {
             ConfigurationProperty(
                 "timeZone", .nonEmptyText, "A tz database name such as Europe/Berlin; absent: $TZ or the system's"),
             ConfigurationProperty("store", sections.store, "The store's file and how it is kept"),
-            ConfigurationProperty(
-                "bluetooth",
-                .object([
-                    ConfigurationProperty(
-                        "adapterLimits", AdapterScheduler.Limits.configurationSchema,
-                        "Every Bluetooth adapter's limits, shared by every source on it"),
-                ]), "What holds for every Bluetooth adapter"),
+            ConfigurationProperty("bluetooth", sections.bluetooth, "What holds for every Bluetooth adapter"),
             ConfigurationProperty(
                 "clock",
                 .object([

@@ -31,12 +31,20 @@ public struct PluginCatalogEntry: Sendable {
 
     /// A catalog entry for a source plugin.
     public static func source<P: SampleSource & ConfigurablePlugin>(_ plugin: P.Type) -> PluginCatalogEntry {
+        source(P.self) { settings, environment in try P(settings: settings, environment: environment) }
+    }
+
+    /// A catalog entry for a source plugin that `make` builds from its validated settings: how a
+    /// device family hands its plugins the services the executable made for them (the Bluetooth
+    /// adapters, BLECentral's `bluetoothSource`), which the bus knows nothing of.
+    public static func source<P: SampleSource & ConfigurablePlugin>(
+        _ plugin: P.Type, make: @escaping @Sendable (P.Configuration.Settings, PluginEnvironment) throws -> P
+    ) -> PluginCatalogEntry {
         PluginCatalogEntry(
             kind: P.kind, summary: P.summary, role: .source, sourceType: P.self, makeSchema: { P.Configuration.configurationSchema },
             validate: { config, environment in _ = try settings(P.self, config, environment) },
-            makeSource: { config, environment in
-                try P(settings: try settings(P.self, config, environment), environment: environment)
-            }, makeSink: nil, makeFollower: nil)
+            makeSource: { config, environment in try make(try settings(P.self, config, environment), environment) },
+            makeSink: nil, makeFollower: nil)
     }
 
     /// A catalog entry for a sink plugin.

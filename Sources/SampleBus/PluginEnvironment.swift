@@ -1,6 +1,6 @@
-public import BLETransport
 public import GatewayRuntime
 public import FoundationEssentials
+public import GatewayTime
 public import HealthModel
 public import HealthStore
 
@@ -36,10 +36,6 @@ public struct PluginEnvironment: Sendable {
     /// This gateway's name (the configuration's `gatewayName`, else the host name): what a fleet
     /// tells gateways apart by, in provenance and in a broker's topics.
     public var gatewayName: String
-    /// The gateway's Bluetooth adapters, with the limits its configuration gives: every
-    /// Bluetooth LE source on an adapter shares that adapter's scheduler (one per run, made by the
-    /// executable; an environment made without one gets its own, with the default limits).
-    public var bluetooth: BluetoothAdapters
     /// What the configuration's `profile` says of the user (height, weight, date of birth, sex),
     /// for readings that depend on the person; empty when there is no profile.
     public var user: UserCharacteristics
@@ -55,14 +51,13 @@ public struct PluginEnvironment: Sendable {
     public init(
         name: String, logger: Logger, clock: any GatewayClock, ids: SampleIDGenerator,
         paths: GatewayPaths, variables: [String: String], gatewayName: String = "healthgate",
-        bluetooth: BluetoothAdapters? = nil, user: UserCharacteristics = UserCharacteristics(), store: HealthStore? = nil,
+        user: UserCharacteristics = UserCharacteristics(), store: HealthStore? = nil,
         clockTrust: any ClockTrust = FixedClockTrust(.declaredTrusted)
     ) {
         self.clockTrust = clockTrust
         self.store = store
         self.user = user
         self.gatewayName = gatewayName
-        self.bluetooth = bluetooth ?? BluetoothAdapters(clock: clock)
         self.name = name
         self.logger = logger
         self.clock = clock

@@ -43,15 +43,7 @@ public struct WebBoardConfiguration: Sendable, Hashable, DeclaredConfiguration {
         _ value: JSONValue?, origin: String, key: String = "web"
     ) throws(ConfigurationError) -> WebBoardConfiguration? {
         guard let value, value != .null else { return nil }
-        let configuration: WebBoardConfiguration
-        do {
-            configuration = try value.decodeStrictly(WebBoardConfiguration.self)
-        } catch let error as DecodingError {
-            let path = error.keyPath == "(top level)" ? key : "\(key).\(error.keyPath)"
-            throw ConfigurationError(file: origin, keyPath: path, reason: error.reason)
-        } catch {
-            throw ConfigurationError(file: origin, keyPath: key, reason: "\(error)")
-        }
+        let configuration = try GatewayConfiguration.decodeSection(value, as: WebBoardConfiguration.self, key: key, origin: origin)
         try configuration.validate(origin: origin, key: key)
         return configuration
     }

@@ -57,15 +57,14 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
             // The gateway's adapters, as the executable makes them from `bluetooth.adapterLimits`.
             let bluetooth = bluez.adapters(limits: AdapterScheduler.Limits(connections: 2), logs: logs)
             func source(_ name: String, _ addresses: [String]) throws -> any SampleSource {
-                var environment = TestEnvironment.make(
+                let environment = TestEnvironment.make(
                     name: name, clock: SystemClock(), directory: directory, logSink: logs)
-                environment.bluetooth = bluetooth
                 return try HeartRateSource(
                     settings: HeartRateSourceConfiguration(
                         transport: .bluez, adapter: "hci0",
                         devices: .matching(addresses.map { .address($0) }), maxDevices: 3)
     .validated(in: environment),
-                    environment: environment)
+                    environment: environment, bluetooth: bluetooth)
             }
             let board = StatusBoard()
             try await run(
@@ -119,15 +118,15 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
             }
             defer { watcher.cancel() }
             let logs = RecordingLogSink()
-            var environment = TestEnvironment.make(
+            let environment = TestEnvironment.make(
                 name: "hr", clock: SystemClock(), directory: directory, logSink: logs)
-            environment.bluetooth = bluez.adapters(limits: AdapterScheduler.Limits(inProgressLimit: 5), logs: logs)
+            let bluetooth = bluez.adapters(limits: AdapterScheduler.Limits(inProgressLimit: 5), logs: logs)
             let source = try HeartRateSource(
                 settings: HeartRateSourceConfiguration(
                     transport: .bluez, adapter: "hci0",
                     reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100)))
     .validated(in: environment),
-                environment: environment)
+                environment: environment, bluetooth: bluetooth)
             let board = StatusBoard()
             try await run([("hr", source)], logs: logs, board: board) {
                 try await waitUntil(timeout: .seconds(30), "the source to subscribe after the power cycle") {
@@ -167,15 +166,15 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
             }
             let devices = added
             let logs = RecordingLogSink()
-            var environment = TestEnvironment.make(
+            let environment = TestEnvironment.make(
                 name: "hr", clock: SystemClock(), directory: directory, logSink: logs)
-            environment.bluetooth = bluez.adapters(limits: AdapterScheduler.Limits(connections: 1), logs: logs)
+            let bluetooth = bluez.adapters(limits: AdapterScheduler.Limits(connections: 1), logs: logs)
             let source = try HeartRateSource(
                 settings: HeartRateSourceConfiguration(
                     transport: .bluez, adapters: ["hci0", "hci1"],
                     maxDevices: 2)
     .validated(in: environment),
-                environment: environment)
+                environment: environment, bluetooth: bluetooth)
             let board = StatusBoard()
             try await run([("hr", source)], logs: logs, board: board) {
                 try await waitUntil(timeout: .seconds(30), "both monitors subscribed") {

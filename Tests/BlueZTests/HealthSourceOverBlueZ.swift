@@ -31,9 +31,9 @@ struct HealthSourceOverBlueZ: Sendable {
         defer { try? FileManager.default.removeItem(at: directory) }
         let logs = RecordingLogSink()
         let clock = SystemClock()
-        var environment = TestEnvironment.make(name: "health", clock: clock, directory: directory, logSink: logs)
-        environment.bluetooth = bluez.adapters(logs: logs)
-        let source = try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment)
+        let environment = TestEnvironment.make(name: "health", clock: clock, directory: directory, logSink: logs)
+        let source = try HealthDeviceSource(
+            settings: configuration.validated(in: environment), environment: environment, bluetooth: bluez.adapters(logs: logs))
         let bus = SampleBus(sinks: [(name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)])
         let sink = CollectingSink(batchSize: 1)
         let board = StatusBoard()

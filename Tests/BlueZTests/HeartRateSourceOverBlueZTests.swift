@@ -26,13 +26,14 @@ final class HeartRateSourceOverBlueZTests: XCTestCase {
             // Real time: reconnects go through the transport, so the backoff is kept short.
             let clock = SystemClock()
             let logs = RecordingLogSink()
-            var environment = TestEnvironment.make(name: "hr", clock: clock, directory: directory, logSink: logs)
+            let environment = TestEnvironment.make(name: "hr", clock: clock, directory: directory, logSink: logs)
             // The gateway's Bluetooth reaches the private bus, as the executable's reaches the system bus.
-            environment.bluetooth = bluez.adapters(logs: logs)
+            let bluetooth = bluez.adapters(logs: logs)
             let configuration = HeartRateSourceConfiguration(
                 transport: .bluez, adapter: "hci0",
                 reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200)))
-            let source = try HeartRateSource(settings: configuration.validated(in: environment), environment: environment)
+            let source = try HeartRateSource(
+                settings: configuration.validated(in: environment), environment: environment, bluetooth: bluetooth)
             let board = StatusBoard()
             let status = board.register(name: "hr", kind: HeartRateSource.kind, role: .source)
             let sinkStatus = board.register(name: "collect", kind: "collect", role: .sink)

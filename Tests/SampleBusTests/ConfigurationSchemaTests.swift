@@ -13,7 +13,9 @@ final class ConfigurationSchemaTests: XCTestCase {
     private var fileSchema: ConfigurationSchema {
         GatewayConfiguration.schema(
             catalog: catalog,
-            sections: GatewayConfiguration.OwnedSections(store: .object([]), web: .object([]), profile: .object([]), participants: .array(.text)))
+            sections: GatewayConfiguration.OwnedSections(
+                store: .object([]), web: .object([]), profile: .object([]), participants: .array(.text),
+                bluetooth: .object([ConfigurationProperty("connections", .whole(1...20, unit: "links"), "A limit of a family section")])))
     }
 
     private func refusal(_ json: String) -> ConfigurationError? {
@@ -40,8 +42,8 @@ final class ConfigurationSchemaTests: XCTestCase {
              "sinks[0].queue.capacity", "0 is below the smallest accepted value 1 (records)"),
             (#"{"shutdownTimeoutSeconds": 0.01}"#,
              "shutdownTimeoutSeconds", "0.01 is below the smallest accepted value 0.1 (seconds)"),
-            (#"{"bluetooth": {"adapterLimits": {"connections": 21}}}"#,
-             "bluetooth.adapterLimits.connections", "21 is above the largest accepted value 20 (links)"),
+            (#"{"bluetooth": {"connections": 21}}"#,
+             "bluetooth.connections", "21 is above the largest accepted value 20 (links)"),
             (#"{"sources": [{"kind": "tick", "config": {"device": "a", "interval": 1, "devices": [{"address": "x"}]}}], "#
                 + #""sinks": [{"kind": "batch", "config": {"batchSize": 1000000}}]}"#,
              "sinks[0].config.batchSize", "1000000 is above the largest accepted value 100000 (records)"),

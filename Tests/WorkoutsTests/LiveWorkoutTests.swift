@@ -4,6 +4,7 @@ import GatewayTesting
 import HealthModel
 import Workouts
 import WorkoutRuntime
+import WorkoutsTesting
 import XCTest
 
 /// The pure live workout (session plus collected samples) without a controller, a store or a

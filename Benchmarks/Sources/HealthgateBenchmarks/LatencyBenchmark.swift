@@ -116,14 +116,15 @@ enum LatencyBenchmark {
         // real controller holds at most 20 (`bluetooth.adapterLimits.connections`), and this
         // measures the gateway's pipeline, not the radio. (The configured simulated transport
         // simulates at most 16 devices.)
-        var hrm = environment.plugin("hrm")
+        let hrm = environment.plugin("hrm")
         let simulated = SimulatedBLETransport(
             clock: hrm.clock, settings: SimulationSettings(heartRateMonitors: monitors, footPods: 0, notificationsPerSecond: 1))
-        hrm.bluetooth = BluetoothAdapters(
+        let bluetooth = BluetoothAdapters(
             limits: AdapterScheduler.Limits(connections: monitors), clock: hrm.clock, transport: { _ in simulated },
             watchdog: false)
         let source = HeartRateSource(
-            settings: try HeartRateSourceConfiguration(maxDevices: monitors).validated(in: hrm), environment: hrm)
+            settings: try HeartRateSourceConfiguration(maxDevices: monitors).validated(in: hrm), environment: hrm,
+            bluetooth: bluetooth)
         var plugin = environment.plugin("sqlite")
         plugin.store = try await HealthStore.open(path: environment.path("latency.sqlite"))
         var sink = try SQLiteSink(

@@ -102,22 +102,23 @@ public enum BLESourceKeys {
 
 extension PeripheralFollower.Radio {
     /// One radio per adapter name, each with the gateway's transport and the scheduler it shares
-    /// for that adapter (``PluginEnvironment/bluetooth``).
-    public static func make(adapters: [String?], environment: PluginEnvironment) -> [PeripheralFollower.Radio] {
+    /// for that adapter (`bluetooth`, the gateway's adapters).
+    public static func make(adapters: [String?], bluetooth: BluetoothAdapters) -> [PeripheralFollower.Radio] {
         adapters.map { adapter in
             PeripheralFollower.Radio(
-                transport: environment.bluetooth.transport(for: adapter),
-                scheduler: environment.bluetooth.scheduler(for: adapter), watched: environment.bluetooth.watchdog)
+                transport: bluetooth.transport(for: adapter),
+                scheduler: bluetooth.scheduler(for: adapter), watched: bluetooth.watchdog)
         }
     }
 
     /// A radio with a scheduler of its own: for a plugin's simulated transport, which no other
-    /// source shares. It has the gateway's limits, with `connections` (when given) in place of
-    /// theirs.
+    /// source shares. It has the gateway's limits (`bluetooth`'s), with `connections` (when
+    /// given) in place of theirs.
     public static func unshared(
-        _ transport: any BLECentralTransport, adapter: String?, connections: Int? = nil, environment: PluginEnvironment
+        _ transport: any BLECentralTransport, adapter: String?, connections: Int? = nil, bluetooth: BluetoothAdapters,
+        environment: PluginEnvironment
     ) -> PeripheralFollower.Radio {
-        var limits = environment.bluetooth.limits
+        var limits = bluetooth.limits
         if let connections { limits.connections = connections }
         return PeripheralFollower.Radio(
             transport: transport,

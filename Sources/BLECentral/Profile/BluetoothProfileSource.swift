@@ -29,6 +29,23 @@ public protocol BluetoothProfileSource: SampleSource, ConfigurablePlugin {
     static var payloadDecoders: [PayloadDecoder] { get }
     /// How `healthgate demo` runs the source, if it does.
     static var demo: BluetoothProfileDemo? { get }
+    /// Builds the source from validated settings with the gateway's Bluetooth adapters, which
+    /// every Bluetooth LE source on an adapter shares.
+    init(settings: Configuration.Settings, environment: PluginEnvironment, bluetooth: BluetoothAdapters) throws
+}
+
+extension PluginCatalogEntry {
+    /// A catalog entry for a Bluetooth LE source built with the gateway's adapters: the executable
+    /// makes `bluetooth` once per run (with the configuration's `bluetooth.adapterLimits`) and
+    /// every Bluetooth source shares its schedulers. Nil: each source gets adapters of its own
+    /// with the default limits (a catalog that only validates, lists or describes plugins).
+    public static func bluetoothSource<P: BluetoothProfileSource>(
+        _ plugin: P.Type, bluetooth: BluetoothAdapters?
+    ) -> PluginCatalogEntry {
+        source(P.self) { settings, environment in
+            try P(settings: settings, environment: environment, bluetooth: bluetooth ?? BluetoothAdapters(clock: environment.clock))
+        }
+    }
 }
 
 extension BluetoothProfileSource {

@@ -1,4 +1,4 @@
-import BLETransport
+public import BLETransport
 import GatewayRuntime
 public import SampleBus
 
@@ -23,19 +23,26 @@ public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource
     let radios: [PeripheralFollower.Radio]
 
     /// Builds the source from its settings (its configuration after `validated(in:)`): with
-    /// `bluez`, a radio per adapter from the gateway's Bluetooth (``PluginEnvironment/bluetooth``,
+    /// `bluez`, a radio per adapter from the gateway's Bluetooth (`bluetooth`, one per run made
+    /// by the executable and handed over by the catalog entry, ``PluginCatalogEntry/bluetoothSource(_:bluetooth:)``;
     /// a scripted stack in tests); with `simulated`, the profile's simulator. Checks nothing.
-    public init(settings configuration: Configuration, environment: PluginEnvironment) {
+    public init(settings configuration: Configuration, environment: PluginEnvironment, bluetooth: BluetoothAdapters) {
         switch configuration.shared.transport {
         case .bluez:
-            radios = PeripheralFollower.Radio.make(adapters: configuration.shared.adapterNames, environment: environment)
+            radios = PeripheralFollower.Radio.make(adapters: configuration.shared.adapterNames, bluetooth: bluetooth)
         case .simulated:
             radios = [.unshared(
                 Profile.simulator(configuration.options, clock: environment.clock), adapter: nil,
-                connections: configuration.effectiveMaxDevices, environment: environment)]
+                connections: configuration.effectiveMaxDevices, bluetooth: bluetooth, environment: environment)]
         }
         self.configuration = configuration
         self.environment = environment
+    }
+
+    /// Builds the source with Bluetooth adapters of its own, with the default limits: for a
+    /// source built without the gateway's (``BluetoothAdapters/init(limits:clock:transport:watchdog:)``).
+    public init(settings configuration: Configuration, environment: PluginEnvironment) {
+        self.init(settings: configuration, environment: environment, bluetooth: BluetoothAdapters(clock: environment.clock))
     }
 
     /// Discovers and follows devices until cancelled (then throws `CancellationError`).

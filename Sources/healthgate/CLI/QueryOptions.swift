@@ -2,6 +2,7 @@ import FoundationEssentials
 import HealthModel
 import HealthStore
 import GatewayRuntime
+import GatewayTime
 
 /// Parses the options that select stored objects and how they print: the type, the time range
 /// (`--since`, `--last`, `--until`), the device and metadata filters, the statistics, the time

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GatewayTime
 import HealthModel
 import GatewayRuntime
 import HealthStore

@@ -1,3 +1,4 @@
+import BLETransport
 import BuiltinPlugins
 import GatewayRuntime
 import SampleBus
@@ -6,7 +7,7 @@ import Workouts
 
 /// The whole configuration file's schema, assembled from each owner's declaration: the
 /// gateway's keys (SampleBus), every compiled-in plugin's `config` (the catalog), `store` (the
-/// executable), `web` (WebBoard), `profile` and `participants` (Workouts). Loading a file checks
+/// executable), `web` (WebBoard), `bluetooth` (BLETransport), `profile` and `participants` (Workouts). Loading a file checks
 /// its numbers against it; `healthgate config schema` prints it as JSON Schema.
 enum ConfigurationDocument {
     static var schema: ConfigurationSchema {
@@ -14,7 +15,8 @@ enum ConfigurationDocument {
             catalog: BuiltinCatalog.make(),
             sections: GatewayConfiguration.OwnedSections(
                 store: StoreConfiguration.configurationSchema, web: WebBoardConfiguration.configurationSchema,
-                profile: UserProfile.configurationSchema, participants: ParticipantRoster.configurationSchema))
+                profile: UserProfile.configurationSchema, participants: ParticipantRoster.configurationSchema,
+                bluetooth: BluetoothSettings.configurationSchema))
     }
 
     /// The configuration reference `config reference` prints (docs/configuration-reference.md).

@@ -1,3 +1,5 @@
+import BLECentral
+import BLETransport
 import FoundationEssentials
 import HealthModel
 import GatewayRuntime
@@ -14,18 +16,22 @@ import Workouts
 /// system access is checking that referenced files (a CA file, a token file) are readable.
 enum ConfigurationValidation {
     /// Validates `configuration` (with the embedded default sink already added).
-    /// - Returns: the plugins, in file order, and the decoded profile.
+    /// - Returns: the plugins, in file order, the decoded profile, the store's settings and the
+    ///   Bluetooth adapters' (`bluetooth`, checked first, as the gateway's own settings were).
     /// - Throws: ``ConfigurationError`` with the file, the key path and the reason.
     static func validate(
         _ configuration: GatewayConfiguration, catalog: PluginCatalog, context: CommandContext, logger: Logger
-    ) throws -> (plugins: [ValidatedPlugin], profile: UserProfile, store: StoreConfiguration.Settings) {
+    ) throws -> (
+        plugins: [ValidatedPlugin], profile: UserProfile, store: StoreConfiguration.Settings, bluetooth: BluetoothSettings
+    ) {
+        let bluetooth = try BluetoothSettings.decode(configuration.bluetooth, origin: configuration.origin)
         let factory = EnvironmentFactory(context: context, logger: logger, ids: SampleIDGenerator())
         let plugins = try catalog.validate(configuration, environment: factory.make)
         _ = try roster(of: configuration)
         _ = try WebBoardConfiguration.decode(configuration.web, origin: configuration.origin)
         _ = try WebBoardConfiguration.decode(configuration.metrics, origin: configuration.origin, key: "metrics")
         let store = try StoreConfiguration.settings(of: configuration, paths: context.paths)
-        return (plugins, try profile(of: configuration), store)
+        return (plugins, try profile(of: configuration), store, bluetooth)
     }
 
     /// The participants, decoded and checked as the workouts do (their profiles included).

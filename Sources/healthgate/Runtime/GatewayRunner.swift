@@ -4,6 +4,7 @@ import BLECentral
 import BLETransport
 import FoundationEssentials
 import GatewayControl
+import GatewayTime
 import LinuxSystem
 import Metrics
 import HealthModel
@@ -29,7 +30,8 @@ import Glibc
 /// forces it (exit 1 within ``ForcedExit/grace``, see ``ForcedExit``).
 struct GatewayRunner {
     var context: CommandContext
-    var catalog: PluginCatalog = BuiltinCatalog.make()
+    /// The catalog the plugins are built from, given the run's Bluetooth adapters.
+    var catalog: @Sendable (BluetoothAdapters?) -> PluginCatalog = { BuiltinCatalog.make(bluetooth: $0) }
 
     /// Sinks the executable adds beside the configured ones (the demo's console sink).
     var extraSinks: [ConfiguredSink] = []
@@ -44,10 +46,10 @@ struct GatewayRunner {
     func run(configuration: GatewayConfiguration, duration: Double?) async throws -> ExitCode {
         let paths = context.paths
         // The checks of `healthgate config check`, before anything is created or started.
-        let storeSettings = try ConfigurationValidation.validate(
-            ConfigurationLocator.withDefaults(configuration), catalog: catalog, context: context,
-            logger: Logger(label: "healthgate", sink: StandardErrorLogSink(variables: context.variables), level: .warning)
-        ).store
+        let validated = try ConfigurationValidation.validate(
+            ConfigurationLocator.withDefaults(configuration), catalog: catalog(nil), context: context,
+            logger: Logger(label: "healthgate", sink: StandardErrorLogSink(variables: context.variables), level: .warning))
+        let storeSettings = validated.store
         if !Self.isSystemdService(context.variables) {
             // Health data is for the user alone: every file the daemon and its plugins create
             // (stores, outboxes, state) is 0600 and every directory 0700. Under systemd the
@@ -75,11 +77,12 @@ struct GatewayRunner {
         let store = try await Self.openStore(storeSettings, origin: configuration.origin)
         logger.info("store: \(store.path)")
         // Plugins open files and libraries as they are made (an outbox, libcurl): off the pool.
-        let catalog = catalog
         let gatewayName = Self.gatewayName(of: configuration)
-        // The adapters through BlueZ, one scheduler each with the gateway's limits, for every source.
+        // The adapters through BlueZ, one scheduler each with the gateway's limits, for every
+        // Bluetooth source: the catalog hands them to those sources.
         let bluetooth = BluetoothAdapters.bluez(
-            limits: configuration.bluetooth.adapterLimits, clock: clock, logger: logger, variables: variables)
+            limits: validated.bluetooth.adapterLimits, clock: clock, logger: logger, variables: variables)
+        let catalog = catalog(bluetooth)
         // Whether the wall clock may be written into devices: the kernel's word, or the configuration's.
         let clockTrust = KernelClockTrust.of(configuration.clock)
         // Checked with the rest of the configuration before (an invalid profile stops the run).
@@ -88,7 +91,7 @@ struct GatewayRunner {
             try catalog.instantiate(configuration) { name in
                 PluginEnvironment(
                     name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
-                    variables: variables, gatewayName: gatewayName, bluetooth: bluetooth, user: user, store: store,
+                    variables: variables, gatewayName: gatewayName, user: user, store: store,
                     clockTrust: clockTrust)
             }
         }

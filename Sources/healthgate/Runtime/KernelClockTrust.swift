@@ -1,5 +1,6 @@
 import FoundationEssentials
 import GatewayRuntime
+import GatewayTime
 import HealthModel
 import LinuxSystem
 import SampleBus

@@ -54,14 +54,7 @@ struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
         let origin = configuration.origin
         var decoded = StoreConfiguration()
         if let value = configuration.store, value != .null {
-            do {
-                decoded = try value.decodeStrictly(StoreConfiguration.self)
-            } catch let error as DecodingError {
-                let path = error.keyPath == "(top level)" ? "store" : "store.\(error.keyPath)"
-                throw ConfigurationError(file: origin, keyPath: path, reason: error.reason)
-            } catch {
-                throw ConfigurationError(file: origin, keyPath: "store", reason: "\(error)")
-            }
+            decoded = try GatewayConfiguration.decodeSection(value, as: StoreConfiguration.self, key: "store", origin: origin)
         }
         do {
             return try decoded.validated(paths: paths)

@@ -1,7 +1,9 @@
 import BLECentral
+import BLETesting
 import BLETransport
 import ContinuousGlucose
 import Foundation
+import GatewayTime
 import GATTDecoding
 import GatewayRuntime
 import GatewayTesting
@@ -26,7 +28,7 @@ final class CGMSourceTests: XCTestCase {
         try SourceHarness(name: "cgm", kind: CGMSource.kind, clock: transport.clock) { environment in
             var environment = environment
             environment.clockTrust = FixedClockTrust(clockTrust)
-            return try CGMSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport))
+            return try CGMSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(transport, clock: environment.clock))
         }
     }
 
@@ -238,7 +240,7 @@ final class CGMSourceTests: XCTestCase {
         for source in gateway.sources {
             XCTAssertEqual(source.kind, CGMSource.kind)
             let configuration = try source.config.decodeStrictly(CGMConfiguration.self)
-            _ = try CGMSource(settings: configuration.validated(in: environment), environment: environment.scripted(FakeBLETransport(profiles: [])))
+            _ = try CGMSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(FakeBLETransport(profiles: []), clock: environment.clock))
         }
     }
 }

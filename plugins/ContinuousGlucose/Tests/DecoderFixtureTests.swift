@@ -1,4 +1,5 @@
 import BLECentral
+import BLETesting
 import ContinuousGlucose
 import Foundation
 import GATTDecoding

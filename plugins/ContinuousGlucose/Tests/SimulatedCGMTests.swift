@@ -1,10 +1,12 @@
 import BLECentral
+import BLETesting
 import BLETransport
 import ContinuousGlucose
 import Foundation
 import GatewayRuntime
 import GatewayTesting
 import HealthModel
+import SampleBus
 import XCTest
 
 /// The demo's simulated sensor through the whole source: the history comes through the control
@@ -17,7 +19,7 @@ final class SimulatedCGMTests: XCTestCase {
         // The transport the test hands in (as the gateway's Bluetooth), not the kit's own simulator.
         let configuration = CGMConfiguration(shared: BLESharedSettings(maxDevices: 1), options: CGMOptions(simulation: settings))
         let h = try SourceHarness(name: "cgm", kind: CGMSource.kind, clock: clock) { environment in
-            try CGMSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport))
+            try CGMSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(transport, clock: environment.clock))
         }
         try await h.run { h in
             // Offsets 0, 5, …, 30: the session's first half hour.

@@ -1,4 +1,5 @@
 import BLECentral
+import BLETesting
 import BLETransport
 import FitnessEquipment
 import Foundation
@@ -39,7 +40,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
 
     func harness(_ transport: FakeBLETransport, _ configuration: FitnessEquipmentConfiguration = .init()) throws -> SourceHarness {
         try SourceHarness(name: "bike", kind: FitnessEquipmentSource.kind, clock: transport.clock) { environment in
-            try FitnessEquipmentSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport))
+            try FitnessEquipmentSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(transport, clock: environment.clock))
         }
     }
 
@@ -255,7 +256,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
         XCTAssertEqual(configurations.count, 2)
         let environment = TestEnvironment.make(name: "bike", directory: FileManager.default.temporaryDirectory)
         for configuration in configurations {
-            _ = try FitnessEquipmentSource(settings: configuration.validated(in: environment), environment: environment.scripted(FakeBLETransport(profiles: [])))
+            _ = try FitnessEquipmentSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(FakeBLETransport(profiles: []), clock: environment.clock))
         }
         XCTAssertEqual(configurations[0].devices, .matching([.name("KICKR*"), .address("C0:FF:EE:12:34:56")]))
         XCTAssertEqual(configurations[0].wheelCircumferenceMillimeters, 2096)

@@ -1,3 +1,4 @@
+import BLETesting
 import FitnessEquipment
 import GatewayTesting
 import GATTDecoding

@@ -1,3 +1,4 @@
+import BLETesting
 import FitnessEquipment
 import Foundation
 import GATTDecoding

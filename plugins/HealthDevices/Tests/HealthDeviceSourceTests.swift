@@ -1,7 +1,9 @@
 import BLECentral
+import BLETesting
 import BLETransport
 import Foundation
 import GatewayTesting
+import GatewayTime
 import HealthDevices
 import HealthModel
 import GatewayRuntime
@@ -23,7 +25,7 @@ final class HealthDeviceSourceTests: XCTestCase {
             var environment = environment
             environment.user.heightMeters = height
             environment.clockTrust = FixedClockTrust(clockTrust)
-            return try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport))
+            return try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(transport, clock: environment.clock))
         }
     }
 
@@ -415,7 +417,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         let clock = ManualClock()
         let transport = LinkDroppingTransport(SimulatedHealthTransport(clock: clock, settings: settings))
         let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
-            try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport))
+            try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(transport, clock: environment.clock))
         }
         try await h.run { h in
             try await h.waitFor("the stored records") { h.quantities(.bloodGlucose).count == 3 }
@@ -471,7 +473,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         for source in gateway.sources {
             XCTAssertEqual(source.kind, HealthDeviceSource.kind)
             let configuration = try source.config.decodeStrictly(HealthDeviceConfiguration.self)
-            _ = try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment.scripted(FakeBLETransport(profiles: [])))
+            _ = try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(FakeBLETransport(profiles: []), clock: environment.clock))
         }
     }
 }

@@ -1,3 +1,4 @@
+import BLETesting
 import GATTDecoding
 import GatewayTesting
 import HealthDevices

@@ -1,4 +1,5 @@
 import BLECentral
+import BLETesting
 import Foundation
 import GatewayTesting
 import HealthModel
@@ -22,7 +23,7 @@ final class ConfigurationTests: XCTestCase {
             XCTAssertEqual(source.kind, HeartRateSource.kind)
             let configuration = try source.config.decodeStrictly(HeartRateSourceConfiguration.self)
             // Built with a fake transport: the BlueZ transport is not part of these tests.
-            _ = try HeartRateSource(settings: configuration.validated(in: environment()), environment: try environment().scripted(FakeBLETransport(profiles: [])))
+            _ = try HeartRateSource(settings: configuration.validated(in: environment()), environment: try environment(), bluetooth: .scripted(FakeBLETransport(profiles: []), clock: try environment().clock))
             configurations.append(configuration)
         }
         let strap = configurations[0]
@@ -70,7 +71,7 @@ final class ConfigurationTests: XCTestCase {
 
         func pluginKeyPath(_ configuration: HeartRateSourceConfiguration) throws -> String? {
             do {
-                _ = try HeartRateSource(settings: configuration.validated(in: environment()), environment: try environment().scripted(FakeBLETransport(profiles: [])))
+                _ = try HeartRateSource(settings: configuration.validated(in: environment()), environment: try environment(), bluetooth: .scripted(FakeBLETransport(profiles: []), clock: try environment().clock))
                 return nil
             } catch let error as PluginConfigurationError {
                 return error.keyPath

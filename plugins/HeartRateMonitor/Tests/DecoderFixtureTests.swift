@@ -1,4 +1,5 @@
 import BLECentral
+import BLETesting
 import Foundation
 import GatewayTesting
 import GATTDecoding

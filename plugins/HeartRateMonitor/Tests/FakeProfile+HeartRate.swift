@@ -1,4 +1,5 @@
 import BLECentral
+import BLETesting
 import BLETransport
 import GatewayTesting
 

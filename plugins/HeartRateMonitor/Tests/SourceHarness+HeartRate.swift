@@ -1,4 +1,5 @@
 import BLECentral
+import BLETesting
 import BLETransport
 import GatewayTesting
 import HeartRateMonitor
@@ -16,7 +17,7 @@ extension SourceHarness {
         transport: (ManualClock) -> any BLECentralTransport
     ) throws {
         try self.init(name: "hr", kind: HeartRateSource.kind, clock: clock) { environment in
-            try HeartRateSource(settings: configuration.validated(in: environment), environment: environment.scripted(transport(clock)))
+            try HeartRateSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(transport(clock), clock: clock))
         }
     }
 }

@@ -1,6 +1,7 @@
 import BLECentral
 import BLETransport
 import FoundationEssentials
+import GatewayTime
 import GATTDecoding
 import GatewayRuntime
 import HealthModel

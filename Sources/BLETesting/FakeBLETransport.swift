@@ -2,7 +2,8 @@ import BLECentral
 public import BLETransport
 import Foundation
 import Synchronization
-public import SampleBus
+public import GatewayRuntime
+public import GatewayTesting
 
 /// A scripted Bluetooth stack for tests: the test emits discovery events, decides how each
 /// connection attempt ends, sends notification payloads and drops links. Notifications are
@@ -220,15 +221,14 @@ public final class FakeConnection: BLEConnection {
     }
 }
 
-extension PluginEnvironment {
-    /// This environment with `transport` as the gateway's Bluetooth: every adapter reaches it,
-    /// with the default limits (or `limits`) and no adapter watchdog, as a scripted stack has no
-    /// controller to power-cycle.
-    public func scripted(
-        _ transport: any BLECentralTransport, limits: AdapterScheduler.Limits = AdapterScheduler.Limits()
-    ) -> PluginEnvironment {
-        var environment = self
-        environment.bluetooth = BluetoothAdapters(limits: limits, clock: clock, transport: { _ in transport }, watchdog: false)
-        return environment
+extension BluetoothAdapters {
+    /// The gateway's Bluetooth as `transport`: every adapter reaches it, with the default limits
+    /// (or `limits`) and no adapter watchdog, as a scripted stack has no controller to
+    /// power-cycle.
+    public static func scripted(
+        _ transport: any BLECentralTransport, limits: AdapterScheduler.Limits = AdapterScheduler.Limits(),
+        clock: any GatewayClock
+    ) -> BluetoothAdapters {
+        BluetoothAdapters(limits: limits, clock: clock, transport: { _ in transport }, watchdog: false)
     }
 }

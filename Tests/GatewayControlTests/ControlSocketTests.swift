@@ -5,6 +5,7 @@ import HealthModel
 import GatewayRuntime
 import Workouts
 import WorkoutRuntime
+import WorkoutsTesting
 import XCTest
 
 /// The workout commands through the real control socket server and client (one JSON request

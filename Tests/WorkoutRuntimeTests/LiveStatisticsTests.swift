@@ -5,6 +5,7 @@ import GatewayRuntime
 import SampleBus
 import Workouts
 import WorkoutRuntime
+import WorkoutsTesting
 import XCTest
 
 /// Statistics, zones, gaps and energy for scripted streams with pauses and gaps, checked against

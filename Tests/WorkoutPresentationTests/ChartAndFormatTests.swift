@@ -9,6 +9,7 @@ import SampleBus
 import Workouts
 import WorkoutRuntime
 import WorkoutPresentation
+import WorkoutsTesting
 import XCTest
 
 final class ChartAndFormatTests: XCTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayRuntime
 import GatewayTesting
+import GatewayTime
 import HealthModel
 import HealthStore
 import Metrics

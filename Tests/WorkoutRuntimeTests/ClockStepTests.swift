@@ -4,10 +4,12 @@ import HealthModel
 import HealthStore
 import SQLiteStore
 import GatewayRuntime
+import GatewayTime
 import SampleBus
 import Workouts
 import WorkoutPresentation
 import WorkoutRuntime
+import WorkoutsTesting
 import XCTest
 
 /// A box without a real-time clock, on an injected clock pair (``ManualClock``: wall and

@@ -1,5 +1,5 @@
-public import WorkoutRuntime
 import Workouts
+public import WorkoutPresentation
 import FoundationEssentials
 public import HealthModel
 public import GatewayRuntime

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GatewayRuntime
 
 /// The name of the zone the host lives in, read the way systemd's timedatectl reads it, without
 /// loading ICU: `$TZ` when it names a zone, else the target of /etc/localtime below a `zoneinfo`

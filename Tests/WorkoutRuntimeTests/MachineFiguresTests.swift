@@ -7,6 +7,7 @@ import SampleBus
 import Workouts
 import WorkoutRuntime
 import WorkoutPresentation
+import WorkoutsTesting
 import XCTest
 
 /// A cycling or rowing workout collects its machine's power, cadence, speed and distance, and

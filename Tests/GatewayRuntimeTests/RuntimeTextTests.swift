@@ -1,10 +1,10 @@
 import Foundation
 import GatewayRuntime
-import HealthModel
 import XCTest
 
 /// The FoundationEssentials-only replacements the gateway's modules use for full Foundation's
-/// formatting, trimming, error texts and time zones, checked against what Foundation gives.
+/// formatting, trimming and error texts, checked against what Foundation gives (the time zones:
+/// GatewayTimeTests).
 final class RuntimeTextTests: XCTestCase {
     func testCFormatMatchesFoundationsFormatting() {
         let cases: [(String, [any CVarArg], String)] = [
@@ -50,35 +50,5 @@ final class RuntimeTextTests: XCTestCase {
         XCTAssertEqual(ErrorText.of(POSIXError(.EACCES)), "Permission denied")
         struct Plain: Error, CustomStringConvertible { var description: String { "plain reason" } }
         XCTAssertEqual(ErrorText.of(Plain()), "plain reason")
-    }
-
-    func testNamedTimeZonesComeFromTheTzDatabase() throws {
-        let berlin = try XCTUnwrap(NamedTimeZone.named("Europe/Berlin"))
-        XCTAssertEqual(berlin.identifier, "Europe/Berlin")
-        // 2026-07-01T12:00Z is summer time in Berlin, 2026-01-01 is not.
-        XCTAssertEqual(berlin.secondsFromGMT(for: Date(timeIntervalSince1970: 1_782_907_200)), 7200)
-        XCTAssertEqual(berlin.secondsFromGMT(for: Date(timeIntervalSince1970: 1_767_268_800)), 3600)
-        XCTAssertNotNil(NamedTimeZone.named("UTC"))
-        XCTAssertNil(NamedTimeZone.named("Europe/Atlantis"))
-        XCTAssertNil(NamedTimeZone.named(""))
-    }
-
-    func testTheLocalZoneNameIsReadWithoutTheTzDatabase() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("local-zone-\(getpid())")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let localtime = directory.appendingPathComponent("localtime").path
-        let timezone = directory.appendingPathComponent("timezone").path
-        func resolve(_ variables: [String: String]) -> String {
-            LocalTimeZoneName.resolve(variables: variables, localtime: localtime, timezoneFile: timezone)
-        }
-        XCTAssertEqual(resolve([:]), "UTC", "nothing to read")
-        try "Europe/Lisbon\n".write(toFile: timezone, atomically: true, encoding: .utf8)
-        XCTAssertEqual(resolve([:]), "Europe/Lisbon", "/etc/timezone")
-        try FileManager.default.createSymbolicLink(atPath: localtime, withDestinationPath: "/usr/share/zoneinfo/America/New_York")
-        XCTAssertEqual(resolve([:]), "America/New_York", "the link wins over /etc/timezone")
-        XCTAssertEqual(resolve(["TZ": ":Asia/Tokyo"]), "Asia/Tokyo", "$TZ wins, with POSIX's colon")
-        XCTAssertEqual(resolve(["TZ": "/etc/localtime"]), "America/New_York", "a path in $TZ is not a name")
-        XCTAssertEqual(resolve(["TZ": "../../etc/passwd"]), "America/New_York", "not a zone name")
     }
 }

@@ -9,6 +9,7 @@ import SampleBus
 import Synchronization
 import Workouts
 import WorkoutRuntime
+import WorkoutsTesting
 import XCTest
 
 /// The workout in progress in the SQLite store across a gateway restart or crash, and the

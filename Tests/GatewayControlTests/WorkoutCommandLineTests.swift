@@ -5,6 +5,7 @@ import HealthModel
 import GatewayRuntime
 import Workouts
 import WorkoutRuntime
+import WorkoutsTesting
 import XCTest
 
 /// `healthgate workout …` as a user runs it: the built executable talking over the real control

@@ -5,6 +5,7 @@ import HealthStore
 import GatewayRuntime
 import Workouts
 import WorkoutRuntime
+import WorkoutsTesting
 import XCTest
 
 /// Group workouts: the roster from the configuration, one workout per participant with their own

@@ -1,4 +1,5 @@
 public import HealthModel
+import GatewayRuntime
 import Synchronization
 
 /// Whether the gateway's wall clock can be believed: a fact read from the kernel, or declared by

@@ -3,6 +3,7 @@ import GatewayTesting
 import HealthModel
 import Workouts
 import WorkoutPresentation
+import WorkoutsTesting
 import XCTest
 
 /// The board's tiles from readings, the roster and the workouts: participants and guests, zones
