@@ -5,11 +5,17 @@
 /// from this one declaration; the default is the value the type's `init()` gives the property.
 ///
 /// ```swift
-/// static let configurationKeys: [ConfigurationKey<Self>] = [
-///     ConfigurationKey("maxBytes", \.maxBytes, .whole(bytesRange, unit: "bytes"),
-///         "The most the store keeps for this sink while its receiver is unreachable"),
-/// ]
+/// static var configurationKeys: [ConfigurationKey<Self>] {
+///     [
+///         ConfigurationKey("maxBytes", \.maxBytes, .whole(bytesRange, unit: "bytes"),
+///             "The most the store keeps for this sink while its receiver is unreachable"),
+///     ]
+/// }
 /// ```
+///
+/// A type's keys are computed when asked for, not kept in a static: a stored array would keep
+/// the shapes (an indirect enum, whose case tag sits in the pointer's spare bits) alive where
+/// LeakSanitizer cannot see them, and the fuzz targets would report them as leaked.
 public struct ConfigurationKey<Root>: Sendable {
     /// How the key is declared.
     enum Role: Sendable {

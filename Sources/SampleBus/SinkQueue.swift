@@ -29,12 +29,14 @@ public struct QueueConfiguration: Hashable, Sendable, Codable, DeclaredConfigura
     }
 
     /// A sink's `queue` keys.
-    public static let configurationKeys: [ConfigurationKey<Self>] = [
-        ConfigurationKey("capacity", \.capacity, .whole(capacityRange, unit: "records"), "The most records the sink's queue holds"),
-        ConfigurationKey(
-            "policy", \.policy, .string(values: OverflowPolicy.allCases.map(\.rawValue)),
-            "What a full queue does: block the publishers, or drop the oldest records and count them"),
-    ]
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            ConfigurationKey("capacity", \.capacity, .whole(capacityRange, unit: "records"), "The most records the sink's queue holds"),
+            ConfigurationKey(
+                "policy", \.policy, .string(values: OverflowPolicy.allCases.map(\.rawValue)),
+                "What a full queue does: block the publishers, or drop the oldest records and count them"),
+        ]
+    }
 }
 
 extension OverflowPolicy: ConfigurationValue {}

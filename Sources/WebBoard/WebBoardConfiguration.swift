@@ -28,12 +28,14 @@ public struct WebBoardConfiguration: Sendable, Hashable, DeclaredConfiguration {
     }
 
     /// Every key of the `web` object.
-    public static let configurationKeys: [ConfigurationKey<Self>] = [
-        .required(
-            "listen", \.listen, .string(pattern: "^(localhost|[0-9]{1,3}(\\.[0-9]{1,3}){3}):[0-9]{1,5}$"),
-            "IPv4:PORT or localhost:PORT (port 0: any free port); an address other than loopback needs tokenFile"),
-        ConfigurationKey("tokenFile", \.tokenFile, .nonEmptyText, "A file whose first line is the token every request must carry"),
-    ]
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            .required(
+                "listen", \.listen, .string(pattern: "^(localhost|[0-9]{1,3}(\\.[0-9]{1,3}){3}):[0-9]{1,5}$"),
+                "IPv4:PORT or localhost:PORT (port 0: any free port); an address other than loopback needs tokenFile"),
+            ConfigurationKey("tokenFile", \.tokenFile, .nonEmptyText, "A file whose first line is the token every request must carry"),
+        ]
+    }
 
     /// Decodes and checks the configuration's `web` value; nil when the board is off.
     /// - Throws: ``ConfigurationError`` naming `web.…`.

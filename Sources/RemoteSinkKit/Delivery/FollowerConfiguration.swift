@@ -32,17 +32,19 @@ public struct FollowConfiguration: Sendable, Hashable, DeclaredConfiguration {
     /// The allowed `maxAgeSeconds`: a second to ten years.
     public static let ageRange: ClosedRange<Double> = 1...315_360_000
 
-    public static let configurationKeys: [ConfigurationKey<Self>] = [
-        ConfigurationKey(
-            "startFrom", \.startFrom, .string(values: FollowerStart.allCases.map(\.rawValue)),
-            "Where a sink the store does not know yet starts: every change the store holds, or what is stored from now on"),
-        ConfigurationKey(
-            "maxBytes", \.maxBytes, .whole(bytesRange, unit: "bytes"),
-            "The most the store keeps for this sink while its receiver is unreachable; beyond it the oldest changes are skipped"),
-        ConfigurationKey(
-            "maxAgeSeconds", \.maxAgeSeconds, .number(ageRange, unit: "seconds"),
-            "The oldest an unacknowledged change may be before it is skipped"),
-    ]
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            ConfigurationKey(
+                "startFrom", \.startFrom, .string(values: FollowerStart.allCases.map(\.rawValue)),
+                "Where a sink the store does not know yet starts: every change the store holds, or what is stored from now on"),
+            ConfigurationKey(
+                "maxBytes", \.maxBytes, .whole(bytesRange, unit: "bytes"),
+                "The most the store keeps for this sink while its receiver is unreachable; beyond it the oldest changes are skipped"),
+            ConfigurationKey(
+                "maxAgeSeconds", \.maxAgeSeconds, .number(ageRange, unit: "seconds"),
+                "The oldest an unacknowledged change may be before it is skipped"),
+        ]
+    }
 }
 
 extension FollowerStart: ConfigurationValue {}
@@ -76,16 +78,18 @@ public struct RetryConfiguration: Sendable, Hashable, DeclaredConfiguration, Ren
     /// The allowed `jitter`.
     public static let jitterRange: ClosedRange<Double> = 0...1
 
-    public static let configurationKeys: [ConfigurationKey<Self>] = [
-        ConfigurationKey(
-            "initialDelaySeconds", \.initialDelaySeconds, .number(delayRange, unit: "seconds"),
-            "The first backoff after a failed delivery; it doubles per failed attempt"),
-        ConfigurationKey(
-            "maxDelaySeconds", \.maxDelaySeconds, .number(delayRange, unit: "seconds"), "The longest backoff; at least initialDelaySeconds"),
-        ConfigurationKey(
-            "jitter", \.jitter, .number(jitterRange, unit: "fraction of the delay"),
-            "Each delay is multiplied by a random factor in 1 ± jitter"),
-    ]
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            ConfigurationKey(
+                "initialDelaySeconds", \.initialDelaySeconds, .number(delayRange, unit: "seconds"),
+                "The first backoff after a failed delivery; it doubles per failed attempt"),
+            ConfigurationKey(
+                "maxDelaySeconds", \.maxDelaySeconds, .number(delayRange, unit: "seconds"), "The longest backoff; at least initialDelaySeconds"),
+            ConfigurationKey(
+                "jitter", \.jitter, .number(jitterRange, unit: "fraction of the delay"),
+                "Each delay is multiplied by a random factor in 1 ± jitter"),
+        ]
+    }
 
     /// Checks what ties the keys together (their ranges are declared); `prefix` is the block's
     /// key path (`retry`).

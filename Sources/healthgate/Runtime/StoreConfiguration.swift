@@ -28,15 +28,17 @@ struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
     static let tombstoneRetentionDaysRange = 1...36_500
 
     /// Every key of the `store` object.
-    static let configurationKeys: [ConfigurationKey<Self>] = [
-        ConfigurationKey("path", \.path, .nonEmptyText, "The store's file; absent: <data directory>/samples.sqlite"),
-        ConfigurationKey(
-            "maxDatabaseMegabytes", \.maxDatabaseMegabytes, .whole(maxDatabaseMegabytesRange, unit: "MB"),
-            "A size limit for the file; reaching it behaves like a full disk. Absent: none"),
-        ConfigurationKey(
-            "tombstoneRetentionDays", \.tombstoneRetentionDays, .whole(tombstoneRetentionDaysRange, unit: "days"),
-            "How long the change log keeps deletions, and never before every remote sink has them"),
-    ]
+    static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            ConfigurationKey("path", \.path, .nonEmptyText, "The store's file; absent: <data directory>/samples.sqlite"),
+            ConfigurationKey(
+                "maxDatabaseMegabytes", \.maxDatabaseMegabytes, .whole(maxDatabaseMegabytesRange, unit: "MB"),
+                "A size limit for the file; reaching it behaves like a full disk. Absent: none"),
+            ConfigurationKey(
+                "tombstoneRetentionDays", \.tombstoneRetentionDays, .whole(tombstoneRetentionDaysRange, unit: "days"),
+                "How long the change log keeps deletions, and never before every remote sink has them"),
+        ]
+    }
 
     /// The store's settings, every default applied.
     struct Settings: Sendable, Hashable {

@@ -65,7 +65,7 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
     /// every remote sink follows), and its bounds are the `follow` block's.
     public static let renamedKeys = ["batchIntervalMilliseconds": "batchIntervalSeconds", "outbox": "follow"]
 
-    public static let configurationKeys: [ConfigurationKey<Self>] =
+    public static var configurationKeys: [ConfigurationKey<Self>] {
         [
             .required(
                 "url", \.url, .string(pattern: "^[Hh][Tt][Tt][Pp][Ss]?://"),
@@ -86,6 +86,7 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
                 "allowInsecureTransport", \.allowInsecureTransport, .boolean,
                 "Allow credentials over plain http:// to a host that is not loopback"),
         ]
+    }
 
     /// How the sink authenticates.
     public struct Auth: Sendable, Hashable, DeclaredConfiguration {
@@ -106,16 +107,18 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
         public init() {}
 
         // An inline secret would end up in backups and `healthgate config` output: refused.
-        public static let configurationKeys: [ConfigurationKey<Self>] = [
-            ConfigurationKey("type", \.type, .string(values: Kind.allCases.map(\.rawValue)), "How the sink authenticates"),
-            ConfigurationKey("tokenFile", \.tokenFile, .nonEmptyText, "Bearer: a file holding the token"),
-            ConfigurationKey("tokenVariable", \.tokenVariable, .nonEmptyText, "Bearer: the environment variable holding the token"),
-            ConfigurationKey("username", \.username, .nonEmptyText, "Basic: the user name"),
-            ConfigurationKey("passwordFile", \.passwordFile, .nonEmptyText, "Basic: a file holding the password"),
-            ConfigurationKey("passwordVariable", \.passwordVariable, .nonEmptyText, "Basic: the environment variable holding the password"),
-            .refused("token", "secrets are never written inline; use tokenFile or tokenVariable"),
-            .refused("password", "secrets are never written inline; use passwordFile or passwordVariable"),
-        ]
+        public static var configurationKeys: [ConfigurationKey<Self>] {
+            [
+                ConfigurationKey("type", \.type, .string(values: Kind.allCases.map(\.rawValue)), "How the sink authenticates"),
+                ConfigurationKey("tokenFile", \.tokenFile, .nonEmptyText, "Bearer: a file holding the token"),
+                ConfigurationKey("tokenVariable", \.tokenVariable, .nonEmptyText, "Bearer: the environment variable holding the token"),
+                ConfigurationKey("username", \.username, .nonEmptyText, "Basic: the user name"),
+                ConfigurationKey("passwordFile", \.passwordFile, .nonEmptyText, "Basic: a file holding the password"),
+                ConfigurationKey("passwordVariable", \.passwordVariable, .nonEmptyText, "Basic: the environment variable holding the password"),
+                .refused("token", "secrets are never written inline; use tokenFile or tokenVariable"),
+                .refused("password", "secrets are never written inline; use passwordFile or passwordVariable"),
+            ]
+        }
     }
 
     /// The allowed `batchSize`.

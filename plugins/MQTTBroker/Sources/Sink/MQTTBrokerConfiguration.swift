@@ -72,7 +72,7 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
     /// every remote sink follows), and its bounds are the `follow` block's.
     public static let renamedKeys = ["outbox": "follow"]
 
-    public static let configurationKeys: [ConfigurationKey<Self>] =
+    public static var configurationKeys: [ConfigurationKey<Self>] {
         [
             .required("host", \.host, .string(pattern: "^[^/ ]+$"), "The broker's host name or address"),
             ConfigurationKey("port", \.port, .whole(portRange, unit: "TCP port"), "The broker's port (1883 plain, 8883 TLS by convention)"),
@@ -105,6 +105,7 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
             // An inline secret would end up in backups and `healthgate config` output: refused.
             .refused("password", "secrets are never written inline; use passwordFile"),
         ]
+    }
 
     /// The allowed `port`.
     public static let portRange = 1...65_535
