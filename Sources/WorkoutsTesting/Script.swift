@@ -22,28 +22,31 @@ public struct Script {
     public func at(_ seconds: Double) -> Date { t0.addingTimeInterval(seconds) }
 
     public func heartRate(_ bpm: Double, at seconds: Double, device: Device = strap) -> HealthRecord {
-        // Force-try in tests only: the values are valid by construction.
-        .quantity(try! QuantitySample(
-            id: ids.next(), type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: at(seconds),
-            end: at(seconds), device: device))
+        sample(.heartRate, Quantity(bpm, .countPerMinute), from: seconds, to: seconds, device: device)
     }
 
     public func steps(_ count: Double, from: Double, to: Double, device: Device = pod) -> HealthRecord {
-        .quantity(try! QuantitySample(
-            id: ids.next(), type: .stepCount, quantity: Quantity(count, .count), start: at(from), end: at(to),
-            device: device))
+        sample(.stepCount, Quantity(count, .count), from: from, to: to, device: device)
     }
 
     public func distance(_ meters: Double, from: Double, to: Double, device: Device = pod) -> HealthRecord {
-        .quantity(try! QuantitySample(
-            id: ids.next(), type: .distanceWalkingRunning, quantity: Quantity(meters, .meter), start: at(from),
-            end: at(to), device: device))
+        sample(.distanceWalkingRunning, Quantity(meters, .meter), from: from, to: to, device: device)
     }
 
     public func energy(_ kcal: Double, from: Double, to: Double, device: Device = strap) -> HealthRecord {
-        .quantity(try! QuantitySample(
-            id: ids.next(), type: .activeEnergyBurned, quantity: Quantity(kcal, .kilocalorie), start: at(from),
-            end: at(to), device: device))
+        sample(.activeEnergyBurned, Quantity(kcal, .kilocalorie), from: from, to: to, device: device)
+    }
+
+    /// A sample of the script. QuantitySample's initializer refuses only a unit the type cannot
+    /// take or an end before the start; every caller above passes the type's own unit, and a
+    /// script that gives an end before its start is a mistake in the test, stopped here with it.
+    private func sample(_ type: QuantityType, _ quantity: Quantity, from: Double, to: Double, device: Device) -> HealthRecord {
+        do {
+            return .quantity(
+                try QuantitySample(id: ids.next(), type: type, quantity: quantity, start: at(from), end: at(to), device: device))
+        } catch {
+            preconditionFailure("the workout script made an invalid sample: \(error)")
+        }
     }
 
     /// Moves the manual clock to `seconds` after t0.
