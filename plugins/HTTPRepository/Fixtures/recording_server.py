@@ -75,6 +75,13 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         self.handle_request("POST")
 
+    def parse_request(self):
+        # The moment the request line came: reading the body and waiting for the lock (threads
+        # share the GIL) can take long on a loaded machine, and `received` tells when the client
+        # sent, not when this thread got to it.
+        self.arrived = time.time()
+        return super().parse_request()
+
     def handle_request(self, method):
         length = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(length)
@@ -105,7 +112,7 @@ class Handler(BaseHTTPRequestHandler):
                 body = gzip.decompress(raw)
             except OSError as exc:
                 error = str(exc)
-        received = time.time()
+        received = self.arrived
         with state.lock:
             status, extra, answer = 200, {}, b'{"ok":true}'
             every = None
