@@ -128,7 +128,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The live board: libmicrohttpd serving the page, Server-Sent Events and the history.
         .target(
-            name: "WebBoard", dependencies: ["LinuxSystem", "GatewayRuntime", "CMicroHTTPD", "Metrics", "Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "AsyncPrimitives"],
+            name: "WebBoard", dependencies: ["LinuxSystem", "GatewayRuntime", "CMicroHTTPD", "Metrics", "Workouts", "WorkoutPresentation", "HealthModel", "SampleBus", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         // What every remote sink (HTTP repository, MQTT broker) shares: the follower of the store's
         // change log, retry and backoff, the dlopen loader, HealthJSON and gzip encoding.

@@ -3,7 +3,6 @@ import FoundationEssentials
 import HealthModel
 import Synchronization
 import Workouts
-import WorkoutRuntime
 import WorkoutPresentation
 
 /// Answers the board's requests, apart from the event stream (which ``BoardServer`` runs):
@@ -12,8 +11,7 @@ import WorkoutPresentation
 /// Runs on the web server's connection threads. The history comes from an async store; those
 /// threads are libmicrohttpd's, not Swift's cooperative pool, so they may wait for it.
 struct BoardRouter: Sendable {
-    let board: LiveBoard
-    let workouts: ParticipantWorkouts
+    let board: any BoardFeed
     let history: (any WorkoutHistory)?
 
     /// The answer to `GET path`.
@@ -65,7 +63,7 @@ struct BoardRouter: Sendable {
         switch Self.wait({ try await history.workout(id: id) }) {
         case .success(let found?):
             let participant = Self.participant(of: found.workout)
-            let roster = workouts.roster
+            let roster = board.roster
             let profile = participant.flatMap { roster.participant(named: $0)?.profile } ?? roster.defaultProfile
             let svg = WorkoutChart.svg(
                 workout: found.workout, samples: found.samples, zones: profile.heartRateZones(on: found.workout.startDate))

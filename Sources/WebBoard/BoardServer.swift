@@ -5,7 +5,6 @@ public import GatewayRuntime
 import Synchronization
 public import Metrics
 import Workouts
-public import WorkoutRuntime
 public import WorkoutPresentation
 
 /// The live board's web server: libmicrohttpd serving the page, its assets, the board as JSON,
@@ -57,14 +56,14 @@ public final class BoardServer: Sendable {
     ///   - token: the token every request must carry; nil for none (loopback only).
     ///   - library: libmicrohttpd, loaded by ``start()``.
     public init(
-        configuration: WebBoardConfiguration, token: String?, board: LiveBoard, workouts: ParticipantWorkouts,
+        configuration: WebBoardConfiguration, token: String?, board: any BoardFeed,
         history: (any WorkoutHistory)?, metrics: GatewayMetrics? = nil, logger: Logger,
         library: MicroHTTPDLibrary = MicroHTTPDLibrary()
     ) {
         self.library = library
         self.configuration = configuration
         self.token = token
-        router = BoardRouter(board: board, workouts: workouts, history: history)
+        router = BoardRouter(board: board, history: history)
         self.metrics = metrics
         self.logger = logger
     }
@@ -123,7 +122,7 @@ public final class BoardServer: Sendable {
     }
 
     /// Publishes the board every `interval` until cancelled.
-    public func publishUpdates(from board: LiveBoard, every interval: Duration, clock: any GatewayClock) async throws {
+    public func publishUpdates(from board: any BoardFeed, every interval: Duration, clock: any GatewayClock) async throws {
         while true {
             publish(board.snapshot())
             try await clock.sleep(for: interval)

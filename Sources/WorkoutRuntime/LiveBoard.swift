@@ -1,4 +1,4 @@
-import Workouts
+public import Workouts
 public import WorkoutPresentation
 import FoundationEssentials
 public import HealthModel
@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// Isolation: the model is in a `Mutex`, held only to ingest a batch or to copy it; snapshots
 /// are made outside the lock. Safe from any thread (the web server's included).
-public final class LiveBoard: SampleSink {
+public final class LiveBoard: SampleSink, BoardFeed {
     /// How often the workouts' figures are recomputed for the board.
     public static let workoutRefreshSeconds = 1.0
 
@@ -46,6 +46,9 @@ public final class LiveBoard: SampleSink {
         let now = clock.uptime()
         model.withLock { $0.ingest(records, arrivedAt: now) }
     }
+
+    /// The participants and their profiles now.
+    public var roster: ParticipantRoster { workouts.roster }
 
     /// The board now.
     public func snapshot() -> BoardSnapshot {

@@ -19,7 +19,7 @@ final class BoardServerLibraryTests: XCTestCase {
             clock: clock, ids: SampleIDGenerator(), logger: logger)
         return BoardServer(
             configuration: WebBoardConfiguration(listen: try! ListenAddress(parsing: "127.0.0.1:0")), token: nil,
-            board: LiveBoard(workouts: workouts, clock: clock), workouts: workouts, history: nil, logger: logger,
+            board: LiveBoard(workouts: workouts, clock: clock), history: nil, logger: logger,
             library: library)
     }
 

@@ -71,7 +71,7 @@ enum BoardBenchmark {
         // Measured: the board's path.
         let server = BoardServer(
             configuration: WebBoardConfiguration(listen: try ListenAddress(parsing: "127.0.0.1:0")), token: nil, board: board,
-            workouts: workouts, history: nil, logger: logger)
+            history: nil, logger: logger)
         let port = try server.start()
         let streams = (0..<2).map { environment.path("events-\($0).txt") }
         let readers = try streams.map { try reader(port: port, output: $0) }

@@ -145,7 +145,7 @@ struct GatewayRunner {
                 name: "board", kind: "board", queue: QueueConfiguration(capacity: 1000, policy: .dropOldest), sink: board))
             let server = BoardServer(
                 configuration: web, token: try web.token(origin: configuration.origin), board: board,
-                workouts: services.workouts, history: StoredWorkoutHistory(store: store), metrics: metrics,
+                history: StoredWorkoutHistory(store: store), metrics: metrics,
                 logger: logger.child("web"))
             do {
                 try server.start()

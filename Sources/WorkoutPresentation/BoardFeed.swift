@@ -1,0 +1,16 @@
+public import Workouts
+
+/// What the live board's server shows: the board now, and the roster whose profiles give a stored
+/// workout's chart its heart-rate zones.
+///
+/// The runtime's `LiveBoard` is the feed the gateway serves; the server knows only this protocol,
+/// so presentation depends on no runtime module.
+///
+/// Isolation: called from the web server's connection threads and from the task that publishes
+/// updates, at once; an implementation is safe from any thread and returns without waiting.
+public protocol BoardFeed: Sendable {
+    /// Every participant's tile now.
+    func snapshot() -> BoardSnapshot
+    /// The participants and their profiles now.
+    var roster: ParticipantRoster { get }
+}
