@@ -14,6 +14,11 @@ public protocol RemoteSinkConfiguration: DeclaredConfiguration {
 }
 
 extension RemoteSinkConfiguration {
+    /// The old names of the keys every remote sink shares, suggested when they are used: the
+    /// outbox is gone (the store is the log every remote sink follows), and its bounds are the
+    /// `follow` block's.
+    public static var followingRenamedKeys: [String: String] { ["outbox": "follow"] }
+
     /// The keys of following the store: `batchSize` (in the sink's own `range`),
     /// `batchIntervalSeconds` when the sink has a batch interval (`batchInterval`; nil for a sink
     /// that sends what it has at once), `maxInFlight`, `follow` and `retry`.

@@ -61,9 +61,11 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
         self.url = url
     }
 
-    /// Old key names, suggested when they are used: the outbox is gone (the store is the log
-    /// every remote sink follows), and its bounds are the `follow` block's.
-    public static let renamedKeys = ["batchIntervalMilliseconds": "batchIntervalSeconds", "outbox": "follow"]
+    /// Old key names, suggested when they are used: the shared ones
+    /// (``RemoteSinkConfiguration/followingRenamedKeys``) and the batch interval's unit.
+    public static var renamedKeys: [String: String] {
+        followingRenamedKeys.merging(["batchIntervalMilliseconds": "batchIntervalSeconds"]) { shared, _ in shared }
+    }
 
     public static var configurationKeys: [ConfigurationKey<Self>] {
         [

@@ -68,9 +68,8 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
         self.host = host
     }
 
-    /// Old key names, suggested when they are used: the outbox is gone (the store is the log
-    /// every remote sink follows), and its bounds are the `follow` block's.
-    public static let renamedKeys = ["outbox": "follow"]
+    /// Old key names, suggested when they are used: those every remote sink shares.
+    public static var renamedKeys: [String: String] { followingRenamedKeys }
 
     public static var configurationKeys: [ConfigurationKey<Self>] {
         [
