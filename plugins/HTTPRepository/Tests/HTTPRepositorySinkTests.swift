@@ -616,6 +616,13 @@ final class HTTPRepositorySinkTests: XCTestCase {
     func testConfigurationRefusesInlineSecretsAnUnreadableCAFileAndAMissingStore() throws {
         let inline = #"{"url": "https://repo.example/samples", "auth": {"type": "bearer", "token": "abc"}}"#
         XCTAssertThrowsError(try HealthJSON.makeDecoder().decode(HTTPRepositoryConfiguration.self, from: Data(inline.utf8)))
+        // Old names: the one every remote sink shares and the sink's own.
+        for (old, new) in ["outbox": "follow", "batchIntervalMilliseconds": "batchIntervalSeconds"] {
+            let text = #"{"url": "https://repo.example/samples", "\#(old)": 1}"#
+            XCTAssertThrowsError(try ConfigurationJSONParser.parse(text.utf8).decodeStrictly(HTTPRepositoryConfiguration.self)) {
+                XCTAssertTrue("\($0)".contains("did you mean \"\(new)\""), "\($0)")
+            }
+        }
         let environment = TestEnvironment.make(directory: directory, store: store)
         XCTAssertThrowsError(
             try HTTPRepositoryConfiguration(url: "https://repo.example/x").with { $0.caFile = "/etc/ca.pem" }.validated(in: environment)

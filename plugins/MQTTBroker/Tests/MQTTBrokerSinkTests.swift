@@ -187,6 +187,10 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
         XCTAssertThrowsError(try ConfigurationJSONParser.parse(#"{"host": "h", "prot": 1}"#.utf8).decodeStrictly(MQTTBrokerConfiguration.self)) {
             XCTAssertTrue("\($0)".contains("port"), "\($0)")
         }
+        // The shared renamed key (RemoteSinkConfiguration.followingRenamedKeys).
+        XCTAssertThrowsError(try ConfigurationJSONParser.parse(#"{"host": "h", "outbox": {}}"#.utf8).decodeStrictly(MQTTBrokerConfiguration.self)) {
+            XCTAssertTrue("\($0)".contains(#"did you mean "follow""#), "\($0)")
+        }
         XCTAssertThrowsError(try decoder.decode(MQTTBrokerConfiguration.self, from: Data(#"{"host": "h", "password": "x"}"#.utf8)))
         let environment = TestEnvironment.make(directory: directory, store: store)
         let bad: [(String, MQTTBrokerConfiguration)] = [
