@@ -110,6 +110,12 @@ let package = Package(
             name: "BLECentral", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "GATTDecoding", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
             exclude: ["README.md", "README-bluez.md"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
+        // The serial (tty) device family: what every member shares: tty discovery and hot-plug
+        // through udev, the opening policy, the framers, the shared configuration keys, and the
+        // catalog hook through which the executable finds the members.
+        .target(
+            name: "SerialDevices", dependencies: ["GatewayRuntime", "HealthModel", "SampleBus", "LinuxSystem", "Udev"],
+            exclude: ["README.md"], swiftSettings: swiftSettings),
         // Workouts in three layers: the domain (values with no I/O), the presentation (the live
         // board's model and tiles, the chart, the text formats, escaping: no bus, no runtime), and
         // the runtime (the controller that is a sink and a source, its journal in the store, the
@@ -155,7 +161,7 @@ let package = Package(
             name: "HeartRateMonitor", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "BLECentral", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "SerialPedometer", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "LinuxSystem", "Udev", "AsyncPrimitives"],
+            name: "SerialPedometer", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "LinuxSystem", "SerialDevices", "AsyncPrimitives"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
             name: "FitnessEquipment", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "BLECentral"],
@@ -193,7 +199,7 @@ let package = Package(
             name: "healthgate",
             dependencies: ["GatewayTime", 
                 "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts",
-                "AsyncPrimitives", "LinuxSystem", "BLECentral", "SerialPedometer", "Udev", "GATTDecoding",
+                "AsyncPrimitives", "LinuxSystem", "BLECentral", "SerialDevices", "Udev", "GATTDecoding",
                 "WebBoard", "Metrics", "WorkoutExport", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
             ],
             exclude: ["link-order.txt"],
@@ -227,6 +233,10 @@ let package = Package(
             dependencies: ["Metrics", "GatewayRuntime", "GatewayTesting", "GatewayTime", "HealthModel", "HealthStore", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(name: "UdevTests", dependencies: ["Udev"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SerialDevicesTests",
+            dependencies: ["SerialDevices", "GatewayRuntime", "GatewayTesting", "HealthModel", "LinuxSystem", "SampleBus", "Udev"],
+            swiftSettings: swiftSettings),
         .testTarget(name: "WorkoutExportTests", dependencies: ["WorkoutExport", "HealthModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "WorkoutPresentationTests",
@@ -288,7 +298,7 @@ let package = Package(
             path: "plugins/SQLiteStore/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SerialPedometerTests",
-            dependencies: ["GatewayRuntime", "SerialPedometer", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore", "SQLite", "SampleBus", "HealthModel", "HealthStore"],
+            dependencies: ["GatewayRuntime", "SerialPedometer", "SerialDevices", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore", "SQLite", "SampleBus", "HealthModel", "HealthStore"],
             path: "plugins/SerialPedometer/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
@@ -316,7 +326,7 @@ if Context.environment["HEALTHGATE_FUZZ"] != nil {
         name: "healthgate-fuzz",
         dependencies: [
                        "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "GATTDecoding",
-                       "HeartRateMonitor", "SerialPedometer", "SQLiteStore", "HealthStore", "HTTPRepository",
+                       "HeartRateMonitor", "SerialDevices", "SerialPedometer", "SQLiteStore", "HealthStore", "HTTPRepository",
                        "FitnessEquipment", "HealthDevices", "Workouts", "WorkoutRuntime", "BLECentral", "BuiltinPlugins",
                    ],
         path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))

@@ -4,7 +4,7 @@ import FoundationEssentials
 import HealthModel
 import GatewayRuntime
 import SampleBus
-import SerialPedometer
+import SerialDevices
 import Workouts
 import WorkoutRuntime
 
@@ -102,22 +102,26 @@ enum DemoCommand {
 /// simulators that must run beside the gateway.
 enum DemoDevices {
     static func make(context: CommandContext) throws -> (sources: [PluginConfiguration], background: [@Sendable () async throws -> Void]) {
-        // The pedometer's device side runs on the master end of a real pseudo-terminal; the
-        // serial-pedometer source opens the slave end like any tty.
-        let logger = Logger(label: "demo-pedometer-device", sink: StandardErrorLogSink(variables: context.variables))
-        let pedometer: (configuration: JSONValue, run: @Sendable () async throws -> Void)
-        do {
-            pedometer = try SerialPedometerDemo.start(clock: context.clock, logger: logger)
-        } catch {
-            throw CommandError(.unavailable, "cannot open a pseudo-terminal for the simulated pedometer: \(error)")
-        }
-        // Every Bluetooth profile in the catalog that has a demo, then the pedometer.
-        let bluetooth = BuiltinCatalog.make().bluetoothSources.compactMap { kind, source in
+        let catalog = BuiltinCatalog.make()
+        // Every Bluetooth profile in the catalog that has a demo, then every serial member's.
+        var sources = catalog.bluetoothSources.compactMap { kind, source in
             source.demo.map { PluginConfiguration(kind: kind, name: $0.name, config: $0.configuration) }
         }
-        let sources = bluetooth + [
-            PluginConfiguration(kind: "serial-pedometer", name: "demo-pedometer", config: pedometer.configuration)
-        ]
-        return (sources, [pedometer.run])
+        var background: [@Sendable () async throws -> Void] = []
+        for (kind, source) in catalog.serialSources {
+            guard let demo = source.demo else { continue }
+            // The device side runs on the master end of a real pseudo-terminal; the source opens
+            // the slave end like any tty.
+            let logger = Logger(label: "\(demo.name)-device", sink: StandardErrorLogSink(variables: context.variables))
+            let started: SerialDeviceDemoRun
+            do {
+                started = try demo.start(context.clock, logger)
+            } catch {
+                throw CommandError(.unavailable, "cannot open a pseudo-terminal for the simulated \(demo.device): \(error)")
+            }
+            sources.append(PluginConfiguration(kind: kind, name: demo.name, config: started.configuration))
+            background.append(started.run)
+        }
+        return (sources, background)
     }
 }

@@ -1,10 +1,11 @@
+import BuiltinPlugins
 import FoundationEssentials
-import SerialPedometer
+import SerialDevices
 import Udev
 import GatewayRuntime
 
-/// `healthgate devices`: the serial (tty) devices udev knows, and whether healthgate would use
-/// them.
+/// `healthgate devices`: the serial (tty) devices udev knows, and whether a serial family member
+/// in the catalog (``PluginCatalog/serialSources``) would use them.
 enum DevicesCommand {
     static let command = Command(
         name: "devices", summary: "List serial (tty) devices udev knows and whether healthgate would use them.",
@@ -23,6 +24,7 @@ enum DevicesCommand {
             OptionSpec(name: "json", value: nil, help: "Print one JSON object per device."),
         ]
     ) { arguments, context in
+        let matches = BuiltinCatalog.make().serialDeviceMatches
         let devices: [UdevDevice]
         do {
             devices = try await Udev.devices(subsystem: "tty").filter { arguments.flag("all") || !$0.isVirtual }
@@ -33,10 +35,10 @@ enum DevicesCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             for device in devices {
-                let (eligible, reason) = SerialPedometerSource.eligibility(of: device)
+                let eligibility = SerialDeviceMatch.eligibility(of: device, among: matches)
                 let row = Row(
                     devnode: device.devnode, syspath: device.syspath, usbID: device.usbID, serial: device.serial,
-                    links: device.devlinks, used: eligible, reason: reason,
+                    links: device.devlinks, used: eligibility.eligible, reason: eligibility.reason,
                     healthgate: device.properties.filter { $0.key.hasPrefix("HEALTHGATE_") })
                 let data = try encoder.encode(row)
                 context.print(String(decoding: data, as: UTF8.self))
@@ -48,9 +50,10 @@ enum DevicesCommand {
             return .success
         }
         let rows = devices.map { device -> [String] in
-            let (eligible, reason) = SerialPedometerSource.eligibility(of: device)
+            let eligibility = SerialDeviceMatch.eligibility(of: device, among: matches)
             return [
-                device.devnode ?? device.sysname, device.usbID ?? "-", device.serial ?? "-", eligible ? "yes" : "no", reason,
+                device.devnode ?? device.sysname, device.usbID ?? "-", device.serial ?? "-", eligibility.eligible ? "yes" : "no",
+                eligibility.reason,
             ]
         }
         let header = ["DEVICE", "USB ID", "ID_SERIAL", "USED", "REASON"]

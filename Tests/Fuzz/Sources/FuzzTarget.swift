@@ -9,6 +9,7 @@ import HeartRateMonitor
 import SQLiteStore
 import GatewayRuntime
 import SampleBus
+import SerialDevices
 import SerialPedometer
 import Workouts
 import WorkoutRuntime

@@ -5,6 +5,7 @@ import HealthStore
 import LinuxSystem
 import GatewayRuntime
 import SampleBus
+import SerialDevices
 import SerialPedometer
 import SQLiteStore
 import Synchronization
@@ -371,9 +372,9 @@ final class AdapterTests: XCTestCase {
         let (configuration, _) = try SerialPedometerDemo.start(
             clock: ManualClock(), logger: Logger(label: "demo", sink: RecordingLogSink()))
         let decoded = try configuration.decodeStrictly(SerialPedometerConfiguration.self)
-        XCTAssertTrue(decoded.path?.hasPrefix("/dev/pts/") ?? false)
+        XCTAssertTrue(decoded.serialDevice.path?.hasPrefix("/dev/pts/") ?? false)
         let environment = TestEnvironment.make(directory: directory)
         let source = SerialPedometerSource(settings: try decoded.validated(in: environment), environment: environment)
-        XCTAssertEqual(source.serial.baudRate, 115_200)
+        XCTAssertEqual(source.connection.serial.baudRate, 115_200)
     }
 }

@@ -3,6 +3,7 @@ import GatewayTesting
 import LinuxSystem
 import GatewayRuntime
 import SampleBus
+import SerialDevices
 import SerialPedometer
 import Udev
 import XCTest
@@ -64,18 +65,26 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
-    func testUdevEligibilityFollowsOurRulesProperties() {
+    func testUdevMatchIsOurRulesTagWithTheCompiledInProtocols() {
+        let match = SerialPedometerSource.udevMatch
+        XCTAssertEqual(match.kind, "serial-pedometer")
+        XCTAssertEqual(match.protocols, PedometerProtocols.names)
+        XCTAssertEqual(match.defaultProtocol, HGPTextDecoder.name)
         var device = UdevDevice(syspath: "/sys/devices/pci0000:00/usb1/1-1/1-1:1.0/tty/ttyACM0", sysname: "ttyACM0", devnode: "/dev/ttyACM0")
-        XCTAssertFalse(SerialPedometerSource.eligibility(of: device).eligible)
-        XCTAssertTrue(SerialPedometerSource.eligibility(of: device).reason.contains("HEALTHGATE_ADAPTER"))
+        XCTAssertTrue(match.eligibility(of: device).reason.contains("70-healthgate-pedometer.rules"))
         device.properties["HEALTHGATE_ADAPTER"] = "serial-pedometer"
-        device.properties["HEALTHGATE_DECODER"] = "hgp1"
-        XCTAssertTrue(SerialPedometerSource.eligibility(of: device).eligible)
-        device.properties["HEALTHGATE_DECODER"] = "future"
-        XCTAssertFalse(SerialPedometerSource.eligibility(of: device).eligible)
-        device.properties["HEALTHGATE_ADAPTER"] = "ble-heart-rate"
-        XCTAssertTrue(SerialPedometerSource.eligibility(of: device).reason.contains("another plugin"))
-        device.devnode = nil
-        XCTAssertFalse(SerialPedometerSource.eligibility(of: device).eligible)
+        XCTAssertTrue(match.eligibility(of: device).eligible)
+    }
+
+    func testTheSharedKeysComeFirstAndTheCountingKeysAreThePedometersOwn() {
+        guard case .object(let object) = SerialPedometerConfiguration.configurationSchema else { return XCTFail("not an object") }
+        XCTAssertEqual(object.properties.map(\.name), [
+            "path", "rfcomm", "udev", "baudRate", "dataBits", "parity", "stopBits", "flowControl", "decoder", "maxLineLength",
+            "exclusive", "reconnectIntervalSeconds", "deviceName", "identificationTimeoutSeconds", "gapThresholdSeconds",
+            "wrapTolerance",
+        ])
+        XCTAssertEqual(object.property("decoder")?.defaultValue, .string("hgp1"))
+        XCTAssertEqual(object.property("baudRate")?.defaultValue, .number(115_200))
+        XCTAssertNil(object.property("path")?.defaultValue)
     }
 }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+public import SerialDevices
 
 /// The healthgate pedometer text protocol, HGP/1 (specified in plugins/SerialPedometer/README.md).
 ///

@@ -1,3 +1,5 @@
+public import SerialDevices
+
 /// A pedometer protocol: how frames are cut and what a frame means.
 ///
 /// Adding a protocol is one small type: pick a framer, parse a frame, and list the type in

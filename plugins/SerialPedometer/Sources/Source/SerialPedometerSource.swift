@@ -1,11 +1,9 @@
 import FoundationEssentials
 import HealthModel
-public import LinuxSystem
+import LinuxSystem
 import GatewayRuntime
 public import SampleBus
-import Synchronization
-import Udev
-import Dispatch
+public import SerialDevices
 
 /// Serial pedometers (HGP/1 and future protocols) over a USB serial tty, a pty, a bound
 /// `/dev/rfcommN`, or a direct RFCOMM socket, found by path or through udev hotplug.
@@ -19,41 +17,44 @@ import Dispatch
 ///
 /// `run` returns only by cancellation (or throws for an unusable udev monitor); a device that
 /// goes away is reopened (path, rfcomm) or picked up again when udev announces it.
-public struct SerialPedometerSource: SampleSource, ConfigurablePlugin {
+public struct SerialPedometerSource: SerialDeviceFamilySource {
     public static let kind = "serial-pedometer"
     public static let summary = "Serial pedometers (HGP/1) on a tty, pty, /dev/rfcommN, RFCOMM socket or udev hotplug"
 
     /// Where the pedometer is.
-    public enum Endpoint: Hashable, Sendable {
-        case path(String)
-        case rfcomm(BluetoothAddress, channel: UInt8)
-        case udev
+    public typealias Endpoint = SerialEndpoint
+
+    /// The ttys our rules tag `HEALTHGATE_ADAPTER=serial-pedometer` (udev-rules/70-healthgate-pedometer.rules).
+    public static let udevMatch = SerialDeviceMatch(
+        kind: kind, protocols: PedometerProtocols.names, defaultProtocol: HGPTextDecoder.name,
+        rulesFile: "70-healthgate-pedometer.rules")
+
+    /// A simulated pedometer on a pseudo-terminal (``SerialPedometerDemo``).
+    public static var demo: SerialDeviceDemo? {
+        SerialDeviceDemo(name: "demo-pedometer", device: "pedometer") { clock, logger in
+            let started = try SerialPedometerDemo.start(clock: clock, logger: logger)
+            return SerialDeviceDemoRun(configuration: started.configuration, run: started.run)
+        }
     }
 
-    /// The validated settings.
-    public let endpoint: Endpoint
-    public let serial: SerialConfiguration
-    public let decoderName: String
-    public let maximumLineLength: Int
-    public let exclusive: Bool
-    public let reconnectInterval: Duration
+    /// The validated shared settings: where the pedometer is, the line, the protocol, the
+    /// opening policy.
+    public let connection: SerialDeviceSettings
     public let identificationTimeout: Duration
     public let counter: StepCounter
-    public let deviceName: String?
     private let environment: PluginEnvironment
     private let garbage = GarbageCounters()
 
+    /// Where the pedometer is.
+    public var endpoint: Endpoint { connection.endpoint }
+    /// The longest accepted line.
+    public var maximumLineLength: Int { connection.maximumLineLength }
+
     /// Builds the source from its settings (``SerialPedometerConfiguration/validated(in:)``).
     public init(settings: SerialPedometerSettings, environment: PluginEnvironment) {
-        endpoint = settings.endpoint
-        serial = settings.serial
-        decoderName = settings.decoderName
-        maximumLineLength = settings.maximumLineLength
-        exclusive = settings.exclusive
-        reconnectInterval = settings.reconnectInterval
+        connection = settings.connection
         identificationTimeout = settings.identificationTimeout
         counter = StepCounter(wrapTolerance: settings.wrapTolerance, gapThreshold: settings.gapThresholdSeconds)
-        deviceName = settings.deviceName
         self.environment = environment
     }
 
@@ -63,29 +64,10 @@ public struct SerialPedometerSource: SampleSource, ConfigurablePlugin {
         let session = SessionEnvironment(
             context: context, ids: environment.ids, counter: counter, garbage: garbage,
             identificationTimeout: identificationTimeout)
-        switch endpoint {
-        case .path(let path):
-            try await runReconnecting(name: path, context: context) {
-                let device = Device(name: deviceName ?? path, localIdentifier: path)
-                return try await withSerialPort(path: path, configuration: serial, exclusive: exclusive) { port in
-                    context.status.setDetail("connection", "open \(path) \(serial.summary)")
-                    context.logger.info("opened \(path) at \(serial.summary)", device: device.displayName)
-                    return try await runSession(port, device: device, decoderName: decoderName, environment: session)
-                }
-            }
-        case .rfcomm(let address, let channel):
-            let name = "rfcomm://\(address)/\(channel)"
-            try await runReconnecting(name: name, context: context) {
-                let device = Device(name: deviceName ?? address.description, localIdentifier: address.description)
-                let socket = try await RFCOMMSocket.connect(
-                    address: address, channel: channel, queue: DispatchQueue(label: "healthgate.rfcomm"))
-                defer { socket.close() }
-                context.status.setDetail("connection", "connected \(name)")
-                context.logger.info("connected \(name)", device: device.displayName)
-                return try await runSession(socket, device: device, decoderName: decoderName, environment: session)
-            }
-        case .udev:
-            try await runUdev(context: context, session: session)
+        let connector = SerialDeviceConnector(settings: connection, match: Self.udevMatch)
+        try await connector.run(context: context) { [self] connection in
+            try await runSession(
+                connection.stream, device: connection.device, decoderName: connection.protocolName, environment: session)
         }
     }
 
@@ -98,32 +80,5 @@ public struct SerialPedometerSource: SampleSource, ConfigurablePlugin {
         var session = PedometerSession(
             environment: environment, connection: connection, decoder: decoder, transportDevice: device)
         return try await session.run()
-    }
-
-    /// Opens, runs, and after any end or open failure waits ``reconnectInterval`` and tries
-    /// again, until cancelled. Repeated identical failures are logged once.
-    private func runReconnecting(
-        name: String, context: SourceContext, _ attempt: () async throws -> ByteStreamEnd
-    ) async throws {
-        var lastFailure: String?
-        while true {
-            try Task.checkCancellation()
-            do {
-                let end = try await attempt()
-                lastFailure = nil
-                try Task.checkCancellation()
-                context.status.setDetail("connection", "lost \(name): \(end)")
-                context.logger.notice("\(name): \(end); reopening every \(reconnectInterval)", device: deviceName ?? name)
-            } catch let error as SystemError {
-                let message = error.description
-                context.status.setDetail("connection", "waiting for \(name): \(error.errno)")
-                if message != lastFailure {
-                    context.logger.warning("\(message); retrying every \(reconnectInterval)", device: deviceName ?? name)
-                    context.status.reportError(message)
-                    lastFailure = message
-                }
-            }
-            try await context.clock.sleep(for: reconnectInterval)
-        }
     }
 }

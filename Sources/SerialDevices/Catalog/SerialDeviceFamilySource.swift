@@ -1,0 +1,70 @@
+public import GatewayRuntime
+public import SampleBus
+
+/// A source that reads a kind of serial (tty) device: a member of the serial device family. The
+/// executable finds these among the catalog's sources (``PluginCatalog/serialSources``), so
+/// `healthgate devices` judges every tty against every compiled-in member and `healthgate demo`
+/// starts every member's simulator, without importing a member.
+///
+/// Adding a member is one folder under plugins/ and one line in the catalog.
+public protocol SerialDeviceFamilySource: SampleSource, ConfigurablePlugin {
+    /// Which udev-tagged ttys the source reads with `"udev": true`.
+    static var udevMatch: SerialDeviceMatch { get }
+    /// How `healthgate demo` runs the source, if it does.
+    static var demo: SerialDeviceDemo? { get }
+}
+
+extension SerialDeviceFamilySource {
+    /// Not in the demo.
+    public static var demo: SerialDeviceDemo? { nil }
+}
+
+/// A serial member's entry in `healthgate demo`: a simulated device on a real pseudo-terminal,
+/// started beside the gateway.
+public struct SerialDeviceDemo: Sendable {
+    /// The source's name in the demo's configuration: `demo-pedometer`.
+    public let name: String
+    /// What is simulated, for messages: `pedometer`.
+    public let device: String
+    /// Opens the simulated device (its pty) and returns the source's `config` object, which
+    /// points at it, and the device side's loop, which the demo runs beside the gateway until
+    /// cancelled. Throws when the pseudo-terminal cannot be opened.
+    public let start: @Sendable (_ clock: any GatewayClock, _ logger: Logger) throws -> SerialDeviceDemoRun
+
+    public init(
+        name: String, device: String,
+        start: @escaping @Sendable (_ clock: any GatewayClock, _ logger: Logger) throws -> SerialDeviceDemoRun
+    ) {
+        self.name = name
+        self.device = device
+        self.start = start
+    }
+}
+
+/// A started serial demo device: the source's `config` object and the device side's loop.
+public struct SerialDeviceDemoRun: Sendable {
+    /// The `config` object of a source reading the simulated device.
+    public let configuration: JSONValue
+    /// Plays the device until cancelled, then hangs up.
+    public let run: @Sendable () async throws -> Void
+
+    public init(configuration: JSONValue, run: @escaping @Sendable () async throws -> Void) {
+        self.configuration = configuration
+        self.run = run
+    }
+}
+
+extension PluginCatalog {
+    /// The catalog's serial family sources with their kinds, in catalog order: how `devices` and
+    /// `demo` learn the members.
+    public var serialSources: [(kind: String, source: any SerialDeviceFamilySource.Type)] {
+        entries.compactMap { entry in
+            (entry.sourceType as? any SerialDeviceFamilySource.Type).map { (entry.kind, $0) }
+        }
+    }
+
+    /// What the catalog's serial members read through udev, in catalog order.
+    public var serialDeviceMatches: [SerialDeviceMatch] {
+        serialSources.map { $0.source.udevMatch }
+    }
+}
