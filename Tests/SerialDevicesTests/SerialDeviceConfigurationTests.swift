@@ -5,7 +5,7 @@ import XCTest
 
 /// A member's configuration with only the shared keys and one of its own.
 struct ProbeConfiguration: SerialDeviceConfiguration, Hashable {
-    var serialDevice = SerialDeviceOptions(decoder: "probe1")
+    var connection = SerialConnectionConfiguration(decoder: "probe1")
     var own = 7
 
     init() {}
@@ -14,8 +14,8 @@ struct ProbeConfiguration: SerialDeviceConfiguration, Hashable {
         serialDeviceKeys(protocols: ["probe1", "probe2"]) + [ConfigurationKey("own", \Self.own, .whole(1...9, unit: "things"), "A key of the member's")]
     }
 
-    func validated() throws(PluginConfigurationError) -> SerialDeviceSettings {
-        try serialDevice.validated(protocols: ["probe1", "probe2"])
+    func validated() throws(PluginConfigurationError) -> SerialConnectionSettings {
+        try connection.validated(protocols: ["probe1", "probe2"])
     }
 }
 

@@ -7,7 +7,8 @@ import SampleBus
 import SerialDevices
 import XCTest
 
-/// A member that hands each connection's first bytes to the test, then returns.
+/// A member that hands each connection's bytes to the test and keeps the connection until it
+/// ends, so the test sees the connection's status while it is open.
 struct ProbeSource: SampleSource {
     let connector: SerialDeviceConnector
     let seen: AsyncStream<(SerialConnection, [UInt8])>.Continuation
@@ -20,7 +21,6 @@ struct ProbeSource: SampleSource {
                 switch event {
                 case .bytes(let bytes):
                     seen.yield((connection, bytes))
-                    return .closed
                 case .end(let end):
                     return end
                 }

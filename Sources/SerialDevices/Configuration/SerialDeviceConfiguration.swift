@@ -1,7 +1,7 @@
 import LinuxSystem
 public import GatewayRuntime
 
-/// A serial family member's `config` object: the shared keys (``SerialDeviceOptions``) at the
+/// A serial family member's `config` object: the shared keys (``SerialConnectionConfiguration``) at the
 /// top level beside the member's own, every key declared once.
 ///
 /// ```swift
@@ -11,7 +11,7 @@ public import GatewayRuntime
 /// ```
 public protocol SerialDeviceConfiguration: DeclaredConfiguration {
     /// The shared keys' values.
-    var serialDevice: SerialDeviceOptions { get set }
+    var connection: SerialConnectionConfiguration { get set }
 }
 
 extension SerialDeviceConfiguration {
@@ -21,31 +21,31 @@ extension SerialDeviceConfiguration {
     public static func serialDeviceKeys(protocols: [String]) -> [ConfigurationKey<Self>] {
         [
             ConfigurationKey(
-                "path", \Self.serialDevice.path, .string(pattern: "^/", minLength: 1), "A tty, pty or bound /dev/rfcommN (an absolute path)"),
-            ConfigurationKey("rfcomm", \Self.serialDevice.rfcomm, SerialDeviceOptions.RFCOMM.configurationSchema, "An RFCOMM socket to connect directly"),
-            ConfigurationKey("udev", \Self.serialDevice.udev, .boolean, "Follow the ttys our udev rules tag for this plugin"),
+                "path", \Self.connection.path, .string(pattern: "^/", minLength: 1), "A tty, pty or bound /dev/rfcommN (an absolute path)"),
+            ConfigurationKey("rfcomm", \Self.connection.rfcomm, SerialConnectionConfiguration.RFCOMM.configurationSchema, "An RFCOMM socket to connect directly"),
+            ConfigurationKey("udev", \Self.connection.udev, .boolean, "Follow the ttys our udev rules tag for this plugin"),
             ConfigurationKey(
-                "baudRate", \Self.serialDevice.baudRate, .wholeValues(SerialConfiguration.supportedBaudRates, unit: "bits per second"),
+                "baudRate", \Self.connection.baudRate, .wholeValues(SerialConfiguration.supportedBaudRates, unit: "bits per second"),
                 "The line's speed, a rate termios can set"),
             ConfigurationKey(
-                "dataBits", \Self.serialDevice.dataBits, .whole(SerialDeviceOptions.dataBitsRange, unit: "bits"), "Data bits per character"),
+                "dataBits", \Self.connection.dataBits, .whole(SerialConnectionConfiguration.dataBitsRange, unit: "bits"), "Data bits per character"),
             ConfigurationKey(
-                "parity", \Self.serialDevice.parity, .string(values: SerialConfiguration.Parity.allCases.map(\.rawValue)), "Parity"),
-            ConfigurationKey("stopBits", \Self.serialDevice.stopBits, .whole(SerialDeviceOptions.stopBitsRange, unit: "bits"), "Stop bits"),
+                "parity", \Self.connection.parity, .string(values: SerialConfiguration.Parity.allCases.map(\.rawValue)), "Parity"),
+            ConfigurationKey("stopBits", \Self.connection.stopBits, .whole(SerialConnectionConfiguration.stopBitsRange, unit: "bits"), "Stop bits"),
             ConfigurationKey(
-                "flowControl", \Self.serialDevice.flowControl,
+                "flowControl", \Self.connection.flowControl,
                 .string(values: SerialConfiguration.FlowControl.allCases.map(\.rawValue)), "Flow control"),
             ConfigurationKey(
-                "decoder", \Self.serialDevice.decoder, .string(values: protocols),
+                "decoder", \Self.connection.decoder, .string(values: protocols),
                 "The line protocol; udev's HEALTHGATE_DECODER overrides it per device"),
             ConfigurationKey(
-                "maxLineLength", \Self.serialDevice.maxLineLength, .whole(SerialDeviceOptions.maxLineLengthRange, unit: "bytes"),
+                "maxLineLength", \Self.connection.maxLineLength, .whole(SerialConnectionConfiguration.maxLineLengthRange, unit: "bytes"),
                 "The longest accepted line"),
-            ConfigurationKey("exclusive", \Self.serialDevice.exclusive, .boolean, "Lock the tty against other openers"),
+            ConfigurationKey("exclusive", \Self.connection.exclusive, .boolean, "Lock the tty against other openers"),
             ConfigurationKey(
-                "reconnectIntervalSeconds", \Self.serialDevice.reconnectIntervalSeconds,
-                .number(SerialDeviceOptions.intervalRange, unit: "seconds"), "The wait between reopen attempts of a missing device"),
-            ConfigurationKey("deviceName", \Self.serialDevice.deviceName, .nonEmptyText, "A display name until the device identifies itself"),
+                "reconnectIntervalSeconds", \Self.connection.reconnectIntervalSeconds,
+                .number(SerialConnectionConfiguration.intervalRange, unit: "seconds"), "The wait between reopen attempts of a missing device"),
+            ConfigurationKey("deviceName", \Self.connection.deviceName, .nonEmptyText, "A display name until the device identifies itself"),
         ]
     }
 }

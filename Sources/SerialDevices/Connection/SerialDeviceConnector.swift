@@ -13,11 +13,11 @@ public import SampleBus
 /// stream ends. Status details (`connection`, `devices`) and the log lines are the connector's.
 public struct SerialDeviceConnector: Sendable {
     /// The validated shared settings.
-    public let settings: SerialDeviceSettings
+    public let settings: SerialConnectionSettings
     /// Which udev-tagged ttys are the member's.
     public let match: SerialDeviceMatch
 
-    public init(settings: SerialDeviceSettings, match: SerialDeviceMatch) {
+    public init(settings: SerialConnectionSettings, match: SerialDeviceMatch) {
         self.settings = settings
         self.match = match
     }
@@ -59,7 +59,7 @@ public struct SerialDeviceConnector: Sendable {
         }
     }
 
-    /// Opens, runs, and after any end or open failure waits ``SerialDeviceSettings/reconnectInterval``
+    /// Opens, runs, and after any end or open failure waits ``SerialConnectionSettings/reconnectInterval``
     /// and tries again, until cancelled. Repeated identical failures are logged once.
     private func runReconnecting(
         name: String, context: SourceContext, _ attempt: () async throws -> ByteStreamEnd

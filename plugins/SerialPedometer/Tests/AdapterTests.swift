@@ -372,7 +372,7 @@ final class AdapterTests: XCTestCase {
         let (configuration, _) = try SerialPedometerDemo.start(
             clock: ManualClock(), logger: Logger(label: "demo", sink: RecordingLogSink()))
         let decoded = try configuration.decodeStrictly(SerialPedometerConfiguration.self)
-        XCTAssertTrue(decoded.serialDevice.path?.hasPrefix("/dev/pts/") ?? false)
+        XCTAssertTrue(decoded.connection.path?.hasPrefix("/dev/pts/") ?? false)
         let environment = TestEnvironment.make(directory: directory)
         let source = SerialPedometerSource(settings: try decoded.validated(in: environment), environment: environment)
         XCTAssertEqual(source.connection.serial.baudRate, 115_200)

@@ -15,7 +15,7 @@ public struct SerialPedometerConfiguration: Sendable, Hashable, PluginConfigurat
     RenamedConfigurationKeys
 {
     /// The keys every serial device has; the protocol defaults to HGP/1.
-    public var serialDevice = SerialDeviceOptions(decoder: HGPTextDecoder.name)
+    public var connection = SerialConnectionConfiguration(decoder: HGPTextDecoder.name)
     /// Seconds to wait for the answer to `ID?` before counting under the transport identity.
     public var identificationTimeoutSeconds: Double = 3
     /// Intervals longer than this many seconds are flagged as gaps.
@@ -27,7 +27,7 @@ public struct SerialPedometerConfiguration: Sendable, Hashable, PluginConfigurat
     public init() {}
 
     /// Old key names, suggested when they are used.
-    public static let renamedKeys = SerialDeviceOptions.renamedKeys.merging([
+    public static let renamedKeys = SerialConnectionConfiguration.renamedKeys.merging([
         "identificationTimeout": "identificationTimeoutSeconds", "gapThreshold": "gapThresholdSeconds",
     ]) { shared, _ in shared }
 
@@ -35,7 +35,7 @@ public struct SerialPedometerConfiguration: Sendable, Hashable, PluginConfigurat
         serialDeviceKeys(protocols: PedometerProtocols.names) + [
             ConfigurationKey(
                 "identificationTimeoutSeconds", \Self.identificationTimeoutSeconds,
-                .number(SerialDeviceOptions.intervalRange, unit: "seconds"),
+                .number(SerialConnectionConfiguration.intervalRange, unit: "seconds"),
                 "How long to wait for the answer to ID? before counting under the transport's identity"),
             ConfigurationKey(
                 "gapThresholdSeconds", \Self.gapThresholdSeconds, .number(gapThresholdRange, unit: "seconds"),
@@ -55,9 +55,9 @@ public struct SerialPedometerConfiguration: Sendable, Hashable, PluginConfigurat
     /// every default: the one place either happens. No I/O.
     /// - Throws: ``PluginConfigurationError`` naming the key as it is written in the file.
     public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> SerialPedometerSettings {
-        let connection = try serialDevice.validated(protocols: PedometerProtocols.names)
+        let connection = try connection.validated(protocols: PedometerProtocols.names)
         try PluginConfigurationError.check(
-            "identificationTimeoutSeconds", identificationTimeoutSeconds, in: SerialDeviceOptions.intervalRange, unit: "seconds")
+            "identificationTimeoutSeconds", identificationTimeoutSeconds, in: SerialConnectionConfiguration.intervalRange, unit: "seconds")
         try PluginConfigurationError.check("gapThresholdSeconds", gapThresholdSeconds, in: Self.gapThresholdRange, unit: "seconds")
         try PluginConfigurationError.check("wrapTolerance", wrapTolerance, in: Self.wrapToleranceRange)
         return SerialPedometerSettings(
@@ -71,7 +71,7 @@ public struct SerialPedometerConfiguration: Sendable, Hashable, PluginConfigurat
 /// them and checks nothing again.
 public struct SerialPedometerSettings: Sendable, Hashable {
     /// Where the pedometer is, the line, the protocol and the opening policy.
-    public var connection: SerialDeviceSettings
+    public var connection: SerialConnectionSettings
     public var identificationTimeout: Duration
     /// The largest counter decrease read as a uint32 wrap-around rather than a reboot.
     public var wrapTolerance: UInt32

@@ -39,7 +39,7 @@ public struct SerialPedometerSource: SerialDeviceFamilySource {
 
     /// The validated shared settings: where the pedometer is, the line, the protocol, the
     /// opening policy.
-    public let connection: SerialDeviceSettings
+    public let connection: SerialConnectionSettings
     public let identificationTimeout: Duration
     public let counter: StepCounter
     private let environment: PluginEnvironment

@@ -1,8 +1,8 @@
 public import LinuxSystem
 
 /// The shared keys checked, with every default applied
-/// (``SerialDeviceOptions/validated(protocols:)``): what ``SerialDeviceConnector`` opens.
-public struct SerialDeviceSettings: Sendable, Hashable {
+/// (``SerialConnectionConfiguration/validated(protocols:)``): what ``SerialDeviceConnector`` opens.
+public struct SerialConnectionSettings: Sendable, Hashable {
     /// Where the device is.
     public var endpoint: SerialEndpoint
     /// The line settings.

@@ -5,7 +5,7 @@ public import GatewayRuntime
 /// (``SerialDeviceConfiguration/serialDeviceKeys(protocols:)``): where the device is (exactly one
 /// of `path`, `rfcomm` or `udev: true`), the line settings, the protocol and its framing cap,
 /// the opening policy and a display name. Each value's default is the one `init` gives it.
-public struct SerialDeviceOptions: Sendable, Hashable {
+public struct SerialConnectionConfiguration: Sendable, Hashable {
     /// An RFCOMM (Bluetooth serial) endpoint: the `rfcomm` block.
     public struct RFCOMM: Sendable, Hashable, DeclaredConfiguration {
         /// `AA:BB:CC:DD:EE:FF`.
@@ -25,7 +25,7 @@ public struct SerialDeviceOptions: Sendable, Hashable {
             [
                 .required(
                     "address", \.address, .string(pattern: "^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$"), "The device's Bluetooth address"),
-                .required("channel", \.channel, .whole(SerialDeviceOptions.rfcommChannelRange, unit: "RFCOMM channel"), "The RFCOMM channel"),
+                .required("channel", \.channel, .whole(SerialConnectionConfiguration.rfcommChannelRange, unit: "RFCOMM channel"), "The RFCOMM channel"),
             ]
         }
     }
@@ -76,7 +76,7 @@ public struct SerialDeviceOptions: Sendable, Hashable {
     /// Checks every shared key and what ties them together (exactly one endpoint).
     /// - Parameter protocols: the member's compiled-in protocols, which `decoder` must name.
     /// - Throws: ``PluginConfigurationError`` naming the key as it is written in the file.
-    public func validated(protocols: [String]) throws(PluginConfigurationError) -> SerialDeviceSettings {
+    public func validated(protocols: [String]) throws(PluginConfigurationError) -> SerialConnectionSettings {
         let chosen = [path != nil, rfcomm != nil, udev == true].filter { $0 }.count
         guard chosen == 1 else {
             throw PluginConfigurationError(
@@ -118,7 +118,7 @@ public struct SerialDeviceOptions: Sendable, Hashable {
         if let deviceName, deviceName.isEmpty {
             throw PluginConfigurationError(keyPath: "deviceName", reason: "must not be empty")
         }
-        return SerialDeviceSettings(
+        return SerialConnectionSettings(
             endpoint: endpoint, serial: serial, protocolName: decoder, maximumLineLength: maxLineLength,
             exclusive: exclusive, reconnectInterval: .milliseconds(Int64(reconnectIntervalSeconds * 1000)),
             deviceName: deviceName)
