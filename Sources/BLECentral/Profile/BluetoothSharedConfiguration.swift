@@ -1,4 +1,3 @@
-public import BLETransport
 public import GatewayRuntime
 
 /// The `config` keys every Bluetooth LE source shares: `transport`, `adapter`, `adapters`,

@@ -54,7 +54,6 @@ public struct BluetoothSourceConfiguration<Profile: BluetoothProfile>: PluginCon
     /// - Throws: ``PluginConfigurationError`` naming the key.
     public func validate() throws(PluginConfigurationError) {
         try Self.configurationSchema.check(configurationJSON)
-        try shared.reconnect.checkDecoded(prefix: "reconnect")
         try BLESourceKeys.validate(adapter: shared.adapter, adapters: shared.adapters, simulated: shared.simulated)
         try Profile.validate(profile, simulated: shared.simulated)
     }
