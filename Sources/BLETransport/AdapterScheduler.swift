@@ -20,19 +20,23 @@ public final class AdapterScheduler: Sendable {
     /// The adapter's limits: the gateway's `bluetooth.adapterLimits`, the same for every adapter.
     public struct Limits: Sendable, Hashable {
         /// Links held at once.
-        public var connections: Int
+        public var connections = 5
         /// Failed connection attempts allowed in any minute.
-        public var failedAttemptsPerMinute: Int
+        public var failedAttemptsPerMinute = 30
         /// InProgress answers in a row that mean the adapter is wedged.
-        public var inProgressLimit: Int
+        public var inProgressLimit = 5
         /// Seconds of discovery without any advertisement that mean the adapter is wedged.
-        public var silentSeconds: Double
+        public var silentSeconds: Double = 600
 
-        public init(connections: Int = 5, failedAttemptsPerMinute: Int = 30, inProgressLimit: Int = 5, silentSeconds: Double = 600) {
-            self.connections = connections
-            self.failedAttemptsPerMinute = failedAttemptsPerMinute
-            self.inProgressLimit = inProgressLimit
-            self.silentSeconds = silentSeconds
+        /// Every limit at its default.
+        public init() {}
+
+        /// The limits given, every other at its default.
+        public init(connections: Int? = nil, failedAttemptsPerMinute: Int? = nil, inProgressLimit: Int? = nil, silentSeconds: Double? = nil) {
+            if let connections { self.connections = connections }
+            if let failedAttemptsPerMinute { self.failedAttemptsPerMinute = failedAttemptsPerMinute }
+            if let inProgressLimit { self.inProgressLimit = inProgressLimit }
+            if let silentSeconds { self.silentSeconds = silentSeconds }
         }
     }
 

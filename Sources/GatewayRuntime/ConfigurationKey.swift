@@ -101,6 +101,36 @@ public struct ConfigurationKey<Root>: Sendable {
             value: { _ in nil })
     }
 
+    /// A key refused with `error`, thrown as it is, when present: for a key of a plugin's `config`
+    /// object that moved elsewhere, whose error (its key path inside `config`) says where. It is
+    /// no property and no part of the schema.
+    public static func refused(_ name: String, _ error: PluginConfigurationError) -> ConfigurationKey {
+        ConfigurationKey(
+            name: name, role: .refused, shape: { _ in .boolean }, description: error.reason,
+            decode: { _, container in
+                if container.contains(StrictCodingKey(name)) { throw error }
+            },
+            value: { _ in nil })
+    }
+
+    /// This key as a key of `Outer`, whose `part` holds this key's root: two blocks of keys, each
+    /// declared once, decoded from one object (a Bluetooth source's shared keys and its
+    /// profile's own).
+    public func embedded<Outer>(in part: any WritableKeyPath<Outer, Root> & Sendable) -> ConfigurationKey<Outer> {
+        let shape = shape, decode = decode, value = value
+        // Role is nested in the generic type, so each root has its own.
+        let outerRole: ConfigurationKey<Outer>.Role =
+            switch role {
+            case .optional: .optional
+            case .required: .required
+            case .refused: .refused
+            }
+        return ConfigurationKey<Outer>(
+            name: name, role: outerRole, shape: { shape($0[keyPath: part]) }, description: description,
+            decode: { outer, container in try decode(&outer[keyPath: part], container) },
+            value: { value($0[keyPath: part]) })
+    }
+
     private init(
         name: String, role: Role, shape: @escaping @Sendable (Root) -> ConfigurationSchema, description: String,
         decode: @escaping @Sendable (inout Root, KeyedDecodingContainer<StrictCodingKey>) throws -> Void,

@@ -10,6 +10,11 @@ public protocol DeclaredConfiguration: Decodable, Sendable, ConfigurationSchemaD
     init()
     /// The type's keys, in the order the schema lists them.
     static var configurationKeys: [ConfigurationKey<Self>] { get }
+    /// Checks, as soon as the keys are decoded, what must hold before the value is used at all
+    /// (a `Duration` made from a number out of range traps) or ties its keys together where a
+    /// decoded value must never exist otherwise. The error's key path is inside this object; it
+    /// is thrown as a `DecodingError` at that path. By default nothing.
+    func checkDecoded() throws(PluginConfigurationError)
 }
 
 extension DeclaredConfiguration {
@@ -18,7 +23,17 @@ extension DeclaredConfiguration {
         self.init()
         let container = try decoder.container(keyedBy: StrictCodingKey.self)
         for key in Self.configurationKeys { try key.decode(&self, container) }
+        do {
+            try checkDecoded()
+        } catch {
+            let path = error.keyPath.split(separator: ".").map { StrictCodingKey(String($0)) }
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: decoder.codingPath + path, debugDescription: error.reason))
+        }
     }
+
+    /// Nothing to check beyond the keys' own decoding.
+    public func checkDecoded() throws(PluginConfigurationError) {}
 
     /// The declared keys with their defaults (refused keys left out).
     public static var configurationSchema: ConfigurationSchema {
@@ -71,6 +86,10 @@ extension Bool: ConfigurationValue {
 
 extension String: ConfigurationValue {
     public var configurationJSON: JSONValue { .string(self) }
+}
+
+extension Array: ConfigurationValue where Element: ConfigurationValue {
+    public var configurationJSON: JSONValue { .array(map(\.configurationJSON)) }
 }
 
 extension ConfigurationValue where Self: RawRepresentable, RawValue == String {

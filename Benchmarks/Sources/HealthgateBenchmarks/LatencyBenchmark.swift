@@ -118,7 +118,7 @@ enum LatencyBenchmark {
         // simulates at most 16 devices.)
         let hrm = environment.plugin("hrm")
         let simulated = SimulatedBLETransport(
-            clock: hrm.clock, settings: SimulationSettings(heartRateMonitors: monitors, footPods: 0, notificationsPerSecond: 1))
+            clock: hrm.clock, settings: HeartRateSimulationConfiguration(heartRateMonitors: monitors, footPods: 0, notificationsPerSecond: 1))
         let bluetooth = BluetoothAdapters(
             limits: AdapterScheduler.Limits(connections: monitors), clock: hrm.clock, transport: { _ in simulated },
             watchdog: false)

@@ -2,22 +2,19 @@ public import BLETransport
 public import GatewayRuntime
 public import SampleBus
 
-/// The checks of the keys every Bluetooth LE source shares (`adapter`, `adapters`,
-/// `maxDevices`, `simulation.notificationsPerSecond`), and the adapters they name, so each
-/// source reports them the same way. The adapters' limits are the gateway's
+/// What the keys every Bluetooth LE source shares have in common beyond their declarations
+/// (``BluetoothSharedConfiguration``): the checks that tie `adapter` and `adapters` together, the
+/// shapes of the simulation keys every profile's simulator has, and the adapters they name, so
+/// each source reports them the same way. The adapters' limits are the gateway's
 /// (`bluetooth.adapterLimits`, ``BluetoothAdapters``), not a source's.
 public enum BLESourceKeys {
     /// The allowed `maxDevices`.
     public static let maxDevicesRange = 1...1024
 
-    /// Checks `maxDevices`, `adapter`, `adapters` and the simulated notification rate; no I/O.
+    /// Checks `adapter` and `adapters` (the names, and one of the two); their ranges and
+    /// `maxDevices`' are declared. No I/O.
     /// - Throws: ``PluginConfigurationError`` naming the key.
-    public static func validate(
-        maxDevices: Int?, adapter: String?, adapters: [String]?, simulated: Bool, notificationsPerSecond: Double?
-    ) throws(PluginConfigurationError) {
-        if let maxDevices {
-            try PluginConfigurationError.check("maxDevices", maxDevices, in: maxDevicesRange, unit: "devices")
-        }
+    public static func validate(adapter: String?, adapters: [String]?, simulated: Bool) throws(PluginConfigurationError) {
         if let adapter { try checkName(adapter, keyPath: "adapter") }
         if let adapters {
             guard adapter == nil else {
@@ -34,8 +31,13 @@ public enum BLESourceKeys {
                 throw PluginConfigurationError(keyPath: "adapters", reason: "\"\(repeated)\" is listed twice")
             }
         }
-        if let notificationsPerSecond, let problem = notificationRate.problem(with: notificationsPerSecond) {
-            throw PluginConfigurationError(keyPath: "simulation.notificationsPerSecond", reason: problem)
+    }
+
+    /// Refuses a simulated transport that simulates nothing (`simulation`'s device counts all
+    /// zero), which would follow no device and say nothing.
+    public static func checkSimulation(deviceCount: Int, simulated: Bool) throws(PluginConfigurationError) {
+        if simulated, deviceCount == 0 {
+            throw PluginConfigurationError(keyPath: "simulation", reason: "simulates no device")
         }
     }
 
@@ -43,43 +45,8 @@ public enum BLESourceKeys {
     /// `Duration` apart, which a rate near zero would overflow.
     public static let notificationRate = NumberRule(range: 0.01...100, unit: "notifications per second", whole: false)
 
-    /// The keys every Bluetooth LE source takes before its own: `transport`, `adapter`,
-    /// `adapters`, `devices`, `maxDevices` and `reconnect`.
-    public static func sharedProperties(maxDevicesDefault: String) -> [ConfigurationProperty] {
-        [
-            ConfigurationProperty(
-                "transport", .string(values: BLETransportChoice.allCases.map(\.rawValue)), default: "bluez",
-                "The Bluetooth stack: bluez (the system's, over D-Bus) or simulated devices"),
-            ConfigurationProperty(
-                "adapter", .string(pattern: "^[^/]+$", minLength: 1),
-                "The BlueZ adapter (hci0); absent: the first BlueZ lists. Not with adapters"),
-            ConfigurationProperty(
-                "adapters", .array(.string(pattern: "^[^/]+$", minLength: 1), minItems: 1),
-                "Several BlueZ adapters to spread the devices over, each listed once; not with adapter"),
-            ConfigurationProperty(
-                "devices", DeviceSelection.configurationSchema, default: "any",
-                "Which peripherals to follow: \"any\" or a list of addresses, name globs or matcher objects"),
-            ConfigurationProperty(
-                "maxDevices", .whole(maxDevicesRange, unit: "devices"),
-                "How many devices to follow at once; absent: \(maxDevicesDefault)"),
-            ConfigurationProperty(
-                "reconnect", ReconnectPolicy.configurationSchema, "The reconnect and rediscovery backoff"),
-        ]
-    }
-
     /// How many devices of one kind a simulated transport makes.
     public static let simulatedDevices = 0...16
-
-    /// A simulated device count, `simulation.NAME`.
-    public static func simulatedCount(_ name: String, default value: Int, _ description: String) -> ConfigurationProperty {
-        ConfigurationProperty(name, .whole(simulatedDevices, unit: "devices"), default: .number(Double(value)), description)
-    }
-
-    /// `simulation.notificationsPerSecond`.
-    public static var notificationRateProperty: ConfigurationProperty {
-        ConfigurationProperty(
-            "notificationsPerSecond", .number(notificationRate), default: 1, "Notifications per second per simulated device")
-    }
 
     /// The adapters a source uses: `adapters`, else `adapter` (nil: the first BlueZ lists).
     public static func adapterNames(adapter: String?, adapters: [String]?) -> [String?] {
@@ -97,6 +64,31 @@ public enum BLESourceKeys {
         if name.isEmpty || name.contains("/") {
             throw PluginConfigurationError(keyPath: keyPath, reason: "expected an adapter name like \"hci0\", got \"\(name)\"")
         }
+    }
+}
+
+/// The keys every profile's `simulation` block has in the same shape, declared once.
+extension ConfigurationKey {
+    /// `simulation`: the simulated transport's devices, a block of the profile's own keys.
+    public static func simulation<Value: DeclaredConfiguration>(
+        _ keyPath: any WritableKeyPath<Root, Value> & Sendable,
+        _ description: String = "The simulated transport's devices (transport: simulated); together at least one"
+    ) -> ConfigurationKey {
+        ConfigurationKey("simulation", keyPath, description)
+    }
+
+    /// A simulated device count, `simulation.NAME`: 0 to 16 devices of one kind.
+    public static func simulatedCount(
+        _ name: String, _ keyPath: any WritableKeyPath<Root, Int> & Sendable, _ description: String
+    ) -> ConfigurationKey {
+        ConfigurationKey(name, keyPath, .whole(BLESourceKeys.simulatedDevices, unit: "devices"), description)
+    }
+
+    /// `simulation.notificationsPerSecond`, per simulated device.
+    public static func notificationRate(_ keyPath: any WritableKeyPath<Root, Double> & Sendable) -> ConfigurationKey {
+        ConfigurationKey(
+            "notificationsPerSecond", keyPath, .number(BLESourceKeys.notificationRate),
+            "Notifications per second per simulated device")
     }
 }
 

@@ -13,6 +13,8 @@ public enum DeviceSelection: Decodable, Sendable, Hashable {
 
     /// `"any"`, or an array of `{"address": "AA:BB:…"}`, `{"name": "Polar H10*"}`, or plain
     /// strings (an address if it looks like one, else a name pattern).
+    // A value written as a string or an array, not an object of keys: DeclaredConfiguration
+    // decodes objects only, so this value decodes itself.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let text = try? container.decode(String.self) {
@@ -64,6 +66,9 @@ public struct DeviceMatcher: Decodable, Sendable, Hashable {
 
     /// Decodes a plain string or an object with exactly one of `address` and `name`, and
     /// optionally `pair` (true) or `passkey` (six digits, implies `pair`).
+    // A plain string or one of two objects (``configurationSchema``'s three shapes), with
+    // exactly-one-of rules: DeclaredConfiguration decodes one object, so this value decodes
+    // itself.
     public init(from decoder: any Decoder) throws {
         if let single = try? decoder.singleValueContainer(), let text = try? single.decode(String.self) {
             if DeviceMatcher.isAddress(text) {
@@ -113,6 +118,31 @@ public struct DeviceMatcher: Decodable, Sendable, Hashable {
     public static func isAddress(_ text: String) -> Bool {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         return parts.count == 6 && parts.allSatisfy { $0.count == 2 && $0.allSatisfy(\.isHexDigit) }
+    }
+}
+
+extension DeviceSelection: ConfigurationValue {
+    /// `"any"` or the matchers, as a file gives them.
+    public var configurationJSON: JSONValue {
+        switch self {
+        case .any: "any"
+        case .matching(let matchers): .array(matchers.map(\.configurationJSON))
+        }
+    }
+}
+
+extension DeviceMatcher: ConfigurationValue {
+    /// `{"address": …}` or `{"name": …}`, with `pair` or `passkey` when the device is paired.
+    public var configurationJSON: JSONValue {
+        var members: [String: JSONValue]
+        switch pattern {
+        case .address(let address): members = ["address": .string(address)]
+        case .name(let name): members = ["name": .string(name)]
+        }
+        if let pairing {
+            if let passkey = pairing.passkey { members["passkey"] = .number(Double(passkey)) } else { members["pair"] = true }
+        }
+        return .object(members)
     }
 }
 

@@ -5,7 +5,7 @@ public import SampleBus
 /// The one source every Bluetooth LE profile runs as: discovers devices advertising the
 /// profile's services on each configured adapter (``PeripheralFollower``), follows up to
 /// `maxDevices` of them, each in its own task that connects, reconnects with backoff and hands
-/// every connection to the profile (``BluetoothProfile/follow(_:options:environment:)``). With
+/// every connection to the profile (``BluetoothProfile/follow(_:configuration:environment:)``). With
 /// `transport: "simulated"` the profile's simulator stands in for Bluetooth. No Bluetooth is
 /// logged once and retried; only cancellation ends `run`.
 public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource {
@@ -32,7 +32,7 @@ public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource
             radios = PeripheralFollower.Radio.make(adapters: configuration.shared.adapterNames, bluetooth: bluetooth)
         case .simulated:
             radios = [.unshared(
-                Profile.simulator(configuration.options, clock: environment.clock), adapter: nil,
+                Profile.simulator(configuration.profile, clock: environment.clock), adapter: nil,
                 connections: configuration.effectiveMaxDevices, bluetooth: bluetooth, environment: environment)]
         }
         self.configuration = configuration
@@ -50,8 +50,8 @@ public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource
         let follower = PeripheralFollower(
             radios: radios, filter: DeviceFilter(services: Self.services, selection: configuration.shared.devices),
             maxDevices: configuration.effectiveMaxDevices, retry: configuration.shared.reconnect)
-        try await follower.run(context: context) { [options = configuration.options, environment] session in
-            try await Profile.follow(session, options: options, environment: environment)
+        try await follower.run(context: context) { [profile = configuration.profile, environment] session in
+            try await Profile.follow(session, configuration: profile, environment: environment)
         }
     }
 }

@@ -16,7 +16,7 @@ enum ConfigurationDocument {
             sections: GatewayConfiguration.OwnedSections(
                 store: StoreConfiguration.configurationSchema, web: WebBoardConfiguration.configurationSchema,
                 profile: UserProfile.configurationSchema, participants: ParticipantRoster.configurationSchema,
-                bluetooth: BluetoothSettings.configurationSchema))
+                bluetooth: BluetoothConfiguration.configurationSchema))
     }
 
     /// The configuration reference `config reference` prints (docs/configuration-reference.md).

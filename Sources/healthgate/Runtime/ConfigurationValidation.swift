@@ -22,9 +22,9 @@ enum ConfigurationValidation {
     static func validate(
         _ configuration: GatewayConfiguration, catalog: PluginCatalog, context: CommandContext, logger: Logger
     ) throws -> (
-        plugins: [ValidatedPlugin], profile: UserProfile, store: StoreConfiguration.Settings, bluetooth: BluetoothSettings
+        plugins: [ValidatedPlugin], profile: UserProfile, store: StoreConfiguration.Settings, bluetooth: BluetoothConfiguration
     ) {
-        let bluetooth = try BluetoothSettings.decode(configuration.bluetooth, origin: configuration.origin)
+        let bluetooth = try BluetoothConfiguration.decode(configuration.bluetooth, origin: configuration.origin)
         let factory = EnvironmentFactory(context: context, logger: logger, ids: SampleIDGenerator())
         let plugins = try catalog.validate(configuration, environment: factory.make)
         _ = try roster(of: configuration)

@@ -229,7 +229,7 @@ final class CGMSourceTests: XCTestCase {
         XCTAssertThrowsError(try JSONDecoder().decode(CGMConfiguration.self, from: Data(#"{"session": "begin"}"#.utf8))) { error in
             XCTAssertTrue("\(error)".contains(#""keep", "start", "stop""#), "\(error)")
         }
-        XCTAssertThrowsError(try CGMConfiguration(shared: BLESharedSettings(), options: CGMOptions(communicationIntervalMinutes: 0)).validate()) {
+        XCTAssertThrowsError(try CGMConfiguration(shared: BluetoothSharedConfiguration(), profile: CGMProfileConfiguration(communicationIntervalMinutes: 0)).validate()) {
             XCTAssertTrue("\($0)".contains("communicationIntervalMinutes"), "\($0)")
         }
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

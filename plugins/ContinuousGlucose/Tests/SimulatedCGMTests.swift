@@ -14,10 +14,10 @@ import XCTest
 final class SimulatedCGMTests: XCTestCase {
     func testHistoryThenLiveRecordsAndNothingTwiceAfterAReconnect() async throws {
         let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
-        let settings = CGMSimulationSettings(sensors: 1, recordIntervalMinutes: 5, historyMinutes: 30)
+        let settings = CGMSimulationConfiguration(sensors: 1, recordIntervalMinutes: 5, historyMinutes: 30)
         let transport = LinkDroppingTransport(SimulatedCGMTransport(clock: clock, settings: settings))
         // The transport the test hands in (as the gateway's Bluetooth), not the kit's own simulator.
-        let configuration = CGMConfiguration(shared: BLESharedSettings(maxDevices: 1), options: CGMOptions(simulation: settings))
+        let configuration = CGMConfiguration(shared: BluetoothSharedConfiguration(maxDevices: 1), profile: CGMProfileConfiguration(simulation: settings))
         let h = try SourceHarness(name: "cgm", kind: CGMSource.kind, clock: clock) { environment in
             try CGMSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(transport, clock: environment.clock))
         }

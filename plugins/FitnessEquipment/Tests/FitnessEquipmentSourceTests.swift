@@ -170,7 +170,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
     /// The demo's simulated bike through the real source, decoders and counter arithmetic:
     /// about 30 km/h, 88 rpm and 200 W, and the distance adds up to speed × time.
     func testSimulatedBikeProducesRealSamples() async throws {
-        let settings = FitnessSimulationSettings(bikes: 1, notificationsPerSecond: 1)
+        let settings = FitnessSimulationConfiguration(bikes: 1, notificationsPerSecond: 1)
         let configuration = FitnessEquipmentConfiguration(transport: .simulated, simulation: settings)
         let clock = ManualClock()
         let h = try SourceHarness(name: "bike", kind: FitnessEquipmentSource.kind, clock: clock) { environment in
@@ -204,7 +204,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
     /// stroke rate, speed from the pace, power, and the distance as the growth of the machine's
     /// total.
     func testSimulatedRowerProducesRowingSamples() async throws {
-        let settings = FitnessSimulationSettings(bikes: 0, rowers: 1, notificationsPerSecond: 1)
+        let settings = FitnessSimulationConfiguration(bikes: 0, rowers: 1, notificationsPerSecond: 1)
         let configuration = FitnessEquipmentConfiguration(transport: .simulated, simulation: settings)
         let clock = ManualClock()
         let h = try SourceHarness(name: "rower", kind: FitnessEquipmentSource.kind, clock: clock) { environment in

@@ -312,7 +312,7 @@ final class HealthDeviceSourceTests: XCTestCase {
     /// The demo's simulated scale and cuff through the real source and decoders: their clocks
     /// run 90 s fast and the samples land at the true time.
     func testSimulatedScaleAndCuffProduceRealRecords() async throws {
-        let settings = HealthSimulationSettings(
+        let settings = HealthSimulationConfiguration(
             scales: 1, cuffs: 1, thermometers: 0, oximeters: 0, glucoseMeters: 0, measurementIntervalSeconds: 5)
         let configuration = HealthDeviceConfiguration(transport: .simulated, simulation: settings)
         let clock = ManualClock()
@@ -354,7 +354,7 @@ final class HealthDeviceSourceTests: XCTestCase {
     /// three stored records downloaded once through the Record Access Control Point, then each
     /// record it takes as it takes it, every sample at the true time (the clocks run 90 s fast).
     func testSimulatedThermometerOximeterAndGlucoseMeterProduceRealRecords() async throws {
-        let settings = HealthSimulationSettings(
+        let settings = HealthSimulationConfiguration(
             scales: 0, cuffs: 0, thermometers: 1, oximeters: 1, glucoseMeters: 1, measurementIntervalSeconds: 5)
         let configuration = HealthDeviceConfiguration(transport: .simulated, simulation: settings)
         let clock = ManualClock()
@@ -410,7 +410,7 @@ final class HealthDeviceSourceTests: XCTestCase {
     /// connection asks for the records after the checkpoint and gets exactly the one taken
     /// meanwhile, so no record is stored twice.
     func testSimulatedGlucoseMeterSendsOnlyNewRecordsOnTheNextConnection() async throws {
-        let settings = HealthSimulationSettings(
+        let settings = HealthSimulationConfiguration(
             scales: 0, cuffs: 0, thermometers: 0, oximeters: 0, glucoseMeters: 1, measurementIntervalSeconds: 5)
         // The simulated meter behind a transport that can drop its links, as the gateway's Bluetooth.
         let configuration = HealthDeviceConfiguration(maxDevices: 1)
@@ -445,7 +445,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         XCTAssertThrowsError(try HealthDeviceConfiguration(simulation: .init(measurementIntervalSeconds: 0)).validate()) { error in
             XCTAssertTrue("\(error)".contains("simulation.measurementIntervalSeconds"), "\(error)")
         }
-        let none = HealthSimulationSettings(scales: 0, cuffs: 0, thermometers: 0, oximeters: 0, glucoseMeters: 0)
+        let none = HealthSimulationConfiguration(scales: 0, cuffs: 0, thermometers: 0, oximeters: 0, glucoseMeters: 0)
         XCTAssertThrowsError(try HealthDeviceConfiguration(transport: .simulated, simulation: none).validate()) { error in
             XCTAssertTrue("\(error)".contains("simulates no device"), "\(error)")
         }
@@ -460,7 +460,7 @@ final class HealthDeviceSourceTests: XCTestCase {
             let json = Data(#"{"transport": "simulated", "simulation": {"\#(key)": 16}}"#.utf8)
             XCTAssertNoThrow(try JSONDecoder().decode(HealthDeviceConfiguration.self, from: json).validate(), key)
         }
-        let defaults = HealthSimulationSettings()
+        let defaults = HealthSimulationConfiguration()
         XCTAssertEqual(defaults.counts.map(\.count), [1, 1, 1, 1, 1], "one device of each kind")
         XCTAssertEqual(HealthDeviceConfiguration(transport: .simulated).effectiveMaxDevices, 5)
         let demo = try HealthDeviceSource.demoConfiguration().decodeStrictly(HealthDeviceConfiguration.self)

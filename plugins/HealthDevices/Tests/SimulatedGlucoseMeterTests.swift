@@ -11,7 +11,7 @@ import XCTest
 final class SimulatedGlucoseMeterTests: XCTestCase {
     func testTheControlPointAnswersWithTheRecordsAskedForAndTheServicesResponseCodes() async throws {
         let clock = ManualClock()
-        let settings = HealthSimulationSettings(
+        let settings = HealthSimulationConfiguration(
             scales: 0, cuffs: 0, thermometers: 0, oximeters: 0, glucoseMeters: 2, measurementIntervalSeconds: 60)
         let transport = SimulatedHealthTransport(clock: clock, settings: settings)
         let meter = try await transport.connect(to: "02:00:00:00:08:02")

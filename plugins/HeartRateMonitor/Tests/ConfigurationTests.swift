@@ -82,10 +82,10 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(try pluginKeyPath(HeartRateSourceConfiguration(heartbeatSeriesSeconds: 0)), "heartbeatSeriesSeconds")
         XCTAssertEqual(
             try pluginKeyPath(HeartRateSourceConfiguration(
-                transport: .simulated, simulation: SimulationSettings(heartRateMonitors: 0, footPods: 0))),
+                transport: .simulated, simulation: HeartRateSimulationConfiguration(heartRateMonitors: 0, footPods: 0))),
             "simulation")
         XCTAssertEqual(
-            try pluginKeyPath(HeartRateSourceConfiguration(simulation: SimulationSettings(notificationsPerSecond: 0))),
+            try pluginKeyPath(HeartRateSourceConfiguration(simulation: HeartRateSimulationConfiguration(notificationsPerSecond: 0))),
             "simulation.notificationsPerSecond")
     }
 

@@ -13,7 +13,7 @@ final class NotificationMapperTests: XCTestCase {
             device: Device(name: "Strap", localIdentifier: "S-1"), battery: 80, location: nil,
             hasControlPoint: controlPoint)
         return NotificationMapper(
-            options: HeartRateOptions(), key: "AA:BB:CC:DD:EE:FF", ids: SampleIDGenerator(seed: 7),
+            configuration: HeartRateProfileConfiguration(), key: "AA:BB:CC:DD:EE:FF", ids: SampleIDGenerator(seed: 7),
             facts: facts, counters: DeviceSession.Counters())
     }
 

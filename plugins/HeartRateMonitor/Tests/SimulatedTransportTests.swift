@@ -13,7 +13,7 @@ import XCTest
 /// The simulated transport (used by `healthgate demo`) through the real source and decoders.
 final class SimulatedTransportTests: XCTestCase {
     func testSimulatedMonitorAndFootPodProduceRealSamples() async throws {
-        let settings = SimulationSettings(heartRateMonitors: 1, footPods: 1, notificationsPerSecond: 1)
+        let settings = HeartRateSimulationConfiguration(heartRateMonitors: 1, footPods: 1, notificationsPerSecond: 1)
         let configuration = HeartRateSourceConfiguration(transport: .simulated, runningWindowSeconds: 5, simulation: settings)
         // The configured simulated transport, on the harness's clock, as `healthgate demo` makes it.
         let h = try SourceHarness(name: "hr", kind: HeartRateSource.kind) { environment in
@@ -60,7 +60,7 @@ final class SimulatedTransportTests: XCTestCase {
     /// schedule, with wake-ups on the 10 ms grid.
     func testDevicesAreSpreadOverThePeriodOnFixedSchedules() async throws {
         let clock = ManualClock()
-        let transport = SimulatedBLETransport(clock: clock, settings: SimulationSettings(heartRateMonitors: 3))
+        let transport = SimulatedBLETransport(clock: clock, settings: HeartRateSimulationConfiguration(heartRateMonitors: 3))
         let start = clock.now()
         let arrivals = Arrivals()
         var readers: [Task<Void, any Error>] = []
@@ -105,7 +105,7 @@ final class SimulatedPayloadRateTests: XCTestCase {
     func testEveryPayloadDecodesAtEveryRate() async throws {
         for rate in [0.5, 1, 1.3, 2, 5, 10, 50, 100] {
             let clock = SteppingClock()
-            let transport = SimulatedBLETransport(clock: clock, settings: SimulationSettings(notificationsPerSecond: rate))
+            let transport = SimulatedBLETransport(clock: clock, settings: HeartRateSimulationConfiguration(notificationsPerSecond: rate))
             let connection = try await transport.connect(to: try XCTUnwrap(transport.peripherals.first).address)
             let stream = try await connection.notifications(of: .heartRateMeasurement, in: .heartRateService)
             var intervals = 0.0

@@ -19,10 +19,10 @@ import Glibc
 /// was told outlives its connections, as a real sensor's memory does. Deterministic.
 public struct SimulatedCGMTransport: BLECentralTransport {
     let clock: any GatewayClock
-    let settings: CGMSimulationSettings
+    let settings: CGMSimulationConfiguration
     let sensors: [SimulatedCGMSensor]
 
-    public init(clock: any GatewayClock, settings: CGMSimulationSettings = CGMSimulationSettings()) {
+    public init(clock: any GatewayClock, settings: CGMSimulationConfiguration = CGMSimulationConfiguration()) {
         self.clock = clock
         self.settings = settings
         let start = clock.now().addingTimeInterval(-Double(settings.historyMinutes) * 60)

@@ -11,7 +11,7 @@ public import SampleBus
 /// records), and stores each record as `bloodGlucose` at the session's start plus its offset.
 public typealias CGMSource = BluetoothSource<CGMProfile>
 
-/// The `config` object of a `ble-cgm` source: the shared Bluetooth keys and ``CGMOptions``.
+/// The `config` object of a `ble-cgm` source: the shared Bluetooth keys and ``CGMProfileConfiguration``.
 public typealias CGMConfiguration = BluetoothSourceConfiguration<CGMProfile>
 
 /// The continuous glucose monitor profile.
@@ -20,23 +20,18 @@ public enum CGMProfile: BluetoothProfile {
     public static let summary = "Bluetooth LE continuous glucose monitors (GATT 0x181F)."
     public static let deviceKinds = [BluetoothDeviceKind("continuous-glucose-monitor", advertising: .continuousGlucoseMonitoringService, called: "continuous glucose monitors")]
 
-    public static var defaultOptions: CGMOptions { CGMOptions() }
-    public static var optionProperties: [ConfigurationProperty] { CGMOptions.properties }
     public static let maxDevicesDefault = "4 with bluez, every simulated sensor when simulated"
 
-    public static func defaultMaxDevices(_ options: CGMOptions, simulated: Bool) -> Int {
-        simulated ? options.simulation.sensors : 4
+    public static func defaultMaxDevices(_ configuration: CGMProfileConfiguration, simulated: Bool) -> Int {
+        simulated ? configuration.simulation.sensors : 4
     }
 
-    /// The simulated sensors take a record every `recordIntervalMinutes`, not at a rate.
-    public static func notificationsPerSecond(_ options: CGMOptions) -> Double? { nil }
+    /// Nothing ties the keys together: their ranges are declared (`simulation.sensors` at least
+    /// one, the only kind of simulated device).
+    public static func validate(_ configuration: CGMProfileConfiguration, simulated: Bool) throws(PluginConfigurationError) {}
 
-    public static func validate(_ options: CGMOptions, simulated: Bool) throws(PluginConfigurationError) {
-        try options.validate(simulated: simulated)
-    }
-
-    public static func simulator(_ options: CGMOptions, clock: any GatewayClock) -> any BLECentralTransport {
-        SimulatedCGMTransport(clock: clock, settings: options.simulation)
+    public static func simulator(_ configuration: CGMProfileConfiguration, clock: any GatewayClock) -> any BLECentralTransport {
+        SimulatedCGMTransport(clock: clock, settings: configuration.simulation)
     }
 
     /// One simulated sensor, half an hour into its session.
@@ -46,7 +41,7 @@ public enum CGMProfile: BluetoothProfile {
             configuration: .object(["transport": .string("simulated"), "simulation": .object(["sensors": .number(1)])]))
     }
 
-    public static func follow(_ session: PeripheralSession, options: CGMOptions, environment: PluginEnvironment) async throws {
-        try await CGMSession(session: session, options: options, clockTrust: environment.clockTrust).run()
+    public static func follow(_ session: PeripheralSession, configuration: CGMProfileConfiguration, environment: PluginEnvironment) async throws {
+        try await CGMSession(session: session, configuration: configuration, clockTrust: environment.clockTrust).run()
     }
 }

@@ -28,7 +28,7 @@ import SampleBus
 /// is not stored: it is counted and logged naming the device, like every bad payload.
 struct CGMSession: Sendable {
     let session: PeripheralSession
-    let options: CGMOptions
+    let configuration: CGMProfileConfiguration
     /// Whether the gateway's wall clock may be believed: while it may not, no session start is
     /// written into the sensor.
     let clockTrust: any ClockTrust
@@ -157,12 +157,12 @@ struct CGMSession: Sendable {
     /// The Specific Ops requests the configuration asks for, given whether the session is stopped.
     func requests(stopped: Bool) -> [CGMControlPoint.Request] {
         var requests: [CGMControlPoint.Request] = []
-        switch options.session {
+        switch configuration.session {
         case .start where stopped: requests.append(.startSession)
         case .stop where !stopped: requests.append(.stopSession)
         default: break
         }
-        if let minutes = options.communicationIntervalMinutes {
+        if let minutes = configuration.communicationIntervalMinutes {
             requests.append(.setCommunicationInterval(minutes: UInt8(clamping: minutes)))
         }
         return requests

@@ -22,11 +22,11 @@ import Glibc
 /// Deterministic.
 public struct SimulatedFitnessTransport: BLECentralTransport {
     let clock: any GatewayClock
-    let settings: FitnessSimulationSettings
+    let settings: FitnessSimulationConfiguration
     let bikes: [SimulatedFitnessDevice]
 
     /// Creates the simulated bikes and rowers `settings` asks for, paced by `clock`.
-    public init(clock: any GatewayClock, settings: FitnessSimulationSettings = FitnessSimulationSettings()) {
+    public init(clock: any GatewayClock, settings: FitnessSimulationConfiguration = FitnessSimulationConfiguration()) {
         self.clock = clock
         self.settings = settings
         bikes = (0..<max(0, settings.bikes)).map { SimulatedFitnessDevice(kind: .bike, index: $0) }

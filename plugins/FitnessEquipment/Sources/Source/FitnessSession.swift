@@ -11,7 +11,7 @@ import GatewayRuntime
 /// notification; ``PeripheralSession`` connects and reconnects around it.
 struct FitnessSession: Sendable {
     let session: PeripheralSession
-    let options: FitnessOptions
+    let configuration: FitnessProfileConfiguration
     let ids: SampleIDGenerator
 
     var context: SourceContext { session.context }
@@ -54,8 +54,8 @@ struct FitnessSession: Sendable {
         var mapper: FitnessRecordMapper
         do {
             mapper = try FitnessRecordMapper(
-                wheelCircumference: options.wheelCircumferenceMillimeters / 1000,
-                stopTimeout: options.stopTimeoutSeconds, ids: ids, device: device, metadata: metadata)
+                wheelCircumference: configuration.wheelCircumferenceMillimeters / 1000,
+                stopTimeout: configuration.stopTimeoutSeconds, ids: ids, device: device, metadata: metadata)
         } catch {
             // The configuration's range check keeps the circumference positive and finite.
             throw BLETransportError(.failed, device: session.key, "wheel circumference: \(error)")

@@ -30,13 +30,13 @@ public struct SimulatedHealthTransport: BLECentralTransport {
     public static let clockError: TimeInterval = 90
 
     let clock: any GatewayClock
-    let settings: HealthSimulationSettings
+    let settings: HealthSimulationConfiguration
     let devices: [SimulatedHealthDevice]
     /// The glucose meters' records, taken on the clock since the transport was made.
     let glucose: SimulatedGlucoseMemory
 
     /// Creates the simulated devices `settings` asks for, paced by `clock`.
-    public init(clock: any GatewayClock, settings: HealthSimulationSettings = HealthSimulationSettings()) {
+    public init(clock: any GatewayClock, settings: HealthSimulationConfiguration = HealthSimulationConfiguration()) {
         self.clock = clock
         self.settings = settings
         let counts: [(SimulatedHealthDevice.Kind, Int)] = [

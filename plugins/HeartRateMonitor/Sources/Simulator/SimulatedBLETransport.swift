@@ -19,11 +19,11 @@ import Glibc
 /// expended accumulates. Deterministic: no randomness.
 public struct SimulatedBLETransport: BLECentralTransport {
     let clock: any GatewayClock
-    let settings: SimulationSettings
+    let settings: HeartRateSimulationConfiguration
     let devices: [SimulatedDevice]
 
     /// Creates the simulated devices `settings` asks for, paced by `clock`.
-    public init(clock: any GatewayClock, settings: SimulationSettings = SimulationSettings()) {
+    public init(clock: any GatewayClock, settings: HeartRateSimulationConfiguration = HeartRateSimulationConfiguration()) {
         self.clock = clock
         self.settings = settings
         var devices: [SimulatedDevice] = []

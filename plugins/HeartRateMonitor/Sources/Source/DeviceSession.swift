@@ -12,7 +12,7 @@ import GatewayRuntime
 /// child task; every piece of mutable state is local to that task.
 struct DeviceSession: Sendable {
     let session: PeripheralSession
-    let options: HeartRateOptions
+    let configuration: HeartRateProfileConfiguration
     let ids: SampleIDGenerator
     /// Where the base of the gateway's clock is read: after a step, the dates the session holds
     /// move with the clock (``NotificationMapper/clockStepped(by:)``).
@@ -78,7 +78,7 @@ struct DeviceSession: Sendable {
             counters.lastBeat = counters.lastBeat?.addingTimeInterval(seconds)
         }
         counters.clockBase = base
-        var mapper = NotificationMapper(options: options, key: key, ids: ids, facts: facts, counters: counters)
+        var mapper = NotificationMapper(configuration: configuration, key: key, ids: ids, facts: facts, counters: counters)
         var received = false
         var dropped = connection.droppedNotifications
         do {

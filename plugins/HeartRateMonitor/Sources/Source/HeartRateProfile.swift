@@ -11,7 +11,7 @@ public import SampleBus
 public typealias HeartRateSource = BluetoothSource<HeartRateProfile>
 
 /// The `config` object of a `ble-heart-rate` source: the shared Bluetooth keys and
-/// ``HeartRateOptions``.
+/// ``HeartRateProfileConfiguration``.
 public typealias HeartRateSourceConfiguration = BluetoothSourceConfiguration<HeartRateProfile>
 
 /// The heart-rate and running profile.
@@ -25,22 +25,18 @@ public enum HeartRateProfile: BluetoothProfile {
         BluetoothDeviceKind("foot-pod", advertising: .runningSpeedAndCadenceService, called: "foot pods"),
     ]
 
-    public static var defaultOptions: HeartRateOptions { HeartRateOptions() }
-    public static var optionProperties: [ConfigurationProperty] { HeartRateOptions.properties }
     public static let maxDevicesDefault = "1 with bluez, every simulated device when simulated"
 
-    public static func defaultMaxDevices(_ options: HeartRateOptions, simulated: Bool) -> Int {
-        simulated ? options.simulation.heartRateMonitors + options.simulation.footPods : 1
+    public static func defaultMaxDevices(_ configuration: HeartRateProfileConfiguration, simulated: Bool) -> Int {
+        simulated ? configuration.simulation.heartRateMonitors + configuration.simulation.footPods : 1
     }
 
-    public static func notificationsPerSecond(_ options: HeartRateOptions) -> Double? { options.simulation.notificationsPerSecond }
-
-    public static func validate(_ options: HeartRateOptions, simulated: Bool) throws(PluginConfigurationError) {
-        try options.validate(simulated: simulated)
+    public static func validate(_ configuration: HeartRateProfileConfiguration, simulated: Bool) throws(PluginConfigurationError) {
+        try configuration.validate(simulated: simulated)
     }
 
-    public static func simulator(_ options: HeartRateOptions, clock: any GatewayClock) -> any BLECentralTransport {
-        SimulatedBLETransport(clock: clock, settings: options.simulation)
+    public static func simulator(_ configuration: HeartRateProfileConfiguration, clock: any GatewayClock) -> any BLECentralTransport {
+        SimulatedBLETransport(clock: clock, settings: configuration.simulation)
     }
 
     /// One simulated heart-rate monitor at the default rate.
@@ -48,7 +44,7 @@ public enum HeartRateProfile: BluetoothProfile {
         BluetoothProfileDemo(name: "demo-heart-rate", configuration: .object(["transport": .string("simulated")]))
     }
 
-    public static func follow(_ session: PeripheralSession, options: HeartRateOptions, environment: PluginEnvironment) async throws {
-        try await DeviceSession(session: session, options: options, ids: environment.ids, clockTrust: environment.clockTrust).run()
+    public static func follow(_ session: PeripheralSession, configuration: HeartRateProfileConfiguration, environment: PluginEnvironment) async throws {
+        try await DeviceSession(session: session, configuration: configuration, ids: environment.ids, clockTrust: environment.clockTrust).run()
     }
 }

@@ -48,7 +48,7 @@ struct NotificationMapper {
     let ids: SampleIDGenerator
 
     init(
-        options: HeartRateOptions, key: String, ids: SampleIDGenerator,
+        configuration: HeartRateProfileConfiguration, key: String, ids: SampleIDGenerator,
         facts: DeviceSession.Facts, counters: DeviceSession.Counters
     ) {
         self.facts = facts
@@ -56,9 +56,9 @@ struct NotificationMapper {
         self.key = key
         self.ids = ids
         series = HeartbeatSeriesBuilder(
-            maximumBeats: options.heartbeatSeriesMaxBeats,
-            maximumDuration: options.heartbeatSeriesSeconds, notBefore: counters.lastBeat)
-        running = RunningAggregator(windowSeconds: options.runningWindowSeconds)
+            maximumBeats: configuration.heartbeatSeriesMaxBeats,
+            maximumDuration: configuration.heartbeatSeriesSeconds, notBefore: counters.lastBeat)
+        running = RunningAggregator(windowSeconds: configuration.runningWindowSeconds)
         var metadata = Metadata()
         metadata[.bleAddress] = .string(key)
         if let battery = facts.battery { metadata[.batteryLevel] = .integer(Int64(battery)) }

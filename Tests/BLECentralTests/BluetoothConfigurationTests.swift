@@ -7,10 +7,10 @@ import XCTest
 
 /// The configuration's `bluetooth` section is the Bluetooth family's: decoded strictly,
 /// range-checked, and declared in the file's schema, with errors naming `bluetooth.KEY`.
-final class BluetoothSettingsTests: XCTestCase {
-    private func decode(_ json: String) throws -> BluetoothSettings {
+final class BluetoothConfigurationTests: XCTestCase {
+    private func decode(_ json: String) throws -> BluetoothConfiguration {
         let configuration = try GatewayConfiguration.parse(Data(json.utf8), origin: "bt.json")
-        return try BluetoothSettings.decode(configuration.bluetooth, origin: configuration.origin)
+        return try BluetoothConfiguration.decode(configuration.bluetooth, origin: configuration.origin)
     }
 
     private func decodeError(_ json: String, file: StaticString = #filePath, line: UInt = #line) -> ConfigurationError? {
@@ -31,7 +31,7 @@ final class BluetoothSettingsTests: XCTestCase {
         XCTAssertEqual(
             try decode(#"{"bluetooth": {"adapterLimits": {"connections": 7, "silentSeconds": 120}}}"#).adapterLimits,
             AdapterScheduler.Limits(connections: 7, silentSeconds: 120))
-        XCTAssertEqual(try decode("{}"), BluetoothSettings())
+        XCTAssertEqual(try decode("{}"), BluetoothConfiguration())
         XCTAssertEqual(decodeError(#"{"bluetooth": {"adapterLimits": {"connections": 0}}}"#)?.keyPath, "bluetooth.adapterLimits.connections")
         XCTAssertEqual(decodeError(#"{"bluetooth": {"adapterLimit": {}}}"#)?.keyPath, "bluetooth.adapterLimit")
     }
@@ -43,7 +43,7 @@ final class BluetoothSettingsTests: XCTestCase {
             catalog: PluginCatalog([]),
             sections: GatewayConfiguration.OwnedSections(
                 store: .object([]), web: .object([]), profile: .object([]), participants: .array(.text),
-                bluetooth: BluetoothSettings.configurationSchema))
+                bluetooth: BluetoothConfiguration.configurationSchema))
         XCTAssertThrowsError(
             try GatewayConfiguration.parse(
                 Data(#"{"bluetooth": {"adapterLimits": {"connections": 21}}}"#.utf8), origin: "/etc/hg.json", schema: schema)

@@ -1,0 +1,102 @@
+public import BLECentral
+public import GatewayRuntime
+
+/// The `ble-heart-rate` source's own `config` keys, beside the shared Bluetooth keys
+/// (``BluetoothSharedConfiguration``), each declared once in ``configurationKeys`` with its
+/// default the value `init()` gives it. Every key is optional; see the plugin's README.md and
+/// sample-config.json.
+public struct HeartRateProfileConfiguration: Sendable, Hashable, DeclaredConfiguration {
+    /// A heartbeat series is published at least this often (seconds) while connected.
+    public var heartbeatSeriesSeconds: Double = 60
+    /// …or once it holds this many beats, whichever comes first.
+    public var heartbeatSeriesMaxBeats = 300
+    /// Cumulative running samples (distance, estimated steps) cover windows this long (seconds).
+    public var runningWindowSeconds: Double = 10
+    /// The simulated transport's devices and rate.
+    public var simulation = HeartRateSimulationConfiguration()
+
+    /// Every key at its default.
+    public init() {}
+
+    /// The keys given, every other at its default.
+    public init(
+        heartbeatSeriesSeconds: Double? = nil, heartbeatSeriesMaxBeats: Int? = nil, runningWindowSeconds: Double? = nil,
+        simulation: HeartRateSimulationConfiguration? = nil
+    ) {
+        if let heartbeatSeriesSeconds { self.heartbeatSeriesSeconds = heartbeatSeriesSeconds }
+        if let heartbeatSeriesMaxBeats { self.heartbeatSeriesMaxBeats = heartbeatSeriesMaxBeats }
+        if let runningWindowSeconds { self.runningWindowSeconds = runningWindowSeconds }
+        if let simulation { self.simulation = simulation }
+    }
+
+    /// The allowed `heartbeatSeriesSeconds` and `runningWindowSeconds`.
+    public static let windowRange: ClosedRange<Double> = 1...3600
+    /// The allowed `heartbeatSeriesMaxBeats`.
+    public static let maxBeatsRange = 1...100_000
+
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            ConfigurationKey(
+                "heartbeatSeriesSeconds", \.heartbeatSeriesSeconds, .number(windowRange, unit: "seconds"),
+                "A heartbeat series is published at least this often"),
+            ConfigurationKey(
+                "heartbeatSeriesMaxBeats", \.heartbeatSeriesMaxBeats, .whole(maxBeatsRange, unit: "beats"),
+                "…or once it holds this many beats"),
+            ConfigurationKey(
+                "runningWindowSeconds", \.runningWindowSeconds, .number(windowRange, unit: "seconds"),
+                "The window of cumulative running samples (distance, steps)"),
+            .simulation(\.simulation),
+        ]
+    }
+
+    /// Checks what ties the keys to the transport (their ranges are declared); no I/O.
+    /// - Throws: ``PluginConfigurationError`` naming the key.
+    public func validate(simulated: Bool) throws(PluginConfigurationError) {
+        try BLESourceKeys.checkSimulation(deviceCount: simulation.heartRateMonitors + simulation.footPods, simulated: simulated)
+    }
+}
+
+extension BluetoothSourceConfiguration where Profile == HeartRateProfile {
+    /// A configuration from the keys given, every other at its default.
+    public init(
+        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: [String]? = nil, devices: DeviceSelection? = nil,
+        maxDevices: Int? = nil, reconnect: ReconnectPolicy? = nil, heartbeatSeriesSeconds: Double? = nil,
+        heartbeatSeriesMaxBeats: Int? = nil, runningWindowSeconds: Double? = nil, simulation: HeartRateSimulationConfiguration? = nil
+    ) {
+        self.init(
+            shared: BluetoothSharedConfiguration(
+                transport: transport, adapter: adapter, adapters: adapters, devices: devices, maxDevices: maxDevices,
+                reconnect: reconnect),
+            profile: HeartRateProfileConfiguration(
+                heartbeatSeriesSeconds: heartbeatSeriesSeconds, heartbeatSeriesMaxBeats: heartbeatSeriesMaxBeats,
+                runningWindowSeconds: runningWindowSeconds, simulation: simulation))
+    }
+}
+
+/// The simulated transport's devices (`simulation`, with `transport: "simulated"`).
+public struct HeartRateSimulationConfiguration: Sendable, Hashable, DeclaredConfiguration {
+    /// Simulated heart-rate monitors.
+    public var heartRateMonitors = 1
+    /// Simulated running foot pods.
+    public var footPods = 0
+    /// Notifications per second per device (1, as real monitors send).
+    public var notificationsPerSecond: Double = 1
+
+    /// Every key at its default.
+    public init() {}
+
+    /// The counts and rate given, every other at its default.
+    public init(heartRateMonitors: Int? = nil, footPods: Int? = nil, notificationsPerSecond: Double? = nil) {
+        if let heartRateMonitors { self.heartRateMonitors = heartRateMonitors }
+        if let footPods { self.footPods = footPods }
+        if let notificationsPerSecond { self.notificationsPerSecond = notificationsPerSecond }
+    }
+
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            .simulatedCount("heartRateMonitors", \.heartRateMonitors, "Simulated heart-rate monitors"),
+            .simulatedCount("footPods", \.footPods, "Simulated running foot pods"),
+            .notificationRate(\.notificationsPerSecond),
+        ]
+    }
+}
