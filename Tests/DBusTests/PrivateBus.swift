@@ -69,7 +69,7 @@ final class PrivateBus: Sendable {
     func stop() async {
         signalBus(SIGKILL)
         let pid = daemon.withLock { $0.processIdentifier }
-        try? await waitUntil("the bus daemon \(pid) to exit") { [daemon] in
+        try? await waitUntil("the bus daemon \(pid) to exit") { [self] in
             !daemon.withLock { $0.isRunning }
         }
         try? FileManager.default.removeItem(at: directory)
