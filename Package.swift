@@ -53,7 +53,7 @@ let package = Package(
         .systemLibrary(
             name: "CUdev", path: "Sources/CUdev", pkgConfig: "libudev",
             providers: [.apt(["libudev-dev"])]),
-        // sd-bus's headers only (libsystemd-dev); links nothing: the BlueZ module dlopens
+        // sd-bus's headers only (libsystemd-dev); links nothing: the DBus module dlopens
         // libsystemd.so.0 when it opens a D-Bus connection. No pkgConfig, which would add
         // -lsystemd to every executable.
         .systemLibrary(name: "CSystemd", path: "Sources/CSystemd", providers: [.apt(["libsystemd-dev"])]),
@@ -105,7 +105,11 @@ let package = Package(
             name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(name: "SQLite", dependencies: ["CSQLite", "AsyncPrimitives"], swiftSettings: swiftSettings),
-        .target(name: "BlueZ", dependencies: ["CSystemd", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
+        // A D-Bus client over sd-bus (dlopened): method calls, signal matches, exported objects.
+        // Generic: it knows no service; BlueZ is one of its users.
+        .target(name: "DBus", dependencies: ["CSystemd", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
+        // BlueZ's D-Bus API (adapters, devices, GATT objects, the methods healthgate calls), on DBus.
+        .target(name: "BlueZ", dependencies: ["DBus"], swiftSettings: swiftSettings),
         .target(
             name: "BLECentral", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "GATTDecoding", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
             exclude: ["README.md", "README-bluez.md"], swiftSettings: swiftSettings),
@@ -284,6 +288,7 @@ let package = Package(
         .testTarget(
             name: "ContinuousGlucoseTests", dependencies: ["BLETesting", "GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "ContinuousGlucose", "HealthModel", "SampleBus"],
             path: "plugins/ContinuousGlucose/Tests", swiftSettings: swiftSettings),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),

@@ -10,6 +10,9 @@ import Glibc
 /// - A library is never passed to dlclose(3) once an entry point of it was handed out: a thread
 ///   the library started (libcurl's resolver, libmosquitto's network loop) may still run its code.
 ///   dlopen(3) counts references, so several users share one mapping.
+// @unchecked Sendable: `handle` is an immutable dlopen(3) handle that is never dlclosed once an
+// entry point was handed out (above), and dlsym(3) is thread-safe; the compiler cannot see that a
+// raw pointer is only ever passed back to libdl.
 public struct DynamicLibrary: @unchecked Sendable {
     /// The soname or path handed to dlopen(3).
     public let path: String

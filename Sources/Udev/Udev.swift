@@ -3,19 +3,6 @@ import Dispatch
 import LinuxSystem
 import AsyncPrimitives
 
-// A libudev handle. libudev objects are not thread-safe (libudev(3): "not thread-safe; use one
-// context per thread"); every pointer held here is used only on the owner's serial queue or
-// inside one synchronous call, which is why the box may be marked Sendable.
-final class UdevPointer: @unchecked Sendable {
-    let raw: OpaquePointer
-    private let release: (OpaquePointer) -> Void
-    init(_ raw: OpaquePointer, release: @escaping (OpaquePointer) -> Void) {
-        self.raw = raw
-        self.release = release
-    }
-    deinit { release(raw) }
-}
-
 /// Reads udev's device database: enumeration (udev_enumerate(3)).
 public enum Udev {
     /// Every device of `subsystem` (for example `tty`) with its properties, sorted by syspath.
@@ -93,29 +80,41 @@ public final class UdevMonitor: Sendable {
     /// Starts listening for events of `subsystem` (e.g. `tty`).
     public init(subsystem: String) throws(UdevError) {
         guard let udev = udev_new() else { throw UdevError("udev_new", errno: Errno.lastError.rawValue) }
-        let context = UdevPointer(udev) { udev_unref($0) }
         guard let rawMonitor = udev_monitor_new_from_netlink(udev, "udev") else {
-            throw UdevError("udev_monitor_new_from_netlink", errno: Errno.lastError.rawValue)
+            let error = Errno.lastError.rawValue
+            udev_unref(udev)
+            throw UdevError("udev_monitor_new_from_netlink", errno: error)
         }
-        let monitor = UdevPointer(rawMonitor) { udev_monitor_unref($0) }
+        var failure: UdevError?
         var result = udev_monitor_filter_add_match_subsystem_devtype(rawMonitor, subsystem, nil)
-        if result < 0 { throw UdevError("udev_monitor_filter_add_match_subsystem_devtype", errno: -result) }
-        result = udev_monitor_enable_receiving(rawMonitor)
-        if result < 0 { throw UdevError("udev_monitor_enable_receiving", errno: -result) }
-        let fd = udev_monitor_get_fd(rawMonitor)
-        if fd < 0 { throw UdevError("udev_monitor_get_fd", errno: -fd) }
+        if result < 0 { failure = UdevError("udev_monitor_filter_add_match_subsystem_devtype", errno: -result) }
+        if failure == nil {
+            result = udev_monitor_enable_receiving(rawMonitor)
+            if result < 0 { failure = UdevError("udev_monitor_enable_receiving", errno: -result) }
+        }
+        let fd = failure == nil ? udev_monitor_get_fd(rawMonitor) : -1
+        if failure == nil, fd < 0 { failure = UdevError("udev_monitor_get_fd", errno: -fd) }
+        if let failure {
+            udev_monitor_unref(rawMonitor)
+            udev_unref(udev)
+            throw failure
+        }
+        // From here on the handles own both references.
+        let monitor = UdevMonitorHandles(.init(udev: udev, monitor: rawMonitor))
         (events, continuation) = AsyncStream.makeStream(of: UdevEvent.self, bufferingPolicy: .bufferingNewest(256))
         let continuation = self.continuation
-        // The monitor owns the socket: it is released (and the context after it) only once the
+        // The monitor owns the socket: it is released (and the context with it) only once the
         // source is cancelled, as dispatch requires.
         readiness = ReadinessSource(
             descriptor: fd, queue: DispatchQueue(label: "healthgate.udev-monitor"),
-            onCancel: { _ = (monitor, context) },
+            onCancel: { _ = monitor },
             onReady: {
-                while let device = udev_monitor_receive_device(monitor.raw) {
-                    let action = udev_device_get_action(device).map { String(cString: $0) } ?? "change"
-                    continuation.yield(UdevEvent(action: .init(action), device: Udev.copy(device)))
-                    udev_device_unref(device)
+                monitor.withMonitor { monitor in
+                    while let device = udev_monitor_receive_device(monitor) {
+                        let action = udev_device_get_action(device).map { String(cString: $0) } ?? "change"
+                        continuation.yield(UdevEvent(action: .init(action), device: Udev.copy(device)))
+                        udev_device_unref(device)
+                    }
                 }
             })
         continuation.onTermination = { [readiness] _ in readiness.cancel() }

@@ -45,6 +45,10 @@ public final class BoardServer: Sendable {
     private let refused = Atomic<Int>(0)
 
     /// The daemon pointer, owned by this server (started in `start`, stopped in `stop`).
+    // @unchecked Sendable: an immutable daemon pointer, only passed to MHD_stop_daemon (once, by
+    // stop()) and MHD_get_daemon_info, which libmicrohttpd makes thread-safe; the compiler cannot
+    // see that of a C pointer. (A Mutex<OpaquePointer?> was tried: region checking will not let
+    // the pointer in, because it comes from a call that was given `self` as context.)
     private struct DaemonHandle: @unchecked Sendable {
         // libmicrohttpd's daemon is thread-safe for MHD_stop_daemon and MHD_get_daemon_info.
         let pointer: OpaquePointer

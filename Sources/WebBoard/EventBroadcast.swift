@@ -7,9 +7,9 @@ import FoundationEssentials
 /// board sends whole snapshots, so nothing is lost but intermediate states); ``skipped`` counts
 /// the updates readers never saw. Waiting blocks the calling thread, so only the web server's
 /// own connection threads call ``next(after:timeout:)``, never Swift's cooperative pool.
-///
-/// `@unchecked Sendable`: every stored property is read and written only while `condition` is
-/// locked.
+// @unchecked Sendable: every mutable stored property is read and written only while `condition`
+// (a pthread mutex, which waiting threads block on) is locked. Not a Mutex: the waits need the
+// condition variable that goes with the lock, which Synchronization.Mutex does not offer.
 final class EventBroadcast: @unchecked Sendable {
     private let condition = ThreadCondition()
     private var sequence: UInt64 = 0

@@ -41,9 +41,9 @@ public final class MicroHTTPDLibrary: Sendable {
 }
 
 /// libmicrohttpd's entry points, resolved by ``MicroHTTPDLibrary``.
-///
-/// `@unchecked Sendable`: immutable addresses of functions in a library that is never unloaded
-/// (its threads may still run its code while a daemon stops).
+// @unchecked Sendable: immutable addresses of functions in a library that is never unloaded (its
+// threads may still run its code while a daemon stops); the compiler cannot see that C function
+// pointers are plain values.
 struct MicroHTTPDEntryPoints: @unchecked Sendable {
     let startDaemon: hg_mhd_start_daemon_fn
     let stopDaemon: hg_mhd_stop_daemon_fn

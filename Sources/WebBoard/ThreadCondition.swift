@@ -5,8 +5,9 @@ import Glibc
 /// A mutex and a condition variable for threads that block (pthread_cond_timedwait(3)), the
 /// web server's connection threads. Waits measure their timeout on CLOCK_MONOTONIC, so a step of
 /// the wall clock neither cuts a wait short nor stretches it.
-///
-/// `@unchecked Sendable`: the pthread objects are made for use from many threads.
+// @unchecked Sendable: the only state is two immutable pointers to a pthread mutex and condition
+// variable, which POSIX makes for use from many threads (pthread_mutex_lock(3),
+// pthread_cond_wait(3)); the compiler cannot see that of raw pointers.
 final class ThreadCondition: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)

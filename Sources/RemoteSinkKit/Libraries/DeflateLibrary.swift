@@ -95,7 +95,8 @@ public struct DeflateLibraryError: Error, Sendable, Hashable, CustomStringConver
 
 /// libdeflate's entry points, resolved by ``DeflateLibrary``.
 ///
-/// `@unchecked Sendable`: immutable addresses of functions in a library that is never unloaded.
+// @unchecked Sendable: immutable addresses of functions in a library that is never unloaded; the
+// compiler cannot see that C function pointers are plain values.
 struct DeflateEntryPoints: @unchecked Sendable {
     let allocate: hg_libdeflate_alloc_compressor_fn
     let compress: hg_libdeflate_gzip_compress_fn

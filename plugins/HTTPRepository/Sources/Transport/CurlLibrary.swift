@@ -70,9 +70,9 @@ public final class CurlLibrary: Sendable {
 }
 
 /// libcurl's entry points, resolved by ``CurlLibrary``.
-///
-/// `@unchecked Sendable`: immutable addresses of functions in a library that is never unloaded;
-/// the raw pointers are never dereferenced as data.
+// @unchecked Sendable: immutable addresses of functions in a library that is never unloaded; the
+// raw pointers are never dereferenced as data. The compiler cannot see that C function pointers
+// are plain values.
 struct CurlEntryPoints: @unchecked Sendable {
     let globalCleanup: hg_curl_global_cleanup_fn
     let easyInit: hg_curl_easy_init_fn

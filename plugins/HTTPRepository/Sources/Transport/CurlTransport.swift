@@ -90,6 +90,10 @@ public actor CurlTransport: HTTPTransport {
     /// One transfer's response buffers and cancellation flag, reached from libcurl's callbacks
     /// through their context pointer. Touched only by the thread running `curl_easy_perform`,
     /// except `cancelled`, which is atomic.
+    // @unchecked Sendable: `body` and `headers` are touched only by the thread running
+    // curl_easy_perform (libcurl's callbacks run on it, through the unretained context pointer)
+    // and read after it returns on the same queue; `cancelled` is atomic. The compiler cannot see
+    // the callbacks' thread.
     final class Exchange: @unchecked Sendable {
         var body = Data()
         var headers: [String: String] = [:]

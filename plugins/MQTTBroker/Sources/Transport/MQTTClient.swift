@@ -33,8 +33,10 @@ final class MQTTClient: Sendable {
         var broker: String { "\(host):\(port)" }
     }
 
-    /// A libmosquitto client handle. `@unchecked Sendable`: libmosquitto serializes access to it
-    /// internally once the loop thread runs (`mosquitto_threaded_set` by `loop_start`).
+    /// A libmosquitto client handle.
+    // @unchecked Sendable: an immutable pointer; libmosquitto serializes access to the client
+    // internally once the loop thread runs (mosquitto_threaded_set by loop_start), which the
+    // compiler cannot see.
     private struct Handle: @unchecked Sendable { let pointer: OpaquePointer }
 
     private let entryPoints: MosquittoEntryPoints

@@ -31,6 +31,10 @@ final class MQTTConnectionEvents: Sendable {
         var refused = false
     }
 
+    // @unchecked Sendable: an immutable libmosquitto client pointer; libmosquitto serializes
+    // access to the client once its loop thread runs (mosquitto_threaded_set by loop_start), which
+    // the compiler cannot see. (A Mutex<OpaquePointer?> was tried: region checking will not let a
+    // pointer parameter in.)
     private struct Handle: @unchecked Sendable { let pointer: OpaquePointer }
 
     let state = AsyncCondition(State())

@@ -71,7 +71,8 @@ public final class MosquittoLibrary: Sendable {
 
 /// libmosquitto's entry points, resolved by ``MosquittoLibrary``.
 ///
-/// `@unchecked Sendable`: immutable addresses of functions in a library that is never unloaded.
+// @unchecked Sendable: immutable addresses of functions in a library that is never unloaded; the
+// compiler cannot see that C function pointers are plain values.
 struct MosquittoEntryPoints: @unchecked Sendable {
     let new: hg_mosquitto_new_fn
     let destroy: hg_mosquitto_destroy_fn

@@ -2,7 +2,7 @@ internal import CSystemd
 import LinuxSystem
 
 /// libsystemd's sd-bus, opened with dlopen(3) when a D-Bus connection opens (a ``LazyLibrary``),
-/// so a gateway without Bluetooth sources never maps libsystemd nor the libraries it depends on.
+/// so a gateway that opens no D-Bus connection (no Bluetooth source) never maps libsystemd nor the libraries it depends on.
 /// The library is never unmapped once loaded.
 public final class SDBusLibrary: Sendable {
     /// The soname of libsystemd 0, from the Debian and Ubuntu package `libsystemd0`.
@@ -68,55 +68,5 @@ public final class SDBusLibrary: Sendable {
     /// maps it: called where a connection opens, which blocks anyway.
     func entryPoints() throws(NativeLibraryError) -> SDBus {
         try library.entryPoints()
-    }
-}
-
-/// The sd-bus entry points the BlueZ module calls, resolved from libsystemd.
-///
-/// `@unchecked Sendable`: immutable addresses of functions in a library that is never unloaded;
-/// the raw pointer is never dereferenced as data.
-struct SDBus: @unchecked Sendable {
-    let addMatchAsync: hg_sd_bus_add_match_async_fn
-    let addObject: hg_sd_bus_add_object_fn
-    let callAsync: hg_sd_bus_call_async_fn
-    let closeUnref: hg_sd_bus_close_unref_fn
-    let getEvents: hg_sd_bus_get_events_fn
-    let getFd: hg_sd_bus_get_fd_fn
-    let getTimeout: hg_sd_bus_get_timeout_fn
-    let getUniqueName: hg_sd_bus_get_unique_name_fn
-    let messageAppendBasic: hg_sd_bus_message_append_basic_fn
-    let messageCloseContainer: hg_sd_bus_message_close_container_fn
-    let messageEnterContainer: hg_sd_bus_message_enter_container_fn
-    let messageExitContainer: hg_sd_bus_message_exit_container_fn
-    let messageGetError: hg_sd_bus_message_get_error_fn
-    let messageGetInterface: hg_sd_bus_message_get_interface_fn
-    let messageGetMember: hg_sd_bus_message_get_member_fn
-    let messageGetPath: hg_sd_bus_message_get_path_fn
-    let messageGetSender: hg_sd_bus_message_get_sender_fn
-    let messageIsMethodCall: hg_sd_bus_message_is_method_call_fn
-    let messageNewMethodCall: hg_sd_bus_message_new_method_call_fn
-    let messageNewMethodError: hg_sd_bus_message_new_method_error_fn
-    let messageNewMethodReturn: hg_sd_bus_message_new_method_return_fn
-    let messageOpenContainer: hg_sd_bus_message_open_container_fn
-    let messagePeekType: hg_sd_bus_message_peek_type_fn
-    let messageReadBasic: hg_sd_bus_message_read_basic_fn
-    let messageRef: hg_sd_bus_message_ref_fn
-    let messageRewind: hg_sd_bus_message_rewind_fn
-    let messageUnref: hg_sd_bus_message_unref_fn
-    let new: hg_sd_bus_new_fn
-    let openSystem: hg_sd_bus_open_system_fn
-    let process: hg_sd_bus_process_fn
-    let send: hg_sd_bus_send_fn
-    let setAddress: hg_sd_bus_set_address_fn
-    let setBusClient: hg_sd_bus_set_bus_client_fn
-    let slotUnref: hg_sd_bus_slot_unref_fn
-    let start: hg_sd_bus_start_fn
-    let unref: hg_sd_bus_unref_fn
-    /// sd_bus_message_read, variadic: called through shim.h's typed wrappers.
-    let messageRead: UnsafeMutableRawPointer
-
-    /// Reads one unix fd from `message` (see shim.h).
-    func readUnixFD(_ message: OpaquePointer, _ fd: UnsafeMutablePointer<Int32>) -> Int32 {
-        hg_sd_bus_message_read_unix_fd(messageRead, message, fd)
     }
 }

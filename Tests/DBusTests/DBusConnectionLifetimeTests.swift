@@ -1,12 +1,11 @@
-import BLECentral
-@testable import BlueZ
+@testable import DBus
 import Foundation
 import GatewayTesting
 import Glibc
 import XCTest
 
 /// What a dropped bus leaves behind: every call and match in flight must be released, because
-/// the BlueZ transport opens a new connection after each drop.
+/// a client such as the BlueZ transport opens a new connection after each drop.
 final class DBusConnectionLifetimeTests: XCTestCase {
     /// libsystemd is loaded when a connection opens: without it, opening fails with an error that
     /// names the library and what to install.
@@ -19,7 +18,7 @@ final class DBusConnectionLifetimeTests: XCTestCase {
     }
 
     func testCallsAndMatchesInFlightAreReleasedWhenTheBusDrops() async throws {
-        let bus = try await PrivateBlueZ(withBluetoothd: false)
+        let bus = try await PrivateBus()
         let connection = try DBusConnection(address: bus.address)
         let signals = try await connection.signals(matching: DBusMatchRule(interface: "org.healthgate.Nothing"))
         // A stopped daemon answers nothing, so the call stays in flight until the bus drops.
@@ -29,11 +28,11 @@ final class DBusConnectionLifetimeTests: XCTestCase {
                 destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                 interface: "org.freedesktop.DBus.Peer", member: "Ping")
         }
-        try await waitUntil("the call and the match to be in flight") { connection.core.inFlight().count == 2 }
+        try await waitUntil("the call and the match to be in flight") { await connection.core.inFlight().count == 2 }
         weak var firstObject: AnyObject?
         weak var secondObject: AnyObject?
         do {
-            let objects = connection.core.inFlight()
+            let objects = await connection.core.inFlight()
             firstObject = objects[0]
             secondObject = objects[1]
         }
@@ -49,8 +48,9 @@ final class DBusConnectionLifetimeTests: XCTestCase {
             XCTFail("the signal stream ended without the bus's error")
         } catch {}
         XCTAssertFalse(connection.isOpen)
-        // inFlight() runs on the bus queue, after the block that failed everything has finished.
-        XCTAssertTrue(connection.core.inFlight().isEmpty)
+        // inFlight() runs on the bus's actor, after the job that failed everything has finished.
+        let left = await connection.core.inFlight()
+        XCTAssertTrue(left.isEmpty)
         // The consumers above resume before the bus queue lets go of the objects it failed:
         // give it a moment (a leaked object never goes).
         for _ in 0..<200 where firstObject != nil || secondObject != nil {

@@ -1,0 +1,111 @@
+import CSystemd
+import Synchronization
+
+// Signal matches: added with sd_bus_add_match_async(3); signals and the bus's answer to the
+// AddMatch arrive through its callbacks inside sd_bus_process.
+extension BusCore {
+    /// Adds the match and suspends until the bus has installed it.
+    func install(_ subscription: Subscription) async throws {
+        try await withCheckedThrowingContinuation { installed in
+            install(subscription, installed: installed)
+        }
+    }
+
+    private func install(_ subscription: Subscription, installed: CheckedContinuation<Void, any Error>) {
+        // A cancellation that came before this ran removed nothing: the task says so.
+        if Task.isCancelled {
+            installed.resume(throwing: CancellationError())
+            return
+        }
+        guard let bus, closedError == nil else {
+            installed.resume(throwing: closed)
+            subscription.stream.finish(throwing: closed)
+            return
+        }
+        var slot: OpaquePointer?
+        let userdata = Unmanaged.passUnretained(subscription).toOpaque()
+        let result = sd.addMatchAsync(
+            bus, &slot, subscription.rule,
+            { message, userdata, _ in
+                // Runs inside sd_bus_process, which only pump() calls: on the core's actor.
+                guard let userdata, let message else { return 0 }
+                let subscription = Unmanaged<Subscription>.fromOpaque(userdata).takeUnretainedValue()
+                // sd-bus passes `message` to this callback inside sd_bus_process, on the core's queue, and it
+                // never leaves that thread: not tracked by region checking, which cannot see the C caller.
+                nonisolated(unsafe) let received = message
+                subscription.core.assumeIsolated { $0.deliver(received, to: subscription) }
+                return 0
+            },
+            { reply, userdata, _ in
+                guard let userdata else { return 0 }
+                let subscription = Unmanaged<Subscription>.fromOpaque(userdata).takeUnretainedValue()
+                // sd-bus passes `reply` to this callback inside sd_bus_process, on the core's queue, and it
+                // never leaves that thread: not tracked by region checking, which cannot see the C caller.
+                nonisolated(unsafe) let received = reply
+                subscription.core.assumeIsolated { $0.installed(subscription, reply: received) }
+                return 1
+            }, userdata)
+        if result < 0 {
+            let error = DBusError(errno: -result, "adding match \(subscription.rule)")
+            installed.resume(throwing: error)
+            subscription.stream.finish(throwing: error)
+            return
+        }
+        subscriptions[ObjectIdentifier(subscription)] = Subscription.State(
+            subscription: subscription, installed: installed, slot: slot)
+        pump()
+    }
+
+    /// Tells the caller waiting for `subscription`'s install, if one still is.
+    private func finishInstall(_ subscription: Subscription, _ result: Result<Void, any Error>) {
+        let key = ObjectIdentifier(subscription)
+        guard let installed = subscriptions[key]?.installed else { return }
+        subscriptions[key]?.installed = nil
+        installed.resume(with: result)
+    }
+
+    private func installed(_ subscription: Subscription, reply: OpaquePointer?) {
+        if let reply, let error = sd.messageGetError(reply) {
+            let failure = DBusError(
+                name: error.pointee.name.map { String(cString: $0) } ?? DBusError.noReply,
+                message: error.pointee.message.map { String(cString: $0) } ?? "",
+                context: "adding match \(subscription.rule)")
+            finishInstall(subscription, .failure(failure))
+            subscription.stream.finish(throwing: failure)
+            remove(subscription)
+            return
+        }
+        finishInstall(subscription, .success(()))
+    }
+
+    private func deliver(_ message: OpaquePointer, to subscription: Subscription) {
+        guard subscriptions[ObjectIdentifier(subscription)] != nil else { return }
+        func text(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
+        do throws(DBusError) {
+            let signal = DBusSignal(
+                sender: text(sd.messageGetSender(message)),
+                path: text(sd.messageGetPath(message)) ?? "",
+                interface: text(sd.messageGetInterface(message)) ?? "",
+                member: text(sd.messageGetMember(message)) ?? "",
+                arguments: try coding.readAll(message))
+            if case .dropped = subscription.stream.yield(signal) {
+                dropped.add(1, ordering: .relaxed)
+            }
+        } catch {
+            // A signal we cannot decode is counted, not fatal to the subscription.
+            dropped.add(1, ordering: .relaxed)
+        }
+        // sd-bus lets several handlers see one message; rewind for the next one.
+        _ = sd.messageRewind(message, 1)
+    }
+
+    /// Removes the match: its consumer stopped, or its caller's task was cancelled. The stream
+    /// finishes, and a caller still waiting for the install gets `CancellationError`.
+    func remove(_ subscription: Subscription) {
+        finishInstall(subscription, .failure(CancellationError()))
+        if let state = subscriptions.removeValue(forKey: ObjectIdentifier(subscription)), let slot = state.slot {
+            _ = sd.slotUnref(slot)
+        }
+        subscription.stream.finish()
+    }
+}
