@@ -108,11 +108,16 @@ let package = Package(
         // A D-Bus client over sd-bus (dlopened): method calls, signal matches, exported objects.
         // Generic: it knows no service; BlueZ is one of its users.
         .target(name: "DBus", dependencies: ["CSystemd", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
-        // BlueZ's D-Bus API (adapters, devices, GATT objects, the methods healthgate calls), on DBus.
-        .target(name: "BlueZ", dependencies: ["DBus"], swiftSettings: swiftSettings),
+        // The Bluetooth LE central over BlueZ: BlueZ's D-Bus API (adapters, devices, GATT objects,
+        // the methods healthgate calls) and the BLECentralTransport implementation on it.
         .target(
-            name: "BLECentral", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "GATTDecoding", "HealthModel", "SampleBus", "LinuxSystem", "AsyncPrimitives"],
-            exclude: ["README.md", "README-bluez.md"], swiftSettings: swiftSettings),
+            name: "BlueZ", dependencies: ["DBus", "BLETransport", "GatewayRuntime", "LinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
+            swiftSettings: swiftSettings),
+        // The profile kit every Bluetooth LE source is built on: following devices (discovery,
+        // filter, reconnect), the shared configuration keys, simulation pacing, BluetoothProfile.
+        .target(
+            name: "BLEProfileKit", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "AsyncPrimitives"],
+            exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
         // The serial (tty) device family: what every member shares: tty discovery and hot-plug
         // through udev, the opening policy, the framers, the shared configuration keys, and the
@@ -157,27 +162,27 @@ let package = Package(
         // The Bluetooth family's test doubles: a scripted stack, a link-dropping transport, GATT
         // fixture files. Only the tests of Bluetooth modules and plugins link it.
         .target(
-            name: "BLETesting", dependencies: ["GatewayTesting", "BLETransport", "BLECentral", "GATTDecoding", "GatewayRuntime"],
+            name: "BLETesting", dependencies: ["GatewayTesting", "BLETransport", "BLEProfileKit", "GATTDecoding", "GatewayRuntime"],
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)
         .target(
-            name: "HeartRateMonitor", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "BLECentral", "GATTDecoding"],
+            name: "HeartRateMonitor", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "BLEProfileKit", "GATTDecoding"],
             path: "plugins/HeartRateMonitor/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SerialPedometer", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "LinuxSystem", "SerialDevices", "AsyncPrimitives"],
             path: "plugins/SerialPedometer/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "FitnessEquipment", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "BLECentral"],
+            name: "FitnessEquipment", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "BLEProfileKit"],
             path: "plugins/FitnessEquipment/Sources", swiftSettings: swiftSettings),
         // The Bluetooth SIG health profiles (scales, cuffs, thermometers, oximeters, glucose meters):
         // decoders and the mapper to samples.
         .target(
-            name: "HealthDevices", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
+            name: "HealthDevices", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLEProfileKit"],
             path: "plugins/HealthDevices/Sources", swiftSettings: swiftSettings),
         // The Continuous Glucose Monitoring Service (0x181F), on the profile kit.
         .target(
-            name: "ContinuousGlucose", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLECentral"],
+            name: "ContinuousGlucose", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLEProfileKit"],
             path: "plugins/ContinuousGlucose/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
@@ -193,7 +198,7 @@ let package = Package(
         .target(
             name: "BuiltinPlugins",
             dependencies: [
-                "BLETransport", "BLECentral", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "SQLiteStore",
+                "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "SQLiteStore",
                 "HTTPRepository", "MQTTBroker",
             ],
             path: "Sources/BuiltinPlugins", swiftSettings: swiftSettings),
@@ -203,7 +208,7 @@ let package = Package(
             name: "healthgate",
             dependencies: ["GatewayTime", 
                 "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts",
-                "AsyncPrimitives", "LinuxSystem", "BLECentral", "SerialDevices", "Udev", "GATTDecoding",
+                "AsyncPrimitives", "LinuxSystem", "BLEProfileKit", "BlueZ", "SerialDevices", "Udev", "GATTDecoding",
                 "WebBoard", "Metrics", "WorkoutExport", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
             ],
             exclude: ["link-order.txt"],
@@ -215,7 +220,7 @@ let package = Package(
             name: "healthgate-benchmarks",
             dependencies: [
                 "BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite",
-                "CSQLite", "SQLiteStore", "BLECentral", "HeartRateMonitor", "SerialPedometer",
+                "CSQLite", "SQLiteStore", "BLEProfileKit", "HeartRateMonitor", "SerialPedometer",
                 "HTTPRepository", "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation",
                 "WebBoard", "MQTTBroker", "CMosquitto",
             ],
@@ -228,7 +233,7 @@ let package = Package(
         // MARK: Tests
         .testTarget(
             name: "BLETransportTests",
-            dependencies: ["BLETransport", "BLECentral", "GatewayRuntime", "GatewayTesting", "HealthModel"],
+            dependencies: ["BLETransport", "BLEProfileKit", "GatewayRuntime", "GatewayTesting", "HealthModel"],
             swiftSettings: swiftSettings),
         .testTarget(name: "GatewayRuntimeTests", dependencies: ["GatewayRuntime"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewayTimeTests", dependencies: ["GatewayTime", "HealthModel"], swiftSettings: swiftSettings),
@@ -256,7 +261,7 @@ let package = Package(
             dependencies: ["GatewayControl", "GatewayRuntime", "GatewayTesting", "HealthModel", "WorkoutRuntime", "Workouts", "WorkoutsTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "BLECentralTests", dependencies: ["BLETransport", "GatewayRuntime", "BLECentral", "SampleBus"], swiftSettings: swiftSettings),
+            name: "BLEProfileKitTests", dependencies: ["BLETransport", "GatewayRuntime", "BLEProfileKit", "SampleBus"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
@@ -276,21 +281,21 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HeartRateMonitorTests",
-            dependencies: ["BLETesting", "BLETransport", "GatewayRuntime", "HeartRateMonitor", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding", "HealthStore"],
+            dependencies: ["BLETesting", "BLETransport", "GatewayRuntime", "HeartRateMonitor", "BLEProfileKit", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding", "HealthStore"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "FitnessEquipmentTests", dependencies: ["BLETesting", "BLETransport", "GatewayRuntime", "GATTDecoding", "FitnessEquipment", "BLECentral", "GatewayTesting", "HealthModel", "SampleBus"],
+            name: "FitnessEquipmentTests", dependencies: ["BLETesting", "BLETransport", "GatewayRuntime", "GATTDecoding", "FitnessEquipment", "BLEProfileKit", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthDevicesTests", dependencies: ["BLETesting", "GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus", "HealthStore"],
+            name: "HealthDevicesTests", dependencies: ["BLETesting", "GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "BLEProfileKit", "GatewayTesting", "HealthDevices", "HealthModel", "SQLiteStore", "SampleBus", "HealthStore"],
             path: "plugins/HealthDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "ContinuousGlucoseTests", dependencies: ["BLETesting", "GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "BLECentral", "GatewayTesting", "ContinuousGlucose", "HealthModel", "SampleBus"],
+            name: "ContinuousGlucoseTests", dependencies: ["BLETesting", "GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "BLEProfileKit", "GatewayTesting", "ContinuousGlucose", "HealthModel", "SampleBus"],
             path: "plugins/ContinuousGlucose/Tests", swiftSettings: swiftSettings),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "BLECentral", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
+            name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "DBus", "BLEProfileKit", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "GATTDecodingTests", dependencies: ["GATTDecoding"], path: "Tests/GATTDecodingTests",
@@ -332,7 +337,7 @@ if Context.environment["HEALTHGATE_FUZZ"] != nil {
         dependencies: [
                        "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "GATTDecoding",
                        "HeartRateMonitor", "SerialDevices", "SerialPedometer", "SQLiteStore", "HealthStore", "HTTPRepository",
-                       "FitnessEquipment", "HealthDevices", "Workouts", "WorkoutRuntime", "BLECentral", "BuiltinPlugins",
+                       "FitnessEquipment", "HealthDevices", "Workouts", "WorkoutRuntime", "BLEProfileKit", "BuiltinPlugins",
                    ],
         path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
 }

@@ -1,4 +1,4 @@
-import BLECentral
+import BLEProfileKit
 public import BLETransport
 import Foundation
 import Synchronization

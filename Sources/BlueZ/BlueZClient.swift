@@ -1,7 +1,7 @@
 // BlueZ's API is stated in D-Bus's terms (a ``BlueZClient`` runs on a `DBusConnection`, and
 // answers with `DBusValue`s and `DBusError`s), so every user of BlueZ uses the DBus module too:
 // re-exported, so that importing BlueZ is enough to speak to bluetoothd.
-@_exported public import DBus
+public import DBus
 
 /// BlueZ's D-Bus interface names (BlueZ doc/org.bluez.*.rst).
 public enum BlueZInterface {

@@ -1,5 +1,5 @@
 public import BLETransport
-import BLECentral
+import BLEProfileKit
 public import SampleBus
 import ContinuousGlucose
 import FitnessEquipment

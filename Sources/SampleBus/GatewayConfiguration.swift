@@ -98,7 +98,7 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     /// executable; absent: the defaults.
     public var store: JSONValue?
     /// What holds for every Bluetooth adapter, whichever sources use it (`adapterLimits`),
-    /// decoded by the Bluetooth family (BLECentral's `BluetoothConfiguration.decode`); absent: the
+    /// decoded by the Bluetooth family (BLEProfileKit's `BluetoothConfiguration.decode`); absent: the
     /// defaults.
     public var bluetooth: JSONValue?
     /// The wall clock: `trusted` declares it right without the kernel's word (a box with a
@@ -294,7 +294,7 @@ extension GatewayConfiguration {
         public var web: ConfigurationSchema
         public var profile: ConfigurationSchema
         public var participants: ConfigurationSchema
-        /// The Bluetooth family's section (BLECentral's `BluetoothConfiguration.configurationSchema`).
+        /// The Bluetooth family's section (BLEProfileKit's `BluetoothConfiguration.configurationSchema`).
         public var bluetooth: ConfigurationSchema
 
         public init(

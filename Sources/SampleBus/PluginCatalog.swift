@@ -36,7 +36,7 @@ public struct PluginCatalogEntry: Sendable {
 
     /// A catalog entry for a source plugin that `make` builds from its validated settings: how a
     /// device family hands its plugins the services the executable made for them (the Bluetooth
-    /// adapters, BLECentral's `bluetoothSource`), which the bus knows nothing of.
+    /// adapters, BLEProfileKit's `bluetoothSource`), which the bus knows nothing of.
     public static func source<P: SampleSource & ConfigurablePlugin>(
         _ plugin: P.Type, make: @escaping @Sendable (P.Configuration.Settings, PluginEnvironment) throws -> P
     ) -> PluginCatalogEntry {

@@ -1,5 +1,5 @@
 import BLETransport
-import BLECentral
+import BLEProfileKit
 import Foundation
 import GatewayTesting
 import HealthModel

@@ -1,6 +1,7 @@
 import BLETransport
-import BLECentral
+import BLEProfileKit
 import BlueZ
+import DBus
 import Foundation
 import GatewayTesting
 import HealthModel

@@ -1,6 +1,7 @@
 import BLETransport
-@testable import BLECentral
-import BlueZ
+@testable import BLEProfileKit
+@testable import BlueZ
+import DBus
 import GatewayTesting
 import HeartRateMonitor
 import GatewayRuntime

@@ -1,5 +1,5 @@
 import GatewayRuntime
-import BLECentral
+import BLEProfileKit
 import BlueZ
 import Foundation
 import GatewayTesting

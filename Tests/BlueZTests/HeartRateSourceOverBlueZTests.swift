@@ -1,4 +1,4 @@
-import BLECentral
+import BLEProfileKit
 import BlueZ
 import Foundation
 import GatewayTesting

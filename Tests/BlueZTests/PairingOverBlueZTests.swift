@@ -1,7 +1,8 @@
 import SampleBus
-import BLECentral
+import BLEProfileKit
 import BLETransport
 @testable import BlueZ
+import DBus
 import Foundation
 import GatewayTesting
 import HealthDevices

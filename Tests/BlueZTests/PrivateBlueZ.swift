@@ -1,6 +1,7 @@
-import BLECentral
+import BLEProfileKit
 import BLETransport
 import BlueZ
+import DBus
 import Foundation
 import Glibc
 import GatewayTesting

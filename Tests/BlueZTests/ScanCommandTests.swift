@@ -1,4 +1,4 @@
-import BLECentral
+import BLEProfileKit
 import Foundation
 import GatewayTesting
 import XCTest

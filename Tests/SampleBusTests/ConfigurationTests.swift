@@ -101,7 +101,7 @@ final class ConfigurationTests: XCTestCase {
     }
 
     /// The `bluetooth` section is carried, not decoded: the Bluetooth family decodes it
-    /// (BLECentralTests' BluetoothConfigurationTests).
+    /// (BLEProfileKitTests' BluetoothConfigurationTests).
     func testTheBluetoothSectionIsCarriedAsItIs() throws {
         let configuration = try GatewayConfiguration.parse(
             Data(#"{"bluetooth": {"adapterLimits": {"connections": 7}}}"#.utf8), origin: "bt.json")

@@ -1,4 +1,5 @@
-import BLECentral
+import BLEProfileKit
+import BlueZ
 import FoundationEssentials
 import GatewayRuntime
 

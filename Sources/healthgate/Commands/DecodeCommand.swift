@@ -1,5 +1,5 @@
 import BuiltinPlugins
-import BLECentral
+import BLEProfileKit
 import GATTDecoding
 import FoundationEssentials
 import SampleBus

@@ -1,5 +1,5 @@
 import BuiltinPlugins
-import BLECentral
+import BLEProfileKit
 import FoundationEssentials
 import HealthModel
 import GatewayRuntime

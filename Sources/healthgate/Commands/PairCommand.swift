@@ -1,6 +1,7 @@
 import GatewayRuntime
 import AsyncPrimitives
-import BLECentral
+import BLEProfileKit
+import BlueZ
 import BLETransport
 import FoundationEssentials
 import LinuxSystem

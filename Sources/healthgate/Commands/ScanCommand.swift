@@ -1,6 +1,7 @@
 import BuiltinPlugins
 import GatewayRuntime
-import BLECentral
+import BLEProfileKit
+import BlueZ
 import BLETransport
 import AsyncPrimitives
 import FoundationEssentials
@@ -38,7 +39,7 @@ enum ScanCommand {
             into the configuration's "sources" list.
 
             Needs bluetoothd and permission to talk to it on the system bus (see \
-            Sources/BLECentral/README-bluez.md). DBUS_SYSTEM_BUS_ADDRESS selects another bus.
+            Sources/BlueZ/README.md). DBUS_SYSTEM_BUS_ADDRESS selects another bus.
 
             Exits 69 when there is no Bluetooth (no bluetoothd, no adapter, adapter off), 64 for \
             an unknown --kind.

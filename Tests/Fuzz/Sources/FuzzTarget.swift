@@ -1,4 +1,4 @@
-import BLECentral
+import BLEProfileKit
 import BuiltinPlugins
 import GATTDecoding
 import Foundation

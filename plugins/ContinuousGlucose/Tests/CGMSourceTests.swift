@@ -1,4 +1,4 @@
-import BLECentral
+import BLEProfileKit
 import BLETesting
 import BLETransport
 import ContinuousGlucose

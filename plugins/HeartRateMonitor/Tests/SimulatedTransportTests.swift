@@ -1,5 +1,5 @@
 import SampleBus
-import BLECentral
+import BLEProfileKit
 import BLETransport
 import GATTDecoding
 import Foundation

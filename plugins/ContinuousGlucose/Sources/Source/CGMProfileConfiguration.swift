@@ -1,4 +1,4 @@
-import BLECentral
+import BLEProfileKit
 public import GatewayRuntime
 
 /// The `ble-cgm` source's own `config` keys, beside the shared Bluetooth keys

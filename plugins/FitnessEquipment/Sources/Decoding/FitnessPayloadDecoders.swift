@@ -1,4 +1,4 @@
-public import BLECentral
+public import BLEProfileKit
 import FoundationEssentials
 
 // `healthgate decode` for the fitness-equipment characteristics: one decoder per characteristic,

@@ -1,4 +1,4 @@
-import BLECentral
+import BLEProfileKit
 public import BLETransport
 
 /// The assigned numbers of the fitness profiles (Bluetooth SIG Assigned Numbers, §3.4 and §3.8).

@@ -1,4 +1,4 @@
-import BLECentral
+import BLEProfileKit
 import BLETransport
 import FoundationEssentials
 import HealthModel

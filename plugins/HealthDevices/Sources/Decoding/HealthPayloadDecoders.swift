@@ -1,4 +1,4 @@
-public import BLECentral
+public import BLEProfileKit
 import FoundationEssentials
 
 extension HealthProfile {

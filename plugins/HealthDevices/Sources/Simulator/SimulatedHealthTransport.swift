@@ -1,4 +1,4 @@
-import BLECentral
+import BLEProfileKit
 public import BLETransport
 public import FoundationEssentials
 public import GatewayRuntime

@@ -1,4 +1,4 @@
-import BLECentral
+import BLEProfileKit
 public import BLETransport
 
 /// The assigned numbers of the health profiles (Bluetooth SIG Assigned Numbers §3.4, §3.8).

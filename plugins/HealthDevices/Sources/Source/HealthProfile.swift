@@ -1,5 +1,5 @@
 public import BLETransport
-public import BLECentral
+public import BLEProfileKit
 public import GatewayRuntime
 public import SampleBus
 import HealthModel

@@ -1,4 +1,4 @@
-public import BLECentral
+public import BLEProfileKit
 public import GatewayRuntime
 
 /// The `ble-health` source's own `config` keys, beside the shared Bluetooth keys

@@ -1,5 +1,5 @@
 public import GatewayRuntime
-import BLECentral
+import BLEProfileKit
 public import BLETransport
 import FoundationEssentials
 import HealthModel

@@ -1,4 +1,4 @@
-public import BLECentral
+public import BLEProfileKit
 public import BLETransport
 public import GatewayRuntime
 public import SampleBus

@@ -92,12 +92,12 @@ extension ConfigurationKey {
     }
 }
 
-extension PeripheralFollower.Radio {
+extension PeripheralSupervisor.Radio {
     /// One radio per adapter name, each with the gateway's transport and the scheduler it shares
     /// for that adapter (`bluetooth`, the gateway's adapters).
-    public static func make(adapters: [String?], bluetooth: BluetoothAdapters) -> [PeripheralFollower.Radio] {
+    public static func make(adapters: [String?], bluetooth: BluetoothAdapters) -> [PeripheralSupervisor.Radio] {
         adapters.map { adapter in
-            PeripheralFollower.Radio(
+            PeripheralSupervisor.Radio(
                 transport: bluetooth.transport(for: adapter),
                 scheduler: bluetooth.scheduler(for: adapter), watched: bluetooth.watchdog)
         }
@@ -109,10 +109,10 @@ extension PeripheralFollower.Radio {
     public static func unshared(
         _ transport: any BLECentralTransport, adapter: String?, connections: Int? = nil, bluetooth: BluetoothAdapters,
         environment: PluginEnvironment
-    ) -> PeripheralFollower.Radio {
+    ) -> PeripheralSupervisor.Radio {
         var limits = bluetooth.limits
         if let connections { limits.connections = connections }
-        return PeripheralFollower.Radio(
+        return PeripheralSupervisor.Radio(
             transport: transport,
             scheduler: AdapterScheduler(adapter: adapter ?? "default", limits: limits, clock: environment.clock),
             watched: false)

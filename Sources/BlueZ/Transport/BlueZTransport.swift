@@ -1,6 +1,6 @@
 public import BLETransport
 import AsyncPrimitives
-public import BlueZ
+public import DBus
 public import GatewayRuntime
 import Synchronization
 

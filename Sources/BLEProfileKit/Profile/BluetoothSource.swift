@@ -3,7 +3,7 @@ import GatewayRuntime
 public import SampleBus
 
 /// The one source every Bluetooth LE profile runs as: discovers devices advertising the
-/// profile's services on each configured adapter (``PeripheralFollower``), follows up to
+/// profile's services on each configured adapter (``PeripheralSupervisor``), follows up to
 /// `maxDevices` of them, each in its own task that connects, reconnects with backoff and hands
 /// every connection to the profile (``BluetoothProfile/follow(_:configuration:environment:)``). With
 /// `transport: "simulated"` the profile's simulator stands in for Bluetooth. No Bluetooth is
@@ -20,7 +20,7 @@ public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource
     /// The validated configuration.
     public let configuration: Configuration
     let environment: PluginEnvironment
-    let radios: [PeripheralFollower.Radio]
+    let radios: [PeripheralSupervisor.Radio]
 
     /// Builds the source from its settings (its configuration after `validated(in:)`): with
     /// `bluez`, a radio per adapter from the gateway's Bluetooth (`bluetooth`, one per run made
@@ -29,7 +29,7 @@ public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource
     public init(settings configuration: Configuration, environment: PluginEnvironment, bluetooth: BluetoothAdapters) {
         switch configuration.shared.transport {
         case .bluez:
-            radios = PeripheralFollower.Radio.make(adapters: configuration.shared.adapterNames, bluetooth: bluetooth)
+            radios = PeripheralSupervisor.Radio.make(adapters: configuration.shared.adapterNames, bluetooth: bluetooth)
         case .simulated:
             radios = [.unshared(
                 Profile.simulator(configuration.profile, clock: environment.clock), adapter: nil,
@@ -47,7 +47,7 @@ public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource
 
     /// Discovers and follows devices until cancelled (then throws `CancellationError`).
     public func run(context: SourceContext) async throws {
-        let follower = PeripheralFollower(
+        let follower = PeripheralSupervisor(
             radios: radios, filter: DeviceFilter(services: Self.services, selection: configuration.shared.devices),
             maxDevices: configuration.effectiveMaxDevices, retry: configuration.shared.reconnect)
         try await follower.run(context: context) { [profile = configuration.profile, environment] session in

@@ -17,7 +17,7 @@ import FoundationEssentials
 /// retried with backoff on its own; no Bluetooth is logged once per adapter. While discovery
 /// runs, each adapter's watchdog checks for silence (``AdapterScheduler/checkSilence()``). Only
 /// cancellation ends the loop.
-public struct PeripheralFollower: Sendable {
+public struct PeripheralSupervisor: Sendable {
     /// The work for one followed device, given its session: runs until cancelled.
     public typealias Follow = @Sendable (PeripheralSession) async throws -> Void
 

@@ -114,11 +114,8 @@ public struct DeviceMatcher: Decodable, Sendable, Hashable {
         }
     }
 
-    /// Whether `text` is six colon-separated hex octets.
-    public static func isAddress(_ text: String) -> Bool {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && $0.allSatisfy(\.isHexDigit) }
-    }
+    /// Whether `text` is six colon-separated hex octets (``BluetoothAddress/isValid(_:)``).
+    public static func isAddress(_ text: String) -> Bool { BluetoothAddress.isValid(text) }
 }
 
 extension DeviceSelection: ConfigurationValue {

@@ -1,5 +1,5 @@
 import BLETransport
-import BlueZ
+import DBus
 
 /// What was being done when BlueZ failed, for mapping its error names.
 enum BlueZOperation {

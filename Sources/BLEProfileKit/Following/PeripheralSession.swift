@@ -19,7 +19,7 @@ public struct PeripheralSession: Sendable {
     public let scheduler: AdapterScheduler
     public let context: SourceContext
     public let reconnect: ReconnectPolicy
-    /// Whether discovery currently sees the device (``PeripheralFollower`` sets it).
+    /// Whether discovery currently sees the device (``PeripheralSupervisor`` sets it).
     public let presence: AsyncCondition<Bool>
     /// Set when the device's matcher asks for pairing: the connection pairs before `follow`.
     public let pairing: DevicePairing?
@@ -42,7 +42,7 @@ public struct PeripheralSession: Sendable {
     /// The upper-case address, used in status keys and metadata.
     public var key: String { peripheral.address.uppercased() }
     /// How logs name the device before its Device Information is read.
-    public var displayName: String { PeripheralFollower.displayName(of: peripheral) }
+    public var displayName: String { PeripheralSupervisor.displayName(of: peripheral) }
 
     /// Sets the status detail `name` of this device.
     public func setDetail(_ name: String, _ value: String?) {
@@ -81,8 +81,8 @@ public struct PeripheralSession: Sendable {
                 } catch {
                     let code = (error as? BLETransportError)?.code ?? .failed
                     if case .powerCycle(let reason) = scheduler.failed(attempt, code: code) {
-                        await PeripheralFollower.powerCycle(
-                            PeripheralFollower.Radio(transport: transport, scheduler: scheduler, watched: true), reason: reason, context: context)
+                        await PeripheralSupervisor.powerCycle(
+                            PeripheralSupervisor.Radio(transport: transport, scheduler: scheduler, watched: true), reason: reason, context: context)
                     }
                     scheduler.publish(to: context.status)
                     if code == .unavailable {

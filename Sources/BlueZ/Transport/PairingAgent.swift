@@ -1,5 +1,5 @@
 import BLETransport
-import BlueZ
+import DBus
 import GatewayRuntime
 import Synchronization
 
@@ -130,6 +130,6 @@ struct PairingAgent: Sendable {
     static func address(ofDevice path: String) -> String? {
         guard let last = path.split(separator: "/").last, last.hasPrefix("dev_") else { return nil }
         let address = String(last.dropFirst(4).map { $0 == "_" ? ":" : $0 }).uppercased()
-        return DeviceMatcher.isAddress(address) ? address : nil
+        return BluetoothAddress.isValid(address) ? address : nil
     }
 }

@@ -1,5 +1,5 @@
 import BLETransport
-import BlueZ
+import DBus
 import FoundationEssentials
 import GatewayRuntime
 import AsyncPrimitives
