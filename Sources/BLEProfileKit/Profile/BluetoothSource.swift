@@ -47,10 +47,10 @@ public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource
 
     /// Discovers and follows devices until cancelled (then throws `CancellationError`).
     public func run(context: SourceContext) async throws {
-        let follower = PeripheralSupervisor(
+        let supervisor = PeripheralSupervisor(
             radios: radios, filter: DeviceFilter(services: Self.services, selection: configuration.shared.devices),
             maxDevices: configuration.effectiveMaxDevices, retry: configuration.shared.reconnect)
-        try await follower.run(context: context) { [profile = configuration.profile, environment] session in
+        try await supervisor.run(context: context) { [profile = configuration.profile, environment] session in
             try await Profile.follow(session, configuration: profile, environment: environment)
         }
     }
