@@ -11,8 +11,8 @@ enum DevicesCommand {
         name: "devices", summary: "List serial (tty) devices udev knows and whether healthgate would use them.",
         usage: "devices [--all] [--json]",
         discussion: """
-            A device is used by a `serial-pedometer` source with "udev": true when the rules in \
-            udev-rules/70-healthgate-pedometer.rules tagged it HEALTHGATE_ADAPTER=serial-pedometer \
+            A device is used by a serial source (such as `serial-pedometer`) with "udev": true when \
+            that source's rules in udev-rules/ tagged it HEALTHGATE_ADAPTER=<the source's kind> \
             (see udev-rules/README.md). The REASON column says why a device is or is not used.
 
             Virtual terminals (tty0…, console, ptmx) are hidden unless --all is given.
