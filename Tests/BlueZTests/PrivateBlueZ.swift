@@ -13,7 +13,6 @@ import XCTest
 /// A private dbus-daemon with python3-dbusmock's bluez5 template extended by
 /// Tests/Fixtures/bluez_gatt.py, standing in for bluetoothd. Both are hard requirements.
 final class PrivateBlueZ: @unchecked Sendable {
-    static let dbusDaemon = "/usr/bin/dbus-daemon"
     static let python = "/usr/bin/python3"
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fixtures/bluez_gatt.py").path
@@ -30,43 +29,19 @@ final class PrivateBlueZ: @unchecked Sendable {
     }
     /// The test's own connection to the private bus.
     let connection: DBusConnection
-    private let daemon: Process
+    private let bus: PrivateDBusDaemon
     private var mock: Process?
     let logSink = RecordingLogSink()
 
     /// Starts the bus, and bluetoothd's stand-in unless `withBluetoothd` is false.
     init(withBluetoothd: Bool = true) async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.dbusDaemon) else {
-            throw Missing(what: "dbus-daemon (apt-get install dbus)")
-        }
-        directory = try TestEnvironment.temporaryDirectory("healthgate-bluez")
-        let socket = directory.appendingPathComponent("bus").path
-        address = "unix:path=\(socket)"
-        let config = directory.appendingPathComponent("bus.conf")
-        try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
-              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <listen>\(address)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.write(to: config, atomically: true, encoding: .utf8)
-        daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: Self.dbusDaemon)
-        daemon.arguments = ["--config-file=\(config.path)", "--nofork", "--nopidfile"]
-        daemon.standardOutput = FileHandle.nullDevice
-        // The daemon complains on stderr that it may not raise its fd limit; keep that out of test output.
-        daemon.standardError = FileHandle.nullDevice
-        try daemon.run()
+        bus = try await PrivateDBusDaemon(prefix: "healthgate-bluez")
+        directory = bus.directory
+        address = bus.address
         do {
-            connection = try await Self.open(address: address, socket: socket)
+            connection = try DBusConnection(address: address)
         } catch {
-            await Self.kill(daemon)
+            await bus.stop()
             throw error
         }
         do {
@@ -76,19 +51,6 @@ final class PrivateBlueZ: @unchecked Sendable {
             await stop()
             throw error
         }
-    }
-
-    /// Connects to the new bus. The socket file appears when the daemon binds it, a moment
-    /// before it listens, so this waits until a connection is accepted.
-    private static func open(address: String, socket: String) async throws -> DBusConnection {
-        let opened = Mutex<DBusConnection?>(nil)
-        try await waitUntil("the private bus at \(socket) to accept connections") {
-            guard let connection = try? DBusConnection(address: address) else { return false }
-            opened.withLock { $0 = connection }
-            return true
-        }
-        guard let connection = opened.withLock({ $0 }) else { throw Missing(what: "a working dbus-daemon") }
-        return connection
     }
 
     /// Starts dbusmock with the fixture template and waits until it owns org.bluez.
@@ -101,7 +63,7 @@ final class PrivateBlueZ: @unchecked Sendable {
             do { try check.run() } catch { continuation.resume(returning: -1) }
         }
         guard status == 0 else {
-            throw Missing(what: "python3-dbusmock for /usr/bin/python3 (apt-get install python3-dbusmock)")
+            throw PrivateDBusDaemon.Missing(what: "python3-dbusmock for /usr/bin/python3 (apt-get install python3-dbusmock)")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.python)
@@ -127,14 +89,13 @@ final class PrivateBlueZ: @unchecked Sendable {
     func stop() async {
         connection.close()
         await Self.kill(mock)
-        await Self.kill(daemon)
-        try? FileManager.default.removeItem(at: directory)
+        await bus.stop()
     }
 
     /// Kills bluetoothd's stand-in only (bluetoothd crashing or being stopped).
     /// Sends `signal` to the private bus daemon (SIGSTOP to hold every reply, SIGKILL to drop it).
     func signalBus(_ signal: Int32) {
-        _ = Glibc.kill(daemon.processIdentifier, signal)
+        bus.signal(signal)
     }
 
     func stopBluetoothd() async {
@@ -260,11 +221,6 @@ final class PrivateBlueZ: @unchecked Sendable {
     static func heartRateControlPoint(_ device: String) -> String { device + "/service0000/char0002" }
     /// Battery Level (third service, first characteristic: read and notify).
     static func batteryLevel(_ device: String) -> String { device + "/service0002/char0000" }
-
-    struct Missing: Error, CustomStringConvertible {
-        var what: String
-        var description: String { "required test tool missing: \(what)" }
-    }
 }
 
 /// Collects a stream's elements and its end, for waiting on state.

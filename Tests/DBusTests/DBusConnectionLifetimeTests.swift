@@ -18,11 +18,11 @@ final class DBusConnectionLifetimeTests: XCTestCase {
     }
 
     func testCallsAndMatchesInFlightAreReleasedWhenTheBusDrops() async throws {
-        let bus = try await PrivateBus()
+        let bus = try await PrivateDBusDaemon()
         let connection = try DBusConnection(address: bus.address)
         let signals = try await connection.signals(matching: DBusMatchRule(interface: "org.healthgate.Nothing"))
         // A stopped daemon answers nothing, so the call stays in flight until the bus drops.
-        bus.signalBus(SIGSTOP)
+        bus.signal(SIGSTOP)
         let call = Task {
             try await connection.call(
                 destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
@@ -36,8 +36,8 @@ final class DBusConnectionLifetimeTests: XCTestCase {
             firstObject = objects[0]
             secondObject = objects[1]
         }
-        bus.signalBus(SIGKILL)
-        bus.signalBus(SIGCONT)
+        bus.signal(SIGKILL)
+        bus.signal(SIGCONT)
         // sd-bus may answer the call itself ("Connection terminated") before it reports the drop.
         do {
             _ = try await call.value

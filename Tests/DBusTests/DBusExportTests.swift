@@ -7,7 +7,7 @@ import XCTest
 /// connection over a real dbus-daemon.
 final class DBusExportTests: XCTestCase {
     func testCallsAreAnsweredAndTheObjectGoesWithItsStream() async throws {
-        let bus = try await PrivateBus()
+        let bus = try await PrivateDBusDaemon()
         let server = try DBusConnection(address: bus.address)
         let client = try DBusConnection(address: bus.address)
         let name = try await server.uniqueName()

@@ -1,25 +1,25 @@
-import DBus
-import Foundation
-import GatewayTesting
+public import Foundation
 import Glibc
 import Synchronization
 
-/// A private dbus-daemon for one test, listening on a socket in a temporary directory: a hard
-/// requirement (`apt-get install dbus`).
-final class PrivateBus: Sendable {
+/// A private dbus-daemon for one test, listening on a socket in a temporary directory, with a
+/// policy that lets every client own any name and call anyone: the D-Bus tests' bus, and the bus
+/// bluetoothd's stand-in (python3-dbusmock) serves in the BlueZ tests. A hard requirement
+/// (`apt-get install dbus`): ``init()`` throws ``Missing`` without it.
+public final class PrivateDBusDaemon: Sendable {
     static let dbusDaemon = "/usr/bin/dbus-daemon"
 
-    let directory: URL
-    /// The bus's address, for ``DBusConnection/init(address:library:)``.
-    let address: String
+    public let directory: URL
+    /// The bus's address (`unix:path=…`), for a D-Bus connection or `DBUS_SYSTEM_BUS_ADDRESS`.
+    public let address: String
     private let daemon: Mutex<Process>
 
     /// Starts the daemon and returns once it accepts connections.
-    init() async throws {
+    public init(prefix: String = "healthgate-dbus") async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.dbusDaemon) else {
             throw Missing(what: "dbus-daemon (apt-get install dbus)")
         }
-        directory = try TestEnvironment.temporaryDirectory("healthgate-dbus")
+        directory = try TestEnvironment.temporaryDirectory(prefix)
         let socket = directory.appendingPathComponent("bus").path
         address = "unix:path=\(socket)"
         let config = directory.appendingPathComponent("bus.conf")
@@ -47,11 +47,7 @@ final class PrivateBus: Sendable {
         // The socket file appears when the daemon binds it, a moment before it listens: wait
         // until a connection is accepted.
         do {
-            try await waitUntil("the private bus at \(socket) to accept connections") { [address] in
-                guard let probe = try? DBusConnection(address: address) else { return false }
-                probe.close()
-                return true
-            }
+            try await waitUntil("the private bus at \(socket) to accept connections") { Self.accepts(socket) }
         } catch {
             await stop()
             throw error
@@ -59,15 +55,15 @@ final class PrivateBus: Sendable {
     }
 
     /// Sends `signal` to the daemon (SIGSTOP to hold every reply, SIGKILL to drop the bus).
-    func signalBus(_ signal: Int32) {
+    public func signal(_ signal: Int32) {
         let pid = daemon.withLock { $0.processIdentifier }
         _ = Glibc.kill(pid, signal)
     }
 
     /// Kills the daemon and removes its directory. SIGKILL, because children of the test process
     /// inherit its blocked signal mask (Dispatch blocks SIGTERM), so SIGTERM would not arrive.
-    func stop() async {
-        signalBus(SIGKILL)
+    public func stop() async {
+        signal(SIGKILL)
         let pid = daemon.withLock { $0.processIdentifier }
         try? await waitUntil("the bus daemon \(pid) to exit") { [self] in
             !daemon.withLock { $0.isRunning }
@@ -75,8 +71,28 @@ final class PrivateBus: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    struct Missing: Error, CustomStringConvertible {
-        let what: String
-        var description: String { "missing: \(what)" }
+    /// Whether a Unix stream socket at `path` accepts a connection now.
+    static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: bytes)
+        }
+        let length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) == 0 }
+        }
+    }
+
+    /// A program a test needs is not installed.
+    public struct Missing: Error, CustomStringConvertible {
+        public let what: String
+        public var description: String { "missing: \(what)" }
+        public init(what: String) { self.what = what }
     }
 }
