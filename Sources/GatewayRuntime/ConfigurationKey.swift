@@ -37,7 +37,8 @@ public struct ConfigurationKey<Root>: Sendable {
     /// Decodes the key's value, when present, into the root.
     let decode: @Sendable (inout Root, KeyedDecodingContainer<StrictCodingKey>) throws -> Void
     /// The key's value in `root` as configuration JSON; nil when it has none (an optional key
-    /// whose absence its description explains).
+    /// whose absence its description explains). A required key's is no default: the schema
+    /// shows none.
     let value: @Sendable (Root) -> JSONValue?
 
     /// A key with a default: absent, the property keeps the value the type's `init()` gave it.
@@ -78,6 +79,21 @@ public struct ConfigurationKey<Root>: Sendable {
             value: { $0[keyPath: keyPath]?.configurationJSON })
     }
 
+    /// An optional key whose absence means `defaultValue`, applied where the value is used: the
+    /// property stays nil, so a value built in code or stored keeps "absent" apart from "given";
+    /// the schema shows `defaultValue` as the key's default.
+    public init<Value: Decodable & ConfigurationValue>(
+        _ name: String, _ keyPath: any WritableKeyPath<Root, Value?> & Sendable, _ schema: ConfigurationSchema,
+        default defaultValue: Value, _ description: String
+    ) {
+        self.init(
+            name: name, role: .optional, shape: { _ in schema }, description: description,
+            decode: { root, container in
+                if let value = try container.decodeIfPresent(Value.self, forKey: StrictCodingKey(name)) { root[keyPath: keyPath] = value }
+            },
+            value: { ($0[keyPath: keyPath] ?? defaultValue).configurationJSON })
+    }
+
     /// A key every configuration must have: its absence is an error naming it.
     public static func required<Value: Decodable & ConfigurationValue>(
         _ name: String, _ keyPath: any WritableKeyPath<Root, Value> & Sendable, _ schema: ConfigurationSchema, _ description: String
@@ -85,7 +101,7 @@ public struct ConfigurationKey<Root>: Sendable {
         ConfigurationKey(
             name: name, role: .required, shape: { _ in schema }, description: description,
             decode: { root, container in root[keyPath: keyPath] = try container.decode(Value.self, forKey: StrictCodingKey(name)) },
-            value: { _ in nil })
+            value: { $0[keyPath: keyPath].configurationJSON })
     }
 
     /// A key refused with `reason` when present (a secret that must never be written inline): an

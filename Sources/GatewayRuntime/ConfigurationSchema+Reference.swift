@@ -79,6 +79,7 @@ extension ConfigurationSchema {
         case .number(let rule): rule.whole ? "whole number" : "number"
         case .string, .constant: "text"
         case .boolean: "true or false"
+        case .delegated: "any"
         case .array(let items, _, _):
             switch typeName(items) {
             case "true or false": "list of true or false"
@@ -114,7 +115,7 @@ extension ConfigurationSchema {
             return alternatives.map(accepted).filter { !$0.isEmpty }.joined(separator: "; or ")
         case .constant(let value):
             return "`\(value)`"
-        case .object, .boolean:
+        case .object, .boolean, .delegated:
             return ""
         }
     }

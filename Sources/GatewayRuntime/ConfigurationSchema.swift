@@ -25,6 +25,10 @@ public indirect enum ConfigurationSchema: Sendable {
     case oneOf([ConfigurationSchema])
     /// One exact string (a plugin's `kind`).
     case constant(String)
+    /// A value this declaration leaves to another module, which decodes it and declares its
+    /// shape (a section of the file, a plugin's `config`): any JSON here. Whoever assembles the
+    /// whole document's schema puts the owner's shape in its place.
+    case delegated
 
     /// A string of no particular form.
     public static var text: ConfigurationSchema { .string() }
@@ -181,6 +185,7 @@ extension ConfigurationSchema {
             }
             return true
         case (.oneOf(let alternatives), _): return alternatives.contains { $0.matches(value) }
+        case (.delegated, _): return true
         default: return false
         }
     }
@@ -223,6 +228,9 @@ extension ConfigurationSchema {
             return ["oneOf": .array(alternatives.map { $0.jsonSchema() })]
         case .constant(let value):
             return ["const": .string(value)]
+        case .delegated:
+            // JSON Schema's empty schema: any value.
+            return [:]
         }
     }
 

@@ -1,3 +1,5 @@
+public import HealthModel
+
 /// A configuration type whose keys are each declared once, in ``configurationKeys``: its
 /// decoding (strict, through ``ConfigurationDecoder``: unknown keys are errors with a
 /// suggestion) and its schema (ranges checked before decoding, `healthgate config schema`, the
@@ -43,9 +45,21 @@ extension DeclaredConfiguration {
     /// The declared keys with the values of `defaults` as their defaults: the shape of a block
     /// whose owner gives it defaults of its own.
     public static func configurationSchema(defaults: Self) -> ConfigurationSchema {
+        .object(configurationObject(defaults: defaults))
+    }
+
+    /// The declared keys as schema properties (refused keys left out), with the values of
+    /// `defaults` as their defaults: for a schema assembled from the declarations with what only
+    /// its assembler knows (a key whose shape is ``ConfigurationSchema/delegated`` given its
+    /// owner's, the forms a value takes).
+    public static func configurationObject(defaults: Self) -> ConfigurationObject {
         let keys = configurationKeys.filter { $0.role != .refused }
-        return .object(
-            keys.map { ConfigurationProperty($0.name, $0.shape(defaults), default: $0.value(defaults), $0.description) },
+        return ConfigurationObject(
+            properties: keys.map { key in
+                // A required key has no default: `init()`'s value is only a placeholder.
+                ConfigurationProperty(
+                    key.name, key.shape(defaults), default: key.role == .required ? nil : key.value(defaults), key.description)
+            },
             required: keys.filter { $0.role == .required }.map(\.name))
     }
 
@@ -95,3 +109,17 @@ extension Array: ConfigurationValue where Element: ConfigurationValue {
 extension ConfigurationValue where Self: RawRepresentable, RawValue == String {
     public var configurationJSON: JSONValue { .string(rawValue) }
 }
+
+extension Array: ConfigurationValue where Element: ConfigurationValue {
+    public var configurationJSON: JSONValue { .array(map(\.configurationJSON)) }
+}
+
+/// A value kept as JSON for its owner to decode (a plugin's `config`, a section another module
+/// owns) is its own configuration JSON.
+extension JSONValue: ConfigurationValue {
+    public var configurationJSON: JSONValue { self }
+}
+
+extension LogLevel: ConfigurationValue {}
+
+extension BiologicalSex: ConfigurationValue {}

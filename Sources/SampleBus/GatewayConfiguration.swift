@@ -25,16 +25,22 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(file): \(keyPath): \(reason)" }
 }
 
-/// One plugin instance in the configuration file.
-public struct PluginConfiguration: Sendable, Codable, Hashable {
-    /// The catalog kind, e.g. `sqlite`.
-    public var kind: String
+/// One plugin instance in the configuration file: an entry of `sources` or `sinks`. Its keys are
+/// declared once, in ``configurationKeys``; the shapes of `kind` and `config` are the catalog's
+/// (``GatewayConfiguration/schema(catalog:sections:)``).
+public struct PluginConfiguration: Sendable, Hashable, DeclaredConfiguration {
+    /// The catalog kind, e.g. `sqlite` (a file must give it: the empty default is only `init()`'s
+    /// placeholder).
+    public var kind = ""
     /// The instance name, unique in the file; defaults to the kind.
     public var name: String?
     /// For sinks: the bounded queue between the bus and the sink.
     public var queue: QueueConfiguration?
     /// The plugin's own settings, decoded by the plugin's `Configuration` type.
-    public var config: JSONValue
+    public var config = JSONValue.object([:])
+
+    /// Every key at its default.
+    public init() {}
 
     public init(kind: String, name: String? = nil, queue: QueueConfiguration? = nil, config: JSONValue = .object([:])) {
         self.kind = kind
@@ -43,14 +49,14 @@ public struct PluginConfiguration: Sendable, Codable, Hashable {
         self.config = config
     }
 
-    enum CodingKeys: String, CodingKey { case kind, name, queue, config }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        kind = try container.decode(String.self, forKey: .kind)
-        name = try container.decodeIfPresent(String.self, forKey: .name)
-        queue = try container.decodeIfPresent(QueueConfiguration.self, forKey: .queue)
-        config = try container.decodeIfPresent(JSONValue.self, forKey: .config) ?? .object([:])
+    /// Every key of a plugin entry.
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            .required("kind", \.kind, .nonEmptyText, "The plugin's kind in the catalog"),
+            ConfigurationKey("name", \.name, .nonEmptyText, "The instance name in logs and status, unique in the file; absent: the kind"),
+            ConfigurationKey("queue", \.queue, QueueConfiguration.configurationSchema, "The sink's bounded queue"),
+            ConfigurationKey("config", \.config, .delegated, "The plugin's settings"),
+        ]
     }
 }
 
@@ -73,12 +79,12 @@ public struct PluginConfiguration: Sendable, Codable, Hashable {
 /// ```
 /// With no `sinks`, the executable adds the embedded default: the `sqlite` sink, which commits
 /// into the store.
-public struct GatewayConfiguration: Sendable, Codable, Hashable {
-    public var sources: [PluginConfiguration]
-    public var sinks: [PluginConfiguration]
-    public var logLevel: LogLevel
+public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
+    public var sources: [PluginConfiguration] = []
+    public var sinks: [PluginConfiguration] = []
+    public var logLevel = LogLevel.info
     /// How long a graceful stop may take before shutdown is forced.
-    public var shutdownTimeoutSeconds: Double
+    public var shutdownTimeoutSeconds: Double = 10
     /// Overrides the control socket path.
     public var controlSocket: String?
     /// The user profile for workouts (maximum heart rate, weight, …), decoded by the Workouts module.
@@ -103,16 +109,19 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     public var bluetooth: JSONValue?
     /// The wall clock: `trusted` declares it right without the kernel's word (a box with a
     /// battery-backed real-time clock and no time synchronisation).
-    public var clock: ClockSettings
+    public var clock = ClockConfiguration()
     /// Where the configuration came from, for error messages. Not part of the file.
     public var origin: String = "(embedded default)"
+
+    /// Every key at its default: no plugins, the embedded default's origin.
+    public init() {}
 
     public init(
         sources: [PluginConfiguration] = [], sinks: [PluginConfiguration] = [],
         logLevel: LogLevel = .info, shutdownTimeoutSeconds: Double = 10,
         controlSocket: String? = nil, profile: JSONValue? = nil, participants: JSONValue? = nil, web: JSONValue? = nil,
         gatewayName: String? = nil, timeZone: String? = nil, store: JSONValue? = nil,
-        bluetooth: JSONValue? = nil, clock: ClockSettings = ClockSettings()
+        bluetooth: JSONValue? = nil, clock: ClockConfiguration = ClockConfiguration()
     ) {
         self.clock = clock
         self.store = store
@@ -129,11 +138,6 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
         self.profile = profile
     }
 
-    enum CodingKeys: String, CodingKey {
-        case sources, sinks, logLevel, shutdownTimeoutSeconds, controlSocket, profile, participants, web, metrics
-        case gatewayName, timeZone, store, bluetooth, clock
-    }
-
     /// The longest `gatewayName`.
     public static let maximumGatewayNameLength = 64
 
@@ -143,24 +147,35 @@ public struct GatewayConfiguration: Sendable, Codable, Hashable {
     /// The allowed `shutdownTimeoutSeconds`.
     public static let shutdownTimeoutRange: ClosedRange<Double> = 0.1...3600
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let defaults = GatewayConfiguration()
-        sources = try container.decodeIfPresent([PluginConfiguration].self, forKey: .sources) ?? defaults.sources
-        sinks = try container.decodeIfPresent([PluginConfiguration].self, forKey: .sinks) ?? defaults.sinks
-        logLevel = try container.decodeIfPresent(LogLevel.self, forKey: .logLevel) ?? defaults.logLevel
-        shutdownTimeoutSeconds =
-            try container.decodeIfPresent(Double.self, forKey: .shutdownTimeoutSeconds) ?? defaults.shutdownTimeoutSeconds
-        controlSocket = try container.decodeIfPresent(String.self, forKey: .controlSocket)
-        profile = try container.decodeIfPresent(JSONValue.self, forKey: .profile)
-        participants = try container.decodeIfPresent(JSONValue.self, forKey: .participants)
-        web = try container.decodeIfPresent(JSONValue.self, forKey: .web)
-        metrics = try container.decodeIfPresent(JSONValue.self, forKey: .metrics)
-        gatewayName = try container.decodeIfPresent(String.self, forKey: .gatewayName)
-        timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
-        store = try container.decodeIfPresent(JSONValue.self, forKey: .store)
-        bluetooth = try container.decodeIfPresent(JSONValue.self, forKey: .bluetooth)
-        clock = try container.decodeIfPresent(ClockSettings.self, forKey: .clock) ?? defaults.clock
+    /// Every key of the file. A key whose shape is ``ConfigurationSchema/delegated`` holds what
+    /// another module decodes (the plugins' entries, by the catalog; a section, by its owner),
+    /// and ``schema(catalog:sections:)`` gives it that module's shape.
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            ConfigurationKey("sources", \.sources, .delegated, "Plugin instances that produce samples"),
+            ConfigurationKey(
+                "sinks", \.sinks, .delegated, "Plugin instances that receive samples; absent or empty: the embedded sqlite sink"),
+            ConfigurationKey("logLevel", \.logLevel, .string(values: LogLevel.allCases.map(\.rawValue)), "The lowest level logged"),
+            ConfigurationKey(
+                "shutdownTimeoutSeconds", \.shutdownTimeoutSeconds, .number(shutdownTimeoutRange, unit: "seconds"),
+                "How long a graceful stop may take before it is forced"),
+            ConfigurationKey(
+                "controlSocket", \.controlSocket, .string(minLength: 1, maxLength: maximumSocketPathBytes),
+                "The control socket's path (at most 107 bytes); absent: in the runtime directory"),
+            ConfigurationKey("profile", \.profile, .delegated, "The user profile for workouts"),
+            ConfigurationKey("participants", \.participants, .delegated, "The participants of group workouts"),
+            ConfigurationKey("web", \.web, .delegated, "The live board, and GET /metrics on its listener; absent: off"),
+            ConfigurationKey(
+                "metrics", \.metrics, .delegated,
+                "GET /metrics (Prometheus' text format) on a listener of its own; absent: only on the board's listener"),
+            ConfigurationKey(
+                "gatewayName", \.gatewayName, .string(pattern: "^[A-Za-z0-9._-]{1,\(maximumGatewayNameLength)}$"),
+                "This gateway's name in every record's provenance; absent: the host name"),
+            ConfigurationKey("timeZone", \.timeZone, .nonEmptyText, "A tz database name such as Europe/Berlin; absent: $TZ or the system's"),
+            ConfigurationKey("store", \.store, .delegated, "The store's file and how it is kept"),
+            ConfigurationKey("bluetooth", \.bluetooth, .delegated, "What holds for every Bluetooth adapter"),
+            ConfigurationKey("clock", \.clock, "The wall clock"),
+        ]
     }
 
     /// Checks the gateway's own settings (not the plugins', the profile's nor the Bluetooth
@@ -309,72 +324,55 @@ extension GatewayConfiguration {
         }
     }
 
-    /// The whole configuration file's schema: every plugin of `catalog` as one alternative of
-    /// `sources[]` or `sinks[]`, chosen by its `kind`, and the gateway's own keys.
+    /// The whole configuration file's schema: the declared keys (``configurationKeys``), each
+    /// delegated one with its owner's shape: every plugin of `catalog` as one alternative of
+    /// `sources[]` or `sinks[]`, chosen by its `kind`, and the sections of `sections`.
     public static func schema(catalog: PluginCatalog, sections: OwnedSections) -> ConfigurationSchema {
         func entries(_ role: PluginRole) -> ConfigurationSchema {
             .array(.oneOf(catalog.entries.filter { $0.role == role }.map { entry in
-                var properties = [
-                    ConfigurationProperty("kind", .constant(entry.kind), entry.summary),
-                    ConfigurationProperty(
-                        "name", .nonEmptyText, "The instance name in logs and status, unique in the file; absent: the kind"),
-                ]
-                if role == .sink, !entry.isFollower {
-                    properties.append(ConfigurationProperty("queue", QueueConfiguration.configurationSchema, "The sink's bounded queue"))
+                var entryKeys = PluginConfiguration.configurationObject(defaults: PluginConfiguration())
+                entryKeys.properties = entryKeys.properties.compactMap { key in
+                    var key = key
+                    switch key.name {
+                    case "kind": (key.schema, key.description) = (.constant(entry.kind), entry.summary)
+                    case "queue" where role != .sink || entry.isFollower: return nil  // a follower reads the store, not a queue
+                    case "config": (key.schema, key.description) = (entry.schema, "The \(entry.kind) plugin's settings")
+                    default: break
+                    }
+                    return key
                 }
-                properties.append(ConfigurationProperty("config", entry.schema, default: [:], "The \(entry.kind) plugin's settings"))
-                return .object(properties, required: ["kind"])
+                return .object(entryKeys)
             }))
         }
-        let defaults = GatewayConfiguration()
-        return .object([
-            ConfigurationProperty("sources", entries(.source), default: [], "Plugin instances that produce samples"),
-            ConfigurationProperty(
-                "sinks", entries(.sink), "Plugin instances that receive samples; absent or empty: the embedded sqlite sink"),
-            ConfigurationProperty(
-                "logLevel", .string(values: LogLevel.allCases.map(\.rawValue)), default: .string(defaults.logLevel.rawValue),
-                "The lowest level logged"),
-            ConfigurationProperty(
-                "shutdownTimeoutSeconds", .number(shutdownTimeoutRange, unit: "seconds"),
-                default: .number(defaults.shutdownTimeoutSeconds), "How long a graceful stop may take before it is forced"),
-            ConfigurationProperty(
-                "controlSocket", .string(minLength: 1, maxLength: maximumSocketPathBytes),
-                "The control socket's path (at most 107 bytes); absent: in the runtime directory"),
-            ConfigurationProperty("profile", sections.profile, "The user profile for workouts"),
-            ConfigurationProperty("participants", sections.participants, "The participants of group workouts"),
-            ConfigurationProperty("web", sections.web, "The live board, and GET /metrics on its listener; absent: off"),
-            ConfigurationProperty(
-                "metrics", sections.web,
-                "GET /metrics (Prometheus' text format) on a listener of its own; absent: only on the board's listener"),
-            ConfigurationProperty(
-                "gatewayName", .string(pattern: "^[A-Za-z0-9._-]{1,\(maximumGatewayNameLength)}$"),
-                "This gateway's name in every record's provenance; absent: the host name"),
-            ConfigurationProperty(
-                "timeZone", .nonEmptyText, "A tz database name such as Europe/Berlin; absent: $TZ or the system's"),
-            ConfigurationProperty("store", sections.store, "The store's file and how it is kept"),
-            ConfigurationProperty("bluetooth", sections.bluetooth, "What holds for every Bluetooth adapter"),
-            ConfigurationProperty(
-                "clock",
-                .object([
-                    ConfigurationProperty(
-                        "trusted", .boolean, default: .bool(false),
-                        "Declare the wall clock right without the kernel's synchronisation state (a box with a battery-backed real-time clock and no NTP); false: ask the kernel"),
-                ]), "The wall clock"),
-        ])
+        let owned: [String: ConfigurationSchema] = [
+            "sources": entries(.source), "sinks": entries(.sink), "profile": sections.profile, "participants": sections.participants,
+            "web": sections.web, "metrics": sections.web, "store": sections.store, "bluetooth": sections.bluetooth,
+        ]
+        var keys = configurationObject(defaults: GatewayConfiguration())
+        for index in keys.properties.indices {
+            guard case .delegated = keys.properties[index].schema, let shape = owned[keys.properties[index].name] else { continue }
+            keys.properties[index].schema = shape
+        }
+        return .object(keys)
     }
 }
 
 /// The configuration's `clock` section.
-public struct ClockSettings: Sendable, Codable, Hashable {
+public struct ClockConfiguration: Sendable, Hashable, DeclaredConfiguration {
     /// Whether the wall clock is declared right (default false: the kernel says).
-    public var trusted: Bool
+    public var trusted = false
 
-    public init(trusted: Bool = false) { self.trusted = trusted }
+    /// Every key at its default.
+    public init() {}
 
-    enum CodingKeys: String, CodingKey { case trusted }
+    public init(trusted: Bool) { self.trusted = trusted }
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        trusted = try container.decodeIfPresent(Bool.self, forKey: .trusted) ?? false
+    /// Every key of the `clock` section.
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            ConfigurationKey(
+                "trusted", \.trusted, .boolean,
+                "Declare the wall clock right without the kernel's synchronisation state (a box with a battery-backed real-time clock and no NTP); false: ask the kernel"),
+        ]
     }
 }

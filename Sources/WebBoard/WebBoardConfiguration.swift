@@ -120,6 +120,9 @@ public struct ListenAddress: Hashable, Sendable, CustomStringConvertible, Decoda
     }
 
     /// Decodes the text form; a malformed address is an error at its key saying what is wrong.
+    // Hand-written on purpose: an address is one string in the file, not an object of keys, so
+    // there is nothing for DeclaredConfiguration to declare; `listen`'s key is declared in
+    // WebBoardConfiguration.configurationKeys.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)

@@ -47,10 +47,10 @@ public struct ParticipantRoster: Hashable, Sendable {
         var owners: [String: String] = [:]
         for (index, item) in items.enumerated() {
             let path = "participants[\(index)]"
-            let specification: Specification
+            let specification: ParticipantConfiguration
             do {
                 // Strict, as every configuration object: a misspelt key is an error, not a default.
-                specification = try item.decodeStrictly(Specification.self)
+                specification = try item.decodeStrictly(ParticipantConfiguration.self)
             } catch let error as DecodingError {
                 let key = error.keyPath == "(top level)" ? path : "\(path).\(error.keyPath)"
                 throw fail(key, error.reason)
@@ -83,10 +83,22 @@ public struct ParticipantRoster: Hashable, Sendable {
         return ParticipantRoster(participants: participants, defaultProfile: defaultProfile)
     }
 
-    private struct Specification: Decodable {
-        var name: String
+    /// One entry of the `participants` list as written; ``decode(_:defaultProfile:)`` checks it
+    /// and decodes its profile (kept as JSON, so that its errors name `participants[N].profile`).
+    private struct ParticipantConfiguration: DeclaredConfiguration {
+        var name = ""
         var devices: [String]?
         var profile: JSONValue?
+
+        init() {}
+
+        static var configurationKeys: [ConfigurationKey<Self>] {
+            [
+                .required("name", \.name, .string(minLength: 1, maxLength: 64), "The participant's name, unique"),
+                ConfigurationKey("devices", \.devices, .array(.nonEmptyText), "The devices they wear (local identifier, name or display name)"),
+                ConfigurationKey("profile", \.profile, UserProfile.configurationSchema, "Their own profile"),
+            ]
+        }
     }
 
     /// The participant called `name`.
@@ -140,14 +152,6 @@ public struct ParticipantRoster: Hashable, Sendable {
 extension ParticipantRoster {
     /// The `participants` list's schema.
     public static var configurationSchema: ConfigurationSchema {
-        .array(
-            .object(
-                [
-                    ConfigurationProperty("name", .string(minLength: 1, maxLength: 64), "The participant's name, unique"),
-                    ConfigurationProperty(
-                        "devices", .array(.nonEmptyText), "The devices they wear (local identifier, name or display name)"),
-                    ConfigurationProperty("profile", UserProfile.configurationSchema, "Their own profile"),
-                ], required: ["name"]),
-            maxItems: maximumParticipants)
+        .array(ParticipantConfiguration.configurationSchema, maxItems: maximumParticipants)
     }
 }

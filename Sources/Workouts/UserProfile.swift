@@ -3,8 +3,9 @@ public import GatewayRuntime
 public import HealthModel
 
 /// One heart-rate zone as written in the profile: bounds in percent of the maximum heart rate,
-/// or in beats per minute. Exactly one pair must be given.
-public struct HeartRateZoneSpecification: Hashable, Sendable, Codable {
+/// or in beats per minute. Exactly one pair must be given (``UserProfile/validate()``; the
+/// schema's two forms, ``UserProfile/zoneSchema``).
+public struct HeartRateZoneSpecification: Hashable, Sendable, Encodable, DeclaredConfiguration {
     /// Lower bound in percent of the maximum heart rate.
     public var lowerPercent: Double?
     /// Upper bound in percent of the maximum heart rate.
@@ -14,12 +15,25 @@ public struct HeartRateZoneSpecification: Hashable, Sendable, Codable {
     /// Upper bound in beats per minute.
     public var upperBPM: Double?
 
+    /// No bounds.
+    public init() {}
+
     /// Creates a value; no validation (see `validate()` and `decode(_:)`).
     public init(lowerPercent: Double? = nil, upperPercent: Double? = nil, lowerBPM: Double? = nil, upperBPM: Double? = nil) {
         self.lowerPercent = lowerPercent
         self.upperPercent = upperPercent
         self.lowerBPM = lowerBPM
         self.upperBPM = upperBPM
+    }
+
+    /// Every key of a zone.
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            ConfigurationKey("lowerPercent", \.lowerPercent, .number(UserProfile.zonePercentRule), "The zone's lower bound"),
+            ConfigurationKey("upperPercent", \.upperPercent, .number(UserProfile.zonePercentRule), "The zone's upper bound, above the lower"),
+            ConfigurationKey("lowerBPM", \.lowerBPM, .number(UserProfile.zoneBPMRule), "The zone's lower bound"),
+            ConfigurationKey("upperBPM", \.upperBPM, .number(UserProfile.zoneBPMRule), "The zone's upper bound, above the lower"),
+        ]
     }
 }
 
@@ -38,7 +52,7 @@ public struct HeartRateZoneSpecification: Hashable, Sendable, Codable {
 /// ```
 /// Every key is optional. What is missing makes the dependent figure unavailable (zones, energy),
 /// never guessed.
-public struct UserProfile: Hashable, Sendable, Codable {
+public struct UserProfile: Hashable, Sendable, Encodable, DeclaredConfiguration {
     /// Measured maximum heart rate in bpm; overrides the age estimate.
     public var maximumHeartRate: Double?
     /// `YYYY-MM-DD`.
@@ -53,6 +67,9 @@ public struct UserProfile: Hashable, Sendable, Codable {
     public var zones: [HeartRateZoneSpecification]?
     /// Seconds without heart rate that make a gap; nil uses the default.
     public var gapThresholdSeconds: Double?
+
+    /// An empty profile: every figure unknown, the default zones and gap threshold.
+    public init() {}
 
     /// Creates a value; no validation (see `validate()` and `decode(_:)`).
     public init(
@@ -221,35 +238,31 @@ extension UserProfile {
     public static let zoneBPMRule = NumberRule(range: 0...300, unit: "beats per minute", whole: false)
 
     /// Every key of a `profile` object.
-    public static var configurationSchema: ConfigurationSchema {
-        func bound(_ name: String, _ rule: NumberRule, _ description: String) -> ConfigurationProperty {
-            ConfigurationProperty(name, .number(rule), description)
-        }
-        let zone: ConfigurationSchema = .oneOf([
-            .object(
-                [
-                    bound("lowerPercent", zonePercentRule, "The zone's lower bound"),
-                    bound("upperPercent", zonePercentRule, "The zone's upper bound, above the lower"),
-                ], required: ["lowerPercent", "upperPercent"]),
-            .object(
-                [
-                    bound("lowerBPM", zoneBPMRule, "The zone's lower bound"),
-                    bound("upperBPM", zoneBPMRule, "The zone's upper bound, above the lower"),
-                ], required: ["lowerBPM", "upperBPM"]),
-        ])
-        return .object([
-            bound("maximumHeartRate", maximumHeartRateRule, "The measured maximum heart rate; absent: estimated from dateOfBirth"),
-            ConfigurationProperty("dateOfBirth", .string(pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"), "YYYY-MM-DD"),
-            bound("weightKilograms", weightRule, "Body mass, for the energy equation"),
-            bound("heightMeters", heightRule, "Height, for the body mass index of a scale that sends none"),
-            ConfigurationProperty(
-                "biologicalSex", .string(values: BiologicalSex.allCases.map(\.rawValue)), "For the energy equation's coefficients"),
-            ConfigurationProperty(
-                "zones", .array(zone, minItems: 1),
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            ConfigurationKey(
+                "maximumHeartRate", \.maximumHeartRate, .number(maximumHeartRateRule),
+                "The measured maximum heart rate; absent: estimated from dateOfBirth"),
+            ConfigurationKey("dateOfBirth", \.dateOfBirth, .string(pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"), "YYYY-MM-DD"),
+            ConfigurationKey("weightKilograms", \.weightKilograms, .number(weightRule), "Body mass, for the energy equation"),
+            ConfigurationKey("heightMeters", \.heightMeters, .number(heightRule), "Height, for the body mass index of a scale that sends none"),
+            ConfigurationKey(
+                "biologicalSex", \.biologicalSex, .string(values: BiologicalSex.allCases.map(\.rawValue)),
+                "For the energy equation's coefficients"),
+            ConfigurationKey(
+                "zones", \.zones, .array(zoneSchema, minItems: 1),
                 "Heart-rate zones in ascending order without overlap, all in percent or all in beats per minute; absent: five zones of 10 %"),
-            ConfigurationProperty(
-                "gapThresholdSeconds", .number(gapThresholdRule), default: .number(defaultGapThresholdSeconds),
+            ConfigurationKey(
+                "gapThresholdSeconds", \.gapThresholdSeconds, .number(gapThresholdRule), default: defaultGapThresholdSeconds,
                 "No heart rate for longer than this is a gap"),
-        ])
+        ]
+    }
+
+    /// A zone's two forms: both bounds in percent, or both in beats per minute.
+    public static var zoneSchema: ConfigurationSchema {
+        let keys = HeartRateZoneSpecification.configurationObject(defaults: HeartRateZoneSpecification()).properties
+        return .oneOf([["lowerPercent", "upperPercent"], ["lowerBPM", "upperBPM"]].map { form in
+            .object(keys.filter { form.contains($0.name) }, required: form)
+        })
     }
 }

@@ -106,7 +106,7 @@ enum ConfigCommand {
             store: .object(["path": .string(context.paths.dataDirectory.appendingPathComponent("samples.sqlite").path)]))
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let data = try HealthJSON.makeEncoder(pretty: true).encode(starter)
+            let data = try HealthJSON.makeEncoder(pretty: true).encode(starter.configurationJSON)
             try data.write(to: url, options: .atomic)
         } catch {
             throw CommandError(.cannotCreate, "cannot write \(url.path): \(ErrorText.of(error))")

@@ -26,7 +26,7 @@ struct KernelClockTrust: ClockTrust {
 
     /// The configuration's choice of state (declared trusted, else the kernel's), on the kernel's
     /// clock base either way: a box with a real-time clock still has its clock stepped by hand.
-    static func of(_ settings: ClockSettings) -> any ClockTrust {
+    static func of(_ settings: ClockConfiguration) -> any ClockTrust {
         let base = ClockBaseReader(bootID: KernelClock.bootID(), wallMinusBootSeconds: { KernelClock.wallMinusBoot() })
         return settings.trusted
             ? FixedClockTrust(.declaredTrusted, reader: base) : KernelClockTrust(base: base)

@@ -3,19 +3,18 @@ public import SampleBus
 
 extension SQLiteSink {
     /// The `config` object of a `sqlite` sink, as written in the file (documented key by key in
-    /// plugins/SQLiteStore/README.md and sample-config.json). nil takes the default. Where the
-    /// store lives and how big it may grow is the gateway's `store` object, not the sink's.
-    public struct Configuration: PluginConfigurationContract, RenamedConfigurationKeys {
-        /// The most records per transaction. Default 500.
-        public var batchSize: Int?
-        /// How long a short batch waits for more records, in seconds. Default 0.1.
-        public var batchWindowSeconds: Double?
+    /// plugins/SQLiteStore/README.md and sample-config.json). Each key is declared once, in
+    /// ``configurationKeys``, with its default the value `init()` gives it. Where the store lives
+    /// and how big it may grow is the gateway's `store` object, not the sink's.
+    public struct Configuration: PluginConfigurationContract, DeclaredConfiguration, RenamedConfigurationKeys {
+        /// The most records per transaction.
+        public var batchSize = 500
+        /// How long a short batch waits for more records, in seconds: 100 ms, a record waits at
+        /// most this long for company.
+        public var batchWindowSeconds = 0.1
 
-        /// A configuration; nil keys take their defaults.
-        public init(batchSize: Int? = nil, batchWindowSeconds: Double? = nil) {
-            self.batchSize = batchSize
-            self.batchWindowSeconds = batchWindowSeconds
-        }
+        /// Every key at its default.
+        public init() {}
 
         /// Old key names, suggested when they are used; the store's own keys moved to the
         /// gateway's `store` object.
@@ -26,35 +25,27 @@ extension SQLiteSink {
             "tombstoneRetentionDays": "store.tombstoneRetentionDays (the top-level \"store\" object)",
         ]
 
-        /// The defaults, declared once.
-        public static let defaultBatchSize = 500
-        /// 100 ms: a record waits at most this long for company.
-        public static let defaultBatchWindowSeconds = 0.1
         /// The allowed `batchSize`.
         public static let batchSizeRange = 1...100_000
         /// The allowed `batchWindowSeconds`.
         public static let batchWindowRange: ClosedRange<Double> = 0...60
 
         /// Every key of the `config` object.
-        public static var configurationSchema: ConfigurationSchema {
-            .object([
-                ConfigurationProperty(
-                    "batchSize", .whole(batchSizeRange, unit: "records"), default: .number(Double(defaultBatchSize)),
-                    "The most records per transaction"),
-                ConfigurationProperty(
-                    "batchWindowSeconds", .number(batchWindowRange, unit: "seconds"), default: .number(defaultBatchWindowSeconds),
+        public static var configurationKeys: [ConfigurationKey<Self>] {
+            [
+                ConfigurationKey("batchSize", \.batchSize, .whole(batchSizeRange, unit: "records"), "The most records per transaction"),
+                ConfigurationKey(
+                    "batchWindowSeconds", \.batchWindowSeconds, .number(batchWindowRange, unit: "seconds"),
                     "How long a short batch waits for more records before it commits"),
-            ])
+            ]
         }
 
-        /// Checks every key and applies the defaults; no I/O.
+        /// Checks every key; no I/O.
         /// - Throws: ``PluginConfigurationError`` naming the key.
         public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> Settings {
-            let batchSize = batchSize ?? Self.defaultBatchSize
             try PluginConfigurationError.check("batchSize", batchSize, in: Self.batchSizeRange, unit: "records")
-            let window = batchWindowSeconds ?? Self.defaultBatchWindowSeconds
-            try PluginConfigurationError.check("batchWindowSeconds", window, in: Self.batchWindowRange, unit: "seconds")
-            return Settings(batchSize: batchSize, batchWindow: .microseconds(Int64((window * 1_000_000).rounded())))
+            try PluginConfigurationError.check("batchWindowSeconds", batchWindowSeconds, in: Self.batchWindowRange, unit: "seconds")
+            return Settings(batchSize: batchSize, batchWindow: .microseconds(Int64((batchWindowSeconds * 1_000_000).rounded())))
         }
     }
 
