@@ -110,10 +110,6 @@ extension ConfigurationValue where Self: RawRepresentable, RawValue == String {
     public var configurationJSON: JSONValue { .string(rawValue) }
 }
 
-extension Array: ConfigurationValue where Element: ConfigurationValue {
-    public var configurationJSON: JSONValue { .array(map(\.configurationJSON)) }
-}
-
 /// A value kept as JSON for its owner to decode (a plugin's `config`, a section another module
 /// owns) is its own configuration JSON.
 extension JSONValue: ConfigurationValue {
