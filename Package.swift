@@ -2,7 +2,9 @@
 // healthgate: a Linux gateway that ingests data from health devices.
 //
 // Layout (dependencies point inward: plugins → core, never core → plugins):
-//   Sources/   core modules: the model, the bus, OS wrappers, C shims, the executable
+//   Sources/   core modules, one folder per layer (docs/architecture.md): CLibraries, System,
+//              Model, Runtime, Store, Bus, Devices (Bluetooth, Serial), Sinks, Workout, Testing,
+//              App; each target names its folder with `path:`
 //   plugins/   one folder per adapter or sink, each its own target declared with `path:`
 //   Tests/     tests of the core modules and end-to-end tests of the executable
 import PackageDescription
@@ -24,7 +26,7 @@ let swiftSettings: [SwiftSetting] = [
 //   executable's symbols up at run time.
 let releaseLinkFlags = [
     "-use-ld=lld",
-    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/healthgate/link-order.txt",
+    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/App/healthgate/link-order.txt",
     "-Xlinker", "--no-warn-symbol-ordering",
     "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     "-Xlinker", "--no-export-dynamic",
@@ -48,121 +50,121 @@ let package = Package(
     targets: [
         // MARK: C libraries (system packages, found with pkg-config)
         .systemLibrary(
-            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            name: "CSQLite", path: "Sources/CLibraries/CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(
-            name: "CUdev", path: "Sources/CUdev", pkgConfig: "libudev",
+            name: "CUdev", path: "Sources/CLibraries/CUdev", pkgConfig: "libudev",
             providers: [.apt(["libudev-dev"])]),
         // sd-bus's headers only (libsystemd-dev); links nothing: the DBus module dlopens
         // libsystemd.so.0 when it opens a D-Bus connection. No pkgConfig, which would add
         // -lsystemd to every executable.
-        .systemLibrary(name: "CSystemd", path: "Sources/CSystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CSystemd", path: "Sources/CLibraries/CSystemd", providers: [.apt(["libsystemd-dev"])]),
         // glibc only (ioctl/fcntl/open wrappers); links nothing.
-        .systemLibrary(name: "CLinuxSystem", path: "Sources/CLinuxSystem"),
+        .systemLibrary(name: "CLinuxSystem", path: "Sources/CLibraries/CLinuxSystem"),
         // libcurl's headers only (libcurl4-openssl-dev, found in the default multiarch include
         // path); links nothing: the http-repository sink dlopens libcurl.so.4 when it starts. No
         // pkgConfig, because `pkg-config --libs libcurl` would add -lcurl to every executable.
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
+        .systemLibrary(name: "CCurl", path: "Sources/CLibraries/CCurl"),
         // libmosquitto's headers only (libmosquitto-dev); links nothing: the mqtt sink dlopens
         // libmosquitto.so.1 when it starts, like the http-repository sink and libcurl.
-        .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto"),
-        .systemLibrary(name: "CDeflate", path: "Sources/CDeflate", providers: [.apt(["libdeflate-dev"])]),
+        .systemLibrary(name: "CMosquitto", path: "Sources/CLibraries/CMosquitto"),
+        .systemLibrary(name: "CDeflate", path: "Sources/CLibraries/CDeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(
-            name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+            name: "CZlib", path: "Sources/CLibraries/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // libmicrohttpd's headers only (libmicrohttpd-dev); links nothing: the live board dlopens
         // libmicrohttpd.so.12 when it starts, so a gateway without a board never maps it nor GnuTLS.
-        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CLibraries/CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
 
         // MARK: Core
-        .target(name: "HealthModel", swiftSettings: swiftSettings),
+        .target(name: "HealthModel", path: "Sources/Model/HealthModel", swiftSettings: swiftSettings),
         // The concurrency toolkit: a queue-backed actor executor, one cancellable waiter, one race.
-        .target(name: "AsyncPrimitives", swiftSettings: swiftSettings),
-        .target(name: "GATTDecoding", exclude: ["README.md"], swiftSettings: swiftSettings),
+        .target(name: "AsyncPrimitives", path: "Sources/System/AsyncPrimitives", swiftSettings: swiftSettings),
+        .target(name: "GATTDecoding", path: "Sources/Devices/Bluetooth/GATTDecoding", exclude: ["README.md"], swiftSettings: swiftSettings),
         // The store: one database, one writer, a pool of readers; the change log every follower
         // reads, source checkpoints, the workout journal. The gateway's commit point.
         .target(
-            name: "HealthStore", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives"], exclude: ["README.md"],
+            name: "HealthStore", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives"], path: "Sources/Store/HealthStore", exclude: ["README.md"],
             swiftSettings: swiftSettings),
         // What every module of the gateway runs on: logging, the clock, JSONValue, and the strict
         // configuration parser and decoder with their errors.
-        .target(name: "GatewayRuntime", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        .target(name: "GatewayRuntime", dependencies: ["HealthModel"], path: "Sources/Runtime/GatewayRuntime", swiftSettings: swiftSettings),
         // The gateway's time facts: tz database zones by name, the host's zone, and whether the
         // wall clock can be believed (ClockTrust) with the base its dates sit on.
         .target(
-            name: "GatewayTime", dependencies: ["GatewayRuntime", "HealthModel"], exclude: ["README.md"],
+            name: "GatewayTime", dependencies: ["GatewayRuntime", "HealthModel"], path: "Sources/Runtime/GatewayTime", exclude: ["README.md"],
             swiftSettings: swiftSettings),
         // Each Bluetooth adapter's connection scheduler, and the gateway's set of them.
-        .target(name: "BLETransport", dependencies: ["AsyncPrimitives", "GatewayRuntime"], swiftSettings: swiftSettings),
+        .target(name: "BLETransport", dependencies: ["AsyncPrimitives", "GatewayRuntime"], path: "Sources/Devices/Bluetooth/BLETransport", swiftSettings: swiftSettings),
         // The bus, the sinks' queues, the plugin contract and catalog, and the supervisor.
         .target(
-            name: "SampleBus", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"],
+            name: "SampleBus", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"], path: "Sources/Bus/SampleBus",
             swiftSettings: swiftSettings),
         // Stored workouts as FIT and TCX activity files.
-        .target(name: "WorkoutExport", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        .target(name: "WorkoutExport", dependencies: ["HealthModel"], path: "Sources/Workout/WorkoutExport", swiftSettings: swiftSettings),
         // The gateway's numbers in Prometheus' text format (`GET /metrics`).
-        .target(name: "Metrics", dependencies: ["GatewayTime", "GatewayRuntime", "HealthStore", "SampleBus"], swiftSettings: swiftSettings),
+        .target(name: "Metrics", dependencies: ["GatewayTime", "GatewayRuntime", "HealthStore", "SampleBus"], path: "Sources/Bus/Metrics", swiftSettings: swiftSettings),
         .target(
-            name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
+            name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], path: "Sources/System/LinuxSystem", exclude: ["README.md"],
             swiftSettings: swiftSettings),
-        .target(name: "SQLite", dependencies: ["CSQLite", "AsyncPrimitives"], swiftSettings: swiftSettings),
+        .target(name: "SQLite", dependencies: ["CSQLite", "AsyncPrimitives"], path: "Sources/System/SQLite", swiftSettings: swiftSettings),
         // A D-Bus client over sd-bus (dlopened): method calls, signal matches, exported objects.
         // Generic: it knows no service; BlueZ is one of its users.
-        .target(name: "DBus", dependencies: ["CSystemd", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
+        .target(name: "DBus", dependencies: ["CSystemd", "LinuxSystem", "AsyncPrimitives"], path: "Sources/System/DBus", swiftSettings: swiftSettings),
         // The Bluetooth LE central over BlueZ: BlueZ's D-Bus API (adapters, devices, GATT objects,
         // the methods healthgate calls) and the BLECentralTransport implementation on it.
         .target(
-            name: "BlueZ", dependencies: ["DBus", "BLETransport", "GatewayRuntime", "LinuxSystem", "AsyncPrimitives"], exclude: ["README.md"],
+            name: "BlueZ", dependencies: ["DBus", "BLETransport", "GatewayRuntime", "LinuxSystem", "AsyncPrimitives"], path: "Sources/Devices/Bluetooth/BlueZ", exclude: ["README.md"],
             swiftSettings: swiftSettings),
         // The profile kit every Bluetooth LE source is built on: following devices (discovery,
         // filter, reconnect), the shared configuration keys, simulation pacing, BluetoothProfile.
         .target(
-            name: "BLEProfileKit", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "AsyncPrimitives"],
+            name: "BLEProfileKit", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "AsyncPrimitives"], path: "Sources/Devices/Bluetooth/BLEProfileKit",
             exclude: ["README.md"], swiftSettings: swiftSettings),
-        .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], swiftSettings: swiftSettings),
+        .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], path: "Sources/System/Udev", swiftSettings: swiftSettings),
         // The serial (tty) device family: what every member shares: tty discovery and hot-plug
         // through udev, the opening policy, the framers, the shared configuration keys, and the
         // catalog hook through which the executable finds the members.
         .target(
-            name: "SerialDevices", dependencies: ["GatewayRuntime", "HealthModel", "SampleBus", "LinuxSystem", "Udev"],
+            name: "SerialDevices", dependencies: ["GatewayRuntime", "HealthModel", "SampleBus", "LinuxSystem", "Udev"], path: "Sources/Devices/Serial/SerialDevices",
             exclude: ["README.md"], swiftSettings: swiftSettings),
         // Workouts in three layers: the domain (values with no I/O), the presentation (the live
         // board's model and tiles, the chart, the text formats, escaping: no bus, no runtime), and
         // the runtime (the controller that is a sink and a source, its journal in the store, the
         // control commands, the live board's feed, a sink making the presentation's snapshots).
         .target(
-            name: "Workouts", dependencies: ["GatewayRuntime", "HealthModel"], exclude: ["README.md"],
+            name: "Workouts", dependencies: ["GatewayRuntime", "HealthModel"], path: "Sources/Workout/Workouts", exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(
-            name: "WorkoutRuntime", dependencies: ["WorkoutPresentation", "GatewayRuntime", "Workouts", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
+            name: "WorkoutRuntime", dependencies: ["WorkoutPresentation", "GatewayRuntime", "Workouts", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"], path: "Sources/Workout/WorkoutRuntime",
             swiftSettings: swiftSettings),
         .target(
-            name: "WorkoutPresentation", dependencies: ["GatewayRuntime", "Workouts", "HealthModel"],
+            name: "WorkoutPresentation", dependencies: ["GatewayRuntime", "Workouts", "HealthModel"], path: "Sources/Workout/WorkoutPresentation",
             swiftSettings: swiftSettings),
         .target(
-            name: "GatewayControl", dependencies: ["GatewayRuntime", "LinuxSystem", "AsyncPrimitives"],
+            name: "GatewayControl", dependencies: ["GatewayRuntime", "LinuxSystem", "AsyncPrimitives"], path: "Sources/Runtime/GatewayControl",
             swiftSettings: swiftSettings),
         // The live board: libmicrohttpd serving the page, Server-Sent Events and the history.
         .target(
-            name: "WebBoard", dependencies: ["LinuxSystem", "GatewayRuntime", "CMicroHTTPD", "Metrics", "Workouts", "WorkoutPresentation", "HealthModel", "SampleBus", "AsyncPrimitives"],
+            name: "WebBoard", dependencies: ["LinuxSystem", "GatewayRuntime", "CMicroHTTPD", "Metrics", "Workouts", "WorkoutPresentation", "HealthModel", "SampleBus", "AsyncPrimitives"], path: "Sources/Workout/WebBoard",
             swiftSettings: swiftSettings),
         // What every remote sink (HTTP repository, MQTT broker) shares: the follower of the store's
         // change log, retry and backoff, the dlopen loader, HealthJSON and gzip encoding.
         .target(
             name: "RemoteSinkKit",
-            dependencies: ["LinuxSystem", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"],
+            dependencies: ["LinuxSystem", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"], path: "Sources/Sinks/RemoteSinkKit",
             exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
-            name: "GatewayTesting", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
+            name: "GatewayTesting", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"], path: "Sources/Testing/GatewayTesting",
             swiftSettings: swiftSettings),
         // The workout tests' scripted sample streams and profile, shared by the tests of the
         // workout domain, runtime and presentation and of the control socket.
         .target(
-            name: "WorkoutsTesting", dependencies: ["GatewayTesting", "HealthModel", "Workouts"],
+            name: "WorkoutsTesting", dependencies: ["GatewayTesting", "HealthModel", "Workouts"], path: "Sources/Testing/WorkoutsTesting",
             swiftSettings: swiftSettings),
         // The Bluetooth family's test doubles: a scripted stack, a link-dropping transport, GATT
         // fixture files. Only the tests of Bluetooth modules and plugins link it.
         .target(
-            name: "BLETesting", dependencies: ["GatewayTesting", "BLETransport", "BLEProfileKit", "GATTDecoding", "GatewayRuntime"],
+            name: "BLETesting", dependencies: ["GatewayTesting", "BLETransport", "BLEProfileKit", "GATTDecoding", "GatewayRuntime"], path: "Sources/Testing/BLETesting",
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)
@@ -201,7 +203,7 @@ let package = Package(
                 "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "SQLiteStore",
                 "HTTPRepository", "MQTTBroker",
             ],
-            path: "Sources/BuiltinPlugins", swiftSettings: swiftSettings),
+            path: "Sources/App/BuiltinPlugins", swiftSettings: swiftSettings),
 
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
         .executableTarget(
@@ -210,7 +212,7 @@ let package = Package(
                 "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts",
                 "AsyncPrimitives", "LinuxSystem", "BLEProfileKit", "BlueZ", "SerialDevices", "Udev", "GATTDecoding",
                 "WebBoard", "Metrics", "WorkoutExport", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
-            ],
+            ], path: "Sources/App/healthgate",
             exclude: ["link-order.txt"],
             swiftSettings: swiftSettings,
             linkerSettings: [.unsafeFlags(releaseLinkFlags, .when(configuration: .release))]),

@@ -3,7 +3,7 @@
 Usage: concurrent_writer.py DB TARGET
 
 Commits transactions of 25 stepCount rows through Python's own sqlite3 module, as a second
-writer must (Sources/HealthStore/README.md, "Writers"): in one immediate transaction it reads
+writer must (Sources/Store/HealthStore/README.md, "Writers"): in one immediate transaction it reads
 anchors.latest, gives its rows the next anchors, and stores the new latest. After each commit it
 reads how many heartRate rows healthgate's writer has committed. Writers take turns: after a
 commit it reads (readers never block in WAL mode) until the other writer has committed again, so

@@ -4,7 +4,7 @@ public import SQLite
 ///
 /// Public so that a benchmark can create exactly the same tables as the store.
 ///
-/// Conventions (documented in Sources/HealthStore/README.md):
+/// Conventions (documented in Sources/Store/HealthStore/README.md):
 /// - every object's row is keyed by its anchor, an INTEGER assigned in commit order and never
 ///   reused (see StoreSchema+Version9.swift); its identifier is the 16 UUIDv7 bytes in a BLOB
 ///   (`uuid`);

@@ -39,7 +39,7 @@ enum ScanCommand {
             into the configuration's "sources" list.
 
             Needs bluetoothd and permission to talk to it on the system bus (see \
-            Sources/BlueZ/README.md). DBUS_SYSTEM_BUS_ADDRESS selects another bus.
+            Sources/Devices/Bluetooth/BlueZ/README.md). DBUS_SYSTEM_BUS_ADDRESS selects another bus.
 
             Exits 69 when there is no Bluetooth (no bluetoothd, no adapter, adapter off), 64 for \
             an unknown --kind.

@@ -1,7 +1,7 @@
 #pragma once
 // sd-bus's types and constants only. No library is linked (the module map has no `link`): the
 // BlueZ module opens libsystemd.so.0 with dlopen(3) when it opens a D-Bus connection
-// (Sources/DBus/SDBusLibrary.swift), so a gateway without Bluetooth sources never maps
+// (Sources/System/DBus/SDBusLibrary.swift), so a gateway without Bluetooth sources never maps
 // libsystemd nor the compression and crypto libraries it pulls in. Calling an sd_bus_* function
 // by name from Swift would fail to link, which is intended: every call goes through a pointer
 // that dlsym(3) resolved.
