@@ -37,6 +37,9 @@ struct Command: Sendable {
         self.run = run
     }
 
+    /// The positional arguments, as ``usage`` names them (``PositionalSpec/named(in:)``).
+    var positionals: [PositionalSpec] { PositionalSpec.named(in: usage) }
+
     /// The help text.
     func help(path: String) -> String {
         var text = "USAGE: healthgate \(usage)\n\n\(summary)\n"
