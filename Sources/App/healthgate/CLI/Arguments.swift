@@ -90,7 +90,8 @@ struct ParsedArguments: Sendable {
     /// flags are accepted anywhere; `--` ends options. An unknown option is a usage error with
     /// the nearest known one; so is an argument no option and no positional takes, naming it, so
     /// an unquoted value with a space (`--device healthgate demo HRM`) cannot change what a
-    /// command does.
+    /// command does. A `DATE` option also takes a time of day given as the next word
+    /// (`--since 2026-11-25 17:36`), as a person types it.
     static func parse(
         _ arguments: [String], options: [OptionSpec], positionals: [PositionalSpec]
     ) throws(CommandError) -> ParsedArguments {
@@ -136,7 +137,7 @@ struct ParsedArguments: Sendable {
                 parsed.flags.insert(name)
                 continue
             }
-            let value: String
+            var value: String
             if let inlineValue {
                 value = inlineValue
             } else {
@@ -144,6 +145,10 @@ struct ParsedArguments: Sendable {
                     throw CommandError(.usage, "--\(name) needs a value (\(spec.value ?? "VALUE"))")
                 }
                 value = arguments[index]
+                index += 1
+            }
+            if spec.value == "DATE", index < arguments.count, isTimeOfDay(arguments[index]), !value.contains(where: { $0 == "T" || $0 == " " }) {
+                value += " " + arguments[index]
                 index += 1
             }
             valueJustTaken = (name, value)
@@ -176,5 +181,10 @@ struct ParsedArguments: Sendable {
             message += "; if it is part of the value of --\(name), quote the value: --\(name) \"\(whole)\""
         }
         return CommandError(.usage, message)
+    }
+
+    /// `17:36`, `17:36:00` or `17:36:00.5`: the time half of a date typed with a space.
+    static func isTimeOfDay(_ text: String) -> Bool {
+        text.wholeMatch(of: /[0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})?/) != nil
     }
 }

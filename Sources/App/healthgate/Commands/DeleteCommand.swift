@@ -35,9 +35,7 @@ enum DeleteCommand {
             OptionSpec(name: "id", value: "UUID", help: "Delete the object with this uuid (repeatable).", repeatable: true),
             OptionSpec(name: "device", value: "NAME", help: "Delete a device's objects in the range (name or local identifier)."),
             OptionSpec(name: "type", value: "TYPE", help: "Delete a type's objects in the range."),
-            OptionSpec(name: "since", value: "DATE", help: "Start of the range: RFC 3339 or YYYY-MM-DD (UTC midnight)."),
-            OptionSpec(name: "last", value: "DURATION", help: "The range is the last 30s, 15m, 1h, 7d … until now."),
-            OptionSpec(name: "until", value: "DATE", help: "End of the range, exclusive (default: now)."),
+        ] + QueryOptions.rangeOptions + [
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json: the deleted uuids and kinds."),
             OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
         ]
