@@ -7,9 +7,8 @@ import GatewayRuntime
 enum DeadLettersCommand {
     static let options = [
         OptionSpec(name: "sink", value: "NAME", help: "Only the dead letters of this remote sink (its instance name)."),
-        OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
         OptionSpec(name: "format", value: "json", help: "Print JSON instead of a table (list)."),
-    ]
+    ] + StoreAccess.options
 
     static let command = Command(
         name: "dead-letters", summary: "List, retry, drop or export the changes a remote sink's receiver refused.",

@@ -37,8 +37,7 @@ enum DeleteCommand {
             OptionSpec(name: "type", value: "TYPE", help: "Delete a type's objects in the range."),
         ] + QueryOptions.rangeOptions + [
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json: the deleted uuids and kinds."),
-            OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
-        ]
+        ] + StoreAccess.options
     ) { arguments, context in
         let selection = try selection(arguments, context: context)
         let format = arguments.value("format") ?? "table"

@@ -41,8 +41,7 @@ enum QueryCommand {
             repeatable: true),
         OptionSpec(name: "source", value: "NAME", help: "Only samples of this configured source (provenance healthgate.source)."),
         OptionSpec(name: "gateway", value: "NAME", help: "Only samples of this gateway (provenance healthgate.gateway)."),
-        OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
-    ]
+    ] + StoreAccess.options
 
     static let samples = Command(
         name: "samples", summary: "List the samples of a type whose start date is in a range.",
