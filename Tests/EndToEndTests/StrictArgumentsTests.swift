@@ -72,4 +72,22 @@ final class StrictArgumentsTests: XCTestCase {
         XCTAssertTrue(result.standardError.contains("AA:BB:CC:DD:EE:FF"), result.standardError)
         XCTAssertFalse(result.standardError.contains("[\""), result.standardError)
     }
+
+    /// `devices` says `--format json` as every other command does, and its JSON keeps a path's
+    /// slashes as they are (`/dev/ttyUSB0`, not `\/dev\/ttyUSB0`).
+    func testDevicesTakesFormatJSONAndDoesNotEscapeSlashes() async throws {
+        let healthgate = try HealthgateExecutable()
+        let result = try await healthgate.run(["devices", "--all", "--format", "json"])
+        if result.status == 69 { throw XCTSkip("no udev database here: \(result.standardError)") }
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let lines = result.standardOutput.split(separator: "\n")
+        XCTAssertFalse(lines.isEmpty, "--all lists the virtual terminals at least")
+        for line in lines {
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            XCTAssertTrue((object["syspath"] as? String)?.hasPrefix("/sys/") ?? false, String(line))
+            XCTAssertFalse(line.contains("\\/"), String(line))
+        }
+        let old = try await healthgate.run(["devices", "--json"])
+        XCTAssertEqual(old.status, 64, old.standardError)
+    }
 }
