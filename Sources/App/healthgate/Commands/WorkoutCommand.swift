@@ -187,11 +187,7 @@ enum WorkoutCommand {
             throw CommandError(.configuration, "\(configuration.origin): \(error)")
         }
         let svg = WorkoutChart.svg(workout: workout, samples: samples, zones: profile.heartRateZones(on: workout.startDate))
-        do {
-            try Data(svg.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
-        } catch {
-            throw CommandError(.cannotCreate, "cannot write \(output): \(ErrorText.of(error))")
-        }
+        try HealthDataFile.write(Array(svg.utf8), to: output)
         context.print("wrote \(output)")
         return .success
     }
@@ -219,11 +215,7 @@ enum WorkoutCommand {
         let (workout, samples) = try await StoreAccess.workout(id: id, arguments, context: context)
         let bytes = format == "fit"
             ? FITActivity.encode(workout, samples: samples) : Array(TCXActivity.encode(workout, samples: samples).utf8)
-        do {
-            try Data(bytes).write(to: URL(fileURLWithPath: output), options: .atomic)
-        } catch {
-            throw CommandError(.cannotCreate, "cannot write \(output): \(ErrorText.of(error))")
-        }
+        try HealthDataFile.write(bytes, to: output)
         context.print("wrote \(output) (\(format.uppercased()), \(bytes.count) bytes, \(samples.count) samples)")
         return .success
     }
