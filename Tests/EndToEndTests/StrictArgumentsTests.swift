@@ -52,9 +52,13 @@ final class StrictArgumentsTests: XCTestCase {
         let short = try await healthgate.run(["-h"])
         XCTAssertEqual(short.status, 0)
         XCTAssertTrue(short.standardOutput.hasPrefix("USAGE: healthgate"), short.standardOutput)
-        let command = try await healthgate.run(["status", "-h"])
-        XCTAssertEqual(command.status, 0)
-        XCTAssertTrue(command.standardOutput.hasPrefix("USAGE: healthgate status"), command.standardOutput)
+        for arguments in [["status", "-h"], ["help", "status"]] {
+            let command = try await healthgate.run(arguments)
+            XCTAssertEqual(command.status, 0, "\(arguments)")
+            XCTAssertTrue(command.standardOutput.hasPrefix("USAGE: healthgate status"), command.standardOutput)
+        }
+        let nested = try await healthgate.run(["help", "query", "samples"])
+        XCTAssertTrue(nested.standardOutput.hasPrefix("USAGE: healthgate query samples"), nested.standardOutput)
     }
 
     func testAMisspeltOptionGetsTheOneMeant() async throws {

@@ -36,6 +36,8 @@ enum HealthgateCLI {
         var path: [String] = []
         var command = root
         var rest = Array(arguments.dropFirst())
+        // `healthgate help query samples` is `healthgate query samples --help`.
+        if rest.first == "help" { rest = Array(rest.dropFirst()) + ["--help"] }
         while let next = rest.first, !next.hasPrefix("-"),
             let sub = command.subcommands.first(where: { $0.name == next })
         {
@@ -45,7 +47,7 @@ enum HealthgateCLI {
         }
         let pathText = path.joined(separator: " ")
         // `-h` is what many tools take for help; it is nobody's value here.
-        if rest.contains("--help") || rest.contains("-h") || rest.first == "help" && command.subcommands.isEmpty == false {
+        if rest.contains("--help") || rest.contains("-h") || rest.first == "help" && !command.subcommands.isEmpty {
             context.print(command.help(path: pathText))
             return .success
         }
