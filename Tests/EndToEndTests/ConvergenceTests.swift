@@ -105,7 +105,7 @@ final class ConvergenceTests: XCTestCase {
                 brokerOutages += 1
             }
             if random.chance(0.5), let victim = try await storedSampleUUIDs(store).randomElement(using: &random) {
-                let deleted = try await healthgate.run(["delete", "--id", victim, "--db", store])
+                let deleted = try await healthgate.run(["delete", "--yes", "--id", victim, "--db", store])
                 if deleted.status == 0 { deletions += 1 }
             }
             try await Task.sleep(for: .milliseconds(Int64(random.next(in: 200...1200))))

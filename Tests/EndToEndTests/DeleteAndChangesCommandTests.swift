@@ -38,7 +38,7 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         XCTAssertEqual(before["anchor"] as? Int, 4)
         XCTAssertEqual((before["added"] as? [Any])?.count, 4)
 
-        let deleted = try await healthgate.run(["delete", "--db", path, "--id", samples[1].id.uuidString])
+        let deleted = try await healthgate.run(["delete", "--yes", "--db", path, "--id", samples[1].id.uuidString])
         XCTAssertEqual(deleted.status, 0, deleted.standardError)
         XCTAssertTrue(deleted.standardOutput.contains(samples[1].id.uuidString), deleted.standardOutput)
         XCTAssertTrue(deleted.standardOutput.contains("deleted 1 object(s)"), deleted.standardOutput)
@@ -56,7 +56,7 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         XCTAssertEqual(remaining, [samples[0], samples[2]])
 
         // The same uuid again: gone, so a usage error that names it.
-        let again = try await healthgate.run(["delete", "--db", path, "--id", samples[1].id.uuidString])
+        let again = try await healthgate.run(["delete", "--yes", "--db", path, "--id", samples[1].id.uuidString])
         XCTAssertEqual(again.status, 64)
         XCTAssertTrue(again.standardError.contains("no object with uuid \(samples[1].id)"), again.standardError)
     }
@@ -64,7 +64,7 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
     func testDeleteByDeviceAndRangeAndByTypeAndRange() async throws {
         // The strap's samples starting in [0 s, 100 s): 60 and 80, not 90 (at 190 s).
         let byDevice = try await healthgate.run([
-            "delete", "--db", path, "--device", "AA:BB:CC:DD:EE:FF", "--since", "2027-01-16T00:00:00Z",
+            "delete", "--yes", "--db", path, "--device", "AA:BB:CC:DD:EE:FF", "--since", "2027-01-16T00:00:00Z",
             "--until", "2027-01-16T00:01:40Z", "--format", "json",
         ])
         XCTAssertEqual(byDevice.status, 0, byDevice.standardError)
@@ -74,13 +74,13 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         XCTAssertEqual(heartRates, [samples[2]])
 
         let byType = try await healthgate.run([
-            "delete", "--db", path, "--type", "stepCount", "--since", "2027-01-16", "--until", "2027-01-17",
+            "delete", "--yes", "--db", path, "--type", "stepCount", "--since", "2027-01-16", "--until", "2027-01-17",
         ])
         XCTAssertEqual(byType.status, 0, byType.standardError)
         let stepsLeft = try await HealthStore(path: path, access: .readOnly).samples(of: .stepCount)
         XCTAssertEqual(stepsLeft, [])
         let nothing = try await healthgate.run([
-            "delete", "--db", path, "--type", "stepCount", "--since", "2027-01-16", "--until", "2027-01-17",
+            "delete", "--yes", "--db", path, "--type", "stepCount", "--since", "2027-01-16", "--until", "2027-01-17",
         ])
         XCTAssertEqual(nothing.status, 0, nothing.standardError)
         XCTAssertTrue(nothing.standardOutput.contains("nothing matched"), nothing.standardOutput)
@@ -95,11 +95,11 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
             (["--id", "not-a-uuid"], "--id expects a uuid"),
             (["--type", "heartRate", "--since", "2027-01-17", "--until", "2027-01-16"], "the range is empty"),
         ] {
-            let result = try await healthgate.run(["delete", "--db", path] + arguments)
+            let result = try await healthgate.run(["delete", "--yes", "--db", path] + arguments)
             XCTAssertEqual(result.status, 64, "\(arguments)")
             XCTAssertTrue(result.standardError.contains(message), "\(arguments): \(result.standardError)")
         }
-        let missing = try await healthgate.run(["delete", "--db", directory.appendingPathComponent("none.sqlite").path, "--id", samples[2].id.uuidString])
+        let missing = try await healthgate.run(["delete", "--yes", "--db", directory.appendingPathComponent("none.sqlite").path, "--id", samples[2].id.uuidString])
         XCTAssertEqual(missing.status, 66, missing.standardError)
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.appendingPathComponent("none.sqlite").path))
     }
@@ -136,17 +136,17 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
             VALUES (x'\(hex)', 0, 'start', \(StoreTime.microseconds(at(15))));
             """)
         let refused = try await healthgate.run([
-            "delete", "--db", path, "--type", "heartRate", "--since", "2027-01-16", "--until", "2027-01-17",
+            "delete", "--yes", "--db", path, "--type", "heartRate", "--since", "2027-01-16", "--until", "2027-01-17",
         ])
         XCTAssertEqual(refused.status, 75, refused.standardError)
         XCTAssertTrue(refused.standardError.contains("running workout"), refused.standardError)
         let untouched = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
         XCTAssertEqual(untouched.count, 3, "nothing was deleted")
         // Before the workout started: not its sample, deleted.
-        let before = try await healthgate.run(["delete", "--db", path, "--id", samples[0].id.uuidString])
+        let before = try await healthgate.run(["delete", "--yes", "--db", path, "--id", samples[0].id.uuidString])
         XCTAssertEqual(before.status, 0, before.standardError)
         // Steps are not among its types.
-        let steps = try await healthgate.run(["delete", "--db", path, "--id", samples[3].id.uuidString])
+        let steps = try await healthgate.run(["delete", "--yes", "--db", path, "--id", samples[3].id.uuidString])
         XCTAssertEqual(steps.status, 0, steps.standardError)
     }
 
@@ -190,6 +190,53 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
             XCTAssertTrue(help.standardOutput.contains("USAGE: healthgate \(command[0] == "delete" ? "delete" : "query changes")"),
                           help.standardOutput)
             XCTAssertTrue(help.standardOutput.contains("tombstone"), help.standardOutput)
+        }
+    }
+
+    /// Without a terminal to ask on, `delete` and `dead-letters drop` act only with --yes: a
+    /// script says what it means, and nothing is deleted by a command piped into (issue #45).
+    func testDeleteAndDropRefuseWithoutATerminalAndWithoutYes() async throws {
+        let id = samples[0].id.uuidString
+        let refused = try await healthgate.run(["delete", "--db", path, "--id", id])
+        XCTAssertEqual(refused.status, 64, refused.standardError)
+        XCTAssertTrue(refused.standardError.contains("--yes"), refused.standardError)
+        XCTAssertTrue(refused.standardError.contains("Delete the object \(id)"), refused.standardError)
+        let untouched = try await changeSet()
+        XCTAssertEqual((untouched["deleted"] as? [Any])?.count, 0, "nothing was deleted")
+        let help = try await healthgate.run(["delete", "--help"])
+        XCTAssertTrue(help.standardOutput.contains("--yes"), help.standardOutput)
+
+        let store = try HealthStore(path: path)
+        try await store.addDeadLetters([
+            DeadLetter(
+                follower: "repository", id: samples[1].id, kind: .quantity, type: "heartRate", isDeletion: false, anchor: 2,
+                payload: nil, status: 422, response: "refused", failedAt: Date(timeIntervalSince1970: 1_800_000_000)),
+        ])
+        await store.close()
+        let notDropped = try await healthgate.run(["dead-letters", "drop", "--db", path])
+        XCTAssertEqual(notDropped.status, 64, notDropped.standardError)
+        XCTAssertTrue(notDropped.standardError.contains("Drop 1 dead letter(s)"), notDropped.standardError)
+        XCTAssertTrue(notDropped.standardError.contains("--yes"), notDropped.standardError)
+        let listed = try await healthgate.run(["dead-letters", "list", "--db", path, "--format", "json"])
+        XCTAssertEqual(listed.standardOutput.split(separator: "\n").count, 1, listed.standardOutput)
+        let dropped = try await healthgate.run(["dead-letters", "drop", "--yes", "--db", path])
+        XCTAssertEqual(dropped.status, 0, dropped.standardError)
+        XCTAssertTrue(dropped.standardOutput.contains("1 dead letter(s) dropped"), dropped.standardOutput)
+    }
+
+    /// On a terminal `delete` asks, and deletes only on "y"; script(1) gives it the terminal.
+    func testDeleteAsksOnATerminal() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
+            throw XCTSkip("no script(1) here to give the command a terminal")
+        }
+        let command = [healthgate.url.path, "delete", "--db", path, "--id", samples[2].id.uuidString].map { "'\($0)'" }
+            .joined(separator: " ")
+        for (answer, status, deletions) in [("n", 1, 0), ("y", 0, 1)] {
+            let result = try runProcess("/bin/sh", ["-c", "printf '\(answer)\\n' | /usr/bin/script -qec \"\(command)\" /dev/null"])
+            XCTAssertEqual(result.status, Int32(status), "answer \(answer): \(result.output) \(result.error)")
+            XCTAssertTrue(result.output.contains("Delete the object \(samples[2].id.uuidString) from \(path)? [y/N]"), result.output)
+            let changes = try await changeSet()
+            XCTAssertEqual((changes["deleted"] as? [Any])?.count, deletions, "answer \(answer)")
         }
     }
 }

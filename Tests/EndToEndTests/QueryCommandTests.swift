@@ -173,13 +173,41 @@ final class QueryCommandTests: StoreTestCase {
 
         let badDate = try healthgate("stats", "--type", "heartRate", "--db", path, "--since", "last tuesday")
         XCTAssertEqual(badDate.status, 64)
-        let badLast = try healthgate("stats", "--type", "heartRate", "--db", path, "--last", "10w")
+        let badLast = try healthgate("stats", "--type", "heartRate", "--db", path, "--last", "10y")
         XCTAssertEqual(badLast.status, 64)
-        XCTAssertTrue(badLast.error.contains("30s, 15m, 1h or 7d"), badLast.error)
+        XCTAssertTrue(badLast.error.contains("30s, 15m, 1h, 7d or 1w"), badLast.error)
 
         let notAStore = directory.appendingPathComponent("notes.txt").path
         try Data("not a database".utf8).write(to: URL(fileURLWithPath: notAStore))
         let garbage = try healthgate("samples", "--type", "heartRate", "--db", notAStore)
         XCTAssertEqual(garbage.status, 65)
+    }
+
+    /// Dates as a person types them (issue #45): a date and a time as two words (no quotes), a
+    /// local time without a zone, in --time-zone; weeks for --last; a type in the wrong case.
+    func testDatesAsAPersonTypesThem() async throws {
+        // Two words: the time is no longer dropped (before, the range began at midnight).
+        let spaced = try healthgate(
+            "samples", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "00:00:15", "--time-zone", "UTC",
+            "--format", "json")
+        XCTAssertEqual(spaced.status, 0, spaced.error)
+        XCTAssertEqual(try HealthJSON.makeDecoder().decode([QuantitySample].self, from: Data(spaced.output.utf8)).map(\.canonicalValue), [80, 90])
+        // Minutes only, in one word, and local time: 01:01 in Berlin is 00:01 UTC.
+        for (since, zone) in [("2027-01-16 00:01", "UTC"), ("2027-01-16T01:01", "Europe/Berlin"), ("2027-01-16 01:01", "Europe/Berlin")] {
+            let local = try healthgate("samples", "--type", "heartRate", "--db", path, "--since", since, "--time-zone", zone, "--format", "json")
+            XCTAssertEqual(local.status, 0, local.error)
+            XCTAssertEqual(
+                try HealthJSON.makeDecoder().decode([QuantitySample].self, from: Data(local.output.utf8)).map(\.canonicalValue), [90],
+                "\(since) in \(zone)")
+        }
+        let help = try runProcess(executable, ["query", "samples", "--help"])
+        XCTAssertTrue(help.output.contains("2026-11-21 08:00 or 2026-11-21T08:00 (local time)"), help.output)
+
+        let week = try healthgate("samples", "--type", "heartRate", "--db", path, "--last", "1w")
+        XCTAssertEqual(week.status, 0, week.error)
+
+        let lower = try healthgate("samples", "--type", "heartrate", "--db", path)
+        XCTAssertEqual(lower.status, 64)
+        XCTAssertTrue(lower.error.contains("did you mean heartRate?"), lower.error)
     }
 }

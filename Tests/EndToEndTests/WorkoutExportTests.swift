@@ -54,6 +54,29 @@ final class WorkoutExportTests: XCTestCase {
         return (workout, samples)
     }
 
+    /// The exported files hold health data: 0600, also when one replaces a file readable by all
+    /// (issue #45; before, they were written 0644).
+    func testExportsAndChartsAreReadableByTheUserAlone() async throws {
+        let executable = try HealthgateExecutable()
+        let database = executable.root.appendingPathComponent("store.sqlite").path
+        let (workout, samples) = try ride()
+        try await HealthStore(path: database).write(samples.map(HealthRecord.quantity) + [.workout(workout)])
+        let replaced = executable.root.appendingPathComponent("ride.fit").path
+        XCTAssertTrue(FileManager.default.createFile(atPath: replaced, contents: Data(), attributes: [.posixPermissions: 0o644]))
+        let runs: [(String, [String])] = [
+            (replaced, ["workout", "export", "\(workout.id)", "--format", "fit", "--output", replaced]),
+            (executable.root.appendingPathComponent("ride.tcx").path, ["workout", "export", "\(workout.id)", "--format", "tcx"]),
+            (executable.root.appendingPathComponent("ride.svg").path, ["workout", "chart", "\(workout.id)"]),
+        ]
+        for (output, arguments) in runs {
+            let full = arguments + (arguments.contains("--output") ? [] : ["--output", output]) + ["--db", database]
+            let result = try await executable.run(full)
+            XCTAssertEqual(result.status, 0, "\(arguments): \(result.standardError)")
+            let mode = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: output)[.posixPermissions] as? NSNumber)
+            XCTAssertEqual(mode.intValue & 0o777, 0o600, "\(output) is \(String(mode.intValue & 0o777, radix: 8))")
+        }
+    }
+
     func testFITAndTCXReadBackByIndependentDecoders() async throws {
         let executable = try HealthgateExecutable()
         let database = executable.root.appendingPathComponent("store.sqlite").path

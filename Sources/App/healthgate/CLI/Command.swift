@@ -37,6 +37,9 @@ struct Command: Sendable {
         self.run = run
     }
 
+    /// The positional arguments, as ``usage`` names them (``PositionalSpec/named(in:)``).
+    var positionals: [PositionalSpec] { PositionalSpec.named(in: usage) }
+
     /// The help text.
     func help(path: String) -> String {
         var text = "USAGE: healthgate \(usage)\n\n\(summary)\n"
@@ -69,6 +72,8 @@ struct CommandContext: Sendable {
     var clock: any GatewayClock
     /// Whether stdout is a terminal (for live views and colours).
     var stdoutIsTerminal: Bool
+    /// Whether stdin is a terminal, so a destructive command can ask (``Confirmation``).
+    var stdinIsTerminal = false
 
     /// Writes a line to stdout.
     func print(_ text: String) { output.write(text + "\n") }

@@ -1,6 +1,7 @@
 import BLEProfileKit
 import BuiltinPlugins
 import FoundationEssentials
+import GatewayRuntime
 import SampleBus
 
 /// Dispatches `healthgate ARGS…` to a command, handles `--help`, and maps errors to exit codes.
@@ -35,6 +36,8 @@ enum HealthgateCLI {
         var path: [String] = []
         var command = root
         var rest = Array(arguments.dropFirst())
+        // `healthgate help query samples` is `healthgate query samples --help`.
+        if rest.first == "help" { rest = Array(rest.dropFirst()) + ["--help"] }
         while let next = rest.first, !next.hasPrefix("-"),
             let sub = command.subcommands.first(where: { $0.name == next })
         {
@@ -43,23 +46,31 @@ enum HealthgateCLI {
             rest.removeFirst()
         }
         let pathText = path.joined(separator: " ")
-        if rest.contains("--help") || rest.first == "help" && command.subcommands.isEmpty == false {
+        // `-h` is what many tools take for help; it is nobody's value here.
+        if rest.contains("--help") || rest.contains("-h") || rest.first == "help" && !command.subcommands.isEmpty {
             context.print(command.help(path: pathText))
             return .success
         }
-        if path.isEmpty, rest.first == "--version" {
+        if path.isEmpty, rest.first == "--version" || rest.first == "version" {
             context.print("healthgate \(version)")
             return .success
         }
         guard let run = command.run else {
-            if let unknown = rest.first {
-                context.printError("healthgate: unknown command '\(([pathText, unknown]).filter { !$0.isEmpty }.joined(separator: " "))'")
+            guard let unknown = rest.first else {
+                context.printError(command.help(path: pathText))
+                return .usage
             }
-            context.printError(command.help(path: pathText))
+            let name = ([pathText, unknown]).filter { !$0.isEmpty }.joined(separator: " ")
+            var message = "healthgate: unknown command '\(name)'"
+            if let suggestion = KeySuggestion.closest(to: unknown, among: command.subcommands.map(\.name)) {
+                message += "; did you mean '\(([pathText, suggestion]).filter { !$0.isEmpty }.joined(separator: " "))'?"
+            }
+            context.printError(message)
+            context.printError("See 'healthgate \(pathText.isEmpty ? "" : pathText + " ")--help'.")
             return .usage
         }
         do {
-            let parsed = try ParsedArguments.parse(rest, options: command.options)
+            let parsed = try ParsedArguments.parse(rest, options: command.options, positionals: command.positionals)
             return try await run(parsed, context)
         } catch let error as CommandError {
             context.printError("healthgate \(pathText): \(error.message)")

@@ -57,7 +57,7 @@ enum QueryOptions {
             throw CommandError(.usage, "--type is required; known types: \(known)")
         }
         guard let type = QuantityType.named(name) else {
-            throw CommandError(.usage, "unknown type \"\(name)\"; known types: \(known)")
+            throw CommandError(.usage, unknownType(name, known: QuantityType.builtIn.map(\.identifier)))
         }
         return type
     }
@@ -82,16 +82,18 @@ enum QueryOptions {
         return NamedTimeZone.named(LocalTimeZoneName.resolve(variables: context.variables), variables: context.variables) ?? .utc
     }
 
-    /// `--since`/`--last` and `--until`, as dates.
+    /// `--since`/`--last` and `--until`, as dates. A date without a zone is in `--time-zone`,
+    /// else `$TZ`, else the system's.
     static func range(
         _ arguments: ParsedArguments, context: CommandContext, untilDefaultsToNow: Bool
     ) throws(CommandError) -> (Date?, Date?) {
         let now = context.clock.now()
-        var until = try arguments.value("until").map { text throws(CommandError) in try date(text, option: "until") }
+        let zone = try timeZone(arguments, context: context)
+        var until = try arguments.value("until").map { text throws(CommandError) in try date(text, option: "until", zone: zone) }
         if arguments.value("since") != nil, arguments.value("last") != nil {
             throw CommandError(.usage, "give --since or --last, not both")
         }
-        var since = try arguments.value("since").map { text throws(CommandError) in try date(text, option: "since") }
+        var since = try arguments.value("since").map { text throws(CommandError) in try date(text, option: "since", zone: zone) }
         if let last = arguments.value("last") {
             since = now.addingTimeInterval(-(try duration(last, option: "last")).seconds)
             until = until ?? now
@@ -103,20 +105,49 @@ enum QueryOptions {
         return (since, until)
     }
 
-    /// RFC 3339, or YYYY-MM-DD meaning UTC midnight.
-    static func date(_ text: String, option: String) throws(CommandError) -> Date {
+    /// The range options `query` and `delete` share: `--since`, `--last`, `--until` and the
+    /// zone of a date typed without one.
+    static let rangeOptions: [OptionSpec] = [
+        OptionSpec(name: "since", value: "DATE", help: "Start of the range: \(dateForms)."),
+        OptionSpec(name: "last", value: "DURATION", help: "The range is the last 30s, 15m, 1h, 7d, 1w … until now."),
+        OptionSpec(name: "until", value: "DATE", help: "End of the range, exclusive (default: now); a DATE as for --since."),
+        OptionSpec(
+            name: "time-zone", value: "TZ",
+            help: "The time zone of a date without one (and of stats' calendar), e.g. Europe/Berlin (default: $TZ or the system's)."),
+    ]
+
+    /// What a DATE option's help says it accepts; `date(_:option:zone:)` is its parser.
+    static let dateForms =
+        "2026-11-21T08:00:00Z (RFC 3339), 2026-11-21 08:00 or 2026-11-21T08:00 (local time), or 2026-11-21 (UTC midnight)"
+
+    /// A date as a person types it: RFC 3339; `YYYY-MM-DD HH:MM[:SS]` or `YYYY-MM-DDTHH:MM[:SS]`,
+    /// with a zone (`Z`, `+01:00`) or without one, then in `zone`; or `YYYY-MM-DD`, UTC midnight.
+    static func date(_ text: String, option: String, zone: ZoneRules) throws(CommandError) -> Date {
         if let date = RFC3339.date(from: text) { return date }
         if text.utf8.count == 10, let date = RFC3339.date(from: text + "T00:00:00Z") { return date }
-        throw CommandError(.usage, "--\(option) expects an RFC 3339 date (2026-11-21T08:00:00Z) or YYYY-MM-DD, got \"\(text)\"")
+        let form = /([0-9]{4}-[0-9]{2}-[0-9]{2})[T ]([0-9]{1,2}):([0-9]{2})(:[0-9]{2}(?:\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})?/
+        if let match = text.wholeMatch(of: form) {
+            let (_, day, hour, minute, seconds, offset) = match.output
+            let local = "\(day)T\(hour.count == 1 ? "0" : "")\(hour):\(minute)\(seconds ?? ":00")"
+            if let offset {
+                if let date = RFC3339.date(from: local + offset) { return date }
+            } else if let wall = RFC3339.date(from: local + "Z") {
+                // The wall-clock time read as UTC, less the zone's offset; the offset is looked up
+                // again at the result, so a time next to a daylight-saving change gets its own.
+                let guess = wall.addingTimeInterval(-Double(zone.secondsFromGMT(for: wall)))
+                return wall.addingTimeInterval(-Double(zone.secondsFromGMT(for: guess)))
+            }
+        }
+        throw CommandError(.usage, "--\(option) expects a date such as \(dateForms); got \"\(text)\"")
     }
 
-    /// `30s`, `15m`, `1h`, `7d`.
+    /// `30s`, `15m`, `1h`, `7d`, `1w`.
     static func duration(_ text: String, option: String) throws(CommandError) -> Duration {
-        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604_800]
         guard let suffix = text.last, let scale = units[suffix], let amount = Int64(text.dropLast()), amount > 0,
             amount < Int64.max / scale
         else {
-            throw CommandError(.usage, "--\(option) expects a duration like 30s, 15m, 1h or 7d, got \"\(text)\"")
+            throw CommandError(.usage, "--\(option) expects a duration like 30s, 15m, 1h, 7d or 1w, got \"\(text)\"")
         }
         return .seconds(amount * scale)
     }
@@ -128,8 +159,18 @@ enum QueryOptions {
         guard let type = ChangeType.named(name) else {
             let known = QuantityType.builtIn.map(\.identifier) + CorrelationType.builtIn.map(\.identifier)
                 + ["heartbeatSeries", "workout"]
-            throw CommandError(.usage, "unknown type \"\(name)\"; known types: \(known.joined(separator: ", "))")
+            throw CommandError(.usage, unknownType(name, known: known))
         }
         return type
+    }
+
+    /// "unknown type", with the type meant when it differs only in case (`heartrate` →
+    /// `heartRate`); else the nearest one, if any is near, and the known types.
+    static func unknownType(_ name: String, known: [String]) -> String {
+        if let meant = known.first(where: { $0.lowercased() == name.lowercased() }) {
+            return "unknown type \"\(name)\"; did you mean \(meant)? (types are case-sensitive)"
+        }
+        let nearest = KeySuggestion.closest(to: name, among: known).map { "did you mean \($0)? " } ?? ""
+        return "unknown type \"\(name)\"; \(nearest)known types: \(known.joined(separator: ", "))"
     }
 }

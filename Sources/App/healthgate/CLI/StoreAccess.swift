@@ -6,8 +6,15 @@ import HealthStore
 /// `query`, `delete`, `dead-letters` and the stored-workout commands (`workout list`, `show`,
 /// `chart`, `export`) share it, so each finds the same file and fails with the same status.
 enum StoreAccess {
-    /// Opens the store read-only: `--db PATH`, else the configuration's `store.path` (the file
-    /// `healthgate run` would use), else the data directory's `samples.sqlite`.
+    /// The options that choose the store, which every command that opens it takes: `--db`, and
+    /// `--config` for the configuration whose `store.path` it is.
+    static let options = [
+        OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
+        ConfigurationLocator.option,
+    ]
+
+    /// Opens the store read-only: `--db PATH`, else the `store.path` of the configuration
+    /// (`--config`, else the one `healthgate run` would load), else the data directory's `samples.sqlite`.
     /// - Throws: ``CommandError`` with status 66 when there is no store there; the store's other
     ///   errors as ``commandError(_:)`` maps them; the configuration's errors (78).
     static func openReadOnly(_ arguments: ParsedArguments, context: CommandContext) async throws -> HealthStore {
@@ -24,11 +31,12 @@ enum StoreAccess {
     }
 
     /// The store a command works on: `--db PATH`, else the `store.path` of the configuration
-    /// `healthgate run` would load, else the data directory's `samples.sqlite`.
+    /// (`--config FILE`, else the one `healthgate run` would load), else the data directory's
+    /// `samples.sqlite`.
     /// - Throws: the configuration's errors (78), when it is read and wrong.
     static func path(_ arguments: ParsedArguments, context: CommandContext) throws -> String {
         if let path = arguments.value("db") { return path }
-        let configuration = try ConfigurationLocator.load(explicit: nil, variables: context.variables)
+        let configuration = try ConfigurationLocator.load(arguments, context: context)
         return try StoreConfiguration.settings(of: configuration, paths: context.paths).path
     }
 

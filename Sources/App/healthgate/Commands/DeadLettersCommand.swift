@@ -7,9 +7,8 @@ import GatewayRuntime
 enum DeadLettersCommand {
     static let options = [
         OptionSpec(name: "sink", value: "NAME", help: "Only the dead letters of this remote sink (its instance name)."),
-        OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
         OptionSpec(name: "format", value: "json", help: "Print JSON instead of a table (list)."),
-    ]
+    ] + StoreAccess.options
 
     static let command = Command(
         name: "dead-letters", summary: "List, retry, drop or export the changes a remote sink's receiver refused.",
@@ -29,8 +28,12 @@ enum DeadLettersCommand {
                     usage: "dead-letters retry [UUID…] [--sink NAME] [--db PATH]",
                     options: options) { arguments, context in try await retry(arguments, context) },
             Command(name: "drop", summary: "Forget dead letters (all, or those with the given uuids).",
-                    usage: "dead-letters drop [UUID…] [--sink NAME] [--db PATH]",
-                    options: options) { arguments, context in try await drop(arguments, context) },
+                    usage: "dead-letters drop [UUID…] [--sink NAME] [--db PATH] [--yes]",
+                    discussion: """
+                        On a terminal it asks before dropping; --yes does not ask. Without a terminal \
+                        (a script, a pipe) it drops only with --yes (exit 64 without).
+                        """,
+                    options: options + [Confirmation.option]) { arguments, context in try await drop(arguments, context) },
             Command(name: "export", summary: "Print dead letters as JSON lines (sink, uuid, status, answer, record).",
                     usage: "dead-letters export [--sink NAME] [--db PATH]",
                     options: options) { arguments, context in try await list(arguments, context, export: true) },
@@ -105,9 +108,22 @@ enum DeadLettersCommand {
         let ids = try ids(arguments).map(Set.init)
         let sink = arguments.value("sink")
         let store = try await writable(arguments, context)
-        let removed = try await StoreAccess.call { () async throws(StoreError) in
-            let letters = try await store.deadLetters(follower: sink).filter { ids?.contains($0.id) ?? true }
-            return try await store.removeDeadLetters(letters.map(\.rowID))
+        let removed: Int
+        do {
+            let letters = try await StoreAccess.call { () async throws(StoreError) in
+                try await store.deadLetters(follower: sink).filter { ids?.contains($0.id) ?? true }
+            }
+            if !letters.isEmpty {
+                try await Confirmation.require(
+                    "Drop \(letters.count) dead letter(s)\(sink.map { " of \($0)" } ?? "")? They will not be sent again.",
+                    declined: "not confirmed; nothing was dropped", arguments, context: context)
+            }
+            removed = try await StoreAccess.call { () async throws(StoreError) in
+                try await store.removeDeadLetters(letters.map(\.rowID))
+            }
+        } catch {
+            await store.close()
+            throw error
         }
         await store.close()
         context.print("\(removed) dead letter(s) dropped")

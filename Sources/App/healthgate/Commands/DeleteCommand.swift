@@ -8,7 +8,7 @@ enum DeleteCommand {
     static let command = Command(
         name: "delete", summary: "Delete stored objects by uuid, by device and time range, or by type and time range.",
         usage: "delete (--id UUID... | --device NAME | --type TYPE) [--since DATE|--last DURATION] [--until DATE] "
-            + "[--format table|json] [--db PATH]",
+            + "[--format table|json] [--db PATH] [--yes]",
         discussion: """
             Deletes in one transaction, also while the gateway runs (it waits for the gateway's commit). \
             Each deleted object leaves a tombstone in the change log, so 'healthgate query changes' \
@@ -23,24 +23,26 @@ enum DeleteCommand {
             Refused, deleting nothing, when a selected sample is collected by a workout in progress: \
             end the workout first.
 
+            On a terminal it asks before deleting; --yes does not ask. Without a terminal (a \
+            script, a pipe) it deletes only with --yes.
+
             Examples:
               healthgate delete --id 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b
               healthgate delete --device "Polar H10" --since 2026-11-21T08:00:00Z --until 2026-11-21T09:00:00Z
               healthgate delete --type stepCount --last 1d
+              healthgate delete --device "Polar H10" --since "2026-11-21 08:00" --until "2026-11-21 09:00" --yes
 
-            Exits 66 when the store does not exist, 64 for a bad option or an unknown uuid, 75 when a \
-            running workout holds the samples.
+            Exits 66 when the store does not exist, 64 for a bad option or an unknown uuid or without \
+            a terminal and --yes, 1 when the answer is not yes, 75 when a running workout holds the \
+            samples.
             """,
         options: [
             OptionSpec(name: "id", value: "UUID", help: "Delete the object with this uuid (repeatable).", repeatable: true),
             OptionSpec(name: "device", value: "NAME", help: "Delete a device's objects in the range (name or local identifier)."),
             OptionSpec(name: "type", value: "TYPE", help: "Delete a type's objects in the range."),
-            OptionSpec(name: "since", value: "DATE", help: "Start of the range: RFC 3339 or YYYY-MM-DD (UTC midnight)."),
-            OptionSpec(name: "last", value: "DURATION", help: "The range is the last 30s, 15m, 1h, 7d … until now."),
-            OptionSpec(name: "until", value: "DATE", help: "End of the range, exclusive (default: now)."),
+        ] + QueryOptions.rangeOptions + [
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json: the deleted uuids and kinds."),
-            OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
-        ]
+        ] + StoreAccess.options + [Confirmation.option]
     ) { arguments, context in
         let selection = try selection(arguments, context: context)
         let format = arguments.value("format") ?? "table"
@@ -52,6 +54,9 @@ enum DeleteCommand {
         guard FileManager.default.fileExists(atPath: path) else {
             throw CommandError(.noInput, "no store at \(path); pass --db PATH")
         }
+        try await Confirmation.require(
+            "Delete \(describe(selection)) from \(path)?", declined: "not confirmed; nothing was deleted", arguments,
+            context: context)
         let deleted = try await StoreAccess.call { () async throws(StoreError) in
             let store = try await HealthStore.open(path: path)
             do throws(StoreError) {
@@ -103,5 +108,17 @@ enum DeleteCommand {
             throw CommandError(.usage, "--type is required")
         }
         return .type(type, from: since, to: until)
+    }
+
+    /// The selection in the words of the question ``Confirmation`` asks.
+    static func describe(_ selection: DeletionSelection) -> String {
+        switch selection {
+        case .ids(let ids):
+            ids.count == 1 ? "the object \(ids[0])" : "\(ids.count) objects by uuid"
+        case .device(let device, let from, let to):
+            "the objects of the device \"\(device)\" from \(RFC3339.string(from: from)) to \(RFC3339.string(from: to))"
+        case .type(let type, let from, let to):
+            "the \(type) objects from \(RFC3339.string(from: from)) to \(RFC3339.string(from: to))"
+        }
     }
 }

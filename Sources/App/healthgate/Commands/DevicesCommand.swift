@@ -3,13 +3,14 @@ import FoundationEssentials
 import SerialDevices
 import Udev
 import GatewayRuntime
+import HealthModel
 
 /// `healthgate devices`: the serial (tty) devices udev knows, and whether a serial family member
 /// in the catalog (``PluginCatalog/serialSources``) would use them.
 enum DevicesCommand {
     static let command = Command(
         name: "devices", summary: "List serial (tty) devices udev knows and whether healthgate would use them.",
-        usage: "devices [--all] [--json]",
+        usage: "devices [--all] [--format table|json]",
         discussion: """
             A device is used by a serial source (such as `serial-pedometer`) with "udev": true when \
             that source's rules in udev-rules/ tagged it HEALTHGATE_ADAPTER=<the source's kind> \
@@ -21,9 +22,13 @@ enum DevicesCommand {
             """,
         options: [
             OptionSpec(name: "all", value: nil, help: "Include virtual terminals."),
-            OptionSpec(name: "json", value: nil, help: "Print one JSON object per device."),
+            OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json: one JSON object per line and device."),
         ]
     ) { arguments, context in
+        let format = arguments.value("format") ?? "table"
+        guard ["table", "json"].contains(format) else {
+            throw CommandError(.usage, "--format must be table or json, got \"\(format)\"")
+        }
         let matches = BuiltinCatalog.make().serialDeviceMatches
         let devices: [UdevDevice]
         do {
@@ -31,9 +36,9 @@ enum DevicesCommand {
         } catch {
             throw CommandError(.unavailable, "cannot read the udev database: \(error)")
         }
-        if arguments.flag("json") {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
+        if format == "json" {
+            // HealthJSON's encoder: sorted keys, and paths such as /dev/ttyUSB0 unescaped.
+            let encoder = HealthJSON.makeEncoder()
             for device in devices {
                 let eligibility = SerialDeviceMatch.eligibility(of: device, among: matches)
                 let row = Row(

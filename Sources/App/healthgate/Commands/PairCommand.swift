@@ -38,10 +38,12 @@ enum PairCommand {
             OptionSpec(name: "forget", value: nil, help: "Remove the device and its bond instead."),
         ] + BluetoothCommandOptions.options
     ) { arguments, context in
-        guard arguments.positional.count == 1, let address = arguments.positional.first?.uppercased(),
-            DeviceMatcher.isAddress(address)
-        else {
-            throw CommandError(.usage, "expected one device address (AA:BB:CC:DD:EE:FF), got \(arguments.positional)")
+        let given = try arguments.positional(0, "the device ADDRESS (six hex bytes with colons: AA:BB:CC:DD:EE:FF)")
+        let address = given.uppercased()
+        guard DeviceMatcher.isAddress(address) else {
+            throw CommandError(
+                .usage, "\"\(given)\" is not a Bluetooth address: an address is six hex bytes separated by colons, "
+                    + "as in AA:BB:CC:DD:EE:FF ('healthgate scan' lists the addresses around)")
         }
         let passkey = try arguments.integer("passkey")
         if let passkey, passkey < 0 || passkey > Int(DevicePairing.passkeyRange.upperBound) {

@@ -18,13 +18,14 @@ enum ParticipantCommand {
         subcommands: [assign, list])
 
     static let assign = Command(
-        name: "assign", summary: "Assign a device to a participant.", usage: "participant assign DEVICE NAME"
+        name: "assign", summary: "Assign a device to a participant.", usage: "participant assign DEVICE NAME [--config FILE]",
+        options: ControlSocketPath.options
     ) { arguments, context in
         let device = try arguments.positional(0, "the DEVICE")
         let name = try arguments.positional(1, "the participant's NAME")
         let result = try await ControlSocketPath.send(
             "participant.assign", arguments: .object(["device": .string(device), "participant": .string(name)]),
-            socket: nil, context: context)
+            options: arguments, context: context)
         let participants = try decode(result)
         let devices = participants.first { $0.name == name }?.devices ?? [device]
         context.print("\(device) → \(name) (wears \(devices.joined(separator: ", ")))")
@@ -33,13 +34,13 @@ enum ParticipantCommand {
 
     static let list = Command(
         name: "list", summary: "List the participants, their devices and workout state.",
-        usage: "participant list [--format table|json]",
-        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")]
+        usage: "participant list [--format table|json] [--config FILE]",
+        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")] + ControlSocketPath.options
     ) { arguments, context in
         let format = arguments.value("format") ?? "table"
         guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
         let participants = try decode(
-            try await ControlSocketPath.send("participant.list", arguments: .object([:]), socket: nil, context: context))
+            try await ControlSocketPath.send("participant.list", arguments: .object([:]), options: arguments, context: context))
         if format == "json" {
             try WorkoutCommand.printJSON(participants, context)
         } else if participants.isEmpty {

@@ -41,8 +41,7 @@ extension QueryCommand {
             OptionSpec(name: "limit", value: "N", help: "At most N changes (per poll with --follow)."),
             OptionSpec(name: "follow", value: nil, help: "Stream changes as JSON lines until interrupted."),
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."),
-            OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
-        ]
+        ] + StoreAccess.options
     ) { arguments, context in
         let type = try QueryOptions.changeType(arguments)
         let anchor = Int64(try arguments.integer("anchor") ?? 0)

@@ -29,13 +29,9 @@ enum QueryCommand {
             """,
         subcommands: [samples, stats, changes])
 
-    static let rangeOptions: [OptionSpec] = [
+    static let rangeOptions: [OptionSpec] = QueryOptions.rangeOptions + [
         OptionSpec(name: "type", value: "TYPE", help: "The quantity type, e.g. heartRate, stepCount (required)."),
-        OptionSpec(name: "since", value: "DATE", help: "Start of the range: RFC 3339 or YYYY-MM-DD (UTC midnight)."),
-        OptionSpec(name: "last", value: "DURATION", help: "The range is the last 30s, 15m, 1h, 7d … until now."),
-        OptionSpec(name: "until", value: "DATE", help: "End of the range, exclusive (default: now)."),
         OptionSpec(name: "format", value: "FORMAT", help: "table (default), json or csv."),
-        OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
         OptionSpec(name: "device-name", value: "NAME", help: "Only samples of the device with this name."),
         OptionSpec(name: "local-identifier", value: "ID", help: "Only samples of the device with this local identifier (BLE address)."),
         OptionSpec(name: "manufacturer", value: "NAME", help: "Only samples of devices of this manufacturer."),
@@ -45,7 +41,7 @@ enum QueryCommand {
             repeatable: true),
         OptionSpec(name: "source", value: "NAME", help: "Only samples of this configured source (provenance healthgate.source)."),
         OptionSpec(name: "gateway", value: "NAME", help: "Only samples of this gateway (provenance healthgate.gateway)."),
-    ]
+    ] + StoreAccess.options
 
     static let samples = Command(
         name: "samples", summary: "List the samples of a type whose start date is in a range.",
@@ -132,7 +128,6 @@ enum QueryCommand {
             """,
         options: rangeOptions + [
             OptionSpec(name: "interval", value: "INTERVAL", help: "month, week, day, hour, minute, or a duration like 15m."),
-            OptionSpec(name: "time-zone", value: "TZ", help: "The calendar's time zone, e.g. Europe/Berlin (default: $TZ or the system's)."),
             OptionSpec(name: "anchor", value: "DATE", help: "The start of one interval; the others are counted from it."),
             OptionSpec(name: "options", value: "LIST", help: "Only these statistics, comma-separated: average, minimum, maximum, mostRecent, sum."),
             OptionSpec(name: "by-device", value: nil, help: "Also one row per device with samples in each interval."),
@@ -151,7 +146,7 @@ enum QueryCommand {
         }
         let timeZone = try QueryOptions.timeZone(arguments, context: context)
         let givenAnchor = try arguments.value("anchor").map { text throws(CommandError) in
-            try QueryOptions.date(text, option: "anchor")
+            try QueryOptions.date(text, option: "anchor", zone: timeZone)
         }
         if interval == nil, givenAnchor != nil { throw CommandError(.usage, "--anchor needs --interval") }
         var (since, until) = try QueryOptions.range(arguments, context: context, untilDefaultsToNow: true)

@@ -17,11 +17,11 @@ enum RunCommand {
             A bad configuration exits 78 with the file, the key path and the reason.
             """,
         options: [
-            OptionSpec(name: "config", value: "FILE", help: "The configuration file."),
+            ConfigurationLocator.option,
             OptionSpec(name: "duration", value: "SECONDS", help: "Stop gracefully after this many seconds."),
         ]
     ) { arguments, context in
-        let configuration = try ConfigurationLocator.load(explicit: arguments.value("config"), variables: context.variables)
+        let configuration = try ConfigurationLocator.load(arguments, context: context)
         let duration = try arguments.double("duration")
         if let duration, duration <= 0 { throw CommandError(.usage, "--duration must be positive") }
         return try await GatewayRunner(context: context).run(configuration: configuration, duration: duration)

@@ -8,19 +8,20 @@ import GatewayRuntime
 enum StatusCommand {
     static let command = Command(
         name: "status", summary: "Show per-plugin status from the running daemon.",
-        usage: "status [--socket PATH] [--format table|json]",
+        usage: "status [--config FILE | --socket PATH] [--format table|json]",
         discussion: """
-            Asks the running daemon over its control socket ($XDG_RUNTIME_DIR/healthgate/control.sock, \
-            or $RUNTIME_DIRECTORY/control.sock under systemd). Exits 69 when no daemon is running.
+            Asks the running daemon over its control socket: --socket, else the controlSocket of \
+            the configuration (--config, else the one 'healthgate run' finds), else \
+            $XDG_RUNTIME_DIR/healthgate/control.sock ($RUNTIME_DIRECTORY/control.sock under \
+            systemd). Exits 69 when no daemon is running.
             """,
         options: [
-            OptionSpec(name: "socket", value: "PATH", help: "The control socket (default: the runtime directory's)."),
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."),
-        ]
+        ] + ControlSocketPath.options
     ) { arguments, context in
         let format = arguments.value("format") ?? "table"
         guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
-        let result = try await ControlSocketPath.send("status", arguments: .object([:]), socket: arguments.value("socket"), context: context)
+        let result = try await ControlSocketPath.send("status", arguments: .object([:]), options: arguments, context: context)
         if format == "json" {
             let data = try HealthJSON.makeEncoder(pretty: true).encode(result)
             context.print(String(decoding: data, as: UTF8.self))
@@ -47,19 +48,33 @@ enum StatusCommand {
 
 /// Talking to the daemon from the CLI.
 enum ControlSocketPath {
-    /// The control socket path: `--socket`, else the configured one, else the runtime directory's.
-    static func resolve(_ explicit: String?, context: CommandContext) -> String {
-        if let explicit { return explicit }
-        if let configured = try? ConfigurationLocator.load(explicit: nil, variables: context.variables).controlSocket {
+    /// The options of every command that talks to the daemon: `--socket`, and `--config` for
+    /// the configuration whose `controlSocket` it is.
+    static let options = [
+        OptionSpec(
+            name: "socket", value: "PATH",
+            help: "The daemon's control socket (default: the configuration's controlSocket, else the runtime directory's control.sock)."),
+        ConfigurationLocator.option,
+    ]
+
+    /// The control socket path: `--socket`, else the `controlSocket` of the configuration
+    /// (`--config`, else the one `healthgate run` finds), else the runtime directory's.
+    /// - Throws: the configuration's errors (66 for a missing `--config` file, 78 for a wrong one).
+    static func resolve(_ options: ParsedArguments, context: CommandContext) throws -> String {
+        if let explicit = options.value("socket") { return explicit }
+        if let configured = try ConfigurationLocator.load(options, context: context).controlSocket {
             return configured
         }
         return context.paths.runtimeDirectory.appendingPathComponent("control.sock").path
     }
 
-    /// Sends one command and returns its result, mapping failures to exit codes: no daemon → 69,
-    /// a refused command → 65.
-    static func send(_ command: String, arguments: JSONValue, socket: String?, context: CommandContext) async throws -> JSONValue {
-        let path = resolve(socket, context: context)
+    /// Sends one command to the daemon ``resolve(_:context:)`` finds from the command's
+    /// `options`, and returns its result, mapping failures to exit codes: no daemon → 69, a
+    /// refused command → 65.
+    static func send(
+        _ command: String, arguments: JSONValue, options: ParsedArguments, context: CommandContext
+    ) async throws -> JSONValue {
+        let path = try resolve(options, context: context)
         let response: ControlResponse
         do {
             response = try await ControlClient(path: path).send(ControlRequest(command: command, arguments: arguments))

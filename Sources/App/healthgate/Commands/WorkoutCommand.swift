@@ -48,7 +48,7 @@ enum WorkoutCommand {
             OptionSpec(name: "activity", value: "TYPE", help: "The activity type (required)."),
             OptionSpec(name: "devices", value: "ID", help: "A device to collect from (repeatable, or comma-separated).", repeatable: true),
             formatOption,
-        ] + participantOptions
+        ] + participantOptions + ControlSocketPath.options
     ) { arguments, context in
         guard let name = arguments.value("activity") else {
             throw CommandError(.usage, "--activity is required (e.g. --activity running)")
@@ -68,7 +68,7 @@ enum WorkoutCommand {
     static let activity = Command(
         name: "activity", summary: "Begin the next activity of a multisport workout.",
         usage: "workout activity TYPE [--participant NAME | --all] [--format line|json]",
-        options: [formatOption] + participantOptions
+        options: [formatOption] + participantOptions + ControlSocketPath.options
     ) { arguments, context in
         let name = try arguments.positional(0, "the activity TYPE")
         guard let type = WorkoutActivityType(rawValue: name) else {
@@ -81,12 +81,13 @@ enum WorkoutCommand {
         name: "status", summary: "Show the live workout once.",
         usage: "workout status [--participant NAME | --all] [--format text|json]",
         options: [OptionSpec(name: "format", value: "FORMAT", help: "text (default) or json.")] + participantOptions
+            + ControlSocketPath.options
     ) { arguments, context in
         let format = arguments.value("format") ?? "text"
         guard ["text", "json"].contains(format) else { throw CommandError(.usage, "--format must be text or json") }
         let target = try target(arguments)
         if target == .all {
-            let answer = try await sendToAll(.status, context)
+            let answer = try await sendToAll(.status, arguments, context)
             if format == "json" {
                 try printJSON(answer, context)
             } else {
@@ -94,7 +95,7 @@ enum WorkoutCommand {
             }
             return .success
         }
-        let snapshot = try await send(.status, target: target, context)
+        let snapshot = try await send(.status, target: target, arguments, context)
         if format == "json" {
             try printJSON(snapshot, context)
         } else {
@@ -114,7 +115,7 @@ enum WorkoutCommand {
         options: [
             OptionSpec(name: "count", value: "N", help: "Stop after N updates."),
             OptionSpec(name: "participant", value: "NAME", help: "Watch this participant's workout."),
-        ]
+        ] + ControlSocketPath.options
     ) { arguments, context in
         let limit = try arguments.integer("count")
         if let limit, limit < 1 { throw CommandError(.usage, "--count must be at least 1") }
@@ -122,7 +123,7 @@ enum WorkoutCommand {
         var updates = 0
         if context.stdoutIsTerminal { context.output.write("\u{1B}[H\u{1B}[2J") }
         while true {
-            let snapshot = try await send(.status, target: target, context)
+            let snapshot = try await send(.status, target: target, arguments, context)
             if context.stdoutIsTerminal {
                 // Home the cursor, rewrite each line, clear what is left of the old frame.
                 let lines = WorkoutFormat.liveScreen(snapshot).map { $0 + "\u{1B}[K" }
@@ -139,7 +140,7 @@ enum WorkoutCommand {
 
     static let list = Command(
         name: "list", summary: "List stored workouts.", usage: "workout list [--format table|json] [--db PATH]",
-        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."), OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite).")]
+        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")] + StoreAccess.options
     ) { arguments, context in
         let format = arguments.value("format") ?? "table"
         guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
@@ -156,7 +157,7 @@ enum WorkoutCommand {
 
     static let show = Command(
         name: "show", summary: "Show one stored workout.", usage: "workout show ID [--format table|json] [--db PATH]",
-        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."), OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite).")]
+        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")] + StoreAccess.options
     ) { arguments, context in
         let format = arguments.value("format") ?? "table"
         guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
@@ -173,12 +174,12 @@ enum WorkoutCommand {
             heart rate as breaks in the line, a bike's or rower's power and cadence when it has \
             them, and the totals in the header. Open it in a browser.
             """,
-        options: [OptionSpec(name: "output", value: "FILE", help: "Where to write the SVG (required)."), OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite).")]
+        options: [OptionSpec(name: "output", value: "FILE", help: "Where to write the SVG (required).")] + StoreAccess.options
     ) { arguments, context in
         guard let output = arguments.value("output") else { throw CommandError(.usage, "--output FILE.svg is required") }
         let (workout, samples) = try await StoreAccess.workout(id: try workoutID(arguments), arguments, context: context)
         // The zones come from the profile; a broken configuration is an error, not "no zones".
-        let configuration = try ConfigurationLocator.load(explicit: nil, variables: context.variables)
+        let configuration = try ConfigurationLocator.load(arguments, context: context)
         let profile: UserProfile
         do {
             profile = try UserProfile.decode(configuration.profile)
@@ -186,11 +187,7 @@ enum WorkoutCommand {
             throw CommandError(.configuration, "\(configuration.origin): \(error)")
         }
         let svg = WorkoutChart.svg(workout: workout, samples: samples, zones: profile.heartRateZones(on: workout.startDate))
-        do {
-            try Data(svg.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
-        } catch {
-            throw CommandError(.cannotCreate, "cannot write \(output): \(ErrorText.of(error))")
-        }
+        try HealthDataFile.write(Array(svg.utf8), to: output)
         context.print("wrote \(output)")
         return .success
     }
@@ -209,8 +206,7 @@ enum WorkoutCommand {
         options: [
             OptionSpec(name: "format", value: "FORMAT", help: "fit (default) or tcx."),
             OptionSpec(name: "output", value: "FILE", help: "Where to write the file."),
-            OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
-        ]
+        ] + StoreAccess.options
     ) { arguments, context in
         let format = arguments.value("format") ?? "fit"
         guard ["fit", "tcx"].contains(format) else { throw CommandError(.usage, "--format must be fit or tcx, not \"\(format)\"") }
@@ -219,11 +215,7 @@ enum WorkoutCommand {
         let (workout, samples) = try await StoreAccess.workout(id: id, arguments, context: context)
         let bytes = format == "fit"
             ? FITActivity.encode(workout, samples: samples) : Array(TCXActivity.encode(workout, samples: samples).utf8)
-        do {
-            try Data(bytes).write(to: URL(fileURLWithPath: output), options: .atomic)
-        } catch {
-            throw CommandError(.cannotCreate, "cannot write \(output): \(ErrorText.of(error))")
-        }
+        try HealthDataFile.write(bytes, to: output)
         context.print("wrote \(output) (\(format.uppercased()), \(bytes.count) bytes, \(samples.count) samples)")
         return .success
     }
@@ -233,7 +225,7 @@ enum WorkoutCommand {
     static func simple(_ name: String, _ summary: String, _ request: WorkoutControlRequest) -> Command {
         Command(
             name: name, summary: summary, usage: "workout \(name) [--participant NAME | --all] [--format line|json]",
-            options: [formatOption] + participantOptions
+            options: [formatOption] + participantOptions + ControlSocketPath.options
         ) {
             arguments, context in
             try await control(request, arguments, context)
@@ -245,7 +237,7 @@ enum WorkoutCommand {
         guard ["line", "json"].contains(format) else { throw CommandError(.usage, "--format must be line or json") }
         let target = try target(arguments)
         guard target == .all else {
-            let snapshot = try await send(request, target: target, context)
+            let snapshot = try await send(request, target: target, arguments, context)
             if format == "json" {
                 try printJSON(snapshot, context)
             } else {
@@ -253,7 +245,7 @@ enum WorkoutCommand {
             }
             return .success
         }
-        let answer = try await sendToAll(request, context)
+        let answer = try await sendToAll(request, arguments, context)
         if format == "json" {
             try printJSON(answer, context)
         } else {
@@ -278,9 +270,11 @@ enum WorkoutCommand {
         }
     }
 
-    static func sendToAll(_ request: WorkoutControlRequest, _ context: CommandContext) async throws -> ParticipantWorkouts.GroupAnswer {
+    static func sendToAll(
+        _ request: WorkoutControlRequest, _ options: ParsedArguments, _ context: CommandContext
+    ) async throws -> ParticipantWorkouts.GroupAnswer {
         let result = try await ControlSocketPath.send(
-            request.command, arguments: merged(request.arguments, .all), socket: nil, context: context)
+            request.command, arguments: merged(request.arguments, .all), options: options, context: context)
         do {
             return try result.decode(ParticipantWorkouts.GroupAnswer.self)
         } catch {
@@ -294,17 +288,19 @@ enum WorkoutCommand {
         return .object(object)
     }
 
-    /// Sends one request to the daemon's control socket (the configured `controlSocket`, else the
-    /// runtime directory's) and reads its snapshot.
+    /// Sends one request to the daemon's control socket (`--socket`, else the configured
+    /// `controlSocket`, else the runtime directory's; `options` are the command's) and reads its
+    /// snapshot.
     /// - Throws: ``CommandError`` with `.unavailable` (69) when no daemon answers, `.dataError`
     ///   (65) when the daemon refuses the command (its message is the daemon's error) or answers
     ///   something that is not a snapshot.
     static func send(
-        _ request: WorkoutControlRequest, target: ParticipantWorkouts.Target = .main, _ context: CommandContext
+        _ request: WorkoutControlRequest, target: ParticipantWorkouts.Target = .main, _ options: ParsedArguments,
+        _ context: CommandContext
     ) async throws -> WorkoutSnapshot {
         try decodeSnapshot(
             try await ControlSocketPath.send(
-                request.command, arguments: merged(request.arguments, target), socket: nil, context: context))
+                request.command, arguments: merged(request.arguments, target), options: options, context: context))
     }
 
     static func decodeSnapshot(_ value: JSONValue) throws -> WorkoutSnapshot {
