@@ -83,6 +83,9 @@ final class BlueZTransportTests: XCTestCase {
         let discovery = StreamCollector(transport.discover(services: [.heartRateService]))
         try await waitUntil("discovery to end") { discovery.ended }
         XCTAssertEqual((discovery.error as? BLETransportError)?.code, .unavailable, "\(String(describing: discovery.error))")
+        // Both say what is missing and what to do about it.
+        XCTAssertEqual(connectError?.message, BluetoothAbsence.noBluetoothd.message)
+        XCTAssertEqual((discovery.error as? BLETransportError)?.message, BluetoothAbsence.noBluetoothd.message)
     }
 
     func testNoAdapterIsUnavailable() async throws {
@@ -91,7 +94,8 @@ final class BlueZTransportTests: XCTestCase {
         try await waitUntil("discovery to end") { discovery.ended }
         let error = discovery.error as? BLETransportError
         XCTAssertEqual(error?.code, .unavailable)
-        XCTAssertTrue(error?.message.contains("no Bluetooth adapter") == true, "\(String(describing: error))")
+        XCTAssertEqual(error?.message, BluetoothAbsence.noAdapter(nil).message)
+        XCTAssertTrue(error?.message.contains("bluetoothctl list") == true, "\(String(describing: error))")
     }
 
     func testUnreachableBusIsUnavailable() async throws {
@@ -103,7 +107,8 @@ final class BlueZTransportTests: XCTestCase {
             logger: Logger(label: "t", sink: RecordingLogSink()))
         let error = await transportError { _ = try await transport.connect(to: "AA:BB:CC:DD:EE:01") }
         XCTAssertEqual(error?.code, .unavailable)
-        XCTAssertTrue(error?.message.contains("cannot reach the D-Bus system bus") == true, "\(String(describing: error))")
+        XCTAssertEqual(error?.message, BluetoothAbsence.noSystemBus(address: "unix:path=\(directory.path)/missing").message)
+        XCTAssertTrue(error?.message.contains("apt install dbus; systemctl start dbus") == true, "\(String(describing: error))")
     }
 
     func testBusComingUpLaterIsPickedUp() async throws {

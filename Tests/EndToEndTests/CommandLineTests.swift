@@ -4,11 +4,50 @@ import XCTest
 
 /// The built executable's command-line contract: help, exit codes, error messages.
 final class CommandLineTests: XCTestCase {
-    func testUnitsConvertPrintsTheExactValue() async throws {
+    /// Issue #45: rounded to the unit's precision, with no floating-point noise; `--exact`
+    /// prints every digit.
+    func testUnitsConvertRoundsToTheUnitsPrecisionAndExactPrintsEveryDigit() async throws {
         let healthgate = try HealthgateExecutable()
-        let result = try await healthgate.run(["units", "convert", "300", "kJ", "kcal"])
-        XCTAssertEqual(result.status, 0, result.standardError)
-        XCTAssertEqual(result.standardOutput, "71.70172084130019\n")
+        for (arguments, expected) in [
+            (["300", "kJ", "kcal"], "71.7"),
+            (["98.6", "degF", "degC"], "37"),
+            (["37", "degC", "degF"], "98.6"),
+            (["0.00123", "kg", "g"], "1.23"),
+            (["1", "kg/m.s^2", "Pa"], "1"),
+            (["300", "kJ", "kcal", "--exact"], "71.70172084130019"),
+        ] {
+            let result = try await healthgate.run(["units", "convert"] + arguments)
+            XCTAssertEqual(result.status, 0, "\(arguments): \(result.standardError)")
+            XCTAssertEqual(result.standardOutput, expected + "\n", "\(arguments)")
+        }
+    }
+
+    /// Issue #45: the names people type for HealthKit's units, in any case, alone and inside a
+    /// quotient; `units list` lists them.
+    func testUnitsConvertAcceptsTheNamesPeopleTypeAndListsThem() async throws {
+        let healthgate = try HealthgateExecutable()
+        for (arguments, expected) in [
+            (["180", "lbs", "Kg"], "81.65"),
+            (["81.65", "kg", "lb"], "180"),
+            (["72", "bpm", "count/min"], "72"),
+            (["5.5", "mmol/L", "mg/dL"], "99.1"),
+            (["100", "mg/dl", "mmol/L"], "5.55"),
+            (["1.5", "h", "min"], "90"),
+            (["26.2", "miles", "km"], "42.16"),
+            (["10", "km/h", "mph"], "6.21"),
+            (["3", "mi", "KM"], "4.83"),
+        ] {
+            let result = try await healthgate.run(["units", "convert"] + arguments)
+            XCTAssertEqual(result.status, 0, "\(arguments): \(result.standardError)")
+            XCTAssertEqual(result.standardOutput, expected + "\n", "\(arguments)")
+        }
+        let list = try await healthgate.run(["units", "list"])
+        XCTAssertEqual(list.status, 0, list.standardError)
+        for row in ["count/min", "bpm", "lbs", "mmol<180.15588000005408>/L", "mmol/L", "hr", "miles"] {
+            XCTAssertTrue(list.standardOutput.contains(row), "\(row): \(list.standardOutput)")
+        }
+        let help = try await healthgate.run(["units", "--help"])
+        XCTAssertTrue(help.standardOutput.contains("units list"), help.standardOutput)
     }
 
     func testUnitsConvertRejectsIncompatibleAndInvalidUnitsWithStatus65() async throws {

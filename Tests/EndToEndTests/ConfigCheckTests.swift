@@ -61,6 +61,52 @@ final class ConfigCheckTests: XCTestCase {
         ])
     }
 
+    /// Issue #45: a suggestion is a key that takes the value given (case and prefix count), a
+    /// refused key is never offered, and an unknown key with no near miss lists the keys there are.
+    func testSuggestionsTakeTheValueGivenAndNeverOfferARefusedKey() async throws {
+        let mqtt = #"{"sinks": [{"kind": "mqtt", "config": {"host": "broker.example.org", "#
+        try await assertRejected([
+            (mqtt + #""homeassistant": true}}]}"#, "sinks[0].config.homeassistant", #"did you mean "homeAssistantDiscovery"?"#),
+            (mqtt + #""homeassistant": "ha"}}]}"#, "sinks[0].config.homeassistant", #"did you mean "homeAssistantPrefix"?"#),
+            (mqtt + #""HOST2": "b"}}]}"#, "sinks[0].config.HOST2", #"did you mean "host"?"#),
+            (#"{"sources": [{"kind": "serial-pedometer", "config": {"path": "/dev/ttyACM0", "baud": 9600}}]}"#,
+             "sources[0].config.baud", #"did you mean "baudRate"?"#),
+            (mqtt + #""password": "secret"}}]}"#, "sinks[0].config.password", "secrets are never written inline; use passwordFile"),
+        ])
+        let healthgate = try HealthgateExecutable()
+        let (unknown, _) = try await check(healthgate, mqtt + #""qwerty": 1}}]}"#)
+        XCTAssertEqual(unknown.status, 78, unknown.standardError)
+        XCTAssertTrue(unknown.standardError.contains("known keys: ackTimeoutSeconds, batchSize"), unknown.standardError)
+        XCTAssertTrue(unknown.standardError.contains("passwordFile"), unknown.standardError)
+        XCTAssertFalse(unknown.standardError.contains("password,"), unknown.standardError)
+    }
+
+    /// Issue #45: every unknown key and every number out of range of a file, each with its key
+    /// path, in one run; the exit status stays 78.
+    func testEveryMistakeOfAFileIsReportedAtOnce() async throws {
+        let healthgate = try HealthgateExecutable()
+        let (result, path) = try await check(healthgate, """
+            {"sorces": [],
+             "sinks": [{"kind": "mqtt", "config": {"host": "b.example", "homeassistant": true, "batchSize": -5, "password": "x"}}],
+             "sources": [{"kind": "serial-pedometer", "config": {"path": "/dev/ttyACM0", "baud": 9600}}],
+             "profile": {"weightKilograms": 9000}}
+            """)
+        XCTAssertEqual(result.status, 78, result.standardError)
+        for (keyPath, reason) in [
+            ("sorces", #"did you mean "sources"?"#),
+            ("sinks[0].config.homeassistant", #"did you mean "homeAssistantDiscovery"?"#),
+            ("sinks[0].config.batchSize", "-5 is below the smallest accepted value"),
+            ("sinks[0].config.password", "secrets are never written inline"),
+            ("sources[0].config.baud", #"did you mean "baudRate"?"#),
+            ("profile.weightKilograms", "9000 is above the largest accepted value"),
+        ] {
+            let lines = result.standardError.split(separator: "\n")
+            XCTAssertTrue(
+                lines.contains { $0.contains("\(path): \(keyPath): ") && $0.contains(reason) }, "\(keyPath): \(result.standardError)")
+        }
+        XCTAssertEqual(result.standardError.split(separator: "\n").count, 6, result.standardError)
+    }
+
     func testOldKeyNamesSuggestTheirNewNames() async throws {
         try await assertRejected([
             (#"{"sinks": [{"kind": "sqlite", "config": {"batchWindowMilliseconds": 100}}]}"#,

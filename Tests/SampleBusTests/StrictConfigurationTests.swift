@@ -24,6 +24,58 @@ final class StrictConfigurationTests: XCTestCase {
         }
     }
 
+    /// A configuration with a refused key, decoded on its own (no schema pass first).
+    private struct Secretive: DeclaredConfiguration, Hashable {
+        var host = ""
+        var passwordFile: String?
+        var retries = 3
+        static var configurationKeys: [ConfigurationKey<Self>] {
+            [
+                ConfigurationKey("host", \.host, .text, "The host"),
+                ConfigurationKey("passwordFile", \.passwordFile, .text, "Where the password is"),
+                ConfigurationKey("retries", \.retries, .whole(0...9, unit: "attempts"), "How often to retry"),
+                .refused("password", "secrets are never written inline; use passwordFile"),
+            ]
+        }
+    }
+
+    /// Issue #45: the decoder never offers a refused key, and a prefix or another case of a
+    /// key's name is suggested.
+    func testTheDecoderOffersNoRefusedKeyAndSuggestsByPrefixAndCase() {
+        func reason(_ json: String) -> String {
+            do {
+                _ = try ConfigurationDecoder.decode(Secretive.self, from: try ConfigurationJSONParser.parse(Data(json.utf8)))
+                return "accepted"
+            } catch let error as DecodingError {
+                return error.reason
+            } catch {
+                return "\(error)"
+            }
+        }
+        XCTAssertEqual(reason(#"{"xyzzy": 1}"#), #"unknown key "xyzzy"; known keys: host, passwordFile, retries"#)
+        XCTAssertEqual(reason(#"{"retr": 1}"#), #"unknown key "retr"; did you mean "retries"?"#)
+        XCTAssertEqual(reason(#"{"HOST": "a"}"#), #"unknown key "HOST"; did you mean "host"?"#)
+        XCTAssertEqual(reason(#"{"password": "a"}"#), "secrets are never written inline; use passwordFile")
+        XCTAssertEqual(KeySuggestion.suggestion(for: "baud", among: ["baudRate", "dataBits", "stopBits"]), "baudRate")
+        XCTAssertNil(KeySuggestion.suggestion(for: "ba", among: ["baudRate"]), "two letters are no prefix to go by")
+    }
+
+    /// Issue #45: the schema suggests only a key that takes the value given, and reports every
+    /// unknown key and number out of range.
+    func testTheSchemaSuggestsAKeyThatTakesTheValueAndReportsEveryProblem() {
+        let problems = Secretive.configurationSchema.problems(
+            in: ["hostname": 3, "retriesMax": "x", "password": "p", "retries": 12, "passwordfile": "/p"])
+        XCTAssertEqual(problems.map(\.keyPath), ["hostname", "password", "passwordfile", "retries", "retriesMax"])
+        XCTAssertEqual(problems.map(\.reason), [
+            // "host" is near, but takes a string: no suggestion rather than one that refuses 3.
+            #"unknown key "hostname"; known keys: host, passwordFile, retries"#,
+            "secrets are never written inline; use passwordFile",
+            #"unknown key "passwordfile"; did you mean "passwordFile"?"#,
+            "12 is above the largest accepted value 9 (attempts)",
+            #"unknown key "retriesMax"; known keys: host, passwordFile, retries"#,
+        ])
+    }
+
     func testUnknownKeysAreErrorsAtEveryLevelWithASuggestion() {
         let rows: [(String, String, String)] = [
             (#"{"sorces": []}"#, "sorces", #"unknown key "sorces"; did you mean "sources"?"#),

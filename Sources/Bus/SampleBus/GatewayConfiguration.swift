@@ -12,6 +12,9 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     public var reason: String
     /// Whether the file itself is missing (sysexits' EX_NOINPUT), rather than wrong (EX_CONFIG).
     public var isMissingFile: Bool
+    /// The file's other errors found at the same time (every unknown key and number out of
+    /// range is reported at once), after this one.
+    public var further: [ConfigurationError] = []
 
     /// An error; credentials in any URL inside `reason` are redacted.
     public init(file: String, keyPath: String, reason: String, isMissingFile: Bool = false) {
@@ -21,8 +24,10 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
         self.isMissingFile = isMissingFile
     }
 
-    /// `FILE: KEY.PATH: reason`.
-    public var description: String { "\(file): \(keyPath): \(reason)" }
+    /// `FILE: KEY.PATH: reason`, then each further error on a line of its own, the same way.
+    public var description: String {
+        ([self] + further).map { "\($0.file): \($0.keyPath): \($0.reason)" }.joined(separator: "\n")
+    }
 }
 
 /// One plugin instance in the configuration file: an entry of `sources` or `sinks`. Its keys are
@@ -229,8 +234,10 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
     }
 
     /// Parses a configuration file's bytes strictly (see ``ConfigurationDecoder``), refuses
-    /// every number outside the range `schema` declares for it (the whole file's schema:
-    /// ``schema(catalog:sections:)``), and checks the gateway's own settings with ``validate()``.
+    /// every key and every number outside what `schema` declares (the whole file's schema:
+    /// ``schema(catalog:sections:)``; all of them at once, see
+    /// ``ConfigurationSchema/problems(in:)``), and checks the gateway's own settings with
+    /// ``validate()``.
     /// - Throws: ``ConfigurationError`` naming `origin`, the key path and the reason.
     public static func parse(_ data: Data, origin: String, schema: ConfigurationSchema? = nil) throws(ConfigurationError)
         -> GatewayConfiguration
@@ -241,10 +248,11 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
         } catch {
             throw ConfigurationError(file: origin, keyPath: "(top level)", reason: "not valid JSON: \(error)")
         }
-        do {
-            try schema?.check(value)
-        } catch {
-            throw ConfigurationError(file: origin, keyPath: error.keyPath, reason: error.reason)
+        // Every unknown key and number out of range at once, before decoding stops at the first.
+        let problems = (schema?.problems(in: value) ?? []).map { ConfigurationError(file: origin, keyPath: $0.keyPath, reason: $0.reason) }
+        if var first = problems.first {
+            first.further = Array(problems.dropFirst())
+            throw first
         }
         var configuration: GatewayConfiguration
         do {

@@ -9,6 +9,10 @@ public enum PluginRole: String, Hashable, Sendable, Codable {
 /// The life-cycle state of a supervised plugin.
 public enum PluginState: String, Hashable, Sendable, Codable {
     case starting, running, restarting, finished, stopped
+    /// Running, but waiting for something outside the gateway that it cannot work without (a
+    /// Bluetooth source without dbus, bluetoothd or an adapter); ``PluginStatus/waitingFor``
+    /// says what and how to fix it.
+    case waiting
 }
 
 /// A plugin's status, as `healthgate status` shows it.
@@ -23,6 +27,8 @@ public struct PluginStatus: Hashable, Sendable, Codable {
     public var lastRecordDate: Date?
     public var lastError: String?
     public var lastErrorDate: Date?
+    /// While the state is ``PluginState/waiting``: what the plugin waits for, and the fix.
+    public var waitingFor: String?
     public var errors: Int
     /// Records dropped: by a sink queue's `dropOldest` policy, or by the plugin itself.
     public var dropped: Int
@@ -35,7 +41,8 @@ public struct PluginStatus: Hashable, Sendable, Codable {
     public var metrics: [MetricSeries: Double] = [:]
 
     enum CodingKeys: String, CodingKey {
-        case name, kind, role, state, records, lastRecordDate, lastError, lastErrorDate, errors, dropped, restarts, details
+        case name, kind, role, state, records, lastRecordDate, lastError, lastErrorDate, waitingFor, errors, dropped, restarts,
+            details
     }
 
     public init(name: String, kind: String, role: PluginRole) {
@@ -123,6 +130,21 @@ public struct StatusReporter: Sendable {
         }
     }
 
+    /// Says the plugin, while running, waits for `reason` (state ``PluginState/waiting``), or,
+    /// with nil, that it no longer waits (state `running` again). Ignored while the plugin is
+    /// not running: a restart or a stop says more.
+    public func waiting(for reason: String?) {
+        board.update(name) { status in
+            if let reason, status.state == .running || status.state == .waiting {
+                status.state = .waiting
+                status.waitingFor = reason
+            } else if reason == nil, status.state == .waiting {
+                status.state = .running
+                status.waitingFor = nil
+            }
+        }
+    }
+
     /// Clears the last error once the condition has passed.
     public func clearError() {
         board.update(name) { $0.lastError = nil }
@@ -145,7 +167,10 @@ public struct StatusReporter: Sendable {
     }
 
     func setState(_ state: PluginState) {
-        board.update(name) { $0.state = state }
+        board.update(name) { status in
+            status.state = state
+            status.waitingFor = nil
+        }
     }
 
     func countRestart() {

@@ -66,6 +66,7 @@ final class StrictDecodingState {
     private(set) var visits: [String: Visit] = [:]
     private var order: [String] = []
     private var renames: [String: [String: String]] = [:]
+    private var refused: [String: Set<String>] = [:]
 
     func register(_ path: [any CodingKey], object: [String: JSONValue]) {
         let key = DecodingError.format(path)
@@ -77,6 +78,11 @@ final class StrictDecodingState {
 
     func queried(_ path: [any CodingKey], _ name: String) {
         visits[DecodingError.format(path)]?.queried.insert(name)
+    }
+
+    /// Keys at `path` that are refused when present: left out of the known keys.
+    func refuse(_ path: [any CodingKey], _ names: [String]) {
+        refused[DecodingError.format(path), default: []].formUnion(names)
     }
 
     func registerRenames(_ path: [any CodingKey], _ table: [String: String]) {
@@ -92,8 +98,8 @@ final class StrictDecodingState {
             for name in visit.object.keys.sorted() where !visit.queried.contains(name) {
                 // For a missing required key, only a near miss of that key counts as its typo.
                 if let missing, KeySuggestion.closest(to: name, among: [missing]) == nil { continue }
-                let known = Array(visit.queried.union(missing.map { [$0] } ?? [])).sorted()
-                let suggestion = renames[pathKey]?[name] ?? KeySuggestion.closest(to: name, among: known)
+                let known = Array(visit.queried.union(missing.map { [$0] } ?? []).subtracting(refused[pathKey] ?? [])).sorted()
+                let suggestion = renames[pathKey]?[name] ?? KeySuggestion.suggestion(for: name, among: known)
                 var reason = "unknown key \"\(ConfigurationJSONParser.printable(name))\""
                 if let suggestion {
                     reason += "; did you mean \"\(suggestion)\"?"

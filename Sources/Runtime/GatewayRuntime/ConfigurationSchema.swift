@@ -126,11 +126,22 @@ public struct ConfigurationObject: Sendable {
     public var properties: [ConfigurationProperty]
     public var required: [String]
     public var description: String?
+    /// Keys refused with a reason when present (an inline secret, a block that moved), by name:
+    /// no property and never suggested for a misspelt key; the JSON Schema refuses them as it
+    /// does any other key.
+    public var refused: [String: String]
+    /// Old names of keys that were renamed → the new name, suggested for the old.
+    public var renamed: [String: String]
 
-    public init(properties: [ConfigurationProperty], required: [String] = [], description: String? = nil) {
+    public init(
+        properties: [ConfigurationProperty], required: [String] = [], description: String? = nil,
+        refused: [String: String] = [:], renamed: [String: String] = [:]
+    ) {
         self.properties = properties
         self.required = required
         self.description = description
+        self.refused = refused
+        self.renamed = renamed
     }
 
     /// The property named `name`.

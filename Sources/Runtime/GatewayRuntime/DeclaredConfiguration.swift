@@ -24,6 +24,10 @@ extension DeclaredConfiguration {
     public init(from decoder: any Decoder) throws {
         self.init()
         let container = try decoder.container(keyedBy: StrictCodingKey.self)
+        // A refused key is asked for (to refuse it) but must never be offered as a known key.
+        if let strict = decoder as? StrictDecoder {
+            strict.state.refuse(decoder.codingPath, Self.configurationKeys.filter { $0.role == .refused }.map(\.name))
+        }
         for key in Self.configurationKeys { try key.decode(&self, container) }
         do {
             try checkDecoded()
@@ -60,7 +64,10 @@ extension DeclaredConfiguration {
                 ConfigurationProperty(
                     key.name, key.shape(defaults), default: key.role == .required ? nil : key.value(defaults), key.description)
             },
-            required: keys.filter { $0.role == .required }.map(\.name))
+            required: keys.filter { $0.role == .required }.map(\.name),
+            refused: Dictionary(
+                configurationKeys.filter { $0.role == .refused }.map { ($0.name, $0.description) }, uniquingKeysWith: { first, _ in first }),
+            renamed: (Self.self as? any RenamedConfigurationKeys.Type)?.renamedKeys ?? [:])
     }
 
     /// This configuration with `change` applied: for configurations built in code.

@@ -16,6 +16,25 @@ public enum KeySuggestion {
         return best?.key
     }
 
+    /// The key a person most likely meant by `name`: the same name in another case, else a
+    /// key that begins with it or that it begins with (three characters at least; the nearest
+    /// in length), else the closest by edit distance (``closest(to:among:)``). `known` should
+    /// hold only keys that could take the value given (see
+    /// ``ConfigurationSchema/problems(in:)``): a suggestion that then refuses the value helps
+    /// nobody.
+    public static func suggestion(for name: String, among known: [String]) -> String? {
+        let lowered = name.lowercased()
+        if let same = known.first(where: { $0.lowercased() == lowered }) { return same }
+        let prefixed = known.filter { candidate in
+            let other = candidate.lowercased()
+            return min(other.count, lowered.count) >= 3 && (other.hasPrefix(lowered) || lowered.hasPrefix(other))
+        }
+        if let nearest = prefixed.min(by: { (abs($0.count - name.count), $0) < (abs($1.count - name.count), $1) }) {
+            return nearest
+        }
+        return closest(to: name, among: known)
+    }
+
     /// Levenshtein distance: insertions, deletions and substitutions each cost 1.
     public static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         guard !a.isEmpty else { return b.count }

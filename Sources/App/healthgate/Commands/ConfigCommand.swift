@@ -53,7 +53,9 @@ enum ConfigCommand {
             Parses the file strictly and validates every setting, the plugins' and the profile's \
             included, with the same checks 'healthgate run' makes before it starts; it creates, \
             opens and connects to nothing. Prints "FILE: OK" and the plugins, or the file, the key \
-            path and the reason, and exits 78 (66 when the file does not exist).
+            path and the reason, and exits 78 (66 when the file does not exist). Every unknown \
+            key and every number out of range is reported at once, a line each; a misspelt key \
+            gets the key it most likely meant among those that take the value given.
             """
     ) { arguments, context in
         let path = try arguments.positional(0, "FILE")

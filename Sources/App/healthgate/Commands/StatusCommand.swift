@@ -39,6 +39,9 @@ enum StatusCommand {
         context.print(TextTable.render(
             header: ["NAME", "KIND", "ROLE", "STATE", "RECORDS", "DROPPED", "RESTARTS", "LAST RECORD", "LAST ERROR"],
             rows: rows))
+        for status in report.plugins {
+            if let reason = status.waitingFor { context.print("\(status.name): waiting for \(reason)") }
+        }
         for status in report.plugins where !status.details.isEmpty {
             context.print("\(status.name): " + status.details.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
         }

@@ -1,26 +1,34 @@
 import HealthModel
 
-/// `healthgate units convert VALUE FROM TO`.
+/// `healthgate units convert VALUE FROM TO` and `healthgate units list`.
 enum UnitsCommand {
     static let command = Command(
         name: "units", summary: "Work with HealthKit unit strings.", usage: "units SUBCOMMAND",
-        subcommands: [convert])
+        discussion: "Common names are accepted besides HealthKit's unit strings (bpm, lbs, kg, mmol/L, h, miles, …): 'units list' lists them.",
+        subcommands: [convert, list])
 
     static let convert = Command(
         name: "convert", summary: "Convert a value between compatible units.",
-        usage: "units convert VALUE FROM TO",
+        usage: "units convert VALUE FROM TO [--exact]",
         discussion: """
             Units use HealthKit's grammar: SI units with prefixes (kg, mL, mcg; micro is 'mc'), \
             non-SI units (lb, mi, kcal, mmHg, degF, …), '.' or '*' to multiply, one '/', and \
-            integer powers with '^'.
+            integer powers with '^'. The names people type are accepted too, in any case: bpm \
+            (count/min), lbs, Kg, mmol/L (blood glucose), h (hr), miles, km/h, … ('units list').
+
+            The result is rounded to the precision its unit deserves (a body temperature to a \
+            tenth of a degree, a heart rate to a beat per minute; six significant digits for a \
+            unit without a listed precision); --exact prints every digit of the double.
 
             Examples:
-              healthgate units convert 300 kJ kcal        → 71.70172084130019
-              healthgate units convert 98.6 degF degC
+              healthgate units convert 300 kJ kcal        → 71.7
+              healthgate units convert 98.6 degF degC     → 37
+              healthgate units convert 5.5 mmol/L mg/dL   → 99.1
               healthgate units convert 1 kg/m.s^2 Pa
 
             Exits 65 when a unit is invalid, the units are incompatible, or the result is out of range.
-            """
+            """,
+        options: [OptionSpec(name: "exact", value: nil, help: "Print the result with every digit, unrounded.")]
     ) { arguments, context in
         guard arguments.positional.count == 3 else {
             throw CommandError(.usage, "expected VALUE FROM TO, got \(arguments.positional.count) argument(s)")
@@ -29,18 +37,29 @@ enum UnitsCommand {
             throw CommandError(.dataError, "\"\(arguments.positional[0])\" is not a number")
         }
         let converted: Double
+        let target: HealthUnit
         do {
-            let from = try HealthUnit(arguments.positional[1])
-            let to = try HealthUnit(arguments.positional[2])
-            converted = try from.convert(value, to: to)
+            let from = try UnitAlias.unit(arguments.positional[1])
+            target = try UnitAlias.unit(arguments.positional[2])
+            converted = try from.convert(value, to: target)
         } catch {
-            throw CommandError(.dataError, "\(error)")
+            throw CommandError(.dataError, "\(error) (see 'healthgate units list' for the names accepted)")
         }
         // A finite input can still overflow (1e308 kg in g): refuse it as the input `inf` is.
         guard converted.isFinite else {
             throw CommandError(.dataError, "the result is out of range (beyond ±1.8e308)")
         }
-        context.print(String(converted))
+        context.print(arguments.flag("exact") ? String(converted) : UnitAlias.rounded(converted, in: target))
+        return .success
+    }
+
+    static let list = Command(
+        name: "list", summary: "List the unit names convert accepts besides HealthKit's unit strings.",
+        usage: "units list",
+        discussion: "Each HealthKit unit with what it measures and the names people type for it (matched ignoring case)."
+    ) { _, context in
+        let rows = UnitAlias.all.map { [$0.unit, $0.meaning, $0.names.joined(separator: ", ")] }
+        context.print(TextTable.render(header: ["UNIT", "MEASURES", "ALSO WRITTEN"], rows: rows))
         return .success
     }
 }

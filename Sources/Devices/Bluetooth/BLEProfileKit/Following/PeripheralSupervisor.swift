@@ -74,14 +74,20 @@ public struct PeripheralSupervisor: Sendable {
             }
             var followed: [String: (presence: AsyncCondition<Bool>, radio: Int)] = [:]
             var refused: Set<String> = []
+            // The adapters without Bluetooth: with none left to work on, the source is waiting.
+            var unavailable: Set<Int> = []
             for await report in reports {
                 switch report {
                 case .unavailable(let index, let message):
                     context.status.setDetail(detailKey("bluetooth", index), "unavailable")
                     context.status.reportError("no Bluetooth\(adapterSuffix(index)): \(message)", at: context.clock.now())
+                    unavailable.insert(index)
+                    if unavailable.count == radios.count { context.status.waiting(for: "Bluetooth\(adapterSuffix(index)): \(message)") }
                 case .available(let index):
                     context.status.setDetail(detailKey("bluetooth", index), nil)
                     context.status.clearError()
+                    unavailable.remove(index)
+                    context.status.waiting(for: nil)
                 case .event(.found(let peripheral), let index):
                     radios[index].scheduler.sawAdvertisement()
                     let address = peripheral.address.uppercased()

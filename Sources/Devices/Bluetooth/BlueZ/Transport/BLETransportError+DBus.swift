@@ -15,6 +15,9 @@ extension BLETransportError {
             return BLETransportError(.failed, device: device, "\(error)")
         }
         let text = dbus.description
+        if let absence = BluetoothAbsence.meaning(of: dbus, address: nil) {
+            return BLETransportError(.unavailable, device: device, absence.message)
+        }
         if dbus.isUnavailable {
             return BLETransportError(.unavailable, device: device, "bluetoothd is not reachable: \(text)")
         }

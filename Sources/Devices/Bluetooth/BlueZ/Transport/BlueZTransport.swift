@@ -73,7 +73,10 @@ public final class BlueZTransport: BLECentralTransport {
         do {
             opened = try await DBusConnection.open(address: busAddress)
         } catch {
-            throw BLETransportError(.unavailable, "cannot reach the D-Bus system bus: \(error)")
+            // A missing or refusing bus is named with its fix; anything else (libsystemd
+            // missing, whose message names the package) is passed on as it was reported.
+            throw BluetoothAbsence.meaning(of: error, address: busAddress)?.error
+                ?? BLETransportError(.unavailable, "cannot reach the D-Bus system bus: \(error)")
         }
         let chosen = bus.withLock { current -> DBusConnection in
             if let current, current.isOpen { return current }
@@ -95,17 +98,16 @@ public final class BlueZTransport: BLECentralTransport {
         if let adapterName {
             path = "/org/bluez/\(adapterName)"
             guard tree.objects[path]?[BlueZInterface.adapter] != nil else {
-                throw BLETransportError(.unavailable, "no Bluetooth adapter \(adapterName)")
+                throw BluetoothAbsence.noAdapter(adapterName).error
             }
         } else {
             guard let first = tree.adapterPaths.first else {
-                throw BLETransportError(.unavailable, "no Bluetooth adapter")
+                throw BluetoothAbsence.noAdapter(nil).error
             }
             path = first
         }
         if tree.objects[path]?[BlueZInterface.adapter]?["Powered"]?.bool == false {
-            throw BLETransportError(
-                .unavailable, "Bluetooth adapter \(path.split(separator: "/").last ?? "") is powered off")
+            throw BluetoothAbsence.adapterOff(String(path.split(separator: "/").last ?? "")).error
         }
         return path
     }
