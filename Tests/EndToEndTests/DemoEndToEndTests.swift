@@ -46,4 +46,44 @@ final class DemoEndToEndTests: XCTestCase {
         XCTAssertEqual(workouts.count, 2, list.standardOutput + exit.standardError)
         XCTAssertFalse(FileManager.default.fileExists(atPath: healthgate.defaultDatabase.path))
     }
+
+    /// The demo's bike and its pedometer both count distance: a ride lists its cycling distance
+    /// first (not the pedometer's few metres), and its power and cadence.
+    func testARideOnTheDemoBikeListsItsCyclingDistancePowerAndCadence() async throws {
+        let healthgate = try HealthgateExecutable()
+        let database = healthgate.root.appendingPathComponent("ride.sqlite").path
+        let daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
+        try await waitUntil(timeout: .seconds(60), "the control socket") {
+            FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
+        }
+        let start = try await healthgate.run(["workout", "start", "--activity", "cycling", "--format", "json"])
+        XCTAssertEqual(start.status, 0, start.standardError)
+        let started = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(start.standardOutput.utf8)) as? [String: Any])
+        let id = try XCTUnwrap(started["workoutID"] as? String)
+        try await waitUntil(timeout: .seconds(60), "the ride's power, cadence and distance") {
+            guard let status = try? await healthgate.run(["workout", "status", "--format", "json"]),
+                let snapshot = try? JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any]
+            else { return false }
+            return snapshot["power"] != nil && snapshot["cadence"] != nil && (snapshot["distanceMeters"] as? Double ?? 0) > 10
+        }
+        let end = try await healthgate.run(["workout", "end"])
+        XCTAssertEqual(end.status, 0, end.standardError)
+        daemon.send(SIGTERM)
+        let exit = try await daemon.waitForExit(timeout: .seconds(30))
+        XCTAssertEqual(exit.status, 0, exit.standardError)
+
+        let json = try await healthgate.run(["workout", "show", id, "--db", database, "--format", "json"])
+        let workout = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        let statistics = try XCTUnwrap(workout["statistics"] as? [[String: Any]])
+        let cycled = try XCTUnwrap(statistics.first { $0["type"] as? String == "distanceCycling" }?["sum"] as? Double)
+        let kilometres = String(format: "%.2f km cycling", cycled / 1000)
+        let list = try await healthgate.run(["workout", "list", "--db", database])
+        XCTAssertEqual(list.status, 0, list.standardError)
+        let row = try XCTUnwrap(list.standardOutput.split(separator: "\n").last.map(String.init))
+        XCTAssertTrue(row.contains(kilometres), "\(kilometres) in \(row)")
+        let show = try await healthgate.run(["workout", "show", id, "--db", database])
+        XCTAssertTrue(show.standardOutput.contains("distance   \(kilometres)"), show.standardOutput)
+        XCTAssertTrue(show.standardOutput.contains("power      avg "), show.standardOutput)
+        XCTAssertTrue(show.standardOutput.contains("cadence    avg "), show.standardOutput)
+    }
 }
