@@ -205,9 +205,11 @@ struct GatewayRunner {
         defer { forcedExit.cancel() }
         let signals = SignalWatcher(shutdown: requests, logger: logger)
         defer { signals.cancel() }
+        // The configured ones only: the workouts' built-in source and sink and the executable's
+        // own (the demo's console) are not in the file the line names.
         logger.info(
-            "started with \(sources.count + services.sources.count) source(s) and "
-                + "\(sinks.count + extraSinks.count + services.sinks.count + followers.count) sink(s) from \(configuration.origin)")
+            "started with \(Self.counted(sources.count, "source")) and "
+                + "\(Self.counted(sinks.count + followers.count, "sink")) from \(configuration.origin)")
 
         let outcome = await withTaskGroup(of: Void.self) { group -> Gateway.StopOutcome in
             if let duration {
@@ -302,6 +304,11 @@ struct GatewayRunner {
             }
             throw CommandError(status, "cannot open the store: \(error)\(advice)")
         }
+    }
+
+    /// `1 source`, `2 sources`, `0 sinks`: a count with its noun, plural by English's rule.
+    static func counted(_ count: Int, _ noun: String) -> String {
+        "\(count) \(noun)\(count == 1 ? "" : "s")"
     }
 
     /// The configuration's `gatewayName`, else the host name.
