@@ -40,16 +40,18 @@ final class DemoWorkouts: Sendable {
     /// Ends each workout ``start(_:in:)`` started that is still in progress; each is committed and
     /// handed to the bus before the gateway stops its sources, so the store keeps it.
     func end(in workouts: ParticipantWorkouts) async {
+        var ended = 0
         for (participant, id) in started.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
             guard let status = workouts.controller(for: participant)?.status(), status.workoutID == id,
                 status.state != .ended, status.state != .notStarted
             else { continue }
             do {
                 _ = try await workouts.handle(.end, for: .participant(participant))
+                ended += 1
             } catch {
                 logger.error("cannot end the demo workout of \(participant): \(error)")
             }
         }
-        logger.info("ended the demo's group workout")
+        if ended > 0 { logger.info("ended the demo's group workout (\(ended) of \(started.withLock { $0.count }) still in progress)") }
     }
 }
