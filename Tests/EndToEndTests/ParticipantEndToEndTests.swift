@@ -75,6 +75,9 @@ final class ParticipantEndToEndTests: XCTestCase {
         XCTAssertEqual(stored.status, 0, stored.standardError)
         let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(stored.standardOutput.utf8)) as? [[String: Any]])
         let owners = rows.compactMap { ($0["metadata"] as? [String: Any])?["healthgate.participant"] as? String }
-        XCTAssertEqual(owners, ["Ben"], "Ben's ended workout is stored under his name")
+        // Ben's, ended from the command line; Ana's, which the demo ended at the first stop; and
+        // the class the second demo started and ended. Zoe's, started from the command line,
+        // is still in progress and stays in the store's journal.
+        XCTAssertEqual(owners.sorted(), ["Ana", "Ana", "Ben", "Ben"], "each stored workout is stored under its participant's name")
     }
 }

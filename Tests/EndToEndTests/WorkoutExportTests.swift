@@ -12,23 +12,27 @@ final class WorkoutExportTests: XCTestCase {
     let start = Date(timeIntervalSince1970: 1_795_676_400)  // 2026-11-26T07:00:00Z
     let bike = Device(name: "Trainer", localIdentifier: "C0:FF:EE:00:00:01")
 
+    let pedometer = Device(name: "Clip", localIdentifier: "SIM-PED-0001")
+
     /// One reading a second for 600 s, none while paused (300–360 s): heart rate climbing from
-    /// 100, power 150–199, cadence 85, 8 m/s and 8 m a second.
+    /// 100, power 150–199, cadence 85, 8 m/s and 8 m a second; and a pedometer clipped on, whose
+    /// 0.5 m a second of walking distance is not the ride's distance.
     func ride() throws -> (Workout, [QuantitySample]) {
         let ids = SampleIDGenerator(seed: 12)
         var samples: [QuantitySample] = []
         for second in 1...600 where !(300..<360).contains(second) {
             let end = start.addingTimeInterval(Double(second))
-            func add(_ type: QuantityType, _ value: Double, _ unit: HealthUnit, interval: Bool = false) throws {
+            func add(_ type: QuantityType, _ value: Double, _ unit: HealthUnit, interval: Bool = false, device: Device? = nil) throws {
                 samples.append(try QuantitySample(
                     id: ids.next(), type: type, quantity: Quantity(value, unit), start: interval ? end.addingTimeInterval(-1) : end,
-                    end: end, device: bike))
+                    end: end, device: device ?? bike))
             }
             try add(.heartRate, 100 + Double(second / 10), .countPerMinute)
             try add(.cyclingPower, 150 + Double(second % 50), .watt)
             try add(.cyclingCadence, 85, .countPerMinute)
             try add(.cyclingSpeed, 8, .meterPerSecond)
             try add(.distanceCycling, 8, .meter, interval: true)
+            try add(.distanceWalkingRunning, 0.5, .meter, interval: true, device: pedometer)
         }
         let at = { (seconds: Double) in self.start.addingTimeInterval(seconds) }
         let end = at(600)
@@ -47,6 +51,9 @@ final class WorkoutExportTests: XCTestCase {
                 QuantityStatistics(
                     type: .cyclingPower, startDate: start, endDate: end, sampleCount: powers.count,
                     average: powers.reduce(0, +) / Double(powers.count), minimum: powers.min(), maximum: powers.max()),
+                QuantityStatistics(
+                    type: .cyclingCadence, startDate: start, endDate: end, sampleCount: 540, average: 85, minimum: 85, maximum: 85),
+                QuantityStatistics(type: .distanceWalkingRunning, startDate: start, endDate: end, sampleCount: 540, sum: 270),
                 QuantityStatistics(type: .distanceCycling, startDate: start, endDate: end, sampleCount: 540, sum: 4320),
                 QuantityStatistics(type: .activeEnergyBurned, startDate: start, endDate: end, sampleCount: 1, sum: 123),
             ],
@@ -122,6 +129,9 @@ final class WorkoutExportTests: XCTestCase {
         XCTAssertEqual(laps.map { $0["total_timer_time"] as? Double }, [200, 190, 150])
         XCTAssertEqual(laps.map { $0["total_distance"] as? Double }, [1600, 1520, 1200])
         XCTAssertEqual(laps.map { $0["max_heart_rate"] as? Int }, [120, 145, 160])
+        XCTAssertEqual(laps.map { $0["avg_cadence"] as? Int }, [85, 85, 85])
+        XCTAssertEqual(laps.map { $0["max_power"] as? Int }, [199, 199, 199])
+        XCTAssertEqual(laps.first?["avg_power"] as? Int, Int((Self.averagePower(samples, seconds: 1...200)).rounded()))
         // The session: the workout's totals.
         let session = try XCTUnwrap(messages["session"]?.first)
         XCTAssertEqual(session["sport"] as? String, "cycling")
@@ -133,6 +143,8 @@ final class WorkoutExportTests: XCTestCase {
         XCTAssertEqual(session["max_heart_rate"] as? Int, 160)
         XCTAssertEqual(session["avg_heart_rate"] as? Int, Int(try XCTUnwrap(workout.statistics(for: .heartRate)?.average).rounded()))
         XCTAssertEqual(session["max_power"] as? Int, 199)
+        XCTAssertEqual(session["avg_cadence"] as? Int, 85)
+        XCTAssertEqual(session["max_cadence"] as? Int, 85)
         XCTAssertEqual(session["num_laps"] as? Int, 3)
         XCTAssertEqual(messages["activity"]?.first?["num_sessions"] as? Int, 1)
         XCTAssertEqual(messages["activity"]?.first?["total_timer_time"] as? Double, 540)
@@ -145,11 +157,48 @@ final class WorkoutExportTests: XCTestCase {
         XCTAssertEqual(tcxLaps.map { $0["seconds"] as? Double }, [200, 190, 150])
         XCTAssertEqual(tcxLaps.map { $0["distance"] as? Double }, [1600, 1520, 1200])
         XCTAssertEqual(tcxLaps.map { $0["maximumHeartRate"] as? Int }, [120, 145, 160])
+        XCTAssertEqual(tcxLaps.map { $0["cadence"] as? Int }, [85, 85, 85])
+        XCTAssertEqual(tcxLaps.first?["averageWatts"] as? Int, Int((Self.averagePower(samples, seconds: 1...200)).rounded()))
         let points = tcxLaps.flatMap { ($0["points"] as? [[String: Any]]) ?? [] }
         XCTAssertEqual(points.count, 540)
         XCTAssertEqual(points.first?["heartRate"] as? String, "100")
         XCTAssertEqual(points.first?["watts"] as? String, "151")
         XCTAssertEqual(points.last?["distance"] as? String, "4320.00")
+    }
+
+    /// `workout list` and `workout show` give each kind of distance, the ride's own first, and
+    /// its power and cadence.
+    func testListAndShowGiveEachKindOfDistanceAndThePowerAndCadence() async throws {
+        let executable = try HealthgateExecutable()
+        let database = executable.root.appendingPathComponent("store.sqlite").path
+        let (workout, samples) = try ride()
+        try await HealthStore(path: database).write(samples.map(HealthRecord.quantity) + [.workout(workout)])
+        let power = try XCTUnwrap(workout.statistics(for: .cyclingPower)?.average)
+
+        let list = try await executable.run(["workout", "list", "--db", database])
+        XCTAssertEqual(list.status, 0, list.standardError)
+        let lines = list.standardOutput.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 2, list.standardOutput)
+        for column in ["DISTANCE", "AVG POWER W", "AVG CADENCE /MIN"] {
+            XCTAssertTrue(lines[0].contains(column), lines[0])
+        }
+        XCTAssertTrue(lines[1].contains("4.32 km cycling, 0.27 km walking/running"), lines[1])
+        XCTAssertTrue(lines[1].contains(" \(Int(power.rounded())) "), lines[1])
+        XCTAssertTrue(lines[1].contains(" 85 "), lines[1])
+
+        let show = try await executable.run(["workout", "show", "\(workout.id)", "--db", database])
+        XCTAssertEqual(show.status, 0, show.standardError)
+        XCTAssertTrue(show.standardOutput.contains("distance   4.32 km cycling, 0.27 km walking/running"), show.standardOutput)
+        XCTAssertTrue(show.standardOutput.contains("power      avg \(Int(power.rounded())) max 199 W"), show.standardOutput)
+        XCTAssertTrue(show.standardOutput.contains("cadence    avg 85 max 85 /min"), show.standardOutput)
+    }
+
+    static func averagePower(_ samples: [QuantitySample], seconds: ClosedRange<Int>) -> Double {
+        let start = Date(timeIntervalSince1970: 1_795_676_400)
+        let powers = samples.filter { sample in
+            sample.type == .cyclingPower && seconds.contains(Int(sample.endDate.timeIntervalSince(start)))
+        }.map(\.canonicalValue)
+        return powers.reduce(0, +) / Double(powers.count)
     }
 
     func decode(_ fit: String, _ tcx: String) async throws -> [String: Any] {

@@ -32,6 +32,10 @@ def fit(path):
     return messages
 
 
+def optional_int(node):
+    return None if node is None else int(node.text)
+
+
 def tcx(path):
     ns = {"t": "http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2",
           "x": "http://www.garmin.com/xmlschemas/ActivityExtension/v2"}
@@ -51,6 +55,8 @@ def tcx(path):
                      "distance": float(lap.find("t:DistanceMeters", ns).text),
                      "calories": int(lap.find("t:Calories", ns).text),
                      "maximumHeartRate": int(lap.find("t:MaximumHeartRateBpm/t:Value", ns).text),
+                     "cadence": optional_int(lap.find("t:Cadence", ns)),
+                     "averageWatts": optional_int(lap.find("t:Extensions/x:LX/x:AvgWatts", ns)),
                      "points": points})
     return {"sport": activity.get("Sport"), "id": activity.find("t:Id", ns).text, "laps": laps}
 

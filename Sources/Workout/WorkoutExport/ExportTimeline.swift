@@ -7,18 +7,19 @@ public struct ExportPoint: Hashable, Sendable {
     public var date: Date
     public var heartRate: Double?
     public var cadence: Double?
-    /// Metres since the start (the distance samples up to this point, added up).
+    /// Metres since the start (the distance samples of one kind up to this point, added up).
     public var distance: Double?
     public var speed: Double?
     public var power: Double?
 
-    static let distanceTypes: Set<QuantityType> = [.distanceWalkingRunning, .distanceCycling, .distanceRowing]
-    static let speedTypes: Set<QuantityType> = [.runningSpeed, .cyclingSpeed, .rowingSpeed]
-    static let powerTypes: Set<QuantityType> = [.cyclingPower, .runningPower, .rowingPower]
-    static let cadenceTypes: Set<QuantityType> = [.cyclingCadence, .rowingStrokeRate]
+    static let speedTypes = Set(WorkoutMeasures.speedTypes)
+    static let powerTypes = Set(WorkoutMeasures.powerTypes)
+    static let cadenceTypes = Set(WorkoutMeasures.cadenceTypes)
 
-    /// The points of `samples`, in time order: one per whole second in which a reading ends.
-    public static func points(of samples: [QuantitySample]) -> [ExportPoint] {
+    /// The points of `samples`, in time order: one per whole second in which a reading ends. The
+    /// distance is that of the samples of `distance` alone, one kind (a ride's cycling distance,
+    /// not the pedometer's added to it); nil takes no distance.
+    public static func points(of samples: [QuantitySample], distance distanceType: QuantityType?) -> [ExportPoint] {
         var points: [ExportPoint] = []
         var distance: Double?
         for sample in samples.sorted(by: { ($0.endDate, $0.startDate) < ($1.endDate, $1.startDate) }) {
@@ -30,7 +31,7 @@ public struct ExportPoint: Hashable, Sendable {
             case let type where cadenceTypes.contains(type): points[points.count - 1].cadence = value
             case let type where speedTypes.contains(type): points[points.count - 1].speed = value
             case let type where powerTypes.contains(type): points[points.count - 1].power = value
-            case let type where distanceTypes.contains(type):
+            case distanceType:
                 distance = (distance ?? 0) + value
                 points[points.count - 1].distance = distance
             default: break
@@ -84,6 +85,10 @@ struct ExportTimeline {
         var energy: Double?
         var averageHeartRate: Double?
         var maximumHeartRate: Double?
+        var averagePower: Double?
+        var maximumPower: Double?
+        var averageCadence: Double?
+        var maximumCadence: Double?
     }
 
     /// The laps: from the start to each lap marker, and from the last to the end. A reading
@@ -103,19 +108,34 @@ struct ExportTimeline {
         }
         return zip(zip(bounds, bounds.dropFirst()), grouped).map { interval, within in
             let (start, end) = interval
-            let rates = within.filter { $0.type == .heartRate }.map(\.canonicalValue)
-            let distances = within.filter { ExportPoint.distanceTypes.contains($0.type) }.map(\.canonicalValue)
-            let energy = within.filter { $0.type == .activeEnergyBurned }.map(\.canonicalValue)
+            func values(_ type: QuantityType?) -> [Double] { within.filter { $0.type == type }.map(\.canonicalValue) }
+            func average(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.reduce(0, +) / Double(values.count) }
+            let rates = values(.heartRate)
+            let distances = values(distanceType(samples: samples))
+            let energy = values(.activeEnergyBurned)
+            let powers = values(workout.power?.type)
+            let cadences = values(workout.cadence?.type)
             return Lap(
                 start: start, end: end, timerSeconds: timerSeconds(from: start, to: end),
                 distance: distances.isEmpty ? nil : distances.reduce(0, +), energy: energy.isEmpty ? nil : energy.reduce(0, +),
-                averageHeartRate: rates.isEmpty ? nil : rates.reduce(0, +) / Double(rates.count), maximumHeartRate: rates.max())
+                averageHeartRate: average(rates), maximumHeartRate: rates.max(),
+                averagePower: average(powers), maximumPower: powers.max(),
+                averageCadence: average(cadences), maximumCadence: cadences.max())
         }
     }
 
-    /// The workout's distance: the sum of its distance statistics.
+    /// The one kind of distance the file carries: the workout's (its activity's own kind, else
+    /// the first it has, ``Workout/distance``), else the first kind among `samples` in the
+    /// activity's order.
+    func distanceType(samples: [QuantitySample]) -> QuantityType? {
+        if let type = workout.distance?.type { return type }
+        let present = Set(samples.map(\.type))
+        return WorkoutMeasures.ordered(WorkoutMeasures.distances.map(\.type), for: workout.activityType)
+            .first { present.contains($0) }
+    }
+
+    /// The workout's distance: that of its one kind (``Workout/distance``).
     static func distance(of workout: Workout) -> Double? {
-        let sums = ExportPoint.distanceTypes.compactMap { workout.statistics(for: $0)?.sum }
-        return sums.isEmpty ? nil : sums.reduce(0, +)
+        workout.distance?.meters
     }
 }

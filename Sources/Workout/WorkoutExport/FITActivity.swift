@@ -5,7 +5,9 @@ public import HealthModel
 /// Connect, Strava, intervals.icu, TrainingPeaks, GoldenCheetah): `file_id`, `device_info`,
 /// timer `event`s (start, a stop at each pause, a start at each resume, the final stop), a
 /// `record` per second that has a reading (heart rate, cadence, cumulative distance, speed,
-/// power), a `lap` per lap, one `session` with the workout's totals and the `activity`.
+/// power), a `lap` per lap, one `session` with the workout's totals and the `activity`. The
+/// distance is one kind, the activity's own (``Workout/distance``); laps and the session carry
+/// average and maximum power and cadence.
 ///
 /// Field numbers, types and scales are those of the FIT profile (Profile.xlsx): for example a
 /// record's distance is metres × 100 in a uint32, its speed m/s × 1000 in a uint16; dates are
@@ -39,7 +41,7 @@ public enum FITActivity {
             // event: timer (0); event type: start (0) or stop all (4)
             fit.message(event, [.init(253, .uint32, time(date)), .init(0, .enumeration, 0), .init(1, .enumeration, running ? 0 : 4)])
         }
-        for point in ExportPoint.points(of: samples) {
+        for point in ExportPoint.points(of: samples, distance: timeline.distanceType(samples: samples)) {
             fit.message(record, [
                 .init(253, .uint32, time(point.date)),
                 .init(3, .uint8, point.heartRate.map { UInt64(max(0, $0.rounded())) }),
@@ -62,12 +64,17 @@ public enum FITActivity {
                 .init(11, .uint16, lap.energy.map { UInt64($0.rounded()) }),
                 .init(15, .uint8, lap.averageHeartRate.map { UInt64($0.rounded()) }),
                 .init(16, .uint8, lap.maximumHeartRate.map { UInt64($0.rounded()) }),
+                .init(17, .uint8, lap.averageCadence.map { UInt64(min(254, max(0, $0.rounded()))) }),
+                .init(18, .uint8, lap.maximumCadence.map { UInt64(min(254, max(0, $0.rounded()))) }),
+                .init(19, .uint16, lap.averagePower.map { UInt64(max(0, $0.rounded())) }),
+                .init(20, .uint16, lap.maximumPower.map { UInt64(max(0, $0.rounded())) }),
                 .init(24, .enumeration, 0),  // lap trigger: manual
                 .init(25, .enumeration, UInt64(sport)),
             ])
         }
         let heartRate = workout.statistics(for: .heartRate)
-        let power = [QuantityType.cyclingPower, .runningPower, .rowingPower].lazy.compactMap { workout.statistics(for: $0) }.first
+        let power = workout.power
+        let cadence = workout.cadence
         fit.message(session, [
             .init(253, .uint32, end), .init(254, .uint16, 0),
             .init(0, .enumeration, 8), .init(1, .enumeration, 1),  // event: session, type: stop
@@ -79,6 +86,8 @@ public enum FITActivity {
             .init(11, .uint16, workout.statistics(for: .activeEnergyBurned)?.sum.map { UInt64($0.rounded()) }),
             .init(16, .uint8, heartRate?.average.map { UInt64($0.rounded()) }),
             .init(17, .uint8, heartRate?.maximum.map { UInt64($0.rounded()) }),
+            .init(18, .uint8, cadence?.average.map { UInt64(min(254, max(0, $0.rounded()))) }),
+            .init(19, .uint8, cadence?.maximum.map { UInt64(min(254, max(0, $0.rounded()))) }),
             .init(20, .uint16, power?.average.map { UInt64($0.rounded()) }),
             .init(21, .uint16, power?.maximum.map { UInt64($0.rounded()) }),
             .init(25, .uint16, 0), .init(26, .uint16, UInt64(laps.count)),

@@ -3,12 +3,12 @@ public import HealthModel
 
 /// A stored workout as a Garmin Training Center XML (TCX v2) activity: one `Lap` per lap with
 /// its time, distance, calories and heart rate, and a `Trackpoint` per second that has a
-/// reading (heart rate, cadence, cumulative distance, and speed and power in the Activity
-/// Extension v2).
+/// reading (heart rate, cadence, cumulative distance of the activity's own kind, and speed and
+/// power in the Activity Extension v2); each lap has its average cadence and power too.
 public enum TCXActivity {
     public static func encode(_ workout: Workout, samples: [QuantitySample]) -> String {
         let timeline = ExportTimeline(workout)
-        let points = ExportPoint.points(of: samples)
+        let points = ExportPoint.points(of: samples, distance: timeline.distanceType(samples: samples))
         var xml = """
             <?xml version="1.0" encoding="UTF-8"?>
             <TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2" \
@@ -33,7 +33,10 @@ public enum TCXActivity {
             if let maximum = lap.maximumHeartRate {
                 xml += "        <MaximumHeartRateBpm><Value>\(Int(maximum.rounded()))</Value></MaximumHeartRateBpm>\n"
             }
-            xml += "        <Intensity>Active</Intensity>\n        <TriggerMethod>Manual</TriggerMethod>\n        <Track>\n"
+            xml += "        <Intensity>Active</Intensity>\n"
+            // The lap's average cadence (ActivityLap_t: after Intensity, before TriggerMethod).
+            if let cadence = lap.averageCadence { xml += "        <Cadence>\(min(254, Int(cadence.rounded())))</Cadence>\n" }
+            xml += "        <TriggerMethod>Manual</TriggerMethod>\n        <Track>\n"
             for (point, pointLap) in zip(points, lapOfPoint) where pointLap == index {
                 xml += "          <Trackpoint>\n            <Time>\(time(point.date))</Time>\n"
                 if let distance = point.distance { xml += "            <DistanceMeters>\(number(distance))</DistanceMeters>\n" }
@@ -49,7 +52,14 @@ public enum TCXActivity {
                 }
                 xml += "          </Trackpoint>\n"
             }
-            xml += "        </Track>\n      </Lap>\n"
+            xml += "        </Track>\n"
+            if let power = lap.averagePower {
+                // Activity Extension v2's lap figures (LX), after the track.
+                xml += "        <Extensions><ns3:LX><ns3:AvgWatts>\(Int(power.rounded()))</ns3:AvgWatts>"
+                    + (lap.maximumPower.map { "<ns3:MaxWatts>\(Int($0.rounded()))</ns3:MaxWatts>" } ?? "")
+                    + "</ns3:LX></Extensions>\n"
+            }
+            xml += "      </Lap>\n"
         }
         xml += "      <Notes>healthgate workout \(workout.id)</Notes>\n    </Activity>\n  </Activities>\n</TrainingCenterDatabase>\n"
         return xml

@@ -55,9 +55,9 @@ public enum WorkoutChart {
         // Header with the totals.
         let hr = workout.statistics(for: .heartRate)
         let energy = workout.statistics(for: .activeEnergyBurned)?.sum
-        let distance = workout.statistics(for: .distanceWalkingRunning)?.sum
+        let distance = workout.distance?.meters
         let steps = workout.statistics(for: .stepCount)?.sum
-        let power = WorkoutSnapshot.powerTypes.lazy.compactMap { workout.statistics(for: $0)?.average }.first
+        let power = workout.power?.average
         let gapCount = Int(workout.metadata.number("healthgate.gapCount") ?? 0)
         svg.append("<text class=\"header\" x=\"\(f(left))\" y=\"24\" font-size=\"16\" font-weight=\"bold\">"
             + escapeMarkup("\(workout.activityType.rawValue.prefix(1).uppercased() + workout.activityType.rawValue.dropFirst()) — \(shortDate(workout.startDate)) — \(WorkoutFormat.duration(workout.duration))")

@@ -22,18 +22,30 @@ public enum WorkoutFormat {
 
     /// A table of workouts, one line each, newest first as given.
     public static func table(_ workouts: [Workout]) -> String {
-        let header = ["ID", "ACTIVITY", "START", "DURATION", "AVG HR", "MAX HR", "DISTANCE KM", "STEPS", "ENERGY KCAL"]
+        let header = [
+            "ID", "ACTIVITY", "START", "DURATION", "AVG HR", "MAX HR", "DISTANCE", "STEPS", "AVG POWER W", "AVG CADENCE /MIN",
+            "ENERGY KCAL",
+        ]
         let rows = workouts.map { workout -> [String] in
             let heartRate = workout.statistics(for: .heartRate)
             return [
                 workout.id.uuidString, workout.activityType.rawValue, RFC3339.string(from: workout.startDate),
                 duration(workout.duration), number(heartRate?.average), number(heartRate?.maximum),
-                number(workout.statistics(for: .distanceWalkingRunning)?.sum.map { $0 / 1000 }, digits: 2),
-                number(workout.statistics(for: .stepCount)?.sum),
+                distances(workout), number(workout.statistics(for: .stepCount)?.sum),
+                number(workout.power?.average), number(workout.cadence?.average),
                 number(workout.statistics(for: .activeEnergyBurned)?.sum),
             ]
         }
         return render(header: header, rows: rows)
+    }
+
+    /// Each kind of distance of `workout`, the activity's own first: `12.40 km cycling, 0.31 km
+    /// walking/running`; `-` without any.
+    public static func distances(_ workout: Workout) -> String {
+        let kinds = workout.distances
+        guard !kinds.isEmpty else { return "-" }
+        return kinds.map { "\(number($0.meters / 1000, digits: 2)) km \(WorkoutMeasures.name(of: $0.type))" }
+            .joined(separator: ", ")
     }
 
     /// A multi-line description of one workout: totals, activities, events.
@@ -47,10 +59,20 @@ public enum WorkoutFormat {
             "  duration   \(duration(workout.duration)) (pauses excluded)",
             "  heart rate avg \(number(heartRate?.average)) min \(number(heartRate?.minimum)) max \(number(heartRate?.maximum)) bpm",
             "  steps      \(number(workout.statistics(for: .stepCount)?.sum))",
-            "  distance   \(number(workout.statistics(for: .distanceWalkingRunning)?.sum.map { $0 / 1000 }, digits: 2)) km",
+            "  distance   \(distances(workout))",
             "  energy     \(number(workout.statistics(for: .activeEnergyBurned)?.sum)) kcal"
                 + (workout.metadata["healthgate.energySource"].map { " (\($0))" } ?? " (unavailable)"),
         ]
+        // A machine's figures, when it has them: average and maximum.
+        for (label, statistics, unit, scale, digits) in [
+            ("power", workout.power, "W", 1.0, 0), ("cadence", workout.cadence, "/min", 1, 0),
+            ("speed", workout.speed, "km/h", 3.6, 1),
+        ] {
+            guard let statistics else { continue }
+            lines.append(
+                "  \(label.padded(toLength: 10)) avg \(number(statistics.average.map { $0 * scale }, digits: digits)) "
+                    + "max \(number(statistics.maximum.map { $0 * scale }, digits: digits)) \(unit)")
+        }
         let zoneEntries = workout.metadata.filter { $0.key.rawValue.hasPrefix("healthgate.zone") }
         if !zoneEntries.isEmpty {
             lines.append("  zones      " + zoneEntries.map { entry in

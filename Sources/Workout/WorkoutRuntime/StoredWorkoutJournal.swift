@@ -1,4 +1,5 @@
 public import Workouts
+import AsyncPrimitives
 public import FoundationEssentials
 public import HealthModel
 public import HealthStore
@@ -36,6 +37,28 @@ public struct StoredWorkoutJournal: WorkoutStateStore, ParticipantAssignmentStor
     }
 
     public func handedOver(_ id: SampleID) throws(WorkoutError) {}
+
+    /// Waits for the store's commits (``HealthStore/waitForCommit(after:orUntil:)``) until one
+    /// holds the workout; false after `timeout`, or when the store cannot be read.
+    public func waitUntilStored(_ id: SampleID, timeout: Duration) async -> Bool {
+        let store = store
+        let clock = clock
+        do {
+            let outcome = try await race(sleep: { try await clock.sleep(for: timeout) }) { () async throws -> Bool in
+                while true {
+                    // The anchor before the look, so that a commit between the two is not missed.
+                    let anchor = try await store.latestAnchor()
+                    if try await store.workout(id: id) != nil { return true }
+                    // Each second as well: a commit by another process is not signalled here.
+                    try await store.waitForCommit(after: anchor) { try await clock.sleep(for: .seconds(1)) }
+                }
+            }
+            if case .event(let stored) = outcome { return stored }
+            return false
+        } catch {
+            return false
+        }
+    }
 
     public func participantAssignments() throws(WorkoutError) -> [ParticipantAssignment] {
         try mapped { () throws(StoreError) in try store.storedParticipantAssignments() }

@@ -18,7 +18,8 @@ import Dispatch
 ///   so every sink that accepts workouts stores them.
 ///
 /// **Durability.** A command is answered only after its ``WorkoutJournalEntry`` is committed to
-/// the store; a command the store cannot commit is refused with
+/// the store, and `end` only once the finished workout is stored (see
+/// ``WorkoutStateStore/waitUntilStored(_:timeout:)``); a command the store cannot commit is refused with
 /// ``WorkoutError/Code/persistence`` and changes nothing. Samples are not written by the
 /// controller: a workout's samples are the committed samples of its types and devices in its
 /// running intervals. ``restore()`` (run before the sink role takes its first batch and before
@@ -197,7 +198,13 @@ public final class WorkoutController: SampleSink, SampleSource {
         logger.info(
             "ended \(workout.activityType.rawValue) workout \(workout.id): \(Int(workout.duration)) s running, "
                 + "\(workout.sampleIDs.count) sample(s)")
-        await publishPending()
+        // Answered once the store has the workout, so that `workout end` then `workout list`
+        // shows it; bounded, as the store's sink may be slow or stopped.
+        if await publishPending().contains(workout.id),
+            !(await store.waitUntilStored(workout.id, timeout: Self.storeWait))
+        {
+            logger.warning("workout \(workout.id) was handed to the bus but is not in the store after \(Self.storeWait)")
+        }
         return snapshot
     }
 
@@ -413,14 +420,19 @@ public final class WorkoutController: SampleSink, SampleSource {
         }
     }
 
-    private func publishPending() async {
+    /// How long ``end()`` waits for the store to hold the workout it published.
+    static let storeWait = Duration.seconds(5)
+
+    /// Hands the pending workouts to the bus; returns the IDs of those it handed over.
+    @discardableResult
+    private func publishPending() async -> Set<SampleID> {
         let (publisher, workouts) = state.withLock { state -> (SamplePublisher?, [Workout]) in
             guard let publisher = state.publisher else { return (nil, []) }
             let workouts = state.pending.filter { !state.publishing.contains($0.id) }
             state.publishing.formUnion(workouts.map(\.id))
             return (publisher, workouts)
         }
-        guard let publisher, !workouts.isEmpty else { return }
+        guard let publisher, !workouts.isEmpty else { return [] }
         await publisher.publish(workouts.map(HealthRecord.workout))
         let ids = Set(workouts.map(\.id))
         state.withLock { state in
@@ -438,5 +450,6 @@ public final class WorkoutController: SampleSink, SampleSource {
                 }
             }
         }
+        return ids
     }
 }

@@ -78,7 +78,8 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
     public var zoneSeconds: [Double]
     /// Steps during running time.
     public var steps: Double?
-    /// Distance during running time, meters: walking and running, else cycling, else rowing.
+    /// Distance during running time, meters: the activity's own kind (a ride's cycling distance,
+    /// not a pedometer's), else the first kind it has (``WorkoutMeasures/distances``).
     public var distanceMeters: Double?
     /// Power (W) of a bike, rower or treadmill; absent without readings.
     public var power: Gauge?
@@ -156,24 +157,24 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
             zone: analysis.currentHeartRate.flatMap { analysis.zones?.zone(for: $0)?.number },
             zoneSeconds: analysis.zoneSeconds,
             steps: analysis.statistics(for: .stepCount)?.sum,
-            distanceMeters: [QuantityType.distanceWalkingRunning, .distanceCycling, .distanceRowing].lazy
+            distanceMeters: WorkoutMeasures.ordered(WorkoutMeasures.distances.map(\.type), for: session.activityType).lazy
                 .compactMap { analysis.statistics(for: $0)?.sum }.first,
             energyKilocalories: analysis.energyKilocalories, energySource: analysis.energySource,
             gaps: analysis.gaps, gapSeconds: analysis.gaps.reduce(0) { $0 + $1.seconds },
             inGap: analysis.inGap, laps: session.events.filter { $0.type == .lap }.count,
             activities: session.activities.count, restored: restored, participant: session.participant,
-            power: Self.gauge(analysis, Self.powerTypes),
-            cadence: Self.gauge(analysis, Self.cadenceTypes),
-            speed: Self.gauge(analysis, Self.speedTypes))
+            power: Self.gauge(analysis, WorkoutMeasures.ordered(Self.powerTypes, for: session.activityType)),
+            cadence: Self.gauge(analysis, WorkoutMeasures.ordered(Self.cadenceTypes, for: session.activityType)),
+            speed: Self.gauge(analysis, WorkoutMeasures.ordered(Self.speedTypes, for: session.activityType)))
     }
 
-    /// The types ``power`` comes from, the first with readings winning: a bike's, a rower's, a
-    /// treadmill's. The chart draws the same.
-    public static let powerTypes: [QuantityType] = [.cyclingPower, .rowingPower, .runningPower]
+    /// The types ``power`` comes from, the first with readings winning, the activity's own first
+    /// (``WorkoutMeasures``). The chart draws the same.
+    public static let powerTypes: [QuantityType] = WorkoutMeasures.powerTypes
     /// The types ``cadence`` comes from: a bike's crank, a rower's strokes.
-    public static let cadenceTypes: [QuantityType] = [.cyclingCadence, .rowingStrokeRate]
-    /// The types ``speed`` comes from: a bike's, a rower's, else running speed.
-    public static let speedTypes: [QuantityType] = [.cyclingSpeed, .rowingSpeed, .runningSpeed]
+    public static let cadenceTypes: [QuantityType] = WorkoutMeasures.cadenceTypes
+    /// The types ``speed`` comes from: a bike's, a rower's, running speed.
+    public static let speedTypes: [QuantityType] = WorkoutMeasures.speedTypes
 
     /// The figures of the first of `types` that has readings.
     private static func gauge(_ analysis: WorkoutAnalysis, _ types: [QuantityType]) -> Gauge? {

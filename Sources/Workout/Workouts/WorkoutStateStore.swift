@@ -34,4 +34,15 @@ public protocol WorkoutStateStore: Sendable {
     /// The finished workout `id` was handed to the bus. A store whose own sink drops the
     /// workout's rows when it commits the workout ignores this; others forget the workout.
     func handedOver(_ id: SampleID) throws(WorkoutError)
+
+    /// Returns once the finished workout `id`, handed to the bus, is stored where readers find
+    /// it (`healthgate workout list`), or after `timeout`, whichever comes first; whether it is
+    /// stored. Async, unlike the rest: it waits for another component (the store's sink), not for
+    /// work of its own. A store that does not keep finished workouts returns true at once.
+    func waitUntilStored(_ id: SampleID, timeout: Duration) async -> Bool
+}
+
+extension WorkoutStateStore {
+    /// True at once: a store that keeps no finished workouts has nothing to wait for.
+    public func waitUntilStored(_ id: SampleID, timeout: Duration) async -> Bool { true }
 }

@@ -22,8 +22,11 @@ enum DemoCommand {
             Temperature (0x2A1C) and PLX Spot-check (0x2A5E) Measurements every 20 s with a device clock \
             90 s fast, a simulated glucose meter whose stored Glucose Measurements (0x2A18) the gateway \
             downloads through its Record Access Control Point (0x2A52), and a simulated serial pedometer on a real pseudo-terminal that \
-            speaks the documented pedometer protocol. Samples go into the SQLite store (default \
-            $XDG_DATA_HOME/healthgate/samples.sqlite) and a live line per sample is printed.
+            speaks the documented pedometer protocol. Samples go into the demo's own SQLite store, \
+            $XDG_STATE_HOME/healthgate/demo.sqlite (default ~/.local/state/healthgate/), never into \
+            the store of 'healthgate run' (--db chooses another file; the first line printed names \
+            it). A live line per sample is printed. Read the demo's samples back with --db, e.g. \
+            'healthgate query samples --type heartRate --last 5m --db ~/.local/state/healthgate/demo.sqlite'.
 
             The daemon's control socket is up while the demo runs, so 'healthgate status' and \
             'healthgate workout …' work against it. Stop with Ctrl-C, or use --duration.
@@ -32,11 +35,13 @@ enum DemoCommand {
             each (Ana, Ben, Cleo, …, with their own maximum heart rate and profile), a group workout \
             started for all of them, and the live board at http://127.0.0.1:8080/ (--listen, or the \
             configuration's "web"). --drop-sensor-after makes the last participant's strap go silent \
-            after that many seconds, so the board flags a lost sensor.
+            after that many seconds, so the board flags a lost sensor. A graceful stop (--duration, \
+            Ctrl-C, SIGTERM) ends every workout the demo started and stores it, so no workout of the \
+            demo is left running.
             """,
         options: [
             OptionSpec(name: "duration", value: "SECONDS", help: "Stop gracefully after this many seconds."),
-            OptionSpec(name: "db", value: "PATH", help: "The store (default: the configuration's store.path, else the data directory's samples.sqlite)."),
+            OptionSpec(name: "db", value: "PATH", help: "The demo's store (default: $XDG_STATE_HOME/healthgate/demo.sqlite; never the configuration's store)."),
             OptionSpec(name: "config", value: "FILE", help: "A configuration whose other settings (profile, socket) to use."),
             OptionSpec(name: "quiet", value: nil, help: "Do not print a line per sample."),
             OptionSpec(name: "participants", value: "N", help: "Simulate N participants (1–16) and serve the live board."),
@@ -48,13 +53,17 @@ enum DemoCommand {
         let duration = try arguments.double("duration")
         if let duration, duration <= 0 { throw CommandError(.usage, "--duration must be positive") }
         var configuration = try ConfigurationLocator.load(explicit: arguments.value("config"), variables: context.variables)
+        // The demo's own store: the configuration's other store settings, never its file.
+        let database = arguments.value("db") ?? demoDatabase(context.paths).path
+        var store: [String: JSONValue] = [:]
+        if case .object(let configured)? = configuration.store { store = configured }
+        store["path"] = .string(database)
+        configuration.store = .object(store)
+        context.printError("healthgate demo: simulated devices → \(database) (the demo's own store; read it with --db \(database))")
         var runner = GatewayRunner(context: context)
         let demo = try DemoDevices.make(context: context)
         configuration.sources = demo.sources
         configuration.sinks = [PluginConfiguration(kind: "sqlite")]
-        if let database = arguments.value("db") {
-            configuration.store = .object(["path": .string(database)])
-        }
         runner.background = demo.background
         if let count = try arguments.integer("participants") {
             guard DemoParticipants.range.contains(count) else {
@@ -76,14 +85,9 @@ enum DemoCommand {
             }
             if let dropAfter { runner.silencedSources[DemoParticipants.droppingSource] = .milliseconds(Int64(dropAfter * 1000)) }
             let logger = Logger(label: "healthgate demo", sink: StandardErrorLogSink(variables: context.variables))
-            runner.onStart = { workouts in
-                do {
-                    let answer = try await workouts.handle(.start(activity: activity), for: .all)
-                    for error in answer.errors { logger.warning("group workout: \(error)") }
-                } catch {
-                    logger.error("cannot start the group workout: \(error)")
-                }
-            }
+            let started = DemoWorkouts(logger: logger)
+            runner.onStart = { workouts in await started.start(activity, in: workouts) }
+            runner.onStop = { workouts in await started.end(in: workouts) }
         } else if arguments.value("listen") != nil || arguments.value("drop-sensor-after") != nil {
             throw CommandError(.usage, "--listen and --drop-sensor-after go with --participants")
         }
@@ -92,9 +96,13 @@ enum DemoCommand {
                 name: "console", kind: "console", queue: QueueConfiguration(capacity: 1000, policy: .dropOldest),
                 sink: LiveLineSink(output: context.output))]
         }
-        let database = try StoreConfiguration.settings(of: configuration, paths: context.paths).path
-        context.printError("healthgate demo: simulated devices → \(database)")
         return try await runner.run(configuration: configuration, duration: duration)
+    }
+
+    /// The demo's store when no `--db` is given: its own file in the state directory, so that the
+    /// demo never writes into the store (or restores the workouts) of `healthgate run`.
+    static func demoDatabase(_ paths: GatewayPaths) -> URL {
+        paths.stateDirectory.appendingPathComponent("demo.sqlite")
     }
 }
 

@@ -41,6 +41,10 @@ struct GatewayRunner {
     /// Runs once the gateway's services exist, before it starts (the demo starts its group
     /// workout here).
     var onStart: (@Sendable (ParticipantWorkouts) async -> Void)?
+    /// Runs once a graceful stop is requested (a signal, `--duration`), before the sources stop,
+    /// for at most `shutdownTimeoutSeconds` (the demo ends its group workout here, so that the
+    /// ended workouts still reach the store). A second signal during it forces the stop.
+    var onStop: (@Sendable (ParticipantWorkouts) async -> Void)?
     /// Configured sources (by name) that stop after this long: the demo's dropped sensor.
     var silencedSources: [String: Duration] = [:]
 
@@ -190,15 +194,22 @@ struct GatewayRunner {
         defer { control.stop() }
 
         let shutdown = ShutdownSignal()
+        // What the signals and --duration request. With an onStop, a request of its own that
+        // reaches the gateway once onStop is done (or at once when forced); else the gateway's.
+        let requests = onStop == nil ? shutdown : ShutdownSignal()
+        let forwardForced = requests.onStage(.forced) { shutdown.force() }
+        defer { forwardForced.cancel() }
         let shutdownTimeout = Duration.milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000))
         // Armed before the signals are watched, so that no stop request can miss it.
         let forcedExit = ForcedExit(shutdown: shutdown, deadline: shutdownTimeout) { control.removeSocketFile() }
         defer { forcedExit.cancel() }
-        let signals = SignalWatcher(shutdown: shutdown, logger: logger)
+        let signals = SignalWatcher(shutdown: requests, logger: logger)
         defer { signals.cancel() }
+        // The configured ones only: the workouts' built-in source and sink and the executable's
+        // own (the demo's console) are not in the file the line names.
         logger.info(
-            "started with \(sources.count + services.sources.count) source(s) and "
-                + "\(sinks.count + extraSinks.count + services.sinks.count + followers.count) sink(s) from \(configuration.origin)")
+            "started with \(Self.counted(sources.count, "source")) and "
+                + "\(Self.counted(sinks.count + followers.count, "sink")) from \(configuration.origin)")
 
         let outcome = await withTaskGroup(of: Void.self) { group -> Gateway.StopOutcome in
             if let duration {
@@ -206,8 +217,23 @@ struct GatewayRunner {
                     do {
                         try await clock.sleep(for: .milliseconds(Int64(duration * 1000)))
                         logger.info("--duration of \(duration) s reached: stopping")
-                        shutdown.requestStop()
+                        requests.requestStop()
                     } catch {}  // Cancelled: the gateway already stopped.
+                }
+            }
+            if let onStop, requests !== shutdown {
+                let workouts = services.workouts
+                group.addTask {
+                    await requests.wait(for: .stopping)
+                    // Cancelled: the gateway ended on its own. Forced: the gateway is already stopping.
+                    guard !Task.isCancelled, shutdown.stage == .running else { return }
+                    do {
+                        let outcome = try await race(sleep: { try await clock.sleep(for: shutdownTimeout) }) {
+                            await onStop(workouts)
+                        }
+                        if case .timedOut = outcome { logger.warning("the work before stopping took longer than \(shutdownTimeout); stopping") }
+                    } catch {}  // Cancelled: the gateway already stopped.
+                    shutdown.requestStop()
                 }
             }
             for work in background {
@@ -278,6 +304,11 @@ struct GatewayRunner {
             }
             throw CommandError(status, "cannot open the store: \(error)\(advice)")
         }
+    }
+
+    /// `1 source`, `2 sources`, `0 sinks`: a count with its noun, plural by English's rule.
+    static func counted(_ count: Int, _ noun: String) -> String {
+        "\(count) \(noun)\(count == 1 ? "" : "s")"
     }
 
     /// The configuration's `gatewayName`, else the host name.

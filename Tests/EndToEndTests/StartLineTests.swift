@@ -1,0 +1,32 @@
+import Foundation
+import GatewayTesting
+import XCTest
+
+/// The line `run` logs when it has started counts what the configuration file configures, not
+/// the gateway's built-in workout plugins, and says it in plain English.
+final class StartLineTests: XCTestCase {
+    func testTheStartLineCountsTheConfiguredSourcesAndSinks() async throws {
+        let healthgate = try HealthgateExecutable()
+        let config = healthgate.root.appendingPathComponent("one-each.json")
+        try """
+            {"sources": [{"kind": "ble-heart-rate", "name": "strap", "config": {
+                "transport": "simulated", "simulation": {"heartRateMonitors": 1}}}],
+             "sinks": [{"kind": "sqlite", "name": "store"}]}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let one = try await healthgate.run(["run", "--config", config.path, "--duration", "1"])
+        XCTAssertEqual(one.status, 0, one.standardError)
+        XCTAssertTrue(one.standardError.contains("started with 1 source and 1 sink from \(config.path)"), one.standardError)
+        let line = one.standardError.split(separator: "\n").first { $0.contains("started with") } ?? ""
+        XCTAssertFalse(line.contains("(s)"), String(line))
+
+        try """
+            {"sources": [
+                {"kind": "ble-heart-rate", "name": "a", "config": {"transport": "simulated", "simulation": {"heartRateMonitors": 1}}},
+                {"kind": "ble-heart-rate", "name": "b", "config": {"transport": "simulated", "simulation": {"heartRateMonitors": 1}}}],
+             "sinks": [{"kind": "sqlite", "name": "store"}]}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let two = try await healthgate.run(["run", "--config", config.path, "--duration", "1"])
+        XCTAssertEqual(two.status, 0, two.standardError)
+        XCTAssertTrue(two.standardError.contains("started with 2 sources and 1 sink from \(config.path)"), two.standardError)
+    }
+}
