@@ -126,3 +126,23 @@ extension JSONValue: ConfigurationValue {
 extension LogLevel: ConfigurationValue {}
 
 extension BiologicalSex: ConfigurationValue {}
+
+/// A configuration value that is one of a closed set of names (a sink's `format`, a sensor's
+/// `session`): decoded from its name, and a name that is none of them is an error that lists
+/// them quoted, as a file writes them (Swift's own decoding would name the Swift type).
+public protocol ConfigurationChoice: RawRepresentable, CaseIterable, Decodable, ConfigurationValue where RawValue == String {}
+
+extension ConfigurationChoice {
+    public init(from decoder: any Decoder) throws {
+        let name = try decoder.singleValueContainer().decode(String.self)
+        guard let value = Self(rawValue: name) else {
+            let names = Self.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "\"\(name)\" is not one of \(names)"))
+        }
+        self = value
+    }
+
+    /// The shape of a key that holds one: a string among the names.
+    public static var configurationShape: ConfigurationSchema { .string(values: allCases.map(\.rawValue)) }
+}

@@ -6,7 +6,7 @@ public import GatewayRuntime
 /// default the value `init()` gives it.
 public struct CGMProfileConfiguration: Sendable, Hashable, DeclaredConfiguration {
     /// What the gateway does about the sensor's session at each connection.
-    public enum SessionAction: String, Sendable, Hashable, CaseIterable, ConfigurationValue {
+    public enum SessionAction: String, Sendable, Hashable, ConfigurationChoice {
         /// Leaves it as it is (the default): the sensor's own app or button starts it.
         case keep
         /// Starts one when the sensor says its session is stopped.
@@ -40,28 +40,13 @@ public struct CGMProfileConfiguration: Sendable, Hashable, DeclaredConfiguration
     public static var configurationKeys: [ConfigurationKey<Self>] {
         [
             ConfigurationKey(
-                "session", \.session, .string(values: SessionAction.allCases.map(\.rawValue)),
+                "session", \.session, SessionAction.configurationShape,
                 "At each connection: keep the sensor's session as it is, start one when it is stopped, or stop a running one"),
             ConfigurationKey(
                 "communicationIntervalMinutes", \.communicationIntervalMinutes, .whole(communicationIntervalRange, unit: "minutes"),
                 "Written to the sensor at each connection (255: as fast as it can); absent leaves its own"),
             .simulation(\.simulation, "The simulated transport's sensors (transport: simulated)"),
         ]
-    }
-}
-
-extension CGMProfileConfiguration.SessionAction: Decodable {
-    /// One of the actions' names.
-    // A value, not an object of keys: its own decoding, for the error that lists the names
-    // quoted, as the file writes them (Swift's would name the Swift type).
-    public init(from decoder: any Decoder) throws {
-        let name = try decoder.singleValueContainer().decode(String.self)
-        guard let action = Self(rawValue: name) else {
-            throw PluginConfigurationError(
-                keyPath: "session",
-                reason: "\"\(name)\" is not one of \(Self.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
-        }
-        self = action
     }
 }
 

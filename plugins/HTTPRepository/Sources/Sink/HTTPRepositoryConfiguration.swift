@@ -4,7 +4,7 @@ public import GatewayRuntime
 public import SampleBus
 
 /// The payload format a repository expects (config key `format`).
-public enum RepositoryFormat: String, Sendable, Hashable, Codable, CaseIterable, ConfigurationValue {
+public enum RepositoryFormat: String, Sendable, Hashable, Encodable, ConfigurationChoice {
     /// A HealthJSON batch: `{"correlations": […], "deleted": […], "heartbeatSeries": […],
     /// "samples": […], "workouts": […]}` (see openapi.yaml).
     case native
@@ -73,7 +73,7 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
                 "url", \.url, .string(pattern: "^[Hh][Tt][Tt][Pp][Ss]?://"),
                 "The endpoint every batch is POSTed to (http:// or https://, no credentials)"),
             ConfigurationKey(
-                "format", \.format, .string(values: RepositoryFormat.allCases.map(\.rawValue)),
+                "format", \.format, RepositoryFormat.configurationShape,
                 "The payload format: native HealthJSON, a FHIR R4 transaction Bundle, or Open mHealth data points"),
         ]
         + followingKeys(batchSize: batchSizeRange, batchInterval: \Self.batchIntervalSeconds)
@@ -92,7 +92,7 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
 
     /// How the sink authenticates.
     public struct Auth: Sendable, Hashable, DeclaredConfiguration {
-        public enum Kind: String, Sendable, Hashable, Decodable, CaseIterable, ConfigurationValue { case none, bearer, basic }
+        public enum Kind: String, Sendable, Hashable, ConfigurationChoice { case none, bearer, basic }
         public var type = Kind.none
         /// Bearer: a file holding the token (trailing whitespace is ignored).
         public var tokenFile: String?
@@ -111,7 +111,7 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
         // An inline secret would end up in backups and `healthgate config` output: refused.
         public static var configurationKeys: [ConfigurationKey<Self>] {
             [
-                ConfigurationKey("type", \.type, .string(values: Kind.allCases.map(\.rawValue)), "How the sink authenticates"),
+                ConfigurationKey("type", \.type, Kind.configurationShape, "How the sink authenticates"),
                 ConfigurationKey("tokenFile", \.tokenFile, .nonEmptyText, "Bearer: a file holding the token"),
                 ConfigurationKey("tokenVariable", \.tokenVariable, .nonEmptyText, "Bearer: the environment variable holding the token"),
                 ConfigurationKey("username", \.username, .nonEmptyText, "Basic: the user name"),

@@ -4,7 +4,7 @@ public import GatewayRuntime
 public import SampleBus
 
 /// How records map to MQTT messages (config key `messages`).
-public enum MQTTMessageMode: String, Sendable, Hashable, Codable, CaseIterable, ConfigurationValue {
+public enum MQTTMessageMode: String, Sendable, Hashable, Encodable, ConfigurationChoice {
     /// One message per record: its HealthJSON object, with its uuid as the user property `uuid`.
     case record
     /// One message per topic and batch: a JSON array of the records' HealthJSON objects, with one
@@ -82,7 +82,7 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
                 "clientID", \.clientID, .string(minLength: 1, maxLength: 65_535),
                 "The MQTT client identifier; absent: healthgate-{gateway}-{sink name}"),
             ConfigurationKey(
-                "messages", \.messages, .string(values: MQTTMessageMode.allCases.map(\.rawValue)),
+                "messages", \.messages, MQTTMessageMode.configurationShape,
                 "One message per record, or one array per topic and batch"),
         ]
         + followingKeys(batchSize: batchSizeRange, batchInterval: nil)

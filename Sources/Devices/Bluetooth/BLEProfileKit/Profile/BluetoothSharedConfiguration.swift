@@ -44,7 +44,7 @@ public struct BluetoothSharedConfiguration: Sendable, Hashable, DeclaredConfigur
         return [
             .refused("adapterLimits", BLESourceKeys.movedAdapterLimits),
             ConfigurationKey(
-                "transport", \.transport, .string(values: BLETransportChoice.allCases.map(\.rawValue)),
+                "transport", \.transport, BLETransportChoice.configurationShape,
                 "The Bluetooth stack: bluez (the system's, over D-Bus) or simulated devices"),
             ConfigurationKey("adapter", \.adapter, adapterName, "The BlueZ adapter (hci0); absent: the first BlueZ lists. Not with adapters"),
             ConfigurationKey(
@@ -67,4 +67,3 @@ public struct BluetoothSharedConfiguration: Sendable, Hashable, DeclaredConfigur
     public var adapterNames: [String?] { BLESourceKeys.adapterNames(adapter: adapter, adapters: adapters) }
 }
 
-extension BLETransportChoice: ConfigurationValue {}
