@@ -239,7 +239,7 @@ def agreement(binary, schema):
 
 def example_texts():
     """(where, JSON text) of every example: fenced json blocks, sample configs, help texts."""
-    files = [ROOT / "README.md"] + sorted(ROOT.glob("docs/*.md")) + sorted(ROOT.glob("plugins/*/README.md")) + sorted(ROOT.glob("Sources/*/README*.md"))
+    files = [ROOT / "README.md"] + sorted(ROOT.glob("docs/*.md")) + sorted(ROOT.glob("plugins/*/README.md")) + sorted(ROOT.glob("Sources/**/README*.md"))
     for file in files:
         text = file.read_text()
         for number, block in enumerate(re.findall(r"```json\n(.*?)```", text, re.S)):
