@@ -146,3 +146,26 @@ extension ConfigurationChoice {
     /// The shape of a key that holds one: a string among the names.
     public static var configurationShape: ConfigurationSchema { .string(values: allCases.map(\.rawValue)) }
 }
+
+/// A configuration value written as one string with a grammar of its own (a listen address
+/// `127.0.0.1:8080`): decoded by ``init(parsing:)``, whose error's reason becomes the decoding
+/// error at the key; written back as its description.
+public protocol ConfigurationText: Decodable, ConfigurationValue, CustomStringConvertible {
+    /// The value `text` writes.
+    /// - Throws: ``PluginConfigurationError`` saying what is wrong with the text.
+    init(parsing text: String) throws(PluginConfigurationError)
+}
+
+extension ConfigurationText {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        do {
+            self = try Self(parsing: text)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.reason)
+        }
+    }
+
+    public var configurationJSON: JSONValue { .string(description) }
+}

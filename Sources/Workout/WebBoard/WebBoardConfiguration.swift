@@ -88,7 +88,7 @@ public struct WebBoardConfiguration: Sendable, Hashable, DeclaredConfiguration {
 
 /// An IPv4 address and a port to listen on; in a configuration, the text `IPv4:PORT` or
 /// `localhost:PORT`.
-public struct ListenAddress: Hashable, Sendable, CustomStringConvertible, Decodable, ConfigurationValue {
+public struct ListenAddress: Hashable, Sendable, ConfigurationText {
     /// The address's four bytes, most significant first.
     public var octets: [UInt8]
     /// The port; 0 lets the system choose.
@@ -118,22 +118,6 @@ public struct ListenAddress: Hashable, Sendable, CustomStringConvertible, Decoda
         self.octets = octets
         self.port = port
     }
-
-    /// Decodes the text form; a malformed address is an error at its key saying what is wrong.
-    // Hand-written on purpose: an address is one string in the file, not an object of keys, so
-    // there is nothing for DeclaredConfiguration to declare; `listen`'s key is declared in
-    // WebBoardConfiguration.configurationKeys.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        do {
-            self = try ListenAddress(parsing: text)
-        } catch {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.reason)
-        }
-    }
-
-    public var configurationJSON: JSONValue { .string(description) }
 
     /// Whether it is in 127.0.0.0/8 (RFC 1122 §3.2.1.3: loopback, never on a network).
     public var isLoopback: Bool { octets.first == 127 }
