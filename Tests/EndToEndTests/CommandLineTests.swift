@@ -125,7 +125,7 @@ final class CommandLineTests: XCTestCase {
         try Data(#"{"sources": [{"kind": "no-such-plugin"}]}"#.utf8).write(to: file)
         let unknown = try await healthgate.run(["config", "check", file.path])
         XCTAssertEqual(unknown.status, 78)
-        XCTAssertTrue(unknown.standardError.contains("sources[0].kind: unknown plugin kind \"no-such-plugin\""), unknown.standardError)
+        XCTAssertTrue(unknown.standardError.contains("sources[0].kind: unknown kind \"no-such-plugin\""), unknown.standardError)
 
         try Data("{not json".utf8).write(to: file)
         let garbage = try await healthgate.run(["config", "check", file.path])
