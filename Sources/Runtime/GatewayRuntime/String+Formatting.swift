@@ -46,3 +46,12 @@ extension StringProtocol {
         count >= length ? String(prefix(length)) : String(self) + String(repeating: " ", count: length - count)
     }
 }
+
+extension String {
+    /// A count with its noun, singular for one and plural otherwise: `1 record`, `2 records`,
+    /// `0 records`; the plural is the noun with an `s` unless `plural` is given
+    /// (`String(count: n, "entry", plural: "entries")`). Messages say this, never `record(s)`.
+    public init(count: some BinaryInteger, _ noun: String, plural: String? = nil) {
+        self = "\(count) " + (count == 1 ? noun : plural ?? noun + "s")
+    }
+}
