@@ -71,10 +71,8 @@ enum DemoCommand {
             }
             let dropAfter = try arguments.double("drop-sensor-after")
             if let dropAfter, dropAfter <= 0 { throw CommandError(.usage, "--drop-sensor-after must be positive") }
-            let activityName = arguments.value("activity") ?? WorkoutActivityType.highIntensityIntervalTraining.rawValue
-            guard let activity = WorkoutActivityType(rawValue: activityName) else {
-                throw CommandError(.usage, "unknown activity \"\(activityName)\"; known: \(WorkoutControlRequest.activityNames)")
-            }
+            let activity = try WorkoutCommand.activity(
+                arguments.value("activity") ?? WorkoutActivityType.highIntensityIntervalTraining.rawValue, what: "--activity")
             let group = DemoParticipants(count: count, dropAfter: dropAfter)
             configuration.sources = group.sources + demo.sources.filter { $0.kind != "ble-heart-rate" }
             configuration.participants = group.participants

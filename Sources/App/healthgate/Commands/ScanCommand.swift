@@ -58,12 +58,11 @@ enum ScanCommand {
     }
 
     /// The profiles `--kind` names (every one when none is given).
-    static func selected(_ names: [String], from profiles: [Profile]) throws(CommandError) -> [Profile] {
-        guard !names.isEmpty else { return profiles }
-        for name in names where !profiles.contains(where: { $0.kind.name == name || $0.source == name }) {
-            let known = profiles.map(\.kind.name) + Array(Set(profiles.map(\.source))).sorted()
-            throw CommandError(.usage, "unknown --kind \"\(name)\"; known: \(known.joined(separator: ", "))")
-        }
+    static func selected(_ given: [String], from profiles: [Profile]) throws(CommandError) -> [Profile] {
+        guard !given.isEmpty else { return profiles }
+        let known = profiles.map(\.kind.name) + Array(Set(profiles.map(\.source))).sorted()
+        var names: [String] = []
+        for name in given { names.append(try NameChoice.pick(name, among: known, what: "--kind")) }
         return profiles.filter { names.contains($0.kind.name) || names.contains($0.source) }
     }
 
