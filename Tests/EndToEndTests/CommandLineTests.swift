@@ -58,6 +58,11 @@ final class CommandLineTests: XCTestCase {
         let invalid = try await healthgate.run(["units", "convert", "1", "furlong", "m"])
         XCTAssertEqual(invalid.status, 65)
         XCTAssertTrue(invalid.standardError.contains("unknown unit \"furlong\""), invalid.standardError)
+        XCTAssertFalse(invalid.standardError.contains("did you mean"), "nothing is near furlong: \(invalid.standardError)")
+        // A near miss of a listed name gets the one meant.
+        let misspelt = try await healthgate.run(["units", "convert", "70", "kilogam", "lb"])
+        XCTAssertEqual(misspelt.status, 65)
+        XCTAssertTrue(misspelt.standardError.contains(#"unknown unit "kilogam" in "kilogam"; did you mean kilogram?"#), misspelt.standardError)
         let usage = try await healthgate.run(["units", "convert", "1", "m"])
         XCTAssertEqual(usage.status, 64)
     }

@@ -25,22 +25,23 @@ enum NameChoice {
         return message + " (one of: \(names.joined(separator: ", "))\(alternative.map { ", or \($0)" } ?? ""))"
     }
 
-    /// The names `text` most likely meant (at most three, all equally near): a name it begins
-    /// or that begins with it (three characters at least), else those fewest letters away, if
-    /// at most a third of the longer name's letters (one at least) differ.
+    /// The names `text` most likely meant (at most three, all equally near): those fewest
+    /// letters away, if at most a third of the longer name's letters (one at least) differ
+    /// (a swap of neighbours is one); else a name it begins or that begins with it (three
+    /// characters at least: `descending` → `desc`).
     static func closest(to text: String, among names: [String]) -> [String] {
         let lowered = Array(text.lowercased())
         guard !lowered.isEmpty else { return [] }
+        // An edit ranks by its distance; a prefix after every edit.
+        let prefixRank = Int.max
         var ranked: [(name: String, rank: Int)] = []
         for name in names {
             let other = Array(name.lowercased())
             let distance = KeySuggestion.editDistance(lowered, other)
-            let prefixed = min(other.count, lowered.count) >= 3
-                && (other.starts(with: lowered) || lowered.starts(with: other))
-            if prefixed {
-                ranked.append((name, 0))
-            } else if distance <= max(1, max(lowered.count, other.count) / 3) {
+            if distance <= max(1, max(lowered.count, other.count) / 3) {
                 ranked.append((name, distance))
+            } else if min(other.count, lowered.count) >= 3, other.starts(with: lowered) || lowered.starts(with: other) {
+                ranked.append((name, prefixRank))
             }
         }
         // Only the nearest: `runing` is running, though rowing is two letters away too.

@@ -44,7 +44,13 @@ enum UnitsCommand {
             target = try UnitAlias.unit(arguments.positional[2])
             converted = try from.convert(value, to: target)
         } catch {
-            throw CommandError(.dataError, "\(error) (see 'healthgate units list' for the names accepted)")
+            var message = "\(error)"
+            if case .unknownUnit(let atom, _)? = error as? UnitError {
+                // A near miss of a name `units list` shows: the one meant.
+                let near = NameChoice.closest(to: atom, among: UnitAlias.all.flatMap { [$0.unit] + $0.names })
+                if !near.isEmpty { message += "; did you mean \(near.joined(separator: " or "))?" }
+            }
+            throw CommandError(.dataError, "\(message) (see 'healthgate units list' for the names accepted)")
         }
         // A finite input can still overflow (1e308 kg in g): refuse it as the input `inf` is.
         guard converted.isFinite else {
