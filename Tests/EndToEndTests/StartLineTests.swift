@@ -22,6 +22,10 @@ final class StartLineTests: XCTestCase {
         // and no message of the run says "(s)".
         XCTAssertTrue(one.standardError.contains("sources stopped; draining the sinks"), one.standardError)
         XCTAssertFalse(one.standardError.contains("(s)"), one.standardError)
+        let stopped = one.standardError.split(separator: "\n").first { $0.contains("stopped (records published: ") } ?? ""
+        XCTAssertTrue(stopped.contains("records published: strap "), String(stopped))
+        XCTAssertTrue(stopped.contains("records written: store "), String(stopped))
+        XCTAssertFalse(stopped.contains("workouts"), "the workouts' built-in plugins are not the file's: \(stopped)")
 
         try """
             {"sources": [
