@@ -138,7 +138,7 @@ final class ConfigCheckTests: XCTestCase {
             ("sinks", #"expected a list of objects, got an object; a list is written in brackets, even of one item: [{"kind": "sqlite"}]"#),
             ("clock.trusted", #"expected true or false, got the string "yes""#),
             ("store.maxDatabaseMegabytes", "0 is below the smallest accepted value"),
-            ("profile.weightKilograms", #"expected a number (kilograms, "#),
+            ("profile.weightKilograms", #"expected a number (kilograms, 20 to 400), got the string "70 kg"; write the number alone, without quotes, in kilograms: 70"#),
         ] {
             XCTAssertTrue(
                 lines.contains { $0.contains("\(path): \(keyPath): ") && $0.contains(reason) }, "\(keyPath): \(result.standardError)")

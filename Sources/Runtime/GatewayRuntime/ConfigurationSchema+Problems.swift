@@ -119,6 +119,11 @@ extension ConfigurationSchema {
         switch (self, value) {
         case (.number, .string(let text)) where Double(text)?.isFinite == true && text.allSatisfy({ "0123456789.-+eE".contains($0) }):
             return "write the number without quotes: \(text)"
+        case (.number(let rule), .string(let text)):
+            // A number written with its unit ("70 kg", "10s"): the number alone, in the key's unit.
+            let digits = text.prefix { "0123456789.-+".contains($0) }
+            guard !digits.isEmpty, let number = Double(digits), number.isFinite else { return nil }
+            return "write the number alone, without quotes, in \(rule.unit): \(ConfigurationDecoder.format(number))"
         case (.boolean, .string(let text)) where ["true", "false"].contains(text.lowercased()):
             return "write \(text.lowercased()) without quotes"
         case (.boolean, _):
