@@ -157,6 +157,17 @@ final class ConfigCheckTests: XCTestCase {
         XCTAssertEqual(fixed.status, 0, fixed.standardError)
     }
 
+    /// A plugin in the wrong list is told where it goes, and an unknown kind gets the one meant,
+    /// both with the file's other mistakes.
+    func testAPluginInTheWrongListOrOfAnUnknownKindSaysWhereAndWhich() async throws {
+        try await assertRejected([
+            (#"{"sources": [{"kind": "sqlite"}]}"#, "sources[0].kind", #""sqlite" is a sink, not a source: move it to "sinks""#),
+            (#"{"sinks": [{"kind": "sqlite"}, {"kind": "ble-heart-rate"}]}"#, "sinks[1].kind",
+             #""ble-heart-rate" is a source, not a sink: move it to "sources""#),
+            (#"{"sinks": [{"kind": "mqqt", "config": {"host": "b"}}]}"#, "sinks[0].kind", #"unknown kind "mqqt"; did you mean "mqtt"?"#),
+        ])
+    }
+
     /// What only a plugin's own validation can tell (after the file decodes) is reported for
     /// every plugin at once too, with the other sections' mistakes.
     func testEveryPluginsValidationErrorIsReportedAtOnce() async throws {
