@@ -59,7 +59,6 @@ enum DemoCommand {
         if case .object(let configured)? = configuration.store { store = configured }
         store["path"] = .string(database)
         configuration.store = .object(store)
-        context.printError("healthgate demo: simulated devices → \(database) (the demo's own store; read it with --db \(database))")
         var runner = GatewayRunner(context: context)
         let demo = try DemoDevices.make(context: context)
         configuration.sources = demo.sources
@@ -89,6 +88,8 @@ enum DemoCommand {
         } else if arguments.value("listen") != nil || arguments.value("drop-sensor-after") != nil {
             throw CommandError(.usage, "--listen and --drop-sensor-after go with --participants")
         }
+        // Said once every option is taken, so that a usage error is the only line.
+        context.printError("healthgate demo: simulated devices → \(database) (the demo's own store; read it with --db \(database))")
         if !arguments.flag("quiet") {
             runner.extraSinks = [ConfiguredSink(
                 name: "console", kind: "console", queue: QueueConfiguration(capacity: 1000, policy: .dropOldest),
