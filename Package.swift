@@ -3,7 +3,7 @@
 //
 // Layout (dependencies point inward: plugins → core, never core → plugins):
 //   Sources/   core modules, one folder per layer (docs/architecture.md): CLibraries, System,
-//              Model, Runtime, Store, Bus, Devices (Bluetooth, Serial), Sinks, Workout, Testing,
+//              Model, Runtime, Store, Bus, Devices (Bluetooth, Serial, ANT), Sinks, Workout, Testing,
 //              App; each target names its folder with `path:`
 //   plugins/   one folder per adapter or sink, each its own target declared with `path:`
 //   Tests/     tests of the core modules and end-to-end tests of the executable
@@ -127,6 +127,9 @@ let package = Package(
         .target(
             name: "SerialDevices", dependencies: ["GatewayRuntime", "HealthModel", "SampleBus", "LinuxSystem", "Udev"], path: "Sources/Devices/Serial/SerialDevices",
             exclude: ["README.md"], swiftSettings: swiftSettings),
+        // The ANT serial protocol and the ANT+ heart-rate profile: frames, typed messages, data
+        // pages, beat intervals, the manufacturer table. Pure: no I/O, no dependencies.
+        .target(name: "ANTProtocol", path: "Sources/Devices/ANT/ANTProtocol", exclude: ["README.md"], swiftSettings: swiftSettings),
         // Workouts in three layers: the domain (values with no I/O), the presentation (the live
         // board's model and tiles, the chart, the text formats, escaping: no bus, no runtime), and
         // the runtime (the controller that is a sink and a source, its journal in the store, the
@@ -244,6 +247,7 @@ let package = Package(
             dependencies: ["Metrics", "GatewayRuntime", "GatewayTesting", "GatewayTime", "HealthModel", "HealthStore", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(name: "UdevTests", dependencies: ["Udev"], swiftSettings: swiftSettings),
+        .testTarget(name: "ANTProtocolTests", dependencies: ["ANTProtocol"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SerialDevicesTests",
             dependencies: ["SerialDevices", "GatewayRuntime", "GatewayTesting", "HealthModel", "LinuxSystem", "SampleBus", "Udev"],
