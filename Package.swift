@@ -189,6 +189,11 @@ let package = Package(
         .target(
             name: "ContinuousGlucose", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLEProfileKit"],
             path: "plugins/ContinuousGlucose/Sources", swiftSettings: swiftSettings),
+        // ANT+ heart-rate straps through a USB ANT stick (continuous scan), a serial family member.
+        .target(
+            name: "ANTHeartRate",
+            dependencies: ["ANTProtocol", "AsyncPrimitives", "GatewayRuntime", "HealthModel", "HealthStore", "LinuxSystem", "SampleBus", "SerialDevices"],
+            path: "plugins/ANTHeartRate/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
@@ -203,7 +208,7 @@ let package = Package(
         .target(
             name: "BuiltinPlugins",
             dependencies: [
-                "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "SQLiteStore",
+                "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "ANTHeartRate", "SQLiteStore",
                 "HTTPRepository", "MQTTBroker",
             ],
             path: "Sources/App/BuiltinPlugins", swiftSettings: swiftSettings),
@@ -317,6 +322,10 @@ let package = Package(
             dependencies: ["GatewayRuntime", "SerialPedometer", "SerialDevices", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore", "SQLite", "SampleBus", "HealthModel", "HealthStore"],
             path: "plugins/SerialPedometer/Tests",
             swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ANTHeartRateTests",
+            dependencies: ["ANTHeartRate", "ANTProtocol", "GatewayRuntime", "GatewayTesting", "HealthModel", "HealthStore", "LinuxSystem", "SampleBus", "SQLiteStore"],
+            path: "plugins/ANTHeartRate/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .testTarget(

@@ -33,6 +33,15 @@ public struct ANTNetworkKey: Hashable, Sendable, CustomStringConvertible, Custom
         self.init(bytes: bytes)
     }
 
+    /// A random key: what a simulated stick and tests use, never the ANT+ one.
+    public static func random() -> ANTNetworkKey {
+        ANTNetworkKey(checked: (0..<8).map { _ in UInt8.random(in: 0...255) })
+    }
+
+    private init(checked bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
     /// `<8-byte network key>`: never the bytes.
     public var description: String { "<8-byte network key>" }
     /// `<8-byte network key>`: never the bytes.
