@@ -324,7 +324,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ANTHeartRateTests",
-            dependencies: ["ANTHeartRate", "ANTProtocol", "GatewayRuntime", "GatewayTesting", "HealthModel", "HealthStore", "LinuxSystem", "SampleBus", "SQLiteStore"],
+            dependencies: ["ANTHeartRate", "ANTProtocol", "GatewayRuntime", "GatewayTesting", "HealthModel", "HealthStore", "SampleBus", "SerialDevices", "SQLiteStore"],
             path: "plugins/ANTHeartRate/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting", "AsyncPrimitives"], swiftSettings: swiftSettings),
