@@ -21,8 +21,9 @@ enum DemoCommand {
             thermometer and pulse oximeter that indicate real Weight (0x2A9D), Blood Pressure (0x2A35), \
             Temperature (0x2A1C) and PLX Spot-check (0x2A5E) Measurements every 20 s with a device clock \
             90 s fast, a simulated glucose meter whose stored Glucose Measurements (0x2A18) the gateway \
-            downloads through its Record Access Control Point (0x2A52), and a simulated serial pedometer on a real pseudo-terminal that \
-            speaks the documented pedometer protocol. Samples go into the demo's own SQLite store, \
+            downloads through its Record Access Control Point (0x2A52), a simulated serial pedometer on a real pseudo-terminal that \
+            speaks the documented pedometer protocol, and an ANT+ class of six heart-rate straps heard through a simulated \
+            USB ANT stick that speaks the ANT serial protocol on a pseudo-terminal. Samples go into the demo's own SQLite store, \
             $XDG_STATE_HOME/healthgate/demo.sqlite (default ~/.local/state/healthgate/), never into \
             the store of 'healthgate run' (--db chooses another file; the first line printed names \
             it). A live line per sample is printed. Read the demo's samples back with --db, e.g. \
