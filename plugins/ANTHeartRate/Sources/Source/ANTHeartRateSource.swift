@@ -47,6 +47,9 @@ public struct ANTHeartRateSource: SerialDeviceFamilySource, PayloadDecoding {
         }
     }
 
+    /// `healthgate scan --kind ant`: the straps a stick hears.
+    public static var scan: SerialDeviceScan? { ANTScan.scan }
+
     /// `healthgate decode ant-hrm HEX`.
     public static var payloadDecoders: [PayloadDecoder] { ANTPayloadDecoders.all }
 

@@ -12,11 +12,15 @@ public protocol SerialDeviceFamilySource: SampleSource, ConfigurablePlugin {
     static var udevMatch: SerialDeviceMatch { get }
     /// How `healthgate demo` runs the source, if it does.
     static var demo: SerialDeviceDemo? { get }
+    /// What `healthgate scan --kind NAME` lists through the member's devices, if anything.
+    static var scan: SerialDeviceScan? { get }
 }
 
 extension SerialDeviceFamilySource {
     /// Not in the demo.
     public static var demo: SerialDeviceDemo? { nil }
+    /// No scan.
+    public static var scan: SerialDeviceScan? { nil }
 }
 
 /// A serial member's entry in `healthgate demo`: a simulated device on a real pseudo-terminal,
