@@ -143,6 +143,20 @@ final class StickMachineTests: XCTestCase {
         XCTAssertEqual(machine.summary(of: strap.device)?.hasPrefix("live, 64 bpm, 9 beats"), true)
     }
 
+    func testGarbageIsLoggedOnceAndThenAtMostEveryTenSeconds() {
+        var machine = machine()
+        func logged(_ actions: [ANTStickMachine.Action]) -> [String] {
+            actions.compactMap { if case .log(_, let message, _) = $0 { message } else { nil } }
+        }
+        XCTAssertEqual(logged(machine.resynchronised(skipping: 7, at: start)), ["skipped 7 bytes that were no ANT frame"])
+        for second in 1..<10 {
+            XCTAssertEqual(logged(machine.resynchronised(skipping: 3, at: start.addingTimeInterval(Double(second)))), [])
+        }
+        XCTAssertEqual(
+            logged(machine.resynchronised(skipping: 5, at: start.addingTimeInterval(10))),
+            ["skipped 32 bytes that were no ANT frame in 10 runs over the last 10 s"])
+    }
+
     func testARestoredStrapDoesNotStoreItsLastBeatTwice() throws {
         var machine = machine()
         _ = setUp(&machine, capabilities: Self.scanning)

@@ -148,10 +148,25 @@ struct ANTStickMachine {
         }
     }
 
-    /// The framer skipped `count` bytes of garbage (one episode).
-    func resynchronised(skipping count: Int) -> [Action] {
-        [.log(.warning, "skipped \(count) bytes that were no ANT frame", device: stick)]
+    /// The framer skipped `count` bytes of garbage (one episode) at `date`. The first episode is
+    /// logged; later ones at most once per ``garbageLogInterval``, with what was skipped since,
+    /// so a noisy line does not flood the log.
+    mutating func resynchronised(skipping count: Int, at date: Date) -> [Action] {
+        garbage.bytes += count
+        garbage.episodes += 1
+        if let last = garbage.logged, date.timeIntervalSince(last) < Self.garbageLogInterval { return [] }
+        let message =
+            garbage.episodes == 1
+            ? "skipped \(garbage.bytes) bytes that were no ANT frame"
+            : "skipped \(garbage.bytes) bytes that were no ANT frame in \(garbage.episodes) runs"
+                + " over the last \(Int(Self.garbageLogInterval)) s"
+        garbage = (0, 0, date)
+        return [.log(.warning, message, device: stick)]
     }
+
+    /// The shortest time between two logged garbage warnings.
+    static let garbageLogInterval: TimeInterval = 10
+    private var garbage: (bytes: Int, episodes: Int, logged: Date?) = (0, 0, nil)
 
     /// The clock at `date`: an unanswered command times out, silent straps are lost.
     mutating func tick(at date: Date) -> [Action] {

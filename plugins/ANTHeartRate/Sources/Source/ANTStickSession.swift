@@ -75,7 +75,7 @@ struct ANTStickSession {
                     for output in framer.append(bytes) {
                         switch output {
                         case .resynchronised(let count):
-                            failure = await carryOut(machine.resynchronised(skipping: count))
+                            failure = await carryOut(machine.resynchronised(skipping: count, at: clock.now()))
                             context.status.setDetail("skipped bytes", "\(framer.skippedBytes) in \(framer.episodes) episodes")
                         case .frame(let frame):
                             let message: ANTMessage
