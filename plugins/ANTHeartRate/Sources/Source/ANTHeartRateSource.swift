@@ -93,9 +93,8 @@ public struct ANTHeartRateSource: SerialDeviceFamilySource, PayloadDecoding {
                     context: context, settings: settings, ids: environment.ids, connection: connection.stream, stick: stick
                 ).run()
             } catch let error as ANTStickError {
-                context.logger.error("\(error)", device: stick)
-                context.status.reportError(error.description)
-                // The stick stays open but useless: hang up so the connector reopens it later.
+                // The source fails with it (the supervisor logs it, reports it in status and
+                // restarts the source with backoff, which opens the stick afresh).
                 connection.stream.close()
                 throw error
             }
