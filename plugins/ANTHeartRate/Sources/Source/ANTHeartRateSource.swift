@@ -35,9 +35,10 @@ public struct ANTHeartRateSource: SerialDeviceFamilySource, PayloadDecoding {
     /// cp210x at the stick's own rate); 115200 8N1 is what the ANT USB-m documents.
     public static let serialConfiguration = SerialConfiguration(baudRate: 115_200)
 
-    /// A class of six simulated straps on the demo's board.
+    /// A class of six simulated straps through a simulated stick: `healthgate demo --with
+    /// ant-class` (their heart rates would otherwise join the demo's one workout).
     public static var demo: SerialDeviceDemo? {
-        SerialDeviceDemo(name: "demo-ant-class", device: "ANT+ class (6 straps through a simulated stick)") { clock, _ in
+        SerialDeviceDemo(name: "demo-ant-class", device: "ANT+ class (6 straps through a simulated stick)", optionalName: "ant-class") { clock, _ in
             SerialDeviceDemoRun(
                 configuration: .object(["transport": .string("simulated"), "simulation": .object(["straps": .number(6)])]),
                 run: {

@@ -85,7 +85,7 @@ struct ANTStickSession {
                                 context.logger.warning("malformed message from the stick: \(error)", device: stick)
                                 continue
                             }
-                            let now = clock.now()
+                            let now = Self.storePrecision(clock.now())
                             if let strap = machine.unknownStrap(in: message) {
                                 let restored = await restoredState(of: strap)
                                 failure = await carryOut(machine.meet(strap, restored: restored, at: now))
@@ -101,6 +101,12 @@ struct ANTStickSession {
         _ = await carryOut(machine.finish())
         if let failure { throw failure }
         return end
+    }
+
+    /// `date` on the store's grid of whole microseconds: what a sink commits is then exactly what
+    /// the live views (a workout's statistics, the board) computed from, not a value 0.5 µs off.
+    static func storePrecision(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1_000_000).rounded() / 1_000_000)
     }
 
     /// The checkpoint the store holds for `strap`, if any.

@@ -34,13 +34,17 @@ public struct SerialDeviceDemo: Sendable {
     /// points at it, and the device side's loop, which the demo runs beside the gateway until
     /// cancelled. Throws when the pseudo-terminal cannot be opened.
     public let start: @Sendable (_ clock: any GatewayClock, _ logger: Logger) throws -> SerialDeviceDemoRun
+    /// The name `healthgate demo --with NAME` takes for a demo that runs only when asked (a
+    /// class of straps would join the demo's one workout and its board); nil: always in the demo.
+    public let optionalName: String?
 
     public init(
-        name: String, device: String,
+        name: String, device: String, optionalName: String? = nil,
         start: @escaping @Sendable (_ clock: any GatewayClock, _ logger: Logger) throws -> SerialDeviceDemoRun
     ) {
         self.name = name
         self.device = device
+        self.optionalName = optionalName
         self.start = start
     }
 }
