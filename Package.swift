@@ -192,7 +192,7 @@ let package = Package(
         // ANT+ heart-rate straps through a USB ANT stick (continuous scan), a serial family member.
         .target(
             name: "ANTHeartRate",
-            dependencies: ["ANTProtocol", "AsyncPrimitives", "GatewayRuntime", "HealthModel", "HealthStore", "LinuxSystem", "SampleBus", "SerialDevices"],
+            dependencies: ["ANTProtocol", "AsyncPrimitives", "GatewayRuntime", "GatewayTime", "HealthModel", "HealthStore", "LinuxSystem", "SampleBus", "SerialDevices"],
             path: "plugins/ANTHeartRate/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],

@@ -91,7 +91,8 @@ public struct ANTHeartRateSource: SerialDeviceFamilySource, PayloadDecoding {
             let stick = connection.device.localIdentifier ?? connection.stream.name
             do {
                 return try await ANTStickSession(
-                    context: context, settings: settings, ids: environment.ids, connection: connection.stream, stick: stick
+                    context: context, settings: settings, ids: environment.ids, connection: connection.stream, stick: stick,
+                    clockTrust: environment.clockTrust
                 ).run()
             } catch let error as ANTStickError {
                 // The source fails with it (the supervisor logs it, reports it in status and

@@ -2,6 +2,7 @@ import ANTProtocol
 import Dispatch
 import FoundationEssentials
 import GatewayRuntime
+import GatewayTime
 import HealthModel
 import HealthStore
 import LinuxSystem
@@ -19,6 +20,9 @@ struct ANTStickSession {
     let connection: any ByteStreamConnection
     /// The stick's name in logs and errors: its path.
     let stick: String
+    /// Where the base of the gateway's clock is read: after a step, the dates the session holds
+    /// (series, last heard) move with the clock (``ANTStickMachine/clockStepped(by:)``).
+    let clockTrust: any ClockTrust
 
     private enum Input: Sendable {
         case bytes([UInt8])
@@ -43,6 +47,7 @@ struct ANTStickSession {
             stick: stick, networkKey: settings.networkKey, ids: ids, lostAfter: settings.lostAfter,
             seriesMaxBeats: settings.seriesMaxBeats, seriesSeconds: settings.seriesSeconds)
         var framer = ANTFramer()
+        var base = clockTrust.clockBase()
         var end = ByteStreamEnd.closed
         var failure: ANTStickError?
         await withTaskGroup(of: Void.self) { group in
@@ -64,6 +69,11 @@ struct ANTStickSession {
             failure = await carryOut(machine.start(at: clock.now()))
             loop: for await input in inputs {
                 if failure != nil || Task.isCancelled { break }
+                let now = clockTrust.clockBase()
+                if let seconds = now.seconds(from: base), seconds != 0 {
+                    machine.clockStepped(by: seconds)
+                    base = now
+                }
                 switch input {
                 case .end(let reason):
                     end = reason
