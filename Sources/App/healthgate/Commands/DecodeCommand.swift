@@ -1,21 +1,20 @@
 import BuiltinPlugins
-import BLEProfileKit
 import GATTDecoding
 import FoundationEssentials
 import SampleBus
 
-/// `healthgate decode CHARACTERISTIC HEX…`: decodes one GATT payload with the gateway's own
-/// decoders and prints it as JSON. The subcommands are the decoders every Bluetooth profile in
-/// the catalog offers (``BluetoothProfile/payloadDecoders``).
+/// `healthgate decode PAYLOAD HEX…`: decodes one payload (a GATT characteristic, an ANT+ page)
+/// with the gateway's own decoders and prints it as JSON. The subcommands are the decoders every
+/// plugin in the catalog offers (``PluginCatalog/payloadDecoders``), whatever its family.
 enum DecodeCommand {
     static let command = Command(
-        name: "decode", summary: "Decode a Bluetooth GATT payload (hex) and print it as JSON.",
+        name: "decode", summary: "Decode a device payload (hex: a Bluetooth GATT characteristic, an ANT+ page) and print it as JSON.",
         usage: "decode SUBCOMMAND HEX…",
         subcommands: decoders(in: BuiltinCatalog.make()).map(leaf))
 
-    /// The decoders of every Bluetooth source in `catalog`, in catalog order.
+    /// The decoders of every source in `catalog`, in catalog order.
     static func decoders(in catalog: PluginCatalog) -> [PayloadDecoder] {
-        catalog.bluetoothSources.flatMap { $0.source.payloadDecoders }
+        catalog.payloadDecoders
     }
 
     /// The subcommand of one decoder.
