@@ -14,6 +14,11 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    // Every function in a section of its own in the release build, so that the link order
+    // (releaseLinkFlags below) can place each one; without it the compiler puts a module's
+    // specialisations and internal functions together in one `.text` per object, which moves as a
+    // whole (Benchmarks/RESULTS.md, "memory").
+    .unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release)),
 ]
 
 // How the release build of the executable is linked (Benchmarks/README.md, "memory"):
@@ -83,7 +88,7 @@ let package = Package(
         // The store: one database, one writer, a pool of readers; the change log every follower
         // reads, source checkpoints, the workout journal. The gateway's commit point.
         .target(
-            name: "HealthStore", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives"], path: "Sources/Store/HealthStore", exclude: ["README.md"],
+            name: "HealthStore", dependencies: ["HealthModel", "SQLite", "AsyncPrimitives", "LinuxSystem"], path: "Sources/Store/HealthStore", exclude: ["README.md"],
             swiftSettings: swiftSettings),
         // What every module of the gateway runs on: logging, the clock, JSONValue, and the strict
         // configuration parser and decoder with their errors.
@@ -91,13 +96,13 @@ let package = Package(
         // The gateway's time facts: tz database zones by name, the host's zone, and whether the
         // wall clock can be believed (ClockTrust) with the base its dates sit on.
         .target(
-            name: "GatewayTime", dependencies: ["GatewayRuntime", "HealthModel"], path: "Sources/Runtime/GatewayTime", exclude: ["README.md"],
+            name: "GatewayTime", dependencies: ["GatewayRuntime", "HealthModel", "LinuxSystem"], path: "Sources/Runtime/GatewayTime", exclude: ["README.md"],
             swiftSettings: swiftSettings),
         // Each Bluetooth adapter's connection scheduler, and the gateway's set of them.
         .target(name: "BLETransport", dependencies: ["AsyncPrimitives", "GatewayRuntime"], path: "Sources/Devices/Bluetooth/BLETransport", swiftSettings: swiftSettings),
         // The bus, the sinks' queues, the plugin contract and catalog, and the supervisor.
         .target(
-            name: "SampleBus", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives"], path: "Sources/Bus/SampleBus",
+            name: "SampleBus", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "AsyncPrimitives", "LinuxSystem"], path: "Sources/Bus/SampleBus",
             swiftSettings: swiftSettings),
         // Stored workouts as FIT and TCX activity files.
         .target(name: "WorkoutExport", dependencies: ["HealthModel"], path: "Sources/Workout/WorkoutExport", swiftSettings: swiftSettings),

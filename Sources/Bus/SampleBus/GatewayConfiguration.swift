@@ -1,6 +1,7 @@
 public import GatewayRuntime
 public import FoundationEssentials
 import GatewayTime
+import LinuxSystem
 
 /// A configuration problem, reported at start-up with the file, the key path and the reason.
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
@@ -296,24 +297,33 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
     /// - Throws: ``ConfigurationError``; ``ConfigurationError/isMissingFile`` when there is no
     ///   such file.
     public static func load(from url: URL, schema: ConfigurationSchema? = nil) throws(ConfigurationError) -> GatewayConfiguration {
-        var isDirectory = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
-            throw ConfigurationError(file: url.path, keyPath: "(file)", reason: "no such file", isMissingFile: true)
+        try load(path: url.path, schema: schema)
+    }
+
+    /// Reads and parses the configuration file at `path` (absolute: it is the configuration's
+    /// ``origin``), with system calls rather than Foundation's FileManager and URL, whose code
+    /// would otherwise stay resident in every gateway for this one read (Benchmarks/README.md,
+    /// "memory").
+    /// - Throws: ``ConfigurationError``; ``ConfigurationError/isMissingFile`` when there is no
+    ///   such file.
+    public static func load(path: String, schema: ConfigurationSchema? = nil) throws(ConfigurationError) -> GatewayConfiguration {
+        guard FileSystem.exists(path) else {
+            throw ConfigurationError(file: path, keyPath: "(file)", reason: "no such file", isMissingFile: true)
         }
-        guard !isDirectory else {
+        guard !FileSystem.isDirectory(path) else {
             throw ConfigurationError(
-                file: url.path, keyPath: "(file)", reason: "is a directory; give the configuration file itself")
+                file: path, keyPath: "(file)", reason: "is a directory; give the configuration file itself")
         }
-        let data: Data
+        let bytes: [UInt8]
         do {
-            data = try Data(contentsOf: url)
+            bytes = try FileSystem.contents(of: path)
         } catch {
-            let reason = FileManager.default.isReadableFile(atPath: url.path)
-                ? "cannot read: \(ErrorText.of(error))"
-                : "cannot read: permission denied"
-            throw ConfigurationError(file: url.path, keyPath: "(file)", reason: reason)
+            let reason = error == .permissionDenied
+                ? "cannot read: permission denied"
+                : "cannot read: \(FileSystemError(path: path, errno: error))"
+            throw ConfigurationError(file: path, keyPath: "(file)", reason: reason)
         }
-        return try parse(data, origin: url.path, schema: schema)
+        return try parse(Data(bytes), origin: path, schema: schema)
     }
 }
 

@@ -7,17 +7,44 @@ public import HealthStore
 /// The directories a gateway uses, resolved once by the executable (XDG base directories, or
 /// the systemd `StateDirectory=`/`RuntimeDirectory=` variables when run as a service).
 public struct GatewayPaths: Sendable, Hashable {
-    /// Persistent data: the default SQLite store (`$XDG_DATA_HOME/healthgate`).
-    public var dataDirectory: URL
-    /// Persistent state (`$XDG_STATE_HOME/healthgate` or `$STATE_DIRECTORY`).
-    public var stateDirectory: URL
-    /// Runtime files: the control socket (`$XDG_RUNTIME_DIR/healthgate` or `$RUNTIME_DIRECTORY`).
-    public var runtimeDirectory: URL
+    /// Persistent data, as a path: the default SQLite store (`$XDG_DATA_HOME/healthgate`).
+    public var dataPath: String
+    /// Persistent state, as a path (`$XDG_STATE_HOME/healthgate` or `$STATE_DIRECTORY`).
+    public var statePath: String
+    /// Runtime files, as a path: the control socket (`$XDG_RUNTIME_DIR/healthgate` or
+    /// `$RUNTIME_DIRECTORY`).
+    public var runtimePath: String
 
+    // The paths are kept as text, and a URL is made only when one is asked for: the gateway's
+    // start-up joins paths and never parses a URL, so Foundation's URL code is not made resident
+    // in every gateway (Benchmarks/README.md, "memory").
+
+    /// Persistent data: the default SQLite store (`$XDG_DATA_HOME/healthgate`).
+    public var dataDirectory: URL {
+        get { URL(fileURLWithPath: dataPath) }
+        set { dataPath = newValue.path }
+    }
+    /// Persistent state (`$XDG_STATE_HOME/healthgate` or `$STATE_DIRECTORY`).
+    public var stateDirectory: URL {
+        get { URL(fileURLWithPath: statePath) }
+        set { statePath = newValue.path }
+    }
+    /// Runtime files: the control socket (`$XDG_RUNTIME_DIR/healthgate` or `$RUNTIME_DIRECTORY`).
+    public var runtimeDirectory: URL {
+        get { URL(fileURLWithPath: runtimePath) }
+        set { runtimePath = newValue.path }
+    }
+
+    /// The directories as URLs.
     public init(dataDirectory: URL, stateDirectory: URL, runtimeDirectory: URL) {
-        self.dataDirectory = dataDirectory
-        self.stateDirectory = stateDirectory
-        self.runtimeDirectory = runtimeDirectory
+        self.init(dataPath: dataDirectory.path, statePath: stateDirectory.path, runtimePath: runtimeDirectory.path)
+    }
+
+    /// The directories as absolute paths.
+    public init(dataPath: String, statePath: String, runtimePath: String) {
+        self.dataPath = dataPath
+        self.statePath = statePath
+        self.runtimePath = runtimePath
     }
 }
 

@@ -1,6 +1,7 @@
 import AsyncPrimitives
 public import FoundationEssentials
 import SQLite
+import LinuxSystem
 
 /// The gateway's store: one SQLite database file (WAL) holding every record, the change log
 /// its followers read, the source checkpoints, the workout journal and the participants.
@@ -72,11 +73,13 @@ public final class HealthStore: Sendable {
         self.committed = committed
         switch access {
         case .readWrite:
-            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+            // With system calls rather than FileManager and URL, whose code would stay resident in
+            // the gateway for this one call (Benchmarks/README.md, "memory").
+            let directory = FileSystem.parentDirectory(of: FileSystem.absolute(path))
             do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                try FileSystem.makeDirectories(directory)
             } catch {
-                throw StoreError(.ioError, path: path, message: "cannot create the directory \(directory.path): \(error)")
+                throw StoreError(.ioError, path: path, message: "cannot create the directory \(directory): \(error)")
             }
             let recordWriter = try RecordWriter(path: path, maximumPageCount: maximumPageCount)
             recordWriter.onCommit = { [committed] anchor in committed.update { $0 = max($0, anchor) } }

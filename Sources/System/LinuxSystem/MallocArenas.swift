@@ -14,7 +14,11 @@ public enum MallocArenas {
     /// `glibc.malloc.arena_max` in `GLIBC_TUNABLES`). Call before any thread is started.
     public static func limit(variables: [String: String]) {
         if variables["MALLOC_ARENA_MAX"] != nil { return }
-        if variables["GLIBC_TUNABLES", default: ""].contains("glibc.malloc.arena_max") { return }
+        // GLIBC_TUNABLES is `name=value:name=value` (tunables(7)). Split on the separator rather
+        // than searched with `contains(_:)`, whose substring search would bring _StringProcessing's
+        // code into every process for this one call (Benchmarks/README.md, "memory").
+        let tunables = variables["GLIBC_TUNABLES", default: ""].split(separator: ":")
+        if tunables.contains(where: { $0.split(separator: "=").first == "glibc.malloc.arena_max" }) { return }
         _ = mallopt(M_ARENA_MAX, limit)
     }
 }

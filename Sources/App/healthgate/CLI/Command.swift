@@ -111,30 +111,39 @@ struct OutputStream: Sendable {
 /// Resolves the gateway's directories from the XDG Base Directory specification, preferring the
 /// directories systemd passes to services (`STATE_DIRECTORY`, `RUNTIME_DIRECTORY`, …).
 enum XDGPaths {
+    // Paths as text, joined with FileSystem.join: no URL is parsed on the way to a running
+    // gateway (see GatewayPaths).
     static func resolve(_ env: [String: String]) -> GatewayPaths {
         let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? ProcessControl.homeDirectory()
-        func directory(_ systemd: String, _ xdg: String, _ fallback: String) -> URL {
+        func directory(_ systemd: String, _ xdg: String, _ fallback: String) -> String {
             if let value = env[systemd], !value.isEmpty {
                 // systemd may pass several colon-separated directories; the first is ours.
-                return URL(fileURLWithPath: String(value.split(separator: ":")[0]))
+                return withoutTrailingSlash(String(value.split(separator: ":")[0]))
             }
             if let value = env[xdg], value.hasPrefix("/") {
-                return URL(fileURLWithPath: value).appendingPathComponent("healthgate")
+                return FileSystem.join(value, "healthgate")
             }
-            return URL(fileURLWithPath: home).appendingPathComponent(fallback).appendingPathComponent("healthgate")
+            return FileSystem.join(FileSystem.join(home, fallback), "healthgate")
         }
-        let runtime: URL
+        let runtime: String
         if let value = env["RUNTIME_DIRECTORY"], !value.isEmpty {
-            runtime = URL(fileURLWithPath: String(value.split(separator: ":")[0]))
+            runtime = withoutTrailingSlash(String(value.split(separator: ":")[0]))
         } else if let value = env["XDG_RUNTIME_DIR"], value.hasPrefix("/") {
-            runtime = URL(fileURLWithPath: value).appendingPathComponent("healthgate")
+            runtime = FileSystem.join(value, "healthgate")
         } else {
             // No XDG_RUNTIME_DIR (e.g. a cron job or sudo): fall back to a per-user directory in /tmp.
-            runtime = URL(fileURLWithPath: "/tmp/healthgate-\(getuid())")
+            runtime = "/tmp/healthgate-\(getuid())"
         }
         return GatewayPaths(
-            dataDirectory: directory("STATE_DIRECTORY", "XDG_DATA_HOME", ".local/share"),
-            stateDirectory: directory("STATE_DIRECTORY", "XDG_STATE_HOME", ".local/state"),
-            runtimeDirectory: runtime)
+            dataPath: directory("STATE_DIRECTORY", "XDG_DATA_HOME", ".local/share"),
+            statePath: directory("STATE_DIRECTORY", "XDG_STATE_HOME", ".local/state"),
+            runtimePath: runtime)
+    }
+
+    /// `path` without trailing slashes, as a file URL's `path` gives it.
+    static func withoutTrailingSlash(_ path: String) -> String {
+        var path = Substring(path)
+        while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
+        return String(path)
     }
 }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LinuxSystem
 import SampleBus
 
 /// Finds and loads the configuration: `--config`, then `$CONFIGURATION_DIRECTORY/config.json`
@@ -7,18 +8,23 @@ import SampleBus
 enum ConfigurationLocator {
     /// The candidate files, in order.
     static func candidates(_ variables: [String: String]) -> [URL] {
-        var urls: [URL] = []
+        candidatePaths(variables).map { URL(fileURLWithPath: $0) }
+    }
+
+    /// The candidate files, in order, as paths: what `run` looks for, with no URL parsed on the
+    /// way (see GatewayPaths).
+    static func candidatePaths(_ variables: [String: String]) -> [String] {
+        var paths: [String] = []
         if let configDirectory = variables["CONFIGURATION_DIRECTORY"], !configDirectory.isEmpty {
-            urls.append(URL(fileURLWithPath: String(configDirectory.split(separator: ":")[0]))
-                .appendingPathComponent("config.json"))
+            paths.append(FileSystem.join(String(configDirectory.split(separator: ":")[0]), "config.json"))
         }
         if let xdg = variables["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
-            urls.append(URL(fileURLWithPath: xdg).appendingPathComponent("healthgate/config.json"))
+            paths.append(FileSystem.join(xdg, "healthgate/config.json"))
         } else if let home = variables["HOME"], !home.isEmpty {
-            urls.append(URL(fileURLWithPath: home).appendingPathComponent(".config/healthgate/config.json"))
+            paths.append(FileSystem.join(home, ".config/healthgate/config.json"))
         }
-        urls.append(URL(fileURLWithPath: "/etc/healthgate/config.json"))
-        return urls
+        paths.append("/etc/healthgate/config.json")
+        return paths
     }
 
     /// Loads the configuration. An explicit path that does not exist is an error; missing
@@ -27,23 +33,23 @@ enum ConfigurationLocator {
     ///   explicit file does not exist; ``ConfigurationError`` (78) when it is wrong.
     static func load(explicit: String?, variables: [String: String]) throws -> GatewayConfiguration {
         if let explicit {
-            return try load(URL(fileURLWithPath: explicit))
+            return try load(path: FileSystem.absolute(explicit))
         }
-        for url in candidates(variables) where FileManager.default.fileExists(atPath: url.path) {
-            return try load(url)
+        for path in candidatePaths(variables) where FileSystem.exists(path) {
+            return try load(path: path)
         }
         return GatewayConfiguration()
     }
 
-    private static func load(_ url: URL) throws -> GatewayConfiguration {
+    private static func load(path: String) throws -> GatewayConfiguration {
         let result = Result { () throws(ConfigurationError) -> GatewayConfiguration in
-            try GatewayConfiguration.load(from: url, schema: ConfigurationDocument.schema)
+            try GatewayConfiguration.load(path: path, schema: ConfigurationDocument.schema)
         }
         switch result {
         case .success(let configuration):
             return configuration
         case .failure(let error) where error.isMissingFile:
-            throw CommandError(.noInput, "cannot read the configuration \(url.path): no such file")
+            throw CommandError(.noInput, "cannot read the configuration \(path): no such file")
         case .failure(let error):
             throw error
         }

@@ -61,12 +61,13 @@ struct GatewayRunner {
             // unit's UMask= and StateDirectoryMode= decide instead.
             ProcessControl.restrictFileCreationMask(0o077)
         }
-        for directory in [paths.dataDirectory, paths.stateDirectory] {
+        // With system calls rather than FileManager, whose code would stay resident in the
+        // gateway for this one call (Benchmarks/README.md, "memory").
+        for directory in [paths.dataPath, paths.statePath] {
             do {
-                try FileManager.default.createDirectory(
-                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                try FileSystem.makeDirectories(directory, mode: 0o700)
             } catch {
-                throw CommandError(.cannotCreate, "cannot create \(directory.path): \(ErrorText.of(error))")
+                throw CommandError(.cannotCreate, "cannot create \(directory): \(error)")
             }
         }
         let logger = Logger(
@@ -172,7 +173,7 @@ struct GatewayRunner {
 
 
         let socketPath = configuration.controlSocket
-            ?? paths.runtimeDirectory.appendingPathComponent("control.sock").path
+            ?? FileSystem.join(paths.runtimePath, "control.sock")
         let started = clock.now()
         var handlers = services.controlHandlers
         handlers["status"] = { _ in

@@ -2,6 +2,7 @@ import FoundationEssentials
 import GatewayControl
 import HealthModel
 import HealthStore
+import LinuxSystem
 import GatewayRuntime
 import SampleBus
 import Workouts
@@ -41,10 +42,10 @@ struct GatewayServices {
         }
         // The state file of releases that kept the workout beside the store; its workout, if
         // any, is not carried over.
-        let oldStateFile = paths.stateDirectory.appendingPathComponent("workout-session.json")
-        if FileManager.default.fileExists(atPath: oldStateFile.path) {
+        let oldStateFile = FileSystem.join(paths.statePath, "workout-session.json")
+        if FileSystem.exists(oldStateFile) {
             environment.logger.warning(
-                "ignoring \(oldStateFile.path), written by an older healthgate: workouts in progress live in the store now; delete the file")
+                "ignoring \(oldStateFile), written by an older healthgate: workouts in progress live in the store now; delete the file")
         }
         let roster = try ConfigurationValidation.roster(of: configuration)
         let workouts = ParticipantWorkouts(

@@ -18,7 +18,7 @@ struct KernelClockTrust: ClockTrust {
             let kernel = try KernelClock.synchronization()
             return kernel.synchronized ? .synchronized(maximumErrorSeconds: Double(kernel.maximumErrorMicroseconds) / 1e6) : .unsynchronized
         } catch {
-            return FileManager.default.fileExists(atPath: timesyncdFlag) ? .synchronized(maximumErrorSeconds: nil) : .unsynchronized
+            return FileSystem.exists(timesyncdFlag) ? .synchronized(maximumErrorSeconds: nil) : .unsynchronized
         }
     }
 

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import HealthStore
+import LinuxSystem
 import GatewayRuntime
 import SampleBus
 
@@ -67,7 +68,7 @@ struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
 
     /// Checks every key and applies the defaults; no I/O.
     func validated(paths: GatewayPaths) throws(PluginConfigurationError) -> Settings {
-        let path = path ?? paths.dataDirectory.appendingPathComponent("samples.sqlite").path
+        let path = path ?? FileSystem.join(paths.dataPath, "samples.sqlite")
         guard !path.isEmpty else { throw PluginConfigurationError(keyPath: "path", reason: "must not be empty") }
         // The declared ranges, as a file is checked against them before it is decoded.
         try Self.configurationSchema.check(configurationJSON)
