@@ -100,29 +100,36 @@ enum BoardAssets {
           return values.map((v, i) => (i * step).toFixed(1) + ',' + (40 - (v - low) / (high - low) * 40).toFixed(1)).join(' ');
         }
 
-        function render(board) {
-          const seen = new Set();
-          for (const t of board.tiles) {
-            seen.add(t.id);
-            const tile = made.get(t.id) || makeTile(t.id);
-            tile.classList.toggle('guest', t.guest);
-            tile.classList.toggle('lost', t.sensor === 'lost');
-            tile.dataset.sensor = t.sensor;
-            tile.dataset.zone = t.zone == null ? '0' : String(t.zone);
-            tile.dataset.heartRate = t.heartRate == null ? '' : String(Math.round(t.heartRate));
-            tile.querySelector('.name').textContent = t.name;
-            tile.querySelector('.bpm').textContent = t.heartRate == null ? '–' : Math.round(t.heartRate);
-            tile.querySelector('.percent').textContent = t.percentOfMaximum == null ? '' : Math.round(t.percentOfMaximum) + ' % max';
-            tile.querySelector('.zone').textContent = t.zone == null ? 'no zone' : 'zone ' + t.zone;
-            tile.querySelector('.in-zone').textContent = t.secondsInZone == null ? '' : minutes(t.secondsInZone) + ' in zone';
-            tile.querySelector('.energy').textContent = t.energyKilocalories == null ? '' : Math.round(t.energyKilocalories) + ' kcal';
-            tile.querySelector('polyline').setAttribute('points', trendPoints(t.trend));
+        function renderTile(t) {
+          const tile = made.get(t.id) || makeTile(t.id);
+          tile.classList.toggle('guest', t.guest);
+          tile.classList.toggle('lost', t.sensor === 'lost');
+          tile.dataset.sensor = t.sensor;
+          tile.dataset.zone = t.zone == null ? '0' : String(t.zone);
+          tile.dataset.heartRate = t.heartRate == null ? '' : String(Math.round(t.heartRate));
+          tile.querySelector('.name').textContent = t.name;
+          tile.querySelector('.bpm').textContent = t.heartRate == null ? '–' : Math.round(t.heartRate);
+          tile.querySelector('.percent').textContent = t.percentOfMaximum == null ? '' : Math.round(t.percentOfMaximum) + ' % max';
+          tile.querySelector('.zone').textContent = t.zone == null ? 'no zone' : 'zone ' + t.zone;
+          tile.querySelector('.in-zone').textContent = t.secondsInZone == null ? '' : minutes(t.secondsInZone) + ' in zone';
+          tile.querySelector('.energy').textContent = t.energyKilocalories == null ? '' : Math.round(t.energyKilocalories) + ' kcal';
+          tile.querySelector('polyline').setAttribute('points', trendPoints(t.trend));
+        }
+
+        // An event is the whole board (`full`: every tile, in order) or the tiles that changed,
+        // the ids of the tiles gone and, when it changed, the new order.
+        function render(update) {
+          for (const t of update.tiles) renderTile(t);
+          const gone = update.full ? [...made.keys()].filter((id) => !update.order.includes(id)) : update.removed;
+          for (const id of gone) {
+            const tile = made.get(id);
+            if (tile) { tile.remove(); made.delete(id); }
           }
-          for (const [id, tile] of made) {
-            if (!seen.has(id)) { tile.remove(); made.delete(id); }
+          if (update.order) {
+            for (const id of update.order) { const tile = made.get(id); if (tile) tiles.appendChild(tile); }
           }
-          document.getElementById('empty').style.display = board.tiles.length ? 'none' : 'block';
-          document.body.dataset.updated = board.generatedAt;
+          document.getElementById('empty').style.display = made.size ? 'none' : 'block';
+          document.body.dataset.updated = update.generatedAt;
         }
 
         const events = new EventSource('events' + suffix);

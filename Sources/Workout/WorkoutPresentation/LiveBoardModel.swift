@@ -12,7 +12,7 @@ import GatewayRuntime
 public struct LiveBoardModel: Sendable {
     /// A sensor with no reading for longer than this is flagged lost. Straps notify about once a
     /// second; 3 s is three missed notifications, so the board flags a lost strap within 3 s plus
-    /// one refresh of the page's feed.
+    /// one refresh of the page's feed (``BoardUpdate/refreshSeconds``), and stops showing its heart rate.
     public static let lostAfterSeconds = 3.0
     /// Readings kept per device for the trend line (a minute at one reading a second).
     public static let trendLength = 60
@@ -98,10 +98,16 @@ public struct LiveBoardModel: Sendable {
         }
         guard let readings else { return tile }
         let since = max(0, (uptime - readings.arrival).seconds)
-        tile.heartRate = readings.latest
         tile.trend = readings.trend
         tile.secondsSinceReading = since
-        tile.sensor = since > Self.lostAfterSeconds ? .lost : .live
+        // A lost strap shows no number at all: a frozen heart rate reads as a live one from
+        // across a room. The trend keeps the last minute that did arrive.
+        guard since <= Self.lostAfterSeconds else {
+            tile.sensor = .lost
+            return tile
+        }
+        tile.sensor = .live
+        tile.heartRate = readings.latest
         if let maximum = profile.maximumHeartRate(on: now) { tile.percentOfMaximum = readings.latest / maximum * 100 }
         tile.zone = zones?.zone(for: readings.latest)?.number
         if let zone = tile.zone, let workout, workout.state != .notStarted, workout.zoneSeconds.indices.contains(zone - 1) {
