@@ -8,10 +8,10 @@ import XCTest
 final class EventBroadcastTests: XCTestCase {
     func testANewReaderGetsTheWholeBoardThenTheChangesInOrder() {
         let broadcast = EventBroadcast()
-        broadcast.publish(whole: [1], change: [10])
+        broadcast.publish(whole: { [1] }, change: [10])
         XCTAssertEqual(broadcast.next(after: 0, timeout: 5), .update(1, [[1]]), "a new reader: the whole board")
-        broadcast.publish(whole: [2], change: [20])
-        broadcast.publish(whole: [3], change: [30])
+        broadcast.publish(whole: { [2] }, change: [20])
+        broadcast.publish(whole: { [3] }, change: [30])
         XCTAssertEqual(broadcast.next(after: 1, timeout: 5), .update(3, [[20], [30]]), "both changes, in order")
         XCTAssertEqual(broadcast.skipped, 0)
         XCTAssertEqual(broadcast.next(after: 3, timeout: 0.01), .idle, "nothing newer: the wait ends at its timeout")
@@ -19,9 +19,9 @@ final class EventBroadcastTests: XCTestCase {
 
     func testAReaderTooFarBehindGetsTheWholeBoardAndTheSkippedChangesAreCounted() {
         let broadcast = EventBroadcast()
-        broadcast.publish(whole: [0], change: [0])
+        broadcast.publish(whole: { [0] }, change: [0])
         let total = EventBroadcast.changesKept + 5
-        for index in 1...total { broadcast.publish(whole: [UInt8(index)], change: [UInt8(100)]) }
+        for index in 1...total { broadcast.publish(whole: { [UInt8(index)] }, change: [UInt8(100)]) }
         XCTAssertEqual(broadcast.next(after: 1, timeout: 5), .update(UInt64(total + 1), [[UInt8(total)]]))
         XCTAssertEqual(broadcast.skipped, total)
     }

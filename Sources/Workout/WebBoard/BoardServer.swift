@@ -125,7 +125,20 @@ public final class BoardServer: Sendable {
     private func publish(_ update: BoardUpdate, whole snapshot: BoardSnapshot) {
         do {
             let change = Array(try BoardRouter.encode(update))
-            let whole = update.full ? change : Array(try BoardRouter.encode(BoardUpdate(whole: snapshot)))
+            let logger = logger
+            let whole: @Sendable () -> [UInt8]
+            if update.full {
+                whole = { change }
+            } else {
+                whole = {
+                    do {
+                        return Array(try BoardRouter.encode(BoardUpdate(whole: snapshot)))
+                    } catch {
+                        logger.error("cannot encode the board: \(error)")
+                        return []
+                    }
+                }
+            }
             broadcast.publish(whole: whole, change: change)
         } catch {
             logger.error("cannot encode the board: \(error)")

@@ -17,7 +17,9 @@ final class EventBroadcast: @unchecked Sendable {
 
     private let condition = ThreadCondition()
     private var sequence: UInt64 = 0
-    private var whole: [UInt8] = []
+    /// The whole board now, encoded only when a reader needs it (most changes have none behind).
+    private var whole: @Sendable () -> [UInt8] = { [] }
+    private var wholeEncoded: [UInt8]?
     /// The changes numbered `sequence - changes.count + 1 ... sequence`, oldest first.
     private var changes: [[UInt8]] = []
     private var closed = false
@@ -34,11 +36,13 @@ final class EventBroadcast: @unchecked Sendable {
     }
 
     /// Publishes a change: `change` for readers up to date, `whole` (the board with the change)
-    /// for the others. Wakes every reader.
-    func publish(whole: [UInt8], change: [UInt8]) {
+    /// for the others, made at most once and only if a reader needs it (called with the lock
+    /// held, on that reader's thread). Wakes every reader.
+    func publish(whole: @escaping @Sendable () -> [UInt8], change: [UInt8]) {
         condition.lock()
         sequence += 1
         self.whole = whole
+        wholeEncoded = nil
         changes.append(change)
         if changes.count > Self.changesKept { changes.removeFirst(changes.count - Self.changesKept) }
         condition.broadcast()
@@ -58,7 +62,9 @@ final class EventBroadcast: @unchecked Sendable {
         let behind = Int(sequence - seen)
         if seen > 0, behind <= changes.count { return .update(sequence, Array(changes.suffix(behind))) }
         if seen > 0 { skippedCount += behind }
-        return .update(sequence, [whole])
+        let encoded = wholeEncoded ?? whole()
+        wholeEncoded = encoded
+        return .update(sequence, [encoded])
     }
 
     /// Wakes every reader for good.

@@ -69,10 +69,20 @@ public struct LiveBoardModel: Sendable {
     ) -> BoardSnapshot {
         var tiles: [BoardTile] = []
         var owned: Set<String> = []
+        // Each followed device under every name a selection may give it (Device.matches): one
+        // pass over the devices, then a look-up per participant's device, instead of every
+        // participant against every device at each snapshot.
+        var byName: [String: [String]] = [:]
+        for (key, reading) in readings {
+            let device = reading.device
+            for name in Set([device.localIdentifier, device.name, device.displayName].compactMap { $0 }) {
+                byName[name, default: []].append(key)
+            }
+        }
         for participant in roster.participants {
-            let mine = readings.filter { Device.matches($0.value.device, selection: participant.devices) }
-            owned.formUnion(mine.keys)
-            let latest = mine.values.max { $0.arrival < $1.arrival }
+            let keys = Set(participant.devices.flatMap { byName[$0] ?? [] })
+            owned.formUnion(keys)
+            let latest = keys.compactMap { readings[$0] }.max { $0.arrival < $1.arrival }
             tiles.append(tile(
                 id: "participant:\(participant.name)", name: participant.name, guest: false, readings: latest,
                 profile: participant.profile, workout: workouts[participant.name], now: now, uptime: uptime))
