@@ -68,3 +68,19 @@ final class BoardDiffTests: XCTestCase {
         XCTAssertEqual(gone.order, ["participant:Ana", "participant:Ben"])
     }
 }
+
+/// A tile follows its strap whatever form the participant's device was written in.
+final class BoardIdentityTests: XCTestCase {
+    func testATileFollowsAnAddressWrittenInAnotherForm() {
+        let s = Script(clock: ManualClock())
+        let strap = Device(name: "Polar H10", localIdentifier: "A0:9E:1A:12:34:56")
+        let roster = ParticipantRoster(
+            participants: [Participant(name: "Ana", devices: ["a0-9e-1a-12-34-56"], profile: UserProfile(maximumHeartRate: 190))],
+            defaultProfile: UserProfile(maximumHeartRate: 190))
+        var model = LiveBoardModel()
+        model.ingest([s.heartRate(120, at: 0, device: strap)], arrivedAt: .seconds(0))
+        let tiles = model.snapshot(at: s.at(0), uptime: .seconds(0), roster: roster, workouts: [:]).tiles
+        XCTAssertEqual(tiles.map(\.id), ["participant:Ana"], "no guest tile: Ana's tile follows the strap")
+        XCTAssertEqual(tiles.first?.heartRate, 120)
+    }
+}

@@ -72,15 +72,12 @@ public struct LiveBoardModel: Sendable {
         // Each followed device under every name a selection may give it (Device.matches): one
         // pass over the devices, then a look-up per participant's device, instead of every
         // participant against every device at each snapshot.
-        var byName: [String: [String]] = [:]
+        var byName: [DeviceIdentity: [String]] = [:]
         for (key, reading) in readings {
-            let device = reading.device
-            for name in Set([device.localIdentifier, device.name, device.displayName].compactMap { $0 }) {
-                byName[name, default: []].append(key)
-            }
+            for identity in reading.device.identities { byName[identity, default: []].append(key) }
         }
         for participant in roster.participants {
-            let keys = Set(participant.devices.flatMap { byName[$0] ?? [] })
+            let keys = Set(participant.devices.flatMap { byName[DeviceIdentity($0)] ?? [] })
             owned.formUnion(keys)
             let latest = keys.compactMap { readings[$0] }.max { $0.arrival < $1.arrival }
             tiles.append(tile(
