@@ -27,4 +27,27 @@ final class BoardBrowserTests: XCTestCase {
             try png.write(to: URL(fileURLWithPath: keep))
         }
     }
+
+    /// The board for a class on a 1920 × 1080 screen: Tests/Browser/board_layout_test.py renders
+    /// 10, 20 and 30 tiles (made from the demo's real tiles) through the page's own script and
+    /// checks from the element boxes that every tile is on the screen, none overlap, every text
+    /// fits its tile, heart rates are large, the order holds and a lost strap shows a dash. The
+    /// pictures it takes are the ones in docs/board-10.png, -20 and -30 (run it with `docs` as
+    /// its OUTDIR to renew them).
+    func testTheBoardForAClassOnA1080pScreen() async throws {
+        let executable = try HealthgateExecutable()
+        for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            XCTFail("\(tool) is missing: run scripts/install-dependencies --test")
+            return
+        }
+        let pictures = executable.root.appendingPathComponent("layout")
+        let result = try await TestPython.run("Tests/Browser/board_layout_test.py", [executable.url.path, pictures.path])
+        let text = result.output + result.errors
+        XCTAssertEqual(result.status, 0, text)
+        XCTAssertTrue(text.contains("24 passed, 0 failed"), text)
+        for count in [10, 20, 30] {
+            let png = try Data(contentsOf: pictures.appendingPathComponent("board-\(count).png"))
+            XCTAssertEqual(Array(png.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "board-\(count).png is a PNG")
+        }
+    }
 }

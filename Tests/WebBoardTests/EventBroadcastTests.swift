@@ -2,18 +2,28 @@ import Foundation
 @testable import WebBoard
 import XCTest
 
-/// The single-slot broadcast behind the event streams: readers get the newest update, a slow
-/// reader skips (counted), an idle wait ends at its timeout, and closing wakes every reader.
+/// The broadcast behind the event streams: a new reader gets the whole board, a reader that
+/// keeps up gets every change in order, one too far behind gets the whole board (its skipped
+/// changes counted), an idle wait ends at its timeout, and closing wakes every reader.
 final class EventBroadcastTests: XCTestCase {
-    func testReadersGetTheNewestUpdateAndSkippedOnesAreCounted() {
+    func testANewReaderGetsTheWholeBoardThenTheChangesInOrder() {
         let broadcast = EventBroadcast()
-        broadcast.publish([1])
-        XCTAssertEqual(broadcast.next(after: 0, timeout: 5), .update(1, [1]))
-        broadcast.publish([2])
-        broadcast.publish([3])
-        XCTAssertEqual(broadcast.next(after: 1, timeout: 5), .update(3, [3]), "the newest, not the one in between")
-        XCTAssertEqual(broadcast.skipped, 1)
+        broadcast.publish(whole: { [1] }, change: [10])
+        XCTAssertEqual(broadcast.next(after: 0, timeout: 5), .update(1, [[1]]), "a new reader: the whole board")
+        broadcast.publish(whole: { [2] }, change: [20])
+        broadcast.publish(whole: { [3] }, change: [30])
+        XCTAssertEqual(broadcast.next(after: 1, timeout: 5), .update(3, [[20], [30]]), "both changes, in order")
+        XCTAssertEqual(broadcast.skipped, 0)
         XCTAssertEqual(broadcast.next(after: 3, timeout: 0.01), .idle, "nothing newer: the wait ends at its timeout")
+    }
+
+    func testAReaderTooFarBehindGetsTheWholeBoardAndTheSkippedChangesAreCounted() {
+        let broadcast = EventBroadcast()
+        broadcast.publish(whole: { [0] }, change: [0])
+        let total = EventBroadcast.changesKept + 5
+        for index in 1...total { broadcast.publish(whole: { [UInt8(index)] }, change: [UInt8(100)]) }
+        XCTAssertEqual(broadcast.next(after: 1, timeout: 5), .update(UInt64(total + 1), [[UInt8(total)]]))
+        XCTAssertEqual(broadcast.skipped, total)
     }
 
     func testClosingWakesAWaitingReader() {

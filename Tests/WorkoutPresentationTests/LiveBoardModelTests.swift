@@ -46,7 +46,10 @@ final class LiveBoardModelTests: XCTestCase {
         XCTAssertEqual(model.snapshot(at: s.at(threshold), uptime: .seconds(threshold), roster: roster, workouts: [:]).tiles[0].sensor, .live)
         let lost = model.snapshot(at: s.at(threshold + 0.1), uptime: .seconds(threshold + 0.1), roster: roster, workouts: [:]).tiles[0]
         XCTAssertEqual(lost.sensor, .lost)
-        XCTAssertEqual(lost.heartRate, 120, "the last value stays, shown as stale")
+        XCTAssertNil(lost.heartRate, "a lost strap shows no stale number")
+        XCTAssertNil(lost.percentOfMaximum)
+        XCTAssertNil(lost.zone)
+        XCTAssertEqual(lost.trend, [120], "the trend keeps what did arrive")
         model.ingest([s.heartRate(121, at: 10, device: ana)], arrivedAt: .seconds(10))
         XCTAssertEqual(model.snapshot(at: s.at(10), uptime: .seconds(10), roster: roster, workouts: [:]).tiles[0].sensor, .live, "back when it sends")
     }

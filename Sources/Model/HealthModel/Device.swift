@@ -184,12 +184,19 @@ extension Optional where Wrapped == Device {
 
 extension Device {
     /// Whether a record's `device` is in `selection`, a list of local identifiers, names or
-    /// display names as a workout's or participant's `devices` gives them. A nil `selection`
-    /// takes every device; a record without a device matches only then.
+    /// display names as a workout's or participant's `devices` gives them, compared in their
+    /// canonical forms (``DeviceIdentity``: a Bluetooth address in any case or separator form).
+    /// A nil `selection` takes every device; a record without a device matches only then.
     public static func matches(_ device: Device?, selection: [String]?) -> Bool {
         guard let selection else { return true }
         guard let device else { return false }
-        let names = [device.localIdentifier, device.name, device.displayName].compactMap { $0 }
-        return names.contains(where: selection.contains)
+        let names = device.identities
+        return selection.contains { names.contains(DeviceIdentity($0)) }
+    }
+
+    /// The identities a selection may name this device by: its local identifier, name and
+    /// display name, in canonical form.
+    public var identities: Set<DeviceIdentity> {
+        Set([localIdentifier, name, displayName].compactMap { $0.map(DeviceIdentity.init) })
     }
 }

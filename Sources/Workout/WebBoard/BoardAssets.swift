@@ -15,7 +15,7 @@ enum BoardAssets {
         <title>healthgate live board</title>
         <link rel="stylesheet" href="board.css">
         </head>
-        <body>
+        <body class="board">
         <header>
           <h1>healthgate <span>live board</span></h1>
           <nav><span id="connection" class="connecting">connecting…</span> <a id="history-link" href="history">history</a></nav>
@@ -36,21 +36,33 @@ enum BoardAssets {
         nav a { color: #8ab4f8; margin-left: 12px; }
         #connection.live { color: #27ae60; } #connection.connecting { color: #f2994a; }
         main { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: 14px; padding: 0 20px 20px; }
-        .tile { border-radius: 12px; padding: 14px 16px; background: var(--z0); transition: background .4s; position: relative; }
+        /* The live board fills the screen: the script sets --columns and --rows from the tile
+           count (6 × 5 for 30 on a 1920 × 1080 screen) and every size in a tile follows the
+           tile's own content box (container units; so the tile's padding is in px), so nothing overflows at 10, 20 or 30 tiles. */
+        body.board { height: 100vh; display: flex; flex-direction: column; overflow: hidden; }
+        body.board header { flex: none; padding: 8px 20px; }
+        body.board main { flex: 1; min-height: 0; gap: 10px; padding: 0 12px 12px;
+          grid-template-columns: repeat(var(--columns, 4), minmax(0, 1fr)); grid-template-rows: repeat(var(--rows, 2), minmax(0, 1fr)); }
+        .tile { border-radius: 12px; background: var(--z0); transition: background .4s; position: relative; overflow: hidden;
+                container-type: size; display: flex; flex-direction: column; padding: 8px 12px 0; min-width: 0; min-height: 0; }
         .tile[data-zone="1"] { background: var(--z1); } .tile[data-zone="2"] { background: var(--z2); }
         .tile[data-zone="3"] { background: var(--z3); } .tile[data-zone="4"] { background: var(--z4); }
         .tile[data-zone="5"] { background: var(--z5); }
-        .tile.lost { background: #3a3f46; outline: 3px dashed #eb5757; }
-        .tile.lost .hr { opacity: .45; }
-        .name { font-size: 20px; font-weight: 600; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+        .tile.lost { background: #3a3f46; outline: 3px dashed #eb5757; outline-offset: -3px; }
+        .head { display: flex; align-items: center; gap: 3cqw; min-width: 0; }
+        .name { flex: 1; min-width: 0; font-size: min(15cqh, 10cqw); font-weight: 600; line-height: 1.15; white-space: nowrap;
+                overflow: hidden; text-overflow: ellipsis; }
         .guest .name { font-style: italic; }
-        .hr { font-size: 56px; font-weight: 700; line-height: 1.1; } .hr small { font-size: 18px; font-weight: normal; }
-        .figures { display: flex; gap: 14px; font-size: 15px; flex-wrap: wrap; }
-        .badge { display: none; position: absolute; top: 12px; right: 12px; background: #eb5757; color: #fff;
-                 border-radius: 6px; padding: 2px 8px; font-size: 13px; font-weight: 700; }
+        .hr { display: flex; align-items: baseline; gap: 3cqw; white-space: nowrap; overflow: hidden; line-height: 1; margin-top: 2cqh; }
+        .bpm { font-size: min(44cqh, 26cqw); font-weight: 700; font-variant-numeric: tabular-nums; }
+        .hr small { font-size: min(10cqh, 6cqw); }
+        .percent { font-size: min(14cqh, 8cqw); font-weight: 600; }
+        .figures { display: flex; gap: 5cqw; font-size: min(11cqh, 6.5cqw); white-space: nowrap; overflow: hidden; margin-top: 2cqh; }
+        .badge { display: none; flex: none; background: #eb5757; color: #fff;
+                 border-radius: 6px; padding: 0 .4em; font-size: min(11cqh, 7cqw); font-weight: 700; }
         .tile.lost .badge { display: block; }
-        svg.trend { width: 100%; height: 44px; margin-top: 6px; }
-        svg.trend polyline { fill: none; stroke: #fff; stroke-width: 2; opacity: .85; }
+        svg.trend { position: absolute; left: 0; bottom: 0; width: 100%; height: 16cqh; pointer-events: none; }
+        svg.trend polyline { fill: none; stroke: #fff; stroke-width: 2; opacity: .6; }
         #empty { padding: 0 20px; color: #8a97a8; }
         table { border-collapse: collapse; margin: 0 20px; } td, th { padding: 6px 12px; text-align: left; border-bottom: 1px solid #2a3038; }
         .chart { background: #fff; margin: 0 20px; padding: 8px; border-radius: 8px; max-width: 1000px; }
@@ -84,10 +96,9 @@ enum BoardAssets {
         function makeTile(id) {
           const tile = element('section', 'tile', tiles);
           tile.dataset.tileId = id;
-          tile.innerHTML = '<div class="badge">SENSOR LOST</div><div class="name"></div>' +
-            '<div class="hr"><span class="bpm">–</span> <small>bpm</small></div>' +
-            '<div class="figures"><span class="percent"></span><span class="zone"></span>' +
-            '<span class="in-zone"></span><span class="energy"></span></div>' +
+          tile.innerHTML = '<div class="head"><span class="name"></span><span class="badge">LOST</span></div>' +
+            '<div class="hr"><span class="bpm">–</span><small>bpm</small><span class="percent"></span></div>' +
+            '<div class="figures"><span class="zone"></span><span class="in-zone"></span><span class="energy"></span></div>' +
             '<svg class="trend" viewBox="0 0 60 40" preserveAspectRatio="none"><polyline points=""></polyline></svg>';
           made.set(id, tile);
           return tile;
@@ -100,29 +111,46 @@ enum BoardAssets {
           return values.map((v, i) => (i * step).toFixed(1) + ',' + (40 - (v - low) / (high - low) * 40).toFixed(1)).join(' ');
         }
 
-        function render(board) {
-          const seen = new Set();
-          for (const t of board.tiles) {
-            seen.add(t.id);
-            const tile = made.get(t.id) || makeTile(t.id);
-            tile.classList.toggle('guest', t.guest);
-            tile.classList.toggle('lost', t.sensor === 'lost');
-            tile.dataset.sensor = t.sensor;
-            tile.dataset.zone = t.zone == null ? '0' : String(t.zone);
-            tile.dataset.heartRate = t.heartRate == null ? '' : String(Math.round(t.heartRate));
-            tile.querySelector('.name').textContent = t.name;
-            tile.querySelector('.bpm').textContent = t.heartRate == null ? '–' : Math.round(t.heartRate);
-            tile.querySelector('.percent').textContent = t.percentOfMaximum == null ? '' : Math.round(t.percentOfMaximum) + ' % max';
-            tile.querySelector('.zone').textContent = t.zone == null ? 'no zone' : 'zone ' + t.zone;
-            tile.querySelector('.in-zone').textContent = t.secondsInZone == null ? '' : minutes(t.secondsInZone) + ' in zone';
-            tile.querySelector('.energy').textContent = t.energyKilocalories == null ? '' : Math.round(t.energyKilocalories) + ' kcal';
-            tile.querySelector('polyline').setAttribute('points', trendPoints(t.trend));
+        function renderTile(t) {
+          const tile = made.get(t.id) || makeTile(t.id);
+          tile.classList.toggle('guest', t.guest);
+          tile.classList.toggle('lost', t.sensor === 'lost');
+          tile.dataset.sensor = t.sensor;
+          tile.dataset.zone = t.zone == null ? '0' : String(t.zone);
+          tile.dataset.heartRate = t.heartRate == null ? '' : String(Math.round(t.heartRate));
+          tile.querySelector('.name').textContent = t.name;
+          tile.querySelector('.bpm').textContent = t.heartRate == null ? '–' : Math.round(t.heartRate);
+          tile.querySelector('.percent').textContent = t.percentOfMaximum == null ? '' : Math.round(t.percentOfMaximum) + ' % max';
+          tile.querySelector('.zone').textContent = t.zone == null ? 'no zone' : 'zone ' + t.zone;
+          tile.querySelector('.in-zone').textContent = t.secondsInZone == null ? '' : minutes(t.secondsInZone) + ' in zone';
+          tile.querySelector('.energy').textContent = t.energyKilocalories == null ? '' : Math.round(t.energyKilocalories) + ' kcal';
+          tile.querySelector('polyline').setAttribute('points', trendPoints(t.trend));
+        }
+
+        // Columns and rows for `count` tiles on a landscape screen: 6 × 5 for 30, 5 × 4 for 20,
+        // 4 × 3 for 10; at least 2 rows, so that a few tiles do not fill the screen alone.
+        function layout(count) {
+          const columns = count <= 2 ? 2 : count <= 6 ? 3 : count <= 12 ? 4 : count <= 20 ? 5 : count <= 30 ? 6 : Math.ceil(Math.sqrt(count * 1.4));
+          const rows = Math.max(2, Math.ceil(count / columns));
+          tiles.style.setProperty('--columns', columns);
+          tiles.style.setProperty('--rows', rows);
+        }
+
+        // An event is the whole board (`full`: every tile, in order) or the tiles that changed,
+        // the ids of the tiles gone and, when it changed, the new order.
+        function render(update) {
+          for (const t of update.tiles) renderTile(t);
+          const gone = update.full ? [...made.keys()].filter((id) => !update.order.includes(id)) : update.removed;
+          for (const id of gone) {
+            const tile = made.get(id);
+            if (tile) { tile.remove(); made.delete(id); }
           }
-          for (const [id, tile] of made) {
-            if (!seen.has(id)) { tile.remove(); made.delete(id); }
+          if (update.order) {
+            for (const id of update.order) { const tile = made.get(id); if (tile) tiles.appendChild(tile); }
           }
-          document.getElementById('empty').style.display = board.tiles.length ? 'none' : 'block';
-          document.body.dataset.updated = board.generatedAt;
+          layout(made.size);
+          document.getElementById('empty').style.display = made.size ? 'none' : 'block';
+          document.body.dataset.updated = update.generatedAt;
         }
 
         const events = new EventSource('events' + suffix);

@@ -37,9 +37,9 @@ struct BoardRouter: Sendable {
         }
     }
 
-    /// The board as the event stream and `/api/board` send it.
-    static func encode(_ snapshot: BoardSnapshot) throws -> Data {
-        try HealthJSON.makeEncoder().encode(snapshot)
+    /// The board (`/api/board`) or an event's update, as sent.
+    static func encode(_ value: some Encodable) throws -> Data {
+        try HealthJSON.makeEncoder().encode(value)
     }
 
     private func historyList() -> BoardResponse {

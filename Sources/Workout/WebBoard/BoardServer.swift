@@ -15,8 +15,9 @@ public import WorkoutPresentation
 /// on those threads, never on Swift's cooperative pool. ``stop()`` waits for them on its own
 /// queue.
 ///
-/// **Updates.** ``publish(_:)`` hands a snapshot to every stream (``EventBroadcast``: only the
-/// newest is kept, a slow reader skips to it). A stream sends `retry: 1000` first, so a browser
+/// **Updates.** ``publishChanges(from:clock:)`` sends each stream the whole board first, then
+/// the tiles that changed, coalesced (``BoardUpdate``); a reader too far behind gets the whole
+/// board again (``EventBroadcast``). A stream sends `retry: 1000` first, so a browser
 /// reconnects a second after losing the gateway, and a comment every ``keepAliveSeconds`` when
 /// nothing changes, so a vanished reader is noticed.
 ///
@@ -116,16 +117,67 @@ public final class BoardServer: Sendable {
         return port
     }
 
-    /// Hands `snapshot` to every event stream.
+    /// Hands `snapshot` to every event stream as the whole board.
     public func publish(_ snapshot: BoardSnapshot) {
+        publish(BoardUpdate(whole: snapshot), whole: snapshot)
+    }
+
+    private func publish(_ update: BoardUpdate, whole snapshot: BoardSnapshot) {
         do {
-            broadcast.publish(Array(try BoardRouter.encode(snapshot)))
+            let change = Array(try BoardRouter.encode(update))
+            let logger = logger
+            let whole: @Sendable () -> [UInt8]
+            if update.full {
+                whole = { change }
+            } else {
+                whole = {
+                    do {
+                        return Array(try BoardRouter.encode(BoardUpdate(whole: snapshot)))
+                    } catch {
+                        logger.error("cannot encode the board: \(error)")
+                        return []
+                    }
+                }
+            }
+            broadcast.publish(whole: whole, change: change)
         } catch {
             logger.error("cannot encode the board: \(error)")
         }
     }
 
-    /// Publishes the board every `interval` until cancelled.
+    /// Publishes the board's changes until cancelled: the whole board first, then, after every
+    /// reading (``BoardFeed/setChangeHandler(_:)``) and at least every
+    /// ``BoardUpdate/refreshSeconds``, the tiles that changed (``BoardDiff``). Readings arriving
+    /// within ``BoardUpdate/coalescingMilliseconds`` of the first go out in one event.
+    public func publishChanges(from board: any BoardFeed, clock: any GatewayClock) async throws {
+        let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        board.setChangeHandler { wake.yield() }
+        defer {
+            board.setChangeHandler(nil)
+            wake.finish()
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while true {
+                    try await clock.sleep(for: .milliseconds(Int64(BoardUpdate.refreshSeconds * 1000)))
+                    wake.yield()
+                }
+            }
+            var diff = BoardDiff()
+            let first = board.snapshot()
+            publish(diff.whole(first), whole: first)
+            for await _ in wakes {
+                try await clock.sleep(for: .milliseconds(Int64(BoardUpdate.coalescingMilliseconds)))
+                let snapshot = board.snapshot()
+                if let update = diff.change(to: snapshot) { publish(update, whole: snapshot) }
+            }
+            try Task.checkCancellation()
+            group.cancelAll()
+        }
+    }
+
+    /// Publishes the whole board every `interval` until cancelled: the fixed tick the gateway
+    /// used before ``publishChanges(from:clock:)``, kept as the board benchmark's comparison.
     public func publishUpdates(from board: any BoardFeed, every interval: Duration, clock: any GatewayClock) async throws {
         while true {
             publish(board.snapshot())
@@ -234,9 +286,9 @@ final class EventStream {
     func read(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         while offset >= pending.count {
             switch broadcast.next(after: seen, timeout: BoardServer.keepAliveSeconds) {
-            case .update(let sequence, let payload):
+            case .update(let sequence, let payloads):
                 seen = sequence
-                pending = Array("id: \(sequence)\ndata: ".utf8) + payload + Array("\n\n".utf8)
+                pending = payloads.flatMap { Array("data: ".utf8) + $0 + Array("\n\n".utf8) }
             case .idle:
                 pending = Array(": keep-alive\n\n".utf8)
             case .closed:

@@ -1,42 +1,55 @@
 import FoundationEssentials
 
-/// The latest board update, handed to every event stream: a single slot (the newest payload and
-/// its sequence number) that readers wait on.
+/// The board's updates, handed to every event stream: the whole board now (what a new reader, or
+/// one too far behind, gets first) and the last ``changesKept`` changes (what a reader that keeps
+/// up gets, in order), with a sequence number that readers wait on.
 ///
-/// Bounded by design: a reader that is slower than the updates skips to the newest one (the
-/// board sends whole snapshots, so nothing is lost but intermediate states); ``skipped`` counts
-/// the updates readers never saw. Waiting blocks the calling thread, so only the web server's
-/// own connection threads call ``next(after:timeout:)``, never Swift's cooperative pool.
+/// Bounded by design: a reader more than ``changesKept`` changes behind gets the whole board
+/// instead, so nothing shown is lost, only intermediate states; ``skipped`` counts the changes
+/// readers never saw. Waiting blocks the calling thread, so only the web server's own connection
+/// threads call ``next(after:timeout:)``, never Swift's cooperative pool.
 // @unchecked Sendable: every mutable stored property is read and written only while `condition`
 // (a pthread mutex, which waiting threads block on) is locked. Not a Mutex: the waits need the
 // condition variable that goes with the lock, which Synchronization.Mutex does not offer.
 final class EventBroadcast: @unchecked Sendable {
+    /// Changes kept for readers that are behind (at 20 events a second, 3 s).
+    static let changesKept = 64
+
     private let condition = ThreadCondition()
     private var sequence: UInt64 = 0
-    private var payload: [UInt8] = []
+    /// The whole board now, encoded only when a reader needs it (most changes have none behind).
+    private var whole: @Sendable () -> [UInt8] = { [] }
+    private var wholeEncoded: [UInt8]?
+    /// The changes numbered `sequence - changes.count + 1 ... sequence`, oldest first.
+    private var changes: [[UInt8]] = []
     private var closed = false
     private var skippedCount = 0
 
     /// What a wait returns.
     enum Next: Equatable {
-        /// A newer payload and its sequence number.
-        case update(UInt64, [UInt8])
+        /// The payloads to send, in order, and the sequence number they bring the reader to.
+        case update(UInt64, [[UInt8]])
         /// Nothing newer within the timeout.
         case idle
         /// The broadcast is closed: the server stops.
         case closed
     }
 
-    /// Replaces the payload and wakes every reader.
-    func publish(_ bytes: [UInt8]) {
+    /// Publishes a change: `change` for readers up to date, `whole` (the board with the change)
+    /// for the others, made at most once and only if a reader needs it (called with the lock
+    /// held, on that reader's thread). Wakes every reader.
+    func publish(whole: @escaping @Sendable () -> [UInt8], change: [UInt8]) {
         condition.lock()
         sequence += 1
-        payload = bytes
+        self.whole = whole
+        wholeEncoded = nil
+        changes.append(change)
+        if changes.count > Self.changesKept { changes.removeFirst(changes.count - Self.changesKept) }
         condition.broadcast()
         condition.unlock()
     }
 
-    /// Waits up to `timeout` for a payload newer than `seen`.
+    /// Waits up to `timeout` for anything newer than `seen` (0: nothing seen yet).
     func next(after seen: UInt64, timeout: TimeInterval) -> Next {
         condition.lock()
         defer { condition.unlock() }
@@ -46,8 +59,12 @@ final class EventBroadcast: @unchecked Sendable {
         }
         if closed { return .closed }
         guard sequence > seen else { return .idle }
-        if seen > 0 { skippedCount += Int(sequence - seen - 1) }
-        return .update(sequence, payload)
+        let behind = Int(sequence - seen)
+        if seen > 0, behind <= changes.count { return .update(sequence, Array(changes.suffix(behind))) }
+        if seen > 0 { skippedCount += behind }
+        let encoded = wholeEncoded ?? whole()
+        wholeEncoded = encoded
+        return .update(sequence, [encoded])
     }
 
     /// Wakes every reader for good.
@@ -58,7 +75,7 @@ final class EventBroadcast: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Updates some reader skipped because a newer one replaced it first.
+    /// Changes some reader skipped because it was too far behind (it got the whole board instead).
     var skipped: Int {
         condition.lock()
         defer { condition.unlock() }

@@ -13,4 +13,7 @@ public protocol BoardFeed: Sendable {
     func snapshot() -> BoardSnapshot
     /// The participants and their profiles now.
     var roster: ParticipantRoster { get }
+    /// Replaces the handler called whenever a tile may have changed (a reading arrived); it is
+    /// called on the feeding task and must return at once. Nil removes it.
+    func setChangeHandler(_ handler: (@Sendable () -> Void)?)
 }

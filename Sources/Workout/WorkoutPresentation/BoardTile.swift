@@ -20,9 +20,10 @@ public struct BoardTile: Hashable, Sendable, Codable {
     public var name: String
     /// A device seen without a participant (default profile).
     public var guest: Bool
-    /// The latest heart rate, bpm (kept while the sensor is lost, shown as stale).
+    /// The latest heart rate, bpm; nil while no reading arrived and while the sensor is lost (a lost
+    /// strap shows no stale number).
     public var heartRate: Double?
-    /// The latest heart rate in percent of the maximum, when the maximum is known.
+    /// The latest heart rate in percent of the maximum, when the maximum is known (nil when lost).
     public var percentOfMaximum: Double?
     /// The 1-based zone of the latest heart rate.
     public var zone: Int?

@@ -12,7 +12,7 @@ import GatewayRuntime
 public struct LiveBoardModel: Sendable {
     /// A sensor with no reading for longer than this is flagged lost. Straps notify about once a
     /// second; 3 s is three missed notifications, so the board flags a lost strap within 3 s plus
-    /// one refresh of the page's feed.
+    /// one refresh of the page's feed (``BoardUpdate/refreshSeconds``), and stops showing its heart rate.
     public static let lostAfterSeconds = 3.0
     /// Readings kept per device for the trend line (a minute at one reading a second).
     public static let trendLength = 60
@@ -69,10 +69,17 @@ public struct LiveBoardModel: Sendable {
     ) -> BoardSnapshot {
         var tiles: [BoardTile] = []
         var owned: Set<String> = []
+        // Each followed device under every name a selection may give it (Device.matches): one
+        // pass over the devices, then a look-up per participant's device, instead of every
+        // participant against every device at each snapshot.
+        var byName: [DeviceIdentity: [String]] = [:]
+        for (key, reading) in readings {
+            for identity in reading.device.identities { byName[identity, default: []].append(key) }
+        }
         for participant in roster.participants {
-            let mine = readings.filter { Device.matches($0.value.device, selection: participant.devices) }
-            owned.formUnion(mine.keys)
-            let latest = mine.values.max { $0.arrival < $1.arrival }
+            let keys = Set(participant.devices.flatMap { byName[DeviceIdentity($0)] ?? [] })
+            owned.formUnion(keys)
+            let latest = keys.compactMap { readings[$0] }.max { $0.arrival < $1.arrival }
             tiles.append(tile(
                 id: "participant:\(participant.name)", name: participant.name, guest: false, readings: latest,
                 profile: participant.profile, workout: workouts[participant.name], now: now, uptime: uptime))
@@ -98,10 +105,16 @@ public struct LiveBoardModel: Sendable {
         }
         guard let readings else { return tile }
         let since = max(0, (uptime - readings.arrival).seconds)
-        tile.heartRate = readings.latest
         tile.trend = readings.trend
         tile.secondsSinceReading = since
-        tile.sensor = since > Self.lostAfterSeconds ? .lost : .live
+        // A lost strap shows no number at all: a frozen heart rate reads as a live one from
+        // across a room. The trend keeps the last minute that did arrive.
+        guard since <= Self.lostAfterSeconds else {
+            tile.sensor = .lost
+            return tile
+        }
+        tile.sensor = .live
+        tile.heartRate = readings.latest
         if let maximum = profile.maximumHeartRate(on: now) { tile.percentOfMaximum = readings.latest / maximum * 100 }
         tile.zone = zones?.zone(for: readings.latest)?.number
         if let zone = tile.zone, let workout, workout.state != .notStarted, workout.zoneSeconds.indices.contains(zone - 1) {

@@ -9,18 +9,16 @@ import Synchronization
 /// The live board's feed in the gateway: a ``SampleSink`` that keeps every device's latest heart
 /// rate in a ``LiveBoardModel`` and makes ``BoardSnapshot``s with the participants' workouts.
 ///
-/// The workouts' figures (time in zone, energy) are computed over every sample of each workout,
-/// so they are refreshed at most once per ``workoutRefreshSeconds``, while heart rates and sensor
-/// states are fresh in every snapshot.
+/// A snapshot's cost does not grow with the workouts' length: the workouts' figures (zone
+/// seconds, energy) come from running aggregates (``WorkoutController/boardStatus()``), not from
+/// an analysis of every sample. Every ingested batch calls the change handler
+/// (``setChangeHandler(_:)``), which the board's server coalesces into an event.
 ///
 /// Isolation: the model is in a `Mutex`, held only to ingest a batch or to copy it; snapshots
 /// are made outside the lock. Safe from any thread (the web server's included).
 public final class LiveBoard: SampleSink, BoardFeed {
-    /// How often the workouts' figures are recomputed for the board.
-    public static let workoutRefreshSeconds = 1.0
-
     private let model = Mutex(LiveBoardModel())
-    private let workoutFigures = Mutex<(uptime: Duration, statuses: [String: WorkoutSnapshot])?>(nil)
+    private let changeHandler = Mutex<(@Sendable () -> Void)?>(nil)
     private let workouts: ParticipantWorkouts
     private let clock: any GatewayClock
 
@@ -41,10 +39,17 @@ public final class LiveBoard: SampleSink, BoardFeed {
         while let batch = await inbox.next() { ingest(batch) }
     }
 
-    /// Takes a batch, as arrived now.
+    /// Takes a batch, as arrived now, and tells the change handler.
     public func ingest(_ records: [HealthRecord]) {
         let now = clock.uptime()
         model.withLock { $0.ingest(records, arrivedAt: now) }
+        changeHandler.withLock { $0 }?()
+    }
+
+    /// Replaces the handler called after every ingested batch (on the ingesting task; it must
+    /// return at once); nil removes it.
+    public func setChangeHandler(_ handler: (@Sendable () -> Void)?) {
+        changeHandler.withLock { $0 = handler }
     }
 
     /// The participants and their profiles now.
@@ -53,15 +58,7 @@ public final class LiveBoard: SampleSink, BoardFeed {
     /// The board now.
     public func snapshot() -> BoardSnapshot {
         let model = model.withLock { $0 }
-        let uptime = clock.uptime()
-        let cached = workoutFigures.withLock { $0 }
-        let statuses: [String: WorkoutSnapshot]
-        if let cached, (uptime - cached.uptime).seconds < Self.workoutRefreshSeconds {
-            statuses = cached.statuses
-        } else {
-            statuses = workouts.statuses()
-            workoutFigures.withLock { $0 = (uptime, statuses) }
-        }
-        return model.snapshot(at: clock.now(), uptime: uptime, roster: workouts.roster, workouts: statuses)
+        return model.snapshot(
+            at: clock.now(), uptime: clock.uptime(), roster: workouts.roster, workouts: workouts.boardStatuses())
     }
 }

@@ -71,6 +71,12 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         state.withLock { $0.controllers }.mapValues { $0.status() }
     }
 
+    /// Each participant's board figures (``WorkoutController/boardStatus()``), by name: what the
+    /// live board reads whenever a tile changes, at a cost independent of the workouts' length.
+    public func boardStatuses() -> [String: WorkoutSnapshot] {
+        state.withLock { $0.controllers }.mapValues { $0.boardStatus() }
+    }
+
     /// The controller of `participant`.
     public func controller(for participant: String) -> WorkoutController? {
         state.withLock { $0.controllers[participant] }

@@ -217,6 +217,17 @@ public final class WorkoutController: SampleSink, SampleSource {
         }
     }
 
+    /// The figures the live board shows (``LiveWorkout/liveFigures(at:profile:)``): the state,
+    /// running seconds, zone seconds and energy, from running aggregates, so a call costs the same
+    /// whatever the workout's length. When no workout runs, the last ended one's final state.
+    public func boardStatus() -> WorkoutSnapshot {
+        state.withLock { state in
+            // Mutated in place (optional chaining): a copy of the live workout would copy its samples.
+            if let figures = state.live?.liveFigures(at: clock.now(), profile: profile) { return figures }
+            return state.lastSnapshot ?? WorkoutSnapshot(state: .notStarted, participant: participant)
+        }
+    }
+
     /// Runs one control request (restoring first if needed).
     public func handle(_ request: WorkoutControlRequest) async throws(WorkoutError) -> WorkoutSnapshot {
         try await restore()

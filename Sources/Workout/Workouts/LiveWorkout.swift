@@ -18,6 +18,8 @@ public struct LiveWorkout: Sendable {
     public private(set) var journalCount = 0
     /// Whether it was rebuilt from the store after a gateway restart.
     public var restored = false
+    /// The live board's running figures (``liveFigures(at:profile:)``).
+    private var running = RunningFigures()
 
     /// A workout not yet started.
     public init(_ definition: WorkoutDefinition) {
@@ -74,6 +76,22 @@ public struct LiveWorkout: Sendable {
             samples: builder.samples, types: session.types, timeline: session.timeline,
             window: (start, end), isLive: session.endDate == nil, profile: profile)
         return WorkoutSnapshot(session: session, analysis: analysis, restored: restored)
+    }
+
+    /// The figures the live board shows at `now` (state, running seconds, zone seconds, energy),
+    /// from running aggregates (``RunningFigures``): its cost does not grow with the workout's
+    /// length, unlike ``snapshot(at:profile:)``, which analyses every sample. The other fields of
+    /// the snapshot are left at their defaults.
+    public mutating func liveFigures(at now: Date, profile: UserProfile) -> WorkoutSnapshot {
+        let start = session.startDate ?? now
+        let end = session.endDate ?? max(now, start)
+        let timeline = session.timeline
+        running.follow(builder, timeline: timeline, start: start, profile: profile)
+        let figures = running.figures(at: end, timeline: timeline)
+        return WorkoutSnapshot(
+            state: session.state, workoutID: session.id, activityType: session.activityType, startDate: session.startDate, endDate: session.endDate,
+            elapsedSeconds: timeline.activeSeconds(from: start, to: end), zoneSeconds: figures.zoneSeconds,
+            energyKilocalories: figures.energyKilocalories, restored: restored, participant: session.participant)
     }
 
     /// The finished workout (HKWorkout): statistics of the whole and of each activity, zone and

@@ -45,6 +45,10 @@ public struct LiveWorkoutBuilder: Sendable {
 
     /// Collected samples, ordered by end date.
     public private(set) var samples: [CollectedSample] = []
+    /// Counts the changes to ``samples`` other than an append at the end (a late sample inserted
+    /// in order, a prune): a reader that follows ``samples`` by index (``RunningFigures``) starts
+    /// over when it changes.
+    public private(set) var reorderings = 0
     /// Heartbeat series collected, by id.
     public private(set) var heartbeatSeriesIDs: [SampleID] = []
     /// Records refused because the builder was full.
@@ -111,6 +115,7 @@ public struct LiveWorkoutBuilder: Sendable {
         guard !dropped.isEmpty else { return }
         let set = Set(dropped)
         samples.removeAll { set.contains($0.id) }
+        reorderings += 1
         heartbeatSeriesIDs.removeAll { set.contains($0) }
         for id in dropped {
             seen.remove(id)
@@ -132,6 +137,7 @@ public struct LiveWorkoutBuilder: Sendable {
                 value: sample.canonicalValue)
             // Usually appended at the end; a late sample is inserted in order.
             let index = samples.lastIndex { $0.endDate <= collected.endDate }.map { $0 + 1 } ?? 0
+            if index < samples.count { reorderings += 1 }
             samples.insert(collected, at: index)
         case .heartbeatSeries(let series):
             heartbeatSeriesIDs.append(series.id)

@@ -65,10 +65,11 @@ public struct ParticipantRoster: Hashable, Sendable {
             let devices = specification.devices ?? []
             for (deviceIndex, device) in devices.enumerated() {
                 guard !device.isEmpty else { throw fail("\(path).devices[\(deviceIndex)]", "must not be empty") }
-                if let owner = owners[device] {
+                // Compared in canonical form: `aa-bb-…` and `AA:BB:…` are the same strap.
+                if let owner = owners[DeviceIdentity(device).canonical] {
                     throw fail("\(path).devices[\(deviceIndex)]", "\"\(device)\" is already worn by \(owner)")
                 }
-                owners[device] = name
+                owners[DeviceIdentity(device).canonical] = name
             }
             let profile: UserProfile
             do {
@@ -143,7 +144,8 @@ public struct ParticipantRoster: Hashable, Sendable {
             participants.append(Participant(name: name, profile: defaultProfile))
         }
         for index in participants.indices {
-            participants[index].devices.removeAll { $0 == assignment.device }
+            // Whatever form it was written in before (DeviceIdentity), the strap leaves its wearer.
+            participants[index].devices.removeAll { DeviceIdentity($0) == DeviceIdentity(assignment.device) }
             if participants[index].name == name { participants[index].devices.append(assignment.device) }
         }
     }

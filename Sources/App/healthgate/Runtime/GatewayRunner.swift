@@ -159,8 +159,9 @@ struct GatewayRunner {
                 throw CommandError(.unavailable, "web.listen: \(error)")
             }
             servers.append(server)
-            // Twice a second: a sample reaches the page within the bus's latency plus 0.5 s.
-            background.append { try await server.publishUpdates(from: board, every: .milliseconds(500), clock: clock) }
+            // On every reading, coalesced over 50 ms: a sample reaches the page within the bus's
+            // latency plus that window; only the changed tiles are sent (BoardUpdate).
+            background.append { try await server.publishChanges(from: board, clock: clock) }
         }
         let gateway = Gateway(
             sources: sources + services.sources,

@@ -1,0 +1,55 @@
+/// A device identity as a person writes it (`participant assign`, a participant's or a workout's
+/// `devices`) and as a sample's ``Device`` carries it, in one canonical form, so that two ways of
+/// writing the same strap compare equal.
+///
+/// Recognised forms:
+/// - a **Bluetooth address**: six hex octets in any case, separated by `:`, `-` or nothing
+///   (`02:00:00:00:00:01`, `02-00-00-00-00-01`, `020000000001`); canonical: upper case with `:`.
+/// - an **ANT+ device**: `ant:TYPE:NUMBER` (device type, device number), in any case, numbers in
+///   decimal with or without leading zeros; canonical: `ant:120:123456`.
+/// Anything else (a serial number, a `manufacturer/serial`, a name) is its own canonical form,
+/// compared exactly. New forms (a Polar device id) are added here, in one place.
+public struct DeviceIdentity: Hashable, Sendable, CustomStringConvertible {
+    /// The canonical form.
+    public let canonical: String
+
+    /// The identity `text` names (never fails: an unrecognised text is itself).
+    public init(_ text: String) {
+        canonical = Self.bluetoothAddress(text) ?? Self.antDevice(text) ?? text
+    }
+
+    /// The canonical form.
+    public var description: String { canonical }
+
+    /// `text` as a canonical Bluetooth address, or nil when it is not one.
+    static func bluetoothAddress(_ text: String) -> String? {
+        let hex = Array(text.utf8).filter { $0 != UInt8(ascii: ":") && $0 != UInt8(ascii: "-") }
+        let separators = text.utf8.count - hex.count
+        // Either no separators, or exactly five between the six octets.
+        guard hex.count == 12, separators == 0 || separators == 5,
+              hex.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20) })
+        else { return nil }
+        if separators == 5 {
+            let parts = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == ":" || $0 == "-" })
+            guard parts.count == 6, parts.allSatisfy({ $0.count == 2 }) else { return nil }
+        }
+        let upper = String(decoding: hex, as: UTF8.self).uppercased()
+        var octets: [Substring] = []
+        var index = upper.startIndex
+        while index < upper.endIndex {
+            let next = upper.index(index, offsetBy: 2)
+            octets.append(upper[index..<next])
+            index = next
+        }
+        return octets.joined(separator: ":")
+    }
+
+    /// `text` as a canonical ANT+ identity, or nil when it is not one.
+    static func antDevice(_ text: String) -> String? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].lowercased() == "ant", let type = UInt8(parts[1]), let number = UInt32(parts[2]),
+              number < 1 << 20
+        else { return nil }
+        return "ant:\(type):\(number)"
+    }
+}
