@@ -16,7 +16,8 @@ id when the host enabled it (lib config 0x6E bit 0x80, or 0x66).
 Every beat a strap sent (carried by at least one broadcast that left the stick) is written to the
 --log file as one JSON line: {"event": "beat", "device": 20-bit number, "beat": index since the
 strap's start, "beatCount": 8-bit count, "eventTime": 1/1024 s unwrapped, "eventTime16": as sent,
-"rr": 1/1024 s since the strap's previous beat, "afterGap": the previous beat was never sent}.
+"rr": 1/1024 s since the strap's previous beat, "afterGap": the previous beat was never sent,
+"sentAt": seconds since the emulator started, "wall": the beat's own time on the wall clock}.
 Other lines describe the straps, the commands and their answers, leaves, unplugs and the end.
 
 Standard library only: the device lab runs it with the guest's /usr/bin/python3.
@@ -665,7 +666,8 @@ class Emulator:
                     self.log({"event": "beat", "device": strap.device, "beat": strap.beat_index,
                               "beatCount": strap.beat_count, "eventTime": ticks, "eventTime16": ticks & 0xFFFF,
                               "rr": ticks - strap.previous_ticks, "afterGap": strap.gap_before_current,
-                              "sentAt": round(world, 4), "wall": round(time.time(), 4)})
+                              "sentAt": round(world, 4),
+                              "wall": round(time.time() - (world - strap.beat_world_time(ticks)), 4)})
 
     def run(self):
         for strap in self.straps:
@@ -770,6 +772,9 @@ def main(argv=None):
         emulator.stopping = True
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # A parent that blocks these signals (a test process handling them itself) passes its mask
+    # on through exec; unblocked, SIGTERM stops the emulator whoever started it.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     emulator.run()
     return 0
 

@@ -135,8 +135,14 @@ class EmulatorTests(unittest.TestCase):
     def tearDown(self):
         for process in self.processes:
             process.terminate()
-            process.wait(10)
-            process.stdout.close()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
+                raise AssertionError("the emulator did not stop on SIGTERM")
+            finally:
+                process.stdout.close()
 
     def emulator(self, *options, straps=3):
         process, link, log = start(*options, straps=straps)
@@ -333,6 +339,8 @@ def stream(path, seconds, key):
     failed = [hex(m) for m, (i, p) in answers if i != 0x40 or p[2] != 0]
     heard = broadcasts(host, seconds)
     devices = sorted({d for d, _ in heard})
+    host.send(0x4A, [0])  # reset: the stick stops receiving, so nothing piles up for the next host
+    host.close()
     print(json.dumps({"setupFailures": failed, "broadcasts": len(heard), "devices": devices,
                       "skippedBytes": host.bytes_skipped}))
     return 0 if not failed and heard else 1
