@@ -132,13 +132,12 @@ final class ANTStickEndToEndTests: XCTestCase {
         XCTAssertEqual(try rig.storedBeats(nil).count, 0, "no channel, no beats")
     }
 
-    /// A log line with the error level that names the stick's path and the RF command (by id or
-    /// by name).
+    /// A log line that names the stick's path and the refused command by its id (0x45, the RF
+    /// frequency) and the code the stick answered (0x33, INVALID_PARAMETER_PROVIDED).
     static func namesTheRefusal(_ log: String, stick: String) -> Bool {
         log.split(separator: "\n").contains { line in
-            let lower = line.lowercased()
-            return lower.contains("error") && line.contains(stick)
-                && (lower.contains("0x45") || lower.contains("frequency") || line.contains("RF"))
+            line.contains(stick) && line.lowercased().contains("0x45")
+                && (line.contains("INVALID_PARAMETER_PROVIDED") || line.lowercased().contains("0x33"))
         }
     }
 }
