@@ -573,6 +573,9 @@ class Emulator:
             except BlockingIOError:
                 return
             except OSError as error:
+                if self.args.device:  # the gadget went away under the write
+                    self.gadget_gone()
+                    return
                 if error.errno == errno.EIO:  # nobody holds the slave; cannot happen while we hold it
                     return
                 raise
