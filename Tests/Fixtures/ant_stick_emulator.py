@@ -640,8 +640,9 @@ class Emulator:
                 try:
                     self.plug()
                     return
-                except OSError:
-                    pass
+                except (OSError, termios.error) as error:  # the node is there before the gadget is
+                    self.port.unplug()
+                    self.log({"event": "reopenFailed", "error": str(error)})
             time.sleep(0.2)
         self.stopping = True
 

@@ -11,6 +11,7 @@ mode against /dev/ttyUSB0: `ant_stick_emulator_test.py stream PATH SECONDS KEY`)
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -88,8 +89,7 @@ class Host:
         raise AssertionError("no answer to 0x%02X" % message_id)
 
 
-def start(*options, straps=3):
-    directory = tempfile.mkdtemp(prefix="ant-emulator-test-")
+def start(*options, straps=3, directory=None):
     link = os.path.join(directory, "stick")
     log = os.path.join(directory, "log.jsonl")
     process = subprocess.Popen([sys.executable, EMULATOR, "--straps", str(straps), "--link", link, "--log", log,
@@ -145,7 +145,9 @@ class EmulatorTests(unittest.TestCase):
                 process.stdout.close()
 
     def emulator(self, *options, straps=3):
-        process, link, log = start(*options, straps=straps)
+        directory = tempfile.mkdtemp(prefix="ant-emulator-test-")
+        self.addCleanup(shutil.rmtree, directory, True)
+        process, link, log = start(*options, straps=straps, directory=directory)
         self.processes.append(process)
         host = Host(link)
         self.addCleanup(host.close)

@@ -134,6 +134,8 @@ cat > "$OUT/config.json" <<JSON
 JSON
 chown healthgate:healthgate "$OUT/config.json"; chmod 0640 "$OUT/config.json"
 chmod a+x "$(dirname "$OUT")"
+# Beats the emulator logs from here on were sent while the gateway ran (or in the unplug).
+log_start=$(wc -l < "$OUT/emulator.jsonl")
 STATE_DIRECTORY=$OUT/state RUNTIME_DIRECTORY=$RUN_DIR HOME=$DB_DIR \
   setpriv --reuid=healthgate --regid=healthgate --init-groups \
   "$HG" run --config "$OUT/config.json" > "$OUT/healthgate.log" 2>&1 &
@@ -154,6 +156,7 @@ check test ! -e "/dev/healthgate/ant-$SERIAL"
 sleep 2
 check plug "$SERIAL"
 check poll 60 more_beats_than $((before + 40))
+grep -E '"event":"(unplug|plug|reopenFailed)"' "$OUT/emulator.jsonl" | tail -5
 sleep 5
 kill -0 "$HGPID" 2>/dev/null && pass "healthgate still runs" || fail "healthgate exited: $(tail -20 "$OUT/healthgate.log")"
 
@@ -164,11 +167,12 @@ check test "$rc" -eq 0
 kill "$EMULATOR_PID" "$MONITOR" 2>/dev/null
 wait "$EMULATOR_PID" 2>/dev/null
 tail -30 "$OUT/healthgate.log"
-"$PY" - "$DB_DIR/samples.sqlite" "$OUT/emulator.jsonl" > "$OUT/comparison.txt" 2>&1 <<'PY'
+"$PY" - "$DB_DIR/samples.sqlite" "$OUT/emulator.jsonl" "$log_start" > "$OUT/comparison.txt" 2>&1 <<'PY'
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-log = [json.loads(line) for line in open(sys.argv[2]) if line.strip()]
-straps = [r for r in log if r["event"] == "strap"]
+whole = [json.loads(line) for line in open(sys.argv[2]) if line.strip()]
+straps = [r for r in whole if r["event"] == "strap"]
+log = whole[int(sys.argv[3]):]
 problems = []
 checked = 0
 for strap in straps:
@@ -209,6 +213,8 @@ cat "$OUT/comparison.txt"
 check grep -qx 'problems 0' "$OUT/comparison.txt"
 "$PY" -c 'import sqlite3,sys; s=sqlite3.connect(sys.argv[1]); d=sqlite3.connect(sys.argv[2]); s.backup(d)' \
   "$DB_DIR/samples.sqlite" /tmp/samples-copy.sqlite && cp /tmp/samples-copy.sqlite "$OUT/samples.sqlite"
+
+dmesg > "$OUT/dmesg.txt" 2>&1
 
 say "summary"
 echo "failures: $failures, scenario wall $((SECONDS - t0))s"
