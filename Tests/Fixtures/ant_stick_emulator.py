@@ -635,8 +635,16 @@ class Emulator:
         """The USB gadget was unbound (device lab): wait for it to come back."""
         self.unplug()
         deadline = time.monotonic() + self.args.replug_wait
+        # First the node must go: opening /dev/ttyGS0 while g_serial is being removed oopses the
+        # kernel's u_serial (6.1: a NULL dereference in gs_close) and kills the opener.
+        while os.path.exists(self.args.device) and time.monotonic() < deadline and not self.stopping:
+            time.sleep(0.1)
+        came_back = None
         while time.monotonic() < deadline and not self.stopping:
-            if os.path.exists(self.args.device):
+            if os.path.exists(self.args.device) and came_back is None:
+                came_back = time.monotonic()
+            # ...and the new gadget settle before it is opened.
+            if came_back is not None and time.monotonic() - came_back >= 1.0:
                 try:
                     self.plug()
                     return
