@@ -106,7 +106,7 @@ missing=$(while read -r path; do [[ -e $path ]] || echo "$path"; done < "$OUT/fi
 [[ $(wc -l < "$OUT/files.txt") -gt 20 && -z $missing ]] && pass "all $(wc -l < "$OUT/files.txt") paths the package lists exist" ||
   fail "paths the package lists are missing: ${missing:-(it lists only $(wc -l < "$OUT/files.txt"))}"
 for path in /usr/bin/healthgate /lib/systemd/system/healthgate.service /usr/lib/sysusers.d/healthgate.conf \
-  /lib/udev/rules.d/70-healthgate-pedometer.rules /usr/share/dbus-1/system.d/healthgate.conf \
+  /lib/udev/rules.d/70-healthgate-pedometer.rules /lib/udev/rules.d/71-healthgate-ant.rules /usr/share/dbus-1/system.d/healthgate.conf \
   /etc/healthgate/config.json /usr/share/doc/healthgate/copyright /usr/share/man/man1/healthgate.1.gz; do
   grep -qxF "$path" "$OUT/files.txt" && [[ -f $path ]] || fail "$path is not installed by the package"
 done
@@ -255,7 +255,7 @@ inside env DEBIAN_FRONTEND=noninteractive dpkg -r healthgate > "$OUT/dpkg-remove
 cat "$OUT/dpkg-remove.log"
 gone=()
 for path in /usr/bin/healthgate /lib/systemd/system/healthgate.service /usr/lib/sysusers.d/healthgate.conf \
-  /lib/udev/rules.d/70-healthgate-pedometer.rules /usr/share/dbus-1/system.d/healthgate.conf; do
+  /lib/udev/rules.d/70-healthgate-pedometer.rules /lib/udev/rules.d/71-healthgate-ant.rules /usr/share/dbus-1/system.d/healthgate.conf; do
   [[ -e $path ]] && gone+=("$path")
 done
 ((${#gone[@]} == 0)) && pass "the binary, the unit, the sysusers entry, the rules and the policy are gone" ||
