@@ -189,6 +189,10 @@ let package = Package(
         .target(
             name: "ContinuousGlucose", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLEProfileKit"],
             path: "plugins/ContinuousGlucose/Sources", swiftSettings: swiftSettings),
+        // Devices that only advertise (Polar heart-rate broadcast, Xiaomi scales): pure decoders.
+        .target(
+            name: "BroadcastDevices", dependencies: ["SampleBus"],
+            path: "plugins/BroadcastDevices/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
@@ -290,6 +294,9 @@ let package = Package(
             dependencies: ["BLETesting", "BLETransport", "GatewayRuntime", "HeartRateMonitor", "BLEProfileKit", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "GATTDecoding", "HealthStore"],
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BroadcastDevicesTests", dependencies: ["BroadcastDevices", "SampleBus"],
+            path: "plugins/BroadcastDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "FitnessEquipmentTests", dependencies: ["BLETesting", "BLETransport", "GatewayRuntime", "GATTDecoding", "FitnessEquipment", "BLEProfileKit", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),

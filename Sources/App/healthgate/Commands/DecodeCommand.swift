@@ -19,8 +19,12 @@ enum DecodeCommand {
 
     /// The subcommand of one decoder.
     static func leaf(_ decoder: PayloadDecoder) -> Command {
-        Command(
-            name: decoder.name, summary: "Decode a \(decoder.summary)", usage: "decode \(decoder.name) HEX",
+        let synopsis = decoder.options.map { option in
+            let value = "--\(option.name) \(option.choices.joined(separator: "|"))"
+            return option.required ? " \(value)" : " [\(value)]"
+        }.joined()
+        return Command(
+            name: decoder.name, summary: "Decode a \(decoder.summary)", usage: "decode \(decoder.name) HEX\(synopsis)",
             discussion: """
                 HEX is the payload as hex digits; spaces, colons and a 0x prefix are allowed.
                 Prints one JSON object with the keys: \(decoder.keys).
@@ -29,10 +33,26 @@ enum DecodeCommand {
                   \(decoder.example)
 
                 Exits 65 with the reason on stderr when the payload is not valid.
-                """
+                """,
+            options: decoder.options.map { option in
+                OptionSpec(name: option.name, value: option.choices.joined(separator: "|").uppercased(), help: option.help)
+            }
         ) { arguments, context in
             guard arguments.positional.count == 1 else {
                 throw CommandError(.usage, "expected one HEX argument, got \(arguments.positional.count)")
+            }
+            var values: [String: String] = [:]
+            for option in decoder.options {
+                guard let value = arguments.value(option.name) else {
+                    if option.required { throw CommandError(.usage, "--\(option.name) is required (\(option.choices.joined(separator: " or ")))") }
+                    continue
+                }
+                let normalized = value.lowercased()
+                guard option.choices.contains(normalized) else {
+                    throw CommandError(
+                        .usage, "--\(option.name) \(DecodeCommand.quoted(value)): expected \(option.choices.joined(separator: " or "))")
+                }
+                values[option.name] = normalized
             }
             let bytes: [UInt8]
             do {
@@ -46,7 +66,7 @@ enum DecodeCommand {
             }
             let output: any Encodable & Sendable
             do {
-                output = try decoder.decode(bytes)
+                output = try decoder.decode(bytes, options: values)
             } catch {
                 throw CommandError(.dataError, DecodeCommand.abbreviated("\(error)"))
             }
