@@ -117,6 +117,10 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The profile kit every Bluetooth LE source is built on: following devices (discovery,
         // filter, reconnect), the shared configuration keys, simulation pacing, BluetoothProfile.
+        // The advertisement kit: profiles of devices that only advertise, matching, rates, the listener.
+        .target(
+            name: "BLEAdvertisementKit", dependencies: ["BLETransport", "GatewayRuntime", "SampleBus"],
+            path: "Sources/Devices/Bluetooth/BLEAdvertisementKit", swiftSettings: swiftSettings),
         .target(
             name: "BLEProfileKit", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "AsyncPrimitives"], path: "Sources/Devices/Bluetooth/BLEProfileKit",
             exclude: ["README.md"], swiftSettings: swiftSettings),
@@ -191,7 +195,7 @@ let package = Package(
             path: "plugins/ContinuousGlucose/Sources", swiftSettings: swiftSettings),
         // Devices that only advertise (Polar heart-rate broadcast, Xiaomi scales): pure decoders.
         .target(
-            name: "BroadcastDevices", dependencies: ["SampleBus"],
+            name: "BroadcastDevices", dependencies: ["BLEAdvertisementKit", "BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus"],
             path: "plugins/BroadcastDevices/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
@@ -207,7 +211,7 @@ let package = Package(
         .target(
             name: "BuiltinPlugins",
             dependencies: [
-                "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "SQLiteStore",
+                "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "BroadcastDevices", "SerialPedometer", "SQLiteStore",
                 "HTTPRepository", "MQTTBroker",
             ],
             path: "Sources/App/BuiltinPlugins", swiftSettings: swiftSettings),
@@ -295,7 +299,10 @@ let package = Package(
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "BroadcastDevicesTests", dependencies: ["BroadcastDevices", "SampleBus"],
+            name: "BLEAdvertisementKitTests", dependencies: ["BLEAdvertisementKit", "BLETransport"],
+            path: "Tests/BLEAdvertisementKitTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BroadcastDevicesTests", dependencies: ["BroadcastDevices", "BLEAdvertisementKit", "BLETransport", "GatewayRuntime", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/BroadcastDevices/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "FitnessEquipmentTests", dependencies: ["BLETesting", "BLETransport", "GatewayRuntime", "GATTDecoding", "FitnessEquipment", "BLEProfileKit", "GatewayTesting", "HealthModel", "SampleBus"],

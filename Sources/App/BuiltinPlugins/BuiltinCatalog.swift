@@ -1,5 +1,6 @@
 public import BLETransport
 import BLEProfileKit
+import BroadcastDevices
 public import SampleBus
 import ContinuousGlucose
 import FitnessEquipment
@@ -24,6 +25,8 @@ public enum BuiltinCatalog {
             .bluetoothSource(FitnessEquipmentSource.self, bluetooth: bluetooth),
             .bluetoothSource(HealthDeviceSource.self, bluetooth: bluetooth),
             .bluetoothSource(CGMSource.self, bluetooth: bluetooth),
+            .source(PolarBroadcastSource.self),
+            .source(MiScaleSource.self),
             .source(SerialPedometerSource.self),
             .sink(SQLiteSink.self),
             .follower(HTTPRepositorySink.self),

@@ -22,7 +22,7 @@ public enum BroadcastPayloadDecoders {
     /// A Xiaomi scale's service data after the UUID.
     public static let miScale = PayloadDecoder(
         "mi-scale", "Xiaomi Mi Scale 2 (0x181D) or Mi Body Composition Scale 2 (0x181B): service data after the UUID.",
-        example: "healthgate decode mi-scale 02 26 B2 07 05 04 0F 02 01 AC 01 86 42 --service 181b",
+        example: "healthgate decode mi-scale 0226B20705040F0201AC018642 --service 181b",
         keys: """
             weight (number, kg whatever the scale shows), unit ("kg" | "lb" | "jin", the scale's own), \
             stabilized (boolean), loadRemoved (boolean), impedance (integer ohms when its flag is set, else null), \

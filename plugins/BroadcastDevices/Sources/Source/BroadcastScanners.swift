@@ -1,0 +1,29 @@
+import BLEAdvertisementKit
+import FoundationEssentials
+import BLETransport
+import GatewayRuntime
+
+/// The scanner a broadcast source's settings choose, and its device filter.
+enum BroadcastScanners {
+    /// The simulated advertisers of `settings`, made by `make`.
+    static func scanner(
+        _ settings: BroadcastSourceSettings, clock: any GatewayClock,
+        make: @escaping @Sendable (Int, Int, FoundationEssentials.Date) -> Advertisement
+    ) -> any AdvertisementScanner {
+        SimulatedAdvertisementScanner(
+            devices: settings.simulation.devices, advertisementsPerSecond: settings.simulation.advertisementsPerSecond,
+            clock: clock, make: make)
+    }
+
+    /// Whether `identity` is one of `devices` (a device id or address, case-insensitive, or a glob
+    /// on the advertised name); every device when `devices` is nil.
+    static func accepts(_ devices: [String]?) -> @Sendable (DeviceIdentity, Advertisement) -> Bool {
+        guard let devices else { return { _, _ in true } }
+        return { identity, advertisement in
+            devices.contains { entry in
+                entry.uppercased() == identity.key || entry.uppercased() == identity.address
+                    || AdvertisementMatch.name(entry).matches(advertisement)
+            }
+        }
+    }
+}

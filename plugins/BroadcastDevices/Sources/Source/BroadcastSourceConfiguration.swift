@@ -1,0 +1,81 @@
+public import GatewayRuntime
+public import SampleBus
+
+/// Which scanner a broadcast source listens with (its `transport` key). Only the simulated
+/// advertisers exist yet; `bluez` joins when the BlueZ scanner is built (the plugin's README),
+/// and becomes the default then.
+public enum BroadcastTransportChoice: String, Sendable, Hashable, ConfigurationChoice {
+    /// Simulated advertisers sending real payload bytes (`healthgate demo`).
+    case simulated
+}
+
+/// The `config` object of `ble-polar-broadcast` and `ble-mi-scale` (plugins/BroadcastDevices/
+/// README.md and sample-config.json), each key declared once in ``configurationKeys``.
+public struct BroadcastSourceConfiguration: Sendable, Hashable, DeclaredConfiguration, PluginConfigurationContract {
+    /// The scanner: required while only the simulated one exists, so that no configuration
+    /// written for real devices runs simulated ones.
+    public var transport = BroadcastTransportChoice.simulated
+    /// Which devices to keep: device ids (Polar), addresses or name globs; nil: every device of
+    /// the profile.
+    public var devices: [String]?
+    /// The simulated advertisers.
+    public var simulation = BroadcastSimulationConfiguration()
+
+    /// Every key at its default.
+    public init() {}
+
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            .required(
+                "transport", \.transport, BroadcastTransportChoice.configurationShape,
+                "The scanner: simulated advertisers (the BlueZ scanner is not built yet)"),
+            ConfigurationKey(
+                "devices", \.devices, .array(.string(minLength: 1), minItems: 1),
+                "Which advertisers to keep: device ids, addresses or name globs; absent: every one the profile matches"),
+            ConfigurationKey("simulation", \.simulation, "The simulated advertisers (transport: simulated)"),
+        ]
+    }
+
+    /// Checks what ties the keys together; no I/O.
+    /// - Throws: ``PluginConfigurationError`` naming the key.
+    public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> BroadcastSourceSettings {
+        try PluginConfigurationError.check("simulation.devices", simulation.devices, in: BroadcastSimulationConfiguration.devicesRange)
+        try PluginConfigurationError.check(
+            "simulation.advertisementsPerSecond", simulation.advertisementsPerSecond,
+            in: BroadcastSimulationConfiguration.rateRange, unit: "advertisements per second")
+        return BroadcastSourceSettings(transport: transport, devices: devices, simulation: simulation)
+    }
+}
+
+/// The simulated advertisers of a broadcast source.
+public struct BroadcastSimulationConfiguration: Sendable, Hashable, DeclaredConfiguration {
+    /// How many advertisers.
+    public var devices = 1
+    /// Each advertiser's advertisements per second.
+    public var advertisementsPerSecond: Double = 4
+
+    /// The allowed `devices`.
+    public static let devicesRange = 1...64
+    /// The allowed `advertisementsPerSecond`.
+    public static let rateRange: ClosedRange<Double> = 0.1...50
+
+    /// Every key at its default.
+    public init() {}
+
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            ConfigurationKey("devices", \.devices, .whole(devicesRange, unit: "devices"), "Simulated advertisers"),
+            ConfigurationKey(
+                "advertisementsPerSecond", \.advertisementsPerSecond, .number(rateRange, unit: "advertisements per second"),
+                "Advertisements per second per simulated advertiser"),
+        ]
+    }
+}
+
+/// A broadcast source's checked settings.
+public struct BroadcastSourceSettings: Sendable, Hashable {
+    public var transport: BroadcastTransportChoice
+    /// Device ids, addresses or name globs; nil: every device.
+    public var devices: [String]?
+    public var simulation: BroadcastSimulationConfiguration
+}

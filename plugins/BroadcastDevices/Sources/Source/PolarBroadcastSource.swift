@@ -1,0 +1,75 @@
+import BLEAdvertisementKit
+public import BLETransport
+public import FoundationEssentials
+import GatewayRuntime
+public import HealthModel
+public import SampleBus
+
+/// `ble-polar-broadcast`: heart rate from Polar sensors' advertisements, without a connection.
+///
+/// One `heartRate` sample per new value (the frame counter advanced, polar-ble-sdk's rule), with
+/// sensor contact and low battery in its metadata and in status; no RR intervals (the broadcast
+/// carries none). A strap is its device id (from its name), else its address; a strap not heard
+/// for ``lostAfter`` starts afresh.
+public struct PolarBroadcastSource: SampleSource, ConfigurablePlugin, PayloadDecoding {
+    public typealias Configuration = BroadcastSourceConfiguration
+    public static let kind = "ble-polar-broadcast"
+    public static let summary = "Polar heart-rate broadcast (manufacturer data 0x006B): heart rate without a connection."
+    /// `healthgate decode polar-broadcast`.
+    public static var payloadDecoders: [PayloadDecoder] { [BroadcastPayloadDecoders.polarBroadcast] }
+    /// A strap not heard for this long is lost: its next value is new whatever its counter.
+    public static let lostAfter: TimeInterval = 5
+
+    let settings: BroadcastSourceSettings
+    let ids: SampleIDGenerator
+    let scanner: (@Sendable (any GatewayClock) -> any AdvertisementScanner)?
+
+    public init(settings: BroadcastSourceSettings, environment: PluginEnvironment) {
+        self.settings = settings
+        ids = environment.ids
+        scanner = nil
+    }
+
+    /// A source listening on `scanner` (tests: a scripted scanner).
+    public init(settings: BroadcastSourceSettings, ids: SampleIDGenerator, scanner: any AdvertisementScanner) {
+        self.settings = settings
+        self.ids = ids
+        self.scanner = { _ in scanner }
+    }
+
+    public func run(context: SourceContext) async throws {
+        let scanner =
+            self.scanner?(context.clock)
+            ?? BroadcastScanners.scanner(settings, clock: context.clock, make: PolarBroadcastProfile.simulated)
+        var straps: [String: (tracker: PolarFrameTracker, lastSeen: Date)] = [:]
+        let listener = AdvertisementListener<PolarBroadcastProfile>(
+            scanner: scanner, accepts: BroadcastScanners.accepts(settings.devices))
+        try await listener.run(context: context) { identity, block, advertisement in
+            var strap = straps[identity.key] ?? (PolarFrameTracker(), advertisement.receivedAt)
+            if advertisement.receivedAt.timeIntervalSince(strap.lastSeen) > Self.lostAfter { strap.tracker.reset() }
+            strap.lastSeen = advertisement.receivedAt
+            let isNew = strap.tracker.isNew(block)
+            straps[identity.key] = strap
+            context.status.setDetail(
+                "strap \(identity.key)",
+                "\(block.slowAverageHeartRate) bpm, contact \(block.sensorContact ? "yes" : "no"), battery \(block.batteryOk ? "ok" : "low")")
+            guard isNew else { return }
+            var metadata = Metadata()
+            metadata[.sensorContact] = .bool(block.sensorContact)
+            metadata[.lowBattery] = .bool(!block.batteryOk)
+            metadata[.advertiserAddress] = .string(identity.address)
+            let device = Device(
+                name: advertisement.name, manufacturer: "Polar Electro Oy", model: identity.model,
+                localIdentifier: identity.key)
+            let date = advertisement.receivedAt
+            do {
+                let sample = try QuantitySample(
+                    id: ids.next(), type: .heartRate, quantity: Quantity(Double(block.slowAverageHeartRate), .countPerMinute),
+                    start: date, end: date, device: device, metadata: metadata)
+                await context.publisher.publish(.quantity(sample))
+            } catch {
+                context.logger.error("\(identity): heart-rate sample rejected: \(error)")
+            }
+        }
+    }
+}
