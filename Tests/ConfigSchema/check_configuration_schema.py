@@ -95,8 +95,7 @@ def base_plugin_config(kind):
         "ble-heart-rate": {
             "transport": "simulated", "reconnect": reconnect, "simulation": {"heartRateMonitors": 1, "footPods": 1}},
         "ble-fitness": {"transport": "simulated", "reconnect": reconnect, "simulation": {"bikes": 1, "rowers": 1}},
-        # The broadcast sources are no profiles of the connection kit: no reconnect key; only
-        # their simulated advertisers run until the BlueZ scanner is built.
+        # The broadcast sources are no profiles of the connection kit: no reconnect key.
         "ble-polar-broadcast": {"transport": "simulated"},
         "ble-mi-scale": {"transport": "simulated"},
         "serial-pedometer": {"path": SERIAL_PATH},

@@ -25,8 +25,13 @@ public enum BuiltinCatalog {
             .bluetoothSource(FitnessEquipmentSource.self, bluetooth: bluetooth),
             .bluetoothSource(HealthDeviceSource.self, bluetooth: bluetooth),
             .bluetoothSource(CGMSource.self, bluetooth: bluetooth),
-            .source(PolarBroadcastSource.self),
-            .source(MiScaleSource.self),
+            .source(PolarBroadcastSource.self) { settings, environment in
+                PolarBroadcastSource(
+                    settings: settings, environment: environment, bluetooth: bluetooth ?? BluetoothAdapters(clock: environment.clock))
+            },
+            .source(MiScaleSource.self) { settings, environment in
+                MiScaleSource(settings: settings, environment: environment, bluetooth: bluetooth ?? BluetoothAdapters(clock: environment.clock))
+            },
             .source(SerialPedometerSource.self),
             .sink(SQLiteSink.self),
             .follower(HTTPRepositorySink.self),

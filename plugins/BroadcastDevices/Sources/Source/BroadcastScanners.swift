@@ -5,12 +5,14 @@ import GatewayRuntime
 
 /// The scanner a broadcast source's settings choose, and its device filter.
 enum BroadcastScanners {
-    /// The simulated advertisers of `settings`, made by `make`.
+    /// The scanner `settings` choose: the adapter's (from the gateway's `bluetooth`), or the
+    /// simulated advertisers made by `make`.
     static func scanner(
-        _ settings: BroadcastSourceSettings, clock: any GatewayClock,
+        _ settings: BroadcastSourceSettings, bluetooth: BluetoothAdapters, clock: any GatewayClock,
         make: @escaping @Sendable (Int, Int, FoundationEssentials.Date) -> Advertisement
     ) -> any AdvertisementScanner {
-        SimulatedAdvertisementScanner(
+        guard settings.transport == .simulated else { return bluetooth.scanner(for: settings.adapter) }
+        return SimulatedAdvertisementScanner(
             devices: settings.simulation.devices, advertisementsPerSecond: settings.simulation.advertisementsPerSecond,
             clock: clock, make: make)
     }

@@ -1,10 +1,10 @@
 public import GatewayRuntime
 public import SampleBus
 
-/// Which scanner a broadcast source listens with (its `transport` key). Only the simulated
-/// advertisers exist yet; `bluez` joins when the BlueZ scanner is built (the plugin's README),
-/// and becomes the default then.
+/// Which scanner a broadcast source listens with (its `transport` key).
 public enum BroadcastTransportChoice: String, Sendable, Hashable, ConfigurationChoice {
+    /// BlueZ over the system D-Bus (the default).
+    case bluez
     /// Simulated advertisers sending real payload bytes (`healthgate demo`).
     case simulated
 }
@@ -12,9 +12,10 @@ public enum BroadcastTransportChoice: String, Sendable, Hashable, ConfigurationC
 /// The `config` object of `ble-polar-broadcast` and `ble-mi-scale` (plugins/BroadcastDevices/
 /// README.md and sample-config.json), each key declared once in ``configurationKeys``.
 public struct BroadcastSourceConfiguration: Sendable, Hashable, DeclaredConfiguration, PluginConfigurationContract {
-    /// The scanner: required while only the simulated one exists, so that no configuration
-    /// written for real devices runs simulated ones.
-    public var transport = BroadcastTransportChoice.simulated
+    /// The scanner.
+    public var transport = BroadcastTransportChoice.bluez
+    /// The BlueZ adapter (`hci0`); nil: the first BlueZ lists.
+    public var adapter: String?
     /// Which devices to keep: device ids (Polar), addresses or name globs; nil: every device of
     /// the profile.
     public var devices: [String]?
@@ -26,9 +27,12 @@ public struct BroadcastSourceConfiguration: Sendable, Hashable, DeclaredConfigur
 
     public static var configurationKeys: [ConfigurationKey<Self>] {
         [
-            .required(
+            ConfigurationKey(
                 "transport", \.transport, BroadcastTransportChoice.configurationShape,
-                "The scanner: simulated advertisers (the BlueZ scanner is not built yet)"),
+                "The scanner: bluez (the system's, over D-Bus) or simulated advertisers"),
+            ConfigurationKey(
+                "adapter", \.adapter, .string(pattern: "^[^/]+$", minLength: 1),
+                "The BlueZ adapter (hci0); absent: the first BlueZ lists"),
             ConfigurationKey(
                 "devices", \.devices, .array(.string(minLength: 1), minItems: 1),
                 "Which advertisers to keep: device ids, addresses or name globs; absent: every one the profile matches"),
@@ -43,7 +47,7 @@ public struct BroadcastSourceConfiguration: Sendable, Hashable, DeclaredConfigur
         try PluginConfigurationError.check(
             "simulation.advertisementsPerSecond", simulation.advertisementsPerSecond,
             in: BroadcastSimulationConfiguration.rateRange, unit: "advertisements per second")
-        return BroadcastSourceSettings(transport: transport, devices: devices, simulation: simulation)
+        return BroadcastSourceSettings(transport: transport, adapter: adapter, devices: devices, simulation: simulation)
     }
 }
 
@@ -75,6 +79,8 @@ public struct BroadcastSimulationConfiguration: Sendable, Hashable, DeclaredConf
 /// A broadcast source's checked settings.
 public struct BroadcastSourceSettings: Sendable, Hashable {
     public var transport: BroadcastTransportChoice
+    /// The BlueZ adapter; nil: the first.
+    public var adapter: String?
     /// Device ids, addresses or name globs; nil: every device.
     public var devices: [String]?
     public var simulation: BroadcastSimulationConfiguration

@@ -21,11 +21,18 @@ public struct MiScaleSource: SampleSource, ConfigurablePlugin, PayloadDecoding {
 
     let settings: BroadcastSourceSettings
     let ids: SampleIDGenerator
+    let bluetooth: BluetoothAdapters
     let scanner: (any AdvertisementScanner)?
 
     public init(settings: BroadcastSourceSettings, environment: PluginEnvironment) {
+        self.init(settings: settings, environment: environment, bluetooth: BluetoothAdapters(clock: environment.clock))
+    }
+
+    /// A source on the gateway's Bluetooth adapters (the executable's, shared by every source).
+    public init(settings: BroadcastSourceSettings, environment: PluginEnvironment, bluetooth: BluetoothAdapters) {
         self.settings = settings
         ids = environment.ids
+        self.bluetooth = bluetooth
         scanner = nil
     }
 
@@ -33,11 +40,12 @@ public struct MiScaleSource: SampleSource, ConfigurablePlugin, PayloadDecoding {
     public init(settings: BroadcastSourceSettings, ids: SampleIDGenerator, scanner: any AdvertisementScanner) {
         self.settings = settings
         self.ids = ids
+        bluetooth = BluetoothAdapters(clock: SystemClock())
         self.scanner = scanner
     }
 
     public func run(context: SourceContext) async throws {
-        let scanner = self.scanner ?? BroadcastScanners.scanner(settings, clock: context.clock, make: MiScaleProfile.simulated)
+        let scanner = self.scanner ?? BroadcastScanners.scanner(settings, bluetooth: bluetooth, clock: context.clock, make: MiScaleProfile.simulated)
         var ledgers: [String: WeighingLedger] = [:]
         let listener = AdvertisementListener<MiScaleProfile>(scanner: scanner, accepts: BroadcastScanners.accepts(settings.devices))
         try await listener.run(context: context) { identity, reading, advertisement in

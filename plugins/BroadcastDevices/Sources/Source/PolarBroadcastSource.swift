@@ -22,11 +22,18 @@ public struct PolarBroadcastSource: SampleSource, ConfigurablePlugin, PayloadDec
 
     let settings: BroadcastSourceSettings
     let ids: SampleIDGenerator
+    let bluetooth: BluetoothAdapters
     let scanner: (@Sendable (any GatewayClock) -> any AdvertisementScanner)?
 
     public init(settings: BroadcastSourceSettings, environment: PluginEnvironment) {
+        self.init(settings: settings, environment: environment, bluetooth: BluetoothAdapters(clock: environment.clock))
+    }
+
+    /// A source on the gateway's Bluetooth adapters (the executable's, shared by every source).
+    public init(settings: BroadcastSourceSettings, environment: PluginEnvironment, bluetooth: BluetoothAdapters) {
         self.settings = settings
         ids = environment.ids
+        self.bluetooth = bluetooth
         scanner = nil
     }
 
@@ -34,13 +41,14 @@ public struct PolarBroadcastSource: SampleSource, ConfigurablePlugin, PayloadDec
     public init(settings: BroadcastSourceSettings, ids: SampleIDGenerator, scanner: any AdvertisementScanner) {
         self.settings = settings
         self.ids = ids
+        bluetooth = BluetoothAdapters(clock: SystemClock())
         self.scanner = { _ in scanner }
     }
 
     public func run(context: SourceContext) async throws {
         let scanner =
             self.scanner?(context.clock)
-            ?? BroadcastScanners.scanner(settings, clock: context.clock, make: PolarBroadcastProfile.simulated)
+            ?? BroadcastScanners.scanner(settings, bluetooth: bluetooth, clock: context.clock, make: PolarBroadcastProfile.simulated)
         var straps: [String: (tracker: PolarFrameTracker, lastSeen: Date)] = [:]
         let listener = AdvertisementListener<PolarBroadcastProfile>(
             scanner: scanner, accepts: BroadcastScanners.accepts(settings.devices))
