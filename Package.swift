@@ -219,7 +219,8 @@ let package = Package(
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
         .executableTarget(
             name: "healthgate",
-            dependencies: ["GatewayTime", 
+            dependencies: [
+                "BLEAdvertisementKit","GatewayTime", 
                 "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts",
                 "AsyncPrimitives", "LinuxSystem", "BLEProfileKit", "BlueZ", "SerialDevices", "Udev", "GATTDecoding",
                 "WebBoard", "Metrics", "WorkoutExport", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",

@@ -7,6 +7,9 @@ public import FoundationEssentials
 public enum PolarBroadcastProfile: AdvertisementProfile {
     public static let displayName = "Polar heart-rate broadcast"
     public static let matches: [AdvertisementMatch] = [.manufacturer(PolarBroadcastDecoder.companyIdentifier)]
+    /// How many advertisements of a simulated strap repeat each value (at 4 advertisements a
+    /// second, one new value a second, as a real strap).
+    public static let simulatedAdvertisementsPerValue = 4
     /// A strap computes a new heart rate about once a second.
     public static let requiredRate: Double? = 1
 
@@ -31,8 +34,11 @@ public enum PolarBroadcastProfile: AdvertisementProfile {
     }
 
     /// A simulated strap's advertisement: device `n` is "Polar H10 0000000n" at a steady address,
-    /// its heart rate drifting around 60 + 5n, a new value (frame counter advanced) every tick.
-    public static func simulated(device: Int, tick: Int, at date: Date) -> Advertisement {
+    /// its heart rate drifting around 60 + 5n, a new value (frame counter advanced) every
+    /// ``simulatedAdvertisementsPerValue`` ticks, as a strap repeats each value in several
+    /// advertisements.
+    public static func simulated(device: Int, tick advertisement: Int, at date: Date) -> Advertisement {
+        let tick = advertisement / simulatedAdvertisementsPerValue
         let heartRate = UInt8(clamping: 60 + 5 * device + (tick % 20 < 10 ? tick % 10 : 10 - tick % 10))
         // Status: battery ok (bit 0), contact (bit 1), frame counter (bits 2-4).
         let status = UInt8(0x03 | ((tick % 8) << 2))

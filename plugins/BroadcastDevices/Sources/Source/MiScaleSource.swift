@@ -1,4 +1,4 @@
-import BLEAdvertisementKit
+public import BLEAdvertisementKit
 public import BLETransport
 import FoundationEssentials
 import GatewayRuntime
@@ -12,12 +12,17 @@ public import SampleBus
 /// One `bodyMass` sample per stabilised weighing, however many advertisements repeat it and in
 /// whatever order (``WeighingLedger``); the ledger is the source's checkpoint, committed with
 /// the sample, so a restart stores no weighing twice. The impedance goes in the metadata.
-public struct MiScaleSource: SampleSource, ConfigurablePlugin, PayloadDecoding {
+public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDecoding {
     public typealias Configuration = BroadcastSourceConfiguration
     public static let kind = "ble-mi-scale"
     public static let summary = "Xiaomi Mi Scale 2 and Mi Body Composition Scale 2 (service data 0x181D, 0x181B): weighings without pairing."
     /// `healthgate decode mi-scale`.
     public static var payloadDecoders: [PayloadDecoder] { [BroadcastPayloadDecoders.miScale] }
+
+    /// `healthgate demo`: simulated advertisers.
+    public static var demo: AdvertisementSourceDemo {
+        AdvertisementSourceDemo(name: "demo-mi-scale", configuration: .object(["transport": .string("simulated"), "simulation": .object(["devices": .number(1), "advertisementsPerSecond": .number(2)])]))
+    }
 
     let settings: BroadcastSourceSettings
     let ids: SampleIDGenerator

@@ -1,4 +1,4 @@
-import BLEAdvertisementKit
+public import BLEAdvertisementKit
 public import BLETransport
 public import FoundationEssentials
 import GatewayRuntime
@@ -11,7 +11,7 @@ public import SampleBus
 /// sensor contact and low battery in its metadata and in status; no RR intervals (the broadcast
 /// carries none). A strap is its device id (from its name), else its address; a strap not heard
 /// for ``lostAfter`` starts afresh.
-public struct PolarBroadcastSource: SampleSource, ConfigurablePlugin, PayloadDecoding {
+public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, PayloadDecoding {
     public typealias Configuration = BroadcastSourceConfiguration
     public static let kind = "ble-polar-broadcast"
     public static let summary = "Polar heart-rate broadcast (manufacturer data 0x006B): heart rate without a connection."
@@ -19,6 +19,11 @@ public struct PolarBroadcastSource: SampleSource, ConfigurablePlugin, PayloadDec
     public static var payloadDecoders: [PayloadDecoder] { [BroadcastPayloadDecoders.polarBroadcast] }
     /// A strap not heard for this long is lost: its next value is new whatever its counter.
     public static let lostAfter: TimeInterval = 5
+
+    /// `healthgate demo`: simulated advertisers.
+    public static var demo: AdvertisementSourceDemo {
+        AdvertisementSourceDemo(name: "demo-polar-broadcast", configuration: .object(["transport": .string("simulated"), "simulation": .object(["devices": .number(2), "advertisementsPerSecond": .number(4)])]))
+    }
 
     let settings: BroadcastSourceSettings
     let ids: SampleIDGenerator
