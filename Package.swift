@@ -120,7 +120,7 @@ let package = Package(
         // The advertisement kit: profiles of devices that only advertise, matching, rates, the listener.
         .target(
             name: "BLEAdvertisementKit", dependencies: ["BLETransport", "GatewayRuntime", "SampleBus"],
-            path: "Sources/Devices/Bluetooth/BLEAdvertisementKit", swiftSettings: swiftSettings),
+            path: "Sources/Devices/Bluetooth/BLEAdvertisementKit", exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
             name: "BLEProfileKit", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "AsyncPrimitives"], path: "Sources/Devices/Bluetooth/BLEProfileKit",
             exclude: ["README.md"], swiftSettings: swiftSettings),

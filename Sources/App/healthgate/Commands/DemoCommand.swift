@@ -79,7 +79,9 @@ enum DemoCommand {
                 throw CommandError(.usage, "unknown activity \"\(activityName)\"; known: \(WorkoutControlRequest.activityNames)")
             }
             let group = DemoParticipants(count: count, dropAfter: dropAfter)
-            configuration.sources = group.sources + demo.sources.filter { $0.kind != "ble-heart-rate" }
+            // The participants' straps replace the demo's heart-rate sources, the broadcasting ones too.
+            let broadcasting = Set(BuiltinCatalog.make().advertisementSources.map(\.kind))
+            configuration.sources = group.sources + demo.sources.filter { $0.kind != "ble-heart-rate" && !broadcasting.contains($0.kind) }
             configuration.participants = group.participants
             if let listen = arguments.value("listen") {
                 configuration.web = .object(["listen": .string(listen)])

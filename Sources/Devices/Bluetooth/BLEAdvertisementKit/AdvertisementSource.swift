@@ -1,3 +1,4 @@
+public import BLETransport
 public import GatewayRuntime
 public import SampleBus
 
@@ -6,6 +7,9 @@ public import SampleBus
 public protocol AdvertisementSource: SampleSource {
     /// The source's entry in `healthgate demo`: its simulated advertisers.
     static var demo: AdvertisementSourceDemo { get }
+    /// The last reading `advertisement` carries for this source, in words (`72 bpm, contact
+    /// yes, battery ok`), for `healthgate scan`; nil when it is not the source's or carries none.
+    static func reading(in advertisement: Advertisement) -> String?
 }
 
 /// A broadcast source in `healthgate demo`: its name and its `config` object (simulated

@@ -24,6 +24,14 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
         AdvertisementSourceDemo(name: "demo-mi-scale", configuration: .object(["transport": .string("simulated"), "simulation": .object(["devices": .number(1), "advertisementsPerSecond": .number(2)])]))
     }
 
+    /// `healthgate scan`: the scale's weight, whether stabilised, and the impedance.
+    public static func reading(in advertisement: Advertisement) -> String? {
+        guard MiScaleProfile.matches(advertisement), let reading = try? MiScaleProfile.decode(advertisement) else { return nil }
+        var text = "\(reading.weightKilograms) kg" + (reading.stabilized ? "" : " (not stabilised)")
+        if let impedance = reading.impedance { text += ", \(impedance) ohms" }
+        return text
+    }
+
     let settings: BroadcastSourceSettings
     let ids: SampleIDGenerator
     let bluetooth: BluetoothAdapters

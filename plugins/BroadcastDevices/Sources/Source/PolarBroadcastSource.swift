@@ -25,6 +25,14 @@ public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, Pay
         AdvertisementSourceDemo(name: "demo-polar-broadcast", configuration: .object(["transport": .string("simulated"), "simulation": .object(["devices": .number(2), "advertisementsPerSecond": .number(4)])]))
     }
 
+    /// `healthgate scan`: the strap's heart rate, contact and battery.
+    public static func reading(in advertisement: Advertisement) -> String? {
+        guard PolarBroadcastProfile.matches(advertisement), let block = try? PolarBroadcastProfile.decode(advertisement) else {
+            return nil
+        }
+        return "\(block.slowAverageHeartRate) bpm, contact \(block.sensorContact ? "yes" : "no"), battery \(block.batteryOk ? "ok" : "low")"
+    }
+
     let settings: BroadcastSourceSettings
     let ids: SampleIDGenerator
     let bluetooth: BluetoothAdapters
