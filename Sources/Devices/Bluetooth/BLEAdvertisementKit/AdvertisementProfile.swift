@@ -57,5 +57,6 @@ public struct DeviceIdentity: Sendable, Hashable, CustomStringConvertible {
         self.model = model
     }
 
+    /// The key, with the address when they differ: `1A2B3C4D (A0:9E:1A:12:34:56)`.
     public var description: String { key == address ? key : "\(key) (\(address))" }
 }

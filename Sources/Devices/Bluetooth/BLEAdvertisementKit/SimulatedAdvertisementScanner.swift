@@ -24,6 +24,7 @@ public struct SimulatedAdvertisementScanner: AdvertisementScanner {
         self.make = make
     }
 
+    /// Always ``ScanPath/simulated``.
     public var path: ScanPath? { .simulated }
 
     /// Yields one advertisement per device per interval until cancelled. The stream holds at most

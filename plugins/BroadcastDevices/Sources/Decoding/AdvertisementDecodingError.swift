@@ -13,6 +13,7 @@ public struct AdvertisementDecodingError: Error, Sendable, Equatable, CustomStri
 
     /// The payload's name as users know it: `Polar manufacturer data (0x006B)`.
     public let payload: String
+    /// What went wrong.
     public let code: Code
     /// The byte offset where the fault lies.
     public let offset: Int
@@ -27,5 +28,6 @@ public struct AdvertisementDecodingError: Error, Sendable, Equatable, CustomStri
         self.reason = reason
     }
 
+    /// The payload, the reason and the offset, for logs and `healthgate decode`.
     public var description: String { "\(payload): \(reason) (at byte \(offset))" }
 }

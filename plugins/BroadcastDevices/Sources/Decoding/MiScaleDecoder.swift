@@ -22,11 +22,17 @@ public enum MiScaleUnit: String, Sendable, CaseIterable {
 
 /// The scale's clock as it broadcasts it: local time without a zone, set by the phone app.
 public struct MiScaleClock: Sendable, Hashable {
+    /// The year (1970 while the clock is unset).
     public let year: Int
+    /// 1–12.
     public let month: Int
+    /// 1–31.
     public let day: Int
+    /// 0–23.
     public let hour: Int
+    /// 0–59.
     public let minute: Int
+    /// 0–59.
     public let second: Int
 
     /// The earliest year taken as a set clock. A scale whose clock was never set by its app counts
@@ -47,6 +53,7 @@ public struct MiScaleClock: Sendable, Hashable {
 
 /// One advertisement of a Xiaomi scale, decoded.
 public struct MiScaleReading: Sendable, Equatable {
+    /// The scale model, by its service data.
     public let service: MiScaleService
     /// The weight as the scale sends it, in its own unit's steps (kg × 200, lb × 100, jin × 100).
     public let rawWeight: UInt16

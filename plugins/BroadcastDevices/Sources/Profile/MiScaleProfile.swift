@@ -5,7 +5,9 @@ public import FoundationEssentials
 /// Xiaomi's Mi Smart Scale 2 (service data 0x181D) and Mi Body Composition Scale 2 (0x181B): each
 /// weighing is repeated in many advertisements. A scale is its address.
 public enum MiScaleProfile: AdvertisementProfile {
+    /// For logs and status.
     public static let displayName = "Xiaomi scale"
+    /// Service data 0x181D or 0x181B.
     public static let matches: [AdvertisementMatch] = MiScaleService.allCases.map { .serviceData(BluetoothUUID($0.rawValue)) }
     /// A weighing is repeated for seconds: any rate will do.
     public static let requiredRate: Double? = nil

@@ -5,7 +5,9 @@ public import FoundationEssentials
 /// Polar's heart-rate broadcast (H9, H10, OH1, Verity Sense, watches with "HR visible to other
 /// devices"): manufacturer data of company 0x006B, about one new value a second.
 public enum PolarBroadcastProfile: AdvertisementProfile {
+    /// For logs and status.
     public static let displayName = "Polar heart-rate broadcast"
+    /// Manufacturer data of Polar Electro Oy (0x006B).
     public static let matches: [AdvertisementMatch] = [.manufacturer(PolarBroadcastDecoder.companyIdentifier)]
     /// How many advertisements of a simulated strap repeat each value (at 4 advertisements a
     /// second, one new value a second, as a real strap).

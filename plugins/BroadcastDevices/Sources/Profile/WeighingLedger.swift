@@ -10,8 +10,11 @@ import FoundationEssentials
 public struct WeighingLedger: Sendable, Hashable, Codable {
     /// One weighing's identity.
     public struct Weighing: Sendable, Hashable, Codable {
+        /// The scale's clock at the weighing.
         public let year, month, day, hour, minute, second: Int
+        /// The weight in the scale's steps.
         public let rawWeight: UInt16
+        /// The scale's unit (`kg`, `lb`, `jin`).
         public let unit: String
 
         /// The weighing `reading` belongs to.

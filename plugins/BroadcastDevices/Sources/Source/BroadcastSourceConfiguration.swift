@@ -25,6 +25,7 @@ public struct BroadcastSourceConfiguration: Sendable, Hashable, DeclaredConfigur
     /// Every key at its default.
     public init() {}
 
+    /// The declared keys, each once.
     public static var configurationKeys: [ConfigurationKey<Self>] {
         [
             ConfigurationKey(
@@ -66,6 +67,7 @@ public struct BroadcastSimulationConfiguration: Sendable, Hashable, DeclaredConf
     /// Every key at its default.
     public init() {}
 
+    /// The declared keys, each once.
     public static var configurationKeys: [ConfigurationKey<Self>] {
         [
             ConfigurationKey("devices", \.devices, .whole(devicesRange, unit: "devices"), "Simulated advertisers"),
@@ -78,10 +80,12 @@ public struct BroadcastSimulationConfiguration: Sendable, Hashable, DeclaredConf
 
 /// A broadcast source's checked settings.
 public struct BroadcastSourceSettings: Sendable, Hashable {
+    /// The scanner.
     public var transport: BroadcastTransportChoice
     /// The BlueZ adapter; nil: the first.
     public var adapter: String?
     /// Device ids, addresses or name globs; nil: every device.
     public var devices: [String]?
+    /// The simulated advertisers (transport: simulated).
     public var simulation: BroadcastSimulationConfiguration
 }

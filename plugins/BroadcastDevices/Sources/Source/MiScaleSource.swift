@@ -13,8 +13,11 @@ public import SampleBus
 /// whatever order (``WeighingLedger``); the ledger is the source's checkpoint, committed with
 /// the sample, so a restart stores no weighing twice. The impedance goes in the metadata.
 public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDecoding {
+    /// The `config` object.
     public typealias Configuration = BroadcastSourceConfiguration
+    /// The configuration kind.
     public static let kind = "ble-mi-scale"
+    /// One line for `healthgate plugins`.
     public static let summary = "Xiaomi Mi Scale 2 and Mi Body Composition Scale 2 (service data 0x181D, 0x181B): weighings without pairing."
     /// `healthgate decode mi-scale`.
     public static var payloadDecoders: [PayloadDecoder] { [BroadcastPayloadDecoders.miScale] }
@@ -37,6 +40,7 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
     let bluetooth: BluetoothAdapters
     let scanner: (any AdvertisementScanner)?
 
+    /// A source without the gateway's Bluetooth (simulated, or reporting BlueZ unavailable).
     public init(settings: BroadcastSourceSettings, environment: PluginEnvironment) {
         self.init(settings: settings, environment: environment, bluetooth: BluetoothAdapters(clock: environment.clock))
     }
@@ -57,6 +61,7 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
         self.scanner = scanner
     }
 
+    /// Listens until cancelled; throws when the scanner fails (the supervisor restarts it).
     public func run(context: SourceContext) async throws {
         let scanner = self.scanner ?? BroadcastScanners.scanner(settings, bluetooth: bluetooth, clock: context.clock, make: MiScaleProfile.simulated)
         var ledgers: [String: WeighingLedger] = [:]

@@ -12,8 +12,11 @@ public import SampleBus
 /// carries none). A strap is its device id (from its name), else its address; a strap not heard
 /// for ``lostAfter`` starts afresh.
 public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, PayloadDecoding {
+    /// The `config` object.
     public typealias Configuration = BroadcastSourceConfiguration
+    /// The configuration kind.
     public static let kind = "ble-polar-broadcast"
+    /// One line for `healthgate plugins`.
     public static let summary = "Polar heart-rate broadcast (manufacturer data 0x006B): heart rate without a connection."
     /// `healthgate decode polar-broadcast`.
     public static var payloadDecoders: [PayloadDecoder] { [BroadcastPayloadDecoders.polarBroadcast] }
@@ -38,6 +41,7 @@ public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, Pay
     let bluetooth: BluetoothAdapters
     let scanner: (@Sendable (any GatewayClock) -> any AdvertisementScanner)?
 
+    /// A source without the gateway's Bluetooth (simulated, or reporting BlueZ unavailable).
     public init(settings: BroadcastSourceSettings, environment: PluginEnvironment) {
         self.init(settings: settings, environment: environment, bluetooth: BluetoothAdapters(clock: environment.clock))
     }
@@ -58,6 +62,7 @@ public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, Pay
         self.scanner = { _ in scanner }
     }
 
+    /// Listens until cancelled; throws when the scanner fails (the supervisor restarts it).
     public func run(context: SourceContext) async throws {
         let scanner =
             self.scanner?(context.clock)
