@@ -122,6 +122,10 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The profile kit every Bluetooth LE source is built on: following devices (discovery,
         // filter, reconnect), the shared configuration keys, simulation pacing, BluetoothProfile.
+        // The advertisement kit: profiles of devices that only advertise, matching, rates, the listener.
+        .target(
+            name: "BLEAdvertisementKit", dependencies: ["BLETransport", "GatewayRuntime", "SampleBus"],
+            path: "Sources/Devices/Bluetooth/BLEAdvertisementKit", exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
             name: "BLEProfileKit", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "AsyncPrimitives"], path: "Sources/Devices/Bluetooth/BLEProfileKit",
             exclude: ["README.md"], swiftSettings: swiftSettings),
@@ -199,6 +203,10 @@ let package = Package(
             name: "ANTHeartRate",
             dependencies: ["ANTProtocol", "AsyncPrimitives", "GatewayRuntime", "GatewayTime", "HealthModel", "HealthStore", "LinuxSystem", "SampleBus", "SerialDevices"],
             path: "plugins/ANTHeartRate/Sources", swiftSettings: swiftSettings),
+        // Devices that only advertise (Polar heart-rate broadcast, Xiaomi scales): pure decoders.
+        .target(
+            name: "BroadcastDevices", dependencies: ["BLEAdvertisementKit", "BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus"],
+            path: "plugins/BroadcastDevices/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
@@ -213,7 +221,7 @@ let package = Package(
         .target(
             name: "BuiltinPlugins",
             dependencies: [
-                "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "ANTHeartRate", "SQLiteStore",
+                "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "BroadcastDevices", "SerialPedometer", "ANTHeartRate", "SQLiteStore",
                 "HTTPRepository", "MQTTBroker",
             ],
             path: "Sources/App/BuiltinPlugins", swiftSettings: swiftSettings),
@@ -221,7 +229,8 @@ let package = Package(
         // MARK: The executable: argument parsing, config, the catalog, wiring, signals
         .executableTarget(
             name: "healthgate",
-            dependencies: ["GatewayTime", 
+            dependencies: [
+                "BLEAdvertisementKit","GatewayTime", 
                 "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts",
                 "AsyncPrimitives", "LinuxSystem", "BLEProfileKit", "BlueZ", "SerialDevices", "Udev", "GATTDecoding",
                 "WebBoard", "Metrics", "WorkoutExport", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
@@ -301,6 +310,12 @@ let package = Package(
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "BLEAdvertisementKitTests", dependencies: ["BLEAdvertisementKit", "BLETransport"],
+            path: "Tests/BLEAdvertisementKitTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BroadcastDevicesTests", dependencies: ["BroadcastDevices", "BLEAdvertisementKit", "BLETransport", "GatewayRuntime", "GatewayTesting", "HealthModel", "SampleBus"],
+            path: "plugins/BroadcastDevices/Tests", swiftSettings: swiftSettings),
+        .testTarget(
             name: "FitnessEquipmentTests", dependencies: ["BLETesting", "BLETransport", "GatewayRuntime", "GATTDecoding", "FitnessEquipment", "BLEProfileKit", "GatewayTesting", "HealthModel", "SampleBus"],
             path: "plugins/FitnessEquipment/Tests", swiftSettings: swiftSettings),
         .testTarget(
@@ -311,7 +326,7 @@ let package = Package(
             path: "plugins/ContinuousGlucose/Tests", swiftSettings: swiftSettings),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "DBus", "BLEProfileKit", "HeartRateMonitor", "HealthDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
+            name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "DBus", "BLEProfileKit", "HeartRateMonitor", "HealthDevices", "BroadcastDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "GATTDecodingTests", dependencies: ["GATTDecoding"], path: "Tests/GATTDecodingTests",

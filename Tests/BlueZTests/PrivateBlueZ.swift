@@ -253,3 +253,35 @@ final class StreamCollector<Element: Sendable>: Sendable {
 
     func cancel() { task.cancel() }
 }
+
+extension PrivateBlueZ {
+    /// One advertisement of `address` heard by discovery (the fixture's Advertise): the device is
+    /// added on the first, each later one changes its ManufacturerData and ServiceData.
+    @discardableResult
+    func advertise(
+        _ address: String, name: String, manufacturer: [UInt16: [UInt8]] = [:], service: [UInt16: [UInt8]] = [:],
+        adapter: String = "hci0"
+    ) async throws -> String {
+        func bytes(_ value: [UInt8]) -> DBusValue { .array(elementSignature: "y", value.map { .byte($0) }) }
+        let manufacturerData = DBusValue.dictionary(
+            keySignature: "q", valueSignature: "ay",
+            manufacturer.sorted { $0.key < $1.key }.map { DBusDictionaryEntry(key: .uint16($0.key), value: bytes($0.value)) })
+        let serviceData = DBusValue.dictionary(
+            keySignature: "s", valueSignature: "ay",
+            service.sorted { $0.key < $1.key }.map {
+                DBusDictionaryEntry(key: .string(BluetoothUUID($0.key).uuidString), value: bytes($0.value))
+            })
+        let reply = try await connection.call(
+            destination: "org.bluez", path: "/", interface: "org.healthgate.Test", member: "Advertise",
+            arguments: [.string(adapter), .string(address), .string(name), manufacturerData, serviceData])
+        return reply.first?.string ?? ""
+    }
+
+    /// The adapter's discovery filter as the last SetDiscoveryFilter left it.
+    func discoveryFilter(adapter: String = "hci0") async throws -> [String: DBusValue] {
+        let reply = try await connection.call(
+            destination: "org.bluez", path: "/org/bluez/\(adapter)", interface: "org.freedesktop.DBus.Properties",
+            member: "Get", arguments: [.string("org.bluez.Adapter1"), .string("DiscoveryFilter")])
+        return reply.first?.unwrapped.dictionary ?? [:]
+    }
+}

@@ -57,6 +57,46 @@ final class ScanCommandTests: XCTestCase {
         XCTAssertTrue(unknown.standardError.contains(#"unknown --kind "toaster" (one of: heart-rate-monitor, foot-pod"#), unknown.standardError)
     }
 
+    /// A strap broadcasting heart rate and a scale broadcasting a weighing while scan runs: listed
+    /// with their last reading and the source that reads them; --kind narrows to one of them.
+    func testScanListsAdvertisersWithTheirLastReading() async throws {
+        let bus = try await PrivateBlueZ()
+        try await bus.addAdapter()
+        var executable = try HealthgateExecutable()
+        executable.environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        // Advertising until scan has run (it starts scanning at some point of the first second).
+        let advertising = Task {
+            var counter: UInt8 = 0
+            while !Task.isCancelled {
+                counter &+= 1
+                try await bus.advertise(
+                    "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D", manufacturer: [0x006B: [0x03 | (counter % 8) << 2, 0, 75, 72]])
+                // xiaomi-ble's test_Xiaomi_Scale2 payload: 85.15 kg, 428 ohms, stabilised.
+                try await bus.advertise(
+                    "C8:47:8C:01:02:03", name: "MIBFS",
+                    service: [0x181B: [0x02, 0x26, 0xB2, 0x07, 0x05, 0x04, 0x0F, 0x02, 0x01, 0xAC, 0x01, 0x86, 0x42]])
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let all = try await executable.run(["scan", "--adapter", "hci0", "--timeout", "2"])
+        let straps = try await executable.run(["scan", "--adapter", "hci0", "--timeout", "2", "--kind", "ble-polar-broadcast"])
+        advertising.cancel()
+        _ = await advertising.result
+        await bus.stop()
+        XCTAssertEqual(all.status, 0, all.standardError)
+        let lines = all.standardOutput.split(separator: "\n").map(String.init)
+        XCTAssertTrue(
+            lines.contains { $0.hasPrefix("A0:9E:1A:12:34:56") && $0.contains("72 bpm, contact yes, battery ok") && $0.hasSuffix("ble-polar-broadcast") },
+            all.standardOutput)
+        XCTAssertTrue(
+            lines.contains { $0.hasPrefix("C8:47:8C:01:02:03") && $0.contains("85.15 kg, 428 ohms") && $0.hasSuffix("ble-mi-scale") },
+            all.standardOutput)
+        XCTAssertTrue(lines.contains(#"  {"kind": "ble-polar-broadcast", "config": {"devices": ["A0:9E:1A:12:34:56"]}}"#), all.standardOutput)
+        XCTAssertEqual(straps.status, 0, straps.standardError)
+        XCTAssertTrue(straps.standardOutput.contains("A0:9E:1A:12:34:56"), straps.standardOutput)
+        XCTAssertFalse(straps.standardOutput.contains("C8:47:8C:01:02:03"), straps.standardOutput)
+    }
+
     func testScanWithoutBluetoothdExitsUnavailable() async throws {
         let bus = try await PrivateBlueZ(withBluetoothd: false)
         var executable = try HealthgateExecutable()

@@ -95,6 +95,9 @@ def base_plugin_config(kind):
         "ble-heart-rate": {
             "transport": "simulated", "reconnect": reconnect, "simulation": {"heartRateMonitors": 1, "footPods": 1}},
         "ble-fitness": {"transport": "simulated", "reconnect": reconnect, "simulation": {"bikes": 1, "rowers": 1}},
+        # The broadcast sources are no profiles of the connection kit: no reconnect key.
+        "ble-polar-broadcast": {"transport": "simulated"},
+        "ble-mi-scale": {"transport": "simulated"},
         "serial-pedometer": {"path": SERIAL_PATH},
         # A stick needs the ANT+ network key, which no test has: the simulated stick makes its own.
         "ant-heart-rate": {"transport": "simulated", "simulation": {"straps": 2}},

@@ -15,7 +15,16 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(demo.status, 0, demo.standardError)
         XCTAssertTrue(demo.standardOutput.contains("heartRate"), demo.standardOutput)
 
-        let query = try await healthgate.run(["query", "samples", "--type", "heartRate", "--db", database, "--format", "json"])
+        // The broadcasting Polar straps store heart rates of their own, under their source.
+        let broadcast = try await healthgate.run(
+            ["query", "samples", "--type", "heartRate", "--source", "demo-polar-broadcast", "--db", database, "--format", "json"])
+        let straps = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(broadcast.standardOutput.utf8)) as? [[String: Any]])
+        XCTAssertFalse(straps.isEmpty, broadcast.standardOutput)
+        XCTAssertEqual(
+            Set(straps.compactMap { ($0["device"] as? [String: Any])?["manufacturer"] as? String }), ["Polar Electro Oy"])
+
+        let query = try await healthgate.run(
+            ["query", "samples", "--type", "heartRate", "--source", "demo-heart-rate", "--db", database, "--format", "json"])
         XCTAssertEqual(query.status, 0, query.standardError)
         let samples = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(query.standardOutput.utf8)) as? [[String: Any]])
         // One heart-rate measurement per second from the simulated monitor, for about four seconds.
@@ -35,7 +44,8 @@ final class DaemonTests: XCTestCase {
             XCTAssertNotNil(metadata["healthgate.version"] as? String)
             XCTAssertEqual(metadata["timeZone"] as? String, "Europe/Berlin")
         }
-        let table = try await healthgate.run(["query", "samples", "--type", "heartRate", "--db", database, "--limit", "1"])
+        let table = try await healthgate.run(
+            ["query", "samples", "--type", "heartRate", "--source", "demo-heart-rate", "--db", database, "--limit", "1"])
         XCTAssertTrue(table.standardOutput.contains("SOURCE"), table.standardOutput)
         XCTAssertTrue(table.standardOutput.contains("/demo-heart-rate"), table.standardOutput)
 

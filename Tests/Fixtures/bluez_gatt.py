@@ -38,6 +38,11 @@ control interface, org.healthgate.Test, on "/" that the Swift tests call over D-
                                           pairs with "just works" without asking. Paired stays
                                           true across dropped links, as a bond does.
   PairingState(device o) -> (bbu)         (Paired, Trusted, passkey requests made)
+  Advertise(adapter s, address s, name s, manufacturer a{qay}, service a{say}) -> o
+      An advertiser heard by discovery: the Device1 is added on its first advertisement (no
+      UUIDs, not connectable here), then each call sets ManufacturerData (a{qv}) and
+      ServiceData (a{sv}) with one PropertiesChanged, as bluetoothd reports a changed
+      advertisement.
 '''
 
 import socket
@@ -420,6 +425,37 @@ def control_remove_monitor(main, device_path):
     emit_removed(device_path, [DEVICE_IFACE])
 
 
+def control_advertise(main, adapter, address, name, manufacturer, service):
+    adapter_path = '/org/bluez/' + adapter
+    path = adapter_path + '/dev_' + address.replace(':', '_').upper()
+    manufacturer_data = dbus.Dictionary(
+        {dbus.UInt16(k): dbus.Array(bytes(v), signature='y', variant_level=1) for k, v in manufacturer.items()},
+        signature='qv', variant_level=1)
+    service_data = dbus.Dictionary(
+        {dbus.String(k): dbus.Array(bytes(v), signature='y', variant_level=1) for k, v in service.items()},
+        signature='sv', variant_level=1)
+    if path not in mockobject.objects:
+        props = {
+            'Address': dbus.String(address, variant_level=1),
+            'AddressType': dbus.String('public', variant_level=1),
+            'Name': dbus.String(name, variant_level=1),
+            'Alias': dbus.String(name, variant_level=1),
+            'Adapter': dbus.ObjectPath(adapter_path, variant_level=1),
+            'RSSI': dbus.Int16(-61, variant_level=1),
+            'UUIDs': dbus.Array([], signature='s', variant_level=1),
+            'Paired': dbus.Boolean(False, variant_level=1),
+            'Connected': dbus.Boolean(False, variant_level=1),
+            'ManufacturerData': manufacturer_data,
+            'ServiceData': service_data,
+        }
+        main.AddObject(path, DEVICE_IFACE, props, [])
+        # As bluetoothd announces a device it hears for the first time.
+        emit_added(path, {DEVICE_IFACE: props})
+    else:
+        set_props(mockobject.objects[path], DEVICE_IFACE, {'ManufacturerData': manufacturer_data, 'ServiceData': service_data})
+    return dbus.ObjectPath(path)
+
+
 _CONTROL = [
     ('AddHeartRateMonitor', 'sssb', 'o', control_add_monitor),
     ('FailNextConnect', 'os', '', control_fail_next_connect),
@@ -437,6 +473,7 @@ _CONTROL = [
     ('AddGlucoseRecord', 'oay', '', control_add_glucose_record),
     ('RequirePairing', 'oi', '', control_require_pairing),
     ('PairingState', 'o', 'bbu', control_pairing_state),
+    ('Advertise', 'sssa{qay}a{say}', 'o', control_advertise),
 ]
 
 def load(mock, parameters):

@@ -1,6 +1,7 @@
 public import BLETransport
 import ANTHeartRate
 import BLEProfileKit
+import BroadcastDevices
 public import SampleBus
 import ContinuousGlucose
 import FitnessEquipment
@@ -25,6 +26,13 @@ public enum BuiltinCatalog {
             .bluetoothSource(FitnessEquipmentSource.self, bluetooth: bluetooth),
             .bluetoothSource(HealthDeviceSource.self, bluetooth: bluetooth),
             .bluetoothSource(CGMSource.self, bluetooth: bluetooth),
+            .source(PolarBroadcastSource.self) { settings, environment in
+                PolarBroadcastSource(
+                    settings: settings, environment: environment, bluetooth: bluetooth ?? BluetoothAdapters(clock: environment.clock))
+            },
+            .source(MiScaleSource.self) { settings, environment in
+                MiScaleSource(settings: settings, environment: environment, bluetooth: bluetooth ?? BluetoothAdapters(clock: environment.clock))
+            },
             .source(SerialPedometerSource.self),
             .source(ANTHeartRateSource.self),
             .sink(SQLiteSink.self),

@@ -14,7 +14,30 @@ public struct PayloadDecoder: Sendable {
     public let example: String
     /// The keys of the JSON object, each with its unit and when it is null.
     public let keys: String
-    private let body: @Sendable ([UInt8]) throws -> any Encodable & Sendable
+    /// The options the decoder takes besides the payload (`--service 181d`); most take none.
+    public let options: [Option]
+    private let body: @Sendable ([UInt8], [String: String]) throws -> any Encodable & Sendable
+
+    /// One `--NAME VALUE` option of a decoder, with the values it accepts: the command checks
+    /// the value against `choices` before decoding, so a decoder sees only a valid one.
+    public struct Option: Sendable {
+        /// The long name without dashes: `service`.
+        public let name: String
+        /// The accepted values, the first being the default when the option is not required.
+        public let choices: [String]
+        /// Whether the option must be given.
+        public let required: Bool
+        /// What it selects, for the help.
+        public let help: String
+
+        /// An option called `--name`, one of `choices`.
+        public init(_ name: String, choices: [String], required: Bool, help: String) {
+            self.name = name
+            self.choices = choices
+            self.required = required
+            self.help = help
+        }
+    }
 
     /// A decoder whose output encodes as one JSON object. `decode` throws for a payload that is
     /// not valid (truncated, reserved values), with the reason.
@@ -26,12 +49,37 @@ public struct PayloadDecoder: Sendable {
         self.summary = summary
         self.example = example
         self.keys = keys
-        body = { bytes in try decode(bytes) }
+        options = []
+        body = { bytes, _ in try decode(bytes) }
+    }
+
+    /// A decoder that also reads `options`: `decode` gets each option's value by name (its first
+    /// choice when it was not given and is not required).
+    public init<Output: Encodable & Sendable, Failure: Error>(
+        _ name: String, _ summary: String, example: String, keys: String, options: [Option],
+        _ decode: @escaping @Sendable ([UInt8], [String: String]) throws(Failure) -> Output
+    ) {
+        self.name = name
+        self.summary = summary
+        self.example = example
+        self.keys = keys
+        self.options = options
+        body = { bytes, values in
+            var chosen: [String: String] = [:]
+            for option in options { chosen[option.name] = values[option.name] ?? option.choices.first }
+            return try decode(bytes, chosen)
+        }
     }
 
     /// Decodes `bytes`. Throws the decoder's error for an invalid payload.
     public func decode(_ bytes: [UInt8]) throws -> any Encodable & Sendable {
-        try body(bytes)
+        try body(bytes, [:])
+    }
+
+    /// Decodes `bytes` with the given option values (by option name). Throws the decoder's error
+    /// for an invalid payload.
+    public func decode(_ bytes: [UInt8], options values: [String: String]) throws -> any Encodable & Sendable {
+        try body(bytes, values)
     }
 }
 

@@ -19,8 +19,12 @@ enum DecodeCommand {
 
     /// The subcommand of one decoder.
     static func leaf(_ decoder: PayloadDecoder) -> Command {
-        Command(
-            name: decoder.name, summary: "Decode a \(decoder.summary)", usage: "decode \(decoder.name) HEX…",
+        let synopsis = decoder.options.map { option in
+            let value = "--\(option.name) \(option.choices.joined(separator: "|"))"
+            return option.required ? " \(value)" : " [\(value)]"
+        }.joined()
+        return Command(
+            name: decoder.name, summary: "Decode a \(decoder.summary)", usage: "decode \(decoder.name) HEX…\(synopsis)",
             discussion: """
                 HEX is the payload as hex digits, in one word or several (00 48 is "00 48"); \
                 spaces, colons and a 0x prefix are allowed.
@@ -30,9 +34,25 @@ enum DecodeCommand {
                   \(decoder.example)
 
                 Exits 65 with the reason on stderr when the payload is not valid.
-                """
+                """,
+            options: decoder.options.map { option in
+                OptionSpec(name: option.name, value: option.choices.joined(separator: "|").uppercased(), help: option.help)
+            }
         ) { arguments, context in
             guard !arguments.positional.isEmpty else { throw CommandError(.usage, "missing the HEX payload") }
+            var values: [String: String] = [:]
+            for option in decoder.options {
+                guard let value = arguments.value(option.name) else {
+                    if option.required { throw CommandError(.usage, "--\(option.name) is required (\(option.choices.joined(separator: " or ")))") }
+                    continue
+                }
+                let normalized = value.lowercased()
+                guard option.choices.contains(normalized) else {
+                    throw CommandError(
+                        .usage, "--\(option.name) \(DecodeCommand.quoted(value)): expected \(option.choices.joined(separator: " or "))")
+                }
+                values[option.name] = normalized
+            }
             let bytes: [UInt8]
             do {
                 // Typed unquoted, a payload with spaces arrives as several words: the same bytes.
@@ -46,7 +66,7 @@ enum DecodeCommand {
             }
             let output: any Encodable & Sendable
             do {
-                output = try decoder.decode(bytes)
+                output = try decoder.decode(bytes, options: values)
             } catch {
                 throw CommandError(.dataError, DecodeCommand.abbreviated("\(error)"))
             }

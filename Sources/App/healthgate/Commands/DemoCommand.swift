@@ -1,3 +1,4 @@
+import BLEAdvertisementKit
 import BuiltinPlugins
 import BLEProfileKit
 import FoundationEssentials
@@ -21,7 +22,9 @@ enum DemoCommand {
             thermometer and pulse oximeter that indicate real Weight (0x2A9D), Blood Pressure (0x2A35), \
             Temperature (0x2A1C) and PLX Spot-check (0x2A5E) Measurements every 20 s with a device clock \
             90 s fast, a simulated glucose meter whose stored Glucose Measurements (0x2A18) the gateway \
-            downloads through its Record Access Control Point (0x2A52), and a simulated serial pedometer on a real pseudo-terminal that \
+            downloads through its Record Access Control Point (0x2A52), two Polar straps broadcasting heart rate in their \
+            advertisements (manufacturer data 0x006B) and a Xiaomi body composition scale broadcasting \
+            its weighings (service data 0x181B), and a simulated serial pedometer on a real pseudo-terminal that \
             speaks the documented pedometer protocol. Samples go into the demo's own SQLite store, \
             $XDG_STATE_HOME/healthgate/demo.sqlite (default ~/.local/state/healthgate/), never into \
             the store of 'healthgate run' (--db chooses another file; the first line printed names \
@@ -79,7 +82,9 @@ enum DemoCommand {
             let activity = try WorkoutCommand.activity(
                 arguments.value("activity") ?? WorkoutActivityType.highIntensityIntervalTraining.rawValue, what: "--activity")
             let group = DemoParticipants(count: count, dropAfter: dropAfter)
-            configuration.sources = group.sources + demo.sources.filter { $0.kind != "ble-heart-rate" }
+            // The participants' straps replace the demo's heart-rate sources, the broadcasting ones too.
+            let broadcasting = Set(BuiltinCatalog.make().advertisementSources.map(\.kind))
+            configuration.sources = group.sources + demo.sources.filter { $0.kind != "ble-heart-rate" && !broadcasting.contains($0.kind) }
             configuration.participants = group.participants
             if let listen = arguments.value("listen") {
                 configuration.web = .object(["listen": .string(listen)])
@@ -130,6 +135,10 @@ enum DemoDevices {
         // Every Bluetooth profile in the catalog that has a demo, then every serial member's.
         var sources = catalog.bluetoothSources.compactMap { kind, source in
             source.demo.map { PluginConfiguration(kind: kind, name: $0.name, config: $0.configuration) }
+        }
+        // Every advertisement source: a broadcasting strap, a scale.
+        sources += catalog.advertisementSources.map { kind, source in
+            PluginConfiguration(kind: kind, name: source.demo.name, config: source.demo.configuration)
         }
         var background: [@Sendable () async throws -> Void] = []
         for (kind, source) in catalog.serialSources {

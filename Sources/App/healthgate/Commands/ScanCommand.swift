@@ -1,3 +1,4 @@
+import BLEAdvertisementKit
 import BuiltinPlugins
 import GatewayRuntime
 import BLEProfileKit
@@ -38,8 +39,11 @@ enum ScanCommand {
 
             \(profiles(in: BuiltinCatalog.make()).map { "  \($0.kind.name.padded(toLength: 27))\($0.kind.service)  (\($0.source))" }.joined(separator: "\n"))
 
+            Devices that only advertise are listed too, with their last reading, for the sources \
+            that read their advertisements: \(BuiltinCatalog.make().advertisementSources.map(\.kind).joined(separator: ", ")).
+
             --kind narrows the scan to some of them (a kind above, or a source's kind such as \
-            ble-health); it may be given more than once. After the table, scan prints the \
+            ble-health or ble-polar-broadcast); it may be given more than once. After the table, scan prints the \
             "sources" entries that follow exactly the devices found, one per source, such as \
             {"kind": "ble-heart-rate", "config": {"devices": ["AA:BB:CC:DD:EE:FF"]}}: paste them \
             into the configuration's "sources" list.
@@ -76,10 +80,22 @@ enum ScanCommand {
             for entry in serial { try await scanSerial(entry, arguments: arguments, timeout: timeout, context: context) }
             return .success
         }
-        let wanted = try selected(arguments.list("kind"), from: profiles(in: BuiltinCatalog.make()))
+        let catalog = BuiltinCatalog.make()
+        let names = arguments.list("kind")
+        let broadcasting = catalog.advertisementSources.filter { names.isEmpty || names.contains($0.kind) }
+        let wanted = try selected(
+            names.filter { name in !broadcasting.contains { $0.kind == name } }, from: profiles(in: catalog),
+            broadcasting: names.isEmpty ? [] : broadcasting.map(\.kind), extraKnown: catalog.advertisementSources.map(\.kind))
+        // The advertisement scan has a BlueZ client of its own: BlueZ keeps one discovery filter
+        // per client and merges them, so neither scan narrows the other.
         let transport = try BluetoothCommandOptions.transport(arguments, context: context, label: "scan", level: .warning)
-        let found = try await scan(transport, services: wanted.map(\.kind.service), for: .seconds(timeout))
-        print(found, profiles: wanted, context: context)
+        let scanner = try BluetoothCommandOptions.transport(arguments, context: context, label: "scan", level: .warning)
+        async let advertisers = broadcasting.isEmpty
+            ? [:] : scanAdvertisements(scanner, sources: broadcasting, for: .seconds(timeout))
+        let found = wanted.isEmpty ? [] : try await scan(transport, services: wanted.map(\.kind.service), for: .seconds(timeout))
+        let heard = try await advertisers
+        if !wanted.isEmpty || heard.isEmpty { print(found, profiles: wanted, context: context) }
+        printAdvertisers(heard, context: context)
         return .success
     }
 
@@ -111,10 +127,13 @@ enum ScanCommand {
         }
     }
 
-    /// The profiles `--kind` names (every one when none is given).
-    static func selected(_ given: [String], from profiles: [Profile]) throws(CommandError) -> [Profile] {
-        guard !given.isEmpty else { return profiles }
-        let known = profiles.map(\.kind.name) + Array(Set(profiles.map(\.source))).sorted()
+    /// The profiles `--kind` names (every one when none is given, and none when it names only
+    /// advertisement sources, `broadcasting`).
+    static func selected(
+        _ given: [String], from profiles: [Profile], broadcasting: [String] = [], extraKnown: [String] = []
+    ) throws(CommandError) -> [Profile] {
+        guard !given.isEmpty else { return broadcasting.isEmpty ? profiles : [] }
+        let known = profiles.map(\.kind.name) + Array(Set(profiles.map(\.source))).sorted() + extraKnown
         var names: [String] = []
         for name in given { names.append(try NameChoice.pick(name, among: known, what: "--kind")) }
         return profiles.filter { names.contains($0.kind.name) || names.contains($0.source) }
@@ -139,6 +158,83 @@ enum ScanCommand {
             }
         }
         return Array(seen.value.values)
+    }
+
+    private static func print(_ peripherals: [DiscoveredPeripheral], profiles: [Profile], context: CommandContext) {
+        // A device is listed under the first kind whose service it advertises.
+        let matched = peripherals.compactMap { peripheral -> (DiscoveredPeripheral, Profile)? in
+            guard let profile = profiles.first(where: { peripheral.serviceUUIDs.contains($0.kind.service) }) else { return nil }
+            return (peripheral, profile)
+        }
+        guard !matched.isEmpty else {
+            context.print("No \(profiles.count == 1 ? profiles[0].kind.name : "device of a kind the gateway reads") found.")
+            return
+        }
+        let sorted = matched.sorted { ($0.0.rssi ?? -999, $1.0.address) > ($1.0.rssi ?? -999, $0.0.address) }
+        let rows = sorted.map { peripheral, profile in
+            [peripheral.address, peripheral.name ?? "-", peripheral.rssi.map { "\($0) dBm" } ?? "-", profile.kind.name, profile.source]
+        }
+        context.print(TextTable.render(header: ["ADDRESS", "NAME", "RSSI", "KIND", "SOURCE"], rows: rows))
+        context.print("")
+        context.print("To follow these devices, add to \"sources\":")
+        var sources: [String] = []
+        for (_, profile) in sorted where !sources.contains(profile.source) { sources.append(profile.source) }
+        for source in sources {
+            let addresses = sorted.filter { $0.1.source == source }.map { "\"\($0.0.address.uppercased())\"" }
+            context.print("  {\"kind\": \"\(source)\", \"config\": {\"devices\": [\(addresses.joined(separator: ", "))]}}")
+        }
+    }
+    /// One advertiser heard: its last advertisement and the source that reads it.
+    struct Advertiser: Sendable {
+        let advertisement: Advertisement
+        let source: String
+        let reading: String
+    }
+
+    /// Scans advertisements for `duration` and returns each advertiser of `sources` with its last
+    /// reading, by address.
+    static func scanAdvertisements(
+        _ scanner: BlueZTransport, sources: [(kind: String, source: any AdvertisementSource.Type)], for duration: Duration
+    ) async throws -> [String: Advertiser] {
+        let seen = AsyncCondition<[String: Advertiser]>([:])
+        _ = try await race(sleep: { try await Task.sleep(for: duration) }) {
+            do {
+                for try await advertisement in scanner.advertisements() {
+                    for (kind, source) in sources {
+                        guard let reading = source.reading(in: advertisement) else { continue }
+                        seen.update { $0[advertisement.address] = Advertiser(advertisement: advertisement, source: kind, reading: reading) }
+                        break
+                    }
+                }
+            } catch let error as BLETransportError where error.code == .unavailable {
+                throw CommandError(.unavailable, "no Bluetooth: \(error.message)")
+            }
+        }
+        return seen.value
+    }
+
+    private static func printAdvertisers(_ advertisers: [String: Advertiser], context: CommandContext) {
+        guard !advertisers.isEmpty else { return }
+        let sorted = advertisers.values.sorted { $0.advertisement.address < $1.advertisement.address }
+        context.print("")
+        context.print("Advertising devices (read without a connection):")
+        context.print(
+            TextTable.render(
+                header: ["ADDRESS", "NAME", "RSSI", "LAST READING", "SOURCE"],
+                rows: sorted.map {
+                    [
+                        $0.advertisement.address, $0.advertisement.name ?? "-", $0.advertisement.rssi.map { "\($0) dBm" } ?? "-",
+                        $0.reading, $0.source,
+                    ]
+                }))
+        context.print("")
+        context.print("To read these devices, add to \"sources\":")
+        var sources: [String] = []
+        for advertiser in sorted where !sources.contains(advertiser.source) { sources.append(advertiser.source) }
+        for source in sources {
+            let addresses = sorted.filter { $0.source == source }.map { "\"\($0.advertisement.address.uppercased())\"" }
+            context.print("  {\"kind\": \"\(source)\", \"config\": {\"devices\": [\(addresses.joined(separator: ", "))]}}")
+        }
     }
 
     private static func print(_ peripherals: [DiscoveredPeripheral], profiles: [Profile], context: CommandContext) {

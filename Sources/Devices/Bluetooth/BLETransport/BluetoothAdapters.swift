@@ -53,6 +53,12 @@ public final class BluetoothAdapters: Sendable {
     public func transport(for adapter: String?) -> any BLECentralTransport {
         makeTransport(adapter)
     }
+
+    /// An advertisement scanner for `adapter`: the stack's transport when it scans
+    /// advertisements (BlueZ does), else one that fails with `.unavailable`. Nothing is opened here.
+    public func scanner(for adapter: String?) -> any AdvertisementScanner {
+        (makeTransport(adapter) as? any AdvertisementScanner) ?? UnavailableTransport(adapter: adapter)
+    }
 }
 
 /// The transport of a gateway given no Bluetooth stack: discovery and connect fail with
@@ -70,5 +76,13 @@ struct UnavailableTransport: BLECentralTransport {
 
     func connect(to address: String) async throws -> any BLEConnection {
         throw error
+    }
+}
+
+extension UnavailableTransport: AdvertisementScanner {
+    var path: ScanPath? { nil }
+
+    func advertisements() -> AsyncThrowingStream<Advertisement, any Error> {
+        AsyncThrowingStream { $0.finish(throwing: error) }
     }
 }

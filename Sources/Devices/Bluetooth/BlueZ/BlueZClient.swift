@@ -255,6 +255,16 @@ public struct BlueZClient: Sendable {
             ])
     }
 
+    /// Adapter1.SetDiscoveryFilter for advertisement scanning: LE, no UUIDs (every advertiser,
+    /// non-discoverable ones too: BlueZ reports them only while a filter is set), and
+    /// `DuplicateData` true so each changed advertisement is reported, as far as the kernel lets
+    /// it (it may keep the controller's duplicate filter on).
+    public func setAdvertisementDiscoveryFilter(adapter: String) async throws {
+        _ = try await call(
+            adapter, .setDiscoveryFilter,
+            [.properties([("Transport", .string("le")), ("DuplicateData", .bool(true))])])
+    }
+
     /// Sets Adapter1.Powered (org.freedesktop.DBus.Properties.Set): how an administrator turns a
     /// controller off and on, and what the adapter watchdog does to a wedged one.
     public func setPowered(adapter: String, _ powered: Bool) async throws {

@@ -1,0 +1,63 @@
+public import FoundationEssentials
+
+/// One Bluetooth LE advertisement as a scanner reports it: who sent it and the data it carried.
+///
+/// The scanner reports each advertisement it receives (BlueZ: each change of a device's
+/// `ManufacturerData`, `ServiceData`, `RSSI`), stamped with the scanner's clock.
+public struct Advertisement: Sendable, Hashable {
+    /// The advertiser's address, `AA:BB:CC:DD:EE:FF`.
+    public var address: String
+    /// The advertised local name, when known.
+    public var name: String?
+    /// Signal strength in dBm, when known.
+    public var rssi: Int?
+    /// Manufacturer-specific data by company identifier, the bytes after the identifier.
+    public var manufacturerData: [UInt16: [UInt8]]
+    /// Service data by service UUID, the bytes after the UUID.
+    public var serviceData: [BluetoothUUID: [UInt8]]
+    /// When it was received.
+    public var receivedAt: Date
+
+    /// An advertisement from `address` received at `receivedAt`.
+    public init(
+        address: String, name: String? = nil, rssi: Int? = nil, manufacturerData: [UInt16: [UInt8]] = [:],
+        serviceData: [BluetoothUUID: [UInt8]] = [:], receivedAt: Date
+    ) {
+        self.address = address
+        self.name = name
+        self.rssi = rssi
+        self.manufacturerData = manufacturerData
+        self.serviceData = serviceData
+        self.receivedAt = receivedAt
+    }
+}
+
+/// How a scanner hears advertisements, best first: what `status` and the log name.
+public enum ScanPath: String, Sendable, Hashable, CaseIterable {
+    /// BlueZ's Advertisement Monitor (`org.bluez.AdvertisementMonitorManager1`, experimental):
+    /// passive scanning, the controller's duplicate filter lifted while a monitor is registered.
+    case advertisementMonitor = "advertisement-monitor"
+    /// Discovery with a filter (`Transport` le, `DuplicateData` true): the kernel may still turn
+    /// the controller's duplicate filter on, so a changing advertisement can be reported less often.
+    case discovery
+    /// The kernel's management socket (Device Found events; needs `CAP_NET_ADMIN`).
+    case managementSocket = "management-socket"
+    /// Simulated advertisers (`transport: simulated`).
+    case simulated
+
+    /// Whether the path is known to report every advertisement of a device whose data changes
+    /// (no duplicate filter in the way).
+    public var reportsEveryChange: Bool { self != .discovery }
+}
+
+/// A source of advertisements on one adapter: BlueZ, or simulated advertisers.
+///
+/// `advertisements()` starts scanning and yields every advertisement heard, until the consumer
+/// stops iterating (scanning then stops) or the scanner fails (the stream throws a
+/// ``BLETransportError``). ``path`` says how the scanner hears them once scanning started.
+public protocol AdvertisementScanner: Sendable {
+    /// Scans and yields advertisements. Cancellation stops the scan.
+    func advertisements() -> AsyncThrowingStream<Advertisement, any Error>
+    /// The path the scanner uses; nil before scanning started.
+    var path: ScanPath? { get async }
+}

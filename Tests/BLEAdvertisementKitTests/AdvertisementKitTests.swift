@@ -1,0 +1,57 @@
+import BLEAdvertisementKit
+import BLETransport
+import Foundation
+import XCTest
+
+/// The kit's pure parts: matching, identity by default, the rate meter and its verdict.
+final class AdvertisementKitTests: XCTestCase {
+    let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func advertisement(_ address: String = "A0:9E:1A:12:34:56", name: String? = nil, company: UInt16? = nil, service: UInt16? = nil)
+        -> Advertisement
+    {
+        Advertisement(
+            address: address, name: name, manufacturerData: company.map { [$0: [0x00]] } ?? [:],
+            serviceData: service.map { [BluetoothUUID($0): [0x00]] } ?? [:], receivedAt: start)
+    }
+
+    func testMatches() {
+        XCTAssertTrue(AdvertisementMatch.manufacturer(0x006B).matches(advertisement(company: 0x006B)))
+        XCTAssertFalse(AdvertisementMatch.manufacturer(0x006B).matches(advertisement(company: 0x016B)))
+        XCTAssertTrue(AdvertisementMatch.serviceData(BluetoothUUID(0x181D)).matches(advertisement(service: 0x181D)))
+        XCTAssertFalse(AdvertisementMatch.serviceData(BluetoothUUID(0x181D)).matches(advertisement(service: 0x181B)))
+        XCTAssertTrue(AdvertisementMatch.name("Polar *").matches(advertisement(name: "Polar H10 1A2B3C4D")))
+        XCTAssertTrue(AdvertisementMatch.name("Polar H?? *").matches(advertisement(name: "Polar H10 1A2B3C4D")))
+        XCTAssertFalse(AdvertisementMatch.name("Polar *").matches(advertisement(name: "polar H10")))
+        XCTAssertFalse(AdvertisementMatch.name("Polar *").matches(advertisement()))
+    }
+
+    func testRateOverTheWindow() {
+        var meter = AdvertisementRateMeter(window: 10)
+        XCTAssertNil(meter.rate(of: "strap", at: start))
+        for i in 0..<21 { meter.record("strap", at: start.addingTimeInterval(Double(i) * 0.5)) }
+        XCTAssertEqual(meter.rate(of: "strap", at: start.addingTimeInterval(10)) ?? 0, 2, accuracy: 0.001)
+        // A device heard once every 4 s: what a duplicate filter leaves of a changing advertisement.
+        for i in 0..<6 { meter.record("filtered", at: start.addingTimeInterval(Double(i) * 4)) }
+        let slow = meter.rate(of: "filtered", at: start.addingTimeInterval(20))
+        XCTAssertEqual(slow ?? 0, 0.25, accuracy: 0.001)
+        XCTAssertEqual(RateVerdict.judge(measured: slow, required: 1), .insufficient(measured: 0.25, required: 1))
+        XCTAssertEqual(RateVerdict.judge(measured: 0.9, required: 1), .sufficient)
+        XCTAssertEqual(RateVerdict.judge(measured: nil, required: 1), .unknown)
+        XCTAssertEqual(RateVerdict.judge(measured: nil, required: nil), .sufficient)
+        XCTAssertEqual(meter.devices, ["filtered", "strap"])
+    }
+
+    func testMeterIsBounded() {
+        var meter = AdvertisementRateMeter(window: 10, capacity: 8)
+        for i in 0..<100 { meter.record("busy", at: start.addingTimeInterval(Double(i) * 0.01)) }
+        // 8 arrivals kept, 0.01 s apart: the rate is still measured from what is kept.
+        XCTAssertEqual(meter.rate(of: "busy", at: start.addingTimeInterval(1)) ?? 0, 100, accuracy: 0.5)
+    }
+
+    func testScanPaths() {
+        XCTAssertTrue(ScanPath.advertisementMonitor.reportsEveryChange)
+        XCTAssertFalse(ScanPath.discovery.reportsEveryChange)
+        XCTAssertEqual(ScanPath.allCases.map(\.rawValue), ["advertisement-monitor", "discovery", "management-socket", "simulated"])
+    }
+}

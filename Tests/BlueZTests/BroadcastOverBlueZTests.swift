@@ -1,0 +1,152 @@
+import BLETransport
+import BlueZ
+import BroadcastDevices
+import DBus
+import Foundation
+import GatewayRuntime
+import GatewayTesting
+import HealthModel
+import HealthStore
+import SQLiteStore
+import SampleBus
+import XCTest
+
+/// The broadcast sources over BlueZ discovery on a private bus (dbusmock's bluez5 template and
+/// Tests/Fixtures/bluez_gatt.py's Advertise), into the SQLite store.
+final class BroadcastOverBlueZTests: XCTestCase {
+    /// A source and the SQLite sink on one bus, with the store's checkpoints read back.
+    private final class Run: Sendable {
+        let storeStatus: StatusReporter
+        let status: StatusReporter
+        let board = StatusBoard()
+        let database: String
+        let tasks: [Task<Void, any Error>]
+        let bus: SampleBus
+
+        init(_ bluez: PrivateBlueZ, directory: URL, make: (PluginEnvironment, BluetoothAdapters) throws -> any SampleSource) throws {
+            let clock = SystemClock()
+            let logs = RecordingLogSink()
+            let environment = TestEnvironment.make(name: "adv", clock: clock, directory: directory, logSink: logs)
+            let source = try make(environment, bluez.adapters(logs: logs))
+            status = board.register(name: "adv", kind: "adv", role: .source)
+            storeStatus = board.register(name: "sqlite", kind: SQLiteSink.kind, role: .sink)
+            database = directory.appendingPathComponent("samples.sqlite").path
+            var storeEnvironment = environment
+            let store = try HealthStore(path: database)
+            storeEnvironment.store = store
+            let sink = try SQLiteSink(settings: .init(batchSize: 500, batchWindow: .milliseconds(10)), environment: storeEnvironment)
+            bus = SampleBus(
+                sinks: [(name: "sqlite", queue: QueueConfiguration(), accepts: { _ in true }, status: storeStatus)],
+                storesCheckpoints: [true], checkpoints: CheckpointLedger(durable: sink.checkpointReader))
+            let logger = Logger(label: "adv", sink: logs, level: .debug)
+            guard let inbox = bus.subscription(named: "sqlite")?.inbox else { throw XCTSkip("no inbox") }
+            let (bus, status, storeStatus) = (bus, status, storeStatus)
+            tasks = [
+                Task { try await sink.run(inbox: inbox, context: SinkContext(logger: logger, clock: clock, status: storeStatus)) },
+                Task {
+                    try await source.run(
+                        context: SourceContext(publisher: SamplePublisher(bus: bus, status: status), logger: logger, clock: clock, status: status))
+                },
+            ]
+        }
+
+        /// Stops the source, lets the store drain, and waits for both.
+        func stop() async {
+            tasks[1].cancel()
+            _ = await tasks[1].result
+            bus.finish()
+            _ = await tasks[0].result
+        }
+
+        func stored(_ type: QuantityType) async throws -> [QuantitySample] {
+            try await HealthStore(path: database, access: .readOnly).samples(of: type)
+        }
+    }
+
+    private func withBlueZ(_ name: String, _ body: (PrivateBlueZ, URL) async throws -> Void) async throws {
+        let bluez = try await PrivateBlueZ()
+        let directory = try TestEnvironment.temporaryDirectory(name)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            try await bluez.addAdapter()
+            try await body(bluez, directory)
+        } catch {
+            await bluez.stop()
+            throw error
+        }
+        await bluez.stop()
+    }
+
+    private func settings() throws -> BroadcastSourceSettings {
+        var configuration = BroadcastSourceConfiguration()
+        configuration.adapter = "hci0"
+        return try configuration.validated(in: TestEnvironment.make(directory: FileManager.default.temporaryDirectory))
+    }
+
+    /// Each changed advertisement of a strap is one sample when its counter advanced; a repeat
+    /// (same counter) is none. The discovery filter asks for duplicates, LE only.
+    func testPolarStrapByDiscovery() async throws {
+        try await withBlueZ("polar-bluez") { bluez, directory in
+            let settings = try settings()
+            let run = try Run(bluez, directory: directory) { environment, bluetooth in
+                PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
+            }
+            try await waitUntil(timeout: .seconds(20), "the scan to start") {
+                (try? await bluez.discoveryFilter())?["DuplicateData"]?.bool == true
+            }
+            let filter = try await bluez.discoveryFilter()
+            XCTAssertEqual(filter["Transport"]?.string, "le")
+            // Six changes: counters 0, 1, 1 (a repeat), 2, 3, 4.
+            let counters: [UInt8] = [0, 1, 1, 2, 3, 4]
+            for (index, counter) in counters.enumerated() {
+                try await bluez.advertise(
+                    "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
+                    manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90 + UInt8(index), 80 + UInt8(index)]])
+            }
+            try await waitUntil(timeout: .seconds(20), "five heart rates stored") {
+                (run.storeStatus.current?.records ?? 0) >= 5
+            }
+            await run.stop()
+            let stored = try await run.stored(.heartRate)
+            XCTAssertEqual(try stored.map { try $0.quantity.doubleValue(for: .countPerMinute) }, [80, 81, 83, 84, 85])
+            XCTAssertEqual(Set(stored.compactMap(\.device?.localIdentifier)), ["1A2B3C4D"])
+            XCTAssertEqual(stored.first?.metadata[.sensorContact], .bool(true))
+            XCTAssertEqual(run.status.current?.details["scanPath"], "discovery")
+        }
+    }
+
+    /// A weighing repeated in many advertisements is stored once, and not again after a restart
+    /// that hears its repeats (the ledger is the checkpoint committed with the sample).
+    func testScaleWeighingOnceAcrossARestart() async throws {
+        try await withBlueZ("scale-bluez") { bluez, directory in
+            let settings = try settings()
+            // xiaomi-ble's test_Xiaomi_Scale2 payload (tests/test_parser.py): 85.15 kg, 428 ohms, stabilised.
+            let weighing: [UInt8] = [0x02, 0x26, 0xB2, 0x07, 0x05, 0x04, 0x0F, 0x02, 0x01, 0xAC, 0x01, 0x86, 0x42]
+            var removed = weighing
+            removed[1] |= 0x80
+            for round in 0..<2 {
+                let run = try Run(bluez, directory: directory) { environment, bluetooth in
+                    MiScaleSource(settings: settings, environment: environment, bluetooth: bluetooth)
+                }
+                // A second weighing, heard only by the second run.
+                var next = weighing
+                next[7] = 0x03
+                next[11] = 0x90
+                let payloads = round == 0 ? [weighing, removed] : [weighing, removed, next]
+                // Advertised until the round stored something (the scan may start after the first
+                // advertisements, as a real scan starts after the scale woke up).
+                try await waitUntil(timeout: .seconds(20), "round \(round)'s weighing stored") {
+                    for payload in payloads {
+                        try await bluez.advertise("C8:47:8C:01:02:03", name: "MIBFS", service: [0x181B: payload])
+                    }
+                    return (run.storeStatus.current?.records ?? 0) >= 1
+                }
+                await run.stop()
+            }
+            let stored = try await HealthStore(path: directory.appendingPathComponent("samples.sqlite").path, access: .readOnly)
+                .samples(of: .bodyMass)
+            XCTAssertEqual(try stored.map { try $0.quantity.doubleValue(for: .kilogram) }, [85.15, 85.2])
+            XCTAssertEqual(stored.first?.metadata[.impedance], .integer(428))
+        }
+    }
+}

@@ -1,0 +1,55 @@
+public import BLEAdvertisementKit
+public import BLETransport
+public import FoundationEssentials
+
+/// Polar's heart-rate broadcast (H9, H10, OH1, Verity Sense, watches with "HR visible to other
+/// devices"): manufacturer data of company 0x006B, about one new value a second.
+public enum PolarBroadcastProfile: AdvertisementProfile {
+    /// For logs and status.
+    public static let displayName = "Polar heart-rate broadcast"
+    /// Manufacturer data of Polar Electro Oy (0x006B).
+    public static let matches: [AdvertisementMatch] = [.manufacturer(PolarBroadcastDecoder.companyIdentifier)]
+    /// How many advertisements of a simulated strap repeat each value (at 4 advertisements a
+    /// second, one new value a second, as a real strap).
+    public static let simulatedAdvertisementsPerValue = 4
+    /// A strap computes a new heart rate about once a second.
+    public static let requiredRate: Double? = 1
+
+    /// The heart-rate block, or nil when the device advertises without one.
+    public static func decode(_ advertisement: Advertisement) throws(AdvertisementDecodingError) -> PolarHeartRateBlock? {
+        guard let data = advertisement.manufacturerData[PolarBroadcastDecoder.companyIdentifier] else { return nil }
+        return try PolarBroadcastDecoder.decode(data).heartRate
+    }
+
+    /// The device id in the name ("Polar H10 1A2B3C4D" → `1A2B3C4D`, model `H10`), as Polar's SDK
+    /// reads it (`BleAdvertisementContent.processName`: the last word of a name starting with
+    /// "Polar"); else the address.
+    public static func identity(of advertisement: Advertisement) -> DeviceIdentity {
+        let address = advertisement.address.uppercased()
+        guard let name = advertisement.name else { return DeviceIdentity(key: address, address: address) }
+        let words = name.split(separator: " ")
+        guard words.count >= 3, words[0] == "Polar", let id = words.last, id.count == 8,
+            id.allSatisfy(\.isHexDigit)
+        else { return DeviceIdentity(key: address, address: address) }
+        return DeviceIdentity(
+            key: id.uppercased(), address: address, model: words.dropFirst().dropLast().joined(separator: " "))
+    }
+
+    /// A simulated strap's advertisement: device `n` is "Polar H10 0000000n" at a steady address,
+    /// its heart rate drifting around 60 + 5n, a new value (frame counter advanced) every
+    /// ``simulatedAdvertisementsPerValue`` ticks, as a strap repeats each value in several
+    /// advertisements.
+    public static func simulated(device: Int, tick advertisement: Int, at date: Date) -> Advertisement {
+        let tick = advertisement / simulatedAdvertisementsPerValue
+        let heartRate = UInt8(clamping: 60 + 5 * device + (tick % 20 < 10 ? tick % 10 : 10 - tick % 10))
+        // Status: battery ok (bit 0), contact (bit 1), frame counter (bits 2-4).
+        let status = UInt8(0x03 | ((tick % 8) << 2))
+        let suffix = String(device, radix: 16, uppercase: true)
+        let id = String(repeating: "0", count: max(0, 8 - suffix.count)) + suffix
+        let low = String(device % 256, radix: 16, uppercase: true)
+        return Advertisement(
+            address: "A0:9E:1A:00:00:" + (low.count == 1 ? "0" + low : low), name: "Polar H10 \(id)", rssi: -60,
+            manufacturerData: [PolarBroadcastDecoder.companyIdentifier: [status, 0x00, heartRate, heartRate]],
+            receivedAt: date)
+    }
+}

@@ -1,0 +1,31 @@
+import BLEAdvertisementKit
+import FoundationEssentials
+import BLETransport
+import GatewayRuntime
+
+/// The scanner a broadcast source's settings choose, and its device filter.
+enum BroadcastScanners {
+    /// The scanner `settings` choose: the adapter's (from the gateway's `bluetooth`), or the
+    /// simulated advertisers made by `make`.
+    static func scanner(
+        _ settings: BroadcastSourceSettings, bluetooth: BluetoothAdapters, clock: any GatewayClock,
+        make: @escaping @Sendable (Int, Int, FoundationEssentials.Date) -> Advertisement
+    ) -> any AdvertisementScanner {
+        guard settings.transport == .simulated else { return bluetooth.scanner(for: settings.adapter) }
+        return SimulatedAdvertisementScanner(
+            devices: settings.simulation.devices, advertisementsPerSecond: settings.simulation.advertisementsPerSecond,
+            clock: clock, make: make)
+    }
+
+    /// Whether `identity` is one of `devices` (a device id or address, case-insensitive, or a glob
+    /// on the advertised name); every device when `devices` is nil.
+    static func accepts(_ devices: [String]?) -> @Sendable (DeviceIdentity, Advertisement) -> Bool {
+        guard let devices else { return { _, _ in true } }
+        return { identity, advertisement in
+            devices.contains { entry in
+                entry.uppercased() == identity.key || entry.uppercased() == identity.address
+                    || AdvertisementMatch.name(entry).matches(advertisement)
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+public import BLEAdvertisementKit
+public import BLETransport
+import FoundationEssentials
+import GatewayRuntime
+public import HealthModel
+import HealthStore
+public import SampleBus
+
+/// `ble-mi-scale`: weighings from Xiaomi's scales' advertisements (Mi Smart Scale 2, Mi Body
+/// Composition Scale 2), without pairing.
+///
+/// One `bodyMass` sample per stabilised weighing, however many advertisements repeat it and in
+/// whatever order (``WeighingLedger``); the ledger is the source's checkpoint, committed with
+/// the sample, so a restart stores no weighing twice. The impedance goes in the metadata.
+public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDecoding {
+    /// The `config` object.
+    public typealias Configuration = BroadcastSourceConfiguration
+    /// The configuration kind.
+    public static let kind = "ble-mi-scale"
+    /// One line for `healthgate plugins`.
+    public static let summary = "Xiaomi Mi Scale 2 and Mi Body Composition Scale 2 (service data 0x181D, 0x181B): weighings without pairing."
+    /// `healthgate decode mi-scale`.
+    public static var payloadDecoders: [PayloadDecoder] { [BroadcastPayloadDecoders.miScale] }
+
+    /// `healthgate demo`: simulated advertisers.
+    public static var demo: AdvertisementSourceDemo {
+        AdvertisementSourceDemo(name: "demo-mi-scale", configuration: .object(["transport": .string("simulated"), "simulation": .object(["devices": .number(1), "advertisementsPerSecond": .number(2)])]))
+    }
+
+    /// `healthgate scan`: the scale's weight, whether stabilised, and the impedance.
+    public static func reading(in advertisement: Advertisement) -> String? {
+        guard MiScaleProfile.matches(advertisement), let reading = try? MiScaleProfile.decode(advertisement) else { return nil }
+        var text = "\(reading.weightKilograms) kg" + (reading.stabilized ? "" : " (not stabilised)")
+        if let impedance = reading.impedance { text += ", \(impedance) ohms" }
+        return text
+    }
+
+    let settings: BroadcastSourceSettings
+    let ids: SampleIDGenerator
+    let bluetooth: BluetoothAdapters
+    let scanner: (any AdvertisementScanner)?
+
+    /// A source without the gateway's Bluetooth (simulated, or reporting BlueZ unavailable).
+    public init(settings: BroadcastSourceSettings, environment: PluginEnvironment) {
+        self.init(settings: settings, environment: environment, bluetooth: BluetoothAdapters(clock: environment.clock))
+    }
+
+    /// A source on the gateway's Bluetooth adapters (the executable's, shared by every source).
+    public init(settings: BroadcastSourceSettings, environment: PluginEnvironment, bluetooth: BluetoothAdapters) {
+        self.settings = settings
+        ids = environment.ids
+        self.bluetooth = bluetooth
+        scanner = nil
+    }
+
+    /// A source listening on `scanner` (tests: a scripted scanner).
+    public init(settings: BroadcastSourceSettings, ids: SampleIDGenerator, scanner: any AdvertisementScanner) {
+        self.settings = settings
+        self.ids = ids
+        bluetooth = BluetoothAdapters(clock: SystemClock())
+        self.scanner = scanner
+    }
+
+    /// Listens until cancelled; throws when the scanner fails (the supervisor restarts it).
+    public func run(context: SourceContext) async throws {
+        let scanner = self.scanner ?? BroadcastScanners.scanner(settings, bluetooth: bluetooth, clock: context.clock, make: MiScaleProfile.simulated)
+        var ledgers: [String: WeighingLedger] = [:]
+        let listener = AdvertisementListener<MiScaleProfile>(scanner: scanner, accepts: BroadcastScanners.accepts(settings.devices))
+        try await listener.run(context: context) { identity, reading, advertisement in
+            var ledger: WeighingLedger
+            if let known = ledgers[identity.key] {
+                ledger = known
+            } else {
+                ledger = try await Self.ledger(of: identity, in: context)
+            }
+            guard ledger.admit(reading) else {
+                ledgers[identity.key] = ledger
+                return
+            }
+            ledgers[identity.key] = ledger
+            var metadata = Metadata()
+            metadata[.advertiserAddress] = .string(identity.address)
+            metadata[.scaleUnit] = .string(reading.unit.rawValue)
+            if let impedance = reading.impedance { metadata[.impedance] = .integer(Int64(impedance)) }
+            if let timestamp = reading.clock.iso8601 { metadata[.scaleTimestamp] = .string(timestamp) }
+            let model = reading.service == .bodyComposition ? "Mi Body Composition Scale 2" : "Mi Smart Scale 2"
+            let device = Device(name: advertisement.name, manufacturer: "Xiaomi", model: model, localIdentifier: identity.key)
+            let date = advertisement.receivedAt
+            let checkpoint = SourceCheckpoint(
+                namespace: Self.kind, key: identity.key, payload: try JSONEncoder().encode(ledger))
+            do {
+                let sample = try QuantitySample(
+                    id: ids.next(), type: .bodyMass, quantity: Quantity(reading.weightKilograms, .kilogram),
+                    start: date, end: date, device: device, metadata: metadata)
+                await context.publisher.publish([.quantity(sample)], checkpoint: checkpoint)
+                context.status.setDetail("scale \(identity.key)", "\(reading.weightKilograms) kg at \(reading.clock.iso8601 ?? "unset clock")")
+            } catch {
+                context.logger.error("\(identity): body-mass sample rejected: \(error)")
+            }
+        }
+    }
+
+    /// The ledger committed for `identity`, or an empty one.
+    static func ledger(of identity: DeviceIdentity, in context: SourceContext) async throws -> WeighingLedger {
+        guard let checkpoint = try await context.checkpoints.checkpoint(namespace: kind, key: identity.key) else {
+            return WeighingLedger()
+        }
+        do {
+            return try JSONDecoder().decode(WeighingLedger.self, from: checkpoint.payload)
+        } catch {
+            context.logger.warning("\(identity): checkpoint unreadable, starting afresh: \(error)")
+            return WeighingLedger()
+        }
+    }
+}

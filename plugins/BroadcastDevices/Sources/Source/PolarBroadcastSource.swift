@@ -1,0 +1,101 @@
+public import BLEAdvertisementKit
+public import BLETransport
+public import FoundationEssentials
+import GatewayRuntime
+public import HealthModel
+public import SampleBus
+
+/// `ble-polar-broadcast`: heart rate from Polar sensors' advertisements, without a connection.
+///
+/// One `heartRate` sample per new value (the frame counter advanced, polar-ble-sdk's rule), with
+/// sensor contact and low battery in its metadata and in status; no RR intervals (the broadcast
+/// carries none). A strap is its device id (from its name), else its address; a strap not heard
+/// for ``lostAfter`` starts afresh.
+public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, PayloadDecoding {
+    /// The `config` object.
+    public typealias Configuration = BroadcastSourceConfiguration
+    /// The configuration kind.
+    public static let kind = "ble-polar-broadcast"
+    /// One line for `healthgate plugins`.
+    public static let summary = "Polar heart-rate broadcast (manufacturer data 0x006B): heart rate without a connection."
+    /// `healthgate decode polar-broadcast`.
+    public static var payloadDecoders: [PayloadDecoder] { [BroadcastPayloadDecoders.polarBroadcast] }
+    /// A strap not heard for this long is lost: its next value is new whatever its counter.
+    public static let lostAfter: TimeInterval = 5
+
+    /// `healthgate demo`: simulated advertisers.
+    public static var demo: AdvertisementSourceDemo {
+        AdvertisementSourceDemo(name: "demo-polar-broadcast", configuration: .object(["transport": .string("simulated"), "simulation": .object(["devices": .number(2), "advertisementsPerSecond": .number(4)])]))
+    }
+
+    /// `healthgate scan`: the strap's heart rate, contact and battery.
+    public static func reading(in advertisement: Advertisement) -> String? {
+        guard PolarBroadcastProfile.matches(advertisement), let block = try? PolarBroadcastProfile.decode(advertisement) else {
+            return nil
+        }
+        return "\(block.slowAverageHeartRate) bpm, contact \(block.sensorContact ? "yes" : "no"), battery \(block.batteryOk ? "ok" : "low")"
+    }
+
+    let settings: BroadcastSourceSettings
+    let ids: SampleIDGenerator
+    let bluetooth: BluetoothAdapters
+    let scanner: (@Sendable (any GatewayClock) -> any AdvertisementScanner)?
+
+    /// A source without the gateway's Bluetooth (simulated, or reporting BlueZ unavailable).
+    public init(settings: BroadcastSourceSettings, environment: PluginEnvironment) {
+        self.init(settings: settings, environment: environment, bluetooth: BluetoothAdapters(clock: environment.clock))
+    }
+
+    /// A source on the gateway's Bluetooth adapters (the executable's, shared by every source).
+    public init(settings: BroadcastSourceSettings, environment: PluginEnvironment, bluetooth: BluetoothAdapters) {
+        self.settings = settings
+        ids = environment.ids
+        self.bluetooth = bluetooth
+        scanner = nil
+    }
+
+    /// A source listening on `scanner` (tests: a scripted scanner).
+    public init(settings: BroadcastSourceSettings, ids: SampleIDGenerator, scanner: any AdvertisementScanner) {
+        self.settings = settings
+        self.ids = ids
+        bluetooth = BluetoothAdapters(clock: SystemClock())
+        self.scanner = { _ in scanner }
+    }
+
+    /// Listens until cancelled; throws when the scanner fails (the supervisor restarts it).
+    public func run(context: SourceContext) async throws {
+        let scanner =
+            self.scanner?(context.clock)
+            ?? BroadcastScanners.scanner(settings, bluetooth: bluetooth, clock: context.clock, make: PolarBroadcastProfile.simulated)
+        var straps: [String: (tracker: PolarFrameTracker, lastSeen: Date)] = [:]
+        let listener = AdvertisementListener<PolarBroadcastProfile>(
+            scanner: scanner, accepts: BroadcastScanners.accepts(settings.devices))
+        try await listener.run(context: context) { identity, block, advertisement in
+            var strap = straps[identity.key] ?? (PolarFrameTracker(), advertisement.receivedAt)
+            if advertisement.receivedAt.timeIntervalSince(strap.lastSeen) > Self.lostAfter { strap.tracker.reset() }
+            strap.lastSeen = advertisement.receivedAt
+            let isNew = strap.tracker.isNew(block)
+            straps[identity.key] = strap
+            context.status.setDetail(
+                "strap \(identity.key)",
+                "\(block.slowAverageHeartRate) bpm, contact \(block.sensorContact ? "yes" : "no"), battery \(block.batteryOk ? "ok" : "low")")
+            guard isNew else { return }
+            var metadata = Metadata()
+            metadata[.sensorContact] = .bool(block.sensorContact)
+            metadata[.lowBattery] = .bool(!block.batteryOk)
+            metadata[.advertiserAddress] = .string(identity.address)
+            let device = Device(
+                name: advertisement.name, manufacturer: "Polar Electro Oy", model: identity.model,
+                localIdentifier: identity.key)
+            let date = advertisement.receivedAt
+            do {
+                let sample = try QuantitySample(
+                    id: ids.next(), type: .heartRate, quantity: Quantity(Double(block.slowAverageHeartRate), .countPerMinute),
+                    start: date, end: date, device: device, metadata: metadata)
+                await context.publisher.publish(.quantity(sample))
+            } catch {
+                context.logger.error("\(identity): heart-rate sample rejected: \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import BLEAdvertisementKit
+import BLETransport
+import BroadcastDevices
+import Foundation
+import XCTest
+
+/// The profiles' matching and identities.
+final class ProfileTests: XCTestCase {
+    let date = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func testPolarIdentityFromTheName() {
+        // Names as Polar's SDK tests parse them (BleAdvertisementContentTest: "Polar GritX Pro AA123459").
+        let h10 = Advertisement(address: "a0:9e:1a:12:34:56", name: "Polar H10 1A2B3C4D", receivedAt: date)
+        XCTAssertEqual(PolarBroadcastProfile.identity(of: h10), DeviceIdentity(key: "1A2B3C4D", address: "A0:9E:1A:12:34:56", model: "H10"))
+        let watch = Advertisement(address: "a0:9e:1a:00:00:01", name: "Polar GritX Pro AA123459", receivedAt: date)
+        XCTAssertEqual(PolarBroadcastProfile.identity(of: watch).model, "GritX Pro")
+        XCTAssertEqual(PolarBroadcastProfile.identity(of: watch).key, "AA123459")
+        for name in [nil, "Polar H10", "Garmin HRM 1A2B3C4D", "Polar H10 NOTHEX00"] {
+            let other = Advertisement(address: "a0:9e:1a:00:00:02", name: name, receivedAt: date)
+            XCTAssertEqual(PolarBroadcastProfile.identity(of: other).key, "A0:9E:1A:00:00:02", name ?? "no name")
+        }
+    }
+
+    func testMatching() throws {
+        let polar = Advertisement(address: "a0:9e:1a:12:34:56", manufacturerData: [0x006B: [0x2B, 0x0B, 0xB6, 0xAC]], receivedAt: date)
+        XCTAssertTrue(PolarBroadcastProfile.matches(polar))
+        XCTAssertFalse(MiScaleProfile.matches(polar))
+        XCTAssertEqual(try PolarBroadcastProfile.decode(polar)?.slowAverageHeartRate, 172)
+        let scale = Advertisement(
+            address: "c8:47:8c:00:00:01",
+            serviceData: [BluetoothUUID(0x181D): [0x22, 0x9E, 0x43, 0xE5, 0x07, 0x04, 0x0B, 0x10, 0x13, 0x01]], receivedAt: date)
+        XCTAssertTrue(MiScaleProfile.matches(scale))
+        XCTAssertFalse(PolarBroadcastProfile.matches(scale))
+        XCTAssertEqual(try MiScaleProfile.decode(scale)?.weightKilograms, 86.55)
+        XCTAssertEqual(MiScaleProfile.identity(of: scale).key, "C8:47:8C:00:00:01")
+        XCTAssertNil(MiScaleProfile.requiredRate)
+        XCTAssertEqual(PolarBroadcastProfile.requiredRate, 1)
+    }
+
+    /// The simulators send payloads the decoders read back.
+    func testSimulatorsDecode() throws {
+        for tick in 0..<120 {
+            let strap = PolarBroadcastProfile.simulated(device: 2, tick: tick, at: date)
+            XCTAssertNotNil(try PolarBroadcastProfile.decode(strap))
+            XCTAssertEqual(PolarBroadcastProfile.identity(of: strap).key, "00000002")
+            let scale = MiScaleProfile.simulated(device: 1, tick: tick, at: date)
+            XCTAssertNotNil(try MiScaleProfile.decode(scale))
+        }
+    }
+}
