@@ -94,7 +94,7 @@ enum DemoCommand {
         if !arguments.flag("quiet") {
             runner.extraSinks = [ConfiguredSink(
                 name: "console", kind: "console", queue: QueueConfiguration(capacity: 1000, policy: .dropOldest),
-                sink: LiveLineSink(output: context.output))]
+                sink: LiveLineSink(output: context.output, columns: { context.columns }))]
         }
         return try await runner.run(configuration: configuration, duration: duration)
     }
