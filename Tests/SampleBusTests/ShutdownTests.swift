@@ -30,7 +30,7 @@ final class ShutdownTests: XCTestCase {
         try await waitUntil("the source to stop") {
             gateway.statusBoard.status(of: "source")?.state == .stopped
         }
-        try await waitUntil("the log to say the sinks drain") { log.contains("draining 1 sink(s)") }
+        try await waitUntil("the log to say the sinks drain") { log.contains("sources stopped; draining the sinks") }
         XCTAssertFalse(run.hasReturned, "run returned while a batch was still being committed")
         XCTAssertEqual(sink.records.count, 0)
 

@@ -144,7 +144,7 @@ public final class Gateway: Sendable {
                     }
                     if !completed, shutdown.stage < .forced {
                         self.logger.error(
-                            "\(sink.name) keeps failing while draining; giving it up with \(inbox.depth) record(s) still queued")
+                            "\(sink.name) keeps failing while draining; giving it up with \(inbox.depth, noun: "record") still queued")
                         return .sink(abandoned: sink.name)
                     }
                     return .sink(abandoned: nil)
@@ -168,7 +168,7 @@ public final class Gateway: Sendable {
             }
             group.addTask {
                 await self.runSources(until: shutdown)
-                self.logger.info("sources stopped; draining \(self.sinks.count) sink(s)")
+                self.logger.info("sources stopped; draining the sinks")
                 self.bus.finish()
                 return .sources
             }

@@ -46,3 +46,12 @@ extension StringProtocol {
         count >= length ? String(prefix(length)) : String(self) + String(repeating: " ", count: length - count)
     }
 }
+
+extension DefaultStringInterpolation {
+    /// A count with its noun, singular for one and plural otherwise: `"\(1, noun: "gap")"` is
+    /// `1 gap`, `"\(3, noun: "gap")"` is `3 gaps`, `"\(0, noun: "entry", plural: "entries")"` is
+    /// `0 entries`. The plural defaults to the noun with an `s`.
+    public mutating func appendInterpolation(_ count: some BinaryInteger, noun: String, plural: String? = nil) {
+        appendLiteral("\(count) " + (count == 1 ? noun : plural ?? noun + "s"))
+    }
+}

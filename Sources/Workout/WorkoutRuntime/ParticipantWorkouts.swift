@@ -113,7 +113,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             }
             state.restoreDone = true
         }
-        if !assignments.isEmpty { logger.info("restored \(assignments.count) device assignment(s) from the store") }
+        if !assignments.isEmpty { logger.info("restored \(assignments.count, noun: "device assignment") from the store") }
     }
 
     private func addController(_ participant: Participant, to state: inout State) {

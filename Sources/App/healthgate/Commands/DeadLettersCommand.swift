@@ -49,7 +49,7 @@ enum DeadLettersCommand {
         if export || arguments.value("format") == "json" {
             for letter in letters { context.print(try line(letter)) }
         } else {
-            context.print("\(letters.count) dead letter(s)" + (sink.map { " of \($0)" } ?? ""))
+            context.print("\(letters.count, noun: "dead letter")" + (sink.map { " of \($0)" } ?? ""))
             for letter in letters {
                 let answer = letter.response.replacing("\n", with: " ").prefix(80)
                 let what = letter.isDeletion ? "deletion of \(letter.kind.rawValue)" : letter.kind.rawValue
@@ -100,7 +100,7 @@ enum DeadLettersCommand {
             try await store.retryDeadLetters(follower: sink, ids: ids)
         }
         await store.close()
-        context.print("\(marked) dead letter(s) marked to be sent again")
+        context.print("\(marked, noun: "dead letter") marked to be sent again")
         return .success
     }
 
@@ -115,7 +115,7 @@ enum DeadLettersCommand {
             }
             if !letters.isEmpty {
                 try await Confirmation.require(
-                    "Drop \(letters.count) dead letter(s)\(sink.map { " of \($0)" } ?? "")? They will not be sent again.",
+                    "Drop \(letters.count, noun: "dead letter")\(sink.map { " of \($0)" } ?? "")? They will not be sent again.",
                     declined: "not confirmed; nothing was dropped", arguments, context: context)
             }
             removed = try await StoreAccess.call { () async throws(StoreError) in
@@ -126,7 +126,7 @@ enum DeadLettersCommand {
             throw error
         }
         await store.close()
-        context.print("\(removed) dead letter(s) dropped")
+        context.print("\(removed, noun: "dead letter") dropped")
         return .success
     }
 }

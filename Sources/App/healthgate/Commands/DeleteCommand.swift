@@ -2,6 +2,7 @@ import AsyncPrimitives
 import FoundationEssentials
 import HealthModel
 import HealthStore
+import GatewayRuntime
 
 /// `healthgate delete`: deletes stored objects by uuid, by device and range, or by type and range.
 enum DeleteCommand {
@@ -76,7 +77,7 @@ enum DeleteCommand {
         } else {
             context.print(TextTable.render(
                 header: ["KIND", "UUID"], rows: deleted.map { [$0.kind.rawValue, $0.id.uuidString] }))
-            context.print("deleted \(deleted.count) object(s)")
+            context.print("deleted \(deleted.count, noun: "object")")
         }
         return .success
     }

@@ -1,4 +1,5 @@
 import HealthModel
+import GatewayRuntime
 
 /// `healthgate units convert VALUE FROM TO` and `healthgate units list`.
 enum UnitsCommand {
@@ -31,7 +32,7 @@ enum UnitsCommand {
         options: [OptionSpec(name: "exact", value: nil, help: "Print the result with every digit, unrounded.")]
     ) { arguments, context in
         guard arguments.positional.count == 3 else {
-            throw CommandError(.usage, "expected VALUE FROM TO, got \(arguments.positional.count) argument(s)")
+            throw CommandError(.usage, "expected VALUE FROM TO, got \(arguments.positional.count, noun: "argument")")
         }
         guard let value = Double(arguments.positional[0]), value.isFinite else {
             throw CommandError(.dataError, "\"\(arguments.positional[0])\" is not a number")

@@ -208,8 +208,8 @@ struct GatewayRunner {
         // The configured ones only: the workouts' built-in source and sink and the executable's
         // own (the demo's console) are not in the file the line names.
         logger.info(
-            "started with \(Self.counted(sources.count, "source")) and "
-                + "\(Self.counted(sinks.count + followers.count, "sink")) from \(configuration.origin)")
+            "started with \(sources.count, noun: "source") and "
+                + "\(sinks.count + followers.count, noun: "sink") from \(configuration.origin)")
 
         let outcome = await withTaskGroup(of: Void.self) { group -> Gateway.StopOutcome in
             if let duration {
@@ -304,11 +304,6 @@ struct GatewayRunner {
             }
             throw CommandError(status, "cannot open the store: \(error)\(advice)")
         }
-    }
-
-    /// `1 source`, `2 sources`, `0 sinks`: a count with its noun, plural by English's rule.
-    static func counted(_ count: Int, _ noun: String) -> String {
-        "\(count) \(noun)\(count == 1 ? "" : "s")"
     }
 
     /// The configuration's `gatewayName`, else the host name.

@@ -57,16 +57,16 @@ public struct CharacteristicDecodingError<Characteristic: DecodedCharacteristic>
         switch code {
         case .truncated:
             return prefix
-                + "field \(field) at offset \(offset) is truncated: needs \(needed) byte(s), \(available) available"
+                + "field \(field) at offset \(offset) is truncated: needs \(needed) byte\(needed == 1 ? "" : "s"), \(available) available"
         case .oddLength:
             return prefix
-                + "field \(field) has an odd length: the interval at offset \(offset) needs \(needed) byte(s), \(available) available"
+                + "field \(field) has an odd length: the interval at offset \(offset) needs \(needed) byte\(needed == 1 ? "" : "s"), \(available) available"
         case .valueOutOfRange:
             return prefix + "field \(field) at offset \(offset) is out of range: \(value ?? -1)"
         case .reservedValue:
             return prefix + "field \(field) at offset \(offset) has the reserved value \(value ?? -1)"
         case .unexpectedLength:
-            return prefix + "expected \(needed) byte(s), got \(offset + available)"
+            return prefix + "expected \(needed) byte\(needed == 1 ? "" : "s"), got \(offset + available)"
         }
     }
 }

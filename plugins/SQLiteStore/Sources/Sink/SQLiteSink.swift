@@ -117,9 +117,9 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
                 committed = nil
                 summary = try await written
             } catch {
-                let checkpoints = pending.checkpoints.isEmpty ? "" : " and \(pending.checkpoints.count) checkpoint(s)"
+                let checkpoints = pending.checkpoints.isEmpty ? "" : " and \(pending.checkpoints.count, noun: "checkpoint")"
                 context.logger.error(
-                    "commit of \(pending.records.count) record(s)\(checkpoints) failed, will retry after restart: \(error)")
+                    "commit of \(pending.records.count, noun: "record")\(checkpoints) failed, will retry after restart: \(error)")
                 throw error
             }
             if let onCommit, !pending.records.isEmpty { onCommit(pending.records, context.clock.now()) }
