@@ -77,7 +77,7 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
                     for device in devices where try await bluez.notifyState(PrivateBlueZ.heartRateMeasurement(device)).acquired {
                         acquired += 1
                     }
-                    return acquired == 2 && logs.entries.contains { $0.message.contains("slot(s) are taken") }
+                    return acquired == 2 && logs.entries.contains { $0.message.contains("slots are taken") }
                 }
                 // Time for a wrong third connection to show.
                 try await Task.sleep(for: .milliseconds(500))
@@ -87,7 +87,7 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
                 let statuses = ["a", "b"].compactMap { board.status(of: $0)?.details["adapter.hci0"] }
                 XCTAssertTrue(statuses.contains { $0.hasPrefix("2/2 devices, 2 links") }, "\(statuses)")
             }
-            let refusals = logs.entries.filter { $0.message.contains("its 2 device slot(s) are taken (bluetooth.adapterLimits.connections)") }
+            let refusals = logs.entries.filter { $0.message.contains("its 2 device slots are taken (bluetooth.adapterLimits.connections)") }
             XCTAssertEqual(refusals.count, 1, "\(logs.entries.map(\.message))")
         } catch {
             await bluez.stop()

@@ -41,7 +41,7 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         let deleted = try await healthgate.run(["delete", "--yes", "--db", path, "--id", samples[1].id.uuidString])
         XCTAssertEqual(deleted.status, 0, deleted.standardError)
         XCTAssertTrue(deleted.standardOutput.contains(samples[1].id.uuidString), deleted.standardOutput)
-        XCTAssertTrue(deleted.standardOutput.contains("deleted 1 object(s)"), deleted.standardOutput)
+        XCTAssertTrue(deleted.standardOutput.contains("deleted 1 object"), deleted.standardOutput)
 
         let after = try await changeSet("--anchor", "4")
         XCTAssertEqual(after["anchor"] as? Int, 5)
@@ -215,13 +215,13 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         await store.close()
         let notDropped = try await healthgate.run(["dead-letters", "drop", "--db", path])
         XCTAssertEqual(notDropped.status, 64, notDropped.standardError)
-        XCTAssertTrue(notDropped.standardError.contains("Drop 1 dead letter(s)"), notDropped.standardError)
+        XCTAssertTrue(notDropped.standardError.contains("Drop 1 dead letter?"), notDropped.standardError)
         XCTAssertTrue(notDropped.standardError.contains("--yes"), notDropped.standardError)
         let listed = try await healthgate.run(["dead-letters", "list", "--db", path, "--format", "json"])
         XCTAssertEqual(listed.standardOutput.split(separator: "\n").count, 1, listed.standardOutput)
         let dropped = try await healthgate.run(["dead-letters", "drop", "--yes", "--db", path])
         XCTAssertEqual(dropped.status, 0, dropped.standardError)
-        XCTAssertTrue(dropped.standardOutput.contains("1 dead letter(s) dropped"), dropped.standardOutput)
+        XCTAssertTrue(dropped.standardOutput.contains("1 dead letter dropped"), dropped.standardOutput)
     }
 
     /// On a terminal `delete` asks, and deletes only on "y"; script(1) gives it the terminal.

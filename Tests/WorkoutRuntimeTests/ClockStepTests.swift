@@ -50,7 +50,7 @@ final class ClockStepTests: XCTestCase {
         clock.step(by: step)
         trust.set(.synchronized(maximumErrorSeconds: 0.02))
         clock.advance(by: .seconds(5))  // the watch's next look
-        try await waitUntil("the store moved the samples") { rig.log.contains("moved 120 record(s)") }
+        try await waitUntil("the store moved the samples") { rig.log.contains("moved 120 records") }
         try await rig.feed(.heartRate(99), stored: 122)
 
         let samples = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)

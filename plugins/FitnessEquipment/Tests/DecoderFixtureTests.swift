@@ -129,10 +129,10 @@ final class DecoderFixtureTests: XCTestCase {
         XCTAssertThrowsError(try CyclingPowerMeasurementDecoder.decode([0x00, 0x00, 0xFA])) { error in
             XCTAssertEqual(
                 "\(error)",
-                "Cycling Power Measurement (0x2A63): field instantaneousPower at offset 2 is truncated: needs 2 byte(s), 1 available")
+                "Cycling Power Measurement (0x2A63): field instantaneousPower at offset 2 is truncated: needs 2 bytes, 1 available")
         }
         XCTAssertThrowsError(try SensorLocationDecoder.decode([5, 0])) { error in
-            XCTAssertEqual("\(error)", "Sensor Location (0x2A5D): expected 1 byte(s), got 2")
+            XCTAssertEqual("\(error)", "Sensor Location (0x2A5D): expected 1 byte, got 2")
         }
     }
 }

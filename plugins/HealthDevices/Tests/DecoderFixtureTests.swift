@@ -67,7 +67,7 @@ final class DecoderFixtureTests: XCTestCase {
         XCTAssertEqual(minimal.systolic.number ?? 0, 21.5, accuracy: 1e-12)
         XCTAssertThrowsError(try BloodPressureMeasurementDecoder.decode(hexBytes("010203040506"), as: .intermediateCuffPressure)) {
             XCTAssertEqual(($0 as? HealthDecodingError)?.characteristic, .intermediateCuffPressure)
-            XCTAssertEqual("\($0)", "Intermediate Cuff Pressure (0x2A36): field meanArterialPressure at offset 5 is truncated: needs 2 byte(s), 1 available")
+            XCTAssertEqual("\($0)", "Intermediate Cuff Pressure (0x2A36): field meanArterialPressure at offset 5 is truncated: needs 2 bytes, 1 available")
         }
     }
 }

@@ -16,7 +16,7 @@ final class GlucoseMeasurementContextTests: XCTestCase {
         XCTAssertNil(empty.meal)
         XCTAssertTrue(empty.metadata.isEmpty)
         XCTAssertThrowsError(try GlucoseMeasurementContextDecoder.decode(hexBytes("FF0000B303"))) {
-            XCTAssertEqual("\($0)", "Glucose Measurement Context (0x2A34): field carbohydrate at offset 5 is truncated: needs 2 byte(s), 0 available")
+            XCTAssertEqual("\($0)", "Glucose Measurement Context (0x2A34): field carbohydrate at offset 5 is truncated: needs 2 bytes, 0 available")
         }
     }
 

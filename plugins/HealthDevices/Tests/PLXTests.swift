@@ -29,7 +29,7 @@ final class PLXTests: XCTestCase {
         XCTAssertEqual(full.measurementStatus, 0x0120)
         XCTAssertEqual(full.pulseAmplitudeIndex?.number ?? 0, 8.9, accuracy: 1e-12)
         XCTAssertThrowsError(try PLXMeasurementDecoder.decodeContinuous(hexBytes("1FDEF3CAF3CAF35AF5D4F3"))) {
-            XCTAssertEqual("\($0)", "PLX Continuous Measurement (0x2A5F): field pulseRateSlow at offset 11 is truncated: needs 2 byte(s), 0 available")
+            XCTAssertEqual("\($0)", "PLX Continuous Measurement (0x2A5F): field pulseRateSlow at offset 11 is truncated: needs 2 bytes, 0 available")
         }
     }
 

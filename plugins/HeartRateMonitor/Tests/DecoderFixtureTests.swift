@@ -213,7 +213,7 @@ final class DecoderFixtureTests: XCTestCase {
             XCTAssertEqual(error.available, 1)
             XCTAssertEqual(
                 error.description,
-                "Heart Rate Measurement (0x2A37): field rrIntervals has an odd length: the interval at offset 4 needs 2 byte(s), 1 available")
+                "Heart Rate Measurement (0x2A37): field rrIntervals has an odd length: the interval at offset 4 needs 2 bytes, 1 available")
         }
         XCTAssertThrowsError(try HeartRateMeasurementDecoder.decode([0x09, 0x48])) { error in
             XCTAssertEqual((error as? GATTDecodingError)?.field, "heartRate")

@@ -45,7 +45,7 @@ final class GatewayTests: StoreTestCase {
         }
         let failed = try XCTUnwrap(gateway.statusBoard.status(of: "store"))
         XCTAssertTrue(failed.lastError?.contains("disk full") == true, failed.lastError ?? "no error")
-        XCTAssertTrue(logs.contains("commit of 2000 record(s) failed"))
+        XCTAssertTrue(logs.contains("commit of 2000 records failed"))
         XCTAssertEqual(try count("samples"), 50)
 
         // Space is freed; the backoff passes; the restarted sink commits everything once.
