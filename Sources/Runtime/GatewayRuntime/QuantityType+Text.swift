@@ -11,11 +11,17 @@ extension QuantityType {
 }
 
 extension String {
-    /// `value` with exactly `fractionDigits` decimals (0…17), rounded as printf(3) rounds it
-    /// (`%.*f`), and never `-0`: a negative value that rounds to zero prints as zero.
+    /// `value` with exactly `fractionDigits` decimals (0…17), a half rounded away from zero as
+    /// people round (`82.5` → `83`; printf alone rounds an exact half to even), and never `-0`:
+    /// a negative value that rounds to zero prints as zero.
     public init(_ value: Double, fractionDigits: Int) {
         let digits = Swift.min(Swift.max(fractionDigits, 0), 17)
-        let text = String(cFormat: "%.*f", Int32(digits), value)
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let scaled = value * scale
+        // Rounded here, where the half is exact; printf then only writes the digits.
+        let rounded = scaled.isFinite && abs(scaled) < 1e17 ? scaled.rounded(.toNearestOrAwayFromZero) / scale : value
+        let text = String(cFormat: "%.*f", Int32(digits), rounded)
         // "-0", "-0.0": the sign of a value too small to show says nothing.
         self = text.hasPrefix("-") && text.dropFirst().allSatisfy { $0 == "0" || $0 == "." } ? String(text.dropFirst()) : text
     }

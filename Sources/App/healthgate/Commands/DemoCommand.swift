@@ -59,7 +59,7 @@ enum DemoCommand {
         if case .object(let configured)? = configuration.store { store = configured }
         store["path"] = .string(database)
         configuration.store = .object(store)
-        context.printError("healthgate demo: simulated devices → \(database) (the demo's own store; read it with --db \(database))")
+        context.printNote("healthgate demo: simulated devices → \(database) (the demo's own store; read it with --db \(database))")
         var runner = GatewayRunner(context: context)
         let demo = try DemoDevices.make(context: context)
         configuration.sources = demo.sources
@@ -84,7 +84,7 @@ enum DemoCommand {
                 configuration.web = .object(["listen": .string("127.0.0.1:8080")])
             }
             if let dropAfter { runner.silencedSources[DemoParticipants.droppingSource] = .milliseconds(Int64(dropAfter * 1000)) }
-            let logger = Logger(label: "healthgate demo", sink: StandardErrorLogSink(variables: context.variables))
+            let logger = Logger(label: "healthgate demo", sink: StandardErrorLogSink(context: context))
             let started = DemoWorkouts(logger: logger)
             runner.onStart = { workouts in await started.start(activity, in: workouts) }
             runner.onStop = { workouts in await started.end(in: workouts) }
@@ -120,7 +120,7 @@ enum DemoDevices {
             guard let demo = source.demo else { continue }
             // The device side runs on the master end of a real pseudo-terminal; the source opens
             // the slave end like any tty.
-            let logger = Logger(label: "\(demo.name)-device", sink: StandardErrorLogSink(variables: context.variables))
+            let logger = Logger(label: "\(demo.name)-device", sink: StandardErrorLogSink(context: context))
             let started: SerialDeviceDemoRun
             do {
                 started = try demo.start(context.clock, logger)

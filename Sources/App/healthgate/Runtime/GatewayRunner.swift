@@ -53,7 +53,7 @@ struct GatewayRunner {
         // The checks of `healthgate config check`, before anything is created or started.
         let validated = try ConfigurationValidation.validate(
             ConfigurationLocator.withDefaults(configuration), catalog: catalog(nil), context: context,
-            logger: Logger(label: "healthgate", sink: StandardErrorLogSink(variables: context.variables), level: .warning))
+            logger: Logger(label: "healthgate", sink: StandardErrorLogSink(context: context), level: .warning))
         let storeSettings = validated.store
         if !Self.isSystemdService(context.variables) {
             // Health data is for the user alone: every file the daemon and its plugins create
@@ -70,7 +70,7 @@ struct GatewayRunner {
             }
         }
         let logger = Logger(
-            label: "healthgate", sink: StandardErrorLogSink(variables: context.variables),
+            label: "healthgate", sink: StandardErrorLogSink(context: context),
             level: configuration.logLevel)
         let clock = context.clock
         let ids = SampleIDGenerator()
