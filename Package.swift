@@ -3,7 +3,7 @@
 //
 // Layout (dependencies point inward: plugins → core, never core → plugins):
 //   Sources/   core modules, one folder per layer (docs/architecture.md): CLibraries, System,
-//              Model, Runtime, Store, Bus, Devices (Bluetooth, Serial), Sinks, Workout, Testing,
+//              Model, Runtime, Store, Bus, Devices (Bluetooth, Serial, ANT), Sinks, Workout, Testing,
 //              App; each target names its folder with `path:`
 //   plugins/   one folder per adapter or sink, each its own target declared with `path:`
 //   Tests/     tests of the core modules and end-to-end tests of the executable
@@ -127,6 +127,9 @@ let package = Package(
         .target(
             name: "SerialDevices", dependencies: ["GatewayRuntime", "HealthModel", "SampleBus", "LinuxSystem", "Udev"], path: "Sources/Devices/Serial/SerialDevices",
             exclude: ["README.md"], swiftSettings: swiftSettings),
+        // The ANT serial protocol and the ANT+ heart-rate profile: frames, typed messages, data
+        // pages, beat intervals, the manufacturer table. Pure: no I/O, no dependencies.
+        .target(name: "ANTProtocol", path: "Sources/Devices/ANT/ANTProtocol", exclude: ["README.md"], swiftSettings: swiftSettings),
         // Workouts in three layers: the domain (values with no I/O), the presentation (the live
         // board's model and tiles, the chart, the text formats, escaping: no bus, no runtime), and
         // the runtime (the controller that is a sink and a source, its journal in the store, the
@@ -186,6 +189,11 @@ let package = Package(
         .target(
             name: "ContinuousGlucose", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLEProfileKit"],
             path: "plugins/ContinuousGlucose/Sources", swiftSettings: swiftSettings),
+        // ANT+ heart-rate straps through a USB ANT stick (continuous scan), a serial family member.
+        .target(
+            name: "ANTHeartRate",
+            dependencies: ["ANTProtocol", "AsyncPrimitives", "GatewayRuntime", "GatewayTime", "HealthModel", "HealthStore", "LinuxSystem", "SampleBus", "SerialDevices"],
+            path: "plugins/ANTHeartRate/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
@@ -200,7 +208,7 @@ let package = Package(
         .target(
             name: "BuiltinPlugins",
             dependencies: [
-                "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "SQLiteStore",
+                "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "SerialPedometer", "ANTHeartRate", "SQLiteStore",
                 "HTTPRepository", "MQTTBroker",
             ],
             path: "Sources/App/BuiltinPlugins", swiftSettings: swiftSettings),
@@ -244,6 +252,7 @@ let package = Package(
             dependencies: ["Metrics", "GatewayRuntime", "GatewayTesting", "GatewayTime", "HealthModel", "HealthStore", "SampleBus"],
             swiftSettings: swiftSettings),
         .testTarget(name: "UdevTests", dependencies: ["Udev"], swiftSettings: swiftSettings),
+        .testTarget(name: "ANTProtocolTests", dependencies: ["ANTProtocol"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SerialDevicesTests",
             dependencies: ["SerialDevices", "GatewayRuntime", "GatewayTesting", "HealthModel", "LinuxSystem", "SampleBus", "Udev"],
@@ -313,6 +322,10 @@ let package = Package(
             dependencies: ["GatewayRuntime", "SerialPedometer", "SerialDevices", "LinuxSystem", "Udev", "GatewayTesting", "SQLiteStore", "SQLite", "SampleBus", "HealthModel", "HealthStore"],
             path: "plugins/SerialPedometer/Tests",
             swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ANTHeartRateTests",
+            dependencies: ["ANTHeartRate", "ANTProtocol", "GatewayRuntime", "GatewayTesting", "HealthModel", "HealthStore", "SampleBus", "SerialDevices", "SQLiteStore"],
+            path: "plugins/ANTHeartRate/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting", "AsyncPrimitives"], swiftSettings: swiftSettings),
         .testTarget(

@@ -77,7 +77,7 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
                     for device in devices where try await bluez.notifyState(PrivateBlueZ.heartRateMeasurement(device)).acquired {
                         acquired += 1
                     }
-                    return acquired == 2 && logs.entries.contains { $0.message.contains("slots are taken") }
+                    return acquired == 2 && logs.entries.contains { $0.message.contains("device slots are taken") }
                 }
                 // Time for a wrong third connection to show.
                 try await Task.sleep(for: .milliseconds(500))

@@ -54,7 +54,7 @@ final class ScanCommandTests: XCTestCase {
         XCTAssertTrue(glucose.standardOutput.contains("C0:FF:EE:00:00:01"), glucose.standardOutput)
         XCTAssertFalse(glucose.standardOutput.contains("A0:9E:1A:00:00:02"), glucose.standardOutput)
         XCTAssertEqual(unknown.status, 64, unknown.standardError)
-        XCTAssertTrue(unknown.standardError.contains(#"unknown --kind "toaster"; known: heart-rate-monitor, foot-pod"#), unknown.standardError)
+        XCTAssertTrue(unknown.standardError.contains(#"unknown --kind "toaster" (one of: heart-rate-monitor, foot-pod"#), unknown.standardError)
     }
 
     func testScanWithoutBluetoothdExitsUnavailable() async throws {

@@ -96,6 +96,8 @@ def base_plugin_config(kind):
             "transport": "simulated", "reconnect": reconnect, "simulation": {"heartRateMonitors": 1, "footPods": 1}},
         "ble-fitness": {"transport": "simulated", "reconnect": reconnect, "simulation": {"bikes": 1, "rowers": 1}},
         "serial-pedometer": {"path": SERIAL_PATH},
+        # A stick needs the ANT+ network key, which no test has: the simulated stick makes its own.
+        "ant-heart-rate": {"transport": "simulated", "simulation": {"straps": 2}},
         "sqlite": {},
         "http-repository": {"url": "http://127.0.0.1:9/ingest", "retry": retry},
         "mqtt": {"host": "127.0.0.1", "port": 9, "retry": retry},
@@ -195,6 +197,11 @@ def isolated_environment(directory):
         environment[name] = str(path)
     environment["HOME"] = str(directory)
     environment["TZ"] = "UTC"
+    # The ANT+ network key an `ant-heart-rate` stick reads by default (in the configuration
+    # directory): a random key of the test's own, never the licensed one.
+    key = directory / "xdg_config_home" / "healthgate" / "ant-network-key"
+    key.parent.mkdir(exist_ok=True)
+    key.write_text(" ".join(f"{byte:02X}" for byte in os.urandom(8)) + "\n")
     return environment
 
 
@@ -346,11 +353,11 @@ def as_document(value, where, plugins, schema):
 
 def plugin_folder(kind):
     return {"ble-heart-rate": "HeartRateMonitor", "ble-fitness": "FitnessEquipment", "ble-health": "HealthDevices",
-            "serial-pedometer": "SerialPedometer", "sqlite": "SQLiteStore", "http-repository": "HTTPRepository",
+            "serial-pedometer": "SerialPedometer", "ant-heart-rate": "ANTHeartRate", "sqlite": "SQLiteStore", "http-repository": "HTTPRepository",
             "mqtt": "MQTTBroker"}[kind]
 
 
-FILE_KEYS = {"caFile", "certFile", "keyFile", "passwordFile", "tokenFile"}
+FILE_KEYS = {"caFile", "certFile", "keyFile", "passwordFile", "tokenFile", "networkKeyFile"}
 
 
 def referenced_files(value):
@@ -371,7 +378,8 @@ def retarget_files(value, directory):
         for key, child in value.items():
             if key in FILE_KEYS and isinstance(child, str):
                 path = Path(directory, child.lstrip("/"))
-                path.write_text("secret\n")
+                # An ANT+ network key file holds 8 bytes as hex: a random key of the test's own.
+                path.write_text(" ".join(f"{b:02X}" for b in os.urandom(8)) + "\n" if key == "networkKeyFile" else "secret\n")
                 out[key] = str(path)
             else:
                 out[key] = retarget_files(child, directory)

@@ -58,6 +58,11 @@ final class CommandLineTests: XCTestCase {
         let invalid = try await healthgate.run(["units", "convert", "1", "furlong", "m"])
         XCTAssertEqual(invalid.status, 65)
         XCTAssertTrue(invalid.standardError.contains("unknown unit \"furlong\""), invalid.standardError)
+        XCTAssertFalse(invalid.standardError.contains("did you mean"), "nothing is near furlong: \(invalid.standardError)")
+        // A near miss of a listed name gets the one meant.
+        let misspelt = try await healthgate.run(["units", "convert", "70", "kilogam", "lb"])
+        XCTAssertEqual(misspelt.status, 65)
+        XCTAssertTrue(misspelt.standardError.contains(#"unknown unit "kilogam" in "kilogam"; did you mean kilogram?"#), misspelt.standardError)
         let usage = try await healthgate.run(["units", "convert", "1", "m"])
         XCTAssertEqual(usage.status, 64)
     }
@@ -125,7 +130,7 @@ final class CommandLineTests: XCTestCase {
         try Data(#"{"sources": [{"kind": "no-such-plugin"}]}"#.utf8).write(to: file)
         let unknown = try await healthgate.run(["config", "check", file.path])
         XCTAssertEqual(unknown.status, 78)
-        XCTAssertTrue(unknown.standardError.contains("sources[0].kind: unknown plugin kind \"no-such-plugin\""), unknown.standardError)
+        XCTAssertTrue(unknown.standardError.contains("sources[0].kind: unknown kind \"no-such-plugin\""), unknown.standardError)
 
         try Data("{not json".utf8).write(to: file)
         let garbage = try await healthgate.run(["config", "check", file.path])

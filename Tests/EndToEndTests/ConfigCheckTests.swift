@@ -107,6 +107,83 @@ final class ConfigCheckTests: XCTestCase {
         XCTAssertEqual(result.standardError.split(separator: "\n").count, 6, result.standardError)
     }
 
+    /// Issue #45 ("a hand-written file took five rounds"): a file as a person writes it by hand,
+    /// with a mistake of each kind the decoder used to report one per run (a value of another
+    /// shape: a quoted number, a quoted boolean, an object where a list goes, text where a
+    /// number goes; a name outside its set; an unknown plugin kind after another plugin) and a
+    /// number out of range: one run lists every one with its key path and the fix, exit 78.
+    func testAHandWrittenFileWithEveryKindOfMistakeIsReportedInOneRun() async throws {
+        let healthgate = try HealthgateExecutable()
+        let (result, path) = try await check(healthgate, """
+            {
+              "logLevel": "warn",
+              "shutdownTimeoutSeconds": "10",
+              "sources": [
+                {"kind": "ble-heart-rate", "config": {"transport": "simulated", "simulation": {"heartRateMonitors": 1}}},
+                {"kind": "serial-pedometr", "config": {"path": "/dev/ttyACM0"}}
+              ],
+              "sinks": {"kind": "sqlite"},
+              "clock": {"trusted": "yes"},
+              "store": {"maxDatabaseMegabytes": 0},
+              "profile": {"weightKilograms": "70 kg"}
+            }
+            """)
+        XCTAssertEqual(result.status, 78, result.standardError)
+        let lines = result.standardError.split(separator: "\n")
+        for (keyPath, reason) in [
+            ("logLevel", #"the string "warn" is not one of "debug", "info", "notice", "warning", "error"; did you mean "warning"?"#),
+            ("shutdownTimeoutSeconds", #"expected a number (seconds, "#),
+            ("shutdownTimeoutSeconds", "write the number without quotes: 10"),
+            ("sources[1].kind", #"unknown kind "serial-pedometr"; did you mean "serial-pedometer"?"#),
+            ("sinks", #"expected a list of objects, got an object; a list is written in brackets, even of one item: [{"kind": "sqlite"}]"#),
+            ("clock.trusted", #"expected true or false, got the string "yes""#),
+            ("store.maxDatabaseMegabytes", "0 is below the smallest accepted value"),
+            ("profile.weightKilograms", #"expected a number (kilograms, 20 to 400), got the string "70 kg"; write the number alone, without quotes, in kilograms: 70"#),
+        ] {
+            XCTAssertTrue(
+                lines.contains { $0.contains("\(path): \(keyPath): ") && $0.contains(reason) }, "\(keyPath): \(result.standardError)")
+        }
+        XCTAssertEqual(lines.count, 7, result.standardError)
+        XCTAssertTrue(lines.allSatisfy { $0.contains("\(path): ") }, result.standardError)
+
+        // The same mistakes fixed: the file passes.
+        let (fixed, _) = try await check(healthgate, """
+            {"logLevel": "warning", "shutdownTimeoutSeconds": 10,
+             "sources": [{"kind": "ble-heart-rate", "config": {"transport": "simulated", "simulation": {"heartRateMonitors": 1}}},
+                         {"kind": "serial-pedometer", "config": {"path": "/dev/ttyACM0"}}],
+             "sinks": [{"kind": "sqlite"}], "clock": {"trusted": true}, "store": {"maxDatabaseMegabytes": 100},
+             "profile": {"weightKilograms": 70}}
+            """)
+        XCTAssertEqual(fixed.status, 0, fixed.standardError)
+    }
+
+    /// A plugin in the wrong list is told where it goes, and an unknown kind gets the one meant,
+    /// both with the file's other mistakes.
+    func testAPluginInTheWrongListOrOfAnUnknownKindSaysWhereAndWhich() async throws {
+        try await assertRejected([
+            (#"{"sources": [{"kind": "sqlite"}]}"#, "sources[0].kind", #""sqlite" is a sink, not a source: move it to "sinks""#),
+            (#"{"sinks": [{"kind": "sqlite"}, {"kind": "ble-heart-rate"}]}"#, "sinks[1].kind",
+             #""ble-heart-rate" is a source, not a sink: move it to "sources""#),
+            (#"{"sinks": [{"kind": "mqqt", "config": {"host": "b"}}]}"#, "sinks[0].kind", #"unknown kind "mqqt"; did you mean "mqtt"?"#),
+        ])
+    }
+
+    /// What only a plugin's own validation can tell (after the file decodes) is reported for
+    /// every plugin at once too, with the other sections' mistakes.
+    func testEveryPluginsValidationErrorIsReportedAtOnce() async throws {
+        let healthgate = try HealthgateExecutable()
+        let (result, path) = try await check(healthgate, """
+            {"sources": [{"kind": "serial-pedometer", "config": {}},
+                         {"kind": "serial-pedometer", "name": "second", "config": {}}],
+             "sinks": [{"kind": "http-repository", "config": {"url": "ftp://a.example"}}]}
+            """)
+        XCTAssertEqual(result.status, 78, result.standardError)
+        let lines = result.standardError.split(separator: "\n")
+        for prefix in ["sources[0].config", "sources[1].config", "sinks[0].config"] {
+            XCTAssertTrue(lines.contains { $0.contains("\(path): \(prefix)") }, "\(prefix): \(result.standardError)")
+        }
+    }
+
     func testOldKeyNamesSuggestTheirNewNames() async throws {
         try await assertRejected([
             (#"{"sinks": [{"kind": "sqlite", "config": {"batchWindowMilliseconds": 100}}]}"#,
@@ -127,7 +204,7 @@ final class ConfigCheckTests: XCTestCase {
     func testGatewayNameAndTimeZoneAreChecked() async throws {
         try await assertRejected([
             (#"{"timeZone": "Europe/Berlinn"}"#, "timeZone", #"not a time zone of the tz database"#),
-            (#"{"timeZone": ""}"#, "timeZone", #"not a time zone"#),
+            (#"{"timeZone": ""}"#, "timeZone", "must not be empty"),
             (#"{"gatewayName": "gym 1"}"#, "gatewayName", "letters, digits"),
             (#"{"gatewayName": "gym/1"}"#, "gatewayName", "letters, digits"),
             (#"{"gatewayName": ""}"#, "gatewayName", "must be 1 to 64"),
@@ -166,8 +243,8 @@ final class ConfigCheckTests: XCTestCase {
             (#"{"profile": {"maximumHeartRate": 5}}"#, "profile.maximumHeartRate", "5 is below the smallest accepted value 60 (beats per minute)"),
             (#"{"profile": {"dateOfBirth": "3000-01-01"}}"#, "profile.dateOfBirth", "is not a date"),
             (#"{"profile": {"dateOfBirth": "garbage"}}"#, "profile.dateOfBirth", "is not a date"),
-            (#"{"profile": {"biologicalSex": "x"}}"#, "profile.biologicalSex", "expected one of: female, male, other"),
-            (#"{"profile": {"zones": "x"}}"#, "profile.zones", "expected an array"),
+            (#"{"profile": {"biologicalSex": "x"}}"#, "profile.biologicalSex", #"is not one of "female", "male", "other""#),
+            (#"{"profile": {"zones": "x"}}"#, "profile.zones", "expected a list of objects"),
         ])
         // `run` rejects the same file with the same message before it starts anything.
         let healthgate = try HealthgateExecutable()

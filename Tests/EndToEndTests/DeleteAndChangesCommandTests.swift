@@ -41,7 +41,7 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         let deleted = try await healthgate.run(["delete", "--yes", "--db", path, "--id", samples[1].id.uuidString])
         XCTAssertEqual(deleted.status, 0, deleted.standardError)
         XCTAssertTrue(deleted.standardOutput.contains(samples[1].id.uuidString), deleted.standardOutput)
-        XCTAssertTrue(deleted.standardOutput.contains("deleted 1 object"), deleted.standardOutput)
+        XCTAssertTrue(deleted.standardOutput.contains("deleted 1 object\n"), deleted.standardOutput)
 
         let after = try await changeSet("--anchor", "4")
         XCTAssertEqual(after["anchor"] as? Int, 5)
@@ -74,13 +74,13 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         XCTAssertEqual(heartRates, [samples[2]])
 
         let byType = try await healthgate.run([
-            "delete", "--yes", "--db", path, "--type", "stepCount", "--since", "2027-01-16", "--until", "2027-01-17",
+            "delete", "--yes", "--db", path, "--type", "stepCount", "--since", "2027-01-16", "--until", "2027-01-17", "--time-zone", "UTC",
         ])
         XCTAssertEqual(byType.status, 0, byType.standardError)
         let stepsLeft = try await HealthStore(path: path, access: .readOnly).samples(of: .stepCount)
         XCTAssertEqual(stepsLeft, [])
         let nothing = try await healthgate.run([
-            "delete", "--yes", "--db", path, "--type", "stepCount", "--since", "2027-01-16", "--until", "2027-01-17",
+            "delete", "--yes", "--db", path, "--type", "stepCount", "--since", "2027-01-16", "--until", "2027-01-17", "--time-zone", "UTC",
         ])
         XCTAssertEqual(nothing.status, 0, nothing.standardError)
         XCTAssertTrue(nothing.standardOutput.contains("nothing matched"), nothing.standardOutput)
@@ -136,7 +136,7 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
             VALUES (x'\(hex)', 0, 'start', \(StoreTime.microseconds(at(15))));
             """)
         let refused = try await healthgate.run([
-            "delete", "--yes", "--db", path, "--type", "heartRate", "--since", "2027-01-16", "--until", "2027-01-17",
+            "delete", "--yes", "--db", path, "--type", "heartRate", "--since", "2027-01-16", "--until", "2027-01-17", "--time-zone", "UTC",
         ])
         XCTAssertEqual(refused.status, 75, refused.standardError)
         XCTAssertTrue(refused.standardError.contains("running workout"), refused.standardError)
@@ -238,5 +238,44 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
             let changes = try await changeSet()
             XCTAssertEqual((changes["deleted"] as? [Any])?.count, deletions, "answer \(answer)")
         }
+    }
+
+    /// Issue #45: on a terminal, `delete` asks before it deletes: "n" keeps everything (exit 1),
+    /// "y" deletes. script(1) gives the executable a real pseudo-terminal as stdin and copies
+    /// what the test writes into it.
+    func testDeleteAsksOnATerminalAndActsOnlyOnYes() async throws {
+        let script = "/usr/bin/script"
+        guard FileManager.default.isExecutableFile(atPath: script) else { throw XCTSkip("no script(1): install util-linux") }
+        func onATerminal(_ arguments: [String], answer: String) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: script)
+            // -q: no banner; -e: its exit status is the command's; -c: the command, run on the pty.
+            let command = ([healthgate.url.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
+            process.arguments = ["-qec", command, "/dev/null"]
+            process.environment = healthgate.environment
+            let input = Pipe()
+            let output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            input.fileHandleForWriting.write(Data((answer + "\n").utf8))
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        }
+        let id = samples[0].id.uuidString
+        let declined = try onATerminal(["delete", "--db", path, "--id", id], answer: "n")
+        XCTAssertEqual(declined.status, 1, declined.output)
+        XCTAssertTrue(declined.output.contains("Delete the object \(id)"), declined.output)
+        XCTAssertTrue(declined.output.contains("[y/N]"), declined.output)
+        let kept = try await changeSet()
+        XCTAssertEqual((kept["deleted"] as? [Any])?.count, 0, "n deletes nothing")
+
+        let confirmed = try onATerminal(["delete", "--db", path, "--id", id], answer: "y")
+        XCTAssertEqual(confirmed.status, 0, confirmed.output)
+        XCTAssertTrue(confirmed.output.contains("deleted 1 object"), confirmed.output)
+        let gone = try await changeSet()
+        XCTAssertEqual((gone["deleted"] as? [Any])?.count, 1, "y deletes it")
     }
 }

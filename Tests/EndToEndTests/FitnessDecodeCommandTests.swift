@@ -97,6 +97,14 @@ final class FitnessDecodeCommandTests: XCTestCase {
         XCTAssertEqual(
             rower.standardOutput,
             #"{"instantaneousPower":null,"strokeCount":150,"strokeRate":30,"totalDistance":null}"# + "\n")
+        // Issue #45: typed without quotes, the payload with spaces is the same payload (it was
+        // refused though `decode --help` allows spaces); a word that is not hex still is not.
+        let unquoted = try await healthgate.run(["decode", "rower-data", "00", "02", "3C", "96", "00", "8C"])
+        XCTAssertEqual(unquoted.status, 0, unquoted.standardError)
+        XCTAssertEqual(unquoted.standardOutput, rower.standardOutput)
+        let word = try await healthgate.run(["decode", "rower-data", "00", "02", "extra"])
+        XCTAssertEqual(word.status, 65, word.standardError)
+        XCTAssertTrue(word.standardError.contains("not a hex payload"), word.standardError)
     }
 
     func testBadHexAndMissingArgumentsAreRejected() async throws {

@@ -52,7 +52,7 @@ final class QueryCommandTests: StoreTestCase {
 
     func testStatsWithAndWithoutInterval() async throws {
         let hourly = try healthgate(
-            "stats", "--type", "stepCount", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T03:00:00Z",
+            "stats", "--type", "stepCount", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-16T03:00:00Z",
             "--interval", "hour", "--all", "--format", "json")
         XCTAssertEqual(hourly.status, 0, hourly.error)
         let buckets = try HealthJSON.makeDecoder().decode([QuantityStatistics].self, from: Data(hourly.output.utf8))
@@ -60,14 +60,14 @@ final class QueryCommandTests: StoreTestCase {
         XCTAssertEqual(buckets.map(\.sampleCount), [1, 1, 0])
 
         let minutes = try healthgate(
-            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T00:04:00Z",
+            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-16T00:04:00Z",
             "--interval", "minute", "--all", "--format", "csv")
         XCTAssertEqual(minutes.status, 0, minutes.error)
         XCTAssertEqual(minutes.output.split(separator: "\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false)[2] },
                        ["2", "0", "0", "1"])
 
         let total = try healthgate(
-            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T00:04:00Z")
+            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-16T00:04:00Z")
         XCTAssertEqual(total.status, 0, total.error)
         // One row: 3 samples, average (60 + 80 + 90) / 3 = 76.667, printed as heart rates are (77),
         // min 60, max 90, most recent 90.
@@ -78,7 +78,7 @@ final class QueryCommandTests: StoreTestCase {
 
     func testStatsOptions() async throws {
         let average = try healthgate(
-            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T00:04:00Z",
+            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-16T00:04:00Z",
             "--options", "average,maximum")
         XCTAssertEqual(average.status, 0, average.error)
         // 3 samples, average (60 + 80 + 90) / 3 = 76.667 (77), max 90; minimum and most recent not asked for.
@@ -130,7 +130,7 @@ final class QueryCommandTests: StoreTestCase {
         let tickr = Device(name: "TICKR", manufacturer: "Wahoo", model: "TICKR", localIdentifier: "11:22:33:44:55:66")
         try await HealthStore(path: path).write([.quantity(try heartRate(SampleIDGenerator(seed: 9), 100, at: 30, device: tickr))])
         let json = try healthgate(
-            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T00:04:00Z",
+            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-16T00:04:00Z",
             "--interval", "minute", "--by-device", "--all", "--format", "json")
         XCTAssertEqual(json.status, 0, json.error)
         let minutes = try HealthJSON.makeDecoder().decode([StatisticsByDevice].self, from: Data(json.output.utf8))
@@ -141,7 +141,7 @@ final class QueryCommandTests: StoreTestCase {
         XCTAssertEqual(minutes[3].devices.map(\.device?.name), ["Polar H10"])
 
         let table = try healthgate(
-            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T00:04:00Z",
+            "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-16T00:04:00Z",
             "--by-device")
         XCTAssertEqual(table.status, 0, table.error)
         // The header, the row over all samples, then one per device: 4 samples, average 82.5 (83).
@@ -152,7 +152,7 @@ final class QueryCommandTests: StoreTestCase {
         XCTAssertEqual(Array(lines[3].dropFirst(2)), ["TICKR", "[11:22:33:44:55:66]", "1", "100", "100", "100", "100", "count/min"])
 
         let csv = try healthgate(
-            "stats", "--type", "stepCount", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T02:00:00Z",
+            "stats", "--type", "stepCount", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-16T02:00:00Z",
             "--interval", "hour", "--by-device", "--format", "csv")
         XCTAssertEqual(csv.status, 0, csv.error)
         XCTAssertEqual(csv.output.split(separator: "\n").dropFirst(), [
@@ -170,7 +170,7 @@ final class QueryCommandTests: StoreTestCase {
 
         let unknown = try healthgate("samples", "--type", "heartbeat", "--db", path)
         XCTAssertEqual(unknown.status, 64)
-        XCTAssertTrue(unknown.error.contains("known types: heartRate, stepCount"), unknown.error)
+        XCTAssertTrue(unknown.error.contains("(one of: heartRate, stepCount"), unknown.error)
 
         let badDate = try healthgate("stats", "--type", "heartRate", "--db", path, "--since", "last tuesday")
         XCTAssertEqual(badDate.status, 64)
@@ -202,13 +202,49 @@ final class QueryCommandTests: StoreTestCase {
                 "\(since) in \(zone)")
         }
         let help = try runProcess(executable, ["query", "samples", "--help"])
-        XCTAssertTrue(help.output.contains("2026-11-21 08:00 or 2026-11-21T08:00 (local time)"), help.output)
+        XCTAssertTrue(help.output.contains("2026-11-21 08:00[:00] or 2026-11-21T08:00[:00] (local time)"), help.output)
+        XCTAssertTrue(help.output.contains("2026-11-21 (local midnight)"), help.output)
 
         let week = try healthgate("samples", "--type", "heartRate", "--db", path, "--last", "1w")
         XCTAssertEqual(week.status, 0, week.error)
 
-        let lower = try healthgate("samples", "--type", "heartrate", "--db", path)
-        XCTAssertEqual(lower.status, 64)
-        XCTAssertTrue(lower.error.contains("did you mean heartRate?"), lower.error)
+        // The one type it matches ignoring case is taken; a misspelling gets the nearest.
+        let lower = try healthgate("samples", "--type", "heartrate", "--db", path, "--format", "json")
+        XCTAssertEqual(lower.status, 0, lower.error)
+        XCTAssertEqual(try HealthJSON.makeDecoder().decode([QuantitySample].self, from: Data(lower.output.utf8)).count, 3)
+        let misspelt = try healthgate("samples", "--type", "hartrate", "--db", path)
+        XCTAssertEqual(misspelt.status, 64)
+        XCTAssertTrue(misspelt.error.contains(#"unknown type "hartrate"; did you mean heartRate?"#), misspelt.error)
+    }
+
+    /// Issue #45: a day without a time is local midnight, as `2026-11-25 17:36` is local time;
+    /// local is `$TZ` here, set in the executable's environment (no --time-zone). The samples
+    /// lie at 00:00:10, 00:00:20 and 00:03:10 UTC on 16 January, which is 19:00 on the 15th in
+    /// New York (-05:00): a UTC midnight would take all three from 16 January and none before it.
+    func testADayIsLocalMidnightInTheZoneOfTZ() async throws {
+        var healthgate = try HealthgateExecutable()
+        healthgate.environment["TZ"] = "America/New_York"
+        func values(_ range: String...) async throws -> [Double] {
+            let result = try await healthgate.run(["query", "samples", "--type", "heartRate", "--db", path, "--format", "json"] + range)
+            XCTAssertEqual(result.status, 0, "\(range): \(result.standardError)")
+            return try HealthJSON.makeDecoder().decode([QuantitySample].self, from: Data(result.standardOutput.utf8)).map(\.canonicalValue)
+        }
+        // New York's 16 January begins at 05:00 UTC, after every sample; its 15th at 05:00 UTC on the 15th.
+        let sinceSixteenth = try await values("--since", "2027-01-16")
+        XCTAssertEqual(sinceSixteenth, [])
+        let untilSixteenth = try await values("--until", "2027-01-16")
+        XCTAssertEqual(untilSixteenth, [60, 80, 90])
+        let fifteenth = try await values("--since", "2027-01-15", "--until", "2027-01-16")
+        XCTAssertEqual(fifteenth, [60, 80, 90])
+        // The same as the day's 00:00 in the local forms.
+        let spelled = try await values("--since", "2027-01-15", "19:00:15")
+        XCTAssertEqual(spelled, [80, 90])
+        let midnight = try await values("--until", "2027-01-16 00:00")
+        XCTAssertEqual(midnight, untilSixteenth)
+        // --time-zone still wins over $TZ; and a zone written in the date wins over both.
+        let utc = try await values("--since", "2027-01-16", "--time-zone", "UTC")
+        XCTAssertEqual(utc, [60, 80, 90])
+        let explicit = try await values("--since", "2027-01-16T00:00:15Z")
+        XCTAssertEqual(explicit, [80, 90])
     }
 }

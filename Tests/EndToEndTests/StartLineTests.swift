@@ -3,7 +3,7 @@ import GatewayTesting
 import XCTest
 
 /// The line `run` logs when it has started counts what the configuration file configures, not
-/// the gateway's built-in workout plugins, and says it in plain English.
+/// the gateway's built-in workout plugins, and says it in plain English; so does the stop.
 final class StartLineTests: XCTestCase {
     func testTheStartLineCountsTheConfiguredSourcesAndSinks() async throws {
         let healthgate = try HealthgateExecutable()
@@ -18,6 +18,14 @@ final class StartLineTests: XCTestCase {
         XCTAssertTrue(one.standardError.contains("started with 1 source and 1 sink from \(config.path)"), one.standardError)
         let line = one.standardError.split(separator: "\n").first { $0.contains("started with") } ?? ""
         XCTAssertFalse(line.contains("(s)"), String(line))
+        // Issue #45: the stop counts no internal plugin either (it said "draining 4 sink(s)"),
+        // and no message of the run says "(s)".
+        XCTAssertTrue(one.standardError.contains("sources stopped; draining the sinks"), one.standardError)
+        XCTAssertFalse(one.standardError.contains("(s)"), one.standardError)
+        let stopped = one.standardError.split(separator: "\n").first { $0.contains("stopped (records published: ") } ?? ""
+        XCTAssertTrue(stopped.contains("records published: strap "), String(stopped))
+        XCTAssertTrue(stopped.contains("records written: store "), String(stopped))
+        XCTAssertFalse(stopped.contains("workouts"), "the workouts' built-in plugins are not the file's: \(stopped)")
 
         try """
             {"sources": [

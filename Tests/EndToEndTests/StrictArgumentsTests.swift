@@ -94,4 +94,45 @@ final class StrictArgumentsTests: XCTestCase {
         let old = try await healthgate.run(["devices", "--json"])
         XCTAssertEqual(old.status, 64, old.standardError)
     }
+
+    /// Issue #45: an option that takes a name from a closed set answers an unknown one with the
+    /// names most likely meant and the list, and takes the one name it matches ignoring case.
+    func testANameFromAClosedSetGetsTheOneMeantAndTheList() async throws {
+        let healthgate = try HealthgateExecutable()
+        let store = healthgate.root.appendingPathComponent("none.sqlite").path
+        let socket = healthgate.root.appendingPathComponent("none.sock").path
+        for (arguments, message) in [
+            (["workout", "start", "--activity", "runing", "--socket", socket],
+             #"unknown --activity "runing"; did you mean running? (one of: running, walking, cycling"#),
+            (["workout", "activity", "cyclng", "--socket", socket], #"unknown activity "cyclng"; did you mean cycling?"#),
+            (["demo", "--participants", "2", "--activity", "rowng", "--db", store], #"unknown --activity "rowng"; did you mean rowing?"#),
+            (["query", "samples", "--type", "heartRate", "--format", "jsn", "--db", store],
+             #"unknown --format "jsn"; did you mean json? (one of: table, json, csv)"#),
+            (["query", "samples", "--type", "heartRate", "--order", "descending", "--db", store],
+             #"unknown --order "descending"; did you mean desc? (one of: asc, desc)"#),
+            (["query", "stats", "--type", "heartRate", "--interval", "minit", "--db", store],
+             #"unknown --interval "minit"; did you mean minute? (one of: minute, hour, day, week, month, or a length such as 30s"#),
+            (["query", "samples", "--type", "hartRate", "--db", store], #"unknown type "hartRate"; did you mean heartRate? (one of: heartRate, "#),
+            (["query", "changes", "--type", "workot", "--db", store], #"unknown type "workot"; did you mean workout?"#),
+            (["status", "--format", "josn", "--socket", socket], #"unknown --format "josn"; did you mean json? (one of: table, json)"#),
+            (["participant", "list", "--format", "tabel", "--socket", socket], #"unknown --format "tabel"; did you mean table?"#),
+            (["workout", "status", "--format", "jsno", "--socket", socket], #"unknown --format "jsno"; did you mean json? (one of: text, json)"#),
+            (["devices", "--format", "yaml"], #"unknown --format "yaml" (one of: table, json)"#),
+        ] {
+            let result = try await healthgate.run(arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result.standardError)")
+            XCTAssertTrue(result.standardError.contains(message), "\(arguments): \(result.standardError)")
+        }
+        // Another case of one name is that name: these get past the option to the missing daemon
+        // (69) or the missing store (66), not a usage error.
+        for (arguments, status) in [
+            (["workout", "start", "--activity", "Running", "--socket", socket], Int32(69)),
+            (["status", "--format", "JSON", "--socket", socket], 69),
+            (["query", "samples", "--type", "HEARTRATE", "--order", "DESC", "--format", "Json", "--db", store], 66),
+            (["query", "stats", "--type", "heartrate", "--interval", "Hour", "--db", store], 66),
+        ] {
+            let result = try await healthgate.run(arguments)
+            XCTAssertEqual(result.status, status, "\(arguments): \(result.standardError)")
+        }
+    }
 }

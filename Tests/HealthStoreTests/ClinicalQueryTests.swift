@@ -46,18 +46,18 @@ final class ClinicalQueryTests: StoreTestCase {
 
     func testDailyAverageBloodPressureAndGlucose() async throws {
         let systolic = try healthgate(
-            "stats", "--type", "bloodPressureSystolic", "--db", path, "--since", "2027-01-16", "--until", "2027-01-18",
+            "stats", "--type", "bloodPressureSystolic", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-18",
             "--interval", "day", "--format", "json")
         XCTAssertEqual(systolic.status, 0, systolic.error)
         let days = try HealthJSON.makeDecoder().decode([QuantityStatistics].self, from: Data(systolic.output.utf8))
         XCTAssertEqual(days.map(\.average), [125, 126])
         let diastolic = try healthgate(
-            "stats", "--type", "bloodPressureDiastolic", "--db", path, "--since", "2027-01-16", "--until", "2027-01-17",
+            "stats", "--type", "bloodPressureDiastolic", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-17",
             "--format", "json")
         XCTAssertEqual(diastolic.status, 0, diastolic.error)
         XCTAssertEqual(try HealthJSON.makeDecoder().decode(QuantityStatistics.self, from: Data(diastolic.output.utf8)).average, 82)
         let glucose = try healthgate(
-            "stats", "--type", "bloodGlucose", "--db", path, "--since", "2027-01-16", "--until", "2027-01-17", "--format", "json")
+            "stats", "--type", "bloodGlucose", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-17", "--format", "json")
         XCTAssertEqual(glucose.status, 0, glucose.error)
         let statistics = try HealthJSON.makeDecoder().decode(QuantityStatistics.self, from: Data(glucose.output.utf8))
         // 90 mg/dL and 6 mmol/L of glucose (108.093528 mg/dL), averaged in mg/dL.
@@ -70,7 +70,7 @@ final class ClinicalQueryTests: StoreTestCase {
         let samples = try HealthJSON.makeDecoder().decode([QuantitySample].self, from: Data(latest.output.utf8))
         XCTAssertEqual(samples.map(\.quantity.value), [70.1])
         let bmi = try healthgate(
-            "stats", "--type", "bodyMassIndex", "--db", path, "--since", "2027-01-16", "--until", "2027-01-18", "--format", "json")
+            "stats", "--type", "bodyMassIndex", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-18", "--format", "json")
         XCTAssertEqual(bmi.status, 0, bmi.error)
         let statistics = try HealthJSON.makeDecoder().decode(QuantityStatistics.self, from: Data(bmi.output.utf8))
         XCTAssertEqual(statistics.average ?? 0, 23.75, accuracy: 1e-9)

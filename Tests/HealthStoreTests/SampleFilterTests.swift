@@ -107,7 +107,7 @@ final class SampleFilterTests: StoreTestCase {
         let healthgate = try HealthgateExecutable()
         defer { try? FileManager.default.removeItem(at: healthgate.root) }
         let stats = try await healthgate.run([
-            "query", "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--until", "2027-01-17",
+            "query", "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-17",
             "--device-name", "Garmin HRM", "--format", "json",
         ])
         XCTAssertEqual(stats.status, 0, stats.standardError)
@@ -122,7 +122,7 @@ final class SampleFilterTests: StoreTestCase {
         XCTAssertEqual(found.map(\.id), [garminSamples[1].id])
         // By provenance: --source and --gateway are the metadata entries the gateway stamps.
         let bySource = try await healthgate.run([
-            "query", "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--until", "2027-01-17",
+            "query", "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-17",
             "--source", "polar-strap", "--gateway", "gym-1", "--format", "json",
         ])
         XCTAssertEqual(bySource.status, 0, bySource.standardError)

@@ -69,13 +69,16 @@ final class ConfigurationSchemaTests: XCTestCase {
         }
     }
 
-    func testValuesOfAnotherShapeAreLeftToTheDecoder() {
-        // A string where a number is declared, and an unknown kind: the decoder and the catalog
-        // report them in their own words.
+    func testValuesOfAnotherShapeAndUnknownKindsAreReportedWithTheRest() {
+        // A string where a number is declared, and an unknown kind: found before decoding, so
+        // that they join the file's other mistakes.
         XCTAssertEqual(
             refusal(#"{"sinks": [{"kind": "batch", "config": {"batchSize": "ten"}}]}"#)?.reason,
-            "expected a whole number, got the string \"ten\"")
-        XCTAssertTrue(refusal(#"{"sinks": [{"kind": "batchy"}]}"#)?.reason.hasPrefix("unknown plugin kind") ?? false)
+            "expected a whole number (records, 1 to 100000), got the string \"ten\"")
+        XCTAssertEqual(
+            refusal(#"{"sinks": [{"kind": "batch", "config": {"batchSize": "10"}}]}"#)?.reason,
+            "expected a whole number (records, 1 to 100000), got the string \"10\"; write the number without quotes: 10")
+        XCTAssertEqual(refusal(#"{"sinks": [{"kind": "batchy"}]}"#)?.reason, #"unknown kind "batchy"; did you mean "batch"? (known here: batch)"#)
         XCTAssertNil(refusal(#"{"sinks": [{"kind": "batch", "config": {"batchSize": 100000}}]}"#))
     }
 

@@ -1,4 +1,5 @@
 public import BLETransport
+import ANTHeartRate
 import BLEProfileKit
 public import SampleBus
 import ContinuousGlucose
@@ -25,6 +26,7 @@ public enum BuiltinCatalog {
             .bluetoothSource(HealthDeviceSource.self, bluetooth: bluetooth),
             .bluetoothSource(CGMSource.self, bluetooth: bluetooth),
             .source(SerialPedometerSource.self),
+            .source(ANTHeartRateSource.self),
             .sink(SQLiteSink.self),
             .follower(HTTPRepositorySink.self),
             .follower(MQTTBrokerSink.self),

@@ -144,7 +144,7 @@ public final class Gateway: Sendable {
                     }
                     if !completed, shutdown.stage < .forced {
                         self.logger.error(
-                            "\(sink.name) keeps failing while draining; giving it up with \(inbox.depth, noun: "record") still queued")
+                            "\(sink.name) keeps failing while draining; giving it up with \(String(count: inbox.depth, "record")) still queued")
                         return .sink(abandoned: sink.name)
                     }
                     return .sink(abandoned: nil)

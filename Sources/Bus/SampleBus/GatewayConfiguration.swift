@@ -249,7 +249,11 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
             throw ConfigurationError(file: origin, keyPath: "(top level)", reason: "not valid JSON: \(error)")
         }
         // Every unknown key and number out of range at once, before decoding stops at the first.
-        let problems = (schema?.problems(in: value) ?? []).map { ConfigurationError(file: origin, keyPath: $0.keyPath, reason: $0.reason) }
+        let problems = (schema?.problems(in: value) ?? []).map { problem in
+            ConfigurationError(
+                file: origin, keyPath: problem.keyPath,
+                reason: schema.flatMap { misplacedPlugin(at: problem.keyPath, in: value, schema: $0) } ?? problem.reason)
+        }
         if var first = problems.first {
             first.further = Array(problems.dropFirst())
             throw first
@@ -265,6 +269,27 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
         configuration.origin = origin
         try configuration.validate()
         return configuration
+    }
+
+    /// Why the plugin at `keyPath` (`sources[1].kind`) is in the wrong list, when its kind is
+    /// unknown there but one of the other list's (a sink under `sources`); nil otherwise.
+    static func misplacedPlugin(at keyPath: String, in value: JSONValue, schema: ConfigurationSchema) -> String? {
+        let lists: [(key: String, role: String)] = [("sources", "source"), ("sinks", "sink")]
+        guard keyPath.hasSuffix("].kind"),
+            let list = lists.first(where: { keyPath.hasPrefix($0.key + "[") }),
+            let other = lists.first(where: { $0.key != list.key }),
+            let index = Int(keyPath.dropFirst(list.key.count + 1).prefix { $0 != "]" }),
+            case .array(let entries)? = value[list.key], entries.indices.contains(index),
+            case .string(let kind)? = entries[index]["kind"],
+            case .object(let document) = schema,
+            case .array(.oneOf(let alternatives), _, _)? = document.property(other.key)?.schema
+        else { return nil }
+        let otherKinds = alternatives.compactMap { alternative -> String? in
+            guard case .object(let object) = alternative, case .constant(let constant)? = object.property("kind")?.schema else { return nil }
+            return constant
+        }
+        guard otherKinds.contains(kind) else { return nil }
+        return "\"\(kind)\" is a \(other.role), not a \(list.role): move it to \"\(other.key)\""
     }
 
     /// Reads and parses a configuration file.

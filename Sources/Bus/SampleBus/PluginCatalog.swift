@@ -90,7 +90,8 @@ public struct PluginCatalog: Sendable {
     /// `healthgate config check` runs. No I/O beyond looking at referenced files.
     /// - Throws: ``ConfigurationError`` with the file, the key path and the reason; exactly the
     ///   errors ``instantiate(_:environment:)`` throws for the configuration, except those of
-    ///   building the plugins (connecting, opening files).
+    ///   building the plugins (connecting, opening files). Every plugin is checked: the first
+    ///   plugin's error is thrown with the others' in ``ConfigurationError/further``.
     /// - Returns: each plugin's instance name, kind, role and queue, in file order.
     @discardableResult
     public func validate(
@@ -119,71 +120,84 @@ public struct PluginCatalog: Sendable {
         var sinks: [ConfiguredSink] = []
         var followers: [ConfiguredFollower] = []
         var names = Set<String>()
+        // Validation reports every plugin's first error at once; building stops at the first.
+        var failures: [ConfigurationError] = []
         for (role, list) in [(PluginRole.source, configuration.sources), (.sink, configuration.sinks)] {
             let section = role == .source ? "sources" : "sinks"
             for (index, plugin) in list.enumerated() {
-                let where_ = "\(section)[\(index)]"
-                guard let entry = entry(kind: plugin.kind) else {
-                    let known = entries.map(\.kind)
-                    var reason = "unknown plugin kind \"\(plugin.kind)\""
-                    if let suggestion = KeySuggestion.closest(to: plugin.kind, among: known) {
-                        reason += "; did you mean \"\(suggestion)\"?"
+                do throws(ConfigurationError) {
+                    let where_ = "\(section)[\(index)]"
+                    guard let entry = entry(kind: plugin.kind) else {
+                        let known = entries.map(\.kind)
+                        var reason = "unknown plugin kind \"\(plugin.kind)\""
+                        if let suggestion = KeySuggestion.closest(to: plugin.kind, among: known) {
+                            reason += "; did you mean \"\(suggestion)\"?"
+                        }
+                        throw ConfigurationError(
+                            file: configuration.origin, keyPath: "\(where_).kind",
+                            reason: reason + " (known: \(known.joined(separator: ", ")))")
                     }
-                    throw ConfigurationError(
-                        file: configuration.origin, keyPath: "\(where_).kind",
-                        reason: reason + " (known: \(known.joined(separator: ", ")))")
-                }
-                guard entry.role == role else {
-                    throw ConfigurationError(
-                        file: configuration.origin, keyPath: "\(where_).kind",
-                        reason: "\"\(plugin.kind)\" is a \(entry.role.rawValue), not a \(role.rawValue)")
-                }
-                let name = plugin.name ?? (list.filter { $0.kind == plugin.kind }.count > 1
-                    ? "\(plugin.kind)-\(index)" : plugin.kind)
-                guard !name.isEmpty else {
-                    throw ConfigurationError(file: configuration.origin, keyPath: "\(where_).name", reason: "must not be empty")
-                }
-                guard names.insert(name).inserted else {
-                    throw ConfigurationError(
-                        file: configuration.origin, keyPath: "\(where_).name",
-                        reason: "the name \"\(name)\" is used twice")
-                }
-                if entry.isFollower, plugin.queue != nil {
-                    throw ConfigurationError(
-                        file: configuration.origin, keyPath: "\(where_).queue",
-                        reason: "\"\(plugin.kind)\" follows the store's change log and has no queue; remove \"queue\"")
-                }
-                let env = environment(name)
-                do {
-                    if !build {
-                        try entry.validate(plugin.config, env)
-                        validated(ValidatedPlugin(
-                            name: name, kind: plugin.kind, role: role,
-                            queue: role == .sink && !entry.isFollower ? plugin.queue ?? QueueConfiguration() : nil,
-                            followsStore: entry.isFollower))
-                    } else if let makeSource = entry.makeSource {
-                        sources.append(ConfiguredSource(name: name, kind: plugin.kind, source: try makeSource(plugin.config, env)))
-                    } else if let makeSink = entry.makeSink {
-                        sinks.append(ConfiguredSink(
-                            name: name, kind: plugin.kind, queue: plugin.queue ?? QueueConfiguration(),
-                            sink: try makeSink(plugin.config, env)))
-                    } else if let makeFollower = entry.makeFollower {
-                        followers.append(ConfiguredFollower(name: name, kind: plugin.kind, follower: try makeFollower(plugin.config, env)))
+                    guard entry.role == role else {
+                        throw ConfigurationError(
+                            file: configuration.origin, keyPath: "\(where_).kind",
+                            reason: "\"\(plugin.kind)\" is a \(entry.role.rawValue), not a \(role.rawValue)")
                     }
-                } catch let error as DecodingError {
-                    throw ConfigurationError(
-                        file: configuration.origin,
-                        keyPath: Self.join("\(where_).config", error.codingPathIsEmpty ? "" : error.keyPath),
-                        reason: error.reason)
-                } catch let error as PluginConfigurationError {
-                    throw ConfigurationError(
-                        file: configuration.origin, keyPath: Self.join("\(where_).config", error.keyPath),
-                        reason: error.reason)
+                    let name = plugin.name ?? (list.filter { $0.kind == plugin.kind }.count > 1
+                        ? "\(plugin.kind)-\(index)" : plugin.kind)
+                    guard !name.isEmpty else {
+                        throw ConfigurationError(file: configuration.origin, keyPath: "\(where_).name", reason: "must not be empty")
+                    }
+                    guard names.insert(name).inserted else {
+                        throw ConfigurationError(
+                            file: configuration.origin, keyPath: "\(where_).name",
+                            reason: "the name \"\(name)\" is used twice")
+                    }
+                    if entry.isFollower, plugin.queue != nil {
+                        throw ConfigurationError(
+                            file: configuration.origin, keyPath: "\(where_).queue",
+                            reason: "\"\(plugin.kind)\" follows the store's change log and has no queue; remove \"queue\"")
+                    }
+                    let env = environment(name)
+                    do {
+                        if !build {
+                            try entry.validate(plugin.config, env)
+                            validated(ValidatedPlugin(
+                                name: name, kind: plugin.kind, role: role,
+                                queue: role == .sink && !entry.isFollower ? plugin.queue ?? QueueConfiguration() : nil,
+                                followsStore: entry.isFollower))
+                        } else if let makeSource = entry.makeSource {
+                            sources.append(ConfiguredSource(name: name, kind: plugin.kind, source: try makeSource(plugin.config, env)))
+                        } else if let makeSink = entry.makeSink {
+                            sinks.append(ConfiguredSink(
+                                name: name, kind: plugin.kind, queue: plugin.queue ?? QueueConfiguration(),
+                                sink: try makeSink(plugin.config, env)))
+                        } else if let makeFollower = entry.makeFollower {
+                            followers.append(ConfiguredFollower(name: name, kind: plugin.kind, follower: try makeFollower(plugin.config, env)))
+                        }
+                    } catch let error as DecodingError {
+                        throw ConfigurationError(
+                            file: configuration.origin,
+                            keyPath: Self.join("\(where_).config", error.codingPathIsEmpty ? "" : error.keyPath),
+                            reason: error.reason)
+                    } catch let error as PluginConfigurationError {
+                        throw ConfigurationError(
+                            file: configuration.origin, keyPath: Self.join("\(where_).config", error.keyPath),
+                            reason: error.reason)
+                    } catch {
+                        throw ConfigurationError(
+                            file: configuration.origin, keyPath: "\(where_)", reason: "\(error)")
+                    }
                 } catch {
-                    throw ConfigurationError(
-                        file: configuration.origin, keyPath: "\(where_)", reason: "\(error)")
+                    guard !build else { throw error }
+                    var first = error
+                    first.further = []
+                    failures += [first] + error.further
                 }
             }
+        }
+        if var first = failures.first {
+            first.further = Array(failures.dropFirst())
+            throw first
         }
         return BuiltPlugins(sources: sources, sinks: sinks, followers: followers)
     }

@@ -68,6 +68,9 @@ public struct MetadataKey: RawRepresentable, Hashable, Sendable, Codable, Compar
     /// the same uuid and a higher ``syncVersion`` extends it. Stores keep the latest version, so
     /// a crash loses little; sinks that deliver each record once skip such versions.
     public static let provisional: MetadataKey = "healthgate.provisional"
+    /// The device's battery level in percent, as the device last reported it (integer): when a
+    /// Bluetooth connection was made, from an ANT+ strap's battery page.
+    public static let batteryLevel: MetadataKey = "healthgate.batteryLevel"
     /// The time zone the sample was recorded in, as a tz database name (`Europe/Berlin`), like
     /// HealthKit's time-zone key: it lets a later reader put the sample in the day it was
     /// taken on, wherever the reader is.

@@ -108,7 +108,7 @@ public final class ControlServer: Sendable {
                 "control socket cannot accept: \(error); pausing accepts for \(limits.acceptPause) at a time "
                     + "until it can (said once)")
         case .acceptRecovered(let pauses):
-            logger.notice("control socket accepting again (\(pauses, noun: "pause") while it could not)")
+            logger.notice("control socket accepting again (\(String(count: pauses, "pause")) while it could not)")
         case .refusedBusy(let refusedSoFar):
             logger.warning(
                 "control socket has \(limits.maximumClients) clients; refusing new ones (\(refusedSoFar) refused so far)")

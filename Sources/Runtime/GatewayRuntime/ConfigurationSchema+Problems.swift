@@ -1,14 +1,16 @@
 extension ConfigurationSchema {
     /// Every problem in `value` this shape can tell without decoding, in key order: each key
     /// the object does not have (with the key it most likely meant, among those that take a
-    /// value of the shape given, or the keys it has), each refused key (with its reason), and
-    /// each number outside its declared range. A file with several mistakes then hears of all
-    /// of them at once.
+    /// value of the shape given, or the keys it has), each refused key (with its reason), each
+    /// missing required key, each value of another shape than declared (a string where a number
+    /// goes, an object where a list goes: with how to write it), each name outside its closed
+    /// set, each alternative no value names (an unknown plugin kind, with the kind it most likely
+    /// meant) and each number outside its declared range. A file with several mistakes then
+    /// hears of all of them at once.
     ///
-    /// A value of another shape than declared, a missing required key and rules that tie keys
-    /// together are left to the decoder and the types' validation, as in ``check(_:)``; so is
-    /// everything under a ``delegated`` key or in an alternative of ``oneOf`` that no value
-    /// matches (an unknown plugin kind).
+    /// Rules that tie keys together are left to the types' validation, as in ``check(_:)``; so
+    /// is everything under a ``delegated`` key and the keys of an alternative of ``oneOf`` that
+    /// cannot be told apart from another (a zone with a key of each form).
     /// - Returns: errors whose key paths are inside `value` (`sinks[0].config.baud`).
     public func problems(in value: JSONValue) -> [PluginConfigurationError] {
         var found: [PluginConfigurationError] = []
@@ -19,8 +21,15 @@ extension ConfigurationSchema {
     private func collectProblems(in value: JSONValue, at path: String, into found: inout [PluginConfigurationError]) {
         func child(_ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }
         switch (self, value) {
+        case (.delegated, _):
+            // Its owner decodes it and reports what is wrong.
+            return
         case (.number(let rule), .number(let number)):
             if let problem = rule.problem(with: number) { found.append(PluginConfigurationError(keyPath: path, reason: problem)) }
+        case (.string(let values?, _, _, _), .string(let text)) where !values.contains(text):
+            found.append(PluginConfigurationError(keyPath: path, reason: Self.unlisted(text, among: values)))
+        case (.string(_, _, let minLength?, _), .string(let text)) where text.isEmpty && minLength > 0:
+            found.append(PluginConfigurationError(keyPath: path, reason: "must not be empty"))
         case (.object(let object), .object(let members)):
             for name in members.keys.sorted() {
                 let member = members[name] ?? .null
@@ -33,14 +42,133 @@ extension ConfigurationSchema {
                     found.append(PluginConfigurationError(keyPath: child(name), reason: object.unknownKeyReason(name, value: member)))
                 }
             }
+            for name in object.required where (members[name] ?? .null) == .null {
+                found.append(PluginConfigurationError(keyPath: child(name), reason: "required key \"\(name)\" is missing"))
+            }
         case (.array(let items, _, _), .array(let elements)):
             for (index, element) in elements.enumerated() { items.collectProblems(in: element, at: "\(path)[\(index)]", into: &found) }
         case (.oneOf(let alternatives), _):
-            Self.alternative(among: alternatives, for: value)?.collectProblems(in: value, at: path, into: &found)
-        default:
-            // Another shape than declared, or a delegated value: the decoder reports it.
+            if let chosen = Self.alternative(among: alternatives, for: value) {
+                chosen.collectProblems(in: value, at: path, into: &found)
+            } else if let unnamed = Self.unknownConstant(among: alternatives, in: value) {
+                found.append(PluginConfigurationError(keyPath: child(unnamed.key), reason: unnamed.reason))
+            } else if !alternatives.contains(where: { $0.hasShape(of: value) }) {
+                found.append(PluginConfigurationError(keyPath: path, reason: mismatch(value)))
+            }
+        case (.constant, .string), (.string, .string), (.boolean, .bool):
             return
+        default:
+            found.append(PluginConfigurationError(keyPath: path, reason: mismatch(value)))
         }
+    }
+
+    /// Whether `value` is of this shape's JSON type, whatever its content.
+    func hasShape(of value: JSONValue) -> Bool {
+        switch (self, value) {
+        case (.number, .number), (.boolean, .bool), (.array, .array), (.object, .object), (.delegated, _): true
+        case (.string, .string), (.constant, .string): true
+        case (.oneOf(let alternatives), _): alternatives.contains { $0.hasShape(of: value) }
+        default: false
+        }
+    }
+
+    /// "expected …, got …", in the decoder's words, then how to write the value.
+    func mismatch(_ value: JSONValue) -> String {
+        var reason = "expected \(expectation), got \(StrictDecoder.describe(value))"
+        if let fix = fix(for: value) { reason += "; \(fix)" }
+        return reason
+    }
+
+    /// What a value of this shape is, in words: "a whole number (records, 1 to 100000)".
+    var expectation: String {
+        switch self {
+        case .number(let rule):
+            let kind = rule.whole ? "a whole number" : "a number"
+            let lower = ConfigurationDecoder.format(rule.range.lowerBound)
+            let upper = ConfigurationDecoder.format(rule.range.upperBound)
+            return "\(kind) (\(rule.unit), \(lower) to \(upper))"
+        case .string(let values?, _, _, _):
+            return "one of " + values.map { "\"\($0)\"" }.joined(separator: ", ")
+        case .string, .constant: return "a string"
+        case .boolean: return "true or false"
+        case .array(let items, _, _): return "a list of \(items.pluralExpectation)"
+        case .object: return "an object"
+        case .oneOf(let alternatives):
+            return alternatives.map(\.expectation).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+                .joined(separator: " or ")
+        case .delegated: return "any value"
+        }
+    }
+
+    private var pluralExpectation: String {
+        switch self {
+        case .number(let rule): rule.whole ? "whole numbers" : "numbers"
+        case .string(let values?, _, _, _): values.map { "\"\($0)\"" }.joined(separator: ", ")
+        case .string, .constant: "strings"
+        case .boolean: "true or false"
+        case .array: "lists"
+        case .object: "objects"
+        case .oneOf(let alternatives):
+            Set(alternatives.map(\.pluralExpectation)).count == 1 ? alternatives[0].pluralExpectation : "values"
+        case .delegated: "values"
+        }
+    }
+
+    /// How to write `value` so that it has this shape, when that is plain.
+    private func fix(for value: JSONValue) -> String? {
+        switch (self, value) {
+        case (.number, .string(let text)) where Double(text)?.isFinite == true && text.allSatisfy({ "0123456789.-+eE".contains($0) }):
+            return "write the number without quotes: \(text)"
+        case (.number(let rule), .string(let text)):
+            // A number written with its unit ("70 kg", "10s"): the number alone, in the key's unit.
+            let digits = text.prefix { "0123456789.-+".contains($0) }
+            guard !digits.isEmpty, let number = Double(digits), number.isFinite else { return nil }
+            return "write the number alone, without quotes, in \(rule.unit): \(ConfigurationDecoder.format(number))"
+        case (.boolean, .string(let text)) where ["true", "false"].contains(text.lowercased()):
+            return "write \(text.lowercased()) without quotes"
+        case (.boolean, _):
+            return "write true or false, without quotes"
+        case (.string, .number(let number)):
+            return "write it in quotes: \"\(ConfigurationDecoder.format(number))\""
+        case (.array(let items, _, _), _) where items.hasShape(of: value):
+            return "a list is written in brackets, even of one item: [\(value.compactText)]"
+        case (.array, .object):
+            return "write a list in brackets: [{…}, {…}]"
+        case (.object, .array):
+            return "write an object in braces: {\"key\": value}"
+        case (.oneOf(let alternatives), _):
+            return alternatives.lazy.compactMap { $0.fix(for: value) }.first
+        default:
+            return nil
+        }
+    }
+
+    /// `"x" is not one of …`, with the name most likely meant.
+    static func unlisted(_ text: String, among values: [String]) -> String {
+        var reason = "\(StrictDecoder.describe(.string(text))) is not one of "
+            + values.map { "\"\($0)\"" }.joined(separator: ", ")
+        if let suggestion = KeySuggestion.suggestion(for: text, among: values) { reason += "; did you mean \"\(suggestion)\"?" }
+        return reason
+    }
+
+    /// For an object no alternative matches because the key that names its alternative (a
+    /// plugin's `kind`) names none: that key and why, with the name it most likely meant and
+    /// the names there are.
+    static func unknownConstant(among alternatives: [ConfigurationSchema], in value: JSONValue) -> (key: String, reason: String)? {
+        guard case .object(let members) = value else { return nil }
+        var constants: [String: [String]] = [:]
+        for case .object(let object) in alternatives {
+            for property in object.properties {
+                if case .constant(let constant) = property.schema { constants[property.name, default: []].append(constant) }
+            }
+        }
+        for (key, names) in constants.sorted(by: { $0.key < $1.key }) {
+            guard case .string(let given)? = members[key], !names.contains(given) else { continue }
+            var reason = "unknown \(key) \"\(ConfigurationJSONParser.printable(given))\""
+            if let suggestion = KeySuggestion.suggestion(for: given, among: names) { reason += "; did you mean \"\(suggestion)\"?" }
+            return (key, reason + " (known here: \(names.joined(separator: ", ")))")
+        }
+        return nil
     }
 }
 

@@ -35,10 +35,13 @@ public enum KeySuggestion {
         return closest(to: name, among: known)
     }
 
-    /// Levenshtein distance: insertions, deletions and substitutions each cost 1.
+    /// Edit distance with adjacent transpositions (optimal string alignment): insertions,
+    /// deletions, substitutions and swapping two neighbours each cost 1, so `josn` is one edit
+    /// from `json`, as a slip of the fingers is.
     public static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         guard !a.isEmpty else { return b.count }
         guard !b.isEmpty else { return a.count }
+        var beforePrevious = [Int](repeating: 0, count: b.count + 1)
         var previous = Array(0...b.count)
         var current = [Int](repeating: 0, count: b.count + 1)
         for i in 1...a.count {
@@ -46,8 +49,11 @@ public enum KeySuggestion {
             for j in 1...b.count {
                 let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
                 current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    current[j] = min(current[j], beforePrevious[j - 2] + 1)
+                }
             }
-            swap(&previous, &current)
+            (beforePrevious, previous, current) = (previous, current, beforePrevious)
         }
         return previous[b.count]
     }

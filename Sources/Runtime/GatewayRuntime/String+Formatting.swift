@@ -47,11 +47,11 @@ extension StringProtocol {
     }
 }
 
-extension DefaultStringInterpolation {
-    /// A count with its noun, singular for one and plural otherwise: `"\(1, noun: "gap")"` is
-    /// `1 gap`, `"\(3, noun: "gap")"` is `3 gaps`, `"\(0, noun: "entry", plural: "entries")"` is
-    /// `0 entries`. The plural defaults to the noun with an `s`.
-    public mutating func appendInterpolation(_ count: some BinaryInteger, noun: String, plural: String? = nil) {
-        appendLiteral("\(count) " + (count == 1 ? noun : plural ?? noun + "s"))
+extension String {
+    /// A count with its noun, singular for one and plural otherwise: `1 record`, `2 records`,
+    /// `0 records`; the plural is the noun with an `s` unless `plural` is given
+    /// (`String(count: n, "entry", plural: "entries")`). Messages say this, never `record(s)`.
+    public init(count: some BinaryInteger, _ noun: String, plural: String? = nil) {
+        self = "\(count) " + (count == 1 ? noun : plural ?? noun + "s")
     }
 }

@@ -55,7 +55,7 @@ public final class ManualClock: GatewayClock {
 
     /// Waits until at least `count` tasks sleep on the clock.
     public func waitForSleepers(_ count: Int = 1, timeout: Duration = .seconds(10)) async throws {
-        try await waitUntil(timeout: timeout, "\(count, noun: "sleeper") on the manual clock") {
+        try await waitUntil(timeout: timeout, "\(String(count: count, "sleeper")) on the manual clock") {
             self.sleeperCount >= count
         }
     }

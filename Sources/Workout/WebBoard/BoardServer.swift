@@ -141,8 +141,8 @@ public final class BoardServer: Sendable {
             return state
         }) else { return }
         await executor.run { handle.mhd.stopDaemon(handle.pointer) }
-        logger.info((router == nil ? "metrics listener" : "live board") + " stopped (\(refused.load(ordering: .relaxed), noun: "request") refused without the token, "
-            + "\(broadcast.skipped, noun: "update") skipped by slow readers)")
+        logger.info((router == nil ? "metrics listener" : "live board") + " stopped (\(String(count: refused.load(ordering: .relaxed), "request")) refused without the token, "
+            + "\(String(count: broadcast.skipped, "update")) skipped by slow readers)")
     }
 
     // MARK: Requests (on libmicrohttpd's threads)

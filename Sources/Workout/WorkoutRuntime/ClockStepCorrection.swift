@@ -27,12 +27,12 @@ public struct ClockStepCorrection: Sendable {
         do {
             let moved = try await store.correctClock(onto: base, from: previous, now: clock.now())
             if moved.logEntries > 0 {
-                logger.info("clock: moved the dates of \(moved.logEntries, noun: "change-log entry", plural: "change-log entries") (commits and tombstones) written before the step")
+                logger.info("clock: moved the dates of the change log's commits and tombstones written before the step (\(String(count: moved.logEntries, "entry", plural: "entries")))")
             }
             guard !moved.isEmpty else { return }
             logger.notice(
-                "clock: moved \(moved.records, noun: "record") and "
-                    + "\(moved.journalEntries, noun: "workout journal entry", plural: "workout journal entries") dated before the step onto the stepped clock "
+                "clock: moved \(String(count: moved.records, "record")) and \(moved.journalEntries) workout journal "
+                    + "entr\(moved.journalEntries == 1 ? "y" : "ies") dated before the step onto the stepped clock "
                     + "(metadata \(MetadataKey.clockCorrected))")
             await workouts.clockCorrected()
         } catch {

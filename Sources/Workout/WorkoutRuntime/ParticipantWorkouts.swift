@@ -113,7 +113,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             }
             state.restoreDone = true
         }
-        if !assignments.isEmpty { logger.info("restored \(assignments.count, noun: "device assignment") from the store") }
+        if !assignments.isEmpty { logger.info("restored \(String(count: assignments.count, "device assignment")) from the store") }
     }
 
     private func addController(_ participant: Participant, to state: inout State) {
@@ -139,7 +139,8 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     // MARK: Commands
 
     /// Moves `device` to `participant` (creating the participant with the default profile if the
-    /// name is new), committed to the store before it returns. A workout already running keeps
+    /// name is new; a name that differs from a participant's only in case is theirs), committed
+    /// to the store before it returns. A workout already running keeps
     /// its devices; the participant's next workout collects from the new one.
     /// - Throws: ``WorkoutError/Code/invalidArgument`` for a bad name or device,
     ///   ``WorkoutError/Code/persistence`` when the store cannot commit it (nothing changes).
@@ -147,8 +148,10 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     public func assign(device: String, to participant: String) async throws(WorkoutError) -> ParticipantRoster {
         try await executor.run { () throws(WorkoutError) -> ParticipantRoster in
             try self.restoreOnQueue()
-            let assignment = ParticipantAssignment(device: device, participant: participant)
             var trial = self.state.withLock { $0.roster }
+            // A name that differs from a participant's only in case is that participant, not a new one.
+            let name = Self.participantName(participant.trimmed(), among: trial.participants.map(\.name))
+            let assignment = ParticipantAssignment(device: device, participant: name)
             try trial.apply(assignment)
             try self.store.assign(assignment)
             self.state.withLock { state in
@@ -170,9 +173,10 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         switch target {
         case .main:
             return GroupAnswer(workouts: [try await main.handle(request)])
-        case .participant(let name):
+        case .participant(let given):
+            let name = Self.participantName(given, among: roster.participants.map(\.name))
             guard let participant = roster.participant(named: name), let controller = controller(for: name) else {
-                throw WorkoutError(.invalidArgument, "participant: no participant \"\(name)\"; 'healthgate participant list' shows them")
+                throw WorkoutError(.invalidArgument, Self.unknownParticipant(given, among: roster.participants.map(\.name)))
             }
             return GroupAnswer(workouts: [try await run(request, participant, controller)])
         case .all:
@@ -191,6 +195,23 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             }
             return answer
         }
+    }
+
+    /// The participant `given` names: that name, else the one name it matches ignoring case.
+    static func participantName(_ given: String, among names: [String]) -> String {
+        guard !names.contains(given) else { return given }
+        let sameLetters = names.filter { $0.lowercased() == given.lowercased() }
+        return sameLetters.count == 1 ? sameLetters[0] : given
+    }
+
+    /// "no participant", with the one most likely meant and every participant there is.
+    static func unknownParticipant(_ given: String, among names: [String]) -> String {
+        guard !names.isEmpty else {
+            return "participant: no participant \"\(given)\": none are configured or assigned"
+        }
+        var message = "participant: no participant \"\(given)\""
+        if let meant = KeySuggestion.suggestion(for: given, among: names) { message += "; did you mean \(meant)?" }
+        return message + " (participants: \(names.joined(separator: ", ")))"
     }
 
     private func run(

@@ -197,7 +197,7 @@ public final class WorkoutController: SampleSink, SampleSource {
         }
         logger.info(
             "ended \(workout.activityType.rawValue) workout \(workout.id): \(Int(workout.duration)) s running, "
-                + "\(workout.sampleIDs.count, noun: "sample")")
+                + "\(String(count: workout.sampleIDs.count, "sample"))")
         // Answered once the store has the workout, so that `workout end` then `workout list`
         // shows it; bounded, as the store's sink may be slow or stopped.
         if await publishPending().contains(workout.id),
@@ -287,10 +287,10 @@ public final class WorkoutController: SampleSink, SampleSource {
             let session = live.session
             logger.notice(
                 "restored workout \(session.id) after a restart: \(session.activityType.rawValue), \(session.state.rawValue), started "
-                    + "\(session.startDate.map(RFC3339.string(from:)) ?? "-") with \(live.builder.samples.count, noun: "committed sample"); "
+                    + "\(session.startDate.map(RFC3339.string(from:)) ?? "-") with \(String(count: live.builder.samples.count, "committed sample")); "
                     + "time while the gateway was down counts as \(session.state == .running ? "running time (a heart-rate gap)" : "paused")")
         }
-        if !ended.isEmpty { logger.notice("restored \(ended.count, noun: "ended workout") waiting to be stored") }
+        if !ended.isEmpty { logger.notice("restored \(String(count: ended.count, "ended workout")) waiting to be stored") }
     }
 
     /// Rebuilds the workout in progress, and those ended and not yet stored, from the journal

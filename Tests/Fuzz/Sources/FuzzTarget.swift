@@ -182,7 +182,7 @@ enum FuzzTarget: String, CaseIterable {
 
     private static func profiles(_ bytes: [UInt8]) {
         // Built per input, as the decode command builds them: nothing held for the process's life.
-        let decoders = BuiltinCatalog.make().bluetoothSources.flatMap { $0.source.payloadDecoders }
+        let decoders = BuiltinCatalog.make().payloadDecoders
         guard let selector = bytes.first, !decoders.isEmpty else { return }
         let decoder = decoders[Int(selector) % decoders.count]
         guard let output = try? decoder.decode(Array(bytes.dropFirst())) else { return }

@@ -6,6 +6,7 @@ import GATTDecoding
 import GatewayRuntime
 import GatewayTesting
 import HealthModel
+import SampleBus
 import XCTest
 
 /// Every `healthgate decode` decoder of the profile against the published payloads in

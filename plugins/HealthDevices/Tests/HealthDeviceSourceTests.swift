@@ -305,7 +305,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         XCTAssertEqual(bmi.first?.canonicalValue ?? 0, 72.4 / (1.74 * 1.74), accuracy: 1e-9)
         XCTAssertEqual(bmi.first?.metadata[ClinicalRecordMapper.bmiComputedKey], .bool(true))
         XCTAssertTrue(
-            h.logs.entries.contains { $0.message.contains("incomplete Body Composition Measurement record (1 part:") },
+            h.logs.entries.contains { $0.message.contains("incomplete Body Composition Measurement record (1 part") },
             "\(h.logs.entries.map(\.message))")
     }
 

@@ -41,9 +41,10 @@ enum QueryOptions {
         guard let text = arguments.value("options") else { return nil }
         var options: StatisticsOptions = []
         for name in text.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmed() }) {
-            guard let option = StatisticsOptions.names.first(where: { $0.name == name })?.option else {
-                let known = StatisticsOptions.names.map(\.name).joined(separator: ", ")
-                throw CommandError(.usage, "--options: unknown statistic \"\(name)\"; known: \(known)")
+            let known = StatisticsOptions.names.map(\.name)
+            let picked = try NameChoice.pick(name, among: known, what: "statistic")
+            guard let option = StatisticsOptions.names.first(where: { $0.name == picked })?.option else {
+                throw CommandError(.usage, NameChoice.unknown(name, among: known, what: "statistic"))
             }
             options.insert(option)
         }
@@ -56,18 +57,16 @@ enum QueryOptions {
         guard let name = arguments.value("type") else {
             throw CommandError(.usage, "--type is required; known types: \(known)")
         }
-        guard let type = QuantityType.named(name) else {
-            throw CommandError(.usage, unknownType(name, known: QuantityType.builtIn.map(\.identifier)))
+        let picked = try NameChoice.pick(name, among: QuantityType.builtIn.map(\.identifier), what: "type")
+        guard let type = QuantityType.named(picked) else {
+            throw CommandError(.usage, NameChoice.unknown(name, among: QuantityType.builtIn.map(\.identifier), what: "type"))
         }
         return type
     }
 
     /// `--format`: table (the default), json or csv.
     static func outputFormat(_ arguments: ParsedArguments) throws(CommandError) -> String {
-        let format = arguments.value("format") ?? "table"
-        guard ["table", "json", "csv"].contains(format) else {
-            throw CommandError(.usage, "--format must be table, json or csv, got \"\(format)\"")
-        }
+        let format = try arguments.format(among: ["table", "json", "csv"])
         return format
     }
 
@@ -118,17 +117,20 @@ enum QueryOptions {
 
     /// What a DATE option's help says it accepts; `date(_:option:zone:)` is its parser.
     static let dateForms =
-        "2026-11-21T08:00:00Z (RFC 3339), 2026-11-21 08:00 or 2026-11-21T08:00 (local time), or 2026-11-21 (UTC midnight)"
+        "2026-11-21T08:00:00Z or 2026-11-21T08:00:00+01:00 (RFC 3339: that instant), "
+        + "2026-11-21 08:00[:00] or 2026-11-21T08:00[:00] (local time), or 2026-11-21 (local midnight); "
+        + "local means --time-zone, else $TZ, else the system's zone"
 
     /// A date as a person types it: RFC 3339; `YYYY-MM-DD HH:MM[:SS]` or `YYYY-MM-DDTHH:MM[:SS]`,
-    /// with a zone (`Z`, `+01:00`) or without one, then in `zone`; or `YYYY-MM-DD`, UTC midnight.
+    /// with a zone (`Z`, `+01:00`) or without one, then in `zone`; or `YYYY-MM-DD`, midnight in
+    /// `zone` (as a time without a zone is: `2026-11-25` is `2026-11-25 00:00`).
     static func date(_ text: String, option: String, zone: ZoneRules) throws(CommandError) -> Date {
         if let date = RFC3339.date(from: text) { return date }
-        if text.utf8.count == 10, let date = RFC3339.date(from: text + "T00:00:00Z") { return date }
-        let form = /([0-9]{4}-[0-9]{2}-[0-9]{2})[T ]([0-9]{1,2}):([0-9]{2})(:[0-9]{2}(?:\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})?/
+        let form = /([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[T ]([0-9]{1,2}):([0-9]{2})(:[0-9]{2}(?:\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?/
         if let match = text.wholeMatch(of: form) {
             let (_, day, hour, minute, seconds, offset) = match.output
-            let local = "\(day)T\(hour.count == 1 ? "0" : "")\(hour):\(minute)\(seconds ?? ":00")"
+            let clock = hour.map { hour in "\(hour.count == 1 ? "0" : "")\(hour):\(minute ?? "00")\(seconds ?? ":00")" } ?? "00:00:00"
+            let local = "\(day)T\(clock)"
             if let offset {
                 if let date = RFC3339.date(from: local + offset) { return date }
             } else if let wall = RFC3339.date(from: local + "Z") {
@@ -152,25 +154,15 @@ enum QueryOptions {
         return .seconds(amount * scale)
     }
 
-    /// `--type` for the change log: a quantity or correlation type, `heartbeatSeries` or `workout`;
-    /// nil when absent.
+    /// `--type` for the change log: a quantity or correlation type, `heartbeatSeries` or `workout`
+    /// (case-insensitive where that is unambiguous); nil when absent.
     static func changeType(_ arguments: ParsedArguments) throws(CommandError) -> ChangeType? {
         guard let name = arguments.value("type") else { return nil }
-        guard let type = ChangeType.named(name) else {
-            let known = QuantityType.builtIn.map(\.identifier) + CorrelationType.builtIn.map(\.identifier)
-                + ["heartbeatSeries", "workout"]
-            throw CommandError(.usage, unknownType(name, known: known))
+        let known = QuantityType.builtIn.map(\.identifier) + CorrelationType.builtIn.map(\.identifier)
+            + ["heartbeatSeries", "workout"]
+        guard let type = ChangeType.named(try NameChoice.pick(name, among: known, what: "type")) else {
+            throw CommandError(.usage, NameChoice.unknown(name, among: known, what: "type"))
         }
         return type
-    }
-
-    /// "unknown type", with the type meant when it differs only in case (`heartrate` →
-    /// `heartRate`); else the nearest one, if any is near, and the known types.
-    static func unknownType(_ name: String, known: [String]) -> String {
-        if let meant = known.first(where: { $0.lowercased() == name.lowercased() }) {
-            return "unknown type \"\(name)\"; did you mean \(meant)? (types are case-sensitive)"
-        }
-        let nearest = KeySuggestion.closest(to: name, among: known).map { "did you mean \($0)? " } ?? ""
-        return "unknown type \"\(name)\"; \(nearest)known types: \(known.joined(separator: ", "))"
     }
 }

@@ -40,16 +40,14 @@ enum DeadLettersCommand {
         ])
 
     static func list(_ arguments: ParsedArguments, _ context: CommandContext, export: Bool) async throws -> ExitCode {
-        if let format = arguments.value("format"), format != "json" {
-            throw CommandError(.usage, "--format accepts only json")
-        }
+        _ = try arguments.choice("format", among: ["json"])
         let store = try await StoreAccess.openReadOnly(arguments, context: context)
         let sink = arguments.value("sink")
         let letters = try await StoreAccess.call { () async throws(StoreError) in try await store.deadLetters(follower: sink) }
         if export || arguments.value("format") == "json" {
             for letter in letters { context.print(try line(letter)) }
         } else {
-            context.print("\(letters.count, noun: "dead letter")" + (sink.map { " of \($0)" } ?? ""))
+            context.print("\(String(count: letters.count, "dead letter"))" + (sink.map { " of \($0)" } ?? ""))
             for letter in letters {
                 let answer = letter.response.replacing("\n", with: " ").prefix(80)
                 let what = letter.isDeletion ? "deletion of \(letter.kind.rawValue)" : letter.kind.rawValue
@@ -100,7 +98,7 @@ enum DeadLettersCommand {
             try await store.retryDeadLetters(follower: sink, ids: ids)
         }
         await store.close()
-        context.print("\(marked, noun: "dead letter") marked to be sent again")
+        context.print("\(String(count: marked, "dead letter")) marked to be sent again")
         return .success
     }
 
@@ -115,7 +113,7 @@ enum DeadLettersCommand {
             }
             if !letters.isEmpty {
                 try await Confirmation.require(
-                    "Drop \(letters.count, noun: "dead letter")\(sink.map { " of \($0)" } ?? "")? They will not be sent again.",
+                    "Drop \(String(count: letters.count, "dead letter"))\(sink.map { " of \($0)" } ?? "")? They will not be sent again.",
                     declined: "not confirmed; nothing was dropped", arguments, context: context)
             }
             removed = try await StoreAccess.call { () async throws(StoreError) in
@@ -126,7 +124,7 @@ enum DeadLettersCommand {
             throw error
         }
         await store.close()
-        context.print("\(removed, noun: "dead letter") dropped")
+        context.print("\(String(count: removed, "dead letter")) dropped")
         return .success
     }
 }

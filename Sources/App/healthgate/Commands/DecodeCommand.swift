@@ -1,29 +1,29 @@
 import BuiltinPlugins
-import BLEProfileKit
 import GATTDecoding
 import FoundationEssentials
 import SampleBus
 
-/// `healthgate decode CHARACTERISTIC HEX`: decodes one GATT payload with the gateway's own
-/// decoders and prints it as JSON. The subcommands are the decoders every Bluetooth profile in
-/// the catalog offers (``BluetoothProfile/payloadDecoders``).
+/// `healthgate decode PAYLOAD HEX…`: decodes one payload (a GATT characteristic, an ANT+ page)
+/// with the gateway's own decoders and prints it as JSON. The subcommands are the decoders every
+/// plugin in the catalog offers (``PluginCatalog/payloadDecoders``), whatever its family.
 enum DecodeCommand {
     static let command = Command(
-        name: "decode", summary: "Decode a Bluetooth GATT payload (hex) and print it as JSON.",
-        usage: "decode SUBCOMMAND HEX",
+        name: "decode", summary: "Decode a device payload (hex: a Bluetooth GATT characteristic, an ANT+ page) and print it as JSON.",
+        usage: "decode SUBCOMMAND HEX…",
         subcommands: decoders(in: BuiltinCatalog.make()).map(leaf))
 
-    /// The decoders of every Bluetooth source in `catalog`, in catalog order.
+    /// The decoders of every source in `catalog`, in catalog order.
     static func decoders(in catalog: PluginCatalog) -> [PayloadDecoder] {
-        catalog.bluetoothSources.flatMap { $0.source.payloadDecoders }
+        catalog.payloadDecoders
     }
 
     /// The subcommand of one decoder.
     static func leaf(_ decoder: PayloadDecoder) -> Command {
         Command(
-            name: decoder.name, summary: "Decode a \(decoder.summary)", usage: "decode \(decoder.name) HEX",
+            name: decoder.name, summary: "Decode a \(decoder.summary)", usage: "decode \(decoder.name) HEX…",
             discussion: """
-                HEX is the payload as hex digits; spaces, colons and a 0x prefix are allowed.
+                HEX is the payload as hex digits, in one word or several (00 48 is "00 48"); \
+                spaces, colons and a 0x prefix are allowed.
                 Prints one JSON object with the keys: \(decoder.keys).
 
                 Example:
@@ -32,12 +32,11 @@ enum DecodeCommand {
                 Exits 65 with the reason on stderr when the payload is not valid.
                 """
         ) { arguments, context in
-            guard arguments.positional.count == 1 else {
-                throw CommandError(.usage, "expected one HEX argument, got \(arguments.positional.count)")
-            }
+            guard !arguments.positional.isEmpty else { throw CommandError(.usage, "missing the HEX payload") }
             let bytes: [UInt8]
             do {
-                bytes = try HexPayload.parse(arguments.positional[0])
+                // Typed unquoted, a payload with spaces arrives as several words: the same bytes.
+                bytes = try HexPayload.parse(arguments.positional.joined(separator: " "))
             } catch let error as HexPayload.ParseError {
                 // The argument may be huge (an attacker's 128 KB): quote only its start.
                 throw CommandError(

@@ -1,8 +1,8 @@
 import AsyncPrimitives
 import FoundationEssentials
+import GatewayRuntime
 import HealthModel
 import HealthStore
-import GatewayRuntime
 
 /// `healthgate delete`: deletes stored objects by uuid, by device and range, or by type and range.
 enum DeleteCommand {
@@ -46,10 +46,7 @@ enum DeleteCommand {
         ] + StoreAccess.options + [Confirmation.option]
     ) { arguments, context in
         let selection = try selection(arguments, context: context)
-        let format = arguments.value("format") ?? "table"
-        guard ["table", "json"].contains(format) else {
-            throw CommandError(.usage, "--format must be table or json, got \"\(format)\"")
-        }
+        let format = try arguments.format(among: ["table", "json"])
         let path = try StoreAccess.path(arguments, context: context)
         // Opening read-write would create a missing file.
         guard FileManager.default.fileExists(atPath: path) else {
@@ -77,7 +74,7 @@ enum DeleteCommand {
         } else {
             context.print(TextTable.render(
                 header: ["KIND", "UUID"], rows: deleted.map { [$0.kind.rawValue, $0.id.uuidString] }))
-            context.print("deleted \(deleted.count, noun: "object")")
+            context.print("deleted \(String(count: deleted.count, "object"))")
         }
         return .success
     }

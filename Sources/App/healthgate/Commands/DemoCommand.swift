@@ -38,6 +38,11 @@ enum DemoCommand {
             after that many seconds, so the board flags a lost sensor. A graceful stop (--duration, \
             Ctrl-C, SIGTERM) ends every workout the demo started and stores it, so no workout of the \
             demo is left running.
+
+            --with NAME adds an optional simulated device class (repeatable): \(DemoDevices.optionalNames(in: BuiltinCatalog.make()).joined(separator: ", ")). \
+            --with ant-class adds an ANT+ class of six heart-rate straps heard through a simulated USB ANT stick that speaks \
+            the ANT serial protocol on a pseudo-terminal: their samples go into the store, the live lines and the board, and \
+            their heart rates into the demo's workout.
             """,
         options: [
             OptionSpec(name: "duration", value: "SECONDS", help: "Stop gracefully after this many seconds."),
@@ -48,6 +53,7 @@ enum DemoCommand {
             OptionSpec(name: "listen", value: "ADDRESS:PORT", help: "Where the board listens (default 127.0.0.1:8080)."),
             OptionSpec(name: "drop-sensor-after", value: "SECONDS", help: "The last participant's strap goes silent after this long."),
             OptionSpec(name: "activity", value: "TYPE", help: "The group workout's activity (default highIntensityIntervalTraining)."),
+            OptionSpec(name: "with", value: "NAME", help: "Add an optional simulated device class (ant-class).", repeatable: true),
         ]
     ) { arguments, context in
         let duration = try arguments.double("duration")
@@ -59,9 +65,8 @@ enum DemoCommand {
         if case .object(let configured)? = configuration.store { store = configured }
         store["path"] = .string(database)
         configuration.store = .object(store)
-        context.printNote("healthgate demo: simulated devices → \(database) (the demo's own store; read it with --db \(database))")
         var runner = GatewayRunner(context: context)
-        let demo = try DemoDevices.make(context: context)
+        let demo = try DemoDevices.make(context: context, with: arguments.list("with"))
         configuration.sources = demo.sources
         configuration.sinks = [PluginConfiguration(kind: "sqlite")]
         runner.background = demo.background
@@ -71,10 +76,8 @@ enum DemoCommand {
             }
             let dropAfter = try arguments.double("drop-sensor-after")
             if let dropAfter, dropAfter <= 0 { throw CommandError(.usage, "--drop-sensor-after must be positive") }
-            let activityName = arguments.value("activity") ?? WorkoutActivityType.highIntensityIntervalTraining.rawValue
-            guard let activity = WorkoutActivityType(rawValue: activityName) else {
-                throw CommandError(.usage, "unknown activity \"\(activityName)\"; known: \(WorkoutControlRequest.activityNames)")
-            }
+            let activity = try WorkoutCommand.activity(
+                arguments.value("activity") ?? WorkoutActivityType.highIntensityIntervalTraining.rawValue, what: "--activity")
             let group = DemoParticipants(count: count, dropAfter: dropAfter)
             configuration.sources = group.sources + demo.sources.filter { $0.kind != "ble-heart-rate" }
             configuration.participants = group.participants
@@ -91,6 +94,8 @@ enum DemoCommand {
         } else if arguments.value("listen") != nil || arguments.value("drop-sensor-after") != nil {
             throw CommandError(.usage, "--listen and --drop-sensor-after go with --participants")
         }
+        // Said once every option is taken, so that a usage error is the only line.
+        context.printNote("healthgate demo: simulated devices → \(database) (the demo's own store; read it with --db \(database))")
         if !arguments.flag("quiet") {
             runner.extraSinks = [ConfiguredSink(
                 name: "console", kind: "console", queue: QueueConfiguration(capacity: 1000, policy: .dropOldest),
@@ -109,15 +114,26 @@ enum DemoCommand {
 /// The simulated devices of the demo: configurations for the real plugins, plus any device-side
 /// simulators that must run beside the gateway.
 enum DemoDevices {
-    static func make(context: CommandContext) throws -> (sources: [PluginConfiguration], background: [@Sendable () async throws -> Void]) {
+    /// The names `--with` takes: the serial members' optional demos.
+    static func optionalNames(in catalog: PluginCatalog) -> [String] {
+        catalog.serialSources.compactMap { $0.source.demo?.optionalName }
+    }
+
+    static func make(
+        context: CommandContext, with extras: [String] = []
+    ) throws -> (sources: [PluginConfiguration], background: [@Sendable () async throws -> Void]) {
         let catalog = BuiltinCatalog.make()
+        let known = optionalNames(in: catalog)
+        for name in extras where !known.contains(name) {
+            throw CommandError(.usage, "unknown --with \"\(name)\"; known: \(known.joined(separator: ", "))")
+        }
         // Every Bluetooth profile in the catalog that has a demo, then every serial member's.
         var sources = catalog.bluetoothSources.compactMap { kind, source in
             source.demo.map { PluginConfiguration(kind: kind, name: $0.name, config: $0.configuration) }
         }
         var background: [@Sendable () async throws -> Void] = []
         for (kind, source) in catalog.serialSources {
-            guard let demo = source.demo else { continue }
+            guard let demo = source.demo, demo.optionalName.map({ extras.contains($0) }) ?? true else { continue }
             // The device side runs on the master end of a real pseudo-terminal; the source opens
             // the slave end like any tty.
             let logger = Logger(label: "\(demo.name)-device", sink: StandardErrorLogSink(context: context))

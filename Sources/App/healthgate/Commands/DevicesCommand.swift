@@ -25,10 +25,7 @@ enum DevicesCommand {
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json: one JSON object per line and device."),
         ]
     ) { arguments, context in
-        let format = arguments.value("format") ?? "table"
-        guard ["table", "json"].contains(format) else {
-            throw CommandError(.usage, "--format must be table or json, got \"\(format)\"")
-        }
+        let format = try arguments.format(among: ["table", "json"])
         let matches = BuiltinCatalog.make().serialDeviceMatches
         let devices: [UdevDevice]
         do {

@@ -37,8 +37,7 @@ enum ParticipantCommand {
         usage: "participant list [--format table|json] [--config FILE]",
         options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")] + ControlSocketPath.options
     ) { arguments, context in
-        let format = arguments.value("format") ?? "table"
-        guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
+        let format = try arguments.format(among: ["table", "json"])
         let participants = try decode(
             try await ControlSocketPath.send("participant.list", arguments: .object([:]), options: arguments, context: context))
         if format == "json" {

@@ -48,10 +48,7 @@ extension QueryCommand {
         if anchor < 0 { throw CommandError(.usage, "--anchor must not be negative") }
         let limit = try arguments.integer("limit")
         if let limit, limit < 1 { throw CommandError(.usage, "--limit must be at least 1") }
-        let format = arguments.value("format") ?? (arguments.flag("follow") ? "json" : "table")
-        guard ["table", "json"].contains(format) else {
-            throw CommandError(.usage, "--format must be table or json, got \"\(format)\"")
-        }
+        let format = try arguments.choice("format", among: ["table", "json"], default: arguments.flag("follow") ? "json" : "table") ?? "table"
         if arguments.flag("follow"), format != "json" {
             throw CommandError(.usage, "--follow prints JSON lines; --format table does not apply")
         }

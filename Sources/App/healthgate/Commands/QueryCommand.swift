@@ -60,10 +60,7 @@ enum QueryCommand {
     ) { arguments, context in
         let type = try QueryOptions.quantityType(arguments)
         let format = try QueryOptions.outputFormat(arguments)
-        let order = try arguments.value("order").map { text throws(CommandError) -> SampleOrder in
-            guard let order = SampleOrder(rawValue: text) else { throw CommandError(.usage, "--order must be asc or desc") }
-            return order
-        } ?? .ascending
+        let order = try arguments.choice("order", among: ["asc", "desc"]).flatMap(SampleOrder.init(rawValue:)) ?? .ascending
         let limit = try arguments.integer("limit")
         if let limit, limit < 0 { throw CommandError(.usage, "--limit must not be negative") }
         let (since, until) = try QueryOptions.range(arguments, context: context, untilDefaultsToNow: false)
@@ -131,7 +128,7 @@ enum QueryCommand {
             """,
         options: rangeOptions + [
             OptionSpec(name: "interval", value: "INTERVAL", help: "month, week, day, hour, minute, or a duration like 15m."),
-            OptionSpec(name: "anchor", value: "DATE", help: "The start of one interval; the others are counted from it."),
+            OptionSpec(name: "anchor", value: "DATE", help: "The start of one interval (a DATE as for --since); the others are counted from it."),
             OptionSpec(name: "options", value: "LIST", help: "Only these statistics, comma-separated: average, minimum, maximum, mostRecent, sum."),
             OptionSpec(name: "by-device", value: nil, help: "Also one row per device with samples in each interval."),
             OptionSpec(name: "all", value: nil, help: "With --interval, every interval, also those without samples (count 0)."),
@@ -145,8 +142,10 @@ enum QueryCommand {
         let format = try QueryOptions.outputFormat(arguments)
         let interval: StatisticsInterval? = try arguments.value("interval").map {
             text throws(CommandError) -> StatisticsInterval in
-            if let unit = CalendarInterval.Unit(rawValue: text) { return .calendar(CalendarInterval(unit)) }
-            return .fixed(try QueryOptions.duration(text, option: "interval"))
+            let units = CalendarInterval.Unit.allCases.map(\.rawValue)
+            if let first = text.first, first.isNumber { return .fixed(try QueryOptions.duration(text, option: "interval")) }
+            let unit = try NameChoice.pick(text, among: units, what: "--interval", or: "a length such as 30s, 15m, 1h, 7d or 1w")
+            return .calendar(CalendarInterval(CalendarInterval.Unit(rawValue: unit) ?? .day))
         }
         let timeZone = try QueryOptions.timeZone(arguments, context: context)
         let givenAnchor = try arguments.value("anchor").map { text throws(CommandError) in

@@ -6,6 +6,7 @@ import BLETransport
 import AsyncPrimitives
 import FoundationEssentials
 import SampleBus
+import SerialDevices
 
 /// `healthgate scan`: lists nearby Bluetooth LE devices of every kind the catalog's Bluetooth
 /// sources read, with the configuration entry that follows them.
@@ -21,9 +22,14 @@ enum ScanCommand {
         catalog.bluetoothSources.flatMap { kind, source in source.deviceKinds.map { Profile(kind: $0, source: kind) } }
     }
 
+    /// The scans of the catalog's serial members (`scan --kind ant`), with the member's kind.
+    static func serialScans(in catalog: PluginCatalog) -> [(source: String, scan: SerialDeviceScan)] {
+        catalog.serialSources.compactMap { kind, source in source.scan.map { (kind, $0) } }
+    }
+
     static let command = Command(
-        name: "scan", summary: "List nearby Bluetooth LE devices the gateway can read.",
-        usage: "scan [--timeout SECONDS] [--kind KIND]... [--adapter hciN]",
+        name: "scan", summary: "List nearby Bluetooth LE devices the gateway can read (or ANT+ straps: --kind ant).",
+        usage: "scan [--timeout SECONDS] [--kind KIND]... [--adapter hciN] [--path TTY]",
         discussion: """
             Discovers LE peripherals through BlueZ for --timeout seconds (default 10), using the \
             same discovery code as the Bluetooth sources, and prints each device of a kind the \
@@ -38,6 +44,15 @@ enum ScanCommand {
             {"kind": "ble-heart-rate", "config": {"devices": ["AA:BB:CC:DD:EE:FF"]}}: paste them \
             into the configuration's "sources" list.
 
+            Devices heard through a serial device instead (--kind NAME, or the source's kind; \
+            --path names the device, else every one udev tags for the source):
+
+            \(serialScans(in: BuiltinCatalog.make()).map { "  \($0.scan.name.padded(toLength: 27))\($0.scan.summary)  (\($0.source))" }.joined(separator: "\n"))
+
+            For those, scan lists what it heard with its id and prints the "sources" entry that \
+            reads the device. --kind ant reads the ANT+ network key from ant-network-key in the \
+            configuration directory (plugins/ANTHeartRate/README.md).
+
             Needs bluetoothd and permission to talk to it on the system bus (see \
             Sources/Devices/Bluetooth/BlueZ/README.md). DBUS_SYSTEM_BUS_ADDRESS selects another bus.
 
@@ -47,9 +62,20 @@ enum ScanCommand {
         options: [
             OptionSpec(name: "timeout", value: "SECONDS", help: "How long to scan (default 10)."),
             OptionSpec(name: "kind", value: "KIND", help: "Only devices of this kind, or of this source (repeatable).", repeatable: true),
+            OptionSpec(name: "path", value: "TTY", help: "The serial device a serial scan (--kind ant) listens through."),
         ] + BluetoothCommandOptions.options
     ) { arguments, context in
         let timeout = try BluetoothCommandOptions.timeout(arguments, defaultSeconds: 10)
+        let serial = serialScans(in: BuiltinCatalog.make()).filter { entry in
+            arguments.list("kind").contains { $0 == entry.scan.name || $0 == entry.source }
+        }
+        if let first = serial.first {
+            guard serial.count == arguments.list("kind").count else {
+                throw CommandError(.usage, "--kind \(first.scan.name) scans through a serial device; give it alone")
+            }
+            for entry in serial { try await scanSerial(entry, arguments: arguments, timeout: timeout, context: context) }
+            return .success
+        }
         let wanted = try selected(arguments.list("kind"), from: profiles(in: BuiltinCatalog.make()))
         let transport = try BluetoothCommandOptions.transport(arguments, context: context, label: "scan", level: .warning)
         let found = try await scan(transport, services: wanted.map(\.kind.service), for: .seconds(timeout))
@@ -57,13 +83,40 @@ enum ScanCommand {
         return .success
     }
 
-    /// The profiles `--kind` names (every one when none is given).
-    static func selected(_ names: [String], from profiles: [Profile]) throws(CommandError) -> [Profile] {
-        guard !names.isEmpty else { return profiles }
-        for name in names where !profiles.contains(where: { $0.kind.name == name || $0.source == name }) {
-            let known = profiles.map(\.kind.name) + Array(Set(profiles.map(\.source))).sorted()
-            throw CommandError(.usage, "unknown --kind \"\(name)\"; known: \(known.joined(separator: ", "))")
+    /// Runs one serial member's scan and prints what it heard and the `sources` entry.
+    static func scanSerial(
+        _ entry: (source: String, scan: SerialDeviceScan), arguments: ParsedArguments, timeout: Double, context: CommandContext
+    ) async throws {
+        let logger = Logger(label: "scan", sink: StandardErrorLogSink(variables: context.variables), level: .warning)
+        let request = SerialDeviceScanRequest(
+            path: arguments.value("path"), duration: .milliseconds(Int64(timeout * 1000)), variables: context.variables,
+            clock: context.clock, logger: logger)
+        let result: SerialDeviceScanResult
+        do {
+            result = try await entry.scan.run(request)
+        } catch let error as PluginConfigurationError {
+            throw CommandError(.configuration, "\(entry.source).\(error.keyPath): \(error.reason)")
         }
+        guard !result.rows.isEmpty else {
+            context.print("Nothing heard (\(entry.scan.summary)) in \(timeout) s.")
+            return
+        }
+        context.print(TextTable.render(header: result.header, rows: result.rows))
+        context.print("")
+        context.print("To read them, add to \"sources\":")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for source in result.sources {
+            context.print("  " + String(decoding: try encoder.encode(source), as: UTF8.self))
+        }
+    }
+
+    /// The profiles `--kind` names (every one when none is given).
+    static func selected(_ given: [String], from profiles: [Profile]) throws(CommandError) -> [Profile] {
+        guard !given.isEmpty else { return profiles }
+        let known = profiles.map(\.kind.name) + Array(Set(profiles.map(\.source))).sorted()
+        var names: [String] = []
+        for name in given { names.append(try NameChoice.pick(name, among: known, what: "--kind")) }
         return profiles.filter { names.contains($0.kind.name) || names.contains($0.source) }
     }
 

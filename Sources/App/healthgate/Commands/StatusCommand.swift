@@ -20,8 +20,7 @@ enum StatusCommand {
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."),
         ] + ControlSocketPath.options
     ) { arguments, context in
-        let format = arguments.value("format") ?? "table"
-        guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
+        let format = try arguments.format(among: ["table", "json"])
         let result = try await ControlSocketPath.send("status", arguments: .object([:]), options: arguments, context: context)
         if format == "json" {
             let data = try HealthJSON.makeEncoder(pretty: true).encode(result)

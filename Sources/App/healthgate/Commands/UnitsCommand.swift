@@ -1,5 +1,5 @@
-import HealthModel
 import GatewayRuntime
+import HealthModel
 
 /// `healthgate units convert VALUE FROM TO` and `healthgate units list`.
 enum UnitsCommand {
@@ -32,7 +32,7 @@ enum UnitsCommand {
         options: [OptionSpec(name: "exact", value: nil, help: "Print the result with every digit, unrounded.")]
     ) { arguments, context in
         guard arguments.positional.count == 3 else {
-            throw CommandError(.usage, "expected VALUE FROM TO, got \(arguments.positional.count, noun: "argument")")
+            throw CommandError(.usage, "expected VALUE FROM TO, got \(String(count: arguments.positional.count, "argument"))")
         }
         guard let value = Double(arguments.positional[0]), value.isFinite else {
             throw CommandError(.dataError, "\"\(arguments.positional[0])\" is not a number")
@@ -44,7 +44,13 @@ enum UnitsCommand {
             target = try UnitAlias.unit(arguments.positional[2])
             converted = try from.convert(value, to: target)
         } catch {
-            throw CommandError(.dataError, "\(error) (see 'healthgate units list' for the names accepted)")
+            var message = "\(error)"
+            if case .unknownUnit(let atom, _)? = error as? UnitError {
+                // A near miss of a name `units list` shows: the one meant.
+                let near = NameChoice.closest(to: atom, among: UnitAlias.all.flatMap { [$0.unit] + $0.names })
+                if !near.isEmpty { message += "; did you mean \(near.joined(separator: " or "))?" }
+            }
+            throw CommandError(.dataError, "\(message) (see 'healthgate units list' for the names accepted)")
         }
         // A finite input can still overflow (1e308 kg in g): refuse it as the input `inf` is.
         guard converted.isFinite else {

@@ -53,9 +53,7 @@ enum WorkoutCommand {
         guard let name = arguments.value("activity") else {
             throw CommandError(.usage, "--activity is required (e.g. --activity running)")
         }
-        guard let activity = WorkoutActivityType(rawValue: name) else {
-            throw CommandError(.usage, "unknown activity \"\(name)\"; known: \(WorkoutControlRequest.activityNames)")
-        }
+        let activity = try activity(name, what: "--activity")
         let devices = arguments.list("devices")
         return try await control(.start(activity: activity, devices: devices.isEmpty ? nil : devices), arguments, context)
     }
@@ -71,9 +69,7 @@ enum WorkoutCommand {
         options: [formatOption] + participantOptions + ControlSocketPath.options
     ) { arguments, context in
         let name = try arguments.positional(0, "the activity TYPE")
-        guard let type = WorkoutActivityType(rawValue: name) else {
-            throw CommandError(.usage, "unknown activity \"\(name)\"")
-        }
+        let type = try activity(name, what: "activity")
         return try await control(.activity(type), arguments, context)
     }
 
@@ -83,8 +79,7 @@ enum WorkoutCommand {
         options: [OptionSpec(name: "format", value: "FORMAT", help: "text (default) or json.")] + participantOptions
             + ControlSocketPath.options
     ) { arguments, context in
-        let format = arguments.value("format") ?? "text"
-        guard ["text", "json"].contains(format) else { throw CommandError(.usage, "--format must be text or json") }
+        let format = try arguments.format(among: ["text", "json"])
         let target = try target(arguments)
         if target == .all {
             let answer = try await sendToAll(.status, arguments, context)
@@ -142,8 +137,7 @@ enum WorkoutCommand {
         name: "list", summary: "List stored workouts.", usage: "workout list [--format table|json] [--db PATH]",
         options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")] + StoreAccess.options
     ) { arguments, context in
-        let format = arguments.value("format") ?? "table"
-        guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
+        let format = try arguments.format(among: ["table", "json"])
         let workouts = try await StoreAccess.workouts(arguments, context: context)
         if format == "json" {
             try printJSON(workouts, context)
@@ -159,8 +153,7 @@ enum WorkoutCommand {
         name: "show", summary: "Show one stored workout.", usage: "workout show ID [--format table|json] [--db PATH]",
         options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")] + StoreAccess.options
     ) { arguments, context in
-        let format = arguments.value("format") ?? "table"
-        guard ["table", "json"].contains(format) else { throw CommandError(.usage, "--format must be table or json") }
+        let format = try arguments.format(among: ["table", "json"])
         let (workout, _) = try await StoreAccess.workout(id: try workoutID(arguments), arguments, context: context)
         context.print(format == "json" ? try WorkoutFormat.json(workout) : WorkoutFormat.detail(workout))
         return .success
@@ -208,8 +201,7 @@ enum WorkoutCommand {
             OptionSpec(name: "output", value: "FILE", help: "Where to write the file."),
         ] + StoreAccess.options
     ) { arguments, context in
-        let format = arguments.value("format") ?? "fit"
-        guard ["fit", "tcx"].contains(format) else { throw CommandError(.usage, "--format must be fit or tcx, not \"\(format)\"") }
+        let format = try arguments.format(among: ["fit", "tcx"])
         let id = try workoutID(arguments)
         let output = arguments.value("output") ?? "healthgate-\(id).\(format)"
         let (workout, samples) = try await StoreAccess.workout(id: id, arguments, context: context)
@@ -232,9 +224,19 @@ enum WorkoutCommand {
         }
     }
 
+    /// The activity type `name` gives (case-insensitive where that is unambiguous), or a usage
+    /// error with the types it most likely meant and every type.
+    static func activity(_ name: String, what: String) throws(CommandError) -> WorkoutActivityType {
+        let names = WorkoutActivityType.allCases.map(\.rawValue)
+        let picked = try NameChoice.pick(name, among: names, what: what)
+        guard let activity = WorkoutActivityType(rawValue: picked) else {
+            throw CommandError(.usage, NameChoice.unknown(name, among: names, what: what))
+        }
+        return activity
+    }
+
     static func control(_ request: WorkoutControlRequest, _ arguments: ParsedArguments, _ context: CommandContext) async throws -> ExitCode {
-        let format = arguments.value("format") ?? "line"
-        guard ["line", "json"].contains(format) else { throw CommandError(.usage, "--format must be line or json") }
+        let format = try arguments.format(among: ["line", "json"])
         let target = try target(arguments)
         guard target == .all else {
             let snapshot = try await send(request, target: target, arguments, context)

@@ -18,20 +18,44 @@ enum ConfigurationValidation {
     /// Validates `configuration` (with the embedded default sink already added).
     /// - Returns: the plugins, in file order, the decoded profile, the store's settings and the
     ///   Bluetooth adapters' (`bluetooth`, checked first, as the gateway's own settings were).
-    /// - Throws: ``ConfigurationError`` with the file, the key path and the reason.
+    /// - Throws: ``ConfigurationError`` with the file, the key path and the reason: every
+    ///   section is checked, and the errors after the first are in its `further`, so one run
+    ///   reports them all.
     static func validate(
         _ configuration: GatewayConfiguration, catalog: PluginCatalog, context: CommandContext, logger: Logger
-    ) throws -> (
+    ) throws(ConfigurationError) -> (
         plugins: [ValidatedPlugin], profile: UserProfile, store: StoreConfiguration.Settings, bluetooth: BluetoothConfiguration
     ) {
-        let bluetooth = try BluetoothConfiguration.decode(configuration.bluetooth, origin: configuration.origin)
+        var failures: [ConfigurationError] = []
+        func add(_ error: ConfigurationError) {
+            var first = error
+            first.further = []
+            failures += [first] + error.further
+        }
+        var bluetooth: BluetoothConfiguration?
+        var plugins: [ValidatedPlugin]?
+        var profile: UserProfile?
+        var store: StoreConfiguration.Settings?
+        do { bluetooth = try BluetoothConfiguration.decode(configuration.bluetooth, origin: configuration.origin) } catch { add(error) }
         let factory = EnvironmentFactory(context: context, logger: logger, ids: SampleIDGenerator())
-        let plugins = try catalog.validate(configuration, environment: factory.make)
-        _ = try roster(of: configuration)
-        _ = try WebBoardConfiguration.decode(configuration.web, origin: configuration.origin)
-        _ = try WebBoardConfiguration.decode(configuration.metrics, origin: configuration.origin, key: "metrics")
-        let store = try StoreConfiguration.settings(of: configuration, paths: context.paths)
-        return (plugins, try profile(of: configuration), store, bluetooth)
+        do { plugins = try catalog.validate(configuration, environment: factory.make) } catch { add(error) }
+        do { profile = try Self.profile(of: configuration) } catch { add(error) }
+        // The roster decodes each participant's profile over the default one: only when that is right.
+        if profile != nil {
+            do { _ = try roster(of: configuration) } catch { add(error) }
+        }
+        do { _ = try WebBoardConfiguration.decode(configuration.web, origin: configuration.origin) } catch { add(error) }
+        do { _ = try WebBoardConfiguration.decode(configuration.metrics, origin: configuration.origin, key: "metrics") } catch { add(error) }
+        do { store = try StoreConfiguration.settings(of: configuration, paths: context.paths) } catch { add(error) }
+        if var first = failures.first {
+            first.further = Array(failures.dropFirst())
+            throw first
+        }
+        guard let bluetooth, let plugins, let profile, let store else {
+            // Each check that yields nothing has added its error above: not reached.
+            throw ConfigurationError(file: configuration.origin, keyPath: "(top level)", reason: "not valid")
+        }
+        return (plugins, profile, store, bluetooth)
     }
 
     /// The participants, decoded and checked as the workouts do (their profiles included).

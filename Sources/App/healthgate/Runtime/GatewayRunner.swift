@@ -252,7 +252,9 @@ struct GatewayRunner {
         forcedExit.cancel()
         for server in servers { await server.stop() }
         await store.close()
-        let plugins = statusBoard.snapshot()
+        // The configured plugins only, as the start line: not the workouts' built-in ones.
+        let configured = Set(sources.map(\.name) + sinks.map(\.name) + followers.map(\.name))
+        let plugins = statusBoard.snapshot().filter { configured.contains($0.name) }
         func counts(_ role: PluginRole) -> String {
             let text = plugins.filter { $0.role == role }.map { "\($0.name) \($0.records)" }.joined(separator: ", ")
             return text.isEmpty ? "none" : text

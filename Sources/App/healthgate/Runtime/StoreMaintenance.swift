@@ -21,7 +21,7 @@ struct StoreMaintenance {
             let cutoff = clock.now().addingTimeInterval(-Double(retention.components.seconds))
             do {
                 let purged = try await store.purgeTombstones(deletedBefore: cutoff)
-                if purged > 0 { logger.info("purged \(purged, noun: "tombstone") older than the retention from \(store.path)") }
+                if purged > 0 { logger.info("purged \(String(count: purged, "tombstone")) older than the retention from \(store.path)") }
             } catch {
                 logger.error("cannot purge the store's tombstones: \(error)")
             }

@@ -351,7 +351,7 @@ public struct Follower: Sendable {
                 context.status.setDetail("pausedUntil", nil)
             case .retrying(_, let count, let attempt, let delay, let reason, let fromServer):
                 log.warning(
-                    "sending \(count, noun: "change") to \(receiver.destination) failed (\(reason)); "
+                    "sending \(String(count: count, "change")) to \(receiver.destination) failed (\(reason)); "
                         + "retry \(attempt) in \(ConfigurationDecoder.format(delay.seconds)) s" + (fromServer ? " (Retry-After)" : ""))
                 context.status.reportError(
                     "delivery failed: \(reason); retrying in \(ConfigurationDecoder.format(delay.seconds)) s", at: context.clock.now())
@@ -503,7 +503,7 @@ public struct Follower: Sendable {
             rows.append(letter.rowID)
         }
         guard !changes.isEmpty else { return [] }
-        context.logger.info("sending \(changes.count, noun: "dead letter") again, as asked")
+        context.logger.info("sending \(String(count: changes.count, "dead letter")) again, as asked")
         let (slot, actions) = window.beginDeadLetterRetry(count: changes.count, now: context.clock.uptime())
         reading.batches[slot] = FollowerBatch(after: 0, through: 0, changes: changes)
         reading.deadLetterRows = rows
@@ -527,7 +527,7 @@ public struct Follower: Sendable {
         if !episode {
             episode = true
             context.logger.warning(
-                "\(receiver.destination) is too far behind: skipping \(skip.count, noun: "change") (anchors \(anchor + 1)…\(skip.anchor)) "
+                "\(receiver.destination) is too far behind: skipping \(String(count: skip.count, "change")) (anchors \(anchor + 1)…\(skip.anchor)) "
                     + "beyond follow.maxBytes \(follow.maxBytes) / follow.maxAgeSeconds \(ConfigurationDecoder.format(follow.maxAgeSeconds)); "
                     + "it never gets them. Logged once until it catches up")
         }

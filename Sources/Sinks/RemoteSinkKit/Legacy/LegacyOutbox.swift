@@ -79,8 +79,8 @@ public enum LegacyOutbox {
             try FileManager.default.removeItem(atPath: path + suffix)
         }
         logger.notice(
-            "imported the outbox \(path) (version \(version)): \(records.count, noun: "pending record") into the store and "
-                + "\(letters.count, noun: "dead letter"); resuming at anchor \(resume); the file is removed (the store is the log now)")
+            "imported the outbox \(path) (version \(version)): \(String(count: records.count, "pending record")) into the store and "
+                + "\(String(count: letters.count, "dead letter")); resuming at anchor \(resume); the file is removed (the store is the log now)")
         return true
     }
 

@@ -257,7 +257,7 @@ extension StoreSchema {
         try connection.execute("DROP TABLE temp.version9_counts")
         guard missing == 0 else {
             throw SQLiteError(
-                .error, message: (missing == 1 ? "1 object has" : "\(missing) objects have") + " no row in the change log, so they have no anchor to keep; "
+                .error, message: "\(missing) object\(missing == 1 ? "" : "s") \(missing == 1 ? "has" : "have") no row in the change log, so they have no anchor to keep; "
                     + "the file stays at version 8", context: "migration 9")
         }
         var interner = MetadataSetInterner()

@@ -1,4 +1,5 @@
 public import BLEProfileKit
+public import SampleBus
 import FoundationEssentials
 
 // `healthgate decode` for the fitness-equipment characteristics: one decoder per characteristic,

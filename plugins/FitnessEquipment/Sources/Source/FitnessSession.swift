@@ -83,7 +83,7 @@ struct FitnessSession: Sendable {
                 if droppedNow != dropped {
                     context.status.recordsDropped(droppedNow - dropped)
                     logger.warning(
-                        "fell behind: the transport dropped \(droppedNow - dropped, noun: "notification") (\(droppedNow) on this connection)",
+                        "fell behind: the transport dropped \(String(count: droppedNow - dropped, "notification")) (\(droppedNow) on this connection)",
                         device: device.displayName)
                     dropped = droppedNow
                 }

@@ -1,4 +1,5 @@
 public import BLEProfileKit
+public import SampleBus
 import FoundationEssentials
 
 extension HealthProfile {

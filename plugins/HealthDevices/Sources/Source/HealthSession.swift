@@ -164,7 +164,7 @@ struct HealthSession: Sendable {
         let parts = record.payloads.map(HexPayload.format).joined(separator: " | ")
         session.reportBadPayload(
             record.payloads.last ?? [],
-            "incomplete Body Composition Measurement record (\(record.payloads.count, noun: "part"): \(parts)); not stored",
+            "incomplete Body Composition Measurement record (\(String(count: record.payloads.count, "part")): \(parts)); not stored",
             device: device, count: &badPayloads)
     }
 

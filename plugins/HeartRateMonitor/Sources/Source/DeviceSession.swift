@@ -104,7 +104,7 @@ struct DeviceSession: Sendable {
                 if droppedNow != dropped {
                     context.status.recordsDropped(droppedNow - dropped)
                     logger.warning(
-                        "fell behind: the transport dropped \(droppedNow - dropped, noun: "notification") (\(droppedNow) on this connection)",
+                        "fell behind: the transport dropped \(String(count: droppedNow - dropped, "notification")) (\(droppedNow) on this connection)",
                         device: name)
                     dropped = droppedNow
                 }

@@ -117,9 +117,9 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
                 committed = nil
                 summary = try await written
             } catch {
-                let checkpoints = pending.checkpoints.isEmpty ? "" : " and \(pending.checkpoints.count, noun: "checkpoint")"
+                let checkpoints = pending.checkpoints.isEmpty ? "" : " and \(String(count: pending.checkpoints.count, "checkpoint"))"
                 context.logger.error(
-                    "commit of \(pending.records.count, noun: "record")\(checkpoints) failed, will retry after restart: \(error)")
+                    "commit of \(String(count: pending.records.count, "record"))\(checkpoints) failed, will retry after restart: \(error)")
                 throw error
             }
             if let onCommit, !pending.records.isEmpty { onCommit(pending.records, context.clock.now()) }

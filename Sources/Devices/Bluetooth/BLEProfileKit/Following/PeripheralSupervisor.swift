@@ -98,16 +98,16 @@ public struct PeripheralSupervisor: Sendable {
                     guard filter.matches(peripheral) else { continue }
                     guard followed.count < maxDevices else {
                         logger.debug(
-                            "ignoring \(address): already following \(maxDevices, noun: "device")", device: peripheral.name ?? address)
+                            "ignoring \(address): already following \(String(count: maxDevices, "device"))", device: peripheral.name ?? address)
                         continue
                     }
                     let scheduler = radios[index].scheduler
                     guard scheduler.claimSlot() else {
                         if refused.insert(address + "@" + scheduler.adapter).inserted {
                             logger.notice(
-                                "not following \(address) on \(scheduler.adapter): "
-                                    + (scheduler.limits.connections == 1 ? "its one device slot is" : "its \(scheduler.limits.connections) device slots are")
-                                    + " taken (bluetooth.adapterLimits.connections)",
+                                "not following \(address) on \(scheduler.adapter): its "
+                                    + "\(String(count: scheduler.limits.connections, "device slot")) \(scheduler.limits.connections == 1 ? "is" : "are") "
+                                    + "taken (bluetooth.adapterLimits.connections)",
                                 device: Self.displayName(of: peripheral))
                         }
                         continue

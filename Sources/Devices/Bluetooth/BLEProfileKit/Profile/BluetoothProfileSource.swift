@@ -22,11 +22,9 @@ public struct BluetoothDeviceKind: Sendable, Hashable {
 /// A source that follows Bluetooth LE devices by the services they advertise. The executable
 /// finds these among the catalog's sources (``PluginCatalogEntry/sourceType``), so `scan` lists
 /// what every compiled-in Bluetooth source reads without a list of its own.
-public protocol BluetoothProfileSource: SampleSource, ConfigurablePlugin {
+public protocol BluetoothProfileSource: SampleSource, ConfigurablePlugin, PayloadDecoding {
     /// The kinds of device the source reads; a device advertising any of their services is one.
     static var deviceKinds: [BluetoothDeviceKind] { get }
-    /// The decoders `healthgate decode` offers for the source's characteristics.
-    static var payloadDecoders: [PayloadDecoder] { get }
     /// How `healthgate demo` runs the source, if it does.
     static var demo: BluetoothProfileDemo? { get }
     /// Builds the source from validated settings with the gateway's Bluetooth adapters, which

@@ -178,7 +178,7 @@ final class BlueZPeripheral: BLEConnection {
             let notification = BLENotification(characteristic: uuid, value: value, receivedAt: date)
             if case .dropped = continuation.yield(notification) { dropped.add(1, ordering: .relaxed) }
         }
-        logger.debug("\(kept.count, noun: "value") of \(uuid) notified before this connection subscribed", device: address)
+        logger.debug("\(String(count: kept.count, "value")) of \(uuid) notified before this connection subscribed", device: address)
     }
 
     /// ServicesResolved is true AND the GATT objects are exported: BlueZ may announce the

@@ -12,11 +12,15 @@ public protocol SerialDeviceFamilySource: SampleSource, ConfigurablePlugin {
     static var udevMatch: SerialDeviceMatch { get }
     /// How `healthgate demo` runs the source, if it does.
     static var demo: SerialDeviceDemo? { get }
+    /// What `healthgate scan --kind NAME` lists through the member's devices, if anything.
+    static var scan: SerialDeviceScan? { get }
 }
 
 extension SerialDeviceFamilySource {
     /// Not in the demo.
     public static var demo: SerialDeviceDemo? { nil }
+    /// No scan.
+    public static var scan: SerialDeviceScan? { nil }
 }
 
 /// A serial member's entry in `healthgate demo`: a simulated device on a real pseudo-terminal,
@@ -30,13 +34,17 @@ public struct SerialDeviceDemo: Sendable {
     /// points at it, and the device side's loop, which the demo runs beside the gateway until
     /// cancelled. Throws when the pseudo-terminal cannot be opened.
     public let start: @Sendable (_ clock: any GatewayClock, _ logger: Logger) throws -> SerialDeviceDemoRun
+    /// The name `healthgate demo --with NAME` takes for a demo that runs only when asked (a
+    /// class of straps would join the demo's one workout and its board); nil: always in the demo.
+    public let optionalName: String?
 
     public init(
-        name: String, device: String,
+        name: String, device: String, optionalName: String? = nil,
         start: @escaping @Sendable (_ clock: any GatewayClock, _ logger: Logger) throws -> SerialDeviceDemoRun
     ) {
         self.name = name
         self.device = device
+        self.optionalName = optionalName
         self.start = start
     }
 }

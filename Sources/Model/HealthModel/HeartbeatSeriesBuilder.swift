@@ -1,5 +1,4 @@
 public import FoundationEssentials
-public import HealthModel
 
 /// Turns RR intervals into heartbeat series chunks, gap-aware. Pure: dates come in with the
 /// payloads, nothing reads a clock.

@@ -1,9 +1,10 @@
 import FoundationEssentials
 
-/// One characteristic's decoder as a profile offers it to `healthgate decode NAME HEX`: the
-/// profile's own pure decoder, its output as a JSON object, and the help text that documents
-/// it. The executable builds the `decode` command from the decoders of every profile in the
-/// catalog.
+/// One payload's decoder as a plugin offers it to `healthgate decode NAME HEX` (a Bluetooth
+/// characteristic, an ANT+ data page): the plugin's own pure decoder, its output as a JSON
+/// object, and the help text that documents it. The executable builds the `decode` command from
+/// the decoders of every plugin in the catalog (``PluginCatalog/payloadDecoders``), whatever
+/// its device family.
 public struct PayloadDecoder: Sendable {
     /// The subcommand: `heart-rate-measurement`.
     public let name: String
@@ -69,5 +70,20 @@ public struct NullableJSON: Encodable, Sendable {
             case .integer(nil), .number(nil), .string(nil), .boolean(nil): try container.encodeNil(forKey: key)
             }
         }
+    }
+}
+
+/// A plugin that offers decoders to `healthgate decode`: any source of any device family. The
+/// executable finds these among the catalog's sources, so it imports no plugin.
+public protocol PayloadDecoding {
+    /// The decoders `healthgate decode` offers for the plugin's payloads.
+    static var payloadDecoders: [PayloadDecoder] { get }
+}
+
+extension PluginCatalog {
+    /// The decoders every source in the catalog offers, in catalog order: `healthgate decode`'s
+    /// subcommands.
+    public var payloadDecoders: [PayloadDecoder] {
+        entries.flatMap { entry in (entry.sourceType as? any PayloadDecoding.Type)?.payloadDecoders ?? [] }
     }
 }

@@ -1,0 +1,67 @@
+/// Turns a strap's stream of pages into beats with exact RR intervals. Pure: one per strap.
+///
+/// A page repeats the last beat until the next one (a strap sends four messages a second,
+/// beats come one to three a second), so a beat is new when the beat count changed. Its RR
+/// interval (1/1024 s) is given only where it is exact: from page 4's previous beat time, or
+/// from the last beat seen when the count rose by exactly one. Both fields roll over (beat time
+/// at 65 536, count at 256) and are subtracted modulo their width. A count that rose by more
+/// than one means beats were missed: ``Beat/missedBeats`` says how many, and no interval is
+/// invented across them. A page whose count did not change is not a beat, whatever its time.
+public struct ANTBeatTracker: Hashable, Sendable {
+    /// A new beat.
+    public struct Beat: Hashable, Sendable {
+        /// The beat's event time (1/1024 s, rolling over).
+        public var beatTime: UInt16
+        /// The beat count after it.
+        public var beatCount: UInt8
+        /// The interval from the previous beat, in 1/1024 s, when it is exact; nil otherwise.
+        public var rrInterval: UInt16?
+        /// Beats the strap counted between the previous beat seen and this one that were never
+        /// seen (missed broadcasts); 0 when none were.
+        public var missedBeats: Int
+        /// The first beat since the tracker was made or reset: nothing is known before it.
+        public var isFirst: Bool
+    }
+
+    private var lastTime: UInt16?
+    private var lastCount: UInt8 = 0
+
+    /// A tracker that has seen nothing.
+    public init() {}
+
+    /// A tracker that continues after a known beat (after a restart, the last one stored): a
+    /// page repeating it is not a new beat.
+    public init(lastBeatTime: UInt16, lastBeatCount: UInt8) {
+        lastTime = lastBeatTime
+        lastCount = lastBeatCount
+    }
+
+    /// Records one page's beat fields; returns the beat it carries when it is new. Pass
+    /// `previousBeatTime` only from a trusted page 4.
+    public mutating func observe(beatTime: UInt16, beatCount: UInt8, previousBeatTime: UInt16? = nil) -> Beat? {
+        guard let last = lastTime else {
+            lastTime = beatTime
+            lastCount = beatCount
+            return Beat(
+                beatTime: beatTime, beatCount: beatCount, rrInterval: Self.interval(beatTime, previousBeatTime),
+                missedBeats: 0, isFirst: true)
+        }
+        let delta = Int(beatCount &- lastCount)
+        guard delta != 0 else { return nil }
+        let rr = previousBeatTime.map { Self.interval(beatTime, $0) } ?? (delta == 1 ? Self.interval(beatTime, last) : nil)
+        lastTime = beatTime
+        lastCount = beatCount
+        return Beat(beatTime: beatTime, beatCount: beatCount, rrInterval: rr, missedBeats: delta - 1, isFirst: false)
+    }
+
+    /// Forgets the last beat (the strap was lost): the next beat is a first one.
+    public mutating func reset() { self = Self() }
+
+    /// `time − previous` modulo 2¹⁶, nil when there is no previous time or they are equal (a zero
+    /// interval is not a beat interval).
+    private static func interval(_ time: UInt16, _ previous: UInt16?) -> UInt16? {
+        guard let previous else { return nil }
+        let interval = time &- previous
+        return interval == 0 ? nil : interval
+    }
+}

@@ -1,0 +1,105 @@
+import ANTProtocol
+import FoundationEssentials
+import GatewayRuntime
+import HealthModel
+public import LinuxSystem
+public import SampleBus
+public import SerialDevices
+
+/// ANT+ heart-rate straps (device type 120) heard through a USB ANT stick in continuous scan
+/// mode: one stick, one channel, a whole class (see plugins/ANTHeartRate/README.md).
+///
+/// A member of the serial device family: the stick is a tty carrying the ANT serial protocol
+/// (`path`, or every stick the udev rule 71-healthgate-ant.rules tags, hot-plugged). Per stick,
+/// an ``ANTStickSession`` sets the stick up and turns each strap's broadcasts into `heartRate`
+/// samples (one per new beat) and heartbeat series, the way the Bluetooth straps' are; each
+/// strap's checkpoint travels with its samples so a restart continues after the last beat the
+/// store holds. With `transport: simulated` the source plays a ``SimulatedANTStick`` on a
+/// pseudo-terminal and reads it like a stick.
+///
+/// `run` returns only by cancellation; a stick that goes away is reopened (path) or picked up
+/// again when udev announces it.
+public struct ANTHeartRateSource: SerialDeviceFamilySource, PayloadDecoding {
+    public static let kind = "ant-heart-rate"
+    public static let summary = "ANT+ heart-rate straps, a whole class through one USB ANT stick (continuous scan)"
+
+    /// The ttys 71-healthgate-ant.rules tags `HEALTHGATE_ADAPTER=ant-heart-rate` (ANT USB sticks,
+    /// vendor 0fcf).
+    public static let udevMatch = SerialDeviceMatch(
+        kind: kind, protocols: [protocolName], defaultProtocol: protocolName, rulesFile: "71-healthgate-ant.rules")
+
+    /// The one protocol: the ANT serial protocol.
+    public static let protocolName = "ant"
+
+    /// The line settings of a stick's tty. The USB sticks ignore the rate (usb_serial_simple,
+    /// cp210x at the stick's own rate); 115200 8N1 is what the ANT USB-m documents.
+    public static let serialConfiguration = SerialConfiguration(baudRate: 115_200)
+
+    /// A class of six simulated straps through a simulated stick: `healthgate demo --with
+    /// ant-class` (their heart rates would otherwise join the demo's one workout).
+    public static var demo: SerialDeviceDemo? {
+        SerialDeviceDemo(name: "demo-ant-class", device: "ANT+ class (6 straps through a simulated stick)", optionalName: "ant-class") { clock, _ in
+            SerialDeviceDemoRun(
+                configuration: .object(["transport": .string("simulated"), "simulation": .object(["straps": .number(6)])]),
+                run: {
+                    // The source plays the simulated stick itself: nothing to run beside it.
+                    while true { try await clock.sleep(for: .seconds(3600)) }
+                })
+        }
+    }
+
+    /// `healthgate scan --kind ant`: the straps a stick hears.
+    public static var scan: SerialDeviceScan? { ANTScan.scan }
+
+    /// `healthgate decode ant-hrm HEX`.
+    public static var payloadDecoders: [PayloadDecoder] { ANTPayloadDecoders.all }
+
+    /// The validated settings.
+    public let settings: ANTHeartRateSettings
+    private let environment: PluginEnvironment
+
+    /// Builds the source from its settings (``ANTHeartRateConfiguration/validated(in:)``).
+    public init(settings: ANTHeartRateSettings, environment: PluginEnvironment) {
+        self.settings = settings
+        self.environment = environment
+    }
+
+    /// Runs until cancelled; see the type's documentation.
+    public func run(context: SourceContext) async throws {
+        switch settings.transport {
+        case .stick:
+            try await read(settings.endpoint, context: context)
+        case .simulated:
+            let stick = try SimulatedANTStick(
+                straps: settings.straps, networkKey: settings.networkKey, clock: context.clock, logger: context.logger)
+            context.status.setDetail("simulation", "\(settings.straps) straps on \(stick.devicePath)")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await stick.run() }
+                group.addTask { try await read(.path(stick.devicePath), context: context) }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    private func read(_ endpoint: SerialEndpoint, context: SourceContext) async throws {
+        let connection = SerialConnectionSettings(
+            endpoint: endpoint, serial: Self.serialConfiguration, protocolName: Self.protocolName, maximumLineLength: 256,
+            exclusive: true, reconnectInterval: .seconds(2), deviceName: nil)
+        let connector = SerialDeviceConnector(settings: connection, match: Self.udevMatch)
+        try await connector.run(context: context) { [settings, environment] connection in
+            let stick = connection.device.localIdentifier ?? connection.stream.name
+            do {
+                return try await ANTStickSession(
+                    context: context, settings: settings, ids: environment.ids, connection: connection.stream, stick: stick,
+                    clockTrust: environment.clockTrust
+                ).run()
+            } catch let error as ANTStickError {
+                // The source fails with it (the supervisor logs it, reports it in status and
+                // restarts the source with backoff, which opens the stick afresh).
+                connection.stream.close()
+                throw error
+            }
+        }
+    }
+}

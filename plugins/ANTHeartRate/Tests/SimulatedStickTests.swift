@@ -1,0 +1,86 @@
+import ANTHeartRate
+import ANTProtocol
+import Foundation
+import GatewayRuntime
+import GatewayTesting
+import HealthModel
+import HealthStore
+import SQLiteStore
+import SampleBus
+import XCTest
+
+/// The simulated stick on a real pseudo-terminal, read as a stick at a path with a key file,
+/// through the real gateway into the real SQLite store: every strap is found, each of its
+/// heart-rate samples is one beat, its series and checkpoint are stored; a stick that goes away
+/// (the pty hung up) is a disconnection, not a failure.
+final class SimulatedStickTests: XCTestCase {
+    func testAClassThroughASimulatedStickLandsInSQLite() async throws {
+        let directory = try TestEnvironment.temporaryDirectory("ant-sqlite")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clock = SystemClock()
+        let logs = RecordingLogSink()
+        let key = ANTNetworkKey.random()
+        let keyFile = directory.appendingPathComponent("ant-network-key")
+        try key.bytes.map { String(format: "%02X", $0) }.joined(separator: " ").write(to: keyFile, atomically: true, encoding: .utf8)
+        let stick = try SimulatedANTStick(straps: 3, networkKey: key, clock: clock, logger: Logger(label: "stick", sink: logs))
+        let environment = TestEnvironment.make(name: "class", clock: clock, directory: directory, logSink: logs)
+        let source = ANTHeartRateSource(
+            settings: try JSONValue.object(["path": .string(stick.devicePath), "networkKeyFile": .string(keyFile.path)])
+                .decodeStrictly(ANTHeartRateConfiguration.self).validated(in: environment),
+            environment: environment)
+        let database = directory.appendingPathComponent("samples.sqlite").path
+        let sink = try SQLiteSink(
+            settings: try JSONValue.object([:]).decode(SQLiteSink.Configuration.self).validated(in: TestEnvironment.make(directory: directory)),
+            environment: TestEnvironment.make(
+                name: "sqlite", clock: clock, directory: directory, logSink: logs, store: try HealthStore(path: database)))
+        let gateway = Gateway(
+            sources: [ConfiguredSource(name: "class", kind: ANTHeartRateSource.kind, source: source)],
+            sinks: [ConfiguredSink(name: "sqlite", kind: SQLiteSink.kind, queue: QueueConfiguration(), sink: sink)],
+            clock: clock, logger: environment.logger)
+        let shutdown = ShutdownSignal()
+        let running = Task { await gateway.run(shutdown: shutdown) }
+        let play = Task { try await stick.run(hangUpAtEnd: false) }
+        let straps = stick.straps
+        // Every strap heard and at least six of its beats recorded.
+        try await waitUntil(timeout: .seconds(30), "six beats of every strap") {
+            let details = gateway.statusBoard.status(of: "class")?.details ?? [:]
+            return straps.allSatisfy { strap in
+                guard let summary = details["strap \(strap)"], let beats = Self.beats(in: summary) else { return false }
+                return beats >= 6
+            }
+        }
+        XCTAssertEqual(gateway.statusBoard.status(of: "class")?.details["mode"], "continuous scan (channel 0, RF 2457 MHz)")
+        shutdown.requestStop()
+        await running.value
+        play.cancel()
+        _ = await play.result
+
+        let store = try HealthStore(path: database, access: .readOnly)
+        let heartRates = try await store.samples(of: .heartRate)
+        let byStrap = Dictionary(grouping: heartRates, by: { $0.device?.localIdentifier ?? "?" })
+        XCTAssertEqual(Set(byStrap.keys), Set(straps.map(\.description)))
+        for (strap, samples) in byStrap {
+            XCTAssertGreaterThanOrEqual(samples.count, 6, strap)
+            XCTAssertTrue(samples.allSatisfy { (45...200).contains($0.quantity.value) }, strap)
+            // One sample per beat: at 45–200 bpm no two beats arrive within 0.2 s of each other
+            // (four messages a second repeat a beat; a repeat stored would be 0.25 s apart).
+            let dates = samples.map(\.startDate).sorted()
+            XCTAssertEqual(dates.count, Set(dates).count, strap)
+        }
+        let series = try await store.heartbeatSeries()
+        XCTAssertFalse(series.isEmpty)
+        XCTAssertTrue(series.allSatisfy { $0.device?.localIdentifier?.hasPrefix("ant:120:") == true })
+        for strap in straps {
+            let checkpoint = try await store.checkpoint(namespace: StrapCheckpoint.namespace, key: strap.description)
+            XCTAssertNotNil(checkpoint, "\(strap)'s checkpoint is committed with its samples")
+        }
+        XCTAssertFalse(logs.entries.contains { $0.message.contains(key.bytes.map { String(format: "%02X", $0) }.joined(separator: " ")) })
+    }
+
+    /// The beats a strap's status summary counts (`live, 72 bpm, 14 beats, …`).
+    static func beats(in summary: String) -> Int? {
+        summary.split(separator: ",").lazy.map { $0.trimmingCharacters(in: .whitespaces) }
+            .first { $0.hasSuffix(" beats") }
+            .flatMap { Int($0.dropLast(6)) }
+    }
+}

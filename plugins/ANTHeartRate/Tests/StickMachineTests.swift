@@ -1,0 +1,175 @@
+@testable import ANTHeartRate
+import ANTProtocol
+import Foundation
+import HealthModel
+import HealthStore
+import XCTest
+
+/// The stick session's state machine without a tty: the setup sequence, a refused or
+/// unanswered command, the fallback of a stick that cannot scan, and the straps' samples: one
+/// heart rate per new beat, lost after the timeout and found again, a restored strap that
+/// repeats its stored beat.
+final class StickMachineTests: XCTestCase {
+    private let start = Date(timeIntervalSince1970: 1_800_000_000)
+    private let key = ANTNetworkKey.random()
+    private let strap = ANTChannelID(ANTDeviceIdentifier(deviceType: 120, deviceNumber: 863_436))
+
+    private func machine() -> ANTStickMachine {
+        ANTStickMachine(stick: "/dev/ttyUSB0", networkKey: key, ids: SampleIDGenerator(seed: 1), lostAfter: 5, seriesMaxBeats: 300, seriesSeconds: 60)
+    }
+
+    private func sent(_ actions: [ANTStickMachine.Action]) -> [ANTMessage] {
+        actions.compactMap { if case .send(let message) = $0 { message } else { nil } }
+    }
+
+    private func failure(_ actions: [ANTStickMachine.Action]) -> ANTStickError? {
+        actions.lazy.compactMap { if case .fail(let error) = $0 { error } else { nil } }.first
+    }
+
+    private func records(_ actions: [ANTStickMachine.Action]) -> [HealthRecord] {
+        actions.flatMap { action -> [HealthRecord] in
+            if case .publish(let records, _) = action { return records }
+            return []
+        }
+    }
+
+    /// Answers every command with success until the machine stops sending; returns the commands.
+    private func setUp(_ machine: inout ANTStickMachine, capabilities: ANTCapabilities) -> [ANTMessage] {
+        var commands = sent(machine.start(at: start))
+        var index = 0
+        while index < commands.count {
+            let reply: ANTMessage =
+                switch commands[index] {
+                case .resetSystem: .startup(reason: ANTMessage.startupAfterResetCommand)
+                case .requestMessage: .capabilities(capabilities)
+                default: .channelResponse(channel: 0, messageID: commands[index].id, code: .noError)
+                }
+            commands += sent(machine.receive(reply, at: start))
+            index += 1
+        }
+        return commands
+    }
+
+    private static let scanning = ANTCapabilities(
+        maximumChannels: 8, maximumNetworks: 8, advancedOptions2: ANTCapabilities.extendedMessagesBit | ANTCapabilities.scanModeBit)
+
+    func testTheContinuousScanSetup() {
+        var machine = machine()
+        let commands = setUp(&machine, capabilities: Self.scanning)
+        XCTAssertEqual(commands, [
+            .resetSystem, .requestMessage(channel: 0, messageID: 0x54), .setNetworkKey(network: 0, key: key),
+            .assignChannel(channel: 0, type: 0x00, network: 0), .channelID(channel: 0, id: .wildcard),
+            .channelRFFrequency(channel: 0, frequency: 57), .libConfig(flags: 0x80), .openRxScanMode,
+        ])
+        XCTAssertEqual(machine.mode, .scanning)
+    }
+
+    func testARefusedCommandNamesTheCommandAndTheStick() {
+        var machine = machine()
+        _ = machine.start(at: start)
+        _ = machine.receive(.startup(reason: 0x20), at: start)
+        _ = machine.receive(.capabilities(Self.scanning), at: start)
+        let actions = machine.receive(.channelResponse(channel: 0, messageID: 0x46, code: .invalidMessage), at: start)
+        XCTAssertEqual(failure(actions), ANTStickError(stick: "/dev/ttyUSB0", .refused(command: "set network key (0x46)", code: .invalidMessage)))
+        XCTAssertEqual(failure(actions)?.description, "the ANT stick /dev/ttyUSB0 refused set network key (0x46): INVALID_MESSAGE")
+    }
+
+    func testAnUnansweredCommandTimesOutButAMissingStartupMessageDoesNot() {
+        var machine = machine()
+        XCTAssertEqual(sent(machine.start(at: start)), [.resetSystem])
+        // No startup message: the machine goes on after the timeout.
+        let next = machine.tick(at: start.addingTimeInterval(ANTStickMachine.answerTimeout))
+        XCTAssertEqual(sent(next), [.requestMessage(channel: 0, messageID: 0x54)])
+        XCTAssertNil(failure(next))
+        let timeout = machine.tick(at: start.addingTimeInterval(2 * ANTStickMachine.answerTimeout))
+        XCTAssertEqual(failure(timeout), ANTStickError(stick: "/dev/ttyUSB0", .noAnswer(command: "request message (0x4D)")))
+    }
+
+    func testAStickThatCannotScanFallsBackToPairedChannelsAndSaysSo() {
+        var machine = machine()
+        let commands = setUp(&machine, capabilities: ANTCapabilities(maximumChannels: 4, maximumNetworks: 3, advancedOptions2: 0))
+        XCTAssertEqual(machine.mode, .paired(channels: 4))
+        XCTAssertEqual(commands.filter { if case .openChannel = $0 { true } else { false } }.count, 4)
+        XCTAssertTrue(commands.contains(.channelPeriod(channel: 3, period: 8070)))
+        XCTAssertFalse(commands.contains(.openRxScanMode))
+        // A channel's broadcast without the channel id: its id is asked for once, then its pages count.
+        let page = ANTHeartRatePage(toggle: false, pageNumber: 0, beatTime: 1000, beatCount: 5, computedHeartRate: 70, content: .defaultData)
+        let ask = machine.receive(.broadcastData(ANTBroadcast(channel: 2, page: page.bytes)), at: start)
+        XCTAssertEqual(sent(ask), [.requestMessage(channel: 2, messageID: 0x51)])
+        XCTAssertEqual(sent(machine.receive(.broadcastData(ANTBroadcast(channel: 2, page: page.bytes)), at: start)), [])
+        _ = machine.receive(.channelID(channel: 2, id: strap), at: start)
+        let message = ANTMessage.broadcastData(ANTBroadcast(channel: 2, page: page.bytes))
+        XCTAssertEqual(machine.unknownStrap(in: message), strap.device)
+    }
+
+    func testOneHeartRatePerNewBeatLostAndFoundAgain() throws {
+        var machine = machine()
+        _ = setUp(&machine, capabilities: Self.scanning)
+        var date = start
+        var beatTime: UInt16 = 65_000
+        var count: UInt8 = 254
+        var heartRates: [Double] = []
+        func broadcast(_ page: ANTHeartRatePage) -> [ANTStickMachine.Action] {
+            let message = ANTMessage.broadcastData(ANTBroadcast(channel: 0, page: page.bytes, channelID: strap))
+            var actions: [ANTStickMachine.Action] = []
+            if let unknown = machine.unknownStrap(in: message) { actions += machine.meet(unknown, restored: nil, at: date) }
+            return actions + machine.receive(message, at: date)
+        }
+        for beat in 0..<8 {
+            count &+= 1
+            beatTime &+= 1000
+            // Four messages per beat (one repeats it three times); the toggle flips every four.
+            for repeatIndex in 0..<4 {
+                let page = ANTHeartRatePage(
+                    toggle: beat % 2 == 1, pageNumber: 4, beatTime: beatTime, beatCount: count, computedHeartRate: 61,
+                    content: .previousBeat(manufacturerSpecific: 0, previousBeatTime: beatTime &- 1000))
+                let output = records(broadcast(page))
+                for case .quantity(let sample) in output { heartRates.append(sample.quantity.value) }
+                if repeatIndex > 0 { XCTAssertTrue(output.isEmpty, "a repeated beat publishes nothing") }
+                date = date.addingTimeInterval(0.25)
+            }
+        }
+        XCTAssertEqual(heartRates, Array(repeating: 61, count: 8), "one heart rate per beat, across the count's rollover")
+        XCTAssertEqual(machine.summary(of: strap.device)?.hasPrefix("live, 61 bpm, 8 beats"), true)
+        // Silent past the timeout: lost, the series being built is published.
+        let lost = machine.tick(at: date.addingTimeInterval(6))
+        XCTAssertFalse(records(lost).isEmpty, "the series is published when the strap is lost")
+        XCTAssertEqual(machine.summary(of: strap.device)?.hasPrefix("lost"), true)
+        date = date.addingTimeInterval(20)
+        count &+= 30
+        beatTime &+= 30_000
+        let back = broadcast(ANTHeartRatePage(toggle: false, pageNumber: 0, beatTime: beatTime, beatCount: count, computedHeartRate: 64, content: .defaultData))
+        XCTAssertEqual(records(back).count, 1, "found again: its beat counts")
+        XCTAssertEqual(machine.summary(of: strap.device)?.hasPrefix("live, 64 bpm, 9 beats"), true)
+    }
+
+    func testGarbageIsLoggedOnceAndThenAtMostEveryTenSeconds() {
+        var machine = machine()
+        func logged(_ actions: [ANTStickMachine.Action]) -> [String] {
+            actions.compactMap { if case .log(_, let message, _) = $0 { message } else { nil } }
+        }
+        XCTAssertEqual(logged(machine.resynchronised(skipping: 7, at: start)), ["skipped 7 bytes that were no ANT frame"])
+        for second in 1..<10 {
+            XCTAssertEqual(logged(machine.resynchronised(skipping: 3, at: start.addingTimeInterval(Double(second)))), [])
+        }
+        XCTAssertEqual(
+            logged(machine.resynchronised(skipping: 5, at: start.addingTimeInterval(10))),
+            ["skipped 32 bytes that were no ANT frame in 10 runs over the last 10 s"])
+    }
+
+    func testARestoredStrapDoesNotStoreItsLastBeatTwice() throws {
+        var machine = machine()
+        _ = setUp(&machine, capabilities: Self.scanning)
+        let stored = StrapCheckpoint(beatTime: 4000, beatCount: 17, lastBeat: start.addingTimeInterval(-0.5), received: start.addingTimeInterval(-0.5))
+        _ = machine.meet(strap.device, restored: stored, at: start)
+        let repeated = ANTHeartRatePage(toggle: false, pageNumber: 0, beatTime: 4000, beatCount: 17, computedHeartRate: 70, content: .defaultData)
+        XCTAssertTrue(records(machine.receive(.broadcastData(ANTBroadcast(channel: 0, page: repeated.bytes, channelID: strap)), at: start)).isEmpty)
+        let next = ANTHeartRatePage(toggle: false, pageNumber: 0, beatTime: 4900, beatCount: 18, computedHeartRate: 70, content: .defaultData)
+        let actions = machine.receive(.broadcastData(ANTBroadcast(channel: 0, page: next.bytes, channelID: strap)), at: start.addingTimeInterval(0.9))
+        let series = records(actions).compactMap { if case .heartbeatSeries(let series) = $0 { series } else { nil } }
+        XCTAssertEqual(series.count, 1, "the beat continues the series with its exact interval")
+        XCTAssertGreaterThan(series.first.map { $0.startDate } ?? .distantPast, stored.lastBeat ?? .distantFuture)
+        let checkpoints = actions.compactMap { if case .publish(_, let checkpoint?) = $0 { checkpoint } else { nil } }
+        XCTAssertEqual(try checkpoints.map { try StrapCheckpoint($0).beatCount }, [18])
+    }
+}
