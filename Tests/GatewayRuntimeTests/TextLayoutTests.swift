@@ -1,8 +1,8 @@
 import GatewayRuntime
 import XCTest
 
-/// Text laid out for people: lines that fit a width without losing a character, counts with
-/// their noun, numbers with a fixed number of decimals.
+/// Text laid out for people: lines that fit a width without losing a character, numbers with a
+/// fixed number of decimals.
 final class TextLayoutTests: XCTestCase {
     func testWrappingKeepsEveryWordAndFitsTheWidth() {
         let wrapping = TextWrapping(width: 30, indent: 4)
@@ -33,14 +33,6 @@ final class TextLayoutTests: XCTestCase {
                        ["sqlite: latestAnchor=217 transactions=8"])
         XCTAssertEqual(TextWrapping(width: 80).lines(label: "only a label", []), ["only a label"])
         XCTAssertEqual(TextWrapping(width: 80).lines(""), [""])
-    }
-
-    func testCountsTakeTheirNounsNumber() {
-        XCTAssertEqual("\(1, noun: "gap")", "1 gap")
-        XCTAssertEqual("\(2, noun: "gap")", "2 gaps")
-        XCTAssertEqual("\(0, noun: "sink")", "0 sinks")
-        XCTAssertEqual("\(Int64(1), noun: "entry", plural: "entries")", "1 entry")
-        XCTAssertEqual("\(UInt8(3), noun: "entry", plural: "entries")", "3 entries")
     }
 
     func testFixedDecimalsRoundAHalfAwayFromZeroAndNeverShowMinusZero() {

@@ -208,8 +208,8 @@ struct GatewayRunner {
         // The configured ones only: the workouts' built-in source and sink and the executable's
         // own (the demo's console) are not in the file the line names.
         logger.info(
-            "started with \(sources.count, noun: "source") and "
-                + "\(sinks.count + followers.count, noun: "sink") from \(configuration.origin)")
+            "started with \(String(count: sources.count, "source")) and "
+                + "\(String(count: sinks.count + followers.count, "sink")) from \(configuration.origin)")
 
         let outcome = await withTaskGroup(of: Void.self) { group -> Gateway.StopOutcome in
             if let duration {

@@ -70,7 +70,7 @@ struct LiveLineLayout {
             // continue an earlier one (a new connection, or contact regained).
             let gaps = series.beats.dropFirst().filter(\.precededByGap).count
             (date, type, number, unit) = (series.endDate, "heartbeatSeries", String(series.beats.count), "beats")
-            tail = [deviceLabel(series.device)] + (gaps > 0 ? ["(\(gaps, noun: "gap"))"] : [])
+            tail = [deviceLabel(series.device)] + (gaps > 0 ? ["(\(String(count: gaps, "gap")))"] : [])
         case .correlation(let correlation):
             (date, type) = (correlation.endDate, correlation.type.identifier)
             number = correlation.objects.map { $0.type.text(for: $0.canonicalValue) }.joined(separator: "/")
