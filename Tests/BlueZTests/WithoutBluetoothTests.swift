@@ -79,8 +79,10 @@ final class WithoutBluetoothTests: XCTestCase {
         let row = try XCTUnwrap(output.split(separator: "\n").first { $0.hasPrefix("strap ") }, output)
         // NAME KIND ROLE STATE …
         XCTAssertEqual(row.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first, "waiting", output)
+        // The line is wrapped to 80 columns, continuation lines indented under the plugin.
         XCTAssertTrue(
-            output.contains("strap: waiting for Bluetooth: " + BluetoothAbsence.noBluetoothd.message), output)
+            output.replacingOccurrences(of: "\n    ", with: " ")
+                .contains("strap: waiting for Bluetooth: " + BluetoothAbsence.noBluetoothd.message), output)
     }
 
     /// Every message a person can meet is in the users' troubleshooting table and the BlueZ

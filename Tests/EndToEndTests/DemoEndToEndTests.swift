@@ -1,5 +1,6 @@
 import Foundation
 import GatewayTesting
+import HealthModel
 import XCTest
 
 /// What `healthgate demo` leaves behind: its own store, never the one `healthgate run` uses, and
@@ -85,5 +86,13 @@ final class DemoEndToEndTests: XCTestCase {
         XCTAssertTrue(show.standardOutput.contains("distance   \(kilometres)"), show.standardOutput)
         XCTAssertTrue(show.standardOutput.contains("power      avg "), show.standardOutput)
         XCTAssertTrue(show.standardOutput.contains("cadence    avg "), show.standardOutput)
+        // Each figure with its type's decimals, as the tables and the live lines print them:
+        // whole beats per minute, watts, crank revolutions per minute and kilocalories.
+        for (label, type) in [("heart rate avg", QuantityType.heartRate), ("power      avg", .cyclingPower),
+                              ("cadence    avg", .cyclingCadence), ("energy", .activeEnergyBurned)] {
+            let line = try XCTUnwrap(show.standardOutput.split(separator: "\n").first { $0.contains(label) }, label)
+            XCTAssertEqual(type.fractionDigits, 0)
+            XCTAssertFalse(line.contains("."), String(line))
+        }
     }
 }

@@ -53,7 +53,7 @@ final class QueryCommandTests: StoreTestCase {
     func testStatsWithAndWithoutInterval() async throws {
         let hourly = try healthgate(
             "stats", "--type", "stepCount", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-16T03:00:00Z",
-            "--interval", "hour", "--format", "json")
+            "--interval", "hour", "--all", "--format", "json")
         XCTAssertEqual(hourly.status, 0, hourly.error)
         let buckets = try HealthJSON.makeDecoder().decode([QuantityStatistics].self, from: Data(hourly.output.utf8))
         XCTAssertEqual(buckets.map(\.sum), [60, 60, nil])  // the third hour is empty, and reported
@@ -61,7 +61,7 @@ final class QueryCommandTests: StoreTestCase {
 
         let minutes = try healthgate(
             "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-16T00:04:00Z",
-            "--interval", "minute", "--format", "csv")
+            "--interval", "minute", "--all", "--format", "csv")
         XCTAssertEqual(minutes.status, 0, minutes.error)
         XCTAssertEqual(minutes.output.split(separator: "\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false)[2] },
                        ["2", "0", "0", "1"])
@@ -69,10 +69,11 @@ final class QueryCommandTests: StoreTestCase {
         let total = try healthgate(
             "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-16T00:04:00Z")
         XCTAssertEqual(total.status, 0, total.error)
-        // One row: 3 samples, average (60 + 80 + 90) / 3 = 76.667, min 60, max 90, most recent 90.
+        // One row: 3 samples, average (60 + 80 + 90) / 3 = 76.667, printed as heart rates are (77),
+        // min 60, max 90, most recent 90.
         let row = try XCTUnwrap(total.output.split(separator: "\n").last)
         XCTAssertEqual(row.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2),
-                       ["3", "76.667", "60", "90", "90", "count/min"])
+                       ["3", "77", "60", "90", "90", "count/min"])
     }
 
     func testStatsOptions() async throws {
@@ -80,10 +81,10 @@ final class QueryCommandTests: StoreTestCase {
             "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-16T00:04:00Z",
             "--options", "average,maximum")
         XCTAssertEqual(average.status, 0, average.error)
-        // 3 samples, average (60 + 80 + 90) / 3 = 76.667, max 90; minimum and most recent not asked for.
+        // 3 samples, average (60 + 80 + 90) / 3 = 76.667 (77), max 90; minimum and most recent not asked for.
         let row = try XCTUnwrap(average.output.split(separator: "\n").last)
         XCTAssertEqual(row.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2),
-                       ["3", "76.667", "-", "90", "-", "count/min"])
+                       ["3", "77", "-", "90", "-", "count/min"])
 
         let mixed = try healthgate("stats", "--type", "heartRate", "--db", path, "--options", "sum")
         XCTAssertEqual(mixed.status, 64)
@@ -101,7 +102,7 @@ final class QueryCommandTests: StoreTestCase {
         // and the 120 steps of 00:50 … 01:10 UTC fall in it.
         let days = try healthgate(
             "stats", "--type", "stepCount", "--db", path, "--since", "2027-01-16", "--until", "2027-01-17T12:00:00Z",
-            "--interval", "day", "--time-zone", "Europe/Berlin", "--format", "json")
+            "--interval", "day", "--time-zone", "Europe/Berlin", "--all", "--format", "json")
         XCTAssertEqual(days.status, 0, days.error)
         let buckets = try HealthJSON.makeDecoder().decode([QuantityStatistics].self, from: Data(days.output.utf8))
         XCTAssertEqual(buckets.map { RFC3339.string(from: $0.startDate) },
@@ -111,7 +112,7 @@ final class QueryCommandTests: StoreTestCase {
         // An explicit anchor at 06:00 UTC: the buckets are 15 Jan 06:00 … 16 Jan 06:00 and so on.
         let anchored = try healthgate(
             "stats", "--type", "stepCount", "--db", path, "--since", "2027-01-16", "--until", "2027-01-16T12:00:00Z",
-            "--interval", "day", "--time-zone", "UTC", "--anchor", "2027-01-01T06:00:00Z", "--format", "json")
+            "--interval", "day", "--time-zone", "UTC", "--anchor", "2027-01-01T06:00:00Z", "--all", "--format", "json")
         XCTAssertEqual(anchored.status, 0, anchored.error)
         let shifted = try HealthJSON.makeDecoder().decode([QuantityStatistics].self, from: Data(anchored.output.utf8))
         XCTAssertEqual(shifted.map { RFC3339.string(from: $0.startDate) },
@@ -130,7 +131,7 @@ final class QueryCommandTests: StoreTestCase {
         try await HealthStore(path: path).write([.quantity(try heartRate(SampleIDGenerator(seed: 9), 100, at: 30, device: tickr))])
         let json = try healthgate(
             "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-16T00:04:00Z",
-            "--interval", "minute", "--by-device", "--format", "json")
+            "--interval", "minute", "--by-device", "--all", "--format", "json")
         XCTAssertEqual(json.status, 0, json.error)
         let minutes = try HealthJSON.makeDecoder().decode([StatisticsByDevice].self, from: Data(json.output.utf8))
         XCTAssertEqual(minutes.map(\.overall.sampleCount), [3, 0, 0, 1])
@@ -143,11 +144,11 @@ final class QueryCommandTests: StoreTestCase {
             "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-16T00:04:00Z",
             "--by-device")
         XCTAssertEqual(table.status, 0, table.error)
-        // The header, the row over all samples, then one per device: 4 samples, average 82.5.
+        // The header, the row over all samples, then one per device: 4 samples, average 82.5 (83).
         let lines = table.output.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true) }
         XCTAssertEqual(lines.count, 4, table.output)
-        XCTAssertEqual(Array(lines[1].dropFirst(2)), ["all", "4", "82.5", "60", "100", "90", "count/min"])
-        XCTAssertEqual(Array(lines[2].dropFirst(2)), ["Polar", "H10", "[AA:BB:CC:DD:EE:FF]", "3", "76.667", "60", "90", "90", "count/min"])
+        XCTAssertEqual(Array(lines[1].dropFirst(2)), ["all", "4", "83", "60", "100", "90", "count/min"])
+        XCTAssertEqual(Array(lines[2].dropFirst(2)), ["Polar", "H10", "[AA:BB:CC:DD:EE:FF]", "3", "77", "60", "90", "90", "count/min"])
         XCTAssertEqual(Array(lines[3].dropFirst(2)), ["TICKR", "[11:22:33:44:55:66]", "1", "100", "100", "100", "100", "count/min"])
 
         let csv = try healthgate(

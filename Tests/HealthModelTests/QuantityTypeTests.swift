@@ -6,6 +6,19 @@ final class QuantityTypeTests: XCTestCase {
     private let ids = SampleIDGenerator(seed: 7, milliseconds: { 1_800_000_000_000 })
     private let start = Date(timeIntervalSince1970: 1_800_000_000)
 
+    /// Each type's printed decimals: counts are whole (steps, beats per minute), and no type
+    /// shows more digits than a device measures it to.
+    func testEveryBuiltInTypeDeclaresItsDecimals() {
+        for type in QuantityType.builtIn {
+            XCTAssertTrue((0...2).contains(type.fractionDigits), "\(type): \(type.fractionDigits)")
+            if type.canonicalUnit == .count, type.aggregationStyle == .cumulative { XCTAssertEqual(type.fractionDigits, 0, "\(type)") }
+        }
+        XCTAssertEqual(QuantityType.heartRate.fractionDigits, 0)
+        XCTAssertEqual(QuantityType.bodyTemperature.fractionDigits, 1)
+        XCTAssertEqual(QuantityType.heartRateVariabilitySDNN.fractionDigits, 1)
+        XCTAssertEqual(QuantityType(identifier: "x", canonicalUnit: .count, aggregationStyle: .discrete, fractionDigits: 9).fractionDigits, 6)
+    }
+
     func testEveryBuiltInTypeHasItsCanonicalUnitAndAggregationStyle() {
         let expected: [(QuantityType, String, AggregationStyle)] = [
             (.heartRate, "count/min", .discrete),

@@ -23,6 +23,14 @@ static inline int hg_ioctl_int_pointer(int fd, unsigned long request, int *value
     return ioctl(fd, request, value);
 }
 
+/// The columns of the terminal `fd` refers to (TIOCGWINSZ, tty_ioctl(4)), or -1 when it is not
+/// a terminal or reports no width.
+static inline int hg_terminal_columns(int fd) {
+    struct winsize size;
+    if (ioctl(fd, TIOCGWINSZ, &size) != 0 || size.ws_col == 0) return -1;
+    return size.ws_col;
+}
+
 /// fcntl(2) F_GETFL / F_SETFL (fcntl is variadic too).
 static inline int hg_fcntl_getfl(int fd) { return fcntl(fd, F_GETFL); }
 static inline int hg_fcntl_setfl(int fd, int flags) { return fcntl(fd, F_SETFL, flags); }

@@ -17,11 +17,13 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
         @usableFromInline let identifier: String
         @usableFromInline let canonicalUnit: HealthUnit
         @usableFromInline let aggregationStyle: AggregationStyle
+        @usableFromInline let fractionDigits: Int
 
-        init(identifier: String, canonicalUnit: HealthUnit, aggregationStyle: AggregationStyle) {
+        init(identifier: String, canonicalUnit: HealthUnit, aggregationStyle: AggregationStyle, fractionDigits: Int) {
             self.identifier = identifier
             self.canonicalUnit = canonicalUnit
             self.aggregationStyle = aggregationStyle
+            self.fractionDigits = fractionDigits
         }
     }
 
@@ -33,10 +35,19 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
     @inlinable public var canonicalUnit: HealthUnit { fields.canonicalUnit }
     /// How values combine.
     @inlinable public var aggregationStyle: AggregationStyle { fields.aggregationStyle }
+    /// How many decimals a value in the canonical unit is printed with for people: what the
+    /// measurement means, not every digit a device or a conversion gives (`72` count/min,
+    /// `36.8` degC, `1.78` m, whole steps). Every text output uses it (the CLI's tables, the
+    /// demo's live lines, workout summaries); JSON and CSV keep every digit. Not part of the
+    /// type's identity.
+    @inlinable public var fractionDigits: Int { fields.fractionDigits }
 
     /// Creates a quantity type. Use the static members for the built-in types.
-    public init(identifier: String, canonicalUnit: HealthUnit, aggregationStyle: AggregationStyle) {
-        fields = Fields(identifier: identifier, canonicalUnit: canonicalUnit, aggregationStyle: aggregationStyle)
+    /// `fractionDigits` is clamped to 0…6.
+    public init(identifier: String, canonicalUnit: HealthUnit, aggregationStyle: AggregationStyle, fractionDigits: Int) {
+        fields = Fields(
+            identifier: identifier, canonicalUnit: canonicalUnit, aggregationStyle: aggregationStyle,
+            fractionDigits: min(max(fractionDigits, 0), 6))
     }
 
     public static func == (lhs: QuantityType, rhs: QuantityType) -> Bool {
@@ -60,95 +71,95 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
 
     /// Heart rate in beats per minute (`count/min`), discrete.
     public static let heartRate = QuantityType(
-        identifier: "heartRate", canonicalUnit: .countPerMinute, aggregationStyle: .discrete)
+        identifier: "heartRate", canonicalUnit: .countPerMinute, aggregationStyle: .discrete, fractionDigits: 0)
     /// Steps (`count`), cumulative.
     public static let stepCount = QuantityType(
-        identifier: "stepCount", canonicalUnit: .count, aggregationStyle: .cumulative)
+        identifier: "stepCount", canonicalUnit: .count, aggregationStyle: .cumulative, fractionDigits: 0)
     /// Walking and running distance (`m`), cumulative.
     public static let distanceWalkingRunning = QuantityType(
-        identifier: "distanceWalkingRunning", canonicalUnit: .meter, aggregationStyle: .cumulative)
+        identifier: "distanceWalkingRunning", canonicalUnit: .meter, aggregationStyle: .cumulative, fractionDigits: 1)
     /// Running speed (`m/s`), discrete.
     public static let runningSpeed = QuantityType(
-        identifier: "runningSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete)
+        identifier: "runningSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete, fractionDigits: 2)
     /// Running stride length (`m`), discrete.
     public static let runningStrideLength = QuantityType(
-        identifier: "runningStrideLength", canonicalUnit: .meter, aggregationStyle: .discrete)
+        identifier: "runningStrideLength", canonicalUnit: .meter, aggregationStyle: .discrete, fractionDigits: 2)
     /// Active energy burned (`kcal`), cumulative.
     public static let activeEnergyBurned = QuantityType(
-        identifier: "activeEnergyBurned", canonicalUnit: .kilocalorie, aggregationStyle: .cumulative)
+        identifier: "activeEnergyBurned", canonicalUnit: .kilocalorie, aggregationStyle: .cumulative, fractionDigits: 0)
     /// Heart-rate variability as SDNN (`ms`), discrete.
     public static let heartRateVariabilitySDNN = QuantityType(
         identifier: "heartRateVariabilitySDNN", canonicalUnit: .millisecond,
-        aggregationStyle: .discrete)
+        aggregationStyle: .discrete, fractionDigits: 1)
     /// Heart-rate variability as RMSSD (`ms`), discrete: the root mean square of successive
     /// differences of NN intervals. HealthKit has no RMSSD type; this is healthgate's own.
     public static let heartRateVariabilityRMSSD = QuantityType(
-        identifier: "heartRateVariabilityRMSSD", canonicalUnit: .millisecond, aggregationStyle: .discrete)
+        identifier: "heartRateVariabilityRMSSD", canonicalUnit: .millisecond, aggregationStyle: .discrete, fractionDigits: 1)
     /// Cycling speed (`m/s`), discrete (HKQuantityTypeIdentifier.cyclingSpeed).
     public static let cyclingSpeed = QuantityType(
-        identifier: "cyclingSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete)
+        identifier: "cyclingSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete, fractionDigits: 2)
     /// Cycling cadence, crank revolutions per minute (`count/min`), discrete
     /// (HKQuantityTypeIdentifier.cyclingCadence).
     public static let cyclingCadence = QuantityType(
-        identifier: "cyclingCadence", canonicalUnit: .countPerMinute, aggregationStyle: .discrete)
+        identifier: "cyclingCadence", canonicalUnit: .countPerMinute, aggregationStyle: .discrete, fractionDigits: 0)
     /// Cycling power (`W`), discrete (HKQuantityTypeIdentifier.cyclingPower).
     public static let cyclingPower = QuantityType(
-        identifier: "cyclingPower", canonicalUnit: .watt, aggregationStyle: .discrete)
+        identifier: "cyclingPower", canonicalUnit: .watt, aggregationStyle: .discrete, fractionDigits: 0)
     /// Cycling distance (`m`), cumulative (HKQuantityTypeIdentifier.distanceCycling).
     public static let distanceCycling = QuantityType(
-        identifier: "distanceCycling", canonicalUnit: .meter, aggregationStyle: .cumulative)
+        identifier: "distanceCycling", canonicalUnit: .meter, aggregationStyle: .cumulative, fractionDigits: 1)
     /// Rowing distance (`m`), cumulative (HKQuantityTypeIdentifier.distanceRowing).
     public static let distanceRowing = QuantityType(
-        identifier: "distanceRowing", canonicalUnit: .meter, aggregationStyle: .cumulative)
+        identifier: "distanceRowing", canonicalUnit: .meter, aggregationStyle: .cumulative, fractionDigits: 1)
     /// Rowing speed (`m/s`), discrete (HKQuantityTypeIdentifier.rowingSpeed).
     public static let rowingSpeed = QuantityType(
-        identifier: "rowingSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete)
+        identifier: "rowingSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete, fractionDigits: 2)
     /// Running power (`W`), discrete (HKQuantityTypeIdentifier.runningPower): a treadmill's
     /// power output.
     public static let runningPower = QuantityType(
-        identifier: "runningPower", canonicalUnit: .watt, aggregationStyle: .discrete)
+        identifier: "runningPower", canonicalUnit: .watt, aggregationStyle: .discrete, fractionDigits: 0)
     /// Rowing power (`W`), discrete. HealthKit has no rowing power type; this is healthgate's own,
     /// so a rower's power is not recorded as cycling power.
     public static let rowingPower = QuantityType(
-        identifier: "rowingPower", canonicalUnit: .watt, aggregationStyle: .discrete)
+        identifier: "rowingPower", canonicalUnit: .watt, aggregationStyle: .discrete, fractionDigits: 0)
     /// Rowing stroke rate, strokes per minute (`count/min`), discrete: a rower's cadence.
     /// HealthKit has no stroke-rate type for rowing; this is healthgate's own.
     public static let rowingStrokeRate = QuantityType(
-        identifier: "rowingStrokeRate", canonicalUnit: .countPerMinute, aggregationStyle: .discrete)
+        identifier: "rowingStrokeRate", canonicalUnit: .countPerMinute, aggregationStyle: .discrete, fractionDigits: 1)
     /// Body mass (`kg`), discrete (HKQuantityTypeIdentifier.bodyMass).
     public static let bodyMass = QuantityType(
-        identifier: "bodyMass", canonicalUnit: .kilogram, aggregationStyle: .discrete)
+        identifier: "bodyMass", canonicalUnit: .kilogram, aggregationStyle: .discrete, fractionDigits: 1)
     /// Body mass index (`count`, a plain number as HealthKit records it), discrete.
     public static let bodyMassIndex = QuantityType(
-        identifier: "bodyMassIndex", canonicalUnit: .count, aggregationStyle: .discrete)
+        identifier: "bodyMassIndex", canonicalUnit: .count, aggregationStyle: .discrete, fractionDigits: 1)
     /// Height (`m`), discrete.
     public static let height = QuantityType(
-        identifier: "height", canonicalUnit: .meter, aggregationStyle: .discrete)
+        identifier: "height", canonicalUnit: .meter, aggregationStyle: .discrete, fractionDigits: 2)
     /// Body fat percentage (`%`), discrete.
     public static let bodyFatPercentage = QuantityType(
-        identifier: "bodyFatPercentage", canonicalUnit: .percent, aggregationStyle: .discrete)
+        identifier: "bodyFatPercentage", canonicalUnit: .percent, aggregationStyle: .discrete, fractionDigits: 1)
     /// Lean body mass (`kg`), discrete.
     public static let leanBodyMass = QuantityType(
-        identifier: "leanBodyMass", canonicalUnit: .kilogram, aggregationStyle: .discrete)
+        identifier: "leanBodyMass", canonicalUnit: .kilogram, aggregationStyle: .discrete, fractionDigits: 1)
     /// Systolic blood pressure (`mmHg`), discrete; recorded inside a `bloodPressure` correlation.
     public static let bloodPressureSystolic = QuantityType(
-        identifier: "bloodPressureSystolic", canonicalUnit: .millimeterOfMercury, aggregationStyle: .discrete)
+        identifier: "bloodPressureSystolic", canonicalUnit: .millimeterOfMercury, aggregationStyle: .discrete, fractionDigits: 0)
     /// Diastolic blood pressure (`mmHg`), discrete; recorded inside a `bloodPressure` correlation.
     public static let bloodPressureDiastolic = QuantityType(
-        identifier: "bloodPressureDiastolic", canonicalUnit: .millimeterOfMercury, aggregationStyle: .discrete)
+        identifier: "bloodPressureDiastolic", canonicalUnit: .millimeterOfMercury, aggregationStyle: .discrete, fractionDigits: 0)
     /// Body temperature (`degC`), discrete.
     public static let bodyTemperature = QuantityType(
-        identifier: "bodyTemperature", canonicalUnit: .degreeCelsius, aggregationStyle: .discrete)
+        identifier: "bodyTemperature", canonicalUnit: .degreeCelsius, aggregationStyle: .discrete, fractionDigits: 1)
     /// Blood oxygen saturation, SpO2 (`%`), discrete.
     public static let oxygenSaturation = QuantityType(
-        identifier: "oxygenSaturation", canonicalUnit: .percent, aggregationStyle: .discrete)
+        identifier: "oxygenSaturation", canonicalUnit: .percent, aggregationStyle: .discrete, fractionDigits: 0)
     /// Peripheral perfusion index (`%`), discrete.
     public static let peripheralPerfusionIndex = QuantityType(
-        identifier: "peripheralPerfusionIndex", canonicalUnit: .percent, aggregationStyle: .discrete)
+        identifier: "peripheralPerfusionIndex", canonicalUnit: .percent, aggregationStyle: .discrete, fractionDigits: 1)
     /// Blood glucose (`mg/dL`), discrete; also accepts HealthKit's molar unit
     /// `mmol<180.15588000005408>/L`, which has the dimension of mass per volume.
     public static let bloodGlucose = QuantityType(
-        identifier: "bloodGlucose", canonicalUnit: .milligramPerDeciliter, aggregationStyle: .discrete)
+        identifier: "bloodGlucose", canonicalUnit: .milligramPerDeciliter, aggregationStyle: .discrete, fractionDigits: 0)
 
     /// Every built-in type, in a fixed order.
     public static let builtIn: [QuantityType] = [

@@ -20,6 +20,12 @@ public enum WorkoutFormat {
         return String(cFormat: "%.\(digits)f", value)
     }
 
+    /// `value` of `type` with the type's decimals (``QuantityType/fractionDigits``, as every
+    /// view of a value prints it), or `-` when absent.
+    public static func value(_ value: Double?, of type: QuantityType) -> String {
+        value.map(type.text(for:)) ?? "-"
+    }
+
     /// A table of workouts, one line each, newest first as given.
     public static func table(_ workouts: [Workout]) -> String {
         let header = [
@@ -30,10 +36,11 @@ public enum WorkoutFormat {
             let heartRate = workout.statistics(for: .heartRate)
             return [
                 workout.id.uuidString, workout.activityType.rawValue, RFC3339.string(from: workout.startDate),
-                duration(workout.duration), number(heartRate?.average), number(heartRate?.maximum),
-                distances(workout), number(workout.statistics(for: .stepCount)?.sum),
-                number(workout.power?.average), number(workout.cadence?.average),
-                number(workout.statistics(for: .activeEnergyBurned)?.sum),
+                duration(workout.duration), value(heartRate?.average, of: .heartRate), value(heartRate?.maximum, of: .heartRate),
+                distances(workout), value(workout.statistics(for: .stepCount)?.sum, of: .stepCount),
+                workout.power.map { value($0.average, of: $0.type) } ?? "-",
+                workout.cadence.map { value($0.average, of: $0.type) } ?? "-",
+                value(workout.statistics(for: .activeEnergyBurned)?.sum, of: .activeEnergyBurned),
             ]
         }
         return render(header: header, rows: rows)
@@ -57,21 +64,25 @@ public enum WorkoutFormat {
             "  start      \(RFC3339.string(from: workout.startDate))",
             "  end        \(RFC3339.string(from: workout.endDate))",
             "  duration   \(duration(workout.duration)) (pauses excluded)",
-            "  heart rate avg \(number(heartRate?.average)) min \(number(heartRate?.minimum)) max \(number(heartRate?.maximum)) bpm",
-            "  steps      \(number(workout.statistics(for: .stepCount)?.sum))",
+            "  heart rate avg \(value(heartRate?.average, of: .heartRate)) min \(value(heartRate?.minimum, of: .heartRate)) "
+                + "max \(value(heartRate?.maximum, of: .heartRate)) bpm",
+            "  steps      \(value(workout.statistics(for: .stepCount)?.sum, of: .stepCount))",
             "  distance   \(distances(workout))",
-            "  energy     \(number(workout.statistics(for: .activeEnergyBurned)?.sum)) kcal"
+            "  energy     \(value(workout.statistics(for: .activeEnergyBurned)?.sum, of: .activeEnergyBurned)) kcal"
                 + (workout.metadata["healthgate.energySource"].map { " (\($0))" } ?? " (unavailable)"),
         ]
-        // A machine's figures, when it has them: average and maximum.
-        for (label, statistics, unit, scale, digits) in [
-            ("power", workout.power, "W", 1.0, 0), ("cadence", workout.cadence, "/min", 1, 0),
-            ("speed", workout.speed, "km/h", 3.6, 1),
-        ] {
+        // A machine's figures, when it has them: average and maximum; power and cadence with
+        // their type's decimals, speed in km/h.
+        for (label, statistics, unit) in [("power", workout.power, "W"), ("cadence", workout.cadence, "/min")] {
             guard let statistics else { continue }
             lines.append(
-                "  \(label.padded(toLength: 10)) avg \(number(statistics.average.map { $0 * scale }, digits: digits)) "
-                    + "max \(number(statistics.maximum.map { $0 * scale }, digits: digits)) \(unit)")
+                "  \(label.padded(toLength: 10)) avg \(value(statistics.average, of: statistics.type)) "
+                    + "max \(value(statistics.maximum, of: statistics.type)) \(unit)")
+        }
+        if let speed = workout.speed {
+            lines.append(
+                "  speed      avg \(number(speed.average.map { $0 * 3.6 }, digits: 1)) "
+                    + "max \(number(speed.maximum.map { $0 * 3.6 }, digits: 1)) km/h")
         }
         let zoneEntries = workout.metadata.filter { $0.key.rawValue.hasPrefix("healthgate.zone") }
         if !zoneEntries.isEmpty {
@@ -111,12 +122,12 @@ public enum WorkoutFormat {
     public static func liveLine(_ snapshot: WorkoutSnapshot) -> String {
         var parts = [
             snapshot.state.rawValue, duration(snapshot.elapsedSeconds),
-            "hr \(snapshot.inGap ? "gap" : number(snapshot.heartRate.current))",
-            "avg \(number(snapshot.heartRate.average))", "max \(number(snapshot.heartRate.maximum))",
+            "hr \(snapshot.inGap ? "gap" : value(snapshot.heartRate.current, of: .heartRate))",
+            "avg \(value(snapshot.heartRate.average, of: .heartRate))", "max \(value(snapshot.heartRate.maximum, of: .heartRate))",
             "zone \(snapshot.zone.map(String.init) ?? "-")",
-            "steps \(number(snapshot.steps))",
+            "steps \(value(snapshot.steps, of: .stepCount))",
             "dist \(number(snapshot.distanceMeters.map { $0 / 1000 }, digits: 2)) km",
-            "energy \(number(snapshot.energyKilocalories)) kcal",
+            "energy \(value(snapshot.energyKilocalories, of: .activeEnergyBurned)) kcal",
         ]
         if let power = snapshot.power { parts.append("power \(number(power.current)) W") }
         if let cadence = snapshot.cadence { parts.append("cad \(number(cadence.current))/min") }
@@ -141,12 +152,13 @@ public enum WorkoutFormat {
                 + (snapshot.restored ? "  (restored after restart)" : ""),
             "",
             "  elapsed     \(duration(snapshot.elapsedSeconds))",
-            "  heart rate  \(snapshot.inGap ? "-- (no signal)" : number(snapshot.heartRate.current)) bpm"
+            "  heart rate  \(snapshot.inGap ? "-- (no signal)" : value(snapshot.heartRate.current, of: .heartRate)) bpm"
                 + "   zone \(snapshot.zone.map(String.init) ?? "-")",
-            "  average     \(number(snapshot.heartRate.average)) bpm   max \(number(snapshot.heartRate.maximum)) bpm",
-            "  steps       \(number(snapshot.steps))",
+            "  average     \(value(snapshot.heartRate.average, of: .heartRate)) bpm   "
+                + "max \(value(snapshot.heartRate.maximum, of: .heartRate)) bpm",
+            "  steps       \(value(snapshot.steps, of: .stepCount))",
             "  distance    \(number(snapshot.distanceMeters.map { $0 / 1000 }, digits: 2)) km",
-            "  energy      \(number(snapshot.energyKilocalories)) kcal"
+            "  energy      \(value(snapshot.energyKilocalories, of: .activeEnergyBurned)) kcal"
                 + (snapshot.energySource.map { " (\($0.rawValue))" } ?? ""),
             "  zones       \(zones.isEmpty ? "unknown (set profile.maximumHeartRate or dateOfBirth)" : zones.joined(separator: "  "))",
             "  gaps        \(snapshot.gaps.count) (\(duration(snapshot.gapSeconds)))\(snapshot.inGap ? "  NO HEART RATE NOW" : "")",

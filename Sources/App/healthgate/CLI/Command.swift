@@ -74,11 +74,29 @@ struct CommandContext: Sendable {
     var stdoutIsTerminal: Bool
     /// Whether stdin is a terminal, so a destructive command can ask (``Confirmation``).
     var stdinIsTerminal = false
+    /// The width of the terminal stdout is, asked at each call (a window can be resized); nil
+    /// when stdout is no terminal.
+    var terminalColumns: @Sendable () -> Int? = { nil }
+    /// The width of the terminal stderr is, asked at each call; nil when stderr is no terminal.
+    var errorColumns: @Sendable () -> Int? = { nil }
 
     /// Writes a line to stdout.
     func print(_ text: String) { output.write(text + "\n") }
     /// Writes a line to stderr.
     func printError(_ text: String) { errors.write(text + "\n") }
+    /// Writes a line meant for people to stderr, wrapped at its spaces to stderr's terminal (not
+    /// wrapped when stderr is no terminal).
+    func printNote(_ text: String) {
+        guard let width = errorColumns() else { return printError(text) }
+        printError(TextWrapping(width: width, indent: 4).lines(text).joined(separator: "\n"))
+    }
+
+    /// How wide lines meant for people may be: the terminal's width, else `$COLUMNS`, else 80.
+    var columns: Int {
+        if let columns = terminalColumns() { return columns }
+        if let text = variables["COLUMNS"], let columns = Int(text), columns > 0 { return columns }
+        return 80
+    }
 
     /// The XDG and systemd directories.
     var paths: GatewayPaths { XDGPaths.resolve(variables) }

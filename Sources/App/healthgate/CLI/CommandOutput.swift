@@ -1,7 +1,8 @@
 import FoundationEssentials
 import HealthModel
+import GatewayRuntime
 
-/// How commands print stored values: HealthJSON, table numbers, CSV fields and a sample's
+/// How commands print stored values: HealthJSON, statistics cells, CSV fields and a sample's
 /// provenance. The tables themselves are ``TextTable``'s.
 enum CommandOutput {
     /// `value` as HealthJSON, pretty-printed.
@@ -9,11 +10,21 @@ enum CommandOutput {
         String(decoding: try HealthJSON.makeEncoder(pretty: true).encode(value), as: UTF8.self)
     }
 
-    /// A value for the table: at most three decimals, no trailing `.0`.
-    static func number(_ value: Double) -> String {
-        let rounded = (value * 1000).rounded() / 1000
-        if rounded == rounded.rounded(), abs(rounded) < 1e15 { return String(Int64(rounded)) }
-        return String(rounded)
+    /// The statistics columns of a table of `type`: the sum of a cumulative type, the average,
+    /// minimum, maximum, most recent value and unit of a discrete one.
+    static func statisticsHeader(of type: QuantityType) -> [String] {
+        type.aggregationStyle == .cumulative
+            ? ["SUM (\(type.canonicalUnit))"] : ["AVERAGE", "MIN", "MAX", "MOST RECENT", "UNIT"]
+    }
+
+    /// The cells under ``statisticsHeader(of:)``, each value with the type's decimals, `-` for
+    /// one not computed.
+    static func statisticsCells(_ statistics: QuantityStatistics, of type: QuantityType) -> [String] {
+        let text = { (value: Double?) in value.map(type.text(for:)) ?? "-" }
+        return type.aggregationStyle == .cumulative
+            ? [text(statistics.sum)]
+            : [text(statistics.average), text(statistics.minimum), text(statistics.maximum), text(statistics.mostRecent),
+               type.canonicalUnit.unitString]
     }
 
     /// Where a sample came from, as its provenance metadata tells: `gateway/source`.

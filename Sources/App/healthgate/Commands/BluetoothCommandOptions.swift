@@ -28,7 +28,7 @@ enum BluetoothCommandOptions {
         if let adapter, adapter.isEmpty || adapter.contains("/") {
             throw CommandError(.usage, "--adapter expects a name such as hci0, got \"\(adapter)\"")
         }
-        let logger = Logger(label: label, sink: StandardErrorLogSink(variables: context.variables), level: level)
+        let logger = Logger(label: label, sink: StandardErrorLogSink(context: context), level: level)
         let bus = context.variables["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
         return BlueZTransport(busAddress: bus, adapter: adapter, clock: SystemClock(), logger: logger)
     }

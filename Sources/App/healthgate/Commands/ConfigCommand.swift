@@ -61,7 +61,7 @@ enum ConfigCommand {
         let path = try arguments.positional(0, "FILE")
         let configuration = ConfigurationLocator.withDefaults(
             try ConfigurationLocator.load(explicit: path, variables: context.variables))
-        let logger = Logger(label: "config", sink: StandardErrorLogSink(variables: context.variables), level: .warning)
+        let logger = Logger(label: "config", sink: StandardErrorLogSink(context: context), level: .warning)
         let validated = try ConfigurationValidation.validate(
             configuration, catalog: BuiltinCatalog.make(), context: context, logger: logger)
         context.print("\(path): OK")

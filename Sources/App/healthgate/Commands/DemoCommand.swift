@@ -92,7 +92,7 @@ enum DemoCommand {
                 configuration.web = .object(["listen": .string("127.0.0.1:8080")])
             }
             if let dropAfter { runner.silencedSources[DemoParticipants.droppingSource] = .milliseconds(Int64(dropAfter * 1000)) }
-            let logger = Logger(label: "healthgate demo", sink: StandardErrorLogSink(variables: context.variables))
+            let logger = Logger(label: "healthgate demo", sink: StandardErrorLogSink(context: context))
             let started = DemoWorkouts(logger: logger)
             runner.onStart = { workouts in await started.start(activity, in: workouts) }
             runner.onStop = { workouts in await started.end(in: workouts) }
@@ -100,11 +100,11 @@ enum DemoCommand {
             throw CommandError(.usage, "--listen and --drop-sensor-after go with --participants")
         }
         // Said once every option is taken, so that a usage error is the only line.
-        context.printError("healthgate demo: simulated devices → \(database) (the demo's own store; read it with --db \(database))")
+        context.printNote("healthgate demo: simulated devices → \(database) (the demo's own store; read it with --db \(database))")
         if !arguments.flag("quiet") {
             runner.extraSinks = [ConfiguredSink(
                 name: "console", kind: "console", queue: QueueConfiguration(capacity: 1000, policy: .dropOldest),
-                sink: LiveLineSink(output: context.output))]
+                sink: LiveLineSink(output: context.output, columns: { context.columns }))]
         }
         return try await runner.run(configuration: configuration, duration: duration)
     }
@@ -145,7 +145,7 @@ enum DemoDevices {
             guard let demo = source.demo, demo.optionalName.map({ extras.contains($0) }) ?? true else { continue }
             // The device side runs on the master end of a real pseudo-terminal; the source opens
             // the slave end like any tty.
-            let logger = Logger(label: "\(demo.name)-device", sink: StandardErrorLogSink(variables: context.variables))
+            let logger = Logger(label: "\(demo.name)-device", sink: StandardErrorLogSink(context: context))
             let started: SerialDeviceDemoRun
             do {
                 started = try demo.start(context.clock, logger)

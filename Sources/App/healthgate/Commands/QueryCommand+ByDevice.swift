@@ -35,16 +35,10 @@ extension QueryCommand {
                 context.print(fields.map(CommandOutput.csvField).joined(separator: ","))
             }
         default:
-            let cumulative = type.aggregationStyle == .cumulative
-            let header = ["START", "END", "DEVICE", "COUNT"]
-                + (cumulative ? ["SUM (\(type.canonicalUnit))"] : ["AVERAGE", "MIN", "MAX", "MOST RECENT", "UNIT"])
+            let header = ["START", "END", "DEVICE", "COUNT"] + CommandOutput.statisticsHeader(of: type)
             context.print(TextTable.render(header: header, rows: rows.map { row in
                 let statistics = row.statistics
-                let values = cumulative
-                    ? [statistics.sum.map(CommandOutput.number) ?? "-"]
-                    : [statistics.average.map(CommandOutput.number) ?? "-", statistics.minimum.map(CommandOutput.number) ?? "-",
-                       statistics.maximum.map(CommandOutput.number) ?? "-", statistics.mostRecent.map(CommandOutput.number) ?? "-",
-                       type.canonicalUnit.unitString]
+                let values = CommandOutput.statisticsCells(statistics, of: type)
                 let device = row.scope == "all" ? "all" : row.device?.displayName ?? "(no device)"
                 return [RFC3339.string(from: statistics.startDate), RFC3339.string(from: statistics.endDate), device,
                         String(statistics.sampleCount)] + values

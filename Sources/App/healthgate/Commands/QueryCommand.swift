@@ -48,8 +48,9 @@ enum QueryCommand {
         usage: "query samples --type TYPE [--since DATE|--last DURATION] [--until DATE] [--limit N] "
             + "[--order asc|desc] [--format table|json|csv] [--db PATH]",
         discussion: """
-            Values are shown in the type's canonical unit (heartRate in count/min, stepCount in count); \
-            JSON and CSV also carry the value and unit as recorded. JSON is healthgate's documented \
+            Values are shown in the type's canonical unit (heartRate in count/min, stepCount in count), \
+            with the decimals the type is measured to (whole beats per minute and steps, 36.8 degC, \
+            1.78 m); JSON and CSV carry every digit, and also the value and unit as recorded. JSON is healthgate's documented \
             sample representation (RFC 3339 dates with microseconds).
             """,
         options: rangeOptions + [
@@ -90,7 +91,7 @@ enum QueryCommand {
                 header: ["START", "END", "VALUE", "UNIT", "DEVICE", "SOURCE", "UUID"],
                 rows: found.map { sample in
                     [RFC3339.string(from: sample.startDate), RFC3339.string(from: sample.endDate),
-                     CommandOutput.number(sample.canonicalValue), type.canonicalUnit.unitString,
+                     type.text(for: sample.canonicalValue), type.canonicalUnit.unitString,
                      sample.device?.displayName ?? "-", CommandOutput.source(of: sample.metadata) ?? "-", sample.id.uuidString]
                 }))
         }
@@ -100,17 +101,19 @@ enum QueryCommand {
     static let stats = Command(
         name: "stats", summary: "Statistics of a type over a range, or per minute, hour or day.",
         usage: "query stats --type TYPE [--interval month|week|day|hour|minute|DURATION] [--time-zone TZ] "
-            + "[--anchor DATE] [--options LIST] [--by-device] [--since DATE|--last DURATION] [--until DATE] "
+            + "[--anchor DATE] [--options LIST] [--by-device] [--all] [--since DATE|--last DURATION] [--until DATE] "
             + "[--format table|json|csv] [--db PATH]",
         discussion: """
             Cumulative types (stepCount, distanceWalkingRunning, activeEnergyBurned) report a sum; a sample \
-            that crosses an interval boundary is split in proportion to time. Discrete types (heartRate, …) \
+            that crosses an interval boundary is split in proportion to time, as HealthKit splits it, so \
+            the intervals add up to the range's total. The table prints values with the type's \
+            decimals (whole steps, so a split count is rounded); JSON and CSV keep the exact values. Discrete types (heartRate, …) \
             report average, minimum, maximum and the most recent value. --options computes only some of \
             them (HealthKit's statistics options): average,minimum,maximum,mostRecent for discrete types, \
             sum for cumulative ones; the others print as "-" (empty in CSV, null in JSON).
 
-            Without --interval: one statistics over the range. With --interval: one row per interval, \
-            empty intervals included (count 0). month, week, day, hour and minute are calendar intervals \
+            Without --interval: one statistics over the range. With --interval: one row per interval \
+            that has samples; --all lists every interval, empty ones too (count 0). month, week, day, hour and minute are calendar intervals \
             in --time-zone (default: $TZ, else the system's): a day runs from local midnight to local \
             midnight, so the day of a daylight-saving change is one interval of 23 or 25 hours. They \
             are counted from --anchor (default: the start of the day, or of the month, hour or minute \
@@ -128,6 +131,7 @@ enum QueryCommand {
             OptionSpec(name: "anchor", value: "DATE", help: "The start of one interval (a DATE as for --since); the others are counted from it."),
             OptionSpec(name: "options", value: "LIST", help: "Only these statistics, comma-separated: average, minimum, maximum, mostRecent, sum."),
             OptionSpec(name: "by-device", value: nil, help: "Also one row per device with samples in each interval."),
+            OptionSpec(name: "all", value: nil, help: "With --interval, every interval, also those without samples (count 0)."),
         ]
     ) { arguments, context in
         let type = try QueryOptions.quantityType(arguments)
@@ -162,7 +166,7 @@ enum QueryCommand {
         let start = since ?? end
         guard end > start else { throw CommandError(.usage, "the range is empty: --until must be after the start") }
         let byDevice = arguments.flag("by-device")
-        let results: [QuantityStatistics]
+        var results: [QuantityStatistics]
         var separated: [StatisticsByDevice] = []
         if let interval {
             let calendar = ZonedCalendar(zone: timeZone)
@@ -205,10 +209,11 @@ enum QueryCommand {
             }]
         }
         if byDevice {
+            if interval != nil, !arguments.flag("all") { separated = separated.filter { $0.overall.sampleCount > 0 } }
             try printByDevice(separated, type: type, format: format, single: interval == nil, context: context)
             return .success
         }
-        let cumulative = type.aggregationStyle == .cumulative
+        if interval != nil, !arguments.flag("all") { results = results.filter { $0.sampleCount > 0 } }
         switch format {
         case "json":
             context.print(interval == nil ? try CommandOutput.json(results[0]) : try CommandOutput.json(results))
@@ -223,15 +228,14 @@ enum QueryCommand {
                 context.print(fields.map(CommandOutput.csvField).joined(separator: ","))
             }
         default:
-            let header = ["START", "END", "COUNT"]
-                + (cumulative ? ["SUM (\(type.canonicalUnit))"] : ["AVERAGE", "MIN", "MAX", "MOST RECENT", "UNIT"])
+            guard !results.isEmpty else {
+                context.print("no \(type.identifier) samples in the range (--all lists every interval)")
+                return .success
+            }
+            let header = ["START", "END", "COUNT"] + CommandOutput.statisticsHeader(of: type)
             context.print(TextTable.render(header: header, rows: results.map { row in
-                let values = cumulative
-                    ? [row.sum.map(CommandOutput.number) ?? "-"]
-                    : [row.average.map(CommandOutput.number) ?? "-", row.minimum.map(CommandOutput.number) ?? "-", row.maximum.map(CommandOutput.number) ?? "-",
-                       row.mostRecent.map(CommandOutput.number) ?? "-", type.canonicalUnit.unitString]
-                return [RFC3339.string(from: row.startDate), RFC3339.string(from: row.endDate), String(row.sampleCount)]
-                    + values
+                [RFC3339.string(from: row.startDate), RFC3339.string(from: row.endDate), String(row.sampleCount)]
+                    + CommandOutput.statisticsCells(row, of: type)
             }))
         }
         return .success

@@ -13,7 +13,8 @@ enum StatusCommand {
             Asks the running daemon over its control socket: --socket, else the controlSocket of \
             the configuration (--config, else the one 'healthgate run' finds), else \
             $XDG_RUNTIME_DIR/healthgate/control.sock ($RUNTIME_DIRECTORY/control.sock under \
-            systemd). Exits 69 when no daemon is running.
+            systemd). Exits 69 when no daemon is running. A plugin's details follow the table, \
+            wrapped to the terminal's width (80 columns when stdout is no terminal).
             """,
         options: [
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."),
@@ -38,11 +39,16 @@ enum StatusCommand {
         context.print(TextTable.render(
             header: ["NAME", "KIND", "ROLE", "STATE", "RECORDS", "DROPPED", "RESTARTS", "LAST RECORD", "LAST ERROR"],
             rows: rows))
+        // A plugin's further lines wrap to the terminal, indented under their plugin's name.
+        let wrapping = TextWrapping(width: context.columns, indent: 4)
         for status in report.plugins {
-            if let reason = status.waitingFor { context.print("\(status.name): waiting for \(reason)") }
+            if let reason = status.waitingFor {
+                for line in wrapping.lines(label: "\(status.name): ", ["waiting for \(reason)"]) { context.print(line) }
+            }
         }
         for status in report.plugins where !status.details.isEmpty {
-            context.print("\(status.name): " + status.details.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+            let entries = status.details.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            for line in wrapping.lines(label: "\(status.name): ", entries) { context.print(line) }
         }
         return .success
     }

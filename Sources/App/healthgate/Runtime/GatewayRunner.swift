@@ -53,7 +53,7 @@ struct GatewayRunner {
         // The checks of `healthgate config check`, before anything is created or started.
         let validated = try ConfigurationValidation.validate(
             ConfigurationLocator.withDefaults(configuration), catalog: catalog(nil), context: context,
-            logger: Logger(label: "healthgate", sink: StandardErrorLogSink(variables: context.variables), level: .warning))
+            logger: Logger(label: "healthgate", sink: StandardErrorLogSink(context: context), level: .warning))
         let storeSettings = validated.store
         if !Self.isSystemdService(context.variables) {
             // Health data is for the user alone: every file the daemon and its plugins create
@@ -71,7 +71,7 @@ struct GatewayRunner {
             }
         }
         let logger = Logger(
-            label: "healthgate", sink: StandardErrorLogSink(variables: context.variables),
+            label: "healthgate", sink: StandardErrorLogSink(context: context),
             level: configuration.logLevel)
         let clock = context.clock
         let ids = SampleIDGenerator()
@@ -210,8 +210,8 @@ struct GatewayRunner {
         // The configured ones only: the workouts' built-in source and sink and the executable's
         // own (the demo's console) are not in the file the line names.
         logger.info(
-            "started with \(Self.counted(sources.count, "source")) and "
-                + "\(Self.counted(sinks.count + followers.count, "sink")) from \(configuration.origin)")
+            "started with \(String(count: sources.count, "source")) and "
+                + "\(String(count: sinks.count + followers.count, "sink")) from \(configuration.origin)")
 
         let outcome = await withTaskGroup(of: Void.self) { group -> Gateway.StopOutcome in
             if let duration {
@@ -308,11 +308,6 @@ struct GatewayRunner {
             }
             throw CommandError(status, "cannot open the store: \(error)\(advice)")
         }
-    }
-
-    /// `1 source`, `2 sources`, `0 sinks`: a count with its noun, plural by English's rule.
-    static func counted(_ count: Int, _ noun: String) -> String {
-        "\(count) \(noun)\(count == 1 ? "" : "s")"
     }
 
     /// The configuration's `gatewayName`, else the host name.
