@@ -1,0 +1,175 @@
+#!/bin/bash
+# advertisements.sh REPO HEALTHGATE [WINDOW [FILTER]] - runs INSIDE the lab VM (see run-advertisements.sh).
+#
+# Devices that only advertise (issue 47), on Google's Bumble (peripherals/bumble-advertisers.py):
+# three Polar-like straps whose manufacturer data (heart rate, frame counter) changes every second
+# (two legacy non-connectable, one of them not discoverable; one connectable), a Mi Scale 2
+# (0x181D) and a Mi Body Composition Scale 2 (0x181B) weighing every 24 s. The gateway's controller
+# applies a duplicate filter as a real controller does when the host asks for one
+# (FILTER: address, the default, as many controllers do; data; none).
+# Per receiving path, WINDOW seconds each (default 25), the changes each advertiser advertised are
+# counted against the changes bluetoothd reported over D-Bus (peripherals/adv-reader.py, counted
+# by peripherals/count-advertisements.py):
+#   1. bluetoothd as Debian ships it: discovery with a filter and DuplicateData; the Advertisement
+#      Monitor manager is not offered;
+#   2. bluetoothd -E (experimental): discovery alone, an Advertisement Monitor alone (passive
+#      scanning), both;
+#   3. as the service user on a system bus with only healthgate's shipped policy
+#      (udev-rules/dbus-healthgate.conf): discovery, and whether the policy lets it register a
+#      monitor;
+#   4. healthgate run with the advertisement sources, stored samples counted against advertised
+#      changes per strap and weighings stored once: only when `healthgate plugins` lists the kinds
+#      (ble-polar-broadcast and a Xiaomi scale's); otherwise it says plainly that it did not run.
+# Checks: every advertiser is heard on every path; the monitor path reports at least 90 % of every
+# strap's changes and every weighing; what the gateway stored, when it ran.
+set -uo pipefail
+REPO=${1:?usage: advertisements.sh REPO HEALTHGATE [WINDOW]}
+HG=${2:?usage: advertisements.sh REPO HEALTHGATE [WINDOW]}
+WINDOW=${3:-25}
+FILTER=${4:-address}
+OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
+source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
+ADVERTISED=$OUT/advertisers.log
+RATES=$OUT/rates.jsonl
+: > "$RATES"
+
+start_bumble "$ADVERTISED" "$PERIPHERALS/bumble-advertisers.py" "$FILTER"
+echo "the gateway controller's duplicate filter: $FILTER"
+
+# measure LABEL MODE [USER...]: adv-reader.py for WINDOW seconds, then the per-device counts.
+measure() {
+  local label=$1 mode=$2
+  shift 2
+  say "$label: $mode for ${WINDOW}s"
+  local log=$OUT/reported-$label.jsonl
+  rm -f "$log"
+  "$@" "$PY" -u "$PERIPHERALS/adv-reader.py" "$mode" "$WINDOW" "$log" > "$OUT/reader-$label.out" 2>&1
+  READER_STATUS=$?
+  grep '"error"' "$log" | head -n 3
+  "$PY" "$PERIPHERALS/count-advertisements.py" "$ADVERTISED" "$log" "$label" > "$OUT/count-$label.txt" 2>&1 ||
+    { fail "$label: cannot count ($(cat "$OUT/count-$label.txt"))"; return 1; }
+  grep -v '^{' "$OUT/count-$label.txt"
+  tail -n 1 "$OUT/count-$label.txt" >> "$RATES"
+}
+
+# devices_heard LABEL: every advertiser reported at least one change.
+devices_heard() {
+  local missing
+  missing=$(tail -n 1 "$OUT/count-$1.txt" | "$PY" -c 'import json, sys
+d = json.load(sys.stdin)["devices"]
+print(" ".join(v["name"] for v in d.values() if v["reported"] == 0))')
+  [[ -z $missing ]] && pass "$1: every advertiser heard" || fail "$1: not heard: $missing"
+}
+
+# full_rate LABEL: every strap's rate at least 0.9 and every weighing reported.
+full_rate() {
+  local verdict
+  verdict=$(tail -n 1 "$OUT/count-$1.txt" | "$PY" -c 'import json, sys
+d = json.load(sys.stdin)["devices"]
+low = [f"{v[\"name\"]} {v[\"rate\"]}" for v in d.values() if v["weighings"] == 0 and v["rate"] < 0.9]
+lost = [f"{v[\"name\"]} {v[\"weighingsReported\"]}/{v[\"weighings\"]}" for v in d.values() if v["weighingsReported"] < v["weighings"]]
+print("; ".join(low + lost))')
+  [[ -z $verdict ]] && pass "$1: every strap change (>= 90 %) and every weighing reported" || fail "$1: $verdict"
+}
+
+restart_bluetoothd() {
+  kill "$BLUETOOTHD"
+  wait "$BLUETOOTHD" 2> /dev/null
+  bluetoothd -n -d "$@" > "$OUT/bluetoothd$*.log" 2>&1 &
+  BLUETOOTHD=$!
+  adapter_listed() { bluetoothctl list 2> /dev/null | grep -q '^Controller'; }
+  poll 30 adapter_listed || { fail "bluetoothd $* does not show the adapter"; return 1; }
+  poll 15 power hci0 on 2> /dev/null || fail "power on hci0 (bluetoothd $*)"
+}
+
+monitor_manager() {
+  gdbus introspect --system -d org.bluez -o /org/bluez/hci0 2> /dev/null | grep -q AdvertisementMonitorManager1
+}
+
+say "bluetoothd $(bluetoothd --version) as shipped (no -E)"
+monitor_manager && fail "the Advertisement Monitor manager is offered without -E" ||
+  pass "without -E bluetoothd offers no Advertisement Monitor manager"
+measure plain-discovery discovery
+devices_heard plain-discovery
+
+say "bluetoothd -E (experimental interfaces)"
+restart_bluetoothd -E
+poll 10 monitor_manager && pass "with -E bluetoothd offers org.bluez.AdvertisementMonitorManager1" ||
+  fail "no Advertisement Monitor manager with -E"
+measure experimental-discovery discovery
+devices_heard experimental-discovery
+measure experimental-monitor monitor
+devices_heard experimental-monitor
+full_rate experimental-monitor
+measure experimental-both both
+devices_heard experimental-both
+full_rate experimental-both
+
+say "the service user on a bus with only healthgate's shipped policy (bluetoothd -E)"
+STRICT_BUS=1
+strict_bus_policy
+dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig > /dev/null ||
+  fail "the system bus did not reload its policy"
+measure service-user-discovery discovery "${SERVICE_USER[@]}"
+[[ $READER_STATUS -eq 0 ]] && devices_heard service-user-discovery || fail "the service user may not discover with the shipped policy"
+measure service-user-both both "${SERVICE_USER[@]}"
+if grep -q 'RegisterMonitor' "$REPO/udev-rules/dbus-healthgate.conf"; then
+  [[ $READER_STATUS -eq 0 ]] && full_rate service-user-both || fail "the shipped policy names RegisterMonitor, yet it was refused"
+else
+  grep -q AccessDenied "$OUT/reported-service-user-both.jsonl" &&
+    echo "NOTE: the shipped policy does not grant AdvertisementMonitorManager1.RegisterMonitor: the service user gets discovery only (AccessDenied)" ||
+    fail "RegisterMonitor was not refused, yet the shipped policy does not name it"
+fi
+
+say "healthgate run with the advertisement sources"
+"$HG" plugins > "$OUT/plugins.txt" 2>&1
+SCALE_KIND=$(grep -o 'ble-[a-z-]*\(mi\|xiaomi\)[a-z-]*' "$OUT/plugins.txt" | head -n 1)
+if ! grep -q 'ble-polar-broadcast' "$OUT/plugins.txt"; then
+  echo "NOT RUN: this healthgate has no ble-polar-broadcast source (healthgate plugins lists none);"
+  echo "NOT RUN: the gateway part of this scenario runs once the advertisement sources are merged."
+  kill "$BUMBLE_PID" 2> /dev/null
+  kill -0 "$BLUETOOTHD" 2> /dev/null && pass "bluetoothd still runs" || fail "bluetoothd died (see its log)"
+  echo "failures: $failures"
+  exit $((failures > 0))
+fi
+sources='{"kind": "ble-polar-broadcast", "name": "straps", "config": {}}'
+[[ -n $SCALE_KIND ]] && sources+=", {\"kind\": \"$SCALE_KIND\", \"name\": \"scales\", \"config\": {}}"
+cat > "$OUT/healthgate.json" <<JSON
+{
+  "sources": [$sources],
+  "store": {"path": "$DB"},
+  "sinks": [{"kind": "sqlite", "name": "store"}],
+  "logLevel": "debug"
+}
+JSON
+GATEWAY_START=$(date +%s.%N)
+start_gateway "$OUT/healthgate.json"
+# Twice the window: the gateway finds its path and the first weighing is complete within it.
+sleep $((2 * WINDOW))
+kill -TERM "$GATEWAY_PID"
+wait "$GATEWAY_PID"
+status=$?
+GATEWAY_END=$(date +%s.%N)
+[[ $status -eq 0 ]] && pass "healthgate run (as the service user) exits 0 on SIGTERM" || fail "healthgate run exited $status"
+grep -i -E 'advertisement|path|monitor|discovery' "$OUT/healthgate.log" | head -n 20
+sqlite3 "$DB" ".backup '$OUT/healthgate.sqlite'" || fail "cannot copy the store to $OUT"
+"$PY" - "$ADVERTISED" "$OUT/healthgate.sqlite" "$GATEWAY_START" "$GATEWAY_END" <<'PYTHON' | tee "$OUT/gateway-counts.txt"
+import json, sqlite3, sys
+advertised_log, db, start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+events = [json.loads(l) for l in open(advertised_log) if l.startswith('{"event": "advertised"')]
+store = sqlite3.connect(db)
+rows = store.execute("SELECT type, value, ifnull(device, '') FROM samples_readable").fetchall()
+for name in sorted({e["device"] for e in events if e["path"] == "manufacturer"}):
+    ident = name.split()[-1]
+    sent = sum(1 for e in events if e["device"] == name and start <= e["t"] <= end)
+    stored = sum(1 for t, v, d in rows if t == "heartRate" and ident in d)
+    print(f"gateway {name}: advertised {sent}, stored {stored}, rate {stored / sent if sent else 0:.2f}")
+weighings = {(e["address"], e["weighing"]) for e in events if e["path"] == "service" and e.get("stabilized")
+             and not e.get("loadRemoved") and start <= e["t"] <= end}
+stored = sum(1 for t, v, d in rows if t == "bodyMass")
+print(f"gateway scales: stabilised weighings advertised {len(weighings)}, bodyMass samples stored {stored}")
+PYTHON
+kill "$BUMBLE_PID" 2> /dev/null
+kill -0 "$BLUETOOTHD" 2> /dev/null && pass "bluetoothd still runs" || fail "bluetoothd died (see its log)"
+echo "failures: $failures"
+exit $((failures > 0))
