@@ -4,6 +4,9 @@
 #
 # MODE:
 #   discovery  SetDiscoveryFilter({Transport: le, DuplicateData: true}) and StartDiscovery;
+#   filtered   the same with RSSI -120 in the filter: bluetoothd then runs a filtered discovery
+#              (the kernel's Start Service Discovery), and creates devices whose flags say they
+#              are not discoverable;
 #   monitor    an Advertisement Monitor (org.bluez.AdvertisementMonitorManager1, experimental:
 #              bluetoothd -E) with or_patterns for Polar's manufacturer data (0xFF, 6B 00) and the
 #              Xiaomi scales' service data (0x16, 1D 18 and 1B 18), no discovery: passive scanning;
@@ -119,15 +122,17 @@ adapter = bus.get_object("org.bluez", ADAPTER)
 if MODE in ("monitor", "both"):
     application = Application([Monitor(0, [(0, 0xFF, b"\x6b\x00")]),
                                Monitor(1, [(0, 0x16, b"\x1d\x18"), (0, 0x16, b"\x1b\x18")])])
+    # Asynchronous: bluetoothd reads the application's objects (GetManagedObjects) before it
+    # answers, and this process must be in its main loop to serve that call.
+    dbus.Interface(adapter, "org.bluez.AdvertisementMonitorManager1").RegisterMonitor(
+        dbus.ObjectPath(APP), reply_handler=lambda: emit("monitor", state="registered"),
+        error_handler=lambda error: refused("RegisterMonitor", error))
+if MODE in ("discovery", "filtered", "both"):
+    discovery_filter = {"Transport": "le", "DuplicateData": dbus.Boolean(True)}
+    if MODE == "filtered":
+        discovery_filter["RSSI"] = dbus.Int16(-120)
     try:
-        dbus.Interface(adapter, "org.bluez.AdvertisementMonitorManager1").RegisterMonitor(dbus.ObjectPath(APP))
-        emit("monitor", state="registered")
-    except dbus.exceptions.DBusException as error:
-        refused("RegisterMonitor", error)
-if MODE in ("discovery", "both"):
-    try:
-        dbus.Interface(adapter, "org.bluez.Adapter1").SetDiscoveryFilter(
-            {"Transport": "le", "DuplicateData": dbus.Boolean(True)})
+        dbus.Interface(adapter, "org.bluez.Adapter1").SetDiscoveryFilter(discovery_filter)
         dbus.Interface(adapter, "org.bluez.Adapter1").StartDiscovery()
         emit("discovery", state="started")
     except dbus.exceptions.DBusException as error:
@@ -136,7 +141,7 @@ if MODE in ("discovery", "both"):
 loop = GLib.MainLoop()
 GLib.timeout_add(int(SECONDS * 1000), loop.quit)
 loop.run()
-if MODE in ("discovery", "both"):
+if MODE in ("discovery", "filtered", "both"):
     try:
         dbus.Interface(adapter, "org.bluez.Adapter1").StopDiscovery()
     except dbus.exceptions.DBusException:
