@@ -15,7 +15,9 @@
 # PropertiesChanged) is written to OUT as one JSON object per line:
 #   {"event": "reported", "t": …, "address": …, "path": "manufacturer"|"service", "key": "006b"|…,
 #    "data": HEX}
-# plus {"event": "mode", …} at the start and {"event": "error", "what": …, "error": …} when a call
+# plus {"event": "mode", …} at the start, {"event": "monitor", "state": "registered"} and
+# {"event": "discovery", "state": "started"} when the receiving path is in place (the counts start
+# there), and {"event": "error", "what": …, "error": …} when a call
 # is refused (the monitor manager missing without -E, or a bus policy refusing the caller).
 # Exits after SECONDS; 0 when the mode's calls succeeded, 2 when one was refused.
 import json
@@ -119,15 +121,9 @@ class Application(dbus.service.Object):
 
 emit("mode", mode=MODE, adapter=ADAPTER)
 adapter = bus.get_object("org.bluez", ADAPTER)
-if MODE in ("monitor", "both"):
-    application = Application([Monitor(0, [(0, 0xFF, b"\x6b\x00")]),
-                               Monitor(1, [(0, 0x16, b"\x1d\x18"), (0, 0x16, b"\x1b\x18")])])
-    # Asynchronous: bluetoothd reads the application's objects (GetManagedObjects) before it
-    # answers, and this process must be in its main loop to serve that call.
-    dbus.Interface(adapter, "org.bluez.AdvertisementMonitorManager1").RegisterMonitor(
-        dbus.ObjectPath(APP), reply_handler=lambda: emit("monitor", state="registered"),
-        error_handler=lambda error: refused("RegisterMonitor", error))
-if MODE in ("discovery", "filtered", "both"):
+
+
+def start_discovery():
     discovery_filter = {"Transport": "le", "DuplicateData": dbus.Boolean(True)}
     if MODE == "filtered":
         discovery_filter["RSSI"] = dbus.Int16(-120)
@@ -137,6 +133,31 @@ if MODE in ("discovery", "filtered", "both"):
         emit("discovery", state="started")
     except dbus.exceptions.DBusException as error:
         refused("StartDiscovery", error)
+
+
+def registered():
+    emit("monitor", state="registered")
+    # In `both`, discovery starts once the monitor is registered: the kernel then scans without
+    # the duplicate filter from the start.
+    if MODE == "both":
+        start_discovery()
+
+
+def not_registered(error):
+    refused("RegisterMonitor", error)
+    if MODE == "both":
+        start_discovery()
+
+
+if MODE in ("monitor", "both"):
+    application = Application([Monitor(0, [(0, 0xFF, b"\x6b\x00")]),
+                               Monitor(1, [(0, 0x16, b"\x1d\x18"), (0, 0x16, b"\x1b\x18")])])
+    # Asynchronous: bluetoothd reads the application's objects (GetManagedObjects) before it
+    # answers, and this process must be in its main loop to serve that call.
+    dbus.Interface(adapter, "org.bluez.AdvertisementMonitorManager1").RegisterMonitor(
+        dbus.ObjectPath(APP), reply_handler=registered, error_handler=not_registered)
+if MODE in ("discovery", "filtered"):
+    start_discovery()
 
 loop = GLib.MainLoop()
 GLib.timeout_add(int(SECONDS * 1000), loop.quit)

@@ -9,10 +9,12 @@
 #     byte is its length); then kHz code, fast average, slow average heart rate (the 3-byte
 #     legacy form has one heart rate). The heart rate and the frame counter change every second.
 #       A0:9E:1A:00:00:01 "Polar H10 1A2B3C4D"  legacy non-connectable (ADV_NONCONN_IND), flags 0x06
-#       A0:9E:1A:00:00:02 "Polar H10 5E6F7A8B"  non-connectable, flags 0x04 (not discoverable), a
-#                                               GPB block before the heart-rate block
+#       A0:9E:1A:00:00:02 "Polar H10 5E6F7A8B"  non-connectable, no flags (not discoverable), a
+#                                               GPB block (7A 01 03) before the heart-rate block
 #       A0:9E:1A:00:00:03 "Polar H9 9C0D1E2F"   legacy connectable (ADV_IND, a Bumble host with the
 #                                               Heart Rate service behind it), 3-byte legacy block
+#     A legacy advertisement holds at most 31 bytes (the kernel drops a longer legacy report, "legacy
+#     adv larger than 31 bytes"): "Polar H10 XXXXXXXX" takes 20, so the GPB strap leaves its flags out.
 #   * Xiaomi scales in service data, in the format Home Assistant's xiaomi-ble parses
 #     (parser.py, _parse_scale_v1/_parse_scale_v2), non-connectable, each weighing advertised as
 #     rising unstable weights, then the stabilised weight repeated over many advertisements, then
@@ -127,8 +129,12 @@ class ScanningController(Controller):
 
 
 def advertising_data(name, flags, *structures):
-    return bytes(AdvertisingData([(AdvertisingData.FLAGS, bytes([flags])), *structures,
-                                  (AdvertisingData.COMPLETE_LOCAL_NAME, name.encode())]))
+    """Flags (None: none, so not discoverable), STRUCTURES, the complete local name: at most 31 bytes."""
+    flag_structures = [] if flags is None else [(AdvertisingData.FLAGS, bytes([flags]))]
+    data = bytes(AdvertisingData([*flag_structures, *structures, (AdvertisingData.COMPLETE_LOCAL_NAME, name.encode())]))
+    if len(data) > 31:
+        raise ValueError(f"{name}: {len(data)} bytes of legacy advertising data, more than 31")
+    return data
 
 
 class Strap:
@@ -147,8 +153,9 @@ class Strap:
         status = battery_ok | contact << 1 | counter << 2
         block = bytes([status, 0x00, fast, heart_rate]) if self.form != "legacy" else bytes([status, 0x00, heart_rate])
         if self.form == "gpb":
-            # A "GPB" block as in Polar's SDK test (BleAdvertisementContentTest): bit 6 set, length 8.
-            block = bytes.fromhex("720897c9c30000000000") + block
+            # A "GPB" block as in Polar's SDK test (BleAdvertisementContentTest, "SAGRFC23 format"):
+            # bit 6 set, one byte of data.
+            block = bytes.fromhex("7a0103") + block
         fields = {"heartRate": heart_rate, "fastAverageHeartRate": fast if self.form != "legacy" else heart_rate,
                   "frameCounter": counter, "sensorContact": bool(contact), "batteryOk": bool(battery_ok)}
         return block, fields
@@ -221,7 +228,7 @@ async def main(duplicate_filter):
             "gateway", host_source=gateway_side.source, host_sink=gateway_side.sink, link=link,
             public_address=GATEWAY_ADDRESS, duplicate_filter=duplicate_filter))
         straps = [Strap(1, "A0:9E:1A:00:00:01", "Polar H10 1A2B3C4D", 0x06, "full"),
-                  Strap(2, "A0:9E:1A:00:00:02", "Polar H10 5E6F7A8B", 0x04, "gpb")]
+                  Strap(2, "A0:9E:1A:00:00:02", "Polar H10 5E6F7A8B", None, "gpb")]
         connectable = Strap(3, "A0:9E:1A:00:00:03", "Polar H9 9C0D1E2F", 0x06, "legacy")
         scales = [Scale("C8:0F:10:00:00:01", "MI SCALE2", 0x181D, [(72.35, "kg"), (81.6, "lb")]),
                   Scale("C8:0F:10:00:00:02", "MIBFS", 0x181B, [(64.8, "kg"), (90.25, "kg")])]

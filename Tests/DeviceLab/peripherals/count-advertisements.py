@@ -2,7 +2,8 @@
 # count-advertisements.py ADVERTISED REPORTED LABEL - per advertiser, the changes it advertised
 # (bumble-advertisers.py's log) against the changes a receiver reported (adv-reader.py's log, or
 # any log of {"event": "reported", "t", "address", "data"} lines) within the receiver's window,
-# from its "mode" event to its "done" event. A reported change is a value different from the one
+# from the moment its receiving path was in place (its last "registered" or "started" event; its
+# "mode" event when it has neither) to its "done" event. A reported change is a value different from the one
 # reported before for that address, and it counts only when it is a value that was advertised.
 # For the scales it also counts weighings: a weighing is reported when one of its stabilised
 # values was. Prints a table and one JSON line {"label", "devices": {address: {…}}}.
@@ -25,6 +26,8 @@ def lines(path):
 
 reported = list(lines(reported_log))
 start = next((e["t"] for e in reported if e["event"] == "mode"), None)
+ready = [e["t"] for e in reported if e.get("state") in ("registered", "started")]
+start = max(ready) if ready else start
 end = next((e["t"] for e in reported if e["event"] == "done"), None)
 if start is None or end is None:
     sys.exit(f"{reported_log}: no complete window (mode … done)")
