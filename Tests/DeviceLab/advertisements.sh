@@ -3,8 +3,8 @@
 #
 # Devices that only advertise (issue 47), on Google's Bumble (peripherals/bumble-advertisers.py):
 # three Polar-like straps whose manufacturer data (heart rate, frame counter) changes every second
-# (two legacy non-connectable, one of them not discoverable; one connectable), a Mi Scale 2
-# (0x181D) and a Mi Body Composition Scale 2 (0x181B) weighing every 24 s. The gateway's controller
+# (two legacy non-connectable, one of them not discoverable (flags 0x04); one connectable), a Mi Scale 2
+# (0x181D) and a Mi Body Composition Scale 2 (0x181B) weighing every 16 s. The gateway's controller
 # applies a duplicate filter as a real controller does when the host asks for one
 # (FILTER: address, the default, as many controllers do; data; none).
 # Per receiving path, WINDOW seconds each (default 20), the changes each advertiser advertised are
@@ -98,7 +98,7 @@ say "bluetoothd $(bluetoothd --version) as shipped (no -E)"
 monitor_manager && fail "the Advertisement Monitor manager is offered without -E" ||
   pass "without -E bluetoothd offers no Advertisement Monitor manager"
 measure plain-discovery discovery
-devices_heard plain-discovery "Polar H10 5E6F7A8B"
+devices_heard plain-discovery "Polar H10 1A2B3C4D"
 measure plain-filtered filtered
 devices_heard plain-filtered
 
@@ -121,7 +121,7 @@ strict_bus_policy
 dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig > /dev/null ||
   fail "the system bus did not reload its policy"
 measure service-user-discovery discovery "${SERVICE_USER[@]}"
-[[ $READER_STATUS -eq 0 ]] && devices_heard service-user-discovery "Polar H10 5E6F7A8B" || fail "the service user may not discover with the shipped policy"
+[[ $READER_STATUS -eq 0 ]] && devices_heard service-user-discovery "Polar H10 1A2B3C4D" || fail "the service user may not discover with the shipped policy"
 measure service-user-both both "${SERVICE_USER[@]}"
 if grep -q 'RegisterMonitor' "$REPO/udev-rules/dbus-healthgate.conf"; then
   [[ $READER_STATUS -eq 0 ]] && full_rate service-user-both || fail "the shipped policy names RegisterMonitor, yet it was refused"

@@ -120,7 +120,9 @@ class Application(dbus.service.Object):
 
 
 emit("mode", mode=MODE, adapter=ADAPTER)
-adapter = bus.get_object("org.bluez", ADAPTER)
+# No introspection: the shipped policy grants the service user no Introspect, so every call
+# names its signature.
+adapter = bus.get_object("org.bluez", ADAPTER, introspect=False)
 
 
 def start_discovery():
@@ -128,7 +130,7 @@ def start_discovery():
     if MODE == "filtered":
         discovery_filter["RSSI"] = dbus.Int16(-120)
     try:
-        dbus.Interface(adapter, "org.bluez.Adapter1").SetDiscoveryFilter(discovery_filter)
+        dbus.Interface(adapter, "org.bluez.Adapter1").SetDiscoveryFilter(discovery_filter, signature="a{sv}")
         dbus.Interface(adapter, "org.bluez.Adapter1").StartDiscovery()
         emit("discovery", state="started")
     except dbus.exceptions.DBusException as error:
@@ -155,7 +157,7 @@ if MODE in ("monitor", "both"):
     # Asynchronous: bluetoothd reads the application's objects (GetManagedObjects) before it
     # answers, and this process must be in its main loop to serve that call.
     dbus.Interface(adapter, "org.bluez.AdvertisementMonitorManager1").RegisterMonitor(
-        dbus.ObjectPath(APP), reply_handler=registered, error_handler=not_registered)
+        dbus.ObjectPath(APP), signature="o", reply_handler=registered, error_handler=not_registered)
 if MODE in ("discovery", "filtered"):
     start_discovery()
 
@@ -169,7 +171,7 @@ if MODE in ("discovery", "filtered", "both"):
         pass
 if MODE in ("monitor", "both"):
     try:
-        dbus.Interface(adapter, "org.bluez.AdvertisementMonitorManager1").UnregisterMonitor(dbus.ObjectPath(APP))
+        dbus.Interface(adapter, "org.bluez.AdvertisementMonitorManager1").UnregisterMonitor(dbus.ObjectPath(APP), signature="o")
     except dbus.exceptions.DBusException:
         pass
 emit("done")

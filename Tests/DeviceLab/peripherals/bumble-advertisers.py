@@ -8,13 +8,14 @@
 #     contact, bits 2-4 frame counter, bit 6 data type (0 heart rate, 1 "GPB" data whose next
 #     byte is its length); then kHz code, fast average, slow average heart rate (the 3-byte
 #     legacy form has one heart rate). The heart rate and the frame counter change every second.
-#       A0:9E:1A:00:00:01 "Polar H10 1A2B3C4D"  legacy non-connectable (ADV_NONCONN_IND), flags 0x06
-#       A0:9E:1A:00:00:02 "Polar H10 5E6F7A8B"  non-connectable, no flags (not discoverable), a
-#                                               GPB block (7A 01 03) before the heart-rate block
+#       A0:9E:1A:00:00:01 "Polar H10 1A2B3C4D"  legacy non-connectable (ADV_NONCONN_IND), flags 0x04:
+#                                               not discoverable (neither LE general nor limited)
+#       A0:9E:1A:00:00:02 "Polar H10 5E6F7A8B"  non-connectable, no flags at all, a GPB block
+#                                               (7A 01 03) before the heart-rate block
 #       A0:9E:1A:00:00:03 "Polar H9 9C0D1E2F"   legacy connectable (ADV_IND, a Bumble host with the
 #                                               Heart Rate service behind it), 3-byte legacy block
 #     A legacy advertisement holds at most 31 bytes (the kernel drops a longer legacy report, "legacy
-#     adv larger than 31 bytes"): "Polar H10 XXXXXXXX" takes 20, so the GPB strap leaves its flags out.
+#     adv larger than 31 bytes"): "Polar H10 XXXXXXXX" takes 20, so the GPB strap has no room for flags.
 #   * Xiaomi scales in service data, in the format Home Assistant's xiaomi-ble parses
 #     (parser.py, _parse_scale_v1/_parse_scale_v2), non-connectable, each weighing advertised as
 #     rising unstable weights, then the stabilised weight repeated over many advertisements, then
@@ -172,8 +173,8 @@ def clock_bytes(when):
 
 
 class Scale:
-    """A Xiaomi scale: a weighing every CYCLE seconds, its service data changing as it settles."""
-    CYCLE = 24
+    """A Xiaomi scale: a weighing every CYCLE seconds (settled from 3 to 9 s), its service data changing as it settles."""
+    CYCLE = 16
 
     def __init__(self, address, name, service, weighings):
         self.address, self.name, self.service, self.weighings = address, name, service, weighings
@@ -189,10 +190,10 @@ class Scale:
         stabilized = removed = impedance_present = False
         if phase < 3:          # stepping on: unstable weights rising every half second
             shown = kilograms * (0.6 + 0.1 * int(phase * 2) / 1.5)
-        elif phase < 11:       # settled: the same stabilised weighing, advertised many times
+        elif phase < 9:        # settled: the same stabilised weighing, advertised many times
             shown, stabilized = kilograms, True
             impedance_present = self.service == 0x181B and phase >= 5
-        elif phase < 14:       # stepped off: the weight with the load-removed flag
+        elif phase < 11:       # stepped off: the weight with the load-removed flag
             shown, stabilized, removed = kilograms, True, True
         else:                  # empty
             shown, removed = 0.0, True
@@ -227,7 +228,7 @@ async def main(duplicate_filter):
         gateway = without_extended_advertising(ScanningController(
             "gateway", host_source=gateway_side.source, host_sink=gateway_side.sink, link=link,
             public_address=GATEWAY_ADDRESS, duplicate_filter=duplicate_filter))
-        straps = [Strap(1, "A0:9E:1A:00:00:01", "Polar H10 1A2B3C4D", 0x06, "full"),
+        straps = [Strap(1, "A0:9E:1A:00:00:01", "Polar H10 1A2B3C4D", 0x04, "full"),
                   Strap(2, "A0:9E:1A:00:00:02", "Polar H10 5E6F7A8B", None, "gpb")]
         connectable = Strap(3, "A0:9E:1A:00:00:03", "Polar H9 9C0D1E2F", 0x06, "legacy")
         scales = [Scale("C8:0F:10:00:00:01", "MI SCALE2", 0x181D, [(72.35, "kg"), (81.6, "lb")]),

@@ -55,8 +55,9 @@ for event in reported:
     if origin is None:
         device["unknown"] += 1
         continue
-    if origin["t"] >= start - 1:
-        device["reported"] += 1
+    if origin["t"] < start:
+        continue  # on the air before the window: neither counted as advertised nor as reported
+    device["reported"] += 1
     if origin.get("stabilized") and not origin.get("loadRemoved"):
         device["weighingsReported"].add(origin["weighing"])
 
