@@ -3,6 +3,7 @@
 # as a receiver without its own HCI access sees them (Debian's python3-dbus and GLib).
 #
 # MODE:
+#   bare       StartDiscovery without a discovery filter;
 #   discovery  SetDiscoveryFilter({Transport: le, DuplicateData: true}) and StartDiscovery;
 #   filtered   the same with RSSI -120 in the filter: bluetoothd then runs a filtered discovery
 #              (the kernel's Start Service Discovery), and creates devices whose flags say they
@@ -126,6 +127,13 @@ adapter = bus.get_object("org.bluez", ADAPTER, introspect=False)
 
 
 def start_discovery():
+    if MODE == "bare":
+        try:
+            dbus.Interface(adapter, "org.bluez.Adapter1").StartDiscovery()
+            emit("discovery", state="started")
+        except dbus.exceptions.DBusException as error:
+            refused("StartDiscovery", error)
+        return
     discovery_filter = {"Transport": "le", "DuplicateData": dbus.Boolean(True)}
     if MODE == "filtered":
         discovery_filter["RSSI"] = dbus.Int16(-120)
@@ -158,21 +166,14 @@ if MODE in ("monitor", "both"):
     # answers, and this process must be in its main loop to serve that call.
     dbus.Interface(adapter, "org.bluez.AdvertisementMonitorManager1").RegisterMonitor(
         dbus.ObjectPath(APP), signature="o", reply_handler=registered, error_handler=not_registered)
-if MODE in ("discovery", "filtered"):
+if MODE in ("bare", "discovery", "filtered"):
     start_discovery()
 
 loop = GLib.MainLoop()
 GLib.timeout_add(int(SECONDS * 1000), loop.quit)
 loop.run()
-if MODE in ("discovery", "filtered", "both"):
-    try:
-        dbus.Interface(adapter, "org.bluez.Adapter1").StopDiscovery()
-    except dbus.exceptions.DBusException:
-        pass
-if MODE in ("monitor", "both"):
-    try:
-        dbus.Interface(adapter, "org.bluez.AdvertisementMonitorManager1").UnregisterMonitor(dbus.ObjectPath(APP), signature="o")
-    except dbus.exceptions.DBusException:
-        pass
 emit("done")
+# No StopDiscovery or UnregisterMonitor: bluetoothd calls the monitors' Release before it answers
+# UnregisterMonitor, which a process waiting for that answer cannot serve (a 25 s timeout each).
+# bluetoothd ends a client's discovery and drops its monitors when the client leaves the bus.
 sys.exit(status["code"])
