@@ -3,7 +3,9 @@
 # (bumble-advertisers.py's log) against the changes a receiver reported (adv-reader.py's log, or
 # any log of {"event": "reported", "t", "address", "data"} lines) within the receiver's window,
 # from the moment its receiving path was in place (its last "registered" or "started" event; its
-# "mode" event when it has neither) to its "done" event. A reported change is a value different from the one
+# "mode" event when it has neither) to its "done" event. Changes advertised in the window's last
+# LATENCY seconds (2) are left out on both sides: under TCG a report reaches a D-Bus client up to
+# 1.5 s after the advertiser changed its data, and the reader stops listening at "done". A reported change is a value different from the one
 # reported before for that address, and it counts only when it is a value that was advertised.
 # For the scales it also counts weighings: a weighing is reported when one of its stabilised
 # values was. Prints a table and one JSON line {"label", "devices": {address: {…}}}.
@@ -31,6 +33,7 @@ start = max(ready) if ready else start
 end = next((e["t"] for e in reported if e["event"] == "done"), None)
 if start is None or end is None:
     sys.exit(f"{reported_log}: no complete window (mode … done)")
+LATENCY = 2.0
 advertised = [e for e in lines(advertised_log) if e["event"] == "advertised"]
 devices = {}
 for event in advertised:
@@ -39,13 +42,13 @@ for event in advertised:
         "values": {}, "weighings": set(), "weighingsReported": set()})
     # A value first advertised before the window may still be on the air at its start.
     device["values"].setdefault(event["data"], event)
-    if start <= event["t"] <= end:
+    if start <= event["t"] <= end - LATENCY:
         device["advertised"] += 1
         if event.get("stabilized") and not event.get("loadRemoved"):
             device["weighings"].add(event["weighing"])
 previous = {}
 for event in reported:
-    if event["event"] != "reported" or event["address"] not in devices or not start <= event["t"] <= end + 1:
+    if event["event"] != "reported" or event["address"] not in devices or not start <= event["t"] <= end:
         continue
     device = devices[event["address"]]
     if previous.get(event["address"]) == event["data"]:
@@ -55,8 +58,8 @@ for event in reported:
     if origin is None:
         device["unknown"] += 1
         continue
-    if origin["t"] < start:
-        continue  # on the air before the window: neither counted as advertised nor as reported
+    if not start <= origin["t"] <= end - LATENCY:
+        continue  # on the air before the window or in its last seconds: counted on neither side
     device["reported"] += 1
     if origin.get("stabilized") and not origin.get("loadRemoved"):
         device["weighingsReported"].add(origin["weighing"])
