@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 # count-advertisements.py ADVERTISED REPORTED LABEL - per advertiser, the changes it advertised
 # (bumble-advertisers.py's log) against the changes a receiver reported (adv-reader.py's log, or
-# any log of {"event": "reported", "t", "address", "data"} lines) within the receiver's window,
-# from the moment its receiving path was in place (its last "registered" or "started" event; its
-# "mode" event when it has neither) to its "done" event. Changes advertised in the window's last
-# LATENCY seconds (2) are left out on both sides: under TCG a report reaches a D-Bus client up to
-# 1.5 s after the advertiser changed its data, and the reader stops listening at "done". A reported change is a value different from the one
-# reported before for that address, and it counts only when it is a value that was advertised.
-# For the scales it also counts weighings: a weighing is reported when one of its stabilised
-# values was. Prints a table and one JSON line {"label", "devices": {address: {…}}}.
+# any log of {"event": "reported", "t", "address", "data"} lines) within the receiver's window:
+# from the moment its receiving path was in place (its last "registered" or "started" event, or a
+# monitor's first "activated"; else its "mode" event) to its "done" event. Changes advertised in
+# the window's last LATENCY seconds (4) are left out on both sides: under TCG on a busy host a
+# report reached a D-Bus client up to 3 s after the advertiser changed its data, and the reader
+# stops listening at "done". A reported change is a value different from the one reported before
+# for that address, and it counts only when it is a value that was advertised. For the scales it
+# also counts weighings: a weighing is reported when one of its stabilised values was. Prints a
+# table and one JSON line {"label", "seconds", "devices": {address: {…}}}.
 import json
 import sys
 
@@ -29,11 +30,14 @@ def lines(path):
 reported = list(lines(reported_log))
 start = next((e["t"] for e in reported if e["event"] == "mode"), None)
 ready = [e["t"] for e in reported if e.get("state") in ("registered", "started")]
+# A monitor receives from its activation on (Activate follows RegisterMonitor's answer by up to a
+# second under TCG); a later re-activation does not move the window.
+ready += [e["t"] for e in reported if e.get("state") == "activated" and ready and e["t"] <= min(ready) + 5]
 start = max(ready) if ready else start
 end = next((e["t"] for e in reported if e["event"] == "done"), None)
 if start is None or end is None:
     sys.exit(f"{reported_log}: no complete window (mode … done)")
-LATENCY = 2.0
+LATENCY = 4.0
 advertised = [e for e in lines(advertised_log) if e["event"] == "advertised"]
 devices = {}
 for event in advertised:
