@@ -75,7 +75,8 @@ measure() {
   tail -n 1 "$OUT/count-$label.txt" >> "$RATES"
 }
 
-# devices_heard LABEL [UNHEARD]: every advertiser reported at least one change, except those
+# devices_heard LABEL [UNHEARD]: every advertiser reported at least once in the window (a path that
+# reports once per discovery cycle may report no change first advertised in it), except those
 # named in UNHEARD (names separated by |), which must not be: bluetoothd makes no device of an
 # advertiser whose flags are absent or say it is not discoverable, unless a discovery filter is
 # set or a monitor matched it.
@@ -85,7 +86,7 @@ devices_heard() {
 d = json.load(sys.stdin)["devices"]
 unheard = sys.argv[1].split("|")
 wrong = [v["name"] + (" heard" if v["name"] in unheard else " not heard") for v in d.values()
-         if (v["reported"] == 0) != (v["name"] in unheard)]
+         if (v["heard"] == 0) != (v["name"] in unheard)]
 print("; ".join(wrong) or "ok")' "${2:-}")
   [[ $heard == ok ]] && pass "$1: every advertiser heard${2:+ except $2 (not discoverable)}" || fail "$1: $heard"
 }

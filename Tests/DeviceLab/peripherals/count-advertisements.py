@@ -9,7 +9,8 @@
 # stops listening at "done". A reported change is a value different from the one reported before
 # for that address, and it counts only when it is a value that was advertised. For the scales it
 # also counts weighings: a weighing is reported when one of its stabilised values was. Prints a
-# table and one JSON line {"label", "seconds", "devices": {address: {…}}}.
+# table and one JSON line {"label", "seconds", "devices": {address: {…}}}; "heard" there counts
+# every report in the window, of whatever value.
 import json
 import sys
 
@@ -42,7 +43,7 @@ advertised = [e for e in lines(advertised_log) if e["event"] == "advertised"]
 devices = {}
 for event in advertised:
     device = devices.setdefault(event["address"], {
-        "name": event["device"], "path": event["path"], "advertised": 0, "reported": 0, "unknown": 0,
+        "name": event["device"], "path": event["path"], "advertised": 0, "reported": 0, "heard": 0, "unknown": 0,
         "values": {}, "weighings": set(), "weighingsReported": set()})
     # A value first advertised before the window may still be on the air at its start.
     device["values"].setdefault(event["data"], event)
@@ -55,6 +56,7 @@ for event in reported:
     if event["event"] != "reported" or event["address"] not in devices or not start <= event["t"] <= end:
         continue
     device = devices[event["address"]]
+    device["heard"] += 1  # any report in the window, of whatever value
     if previous.get(event["address"]) == event["data"]:
         continue
     previous[event["address"]] = event["data"]
@@ -79,7 +81,7 @@ for address, device in sorted(devices.items()):
     print(f"  {address}  {device['name']:20} {device['path']:12} {device['advertised']:>10} {device['reported']:>8}"
           f"  {rate:4.2f}   {weighings}")
     summary[address] = {"name": device["name"], "advertised": device["advertised"], "reported": device["reported"],
-                        "rate": round(rate, 3), "unknownValues": device["unknown"],
+                        "rate": round(rate, 3), "heard": device["heard"], "unknownValues": device["unknown"],
                         "weighings": len(device["weighings"]),
                         "weighingsReported": len(device["weighingsReported"] & device["weighings"])}
 print(json.dumps({"label": label, "seconds": round(end - start, 1), "devices": summary}))
