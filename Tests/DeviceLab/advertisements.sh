@@ -1,0 +1,210 @@
+#!/bin/bash
+# advertisements.sh REPO HEALTHGATE [WINDOW [FILTER]] - runs INSIDE the lab VM (see run-advertisements.sh).
+#
+# Devices that only advertise (issue 47), on Google's Bumble (peripherals/bumble-advertisers.py):
+# three Polar-like straps whose manufacturer data (heart rate, frame counter) changes every second
+# (two legacy non-connectable, one of them not discoverable (flags 0x04); one connectable), a Mi Scale 2
+# (0x181D) and a Mi Body Composition Scale 2 (0x181B) weighing every 16 s. The gateway's controller
+# applies a duplicate filter as a real controller does when the host asks for one
+# (FILTER: address, the default, as many controllers do; data; none).
+# Per receiving path, WINDOW seconds each (default 20), each on a fresh bluetoothd, the changes
+# each advertiser advertised are counted against the changes bluetoothd reported over D-Bus
+# (peripherals/adv-reader.py, counted by peripherals/count-advertisements.py):
+#   1. bluetoothd as Debian ships it (no -E; the Advertisement Monitor manager is not offered):
+#      discovery without a filter, with {Transport le, DuplicateData}, and with an RSSI as well;
+#   2. bluetoothd -E (experimental): discovery with an RSSI filter, an Advertisement Monitor alone
+#      (passive scanning), a monitor and then discovery;
+#   3. as the service user on a system bus with only healthgate's shipped policy
+#      (udev-rules/dbus-healthgate.conf): discovery, and a monitor (refused while the policy does
+#      not grant RegisterMonitor: a NOTE, not a failure);
+#   4. healthgate run, as the service user, with the advertisement sources, stored samples counted
+#      against advertised changes per strap and stabilised weighings against stored bodyMass
+#      samples: only when `healthgate plugins` lists ble-polar-broadcast (and a Xiaomi scale's
+#      kind); otherwise it says plainly that it did not run. The unit's systemd sandbox is not
+#      applied (package.sh runs the unit under systemd).
+# Checks: every advertiser heard on every path except the two without discoverable flags on a
+# discovery without filter; on the monitor paths at least 90 % of every strap's changes and every
+# weighing reported; the gateway's counts printed, each strap stored at least once and no more
+# samples than changes advertised, no weighing stored twice.
+set -uo pipefail
+REPO=${1:?usage: advertisements.sh REPO HEALTHGATE [WINDOW]}
+HG=${2:?usage: advertisements.sh REPO HEALTHGATE [WINDOW]}
+WINDOW=${3:-20}
+FILTER=${4:-address}
+OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
+source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
+ADVERTISED=$OUT/advertisers.log
+RATES=$OUT/rates.jsonl
+: > "$RATES"
+
+start_bumble "$ADVERTISED" "$PERIPHERALS/bumble-advertisers.py" "$FILTER"
+echo "the gateway controller's duplicate filter: $FILTER"
+
+# restart_bluetoothd [FLAG...]: bluetoothd stopped and started again, hci0 powered on.
+restart_bluetoothd() {
+  kill "$BLUETOOTHD"
+  wait "$BLUETOOTHD" 2> /dev/null
+  bluetoothd -n -d "$@" >> "$OUT/bluetoothd$*.log" 2>&1 &
+  BLUETOOTHD=$!
+  adapter_listed() { bluetoothctl list 2> /dev/null | grep -q '^Controller'; }
+  poll 30 adapter_listed || { fail "bluetoothd $* does not show the adapter"; return 1; }
+  poll 15 power hci0 on 2> /dev/null || fail "power on hci0 (bluetoothd $*)"
+}
+
+# measure LABEL MODE [USER...]: a fresh bluetoothd (with BLUETOOTHD_FLAGS), adv-reader.py for
+# WINDOW seconds, then the per-device counts. bluetoothd 5.66 kept calling DeviceFound on the
+# monitors of a reader that had left the bus without UnregisterMonitor, and a later
+# StartDiscovery then got no reply: every path starts from a new bluetoothd.
+BLUETOOTHD_FLAGS=()
+measure() {
+  local label=$1 mode=$2
+  shift 2
+  restart_bluetoothd "${BLUETOOTHD_FLAGS[@]}"
+  say "$label: $mode for ${WINDOW}s"
+  local log=$OUT/reported-$label.jsonl
+  rm -f "$log"
+  # The reader may be the service user, who cannot create files in $OUT.
+  : > "$log"
+  [[ -n ${STRICT_BUS:-} ]] && chown healthgate "$log"
+  "$@" "$PY" -u "$PERIPHERALS/adv-reader.py" "$mode" "$WINDOW" "$log" > "$OUT/reader-$label.out" 2>&1
+  READER_STATUS=$?
+  grep '"error"' "$log" | head -n 3
+  "$PY" "$PERIPHERALS/count-advertisements.py" "$ADVERTISED" "$log" "$label" > "$OUT/count-$label.txt" 2>&1 ||
+    { fail "$label: cannot count ($(cat "$OUT/count-$label.txt"))"; return 1; }
+  grep -v '^{' "$OUT/count-$label.txt"
+  tail -n 1 "$OUT/count-$label.txt" >> "$RATES"
+}
+
+# devices_heard LABEL [UNHEARD]: every advertiser reported at least once in the window (a path that
+# reports once per discovery cycle may report no change first advertised in it), except those
+# named in UNHEARD (names separated by |), which must not be: bluetoothd makes no device of an
+# advertiser whose flags are absent or say it is not discoverable, unless a discovery filter is
+# set or a monitor matched it.
+devices_heard() {
+  local heard
+  heard=$(tail -n 1 "$OUT/count-$1.txt" | "$PY" -c 'import json, sys
+d = json.load(sys.stdin)["devices"]
+unheard = sys.argv[1].split("|")
+wrong = [v["name"] + (" heard" if v["name"] in unheard else " not heard") for v in d.values()
+         if (v["heard"] == 0) != (v["name"] in unheard)]
+print("; ".join(wrong) or "ok")' "${2:-}")
+  [[ $heard == ok ]] && pass "$1: every advertiser heard${2:+ except $2 (not discoverable)}" || fail "$1: $heard"
+}
+
+# full_rate LABEL: every strap's rate at least 0.9 and every weighing reported.
+full_rate() {
+  local verdict
+  verdict=$(tail -n 1 "$OUT/count-$1.txt" | "$PY" -c 'import json, sys
+d = json.load(sys.stdin)["devices"]
+low = ["%s rate %s" % (v["name"], v["rate"]) for v in d.values() if v["weighings"] == 0 and v["rate"] < 0.9]
+lost = ["%s weighings %d/%d" % (v["name"], v["weighingsReported"], v["weighings"]) for v in d.values() if v["weighingsReported"] < v["weighings"]]
+print("; ".join(low + lost) or "ok")')
+  [[ $verdict == ok ]] && pass "$1: every strap change (>= 90 %) and every weighing reported" || fail "$1: $verdict"
+}
+
+monitor_manager() {
+  gdbus introspect --system -d org.bluez -o /org/bluez/hci0 2> /dev/null | grep -q AdvertisementMonitorManager1
+}
+
+say "bluetoothd $(bluetoothd --version) as shipped (no -E)"
+monitor_manager && fail "the Advertisement Monitor manager is offered without -E" ||
+  pass "without -E bluetoothd offers no Advertisement Monitor manager"
+measure plain-bare bare
+devices_heard plain-bare "Polar H10 1A2B3C4D|Polar H10 5E6F7A8B"
+measure plain-discovery discovery
+devices_heard plain-discovery
+measure plain-filtered filtered
+devices_heard plain-filtered
+
+say "bluetoothd -E (experimental interfaces)"
+BLUETOOTHD_FLAGS=(-E)
+restart_bluetoothd -E
+poll 10 monitor_manager && pass "with -E bluetoothd offers org.bluez.AdvertisementMonitorManager1" ||
+  fail "no Advertisement Monitor manager with -E"
+measure experimental-filtered filtered
+devices_heard experimental-filtered
+measure experimental-monitor monitor
+devices_heard experimental-monitor
+full_rate experimental-monitor
+measure experimental-both both
+devices_heard experimental-both
+full_rate experimental-both
+
+say "the service user on a bus with only healthgate's shipped policy (bluetoothd -E)"
+STRICT_BUS=1
+strict_bus_policy
+dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig > /dev/null ||
+  fail "the system bus did not reload its policy"
+measure service-user-discovery discovery "${SERVICE_USER[@]}"
+[[ $READER_STATUS -eq 0 ]] && devices_heard service-user-discovery || fail "the service user may not discover with the shipped policy"
+measure service-user-both both "${SERVICE_USER[@]}"
+if grep -q 'RegisterMonitor' "$REPO/udev-rules/dbus-healthgate.conf"; then
+  [[ $READER_STATUS -eq 0 ]] && full_rate service-user-both || fail "the shipped policy names RegisterMonitor, yet it was refused"
+else
+  grep -q 'RegisterMonitor.*AccessDenied' "$OUT/reported-service-user-both.jsonl" &&
+    echo "NOTE: the shipped policy does not grant AdvertisementMonitorManager1.RegisterMonitor: the service user gets discovery only (AccessDenied)" ||
+    fail "RegisterMonitor was not refused, yet the shipped policy does not name it"
+fi
+
+say "healthgate run with the advertisement sources"
+"$HG" plugins > "$OUT/plugins.txt" 2>&1
+SCALE_KIND=$(grep -o 'ble-[a-z-]*\(mi\|xiaomi\)[a-z-]*' "$OUT/plugins.txt" | head -n 1)
+if ! grep -q 'ble-polar-broadcast' "$OUT/plugins.txt"; then
+  echo "NOT RUN: this healthgate has no ble-polar-broadcast source (healthgate plugins lists none);"
+  echo "NOT RUN: the gateway part of this scenario runs once the advertisement sources are merged."
+  kill "$BUMBLE_PID" 2> /dev/null
+  kill -0 "$BLUETOOTHD" 2> /dev/null && pass "bluetoothd still runs" || fail "bluetoothd died (see its log)"
+  echo "failures: $failures"
+  exit $((failures > 0))
+fi
+sources='{"kind": "ble-polar-broadcast", "name": "straps", "config": {}}'
+[[ -n $SCALE_KIND ]] && sources+=", {\"kind\": \"$SCALE_KIND\", \"name\": \"scales\", \"config\": {}}"
+cat > "$OUT/healthgate.json" <<JSON
+{
+  "sources": [$sources],
+  "store": {"path": "$DB"},
+  "sinks": [{"kind": "sqlite", "name": "store"}],
+  "logLevel": "debug"
+}
+JSON
+GATEWAY_START=$(date +%s.%N)
+start_gateway "$OUT/healthgate.json"
+# Twice the window: the gateway finds its path and the first weighing is complete within it.
+sleep $((2 * WINDOW))
+kill -TERM "$GATEWAY_PID"
+wait "$GATEWAY_PID"
+status=$?
+GATEWAY_END=$(date +%s.%N)
+[[ $status -eq 0 ]] && pass "healthgate run (as the service user) exits 0 on SIGTERM" || fail "healthgate run exited $status"
+grep -i -E 'advertisement|path|monitor|discovery' "$OUT/healthgate.log" | head -n 20
+sqlite3 "$DB" ".backup '$OUT/healthgate.sqlite'" || fail "cannot copy the store to $OUT"
+"$PY" - "$ADVERTISED" "$OUT/healthgate.sqlite" "$GATEWAY_START" "$GATEWAY_END" <<'PYTHON' | tee "$OUT/gateway-counts.txt"
+import json, sqlite3, sys
+advertised_log, db, start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+events = [json.loads(l) for l in open(advertised_log) if l.startswith('{"event": "advertised"')]
+store = sqlite3.connect(db)
+rows = store.execute("SELECT type, value, ifnull(device, '') FROM samples_readable").fetchall()
+for name in sorted({e["device"] for e in events if e["path"] == "manufacturer"}):
+    ident = name.split()[-1]
+    sent = sum(1 for e in events if e["device"] == name and start <= e["t"] <= end)
+    stored = sum(1 for t, v, d in rows if t == "heartRate" and ident in d)
+    print(f"gateway {name}: advertised {sent}, stored {stored}, rate {stored / sent if sent else 0:.2f}")
+weighings = {(e["address"], e["weighing"]) for e in events if e["path"] == "service" and e.get("stabilized")
+             and not e.get("loadRemoved") and start <= e["t"] <= end}
+stored = sum(1 for t, v, d in rows if t == "bodyMass")
+print(f"gateway scales: stabilised weighings advertised {len(weighings)}, bodyMass samples stored {stored}")
+PYTHON
+while read -r _ name _ advertised _ stored _ rate; do
+  advertised=${advertised%,} stored=${stored%,}
+  [[ $stored -ge 1 && $stored -le $advertised ]] && pass "gateway: $name stored $stored of $advertised changes (rate $rate)" ||
+    fail "gateway: $name stored $stored of $advertised changes"
+done < <(grep '^gateway Polar' "$OUT/gateway-counts.txt" | sed 's/^gateway Polar \(H[0-9]*\) \([0-9A-F]*\):/gateway Polar-\1-\2/')
+if [[ -n $SCALE_KIND ]]; then
+  read -r weighings stored <<< "$(sed -n 's/^gateway scales: stabilised weighings advertised \([0-9]*\), bodyMass samples stored \([0-9]*\)$/\1 \2/p' "$OUT/gateway-counts.txt")"
+  [[ ${stored:-0} -ge 1 && ${stored:-0} -le ${weighings:-0} ]] && pass "gateway: $stored bodyMass samples for $weighings weighings, none twice" ||
+    fail "gateway: $stored bodyMass samples for $weighings weighings"
+fi
+kill "$BUMBLE_PID" 2> /dev/null
+kill -0 "$BLUETOOTHD" 2> /dev/null && pass "bluetoothd still runs" || fail "bluetoothd died (see its log)"
+echo "failures: $failures"
+exit $((failures > 0))
