@@ -11,7 +11,7 @@ final class ProfileTests: XCTestCase {
     func testPolarIdentityFromTheName() {
         // Names as Polar's SDK tests parse them (BleAdvertisementContentTest: "Polar GritX Pro AA123459").
         let h10 = Advertisement(address: "a0:9e:1a:12:34:56", name: "Polar H10 1A2B3C4D", receivedAt: date)
-        XCTAssertEqual(PolarBroadcastProfile.identity(of: h10), DeviceIdentity(key: "1A2B3C4D", address: "A0:9E:1A:12:34:56", model: "H10"))
+        XCTAssertEqual(PolarBroadcastProfile.identity(of: h10), AdvertiserIdentity(key: "1A2B3C4D", address: "A0:9E:1A:12:34:56", model: "H10"))
         let watch = Advertisement(address: "a0:9e:1a:00:00:01", name: "Polar GritX Pro AA123459", receivedAt: date)
         XCTAssertEqual(PolarBroadcastProfile.identity(of: watch).model, "GritX Pro")
         XCTAssertEqual(PolarBroadcastProfile.identity(of: watch).key, "AA123459")

@@ -236,29 +236,4 @@ enum ScanCommand {
             context.print("  {\"kind\": \"\(source)\", \"config\": {\"devices\": [\(addresses.joined(separator: ", "))]}}")
         }
     }
-
-    private static func print(_ peripherals: [DiscoveredPeripheral], profiles: [Profile], context: CommandContext) {
-        // A device is listed under the first kind whose service it advertises.
-        let matched = peripherals.compactMap { peripheral -> (DiscoveredPeripheral, Profile)? in
-            guard let profile = profiles.first(where: { peripheral.serviceUUIDs.contains($0.kind.service) }) else { return nil }
-            return (peripheral, profile)
-        }
-        guard !matched.isEmpty else {
-            context.print("No \(profiles.count == 1 ? profiles[0].kind.name : "device of a kind the gateway reads") found.")
-            return
-        }
-        let sorted = matched.sorted { ($0.0.rssi ?? -999, $1.0.address) > ($1.0.rssi ?? -999, $0.0.address) }
-        let rows = sorted.map { peripheral, profile in
-            [peripheral.address, peripheral.name ?? "-", peripheral.rssi.map { "\($0) dBm" } ?? "-", profile.kind.name, profile.source]
-        }
-        context.print(TextTable.render(header: ["ADDRESS", "NAME", "RSSI", "KIND", "SOURCE"], rows: rows))
-        context.print("")
-        context.print("To follow these devices, add to \"sources\":")
-        var sources: [String] = []
-        for (_, profile) in sorted where !sources.contains(profile.source) { sources.append(profile.source) }
-        for source in sources {
-            let addresses = sorted.filter { $0.1.source == source }.map { "\"\($0.0.address.uppercased())\"" }
-            context.print("  {\"kind\": \"\(source)\", \"config\": {\"devices\": [\(addresses.joined(separator: ", "))]}}")
-        }
-    }
 }

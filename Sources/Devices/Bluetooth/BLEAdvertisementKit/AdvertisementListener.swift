@@ -13,12 +13,12 @@ import GatewayRuntime
 /// is logged and counted (`undecodable_advertisements`), and the loop goes on.
 public struct AdvertisementListener<Profile: AdvertisementProfile>: Sendable {
     let scanner: any AdvertisementScanner
-    let accepts: @Sendable (DeviceIdentity, Advertisement) -> Bool
+    let accepts: @Sendable (AdvertiserIdentity, Advertisement) -> Bool
 
     /// A listener on `scanner` for the devices `accepts` selects (the source's `devices` key).
     public init(
         scanner: any AdvertisementScanner,
-        accepts: @escaping @Sendable (DeviceIdentity, Advertisement) -> Bool = { _, _ in true }
+        accepts: @escaping @Sendable (AdvertiserIdentity, Advertisement) -> Bool = { _, _ in true }
     ) {
         self.scanner = scanner
         self.accepts = accepts
@@ -27,7 +27,7 @@ public struct AdvertisementListener<Profile: AdvertisementProfile>: Sendable {
     /// Runs until cancelled or the scanner fails (rethrown).
     public func run(
         context: SourceContext,
-        handle: (DeviceIdentity, Profile.Reading, Advertisement) async throws -> Void
+        handle: (AdvertiserIdentity, Profile.Reading, Advertisement) async throws -> Void
     ) async throws {
         var meter = AdvertisementRateMeter()
         var undecodable = 0

@@ -26,7 +26,7 @@ public protocol AdvertisementProfile: Sendable {
 
     /// The device's identity: what its samples are stored under and its state is kept by
     /// (Polar: the device id in its name, else the address). Pure.
-    static func identity(of advertisement: Advertisement) -> DeviceIdentity
+    static func identity(of advertisement: Advertisement) -> AdvertiserIdentity
 }
 
 extension AdvertisementProfile {
@@ -36,13 +36,13 @@ extension AdvertisementProfile {
     }
 
     /// By default a device is its address.
-    public static func identity(of advertisement: Advertisement) -> DeviceIdentity {
-        DeviceIdentity(key: advertisement.address.uppercased(), address: advertisement.address.uppercased())
+    public static func identity(of advertisement: Advertisement) -> AdvertiserIdentity {
+        AdvertiserIdentity(key: advertisement.address.uppercased(), address: advertisement.address.uppercased())
     }
 }
 
 /// Who a device is, for storage and state.
-public struct DeviceIdentity: Sendable, Hashable, CustomStringConvertible {
+public struct AdvertiserIdentity: Sendable, Hashable, CustomStringConvertible {
     /// The stable key: a device id (`1A2B3C4D`) or the address.
     public let key: String
     /// The address it was last heard from.

@@ -24,14 +24,14 @@ public enum PolarBroadcastProfile: AdvertisementProfile {
     /// The device id in the name ("Polar H10 1A2B3C4D" → `1A2B3C4D`, model `H10`), as Polar's SDK
     /// reads it (`BleAdvertisementContent.processName`: the last word of a name starting with
     /// "Polar"); else the address.
-    public static func identity(of advertisement: Advertisement) -> DeviceIdentity {
+    public static func identity(of advertisement: Advertisement) -> AdvertiserIdentity {
         let address = advertisement.address.uppercased()
-        guard let name = advertisement.name else { return DeviceIdentity(key: address, address: address) }
+        guard let name = advertisement.name else { return AdvertiserIdentity(key: address, address: address) }
         let words = name.split(separator: " ")
         guard words.count >= 3, words[0] == "Polar", let id = words.last, id.count == 8,
             id.allSatisfy(\.isHexDigit)
-        else { return DeviceIdentity(key: address, address: address) }
-        return DeviceIdentity(
+        else { return AdvertiserIdentity(key: address, address: address) }
+        return AdvertiserIdentity(
             key: id.uppercased(), address: address, model: words.dropFirst().dropLast().joined(separator: " "))
     }
 

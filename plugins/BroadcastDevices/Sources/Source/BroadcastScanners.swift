@@ -19,7 +19,7 @@ enum BroadcastScanners {
 
     /// Whether `identity` is one of `devices` (a device id or address, case-insensitive, or a glob
     /// on the advertised name); every device when `devices` is nil.
-    static func accepts(_ devices: [String]?) -> @Sendable (DeviceIdentity, Advertisement) -> Bool {
+    static func accepts(_ devices: [String]?) -> @Sendable (AdvertiserIdentity, Advertisement) -> Bool {
         guard let devices else { return { _, _ in true } }
         return { identity, advertisement in
             devices.contains { entry in

@@ -101,7 +101,7 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
     }
 
     /// The ledger committed for `identity`, or an empty one.
-    static func ledger(of identity: DeviceIdentity, in context: SourceContext) async throws -> WeighingLedger {
+    static func ledger(of identity: AdvertiserIdentity, in context: SourceContext) async throws -> WeighingLedger {
         guard let checkpoint = try await context.checkpoints.checkpoint(namespace: kind, key: identity.key) else {
             return WeighingLedger()
         }
