@@ -76,13 +76,16 @@ extension RecordWriter {
                         AND NOT EXISTS (SELECT 1 FROM samples s WHERE s.anchor = sample_sync.anchor)
                     """)
             case .series(let end, let anchor):
+                // A series carries about a minute of beats (a row each, deleted with it), so a
+                // batch looks at a twentieth as many series as samples: about as many rows.
+                let seriesLimit = max(1, limit / 20)
                 let rows = try connection.query(
                     """
                     SELECT end_us, anchor FROM heartbeat_series WHERE end_us < ?3 AND (end_us, anchor) > (?1, ?2)
                     ORDER BY end_us, anchor LIMIT ?4
                     """,
-                    [.integer(end), .integer(anchor), .integer(cutoffMicroseconds), .integer(limit)])
-                if let last = rows.last, Int64(rows.count) == limit, let lastEnd = last.integer(0), let lastAnchor = last.integer(1) {
+                    [.integer(end), .integer(anchor), .integer(cutoffMicroseconds), .integer(seriesLimit)])
+                if let last = rows.last, Int64(rows.count) == seriesLimit, let lastEnd = last.integer(0), let lastAnchor = last.integer(1) {
                     next.position = .series(end: lastEnd, anchor: lastAnchor)
                 } else {
                     next.position = .finished
