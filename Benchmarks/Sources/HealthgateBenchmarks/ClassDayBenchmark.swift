@@ -22,7 +22,7 @@ enum ClassDayBenchmark {
 
     static func run(report: inout Report) async throws {
         report.section("A class-day in the store (store.retentionDays)")
-        report.line("Load: \(straps) straps × \(hours) h: heart rate at 1 Hz, one 70-beat heartbeat series a minute per strap, "
+        report.line("Workload: \(straps) straps × \(hours) h: heart rate at 1 Hz, one 70-beat heartbeat series a minute per strap, "
             + "\(hours) one-hour classes of \(straps) workouts linked to their samples and series. Written in batches of 1000, "
             + "WAL checkpointed, file size measured. Then the retention pass (batches of \(HealthStore.retentionBatchSize) "
             + "candidates), its longest batch against the median 1000-sample write of the same run (baseline).")
