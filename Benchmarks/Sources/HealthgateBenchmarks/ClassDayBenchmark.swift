@@ -12,8 +12,8 @@ import HealthStore
 /// Then the retention pass (``HealthStore/prune(endingBefore:batchSize:)``) on the same day, once
 /// with its workouts (they keep what they reference: nothing goes) and once on a copy of the day
 /// written without workouts (everything goes), timing each batch: the longest batch is how long
-/// pruning holds the writer, printed as a ratio against the same run's median write of a
-/// 1000-sample batch (the baseline).
+/// pruning holds the writer, printed as a ratio against the same run's longest write of a
+/// 1000-sample batch (the baseline), and the medians likewise.
 ///
 /// The load is checked: the store must hold every sample, series and workout written.
 enum ClassDayBenchmark {
@@ -25,7 +25,7 @@ enum ClassDayBenchmark {
         report.line("Workload: \(straps) straps × \(hours) h: heart rate at 1 Hz, one 70-beat heartbeat series a minute per strap, "
             + "\(hours) one-hour classes of \(straps) workouts linked to their samples and series. Written in batches of 1000, "
             + "WAL checkpointed, file size measured. Then the retention pass (batches of \(HealthStore.retentionBatchSize) "
-            + "candidates), its longest batch against the median 1000-sample write of the same run (baseline).")
+            + "candidates), its median and longest batch against the median and longest 1000-sample write of the same run (baseline).")
         report.line("")
         let environment = try BenchmarkEnvironment(name: "class-day")
         defer { environment.removeAll() }
@@ -119,7 +119,11 @@ enum ClassDayBenchmark {
             let longest = batchTimes.max() ?? 0
             batchTimes.sort()
             let medianBatch = batchTimes.isEmpty ? 0 : batchTimes[batchTimes.count / 2]
-            let ratio = medianWrite > 0 ? longest / medianWrite : 0
+            let longestWrite = writeTimes.last ?? 0
+            // Both ends of the two distributions: a WAL checkpoint (every 1000 pages, at a
+            // commit) lands on whichever transaction crosses it, a write's or a prune batch's.
+            let ratio = longestWrite > 0 ? longest / longestWrite : 0
+            let medianRatio = medianWrite > 0 ? medianBatch / medianWrite : 0
             longestRatio = max(longestRatio, ratio)
             let records = straps * (samplesPerStrap + seriesPerStrap)
             rows.append([
@@ -131,15 +135,15 @@ enum ClassDayBenchmark {
                 "\(progress.batches)",
                 "\(Harness.format(medianBatch * 1000, decimals: 1)) ms",
                 "\(Harness.format(longest * 1000, decimals: 1)) ms",
-                "\(Harness.format(medianWrite * 1000, decimals: 1)) ms",
-                Harness.format(ratio, decimals: 2),
+                "\(Harness.format(medianWrite * 1000, decimals: 1)) ms, \(Harness.format(longestWrite * 1000, decimals: 1)) ms",
+                "\(Harness.format(medianRatio, decimals: 2)), \(Harness.format(ratio, decimals: 2))",
             ])
         }
         report.table(
             ["Store", "File", "Per heart-rate sample (all bytes)", "× 365 days", "Pruned", "Batches",
-             "Median prune batch", "Longest prune batch", "Median 1000-sample write (baseline)", "Ratio"],
+             "Median prune batch", "Longest prune batch", "1000-sample write, median and longest (baseline)", "Ratio, median and longest"],
             rows)
-        report.line("Budget: a prune batch holds the writer no longer than 4 ingest batches (ratio ≤ 4): "
-            + report.verdict(longestRatio <= 4) + ".")
+        report.line("Budget: the longest prune batch holds the writer no longer than the longest 1000-sample write "
+            + "of the same run (longest ratio ≤ 1): " + report.verdict(longestRatio <= 1) + ".")
     }
 }
