@@ -8,7 +8,7 @@ import Foundation
 struct HealthgateBenchmarks {
     static func main() async throws {
         let usage = """
-            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|mqtt|board|query]... [options]
+            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|mqtt|board|query|class-day]... [options]
               (all is every benchmark but query, which builds a 10.5 M-sample store the first time)
               --latency-seconds N   how long the end-to-end latency load runs (default 70)
               --soak-seconds N      how long the accelerated memory soak runs (default 90)
@@ -51,9 +51,9 @@ struct HealthgateBenchmarks {
         }
         let known = ["ingest", "decode", "latency", "memory", "http", "mqtt", "board"]
         if selected.isEmpty || selected.contains("all") {
-            selected = known + selected.filter { $0 == "query" }
+            selected = known + selected.filter { $0 == "query" || $0 == "class-day" }
         }
-        if let unknown = selected.first(where: { !known.contains($0) && $0 != "query" }) {
+        if let unknown = selected.first(where: { !known.contains($0) && $0 != "query" && $0 != "class-day" }) {
             FileHandle.standardError.write(Data("unknown benchmark \(unknown)\n\(usage)\n".utf8))
             exit(64)
         }
@@ -73,6 +73,7 @@ struct HealthgateBenchmarks {
                 switch name {
                 case "decode": DecodeBenchmark.run(report: &report)
                 case "ingest": try await IngestBenchmark.run(report: &report)
+                case "class-day": try await ClassDayBenchmark.run(report: &report)
                 case "http": try await HTTPBenchmark.run(report: &report)
                 case "mqtt": try await MQTTBenchmark.run(report: &report)
                 case "latency":

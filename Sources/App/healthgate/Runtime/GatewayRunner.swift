@@ -122,7 +122,9 @@ struct GatewayRunner {
             try await ClockWatch(trust: clockTrust, clock: clock, logger: logger) { base, previous in await correction(onto: base, from: previous) }.run()
         }
         background.append {
-            try await StoreMaintenance(store: store, retention: storeSettings.tombstoneRetention, clock: clock, logger: logger)
+            try await StoreMaintenance(
+                store: store, retention: storeSettings.tombstoneRetention, sampleRetention: storeSettings.sampleRetention,
+                clock: clock, logger: logger)
                 .run()
         }
         // What `GET /metrics` reads: the status board, each sink queue's depth (once the gateway

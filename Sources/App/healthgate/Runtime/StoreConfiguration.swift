@@ -7,7 +7,7 @@ import SampleBus
 /// The configuration's `store` object: where the gateway's store lives and how it is kept.
 ///
 /// ```json
-/// "store": {"path": "/var/lib/healthgate/samples.sqlite", "maxDatabaseMegabytes": 4096, "tombstoneRetentionDays": 90}
+/// "store": {"path": "/var/lib/healthgate/samples.sqlite", "maxDatabaseMegabytes": 4096, "tombstoneRetentionDays": 90, "retentionDays": 365}
 /// ```
 /// Every key is optional; the store exists with or without the object (it is the gateway's
 /// commit point). Decoded strictly (unknown keys refused with a suggestion), then checked.
@@ -19,6 +19,8 @@ struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
     /// How long tombstones of deleted objects stay in the change log, in days. 90 days: a sync
     /// client that is offline for up to a season still gets every deletion.
     var tombstoneRetentionDays = 90
+    /// How long raw quantity samples and heartbeat series are kept, in days. Default: forever.
+    var retentionDays: Int?
 
     init() {}
 
@@ -27,6 +29,8 @@ struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
     static let maxDatabaseMegabytesRange = 1...16_777_215
     /// The allowed `tombstoneRetentionDays`: at least a day, at most 100 years.
     static let tombstoneRetentionDaysRange = 1...36_500
+    /// The allowed `retentionDays`: at least a day, at most 100 years.
+    static let retentionDaysRange = 1...36_500
 
     /// Every key of the `store` object.
     static var configurationKeys: [ConfigurationKey<Self>] {
@@ -38,6 +42,9 @@ struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
             ConfigurationKey(
                 "tombstoneRetentionDays", \.tombstoneRetentionDays, .whole(tombstoneRetentionDaysRange, unit: "days"),
                 "How long the change log keeps deletions, and never before every remote sink has them"),
+            ConfigurationKey(
+                "retentionDays", \.retentionDays, .whole(retentionDaysRange, unit: "days"),
+                "How long raw samples and heartbeat series are kept; workouts and what they reference stay. Absent: forever"),
         ]
     }
 
@@ -49,6 +56,8 @@ struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
         var maximumPageCount: Int?
         /// How long tombstones of deleted objects stay in the change log.
         var tombstoneRetention: Duration
+        /// How long raw samples and heartbeat series are kept, or nil: forever.
+        var sampleRetention: Duration?
     }
 
     /// The settings of `configuration`'s `store` object (absent: every default).
@@ -75,6 +84,7 @@ struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
         // SQLite's default page size is 4096 bytes (https://sqlite.org/pgszchng2016.html).
         return Settings(
             path: path, maximumPageCount: maxDatabaseMegabytes.map { $0 * 256 },
-            tombstoneRetention: .seconds(Int64(tombstoneRetentionDays) * 86_400))
+            tombstoneRetention: .seconds(Int64(tombstoneRetentionDays) * 86_400),
+            sampleRetention: retentionDays.map { .seconds(Int64($0) * 86_400) })
     }
 }
