@@ -105,6 +105,12 @@ actor BusCore {
         assumeIsolated { core in core.pump() }
     }
 
+    /// The handler of the bus's sources and timer: ``pumpOnQueue()`` on an unowned core. Made in a
+    /// nonisolated function: Swift 6.0.3 crashes on the same closure written in an isolated one.
+    private nonisolated func pumpHandler() -> @Sendable () -> Void {
+        { [unowned self] in pumpOnQueue() }
+    }
+
     /// Closes the connection: fails everything in flight. Safe to call more than once.
     nonisolated func close() {
         enqueue { $0.fail(DBusError(name: DBusError.disconnected, message: "the connection was closed")) }
@@ -127,12 +133,12 @@ actor BusCore {
         // sd-bus owns the descriptor and closes it with the bus: nothing to do on cancel. The
         // sources are cancelled before the core can go (fail(_:) runs first), hence `unowned`.
         let queue = executor.queue
-        readSource = ReadinessSource(descriptor: fd, queue: queue) { [unowned self] in pumpOnQueue() }
-        let write = ReadinessSource(descriptor: fd, event: .writable, queue: queue) { [unowned self] in pumpOnQueue() }
+        readSource = ReadinessSource(descriptor: fd, queue: queue, onReady: pumpHandler())
+        let write = ReadinessSource(descriptor: fd, event: .writable, queue: queue, onReady: pumpHandler())
         write.suspend()
         writeSource = write
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.setEventHandler { [unowned self] in pumpOnQueue() }
+        timer.setEventHandler(handler: pumpHandler())
         timer.schedule(deadline: .distantFuture)
         timer.resume()
         self.timer = timer
