@@ -54,9 +54,9 @@ extension BusCore {
                         guard let userdata else { return 0 }
                         let call = Unmanaged<PendingCall>.fromOpaque(userdata).takeUnretainedValue()
                         // sd-bus passes `reply` to this callback inside sd_bus_process, on the core's queue, and it
-                        // never leaves that thread: not tracked by region checking, which cannot see the C caller.
-                        nonisolated(unsafe) let received = reply
-                        call.core.assumeIsolated { $0.complete(call, reply: received) }
+                        // never leaves that thread (ReceivedMessage).
+                        let received = ReceivedMessage(reply)
+                        call.core.assumeIsolated { $0.complete(call, reply: received.pointer) }
                         return 1
                     }, userdata, microseconds),
                 "sending the call")

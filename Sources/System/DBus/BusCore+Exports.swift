@@ -18,11 +18,11 @@ extension BusCore {
                 guard let userdata, let message else { return 0 }
                 let object = Unmanaged<ExportedObject>.fromOpaque(userdata).takeUnretainedValue()
                 // sd-bus passes `message` to this callback inside sd_bus_process, on the core's queue, and it
-                // never leaves that thread: not tracked by region checking, which cannot see the C caller.
-                nonisolated(unsafe) let received = message
+                // never leaves that thread (ReceivedMessage).
+                let received = ReceivedMessage(message)
                 return object.core.assumeIsolated { core in
-                    guard core.sd.messageIsMethodCall(received, nil, nil) > 0 else { return 0 }
-                    return core.receive(received, for: object)
+                    guard core.sd.messageIsMethodCall(received.pointer, nil, nil) > 0 else { return 0 }
+                    return core.receive(received.pointer, for: object)
                 }
             }, userdata)
         if result < 0 {

@@ -31,18 +31,18 @@ extension BusCore {
                 guard let userdata, let message else { return 0 }
                 let subscription = Unmanaged<Subscription>.fromOpaque(userdata).takeUnretainedValue()
                 // sd-bus passes `message` to this callback inside sd_bus_process, on the core's queue, and it
-                // never leaves that thread: not tracked by region checking, which cannot see the C caller.
-                nonisolated(unsafe) let received = message
-                subscription.core.assumeIsolated { $0.deliver(received, to: subscription) }
+                // never leaves that thread (ReceivedMessage).
+                let received = ReceivedMessage(message)
+                subscription.core.assumeIsolated { $0.deliver(received.pointer, to: subscription) }
                 return 0
             },
             { reply, userdata, _ in
                 guard let userdata else { return 0 }
                 let subscription = Unmanaged<Subscription>.fromOpaque(userdata).takeUnretainedValue()
                 // sd-bus passes `reply` to this callback inside sd_bus_process, on the core's queue, and it
-                // never leaves that thread: not tracked by region checking, which cannot see the C caller.
-                nonisolated(unsafe) let received = reply
-                subscription.core.assumeIsolated { $0.installed(subscription, reply: received) }
+                // never leaves that thread (ReceivedMessage).
+                let received = ReceivedMessage(reply)
+                subscription.core.assumeIsolated { $0.installed(subscription, reply: received.pointer) }
                 return 1
             }, userdata)
         if result < 0 {

@@ -98,10 +98,17 @@ actor BusCore {
         executor.queue.async { self.assumeIsolated { body($0) } }
     }
 
-    /// Runs `body` isolated to the core. Only for handlers of sources and timers made on the bus
-    /// queue, which is the actor's executor: they run there already.
-    private nonisolated func onQueue(_ body: @Sendable (isolated BusCore) -> Void) {
-        assumeIsolated { body($0) }
+    /// Pumps the bus isolated to the core. Only for handlers of sources and timers made on the bus
+    /// queue, which is the actor's executor: they run there already. (A generic "run this closure
+    /// isolated" helper here crashes Swift 6.0.3's SIL verifier in a release build.)
+    private nonisolated func pumpOnQueue() {
+        assumeIsolated { core in core.pump() }
+    }
+
+    /// The handler of the bus's sources and timer: ``pumpOnQueue()`` on an unowned core. Made in a
+    /// nonisolated function: Swift 6.0.3 crashes on the same closure written in an isolated one.
+    private nonisolated func pumpHandler() -> @Sendable () -> Void {
+        { [unowned self] in pumpOnQueue() }
     }
 
     /// Closes the connection: fails everything in flight. Safe to call more than once.
@@ -126,14 +133,12 @@ actor BusCore {
         // sd-bus owns the descriptor and closes it with the bus: nothing to do on cancel. The
         // sources are cancelled before the core can go (fail(_:) runs first), hence `unowned`.
         let queue = executor.queue
-        readSource = ReadinessSource(descriptor: fd, queue: queue) { [unowned self] in onQueue { $0.pump() } }
-        let write = ReadinessSource(descriptor: fd, event: .writable, queue: queue) { [unowned self] in
-            onQueue { $0.pump() }
-        }
+        readSource = ReadinessSource(descriptor: fd, queue: queue, onReady: pumpHandler())
+        let write = ReadinessSource(descriptor: fd, event: .writable, queue: queue, onReady: pumpHandler())
         write.suspend()
         writeSource = write
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.setEventHandler { [unowned self] in onQueue { $0.pump() } }
+        timer.setEventHandler(handler: pumpHandler())
         timer.schedule(deadline: .distantFuture)
         timer.resume()
         self.timer = timer

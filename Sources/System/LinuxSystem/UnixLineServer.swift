@@ -446,9 +446,11 @@ public actor UnixLineServer {
             if connection.output.isEmpty {
                 // Best effort, so that a client that sent half a line learns why; one that does
                 // not read loses nothing it asked for.
-                _ = Result { () throws(Errno) in
-                    try UnixStreamSocket.sendSome(connection.descriptor, closingLines.idle + [Self.newline])
-                }
+                // The descriptor and line are read outside the closure: Swift 6.0's region
+                // checking rejects a closure capturing the actor-isolated connection.
+                let descriptor = connection.descriptor
+                let line = closingLines.idle + [Self.newline]
+                _ = Result { () throws(Errno) in try UnixStreamSocket.sendSome(descriptor, line) }
             }
             close(connection)
         }

@@ -31,8 +31,7 @@ public actor CurlTransport: HTTPTransport {
     private let executor = QueueExecutor(label: "healthgate.http-repository.curl")
     /// The easy handle kept between requests, and the cleanup function of the library that made
     /// it (the library outlives the handle: it is a stored property freed after `deinit`).
-    private var handle: UnsafeMutableRawPointer?
-    private var cleanup: hg_curl_easy_cleanup_fn?
+    private var easy: EasyHandle?
 
     /// Every isolated method runs on the transport's queue.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -52,9 +51,11 @@ public actor CurlTransport: HTTPTransport {
         try library.load()
     }
 
-    /// Frees the reused handle. No transfer can be running: a transfer holds the actor.
-    isolated deinit {
-        if let handle, let cleanup { cleanup(handle) }
+    /// Frees the reused handle. No transfer can be running: a transfer holds the actor, and the
+    /// last reference is gone, so the handle is used nowhere else (a nonisolated deinit: Swift
+    /// 6.0.3, Debian 13's toolchain, has no `isolated deinit`).
+    deinit {
+        if let easy { easy.cleanup(easy.pointer) }
     }
 
     /// Sends `request` through the reused handle (see the type's documentation).
@@ -81,10 +82,20 @@ public actor CurlTransport: HTTPTransport {
 
     /// The easy handle, made with `curl` on first use.
     private func reusedHandle(_ curl: CurlEntryPoints) -> UnsafeMutableRawPointer? {
-        if let handle { return handle }
-        handle = curl.easyInit()
-        cleanup = curl.easyCleanup
-        return handle
+        if let easy { return easy.pointer }
+        guard let made = curl.easyInit() else { return nil }
+        easy = EasyHandle(pointer: made, cleanup: curl.easyCleanup)
+        return made
+    }
+
+    // @unchecked Sendable: only the actor uses the handle while it lives, and its nonisolated
+    // deinit frees it once no transfer and no reference remain.
+    /// An easy handle and the cleanup function of the library that made it.
+    private struct EasyHandle: @unchecked Sendable {
+        /// The `CURL *`.
+        let pointer: UnsafeMutableRawPointer
+        /// `curl_easy_cleanup` of the library that made it.
+        let cleanup: hg_curl_easy_cleanup_fn
     }
 
     /// One transfer's response buffers and cancellation flag, reached from libcurl's callbacks

@@ -317,8 +317,14 @@ struct SimulatedHealthReading: Sendable {
     /// mean arterial pressure as SFLOAT mmHg, the device's time stamp, the pulse as SFLOAT.
     func bloodPressurePayload(at now: Date) -> [UInt8] {
         let p = pressures
-        return [0x06] + Self.sfloat(p.systolic) + Self.sfloat(p.diastolic) + Self.sfloat(p.mean)
-            + Self.dateTime(deviceClock: now) + Self.sfloat(p.pulse)
+        // Appended one by one: Swift 6.0.3 cannot type-check the sum in reasonable time.
+        var payload: [UInt8] = [0x06]
+        payload += Self.sfloat(p.systolic)
+        payload += Self.sfloat(p.diastolic)
+        payload += Self.sfloat(p.mean)
+        payload += Self.dateTime(deviceClock: now)
+        payload += Self.sfloat(p.pulse)
+        return payload
     }
 
     /// Temperature Measurement: flags 0x06 (Celsius, time stamp, temperature type), the

@@ -72,7 +72,8 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
     public static var renamedKeys: [String: String] { followingRenamedKeys }
 
     public static var configurationKeys: [ConfigurationKey<Self>] {
-        [
+        // Three typed lists, not one expression: Swift 6.0.3 cannot type-check the sum in time.
+        let connection: [ConfigurationKey<Self>] = [
             .required("host", \.host, .string(pattern: "^[^/ ]+$"), "The broker's host name or address"),
             ConfigurationKey("port", \.port, .whole(portRange, unit: "TCP port"), "The broker's port (1883 plain, 8883 TLS by convention)"),
             ConfigurationKey(
@@ -85,8 +86,7 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
                 "messages", \.messages, MQTTMessageMode.configurationShape,
                 "One message per record, or one array per topic and batch"),
         ]
-        + followingKeys(batchSize: batchSizeRange, batchInterval: nil)
-        + [
+        let session: [ConfigurationKey<Self>] = [
             ConfigurationKey("keepAliveSeconds", \.keepAliveSeconds, .whole(keepAliveRange, unit: "seconds"), "Seconds between keepalive pings"),
             ConfigurationKey(
                 "ackTimeoutSeconds", \.ackTimeoutSeconds, .number(ackTimeoutRange, unit: "seconds"),
@@ -104,6 +104,7 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
             // An inline secret would end up in backups and `healthgate config` output: refused.
             .refused("password", "secrets are never written inline; use passwordFile"),
         ]
+        return connection + followingKeys(batchSize: batchSizeRange, batchInterval: nil) + session
     }
 
     /// The allowed `port`.
