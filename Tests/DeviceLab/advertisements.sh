@@ -182,7 +182,9 @@ sqlite3 "$DB" ".backup '$OUT/healthgate.sqlite'" || fail "cannot copy the store 
 import json, sqlite3, sys
 advertised_log, db, start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 events = [json.loads(l) for l in open(advertised_log) if l.startswith('{"event": "advertised"')]
-store = sqlite3.connect(db)
+# Read-only and immutable: the copy lies on the host's share, where SQLite's WAL index cannot
+# be mapped (a plain open fails with "disk I/O error").
+store = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
 rows = store.execute("SELECT type, value, ifnull(device, '') FROM samples_readable").fetchall()
 for name in sorted({e["device"] for e in events if e["path"] == "manufacturer"}):
     ident = name.split()[-1]
@@ -194,11 +196,13 @@ weighings = {(e["address"], e["weighing"]) for e in events if e["path"] == "serv
 stored = sum(1 for t, v, d in rows if t == "bodyMass")
 print(f"gateway scales: stabilised weighings advertised {len(weighings)}, bodyMass samples stored {stored}")
 PYTHON
+# A file, not a process substitution: the guest has no /dev/fd.
+grep '^gateway Polar' "$OUT/gateway-counts.txt" | sed 's/^gateway Polar \(H[0-9]*\) \([0-9A-F]*\):/gateway Polar-\1-\2/' > "$OUT/gateway-straps.txt"
 while read -r _ name _ advertised _ stored _ rate; do
   advertised=${advertised%,} stored=${stored%,}
   [[ $stored -ge 1 && $stored -le $advertised ]] && pass "gateway: $name stored $stored of $advertised changes (rate $rate)" ||
     fail "gateway: $name stored $stored of $advertised changes"
-done < <(grep '^gateway Polar' "$OUT/gateway-counts.txt" | sed 's/^gateway Polar \(H[0-9]*\) \([0-9A-F]*\):/gateway Polar-\1-\2/')
+done < "$OUT/gateway-straps.txt"
 if [[ -n $SCALE_KIND ]]; then
   read -r weighings stored <<< "$(sed -n 's/^gateway scales: stabilised weighings advertised \([0-9]*\), bodyMass samples stored \([0-9]*\)$/\1 \2/p' "$OUT/gateway-counts.txt")"
   [[ ${stored:-0} -ge 1 && ${stored:-0} -le ${weighings:-0} ]] && pass "gateway: $stored bodyMass samples for $weighings weighings, none twice" ||

@@ -164,7 +164,11 @@ final class OutputForPeopleTests: XCTestCase {
             try await Task.sleep(for: .milliseconds(200))
             return false
         }
-        XCTAssertEqual(try tmux.run(["display-message", "-p", "-t", "demo", "#{pane_dead_status}"]).trimmingCharacters(in: .whitespacesAndNewlines), "0")
+        // A pane killed by a signal has no status but a signal: say which, with the pane.
+        let ending = try tmux.run(["display-message", "-p", "-t", "demo", "#{pane_dead_status}/#{pane_dead_signal}"])
+        XCTAssertEqual(
+            ending.trimmingCharacters(in: .whitespacesAndNewlines), "0/",
+            "the demo's exit (status/signal) after C-c; the pane: \((try? tmux.capture()) ?? "-")")
         // -J joins the lines the terminal wrapped itself: a line printed too long shows whole.
         let pane = try tmux.capture()
         let seen = LiveOutputCheck.check(pane, width: 80)
