@@ -21,6 +21,7 @@ public final class BluetoothAdapters: Sendable {
     private let clock: any GatewayClock
     private let makeTransport: MakeTransport
     private let schedulers = Mutex<[String: AdapterScheduler]>([:])
+    private let scanners = Mutex<[String: SharedAdvertisementScanner]>([:])
 
     /// - Parameters:
     ///   - transport: the stack; without one, every adapter reports `.unavailable` (no Bluetooth
@@ -54,10 +55,19 @@ public final class BluetoothAdapters: Sendable {
         makeTransport(adapter)
     }
 
-    /// An advertisement scanner for `adapter`: the stack's transport when it scans
-    /// advertisements (BlueZ does), else one that fails with `.unavailable`. Nothing is opened here.
+    /// The advertisement scanner of `adapter` (nil: the adapter the stack lists first), the same
+    /// for every source: one scan per adapter, shared (``SharedAdvertisementScanner``), of the
+    /// stack's transport when it scans advertisements (BlueZ does), else one that fails with
+    /// `.unavailable`. Nothing is opened here.
     public func scanner(for adapter: String?) -> any AdvertisementScanner {
-        (makeTransport(adapter) as? any AdvertisementScanner) ?? UnavailableTransport(adapter: adapter)
+        scanners.withLock { scanners in
+            let name = adapter ?? "default"
+            if let existing = scanners[name] { return existing }
+            let underlying = (makeTransport(adapter) as? any AdvertisementScanner) ?? UnavailableTransport(adapter: adapter)
+            let made = SharedAdvertisementScanner(underlying)
+            scanners[name] = made
+            return made
+        }
     }
 }
 
