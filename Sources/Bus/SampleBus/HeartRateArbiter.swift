@@ -42,15 +42,21 @@ public final class HeartRateArbiter: Sendable {
     public func owner(of group: String) -> DeviceIdentity? { choice.withLock { $0.choice.owner(of: group) } }
 
     /// `records` without the heart rate another path of the same wearer feeds. Order is kept.
+    /// A batch's heart rate and its heartbeat series carry RR together: a path that brings a
+    /// series in the batch is decided as carrying RR for all of its records there, so a
+    /// connection coming back takes its wearer over with its first heart rate, not its second.
     public func admit(_ records: [HealthRecord]) -> [HealthRecord] {
         // Most batches carry no heart rate, or only the one path's: decide without copying then.
         var kept: [HealthRecord]?
+        var seriesPaths: Set<DeviceIdentity> = []
+        for record in records {
+            if case .heartbeatSeries(let series) = record, let path = series.device?.pathIdentity { seriesPaths.insert(path) }
+        }
         for (index, record) in records.enumerated() {
             let device: Device?
-            let carriesRR: Bool
             switch record {
-            case .quantity(let sample) where sample.type == .heartRate: (device, carriesRR) = (sample.device, false)
-            case .heartbeatSeries(let series): (device, carriesRR) = (series.device, true)
+            case .quantity(let sample) where sample.type == .heartRate: device = sample.device
+            case .heartbeatSeries(let series): device = series.device
             default:
                 kept?.append(record)
                 continue
@@ -60,6 +66,7 @@ public final class HeartRateArbiter: Sendable {
                 continue
             }
             let now = clock.uptime()
+            let carriesRR = seriesPaths.contains(path)
             let decision = choice.withLock { state in
                 let decision = state.choice.decide(group: key, path: path, carriesRR: carriesRR, at: now)
                 if decision == .drop { state.dropped += 1 }
