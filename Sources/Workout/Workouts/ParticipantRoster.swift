@@ -111,7 +111,10 @@ public struct ParticipantRoster: Hashable, Sendable {
     /// workout's `--devices`), nil for a guest.
     public func owner(of device: Device?) -> Participant? {
         guard let device else { return nil }
-        return participants.first { Device.matches(device, selection: $0.devices) }
+        // The device's identities once, not once per participant (the heart-rate arbiter asks for
+        // every heart rate); the same test as Device.matches.
+        let names = device.identities
+        return participants.first { participant in participant.devices.contains { names.contains(DeviceIdentity($0)) } }
     }
 
     /// Adds `participant`.
