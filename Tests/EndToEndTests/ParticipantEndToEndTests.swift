@@ -93,4 +93,59 @@ final class ParticipantEndToEndTests: XCTestCase {
         // is still in progress and stays in the store's journal.
         XCTAssertEqual(owners.sorted(), ["Ana", "Ana", "Ben", "Ben"], "each stored workout is stored under its participant's name")
     }
+
+    /// Issue #48's own example: the demo's straps report serial numbers, and still a participant
+    /// assigned a strap by its Bluetooth address is fed by it; the strap leaves whoever wore it
+    /// by its serial, and every stored sample's device carries its address.
+    func testAParticipantAssignedAStrapsAddressIsFedByIt() async throws {
+        let healthgate = try HealthgateExecutable()
+        let database = healthgate.root.appendingPathComponent("class.sqlite").path
+        let daemon = try healthgate.start(["demo", "--participants", "2", "--listen", "127.0.0.1:0", "--db", database, "--quiet"])
+        try await waitUntil(timeout: .seconds(60), "the control socket") {
+            FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
+        }
+        @Sendable func snapshot(_ participant: String) async throws -> [String: Any] {
+            let status = try await healthgate.run(["workout", "status", "--all", "--format", "json"])
+            XCTAssertEqual(status.status, 0, status.standardError)
+            let answer = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any])
+            let workouts = try XCTUnwrap(answer["workouts"] as? [[String: Any]])
+            return workouts.first { $0["participant"] as? String == participant } ?? [:]
+        }
+        @Sendable func currentHeartRate(_ participant: String) async throws -> Double? {
+            try await (snapshot(participant)["heartRate"] as? [String: Any])?["current"] as? Double
+        }
+        // Ben's strap (the demo's second, 02:00:00:00:00:02) is heard before it is handed over.
+        try await waitUntil(timeout: .seconds(30), "Ben's heart rate") { try await currentHeartRate("Ben") != nil }
+
+        let assigned = try await healthgate.run(["participant", "assign", "02-00-00-00-00-02", "P01"])
+        XCTAssertEqual(assigned.status, 0, assigned.standardError)
+        let list = try await healthgate.run(["participant", "list", "--format", "json"])
+        let roster = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.standardOutput.utf8)) as? [[String: Any]])
+        let devices = Dictionary(uniqueKeysWithValues: roster.compactMap { entry in
+            (entry["name"] as? String).map { ($0, entry["devices"] as? [String] ?? []) }
+        })
+        XCTAssertEqual(devices["P01"], ["02-00-00-00-00-02"])
+        XCTAssertEqual(devices["Ben"], [], "the strap left Ben, who listed it by its serial number")
+        XCTAssertEqual(devices["Ana"], ["healthgate/SIM-HRM-0001"])
+
+        let started = try await healthgate.run(["workout", "start", "--participant", "P01", "--activity", "running"])
+        XCTAssertEqual(started.status, 0, started.standardError)
+        try await waitUntil(timeout: .seconds(30), "P01's heart rate from the strap assigned by its address") {
+            try await currentHeartRate("P01") != nil
+        }
+        let p01 = try await snapshot("P01")
+        XCTAssertEqual(p01["state"] as? String, "running")
+
+        daemon.send(SIGTERM)
+        let exit = try await daemon.waitForExit(timeout: .seconds(30))
+        XCTAssertEqual(exit.status, 0, exit.standardError)
+
+        let query = try await healthgate.run(["query", "samples", "--type", "heartRate", "--db", database, "--format", "json"])
+        XCTAssertEqual(query.status, 0, query.standardError)
+        let samples = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(query.standardOutput.utf8)) as? [[String: Any]])
+        let radios = Set(samples.compactMap { ($0["device"] as? [String: Any])?["radioIdentifier"] as? String })
+        XCTAssertEqual(radios, ["02:00:00:00:00:01", "02:00:00:00:00:02"], "every stored heart rate names the radio it came by")
+        let locals = Set(samples.compactMap { ($0["device"] as? [String: Any])?["localIdentifier"] as? String })
+        XCTAssertEqual(locals, ["healthgate/SIM-HRM-0001", "healthgate/SIM-HRM-0002"], "beside the serial number")
+    }
 }

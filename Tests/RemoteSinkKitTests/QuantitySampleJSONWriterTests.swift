@@ -14,7 +14,8 @@ final class QuantitySampleJSONWriterTests: XCTestCase {
             Device(name: "Polar H10 1A2B3C4D", manufacturer: "Polar Electro Oy", model: "H10", firmwareVersion: "5.0.0",
                    localIdentifier: "A0:9E:1A:12:34:56"),
             Device(name: "Foot pod", manufacturer: "Acme", model: "FP-1", hardwareVersion: "2", firmwareVersion: "1.2",
-                   softwareVersion: "3.4/5", localIdentifier: "usb-Acme_FP1_0001", udiDeviceIdentifier: "(01)0061414199999"),
+                   softwareVersion: "3.4/5", localIdentifier: "usb-Acme_FP1_0001", udiDeviceIdentifier: "(01)0061414199999",
+                   radioIdentifier: "02:00:00:00:00:01"),
             Device(localIdentifier: "/dev/serial/by-id/usb-x"),
             Device(name: "Pölar ♥"), Device(name: "say \"hi\""), Device(name: "back\\slash"), Device(name: "tab\there"),
         ]

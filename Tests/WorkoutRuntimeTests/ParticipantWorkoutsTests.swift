@@ -131,6 +131,19 @@ final class ParticipantWorkoutsTests: XCTestCase {
         XCTAssertTrue(again.errors[0].hasPrefix("Ana: "), again.errors[0])
     }
 
+    /// A strap assigned by its address leaves Ben, who listed it by its name: the roster is told
+    /// the strap's other identities (as a device heard gives them), so it has one wearer.
+    func testAnAssignmentByAnotherIdentityOfTheStrapMovesTheStrap() throws {
+        var roster = try ParticipantRoster.decode(Self.configuration, defaultProfile: UserProfile())
+        let strap = Device(name: "Ben's strap", localIdentifier: "Wahoo/123", radioIdentifier: "BB:00:00:00:00:02")
+        XCTAssertEqual(roster.owner(of: strap)?.name, "Ben")
+        try roster.apply(ParticipantAssignment(device: "bb-00-00-00-00-02", participant: "Cleo"), aliases: strap.identities)
+        XCTAssertEqual(roster.participant(named: "Ben")?.devices, [])
+        XCTAssertEqual(roster.participant(named: "Cleo")?.devices, ["bb-00-00-00-00-02"])
+        XCTAssertEqual(roster.owner(of: strap)?.name, "Cleo")
+        XCTAssertEqual(roster.participant(named: "Ana")?.devices, ["AA:00:00:00:00:01"], "another strap stays")
+    }
+
     func testAnAssignmentIsCommittedToTheStoreAndSurvivesARestart() async throws {
         let clock = ManualClock()
         let first = try makeGroup(clock)

@@ -28,6 +28,9 @@ public final class SampleBus: Sendable {
     /// What sources read their checkpoints from: the newest published here, else the durable
     /// sink's (see ``CheckpointLedger``).
     public let checkpoints: CheckpointLedger
+    /// What keeps a wearer's heart rate from arriving twice by two paths; nil: every record goes
+    /// on as published. Sources' publishers run their records through it.
+    public let arbiter: HeartRateArbiter?
 
     /// Creates a bus with its sinks' queues.
     /// - Parameters:
@@ -36,10 +39,13 @@ public final class SampleBus: Sendable {
     ///   - storesCheckpoints: by position in `sinks`, whether that sink stores checkpoints (missing
     ///     entries: no). Only those sinks' queues carry checkpoints.
     ///   - checkpoints: the ledger sources read from; by default one without durable storage.
+    ///   - arbiter: the heart-rate paths' arbiter (``HeartRateArbiter``); nil: none.
     public init(
         sinks: [(name: String, queue: QueueConfiguration, accepts: @Sendable (HealthRecord) -> Bool, status: StatusReporter?)],
-        storesCheckpoints: [Bool] = [], checkpoints: CheckpointLedger = CheckpointLedger(durable: nil)
+        storesCheckpoints: [Bool] = [], checkpoints: CheckpointLedger = CheckpointLedger(durable: nil),
+        arbiter: HeartRateArbiter? = nil
     ) {
+        self.arbiter = arbiter
         subscriptions = sinks.enumerated().map { index, sink in
             Subscription(
                 name: sink.name, queue: SinkQueue(configuration: sink.queue), accepts: sink.accepts,
@@ -111,7 +117,8 @@ public struct SamplePublisher: Sendable {
     /// stop are still delivered; a forced shutdown releases the wait.
     public func publish(_ records: [HealthRecord]) async {
         guard !records.isEmpty else { return }
-        let outgoing = stamped(records)
+        let outgoing = stamped(arbitrated(records))
+        guard !outgoing.isEmpty else { return }
         await bus.publish(outgoing)
         guard let status else { return }
         // A plain loop: a key path applied per record cost more than the rest of publishing.
@@ -120,6 +127,12 @@ public struct SamplePublisher: Sendable {
             if let end = record.endDate, latest.map({ end > $0 }) ?? true { latest = end }
         }
         status.recordsHandled(outgoing.count, lastDate: latest)
+    }
+
+    /// The records without the heart rate another path of the same wearer feeds
+    /// (``HeartRateArbiter``); before anything is derived, so a dropped series derives nothing.
+    private func arbitrated(_ records: [HealthRecord]) -> [HealthRecord] {
+        bus.arbiter?.admit(records) ?? records
     }
 
     /// The records with what the gateway derives from them: after each finished heartbeat
@@ -153,7 +166,7 @@ public struct SamplePublisher: Sendable {
     /// commits in the same transaction as the records (see ``SourceCheckpoint``). `records` may
     /// be empty. Returns when every sink queue took them, like ``publish(_:)-([HealthRecord])``.
     public func publish(_ records: [HealthRecord], checkpoint: SourceCheckpoint) async {
-        let outgoing = stamped(records)
+        let outgoing = stamped(arbitrated(records))
         await bus.publish(outgoing, checkpoint: checkpoint)
         guard let status, !outgoing.isEmpty else { return }
         var latest: Date?

@@ -3,7 +3,7 @@
 /// Every field is optional because devices report different subsets. `localIdentifier` is the
 /// gateway's stable identity for the device: a BLE address, a USB `ID_SERIAL`, or a serial number.
 public struct Device: Hashable, Sendable, Codable {
-    /// The eight fields, in one immutable object that copies of the value share.
+    /// The nine fields, in one immutable object that copies of the value share.
     ///
     /// Why: a batch's samples mostly carry one device, and every copy of a sample (onto the bus,
     /// into a sink's queue, into a batch) would otherwise retain eight strings. Shared, a copy
@@ -12,12 +12,12 @@ public struct Device: Hashable, Sendable, Codable {
     /// object when the current one is shared (copy on write).
     @usableFromInline final class Fields: Sendable {
         @usableFromInline let name, manufacturer, model, hardwareVersion, firmwareVersion, softwareVersion,
-            localIdentifier, udiDeviceIdentifier: String?
+            localIdentifier, udiDeviceIdentifier, radioIdentifier: String?
 
         @inlinable init(
             _ name: String?, _ manufacturer: String?, _ model: String?, _ hardwareVersion: String?,
             _ firmwareVersion: String?, _ softwareVersion: String?, _ localIdentifier: String?,
-            _ udiDeviceIdentifier: String?
+            _ udiDeviceIdentifier: String?, _ radioIdentifier: String?
         ) {
             self.name = name
             self.manufacturer = manufacturer
@@ -27,6 +27,7 @@ public struct Device: Hashable, Sendable, Codable {
             self.softwareVersion = softwareVersion
             self.localIdentifier = localIdentifier
             self.udiDeviceIdentifier = udiDeviceIdentifier
+            self.radioIdentifier = radioIdentifier
         }
     }
 
@@ -39,11 +40,11 @@ public struct Device: Hashable, Sendable, Codable {
         name: String? = nil, manufacturer: String? = nil, model: String? = nil,
         hardwareVersion: String? = nil, firmwareVersion: String? = nil,
         softwareVersion: String? = nil, localIdentifier: String? = nil,
-        udiDeviceIdentifier: String? = nil
+        udiDeviceIdentifier: String? = nil, radioIdentifier: String? = nil
     ) {
         fields = Fields(
             name, manufacturer, model, hardwareVersion, firmwareVersion, softwareVersion, localIdentifier,
-            udiDeviceIdentifier)
+            udiDeviceIdentifier, radioIdentifier)
     }
 
     public var name: String? {
@@ -79,6 +80,16 @@ public struct Device: Hashable, Sendable, Codable {
         get { fields.udiDeviceIdentifier }
         set { update { $0.udiDeviceIdentifier = newValue } }
     }
+    /// The identity of the radio the samples came by, whatever else identifies the device: the
+    /// Bluetooth address of a connected device, the Polar device id in a broadcasting strap's
+    /// name, or an ANT+ device (`ant:120:NUMBER`), as ``DeviceIdentity`` writes them. A
+    /// participant, a workout's `devices` and the board may name the device by it
+    /// (``identities``), also when ``localIdentifier`` is a `manufacturer/serial`. nil: the
+    /// device came by no radio (a serial port) or its source does not say.
+    public var radioIdentifier: String? {
+        get { fields.radioIdentifier }
+        set { update { $0.radioIdentifier = newValue } }
+    }
 
     /// Whether `other` is a copy of this value: the same fields object, so certainly equal.
     /// False says nothing; compare with `==`. O(1): a writer recognizes the device of the
@@ -92,18 +103,19 @@ public struct Device: Hashable, Sendable, Codable {
         change(&values)
         fields = Fields(
             values.name, values.manufacturer, values.model, values.hardwareVersion, values.firmwareVersion,
-            values.softwareVersion, values.localIdentifier, values.udiDeviceIdentifier)
+            values.softwareVersion, values.localIdentifier, values.udiDeviceIdentifier, values.radioIdentifier)
     }
 
     private struct Mutable {
         var name, manufacturer, model, hardwareVersion, firmwareVersion, softwareVersion, localIdentifier,
-            udiDeviceIdentifier: String?
+            udiDeviceIdentifier, radioIdentifier: String?
 
         init(_ fields: Fields) {
             (name, manufacturer, model, hardwareVersion) =
                 (fields.name, fields.manufacturer, fields.model, fields.hardwareVersion)
             (firmwareVersion, softwareVersion, localIdentifier, udiDeviceIdentifier) =
                 (fields.firmwareVersion, fields.softwareVersion, fields.localIdentifier, fields.udiDeviceIdentifier)
+            radioIdentifier = fields.radioIdentifier
         }
     }
 
@@ -113,7 +125,7 @@ public struct Device: Hashable, Sendable, Codable {
         return a.name == b.name && a.manufacturer == b.manufacturer && a.model == b.model
             && a.hardwareVersion == b.hardwareVersion && a.firmwareVersion == b.firmwareVersion
             && a.softwareVersion == b.softwareVersion && a.localIdentifier == b.localIdentifier
-            && a.udiDeviceIdentifier == b.udiDeviceIdentifier
+            && a.udiDeviceIdentifier == b.udiDeviceIdentifier && a.radioIdentifier == b.radioIdentifier
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -126,11 +138,12 @@ public struct Device: Hashable, Sendable, Codable {
         hasher.combine(f.softwareVersion)
         hasher.combine(f.localIdentifier)
         hasher.combine(f.udiDeviceIdentifier)
+        hasher.combine(f.radioIdentifier)
     }
 
     private enum CodingKeys: String, CodingKey {
         case name, manufacturer, model, hardwareVersion, firmwareVersion, softwareVersion, localIdentifier,
-            udiDeviceIdentifier
+            udiDeviceIdentifier, radioIdentifier
     }
 
     public init(from decoder: any Decoder) throws {
@@ -143,7 +156,8 @@ public struct Device: Hashable, Sendable, Codable {
             firmwareVersion: try c.decodeIfPresent(String.self, forKey: .firmwareVersion),
             softwareVersion: try c.decodeIfPresent(String.self, forKey: .softwareVersion),
             localIdentifier: try c.decodeIfPresent(String.self, forKey: .localIdentifier),
-            udiDeviceIdentifier: try c.decodeIfPresent(String.self, forKey: .udiDeviceIdentifier))
+            udiDeviceIdentifier: try c.decodeIfPresent(String.self, forKey: .udiDeviceIdentifier),
+            radioIdentifier: try c.decodeIfPresent(String.self, forKey: .radioIdentifier))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -156,6 +170,7 @@ public struct Device: Hashable, Sendable, Codable {
         try c.encodeIfPresent(softwareVersion, forKey: .softwareVersion)
         try c.encodeIfPresent(localIdentifier, forKey: .localIdentifier)
         try c.encodeIfPresent(udiDeviceIdentifier, forKey: .udiDeviceIdentifier)
+        try c.encodeIfPresent(radioIdentifier, forKey: .radioIdentifier)
     }
 
     /// A short label for logs: the name, else the local identifier, else "unknown device".
@@ -194,9 +209,27 @@ extension Device {
         return selection.contains { names.contains(DeviceIdentity($0)) }
     }
 
-    /// The identities a selection may name this device by: its local identifier, name and
-    /// display name, in canonical form.
+    /// The identities a selection may name this device by: its local identifier, its radio
+    /// identifier, name and display name, and the Polar device id in its name (a connected Polar
+    /// strap is named like its broadcast), in canonical form.
     public var identities: Set<DeviceIdentity> {
-        Set([localIdentifier, name, displayName].compactMap { $0.map(DeviceIdentity.init) })
+        var result = Set([localIdentifier, radioIdentifier, name, displayName].compactMap { $0.map(DeviceIdentity.init) })
+        if let name, let polar = DeviceIdentity.polarDeviceID(inName: name) { result.insert(polar) }
+        return result
+    }
+
+    /// The one identity of the strap behind this device, whatever path it came by: the Polar
+    /// device id in its name, else its radio identifier, else its local identifier, else its
+    /// name. Two paths of one Polar strap (connected and broadcasting) give the same strap
+    /// identity; the paths themselves differ by ``pathIdentity``.
+    public var strapIdentity: DeviceIdentity? {
+        if let name, let polar = DeviceIdentity.polarDeviceID(inName: name) { return polar }
+        return pathIdentity
+    }
+
+    /// The identity of the path the samples came by: the radio identifier, else the local
+    /// identifier, else the name. Two paths of one strap differ by it.
+    public var pathIdentity: DeviceIdentity? {
+        (radioIdentifier ?? localIdentifier ?? name).map(DeviceIdentity.init)
     }
 }

@@ -7,15 +7,28 @@
 ///   (`02:00:00:00:00:01`, `02-00-00-00-00-01`, `020000000001`); canonical: upper case with `:`.
 /// - an **ANT+ device**: `ant:TYPE:NUMBER` (device type, device number), in any case, numbers in
 ///   decimal with or without leading zeros; canonical: `ant:120:123456`.
+/// - a **Polar device id**: the eight hex digits a Polar strap prints on its back and puts last
+///   in its Bluetooth name ("Polar H10 1A2B3C4D"), in any case; canonical: upper case
+///   (`1A2B3C4D`). Its broadcasts and its connection both carry it (``polarDeviceID(inName:)``).
 /// Anything else (a serial number, a `manufacturer/serial`, a name) is its own canonical form,
-/// compared exactly. New forms (a Polar device id) are added here, in one place.
+/// compared exactly. New forms are added here, in one place.
 public struct DeviceIdentity: Hashable, Sendable, CustomStringConvertible {
     /// The canonical form.
     public let canonical: String
 
     /// The identity `text` names (never fails: an unrecognised text is itself).
     public init(_ text: String) {
-        canonical = Self.bluetoothAddress(text) ?? Self.antDevice(text) ?? text
+        canonical = Self.bluetoothAddress(text) ?? Self.antDevice(text) ?? Self.polarDeviceID(text) ?? text
+    }
+
+    /// The Polar device id in a Bluetooth name, as Polar's SDK reads it
+    /// (`BleAdvertisementContent.processName`): the last of at least three words of a name
+    /// starting with "Polar", when it is eight hex digits ("Polar H10 1A2B3C4D" → `1A2B3C4D`);
+    /// nil for any other name.
+    public static func polarDeviceID(inName name: String) -> DeviceIdentity? {
+        let words = name.split(separator: " ")
+        guard words.count >= 3, words[0] == "Polar", let id = words.last, polarDeviceID(String(id)) != nil else { return nil }
+        return DeviceIdentity(String(id))
     }
 
     /// The canonical form.
@@ -42,6 +55,12 @@ public struct DeviceIdentity: Hashable, Sendable, CustomStringConvertible {
             index = next
         }
         return octets.joined(separator: ":")
+    }
+
+    /// `text` as a canonical Polar device id (eight hex digits, upper case), or nil.
+    static func polarDeviceID(_ text: String) -> String? {
+        guard text.utf8.count == 8, text.allSatisfy(\.isHexDigit) else { return nil }
+        return text.uppercased()
     }
 
     /// `text` as a canonical ANT+ identity, or nil when it is not one.

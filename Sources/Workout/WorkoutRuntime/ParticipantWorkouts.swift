@@ -30,7 +30,13 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         var controllers: [String: WorkoutController] = [:]
         var restoreDone = false
         var additions: AsyncStream<WorkoutController>.Continuation?
+        /// The devices heard lately, newest last, at most ``heardDevicesLimit``: what tells an
+        /// assignment which other identities name the same strap.
+        var heardDevices: [Device] = []
     }
+
+    /// How many distinct devices ``State/heardDevices`` keeps (the oldest goes first).
+    static let heardDevicesLimit = 128
 
     /// The gateway's own workout (no participant), with the default profile.
     public let main: WorkoutController
@@ -158,7 +164,12 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             // A name that differs from a participant's only in case is that participant, not a new one.
             let name = Self.participantName(participant.trimmed(), among: trial.participants.map(\.name))
             let assignment = ParticipantAssignment(device: device, participant: name)
-            try trial.apply(assignment)
+            // The strap's other names, from the devices heard that this identity names.
+            let identity = DeviceIdentity(device)
+            let aliases = self.state.withLock { $0.heardDevices }
+                .filter { $0.identities.contains(identity) }
+                .reduce(into: Set<DeviceIdentity>()) { $0.formUnion($1.identities) }
+            try trial.apply(assignment, aliases: aliases)
             try self.store.assign(assignment)
             self.state.withLock { state in
                 state.roster = trial
@@ -358,8 +369,28 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             throw error
         }
         while let batch = await inbox.next() {
+            noteDevices(of: batch)
             main.ingest(batch)
             for controller in state.withLock({ Array($0.controllers.values) }) { controller.ingest(batch) }
+        }
+    }
+
+    /// Keeps the devices of `batch`'s heart rate in ``State/heardDevices``.
+    private func noteDevices(of batch: [HealthRecord]) {
+        var last: Device?
+        for record in batch {
+            guard case .quantity(let sample) = record, sample.type == .heartRate, let device = sample.device,
+                !last.isIdentical(to: device)
+            else { continue }
+            last = device
+            state.withLock { state in
+                if let index = state.heardDevices.lastIndex(of: device) {
+                    if index == state.heardDevices.count - 1 { return }
+                    state.heardDevices.remove(at: index)
+                }
+                state.heardDevices.append(device)
+                if state.heardDevices.count > Self.heardDevicesLimit { state.heardDevices.removeFirst() }
+            }
         }
     }
 

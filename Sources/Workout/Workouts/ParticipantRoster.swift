@@ -111,7 +111,10 @@ public struct ParticipantRoster: Hashable, Sendable {
     /// workout's `--devices`), nil for a guest.
     public func owner(of device: Device?) -> Participant? {
         guard let device else { return nil }
-        return participants.first { Device.matches(device, selection: $0.devices) }
+        // The device's identities once, not once per participant (the heart-rate arbiter asks for
+        // every heart rate); the same test as Device.matches.
+        let names = device.identities
+        return participants.first { participant in participant.devices.contains { names.contains(DeviceIdentity($0)) } }
     }
 
     /// Adds `participant`.
@@ -128,10 +131,13 @@ public struct ParticipantRoster: Hashable, Sendable {
     }
 
     /// Moves `assignment.device` to its participant, creating the participant (with
-    /// ``defaultProfile``) if the name is new.
+    /// ``defaultProfile``) if the name is new. `aliases`: the strap's other identities, as a
+    /// device heard by the gateway gives them (``HealthModel/Device/identities``: its serial, its
+    /// address, its Polar id); any of them another participant lists leaves that participant too,
+    /// so that a strap assigned by its address is no longer worn by whoever listed its serial.
     /// - Throws: ``WorkoutError/Code/invalidArgument`` for an empty name or device, a name
     ///   longer than 64 characters, or a roster already at ``maximumParticipants``.
-    public mutating func apply(_ assignment: ParticipantAssignment) throws(WorkoutError) {
+    public mutating func apply(_ assignment: ParticipantAssignment, aliases: Set<DeviceIdentity> = []) throws(WorkoutError) {
         let name = assignment.participant.trimmed()
         guard !name.isEmpty, name.count <= 64 else {
             throw WorkoutError(.invalidArgument, "participant: the name must be 1 to 64 characters")
@@ -145,7 +151,10 @@ public struct ParticipantRoster: Hashable, Sendable {
         }
         for index in participants.indices {
             // Whatever form it was written in before (DeviceIdentity), the strap leaves its wearer.
-            participants[index].devices.removeAll { DeviceIdentity($0) == DeviceIdentity(assignment.device) }
+            participants[index].devices.removeAll {
+                let identity = DeviceIdentity($0)
+                return identity == DeviceIdentity(assignment.device) || aliases.contains(identity)
+            }
             if participants[index].name == name { participants[index].devices.append(assignment.device) }
         }
     }

@@ -59,6 +59,7 @@ final class SimulatedStickTests: XCTestCase {
         let heartRates = try await store.samples(of: .heartRate)
         let byStrap = Dictionary(grouping: heartRates, by: { $0.device?.localIdentifier ?? "?" })
         XCTAssertEqual(Set(byStrap.keys), Set(straps.map(\.description)))
+        XCTAssertTrue(heartRates.allSatisfy { $0.device?.radioIdentifier == $0.device?.localIdentifier }, "stored with its ANT+ id as its radio")
         for (strap, samples) in byStrap {
             XCTAssertGreaterThanOrEqual(samples.count, 6, strap)
             XCTAssertTrue(samples.allSatisfy { (45...200).contains($0.quantity.value) }, strap)

@@ -44,6 +44,7 @@ final class BroadcastSourceTests: XCTestCase {
         XCTAssertEqual(samples.map(\.quantity.value), [70, 71, 72, 73, 74])
         XCTAssertEqual(samples.map(\.startDate), (0..<5).map { start.addingTimeInterval(Double($0)) })
         XCTAssertEqual(samples.first?.device?.localIdentifier, "1A2B3C4D")
+        XCTAssertEqual(samples.first?.device?.radioIdentifier, "1A2B3C4D", "the Polar device id is the broadcast's radio")
         XCTAssertEqual(samples.first?.device?.model, "H10")
         XCTAssertEqual(samples.first?.metadata[.sensorContact], .bool(true))
         XCTAssertEqual(samples.map { $0.metadata[.lowBattery] }, [false, false, false, false, true].map(MetadataValue.bool))

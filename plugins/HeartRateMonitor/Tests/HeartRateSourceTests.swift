@@ -104,6 +104,7 @@ final class HeartRateSourceTests: XCTestCase {
         XCTAssertEqual(device.model, "H10")
         XCTAssertEqual(device.firmwareVersion, "3.1.1")
         XCTAssertEqual(device.localIdentifier, "Polar Electro Oy/A1B2C3D4")
+        XCTAssertEqual(device.radioIdentifier, "C0:FF:EE:00:00:01", "the address stays beside the serial number")
         XCTAssertEqual(sample.metadata.heartRateSensorLocation, .chest)
         XCTAssertEqual(sample.metadata[.batteryLevel], .integer(77))
         XCTAssertEqual(sample.metadata[.bleAddress], .string("C0:FF:EE:00:00:01"))
@@ -115,6 +116,7 @@ final class HeartRateSourceTests: XCTestCase {
 
         let series = try XCTUnwrap(h.series.first)
         XCTAssertEqual(series.device?.localIdentifier, "Polar Electro Oy/A1B2C3D4")
+        XCTAssertEqual(series.device?.radioIdentifier, "C0:FF:EE:00:00:01")
         XCTAssertEqual(series.metadata.heartRateSensorLocation, .chest)
         // 72 and 75 bpm: anchor + 2 beats; no contact: a gap; 80 bpm: anchor + beat; 81: one beat.
         XCTAssertEqual(series.beats.map(\.precededByGap), [true, false, false, true, false, false])

@@ -171,7 +171,8 @@ struct GatewayRunner {
             statusBoard: statusBoard,
             shutdownTimeout: .milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000)),
             provenance: Self.provenance(of: configuration, gatewayName: gatewayName, variables: variables),
-            clockBase: { clockTrust.clockBase() })
+            clockBase: { clockTrust.clockBase() },
+            heartRateArbiter: HeartRateArbiter(clock: clock, group: Self.wearer(in: services.workouts)))
         runningGateway.withLock { $0 = gateway }
 
 
@@ -319,6 +320,16 @@ struct GatewayRunner {
 
     /// What every record gets where its source set none: the gateway's name, this healthgate's
     /// version and the time zone (configured, else `$TZ` or the system's).
+    /// Whose heart rate a device's records are, for the heart-rate arbiter: the participant
+    /// wearing it now (any of their listed identities naming it), else the strap itself. Read on
+    /// every heart-rate record, so an assignment takes effect with the next one.
+    static func wearer(in workouts: ParticipantWorkouts) -> @Sendable (Device) -> String? {
+        { device in
+            if let participant = workouts.roster.owner(of: device) { return "participant:\(participant.name)" }
+            return HeartRateArbiter.strapGroup(device)
+        }
+    }
+
     static func provenance(of configuration: GatewayConfiguration, gatewayName: String, variables: [String: String]) -> Metadata {
         var stamp = Metadata()
         stamp[.gatewayName] = .string(gatewayName)

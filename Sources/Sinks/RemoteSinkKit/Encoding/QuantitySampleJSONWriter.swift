@@ -91,7 +91,7 @@ public struct QuantitySampleJSONWriter: Sendable {
         let fields: [(String, String?)] = [
             ("firmwareVersion", device.firmwareVersion), ("hardwareVersion", device.hardwareVersion),
             ("localIdentifier", device.localIdentifier), ("manufacturer", device.manufacturer), ("model", device.model),
-            ("name", device.name), ("softwareVersion", device.softwareVersion),
+            ("name", device.name), ("radioIdentifier", device.radioIdentifier), ("softwareVersion", device.softwareVersion),
             ("udiDeviceIdentifier", device.udiDeviceIdentifier),
         ]
         var out: [UInt8] = [UInt8(ascii: "{")]

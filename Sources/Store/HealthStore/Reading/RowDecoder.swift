@@ -7,7 +7,7 @@ import SQLite
 enum RowDecoder {
     static let deviceColumns = """
         d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version, d.software_version,
-        d.local_identifier, d.udi_device_identifier
+        d.local_identifier, d.udi_device_identifier, d.radio_identifier
         """
 
     /// The columns ``decodeSample(_:vocabulary:path:metadata:)`` reads, in its order, from
@@ -67,7 +67,7 @@ enum RowDecoder {
         SELECT s.anchor, s.uuid, s.type_id, s.unit_id, s.value, s.original_value, s.start_us, s.duration_us,
             s.metadata_set_id, s.device_id, d.name, d.manufacturer, d.model,
             d.hardware_version, d.firmware_version, d.software_version, d.local_identifier, d.udi_device_identifier,
-            e.key, e.value_type, e.value, u.unit
+            d.radio_identifier, e.key, e.value_type, e.value, u.unit
         FROM (SELECT * FROM samples WHERE type_id = (SELECT id FROM quantity_types WHERE identifier = ?1)
             ORDER BY start_us DESC, uuid DESC LIMIT 1) s
         JOIN units u ON u.id = s.unit_id
@@ -90,14 +90,14 @@ enum RowDecoder {
         do throws(StoreError) {
             guard try step(statement, path: path) else { return nil }
             // The type is the one asked for and the unit is in the row: no vocabulary lookup.
-            var vocabulary = StoreVocabulary(known: type, unit: statement.text(21), path: path)
+            var vocabulary = StoreVocabulary(known: type, unit: statement.text(22), path: path)
             // The metadata entries are the rows' last columns, one entry per row: read once the
             // sample's own columns are, stepping to the statement's end.
             return try decodeSample(statement, vocabulary: &vocabulary, path: path) { _ throws(StoreError) in
                 var entries = Metadata()
                 repeat {
-                    guard let name = statement.text(18) else { continue }
-                    guard let value = StoreSchema.metadataValue(valueType: statement.text(19), value: statement.value(20))
+                    guard let name = statement.text(19) else { continue }
+                    guard let value = StoreSchema.metadataValue(valueType: statement.text(20), value: statement.value(21))
                     else {
                         throw StoreError(.invalidData, path: path, message: "metadata \(name) has an invalid value")
                     }
@@ -144,7 +144,7 @@ enum RowDecoder {
                     name: statement.text(10), manufacturer: statement.text(11), model: statement.text(12),
                     hardwareVersion: statement.text(13), firmwareVersion: statement.text(14),
                     softwareVersion: statement.text(15), localIdentifier: statement.text(16),
-                    udiDeviceIdentifier: statement.text(17))
+                    udiDeviceIdentifier: statement.text(17), radioIdentifier: statement.text(18))
             }
         }
         let entries = try metadata(statement.value(8))
@@ -194,7 +194,7 @@ enum RowDecoder {
         var result: [(anchor: Int64, series: HeartbeatSeriesSample)] = []
         for row in rows {
             let id = try sampleID(row, 0, path: path)
-            guard let start = row.integer(1), let end = row.integer(2), let anchor = row.integer(15) else {
+            guard let start = row.integer(1), let end = row.integer(2), let anchor = row.integer(16) else {
                 throw StoreError(.invalidData, path: path, message: "heartbeat series \(id) lacks a date")
             }
             let beats = try HealthStore.run(
@@ -236,7 +236,7 @@ enum RowDecoder {
                 throw StoreError(
                     .invalidData, path: path, message: "correlation \(id) has an unknown type \(row.text(1) ?? "NULL")")
             }
-            guard let start = row.integer(2), let end = row.integer(3), let anchor = row.integer(16) else {
+            guard let start = row.integer(2), let end = row.integer(3), let anchor = row.integer(17) else {
                 throw StoreError(.invalidData, path: path, message: "correlation \(id) lacks a date")
             }
             let members = try samples(
@@ -365,6 +365,6 @@ enum RowDecoder {
         return Device(
             name: row.text(c), manufacturer: row.text(c + 1), model: row.text(c + 2), hardwareVersion: row.text(c + 3),
             firmwareVersion: row.text(c + 4), softwareVersion: row.text(c + 5), localIdentifier: row.text(c + 6),
-            udiDeviceIdentifier: row.text(c + 7))
+            udiDeviceIdentifier: row.text(c + 7), radioIdentifier: row.text(c + 8))
     }
 }

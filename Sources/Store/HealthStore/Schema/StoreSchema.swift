@@ -38,6 +38,7 @@ public enum StoreSchema {
         .sql(version10),
         .sql(version11),
         .sql(version12),
+        .sql(version13),
     ]
 
     // Version 1.

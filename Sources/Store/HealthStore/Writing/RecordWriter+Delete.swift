@@ -74,7 +74,7 @@ extension RecordWriter {
             let bindings: [SQLiteValue] = [
                 .text(device), .integer(StoreTime.microseconds(from)), .integer(StoreTime.microseconds(to)),
             ]
-            let ofDevice = "o.device_id IN (SELECT id FROM devices WHERE name = ?1 OR local_identifier = ?1)"
+            let ofDevice = "o.device_id IN (SELECT id FROM devices WHERE name = ?1 OR local_identifier = ?1 OR radio_identifier = ?1)"
             // Through the (type_id, start_us) index, one range per type.
             try connection.run(insert(.quantity, "samples", Self.tables[0].type, where: """
                 o.type_id IN (SELECT id FROM quantity_types) AND o.start_us >= ?2 AND o.start_us < ?3 AND \(ofDevice)
@@ -136,7 +136,7 @@ extension RecordWriter {
             LEFT JOIN devices d ON d.id = o.device_id
             JOIN live_workouts w ON EXISTS (SELECT 1 FROM json_each(w.types) WHERE value = o.type)
                 AND (w.devices IS NULL OR EXISTS (
-                    SELECT 1 FROM json_each(w.devices) WHERE value = d.name OR value = d.local_identifier))
+                    SELECT 1 FROM json_each(w.devices) WHERE value = d.name OR value = d.local_identifier OR value = d.radio_identifier))
                 AND o.end_us >= (
                     SELECT min(at_us) FROM live_workout_events e WHERE e.workout_uuid = w.uuid AND e.action = 'start')
             LIMIT 1

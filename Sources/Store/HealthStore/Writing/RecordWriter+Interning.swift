@@ -90,19 +90,19 @@ extension RecordWriter {
         if let id = deviceIDs[device] { return id }
         let fields: [SQLiteValue] = [
             device.name, device.manufacturer, device.model, device.hardwareVersion, device.firmwareVersion,
-            device.softwareVersion, device.localIdentifier, device.udiDeviceIdentifier,
+            device.softwareVersion, device.localIdentifier, device.udiDeviceIdentifier, device.radioIdentifier,
         ].map { $0.map(SQLiteValue.text) ?? .null }
         try connection.run(
             """
             INSERT INTO devices (name, manufacturer, model, hardware_version, firmware_version,
-                software_version, local_identifier, udi_device_identifier)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING
+                software_version, local_identifier, udi_device_identifier, radio_identifier)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING
             """, fields)
         guard let id = try connection.query(
             """
             SELECT id FROM devices WHERE name IS ?1 AND manufacturer IS ?2 AND model IS ?3
                 AND hardware_version IS ?4 AND firmware_version IS ?5 AND software_version IS ?6
-                AND local_identifier IS ?7 AND udi_device_identifier IS ?8
+                AND local_identifier IS ?7 AND udi_device_identifier IS ?8 AND radio_identifier IS ?9
             """, fields).first?.integer(0)
         else {
             throw SQLiteError(.error, message: "the device row just inserted was not found",

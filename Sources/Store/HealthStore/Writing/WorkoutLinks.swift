@@ -41,7 +41,7 @@ enum WorkoutLinks {
         let devices = workout.metadata["healthgate.devices"].flatMap(Self.devices(from:))
         let rows = try connection.query(
             """
-            SELECT h.uuid, h.start_us, h.end_us, d.name, d.local_identifier FROM heartbeat_series h
+            SELECT h.uuid, h.start_us, h.end_us, d.name, d.local_identifier, d.radio_identifier FROM heartbeat_series h
             LEFT JOIN devices d ON d.id = h.device_id
             WHERE h.end_us >= ?1 AND h.start_us <= ?2
             """,
@@ -49,8 +49,8 @@ enum WorkoutLinks {
              .integer(StoreTime.microseconds(workout.endDate))])
         for row in rows {
             guard let start = row.integer(1), let end = row.integer(2) else { continue }
-            let device = row.text(3) == nil && row.text(4) == nil
-                ? nil : Device(name: row.text(3), localIdentifier: row.text(4))
+            let device = row.text(3) == nil && row.text(4) == nil && row.text(5) == nil
+                ? nil : Device(name: row.text(3), localIdentifier: row.text(4), radioIdentifier: row.text(5))
             guard timeline.overlaps(
                 start: StoreTime.date(microseconds: start), end: StoreTime.date(microseconds: end)),
                 Device.matches(device, selection: devices)

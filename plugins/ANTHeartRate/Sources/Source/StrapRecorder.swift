@@ -51,7 +51,9 @@ struct StrapRecorder {
         self.identifier = identifier
         self.ids = ids
         seriesLimits = (seriesMaxBeats, seriesSeconds)
-        device = Device(name: "ANT+ heart-rate strap \(identifier.deviceNumber)", localIdentifier: identifier.description)
+        device = Device(
+            name: "ANT+ heart-rate strap \(identifier.deviceNumber)", localIdentifier: identifier.description,
+            radioIdentifier: identifier.description)
         if let restored, date.timeIntervalSince(restored.received) < Self.restoreWindow, date >= restored.received {
             beats = ANTBeatTracker(lastBeatTime: restored.beatTime, lastBeatCount: restored.beatCount)
             if let lastBeat = restored.lastBeat {

@@ -1,6 +1,7 @@
 public import BLEAdvertisementKit
 public import BLETransport
 public import FoundationEssentials
+import HealthModel
 
 /// Polar's heart-rate broadcast (H9, H10, OH1, Verity Sense, watches with "HR visible to other
 /// devices"): manufacturer data of company 0x006B, about one new value a second.
@@ -27,12 +28,11 @@ public enum PolarBroadcastProfile: AdvertisementProfile {
     public static func identity(of advertisement: Advertisement) -> AdvertiserIdentity {
         let address = advertisement.address.uppercased()
         guard let name = advertisement.name else { return AdvertiserIdentity(key: address, address: address) }
+        // The rule is DeviceIdentity's, so that a participant's Polar id names this strap.
+        guard let id = DeviceIdentity.polarDeviceID(inName: name) else { return AdvertiserIdentity(key: address, address: address) }
         let words = name.split(separator: " ")
-        guard words.count >= 3, words[0] == "Polar", let id = words.last, id.count == 8,
-            id.allSatisfy(\.isHexDigit)
-        else { return AdvertiserIdentity(key: address, address: address) }
         return AdvertiserIdentity(
-            key: id.uppercased(), address: address, model: words.dropFirst().dropLast().joined(separator: " "))
+            key: id.canonical, address: address, model: words.dropFirst().dropLast().joined(separator: " "))
     }
 
     /// A simulated strap's advertisement: device `n` is "Polar H10 0000000n" at a steady address,

@@ -84,7 +84,8 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
             if let impedance = reading.impedance { metadata[.impedance] = .integer(Int64(impedance)) }
             if let timestamp = reading.clock.iso8601 { metadata[.scaleTimestamp] = .string(timestamp) }
             let model = reading.service == .bodyComposition ? "Mi Body Composition Scale 2" : "Mi Smart Scale 2"
-            let device = Device(name: advertisement.name, manufacturer: "Xiaomi", model: model, localIdentifier: identity.key)
+            let device = Device(name: advertisement.name, manufacturer: "Xiaomi", model: model, localIdentifier: identity.key,
+                radioIdentifier: DeviceIdentity(identity.address).canonical)
             let date = advertisement.receivedAt
             let checkpoint = SourceCheckpoint(
                 namespace: Self.kind, key: identity.key, payload: try JSONEncoder().encode(ledger))

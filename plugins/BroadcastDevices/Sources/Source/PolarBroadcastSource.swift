@@ -86,7 +86,7 @@ public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, Pay
             metadata[.advertiserAddress] = .string(identity.address)
             let device = Device(
                 name: advertisement.name, manufacturer: "Polar Electro Oy", model: identity.model,
-                localIdentifier: identity.key)
+                localIdentifier: identity.key, radioIdentifier: identity.key)
             let date = advertisement.receivedAt
             do {
                 let sample = try QuantitySample(

@@ -8,7 +8,8 @@ import FoundationEssentials
 extension PeripheralSession {
     /// What every connection reads first: Device Information (0x180A) and the battery level.
     public struct DeviceInformation: Sendable, Hashable {
-        /// The device as samples name it; its local identifier is ``localIdentifier(address:manufacturer:serialNumber:)``.
+        /// The device as samples name it; its local identifier is ``localIdentifier(address:manufacturer:serialNumber:)``,
+        /// its radio identifier the address.
         public var device: Device
         /// Percent, from Battery Level (0x2A19) or, without it, BlueZ's Battery1.
         public var battery: Int?
@@ -28,7 +29,9 @@ extension PeripheralSession {
                 .trimmed(where: { $0.isWhitespace || $0 == "\0" })
             return value.isEmpty ? nil : value
         }
-        var device = Device(name: peripheral.name ?? key, localIdentifier: key)
+        // The address stays the radio identity when a serial number becomes the local identifier,
+        // so that a participant assigned the address follows the device.
+        var device = Device(name: peripheral.name ?? key, localIdentifier: key, radioIdentifier: DeviceIdentity(key).canonical)
         device.manufacturer = try await text(.manufacturerName)
         device.model = try await text(.modelNumber)
         device.hardwareVersion = try await text(.hardwareRevision)
