@@ -292,7 +292,9 @@ enum ANTClassBenchmark {
                 script, "--straps", String(ANTClassBenchmark.straps), "--link", link, "--log", log,
                 "--network-key", ANTClassBenchmark.networkKey,
             ]
-            FileManager.default.createFile(atPath: errors, contents: nil)
+            guard FileManager.default.createFile(atPath: errors, contents: nil) else {
+                throw ANTBenchmarkFailure(description: "cannot create \(errors)")
+            }
             process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
             process.standardOutput = FileHandle.nullDevice
             process.standardInput = FileHandle.nullDevice

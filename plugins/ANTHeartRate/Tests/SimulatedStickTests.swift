@@ -7,6 +7,7 @@ import HealthModel
 import HealthStore
 import SQLiteStore
 import SampleBus
+import SerialDevices
 import XCTest
 
 /// The simulated stick on a real pseudo-terminal, read as a stick at a path with a key file,
