@@ -27,8 +27,8 @@ enum DemoCommand {
             its weighings (service data 0x181B), a simulated serial pedometer on a real pseudo-terminal that \
             speaks the documented pedometer protocol, and an ANT+ class: six heart-rate straps heard through a \
             simulated USB ANT stick that speaks the ANT serial protocol on a pseudo-terminal, each strap worn by a \
-            participant of its own (Quinn, Rosa, Sami, Tom, Uma, Vera), so the class has a workout per person and a \
-            tile per person on the board rather than joining another workout. Samples go into the demo's own SQLite store, \
+            participant of its own (Quinn, Rosa, Sami, Tom, Uma, Vera), so the class has a workout per person \
+            ('healthgate workout start --all') and a tile per person on the board. Samples go into the demo's own SQLite store, \
             $XDG_STATE_HOME/healthgate/demo.sqlite (default ~/.local/state/healthgate/), never into \
             the store of 'healthgate run' (--db chooses another file; the first line printed names \
             it). A live line per sample is printed. Read the demo's samples back with --db, e.g. \
