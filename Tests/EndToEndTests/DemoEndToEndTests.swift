@@ -4,8 +4,11 @@ import HealthModel
 import XCTest
 
 /// What `healthgate demo` leaves behind: its own store, never the one `healthgate run` uses, and
-/// no workout of its own still running.
+/// no workout of its own still running; its ANT+ class, each strap worn by a participant of its own.
 final class DemoEndToEndTests: XCTestCase {
+    /// The participants wearing the demo's ANT+ class (six straps through a simulated stick).
+    static let antClass = ["Quinn", "Rosa", "Sami", "Tom", "Uma", "Vera"]
+
     func testTheDemoWritesItsOwnStoreAndEndsItsGroupWorkoutWhenItStops() async throws {
         let healthgate = try HealthgateExecutable()
         let demoStore = healthgate.root.appendingPathComponent("state/healthgate/demo.sqlite")
@@ -23,7 +26,13 @@ final class DemoEndToEndTests: XCTestCase {
         XCTAssertEqual(list.status, 0, list.standardError)
         let workouts = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.standardOutput.utf8)) as? [[String: Any]])
         let owners = workouts.compactMap { ($0["metadata"] as? [String: Any])?["healthgate.participant"] as? String }
-        XCTAssertEqual(owners.sorted(), ["Ana", "Ben", "Cleo", "Dan"], list.standardOutput)
+        XCTAssertEqual(owners.sorted(), ["Ana", "Ben", "Cleo", "Dan"] + Self.antClass, list.standardOutput)
+        // The ANT+ class's workouts collected their own straps' heart rates: a workout per strap.
+        for workout in workouts where Self.antClass.contains(((workout["metadata"] as? [String: Any])?["healthgate.participant"] as? String) ?? "") {
+            let statistics = workout["statistics"] as? [[String: Any]] ?? []
+            let heartRate = statistics.first { $0["type"] as? String == "heartRate" }
+            XCTAssertGreaterThan(heartRate?["sampleCount"] as? Int ?? 0, 0, "\(workout)")
+        }
 
         // So the next demo on that store restores nothing.
         let again = try await healthgate.run(["demo", "--duration", "1", "--quiet"])
@@ -44,8 +53,37 @@ final class DemoEndToEndTests: XCTestCase {
         XCTAssertEqual(exit.status, 0, exit.standardError)
         let list = try await healthgate.run(["workout", "list", "--db", database, "--format", "json"])
         let workouts = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.standardOutput.utf8)) as? [[String: Any]])
-        XCTAssertEqual(workouts.count, 2, list.standardOutput + exit.standardError)
+        XCTAssertEqual(workouts.count, 2 + Self.antClass.count, list.standardOutput + exit.standardError)
         XCTAssertFalse(FileManager.default.fileExists(atPath: healthgate.defaultDatabase.path))
+    }
+
+    /// The plain demo plays the ANT+ class: six straps through the simulated stick, each stored
+    /// under its own device, and worn by its own participant while the demo runs.
+    func testThePlainDemoHasAnANTClassEachStrapWornByAParticipant() async throws {
+        let healthgate = try HealthgateExecutable()
+        let database = healthgate.root.appendingPathComponent("ant.sqlite").path
+        let daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
+        try await waitUntil(timeout: .seconds(60), "the control socket") {
+            FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
+        }
+        let list = try await healthgate.run(["participant", "list", "--format", "json"])
+        XCTAssertEqual(list.status, 0, list.standardError)
+        let roster = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.standardOutput.utf8)) as? [[String: Any]])
+        XCTAssertEqual(roster.compactMap { $0["name"] as? String }, Self.antClass)
+        let worn = roster.compactMap { ($0["devices"] as? [String])?.first }
+        XCTAssertEqual(worn.count, Self.antClass.count)
+        XCTAssertTrue(worn.allSatisfy { $0.hasPrefix("ant:120:") }, "\(worn)")
+        try await waitUntil(timeout: .seconds(60), "heart rates from every strap of the class") {
+            guard let query = try? await healthgate.run(
+                ["query", "samples", "--type", "heartRate", "--source", "demo-ant-class", "--db", database, "--format", "json"]),
+                let samples = try? JSONSerialization.jsonObject(with: Data(query.standardOutput.utf8)) as? [[String: Any]]
+            else { return false }
+            let devices = Set(samples.compactMap { ($0["device"] as? [String: Any])?["localIdentifier"] as? String })
+            return devices == Set(worn)
+        }
+        daemon.send(SIGTERM)
+        let exit = try await daemon.waitForExit(timeout: .seconds(30))
+        XCTAssertEqual(exit.status, 0, exit.standardError)
     }
 
     /// The demo's bike and its pedometer both count distance: a ride lists its cycling distance

@@ -38,8 +38,12 @@ final class ParticipantEndToEndTests: XCTestCase {
         XCTAssertEqual(status.status, 0, status.standardError)
         let answer = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any])
         let workouts = try XCTUnwrap(answer["workouts"] as? [[String: Any]])
-        XCTAssertEqual(workouts.compactMap { $0["participant"] as? String }, ["Ana", "Ben"])
-        XCTAssertEqual(workouts.compactMap { $0["state"] as? String }, ["running", "running"], "the demo starts the class")
+        // Ana and Ben wear the Bluetooth straps; the ANT+ class's six wear its straps.
+        let antClass = DemoEndToEndTests.antClass
+        XCTAssertEqual(workouts.compactMap { $0["participant"] as? String }, ["Ana", "Ben"] + antClass)
+        XCTAssertEqual(
+            workouts.compactMap { $0["state"] as? String }, Array(repeating: "running", count: 2 + antClass.count), "the demo starts the class")
+        let everyone = (["Ana", "Ben"] + antClass + ["Zoe"]).joined(separator: ", ")
 
         let assigned = try await healthgate.run(["participant", "assign", "spare-strap", "Zoe"])
         XCTAssertEqual(assigned.status, 0, assigned.standardError)
@@ -52,11 +56,11 @@ final class ParticipantEndToEndTests: XCTestCase {
         XCTAssertTrue(ended.standardOutput.hasPrefix("Ben: ended"), ended.standardOutput)
         let unknown = try await healthgate.run(["workout", "pause", "--participant", "Nobody"])
         XCTAssertEqual(unknown.status, 65, unknown.standardError)
-        XCTAssertTrue(unknown.standardError.contains(#"no participant "Nobody" (participants: Ana, Ben, Zoe)"#), unknown.standardError)
+        XCTAssertTrue(unknown.standardError.contains(#"no participant "Nobody" (participants: \#(everyone))"#), unknown.standardError)
         // Issue #45: a name from a closed set answers with the one meant; another case is the same name.
         let misspelt = try await healthgate.run(["workout", "pause", "--participant", "Bne"])
         XCTAssertEqual(misspelt.status, 65, misspelt.standardError)
-        XCTAssertTrue(misspelt.standardError.contains(#"no participant "Bne"; did you mean Ben? (participants: Ana, Ben, Zoe)"#), misspelt.standardError)
+        XCTAssertTrue(misspelt.standardError.contains(#"no participant "Bne"; did you mean Ben? (participants: \#(everyone))"#), misspelt.standardError)
         let lower = try await healthgate.run(["workout", "pause", "--participant", "ana"])
         XCTAssertEqual(lower.status, 0, lower.standardError)
         XCTAssertTrue(lower.standardOutput.hasPrefix("Ana: "), lower.standardOutput)
@@ -64,7 +68,7 @@ final class ParticipantEndToEndTests: XCTestCase {
         XCTAssertEqual(reassigned.status, 0, reassigned.standardError)
         let names = try await healthgate.run(["participant", "list", "--format", "json"])
         let roster = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(names.standardOutput.utf8)) as? [[String: Any]])
-        XCTAssertEqual(roster.compactMap { $0["name"] as? String }, ["Ana", "Ben", "Zoe"], "zoe is Zoe, not a fourth participant")
+        XCTAssertEqual(roster.compactMap { $0["name"] as? String }, ["Ana", "Ben"] + antClass + ["Zoe"], "zoe is Zoe, not another participant")
 
         daemon.send(SIGTERM)
         let exit = try await daemon.waitForExit(timeout: .seconds(30))
@@ -91,7 +95,9 @@ final class ParticipantEndToEndTests: XCTestCase {
         // Ben's, ended from the command line; Ana's, which the demo ended at the first stop; and
         // the class the second demo started and ended. Zoe's, started from the command line,
         // is still in progress and stays in the store's journal.
-        XCTAssertEqual(owners.sorted(), ["Ana", "Ana", "Ben", "Ben"], "each stored workout is stored under its participant's name")
+        XCTAssertEqual(
+            owners.sorted(), (["Ana", "Ana", "Ben", "Ben"] + antClass + antClass).sorted(),
+            "each stored workout is stored under its participant's name")
     }
 
     /// Issue #48's own example: the demo's straps report serial numbers, and still a participant

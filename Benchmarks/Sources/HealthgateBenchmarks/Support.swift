@@ -26,9 +26,10 @@ final class CountingLogSink: LogSink {
 struct BenchmarkEnvironment {
     let directory: URL
     let logSink = CountingLogSink()
-    let clock = SystemClock()
+    let clock: any GatewayClock
 
-    init(name: String) throws {
+    init(name: String, clock: any GatewayClock = SystemClock()) throws {
+        self.clock = clock
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("healthgate-bench-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -46,6 +47,18 @@ struct BenchmarkEnvironment {
     func path(_ file: String) -> String { directory.appendingPathComponent(file).path }
 
     func removeAll() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// A clock whose dates advance with the monotonic clock from the wall-clock date it was made at:
+/// a benchmark that measures a delay as the difference of two dates the gateway reads (a sample's
+/// arrival, a commit) reads them on this, so that no step of the wall clock enters a delay.
+struct MonotonicDateClock: GatewayClock {
+    private let origin = Date()
+    private let start = ContinuousClock.now
+
+    func now() -> Date { origin.addingTimeInterval((ContinuousClock.now - start).benchmarkSeconds) }
+    func uptime() -> Duration { SystemClock().uptime() }
+    func sleep(for duration: Duration) async throws { try await ContinuousClock().sleep(for: duration) }
 }
 
 /// Keeps a value alive and opaque to the optimizer, so a measured loop is not folded away.

@@ -53,10 +53,12 @@ enum BoardAssets {
         .name { flex: 1; min-width: 0; font-size: min(15cqh, 10cqw); font-weight: 600; line-height: 1.15; white-space: nowrap;
                 overflow: hidden; text-overflow: ellipsis; }
         .guest .name { font-style: italic; }
-        .hr { display: flex; align-items: baseline; gap: 3cqw; white-space: nowrap; overflow: hidden; line-height: 1; margin-top: 2cqh; }
-        .bpm { font-size: min(44cqh, 26cqw); font-weight: 700; font-variant-numeric: tabular-nums; }
-        .hr small { font-size: min(10cqh, 6cqw); }
-        .percent { font-size: min(14cqh, 8cqw); font-weight: 600; }
+        .hr { display: flex; align-items: baseline; gap: 2cqw; white-space: nowrap; overflow: hidden; line-height: 1; margin-top: 2cqh; }
+        /* Sized for three digits (0.7 em each) and "102 % max" on one line: a class's heart rates
+           pass 100 (the demo's ANT+ class showed them clipped at 20 and 30 tiles). */
+        .bpm { font-size: min(44cqh, 22cqw); font-weight: 700; font-variant-numeric: tabular-nums; }
+        .hr small { font-size: min(10cqh, 5cqw); }
+        .percent { font-size: min(14cqh, 6cqw); font-weight: 600; }
         .figures { display: flex; gap: 5cqw; font-size: min(11cqh, 6.5cqw); white-space: nowrap; overflow: hidden; margin-top: 2cqh; }
         .badge { display: none; flex: none; background: #eb5757; color: #fff;
                  border-radius: 6px; padding: 0 .4em; font-size: min(11cqh, 7cqw); font-weight: 700; }

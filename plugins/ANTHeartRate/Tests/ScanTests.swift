@@ -20,7 +20,7 @@ final class ScanTests: XCTestCase {
             to: configDirectory.appendingPathComponent("ant-network-key"), atomically: true, encoding: .utf8)
         let clock = SystemClock()
         let logs = RecordingLogSink()
-        let stick = try SimulatedANTStick(straps: 4, networkKey: key, clock: clock, logger: Logger(label: "stick", sink: logs))
+        let stick = try SimulatedANTStick(straps: 4, networkKey: key, seed: "scan", clock: clock, logger: Logger(label: "stick", sink: logs))
         let play = Task { try await stick.run(hangUpAtEnd: false) }
         defer { play.cancel() }
         let scan = try XCTUnwrap(ANTHeartRateSource.scan)

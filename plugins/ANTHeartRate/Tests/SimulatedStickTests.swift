@@ -7,6 +7,7 @@ import HealthModel
 import HealthStore
 import SQLiteStore
 import SampleBus
+import SerialDevices
 import XCTest
 
 /// The simulated stick on a real pseudo-terminal, read as a stick at a path with a key file,
@@ -22,7 +23,7 @@ final class SimulatedStickTests: XCTestCase {
         let key = ANTNetworkKey.random()
         let keyFile = directory.appendingPathComponent("ant-network-key")
         try key.bytes.map { String(format: "%02X", $0) }.joined(separator: " ").write(to: keyFile, atomically: true, encoding: .utf8)
-        let stick = try SimulatedANTStick(straps: 3, networkKey: key, clock: clock, logger: Logger(label: "stick", sink: logs))
+        let stick = try SimulatedANTStick(straps: 3, networkKey: key, seed: "stick", clock: clock, logger: Logger(label: "stick", sink: logs))
         let environment = TestEnvironment.make(name: "class", clock: clock, directory: directory, logSink: logs)
         let source = ANTHeartRateSource(
             settings: try JSONValue.object(["path": .string(stick.devicePath), "networkKeyFile": .string(keyFile.path)])
@@ -50,6 +51,8 @@ final class SimulatedStickTests: XCTestCase {
             }
         }
         XCTAssertEqual(gateway.statusBoard.status(of: "class")?.details["mode"], "continuous scan (channel 0, RF 2457 MHz)")
+        let received = gateway.statusBoard.status(of: "class")?.details["broadcasts"]
+        XCTAssertGreaterThanOrEqual(received.flatMap { Int($0.split(separator: " ")[0]) } ?? 0, 3 * 6, received ?? "no broadcasts detail")
         shutdown.requestStop()
         await running.value
         play.cancel()
@@ -76,6 +79,26 @@ final class SimulatedStickTests: XCTestCase {
             XCTAssertNotNil(checkpoint, "\(strap)'s checkpoint is committed with its samples")
         }
         XCTAssertFalse(logs.entries.contains { $0.message.contains(key.bytes.map { String(format: "%02X", $0) }.joined(separator: " ")) })
+    }
+
+    /// The demo gives each strap to a participant before the stick plays: the stick's straps are
+    /// the same every time for the same seed (the source's name), distinct, and valid 20-bit ids;
+    /// the demo's worn devices are exactly the straps its source's stick plays.
+    func testTheStrapIdsFollowTheSeedAndTheDemoNamesTheStrapsItsStickPlays() throws {
+        let ids = SimulatedANTStick.strapIdentifiers(count: 30, seed: "demo-ant-class")
+        XCTAssertEqual(ids, SimulatedANTStick.strapIdentifiers(count: 30, seed: "demo-ant-class"))
+        XCTAssertEqual(Set(ids).count, 30)
+        XCTAssertTrue(ids.allSatisfy { $0.deviceNumber <= 0xF_FFFF && $0.deviceNumber & 0xFFFF != 0 && $0.deviceType == 120 })
+        XCTAssertNotEqual(ids, SimulatedANTStick.strapIdentifiers(count: 30, seed: "another-class"))
+        XCTAssertEqual(Array(ids.prefix(6)), SimulatedANTStick.strapIdentifiers(count: 6, seed: "demo-ant-class"))
+
+        let demo = try XCTUnwrap(ANTHeartRateSource.demo)
+        let run = try demo.start(SystemClock(), Logger(label: "demo", sink: RecordingLogSink()))
+        let stick = try SimulatedANTStick(
+            straps: ANTHeartRateSource.demoStraps, networkKey: .random(), seed: demo.name, clock: SystemClock(),
+            logger: Logger(label: "stick", sink: RecordingLogSink()))
+        XCTAssertEqual(run.wornDevices, stick.straps.map(\.description))
+        XCTAssertEqual(run.configuration["simulation"]?["straps"], .number(Double(ANTHeartRateSource.demoStraps)))
     }
 
     /// The beats a strap's status summary counts (`live, 72 bpm, 14 beats, …`).

@@ -24,8 +24,11 @@ enum DemoCommand {
             90 s fast, a simulated glucose meter whose stored Glucose Measurements (0x2A18) the gateway \
             downloads through its Record Access Control Point (0x2A52), two Polar straps broadcasting heart rate in their \
             advertisements (manufacturer data 0x006B) and a Xiaomi body composition scale broadcasting \
-            its weighings (service data 0x181B), and a simulated serial pedometer on a real pseudo-terminal that \
-            speaks the documented pedometer protocol. Samples go into the demo's own SQLite store, \
+            its weighings (service data 0x181B), a simulated serial pedometer on a real pseudo-terminal that \
+            speaks the documented pedometer protocol, and an ANT+ class: six heart-rate straps heard through a \
+            simulated USB ANT stick that speaks the ANT serial protocol on a pseudo-terminal, each strap worn by a \
+            participant of its own (Quinn, Rosa, Sami, Tom, Uma, Vera), so the class has a workout per person \
+            ('healthgate workout start --all') and a tile per person on the board. Samples go into the demo's own SQLite store, \
             $XDG_STATE_HOME/healthgate/demo.sqlite (default ~/.local/state/healthgate/), never into \
             the store of 'healthgate run' (--db chooses another file; the first line printed names \
             it). A live line per sample is printed. Read the demo's samples back with --db, e.g. \
@@ -34,18 +37,13 @@ enum DemoCommand {
             The daemon's control socket is up while the demo runs, so 'healthgate status' and \
             'healthgate workout …' work against it. Stop with Ctrl-C, or use --duration.
 
-            --participants N (1–16) simulates a class: N heart-rate monitors, a participant wearing \
-            each (Ana, Ben, Cleo, …, with their own maximum heart rate and profile), a group workout \
-            started for all of them, and the live board at http://127.0.0.1:8080/ (--listen, or the \
+            --participants N (1–16) simulates a class: N Bluetooth heart-rate monitors, a participant wearing \
+            each (Ana, Ben, Cleo, …, with their own maximum heart rate and profile), beside the ANT+ \
+            class's six, a group workout started for all of them, and the live board at http://127.0.0.1:8080/ (--listen, or the \
             configuration's "web"). --drop-sensor-after makes the last participant's strap go silent \
             after that many seconds, so the board flags a lost sensor. A graceful stop (--duration, \
             Ctrl-C, SIGTERM) ends every workout the demo started and stores it, so no workout of the \
             demo is left running.
-
-            --with NAME adds an optional simulated device class (repeatable): \(DemoDevices.optionalNames(in: BuiltinCatalog.make()).joined(separator: ", ")). \
-            --with ant-class adds an ANT+ class of six heart-rate straps heard through a simulated USB ANT stick that speaks \
-            the ANT serial protocol on a pseudo-terminal: their samples go into the store, the live lines and the board, and \
-            their heart rates into the demo's workout.
             """,
         options: [
             OptionSpec(name: "duration", value: "SECONDS", help: "Stop gracefully after this many seconds."),
@@ -56,7 +54,6 @@ enum DemoCommand {
             OptionSpec(name: "listen", value: "ADDRESS:PORT", help: "Where the board listens (default 127.0.0.1:8080)."),
             OptionSpec(name: "drop-sensor-after", value: "SECONDS", help: "The last participant's strap goes silent after this long."),
             OptionSpec(name: "activity", value: "TYPE", help: "The group workout's activity (default highIntensityIntervalTraining)."),
-            OptionSpec(name: "with", value: "NAME", help: "Add an optional simulated device class (ant-class).", repeatable: true),
         ]
     ) { arguments, context in
         let duration = try arguments.double("duration")
@@ -69,10 +66,17 @@ enum DemoCommand {
         store["path"] = .string(database)
         configuration.store = .object(store)
         var runner = GatewayRunner(context: context)
-        let demo = try DemoDevices.make(context: context, with: arguments.list("with"))
+        let demo = try DemoDevices.make(context: context)
+        // Each strap of a simulated class (the ANT+ class) is worn by a participant of its own.
+        let wearers = DemoParticipants.wearers(of: demo.wornDevices)
         configuration.sources = demo.sources
         configuration.sinks = [PluginConfiguration(kind: "sqlite")]
         runner.background = demo.background
+        if !wearers.isEmpty {
+            var configured: [JSONValue] = []
+            if case .array(let list)? = configuration.participants { configured = list }
+            configuration.participants = .array(configured + wearers)
+        }
         if let count = try arguments.integer("participants") {
             guard DemoParticipants.range.contains(count) else {
                 throw CommandError(.usage, "--participants must be 1 to \(DemoParticipants.range.upperBound)")
@@ -85,7 +89,7 @@ enum DemoCommand {
             // The participants' straps replace the demo's heart-rate sources, the broadcasting ones too.
             let broadcasting = Set(BuiltinCatalog.make().advertisementSources.map(\.kind))
             configuration.sources = group.sources + demo.sources.filter { $0.kind != "ble-heart-rate" && !broadcasting.contains($0.kind) }
-            configuration.participants = group.participants
+            configuration.participants = .array(group.participants + wearers)
             if let listen = arguments.value("listen") {
                 configuration.web = .object(["listen": .string(listen)])
             } else if configuration.web == nil {
@@ -119,19 +123,12 @@ enum DemoCommand {
 /// The simulated devices of the demo: configurations for the real plugins, plus any device-side
 /// simulators that must run beside the gateway.
 enum DemoDevices {
-    /// The names `--with` takes: the serial members' optional demos.
-    static func optionalNames(in catalog: PluginCatalog) -> [String] {
-        catalog.serialSources.compactMap { $0.source.demo?.optionalName }
-    }
-
+    /// The sources, the device sides to run beside the gateway, and the local identifiers of the
+    /// simulated devices to give to participants of their own (``SerialDeviceDemoRun/wornDevices``).
     static func make(
-        context: CommandContext, with extras: [String] = []
-    ) throws -> (sources: [PluginConfiguration], background: [@Sendable () async throws -> Void]) {
+        context: CommandContext
+    ) throws -> (sources: [PluginConfiguration], background: [@Sendable () async throws -> Void], wornDevices: [String]) {
         let catalog = BuiltinCatalog.make()
-        let known = optionalNames(in: catalog)
-        for name in extras where !known.contains(name) {
-            throw CommandError(.usage, "unknown --with \"\(name)\"; known: \(known.joined(separator: ", "))")
-        }
         // Every Bluetooth profile in the catalog that has a demo, then every serial member's.
         var sources = catalog.bluetoothSources.compactMap { kind, source in
             source.demo.map { PluginConfiguration(kind: kind, name: $0.name, config: $0.configuration) }
@@ -141,8 +138,9 @@ enum DemoDevices {
             PluginConfiguration(kind: kind, name: source.demo.name, config: source.demo.configuration)
         }
         var background: [@Sendable () async throws -> Void] = []
+        var wornDevices: [String] = []
         for (kind, source) in catalog.serialSources {
-            guard let demo = source.demo, demo.optionalName.map({ extras.contains($0) }) ?? true else { continue }
+            guard let demo = source.demo else { continue }
             // The device side runs on the master end of a real pseudo-terminal; the source opens
             // the slave end like any tty.
             let logger = Logger(label: "\(demo.name)-device", sink: StandardErrorLogSink(context: context))
@@ -154,7 +152,8 @@ enum DemoDevices {
             }
             sources.append(PluginConfiguration(kind: kind, name: demo.name, config: started.configuration))
             background.append(started.run)
+            wornDevices += started.wornDevices
         }
-        return (sources, background)
+        return (sources, background, wornDevices)
     }
 }

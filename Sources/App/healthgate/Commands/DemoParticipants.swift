@@ -15,6 +15,9 @@ struct DemoParticipants {
         "Ana", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gus", "Hana", "Ivo", "Jana", "Kai", "Lea", "Max", "Nia", "Ole", "Pia",
     ]
     static let range = 1...16
+    /// The names of the participants wearing a simulated class's straps (the ANT+ class), after
+    /// ``names`` so that no name is taken twice.
+    static let wearerNames = ["Quinn", "Rosa", "Sami", "Tom", "Uma", "Vera", "Wim", "Xena", "Yara", "Zeno"]
 
     /// The simulated monitor `index` (0-based): its BLE address and the local identifier its
     /// samples carry (the serial number the simulator reports).
@@ -51,11 +54,20 @@ struct DemoParticipants {
     /// The participants: each wears one monitor, with a full profile for energy. The maximum
     /// heart rates are spread (108–170 bpm) so that the simulated 60–100 bpm fall in different
     /// zones on the board.
-    var participants: JSONValue {
-        .array((0..<count).map(Self.participant))
+    var participants: [JSONValue] {
+        (0..<count).map { Self.participant(Self.names[$0], wearing: Self.identifier($0), profileIndex: $0) }
     }
 
-    private static func participant(_ index: Int) -> JSONValue {
+    /// A participant for each of `devices` (a simulated class's straps, by local identifier), named
+    /// from ``wearerNames``, with the same spread of profiles as the monitors' wearers.
+    static func wearers(of devices: [String]) -> [JSONValue] {
+        devices.enumerated().map { index, device in
+            let name = index < wearerNames.count ? wearerNames[index] : "Strap \(index + 1)"
+            return participant(name, wearing: device, profileIndex: index + 3)
+        }
+    }
+
+    private static func participant(_ name: String, wearing device: String, profileIndex index: Int) -> JSONValue {
         let maxima: [Double] = [118, 150, 128, 170, 108, 140, 160, 124]
         let maximum = maxima[index % maxima.count]
         let weight = Double(55 + 4 * index)
@@ -66,8 +78,8 @@ struct DemoParticipants {
             "biologicalSex": .string(index % 2 == 0 ? "female" : "male"),
         ]
         return .object([
-            "name": .string(names[index]),
-            "devices": .array([.string(identifier(index))]),
+            "name": .string(name),
+            "devices": .array([.string(device)]),
             "profile": .object(profile),
         ])
     }

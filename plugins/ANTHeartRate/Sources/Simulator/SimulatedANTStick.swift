@@ -40,18 +40,17 @@ public final class SimulatedANTStick: Sendable {
     }
     private let state = Mutex(State())
 
-    /// Opens the pty pair and makes `straps` straps, which share `networkKey` (the source's).
-    public init(straps: Int, networkKey: ANTNetworkKey, clock: any GatewayClock, logger: Logger) throws(SystemError) {
+    /// Opens the pty pair and makes `straps` straps, which share `networkKey` (the source's). The
+    /// straps' ids are ``strapIdentifiers(count:seed:)`` of `seed` (the source's name): the same
+    /// straps every run, so the demo can give each to a participant before the stick plays.
+    public init(straps: Int, networkKey: ANTNetworkKey, seed: String, clock: any GatewayClock, logger: Logger) throws(SystemError) {
         self.clock = clock
         self.logger = logger
         key = networkKey
         pty = try PseudoTerminal()
-        var numbers = Set<UInt32>()
         var models: [SimulatedStrap] = []
-        for index in 0..<max(1, straps) {
-            var number: UInt32
-            repeat { number = UInt32.random(in: 1...0xF_FFFF) } while !numbers.insert(number).inserted || number & 0xFFFF == 0
-            let id = ANTChannelID(ANTDeviceIdentifier(deviceType: ANTDeviceIdentifier.heartRateDeviceType, deviceNumber: number))
+        for (index, device) in Self.strapIdentifiers(count: straps, seed: seed).enumerated() {
+            let id = ANTChannelID(device)
             let manufacturers: [UInt8] = [1, 32, 23, 123, 89]
             models.append(SimulatedStrap(
                 id: id, legacy: index % 7 == 6, baseRate: Double(70 + (index * 13) % 70),
@@ -59,6 +58,28 @@ public final class SimulatedANTStick: Sendable {
                 startTime: UInt16.random(in: 60_000...65_535), startCount: UInt8.random(in: 200...255)))
         }
         strapModels = Mutex(models)
+    }
+
+    /// The ids of the `count` straps (at least one) a stick made with `seed` plays: distinct
+    /// 20-bit device numbers whose 16-bit part is not 0 (the pairing wildcard), drawn from a
+    /// generator seeded by `seed` (SplitMix64 over its FNV-1a hash), the same on every run.
+    public static func strapIdentifiers(count: Int, seed: String) -> [ANTDeviceIdentifier] {
+        var state = seed.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        func next() -> UInt64 {
+            state &+= 0x9e37_79b9_7f4a_7c15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+            return z ^ (z >> 31)
+        }
+        var numbers = Set<UInt32>()
+        var identifiers: [ANTDeviceIdentifier] = []
+        while identifiers.count < max(1, count) {
+            let number = UInt32(truncatingIfNeeded: next()) & 0xF_FFFF
+            guard number & 0xFFFF != 0, numbers.insert(number).inserted else { continue }
+            identifiers.append(ANTDeviceIdentifier(deviceType: ANTDeviceIdentifier.heartRateDeviceType, deviceNumber: number))
+        }
+        return identifiers
     }
 
     /// Broadcasts sent so far.

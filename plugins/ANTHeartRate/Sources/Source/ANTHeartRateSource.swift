@@ -35,12 +35,18 @@ public struct ANTHeartRateSource: SerialDeviceFamilySource, PayloadDecoding {
     /// cp210x at the stick's own rate); 115200 8N1 is what the ANT USB-m documents.
     public static let serialConfiguration = SerialConfiguration(baudRate: 115_200)
 
-    /// A class of six simulated straps through a simulated stick: `healthgate demo --with
-    /// ant-class` (their heart rates would otherwise join the demo's one workout).
+    /// The straps of the demo's class.
+    public static let demoStraps = 6
+
+    /// A class of six simulated straps through a simulated stick, in every `healthgate demo`; the
+    /// demo gives each strap to a participant of its own (``SerialDeviceDemoRun/wornDevices``), so
+    /// the class shows on the board as tiles of its own.
     public static var demo: SerialDeviceDemo? {
-        SerialDeviceDemo(name: "demo-ant-class", device: "ANT+ class (6 straps through a simulated stick)", optionalName: "ant-class") { clock, _ in
+        SerialDeviceDemo(name: "demo-ant-class", device: "ANT+ class (\(demoStraps) straps through a simulated stick)") { clock, _ in
             SerialDeviceDemoRun(
-                configuration: .object(["transport": .string("simulated"), "simulation": .object(["straps": .number(6)])]),
+                configuration: .object(["transport": .string("simulated"), "simulation": .object(["straps": .number(Double(demoStraps))])]),
+                // The ids the source's simulated stick will play: it seeds them with the source's name.
+                wornDevices: SimulatedANTStick.strapIdentifiers(count: demoStraps, seed: "demo-ant-class").map(\.description),
                 run: {
                     // The source plays the simulated stick itself: nothing to run beside it.
                     while true { try await clock.sleep(for: .seconds(3600)) }
@@ -71,7 +77,8 @@ public struct ANTHeartRateSource: SerialDeviceFamilySource, PayloadDecoding {
             try await read(settings.endpoint, context: context)
         case .simulated:
             let stick = try SimulatedANTStick(
-                straps: settings.straps, networkKey: settings.networkKey, clock: context.clock, logger: context.logger)
+                straps: settings.straps, networkKey: settings.networkKey, seed: environment.name, clock: context.clock,
+                logger: context.logger)
             context.status.setDetail("simulation", "\(settings.straps) straps on \(stick.devicePath)")
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await stick.run() }

@@ -191,6 +191,7 @@ struct ANTStickMachine {
         }
         let lost = strapsByID.values.filter(\.isLost).count
         actions.append(.detail("straps", strapsByID.isEmpty ? nil : "\(strapsByID.count - lost) live, \(lost) lost"))
+        actions.append(.detail("broadcasts", broadcasts == 0 ? nil : "\(broadcasts) received"))
         return actions
     }
 

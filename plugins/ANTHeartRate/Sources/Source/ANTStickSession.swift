@@ -25,7 +25,9 @@ struct ANTStickSession {
     let clockTrust: any ClockTrust
 
     private enum Input: Sendable {
-        case bytes([UInt8])
+        /// A chunk read from the stick, stamped when the reader delivered it: the arrival date
+        /// of every frame it completes (the date of the samples those frames give).
+        case bytes([UInt8], receivedAt: Date)
         case end(ByteStreamEnd)
         case tick
     }
@@ -54,7 +56,10 @@ struct ANTStickSession {
             group.addTask {
                 for await event in reader.events {
                     switch event {
-                    case .bytes(let bytes): continuation.yield(.bytes(bytes))
+                    // Stamped here, as the chunk comes off the reader, not when the session loop gets
+                    // to it: a broadcast's samples carry the time its bytes arrived, however long
+                    // the loop was busy (publishing to a full bus, reading a checkpoint).
+                    case .bytes(let bytes): continuation.yield(.bytes(bytes, receivedAt: clock.now()))
                     case .end(let reason): continuation.yield(.end(reason))
                     }
                 }
@@ -81,7 +86,7 @@ struct ANTStickSession {
                 case .tick:
                     failure = await carryOut(machine.tick(at: clock.now()))
                     for strap in machine.straps { context.status.setDetail("strap \(strap)", machine.summary(of: strap)) }
-                case .bytes(let bytes):
+                case .bytes(let bytes, let receivedAt):
                     for output in framer.append(bytes) {
                         switch output {
                         case .resynchronised(let count):
@@ -95,7 +100,7 @@ struct ANTStickSession {
                                 context.logger.warning("malformed message from the stick: \(error)", device: stick)
                                 continue
                             }
-                            let now = Self.storePrecision(clock.now())
+                            let now = Self.storePrecision(receivedAt)
                             if let strap = machine.unknownStrap(in: message) {
                                 let restored = await restoredState(of: strap)
                                 failure = await carryOut(machine.meet(strap, restored: restored, at: now))

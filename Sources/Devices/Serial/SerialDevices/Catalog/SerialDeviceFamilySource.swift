@@ -34,17 +34,13 @@ public struct SerialDeviceDemo: Sendable {
     /// points at it, and the device side's loop, which the demo runs beside the gateway until
     /// cancelled. Throws when the pseudo-terminal cannot be opened.
     public let start: @Sendable (_ clock: any GatewayClock, _ logger: Logger) throws -> SerialDeviceDemoRun
-    /// The name `healthgate demo --with NAME` takes for a demo that runs only when asked (a
-    /// class of straps would join the demo's one workout and its board); nil: always in the demo.
-    public let optionalName: String?
 
     public init(
-        name: String, device: String, optionalName: String? = nil,
+        name: String, device: String,
         start: @escaping @Sendable (_ clock: any GatewayClock, _ logger: Logger) throws -> SerialDeviceDemoRun
     ) {
         self.name = name
         self.device = device
-        self.optionalName = optionalName
         self.start = start
     }
 }
@@ -53,11 +49,16 @@ public struct SerialDeviceDemo: Sendable {
 public struct SerialDeviceDemoRun: Sendable {
     /// The `config` object of a source reading the simulated device.
     public let configuration: JSONValue
+    /// The local identifiers of the wearable devices it simulates (a class of heart-rate straps),
+    /// as their samples carry them: the demo gives each to a participant of its own, so each shows
+    /// on the board as its own tile and has its own workout instead of joining another's.
+    public let wornDevices: [String]
     /// Plays the device until cancelled, then hangs up.
     public let run: @Sendable () async throws -> Void
 
-    public init(configuration: JSONValue, run: @escaping @Sendable () async throws -> Void) {
+    public init(configuration: JSONValue, wornDevices: [String] = [], run: @escaping @Sendable () async throws -> Void) {
         self.configuration = configuration
+        self.wornDevices = wornDevices
         self.run = run
     }
 }
