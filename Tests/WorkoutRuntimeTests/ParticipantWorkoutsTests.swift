@@ -113,6 +113,35 @@ final class ParticipantWorkoutsTests: XCTestCase {
         XCTAssertEqual(group.main.status().state, .notStarted, "the gateway's own workout is untouched")
     }
 
+    /// The gateway's own workout beside a class: started without a device list it collects the
+    /// straps nobody wears (the guest's), never a participant's; given a list, what it names.
+    func testTheGatewaysOwnWorkoutLeavesTheParticipantsStrapsToThem() async throws {
+        let clock = ManualClock()
+        let s = Script(clock: clock)
+        let group = try makeGroup(clock)
+        try await group.main.start(activity: .running)
+        _ = try await group.handle(.start(activity: .running), for: .participant("Ana"))
+        for second in 0...30 {
+            s.move(to: Double(second))
+            let batch = [
+                s.heartRate(120, at: Double(second), device: Self.ana),
+                s.heartRate(180, at: Double(second), device: Self.guest),
+            ]
+            group.main.ingest(batch)
+            group.controller(for: "Ana")?.ingest(batch)
+        }
+        XCTAssertEqual(group.main.status().heartRate.minimum, 180, "only the guest's strap")
+        XCTAssertEqual(group.main.status().heartRate.maximum, 180)
+        XCTAssertEqual(group.statuses()["Ana"]?.heartRate.maximum, 120)
+        let ended = try await group.main.end()
+        XCTAssertEqual(ended.heartRate.minimum, 180, "the end's committed records leave Ana's strap too")
+
+        try await group.main.start(activity: .running, devices: ["AA:00:00:00:00:01"])
+        s.move(to: 31)
+        group.main.ingest([s.heartRate(125, at: 31, device: Self.ana)])
+        XCTAssertEqual(group.main.status().heartRate.maximum, 125, "a device list names what it collects, worn or not")
+    }
+
     func testOneParticipantAtATimeAndTheirMistakesAreRefused() async throws {
         let clock = ManualClock()
         let group = try makeGroup(clock)

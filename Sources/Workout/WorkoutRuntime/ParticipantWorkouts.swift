@@ -47,6 +47,15 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     private let logger: Logger
     private let executor = QueueExecutor(label: "healthgate.participants")
     private let state: Mutex<State>
+    /// The roster as the gateway's own workout reads it (a lock of its own: read while a
+    /// controller's state is not held, never while this group's is).
+    private let worn: WornDevices
+
+    /// The roster the gateway's own workout reads to leave the participants' devices alone.
+    private final class WornDevices: Sendable {
+        let roster: Mutex<ParticipantRoster>
+        init(_ roster: ParticipantRoster) { self.roster = Mutex(roster) }
+    }
 
     /// A group for `roster`; nothing is read from `store` until ``restore()``.
     public init(
@@ -58,8 +67,12 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         self.clock = clock
         self.ids = ids
         self.logger = logger
+        // The gateway's own workout leaves the participants' straps to their wearers' workouts.
+        let worn = WornDevices(roster)
+        self.worn = worn
         main = WorkoutController(
-            profile: roster.defaultProfile, store: store, clock: clock, ids: ids, logger: logger, clockBase: clockBase)
+            profile: roster.defaultProfile, store: store, clock: clock, ids: ids, logger: logger, clockBase: clockBase,
+            othersDevice: { device in worn.roster.withLock { $0.owner(of: device) != nil } })
         var initial = State(roster: roster)
         for participant in roster.participants {
             initial.controllers[participant.name] = WorkoutController(
@@ -120,6 +133,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         }
         state.withLock { state in
             state.roster = roster
+            self.worn.roster.withLock { $0 = roster }
             for participant in roster.participants where state.controllers[participant.name] == nil {
                 addController(participant, to: &state)
             }
@@ -173,6 +187,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             try self.store.assign(assignment)
             self.state.withLock { state in
                 state.roster = trial
+                self.worn.roster.withLock { $0 = trial }
                 for participant in trial.participants where state.controllers[participant.name] == nil {
                     self.addController(participant, to: &state)
                 }

@@ -58,12 +58,19 @@ public final class WorkoutController: SampleSink, SampleSource {
     private let logger: Logger
     private let executor = QueueExecutor(label: "healthgate.workouts")
     private let state = Mutex(State())
+    /// Whether a device is someone else's: a workout started without a device list leaves its records.
+    private let othersDevice: (@Sendable (Device?) -> Bool)?
 
     /// Creates a controller; nothing is read from `store` until ``restore()``.
+    /// - Parameter othersDevice: whether a device belongs to someone else (the gateway's own
+    ///   workout beside a class: a device a participant wears); a workout started without a
+    ///   device list collects from every device but those. Nil: every device.
     public init(
         profile: UserProfile, store: any WorkoutStateStore, clock: any GatewayClock, ids: SampleIDGenerator,
-        logger: Logger, participant: String? = nil, clockBase: (@Sendable () -> ClockBase)? = nil
+        logger: Logger, participant: String? = nil, clockBase: (@Sendable () -> ClockBase)? = nil,
+        othersDevice: (@Sendable (Device?) -> Bool)? = nil
     ) {
+        self.othersDevice = othersDevice
         self.clockBase = clockBase
         self.participant = participant
         self.profile = profile
@@ -164,9 +171,10 @@ public final class WorkoutController: SampleSink, SampleSource {
             // Read before taking the lock: the store may hold samples the stream has not
             // delivered to the sink role yet (each sink has its own queue).
             let start = self.state.withLock { $0.live?.session.startDate }
-            let committed = try start.map { start throws(WorkoutError) in
-                try self.store.committedRecords(of: self.state.withLock { $0.live?.session.types ?? [] }, endingFrom: start)
-            } ?? []
+            let committed = self.ownRecords(
+                try start.map { start throws(WorkoutError) in
+                    try self.store.committedRecords(of: self.state.withLock { $0.live?.session.types ?? [] }, endingFrom: start)
+                } ?? [])
             // Tried on a copy: the sink role keeps collecting into the live state while the end
             // is committed, and what it collects meanwhile is kept (below).
             guard var trial = self.state.withLock({ $0.live }) else {
@@ -349,11 +357,19 @@ public final class WorkoutController: SampleSink, SampleSource {
         }
     }
 
+    /// `records` without those of someone else's devices (``othersDevice``) while the workout
+    /// collects from every device; read outside the state's lock, as the test may take others.
+    private func ownRecords(_ records: [HealthRecord]) -> [HealthRecord] {
+        guard let othersDevice, state.withLock({ $0.live.map { $0.session.devices == nil } ?? false }) else { return records }
+        return records.filter { !othersDevice($0.device) }
+    }
+
     /// Offers records to the live workout; those it wants are collected (see
     /// ``LiveWorkoutBuilder``). Returns how many were collected.
     @discardableResult
     public func ingest(_ records: [HealthRecord]) -> Int {
-        state.withLock { state in
+        let records = ownRecords(records)
+        return state.withLock { state in
             guard let refusedBefore = state.live?.builder.refusedCount else { return 0 }
             // Collected in place: a copy of the live workout would copy every sample collected
             // so far on each batch that adds one (copy on write), an hour of readings per batch
