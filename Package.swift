@@ -24,7 +24,9 @@ let swiftSettings: [SwiftSetting] = [
 // How the release build of the executable is linked (Benchmarks/README.md, "memory"):
 // - lld, with the functions a running gateway executes placed together at the start of the text
 //   (Sources/healthgate/link-order.txt, written by scripts/update-link-order), so the pages the
-//   kernel maps around them hold code that runs rather than code that never does;
+//   kernel maps around them hold code that runs rather than code that never does, and our
+//   private functions, which the order file cannot name, gathered beside them
+//   (Sources/App/healthgate/local-functions.ld);
 // - relative relocations packed (RELR, glibc 2.36 and later), so the loader reads a few KiB of
 //   them instead of megabytes;
 // - no dynamic symbol table beyond what the shared libraries need: nothing looks the
@@ -33,6 +35,8 @@ let releaseLinkFlags = [
     "-use-ld=lld",
     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/App/healthgate/link-order.txt",
     "-Xlinker", "--no-warn-symbol-ordering",
+    // The private functions the order file cannot name, gathered beside the ordered code.
+    "-Xlinker", "--script=\(Context.packageDirectory)/Sources/App/healthgate/local-functions.ld",
     "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     "-Xlinker", "--no-export-dynamic",
 ]

@@ -243,6 +243,28 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
     public static func parse(_ data: Data, origin: String, schema: ConfigurationSchema? = nil) throws(ConfigurationError)
         -> GatewayConfiguration
     {
+        try parse(data, origin: origin) { value in
+            schema.map { fileProblems(in: value, schema: $0, origin: origin) } ?? []
+        }
+    }
+
+    /// Parses a configuration file's bytes as ``parse(_:origin:schema:)`` does with
+    /// `fileSchema`'s whole schema, building only the parts of it the file uses (see
+    /// ``schema(catalog:sections:usedBy:)``) unless the file has a problem: then the whole
+    /// schema words every problem, so the errors are the same.
+    /// - Throws: ``ConfigurationError`` naming `origin`, the key path and the reason.
+    public static func parse(_ data: Data, origin: String, fileSchema: ConfigurationFileSchema) throws(ConfigurationError)
+        -> GatewayConfiguration
+    {
+        try parse(data, origin: origin) { value in
+            guard !fileSchema.parts(usedBy: value).problems(in: value).isEmpty else { return [] }
+            return fileProblems(in: value, schema: fileSchema.whole, origin: origin)
+        }
+    }
+
+    private static func parse(
+        _ data: Data, origin: String, problems: (JSONValue) -> [ConfigurationError]
+    ) throws(ConfigurationError) -> GatewayConfiguration {
         let value: JSONValue
         do {
             value = try ConfigurationJSONParser.parse(data)
@@ -250,11 +272,7 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
             throw ConfigurationError(file: origin, keyPath: "(top level)", reason: "not valid JSON: \(error)")
         }
         // Every unknown key and number out of range at once, before decoding stops at the first.
-        let problems = (schema?.problems(in: value) ?? []).map { problem in
-            ConfigurationError(
-                file: origin, keyPath: problem.keyPath,
-                reason: schema.flatMap { misplacedPlugin(at: problem.keyPath, in: value, schema: $0) } ?? problem.reason)
-        }
+        let problems = problems(value)
         if var first = problems.first {
             first.further = Array(problems.dropFirst())
             throw first
@@ -270,6 +288,15 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
         configuration.origin = origin
         try configuration.validate()
         return configuration
+    }
+
+    /// Every problem `schema` finds in `value`, as errors of the file `origin`.
+    private static func fileProblems(in value: JSONValue, schema: ConfigurationSchema, origin: String) -> [ConfigurationError] {
+        schema.problems(in: value).map { problem in
+            ConfigurationError(
+                file: origin, keyPath: problem.keyPath,
+                reason: misplacedPlugin(at: problem.keyPath, in: value, schema: schema) ?? problem.reason)
+        }
     }
 
     /// Why the plugin at `keyPath` (`sources[1].kind`) is in the wrong list, when its kind is
@@ -307,6 +334,19 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
     /// - Throws: ``ConfigurationError``; ``ConfigurationError/isMissingFile`` when there is no
     ///   such file.
     public static func load(path: String, schema: ConfigurationSchema? = nil) throws(ConfigurationError) -> GatewayConfiguration {
+        try parse(try contents(path: path), origin: path, schema: schema)
+    }
+
+    /// Reads the configuration file at `path` and parses it with ``parse(_:origin:fileSchema:)``:
+    /// what `run` and `config check` do.
+    /// - Throws: ``ConfigurationError``; ``ConfigurationError/isMissingFile`` when there is no
+    ///   such file.
+    public static func load(path: String, fileSchema: ConfigurationFileSchema) throws(ConfigurationError) -> GatewayConfiguration {
+        try parse(try contents(path: path), origin: path, fileSchema: fileSchema)
+    }
+
+    /// The bytes of the configuration file at `path`.
+    private static func contents(path: String) throws(ConfigurationError) -> Data {
         guard FileSystem.exists(path) else {
             throw ConfigurationError(file: path, keyPath: "(file)", reason: "no such file", isMissingFile: true)
         }
@@ -323,7 +363,7 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
                 : "cannot read: \(FileSystemError(path: path, errno: error))"
             throw ConfigurationError(file: path, keyPath: "(file)", reason: reason)
         }
-        return try parse(Data(bytes), origin: path, schema: schema)
+        return Data(bytes)
     }
 }
 
@@ -346,31 +386,77 @@ extension GatewayConfiguration {
     }
 
     /// The schemas of the top-level objects other modules decode (`store`, `web`, `profile`,
-    /// `participants`, `bluetooth`).
+    /// `participants`, `bluetooth`), each built when it is read: the initializer's arguments are
+    /// evaluated only then, so the schema of a section a file does not have is never built (see
+    /// ``schema(catalog:sections:usedBy:)``).
     public struct OwnedSections: Sendable {
-        public var store: ConfigurationSchema
-        public var web: ConfigurationSchema
-        public var profile: ConfigurationSchema
-        public var participants: ConfigurationSchema
+        /// The `store` section's schema.
+        public var store: ConfigurationSchema { makeStore() }
+        /// The `web` (and `metrics`) section's schema.
+        public var web: ConfigurationSchema { makeWeb() }
+        /// The `profile` section's schema.
+        public var profile: ConfigurationSchema { makeProfile() }
+        /// The `participants` section's schema.
+        public var participants: ConfigurationSchema { makeParticipants() }
         /// The Bluetooth family's section (BLEProfileKit's `BluetoothConfiguration.configurationSchema`).
-        public var bluetooth: ConfigurationSchema
+        public var bluetooth: ConfigurationSchema { makeBluetooth() }
 
+        private let makeStore, makeWeb, makeProfile, makeParticipants, makeBluetooth: @Sendable () -> ConfigurationSchema
+
+        /// The sections' schemas, each argument evaluated when its section is read, not here.
         public init(
-            store: ConfigurationSchema, web: ConfigurationSchema, profile: ConfigurationSchema, participants: ConfigurationSchema,
-            bluetooth: ConfigurationSchema
+            store: @autoclosure @escaping @Sendable () -> ConfigurationSchema,
+            web: @autoclosure @escaping @Sendable () -> ConfigurationSchema,
+            profile: @autoclosure @escaping @Sendable () -> ConfigurationSchema,
+            participants: @autoclosure @escaping @Sendable () -> ConfigurationSchema,
+            bluetooth: @autoclosure @escaping @Sendable () -> ConfigurationSchema
         ) {
-            self.store = store
-            self.web = web
-            self.profile = profile
-            self.participants = participants
-            self.bluetooth = bluetooth
+            self.makeStore = store
+            self.makeWeb = web
+            self.makeProfile = profile
+            self.makeParticipants = participants
+            self.makeBluetooth = bluetooth
         }
     }
 
     /// The whole configuration file's schema: the declared keys (``configurationKeys``), each
     /// delegated one with its owner's shape: every plugin of `catalog` as one alternative of
-    /// `sources[]` or `sinks[]`, chosen by its `kind`, and the sections of `sections`.
+    /// `sources[]` or `sinks[]`, chosen by its `kind`, and the sections of `sections`. What
+    /// `config schema` and `config reference` print.
     public static func schema(catalog: PluginCatalog, sections: OwnedSections) -> ConfigurationSchema {
+        schema(catalog: catalog, sections: sections, uses: nil)
+    }
+
+    /// The parts of the whole file's schema (``schema(catalog:sections:)``) that `file` uses:
+    /// the `config` of each plugin kind it names (under `sources` or `sinks`) and each section
+    /// it has. Every other part stays as declared by its owner's absence: a section `file` does
+    /// not have is ``ConfigurationSchema/delegated``, and a kind it does not name keeps its
+    /// alternative, `kind` included, with its `config` delegated.
+    ///
+    /// Why this is enough to check `file`: ``ConfigurationSchema/problems(in:)`` walks only the
+    /// keys `file` has and picks a plugin's alternative by its `kind`, so over `file` it visits
+    /// exactly the nodes of the whole schema, and finds a problem exactly where the whole schema
+    /// finds one. Only the wording of a problem can differ (a misspelt key's suggestion weighs
+    /// the keys `file` does not have), which is why ``parse(_:origin:fileSchema:)`` words the
+    /// problems it finds with the whole schema. An idle gateway thus never runs the
+    /// configuration code of the plugins it does not use, and its pages stay out of memory
+    /// (Benchmarks/README.md, "memory").
+    public static func schema(catalog: PluginCatalog, sections: OwnedSections, usedBy file: JSONValue) -> ConfigurationSchema {
+        var kinds: Set<String> = []
+        for list in ["sources", "sinks"] {
+            guard case .array(let entries)? = file[list] else { continue }
+            for entry in entries { if case .string(let kind)? = entry["kind"] { kinds.insert(kind) } }
+        }
+        var keys: Set<String> = []
+        if case .object(let members) = file { keys = Set(members.keys) }
+        return schema(catalog: catalog, sections: sections, uses: (kinds, keys))
+    }
+
+    /// The whole schema (`uses` nil), or the parts that a file naming these plugin kinds and
+    /// having these top-level keys uses.
+    private static func schema(
+        catalog: PluginCatalog, sections: OwnedSections, uses: (kinds: Set<String>, keys: Set<String>)?
+    ) -> ConfigurationSchema {
         func entries(_ role: PluginRole) -> ConfigurationSchema {
             .array(.oneOf(catalog.entries.filter { $0.role == role }.map { entry in
                 var entryKeys = PluginConfiguration.configurationObject(defaults: PluginConfiguration())
@@ -379,7 +465,8 @@ extension GatewayConfiguration {
                     switch key.name {
                     case "kind": (key.schema, key.description) = (.constant(entry.kind), entry.summary)
                     case "queue" where role != .sink || entry.isFollower: return nil  // a follower reads the store, not a queue
-                    case "config": (key.schema, key.description) = (entry.schema, "The \(entry.kind) plugin's settings")
+                    case "config" where uses.map({ $0.kinds.contains(entry.kind) }) ?? true:
+                        (key.schema, key.description) = (entry.schema, "The \(entry.kind) plugin's settings")
                     default: break
                     }
                     return key
@@ -387,14 +474,18 @@ extension GatewayConfiguration {
                 return .object(entryKeys)
             }))
         }
-        let owned: [String: ConfigurationSchema] = [
-            "sources": entries(.source), "sinks": entries(.sink), "profile": sections.profile, "participants": sections.participants,
-            "web": sections.web, "metrics": sections.web, "store": sections.store, "bluetooth": sections.bluetooth,
+        let owned: [String: () -> ConfigurationSchema] = [
+            "sources": { entries(.source) }, "sinks": { entries(.sink) }, "profile": { sections.profile },
+            "participants": { sections.participants }, "web": { sections.web }, "metrics": { sections.web },
+            "store": { sections.store }, "bluetooth": { sections.bluetooth },
         ]
         var keys = configurationObject(defaults: GatewayConfiguration())
         for index in keys.properties.indices {
-            guard case .delegated = keys.properties[index].schema, let shape = owned[keys.properties[index].name] else { continue }
-            keys.properties[index].schema = shape
+            let name = keys.properties[index].name
+            guard case .delegated = keys.properties[index].schema, let shape = owned[name],
+                uses.map({ $0.keys.contains(name) }) ?? true
+            else { continue }
+            keys.properties[index].schema = shape()
         }
         return .object(keys)
     }

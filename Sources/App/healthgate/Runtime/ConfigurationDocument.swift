@@ -7,11 +7,18 @@ import Workouts
 
 /// The whole configuration file's schema, assembled from each owner's declaration: the
 /// gateway's keys (SampleBus), every compiled-in plugin's `config` (the catalog), `store` (the
-/// executable), `web` (WebBoard), `bluetooth` (BLETransport), `profile` and `participants` (Workouts). Loading a file checks
-/// its numbers against it; `healthgate config schema` prints it as JSON Schema.
+/// executable), `web` (WebBoard), `bluetooth` (BLETransport), `profile` and `participants` (Workouts).
+/// Loading a file checks its keys and numbers against the parts of it the file uses (``file``);
+/// `healthgate config schema` prints the whole as JSON Schema.
 enum ConfigurationDocument {
-    static var schema: ConfigurationSchema {
-        GatewayConfiguration.schema(
+    /// The whole schema: what `config schema` and `config reference` print.
+    static var schema: ConfigurationSchema { file.whole }
+
+    /// The schema as its owners declare it, each part built when asked for: loading a file builds
+    /// only the parts it uses, so an idle gateway never runs the configuration code of the
+    /// plugins and sections it does not use (Benchmarks/README.md, "memory").
+    static var file: ConfigurationFileSchema {
+        ConfigurationFileSchema(
             catalog: BuiltinCatalog.make(),
             sections: GatewayConfiguration.OwnedSections(
                 store: StoreConfiguration.configurationSchema, web: WebBoardConfiguration.configurationSchema,

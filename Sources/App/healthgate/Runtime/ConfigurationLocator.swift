@@ -43,7 +43,7 @@ enum ConfigurationLocator {
 
     private static func load(path: String) throws -> GatewayConfiguration {
         let result = Result { () throws(ConfigurationError) -> GatewayConfiguration in
-            try GatewayConfiguration.load(path: path, schema: ConfigurationDocument.schema)
+            try GatewayConfiguration.load(path: path, fileSchema: ConfigurationDocument.file)
         }
         switch result {
         case .success(let configuration):
