@@ -7,7 +7,7 @@ import GatewayRuntime
 /// measures each device's rate, decodes, and hands each reading to the plugin with the device's
 /// identity. What differs per device family (what a reading becomes) is the handler's.
 ///
-/// Status: `scanPath` (the path the scanner uses), and per device the metric
+/// Status: `scanPath` (the path the scanner uses, updated when it changes), and per device the metric
 /// `advertisements_per_second{device=…}`; a device heard below the profile's required rate is
 /// reported as an error naming the path, not silently accepted. A payload that does not decode
 /// is logged and counted (`undecodable_advertisements`), and the loop goes on.
@@ -32,10 +32,12 @@ public struct AdvertisementListener<Profile: AdvertisementProfile>: Sendable {
         var meter = AdvertisementRateMeter()
         var undecodable = 0
         var judged: [String: RateVerdict] = [:]
-        var reportedPath = false
-        for try await advertisement in scanner.advertisements() {
-            if !reportedPath, let path = await scanner.path {
-                reportedPath = true
+        var reportedPath: ScanPath?
+        for try await advertisement in scanner.advertisements(matching: Profile.matches) {
+            // Checked at every advertisement: a scanner may change its path while it scans
+            // (BlueZ falls back to discovery when bluetoothd releases its monitor).
+            if let path = await scanner.path, path != reportedPath {
+                reportedPath = path
                 context.status.setDetail("scanPath", path.rawValue)
                 context.logger.info("\(Profile.displayName): scanning by \(path.rawValue)")
             }

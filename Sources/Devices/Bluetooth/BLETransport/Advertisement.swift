@@ -52,12 +52,23 @@ public enum ScanPath: String, Sendable, Hashable, CaseIterable {
 
 /// A source of advertisements on one adapter: BlueZ, or simulated advertisers.
 ///
-/// `advertisements()` starts scanning and yields every advertisement heard, until the consumer
-/// stops iterating (scanning then stops) or the scanner fails (the stream throws a
+/// `advertisements(matching:)` starts scanning and yields every advertisement heard, until the
+/// consumer stops iterating (scanning then stops) or the scanner fails (the stream throws a
 /// ``BLETransportError``). ``path`` says how the scanner hears them once scanning started.
 public protocol AdvertisementScanner: Sendable {
     /// Scans and yields advertisements. Cancellation stops the scan.
-    func advertisements() -> AsyncThrowingStream<Advertisement, any Error>
-    /// The path the scanner uses; nil before scanning started.
+    ///
+    /// `matches` says what the caller listens for: a scanner may hear only those (BlueZ's
+    /// Advertisement Monitor is given them as patterns) and may yield others too, so the caller
+    /// still filters. Empty means every advertisement.
+    func advertisements(matching matches: [AdvertisementMatch]) -> AsyncThrowingStream<Advertisement, any Error>
+    /// The path the scanner's latest scan uses; nil before scanning started.
     var path: ScanPath? { get async }
+}
+
+extension AdvertisementScanner {
+    /// Every advertisement the scanner hears (``advertisements(matching:)`` with no match).
+    public func advertisements() -> AsyncThrowingStream<Advertisement, any Error> {
+        advertisements(matching: [])
+    }
 }
