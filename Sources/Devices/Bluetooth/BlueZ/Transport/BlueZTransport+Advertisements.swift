@@ -68,8 +68,8 @@ extension BlueZTransport: AdvertisementScanner {
         do {
             if let monitor {
                 advertisementScanPath.withLock { $0 = .advertisementMonitor }
-                let shown = monitor.patterns.map { "\(hex([$0.type])):\(hex($0.content))" }.joined(separator: " ")
-                logger.info("scanning advertisements on \(adapter) by an Advertisement Monitor (passive, or_patterns \(shown))")
+                logger.info(
+                    "scanning advertisements on \(adapter) by an Advertisement Monitor (passive, or_patterns \(Self.shown(monitor.patterns)))")
             } else {
                 try await startAdvertisementDiscovery(client: client, adapter: adapter, scan: scan)
             }
@@ -178,7 +178,7 @@ extension BlueZTransport: AdvertisementScanner {
         let events: @Sendable (AdvertisementMonitorApplication.Event) async -> Void = { [self] event in
             switch event {
             case .activated:
-                logger.info("the Advertisement Monitor on \(adapter) is active")
+                logger.info("the Advertisement Monitor on \(adapter) is active (or_patterns \(Self.shown(patterns)))")
             case .released:
                 guard !scan.update({ $0.unregistering }) else { return }
                 logger.warning("bluetoothd released the Advertisement Monitor on \(adapter): scanning by discovery instead")
@@ -208,11 +208,15 @@ extension BlueZTransport: AdvertisementScanner {
         return MonitorRegistration(application: application.path, patterns: patterns, serving: serving)
     }
 
-    private func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { byte in
-            let text = String(byte, radix: 16)
-            return text.count == 1 ? "0" + text : text
-        }.joined()
+    /// Patterns as the log shows them: `ff:6b00 16:1d18` (AD type, then the content, in hex).
+    static func shown(_ patterns: [AdvertisingDataPattern]) -> String {
+        func hex(_ bytes: [UInt8]) -> String {
+            bytes.map { byte in
+                let text = String(byte, radix: 16)
+                return text.count == 1 ? "0" + text : text
+            }.joined()
+        }
+        return patterns.map { "\(hex([$0.type])):\(hex($0.content))" }.joined(separator: " ")
     }
 
     /// The advertisement a Device1 object's properties describe (Device1: `ManufacturerData`
