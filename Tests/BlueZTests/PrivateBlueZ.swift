@@ -294,6 +294,13 @@ extension PrivateBlueZ {
         return (reply.first?.integer ?? -1, reply.dropFirst().first?.strings ?? [])
     }
 
+    /// bluetoothd releases every monitor on the adapter on its own (the fixture's ReleaseMonitors).
+    func releaseMonitors(adapter: String = "hci0") async throws {
+        _ = try await connection.call(
+            destination: "org.bluez", path: "/", interface: "org.healthgate.Test", member: "ReleaseMonitors",
+            arguments: [.string(adapter)])
+    }
+
     /// Whether the adapter discovers (Adapter1.Discovering).
     func discovering(adapter: String = "hci0") async throws -> Bool {
         let reply = try await connection.call(

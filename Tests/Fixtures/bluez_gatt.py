@@ -54,6 +54,8 @@ control interface, org.healthgate.Test, on "/" that the Swift tests call over D-
       Patterns, replies, then calls Activate on each monitor. `refuse` makes it fail with
       org.bluez.Error.Failed after reading the application. UnregisterMonitor(o) calls Release on
       each monitor before it replies.
+  ReleaseMonitors(adapter s)              bluetoothd drops every monitor on its own (the kernel
+                                          refused them): Release on each, none registered after
   MonitorEvents(adapter s) -> (u, as)     the applications registered now, and what happened in
                                           order: "GetManagedObjects", "registered PATTERNS" (as
                                           "ff:6b00 16:1d18"), "Activate", "DeviceFound ADDRESS",
@@ -434,6 +436,15 @@ def control_offer_advertisement_monitor(_main, adapter_name, refuse):
     monitor_state(adapter.path)['refuse'] = bool(refuse)
 
 
+def control_release_monitors(_main, adapter_name):
+    state = monitor_state('/org/bluez/' + str(adapter_name))
+    for (sender, _), monitors in state['apps'].items():
+        for monitor_path, _ in monitors:
+            state['events'].append('Release')
+            call_monitor(sender, monitor_path, 'Release')
+    state['apps'].clear()
+
+
 def control_monitor_events(_main, adapter_name):
     state = monitor_state('/org/bluez/' + str(adapter_name))
     return (dbus.UInt32(len(state['apps'])), dbus.Array(state['events'], signature='s'))
@@ -608,6 +619,7 @@ _CONTROL = [
     ('Advertise', 'sssa{qay}a{say}', 'o', control_advertise),
     ('OfferAdvertisementMonitor', 'sb', '', control_offer_advertisement_monitor),
     ('MonitorEvents', 's', 'uas', control_monitor_events),
+    ('ReleaseMonitors', 's', '', control_release_monitors),
 ]
 
 def load(mock, parameters):

@@ -33,6 +33,33 @@ extension BlueZTransport: AdvertisementScanner {
     /// adapter or bluetoothd goes away. `matches` become the monitor's patterns; with none, or
     /// one no pattern can say (a name glob starting with a wildcard), the scan uses discovery.
     public func advertisements(matching matches: [AdvertisementMatch]) -> AsyncThrowingStream<Advertisement, any Error> {
+        startAdvertisementScan(matching: matches).stream
+    }
+
+    /// Runs `body` with one scan's advertisements; when `body` returned or threw (or the task was
+    /// cancelled), the scan is stopped and this waits until its monitor was unregistered and its
+    /// discovery stopped, so that a gateway stopping leaves no monitor behind in bluetoothd.
+    public func withAdvertisements<Result>(
+        matching matches: [AdvertisementMatch], _ body: (AsyncThrowingStream<Advertisement, any Error>) async throws -> Result
+    ) async throws -> Result {
+        let (stream, scan) = startAdvertisementScan(matching: matches)
+        let result: Result
+        do {
+            result = try await body(stream)
+        } catch {
+            scan.cancel()
+            await scan.value
+            throw error
+        }
+        scan.cancel()
+        await scan.value
+        return result
+    }
+
+    /// Starts a scan: its stream and the task running it (which ends after its clean-up).
+    private func startAdvertisementScan(
+        matching matches: [AdvertisementMatch]
+    ) -> (stream: AsyncThrowingStream<Advertisement, any Error>, task: Task<Void, Never>) {
         // Bounded: a consumer that falls behind loses the oldest advertisements (counted by the
         // rate it then measures), never blocks the bus.
         let (stream, continuation) = AsyncThrowingStream.makeStream(
@@ -50,7 +77,7 @@ extension BlueZTransport: AdvertisementScanner {
             }
         }
         continuation.onTermination = { _ in task.cancel() }
-        return stream
+        return (stream, task)
     }
 
     private func runAdvertisementScan(
