@@ -218,11 +218,13 @@ events = [json.loads(l) for l in open(advertised_log) if l.startswith('{"event":
 # be mapped (a plain open fails with "disk I/O error").
 store = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
 rows = store.execute("SELECT type, value, ifnull(device, ''), start_us / 1e6 FROM samples_readable").fetchall()
-# Both counted in the same span of the guest's clock: changes advertised, and samples stamped
-# (each strap sample carries the time its advertisement was received).
+# Both counted in the same span of the guest's clock: changes on air, and samples stamped (each
+# strap sample carries the time its advertisement was received). The change on air when the count
+# starts is one of them: bluetoothd reports a device's current data when its monitor finds it.
 for name in sorted({e["device"] for e in events if e["path"] == "manufacturer"}):
     ident = name.split()[-1]
-    sent = sum(1 for e in events if e["device"] == name and straps_start <= e["t"] <= end)
+    times = [e["t"] for e in events if e["device"] == name]
+    sent = sum(1 for t in times if straps_start <= t <= end) + (1 if any(t < straps_start for t in times) else 0)
     stored = sum(1 for t, v, d, at in rows if t == "heartRate" and ident in d and straps_start <= at <= end)
     print(f"gateway {name}: advertised {sent}, stored {stored}, rate {stored / sent if sent else 0:.2f}")
 # A weighing counts when any of its stabilised advertisements (the stepped-off repeats too, which

@@ -93,6 +93,7 @@ extension BlueZTransport: AdvertisementScanner {
             offered: tree.objects[adapter]?[BlueZInterface.advertisementMonitorManager] != nil)
         let ended: any Error
         do {
+            try Task.checkCancellation()
             if let monitor {
                 advertisementScanPath.withLock { $0 = .advertisementMonitor }
                 logger.info(
@@ -227,6 +228,10 @@ extension BlueZTransport: AdvertisementScanner {
         let serving = Task { await application.serve(root: root, monitor: monitor, event: events) }
         do {
             try await client.registerMonitor(adapter: adapter, application: application.path)
+        } catch is CancellationError {
+            // The scan was stopped while bluetoothd was registering (a shared scan widened at
+            // start-up): the registration may have been done, so the scan's clean-up unregisters it.
+            return MonitorRegistration(application: application.path, patterns: patterns, serving: serving)
         } catch {
             serving.cancel()
             logger.warning("RegisterMonitor on \(adapter) failed (\(error)): scanning by discovery")
