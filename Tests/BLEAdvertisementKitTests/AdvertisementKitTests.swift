@@ -26,6 +26,24 @@ final class AdvertisementKitTests: XCTestCase {
         XCTAssertFalse(AdvertisementMatch.name("Polar *").matches(advertisement()))
     }
 
+    /// What each match becomes in an Advertisement Monitor: the AD type and the identifier
+    /// little-endian (Core Specification Supplement, Part A, §1.4 and §1.11), a name glob's
+    /// literal prefix, and nil where no pattern can say it.
+    func testMonitorPatterns() throws {
+        XCTAssertEqual(AdvertisementMatch.manufacturer(0x006B).dataPatterns, [AdvertisingDataPattern(type: 0xFF, content: [0x6B, 0x00])])
+        XCTAssertEqual(
+            AdvertisementMatch.serviceData(BluetoothUUID(0x181D)).dataPatterns, [AdvertisingDataPattern(type: 0x16, content: [0x1D, 0x18])])
+        let uuid = try XCTUnwrap(BluetoothUUID(string: "6e400001-b5a3-f393-e0a9-e50e24dcca9e"))
+        XCTAssertEqual(
+            AdvertisementMatch.serviceData(uuid).dataPatterns,
+            [AdvertisingDataPattern(type: 0x21, content: [0x9E, 0xCA, 0xDC, 0x24, 0x0E, 0xE5, 0xA9, 0xE0, 0x93, 0xF3, 0xA3, 0xB5, 0x01, 0x00, 0x40, 0x6E])])
+        XCTAssertEqual(
+            AdvertisementMatch.name("Polar H?? *").dataPatterns,
+            [AdvertisingDataPattern(type: 0x09, content: Array("Polar H".utf8)), AdvertisingDataPattern(type: 0x08, content: Array("Polar H".utf8))])
+        XCTAssertNil(AdvertisementMatch.name("*H10").dataPatterns)
+        XCTAssertNil(AdvertisementMatch.name(String(repeating: "x", count: 30) + "*").dataPatterns)
+    }
+
     func testRateOverTheWindow() {
         var meter = AdvertisementRateMeter(window: 10)
         XCTAssertNil(meter.rate(of: "strap", at: start))

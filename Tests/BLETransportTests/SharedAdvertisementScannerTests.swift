@@ -5,22 +5,26 @@ import Synchronization
 import XCTest
 
 /// One scan per adapter, shared: consumers join one underlying scan, a late one gets the latest
-/// advertisement of each device heard, the scan stops with the last consumer, and a failure
-/// reaches every consumer while the next one starts a new scan.
+/// advertisement of each device heard, the scan stops with the last consumer, listens for the
+/// union of its consumers' matches, and a failure reaches every consumer while the next one
+/// starts a new scan.
 final class SharedAdvertisementScannerTests: XCTestCase {
-    /// An underlying scanner whose scans the test drives: each `advertisements()` call is a scan.
+    /// An underlying scanner whose scans the test drives: each `advertisements(matching:)` call is
+    /// a scan, and what it was asked to listen for is kept.
     final class DrivenScanner: AdvertisementScanner {
         let scans = Mutex<[AsyncThrowingStream<Advertisement, any Error>.Continuation]>([])
+        let asked = Mutex<[[AdvertisementMatch]]>([])
         let stopped = Mutex(0)
 
         var path: ScanPath? { .discovery }
 
-        func advertisements() -> AsyncThrowingStream<Advertisement, any Error> {
+        func advertisements(matching matches: [AdvertisementMatch]) -> AsyncThrowingStream<Advertisement, any Error> {
             let (stream, continuation) = AsyncThrowingStream.makeStream(of: Advertisement.self, throwing: (any Error).self)
             continuation.onTermination = { [self] termination in
                 if case .cancelled = termination { stopped.withLock { $0 += 1 } }
             }
             scans.withLock { $0.append(continuation) }
+            asked.withLock { $0.append(matches) }
             return stream
         }
 
@@ -46,11 +50,11 @@ final class SharedAdvertisementScannerTests: XCTestCase {
         let received = Received()
         let task: Task<Void, Never>
 
-        init(_ scanner: SharedAdvertisementScanner) {
+        init(_ scanner: SharedAdvertisementScanner, matching matches: [AdvertisementMatch] = []) {
             let received = received
             task = Task {
                 do {
-                    for try await advertisement in scanner.advertisements() {
+                    for try await advertisement in scanner.advertisements(matching: matches) {
                         received.advertisements.withLock { $0.append("\(advertisement.address) \(advertisement.manufacturerData[0x006B] ?? [])") }
                     }
                 } catch {
@@ -97,6 +101,30 @@ final class SharedAdvertisementScannerTests: XCTestCase {
         try await waitUntil("the third consumer got it") { third.received.advertisements.withLock { $0.count } == 1 }
         XCTAssertEqual(third.received.advertisements.withLock { $0 }, ["A0:9E:1A:00:00:02 [9]"], "nothing of the stopped scan is replayed")
         third.task.cancel()
+    }
+
+    /// The scan listens for the union of its consumers' matches: a consumer that asks for more
+    /// restarts it wider (the narrower scan stopped), one asking for what it has joins it.
+    func testAConsumerWithANewMatchWidensTheScan() async throws {
+        let underlying = DrivenScanner()
+        let scanner = SharedAdvertisementScanner(underlying)
+        let polar = AdvertisementMatch.manufacturer(0x006B), scale = AdvertisementMatch.serviceData(BluetoothUUID(0x181D))
+        let straps = Consumer(scanner, matching: [polar])
+        try await waitUntil("the straps' scan") { underlying.scanCount == 1 }
+        let scales = Consumer(scanner, matching: [scale, polar])
+        try await waitUntil("a wider scan") { underlying.scanCount == 2 }
+        try await waitUntil("the narrower scan stopped") { underlying.stopped.withLock { $0 } == 1 }
+        XCTAssertEqual(underlying.asked.withLock { $0 }, [[polar], [polar, scale]])
+        let more = Consumer(scanner, matching: [scale])
+        try await waitUntil("the third joined") { scanner.consumerCount == 3 }
+        XCTAssertEqual(underlying.scanCount, 2, "a consumer the running scan listens for joins it")
+        underlying.send(advertisement("A0:9E:1A:00:00:01", 5, at: 40), scan: 1)
+        try await waitUntil("every consumer got it from the wider scan") {
+            [straps, scales, more].allSatisfy { $0.received.advertisements.withLock { $0 } == ["A0:9E:1A:00:00:01 [5]"] }
+        }
+        XCTAssertEqual(SharedAdvertisementScanner.union([[polar], [], [scale]]), [], "a consumer of everything makes the scan everything")
+        for consumer in [straps, scales, more] { consumer.task.cancel() }
+        try await waitUntil("the scan stopped with the last consumer") { underlying.stopped.withLock { $0 } == 2 }
     }
 
     func testAFailedScanEndsEveryConsumerAndTheNextConsumerStartsAnother() async throws {

@@ -11,7 +11,7 @@ import SQLiteStore
 import SampleBus
 import XCTest
 
-/// The broadcast sources over BlueZ discovery on a private bus (dbusmock's bluez5 template and
+/// The broadcast sources over BlueZ discovery and BlueZ's Advertisement Monitor on a private bus (dbusmock's bluez5 template and
 /// Tests/Fixtures/bluez_gatt.py's Advertise), into the SQLite store.
 final class BroadcastOverBlueZTests: XCTestCase {
     /// A source and the SQLite sink on one bus, with the store's checkpoints read back.
@@ -112,6 +112,114 @@ final class BroadcastOverBlueZTests: XCTestCase {
             XCTAssertEqual(Set(stored.compactMap(\.device?.localIdentifier)), ["1A2B3C4D"])
             XCTAssertEqual(stored.first?.metadata[.sensorContact], .bool(true))
             XCTAssertEqual(run.status.current?.details["scanPath"], "discovery")
+        }
+    }
+
+    /// With bluetoothd's Advertisement Monitor offered (-E), the strap is heard through a monitor
+    /// of Polar's manufacturer data and no discovery: bluetoothd reads the application before it
+    /// answers RegisterMonitor (a scan that blocked its connection while waiting would never be
+    /// registered), activates it, and the monitor is released and unregistered before the source
+    /// returns.
+    func testPolarStrapByAdvertisementMonitor() async throws {
+        try await withBlueZ("polar-monitor") { bluez, directory in
+            try await bluez.offerAdvertisementMonitor()
+            let settings = try settings()
+            let run = try Run(bluez, directory: directory) { environment, bluetooth in
+                PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
+            }
+            try await waitUntil(timeout: .seconds(20), "the monitor activated") {
+                try await bluez.monitorEvents().events.contains("Activate")
+            }
+            let registered = try await bluez.monitorEvents()
+            XCTAssertEqual(registered.registered, 1)
+            XCTAssertEqual(Array(registered.events.prefix(3)), ["GetManagedObjects", "registered ff:6b00", "Activate"])
+            let discovering = try await bluez.discovering()
+            XCTAssertFalse(discovering, "the monitor path scans passively, without discovery")
+            // A scale is not selected by the strap source's monitor, so bluetoothd reports nothing of it.
+            try await bluez.advertise("C8:47:8C:01:02:03", name: "MIBFS", service: [0x181D: [0x22, 0x9C, 0x3E]])
+            let counters: [UInt8] = [0, 1, 1, 2, 3, 4]
+            for (index, counter) in counters.enumerated() {
+                try await bluez.advertise(
+                    "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
+                    manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90 + UInt8(index), 80 + UInt8(index)]])
+            }
+            try await waitUntil(timeout: .seconds(20), "five heart rates stored") {
+                (run.storeStatus.current?.records ?? 0) >= 5
+            }
+            XCTAssertEqual(run.status.current?.details["scanPath"], "advertisement-monitor")
+            await run.stop()
+            let stored = try await run.stored(.heartRate)
+            XCTAssertEqual(try stored.map { try $0.quantity.doubleValue(for: .countPerMinute) }, [80, 81, 83, 84, 85])
+            // The source returned only once the monitor was unregistered (a scoped scan).
+            let after = try await bluez.monitorEvents()
+            XCTAssertEqual(after.registered, 0)
+            let ended = after.events
+            XCTAssertEqual(ended.filter { $0.hasPrefix("DeviceFound") }, ["DeviceFound A0:9E:1A:12:34:56"])
+            XCTAssertEqual(Array(ended.suffix(2)), ["Release", "unregistered"])
+            let notDiscovering = try await bluez.discovering()
+            XCTAssertFalse(notDiscovering)
+        }
+    }
+
+    /// A monitor manager that refuses the registration leaves the scan on discovery, which the
+    /// status says.
+    func testRefusedMonitorFallsBackToDiscovery() async throws {
+        try await withBlueZ("polar-refused") { bluez, directory in
+            try await bluez.offerAdvertisementMonitor(refuse: true)
+            let settings = try settings()
+            let run = try Run(bluez, directory: directory) { environment, bluetooth in
+                PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
+            }
+            try await waitUntil(timeout: .seconds(20), "discovery started") { try await bluez.discovering() }
+            for counter: UInt8 in 0..<3 {
+                try await bluez.advertise(
+                    "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
+                    manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90, 70 + counter]])
+            }
+            try await waitUntil(timeout: .seconds(20), "three heart rates stored") {
+                (run.storeStatus.current?.records ?? 0) >= 3
+            }
+            XCTAssertEqual(run.status.current?.details["scanPath"], "discovery")
+            await run.stop()
+            let monitor = try await bluez.monitorEvents()
+            XCTAssertEqual(monitor.registered, 0)
+            XCTAssertEqual(monitor.events, ["GetManagedObjects", "refused"])
+        }
+    }
+
+    /// A monitor bluetoothd releases on its own (a kernel that refused its patterns) leaves the
+    /// scan going on by discovery, and the status follows.
+    func testReleasedMonitorFallsBackToDiscovery() async throws {
+        try await withBlueZ("polar-released") { bluez, directory in
+            try await bluez.offerAdvertisementMonitor()
+            let settings = try settings()
+            let run = try Run(bluez, directory: directory) { environment, bluetooth in
+                PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
+            }
+            try await waitUntil(timeout: .seconds(20), "the monitor activated") {
+                try await bluez.monitorEvents().events.contains("Activate")
+            }
+            try await bluez.advertise(
+                "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D", manufacturer: [0x006B: [0x03, 0x00, 90, 70]])
+            try await waitUntil(timeout: .seconds(20), "a heart rate by the monitor") {
+                (run.storeStatus.current?.records ?? 0) >= 1 && run.status.current?.details["scanPath"] == "advertisement-monitor"
+            }
+            try await bluez.releaseMonitors()
+            try await waitUntil(timeout: .seconds(20), "discovery started") { try await bluez.discovering() }
+            for counter: UInt8 in 1..<3 {
+                try await bluez.advertise(
+                    "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
+                    manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90, 70 + counter]])
+            }
+            try await waitUntil(timeout: .seconds(20), "three heart rates stored") {
+                (run.storeStatus.current?.records ?? 0) >= 3
+            }
+            XCTAssertEqual(run.status.current?.details["scanPath"], "discovery")
+            await run.stop()
+            let stored = try await run.stored(.heartRate)
+            XCTAssertEqual(try stored.map { try $0.quantity.doubleValue(for: .countPerMinute) }, [70, 71, 72])
+            let stillDiscovering = try await bluez.discovering()
+            XCTAssertFalse(stillDiscovering, "the discovery started after the release is stopped with the scan")
         }
     }
 

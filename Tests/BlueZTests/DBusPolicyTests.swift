@@ -25,7 +25,7 @@ final class DBusPolicyTests: XCTestCase {
         "org.bluez.GattCharacteristic1.AcquireWrite", "org.bluez.GattDescriptor1.ReadValue",
         "org.bluez.GattDescriptor1.WriteValue", "org.bluez.GattManager1.RegisterApplication",
         "org.bluez.GattManager1.UnregisterApplication", "org.bluez.LEAdvertisingManager1.RegisterAdvertisement",
-        "org.bluez.AdvertisementMonitorManager1.RegisterMonitor", "org.bluez.ProfileManager1.RegisterProfile",
+        "org.bluez.ProfileManager1.RegisterProfile",
         "org.bluez.Media1.RegisterEndpoint", "org.bluez.Battery1.Refresh",
         "org.freedesktop.DBus.Properties.GetAll", "org.freedesktop.DBus.Introspectable.Introspect",
     ]

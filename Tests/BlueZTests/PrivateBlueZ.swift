@@ -277,6 +277,38 @@ extension PrivateBlueZ {
         return reply.first?.string ?? ""
     }
 
+    /// Gives the adapter org.bluez.AdvertisementMonitorManager1, as bluetoothd -E does; with
+    /// `refuse`, RegisterMonitor reads the application and then fails.
+    func offerAdvertisementMonitor(adapter: String = "hci0", refuse: Bool = false) async throws {
+        _ = try await connection.call(
+            destination: "org.bluez", path: "/", interface: "org.healthgate.Test", member: "OfferAdvertisementMonitor",
+            arguments: [.string(adapter), .bool(refuse)])
+    }
+
+    /// The applications registered with the adapter's monitor manager now, and what happened
+    /// (the fixture's MonitorEvents).
+    func monitorEvents(adapter: String = "hci0") async throws -> (registered: Int, events: [String]) {
+        let reply = try await connection.call(
+            destination: "org.bluez", path: "/", interface: "org.healthgate.Test", member: "MonitorEvents",
+            arguments: [.string(adapter)])
+        return (reply.first?.integer ?? -1, reply.dropFirst().first?.strings ?? [])
+    }
+
+    /// bluetoothd releases every monitor on the adapter on its own (the fixture's ReleaseMonitors).
+    func releaseMonitors(adapter: String = "hci0") async throws {
+        _ = try await connection.call(
+            destination: "org.bluez", path: "/", interface: "org.healthgate.Test", member: "ReleaseMonitors",
+            arguments: [.string(adapter)])
+    }
+
+    /// Whether the adapter discovers (Adapter1.Discovering).
+    func discovering(adapter: String = "hci0") async throws -> Bool {
+        let reply = try await connection.call(
+            destination: "org.bluez", path: "/org/bluez/\(adapter)", interface: "org.freedesktop.DBus.Properties",
+            member: "Get", arguments: [.string("org.bluez.Adapter1"), .string("Discovering")])
+        return reply.first?.unwrapped.bool ?? false
+    }
+
     /// The adapter's discovery filter as the last SetDiscoveryFilter left it.
     func discoveryFilter(adapter: String = "hci0") async throws -> [String: DBusValue] {
         let reply = try await connection.call(

@@ -42,7 +42,24 @@ control interface, org.healthgate.Test, on "/" that the Swift tests call over D-
       An advertiser heard by discovery: the Device1 is added on its first advertisement (no
       UUIDs, not connectable here), then each call sets ManufacturerData (a{qv}) and
       ServiceData (a{sv}) with one PropertiesChanged, as bluetoothd reports a changed
-      advertisement.
+      advertisement. On an adapter that offers the Advertisement Monitor (OfferAdvertisementMonitor)
+      an advertisement is reported only while the adapter discovers or a registered monitor's
+      pattern matches it, as bluetoothd's passive scanning reports only what a monitor selects;
+      each monitor is told DeviceFound the first time it selects a device.
+  OfferAdvertisementMonitor(adapter s, refuse b)
+      The adapter gains org.bluez.AdvertisementMonitorManager1 (bluetoothd -E) with Supported-
+      MonitorTypes ["or_patterns"]. RegisterMonitor(o) does what bluetoothd 5.66 does: it reads the
+      caller's application with GetManagedObjects BEFORE it replies (so a caller that blocks its
+      connection while it waits never answers), checks each AdvertisementMonitor1's Type and
+      Patterns, replies, then calls Activate on each monitor. `refuse` makes it fail with
+      org.bluez.Error.Failed after reading the application. UnregisterMonitor(o) calls Release on
+      each monitor before it replies.
+  ReleaseMonitors(adapter s)              bluetoothd drops every monitor on its own (the kernel
+                                          refused them): Release on each, none registered after
+  MonitorEvents(adapter s) -> (u, as)     the applications registered now, and what happened in
+                                          order: "GetManagedObjects", "registered PATTERNS" (as
+                                          "ff:6b00 16:1d18"), "Activate", "DeviceFound ADDRESS",
+                                          "Release", "unregistered", "refused"
 '''
 
 import socket
@@ -50,6 +67,7 @@ import socket
 import dbus
 
 from dbusmock import OBJECT_MANAGER_IFACE, mockobject
+from gi.repository import GLib
 from dbusmock.templates import bluez5
 # Re-exported so that dbusmock attaches them to "/" (org.bluez.Mock) as the bluez5 template does.
 from dbusmock.templates.bluez5 import AddAdapter, AddDevice, RemoveAdapter  # noqa: F401
@@ -309,6 +327,129 @@ def char_acquire_notify(char, _options):
     return (fd, dbus.UInt16(23))
 
 
+# AdvertisementMonitorManager1 (bluetoothd -E): per adapter path, the registered applications
+# {(sender, application path): [(monitor path, [(start, AD type, content)])]}, the events in order,
+# whether registrations are refused, and the devices each monitor was told about.
+MONITOR_MANAGER_IFACE = 'org.bluez.AdvertisementMonitorManager1'
+MONITOR_IFACE = 'org.bluez.AdvertisementMonitor1'
+MONITORS = {}
+
+
+def monitor_state(adapter_path):
+    return MONITORS.setdefault(adapter_path, {'apps': {}, 'events': [], 'refuse': False, 'found': set()})
+
+
+def call_monitor(sender, monitor_path, member, *arguments):
+    """A call on a monitor without waiting for its answer, as bluetoothd's GDBus proxy calls."""
+    proxy = dbus.SystemBus().get_object(sender, monitor_path, introspect=False)
+    proxy.get_dbus_method(member, MONITOR_IFACE)(*arguments, reply_handler=lambda *_: None,
+                                                 error_handler=lambda *_: None)
+
+
+@dbus.service.method(MONITOR_MANAGER_IFACE, in_signature='o', out_signature='', sender_keyword='sender')
+def monitor_register(adapter, app_path, sender=None):
+    state = monitor_state(adapter.path)
+    key = (sender, str(app_path))
+    if key in state['apps']:
+        raise dbus.exceptions.DBusException('Already Exists', name='org.bluez.Error.AlreadyExists')
+    # Before the reply, as bluetoothd does: the caller must serve this while it waits.
+    app = dbus.SystemBus().get_object(sender, app_path, introspect=False)
+    objects = app.GetManagedObjects(dbus_interface=OBJECT_MANAGER_IFACE, timeout=10)
+    state['events'].append('GetManagedObjects')
+    if state['refuse']:
+        state['events'].append('refused')
+        raise dbus.exceptions.DBusException('Failed', name='org.bluez.Error.Failed')
+    monitors = []
+    for path, interfaces in objects.items():
+        props = interfaces.get(MONITOR_IFACE)
+        if props is None:
+            continue
+        patterns = [(int(start), int(kind), bytes(content)) for start, kind, content in props.get('Patterns', [])]
+        if str(props.get('Type', '')) != 'or_patterns' or not patterns:
+            raise dbus.exceptions.DBusException('Invalid arguments', name='org.bluez.Error.InvalidArguments')
+        monitors.append((str(path), patterns))
+    if not monitors:
+        raise dbus.exceptions.DBusException('Invalid arguments', name='org.bluez.Error.InvalidArguments')
+    state['apps'][key] = monitors
+    state['events'].append('registered ' + ' '.join(
+        f'{kind:02x}:{content.hex()}' for _, patterns in monitors for _, kind, content in patterns))
+
+    def activate():
+        for monitor_path, _ in monitors:
+            state['events'].append('Activate')
+            call_monitor(sender, monitor_path, 'Activate')
+        return False
+    # After the reply, once "the kernel" took the patterns.
+    GLib.idle_add(activate)
+
+
+@dbus.service.method(MONITOR_MANAGER_IFACE, in_signature='o', out_signature='', sender_keyword='sender')
+def monitor_unregister(adapter, app_path, sender=None):
+    state = monitor_state(adapter.path)
+    monitors = state['apps'].pop((sender, str(app_path)), None)
+    if monitors is None:
+        raise dbus.exceptions.DBusException('Does Not Exist', name='org.bluez.Error.DoesNotExist')
+    # Release before the reply, waiting for its answer, as bluetoothd 5.66 does.
+    for monitor_path, _ in monitors:
+        state['events'].append('Release')
+        proxy = dbus.SystemBus().get_object(sender, monitor_path, introspect=False)
+        proxy.Release(dbus_interface=MONITOR_IFACE, timeout=10)
+    state['events'].append('unregistered')
+
+
+def monitor_selects(content, kind, data):
+    """Whether the pattern (start, AD type, content) selects AD structures of `kind` with `data`."""
+    start, pattern_kind, pattern = content
+    return pattern_kind == kind and data[start:start + len(pattern)] == pattern
+
+
+def heard(adapter_path, path, address, manufacturer, service):
+    """Whether an advertisement is reported: always without the monitor manager; with it, while
+    discovering, or when a registered monitor selects it (each monitor told DeviceFound once)."""
+    adapter = mockobject.objects[adapter_path]
+    if MONITOR_MANAGER_IFACE not in adapter.props:
+        return True
+    structures = [(0xFF, int(k).to_bytes(2, 'little') + bytes(v)) for k, v in manufacturer.items()]
+    structures += [(0x16, int(k[4:8], 16).to_bytes(2, 'little') + bytes(v)) for k, v in service.items()]
+    selected = False
+    state = monitor_state(adapter_path)
+    for (sender, _), monitors in state['apps'].items():
+        for monitor_path, patterns in monitors:
+            if any(monitor_selects(p, kind, data) for p in patterns for kind, data in structures):
+                selected = True
+                if (monitor_path, address) not in state['found']:
+                    state['found'].add((monitor_path, address))
+                    state['events'].append('DeviceFound ' + address)
+                    call_monitor(sender, monitor_path, 'DeviceFound', dbus.ObjectPath(path))
+    return selected or bool(adapter.props['org.bluez.Adapter1']['Discovering'])
+
+
+def control_offer_advertisement_monitor(_main, adapter_name, refuse):
+    adapter = mockobject.objects['/org/bluez/' + str(adapter_name)]
+    adapter.AddProperties(MONITOR_MANAGER_IFACE, {
+        'SupportedMonitorTypes': dbus.Array(['or_patterns'], signature='s', variant_level=1),
+        'SupportedFeatures': dbus.Array([], signature='s', variant_level=1),
+    })
+    adapter.methods.setdefault(MONITOR_MANAGER_IFACE, {})
+    adapter.methods[MONITOR_MANAGER_IFACE]['RegisterMonitor'] = ('o', '', None, monitor_register)
+    adapter.methods[MONITOR_MANAGER_IFACE]['UnregisterMonitor'] = ('o', '', None, monitor_unregister)
+    monitor_state(adapter.path)['refuse'] = bool(refuse)
+
+
+def control_release_monitors(_main, adapter_name):
+    state = monitor_state('/org/bluez/' + str(adapter_name))
+    for (sender, _), monitors in state['apps'].items():
+        for monitor_path, _ in monitors:
+            state['events'].append('Release')
+            call_monitor(sender, monitor_path, 'Release')
+    state['apps'].clear()
+
+
+def control_monitor_events(_main, adapter_name):
+    state = monitor_state('/org/bluez/' + str(adapter_name))
+    return (dbus.UInt32(len(state['apps'])), dbus.Array(state['events'], signature='s'))
+
+
 # Control interface on "/"
 
 def control_add_monitor(main, adapter, address, name, acquire):
@@ -434,6 +575,8 @@ def control_advertise(main, adapter, address, name, manufacturer, service):
     service_data = dbus.Dictionary(
         {dbus.String(k): dbus.Array(bytes(v), signature='y', variant_level=1) for k, v in service.items()},
         signature='sv', variant_level=1)
+    if not heard(adapter_path, path, address, manufacturer, service):
+        return dbus.ObjectPath(path)
     if path not in mockobject.objects:
         props = {
             'Address': dbus.String(address, variant_level=1),
@@ -474,6 +617,9 @@ _CONTROL = [
     ('RequirePairing', 'oi', '', control_require_pairing),
     ('PairingState', 'o', 'bbu', control_pairing_state),
     ('Advertise', 'sssa{qay}a{say}', 'o', control_advertise),
+    ('OfferAdvertisementMonitor', 'sb', '', control_offer_advertisement_monitor),
+    ('MonitorEvents', 's', 'uas', control_monitor_events),
+    ('ReleaseMonitors', 's', '', control_release_monitors),
 ]
 
 def load(mock, parameters):

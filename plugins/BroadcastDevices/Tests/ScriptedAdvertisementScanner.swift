@@ -6,7 +6,7 @@ struct ScriptedAdvertisementScanner: AdvertisementScanner {
     let script: [Advertisement]
     var path: ScanPath? { .discovery }
 
-    func advertisements() -> AsyncThrowingStream<Advertisement, any Error> {
+    func advertisements(matching matches: [AdvertisementMatch]) -> AsyncThrowingStream<Advertisement, any Error> {
         AsyncThrowingStream { continuation in
             for advertisement in script { continuation.yield(advertisement) }
         }

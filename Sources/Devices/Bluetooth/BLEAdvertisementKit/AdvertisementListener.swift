@@ -7,7 +7,7 @@ import GatewayRuntime
 /// measures each device's rate, decodes, and hands each reading to the plugin with the device's
 /// identity. What differs per device family (what a reading becomes) is the handler's.
 ///
-/// Status: `scanPath` (the path the scanner uses), and per device the metric
+/// Status: `scanPath` (the path the scanner uses, updated when it changes), and per device the metric
 /// `advertisements_per_second{device=…}`; a device heard below the profile's required rate is
 /// reported as an error naming the path, not silently accepted. A payload that does not decode
 /// is logged and counted (`undecodable_advertisements`), and the loop goes on.
@@ -29,43 +29,48 @@ public struct AdvertisementListener<Profile: AdvertisementProfile>: Sendable {
         context: SourceContext,
         handle: (AdvertiserIdentity, Profile.Reading, Advertisement) async throws -> Void
     ) async throws {
-        var meter = AdvertisementRateMeter()
-        var undecodable = 0
-        var judged: [String: RateVerdict] = [:]
-        var reportedPath = false
-        for try await advertisement in scanner.advertisements() {
-            if !reportedPath, let path = await scanner.path {
-                reportedPath = true
-                context.status.setDetail("scanPath", path.rawValue)
-                context.logger.info("\(Profile.displayName): scanning by \(path.rawValue)")
+        // Scoped: the scan is over (a monitor unregistered) before the source returns.
+        try await scanner.withAdvertisements(matching: Profile.matches) { advertisements in
+            var meter = AdvertisementRateMeter()
+            var undecodable = 0
+            var judged: [String: RateVerdict] = [:]
+            var reportedPath: ScanPath?
+            for try await advertisement in advertisements {
+                // Checked at every advertisement: a scanner may change its path while it scans
+                // (BlueZ falls back to discovery when bluetoothd releases its monitor).
+                if let path = await scanner.path, path != reportedPath {
+                    reportedPath = path
+                    context.status.setDetail("scanPath", path.rawValue)
+                    context.logger.info("\(Profile.displayName): scanning by \(path.rawValue)")
+                }
+                guard Profile.matches(advertisement) else { continue }
+                let identity = Profile.identity(of: advertisement)
+                guard accepts(identity, advertisement) else { continue }
+                meter.record(identity.key, at: advertisement.receivedAt)
+                let rate = meter.rate(of: identity.key, at: advertisement.receivedAt)
+                context.status.setMetric("advertisements_per_second", ["device": identity.key], rate)
+                let verdict = RateVerdict.judge(measured: rate, required: Profile.requiredRate)
+                if verdict != judged[identity.key], case .insufficient(let measured, let required) = verdict,
+                    meter.rate(of: identity.key, at: advertisement.receivedAt) != nil
+                {
+                    let path = await scanner.path?.rawValue ?? "unknown"
+                    context.status.reportError(
+                        "\(identity): heard \((measured * 100).rounded() / 100)/s by \(path), \(Profile.displayName) needs \(required)/s",
+                        at: advertisement.receivedAt)
+                }
+                judged[identity.key] = verdict
+                let reading: Profile.Reading?
+                do {
+                    reading = try Profile.decode(advertisement)
+                } catch {
+                    undecodable += 1
+                    context.status.setMetric("undecodable_advertisements", [:], Double(undecodable))
+                    context.logger.warning("\(identity): \(error)")
+                    continue
+                }
+                guard let reading else { continue }
+                try await handle(identity, reading, advertisement)
             }
-            guard Profile.matches(advertisement) else { continue }
-            let identity = Profile.identity(of: advertisement)
-            guard accepts(identity, advertisement) else { continue }
-            meter.record(identity.key, at: advertisement.receivedAt)
-            let rate = meter.rate(of: identity.key, at: advertisement.receivedAt)
-            context.status.setMetric("advertisements_per_second", ["device": identity.key], rate)
-            let verdict = RateVerdict.judge(measured: rate, required: Profile.requiredRate)
-            if verdict != judged[identity.key], case .insufficient(let measured, let required) = verdict,
-                meter.rate(of: identity.key, at: advertisement.receivedAt) != nil
-            {
-                let path = await scanner.path?.rawValue ?? "unknown"
-                context.status.reportError(
-                    "\(identity): heard \((measured * 100).rounded() / 100)/s by \(path), \(Profile.displayName) needs \(required)/s",
-                    at: advertisement.receivedAt)
-            }
-            judged[identity.key] = verdict
-            let reading: Profile.Reading?
-            do {
-                reading = try Profile.decode(advertisement)
-            } catch {
-                undecodable += 1
-                context.status.setMetric("undecodable_advertisements", [:], Double(undecodable))
-                context.logger.warning("\(identity): \(error)")
-                continue
-            }
-            guard let reading else { continue }
-            try await handle(identity, reading, advertisement)
         }
         try Task.checkCancellation()
     }

@@ -29,8 +29,9 @@ public struct SimulatedAdvertisementScanner: AdvertisementScanner {
 
     /// Yields one advertisement per device per interval until cancelled. The stream holds at most
     /// one round per device: a consumer that falls behind loses the oldest (as a controller's
-    /// report queue would), which the rate meter then shows.
-    public func advertisements() -> AsyncThrowingStream<Advertisement, any Error> {
+    /// report queue would), which the rate meter then shows. `matches` is not consulted: the
+    /// advertisers are the profile's own.
+    public func advertisements(matching matches: [AdvertisementMatch]) -> AsyncThrowingStream<Advertisement, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(
             of: Advertisement.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(max(devices, 1) * 4))
         let task = Task { [devices, advertisementsPerSecond, clock, make] in

@@ -52,12 +52,37 @@ public enum ScanPath: String, Sendable, Hashable, CaseIterable {
 
 /// A source of advertisements on one adapter: BlueZ, or simulated advertisers.
 ///
-/// `advertisements()` starts scanning and yields every advertisement heard, until the consumer
-/// stops iterating (scanning then stops) or the scanner fails (the stream throws a
+/// `advertisements(matching:)` starts scanning and yields every advertisement heard, until the
+/// consumer stops iterating (scanning then stops) or the scanner fails (the stream throws a
 /// ``BLETransportError``). ``path`` says how the scanner hears them once scanning started.
 public protocol AdvertisementScanner: Sendable {
     /// Scans and yields advertisements. Cancellation stops the scan.
-    func advertisements() -> AsyncThrowingStream<Advertisement, any Error>
-    /// The path the scanner uses; nil before scanning started.
+    ///
+    /// `matches` says what the caller listens for: a scanner may hear only those (BlueZ's
+    /// Advertisement Monitor is given them as patterns) and may yield others too, so the caller
+    /// still filters. Empty means every advertisement.
+    func advertisements(matching matches: [AdvertisementMatch]) -> AsyncThrowingStream<Advertisement, any Error>
+    /// Runs `body` with the advertisements of one scan (as ``advertisements(matching:)``) and
+    /// returns, or rethrows, once `body` did and the scan is over: what the scan registered with
+    /// the system (BlueZ: its monitor, its discovery) is undone before this returns, also when
+    /// the task was cancelled. The default runs `body` on ``advertisements(matching:)``.
+    func withAdvertisements<Result>(
+        matching matches: [AdvertisementMatch], _ body: (AsyncThrowingStream<Advertisement, any Error>) async throws -> Result
+    ) async throws -> Result
+    /// The path the scanner's latest scan uses; nil before scanning started.
     var path: ScanPath? { get async }
+}
+
+extension AdvertisementScanner {
+    /// Runs `body` on ``advertisements(matching:)``: for scanners with nothing to undo.
+    public func withAdvertisements<Result>(
+        matching matches: [AdvertisementMatch], _ body: (AsyncThrowingStream<Advertisement, any Error>) async throws -> Result
+    ) async throws -> Result {
+        try await body(advertisements(matching: matches))
+    }
+
+    /// Every advertisement the scanner hears (``advertisements(matching:)`` with no match).
+    public func advertisements() -> AsyncThrowingStream<Advertisement, any Error> {
+        advertisements(matching: [])
+    }
 }

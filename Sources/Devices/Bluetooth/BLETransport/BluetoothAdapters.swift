@@ -92,7 +92,7 @@ struct UnavailableTransport: BLECentralTransport {
 extension UnavailableTransport: AdvertisementScanner {
     var path: ScanPath? { nil }
 
-    func advertisements() -> AsyncThrowingStream<Advertisement, any Error> {
+    func advertisements(matching matches: [AdvertisementMatch]) -> AsyncThrowingStream<Advertisement, any Error> {
         AsyncThrowingStream { $0.finish(throwing: error) }
     }
 }

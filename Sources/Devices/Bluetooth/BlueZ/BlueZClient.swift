@@ -19,6 +19,11 @@ public enum BlueZInterface {
     public static let agentManager = "org.bluez.AgentManager1"
     /// The pairing agent bluetoothd calls (exported by us).
     public static let agent = "org.bluez.Agent1"
+    /// RegisterMonitor, UnregisterMonitor (on an adapter; experimental: bluetoothd -E).
+    public static let advertisementMonitorManager = "org.bluez.AdvertisementMonitorManager1"
+    /// An advertisement monitor bluetoothd calls (exported by us): Activate, Release,
+    /// DeviceFound, DeviceLost.
+    public static let advertisementMonitor = "org.bluez.AdvertisementMonitor1"
     /// GetManagedObjects, InterfacesAdded, InterfacesRemoved.
     public static let objectManager = "org.freedesktop.DBus.ObjectManager"
     /// Get, GetAll, Set, PropertiesChanged.
@@ -269,6 +274,19 @@ public struct BlueZClient: Sendable {
     /// controller off and on, and what the adapter watchdog does to a wedged one.
     public func setPowered(adapter: String, _ powered: Bool) async throws {
         try await set(.adapterPowered, at: adapter, .bool(powered))
+    }
+
+    /// AdvertisementMonitorManager1.RegisterMonitor: bluetoothd reads the monitors below
+    /// `application` (an ObjectManager this connection exports) with GetManagedObjects BEFORE it
+    /// replies, so the caller must keep serving that object while it awaits this call.
+    public func registerMonitor(adapter: String, application: String) async throws {
+        _ = try await call(adapter, .registerMonitor, [.objectPath(application)], timeout: .seconds(15))
+    }
+
+    /// AdvertisementMonitorManager1.UnregisterMonitor: bluetoothd calls each monitor's Release
+    /// before it replies, so the caller keeps serving the monitors while it awaits this call.
+    public func unregisterMonitor(adapter: String, application: String) async throws {
+        _ = try await call(adapter, .unregisterMonitor, [.objectPath(application)], timeout: .seconds(15))
     }
 
     /// Adapter1.StartDiscovery.

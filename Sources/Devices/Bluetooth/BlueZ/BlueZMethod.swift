@@ -28,6 +28,11 @@ public enum BlueZMethod: CaseIterable, Sendable {
     case cancelPairing
     /// AgentManager1.RegisterAgent: our agent answers passkey requests of our pairings.
     case registerAgent
+    /// AdvertisementMonitorManager1.RegisterMonitor: the advertisement sources' monitor
+    /// (passive scanning without the controller's duplicate filter; bluetoothd -E).
+    case registerMonitor
+    /// AdvertisementMonitorManager1.UnregisterMonitor: the scan ended.
+    case unregisterMonitor
     /// GattCharacteristic1.ReadValue.
     case readValue
     /// GattCharacteristic1.WriteValue: control points, Current Time, RACP.
@@ -47,6 +52,7 @@ public enum BlueZMethod: CaseIterable, Sendable {
         case .setDiscoveryFilter, .startDiscovery, .stopDiscovery, .removeDevice: BlueZInterface.adapter
         case .connect, .disconnect, .pair, .cancelPairing: BlueZInterface.device
         case .registerAgent: BlueZInterface.agentManager
+        case .registerMonitor, .unregisterMonitor: BlueZInterface.advertisementMonitorManager
         case .readValue, .writeValue, .startNotify, .stopNotify, .acquireNotify: BlueZInterface.gattCharacteristic
         }
     }
@@ -66,6 +72,8 @@ public enum BlueZMethod: CaseIterable, Sendable {
         case .pair: "Pair"
         case .cancelPairing: "CancelPairing"
         case .registerAgent: "RegisterAgent"
+        case .registerMonitor: "RegisterMonitor"
+        case .unregisterMonitor: "UnregisterMonitor"
         case .readValue: "ReadValue"
         case .writeValue: "WriteValue"
         case .startNotify: "StartNotify"

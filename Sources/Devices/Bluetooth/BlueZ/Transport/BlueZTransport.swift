@@ -32,6 +32,10 @@ public final class BlueZTransport: BLECentralTransport {
     /// The connection our pairing agent is registered on (bluetoothd forgets the agent when the
     /// connection closes, so a new connection registers it again).
     private let agentConnection = Mutex<ObjectIdentifier?>(nil)
+    /// The path the latest advertisement scan uses (``AdvertisementScanner/path``).
+    let advertisementScanPath = Mutex<ScanPath?>(nil)
+    /// Numbers our advertisement monitor applications, one per scan.
+    let nextMonitorApplication = Atomic<UInt64>(0)
 
     /// A transport on the system bus, or on `busAddress` (`unix:path=…`) when given.
     ///
