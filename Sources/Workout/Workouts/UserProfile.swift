@@ -171,14 +171,7 @@ public struct UserProfile: Hashable, Sendable, Encodable, DeclaredConfiguration 
     public var gapThreshold: Double { gapThresholdSeconds ?? Self.defaultGapThresholdSeconds }
 
     /// The age in whole years on `date`, if the date of birth is known.
-    public func age(on date: Date) -> Int? {
-        guard let dateOfBirth, let birth = Self.birthDate(dateOfBirth) else { return nil }
-        let today = Self.utcCalendar().dateComponents([.year, .month, .day], from: date)
-        guard let year = today.year, let month = today.month, let day = today.day else { return nil }
-        var age = year - birth.year
-        if (month, day) < (birth.month, birth.day) { age -= 1 }
-        return age >= 0 ? age : nil
-    }
+    public func age(on date: Date) -> Int? { characteristics.age(on: date) }
 
     /// The maximum heart rate on `date`: the profile's value, else Tanaka, Monahan & Seals (2001),
     /// "Age-predicted maximal heart rate revisited", J Am Coll Cardiol 37(1):153–156:
@@ -207,19 +200,8 @@ public struct UserProfile: Hashable, Sendable, Encodable, DeclaredConfiguration 
         return HeartRateZones(maximumHeartRate: maximum, zones: resolved)
     }
 
-    private static func utcCalendar() -> Calendar {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        return calendar
-    }
-
     static func birthDate(_ text: String) -> (year: Int, month: Int, day: Int)? {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-            (1900...2200).contains(year), (1...12).contains(month), (1...31).contains(day)
-        else { return nil }
-        return (year, month, day)
+        UserCharacteristics.birthDate(text)
     }
 }
 
