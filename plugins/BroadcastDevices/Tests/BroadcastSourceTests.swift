@@ -111,12 +111,15 @@ final class BroadcastSourceTests: XCTestCase {
         XCTAssertEqual(samples.first?.device?.model, "Mi Body Composition Scale 2")
     }
 
-    /// Two weighings of a body composition scale (80 kg at 500 ohms, then 80.5 kg at 502).
+    /// Two weighings of a body composition scale (80 kg at 500 ohms, then 80.5 kg at 502), each
+    /// stabilised first without its impedance, as the scale sends it.
     func bodyCompositionWeighings() -> [Advertisement] {
-        let weighings: [(raw: UInt16, impedance: UInt16, minute: UInt8, second: Double)] = [(16000, 500, 30, 0), (16100, 502, 45, 100)]
-        return weighings.map { raw, impedance, minute, second -> Advertisement in
+        let weighings: [(control: UInt8, raw: UInt16, impedance: UInt16, minute: UInt8, second: Double)] = [
+            (0x24, 16000, 0, 30, 0), (0x26, 16000, 500, 30, 2), (0x24, 16100, 0, 45, 100), (0x26, 16100, 502, 45, 102),
+        ]
+        return weighings.map { control, raw, impedance, minute, second -> Advertisement in
             let bytes: [UInt8] = [
-                0x02, 0x26, 0xEA, 0x07, 3, 14, 7, minute, 5, UInt8(impedance & 0xFF), UInt8(impedance >> 8),
+                0x02, control, 0xEA, 0x07, 3, 14, 7, minute, 5, UInt8(impedance & 0xFF), UInt8(impedance >> 8),
                 UInt8(raw & 0xFF), UInt8(raw >> 8),
             ]
             return Advertisement(
@@ -141,6 +144,7 @@ final class BroadcastSourceTests: XCTestCase {
             try await harness.waitFor("2 weighings") { harness.quantities(.leanBodyMass).count == 2 }
         }
         XCTAssertEqual(harness.quantities(.bodyMass).map(\.quantity.value), [80, 80.5])
+        XCTAssertEqual(harness.quantities(.bodyMass).map { $0.metadata[.impedance] }, [nil, nil], "stored before the impedance came")
         let fat = harness.quantities(.bodyFatPercentage)
         let expected = try [(80.0, 500), (80.5, 502)].map { weight, impedance in
             try MiBodyComposition.estimate(weightKilograms: weight, impedance: impedance, heightMeters: 1.65, age: 28, sex: .female).get()

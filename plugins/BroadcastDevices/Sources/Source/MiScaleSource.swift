@@ -90,11 +90,13 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
             } else {
                 ledger = try await Self.ledger(of: identity, in: context)
             }
-            guard ledger.admit(reading) else {
-                ledgers[identity.key] = ledger
-                return
-            }
+            // A body composition scale sends the stabilised weight first and the impedance in
+            // later repeats of the same weighing: the weight is stored with the first, the body
+            // composition with the first that carries the impedance.
+            let newWeighing = ledger.admit(reading)
+            let newImpedance = ledger.admitImpedance(reading)
             ledgers[identity.key] = ledger
+            guard newWeighing || newImpedance else { return }
             var metadata = Metadata()
             metadata[.advertiserAddress] = .string(identity.address)
             metadata[.scaleUnit] = .string(reading.unit.rawValue)
@@ -107,14 +109,21 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
                 namespace: Self.kind, key: identity.key, payload: try JSONEncoder().encode(ledger))
             let person = users.person(on: device, weighing: reading.weightKilograms)
             if case .success(let person) = person, let name = person.name { metadata[.participant] = .string(name) }
-            let composition = person.flatMap { ScaleUsers.composition(of: reading, for: $0, on: date) }
+            // Without an impedance yet, a body composition scale's may still come; a weight
+            // scale's never will (reported once below).
+            let composition =
+                newImpedance || (newWeighing && reading.service == .weightScale)
+                ? person.flatMap { ScaleUsers.composition(of: reading, for: $0, on: date) } : nil
             do {
-                var samples = [
-                    try QuantitySample(
-                        id: ids.next(), type: .bodyMass, quantity: Quantity(reading.weightKilograms, .kilogram),
-                        start: date, end: date, device: device, metadata: metadata)
-                ]
+                var samples: [QuantitySample] = []
+                if newWeighing {
+                    samples.append(
+                        try QuantitySample(
+                            id: ids.next(), type: .bodyMass, quantity: Quantity(reading.weightKilograms, .kilogram),
+                            start: date, end: date, device: device, metadata: metadata))
+                }
                 switch composition {
+                case nil: break
                 case .success(let estimate):
                     samples.append(
                         try QuantitySample(
