@@ -1,0 +1,277 @@
+import BLETransport
+import BlueZ
+import BroadcastDevices
+import DBus
+import Foundation
+import HealthModel
+import HealthStore
+import SQLiteStore
+import SampleBus
+import GatewayRuntime
+import Synchronization
+
+/// Advertisements through the kit to committed samples (issue #47): 30 broadcasting Polar straps
+/// at 4 advertisements a second each, on a private dbus-daemon with bluetoothd's stand-in
+/// (Benchmarks/advertising-straps.py: python3-dbusmock with the BlueZ tests' template), each
+/// advertisement one Device1 `PropertiesChanged` of `ManufacturerData`.
+///
+/// Timed region, measured path: the real BlueZ scanner (`BluetoothAdapters.bluez`, discovery with
+/// `DuplicateData`), the `ble-polar-broadcast` source (profile decoder, frame counter, listener
+/// rate check), the real `Gateway` and bus, `SQLiteSink` with its defaults into a `HealthStore`
+/// file; from the first advertisement of the phase until the last new value is committed.
+/// Baseline, same run, same emitter and load: one D-Bus connection with the scanner's match
+/// (every signal from `org.bluez`) reading each signal and doing nothing else.
+/// CPU is getrusage of this process only (the emitter and the bus are other processes).
+enum AdvertisementsBenchmark {
+    static let straps = 30
+    static let rate = 4.0
+    /// A strap repeats each heart rate in 4 advertisements (the emitter advances its counter
+    /// every 4th): one new value a second per strap.
+    static let advertisementsPerValue = 4.0
+
+    static func run(seconds: Double, report: inout Report) async throws {
+        report.section("advertisements: broadcasting straps over D-Bus → ble-polar-broadcast → committed samples")
+        report.line(
+            "\(straps) Polar straps × \(Int(rate)) advertisements/s (each a Device1 PropertiesChanged of ManufacturerData on a private "
+                + "dbus-daemon, sent by python3-dbusmock as bluetoothd would; a new heart rate every \(Int(advertisementsPerValue))th), "
+                + "\(Int(seconds)) s per phase. Measured: BlueZ scanner → `ble-polar-broadcast` → Gateway/SampleBus → `SQLiteSink` "
+                + "(defaults) on a real file. Baseline: a D-Bus client with the scanner's match receiving the same signals and doing nothing. "
+                + "CPU = getrusage delta of this process (the emitter and dbus-daemon are not counted).")
+        report.line("")
+        let environment = try BenchmarkEnvironment(name: "advertisements")
+        defer { environment.removeAll() }
+        let emitter = try await StrapEmitter.start()
+        defer { emitter.stop() }
+
+        // Baseline: the same signals read by a client that does nothing with them.
+        let baseline = try await receiveOnly(address: emitter.address, seconds: seconds, emitter: emitter)
+
+        // Measured: the kit's path to the store.
+        let committed = Mutex((samples: 0, straps: Set<String>(), transactions: 0))
+        let bluetooth = BluetoothAdapters.bluez(
+            limits: AdapterScheduler.Limits(), clock: environment.clock, logger: environment.logger,
+            variables: ["DBUS_SYSTEM_BUS_ADDRESS": emitter.address])
+        let polar = environment.plugin("polar")
+        let source = PolarBroadcastSource(
+            settings: try BroadcastSourceConfiguration().validated(in: polar), environment: polar, bluetooth: bluetooth)
+        var plugin = environment.plugin("sqlite")
+        plugin.store = try await HealthStore.open(path: environment.path("advertisements.sqlite"))
+        var sink = try SQLiteSink(settings: try SQLiteSink.Configuration().validated(in: plugin), environment: plugin)
+        sink.onCommit = { records, _ in
+            committed.withLock { state in
+                state.transactions += 1
+                for record in records {
+                    guard case .quantity(let sample) = record, sample.type == .heartRate else { continue }
+                    state.samples += 1
+                    if let strap = sample.device?.localIdentifier { state.straps.insert(strap) }
+                }
+            }
+        }
+        let gateway = Gateway(
+            sources: [ConfiguredSource(name: "polar", kind: PolarBroadcastSource.kind, source: source)],
+            sinks: [ConfiguredSink(name: "sqlite", kind: SQLiteSink.kind, queue: QueueConfiguration(), sink: sink)],
+            clock: environment.clock, logger: environment.logger)
+        let shutdown = ShutdownSignal()
+        let running = Task { await gateway.run(shutdown: shutdown) }
+        // Warm-up: the scan starts and every strap is discovered (InterfacesAdded) and stored once.
+        // The scan has no "listening" event to wait for: warm-up phases of 2 s until every strap
+        // was committed (at most 10).
+        for _ in 0..<10 where committed.withLock({ $0.straps.count }) < straps {
+            _ = try await emitter.run(straps: straps, rate: rate, seconds: 2)
+            try await settle { committed.withLock { $0.samples } }
+        }
+
+        let before = committed.withLock { $0 }
+        let cpu0 = Harness.cpuSeconds()
+        let t0 = ContinuousClock.now
+        let sent = try await emitter.run(straps: straps, rate: rate, seconds: seconds)
+        let sendingWall = (ContinuousClock.now - t0).benchmarkSeconds
+        let expected = Int((Double(sent.count) / advertisementsPerValue).rounded())
+        // Until the phase's last new values are committed (or stop coming).
+        try await settle { committed.withLock { $0.samples } - before.samples >= expected ? -1 : committed.withLock { $0.samples } }
+        let cpu = Harness.cpuSeconds() - cpu0
+        let wall = (ContinuousClock.now - t0).benchmarkSeconds
+        let after = committed.withLock { $0 }
+        let status = gateway.statusBoard.snapshot().first { $0.name == "polar" }
+        _ = shutdown.requestStop()
+        await running.value
+
+        let samples = after.samples - before.samples
+        let perAdvertisement = cpu / Double(sent.count)
+        let baselinePerAdvertisement = baseline.cpu / Double(max(1, baseline.sent))
+        report.table(
+            ["side", "advertisements sent", "per second", "received / committed", "CPU (share of one core)", "CPU per advertisement"],
+            [
+                ["baseline: D-Bus client, does nothing", Harness.format(Double(baseline.sent)),
+                 Harness.format(Double(baseline.sent) / baseline.sendingWall), "\(baseline.received) PropertiesChanged",
+                 String(format: "%.1f %%", baseline.cpu / baseline.wall * 100), String(format: "%.1f µs", baselinePerAdvertisement * 1e6)],
+                ["measured: scanner → Polar profile → bus → SQLite", Harness.format(Double(sent.count)),
+                 Harness.format(Double(sent.count) / sendingWall), "\(samples) heart-rate samples in \(after.transactions - before.transactions) transactions",
+                 String(format: "%.1f %%", cpu / wall * 100), String(format: "%.1f µs", perAdvertisement * 1e6)],
+            ])
+        report.line(
+            String(
+                format: "Ratio: the kit's path costs %.1f× the CPU per advertisement of receiving the signals and doing nothing "
+                    + "(%.1f µs against %.1f µs); advertisements through the kit: %.0f/s, committed heart-rate samples: %.1f/s.",
+                perAdvertisement / max(baselinePerAdvertisement, 1e-12), perAdvertisement * 1e6, baselinePerAdvertisement * 1e6,
+                Double(sent.count) / sendingWall, Double(samples) / sendingWall))
+        if let rates = status?.metrics.filter({ $0.key.name == "advertisements_per_second" }).map(\.value), !rates.isEmpty {
+            report.line(String(format: "Rate the listener measured per strap: min %.2f/s, max %.2f/s.", rates.min() ?? 0, rates.max() ?? 0))
+        }
+        report.line("Emitter slots more than 100 ms late: baseline \(baseline.late), measured \(sent.late).")
+        report.load("advertisements sent per second (baseline)", asked: Double(straps) * rate, got: Double(baseline.sent) / baseline.sendingWall)
+        report.load("PropertiesChanged the baseline received (of those sent)", asked: Double(baseline.sent), got: Double(baseline.received), share: 0.99)
+        report.load("advertisements sent per second (measured)", asked: Double(straps) * rate, got: Double(sent.count) / sendingWall)
+        report.load("heart-rate samples committed (one per new value sent)", asked: Double(expected), got: Double(samples), share: 0.99)
+        report.load("straps whose samples were committed", asked: Double(straps), got: Double(after.straps.count), share: 1)
+        let problems = environment.logSink.summary
+        if problems.warnings + problems.errors > 0 {
+            report.line("Warnings/errors logged: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
+        }
+        report.line("Budget: none set; issue #47 asks for these figures against the baseline.")
+    }
+
+    /// The baseline phase: a connection with the scanner's match reads every signal and does
+    /// nothing with it.
+    static func receiveOnly(
+        address: String, seconds: Double, emitter: StrapEmitter
+    ) async throws -> (sent: Int, late: Int, received: Int, cpu: Double, wall: Double, sendingWall: Double) {
+        let connection = try DBusConnection(address: address)
+        defer { connection.close() }
+        // Every signal is read; only PropertiesChanged are counted, for the load check (the
+        // stand-in also emits dbusmock's MethodCalled per Advertise call, which the scanner's
+        // match receives as well).
+        let received = Mutex(0)
+        let signals = try await connection.signals(matching: DBusMatchRule(sender: "org.bluez"), bufferLimit: 1 << 16)
+        let reader = Task {
+            for try await signal in signals where signal.member == "PropertiesChanged" {
+                received.withLock { $0 += 1 }
+            }
+        }
+        defer { reader.cancel() }
+        _ = try await emitter.run(straps: straps, rate: rate, seconds: 2)
+        try await settle { received.withLock { $0 } }
+        let before = received.withLock { $0 }
+        let cpu0 = Harness.cpuSeconds()
+        let t0 = ContinuousClock.now
+        let sent = try await emitter.run(straps: straps, rate: rate, seconds: seconds)
+        let sendingWall = (ContinuousClock.now - t0).benchmarkSeconds
+        try await settle { received.withLock { $0 } - before >= sent.count ? -1 : received.withLock { $0 } }
+        let cpu = Harness.cpuSeconds() - cpu0
+        let wall = (ContinuousClock.now - t0).benchmarkSeconds
+        return (sent.count, sent.late, received.withLock { $0 } - before, cpu, wall, sendingWall)
+    }
+
+    /// Waits until `condition` holds, polling every 10 ms; throws after `seconds`.
+    static func waitFor(seconds: Double, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw EmitterFailure(message: "timed out after \(seconds) s") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Waits until `count` returns -1 (done) or stops changing for 500 ms (at most 10 s).
+    static func settle(_ count: () -> Int) async throws {
+        var last = count(), stable = ContinuousClock.now
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            let now = count()
+            if now == -1 { return }
+            if now != last {
+                last = now
+                stable = ContinuousClock.now
+            } else if ContinuousClock.now - stable > .milliseconds(500) {
+                return
+            }
+        }
+    }
+}
+
+/// Benchmarks/advertising-straps.py as a child process: the private bus, bluetoothd's stand-in
+/// and the paced straps. Its pipes are read on a Dispatch queue, never on the cooperative pool.
+final class StrapEmitter: Sendable {
+    let address: String
+    private let process: Process
+    private let input: FileHandle
+    private let output: LineReader
+
+    private init(address: String, process: Process, input: FileHandle, output: LineReader) {
+        self.address = address
+        self.process = process
+        self.input = input
+        self.output = output
+    }
+
+    /// Starts the script (with the tests' Python environment when it exists, which has dbusmock)
+    /// and waits for the bus's address.
+    static func start() async throws -> StrapEmitter {
+        let process = Process()
+        let venv = ".build/pyenv/bin/python"
+        process.executableURL = URL(
+            fileURLWithPath: FileManager.default.isExecutableFile(atPath: venv) ? venv : "/usr/bin/python3")
+        process.arguments = ["Benchmarks/advertising-straps.py"]
+        let stdin = Pipe(), stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        let output = LineReader(stdout.fileHandleForReading)
+        guard let address = await output.line(), address.hasPrefix("unix:") else {
+            process.terminate()
+            throw EmitterFailure(message: "Benchmarks/advertising-straps.py did not start (needs dbus-daemon and python3-dbusmock)")
+        }
+        return StrapEmitter(address: address, process: process, input: stdin.fileHandleForWriting, output: output)
+    }
+
+    /// One paced phase; returns the advertisements sent and how many went out late.
+    func run(straps: Int, rate: Double, seconds: Double) async throws -> (count: Int, late: Int) {
+        input.write(Data("run \(straps) \(rate) \(seconds)\n".utf8))
+        guard let line = await output.line() else { throw EmitterFailure(message: "the emitter exited") }
+        let words = line.split(separator: " ")
+        guard words.count == 3, words[0] == "sent", let count = Int(words[1]), let late = Int(words[2]) else {
+            throw EmitterFailure(message: "the emitter answered \(line)")
+        }
+        return (count, late)
+    }
+
+    /// Stops the script, which stops its daemons.
+    func stop() {
+        input.write(Data("quit\n".utf8))
+        process.waitUntilExit()
+    }
+}
+
+/// Reads lines from a pipe on its own Dispatch queue (a blocking read), one at a time.
+final class LineReader: Sendable {
+    private let handle: FileHandle
+    private let queue = DispatchQueue(label: "healthgate-benchmarks.emitter")
+    private let buffer = Mutex([UInt8]())
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    /// The next line without its newline; nil at the end of the stream.
+    func line() async -> String? {
+        await withCheckedContinuation { continuation in
+            queue.async { [self] in
+                while true {
+                    let line: String? = buffer.withLock { bytes in
+                        guard let newline = bytes.firstIndex(of: 0x0A) else { return nil }
+                        let text = String(decoding: bytes[..<newline], as: UTF8.self)
+                        bytes.removeSubrange(...newline)
+                        return text
+                    }
+                    if let line { return continuation.resume(returning: line) }
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { return continuation.resume(returning: nil) }
+                    buffer.withLock { $0 += chunk }
+                }
+            }
+        }
+    }
+}
+
+struct EmitterFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
