@@ -10,7 +10,8 @@ on one line, then obeys commands read from stdin, one per line:
                             ManufacturerData with one PropertiesChanged signal (the first adds
                             the device: InterfacesAdded). The fast average changes with every
                             advertisement, the frame counter and slow average every 4th (one new
-                            heart rate a second at 4/s, as a strap). Paced to a fixed schedule;
+                            heart rate a second at 4/s, as a strap), running on across phases.
+                            Paced to a fixed schedule;
                             answers `sent N LATE` (advertisements sent, and how many of them went
                             out more than 100 ms behind their slot).
   quit                      stops both daemons and exits.
@@ -59,7 +60,9 @@ def strap_advertisement(strap, tick):
     return (f'A0:9E:1A:00:{strap // 256:02X}:{strap % 256:02X}', f'Polar H10 {strap:08X}', {0x006B: data})
 
 
-def run(bus, straps, rate, seconds):
+def run(bus, straps, rate, seconds, first_tick):
+    """Sends the phase; each strap's advertisements continue from `first_tick` (so that its
+    frame counter runs on across phases, as a strap's does)."""
     control = dbus.Interface(bus.get_object('org.bluez', '/'), 'org.healthgate.Test')
     total = int(straps * rate * seconds)
     interval = 1.0 / (straps * rate)
@@ -72,13 +75,13 @@ def run(bus, straps, rate, seconds):
             time.sleep(slot - now)
         elif now - slot > 0.1:
             late += 1
-        strap, tick = index % straps, index // straps
+        strap, tick = index % straps, first_tick + index // straps
         address, name, manufacturer = strap_advertisement(strap, tick)
         control.Advertise('hci0', address, name,
                           dbus.Dictionary({dbus.UInt16(k): dbus.ByteArray(bytes(v)) for k, v in manufacturer.items()},
                                           signature='qay'),
                           dbus.Dictionary({}, signature='say'))
-    return total, late
+    return total, late, first_tick + (total + straps - 1) // straps
 
 
 def main():
@@ -113,10 +116,11 @@ def main():
         mock_manager = dbus.Interface(bus.get_object('org.bluez', '/org/bluez'), 'org.bluez.Mock')
         mock_manager.AddAdapter('hci0', 'healthgate-bench')
         print(address, flush=True)
+        tick = 0
         for line in sys.stdin:
             words = line.split()
             if words[:1] == ['run'] and len(words) == 4:
-                sent, late = run(bus, int(words[1]), float(words[2]), float(words[3]))
+                sent, late, tick = run(bus, int(words[1]), float(words[2]), float(words[3]), tick)
                 print(f'sent {sent} {late}', flush=True)
             elif words[:1] == ['quit']:
                 break
