@@ -11,7 +11,7 @@ import GatewayRuntime
 import Synchronization
 
 /// Advertisements through the kit to committed samples (issue #47): 30 broadcasting Polar straps
-/// at 4 advertisements a second each (a gym), then at 40 (ten times it), on a private dbus-daemon with bluetoothd's stand-in
+/// at 4 advertisements a second each (a gym), then at 20 (five times it), on a private dbus-daemon with bluetoothd's stand-in
 /// (Benchmarks/advertising-straps.py: python3-dbusmock with the BlueZ tests' template), each
 /// advertisement one Device1 `PropertiesChanged` of `ManufacturerData`.
 ///
@@ -25,8 +25,10 @@ import Synchronization
 enum AdvertisementsBenchmark {
     static let straps = 30
     /// Each strap's advertisements per second in the two phases: a strap's own rate (a gym's
-    /// 30 straps), then ten times it (how far above a room's load the path keeps up).
-    static let rates = [4.0, 40.0]
+    /// 30 straps), then five times it (how the cost per advertisement moves with the load). Not
+    /// higher: the emitter (two Python processes and the bus on the same 2 cores) fell behind at
+    /// 30 × 40/s, sending 1 034 to 1 135 a second of the 1 200 asked.
+    static let rates = [4.0, 20.0]
     /// The warm-up's rate.
     static let rate = rates[0]
     /// A strap repeats each heart rate in 4 advertisements (the emitter advances its counter
