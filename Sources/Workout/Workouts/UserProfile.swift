@@ -225,12 +225,12 @@ extension UserProfile {
             ConfigurationKey(
                 "maximumHeartRate", \.maximumHeartRate, .number(maximumHeartRateRule),
                 "The measured maximum heart rate; absent: estimated from dateOfBirth"),
-            ConfigurationKey("dateOfBirth", \.dateOfBirth, .string(pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"), "YYYY-MM-DD"),
-            ConfigurationKey("weightKilograms", \.weightKilograms, .number(weightRule), "Body mass, for the energy equation"),
-            ConfigurationKey("heightMeters", \.heightMeters, .number(heightRule), "Height, for the body mass index of a scale that sends none"),
+            ConfigurationKey("dateOfBirth", \.dateOfBirth, .string(pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"), "YYYY-MM-DD: the age for the maximum heart rate, the energy equation and a body composition scale"),
+            ConfigurationKey("weightKilograms", \.weightKilograms, .number(weightRule), "Body mass, for the energy equation (and whose weighing a shared scale's is)"),
+            ConfigurationKey("heightMeters", \.heightMeters, .number(heightRule), "Height, for the body mass index of a scale that sends none and a body composition scale's estimate"),
             ConfigurationKey(
                 "biologicalSex", \.biologicalSex, .string(values: BiologicalSex.allCases.map(\.rawValue)),
-                "For the energy equation's coefficients"),
+                "For the coefficients of the energy equation and of a body composition scale's estimate"),
             ConfigurationKey(
                 "zones", \.zones, .array(zoneSchema, minItems: 1),
                 "Heart-rate zones in ascending order without overlap, all in percent or all in beats per minute; absent: five zones of 10 %"),

@@ -21,9 +21,10 @@ public enum MiBodyComposition {
         public let leanBodyMassKilograms: Double
     }
 
-    /// The inputs the formula is defined for, as the reverse-engineered library checks them
-    /// (prototux's `body_metrics.py`): height up to 220 cm, weight 10 … 200 kg, age up to 99,
-    /// impedance up to 3000 ohms.
+    /// The heights the formula is defined for. The upper bounds of these ranges are the ones the
+    /// reverse-engineered library checks (prototux's `body_metrics.py`: height up to 220 cm,
+    /// weight 10 … 200 kg, age up to 99, impedance up to 3000 ohms); the lower bounds of height,
+    /// age and impedance are ours (an impedance of 0 is no measurement).
     public static let heightRangeMeters: ClosedRange<Double> = 0.5...2.2
     /// The weights the formula is defined for.
     public static let weightRangeKilograms: ClosedRange<Double> = 10...200
