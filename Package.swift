@@ -250,7 +250,8 @@ let package = Package(
                 "BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite",
                 "CSQLite", "SQLiteStore", "BLEProfileKit", "HeartRateMonitor", "SerialPedometer",
                 "HTTPRepository", "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation",
-                "WebBoard", "MQTTBroker", "CMosquitto", "ANTHeartRate", "ANTProtocol", "LinuxSystem",
+                "WebBoard", "MQTTBroker", "CMosquitto", "ANTHeartRate", "ANTProtocol", "LinuxSystem", "BlueZ",
+                "BroadcastDevices", "DBus",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings,
             // The MQTT benchmark's baseline calls libmosquitto directly (the sink dlopens it).

@@ -8,12 +8,13 @@ import Foundation
 struct HealthgateBenchmarks {
     static func main() async throws {
         let usage = """
-            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|mqtt|board|ant-class|query|class-day]... [options]
+            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|mqtt|board|ant-class|advertisements|query|class-day]... [options]
               (all is every benchmark but query, which builds a 10.5 M-sample store the first time)
               --latency-seconds N   how long the end-to-end latency load runs (default 70)
               --soak-seconds N      how long the accelerated memory soak runs (default 90)
               --board-seconds N     how long each phase of the board benchmark runs (default 30)
               --ant-seconds N       how long each side of the ANT+ class benchmark is measured (default 30)
+              --advertisement-seconds N  how long each phase of the advertisements benchmark runs (default 20)
               --static-dir DIR      where the statically linked healthgate and rss-baseline are
                                     (default .build/benchmarks; Benchmarks/run builds them)
               --markdown FILE       also write the Markdown report to FILE
@@ -50,7 +51,7 @@ struct HealthgateBenchmarks {
             try await IngestBenchmark.profile(rows: Int(options["rows"] ?? "") ?? 50_000, side: options["side"] ?? "store")
             return
         }
-        let known = ["ingest", "decode", "latency", "memory", "http", "mqtt", "board", "ant-class"]
+        let known = ["ingest", "decode", "latency", "memory", "http", "mqtt", "board", "ant-class", "advertisements"]
         if selected.isEmpty || selected.contains("all") {
             selected = known + selected.filter { $0 == "query" || $0 == "class-day" }
         }
@@ -90,6 +91,9 @@ struct HealthgateBenchmarks {
                         calls: Int(options["query-calls"] ?? "") ?? 2000, report: &report)
                 case "ant-class":
                     try await ANTClassBenchmark.run(seconds: Double(options["ant-seconds"] ?? "") ?? 30, report: &report)
+                case "advertisements":
+                    try await AdvertisementsBenchmark.run(
+                        seconds: Double(options["advertisement-seconds"] ?? "") ?? 20, report: &report)
                 case "board":
                     try await BoardBenchmark.run(seconds: Double(options["board-seconds"] ?? "") ?? 30, report: &report)
                 default: break

@@ -66,6 +66,10 @@ public struct PluginEnvironment: Sendable {
     /// What the configuration's `profile` says of the user (height, weight, date of birth, sex),
     /// for readings that depend on the person; empty when there is no profile.
     public var user: UserCharacteristics
+    /// The configuration's participants with the devices they wear (run-time assignments
+    /// stored before the start applied) and their profiles' figures, for readings that depend
+    /// on who is measured (a shared scale); empty when there are none.
+    public var participants: [ParticipantCharacteristics]
     /// The gateway's store, opened once by the executable (nil where a plugin is built without
     /// one: `config check`, tests of sources). The `sqlite` sink commits into it.
     public var store: HealthStore?
@@ -78,9 +82,10 @@ public struct PluginEnvironment: Sendable {
     public init(
         name: String, logger: Logger, clock: any GatewayClock, ids: SampleIDGenerator,
         paths: GatewayPaths, variables: [String: String], gatewayName: String = "healthgate",
-        user: UserCharacteristics = UserCharacteristics(), store: HealthStore? = nil,
-        clockTrust: any ClockTrust = FixedClockTrust(.declaredTrusted)
+        user: UserCharacteristics = UserCharacteristics(), participants: [ParticipantCharacteristics] = [],
+        store: HealthStore? = nil, clockTrust: any ClockTrust = FixedClockTrust(.declaredTrusted)
     ) {
+        self.participants = participants
         self.clockTrust = clockTrust
         self.store = store
         self.user = user

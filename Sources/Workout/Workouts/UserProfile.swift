@@ -171,14 +171,7 @@ public struct UserProfile: Hashable, Sendable, Encodable, DeclaredConfiguration 
     public var gapThreshold: Double { gapThresholdSeconds ?? Self.defaultGapThresholdSeconds }
 
     /// The age in whole years on `date`, if the date of birth is known.
-    public func age(on date: Date) -> Int? {
-        guard let dateOfBirth, let birth = Self.birthDate(dateOfBirth) else { return nil }
-        let today = Self.utcCalendar().dateComponents([.year, .month, .day], from: date)
-        guard let year = today.year, let month = today.month, let day = today.day else { return nil }
-        var age = year - birth.year
-        if (month, day) < (birth.month, birth.day) { age -= 1 }
-        return age >= 0 ? age : nil
-    }
+    public func age(on date: Date) -> Int? { characteristics.age(on: date) }
 
     /// The maximum heart rate on `date`: the profile's value, else Tanaka, Monahan & Seals (2001),
     /// "Age-predicted maximal heart rate revisited", J Am Coll Cardiol 37(1):153–156:
@@ -207,19 +200,8 @@ public struct UserProfile: Hashable, Sendable, Encodable, DeclaredConfiguration 
         return HeartRateZones(maximumHeartRate: maximum, zones: resolved)
     }
 
-    private static func utcCalendar() -> Calendar {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        return calendar
-    }
-
     static func birthDate(_ text: String) -> (year: Int, month: Int, day: Int)? {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-            (1900...2200).contains(year), (1...12).contains(month), (1...31).contains(day)
-        else { return nil }
-        return (year, month, day)
+        UserCharacteristics.birthDate(text)
     }
 }
 
@@ -243,12 +225,12 @@ extension UserProfile {
             ConfigurationKey(
                 "maximumHeartRate", \.maximumHeartRate, .number(maximumHeartRateRule),
                 "The measured maximum heart rate; absent: estimated from dateOfBirth"),
-            ConfigurationKey("dateOfBirth", \.dateOfBirth, .string(pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"), "YYYY-MM-DD"),
-            ConfigurationKey("weightKilograms", \.weightKilograms, .number(weightRule), "Body mass, for the energy equation"),
-            ConfigurationKey("heightMeters", \.heightMeters, .number(heightRule), "Height, for the body mass index of a scale that sends none"),
+            ConfigurationKey("dateOfBirth", \.dateOfBirth, .string(pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"), "YYYY-MM-DD: the age for the maximum heart rate, the energy equation and a body composition scale"),
+            ConfigurationKey("weightKilograms", \.weightKilograms, .number(weightRule), "Body mass, for the energy equation (and whose weighing a shared scale's is)"),
+            ConfigurationKey("heightMeters", \.heightMeters, .number(heightRule), "Height, for the body mass index of a scale that sends none and a body composition scale's estimate"),
             ConfigurationKey(
                 "biologicalSex", \.biologicalSex, .string(values: BiologicalSex.allCases.map(\.rawValue)),
-                "For the energy equation's coefficients"),
+                "For the coefficients of the energy equation and of a body composition scale's estimate"),
             ConfigurationKey(
                 "zones", \.zones, .array(zoneSchema, minItems: 1),
                 "Heart-rate zones in ascending order without overlap, all in percent or all in beats per minute; absent: five zones of 10 %"),

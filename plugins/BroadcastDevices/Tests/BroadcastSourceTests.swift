@@ -111,6 +111,70 @@ final class BroadcastSourceTests: XCTestCase {
         XCTAssertEqual(samples.first?.metadata[.scaleTimestamp], .string("2026-03-14T07:30:05"))
         XCTAssertEqual(samples.first?.device?.model, "Mi Body Composition Scale 2")
     }
+
+    /// Two weighings of a body composition scale (80 kg at 500 ohms, then 80.5 kg at 502), each
+    /// stabilised first without its impedance, as the scale sends it.
+    func bodyCompositionWeighings() -> [Advertisement] {
+        let weighings: [(control: UInt8, raw: UInt16, impedance: UInt16, minute: UInt8, second: Double)] = [
+            (0x24, 16000, 0, 30, 0), (0x26, 16000, 500, 30, 2), (0x24, 16100, 0, 45, 100), (0x26, 16100, 502, 45, 102),
+        ]
+        return weighings.map { control, raw, impedance, minute, second -> Advertisement in
+            let bytes: [UInt8] = [
+                0x02, control, 0xEA, 0x07, 3, 14, 7, minute, 5, UInt8(impedance & 0xFF), UInt8(impedance >> 8),
+                UInt8(raw & 0xFF), UInt8(raw >> 8),
+            ]
+            return Advertisement(
+                address: "C8:47:8C:01:02:03", name: "MIBFS",
+                serviceData: [BluetoothUUID(0x181B): bytes], receivedAt: start.addingTimeInterval(second))
+        }
+    }
+
+    /// The scale's wearer has sex, date of birth and height: body fat and lean body mass beside
+    /// each body mass, all three under the participant's name.
+    func testMiScaleBodyCompositionForTheWearer() async throws {
+        let ana = ParticipantCharacteristics(
+            name: "Ana", devices: ["C8:47:8C:01:02:03"],
+            characteristics: UserCharacteristics(heightMeters: 1.65, dateOfBirth: "1998-05-01", biologicalSex: .female))
+        let settings = try settings()
+        let weighings = bodyCompositionWeighings()
+        let harness = try SourceHarness(name: "scale", kind: MiScaleSource.kind) { environment in
+            MiScaleSource(
+                settings: settings, ids: environment.ids, scanner: ScriptedAdvertisementScanner(script: weighings), participants: [ana])
+        }
+        try await harness.run { harness in
+            try await harness.waitFor("2 weighings") { harness.quantities(.leanBodyMass).count == 2 }
+        }
+        XCTAssertEqual(harness.quantities(.bodyMass).map(\.quantity.value), [80, 80.5])
+        XCTAssertEqual(harness.quantities(.bodyMass).map { $0.metadata[.impedance] }, [nil, nil], "stored before the impedance came")
+        let fat = harness.quantities(.bodyFatPercentage)
+        let expected = try [(80.0, 500), (80.5, 502)].map { weight, impedance in
+            try MiBodyComposition.estimate(weightKilograms: weight, impedance: impedance, heightMeters: 1.65, age: 28, sex: .female).get()
+        }
+        XCTAssertEqual(fat.map(\.quantity.value), expected.map(\.bodyFatPercentage))
+        XCTAssertEqual(fat.map(\.quantity.unit), [.percent, .percent])
+        XCTAssertEqual(harness.quantities(.leanBodyMass).map(\.quantity.value), expected.map(\.leanBodyMassKilograms))
+        XCTAssertEqual(Set(harness.quantities.map { $0.metadata[.participant] }), [.string("Ana")])
+        XCTAssertEqual(harness.current.details["body composition C8:47:8C:01:02:03"], "computed")
+    }
+
+    /// Nobody's profile: body mass only, and the log says why once for both weighings.
+    func testMiScaleWithoutAProfileStoresBodyMassOnly() async throws {
+        let settings = try settings()
+        let weighings = bodyCompositionWeighings()
+        let harness = try SourceHarness(name: "scale", kind: MiScaleSource.kind) { environment in
+            MiScaleSource(settings: settings, ids: environment.ids, scanner: ScriptedAdvertisementScanner(script: weighings))
+        }
+        try await harness.run { harness in
+            try await harness.waitFor("2 weighings") { harness.quantities(.bodyMass).count == 2 }
+        }
+        XCTAssertEqual(harness.quantities.map(\.type), [.bodyMass, .bodyMass])
+        let why = harness.logs.entries.filter { $0.message.contains("body fat not computed") }
+        XCTAssertEqual(why.count, 1, "\(why)")
+        XCTAssertTrue(why.first?.message.contains("lacks biologicalSex, dateOfBirth, heightMeters") ?? false, "\(why)")
+        XCTAssertTrue(
+            harness.current.details["body composition C8:47:8C:01:02:03"]?.hasPrefix("not computed: the configuration's profile lacks") ?? false,
+            "\(harness.current.details)")
+    }
 }
 
 /// A reproducible shuffle (SplitMix64).

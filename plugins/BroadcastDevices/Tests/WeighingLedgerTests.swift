@@ -31,6 +31,35 @@ final class WeighingLedgerTests: XCTestCase {
         XCTAssertEqual(restored, ledger)
     }
 
+    /// A body composition scale's weighing (custom-components/ble_monitor issue 1094, 0x181B:
+    /// `02A6B207010312183AF3018048`, stepped off, stabilised, 499 ohms, 92.8 kg), preceded by the
+    /// same weighing stabilised before its impedance (bit 1 clear), as the scale sends it: the
+    /// weight is new with the first, the impedance with the second, in either order.
+    func testTheImpedanceOfAWeighingStoredBefore() throws {
+        let withImpedance: [UInt8] = [0x02, 0xA6, 0xB2, 0x07, 0x01, 0x03, 0x12, 0x18, 0x3A, 0xF3, 0x01, 0x80, 0x48]
+        var without = withImpedance
+        without[1] = 0x24
+        (without[9], without[10]) = (0, 0)
+        let early = try MiScaleDecoder.decode(without, service: .bodyComposition)
+        let late = try MiScaleDecoder.decode(withImpedance, service: .bodyComposition)
+        XCTAssertEqual(late.impedance, 499)
+        XCTAssertEqual(late.weightKilograms, 92.8)
+        for order in [[early, late, late, early], [late, early, late]] {
+            var ledger = WeighingLedger()
+            let weights = order.map { ledger.admit($0) }
+            let impedances = order.map { ledger.admitImpedance($0) }
+            XCTAssertEqual(weights.filter { $0 }.count, 1)
+            XCTAssertEqual(impedances.filter { $0 }.count, 1)
+            XCTAssertEqual(impedances.firstIndex(of: true), order.firstIndex(of: late))
+            let restored = try JSONDecoder().decode(WeighingLedger.self, from: JSONEncoder().encode(ledger))
+            var copy = restored
+            XCTAssertFalse(copy.admitImpedance(late))
+        }
+        // A checkpoint written before the impedance was remembered still decodes.
+        let old = try JSONDecoder().decode(WeighingLedger.self, from: Data(#"{"stored":[]}"#.utf8))
+        XCTAssertNil(old.measuredImpedance)
+    }
+
     func testBounded() throws {
         var ledger = WeighingLedger()
         for minute in 0..<(WeighingLedger.capacity + 10) {

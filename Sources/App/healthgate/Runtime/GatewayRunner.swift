@@ -92,13 +92,16 @@ struct GatewayRunner {
         // Whether the wall clock may be written into devices: the kernel's word, or the configuration's.
         let clockTrust = KernelClockTrust.of(configuration.clock)
         // Checked with the rest of the configuration before (an invalid profile stops the run).
-        let user = (try? UserProfile.decode(configuration.profile))?.characteristics ?? UserCharacteristics()
+        let profile = (try? UserProfile.decode(configuration.profile)) ?? UserProfile()
+        let user = profile.characteristics
         let built = try await QueueExecutor(label: "healthgate.plugins").run {
-            try catalog.instantiate(configuration) { name in
+            // Read on this queue: the stored assignments are a blocking read of the store.
+            let participants = Self.participants(of: configuration, profile: profile, store: store, logger: logger)
+            return try catalog.instantiate(configuration) { name in
                 PluginEnvironment(
                     name: name, logger: logger.child(name), clock: clock, ids: ids, paths: paths,
-                    variables: variables, gatewayName: gatewayName, user: user, store: store,
-                    clockTrust: clockTrust)
+                    variables: variables, gatewayName: gatewayName, user: user, participants: participants,
+                    store: store, clockTrust: clockTrust)
             }
         }
         var sources = built.sources
@@ -287,6 +290,31 @@ struct GatewayRunner {
             }
         } catch {
             throw CommandError(.ioError, "cannot prepare the store for the remote sinks: \(error)")
+        }
+    }
+
+    /// What plugins know of the participants: the configured roster with the run-time
+    /// assignments stored so far applied (as the workouts restore it), each with their
+    /// profile's figures. A stored assignment that cannot be read or applied is logged and left
+    /// out; the workouts report it too.
+    static func participants(
+        of configuration: GatewayConfiguration, profile: UserProfile, store: HealthStore, logger: Logger
+    ) -> [ParticipantCharacteristics] {
+        // Checked with the rest of the configuration before (an invalid roster stops the run).
+        guard var roster = try? ParticipantRoster.decode(configuration.participants, defaultProfile: profile) else { return [] }
+        do {
+            for assignment in try store.storedParticipantAssignments() {
+                do {
+                    try roster.apply(assignment)
+                } catch {
+                    logger.warning("participants: stored assignment of \(assignment.device) not applied: \(error)")
+                }
+            }
+        } catch {
+            logger.warning("participants: stored assignments unreadable, using the configured devices: \(error)")
+        }
+        return roster.participants.map {
+            ParticipantCharacteristics(name: $0.name, devices: $0.devices, characteristics: $0.profile.characteristics)
         }
     }
 

@@ -30,6 +30,10 @@ public struct WeighingLedger: Sendable, Hashable, Codable {
     public static let capacity = 64
     /// The weighings stored, oldest first.
     public private(set) var stored: [Weighing] = []
+    /// The weighings whose impedance was used, oldest first (a body composition scale sends a
+    /// stabilised weight first and its impedance seconds later, in repeats of the same weighing).
+    /// Optional so that a checkpoint written before it existed still decodes.
+    public private(set) var measuredImpedance: [Weighing]?
 
     /// An empty ledger.
     public init() {}
@@ -42,6 +46,20 @@ public struct WeighingLedger: Sendable, Hashable, Codable {
         guard !stored.contains(weighing) else { return false }
         stored.append(weighing)
         if stored.count > Self.capacity { stored.removeFirst(stored.count - Self.capacity) }
+        return true
+    }
+
+    /// Whether `reading` is a stabilised weighing carrying an impedance not used yet; if so it
+    /// is now recorded as used. Independent of ``admit(_:)``: the impedance usually arrives in a
+    /// later repeat of a weighing already stored.
+    public mutating func admitImpedance(_ reading: MiScaleReading) -> Bool {
+        guard reading.stabilized, reading.rawWeight > 0, reading.impedance != nil else { return false }
+        let weighing = Weighing(reading)
+        var measured = measuredImpedance ?? []
+        guard !measured.contains(weighing) else { return false }
+        measured.append(weighing)
+        if measured.count > Self.capacity { measured.removeFirst(measured.count - Self.capacity) }
+        measuredImpedance = measured
         return true
     }
 }

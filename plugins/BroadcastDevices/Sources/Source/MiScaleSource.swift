@@ -11,7 +11,11 @@ public import SampleBus
 ///
 /// One `bodyMass` sample per stabilised weighing, however many advertisements repeat it and in
 /// whatever order (``WeighingLedger``); the ledger is the source's checkpoint, committed with
-/// the sample, so a restart stores no weighing twice. The impedance goes in the metadata.
+/// the sample, so a restart stores no weighing twice. The impedance goes in the metadata. A body
+/// composition scale's weighing with its impedance also gives `bodyFatPercentage` and
+/// `leanBodyMass` (``MiBodyComposition``) when the person who stood on it (``ScaleUsers``) has a
+/// profile with sex, date of birth and height; otherwise only `bodyMass`, and the log (once per
+/// scale and reason) and status say why.
 public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDecoding {
     /// The `config` object.
     public typealias Configuration = BroadcastSourceConfiguration
@@ -39,6 +43,8 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
     let ids: SampleIDGenerator
     let bluetooth: BluetoothAdapters
     let scanner: (any AdvertisementScanner)?
+    let participants: [ParticipantCharacteristics]
+    let user: UserCharacteristics
 
     /// A source without the gateway's Bluetooth (simulated, or reporting BlueZ unavailable).
     public init(settings: BroadcastSourceSettings, environment: PluginEnvironment) {
@@ -51,20 +57,31 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
         ids = environment.ids
         self.bluetooth = bluetooth
         scanner = nil
+        participants = environment.participants
+        user = environment.user
     }
 
-    /// A source listening on `scanner` (tests: a scripted scanner).
-    public init(settings: BroadcastSourceSettings, ids: SampleIDGenerator, scanner: any AdvertisementScanner) {
+    /// A source listening on `scanner` (tests: a scripted scanner), for `participants` and the
+    /// configured profile's `user`.
+    public init(
+        settings: BroadcastSourceSettings, ids: SampleIDGenerator, scanner: any AdvertisementScanner,
+        participants: [ParticipantCharacteristics] = [], user: UserCharacteristics = UserCharacteristics()
+    ) {
         self.settings = settings
         self.ids = ids
         bluetooth = BluetoothAdapters(clock: SystemClock())
         self.scanner = scanner
+        self.participants = participants
+        self.user = user
     }
 
     /// Listens until cancelled; throws when the scanner fails (the supervisor restarts it).
     public func run(context: SourceContext) async throws {
         let scanner = self.scanner ?? BroadcastScanners.scanner(settings, bluetooth: bluetooth, clock: context.clock, make: MiScaleProfile.simulated)
         var ledgers: [String: WeighingLedger] = [:]
+        var users = ScaleUsers(participants: participants, user: user)
+        // Each scale's reasons already logged: a household weighing daily is told once.
+        var omissionsLogged: Set<String> = []
         let listener = AdvertisementListener<MiScaleProfile>(scanner: scanner, accepts: BroadcastScanners.accepts(settings.devices))
         try await listener.run(context: context) { identity, reading, advertisement in
             var ledger: WeighingLedger
@@ -73,11 +90,13 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
             } else {
                 ledger = try await Self.ledger(of: identity, in: context)
             }
-            guard ledger.admit(reading) else {
-                ledgers[identity.key] = ledger
-                return
-            }
+            // A body composition scale sends the stabilised weight first and the impedance in
+            // later repeats of the same weighing: the weight is stored with the first, the body
+            // composition with the first that carries the impedance.
+            let newWeighing = ledger.admit(reading)
+            let newImpedance = ledger.admitImpedance(reading)
             ledgers[identity.key] = ledger
+            guard newWeighing || newImpedance else { return }
             var metadata = Metadata()
             metadata[.advertiserAddress] = .string(identity.address)
             metadata[.scaleUnit] = .string(reading.unit.rawValue)
@@ -89,14 +108,43 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
             let date = advertisement.receivedAt
             let checkpoint = SourceCheckpoint(
                 namespace: Self.kind, key: identity.key, payload: try JSONEncoder().encode(ledger))
+            let person = users.person(on: device, weighing: reading.weightKilograms)
+            if case .success(let person) = person, let name = person.name { metadata[.participant] = .string(name) }
+            // Without an impedance yet, a body composition scale's may still come; a weight
+            // scale's never will (reported once below).
+            let composition =
+                newImpedance || (newWeighing && reading.service == .weightScale)
+                ? person.flatMap { ScaleUsers.composition(of: reading, for: $0, on: date) } : nil
             do {
-                let sample = try QuantitySample(
-                    id: ids.next(), type: .bodyMass, quantity: Quantity(reading.weightKilograms, .kilogram),
-                    start: date, end: date, device: device, metadata: metadata)
-                await context.publisher.publish([.quantity(sample)], checkpoint: checkpoint)
+                var samples: [QuantitySample] = []
+                if newWeighing {
+                    samples.append(
+                        try QuantitySample(
+                            id: ids.next(), type: .bodyMass, quantity: Quantity(reading.weightKilograms, .kilogram),
+                            start: date, end: date, device: device, metadata: metadata))
+                }
+                switch composition {
+                case nil: break
+                case .success(let estimate):
+                    samples.append(
+                        try QuantitySample(
+                            id: ids.next(), type: .bodyFatPercentage, quantity: Quantity(estimate.bodyFatPercentage, .percent),
+                            start: date, end: date, device: device, metadata: metadata))
+                    samples.append(
+                        try QuantitySample(
+                            id: ids.next(), type: .leanBodyMass, quantity: Quantity(estimate.leanBodyMassKilograms, .kilogram),
+                            start: date, end: date, device: device, metadata: metadata))
+                    context.status.setDetail("body composition \(identity.key)", "computed")
+                case .failure(let omission):
+                    context.status.setDetail("body composition \(identity.key)", "not computed: \(omission)")
+                    if omissionsLogged.insert("\(identity.key) \(omission)").inserted {
+                        context.logger.notice("\(identity): body fat not computed, only body mass stored: \(omission)")
+                    }
+                }
+                await context.publisher.publish(samples.map(HealthRecord.quantity), checkpoint: checkpoint)
                 context.status.setDetail("scale \(identity.key)", "\(reading.weightKilograms) kg at \(reading.clock.iso8601 ?? "unset clock")")
             } catch {
-                context.logger.error("\(identity): body-mass sample rejected: \(error)")
+                context.logger.error("\(identity): weighing rejected: \(error)")
             }
         }
     }
