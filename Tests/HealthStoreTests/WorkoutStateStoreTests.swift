@@ -101,7 +101,7 @@ final class WorkoutStateStoreTests: StoreTestCase {
         // Running [0, 40] and [60, 100]; heart rate from the strap only.
         let statistics = QuantityStatistics(type: .heartRate, startDate: at(0), endDate: at(100), sampleCount: 0)
         var metadata = Metadata()
-        metadata["healthgate.devices"] = .string("AA:BB:CC:DD:EE:FF")
+        metadata[.workoutDevices] = .string("AA:BB:CC:DD:EE:FF")
         let workout = Workout(
             id: definition.id, activityType: .running, startDate: at(0), endDate: at(100), duration: 80,
             events: [WorkoutEvent(type: .pause, startDate: at(40)), WorkoutEvent(type: .resume, startDate: at(60))],
@@ -119,5 +119,28 @@ final class WorkoutStateStoreTests: StoreTestCase {
         let stored = try XCTUnwrap(found)
         XCTAssertEqual(Set(stored.heartbeatSeries.map(\.id)), [earlier.id, later.id])
         XCTAssertEqual(try sqlite3("PRAGMA integrity_check"), "ok")
+    }
+
+    /// A workout without a device list (the gateway's own beside a class) links the series of
+    /// every device but those it left to the participants, whichever is committed second.
+    func testAWorkoutWithoutADeviceListLeavesTheSeriesOfTheDevicesItExcluded() async throws {
+        let writer = try HealthStore(path: path)
+        let statistics = QuantityStatistics(type: .heartRate, startDate: at(0), endDate: at(100), sampleCount: 0)
+        var metadata = Metadata()
+        metadata[.excludedDevices] = .string("ant:120:863436,Quinn's strap")
+        let workout = Workout(
+            id: definition.id, activityType: .running, startDate: at(0), endDate: at(100), duration: 100,
+            events: [], activities: [], statistics: [statistics], metadata: metadata, sampleIDs: [])
+        let own = try series(from: 10, to: 20)
+        let worn = try series(from: 10, to: 20, device: Device(name: "ANT+ strap", localIdentifier: "ant:120:863436"))
+        try await writer.write([own, worn].map(HealthRecord.heartbeatSeries))
+        try await writer.write([.workout(workout)])
+        let ownLater = try series(from: 90, to: 150)
+        let wornLater = try series(from: 90, to: 150, device: Device(name: "Quinn's strap", localIdentifier: "11:22:33:44:55:66"))
+        try await writer.write([ownLater, wornLater].map(HealthRecord.heartbeatSeries))
+
+        let found = try await HealthStore(path: path, access: .readOnly).workout(id: definition.id)
+        let stored = try XCTUnwrap(found)
+        XCTAssertEqual(Set(stored.heartbeatSeries.map(\.id)), [own.id, ownLater.id])
     }
 }

@@ -63,6 +63,15 @@ public struct HeartRateVariability: Hashable, Sendable {
 }
 
 extension MetadataKey {
+    /// A workout's device list (`workout start --devices`), comma-separated: it collected only
+    /// from these. Absent: from every device but its ``excludedDevices``.
+    public static let workoutDevices: MetadataKey = "healthgate.devices"
+    /// The devices a workout without a device list left to others (the participants' straps
+    /// beside the gateway's own workout), comma-separated.
+    public static let excludedDevices: MetadataKey = "healthgate.excludedDevices"
+}
+
+extension MetadataKey {
     /// On a heart-rate variability sample: the uuid of the heartbeat series it was computed from.
     public static let heartbeatSeries: MetadataKey = "healthgate.heartbeatSeries"
     /// On a heart-rate variability sample: how many NN intervals it was computed over.

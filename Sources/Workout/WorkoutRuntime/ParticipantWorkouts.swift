@@ -72,7 +72,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         self.worn = worn
         main = WorkoutController(
             profile: roster.defaultProfile, store: store, clock: clock, ids: ids, logger: logger, clockBase: clockBase,
-            othersDevice: { device in worn.roster.withLock { $0.owner(of: device) != nil } })
+            othersDevices: { worn.roster.withLock { $0.participants.flatMap(\.devices) } })
         var initial = State(roster: roster)
         for participant in roster.participants {
             initial.controllers[participant.name] = WorkoutController(

@@ -58,19 +58,21 @@ public final class WorkoutController: SampleSink, SampleSource {
     private let logger: Logger
     private let executor = QueueExecutor(label: "healthgate.workouts")
     private let state = Mutex(State())
-    /// Whether a device is someone else's: a workout started without a device list leaves its records.
-    private let othersDevice: (@Sendable (Device?) -> Bool)?
+    /// The devices that are someone else's: a workout started without a device list leaves them.
+    private let othersDevices: (@Sendable () -> [String])?
 
     /// Creates a controller; nothing is read from `store` until ``restore()``.
-    /// - Parameter othersDevice: whether a device belongs to someone else (the gateway's own
-    ///   workout beside a class: a device a participant wears); a workout started without a
-    ///   device list collects from every device but those. Nil: every device.
+    /// - Parameter othersDevices: the devices that belong to someone else, as identities (the
+    ///   gateway's own workout beside a class: the devices the participants wear); a workout
+    ///   started without a device list collects from every device but those, and names them in
+    ///   its ``HealthModel/MetadataKey/excludedDevices`` so that the store links late heartbeat
+    ///   series by the same rule. Nil: every device.
     public init(
         profile: UserProfile, store: any WorkoutStateStore, clock: any GatewayClock, ids: SampleIDGenerator,
         logger: Logger, participant: String? = nil, clockBase: (@Sendable () -> ClockBase)? = nil,
-        othersDevice: (@Sendable (Device?) -> Bool)? = nil
+        othersDevices: (@Sendable () -> [String])? = nil
     ) {
-        self.othersDevice = othersDevice
+        self.othersDevices = othersDevices
         self.clockBase = clockBase
         self.participant = participant
         self.profile = profile
@@ -194,7 +196,7 @@ public final class WorkoutController: SampleSink, SampleSource {
                     self.logger.error("the committed end does not apply to the live state (\(error)); using the state it was tried on")
                     live = trial
                 }
-                let workout = live.workout(profile: self.profile)
+                let workout = self.finished(live)
                 let snapshot = live.snapshot(at: entry.date, profile: self.profile)
                 state.live = nil
                 state.pending.append(workout)
@@ -288,10 +290,11 @@ public final class WorkoutController: SampleSink, SampleSource {
         var restored: [LiveWorkout] = []
         for workout in journaled {
             let start = workout.entries.first?.date ?? clock.now()
-            let records = try store.committedRecords(of: workout.definition.types, endingFrom: start)
+            let records = ownRecords(
+                try store.committedRecords(of: workout.definition.types, endingFrom: start), devices: workout.definition.devices)
             restored.append(try LiveWorkout.replay(workout, records: records))
         }
-        let ended = restored.filter { $0.session.state == .ended }.map { $0.workout(profile: profile) }
+        let ended = restored.filter { $0.session.state == .ended }.map(finished)
         let open = restored.filter { $0.session.state != .ended }
         if open.count > 1 {
             logger.error(
@@ -324,12 +327,13 @@ public final class WorkoutController: SampleSink, SampleSource {
             var replayed: [SampleID: LiveWorkout] = [:]
             for workout in journaled {
                 let start = workout.entries.first?.date ?? self.clock.now()
-                let records = try self.store.committedRecords(of: workout.definition.types, endingFrom: start)
+                let records = self.ownRecords(
+                    try self.store.committedRecords(of: workout.definition.types, endingFrom: start), devices: workout.definition.devices)
                 replayed[workout.definition.id] = try LiveWorkout.replay(workout, records: records)
             }
             self.state.withLock { state in
                 if let id = state.live?.session.id, let live = replayed[id] { state.live = live }
-                state.pending = state.pending.map { replayed[$0.id]?.workout(profile: self.profile) ?? $0 }
+                state.pending = state.pending.map { replayed[$0.id].map(self.finished) ?? $0 }
             }
         }
     }
@@ -360,8 +364,23 @@ public final class WorkoutController: SampleSink, SampleSource {
     /// `records` without those of someone else's devices (``othersDevice``) while the workout
     /// collects from every device; read outside the state's lock, as the test may take others.
     private func ownRecords(_ records: [HealthRecord]) -> [HealthRecord] {
-        guard let othersDevice, state.withLock({ $0.live.map { $0.session.devices == nil } ?? false }) else { return records }
-        return records.filter { !othersDevice($0.device) }
+        guard let devices = state.withLock({ $0.live.map { $0.session.devices } }) else { return records }
+        return ownRecords(records, devices: devices)
+    }
+
+    /// `records` without those of someone else's devices when `devices` (a workout's list) is nil.
+    private func ownRecords(_ records: [HealthRecord], devices: [String]?) -> [HealthRecord] {
+        guard devices == nil, let others = othersDevices?(), !others.isEmpty else { return records }
+        return records.filter { record in record.device.map { !Device.matches($0, selection: others) } ?? true }
+    }
+
+    /// The finished workout of `live`, naming the devices it left to others (``ownRecords(_:devices:)``).
+    private func finished(_ live: LiveWorkout) -> Workout {
+        var workout = live.workout(profile: profile)
+        if live.session.devices == nil, let others = othersDevices?(), !others.isEmpty {
+            workout.metadata[.excludedDevices] = .string(others.joined(separator: ","))
+        }
+        return workout
     }
 
     /// Offers records to the live workout; those it wants are collected (see

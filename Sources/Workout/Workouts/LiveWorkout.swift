@@ -117,7 +117,7 @@ public struct LiveWorkout: Sendable {
         for (zone, seconds) in zip(total.zones?.zones ?? [], total.zoneSeconds) {
             metadata[MetadataKey("healthgate.zone\(zone.number)Seconds")] = .double(seconds)
         }
-        if let devices = session.devices { metadata["healthgate.devices"] = .string(devices.joined(separator: ",")) }
+        if let devices = session.devices { metadata[.workoutDevices] = .string(devices.joined(separator: ",")) }
         if restored { metadata["healthgate.restoredAfterRestart"] = .bool(true) }
         if let participant = session.participant { metadata["healthgate.participant"] = .string(participant) }
         return Workout(

@@ -26,7 +26,8 @@ enum WorkoutLinks {
             let workout = row.values[0]
             let timeline = try timeline(of: workout, start: workoutStart, end: workoutEnd, connection: connection)
             guard timeline.overlaps(start: start, end: end),
-                Device.matches(device, selection: try devices(of: workout, connection: connection))
+                takes(device, devices: try list(.workoutDevices, of: workout, connection: connection),
+                    excluded: try list(.excludedDevices, of: workout, connection: connection))
             else { continue }
             try connection.run(
                 "INSERT INTO workout_samples (workout_uuid, sample_uuid) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
@@ -38,7 +39,8 @@ enum WorkoutLinks {
     static func linkSeries(to workout: Workout, connection: SQLiteConnection) throws(SQLiteError) {
         guard workout.statistics.contains(where: { $0.type == .heartRate }) else { return }
         let timeline = RunningTimeline(workout: workout)
-        let devices = workout.metadata["healthgate.devices"].flatMap(Self.devices(from:))
+        let devices = workout.metadata[.workoutDevices].flatMap(Self.list(from:))
+        let excluded = workout.metadata[.excludedDevices].flatMap(Self.list(from:))
         let rows = try connection.query(
             """
             SELECT h.uuid, h.start_us, h.end_us, d.name, d.local_identifier, d.radio_identifier FROM heartbeat_series h
@@ -53,7 +55,7 @@ enum WorkoutLinks {
                 ? nil : Device(name: row.text(3), localIdentifier: row.text(4), radioIdentifier: row.text(5))
             guard timeline.overlaps(
                 start: StoreTime.date(microseconds: start), end: StoreTime.date(microseconds: end)),
-                Device.matches(device, selection: devices)
+                takes(device, devices: devices, excluded: excluded)
             else { continue }
             try connection.run(
                 "INSERT INTO workout_samples (workout_uuid, sample_uuid) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
@@ -85,17 +87,25 @@ enum WorkoutLinks {
         return RunningTimeline(intervals)
     }
 
-    /// The workout's device filter (`healthgate.devices`), nil when it takes every device.
-    private static func devices(of workout: SQLiteValue, connection: SQLiteConnection) throws(SQLiteError) -> [String]? {
+    /// Whether a workout with the device list `devices` (nil: every device but `excluded`) takes
+    /// a series from `device`, as the workout controller decides for a live one.
+    private static func takes(_ device: Device?, devices: [String]?, excluded: [String]?) -> Bool {
+        guard Device.matches(device, selection: devices) else { return false }
+        guard devices == nil, let excluded, !excluded.isEmpty, let device else { return true }
+        return !Device.matches(device, selection: excluded)
+    }
+
+    /// A comma-separated list in a stored workout's metadata under `key`, nil when absent.
+    private static func list(_ key: MetadataKey, of workout: SQLiteValue, connection: SQLiteConnection) throws(SQLiteError) -> [String]? {
         try connection.query(
             """
             SELECT e.value FROM workouts w JOIN metadata_entries e ON e.set_id = w.metadata_set_id
-            WHERE w.uuid = ?1 AND e.key = 'healthgate.devices'
-            """, [workout]
-        ).first?.text(0).flatMap { devices(from: .string($0)) }
+            WHERE w.uuid = ?1 AND e.key = ?2
+            """, [workout, .text(key.rawValue)]
+        ).first?.text(0).flatMap { list(from: .string($0)) }
     }
 
-    private static func devices(from value: MetadataValue) -> [String]? {
+    private static func list(from value: MetadataValue) -> [String]? {
         guard case .string(let text) = value else { return nil }
         return text.split(separator: ",").map(String.init)
     }
