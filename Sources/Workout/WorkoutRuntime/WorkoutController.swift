@@ -361,8 +361,9 @@ public final class WorkoutController: SampleSink, SampleSource {
         }
     }
 
-    /// `records` without those of someone else's devices (``othersDevice``) while the workout
-    /// collects from every device; read outside the state's lock, as the test may take others.
+    /// `records` without those of someone else's devices (`othersDevices`) while the live workout
+    /// collects from every device; called outside the state's lock, as `othersDevices` takes a
+    /// lock of its own.
     private func ownRecords(_ records: [HealthRecord]) -> [HealthRecord] {
         guard let devices = state.withLock({ $0.live.map { $0.session.devices } }) else { return records }
         return ownRecords(records, devices: devices)

@@ -119,7 +119,7 @@ struct ANTStickSession {
     }
 
     /// `date` on the store's grid of whole microseconds: what a sink commits is then exactly what
-    /// the live views (a workout's statistics, the board) computed from, not a value 0.5 µs off.
+    /// the live views (a workout's statistics, the board) computed from, not a value off by a fraction of a microsecond.
     static func storePrecision(_ date: Date) -> Date {
         Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1_000_000).rounded() / 1_000_000)
     }
