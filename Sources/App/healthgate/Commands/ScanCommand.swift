@@ -140,7 +140,8 @@ enum ScanCommand {
     }
 
     /// Runs discovery for `duration` and returns the peripherals still present at the end (or
-    /// when discovery ends early).
+    /// when discovery ends early), with those BlueZ made during it that no event reported
+    /// (``BlueZTransport/discoveredDevices(services:)``).
     static func scan(
         _ transport: BlueZTransport, services: [BluetoothUUID], for duration: Duration
     ) async throws -> [DiscoveredPeripheral] {
@@ -157,7 +158,15 @@ enum ScanCommand {
                 throw CommandError(.unavailable, "no Bluetooth: \(error.message)")
             }
         }
-        return Array(seen.value.values)
+        var found = seen.value
+        let made: [DiscoveredPeripheral]
+        do {
+            made = try await transport.discoveredDevices(services: services)
+        } catch let error as BLETransportError where error.code == .unavailable {
+            throw CommandError(.unavailable, "no Bluetooth: \(error.message)")
+        }
+        for device in made where found[device.address] == nil { found[device.address] = device }
+        return Array(found.values)
     }
 
     private static func print(_ peripherals: [DiscoveredPeripheral], profiles: [Profile], context: CommandContext) {

@@ -235,6 +235,23 @@ public final class BlueZTransport: BLECentralTransport {
         throw BLETransportError(.unavailable, "the bus connection ended")
     }
 
+    /// The devices BlueZ holds on the adapter now that advertise one of `services` and were made
+    /// by discovery (not paired: BlueZ removes such a device some time after it was last seen).
+    /// A scan reads them at its end beside the discovery events: btvirt and some controllers
+    /// answer a scan start with one report at once, which a discovery client can miss (the device
+    /// lab saw the device made, InterfacesAdded on the bus, and no event reach the scan).
+    public func discoveredDevices(services: [BluetoothUUID]) async throws -> [DiscoveredPeripheral] {
+        let client = try await client()
+        let tree = try await client.managedObjects()
+        let adapter = try adapterPath(in: tree)
+        let wanted = Set(services.map(\.uuidString))
+        return tree.devices(adapter: adapter).filter { !$0.paired && !wanted.isDisjoint(with: $0.uuids) }.map { device in
+            DiscoveredPeripheral(
+                address: device.address, name: device.alias ?? device.name, rssi: device.rssi,
+                serviceUUIDs: device.uuids.compactMap { BluetoothUUID(string: $0) })
+        }
+    }
+
     // MARK: Connecting
 
     /// Connects to the device BlueZ knows by `address` on the adapter and waits for its services
