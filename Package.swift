@@ -239,7 +239,7 @@ let package = Package(
                 "AsyncPrimitives", "LinuxSystem", "BLEProfileKit", "BlueZ", "SerialDevices", "Udev", "GATTDecoding",
                 "WebBoard", "Metrics", "WorkoutExport", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
             ], path: "Sources/App/healthgate",
-            exclude: ["link-order.txt"],
+            exclude: ["link-order.txt", "local-functions.ld"],
             swiftSettings: swiftSettings,
             linkerSettings: [.unsafeFlags(releaseLinkFlags, .when(configuration: .release))]),
 
