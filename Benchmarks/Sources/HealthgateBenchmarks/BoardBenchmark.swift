@@ -50,6 +50,10 @@ enum BoardBenchmark {
         }
         var roster: ParticipantRoster { workouts.roster }
         func setChangeHandler(_ handler: (@Sendable () -> Void)?) {}
+        func signIn(strap: String, participant: String, keep: Bool) async throws(WorkoutError) -> Participant {
+            let roster = try await workouts.assign(device: strap, to: participant, keep: keep)
+            return roster.participant(named: participant) ?? Participant(name: participant)
+        }
         func ingest(_ records: [HealthRecord]) {
             let now = clock.uptime()
             model.withLock { $0.ingest(records, arrivedAt: now) }

@@ -55,10 +55,21 @@ public final class LiveBoard: SampleSink, BoardFeed {
     /// The participants and their profiles now.
     public var roster: ParticipantRoster { workouts.roster }
 
-    /// The board now.
+    /// The board now: the participants' tiles, then the new straps the sign-in state offers
+    /// (``ParticipantWorkouts/newStraps()``).
     public func snapshot() -> BoardSnapshot {
         let model = model.withLock { $0 }
         return model.snapshot(
-            at: clock.now(), uptime: clock.uptime(), roster: workouts.roster, workouts: workouts.boardStatuses())
+            at: clock.now(), uptime: clock.uptime(), roster: workouts.roster, workouts: workouts.boardStatuses(),
+            newStraps: Set(workouts.newStraps().map(\.identity)))
+    }
+
+    /// Assigns through ``ParticipantWorkouts/assign(device:to:keep:)``, the path of
+    /// `participant assign`, then tells the change handler (the tiles moved).
+    public func signIn(strap: String, participant: String, keep: Bool) async throws(WorkoutError) -> Participant {
+        let roster = try await workouts.assign(device: strap, to: participant, keep: keep)
+        changeHandler.withLock { $0 }?()
+        let name = ParticipantWorkouts.participantName(participant.trimmed(), among: roster.participants.map(\.name))
+        return roster.participant(named: name) ?? Participant(name: name, devices: [strap])
     }
 }
