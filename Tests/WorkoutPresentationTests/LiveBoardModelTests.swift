@@ -48,7 +48,7 @@ final class LiveBoardModelTests: XCTestCase {
         let connected = Device(name: "Polar H10 1A2B3C4D", localIdentifier: "Polar/C1", radioIdentifier: "A0:9E:1A:12:34:56")
         let broadcast = Device(name: "Polar H10 1A2B3C4D", localIdentifier: "1A2B3C4D", radioIdentifier: "1A2B3C4D")
         var metadata = Metadata()
-        metadata[.advertiserAddress] = .string("A0:9E:1A:12:34:56")
+        metadata[.broadcast] = .bool(true)
         let advertised = try QuantitySample(
             id: s.ids.next(), type: .heartRate, quantity: Quantity(88, .countPerMinute), start: s.at(1), end: s.at(1),
             device: broadcast, metadata: metadata)

@@ -108,7 +108,7 @@ final class ClassSignInTests: XCTestCase {
     func testTheRadioOfASample() throws {
         func radio(_ device: Device, broadcast: Bool = false) throws -> StrapRadio? {
             var metadata = Metadata()
-            if broadcast { metadata[.advertiserAddress] = .string("C0:00:00:00:00:01") }
+            if broadcast { metadata[.broadcast] = .bool(true) }
             return StrapRadio(of: try QuantitySample(
                 id: s.ids.next(), type: .heartRate, quantity: Quantity(80, .countPerMinute), start: s.at(0), end: s.at(0),
                 device: device, metadata: metadata))

@@ -81,9 +81,10 @@ public struct MetadataKey: RawRepresentable, Hashable, Sendable, Codable, Compar
     public static let gatewayVersion: MetadataKey = "healthgate.version"
     /// …and the configured source (plugin instance) that produced it.
     public static let sourceName: MetadataKey = "healthgate.source"
-    /// The Bluetooth address a broadcast (an advertisement) came from: set by every source that
-    /// reads advertisements, so a sample says it came by a broadcast (``StrapRadio``).
-    public static let advertiserAddress: MetadataKey = "healthgate.bleAddress"
+    /// `true` on a record that came by a Bluetooth broadcast (an advertisement), not a
+    /// connection: every advertisement source sets it, so a strap's radio is told
+    /// (``StrapRadio``).
+    public static let broadcast: MetadataKey = "healthgate.broadcast"
 }
 
 /// A metadata value: JSON's scalar types.

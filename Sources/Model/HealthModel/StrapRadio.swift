@@ -19,14 +19,13 @@ public enum StrapRadio: String, Hashable, Sendable, Codable, CaseIterable {
     }
 
     /// The radio `sample` came by: ANT+ when its device's radio identity is an ANT+ device, a
-    /// broadcast when it carries ``MetadataKey/advertiserAddress`` (every advertisement source
-    /// sets it), a connection when its device has another radio identity (a Bluetooth address);
+    /// broadcast when it carries ``MetadataKey/broadcast`` (every advertisement source sets it), a connection when its device has another radio identity (a Bluetooth address);
     /// nil for a device that came by no radio (a serial port, a file).
     public init?(of sample: QuantitySample) {
         guard let radio = sample.device?.radioIdentifier else { return nil }
         if DeviceIdentity.antDevice(radio) != nil {
             self = .antPlus
-        } else if sample.metadata[.advertiserAddress] != nil {
+        } else if sample.metadata[.broadcast] == .bool(true) {
             self = .bluetoothBroadcast
         } else {
             self = .bluetoothConnection

@@ -6,6 +6,8 @@ extension MetadataKey {
     public static let sensorContact: MetadataKey = "healthgate.sensorContact"
     /// True when the strap says its battery needs replacing or recharging (Polar status bit 0 clear).
     public static let lowBattery: MetadataKey = "healthgate.lowBattery"
+    /// The address the advertisement came from.
+    public static let advertiserAddress: MetadataKey = "healthgate.bleAddress"
     /// The body composition scale's impedance at the weighing, in ohms.
     public static let impedance: MetadataKey = "healthgate.impedance"
     /// The scale's own clock at the weighing (local time, ISO 8601 without a zone), when set.
