@@ -71,7 +71,9 @@ enum BoardAssets {
         .sign-in { flex: none; font: inherit; font-size: min(11cqh, 7cqw); font-weight: 700; padding: .1em .6em; border-radius: 6px;
                    border: 0; background: #8ab4f8; color: #101418; cursor: pointer; }
         .tile:not(.strap) .sign-in { display: none; }
-        .strap-id { min-width: 0; overflow: hidden; text-overflow: ellipsis; font-variant-numeric: tabular-nums; }
+        /* The identity whole (it is what `participant assign` takes), the radio on the line below. */
+        .tile.strap .figures { flex-direction: column; gap: 1cqh; }
+        .strap-id { font-variant-numeric: tabular-nums; font-weight: 600; }
         dialog { background: #1b2128; color: #f4f6f8; border: 1px solid #8ab4f8; border-radius: 12px; min-width: 420px; }
         dialog h2 { margin: 0 0 4px; font-size: 20px; } dialog label { display: block; margin: 10px 0; }
         dialog input[type=text], dialog input:not([type]) { display: block; width: 100%; font: inherit; padding: 6px; margin-top: 4px; }
