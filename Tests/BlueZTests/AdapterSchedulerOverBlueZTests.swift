@@ -43,8 +43,8 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
     }
 
     /// Two sources on hci0 share its two device slots: of three monitors, two are followed and
-    /// connected, whichever source asked first, and the third is refused with a notice naming
-    /// the limit, never connected.
+    /// connected, whichever source asked first, and the third waits for a slot with one notice
+    /// naming the limit, never connected.
     func testTwoSourcesShareTheAdaptersDeviceSlots() async throws {
         let bluez = try await PrivateBlueZ()
         let directory = try TestEnvironment.temporaryDirectory("slots")
@@ -77,7 +77,7 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
                     for device in devices where try await bluez.notifyState(PrivateBlueZ.heartRateMeasurement(device)).acquired {
                         acquired += 1
                     }
-                    return acquired == 2 && logs.entries.contains { $0.message.contains("device slots are taken") }
+                    return acquired == 2 && logs.entries.contains { $0.message.contains("it is followed when a slot comes free") }
                 }
                 // Time for a wrong third connection to show.
                 try await Task.sleep(for: .milliseconds(500))
@@ -87,7 +87,9 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
                 let statuses = ["a", "b"].compactMap { board.status(of: $0)?.details["adapter.hci0"] }
                 XCTAssertTrue(statuses.contains { $0.hasPrefix("2/2 devices, 2 links") }, "\(statuses)")
             }
-            let refusals = logs.entries.filter { $0.message.contains("its 2 device slots are taken (bluetooth.adapterLimits.connections)") }
+            let refusals = logs.entries.filter {
+                $0.message.contains("the adapter that hears it is full (hci0 2/2 device slots, bluetooth.adapterLimits.connections)")
+            }
             XCTAssertEqual(refusals.count, 1, "\(logs.entries.map(\.message))")
         } catch {
             await bluez.stop()
