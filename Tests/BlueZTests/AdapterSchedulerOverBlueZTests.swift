@@ -154,6 +154,16 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
     /// One source on two adapters with one device slot each: two monitors that both adapters
     /// see are followed one per adapter, and each connects through the adapter that took it.
     func testDevicesSpreadOverTwoAdaptersByTheirSlots() async throws {
+        try await spreadOverTwoAdapters(source: ["hci0", "hci1"], gateway: nil)
+    }
+
+    /// The same with the source naming no adapter and the gateway's `bluetooth.adapters` being
+    /// `all`: the source lists BlueZ's adapters when it starts and uses both.
+    func testTheGatewaysAllAdaptersSpreadASourceThatNamesNone() async throws {
+        try await spreadOverTwoAdapters(source: nil, gateway: .all)
+    }
+
+    private func spreadOverTwoAdapters(source adapters: AdapterSelection?, gateway: AdapterSelection?) async throws {
         let bluez = try await PrivateBlueZ()
         let directory = try TestEnvironment.temporaryDirectory("adapters")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -171,10 +181,10 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
             let logs = RecordingLogSink()
             let environment = TestEnvironment.make(
                 name: "hr", clock: SystemClock(), directory: directory, logSink: logs)
-            let bluetooth = bluez.adapters(limits: AdapterScheduler.Limits(connections: 1), logs: logs)
+            let bluetooth = bluez.adapters(limits: AdapterScheduler.Limits(connections: 1), adapters: gateway, logs: logs)
             let source = try HeartRateSource(
                 settings: HeartRateSourceConfiguration(
-                    transport: .bluez, adapters: ["hci0", "hci1"],
+                    transport: .bluez, adapters: adapters,
                     maxDevices: 2)
     .validated(in: environment),
                 environment: environment, bluetooth: bluetooth)

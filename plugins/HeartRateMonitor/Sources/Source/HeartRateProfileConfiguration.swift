@@ -1,4 +1,5 @@
 public import BLEProfileKit
+public import BLETransport
 public import GatewayRuntime
 
 /// The `ble-heart-rate` source's own `config` keys, beside the shared Bluetooth keys
@@ -64,7 +65,7 @@ public struct HeartRateProfileConfiguration: Sendable, Hashable, DeclaredConfigu
 extension BluetoothSourceConfiguration where Profile == HeartRateProfile {
     /// A configuration from the keys given, every other at its default.
     public init(
-        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: [String]? = nil, devices: DeviceSelection? = nil,
+        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: AdapterSelection? = nil, devices: DeviceSelection? = nil,
         maxDevices: Int? = nil, reconnect: ReconnectPolicy? = nil, heartbeatSeriesSeconds: Double? = nil,
         heartbeatSeriesMaxBeats: Int? = nil, runningWindowSeconds: Double? = nil, simulation: HeartRateSimulationConfiguration? = nil
     ) {
