@@ -361,9 +361,10 @@ public final class BlueZTransport: BLECentralTransport {
         }
     }
 
-    /// Restarts a paused discovery if a scan still wants it (its filter is set again).
-    private func resumeDiscovery(_ filter: DiscoveryFilter?, on adapter: String, client: BlueZClient, device: String) async {
-        guard let filter, discoveries.withLock({ $0.values.contains { $0.adapter == adapter } }) else { return }
+    /// Restarts a paused discovery if a scan still wants it: its filter now (a scan widened
+    /// during the attempt set a wider one) is set again.
+    private func resumeDiscovery(_ paused: DiscoveryFilter?, on adapter: String, client: BlueZClient, device: String) async {
+        guard paused != nil, let filter = discoveries.withLock({ $0.values.first { $0.adapter == adapter }?.filter }) else { return }
         do {
             try await filter.set(on: client, adapter: adapter)
             try await client.startDiscovery(adapter: adapter)
