@@ -131,4 +131,48 @@ final class SharedScanOverBlueZTests: XCTestCase {
             }
         }
     }
+
+    /// With bluetoothd's Advertisement Monitor (-E), the advertisement sources are served by a
+    /// monitor and the connection-based source by discovery beside it, filtered by its services
+    /// (a monitor finds no connectable device by its service UUIDs); an advertisement source with
+    /// a new match widens the running scan: a monitor of the union is registered, then the old
+    /// one unregistered, and discovery is neither started again nor stopped.
+    func testBesideAMonitorDiscoveryRunsForTheConnectionSourcesAndTheMonitorWidens() async throws {
+        try await withBlueZ { bluez, adapters in
+            try await bluez.offerAdvertisementMonitor()
+            _ = try await bluez.addMonitor(Self.strap)
+            let heartRate = StreamCollector(adapters.transport(for: "hci0").discover(services: [BluetoothUUID(0x180D)]))
+            try await waitUntil(timeout: .seconds(20), "the heart-rate source found its device") { Self.found(heartRate) == [Self.strap] }
+            let polar = StreamCollector(adapters.scanner(for: "hci0").advertisements(matching: [.manufacturer(0x006B)]))
+            try await waitUntil(timeout: .seconds(20), "Polar's monitor") {
+                (try? await bluez.monitorEvents())?.events.contains("registered ff:6b00") == true
+            }
+            let scales = StreamCollector(adapters.scanner(for: "hci0").advertisements(matching: [.serviceData(BluetoothUUID(0x181D))]))
+            try await waitUntil(timeout: .seconds(20), "the wider monitor registered, the narrower one gone") {
+                let monitor = try? await bluez.monitorEvents()
+                return monitor?.registered == 1 && monitor?.events.contains("registered ff:6b00 16:1d18") == true
+                    && monitor?.events.contains("unregistered") == true
+            }
+            try await bluez.advertise("C8:0F:10:00:00:01", name: "MIBFS", service: [0x181D: [0x02, 0xA4, 0x2E]])
+            try await waitUntil(timeout: .seconds(20), "the scale heard through the wider monitor") {
+                scales.elements.contains { $0.address == "C8:0F:10:00:00:01" }
+            }
+            let filter = try await bluez.discoveryFilter()
+            XCTAssertEqual(filter["UUIDs"]?.strings, [BluetoothUUID(0x180D).uuidString], "discovery for the heart-rate source only")
+            XCTAssertEqual(filter["DuplicateData"]?.bool, false)
+            let started = try await bluez.adapterCalls("StartDiscovery")
+            XCTAssertEqual(started, 1)
+            let stopped = try await bluez.adapterCalls("StopDiscovery")
+            XCTAssertEqual(stopped, 0)
+            XCTAssertEqual(Self.found(heartRate), [Self.strap])
+            heartRate.cancel()
+            polar.cancel()
+            scales.cancel()
+            try await waitUntil(timeout: .seconds(20), "the last consumer stopped discovery and unregistered the monitor") {
+                let stopped = try? await bluez.adapterCalls("StopDiscovery")
+                let monitor = try? await bluez.monitorEvents()
+                return stopped == 1 && monitor?.registered == 0
+            }
+        }
+    }
 }

@@ -25,6 +25,10 @@ import Synchronization
 ///
 /// On both paths every Device1 object's `ManufacturerData`, `ServiceData` and `RSSI` updates
 /// (PropertiesChanged) are reported as advertisements. The path chosen is logged and is ``path``.
+///
+/// The same scan serves the connection-based sources' discovery (``withScan(for:widenedBy:_:)``
+/// with a discovery interest): see ``runScan(for:widenedBy:report:)``, the one code path that
+/// asks bluetoothd to scan, and ``take(_:client:adapter:scan:offered:)`` for what it asks.
 extension BlueZTransport: AdvertisementScanner {
     /// The path the latest scan uses: nil before a scan chose one.
     public var path: ScanPath? { advertisementScanPath.withLock { $0 } }
@@ -414,7 +418,7 @@ extension BlueZTransport: AdvertisementScanner {
         do {
             try await client.registerMonitor(adapter: adapter, application: application.path)
         } catch is CancellationError {
-            // The scan was stopped while bluetoothd was registering (a shared scan widened at
+            // The scan was stopped while bluetoothd was registering (a scan stopped at
             // start-up): the registration may have been done, so the scan's clean-up unregisters it.
             return MonitorRegistration(application: application.path, patterns: patterns, serving: serving)
         } catch {
