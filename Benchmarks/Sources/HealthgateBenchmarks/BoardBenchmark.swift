@@ -259,7 +259,9 @@ enum BoardBenchmark {
 
         /// Stops curl and returns the lines read.
         func finish() -> [(line: String, at: ContinuousClock.Instant)] {
-            process.terminate()
+            // SIGKILL, not SIGTERM: a child inherits this process's blocked signals, and after
+            // the D-Bus or serial benchmarks SIGTERM may be among them (curl then never exits).
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             done.wait()
             return lines.withLock { $0 }
