@@ -77,7 +77,7 @@ public final class LiveBoard: SampleSink, BoardFeed {
     /// `participant assign`, then tells the change handler (the tiles moved).
     public func signIn(strap: String, participant: String, keep: Bool) async throws(WorkoutError) -> Participant {
         let roster = try await workouts.assign(device: strap, to: participant, keep: keep)
-        changeHandler.withLock { $0 }?()
+        changeHandler.withLock { $0 }?.call()
         let name = ParticipantWorkouts.participantName(participant.trimmed(), among: roster.participants.map(\.name))
         return roster.participant(named: name) ?? Participant(name: name, devices: [strap])
     }
