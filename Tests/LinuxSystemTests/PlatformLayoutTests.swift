@@ -16,6 +16,8 @@ final class PlatformLayoutTests: XCTestCase {
     /// for addresses and channels whose bytes all differ.
     func testTheRFCOMMAddressIsTheHeadersStructByteForByte() throws {
         let size = hg_layout_sockaddr_rc_size()
+        // Which declaration the probe compiled, for the log of each architecture's run.
+        print("sockaddr_rc: \(size) bytes, from \(hg_layout_rfcomm_from_header() == 1 ? "<bluetooth/rfcomm.h>" : "the kernel's declaration (no libbluetooth-dev)")")
         XCTAssertEqual(hg_layout_sockaddr_rc_family_offset(), 0)
         for (text, channel) in [("00:1A:7D:DA:71:13", UInt8(1)), ("FE:DC:BA:98:76:54", 30), ("01:02:03:04:05:06", 17)] {
             let address = try XCTUnwrap(BluetoothAddress(text))
