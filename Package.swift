@@ -35,11 +35,15 @@ let releaseLinkFlags = [
     "-use-ld=lld",
     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/App/healthgate/link-order.txt",
     "-Xlinker", "--no-warn-symbol-ordering",
-    // The private functions the order file cannot name, gathered beside the ordered code.
-    "-Xlinker", "--script=\(Context.packageDirectory)/Sources/App/healthgate/local-functions.ld",
     "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     "-Xlinker", "--no-export-dynamic",
 ]
+    // The private functions the order file cannot name, gathered beside the ordered code. Left
+    // out where the linker cannot take the script: Debian 13's ld.lld (swiftlang 6.0.3) aborts on
+    // it (an assertion on the script's INSERT), so scripts/build-arm64 sets
+    // HEALTHGATE_WITHOUT_LINKER_SCRIPT for its builds.
+    + (Context.environment["HEALTHGATE_WITHOUT_LINKER_SCRIPT"] == nil
+        ? ["-Xlinker", "--script=\(Context.packageDirectory)/Sources/App/healthgate/local-functions.ld"] : [])
 
 let package = Package(
     name: "healthgate",

@@ -313,17 +313,33 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             }
             return GroupAnswer(workouts: [try await run(request, participant, controller)])
         case .all:
-            var answer = GroupAnswer()
             let participants = roster.participants
             guard !participants.isEmpty else {
                 throw WorkoutError(.invalidArgument, "all: no participants are configured or assigned")
             }
-            for participant in participants {
-                guard let controller = controller(for: participant.name) else { continue }
-                do {
-                    answer.workouts.append(try await run(request, participant, controller))
-                } catch {
-                    answer.errors.append("\(participant.name): \(error.message)")
+            // Every participant's at once: each controller has a queue of its own, and an end
+            // waits until the store holds its workout (the sink's next commit); one after another,
+            // ending a class of 30 took 15 to 60 s. Answered in the roster's order.
+            let results = await withTaskGroup(of: (Int, Result<WorkoutSnapshot, WorkoutError>)?.self) { group in
+                for (index, participant) in participants.enumerated() {
+                    guard let controller = controller(for: participant.name) else { continue }
+                    group.addTask {
+                        do throws(WorkoutError) {
+                            return (index, .success(try await self.run(request, participant, controller)))
+                        } catch {
+                            return (index, .failure(error))
+                        }
+                    }
+                }
+                var results: [(Int, Result<WorkoutSnapshot, WorkoutError>)] = []
+                for await result in group { if let result { results.append(result) } }
+                return results.sorted { $0.0 < $1.0 }
+            }
+            var answer = GroupAnswer()
+            for (index, result) in results {
+                switch result {
+                case .success(let snapshot): answer.workouts.append(snapshot)
+                case .failure(let error): answer.errors.append("\(participants[index].name): \(error.message)")
                 }
             }
             return answer
