@@ -7,9 +7,9 @@
 #     (lib/ant-gadget.sh) and the stick emulator (Tests/Fixtures/ant_stick_emulator.py) on its
 #     gadget side; participants ANT-1..ANT-6 list `ant:120:NUMBER`;
 #   * 3 broadcasting Polar-like straps and 2 connected heart-rate straps on Bumble
-#     (peripherals/bumble-class.py, the gateway's controller hci0 over /dev/vhci, bluetoothd -E so
-#     that the broadcasts take the Advertisement Monitor path); participants Polar-1..Polar-3 list
-#     the Polar device id, HR-1 and HR-2 the address.
+#     (peripherals/bumble-class.py, the gateway's controller hci0 over /dev/vhci, its duplicate
+#     filter by address and data; bluetoothd as Debian ships it, so the broadcasts are heard by
+#     discovery); participants Polar-1..Polar-3 list the Polar device id, HR-1 and HR-2 the address.
 # healthgate run as it would run (the real executable, the SQLite store, the board on
 # 127.0.0.1:8080), the board's event stream read throughout (curl). The class:
 #   1. every tile live (GET /api/board), then `workout start --all`;
@@ -17,10 +17,10 @@
 #      rate (GET), then it is switched on again and its tile shows a heart rate again;
 #   3. ANT-3 leaves: `workout end --participant ANT-3`, `participant assign ant:120:N Newcomer`,
 #      `workout start --participant Newcomer`: the new member's workout gets the beats that follow;
-#   4. every tile's heart rate (GET) equals the last its strap sent, at one moment;
-#   5. `workout end --all`, then lib/class-counts.py: per participant, the heart rates the strap
-#      sent while the workout ran against the samples stored in it, every value one that was sent;
-#      the board's stream against the same; the lost tile; the hand-over;
+#   4. `workout end --all`; every strap switched off (the emulators stopped): every tile lost;
+#   5. lib/class-counts.py: per participant, the heart rates the strap sent while the workout ran
+#      against the samples stored in it, every value one that was sent; the board's stream against
+#      the same, each tile's last heart rate the last its strap sent; the lost tile; the hand-over;
 #   6. bluetoothd alive, healthgate exits 0 on SIGTERM.
 set -uo pipefail
 REPO=${1:?usage: class.sh REPO HEALTHGATE}
@@ -35,7 +35,6 @@ BOARD=http://127.0.0.1:8080
 PHASE=${CLASS_PHASE_SECONDS:-15}  # how long the class runs between the steps
 t0=$SECONDS
 
-BLUETOOTHD_START_FLAGS=-E
 start_bumble "$OUT/bumble.jsonl" "$PERIPHERALS/bumble-class.py" "$BROADCASTING" "$CONNECTED"
 
 say "the ANT USB-m gadget and the stick emulator with $ANT_STRAPS straps"
@@ -45,8 +44,10 @@ ant_plug "$SERIAL" || { fail "the ANT gadget did not come up"; exit 1; }
   --leave-on-signal "$LOST_INDEX" > "$OUT/ant-emulator.out" 2>&1 &
 ANT_PID=$!
 poll 30 grep -qs '"event":"plug"' "$OUT/ant.jsonl" || { fail "the emulator did not open /dev/ttyGS0"; exit 1; }
-mapfile -t ANT_IDS < <(grep '"event":"strap"' "$OUT/ant.jsonl" | "$PY" -c 'import json, sys
-for line in sys.stdin: print(json.loads(line)["identifier"])')
+# Files, not process substitutions: the guest has no /dev/fd.
+grep '"event":"strap"' "$OUT/ant.jsonl" | "$PY" -c 'import json, sys
+for line in sys.stdin: print(json.loads(line)["identifier"])' > "$OUT/ant-straps.txt"
+mapfile -t ANT_IDS < "$OUT/ant-straps.txt"
 [[ ${#ANT_IDS[@]} -eq $ANT_STRAPS ]] || { fail "the emulator described ${#ANT_IDS[@]} straps"; exit 1; }
 
 say "healthgate run: the class's participants, three sources, the board on $BOARD"
@@ -71,6 +72,7 @@ config = {
         {"kind": "ble-polar-broadcast", "name": "broadcasting", "config": {"adapter": "hci0"}},
         {"kind": "ble-heart-rate", "name": "connected", "config": {
             "adapter": "hci0", "devices": [p["strap"] for p in participants if p["kind"] == "connected"],
+            "maxDevices": connected,
             "reconnect": {"initialDelaySeconds": 0.5, "maxDelaySeconds": 2, "multiplier": 2}}},
     ],
     "store": {"path": db},
@@ -85,6 +87,17 @@ PYTHON
 start_gateway "$OUT/healthgate.json"
 # cli ARGUMENT...: the CLI against this gateway (its control socket, its configuration).
 cli() { gateway_cli "$@" --config "$OUT/healthgate.json"; }
+# control LOG ARGUMENT...: a CLI command whose effect the scenario then waits for on the board:
+# its answer is logged, and a command the daemon did not answer within the CLI's 10 s (a debug
+# build in a VM under TCG on a loaded host) is a NOTE, not a failure, as the board says whether it
+# took effect.
+control() {
+  local log=$1
+  shift
+  cli "$@" > "$log" 2>&1 && return 0
+  grep -q 'cannot reach the daemon' "$log" && { echo "NOTE: healthgate $*: no answer within the CLI's time: $(cat "$log")"; return 0; }
+  fail "healthgate $*: $(cat "$log")"
+}
 board_up() { curl -sf "$BOARD/api/board" > /dev/null; }
 poll 60 board_up && pass "the board answers on $BOARD" || { fail "no board on $BOARD"; tail -n 30 "$OUT/healthgate.log"; exit 1; }
 curl -sN "$BOARD/events" > "$OUT/board-events.txt" 2> /dev/null &
@@ -103,8 +116,10 @@ poll 120 all_live && pass "every participant's tile is live: $((ANT_STRAPS + BRO
   fail "tiles not live after 120 s: $(tiles 't.get("sensor") != "live"' | paste -sd' ')"
 
 say "the class: workout start --all"
-cli workout start --all --activity highIntensityIntervalTraining > "$OUT/start.txt" 2>&1 &&
-  pass "workout start --all" || fail "workout start --all: $(cat "$OUT/start.txt")"
+control "$OUT/start.txt" workout start --all --activity highIntensityIntervalTraining
+all_running() { [[ $(tile_count 't.get("workoutState") == "running"') -eq $((ANT_STRAPS + BROADCASTING + CONNECTED)) ]]; }
+poll 60 all_running && pass "workout start --all: every tile's workout runs" ||
+  fail "workout start --all: $(tile_count 't.get("workoutState") == "running"') workouts run"
 sleep "$PHASE"
 
 LOST=ANT-$((LOST_INDEX + 1))
@@ -122,54 +137,36 @@ poll 20 tile_back && pass "$LOST's tile shows a heart rate again ($(awk -v a="$(
 
 HANDED=${ANT_IDS[2]}
 say "ANT-3 leaves; the strap $HANDED goes to a new member, Newcomer"
-cli workout end --participant ANT-3 > "$OUT/end-ant3.txt" 2>&1 && pass "workout end --participant ANT-3" ||
-  fail "workout end --participant ANT-3: $(cat "$OUT/end-ant3.txt")"
+control "$OUT/end-ant3.txt" workout end --participant ANT-3
+ant3_ended() { [[ $(tile_count 't["name"] == "ANT-3" and t.get("workoutState") == "ended"') -eq 1 ]]; }
+poll 60 ant3_ended && pass "workout end --participant ANT-3: ended" || fail "ANT-3's workout did not end"
 HANDOVER_AT=$(date +%s.%N)
-cli participant assign "$HANDED" Newcomer > "$OUT/assign.txt" 2>&1 && pass "participant assign $HANDED Newcomer" ||
-  fail "participant assign: $(cat "$OUT/assign.txt")"
-cli workout start --participant Newcomer --activity highIntensityIntervalTraining > "$OUT/start-newcomer.txt" 2>&1 &&
-  pass "workout start --participant Newcomer" || fail "workout start --participant Newcomer: $(cat "$OUT/start-newcomer.txt")"
+control "$OUT/assign.txt" participant assign "$HANDED" Newcomer
 newcomer_live() { [[ $(tile_count 't["name"] == "Newcomer" and t.get("sensor") == "live" and t.get("heartRate") is not None') -eq 1 ]]; }
-poll 20 newcomer_live && pass "Newcomer's tile shows the strap's heart rate" || fail "Newcomer has no live tile"
+poll 60 newcomer_live && pass "participant assign $HANDED Newcomer: Newcomer's tile shows the strap's heart rate" ||
+  fail "Newcomer has no live tile"
+control "$OUT/start-newcomer.txt" workout start --participant Newcomer --activity highIntensityIntervalTraining
+newcomer_running() { [[ $(tile_count 't["name"] == "Newcomer" and t.get("workoutState") == "running"') -eq 1 ]]; }
+poll 60 newcomer_running && pass "workout start --participant Newcomer: running" || fail "Newcomer's workout does not run"
 sleep "$PHASE"
 
-say "every tile against the last heart rate its strap sent"
-"$PY" - "$OUT/class.json" "$ANT_STRAPS" <<'PYTHON'
+"$PY" - "$OUT/class.json" <<'PYTHON'
 import json, sys
 spec = json.load(open(sys.argv[1]))
 spec["participants"].append({"name": "Newcomer", "strap": spec["participants"][2]["strap"], "kind": "ant"})
 json.dump(spec, open(sys.argv[1], "w"))
 PYTHON
-# tile_matches NAME KIND STRAP: the tile's heart rate (GET) is the last one the strap sent.
-tile_matches() {
-  local board
-  board=$(curl -sf "$BOARD/api/board") || return 1
-  "$PY" - "$1" "$2" "$3" "$OUT/ant.jsonl" "$OUT/bumble.jsonl" "$board" <<'PYTHON'
-import json, sys
-name, kind, strap, ant_log, bumble_log, board = sys.argv[1:7]
-if kind == "ant":
-    lines = [json.loads(l) for l in open(ant_log) if l.startswith("{")]
-    device = next(e["device"] for e in lines if e["event"] == "strap" and e["identifier"] == strap)
-    sent = [e["heartRate"] for e in lines if e["event"] == "beat" and e["device"] == device]
-else:
-    lines = [json.loads(l) for l in open(bumble_log) if l.startswith("{")]
-    sent = [e["heartRate"] for e in lines if (e["event"] == "advertised" and e["device"].endswith(strap))
-            or (e["event"] == "notified" and e["address"] == strap)]
-tile = next(t for t in json.loads(board)["tiles"] if t["name"] == name)
-sys.exit(0 if sent and tile.get("heartRate") is not None and round(tile["heartRate"]) == sent[-1] else 1)
-PYTHON
-}
-matched=0
-while read -r name kind strap; do
-  [[ $name == ANT-3 ]] && continue
-  if poll 15 tile_matches "$name" "$kind" "$strap"; then matched=$((matched + 1)); else fail "$name's tile never showed the last heart rate its strap sent"; fi
-done < <("$PY" -c 'import json, sys
-for p in json.load(open(sys.argv[1]))["participants"]: print(p["name"], p["kind"], p["strap"])' "$OUT/class.json")
-echo "tiles showing their strap's last heart rate: $matched of $((ANT_STRAPS + BROADCASTING + CONNECTED))"
-[[ $matched -eq $((ANT_STRAPS + BROADCASTING + CONNECTED)) ]] && pass "every tile showed the last heart rate its strap sent"
 
 say "workout end --all; the store and the board against what the emulators sent"
-cli workout end --all > "$OUT/end.txt" 2>&1 && pass "workout end --all" || fail "workout end --all: $(cat "$OUT/end.txt")"
+control "$OUT/end.txt" workout end --all
+workouts_stored() { [[ $(query "SELECT count(*) FROM metadata_readable WHERE record = 'workout' AND key = 'healthgate.participant'") -eq $((ANT_STRAPS + BROADCASTING + CONNECTED + 1)) ]]; }
+poll 60 workouts_stored && pass "workout end --all: $((ANT_STRAPS + BROADCASTING + CONNECTED + 1)) participants' workouts stored" ||
+  fail "workout end --all: $(query "SELECT count(*) FROM metadata_readable WHERE record = 'workout' AND key = 'healthgate.participant'") participants' workouts stored"
+say "every strap switched off: each tile's last heart rate against the last its strap sent"
+kill "$ANT_PID" "$BUMBLE_PID" 2> /dev/null
+wait "$ANT_PID" 2> /dev/null
+all_lost() { [[ $(tile_count 't.get("sensor") != "live" and t.get("heartRate") is None') -eq $((ANT_STRAPS + BROADCASTING + CONNECTED + 1)) ]]; }
+poll 60 all_lost && pass "every tile is lost and shows no heart rate" || fail "tiles not lost: $(tiles 't.get("sensor") != "lost"' | paste -sd' ')"
 kill "$EVENTS_PID" 2> /dev/null
 "$PY" - "$OUT/class.json" "$LOST" "$LOST_AT" "$RETURNED_AT" "$HANDED" "$HANDOVER_AT" <<'PYTHON'
 import json, sys
@@ -185,6 +182,6 @@ counts_status=$?
 cat "$OUT/class-counts.txt"
 [[ $counts_status -eq 0 ]] && pass "every participant's workout and tile hold what their strap sent" ||
   fail "the class's counts (see above)"
-kill "$ANT_PID" "$BUMBLE_PID" "$UDEV_MONITOR" 2> /dev/null
+kill "$UDEV_MONITOR" 2> /dev/null
 echo "scenario wall $((SECONDS - t0))s"
 finish

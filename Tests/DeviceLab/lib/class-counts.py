@@ -17,7 +17,8 @@
 # stream showed on a participant's tile is one their strap sent; the lost strap's tile went lost
 # with no heart rate after it was switched off, and showed a heart rate again after it came back.
 # The handed-over strap: no sample of it in the former wearer's workout after the hand-over, the
-# new member's workout holds the beats that followed.
+# new member's workout holds the beats that followed. Each tile's last heart rate (the straps were
+# then switched off) is the last its strap sent, or the one before (see below).
 # Prints one line per participant ("NAME (kind STRAP): sent N, stored M, board K readings") and
 # the problems; exits 1 when there is any.
 import json
@@ -90,6 +91,14 @@ for participant in spec["participants"]:
         problems.append("%s: the board's stream showed no heart rate on the tile" % name)
     if odd_shown:
         problems.append("%s: the board showed heart rates its strap never sent: %s" % (name, odd_shown[:5]))
+    # The tile's last heart rate before the straps were switched off: the last its strap sent, or
+    # the one before it (a value logged as the emulator was stopped may never have reached the air).
+    if name != spec["handover"]["from"] and shown:
+        last_sent = [v for _, v in sent[-2:]]
+        print("  %s: last heart rate shown %d, last sent %s" % (name, round(shown[-1]), last_sent[::-1]))
+        if round(shown[-1]) not in last_sent:
+            problems.append("%s: the tile's last heart rate %s is not the last its strap sent (%s)" % (
+                name, shown[-1], last_sent[::-1]))
 
 lost = spec["lost"]
 updates = tiles.get("participant:" + lost, [])

@@ -9,8 +9,8 @@
 #   * CONNECTED heart-rate straps, each a Bumble host with the Heart Rate service behind its own
 #     controller (as bumble-hr.py), addresses F0:C1:A5:00:00:0N: once a central enables
 #     notifications, one measurement a second with its RR interval, until the link drops.
-# The gateway's controller applies a duplicate filter per address as many controllers do
-# (bumble_broadcast.ScanningController).
+# The gateway's controller applies a duplicate filter per (address, data), as many controllers do
+# (bumble_broadcast.ScanningController): a discovery hears every change of a broadcast.
 #
 # Output, one JSON object per line (bumble_broadcast.emit):
 #   {"event": "advertised", "t", "address", "device", "heartRate", …} every distinct value a
@@ -93,7 +93,7 @@ async def main(broadcasting, connected):
         link = ConnectionAddressedLink()
         without_extended_advertising(ScanningController(
             "gateway", host_source=gateway_side.source, host_sink=gateway_side.sink, link=link,
-            public_address=GATEWAY_ADDRESS, duplicate_filter="address"))
+            public_address=GATEWAY_ADDRESS, duplicate_filter="data"))
         straps = [Strap(n, "A0:9E:1A:C1:A5:%02X" % n, "Polar H10 C1A550%02X" % n, 0x06, "full")
                   for n in range(1, broadcasting + 1)]
         hr_straps = [ConnectedStrap(n, link) for n in range(1, connected + 1)]
