@@ -32,7 +32,7 @@ ANT_STRAPS=6 BROADCASTING=3 CONNECTED=2
 SERIAL=LABCLASS0001
 LOST_INDEX=1                      # ANT-2 is switched off and on
 BOARD=http://127.0.0.1:8080
-PHASE=${CLASS_PHASE_SECONDS:-15}  # how long the class runs between the steps
+PHASE=${CLASS_PHASE_SECONDS:-10}  # how long the class runs between the steps
 t0=$SECONDS
 
 start_bumble "$OUT/bumble.jsonl" "$PERIPHERALS/bumble-class.py" "$BROADCASTING" "$CONNECTED"
@@ -116,13 +116,13 @@ tile_count() { tiles "$1" | wc -l; }
 watch() { local limit=$((SECONDS + $1)); shift
   until "$@"; do ((SECONDS >= limit)) && return 1; sleep 2; done; }
 all_live() { [[ $(tile_count 't.get("sensor") == "live" and t.get("heartRate") is not None') -eq $((ANT_STRAPS + BROADCASTING + CONNECTED)) ]]; }
-watch 120 all_live && pass "every participant's tile is live: $((ANT_STRAPS + BROADCASTING + CONNECTED)) straps over three radios" ||
+watch 240 all_live && pass "every participant's tile is live: $((ANT_STRAPS + BROADCASTING + CONNECTED)) straps over three radios" ||
   fail "tiles not live after 120 s: $(tiles 't.get("sensor") != "live"' | paste -sd' ')"
 
 say "the class: workout start --all"
 control "$OUT/start.txt" workout start --all --activity highIntensityIntervalTraining
 all_running() { [[ $(tile_count 't.get("workoutState") == "running"') -eq $((ANT_STRAPS + BROADCASTING + CONNECTED)) ]]; }
-watch 60 all_running && pass "workout start --all: every tile's workout runs" ||
+watch 240 all_running && pass "workout start --all: every tile's workout runs" ||
   fail "workout start --all: $(tile_count 't.get("workoutState") == "running"') workouts run"
 sleep "$PHASE"
 
@@ -136,22 +136,22 @@ watch 40 tile_lost && pass "$LOST's tile is lost and shows no heart rate ($(awk 
 kill -USR2 "$ANT_PID"
 RETURNED_AT=$(date +%s.%N)
 tile_back() { [[ $(tile_count "t[\"name\"] == \"$LOST\" and t.get(\"sensor\") == \"live\" and t.get(\"heartRate\") is not None") -eq 1 ]]; }
-watch 40 tile_back && pass "$LOST's tile shows a heart rate again ($(awk -v a="$(date +%s.%N)" -v b="$RETURNED_AT" 'BEGIN {printf "%.1f", a - b}') s after the strap came back)" ||
+watch 90 tile_back && pass "$LOST's tile shows a heart rate again ($(awk -v a="$(date +%s.%N)" -v b="$RETURNED_AT" 'BEGIN {printf "%.1f", a - b}') s after the strap came back)" ||
   fail "$LOST's tile did not come back"
 
 HANDED=${ANT_IDS[2]}
 say "ANT-3 leaves; the strap $HANDED goes to a new member, Newcomer"
 control "$OUT/end-ant3.txt" workout end --participant ANT-3
 ant3_ended() { [[ $(tile_count 't["name"] == "ANT-3" and t.get("workoutState") == "ended"') -eq 1 ]]; }
-watch 60 ant3_ended && pass "workout end --participant ANT-3: ended" || fail "ANT-3's workout did not end"
+watch 120 ant3_ended && pass "workout end --participant ANT-3: ended" || fail "ANT-3's workout did not end"
 HANDOVER_AT=$(date +%s.%N)
 control "$OUT/assign.txt" participant assign "$HANDED" Newcomer
 newcomer_live() { [[ $(tile_count 't["name"] == "Newcomer" and t.get("sensor") == "live" and t.get("heartRate") is not None') -eq 1 ]]; }
-watch 60 newcomer_live && pass "participant assign $HANDED Newcomer: Newcomer's tile shows the strap's heart rate" ||
+watch 120 newcomer_live && pass "participant assign $HANDED Newcomer: Newcomer's tile shows the strap's heart rate" ||
   fail "Newcomer has no live tile"
 control "$OUT/start-newcomer.txt" workout start --participant Newcomer --activity highIntensityIntervalTraining
 newcomer_running() { [[ $(tile_count 't["name"] == "Newcomer" and t.get("workoutState") == "running"') -eq 1 ]]; }
-watch 60 newcomer_running && pass "workout start --participant Newcomer: running" || fail "Newcomer's workout does not run"
+watch 120 newcomer_running && pass "workout start --participant Newcomer: running" || fail "Newcomer's workout does not run"
 sleep "$PHASE"
 
 "$PY" - "$OUT/class.json" <<'PYTHON'
@@ -164,7 +164,7 @@ PYTHON
 say "workout end --all; the store and the board against what the emulators sent"
 control "$OUT/end.txt" workout end --all
 workouts_stored() { [[ $(query "SELECT count(*) FROM metadata_readable WHERE record = 'workout' AND key = 'healthgate.participant'") -eq $((ANT_STRAPS + BROADCASTING + CONNECTED + 1)) ]]; }
-watch 60 workouts_stored && pass "workout end --all: $((ANT_STRAPS + BROADCASTING + CONNECTED + 1)) participants' workouts stored" ||
+watch 240 workouts_stored && pass "workout end --all: $((ANT_STRAPS + BROADCASTING + CONNECTED + 1)) participants' workouts stored" ||
   fail "workout end --all: $(query "SELECT count(*) FROM metadata_readable WHERE record = 'workout' AND key = 'healthgate.participant'") participants' workouts stored"
 say "every strap switched off: each tile's last heart rate against the last its strap sent"
 kill "$ANT_PID" "$BUMBLE_PID" 2> /dev/null

@@ -6,4 +6,4 @@
 # one strap handed to a new member. About 3 to 4 minutes under TCG.
 # Artifacts: OUTDIR (default /tmp/healthgate-lab-class).
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
-exec "$(dirname "${BASH_SOURCE[0]}")/vm/run-scenario.sh" class 600 "${1:-/tmp/healthgate-lab-class}"
+exec "$(dirname "${BASH_SOURCE[0]}")/vm/run-scenario.sh" class 900 "${1:-/tmp/healthgate-lab-class}"
