@@ -17,9 +17,9 @@ Every beat a strap sent (carried by at least one broadcast that left the stick) 
 --log file as one JSON line: {"event": "beat", "device": 20-bit number, "beat": index since the
 strap's start, "beatCount": 8-bit count, "eventTime": 1/1024 s unwrapped, "eventTime16": as sent,
 "rr": 1/1024 s since the strap's previous beat, "afterGap": the previous beat was never sent,
-"sentAt": seconds since the emulator started, "heartRate": the computed heart rate it carried,
-"monotonic": CLOCK_MONOTONIC when its first broadcast was queued for the tty, "wall": the beat's
-own time on the wall clock}.
+"heartRate": the computed heart rate its broadcasts carry (byte 7),
+"sentAt": seconds since the emulator started, "monotonic": CLOCK_MONOTONIC when its first
+broadcast was queued for the tty, "wall": the beat's own time on the wall clock}.
 Other lines describe the straps, the commands and their answers, leaves, unplugs and the end.
 
 Standard library only: the device lab runs it with the guest's /usr/bin/python3.
@@ -546,6 +546,8 @@ class Emulator:
         self.finished = False
         self.stopping = False
         self.plugged = False
+        # --leave-on-signal: the strap is out of range between a SIGUSR1 and the next SIGUSR2.
+        self.signalled_away = False
 
     def log(self, record):
         if self.log_file:
@@ -668,6 +670,8 @@ class Emulator:
     def strap_present(self, strap, world):
         if self.origin is None:
             return False
+        if self.signalled_away and strap.index == self.args.leave_on_signal:
+            return False
         for index, at, duration in self.args.leave:
             if index == strap.index and self.origin + at <= world < self.origin + at + duration:
                 return False
@@ -689,7 +693,7 @@ class Emulator:
                     self.log({"event": "beat", "device": strap.device, "beat": strap.beat_index,
                               "beatCount": strap.beat_count, "eventTime": ticks, "eventTime16": ticks & 0xFFFF,
                               "rr": ticks - strap.previous_ticks, "afterGap": strap.gap_before_current,
-                              "sentAt": round(world, 4), "heartRate": round(strap.rate) & 0xFF,
+                              "heartRate": data[7], "sentAt": round(world, 4),
                               "monotonic": round(time.monotonic(), 6),
                               "wall": round(time.time() - (world - strap.beat_world_time(ticks)), 4)})
 
@@ -779,6 +783,8 @@ def main(argv=None):
     parser.add_argument("--garbage-with-sync", action="store_true", help="the garbage holds a false sync and frame")
     parser.add_argument("--leave", type=parse_leave, action="append", default=[], metavar="INDEX:AT:FOR",
                         help="strap INDEX goes out of range AT seconds after receiving began, for FOR seconds")
+    parser.add_argument("--leave-on-signal", type=int, metavar="INDEX",
+                        help="strap INDEX goes out of range at SIGUSR1 and comes back at SIGUSR2")
     parser.add_argument("--unplug", type=lambda t: tuple(float(x) for x in t.split(":")), metavar="AT:FOR",
                         help="close the pty AT seconds after receiving began (the link removed), a new one FOR s later")
     parser.add_argument("--dropout", type=float, default=0, help="probability that a broadcast is lost in the air")
@@ -800,9 +806,17 @@ def main(argv=None):
         emulator.stopping = True
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+
+    def away(away_now):
+        def handler(_signal, _frame):
+            emulator.signalled_away = away_now
+        return handler
+    if args.leave_on_signal is not None:
+        signal.signal(signal.SIGUSR1, away(True))
+        signal.signal(signal.SIGUSR2, away(False))
     # A parent that blocks these signals (a test process handling them itself) passes its mask
     # on through exec; unblocked, SIGTERM stops the emulator whoever started it.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGUSR1, signal.SIGUSR2})
     emulator.run()
     return 0
 

@@ -45,6 +45,7 @@ start_bluetooth() {
 # run by the checkout's Bumble with ARGS, its output in LOG) whose gateway-side controller the
 # kernel sees as hci0, an HCI trace, bluetoothd, and hci0 powered on. Sets BUMBLE_PID and
 # BLUETOOTHD. Exits on failure. The peripheral prints "advertising as ..." once it advertises.
+# bluetoothd gets the flags in BLUETOOTHD_START_FLAGS (e.g. -E), if any.
 BUMBLE=$REPO/.build/lab-bumble/bin/python
 start_bumble() {
   local log=$1
@@ -63,8 +64,9 @@ start_bumble() {
   # Python and Bumble load over 9p under TCG: tens of seconds when the host is busy.
   poll 120 hci0_up || { echo "FAIL: Bumble's controller did not come up as hci0"; cat "$log"; exit 1; }
   btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
-  say "bluetoothd"
-  bluetoothd -n -d > "$OUT/bluetoothd.log" 2>&1 &
+  say "bluetoothd ${BLUETOOTHD_START_FLAGS:-}"
+  # shellcheck disable=SC2086 # the flags are words
+  bluetoothd -n -d ${BLUETOOTHD_START_FLAGS:-} > "$OUT/bluetoothd.log" 2>&1 &
   BLUETOOTHD=$!
   adapter_listed() { bluetoothctl list 2> /dev/null | grep -q '^Controller'; }
   poll 30 adapter_listed || { echo "FAIL: bluetoothd does not show Bumble's controller"; exit 1; }
@@ -130,15 +132,21 @@ as_service() { "${SERVICE_USER[@]}" "$@"; }
 # address ADAPTER: the controller's Bluetooth address.
 address() { hciconfig "$1" | awk '/BD Address/ {print $3}'; }
 
-# start_gateway CONFIG: healthgate run with CONFIG, private XDG directories; sets GATEWAY_PID.
+# start_gateway CONFIG: healthgate run with CONFIG, private XDG directories; sets GATEWAY_PID and
+# GATEWAY_STATE (those directories: `gateway_cli` reaches the daemon's control socket there).
 start_gateway() {
   local state
   state=$(mktemp -d)
+  GATEWAY_STATE=$state
   [[ -n ${STRICT_BUS:-} ]] && chown healthgate:healthgate "$state" && chmod a+r "$1"
   XDG_STATE_HOME=$state XDG_DATA_HOME=$state XDG_RUNTIME_DIR=$state \
     "${SERVICE_USER[@]}" "$HG" run --config "$1" > "$OUT/healthgate.log" 2>&1 &
   GATEWAY_PID=$!
 }
+
+# gateway_cli ARGUMENT...: the healthgate CLI (workout, participant) talking to the gateway that
+# start_gateway started.
+gateway_cli() { XDG_STATE_HOME=$GATEWAY_STATE XDG_DATA_HOME=$GATEWAY_STATE XDG_RUNTIME_DIR=$GATEWAY_STATE "${SERVICE_USER[@]}" "$HG" "$@"; }
 
 # A store on the guest's own filesystem (WAL needs an mmap-able -shm file); copied to $OUT at the end.
 STORE=$(mktemp -d /tmp/healthgate-store.XXXXXX)

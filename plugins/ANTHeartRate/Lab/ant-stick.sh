@@ -21,41 +21,22 @@ REPO=${1:?repository root}
 HG=${2:?healthgate binary}
 OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/checks.sh"
+source "$REPO/Tests/DeviceLab/lib/ant-gadget.sh"
 PY=/usr/bin/python3
-EMULATOR=$REPO/Tests/Fixtures/ant_stick_emulator.py
+EMULATOR=$ANT_EMULATOR
 CLIENT=$REPO/Tests/Fixtures/ant_stick_emulator_test.py
-KEY=4c41422d4b455921   # the lab's own network key ("LAB-KEY!"), not the ANT+ key
+KEY=$ANT_KEY
 SERIAL=LAB0FCF1009
 STRAPS=6
 t0=$SECONDS
 
 check() { if "$@"; then pass "$*"; else fail "$*"; fi; }
-
-# plug [SERIAL]: the gadget as an ANT USB-m; the host's tty and udev's work done.
-plug() {
-  local options=(use_acm=0 idVendor=0x0fcf idProduct=0x1009 iManufacturer=Dynastream iProduct="ANT USBStick2")
-  [[ -n ${1:-} ]] && options+=(iSerialNumber="$1")
-  modprobe g_serial "${options[@]}" || return 1
-  poll 30 test -c /dev/ttyUSB0 && poll 10 test -c /dev/ttyGS0 || return 1
-  timeout 30 udevadm settle
-}
-unplug() {
-  rmmod g_serial
-  poll 15 test ! -e /dev/ttyUSB0
-  timeout 30 udevadm settle
-}
+plug() { ant_plug "$@"; }
+unplug() { ant_unplug; }
 
 say "our rules into /run/udev/rules.d; the healthgate user and group"
-getent group healthgate >/dev/null || groupadd --system healthgate
-id healthgate >/dev/null 2>&1 || useradd --system --gid healthgate --no-create-home --shell /usr/sbin/nologin healthgate
-mkdir -p /run/udev/rules.d
-install -m 0644 "$REPO/udev-rules/71-healthgate-ant.rules" /run/udev/rules.d/
-/lib/systemd/systemd-udevd --daemon --resolve-names=late 2>&1 | tail -2
-poll 10 test -S /run/udev/control || { fail "udevd did not start"; exit 1; }
-udevadm control --reload
-udevadm monitor --udev --property --subsystem-match=tty > "$OUT/udev-monitor.log" 2>&1 &
-MONITOR=$!
-modprobe dummy_hcd || { fail "modprobe dummy_hcd"; exit 1; }
+ant_gadget_setup
+MONITOR=$UDEV_MONITOR
 
 say "plug without a serial number: the ant-path link"
 check plug

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+# class-counts.py CLASS_JSON ANT_LOG BUMBLE_LOG DB EVENTS - class.sh's verdict, run in the guest
+# with its python3 (standard library only): every participant's stored workouts and board tile
+# against what the emulators sent.
+#
+# CLASS_JSON: {"participants": [{"name", "strap", "kind": "ant"|"broadcast"|"connected"}],
+#   "lost": NAME, "lostAt", "returnedAt", "handover": {"from", "to", "strap", "at"}} (times on the
+#   guest's wall clock, seconds). ANT_LOG: the ANT stick emulator's JSON lines ("beat" events with
+#   the heart rate their broadcasts carried). BUMBLE_LOG: bumble-class.py's JSON lines
+#   ("advertised" and "notified"). DB: the gateway's store. EVENTS: the board's event stream as
+#   curl read it (`data: {...}` lines).
+#
+# Per participant: the heart rates their strap sent while their workout ran (counted from its start
+# to its end) against the heart-rate samples the store links to that workout. Every stored value
+# must be one the strap sent; the stored count must be at least 90 % of the sent count and no more
+# than it (plus one, for a reading on the workout's edge). The board: every heart rate the event
+# stream showed on a participant's tile is one their strap sent; the lost strap's tile went lost
+# with no heart rate after it was switched off, and showed a heart rate again after it came back.
+# The handed-over strap: no sample of it in the former wearer's workout after the hand-over, the
+# new member's workout holds the beats that followed. Each tile's last heart rate (the straps were
+# then switched off) is the last its strap sent, or the one before (see below).
+# Prints one line per participant ("NAME (kind STRAP): sent N, stored M, board K readings") and
+# the problems; exits 1 when there is any.
+import json
+import sqlite3
+import sys
+
+spec = json.load(open(sys.argv[1]))
+ant = [json.loads(line) for line in open(sys.argv[2]) if line.startswith("{")]
+bumble = [json.loads(line) for line in open(sys.argv[3]) if line.startswith("{")]
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[4], uri=True)
+events = [json.loads(line[len("data: "):]) for line in open(sys.argv[5]) if line.startswith("data: {")]
+
+ant_ids = {e["identifier"]: e["device"] for e in ant if e["event"] == "strap"}
+
+
+def sent_readings(kind, strap):
+    """(time, heart rate) of every reading the strap's emulator sent."""
+    if kind == "ant":
+        device = ant_ids[strap]
+        return [(e["wall"], e["heartRate"]) for e in ant if e["event"] == "beat" and e["device"] == device]
+    if kind == "broadcast":
+        return [(e["t"], e["heartRate"]) for e in bumble
+                if e["event"] == "advertised" and e["device"].endswith(strap)]
+    return [(e["t"], e["heartRate"]) for e in bumble if e["event"] == "notified" and e["address"] == strap]
+
+
+workouts = {}
+for uuid, name, start_us, end_us in db.execute("""
+        SELECT lower(hex(w.uuid)), m.value, w.start_us, w.end_us FROM workouts w
+        JOIN metadata_readable m ON m.record = 'workout' AND m.uuid = lower(hex(w.uuid))
+        WHERE m.key = 'healthgate.participant' ORDER BY w.start_us"""):
+    stored = db.execute("""
+        SELECT s.start_us / 1e6, s.value FROM workout_samples l
+        JOIN samples_readable s ON s.uuid = lower(hex(l.sample_uuid))
+        WHERE l.workout_uuid = ? AND s.type = 'heartRate' ORDER BY s.start_us""", (bytes.fromhex(uuid),)).fetchall()
+    workouts.setdefault(name, []).append({"start": start_us / 1e6, "end": end_us / 1e6, "stored": stored})
+
+# The board: every tile's updates in the order the stream carried them.
+tiles = {}
+for event in events:
+    for tile in event.get("tiles", []):
+        tiles.setdefault(tile["id"], []).append(tile)
+
+problems = []
+totals = {"sent": 0, "stored": 0}
+for participant in spec["participants"]:
+    name, kind, strap = participant["name"], participant["kind"], participant["strap"]
+    sent = sent_readings(kind, strap)
+    mine = workouts.get(name, [])
+    if len(mine) != 1:
+        problems.append("%s: %d workouts stored, 1 expected" % (name, len(mine)))
+        continue
+    workout = mine[0]
+    in_workout = [(t, v) for t, v in sent if workout["start"] <= t <= workout["end"]]
+    values = {v for _, v in sent}
+    stored = workout["stored"]
+    strangers = [v for _, v in stored if round(v) not in values]
+    shown = [t.get("heartRate") for t in tiles.get("participant:" + name, []) if t.get("heartRate") is not None]
+    odd_shown = [v for v in shown if round(v) not in values]
+    print("%s (%s %s): sent %d, stored %d, board %d readings%s" % (
+        name, kind, strap, len(in_workout), len(stored), len(shown),
+        "" if not strangers else ", %d stored values never sent" % len(strangers)))
+    totals["sent"] += len(in_workout)
+    totals["stored"] += len(stored)
+    if strangers:
+        problems.append("%s: stored heart rates its strap never sent: %s" % (name, strangers[:5]))
+    if not in_workout or len(stored) < 0.9 * len(in_workout) or len(stored) > len(in_workout) + 1:
+        problems.append("%s: %d heart rates stored for %d sent" % (name, len(stored), len(in_workout)))
+    if not shown:
+        problems.append("%s: the board's stream showed no heart rate on the tile" % name)
+    if odd_shown:
+        problems.append("%s: the board showed heart rates its strap never sent: %s" % (name, odd_shown[:5]))
+    # The tile's last heart rate before the straps were switched off: the last its strap sent, or
+    # the one before it (a value logged as the emulator was stopped may never have reached the air).
+    if name != spec["handover"]["from"] and shown:
+        last_sent = [v for _, v in sent[-2:]]
+        print("  %s: last heart rate shown %d, last sent %s" % (name, round(shown[-1]), last_sent[::-1]))
+        if round(shown[-1]) not in last_sent:
+            problems.append("%s: the tile's last heart rate %s is not the last its strap sent (%s)" % (
+                name, shown[-1], last_sent[::-1]))
+
+lost = spec["lost"]
+updates = tiles.get("participant:" + lost, [])
+lost_updates = [t for t in updates if t.get("sensor") == "lost"]
+if not lost_updates:
+    problems.append("%s: the board's stream never showed the tile lost" % lost)
+elif any(t.get("heartRate") is not None or t.get("zone") is not None for t in lost_updates):
+    problems.append("%s: a lost tile carried a heart rate or a zone" % lost)
+else:
+    after = updates[updates.index(lost_updates[-1]) + 1:]
+    back = [t for t in after if t.get("sensor") == "live" and t.get("heartRate") is not None]
+    print("%s: the stream showed the tile lost %d times (no heart rate), then live again %d times" % (
+        lost, len(lost_updates), len(back)))
+    if not back:
+        problems.append("%s: the tile did not come back after the lost state" % lost)
+
+handover = spec["handover"]
+former = workouts.get(handover["from"], [{}])[0].get("stored", [])
+late = [t for t, _ in former if t > handover["at"]]
+new = workouts.get(handover["to"], [{}])[0].get("stored", [])
+print("hand-over of %s from %s to %s: %d samples of the former wearer after it, %d in the new member's workout" % (
+    handover["strap"], handover["from"], handover["to"], len(late), len(new)))
+if late:
+    problems.append("%s: %d samples after the hand-over" % (handover["from"], len(late)))
+if not new or any(t < handover["at"] for t, _ in new):
+    problems.append("%s: the new member's workout holds no beats, or beats from before the hand-over" % handover["to"])
+
+print("class: %d participants, heart rates sent %d, stored %d; board events %d" % (
+    len(spec["participants"]), totals["sent"], totals["stored"], len(events)))
+print("problems %d" % len(problems))
+for problem in problems:
+    print("PROBLEM", problem)
+sys.exit(1 if problems else 0)
