@@ -137,6 +137,23 @@ final class AdapterSchedulerTests: XCTestCase {
         XCTAssertEqual(scheduler.checkSilence(), .powerCycle(reason: "discovery saw no device for 30 s"))
     }
 
+    /// Connected devices stop advertising: while a link is up the adapter is not silent, and the
+    /// silence counts from the last link's end.
+    func testAnAdapterHoldingALinkIsNotSilent() async throws {
+        let clock = ManualClock()
+        let scheduler = scheduler(AdapterScheduler.Limits(silentSeconds: 30), clock: clock)
+        let attempt = try await scheduler.beginAttempt()
+        scheduler.connected(attempt)
+        clock.advance(by: .seconds(600))
+        XCTAssertEqual(scheduler.checkSilence(), .healthy)
+        clock.advance(by: .seconds(20))
+        scheduler.released()
+        clock.advance(by: .seconds(29))
+        XCTAssertEqual(scheduler.checkSilence(), .healthy)
+        clock.advance(by: .seconds(1))
+        XCTAssertEqual(scheduler.checkSilence(), .powerCycle(reason: "discovery saw no device for 30 s"))
+    }
+
     func testLimitsDecodeStrictlyAndAreRangeChecked() throws {
         let limits = try ConfigurationDecoder.decode(
             AdapterScheduler.Limits.self, from: .object(["connections": .number(7), "silentSeconds": .number(120)]))

@@ -222,7 +222,12 @@ public final class AdapterScheduler: Sendable {
 
     /// A link ended: its slot is free.
     public func released() {
-        state.update { $0.links = max(0, $0.links - 1) }
+        let now = clock.uptime()
+        state.update { state in
+            state.links = max(0, state.links - 1)
+            // The silence counts from the last link's end.
+            if state.links == 0 { state.lastSeen = now }
+        }
     }
 
     /// Discovery reported an advertisement: the adapter works; re-arms the watchdog, whose
@@ -237,10 +242,16 @@ public final class AdapterScheduler: Sendable {
     }
 
     /// The silence check, run periodically while discovery runs: a power cycle when nothing
-    /// was seen for `silentSeconds` (once per silence).
+    /// was seen for `silentSeconds` (once per silence). An adapter holding a link is not silent:
+    /// connected straps stop advertising, so a class whose straps are all connected finds no
+    /// new device, and a power cycle would drop every link (seen in the class benchmark).
     public func checkSilence() -> Verdict {
         let now = clock.uptime()
         return state.update { state -> Verdict in
+            if state.links > 0 {
+                state.lastSeen = now
+                return .healthy
+            }
             let silent = (now - state.lastSeen).seconds
             guard silent >= limits.silentSeconds, state.armed else { return .healthy }
             state.armed = false
