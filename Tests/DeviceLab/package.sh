@@ -36,8 +36,10 @@ VERSION=$(dpkg-deb -f "$DEB" Version)
 echo "package: $DEB (healthgate $VERSION, $(dpkg-deb -f "$DEB" Architecture) on $(dpkg --print-architecture)); the binary it was built from: $HG"
 # Where the unit and the udev rules are: /lib in the amd64 package (Debian 12's layout), /usr/lib
 # in the arm64 one (Debian 13's merged /usr); the checks expect the paths the package ships.
+# (The listing is read whole: grep -q would close the pipe early, and pipefail would see dpkg-deb
+# killed by SIGPIPE.)
 LIB=/lib
-dpkg-deb -c "$DEB" | grep -q ' \./usr/lib/systemd/system/healthgate\.service$' && LIB=/usr/lib
+[[ $'\n'$(dpkg-deb -c "$DEB" | awk '{ print $NF }')$'\n' == *$'\n'./usr/lib/systemd/system/healthgate.service$'\n'* ]] && LIB=/usr/lib
 
 say "systemd as PID 1 of its own namespaces"
 mountpoint -q /sys/fs/cgroup || mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup ||
