@@ -33,7 +33,13 @@ OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/checks.sh"
 [[ -f $DEB ]] || { echo "FAIL: no package at $DEB"; exit 1; }
 VERSION=$(dpkg-deb -f "$DEB" Version)
-echo "package: $DEB (healthgate $VERSION); the binary it was built from: $HG"
+echo "package: $DEB (healthgate $VERSION, $(dpkg-deb -f "$DEB" Architecture) on $(dpkg --print-architecture)); the binary it was built from: $HG"
+# Where the unit and the udev rules are: /lib in the amd64 package (Debian 12's layout), /usr/lib
+# in the arm64 one (Debian 13's merged /usr); the checks expect the paths the package ships.
+# (The listing is read whole: grep -q would close the pipe early, and pipefail would see dpkg-deb
+# killed by SIGPIPE.)
+LIB=/lib
+[[ $'\n'$(dpkg-deb -c "$DEB" | awk '{ print $NF }')$'\n' == *$'\n'./usr/lib/systemd/system/healthgate.service$'\n'* ]] && LIB=/usr/lib
 
 say "systemd as PID 1 of its own namespaces"
 mountpoint -q /sys/fs/cgroup || mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup ||
@@ -105,18 +111,18 @@ dpkg-query -L healthgate > "$OUT/files.txt"
 missing=$(while read -r path; do [[ -e $path ]] || echo "$path"; done < "$OUT/files.txt")
 [[ $(wc -l < "$OUT/files.txt") -gt 20 && -z $missing ]] && pass "all $(wc -l < "$OUT/files.txt") paths the package lists exist" ||
   fail "paths the package lists are missing: ${missing:-(it lists only $(wc -l < "$OUT/files.txt"))}"
-for path in /usr/bin/healthgate /lib/systemd/system/healthgate.service /usr/lib/sysusers.d/healthgate.conf \
-  /lib/udev/rules.d/70-healthgate-pedometer.rules /lib/udev/rules.d/71-healthgate-ant.rules /usr/share/dbus-1/system.d/healthgate.conf \
+for path in /usr/bin/healthgate $LIB/systemd/system/healthgate.service /usr/lib/sysusers.d/healthgate.conf \
+  $LIB/udev/rules.d/70-healthgate-pedometer.rules $LIB/udev/rules.d/71-healthgate-ant.rules /usr/share/dbus-1/system.d/healthgate.conf \
   /etc/healthgate/config.json /usr/share/doc/healthgate/copyright /usr/share/man/man1/healthgate.1.gz; do
   grep -qxF "$path" "$OUT/files.txt" && [[ -f $path ]] || fail "$path is not installed by the package"
 done
 [[ $(/usr/bin/healthgate --version) == "healthgate $VERSION" ]] && pass "/usr/bin/healthgate --version: $(/usr/bin/healthgate --version)" ||
   fail "/usr/bin/healthgate --version says '$(/usr/bin/healthgate --version 2>&1)', the package $VERSION"
-exec_start=$(grep '^ExecStart=' /lib/systemd/system/healthgate.service)
+exec_start=$(grep '^ExecStart=' "$LIB/systemd/system/healthgate.service")
 [[ $exec_start == 'ExecStart=/usr/bin/healthgate '* ]] && pass "the unit runs /usr/bin/healthgate: $exec_start" ||
   fail "the unit's ExecStart is '$exec_start'"
-[[ $(inside systemctl show -P FragmentPath healthgate.service) == /lib/systemd/system/healthgate.service ]] &&
-  pass "systemd loads the unit from /lib/systemd/system" || fail "systemd's FragmentPath: $(inside systemctl show -P FragmentPath healthgate.service)"
+[[ $(inside systemctl show -P FragmentPath healthgate.service) == "$LIB/systemd/system/healthgate.service" ]] &&
+  pass "systemd loads the unit from $LIB/systemd/system" || fail "systemd's FragmentPath: $(inside systemctl show -P FragmentPath healthgate.service)"
 dpkg-query -W -f='${Conffiles}\n' healthgate | grep -q '^ /etc/healthgate/config.json ' &&
   pass "/etc/healthgate/config.json is a conffile" || fail "/etc/healthgate/config.json is not a conffile"
 
@@ -129,7 +135,7 @@ groups=" $(id -nG healthgate 2> /dev/null) "
 [[ $groups == *" dialout "* && $groups == *" bluetooth "* ]] && pass "healthgate is in the groups:$groups" ||
   fail "healthgate's groups are$groups (dialout and bluetooth exist: $(getent group dialout bluetooth | cut -d: -f1 | paste -sd' '))"
 wants=/etc/systemd/system/multi-user.target.wants/healthgate.service
-[[ $(readlink "$wants") == /lib/systemd/system/healthgate.service ]] && pass "enabled: $wants -> $(readlink "$wants")" ||
+[[ $(readlink "$wants") == "$LIB/systemd/system/healthgate.service" ]] && pass "enabled: $wants -> $(readlink "$wants")" ||
   fail "no enablement link $wants ($(readlink "$wants"))"
 [[ $(inside systemctl is-enabled healthgate.service) == enabled ]] && pass "systemctl is-enabled: enabled" ||
   fail "systemctl is-enabled: $(inside systemctl is-enabled healthgate.service)"
@@ -254,8 +260,8 @@ inside env DEBIAN_FRONTEND=noninteractive dpkg -r healthgate > "$OUT/dpkg-remove
   fail "dpkg -r failed"
 cat "$OUT/dpkg-remove.log"
 gone=()
-for path in /usr/bin/healthgate /lib/systemd/system/healthgate.service /usr/lib/sysusers.d/healthgate.conf \
-  /lib/udev/rules.d/70-healthgate-pedometer.rules /lib/udev/rules.d/71-healthgate-ant.rules /usr/share/dbus-1/system.d/healthgate.conf; do
+for path in /usr/bin/healthgate $LIB/systemd/system/healthgate.service /usr/lib/sysusers.d/healthgate.conf \
+  $LIB/udev/rules.d/70-healthgate-pedometer.rules $LIB/udev/rules.d/71-healthgate-ant.rules /usr/share/dbus-1/system.d/healthgate.conf; do
   [[ -e $path ]] && gone+=("$path")
 done
 ((${#gone[@]} == 0)) && pass "the binary, the unit, the sysusers entry, the rules and the policy are gone" ||

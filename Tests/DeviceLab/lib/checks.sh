@@ -4,6 +4,7 @@ failures=0
 say() { printf '\n--- [%6.1fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-# poll SECONDS COMMAND...: re-run COMMAND every 0.25 s until it succeeds or time runs out.
-poll() { local limit=$((SECONDS + $1)); shift
+# poll SECONDS COMMAND...: re-run COMMAND every 0.25 s until it succeeds or time runs out. The
+# time is multiplied by LAB_POLL_SCALE (run-vm.sh: 1, and 3 in the emulated arm64 guest).
+poll() { local limit=$((SECONDS + $1 * ${LAB_POLL_SCALE:-1})); shift
   until "$@"; do ((SECONDS >= limit)) && return 1; sleep 0.25; done; }

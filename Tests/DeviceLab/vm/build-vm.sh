@@ -9,33 +9,51 @@
 #     over virtio-9p, and vm/initramfs-init.
 # It writes $cache/vm.env, which run-vm.sh reads.
 #
+# With HEALTHGATE_LAB_ARCH=arm64 (as root) the guest is an arm64 Debian 13 machine instead: step 1
+# installs qemu-system-arm, qemu-user-static, binfmt-support and debootstrap here; a Debian 13
+# (trixie) arm64 root with systemd, udev, D-Bus, BlueZ, python3 and sqlite3 is debootstrapped
+# under $cache/arm64/root through qemu-user (once: 45 min on 2 busy cores; 370 MB); the kernel
+# is the one the root's linux-image-arm64 depends on, its modules hard linked into the root;
+# busybox-static is the root's.
+# It writes $cache/vm-arm64.env.
+#
 # Environment: HEALTHGATE_LAB_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/healthgate-devicelab),
-# HEALTHGATE_LAB_KERNEL (a package such as linux-image-6.1.0-41-amd64; default: the one that
-# linux-image-amd64 depends on today).
+# HEALTHGATE_LAB_ARCH (amd64 or arm64, default amd64), HEALTHGATE_LAB_KERNEL (a package such as
+# linux-image-6.1.0-41-amd64; default: the one that linux-image-amd64, or the arm64 root's
+# linux-image-arm64, depends on today), HEALTHGATE_DEBIAN_MIRROR (arm64 root; default
+# http://deb.debian.org/debian).
 # Exit: 0 ready, 77 this machine cannot host the lab (reason printed), 125 a step failed.
 set -euo pipefail
 vm=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$vm/common.sh"
 
-# The guest runs this machine's own programs (healthgate, bluez, python3) from its root, so the
-# guest kernel must match their architecture, and the packages come from apt.
+# The amd64 guest runs this machine's own programs (healthgate, bluez, python3) from its root, so
+# the guest kernel must match their architecture; the arm64 guest's root is made here through
+# qemu-user. The packages come from apt.
 [[ $(uname -m) == x86_64 ]] || lab_skip "the lab boots an amd64 kernel around this machine's programs; this is $(uname -m)"
 command -v apt-get > /dev/null && command -v dpkg-deb > /dev/null ||
   lab_skip "no apt-get/dpkg-deb: the lab takes its kernel and tools from Debian packages"
 
 # ---- packages -------------------------------------------------------------------------------
-wanted=(
-  # the VM itself
-  qemu-system-x86 busybox-static kmod cpio gzip xz-utils
-  # what the scenarios run inside it (from this machine's root, over 9p)
-  bluez bluez-test-tools bluez-test-scripts dbus python3 python3-dbus python3-gi python3-venv libglib2.0-bin
-  udev systemd util-linux passwd iproute2 procps sqlite3 coreutils
-)
+case $lab_arch in
+  amd64) wanted=(
+    # the VM itself
+    qemu-system-x86 busybox-static kmod cpio gzip xz-utils
+    # what the scenarios run inside it (from this machine's root, over 9p)
+    bluez bluez-test-tools bluez-test-scripts dbus python3 python3-dbus python3-gi python3-venv libglib2.0-bin
+    udev systemd util-linux passwd iproute2 procps sqlite3 coreutils
+  ) ;;
+  # The VM (qemu-system-arm has qemu-system-aarch64), and what makes its root: debootstrap, whose
+  # second stage runs the root's arm64 programs through qemu-user and binfmt_misc.
+  arm64) wanted=(qemu-system-arm qemu-user-static binfmt-support debootstrap kmod cpio gzip xz-utils) ;;
+esac
 # apt needs root; without root, password-less sudo will do.
 as_root=()
 if [[ $(id -u) != 0 ]]; then
   if sudo -n true 2> /dev/null; then as_root=(sudo -n); else as_root=(no-root); fi
 fi
+# debootstrap and chroot make and use the arm64 root as root.
+[[ $lab_arch != arm64 || $(id -u) == 0 ]] || lab_skip "the arm64 lab makes its Debian root with debootstrap and chroot: run it as root"
 absent=()
 for package in "${wanted[@]}"; do
   [[ $(dpkg-query -W -f='${db:Status-Status}' "$package" 2> /dev/null) == installed ]] || absent+=("$package")
@@ -52,20 +70,62 @@ fi
 # ---- Bumble ---------------------------------------------------------------------------------
 # Google's Bumble (PyPI), the second Bluetooth stack of bluetooth-bumble.sh, in a venv inside the
 # checkout's .build: the guest sees this machine's root, so it runs the venv at the same path.
+# The arm64 guest has its own root, where this machine's venv would not run.
 repository=$(cd "$vm/../../.." && pwd)
 bumble_version=0.0.236
 bumble=$repository/.build/lab-bumble
-if [[ $("$bumble/bin/python" -c 'import bumble; print(bumble.__version__)' 2> /dev/null) != "$bumble_version" ]]; then
+if [[ $lab_arch == amd64 ]] &&
+  [[ $("$bumble/bin/python" -c 'import bumble; print(bumble.__version__)' 2> /dev/null) != "$bumble_version" ]]; then
   lab_say "installing Bumble $bumble_version into $bumble"
   rm -rf "$bumble"
   /usr/bin/python3 -m venv "$bumble" >&2 && "$bumble/bin/pip" install -q "bumble==$bumble_version" >&2 ||
     { rm -rf "$bumble"; lab_broken "cannot install Bumble $bumble_version from PyPI"; }
 fi
 
+# ---- the arm64 root -------------------------------------------------------------------------
+# Debian 13 arm64 with what the scenarios run (package.sh: systemd, udev, D-Bus, python3, sqlite3,
+# procps) and the arm64 package's Depends (BlueZ, the libraries dpkg-shlibdeps names), so that
+# `dpkg -i` in the guest finds them installed as `apt install ./healthgate_*.deb` would leave them.
+# The guest shares it read-only under a tmpfs overlay, as the amd64 guest shares this machine's.
+# The list is the root's marker: a changed list makes the root again.
+guest_root=/
+guest_packages=(systemd udev dbus bluez python3 sqlite3 procps iproute2 hostname busybox-static kmod
+  libsqlite3-0 libudev1 libsystemd0 libstdc++6 libgcc-s1 zlib1g)
+in_root=()
+if [[ $lab_arch == arm64 ]]; then
+  guest_root=$lab_cache/arm64/root
+  in_root=(chroot "$guest_root")
+  mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc ||
+    lab_broken "cannot mount binfmt_misc (qemu-user runs the root's arm64 programs through it)"
+  update-binfmts --enable qemu-aarch64 > /dev/null 2>&1 || true
+  [[ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]] || lab_broken "binfmt_misc has no qemu-aarch64 entry (qemu-user-static)"
+  if [[ $(cat "$guest_root/.healthgate-lab" 2> /dev/null) != "${guest_packages[*]}" ]]; then
+    mirror=${HEALTHGATE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+    lab_say "debootstrap trixie arm64 into $guest_root (qemu-user; up to 45 minutes)"
+    rm -rf "$guest_root" "$guest_root.partial"
+    mkdir -p "$(dirname "$guest_root")"
+    started=$SECONDS
+    include=$(IFS=,; echo "${guest_packages[*]}")
+    debootstrap --variant=minbase --arch=arm64 --include="$include" trixie "$guest_root.partial" "$mirror" \
+      > "$lab_cache/arm64/debootstrap.log" 2>&1 ||
+      { tail -n 20 "$lab_cache/arm64/debootstrap.log" >&2; lab_broken "debootstrap failed (log: $lab_cache/arm64/debootstrap.log)"; }
+    echo "${guest_packages[*]}" > "$guest_root.partial/.healthgate-lab"
+    mv "$guest_root.partial" "$guest_root"
+    lab_say "the arm64 root took $((SECONDS - started)) s"
+  fi
+fi
+
 # ---- kernel ---------------------------------------------------------------------------------
-kernel_package() { apt-cache depends linux-image-amd64 2> /dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n 1; }
+kernel_package() {
+  "${in_root[@]}" apt-cache depends "linux-image-$lab_arch" 2> /dev/null |
+    sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n 1
+}
 package=${HEALTHGATE_LAB_KERNEL:-$(kernel_package)}
-if [[ -z $package ]]; then
+if [[ -z $package && $lab_arch == arm64 ]]; then
+  "${in_root[@]}" apt-get update -qq >&2 || lab_broken "apt-get update in the arm64 root failed"
+  package=$(kernel_package)
+  [[ -n $package ]] || lab_broken "the arm64 root's apt knows no linux-image-arm64 dependency"
+elif [[ -z $package ]]; then
   # apt has never been updated on a fresh machine: its lists are empty.
   [[ ${as_root[*]} != no-root ]] || lab_skip "apt's package lists are empty and there is no root to update them"
   "${as_root[@]}" apt-get update -qq >&2 || lab_broken "apt-get update failed"
@@ -81,8 +141,16 @@ if [[ ! -e $kernel/ready ]]; then
     lab_say "downloading $package"
     download=$(mktemp -d "$lab_cache/debs/download.XXXXXX")
     # Root's apt drops to the _apt user for downloads, which cannot write into a private cache.
-    (cd "$download" && apt-get -q -o APT::Sandbox::User=root download "$package" >&2) ||
-      { rm -rf "$download"; lab_broken "apt-get download $package failed"; }
+    if [[ $lab_arch == arm64 ]]; then
+      # The arm64 root's apt knows Debian 13's arm64 kernel; it downloads into the root's /tmp.
+      inside=$(mktemp -d "$guest_root/tmp/download.XXXXXX")
+      "${in_root[@]}" sh -c 'cd "$1" && apt-get -q -o APT::Sandbox::User=root download "$2"' sh \
+        "/tmp/${inside##*/}" "$package" >&2 || { rm -rf "$download" "$inside"; lab_broken "apt-get download $package failed"; }
+      mv "$inside"/*.deb "$download/" && rmdir "$inside"
+    else
+      (cd "$download" && apt-get -q -o APT::Sandbox::User=root download "$package" >&2) ||
+        { rm -rf "$download"; lab_broken "apt-get download $package failed"; }
+    fi
     mv "$download"/*.deb "$lab_cache/debs/" && rmdir "$download"
     deb=$(find "$lab_cache/debs" -maxdepth 1 -name "${package}_*.deb" | sort | tail -n 1)
   fi
@@ -103,17 +171,32 @@ if [[ ! -e $kernel/ready ]]; then
   rm -rf "$kernel" && mv "$staging" "$kernel"
 fi
 
+# Where the guest finds the modules (stage2 links them into /lib/modules): the amd64 guest in the
+# cache, through this machine's root; the arm64 guest in its own root, hard links to the cache's.
+modules=$kernel/lib/modules/$release
+if [[ $lab_arch == arm64 ]]; then
+  if [[ ! -e $guest_root/usr/lib/modules/$release/modules.dep ]]; then
+    rm -rf "$guest_root/usr/lib/modules/$release"
+    mkdir -p "$guest_root/usr/lib/modules"
+    cp -al "$kernel/lib/modules/$release" "$guest_root/usr/lib/modules/"
+  fi
+  modules=/usr/lib/modules/$release
+fi
+
 # ---- initramfs ------------------------------------------------------------------------------
-# Only what mounting the host's root needs; everything else loads from the root later.
+# Only what mounting the host's root needs; everything else loads from the root later. depmod and
+# modprobe here read the arm64 modules as well (kmod reads any ELF class and byte order).
+busybox=$guest_root/bin/busybox
+[[ -f $busybox ]] || lab_broken "no busybox at $busybox (busybox-static)"
 boot_modules=$(for module in virtio_pci 9pnet_virtio 9p overlay; do
                  modprobe -d "$kernel" -S "$release" --show-depends "$module"
                done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
-fingerprint=$({ echo "$release"; echo "$boot_modules"; cat "$vm/initramfs-init"; sha256sum < /bin/busybox; } | sha256sum | cut -c1-16)
+fingerprint=$({ echo "$release"; echo "$boot_modules"; cat "$vm/initramfs-init"; sha256sum < "$busybox"; } | sha256sum | cut -c1-16)
 if [[ $(cat "$kernel/initrd.fingerprint" 2> /dev/null) != "$fingerprint" ]]; then
   lab_say "packing the initramfs"
   root=$(mktemp -d "$lab_cache/initramfs.XXXXXX")
   mkdir -p "$root"/{bin,dev,proc,sys,host,scratch,root,modules}
-  cp /bin/busybox "$root/bin/busybox"
+  cp "$busybox" "$root/bin/busybox"
   ln -s busybox "$root/bin/sh"
   # In load order: --show-depends lists each module after what it needs.
   index=0
@@ -134,11 +217,12 @@ if [[ $(cat "$kernel/initrd.fingerprint" 2> /dev/null) != "$fingerprint" ]]; the
   rm -rf "$root"
 fi
 
-cat > "$lab_cache/vm.env.partial" <<ENV
+cat > "$lab_env.partial" <<ENV
 lab_release=$(printf '%q' "$release")
 lab_kernel=$(printf '%q' "$kernel/vmlinuz")
 lab_initrd=$(printf '%q' "$kernel/initrd.img")
-lab_modules=$(printf '%q' "$kernel/lib/modules/$release")
+lab_modules=$(printf '%q' "$modules")
+lab_root=$(printf '%q' "$guest_root")
 ENV
-mv "$lab_cache/vm.env.partial" "$lab_cache/vm.env"
-lab_say "ready: $(cat "$kernel/package") in $lab_cache"
+mv "$lab_env.partial" "$lab_env"
+lab_say "ready: $(cat "$kernel/package") in $lab_cache${in_root:+, root $guest_root}"

@@ -8,8 +8,14 @@
 # The guest runs SCRIPT from its path on this machine: it sees this machine's whole root at the
 # same paths (read-only, with a tmpfs on top that takes its writes), so a checkout anywhere and
 # the programs built in it work unchanged. The VM has no network device.
+# With HEALTHGATE_LAB_ARCH=arm64 the VM is qemu-system-aarch64 (software emulation): its root is
+# the arm64 Debian root build-vm.sh made, shared the same way, and the checkout this script is in
+# is shared read-only at its own path: SCRIPT, and the files its arguments name, must lie inside it.
 #
-# Environment: HEALTHGATE_LAB_ACCEL=kvm|tcg (default: kvm only where it can boot a stock kernel),
+# Environment: HEALTHGATE_LAB_ARCH=amd64|arm64 (default amd64),
+# HEALTHGATE_LAB_ACCEL=kvm|tcg (default: kvm only where it can boot a stock kernel; arm64: tcg),
+# HEALTHGATE_LAB_ARM64_CPU (default cortex-a72, the Raspberry Pi 4's core),
+# HEALTHGATE_LAB_POLL_SCALE (the scenarios' waits multiplied; default 1, arm64 3),
 # HEALTHGATE_LAB_CPUS (default 2), HEALTHGATE_LAB_MEMORY in MiB (default 1024),
 # HEALTHGATE_LAB_KEEP=1 keeps the run directory (console.log, output.log, status),
 # HEALTHGATE_LAB_RTC_OFFSET_SECONDS boots the guest with its real-time clock that far from this
@@ -33,14 +39,25 @@ shift $((OPTIND - 1))
 (($# >= 1)) || usage
 script=$(realpath "$1"); shift
 [[ -f $script ]] || { lab_say "no script $script"; exit 64; }
-[[ -f $lab_cache/vm.env ]] || lab_broken "no VM in $lab_cache: run $vm/build-vm.sh first"
-source "$lab_cache/vm.env"
-command -v qemu-system-x86_64 > /dev/null || lab_broken "no qemu-system-x86_64: run $vm/build-vm.sh first"
+[[ -f $lab_env ]] || lab_broken "no $lab_arch VM in $lab_cache: run HEALTHGATE_LAB_ARCH=$lab_arch $vm/build-vm.sh first"
+source "$lab_env"
+case $lab_arch in
+  amd64) qemu_system=qemu-system-x86_64 ;;
+  arm64) qemu_system=qemu-system-aarch64 ;;
+esac
+command -v "$qemu_system" > /dev/null || lab_broken "no $qemu_system: run HEALTHGATE_LAB_ARCH=$lab_arch $vm/build-vm.sh first"
+repository=$(cd "$vm/../../.." && pwd)
+[[ $lab_arch != arm64 || $script == "$repository"/* ]] ||
+  { lab_say "$script is outside the checkout $repository, which is all the arm64 guest sees of this machine"; exit 64; }
 
 # KVM only with hardware virtualization the stock kernel can use. A nested /dev/kvm backed by the
 # kvm_pvm module (no vmx/svm flags) never gets a bzImage past its real-mode setup, so TCG it is.
+# An arm64 guest on this x86-64 machine is always emulated.
 accel=${HEALTHGATE_LAB_ACCEL:-}
-if [[ -z $accel ]]; then
+if [[ $lab_arch == arm64 ]]; then
+  accel=${accel:-tcg}
+  [[ $accel == tcg ]] || { lab_say "an arm64 guest runs under tcg only on $(uname -m)"; exit 64; }
+elif [[ -z $accel ]]; then
   accel=tcg
   if [[ -r /dev/kvm && -w /dev/kvm && ! -e /sys/module/kvm_pvm ]] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
     accel=kvm
@@ -53,6 +70,12 @@ case $accel in
   tcg) cpu=max ;;
   *) lab_say "HEALTHGATE_LAB_ACCEL must be kvm or tcg"; exit 64 ;;
 esac
+
+# How much longer the scenarios' waits (lib/checks.sh's poll) may take: an arm64 guest emulated
+# on this x86-64 machine runs systemd's boot and dpkg several times slower than the amd64 one.
+poll_scale=${HEALTHGATE_LAB_POLL_SCALE:-1}
+[[ -n ${HEALTHGATE_LAB_POLL_SCALE:-} || $lab_arch != arm64 ]] || poll_scale=3
+[[ $poll_scale =~ ^[1-9][0-9]*$ ]] || { lab_say "HEALTHGATE_LAB_POLL_SCALE must be a whole number from 1"; exit 64; }
 
 mkdir -p "$lab_cache/runs"
 run=$(mktemp -d "$lab_cache/runs/run.XXXXXX")
@@ -70,6 +93,7 @@ install -m 0755 "$vm/stage2" "$run/stage2"
   printf 'lab_modules=%q\n' "$lab_modules"
   printf 'lab_timeout=%q\n' "$limit"
   printf 'export LAB_RTC_OFFSET_SECONDS=%q\n' "${HEALTHGATE_LAB_RTC_OFFSET_SECONDS:-0}"
+  printf 'export LAB_POLL_SCALE=%q\n' "$poll_scale"
   printf 'lab_command=(bash'; printf ' %q' "$script" "$@"; printf ')\n'
 } > "$run/job.env"
 : > "$run/output.log"
@@ -79,19 +103,37 @@ rtc=base=utc
 if [[ -n ${HEALTHGATE_LAB_RTC_OFFSET_SECONDS:-} ]]; then
   rtc=base=$(date -u -d "@$(($(date +%s) + HEALTHGATE_LAB_RTC_OFFSET_SECONDS))" +%Y-%m-%dT%H:%M:%S)
 fi
-lab_say "kernel $lab_release, $accel, script ${script#"$PWD/"} (limit ${limit}s)"
+# What differs by architecture: the machine, its serial console, and for arm64 the checkout's
+# share (initramfs-init mounts the tag "checkout" at the path lab.checkout= names).
+case $lab_arch in
+  amd64) machine=(-machine q35,accel="$accel" -cpu "$cpu") console=ttyS0 checkout=() ;;
+  # virt: virtio over PCI, a PL011 UART (ttyAMA0) and a PL031 real-time clock, all built into
+  # Debian's arm64 kernel; -kernel boots its Image directly, without firmware. cortex-a72 is
+  # the baseline ARMv8-A a Raspberry Pi 4 has (and emulates faster than -cpu max's pointer
+  # authentication).
+  arm64) machine=(-machine virt,accel=tcg -cpu "${HEALTHGATE_LAB_ARM64_CPU:-cortex-a72}") console=ttyAMA0
+    checkout=(-virtfs "local,path=$repository,mount_tag=checkout,readonly=on,$share") ;;
+esac
+append="console=$console panic=-1 quiet loglevel=4"
+# Under TCG on a loaded host the amd64 kernel's check that the 8254 timer reaches the IO-APIC
+# can miss its ticks and panic ("IO-APIC + timer doesn't work", seen at a load average of 30);
+# no_timer_check skips that check, as cloud images booted under emulation do.
+[[ $lab_arch != amd64 || $accel != tcg ]] || append+=" no_timer_check"
+((${#checkout[@]} == 0)) || append+=" lab.checkout=$repository"
+lab_say "$lab_arch, kernel $lab_release, $accel, script ${script#"$PWD/"} (limit ${limit}s)"
 began=$(date +%s.%N)
 # panic=-1 with -no-reboot turns a guest panic into qemu's exit rather than a hang.
-timeout -k 10 $((limit + 120)) qemu-system-x86_64 \
+timeout -k 10 $((limit + 120)) "$qemu_system" \
   -nodefaults -no-user-config -display none -no-reboot -monitor none \
-  -machine q35,accel="$accel" -cpu "$cpu" \
+  "${machine[@]}" \
   -smp "${HEALTHGATE_LAB_CPUS:-2}" -m "${HEALTHGATE_LAB_MEMORY:-1024}" \
   -kernel "$lab_kernel" -initrd "$lab_initrd" -rtc "$rtc" \
-  -append "console=ttyS0 panic=-1 quiet loglevel=4" \
+  -append "$append" \
   -serial "file:$run/console.log" \
   -device virtio-rng-pci \
-  -virtfs "local,path=/,mount_tag=host,readonly=on,$share" \
+  -virtfs "local,path=${lab_root:-/},mount_tag=host,readonly=on,$share" \
   -virtfs "local,path=$run,mount_tag=run,$share" \
+  "${checkout[@]}" \
   > "$run/qemu.log" 2>&1 &
 qemu=$!
 tail -n +1 -F --pid="$qemu" "$run/output.log" 2> /dev/null &
