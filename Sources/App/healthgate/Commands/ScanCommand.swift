@@ -95,7 +95,7 @@ enum ScanCommand {
         let found = wanted.isEmpty ? [] : try await scan(transport, services: wanted.map(\.kind.service), for: .seconds(timeout))
         let heard = try await advertisers
         if !wanted.isEmpty || heard.isEmpty { print(found, profiles: wanted, context: context) }
-        printAdvertisers(heard, context: context)
+        printAdvertisers(heard, path: await scanner.path, context: context)
         return .success
     }
 
@@ -222,11 +222,12 @@ enum ScanCommand {
         return seen.value
     }
 
-    private static func printAdvertisers(_ advertisers: [String: Advertiser], context: CommandContext) {
+    /// Prints the advertisers heard, with the scan path that heard them (`management-socket`, …).
+    private static func printAdvertisers(_ advertisers: [String: Advertiser], path: ScanPath?, context: CommandContext) {
         guard !advertisers.isEmpty else { return }
         let sorted = advertisers.values.sorted { $0.advertisement.address < $1.advertisement.address }
         context.print("")
-        context.print("Advertising devices (read without a connection):")
+        context.print("Advertising devices (read without a connection; scan path: \(path?.rawValue ?? "unknown")):")
         context.print(
             TextTable.render(
                 header: ["ADDRESS", "NAME", "RSSI", "LAST READING", "SOURCE"],

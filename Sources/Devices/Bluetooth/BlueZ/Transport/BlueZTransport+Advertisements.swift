@@ -5,7 +5,7 @@ import GatewayRuntime
 import Synchronization
 
 /// Advertisements through BlueZ: ``ScanPath/advertisementMonitor`` where bluetoothd offers it,
-/// else ``ScanPath/discovery``.
+/// else ``ScanPath/managementSocket`` where the process may read it, else ``ScanPath/discovery``.
 ///
 /// **Advertisement Monitor** (bluetoothd `-E` or `Experimental = true`: the adapter then has
 /// org.bluez.AdvertisementMonitorManager1): the scan exports an application with one `or_patterns`
@@ -23,8 +23,17 @@ import Synchronization
 /// whatever `DuplicateData` says (BlueZ issues 406 and 647), so a device whose data changes can be
 /// reported less often than it advertises: the listener's rate check says so.
 ///
-/// On both paths every Device1 object's `ManufacturerData`, `ServiceData` and `RSSI` updates
-/// (PropertiesChanged) are reported as advertisements. The path chosen is logged and is ``path``.
+/// **Management socket** (the transport's ``ManagementSocketAccess`` allows it: the process holds
+/// `CAP_NET_ADMIN`, and the socket binds): discovery runs as above, and the advertisements are
+/// read from the kernel's management socket (Device Found events, ``ManagementAdvertisementReader``)
+/// instead of Device1's properties: every report the controller passes, repeats included, where
+/// BlueZ signals only changed properties. It comes after the monitor because it is discovery
+/// plus every report: the controller's duplicate filter, which a monitor lifts, still applies.
+/// When the socket fails during the scan, the scan goes on by discovery's D-Bus signals and says so.
+///
+/// On the monitor and discovery paths every Device1 object's `ManufacturerData`, `ServiceData`
+/// and `RSSI` updates (PropertiesChanged) are reported as advertisements. The path chosen is
+/// logged with the adapter and is ``path``.
 extension BlueZTransport: AdvertisementScanner {
     /// The path the latest scan uses: nil before a scan chose one.
     public var path: ScanPath? { advertisementScanPath.withLock { $0 } }
@@ -98,6 +107,20 @@ extension BlueZTransport: AdvertisementScanner {
                 advertisementScanPath.withLock { $0 = .advertisementMonitor }
                 logger.info(
                     "scanning advertisements on \(adapter) by an Advertisement Monitor (passive, or_patterns \(Self.shown(monitor.patterns)))")
+            } else if let reader = openManagementReader(adapter: adapter, scan: scan, into: continuation) {
+                scan.update { $0.managementReader = reader }
+                // Before discovery starts: the kernel chooses the duplicate filter when it
+                // starts scanning, and it queues our command before bluetoothd's.
+                addKernelMonitor(reader, adapter: adapter, matches: matches)
+                try await startAdvertisementDiscovery(client: client, adapter: adapter, scan: scan, path: .managementSocket)
+                for device in tree.devices(adapter: adapter) {
+                    if let name = device.name { reader.remember(name: name, address: device.address) }
+                }
+                do {
+                    try reader.start()
+                } catch {
+                    managementSocketFailed(adapter: adapter, scan: scan, reason: "the management socket closed before reading started: \(error)")
+                }
             } else {
                 try await startAdvertisementDiscovery(client: client, adapter: adapter, scan: scan)
             }
@@ -105,6 +128,12 @@ extension BlueZTransport: AdvertisementScanner {
                 guard let properties = tree.objects[path]?[BlueZInterface.device],
                     BlueZDevice(path: path, properties: properties).adapterPath == adapter
                 else { return }
+                // On the management-socket path the socket reports; BlueZ's names still serve it.
+                if let reader = scan.update({ $0.managementReader }) {
+                    let device = BlueZDevice(path: path, properties: properties)
+                    if let name = device.name { reader.remember(name: name, address: device.address) }
+                    return
+                }
                 continuation.yield(Self.advertisement(properties, at: clock.now()))
             }
             for try await signal in signals {
@@ -133,6 +162,10 @@ extension BlueZTransport: AdvertisementScanner {
         // The monitor is unregistered and discovery stopped after our task was cancelled: both
         // need bus round trips, so they run in a task of their own, which this scan awaits (it is
         // not cancelled with the scan), so that a scan started next finds bluetoothd clean.
+        scan.update { state in
+            state.managementReader?.close()
+            state.managementReader = nil
+        }
         let cleanup = Task { [client, logger] in
             if let monitor {
                 scan.update { $0.unregistering = true }
@@ -155,8 +188,11 @@ extension BlueZTransport: AdvertisementScanner {
         throw ended
     }
 
-    /// Discovery with the advertisement filter (the ``ScanPath/discovery`` path).
-    private func startAdvertisementDiscovery(client: BlueZClient, adapter: String, scan: AdvertisementScan) async throws {
+    /// Discovery with the advertisement filter: the ``ScanPath/discovery`` path, or the discovery
+    /// under the ``ScanPath/managementSocket`` path.
+    private func startAdvertisementDiscovery(
+        client: BlueZClient, adapter: String, scan: AdvertisementScan, path: ScanPath = .discovery
+    ) async throws {
         try await client.setAdvertisementDiscoveryFilter(adapter: adapter)
         do {
             try await client.startDiscovery(adapter: adapter)
@@ -164,8 +200,69 @@ extension BlueZTransport: AdvertisementScanner {
             logger.debug("discovery already running on \(adapter)")
         }
         scan.update { $0.discovering = true }
+        advertisementScanPath.withLock { $0 = path }
+        if path == .managementSocket {
+            logger.info(
+                "scanning advertisements on \(adapter) by the management socket (Device Found events; "
+                    + "discovery with DuplicateData true kept running over D-Bus)")
+        } else {
+            logger.info("scanning advertisements on \(adapter) by discovery (DuplicateData true)")
+        }
+    }
+
+    /// A reader of the management socket for `adapter`, not started, whose advertisements go to
+    /// `continuation`; nil (logged, with the reason) when the transport's access refuses, the
+    /// adapter has no controller index, or the socket cannot be opened: the scan then uses discovery.
+    private func openManagementReader(
+        adapter: String, scan: AdvertisementScan, into continuation: AsyncThrowingStream<Advertisement, any Error>.Continuation
+    ) -> ManagementAdvertisementReader? {
+        if let refusal = managementSocket.refusal() {
+            logger.info("no management socket on \(adapter): \(refusal): scanning by discovery")
+            return nil
+        }
+        guard let controller = ManagementAdvertisementReader.controllerIndex(adapterPath: adapter) else {
+            logger.info("no management socket on \(adapter): not an hciN adapter: scanning by discovery")
+            return nil
+        }
+        do {
+            let descriptor = try managementSocket.open()
+            return try ManagementAdvertisementReader(
+                descriptor: descriptor, controller: controller, clock: clock, logger: logger,
+                deliver: { continuation.yield($0) },
+                ended: { [self] reason in managementSocketFailed(adapter: adapter, scan: scan, reason: reason) })
+        } catch {
+            logger.warning("cannot open the management socket for \(adapter) (\(error)): scanning by discovery")
+            return nil
+        }
+    }
+
+    /// Asks the kernel for an advertisement monitor of the matches' patterns through `reader`,
+    /// which lifts the controller's duplicate filter; logged when the matches make none or the
+    /// command cannot be sent (the path goes on, with the filter the kernel chooses).
+    private func addKernelMonitor(_ reader: ManagementAdvertisementReader, adapter: String, matches: [AdvertisementMatch]) {
+        guard let patterns = AdvertisementMonitorApplication.patterns(for: matches) else {
+            logger.info("the sources' matches make no monitor patterns: the controller's duplicate filter may stay on for \(adapter)")
+            return
+        }
+        do {
+            if try !reader.addMonitor(patterns: patterns) {
+                logger.info("no kernel advertisement monitor for \(adapter): the patterns \(Self.shown(patterns)) make no command")
+            }
+        } catch {
+            logger.warning("cannot send the kernel advertisement monitor for \(adapter): \(error)")
+        }
+    }
+
+    /// The management socket of a running scan failed: the scan goes on by discovery, whose
+    /// D-Bus signals it reports from now on.
+    private func managementSocketFailed(adapter: String, scan: AdvertisementScan, reason: String) {
+        guard let reader = scan.update({ state -> ManagementAdvertisementReader? in
+            defer { state.managementReader = nil }
+            return state.managementReader
+        }) else { return }
+        reader.close()
         advertisementScanPath.withLock { $0 = .discovery }
-        logger.info("scanning advertisements on \(adapter) by discovery (DuplicateData true)")
+        logger.warning("\(reason) on \(adapter): scanning by discovery instead")
     }
 
     /// A registered monitor: its application's path and patterns, and the task serving it.
@@ -286,6 +383,9 @@ private final class AdvertisementScan: Sendable {
         var discovering = false
         /// UnregisterMonitor was sent: a Release is its answer, not a reason to fall back.
         var unregistering = false
+        /// The management socket's reader while it reports (the ``ScanPath/managementSocket``
+        /// path): D-Bus's device signals are then not reported.
+        var managementReader: ManagementAdvertisementReader?
     }
 
     private let state = Mutex(State())
