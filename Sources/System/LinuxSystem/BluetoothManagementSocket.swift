@@ -30,7 +30,15 @@ public enum BluetoothManagementSocket {
         [UInt16(addressFamily), device, channel].flatMap { value in withUnsafeBytes(of: value) { Array($0) } }
     }
 
-    /// Opens a non-blocking, close-on-exec management socket bound to the control channel.
+    /// The receive buffer asked for: the kernel drops an event for a socket whose buffer is full,
+    /// and answers a command with ENOMEM then (sock_queue_rcv_skb), so the buffer holds a few
+    /// seconds of Device Found events (each skb costs about 1 KiB of the buffer) with the
+    /// controller's duplicate filter off.
+    static let receiveBufferBytes: Int32 = 4 << 20
+
+    /// Opens a non-blocking, close-on-exec management socket bound to the control channel, with
+    /// a receive buffer of ``receiveBufferBytes`` (SO_RCVBUFFORCE, which CAP_NET_ADMIN allows
+    /// beyond net.core.rmem_max; else SO_RCVBUF, which the kernel caps at rmem_max).
     /// Does not block (bind on an HCI socket does no I/O).
     /// - Throws: ``SystemError``: `EAFNOSUPPORT` without kernel Bluetooth (or where a sandbox's
     ///   RestrictAddressFamilies leaves AF_BLUETOOTH out), `EPERM`/`EACCES` where a sandbox
@@ -54,6 +62,15 @@ public enum BluetoothManagementSocket {
             let error = Errno.lastError
             descriptor.close()
             throw SystemError("bind", target: "HCI_CHANNEL_CONTROL", errno: error)
+        }
+        var size = receiveBufferBytes
+        let length = socklen_t(MemoryLayout<Int32>.size)
+        if setsockopt(raw, SOL_SOCKET, SO_RCVBUFFORCE, &size, length) != 0,
+            setsockopt(raw, SOL_SOCKET, SO_RCVBUF, &size, length) != 0
+        {
+            let error = Errno.lastError
+            descriptor.close()
+            throw SystemError("setsockopt SO_RCVBUF", target: "HCI_CHANNEL_CONTROL", errno: error)
         }
         return descriptor
     }

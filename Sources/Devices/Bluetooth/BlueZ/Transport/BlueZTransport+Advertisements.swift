@@ -282,11 +282,11 @@ extension BlueZTransport: AdvertisementScanner {
             logger.info(
                 "bluetoothd offers no Advertisement Monitor on \(adapter) (org.bluez.AdvertisementMonitorManager1 is "
                     + "experimental: start bluetoothd with -E, or set Experimental = true in /etc/bluetooth/main.conf): "
-                    + "scanning by discovery")
+                    + "no monitor, the next path is chosen")
             return nil
         }
         guard let patterns = AdvertisementMonitorApplication.patterns(for: matches) else {
-            logger.info("the sources' matches make no Advertisement Monitor patterns: scanning \(adapter) by discovery")
+            logger.info("the sources' matches make no Advertisement Monitor patterns for \(adapter): no monitor, the next path is chosen")
             return nil
         }
         let application = AdvertisementMonitorApplication(

@@ -166,7 +166,11 @@ final class ManagementAdvertisementReader: Sendable {
             do {
                 try descriptor.writeAll(ManagementCommand.removeMonitor(controller: controller, handle: handle))
             } catch {
-                logger.warning("cannot remove kernel advertisement monitor \(handle) on hci\(controller): \(error)")
+                // ENOMEM: the kernel could not queue its answer to us (our receive buffer was
+                // full); the removal itself may have been done.
+                logger.warning(
+                    "removing kernel advertisement monitor \(handle) on hci\(controller) was not confirmed (\(error)): "
+                        + "it may stay until bluetoothd or the adapter restarts")
             }
         }
         reader.close()
