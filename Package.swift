@@ -291,7 +291,8 @@ let package = Package(
             dependencies: ["GatewayControl", "GatewayRuntime", "GatewayTesting", "HealthModel", "WorkoutRuntime", "Workouts", "WorkoutsTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "BLEProfileKitTests", dependencies: ["BLETransport", "GatewayRuntime", "BLEProfileKit", "SampleBus"], swiftSettings: swiftSettings),
+            name: "BLEProfileKitTests",
+            dependencies: ["AsyncPrimitives", "BLETransport", "BLETesting", "GatewayRuntime", "GatewayTesting", "BLEProfileKit", "SampleBus"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(

@@ -36,6 +36,48 @@ final class BluetoothConfigurationTests: XCTestCase {
         XCTAssertEqual(decodeError(#"{"bluetooth": {"adapterLimit": {}}}"#)?.keyPath, "bluetooth.adapterLimit")
     }
 
+    /// `bluetooth.adapters`: a list of adapter names, or "all"; anything else is refused with
+    /// the key path.
+    func testTheGatewaysAdaptersAreAListOrAll() throws {
+        XCTAssertEqual(try decode(#"{"bluetooth": {"adapters": "all"}}"#).adapters, .all)
+        XCTAssertEqual(try decode(#"{"bluetooth": {"adapters": ["hci0", "hci1"]}}"#).adapters, .named(["hci0", "hci1"]))
+        XCTAssertNil(try decode("{}").adapters)
+        XCTAssertEqual(decodeError(#"{"bluetooth": {"adapters": "some"}}"#)?.keyPath, "bluetooth.adapters")
+        XCTAssertEqual(decodeError(#"{"bluetooth": {"adapters": []}}"#)?.keyPath, "bluetooth.adapters")
+    }
+
+    /// A source's `adapters` takes "all" too, with the bluez transport only, and never with
+    /// `adapter`.
+    func testASourcesAdaptersMayBeAll() throws {
+        XCTAssertNoThrow(try BLESourceKeys.validate(adapter: nil, adapters: .all, simulated: false))
+        XCTAssertThrowsError(try BLESourceKeys.validate(adapter: "hci0", adapters: .all, simulated: false))
+        XCTAssertThrowsError(try BLESourceKeys.validate(adapter: nil, adapters: .all, simulated: true))
+        XCTAssertEqual(BLESourceKeys.adapterSelection(adapter: "hci1", adapters: nil), .named(["hci1"]))
+        XCTAssertNil(BLESourceKeys.adapterSelection(adapter: nil, adapters: nil))
+        let shared = try ConfigurationDecoder.decode(BluetoothSharedConfiguration.self, from: .object(["adapters": .string("all")]))
+        XCTAssertEqual(shared.adapters, .all)
+    }
+
+    /// The adapters a source uses: its own, else the gateway's, else the first; "all" is what
+    /// the stack lists, and the first adapter when it lists none or cannot be reached.
+    func testAllIsResolvedFromTheStacksAdapters() async {
+        let clock = SystemClock()
+        let listed = BluetoothAdapters(clock: clock, adapters: .all, listAdapters: { ["hci0", "hci1", "hci2"] })
+        let resolvedDefault = await listed.resolve(nil)
+        XCTAssertEqual(resolvedDefault, ["hci0", "hci1", "hci2"])
+        let resolvedOwn = await listed.resolve(["hci1"])
+        XCTAssertEqual(resolvedOwn, ["hci1"])
+        let none = BluetoothAdapters(clock: clock, listAdapters: { [] })
+        let resolvedNone = await none.resolve(.all)
+        XCTAssertEqual(resolvedNone, [nil])
+        let unreachable = BluetoothAdapters(
+            clock: clock, adapters: .all, listAdapters: { throw BLETransportError(.unavailable, "no bus") })
+        let resolvedUnreachable = await unreachable.resolve(nil)
+        XCTAssertEqual(resolvedUnreachable, [nil])
+        let resolvedFirst = await BluetoothAdapters(clock: clock).resolve(nil)
+        XCTAssertEqual(resolvedFirst, [nil])
+    }
+
     /// The file's schema refuses a number outside its range with the key path, the value, the
     /// range and the unit, as it does the gateway's own keys.
     func testTheSchemaRefusesLimitsOutOfRange() {

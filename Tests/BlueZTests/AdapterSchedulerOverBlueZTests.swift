@@ -43,8 +43,8 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
     }
 
     /// Two sources on hci0 share its two device slots: of three monitors, two are followed and
-    /// connected, whichever source asked first, and the third is refused with a notice naming
-    /// the limit, never connected.
+    /// connected, whichever source asked first, and the third waits for a slot with one notice
+    /// naming the limit, never connected.
     func testTwoSourcesShareTheAdaptersDeviceSlots() async throws {
         let bluez = try await PrivateBlueZ()
         let directory = try TestEnvironment.temporaryDirectory("slots")
@@ -77,7 +77,7 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
                     for device in devices where try await bluez.notifyState(PrivateBlueZ.heartRateMeasurement(device)).acquired {
                         acquired += 1
                     }
-                    return acquired == 2 && logs.entries.contains { $0.message.contains("device slots are taken") }
+                    return acquired == 2 && logs.entries.contains { $0.message.contains("it is followed when a slot comes free") }
                 }
                 // Time for a wrong third connection to show.
                 try await Task.sleep(for: .milliseconds(500))
@@ -87,7 +87,9 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
                 let statuses = ["a", "b"].compactMap { board.status(of: $0)?.details["adapter.hci0"] }
                 XCTAssertTrue(statuses.contains { $0.hasPrefix("2/2 devices, 2 links") }, "\(statuses)")
             }
-            let refusals = logs.entries.filter { $0.message.contains("its 2 device slots are taken (bluetooth.adapterLimits.connections)") }
+            let refusals = logs.entries.filter {
+                $0.message.contains("the adapter that hears it is full (hci0 2/2 device slots, bluetooth.adapterLimits.connections)")
+            }
             XCTAssertEqual(refusals.count, 1, "\(logs.entries.map(\.message))")
         } catch {
             await bluez.stop()
@@ -152,6 +154,16 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
     /// One source on two adapters with one device slot each: two monitors that both adapters
     /// see are followed one per adapter, and each connects through the adapter that took it.
     func testDevicesSpreadOverTwoAdaptersByTheirSlots() async throws {
+        try await spreadOverTwoAdapters(source: ["hci0", "hci1"], gateway: nil)
+    }
+
+    /// The same with the source naming no adapter and the gateway's `bluetooth.adapters` being
+    /// `all`: the source lists BlueZ's adapters when it starts and uses both.
+    func testTheGatewaysAllAdaptersSpreadASourceThatNamesNone() async throws {
+        try await spreadOverTwoAdapters(source: nil, gateway: .all)
+    }
+
+    private func spreadOverTwoAdapters(source adapters: AdapterSelection?, gateway: AdapterSelection?) async throws {
         let bluez = try await PrivateBlueZ()
         let directory = try TestEnvironment.temporaryDirectory("adapters")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -169,10 +181,10 @@ final class AdapterSchedulerOverBlueZTests: XCTestCase {
             let logs = RecordingLogSink()
             let environment = TestEnvironment.make(
                 name: "hr", clock: SystemClock(), directory: directory, logSink: logs)
-            let bluetooth = bluez.adapters(limits: AdapterScheduler.Limits(connections: 1), logs: logs)
+            let bluetooth = bluez.adapters(limits: AdapterScheduler.Limits(connections: 1), adapters: gateway, logs: logs)
             let source = try HeartRateSource(
                 settings: HeartRateSourceConfiguration(
-                    transport: .bluez, adapters: ["hci0", "hci1"],
+                    transport: .bluez, adapters: adapters,
                     maxDevices: 2)
     .validated(in: environment),
                 environment: environment, bluetooth: bluetooth)

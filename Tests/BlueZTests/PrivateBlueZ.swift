@@ -22,10 +22,12 @@ final class PrivateBlueZ: @unchecked Sendable {
 
     /// The gateway's Bluetooth on this bus, as the executable makes it (BlueZ transports) with
     /// `limits`, logging to `logs`.
-    func adapters(limits: AdapterScheduler.Limits = AdapterScheduler.Limits(), logs: RecordingLogSink) -> BluetoothAdapters {
+    func adapters(
+        limits: AdapterScheduler.Limits = AdapterScheduler.Limits(), adapters: AdapterSelection? = nil, logs: RecordingLogSink
+    ) -> BluetoothAdapters {
         .bluez(
             limits: limits, clock: SystemClock(), logger: Logger(label: "gateway", sink: logs, level: .debug),
-            variables: ["DBUS_SYSTEM_BUS_ADDRESS": address])
+            variables: ["DBUS_SYSTEM_BUS_ADDRESS": address], adapters: adapters)
     }
     /// The test's own connection to the private bus.
     let connection: DBusConnection

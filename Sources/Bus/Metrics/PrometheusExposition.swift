@@ -67,6 +67,7 @@ public struct GatewayMetrics: Sendable {
         Family(name: "healthgate_adapter_link_slots", type: "gauge", help: "Links the adapter may hold at once (bluetooth.adapterLimits.connections)."),
         Family(name: "healthgate_adapter_devices", type: "gauge", help: "Devices followed on the adapter."),
         Family(name: "healthgate_adapter_waiting_devices", type: "gauge", help: "Devices waiting for a connection attempt on the adapter."),
+        Family(name: "healthgate_adapter_slot_waiting_devices", type: "gauge", help: "Devices the adapter hears that wait for a free device slot (every adapter that hears them is full)."),
         Family(name: "healthgate_adapter_power_cycles_total", type: "counter", help: "Times the gateway power-cycled the adapter."),
         Family(name: "healthgate_store_latest_anchor", type: "gauge", help: "The latest anchor of the store's change log."),
         Family(name: "healthgate_clock_synchronized", type: "gauge", help: "1 when the wall clock is synchronized or declared trusted, 0 when not."),

@@ -13,7 +13,7 @@ import WorkoutRuntime
 enum DemoCommand {
     static let command = Command(
         name: "demo", summary: "Run the gateway with simulated devices that speak the real protocols.",
-        usage: "demo [--participants N [--listen ADDRESS:PORT] [--drop-sensor-after SECONDS]] [--duration SECONDS] [--db PATH] [--quiet]",
+        usage: "demo [--participants N [--listen ADDRESS:PORT] [--drop-sensor-after SECONDS] | --class N [--listen ADDRESS:PORT]] [--duration SECONDS] [--db PATH] [--quiet]",
         discussion: """
             Starts a simulated Bluetooth heart-rate monitor that emits real Heart Rate Measurement \
             (0x2A37) payloads with RR intervals and energy expended, decoded by the same decoder real \
@@ -44,6 +44,14 @@ enum DemoCommand {
             after that many seconds, so the board flags a lost sensor. A graceful stop (--duration, \
             Ctrl-C, SIGTERM) ends every workout the demo started and stores it, so no workout of the \
             demo is left running.
+
+            --class N (3–60; 30 is the case the docs describe) runs a gym's class instead of the devices \
+            above: N simulated heart-rate straps over the three paths straps arrive by (for 30: 20 ANT+ \
+            straps through the simulated stick, 6 Polar straps broadcasting, 4 connected straps), N \
+            participants each wearing one strap by its radio identity (an ANT+ id, a Polar device id, an \
+            address), a group workout for the class and the live board (--listen, as with --participants). \
+            The last connected strap also broadcasts, as a Polar strap does: its wearer is fed from one \
+            path at a time and each of its heart rates is stored once.
             """,
         options: [
             OptionSpec(name: "duration", value: "SECONDS", help: "Stop gracefully after this many seconds."),
@@ -54,6 +62,7 @@ enum DemoCommand {
             OptionSpec(name: "listen", value: "ADDRESS:PORT", help: "Where the board listens (default 127.0.0.1:8080)."),
             OptionSpec(name: "drop-sensor-after", value: "SECONDS", help: "The last participant's strap goes silent after this long."),
             OptionSpec(name: "activity", value: "TYPE", help: "The group workout's activity (default highIntensityIntervalTraining)."),
+            OptionSpec(name: "class", value: "N", help: "Simulate a class of N straps (3–60) over ANT+, broadcasts and connections, with the board."),
         ]
     ) { arguments, context in
         let duration = try arguments.double("duration")
@@ -66,7 +75,10 @@ enum DemoCommand {
         store["path"] = .string(database)
         configuration.store = .object(store)
         var runner = GatewayRunner(context: context)
-        let demo = try DemoDevices.make(context: context)
+        let classSize = try arguments.integer("class")
+        // A class runs its straps only (made below); otherwise every simulated device.
+        var demo: (sources: [PluginConfiguration], background: [@Sendable () async throws -> Void], wornDevices: [String]) = ([], [], [])
+        if classSize == nil { demo = try DemoDevices.make(context: context) }
         // Each strap of a simulated class (the ANT+ class) is worn by a participant of its own.
         let wearers = DemoParticipants.wearers(of: demo.wornDevices)
         configuration.sources = demo.sources
@@ -77,7 +89,36 @@ enum DemoCommand {
             if case .array(let list)? = configuration.participants { configured = list }
             configuration.participants = .array(configured + wearers)
         }
-        if let count = try arguments.integer("participants") {
+        if let size = classSize {
+            guard DemoClass.range.contains(size) else {
+                throw CommandError(.usage, "--class must be \(DemoClass.range.lowerBound) to \(DemoClass.range.upperBound)")
+            }
+            guard arguments.value("participants") == nil, arguments.value("drop-sensor-after") == nil else {
+                throw CommandError(.usage, "--class goes without --participants and --drop-sensor-after")
+            }
+            let activity = try WorkoutCommand.activity(
+                arguments.value("activity") ?? WorkoutActivityType.highIntensityIntervalTraining.rawValue, what: "--activity")
+            let group = DemoClass(count: size)
+            let made = try group.make(context: context)
+            // Only the class's straps: the demo's other devices (and its own ANT+ class) stay off.
+            configuration.sources = made.sources
+            runner.background = made.background
+            configuration.participants = .array(made.participants)
+            if let listen = arguments.value("listen") {
+                configuration.web = .object(["listen": .string(listen)])
+            } else if configuration.web == nil {
+                configuration.web = .object(["listen": .string("127.0.0.1:8080")])
+            }
+            let logger = Logger(label: "healthgate demo", sink: StandardErrorLogSink(context: context))
+            let started = DemoWorkouts(logger: logger)
+            runner.onStart = { workouts in
+                logger.notice(
+                    "a class of \(size): \(group.ant) ANT+ straps, \(group.broadcasting) broadcasting, \(group.connected) connected "
+                        + "(\(group.dualPathWearer)'s strap \(group.dualPathID) also broadcasts)")
+                await started.start(activity, in: workouts)
+            }
+            runner.onStop = { workouts in await started.end(in: workouts) }
+        } else if let count = try arguments.integer("participants") {
             guard DemoParticipants.range.contains(count) else {
                 throw CommandError(.usage, "--participants must be 1 to \(DemoParticipants.range.upperBound)")
             }

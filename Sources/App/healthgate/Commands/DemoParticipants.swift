@@ -67,7 +67,7 @@ struct DemoParticipants {
         }
     }
 
-    private static func participant(_ name: String, wearing device: String, profileIndex index: Int) -> JSONValue {
+    static func participant(_ name: String, wearing device: String, profileIndex index: Int) -> JSONValue {
         let maxima: [Double] = [118, 150, 128, 170, 108, 140, 160, 124]
         let maximum = maxima[index % maxima.count]
         let weight = Double(55 + 4 * index)

@@ -87,7 +87,8 @@ struct GatewayRunner {
         // The adapters through BlueZ, one scheduler each with the gateway's limits, for every
         // Bluetooth source: the catalog hands them to those sources.
         let bluetooth = BluetoothAdapters.bluez(
-            limits: validated.bluetooth.adapterLimits, clock: clock, logger: logger, variables: variables)
+            limits: validated.bluetooth.adapterLimits, clock: clock, logger: logger, variables: variables,
+            adapters: validated.bluetooth.adapters)
         let catalog = catalog(bluetooth)
         // Whether the wall clock may be written into devices: the kernel's word, or the configuration's.
         let clockTrust = KernelClockTrust.of(configuration.clock)

@@ -55,11 +55,18 @@ public final class AdapterScheduler: Sendable {
         public var waiting: Int
         public var failuresInLastMinute: Int
         public var powerCycles: Int
+        /// The devices (upper-case addresses, sorted) this adapter hears that wait for one of its
+        /// device slots: every adapter that hears them is full.
+        public var waitingForSlot: [String] = []
 
-        /// `3/5 devices, 2 links, 1 waiting, 3/30 failed attempts in the last minute, 0 power cycles`.
+        /// `3/5 devices, 2 links, 1 waiting, 3/30 failed attempts in the last minute, 0 power
+        /// cycles`: the slots used, the links, whether an attempt runs (`connecting`), the devices
+        /// waiting for their turn to connect, and, when any wait for a slot, `2 waiting for a slot
+        /// (AA:…, BB:…)` after them.
         public func summary(_ limits: Limits) -> String {
             "\(devices)/\(limits.connections) devices, \(links) link\(links == 1 ? "" : "s")\(attempting ? ", connecting" : ""), "
                 + "\(waiting) waiting, "
+                + (waitingForSlot.isEmpty ? "" : "\(waitingForSlot.count) waiting for a slot (\(waitingForSlot.joined(separator: ", "))), ")
                 + "\(failuresInLastMinute)/\(limits.failedAttemptsPerMinute) failed attempts in the last minute, "
                 + "\(powerCycles) power cycle\(powerCycles == 1 ? "" : "s")"
         }
@@ -81,6 +88,10 @@ public final class AdapterScheduler: Sendable {
         var lastSeen: Duration
         /// Whether the watchdog may still power-cycle for the current episode.
         var armed = true
+        /// Slots given back so far: what ``slotReleased(after:)`` waits on.
+        var slotReleases: UInt64 = 0
+        /// The devices waiting for a slot of this adapter (``waitsForSlot(_:_:)``).
+        var waitingForSlot: Set<String> = []
 
         func mayStart(_ ticket: UInt64) -> Bool {
             queue.first == ticket && !attempting
@@ -113,9 +124,35 @@ public final class AdapterScheduler: Sendable {
         }
     }
 
-    /// Gives a device slot back (the device is no longer followed).
+    /// Gives a device slot back (the device is no longer followed), and wakes every
+    /// ``slotReleased(after:)``.
     public func releaseSlot() {
-        state.update { $0.assigned = max(0, $0.assigned - 1) }
+        state.update { state in
+            state.assigned = max(0, state.assigned - 1)
+            state.slotReleases &+= 1
+        }
+    }
+
+    /// Whether a device slot is free now (``claimSlot()`` may still lose it to another source).
+    public var hasFreeSlot: Bool { state.value.assigned < limits.connections }
+
+    /// How many slots were given back so far: the generation ``slotReleased(after:)`` takes.
+    public var slotReleaseCount: UInt64 { state.value.slotReleases }
+
+    /// Waits until a slot is given back after `generation` (a ``slotReleaseCount`` read
+    /// earlier) and returns the new count: a waiting device's wake-up, with no polling. Throws
+    /// `CancellationError` when cancelled.
+    public func slotReleased(after generation: UInt64) async throws -> UInt64 {
+        try await state.wait { $0.slotReleases != generation }
+        return state.value.slotReleases
+    }
+
+    /// Marks `device` (its upper-case address) as waiting for one of this adapter's slots, or no
+    /// longer: shown in ``snapshot`` and `status`, nothing else.
+    public func waitsForSlot(_ device: String, _ waiting: Bool) {
+        state.update { state in
+            if waiting { state.waitingForSlot.insert(device) } else { state.waitingForSlot.remove(device) }
+        }
     }
 
     /// Waits for this device's turn (first in line, no other attempt running, room in the retry
@@ -218,6 +255,6 @@ public final class AdapterScheduler: Sendable {
         return Snapshot(
             devices: value.assigned, links: value.links, attempting: value.attempting, waiting: value.queue.count,
             failuresInLastMinute: value.failures.filter { (now - $0).seconds < 60 }.count,
-            powerCycles: value.powerCycles)
+            powerCycles: value.powerCycles, waitingForSlot: value.waitingForSlot.sorted())
     }
 }

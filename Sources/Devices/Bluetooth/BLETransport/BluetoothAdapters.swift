@@ -12,12 +12,19 @@ import Synchronization
 public final class BluetoothAdapters: Sendable {
     /// Makes the transport of one adapter (nil: the adapter the stack lists first).
     public typealias MakeTransport = @Sendable (_ adapter: String?) -> any BLECentralTransport
+    /// Lists the stack's adapters by name (`hci0`), in its order; throws ``BLETransportError``
+    /// `.unavailable` when there is no stack.
+    public typealias ListAdapters = @Sendable () async throws -> [String]
 
     /// The limits every adapter's scheduler has.
     public let limits: AdapterScheduler.Limits
     /// Whether the sources watch each adapter for a wedged controller and power-cycle it
     /// (``AdapterScheduler``'s watchdog): true for real adapters, false for a scripted stack.
     public let watchdog: Bool
+    /// The adapters of the sources that name none (the gateway's `bluetooth.adapters`); nil:
+    /// the adapter the stack lists first.
+    public let defaultAdapters: AdapterSelection?
+    private let listAdapters: ListAdapters
     private let clock: any GatewayClock
     private let makeTransport: MakeTransport
     private let schedulers = Mutex<[String: AdapterScheduler]>([:])
@@ -27,14 +34,33 @@ public final class BluetoothAdapters: Sendable {
     ///   - transport: the stack; without one, every adapter reports `.unavailable` (no Bluetooth
     ///     stack was given to this gateway), as BlueZ does on a machine without Bluetooth.
     ///   - watchdog: whether the sources watch the adapters (see ``watchdog``).
+    ///   - adapters: the gateway's `bluetooth.adapters` (see ``defaultAdapters``).
+    ///   - listAdapters: the stack's adapters, for `all`; without it, `all` finds none.
     public init(
         limits: AdapterScheduler.Limits = AdapterScheduler.Limits(), clock: any GatewayClock,
-        transport: MakeTransport? = nil, watchdog: Bool = true
+        transport: MakeTransport? = nil, watchdog: Bool = true, adapters: AdapterSelection? = nil,
+        listAdapters: ListAdapters? = nil
     ) {
         self.limits = limits
         self.clock = clock
         self.watchdog = watchdog
+        defaultAdapters = adapters
+        self.listAdapters = listAdapters ?? { [] }
         makeTransport = transport ?? { adapter in UnavailableTransport(adapter: adapter) }
+    }
+
+    /// The adapters a source uses, by name (nil: the adapter the stack lists first): its own
+    /// `selection`, else the gateway's ``defaultAdapters``, else the first adapter. `all` asks
+    /// the stack now; when it lists none or cannot be reached, the first adapter stands in, whose
+    /// discovery then reports what is missing (and retries) like any source's.
+    public func resolve(_ selection: AdapterSelection?) async -> [String?] {
+        switch selection ?? defaultAdapters {
+        case nil: return [nil]
+        case .named(let names)?: return names.isEmpty ? [nil] : names
+        case .all?:
+            let names = (try? await listAdapters()) ?? []
+            return names.isEmpty ? [nil] : names
+        }
     }
 
     /// The scheduler of `adapter` (nil: the adapter the stack lists first, `default`), made on

@@ -42,16 +42,26 @@ public struct ANTHeartRateSource: SerialDeviceFamilySource, PayloadDecoding {
     /// demo gives each strap to a participant of its own (``SerialDeviceDemoRun/wornDevices``), so
     /// the class shows on the board as tiles of its own.
     public static var demo: SerialDeviceDemo? {
-        SerialDeviceDemo(name: "demo-ant-class", device: "ANT+ class (\(demoStraps) straps through a simulated stick)") { clock, _ in
-            SerialDeviceDemoRun(
-                configuration: .object(["transport": .string("simulated"), "simulation": .object(["straps": .number(Double(demoStraps))])]),
-                // The ids the source's simulated stick will play: it seeds them with the source's name.
-                wornDevices: SimulatedANTStick.strapIdentifiers(count: demoStraps, seed: "demo-ant-class").map(\.description),
-                run: {
-                    // The source plays the simulated stick itself: nothing to run beside it.
-                    while true { try await clock.sleep(for: .seconds(3600)) }
-                })
-        }
+        SerialDeviceDemo(
+            name: demoName, device: "ANT+ class (\(demoStraps) straps through a simulated stick)",
+            start: { clock, _ in demoRun(straps: demoStraps, clock: clock) },
+            classLimit: ANTSimulationConfiguration.strapsRange.upperBound,
+            startClass: { straps, clock, _ in demoRun(straps: straps, clock: clock) })
+    }
+
+    /// The demo source's name, which seeds its simulated straps' ids.
+    static let demoName = "demo-ant-class"
+
+    /// The demo's simulated stick with `straps` straps, each given to a participant of its own.
+    static func demoRun(straps: Int, clock: any GatewayClock) -> SerialDeviceDemoRun {
+        SerialDeviceDemoRun(
+            configuration: .object(["transport": .string("simulated"), "simulation": .object(["straps": .number(Double(straps))])]),
+            // The ids the source's simulated stick will play: it seeds them with the source's name.
+            wornDevices: SimulatedANTStick.strapIdentifiers(count: straps, seed: demoName).map(\.description),
+            run: {
+                // The source plays the simulated stick itself: nothing to run beside it.
+                while true { try await clock.sleep(for: .seconds(3600)) }
+            })
     }
 
     /// `healthgate scan --kind ant`: the straps a stick hears.

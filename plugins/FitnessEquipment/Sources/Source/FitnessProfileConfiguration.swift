@@ -1,4 +1,5 @@
 public import BLEProfileKit
+public import BLETransport
 public import GatewayRuntime
 
 /// The `ble-fitness` source's own `config` keys, beside the shared Bluetooth keys
@@ -53,7 +54,7 @@ public struct FitnessProfileConfiguration: Sendable, Hashable, DeclaredConfigura
 extension BluetoothSourceConfiguration where Profile == FitnessProfile {
     /// A configuration from the keys given, every other at its default.
     public init(
-        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: [String]? = nil, devices: DeviceSelection? = nil,
+        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: AdapterSelection? = nil, devices: DeviceSelection? = nil,
         maxDevices: Int? = nil, reconnect: ReconnectPolicy? = nil, wheelCircumferenceMillimeters: Double? = nil,
         stopTimeoutSeconds: Double? = nil, simulation: FitnessSimulationConfiguration? = nil
     ) {

@@ -1,4 +1,5 @@
 public import BLEProfileKit
+public import BLETransport
 public import GatewayRuntime
 
 /// The `ble-health` source's own `config` keys, beside the shared Bluetooth keys
@@ -27,7 +28,7 @@ public struct HealthProfileConfiguration: Sendable, Hashable, DeclaredConfigurat
 extension BluetoothSourceConfiguration where Profile == HealthProfile {
     /// A configuration from the keys given, every other at its default.
     public init(
-        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: [String]? = nil, devices: DeviceSelection? = nil,
+        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: AdapterSelection? = nil, devices: DeviceSelection? = nil,
         maxDevices: Int? = nil, reconnect: ReconnectPolicy? = nil, simulation: HealthSimulationConfiguration? = nil
     ) {
         self.init(

@@ -27,8 +27,13 @@ public struct SimulatedBLETransport: BLECentralTransport {
         self.clock = clock
         self.settings = settings
         var devices: [SimulatedDevice] = []
-        for index in 0..<max(0, settings.heartRateMonitors) {
-            devices.append(SimulatedDevice(kind: .heartRateMonitor, index: index))
+        let monitors = max(0, settings.heartRateMonitors)
+        let polarIDs = settings.polarDeviceIDs ?? []
+        for index in 0..<monitors {
+            // The last monitors take the Polar ids, in order.
+            let polar = index - (monitors - polarIDs.count)
+            devices.append(SimulatedDevice(
+                kind: .heartRateMonitor, index: index, polarDeviceID: polarIDs.indices.contains(polar) ? polarIDs[polar] : nil))
         }
         for index in 0..<max(0, settings.footPods) {
             devices.append(SimulatedDevice(kind: .footPod, index: index))
@@ -64,7 +69,8 @@ struct SimulatedDevice: Sendable {
     /// addresses on access would cost every lookup a pass over every simulated device.
     let peripheral: DiscoveredPeripheral
 
-    init(kind: Kind, index: Int) {
+    /// `polarDeviceID`: the monitor is named like a Polar strap of that id (`Polar H10 <id>`).
+    init(kind: Kind, index: Int, polarDeviceID: String? = nil) {
         self.kind = kind
         self.index = index
         let number = index + 1
@@ -72,7 +78,8 @@ struct SimulatedDevice: Sendable {
         case .heartRateMonitor:
             peripheral = DiscoveredPeripheral(
                 address: Self.address(prefix: "02:00:00:00:00:", number),
-                name: index == 0 ? "healthgate demo HRM" : "healthgate demo HRM \(number)", rssi: -50,
+                name: polarDeviceID.map { "Polar H10 \($0)" } ?? (index == 0 ? "healthgate demo HRM" : "healthgate demo HRM \(number)"),
+                rssi: -50,
                 serviceUUIDs: [.heartRateService, .batteryService, .deviceInformationService])
         case .footPod:
             peripheral = DiscoveredPeripheral(

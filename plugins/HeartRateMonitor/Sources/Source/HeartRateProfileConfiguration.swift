@@ -1,4 +1,5 @@
 public import BLEProfileKit
+public import BLETransport
 public import GatewayRuntime
 
 /// The `ble-heart-rate` source's own `config` keys, beside the shared Bluetooth keys
@@ -53,13 +54,18 @@ public struct HeartRateProfileConfiguration: Sendable, Hashable, DeclaredConfigu
     /// - Throws: ``PluginConfigurationError`` naming the key.
     public func validate(simulated: Bool) throws(PluginConfigurationError) {
         try BLESourceKeys.checkSimulation(deviceCount: simulation.heartRateMonitors + simulation.footPods, simulated: simulated)
+        if let ids = simulation.polarDeviceIDs, ids.count > simulation.heartRateMonitors {
+            throw PluginConfigurationError(
+                keyPath: "simulation.polarDeviceIDs",
+                reason: "names \(ids.count) straps, more than the \(simulation.heartRateMonitors) simulated heart-rate monitors")
+        }
     }
 }
 
 extension BluetoothSourceConfiguration where Profile == HeartRateProfile {
     /// A configuration from the keys given, every other at its default.
     public init(
-        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: [String]? = nil, devices: DeviceSelection? = nil,
+        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: AdapterSelection? = nil, devices: DeviceSelection? = nil,
         maxDevices: Int? = nil, reconnect: ReconnectPolicy? = nil, heartbeatSeriesSeconds: Double? = nil,
         heartbeatSeriesMaxBeats: Int? = nil, runningWindowSeconds: Double? = nil, simulation: HeartRateSimulationConfiguration? = nil
     ) {
@@ -81,6 +87,9 @@ public struct HeartRateSimulationConfiguration: Sendable, Hashable, DeclaredConf
     public var footPods = 0
     /// Notifications per second per device (1, as real monitors send).
     public var notificationsPerSecond: Double = 1
+    /// Polar device ids the last monitors take, one each, in their names (`Polar H10 <id>`): a
+    /// simulated Polar broadcast of the same id is then the same strap heard on a second path.
+    public var polarDeviceIDs: [String]?
 
     /// Every key at its default.
     public init() {}
@@ -97,6 +106,10 @@ public struct HeartRateSimulationConfiguration: Sendable, Hashable, DeclaredConf
             .simulatedCount("heartRateMonitors", \.heartRateMonitors, "Simulated heart-rate monitors"),
             .simulatedCount("footPods", \.footPods, "Simulated running foot pods"),
             .notificationRate(\.notificationsPerSecond),
+            ConfigurationKey(
+                "polarDeviceIDs", \.polarDeviceIDs, .array(.string(pattern: "^[0-9A-F]{8}$", minLength: 8), minItems: 1),
+                "Polar device ids (8 hex digits) the last monitors take in their names, \"Polar H10 <id>\": each is then the "
+                    + "strap a Polar broadcast of that id comes from, heard connected and broadcasting; absent: none"),
         ]
     }
 }

@@ -16,6 +16,7 @@ extension AdapterScheduler {
         status.setMetric("healthgate_adapter_link_slots", labels, Double(limits.connections))
         status.setMetric("healthgate_adapter_devices", labels, Double(snapshot.devices))
         status.setMetric("healthgate_adapter_waiting_devices", labels, Double(snapshot.waiting))
+        status.setMetric("healthgate_adapter_slot_waiting_devices", labels, Double(snapshot.waitingForSlot.count))
         status.setMetric("healthgate_adapter_power_cycles_total", labels, Double(snapshot.powerCycles))
     }
 }

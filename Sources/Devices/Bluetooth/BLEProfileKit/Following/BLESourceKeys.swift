@@ -14,18 +14,21 @@ public enum BLESourceKeys {
     /// Checks `adapter` and `adapters` (the names, and one of the two); their ranges and
     /// `maxDevices`' are declared. No I/O.
     /// - Throws: ``PluginConfigurationError`` naming the key.
-    public static func validate(adapter: String?, adapters: [String]?, simulated: Bool) throws(PluginConfigurationError) {
+    public static func validate(adapter: String?, adapters selection: AdapterSelection?, simulated: Bool) throws(PluginConfigurationError) {
         if let adapter { try checkName(adapter, keyPath: "adapter") }
-        if let adapters {
+        if let selection {
             guard adapter == nil else {
                 throw PluginConfigurationError(keyPath: "adapters", reason: "give either adapter or adapters, not both")
+            }
+            let simulatedError = PluginConfigurationError(keyPath: "adapters", reason: "applies to the bluez transport, not the simulated one")
+            guard let adapters = selection.names else {
+                if simulated { throw simulatedError }
+                return
             }
             guard !adapters.isEmpty else {
                 throw PluginConfigurationError(keyPath: "adapters", reason: "an empty list names no adapter; leave it out for the first one")
             }
-            guard !simulated else {
-                throw PluginConfigurationError(keyPath: "adapters", reason: "applies to the bluez transport, not the simulated one")
-            }
+            guard !simulated else { throw simulatedError }
             for (index, name) in adapters.enumerated() { try checkName(name, keyPath: "adapters[\(index)]") }
             if let repeated = adapters.first(where: { name in adapters.filter { $0 == name }.count > 1 }) {
                 throw PluginConfigurationError(keyPath: "adapters", reason: "\"\(repeated)\" is listed twice")
@@ -48,9 +51,9 @@ public enum BLESourceKeys {
     /// How many devices of one kind a simulated transport makes.
     public static let simulatedDevices = 0...16
 
-    /// The adapters a source uses: `adapters`, else `adapter` (nil: the first BlueZ lists).
-    public static func adapterNames(adapter: String?, adapters: [String]?) -> [String?] {
-        adapters ?? [adapter]
+    /// The adapters a source names: `adapters`, else `adapter`; nil when neither is given.
+    public static func adapterSelection(adapter: String?, adapters: AdapterSelection?) -> AdapterSelection? {
+        adapters ?? adapter.map { .named([$0]) }
     }
 
     /// The error for a source's `adapterLimits`, which earlier versions took per source: the

@@ -9,9 +9,11 @@ import FoundationEssentials
 /// LE source shares. What following means (connect, subscribe, map) is the source's `follow`
 /// closure, given the device's ``PeripheralSession``.
 ///
-/// A device is followed once, on one adapter: the first that reports it and has a free device
+/// A device is followed once, on one adapter: of those that report it, the one with a free device
 /// slot (``AdapterScheduler/claimSlot()``; the slots are shared with every source on the
-/// adapter). A device no adapter has a slot for is not followed, and is logged once. Its presence condition
+/// adapter) and the fewest slots in use. A device every adapter that reports it is full for
+/// waits for a slot, logged once and shown in those adapters' status, and is followed when a slot
+/// comes free. Its presence condition
 /// turns true again when that adapter reports it, and false when its object is gone, which the
 /// session's reconnect logic waits on. Each adapter's discovery runs in its own task and is
 /// retried with backoff on its own; no Bluetooth is logged once per adapter. While discovery
@@ -56,14 +58,23 @@ public struct PeripheralSupervisor: Sendable {
         return peripheral.name.map { "\($0) [\(key)]" } ?? key
     }
 
-    /// What every adapter's discovery reports, in arrival order.
+    /// What every adapter's discovery reports, in arrival order, and the adapters' freed slots.
     private enum Report: Sendable {
         case event(DiscoveryEvent, radio: Int)
         case unavailable(radio: Int, message: String)
         case available(radio: Int)
+        /// A device slot of the radio's adapter was given back (by any source on it).
+        case slotFreed(radio: Int)
     }
 
     /// Discovers and follows until cancelled (then throws `CancellationError`).
+    ///
+    /// A device is followed on the adapter, among those that report it, with a free device slot
+    /// and the fewest slots in use (then the fewest links, then the configured order). When every
+    /// adapter that reports it is full, the device waits: that is logged once and shown in each
+    /// such adapter's status line, and it is followed as soon as one of them gives a slot back
+    /// (``AdapterScheduler/slotReleased(after:)``, no polling) or another adapter with a free slot
+    /// reports it.
     public func run(context: SourceContext, follow: @escaping Follow) async throws {
         let logger = context.logger
         let (reports, sink) = AsyncStream.makeStream(of: Report.self)
@@ -71,11 +82,64 @@ public struct PeripheralSupervisor: Sendable {
             for index in radios.indices {
                 group.addTask { try await discover(on: index, context: context, reports: sink) }
                 if radios[index].watched { group.addTask { try await watch(radios[index], context: context) } }
+                group.addTask { try await watchSlots(of: index, reports: sink) }
             }
             var followed: [String: (presence: AsyncCondition<Bool>, radio: Int)] = [:]
-            var refused: Set<String> = []
+            var waiting = SlotWaitingList()
             // The adapters without Bluetooth: with none left to work on, the source is waiting.
             var unavailable: Set<Int> = []
+
+            /// Follows the waiting device `address` on its preferred adapter with a free slot;
+            /// false when every adapter that reports it is full.
+            func place(_ address: String) -> Bool {
+                guard let entry = waiting.entry(address) else { return false }
+                let order = Self.adapterPreference(of: entry.heardOn) { radios[$0].scheduler.snapshot }
+                guard let index = order.first(where: { radios[$0].scheduler.claimSlot() }) else { return false }
+                let waited = radios.indices.contains { radios[$0].scheduler.snapshot.waitingForSlot.contains(address) }
+                for radio in entry.heardOn { radios[radio].scheduler.waitsForSlot(address, false) }
+                waiting.remove(address)
+                let scheduler = radios[index].scheduler
+                let peripheral = entry.peripheral
+                let presence = AsyncCondition(true)
+                followed[address] = (presence, index)
+                let session = PeripheralSession(
+                    peripheral: peripheral, transport: radios[index].transport, scheduler: scheduler,
+                    context: context, reconnect: retry, presence: presence,
+                    pairing: filter.matcher(for: peripheral)?.pairing)
+                logger.info(
+                    "following \(address)\(adapterSuffix(index))\(waited ? " (after waiting for a device slot)" : "")",
+                    device: Self.displayName(of: peripheral))
+                for radio in radios { radio.scheduler.publish(to: context.status) }
+                group.addTask {
+                    defer {
+                        scheduler.releaseSlot()
+                        scheduler.publish(to: context.status)
+                    }
+                    try await follow(session)
+                }
+                return true
+            }
+
+            /// Shows that `address` waits (every adapter that reports it is full) in those adapters'
+            /// status lines and its own state; `log`: says so in the log too (once per device).
+            func reportWaiting(_ address: String, log: Bool) {
+                guard let entry = waiting.entry(address) else { return }
+                let full = entry.heardOn.sorted().map { index -> String in
+                    let scheduler = radios[index].scheduler
+                    scheduler.waitsForSlot(address, true)
+                    scheduler.publish(to: context.status)
+                    return "\(scheduler.adapter) \(scheduler.snapshot.devices)/\(scheduler.limits.connections)"
+                }
+                let adapters = entry.heardOn.count == 1 ? "the adapter that hears it is" : "every adapter that hears it is"
+                if log {
+                    logger.notice(
+                        "not following \(address) yet: \(adapters) full (\(full.joined(separator: ", ")) device slots, "
+                            + "bluetooth.adapterLimits.connections); it is followed when a slot comes free",
+                        device: Self.displayName(of: entry.peripheral))
+                }
+                context.status.setDetail("\(address).state", "waiting for a device slot (\(full.joined(separator: ", ")))")
+            }
+
             for await report in reports {
                 switch report {
                 case .unavailable(let index, let message):
@@ -101,36 +165,30 @@ public struct PeripheralSupervisor: Sendable {
                             "ignoring \(address): already following \(String(count: maxDevices, "device"))", device: peripheral.name ?? address)
                         continue
                     }
-                    let scheduler = radios[index].scheduler
-                    guard scheduler.claimSlot() else {
-                        if refused.insert(address + "@" + scheduler.adapter).inserted {
-                            logger.notice(
-                                "not following \(address) on \(scheduler.adapter): its "
-                                    + "\(String(count: scheduler.limits.connections, "device slot")) \(scheduler.limits.connections == 1 ? "is" : "are") "
-                                    + "taken (bluetooth.adapterLimits.connections)",
-                                device: Self.displayName(of: peripheral))
-                        }
-                        continue
-                    }
-                    let presence = AsyncCondition(true)
-                    followed[address] = (presence, index)
-                    let session = PeripheralSession(
-                        peripheral: peripheral, transport: radios[index].transport, scheduler: radios[index].scheduler,
-                        context: context, reconnect: retry, presence: presence,
-                        pairing: filter.matcher(for: peripheral)?.pairing)
-                    logger.info("following \(address)\(adapterSuffix(index))", device: Self.displayName(of: peripheral))
-                    scheduler.publish(to: context.status)
-                    group.addTask {
-                        defer {
-                            scheduler.releaseSlot()
-                            scheduler.publish(to: context.status)
-                        }
-                        try await follow(session)
+                    let before = waiting.entry(address)?.heardOn ?? []
+                    let began = waiting.heard(peripheral, address: address, on: index)
+                    // Known and waiting, reported again by an adapter already counted: nothing changed.
+                    if !began, before.contains(index) { continue }
+                    if place(address) { continue }
+                    // Logged once per device; a further full adapter that hears it joins the status.
+                    reportWaiting(address, log: began)
+                case .slotFreed(let index):
+                    for address in waiting.addresses where waiting.entry(address)?.heardOn.contains(index) == true {
+                        guard followed.count < maxDevices, radios[index].scheduler.hasFreeSlot else { break }
+                        _ = place(address)
                     }
                 case .event(.lost(let address), let index):
-                    if let entry = followed[address.uppercased()], entry.radio == index {
+                    let key = address.uppercased()
+                    if let entry = followed[key], entry.radio == index {
                         entry.presence.set(false)
-                        logger.info("\(address.uppercased()) is no longer discovered", device: address.uppercased())
+                        logger.info("\(key) is no longer discovered", device: key)
+                    } else if waiting.entry(key) != nil {
+                        radios[index].scheduler.waitsForSlot(key, false)
+                        radios[index].scheduler.publish(to: context.status)
+                        if waiting.lost(key, on: index) {
+                            context.status.setDetail("\(key).state", nil)
+                            logger.info("\(key) is no longer discovered; it waits for a slot no more", device: key)
+                        }
                     }
                 }
             }
@@ -138,6 +196,26 @@ public struct PeripheralSupervisor: Sendable {
             try await group.waitForAll()
         }
         try Task.checkCancellation()
+    }
+
+    /// The order to try the adapters in for a device that `radios` (indices) report: the one with
+    /// the fewest device slots in use first, then the fewest links, then the configured order.
+    /// `snapshots` gives each radio's counts.
+    public static func adapterPreference(of radios: Set<Int>, snapshots: (Int) -> AdapterScheduler.Snapshot) -> [Int] {
+        radios.map { ($0, snapshots($0)) }
+            .sorted { a, b in (a.1.devices, a.1.links, a.0) < (b.1.devices, b.1.links, b.0) }
+            .map(\.0)
+    }
+
+    /// Reports every slot the radio's adapter gives back, whichever source gave it, until
+    /// cancelled: the wake-up of the devices waiting for a slot.
+    private func watchSlots(of index: Int, reports: AsyncStream<Report>.Continuation) async throws {
+        let scheduler = radios[index].scheduler
+        var generation = scheduler.slotReleaseCount
+        while true {
+            generation = try await scheduler.slotReleased(after: generation)
+            reports.yield(.slotFreed(radio: index))
+        }
     }
 
     private func adapterSuffix(_ index: Int) -> String {

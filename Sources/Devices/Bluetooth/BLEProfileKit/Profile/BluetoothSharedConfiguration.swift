@@ -1,3 +1,4 @@
+public import BLETransport
 public import GatewayRuntime
 
 /// The `config` keys every Bluetooth LE source shares: `transport`, `adapter`, `adapters`,
@@ -9,8 +10,8 @@ public struct BluetoothSharedConfiguration: Sendable, Hashable, DeclaredConfigur
     public var transport = BLETransportChoice.bluez
     /// The BlueZ adapter (`hci0`); nil means the adapter BlueZ lists first by name.
     public var adapter: String?
-    /// Several BlueZ adapters to spread the devices over (instead of `adapter`).
-    public var adapters: [String]?
+    /// Several BlueZ adapters to spread the devices over, or all of them (instead of `adapter`).
+    public var adapters: AdapterSelection?
     /// Which peripherals to follow.
     public var devices = DeviceSelection.any
     /// How many devices to follow at once; nil means the profile's default.
@@ -23,7 +24,7 @@ public struct BluetoothSharedConfiguration: Sendable, Hashable, DeclaredConfigur
 
     /// The keys given, every other at its default.
     public init(
-        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: [String]? = nil, devices: DeviceSelection? = nil,
+        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: AdapterSelection? = nil, devices: DeviceSelection? = nil,
         maxDevices: Int? = nil, reconnect: ReconnectPolicy? = nil
     ) {
         if let transport { self.transport = transport }
@@ -48,8 +49,9 @@ public struct BluetoothSharedConfiguration: Sendable, Hashable, DeclaredConfigur
                 "The Bluetooth stack: bluez (the system's, over D-Bus) or simulated devices"),
             ConfigurationKey("adapter", \.adapter, adapterName, "The BlueZ adapter (hci0); absent: the first BlueZ lists. Not with adapters"),
             ConfigurationKey(
-                "adapters", \.adapters, .array(adapterName, minItems: 1),
-                "Several BlueZ adapters to spread the devices over, each listed once; not with adapter"),
+                "adapters", \.adapters, AdapterSelection.configurationSchema,
+                "Several BlueZ adapters to spread the devices over, each listed once, or \"all\" (every adapter BlueZ has when "
+                    + "the source starts); not with adapter. Neither given: the gateway's bluetooth.adapters, else the first adapter"),
             ConfigurationKey(
                 "devices", \.devices, DeviceSelection.configurationSchema,
                 "Which peripherals to follow: \"any\" or a list of addresses, name globs or matcher objects"),
@@ -63,7 +65,8 @@ public struct BluetoothSharedConfiguration: Sendable, Hashable, DeclaredConfigur
     /// Whether the profile's simulator stands in for Bluetooth.
     public var simulated: Bool { transport == .simulated }
 
-    /// The adapters the source uses (nil: the first BlueZ lists).
-    public var adapterNames: [String?] { BLESourceKeys.adapterNames(adapter: adapter, adapters: adapters) }
+    /// The adapters the source names: `adapters`, else `adapter`; nil when it names none (the
+    /// gateway's `bluetooth.adapters` then, ``BluetoothAdapters/resolve(_:)``).
+    public var adapterSelection: AdapterSelection? { BLESourceKeys.adapterSelection(adapter: adapter, adapters: adapters) }
 }
 

@@ -20,23 +20,27 @@ public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource
     /// The validated configuration.
     public let configuration: Configuration
     let environment: PluginEnvironment
-    let radios: [PeripheralSupervisor.Radio]
+    /// The simulator's radio; nil with `bluez`, whose radios are chosen when the source starts.
+    let simulatedRadio: PeripheralSupervisor.Radio?
+    let bluetooth: BluetoothAdapters
 
     /// Builds the source from its settings (its configuration after `validated(in:)`): with
-    /// `bluez`, a radio per adapter from the gateway's Bluetooth (`bluetooth`, one per run made
+    /// `bluez`, a radio per adapter (chosen when it runs: its `adapters` or `adapter`, else the
+    /// gateway's `bluetooth.adapters`, `all` listed then) from the gateway's Bluetooth (`bluetooth`, one per run made
     /// by the executable and handed over by the catalog entry, ``PluginCatalogEntry/bluetoothSource(_:bluetooth:)``;
     /// a scripted stack in tests); with `simulated`, the profile's simulator. Checks nothing.
     public init(settings configuration: Configuration, environment: PluginEnvironment, bluetooth: BluetoothAdapters) {
         switch configuration.shared.transport {
         case .bluez:
-            radios = PeripheralSupervisor.Radio.make(adapters: configuration.shared.adapterNames, bluetooth: bluetooth)
+            simulatedRadio = nil
         case .simulated:
-            radios = [.unshared(
+            simulatedRadio = .unshared(
                 Profile.simulator(configuration.profile, clock: environment.clock), adapter: nil,
-                connections: configuration.effectiveMaxDevices, bluetooth: bluetooth, environment: environment)]
+                connections: configuration.effectiveMaxDevices, bluetooth: bluetooth, environment: environment)
         }
         self.configuration = configuration
         self.environment = environment
+        self.bluetooth = bluetooth
     }
 
     /// Builds the source with Bluetooth adapters of its own, with the default limits: for a
@@ -47,6 +51,18 @@ public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource
 
     /// Discovers and follows devices until cancelled (then throws `CancellationError`).
     public func run(context: SourceContext) async throws {
+        let radios: [PeripheralSupervisor.Radio]
+        if let simulatedRadio {
+            radios = [simulatedRadio]
+        } else {
+            // The source's adapters, else the gateway's; `all` is what BlueZ has now.
+            let selection = configuration.shared.adapterSelection ?? bluetooth.defaultAdapters
+            let names = await bluetooth.resolve(configuration.shared.adapterSelection)
+            if selection == .all {
+                context.logger.info("adapters: all, now \(names.map { $0 ?? "the first BlueZ lists" }.joined(separator: ", "))")
+            }
+            radios = PeripheralSupervisor.Radio.make(adapters: names, bluetooth: bluetooth)
+        }
         let supervisor = PeripheralSupervisor(
             radios: radios, filter: DeviceFilter(services: Self.services, selection: configuration.shared.devices),
             maxDevices: configuration.effectiveMaxDevices, retry: configuration.shared.reconnect)

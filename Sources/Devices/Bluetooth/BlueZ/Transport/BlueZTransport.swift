@@ -97,6 +97,13 @@ public final class BlueZTransport: BLECentralTransport {
         return BlueZClient(connection: chosen)
     }
 
+    /// The adapters BlueZ has, by name (`hci0`), in its order: what `"adapters": "all"` uses.
+    /// Throws ``BLETransportError`` `.unavailable` when BlueZ cannot be reached.
+    public func adapterNames() async throws -> [String] {
+        let tree = try await client().managedObjects()
+        return tree.adapterPaths.compactMap { $0.split(separator: "/").last.map(String.init) }
+    }
+
     /// The adapter's object path in `tree`, or `.unavailable` naming what is missing.
     /// The device BlueZ knows by `address` (any case) on `adapter`, or nil.
     private func device(_ address: String, in tree: BlueZObjectTree, adapter: String) -> BlueZDevice? {

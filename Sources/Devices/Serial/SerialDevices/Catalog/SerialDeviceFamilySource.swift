@@ -34,14 +34,24 @@ public struct SerialDeviceDemo: Sendable {
     /// points at it, and the device side's loop, which the demo runs beside the gateway until
     /// cancelled. Throws when the pseudo-terminal cannot be opened.
     public let start: @Sendable (_ clock: any GatewayClock, _ logger: Logger) throws -> SerialDeviceDemoRun
+    /// For a member that simulates a class of wearable devices (ANT+ straps through one stick):
+    /// starts it with `count` of them, like ``start`` otherwise (`healthgate demo --class N`).
+    /// Nil: the member has no class to offer.
+    public let startClass: (@Sendable (_ count: Int, _ clock: any GatewayClock, _ logger: Logger) throws -> SerialDeviceDemoRun)?
+    /// How many wearable devices ``startClass`` can simulate at most.
+    public let classLimit: Int
 
     public init(
         name: String, device: String,
-        start: @escaping @Sendable (_ clock: any GatewayClock, _ logger: Logger) throws -> SerialDeviceDemoRun
+        start: @escaping @Sendable (_ clock: any GatewayClock, _ logger: Logger) throws -> SerialDeviceDemoRun,
+        classLimit: Int = 0,
+        startClass: (@Sendable (_ count: Int, _ clock: any GatewayClock, _ logger: Logger) throws -> SerialDeviceDemoRun)? = nil
     ) {
         self.name = name
         self.device = device
         self.start = start
+        self.classLimit = classLimit
+        self.startClass = startClass
     }
 }
 
