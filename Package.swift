@@ -83,6 +83,10 @@ let package = Package(
         // libmicrohttpd's headers only (libmicrohttpd-dev); links nothing: the live board dlopens
         // libmicrohttpd.so.12 when it starts, so a gateway without a board never maps it nor GnuTLS.
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CLibraries/CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
+        // Test-only: the sizes and offsets of the C structs the code reads or writes through raw
+        // memory, from this platform's headers (LinuxSystemTests' PlatformLayoutTests, run on
+        // amd64 and as arm64 under qemu-user). Links nothing.
+        .systemLibrary(name: "CPlatformLayout", path: "Sources/CLibraries/CPlatformLayout"),
 
         // MARK: Core
         .target(name: "HealthModel", path: "Sources/Model/HealthModel", swiftSettings: swiftSettings),
@@ -353,7 +357,7 @@ let package = Package(
             dependencies: ["ANTHeartRate", "ANTProtocol", "GatewayRuntime", "GatewayTesting", "HealthModel", "HealthStore", "SampleBus", "SerialDevices", "SQLiteStore"],
             path: "plugins/ANTHeartRate/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting", "AsyncPrimitives"], swiftSettings: swiftSettings),
+            name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting", "AsyncPrimitives", "CPlatformLayout"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RemoteSinkKitTests",
             dependencies: ["GatewayRuntime", "RemoteSinkKit", "GatewayTesting", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Broadcasting Polar straps on a private D-Bus, for the `advertisements` benchmark.
+"""Broadcasting Polar straps (and connectable heart-rate monitors) on a private D-Bus, for the
+`advertisements` and `class` benchmarks.
 
 Starts a private dbus-daemon and bluetoothd's stand-in on it (python3-dbusmock with the BlueZ
 tests' template, Tests/Fixtures/bluez_gatt.py, and one adapter hci0), prints the bus's address
@@ -14,6 +15,22 @@ on one line, then obeys commands read from stdin, one per line:
                             Paced to a fixed schedule;
                             answers `sent N LATE` (advertisements sent, and how many of them went
                             out more than 100 ms behind their slot).
+  connect N                 adds N connectable heart-rate monitors (the template's
+                            AddHeartRateMonitor: GATT 180d with 2A37 notify) at
+                            02:00:00:00:01:01 … on hci0, named "HRM 1" …; answers `added N`.
+  class BROADCASTING CONNECTED SECONDS LOG
+                            a class's Bluetooth straps for SECONDS: BROADCASTING Polar straps
+                            (A0:9E:1A:00:01:NN, "Polar H10 B00000NN", NN from 01) advertising 4
+                            times a second, and the first CONNECTED monitors notifying once a
+                            second (flags 0x10: heart rate and one RR interval) while the gateway
+                            is subscribed. Every strap's heart rate is a new value each second,
+                            70 + (second + 3 × index) mod 100 (as the ANT stick emulator's
+                            --stepped-rates), so each value a board shows names the reading it
+                            came from. Each new value is appended to LOG as one line: `broadcast
+                            INDEX BPM MONOTONIC` (its first advertisement) or `connected INDEX BPM
+                            MONOTONIC` (its notification), MONOTONIC being CLOCK_MONOTONIC just
+                            before the D-Bus call. Answers `sent ADVERTISEMENTS NOTIFICATIONS LATE
+                            UNSUBSCRIBED` (notifications not sent because nobody was subscribed).
   quit                      stops both daemons and exits.
 
 Run from the repository root: usage: advertising-straps.py
@@ -84,6 +101,70 @@ def run(bus, straps, rate, seconds, first_tick):
     return total, late, first_tick + (total + straps - 1) // straps
 
 
+def class_rate(second, index):
+    """The class's heart rate of strap `index` in `second`: a new value each second, none
+    repeated within 100 s."""
+    return 70 + (second + 3 * index) % 100
+
+
+def connect_monitors(bus, count):
+    """Adds `count` connectable heart-rate monitors; returns their 2A37 characteristics' paths
+    (the template exports the heart-rate service first, its measurement first)."""
+    control = dbus.Interface(bus.get_object('org.bluez', '/'), 'org.healthgate.Test')
+    paths = []
+    for index in range(1, count + 1):
+        device = control.AddHeartRateMonitor('hci0', f'02:00:00:00:01:{index:02X}', f'HRM {index}', True)
+        paths.append(f'{device}/service0000/char0000')
+    return paths
+
+
+def play_class(bus, broadcasting, characteristics, seconds, log_path, first_second):
+    """One class phase (see `class` above); returns (advertisements, notifications, late,
+    unsubscribed, the next phase's first second)."""
+    control = dbus.Interface(bus.get_object('org.bluez', '/'), 'org.healthgate.Test')
+    # Each second: every broadcasting strap advertises 4 times, spread over the second, and
+    # every connected one notifies once, between them.
+    slots = sorted([((repeat * broadcasting + strap) / (4 * broadcasting), 'broadcast', strap, repeat)
+                    for repeat in range(4) for strap in range(broadcasting)]
+                   + [((strap + 0.5) / max(1, len(characteristics)), 'connected', strap, 0)
+                      for strap in range(len(characteristics))])
+    advertisements = notifications = late = unsubscribed = 0
+    start = time.monotonic()
+    with open(log_path, 'a', encoding='utf-8') as log:
+        for offset in range(int(seconds)):
+            second = first_second + offset
+            for at, kind, strap, repeat in slots:
+                slot = start + offset + at
+                now = time.monotonic()
+                if now < slot:
+                    time.sleep(slot - now)
+                elif now - slot > 0.1:
+                    late += 1
+                bpm = class_rate(second, strap)
+                if kind == 'broadcast':
+                    # Status: battery ok, contact, the frame counter advancing with each new value.
+                    status = 0x03 | ((second % 8) << 2)
+                    manufacturer = dbus.Dictionary({dbus.UInt16(0x006B): dbus.ByteArray(bytes([status, 0, bpm, bpm]))},
+                                                   signature='qay')
+                    sent_at = time.monotonic()
+                    control.Advertise('hci0', f'A0:9E:1A:00:01:{strap + 1:02X}', f'Polar H10 {0xB0000001 + strap:08X}',
+                                      manufacturer, dbus.Dictionary({}, signature='say'))
+                    advertisements += 1
+                    if repeat == 0:
+                        log.write(f'broadcast {strap} {bpm} {sent_at:.6f}\n')
+                else:
+                    rr = round(61440 / bpm)  # 1/1024 s
+                    sent_at = time.monotonic()
+                    try:
+                        control.Notify(characteristics[strap], dbus.ByteArray(bytes([0x10, bpm, rr & 0xFF, rr >> 8])))
+                    except dbus.exceptions.DBusException:
+                        unsubscribed += 1  # not connected or not subscribed (yet)
+                        continue
+                    notifications += 1
+                    log.write(f'connected {strap} {bpm} {sent_at:.6f}\n')
+    return advertisements, notifications, late, unsubscribed, first_second + int(seconds)
+
+
 def main():
     directory = tempfile.mkdtemp(prefix='healthgate-bench-dbus-')
     path = os.path.join(directory, 'bus')
@@ -117,11 +198,20 @@ def main():
         mock_manager.AddAdapter('hci0', 'healthgate-bench')
         print(address, flush=True)
         tick = 0
+        characteristics = []
+        second = 0
         for line in sys.stdin:
             words = line.split()
             if words[:1] == ['run'] and len(words) == 4:
                 sent, late, tick = run(bus, int(words[1]), float(words[2]), float(words[3]), tick)
                 print(f'sent {sent} {late}', flush=True)
+            elif words[:1] == ['connect'] and len(words) == 2:
+                characteristics += connect_monitors(bus, int(words[1]))
+                print(f'added {len(characteristics)}', flush=True)
+            elif words[:1] == ['class'] and len(words) == 5:
+                advertisements, notifications, late, unsubscribed, second = play_class(
+                    bus, int(words[1]), characteristics[:int(words[2])], float(words[3]), words[4], second)
+                print(f'sent {advertisements} {notifications} {late} {unsubscribed}', flush=True)
             elif words[:1] == ['quit']:
                 break
             else:

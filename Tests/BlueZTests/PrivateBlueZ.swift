@@ -319,3 +319,21 @@ extension PrivateBlueZ {
         return reply.first?.unwrapped.dictionary ?? [:]
     }
 }
+
+extension PrivateBlueZ {
+    /// How often `method` of Adapter1 was called on the adapter (dbusmock's call log).
+    func adapterCalls(_ method: String, adapter: String = "hci0") async throws -> Int {
+        let reply = try await connection.call(
+            destination: "org.bluez", path: "/org/bluez/\(adapter)", interface: "org.freedesktop.DBus.Mock",
+            member: "GetMethodCalls", arguments: [.string(method)])
+        return reply.first?.array?.count ?? -1
+    }
+
+    /// The next StartDiscovery on the adapter adds a heart-rate monitor at `address` before it
+    /// replies (the fixture's DeviceOnStartDiscovery).
+    func deviceOnStartDiscovery(_ address: String, name: String, adapter: String = "hci0") async throws {
+        _ = try await connection.call(
+            destination: "org.bluez", path: "/", interface: "org.healthgate.Test", member: "DeviceOnStartDiscovery",
+            arguments: [.string(adapter), .string(address), .string(name)])
+    }
+}

@@ -50,4 +50,24 @@ final class BoardBrowserTests: XCTestCase {
             XCTAssertEqual(Array(png.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "board-\(count).png is a PNG")
         }
     }
+
+    /// Signing in from the board: Tests/Browser/board_sign_in_test.py runs `healthgate demo
+    /// --participants 6 --new-straps 3`, checks the new-strap tiles (identity, radio, heart rate,
+    /// a "Sign in" button; nothing overlapping or clipped), takes the picture kept in
+    /// docs/board-sign-in.png (run it with `docs` as its OUTDIR to renew it), and signs a strap
+    /// in through the page's form.
+    func testSigningInFromTheBoardInHeadlessChromium() async throws {
+        let executable = try HealthgateExecutable()
+        for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            XCTFail("\(tool) is missing: run scripts/install-dependencies --test")
+            return
+        }
+        let pictures = executable.root.appendingPathComponent("sign-in")
+        let result = try await TestPython.run("Tests/Browser/board_sign_in_test.py", [executable.url.path, pictures.path])
+        let text = result.output + result.errors
+        XCTAssertEqual(result.status, 0, text)
+        XCTAssertTrue(text.contains("9 passed, 0 failed"), text)
+        let png = try Data(contentsOf: pictures.appendingPathComponent("board-sign-in.png"))
+        XCTAssertEqual(Array(png.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "board-sign-in.png is a PNG")
+    }
 }

@@ -17,7 +17,9 @@ Every beat a strap sent (carried by at least one broadcast that left the stick) 
 --log file as one JSON line: {"event": "beat", "device": 20-bit number, "beat": index since the
 strap's start, "beatCount": 8-bit count, "eventTime": 1/1024 s unwrapped, "eventTime16": as sent,
 "rr": 1/1024 s since the strap's previous beat, "afterGap": the previous beat was never sent,
-"sentAt": seconds since the emulator started, "wall": the beat's own time on the wall clock}.
+"sentAt": seconds since the emulator started, "heartRate": the computed heart rate it carried,
+"monotonic": CLOCK_MONOTONIC when its first broadcast was queued for the tty, "wall": the beat's
+own time on the wall clock}.
 Other lines describe the straps, the commands and their answers, leaves, unplugs and the end.
 
 Standard library only: the device lab runs it with the guest's /usr/bin/python3.
@@ -153,6 +155,7 @@ class Strap:
         self.index = index
         self.rng = rng
         self.legacy = legacy
+        self.stepped = False
         # 20-bit device number: the 16-bit number plus the transmission type's upper nibble.
         # Every third strap uses the extension, so ids above 65535 are always exercised.
         low = rng.randrange(1, 0x10000)
@@ -188,6 +191,9 @@ class Strap:
         self.paired_channel = None
 
     def heart_rate(self, world):
+        if self.stepped:
+            # --stepped-rates: one value a second, none repeated within 100 s (see the option).
+            return 70.0 + (math.floor(world) + 3 * self.index) % 100
         rate = self.base_rate + self.swing * math.sin(2 * math.pi * world / self.swing_period + self.swing_phase)
         return max(45.0, min(200.0, rate))
 
@@ -523,6 +529,11 @@ class Emulator:
         self.rng = random.Random(args.seed)
         self.straps = [Strap(i, random.Random(self.rng.randrange(1 << 30)), i < args.legacy_straps)
                        for i in range(args.straps)]
+        for strap in self.straps:
+            if args.stepped_rates:
+                # Its first beat's rate too (the constructor drew it from the base rate).
+                strap.stepped = True
+                strap.next_beat_ticks = strap.event_ticks + strap.rr_ticks(strap.beat_world_time(strap.event_ticks))
         self.stick = Stick(args, self.log)
         self.port = Port(args)
         self.reader = FrameReader()
@@ -678,7 +689,8 @@ class Emulator:
                     self.log({"event": "beat", "device": strap.device, "beat": strap.beat_index,
                               "beatCount": strap.beat_count, "eventTime": ticks, "eventTime16": ticks & 0xFFFF,
                               "rr": ticks - strap.previous_ticks, "afterGap": strap.gap_before_current,
-                              "sentAt": round(world, 4),
+                              "sentAt": round(world, 4), "heartRate": round(strap.rate) & 0xFF,
+                              "monotonic": round(time.monotonic(), 6),
                               "wall": round(time.time() - (world - strap.beat_world_time(ticks)), 4)})
 
     def run(self):
@@ -771,6 +783,10 @@ def main(argv=None):
                         help="close the pty AT seconds after receiving began (the link removed), a new one FOR s later")
     parser.add_argument("--dropout", type=float, default=0, help="probability that a broadcast is lost in the air")
     parser.add_argument("--legacy-straps", type=int, default=0, help="the first N straps send page 0 only, no toggle")
+    parser.add_argument("--stepped-rates", action="store_true",
+                        help="each strap's heart rate is 70 + (second + 3 x index) mod 100 bpm, the second counted from "
+                             "the emulator's start: a new value every second, none repeated within 100 s, so a reader "
+                             "can tell which broadcast a value it shows came from (the class benchmark)")
     parser.add_argument("--buffer", type=int, default=65536, help="bytes the stick holds for a host that does not read")
     parser.add_argument("--reset-delay", type=float, default=0.02)
     parser.add_argument("--stick-serial", type=int, default=0x4C414231)

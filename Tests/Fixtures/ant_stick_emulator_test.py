@@ -9,6 +9,7 @@ does not pass. Run: .build/pyenv/bin/python Tests/Fixtures/ant_stick_emulator_te
 mode against /dev/ttyUSB0: `ant_stick_emulator_test.py stream PATH SECONDS KEY`).
 """
 import json
+import math
 import os
 import select
 import shutil
@@ -223,6 +224,28 @@ class EmulatorTests(unittest.TestCase):
                 self.assertFalse(b["afterGap"])
                 self.assertEqual(b["rr"], b["eventTime"] - a["eventTime"])
                 self.assertTrue(300 <= b["rr"] <= 1400, b)
+
+    def test_stepped_rates_name_each_second(self):
+        # --stepped-rates (the class benchmark): each beat carries 70 + (its second + 3 x index)
+        # mod 100, the broadcasts carry what the log says, and the log stamps each beat's send.
+        host, log = self.emulator("--stepped-rates")
+        scan_setup(host)
+        before = time.monotonic()
+        heard = broadcasts(host, 4)
+        beats = records(log, "beat")
+        straps = records(log, "strap")
+        self.assertTrue(beats)
+        for strap in straps:
+            logged = [b for b in beats if b["device"] == strap["device"]]
+            self.assertGreaterEqual(len({b["heartRate"] for b in logged}), 3, logged)
+            for beat in logged:
+                # The beat's own second: at most one broadcast period (0.25 s) before its send.
+                second = math.floor(beat["sentAt"])
+                self.assertIn(beat["heartRate"], {70 + (s + 3 * strap["index"]) % 100 for s in (second - 1, second)})
+                self.assertGreaterEqual(beat["monotonic"], before - 1)
+            carried = {(data[4] | data[5] << 8, data[7]) for device, data in heard if device == strap["device"]}
+            for beat in logged:
+                self.assertIn((beat["eventTime16"], beat["heartRate"]), carried)
 
     def test_background_pages_and_legacy_straps(self):
         host, log = self.emulator("--legacy-straps", "1", straps=2)

@@ -54,6 +54,10 @@ control interface, org.healthgate.Test, on "/" that the Swift tests call over D-
       Patterns, replies, then calls Activate on each monitor. `refuse` makes it fail with
       org.bluez.Error.Failed after reading the application. UnregisterMonitor(o) calls Release on
       each monitor before it replies.
+  DeviceOnStartDiscovery(adapter s, address s, name s)
+                                          the next StartDiscovery adds a heart-rate monitor
+                                          (InterfacesAdded) before it replies, as btvirt answers
+                                          a scan's start with one report at once
   ReleaseMonitors(adapter s)              bluetoothd drops every monitor on its own (the kernel
                                           refused them): Release on each, none registered after
   MonitorEvents(adapter s) -> (u, as)     the applications registered now, and what happened in
@@ -599,6 +603,20 @@ def control_advertise(main, adapter, address, name, manufacturer, service):
     return dbus.ObjectPath(path)
 
 
+def control_device_on_start_discovery(main, adapter_name, address, name):
+    # As btvirt answers a scan's start with one advertising report at once: the next
+    # StartDiscovery adds the heart-rate monitor (InterfacesAdded) before it replies, once.
+    adapter = mockobject.objects['/org/bluez/' + adapter_name]
+    original = adapter.methods[bluez5.ADAPTER_IFACE]['StartDiscovery']
+
+    def start_discovery(obj):
+        obj.methods[bluez5.ADAPTER_IFACE]['StartDiscovery'] = original
+        control_add_monitor(main, adapter_name, address, name, True)
+        bluez5.StartDiscovery(obj)
+
+    adapter.methods[bluez5.ADAPTER_IFACE]['StartDiscovery'] = (original[0], original[1], start_discovery, original[3])
+
+
 _CONTROL = [
     ('AddHeartRateMonitor', 'sssb', 'o', control_add_monitor),
     ('FailNextConnect', 'os', '', control_fail_next_connect),
@@ -620,6 +638,7 @@ _CONTROL = [
     ('OfferAdvertisementMonitor', 'sb', '', control_offer_advertisement_monitor),
     ('MonitorEvents', 's', 'uas', control_monitor_events),
     ('ReleaseMonitors', 's', '', control_release_monitors),
+    ('DeviceOnStartDiscovery', 'sss', '', control_device_on_start_discovery),
 ]
 
 def load(mock, parameters):

@@ -107,21 +107,21 @@ final class CalendarStatisticsTests: StoreTestCase {
             try utc("2026-03-07T05:00:00Z"), try utc("2026-03-08T05:00:00Z"), try utc("2026-03-09T04:00:00Z"),
         ])
         XCTAssertEqual(march.map { $0.endDate.timeIntervalSince($0.startDate) / 3600 }, [24, 23, 24])
-        XCTAssertEqual(march.map(\.sum), [11, 13 + 17, 19])
+        XCTAssertEqual(march.map(\.sum), [11, 30, 19] as [Double?])  // 11, 13 + 17, 19
 
         let november = try await store.statisticsCollection(
             of: .stepCount, from: try utc("2026-11-01T04:00:00Z"), to: try utc("2026-11-02T05:00:00Z"),
             anchor: anchor, interval: CalendarInterval(.day), timeZone: newYork)
         XCTAssertEqual(november.map(\.startDate), [try utc("2026-11-01T04:00:00Z")])
         XCTAssertEqual(november.map { $0.endDate.timeIntervalSince($0.startDate) / 3600 }, [25])
-        XCTAssertEqual(november.map(\.sum), [23 + 29])
+        XCTAssertEqual(november.map(\.sum), [52] as [Double?])  // 23 + 29
 
         // Months have their calendar lengths: March 2026 in New York is 31 days less the lost hour.
         let months = try await store.statisticsCollection(
             of: .stepCount, from: try utc("2026-03-01T05:00:00Z"), to: try utc("2026-04-01T04:00:00Z"),
             anchor: anchor, interval: CalendarInterval(.month), timeZone: newYork)
-        XCTAssertEqual(months.map { $0.endDate.timeIntervalSince($0.startDate) / 3600 }, [31 * 24 - 1])
-        XCTAssertEqual(months.map(\.sum), [11 + 13 + 17 + 19])
+        XCTAssertEqual(months.map { $0.endDate.timeIntervalSince($0.startDate) / 3600 }, [743] as [Double])  // 31 × 24 − 1
+        XCTAssertEqual(months.map(\.sum), [60] as [Double?])  // 11 + 13 + 17 + 19
     }
 
     func testInvalidCalendarIntervalsAreRejected() async throws {

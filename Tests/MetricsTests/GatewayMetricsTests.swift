@@ -30,10 +30,20 @@ final class GatewayMetricsTests: XCTestCase {
         strap.setMetric("healthgate_device_battery_ratio", ["device": "AA:BB", "adapter": "hci0"], 0.5)
         strap.setMetric("healthgate_made_up", ["device": "AA:BB"], 1)
         let clock = ManualClock(start: start.addingTimeInterval(60))
+        // A strap heard connected and broadcasting: the broadcast's copy is dropped.
+        let arbiter = HeartRateArbiter(clock: clock)
+        let connected = Device(name: "Polar H10 1A2B3C4D", localIdentifier: "A0:9E:1A:12:34:56", radioIdentifier: "A0:9E:1A:12:34:56")
+        let broadcast = Device(name: "Polar H10 1A2B3C4D", localIdentifier: "1A2B3C4D", radioIdentifier: "1A2B3C4D")
+        for device in [connected, broadcast] {
+            _ = arbiter.admit([.quantity(try QuantitySample(
+                id: ids.next(), type: .heartRate, quantity: Quantity(80, .countPerMinute), start: start, end: start, device: device))])
+        }
         let metrics = GatewayMetrics(
             statusBoard: board, store: store, clockTrust: FixedClockTrust(.synchronized(maximumErrorSeconds: 0.25)), clock: clock,
-            queueDepths: { [("store", 7)] })
+            queueDepths: { [("store", 7)] }, heartRateArbiter: arbiter)
         let text = await metrics.render()
+        XCTAssertTrue(text.contains("\nhealthgate_heart_rate_dropped_readings_total 1\n"), text)
+        XCTAssertTrue(text.contains("\nhealthgate_heart_rate_handovers_total 0\n"), text)
 
         for family in ["healthgate_plugin_records_total", "healthgate_device_battery_ratio", "healthgate_follower_lag_records"] {
             XCTAssertEqual(text.components(separatedBy: "# TYPE \(family) ").count, 2, "one TYPE line for \(family)")

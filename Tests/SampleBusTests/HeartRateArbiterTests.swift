@@ -100,6 +100,7 @@ final class HeartRateArbiterTests: XCTestCase {
         XCTAssertEqual(Set(rates.map(\.startDate)).count, 20, "no second copy of any moment")
         XCTAssertEqual(records.filter { if case .heartbeatSeries = $0 { true } else { false } }.count, 20)
         XCTAssertEqual(rig.arbiter.droppedCount, 20)
+        XCTAssertEqual(rig.arbiter.counts, HeartRateArbiter.Counts(droppedReadings: 20, handovers: 0), "the connection fed it from the first beat")
     }
 
     func testTheRRPathTakesOverFromABroadcastHeardFirst() async throws {
@@ -114,6 +115,7 @@ final class HeartRateArbiterTests: XCTestCase {
         await play(rig, events)
         let rates = Self.heartRates(try await rig.collected())
         XCTAssertEqual(rates.map(\.device?.pathIdentity?.canonical), ["1A2B3C4D", "1A2B3C4D", "1A2B3C4D"] + Array(repeating: "A0:9E:1A:12:34:56", count: 5))
+        XCTAssertEqual(rig.arbiter.handoverCount, 1, "one handover: the broadcast to the connection")
     }
 
     func testWhenTheConnectionDropsTheBroadcastTakesOverWithin2SecondsAndGivesBackWhenItReturns() async throws {

@@ -37,11 +37,11 @@ final class BoardDiffTests: XCTestCase {
         XCTAssertNil(change.order, "the order did not change")
         XCTAssertEqual(change.removed, [])
 
-        // A guest appears: its tile and the new order.
+        // A new strap appears: its tile and the new order.
         model.ingest([s.heartRate(90, at: 1.2, device: Device(name: "Stranger", localIdentifier: "CC:03"))], arrivedAt: .milliseconds(1200))
         let guest = try XCTUnwrap(diff.change(to: model.snapshot(at: s.at(1.2), uptime: .milliseconds(1200), roster: roster, workouts: [:])))
-        XCTAssertEqual(guest.tiles.map(\.id), ["guest:CC:03"])
-        XCTAssertEqual(guest.order?.last, "guest:CC:03")
+        XCTAssertEqual(guest.tiles.map(\.id), ["strap:CC:03"])
+        XCTAssertEqual(guest.order?.last, "strap:CC:03")
     }
 
     func testATileGoneIsListedAndTheTimersChangeOncePerSecond() throws {

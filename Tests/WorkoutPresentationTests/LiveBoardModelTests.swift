@@ -20,22 +20,48 @@ final class LiveBoardModelTests: XCTestCase {
             defaultProfile: UserProfile(maximumHeartRate: 190))
     }
 
-    func testParticipantsComeFirstThenGuestsWithTheDefaultProfile() {
+    func testParticipantsComeFirstThenNewStrapsWithNoParticipantData() {
         var model = LiveBoardModel()
         model.ingest([s.heartRate(120, at: 0, device: ana), s.heartRate(95, at: 0, device: stranger)], arrivedAt: .seconds(0))
         let board = model.snapshot(at: s.at(0.5), uptime: .seconds(0.5), roster: roster, workouts: [:])
-        XCTAssertEqual(board.tiles.map(\.id), ["participant:Ana", "participant:Ben", "guest:CC:03"])
-        let ana = board.tiles[0], ben = board.tiles[1], guest = board.tiles[2]
+        XCTAssertEqual(board.tiles.map(\.id), ["participant:Ana", "participant:Ben", "strap:CC:03"])
+        let ana = board.tiles[0], ben = board.tiles[1], strap = board.tiles[2]
         XCTAssertEqual(ana.heartRate, 120)
         XCTAssertEqual(ana.percentOfMaximum ?? 0, 80, accuracy: 0.001)
         XCTAssertEqual(ana.zone, 4, "120 of 150 is 80 %: zone 4")
         XCTAssertEqual(ana.sensor, .live)
         XCTAssertEqual(ben.sensor, .waiting, "Ben's strap has sent nothing")
         XCTAssertNil(ben.heartRate)
-        XCTAssertTrue(guest.guest)
-        XCTAssertEqual(guest.name, "Guest Stranger")
-        XCTAssertEqual(guest.percentOfMaximum ?? 0, 50, accuracy: 0.001, "95 of the default 190")
-        XCTAssertEqual(guest.zone, 1)
+        XCTAssertTrue(strap.guest)
+        XCTAssertEqual(strap.name, "New strap")
+        XCTAssertEqual(strap.strap, BoardTile.Strap(identity: "CC:03", radio: nil, deviceName: "Stranger"))
+        XCTAssertEqual(strap.heartRate, 95, "its live heart rate")
+        XCTAssertNil(strap.percentOfMaximum, "no participant, no profile: no percentage")
+        XCTAssertNil(strap.zone)
+        XCTAssertNil(strap.energyKilocalories)
+    }
+
+    /// New-strap tiles: one per strap (its two paths together), only those the sign-in state
+    /// offers (cleared at a class's end), with the radio of the latest reading.
+    func testNewStrapTilesFollowTheSignInStatesStraps() throws {
+        var model = LiveBoardModel()
+        let connected = Device(name: "Polar H10 1A2B3C4D", localIdentifier: "Polar/C1", radioIdentifier: "A0:9E:1A:12:34:56")
+        let broadcast = Device(name: "Polar H10 1A2B3C4D", localIdentifier: "1A2B3C4D", radioIdentifier: "1A2B3C4D")
+        var metadata = Metadata()
+        metadata[.broadcast] = .bool(true)
+        let advertised = try QuantitySample(
+            id: s.ids.next(), type: .heartRate, quantity: Quantity(88, .countPerMinute), start: s.at(1), end: s.at(1),
+            device: broadcast, metadata: metadata)
+        model.ingest([s.heartRate(87, at: 0, device: connected)], arrivedAt: .seconds(0))
+        model.ingest([.quantity(advertised)], arrivedAt: .seconds(1))
+        let tiles = model.snapshot(at: s.at(1), uptime: .seconds(1), roster: roster, workouts: [:]).tiles.filter(\.guest)
+        XCTAssertEqual(tiles.map(\.id), ["strap:1A2B3C4D"], "one strap, whichever path")
+        XCTAssertEqual(tiles.first?.strap?.radio, .bluetoothBroadcast)
+        XCTAssertEqual(tiles.first?.heartRate, 88)
+        let offered = model.snapshot(at: s.at(1), uptime: .seconds(1), roster: roster, workouts: [:], newStraps: ["1A2B3C4D"])
+        XCTAssertEqual(offered.tiles.filter(\.guest).count, 1)
+        let cleared = model.snapshot(at: s.at(1), uptime: .seconds(1), roster: roster, workouts: [:], newStraps: [])
+        XCTAssertEqual(cleared.tiles.map(\.id), ["participant:Ana", "participant:Ben"], "the class ended: no new-strap tile")
     }
 
     func testASilentSensorIsFlaggedLostOnceItsThresholdPasses() {

@@ -212,11 +212,15 @@ enum ANTClassBenchmark {
 
     /// Opens the emulator's pty as the source does, sets the stick up for continuous scan (outside
     /// the timed region), then reads, frames and decodes its bytes for `seconds`, counting
-    /// broadcasts.
-    private static func measureBaseline(environment: BenchmarkEnvironment, seconds: Double) async throws -> BaselineRun {
+    /// broadcasts. `straps` and `emulatorArguments` are the new emulator's (the `class`
+    /// benchmark's baseline plays its own class).
+    static func measureBaseline(
+        environment: BenchmarkEnvironment, seconds: Double, straps: Int = straps, emulatorArguments: [String] = []
+    ) async throws -> BaselineRun {
         let link = environment.path("ant-stick-baseline")
         let emulator = try Emulator(
-            link: link, log: environment.path("emulator-baseline.jsonl"), errors: environment.path("emulator-baseline.stderr"))
+            link: link, log: environment.path("emulator-baseline.jsonl"), errors: environment.path("emulator-baseline.stderr"),
+            straps: straps, arguments: emulatorArguments)
         defer { emulator.stop() }
         try await emulator.waitForPTY()
         let port = try SerialPort.open(path: link, configuration: ANTHeartRateSource.serialConfiguration)
@@ -276,12 +280,13 @@ enum ANTClassBenchmark {
         return BaselineRun(cpu: cpu, wall: wall, broadcasts: count)
     }
 
-    /// The stick emulator with 30 straps, playing until stopped, its pty at `link`.
+    /// The stick emulator with `straps` straps (30 unless told), playing until stopped, its pty at
+    /// `link`; `arguments` are more of its options.
     struct Emulator {
         let process: Process
         let link: String
 
-        init(link: String, log: String, errors: String) throws {
+        init(link: String, log: String, errors: String, straps: Int = ANTClassBenchmark.straps, arguments: [String] = []) throws {
             let script = "Tests/Fixtures/ant_stick_emulator.py"
             guard FileManager.default.fileExists(atPath: script) else {
                 throw ANTBenchmarkFailure(description: "\(script) not found: run the benchmarks from the repository's root (Benchmarks/run does)")
@@ -289,9 +294,9 @@ enum ANTClassBenchmark {
             process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
             process.arguments = [
-                script, "--straps", String(ANTClassBenchmark.straps), "--link", link, "--log", log,
+                script, "--straps", String(straps), "--link", link, "--log", log,
                 "--network-key", ANTClassBenchmark.networkKey,
-            ]
+            ] + arguments
             guard FileManager.default.createFile(atPath: errors, contents: nil) else {
                 throw ANTBenchmarkFailure(description: "cannot create \(errors)")
             }

@@ -268,13 +268,20 @@ final class StrapEmitter: Sendable {
 
     /// One paced phase; returns the advertisements sent and how many went out late.
     func run(straps: Int, rate: Double, seconds: Double) async throws -> (count: Int, late: Int) {
-        input.write(Data("run \(straps) \(rate) \(seconds)\n".utf8))
-        guard let line = await output.line() else { throw EmitterFailure(message: "the emitter exited") }
+        let line = try await command("run \(straps) \(rate) \(seconds)")
         let words = line.split(separator: " ")
         guard words.count == 3, words[0] == "sent", let count = Int(words[1]), let late = Int(words[2]) else {
             throw EmitterFailure(message: "the emitter answered \(line)")
         }
         return (count, late)
+    }
+
+    /// Sends one command line (Benchmarks/advertising-straps.py lists them) and returns its answer.
+    /// - Throws: ``EmitterFailure`` when the script exited.
+    func command(_ line: String) async throws -> String {
+        input.write(Data((line + "\n").utf8))
+        guard let answer = await output.line() else { throw EmitterFailure(message: "the emitter exited") }
+        return answer
     }
 
     /// Stops the script, which stops its daemons.

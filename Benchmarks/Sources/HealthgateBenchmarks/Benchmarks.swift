@@ -8,13 +8,14 @@ import Foundation
 struct HealthgateBenchmarks {
     static func main() async throws {
         let usage = """
-            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|mqtt|board|ant-class|advertisements|query|class-day]... [options]
-              (all is every benchmark but query, which builds a 10.5 M-sample store the first time)
+            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|mqtt|board|ant-class|advertisements|query|class-day|class]... [options]
+              (all is every benchmark but query, which builds a 10.5 M-sample store the first time, class-day and class)
               --latency-seconds N   how long the end-to-end latency load runs (default 70)
               --soak-seconds N      how long the accelerated memory soak runs (default 90)
               --board-seconds N     how long each phase of the board benchmark runs (default 30)
               --ant-seconds N       how long each side of the ANT+ class benchmark is measured (default 30)
               --advertisement-seconds N  how long each phase of the advertisements benchmark runs (default 20)
+              --class-seconds N     how long the class benchmark's measured class lasts (default 300)
               --static-dir DIR      where the statically linked healthgate and rss-baseline are
                                     (default .build/benchmarks; Benchmarks/run builds them)
               --markdown FILE       also write the Markdown report to FILE
@@ -53,9 +54,9 @@ struct HealthgateBenchmarks {
         }
         let known = ["ingest", "decode", "latency", "memory", "http", "mqtt", "board", "ant-class", "advertisements"]
         if selected.isEmpty || selected.contains("all") {
-            selected = known + selected.filter { $0 == "query" || $0 == "class-day" }
+            selected = known + selected.filter { $0 == "query" || $0 == "class-day" || $0 == "class" }
         }
-        if let unknown = selected.first(where: { !known.contains($0) && $0 != "query" && $0 != "class-day" }) {
+        if let unknown = selected.first(where: { !known.contains($0) && !["query", "class-day", "class"].contains($0) }) {
             FileHandle.standardError.write(Data("unknown benchmark \(unknown)\n\(usage)\n".utf8))
             exit(64)
         }
@@ -94,6 +95,10 @@ struct HealthgateBenchmarks {
                 case "advertisements":
                     try await AdvertisementsBenchmark.run(
                         seconds: Double(options["advertisement-seconds"] ?? "") ?? 20, report: &report)
+                case "class":
+                    try await ClassBenchmark.run(
+                        staticDirectory: options["static-dir"] ?? ".build/benchmarks",
+                        classSeconds: Double(options["class-seconds"] ?? "") ?? 300, report: &report)
                 case "board":
                     try await BoardBenchmark.run(seconds: Double(options["board-seconds"] ?? "") ?? 30, report: &report)
                 default: break

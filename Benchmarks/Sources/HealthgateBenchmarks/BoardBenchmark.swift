@@ -50,6 +50,10 @@ enum BoardBenchmark {
         }
         var roster: ParticipantRoster { workouts.roster }
         func setChangeHandler(_ handler: (@Sendable () -> Void)?) {}
+        func signIn(strap: String, participant: String, keep: Bool) async throws(WorkoutError) -> Participant {
+            let roster = try await workouts.assign(device: strap, to: participant, keep: keep)
+            return roster.participant(named: participant) ?? Participant(name: participant)
+        }
         func ingest(_ records: [HealthRecord]) {
             let now = clock.uptime()
             model.withLock { $0.ingest(records, arrivedAt: now) }
@@ -255,7 +259,9 @@ enum BoardBenchmark {
 
         /// Stops curl and returns the lines read.
         func finish() -> [(line: String, at: ContinuousClock.Instant)] {
-            process.terminate()
+            // SIGKILL, not SIGTERM: a child inherits this process's blocked signals, and after
+            // the D-Bus or serial benchmarks SIGTERM may be among them (curl then never exits).
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             done.wait()
             return lines.withLock { $0 }

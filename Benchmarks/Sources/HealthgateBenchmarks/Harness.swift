@@ -36,6 +36,14 @@ enum Harness {
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     }
 
+    /// CLOCK_MONOTONIC in seconds: the clock the emulators (other processes) stamp what they
+    /// send with (Python's `time.monotonic()`).
+    static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
     /// The resident set size of a process in KiB, from /proc/PID/status (VmRSS).
     static func residentKiB(pid: Int32) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }

@@ -133,11 +133,13 @@ enum MemoryBenchmark {
 
     static func mib(_ kib: Int) -> String { String(format: "%.1f MiB", Double(kib) / 1024) }
 
-    static func launch(_ path: String, arguments: [String], environment: BenchmarkEnvironment) throws -> Process {
+    static func launch(
+        _ path: String, arguments: [String], environment: BenchmarkEnvironment, variables extra: [String: String] = [:]
+    ) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
-        var variables = ProcessInfo.processInfo.environment
+        var variables = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
         for name in ["XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME"] {
             variables[name] = environment.directory.path
         }

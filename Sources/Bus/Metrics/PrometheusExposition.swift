@@ -20,11 +20,14 @@ public struct GatewayMetrics: Sendable {
     public let clock: any GatewayClock
     /// Each sink queue's depth (the gateway's, once it runs).
     public let queueDepths: @Sendable () -> [(sink: String, depth: Int)]
+    /// The heart-rate arbiter whose drops and handovers are exposed; nil: none.
+    public let heartRateArbiter: HeartRateArbiter?
 
     public init(
         statusBoard: StatusBoard, store: HealthStore?, clockTrust: any ClockTrust, clock: any GatewayClock,
-        queueDepths: @escaping @Sendable () -> [(sink: String, depth: Int)]
+        queueDepths: @escaping @Sendable () -> [(sink: String, depth: Int)], heartRateArbiter: HeartRateArbiter? = nil
     ) {
+        self.heartRateArbiter = heartRateArbiter
         self.statusBoard = statusBoard
         self.store = store
         self.clockTrust = clockTrust
@@ -69,6 +72,10 @@ public struct GatewayMetrics: Sendable {
         Family(name: "healthgate_adapter_waiting_devices", type: "gauge", help: "Devices waiting for a connection attempt on the adapter."),
         Family(name: "healthgate_adapter_slot_waiting_devices", type: "gauge", help: "Devices the adapter hears that wait for a free device slot (every adapter that hears them is full)."),
         Family(name: "healthgate_adapter_power_cycles_total", type: "counter", help: "Times the gateway power-cycled the adapter."),
+        Family(
+            name: "healthgate_heart_rate_dropped_readings_total", type: "counter",
+            help: "Heart-rate readings and series dropped because another path of the same wearer fed them (one strap heard twice)."),
+        Family(name: "healthgate_heart_rate_handovers_total", type: "counter", help: "Times a wearer's heart rate passed from one path to another."),
         Family(name: "healthgate_store_latest_anchor", type: "gauge", help: "The latest anchor of the store's change log."),
         Family(name: "healthgate_clock_synchronized", type: "gauge", help: "1 when the wall clock is synchronized or declared trusted, 0 when not."),
         Family(name: "healthgate_clock_maximum_error_seconds", type: "gauge", help: "The maximum error the kernel admits for the synchronized wall clock."),
@@ -94,6 +101,10 @@ public struct GatewayMetrics: Sendable {
             }
         }
         for (sink, depth) in queueDepths() { add("healthgate_sink_queue_records", ["sink": sink], Double(depth)) }
+        if let counts = heartRateArbiter?.counts {
+            add("healthgate_heart_rate_dropped_readings_total", [:], Double(counts.droppedReadings))
+            add("healthgate_heart_rate_handovers_total", [:], Double(counts.handovers))
+        }
         if let store {
             do {
                 let now = clock.now()

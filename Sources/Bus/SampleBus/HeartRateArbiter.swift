@@ -38,6 +38,26 @@ public final class HeartRateArbiter: Sendable {
     /// Heart-rate records dropped because another path fed their wearer.
     public var droppedCount: Int { choice.withLock { $0.dropped } }
 
+    /// Times a wearer's feeding path changed (``HeartRatePathChoice/handovers``).
+    public var handoverCount: Int { choice.withLock { $0.choice.handovers } }
+
+    /// Both counts at once, as `healthgate status` and `/metrics` report them.
+    public var counts: Counts { choice.withLock { Counts(droppedReadings: $0.dropped, handovers: $0.choice.handovers) } }
+
+    /// What the arbiter did so far.
+    public struct Counts: Hashable, Sendable, Codable {
+        /// Heart-rate records (readings and heartbeat series) dropped as another path's copy.
+        public var droppedReadings: Int
+        /// Times a wearer's feeding path changed.
+        public var handovers: Int
+
+        /// Creates counts.
+        public init(droppedReadings: Int, handovers: Int) {
+            self.droppedReadings = droppedReadings
+            self.handovers = handovers
+        }
+    }
+
     /// The path that feeds `group` now.
     public func owner(of group: String) -> DeviceIdentity? { choice.withLock { $0.choice.owner(of: group) } }
 

@@ -42,6 +42,9 @@ public struct HeartRatePathChoice: Sendable {
     /// forgotten (they start afresh when heard again, which changes no decision).
     public let groupLimit: Int
     private var groups: [String: Group] = [:]
+    /// Times a group's feeding path changed from one path to another (a dropped path handed
+    /// over, or a path with RR intervals took over); a group's first path is no handover.
+    public private(set) var handovers = 0
 
     /// A choice with no path heard yet.
     /// - Parameter handoverAfter: at most 2 s minus a strap's interval between records for the
@@ -65,9 +68,11 @@ public struct HeartRatePathChoice: Sendable {
         let owner = group.owner.flatMap { group.paths[$0] }
         let decision: Decision
         if group.owner == path || owner == nil {
+            if let previous = group.owner, previous != path { handovers += 1 }
             group.owner = path
             decision = .pass
         } else if let owner, this.carriesRR && !owner.carriesRR {
+            handovers += 1
             group.owner = path
             decision = .pass
         } else {

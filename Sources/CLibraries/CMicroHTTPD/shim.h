@@ -24,9 +24,11 @@ typedef __typeof__(&MHD_queue_response) hg_mhd_queue_response_fn;
 // under MHD's own listening thread: the board's event streams block in their content readers
 // on MHD's threads, never on Swift's. MHD binds before it returns, so the sockaddr may live on
 // the stack. The daemon accepts at most `connection_limit` connections at once.
+// `completed` is called when a request ends, however it ends (MHD_OPTION_NOTIFY_COMPLETED), so
+// that the state a POST's body is gathered in is released even when the client goes away.
 static inline struct MHD_Daemon *shim_mhd_start_ipv4(
     hg_mhd_start_daemon_fn start, uint32_t address, uint16_t port, unsigned int connection_limit,
-    MHD_AccessHandlerCallback handler, void *context) {
+    MHD_AccessHandlerCallback handler, void *context, MHD_RequestCompletedCallback completed) {
     struct sockaddr_in socket_address;
     memset(&socket_address, 0, sizeof socket_address);
     socket_address.sin_family = AF_INET;
@@ -37,6 +39,7 @@ static inline struct MHD_Daemon *shim_mhd_start_ipv4(
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &socket_address,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int) 1,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, context,
         MHD_OPTION_END);
 }
 

@@ -81,6 +81,10 @@ public struct MetadataKey: RawRepresentable, Hashable, Sendable, Codable, Compar
     public static let gatewayVersion: MetadataKey = "healthgate.version"
     /// …and the configured source (plugin instance) that produced it.
     public static let sourceName: MetadataKey = "healthgate.source"
+    /// `true` on a record that came by a Bluetooth broadcast (an advertisement), not a
+    /// connection: every advertisement source sets it, so a strap's radio is told
+    /// (``StrapRadio``).
+    public static let broadcast: MetadataKey = "healthgate.broadcast"
 }
 
 /// A metadata value: JSON's scalar types.

@@ -148,14 +148,16 @@ extension HealthStore {
         }
     }
 
-    /// The rows of `participant_devices` (schema version 5), oldest first.
+    /// The rows of `participant_devices` (schema version 5; `until_class_end` since 14), oldest first.
     public func storedParticipantAssignments() throws(StoreError) -> [ParticipantAssignment] {
         try readBlocking { connection throws(StoreError) in
-            try self.run(connection, "SELECT device, participant FROM participant_devices ORDER BY assigned_us, device", [])
-                .compactMap { row in
-                    guard let device = row.text(0), let participant = row.text(1) else { return nil }
-                    return ParticipantAssignment(device: device, participant: participant)
-                }
+            try self.run(
+                connection, "SELECT device, participant, until_class_end FROM participant_devices ORDER BY assigned_us, device", []
+            )
+            .compactMap { row in
+                guard let device = row.text(0), let participant = row.text(1) else { return nil }
+                return ParticipantAssignment(device: device, participant: participant, untilClassEnd: row.integer(2) == 1)
+            }
         }
     }
 
@@ -164,9 +166,20 @@ extension HealthStore {
         try writeBlocking { connection throws(StoreError) in
             try self.run(
                 connection,
-                "INSERT OR REPLACE INTO participant_devices (device, participant, assigned_us) VALUES (?1, ?2, ?3)",
+                "INSERT OR REPLACE INTO participant_devices (device, participant, assigned_us, until_class_end) VALUES (?1, ?2, ?3, ?4)",
                 [.text(assignment.device), .text(assignment.participant),
-                 .integer(StoreTime.microseconds(date))])
+                 .integer(StoreTime.microseconds(date)), .integer(assignment.untilClassEnd ? 1 : 0)])
+        }
+    }
+
+    /// Deletes the rows of `devices` (as stored, exactly) from `participant_devices`, in one
+    /// immediate transaction: the devices are worn by nobody the store knows of.
+    public func removeParticipantAssignments(devices: [String]) throws(StoreError) {
+        guard !devices.isEmpty else { return }
+        try writeBlocking { connection throws(StoreError) in
+            for device in devices {
+                try self.run(connection, "DELETE FROM participant_devices WHERE device = ?1", [.text(device)])
+            }
         }
     }
 

@@ -22,6 +22,18 @@ enum BoardAssets {
         </header>
         <main id="tiles" aria-live="polite"></main>
         <p id="empty">Waiting for heart-rate monitors…</p>
+        <dialog id="sign-in">
+          <form method="dialog" id="sign-in-form">
+            <h2>Sign in <span id="sign-in-strap"></span></h2>
+            <p id="sign-in-radio"></p>
+            <label>Participant <input id="sign-in-name" name="participant" list="participant-names" required maxlength="64"
+              autocomplete="off" placeholder="a participant, or a new member's name"></label>
+            <datalist id="participant-names"></datalist>
+            <label class="keep"><input type="checkbox" id="sign-in-keep"> keep this strap after the class</label>
+            <p id="sign-in-error" role="alert"></p>
+            <menu><button type="button" id="sign-in-cancel">Cancel</button> <button type="submit" id="sign-in-submit">Sign in</button></menu>
+          </form>
+        </dialog>
         <script src="board.js"></script>
         </body>
         </html>
@@ -53,6 +65,21 @@ enum BoardAssets {
         .name { flex: 1; min-width: 0; font-size: min(15cqh, 10cqw); font-weight: 600; line-height: 1.15; white-space: nowrap;
                 overflow: hidden; text-overflow: ellipsis; }
         .guest .name { font-style: italic; }
+        /* A new strap: nobody wears it yet; its identity and radio, and the button that signs it in. */
+        .tile.strap { background: #1f3b57; outline: 3px solid #8ab4f8; outline-offset: -3px; }
+        .tile.strap.lost { background: #3a3f46; outline: 3px dashed #eb5757; }
+        .sign-in { flex: none; font: inherit; font-size: min(11cqh, 7cqw); font-weight: 700; padding: .1em .6em; border-radius: 6px;
+                   border: 0; background: #8ab4f8; color: #101418; cursor: pointer; }
+        .tile:not(.strap) .sign-in { display: none; }
+        /* The identity whole (it is what `participant assign` takes), the radio on the line below. */
+        .tile.strap .figures { flex-direction: column; gap: 1cqh; }
+        .strap-id { font-variant-numeric: tabular-nums; font-weight: 600; }
+        dialog { background: #1b2128; color: #f4f6f8; border: 1px solid #8ab4f8; border-radius: 12px; min-width: 420px; }
+        dialog h2 { margin: 0 0 4px; font-size: 20px; } dialog label { display: block; margin: 10px 0; }
+        dialog input[type=text], dialog input:not([type]) { display: block; width: 100%; font: inherit; padding: 6px; margin-top: 4px; }
+        dialog menu { display: flex; justify-content: flex-end; gap: 8px; padding: 0; }
+        dialog button { font: inherit; padding: 4px 14px; }
+        #sign-in-error { color: #eb5757; min-height: 1.2em; }
         .hr { display: flex; align-items: baseline; gap: 2cqw; white-space: nowrap; overflow: hidden; line-height: 1; margin-top: 2cqh; }
         /* Sized for three digits (0.7 em each) and "102 % max" on one line: a class's heart rates
            pass 100 (the demo's ANT+ class showed them clipped at 20 and 30 tiles). */
@@ -98,10 +125,12 @@ enum BoardAssets {
         function makeTile(id) {
           const tile = element('section', 'tile', tiles);
           tile.dataset.tileId = id;
-          tile.innerHTML = '<div class="head"><span class="name"></span><span class="badge">LOST</span></div>' +
+          tile.innerHTML = '<div class="head"><span class="name"></span><span class="badge">LOST</span>' +
+            '<button type="button" class="sign-in">Sign in</button></div>' +
             '<div class="hr"><span class="bpm">–</span><small>bpm</small><span class="percent"></span></div>' +
             '<div class="figures"><span class="zone"></span><span class="in-zone"></span><span class="energy"></span></div>' +
             '<svg class="trend" viewBox="0 0 60 40" preserveAspectRatio="none"><polyline points=""></polyline></svg>';
+          tile.querySelector('.sign-in').addEventListener('click', () => openSignIn(tile.strap));
           made.set(id, tile);
           return tile;
         }
@@ -123,9 +152,20 @@ enum BoardAssets {
           tile.querySelector('.name').textContent = t.name;
           tile.querySelector('.bpm').textContent = t.heartRate == null ? '–' : Math.round(t.heartRate);
           tile.querySelector('.percent').textContent = t.percentOfMaximum == null ? '' : Math.round(t.percentOfMaximum) + ' % max';
-          tile.querySelector('.zone').textContent = t.zone == null ? 'no zone' : 'zone ' + t.zone;
-          tile.querySelector('.in-zone').textContent = t.secondsInZone == null ? '' : minutes(t.secondsInZone) + ' in zone';
-          tile.querySelector('.energy').textContent = t.energyKilocalories == null ? '' : Math.round(t.energyKilocalories) + ' kcal';
+          tile.classList.toggle('strap', !!t.strap);
+          tile.strap = t.strap || null;
+          if (t.strap) {
+            // A new strap: its identity (as `participant assign` takes it) and the radio it came by.
+            tile.dataset.strap = t.strap.identity;
+            tile.querySelector('.zone').textContent = t.strap.identity;
+            tile.querySelector('.zone').className = 'zone strap-id';
+            tile.querySelector('.in-zone').textContent = radios[t.strap.radio] || 'no radio';
+            tile.querySelector('.energy').textContent = '';
+          } else {
+            tile.querySelector('.zone').textContent = t.zone == null ? 'no zone' : 'zone ' + t.zone;
+            tile.querySelector('.in-zone').textContent = t.secondsInZone == null ? '' : minutes(t.secondsInZone) + ' in zone';
+            tile.querySelector('.energy').textContent = t.energyKilocalories == null ? '' : Math.round(t.energyKilocalories) + ' kcal';
+          }
           tile.querySelector('polyline').setAttribute('points', trendPoints(t.trend));
         }
 
@@ -154,6 +194,47 @@ enum BoardAssets {
           document.getElementById('empty').style.display = made.size ? 'none' : 'block';
           document.body.dataset.updated = update.generatedAt;
         }
+
+        const radios = { antPlus: 'ANT+', bluetoothBroadcast: 'Bluetooth broadcast', bluetoothConnection: 'Bluetooth connection' };
+
+        // Signing a new strap in: a participant's name (or a new member's), posted as JSON to
+        // the board's own address; the gateway assigns it as `participant assign` does.
+        const dialog = document.getElementById('sign-in');
+        const nameInput = document.getElementById('sign-in-name');
+        const signInError = document.getElementById('sign-in-error');
+        let signingIn = null;
+        function openSignIn(strap) {
+          if (!strap) return;
+          signingIn = strap;
+          document.getElementById('sign-in-strap').textContent = strap.identity;
+          document.getElementById('sign-in-radio').textContent = (radios[strap.radio] || 'no radio') + (strap.deviceName ? ' · ' + strap.deviceName : '');
+          const names = document.getElementById('participant-names');
+          names.replaceChildren(...[...made.values()].filter((t) => !t.strap).map((t) => {
+            const option = document.createElement('option');
+            option.value = t.querySelector('.name').textContent;
+            return option;
+          }));
+          nameInput.value = '';
+          document.getElementById('sign-in-keep').checked = false;
+          signInError.textContent = '';
+          dialog.showModal();
+          nameInput.focus();
+        }
+        document.getElementById('sign-in-cancel').addEventListener('click', () => dialog.close());
+        document.getElementById('sign-in-form').addEventListener('submit', async (event) => {
+          event.preventDefault();
+          if (!signingIn) return;
+          const body = { strap: signingIn.identity, participant: nameInput.value.trim(), keep: document.getElementById('sign-in-keep').checked };
+          try {
+            const response = await fetch('api/sign-in' + suffix, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+            const answer = await response.json().catch(() => ({}));
+            if (!response.ok) { signInError.textContent = answer.error || ('refused: ' + response.status); return; }
+            document.body.dataset.signedIn = answer.participant;
+            dialog.close();
+          } catch (error) {
+            signInError.textContent = 'the gateway did not answer: ' + error;
+          }
+        });
 
         const events = new EventSource('events' + suffix);
         events.onopen = () => { connection.textContent = 'live'; connection.className = 'live'; document.body.dataset.connected = 'true'; };

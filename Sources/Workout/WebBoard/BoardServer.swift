@@ -22,7 +22,10 @@ public import WorkoutPresentation
 /// nothing changes, so a vanished reader is noticed.
 ///
 /// **Access.** With a token (``WebBoardConfiguration``) every request must carry it
-/// (`?token=…` or `Authorization: Bearer …`); others get 401.
+/// (`?token=…` or `Authorization: Bearer …`); others get 401. Every request is a `GET` (or
+/// `HEAD`) but one: `POST /api/sign-in` assigns a new strap to a participant
+/// (``BoardFeed/signIn(strap:participant:keep:)``), accepted only from the board's own page on
+/// its own address (``BoardSignInRequest``).
 public final class BoardServer: Sendable {
     /// Connections served at once; more wait in the listen backlog.
     public static let connectionLimit: UInt32 = 64
@@ -44,6 +47,9 @@ public final class BoardServer: Sendable {
     private let mhd = Mutex<MicroHTTPDEntryPoints?>(nil)
     private let daemon = Mutex<DaemonHandle?>(nil)
     private let refused = Atomic<Int>(0)
+    /// The port the daemon listens on, once started (the chosen one for port 0): what a
+    /// sign-in's `Host` must name.
+    private let boundPort = Atomic<UInt16>(0)
 
     /// The daemon pointer, owned by this server (started in `start`, stopped in `stop`).
     // @unchecked Sendable: an immutable daemon pointer, only passed to MHD_stop_daemon (once, by
@@ -103,12 +109,13 @@ public final class BoardServer: Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard let pointer = shim_mhd_start_ipv4(
             entryPoints.startDaemon, configuration.listen.networkOrder, configuration.listen.port,
-            UInt32(Self.connectionLimit), boardAccessHandler, context)
+            UInt32(Self.connectionLimit), boardAccessHandler, context, boardRequestCompleted)
         else {
             throw WebBoardError("cannot listen on \(configuration.listen) (in use, or not an address of this machine)")
         }
         daemon.withLock { $0 = DaemonHandle(pointer: pointer, mhd: entryPoints) }
         let port = shim_mhd_bound_port(entryPoints.getDaemonInfo, pointer)
+        boundPort.store(port, ordering: .relaxed)
         let address = "http://\(configuration.listen.octets.map(String.init).joined(separator: ".")):\(port)"
         logger.notice(
             (router == nil ? "metrics at \(address)/metrics" : "live board at \(address)/"
@@ -199,11 +206,18 @@ public final class BoardServer: Sendable {
 
     // MARK: Requests (on libmicrohttpd's threads)
 
-    fileprivate func handle(_ connection: OpaquePointer, url: String, method: String) -> MHD_Result {
+    fileprivate func handle(
+        _ connection: OpaquePointer, url: String, method: String, upload: UnsafePointer<CChar>?,
+        uploadSize: UnsafeMutablePointer<Int>?, requestState: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+    ) -> MHD_Result {
         // Set before the daemon started, so always there while it runs.
         guard let mhd = mhd.withLock({ $0 }) else { return .NO }
+        if method == "POST", url == "/api/sign-in", router != nil {
+            return handleSignIn(connection, upload: upload, uploadSize: uploadSize, requestState: requestState, mhd)
+        }
         guard method == "GET" || method == "HEAD" else {
-            return queue(.text(405, "text/plain", "only GET", headers: ["Allow": "GET, HEAD"]), on: connection, mhd)
+            let allowed = url == "/api/sign-in" && router != nil ? "POST" : "GET, HEAD"
+            return queue(.text(405, "text/plain", "only \(allowed)", headers: ["Allow": allowed]), on: connection, mhd)
         }
         if let token, !authorized(connection, token: token, mhd) {
             refused.add(1, ordering: .relaxed)
@@ -223,6 +237,83 @@ public final class BoardServer: Sendable {
         guard let router else { return queue(.text(404, "text/plain", "not found: this listener serves /metrics"), on: connection, mhd) }
         if url == "/events" { return queueEventStream(on: connection, mhd) }
         return queue(router.respond(to: url), on: connection, mhd)
+    }
+
+    /// `POST /api/sign-in`. libmicrohttpd calls the handler once with the headers (the body's
+    /// state is made then, and released by ``boardRequestCompleted`` however the request ends),
+    /// then once per piece of the body, then once more with none: the sign-in is made then.
+    /// Headers are checked at the first call, so a refused request's body is never read.
+    private func handleSignIn(
+        _ connection: OpaquePointer, upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>?,
+        requestState: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ mhd: MicroHTTPDEntryPoints
+    ) -> MHD_Result {
+        guard let requestState, let uploadSize else { return .NO }
+        func refuse(_ refusal: BoardSignInRequest.Refusal) -> MHD_Result {
+            logger.warning("\(refusal.message)")
+            return queue(Self.json(refusal.status, ["error": .string(refusal.message)]), on: connection, mhd)
+        }
+        guard let pointer = requestState.pointee else {
+            if let token, !authorized(connection, token: token, mhd) {
+                refused.add(1, ordering: .relaxed)
+                return queue(
+                    .text(401, "text/plain", "this board needs its token", headers: ["WWW-Authenticate": "Bearer"]), on: connection, mhd)
+            }
+            func header(_ name: String) -> String? {
+                mhd.lookupConnectionValue(connection, .HEADER_KIND, name).map { String(cString: $0) }
+            }
+            do {
+                try BoardSignInRequest.checkHeaders(
+                    .init(host: header("Host"), origin: header("Origin"), contentType: header("Content-Type")),
+                    listen: configuration.listen, port: boundPort.load(ordering: .relaxed))
+            } catch {
+                return refuse(error)
+            }
+            if let length = header("Content-Length").flatMap(Int.init), length > BoardSignInRequest.maximumBodyBytes {
+                return refuse(.init(status: 413, message: "sign-in refused: the body is larger than \(BoardSignInRequest.maximumBodyBytes) bytes"))
+            }
+            requestState.pointee = Unmanaged.passRetained(PostBody()).toOpaque()
+            return .YES
+        }
+        let body = Unmanaged<PostBody>.fromOpaque(pointer).takeUnretainedValue()
+        if uploadSize.pointee > 0 {
+            if let upload, body.bytes.count <= BoardSignInRequest.maximumBodyBytes {
+                let count = min(uploadSize.pointee, BoardSignInRequest.maximumBodyBytes + 1 - body.bytes.count)
+                upload.withMemoryRebound(to: UInt8.self, capacity: count) { body.bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: count)) }
+            }
+            // Everything is taken (what is past the limit is dropped; the limit refuses the request).
+            uploadSize.pointee = 0
+            return .YES
+        }
+        let request: BoardSignInRequest
+        do {
+            request = try BoardSignInRequest.decode(body.bytes)
+        } catch {
+            return refuse(error)
+        }
+        guard let board = router?.board else { return .NO }
+        let outcome = BoardRouter.wait { () async throws -> Participant in
+            try await board.signIn(strap: request.strap, participant: request.participant, keep: request.keep)
+        }
+        switch outcome {
+        case .success(let participant):
+            logger.info("signed in \(request.strap) → \(participant.name) from the board" + (request.keep ? " (kept after the class)" : ""))
+            return queue(Self.json(200, [
+                "strap": .string(request.strap), "participant": .string(participant.name),
+                "devices": .array(participant.devices.map(JSONValue.string)), "keep": .bool(request.keep),
+            ]), on: connection, mhd)
+        case .failure(let error as WorkoutError) where error.code == .persistence:
+            return refuse(.init(status: 503, message: "sign-in not stored: \(error.message)"))
+        case .failure(let error as WorkoutError):
+            return refuse(.init(status: 400, message: "sign-in refused: \(error.message)"))
+        case .failure(let error):
+            return refuse(.init(status: 500, message: "sign-in failed: \(error)"))
+        }
+    }
+
+    /// A JSON answer.
+    static func json(_ status: Int, _ object: [String: JSONValue]) -> BoardResponse {
+        let body = (try? BoardRouter.encode(JSONValue.object(object))).map(Array.init) ?? Array("{}".utf8)
+        return BoardResponse(status: status, contentType: "application/json", body: body)
     }
 
     private func authorized(_ connection: OpaquePointer, token: String, _ mhd: MicroHTTPDEntryPoints) -> Bool {
@@ -309,10 +400,25 @@ final class EventStream {
 // libmicrohttpd's callbacks: C function pointers, so they capture nothing and find their Swift
 // objects through the context pointer.
 
-private let boardAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, _, _ in
+private let boardAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, upload, uploadSize, state in
     guard let context, let connection, let url, let method else { return .NO }
     let server = Unmanaged<BoardServer>.fromOpaque(context).takeUnretainedValue()
-    return server.handle(connection, url: String(cString: url), method: String(cString: method))
+    return server.handle(
+        connection, url: String(cString: url), method: String(cString: method), upload: upload, uploadSize: uploadSize,
+        requestState: state)
+}
+
+/// A request ended: the body state a sign-in made (``PostBody``), if still held, is released.
+private let boardRequestCompleted: MHD_RequestCompletedCallback = { _, _, state, _ in
+    guard let state, let pointer = state.pointee else { return }
+    state.pointee = nil
+    Unmanaged<PostBody>.fromOpaque(pointer).release()
+}
+
+/// A sign-in's body as it arrives, owned by its request (released when the request completes).
+/// Used by one connection thread at a time.
+final class PostBody {
+    var bytes: [UInt8] = []
 }
 
 private let eventStreamReader: MHD_ContentReaderCallback = { context, _, buffer, capacity in

@@ -16,4 +16,10 @@ public protocol BoardFeed: Sendable {
     /// Replaces the handler called whenever a tile may have changed (a reading arrived); it is
     /// called on the feeding task and must return at once. Nil removes it.
     func setChangeHandler(_ handler: (@Sendable () -> Void)?)
+    /// Signs `strap` in to `participant` (an existing participant's name, or a new member's),
+    /// as `healthgate participant assign STRAP NAME [--keep]` does: committed before it returns.
+    /// - Returns: the participant as they are now (their devices include the strap).
+    /// - Throws: ``Workouts/WorkoutError`` (``Workouts/WorkoutError/Code/invalidArgument`` for a
+    ///   bad name or strap, ``Workouts/WorkoutError/Code/persistence`` when the store fails).
+    func signIn(strap: String, participant: String, keep: Bool) async throws(WorkoutError) -> Participant
 }

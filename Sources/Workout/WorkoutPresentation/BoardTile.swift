@@ -1,7 +1,8 @@
 public import Workouts
+public import HealthModel
 public import FoundationEssentials
 
-/// One tile of the live board: a participant (or a guest device) with their heart rate, zone,
+/// One tile of the live board: a participant (or a strap nobody wears) with their heart rate, zone,
 /// time in zone, energy and a short trend. The JSON the board's page receives.
 public struct BoardTile: Hashable, Sendable, Codable {
     /// Whether the tile's sensor is sending.
@@ -14,12 +15,31 @@ public struct BoardTile: Hashable, Sendable, Codable {
         case lost
     }
 
-    /// Stable across updates: `participant:NAME` or `guest:DEVICE`.
+    /// A strap nobody wears: what signing it in needs.
+    public struct Strap: Hashable, Sendable, Codable {
+        /// Its identity in the form `participant assign` and the board's sign-in take.
+        public var identity: String
+        /// The radio its latest reading came by (nil: none, a serial device).
+        public var radio: StrapRadio?
+        /// Its name, when it has one.
+        public var deviceName: String?
+
+        /// Creates a strap's description.
+        public init(identity: String, radio: StrapRadio?, deviceName: String? = nil) {
+            self.identity = identity
+            self.radio = radio
+            self.deviceName = deviceName
+        }
+    }
+
+    /// Stable across updates: `participant:NAME` or `strap:IDENTITY`.
     public var id: String
-    /// The participant's name, or `Guest` and the device's name.
+    /// The participant's name, or `New strap`.
     public var name: String
-    /// A device seen without a participant (default profile).
+    /// A strap nobody wears (a new-strap tile: no participant, no profile, no zone).
     public var guest: Bool
+    /// The new strap's identity and radio, on a new-strap tile.
+    public var strap: Strap?
     /// The latest heart rate, bpm; nil while no reading arrived and while the sensor is lost (a lost
     /// strap shows no stale number).
     public var heartRate: Double?
@@ -49,8 +69,9 @@ public struct BoardTile: Hashable, Sendable, Codable {
         id: String, name: String, guest: Bool, heartRate: Double? = nil, percentOfMaximum: Double? = nil,
         zone: Int? = nil, zoneCount: Int = 0, secondsInZone: Double? = nil, energyKilocalories: Double? = nil,
         workoutState: WorkoutSessionState = .notStarted, elapsedSeconds: Double? = nil, trend: [Double] = [],
-        sensor: Sensor = .waiting, secondsSinceReading: Double? = nil
+        sensor: Sensor = .waiting, secondsSinceReading: Double? = nil, strap: Strap? = nil
     ) {
+        self.strap = strap
         self.id = id
         self.name = name
         self.guest = guest
@@ -69,7 +90,7 @@ public struct BoardTile: Hashable, Sendable, Codable {
 }
 
 /// What the board shows at one moment: every tile, participants first (roster order), then
-/// guests (by device).
+/// new straps (by identity).
 public struct BoardSnapshot: Hashable, Sendable, Codable {
     /// When it was made.
     public var generatedAt: Date

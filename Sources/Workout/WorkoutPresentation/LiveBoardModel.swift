@@ -26,6 +26,8 @@ public struct LiveBoardModel: Sendable {
         /// a step of the wall clock neither flags a sensor lost nor keeps a silent one live.
         var arrival: Duration
         var trend: [Double] = []
+        /// The radio the latest reading came by.
+        var radio: StrapRadio?
     }
 
     private var readings: [String: Readings] = [:]
@@ -54,6 +56,7 @@ public struct LiveBoardModel: Sendable {
             // Non-nil: inserted above when missing.
             readings[key]?.latest = bpm
             readings[key]?.arrival = now
+            readings[key]?.radio = StrapRadio(of: sample)
             readings[key]?.trend.append(bpm)
             if let count = readings[key]?.trend.count, count > Self.trendLength {
                 readings[key]?.trend.removeFirst(count - Self.trendLength)
@@ -63,9 +66,15 @@ public struct LiveBoardModel: Sendable {
 
     /// The tiles at wall-clock date `now` (zones by age, the snapshot's date) and monotonic time
     /// `uptime` (how long each sensor has been silent): one per participant (their most recent
-    /// device), then one per device nobody wears (a guest with the roster's default profile).
+    /// device), then a new-strap tile per strap nobody wears (its identity in the form
+    /// `participant assign` takes, its radio and its heart rate; no participant's figures), in
+    /// order of identity.
+    /// - Parameter newStraps: the identities of the straps to offer for signing in
+    ///   (``Workouts/ClassSignIn/newStraps(at:)``: heard lately, cleared when a class ends); nil:
+    ///   every strap nobody wears heard within ``Workouts/ClassSignIn/forgetAfterSeconds``.
     public func snapshot(
-        at now: Date, uptime: Duration, roster: ParticipantRoster, workouts: [String: WorkoutSnapshot]
+        at now: Date, uptime: Duration, roster: ParticipantRoster, workouts: [String: WorkoutSnapshot],
+        newStraps: Set<String>? = nil
     ) -> BoardSnapshot {
         var tiles: [BoardTile] = []
         var owned: Set<String> = []
@@ -84,10 +93,24 @@ public struct LiveBoardModel: Sendable {
                 id: "participant:\(participant.name)", name: participant.name, guest: false, readings: latest,
                 profile: participant.profile, workout: workouts[participant.name], now: now, uptime: uptime))
         }
-        for (key, reading) in readings.sorted(by: { $0.key < $1.key }) where !owned.contains(key) {
-            tiles.append(tile(
-                id: "guest:\(key)", name: "Guest \(reading.device.name ?? key)", guest: true, readings: reading,
-                profile: roster.defaultProfile, workout: nil, now: now, uptime: uptime))
+        // The straps nobody wears, one tile per strap (its paths together), the latest path's reading.
+        var straps: [String: Readings] = [:]
+        for (key, reading) in readings where !owned.contains(key) {
+            guard let identity = reading.device.strapIdentity?.canonical else { continue }
+            if let newStraps {
+                guard newStraps.contains(identity) else { continue }
+            } else if (uptime - reading.arrival).seconds > ClassSignIn.forgetAfterSeconds {
+                continue
+            }
+            if let other = straps[identity], other.arrival >= reading.arrival { continue }
+            straps[identity] = reading
+        }
+        for (identity, reading) in straps.sorted(by: { $0.key < $1.key }) {
+            var strap = tile(
+                id: "strap:\(identity)", name: "New strap", guest: true, readings: reading,
+                profile: UserProfile(), workout: nil, now: now, uptime: uptime)
+            strap.strap = BoardTile.Strap(identity: identity, radio: reading.radio, deviceName: reading.device.name)
+            tiles.append(strap)
         }
         return BoardSnapshot(generatedAt: now, tiles: tiles, droppedReadings: droppedReadings)
     }

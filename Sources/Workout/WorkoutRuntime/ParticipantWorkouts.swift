@@ -22,6 +22,14 @@ import Synchronization
 /// and a restart replays the stored assignments over the configured ones. A participant's
 /// workout collects from the devices the participant wears when it starts.
 ///
+/// **Signing in** (``ClassSignIn``): the heart-rate straps nobody wears are followed as new
+/// straps (``newStraps()``, `participant.straps`, the board's new-strap tiles). An assignment
+/// made while the class runs (a participant's workout is in progress) starts the participant's
+/// workout, with the class's activity, from the strap's first beat in the class (the committed
+/// samples since then are collected), and unless kept (`keep`) lasts until the class ends: when
+/// the last participant's workout ends, those assignments are deleted from the store and the
+/// roster is the configured one with the remaining stored assignments again, as after a restart.
+///
 /// Isolation: the roster lives in a `Mutex`; assignments and restores run one at a time on the
 /// group's serial queue (the store blocks).
 public final class ParticipantWorkouts: SampleSink, SampleSource {
@@ -33,6 +41,11 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         /// The devices heard lately, newest last, at most ``heardDevicesLimit``: what tells an
         /// assignment which other identities name the same strap.
         var heardDevices: [Device] = []
+        /// The configured roster, before any run-time assignment: what a class's end goes back to
+        /// (with the assignments that stay).
+        let configured: ParticipantRoster
+        /// The new straps, the running class and its sign-ins.
+        var signIn = ClassSignIn()
     }
 
     /// How many distinct devices ``State/heardDevices`` keeps (the oldest goes first).
@@ -73,7 +86,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         main = WorkoutController(
             profile: roster.defaultProfile, store: store, clock: clock, ids: ids, logger: logger, clockBase: clockBase,
             othersDevices: { worn.roster.withLock { $0.participants.flatMap(\.devices) } })
-        var initial = State(roster: roster)
+        var initial = State(roster: roster, configured: roster)
         for participant in roster.participants {
             initial.controllers[participant.name] = WorkoutController(
                 profile: participant.profile, store: store, clock: clock, ids: ids,
@@ -114,6 +127,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     private func restoreOnQueue() throws(WorkoutError) {
         guard !state.withLock({ $0.restoreDone }) else { return }
         let assignments = try store.participantAssignments()
+        state.withLock { $0.signIn.restore(assignments) }
         let journaledNames = try store.journaledWorkouts().compactMap(\.definition.participant)
         var roster = state.withLock { $0.roster }
         for assignment in assignments {
@@ -168,32 +182,105 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     /// name is new; a name that differs from a participant's only in case is theirs), committed
     /// to the store before it returns. A workout already running keeps
     /// its devices; the participant's next workout collects from the new one.
+    ///
+    /// While a class runs it is a sign-in (``ClassSignIn``): a participant with no workout in
+    /// progress gets one, with the class's activity, from the strap's first beat in the class;
+    /// and unless `keep`, the class's end frees the strap.
     /// - Throws: ``WorkoutError/Code/invalidArgument`` for a bad name or device,
     ///   ``WorkoutError/Code/persistence`` when the store cannot commit it (nothing changes).
     @discardableResult
-    public func assign(device: String, to participant: String) async throws(WorkoutError) -> ParticipantRoster {
-        try await executor.run { () throws(WorkoutError) -> ParticipantRoster in
+    public func assign(device: String, to participant: String, keep: Bool = false) async throws(WorkoutError) -> ParticipantRoster {
+        try await refreshClass()
+        let (roster, name, signIn) = try await executor.run { () throws(WorkoutError) -> (ParticipantRoster, String, ClassSignIn.SignIn) in
             try self.restoreOnQueue()
             var trial = self.state.withLock { $0.roster }
             // A name that differs from a participant's only in case is that participant, not a new one.
             let name = Self.participantName(participant.trimmed(), among: trial.participants.map(\.name))
-            let assignment = ParticipantAssignment(device: device, participant: name)
             // The strap's other names, from the devices heard that this identity names.
             let identity = DeviceIdentity(device)
             let aliases = self.state.withLock { $0.heardDevices }
                 .filter { $0.identities.contains(identity) }
                 .reduce(into: Set<DeviceIdentity>()) { $0.formUnion($1.identities) }
+            // Decided on a copy: the sign-in state changes only once the store has the assignment.
+            var signInTrial = self.state.withLock { $0.signIn }
+            let signIn = signInTrial.signIn(device: device, participant: name, keep: keep)
+            let assignment = ParticipantAssignment(device: device, participant: name, untilClassEnd: signIn.untilClassEnd)
             try trial.apply(assignment, aliases: aliases)
             try self.store.assign(assignment)
             self.state.withLock { state in
                 state.roster = trial
+                // Heard meanwhile only: the decision above is the one committed.
+                _ = state.signIn.signIn(device: device, participant: name, keep: keep)
                 self.worn.roster.withLock { $0 = trial }
                 for participant in trial.participants where state.controllers[participant.name] == nil {
                     self.addController(participant, to: &state)
                 }
             }
-            self.logger.info("device \(device) is worn by \(participant)")
-            return trial
+            self.logger.info(
+                "device \(device) is worn by \(name)" + (signIn.untilClassEnd ? " until the class ends" : "")
+                    + (signIn.workoutStart.map { ", signed in from its first beat at \(RFC3339.string(from: $0))" } ?? ""))
+            return (trial, name, signIn)
+        }
+        // A sign-in during the class: the participant's workout from the strap's first beat.
+        if let activity = signIn.activity, let controller = controller(for: name), controller.activeSession() == nil,
+            let wearer = roster.participant(named: name)
+        {
+            do {
+                try await controller.start(activity: activity, devices: wearer.devices, startDate: signIn.workoutStart)
+            } catch {
+                logger.error("\(name) is signed in, but their workout did not start: \(error)")
+                throw error
+            }
+        }
+        return roster
+    }
+
+    /// The heart-rate straps nobody wears heard lately (``ClassSignIn/newStraps(at:)``).
+    public func newStraps() -> [ClassSignIn.NewStrap] {
+        let now = clock.uptime()
+        return state.withLock { $0.signIn.newStraps(at: now) }
+    }
+
+    /// The devices signed in until the running class ends, with their participants.
+    public var signedInUntilClassEnd: [String: String] { state.withLock { $0.signIn.untilClassEnd } }
+
+    /// Follows the class (``ClassSignIn``): it began when a participant's workout is in progress
+    /// and none was; it ended when none is any more, and then the straps signed in until its end
+    /// are freed (deleted from the store; the roster is the configured one with the remaining
+    /// stored assignments). Called after every workout command and once restored.
+    /// - Throws: ``WorkoutError/Code/persistence`` when the store cannot be read or written.
+    public func refreshClass() async throws(WorkoutError) {
+        try await restore()
+        let controllers = state.withLock { Array($0.controllers.values) }
+        for controller in controllers { try await controller.restore() }
+        let sessions = controllers.compactMap { $0.activeSession() }
+        let (classStart, pending) = state.withLock { ($0.signIn.classStart, !$0.signIn.untilClassEnd.isEmpty) }
+        if let first = sessions.min(by: { ($0.startDate ?? .distantFuture) < ($1.startDate ?? .distantFuture) }) {
+            guard classStart == nil else { return }
+            let start = first.startDate ?? clock.now()
+            state.withLock { $0.signIn.classBegan(at: start, activity: first.activityType) }
+            logger.info("the class began at \(RFC3339.string(from: start)) (\(first.activityType.rawValue))")
+            return
+        }
+        guard classStart != nil || pending else { return }
+        try await executor.run { () throws(WorkoutError) in
+            let freed = self.state.withLock { $0.signIn.untilClassEnd.keys.sorted() }
+            try self.store.unassign(freed)
+            var roster = self.state.withLock { $0.configured }
+            for assignment in try self.store.participantAssignments() {
+                do {
+                    try roster.apply(assignment)
+                } catch {
+                    self.logger.error("stored assignment of \(assignment.device) to \(assignment.participant) is not applied: \(error)")
+                }
+            }
+            self.state.withLock { state in
+                _ = state.signIn.classEnded()
+                state.roster = roster
+                self.worn.roster.withLock { $0 = roster }
+            }
+            self.logger.info(
+                "the class ended" + (freed.isEmpty ? "" : ": \(String(count: freed.count, "strap")) signed in for it freed (\(freed.joined(separator: ", ")))"))
         }
     }
 
@@ -201,6 +288,20 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     /// - Returns: one snapshot for the gateway's own workout or one participant's; for
     ///   ``Target/all``, every participant's snapshot and the errors of those that refused.
     public func handle(_ request: WorkoutControlRequest, for target: Target) async throws(WorkoutError) -> GroupAnswer {
+        let answer = try await handleWorkout(request, for: target)
+        switch request {
+        case .start, .end:
+            do {
+                try await refreshClass()
+            } catch {
+                logger.error("the class's sign-ins could not be brought up to date: \(error)")
+            }
+        default: break
+        }
+        return answer
+    }
+
+    private func handleWorkout(_ request: WorkoutControlRequest, for target: Target) async throws(WorkoutError) -> GroupAnswer {
         try await restore()
         switch target {
         case .main:
@@ -325,22 +426,28 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         public var maximumHeartRate: Double?
         /// The state of their workout.
         public var workoutState: WorkoutSessionState
+        /// The devices signed in for the running class only: its end frees them.
+        public var untilClassEnd: [String]?
     }
 
     /// The participants with their devices and workout state.
     public func summaries() -> [ParticipantSummary] {
         let statuses = statuses()
         let now = clock.now()
+        let signedIn = signedInUntilClassEnd
         return roster.participants.map { participant in
-            ParticipantSummary(
+            let temporary = participant.devices.filter { signedIn[$0] == participant.name }
+            return ParticipantSummary(
                 name: participant.name, devices: participant.devices,
                 maximumHeartRate: participant.profile.maximumHeartRate(on: now),
-                workoutState: statuses[participant.name]?.state ?? .notStarted)
+                workoutState: statuses[participant.name]?.state ?? .notStarted,
+                untilClassEnd: temporary.isEmpty ? nil : temporary)
         }
     }
 
     /// The control commands: every `workout.*` command (see ``Target``), `participant.assign`
-    /// (`device`, `participant`) and `participant.list`. Workout commands answer the single
+    /// (`device`, `participant`, optional `keep`), `participant.list` and `participant.straps`
+    /// (the new straps, ``newStraps()``). Workout commands answer the single
     /// snapshot for one workout (as a lone controller does) and a ``GroupAnswer`` for `all`.
     public func controlHandlers() -> [String: @Sendable (JSONValue) async throws -> JSONValue] {
         var handlers: [String: @Sendable (JSONValue) async throws -> JSONValue] = [:]
@@ -358,8 +465,18 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             guard let device = arguments["device"]?.stringValue, let name = arguments["participant"]?.stringValue else {
                 throw WorkoutError(.invalidArgument, "participant.assign needs device and participant")
             }
-            try await self.assign(device: device, to: name)
+            let keep: Bool
+            switch arguments["keep"] {
+            case nil, .null?: keep = false
+            case .bool(let value)?: keep = value
+            default: throw WorkoutError(.invalidArgument, "participant.assign: keep must be a boolean")
+            }
+            try await self.assign(device: device, to: name, keep: keep)
             return try JSONValue.encoding(self.summaries())
+        }
+        handlers["participant.straps"] = { _ in
+            try await self.restore()
+            return try JSONValue.encoding(self.newStraps())
         }
         handlers["participant.list"] = { _ in
             try await self.restore()
@@ -379,26 +496,40 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             try await restore()
             try await main.restore()
             for controller in state.withLock({ Array($0.controllers.values) }) { try await controller.restore() }
+            // A class left running, or one that ended before its sign-ins were freed (a crash).
+            try await refreshClass()
         } catch {
             logger.error("cannot restore the workouts from the store: \(error)")
             throw error
         }
-        while let batch = await inbox.next() {
-            noteDevices(of: batch)
-            main.ingest(batch)
-            for controller in state.withLock({ Array($0.controllers.values) }) { controller.ingest(batch) }
-        }
+        while let batch = await inbox.next() { ingest(batch) }
     }
 
-    /// Keeps the devices of `batch`'s heart rate in ``State/heardDevices``.
+    /// Offers `batch` to every workout and notes its heart rate's straps (new straps for the
+    /// sign-in); what the sink role does with each batch.
+    public func ingest(_ batch: [HealthRecord]) {
+        noteDevices(of: batch)
+        main.ingest(batch)
+        for controller in state.withLock({ Array($0.controllers.values) }) { controller.ingest(batch) }
+    }
+
+    /// Keeps the devices of `batch`'s heart rate in ``State/heardDevices``, and each reading in
+    /// the sign-in state (a strap nobody wears is a new strap).
     private func noteDevices(of batch: [HealthRecord]) {
         var last: Device?
+        let now = clock.uptime()
+        var roster: ParticipantRoster?
         for record in batch {
-            guard case .quantity(let sample) = record, sample.type == .heartRate, let device = sample.device,
-                !last.isIdentical(to: device)
-            else { continue }
-            last = device
+            guard case .quantity(let sample) = record, sample.type == .heartRate, let device = sample.device else { continue }
+            // Read once per batch that has heart rate: a worn strap is matched against the roster.
+            let current = roster ?? self.roster
+            roster = current
+            let worn = current.owner(of: device) != nil
             state.withLock { state in
+                state.signIn.hear(
+                    device, heartRate: sample.quantity.value, at: sample.endDate, radio: StrapRadio(of: sample), worn: worn,
+                    arrivedAt: now)
+                guard !last.isIdentical(to: device) else { return }
                 if let index = state.heardDevices.lastIndex(of: device) {
                     if index == state.heardDevices.count - 1 { return }
                     state.heardDevices.remove(at: index)
@@ -406,6 +537,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
                 state.heardDevices.append(device)
                 if state.heardDevices.count > Self.heardDevicesLimit { state.heardDevices.removeFirst() }
             }
+            last = device
         }
     }
 

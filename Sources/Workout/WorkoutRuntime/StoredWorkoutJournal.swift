@@ -69,6 +69,10 @@ public struct StoredWorkoutJournal: WorkoutStateStore, ParticipantAssignmentStor
         try mapped { () throws(StoreError) in try store.storeParticipantAssignment(assignment, at: date) }
     }
 
+    public func unassign(_ devices: [String]) throws(WorkoutError) {
+        try mapped { () throws(StoreError) in try store.removeParticipantAssignments(devices: devices) }
+    }
+
     private func mapped<T>(_ body: () throws(StoreError) -> T) throws(WorkoutError) -> T {
         do {
             return try body()

@@ -98,12 +98,15 @@ public final class WorkoutController: SampleSink, SampleSource {
     /// - Parameters:
     ///   - devices: local identifiers or names to collect from; nil or empty collects from all.
     ///   - types: the types to collect; default ``WorkoutDefinition/defaultTypes(for:)``.
+    ///   - startDate: when it started, if earlier than now (a strap signed in to a running class
+    ///     starts its wearer's workout at its first beat, ``ClassSignIn``); the committed
+    ///     samples since then are collected at once. Nil or later than now: now.
     /// - Throws: ``WorkoutError/Code/alreadyActive`` when a workout is in progress,
     ///   ``WorkoutError/Code/persistence`` when the store cannot commit it.
     @discardableResult
     public func start(
         activity: WorkoutActivityType, devices: [String]? = nil,
-        types: [QuantityType]? = nil
+        types: [QuantityType]? = nil, startDate: Date? = nil
     ) async throws(WorkoutError) -> WorkoutSnapshot {
         let definition = WorkoutDefinition(
             id: ids.next(), activityType: activity, firstActivityID: ids.next(),
@@ -117,19 +120,25 @@ public final class WorkoutController: SampleSink, SampleSource {
                     state: session.state, action: .start)
             }
             let now = self.clock.now()
+            let start = startDate.map { min($0, now) } ?? now
             var live = LiveWorkout(definition)
             let base = self.clockBase?()
             let entries = [
-                WorkoutJournalEntry(action: .prepare, date: now, clockBase: base),
-                WorkoutJournalEntry(action: .start, date: now, clockBase: base),
+                WorkoutJournalEntry(action: .prepare, date: start, clockBase: base),
+                WorkoutJournalEntry(action: .start, date: start, clockBase: base),
             ]
             for entry in entries { try live.apply(entry) }
+            // Started in the past: what the store committed since is the workout's already (the
+            // bus delivered it before the workout existed).
+            let committed = start < now ? try self.store.committedRecords(of: definition.types, endingFrom: start) : []
             try self.store.append(entries, from: 0, of: definition)
+            live.collectCommitted(self.ownRecords(committed, devices: definition.devices))
             // Commands run one at a time on this queue, so no workout appeared meanwhile.
             self.state.withLock { $0.live = live }
             return live.snapshot(at: now, profile: self.profile)
         }
         logger.info("started \(activity.rawValue) workout \(definition.id)"
+            + (startDate.map { " from \(RFC3339.string(from: $0))" } ?? "")
             + (definition.devices.map { " collecting from \($0.joined(separator: ", "))" } ?? ""))
         return snapshot
     }
@@ -235,6 +244,15 @@ public final class WorkoutController: SampleSink, SampleSource {
             // Mutated in place (optional chaining): a copy of the live workout would copy its samples.
             if let figures = state.live?.liveFigures(at: clock.now(), profile: profile) { return figures }
             return state.lastSnapshot ?? WorkoutSnapshot(state: .notStarted, participant: participant)
+        }
+    }
+
+    /// The workout in progress (running, paused or stopped), nil when none: its state, start and
+    /// activity, read without analysing its samples.
+    public func activeSession() -> WorkoutSession? {
+        state.withLock { state in
+            guard let session = state.live?.session, session.isActive else { return nil }
+            return session
         }
     }
 

@@ -36,4 +36,8 @@ public protocol ParticipantAssignmentStore: Sendable {
     /// Records that `assignment.device` is worn by `assignment.participant` from now on,
     /// replacing an earlier assignment of the same device.
     func assign(_ assignment: ParticipantAssignment) throws(WorkoutError)
+
+    /// Forgets the assignments of `devices` (each as ``ParticipantAssignment/device`` was
+    /// given): a class's end frees the straps signed in for it.
+    func unassign(_ devices: [String]) throws(WorkoutError)
 }

@@ -57,4 +57,9 @@ public final class VolatileWorkoutStore: WorkoutStateStore, ParticipantAssignmen
             assignments.append(assignment)
         }
     }
+
+    /// Forgets the assignments of `devices`.
+    public func unassign(_ devices: [String]) throws(WorkoutError) {
+        assignments.withLock { $0.removeAll { devices.contains($0.device) } }
+    }
 }

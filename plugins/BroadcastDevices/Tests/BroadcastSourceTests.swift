@@ -47,6 +47,7 @@ final class BroadcastSourceTests: XCTestCase {
         XCTAssertEqual(samples.first?.device?.radioIdentifier, "1A2B3C4D", "the Polar device id is the broadcast's radio")
         XCTAssertEqual(samples.first?.device?.model, "H10")
         XCTAssertEqual(samples.first?.metadata[.sensorContact], .bool(true))
+        XCTAssertEqual(samples.first?.metadata[.broadcast], .bool(true), "it came by a broadcast")
         XCTAssertEqual(samples.map { $0.metadata[.lowBattery] }, [false, false, false, false, true].map(MetadataValue.bool))
         XCTAssertEqual(harness.current.details["scanPath"], "discovery")
     }

@@ -102,7 +102,9 @@ final class HealthDeviceSourceTests: XCTestCase {
             try await h.waitFor("three weights") { h.quantities(.bodyMass).count == 3 }
         }
         let weights = h.quantities(.bodyMass)
-        XCTAssertEqual(weights.map(\.startDate.timeIntervalSince1970), [1_800_000_000 - 240, 1_800_000_000 - 30, 1_800_000_020])
+        XCTAssertEqual(
+            weights.map(\.startDate.timeIntervalSince1970),
+            [TimeInterval(1_800_000_000 - 240), TimeInterval(1_800_000_000 - 30), TimeInterval(1_800_000_020)])
         XCTAssertEqual(weights.map { $0.metadata[ClinicalRecordMapper.clockOffsetKey] }, [.double(-120), .double(-120), .double(0)])
         XCTAssertTrue(
             h.logs.entries.contains {

@@ -13,7 +13,7 @@ import WorkoutRuntime
 enum DemoCommand {
     static let command = Command(
         name: "demo", summary: "Run the gateway with simulated devices that speak the real protocols.",
-        usage: "demo [--participants N [--listen ADDRESS:PORT] [--drop-sensor-after SECONDS] | --class N [--listen ADDRESS:PORT]] [--duration SECONDS] [--db PATH] [--quiet]",
+        usage: "demo [--participants N [--new-straps M] [--listen ADDRESS:PORT] [--drop-sensor-after SECONDS] | --class N [--listen ADDRESS:PORT]] [--duration SECONDS] [--db PATH] [--quiet]",
         discussion: """
             Starts a simulated Bluetooth heart-rate monitor that emits real Heart Rate Measurement \
             (0x2A37) payloads with RR intervals and energy expended, decoded by the same decoder real \
@@ -43,7 +43,9 @@ enum DemoCommand {
             configuration's "web"). --drop-sensor-after makes the last participant's strap go silent \
             after that many seconds, so the board flags a lost sensor. A graceful stop (--duration, \
             Ctrl-C, SIGTERM) ends every workout the demo started and stores it, so no workout of the \
-            demo is left running.
+            demo is left running. --new-straps M adds M monitors nobody wears (N + M at most 16): new \
+            straps to sign in from the board or with 'healthgate participant assign' (their workouts are \
+            the gateway's, not the demo's: end them with 'healthgate workout end --all').
 
             --class N (3–60; 30 is the case the docs describe) runs a gym's class instead of the devices \
             above: N simulated heart-rate straps over the three paths straps arrive by (for 30: 20 ANT+ \
@@ -61,6 +63,7 @@ enum DemoCommand {
             OptionSpec(name: "participants", value: "N", help: "Simulate N participants (1–16) and serve the live board."),
             OptionSpec(name: "listen", value: "ADDRESS:PORT", help: "Where the board listens (default 127.0.0.1:8080)."),
             OptionSpec(name: "drop-sensor-after", value: "SECONDS", help: "The last participant's strap goes silent after this long."),
+            OptionSpec(name: "new-straps", value: "M", help: "M further simulated straps nobody wears, to sign in (N + M ≤ 16)."),
             OptionSpec(name: "activity", value: "TYPE", help: "The group workout's activity (default highIntensityIntervalTraining)."),
             OptionSpec(name: "class", value: "N", help: "Simulate a class of N straps (3–60) over ANT+, broadcasts and connections, with the board."),
         ]
@@ -93,8 +96,10 @@ enum DemoCommand {
             guard DemoClass.range.contains(size) else {
                 throw CommandError(.usage, "--class must be \(DemoClass.range.lowerBound) to \(DemoClass.range.upperBound)")
             }
-            guard arguments.value("participants") == nil, arguments.value("drop-sensor-after") == nil else {
-                throw CommandError(.usage, "--class goes without --participants and --drop-sensor-after")
+            guard arguments.value("participants") == nil, arguments.value("drop-sensor-after") == nil,
+                arguments.value("new-straps") == nil
+            else {
+                throw CommandError(.usage, "--class goes without --participants, --drop-sensor-after and --new-straps")
             }
             let activity = try WorkoutCommand.activity(
                 arguments.value("activity") ?? WorkoutActivityType.highIntensityIntervalTraining.rawValue, what: "--activity")
@@ -126,7 +131,12 @@ enum DemoCommand {
             if let dropAfter, dropAfter <= 0 { throw CommandError(.usage, "--drop-sensor-after must be positive") }
             let activity = try WorkoutCommand.activity(
                 arguments.value("activity") ?? WorkoutActivityType.highIntensityIntervalTraining.rawValue, what: "--activity")
-            let group = DemoParticipants(count: count, dropAfter: dropAfter)
+            let newStraps = try arguments.integer("new-straps") ?? 0
+            guard newStraps >= 0, count + newStraps <= DemoParticipants.range.upperBound else {
+                throw CommandError(.usage, "--participants plus --new-straps must be at most \(DemoParticipants.range.upperBound)")
+            }
+            var group = DemoParticipants(count: count, dropAfter: dropAfter)
+            group.newStraps = newStraps
             // The participants' straps replace the demo's heart-rate sources, the broadcasting ones too.
             let broadcasting = Set(BuiltinCatalog.make().advertisementSources.map(\.kind))
             configuration.sources = group.sources + demo.sources.filter { $0.kind != "ble-heart-rate" && !broadcasting.contains($0.kind) }
@@ -141,8 +151,8 @@ enum DemoCommand {
             let started = DemoWorkouts(logger: logger)
             runner.onStart = { workouts in await started.start(activity, in: workouts) }
             runner.onStop = { workouts in await started.end(in: workouts) }
-        } else if arguments.value("listen") != nil || arguments.value("drop-sensor-after") != nil {
-            throw CommandError(.usage, "--listen and --drop-sensor-after go with --participants")
+        } else if arguments.value("listen") != nil || arguments.value("drop-sensor-after") != nil || arguments.value("new-straps") != nil {
+            throw CommandError(.usage, "--listen, --drop-sensor-after and --new-straps go with --participants")
         }
         // Said once every option is taken, so that a usage error is the only line.
         context.printNote("healthgate demo: simulated devices → \(database) (the demo's own store; read it with --db \(database))")

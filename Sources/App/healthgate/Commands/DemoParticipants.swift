@@ -10,6 +10,9 @@ struct DemoParticipants {
     let count: Int
     /// The last participant's strap goes silent after this long, if set.
     let dropAfter: Double?
+    /// Further simulated monitors that nobody wears: new straps to sign in (their tiles on the
+    /// board, `participant straps`). ``count`` plus these is at most 16.
+    var newStraps = 0
 
     static let names = [
         "Ana", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gus", "Hana", "Ivo", "Jana", "Kai", "Lea", "Max", "Nia", "Ole", "Pia",
@@ -27,8 +30,9 @@ struct DemoParticipants {
     /// The heart-rate sources: one following every monitor, or with a dropped sensor, a second
     /// one following only the last monitor (which the runner stops after ``dropAfter``).
     var sources: [PluginConfiguration] {
-        let simulation: JSONValue = .object(["heartRateMonitors": .number(Double(count))])
-        guard dropAfter != nil, count > 1 else {
+        let total = count + newStraps
+        let simulation: JSONValue = .object(["heartRateMonitors": .number(Double(total))])
+        guard dropAfter != nil, total > 1 else {
             return [PluginConfiguration(
                 kind: "ble-heart-rate", name: "demo-heart-rate",
                 config: .object(["transport": .string("simulated"), "simulation": simulation]))]
@@ -38,7 +42,7 @@ struct DemoParticipants {
                 kind: "ble-heart-rate", name: "demo-heart-rate",
                 config: .object([
                     "transport": .string("simulated"), "simulation": simulation,
-                    "devices": .array((0..<count - 1).map { .string(Self.address($0)) }),
+                    "devices": .array((0..<total).filter { $0 != count - 1 }.map { .string(Self.address($0)) }),
                 ])),
             PluginConfiguration(
                 kind: "ble-heart-rate", name: Self.droppingSource,

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import HealthModel
 import GatewayRuntime
 import Workouts
@@ -7,28 +8,72 @@ import WorkoutRuntime
 enum ParticipantCommand {
     static let command = Command(
         name: "participant", summary: "Assign devices to participants of group workouts and list them.",
-        usage: "participant assign DEVICE NAME | participant list [--format table|json]",
+        usage: "participant assign DEVICE NAME [--keep] | participant list [--format table|json] | participant straps [--format table|json]",
         discussion: """
             A participant is a person with a profile and the devices they wear (the configuration's \
-            'participants'). 'assign' moves a device (BLE address, serial number or name) to NAME at \
-            run time, creating the participant with the configuration's 'profile' if NAME is new; the \
-            daemon commits it to its store before answering, so it survives a restart. A workout \
-            already running keeps its devices; the participant's next one uses the new device.
+            'participants'). 'assign' moves a device (BLE address, Polar device id, ant:120:NUMBER, serial \
+            number or name) to NAME at run time, creating the participant with the configuration's 'profile' \
+            if NAME is new; the daemon commits it to its store before answering, so it survives a restart. A \
+            workout already running keeps its devices; the participant's next one uses the new device.
+
+            Signing in: while a class runs (a participant's workout is in progress, 'workout start --all'), \
+            'assign' signs the strap in: NAME's workout starts, with the class's activity, from the strap's \
+            first beat in the class, and the strap is freed when the class ends (the last participant's \
+            workout ends) unless --keep is given. 'straps' lists the heart-rate straps nobody wears heard \
+            in the last minute (the board's new-strap tiles), by the identity 'assign' takes.
             """,
-        subcommands: [assign, list])
+        subcommands: [assign, list, straps])
 
     static let assign = Command(
-        name: "assign", summary: "Assign a device to a participant.", usage: "participant assign DEVICE NAME [--config FILE]",
-        options: ControlSocketPath.options
+        name: "assign", summary: "Assign a device to a participant (during a class: sign it in).",
+        usage: "participant assign DEVICE NAME [--keep] [--config FILE]",
+        options: [OptionSpec(name: "keep", value: nil, help: "During a class: keep the strap assigned after the class ends.")]
+            + ControlSocketPath.options
     ) { arguments, context in
         let device = try arguments.positional(0, "the DEVICE")
         let name = try arguments.positional(1, "the participant's NAME")
+        let keep = arguments.flag("keep")
         let result = try await ControlSocketPath.send(
-            "participant.assign", arguments: .object(["device": .string(device), "participant": .string(name)]),
+            "participant.assign",
+            arguments: .object(["device": .string(device), "participant": .string(name), "keep": .bool(keep)]),
             options: arguments, context: context)
         let participants = try decode(result)
-        let devices = participants.first { $0.name == name }?.devices ?? [device]
-        context.print("\(device) → \(name) (wears \(devices.joined(separator: ", ")))")
+        let wearer = participants.first { $0.name.lowercased() == name.lowercased() }
+        let devices = wearer?.devices ?? [device]
+        let temporary = wearer?.untilClassEnd?.contains(device) ?? false
+        context.print(
+            "\(device) → \(wearer?.name ?? name) (wears \(devices.joined(separator: ", ")))"
+                + (temporary ? "; signed in until the class ends" : "")
+                + (wearer.map { $0.workoutState == .running ? "; workout running" : "" } ?? ""))
+        return .success
+    }
+
+    static let straps = Command(
+        name: "straps", summary: "List the heart-rate straps nobody wears, heard in the last minute.",
+        usage: "participant straps [--format table|json] [--config FILE]",
+        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")] + ControlSocketPath.options
+    ) { arguments, context in
+        let format = try arguments.format(among: ["table", "json"])
+        let result = try await ControlSocketPath.send("participant.straps", arguments: .object([:]), options: arguments, context: context)
+        let straps: [ClassSignIn.NewStrap]
+        do {
+            straps = try result.decode([ClassSignIn.NewStrap].self)
+        } catch {
+            throw CommandError(.dataError, "the daemon's strap list is not understood: \(error)")
+        }
+        if format == "json" {
+            try WorkoutCommand.printJSON(straps, context)
+        } else if straps.isEmpty {
+            context.print("no new straps (every strap heard in the last minute is worn)")
+        } else {
+            let rows = straps.map { strap in
+                [
+                    strap.identity, strap.radio?.label ?? "-", String(Int(strap.heartRate.rounded())),
+                    RFC3339.string(from: strap.firstBeat), strap.name ?? "-",
+                ]
+            }
+            context.print(TextTable.render(header: ["STRAP", "RADIO", "HR", "FIRST BEAT", "NAME"], rows: rows))
+        }
         return .success
     }
 
@@ -49,9 +94,10 @@ enum ParticipantCommand {
                 [
                     participant.name, participant.devices.isEmpty ? "-" : participant.devices.joined(separator: ","),
                     participant.maximumHeartRate.map { String(Int($0.rounded())) } ?? "-", participant.workoutState.rawValue,
+                    participant.untilClassEnd.map { $0.joined(separator: ",") } ?? "-",
                 ]
             }
-            context.print(TextTable.render(header: ["NAME", "DEVICES", "MAX HR", "WORKOUT"], rows: rows))
+            context.print(TextTable.render(header: ["NAME", "DEVICES", "MAX HR", "WORKOUT", "FREED AT CLASS END"], rows: rows))
         }
         return .success
     }

@@ -86,16 +86,14 @@ enum ScanCommand {
         let wanted = try selected(
             names.filter { name in !broadcasting.contains { $0.kind == name } }, from: profiles(in: catalog),
             broadcasting: names.isEmpty ? [] : broadcasting.map(\.kind), extraKnown: catalog.advertisementSources.map(\.kind))
-        // The advertisement scan has a BlueZ client of its own: BlueZ keeps one discovery filter
-        // per client and merges them, so neither scan narrows the other.
+        // One scan serves both lists, as the adapter's shared scan does in the gateway: one BlueZ
+        // client, one StartDiscovery (two clients starting discovery at once left one of them
+        // unanswered by bluetoothd 5.66, and its discovery reported nothing).
         let transport = try BluetoothCommandOptions.transport(arguments, context: context, label: "scan", level: .warning)
-        let scanner = try BluetoothCommandOptions.transport(arguments, context: context, label: "scan", level: .warning)
-        async let advertisers = broadcasting.isEmpty
-            ? [:] : scanAdvertisements(scanner, sources: broadcasting, for: .seconds(timeout))
-        let found = wanted.isEmpty ? [] : try await scan(transport, services: wanted.map(\.kind.service), for: .seconds(timeout))
-        let heard = try await advertisers
+        let (found, heard) = try await scan(
+            transport, services: wanted.map(\.kind.service), advertisers: broadcasting, for: .seconds(timeout))
         if !wanted.isEmpty || heard.isEmpty { print(found, profiles: wanted, context: context) }
-        printAdvertisers(heard, path: await scanner.path, context: context)
+        printAdvertisers(heard, path: transport.path, context: context)
         return .success
     }
 
@@ -139,34 +137,52 @@ enum ScanCommand {
         return profiles.filter { names.contains($0.kind.name) || names.contains($0.source) }
     }
 
-    /// Runs discovery for `duration` and returns the peripherals still present at the end (or
-    /// when discovery ends early), with those BlueZ made during it that no event reported
-    /// (``BlueZTransport/discoveredDevices(services:)``).
+    /// What one scan found: the peripherals of the wanted services still present at its end, by
+    /// address, and each advertiser of the advertisement sources with its last reading.
+    struct Scanned: Sendable {
+        var found: [String: DiscoveredPeripheral] = [:]
+        var heard: [String: Advertiser] = [:]
+    }
+
+    /// Runs one scan for `duration` (or until it ends early): discovery of the peripherals that
+    /// advertise one of `services`, and the advertisements of `advertisers`' devices.
     static func scan(
-        _ transport: BlueZTransport, services: [BluetoothUUID], for duration: Duration
-    ) async throws -> [DiscoveredPeripheral] {
-        let seen = AsyncCondition<[String: DiscoveredPeripheral]>([:])
+        _ transport: BlueZTransport, services: [BluetoothUUID], advertisers: [(kind: String, source: any AdvertisementSource.Type)],
+        for duration: Duration
+    ) async throws -> (found: [DiscoveredPeripheral], heard: [String: Advertiser]) {
+        let discovery = services.isEmpty ? nil : DiscoveryInterest(services: services)
+        let interest = ScanInterest(advertisements: advertisers.isEmpty ? nil : [], discovery: discovery)
+        guard interest.advertisements != nil || discovery != nil else { return ([], [:]) }
+        let seen = AsyncCondition(Scanned())
         _ = try await race(sleep: { try await Task.sleep(for: duration) }) {
             do {
-                for try await event in transport.discover(services: services) {
-                    switch event {
-                    case .found(let peripheral): seen.update { $0[peripheral.address] = peripheral }
-                    case .lost(let address): seen.update { $0[address] = nil }
+                // Scoped: when the time is up, discovery is stopped before the lists are printed.
+                try await transport.withScan(for: interest) { events in
+                    for try await event in events {
+                        switch event {
+                        case .discovery(.found(let peripheral)) where discovery?.accepts(peripheral) == true:
+                            seen.update { $0.found[peripheral.address] = peripheral }
+                        case .discovery(.lost(let address)):
+                            seen.update { $0.found[address] = nil }
+                        case .advertisement(let advertisement):
+                            for (kind, source) in advertisers {
+                                guard let reading = source.reading(in: advertisement) else { continue }
+                                seen.update {
+                                    $0.heard[advertisement.address] = Advertiser(advertisement: advertisement, source: kind, reading: reading)
+                                }
+                                break
+                            }
+                        case .discovery:
+                            break
+                        }
                     }
                 }
             } catch let error as BLETransportError where error.code == .unavailable {
                 throw CommandError(.unavailable, "no Bluetooth: \(error.message)")
             }
         }
-        var found = seen.value
-        let made: [DiscoveredPeripheral]
-        do {
-            made = try await transport.discoveredDevices(services: services)
-        } catch let error as BLETransportError where error.code == .unavailable {
-            throw CommandError(.unavailable, "no Bluetooth: \(error.message)")
-        }
-        for device in made where found[device.address] == nil { found[device.address] = device }
-        return Array(found.values)
+        let scanned = seen.value
+        return (Array(scanned.found.values), scanned.heard)
     }
 
     private static func print(_ peripherals: [DiscoveredPeripheral], profiles: [Profile], context: CommandContext) {
@@ -198,28 +214,6 @@ enum ScanCommand {
         let advertisement: Advertisement
         let source: String
         let reading: String
-    }
-
-    /// Scans advertisements for `duration` and returns each advertiser of `sources` with its last
-    /// reading, by address.
-    static func scanAdvertisements(
-        _ scanner: BlueZTransport, sources: [(kind: String, source: any AdvertisementSource.Type)], for duration: Duration
-    ) async throws -> [String: Advertiser] {
-        let seen = AsyncCondition<[String: Advertiser]>([:])
-        _ = try await race(sleep: { try await Task.sleep(for: duration) }) {
-            do {
-                for try await advertisement in scanner.advertisements() {
-                    for (kind, source) in sources {
-                        guard let reading = source.reading(in: advertisement) else { continue }
-                        seen.update { $0[advertisement.address] = Advertiser(advertisement: advertisement, source: kind, reading: reading) }
-                        break
-                    }
-                }
-            } catch let error as BLETransportError where error.code == .unavailable {
-                throw CommandError(.unavailable, "no Bluetooth: \(error.message)")
-            }
-        }
-        return seen.value
     }
 
     /// Prints the advertisers heard, with the scan path that heard them (`management-socket`, …).

@@ -30,6 +30,11 @@ enum StatusCommand {
         let report = try result.decode(StatusReport.self)
         context.print("healthgate \(report.version), pid \(report.pid), up since \(RFC3339.string(from: report.startedAt)), config \(report.configuration)")
         if let clock = report.clock { context.print("clock: \(clock)") }
+        if let counts = report.heartRate {
+            context.print(
+                "heart rate: \(String(count: counts.droppedReadings, "reading")) dropped as a second path's copy, "
+                    + "\(String(count: counts.handovers, "handover")) between paths")
+        }
         let rows = report.plugins.map { status -> [String] in
             [status.name, status.kind, status.role.rawValue, status.state.rawValue, String(status.records),
              String(status.dropped), String(status.restarts),

@@ -135,9 +135,10 @@ struct GatewayRunner {
         // below exists), the store's followers, the clock.
         let statusBoard = StatusBoard()
         let runningGateway = Mutex<Gateway?>(nil)
+        let arbiter = HeartRateArbiter(clock: clock, group: Self.wearer(in: services.workouts))
         let metrics = GatewayMetrics(
             statusBoard: statusBoard, store: store, clockTrust: clockTrust, clock: clock,
-            queueDepths: { runningGateway.withLock { $0?.queueDepths() ?? [] } })
+            queueDepths: { runningGateway.withLock { $0?.queueDepths() ?? [] } }, heartRateArbiter: arbiter)
         var servers: [BoardServer] = []
         if let listen = try WebBoardConfiguration.decode(configuration.metrics, origin: configuration.origin, key: "metrics") {
             let server = BoardServer(
@@ -176,7 +177,7 @@ struct GatewayRunner {
             shutdownTimeout: .milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000)),
             provenance: Self.provenance(of: configuration, gatewayName: gatewayName, variables: variables),
             clockBase: { clockTrust.clockBase() },
-            heartRateArbiter: HeartRateArbiter(clock: clock, group: Self.wearer(in: services.workouts)))
+            heartRateArbiter: arbiter)
         runningGateway.withLock { $0 = gateway }
 
 
@@ -188,7 +189,7 @@ struct GatewayRunner {
             try JSONValue.encoding(StatusReport(
                 version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
                 configuration: configuration.origin, store: store.path, clock: clockTrust.state().description,
-                plugins: statusBoard.snapshot()))
+                plugins: statusBoard.snapshot(), heartRate: arbiter.counts))
         }
         handlers["ping"] = { _ in .string("pong") }
         let control = ControlServer(path: socketPath, handlers: handlers, logger: logger.child("control"))
@@ -387,4 +388,7 @@ struct StatusReport: Codable, Sendable {
     /// Whether the wall clock is synchronized (``ClockState``).
     var clock: String?
     var plugins: [PluginStatus]
+    /// What the heart-rate arbiter did (``HeartRateArbiter/counts``): readings dropped as a
+    /// second path's copy, handovers between paths. Absent from an older daemon.
+    var heartRate: HeartRateArbiter.Counts?
 }

@@ -71,6 +71,21 @@ public protocol AdvertisementScanner: Sendable {
     ) async throws -> Result
     /// The path the scanner's latest scan uses; nil before scanning started.
     var path: ScanPath? { get async }
+    /// Runs `body` with the events of one scan for `interest`, scoped like
+    /// ``withAdvertisements(matching:_:)``: advertisements for its advertisement interest, devices
+    /// found and lost for its discovery interest. Each interest that arrives on `widenings` (a
+    /// wider one: ``ScanInterest/union(_:)`` with a new consumer's) is taken on while the scan
+    /// runs, when ``widensInPlace``. A stack whose adapter is also its connections' (BlueZ)
+    /// implements it, so that one scan serves both (``SharedAdvertisementScanner``). The default
+    /// serves advertisements only (``withAdvertisements(matching:_:)``), ignores `widenings` and
+    /// throws `.notSupported` for a discovery interest.
+    func withScan<Result>(
+        for interest: ScanInterest, widenedBy widenings: AsyncStream<ScanInterest>,
+        _ body: (AsyncThrowingStream<ScanEvent, any Error>) async throws -> Result
+    ) async throws -> Result
+    /// Whether ``withScan(for:widenedBy:_:)`` takes on wider interests while it scans (BlueZ: a
+    /// new discovery filter, a new monitor); when false, a shared scan restarts for a wider one.
+    var widensInPlace: Bool { get }
 }
 
 extension AdvertisementScanner {
@@ -79,6 +94,46 @@ extension AdvertisementScanner {
         matching matches: [AdvertisementMatch], _ body: (AsyncThrowingStream<Advertisement, any Error>) async throws -> Result
     ) async throws -> Result {
         try await body(advertisements(matching: matches))
+    }
+
+    /// Scanners of advertisements only restart for a wider interest.
+    public var widensInPlace: Bool { false }
+
+    /// Runs one scan for `interest` that is never widened (``withScan(for:widenedBy:_:)``).
+    public func withScan<Result>(
+        for interest: ScanInterest, _ body: (AsyncThrowingStream<ScanEvent, any Error>) async throws -> Result
+    ) async throws -> Result {
+        try await withScan(for: interest, widenedBy: AsyncStream { $0.finish() }, body)
+    }
+
+    /// Serves an advertisement interest by ``withAdvertisements(matching:_:)``; a discovery
+    /// interest throws `.notSupported` (a scanner of advertisements only). `widenings` are not
+    /// taken on (``widensInPlace`` is false).
+    public func withScan<Result>(
+        for interest: ScanInterest, widenedBy widenings: AsyncStream<ScanInterest>,
+        _ body: (AsyncThrowingStream<ScanEvent, any Error>) async throws -> Result
+    ) async throws -> Result {
+        guard interest.discovery == nil else {
+            throw BLETransportError(.notSupported, "this scanner hears advertisements only; it does not discover devices")
+        }
+        return try await withAdvertisements(matching: interest.advertisements ?? []) { advertisements in
+            let (events, continuation) = AsyncThrowingStream.makeStream(
+                of: ScanEvent.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(1024))
+            // Relays in order in a child task, so that `body` reads scan events; it ends with
+            // the advertisements (their failure passed on) or when `body` returned.
+            return try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        for try await advertisement in advertisements { continuation.yield(.advertisement(advertisement)) }
+                        continuation.finish()
+                    } catch {
+                        continuation.finish(throwing: error)
+                    }
+                }
+                defer { group.cancelAll() }
+                return try await body(events)
+            }
+        }
     }
 
     /// Every advertisement the scanner hears (``advertisements(matching:)`` with no match).

@@ -28,7 +28,17 @@ public final class BluetoothAdapters: Sendable {
     private let clock: any GatewayClock
     private let makeTransport: MakeTransport
     private let schedulers = Mutex<[String: AdapterScheduler]>([:])
-    private let scanners = Mutex<[String: SharedAdvertisementScanner]>([:])
+    /// Each adapter's stack transport and its one scan, made on first use.
+    private let stacks = Mutex<[String: Stack]>([:])
+
+    /// One adapter's transport from the stack, and the scan every source shares on it.
+    private struct Stack {
+        let transport: any BLECentralTransport
+        let scanner: SharedAdvertisementScanner
+        /// Whether discovery goes through the scan: false when the stack does not scan (a
+        /// scripted stack's transport discovers by itself).
+        let scans: Bool
+    }
 
     /// - Parameters:
     ///   - transport: the stack; without one, every adapter reports `.unavailable` (no Bluetooth
@@ -75,23 +85,36 @@ public final class BluetoothAdapters: Sendable {
         }
     }
 
-    /// A transport for `adapter`: a source makes one per adapter it uses. Nothing is opened
-    /// here; a missing stack or adapter is reported by discovery and connect.
+    /// The transport of `adapter` (nil: the adapter the stack lists first), the same for every
+    /// source: the stack's transport, made on the first request. Where the stack scans (BlueZ
+    /// does), its discovery joins the adapter's one scan (``scanner(for:)``), so that the
+    /// connection-based sources and the advertisement sources on an adapter share one scan,
+    /// which starts with the first of them and stops with the last. Nothing is opened here; a
+    /// missing stack or adapter is reported by discovery and connect.
     public func transport(for adapter: String?) -> any BLECentralTransport {
-        makeTransport(adapter)
+        let stack = stack(for: adapter)
+        guard stack.scans else { return stack.transport }
+        return SharedScanTransport(stack: stack.transport, scanner: stack.scanner)
     }
 
     /// The advertisement scanner of `adapter` (nil: the adapter the stack lists first), the same
-    /// for every source: one scan per adapter, shared (``SharedAdvertisementScanner``), of the
-    /// stack's transport when it scans advertisements (BlueZ does), else one that fails with
-    /// `.unavailable`. Nothing is opened here.
+    /// for every source: one scan per adapter, shared (``SharedAdvertisementScanner``) with the
+    /// connection-based sources' discovery, of the stack's transport when it scans advertisements
+    /// (BlueZ does), else one that fails with `.unavailable`. Nothing is opened here.
     public func scanner(for adapter: String?) -> any AdvertisementScanner {
-        scanners.withLock { scanners in
+        stack(for: adapter).scanner
+    }
+
+    private func stack(for adapter: String?) -> Stack {
+        stacks.withLock { stacks in
             let name = adapter ?? "default"
-            if let existing = scanners[name] { return existing }
-            let underlying = (makeTransport(adapter) as? any AdvertisementScanner) ?? UnavailableTransport(adapter: adapter)
-            let made = SharedAdvertisementScanner(underlying)
-            scanners[name] = made
+            if let existing = stacks[name] { return existing }
+            let transport = makeTransport(adapter)
+            let scanning = transport as? any AdvertisementScanner
+            let made = Stack(
+                transport: transport, scanner: SharedAdvertisementScanner(scanning ?? UnavailableTransport(adapter: adapter)),
+                scans: scanning != nil)
+            stacks[name] = made
             return made
         }
     }

@@ -39,6 +39,7 @@ public enum StoreSchema {
         .sql(version11),
         .sql(version12),
         .sql(version13),
+        .sql(version14),
     ]
 
     // Version 1.

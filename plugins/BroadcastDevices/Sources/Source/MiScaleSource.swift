@@ -99,6 +99,7 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
             guard newWeighing || newImpedance else { return }
             var metadata = Metadata()
             metadata[.advertiserAddress] = .string(identity.address)
+            metadata[.broadcast] = .bool(true)
             metadata[.scaleUnit] = .string(reading.unit.rawValue)
             if let impedance = reading.impedance { metadata[.impedance] = .integer(Int64(impedance)) }
             if let timestamp = reading.clock.iso8601 { metadata[.scaleTimestamp] = .string(timestamp) }

@@ -84,6 +84,7 @@ public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, Pay
             metadata[.sensorContact] = .bool(block.sensorContact)
             metadata[.lowBattery] = .bool(!block.batteryOk)
             metadata[.advertiserAddress] = .string(identity.address)
+            metadata[.broadcast] = .bool(true)
             let device = Device(
                 name: advertisement.name, manufacturer: "Polar Electro Oy", model: identity.model,
                 localIdentifier: identity.key, radioIdentifier: identity.key)

@@ -49,7 +49,7 @@ public struct CGMSensorStatus: Hashable, Sendable {
     /// absent octet counts as 0. Nil when all three are absent.
     public var value: Int? {
         guard status != nil || calibrationTemperature != nil || warning != nil else { return nil }
-        return Int(status ?? 0) | Int(calibrationTemperature ?? 0) << 8 | Int(warning ?? 0) << 16
+        return Int(UInt32(status ?? 0) | UInt32(calibrationTemperature ?? 0) << 8 | UInt32(warning ?? 0) << 16)
     }
 
     /// Whether the sensor says its session is stopped.

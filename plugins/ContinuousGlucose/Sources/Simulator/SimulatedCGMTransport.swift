@@ -230,7 +230,7 @@ final class SimulatedCGMConnection: BLEConnection {
         let first: Int
         switch request.dropFirst().first {
         case 0x01 where request.count == 2: first = 0
-        case 0x03 where request.count == 5 && request[2] == 0x01: first = Int(request[3]) | Int(request[4]) << 8
+        case 0x03 where request.count == 5 && request[2] == 0x01: first = Int(UInt16(request[3]) | UInt16(request[4]) << 8)
         case 0x01, 0x03: return ([], [0x06, 0x00, opCode, 0x09])
         default: return ([], [0x06, 0x00, opCode, 0x04])
         }

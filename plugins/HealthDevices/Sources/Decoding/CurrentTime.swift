@@ -13,7 +13,7 @@ public enum CurrentTime {
     public static func timestamp(_ value: [UInt8]) -> DeviceTimestamp? {
         guard value.count >= 7 else { return nil }
         return DeviceTimestamp(
-            year: Int(value[0]) | Int(value[1]) << 8, month: Int(value[2]), day: Int(value[3]), hours: Int(value[4]),
+            year: Int(UInt16(value[0]) | UInt16(value[1]) << 8), month: Int(value[2]), day: Int(value[3]), hours: Int(value[4]),
             minutes: Int(value[5]), seconds: Int(value[6]))
     }
 

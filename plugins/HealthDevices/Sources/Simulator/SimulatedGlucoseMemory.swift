@@ -48,7 +48,7 @@ struct SimulatedGlucoseMemory: Sendable {
         case 0x01 where request.count == 2:
             first = 1
         case 0x03 where request.count == 5 && request[2] == 0x01:
-            first = max(1, Int(request[3]) | Int(request[4]) << 8)
+            first = max(1, Int(UInt16(request[3]) | UInt16(request[4]) << 8))
         case 0x01, 0x03:
             return ([], [0x06, 0x00, opCode, 0x09])
         default:

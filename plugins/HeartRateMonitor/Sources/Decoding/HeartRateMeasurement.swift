@@ -83,7 +83,7 @@ public enum HeartRateMeasurementDecoder {
         let heartRate: Int
         if flags & heartRateIsUInt16 != 0 {
             guard count >= offset + 2 else { return cut("heartRate", at: offset, needs: 2) }
-            heartRate = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
+            heartRate = Int(UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8)
             offset += 2
         } else {
             guard count >= offset + 1 else { return cut("heartRate", at: offset, needs: 1) }
@@ -98,7 +98,7 @@ public enum HeartRateMeasurementDecoder {
         var energy: Int?
         if flags & energyExpendedPresent != 0 {
             guard count >= offset + 2 else { return cut("energyExpended", at: offset, needs: 2) }
-            energy = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
+            energy = Int(UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8)
             offset += 2
         }
         var intervals = RRIntervals()

@@ -28,12 +28,18 @@ import Synchronization
 /// read from the kernel's management socket (Device Found events, ``ManagementAdvertisementReader``)
 /// instead of Device1's properties: every report the controller passes, repeats included, where
 /// BlueZ signals only changed properties. It comes after the monitor because it is discovery
-/// plus every report: the controller's duplicate filter, which a monitor lifts, still applies.
-/// When the socket fails during the scan, the scan goes on by discovery's D-Bus signals and says so.
+/// plus every report: the controller's duplicate filter, which a monitor lifts, still applies
+/// unless the kernel advertisement monitor the path adds through the socket lifts it. Devices
+/// found for a discovery interest are still reported from D-Bus. When the socket fails during
+/// the scan, the scan goes on by discovery's D-Bus signals and says so.
 ///
 /// On the monitor and discovery paths every Device1 object's `ManufacturerData`, `ServiceData`
 /// and `RSSI` updates (PropertiesChanged) are reported as advertisements. The path chosen is
 /// logged with the adapter and is ``path``.
+///
+/// The same scan serves the connection-based sources' discovery (``withScan(for:widenedBy:_:)``
+/// with a discovery interest): see ``runScan(for:widenedBy:report:)``, the one code path that
+/// asks bluetoothd to scan, and ``take(_:client:adapter:scan:offered:)`` for what it asks.
 extension BlueZTransport: AdvertisementScanner {
     /// The path the latest scan uses: nil before a scan chose one.
     public var path: ScanPath? { advertisementScanPath.withLock { $0 } }
@@ -52,9 +58,32 @@ extension BlueZTransport: AdvertisementScanner {
         matching matches: [AdvertisementMatch], _ body: (AsyncThrowingStream<Advertisement, any Error>) async throws -> Result
     ) async throws -> Result {
         let (stream, scan) = startAdvertisementScan(matching: matches)
+        return try await finishing(scan) { try await body(stream) }
+    }
+
+    /// Runs `body` with the events of one scan for `interest` (see the type's documentation, and
+    /// ``runScan(for:widenedBy:report:)`` for what it asks bluetoothd), taking on each wider
+    /// interest from `widenings` while it runs, scoped like ``withAdvertisements(matching:_:)``:
+    /// the adapter's shared scan (``SharedAdvertisementScanner``) runs its scans through here.
+    public func withScan<Result>(
+        for interest: ScanInterest, widenedBy widenings: AsyncStream<ScanInterest>,
+        _ body: (AsyncThrowingStream<ScanEvent, any Error>) async throws -> Result
+    ) async throws -> Result {
+        // Bounded: a consumer that falls behind loses the oldest events, never blocks the bus.
+        let (stream, scan) = startScan(for: interest, widenedBy: widenings, bufferingNewest: 1024) { (event: ScanEvent, continuation) in
+            continuation.yield(event)
+        }
+        return try await finishing(scan) { try await body(stream) }
+    }
+
+    /// A scan takes on a wider interest without stopping (a new discovery filter, a new monitor).
+    public var widensInPlace: Bool { true }
+
+    /// Runs `body`, then stops `scan` and waits until it is over, also when `body` threw.
+    private func finishing<Result>(_ scan: Task<Void, Never>, _ body: () async throws -> Result) async throws -> Result {
         let result: Result
         do {
-            result = try await body(stream)
+            result = try await body()
         } catch {
             scan.cancel()
             await scan.value
@@ -65,19 +94,32 @@ extension BlueZTransport: AdvertisementScanner {
         return result
     }
 
-    /// Starts a scan: its stream and the task running it (which ends after its clean-up).
+    /// Starts an advertisement scan: its stream and the task running it.
     private func startAdvertisementScan(
         matching matches: [AdvertisementMatch]
     ) -> (stream: AsyncThrowingStream<Advertisement, any Error>, task: Task<Void, Never>) {
         // Bounded: a consumer that falls behind loses the oldest advertisements (counted by the
         // rate it then measures), never blocks the bus.
+        startScan(for: ScanInterest(advertisements: matches), bufferingNewest: 1024) { (event: ScanEvent, continuation) in
+            if case .advertisement(let advertisement) = event { continuation.yield(advertisement) }
+        }
+    }
+
+    /// Starts a scan for `interest`: a stream of what `relay` yields of its events, and the task
+    /// running it (which ends after its clean-up). Errors reach the stream as
+    /// ``BLETransportError``; cancellation ends it without one.
+    func startScan<Element: Sendable>(
+        for interest: ScanInterest, widenedBy widenings: AsyncStream<ScanInterest> = AsyncStream { $0.finish() },
+        bufferingNewest limit: Int,
+        relay: @escaping @Sendable (ScanEvent, AsyncThrowingStream<Element, any Error>.Continuation) -> Void
+    ) -> (stream: AsyncThrowingStream<Element, any Error>, task: Task<Void, Never>) {
         let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: Advertisement.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(1024))
-        // An unstructured task because the protocol returns a stream synchronously; it is
-        // cancelled when the consumer stops iterating, and advertisements are yielded in bus order.
+            of: Element.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(limit))
+        // An unstructured task because the protocols return a stream synchronously; it is
+        // cancelled when the consumer stops iterating, and events are relayed in bus order.
         let task = Task { [self] in
             do {
-                try await runAdvertisementScan(matching: matches, into: continuation)
+                try await runScan(for: interest, widenedBy: widenings) { relay($0, continuation) }
                 continuation.finish()
             } catch is CancellationError {
                 continuation.finish()
@@ -89,94 +131,82 @@ extension BlueZTransport: AdvertisementScanner {
         return (stream, task)
     }
 
-    private func runAdvertisementScan(
-        matching matches: [AdvertisementMatch], into continuation: AsyncThrowingStream<Advertisement, any Error>.Continuation
-    ) async throws {
+    /// One scan of the adapter for `interest`, and for each wider interest from `widenings`
+    /// while it runs: the only code that asks bluetoothd to scan (SetDiscoveryFilter,
+    /// StartDiscovery, StopDiscovery, RegisterMonitor, UnregisterMonitor).
+    ///
+    /// It subscribes to bluetoothd's signals first and reads the object tree after, so that a
+    /// device made at any moment is in the snapshot or arrives as a signal, and only then
+    /// registers a monitor and starts discovery (btvirt, and some controllers, answer a scan's
+    /// start with one report at once). What it asks for is ``take(_:client:adapter:scan:offered:)``'s.
+    /// Devices found are reported first from the snapshot (when the scan gains a discovery
+    /// interest), then as they appear and change (RSSI, name, alias, UUIDs): every device on the
+    /// adapter, the consumers filter. Advertisements are reported as Device1's data and RSSI
+    /// change. Throws when the bus, the adapter or bluetoothd goes away.
+    func runScan(for interest: ScanInterest, widenedBy widenings: AsyncStream<ScanInterest>, report: (ScanEvent) -> Void) async throws {
         let client = try await client()
         let signals = try await client.signals()
         var tree = try await client.managedObjects()
         let adapter = try adapterPath(in: tree)
-        let scan = AdvertisementScan()
-        let monitor = await registerMonitor(
-            client: client, adapter: adapter, matches: matches, scan: scan,
-            offered: tree.objects[adapter]?[BlueZInterface.advertisementMonitorManager] != nil)
+        let offered = tree.objects[adapter]?[BlueZInterface.advertisementMonitorManager] != nil
+        // Bounded like the signals' own stream.
+        let (steps, step) = AsyncThrowingStream.makeStream(of: ScanStep.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(4096))
+        let scan = AdvertisementScan(step: step)
         let ended: any Error
         do {
+            try await take(interest, client: client, adapter: adapter, scan: scan, offered: offered)
             try Task.checkCancellation()
-            if let monitor {
-                advertisementScanPath.withLock { $0 = .advertisementMonitor }
-                logger.info(
-                    "scanning advertisements on \(adapter) by an Advertisement Monitor (passive, or_patterns \(Self.shown(monitor.patterns)))")
-            } else if let reader = openManagementReader(adapter: adapter, scan: scan, into: continuation) {
-                scan.update { $0.managementReader = reader }
-                // Before discovery starts: the kernel chooses the duplicate filter when it
-                // starts scanning, and it queues our command before bluetoothd's.
-                addKernelMonitor(reader, adapter: adapter, matches: matches)
-                try await startAdvertisementDiscovery(client: client, adapter: adapter, scan: scan, path: .managementSocket)
-                for device in tree.devices(adapter: adapter) {
-                    if let name = device.name { reader.remember(name: name, address: device.address) }
+            ended = await withTaskGroup(of: Void.self) { group -> any Error in
+                group.addTask {
+                    do {
+                        for try await signal in signals { step.yield(.signal(signal)) }
+                        step.finish()
+                    } catch {
+                        step.finish(throwing: error)
+                    }
                 }
+                group.addTask { [self] in
+                    for await wider in widenings {
+                        do {
+                            try await take(wider, client: client, adapter: adapter, scan: scan, offered: offered)
+                        } catch is CancellationError {
+                            return
+                        } catch {
+                            logger.error("cannot widen the scan of \(adapter): \(error)")
+                        }
+                        step.yield(.widened)
+                    }
+                }
+                defer { group.cancelAll() }
                 do {
-                    try reader.start()
+                    try await loop(steps, tree: &tree, adapter: adapter, scan: scan, report: report)
+                    try Task.checkCancellation()
+                    return BLETransportError(.unavailable, "the bus connection ended")
                 } catch {
-                    managementSocketFailed(adapter: adapter, scan: scan, reason: "the management socket closed before reading started: \(error)")
-                }
-            } else {
-                try await startAdvertisementDiscovery(client: client, adapter: adapter, scan: scan)
-            }
-            func report(_ path: String) {
-                guard let properties = tree.objects[path]?[BlueZInterface.device],
-                    BlueZDevice(path: path, properties: properties).adapterPath == adapter
-                else { return }
-                // On the management-socket path the socket reports; BlueZ's names still serve it.
-                if let reader = scan.update({ $0.managementReader }) {
-                    let device = BlueZDevice(path: path, properties: properties)
-                    if let name = device.name { reader.remember(name: name, address: device.address) }
-                    return
-                }
-                continuation.yield(Self.advertisement(properties, at: clock.now()))
-            }
-            for try await signal in signals {
-                tree.apply(signal)
-                if let added = signal.interfacesAdded, added.interfaces[BlueZInterface.device] != nil {
-                    report(added.path)
-                } else if let change = signal.propertiesChanged, change.interface == BlueZInterface.device,
-                    !Set(change.changed.keys).isDisjoint(with: ["ManufacturerData", "ServiceData", "RSSI"])
-                {
-                    report(signal.path)
-                } else if let removed = signal.interfacesRemoved, removed.path == adapter,
-                    removed.interfaces.contains(BlueZInterface.adapter)
-                {
-                    throw BLETransportError(.unavailable, "Bluetooth adapter \(adapter) was removed")
-                } else if let change = signal.propertiesChanged, change.interface == BlueZInterface.adapter,
-                    signal.path == adapter, change.changed["Powered"]?.bool == false
-                {
-                    throw BLETransportError(.unavailable, "Bluetooth adapter \(adapter) was powered off")
+                    return error
                 }
             }
-            try Task.checkCancellation()
-            throw BLETransportError(.unavailable, "the bus connection ended")
         } catch {
             ended = error
         }
-        // The monitor is unregistered and discovery stopped after our task was cancelled: both
-        // need bus round trips, so they run in a task of their own, which this scan awaits (it is
-        // not cancelled with the scan), so that a scan started next finds bluetoothd clean.
+        // The management socket's reader is closed (which removes its kernel monitor) at once: it
+        // needs no bus. The monitor is unregistered and discovery stopped after our task was
+        // cancelled: both need bus round trips, so they run in a task of their own, which this
+        // scan awaits (it is not cancelled with the scan), so that a scan started next finds
+        // bluetoothd clean.
         scan.update { state in
             state.managementReader?.close()
             state.managementReader = nil
         }
-        let cleanup = Task { [client, logger] in
-            if let monitor {
-                scan.update { $0.unregistering = true }
-                do {
-                    try await client.unregisterMonitor(adapter: adapter, application: monitor.application)
-                } catch {
-                    logger.debug("UnregisterMonitor on \(adapter): \(error)")
-                }
-                monitor.serving.cancel()
+        let cleanup = Task { [client, logger, self] in
+            if let monitor = scan.update({ state -> MonitorRegistration? in
+                state.unregistering = true
+                return state.monitor
+            }) {
+                await unregister(monitor, client: client, adapter: adapter)
             }
-            if scan.update({ $0.discovering }) {
+            if let session = scan.update({ $0.discovering }) {
+                discoveries.withLock { _ = $0.removeValue(forKey: session) }
                 do {
                     try await client.stopDiscovery(adapter: adapter)
                 } catch {
@@ -188,34 +218,219 @@ extension BlueZTransport: AdvertisementScanner {
         throw ended
     }
 
-    /// Discovery with the advertisement filter: the ``ScanPath/discovery`` path, or the discovery
-    /// under the ``ScanPath/managementSocket`` path.
-    private func startAdvertisementDiscovery(
-        client: BlueZClient, adapter: String, scan: AdvertisementScan, path: ScanPath = .discovery
+    /// The scan's loop: applies each signal to `tree` and reports what the scan's interest wants
+    /// of it; returns when the signals end, throws when the adapter goes. While the management
+    /// socket's reader is active, its advertisements are reported and Device1's property changes
+    /// only name its devices; discovery's devices are reported from the signals on every path.
+    private func loop(
+        _ steps: AsyncThrowingStream<ScanStep, any Error>, tree: inout BlueZObjectTree, adapter: String, scan: AdvertisementScan,
+        report: (ScanEvent) -> Void
     ) async throws {
-        try await client.setAdvertisementDiscoveryFilter(adapter: adapter)
-        do {
-            try await client.startDiscovery(adapter: adapter)
-        } catch let error as DBusError where error.name == DBusError.bluezInProgress {
-            logger.debug("discovery already running on \(adapter)")
+        var interest = scan.update { $0.interest } ?? ScanInterest()
+        // The snapshot's devices are reported once the scan has a discovery interest.
+        var snapshotReported = false
+        func device(_ path: String) -> BlueZDevice? {
+            guard let properties = tree.objects[path]?[BlueZInterface.device] else { return nil }
+            let device = BlueZDevice(path: path, properties: properties)
+            return device.adapterPath == adapter ? device : nil
         }
-        scan.update { $0.discovering = true }
-        advertisementScanPath.withLock { $0 = path }
-        if path == .managementSocket {
-            logger.info(
-                "scanning advertisements on \(adapter) by the management socket (Device Found events; "
-                    + "discovery with DuplicateData true kept running over D-Bus)")
-        } else {
-            logger.info("scanning advertisements on \(adapter) by discovery (DuplicateData true)")
+        // The reader whose devices were named from the tree, and that was started.
+        var startedReader: ObjectIdentifier?
+        func startReader() {
+            guard let reader = scan.update({ $0.managementReader }), ObjectIdentifier(reader) != startedReader else { return }
+            startedReader = ObjectIdentifier(reader)
+            for known in tree.devices(adapter: adapter) {
+                if let name = known.name { reader.remember(name: name, address: known.address) }
+            }
+            do {
+                try reader.start()
+            } catch {
+                managementSocketFailed(adapter: adapter, scan: scan, reason: "the management socket closed before reading started: \(error)")
+            }
+        }
+        func advertised(_ path: String) {
+            guard interest.advertisements != nil, let device = device(path), let properties = tree.objects[path]?[BlueZInterface.device]
+            else { return }
+            // On the management-socket path the socket reports; BlueZ's names still serve it.
+            if let reader = scan.update({ $0.managementReader }) {
+                if let name = device.name { reader.remember(name: name, address: device.address) }
+                return
+            }
+            report(.advertisement(Self.advertisement(properties, at: clock.now())))
+        }
+        func found(_ path: String) {
+            guard interest.discovery != nil, let device = device(path) else { return }
+            report(
+                .discovery(
+                    .found(
+                        DiscoveredPeripheral(
+                            address: device.address, name: device.alias ?? device.name, rssi: device.rssi,
+                            serviceUUIDs: device.uuids.compactMap { BluetoothUUID(string: $0) }))))
+        }
+        func reportSnapshot() {
+            guard !snapshotReported, interest.discovery != nil else { return }
+            snapshotReported = true
+            for known in tree.devices(adapter: adapter) { found(known.path) }
+        }
+        reportSnapshot()
+        startReader()
+        for try await step in steps {
+            // Read at every step: a wider interest is the scan's as soon as it is being taken on
+            // (before bluetoothd is asked for it), so nothing bluetoothd reports for it is missed.
+            interest = scan.update { $0.interest } ?? interest
+            reportSnapshot()
+            // A reader opened by a wider interest starts at the step that says it was taken on.
+            startReader()
+            let signal: DBusSignal
+            switch step {
+            case .signal(let received):
+                signal = received
+            case .advertisement(let advertisement):
+                if interest.advertisements != nil { report(.advertisement(advertisement)) }
+                continue
+            case .widened:
+                continue
+            }
+            // The device about to go, read before the signal removes it.
+            let removedDevice = signal.interfacesRemoved.flatMap { removed in
+                removed.interfaces.contains(BlueZInterface.device) ? device(removed.path) : nil
+            }
+            tree.apply(signal)
+            if let added = signal.interfacesAdded, added.interfaces[BlueZInterface.device] != nil {
+                advertised(added.path)
+                found(added.path)
+            } else if let change = signal.propertiesChanged, change.interface == BlueZInterface.device {
+                let keys = Set(change.changed.keys)
+                if !keys.isDisjoint(with: ["ManufacturerData", "ServiceData", "RSSI"]) {
+                    advertised(signal.path)
+                } else if keys.contains("Name"), let reader = scan.update({ $0.managementReader }), let named = device(signal.path),
+                    let name = named.name
+                {
+                    reader.remember(name: name, address: named.address)
+                }
+                if !keys.isDisjoint(with: ["RSSI", "Name", "Alias", "UUIDs"]) { found(signal.path) }
+            } else if let removedDevice {
+                if interest.discovery != nil { report(.discovery(.lost(address: removedDevice.address))) }
+            } else if let removed = signal.interfacesRemoved, removed.path == adapter,
+                removed.interfaces.contains(BlueZInterface.adapter)
+            {
+                throw BLETransportError(.unavailable, "Bluetooth adapter \(adapter) was removed")
+            } else if let change = signal.propertiesChanged, change.interface == BlueZInterface.adapter,
+                signal.path == adapter, change.changed["Powered"]?.bool == false
+            {
+                throw BLETransportError(.unavailable, "Bluetooth adapter \(adapter) was powered off")
+            }
         }
     }
 
-    /// A reader of the management socket for `adapter`, not started, whose advertisements go to
-    /// `continuation`; nil (logged, with the reason) when the transport's access refuses, the
-    /// adapter has no controller index, or the socket cannot be opened: the scan then uses discovery.
-    private func openManagementReader(
-        adapter: String, scan: AdvertisementScan, into continuation: AsyncThrowingStream<Advertisement, any Error>.Continuation
-    ) -> ManagementAdvertisementReader? {
+    /// Unregisters `monitor` and stops serving it.
+    private func unregister(_ monitor: MonitorRegistration, client: BlueZClient, adapter: String) async {
+        do {
+            try await client.unregisterMonitor(adapter: adapter, application: monitor.application)
+        } catch {
+            logger.debug("UnregisterMonitor on \(adapter): \(error)")
+        }
+        monitor.serving.cancel()
+    }
+
+    /// Takes on `wanted`, the scan's first interest or a wider one while it runs. For the
+    /// advertisement interest it registers a monitor where bluetoothd offers one (a new one for
+    /// wider matches, the old one then unregistered), else discovers with the advertisement
+    /// filter, reading the advertisements from the management socket where the transport's
+    /// ``ManagementSocketAccess`` allows it (the reader is opened and its kernel monitor added
+    /// before discovery starts; the loop names its devices and starts it). For a discovery interest it discovers, also beside a monitor: a monitor selects
+    /// advertisements by their data and scans passively, so it finds no connectable device by
+    /// the service UUIDs of its advertisement or scan response; the discovery filter then names
+    /// the services (none when addresses are wanted). While discovery runs beside the monitor, the
+    /// kernel may turn the controller's duplicate filter on (the advertisement sources' rate
+    /// check says so). A filter that changes while discovery runs is set again
+    /// (SetDiscoveryFilter), never by a second StartDiscovery.
+    private func take(_ wanted: ScanInterest, client: BlueZClient, adapter: String, scan: AdvertisementScan, offered: Bool) async throws {
+        let before = scan.update { state -> ScanInterest? in
+            let before = state.interest
+            state.interest = wanted
+            return before
+        }
+        var retired: MonitorRegistration?
+        if let matches = wanted.advertisements, before?.advertisements.map({ Set($0) }) != Set(matches) {
+            let registered = await registerMonitor(client: client, adapter: adapter, matches: matches, scan: scan, offered: offered)
+            retired = scan.update { state -> MonitorRegistration? in
+                let old = state.monitor
+                state.monitor = registered
+                if let old { state.retired.insert(old.application) }
+                return old
+            }
+            if let registered {
+                advertisementScanPath.withLock { $0 = .advertisementMonitor }
+                logger.info(
+                    "scanning advertisements on \(adapter) by an Advertisement Monitor (passive, or_patterns \(Self.shown(registered.patterns)))")
+            } else if scan.update({ $0.managementReader }) != nil {
+                // The kernel monitor keeps its patterns: while discovery runs every Device Found
+                // is read whatever they are; they only lift the controller's duplicate filter.
+                logger.info("the management socket on \(adapter) reads the wider matches too (its kernel monitor keeps its patterns)")
+            } else if let reader = openManagementReader(adapter: adapter, scan: scan) {
+                scan.update { $0.managementReader = reader }
+                // Before discovery starts: the kernel chooses the duplicate filter when it
+                // starts scanning, and it queues our command before bluetoothd's.
+                addKernelMonitor(reader, adapter: adapter, matches: matches)
+            }
+        }
+        let monitored = scan.update { $0.monitor != nil }
+        let filter: DiscoveryFilter?
+        if wanted.advertisements != nil, !monitored {
+            filter = .advertisements
+        } else if let discovery = wanted.discovery {
+            filter = .services(discovery.addresses.isEmpty ? discovery.services.map(\.uuidString) : [])
+        } else {
+            filter = nil
+        }
+        if let filter, filter != scan.update({ $0.filter }) {
+            try await startDiscovery(client: client, adapter: adapter, filter: filter, scan: scan)
+        }
+        if let retired { await unregister(retired, client: client, adapter: adapter) }
+        if let discovery = wanted.discovery, discovery != before?.discovery {
+            logger.info(
+                "discovering on \(adapter) for \(discovery.services.map(\.description).joined(separator: ", "))"
+                    + (discovery.addresses.isEmpty ? "" : " and \(discovery.addresses.count) address(es)"))
+        }
+    }
+
+    /// Sets `filter` and starts discovery for the scan, or, when it discovers already, sets the
+    /// new filter only; the scan's discovery is then paused for each connection attempt
+    /// (``discoveries``) and stopped when the scan ends.
+    private func startDiscovery(client: BlueZClient, adapter: String, filter: DiscoveryFilter, scan: AdvertisementScan) async throws {
+        try await filter.set(on: client, adapter: adapter)
+        scan.update { $0.filter = filter }
+        if let session = scan.update({ $0.discovering }) {
+            discoveries.withLock { $0[session] = (adapter, filter) }
+        } else {
+            do {
+                try await client.startDiscovery(adapter: adapter)
+            } catch let error as DBusError where error.name == DBusError.bluezInProgress {
+                logger.debug("discovery already running on \(adapter)")
+            }
+            let session = nextDiscovery.add(1, ordering: .relaxed).newValue
+            discoveries.withLock { $0[session] = (adapter, filter) }
+            scan.update { $0.discovering = session }
+        }
+        if filter == .advertisements {
+            if scan.update({ $0.managementReader }) != nil {
+                advertisementScanPath.withLock { $0 = .managementSocket }
+                logger.info(
+                    "scanning advertisements on \(adapter) by the management socket (Device Found events; "
+                        + "discovery with DuplicateData true kept running over D-Bus)")
+            } else {
+                advertisementScanPath.withLock { $0 = .discovery }
+                logger.info("scanning advertisements on \(adapter) by discovery (DuplicateData true)")
+            }
+        }
+    }
+
+    /// A reader of the management socket for `adapter`, not started, whose advertisements reach
+    /// the scan's loop as ``ScanStep/advertisement(_:)``; nil (logged, with the reason) when the
+    /// transport's access refuses, the adapter has no controller index, or the socket cannot be
+    /// opened: the scan then uses discovery.
+    private func openManagementReader(adapter: String, scan: AdvertisementScan) -> ManagementAdvertisementReader? {
         if let refusal = managementSocket.refusal() {
             logger.info("no management socket on \(adapter): \(refusal): scanning by discovery")
             return nil
@@ -226,9 +441,10 @@ extension BlueZTransport: AdvertisementScanner {
         }
         do {
             let descriptor = try managementSocket.open()
+            let step = scan.step
             return try ManagementAdvertisementReader(
                 descriptor: descriptor, controller: controller, clock: clock, logger: logger,
-                deliver: { continuation.yield($0) },
+                deliver: { step.yield(.advertisement($0)) },
                 ended: { [self] reason in managementSocketFailed(adapter: adapter, scan: scan, reason: reason) })
         } catch {
             logger.warning("cannot open the management socket for \(adapter) (\(error)): scanning by discovery")
@@ -266,7 +482,7 @@ extension BlueZTransport: AdvertisementScanner {
     }
 
     /// A registered monitor: its application's path and patterns, and the task serving it.
-    private struct MonitorRegistration: Sendable {
+    fileprivate struct MonitorRegistration: Sendable {
         let application: String
         let patterns: [AdvertisingDataPattern]
         let serving: Task<Void, Never>
@@ -305,10 +521,15 @@ extension BlueZTransport: AdvertisementScanner {
             case .activated:
                 logger.info("the Advertisement Monitor on \(adapter) is active (or_patterns \(Self.shown(patterns)))")
             case .released:
-                guard !scan.update({ $0.unregistering }) else { return }
+                let fallBack = scan.update { state -> Bool in
+                    guard !state.unregistering, !state.retired.contains(application.path) else { return false }
+                    if state.monitor?.application == application.path { state.monitor = nil }
+                    return true
+                }
+                guard fallBack else { return }
                 logger.warning("bluetoothd released the Advertisement Monitor on \(adapter): scanning by discovery instead")
                 do {
-                    try await startAdvertisementDiscovery(client: client, adapter: adapter, scan: scan)
+                    try await startDiscovery(client: client, adapter: adapter, filter: .advertisements, scan: scan)
                 } catch {
                     logger.error("cannot start discovery on \(adapter) after the monitor was released: \(error)")
                 }
@@ -326,7 +547,7 @@ extension BlueZTransport: AdvertisementScanner {
         do {
             try await client.registerMonitor(adapter: adapter, application: application.path)
         } catch is CancellationError {
-            // The scan was stopped while bluetoothd was registering (a shared scan widened at
+            // The scan was stopped while bluetoothd was registering (a scan stopped at
             // start-up): the registration may have been done, so the scan's clean-up unregisters it.
             return MonitorRegistration(application: application.path, patterns: patterns, serving: serving)
         } catch {
@@ -376,23 +597,48 @@ extension BlueZTransport: AdvertisementScanner {
     }
 }
 
-/// What one advertisement scan started, shared with the task serving its monitor.
+/// What one scan started, shared with the task serving its monitor and the task widening it.
 private final class AdvertisementScan: Sendable {
     struct State {
-        /// Discovery was started (and is stopped when the scan ends).
-        var discovering = false
-        /// UnregisterMonitor was sent: a Release is its answer, not a reason to fall back.
+        /// What the scan hears now; nil before its first interest was taken on.
+        var interest: ScanInterest?
+        /// The monitor registered for the advertisement interest, if any.
+        var monitor: BlueZTransport.MonitorRegistration?
+        /// Monitors replaced by wider ones (their Release is no reason to fall back).
+        var retired: Set<String> = []
+        /// The discovery filter set last.
+        var filter: DiscoveryFilter?
+        /// The session of the discovery the scan started (stopped when the scan ends); nil
+        /// while it does not discover.
+        var discovering: UInt64?
+        /// The scan is ending: a Release is the answer to its UnregisterMonitor, not a reason
+        /// to fall back.
         var unregistering = false
         /// The management socket's reader while it reports (the ``ScanPath/managementSocket``
-        /// path): D-Bus's device signals are then not reported.
+        /// path): Device1's property changes then report no advertisements.
         var managementReader: ManagementAdvertisementReader?
     }
 
     private let state = Mutex(State())
+
+    /// Where the management socket's reader hands its advertisements: the scan's loop.
+    let step: AsyncThrowingStream<ScanStep, any Error>.Continuation
+
+    init(step: AsyncThrowingStream<ScanStep, any Error>.Continuation) {
+        self.step = step
+    }
 
     /// Changes the state and returns `body`'s result.
     @discardableResult
     func update<Result>(_ body: (inout State) -> Result) -> Result {
         state.withLock { body(&$0) }
     }
+}
+
+/// What a scan's loop reads: bluetoothd's signals, the moments the scan took on a wider
+/// interest, and the management socket's advertisements.
+private enum ScanStep: Sendable {
+    case signal(DBusSignal)
+    case widened
+    case advertisement(Advertisement)
 }

@@ -6,9 +6,12 @@ import Synchronization
 
 /// The Bluetooth LE central transport over bluetoothd's D-Bus API.
 ///
-/// Discovery uses Adapter1.SetDiscoveryFilter (LE, our service UUIDs) and StartDiscovery and
-/// reports Device1 objects as they appear, change and vanish. Because BlueZ merges the filters
-/// of all its clients, devices are filtered again here by their advertised UUIDs.
+/// Discovery and advertisement scanning are one scan (``runScan(for:widenedBy:report:)``, the only
+/// code that calls SetDiscoveryFilter, StartDiscovery and StopDiscovery): Adapter1
+/// SetDiscoveryFilter (LE, the service UUIDs) and StartDiscovery, reporting Device1 objects as
+/// they appear, change and vanish. Because BlueZ merges the filters of all its clients, devices
+/// are filtered again by their advertised UUIDs. The gateway runs one scan per adapter for all
+/// its sources (``BluetoothAdapters/transport(for:)``).
 /// Connecting calls Device1.Connect and waits for a verified ServicesResolved: the property is
 /// true AND GattService1 objects are exported below the device.
 ///
@@ -24,9 +27,9 @@ public final class BlueZTransport: BLECentralTransport {
     let logger: Logger
     /// How long to wait for ServicesResolved after Device1.Connect returned.
     let resolveTimeout: Duration
-    /// Our running discovery sessions (adapter path and filter), paused while connecting.
-    private let discoveries = Mutex<[UInt64: (adapter: String, uuids: [String])]>([:])
-    private let nextDiscovery = Atomic<UInt64>(0)
+    /// Our running scans' discovery (adapter path and filter), paused while connecting.
+    let discoveries = Mutex<[UInt64: (adapter: String, filter: DiscoveryFilter)]>([:])
+    let nextDiscovery = Atomic<UInt64>(0)
     /// The pairings under way, which the agent answers for.
     private let pairings = PairingsUnderWay()
     /// The connection our pairing agent is registered on (bluetoothd forgets the agent when the
@@ -151,118 +154,30 @@ public final class BlueZTransport: BLECentralTransport {
         discover(services: services, addresses: [])
     }
 
-    /// Discovers like ``discover(services:)`` and reports the devices at `addresses` too. With
-    /// addresses, the adapter's discovery filter names no services (the kernel would drop the
-    /// advertisements of a device that does not list them); every device is then checked here.
+    /// Discovers like ``discover(services:)`` and reports the devices at `addresses` too: one
+    /// scan of this transport with a discovery interest (``withScan(for:_:)``), its devices
+    /// filtered here (``DiscoveryInterest/accepts(_:)``). With addresses, the adapter's discovery
+    /// filter names no services (the kernel would drop the advertisements of a device that does
+    /// not list them). In the gateway the sources discover through the adapter's shared scan
+    /// instead (``BluetoothAdapters/transport(for:)``), which runs one such scan for all of them.
     public func discover(services: [BluetoothUUID], addresses: Set<String>) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
+        let interest = DiscoveryInterest(services: services, addresses: addresses)
+        // The addresses told found, so that a lost device is reported to this consumer only
+        // when it was told of it; the relay runs in the scan's task, one event at a time.
+        let reported = Mutex<Set<String>>([])
         // Bounded: discovery events are state updates; if the consumer falls behind, the newest
         // state of each device is what matters.
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: DiscoveryEvent.self, bufferingPolicy: .bufferingNewest(512))
-        // An unstructured task because the protocol returns a stream synchronously; it is
-        // cancelled when the consumer stops iterating, and events are yielded in bus order.
-        let task = Task { [self] in
-            do {
-                try await runDiscovery(services: services, addresses: addresses, into: continuation)
-                continuation.finish()
-            } catch is CancellationError {
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: BLETransportError.mapping(error, device: nil, during: .discover))
+        return startScan(for: ScanInterest(discovery: interest), bufferingNewest: 512) { (event: ScanEvent, continuation) in
+            switch event {
+            case .discovery(.found(let peripheral)) where interest.accepts(peripheral):
+                reported.withLock { _ = $0.insert(peripheral.address.uppercased()) }
+                continuation.yield(.found(peripheral))
+            case .discovery(.lost(let address)) where reported.withLock({ $0.remove(address.uppercased()) != nil }):
+                continuation.yield(.lost(address: address))
+            default:
+                break
             }
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
-    }
-
-    private func runDiscovery(
-        services: [BluetoothUUID], addresses: Set<String>,
-        into continuation: AsyncThrowingStream<DiscoveryEvent, any Error>.Continuation
-    ) async throws {
-        let client = try await client()
-        let signals = try await client.signals()
-        var tree = try await client.managedObjects()
-        let adapter = try adapterPath(in: tree)
-        let wanted = Set(services.map(\.uuidString))
-        let filter = addresses.isEmpty ? services.map(\.uuidString) : []
-        try await client.setDiscoveryFilter(adapter: adapter, uuids: filter)
-        do {
-            try await client.startDiscovery(adapter: adapter)
-        } catch let error as DBusError where error.name == DBusError.bluezInProgress {
-            // This client already runs a discovery session on the adapter: keep using it.
-            logger.debug("discovery already running on \(adapter)")
-        }
-        logger.info("discovering on \(adapter) for \(services.map(\.description).joined(separator: ", "))")
-        let session = nextDiscovery.add(1, ordering: .relaxed).newValue
-        discoveries.withLock { $0[session] = (adapter, filter) }
-        defer {
-            discoveries.withLock { _ = $0.removeValue(forKey: session) }
-            // Stopping needs a bus round trip after our task was cancelled, so it runs in its own task.
-            Task { [client, logger] in
-                do {
-                    try await client.stopDiscovery(adapter: adapter)
-                } catch {
-                    logger.debug("StopDiscovery on \(adapter): \(error)")
-                }
-            }
-        }
-
-        var reported: [String: String] = [:]  // path → address
-        func report(_ device: BlueZDevice) {
-            guard device.adapterPath == adapter,
-                !wanted.isDisjoint(with: device.uuids) || addresses.contains(device.address.uppercased())
-            else { return }
-            reported[device.path] = device.address
-            continuation.yield(
-                .found(
-                    DiscoveredPeripheral(
-                        address: device.address, name: device.alias ?? device.name, rssi: device.rssi,
-                        serviceUUIDs: device.uuids.compactMap { BluetoothUUID(string: $0) })))
-        }
-        for device in tree.devices(adapter: adapter) { report(device) }
-
-        for try await signal in signals {
-            tree.apply(signal)
-            if let added = signal.interfacesAdded, let properties = added.interfaces[BlueZInterface.device] {
-                report(BlueZDevice(path: added.path, properties: properties))
-            } else if let removed = signal.interfacesRemoved {
-                if removed.interfaces.contains(BlueZInterface.device), let address = reported.removeValue(forKey: removed.path) {
-                    continuation.yield(.lost(address: address))
-                }
-                if removed.path == adapter, removed.interfaces.contains(BlueZInterface.adapter) {
-                    throw BLETransportError(.unavailable, "Bluetooth adapter \(adapter) was removed")
-                }
-            } else if let change = signal.propertiesChanged, change.interface == BlueZInterface.device,
-                let properties = tree.objects[signal.path]?[BlueZInterface.device],
-                !Set(change.changed.keys).isDisjoint(with: ["RSSI", "Name", "Alias", "UUIDs"])
-            {
-                report(BlueZDevice(path: signal.path, properties: properties))
-            } else if let change = signal.propertiesChanged, change.interface == BlueZInterface.adapter,
-                signal.path == adapter, change.changed["Powered"]?.bool == false
-            {
-                throw BLETransportError(.unavailable, "Bluetooth adapter \(adapter) was powered off")
-            }
-        }
-        // The stream ends without an error only when our task was cancelled.
-        try Task.checkCancellation()
-        throw BLETransportError(.unavailable, "the bus connection ended")
-    }
-
-    /// The devices BlueZ holds on the adapter now that advertise one of `services` and were made
-    /// by discovery (not paired: BlueZ removes such a device some time after it was last seen).
-    /// A scan reads them at its end beside the discovery events: btvirt and some controllers
-    /// answer a scan start with one report at once, which a discovery client can miss (the device
-    /// lab saw the device made, InterfacesAdded on the bus, and no event reach the scan).
-    public func discoveredDevices(services: [BluetoothUUID]) async throws -> [DiscoveredPeripheral] {
-        let client = try await client()
-        let tree = try await client.managedObjects()
-        let adapter = try adapterPath(in: tree)
-        let wanted = Set(services.map(\.uuidString))
-        return tree.devices(adapter: adapter).filter { !$0.paired && !wanted.isDisjoint(with: $0.uuids) }.map { device in
-            DiscoveredPeripheral(
-                address: device.address, name: device.alias ?? device.name, rssi: device.rssi,
-                serviceUUIDs: device.uuids.compactMap { BluetoothUUID(string: $0) })
-        }
+        }.stream
     }
 
     // MARK: Connecting
@@ -393,38 +308,24 @@ public final class BlueZTransport: BLECentralTransport {
     /// any service meanwhile (a device to pair may not advertise the services a source filters
     /// on). Returns false when `timeout` passed without seeing it.
     public func find(address: String, timeout: Duration) async throws -> Bool {
+        let wanted = address.uppercased()
         do {
             let client = try await client()
-            let signals = try await client.signals()
             let tree = try await client.managedObjects()
             let adapter = try adapterPath(in: tree)
-            let wanted = address.uppercased()
             if tree.devices(adapter: adapter).contains(where: { $0.address.uppercased() == wanted }) { return true }
-            try await client.setDiscoveryFilter(adapter: adapter, uuids: [])
-            do {
-                try await client.startDiscovery(adapter: adapter)
-            } catch let error as DBusError where error.name == DBusError.bluezInProgress {
-                logger.debug("discovery already running on \(adapter)")
-            }
-            defer {
-                Task { [client, logger] in
-                    do { try await client.stopDiscovery(adapter: adapter) } catch { logger.debug("StopDiscovery: \(error)") }
-                }
-            }
-            let outcome = try await race(sleep: { [clock] in try await clock.sleep(for: timeout) }) {
-                for try await signal in signals {
-                    if let added = signal.interfacesAdded, let properties = added.interfaces[BlueZInterface.device] {
-                        let device = BlueZDevice(path: added.path, properties: properties)
-                        if device.adapterPath == adapter, device.address.uppercased() == wanted { return true }
-                    }
-                }
-                return false
-            }
-            if case .event(let found) = outcome { return found }
-            return false
         } catch {
             throw BLETransportError.mapping(error, device: address, during: .discover)
         }
+        // One scan for this address whatever it advertises (the filter then names no services).
+        let outcome = try await race(sleep: { [clock] in try await clock.sleep(for: timeout) }) { [self] in
+            for try await event in discover(services: [], addresses: [wanted]) {
+                if case .found(let peripheral) = event, peripheral.address.uppercased() == wanted { return true }
+            }
+            return false
+        }
+        if case .event(let found) = outcome { return found }
+        return false
     }
 
     /// Removes the device and its bond from BlueZ (Adapter1.RemoveDevice). Returns false when
@@ -460,27 +361,45 @@ public final class BlueZTransport: BLECentralTransport {
         Task { await agent.serve(calls) }
     }
 
-    /// Stops discovery on `adapter` when one of our sessions runs there; returns its filter.
-    private func pauseDiscovery(on adapter: String, client: BlueZClient, device: String) async -> [String]? {
-        guard let uuids = discoveries.withLock({ $0.values.first { $0.adapter == adapter }?.uuids }) else { return nil }
+    /// Stops discovery on `adapter` when one of our scans discovers there; returns its filter.
+    private func pauseDiscovery(on adapter: String, client: BlueZClient, device: String) async -> DiscoveryFilter? {
+        guard let filter = discoveries.withLock({ $0.values.first { $0.adapter == adapter }?.filter }) else { return nil }
         do {
             try await client.stopDiscovery(adapter: adapter)
             logger.debug("discovery paused for the connection attempt", device: device)
-            return uuids
+            return filter
         } catch {
             logger.debug("StopDiscovery before connecting: \(error)", device: device)
             return nil
         }
     }
 
-    /// Restarts a paused discovery if a session still wants it (the filter is set again).
-    private func resumeDiscovery(_ uuids: [String]?, on adapter: String, client: BlueZClient, device: String) async {
-        guard let uuids, discoveries.withLock({ $0.values.contains { $0.adapter == adapter } }) else { return }
+    /// Restarts a paused discovery if a scan still wants it: its filter now (a scan widened
+    /// during the attempt set a wider one) is set again.
+    private func resumeDiscovery(_ paused: DiscoveryFilter?, on adapter: String, client: BlueZClient, device: String) async {
+        guard paused != nil, let filter = discoveries.withLock({ $0.values.first { $0.adapter == adapter }?.filter }) else { return }
         do {
-            try await client.setDiscoveryFilter(adapter: adapter, uuids: uuids)
+            try await filter.set(on: client, adapter: adapter)
             try await client.startDiscovery(adapter: adapter)
         } catch {
             logger.warning("cannot resume discovery on \(adapter): \(error)", device: device)
+        }
+    }
+}
+
+/// The discovery filter a scan sets on its adapter (Adapter1.SetDiscoveryFilter).
+enum DiscoveryFilter: Sendable, Hashable {
+    /// For connection-based sources: LE devices advertising these services (128-bit strings;
+    /// none: every LE device), `DuplicateData` false.
+    case services([String])
+    /// For advertisement sources without a monitor: every LE advertiser, `DuplicateData` true.
+    case advertisements
+
+    /// Sets the filter on `adapter`.
+    func set(on client: BlueZClient, adapter: String) async throws {
+        switch self {
+        case .services(let uuids): try await client.setDiscoveryFilter(adapter: adapter, uuids: uuids)
+        case .advertisements: try await client.setAdvertisementDiscoveryFilter(adapter: adapter)
         }
     }
 }
