@@ -101,6 +101,58 @@ final class ManagementSocketPathTests: XCTestCase {
         XCTAssertFalse(stillDiscovering, "the scan stopped discovery when it ended")
     }
 
+    /// On the adapter's shared scan: a scan for discovery only opens no socket; when it is widened
+    /// by an advertisement interest it opens the socket, whose reports are the advertisements,
+    /// while the devices found still come from BlueZ's signals (a device BlueZ signals is found,
+    /// not reported as an advertisement).
+    func testWideningOpensTheSocketAndDiscoveryStillComesFromDBus() async throws {
+        let bluez = try await PrivateBlueZ()
+        self.bluez = bluez
+        try await bluez.addAdapter()
+        let (ours, kernel) = try socketPair()
+        let opened = Atomic<Int>(0)
+        let access = ManagementSocketAccess(
+            refusal: { nil },
+            open: { () throws(SystemError) -> FileDescriptor in
+                opened.add(1, ordering: .relaxed)
+                return FileDescriptor(owning: ours)
+            })
+        let transport = transport(bluez, access: access)
+        let discovery = DiscoveryInterest(services: [BluetoothUUID(0x180D)])
+        let (widenings, widen) = AsyncStream.makeStream(of: ScanInterest.self)
+        let events = Shared<[ScanEvent]>([])
+        @Sendable func advertised() -> [String] {
+            events.value.withLock {
+                $0.compactMap { if case .advertisement(let advertisement) = $0 { advertisement.address } else { nil } }
+            }
+        }
+        @Sendable func found() -> Set<String> {
+            events.value.withLock {
+                Set($0.compactMap { if case .discovery(.found(let peripheral)) = $0 { peripheral.address.uppercased() } else { nil } })
+            }
+        }
+        try await transport.withScan(for: ScanInterest(discovery: discovery), widenedBy: widenings) { stream in
+            let collecting = Task { for try await event in stream { events.value.withLock { $0.append(event) } } }
+            defer { collecting.cancel() }
+            try await waitUntil(timeout: .seconds(20), "discovery running") { try await bluez.discovering() }
+            try await bluez.advertise("A0:9E:1A:00:00:01", name: "Polar H10 00000001")
+            try await waitUntil(timeout: .seconds(20), "the strap found") { found().contains("A0:9E:1A:00:00:01") }
+            XCTAssertEqual(opened.load(ordering: .relaxed), 0, "no advertisement interest, no socket")
+
+            widen.yield(ScanInterest(advertisements: [], discovery: discovery))
+            try await waitUntil(timeout: .seconds(20), "the management-socket path") { transport.path == .managementSocket }
+            XCTAssertEqual(opened.load(ordering: .relaxed), 1)
+            try await bluez.advertise("C8:47:8C:01:02:03", name: "MIBFS", service: [0x181D: [0x22, 0x9E]])
+            try await waitUntil(timeout: .seconds(20), "the scale found through D-Bus") { found().contains("C8:47:8C:01:02:03") }
+            try kernel.writeAll(ManagementEventTests.deviceFound(data: ManagementEventTests.polarData))
+            try await waitUntil(timeout: .seconds(20), "the socket's report") { advertised().contains("A0:9E:1A:12:34:56") }
+            XCTAssertEqual(advertised(), ["A0:9E:1A:12:34:56"], "only the socket reports advertisements")
+        }
+        widen.finish()
+        let stillDiscovering = try await bluez.discovering()
+        XCTAssertFalse(stillDiscovering, "the scan stopped discovery when it ended")
+    }
+
     /// With matches, the path asks the kernel for an advertisement monitor of their patterns
     /// before discovery starts (which lifts the controller's duplicate filter) and removes it,
     /// by the handle the kernel answered, when the scan ends.

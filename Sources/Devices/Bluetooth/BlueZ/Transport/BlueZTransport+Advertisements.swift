@@ -235,10 +235,10 @@ extension BlueZTransport: AdvertisementScanner {
             return device.adapterPath == adapter ? device : nil
         }
         // The reader whose devices were named from the tree, and that was started.
-        var startedReader: ObjectIdentifier?
+        var startedReader: ManagementAdvertisementReader?
         func startReader() {
-            guard let reader = scan.update({ $0.managementReader }), ObjectIdentifier(reader) != startedReader else { return }
-            startedReader = ObjectIdentifier(reader)
+            guard let reader = scan.update({ $0.managementReader }), reader !== startedReader else { return }
+            startedReader = reader
             for known in tree.devices(adapter: adapter) {
                 if let name = known.name { reader.remember(name: name, address: known.address) }
             }
@@ -368,7 +368,7 @@ extension BlueZTransport: AdvertisementScanner {
                 // The kernel monitor keeps its patterns: while discovery runs every Device Found
                 // is read whatever they are; they only lift the controller's duplicate filter.
                 logger.info("the management socket on \(adapter) reads the wider matches too (its kernel monitor keeps its patterns)")
-            } else if let reader = openManagementReader(adapter: adapter, scan: scan) {
+            } else if !scan.update({ $0.managementFailed }), let reader = openManagementReader(adapter: adapter, scan: scan) {
                 scan.update { $0.managementReader = reader }
                 // Before discovery starts: the kernel chooses the duplicate filter when it
                 // starts scanning, and it queues our command before bluetoothd's.
@@ -474,6 +474,7 @@ extension BlueZTransport: AdvertisementScanner {
     private func managementSocketFailed(adapter: String, scan: AdvertisementScan, reason: String) {
         guard let reader = scan.update({ state -> ManagementAdvertisementReader? in
             defer { state.managementReader = nil }
+            if state.managementReader != nil { state.managementFailed = true }
             return state.managementReader
         }) else { return }
         reader.close()
@@ -617,6 +618,8 @@ private final class AdvertisementScan: Sendable {
         /// The management socket's reader while it reports (the ``ScanPath/managementSocket``
         /// path): Device1's property changes then report no advertisements.
         var managementReader: ManagementAdvertisementReader?
+        /// The management socket failed during this scan: a wider interest does not open it again.
+        var managementFailed = false
     }
 
     private let state = Mutex(State())
