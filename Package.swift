@@ -340,7 +340,7 @@ let package = Package(
             path: "plugins/ContinuousGlucose/Tests", swiftSettings: swiftSettings),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "DBus", "BLEProfileKit", "HeartRateMonitor", "HealthDevices", "BroadcastDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore"],
+            name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "DBus", "BLEProfileKit", "HeartRateMonitor", "HealthDevices", "BroadcastDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore", "LinuxSystem"],
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "GATTDecodingTests", dependencies: ["GATTDecoding"], path: "Tests/GATTDecodingTests",

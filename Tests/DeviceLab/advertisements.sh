@@ -24,6 +24,11 @@
 #      only when `healthgate plugins` lists ble-polar-broadcast (and a Xiaomi scale's kind);
 #      otherwise it says plainly that it did not run. The unit's systemd sandbox is not applied
 #      (package.sh runs the unit under systemd).
+#   5. healthgate run as the service user holding CAP_NET_ADMIN (what the packaged drop-in
+#      grants), on a fresh bluetoothd WITHOUT -E, with the straps' source: it must take the
+#      management-socket path (discovery over D-Bus, Device Found events read from the kernel,
+#      a kernel advertisement monitor lifting the duplicate filter); stored samples counted against
+#      advertised changes per strap from the moment it scanned so, each rate at least 0.9.
 # Checks: every advertiser heard on every path except the two without discoverable flags on a
 # discovery without filter; on the monitor paths at least 90 % of every strap's changes and every
 # weighing reported; the gateway on the monitor path (its log says so), each strap stored at a
@@ -251,6 +256,74 @@ if [[ -n $SCALE_KIND ]]; then
   [[ ${weighings:-0} -ge 1 && ${stored:--1} -eq ${weighings:-0} && ${twice:-1} -eq 0 ]] && pass "gateway: $stored bodyMass samples for $weighings weighings, each stored once" ||
     fail "gateway: $stored bodyMass samples for $weighings weighings, $twice stored twice"
 fi
+
+say "healthgate run on bluetoothd as shipped (no -E), holding CAP_NET_ADMIN: the management socket"
+# The service user with the capability the packaged drop-in grants (AmbientCapabilities=CAP_NET_ADMIN,
+# udev-rules/healthgate-management-socket.conf), the straps' source only (the scales' weighings
+# were counted above). Part 4's log is kept as healthgate.log, this part's is healthgate-mgmt.log.
+cp "$OUT/healthgate.log" "$OUT/healthgate-monitor.log"
+cat > "$OUT/healthgate-mgmt.json" <<JSON
+{
+  "sources": [{"kind": "ble-polar-broadcast", "name": "straps", "config": {}}],
+  "store": {"path": "$DB"},
+  "sinks": [{"kind": "sqlite", "name": "store"}],
+  "logLevel": "debug"
+}
+JSON
+restart_bluetoothd
+monitor_manager && fail "bluetoothd without -E offers the Advertisement Monitor manager"
+SHIPPED_USER=("${SERVICE_USER[@]}")
+SERVICE_USER=(setpriv --reuid=healthgate --regid=healthgate --init-groups --inh-caps=+net_admin --ambient-caps=+net_admin)
+GATEWAY_START=$(date +%s.%N)
+start_gateway "$OUT/healthgate-mgmt.json"
+SERVICE_USER=("${SHIPPED_USER[@]}")
+sleep "$WINDOW"
+capabilities=$(awk '/^CapEff/ {print $2}' "/proc/$GATEWAY_PID/status" 2> /dev/null)
+gateway_user=$(awk '/^Uid/ {print $2}' "/proc/$GATEWAY_PID/status" 2> /dev/null)
+(( (16#${capabilities:-0} >> 12) & 1 )) && [[ $gateway_user == "$(id -u healthgate)" ]] &&
+  pass "gateway: runs as the service user (uid $gateway_user) holding CAP_NET_ADMIN (CapEff $capabilities)" ||
+  fail "gateway: uid ${gateway_user:-?}, CapEff ${capabilities:-?}: not the service user with CAP_NET_ADMIN"
+sleep "$WINDOW"
+kill -TERM "$GATEWAY_PID"
+wait "$GATEWAY_PID"
+status=$?
+GATEWAY_END=$(date +%s.%N)
+mv "$OUT/healthgate.log" "$OUT/healthgate-mgmt.log"
+mv "$OUT/healthgate-monitor.log" "$OUT/healthgate.log"
+[[ $status -eq 0 ]] && pass "healthgate run (management socket) exits 0 on SIGTERM" || fail "healthgate run (management socket) exited $status"
+grep -i -E 'management|kernel advertisement monitor|scanning advertisements|scanning by' "$OUT/healthgate-mgmt.log" | head -n 10
+grep -q 'by the management socket' "$OUT/healthgate-mgmt.log" && ! grep -q 'scanning advertisements on .* by discovery\|scanning by discovery instead' "$OUT/healthgate-mgmt.log" &&
+  pass "gateway: the straps' source scans by the management socket (bluetoothd without -E, CAP_NET_ADMIN)" ||
+  fail "gateway: the straps' source did not take (or keep) the management-socket path (see $OUT/healthgate-mgmt.log)"
+sqlite3 "$DB" ".backup '$OUT/healthgate-mgmt.sqlite'" || fail "cannot copy the store to $OUT"
+# Counted from the moment the gateway scanned by the management socket (its log's time) to SIGTERM,
+# as part 4 counts: advertised changes against stored samples per strap.
+"$PY" - "$ADVERTISED" "$OUT/healthgate-mgmt.sqlite" "$OUT/healthgate-mgmt.log" "$GATEWAY_START" "$GATEWAY_END" <<'PYTHON' | tee "$OUT/gateway-mgmt-counts.txt"
+import datetime, json, re, sqlite3, sys
+advertised_log, db, log, start, end = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
+for line in open(log, errors="replace"):
+    m = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z ", line)
+    if m and "by the management socket" in line:
+        start = datetime.datetime.fromisoformat(m.group(1)).replace(tzinfo=datetime.timezone.utc).timestamp()
+        break
+events = [json.loads(l) for l in open(advertised_log) if l.startswith('{"event": "advertised"')]
+store = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
+rows = store.execute("SELECT type, ifnull(device, ''), start_us / 1e6 FROM samples_readable WHERE type = 'heartRate'").fetchall()
+for name in sorted({e["device"] for e in events if e["path"] == "manufacturer"}):
+    ident = name.split()[-1]
+    times = [e["t"] for e in events if e["device"] == name]
+    sent = sum(1 for t in times if start <= t <= end) + (1 if any(t < start for t in times) else 0)
+    stored = sum(1 for t, d, at in rows if ident in d and start <= at <= end)
+    print(f"gateway-mgmt {name}: advertised {sent}, stored {stored}, rate {stored / sent if sent else 0:.2f}")
+PYTHON
+grep '^gateway-mgmt Polar' "$OUT/gateway-mgmt-counts.txt" | sed 's/^gateway-mgmt Polar \(H[0-9]*\) \([0-9A-F]*\):/gateway-mgmt Polar-\1-\2/' > "$OUT/gateway-mgmt-straps.txt"
+[[ -s $OUT/gateway-mgmt-straps.txt ]] || fail "gateway (management socket): no strap counted"
+while read -r _ name _ advertised _ stored _ rate; do
+  advertised=${advertised%,} stored=${stored%,}
+  [[ $stored -le $advertised ]] && awk -v r="$rate" 'BEGIN {exit !(r >= 0.9)}' &&
+    pass "gateway (management socket): $name stored $stored of $advertised changes (rate $rate >= 0.9)" ||
+    fail "gateway (management socket): $name stored $stored of $advertised changes (rate $rate, 0.9 required)"
+done < "$OUT/gateway-mgmt-straps.txt"
 kill "$BUMBLE_PID" 2> /dev/null
 kill -0 "$BLUETOOTHD" 2> /dev/null && pass "bluetoothd still runs" || fail "bluetoothd died (see its log)"
 echo "failures: $failures"

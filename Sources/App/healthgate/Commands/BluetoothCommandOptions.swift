@@ -30,6 +30,8 @@ enum BluetoothCommandOptions {
         }
         let logger = Logger(label: label, sink: StandardErrorLogSink(context: context), level: level)
         let bus = context.variables["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-        return BlueZTransport(busAddress: bus, adapter: adapter, clock: SystemClock(), logger: logger)
+        return BlueZTransport(
+            busAddress: bus, adapter: adapter, clock: SystemClock(), logger: logger,
+            managementSocket: bus == nil ? .kernel : .disabled)
     }
 }

@@ -93,7 +93,7 @@ enum ScanCommand {
         let (found, heard) = try await scan(
             transport, services: wanted.map(\.kind.service), advertisers: broadcasting, for: .seconds(timeout))
         if !wanted.isEmpty || heard.isEmpty { print(found, profiles: wanted, context: context) }
-        printAdvertisers(heard, context: context)
+        printAdvertisers(heard, path: transport.path, context: context)
         return .success
     }
 
@@ -216,11 +216,12 @@ enum ScanCommand {
         let reading: String
     }
 
-    private static func printAdvertisers(_ advertisers: [String: Advertiser], context: CommandContext) {
+    /// Prints the advertisers heard, with the scan path that heard them (`management-socket`, …).
+    private static func printAdvertisers(_ advertisers: [String: Advertiser], path: ScanPath?, context: CommandContext) {
         guard !advertisers.isEmpty else { return }
         let sorted = advertisers.values.sorted { $0.advertisement.address < $1.advertisement.address }
         context.print("")
-        context.print("Advertising devices (read without a connection):")
+        context.print("Advertising devices (read without a connection; scan path: \(path?.rawValue ?? "unknown")):")
         context.print(
             TextTable.render(
                 header: ["ADDRESS", "NAME", "RSSI", "LAST READING", "SOURCE"],

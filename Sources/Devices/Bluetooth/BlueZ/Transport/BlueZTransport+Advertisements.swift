@@ -5,7 +5,7 @@ import GatewayRuntime
 import Synchronization
 
 /// Advertisements through BlueZ: ``ScanPath/advertisementMonitor`` where bluetoothd offers it,
-/// else ``ScanPath/discovery``.
+/// else ``ScanPath/managementSocket`` where the process may read it, else ``ScanPath/discovery``.
 ///
 /// **Advertisement Monitor** (bluetoothd `-E` or `Experimental = true`: the adapter then has
 /// org.bluez.AdvertisementMonitorManager1): the scan exports an application with one `or_patterns`
@@ -23,8 +23,19 @@ import Synchronization
 /// whatever `DuplicateData` says (BlueZ issues 406 and 647), so a device whose data changes can be
 /// reported less often than it advertises: the listener's rate check says so.
 ///
-/// On both paths every Device1 object's `ManufacturerData`, `ServiceData` and `RSSI` updates
-/// (PropertiesChanged) are reported as advertisements. The path chosen is logged and is ``path``.
+/// **Management socket** (the transport's ``ManagementSocketAccess`` allows it: the process holds
+/// `CAP_NET_ADMIN`, and the socket binds): discovery runs as above, and the advertisements are
+/// read from the kernel's management socket (Device Found events, ``ManagementAdvertisementReader``)
+/// instead of Device1's properties: every report the controller passes, repeats included, where
+/// BlueZ signals only changed properties. It comes after the monitor because it is discovery
+/// plus every report: the controller's duplicate filter, which a monitor lifts, still applies
+/// unless the kernel advertisement monitor the path adds through the socket lifts it. Devices
+/// found for a discovery interest are still reported from D-Bus. When the socket fails during
+/// the scan, the scan goes on by discovery's D-Bus signals and says so.
+///
+/// On the monitor and discovery paths every Device1 object's `ManufacturerData`, `ServiceData`
+/// and `RSSI` updates (PropertiesChanged) are reported as advertisements. The path chosen is
+/// logged with the adapter and is ``path``.
 ///
 /// The same scan serves the connection-based sources' discovery (``withScan(for:widenedBy:_:)``
 /// with a discovery interest): see ``runScan(for:widenedBy:report:)``, the one code path that
@@ -138,9 +149,9 @@ extension BlueZTransport: AdvertisementScanner {
         var tree = try await client.managedObjects()
         let adapter = try adapterPath(in: tree)
         let offered = tree.objects[adapter]?[BlueZInterface.advertisementMonitorManager] != nil
-        let scan = AdvertisementScan()
         // Bounded like the signals' own stream.
         let (steps, step) = AsyncThrowingStream.makeStream(of: ScanStep.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(4096))
+        let scan = AdvertisementScan(step: step)
         let ended: any Error
         do {
             try await take(interest, client: client, adapter: adapter, scan: scan, offered: offered)
@@ -178,9 +189,15 @@ extension BlueZTransport: AdvertisementScanner {
         } catch {
             ended = error
         }
-        // The monitor is unregistered and discovery stopped after our task was cancelled: both
-        // need bus round trips, so they run in a task of their own, which this scan awaits (it is
-        // not cancelled with the scan), so that a scan started next finds bluetoothd clean.
+        // The management socket's reader is closed (which removes its kernel monitor) at once: it
+        // needs no bus. The monitor is unregistered and discovery stopped after our task was
+        // cancelled: both need bus round trips, so they run in a task of their own, which this
+        // scan awaits (it is not cancelled with the scan), so that a scan started next finds
+        // bluetoothd clean.
+        scan.update { state in
+            state.managementReader?.close()
+            state.managementReader = nil
+        }
         let cleanup = Task { [client, logger, self] in
             if let monitor = scan.update({ state -> MonitorRegistration? in
                 state.unregistering = true
@@ -202,7 +219,9 @@ extension BlueZTransport: AdvertisementScanner {
     }
 
     /// The scan's loop: applies each signal to `tree` and reports what the scan's interest wants
-    /// of it; returns when the signals end, throws when the adapter goes.
+    /// of it; returns when the signals end, throws when the adapter goes. While the management
+    /// socket's reader is active, its advertisements are reported and Device1's property changes
+    /// only name its devices; discovery's devices are reported from the signals on every path.
     private func loop(
         _ steps: AsyncThrowingStream<ScanStep, any Error>, tree: inout BlueZObjectTree, adapter: String, scan: AdvertisementScan,
         report: (ScanEvent) -> Void
@@ -215,9 +234,28 @@ extension BlueZTransport: AdvertisementScanner {
             let device = BlueZDevice(path: path, properties: properties)
             return device.adapterPath == adapter ? device : nil
         }
+        // The reader whose devices were named from the tree, and that was started.
+        var startedReader: ManagementAdvertisementReader?
+        func startReader() {
+            guard let reader = scan.update({ $0.managementReader }), reader !== startedReader else { return }
+            startedReader = reader
+            for known in tree.devices(adapter: adapter) {
+                if let name = known.name { reader.remember(name: name, address: known.address) }
+            }
+            do {
+                try reader.start()
+            } catch {
+                managementSocketFailed(adapter: adapter, scan: scan, reason: "the management socket closed before reading started: \(error)")
+            }
+        }
         func advertised(_ path: String) {
-            guard interest.advertisements != nil, device(path) != nil, let properties = tree.objects[path]?[BlueZInterface.device]
+            guard interest.advertisements != nil, let device = device(path), let properties = tree.objects[path]?[BlueZInterface.device]
             else { return }
+            // On the management-socket path the socket reports; BlueZ's names still serve it.
+            if let reader = scan.update({ $0.managementReader }) {
+                if let name = device.name { reader.remember(name: name, address: device.address) }
+                return
+            }
             report(.advertisement(Self.advertisement(properties, at: clock.now())))
         }
         func found(_ path: String) {
@@ -235,12 +273,24 @@ extension BlueZTransport: AdvertisementScanner {
             for known in tree.devices(adapter: adapter) { found(known.path) }
         }
         reportSnapshot()
+        startReader()
         for try await step in steps {
             // Read at every step: a wider interest is the scan's as soon as it is being taken on
             // (before bluetoothd is asked for it), so nothing bluetoothd reports for it is missed.
             interest = scan.update { $0.interest } ?? interest
             reportSnapshot()
-            guard case .signal(let signal) = step else { continue }
+            // A reader opened by a wider interest starts at the step that says it was taken on.
+            startReader()
+            let signal: DBusSignal
+            switch step {
+            case .signal(let received):
+                signal = received
+            case .advertisement(let advertisement):
+                if interest.advertisements != nil { report(.advertisement(advertisement)) }
+                continue
+            case .widened:
+                continue
+            }
             // The device about to go, read before the signal removes it.
             let removedDevice = signal.interfacesRemoved.flatMap { removed in
                 removed.interfaces.contains(BlueZInterface.device) ? device(removed.path) : nil
@@ -251,7 +301,13 @@ extension BlueZTransport: AdvertisementScanner {
                 found(added.path)
             } else if let change = signal.propertiesChanged, change.interface == BlueZInterface.device {
                 let keys = Set(change.changed.keys)
-                if !keys.isDisjoint(with: ["ManufacturerData", "ServiceData", "RSSI"]) { advertised(signal.path) }
+                if !keys.isDisjoint(with: ["ManufacturerData", "ServiceData", "RSSI"]) {
+                    advertised(signal.path)
+                } else if keys.contains("Name"), let reader = scan.update({ $0.managementReader }), let named = device(signal.path),
+                    let name = named.name
+                {
+                    reader.remember(name: name, address: named.address)
+                }
                 if !keys.isDisjoint(with: ["RSSI", "Name", "Alias", "UUIDs"]) { found(signal.path) }
             } else if let removedDevice {
                 if interest.discovery != nil { report(.discovery(.lost(address: removedDevice.address))) }
@@ -280,7 +336,9 @@ extension BlueZTransport: AdvertisementScanner {
     /// Takes on `wanted`, the scan's first interest or a wider one while it runs. For the
     /// advertisement interest it registers a monitor where bluetoothd offers one (a new one for
     /// wider matches, the old one then unregistered), else discovers with the advertisement
-    /// filter. For a discovery interest it discovers, also beside a monitor: a monitor selects
+    /// filter, reading the advertisements from the management socket where the transport's
+    /// ``ManagementSocketAccess`` allows it (the reader is opened and its kernel monitor added
+    /// before discovery starts; the loop names its devices and starts it). For a discovery interest it discovers, also beside a monitor: a monitor selects
     /// advertisements by their data and scans passively, so it finds no connectable device by
     /// the service UUIDs of its advertisement or scan response; the discovery filter then names
     /// the services (none when addresses are wanted). While discovery runs beside the monitor, the
@@ -306,6 +364,15 @@ extension BlueZTransport: AdvertisementScanner {
                 advertisementScanPath.withLock { $0 = .advertisementMonitor }
                 logger.info(
                     "scanning advertisements on \(adapter) by an Advertisement Monitor (passive, or_patterns \(Self.shown(registered.patterns)))")
+            } else if scan.update({ $0.managementReader }) != nil {
+                // The kernel monitor keeps its patterns: while discovery runs every Device Found
+                // is read whatever they are; they only lift the controller's duplicate filter.
+                logger.info("the management socket on \(adapter) reads the wider matches too (its kernel monitor keeps its patterns)")
+            } else if !scan.update({ $0.managementFailed }), let reader = openManagementReader(adapter: adapter, scan: scan) {
+                scan.update { $0.managementReader = reader }
+                // Before discovery starts: the kernel chooses the duplicate filter when it
+                // starts scanning, and it queues our command before bluetoothd's.
+                addKernelMonitor(reader, adapter: adapter, matches: matches)
             }
         }
         let monitored = scan.update { $0.monitor != nil }
@@ -347,9 +414,72 @@ extension BlueZTransport: AdvertisementScanner {
             scan.update { $0.discovering = session }
         }
         if filter == .advertisements {
-            advertisementScanPath.withLock { $0 = .discovery }
-            logger.info("scanning advertisements on \(adapter) by discovery (DuplicateData true)")
+            if scan.update({ $0.managementReader }) != nil {
+                advertisementScanPath.withLock { $0 = .managementSocket }
+                logger.info(
+                    "scanning advertisements on \(adapter) by the management socket (Device Found events; "
+                        + "discovery with DuplicateData true kept running over D-Bus)")
+            } else {
+                advertisementScanPath.withLock { $0 = .discovery }
+                logger.info("scanning advertisements on \(adapter) by discovery (DuplicateData true)")
+            }
         }
+    }
+
+    /// A reader of the management socket for `adapter`, not started, whose advertisements reach
+    /// the scan's loop as ``ScanStep/advertisement(_:)``; nil (logged, with the reason) when the
+    /// transport's access refuses, the adapter has no controller index, or the socket cannot be
+    /// opened: the scan then uses discovery.
+    private func openManagementReader(adapter: String, scan: AdvertisementScan) -> ManagementAdvertisementReader? {
+        if let refusal = managementSocket.refusal() {
+            logger.info("no management socket on \(adapter): \(refusal): scanning by discovery")
+            return nil
+        }
+        guard let controller = ManagementAdvertisementReader.controllerIndex(adapterPath: adapter) else {
+            logger.info("no management socket on \(adapter): not an hciN adapter: scanning by discovery")
+            return nil
+        }
+        do {
+            let descriptor = try managementSocket.open()
+            let step = scan.step
+            return try ManagementAdvertisementReader(
+                descriptor: descriptor, controller: controller, clock: clock, logger: logger,
+                deliver: { step.yield(.advertisement($0)) },
+                ended: { [self] reason in managementSocketFailed(adapter: adapter, scan: scan, reason: reason) })
+        } catch {
+            logger.warning("cannot open the management socket for \(adapter) (\(error)): scanning by discovery")
+            return nil
+        }
+    }
+
+    /// Asks the kernel for an advertisement monitor of the matches' patterns through `reader`,
+    /// which lifts the controller's duplicate filter; logged when the matches make none or the
+    /// command cannot be sent (the path goes on, with the filter the kernel chooses).
+    private func addKernelMonitor(_ reader: ManagementAdvertisementReader, adapter: String, matches: [AdvertisementMatch]) {
+        guard let patterns = AdvertisementMonitorApplication.patterns(for: matches) else {
+            logger.info("the sources' matches make no monitor patterns: the controller's duplicate filter may stay on for \(adapter)")
+            return
+        }
+        do {
+            if try !reader.addMonitor(patterns: patterns) {
+                logger.info("no kernel advertisement monitor for \(adapter): the patterns \(Self.shown(patterns)) make no command")
+            }
+        } catch {
+            logger.warning("cannot send the kernel advertisement monitor for \(adapter): \(error)")
+        }
+    }
+
+    /// The management socket of a running scan failed: the scan goes on by discovery, whose
+    /// D-Bus signals it reports from now on.
+    private func managementSocketFailed(adapter: String, scan: AdvertisementScan, reason: String) {
+        guard let reader = scan.update({ state -> ManagementAdvertisementReader? in
+            defer { state.managementReader = nil }
+            if state.managementReader != nil { state.managementFailed = true }
+            return state.managementReader
+        }) else { return }
+        reader.close()
+        advertisementScanPath.withLock { $0 = .discovery }
+        logger.warning("\(reason) on \(adapter): scanning by discovery instead")
     }
 
     /// A registered monitor: its application's path and patterns, and the task serving it.
@@ -369,11 +499,11 @@ extension BlueZTransport: AdvertisementScanner {
             logger.info(
                 "bluetoothd offers no Advertisement Monitor on \(adapter) (org.bluez.AdvertisementMonitorManager1 is "
                     + "experimental: start bluetoothd with -E, or set Experimental = true in /etc/bluetooth/main.conf): "
-                    + "scanning by discovery")
+                    + "no monitor, the next path is chosen")
             return nil
         }
         guard let patterns = AdvertisementMonitorApplication.patterns(for: matches) else {
-            logger.info("the sources' matches make no Advertisement Monitor patterns: scanning \(adapter) by discovery")
+            logger.info("the sources' matches make no Advertisement Monitor patterns for \(adapter): no monitor, the next path is chosen")
             return nil
         }
         let application = AdvertisementMonitorApplication(
@@ -485,9 +615,21 @@ private final class AdvertisementScan: Sendable {
         /// The scan is ending: a Release is the answer to its UnregisterMonitor, not a reason
         /// to fall back.
         var unregistering = false
+        /// The management socket's reader while it reports (the ``ScanPath/managementSocket``
+        /// path): Device1's property changes then report no advertisements.
+        var managementReader: ManagementAdvertisementReader?
+        /// The management socket failed during this scan: a wider interest does not open it again.
+        var managementFailed = false
     }
 
     private let state = Mutex(State())
+
+    /// Where the management socket's reader hands its advertisements: the scan's loop.
+    let step: AsyncThrowingStream<ScanStep, any Error>.Continuation
+
+    init(step: AsyncThrowingStream<ScanStep, any Error>.Continuation) {
+        self.step = step
+    }
 
     /// Changes the state and returns `body`'s result.
     @discardableResult
@@ -496,9 +638,10 @@ private final class AdvertisementScan: Sendable {
     }
 }
 
-/// What a scan's loop reads: bluetoothd's signals, and the moments the scan took on a wider
-/// interest.
+/// What a scan's loop reads: bluetoothd's signals, the moments the scan took on a wider
+/// interest, and the management socket's advertisements.
 private enum ScanStep: Sendable {
     case signal(DBusSignal)
     case widened
+    case advertisement(Advertisement)
 }

@@ -39,17 +39,22 @@ public final class BlueZTransport: BLECentralTransport {
     let advertisementScanPath = Mutex<ScanPath?>(nil)
     /// Numbers our advertisement monitor applications, one per scan.
     let nextMonitorApplication = Atomic<UInt64>(0)
+    /// Whether advertisement scans may read the kernel's management socket.
+    let managementSocket: ManagementSocketAccess
 
     /// A transport on the system bus, or on `busAddress` (`unix:path=…`) when given.
     ///
     /// `adapter` names the controller (`hci1`); nil uses the first adapter BlueZ exports.
     /// Nothing is opened yet: when the bus cannot be reached, discovery and connect throw
-    /// ``BLETransportError`` `.unavailable`.
+    /// ``BLETransportError`` `.unavailable`. `managementSocket` says whether advertisement scans
+    /// may read the kernel's management socket (the gateway gives ``ManagementSocketAccess/kernel``
+    /// on the system bus).
     public init(
         busAddress: String?, adapter: String?, clock: any GatewayClock, logger: Logger,
-        resolveTimeout: Duration = .seconds(30)
+        resolveTimeout: Duration = .seconds(30), managementSocket: ManagementSocketAccess = .disabled
     ) {
         self.busAddress = busAddress
+        self.managementSocket = managementSocket
         bus = Mutex(nil)
         adapterName = adapter
         self.clock = clock
@@ -60,9 +65,10 @@ public final class BlueZTransport: BLECentralTransport {
     /// Uses an open connection (tests share one bus connection).
     public init(
         connection: DBusConnection, adapter: String?, clock: any GatewayClock, logger: Logger,
-        resolveTimeout: Duration = .seconds(30)
+        resolveTimeout: Duration = .seconds(30), managementSocket: ManagementSocketAccess = .disabled
     ) {
         busAddress = nil
+        self.managementSocket = managementSocket
         bus = Mutex(connection)
         adapterName = adapter
         self.clock = clock

@@ -8,7 +8,9 @@ extension BluetoothAdapters {
     /// without Bluetooth: a missing bus, bluetoothd or adapter is reported by discovery and
     /// connect as ``BLETransportError`` `.unavailable`, which the sources retry.
     /// `adapters` is the gateway's `bluetooth.adapters`; `all` lists the adapters BlueZ has
-    /// (``BlueZTransport/adapterNames()``) when a source starts.
+    /// (``BlueZTransport/adapterNames()``) when a source starts. On the system bus advertisement
+    /// scans may read the kernel's management socket (``ManagementSocketAccess/kernel``); on
+    /// another bus they do not (its bluetoothd's devices are not the kernel's).
     public static func bluez(
         limits: AdapterScheduler.Limits = AdapterScheduler.Limits(), clock: any GatewayClock, logger: Logger,
         variables: [String: String], adapters: AdapterSelection? = nil
@@ -17,7 +19,11 @@ extension BluetoothAdapters {
         let logger = logger.child("bluez")
         return BluetoothAdapters(
             limits: limits, clock: clock,
-            transport: { adapter in BlueZTransport(busAddress: address, adapter: adapter, clock: clock, logger: logger) },
+            transport: { adapter in
+                BlueZTransport(
+                    busAddress: address, adapter: adapter, clock: clock, logger: logger,
+                    managementSocket: address == nil ? .kernel : .disabled)
+            },
             adapters: adapters,
             listAdapters: { try await BlueZTransport(busAddress: address, adapter: nil, clock: clock, logger: logger).adapterNames() })
     }
