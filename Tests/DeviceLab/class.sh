@@ -16,7 +16,7 @@
 #   2. one ANT+ strap switched off (the emulator's SIGUSR1): its tile goes lost with no heart
 #      rate (GET), then it is switched on again and its tile shows a heart rate again;
 #   3. ANT-3 leaves: `workout end --participant ANT-3`, `participant assign ant:120:N Newcomer`,
-#      `workout start --participant Newcomer`: the new member's workout gets the beats that follow;
+#      (the assignment during the class signs the member in and starts their workout): the new member's workout gets the beats that follow;
 #   4. `workout end --all`; every strap switched off (the emulators stopped): every tile lost;
 #   5. lib/class-counts.py: per participant, the heart rates the strap sent while the workout ran
 #      against the samples stored in it, every value one that was sent; the board's stream against
@@ -149,9 +149,9 @@ control "$OUT/assign.txt" participant assign "$HANDED" Newcomer
 newcomer_live() { [[ $(tile_count 't["name"] == "Newcomer" and t.get("sensor") == "live" and t.get("heartRate") is not None') -eq 1 ]]; }
 watch 120 newcomer_live && pass "participant assign $HANDED Newcomer: Newcomer's tile shows the strap's heart rate" ||
   fail "Newcomer has no live tile"
-control "$OUT/start-newcomer.txt" workout start --participant Newcomer --activity highIntensityIntervalTraining
+# An assignment while the class runs signs the member in: their workout starts with the strap.
 newcomer_running() { [[ $(tile_count 't["name"] == "Newcomer" and t.get("workoutState") == "running"') -eq 1 ]]; }
-watch 120 newcomer_running && pass "workout start --participant Newcomer: running" || fail "Newcomer's workout does not run"
+watch 120 newcomer_running && pass "the assignment during the class started Newcomer's workout" || fail "Newcomer's workout does not run"
 sleep "$PHASE"
 
 "$PY" - "$OUT/class.json" <<'PYTHON'
@@ -162,14 +162,24 @@ json.dump(spec, open(sys.argv[1], "w"))
 PYTHON
 
 say "workout end --all; the store and the board against what the emulators sent"
-control "$OUT/end.txt" workout end --all
+# ANT-3 left before: their "no workout is in progress" is the one error expected.
+if ! cli workout end --all > "$OUT/end.txt" 2>&1; then
+  if grep -q 'cannot reach the daemon' "$OUT/end.txt"; then
+    echo "NOTE: healthgate workout end --all: no answer within the CLI's time: $(cat "$OUT/end.txt")"
+  elif grep '^healthgate: ' "$OUT/end.txt" | grep -qv '^healthgate: ANT-3: no workout is in progress$'; then
+    fail "healthgate workout end --all: $(cat "$OUT/end.txt")"
+  fi
+fi
 workouts_stored() { [[ $(query "SELECT count(*) FROM metadata_readable WHERE record = 'workout' AND key = 'healthgate.participant'") -eq $((ANT_STRAPS + BROADCASTING + CONNECTED + 1)) ]]; }
 watch 240 workouts_stored && pass "workout end --all: $((ANT_STRAPS + BROADCASTING + CONNECTED + 1)) participants' workouts stored" ||
   fail "workout end --all: $(query "SELECT count(*) FROM metadata_readable WHERE record = 'workout' AND key = 'healthgate.participant'") participants' workouts stored"
 say "every strap switched off: each tile's last heart rate against the last its strap sent"
 kill "$ANT_PID" "$BUMBLE_PID" 2> /dev/null
 wait "$ANT_PID" 2> /dev/null
-all_lost() { [[ $(tile_count 't.get("sensor") != "live" and t.get("heartRate") is None') -eq $((ANT_STRAPS + BROADCASTING + CONNECTED + 1)) ]]; }
+# Newcomer signed in without --keep: the class's end took them off the roster, and their tile.
+newcomer_gone() { [[ $(tile_count 't["name"] == "Newcomer"') -eq 0 ]]; }
+watch 60 newcomer_gone && pass "the class's end freed Newcomer's strap (signed in without --keep)" || fail "Newcomer's tile is still on the board after the class"
+all_lost() { [[ $(tile_count 't.get("sensor") != "live" and t.get("heartRate") is None') -eq $((ANT_STRAPS + BROADCASTING + CONNECTED)) ]]; }
 watch 60 all_lost && pass "every tile is lost and shows no heart rate" || fail "tiles not lost: $(tiles 't.get("sensor") != "lost"' | paste -sd' ')"
 kill "$EVENTS_PID" 2> /dev/null
 "$PY" - "$OUT/class.json" "$LOST" "$LOST_AT" "$RETURNED_AT" "$HANDED" "$HANDOVER_AT" <<'PYTHON'

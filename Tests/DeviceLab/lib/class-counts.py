@@ -108,7 +108,9 @@ if not lost_updates:
 elif any(t.get("heartRate") is not None or t.get("zone") is not None for t in lost_updates):
     problems.append("%s: a lost tile carried a heart rate or a zone" % lost)
 else:
-    after = updates[updates.index(lost_updates[-1]) + 1:]
+    # After the first lost update (the strap switched off mid-class; the last ones are the end's).
+    first_lost = next(i for i, t in enumerate(updates) if t.get("sensor") == "lost")
+    after = updates[first_lost + 1:]
     back = [t for t in after if t.get("sensor") == "live" and t.get("heartRate") is not None]
     print("%s: the stream showed the tile lost %d times (no heart rate), then live again %d times" % (
         lost, len(lost_updates), len(back)))
