@@ -98,6 +98,29 @@ final class RestartAndBusTests: XCTestCase {
         XCTAssertEqual(workout.metadata["healthgate.restoredAfterRestart"], .bool(true))
     }
 
+    /// A strap signed in to a running class starts its wearer's workout at its first beat, a
+    /// date taken from the bus at full precision; the store keeps microseconds (rounded to the
+    /// nearest), so the committed beat may read back a fraction of a microsecond before it. It
+    /// is still the workout's first sample.
+    func testAWorkoutStartedAtACommittedBeatCollectsThatBeatWhateverTheStoresPrecision() async throws {
+        let clock = ManualClock()
+        let s = Script(clock: clock)
+        // 0.2 µs past a whole microsecond: stored as the microsecond before.
+        let firstBeat = s.heartRate(120, at: 2.000_000_2)
+        let later = s.heartRate(125, at: 3)
+        try await commit([firstBeat, later])
+        let firstBeatDate = s.at(2.000_000_2)
+        let stored = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
+        XCTAssertLessThan(try XCTUnwrap(stored.first).startDate, firstBeatDate, "the case this test is about")
+        s.move(to: 5)
+        let controller = try makeController(clock)
+        try await controller.start(activity: .running, startDate: firstBeatDate)
+        try await controller.end()
+        let workout = try XCTUnwrap(controller.pendingWorkouts.first)
+        XCTAssertEqual(Set(workout.sampleIDs), [firstBeat.id, later.id])
+        XCTAssertLessThanOrEqual(workout.startDate, try XCTUnwrap(stored.first).startDate)
+    }
+
     func testARestartWhilePausedStaysPausedAndEveryCommandIsDurableWhenAnswered() async throws {
         let clock = ManualClock()
         let s = Script(clock: clock)
@@ -276,6 +299,8 @@ final class HookedStore: WorkoutStateStore {
         for entry in entries { during(entry.action) }
         try inner.append(entries, from: index, of: definition)
     }
+
+    func storedDate(_ date: Date) -> Date { inner.storedDate(date) }
 
     func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord] {
         try inner.committedRecords(of: types, endingFrom: start)

@@ -32,6 +32,8 @@ public struct StoredWorkoutJournal: WorkoutStateStore, ParticipantAssignmentStor
         try mapped { () throws(StoreError) in try store.appendToWorkoutJournal(entries, from: index, of: definition) }
     }
 
+    public func storedDate(_ date: Date) -> Date { StoreTime.date(microseconds: StoreTime.microseconds(date)) }
+
     public func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord] {
         try mapped { () throws(StoreError) in try store.recordsForWorkout(of: types, endingFrom: start) }
     }

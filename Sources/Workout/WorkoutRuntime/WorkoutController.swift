@@ -120,7 +120,8 @@ public final class WorkoutController: SampleSink, SampleSource {
                     state: session.state, action: .start)
             }
             let now = self.clock.now()
-            let start = startDate.map { min($0, now) } ?? now
+            // In the past: as the store keeps it, so that the committed sample it starts at is in.
+            let start = startDate.map { self.store.storedDate(min($0, now)) } ?? now
             var live = LiveWorkout(definition)
             let base = self.clockBase?()
             let entries = [

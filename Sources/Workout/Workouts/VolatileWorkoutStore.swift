@@ -35,6 +35,9 @@ public final class VolatileWorkoutStore: WorkoutStateStore, ParticipantAssignmen
         }
     }
 
+    /// Unchanged: this store keeps dates as they are.
+    public func storedDate(_ date: Date) -> Date { date }
+
     /// None: this store commits no samples.
     public func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord] {
         []

@@ -27,6 +27,11 @@ public protocol WorkoutStateStore: Sendable {
     /// they are committed; on error none of them is.
     func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError)
 
+    /// `date` as this store keeps it (the SQLite store: the nearest microsecond). A workout
+    /// started in the past starts at its stored form, so that the committed sample it starts at
+    /// (a strap's first beat) reads back inside it, not a fraction of a microsecond before.
+    func storedDate(_ date: Date) -> Date
+
     /// Committed quantity samples of `types` that end at or after `start`, and committed
     /// heartbeat series that end at or after `start`, in no particular order.
     func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord]
