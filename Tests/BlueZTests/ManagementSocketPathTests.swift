@@ -34,6 +34,23 @@ final class ManagementSocketPathTests: XCTestCase {
         return (ends[0], FileDescriptor(owning: ends[1]))
     }
 
+    /// A private bluetoothd with hci0 and a transport whose management socket is one end of a
+    /// socket pair: the bus, the test's (kernel's) end, how often the socket was opened.
+    private func permittedTransport() async throws -> (bluez: PrivateBlueZ, transport: BlueZTransport, kernel: FileDescriptor, opened: Shared<Int>) {
+        let bluez = try await PrivateBlueZ()
+        self.bluez = bluez
+        try await bluez.addAdapter()
+        let (ours, kernel) = try socketPair()
+        let opened = Shared(0)
+        let access = ManagementSocketAccess(
+            refusal: { nil },
+            open: { () throws(SystemError) -> FileDescriptor in
+                opened.value.withLock { $0 += 1 }
+                return FileDescriptor(owning: ours)
+            })
+        return (bluez, transport(bluez, access: access), kernel, opened)
+    }
+
     private func transport(_ bluez: PrivateBlueZ, access: ManagementSocketAccess) -> BlueZTransport {
         BlueZTransport(
             connection: bluez.connection, adapter: "hci0", clock: SystemClock(),
@@ -45,18 +62,7 @@ final class ManagementSocketPathTests: XCTestCase {
     /// skipped, BlueZ's own device signals are not reported twice; when the socket ends the scan
     /// goes on by discovery and reports BlueZ's signals, and says so.
     func testManagementSocketPathAndItsFallback() async throws {
-        let bluez = try await PrivateBlueZ()
-        self.bluez = bluez
-        try await bluez.addAdapter()
-        let (ours, kernel) = try socketPair()
-        let opened = Atomic<Int>(0)
-        let access = ManagementSocketAccess(
-            refusal: { nil },
-            open: { () throws(SystemError) -> FileDescriptor in
-                opened.add(1, ordering: .relaxed)
-                return FileDescriptor(owning: ours)
-            })
-        let transport = transport(bluez, access: access)
+        let (bluez, transport, kernel, opened) = try await permittedTransport()
         let heard = Shared<[Advertisement]>([])
         try await transport.withAdvertisements(matching: []) { stream in
             let collecting = Task { for try await advertisement in stream { heard.value.withLock { $0.append(advertisement) } } }
@@ -67,7 +73,7 @@ final class ManagementSocketPathTests: XCTestCase {
             try await waitUntil(timeout: .seconds(20), "discovery running") { try await bluez.discovering() }
             let filter = try await bluez.discoveryFilter()
             XCTAssertEqual(filter["DuplicateData"]?.bool, true)
-            XCTAssertEqual(opened.load(ordering: .relaxed), 1)
+            XCTAssertEqual(opened.value.withLock { $0 }, 1)
             // BlueZ signals a device: on this path the socket reports, so this is not reported.
             try await bluez.advertise("C8:47:8C:01:02:03", name: "MIBFS", service: [0x181D: [0x22, 0x9E]])
             let polar = ManagementEventTests.deviceFound(data: ManagementEventTests.polarData)
@@ -106,18 +112,7 @@ final class ManagementSocketPathTests: XCTestCase {
     /// while the devices found still come from BlueZ's signals (a device BlueZ signals is found,
     /// not reported as an advertisement).
     func testWideningOpensTheSocketAndDiscoveryStillComesFromDBus() async throws {
-        let bluez = try await PrivateBlueZ()
-        self.bluez = bluez
-        try await bluez.addAdapter()
-        let (ours, kernel) = try socketPair()
-        let opened = Atomic<Int>(0)
-        let access = ManagementSocketAccess(
-            refusal: { nil },
-            open: { () throws(SystemError) -> FileDescriptor in
-                opened.add(1, ordering: .relaxed)
-                return FileDescriptor(owning: ours)
-            })
-        let transport = transport(bluez, access: access)
+        let (bluez, transport, kernel, opened) = try await permittedTransport()
         let discovery = DiscoveryInterest(services: [BluetoothUUID(0x180D)])
         let (widenings, widen) = AsyncStream.makeStream(of: ScanInterest.self)
         let events = Shared<[ScanEvent]>([])
@@ -137,11 +132,11 @@ final class ManagementSocketPathTests: XCTestCase {
             try await waitUntil(timeout: .seconds(20), "discovery running") { try await bluez.discovering() }
             try await bluez.advertise("A0:9E:1A:00:00:01", name: "Polar H10 00000001")
             try await waitUntil(timeout: .seconds(20), "the strap found") { found().contains("A0:9E:1A:00:00:01") }
-            XCTAssertEqual(opened.load(ordering: .relaxed), 0, "no advertisement interest, no socket")
+            XCTAssertEqual(opened.value.withLock { $0 }, 0, "no advertisement interest, no socket")
 
             widen.yield(ScanInterest(advertisements: [], discovery: discovery))
             try await waitUntil(timeout: .seconds(20), "the management-socket path") { transport.path == .managementSocket }
-            XCTAssertEqual(opened.load(ordering: .relaxed), 1)
+            XCTAssertEqual(opened.value.withLock { $0 }, 1)
             try await bluez.advertise("C8:47:8C:01:02:03", name: "MIBFS", service: [0x181D: [0x22, 0x9E]])
             try await waitUntil(timeout: .seconds(20), "the scale found through D-Bus") { found().contains("C8:47:8C:01:02:03") }
             try kernel.writeAll(ManagementEventTests.deviceFound(data: ManagementEventTests.polarData))
@@ -155,35 +150,112 @@ final class ManagementSocketPathTests: XCTestCase {
 
     /// With matches, the path asks the kernel for an advertisement monitor of their patterns
     /// before discovery starts (which lifts the controller's duplicate filter) and removes it,
-    /// by the handle the kernel answered, when the scan ends.
+    /// by the handle the kernel answered, when the scan ends, which waits for that answer.
     func testKernelMonitorAddedBeforeDiscoveryAndRemovedAtTheEnd() async throws {
         let bluez = try await PrivateBlueZ()
         self.bluez = bluez
         try await bluez.addAdapter()
-        let (ours, kernel) = try socketPair()
-        try kernel.setNonBlocking()
+        let (ours, kernelEnd) = try socketPair()
+        let kernel = try FakeKernel(kernelEnd)
         let access = ManagementSocketAccess(refusal: { nil }, open: { () throws(SystemError) -> FileDescriptor in FileDescriptor(owning: ours) })
         let transport = transport(bluez, access: access)
-        let commands = Shared<[[UInt8]]>([])
-        @Sendable func readCommands() -> Int {
-            while let command = try? kernel.read(maximum: 512), !command.isEmpty { commands.value.withLock { $0.append(command) } }
-            return commands.value.withLock { $0.count }
-        }
         try await transport.withAdvertisements(matching: [.manufacturer(0x006B)]) { _ in
             try await waitUntil(timeout: .seconds(20), "discovery running") { try await bluez.discovering() }
-            try await waitUntil(timeout: .seconds(20), "the monitor command") { readCommands() >= 1 }
-            let add = commands.value.withLock { $0[0] }
-            // Opcode 0x0052, hci0, 35 bytes: one pattern, ff at offset 0, 2 bytes 6b 00, zeros to 31.
-            XCTAssertEqual(Array(add.prefix(11)), [0x52, 0x00, 0x00, 0x00, 0x23, 0x00, 0x01, 0xFF, 0x00, 0x02, 0x6B])
-            XCTAssertEqual(add.count, 6 + 1 + 34)
-            // Command Complete (0x0001): opcode 0x0052, status 0, Monitor_Handle 7.
-            try kernel.writeAll([0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x52, 0x00, 0x00, 0x07, 0x00])
             try await waitUntil(timeout: .seconds(20), "the monitor's handle") {
                 bluez.logSink.contains("kernel advertisement monitor 7 added on hci0")
             }
+            let add = kernel.commands[0]
+            // Opcode 0x0052, hci0, 35 bytes: one pattern, ff at offset 0, 2 bytes 6b 00, zeros to 31.
+            XCTAssertEqual(Array(add.prefix(11)), [0x52, 0x00, 0x00, 0x00, 0x23, 0x00, 0x01, 0xFF, 0x00, 0x02, 0x6B])
+            XCTAssertEqual(add.count, 6 + 1 + 34)
         }
-        try await waitUntil(timeout: .seconds(20), "the remove command") { readCommands() >= 2 }
-        XCTAssertEqual(commands.value.withLock { $0[1] }, [0x54, 0x00, 0x00, 0x00, 0x02, 0x00, 0x07, 0x00])
+        // The scan's end waited for the removal's answer.
+        XCTAssertEqual(kernel.commands.count, 2)
+        XCTAssertEqual(kernel.commands.last, [0x54, 0x00, 0x00, 0x00, 0x02, 0x00, 0x07, 0x00])
+        XCTAssertTrue(bluez.logSink.contains("kernel advertisement monitor 7 removed on hci0"))
+        kernel.close()
+    }
+
+    /// A reader whose consumer has stopped (the scan's loop is gone: its stream, bounded, is no
+    /// longer read) while the kernel floods it with reports still gets the removal of its monitor
+    /// out and reads the kernel's answer: it reads (and drops) the reports while it closes.
+    func testClosingReaderRemovesItsMonitorAndReadsTheAnswerWhileReportsFlood() async throws {
+        let (ours, kernelEnd) = try socketPair()
+        let report = ManagementEventTests.deviceFound(data: ManagementEventTests.polarData)
+        let kernel = try FakeKernel(kernelEnd, reportsBeforeRemovalAnswer: (report, 3000))
+        let logs = RecordingLogSink()
+        let drops = Atomic<Int>(0)
+        let reader = try ManagementAdvertisementReader(
+            descriptor: FileDescriptor(owning: ours), controller: 0, clock: SystemClock(),
+            logger: Logger(label: "bluez", sink: logs, level: .debug), ready: {}, dropped: { drops.add(1, ordering: .relaxed) },
+            ended: { _ in })
+        try reader.start()
+        XCTAssertTrue(try reader.addMonitor(patterns: [AdvertisingDataPattern(type: 0xFF, content: [0x6B, 0x00])]))
+        try await waitUntil(timeout: .seconds(20), "the monitor added") { logs.contains("kernel advertisement monitor 7 added on hci0") }
+        // More reports than the reader keeps, none taken; the kernel queues more ahead of the
+        // removal's answer (FakeKernel), which the reader must read through.
+        kernel.write(report, times: 2 * ManagementAdvertisementReader.bufferedReports)
+        let removal = await reader.close(within: .seconds(20))
+        XCTAssertEqual(removal, .answered(handle: 7, status: 0))
+        XCTAssertEqual(kernel.commands.last, ManagementCommand.removeMonitor(controller: 0, handle: 7))
+        XCTAssertTrue(logs.contains("kernel advertisement monitor 7 removed on hci0"))
+        XCTAssertTrue(logs.contains("report(s) read on hci0 while closing, not handed on"))
+        // The consumer never took a report: the buffer kept the newest, the rest were counted.
+        XCTAssertEqual(reader.takeReports().count, ManagementAdvertisementReader.bufferedReports)
+        XCTAssertGreaterThan(drops.load(ordering: .relaxed), 0)
+        kernel.close()
+    }
+
+    /// The kernel's answer is the outcome: a refusal (Command Status busy) is logged with its
+    /// status; a removal the kernel never answers ends at the time given.
+    func testARefusedRemovalIsLoggedAndAnUnansweredOneTimesOut() async throws {
+        for answer in [FakeKernel.RemovalAnswer.busy, .none] {
+            let (ours, kernelEnd) = try socketPair()
+            let kernel = try FakeKernel(kernelEnd, removal: answer)
+            let logs = RecordingLogSink()
+            let reader = try ManagementAdvertisementReader(
+                descriptor: FileDescriptor(owning: ours), controller: 0, clock: SystemClock(),
+                logger: Logger(label: "bluez", sink: logs, level: .debug), ready: {}, dropped: {}, ended: { _ in })
+            try reader.start()
+            _ = try reader.addMonitor(patterns: [AdvertisingDataPattern(type: 0x16, content: [0x1D, 0x18])])
+            try await waitUntil(timeout: .seconds(20), "the monitor added") { logs.contains("kernel advertisement monitor 7 added on hci0") }
+            let removal = await reader.close(within: .milliseconds(300))
+            switch answer {
+            case .busy:
+                XCTAssertEqual(removal, .answered(handle: 7, status: 0x0A))
+                XCTAssertTrue(logs.contains("the kernel did not remove advertisement monitor 7 on hci0 (status 0xa)"))
+            case .none, .complete:
+                XCTAssertEqual(removal, .timedOut(handle: 7))
+                XCTAssertTrue(logs.contains("no answer within"))
+            }
+            kernel.close()
+        }
+    }
+
+    /// Wider patterns while the socket is open replace the kernel monitor: the new one is asked
+    /// for, and the old one removed once the kernel added the new one; the close removes the new.
+    func testWiderPatternsReplaceTheKernelMonitor() async throws {
+        let (ours, kernelEnd) = try socketPair()
+        let kernel = try FakeKernel(kernelEnd)
+        let logs = RecordingLogSink()
+        let reader = try ManagementAdvertisementReader(
+            descriptor: FileDescriptor(owning: ours), controller: 0, clock: SystemClock(),
+            logger: Logger(label: "bluez", sink: logs, level: .debug), ready: {}, dropped: {}, ended: { _ in })
+        try reader.start()
+        let strap = AdvertisingDataPattern(type: 0xFF, content: [0x6B, 0x00])
+        let scale = AdvertisingDataPattern(type: 0x16, content: [0x1D, 0x18])
+        _ = try reader.addMonitor(patterns: [strap])
+        try await waitUntil(timeout: .seconds(20), "the first monitor") { logs.contains("kernel advertisement monitor 7 added on hci0") }
+        _ = try reader.addMonitor(patterns: [strap, scale])
+        try await waitUntil(timeout: .seconds(20), "the old monitor removed") { logs.contains("kernel advertisement monitor 7 removed on hci0") }
+        XCTAssertTrue(logs.contains("kernel advertisement monitor 8 replaces 7 on hci0"))
+        let removal = await reader.close(within: .seconds(20))
+        XCTAssertEqual(removal, .answered(handle: 8, status: 0))
+        let opcodes = kernel.commands.map { UInt16($0[0]) | UInt16($0[1]) << 8 }
+        XCTAssertEqual(opcodes, [0x52, 0x52, 0x54, 0x54])
+        XCTAssertEqual(kernel.commands[2], ManagementCommand.removeMonitor(controller: 0, handle: 7))
+        XCTAssertEqual(kernel.commands[3], ManagementCommand.removeMonitor(controller: 0, handle: 8))
+        kernel.close()
     }
 
     /// Not permitted (no CAP_NET_ADMIN): the socket is never opened, the scan is discovery and
@@ -227,4 +299,68 @@ final class ManagementSocketPathTests: XCTestCase {
         }
         XCTAssertTrue(bluez.logSink.contains("cannot open the management socket for /org/bluez/hci0"))
     }
+}
+
+/// The kernel's side of a management socket pair: reads each command the reader writes (on its
+/// own queue) and answers Add Advertisement Patterns Monitor with handles 7, 8, … and Remove
+/// Advertisement Monitor as told, as net/bluetooth/mgmt.c does (Command Complete with the
+/// handle, or Command Status), after the reports it was told to queue ahead of that answer.
+private final class FakeKernel: Sendable {
+    /// How Remove Advertisement Monitor is answered.
+    enum RemovalAnswer: Sendable {
+        /// Command Complete, status 0, the handle.
+        case complete
+        /// Command Status 0x0A (busy).
+        case busy
+        /// Not at all.
+        case none
+    }
+
+    /// What the kernel's queue keeps: the commands read, the next monitor handle.
+    private final class Memory: Sendable {
+        let commands = Mutex<[[UInt8]]>([])
+        let nextHandle = Atomic<UInt16>(7)
+    }
+
+    private let end: FileDescriptor
+    private let reader: DatagramReader
+    private let memory = Memory()
+
+    /// The commands read, in order.
+    var commands: [[UInt8]] { memory.commands.withLock { $0 } }
+
+    init(_ end: FileDescriptor, removal: RemovalAnswer = .complete, reportsBeforeRemovalAnswer: ([UInt8], Int)? = nil) throws {
+        self.end = end
+        let memory = self.memory
+        reader = try DatagramReader(
+            descriptor: end, maximumLength: 512, queue: DispatchQueue(label: "fake-kernel"),
+            deliver: { command in
+                memory.commands.withLock { $0.append(command) }
+                guard command.count >= 6 else { return }
+                let answer: [UInt8]?
+                switch (command[0], removal) {
+                case (0x52, _):
+                    let handle = memory.nextHandle.add(1, ordering: .relaxed).oldValue
+                    answer = [0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x52, 0x00, 0x00, UInt8(handle & 0xFF), UInt8(handle >> 8)]
+                case (0x54, .complete): answer = [0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x54, 0x00, 0x00] + command[6..<8]
+                case (0x54, .busy): answer = [0x02, 0x00, 0x00, 0x00, 0x03, 0x00, 0x54, 0x00, 0x0A]
+                default: answer = nil
+                }
+                guard let answer else { return }
+                // writeAll waits while the reader's socket is full: these go in as it reads.
+                if command[0] == 0x54, let (report, count) = reportsBeforeRemovalAnswer {
+                    for _ in 0..<count { try? end.writeAll(report) }
+                }
+                try? end.writeAll(answer)
+            },
+            ended: { _ in })
+        try reader.start()
+    }
+
+    /// Writes `event` `times` times, waiting while the peer's socket is full.
+    func write(_ event: [UInt8], times: Int) {
+        for _ in 0..<times { try? end.writeAll(event) }
+    }
+
+    func close() { reader.close() }
 }

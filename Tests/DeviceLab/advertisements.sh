@@ -272,6 +272,9 @@ cat > "$OUT/healthgate-mgmt.json" <<JSON
 JSON
 restart_bluetoothd
 monitor_manager && fail "bluetoothd without -E offers the Advertisement Monitor manager"
+# The kernel's advertisement monitors on hci0 before the gateway (count, then handles): the
+# gateway's kernel monitor must be gone again after its stop (issue 47: it leaked at each stop).
+MONITORS_BEFORE=$("$PY" "$REPO/Tests/DeviceLab/lib/kernel-monitors.py" 0 2>&1) || fail "kernel monitors before the gateway: $MONITORS_BEFORE"
 SHIPPED_USER=("${SERVICE_USER[@]}")
 SERVICE_USER=(setpriv --reuid=healthgate --regid=healthgate --init-groups --inh-caps=+net_admin --ambient-caps=+net_admin)
 GATEWAY_START=$(date +%s.%N)
@@ -291,6 +294,13 @@ GATEWAY_END=$(date +%s.%N)
 mv "$OUT/healthgate.log" "$OUT/healthgate-mgmt.log"
 mv "$OUT/healthgate-monitor.log" "$OUT/healthgate.log"
 [[ $status -eq 0 ]] && pass "healthgate run (management socket) exits 0 on SIGTERM" || fail "healthgate run (management socket) exited $status"
+MONITORS_AFTER=$("$PY" "$REPO/Tests/DeviceLab/lib/kernel-monitors.py" 0 2>&1) || fail "kernel monitors after the gateway: $MONITORS_AFTER"
+added=$(sed -n 's/.*kernel advertisement monitor \([0-9]*\) added on hci0.*/\1/p' "$OUT/healthgate-mgmt.log" | tail -n 1)
+say "kernel advertisement monitors on hci0 (count, handles): before the gateway '$MONITORS_BEFORE', after its stop '$MONITORS_AFTER'; the gateway's: ${added:-none}"
+[[ -n $added ]] && grep -q "kernel advertisement monitor $added removed on hci0" "$OUT/healthgate-mgmt.log" &&
+  [[ ${MONITORS_AFTER%% *} == "${MONITORS_BEFORE%% *}" && " $MONITORS_AFTER " != *" $added "* ]] &&
+  pass "gateway: its kernel advertisement monitor $added was removed at its stop (the kernel holds ${MONITORS_AFTER%% *} monitor(s), as before it started)" ||
+  fail "gateway: its kernel advertisement monitor ${added:-?} was not removed at its stop (kernel monitors before '$MONITORS_BEFORE', after '$MONITORS_AFTER'; see $OUT/healthgate-mgmt.log)"
 grep -i -E 'management|kernel advertisement monitor|scanning advertisements|scanning by' "$OUT/healthgate-mgmt.log" | head -n 10
 grep -q 'by the management socket' "$OUT/healthgate-mgmt.log" && ! grep -q 'scanning advertisements on .* by discovery\|scanning by discovery instead' "$OUT/healthgate-mgmt.log" &&
   pass "gateway: the straps' source scans by the management socket (bluetoothd without -E, CAP_NET_ADMIN)" ||

@@ -65,6 +65,16 @@ public final class DatagramReader: Sendable {
         cancelSource()
     }
 
+    /// Runs `body` on the reader's queue after reading every datagram the socket holds now
+    /// (until `EAGAIN`; nothing is read once the reader stopped): after it, the socket's receive
+    /// queue had room, so a peer that answers into it (the kernel's management socket) can.
+    public func afterDraining(_ body: @escaping @Sendable () -> Void) {
+        queue.async { [self] in
+            drain()
+            body()
+        }
+    }
+
     private func drain() {
         while !stopped.load(ordering: .relaxed) {
             do {

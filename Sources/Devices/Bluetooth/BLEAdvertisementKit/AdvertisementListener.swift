@@ -10,7 +10,9 @@ import GatewayRuntime
 /// Status: `scanPath` (the path the scanner uses, updated when it changes), and per device the metric
 /// `advertisements_per_second{device=…}`; a device heard below the profile's required rate is
 /// reported as an error naming the path, not silently accepted. A payload that does not decode
-/// is logged and counted (`undecodable_advertisements`), and the loop goes on.
+/// is logged and counted (`undecodable_advertisements`), and the loop goes on. Advertisements the
+/// scanner dropped before yielding them (its own buffer overflowed: the management socket's
+/// reader) are the metric `scan_dropped_advertisements`, once there are any.
 public struct AdvertisementListener<Profile: AdvertisementProfile>: Sendable {
     let scanner: any AdvertisementScanner
     let accepts: @Sendable (AdvertiserIdentity, Advertisement) -> Bool
@@ -35,7 +37,13 @@ public struct AdvertisementListener<Profile: AdvertisementProfile>: Sendable {
             var undecodable = 0
             var judged: [String: RateVerdict] = [:]
             var reportedPath: ScanPath?
+            var reportedDrops = 0
             for try await advertisement in advertisements {
+                let drops = await scanner.droppedAdvertisements
+                if drops != reportedDrops {
+                    reportedDrops = drops
+                    context.status.setMetric("scan_dropped_advertisements", [:], Double(drops))
+                }
                 // Checked at every advertisement: a scanner may change its path while it scans
                 // (BlueZ falls back to discovery when bluetoothd releases its monitor).
                 if let path = await scanner.path, path != reportedPath {

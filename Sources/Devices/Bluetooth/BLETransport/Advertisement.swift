@@ -71,6 +71,9 @@ public protocol AdvertisementScanner: Sendable {
     ) async throws -> Result
     /// The path the scanner's latest scan uses; nil before scanning started.
     var path: ScanPath? { get async }
+    /// Advertisements the scanner heard but dropped before yielding them (a buffer of its own
+    /// overflowed), over its lifetime. The default is 0: nothing is buffered apart from the stream.
+    var droppedAdvertisements: Int { get async }
     /// Runs `body` with the events of one scan for `interest`, scoped like
     /// ``withAdvertisements(matching:_:)``: advertisements for its advertisement interest, devices
     /// found and lost for its discovery interest. Each interest that arrives on `widenings` (a
@@ -98,6 +101,9 @@ extension AdvertisementScanner {
 
     /// Scanners of advertisements only restart for a wider interest.
     public var widensInPlace: Bool { false }
+
+    /// None: a scanner that buffers nothing of its own drops nothing.
+    public var droppedAdvertisements: Int { 0 }
 
     /// Runs one scan for `interest` that is never widened (``withScan(for:widenedBy:_:)``).
     public func withScan<Result>(

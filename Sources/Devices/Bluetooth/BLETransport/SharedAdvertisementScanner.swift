@@ -92,6 +92,11 @@ public final class SharedAdvertisementScanner: AdvertisementScanner {
         get async { await underlying.path }
     }
 
+    /// The underlying scanner's dropped advertisements.
+    public var droppedAdvertisements: Int {
+        get async { await underlying.droppedAdvertisements }
+    }
+
     /// Joins the adapter's scan (starting it, or widening it to `matches`, when needed) until the
     /// consumer stops iterating.
     public func advertisements(matching matches: [AdvertisementMatch]) -> AsyncThrowingStream<Advertisement, any Error> {

@@ -44,6 +44,10 @@ extension BlueZTransport: AdvertisementScanner {
     /// The path the latest scan uses: nil before a scan chose one.
     public var path: ScanPath? { advertisementScanPath.withLock { $0 } }
 
+    /// The management socket's reports dropped because a scan's loop fell behind its reader
+    /// (each reader keeps ``ManagementAdvertisementReader/bufferedReports``), over every scan.
+    public var droppedAdvertisements: Int { droppedScanAdvertisements.load(ordering: .relaxed) }
+
     /// Scans until the consumer stops iterating; throws ``BLETransportError`` when the bus, the
     /// adapter or bluetoothd goes away. `matches` become the monitor's patterns; with none, or
     /// one no pattern can say (a name glob starting with a wildcard), the scan uses discovery.
@@ -159,7 +163,11 @@ extension BlueZTransport: AdvertisementScanner {
             ended = await withTaskGroup(of: Void.self) { group -> any Error in
                 group.addTask {
                     do {
-                        for try await signal in signals { step.yield(.signal(signal)) }
+                        for try await signal in signals {
+                            // The management socket's wake-up must not be lost to a burst of
+                            // signals: its reports would wait for the next one.
+                            if case .dropped(.reports) = step.yield(.signal(signal)) { step.yield(.reports) }
+                        }
                         step.finish()
                     } catch {
                         step.finish(throwing: error)
@@ -189,16 +197,18 @@ extension BlueZTransport: AdvertisementScanner {
         } catch {
             ended = error
         }
-        // The management socket's reader is closed (which removes its kernel monitor) at once: it
-        // needs no bus. The monitor is unregistered and discovery stopped after our task was
-        // cancelled: both need bus round trips, so they run in a task of their own, which this
-        // scan awaits (it is not cancelled with the scan), so that a scan started next finds
+        // The management socket's reader removes its kernel monitor while it still reads the
+        // socket (so that the kernel has room for its answer), waits for that answer, then
+        // closes. That, unregistering the monitor and stopping discovery (bus round trips) run
+        // after our task was cancelled, in a task of their own, which this scan awaits (it is
+        // not cancelled with the scan), so that a scan started next finds the kernel and
         // bluetoothd clean.
-        scan.update { state in
-            state.managementReader?.close()
-            state.managementReader = nil
+        let reader = scan.update { state -> ManagementAdvertisementReader? in
+            defer { state.managementReader = nil }
+            return state.managementReader
         }
         let cleanup = Task { [client, logger, self] in
+            await reader?.close(within: Self.kernelMonitorRemovalTimeout)
             if let monitor = scan.update({ state -> MonitorRegistration? in
                 state.unregistering = true
                 return state.monitor
@@ -217,6 +227,9 @@ extension BlueZTransport: AdvertisementScanner {
         await cleanup.value
         throw ended
     }
+
+    /// How long a scan's end waits for the kernel's answer to the removal of its kernel monitor.
+    static let kernelMonitorRemovalTimeout: Duration = .seconds(2)
 
     /// The scan's loop: applies each signal to `tree` and reports what the scan's interest wants
     /// of it; returns when the signals end, throws when the adapter goes. While the management
@@ -282,13 +295,17 @@ extension BlueZTransport: AdvertisementScanner {
             // A reader opened by a wider interest starts at the step that says it was taken on.
             startReader()
             let signal: DBusSignal
+            // The socket's reports, at every step: taken in the order read, with nothing of
+            // bluetoothd's in between (they are the advertisements; the signals only name).
+            if let reader = scan.update({ $0.managementReader }) {
+                for advertisement in reader.takeReports() where interest.advertisements != nil {
+                    report(.advertisement(advertisement))
+                }
+            }
             switch step {
             case .signal(let received):
                 signal = received
-            case .advertisement(let advertisement):
-                if interest.advertisements != nil { report(.advertisement(advertisement)) }
-                continue
-            case .widened:
+            case .reports, .widened:
                 continue
             }
             // The device about to go, read before the signal removes it.
@@ -364,15 +381,13 @@ extension BlueZTransport: AdvertisementScanner {
                 advertisementScanPath.withLock { $0 = .advertisementMonitor }
                 logger.info(
                     "scanning advertisements on \(adapter) by an Advertisement Monitor (passive, or_patterns \(Self.shown(registered.patterns)))")
-            } else if scan.update({ $0.managementReader }) != nil {
-                // The kernel monitor keeps its patterns: while discovery runs every Device Found
-                // is read whatever they are; they only lift the controller's duplicate filter.
-                logger.info("the management socket on \(adapter) reads the wider matches too (its kernel monitor keeps its patterns)")
-            } else if !scan.update({ $0.managementFailed }), let reader = openManagementReader(adapter: adapter, scan: scan) {
-                scan.update { $0.managementReader = reader }
-                // Before discovery starts: the kernel chooses the duplicate filter when it
-                // starts scanning, and it queues our command before bluetoothd's.
+            } else if let reader = scan.update({ $0.managementReader }) {
+                // Every Device Found is read whatever the kernel monitor's patterns; they decide
+                // whether the controller's duplicate filter is lifted, so the wider matches get a
+                // monitor of their own, which replaces the old one once the kernel added it.
                 addKernelMonitor(reader, adapter: adapter, matches: matches)
+            } else {
+                openManagementPath(adapter: adapter, scan: scan, matches: matches)
             }
         }
         let monitored = scan.update { $0.monitor != nil }
@@ -426,8 +441,20 @@ extension BlueZTransport: AdvertisementScanner {
         }
     }
 
-    /// A reader of the management socket for `adapter`, not started, whose advertisements reach
-    /// the scan's loop as ``ScanStep/advertisement(_:)``; nil (logged, with the reason) when the
+    /// Opens the management socket's reader for the scan (unless it failed before in this scan)
+    /// and asks for its kernel monitor; the scan's loop names its devices and starts it. Before
+    /// discovery starts: the kernel chooses the duplicate filter when it starts scanning, and it
+    /// queues our command before bluetoothd's. False when the socket is not used (logged).
+    @discardableResult
+    private func openManagementPath(adapter: String, scan: AdvertisementScan, matches: [AdvertisementMatch]) -> Bool {
+        guard !scan.update({ $0.managementFailed }), let reader = openManagementReader(adapter: adapter, scan: scan) else { return false }
+        scan.update { $0.managementReader = reader }
+        addKernelMonitor(reader, adapter: adapter, matches: matches)
+        return true
+    }
+
+    /// A reader of the management socket for `adapter`, not started, whose reports the scan's
+    /// loop takes when woken by ``ScanStep/reports``; nil (logged, with the reason) when the
     /// transport's access refuses, the adapter has no controller index, or the socket cannot be
     /// opened: the scan then uses discovery.
     private func openManagementReader(adapter: String, scan: AdvertisementScan) -> ManagementAdvertisementReader? {
@@ -444,7 +471,14 @@ extension BlueZTransport: AdvertisementScanner {
             let step = scan.step
             return try ManagementAdvertisementReader(
                 descriptor: descriptor, controller: controller, clock: clock, logger: logger,
-                deliver: { step.yield(.advertisement($0)) },
+                ready: { step.yield(.reports) },
+                dropped: { [self] in
+                    if droppedScanAdvertisements.add(1, ordering: .relaxed).newValue == 1 {
+                        logger.warning(
+                            "the scan of \(adapter) falls behind the management socket: its oldest reports are dropped "
+                                + "(counted in droppedAdvertisements)")
+                    }
+                },
                 ended: { [self] reason in managementSocketFailed(adapter: adapter, scan: scan, reason: reason) })
         } catch {
             logger.warning("cannot open the management socket for \(adapter) (\(error)): scanning by discovery")
@@ -528,7 +562,14 @@ extension BlueZTransport: AdvertisementScanner {
                     return true
                 }
                 guard fallBack else { return }
-                logger.warning("bluetoothd released the Advertisement Monitor on \(adapter): scanning by discovery instead")
+                // The best remaining path: the management socket where the process may read it
+                // (startDiscovery logs and records the path taken), else discovery.
+                logger.warning("bluetoothd released the Advertisement Monitor on \(adapter): falling back to the next path")
+                if scan.update({ $0.managementReader == nil }) {
+                    openManagementPath(adapter: adapter, scan: scan, matches: matches)
+                    // The loop starts the reader at its next step.
+                    scan.step.yield(.widened)
+                }
                 do {
                     try await startDiscovery(client: client, adapter: adapter, filter: .advertisements, scan: scan)
                 } catch {
@@ -639,9 +680,10 @@ private final class AdvertisementScan: Sendable {
 }
 
 /// What a scan's loop reads: bluetoothd's signals, the moments the scan took on a wider
-/// interest, and the management socket's advertisements.
+/// interest, and that the management socket's reader has reports (which it keeps in its own
+/// bounded buffer: one step for any number of them, so they never crowd the signals out).
 private enum ScanStep: Sendable {
     case signal(DBusSignal)
     case widened
-    case advertisement(Advertisement)
+    case reports
 }

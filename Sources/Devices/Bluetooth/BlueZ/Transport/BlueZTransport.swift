@@ -37,6 +37,9 @@ public final class BlueZTransport: BLECentralTransport {
     private let agentConnection = Mutex<ObjectIdentifier?>(nil)
     /// The path the latest advertisement scan uses (``AdvertisementScanner/path``).
     let advertisementScanPath = Mutex<ScanPath?>(nil)
+    /// Advertisements heard but dropped before a scan reported them, over every scan
+    /// (``AdvertisementScanner/droppedAdvertisements``).
+    let droppedScanAdvertisements = Atomic<Int>(0)
     /// Numbers our advertisement monitor applications, one per scan.
     let nextMonitorApplication = Atomic<UInt64>(0)
     /// Whether advertisement scans may read the kernel's management socket.
