@@ -161,7 +161,7 @@ final class ManagementEventTests: XCTestCase {
         XCTAssertEqual(Array(command[41..<46]), [0x16, 0x00, 0x02, 0x1D, 0x18])
         XCTAssertNil(ManagementCommand.addMonitor(controller: 0, patterns: []))
         XCTAssertNil(ManagementCommand.addMonitor(controller: 0, patterns: [AdvertisingDataPattern(start: 30, type: 0xFF, content: [1, 2])]))
-        XCTAssertEqual(ManagementCommand.removeMonitor(controller: 0, handle: 0x0102), [0x54, 0x00, 0x00, 0x00, 0x02, 0x00, 0x02, 0x01])
+        XCTAssertEqual(ManagementCommand.removeMonitor(controller: 0, handle: 0x0102), [0x53, 0x00, 0x00, 0x00, 0x02, 0x00, 0x02, 0x01])
         // Command Complete and Command Status decode, and are no advertisement.
         let complete = try ManagementEvent.decode([0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x52, 0x00, 0x00, 0x07, 0x00])
         XCTAssertEqual(complete.kind, .commandComplete(opcode: 0x52, status: 0, parameters: [0x07, 0x00]))

@@ -148,6 +148,40 @@ final class ManagementSocketPathTests: XCTestCase {
         XCTAssertFalse(stillDiscovering, "the scan stopped discovery when it ended")
     }
 
+    /// An Advertisement Monitor bluetoothd releases on its own falls back to the best remaining
+    /// path: the management socket when the process may read it (discovery over D-Bus, the
+    /// socket's reports the advertisements), and the log and the path say so.
+    func testAReleasedMonitorFallsBackToTheManagementSocket() async throws {
+        let (bluez, transport, kernelEnd, opened) = try await permittedTransport()
+        let kernel = try FakeKernel(kernelEnd)
+        try await bluez.offerAdvertisementMonitor()
+        let heard = Shared<[Advertisement]>([])
+        try await transport.withAdvertisements(matching: [.manufacturer(0x006B)]) { stream in
+            let collecting = Task { for try await advertisement in stream { heard.value.withLock { $0.append(advertisement) } } }
+            defer { collecting.cancel() }
+            try await waitUntil(timeout: .seconds(20), "the monitor activated") {
+                try await bluez.monitorEvents().events.contains("Activate")
+            }
+            XCTAssertEqual(transport.path, .advertisementMonitor)
+            XCTAssertEqual(opened.value.withLock { $0 }, 0, "no socket while the monitor serves")
+            try await bluez.releaseMonitors()
+            try await waitUntil(timeout: .seconds(20), "the management-socket path") { transport.path == .managementSocket }
+            try await waitUntil(timeout: .seconds(20), "discovery running") { try await bluez.discovering() }
+            XCTAssertEqual(opened.value.withLock { $0 }, 1)
+            XCTAssertTrue(bluez.logSink.contains("bluetoothd released the Advertisement Monitor on /org/bluez/hci0: falling back to the next path"))
+            XCTAssertTrue(bluez.logSink.contains("scanning advertisements on /org/bluez/hci0 by the management socket"))
+            kernel.write(ManagementEventTests.deviceFound(data: ManagementEventTests.polarData), times: 1)
+            try await waitUntil(timeout: .seconds(20), "the socket's report") {
+                heard.value.withLock { $0.contains { $0.address == "A0:9E:1A:12:34:56" } }
+            }
+        }
+        let stillDiscovering = try await bluez.discovering()
+        XCTAssertFalse(stillDiscovering, "the discovery started after the release is stopped with the scan")
+        // The kernel monitor the fallback added is gone with the scan.
+        XCTAssertTrue(bluez.logSink.contains("kernel advertisement monitor 7 removed on hci0"))
+        kernel.close()
+    }
+
     /// With matches, the path asks the kernel for an advertisement monitor of their patterns
     /// before discovery starts (which lifts the controller's duplicate filter) and removes it,
     /// by the handle the kernel answered, when the scan ends, which waits for that answer.
@@ -171,7 +205,7 @@ final class ManagementSocketPathTests: XCTestCase {
         }
         // The scan's end waited for the removal's answer.
         XCTAssertEqual(kernel.commands.count, 2)
-        XCTAssertEqual(kernel.commands.last, [0x54, 0x00, 0x00, 0x00, 0x02, 0x00, 0x07, 0x00])
+        XCTAssertEqual(kernel.commands.last, [0x53, 0x00, 0x00, 0x00, 0x02, 0x00, 0x07, 0x00])
         XCTAssertTrue(bluez.logSink.contains("kernel advertisement monitor 7 removed on hci0"))
         kernel.close()
     }
@@ -252,7 +286,7 @@ final class ManagementSocketPathTests: XCTestCase {
         let removal = await reader.close(within: .seconds(20))
         XCTAssertEqual(removal, .answered(handle: 8, status: 0))
         let opcodes = kernel.commands.map { UInt16($0[0]) | UInt16($0[1]) << 8 }
-        XCTAssertEqual(opcodes, [0x52, 0x52, 0x54, 0x54])
+        XCTAssertEqual(opcodes, [0x52, 0x52, 0x53, 0x53])
         XCTAssertEqual(kernel.commands[2], ManagementCommand.removeMonitor(controller: 0, handle: 7))
         XCTAssertEqual(kernel.commands[3], ManagementCommand.removeMonitor(controller: 0, handle: 8))
         kernel.close()
@@ -342,13 +376,13 @@ private final class FakeKernel: Sendable {
                 case (0x52, _):
                     let handle = memory.nextHandle.add(1, ordering: .relaxed).oldValue
                     answer = [0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x52, 0x00, 0x00, UInt8(handle & 0xFF), UInt8(handle >> 8)]
-                case (0x54, .complete): answer = [0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x54, 0x00, 0x00] + command[6..<8]
-                case (0x54, .busy): answer = [0x02, 0x00, 0x00, 0x00, 0x03, 0x00, 0x54, 0x00, 0x0A]
+                case (0x53, .complete): answer = [0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x53, 0x00, 0x00] + command[6..<8]
+                case (0x53, .busy): answer = [0x02, 0x00, 0x00, 0x00, 0x03, 0x00, 0x53, 0x00, 0x0A]
                 default: answer = nil
                 }
                 guard let answer else { return }
                 // writeAll waits while the reader's socket is full: these go in as it reads.
-                if command[0] == 0x54, let (report, count) = reportsBeforeRemovalAnswer {
+                if command[0] == 0x53, let (report, count) = reportsBeforeRemovalAnswer {
                     for _ in 0..<count { try? end.writeAll(report) }
                 }
                 try? end.writeAll(answer)

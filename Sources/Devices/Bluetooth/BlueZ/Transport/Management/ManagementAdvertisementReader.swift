@@ -36,7 +36,7 @@ final class ManagementAdvertisementReader: Sendable {
         /// No monitor was registered (none asked for, or the kernel refused it).
         case noMonitor
         /// The kernel answered the removal of `handle` with `status` (0: removed; mgmt-api.txt's
-        /// status codes otherwise, 0x0A busy, 0x11 invalid index).
+        /// status codes otherwise: 0x0A busy, 0x0D invalid parameters, 0x11 invalid index).
         case answered(handle: UInt16, status: UInt8)
         /// The command could not be written, also after the socket was read empty and it was
         /// sent again (ENOMEM: the kernel refused it at once and could not queue that answer).

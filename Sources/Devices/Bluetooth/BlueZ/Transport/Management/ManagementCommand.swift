@@ -7,8 +7,11 @@ import BLETransport
 enum ManagementCommand {
     /// Add Advertisement Patterns Monitor (mgmt-api.txt; kernel 5.10 and later).
     static let addAdvertisementPatternsMonitor: UInt16 = 0x0052
-    /// Remove Advertisement Monitor.
-    static let removeAdvertisementMonitor: UInt16 = 0x0054
+    /// Remove Advertisement Monitor: 0x0053 (mgmt-api.txt; include/net/bluetooth/mgmt.h
+    /// `MGMT_OP_REMOVE_ADV_MONITOR`). 0x0054 is Add Extended Advertising Parameters, whose
+    /// minimum length the kernel checks first: sent by mistake, it was refused at once with
+    /// Invalid Parameters (0x0D, a Command Status) and the monitor stayed.
+    static let removeAdvertisementMonitor: UInt16 = 0x0053
     /// A pattern's Value field: always 31 octets (HCI_MAX_AD_LENGTH), the unused ones zero.
     static let patternValueLength = 31
 
