@@ -182,6 +182,38 @@ final class ManagementSocketPathTests: XCTestCase {
         kernel.close()
     }
 
+    /// A scan that fell back to the management socket stays on it when a wider interest joins:
+    /// no new Advertisement Monitor is registered (bluetoothd released the last), the kernel
+    /// monitor is replaced by one with the wider patterns, and the scan's end removes that one.
+    func testAWideningAfterTheFallbackStaysOnTheSocketAndReplacesTheKernelMonitor() async throws {
+        let (bluez, transport, kernelEnd, _) = try await permittedTransport()
+        let kernel = try FakeKernel(kernelEnd)
+        try await bluez.offerAdvertisementMonitor()
+        let (widenings, widen) = AsyncStream.makeStream(of: ScanInterest.self)
+        try await transport.withScan(for: ScanInterest(advertisements: [.manufacturer(0x006B)]), widenedBy: widenings) { _ in
+            try await waitUntil(timeout: .seconds(20), "the monitor activated") {
+                try await bluez.monitorEvents().events.contains("Activate")
+            }
+            try await bluez.releaseMonitors()
+            try await waitUntil(timeout: .seconds(20), "the kernel monitor") {
+                bluez.logSink.contains("kernel advertisement monitor 7 added on hci0")
+            }
+            let registered = try await bluez.monitorEvents().events.filter { $0 == "GetManagedObjects" }.count
+            widen.yield(ScanInterest(advertisements: [.manufacturer(0x006B), .serviceData(BluetoothUUID(0x181D))]))
+            try await waitUntil(timeout: .seconds(20), "the kernel monitor replaced") {
+                bluez.logSink.contains("kernel advertisement monitor 7 removed on hci0")
+            }
+            XCTAssertTrue(bluez.logSink.contains("kernel advertisement monitor 8 replaces 7 on hci0"))
+            XCTAssertEqual(transport.path, .managementSocket)
+            let registeredAfter = try await bluez.monitorEvents().events.filter { $0 == "GetManagedObjects" }.count
+            XCTAssertEqual(registeredAfter, registered, "no Advertisement Monitor registered again")
+        }
+        widen.finish()
+        XCTAssertTrue(bluez.logSink.contains("kernel advertisement monitor 8 removed on hci0"))
+        XCTAssertEqual(kernel.commands.map { $0[0] }, [0x52, 0x52, 0x53, 0x53])
+        kernel.close()
+    }
+
     /// With matches, the path asks the kernel for an advertisement monitor of their patterns
     /// before discovery starts (which lifts the controller's duplicate filter) and removes it,
     /// by the handle the kernel answered, when the scan ends, which waits for that answer.

@@ -355,7 +355,10 @@ extension BlueZTransport: AdvertisementScanner {
     /// wider matches, the old one then unregistered), else discovers with the advertisement
     /// filter, reading the advertisements from the management socket where the transport's
     /// ``ManagementSocketAccess`` allows it (the reader is opened and its kernel monitor added
-    /// before discovery starts; the loop names its devices and starts it). For a discovery interest it discovers, also beside a monitor: a monitor selects
+    /// before discovery starts; the loop names its devices and starts it). A scan that reads the
+    /// management socket stays on it when it widens (its kernel monitor replaced by a wider one),
+    /// also after bluetoothd released its monitor. For a discovery interest it discovers, also
+    /// beside a monitor: a monitor selects
     /// advertisements by their data and scans passively, so it finds no connectable device by
     /// the service UUIDs of its advertisement or scan response; the discovery filter then names
     /// the services (none when addresses are wanted). While discovery runs beside the monitor, the
@@ -370,24 +373,28 @@ extension BlueZTransport: AdvertisementScanner {
         }
         var retired: MonitorRegistration?
         if let matches = wanted.advertisements, before?.advertisements.map({ Set($0) }) != Set(matches) {
-            let registered = await registerMonitor(client: client, adapter: adapter, matches: matches, scan: scan, offered: offered)
-            retired = scan.update { state -> MonitorRegistration? in
-                let old = state.monitor
-                state.monitor = registered
-                if let old { state.retired.insert(old.application) }
-                return old
-            }
-            if let registered {
-                advertisementScanPath.withLock { $0 = .advertisementMonitor }
-                logger.info(
-                    "scanning advertisements on \(adapter) by an Advertisement Monitor (passive, or_patterns \(Self.shown(registered.patterns)))")
-            } else if let reader = scan.update({ $0.managementReader }) {
-                // Every Device Found is read whatever the kernel monitor's patterns; they decide
-                // whether the controller's duplicate filter is lifted, so the wider matches get a
-                // monitor of their own, which replaces the old one once the kernel added it.
+            if let reader = scan.update({ $0.managementReader }) {
+                // The scan reads the management socket (bluetoothd offers no monitor, or released
+                // the scan's): it stays on it. Every Device Found is read whatever the kernel
+                // monitor's patterns; they decide whether the controller's duplicate filter is
+                // lifted, so the wider matches get a kernel monitor of their own, which replaces
+                // the old one once the kernel added it.
                 addKernelMonitor(reader, adapter: adapter, matches: matches)
             } else {
-                openManagementPath(adapter: adapter, scan: scan, matches: matches)
+                let registered = await registerMonitor(client: client, adapter: adapter, matches: matches, scan: scan, offered: offered)
+                retired = scan.update { state -> MonitorRegistration? in
+                    let old = state.monitor
+                    state.monitor = registered
+                    if let old { state.retired.insert(old.application) }
+                    return old
+                }
+                if let registered {
+                    advertisementScanPath.withLock { $0 = .advertisementMonitor }
+                    logger.info(
+                        "scanning advertisements on \(adapter) by an Advertisement Monitor (passive, or_patterns \(Self.shown(registered.patterns)))")
+                } else {
+                    openManagementPath(adapter: adapter, scan: scan, matches: matches)
+                }
             }
         }
         let monitored = scan.update { $0.monitor != nil }
