@@ -52,6 +52,23 @@ final class BroadcastSourceTests: XCTestCase {
         XCTAssertEqual(harness.current.details["scanPath"], "discovery")
     }
 
+    /// Advertisements the scanner dropped before yielding them (the management socket's reader,
+    /// whose scan fell behind) are shown in status and as a metric.
+    func testTheScannersDropsAreShown() async throws {
+        var script: [Advertisement] = []
+        for second: UInt8 in 0..<3 { script.append(polar(0x03 | second << 2, 80 + second, at: Double(second))) }
+        let settings = try settings()
+        let scanner = ScriptedAdvertisementScanner(script: script, dropped: 17)
+        let harness = try SourceHarness(name: "polar", kind: PolarBroadcastSource.kind) { environment in
+            PolarBroadcastSource(settings: settings, ids: environment.ids, scanner: scanner)
+        }
+        try await harness.run { harness in
+            try await harness.waitFor("3 heart rates") { harness.quantities(.heartRate).count == 3 }
+        }
+        XCTAssertEqual(harness.current.details["scanDroppedAdvertisements"], "17")
+        XCTAssertEqual(harness.current.metrics[MetricSeries("scan_dropped_advertisements")], 17)
+    }
+
     /// A strap heard once every 3 s (what a duplicate filter can leave): reported, not accepted.
     func testPolarReportsAnInsufficientRate() async throws {
         let script = (0..<4).map { polar(UInt8(0x03 | ($0 << 2)), 80, at: Double($0) * 3) }

@@ -4,7 +4,10 @@ import BLETransport
 /// scanner with nothing more to hear).
 struct ScriptedAdvertisementScanner: AdvertisementScanner {
     let script: [Advertisement]
+    /// What the scanner says it dropped before yielding.
+    var dropped = 0
     var path: ScanPath? { .discovery }
+    var droppedAdvertisements: Int { dropped }
 
     func advertisements(matching matches: [AdvertisementMatch]) -> AsyncThrowingStream<Advertisement, any Error> {
         AsyncThrowingStream { continuation in

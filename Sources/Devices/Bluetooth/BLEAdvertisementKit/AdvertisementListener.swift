@@ -12,7 +12,8 @@ import GatewayRuntime
 /// reported as an error naming the path, not silently accepted. A payload that does not decode
 /// is logged and counted (`undecodable_advertisements`), and the loop goes on. Advertisements the
 /// scanner dropped before yielding them (its own buffer overflowed: the management socket's
-/// reader) are the metric `scan_dropped_advertisements`, once there are any.
+/// reader) are the metric `scan_dropped_advertisements` and the detail `scanDroppedAdvertisements`,
+/// once there are any.
 public struct AdvertisementListener<Profile: AdvertisementProfile>: Sendable {
     let scanner: any AdvertisementScanner
     let accepts: @Sendable (AdvertiserIdentity, Advertisement) -> Bool
@@ -43,6 +44,7 @@ public struct AdvertisementListener<Profile: AdvertisementProfile>: Sendable {
                 if drops != reportedDrops {
                     reportedDrops = drops
                     context.status.setMetric("scan_dropped_advertisements", [:], Double(drops))
+                    context.status.setDetail("scanDroppedAdvertisements", String(drops))
                 }
                 // Checked at every advertisement: a scanner may change its path while it scans
                 // (BlueZ falls back to discovery when bluetoothd releases its monitor).
