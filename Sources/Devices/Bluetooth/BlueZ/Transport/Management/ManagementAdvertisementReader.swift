@@ -15,8 +15,9 @@ import Synchronization
 /// The buffer is bounded (``bufferedReports``): when it is full the oldest report is dropped and
 /// `dropped` is called (the consumer counts them). `ready` is called when the buffer stops being
 /// empty, so that a consumer woken once takes everything read meanwhile: the reports never crowd
-/// bluetoothd's signals out of the scan's loop, which gets one wake-up for any number of them. An event that cannot be decoded is
-/// logged (the first at warning, then at debug) and counted, and reading goes on. When the socket
+/// bluetoothd's signals out of the scan's loop, which gets one wake-up for any number of them.
+/// An event that cannot be decoded is logged (the first at warning, then at debug) and counted,
+/// and reading goes on. When the socket
 /// ends or a read fails, `ended` is called once with the reason; ``close()`` stops reading without
 /// calling it. The name comes from the event's data when it carries one, else from the last name
 /// heard or told (``remember(name:address:)``): a non-connectable strap's reports often carry none.
@@ -106,7 +107,8 @@ final class ManagementAdvertisementReader: Sendable {
         let label = "hci\(controller)"
         let queue = DispatchQueue(label: "healthgate.bluez.mgmt")
         self.queue = queue
-        // Writes a command from the reader's queue (a non-blocking socket: never waits).
+        // Writes a command from the reader's queue: the kernel takes a management command at
+        // once (hci_sock_sendmsg handles it in the call), so writeAll does not wait.
         let send: @Sendable ([UInt8]) throws(Errno) -> Void = { bytes throws(Errno) in try descriptor.writeAll(bytes) }
         reader = try DatagramReader(
             // Device Found carries at most an extended advertisement and its scan response
