@@ -401,8 +401,9 @@ public final class WorkoutController: SampleSink, SampleSource {
     /// (``WorkoutStateStore/recordsSamples``): the rest is read back from the store when every
     /// sample is needed (`status`, a command's answer, the end). A class of 30 collects 50
     /// samples a second; kept whole, an hour's workouts grew the gateway by about 100 bytes
-    /// per sample.
-    public static let keptSeconds = 120.0
+    /// per sample (heaptrack: the samples and the set of their ids). Far longer than the
+    /// store's batch window (0.1 s by default), so a dropped sample is committed already.
+    public static let keptSeconds = 30.0
 
     /// `live`, keeping only its recent samples when the store commits them.
     private func bounded(_ live: LiveWorkout) -> LiveWorkout {

@@ -175,7 +175,9 @@ public struct LiveWorkoutBuilder: Sendable {
             if case .quantity(let sample) = record { return (sample.endDate, sample.id) }
             return (.distantFuture, record.id)
         }
-        for record in records.sorted(by: { key($0) < key($1) }) { complete.addMatching(record, session: session) }
+        let selection = IdentitySelection(session.devices)
+        let matching = records.filter { Self.matches($0, session: session, selection: selection) }
+        for record in matching.sorted(by: { key($0) < key($1) }) { complete.addMatching(record, session: session) }
         for sample in samples { complete.insertCollected(sample) }
         return complete
     }
