@@ -44,6 +44,52 @@ final class RestartAndBusTests: XCTestCase {
         try await HealthStore(path: path).write(records)
     }
 
+    /// A workout on a store that commits its samples keeps only its recent ones in memory
+    /// (``WorkoutController/keptSeconds``); `status`, a lap's answer and the end read the others
+    /// back, so they equal those of a workout that kept everything (the same stream on a
+    /// volatile store), and so does the stored workout's sample list.
+    func testALongWorkoutReadsItsDroppedSamplesBackForTheStatusAndTheEnd() async throws {
+        let clock = ManualClock()
+        let s = Script(clock: clock)
+        let stored = try makeController(clock)
+        let whole = WorkoutController(
+            profile: scriptedProfile, store: VolatileWorkoutStore(), clock: clock, ids: SampleIDGenerator(seed: 7),
+            logger: Logger(label: "workouts", sink: RecordingLogSink(), level: .debug))
+        try await stored.start(activity: .running)
+        try await whole.start(activity: .running)
+        let seconds = Int(4 * WorkoutController.keptSeconds)
+        var collected = 0
+        for second in 1...seconds {
+            s.move(to: Double(second))
+            let batch = [s.heartRate(100 + Double((second * 2) % 90), at: Double(second))]
+            try await commit(batch)
+            collected += stored.ingest(batch)
+            whole.ingest(batch)
+            if second == seconds / 2 {
+                let (a, b) = (try await stored.lap(), try await whole.lap())
+                XCTAssertEqual(a.heartRate, b.heartRate)
+                XCTAssertEqual(a.zoneSeconds, b.zoneSeconds)
+            }
+        }
+        XCTAssertEqual(collected, seconds)
+        let (now, reference) = (stored.status(), whole.status())
+        XCTAssertEqual(now.heartRate, reference.heartRate)
+        XCTAssertEqual(now.zoneSeconds, reference.zoneSeconds)
+        XCTAssertEqual(now.gaps, reference.gaps)
+        XCTAssertEqual(stored.boardStatus().zoneSeconds, whole.boardStatus().zoneSeconds, "the live figures count the dropped samples")
+        XCTAssertGreaterThan(reference.zoneSeconds.filter { $0 > 10 }.count, 2, "zones were crossed")
+        s.move(to: Double(seconds) + 1)
+        let (end, wholeEnd) = (try await stored.end(), try await whole.end())
+        XCTAssertEqual(end.heartRate, wholeEnd.heartRate)
+        XCTAssertEqual(end.zoneSeconds, wholeEnd.zoneSeconds)
+        XCTAssertEqual(end.energyKilocalories, wholeEnd.energyKilocalories)
+        // No bus here: the finished workouts wait to be published.
+        let (finished, wholeFinished) = (try XCTUnwrap(stored.pendingWorkouts.first), try XCTUnwrap(whole.pendingWorkouts.first))
+        XCTAssertEqual(finished.sampleIDs.count, seconds, "every sample linked, the dropped ones too")
+        XCTAssertEqual(Set(finished.sampleIDs), Set(wholeFinished.sampleIDs))
+        XCTAssertEqual(finished.statistics, wholeFinished.statistics)
+    }
+
     func testACrashWhileRunningRebuildsTheWorkoutFromTheCommittedSamples() async throws {
         let clock = ManualClock()
         let s = Script(clock: clock)

@@ -63,3 +63,62 @@ final class RunningFiguresTests: XCTestCase {
         XCTAssertEqual(live.liveFigures(at: s.at(11), profile: profile).energyKilocalories, 5)
     }
 }
+
+/// A workout whose store keeps its samples holds only its recent ones
+/// (``LiveWorkout/keepRecentSamples(seconds:profile:)``): its memory stays bounded for an hour,
+/// its live figures stay those of every sample, and with the store's samples given back it is
+/// the workout that kept everything.
+final class RecentSamplesTests: XCTestCase {
+    let s = Script(clock: ManualClock())
+    let definition = WorkoutDefinition(
+        id: SampleIDGenerator(seed: 1).next(), activityType: .running, firstActivityID: SampleIDGenerator(seed: 2).next())
+
+    func testAnHourKeepsAtMostTwiceTheWindowAndTheFiguresOfEverySample() throws {
+        let profile = scriptedProfile
+        var whole = LiveWorkout(definition)
+        var recent = LiveWorkout(definition)
+        recent.keepRecentSamples(seconds: 60, profile: profile)
+        for entry in [WorkoutJournalEntry(action: .prepare, date: s.at(0)), WorkoutJournalEntry(action: .start, date: s.at(0))] {
+            try whole.apply(entry)
+            try recent.apply(entry)
+        }
+        var records: [HealthRecord] = []
+        var largest = 0
+        for second in 1...3600 {
+            // Zones crossed, a 20 s gap every 10 minutes, and device energy now and then.
+            guard second % 600 >= 20 else { continue }
+            var batch = [s.heartRate(100 + Double((second / 7) % 90), at: Double(second))]
+            if second % 300 == 0 { batch.append(s.energy(4, from: Double(second - 300), to: Double(second))) }
+            records += batch
+            whole.collect(batch)
+            recent.collect(batch)
+            largest = max(largest, recent.builder.samples.count)
+            // The board reads now and then only: the dropped samples count even unread.
+            if second % 450 == 0 {
+                let a = whole.liveFigures(at: s.at(Double(second) + 0.5), profile: profile)
+                let b = recent.liveFigures(at: s.at(Double(second) + 0.5), profile: profile)
+                for (x, y) in zip(a.zoneSeconds, b.zoneSeconds) { XCTAssertEqual(x, y, accuracy: 1e-6, "at \(second) s") }
+                XCTAssertEqual(a.energyKilocalories ?? -1, b.energyKilocalories ?? -1, accuracy: 1e-6)
+            }
+        }
+        XCTAssertEqual(whole.builder.samples.count, records.count)
+        XCTAssertLessThanOrEqual(largest, 2 * 60 + 2, "at most twice the window of one reading a second")
+        XCTAssertFalse(recent.hasEverySample)
+        XCTAssertGreaterThan(recent.builder.droppedCount, 3000)
+        XCTAssertTrue(whole.hasEverySample)
+        // Zones were crossed: the comparison above compared something.
+        XCTAssertGreaterThan(whole.liveFigures(at: s.at(3600), profile: profile).zoneSeconds.filter { $0 > 60 }.count, 2)
+
+        // A late reading from before the dropped ones is the store's: not collected again.
+        XCTAssertEqual(recent.collect([s.heartRate(150, at: 1000.5)]), 0)
+
+        // The store gives every sample back, in no particular order: the same workout.
+        try recent.apply(WorkoutJournalEntry(action: .end, date: s.at(3601)))
+        try whole.apply(WorkoutJournalEntry(action: .end, date: s.at(3601)))
+        recent.collectCommitted(Array(records.reversed()))
+        XCTAssertTrue(recent.hasEverySample)
+        XCTAssertEqual(recent.builder.samples, whole.builder.samples)
+        XCTAssertEqual(recent.workout(profile: profile), whole.workout(profile: profile))
+        XCTAssertEqual(recent.snapshot(at: s.at(3601), profile: profile), whole.snapshot(at: s.at(3601), profile: profile))
+    }
+}

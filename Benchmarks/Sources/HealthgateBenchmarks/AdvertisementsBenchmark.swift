@@ -173,34 +173,51 @@ enum AdvertisementsBenchmark {
         var perAdvertisement: Double { cpu / Double(max(1, sent)) }
     }
 
-    /// The baseline phase: a connection with the scanner's match reads every signal and does
-    /// nothing with it.
-    static func receiveOnly(address: String, rate: Double, seconds: Double, emitter: StrapEmitter) async throws -> Phase {
-        let connection = try DBusConnection(address: address)
-        defer { connection.close() }
-        // Every signal is read; only PropertiesChanged are counted, for the load check (the
-        // stand-in also emits dbusmock's MethodCalled per Advertise call, which the scanner's
-        // match receives as well).
-        let received = Mutex(0)
-        let signals = try await connection.signals(matching: DBusMatchRule(sender: "org.bluez"), bufferLimit: 1 << 16)
-        let reader = Task {
-            for try await signal in signals where signal.member == "PropertiesChanged" {
-                received.withLock { $0 += 1 }
+    /// What the advertisement baselines do (this benchmark's and the `class` benchmark's): a
+    /// D-Bus connection with the scanner's match reads every signal and does nothing with it.
+    /// Only PropertiesChanged are counted, for the load check (the stand-in also emits
+    /// dbusmock's MethodCalled per Advertise call, which the scanner's match receives as well).
+    final class SignalReceiver: Sendable {
+        private let connection: DBusConnection
+        private let state = Mutex<(received: Int, reader: Task<Void, any Error>?)>((0, nil))
+
+        /// Connects to `address` and starts reading.
+        init(address: String) async throws {
+            connection = try DBusConnection(address: address)
+            let signals = try await connection.signals(matching: DBusMatchRule(sender: "org.bluez"), bufferLimit: 1 << 16)
+            // Holds the receiver until ``close()`` cancels it.
+            let reader = Task { [self] in
+                for try await signal in signals where signal.member == "PropertiesChanged" { state.withLock { $0.received += 1 } }
             }
+            state.withLock { $0.reader = reader }
         }
-        defer { reader.cancel() }
+
+        /// The PropertiesChanged signals received so far.
+        var received: Int { state.withLock { $0.received } }
+
+        /// Stops reading and closes the connection.
+        func close() {
+            state.withLock { $0.reader?.cancel() }
+            connection.close()
+        }
+    }
+
+    /// The baseline phase: ``SignalReceiver`` alone.
+    static func receiveOnly(address: String, rate: Double, seconds: Double, emitter: StrapEmitter) async throws -> Phase {
+        let receiver = try await SignalReceiver(address: address)
+        defer { receiver.close() }
         _ = try await emitter.run(straps: straps, rate: rate, seconds: 2)
-        try await settle { received.withLock { $0 } }
-        let before = received.withLock { $0 }
+        try await settle { receiver.received }
+        let before = receiver.received
         let cpu0 = Harness.cpuSeconds()
         let t0 = ContinuousClock.now
         let sent = try await emitter.run(straps: straps, rate: rate, seconds: seconds)
         let sendingWall = (ContinuousClock.now - t0).benchmarkSeconds
-        try await settle { received.withLock { $0 } - before >= sent.count ? -1 : received.withLock { $0 } }
+        try await settle { receiver.received - before >= sent.count ? -1 : receiver.received }
         let cpu = Harness.cpuSeconds() - cpu0
         let wall = (ContinuousClock.now - t0).benchmarkSeconds
         return Phase(
-            rate: rate, sent: sent.count, late: sent.late, received: received.withLock { $0 } - before, cpu: cpu, wall: wall,
+            rate: rate, sent: sent.count, late: sent.late, received: receiver.received - before, cpu: cpu, wall: wall,
             sendingWall: sendingWall)
     }
 

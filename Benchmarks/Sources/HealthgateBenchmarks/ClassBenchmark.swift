@@ -148,24 +148,16 @@ enum ClassBenchmark {
     /// ``ANTClassBenchmark/measureBaseline`` while the emitter plays the Bluetooth straps and one
     /// D-Bus connection with the scanner's match receives their signals.
     static func measureBaseline(environment: BenchmarkEnvironment, emitter: StrapEmitter, seconds: Double) async throws -> BaselineRun {
-        let connection = try DBusConnection(address: emitter.address)
-        defer { connection.close() }
-        let received = Mutex(0)
-        let signals = try await connection.signals(matching: DBusMatchRule(sender: "org.bluez"), bufferLimit: 1 << 16)
-        let reader = Task {
-            for try await signal in signals where signal.member == "PropertiesChanged" {
-                received.withLock { $0 += 1 }
-            }
-        }
-        defer { reader.cancel() }
+        let receiver = try await AdvertisementsBenchmark.SignalReceiver(address: emitter.address)
+        defer { receiver.close() }
         // Longer than the ANT side's setup and window, so both radios play throughout it.
         let playing = Task { try await emitter.command(
             "class \(broadcastingStraps) \(connectedStraps) \(Int(seconds) + 10) \(environment.path("baseline-radios.log"))") }
         let t0 = ContinuousClock.now
-        let before = received.withLock { $0 }
+        let before = receiver.received
         let ant = try await ANTClassBenchmark.measureBaseline(
             environment: environment, seconds: seconds, straps: antStraps, emulatorArguments: steppedRates)
-        let signalsPerSecond = Double(received.withLock { $0 } - before) / (ContinuousClock.now - t0).benchmarkSeconds
+        let signalsPerSecond = Double(receiver.received - before) / (ContinuousClock.now - t0).benchmarkSeconds
         _ = try await playing.value
         return BaselineRun(cpu: ant.cpu, wall: ant.wall, broadcasts: ant.broadcasts, signalsPerSecond: signalsPerSecond)
     }
@@ -436,22 +428,5 @@ enum ClassBenchmark {
             let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
             throw Failure(description: "healthgate \(arguments.joined(separator: " ")) exited with \(process.terminationStatus): \(text)")
         }
-    }
-
-    /// A TCP port on 127.0.0.1 that nothing listens on now (bound to port 0, read, closed).
-    static func freeLoopbackPort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw Failure(description: "bind 127.0.0.1:0: \(String(cString: strerror(errno)))") }
-        return UInt16(bigEndian: address.sin_port)
     }
 }

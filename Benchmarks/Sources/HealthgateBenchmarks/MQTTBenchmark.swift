@@ -177,18 +177,7 @@ final class BenchmarkMosquitto {
     private let process: Process
 
     init(directory: URL) throws {
-        // A free port: bound with port 0, read back and released.
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        close(descriptor)
-        port = Int(UInt16(bigEndian: address.sin_port))
+        port = Int(try freeLoopbackPort())
         let configuration = directory.appendingPathComponent("mosquitto.conf")
         // `user root`: started as root, mosquitto would otherwise switch to the user `mosquitto`.
         try "listener \(port) 127.0.0.1\nallow_anonymous true\nuser root\n"

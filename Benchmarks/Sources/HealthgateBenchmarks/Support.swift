@@ -101,3 +101,26 @@ let heartRateSampleCount =
 struct StoreCountFailure: Error, CustomStringConvertible {
     var description: String
 }
+
+/// Why ``freeLoopbackPort()`` found no port.
+struct LoopbackPortFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on now (bound to port 0, read, closed): the
+/// board's in the `class` benchmark, the broker's in `mqtt`.
+func freeLoopbackPort() throws -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw LoopbackPortFailure(description: "socket: \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard bound else { throw LoopbackPortFailure(description: "bind 127.0.0.1:0: \(String(cString: strerror(errno)))") }
+    return UInt16(bigEndian: address.sin_port)
+}

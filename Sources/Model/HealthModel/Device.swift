@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The device that produced a sample, like HealthKit's HKDevice.
 ///
 /// Every field is optional because devices report different subsets. `localIdentifier` is the
@@ -14,7 +16,9 @@ public struct Device: Hashable, Sendable, Codable {
         @usableFromInline let name, manufacturer, model, hardwareVersion, firmwareVersion, softwareVersion,
             localIdentifier, udiDeviceIdentifier, radioIdentifier: String?
 
-        @inlinable init(
+        // Not inlinable, so that the parsed identities below stay internal; its parameters are
+        // consumed, so the caller's strings still move in.
+        @usableFromInline init(
             _ name: String?, _ manufacturer: String?, _ model: String?, _ hardwareVersion: String?,
             _ firmwareVersion: String?, _ softwareVersion: String?, _ localIdentifier: String?,
             _ udiDeviceIdentifier: String?, _ radioIdentifier: String?
@@ -29,6 +33,33 @@ public struct Device: Hashable, Sendable, Codable {
             self.udiDeviceIdentifier = udiDeviceIdentifier
             self.radioIdentifier = radioIdentifier
         }
+
+        /// The identities (``Device/identities``, ``Device/strapIdentity``,
+        /// ``Device/pathIdentity``), parsed on first use and kept with the fields that copies of
+        /// the value share. Why: the workouts, the roster and the heart-rate arbiter match every
+        /// sample's device, and parsing its identities for each of them (a class of 30: every
+        /// sample against 31 workouts) was two thirds of the gateway's instructions (callgrind,
+        /// `healthgate demo --class 30`). The fields never change, so neither do these.
+        let parsedIdentities = Mutex<ParsedIdentities?>(nil)
+    }
+
+    /// A device's identities in canonical form, parsed once per ``Fields`` object.
+    struct ParsedIdentities: Sendable {
+        let all: Set<DeviceIdentity>
+        let strap: DeviceIdentity?
+        let path: DeviceIdentity?
+    }
+
+    /// The identities of these fields, parsed the first time they are asked for.
+    private var parsed: ParsedIdentities {
+        if let known = fields.parsedIdentities.withLock({ $0 }) { return known }
+        var all = Set([localIdentifier, radioIdentifier, name, displayName].compactMap { $0.map(DeviceIdentity.init) })
+        let polar = name.flatMap(DeviceIdentity.polarDeviceID(inName:))
+        if let polar { all.insert(polar) }
+        let path = (radioIdentifier ?? localIdentifier ?? name).map(DeviceIdentity.init)
+        let parsed = ParsedIdentities(all: all, strap: polar ?? path, path: path)
+        fields.parsedIdentities.withLock { $0 = parsed }
+        return parsed
     }
 
     @usableFromInline var fields: Fields
@@ -202,34 +233,25 @@ extension Device {
     /// display names as a workout's or participant's `devices` gives them, compared in their
     /// canonical forms (``DeviceIdentity``: a Bluetooth address in any case or separator form).
     /// A nil `selection` takes every device; a record without a device matches only then.
+    /// A caller that tests many devices against one selection parses it once with
+    /// ``IdentitySelection``.
     public static func matches(_ device: Device?, selection: [String]?) -> Bool {
-        guard let selection else { return true }
-        guard let device else { return false }
-        let names = device.identities
-        return selection.contains { names.contains(DeviceIdentity($0)) }
+        IdentitySelection(selection).matches(device)
     }
 
     /// The identities a selection may name this device by: its local identifier, its radio
     /// identifier, name and display name, and the Polar device id in its name (a connected Polar
     /// strap is named like its broadcast), in canonical form.
-    public var identities: Set<DeviceIdentity> {
-        var result = Set([localIdentifier, radioIdentifier, name, displayName].compactMap { $0.map(DeviceIdentity.init) })
-        if let name, let polar = DeviceIdentity.polarDeviceID(inName: name) { result.insert(polar) }
-        return result
-    }
+    /// Parsed once per device value and its copies.
+    public var identities: Set<DeviceIdentity> { parsed.all }
 
     /// The one identity of the strap behind this device, whatever path it came by: the Polar
     /// device id in its name, else its radio identifier, else its local identifier, else its
     /// name. Two paths of one Polar strap (connected and broadcasting) give the same strap
     /// identity; the paths themselves differ by ``pathIdentity``.
-    public var strapIdentity: DeviceIdentity? {
-        if let name, let polar = DeviceIdentity.polarDeviceID(inName: name) { return polar }
-        return pathIdentity
-    }
+    public var strapIdentity: DeviceIdentity? { parsed.strap }
 
     /// The identity of the path the samples came by: the radio identifier, else the local
     /// identifier, else the name. Two paths of one strap differ by it.
-    public var pathIdentity: DeviceIdentity? {
-        (radioIdentifier ?? localIdentifier ?? name).map(DeviceIdentity.init)
-    }
+    public var pathIdentity: DeviceIdentity? { parsed.path }
 }

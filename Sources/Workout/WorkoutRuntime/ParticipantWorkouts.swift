@@ -448,7 +448,8 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
 
     /// The participants with their devices and workout state.
     public func summaries() -> [ParticipantSummary] {
-        let statuses = statuses()
+        // The state only: the board's figures give it without reading any workout's samples.
+        let statuses = boardStatuses()
         let now = clock.now()
         let signedIn = signedInUntilClassEnd
         return roster.participants.map { participant in

@@ -34,6 +34,9 @@ public struct StoredWorkoutJournal: WorkoutStateStore, ParticipantAssignmentStor
 
     public func storedDate(_ date: Date) -> Date { StoreTime.date(microseconds: StoreTime.microseconds(date)) }
 
+    /// True: the store's committed samples are the workout's (see ``WorkoutStateStore``).
+    public var recordsSamples: Bool { true }
+
     public func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord] {
         try mapped { () throws(StoreError) in try store.recordsForWorkout(of: types, endingFrom: start) }
     }

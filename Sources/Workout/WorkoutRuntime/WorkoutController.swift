@@ -122,7 +122,7 @@ public final class WorkoutController: SampleSink, SampleSource {
             let now = self.clock.now()
             // In the past: as the store keeps it, so that the committed sample it starts at is in.
             let start = startDate.map { self.store.storedDate(min($0, now)) } ?? now
-            var live = LiveWorkout(definition)
+            var live = self.bounded(LiveWorkout(definition))
             let base = self.clockBase?()
             let entries = [
                 WorkoutJournalEntry(action: .prepare, date: start, clockBase: base),
@@ -230,11 +230,13 @@ public final class WorkoutController: SampleSink, SampleSource {
 
     /// The live state; when no workout runs, the last ended one's final state (or `notStarted`).
     /// Before ``restore()`` it knows no workout.
+    ///
+    /// A live workout that keeps only its recent samples (``keptSeconds``) reads the rest back
+    /// from the store for it, on the calling thread.
     public func status() -> WorkoutSnapshot {
-        state.withLock { state in
-            if let live = state.live { return live.snapshot(at: clock.now(), profile: profile) }
-            return state.lastSnapshot ?? WorkoutSnapshot(state: .notStarted, participant: participant)
-        }
+        let (live, last) = state.withLock { ($0.live, $0.lastSnapshot) }
+        if let live { return fullSnapshot(of: live, at: clock.now()) }
+        return last ?? WorkoutSnapshot(state: .notStarted, participant: participant)
     }
 
     /// The figures the live board shows (``LiveWorkout/liveFigures(at:profile:)``): the state,
@@ -311,7 +313,7 @@ public final class WorkoutController: SampleSink, SampleSource {
             let start = workout.entries.first?.date ?? clock.now()
             let records = ownRecords(
                 try store.committedRecords(of: workout.definition.types, endingFrom: start), devices: workout.definition.devices)
-            restored.append(try LiveWorkout.replay(workout, records: records))
+            restored.append(bounded(try LiveWorkout.replay(workout, records: records)))
         }
         let ended = restored.filter { $0.session.state == .ended }.map(finished)
         let open = restored.filter { $0.session.state != .ended }
@@ -348,7 +350,7 @@ public final class WorkoutController: SampleSink, SampleSource {
                 let start = workout.entries.first?.date ?? self.clock.now()
                 let records = self.ownRecords(
                     try self.store.committedRecords(of: workout.definition.types, endingFrom: start), devices: workout.definition.devices)
-                replayed[workout.definition.id] = try LiveWorkout.replay(workout, records: records)
+                replayed[workout.definition.id] = self.bounded(try LiveWorkout.replay(workout, records: records))
             }
             self.state.withLock { state in
                 if let id = state.live?.session.id, let live = replayed[id] { state.live = live }
@@ -391,7 +393,42 @@ public final class WorkoutController: SampleSink, SampleSource {
     /// `records` without those of someone else's devices when `devices` (a workout's list) is nil.
     private func ownRecords(_ records: [HealthRecord], devices: [String]?) -> [HealthRecord] {
         guard devices == nil, let others = othersDevices?(), !others.isEmpty else { return records }
-        return records.filter { record in record.device.map { !Device.matches($0, selection: others) } ?? true }
+        let selection = IdentitySelection(others)
+        return records.filter { record in record.device.map { !selection.matches($0) } ?? true }
+    }
+
+    /// How long a live workout keeps its samples in memory when its store commits them
+    /// (``WorkoutStateStore/recordsSamples``): the rest is read back from the store when every
+    /// sample is needed (`status`, a command's answer, the end). A class of 30 collects 50
+    /// samples a second; kept whole, an hour's workouts grew the gateway by about 100 bytes
+    /// per sample (heaptrack: the samples and the set of their ids). Far longer than the
+    /// store's batch window (0.1 s by default), so a dropped sample is committed already.
+    public static let keptSeconds = 30.0
+
+    /// `live`, keeping only its recent samples when the store commits them.
+    private func bounded(_ live: LiveWorkout) -> LiveWorkout {
+        guard store.recordsSamples else { return live }
+        var live = live
+        live.keepRecentSamples(seconds: Self.keptSeconds, profile: profile)
+        return live
+    }
+
+    /// `live`'s figures at `date`, with every sample: those it dropped are read back from the
+    /// store (on the calling thread). If the store cannot be read, the figures of the samples
+    /// at hand, and a warning.
+    private func fullSnapshot(of live: LiveWorkout, at date: Date) -> WorkoutSnapshot {
+        var live = live
+        if !live.hasEverySample, let start = live.session.startDate {
+            do {
+                let committed = try store.committedRecords(of: live.session.types, endingFrom: start)
+                live.collectCommitted(ownRecords(committed, devices: live.session.devices))
+            } catch {
+                logger.warning(
+                    "workout \(live.session.id): the samples it dropped cannot be read back from the store (\(error)); "
+                        + "its figures are those of its last \(Int(Self.keptSeconds)) s")
+            }
+        }
+        return live.snapshot(at: date, profile: profile)
     }
 
     /// The finished workout of `live`, naming the devices it left to others (``ownRecords(_:devices:)``).
@@ -454,21 +491,23 @@ public final class WorkoutController: SampleSink, SampleSource {
                 action: action, date: self.clock.now(), newActivity: newActivity, segmentStart: segmentStart,
                 metadata: metadata, clockBase: self.clockBase?())
             let transition = try trial.apply(entry)
-            guard transition != .ignored else { return (transition, trial.snapshot(at: entry.date, profile: self.profile)) }
+            guard transition != .ignored else { return (transition, self.fullSnapshot(of: trial, at: entry.date)) }
             try self.store.append([entry], from: trial.journalCount - 1, of: trial.session.definition)
-            return self.state.withLock { state -> (WorkoutTransition, WorkoutSnapshot) in
+            let (applied, live) = self.state.withLock { state -> (WorkoutTransition, LiveWorkout) in
                 // Commands run one at a time on this queue, so the live session is the one the
                 // trial started from and the entry applies the same way; only the collected
                 // samples may have grown meanwhile.
-                guard var live = state.live else { return (transition, trial.snapshot(at: entry.date, profile: self.profile)) }
+                guard var live = state.live else { return (transition, trial) }
                 do {
                     try live.apply(entry)
                 } catch {
                     self.logger.error("workout \(action.rawValue) was committed but does not apply to the live state: \(error)")
                 }
                 state.live = live
-                return (transition, live.snapshot(at: entry.date, profile: self.profile))
+                return (transition, live)
             }
+            // Outside the lock: it may read the workout's samples back from the store.
+            return (applied, self.fullSnapshot(of: live, at: entry.date))
         }
         if transition == .ignored {
             logger.debug("\(action.rawValue) ignored: the workout is already \(snapshot.state.rawValue)")

@@ -20,6 +20,12 @@ public struct LiveWorkout: Sendable {
     public var restored = false
     /// The live board's running figures (``liveFigures(at:profile:)``).
     private var running = RunningFigures()
+    /// How long samples are kept once collected (``keepRecentSamples(seconds:profile:)``);
+    /// nil: all of them.
+    public private(set) var keptSeconds: Double?
+    private var keptProfile = UserProfile()
+    /// The running figures of the samples dropped so far, in the order they were dropped.
+    private var dropped = RunningFigures()
 
     /// A workout not yet started.
     public init(_ definition: WorkoutDefinition) {
@@ -52,20 +58,59 @@ public struct LiveWorkout: Sendable {
         return transition
     }
 
+    /// Keeps only the samples that end within `seconds` of the newest one (between `seconds`
+    /// and twice that), for a workout whose samples the store commits: its memory then stays
+    /// bounded however long it runs. The dropped samples still count in the live figures
+    /// (``liveFigures(at:profile:)`` with `profile`, as the running figures of the samples
+    /// dropped); what needs every sample (``snapshot(at:profile:)``, ``workout(profile:)``)
+    /// needs them back from the store first (``collectCommitted(_:)``). A sample that arrives
+    /// late, ending before the last one dropped, is left to the store.
+    public mutating func keepRecentSamples(seconds: Double, profile: UserProfile) {
+        keptSeconds = max(1, seconds)
+        keptProfile = profile
+    }
+
+    /// Whether every collected sample is at hand (none dropped by ``keepRecentSamples(seconds:profile:)``).
+    public var hasEverySample: Bool { builder.isComplete }
+
     /// Offers records from the bus; returns how many were collected (see ``LiveWorkoutBuilder``).
     @discardableResult
     public mutating func collect(_ records: some Sequence<HealthRecord>) -> Int {
         var added = 0
         for record in records where builder.add(record, session: session) { added += 1 }
+        if added > 0 { dropOldSamples() }
         return added
     }
 
-    /// Offers records read back from the store; returns how many were new.
+    /// Offers records read back from the store; returns how many were new. When samples were
+    /// dropped (``keepRecentSamples(seconds:profile:)``), `records` are all the store committed
+    /// for the workout, and the workout has every sample again afterwards (and keeps them).
     @discardableResult
-    public mutating func collectCommitted(_ records: some Sequence<HealthRecord>) -> Int {
+    public mutating func collectCommitted(_ records: [HealthRecord]) -> Int {
+        if let complete = builder.completed(with: records, session: session) {
+            let before = builder.samples.count + builder.heartbeatSeriesIDs.count
+            builder = complete
+            keptSeconds = nil
+            running = RunningFigures()
+            dropped = RunningFigures()
+            return max(0, builder.samples.count + builder.heartbeatSeriesIDs.count - before)
+        }
         var added = 0
         for record in records where builder.addMatching(record, session: session) { added += 1 }
         return added
+    }
+
+    /// With ``keptSeconds``: drops the samples older than twice that behind the newest, down to
+    /// that, after the running figures took them.
+    private mutating func dropOldSamples() {
+        guard let keptSeconds, let newest = builder.samples.last?.endDate, let oldest = builder.samples.first?.endDate,
+              newest.timeIntervalSince(oldest) > 2 * keptSeconds, let start = session.startDate
+        else { return }
+        let timeline = session.timeline
+        let cut = builder.dropSamples(endingBefore: newest.addingTimeInterval(-keptSeconds))
+        dropped.advance(over: cut, timeline: timeline, start: start, profile: keptProfile)
+        // The board's figures follow from here, or from `dropped` when they were behind.
+        running.follow(builder, timeline: timeline, start: start, profile: keptProfile, base: dropped)
     }
 
     /// The live figures at `now` (the final ones once ended).
@@ -86,7 +131,7 @@ public struct LiveWorkout: Sendable {
         let start = session.startDate ?? now
         let end = session.endDate ?? max(now, start)
         let timeline = session.timeline
-        running.follow(builder, timeline: timeline, start: start, profile: profile)
+        running.follow(builder, timeline: timeline, start: start, profile: profile, base: dropped)
         let figures = running.figures(at: end, timeline: timeline)
         return WorkoutSnapshot(
             state: session.state, workoutID: session.id, activityType: session.activityType, startDate: session.startDate, endDate: session.endDate,

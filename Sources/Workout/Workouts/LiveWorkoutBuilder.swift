@@ -53,13 +53,24 @@ public struct LiveWorkoutBuilder: Sendable {
     public private(set) var heartbeatSeriesIDs: [SampleID] = []
     /// Records refused because the builder was full.
     public private(set) var refusedCount = 0
+    /// How many samples ``dropSamples(endingBefore:)`` took off the front: ``samples`` holds
+    /// the rest, and a sample's position in the whole workout is this plus its index. 0: the
+    /// builder holds every sample collected (``isComplete``).
+    public private(set) var droppedCount = 0
+    /// The end date of the last sample dropped: a quantity sample ending at or before it is
+    /// refused (it is the store's, read back when the workout needs every sample).
+    public private(set) var droppedThrough: Date?
     private var seen: Set<SampleID> = []
     // Start and end of each collected series, so that a pause or the end can drop the series it
     // no longer overlaps.
     private var seriesSpans: [SampleID: (start: Date, end: Date)] = [:]
+    private var selectionCache = IdentitySelection(nil)
 
     /// An empty builder.
     public init() {}
+
+    /// Whether ``samples`` is every sample collected (nothing was dropped).
+    public var isComplete: Bool { droppedCount == 0 }
 
     /// Every collected id, samples then heartbeat series.
     public var sampleIDs: [SampleID] { samples.map(\.id) + heartbeatSeriesIDs }
@@ -73,34 +84,44 @@ public struct LiveWorkoutBuilder: Sendable {
     /// Whether `record` belongs to `session` by type, device and running intervals, whatever the
     /// session's state (used to rebuild an ended workout from its store).
     public static func matches(_ record: HealthRecord, session: WorkoutSession) -> Bool {
+        matches(record, session: session, selection: IdentitySelection(session.devices))
+    }
+
+    /// As ``matches(_:session:)``, with the session's devices parsed already.
+    private static func matches(_ record: HealthRecord, session: WorkoutSession, selection: IdentitySelection) -> Bool {
         switch record {
         case .quantity(let sample):
-            guard session.types.contains(sample.type), matchesDevice(record.device, session) else { return false }
+            guard session.types.contains(sample.type), selection.matches(record.device) else { return false }
             return session.timeline.contains(sample.endDate)
         case .heartbeatSeries(let series):
-            guard session.types.contains(.heartRate), matchesDevice(record.device, session) else { return false }
+            guard session.types.contains(.heartRate), selection.matches(record.device) else { return false }
             return session.timeline.overlaps(start: series.startDate, end: series.endDate)
         case .workout, .correlation:
             return false
         }
     }
 
-    private static func matchesDevice(_ device: Device?, _ session: WorkoutSession) -> Bool {
-        Device.matches(device, selection: session.devices)
+    /// The session's devices, parsed once (a class offers every sample to every workout):
+    /// made again when the session's list differs from the one it was made from.
+    private mutating func selection(for session: WorkoutSession) -> IdentitySelection {
+        if selectionCache.names != session.devices { selectionCache = IdentitySelection(session.devices) }
+        return selectionCache
     }
 
     /// Adds `record` if ``wants(_:session:)``, it is new, and there is room (else it is counted
     /// in ``refusedCount``). Returns whether it was added.
     @discardableResult
     public mutating func add(_ record: HealthRecord, session: WorkoutSession, capacity: Int = LiveWorkoutBuilder.capacity) -> Bool {
-        guard Self.wants(record, session: session) else { return false }
+        guard session.state == .running || session.state == .paused || session.state == .stopped,
+              Self.matches(record, session: session, selection: selection(for: session))
+        else { return false }
         return insert(record, capacity: capacity)
     }
 
     /// Adds `record` if it ``matches(_:session:)`` whatever the session's state, is new, and fits.
     @discardableResult
     mutating func addMatching(_ record: HealthRecord, session: WorkoutSession, capacity: Int = LiveWorkoutBuilder.capacity) -> Bool {
-        guard Self.matches(record, session: session) else { return false }
+        guard Self.matches(record, session: session, selection: selection(for: session)) else { return false }
         return insert(record, capacity: capacity)
     }
 
@@ -123,8 +144,55 @@ public struct LiveWorkoutBuilder: Sendable {
         }
     }
 
+    /// Takes the samples that end before `date` off the front of ``samples`` (their ids too,
+    /// so the builder's memory stays bounded) and returns them, oldest first. Later, a quantity
+    /// sample that ends at or before the last dropped one is refused. Heartbeat series stay.
+    mutating func dropSamples(endingBefore date: Date) -> ArraySlice<CollectedSample> {
+        let count = samples.firstIndex { $0.endDate >= date } ?? samples.count
+        guard count > 0 else { return [] }
+        let dropped = samples[..<count]
+        for sample in dropped { seen.remove(sample.id) }
+        droppedThrough = dropped.last?.endDate
+        droppedCount += count
+        samples.removeFirst(count)
+        return dropped
+    }
+
+    /// The builder with every sample again, when some were dropped: a new builder that keeps
+    /// everything, made of `records` (what the store committed, in any order) collected
+    /// whatever the session's state, this builder's heartbeat series and its recent samples.
+    /// Nil when nothing was dropped (collect `records` into this builder instead).
+    func completed(with records: [HealthRecord], session: WorkoutSession) -> LiveWorkoutBuilder? {
+        guard !isComplete else { return nil }
+        var complete = LiveWorkoutBuilder()
+        complete.refusedCount = refusedCount
+        complete.heartbeatSeriesIDs = heartbeatSeriesIDs
+        complete.seriesSpans = seriesSpans
+        complete.seen = Set(heartbeatSeriesIDs)
+        // In end-date order, so that each sample is appended; then the recent ones, most of
+        // them among the store's already.
+        func key(_ record: HealthRecord) -> (Date, SampleID) {
+            if case .quantity(let sample) = record { return (sample.endDate, sample.id) }
+            return (.distantFuture, record.id)
+        }
+        let selection = IdentitySelection(session.devices)
+        let matching = records.filter { Self.matches($0, session: session, selection: selection) }
+        for record in matching.sorted(by: { key($0) < key($1) }) { complete.addMatching(record, session: session) }
+        for sample in samples { complete.insertCollected(sample) }
+        return complete
+    }
+
+    private mutating func insertCollected(_ collected: CollectedSample) {
+        guard seen.insert(collected.id).inserted else { return }
+        // Usually appended at the end; a late sample is inserted in order.
+        let index = samples.lastIndex { $0.endDate <= collected.endDate }.map { $0 + 1 } ?? 0
+        if index < samples.count { reorderings += 1 }
+        samples.insert(collected, at: index)
+    }
+
     private mutating func insert(_ record: HealthRecord, capacity: Int) -> Bool {
         guard !seen.contains(record.id) else { return false }
+        if case .quantity(let sample) = record, let through = droppedThrough, sample.endDate <= through { return false }
         guard seen.count < capacity else {
             refusedCount += 1
             return false
@@ -132,13 +200,10 @@ public struct LiveWorkoutBuilder: Sendable {
         seen.insert(record.id)
         switch record {
         case .quantity(let sample):
-            let collected = CollectedSample(
+            seen.remove(record.id)
+            insertCollected(CollectedSample(
                 id: sample.id, type: sample.type, startDate: sample.startDate, endDate: sample.endDate,
-                value: sample.canonicalValue)
-            // Usually appended at the end; a late sample is inserted in order.
-            let index = samples.lastIndex { $0.endDate <= collected.endDate }.map { $0 + 1 } ?? 0
-            if index < samples.count { reorderings += 1 }
-            samples.insert(collected, at: index)
+                value: sample.canonicalValue))
         case .heartbeatSeries(let series):
             heartbeatSeriesIDs.append(series.id)
             seriesSpans[series.id] = (series.startDate, series.endDate)

@@ -16,7 +16,13 @@ public import GatewayRuntime
 /// participant (a new participant gets the configuration's `profile`).
 public struct ParticipantRoster: Hashable, Sendable {
     /// The participants, in configuration order, then in order of assignment.
-    public private(set) var participants: [Participant]
+    public private(set) var participants: [Participant] {
+        didSet { owners = Self.owners(of: participants) }
+    }
+    /// Each identity a participant lists (canonical form), to the index of the first participant
+    /// listing it: ``owner(of:)`` looks a device up instead of parsing every participant's list
+    /// (it is asked for every heart rate, by the arbiter and the sign-in).
+    private var owners: [DeviceIdentity: Int]
     /// The profile of guests (devices seen without a participant) and of participants created at
     /// run time: the configuration's `profile`.
     public let defaultProfile: UserProfile
@@ -29,6 +35,7 @@ public struct ParticipantRoster: Hashable, Sendable {
     public init(participants: [Participant], defaultProfile: UserProfile) {
         self.participants = participants
         self.defaultProfile = defaultProfile
+        owners = Self.owners(of: participants)
     }
 
     /// Decodes and checks the configuration's `participants` value (nil: nobody).
@@ -111,10 +118,18 @@ public struct ParticipantRoster: Hashable, Sendable {
     /// workout's `--devices`), nil for a guest.
     public func owner(of device: Device?) -> Participant? {
         guard let device else { return nil }
-        // The device's identities once, not once per participant (the heart-rate arbiter asks for
-        // every heart rate); the same test as Device.matches.
-        let names = device.identities
-        return participants.first { participant in participant.devices.contains { names.contains(DeviceIdentity($0)) } }
+        // The same test as Device.matches: the first participant listing any of its identities.
+        let index = device.identities.compactMap { owners[$0] }.min()
+        return index.map { participants[$0] }
+    }
+
+    /// The index of the first participant listing each identity.
+    private static func owners(of participants: [Participant]) -> [DeviceIdentity: Int] {
+        var owners: [DeviceIdentity: Int] = [:]
+        for (index, participant) in participants.enumerated() {
+            for device in participant.devices where owners[DeviceIdentity(device)] == nil { owners[DeviceIdentity(device)] = index }
+        }
+        return owners
     }
 
     /// Adds `participant`.

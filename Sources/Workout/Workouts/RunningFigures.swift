@@ -47,11 +47,39 @@ public struct RunningFigures: Sendable {
 
     /// Takes the samples appended to `builder` since the last call (or all of them, after a change
     /// of order, of `start` or of `profile`), for a workout that started at `start`.
-    public mutating func follow(_ builder: LiveWorkoutBuilder, timeline: RunningTimeline, start: Date, profile: UserProfile) {
+    ///
+    /// When the builder dropped samples (``LiveWorkoutBuilder/dropSamples(endingBefore:)``) and
+    /// this must start over (or has not seen them), it starts from `base`: the figures that
+    /// followed exactly the dropped samples (``advance(over:timeline:start:profile:)``), so
+    /// what was dropped still counts.
+    public mutating func follow(
+        _ builder: LiveWorkoutBuilder, timeline: RunningTimeline, start: Date, profile: UserProfile, base: RunningFigures? = nil
+    ) {
         let current = Basis(start: start, profile: profile, reorderings: builder.reorderings)
-        if basis != current || processed > builder.samples.count { reset(to: current) }
+        let offset = builder.droppedCount
         let samples = builder.samples
-        for sample in samples[processed...] where sample.endDate >= start {
+        if basis != current || processed > offset + samples.count || processed < offset {
+            if offset > 0, let base, base.processed == offset, base.basis?.start == start, base.basis?.profile == profile {
+                self = base
+                basis = current
+            } else {
+                reset(to: current)
+                // Without the dropped samples' figures, from the samples kept only.
+                processed = offset
+            }
+        }
+        take(samples[(processed - offset)...], timeline: timeline, start: start)
+    }
+
+    /// Takes `samples`, the next ones in order after those taken so far (the samples a builder
+    /// drops, for the `base` of ``follow(_:timeline:start:profile:base:)``).
+    public mutating func advance(over samples: ArraySlice<CollectedSample>, timeline: RunningTimeline, start: Date, profile: UserProfile) {
+        if basis?.start != start || basis?.profile != profile { reset(to: Basis(start: start, profile: profile, reorderings: 0)) }
+        take(samples, timeline: timeline, start: start)
+    }
+
+    private mutating func take(_ samples: ArraySlice<CollectedSample>, timeline: RunningTimeline, start: Date) {
+        for sample in samples where sample.endDate >= start {
             if sample.type == .heartRate {
                 if let last = lastReading { settle(from: last, to: sample.endDate, timeline: timeline) }
                 lastReading = (sample.endDate, sample.value)
@@ -60,7 +88,7 @@ public struct RunningFigures: Sendable {
                 deviceEnergyCount += 1
             }
         }
-        processed = samples.count
+        processed += samples.count
     }
 
     /// The figures at `end` (now, for a live workout): the settled steps plus the open one from

@@ -36,6 +36,12 @@ public protocol WorkoutStateStore: Sendable {
     /// heartbeat series that end at or after `start`, in no particular order.
     func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord]
 
+    /// Whether ``committedRecords(of:endingFrom:)`` gives back every sample the gateway's
+    /// store committed: then a live workout keeps only its recent samples in memory and reads
+    /// the others back when it needs them all (the workout controller's `keptSeconds`). False (the
+    /// default): it keeps every sample it collects.
+    var recordsSamples: Bool { get }
+
     /// The finished workout `id` was handed to the bus. A store whose own sink drops the
     /// workout's rows when it commits the workout ignores this; others forget the workout.
     func handedOver(_ id: SampleID) throws(WorkoutError)
@@ -48,6 +54,9 @@ public protocol WorkoutStateStore: Sendable {
 }
 
 extension WorkoutStateStore {
+    /// False: a store that gives no samples back (``VolatileWorkoutStore``).
+    public var recordsSamples: Bool { false }
+
     /// True at once: a store that keeps no finished workouts has nothing to wait for.
     public func waitUntilStored(_ id: SampleID, timeout: Duration) async -> Bool { true }
 }
