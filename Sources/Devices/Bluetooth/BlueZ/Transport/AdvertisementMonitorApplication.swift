@@ -83,6 +83,11 @@ struct AdvertisementMonitorApplication: Sendable {
         /// Every advertisement reported (units of 100 ms; 0: all).
         static let samplingPeriod: UInt16 = 0
 
+        /// The thresholds as the log shows them.
+        static var shown: String {
+            "high \(high) dBm for \(highTimeout) s, low \(low) dBm for \(lowTimeout) s, sampling period \(samplingPeriod)"
+        }
+
         /// The properties, as AdvertisementMonitor1 names them.
         static var properties: [(String, DBusValue)] {
             [
