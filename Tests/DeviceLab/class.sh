@@ -95,8 +95,8 @@ PYTHON
   { fail "config check: $(cat "$OUT/config-check.txt")"; exit 1; }
 start_gateway "$OUT/healthgate.json"
 # How long bluetoothd takes to answer a D-Bus call beside the monitor (Adapter1.Discovering, every
-# 5 s while the class runs): a call it leaves unanswered for gdbus's 25 s is what stalled the
-# connected straps before the monitor declared RSSI thresholds.
+# 5 s while the class runs): a call it left unanswered for gdbus's 25 s is what stalled the
+# connected straps while its debug log went to the 9p share.
 ( while :; do
     asked=$(date +%s.%N)
     if timeout 30 gdbus call --system -d org.bluez -o /org/bluez/hci0 -m org.freedesktop.DBus.Properties.Get \
