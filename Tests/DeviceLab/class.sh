@@ -8,8 +8,10 @@
 #     gadget side; participants ANT-1..ANT-6 list `ant:120:NUMBER`;
 #   * 3 broadcasting Polar-like straps and 2 connected heart-rate straps on Bumble
 #     (peripherals/bumble-class.py, the gateway's controller hci0 over /dev/vhci, its duplicate
-#     filter by address and data; bluetoothd as Debian ships it, so the broadcasts are heard by
-#     discovery); participants Polar-1..Polar-3 list the Polar device id, HR-1 and HR-2 the address.
+#     filter by address and data; bluetoothd -E, so the broadcasts are read through an
+#     Advertisement Monitor while the connected straps connect on the same adapter); participants
+#     Polar-1..Polar-3 list the Polar device id, HR-1 and HR-2 the address (each one's RR intervals
+#     checked in the store).
 # healthgate run as it would run (the real executable, the SQLite store, the board on
 # 127.0.0.1:8080), the board's event stream read throughout (curl). The class:
 #   1. every tile live (GET /api/board), then `workout start --all`;
@@ -35,6 +37,13 @@ BOARD=http://127.0.0.1:8080
 PHASE=${CLASS_PHASE_SECONDS:-10}  # how long the class runs between the steps
 t0=$SECONDS
 
+# bluetoothd -E, as a gym runs it: the broadcasts through an Advertisement Monitor, the connected
+# straps on the same adapter. Its debug log goes to the guest's tmpfs (copied to $OUT at the end):
+# written line by line to the 9p share it kept bluetoothd's main loop so busy that its D-Bus
+# dispatch, a GLib idle source, never ran (see README.md, "A class").
+BLUETOOTHD_START_FLAGS=-E
+BLUETOOTHD_LOG=/tmp/bluetoothd.log
+trap 'cp -f "$BLUETOOTHD_LOG" "$OUT/bluetoothd.log" 2> /dev/null' EXIT
 start_bumble "$OUT/bumble.jsonl" "$PERIPHERALS/bumble-class.py" "$BROADCASTING" "$CONNECTED"
 
 say "the ANT USB-m gadget and the stick emulator with $ANT_STRAPS straps"
@@ -85,6 +94,20 @@ PYTHON
 "$HG" config check "$OUT/healthgate.json" > "$OUT/config-check.txt" 2>&1 ||
   { fail "config check: $(cat "$OUT/config-check.txt")"; exit 1; }
 start_gateway "$OUT/healthgate.json"
+# How long bluetoothd takes to answer a D-Bus call beside the monitor (Adapter1.Discovering, every
+# 5 s while the class runs): a call it left unanswered for gdbus's 25 s is what stalled the
+# connected straps while its debug log went to the 9p share.
+( while :; do
+    asked=$(date +%s.%N)
+    if timeout 30 gdbus call --system -d org.bluez -o /org/bluez/hci0 -m org.freedesktop.DBus.Properties.Get \
+      org.bluez.Adapter1 Discovering > /dev/null 2>&1; then
+      awk -v a="$(date +%s.%N)" -v b="$asked" 'BEGIN {printf "%.2f\n", a - b}'
+    else
+      echo unanswered
+    fi
+    sleep 5
+  done ) > "$OUT/bluetoothd-answers.txt" 2>&1 &
+PROBE_PID=$!
 # cli ARGUMENT...: the CLI against this gateway (its control socket, its configuration).
 cli() { gateway_cli "$@" --config "$OUT/healthgate.json"; }
 # control LOG ARGUMENT...: a CLI command whose effect the scenario then waits for on the board:
@@ -118,6 +141,9 @@ watch() { local limit=$((SECONDS + $1)); shift
 all_live() { [[ $(tile_count 't.get("sensor") == "live" and t.get("heartRate") is not None') -eq $((ANT_STRAPS + BROADCASTING + CONNECTED)) ]]; }
 watch 240 all_live && pass "every participant's tile is live: $((ANT_STRAPS + BROADCASTING + CONNECTED)) straps over three radios" ||
   fail "tiles not live after 120 s: $(tiles 't.get("sensor") != "live"' | paste -sd' ')"
+grep -q 'Polar heart-rate broadcast: scanning by advertisement-monitor' "$OUT/healthgate.log" &&
+  pass "the broadcasting straps are read through the Advertisement Monitor (bluetoothd -E)" ||
+  fail "the broadcasting straps are not read through the Advertisement Monitor: $(grep -m1 'scanning advertisements' "$OUT/healthgate.log")"
 
 say "the class: workout start --all"
 control "$OUT/start.txt" workout start --all --activity highIntensityIntervalTraining
@@ -173,6 +199,16 @@ fi
 workouts_stored() { [[ $(query "SELECT count(*) FROM metadata_readable WHERE record = 'workout' AND key = 'healthgate.participant'") -eq $((ANT_STRAPS + BROADCASTING + CONNECTED + 1)) ]]; }
 watch 240 workouts_stored && pass "workout end --all: $((ANT_STRAPS + BROADCASTING + CONNECTED + 1)) participants' workouts stored" ||
   fail "workout end --all: $(query "SELECT count(*) FROM metadata_readable WHERE record = 'workout' AND key = 'healthgate.participant'") participants' workouts stored"
+for ((n = 1; n <= CONNECTED; n++)); do
+  strap=$(printf 'F0:C1:A5:00:00:%02X' "$n")
+  beats=$(query "SELECT coalesce(sum(beat_count), 0) FROM heartbeat_series WHERE sync_identifier LIKE 'heartbeat-series:$strap:%'")
+  [[ ${beats:-0} -gt 0 ]] && pass "HR-$n ($strap) connected beside the monitor: $beats RR intervals stored" ||
+    fail "HR-$n ($strap): no RR interval stored"
+done
+kill "$PROBE_PID" 2> /dev/null
+sort -g "$OUT/bluetoothd-answers.txt" | awk '$1 == "unanswered" {u++; next} {n++; v[n] = $1} END {
+  printf "bluetoothd beside the monitor: %d D-Bus probes answered (median %.2f s, slowest %.2f s), %d unanswered within 25 s\n",
+    n, n ? v[int((n + 1) / 2)] : 0, n ? v[n] : 0, u}'
 say "every strap switched off: each tile's last heart rate against the last its strap sent"
 kill "$ANT_PID" "$BUMBLE_PID" 2> /dev/null
 wait "$ANT_PID" 2> /dev/null

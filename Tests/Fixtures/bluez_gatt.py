@@ -45,13 +45,14 @@ control interface, org.healthgate.Test, on "/" that the Swift tests call over D-
       advertisement. On an adapter that offers the Advertisement Monitor (OfferAdvertisementMonitor)
       an advertisement is reported only while the adapter discovers or a registered monitor's
       pattern matches it, as bluetoothd's passive scanning reports only what a monitor selects;
-      each monitor is told DeviceFound the first time it selects a device.
+      a monitor with RSSI thresholds is told DeviceFound the first time it selects a device, one
+      without them every time (bluetoothd 5.66).
   OfferAdvertisementMonitor(adapter s, refuse b)
       The adapter gains org.bluez.AdvertisementMonitorManager1 (bluetoothd -E) with Supported-
       MonitorTypes ["or_patterns"]. RegisterMonitor(o) does what bluetoothd 5.66 does: it reads the
       caller's application with GetManagedObjects BEFORE it replies (so a caller that blocks its
-      connection while it waits never answers), checks each AdvertisementMonitor1's Type and
-      Patterns, replies, then calls Activate on each monitor. `refuse` makes it fail with
+      connection while it waits never answers), checks each AdvertisementMonitor1's Type,
+      Patterns and RSSI thresholds (their ranges as 5.66 checks them), replies, then calls Activate on each monitor. `refuse` makes it fail with
       org.bluez.Error.Failed after reading the application. UnregisterMonitor(o) calls Release on
       each monitor before it replies.
   DeviceOnStartDiscovery(adapter s, address s, name s)
@@ -340,7 +341,22 @@ MONITORS = {}
 
 
 def monitor_state(adapter_path):
-    return MONITORS.setdefault(adapter_path, {'apps': {}, 'events': [], 'refuse': False, 'found': set()})
+    return MONITORS.setdefault(adapter_path, {'apps': {}, 'events': [], 'refuse': False, 'found': set(), 'rssi': {}})
+
+
+RSSI_PROPERTIES = ('RSSIHighThreshold', 'RSSIHighTimeout', 'RSSILowThreshold', 'RSSILowTimeout', 'RSSISamplingPeriod')
+
+
+def rssi_valid(props):
+    """bluetoothd 5.66's parse_rssi_and_timeout: thresholds -127..20 dBm (high not below low),
+    timeouts 1..300 s, sampling period 0..255; an unset one takes BlueZ's default."""
+    if not any(key in props for key in RSSI_PROPERTIES):
+        return True
+    low = int(props.get('RSSILowThreshold', -127))
+    high = int(props.get('RSSIHighThreshold', low))
+    timeouts = [int(props.get('RSSIHighTimeout', 10)), int(props.get('RSSILowTimeout', 5))]
+    period = int(props.get('RSSISamplingPeriod', 0))
+    return -127 <= low <= high <= 20 and all(1 <= t <= 300 for t in timeouts) and 0 <= period <= 255
 
 
 def call_monitor(sender, monitor_path, member, *arguments):
@@ -369,9 +385,10 @@ def monitor_register(adapter, app_path, sender=None):
         if props is None:
             continue
         patterns = [(int(start), int(kind), bytes(content)) for start, kind, content in props.get('Patterns', [])]
-        if str(props.get('Type', '')) != 'or_patterns' or not patterns:
+        if str(props.get('Type', '')) != 'or_patterns' or not patterns or not rssi_valid(props):
             raise dbus.exceptions.DBusException('Invalid arguments', name='org.bluez.Error.InvalidArguments')
         monitors.append((str(path), patterns))
+        state['rssi'][str(path)] = any(key in props for key in RSSI_PROPERTIES)
     if not monitors:
         raise dbus.exceptions.DBusException('Invalid arguments', name='org.bluez.Error.InvalidArguments')
     state['apps'][key] = monitors
@@ -409,7 +426,9 @@ def monitor_selects(content, kind, data):
 
 def heard(adapter_path, path, address, manufacturer, service):
     """Whether an advertisement is reported: always without the monitor manager; with it, while
-    discovering, or when a registered monitor selects it (each monitor told DeviceFound once)."""
+    discovering, or when a registered monitor selects it. As bluetoothd 5.66 does, a monitor with
+    RSSI thresholds is told DeviceFound once per device, one without them on every advertisement
+    it selects (adv_monitor_filter_rssi)."""
     adapter = mockobject.objects[adapter_path]
     if MONITOR_MANAGER_IFACE not in adapter.props:
         return True
@@ -421,7 +440,7 @@ def heard(adapter_path, path, address, manufacturer, service):
         for monitor_path, patterns in monitors:
             if any(monitor_selects(p, kind, data) for p in patterns for kind, data in structures):
                 selected = True
-                if (monitor_path, address) not in state['found']:
+                if (monitor_path, address) not in state['found'] or not state['rssi'].get(monitor_path):
                     state['found'].add((monitor_path, address))
                     state['events'].append('DeviceFound ' + address)
                     call_monitor(sender, monitor_path, 'DeviceFound', dbus.ObjectPath(path))

@@ -45,7 +45,8 @@ start_bluetooth() {
 # run by the checkout's Bumble with ARGS, its output in LOG) whose gateway-side controller the
 # kernel sees as hci0, an HCI trace, bluetoothd, and hci0 powered on. Sets BUMBLE_PID and
 # BLUETOOTHD. Exits on failure. The peripheral prints "advertising as ..." once it advertises.
-# bluetoothd gets the flags in BLUETOOTHD_START_FLAGS (e.g. -E), if any.
+# bluetoothd gets the flags in BLUETOOTHD_START_FLAGS (e.g. -E), if any, and logs (-d) to
+# BLUETOOTHD_LOG (default $OUT/bluetoothd.log, on the host's 9p share).
 BUMBLE=$REPO/.build/lab-bumble/bin/python
 start_bumble() {
   local log=$1
@@ -66,7 +67,7 @@ start_bumble() {
   btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
   say "bluetoothd ${BLUETOOTHD_START_FLAGS:-}"
   # shellcheck disable=SC2086 # the flags are words
-  bluetoothd -n -d ${BLUETOOTHD_START_FLAGS:-} > "$OUT/bluetoothd.log" 2>&1 &
+  bluetoothd -n -d ${BLUETOOTHD_START_FLAGS:-} > "${BLUETOOTHD_LOG:-$OUT/bluetoothd.log}" 2>&1 &
   BLUETOOTHD=$!
   adapter_listed() { bluetoothctl list 2> /dev/null | grep -q '^Controller'; }
   poll 30 adapter_listed || { echo "FAIL: bluetoothd does not show Bumble's controller"; exit 1; }

@@ -37,18 +37,68 @@ struct AdvertisementMonitorApplication: Sendable {
     /// The one monitor object.
     var monitorPath: String { path + "/monitor0" }
 
-    /// The monitor's properties: Type and Patterns (`a(yyay)`); no RSSI thresholds, so every
-    /// advertisement of a matching device is reported.
+    /// The monitor's properties: Type, Patterns (`a(yyay)`) and the RSSI thresholds
+    /// (``RSSIThresholds``), which select every advertisement of a matching device and make
+    /// bluetoothd tell DeviceFound once per device instead of once per advertisement.
     var monitorProperties: DBusValue {
-        .properties([
-            ("Type", .string("or_patterns")),
-            (
-                "Patterns",
-                .array(
-                    elementSignature: "(yyay)",
-                    patterns.map { .structure([.byte($0.start), .byte($0.type), .byteArray($0.content)]) })
-            ),
-        ])
+        .properties(
+            [
+                ("Type", .string("or_patterns")),
+                (
+                    "Patterns",
+                    .array(
+                        elementSignature: "(yyay)",
+                        patterns.map { .structure([.byte($0.start), .byte($0.type), .byteArray($0.content)]) })
+                ),
+            ] + RSSIThresholds.properties)
+    }
+
+    /// The RSSI thresholds our monitor declares (org.bluez.AdvertisementMonitor1: RSSIHighThreshold,
+    /// RSSIHighTimeout, RSSILowThreshold, RSSILowTimeout, RSSISamplingPeriod).
+    ///
+    /// Why declare any: bluetoothd 5.66 (Debian 12) calls the monitor's DeviceFound on every
+    /// advertisement it matches while the thresholds are unset (adv_monitor.c,
+    /// adv_monitor_filter_rssi), a D-Bus call per advertisement; with thresholds it calls DeviceFound
+    /// once, when a device is first in range, and DeviceLost when it is gone. bluetoothd dispatches
+    /// the D-Bus calls made to it from a GLib idle source (gdbus/mainloop.c, message_dispatch), so a
+    /// main loop kept busy by advertisements answers them late or never: in the device lab (TCG,
+    /// 3 straps at 4 advertisements a second beside 2 connectable straps) SetDiscoveryFilter,
+    /// Device1.Connect and Properties.Get got no answer within 25 s while bluetoothd handled each
+    /// advertisement (Tests/DeviceLab/README.md, "A class"); one call less per advertisement is
+    /// one cost less in that loop.
+    ///
+    /// The values select everything, as no thresholds did: any RSSI above -127 dBm is in range
+    /// (the lowest threshold BlueZ accepts, so nothing is ever "below the low threshold"), in range
+    /// after the shortest timeout (1 s), lost after 30 s without an advertisement, and a sampling
+    /// period of 0 asks a controller that offloads monitors to report every advertisement. The
+    /// advertisements themselves still arrive as Device1's properties, each one.
+    enum RSSIThresholds {
+        /// In range above this (dBm); BlueZ's lowest accepted value.
+        static let high: Int16 = -127
+        /// Seconds above ``high`` before DeviceFound; BlueZ's shortest.
+        static let highTimeout: UInt16 = 1
+        /// Out of range below this (dBm): never, as no RSSI is lower.
+        static let low: Int16 = -127
+        /// Seconds without an advertisement before DeviceLost.
+        static let lowTimeout: UInt16 = 30
+        /// Every advertisement reported (units of 100 ms; 0: all).
+        static let samplingPeriod: UInt16 = 0
+
+        /// The thresholds as the log shows them.
+        static var shown: String {
+            "high \(high) dBm for \(highTimeout) s, low \(low) dBm for \(lowTimeout) s, sampling period \(samplingPeriod)"
+        }
+
+        /// The properties, as AdvertisementMonitor1 names them.
+        static var properties: [(String, DBusValue)] {
+            [
+                ("RSSIHighThreshold", .int16(high)),
+                ("RSSIHighTimeout", .uint16(highTimeout)),
+                ("RSSILowThreshold", .int16(low)),
+                ("RSSILowTimeout", .uint16(lowTimeout)),
+                ("RSSISamplingPeriod", .uint16(samplingPeriod)),
+            ]
+        }
     }
 
     /// The reply to GetManagedObjects (`a{oa{sa{sv}}}`).

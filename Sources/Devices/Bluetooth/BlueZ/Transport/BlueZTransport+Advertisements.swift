@@ -561,7 +561,10 @@ extension BlueZTransport: AdvertisementScanner {
         let events: @Sendable (AdvertisementMonitorApplication.Event) async -> Void = { [self] event in
             switch event {
             case .activated:
-                logger.info("the Advertisement Monitor on \(adapter) is active (or_patterns \(Self.shown(patterns)))")
+                logger.info(
+                    "the Advertisement Monitor on \(adapter) is active (or_patterns \(Self.shown(patterns)); RSSI thresholds "
+                        + "\(AdvertisementMonitorApplication.RSSIThresholds.shown), so that bluetoothd calls DeviceFound once per "
+                        + "device, not per advertisement)")
             case .released:
                 let fallBack = scan.update { state -> Bool in
                     guard !state.unregistering, !state.retired.contains(application.path) else { return false }
