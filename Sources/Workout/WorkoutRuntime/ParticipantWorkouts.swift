@@ -20,8 +20,11 @@ import Synchronization
 /// acts on a workout in progress (``WorkoutControlRequest/actsOnAWorkoutInProgress``: end, pause,
 /// resume, lap, marker, activity) acts on every workout in progress and lists the participants
 /// without one (``GroupAnswer/notInProgress``); it fails only when no workout at all is in
-/// progress. At most ``allWidth`` participants' commands run at once, answered in roster order. `participant.assign` moves a device to
-/// a participant (creating one with the default profile if the name is new) and
+/// progress. At most ``allWidth`` participants' commands run at once, answered in roster order;
+/// `all`'s end waits for the store to hold the workouts once every end has handed its over.
+///
+/// `participant.assign` moves a device to a participant (creating one with the default profile
+/// if the name is new) and
 /// `participant.list` lists them. An assignment is committed to the store before it is answered,
 /// and a restart replays the stored assignments over the configured ones. A participant's
 /// workout collects from the devices the participant wears when it starts.
@@ -56,10 +59,10 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     static let heardDevicesLimit = 128
 
     /// How many participants' commands an `all` command runs at once by default. Each end reads
-    /// the workout's committed samples back from the store and waits until the store holds the
-    /// finished workout (the sink's next commit), so ends overlap well; but 30 at once left the
-    /// gateway's RSS at 73 MiB after a class's end, against 39.5 MiB one at a time
-    /// (Benchmarks/RESULTS.md). 4 was measured for `demo --class 30` (docs/workouts.md).
+    /// the workout's committed samples back from the store and builds the workout; 30 at once
+    /// left the gateway's RSS at 73 MiB after a class's end, against 39.5 MiB one at a time
+    /// (Benchmarks/RESULTS.md). The waits for the store to hold the workouts are not bounded by
+    /// it (they come after). 4 was measured for `demo --class 30` (docs/workouts.md).
     public static let defaultAllWidth = 4
 
     /// How many participants' commands an `all` command runs at once.
@@ -343,14 +346,23 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             let targets = participants.compactMap { participant in controller(for: participant.name).map { (participant, $0) } }
             // Each controller has a queue of its own, and an end waits until the store holds its
             // workout (the sink's next commit): one after another, ending a class of 30 took 15 to
-            // 60 s; all at once, each end's read of its samples at the same time raised the RSS.
+            // 60 s; all at once, 30 ends reading their samples back together raised the RSS. So
+            // the ends' work runs a few at a time, and the waits for the store come after, all
+            // workouts handed over.
             let results = await Self.inOrder(targets, width: allWidth) { target throws(WorkoutError) in
-                try await self.run(request, target.0, target.1)
+                guard case .end = request else {
+                    return WorkoutController.Ended(snapshot: try await self.run(request, target.0, target.1), handedOver: nil)
+                }
+                try await target.1.restore()
+                return try await target.1.endHandingOver()
+            }
+            for ((_, controller), result) in zip(targets, results) {
+                if case .success(let ended) = result { await controller.waitUntilStored(ended) }
             }
             var answer = GroupAnswer()
             for ((participant, _), result) in zip(targets, results) {
                 switch result {
-                case .success(let snapshot): answer.workouts.append(snapshot)
+                case .success(let ended): answer.workouts.append(ended.snapshot)
                 case .failure(let error) where error.code == .noSession && request.actsOnAWorkoutInProgress:
                     answer.notInProgress.append(participant.name)
                 case .failure(let error): answer.errors.append("\(participant.name): \(error.message)")
