@@ -62,7 +62,11 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     /// the workout's committed samples back from the store and builds the workout; 30 at once
     /// left the gateway's RSS at 73 MiB after a class's end, against 39.5 MiB one at a time
     /// (Benchmarks/RESULTS.md). The waits for the store to hold the workouts are not bounded by
-    /// it (they come after). 4 was measured for `demo --class 30` (docs/workouts.md).
+    /// it (they come after). Measured for `demo --class 30` ended after 60 s (debug build, a
+    /// shared two-core machine at load 8 to 17; until every workout was stored, RSS growth):
+    /// width 1: 11.4 and 21.1 s, +5 and +6 MiB; 2: 9.5 and 12.1 s, +4 and +6; 4: 11.3 and
+    /// 12.1 s, +6 and +6; 8: 9.8 s, +9; 30: 19.1 s, +16. Four is as fast as any, with the memory
+    /// of one at a time.
     public static let defaultAllWidth = 4
 
     /// How many participants' commands an `all` command runs at once.
