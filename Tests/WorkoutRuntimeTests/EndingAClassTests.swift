@@ -88,9 +88,10 @@ final class EndingAClassTests: XCTestCase {
 }
 
 /// A workout store that holds each workout's end (its journal append) until `width` ends are
-/// held at once, or as many as can still come (`ends` in all): so the most ends held at once is
-/// the most the group ran at once, and an unbounded group would be seen holding more. An end
-/// that never meets company is released after 10 s (then ``mostAtOnce`` is below `width`).
+/// held at once, or as many as can still come (`ends` in all), and then 0.2 s more: so the most
+/// ends held at once is the most the group ran at once, and a group running more than `width`
+/// shows them. An end that never meets company is released after 10 s (then ``mostAtOnce`` is
+/// below `width`).
 /// Blocking is fine here: the controllers call the store from their own serial queues.
 final class HeldEndStore: WorkoutStateStore, ParticipantAssignmentStore {
     private struct Counts {
@@ -135,6 +136,11 @@ final class HeldEndStore: WorkoutStateStore, ParticipantAssignmentStore {
         changed.broadcast()
         let deadline = Date(timeIntervalSinceNow: 10)
         while counts.withLock({ $0.atOnce < min(width, ends - $0.released) }), changed.wait(until: deadline) {}
+        // The width is reached. A group that does not bound its ends has more on their way: they
+        // show within a moment (this window watches for an arrival that must not happen, so no
+        // state can be waited for instead).
+        let window = Date(timeIntervalSinceNow: 0.2)
+        while counts.withLock({ $0.atOnce <= width }), changed.wait(until: window) {}
         let refused = counts.withLock { counts in
             counts.atOnce -= 1
             counts.released += 1
