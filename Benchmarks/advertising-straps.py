@@ -2,9 +2,9 @@
 """Broadcasting Polar straps (and connectable heart-rate monitors) on a private D-Bus, for the
 `advertisements` and `class` benchmarks.
 
-Starts a private dbus-daemon and bluetoothd's stand-in on it (python3-dbusmock with the BlueZ
-tests' template, Tests/Fixtures/bluez_gatt.py, and one adapter hci0), prints the bus's address
-on one line, then obeys commands read from stdin, one per line:
+Starts a private dbus-daemon (the tests' policy, Tests/Fixtures/private-bus.conf) and
+bluetoothd's stand-in on it (python3-dbusmock with the BlueZ tests' template,
+Tests/Fixtures/bluez_gatt.py, and one adapter hci0), prints the bus's address on one line, then obeys commands read from stdin, one per line:
 
   run STRAPS RATE SECONDS   STRAPS straps advertise RATE times a second each for SECONDS: each
                             advertisement is one Advertise call, which sets the strap's Device1
@@ -47,6 +47,9 @@ import dbus
 
 ROOT = os.getcwd()
 TEMPLATE = os.path.join(ROOT, 'Tests', 'Fixtures', 'bluez_gatt.py')
+# The tests' private bus policy (GatewayTesting's PrivateDBusDaemon uses it too); the address is
+# given on the command line.
+BUS_CONFIG = os.path.join(ROOT, 'Tests', 'Fixtures', 'private-bus.conf')
 
 
 def wait(what, condition, timeout=20):
@@ -169,21 +172,7 @@ def main():
     directory = tempfile.mkdtemp(prefix='healthgate-bench-dbus-')
     path = os.path.join(directory, 'bus')
     address = f'unix:path={path}'
-    config = os.path.join(directory, 'bus.conf')
-    with open(config, 'w', encoding='utf-8') as file:
-        file.write(f'''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
-  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <listen>{address}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-''')
-    daemon = subprocess.Popen(['dbus-daemon', f'--config-file={config}', '--nofork', '--nopidfile'],
+    daemon = subprocess.Popen(['dbus-daemon', f'--config-file={BUS_CONFIG}', f'--address={address}', '--nofork', '--nopidfile'],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     mock = None
     try:

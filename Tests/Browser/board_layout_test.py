@@ -15,19 +15,13 @@ Exits 0 when every check passed; prints one line per check.
 import copy
 import json
 import os
-import shutil
 import sys
-import tempfile
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from board_browser_test import Gateway, Failure, check, free_port, http_status, poll  # noqa: E402
+from board_browser_test import Failure, check, poll  # noqa: E402
+from board_screen import HEIGHT, WIDTH, inside, overlaps, run_on_screen  # noqa: E402
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
-
-WIDTH, HEIGHT = 1920, 1080
 # Names as a class has them, some long: a tile must show them whole at 30 tiles.
 NAMES = ["Ana", "Benedikt", "Cleo", "Daniela", "Eva", "Finn", "Gustavo", "Hana", "Ivo", "Jana-Marie", "Kai", "Leonora",
          "Max", "Nia", "Ole", "Pia", "Quentin", "Rosa", "Sven", "Tamara", "Umut", "Vera", "Wilhelm", "Xenia", "Yusuf",
@@ -67,91 +61,62 @@ def board_of(count, real):
             "removed": [], "droppedReadings": 0}
 
 
-def overlaps(a, b):
-    return a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
-
-
-def inside(inner, outer):
-    return inner[0] >= outer[0] - 0.5 and inner[1] >= outer[1] - 0.5 and inner[2] <= outer[2] + 0.5 and inner[3] <= outer[3] + 0.5
-
-
 def main():
     binary, outdir = sys.argv[1], sys.argv[2]
     os.makedirs(outdir, exist_ok=True)
-    root = tempfile.mkdtemp(prefix="healthgate-layout-")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}/"
-    results = []
-    gateway = Gateway(binary, root, ["demo", "--participants", "8", "--drop-sensor-after", "3", "--listen", f"127.0.0.1:{port}",
-                                     "--quiet", "--db", os.path.join(root, "samples.sqlite")])
-    options = Options()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     f"--window-size={WIDTH},{HEIGHT}", "--force-device-scale-factor=1", "--hide-scrollbars"]:
-        options.add_argument(argument)
-    driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"))
-    try:
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                               {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False})
-        poll("the board to answer", 60, lambda: http_status(base + "api/board") == 200)
+    return run_on_screen(binary, "healthgate-layout-", ["--participants", "8", "--drop-sensor-after", "3"],
+                         lambda driver, gateway, base, results: layouts(driver, base, outdir, results))
 
-        def real_board():
-            with urllib.request.urlopen(base + "api/board", timeout=5) as response:
-                board = json.load(response)
-            sensors = {tile["sensor"] for tile in board["tiles"]}
-            return board if "lost" in sensors and "live" in sensors and all(
-                t["heartRate"] is not None for t in board["tiles"] if t["sensor"] == "live") else None
 
-        real = poll("live tiles and a lost one on the demo's board", 60, real_board)
-        driver.get(base)
-        poll("the page's first event", 30, lambda: driver.find_elements("css selector", "section.tile"))
-        # From here on the page shows only what this test renders.
-        driver.execute_script("events.close(); document.head.insertAdjacentHTML('beforeend', "
-                              "'<style>* { transition: none !important; }</style>');")
-        for count in (10, 20, 30):
-            board = board_of(count, real)
-            driver.execute_script("render(arguments[0]);", board)
-            measured = driver.execute_script(MEASURE)
-            screen, tiles = measured["screen"], measured["tiles"]
-            path = os.path.join(outdir, f"board-{count}.png")
-            driver.save_screenshot(path)
-            check(f"{count} tiles: a {screen['width']}x{screen['height']} screen, screenshot {path}",
-                  len(tiles) == count and screen == {"width": WIDTH, "height": HEIGHT} and os.path.getsize(path) > 20_000, results)
-            off = [t["id"] for t in tiles if not inside(t["box"], [0, 0, WIDTH, HEIGHT])]
-            check(f"{count} tiles: every tile on the screen (off: {off})", not off, results)
-            pairs = [(a["id"], b["id"]) for i, a in enumerate(tiles) for b in tiles[i + 1:] if overlaps(a["box"], b["box"])]
-            check(f"{count} tiles: no two tiles overlap ({pairs[:3]})", not pairs, results)
-            outside = [(t["id"], name) for t in tiles for name, part in t["parts"].items() if not inside(part["box"], t["box"])]
-            clipped = [(t["id"], name, part["text"]) for t in tiles for name, part in t["parts"].items() if not part["fits"]]
-            check(f"{count} tiles: every text inside its tile and whole (outside: {outside[:3]}, clipped: {clipped[:3]})",
-                  not outside and not clipped, results)
-            badge_clear = [t["id"] for t in tiles if "badge" in t["parts"] and overlaps(t["parts"]["badge"]["box"], t["parts"]["name"]["box"])]
-            check(f"{count} tiles: the lost badge covers no name ({badge_clear})", not badge_clear, results)
-            smallest = min(t["parts"]["bpm"]["fontSize"] for t in tiles)
-            check(f"{count} tiles: heart rates at least {MINIMUM_HEART_RATE_PIXELS} px high (smallest {smallest:.0f} px)",
-                  smallest >= MINIMUM_HEART_RATE_PIXELS, results)
-            lost = [t for t in tiles if t["sensor"] == "lost"]
-            check(f"{count} tiles: the lost strap's tile shows '–', not a number ({[t['parts']['bpm']['text'] for t in lost]})",
-                  len(lost) == 1 and lost[0]["parts"]["bpm"]["text"] == "–", results)
-            order = [t["id"] for t in tiles]
-            # A change of one tile's heart rate keeps every tile in its place.
-            changed = copy.deepcopy(board["tiles"][0])
-            changed["heartRate"] = (changed["heartRate"] or 100) + 7
-            driver.execute_script("render(arguments[0]);", {"full": False, "generatedAt": board["generatedAt"], "tiles": [changed],
-                                                              "removed": [], "droppedReadings": 0})
-            after = driver.execute_script(MEASURE)["tiles"]
-            check(f"{count} tiles: the order is the board's and stays through a change",
-                  order == board["order"] and [t["id"] for t in after] == order
-                  and [t["box"] for t in after] == [t["box"] for t in tiles], results)
-    except Failure as failure:
-        check(str(failure), False, results)
-    finally:
-        driver.quit()
-        gateway.stop()
-        shutil.rmtree(root, ignore_errors=True)
-    failed = [name for name, passed in results if not passed]
-    print(f"{len(results) - len(failed)} passed, {len(failed)} failed", flush=True)
-    return 1 if failed else 0
+def layouts(driver, base, outdir, results):
+    def real_board():
+        with urllib.request.urlopen(base + "api/board", timeout=5) as response:
+            board = json.load(response)
+        sensors = {tile["sensor"] for tile in board["tiles"]}
+        return board if "lost" in sensors and "live" in sensors and all(
+            t["heartRate"] is not None for t in board["tiles"] if t["sensor"] == "live") else None
+
+    real = poll("live tiles and a lost one on the demo's board", 60, real_board)
+    driver.get(base)
+    poll("the page's first event", 30, lambda: driver.find_elements("css selector", "section.tile"))
+    # From here on the page shows only what this test renders.
+    driver.execute_script("events.close(); document.head.insertAdjacentHTML('beforeend', "
+                          "'<style>* { transition: none !important; }</style>');")
+    for count in (10, 20, 30):
+        board = board_of(count, real)
+        driver.execute_script("render(arguments[0]);", board)
+        measured = driver.execute_script(MEASURE)
+        screen, tiles = measured["screen"], measured["tiles"]
+        path = os.path.join(outdir, f"board-{count}.png")
+        driver.save_screenshot(path)
+        check(f"{count} tiles: a {screen['width']}x{screen['height']} screen, screenshot {path}",
+              len(tiles) == count and screen == {"width": WIDTH, "height": HEIGHT} and os.path.getsize(path) > 20_000, results)
+        off = [t["id"] for t in tiles if not inside(t["box"], [0, 0, WIDTH, HEIGHT])]
+        check(f"{count} tiles: every tile on the screen (off: {off})", not off, results)
+        pairs = [(a["id"], b["id"]) for i, a in enumerate(tiles) for b in tiles[i + 1:] if overlaps(a["box"], b["box"])]
+        check(f"{count} tiles: no two tiles overlap ({pairs[:3]})", not pairs, results)
+        outside = [(t["id"], name) for t in tiles for name, part in t["parts"].items() if not inside(part["box"], t["box"])]
+        clipped = [(t["id"], name, part["text"]) for t in tiles for name, part in t["parts"].items() if not part["fits"]]
+        check(f"{count} tiles: every text inside its tile and whole (outside: {outside[:3]}, clipped: {clipped[:3]})",
+              not outside and not clipped, results)
+        badge_clear = [t["id"] for t in tiles if "badge" in t["parts"] and overlaps(t["parts"]["badge"]["box"], t["parts"]["name"]["box"])]
+        check(f"{count} tiles: the lost badge covers no name ({badge_clear})", not badge_clear, results)
+        smallest = min(t["parts"]["bpm"]["fontSize"] for t in tiles)
+        check(f"{count} tiles: heart rates at least {MINIMUM_HEART_RATE_PIXELS} px high (smallest {smallest:.0f} px)",
+              smallest >= MINIMUM_HEART_RATE_PIXELS, results)
+        lost = [t for t in tiles if t["sensor"] == "lost"]
+        check(f"{count} tiles: the lost strap's tile shows '–', not a number ({[t['parts']['bpm']['text'] for t in lost]})",
+              len(lost) == 1 and lost[0]["parts"]["bpm"]["text"] == "–", results)
+        order = [t["id"] for t in tiles]
+        # A change of one tile's heart rate keeps every tile in its place.
+        changed = copy.deepcopy(board["tiles"][0])
+        changed["heartRate"] = (changed["heartRate"] or 100) + 7
+        driver.execute_script("render(arguments[0]);", {"full": False, "generatedAt": board["generatedAt"], "tiles": [changed],
+                                                          "removed": [], "droppedReadings": 0})
+        after = driver.execute_script(MEASURE)["tiles"]
+        check(f"{count} tiles: the order is the board's and stays through a change",
+              order == board["order"] and [t["id"] for t in after] == order
+              and [t["box"] for t in after] == [t["box"] for t in tiles], results)
 
 
 if __name__ == "__main__":

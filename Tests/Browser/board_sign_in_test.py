@@ -13,19 +13,11 @@ Exits 0 when every check passed; prints one line per check.
 """
 import json
 import os
-import shutil
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from board_browser_test import Gateway, Failure, check, free_port, http_status, poll  # noqa: E402
-from board_layout_test import inside, overlaps  # noqa: E402
-
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
-
-WIDTH, HEIGHT = 1920, 1080
+from board_browser_test import check, poll  # noqa: E402
+from board_screen import HEIGHT, WIDTH, inside, overlaps, run_on_screen  # noqa: E402
 
 MEASURE = """
 return [...document.querySelectorAll('section.tile')].map((tile) => {
@@ -44,71 +36,51 @@ return [...document.querySelectorAll('section.tile')].map((tile) => {
 def main():
     binary, outdir = sys.argv[1], sys.argv[2]
     os.makedirs(outdir, exist_ok=True)
-    root = tempfile.mkdtemp(prefix="healthgate-sign-in-")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}/"
-    results = []
-    gateway = Gateway(binary, root, ["demo", "--participants", "6", "--new-straps", "3", "--listen", f"127.0.0.1:{port}",
-                                     "--quiet", "--db", os.path.join(root, "samples.sqlite")])
-    options = Options()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     f"--window-size={WIDTH},{HEIGHT}", "--force-device-scale-factor=1", "--hide-scrollbars"]:
-        options.add_argument(argument)
-    driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"))
-    try:
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                               {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False})
-        poll("the board to answer", 60, lambda: http_status(base + "api/board") == 200)
-        driver.get(base)
-        straps = poll("three new-strap tiles with a heart rate", 60, lambda: (lambda found: found if len(found) == 3 else None)(
-            [t for t in driver.execute_script(MEASURE) if t["strap"] and t["parts"].get("bpm", {}).get("text", "–") != "–"]))
-        identities = [t["parts"]["zone"]["text"] for t in straps]
-        check(f"the new straps show their identity ({identities})",
-              identities == ["02:00:00:00:00:07", "02:00:00:00:00:08", "02:00:00:00:00:09"], results)
-        radios = {t["parts"]["in-zone"]["text"] for t in straps}
-        check(f"and the radio they came by ({radios})", radios == {"Bluetooth connection"}, results)
-        driver.execute_script("document.head.insertAdjacentHTML('beforeend', '<style>* { transition: none !important; }</style>');")
-        tiles = driver.execute_script(MEASURE)
-        pairs = [(a["id"], b["id"]) for i, a in enumerate(tiles) for b in tiles[i + 1:] if overlaps(a["box"], b["box"])]
-        check(f"{len(tiles)} tiles: no two overlap ({pairs[:3]})", len(tiles) >= 15 and not pairs, results)
-        off = [t["id"] for t in tiles if not inside(t["box"], [0, 0, WIDTH, HEIGHT])]
-        check(f"every tile on the screen (off: {off})", not off, results)
-        outside = [(t["id"], name) for t in tiles for name, part in t["parts"].items() if not inside(part["box"], t["box"])]
-        clipped = [(t["id"], name, part["text"]) for t in tiles for name, part in t["parts"].items() if not part["fits"]]
-        check(f"every text inside its tile and whole (outside: {outside[:3]}, clipped: {clipped[:3]})", not outside and not clipped, results)
-        buttons = [(t["id"], t["parts"]["sign-in"]["box"]) for t in tiles if "sign-in" in t["parts"]]
-        crowded = [name for name, box in buttons for t in tiles if t["id"] == name
-                   for part, inner in t["parts"].items() if part not in ("sign-in",) and overlaps(box, inner["box"])]
-        check(f"a 'Sign in' button on each new strap, covering nothing ({len(buttons)}, {crowded})",
-              len(buttons) == 3 and not crowded, results)
-        path = os.path.join(outdir, "board-sign-in.png")
-        driver.save_screenshot(path)
-        check(f"screenshot {path}", os.path.getsize(path) > 20_000, results)
+    return run_on_screen(binary, "healthgate-sign-in-", ["--participants", "6", "--new-straps", "3"],
+                         lambda driver, gateway, base, results: sign_in(driver, gateway, base, outdir, results))
 
-        # Signing the first new strap in through the page's form: the browser posts it.
-        driver.find_element("css selector", 'section.tile[data-tile-id="strap:02:00:00:00:00:07"] .sign-in').click()
-        driver.find_element("css selector", "#sign-in-name").send_keys("Mia")
-        driver.find_element("css selector", "#sign-in-submit").click()
-        poll("the page's sign-in answer", 30, lambda: driver.execute_script("return document.body.dataset.signedIn") == "Mia")
-        poll("Mia's tile, and the new strap's gone", 30, lambda: driver.execute_script(
-            "return !!document.querySelector('section.tile[data-tile-id=\"participant:Mia\"]') && "
-            "!document.querySelector('section.tile[data-tile-id=\"strap:02:00:00:00:00:07\"]')"))
-        check("the signed-in strap's tile became Mia's", True, results)
-        listed = gateway.command(["participant", "list", "--format", "json"])
-        mia = [p for p in json.loads(listed.stdout or "[]") if p["name"] == "Mia"]
-        check(f"participant list: Mia wears the strap until the class ends ({mia})",
-              mia and mia[0]["devices"] == ["02:00:00:00:00:07"] and mia[0]["untilClassEnd"] == ["02:00:00:00:00:07"]
-              and mia[0]["workoutState"] == "running", results)
-    except Failure as failure:
-        check(str(failure), False, results)
-    finally:
-        driver.quit()
-        gateway.stop()
-        shutil.rmtree(root, ignore_errors=True)
-    failed = [name for name, passed in results if not passed]
-    print(f"{len(results) - len(failed)} passed, {len(failed)} failed", flush=True)
-    return 1 if failed else 0
+
+def sign_in(driver, gateway, base, outdir, results):
+    driver.get(base)
+    straps = poll("three new-strap tiles with a heart rate", 60, lambda: (lambda found: found if len(found) == 3 else None)(
+        [t for t in driver.execute_script(MEASURE) if t["strap"] and t["parts"].get("bpm", {}).get("text", "–") != "–"]))
+    identities = [t["parts"]["zone"]["text"] for t in straps]
+    check(f"the new straps show their identity ({identities})",
+          identities == ["02:00:00:00:00:07", "02:00:00:00:00:08", "02:00:00:00:00:09"], results)
+    radios = {t["parts"]["in-zone"]["text"] for t in straps}
+    check(f"and the radio they came by ({radios})", radios == {"Bluetooth connection"}, results)
+    driver.execute_script("document.head.insertAdjacentHTML('beforeend', '<style>* { transition: none !important; }</style>');")
+    tiles = driver.execute_script(MEASURE)
+    pairs = [(a["id"], b["id"]) for i, a in enumerate(tiles) for b in tiles[i + 1:] if overlaps(a["box"], b["box"])]
+    check(f"{len(tiles)} tiles: no two overlap ({pairs[:3]})", len(tiles) >= 15 and not pairs, results)
+    off = [t["id"] for t in tiles if not inside(t["box"], [0, 0, WIDTH, HEIGHT])]
+    check(f"every tile on the screen (off: {off})", not off, results)
+    outside = [(t["id"], name) for t in tiles for name, part in t["parts"].items() if not inside(part["box"], t["box"])]
+    clipped = [(t["id"], name, part["text"]) for t in tiles for name, part in t["parts"].items() if not part["fits"]]
+    check(f"every text inside its tile and whole (outside: {outside[:3]}, clipped: {clipped[:3]})", not outside and not clipped, results)
+    buttons = [(t["id"], t["parts"]["sign-in"]["box"]) for t in tiles if "sign-in" in t["parts"]]
+    crowded = [name for name, box in buttons for t in tiles if t["id"] == name
+               for part, inner in t["parts"].items() if part not in ("sign-in",) and overlaps(box, inner["box"])]
+    check(f"a 'Sign in' button on each new strap, covering nothing ({len(buttons)}, {crowded})",
+          len(buttons) == 3 and not crowded, results)
+    path = os.path.join(outdir, "board-sign-in.png")
+    driver.save_screenshot(path)
+    check(f"screenshot {path}", os.path.getsize(path) > 20_000, results)
+
+    # Signing the first new strap in through the page's form: the browser posts it.
+    driver.find_element("css selector", 'section.tile[data-tile-id="strap:02:00:00:00:00:07"] .sign-in').click()
+    driver.find_element("css selector", "#sign-in-name").send_keys("Mia")
+    driver.find_element("css selector", "#sign-in-submit").click()
+    poll("the page's sign-in answer", 30, lambda: driver.execute_script("return document.body.dataset.signedIn") == "Mia")
+    poll("Mia's tile, and the new strap's gone", 30, lambda: driver.execute_script(
+        "return !!document.querySelector('section.tile[data-tile-id=\"participant:Mia\"]') && "
+        "!document.querySelector('section.tile[data-tile-id=\"strap:02:00:00:00:00:07\"]')"))
+    check("the signed-in strap's tile became Mia's", True, results)
+    listed = gateway.command(["participant", "list", "--format", "json"])
+    mia = [p for p in json.loads(listed.stdout or "[]") if p["name"] == "Mia"]
+    check(f"participant list: Mia wears the strap until the class ends ({mia})",
+          mia and mia[0]["devices"] == ["02:00:00:00:00:07"] and mia[0]["untilClassEnd"] == ["02:00:00:00:00:07"]
+          and mia[0]["workoutState"] == "running", results)
 
 
 if __name__ == "__main__":

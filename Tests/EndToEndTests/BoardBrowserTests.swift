@@ -10,17 +10,7 @@ import XCTest
 /// without it.
 final class BoardBrowserTests: XCTestCase {
     func testTheBoardInHeadlessChromium() async throws {
-        let executable = try HealthgateExecutable()
-        for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
-            XCTFail("\(tool) is missing: run scripts/install-dependencies --test")
-            return
-        }
-        let screenshot = executable.root.appendingPathComponent("board.png")
-        let result = try await TestPython.run("Tests/Browser/board_browser_test.py", [executable.url.path, screenshot.path])
-        let text = result.output + result.errors
-        XCTAssertEqual(result.status, 0, text)
-        XCTAssertTrue(text.contains(" passed, 0 failed"), text)
-        XCTAssertFalse(text.contains("FAIL"), text)
+        guard let screenshot = try await runInChromium("board_browser_test.py", output: "board.png") else { return }
         let png = try Data(contentsOf: screenshot)
         XCTAssertEqual(Array(png.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "the screenshot is a PNG")
         if let keep = ProcessInfo.processInfo.environment["HEALTHGATE_BOARD_SCREENSHOT"] {
@@ -35,16 +25,7 @@ final class BoardBrowserTests: XCTestCase {
     /// pictures it takes are the ones in docs/board-10.png, -20 and -30 (run it with `docs` as
     /// its OUTDIR to renew them).
     func testTheBoardForAClassOnA1080pScreen() async throws {
-        let executable = try HealthgateExecutable()
-        for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
-            XCTFail("\(tool) is missing: run scripts/install-dependencies --test")
-            return
-        }
-        let pictures = executable.root.appendingPathComponent("layout")
-        let result = try await TestPython.run("Tests/Browser/board_layout_test.py", [executable.url.path, pictures.path])
-        let text = result.output + result.errors
-        XCTAssertEqual(result.status, 0, text)
-        XCTAssertTrue(text.contains("24 passed, 0 failed"), text)
+        guard let pictures = try await runInChromium("board_layout_test.py", output: "layout", checks: 24) else { return }
         for count in [10, 20, 30] {
             let png = try Data(contentsOf: pictures.appendingPathComponent("board-\(count).png"))
             XCTAssertEqual(Array(png.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "board-\(count).png is a PNG")
@@ -57,17 +38,26 @@ final class BoardBrowserTests: XCTestCase {
     /// docs/board-sign-in.png (run it with `docs` as its OUTDIR to renew it), and signs a strap
     /// in through the page's form.
     func testSigningInFromTheBoardInHeadlessChromium() async throws {
+        guard let pictures = try await runInChromium("board_sign_in_test.py", output: "sign-in", checks: 9) else { return }
+        let png = try Data(contentsOf: pictures.appendingPathComponent("board-sign-in.png"))
+        XCTAssertEqual(Array(png.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "board-sign-in.png is a PNG")
+    }
+
+    /// Runs Tests/Browser/SCRIPT with the built executable and OUTPUT (a path in the run's own
+    /// directory, returned) and checks that every check passed (`checks` of them, when given).
+    /// Nil, and a failure, when Chromium or its driver is missing.
+    func runInChromium(_ script: String, output: String, checks: Int? = nil) async throws -> URL? {
         let executable = try HealthgateExecutable()
         for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
             XCTFail("\(tool) is missing: run scripts/install-dependencies --test")
-            return
+            return nil
         }
-        let pictures = executable.root.appendingPathComponent("sign-in")
-        let result = try await TestPython.run("Tests/Browser/board_sign_in_test.py", [executable.url.path, pictures.path])
+        let path = executable.root.appendingPathComponent(output)
+        let result = try await TestPython.run("Tests/Browser/\(script)", [executable.url.path, path.path])
         let text = result.output + result.errors
         XCTAssertEqual(result.status, 0, text)
-        XCTAssertTrue(text.contains("9 passed, 0 failed"), text)
-        let png = try Data(contentsOf: pictures.appendingPathComponent("board-sign-in.png"))
-        XCTAssertEqual(Array(png.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "board-sign-in.png is a PNG")
+        XCTAssertTrue(text.contains((checks.map(String.init) ?? "") + " passed, 0 failed"), text)
+        XCTAssertFalse(text.contains("FAIL"), text)
+        return path
     }
 }

@@ -81,6 +81,56 @@ final class WorkoutCommandLineTests: XCTestCase {
         XCTAssertTrue(pause.standardError.contains("no workout is in progress"), pause.standardError)
     }
 
+    /// Ending a class (issue #48): `--all` acts on every workout in progress; a participant
+    /// without one is listed, in text and JSON, and is no failure; with none in progress at all
+    /// it fails as the single form does.
+    func testEndingAllEndsTheWorkoutsInProgressAndListsTheOthers() async throws {
+        let healthgate = try HealthgateExecutable()
+        defer { try? FileManager.default.removeItem(at: healthgate.root) }
+        let logger = Logger(label: "test", sink: RecordingLogSink())
+        let roster = try ParticipantRoster.decode(
+            .array(["Ana", "Ben", "Cleo"].map { .object(["name": .string($0), "devices": .array([.string("strap-\($0)")])]) }),
+            defaultProfile: scriptedProfile)
+        let group = ParticipantWorkouts(
+            roster: roster, store: VolatileWorkoutStore(), clock: ManualClock(), ids: SampleIDGenerator(seed: 12), logger: logger)
+        try FileManager.default.createDirectory(
+            at: healthgate.controlSocket.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let server = ControlServer(path: healthgate.controlSocket.path, handlers: group.controlHandlers(), logger: logger)
+        try await server.start()
+        defer { server.stop() }
+
+        for name in ["Ana", "Ben"] {
+            let started = try await healthgate.run(["workout", "start", "--activity", "rowing", "--participant", name])
+            XCTAssertEqual(started.status, 0, started.standardError)
+        }
+        // Ben hands his strap on and leaves; Cleo never started.
+        let ben = try await healthgate.run(["workout", "end", "--participant", "Ben"])
+        XCTAssertEqual(ben.status, 0, ben.standardError)
+
+        let lap = try await healthgate.run(["workout", "lap", "--all", "--format", "json"])
+        XCTAssertEqual(lap.status, 0, lap.standardError)
+        let answer = try HealthJSON.makeDecoder().decode(ParticipantWorkouts.GroupAnswer.self, from: Data(lap.standardOutput.utf8))
+        XCTAssertEqual(answer.workouts.map(\.participant), ["Ana"])
+        XCTAssertEqual(answer.workouts.first?.laps, 1)
+        XCTAssertEqual(answer.notInProgress, ["Ben", "Cleo"])
+        XCTAssertTrue(lap.standardOutput.contains(#""notInProgress""#), lap.standardOutput)
+
+        let ended = try await healthgate.run(["workout", "end", "--all"])
+        XCTAssertEqual(ended.status, 0, ended.standardError)
+        XCTAssertEqual(ended.standardError, "")
+        let lines = ended.standardOutput.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 3, ended.standardOutput)
+        XCTAssertTrue(lines[0].hasPrefix("Ana: ended"), ended.standardOutput)
+        XCTAssertEqual(Array(lines.dropFirst()), ["Ben: no workout in progress", "Cleo: no workout in progress"])
+
+        let again = try await healthgate.run(["workout", "end", "--all"])
+        XCTAssertEqual(again.status, 65, again.standardOutput)
+        XCTAssertTrue(
+            again.standardError.contains("no participant's workout is in progress (participants: Ana, Ben, Cleo)"), again.standardError)
+        let help = try await healthgate.run(["workout", "end", "--help"])
+        XCTAssertTrue(help.standardOutput.contains("no workout in progress"), help.standardOutput)
+    }
+
     /// Runs `healthgate ARGUMENTS` on a pseudo-terminal with script(1) (util-linux) and returns
     /// what it wrote there.
     func runOnTerminal(_ healthgate: HealthgateExecutable, _ arguments: String) async throws -> String {

@@ -16,8 +16,15 @@ import Synchronization
 ///
 /// **Commands.** Every `workout.*` command takes an optional `participant` (one person's workout)
 /// or `"all": true` (every participant's, answered as ``GroupAnswer``); without either it is the
-/// gateway's own workout, the same as with no participants configured. `participant.assign` moves a device to
-/// a participant (creating one with the default profile if the name is new) and
+/// gateway's own workout, the same as with no participants configured. For `all`, a command that
+/// acts on a workout in progress (``WorkoutControlRequest/actsOnAWorkoutInProgress``: end, pause,
+/// resume, lap, marker, activity) acts on every workout in progress and lists the participants
+/// without one (``GroupAnswer/notInProgress``); it fails only when no workout at all is in
+/// progress. At most ``allWidth`` participants' commands run at once, answered in roster order;
+/// `all`'s end waits for the store to hold the workouts once every end has handed its over.
+///
+/// `participant.assign` moves a device to a participant (creating one with the default profile
+/// if the name is new) and
 /// `participant.list` lists them. An assignment is committed to the store before it is answered,
 /// and a restart replays the stored assignments over the configured ones. A participant's
 /// workout collects from the devices the participant wears when it starts.
@@ -51,6 +58,20 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     /// How many distinct devices ``State/heardDevices`` keeps (the oldest goes first).
     static let heardDevicesLimit = 128
 
+    /// How many participants' commands an `all` command runs at once by default. Each end reads
+    /// the workout's committed samples back from the store and builds the workout; 30 at once
+    /// left the gateway's RSS at 73 MiB after a class's end, against 39.5 MiB one at a time
+    /// (Benchmarks/RESULTS.md). The waits for the store to hold the workouts are not bounded by
+    /// it (they come after). Measured for `demo --class 30` ended after 60 s (debug build, a
+    /// shared two-core machine at load 8 to 17; until every workout was stored, RSS growth):
+    /// width 1: 11.4 and 21.1 s, +5 and +6 MiB; 2: 9.5 and 12.1 s, +4 and +6; 4: 11.3 and
+    /// 12.1 s, +6 and +6; 8: 9.8 s, +9; 30: 19.1 s, +16. Four is as fast as any, with the memory
+    /// of one at a time.
+    public static let defaultAllWidth = 4
+
+    /// How many participants' commands an `all` command runs at once.
+    public let allWidth: Int
+
     /// The gateway's own workout (no participant), with the default profile.
     public let main: WorkoutController
     private let store: any WorkoutStateStore & ParticipantAssignmentStore
@@ -70,11 +91,14 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         init(_ roster: ParticipantRoster) { self.roster = Mutex(roster) }
     }
 
-    /// A group for `roster`; nothing is read from `store` until ``restore()``.
+    /// A group for `roster`; nothing is read from `store` until ``restore()``. An `all` command
+    /// runs at most `allWidth` participants' commands at once (at least one).
     public init(
         roster: ParticipantRoster, store: any WorkoutStateStore & ParticipantAssignmentStore, clock: any GatewayClock,
-        ids: SampleIDGenerator, logger: Logger, clockBase: (@Sendable () -> ClockBase)? = nil
+        ids: SampleIDGenerator, logger: Logger, clockBase: (@Sendable () -> ClockBase)? = nil,
+        allWidth: Int = ParticipantWorkouts.defaultAllWidth
     ) {
+        self.allWidth = max(1, allWidth)
         self.clockBase = clockBase
         self.store = store
         self.clock = clock
@@ -286,7 +310,13 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
 
     /// Runs one workout command for `target`.
     /// - Returns: one snapshot for the gateway's own workout or one participant's; for
-    ///   ``Target/all``, every participant's snapshot and the errors of those that refused.
+    ///   ``Target/all``, the snapshot of every participant it acted on, in roster order, the
+    ///   participants without a workout in progress (for a command that acts on one) and the
+    ///   errors of those that refused.
+    /// - Throws: ``WorkoutError`` as the one workout's controller does; for ``Target/all``,
+    ///   ``WorkoutError/Code/invalidArgument`` when there are no participants and
+    ///   ``WorkoutError/Code/noSession`` when the command acts on a workout in progress and no
+    ///   participant has one.
     public func handle(_ request: WorkoutControlRequest, for target: Target) async throws(WorkoutError) -> GroupAnswer {
         let answer = try await handleWorkout(request, for: target)
         switch request {
@@ -317,32 +347,62 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             guard !participants.isEmpty else {
                 throw WorkoutError(.invalidArgument, "all: no participants are configured or assigned")
             }
-            // Every participant's at once: each controller has a queue of its own, and an end
-            // waits until the store holds its workout (the sink's next commit); one after another,
-            // ending a class of 30 took 15 to 60 s. Answered in the roster's order.
-            let results = await withTaskGroup(of: (Int, Result<WorkoutSnapshot, WorkoutError>)?.self) { group in
-                for (index, participant) in participants.enumerated() {
-                    guard let controller = controller(for: participant.name) else { continue }
-                    group.addTask {
-                        do throws(WorkoutError) {
-                            return (index, .success(try await self.run(request, participant, controller)))
-                        } catch {
-                            return (index, .failure(error))
-                        }
-                    }
+            let targets = participants.compactMap { participant in controller(for: participant.name).map { (participant, $0) } }
+            // Each controller has a queue of its own, and an end waits until the store holds its
+            // workout (the sink's next commit): one after another, ending a class of 30 took 15 to
+            // 60 s; all at once, 30 ends reading their samples back together raised the RSS. So
+            // the ends' work runs a few at a time, and the waits for the store come after, all
+            // workouts handed over.
+            let results = await Self.inOrder(targets, width: allWidth) { target throws(WorkoutError) in
+                guard case .end = request else {
+                    return WorkoutController.Ended(snapshot: try await self.run(request, target.0, target.1), handedOver: nil)
                 }
-                var results: [(Int, Result<WorkoutSnapshot, WorkoutError>)] = []
-                for await result in group { if let result { results.append(result) } }
-                return results.sorted { $0.0 < $1.0 }
+                try await target.1.restore()
+                return try await target.1.endHandingOver()
+            }
+            for ((_, controller), result) in zip(targets, results) {
+                if case .success(let ended) = result { await controller.waitUntilStored(ended) }
             }
             var answer = GroupAnswer()
-            for (index, result) in results {
+            for ((participant, _), result) in zip(targets, results) {
                 switch result {
-                case .success(let snapshot): answer.workouts.append(snapshot)
-                case .failure(let error): answer.errors.append("\(participants[index].name): \(error.message)")
+                case .success(let ended): answer.workouts.append(ended.snapshot)
+                case .failure(let error) where error.code == .noSession && request.actsOnAWorkoutInProgress:
+                    answer.notInProgress.append(participant.name)
+                case .failure(let error): answer.errors.append("\(participant.name): \(error.message)")
                 }
             }
+            if request.actsOnAWorkoutInProgress, answer.workouts.isEmpty, answer.errors.isEmpty {
+                throw WorkoutError(
+                    .noSession,
+                    "no participant's workout is in progress (participants: \(participants.map(\.name).joined(separator: ", ")))")
+            }
             return answer
+        }
+    }
+
+    /// `operation` on every element of `elements`, at most `width` at once, the results in the
+    /// elements' order. Cancellation reaches every operation running.
+    static func inOrder<Element: Sendable, Success: Sendable>(
+        _ elements: [Element], width: Int,
+        _ operation: @escaping @Sendable (Element) async throws(WorkoutError) -> Success
+    ) async -> [Result<Success, WorkoutError>] {
+        await withTaskGroup(of: (Int, Result<Success, WorkoutError>).self) { group in
+            var results = [Result<Success, WorkoutError>?](repeating: nil, count: elements.count)
+            for (index, element) in elements.enumerated() {
+                // A slot frees when one finishes: at most `width` run at any moment.
+                if index >= width, let finished = await group.next() { results[finished.0] = finished.1 }
+                group.addTask {
+                    do throws(WorkoutError) {
+                        return (index, .success(try await operation(element)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            for await (done, result) in group { results[done] = result }
+            // Every task answers once, so every slot is filled.
+            return results.compactMap { $0 }
         }
     }
 
@@ -418,16 +478,21 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     }
 
     /// The answer of a `workout.*` command: one snapshot per workout it acted on, and for
-    /// `all`, what each participant that refused said.
+    /// `all`, who had no workout in progress and what each participant that refused said.
     public struct GroupAnswer: Hashable, Sendable, Codable {
         /// The snapshots, in roster order.
         public var workouts: [WorkoutSnapshot]
+        /// The participants, in roster order, without a workout in progress, for a command that
+        /// acts on one (``WorkoutControlRequest/actsOnAWorkoutInProgress``): not acted on, and
+        /// not a failure.
+        public var notInProgress: [String]
         /// `NAME: reason` for each participant that refused the command.
         public var errors: [String]
 
         /// Creates an answer.
-        public init(workouts: [WorkoutSnapshot] = [], errors: [String] = []) {
+        public init(workouts: [WorkoutSnapshot] = [], notInProgress: [String] = [], errors: [String] = []) {
             self.workouts = workouts
+            self.notInProgress = notInProgress
             self.errors = errors
         }
     }

@@ -49,6 +49,16 @@ public enum WorkoutControlRequest: Hashable, Sendable, Codable {
         }
     }
 
+    /// Whether the command acts on a workout in progress (pause, resume, lap, marker, activity,
+    /// end): for every participant (`all`) it acts on each workout in progress, and a participant
+    /// without one is not a failure (``ParticipantWorkouts/GroupAnswer/notInProgress``).
+    public var actsOnAWorkoutInProgress: Bool {
+        switch self {
+        case .pause, .resume, .lap, .marker, .activity, .end: true
+        case .start, .status: false
+        }
+    }
+
     /// The arguments object (empty for commands without arguments).
     public var arguments: JSONValue {
         var object: [String: JSONValue] = [:]

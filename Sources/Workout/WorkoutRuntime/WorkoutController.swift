@@ -176,9 +176,28 @@ public final class WorkoutController: SampleSink, SampleSource {
 
     /// Ends the workout: collects the committed samples the stream had not delivered, commits
     /// the end, and publishes the workout (or keeps it for the source role when that is not
-    /// running; it stays in the store until a sink stores it).
+    /// running; it stays in the store until a sink stores it). Returns once the store holds the
+    /// workout published, or after ``storeWait`` (logged).
     @discardableResult
     public func end() async throws(WorkoutError) -> WorkoutSnapshot {
+        let ended = try await endHandingOver()
+        await waitUntilStored(ended)
+        return ended.snapshot
+    }
+
+    /// A workout ended by ``endHandingOver()``: its final snapshot, and the workout handed to the
+    /// bus that ``waitUntilStored(_:)`` waits for.
+    public struct Ended: Sendable {
+        /// The final snapshot.
+        public let snapshot: WorkoutSnapshot
+        /// The workout handed to the bus; nil when it was kept for the source role.
+        let handedOver: SampleID?
+    }
+
+    /// Ends the workout as ``end()`` does, without waiting for the store to hold it: a class's end
+    /// runs this for a few participants at a time (the part that reads the samples back and
+    /// builds the workout), then waits for the store once for all (``waitUntilStored(_:)``).
+    public func endHandingOver() async throws(WorkoutError) -> Ended {
         let (workout, snapshot) = try await onQueue { () throws(WorkoutError) -> (Workout, WorkoutSnapshot) in
             // Read before taking the lock: the store may hold samples the stream has not
             // delivered to the sink role yet (each sink has its own queue).
@@ -218,14 +237,15 @@ public final class WorkoutController: SampleSink, SampleSource {
         logger.info(
             "ended \(workout.activityType.rawValue) workout \(workout.id): \(Int(workout.duration)) s running, "
                 + "\(String(count: workout.sampleIDs.count, "sample"))")
-        // Answered once the store has the workout, so that `workout end` then `workout list`
-        // shows it; bounded, as the store's sink may be slow or stopped.
-        if await publishPending().contains(workout.id),
-            !(await store.waitUntilStored(workout.id, timeout: Self.storeWait))
-        {
-            logger.warning("workout \(workout.id) was handed to the bus but is not in the store after \(Self.storeWait)")
-        }
-        return snapshot
+        return Ended(snapshot: snapshot, handedOver: await publishPending().contains(workout.id) ? workout.id : nil)
+    }
+
+    /// Returns once the store holds the workout `ended` handed to the bus, so that `workout end`
+    /// then `workout list` shows it; bounded by ``storeWait``, as the store's sink may be slow or
+    /// stopped (then logged). At once when it was not handed over.
+    public func waitUntilStored(_ ended: Ended) async {
+        guard let id = ended.handedOver, !(await store.waitUntilStored(id, timeout: Self.storeWait)) else { return }
+        logger.warning("workout \(id) was handed to the bus but is not in the store after \(Self.storeWait)")
     }
 
     /// The live state; when no workout runs, the last ended one's final state (or `notStarted`).

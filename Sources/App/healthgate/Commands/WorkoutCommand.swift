@@ -18,10 +18,20 @@ enum WorkoutCommand {
             and pedometers it reads. Control it with start, pause, resume, lap, end; watch it with \
             status or live. Zones and energy come from the "profile" object of the configuration.
 
+            With participants (a class), --participant NAME acts on one participant's workout and \
+            --all on every participant's. end, pause, resume, lap and activity with --all act on \
+            every workout in progress: a participant without one is listed as such ("NAME: no \
+            workout in progress"; "notInProgress" with --format json) and is not a failure. They \
+            exit 0 when every workout in progress took the command, 65 when one refused (each \
+            "healthgate: NAME: reason" on stderr, the others still acted on) or when no workout \
+            at all is in progress. start --all starts one for every participant; one already \
+            running or wearing no device is an error (65), the others still start.
+
             Examples:
               healthgate workout start --activity running
               healthgate workout live
               healthgate workout end
+              healthgate workout end --all
               healthgate workout chart ID --output run.svg
               healthgate workout export ID --format fit --output run.fit
             """,
@@ -217,6 +227,14 @@ enum WorkoutCommand {
     static func simple(_ name: String, _ summary: String, _ request: WorkoutControlRequest) -> Command {
         Command(
             name: name, summary: summary, usage: "workout \(name) [--participant NAME | --all] [--format line|json]",
+            discussion: """
+                Exits 65 if no workout is in progress. --participant NAME acts on that participant's \
+                workout; --all on every participant's workout in progress, a line each, and a \
+                participant without one is listed ("NAME: no workout in progress"; \
+                "notInProgress" in JSON), not a failure. With --all it exits 65 when a workout \
+                refused (each "healthgate: NAME: reason" on stderr, the others still acted on) or \
+                when no participant's workout is in progress.
+                """,
             options: [formatOption] + participantOptions + ControlSocketPath.options
         ) {
             arguments, context in
@@ -252,6 +270,7 @@ enum WorkoutCommand {
             try printJSON(answer, context)
         } else {
             for snapshot in answer.workouts { context.print(line(snapshot)) }
+            for name in answer.notInProgress { context.print("\(name): no workout in progress") }
         }
         for error in answer.errors { context.printError("healthgate: \(error)") }
         return answer.errors.isEmpty ? .success : .dataError

@@ -8,6 +8,9 @@ import Synchronization
 /// (`apt-get install dbus`): ``init()`` throws ``Missing`` without it.
 public final class PrivateDBusDaemon: Sendable {
     static let dbusDaemon = "/usr/bin/dbus-daemon"
+    /// The bus's policy, shared with the benchmarks' private bus (Benchmarks/advertising-straps.py);
+    /// the address is given on the command line.
+    static let configuration = HealthgateExecutable.packageRoot().appendingPathComponent("Tests/Fixtures/private-bus.conf")
 
     public let directory: URL
     /// The bus's address (`unix:path=…`), for a D-Bus connection or `DBUS_SYSTEM_BUS_ADDRESS`.
@@ -22,23 +25,9 @@ public final class PrivateDBusDaemon: Sendable {
         directory = try TestEnvironment.temporaryDirectory(prefix)
         let socket = directory.appendingPathComponent("bus").path
         address = "unix:path=\(socket)"
-        let config = directory.appendingPathComponent("bus.conf")
-        try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
-              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <listen>\(address)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.write(to: config, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.dbusDaemon)
-        process.arguments = ["--config-file=\(config.path)", "--nofork", "--nopidfile"]
+        process.arguments = ["--config-file=\(Self.configuration.path)", "--address=\(address)", "--nofork", "--nopidfile"]
         process.standardOutput = FileHandle.nullDevice
         // The daemon complains on stderr that it may not raise its fd limit; keep that out of test output.
         process.standardError = FileHandle.nullDevice
