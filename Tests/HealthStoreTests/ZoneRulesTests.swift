@@ -3,8 +3,9 @@ import Foundation
 @testable import HealthStore
 import XCTest
 
-/// ``ZoneRules`` read from the system's tz database against ICU's copy (full Foundation's
-/// `TimeZone`), and ``ZonedCalendar`` against Foundation's `Calendar`.
+/// ``ZoneRules`` read from the system's tz database against zdump reading the same files and
+/// ICU's copy (full Foundation's `TimeZone`) where it is the same release, and ``ZonedCalendar``
+/// against Foundation's `Calendar`.
 final class ZoneRulesTests: XCTestCase {
     static let zones = [
         "Europe/Berlin", "America/New_York", "Australia/Sydney", "Asia/Kolkata", "America/Santiago",
@@ -16,11 +17,30 @@ final class ZoneRulesTests: XCTestCase {
         return try ZoneRules(identifier: name, tzif: Array(data))
     }
 
-    func testOffsetsAgreeWithICUFrom1990To2045() throws {
+    /// Every transition from 1990 to 2045 as zdump (glibc's tz code reading the same file, an
+    /// independent reader) prints it: the offset on either side of it.
+    func testOffsetsAgreeWithZdumpAtEveryTransitionFrom1990To2045() throws {
+        var checked = 0
         for name in Self.zones {
             let zone = try rules(name)
+            let transitions = try Self.zdump(name)
+            checked += transitions.count
+            for (date, offset) in transitions {
+                XCTAssertEqual(zone.secondsFromGMT(for: date), offset, "\(name) at \(date), as zdump reads the file")
+            }
+        }
+        // Kolkata, Tokyo and UTC have none in the years; the others about two a year.
+        XCTAssertGreaterThan(checked, 500, "zdump's transitions read")
+    }
+
+    /// ICU's copy of the tz database (full Foundation's `TimeZone`), sampled every 6 h 17 min
+    /// (every part of the day and every season): a reference only when it is the system's
+    /// release. Otherwise the zones whose rules changed between the two releases differ, and only
+    /// the zones where ICU agrees with zdump at every transition are compared.
+    func testOffsetsAgreeWithICUFrom1990To2045() throws {
+        for name in try Self.zonesWhereICUIsTheSystemsData() {
+            let zone = try rules(name)
             let icu = try XCTUnwrap(TimeZone(identifier: name))
-            // Every 6 hours and 17 minutes, so every part of the day and every season is visited.
             var seconds = 631_152_000.0  // 1990-01-01
             var checked = 0
             while seconds < 2_366_841_600 {  // 2045-01-01
@@ -33,6 +53,46 @@ final class ZoneRulesTests: XCTestCase {
                 checked += 1
             }
             XCTAssertGreaterThan(checked, 75_000)
+        }
+    }
+
+    /// The zones of ``zones`` whose ICU rules are the system's: all of them when ICU's tz release
+    /// is the system's (`/usr/share/zoneinfo/tzdata.zi`'s version line), else those where ICU
+    /// gives zdump's offsets at every transition (printed, with the releases, when some are left out).
+    static func zonesWhereICUIsTheSystemsData() throws -> [String] {
+        let system = try String(contentsOfFile: "/usr/share/zoneinfo/tzdata.zi", encoding: .utf8)
+            .split(separator: "\n").first.map { $0.replacingOccurrences(of: "# version ", with: "") } ?? "?"
+        guard TimeZone.timeZoneDataVersion != system else { return zones }
+        let kept = try zones.filter { name in
+            let icu = TimeZone(identifier: name)
+            return try zdump(name).allSatisfy { icu?.secondsFromGMT(for: $0.date) == $0.offset }
+        }
+        print("ICU's tz data is \(TimeZone.timeZoneDataVersion), the system's \(system): compared with Foundation only in "
+            + "\(kept.joined(separator: ", ")); left out: \(Set(zones).subtracting(kept).sorted().joined(separator: ", "))")
+        return kept
+    }
+
+    /// zdump's transitions of `name` from 1990 to 2045: each instant it prints (a second before
+    /// a transition and the transition) with the offset it reads there.
+    static func zdump(_ name: String) throws -> [(date: Date, offset: Int)] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/zdump")
+        process.arguments = ["-v", "-c", "1990,2045", name]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let format = DateFormatter()
+        format.locale = Locale(identifier: "en_US_POSIX")
+        format.timeZone = TimeZone(identifier: "UTC")
+        format.dateFormat = "EEE MMM d HH:mm:ss yyyy"
+        // "Africa/Casablanca  Sun Mar 10 01:59:59 2024 UT = Sun Mar 10 02:59:59 2024 +01 isdst=0 gmtoff=3600"
+        return text.split(separator: "\n").compactMap { line -> (date: Date, offset: Int)? in
+            guard let equals = line.range(of: " UT = "), let gmtoff = line.range(of: "gmtoff=") else { return nil }
+            let universal = line[..<equals.lowerBound].split(separator: " ", omittingEmptySubsequences: true).suffix(5)
+            guard let date = format.date(from: universal.joined(separator: " ")), let offset = Int(line[gmtoff.upperBound...]) else { return nil }
+            return (date, offset)
         }
     }
 
@@ -61,7 +121,7 @@ final class ZoneRulesTests: XCTestCase {
     }
 
     func testCalendarArithmeticAgreesWithFoundation() throws {
-        for name in Self.zones {
+        for name in try Self.zonesWhereICUIsTheSystemsData() {
             let zoned = ZonedCalendar(zone: try rules(name))
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = try XCTUnwrap(TimeZone(identifier: name))
