@@ -18,7 +18,9 @@
 # with no heart rate after it was switched off, and showed a heart rate again after it came back.
 # The handed-over strap: no sample of it in the former wearer's workout after the hand-over, the
 # new member's workout holds the beats that followed. Each tile's last heart rate (the straps were
-# then switched off) is the last its strap sent, or the one before (see below).
+# then switched off) is the last its strap sent, or the one before (see below); the new member's,
+# whose tile the class's end takes away while the strap still sends, one sent since their
+# workout's last stored reading.
 # Prints one line per participant ("NAME (kind STRAP): sent N, stored M, board K readings") and
 # the problems; exits 1 when there is any.
 import json
@@ -93,7 +95,17 @@ for participant in spec["participants"]:
         problems.append("%s: the board showed heart rates its strap never sent: %s" % (name, odd_shown[:5]))
     # The tile's last heart rate before the straps were switched off: the last its strap sent, or
     # the one before it (a value logged as the emulator was stopped may never have reached the air).
-    if name != spec["handover"]["from"] and shown:
+    # The new member signed in until the class's end: their tile follows the strap until the end
+    # frees it (after every workout of the class is stored), and the strap goes on sending after
+    # that; so their tile's last is one the strap sent from their workout's last stored reading on.
+    if name == spec["handover"]["to"] and shown and stored:
+        last_sent = sorted({v for t, v in sent if t >= stored[-1][0] - 1})
+        print("  %s: last heart rate shown %d, sent since the workout's last stored reading %s" % (
+            name, round(shown[-1]), last_sent))
+        if round(shown[-1]) not in last_sent:
+            problems.append("%s: the tile's last heart rate %s is not one its strap sent after the workout's last stored reading (%s)" % (
+                name, shown[-1], last_sent))
+    elif name != spec["handover"]["from"] and shown:
         last_sent = [v for _, v in sent[-2:]]
         print("  %s: last heart rate shown %d, last sent %s" % (name, round(shown[-1]), last_sent[::-1]))
         if round(shown[-1]) not in last_sent:
