@@ -55,12 +55,7 @@ enum ParticipantCommand {
     ) { arguments, context in
         let format = try arguments.format(among: ["table", "json"])
         let result = try await ControlSocketPath.send("participant.straps", arguments: .object([:]), options: arguments, context: context)
-        let straps: [ClassSignIn.NewStrap]
-        do {
-            straps = try result.decode([ClassSignIn.NewStrap].self)
-        } catch {
-            throw CommandError(.dataError, "the daemon's strap list is not understood: \(error)")
-        }
+        let straps = try decode([ClassSignIn.NewStrap].self, result, "strap list")
         if format == "json" {
             try WorkoutCommand.printJSON(straps, context)
         } else if straps.isEmpty {
@@ -103,10 +98,15 @@ enum ParticipantCommand {
     }
 
     static func decode(_ value: JSONValue) throws -> [ParticipantWorkouts.ParticipantSummary] {
+        try decode([ParticipantWorkouts.ParticipantSummary].self, value, "participant list")
+    }
+
+    /// The daemon's answer as `type`, or a data error naming `what` it should have been.
+    static func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue, _ what: String) throws -> T {
         do {
-            return try value.decode([ParticipantWorkouts.ParticipantSummary].self)
+            return try value.decode(type)
         } catch {
-            throw CommandError(.dataError, "the daemon's participant list is not understood: \(error)")
+            throw CommandError(.dataError, "the daemon's \(what) is not understood: \(error)")
         }
     }
 }
