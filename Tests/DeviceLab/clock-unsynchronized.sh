@@ -75,8 +75,11 @@ total=$(query "SELECT count(*) FROM samples_readable s WHERE $stamped")
   fail "$far of $total readings with a device time stamp are more than 15 minutes from the true time"
 # Readings without a device time stamp (PLX continuous: SpO2 and pulse) can only be dated by the
 # gateway's clock: a day back for now, each with the clock's base beside it.
+# They come with the station's ticks, every 5 s, after its stored readings: waited for.
 dayback="abs(s.start_us - ($now_us - 86400000000)) < 900000000"
-unstamped=$(query "SELECT count(*) FROM samples_readable s WHERE NOT ($stamped) AND $dayback")
+dated_a_day_back() { query "SELECT count(*) FROM samples_readable s WHERE NOT ($stamped) AND $dayback"; }
+poll 20 at_least dated_a_day_back 2
+unstamped=$(dated_a_day_back)
 based=$(query "SELECT count(*) FROM samples_readable s JOIN metadata_entries e ON e.set_id = s.metadata_set_id AND e.key = 'healthgate.clockBaseMilliseconds' WHERE NOT ($stamped) AND $dayback")
 [[ $unstamped -ge 2 && $based -eq $unstamped ]] &&
   pass "$unstamped readings without a device time stamp (PLX continuous) are dated by the unsynchronized gateway clock, a day back, each with its clock base" ||

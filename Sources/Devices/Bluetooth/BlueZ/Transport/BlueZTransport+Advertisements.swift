@@ -411,9 +411,10 @@ extension BlueZTransport: AdvertisementScanner {
         }
         if let retired { await unregister(retired, client: client, adapter: adapter) }
         if let discovery = wanted.discovery, discovery != before?.discovery {
-            logger.info(
-                "discovering on \(adapter) for \(discovery.services.map(\.description).joined(separator: ", "))"
-                    + (discovery.addresses.isEmpty ? "" : " and \(discovery.addresses.count) address(es)"))
+            let services = discovery.services.isEmpty ? nil : discovery.services.map(\.description).joined(separator: ", ")
+            let addresses = discovery.addresses.isEmpty ? nil : "\(discovery.addresses.count) address(es)"
+            let wanted = [services, addresses].compactMap { $0 }.joined(separator: " and ")
+            logger.info("discovering on \(adapter) for \(wanted.isEmpty ? "every LE device" : wanted)")
         }
     }
 
