@@ -334,10 +334,11 @@ public final class WorkoutController: SampleSink, SampleSource {
         for workout in journaled {
             let start = workout.entries.first?.date ?? clock.now()
             let records = try committedRecords(of: workout.definition.types, devices: workout.definition.devices, endingFrom: start)
-            restored.append(bounded(try LiveWorkout.replay(workout, records: records)))
+            restored.append(try LiveWorkout.replay(workout, records: records))
         }
+        // An ended one is built with every sample; an open one keeps only its recent ones.
         let ended = restored.filter { $0.session.state == .ended }.map(finished)
-        let open = restored.filter { $0.session.state != .ended }
+        let open = restored.filter { $0.session.state != .ended }.map(bounded)
         if open.count > 1 {
             logger.error(
                 "the store holds \(open.count) open workouts; continuing the newest, \(open.dropLast().map { "\($0.session.id)" }.joined(separator: ", ")) stay in the store")
@@ -351,7 +352,7 @@ public final class WorkoutController: SampleSink, SampleSource {
             let session = live.session
             logger.notice(
                 "restored workout \(session.id) after a restart: \(session.activityType.rawValue), \(session.state.rawValue), started "
-                    + "\(session.startDate.map(RFC3339.string(from:)) ?? "-") with \(String(count: live.builder.samples.count, "committed sample")); "
+                    + "\(session.startDate.map(RFC3339.string(from:)) ?? "-") with \(String(count: live.builder.droppedCount + live.builder.samples.count, "committed sample")); "
                     + "time while the gateway was down counts as \(session.state == .running ? "running time (a heart-rate gap)" : "paused")")
         }
         if !ended.isEmpty { logger.notice("restored \(String(count: ended.count, "ended workout")) waiting to be stored") }
@@ -371,10 +372,12 @@ public final class WorkoutController: SampleSink, SampleSource {
                 let start = workout.entries.first?.date ?? self.clock.now()
                 let records = try self.committedRecords(
                     of: workout.definition.types, devices: workout.definition.devices, endingFrom: start)
-                replayed[workout.definition.id] = self.bounded(try LiveWorkout.replay(workout, records: records))
+                replayed[workout.definition.id] = try LiveWorkout.replay(workout, records: records)
             }
+            // An ended one is built with every sample; an open one keeps only its recent ones.
+            let open = replayed.filter { $0.value.session.state != .ended }.mapValues(self.bounded)
             self.state.withLock { state in
-                if let id = state.live?.session.id, let live = replayed[id] { state.live = live }
+                if let id = state.live?.session.id, let live = open[id] { state.live = live }
                 state.pending = state.pending.map { replayed[$0.id].map(self.finished) ?? $0 }
             }
         }
