@@ -68,9 +68,9 @@ final class WorkoutStateStoreTests: StoreTestCase {
         try await writer.write([across, before, inside, earlier].map(HealthRecord.quantity)
             + [oldSeries, liveSeries].map(HealthRecord.heartbeatSeries))
         let store = StoredWorkoutJournal(store: try HealthStore(path: path), clock: ManualClock())
-        let all = try store.committedRecords(of: [.heartRate, .stepCount], endingFrom: at(0))
+        let all = try store.committedRecords(of: [.heartRate, .stepCount], endingFrom: at(0), devices: nil, excluding: [])
         XCTAssertEqual(Set(all.map(\.id)), [across.id, inside.id, liveSeries.id])
-        let stepsOnly = try store.committedRecords(of: [.stepCount], endingFrom: at(0))
+        let stepsOnly = try store.committedRecords(of: [.stepCount], endingFrom: at(0), devices: nil, excluding: [])
         XCTAssertEqual(stepsOnly.map(\.id), [across.id], "no heart rate asked: no series either")
     }
 

@@ -156,8 +156,10 @@ final class HeldEndStore: WorkoutStateStore, ParticipantAssignmentStore {
 
     func journaledWorkouts() throws(WorkoutError) -> [JournaledWorkout] { try store.journaledWorkouts() }
     func storedDate(_ date: Date) -> Date { store.storedDate(date) }
-    func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord] {
-        try store.committedRecords(of: types, endingFrom: start)
+    func committedRecords(
+        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
+    ) throws(WorkoutError) -> [HealthRecord] {
+        try store.committedRecords(of: types, endingFrom: start, devices: devices, excluding: others)
     }
     func handedOver(_ id: SampleID) throws(WorkoutError) { try store.handedOver(id) }
     func participantAssignments() throws(WorkoutError) -> [ParticipantAssignment] { try store.participantAssignments() }

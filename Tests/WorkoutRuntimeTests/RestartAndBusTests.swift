@@ -348,8 +348,10 @@ final class HookedStore: WorkoutStateStore {
 
     func storedDate(_ date: Date) -> Date { inner.storedDate(date) }
 
-    func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord] {
-        try inner.committedRecords(of: types, endingFrom: start)
+    func committedRecords(
+        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
+    ) throws(WorkoutError) -> [HealthRecord] {
+        try inner.committedRecords(of: types, endingFrom: start, devices: devices, excluding: others)
     }
 
     func handedOver(_ id: SampleID) throws(WorkoutError) { try inner.handedOver(id) }

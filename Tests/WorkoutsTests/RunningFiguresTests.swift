@@ -121,4 +121,31 @@ final class RecentSamplesTests: XCTestCase {
         XCTAssertEqual(recent.workout(profile: profile), whole.workout(profile: profile))
         XCTAssertEqual(recent.snapshot(at: s.at(3601), profile: profile), whole.snapshot(at: s.at(3601), profile: profile))
     }
+
+    /// A workout rebuilt with every sample (a restart's replay of an hour) and then told to keep
+    /// only its recent ones drops the others at once, not at its next sample, with the same
+    /// live figures; given the store's samples back it is the same workout.
+    func testAWholeWorkoutToldToKeepRecentSamplesDropsTheRestAtOnce() throws {
+        let profile = scriptedProfile
+        var whole = LiveWorkout(definition)
+        for entry in [WorkoutJournalEntry(action: .prepare, date: s.at(0)), WorkoutJournalEntry(action: .start, date: s.at(0))] {
+            try whole.apply(entry)
+        }
+        let records = (1...3600).map { second in s.heartRate(100 + Double((second / 7) % 90), at: Double(second)) }
+        whole.collect(records)
+        var recent = whole
+        recent.keepRecentSamples(seconds: 60, profile: profile)
+        XCTAssertFalse(recent.hasEverySample)
+        XCTAssertLessThanOrEqual(recent.builder.samples.count, 2 * 60 + 1)
+        XCTAssertEqual(recent.builder.droppedCount + recent.builder.samples.count, records.count)
+        let a = whole.liveFigures(at: s.at(3600.5), profile: profile)
+        let b = recent.liveFigures(at: s.at(3600.5), profile: profile)
+        for (x, y) in zip(a.zoneSeconds, b.zoneSeconds) { XCTAssertEqual(x, y, accuracy: 1e-6) }
+        XCTAssertGreaterThan(a.zoneSeconds.filter { $0 > 60 }.count, 2, "zones were crossed: the comparison compared something")
+
+        try recent.apply(WorkoutJournalEntry(action: .end, date: s.at(3601)))
+        try whole.apply(WorkoutJournalEntry(action: .end, date: s.at(3601)))
+        recent.collectCommitted(records.shuffled())
+        XCTAssertEqual(recent.workout(profile: profile), whole.workout(profile: profile))
+    }
 }

@@ -8,8 +8,8 @@ import Foundation
 struct HealthgateBenchmarks {
     static func main() async throws {
         let usage = """
-            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|mqtt|board|ant-class|advertisements|query|class-day|class]... [options]
-              (all is every benchmark but query, which builds a 10.5 M-sample store the first time, class-day and class)
+            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|mqtt|board|ant-class|advertisements|query|class-day|class|class-end]... [options]
+              (all is every benchmark but query, which builds a 10.5 M-sample store the first time, class-day, class and class-end)
               --latency-seconds N   how long the end-to-end latency load runs (default 70)
               --soak-seconds N      how long the accelerated memory soak runs (default 90)
               --board-seconds N     how long each phase of the board benchmark runs (default 30)
@@ -54,9 +54,9 @@ struct HealthgateBenchmarks {
         }
         let known = ["ingest", "decode", "latency", "memory", "http", "mqtt", "board", "ant-class", "advertisements"]
         if selected.isEmpty || selected.contains("all") {
-            selected = known + selected.filter { $0 == "query" || $0 == "class-day" || $0 == "class" }
+            selected = known + selected.filter { ["query", "class-day", "class", "class-end"].contains($0) }
         }
-        if let unknown = selected.first(where: { !known.contains($0) && !["query", "class-day", "class"].contains($0) }) {
+        if let unknown = selected.first(where: { !known.contains($0) && !["query", "class-day", "class", "class-end"].contains($0) }) {
             FileHandle.standardError.write(Data("unknown benchmark \(unknown)\n\(usage)\n".utf8))
             exit(64)
         }
@@ -99,6 +99,8 @@ struct HealthgateBenchmarks {
                     try await ClassBenchmark.run(
                         staticDirectory: options["static-dir"] ?? ".build/benchmarks",
                         classSeconds: Double(options["class-seconds"] ?? "") ?? 300, report: &report)
+                case "class-end":
+                    try await ClassEndBenchmark.run(staticDirectory: options["static-dir"] ?? ".build/benchmarks", report: &report)
                 case "board":
                     try await BoardBenchmark.run(seconds: Double(options["board-seconds"] ?? "") ?? 30, report: &report)
                 default: break

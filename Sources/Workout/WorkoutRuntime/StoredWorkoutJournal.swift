@@ -37,8 +37,15 @@ public struct StoredWorkoutJournal: WorkoutStateStore, ParticipantAssignmentStor
     /// True: the store's committed samples are the workout's (see ``WorkoutStateStore``).
     public var recordsSamples: Bool { true }
 
-    public func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord] {
-        try mapped { () throws(StoreError) in try store.recordsForWorkout(of: types, endingFrom: start) }
+    /// The store's records, its devices selected in SQL
+    /// (``HealthStore/recordsForWorkout(of:endingFrom:devices:excluding:)``): exactly those the
+    /// controller's filter keeps.
+    public func committedRecords(
+        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
+    ) throws(WorkoutError) -> [HealthRecord] {
+        try mapped { () throws(StoreError) in
+            try store.recordsForWorkout(of: types, endingFrom: start, devices: IdentitySelection(devices), excluding: others)
+        }
     }
 
     public func handedOver(_ id: SampleID) throws(WorkoutError) {}

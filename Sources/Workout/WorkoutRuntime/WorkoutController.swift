@@ -131,9 +131,9 @@ public final class WorkoutController: SampleSink, SampleSource {
             for entry in entries { try live.apply(entry) }
             // Started in the past: what the store committed since is the workout's already (the
             // bus delivered it before the workout existed).
-            let committed = start < now ? try self.store.committedRecords(of: definition.types, endingFrom: start) : []
+            let committed = start < now ? try self.committedRecords(of: definition.types, devices: definition.devices, endingFrom: start) : []
             try self.store.append(entries, from: 0, of: definition)
-            live.collectCommitted(self.ownRecords(committed, devices: definition.devices))
+            live.collectCommitted(committed)
             // Commands run one at a time on this queue, so no workout appeared meanwhile.
             self.state.withLock { $0.live = live }
             return live.snapshot(at: now, profile: self.profile)
@@ -201,11 +201,13 @@ public final class WorkoutController: SampleSink, SampleSource {
         let (workout, snapshot) = try await onQueue { () throws(WorkoutError) -> (Workout, WorkoutSnapshot) in
             // Read before taking the lock: the store may hold samples the stream has not
             // delivered to the sink role yet (each sink has its own queue).
-            let start = self.state.withLock { $0.live?.session.startDate }
-            let committed = self.ownRecords(
-                try start.map { start throws(WorkoutError) in
-                    try self.store.committedRecords(of: self.state.withLock { $0.live?.session.types ?? [] }, endingFrom: start)
-                } ?? [])
+            // Only the workout's devices' records: in a class, the others' are the other ends'.
+            let session = self.state.withLock { $0.live?.session }
+            let committed = try session.map { session throws(WorkoutError) in
+                try session.startDate.map { start throws(WorkoutError) in
+                    try self.committedRecords(of: session.types, devices: session.devices, endingFrom: start)
+                } ?? []
+            } ?? []
             // Tried on a copy: the sink role keeps collecting into the live state while the end
             // is committed, and what it collects meanwhile is kept (below).
             guard var trial = self.state.withLock({ $0.live }) else {
@@ -331,12 +333,12 @@ public final class WorkoutController: SampleSink, SampleSource {
         var restored: [LiveWorkout] = []
         for workout in journaled {
             let start = workout.entries.first?.date ?? clock.now()
-            let records = ownRecords(
-                try store.committedRecords(of: workout.definition.types, endingFrom: start), devices: workout.definition.devices)
-            restored.append(bounded(try LiveWorkout.replay(workout, records: records)))
+            let records = try committedRecords(of: workout.definition.types, devices: workout.definition.devices, endingFrom: start)
+            restored.append(try LiveWorkout.replay(workout, records: records))
         }
+        // An ended one is built with every sample; an open one keeps only its recent ones.
         let ended = restored.filter { $0.session.state == .ended }.map(finished)
-        let open = restored.filter { $0.session.state != .ended }
+        let open = restored.filter { $0.session.state != .ended }.map(bounded)
         if open.count > 1 {
             logger.error(
                 "the store holds \(open.count) open workouts; continuing the newest, \(open.dropLast().map { "\($0.session.id)" }.joined(separator: ", ")) stay in the store")
@@ -350,7 +352,7 @@ public final class WorkoutController: SampleSink, SampleSource {
             let session = live.session
             logger.notice(
                 "restored workout \(session.id) after a restart: \(session.activityType.rawValue), \(session.state.rawValue), started "
-                    + "\(session.startDate.map(RFC3339.string(from:)) ?? "-") with \(String(count: live.builder.samples.count, "committed sample")); "
+                    + "\(session.startDate.map(RFC3339.string(from:)) ?? "-") with \(String(count: live.builder.droppedCount + live.builder.samples.count, "committed sample")); "
                     + "time while the gateway was down counts as \(session.state == .running ? "running time (a heart-rate gap)" : "paused")")
         }
         if !ended.isEmpty { logger.notice("restored \(String(count: ended.count, "ended workout")) waiting to be stored") }
@@ -368,12 +370,14 @@ public final class WorkoutController: SampleSink, SampleSource {
             var replayed: [SampleID: LiveWorkout] = [:]
             for workout in journaled {
                 let start = workout.entries.first?.date ?? self.clock.now()
-                let records = self.ownRecords(
-                    try self.store.committedRecords(of: workout.definition.types, endingFrom: start), devices: workout.definition.devices)
-                replayed[workout.definition.id] = self.bounded(try LiveWorkout.replay(workout, records: records))
+                let records = try self.committedRecords(
+                    of: workout.definition.types, devices: workout.definition.devices, endingFrom: start)
+                replayed[workout.definition.id] = try LiveWorkout.replay(workout, records: records)
             }
+            // An ended one is built with every sample; an open one keeps only its recent ones.
+            let open = replayed.filter { $0.value.session.state != .ended }.mapValues(self.bounded)
             self.state.withLock { state in
-                if let id = state.live?.session.id, let live = replayed[id] { state.live = live }
+                if let id = state.live?.session.id, let live = open[id] { state.live = live }
                 state.pending = state.pending.map { replayed[$0.id].map(self.finished) ?? $0 }
             }
         }
@@ -412,9 +416,27 @@ public final class WorkoutController: SampleSink, SampleSource {
 
     /// `records` without those of someone else's devices when `devices` (a workout's list) is nil.
     private func ownRecords(_ records: [HealthRecord], devices: [String]?) -> [HealthRecord] {
-        guard devices == nil, let others = othersDevices?(), !others.isEmpty else { return records }
+        guard devices == nil, let others = othersDevices?() else { return records }
+        return ownRecords(records, excluding: others)
+    }
+
+    /// `records` without those of the devices `others` names.
+    private func ownRecords(_ records: [HealthRecord], excluding others: [String]) -> [HealthRecord] {
+        guard !others.isEmpty else { return records }
         let selection = IdentitySelection(others)
         return records.filter { record in record.device.map { !selection.matches($0) } ?? true }
+    }
+
+    /// The committed records of a workout of `types` from `devices` (nil: every device but
+    /// someone else's) since `start`. The store selects the devices (in a class, a workout's end
+    /// reads its own strap's samples, not the class's); the same rule is applied here again, as
+    /// the store may return more (``WorkoutStateStore/committedRecords(of:endingFrom:devices:excluding:)``),
+    /// and the builder keeps only the records of `devices` besides.
+    private func committedRecords(
+        of types: [QuantityType], devices: [String]?, endingFrom start: Date
+    ) throws(WorkoutError) -> [HealthRecord] {
+        let others = devices == nil ? othersDevices?() ?? [] : []
+        return ownRecords(try store.committedRecords(of: types, endingFrom: start, devices: devices, excluding: others), excluding: others)
     }
 
     /// How long a live workout keeps its samples in memory when its store commits them
@@ -440,8 +462,7 @@ public final class WorkoutController: SampleSink, SampleSource {
         var live = live
         if !live.hasEverySample, let start = live.session.startDate {
             do {
-                let committed = try store.committedRecords(of: live.session.types, endingFrom: start)
-                live.collectCommitted(ownRecords(committed, devices: live.session.devices))
+                live.collectCommitted(try committedRecords(of: live.session.types, devices: live.session.devices, endingFrom: start))
             } catch {
                 logger.warning(
                     "workout \(live.session.id): the samples it dropped cannot be read back from the store (\(error)); "

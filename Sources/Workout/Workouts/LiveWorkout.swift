@@ -64,10 +64,13 @@ public struct LiveWorkout: Sendable {
     /// (``liveFigures(at:profile:)`` with `profile`, as the running figures of the samples
     /// dropped); what needs every sample (``snapshot(at:profile:)``, ``workout(profile:)``)
     /// needs them back from the store first (``collectCommitted(_:)``). A sample that arrives
-    /// late, ending before the last one dropped, is left to the store.
+    /// late, ending before the last one dropped, is left to the store. The samples it holds
+    /// already are dropped at once down to that (a workout rebuilt from its store after a
+    /// restart, an hour of samples each, would otherwise hold them until its next sample).
     public mutating func keepRecentSamples(seconds: Double, profile: UserProfile) {
         keptSeconds = max(1, seconds)
         keptProfile = profile
+        dropOldSamples()
     }
 
     /// Whether every collected sample is at hand (none dropped by ``keepRecentSamples(seconds:profile:)``).

@@ -39,7 +39,9 @@ public final class VolatileWorkoutStore: WorkoutStateStore, ParticipantAssignmen
     public func storedDate(_ date: Date) -> Date { date }
 
     /// None: this store commits no samples.
-    public func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord] {
+    public func committedRecords(
+        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
+    ) throws(WorkoutError) -> [HealthRecord] {
         []
     }
 

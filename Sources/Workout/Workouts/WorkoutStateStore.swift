@@ -33,10 +33,18 @@ public protocol WorkoutStateStore: Sendable {
     func storedDate(_ date: Date) -> Date
 
     /// Committed quantity samples of `types` that end at or after `start`, and committed
-    /// heartbeat series that end at or after `start`, in no particular order.
-    func committedRecords(of types: [QuantityType], endingFrom start: Date) throws(WorkoutError) -> [HealthRecord]
+    /// heartbeat series that end at or after `start`, of the devices `devices` names (nil: every
+    /// device) but those `others` names, in no particular order. Devices are matched as
+    /// ``HealthModel/IdentitySelection`` matches them (a record without a device only when
+    /// `devices` is nil; `others` never leaves it out). The selection is the store's to narrow
+    /// the read with (a workout's end in a class reads its own straps' samples, not the
+    /// class's): the caller filters the records by the same rule again, so a store may return
+    /// more, never less.
+    func committedRecords(
+        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
+    ) throws(WorkoutError) -> [HealthRecord]
 
-    /// Whether ``committedRecords(of:endingFrom:)`` gives back every sample the gateway's
+    /// Whether ``committedRecords(of:endingFrom:devices:excluding:)`` gives back every sample the gateway's
     /// store committed: then a live workout keeps only its recent samples in memory and reads
     /// the others back when it needs them all (the workout controller's `keptSeconds`). False (the
     /// default): it keeps every sample it collects.

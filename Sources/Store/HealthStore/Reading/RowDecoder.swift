@@ -59,6 +59,17 @@ enum RowDecoder {
         }
     }
 
+    /// Every row of `devices` with its id, each made into the ``Device`` the sample readers make
+    /// of it (``decodeSample(_:vocabulary:path:metadata:)``, ``device(_:idColumn:)``): what a
+    /// selection of devices is matched against before the samples are read by `device_id`.
+    static func storedDevices(_ connection: SQLiteConnection, path: String) throws(StoreError) -> [(id: Int64, device: Device)] {
+        try HealthStore.run(connection, "SELECT d.id, \(deviceColumns) FROM devices d ORDER BY d.id", [], path: path)
+            .compactMap { row in
+                guard let id = row.integer(0), let device = device(row, idColumn: 0) else { return nil }
+                return (id, device)
+            }
+    }
+
     /// The newest sample of ?1 (a type id) with its device, its unit and its metadata entries,
     /// one row per entry (one row without entries when it has none): the columns of
     /// ``sampleSelect``, then the entry's key, value type and value, then the unit string.

@@ -1,0 +1,98 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import HealthStore
+import WorkoutRuntime
+import XCTest
+
+/// A workout's committed records read by device (issue #48): the store selects the workout's
+/// devices in SQL, and what it returns is exactly what the in-memory rule
+/// (``IdentitySelection``) keeps of every record, whichever identity form names a strap.
+final class WorkoutDeviceReadTests: StoreTestCase {
+    /// A Polar strap broadcasting (its device id in its name), then the same strap connected
+    /// with another firmware (a second row in `devices`, the same identities).
+    let polar = Device(name: "Polar H10 1A2B3C4D", manufacturer: "Polar Electro Oy", localIdentifier: "A0:9E:1A:00:00:01")
+    let polarConnected = Device(
+        name: "Polar H10 1A2B3C4D", manufacturer: "Polar Electro Oy", firmwareVersion: "5.0",
+        localIdentifier: "A0:9E:1A:00:00:01", radioIdentifier: "A0:9E:1A:00:00:01")
+    /// An ANT+ strap whose local identifier is a serial number.
+    let ant = Device(name: "HRM-Dual", manufacturer: "Garmin", localIdentifier: "garmin/3310", radioIdentifier: "ant:120:123456")
+    /// A third strap the workouts below do not name.
+    let other = Device(name: "TICKR", localIdentifier: "C0:FF:EE:00:00:03")
+
+    /// Interleaved heart rates of the straps (and one without a device) over 10 minutes, a step
+    /// count, and a heartbeat series per strap; returns what was written.
+    func writeClass() async throws -> [HealthRecord] {
+        let ids = makeIDs()
+        var records: [HealthRecord] = []
+        for second in 0..<600 {
+            let device = [polar, ant, polarConnected, other][second % 4]
+            records.append(.quantity(try heartRate(ids, Double(60 + second % 90), at: Double(second), device: device)))
+            if second % 97 == 0 { records.append(.quantity(try heartRate(ids, 80, at: Double(second), device: nil))) }
+        }
+        records.append(.quantity(try steps(ids, 500, from: 10, to: 300)))
+        for (index, device) in [polar, ant, other].enumerated() {
+            records.append(.heartbeatSeries(try HeartbeatSeriesSample(
+                id: ids.next(), start: at(Double(60 * index)), end: at(Double(60 * index + 50)),
+                beats: [Heartbeat(timeSinceSeriesStart: 0, precededByGap: false),
+                        Heartbeat(timeSinceSeriesStart: 50, precededByGap: false)],
+                device: device)))
+        }
+        try await HealthStore(path: path).write(records)
+        return records
+    }
+
+    /// The ids of `records` the workout's rule keeps: types, end from `start`, then devices.
+    func expected(
+        _ records: [HealthRecord], types: [QuantityType], from start: Double, devices: [String]?, excluding others: [String] = []
+    ) -> Set<SampleID> {
+        let selection = IdentitySelection(devices)
+        let excluded = IdentitySelection(others)
+        return Set(records.filter { record in
+            switch record {
+            case .quantity(let sample): guard types.contains(sample.type), sample.endDate >= at(start) else { return false }
+            case .heartbeatSeries(let series): guard types.contains(.heartRate), series.endDate >= at(start) else { return false }
+            default: return false
+            }
+            return selection.matches(record.device) && !(record.device.map(excluded.matches) ?? false)
+        }.map(\.id))
+    }
+
+    func testTheReadReturnsExactlyTheRecordsOfTheWorkoutsDevicesWhateverFormNamesThem() async throws {
+        let written = try await writeClass()
+        let journal = StoredWorkoutJournal(store: try HealthStore(path: path, access: .readOnly), clock: ManualClock())
+        let types: [QuantityType] = [.heartRate, .stepCount]
+        // The Polar strap by its device id in lower case, the ANT+ strap by its number with
+        // leading zeros and another case, the Polar strap by its address with dashes.
+        let selections: [[String]] = [["1a2b3c4d"], ["ANT:120:0123456"], ["a0-9e-1a-00-00-01", "ant:120:123456"], ["nobody"]]
+        for devices in selections {
+            let read = try journal.committedRecords(of: types, endingFrom: at(120), devices: devices, excluding: [])
+            let ids = read.map(\.id)
+            XCTAssertEqual(ids.count, Set(ids).count, "\(devices): no record twice")
+            XCTAssertEqual(Set(ids), expected(written, types: types, from: 120, devices: devices), "\(devices)")
+            XCTAssertTrue(read.allSatisfy { IdentitySelection(devices).matches($0.device) }, "\(devices)")
+        }
+        // By construction: the Polar strap's two rows give half the heart rates after 120 s, and
+        // its series (60…110 s ends before 120 s, the ANT+ one 60…110 too): none of them.
+        let polarOnly = try journal.committedRecords(of: types, endingFrom: at(120), devices: ["1A2B3C4D"], excluding: [])
+        XCTAssertEqual(polarOnly.count, 240)
+        XCTAssertEqual(Set(polarOnly.compactMap(\.device)), [polar, polarConnected])
+        let fromStart = try journal.committedRecords(of: [.heartRate], endingFrom: at(0), devices: ["ant:120:123456"], excluding: [])
+        XCTAssertEqual(fromStart.count, 151, "150 heart rates and the strap's series")
+    }
+
+    func testEveryDeviceTakesRecordsWithoutOneAndTheDevicesLeftOutAreLeft() async throws {
+        let written = try await writeClass()
+        let journal = StoredWorkoutJournal(store: try HealthStore(path: path, access: .readOnly), clock: ManualClock())
+        let types: [QuantityType] = [.heartRate, .stepCount]
+        let every = try journal.committedRecords(of: types, endingFrom: at(0), devices: nil, excluding: [])
+        XCTAssertEqual(Set(every.map(\.id)), Set(written.map(\.id)))
+        XCTAssertEqual(every.count, written.count)
+        // The gateway's own workout beside a class: every device but the participants'.
+        let others = ["1a2b3c4d", "ANT:120:123456"]
+        let left = try journal.committedRecords(of: types, endingFrom: at(0), devices: nil, excluding: others)
+        XCTAssertEqual(Set(left.map(\.id)), expected(written, types: types, from: 0, devices: nil, excluding: others))
+        XCTAssertEqual(left.filter { $0.device == nil }.count, 7, "the heart rates without a device stay")
+        XCTAssertEqual(Set(left.compactMap(\.device)), [other, Device(name: "pedometer", localIdentifier: "usb-1")])
+    }
+}
