@@ -18,6 +18,7 @@
 #      healthgate, the process runs as healthgate with its groups, no capabilities, no new
 #      privileges and a seccomp filter, and `healthgate status` answers an operator (the
 #      configured socket and --socket in the unit's RuntimeDirectory); systemd never restarted it;
+#      with the arm64 package only: the binary sets 921 600 Bd on a pty as read back by python;
 #   4. dpkg -i of the same package again (the maintainer scripts' upgrade path) restarts it and
 #      keeps the changed conffile and the user;
 #   5. systemctl stop is a graceful stop (exit 0);
