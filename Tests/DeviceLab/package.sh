@@ -239,15 +239,17 @@ inside /usr/bin/healthgate query samples --type heartRate --last 10m --limit 3 >
 if [[ $(dpkg --print-architecture) == arm64 ]]; then
   say "921 600 Bd on the arm64 kernel: the packaged binary's serial port, read back with tcgetattr"
   if speed=$(/usr/bin/python3 - "$OUT" <<'PYTHON' 2>&1
-import json, os, pty, signal, subprocess, sys, termios, time
+import json, os, pty, shutil, signal, subprocess, sys, tempfile, termios, time
 out = sys.argv[1]
+# The store and the socket on the guest's tmpfs: SQLite cannot use OUT, a 9p share (disk I/O error).
+local = tempfile.mkdtemp(prefix="serial-921600.", dir="/dev/shm")
 master, slave = pty.openpty()
 path = os.ttyname(slave)
 before = termios.tcgetattr(slave)
 config = os.path.join(out, "serial-921600.json")
 with open(config, "w") as file:
-    json.dump({"controlSocket": os.path.join(out, "serial-921600.sock"),
-               "store": {"path": os.path.join(out, "serial-921600.sqlite")},
+    json.dump({"controlSocket": os.path.join(local, "control.sock"),
+               "store": {"path": os.path.join(local, "samples.sqlite")},
                "sources": [{"kind": "serial-pedometer", "name": "fast", "config": {
                    "path": path, "baudRate": 921600, "stopBits": 2, "reconnectIntervalSeconds": 1}}]}, file)
 log = open(os.path.join(out, "serial-921600.log"), "w")
@@ -262,6 +264,7 @@ while time.monotonic() < deadline and gateway.poll() is None:
     time.sleep(0.5)
 gateway.send_signal(signal.SIGTERM)
 gateway.wait(60)
+shutil.rmtree(local)
 cflag, ispeed, ospeed = attributes[2], attributes[4], attributes[5]
 print(f"{path}: ospeed {ospeed:#o} ispeed {ispeed:#o} (B921600 {termios.B921600:#o}, before {before[5]:#o}), "
       f"CSTOPB {'set' if cflag & termios.CSTOPB else 'clear'}, CLOCAL {'set' if cflag & termios.CLOCAL else 'clear'}")
