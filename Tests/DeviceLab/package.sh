@@ -18,6 +18,7 @@
 #      healthgate, the process runs as healthgate with its groups, no capabilities, no new
 #      privileges and a seccomp filter, and `healthgate status` answers an operator (the
 #      configured socket and --socket in the unit's RuntimeDirectory); systemd never restarted it;
+#      with the arm64 package only: the binary sets 921 600 Bd on a pty as read back by python;
 #   4. dpkg -i of the same package again (the maintainer scripts' upgrade path) restarts it and
 #      keeps the changed conffile and the user;
 #   5. systemctl stop is a graceful stop (exit 0);
@@ -229,6 +230,53 @@ inside /usr/bin/healthgate query samples --type heartRate --last 10m --limit 3 >
   { fail "healthgate query samples lists no heart rate"; cat "$OUT/query.txt"; }
 [[ $(unit NRestarts) == 0 ]] && pass "systemd never had to restart it (NRestarts 0)" ||
   fail "systemd restarted it $(unit NRestarts) times (Restart=on-failure)"
+
+# The arm64 package's run only (the amd64 one is unchanged): SerialPortTests checks 921 600 Bd
+# natively on amd64, but as arm64 the unit tests run under qemu-user, whose termios translation
+# has no speed above B460800. This kernel is a real arm64 one: the packaged binary opens a pty's
+# slave as a serial pedometer at 921 600 Bd with 2 stop bits, and python's termios reads the
+# slave back (what the kernel holds), as the unit test does with its own reading.
+if [[ $(dpkg --print-architecture) == arm64 ]]; then
+  say "921 600 Bd on the arm64 kernel: the packaged binary's serial port, read back with tcgetattr"
+  if speed=$(/usr/bin/python3 - "$OUT" <<'PYTHON' 2>&1
+import json, os, pty, shutil, signal, subprocess, sys, tempfile, termios, time
+out = sys.argv[1]
+# The store and the socket on the guest's tmpfs: SQLite cannot use OUT, a 9p share (disk I/O error).
+local = tempfile.mkdtemp(prefix="serial-921600.", dir="/dev/shm")
+master, slave = pty.openpty()
+path = os.ttyname(slave)
+before = termios.tcgetattr(slave)
+config = os.path.join(out, "serial-921600.json")
+with open(config, "w") as file:
+    json.dump({"controlSocket": os.path.join(local, "control.sock"),
+               "store": {"path": os.path.join(local, "samples.sqlite")},
+               "sources": [{"kind": "serial-pedometer", "name": "fast", "config": {
+                   "path": path, "baudRate": 921600, "stopBits": 2, "reconnectIntervalSeconds": 1}}]}, file)
+log = open(os.path.join(out, "serial-921600.log"), "w")
+gateway = subprocess.Popen(["/usr/bin/healthgate", "run", "--config", config, "--duration", "300"],
+                           stdout=log, stderr=subprocess.STDOUT)
+deadline = time.monotonic() + 120
+attributes = before
+while time.monotonic() < deadline and gateway.poll() is None:
+    attributes = termios.tcgetattr(slave)
+    if attributes[5] != before[5]:
+        break
+    time.sleep(0.5)
+gateway.send_signal(signal.SIGTERM)
+gateway.wait(60)
+shutil.rmtree(local)
+cflag, ispeed, ospeed = attributes[2], attributes[4], attributes[5]
+print(f"{path}: ospeed {ospeed:#o} ispeed {ispeed:#o} (B921600 {termios.B921600:#o}, before {before[5]:#o}), "
+      f"CSTOPB {'set' if cflag & termios.CSTOPB else 'clear'}, CLOCAL {'set' if cflag & termios.CLOCAL else 'clear'}")
+sys.exit(0 if ospeed == ispeed == termios.B921600 and cflag & termios.CSTOPB and cflag & termios.CLOCAL else 1)
+PYTHON
+  ); then
+    pass "healthgate set 921 600 Bd on the arm64 kernel: $speed"
+  else
+    fail "921 600 Bd on the arm64 kernel: $speed"
+    tail -n 10 "$OUT/serial-921600.log"
+  fi
+fi
 
 say "dpkg -i again: a reinstallation takes the upgrade path of the maintainer scripts"
 before=$(unit MainPID)
