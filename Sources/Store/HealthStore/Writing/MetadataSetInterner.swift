@@ -9,14 +9,28 @@ import SQLite
 /// miss it looks the set up by its canonical encoding (a UNIQUE index) and inserts it with its
 /// entries when absent.
 ///
+/// Two caches, so that sets that never come back do not take the room (and the memory) of
+/// those that do: a set met for the first time is kept among the ``newcomerLimit`` newcomers,
+/// and moves to the ``recurringLimit`` recurring sets when it is met again. A set unique to its
+/// record (an HRV sample's: its sync identifier and its heartbeat series' id, a few hundred
+/// bytes each, two per series of each strap with RR intervals) only ever passes through the
+/// newcomers, which are emptied when full; with one cache, each stayed until 4096 had
+/// accumulated: the RSS growth of a class that rose with its samples (Benchmarks/RESULTS.md,
+/// `class`).
+///
 /// Not thread-safe; owned by one writer (or one migration), on the connection's thread. Call
 /// ``commit()`` or ``rollback()`` after every transaction it was used in (see ``RowIDCache``).
 struct MetadataSetInterner {
-    // 4096 ids: far more than the sets a gateway's devices produce (each device sends a few, and
-    // a gateway serves at most a few thousand devices), so the steady state never misses; and a
-    // bound (about 100 bytes per set) for records that carry a unique value each, such as an
-    // external UUID, which would otherwise grow the cache forever.
-    private var ids = RowIDCache<CanonicalKey>(limit: 4096)
+    /// The most recurring sets kept: far more than the sets a gateway's devices produce (each
+    /// device sends a few, and a gateway serves at most a few thousand devices), so the steady
+    /// state never misses.
+    static let recurringLimit = 4096
+    /// The most sets met once kept: a set that recurs comes back within a few batches (the
+    /// same device's next reading), long before this many other new sets arrive.
+    static let newcomerLimit = 256
+
+    private var ids = RowIDCache<CanonicalKey>(limit: MetadataSetInterner.recurringLimit)
+    private var newcomers = RowIDCache<CanonicalKey>(limit: MetadataSetInterner.newcomerLimit)
     private var canonical = CanonicalKey()
     private var scratch: [(key: MetadataKey, value: MetadataValue)] = []
 
@@ -27,6 +41,11 @@ struct MetadataSetInterner {
         canonical.bytes.removeAll(keepingCapacity: true)
         StoreSchema.appendCanonicalEncoding(of: entries, to: &canonical.bytes, sorting: &scratch)
         if let id = ids[canonical] { return id }
+        if let id = newcomers[canonical] {
+            // Met again: it recurs.
+            ids.insert(id, for: canonical)
+            return id
+        }
         let key = SQLiteValue.blob(canonical.bytes)
         let id: Int64
         if let found = try connection.query(StoreSchema.selectMetadataSet, [key]).first?.integer(0) {
@@ -42,15 +61,35 @@ struct MetadataSetInterner {
                 try insert.runAndReset()
             }
         }
-        ids.insert(id, for: canonical)
+        newcomers.insert(id, for: canonical)
         return id
     }
 
+    /// How many sets the caches hold (recurring and newcomers): at most
+    /// ``recurringLimit`` + ``newcomerLimit``.
+    var cachedCount: Int { ids.count + newcomers.count }
+
+    /// How many recurring sets the cache holds (met at least twice since they were cached).
+    var recurringCount: Int { ids.count }
+
+    /// Whether the set holding exactly `entries` is among the recurring sets (answered without SQL).
+    mutating func isRecurring(_ entries: Metadata) -> Bool {
+        canonical.bytes.removeAll(keepingCapacity: true)
+        StoreSchema.appendCanonicalEncoding(of: entries, to: &canonical.bytes, sorting: &scratch)
+        return ids[canonical] != nil
+    }
+
     /// The transaction committed; see ``RowIDCache/commit()``.
-    mutating func commit() { ids.commit() }
+    mutating func commit() {
+        ids.commit()
+        newcomers.commit()
+    }
 
     /// The transaction rolled back; see ``RowIDCache/rollback()``.
-    mutating func rollback() { ids.rollback() }
+    mutating func rollback() {
+        ids.rollback()
+        newcomers.rollback()
+    }
 }
 
 /// A canonical encoding as a dictionary key. Hashes its bytes in one `combine(bytes:)` call:
