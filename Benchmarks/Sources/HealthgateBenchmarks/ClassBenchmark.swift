@@ -55,10 +55,7 @@ enum ClassBenchmark {
         let seconds = max(30, classSeconds.rounded())
         report.section("class: \(participants) straps (\(antStraps) ANT+, \(broadcastingStraps) broadcasting, \(connectedStraps) connected), "
             + "\(participants) workouts and the board, through `healthgate run`")
-        let healthgate = URL(fileURLWithPath: staticDirectory).appendingPathComponent("healthgate").path
-        guard FileManager.default.isExecutableFile(atPath: healthgate) else {
-            throw Failure(description: "\(healthgate) is missing: build it with Benchmarks/run (static release build)")
-        }
+        let healthgate = try staticProgram("healthgate", in: staticDirectory)
         report.line("Load: \(antStraps) ANT+ straps (the stick emulator on a real pty, `--stepped-rates`) → `ant-heart-rate`; "
             + "\(broadcastingStraps) Polar straps advertising 4/s and \(connectedStraps) connected monitors notifying 1/s on a private "
             + "dbus-daemon (python3-dbusmock, Benchmarks/advertising-straps.py) → `ble-polar-broadcast`, `ble-heart-rate` (bluez); "

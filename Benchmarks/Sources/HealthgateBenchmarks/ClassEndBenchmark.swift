@@ -40,10 +40,7 @@ enum ClassEndBenchmark {
 
     static func run(staticDirectory: String, report: inout Report) async throws {
         report.section("class-end: `workout end --all` for \(straps) workouts of an hour")
-        let healthgate = URL(fileURLWithPath: staticDirectory).appendingPathComponent("healthgate").path
-        guard FileManager.default.isExecutableFile(atPath: healthgate) else {
-            throw Failure(description: "\(healthgate) is missing: build it with Benchmarks/run (static release build)")
-        }
+        let healthgate = try staticProgram("healthgate", in: staticDirectory)
         report.line("Store built through `HealthStore.write` (batches of 1000) and `appendToWorkoutJournal`: \(straps) straps × "
             + "\(seconds) s of heart rate at 1 Hz, a 70-beat heartbeat series a minute per strap (10 straps named by ANT+ number, "
             + "10 by Polar device id, 10 by address), \(straps) live workouts started an hour ago. `\(healthgate) run` restores them; "
@@ -230,16 +227,7 @@ enum ClassEndBenchmark {
         sqlite3_bind_int64(statement, 1, Int64((start.timeIntervalSince1970 * 1e6).rounded(.down)))
         var rows = 0
         while sqlite3_step(statement) == SQLITE_ROW {
-            for column in 0..<sqlite3_column_count(statement) {
-                switch sqlite3_column_type(statement, column) {
-                case SQLITE_INTEGER: blackHole(sqlite3_column_int64(statement, column))
-                case SQLITE_FLOAT: blackHole(sqlite3_column_double(statement, column))
-                case SQLITE_TEXT: blackHole(String(cString: sqlite3_column_text(statement, column)))
-                case SQLITE_BLOB: blackHole(Array(UnsafeRawBufferPointer(
-                    start: sqlite3_column_blob(statement, column), count: Int(sqlite3_column_bytes(statement, column)))))
-                default: break
-                }
-            }
+            readEveryColumn(statement)
             rows += 1
         }
         return rows

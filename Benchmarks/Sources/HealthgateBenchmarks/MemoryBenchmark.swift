@@ -11,11 +11,8 @@ enum MemoryBenchmark {
 
     static func run(staticDirectory: String, soakSeconds: Double, report: inout Report) async throws {
         report.section("Memory (release, --static-swift-stdlib)")
-        let healthgate = URL(fileURLWithPath: staticDirectory).appendingPathComponent("healthgate").path
-        let baselineBinary = URL(fileURLWithPath: staticDirectory).appendingPathComponent("rss-baseline").path
-        for binary in [healthgate, baselineBinary] where !FileManager.default.isExecutableFile(atPath: binary) {
-            throw Failure(description: "\(binary) is missing: build it with Benchmarks/run (static release build)")
-        }
+        let healthgate = try staticProgram("healthgate", in: staticDirectory)
+        let baselineBinary = try staticProgram("rss-baseline", in: staticDirectory)
         let environment = try BenchmarkEnvironment(name: "memory")
         defer { environment.removeAll() }
 

@@ -124,3 +124,18 @@ func freeLoopbackPort() throws -> UInt16 {
     guard bound else { throw LoopbackPortFailure(description: "bind 127.0.0.1:0: \(String(cString: strerror(errno)))") }
     return UInt16(bigEndian: address.sin_port)
 }
+
+/// A statically linked program `Benchmarks/run` copies beside the report was not there.
+struct MissingProgram: Error, CustomStringConvertible {
+    /// Where it was looked for.
+    var path: String
+    var description: String { "\(path) is missing: build it with Benchmarks/run (static release build)" }
+}
+
+/// The path of `name` in `staticDirectory`, where `Benchmarks/run` copies the static release
+/// builds; throws ``MissingProgram`` when it is not an executable there.
+func staticProgram(_ name: String, in staticDirectory: String) throws -> String {
+    let path = URL(fileURLWithPath: staticDirectory).appendingPathComponent(name).path
+    guard FileManager.default.isExecutableFile(atPath: path) else { throw MissingProgram(path: path) }
+    return path
+}
