@@ -1,7 +1,6 @@
 import Foundation
 import GatewayTesting
 import HealthModel
-import Synchronization
 import XCTest
 
 /// What the demo, `status` and `query stats` print for a person, retried as issue #45 found it:
@@ -44,24 +43,35 @@ final class OutputForPeopleTests: XCTestCase {
         let daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
         // The health devices' source lists five devices: a detail line of several hundred characters.
         // What the JSON report says: each plugin's details, and how many rows the table has.
-        let report = Mutex<(details: [String: [String: String]], plugins: Int)>(([:], 0))
-        try await waitUntil(timeout: .seconds(60), "the health devices connected") {
+        @Sendable func report() async -> (details: [String: [String: String]], plugins: Int)? {
             guard let status = try? await healthgate.run(["status", "--format", "json"]), status.status == 0,
                 let json = try? JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any],
                 let plugins = json["plugins"] as? [[String: Any]]
-            else { return false }
+            else { return nil }
             var details: [String: [String: String]] = [:]
             for plugin in plugins {
                 if let name = plugin["name"] as? String, let entries = plugin["details"] as? [String: String] { details[name] = entries }
             }
-            report.withLock { $0 = (details, plugins.count) }
-            return (details["demo-health"]?.filter { $0.key.hasSuffix(".state") }.count ?? 0) == 5
+            return (details, plugins.count)
         }
-        let (details, pluginCount) = report.withLock { $0 }
+        try await waitUntil(timeout: .seconds(60), "the health devices connected") {
+            let details = await report()?.details["demo-health"] ?? [:]
+            return details.filter { $0.key.hasSuffix(".state") }.count == 5
+        }
         for (variables, width) in [([String: String](), 80), (["COLUMNS": "100"], 100)] {
             var reader = healthgate
             reader.environment.merge(variables) { $1 }
-            let status = try await reader.run(["status"])
+            // The details are live (a link comes up, a battery is read): the text is checked
+            // against a JSON report read before it and again after it, unchanged in between.
+            var agreed: (text: HealthgateExecutable.Result, details: [String: [String: String]], plugins: Int)?
+            let deadline = ContinuousClock.now + .seconds(60)
+            while agreed == nil, ContinuousClock.now < deadline {
+                guard let before = await report() else { continue }
+                let text = try await reader.run(["status"])
+                guard let after = await report() else { continue }
+                if before.details == after.details, before.plugins == after.plugins { agreed = (text, after.details, after.plugins) }
+            }
+            let (status, details, pluginCount) = try XCTUnwrap(agreed, "the status details did not stay still for one reading in 60 s")
             XCTAssertEqual(status.status, 0, status.standardError)
             let lines = status.standardOutput.split(separator: "\n").map(String.init)
             // After the table: each plugin's lines, its name first, then lines indented under it.
