@@ -42,13 +42,9 @@ struct BoardRouter: Sendable {
         try HealthJSON.makeEncoder().encode(value)
     }
 
-    /// An event of the board's stream: as ``encode(_:)`` but with its keys in no particular
-    /// order (the page parses it). Sorting every tile's keys was about a tenth of a class's
-    /// board encoding (callgrind, `healthgate demo --class 30`), at up to 20 events a second.
-    static func encodeEvent(_ update: BoardUpdate) throws -> Data {
-        let encoder = HealthJSON.makeEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return try encoder.encode(update)
+    /// An event of the board's stream (``BoardUpdate/eventJSON()``).
+    static func encodeEvent(_ update: BoardUpdate) throws -> [UInt8] {
+        try update.eventJSON()
     }
 
     private func historyList() -> BoardResponse {

@@ -131,7 +131,7 @@ public final class BoardServer: Sendable {
 
     private func publish(_ update: BoardUpdate, whole snapshot: BoardSnapshot) {
         do {
-            let change = Array(try BoardRouter.encodeEvent(update))
+            let change = try BoardRouter.encodeEvent(update)
             let logger = logger
             let whole: @Sendable () -> [UInt8]
             if update.full {
@@ -139,7 +139,7 @@ public final class BoardServer: Sendable {
             } else {
                 whole = {
                     do {
-                        return Array(try BoardRouter.encodeEvent(BoardUpdate(whole: snapshot)))
+                        return try BoardRouter.encodeEvent(BoardUpdate(whole: snapshot))
                     } catch {
                         logger.error("cannot encode the board: \(error)")
                         return []

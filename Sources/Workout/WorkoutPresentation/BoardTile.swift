@@ -107,3 +107,61 @@ public struct BoardSnapshot: Hashable, Sendable, Codable {
         self.droppedReadings = droppedReadings
     }
 }
+
+extension BoardTile {
+    /// Writes the tile as its `Codable` conformance does (its keys, nil fields left out), without
+    /// `JSONEncoder`: a board's events write tiles many times a second (``BoardUpdate/eventJSON()``).
+    func write(to writer: inout JSONByteWriter) throws(JSONByteWriter.Refusal) {
+        writer.openObject()
+        writer.key(CodingKeys.id.stringValue)
+        writer.string(id)
+        writer.key(CodingKeys.name.stringValue)
+        writer.string(name)
+        writer.key(CodingKeys.guest.stringValue)
+        writer.bool(guest)
+        if let strap {
+            writer.key(CodingKeys.strap.stringValue)
+            strap.write(to: &writer)
+        }
+        for (key, value) in [
+            (CodingKeys.heartRate, heartRate), (.percentOfMaximum, percentOfMaximum), (.secondsInZone, secondsInZone),
+            (.energyKilocalories, energyKilocalories), (.elapsedSeconds, elapsedSeconds), (.secondsSinceReading, secondsSinceReading),
+        ] {
+            guard let value else { continue }
+            writer.key(key.stringValue)
+            try writer.number(value)
+        }
+        if let zone {
+            writer.key(CodingKeys.zone.stringValue)
+            writer.integer(zone)
+        }
+        writer.key(CodingKeys.zoneCount.stringValue)
+        writer.integer(zoneCount)
+        writer.key(CodingKeys.workoutState.stringValue)
+        writer.string(workoutState.rawValue)
+        writer.key(CodingKeys.trend.stringValue)
+        writer.openArray()
+        for value in trend { try writer.number(value) }
+        writer.closeArray()
+        writer.key(CodingKeys.sensor.stringValue)
+        writer.string(sensor.rawValue)
+        writer.closeObject()
+    }
+}
+
+extension BoardTile.Strap {
+    func write(to writer: inout JSONByteWriter) {
+        writer.openObject()
+        writer.key(CodingKeys.identity.stringValue)
+        writer.string(identity)
+        if let radio {
+            writer.key(CodingKeys.radio.stringValue)
+            writer.string(radio.rawValue)
+        }
+        if let deviceName {
+            writer.key(CodingKeys.deviceName.stringValue)
+            writer.string(deviceName)
+        }
+        writer.closeObject()
+    }
+}

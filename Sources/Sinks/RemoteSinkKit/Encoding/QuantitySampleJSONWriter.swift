@@ -154,7 +154,7 @@ public struct QuantitySampleJSONWriter: Sendable {
     static func appendNumber(_ value: Double, to out: inout [UInt8]) -> Bool {
         guard value.isFinite, !(value == 0 && value.sign == .minus) else { return false }
         if value == value.rounded(.towardZero), abs(value) < 9_007_199_254_740_992 {
-            appendInteger(Int64(value), to: &out)
+            JSONByteWriter.appendInteger(Int64(value), to: &out)
             return true
         }
         // JSONEncoder writes the shortest round-trip form and drops a trailing ".0" (2^53 and
@@ -164,22 +164,5 @@ public struct QuantitySampleJSONWriter: Sendable {
         if text.hasSuffix(".0") { text.removeLast(2) }
         out.append(contentsOf: text.utf8)
         return true
-    }
-
-    /// Appends the decimal digits of `value` (`String(value)`'s bytes) without making a `String`.
-    static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                let (quotient, remainder) = magnitude.quotientAndRemainder(dividingBy: 10)
-                buffer[31 - count] = UInt8(truncatingIfNeeded: 48 + remainder)
-                count += 1
-                magnitude = quotient
-            } while magnitude > 0
-            out.append(contentsOf: buffer[(32 - count)...])
-        }
     }
 }
