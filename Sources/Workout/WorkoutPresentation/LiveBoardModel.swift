@@ -78,19 +78,18 @@ public struct LiveBoardModel: Sendable {
     ) -> BoardSnapshot {
         var tiles: [BoardTile] = []
         var owned: Set<String> = []
-        // Each followed device under every name a selection may give it (Device.matches): one
-        // pass over the devices, then a look-up per participant's device, instead of every
-        // participant against every device at each snapshot.
-        var byName: [DeviceIdentity: [String]] = [:]
+        // Each followed device to its wearer through the roster's index (the test of
+        // Device.matches), in one pass: a participant's tile shows their latest device.
+        var latest: [Int: Readings] = [:]
         for (key, reading) in readings {
-            for identity in reading.device.identities { byName[identity, default: []].append(key) }
+            guard let index = roster.ownerIndex(of: reading.device) else { continue }
+            owned.insert(key)
+            if let other = latest[index], other.arrival >= reading.arrival { continue }
+            latest[index] = reading
         }
-        for participant in roster.participants {
-            let keys = Set(participant.devices.flatMap { byName[DeviceIdentity($0)] ?? [] })
-            owned.formUnion(keys)
-            let latest = keys.compactMap { readings[$0] }.max { $0.arrival < $1.arrival }
+        for (index, participant) in roster.participants.enumerated() {
             tiles.append(tile(
-                id: "participant:\(participant.name)", name: participant.name, guest: false, readings: latest,
+                id: "participant:\(participant.name)", name: participant.name, guest: false, readings: latest[index],
                 profile: participant.profile, workout: workouts[participant.name], now: now, uptime: uptime))
         }
         // The straps nobody wears, one tile per strap (its paths together), the latest path's reading.

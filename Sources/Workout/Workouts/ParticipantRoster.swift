@@ -117,10 +117,14 @@ public struct ParticipantRoster: Hashable, Sendable {
     /// The participant wearing `device` (matched by local identifier, name or display name, as a
     /// workout's `--devices`), nil for a guest.
     public func owner(of device: Device?) -> Participant? {
+        ownerIndex(of: device).map { participants[$0] }
+    }
+
+    /// The index in ``participants`` of the participant wearing `device` (``owner(of:)``).
+    public func ownerIndex(of device: Device?) -> Int? {
         guard let device else { return nil }
         // The same test as Device.matches: the first participant listing any of its identities.
-        let index = device.identities.compactMap { owners[$0] }.min()
-        return index.map { participants[$0] }
+        return device.identities.compactMap { owners[$0] }.min()
     }
 
     /// The index of the first participant listing each identity.
