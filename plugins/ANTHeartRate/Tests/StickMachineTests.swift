@@ -178,4 +178,24 @@ final class StickMachineTests: XCTestCase {
         let checkpoints = actions.compactMap { if case .publish(_, let checkpoint?) = $0 { checkpoint } else { nil } }
         XCTAssertEqual(try checkpoints.map { try StrapCheckpoint($0).beatCount }, [18])
     }
+
+    /// A checkpoint's payload (written without `JSONEncoder`) reads back as the state it holds,
+    /// and is the JSON `JSONEncoder` writes for it with `.secondsSince1970` dates.
+    func testACheckpointReadsBackAsItsState() throws {
+        for state in [
+            StrapCheckpoint(beatTime: 65535, beatCount: 255, lastBeat: Date(timeIntervalSince1970: 1_764_000_000.123456), received: start),
+            StrapCheckpoint(beatTime: 0, beatCount: 0, lastBeat: nil, received: Date(timeIntervalSince1970: 0.1)),
+        ] {
+            let checkpoint = try state.checkpoint(key: strap.device.description)
+            XCTAssertEqual(checkpoint.namespace, StrapCheckpoint.namespace)
+            XCTAssertEqual(try StrapCheckpoint(checkpoint), state)
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .secondsSince1970
+            XCTAssertEqual(
+                try JSONSerialization.jsonObject(with: checkpoint.payload) as? NSDictionary,
+                try JSONSerialization.jsonObject(with: encoder.encode(state)) as? NSDictionary)
+        }
+        XCTAssertThrowsError(try StrapCheckpoint(beatTime: 1, beatCount: 1, lastBeat: nil, received: Date(timeIntervalSince1970: .nan))
+            .checkpoint(key: "ant:120:1"))
+    }
 }
