@@ -79,6 +79,35 @@ final class SerialPortTests: XCTestCase {
         shared.close()
     }
 
+    /// With a delivery handler the events reach it, on the reader's queue, in order and ending
+    /// with the hang-up; the reader's `events` only finishes.
+    func testADeliveryHandlerTakesTheEventsInsteadOfTheStream() async throws {
+        let pty = try PseudoTerminal()
+        let port = try SerialPort.open(path: pty.slavePath, configuration: SerialConfiguration())
+        defer { port.close() }
+        let queue = DispatchQueue(label: "test.delivery")
+        let delivered = Mutex<[ByteStreamEvent]>([])
+        let reader = try port.startReading(queue: queue) { event in
+            if case .bytes = event { dispatchPrecondition(condition: .onQueue(queue)) }
+            delivered.withLock { $0.append(event) }
+        }
+        try pty.write(Array("hello ".utf8))
+        try await waitUntil("hello delivered") { delivered.withLock { $0.count } >= 1 }
+        try pty.write(Array("world".utf8))
+        try await waitUntil("hello world delivered") {
+            delivered.withLock { events in events.reduce(0) { if case .bytes(let b) = $1 { $0 + b.count } else { $0 } } } >= 11
+        }
+        pty.hangUp()
+        try await waitUntil("the end delivered") { delivered.withLock { $0.last } == .end(.hangUp) }
+        let events = delivered.withLock { $0 }
+        let bytes: [UInt8] = events.flatMap { event -> [UInt8] in if case .bytes(let b) = event { b } else { [] } }
+        XCTAssertEqual(String(decoding: bytes, as: UTF8.self), "hello world")
+        XCTAssertEqual(events.filter { if case .end = $0 { true } else { false } }.count, 1, "\(events)")
+        var stream = reader.events.makeAsyncIterator()
+        let fromStream = await stream.next()
+        XCTAssertNil(fromStream, "the stream had nothing: the handler took every event")
+    }
+
     func testReadsBytesWritesBackAndEndsWithHangUp() async throws {
         let pty = try PseudoTerminal()
         let port = try SerialPort.open(path: pty.slavePath, configuration: SerialConfiguration())

@@ -11,6 +11,9 @@ public protocol ByteStreamConnection: Sendable {
     /// Starts reading on `queue`. Call once; the reader owns the descriptor from then on and
     /// closes it when the stream ends or ``close()`` is called.
     func startReading(queue: DispatchQueue) throws(SystemError) -> ByteStreamReader
+    /// Starts reading on `queue`, handing each event to `delivery` as it is read
+    /// (``ByteStreamReader/Delivery``) instead of the reader's `events`.
+    func startReading(queue: DispatchQueue, delivery: @escaping ByteStreamReader.Delivery) throws(SystemError) -> ByteStreamReader
     /// Writes all of `bytes` (short control messages such as an identification request).
     func write(_ bytes: [UInt8]) throws(SystemError)
     /// Closes the connection; a running reader ends with ``ByteStreamEnd/closed``. Idempotent.
@@ -33,9 +36,11 @@ final class DescriptorChannel: Sendable {
     /// The raw descriptor, for ioctls and termios calls.
     func raw() throws(Errno) -> Int32 { try descriptor.descriptor() }
 
-    func startReading(queue: DispatchQueue, chunkSize: Int = 4096) throws(SystemError) -> ByteStreamReader {
+    func startReading(
+        queue: DispatchQueue, chunkSize: Int = 4096, delivery: ByteStreamReader.Delivery? = nil
+    ) throws(SystemError) -> ByteStreamReader {
         do {
-            let reader = try ByteStreamReader(descriptor: descriptor, queue: queue, chunkSize: chunkSize)
+            let reader = try ByteStreamReader(descriptor: descriptor, queue: queue, chunkSize: chunkSize, delivery: delivery)
             self.reader.withLock { $0 = reader }
             return reader
         } catch {

@@ -58,9 +58,14 @@ public final class ByteStreamReader: Sendable {
         var dropped = 0
     }
 
-    /// The stream of chunks and the final end event.
+    /// The stream of chunks and the final end event; with a ``Delivery`` handler, only finished
+    /// at the end (the handler had the events).
     public let events: AsyncStream<ByteStreamEvent>
     private let continuation: AsyncStream<ByteStreamEvent>.Continuation
+    /// Takes each event instead of ``events``: called on the reader's queue for the chunks, and
+    /// for the end on the queue or on the thread that cancels. It must return at once.
+    public typealias Delivery = @Sendable (ByteStreamEvent) -> Void
+    private let delivery: Delivery?
     private let state = Mutex(State())
     private let descriptor: FileDescriptor
     private let chunkSize: Int
@@ -68,13 +73,17 @@ public final class ByteStreamReader: Sendable {
     /// Starts reading `descriptor`, which must be non-blocking, on `queue`.
     /// - Parameter closesDescriptor: close the descriptor when the stream ends (the default);
     ///   false leaves it to the caller, who must then keep it open until the stream has ended.
+    /// - Parameter delivery: a handler that takes the events as they are read, instead of
+    ///   ``events``: a consumer that stamps or forwards each chunk saves the task switch of
+    ///   reading the stream (its own buffer then bounds what waits).
     public init(
         descriptor: FileDescriptor, queue: DispatchQueue, chunkSize: Int = 4096, bufferedChunks: Int = 256,
-        closesDescriptor: Bool = true
+        closesDescriptor: Bool = true, delivery: Delivery? = nil
     ) throws(Errno) {
         let fd = try descriptor.descriptor()
         self.descriptor = descriptor
         self.chunkSize = chunkSize
+        self.delivery = delivery
         (events, continuation) = AsyncStream.makeStream(
             of: ByteStreamEvent.self, bufferingPolicy: .bufferingNewest(bufferedChunks))
         let source = ReadinessSource(
@@ -105,7 +114,9 @@ public final class ByteStreamReader: Sendable {
                     finish(.hangUp)
                     return
                 }
-                if case .dropped = continuation.yield(.bytes(bytes)) {
+                if let delivery {
+                    delivery(.bytes(bytes))
+                } else if case .dropped = continuation.yield(.bytes(bytes)) {
                     state.withLock { $0.dropped += 1 }
                 }
                 if bytes.count < chunkSize { return }
@@ -133,7 +144,11 @@ public final class ByteStreamReader: Sendable {
         guard first else { return }
         // Cancelling runs the cancel handler, which closes the descriptor.
         source?.cancel()
-        continuation.yield(.end(reason))
+        if let delivery {
+            delivery(.end(reason))
+        } else {
+            continuation.yield(.end(reason))
+        }
         continuation.finish()
     }
 }

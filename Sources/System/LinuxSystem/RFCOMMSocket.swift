@@ -129,6 +129,10 @@ public final class RFCOMMSocket: ByteStreamConnection {
         try stream.startReading(queue: queue)
     }
 
+    public func startReading(queue: DispatchQueue, delivery: @escaping ByteStreamReader.Delivery) throws(SystemError) -> ByteStreamReader {
+        try stream.startReading(queue: queue, delivery: delivery)
+    }
+
     public func write(_ bytes: [UInt8]) throws(SystemError) {
         try stream.write(bytes)
     }

@@ -93,6 +93,10 @@ public final class SerialPort: ByteStreamConnection {
         try stream.startReading(queue: queue)
     }
 
+    public func startReading(queue: DispatchQueue, delivery: @escaping ByteStreamReader.Delivery) throws(SystemError) -> ByteStreamReader {
+        try stream.startReading(queue: queue, delivery: delivery)
+    }
+
     /// Starts reading in chunks of `chunkSize` bytes. Internal: lets a test make a burst end
     /// exactly on a chunk boundary (a pty's line discipline hands out at most 4095 bytes per
     /// read, so the default 4096-byte chunk is never filled on a pty).

@@ -41,10 +41,21 @@ struct ANTStickSession {
     /// on every way out.
     func run() async throws -> ByteStreamEnd {
         let queue = DispatchQueue(label: "healthgate.ant-heart-rate.\(connection.name)")
-        let reader = try connection.startReading(queue: queue)
-        defer { reader.cancel() }
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .bufferingNewest(Self.inputLimit))
         let clock = context.clock
+        // Each chunk stamped as the reader reads it, on its queue, not when the session loop gets
+        // to it: a broadcast's samples carry the time its bytes arrived, however long the loop
+        // was busy (publishing to a full bus, reading a checkpoint). Handed straight to the loop:
+        // no task between the reader and it (a class's 20 straps send 81 broadcasts a second).
+        let reader = try connection.startReading(queue: queue) { event in
+            switch event {
+            case .bytes(let bytes): continuation.yield(.bytes(bytes, receivedAt: clock.now()))
+            case .end(let reason):
+                continuation.yield(.end(reason))
+                continuation.finish()
+            }
+        }
+        defer { reader.cancel() }
         var machine = ANTStickMachine(
             stick: stick, networkKey: settings.networkKey, ids: ids, lostAfter: settings.lostAfter,
             seriesMaxBeats: settings.seriesMaxBeats, seriesSeconds: settings.seriesSeconds)
@@ -53,18 +64,6 @@ struct ANTStickSession {
         var end = ByteStreamEnd.closed
         var failure: ANTStickError?
         await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await event in reader.events {
-                    switch event {
-                    // Stamped here, as the chunk comes off the reader, not when the session loop gets
-                    // to it: a broadcast's samples carry the time its bytes arrived, however long
-                    // the loop was busy (publishing to a full bus, reading a checkpoint).
-                    case .bytes(let bytes): continuation.yield(.bytes(bytes, receivedAt: clock.now()))
-                    case .end(let reason): continuation.yield(.end(reason))
-                    }
-                }
-                continuation.finish()
-            }
             group.addTask {
                 while !Task.isCancelled {
                     do { try await clock.sleep(for: .seconds(1)) } catch { return }
