@@ -215,11 +215,12 @@ enum ANTClassBenchmark {
     /// broadcasts. `straps` and `emulatorArguments` are the new emulator's (the `class`
     /// benchmark's baseline plays its own class).
     static func measureBaseline(
-        environment: BenchmarkEnvironment, seconds: Double, straps: Int = straps, emulatorArguments: [String] = []
+        environment: BenchmarkEnvironment, seconds: Double, straps: Int = straps, emulatorArguments: [String] = [],
+        name: String = "baseline"
     ) async throws -> BaselineRun {
-        let link = environment.path("ant-stick-baseline")
+        let link = environment.path("ant-stick-\(name)")
         let emulator = try Emulator(
-            link: link, log: environment.path("emulator-baseline.jsonl"), errors: environment.path("emulator-baseline.stderr"),
+            link: link, log: environment.path("emulator-\(name).jsonl"), errors: environment.path("emulator-\(name).stderr"),
             straps: straps, arguments: emulatorArguments)
         defer { emulator.stop() }
         try await emulator.waitForPTY()
