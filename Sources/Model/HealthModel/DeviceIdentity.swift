@@ -16,9 +16,18 @@ public struct DeviceIdentity: Hashable, Sendable, CustomStringConvertible {
     /// The canonical form.
     public let canonical: String
 
+    /// Whether it is an ANT+ device (`ant:TYPE:NUMBER`).
+    public let isANTDevice: Bool
+
     /// The identity `text` names (never fails: an unrecognised text is itself).
     public init(_ text: String) {
-        canonical = Self.bluetoothAddress(text) ?? Self.antDevice(text) ?? Self.polarDeviceID(text) ?? text
+        if let address = Self.bluetoothAddress(text) {
+            (canonical, isANTDevice) = (address, false)
+        } else if let ant = Self.antDevice(text) {
+            (canonical, isANTDevice) = (ant, true)
+        } else {
+            (canonical, isANTDevice) = (Self.polarDeviceID(text) ?? text, false)
+        }
     }
 
     /// The Polar device id in a Bluetooth name, as Polar's SDK reads it

@@ -22,8 +22,10 @@ public enum StrapRadio: String, Hashable, Sendable, Codable, CaseIterable {
     /// broadcast when it carries ``MetadataKey/broadcast`` (every advertisement source sets it), a connection when its device has another radio identity (a Bluetooth address);
     /// nil for a device that came by no radio (a serial port, a file).
     public init?(of sample: QuantitySample) {
-        guard let radio = sample.device?.radioIdentifier else { return nil }
-        if DeviceIdentity.antDevice(radio) != nil {
+        // The device's path identity is its radio identifier when it has one, parsed once per
+        // device (this is asked for every heart rate, by the sign-in and the board).
+        guard let device = sample.device, device.radioIdentifier != nil, let path = device.pathIdentity else { return nil }
+        if path.isANTDevice {
             self = .antPlus
         } else if sample.metadata[.broadcast] == .bool(true) {
             self = .bluetoothBroadcast

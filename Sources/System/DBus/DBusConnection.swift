@@ -70,16 +70,32 @@ public final class DBusConnection: Sendable {
     public func signals(
         matching rule: DBusMatchRule, bufferLimit: Int = 4096
     ) async throws -> AsyncThrowingStream<DBusSignal, any Error> {
+        try await signals(matchingAny: [rule], bufferLimit: bufferLimit)
+    }
+
+    /// Subscribes to the signals any of `rules` matches, on one stream in the order the bus sent
+    /// them (``signals(matching:bufferLimit:)``). The rules must not overlap: a signal two of
+    /// them match arrives twice. Returns once every match is installed; ends, and removes them
+    /// all, as one.
+    public func signals(
+        matchingAny rules: [DBusMatchRule], bufferLimit: Int = 4096
+    ) async throws -> AsyncThrowingStream<DBusSignal, any Error> {
         let (stream, continuation) = AsyncThrowingStream<DBusSignal, any Error>.makeStream(
             bufferingPolicy: .bufferingNewest(bufferLimit))
-        let subscription = Subscription(rule: rule.description, stream: continuation, core: core)
-        continuation.onTermination = { [core] _ in
-            core.enqueue { $0.remove(subscription) }
+        let subscriptions = rules.map { Subscription(rule: $0.description, stream: continuation, core: core) }
+        let removeAll: @Sendable () -> Void = { [core] in
+            core.enqueue { core in for subscription in subscriptions { core.remove(subscription) } }
         }
-        try await withTaskCancellationHandler {
-            try await core.install(subscription)
-        } onCancel: {
-            core.enqueue { $0.remove(subscription) }
+        continuation.onTermination = { _ in removeAll() }
+        do {
+            try await withTaskCancellationHandler {
+                for subscription in subscriptions { try await core.install(subscription) }
+            } onCancel: {
+                removeAll()
+            }
+        } catch {
+            removeAll()
+            throw error
         }
         return stream
     }

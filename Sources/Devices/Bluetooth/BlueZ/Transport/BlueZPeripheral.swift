@@ -7,7 +7,8 @@ import Synchronization
 
 /// One connection to a peripheral through BlueZ (the ``BLEConnection`` of ``BlueZTransport``).
 ///
-/// A monitor task applies bluetoothd's signals to a snapshot of the object tree. It resolves the
+/// A monitor task applies bluetoothd's signals about the device (``BlueZClient/signals(about:)``:
+/// its object's and those below it) to a snapshot of the object tree. It resolves the
 /// wait for services, routes PropertiesChanged "Value" to StartNotify subscribers, and finishes
 /// the connection when Device1.Connected becomes false or the device object is removed: every
 /// notification stream then throws `.disconnected` and later calls throw it too.

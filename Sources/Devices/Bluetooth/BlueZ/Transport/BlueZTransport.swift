@@ -191,12 +191,16 @@ public final class BlueZTransport: BLECentralTransport {
     public func connect(to address: String) async throws -> any BLEConnection {
         do {
             let client = try await client()
-            let signals = try await client.signals()
-            let tree = try await client.managedObjects()
-            let adapter = try adapterPath(in: tree)
-            guard let device = device(address, in: tree, adapter: adapter)
-            else {
+            let known = try await client.managedObjects()
+            let adapter = try adapterPath(in: known)
+            guard let path = device(address, in: known, adapter: adapter)?.path else {
                 throw BLETransportError(.notFound, device: address, "BlueZ does not know this device on \(adapter)")
+            }
+            // The device's own signals only, subscribed before the state they apply to is read.
+            let signals = try await client.signals(about: path)
+            let tree = try await client.managedObjects()
+            guard let device = device(address, in: tree, adapter: adapter), device.path == path else {
+                throw BLETransportError(.notFound, device: address, "BlueZ removed this device from \(adapter) as the connection began")
             }
             let version = BlueZVersion(modalias: tree.objects[adapter]?[BlueZInterface.adapter]?["Modalias"]?.string)
             if !version.acquireNotifyIsSafe {
