@@ -52,4 +52,34 @@ final class DBusSignalRulesTests: XCTestCase {
         connection.close()
         await bus.stop()
     }
+
+    /// One message that several matches fit is decoded once and reaches each of them whole.
+    func testASignalTwoSubscriptionsMatchReachesBothWhole() async throws {
+        let bus = try await PrivateDBusDaemon()
+        let connection = try DBusConnection(address: bus.address)
+        var byPath: AsyncThrowingStream<DBusSignal, any Error>? = try await connection.signals(matching: DBusMatchRule(pathNamespace: "/a"))
+        var byInterface: AsyncThrowingStream<DBusSignal, any Error>? = try await connection.signals(
+            matching: DBusMatchRule(interface: "org.healthgate.Test"))
+        for (index, text) in ["first", "second", "end"].enumerated() {
+            let send = Process()
+            send.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-send")
+            send.arguments = ["--bus=\(bus.address)", "--type=signal", "/a/b", "org.healthgate.Test.Said", "string:\(text)", "uint32:\(index)"]
+            try send.run()
+            send.waitUntilExit()
+            XCTAssertEqual(send.terminationStatus, 0)
+        }
+        for stream in [try XCTUnwrap(byPath), try XCTUnwrap(byInterface)] {
+            var said: [String] = []
+            for try await signal in stream {
+                said.append("\(signal.arguments.first?.string ?? "?") \(signal.arguments.last?.integer ?? -1)")
+                if signal.arguments.first?.string == "end" { break }
+            }
+            XCTAssertEqual(said, ["first 0", "second 1", "end 2"])
+        }
+        byPath = nil
+        byInterface = nil
+        try await waitUntil("the matches to go") { await connection.core.inFlight().isEmpty }
+        connection.close()
+        await bus.stop()
+    }
 }

@@ -81,6 +81,10 @@ extension BusCore {
     private func deliver(_ message: OpaquePointer, to subscription: Subscription) {
         guard subscriptions[ObjectIdentifier(subscription)] != nil else { return }
         func text(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
+        if let decoded = decodedSignal, decoded.message == message {
+            if case .dropped = subscription.stream.yield(decoded.signal) { dropped.add(1, ordering: .relaxed) }
+            return
+        }
         do throws(DBusError) {
             let signal = DBusSignal(
                 sender: text(sd.messageGetSender(message)),
@@ -88,6 +92,7 @@ extension BusCore {
                 interface: text(sd.messageGetInterface(message)) ?? "",
                 member: text(sd.messageGetMember(message)) ?? "",
                 arguments: try coding.readAll(message))
+            decodedSignal = (message, signal)
             if case .dropped = subscription.stream.yield(signal) {
                 dropped.add(1, ordering: .relaxed)
             }
@@ -95,7 +100,8 @@ extension BusCore {
             // A signal we cannot decode is counted, not fatal to the subscription.
             dropped.add(1, ordering: .relaxed)
         }
-        // sd-bus lets several handlers see one message; rewind for the next one.
+        // sd-bus lets several handlers see one message; rewind for the next one (one that failed
+        // to decode is read again by each).
         _ = sd.messageRewind(message, 1)
     }
 

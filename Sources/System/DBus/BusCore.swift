@@ -49,6 +49,10 @@ actor BusCore {
     var subscriptions: [ObjectIdentifier: Subscription.State] = [:]
     /// Exported objects, by token.
     var exports: [ObjectIdentifier: ExportedObject.State] = [:]
+    /// The signal being dispatched, decoded, while one `sd_bus_process` hands one message to
+    /// every match it fits: decoded once for them all (BlueZ's signals reach the scanner and the
+    /// discovery loop both). Cleared when that call returns, before the message can be freed.
+    var decodedSignal: (message: OpaquePointer, signal: DBusSignal)?
     /// Method calls peers made on exported objects, until they are answered.
     var incomingCalls: [UInt64: CallMessage] = [:]
     /// The key of the next incoming call.
@@ -151,6 +155,7 @@ actor BusCore {
     func pump() {
         while let bus {
             let result = sd.process(bus, nil)
+            decodedSignal = nil
             if result < 0 {
                 fail(DBusError(errno: -result, "processing the bus"))
                 return

@@ -7,10 +7,12 @@ public import HealthModel
 public struct BoardUpdate: Hashable, Sendable, Codable {
     /// The longest a change waits before it is sent: readings arriving within this window of the
     /// first one go out in one event. Straps notify about once a second each, so a class of 30
-    /// sends a reading every ~33 ms; 50 ms groups one or two readings per event (at most 20
-    /// events a second per client, whatever the class size), and adds at most 50 ms to a
-    /// reading's way to the screen, against the 500 ms tick it replaces.
-    public static let coalescingMilliseconds = 50
+    /// sends a reading every ~33 ms; 100 ms groups about three readings per event (at most 10
+    /// events a second per client, whatever the class size), and adds at most 100 ms to a
+    /// reading's way to the screen, against the 500 ms tick it replaces. Each event makes a
+    /// snapshot of the whole board: at 50 ms (17 events a second in the class benchmark) the
+    /// board was the gateway's largest cost after the radios, and the CPU budget was not met.
+    public static let coalescingMilliseconds = 100
     /// How often the board is looked at with no reading arriving: a silent strap's tile turns
     /// lost, and the running timers (time in zone) tick, within this period.
     public static let refreshSeconds = 1.0

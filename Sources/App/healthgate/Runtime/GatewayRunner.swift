@@ -166,7 +166,7 @@ struct GatewayRunner {
                 throw CommandError(.unavailable, "web.listen: \(error)")
             }
             servers.append(server)
-            // On every reading, coalesced over 50 ms: a sample reaches the page within the bus's
+            // On every reading, coalesced (BoardUpdate.coalescingMilliseconds): a sample reaches the page within the bus's
             // latency plus that window; only the changed tiles are sent (BoardUpdate).
             background.append { try await server.publishChanges(from: board, clock: clock) }
         }
