@@ -10,8 +10,8 @@ public struct BoardUpdate: Hashable, Sendable, Codable {
     /// sends a reading every ~33 ms; 100 ms groups about three readings per event (at most 10
     /// events a second per client, whatever the class size), and adds at most 100 ms to a
     /// reading's way to the screen, against the 500 ms tick it replaces. Each event makes a
-    /// snapshot of the whole board: at 50 ms (17 events a second in the class benchmark) the
-    /// board was the gateway's largest cost after the radios, and the CPU budget was not met.
+    /// snapshot of the whole board, so the window sets the board's CPU: at 50 ms the class
+    /// benchmark's CPU budget was not met (Benchmarks/RESULTS.md, `class`).
     public static let coalescingMilliseconds = 100
     /// How often the board is looked at with no reading arriving: a silent strap's tile turns
     /// lost, and the running timers (time in zone) tick, within this period.
@@ -54,9 +54,9 @@ public struct BoardUpdate: Hashable, Sendable, Codable {
 extension BoardUpdate {
     /// The update as one event of the board's stream writes it: the JSON of its `Codable`
     /// conformance (the same keys, nil fields left out, keys in no particular order: the page
-    /// parses it) on one line, written by ``JSONByteWriter``. `JSONEncoder`'s generic containers
-    /// were the board's largest cost in a class (perf over `Benchmarks/run class`: 7.5 % of the
-    /// gateway's CPU, 17 events a second, each tile with its minute of trend).
+    /// parses it) on one line, written by ``JSONByteWriter``: `JSONEncoder`'s generic containers
+    /// were the board's largest cost in a class, where events go out several times a second, each
+    /// tile with its minute of trend (Benchmarks/RESULTS.md, `class`).
     public func eventJSON() throws(JSONByteWriter.Refusal) -> [UInt8] {
         var writer = JSONByteWriter(capacity: 256 + 640 * tiles.count)
         writer.openObject()

@@ -248,9 +248,8 @@ public struct BlueZClient: Sendable {
 
     /// The signals about one object and the objects below it, in order: its and their
     /// PropertiesChanged, and the InterfacesAdded/Removed that name them. What a connection to
-    /// one device follows: every signal of bluetoothd went to each connected device before, so
-    /// with 4 straps connected and 6 advertising, each of the 4 decoded and applied the other
-    /// straps' 24 advertisements a second (perf over the class benchmark: 11 % of the gateway's CPU).
+    /// one device follows. With every signal of bluetoothd, each connected device would decode and
+    /// apply every other device's advertisements too: a cost of connected × advertising straps.
     public func signals(about path: String) async throws -> AsyncThrowingStream<DBusSignal, any Error> {
         let objectManager = "org.freedesktop.DBus.ObjectManager"
         return try await connection.signals(matchingAny: [

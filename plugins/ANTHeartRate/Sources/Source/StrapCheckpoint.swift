@@ -32,8 +32,8 @@ public struct StrapCheckpoint: Codable, Hashable, Sendable {
     }
 
     /// The checkpoint for the strap `key`: the JSON `JSONEncoder` would write with
-    /// `.secondsSince1970` dates, written by ``HealthModel/JSONByteWriter`` (a checkpoint goes
-    /// with every beat of every strap: `JSONEncoder` was 1.7 % of a class's gateway CPU).
+    /// `.secondsSince1970` dates, written by ``HealthModel/JSONByteWriter``: a checkpoint goes
+    /// with every beat of every strap, and `JSONEncoder`'s containers cost more than the text.
     public func checkpoint(key: String) throws(JSONByteWriter.Refusal) -> SourceCheckpoint {
         var writer = JSONByteWriter(capacity: 96)
         writer.openObject()
