@@ -20,10 +20,9 @@
 #   4. healthgate run, as the service user with the shipped policy, on a fresh bluetoothd -E, with
 #      the advertisement sources (which then take the Advertisement Monitor path): from the moment
 #      the gateway's monitors were active (its log) to SIGTERM, stored samples counted against
-#      advertised changes per strap, and stabilised weighings against stored bodyMass samples:
-#      only when `healthgate plugins` lists ble-polar-broadcast (and a Xiaomi scale's kind);
-#      otherwise it says plainly that it did not run. The unit's systemd sandbox is not applied
-#      (package.sh runs the unit under systemd).
+#      advertised changes per strap, and stabilised weighings against stored bodyMass samples
+#      (peripherals/count-stored.py). The unit's systemd sandbox is not applied here: package.sh
+#      runs the packaged service, sandbox and all, on both paths against the same advertisers.
 #   5. healthgate run as the service user holding CAP_NET_ADMIN (what the packaged drop-in
 #      grants), on a fresh bluetoothd WITHOUT -E, with the straps' source: it must take the
 #      management-socket path (discovery over D-Bus, Device Found events read from the kernel,
@@ -154,21 +153,10 @@ else
 fi
 
 say "healthgate run with the advertisement sources"
-"$HG" plugins > "$OUT/plugins.txt" 2>&1
-SCALE_KIND=$(grep -o 'ble-[a-z-]*\(mi\|xiaomi\)[a-z-]*' "$OUT/plugins.txt" | head -n 1)
-if ! grep -q 'ble-polar-broadcast' "$OUT/plugins.txt"; then
-  echo "NOT RUN: this healthgate has no ble-polar-broadcast source (healthgate plugins lists none);"
-  echo "NOT RUN: the gateway part of this scenario runs once the advertisement sources are merged."
-  kill "$BUMBLE_PID" 2> /dev/null
-  kill -0 "$BLUETOOTHD" 2> /dev/null && pass "bluetoothd still runs" || fail "bluetoothd died (see its log)"
-  echo "failures: $failures"
-  exit $((failures > 0))
-fi
-sources='{"kind": "ble-polar-broadcast", "name": "straps", "config": {}}'
-[[ -n $SCALE_KIND ]] && sources+=", {\"kind\": \"$SCALE_KIND\", \"name\": \"scales\", \"config\": {}}"
 cat > "$OUT/healthgate.json" <<JSON
 {
-  "sources": [$sources],
+  "sources": [{"kind": "ble-polar-broadcast", "name": "straps", "config": {}},
+              {"kind": "ble-mi-scale", "name": "scales", "config": {}}],
   "store": {"path": "$DB"},
   "sinks": [{"kind": "sqlite", "name": "store"}],
   "logLevel": "debug"
@@ -191,71 +179,15 @@ grep -q 'by an Advertisement Monitor' "$OUT/healthgate.log" && ! grep -q 'scanni
   pass "gateway: every advertisement source scans by the Advertisement Monitor (bluetoothd -E, the shipped policy)" ||
   fail "gateway: not every advertisement source took the Advertisement Monitor path (see the log above)"
 # The counts start when the gateway's monitor of each kind was active (its log's own time, on the
-# guest's clock, as the advertisers': the straps' monitor has pattern ff:6b00, the scales' 16:1d18),
-# else when it began scanning: the changes advertised while the gateway was starting are not a
-# path's to lose.
-read -r STRAPS_START SCALES_START <<< "$("$PY" - "$OUT/healthgate.log" "$GATEWAY_START" <<'PYTHON'
-import datetime, re, sys
-active = {"ff:6b00": [], "16:1d18": []}
-scanning = []
-for line in open(sys.argv[1], errors="replace"):
-    m = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z ", line)
-    if not m:
-        continue
-    t = datetime.datetime.fromisoformat(m.group(1)).replace(tzinfo=datetime.timezone.utc).timestamp()
-    if "Advertisement Monitor on" in line and "is active" in line:
-        for pattern in active:
-            if pattern in line:
-                active[pattern].append(t)
-    elif "scanning advertisements on" in line:
-        scanning.append(t)
-fallback = max(scanning or [float(sys.argv[2])])
-print(min(active["ff:6b00"] or [fallback]), min(active["16:1d18"] or [fallback]))
-PYTHON
-)"
-echo "gateway: straps counted from $(awk -v a="$STRAPS_START" -v b="$GATEWAY_START" 'BEGIN {printf "%.1f", a - b}') s after its start, scales from $(awk -v a="$SCALES_START" -v b="$GATEWAY_START" 'BEGIN {printf "%.1f", a - b}') s"
+# guest's clock, as the advertisers': the straps' monitor has pattern ff:6b00, the scales' 16:1d18):
+# the changes advertised while the gateway was starting are not a path's to lose.
+STRAPS_START=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/healthgate.log" "$GATEWAY_START" "Advertisement Monitor on" "is active" ff:6b00)
+SCALES_START=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/healthgate.log" "$GATEWAY_START" "Advertisement Monitor on" "is active" 16:1d18)
+echo "gateway: counted from its monitors' activation, $(awk -v a="$STRAPS_START" -v b="$SCALES_START" -v g="$GATEWAY_START" 'BEGIN {printf "straps %.1f s, scales %.1f s", a - g, b - g}') after its start"
 sqlite3 "$DB" ".backup '$OUT/healthgate.sqlite'" || fail "cannot copy the store to $OUT"
-"$PY" - "$ADVERTISED" "$OUT/healthgate.sqlite" "$STRAPS_START" "$SCALES_START" "$GATEWAY_END" <<'PYTHON' | tee "$OUT/gateway-counts.txt"
-import json, sqlite3, sys
-advertised_log, db, straps_start, scales_start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
-events = [json.loads(l) for l in open(advertised_log) if l.startswith('{"event": "advertised"')]
-# Read-only and immutable: the copy lies on the host's share, where SQLite's WAL index cannot
-# be mapped (a plain open fails with "disk I/O error").
-store = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
-rows = store.execute("SELECT type, value, ifnull(device, ''), start_us / 1e6 FROM samples_readable").fetchall()
-# Both counted in the same span of the guest's clock: changes on air, and samples stamped (each
-# strap sample carries the time its advertisement was received). The change on air when the count
-# starts is one of them: bluetoothd reports a device's current data when its monitor finds it.
-for name in sorted({e["device"] for e in events if e["path"] == "manufacturer"}):
-    ident = name.split()[-1]
-    times = [e["t"] for e in events if e["device"] == name]
-    sent = sum(1 for t in times if straps_start <= t <= end) + (1 if any(t < straps_start for t in times) else 0)
-    stored = sum(1 for t, v, d, at in rows if t == "heartRate" and ident in d and straps_start <= at <= end)
-    print(f"gateway {name}: advertised {sent}, stored {stored}, rate {stored / sent if sent else 0:.2f}")
-# A weighing counts when any of its stabilised advertisements (the stepped-off repeats too, which
-# carry the same weight and clock) fell inside the scales' scan: the gateway may store it then.
-weighings = {(e["address"], e["weighing"]) for e in events if e["path"] == "service" and e.get("stabilized")
-             and scales_start <= e["t"] <= end}
-# A weighing stored twice would be two samples with the same scale, weight and scale clock.
-stored = store.execute("""SELECT s.device, s.value, m.value FROM samples_readable s
-    LEFT JOIN metadata_readable m ON m.uuid = s.uuid AND m.key = 'healthgate.scaleTimestamp'
-    WHERE s.type = 'bodyMass'""").fetchall()
-twice = len(stored) - len(set(stored))
-print(f"gateway scales: stabilised weighings advertised {len(weighings)}, bodyMass samples stored {len(stored)}, stored twice {twice}")
-PYTHON
-# A file, not a process substitution: the guest has no /dev/fd.
-grep '^gateway Polar' "$OUT/gateway-counts.txt" | sed 's/^gateway Polar \(H[0-9]*\) \([0-9A-F]*\):/gateway Polar-\1-\2/' > "$OUT/gateway-straps.txt"
-while read -r _ name _ advertised _ stored _ rate; do
-  advertised=${advertised%,} stored=${stored%,}
-  [[ $stored -le $advertised ]] && awk -v r="$rate" 'BEGIN {exit !(r >= 0.9)}' &&
-    pass "gateway: $name stored $stored of $advertised changes (rate $rate >= 0.9)" ||
-    fail "gateway: $name stored $stored of $advertised changes (rate $rate, 0.9 required)"
-done < "$OUT/gateway-straps.txt"
-if [[ -n $SCALE_KIND ]]; then
-  read -r weighings stored twice <<< "$(sed -n 's/^gateway scales: stabilised weighings advertised \([0-9]*\), bodyMass samples stored \([0-9]*\), stored twice \([0-9]*\)$/\1 \2 \3/p' "$OUT/gateway-counts.txt")"
-  [[ ${weighings:-0} -ge 1 && ${stored:--1} -eq ${weighings:-0} && ${twice:-1} -eq 0 ]] && pass "gateway: $stored bodyMass samples for $weighings weighings, each stored once" ||
-    fail "gateway: $stored bodyMass samples for $weighings weighings, $twice stored twice"
-fi
+"$PY" "$PERIPHERALS/count-stored.py" "$ADVERTISED" "$OUT/healthgate.sqlite" gateway "$STRAPS_START" "$SCALES_START" "$GATEWAY_END" \
+  > "$OUT/gateway-counts.txt" 2>&1
+verdicts "$OUT/gateway-counts.txt"
 
 say "healthgate run on bluetoothd as shipped (no -E), holding CAP_NET_ADMIN: the management socket"
 # The service user with the capability the packaged drop-in grants (AmbientCapabilities=CAP_NET_ADMIN,
@@ -308,32 +240,10 @@ grep -q 'by the management socket' "$OUT/healthgate-mgmt.log" && ! grep -q 'scan
 sqlite3 "$DB" ".backup '$OUT/healthgate-mgmt.sqlite'" || fail "cannot copy the store to $OUT"
 # Counted from the moment the gateway scanned by the management socket (its log's time) to SIGTERM,
 # as part 4 counts: advertised changes against stored samples per strap.
-"$PY" - "$ADVERTISED" "$OUT/healthgate-mgmt.sqlite" "$OUT/healthgate-mgmt.log" "$GATEWAY_START" "$GATEWAY_END" <<'PYTHON' | tee "$OUT/gateway-mgmt-counts.txt"
-import datetime, json, re, sqlite3, sys
-advertised_log, db, log, start, end = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
-for line in open(log, errors="replace"):
-    m = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z ", line)
-    if m and "by the management socket" in line:
-        start = datetime.datetime.fromisoformat(m.group(1)).replace(tzinfo=datetime.timezone.utc).timestamp()
-        break
-events = [json.loads(l) for l in open(advertised_log) if l.startswith('{"event": "advertised"')]
-store = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
-rows = store.execute("SELECT type, ifnull(device, ''), start_us / 1e6 FROM samples_readable WHERE type = 'heartRate'").fetchall()
-for name in sorted({e["device"] for e in events if e["path"] == "manufacturer"}):
-    ident = name.split()[-1]
-    times = [e["t"] for e in events if e["device"] == name]
-    sent = sum(1 for t in times if start <= t <= end) + (1 if any(t < start for t in times) else 0)
-    stored = sum(1 for t, d, at in rows if ident in d and start <= at <= end)
-    print(f"gateway-mgmt {name}: advertised {sent}, stored {stored}, rate {stored / sent if sent else 0:.2f}")
-PYTHON
-grep '^gateway-mgmt Polar' "$OUT/gateway-mgmt-counts.txt" | sed 's/^gateway-mgmt Polar \(H[0-9]*\) \([0-9A-F]*\):/gateway-mgmt Polar-\1-\2/' > "$OUT/gateway-mgmt-straps.txt"
-[[ -s $OUT/gateway-mgmt-straps.txt ]] || fail "gateway (management socket): no strap counted"
-while read -r _ name _ advertised _ stored _ rate; do
-  advertised=${advertised%,} stored=${stored%,}
-  [[ $stored -le $advertised ]] && awk -v r="$rate" 'BEGIN {exit !(r >= 0.9)}' &&
-    pass "gateway (management socket): $name stored $stored of $advertised changes (rate $rate >= 0.9)" ||
-    fail "gateway (management socket): $name stored $stored of $advertised changes (rate $rate, 0.9 required)"
-done < "$OUT/gateway-mgmt-straps.txt"
+MGMT_START=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/healthgate-mgmt.log" "$GATEWAY_START" "by the management socket")
+"$PY" "$PERIPHERALS/count-stored.py" "$ADVERTISED" "$OUT/healthgate-mgmt.sqlite" "gateway (management socket)" \
+  "$MGMT_START" - "$GATEWAY_END" > "$OUT/gateway-mgmt-counts.txt" 2>&1
+verdicts "$OUT/gateway-mgmt-counts.txt"
 kill "$BUMBLE_PID" 2> /dev/null
 kill -0 "$BLUETOOTHD" 2> /dev/null && pass "bluetoothd still runs" || fail "bluetoothd died (see its log)"
 echo "failures: $failures"

@@ -19,6 +19,9 @@
 #      privileges and a seccomp filter, and `healthgate status` answers an operator (the
 #      configured socket and --socket in the unit's RuntimeDirectory); systemd never restarted it;
 #      with the arm64 package only: the binary sets 921 600 Bd on a pty as read back by python;
+#      with the amd64 package only: devices that only advertise, heard by the service in its
+#      sandbox on the Advertisement Monitor and, with the packaged drop-in, the management socket
+#      (see that step);
 #   4. dpkg -i of the same package again (the maintainer scripts' upgrade path) restarts it and
 #      keeps the changed conffile and the user;
 #   5. systemctl stop is a graceful stop (exit 0);
@@ -276,6 +279,139 @@ PYTHON
     fail "921 600 Bd on the arm64 kernel: $speed"
     tail -n 10 "$OUT/serial-921600.log"
   fi
+fi
+
+# Devices that only advertise (issue 47), heard by the service as the package installs it: its
+# unit's sandbox, the service user, the D-Bus policy in /usr/share/dbus-1/system.d as the only
+# grant to reach bluetoothd (BlueZ's grants to the bluetooth group and to every user taken out),
+# bluetoothd run by systemd from Debian's bluetooth.service. Bumble's advertisers
+# (peripherals/bumble-advertisers.py: three Polar-like straps changing their heart rate every
+# second, two Xiaomi scales weighing every 16 s) are behind the gateway's controller hci0, which
+# filters duplicates by address as many controllers do. Twice, as the broadcast README tells an
+# administrator:
+#   a. Experimental = true in /etc/bluetooth/main.conf: the Advertisement Monitor path;
+#   b. main.conf as shipped, the packaged drop-in management-socket.conf installed: the management
+#      socket, the process holding CAP_NET_ADMIN and nothing else.
+# Each: the path the journal names, then over ADVERTISED_WINDOW seconds each strap's changes
+# stored at a rate of at least 0.9 (peripherals/count-stored.py), and on (a) every weighing once.
+# The lab's Bumble is the host's amd64 venv: the arm64 guest cannot run it.
+ADVERTISED_WINDOW=40
+# journal INVOCATION FILE: what one run of the service logged (its systemd invocation id), each line
+# starting with its time in seconds (what peripherals/log-time.py reads).
+journal() { inside journalctl "_SYSTEMD_INVOCATION_ID=$1" --no-pager -o short-unix > "$2"; }
+# the_service_hears LABEL PATH_TEXT [CHECK]: the service restarted (with the advertisement sources
+# already in its configuration), the journal naming PATH_TEXT, CHECK run while the service runs,
+# ADVERTISED_WINDOW seconds more, then the service stopped (as advertisements.sh stops its gateway:
+# what is stored is what it heard in the window), its journal in $OUT/journal-LABEL.txt, and its
+# store copied, as the service user, to $OUT/store-LABEL.sqlite; sets HEARD (the run's invocation
+# id), HEARD_FROM (when the journal named the path) and HEARD_TO.
+the_service_hears() {
+  local label=$1 text=$2 check=${3:-} since copy
+  since=$(date +%s.%N)
+  inside systemctl restart healthgate.service || fail "$label: systemctl restart healthgate failed"
+  HEARD=$(unit InvocationID)
+  path_taken() { journal "$HEARD" "$OUT/journal-$label.txt" && grep -q "$text" "$OUT/journal-$label.txt"; }
+  if ! poll 90 path_taken; then
+    fail "$label: the journal does not say '$text' within 90 s"
+    grep -i -E 'advertis|monitor|management|discovery' "$OUT/journal-$label.txt" | tail -n 10
+    return 1
+  fi
+  [[ -n $check ]] && "$check"
+  sleep "$ADVERTISED_WINDOW"
+  HEARD_TO=$(date +%s.%N)
+  # A graceful stop: every sample heard is committed before the process exits.
+  inside systemctl stop healthgate.service && [[ $(unit Result) == success ]] || fail "$label: the service's stop: $(unit Result)"
+  journal "$HEARD" "$OUT/journal-$label.txt"
+  grep -i -E 'advertis|monitor|management|discovery|scan' "$OUT/journal-$label.txt" | head -n 12
+  copy=$(mktemp -d /dev/shm/store-copy.XXXXXX)
+  chown healthgate:healthgate "$copy"
+  as_service sqlite3 -cmd '.timeout 5000' "$DB" ".backup '$copy/store.sqlite'" || fail "$label: cannot copy the store"
+  cp "$copy/store.sqlite" "$OUT/store-$label.sqlite"
+  rm -rf "$copy"
+  HEARD_FROM=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/journal-$label.txt" "$since" "$text")
+}
+if [[ $(dpkg --print-architecture) != amd64 ]]; then
+  echo "SKIP: devices that only advertise: the lab's Bumble (.build/lab-bumble) is the host's amd64 venv, which this $(dpkg --print-architecture) guest cannot run; the amd64 package's run covers them"
+else
+  say "devices that only advertise: Bumble's advertisers on hci0, bluetoothd by systemd, the service in its sandbox"
+  source "$REPO/Tests/DeviceLab/lib/btvirt.sh"
+  PY=/usr/bin/python3
+  PERIPHERALS=$REPO/Tests/DeviceLab/peripherals
+  BUMBLE=$REPO/.build/lab-bumble/bin/python
+  ADVERTISED=$OUT/advertisers.log
+  # As the broadcast README says: Experimental = true in main.conf's [General] section (before the
+  # controller appears: udev may start bluetooth.service for it).
+  cp /etc/bluetooth/main.conf /tmp/main.conf.shipped
+  sed -i 's/^\[General\]$/[General]\nExperimental = true/' /etc/bluetooth/main.conf
+  grep -q '^Experimental = true' /etc/bluetooth/main.conf || fail "no [General] section in /etc/bluetooth/main.conf"
+  bluetooth_modules || fail "modprobe of the Bluetooth modules failed"
+  "$BUMBLE" -u "$PERIPHERALS/bumble-advertisers.py" address > "$ADVERTISED" 2>&1 &
+  BUMBLE_PID=$!
+  # Python and Bumble load over 9p under TCG: tens of seconds when the host is busy.
+  poll 120 controller_up hci0 && poll 30 grep -q '^advertising as' "$ADVERTISED" &&
+    pass "Bumble's advertisers: $(grep '^advertising as' "$ADVERTISED")" || { fail "Bumble's advertisers did not start"; cat "$ADVERTISED"; }
+  bluez_policy_strict && inside dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig > /dev/null &&
+    pass "BlueZ's policy grants the bluetooth group and other users nothing; the bus reloaded it" ||
+    fail "cannot take BlueZ's grants to every user out of its policy"
+  adapter_on() { inside busctl set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b true 2> /dev/null; }
+  monitor_manager() { inside busctl introspect org.bluez /org/bluez/hci0 2> /dev/null | grep -q AdvertisementMonitorManager1; }
+  inside systemctl restart bluetooth.service && poll 30 adapter_on && poll 10 monitor_manager &&
+    pass "bluetooth.service with Experimental = true: hci0 on, AdvertisementMonitorManager1 offered" ||
+    { fail "bluetooth.service with Experimental = true: no powered hci0 offering an Advertisement Monitor"; inside systemctl status --no-pager bluetooth.service; }
+  /usr/bin/python3 - "$CONFIG" <<'PYTHON' || fail "cannot add the advertisement sources to $CONFIG"
+import json, sys
+path = sys.argv[1]
+config = json.load(open(path))
+config["sources"] += [{"kind": "ble-polar-broadcast", "name": "straps", "config": {}},
+                      {"kind": "ble-mi-scale", "name": "scales", "config": {}}]
+open(path, "w").write(json.dumps(config, indent=2) + "\n")
+PYTHON
+  if the_service_hears monitor "by an Advertisement Monitor"; then
+    ! grep -q 'by discovery' "$OUT/journal-monitor.txt" &&
+      pass "monitor: the service scans by the Advertisement Monitor, in its sandbox with the shipped policy" ||
+      fail "monitor: a source scans by discovery (journal-monitor.txt)"
+    # Counted from each kind's monitor's activation, as advertisements.sh counts.
+    straps_from=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/journal-monitor.txt" "$HEARD_FROM" "is active" ff:6b00)
+    scales_from=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/journal-monitor.txt" "$HEARD_FROM" "is active" 16:1d18)
+    "$PY" "$PERIPHERALS/count-stored.py" "$ADVERTISED" "$OUT/store-monitor.sqlite" "the service (Advertisement Monitor)" \
+      "$straps_from" "$scales_from" "$HEARD_TO" > "$OUT/counts-monitor.txt" 2>&1
+    verdicts "$OUT/counts-monitor.txt"
+  fi
+
+  say "devices that only advertise: main.conf as shipped, the packaged management-socket drop-in"
+  cp /tmp/main.conf.shipped /etc/bluetooth/main.conf
+  dropin=/etc/systemd/system/healthgate.service.d/management-socket.conf
+  mkdir -p "$(dirname "$dropin")"
+  cp /usr/share/doc/healthgate/examples/management-socket.conf "$dropin" && inside systemctl daemon-reload &&
+    pass "the packaged drop-in installed as the broadcast README says: $dropin" || fail "cannot install $dropin"
+  inside systemctl restart bluetooth.service && poll 30 adapter_on && ! monitor_manager &&
+    pass "bluetooth.service as shipped: hci0 on, no Advertisement Monitor offered" ||
+    fail "bluetooth.service as shipped: no powered hci0, or an Advertisement Monitor offered"
+  holds_net_admin_only() {
+    PID=$(unit MainPID)
+    [[ $(proc CapEff) == 0000000000001000 && $(proc NoNewPrivs) == 1 && $(proc Seccomp) == 2 ]] &&
+      pass "management socket: the service holds CAP_NET_ADMIN only (CapEff $(proc CapEff)), NoNewPrivs 1, Seccomp 2" ||
+      fail "management socket: CapEff $(proc CapEff), NoNewPrivs $(proc NoNewPrivs), Seccomp $(proc Seccomp)"
+  }
+  if the_service_hears management-socket "by the management socket" holds_net_admin_only; then
+    ! grep -q 'scanning advertisements on .* by discovery\|scanning by discovery instead' "$OUT/journal-management-socket.txt" &&
+      pass "management socket: the service scans by the management socket, in its sandbox with the drop-in" ||
+      fail "management socket: a source fell back to discovery (journal-management-socket.txt)"
+    "$PY" "$PERIPHERALS/count-stored.py" "$ADVERTISED" "$OUT/store-management-socket.sqlite" "the service (management socket)" \
+      "$HEARD_FROM" - "$HEARD_TO" > "$OUT/counts-management-socket.txt" 2>&1
+    verdicts "$OUT/counts-management-socket.txt"
+  fi
+
+  # The later steps run the simulated monitor alone, as before: the drop-in and the sources go.
+  rm -r "$(dirname "$dropin")"
+  inside systemctl daemon-reload
+  cp "$OUT/config.json" "$CONFIG"
+  inside systemctl start healthgate.service || fail "systemctl start healthgate (the simulated monitor alone) failed"
+  added=$(sed -n 's/.*kernel advertisement monitor \([0-9]*\) added on hci0.*/\1/p' "$OUT/journal-management-socket.txt" | tail -n 1)
+  [[ -n $added ]] && grep -q "kernel advertisement monitor $added removed on hci0" "$OUT/journal-management-socket.txt" &&
+    pass "the service removed its kernel advertisement monitor $added at its stop" ||
+    fail "the journal does not say the service's kernel advertisement monitor (${added:-none added}) was removed at its stop"
+  kill "$BUMBLE_PID" 2> /dev/null
 fi
 
 say "dpkg -i again: a reinstallation takes the upgrade path of the maintainer scripts"

@@ -61,9 +61,8 @@ start_bumble() {
   say "Bumble: the gateway's controller over /dev/vhci and $(basename "$1") behind it"
   "$BUMBLE" -u "$@" > "$log" 2>&1 &
   BUMBLE_PID=$!
-  hci0_up() { hciconfig hci0 2> /dev/null | grep -q 'BD Address: [0-9A-F:]*' && ! hciconfig hci0 | grep -q 'BD Address: 00:00:00:00:00:00'; }
   # Python and Bumble load over 9p under TCG: tens of seconds when the host is busy.
-  poll 120 hci0_up || { echo "FAIL: Bumble's controller did not come up as hci0"; cat "$log"; exit 1; }
+  poll 120 controller_up hci0 || { echo "FAIL: Bumble's controller did not come up as hci0"; cat "$log"; exit 1; }
   btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
   say "bluetoothd ${BLUETOOTHD_START_FLAGS:-}"
   # shellcheck disable=SC2086 # the flags are words
@@ -107,14 +106,7 @@ raise SystemExit(0 if r != -1 else "adjtimex: errno %d" % ctypes.get_errno())' &
 # policy (udev-rules/dbus-healthgate.conf) is installed. Creates the service user `healthgate`
 # (not in the bluetooth group), so only that policy's user rules let it reach bluetoothd.
 strict_bus_policy() {
-  local conf=/etc/dbus-1/system.d/bluetooth.conf
-  $PY - "$conf" <<'PYTHON' || { echo "FAIL: cannot make $conf strict"; exit 1; }
-import re, sys
-path = sys.argv[1]
-text = open(path).read()
-strict = re.sub(r'<policy (group="bluetooth"|context="default")>.*?</policy>', '', text, flags=re.S)
-open(path, 'w').write(strict)
-PYTHON
+  bluez_policy_strict || { echo "FAIL: cannot take BlueZ's grants to every user out of its policy"; exit 1; }
   install -m 0644 "$REPO/udev-rules/dbus-healthgate.conf" /etc/dbus-1/system.d/healthgate.conf
   getent group healthgate > /dev/null || groupadd --system healthgate
   id healthgate > /dev/null 2>&1 || useradd --system --gid healthgate --no-create-home --shell /usr/sbin/nologin healthgate

@@ -1,5 +1,6 @@
 # lib/btvirt.sh - sourced by the Bluetooth scenarios inside the lab VM (bluetooth-hr.sh,
-# bluetooth-multi.sh, rfcomm-serial.sh): the kernel modules and emulated controllers on one radio.
+# bluetooth-multi.sh, rfcomm-serial.sh, package.sh): the kernel modules, emulated controllers on
+# one radio, and BlueZ's D-Bus policy without its grants to every user.
 
 # bluetooth_modules [MODULE...]: the Bluetooth core, the virtual HCI driver and the extra
 # modules named. The crypto modules load here too, before any controller exists: the kernel
@@ -38,4 +39,28 @@ start_btvirt() {
     sleep 1
   done
   return 1
+}
+
+# controller_up ADAPTER: the controller is registered and has its address (one that missed its
+# reset keeps 00:00:00:00:00:00, see start_btvirt).
+controller_up() {
+  hciconfig "$1" 2> /dev/null | grep -q 'BD Address: [0-9A-F:]*' && ! hciconfig "$1" | grep -q 'BD Address: 00:00:00:00:00:00'
+}
+
+# bluez_policy_strict: BlueZ's D-Bus policy (bluetooth.conf, in /etc or /usr/share) keeps only its
+# root policy: Debian's grants to the bluetooth group and to every user (context "default") go, as
+# on a distribution without them, so that only healthgate's own policy lets its user reach
+# bluetoothd. The bus reads the change when told to reload.
+bluez_policy_strict() {
+  local conf
+  for conf in /etc/dbus-1/system.d/bluetooth.conf /usr/share/dbus-1/system.d/bluetooth.conf; do
+    [[ -f $conf ]] || continue
+    /usr/bin/python3 - "$conf" <<'PYTHON' || return 1
+import re, sys
+path = sys.argv[1]
+text = open(path).read()
+strict = re.sub(r'<policy (group="bluetooth"|context="default")>.*?</policy>', '', text, flags=re.S)
+open(path, 'w').write(strict)
+PYTHON
+  done
 }

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+# count-stored.py ADVERTISED DB LABEL STRAPS_FROM SCALES_FROM TO - what a gateway stored of what
+# bumble-advertisers.py advertised (its log, ADVERTISED), in one span of the guest's clock: each
+# strap's changes on air from STRAPS_FROM to TO against the heartRate samples of that strap stamped
+# in that span (each sample carries the time its advertisement was received), and the scales'
+# stabilised weighings on air from SCALES_FROM to TO against the store's bodyMass samples (SCALES_FROM
+# "-" leaves the scales out). DB is a copy of the store, opened read-only and immutable (a copy on
+# the host's share cannot map SQLite's WAL index). Prints one verdict a line, "ok TEXT" or
+# "fail TEXT": a strap stored at least 0.9 of its changes and no more samples than changes; every
+# weighing stored, none twice.
+import json
+import sqlite3
+import sys
+
+advertised_log, db, label, straps_from, scales_from, to = sys.argv[1:7]
+straps_from, to = float(straps_from), float(to)
+events = [json.loads(line) for line in open(advertised_log) if line.startswith('{"event": "advertised"')]
+store = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
+rows = store.execute(
+    "SELECT ifnull(device, ''), start_us / 1e6 FROM samples_readable WHERE type = 'heartRate'").fetchall()
+straps = sorted({e["device"] for e in events if e["path"] == "manufacturer"})
+if not straps:
+    print(f"fail {label}: the advertisers' log names no strap")
+for name in straps:
+    ident = name.split()[-1]
+    times = [e["t"] for e in events if e["device"] == name]
+    # The change on air when the count starts is one of them: bluetoothd and the kernel report a
+    # device's current data when the path first finds it.
+    sent = sum(1 for t in times if straps_from <= t <= to) + (1 if any(t < straps_from for t in times) else 0)
+    stored = sum(1 for device, at in rows if ident in device and straps_from <= at <= to)
+    rate = stored / sent if sent else 0
+    verdict = "ok" if sent and stored <= sent and rate >= 0.9 else "fail"
+    print(f"{verdict} {label}: {name} stored {stored} of {sent} changes (rate {rate:.2f}, 0.9 required)")
+if scales_from != "-":
+    # A weighing counts when any of its stabilised advertisements (the stepped-off repeats too, which
+    # carry the same weight and clock) fell inside the span: the gateway may store it then.
+    weighings = {(e["address"], e["weighing"]) for e in events if e["path"] == "service" and e.get("stabilized")
+                 and float(scales_from) <= e["t"] <= to}
+    # A weighing stored twice is two samples with the same scale, weight and scale clock.
+    stored = store.execute("""SELECT s.device, s.value, m.value FROM samples_readable s
+        LEFT JOIN metadata_readable m ON m.uuid = s.uuid AND m.key = 'healthgate.scaleTimestamp'
+        WHERE s.type = 'bodyMass'""").fetchall()
+    twice = len(stored) - len(set(stored))
+    verdict = "ok" if weighings and len(stored) == len(weighings) and twice == 0 else "fail"
+    print(f"{verdict} {label}: {len(stored)} bodyMass samples for {len(weighings)} stabilised weighings advertised, "
+          f"{twice} stored twice")
