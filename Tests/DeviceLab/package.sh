@@ -341,7 +341,7 @@ else
   ADVERTISED=$OUT/advertisers.log
   # As the broadcast README says: Experimental = true in main.conf's [General] section (before the
   # controller appears: udev may start bluetooth.service for it).
-  cp /etc/bluetooth/main.conf /tmp/main.conf.shipped
+  cp /etc/bluetooth/main.conf /run/main.conf.shipped
   sed -i 's/^\[General\]$/[General]\nExperimental = true/' /etc/bluetooth/main.conf
   grep -q '^Experimental = true' /etc/bluetooth/main.conf || fail "no [General] section in /etc/bluetooth/main.conf"
   bluetooth_modules || fail "modprobe of the Bluetooth modules failed"
@@ -379,7 +379,7 @@ PYTHON
   fi
 
   say "devices that only advertise: main.conf as shipped, the packaged management-socket drop-in"
-  cp /tmp/main.conf.shipped /etc/bluetooth/main.conf
+  cp /run/main.conf.shipped /etc/bluetooth/main.conf
   dropin=/etc/systemd/system/healthgate.service.d/management-socket.conf
   mkdir -p "$(dirname "$dropin")"
   cp /usr/share/doc/healthgate/examples/management-socket.conf "$dropin" && inside systemctl daemon-reload &&
