@@ -2,7 +2,8 @@
 # bluetooth-multi.sh REPO HEALTHGATE [SECONDS] - runs INSIDE the lab VM (see run-bluetooth-multi.sh).
 #
 # Four virtual controllers from one btvirt process share an emulated radio:
-#   hci0 = a heart-rate monitor: BlueZ's example GATT server (Heart Rate) and advertisement;
+#   hci0 = a heart-rate monitor: BlueZ's example GATT server (Heart Rate) and advertisement,
+#          repeated while no central is connected (peripherals/repeat-advertisement.py);
 #   hci1 = a bike: Tests/DeviceLab/peripherals/lab-bike.py (Cycling Speed and Cadence, Cycling
 #          Power, Device Information, Battery) and its advertisement;
 #   hci2, hci3 = the gateway's two adapters: one healthgate with a ble-heart-rate and a
@@ -47,6 +48,7 @@ module.main()
 EOF
 $PY -u /tmp/pinned.py "$EXAMPLES/example-gatt-server" /org/bluez/hci0 > "$OUT/monitor-gatt.log" 2>&1 &
 $PY -u /tmp/pinned.py "$EXAMPLES/example-advertisement" /org/bluez/hci0 > "$OUT/monitor-advertisement.log" 2>&1 &
+$PY -u "$PERIPHERALS/repeat-advertisement.py" /org/bluez/hci0 TestAdvertisement 180d 180f > "$OUT/monitor-repeat.log" 2>&1 &
 poll 40 grep -q 'GATT application registered' "$OUT/monitor-gatt.log" &&
   poll 40 grep -q 'Advertisement registered' "$OUT/monitor-advertisement.log" &&
   pass "heart-rate monitor up on hci0" || fail "heart-rate monitor did not start"

@@ -1,7 +1,6 @@
 # lib/btvirt.sh - sourced by the Bluetooth scenarios inside the lab VM (bluetooth-hr.sh,
 # bluetooth-multi.sh, rfcomm-serial.sh, package.sh): the kernel modules, emulated controllers on
-# one radio, a peripheral that advertises again and again, and BlueZ's D-Bus policy without its
-# grants to every user.
+# one radio, and BlueZ's D-Bus policy without its grants to every user.
 
 # bluetooth_modules [MODULE...]: the Bluetooth core, the virtual HCI driver and the extra
 # modules named. The crypto modules load here too, before any controller exists: the kernel
@@ -40,33 +39,6 @@ start_btvirt() {
     sleep 1
   done
   return 1
-}
-
-# repeat_advertising ADAPTER LOG UUID...: the peripheral on ADAPTER advertises its services
-# (UUID...) again every 1.5 s, as a real one does at its advertising interval, until REPEATER
-# (the loop's pid, set here) is killed; each addition's outcome goes to LOG. btvirt (BlueZ 5.66's
-# emulator, in the lab's guest) sends a scanning controller an advertising report only when that
-# scan is enabled or when an advertising set is enabled, never again. The scanner's kernel drops
-# a report that arrives before it has marked its discovery as started, which under TCG is most
-# of those sent at scan enable: in one CI run, five of six discovery cycles heard nothing. So an
-# extra set, connectable from the controller's public address, is added through the management
-# interface with a 1 s timeout, again and again: each addition enables it, and so sends the
-# report again. Instance 3: bluetoothd's own advertisements take the lowest free instances, and
-# btvirt has three sets.
-repeat_advertising() {
-  local index=${1#hci} log=$2 uuid options=()
-  shift 2
-  for uuid in "$@"; do options+=(-u "$uuid"); done
-  while :; do
-    # btmgmt prints its answer only to a terminal; its exit status tells.
-    if btmgmt --index "$index" add-adv -c -t 1 "${options[@]}" 3 >> "$log" 2>&1; then
-      echo "$(date +%T.%N) added" >> "$log"
-    else
-      echo "$(date +%T.%N) btmgmt add-adv failed (exit $?)" >> "$log"
-    fi
-    sleep 1.5
-  done &
-  REPEATER=$!
 }
 
 # controller_up ADAPTER: the controller is registered and has its address (one that missed its

@@ -128,23 +128,15 @@ class Advertisement(dbus.service.Object):
 
 
 
-# How often a device that no central is connected to repeats its advertisement (see serve).
+# How often a device that no central is connected to repeats its advertisement
+# (see repeat_while_unconnected).
 REPEAT_SECONDS = 2
 
 
 def serve(bus, adapter, application, advertisement, ticks):
     """Registers the application and the advertisement on `adapter`, calls each (seconds,
-    function) of `ticks` that often, and runs until a registration fails for good.
-
-    While no central is connected, the advertisement is repeated every REPEAT_SECONDS through a
-    second, identical advertising set, registered and unregistered again. btvirt's controller in
-    the lab's BlueZ (5.66) reports an advertiser to a scanner only when the scan or the
-    advertising is enabled, not at every advertising interval as a radio does, and the kernel
-    drops a report that arrives before its discovery has started (the one at scan enable, in the
-    same instant): a trace of CI's run of 2026-11-26 shows three discovery cycles of 10 s on end
-    with the meter's only report dropped that way. BlueZ's emulator later sends reports at each
-    interval for that reason (linux-bluetooth, "emulator: btdev: send LE meta packets in
-    intervals"); each repeated set's enable is such a report."""
+    function) of `ticks` that often, and runs until a registration fails for good. While no
+    central is connected, the advertisement is repeated (see repeat_while_unconnected)."""
     loop = GLib.MainLoop()
 
     def failed(what):
@@ -181,6 +173,28 @@ def serve(bus, adapter, application, advertisement, ticks):
 
     advertise()
     repeat = Advertisement(bus, advertisement.path.rsplit("/", 1)[0], advertisement.name, advertisement.services, index=1)
+    repeat_while_unconnected(bus, adapter, repeat, lambda: advertised[0])
+    for seconds, tick in ticks:
+        GLib.timeout_add(int(seconds * 1000), lambda tick=tick: (tick(), True)[1])
+    loop.run()
+
+
+def repeat_while_unconnected(bus, adapter, repeat, ready=lambda: True, repeated=lambda: None):
+    """While no central is connected to `adapter` (and `ready()`), registers the advertisement
+    `repeat` with bluetoothd and unregisters it again, every REPEAT_SECONDS, in the caller's
+    GLib main loop; `repeated()` runs at each registration bluetoothd took.
+
+    A device whose advertisement is registered once is then also heard again every
+    REPEAT_SECONDS. btvirt's controller in the lab's BlueZ (5.66) reports an advertiser to a
+    scanner only when the scan or the advertising is enabled, not at every advertising interval
+    as a radio does, and the kernel drops a report that arrives before its discovery has started
+    (the one at scan enable, in the same instant): a trace of CI's run of 2026-11-26 shows three
+    discovery cycles of 10 s on end with the meter's only report dropped that way, and in
+    another CI run that day `healthgate scan` missed BlueZ's example monitor in all three of its
+    cycles. BlueZ's emulator later sends reports at each interval for that reason
+    (linux-bluetooth, "emulator: btdev: send LE meta packets in intervals"); each repeated set's
+    enable is such a report."""
+    advertising = dbus.Interface(bus.get_object(BLUEZ, adapter), "org.bluez.LEAdvertisingManager1")
     objects = dbus.Interface(bus.get_object(BLUEZ, "/"), OBJECT_MANAGER)
     repeating = [False]
 
@@ -195,15 +209,13 @@ def serve(bus, adapter, application, advertisement, ticks):
         if repeating[0]:
             advertising.UnregisterAdvertisement(repeat.path, reply_handler=lambda: None, error_handler=lambda error: None)
             repeating[0] = False
-        elif advertised[0] and not connected():
+        elif ready() and not connected():
             advertising.RegisterAdvertisement(
-                repeat.path, {}, reply_handler=lambda: repeating.__setitem__(0, True), error_handler=lambda error: None)
+                repeat.path, {}, reply_handler=lambda: (repeating.__setitem__(0, True), repeated()),
+                error_handler=lambda error: None)
         return True
 
     GLib.timeout_add(REPEAT_SECONDS * 500, repeat_advertisement)
-    for seconds, tick in ticks:
-        GLib.timeout_add(int(seconds * 1000), lambda tick=tick: (tick(), True)[1])
-    loop.run()
 
 
 def system_bus():
