@@ -85,6 +85,9 @@ public struct MetadataKey: RawRepresentable, Hashable, Sendable, Codable, Compar
     /// connection: every advertisement source sets it, so a strap's radio is told
     /// (``StrapRadio``).
     public static let broadcast: MetadataKey = "healthgate.broadcast"
+    /// On a quantity read out of a quantity series (``QuantitySeriesSample/quantitySample(at:)``):
+    /// the series' uuid, the object a deletion or a sync client deals with.
+    public static let series: MetadataKey = "healthgate.series"
 }
 
 /// A metadata value: JSON's scalar types.

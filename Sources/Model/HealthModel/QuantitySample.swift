@@ -74,7 +74,7 @@ extension QuantitySample: Codable {
             let key: CodingKeys = switch error {
             case .unitMismatch: .unit
             case .endBeforeStart: .end
-            case .notFinite, .heartbeatsOutOfOrder, .correlationMembers, .memberOutsideCorrelation: .value
+            case .notFinite, .heartbeatsOutOfOrder, .correlationMembers, .memberOutsideCorrelation, .seriesOutOfOrder: .value
             }
             throw DecodingError.dataCorruptedError(
                 forKey: key, in: container, debugDescription: error.description)

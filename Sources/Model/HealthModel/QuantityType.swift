@@ -18,12 +18,17 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
         @usableFromInline let canonicalUnit: HealthUnit
         @usableFromInline let aggregationStyle: AggregationStyle
         @usableFromInline let fractionDigits: Int
+        let seriesPolicy: QuantitySeriesPolicy?
 
-        init(identifier: String, canonicalUnit: HealthUnit, aggregationStyle: AggregationStyle, fractionDigits: Int) {
+        init(
+            identifier: String, canonicalUnit: HealthUnit, aggregationStyle: AggregationStyle, fractionDigits: Int,
+            seriesPolicy: QuantitySeriesPolicy?
+        ) {
             self.identifier = identifier
             self.canonicalUnit = canonicalUnit
             self.aggregationStyle = aggregationStyle
             self.fractionDigits = fractionDigits
+            self.seriesPolicy = seriesPolicy
         }
     }
 
@@ -41,13 +46,20 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
     /// demo's live lines, workout summaries); JSON and CSV keep every digit. Not part of the
     /// type's identity.
     @inlinable public var fractionDigits: Int { fields.fractionDigits }
+    /// Whether the store keeps this type's readings as quantity series, and how it cuts them
+    /// (``QuantitySeriesPolicy``); nil: every reading is a sample of its own. Not part of the
+    /// type's identity.
+    public var seriesPolicy: QuantitySeriesPolicy? { fields.seriesPolicy }
 
     /// Creates a quantity type. Use the static members for the built-in types.
     /// `fractionDigits` is clamped to 0…6.
-    public init(identifier: String, canonicalUnit: HealthUnit, aggregationStyle: AggregationStyle, fractionDigits: Int) {
+    public init(
+        identifier: String, canonicalUnit: HealthUnit, aggregationStyle: AggregationStyle, fractionDigits: Int,
+        seriesPolicy: QuantitySeriesPolicy? = nil
+    ) {
         fields = Fields(
             identifier: identifier, canonicalUnit: canonicalUnit, aggregationStyle: aggregationStyle,
-            fractionDigits: min(max(fractionDigits, 0), 6))
+            fractionDigits: min(max(fractionDigits, 0), 6), seriesPolicy: seriesPolicy)
     }
 
     public static func == (lhs: QuantityType, rhs: QuantityType) -> Bool {
@@ -71,7 +83,7 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
 
     /// Heart rate in beats per minute (`count/min`), discrete.
     public static let heartRate = QuantityType(
-        identifier: "heartRate", canonicalUnit: .countPerMinute, aggregationStyle: .discrete, fractionDigits: 0)
+        identifier: "heartRate", canonicalUnit: .countPerMinute, aggregationStyle: .discrete, fractionDigits: 0, seriesPolicy: .stream)
     /// Steps (`count`), cumulative.
     public static let stepCount = QuantityType(
         identifier: "stepCount", canonicalUnit: .count, aggregationStyle: .cumulative, fractionDigits: 0)
@@ -80,10 +92,10 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
         identifier: "distanceWalkingRunning", canonicalUnit: .meter, aggregationStyle: .cumulative, fractionDigits: 1)
     /// Running speed (`m/s`), discrete.
     public static let runningSpeed = QuantityType(
-        identifier: "runningSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete, fractionDigits: 2)
+        identifier: "runningSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete, fractionDigits: 2, seriesPolicy: .stream)
     /// Running stride length (`m`), discrete.
     public static let runningStrideLength = QuantityType(
-        identifier: "runningStrideLength", canonicalUnit: .meter, aggregationStyle: .discrete, fractionDigits: 2)
+        identifier: "runningStrideLength", canonicalUnit: .meter, aggregationStyle: .discrete, fractionDigits: 2, seriesPolicy: .stream)
     /// Active energy burned (`kcal`), cumulative.
     public static let activeEnergyBurned = QuantityType(
         identifier: "activeEnergyBurned", canonicalUnit: .kilocalorie, aggregationStyle: .cumulative, fractionDigits: 0)
@@ -97,14 +109,14 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
         identifier: "heartRateVariabilityRMSSD", canonicalUnit: .millisecond, aggregationStyle: .discrete, fractionDigits: 1)
     /// Cycling speed (`m/s`), discrete (HKQuantityTypeIdentifier.cyclingSpeed).
     public static let cyclingSpeed = QuantityType(
-        identifier: "cyclingSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete, fractionDigits: 2)
+        identifier: "cyclingSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete, fractionDigits: 2, seriesPolicy: .stream)
     /// Cycling cadence, crank revolutions per minute (`count/min`), discrete
     /// (HKQuantityTypeIdentifier.cyclingCadence).
     public static let cyclingCadence = QuantityType(
-        identifier: "cyclingCadence", canonicalUnit: .countPerMinute, aggregationStyle: .discrete, fractionDigits: 0)
+        identifier: "cyclingCadence", canonicalUnit: .countPerMinute, aggregationStyle: .discrete, fractionDigits: 0, seriesPolicy: .stream)
     /// Cycling power (`W`), discrete (HKQuantityTypeIdentifier.cyclingPower).
     public static let cyclingPower = QuantityType(
-        identifier: "cyclingPower", canonicalUnit: .watt, aggregationStyle: .discrete, fractionDigits: 0)
+        identifier: "cyclingPower", canonicalUnit: .watt, aggregationStyle: .discrete, fractionDigits: 0, seriesPolicy: .stream)
     /// Cycling distance (`m`), cumulative (HKQuantityTypeIdentifier.distanceCycling).
     public static let distanceCycling = QuantityType(
         identifier: "distanceCycling", canonicalUnit: .meter, aggregationStyle: .cumulative, fractionDigits: 1)
@@ -113,19 +125,19 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
         identifier: "distanceRowing", canonicalUnit: .meter, aggregationStyle: .cumulative, fractionDigits: 1)
     /// Rowing speed (`m/s`), discrete (HKQuantityTypeIdentifier.rowingSpeed).
     public static let rowingSpeed = QuantityType(
-        identifier: "rowingSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete, fractionDigits: 2)
+        identifier: "rowingSpeed", canonicalUnit: .meterPerSecond, aggregationStyle: .discrete, fractionDigits: 2, seriesPolicy: .stream)
     /// Running power (`W`), discrete (HKQuantityTypeIdentifier.runningPower): a treadmill's
     /// power output.
     public static let runningPower = QuantityType(
-        identifier: "runningPower", canonicalUnit: .watt, aggregationStyle: .discrete, fractionDigits: 0)
+        identifier: "runningPower", canonicalUnit: .watt, aggregationStyle: .discrete, fractionDigits: 0, seriesPolicy: .stream)
     /// Rowing power (`W`), discrete. HealthKit has no rowing power type; this is healthgate's own,
     /// so a rower's power is not recorded as cycling power.
     public static let rowingPower = QuantityType(
-        identifier: "rowingPower", canonicalUnit: .watt, aggregationStyle: .discrete, fractionDigits: 0)
+        identifier: "rowingPower", canonicalUnit: .watt, aggregationStyle: .discrete, fractionDigits: 0, seriesPolicy: .stream)
     /// Rowing stroke rate, strokes per minute (`count/min`), discrete: a rower's cadence.
     /// HealthKit has no stroke-rate type for rowing; this is healthgate's own.
     public static let rowingStrokeRate = QuantityType(
-        identifier: "rowingStrokeRate", canonicalUnit: .countPerMinute, aggregationStyle: .discrete, fractionDigits: 1)
+        identifier: "rowingStrokeRate", canonicalUnit: .countPerMinute, aggregationStyle: .discrete, fractionDigits: 1, seriesPolicy: .stream)
     /// Body mass (`kg`), discrete (HKQuantityTypeIdentifier.bodyMass).
     public static let bodyMass = QuantityType(
         identifier: "bodyMass", canonicalUnit: .kilogram, aggregationStyle: .discrete, fractionDigits: 1)

@@ -12,6 +12,8 @@ public enum SampleError: Error, Hashable, Sendable, CustomStringConvertible {
     case correlationMembers(type: String, expected: String)
     /// A correlation's member lies (partly) outside the correlation's interval.
     case memberOutsideCorrelation(type: String)
+    /// A quantity series needs at least one quantity, ordered by start date.
+    case seriesOutOfOrder
 
     public var description: String {
         switch self {
@@ -22,6 +24,13 @@ public enum SampleError: Error, Hashable, Sendable, CustomStringConvertible {
         case .heartbeatsOutOfOrder: "heartbeat times must be non-negative and non-decreasing"
         case .correlationMembers(let type, let expected): "a \(type) correlation holds exactly \(expected)"
         case .memberOutsideCorrelation(let type): "a \(type) correlation's samples must lie within its interval"
+        case .seriesOutOfOrder: "a quantity series holds at least one quantity, ordered by start date"
         }
+    }
+
+    /// Whether the error is a unit that does not fit the type.
+    public var isUnitMismatch: Bool {
+        if case .unitMismatch = self { return true }
+        return false
     }
 }
