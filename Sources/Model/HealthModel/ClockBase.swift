@@ -74,6 +74,7 @@ extension HealthRecord {
     public var clockBase: ClockBase? {
         switch self {
         case .quantity(let sample): sample.metadata.clockBase
+        case .quantitySeries(let series): series.metadata.clockBase
         case .heartbeatSeries(let series): series.metadata.clockBase
         case .workout(let workout): workout.metadata.clockBase
         case .correlation(let correlation): correlation.metadata.clockBase
@@ -84,6 +85,7 @@ extension HealthRecord {
     public var isDatedByDeviceClock: Bool {
         switch self {
         case .quantity(let sample): sample.metadata.isDeviceClock
+        case .quantitySeries(let series): series.metadata.isDeviceClock
         case .heartbeatSeries(let series): series.metadata.isDeviceClock
         case .workout(let workout): workout.metadata.isDeviceClock
         case .correlation(let correlation): correlation.metadata.isDeviceClock
@@ -100,6 +102,11 @@ extension HealthRecord {
             switch self {
             case .quantity(let sample):
                 return .quantity(try sample.moved(by: seconds, onto: base))
+            case .quantitySeries(let series):
+                return .quantitySeries(try QuantitySeriesSample(
+                    id: series.id, type: series.type, unit: series.unit,
+                    quantities: series.quantities.map { SeriesQuantity(value: $0.value, start: move($0.startDate), end: move($0.endDate)) },
+                    device: series.device, metadata: series.metadata.moved(by: seconds, onto: base)))
             case .heartbeatSeries(let series):
                 return .heartbeatSeries(try HeartbeatSeriesSample(
                     id: series.id, start: move(series.startDate), end: move(series.endDate), beats: series.beats,

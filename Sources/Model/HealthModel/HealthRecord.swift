@@ -1,6 +1,9 @@
 /// Anything that travels on the sample bus and lands in a sink.
 public indirect enum HealthRecord: Hashable, Sendable {
     case quantity(QuantitySample)
+    /// Readings of one type from one device kept as one sample (the store makes them of the
+    /// readings of a type with a ``QuantityType/seriesPolicy``).
+    case quantitySeries(QuantitySeriesSample)
     case heartbeatSeries(HeartbeatSeriesSample)
     case workout(Workout)
     /// Samples measured together (a blood-pressure reading), kept and sent as one record.
@@ -10,6 +13,7 @@ public indirect enum HealthRecord: Hashable, Sendable {
     public var id: SampleID {
         switch self {
         case .quantity(let sample): sample.id
+        case .quantitySeries(let series): series.id
         case .heartbeatSeries(let series): series.id
         case .workout(let workout): workout.id
         case .correlation(let correlation): correlation.id
@@ -20,6 +24,7 @@ public indirect enum HealthRecord: Hashable, Sendable {
     public var device: Device? {
         switch self {
         case .quantity(let sample): sample.device
+        case .quantitySeries(let series): series.device
         case .heartbeatSeries(let series): series.device
         case .workout: nil
         case .correlation(let correlation): correlation.device
@@ -27,10 +32,12 @@ public indirect enum HealthRecord: Hashable, Sendable {
     }
 
     /// The record's type: the quantity or correlation type's identifier (`heartRate`,
-    /// `bloodPressure`), `heartbeatSeries` or `workout`, as change logs and topics name it.
+    /// `bloodPressure`; a quantity series' type too), `heartbeatSeries` or `workout`, as change
+    /// logs and topics name it.
     public var typeIdentifier: String {
         switch self {
         case .quantity(let sample): sample.type.identifier
+        case .quantitySeries(let series): series.type.identifier
         case .correlation(let correlation): correlation.type.identifier
         case .heartbeatSeries: "heartbeatSeries"
         case .workout: "workout"
@@ -41,6 +48,7 @@ public indirect enum HealthRecord: Hashable, Sendable {
     public var kind: HealthRecordKind {
         switch self {
         case .quantity: .quantity
+        case .quantitySeries: .quantitySeries
         case .heartbeatSeries: .heartbeatSeries
         case .workout: .workout
         case .correlation: .correlation
@@ -57,6 +65,9 @@ extension HealthRecord {
         case .quantity(var sample):
             sample.metadata = sample.metadata.filling(from: stamp)
             return .quantity(sample)
+        case .quantitySeries(var series):
+            series.metadata = series.metadata.filling(from: stamp)
+            return .quantitySeries(series)
         case .heartbeatSeries(var series):
             series.metadata = series.metadata.filling(from: stamp)
             return .heartbeatSeries(series)
@@ -82,17 +93,18 @@ extension HealthRecord {
 
 /// The kinds of ``HealthRecord``.
 public enum HealthRecordKind: String, Hashable, Sendable, Codable, CaseIterable {
-    case quantity, heartbeatSeries, workout, correlation
+    case quantity, quantitySeries, heartbeatSeries, workout, correlation
 }
 
 extension HealthRecord: Codable {
     enum CodingKeys: String, CodingKey { case kind, sample }
 
-    /// `{"kind": "quantity" | "heartbeatSeries" | "workout" | "correlation", "sample": {…}}`
+    /// `{"kind": "quantity" | "quantitySeries" | "heartbeatSeries" | "workout" | "correlation", "sample": {…}}`
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         switch try container.decode(HealthRecordKind.self, forKey: .kind) {
         case .quantity: self = .quantity(try container.decode(QuantitySample.self, forKey: .sample))
+        case .quantitySeries: self = .quantitySeries(try container.decode(QuantitySeriesSample.self, forKey: .sample))
         case .heartbeatSeries:
             self = .heartbeatSeries(try container.decode(HeartbeatSeriesSample.self, forKey: .sample))
         case .workout: self = .workout(try container.decode(Workout.self, forKey: .sample))
@@ -105,6 +117,7 @@ extension HealthRecord: Codable {
         try container.encode(kind, forKey: .kind)
         switch self {
         case .quantity(let sample): try container.encode(sample, forKey: .sample)
+        case .quantitySeries(let series): try container.encode(series, forKey: .sample)
         case .heartbeatSeries(let series): try container.encode(series, forKey: .sample)
         case .workout(let workout): try container.encode(workout, forKey: .sample)
         case .correlation(let correlation): try container.encode(correlation, forKey: .sample)

@@ -47,7 +47,9 @@ public struct WorkoutActivity: Hashable, Sendable, Codable {
     }
 }
 
-/// A finished workout (HKWorkout): what was done, when, the totals, and the samples it collected.
+/// A finished workout (HKWorkout): what was done, when, and the totals. Its samples are found by
+/// what it says of itself (its time, running intervals, types and devices), as HealthKit finds a
+/// workout's samples by predicate; it lists none.
 public struct Workout: Hashable, Sendable, Codable {
     public var id: SampleID
     public var activityType: WorkoutActivityType
@@ -60,14 +62,11 @@ public struct Workout: Hashable, Sendable, Codable {
     /// Statistics per quantity type over the running intervals.
     public var statistics: [QuantityStatistics]
     public var metadata: Metadata
-    /// The identifiers of the quantity samples and heartbeat series collected into the workout.
-    public var sampleIDs: [SampleID]
 
     public init(
         id: SampleID, activityType: WorkoutActivityType, startDate: Date, endDate: Date,
         duration: Double, events: [WorkoutEvent] = [], activities: [WorkoutActivity] = [],
-        statistics: [QuantityStatistics] = [], metadata: Metadata = Metadata(),
-        sampleIDs: [SampleID] = []
+        statistics: [QuantityStatistics] = [], metadata: Metadata = Metadata()
     ) {
         self.id = id
         self.activityType = activityType
@@ -78,7 +77,6 @@ public struct Workout: Hashable, Sendable, Codable {
         self.activities = activities
         self.statistics = statistics
         self.metadata = metadata
-        self.sampleIDs = sampleIDs
     }
 
     /// The statistics of `type`, if the workout collected it.

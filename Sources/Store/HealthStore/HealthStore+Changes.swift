@@ -59,7 +59,7 @@ extension HealthStore {
                 message: "anchor \(anchor) is older than the tombstones kept (through \(purged)); read again from anchor 0")
         }
         // Each table is read in anchor order, one row more than the limit from each, then the
-        // five lists are merged: the first `limit` anchors of the merge are the page.
+        // six lists are merged: the first `limit` anchors of the merge are the page.
         let rowLimit = Int64(limit.map { $0 + 1 } ?? -1)
         var added: [(anchor: Int64, record: HealthRecord)] = []
         var deleted: [StoreChanges.Deletion] = []
@@ -80,6 +80,21 @@ extension HealthStore {
                     connection, where: condition, orderBy: "s.anchor LIMIT ?2", bindings, path: path
                 ) { rowAnchor, sample in
                     added.append((rowAnchor, .quantity(sample)))
+                }
+            }
+        }
+        // A quantity series is an object of its quantity type's: asked for with the type.
+        if type == nil || type?.kind == .quantity {
+            var condition: String? = "q.anchor > ?1"
+            var bindings = range
+            if case .quantity(let quantityType) = type {
+                let typeID = try StoreVocabulary.typeID(of: quantityType, connection, path: path)
+                condition = typeID.map { _ in "q.anchor > ?1 AND q.type_id = ?3" }
+                bindings.append(typeID.map(SQLiteValue.integer) ?? .null)
+            }
+            if let condition {
+                try RowDecoder.forEachSeries(connection, where: condition, orderBy: "q.anchor LIMIT ?2", bindings, path: path) {
+                    rowAnchor, series in added.append((rowAnchor, .quantitySeries(series)))
                 }
             }
         }
@@ -113,8 +128,8 @@ extension HealthStore {
             }
         }
         deleted = try tombstones(connection, since: anchor, type: type, rowLimit: rowLimit, path: path)
-        // Samples come in anchor order, the other three by start date: sort when they are not
-        // all in order already (a page of samples alone needs no sort).
+        // Samples and series come in anchor order, the other three by start date: sort when
+        // they are not all in order already (a page of samples alone needs no sort).
         if zip(added, added.dropFirst()).contains(where: { $0.anchor > $1.anchor }) {
             added.sort { $0.anchor < $1.anchor }
         }

@@ -1,7 +1,7 @@
 import SQLite
 
 extension HealthStore {
-    /// Whether the store still holds a quantity sample or a correlation of `type` (a quantity or
+    /// Whether the store still holds a quantity sample, a quantity series or a correlation of `type` (a quantity or
     /// correlation type's identifier; nil: of any type) from `device`, named as remote sinks name
     /// it (its local identifier, else its name; see ``StoreChanges/Deletion/device``).
     ///
@@ -20,6 +20,9 @@ extension HealthStore {
                 SELECT EXISTS (
                     SELECT 1 FROM samples s JOIN quantity_types t ON t.id = s.type_id
                     WHERE (?2 IS NULL OR t.identifier = ?2) AND s.device_id IN (SELECT id FROM matching))
+                OR EXISTS (
+                    SELECT 1 FROM quantity_series q JOIN quantity_types t ON t.id = q.type_id
+                    WHERE (?2 IS NULL OR t.identifier = ?2) AND q.device_id IN (SELECT id FROM matching))
                 OR EXISTS (SELECT 1 FROM correlations c WHERE (?2 IS NULL OR c.type = ?2) AND c.device_id IN (SELECT id FROM matching))
                 """,
                 [.text(device), type.map(SQLiteValue.text) ?? .null], path: path

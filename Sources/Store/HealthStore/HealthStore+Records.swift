@@ -52,31 +52,18 @@ extension HealthStore {
         }
     }
 
-    /// One workout with the quantity samples and heartbeat series it links to; nil when no
-    /// workout has this uuid. Linked records not (yet) in the store are listed in
-    /// `workout.sampleIDs` but absent from `samples` and `heartbeatSeries`.
+    /// One workout with the quantity samples and heartbeat series it collected, found by its
+    /// time, running intervals, types and devices (``WorkoutRecordReader``); nil when no workout
+    /// has this uuid. Records pruned since (`store.retentionDays`) or deleted are absent.
     public func workout(id: SampleID) async throws(StoreError) -> StoredWorkout? {
         try await read { connection throws(StoreError) in
-            let key = SQLiteValue.blob(id.bytes)
-            guard let workout = try RowDecoder.workouts(connection, where: "uuid = ?1", [key], path: self.path).first?.workout
+            guard let workout = try RowDecoder.workouts(
+                connection, where: "uuid = ?1", [.blob(id.bytes)], path: self.path).first?.workout
             else { return nil }
-            // A linked sample ends inside the workout, so it starts at most the longest sample
-            // duration stored before it: found through the (type_id, start_us) index, each type's
-            // range then filtered by the links (samples have no index on their uuid alone).
-            let samples = try RowDecoder.samples(
-                connection,
-                where: """
-                    s.type_id IN (SELECT id FROM quantity_types)
-                    AND s.start_us >= ?2 - (SELECT ifnull(max(max_duration_us), 0) FROM quantity_types) AND s.start_us <= ?3
-                    AND s.uuid IN (SELECT sample_uuid FROM workout_samples WHERE workout_uuid = ?1)
-                    """,
-                orderBy: "s.start_us, s.uuid",
-                [key, .integer(StoreTime.microseconds(workout.startDate)), .integer(StoreTime.microseconds(workout.endDate))],
-                path: self.path)
-            let series = try RowDecoder.heartbeatSeries(
-                connection, where: "h.uuid IN (SELECT sample_uuid FROM workout_samples WHERE workout_uuid = ?1)",
-                [key], path: self.path).map(\.series)
-            return StoredWorkout(workout: workout, samples: samples, heartbeatSeries: series)
+            let records = try WorkoutRecordReader.records(of: workout, connection, path: self.path)
+            return StoredWorkout(
+                workout: workout, samples: records.samples, heartbeatSeries: records.heartbeatSeries,
+                curves: try RowDecoder.curves(of: id, connection, path: self.path))
         }
     }
 }

@@ -125,17 +125,12 @@ extension HealthStore {
         }
     }
 
-    /// Committed quantity samples of `types` ending at or after `start` (found through the
-    /// `(type_id, start_us)` index and each type's longest duration), and committed heartbeat
-    /// series ending at or after `start` (through `heartbeat_series_end`), of the devices
-    /// `devices` takes and `others` does not name, read in one transaction.
-    ///
-    /// The devices are selected in SQL, exactly as ``HealthModel/IdentitySelection/matches(_:)``
-    /// selects a record's device: each row of `devices` (a few rows, one per distinct device) is
-    /// made into the ``HealthModel/Device`` the sample readers make of it and matched in Swift,
-    /// and the samples and series are then read by their `device_id` alone. So a workout's end in
-    /// a class reads its own strap's hour, not the whole class's (issue #48). A record without a
-    /// device is read only when `devices` takes every device.
+    /// Committed quantity samples of `types` ending at or after `start` (plain samples, and each
+    /// quantity of a series as a sample of its own, by end date), and committed heartbeat series
+    /// ending at or after `start`, of the devices `devices` takes and `others` does not name, read
+    /// in one transaction (``WorkoutRecordReader``: the devices are matched in Swift once, the
+    /// records then read by `device_id` alone, so a workout's end in a class reads its own
+    /// strap's hour, not the whole class's).
     /// - Parameters:
     ///   - devices: the devices to read from; `IdentitySelection(nil)` (the default): every device.
     ///   - others: devices to leave out (someone else's), as a workout's `devices` names them; a
@@ -145,48 +140,18 @@ extension HealthStore {
         excluding others: [String] = []
     ) throws(StoreError) -> [HealthRecord] {
         let from = StoreTime.microseconds(start)
-        let excluded = IdentitySelection(others)
         return try readBlocking { connection throws(StoreError) in
-            let selection = try Self.deviceSelection(
-                connection, path: self.path, devices: devices, excluded: others.isEmpty ? nil : excluded)
+            let reader = try WorkoutRecordReader(connection, path: self.path, devices: devices, excluded: others)
             var records: [HealthRecord] = []
-            guard let selection else { return records }
             for type in types {
-                guard let (typeID, span) = try StoreVocabulary.typeAndSpan(of: type, connection, path: self.path) else { continue }
-                records += try RowDecoder.samples(
-                    connection,
-                    where: "s.type_id = ?1 AND s.start_us >= ?2 AND s.start_us + s.duration_us >= ?3" + selection.condition(on: "s.device_id"),
-                    orderBy: "s.start_us + s.duration_us, s.uuid",
-                    [.integer(typeID), .integer(from - span), .integer(from)], path: self.path
-                ).map(HealthRecord.quantity)
+                records += try reader.samples(of: type, endingFrom: from, through: nil)
+                    .sorted { ($0.endDate, $0.id) < ($1.endDate, $1.id) }.map(HealthRecord.quantity)
             }
             if types.contains(.heartRate) {
-                records += try RowDecoder.heartbeatSeries(
-                    connection, where: "h.end_us >= ?1" + selection.condition(on: "h.device_id"), [.integer(from)], path: self.path)
-                    .map { HealthRecord.heartbeatSeries($0.series) }
+                records += try reader.heartbeatSeries(from: from, through: nil).map(HealthRecord.heartbeatSeries)
             }
             return records
         }
-    }
-
-    /// Which stored devices a read takes: every row of `devices` matched in Swift (see
-    /// ``recordsForWorkout(of:endingFrom:devices:excluding:)``); nil when it takes none, not even
-    /// a record without a device.
-    private static func deviceSelection(
-        _ connection: SQLiteConnection, path: String, devices: IdentitySelection, excluded: IdentitySelection?
-    ) throws(StoreError) -> StoredDeviceSelection? {
-        // Every device, and none left out: no condition, no look at the devices.
-        if devices.names == nil, excluded == nil { return StoredDeviceSelection(taken: [], left: [], withoutDevice: true, every: true) }
-        var taken: [Int64] = []
-        var left: [Int64] = []
-        for (id, device) in try RowDecoder.storedDevices(connection, path: path) {
-            if devices.matches(device), !(excluded?.matches(device) ?? false) { taken.append(id) } else { left.append(id) }
-        }
-        // As `IdentitySelection.matches(nil)`: only a selection of every device takes a record
-        // without one, and a list of devices to leave out never names it.
-        let withoutDevice = devices.names == nil
-        if taken.isEmpty, !withoutDevice { return nil }
-        return StoredDeviceSelection(taken: taken, left: left, withoutDevice: withoutDevice, every: false)
     }
 
     /// The rows of `participant_devices` (schema version 5; `until_class_end` since 14), oldest first.
@@ -253,26 +218,5 @@ extension HealthStore {
 
     private func invalid(_ message: String) -> StoreError {
         StoreError(.invalidData, path: path, message: message)
-    }
-}
-
-/// The stored devices a workout's read takes, as a condition on a `device_id` column.
-private struct StoredDeviceSelection {
-    /// The ids of the devices taken, and of those left.
-    var taken: [Int64]
-    var left: [Int64]
-    /// Whether a record without a device is taken.
-    var withoutDevice: Bool
-    /// Every device and a record without one: no condition.
-    var every: Bool
-
-    /// ` AND (…)` on `column`, or nothing when every record is taken. The shorter of the two
-    /// lists is written out (the ids are the store's own integers, never text from outside).
-    func condition(on column: String) -> String {
-        if every { return "" }
-        let devices = taken.count <= left.count || left.isEmpty
-            ? (taken.isEmpty ? "0" : "\(column) IN (\(taken.map(String.init).joined(separator: ",")))")
-            : "\(column) NOT IN (\(left.map(String.init).joined(separator: ",")))"
-        return " AND (\(devices)" + (withoutDevice ? " OR \(column) IS NULL)" : ")")
     }
 }

@@ -110,10 +110,20 @@ public final class HealthStore: Sendable {
         }
     }
 
-    /// Closes the writer, folding the write-ahead log into the database file, and refuses
-    /// every later write. Queries keep working until the store is released.
-    public func close() async {
-        await writer?.close()
+    /// Closes the quantity series this store's writer was adding to, then the writer, folding
+    /// the write-ahead log into the database file, and refuses every later write. Queries keep
+    /// working until the store is released.
+    /// - Returns: the error that kept the series from being closed, if any: they stay open in
+    ///   the file (nothing is lost: the next writer adds to them or closes them), and the writer
+    ///   closes anyway.
+    @discardableResult
+    public func close() async -> StoreError? {
+        do {
+            try await writer?.close()
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// Makes the writer's statement in progress fail with SQLITE_INTERRUPT: for a forced stop,

@@ -16,10 +16,10 @@ public enum LogRetention: Sendable, Hashable {
     static func estimatedBytes(of record: HealthRecord) -> Int {
         switch record {
         case .quantity(let sample): 80 + 40 * sample.metadata.count
+        case .quantitySeries(let series): 96 + 3 * series.count
         case .correlation(let correlation): 96 + 80 * correlation.objects.count
         case .heartbeatSeries(let series): 96 + 12 * series.beats.count
         case .workout(let workout): 256 + 48 * (workout.events.count + workout.activities.count + workout.statistics.count)
-            + 16 * workout.sampleIDs.count
         }
     }
 

@@ -8,6 +8,8 @@ public struct RetentionProgress: Sendable, Hashable {
     enum Position: Sendable, Hashable {
         /// Quantity samples of type id `typeID` after `(start, uuid)`.
         case samples(typeID: Int64, start: Int64, uuid: [UInt8])
+        /// Quantity series of type id `typeID` after `(start, anchor)`.
+        case quantitySeries(typeID: Int64, start: Int64, anchor: Int64)
         /// Heartbeat series after `(end, anchor)`.
         case series(end: Int64, anchor: Int64)
         /// Nothing is left to look at.
@@ -16,6 +18,8 @@ public struct RetentionProgress: Sendable, Hashable {
 
     /// Quantity samples pruned so far in this pass.
     public internal(set) var samplesPruned = 0
+    /// Quantity series (each with its quantities) pruned so far in this pass.
+    public internal(set) var quantitySeriesPruned = 0
     /// Heartbeat series (with their beats) pruned so far in this pass.
     public internal(set) var seriesPruned = 0
     /// Transactions (batches) run so far in this pass.

@@ -10,19 +10,26 @@ public enum SampleOrder: String, Hashable, Sendable, CaseIterable {
     case descending = "desc"
 }
 
-/// A workout read back with the records it links to.
+/// A workout read back with the records it collected.
 public struct StoredWorkout: Hashable, Sendable {
-    /// The workout with its events, activities, statistics and the uuids of its samples.
+    /// The workout with its events, activities and statistics.
     public var workout: Workout
-    /// The linked quantity samples that are in the store, by start date.
+    /// The quantity samples it collected that are in the store (a series' quantities each as a
+    /// sample), by start date.
     public var samples: [QuantitySample]
-    /// The linked heartbeat series that are in the store, by start date.
+    /// The heartbeat series it collected that are in the store, by start date.
     public var heartbeatSeries: [HeartbeatSeriesSample]
+    /// Its condensed curves, kept whatever is pruned (``WorkoutCurve``); empty for a workout
+    /// stored before they were written.
+    public var curves: [WorkoutCurve]
 
-    /// Bundles a workout with the linked records found in the store.
-    public init(workout: Workout, samples: [QuantitySample], heartbeatSeries: [HeartbeatSeriesSample]) {
+    /// Bundles a workout with the records and curves found in the store.
+    public init(
+        workout: Workout, samples: [QuantitySample], heartbeatSeries: [HeartbeatSeriesSample], curves: [WorkoutCurve] = []
+    ) {
         self.workout = workout
         self.samples = samples
         self.heartbeatSeries = heartbeatSeries
+        self.curves = curves
     }
 }

@@ -198,7 +198,7 @@ enum RowDecoder {
             connection,
             """
             SELECT h.uuid, h.start_us, h.end_us, h.sync_identifier, h.sync_version, h.metadata_set_id,
-                h.device_id, \(deviceColumns), h.anchor
+                h.device_id, \(deviceColumns), h.anchor, h.beats
             FROM heartbeat_series h LEFT JOIN devices d ON d.id = h.device_id
             WHERE \(condition) ORDER BY h.start_us, h.uuid
             """, bindings, path: path)
@@ -208,11 +208,21 @@ enum RowDecoder {
             guard let start = row.integer(1), let end = row.integer(2), let anchor = row.integer(16) else {
                 throw StoreError(.invalidData, path: path, message: "heartbeat series \(id) lacks a date")
             }
-            let beats = try HealthStore.run(
-                connection,
-                "SELECT time_since_start, preceded_by_gap FROM heartbeats WHERE series_uuid = ?1 ORDER BY beat_index",
-                [row.values[0]], path: path
-            ).map { Heartbeat(timeSinceSeriesStart: $0.double(0) ?? 0, precededByGap: ($0.integer(1) ?? 0) != 0) }
+            let beats: [Heartbeat]
+            if let bytes = row.blob(17) {
+                do {
+                    beats = try HeartbeatEncoding.decode(bytes)
+                } catch {
+                    throw StoreError(.invalidData, path: path, message: "heartbeat series \(id): \(error)")
+                }
+            } else {
+                // Stored before version 15 and not moved into its blob yet (StoreMigration).
+                beats = try HealthStore.run(
+                    connection,
+                    "SELECT time_since_start, preceded_by_gap FROM heartbeats WHERE series_uuid = ?1 ORDER BY beat_index",
+                    [row.values[0]], path: path
+                ).map { Heartbeat(timeSinceSeriesStart: $0.double(0) ?? 0, precededByGap: ($0.integer(1) ?? 0) != 0) }
+            }
             let metadata = withSyncKeys(try metadataReader.metadata(row.values[5], connection), row.text(3), row.integer(4))
             do {
                 result.append((anchor, try HeartbeatSeriesSample(
@@ -268,7 +278,7 @@ enum RowDecoder {
     }
 
     /// The workouts `condition` selects (on `workouts`), by start date, each with its anchor,
-    /// events, activities, statistics and linked sample uuids.
+    /// events, activities and statistics.
     static func workouts(
         _ connection: SQLiteConnection, where condition: String, _ bindings: [SQLiteValue], path: String
     ) throws(StoreError) -> [(anchor: Int64, workout: Workout)] {
@@ -327,15 +337,11 @@ enum RowDecoder {
                     endDate: activity.integer(3).map(StoreTime.date(microseconds:)),
                     statistics: try self.statistics(connection, owner: activity.values[0], path: path)))
             }
-            let sampleIDs = try HealthStore.run(
-                connection, "SELECT sample_uuid FROM workout_samples WHERE workout_uuid = ?1 ORDER BY sample_uuid",
-                [key], path: path
-            ).map { sampleRow throws(StoreError) in try sampleID(sampleRow, 0, path: path) }
             let metadata = withSyncKeys(try metadataReader.metadata(row.values[7], connection), row.text(5), row.integer(6))
             result.append((anchor, Workout(
                 id: id, activityType: activityType, startDate: StoreTime.date(microseconds: start),
                 endDate: StoreTime.date(microseconds: end), duration: duration, events: events,
-                activities: activities, statistics: statistics, metadata: metadata, sampleIDs: sampleIDs)))
+                activities: activities, statistics: statistics, metadata: metadata)))
         }
         return result
     }

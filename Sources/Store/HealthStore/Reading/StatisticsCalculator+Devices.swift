@@ -68,6 +68,28 @@ extension StatisticsCalculator {
                 }
             }
         }
+        // The series: a whole one in a bucket by its summary, the others quantity by quantity.
+        if let seriesSpan = try StoreVocabulary.spans(of: type, connection, path: path)?.series {
+            try forEachSeriesContribution(
+                connection, type: type, typeID: typeID, span: seriesSpan + span, edges: edges, filter: filter, path: path
+            ) { deviceID, contribution throws(StoreError) in
+                let key = try identity(of: deviceID)
+                switch contribution {
+                case .summary(let bucket, let count, let sum, let minimum, let maximum, let last, let lastStart):
+                    accumulators[key, default: Array(repeating: Accumulator(), count: edges.count - 1)][bucket]
+                        .add(count: count, sum: sum, minimum: minimum, maximum: maximum, last: last, at: lastStart)
+                case .quantity(let start, let stop, let value):
+                    if type.aggregationStyle == .cumulative {
+                        spread(start: start, stop: stop, value: value, edges) { bucket, amount in
+                            accumulators[key, default: Array(repeating: Accumulator(), count: edges.count - 1)][bucket].add(amount, at: start)
+                        }
+                    } else if start >= first, start < end {
+                        accumulators[key, default: Array(repeating: Accumulator(), count: edges.count - 1)][
+                            bucketIndex(containing: start, edges)].add(value, at: start)
+                    }
+                }
+            }
+        }
         // Named devices first in their order, then the samples without a device.
         let order = accumulators.keys.sorted { left, right in
             switch (left, right) {
@@ -136,6 +158,18 @@ extension StatisticsCalculator {
         var maximum = -Double.infinity
         var mostRecent = 0.0
         var mostRecentStart = Int64.min
+
+        /// Adds a series' summary: `count` values summing to `sum`, the last `last` at `lastStart`.
+        mutating func add(count: Int, sum: Double, minimum: Double, maximum: Double, last: Double, at lastStart: Int64) {
+            self.count += count
+            self.sum += sum
+            self.minimum = min(self.minimum, minimum)
+            self.maximum = max(self.maximum, maximum)
+            if lastStart >= mostRecentStart {
+                mostRecent = last
+                mostRecentStart = lastStart
+            }
+        }
 
         /// Adds a value (for a discrete type, in start order; later samples win ties).
         mutating func add(_ value: Double, at start: Int64) {

@@ -14,9 +14,12 @@ enum StatisticsCalculator {
     ) throws(StoreError) -> [QuantityStatistics] {
         let count = edges.count - 1
         guard count > 0 else { return [] }
-        guard let typeID = try StoreVocabulary.typeID(of: type, connection, path: path) else {
+        guard let spans = try StoreVocabulary.spans(of: type, connection, path: path) else {
             return (0..<count).map { empty(type, $0, edges) }
         }
+        let typeID = spans.id
+        let series = try discreteSeries(
+            connection, type: type, typeID: typeID, span: spans.series, edges: edges, filter: filter, path: path)
         // One range scan of the index on (type, start_us) per bucket, by the same two prepared
         // statements. A single query joining the buckets to the samples would need GROUP BY over
         // the join, which SQLite does with a temporary B-tree: every sample of the range would
@@ -34,19 +37,35 @@ enum StatisticsCalculator {
             guard let row = try HealthStore.run(connection, aggregate, bindings, path: path).first,
                 let samples = row.integer(0)
             else { throw StoreError(.invalidData, path: path, message: "no statistics row for \(type)") }
-            guard samples > 0 else { return empty(type, bucket, edges) }
-            var recent: (value: Double?, start: Date)?
+            let fromSeries = series[bucket]
+            let total = Int(samples) + fromSeries.count
+            guard total > 0 else { return empty(type, bucket, edges) }
+            var recent: (value: Double?, start: Int64)?
             if options.contains(.mostRecent) {
-                guard let newestRow = try HealthStore.run(connection, newest, bindings, path: path).first,
-                    let newestStart = newestRow.integer(1)
-                else { throw StoreError(.invalidData, path: path, message: "no most recent \(type) sample in a bucket of \(samples)") }
-                recent = (newestRow.double(0), StoreTime.date(microseconds: newestStart))
+                if samples > 0 {
+                    guard let newestRow = try HealthStore.run(connection, newest, bindings, path: path).first,
+                        let newestStart = newestRow.integer(1)
+                    else { throw StoreError(.invalidData, path: path, message: "no most recent \(type) sample in a bucket of \(samples)") }
+                    recent = (newestRow.double(0), newestStart)
+                }
+                if fromSeries.count > 0, recent.map({ fromSeries.mostRecentStart > $0.start }) ?? true {
+                    recent = (fromSeries.mostRecent, fromSeries.mostRecentStart)
+                }
             }
+            // The samples' aggregates and the series' combined: a mean weighted by the counts.
+            func combined(_ value: Double?, _ option: StatisticsOptions, _ merge: (Double, Double) -> Double, _ own: Double) -> Double? {
+                guard options.contains(option) else { return nil }
+                guard fromSeries.count > 0 else { return value }
+                return value.map { merge($0, own) } ?? own
+            }
+            let average: Double? = options.contains(.average)
+                ? ((row.double(1) ?? 0) * Double(samples) + fromSeries.sum) / Double(total) : nil
             let (start, stop) = bounds(bucket, edges)
             return QuantityStatistics(
-                type: type, startDate: start, endDate: stop, sampleCount: Int(samples), average: row.double(1),
-                minimum: row.double(2), maximum: row.double(3), mostRecent: recent?.value,
-                mostRecentDate: recent?.start)
+                type: type, startDate: start, endDate: stop, sampleCount: total, average: average,
+                minimum: combined(row.double(2), .minimum, min, fromSeries.minimum),
+                maximum: combined(row.double(3), .maximum, max, fromSeries.maximum), mostRecent: recent?.value,
+                mostRecentDate: recent.map { StoreTime.date(microseconds: $0.start) })
         }
     }
 
@@ -71,6 +90,22 @@ enum StatisticsCalculator {
             path: path)
         var sums = [Double](repeating: 0, count: count)
         var counts = [Int](repeating: 0, count: count)
+        if let seriesSpan = try StoreVocabulary.spans(of: type, connection, path: path)?.series {
+            try forEachSeriesContribution(
+                connection, type: type, typeID: typeID, span: seriesSpan + span, edges: edges, filter: filter, path: path
+            ) { _, contribution in
+                switch contribution {
+                case .summary(let bucket, let count, let sum, _, _, _, _):
+                    sums[bucket] += sum
+                    counts[bucket] += count
+                case .quantity(let start, let stop, let value):
+                    spread(start: start, stop: stop, value: value, edges) { bucket, amount in
+                        sums[bucket] += amount
+                        counts[bucket] += 1
+                    }
+                }
+            }
+        }
         for row in rows {
             guard let start = row.integer(0), let stop = row.integer(1), let value = row.double(2) else {
                 throw StoreError(.invalidData, path: path, message: "unexpected sample row for \(type)")

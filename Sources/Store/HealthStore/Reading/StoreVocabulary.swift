@@ -82,6 +82,19 @@ struct StoreVocabulary {
         try typeAndSpan(of: type, connection, path: path)?.id
     }
 
+    /// The id of `type`, the longest duration of a sample of it and the longest span of a series
+    /// of it (first to last quantity's start) ever stored, in µs; nil when nothing of it was ever
+    /// stored. A range query on `start_us` reaches back by these to find what reaches into it.
+    static func spans(
+        of type: QuantityType, _ connection: SQLiteConnection, path: String
+    ) throws(StoreError) -> (id: Int64, duration: Int64, series: Int64)? {
+        guard let row = try HealthStore.run(
+            connection, "SELECT id, max_duration_us, max_series_span_us FROM quantity_types WHERE identifier = ?1",
+            [.text(type.identifier)], path: path
+        ).first, let id = row.integer(0) else { return nil }
+        return (id, row.integer(1) ?? 0, row.integer(2) ?? 0)
+    }
+
     /// The id of `type` and the longest duration, in µs, of a sample of it ever stored; nil when
     /// no sample of it was ever stored.
     static func typeAndSpan(

@@ -40,6 +40,7 @@ public enum StoreSchema {
         .sql(version12),
         .sql(version13),
         .sql(version14),
+        .sql(version15),
     ]
 
     // Version 1.

@@ -37,6 +37,9 @@ extension RecordWriter {
                     where: "s.metadata_set_id \(inSets) AND s.anchor NOT IN (SELECT sample_anchor FROM correlation_members)",
                     orderBy: "s.anchor", [], path: path
                 ) { anchor, sample in moved.append((.quantity(sample), anchor)) }
+                try RowDecoder.forEachSeries(
+                    connection, where: "q.metadata_set_id \(inSets)", orderBy: "q.anchor", [], path: path
+                ) { anchor, series in moved.append((.quantitySeries(series), anchor)) }
                 for (anchor, series) in try RowDecoder.heartbeatSeries(
                     connection, where: "h.metadata_set_id \(inSets)", [], path: path)
                 {
@@ -94,6 +97,8 @@ extension RecordWriter {
         switch record {
         case .quantity(let sample):
             try deleteObject(table: "samples", anchor: anchor, uuid: uuid, kind: .quantity, type: sample.type.identifier)
+        case .quantitySeries(let series):
+            try deleteObject(table: "quantity_series", anchor: anchor, uuid: uuid, kind: .quantitySeries, type: series.type.identifier)
         case .heartbeatSeries:
             try deleteObject(table: "heartbeat_series", anchor: anchor, uuid: uuid, kind: .heartbeatSeries, type: "heartbeatSeries")
         case .correlation(let correlation):

@@ -5,11 +5,10 @@ extension RecordWriter {
     /// Deletes the objects `selection` names, in ONE immediate transaction, each leaving a
     /// tombstone with an anchor of its own.
     ///
-    /// Refused, deleting nothing, when a selected sample or heartbeat series is collected by a
-    /// workout in progress (`live_workouts`: its type, one of its devices, ending after the
-    /// workout started): the workout reads its samples back from the store when it ends. A
-    /// workout's links (`workout_samples`) stay: a deleted sample is then listed in the
-    /// workout's `sampleIDs` but absent, as one not stored yet is.
+    /// Refused, deleting nothing, when a selected sample or series is collected by a workout in
+    /// progress (`live_workouts`: its type, one of its devices, ending after the workout
+    /// started): the workout reads its samples back from the store when it ends. A quantity
+    /// series goes whole: selected by its uuid, or by its start in a device's or type's range.
     ///
     /// Quantity samples have no index on their uuid alone, so a deletion by uuid reads the
     /// samples table once (for every uuid given together).
@@ -41,6 +40,7 @@ extension RecordWriter {
     /// The kinds of object, their tables and the SQL for their type (relative to alias `o`).
     private static let tables: [(kind: HealthRecordKind, table: String, type: String)] = [
         (.quantity, "samples", "(SELECT identifier FROM quantity_types WHERE id = o.type_id)"),
+        (.quantitySeries, "quantity_series", "(SELECT identifier FROM quantity_types WHERE id = o.type_id)"),
         (.correlation, "correlations", "o.type"),
         (.heartbeatSeries, "heartbeat_series", "'heartbeatSeries'"),
         (.workout, "workouts", "'workout'"),
@@ -68,7 +68,9 @@ extension RecordWriter {
             let missing = try connection.query(
                 "SELECT uuid FROM temp.deletion_ids WHERE uuid NOT IN (SELECT uuid FROM temp.deletion_targets) LIMIT 1")
             if let bytes = missing.first?.blob(0), let id = SampleID(bytes: bytes) {
-                throw StoreError(.invalidArgument, path: path, message: "no object with uuid \(id) is stored")
+                let hint = id.version == 8
+                    ? " (a quantity of a series has no uuid of its own: delete the series its `healthgate.series` names)" : ""
+                throw StoreError(.invalidArgument, path: path, message: "no object with uuid \(id) is stored" + hint)
             }
         case .device(let device, let from, let to):
             let bindings: [SQLiteValue] = [
@@ -76,10 +78,12 @@ extension RecordWriter {
             ]
             let ofDevice = "o.device_id IN (SELECT id FROM devices WHERE name = ?1 OR local_identifier = ?1 OR radio_identifier = ?1)"
             // Through the (type_id, start_us) index, one range per type.
-            try connection.run(insert(.quantity, "samples", Self.tables[0].type, where: """
-                o.type_id IN (SELECT id FROM quantity_types) AND o.start_us >= ?2 AND o.start_us < ?3 AND \(ofDevice)
-                """), bindings)
-            for (kind, table, type) in Self.tables[1...2] {
+            for (kind, table, type) in Self.tables[0...1] {
+                try connection.run(insert(kind, table, type, where: """
+                    o.type_id IN (SELECT id FROM quantity_types) AND o.start_us >= ?2 AND o.start_us < ?3 AND \(ofDevice)
+                    """), bindings)
+            }
+            for (kind, table, type) in Self.tables[2...3] {
                 try connection.run(
                     insert(kind, table, type, where: "o.start_us >= ?2 AND o.start_us < ?3 AND \(ofDevice)"), bindings)
             }
@@ -88,9 +92,11 @@ extension RecordWriter {
             let inRange = "o.start_us >= ?1 AND o.start_us < ?2"
             switch type {
             case .quantity(let quantityType):
-                try connection.run(insert(.quantity, "samples", Self.tables[0].type, where: """
-                    o.type_id = (SELECT id FROM quantity_types WHERE identifier = ?3) AND \(inRange)
-                    """), range + [.text(quantityType.identifier)])
+                for (kind, table, type) in Self.tables[0...1] {
+                    try connection.run(insert(kind, table, type, where: """
+                        o.type_id = (SELECT id FROM quantity_types WHERE identifier = ?3) AND \(inRange)
+                        """), range + [.text(quantityType.identifier)])
+                }
             case .correlation(let correlationType):
                 try connection.run(
                     insert(.correlation, "correlations", "o.type", where: "o.type = ?3 AND \(inRange)"),
@@ -130,6 +136,9 @@ extension RecordWriter {
             SELECT o.uuid, w.uuid FROM (
                 SELECT s.uuid, t.type, s.start_us + s.duration_us AS end_us, s.device_id FROM samples s
                 JOIN temp.deletion_targets t ON t.kind = 'quantity' AND t.anchor = s.anchor
+                UNION ALL SELECT q.uuid, y.identifier, q.end_us, q.device_id FROM quantity_series q
+                JOIN temp.deletion_targets t ON t.kind = 'quantitySeries' AND t.anchor = q.anchor
+                JOIN quantity_types y ON y.id = q.type_id
                 UNION ALL SELECT h.uuid, 'heartRate', h.end_us, h.device_id FROM heartbeat_series h
                 JOIN temp.deletion_targets t ON t.kind = 'heartbeatSeries' AND t.anchor = h.anchor
             ) o

@@ -136,6 +136,8 @@ extension RecordWriter {
             """, bounds)
         try connection.run(
             "DELETE FROM sample_sync WHERE anchor <= ?1 AND anchor NOT IN (SELECT anchor FROM samples)", [.integer(anchor)])
+        // An open series is still growing: it goes once closed and acknowledged in that version.
+        try connection.run("DELETE FROM quantity_series WHERE anchor <= ?1 AND end_us < ?2 AND open = 0", bounds)
         try connection.run("DELETE FROM heartbeat_series WHERE anchor <= ?1 AND end_us < ?2", bounds)
         try connection.run("DELETE FROM workout_statistics WHERE workout_uuid IN (SELECT uuid FROM workouts WHERE anchor <= ?1 AND end_us < ?2)", bounds)
         try connection.run("DELETE FROM workouts WHERE anchor <= ?1 AND end_us < ?2", bounds)

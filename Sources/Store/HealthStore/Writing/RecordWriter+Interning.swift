@@ -11,6 +11,7 @@ extension RecordWriter {
         metadataSets.commit()
         typeIDs.commit()
         unitIDs.commit()
+        openSeries.commit()
     }
 
     /// After a rollback: the caches forget the rows the transaction interned (they are gone),
@@ -23,6 +24,8 @@ extension RecordWriter {
         lastDevice = nil
         lastType = nil
         spans = [:]
+        seriesSpans = [:]
+        openSeries.rollback()
     }
 
     /// The id of the metadata set holding `metadata`'s entries, sync keys left out; nil when

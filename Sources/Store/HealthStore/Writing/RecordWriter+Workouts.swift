@@ -2,8 +2,8 @@ import FoundationEssentials
 import HealthModel
 import SQLite
 
-// Workouts: the workout's row, its events, activities and statistics, and its links to the
-// samples and heartbeat series it collected.
+// Workouts: the workout's row, its events, activities and statistics. Its samples are found by
+// its time, types and devices (WorkoutRecordReader): no row links it to them.
 extension RecordWriter {
     /// The workout's row and child rows; it replaces the workout in progress with its uuid.
     func write(_ workout: Workout) throws -> Outcome {
@@ -64,12 +64,7 @@ extension RecordWriter {
         for statistics in workout.statistics {
             try writeStatistics(statistics, owner: id, workout: id)
         }
-        for sampleID in workout.sampleIDs {
-            try connection.run(
-                "INSERT INTO workout_samples (workout_uuid, sample_uuid) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-                [id, .blob(sampleID.bytes)])
-        }
-        try WorkoutLinks.linkSeries(to: workout, connection: connection)
+        try writeCurves(of: workout)
         return decision == .replace ? .replaced : .inserted
     }
 

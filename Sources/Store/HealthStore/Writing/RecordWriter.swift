@@ -47,6 +47,14 @@ final class RecordWriter {
     // The longest duration stored per type id. Emptied when a transaction fails: it may hold a
     // value whose update was rolled back, and a cleared cache only costs updates.
     var spans: [Int64: Int64] = [:]
+    // The longest series span stored per type id, kept like `spans`.
+    var seriesSpans: [Int64: Int64] = [:]
+    /// The quantity series readings are folded into (RecordWriter+QuantitySeries.swift).
+    var openSeries = OpenSeriesTable()
+    /// The monotonic clock that tells when a series stopped growing.
+    let uptime: @Sendable () -> Duration
+    /// The origin of the default monotonic clock: an instant, never changed.
+    static let clockOrigin = ContinuousClock.now
     /// Within a transaction: the last anchor handed out.
     private var latestAnchor: Int64 = 0
     /// Within a transaction: whether any tombstone exists, so that an object stored again
@@ -72,9 +80,13 @@ final class RecordWriter {
     /// Opens (creating if needed) and migrates the store at `path`.
     /// - Parameter maximumPageCount: `PRAGMA max_page_count`, a size limit; nil for SQLite's default.
     /// - Throws: ``StoreError`` with `.notAStore`, `.schemaTooNew`, `.corrupt`, `.ioError`, `.readOnly`, …
-    init(path: String, maximumPageCount: Int? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws(StoreError) {
+    init(
+        path: String, maximumPageCount: Int? = nil, now: @escaping @Sendable () -> Date = { Date() },
+        uptime: @escaping @Sendable () -> Duration = { RecordWriter.clockOrigin.duration(to: .now) }
+    ) throws(StoreError) {
         self.path = path
         self.now = now
+        self.uptime = uptime
         do {
             // Whose file it is, before anything is written: switching to WAL rewrites the header.
             connection = try SQLiteConnection(path: path, mode: .readWrite, writeAheadLog: false)
@@ -94,6 +106,7 @@ final class RecordWriter {
         if let maximumPageCount { try setMaximumPageCount(maximumPageCount) }
         do {
             hasFollowers = try connection.query("SELECT EXISTS (SELECT 1 FROM followers)").first?.integer(0) == 1
+            try loadOpenSeries()
         } catch {
             throw StoreError(error, path: path)
         }
@@ -121,6 +134,7 @@ final class RecordWriter {
                 transactionBytes = 0
                 let first = latestAnchor
                 let result = try body()
+                try writeSeriesChanges()
                 if latestAnchor != first {
                     try connection.run("UPDATE anchors SET latest = ?1", [.integer(latestAnchor)])
                     if hasFollowers {
@@ -215,8 +229,11 @@ final class RecordWriter {
             let end: Date
             switch records[index] {
             case .quantity(let sample):
-                outcome = try write(sample, using: &insert).outcome
+                outcome = try fold(sample) ?? write(sample, using: &insert).outcome
                 end = sample.endDate
+            case .quantitySeries(let series):
+                outcome = try write(series)
+                end = series.endDate
             case .heartbeatSeries(let series):
                 outcome = try write(series)
                 end = series.endDate
@@ -237,6 +254,7 @@ final class RecordWriter {
             if endMicros > latest { latest = endMicros }
         }
         if latest != .min { summary.lastRecordDate = StoreTime.date(microseconds: latest) }
+        closeIdleSeries()
         return summary
     }
 

@@ -55,8 +55,15 @@ actor StoreWriter {
         return try body(writer)
     }
 
-    /// Closes the connection (SQLite checkpoints the WAL when the last connection closes).
-    func close() {
-        writer = nil
+    /// Closes every open quantity series, then the connection (SQLite checkpoints the WAL when
+    /// the last connection closes).
+    ///
+    /// - Throws: ``StoreError`` when the series cannot be closed; the connection closes anyway,
+    ///   and the series stay open in the file: the next writer to open it adds to them or
+    ///   closes them, so nothing is lost.
+    func close() throws(StoreError) {
+        defer { writer = nil }
+        guard let writer else { return }
+        try writer.transaction { writer.closeAllSeries() }
     }
 }

@@ -1,0 +1,45 @@
+import SQLite
+public import FoundationEssentials
+
+extension HealthStore {
+    /// One batch of the background migration (``StoreMigrationStep``), in ONE transaction on the
+    /// writer's queue: up to `seriesLimit` heartbeat series' beats moved into their blobs, or up
+    /// to `linkLimit` of a workout's old links deleted. Ingest waits for one batch at most.
+    /// - Returns: every step's progress after the batch; the migration is done when every step
+    ///   has its `finished` date.
+    /// - Throws: ``StoreError``; nothing of the batch is kept then, and the next call resumes.
+    public func migrateBatch(
+        seriesLimit: Int = HealthStore.migrationSeriesBatch, linkLimit: Int = HealthStore.migrationLinkBatch
+    ) async throws(StoreError) -> [StoreMigrationStep] {
+        try await requireWriter().perform { writer throws(StoreError) in
+            try writer.migrateBatch(seriesLimit: seriesLimit, linkLimit: linkLimit)
+        }
+    }
+
+    /// The background migration's steps as the store holds them (empty for a store created at
+    /// this version with nothing to move: its steps finish at the first batch).
+    public func migrationSteps() async throws(StoreError) -> [StoreMigrationStep] {
+        let path = self.path
+        return try await read { connection throws(StoreError) in
+            do throws(SQLiteError) {
+                return try StoreMigrationStep.all(in: connection)
+            } catch {
+                throw StoreError(error, path: path)
+            }
+        }
+    }
+
+    /// Heartbeat series a migration batch moves: about 70 beats each, so a batch reads and
+    /// deletes as many rows as a 1000-sample ingest batch writes, and ingest waits no longer.
+    public static let migrationSeriesBatch = 20
+    /// Old links a migration batch deletes.
+    public static let migrationLinkBatch = 2000
+
+    /// Closes the quantity series nothing was added to for their policy's gap (the devices went
+    /// away), on the writer's monotonic clock; a transaction only when there is one to close.
+    /// - Returns: how many it closed.
+    @discardableResult
+    public func closeIdleSeries() async throws(StoreError) -> Int {
+        try await requireWriter().perform { writer throws(StoreError) in try writer.closeIdleSeriesNow() }
+    }
+}

@@ -1,0 +1,166 @@
+import FoundationEssentials
+import HealthModel
+import SQLite
+
+// Quantity series read back: the row and its blob made into a QuantitySeriesSample, with the
+// sync keys a receiver needs to tell its versions apart.
+extension RowDecoder {
+    /// The columns ``decodeSeries(_:vocabulary:metadataReader:connection:path:)`` reads, from
+    /// `quantity_series q` joined with `devices d`.
+    static let seriesSelect = """
+        SELECT q.anchor, q.uuid, q.type_id, q.unit_id, q.start_us, q.version, q.open, q.metadata_set_id, q.quantities,
+            q.device_id, \(deviceColumns)
+        FROM quantity_series q LEFT JOIN devices d ON d.id = q.device_id
+        """
+
+    /// The sync identifier a stored series is given: its versions share it, so a receiver
+    /// following HealthKit's rule keeps the one with the highest ``Metadata/syncVersion``.
+    static func seriesSyncIdentifier(_ id: SampleID) -> String { "quantity-series:\(id.uuidString)" }
+
+    /// Hands each series `condition` selects (on `quantity_series q`), with its anchor, to
+    /// `body`, in `orderBy`'s order.
+    static func forEachSeries(
+        _ connection: SQLiteConnection, where condition: String, orderBy: String, _ bindings: [SQLiteValue], path: String,
+        _ body: (_ anchor: Int64, _ series: QuantitySeriesSample) throws(StoreError) -> Void
+    ) throws(StoreError) {
+        var metadataReader = MetadataReader(path: path)
+        var vocabulary = StoreVocabulary(connection: connection, path: path)
+        let statement: SQLiteStatement
+        do {
+            statement = try connection.statement(seriesSelect + " WHERE \(condition) ORDER BY \(orderBy)")
+            try statement.bind(bindings)
+        } catch {
+            throw StoreError(error, path: path)
+        }
+        do throws(StoreError) {
+            while try stepRow(statement, path: path) {
+                let anchor = statement.integer(0) ?? 0
+                try body(anchor, try decodeSeries(
+                    statement, vocabulary: &vocabulary, metadataReader: &metadataReader, connection: connection, path: path))
+            }
+        } catch {
+            statement.reset()
+            throw error
+        }
+    }
+
+    /// The series `condition` selects, in `orderBy`'s order, with their anchors.
+    static func series(
+        _ connection: SQLiteConnection, where condition: String, orderBy: String, _ bindings: [SQLiteValue], path: String
+    ) throws(StoreError) -> [(anchor: Int64, series: QuantitySeriesSample)] {
+        var result: [(anchor: Int64, series: QuantitySeriesSample)] = []
+        try forEachSeries(connection, where: condition, orderBy: orderBy, bindings, path: path) { anchor, series in
+            result.append((anchor, series))
+        }
+        return result
+    }
+
+    /// The series in the statement's current row (columns of ``seriesSelect``).
+    private static func decodeSeries(
+        _ statement: SQLiteStatement, vocabulary: inout StoreVocabulary, metadataReader: inout MetadataReader,
+        connection: SQLiteConnection, path: String
+    ) throws(StoreError) -> QuantitySeriesSample {
+        guard let id = statement.withBlob(1, { SampleID(bytes: $0) }) ?? nil else {
+            throw StoreError(.invalidData, path: path, message: "a stored series uuid is not 16 bytes")
+        }
+        guard let typeID = statement.integer(2), let unitID = statement.integer(3), let start = statement.integer(4),
+            let version = statement.integer(5), let bytes = statement.withBlob(8, { Array($0) })
+        else {
+            throw StoreError(.invalidData, path: path, message: "series \(id) lacks a type, unit, date or quantities")
+        }
+        let type = try vocabulary.type(typeID, for: id)
+        let unit = try vocabulary.unit(unitID, for: id)
+        let encoded: [QuantitySeriesEncoding.Quantity]
+        do {
+            encoded = try QuantitySeriesEncoding.decode(bytes)
+        } catch {
+            throw StoreError(.invalidData, path: path, message: "series \(id): \(error)")
+        }
+        let quantities = encoded.map { quantity in
+            SeriesQuantity(
+                value: quantity.value, start: StoreTime.date(microseconds: start &+ quantity.offset),
+                end: StoreTime.date(microseconds: start &+ quantity.offset &+ quantity.duration))
+        }
+        let device = statement.integer(9).map { deviceID in
+            vocabulary.device(deviceID) {
+                Device(
+                    name: statement.text(10), manufacturer: statement.text(11), model: statement.text(12),
+                    hardwareVersion: statement.text(13), firmwareVersion: statement.text(14),
+                    softwareVersion: statement.text(15), localIdentifier: statement.text(16),
+                    udiDeviceIdentifier: statement.text(17), radioIdentifier: statement.text(18))
+            }
+        }
+        var metadata = withSyncKeys(
+            try metadataReader.metadata(statement.value(7), connection), seriesSyncIdentifier(id), version)
+        if statement.integer(6) == 1 { metadata[.provisional] = .bool(true) }
+        do {
+            return try QuantitySeriesSample(id: id, type: type, unit: unit, quantities: quantities, device: device, metadata: metadata)
+        } catch {
+            throw StoreError(.invalidData, path: path, message: "series \(id): \(error)")
+        }
+    }
+
+    static func stepRow(_ statement: SQLiteStatement, path: String) throws(StoreError) -> Bool {
+        do {
+            return try statement.step()
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+}
+
+extension RowDecoder {
+    /// The quantity of `type`'s series with the latest start, as a sample of its own, or nil: the
+    /// series holding it starts at most the type's longest span before the latest-starting series,
+    /// so a few rows of `quantity_series_type_start` are read.
+    static func newestSeriesQuantity(
+        _ connection: SQLiteConnection, of type: QuantityType, path: String
+    ) throws(StoreError) -> QuantitySample? {
+        guard let spans = try StoreVocabulary.spans(of: type, connection, path: path), spans.series >= 0 else { return nil }
+        var newest: QuantitySample?
+        try forEachSeries(
+            connection,
+            where: "q.type_id = ?1 AND q.start_us >= (SELECT max(start_us) FROM quantity_series WHERE type_id = ?1) - ?2",
+            orderBy: "q.last_start_us DESC, q.anchor DESC LIMIT 1", [.integer(spans.id), .integer(spans.series)], path: path
+        ) { _, series in
+            newest = series.quantitySample(at: series.count - 1)
+        }
+        return newest
+    }
+
+    /// The earliest start of a quantity of `type`'s series, or nil.
+    static func earliestSeriesStart(_ connection: SQLiteConnection, of type: QuantityType, path: String) throws(StoreError) -> Int64? {
+        try HealthStore.run(
+            connection,
+            "SELECT min(start_us) FROM quantity_series WHERE type_id = (SELECT id FROM quantity_types WHERE identifier = ?1)",
+            [.text(type.identifier)], path: path
+        ).first?.integer(0)
+    }
+}
+
+extension RowDecoder {
+    /// The curves stored with the workout `id`, by type.
+    static func curves(of id: SampleID, _ connection: SQLiteConnection, path: String) throws(StoreError) -> [WorkoutCurve] {
+        let rows = try HealthStore.run(
+            connection,
+            """
+            SELECT t.identifier, c.start_us, c.quantities FROM workout_curves c JOIN quantity_types t ON t.id = c.type_id
+            WHERE c.workout_uuid = ?1 ORDER BY t.identifier
+            """, [.blob(id.bytes)], path: path)
+        return try rows.map { row throws(StoreError) -> WorkoutCurve in
+            guard let type = row.text(0).flatMap(QuantityType.named), let start = row.integer(1), let bytes = row.blob(2) else {
+                throw StoreError(.invalidData, path: path, message: "workout \(id) has an invalid curve")
+            }
+            do {
+                let points = try QuantitySeriesEncoding.decode(bytes).map { point in
+                    SeriesQuantity(
+                        value: point.value, start: StoreTime.date(microseconds: start &+ point.offset),
+                        end: StoreTime.date(microseconds: start &+ point.offset &+ point.duration))
+                }
+                return WorkoutCurve(type: type, points: points)
+            } catch {
+                throw StoreError(.invalidData, path: path, message: "workout \(id)'s \(type) curve: \(error)")
+            }
+        }
+    }
+}
