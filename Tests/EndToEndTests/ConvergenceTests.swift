@@ -192,6 +192,7 @@ final class ConvergenceTests: XCTestCase {
     static func healthJSON(_ record: HealthRecord, encoder: JSONEncoder) throws -> Data {
         switch record {
         case .quantity(let sample): try encoder.encode(sample)
+        case .quantitySeries(let series): try encoder.encode(series)
         case .heartbeatSeries(let series): try encoder.encode(series)
         case .workout(let workout): try encoder.encode(workout)
         case .correlation(let correlation): try encoder.encode(correlation)

@@ -23,8 +23,7 @@ final class RetentionEndToEndTests: XCTestCase {
         let recent = try (0..<5).map { try heartRate(daysAgo: 1, $0) }
         let kept = Array(old[0..<3])
         let workout = Workout(
-            id: ids.next(), activityType: .cycling, startDate: kept[0].startDate, endDate: kept[2].endDate, duration: 2,
-            sampleIDs: kept.map(\.id))
+            id: ids.next(), activityType: .cycling, startDate: kept[0].startDate, endDate: kept[2].endDate, duration: 2)
         let store = try HealthStore(path: path)
         try await store.write(old.map(HealthRecord.quantity) + recent.map(HealthRecord.quantity) + [.workout(workout)])
         await store.close()

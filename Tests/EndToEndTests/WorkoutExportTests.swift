@@ -56,8 +56,7 @@ final class WorkoutExportTests: XCTestCase {
                 QuantityStatistics(type: .distanceWalkingRunning, startDate: start, endDate: end, sampleCount: 540, sum: 270),
                 QuantityStatistics(type: .distanceCycling, startDate: start, endDate: end, sampleCount: 540, sum: 4320),
                 QuantityStatistics(type: .activeEnergyBurned, startDate: start, endDate: end, sampleCount: 1, sum: 123),
-            ],
-            sampleIDs: samples.map(\.id))
+            ])
         return (workout, samples)
     }
 

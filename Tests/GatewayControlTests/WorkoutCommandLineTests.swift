@@ -68,7 +68,7 @@ final class WorkoutCommandLineTests: XCTestCase {
         let final = try HealthJSON.makeDecoder().decode(WorkoutSnapshot.self, from: Data(ended.standardOutput.utf8))
         XCTAssertEqual(final.state, .ended)
         XCTAssertEqual(final.elapsedSeconds, 65)
-        XCTAssertEqual(controller.pendingWorkouts.first?.sampleIDs.count, 1, "only the chosen strap")
+        XCTAssertEqual(controller.pendingWorkouts.first?.statistics(for: .heartRate)?.sampleCount, 1, "only the chosen strap")
 
         // After the end, live shows the final state once and returns.
         let after = try await healthgate.run(["workout", "live"])

@@ -49,7 +49,7 @@ final class ClockCorrectionTests: StoreTestCase {
             id: ids.next(), activityType: .running, startDate: at(0), endDate: at(30), duration: 25,
             events: [WorkoutEvent(type: .pause, startDate: at(5)), WorkoutEvent(type: .resume, startDate: at(10))],
             activities: [WorkoutActivity(id: ids.next(), activityType: .running, startDate: at(0), endDate: at(30))],
-            metadata: metadata(before), sampleIDs: [moving.id])
+            metadata: metadata(before))
         let store = try HealthStore(path: path)
         try await store.write([
             .quantity(moving), .quantity(current), .quantity(otherBoot), .quantity(device), .heartbeatSeries(series),

@@ -29,8 +29,7 @@ final class RetentionTests: StoreTestCase {
         let kept = Array(old[0..<10])
         let workout = Workout(
             id: ids.next(), activityType: .running, startDate: at(0), endDate: at(10), duration: 10,
-            statistics: [QuantityStatistics(type: .heartRate, startDate: at(0), endDate: at(10), sampleCount: 10, average: 120)],
-            sampleIDs: kept.map(\.id) + [oldSeries.id])
+            statistics: [QuantityStatistics(type: .heartRate, startDate: at(0), endDate: at(10), sampleCount: 10, average: 120)])
         let looseSeries = try series(ids, at: 200)
         let store = try HealthStore(path: path)
         try await store.write(

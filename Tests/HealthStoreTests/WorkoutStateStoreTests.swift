@@ -83,7 +83,7 @@ final class WorkoutStateStoreTests: StoreTestCase {
         XCTAssertEqual(try store.journaledWorkouts().first?.hasEnded, true)
         let workout = Workout(
             id: definition.id, activityType: .running, startDate: at(0), endDate: at(60), duration: 60,
-            events: [], activities: [], statistics: [], metadata: Metadata(), sampleIDs: [])
+            events: [], activities: [], statistics: [], metadata: Metadata())
         let writer = try HealthStore(path: path)
         try await writer.write([.workout(workout)])
         XCTAssertEqual(try store.journaledWorkouts(), [])
@@ -105,7 +105,7 @@ final class WorkoutStateStoreTests: StoreTestCase {
         let workout = Workout(
             id: definition.id, activityType: .running, startDate: at(0), endDate: at(100), duration: 80,
             events: [WorkoutEvent(type: .pause, startDate: at(40)), WorkoutEvent(type: .resume, startDate: at(60))],
-            activities: [], statistics: [statistics], metadata: metadata, sampleIDs: [])
+            activities: [], statistics: [statistics], metadata: metadata)
         let earlier = try series(from: 30, to: 50)  // committed before the workout, across the pause
         let paused = try series(from: 45, to: 55)  // wholly in the pause
         let other = try series(from: 10, to: 20, device: Device(name: "Other", localIdentifier: "11:22:33:44:55:66"))
@@ -130,7 +130,7 @@ final class WorkoutStateStoreTests: StoreTestCase {
         metadata[.excludedDevices] = .string("ant:120:863436,Quinn's strap")
         let workout = Workout(
             id: definition.id, activityType: .running, startDate: at(0), endDate: at(100), duration: 100,
-            events: [], activities: [], statistics: [statistics], metadata: metadata, sampleIDs: [])
+            events: [], activities: [], statistics: [statistics], metadata: metadata)
         let own = try series(from: 10, to: 20)
         let worn = try series(from: 10, to: 20, device: Device(name: "ANT+ strap", localIdentifier: "ant:120:863436"))
         try await writer.write([own, worn].map(HealthRecord.heartbeatSeries))

@@ -85,8 +85,7 @@ enum ClassDayBenchmark {
                             endDate: start.addingTimeInterval(3600), duration: 3600,
                             statistics: [QuantityStatistics(
                                 type: .heartRate, startDate: start, endDate: start.addingTimeInterval(3600),
-                                sampleCount: 3600, average: 120, minimum: 90, maximum: 169)],
-                            sampleIDs: linked[strap])))
+                                sampleCount: 3600, average: 120, minimum: 90, maximum: 169)])))
                     }
                 }
             }

@@ -182,6 +182,7 @@ extension HealthRecord {
     public var endDate: Date? {
         switch self {
         case .quantity(let sample): sample.endDate
+        case .quantitySeries(let series): series.endDate
         case .heartbeatSeries(let series): series.endDate
         case .workout(let workout): workout.endDate
         case .correlation(let correlation): correlation.endDate

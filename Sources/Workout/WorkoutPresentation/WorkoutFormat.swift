@@ -95,7 +95,7 @@ public enum WorkoutFormat {
             let seconds = workout.metadata.number("healthgate.gapSeconds") ?? 0
             lines.append("  gaps       \(Int(count)) without heart rate, \(duration(seconds)) in total")
         }
-        lines.append("  samples    \(workout.sampleIDs.count)")
+        lines.append("  samples    \(workout.statistics.reduce(0) { $0 + $1.sampleCount })")
         if workout.activities.count > 1 {
             lines.append("Activities:")
             for activity in workout.activities {

@@ -238,7 +238,7 @@ public final class WorkoutController: SampleSink, SampleSource {
         }
         logger.info(
             "ended \(workout.activityType.rawValue) workout \(workout.id): \(Int(workout.duration)) s running, "
-                + "\(String(count: workout.sampleIDs.count, "sample"))")
+                + "\(String(count: workout.statistics.reduce(0) { $0 + $1.sampleCount }, "sample"))")
         return Ended(snapshot: snapshot, handedOver: await publishPending().contains(workout.id) ? workout.id : nil)
     }
 
@@ -385,10 +385,10 @@ public final class WorkoutController: SampleSink, SampleSource {
 
     // MARK: Sink role
 
-    /// Quantity samples and heartbeat series; never workouts (it publishes those).
+    /// Quantity samples, quantity series and heartbeat series; never workouts (it publishes those).
     public func accepts(_ record: HealthRecord) -> Bool {
         switch record {
-        case .quantity, .heartbeatSeries: true
+        case .quantity, .quantitySeries, .heartbeatSeries: true
         case .workout, .correlation: false
         }
     }

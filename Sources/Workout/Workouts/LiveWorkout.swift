@@ -171,6 +171,6 @@ public struct LiveWorkout: Sendable {
         return Workout(
             id: session.id, activityType: session.activityType, startDate: start, endDate: end,
             duration: total.elapsedSeconds, events: session.events, activities: session.activities,
-            statistics: total.statistics, metadata: metadata, sampleIDs: builder.sampleIDs)
+            statistics: total.statistics, metadata: metadata)
     }
 }

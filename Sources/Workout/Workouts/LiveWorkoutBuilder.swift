@@ -3,7 +3,9 @@ public import HealthModel
 
 /// One quantity sample collected into a workout, reduced to what statistics need.
 public struct CollectedSample: Hashable, Sendable, Codable {
-    /// The sample's identifier (linked to the workout).
+    /// The reading's identity (``key(of:)``): what it measured, when and on which device, so a
+    /// reading collected live and read back from the store, where it may be a quantity of a
+    /// series with an id of its own, is the same sample.
     public var id: SampleID
     /// The quantity type.
     public var type: QuantityType
@@ -22,6 +24,33 @@ public struct CollectedSample: Hashable, Sendable, Codable {
         self.endDate = endDate
         self.value = value
     }
+
+    /// The identity of the reading `sample` holds: two FNV-1a digests (64 bits each) of its type,
+    /// its device's identity, its start and end at the store's resolution (the microsecond) and
+    /// its value's bits, as a UUID. Equal readings have equal keys wherever their ids came from.
+    public static func key(of sample: QuantitySample) -> SampleID {
+        var first: UInt64 = 0xcbf2_9ce4_8422_2325
+        var second: UInt64 = 0x8422_2325_cbf2_9ce4
+        func absorb(_ bytes: some Sequence<UInt8>) {
+            for byte in bytes {
+                first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+                second = (second ^ UInt64(byte ^ 0x5A)) &* 0x0000_0100_0000_01B3
+            }
+            first = (first ^ 0xFF) &* 0x0000_0100_0000_01B3
+        }
+        func absorb(_ word: UInt64) { absorb((0..<8).map { UInt8(truncatingIfNeeded: word >> (8 * $0)) }) }
+        func micros(_ date: Date) -> UInt64 { UInt64(bitPattern: Int64((date.timeIntervalSince1970 * 1_000_000).rounded())) }
+        absorb(sample.type.identifier.utf8)
+        if let device = sample.device {
+            for field in [device.name, device.manufacturer, device.model, device.localIdentifier, device.radioIdentifier] {
+                absorb((field ?? "").utf8)
+            }
+        }
+        absorb(micros(sample.startDate))
+        absorb(micros(sample.endDate))
+        absorb(sample.canonicalValue.bitPattern)
+        return SampleID(high: first, low: second)
+    }
 }
 
 /// Collects samples into a live workout (HKLiveWorkoutBuilder's data collection).
@@ -33,8 +62,9 @@ public struct CollectedSample: Hashable, Sendable, Codable {
 /// workout pauses or ends belongs to it). Samples from pauses are left out, and a sample that
 /// arrives late (queued on the bus) still counts for the interval it was measured in. Duplicates
 /// (a batch redelivered after a sink restart, a sample collected live and read back from the
-/// store) are recognised by id and counted once. Heart-rate statistics come from the `heartRate`
-/// samples; series are linked by id.
+/// store) are recognised by what they measured (``CollectedSample/key(of:)``) and counted once.
+/// Heart-rate statistics come from the `heartRate` samples; heartbeat series are recognised by
+/// id.
 ///
 /// Bounded: at most ``capacity`` samples and series (more than a day of one-per-second heart
 /// rate, steps and distance). Beyond that, new records are refused and counted in
@@ -96,6 +126,9 @@ public struct LiveWorkoutBuilder: Sendable {
         case .heartbeatSeries(let series):
             guard session.types.contains(.heartRate), selection.matches(record.device) else { return false }
             return session.timeline.overlaps(start: series.startDate, end: series.endDate)
+        case .quantitySeries(let series):
+            // Its quantities are taken one by one (``add(_:session:capacity:)``).
+            return series.quantitySamples.contains { matches(.quantity($0), session: session, selection: selection) }
         case .workout, .correlation:
             return false
         }
@@ -112,6 +145,11 @@ public struct LiveWorkoutBuilder: Sendable {
     /// in ``refusedCount``). Returns whether it was added.
     @discardableResult
     public mutating func add(_ record: HealthRecord, session: WorkoutSession, capacity: Int = LiveWorkoutBuilder.capacity) -> Bool {
+        if case .quantitySeries(let series) = record {
+            return series.quantitySamples.reduce(false) { added, sample in
+                add(.quantity(sample), session: session, capacity: capacity) || added
+            }
+        }
         guard session.state == .running || session.state == .paused || session.state == .stopped,
               Self.matches(record, session: session, selection: selection(for: session))
         else { return false }
@@ -121,6 +159,11 @@ public struct LiveWorkoutBuilder: Sendable {
     /// Adds `record` if it ``matches(_:session:)`` whatever the session's state, is new, and fits.
     @discardableResult
     mutating func addMatching(_ record: HealthRecord, session: WorkoutSession, capacity: Int = LiveWorkoutBuilder.capacity) -> Bool {
+        if case .quantitySeries(let series) = record {
+            return series.quantitySamples.reduce(false) { added, sample in
+                addMatching(.quantity(sample), session: session, capacity: capacity) || added
+            }
+        }
         guard Self.matches(record, session: session, selection: selection(for: session)) else { return false }
         return insert(record, capacity: capacity)
     }
@@ -191,23 +234,29 @@ public struct LiveWorkoutBuilder: Sendable {
     }
 
     private mutating func insert(_ record: HealthRecord, capacity: Int) -> Bool {
-        guard !seen.contains(record.id) else { return false }
-        if case .quantity(let sample) = record, let through = droppedThrough, sample.endDate <= through { return false }
+        var key = record.id
+        if case .quantity(let sample) = record {
+            key = CollectedSample.key(of: sample)
+            if let through = droppedThrough, sample.endDate <= through { return false }
+        }
+        guard !seen.contains(key) else { return false }
         guard seen.count < capacity else {
             refusedCount += 1
             return false
         }
-        seen.insert(record.id)
+        seen.insert(key)
         switch record {
         case .quantity(let sample):
-            seen.remove(record.id)
+            seen.remove(key)
             insertCollected(CollectedSample(
-                id: sample.id, type: sample.type, startDate: sample.startDate, endDate: sample.endDate,
+                id: key, type: sample.type, startDate: sample.startDate, endDate: sample.endDate,
                 value: sample.canonicalValue))
         case .heartbeatSeries(let series):
             heartbeatSeriesIDs.append(series.id)
             seriesSpans[series.id] = (series.startDate, series.endDate)
-        case .workout, .correlation:
+        case .quantitySeries, .workout, .correlation:
+            // A quantity series reaches here quantity by quantity (``add(_:session:capacity:)``).
+            seen.remove(key)
             return false
         }
         return true

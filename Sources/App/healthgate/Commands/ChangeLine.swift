@@ -51,6 +51,7 @@ struct ChangeLine: Encodable {
     static func typeName(of record: HealthRecord) -> String {
         switch record {
         case .quantity(let sample): sample.type.identifier
+        case .quantitySeries(let series): series.type.identifier
         case .correlation(let correlation): correlation.type.identifier
         case .heartbeatSeries: "heartbeatSeries"
         case .workout: "workout"
@@ -60,6 +61,7 @@ struct ChangeLine: Encodable {
     static func startDate(of record: HealthRecord) -> Date {
         switch record {
         case .quantity(let sample): sample.startDate
+        case .quantitySeries(let series): series.startDate
         case .correlation(let correlation): correlation.startDate
         case .heartbeatSeries(let series): series.startDate
         case .workout(let workout): workout.startDate

@@ -65,6 +65,12 @@ struct LiveLineLayout {
             (date, type, number, unit) = (sample.endDate, sample.type.identifier, sample.type.text(for: sample.canonicalValue),
                                           sample.type.canonicalUnit.unitString)
             tail = [deviceLabel(sample.device)]
+        case .quantitySeries(let series):
+            // The store makes series; the bus, which this sink reads, carries their readings.
+            let last = series.quantitySample(at: series.count - 1)
+            (date, type, number, unit) = (last.endDate, series.type.identifier, series.type.text(for: last.canonicalValue),
+                                          series.type.canonicalUnit.unitString)
+            tail = [deviceLabel(series.device), "(series of \(series.count))"]
         case .heartbeatSeries(let series):
             // Gaps inside the series: its first beat's mark only says that the series does not
             // continue an earlier one (a new connection, or contact regained).

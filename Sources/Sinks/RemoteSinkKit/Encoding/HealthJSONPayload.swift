@@ -8,6 +8,7 @@ public enum HealthJSONPayload {
     public static func encode(_ record: HealthRecord, encoder: JSONEncoder) throws -> [UInt8] {
         switch record {
         case .quantity(let sample): Array(try encoder.encode(sample))
+        case .quantitySeries(let series): Array(try encoder.encode(series))
         case .heartbeatSeries(let series): Array(try encoder.encode(series))
         case .workout(let workout): Array(try encoder.encode(workout))
         case .correlation(let correlation): Array(try encoder.encode(correlation))
@@ -26,6 +27,7 @@ public enum HealthJSONPayload {
         let data = Data(bytes)
         return switch kind {
         case .quantity: .quantity(try decoder.decode(QuantitySample.self, from: data))
+        case .quantitySeries: .quantitySeries(try decoder.decode(QuantitySeriesSample.self, from: data))
         case .heartbeatSeries: .heartbeatSeries(try decoder.decode(HeartbeatSeriesSample.self, from: data))
         case .workout: .workout(try decoder.decode(Workout.self, from: data))
         case .correlation: .correlation(try decoder.decode(CorrelationSample.self, from: data))

@@ -27,7 +27,8 @@ struct SeriesQuantityReader {
         // Where the next chunk resumes: after (start, anchor) in the direction of the read.
         var resume: (start: Int64, anchor: Int64)?
         while true {
-            let after = resume.map { _ in ascending ? " AND (q.start_us, q.anchor) > (?3, ?4)" : " AND (q.start_us, q.anchor) < (?3, ?4)" } ?? ""
+            // Anchors start at 1: ?4 = 0 is the first chunk.
+            let after = ascending ? " AND (?4 = 0 OR (q.start_us, q.anchor) > (?3, ?4))" : " AND (?4 = 0 OR (q.start_us, q.anchor) < (?3, ?4))"
             let own: [SQLiteValue] = [
                 .integer(typeID), .integer(from.subtractingReportingOverflow(span).overflow ? .min : from - span), .integer(resume?.start ?? 0), .integer(resume?.anchor ?? 0),
             ]

@@ -22,6 +22,8 @@
 //   migration, in batches, and the table dropped when empty.
 // - `store_migrations`: the background migration's progress, one row per step, so it resumes
 //   after a kill where it stopped.
+// - `tombstones.kind` admits `quantitySeries` (the table is rebuilt: SQLite cannot alter a
+//   CHECK constraint), every tombstone keeping its anchor.
 // - `workout_curves`: a finished workout's heart rate, power and cadence over time, condensed (a
 //   point every 5 s, QuantitySeriesEncoding), written with the workout: its chart outlives the
 //   raw samples that `store.retentionDays` prunes.
@@ -73,6 +75,20 @@ extension StoreSchema {
             quantities BLOB NOT NULL,
             PRIMARY KEY (workout_uuid, type_id)
         ) WITHOUT ROWID;
+
+        CREATE TABLE tombstones_version15 (
+            anchor INTEGER PRIMARY KEY,
+            uuid BLOB NOT NULL UNIQUE,
+            kind TEXT NOT NULL CHECK (kind IN ('quantity', 'quantitySeries', 'correlation', 'heartbeatSeries', 'workout')),
+            type TEXT NOT NULL,
+            deleted_us INTEGER NOT NULL,
+            device TEXT
+        );
+        INSERT INTO tombstones_version15 (anchor, uuid, kind, type, deleted_us, device)
+            SELECT anchor, uuid, kind, type, deleted_us, device FROM tombstones ORDER BY anchor;
+        DROP TABLE tombstones;
+        ALTER TABLE tombstones_version15 RENAME TO tombstones;
+        CREATE INDEX tombstones_deleted ON tombstones (deleted_us);
 
         CREATE VIEW quantity_series_readable AS
             SELECT q.anchor, lower(hex(q.uuid)) AS uuid, t.identifier AS type, u.unit,

@@ -46,7 +46,7 @@ public struct PayloadBuilder: Sendable {
             switch change.kind {
             case .quantity: return QuantityType.named(change.typeIdentifier).flatMap(OpenMHealthMapping.schema(for:)) != nil
             case .correlation: return change.typeIdentifier == CorrelationType.bloodPressure.identifier
-            case .heartbeatSeries, .workout: return false
+            case .quantitySeries, .heartbeatSeries, .workout: return false
             }
         }
     }
@@ -115,6 +115,8 @@ public struct PayloadBuilder: Sendable {
         bytes.append(UInt8(ascii: ","))
         section("heartbeatSeries", sections[.heartbeatSeries] ?? [])
         bytes.append(UInt8(ascii: ","))
+        section("quantitySeries", sections[.quantitySeries] ?? [])
+        bytes.append(UInt8(ascii: ","))
         section("samples", sections[.quantity] ?? [])
         bytes.append(UInt8(ascii: ","))
         section("workouts", sections[.workout] ?? [])
@@ -137,7 +139,7 @@ enum MappedRecord {
         switch record {
         case .quantity(let sample): self = .quantity(sample)
         case .correlation(let correlation): self = .correlation(correlation)
-        case .heartbeatSeries, .workout: return nil
+        case .quantitySeries, .heartbeatSeries, .workout: return nil
         }
     }
 }
@@ -161,21 +163,23 @@ public struct NativeBatch: Codable, Sendable, Hashable {
     public var correlations: [CorrelationSample]
     public var deleted: [Deletion]
     public var heartbeatSeries: [HeartbeatSeriesSample]
+    public var quantitySeries: [QuantitySeriesSample]
     public var samples: [QuantitySample]
     public var workouts: [Workout]
 
     public init(
         correlations: [CorrelationSample] = [], deleted: [Deletion] = [], heartbeatSeries: [HeartbeatSeriesSample] = [],
-        samples: [QuantitySample] = [], workouts: [Workout] = []
+        quantitySeries: [QuantitySeriesSample] = [], samples: [QuantitySample] = [], workouts: [Workout] = []
     ) {
         self.correlations = correlations
         self.deleted = deleted
         self.heartbeatSeries = heartbeatSeries
+        self.quantitySeries = quantitySeries
         self.samples = samples
         self.workouts = workouts
     }
 
-    enum CodingKeys: String, CodingKey { case correlations, deleted, heartbeatSeries, samples, workouts }
+    enum CodingKeys: String, CodingKey { case correlations, deleted, heartbeatSeries, quantitySeries, samples, workouts }
 
     /// Decodes a body; `deleted` may be absent (a body of healthgate before deletions travelled).
     public init(from decoder: any Decoder) throws {
@@ -184,6 +188,7 @@ public struct NativeBatch: Codable, Sendable, Hashable {
             correlations: try c.decode([CorrelationSample].self, forKey: .correlations),
             deleted: try c.decodeIfPresent([Deletion].self, forKey: .deleted) ?? [],
             heartbeatSeries: try c.decode([HeartbeatSeriesSample].self, forKey: .heartbeatSeries),
+            quantitySeries: try c.decodeIfPresent([QuantitySeriesSample].self, forKey: .quantitySeries) ?? [],
             samples: try c.decode([QuantitySample].self, forKey: .samples),
             workouts: try c.decode([Workout].self, forKey: .workouts))
     }

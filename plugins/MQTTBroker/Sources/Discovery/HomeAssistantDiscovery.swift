@@ -61,6 +61,9 @@ struct HomeAssistantDiscovery: Sendable {
         case .quantity(let sample):
             metadata = sample.metadata
             units = [sample.quantity.unit.unitString]
+        case .quantitySeries(let series):
+            metadata = series.metadata
+            units = [series.unit.unitString]
         case .correlation(let correlation):
             metadata = correlation.metadata
             units = correlation.objects.map(\.quantity.unit.unitString)
@@ -87,6 +90,11 @@ struct HomeAssistantDiscovery: Sendable {
             sensors.append(sensor(
                 deviceKey: deviceKey, device: device, metadata: metadata, type: sample.type.identifier,
                 unit: sample.quantity.unit.unitString, stateTopic: stateTopic, path: nil))
+        case .quantitySeries(let series):
+            metadata = series.metadata
+            sensors.append(sensor(
+                deviceKey: deviceKey, device: device, metadata: metadata, type: series.type.identifier,
+                unit: series.unit.unitString, stateTopic: stateTopic, path: nil))
         case .correlation(let correlation):
             metadata = correlation.metadata
             for member in correlation.objects {
