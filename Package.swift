@@ -136,7 +136,7 @@ let package = Package(
         // filter, reconnect), the shared configuration keys, simulation pacing, BluetoothProfile.
         // The advertisement kit: profiles of devices that only advertise, matching, rates, the listener.
         .target(
-            name: "BLEAdvertisementKit", dependencies: ["BLETransport", "GatewayRuntime", "SampleBus"],
+            name: "BLEAdvertisementKit", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "SampleBus"],
             path: "Sources/Devices/Bluetooth/BLEAdvertisementKit", exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
             name: "BLEProfileKit", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "AsyncPrimitives"], path: "Sources/Devices/Bluetooth/BLEProfileKit",
@@ -324,7 +324,7 @@ let package = Package(
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "BLEAdvertisementKitTests", dependencies: ["BLEAdvertisementKit", "BLETransport"],
+            name: "BLEAdvertisementKitTests", dependencies: ["BLEAdvertisementKit", "BLETransport", "HealthModel"],
             path: "Tests/BLEAdvertisementKitTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "BroadcastDevicesTests", dependencies: ["BroadcastDevices", "BLEAdvertisementKit", "BLETransport", "GatewayRuntime", "GatewayTesting", "HealthModel", "SampleBus"],

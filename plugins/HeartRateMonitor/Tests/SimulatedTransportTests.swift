@@ -14,7 +14,8 @@ import XCTest
 final class SimulatedTransportTests: XCTestCase {
     func testSimulatedMonitorAndFootPodProduceRealSamples() async throws {
         let settings = HeartRateSimulationConfiguration(heartRateMonitors: 1, footPods: 1, notificationsPerSecond: 1)
-        let configuration = HeartRateSourceConfiguration(transport: .simulated, runningWindowSeconds: 5, simulation: settings)
+        let configuration = HeartRateSourceConfiguration(
+            transport: .simulated, profile: HeartRateProfileConfiguration(runningWindowSeconds: 5, simulation: settings))
         // The configured simulated transport, on the harness's clock, as `healthgate demo` makes it.
         let h = try SourceHarness(name: "hr", kind: HeartRateSource.kind) { environment in
             try HeartRateSource(settings: configuration.validated(in: environment), environment: environment)
