@@ -71,7 +71,13 @@ enum WorkoutCommand {
     static let pause = simple("pause", "Pause the workout (ignored when paused).", .pause)
     static let resume = simple("resume", "Resume the workout (ignored when running).", .resume)
     static let lap = simple("lap", "Mark a lap.", .lap)
-    static let end = simple("end", "End the workout; the daemon stores it.", .end)
+    static let end = simple(
+        "end", "End the workout; the daemon stores it.", .end,
+        more: """
+            It answers once the store holds the workout (waiting a few seconds at most). When the \
+            store cannot be read to tell whether it does, it exits 65 with the store's error: \
+            the workout has ended all the same.
+            """)
 
     static let activity = Command(
         name: "activity", summary: "Begin the next activity of a multisport workout.",
@@ -224,10 +230,11 @@ enum WorkoutCommand {
 
     // MARK: Helpers
 
-    static func simple(_ name: String, _ summary: String, _ request: WorkoutControlRequest) -> Command {
+    /// A command sending `request`; `more` adds what is particular to it to the discussion.
+    static func simple(_ name: String, _ summary: String, _ request: WorkoutControlRequest, more: String = "") -> Command {
         Command(
             name: name, summary: summary, usage: "workout \(name) [--participant NAME | --all] [--format line|json]",
-            discussion: """
+            discussion: (more.isEmpty ? "" : more + "\n\n") + """
                 Exits 65 if no workout is in progress. --participant NAME acts on that participant's \
                 workout; --all on every participant's workout in progress, a line each, and a \
                 participant without one is listed ("NAME: no workout in progress"; \
