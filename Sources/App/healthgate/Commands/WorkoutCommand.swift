@@ -6,6 +6,7 @@ import Workouts
 import WorkoutRuntime
 import WorkoutPresentation
 import WorkoutExport
+import LinuxSystem
 
 /// `healthgate workout …`: control the live workout of the running daemon, watch it, and read
 /// finished workouts from the store.
@@ -182,6 +183,10 @@ enum WorkoutCommand {
             Heart rate over time with the zone bands, pauses shaded, laps marked, gaps without \
             heart rate as breaks in the line, a bike's or rower's power and cadence when it has \
             them, and the totals in the header. Open it in a browser.
+
+            The file is written whole (a temporary file renamed over it), readable by you \
+            alone (0600). --output may also be a device or a named pipe, such as /dev/stdout: \
+            the SVG is written into it, and nothing else is printed on standard output.
             """,
         options: [OptionSpec(name: "output", value: "FILE", help: "Where to write the SVG (required).")] + StoreAccess.options
     ) { arguments, context in
@@ -196,8 +201,9 @@ enum WorkoutCommand {
             throw CommandError(.configuration, "\(configuration.origin): \(error)")
         }
         let svg = WorkoutChart.svg(workout: workout, samples: samples, zones: profile.heartRateZones(on: workout.startDate))
-        try HealthDataFile.write(Array(svg.utf8), to: output)
-        context.print("wrote \(output)")
+        if try HealthDataFile.write(Array(svg.utf8), to: output) == .replacedAtomically {
+            context.print("wrote \(output)")
+        }
         return .success
     }
 
@@ -211,6 +217,10 @@ enum WorkoutCommand {
             power, a lap per lap, the session's totals and the activity. TCX is Garmin's Training \
             Center XML with the same laps and trackpoints. --output defaults to \
             healthgate-ID.fit (or .tcx) in the current directory.
+
+            The file is written whole (a temporary file renamed over it), readable by you \
+            alone (0600). --output may also be a device or a named pipe, such as /dev/stdout: \
+            the activity is written into it, and nothing else is printed on standard output.
             """,
         options: [
             OptionSpec(name: "format", value: "FORMAT", help: "fit (default) or tcx."),
@@ -223,8 +233,9 @@ enum WorkoutCommand {
         let (workout, samples) = try await StoreAccess.workout(id: id, arguments, context: context)
         let bytes = format == "fit"
             ? FITActivity.encode(workout, samples: samples) : Array(TCXActivity.encode(workout, samples: samples).utf8)
-        try HealthDataFile.write(bytes, to: output)
-        context.print("wrote \(output) (\(format.uppercased()), \(bytes.count) bytes, \(samples.count) samples)")
+        if try HealthDataFile.write(bytes, to: output) == .replacedAtomically {
+            context.print("wrote \(output) (\(format.uppercased()), \(bytes.count) bytes, \(samples.count) samples)")
+        }
         return .success
     }
 
