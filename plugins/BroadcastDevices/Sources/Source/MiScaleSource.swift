@@ -23,6 +23,8 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
     public static let kind = "ble-mi-scale"
     /// One line for `healthgate plugins`.
     public static let summary = "Xiaomi Mi Scale 2 and Mi Body Composition Scale 2 (service data 0x181D, 0x181B): weighings without pairing."
+    /// `healthgate --help`.
+    public static let devicesRead = "Xiaomi scales"
     /// `healthgate decode mi-scale`.
     public static var payloadDecoders: [PayloadDecoder] { [BroadcastPayloadDecoders.miScale] }
 

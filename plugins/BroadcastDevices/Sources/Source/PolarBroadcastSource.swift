@@ -18,6 +18,8 @@ public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, Pay
     public static let kind = "ble-polar-broadcast"
     /// One line for `healthgate plugins`.
     public static let summary = "Polar heart-rate broadcast (manufacturer data 0x006B): heart rate without a connection."
+    /// `healthgate --help`.
+    public static let devicesRead = "Polar straps broadcasting their heart rate"
     /// `healthgate decode polar-broadcast`.
     public static var payloadDecoders: [PayloadDecoder] { [BroadcastPayloadDecoders.polarBroadcast] }
     /// A strap not heard for this long is lost: its next value is new whatever its counter.
