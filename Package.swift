@@ -364,7 +364,7 @@ let package = Package(
             name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting", "AsyncPrimitives", "CPlatformLayout"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RemoteSinkKitTests",
-            dependencies: ["GatewayRuntime", "RemoteSinkKit", "GatewayTesting", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
+            dependencies: ["GatewayRuntime", "LinuxSystem", "RemoteSinkKit", "GatewayTesting", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPRepositoryTests",
