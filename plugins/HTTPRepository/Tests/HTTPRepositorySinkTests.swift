@@ -40,7 +40,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let date = Date(timeIntervalSince1970: 1_800_000_000 + offset)
         return .quantity(try QuantitySample(
             id: ids.next(), type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: date, end: date,
-            device: device, metadata: [.heartRateSensorLocation: .string("chest")]))
+            device: device, metadata: [.heartRateSensorLocation: .string("chest"), .deviceSerialNumber: .string("C6A24B1D")]))
     }
 
     func quantity(_ type: QuantityType, _ value: Double, _ unit: HealthUnit, seconds: Double = 60) throws -> HealthRecord {
@@ -248,6 +248,16 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertTrue(json.contains("urn:uuid:\(uuid)"))
         XCTAssertTrue(json.contains("Patient/example") || json.contains("Patient\\/example"), json)
         XCTAssertTrue(json.contains("Polar Electro Oy"))
+        // The contained Device's serial number is the one the device gave; its identifier stays
+        // the gateway's local identifier, which is also the serial number of a device that gave none.
+        func containedDevice(_ entry: [String: Any]) throws -> [String: Any] {
+            let resource = try XCTUnwrap(entry["resource"] as? [String: Any])
+            return try XCTUnwrap((resource["contained"] as? [[String: Any]])?.first)
+        }
+        let strap = try containedDevice(first)
+        XCTAssertEqual(strap["serialNumber"] as? String, "C6A24B1D")
+        XCTAssertEqual((strap["identifier"] as? [[String: Any]])?.first?["value"] as? String, "A0:9E:1A:00:11:22")
+        XCTAssertEqual(try containedDevice(entries[1])["serialNumber"] as? String, "A0:9E:1A:00:11:22")
         let all = String(decoding: try JSONSerialization.data(withJSONObject: bundle), as: UTF8.self)
         XCTAssertTrue(all.contains("55423-8"))
         XCTAssertTrue(all.contains("41953-1"))

@@ -38,6 +38,13 @@ final class SimulatedTransportTests: XCTestCase {
         XCTAssertEqual(hr.device?.localIdentifier, "healthgate/SIM-HRM-0001")
         XCTAssertEqual(hr.metadata.heartRateSensorLocation, .chest)
         XCTAssertEqual(hr.metadata[.batteryLevel], .integer(87))
+        // The Serial Number String each simulated device serves: in its samples' metadata and its
+        // status detail.
+        XCTAssertEqual(hr.metadata.deviceSerialNumber, "SIM-HRM-0001")
+        XCTAssertEqual(h.quantities(.runningSpeed).first?.metadata.deviceSerialNumber, "SIM-POD-0001")
+        XCTAssertEqual(h.series.first?.metadata.deviceSerialNumber, "SIM-HRM-0001")
+        let serials = h.current.details.filter { $0.key.hasSuffix(".serial") }
+        XCTAssertEqual(Set(serials.values), ["SIM-HRM-0001", "SIM-POD-0001"], "\(serials)")
 
         let beats = h.series.flatMap(\.beats)
         // About 78 bpm for 12 s: the RR intervals carry every beat.
