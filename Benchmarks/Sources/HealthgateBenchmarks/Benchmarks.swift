@@ -108,7 +108,13 @@ struct HealthgateBenchmarks {
             }
         } catch {
             report.line("\n**Benchmark failed: \(error)**")
-            if let file = options["markdown"] { try? report.text.write(toFile: file, atomically: true, encoding: .utf8) }
+            if let file = options["markdown"] {
+                do {
+                    try report.write(toFile: file)
+                } catch {
+                    FileHandle.standardError.write(Data("cannot write the report to \(file): \(error)\n".utf8))
+                }
+            }
             exit(1)
         }
         report.line("\n- Load after the run: \(Harness.loadAverage())")
@@ -117,7 +123,7 @@ struct HealthgateBenchmarks {
             for load in report.loadsNotCarried { report.line("- \(load)") }
         }
         if let file = options["markdown"] {
-            try report.text.write(toFile: file, atomically: true, encoding: .utf8)
+            try report.write(toFile: file)
         }
         // A run that did not carry its load measured something else: fail, as a broken run does.
         if !report.loadsNotCarried.isEmpty { exit(1) }
