@@ -263,13 +263,11 @@ final class StrapEmitter: Sendable {
         self.output = output
     }
 
-    /// Starts the script (with the tests' Python environment when it exists, which has dbusmock)
-    /// and waits for the bus's address.
+    /// Starts the script with Debian's python3 (python3-dbusmock, which
+    /// `scripts/install-dependencies --test` installs) and waits for the bus's address.
     static func start() async throws -> StrapEmitter {
         let process = Process()
-        let venv = ".build/pyenv/bin/python"
-        process.executableURL = URL(
-            fileURLWithPath: FileManager.default.isExecutableFile(atPath: venv) ? venv : "/usr/bin/python3")
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = ["Benchmarks/advertising-straps.py"]
         let stdin = Pipe(), stdout = Pipe()
         process.standardInput = stdin
@@ -278,7 +276,7 @@ final class StrapEmitter: Sendable {
         let output = LineReader(stdout.fileHandleForReading)
         guard let address = await output.line(), address.hasPrefix("unix:") else {
             process.terminate()
-            throw EmitterFailure(message: "Benchmarks/advertising-straps.py did not start (needs dbus-daemon and python3-dbusmock)")
+            throw EmitterFailure(message: "Benchmarks/advertising-straps.py did not start (it needs dbus-daemon and python3-dbusmock, which scripts/install-dependencies --test installs; Benchmarks/run runs it)")
         }
         return StrapEmitter(address: address, process: process, input: stdin.fileHandleForWriting, output: output)
     }
