@@ -17,7 +17,7 @@ let swiftSettings: [SwiftSetting] = [
     // Every function in a section of its own in the release build, so that the link order
     // (releaseLinkFlags below) can place each one; without it the compiler puts a module's
     // specialisations and internal functions together in one `.text` per object, which moves as a
-    // whole (Benchmarks/RESULTS.md, "memory").
+    // whole (Benchmarks/README.md, "What the memory figure depends on").
     .unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release)),
 ]
 
