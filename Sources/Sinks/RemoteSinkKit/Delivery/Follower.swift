@@ -12,7 +12,10 @@ public import SampleBus
 ///
 /// - **Batches** are anchor ranges. Before a range is first sent it is committed in the store
 ///   with its key (`follower_batches`), so a batch sent again after a stop or a crash is rebuilt
-///   from the same range, as the same request (``FollowerBatch``). A batch smaller than
+///   from the same range (``FollowerBatch``). A key names one payload: it is derived from the
+///   changes a batch carries and the receiver's payload identity (``BatchKey``), so a rebuilt
+///   batch is the same request under the same key, or, when an object in it moved on or the
+///   receiver's settings changed, another request under another key. A batch smaller than
 ///   `batchSize` waits up to `batchInterval` for more changes.
 /// - **The window** (``DeliveryWindow``, a pure state machine this type drives): up to
 ///   `maxInFlight` batches wait for their answers at once; the cursor passes only batches the
@@ -253,7 +256,7 @@ public struct Follower: Sendable {
             reading.readFrom = max(reading.readFrom, begun.through)
             if begun.acknowledged {
                 // The receiver has it: nothing to send, the cursor may pass it in turn.
-                return FollowerBatch(after: begun.after, through: begun.through, changes: [])
+                return batch(after: begun.after, through: begun.through, changes: [])
             }
             return try await rebuild(begun, context: context)
         }
@@ -429,12 +432,12 @@ public struct Follower: Sendable {
         if count == 0 {
             guard page.anchor > anchor else { return .nothing }
             // Anchors with nothing left at them (objects moved on or pruned): passed over.
-            return .batch(FollowerBatch(after: anchor, through: page.anchor, changes: []))
+            return .batch(batch(after: anchor, through: page.anchor, changes: []))
         }
         if !page.hasMore, count < self.settings.batchSize, self.settings.batchInterval > .zero, !partialDue, !stopping {
             return .partial(latest: page.anchor)
         }
-        let batch = FollowerBatch(after: anchor, through: page.anchor, changes: FollowedChange.changes(of: page).filter(receiver.accepts))
+        let batch = self.batch(after: anchor, through: page.anchor, changes: FollowedChange.changes(of: page).filter(receiver.accepts))
         try await store.beginBatch(follower: name, after: anchor, through: page.anchor, key: batch.key)
         return .batch(batch)
     }
@@ -449,12 +452,26 @@ public struct Follower: Sendable {
     }
 
     /// The batch of a range begun before a stop or crash, from what the store holds in it now,
-    /// under the key it was first sent under.
+    /// under the key of what it carries now: the key it was sent under when nothing in it moved
+    /// on and the receiver's settings are the same, another one otherwise (committed with the
+    /// range, and logged).
     private func rebuild(_ begun: BegunBatch, context: FollowerContext) async throws -> FollowerBatch {
         let span = max(1, Int(clamping: begun.through - begun.after))
         let page = try await store.changes(since: begun.after, limit: span, includingCorrelationMembers: false)
         let changes = FollowedChange.changes(of: page).filter { $0.anchor <= begun.through && receiver.accepts($0) }
-        return FollowerBatch(after: begun.after, through: begun.through, changes: changes, key: begun.key)
+        let rebuilt = batch(after: begun.after, through: begun.through, changes: changes)
+        if let key = begun.key, key != rebuilt.key {
+            try await store.beginBatch(follower: name, after: begun.after, through: begun.through, key: rebuilt.key)
+            context.logger.info(
+                "the batch of anchors \(begun.after + 1)…\(begun.through) begun before the last stop is sent under a new key, "
+                    + "\(rebuilt.key) (it was \(key)): an object in it moved on to a later version since, or the sink's settings changed")
+        }
+        return rebuilt
+    }
+
+    /// A batch of `changes` for this follower's receiver (its key names its payload, ``BatchKey``).
+    private func batch(after: Int64, through: Int64, changes: [FollowedChange]) -> FollowerBatch {
+        FollowerBatch(after: after, through: through, changes: changes, payloadIdentity: receiver.payloadIdentity)
     }
 
     /// Stores `changes` (one, refused alone) as dead letters and reports it.
@@ -505,7 +522,7 @@ public struct Follower: Sendable {
         guard !changes.isEmpty else { return [] }
         context.logger.info("sending \(String(count: changes.count, "dead letter")) again, as asked")
         let (slot, actions) = window.beginDeadLetterRetry(count: changes.count, now: context.clock.uptime())
-        reading.batches[slot] = FollowerBatch(after: 0, through: 0, changes: changes)
+        reading.batches[slot] = batch(after: 0, through: 0, changes: changes)
         reading.deadLetterRows = rows
         return actions
     }
