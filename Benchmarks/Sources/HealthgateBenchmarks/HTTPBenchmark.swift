@@ -113,7 +113,8 @@ enum HTTPBenchmark {
         while true {
             let page = try await store.changes(since: cursor, limit: batchSize)
             if page.added.isEmpty && page.deleted.isEmpty { break }
-            let batch = FollowerBatch(after: cursor, through: page.anchor, changes: FollowedChange.changes(of: page))
+            let batch = FollowerBatch(
+                after: cursor, through: page.anchor, changes: FollowedChange.changes(of: page), payloadIdentity: builder.identity)
             guard let body = try builder.body(for: batch),
                 let gzip = body.withUnsafeBytes({ deflate.gzip($0) })
             else { throw HTTPBenchmarkFailure(description: "baseline: no body or no libdeflate") }
