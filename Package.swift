@@ -17,7 +17,7 @@ let swiftSettings: [SwiftSetting] = [
     // Every function in a section of its own in the release build, so that the link order
     // (releaseLinkFlags below) can place each one; without it the compiler puts a module's
     // specialisations and internal functions together in one `.text` per object, which moves as a
-    // whole (Benchmarks/RESULTS.md, "memory").
+    // whole (Benchmarks/README.md, "What the memory figure depends on").
     .unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release)),
 ]
 
@@ -136,7 +136,7 @@ let package = Package(
         // filter, reconnect), the shared configuration keys, simulation pacing, BluetoothProfile.
         // The advertisement kit: profiles of devices that only advertise, matching, rates, the listener.
         .target(
-            name: "BLEAdvertisementKit", dependencies: ["BLETransport", "GatewayRuntime", "SampleBus"],
+            name: "BLEAdvertisementKit", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "SampleBus"],
             path: "Sources/Devices/Bluetooth/BLEAdvertisementKit", exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
             name: "BLEProfileKit", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "AsyncPrimitives"], path: "Sources/Devices/Bluetooth/BLEProfileKit",
@@ -324,7 +324,7 @@ let package = Package(
             path: "plugins/HeartRateMonitor/Tests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "BLEAdvertisementKitTests", dependencies: ["BLEAdvertisementKit", "BLETransport"],
+            name: "BLEAdvertisementKitTests", dependencies: ["BLEAdvertisementKit", "BLETransport", "HealthModel"],
             path: "Tests/BLEAdvertisementKitTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "BroadcastDevicesTests", dependencies: ["BroadcastDevices", "BLEAdvertisementKit", "BLETransport", "GatewayRuntime", "GatewayTesting", "HealthModel", "SampleBus"],
@@ -364,7 +364,7 @@ let package = Package(
             name: "LinuxSystemTests", dependencies: ["LinuxSystem", "GatewayTesting", "AsyncPrimitives", "CPlatformLayout"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RemoteSinkKitTests",
-            dependencies: ["GatewayRuntime", "RemoteSinkKit", "GatewayTesting", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
+            dependencies: ["GatewayRuntime", "LinuxSystem", "RemoteSinkKit", "GatewayTesting", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPRepositoryTests",

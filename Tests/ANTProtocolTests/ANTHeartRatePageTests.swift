@@ -105,6 +105,25 @@ final class ANTHeartRatePageTests: XCTestCase {
         XCTAssertEqual(try ANTBroadcast(payload: everything.bytes), everything)
     }
 
+    func testTheSerialNumberIsPageTwosUpperHalfAboveTheSixteenBitDeviceNumber() {
+        // A strap with the 20-bit number 863436 (0xD2CCC) whose serial is 0x000D2CCC: page 2
+        // sends 0x000D, whose low nibble is the transmission type's, and the serial equals the
+        // device number.
+        let extended = ANTDeviceIdentifier(deviceType: 120, deviceNumber: 863_436)
+        let serial = ANTSerialNumber(upperBits: 0x000D, of: extended)
+        XCTAssertEqual(serial?.value, 0x000D_2CCC, "the nibble is not added a second time")
+        XCTAssertEqual(serial?.description, "863436")
+        XCTAssertEqual(serial?.upperBits, 0x000D)
+        // A serial above 2^20: the upper half from page 2, the lower from the 16-bit number.
+        XCTAssertEqual(ANTSerialNumber(upperBits: 0xD2CC, of: extended)?.value, 0xD2CC_2CCC)
+        XCTAssertEqual(ANTSerialNumber(upperBits: 0xD2CC, of: extended)?.description, "3536596172")
+        let plain = ANTDeviceIdentifier(deviceType: 120, deviceNumber: 12345)
+        XCTAssertEqual(ANTSerialNumber(upperBits: 0x0034, of: plain)?.value, 0x0034_3039)
+        // All ones: no serial given.
+        XCTAssertNil(ANTSerialNumber(upperBits: 0xFFFF, of: plain))
+        XCTAssertEqual(ANTSerialNumber(value: 0x2A0D_2CCC).upperBits, 0x2A0D)
+    }
+
     func testTheManufacturerTable() {
         XCTAssertEqual(ANTManufacturer(id: 1).name, "Garmin")
         XCTAssertEqual(ANTManufacturer(id: 23).name, "Suunto")

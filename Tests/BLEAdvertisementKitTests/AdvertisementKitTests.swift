@@ -1,6 +1,7 @@
 import BLEAdvertisementKit
 import BLETransport
 import Foundation
+import HealthModel
 import XCTest
 
 /// The kit's pure parts: matching, identity by default, the rate meter and its verdict.
@@ -42,6 +43,27 @@ final class AdvertisementKitTests: XCTestCase {
             [AdvertisingDataPattern(type: 0x09, content: Array("Polar H".utf8)), AdvertisingDataPattern(type: 0x08, content: Array("Polar H".utf8))])
         XCTAssertNil(AdvertisementMatch.name("*H10").dataPatterns)
         XCTAssertNil(AdvertisementMatch.name(String(repeating: "x", count: 30) + "*").dataPatterns)
+    }
+
+    /// A profile that keeps the kit's identity: the address.
+    enum AddressedProfile: AdvertisementProfile {
+        static let displayName = "addressed"
+        static let matches: [AdvertisementMatch] = [.manufacturer(0x006B)]
+        static let requiredRate: Double? = nil
+        static func decode(_ advertisement: Advertisement) throws(Never) -> Int? { nil }
+    }
+
+    /// By default a device is its address, in ``DeviceIdentity``'s canonical form, so a
+    /// participant's `devices` name it in any form; logs name a device by its identity, with the
+    /// address when that is another.
+    func testIdentityByDefaultIsTheAddress() {
+        let heard = advertisement("a0:9e:1a:12:34:56")
+        let identity = AddressedProfile.identity(of: heard)
+        XCTAssertEqual(identity.canonical, "A0:9E:1A:12:34:56")
+        XCTAssertEqual(identity, DeviceIdentity("a0-9e-1a-12-34-56"))
+        XCTAssertEqual(heard.addressIdentity, identity)
+        XCTAssertEqual(heard.naming(identity), "A0:9E:1A:12:34:56")
+        XCTAssertEqual(heard.naming(DeviceIdentity("1a2b3c4d")), "1A2B3C4D (A0:9E:1A:12:34:56)")
     }
 
     func testRateOverTheWindow() {

@@ -109,6 +109,54 @@ final class ClassDemoEndToEndTests: XCTestCase {
         }
     }
 
+    /// The heart-rate arbiter's drops (the dual-path strap's second copy of its heart rate) are
+    /// reported where the gateway's numbers are: `status` as text and as JSON, and `/metrics`,
+    /// each with a count above zero while the class of three (one strap connected and
+    /// broadcasting) runs.
+    func testTheArbitersDropsAreInStatusAndMetrics() async throws {
+        let healthgate = try HealthgateExecutable()
+        let database = healthgate.root.appendingPathComponent("class.sqlite").path
+        let daemon = try healthgate.start(["demo", "--class", "3", "--listen", "127.0.0.1:0", "--db", database, "--quiet"])
+        try await waitUntil(timeout: .seconds(60), "the board to listen") { daemon.standardError.contains("live board at http://") }
+        let port = try XCTUnwrap(Self.boardPort(in: daemon.standardError), daemon.standardError)
+
+        try await waitUntil(timeout: .seconds(60), "a reading dropped as a second path's copy, in status --format json") {
+            guard let status = try? await healthgate.run(["status", "--format", "json"]), status.status == 0,
+                let report = try? JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any],
+                let counts = report["heartRate"] as? [String: Any], let dropped = counts["droppedReadings"] as? Int
+            else { return false }
+            XCTAssertNotNil(counts["handovers"] as? Int, status.standardOutput)
+            return dropped > 0
+        }
+        let text = try await healthgate.run(["status"])
+        XCTAssertEqual(text.status, 0, text.standardError)
+        let line = try XCTUnwrap(
+            text.standardOutput.firstMatch(of: /heart rate: (\d+) readings? dropped as a second path's copy, \d+ handovers? between paths/),
+            text.standardOutput)
+        XCTAssertGreaterThan(Int(line.output.1) ?? 0, 0, text.standardOutput)
+        let metrics = try Self.get("http://127.0.0.1:\(port)/metrics")
+        let series = try XCTUnwrap(metrics.firstMatch(of: /\nhealthgate_heart_rate_dropped_readings_total (\d+)\n/), metrics)
+        XCTAssertGreaterThan(Int(series.output.1) ?? 0, 0, metrics)
+        XCTAssertNotNil(metrics.firstMatch(of: /\nhealthgate_heart_rate_handovers_total \d+\n/), metrics)
+
+        daemon.send(SIGTERM)
+        let exit = try await daemon.waitForExit(timeout: .seconds(60))
+        XCTAssertEqual(exit.status, 0, exit.standardError)
+    }
+
+    /// The body of `url` as curl fetches it.
+    static func get(_ url: String) throws -> String {
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = ["-sf", "--max-time", "10", url]
+        let output = Pipe()
+        curl.standardOutput = output
+        try curl.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        curl.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// The board's port from its log line `live board at http://127.0.0.1:PORT/`.
     static func boardPort(in log: String) -> Int? {
         guard let range = log.range(of: "live board at http://127.0.0.1:") else { return nil }

@@ -86,19 +86,29 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
-    /// The top-level help names every kind of Bluetooth device the gateway reads, from the same
-    /// catalog as `scan`'s table of kinds: a profile added to the catalog shows in both.
-    func testTopLevelHelpListsEveryBluetoothKindScanKnows() async throws {
+    /// The top-level help names every kind of Bluetooth device the gateway connects to, from
+    /// the same catalog as `scan`'s table of kinds (a profile added to the catalog shows in
+    /// both), the devices that only advertise, whose sources `scan` names too, and the ANT+
+    /// straps and pedometers of the serial family.
+    func testTopLevelHelpListsEveryKindOfDeviceTheCatalogReads() async throws {
         let healthgate = try HealthgateExecutable()
         let top = try await healthgate.run(["--help"]).standardOutput
         let scan = try await healthgate.run(["scan", "--help"]).standardOutput
         let kinds = scan.split(separator: "\n").filter { $0.wholeMatch(of: /\s{2}[a-z-]+ +[0-9a-f]{4}  \(ble-[a-z-]+\)/) != nil }
-        let listed = try XCTUnwrap(top.firstMatch(of: /through BlueZ \(([^)]*)\)/)?.output.1)
+        let connected = try XCTUnwrap(top.firstMatch(of: /through BlueZ: those it connects to \(([^)]*)\)/)?.output.1)
         // "a, b, … and z": the names before the last are separated by commas.
-        let names = listed.split(separator: ", ")
+        let names = connected.split(separator: ", ")
         XCTAssertGreaterThanOrEqual(kinds.count, 12, scan)
-        XCTAssertEqual(names.count + 1, kinds.count, "top help: \(listed); scan: \(kinds)")
-        XCTAssertTrue(listed.hasPrefix("heart-rate monitors, foot pods, "), "\(listed)")
+        XCTAssertEqual(names.count + 1, kinds.count, "top help: \(connected); scan: \(kinds)")
+        XCTAssertTrue(connected.hasPrefix("heart-rate monitors, foot pods, "), "\(connected)")
+
+        let advertising = try XCTUnwrap(top.firstMatch(of: /and those that only advertise \(([^)]*)\)/)?.output.1)
+        XCTAssertEqual(advertising, "Polar straps broadcasting their heart rate and Xiaomi scales", top)
+        // As many as the advertisement sources `scan --help` names.
+        let broadcasters = try XCTUnwrap(scan.firstMatch(of: /read their advertisements: ([a-z, -]+)\./)?.output.1)
+        XCTAssertEqual(advertising.split(separator: " and ").count, broadcasters.split(separator: ", ").count, scan)
+        XCTAssertTrue(
+            top.contains("It also reads serial pedometers over USB or RFCOMM and ANT+ heart-rate straps through a USB ANT stick."), top)
     }
 
     func testUnknownCommandAndOptionAreUsageErrors() async throws {

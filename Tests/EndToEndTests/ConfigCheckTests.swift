@@ -168,6 +168,24 @@ final class ConfigCheckTests: XCTestCase {
         ])
     }
 
+    /// A file that is not an object, and sections and plugin settings that are not objects:
+    /// each error names where, never an empty key path (`config.json: : expected …`), and the
+    /// file is told what it must be.
+    func testAValueThatIsNotAnObjectIsNamedWhereverItIs() async throws {
+        try await assertRejected([
+            (#""x""#, "(top level)", #"the file must be a JSON object, such as {"sources": [...], "sinks": [...]}"#),
+            ("[]", "(top level)", "got an array"),
+            (#"{"store": "x"}"#, "store", #"expected an object, got the string "x""#),
+            (#"{"sinks": [{"kind": "sqlite", "config": 3}]}"#, "sinks[0].config", "expected an object, got 3"),
+            (#"{"sources": ["x"]}"#, "sources[0]", #"got the string "x""#),
+        ])
+        let healthgate = try HealthgateExecutable()
+        for json in [#""x""#, "[]", #"{"store": "x"}"#, #"{"sinks": [{"kind": "sqlite", "config": 3}]}"#, #"{"sources": ["x"]}"#] {
+            let (result, path) = try await check(healthgate, json)
+            XCTAssertFalse(result.standardError.contains("\(path): : "), "\(json): \(result.standardError)")
+        }
+    }
+
     /// What only a plugin's own validation can tell (after the file decodes) is reported for
     /// every plugin at once too, with the other sections' mistakes.
     func testEveryPluginsValidationErrorIsReportedAtOnce() async throws {

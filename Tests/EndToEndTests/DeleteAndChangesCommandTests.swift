@@ -224,6 +224,52 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         XCTAssertTrue(dropped.standardOutput.contains("1 dead letter dropped"), dropped.standardOutput)
     }
 
+    /// `delete` and `dead-letters` open the store once, through the path every command uses: a
+    /// missing store is 66 with the same words for each, said before any question, and never
+    /// created; on a store, `retry` marks, a declined `drop` keeps, `drop --yes` removes and
+    /// `delete` deletes.
+    func testCommandsThatChangeTheStoreOpenItAsEveryCommandDoes() async throws {
+        let missing = directory.appendingPathComponent("none.sqlite").path
+        for arguments in [
+            ["delete", "--id", samples[0].id.uuidString], ["delete", "--yes", "--id", samples[0].id.uuidString],
+            ["dead-letters", "retry"], ["dead-letters", "drop"], ["dead-letters", "drop", "--yes"], ["dead-letters", "list"],
+        ] {
+            let result = try await healthgate.run(arguments + ["--db", missing])
+            XCTAssertEqual(result.status, 66, "\(arguments): \(result.standardError)")
+            XCTAssertTrue(
+                result.standardError.contains("no store at \(missing); run 'healthgate run' or 'healthgate demo' first, or pass --db PATH"),
+                "\(arguments): \(result.standardError)")
+            XCTAssertFalse(result.standardError.contains("?"), "\(arguments) asked before finding the store: \(result.standardError)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: missing), "\(arguments) created the store")
+        }
+
+        let store = try HealthStore(path: path)
+        try await store.addDeadLetters([
+            DeadLetter(
+                follower: "repository", id: samples[1].id, kind: .quantity, type: "heartRate", isDeletion: false, anchor: 2,
+                payload: nil, status: 422, response: "refused", failedAt: Date(timeIntervalSince1970: 1_800_000_000)),
+        ])
+        await store.close()
+        let retried = try await healthgate.run(["dead-letters", "retry", "--db", path])
+        XCTAssertEqual(retried.status, 0, retried.standardError)
+        XCTAssertEqual(retried.standardOutput, "1 dead letter marked to be sent again\n")
+        let marked = try await HealthStore(path: path, access: .readOnly).deadLetters()
+        XCTAssertEqual(marked.map(\.retry), [true])
+        let declined = try await healthgate.run(["dead-letters", "drop", "--db", path])
+        XCTAssertEqual(declined.status, 64, declined.standardError)
+        let kept = try await HealthStore(path: path, access: .readOnly).deadLetters()
+        XCTAssertEqual(kept.count, 1, "kept")
+        let dropped = try await healthgate.run(["dead-letters", "drop", "--yes", "--db", path])
+        XCTAssertEqual(dropped.standardOutput, "1 dead letter dropped\n", dropped.standardError)
+        let left = try await HealthStore(path: path, access: .readOnly).deadLetters()
+        XCTAssertEqual(left.count, 0)
+
+        let deleted = try await healthgate.run(["delete", "--yes", "--db", path, "--id", samples[0].id.uuidString])
+        XCTAssertEqual(deleted.status, 0, deleted.standardError)
+        let remaining = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
+        XCTAssertEqual(remaining, [samples[1], samples[2]])
+    }
+
     /// On a terminal `delete` asks, and deletes only on "y"; script(1) gives it the terminal.
     func testDeleteAsksOnATerminal() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {

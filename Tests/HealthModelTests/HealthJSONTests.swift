@@ -177,6 +177,12 @@ final class HealthJSONTests: XCTestCase {
                 + #""heartRateSensorLocation":"chest","syncIdentifier":"polar-h10/2027-01-15T08","#
                 + #""syncVersion":3}"#)
 
+        // The device's serial number under HealthKit's key, without its HK prefix.
+        var serial = Metadata()
+        serial.deviceSerialNumber = "A1B2C3D4"
+        XCTAssertEqual(serial[.deviceSerialNumber], .string("A1B2C3D4"))
+        XCTAssertEqual(try roundTrip(serial), #"{"deviceSerialNumber":"A1B2C3D4"}"#)
+
         // Removing a typed value removes its key.
         var changed = metadata
         changed.heartRateSensorLocation = nil

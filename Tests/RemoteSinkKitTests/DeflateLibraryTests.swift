@@ -1,9 +1,11 @@
 import Foundation
+import LinuxSystem
 import RemoteSinkKit
 import XCTest
 
 /// libdeflate, loaded with dlopen: what it compresses is gzip that zlib reads back byte for
-/// byte; a missing library is reported once, and the caller falls back to zlib.
+/// byte; a missing or wrong library is a `NativeLibraryError`, reported once and kept, and the
+/// caller falls back to zlib.
 final class DeflateLibraryTests: XCTestCase {
     func testLibdeflateWritesGzipThatZlibReadsBack() throws {
         let library = DeflateLibrary()
@@ -31,13 +33,52 @@ final class DeflateLibraryTests: XCTestCase {
         XCTAssertLessThan(compressed.count, json.count / 4)
     }
 
-    func testAMissingLibraryIsReportedAndCompressesNothing() {
-        let library = DeflateLibrary(path: "libdeflate-missing.so.0")
+    func testAMissingLibraryIsReportedOnceAndCompressesNothing() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deflate-library-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("libdeflate.so.0").path
+        let library = DeflateLibrary(path: path)
+        var first: NativeLibraryError?
         XCTAssertThrowsError(try library.load()) { error in
-            let text = "\(error)"
-            XCTAssertTrue(text.contains("libdeflate-missing.so.0"), text)
-            XCTAssertTrue(text.contains("zlib"), text)
+            guard let error = error as? NativeLibraryError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.library, path)
+            XCTAssertEqual(error.step, .open)
+            XCTAssertTrue(error.reason.contains("cannot open shared object file"), error.reason)
+            XCTAssertTrue(error.description.hasPrefix("cannot load \(path): "), error.description)
+            XCTAssertTrue(error.description.contains("zlib"), error.description)
+            XCTAssertTrue(error.description.contains("install libdeflate0"), error.description)
+            first = error
         }
         XCTAssertNil(Array("some body".utf8).withUnsafeBytes { library.gzip($0) })
+
+        // The failure is kept: once the library appears at the path, this instance still
+        // compresses nothing (no search per batch), while a new one loads it.
+        try DeflateLibrary().load()
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: try XCTUnwrap(Self.mappedPath(containing: "/libdeflate.so.0")))
+        XCTAssertThrowsError(try library.load()) { XCTAssertEqual($0 as? NativeLibraryError, first) }
+        XCTAssertNil(Array("some body".utf8).withUnsafeBytes { library.gzip($0) })
+        XCTAssertNotNil(Array("some body".utf8).withUnsafeBytes { DeflateLibrary(path: path).gzip($0) })
+    }
+
+    func testALibraryThatIsNotLibdeflateNamesTheMissingEntryPoint() {
+        // zlib opens fine but has no libdeflate_* symbols.
+        XCTAssertThrowsError(try DeflateLibrary(path: "libz.so.1").load()) { error in
+            guard let error = error as? NativeLibraryError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.step, .resolve(symbol: "libdeflate_alloc_compressor"))
+            XCTAssertTrue(error.description.hasPrefix("cannot find libdeflate_alloc_compressor in libz.so.1: "), error.description)
+        }
+    }
+
+    /// The file the dynamic loader mapped for a library whose path contains `name` (the file a
+    /// soname links to), from /proc/self/maps; nil when none is mapped.
+    static func mappedPath(containing name: String) throws -> String? {
+        // FileHandle: a /proc file reports size 0, and String(contentsOfFile:) would stop early.
+        let file = try XCTUnwrap(FileHandle(forReadingAtPath: "/proc/self/maps"))
+        defer { try? file.close() }
+        let maps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+        return maps.split(separator: "\n").lazy
+            .compactMap { $0.split(separator: " ", omittingEmptySubsequences: true).last.map(String.init) }
+            .first { $0.hasPrefix("/") && $0.contains(name) }
     }
 }

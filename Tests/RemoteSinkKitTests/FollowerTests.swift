@@ -14,6 +14,7 @@ import XCTest
 final class ScriptedReceiver: RemoteReceiver {
     struct Sent: Sendable {
         var key: String
+        var payloadIdentity: String
         var after: Int64
         var through: Int64
         var changes: [FollowedChange]
@@ -35,8 +36,10 @@ final class ScriptedReceiver: RemoteReceiver {
     /// Changes it refuses (an HTTP 400 for any batch holding one).
     let refused: Mutex<Set<SampleID>> = Mutex([])
     let accepting: @Sendable (FollowedChange) -> Bool
+    let payloadIdentity: String
 
-    init(accepting: @escaping @Sendable (FollowedChange) -> Bool = { _ in true }) {
+    init(payloadIdentity: String = "scripted", accepting: @escaping @Sendable (FollowedChange) -> Bool = { _ in true }) {
+        self.payloadIdentity = payloadIdentity
         self.accepting = accepting
     }
 
@@ -63,7 +66,8 @@ final class ScriptedReceiver: RemoteReceiver {
 
     func send(_ batch: FollowerBatch, context: FollowerContext) async -> DeliveryOutcome {
         state.withLock {
-            $0.sent.append(Sent(key: batch.key, after: batch.after, through: batch.through, changes: batch.changes))
+            $0.sent.append(
+                Sent(key: batch.key, payloadIdentity: batch.payloadIdentity, after: batch.after, through: batch.through, changes: batch.changes))
             $0.inFlight += 1
             $0.mostInFlight = max($0.mostInFlight, $0.inFlight)
         }
@@ -165,6 +169,18 @@ final class FollowerTests: StoreTestCase {
         }
     }
 
+    /// Every key the receivers were sent names one payload: one payload identity, one list of
+    /// changes.
+    func assertOneKeyNamesOnePayload(_ receivers: ScriptedReceiver..., file: StaticString = #filePath, line: UInt = #line) {
+        var payloads: [String: Set<[String]>] = [:]
+        for sent in receivers.flatMap(\.sent) {
+            payloads[sent.key, default: []].insert([sent.payloadIdentity] + sent.changes.map { "\($0.anchor) \($0.id) \($0.isDeletion)" })
+        }
+        for (key, seen) in payloads where seen.count > 1 {
+            XCTFail("the key \(key) named \(seen.count) payloads", file: file, line: line)
+        }
+    }
+
     // MARK: Tests
 
     func testEveryChangeIsSentOnceInAnchorOrderAndTheCursorIsCommitted() async throws {
@@ -249,6 +265,84 @@ final class FollowerTests: StoreTestCase {
         XCTAssertEqual(again.map { $0.changes.map(\.id) }, first.map { $0.changes.map(\.id) })
         XCTAssertEqual(again.map(\.through), first.map(\.through))
         XCTAssertEqual(Set(receiver.deliveredChanges.map(\.id)).count, 25)
+        assertOneKeyNamesOnePayload(receiver)
+    }
+
+    /// Issue 56: a batch begun before a crash whose objects moved on since (a heartbeat series
+    /// stored again in a later version, a sample deleted) is rebuilt with the changes its range
+    /// still holds, under the key of those changes: never under the key it was first sent
+    /// under, which names the changes it carried then. The later versions follow in a later
+    /// batch.
+    func testARebuiltBatchThatLostChangesIsSentUnderTheKeyOfWhatItCarries() async throws {
+        let samples = try heartRates(8)
+        let series = try HeartbeatSeriesSample(
+            id: ids.next(), start: at(100), end: at(101),
+            beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false)], device: strap,
+            metadata: [.syncIdentifier: .string("series-1"), .syncVersion: .integer(1)])
+        try await store.write(samples + [.heartbeatSeries(series)])
+        let receiver = ScriptedReceiver()
+        receiver.gate.set(false)
+        let crashed = start(receiver)
+        try await waitUntil("the batch in flight") { receiver.sent.count == 1 }
+        crashed.task.cancel()
+        _ = try? await crashed.task.value
+        let first = try XCTUnwrap(receiver.sent.first)
+        XCTAssertEqual(first.changes.count, 9)
+        let begun = try await store.followerBatches("remote")
+        XCTAssertEqual(begun.map(\.key), [first.key])
+
+        // While the gateway is down, the series grows and a sample is deleted: both move on to
+        // later anchors, out of the batch's range.
+        let grown = try HeartbeatSeriesSample(
+            id: series.id, start: at(100), end: at(102),
+            beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false), Heartbeat(timeSinceSeriesStart: 1.4, precededByGap: false)],
+            device: strap, metadata: [.syncIdentifier: .string("series-1"), .syncVersion: .integer(2)])
+        try await store.write([.heartbeatSeries(grown)])
+        _ = try await store.delete(.ids([samples[3].id]))
+
+        receiver.gate.set(true)
+        let restarted = start(receiver)
+        try await waitUntilSent()
+        try await restarted.stop()
+        let rebuilt = try XCTUnwrap(receiver.sent.dropFirst().first)
+        XCTAssertEqual(rebuilt.after, first.after)
+        XCTAssertEqual(rebuilt.through, first.through)
+        XCTAssertEqual(rebuilt.changes.map(\.id), samples.enumerated().filter { $0.offset != 3 }.map(\.element.id))
+        XCTAssertNotEqual(rebuilt.key, first.key, "the rebuilt batch carries fewer changes under the key of the first")
+        XCTAssertEqual(rebuilt.key, BatchKey.key(for: rebuilt.changes, payloadIdentity: receiver.payloadIdentity))
+        XCTAssertTrue(restarted.logs.contains("is sent under a new key, \(rebuilt.key) (it was \(first.key))"))
+        // The later versions follow, in a later batch.
+        let later = receiver.deliveredChanges.suffix(2)
+        XCTAssertEqual(later.map(\.id), [series.id, samples[3].id])
+        XCTAssertEqual(later.map(\.isDeletion), [false, true])
+        assertOneKeyNamesOnePayload(receiver)
+    }
+
+    /// Issue 56: the receiver's payload identity is part of the key. A batch begun before a stop
+    /// goes to a receiver whose settings changed since (another format) under another key, with
+    /// the same changes; to one configured the same way, under the same key.
+    func testARebuiltBatchForAReceiverConfiguredOtherwiseHasAnotherKey() async throws {
+        try await store.write(try heartRates(5))
+        let native = ScriptedReceiver(payloadIdentity: "format=native")
+        native.answer(.retry(reason: "HTTP 503", status: 503, retryAfter: nil))
+        let first = start(native)
+        try await waitUntil("the refusal") { native.sent.count == 1 }
+        try await first.stop()
+        let again = ScriptedReceiver(payloadIdentity: "format=native")
+        again.answer(.retry(reason: "HTTP 503", status: 503, retryAfter: nil))
+        let second = start(again)
+        try await waitUntil("the batch sent again") { again.sent.count == 1 }
+        try await second.stop()
+        let fhir = ScriptedReceiver(payloadIdentity: "format=fhir-r4 patient=Patient/1")
+        let third = start(fhir)
+        try await waitUntilSent()
+        try await third.stop()
+        let sent = [native.sent[0], again.sent[0], fhir.sent[0]]
+        XCTAssertEqual(Set(sent.map { $0.changes.map(\.id) }).count, 1, "the same range, the same changes")
+        XCTAssertEqual(sent[1].key, sent[0].key, "the same changes to a receiver configured the same way")
+        XCTAssertNotEqual(sent[2].key, sent[0].key, "the same key for another payload")
+        XCTAssertEqual(sent[2].key, BatchKey.key(for: sent[2].changes, payloadIdentity: "format=fhir-r4 patient=Patient/1"))
+        assertOneKeyNamesOnePayload(native, again, fhir)
     }
 
     /// Issue 43: the oldest of three batches is refused with a Retry-After and the two after it
@@ -286,6 +380,7 @@ final class FollowerTests: StoreTestCase {
         XCTAssertEqual(resent.first?.changes.map(\.id), refused.changes.map(\.id))
         XCTAssertGreaterThanOrEqual(resent.first?.at ?? .distantPast, pausedUntil, "sent again before the receiver's pause ended")
         XCTAssertEqual(Set(receiver.deliveredChanges.map(\.id)).count, 30)
+        assertOneKeyNamesOnePayload(receiver)
     }
 
     /// Up to `maxInFlight` batches wait for their answers at once; the cursor moves only past the

@@ -71,8 +71,42 @@ final class ConfigurationTests: XCTestCase {
             XCTAssertEqual(error?.keyPath, "(top level)", json)
             XCTAssertTrue(error?.reason.hasPrefix("not valid JSON") == true, "\(json): \(error?.reason ?? "")")
         }
-        XCTAssertEqual(parseError("[]")?.keyPath, "(top level)")
-        XCTAssertTrue(parseError("[]")?.reason.contains("expected an object") == true)
+    }
+
+    /// A file that is not a JSON object is told what the file must be, at the top level: never
+    /// an empty key path (`FILE: : expected an object`).
+    func testAFileThatIsNotAnObjectIsToldWhatItMustBe() {
+        for (json, given) in [(#""x""#, #"the string "x""#), ("[]", "an array"), ("3", "3"), ("null", "null"), ("true", "true")] {
+            let error = parseError(json)
+            XCTAssertEqual(error?.keyPath, "(top level)", json)
+            XCTAssertEqual(
+                error?.reason,
+                #"the file must be a JSON object, such as {"sources": [...], "sinks": [...]} (every key is optional), got "#
+                    + given, json)
+            XCTAssertEqual(error?.description.hasPrefix("/etc/healthgate.json: (top level): the file must be"), true, json)
+        }
+    }
+
+    /// Key paths are joined and rendered in one place: the whole of a value is `(top level)`,
+    /// a path under another is dotted, an index appended, and a top-level inner path is its
+    /// outer one; an error made with an empty path shows `(top level)`.
+    func testKeyPathsAreNeverEmpty() {
+        XCTAssertEqual(ConfigurationKeyPath.rendered(""), "(top level)")
+        XCTAssertEqual(ConfigurationKeyPath.rendered("store.path"), "store.path")
+        XCTAssertEqual(ConfigurationKeyPath.joining("sources[0].config", "interval"), "sources[0].config.interval")
+        XCTAssertEqual(ConfigurationKeyPath.joining("sources[0].config", "[2]"), "sources[0].config[2]")
+        XCTAssertEqual(ConfigurationKeyPath.joining("sources[0].config", "(top level)"), "sources[0].config")
+        XCTAssertEqual(ConfigurationKeyPath.joining("sources[0].config", ""), "sources[0].config")
+        XCTAssertEqual(ConfigurationKeyPath.joining("", "logLevel"), "logLevel")
+        XCTAssertEqual(ConfigurationKeyPath.joining("(top level)", "[0]"), "[0]")
+        XCTAssertEqual(ConfigurationKeyPath.joining("", ""), "(top level)")
+        XCTAssertEqual(PluginConfigurationError(keyPath: "", reason: "r").keyPath, "(top level)")
+        XCTAssertEqual(PluginConfigurationError(keyPath: "", reason: "r").description, "(top level): r")
+        XCTAssertEqual(ConfigurationError(file: "f.json", keyPath: "", reason: "r").description, "f.json: (top level): r")
+        // The schema's problems at the top of what it checks.
+        let problems = ConfigurationSchema.object([ConfigurationProperty("a", .text, "A key")]).problems(in: .string("x"))
+        XCTAssertEqual(problems.map(\.keyPath), ["(top level)"])
+        XCTAssertEqual(problems.first?.reason, #"expected an object, got the string "x""#)
     }
 
     func testWrongTypesNameTheExactKeyPath() {

@@ -393,3 +393,114 @@ extension RestartAndBusTests {
         XCTAssertEqual(controller.pendingWorkouts.first?.statistics(for: .heartRate)?.sampleCount, 2)
     }
 }
+
+extension RestartAndBusTests {
+    /// Whether the store holds an ended workout is answered from the store: true once it does,
+    /// false when the wait runs out, and an error, never "not stored yet", when the store cannot
+    /// be read (here its anchors table was dropped behind its back).
+    func testTheWaitForAStoredWorkoutAnswersFromTheStoreAndReportsAStoreItCannotRead() async throws {
+        let clock = ManualClock()
+        let store = try HealthStore(path: path)
+        let journal = StoredWorkoutJournal(store: store, clock: clock)
+        let ids = SampleIDGenerator(seed: 3)
+        let workout = Workout(
+            id: ids.next(), activityType: .running, startDate: Date(timeIntervalSince1970: 1_800_000_000),
+            endDate: Date(timeIntervalSince1970: 1_800_000_060), duration: 60)
+        try await store.write([.workout(workout)])
+        let stored = try await journal.waitUntilStored(workout.id, timeout: .seconds(10))
+        XCTAssertTrue(stored)
+
+        let missing = ids.next()
+        let waiting = Task { try await journal.waitUntilStored(missing, timeout: .seconds(10)) }
+        try await clock.waitForSleepers(2)
+        clock.advance(by: .seconds(10))
+        let timedOut = try await waiting.value
+        XCTAssertFalse(timedOut, "not stored within the timeout")
+
+        try SQLiteConnection(path: path).execute("DROP TABLE anchors")
+        do {
+            let answer = try await journal.waitUntilStored(missing, timeout: .seconds(10))
+            XCTFail("answered \(answer) for a store that cannot be read")
+        } catch {
+            XCTAssertEqual(error.code, .persistence)
+            XCTAssertTrue(error.message.contains(path), error.message)
+            XCTAssertTrue(error.message.contains("\(missing)"), error.message)
+            XCTAssertTrue(error.message.contains("anchors"), "the store's own reason: \(error.message)")
+        }
+    }
+
+    /// `workout end` hears a store that cannot tell whether it holds the ended workout as a
+    /// persistence error saying the workout ended, not as an answer after a wait that ran out;
+    /// the workout is ended and handed over all the same.
+    func testAnEndWhoseStoreCannotBeReadAnswersWithAnError() async throws {
+        let clock = ManualClock()
+        let s = Script(clock: clock)
+        let store = UnreadableJournal()
+        let log = RecordingLogSink()
+        let controller = WorkoutController(
+            profile: scriptedProfile, store: store, clock: clock, ids: SampleIDGenerator(seed: 7),
+            logger: Logger(label: "workouts", sink: log, level: .debug))
+        try await controller.start(activity: .running)
+        let collected = CollectingSink()
+        let gateway = Gateway(
+            sources: [
+                ConfiguredSource(name: "script", kind: "script", source: ScriptedSource(records: [s.heartRate(140, at: 0)])),
+                ConfiguredSource(name: "workouts-publisher", kind: "workouts", source: controller),
+            ],
+            sinks: [
+                ConfiguredSink(name: "workouts", kind: "workouts", queue: QueueConfiguration(), sink: controller),
+                ConfiguredSink(name: "store", kind: "collect", queue: QueueConfiguration(), sink: collected),
+            ],
+            clock: clock, logger: Logger(label: "gateway", sink: RecordingLogSink()))
+        let shutdown = ShutdownSignal()
+        let running = Task { await gateway.run(shutdown: shutdown) }
+        try await waitUntil("the builder collected the stream") { controller.status().heartRate.current == 140 }
+        s.move(to: 2)
+        let handlers = controller.controlHandlers()
+        do {
+            let answer = try await XCTUnwrap(handlers["workout.end"])(.object([:]))
+            XCTFail("answered \(answer)")
+        } catch let error as WorkoutError {
+            XCTAssertEqual(error.code, .persistence)
+            XCTAssertEqual(
+                error.message,
+                "the workout ended, but cannot tell whether the workout store /unreadable.sqlite holds workout "
+                    + "\(try XCTUnwrap(store.waitedFor.withLock { $0 })): disk I/O error")
+        }
+        XCTAssertEqual(controller.status().state, .ended, "the end was committed")
+        try await waitUntil("the ended workout handed to the bus") {
+            collected.records.contains { if case .workout = $0 { true } else { false } }
+        }
+        XCTAssertTrue(log.entries.contains { $0.level == .error && $0.message.contains("disk I/O error") }, "\(log.entries)")
+        _ = shutdown.requestStop()
+        await running.value
+    }
+}
+
+/// A journal kept in memory whose store cannot be read when an end waits for the stored workout.
+final class UnreadableJournal: WorkoutStateStore {
+    let inner = VolatileWorkoutStore()
+    /// The workout the end waited for.
+    let waitedFor = Mutex<SampleID?>(nil)
+
+    func journaledWorkouts() throws(WorkoutError) -> [JournaledWorkout] { try inner.journaledWorkouts() }
+
+    func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError) {
+        try inner.append(entries, from: index, of: definition)
+    }
+
+    func storedDate(_ date: Date) -> Date { inner.storedDate(date) }
+
+    func committedRecords(
+        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
+    ) throws(WorkoutError) -> [HealthRecord] {
+        try inner.committedRecords(of: types, endingFrom: start, devices: devices, excluding: others)
+    }
+
+    func handedOver(_ id: SampleID) throws(WorkoutError) { try inner.handedOver(id) }
+
+    func waitUntilStored(_ id: SampleID, timeout: Duration) async throws(WorkoutError) -> Bool {
+        waitedFor.withLock { $0 = id }
+        throw WorkoutError(.persistence, "cannot tell whether the workout store /unreadable.sqlite holds workout \(id): disk I/O error")
+    }
+}

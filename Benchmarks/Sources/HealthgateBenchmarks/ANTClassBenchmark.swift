@@ -36,33 +36,6 @@ enum ANTClassBenchmark {
     /// The emulator's and the sources' network key: not the ANT+ one ("BENCHKEY").
     static let networkKey = "42454e43484b4559"
 
-    final class Collector: Sendable {
-        struct State {
-            var recording = false
-            var delays: [Double] = []
-            var straps: Set<String> = []
-            var records = 0
-            var transactions = 0
-        }
-
-        let state = Mutex(State())
-
-        func committed(_ records: [HealthRecord], at date: Date) {
-            state.withLock { state in
-                guard state.recording else { return }
-                state.transactions += 1
-                state.records += records.count
-                for record in records {
-                    guard case .quantity(let sample) = record, sample.type == .heartRate,
-                        let device = sample.device?.localIdentifier, device.hasPrefix("ant:")
-                    else { continue }
-                    state.delays.append(date.timeIntervalSince(sample.startDate))
-                    state.straps.insert(device)
-                }
-            }
-        }
-    }
-
     static func run(seconds: Double, report: inout Report) async throws {
         let measured = max(5, seconds)
         let asked = Double(straps) * broadcastsPerStrapPerSecond
@@ -140,24 +113,17 @@ enum ANTClassBenchmark {
         defer { emulator.stop() }
         try await emulator.waitForPTY()
 
-        let collector = Collector()
         let plugin = environment.plugin("ant-class")
         var configuration = ANTHeartRateConfiguration()
         configuration.transport = .stick
         configuration.path = link
         configuration.networkKeyFile = keyFile
         let source = ANTHeartRateSource(settings: try configuration.validated(in: plugin), environment: plugin)
-        var sinkPlugin = environment.plugin("sqlite")
-        sinkPlugin.store = try await HealthStore.open(path: environment.path("ant-class.sqlite"))
-        var sink = try SQLiteSink(settings: try SQLiteSink.Configuration().validated(in: sinkPlugin), environment: sinkPlugin)
-        sink.onCommit = { records, date in collector.committed(records, at: date) }
-        let gateway = Gateway(
+        let measured = try await RecordedGateway(
             sources: [ConfiguredSource(name: "ant-class", kind: ANTHeartRateSource.kind, source: source)],
-            sinks: [ConfiguredSink(name: "sqlite", kind: SQLiteSink.kind, queue: QueueConfiguration(), sink: sink)],
-            clock: environment.clock, logger: environment.logger)
-        let shutdown = ShutdownSignal()
-        let running = Task { await gateway.run(shutdown: shutdown) }
-        defer { _ = shutdown.requestStop() }
+            file: "ant-class.sqlite", environment: environment)
+        defer { measured.requestStop() }
+        let gateway = measured.gateway, recorder = measured.recorder
 
         func detail(_ key: String) -> String? {
             gateway.statusBoard.snapshot().first { $0.name == "ant-class" }?.details[key]
@@ -185,23 +151,22 @@ enum ANTClassBenchmark {
         try await Task.sleep(for: .seconds(warmUp))
         var first = try await nextTick(after: nil)
         first = try await nextTick(after: first)
-        collector.state.withLock { $0.recording = true }
+        recorder.start()
         let cpu0 = Harness.cpuSeconds()
         let t0 = ContinuousClock.now
         try await Task.sleep(for: .seconds(seconds - 0.5))
         let last = try await nextTick(after: broadcasts())
         let cpu = Harness.cpuSeconds() - cpu0
         let wall = (ContinuousClock.now - t0).benchmarkSeconds
-        let result = collector.state.withLock { state in
-            state.recording = false
-            return state
-        }
+        let result = recorder.stop()
+        // The straps' heart rates; the source names its devices `ant:…`.
+        let heartRates = result.samples(of: .heartRate).filter { $0.device?.hasPrefix("ant:") == true }
         let dropped = gateway.statusBoard.snapshot().reduce(0) { $0 + $1.dropped }
-        _ = shutdown.requestStop()
-        await running.value
+        await measured.stop()
         return SourceRun(
-            cpu: cpu, wall: wall, broadcasts: last - first, delays: result.delays, straps: result.straps.count,
-            records: result.records, transactions: result.transactions, dropped: dropped, batchWindow: sink.batchWindow.seconds)
+            cpu: cpu, wall: wall, broadcasts: last - first, delays: heartRates.map(\.sinceStart),
+            straps: Set(heartRates.compactMap(\.device)).count, records: result.totals.records,
+            transactions: result.totals.transactions, dropped: dropped, batchWindow: measured.batchWindow.seconds)
     }
 
     struct BaselineRun {

@@ -56,62 +56,49 @@ enum AdvertisementsBenchmark {
         }
 
         // Measured: the kit's path to the store.
-        let committed = Mutex((samples: 0, straps: Set<String>(), transactions: 0))
         let bluetooth = BluetoothAdapters.bluez(
             limits: AdapterScheduler.Limits(), clock: environment.clock, logger: environment.logger,
             variables: ["DBUS_SYSTEM_BUS_ADDRESS": emitter.address])
         let polar = environment.plugin("polar")
         let source = PolarBroadcastSource(
             settings: try BroadcastSourceConfiguration().validated(in: polar), environment: polar, bluetooth: bluetooth)
-        var plugin = environment.plugin("sqlite")
-        plugin.store = try await HealthStore.open(path: environment.path("advertisements.sqlite"))
-        var sink = try SQLiteSink(settings: try SQLiteSink.Configuration().validated(in: plugin), environment: plugin)
-        sink.onCommit = { records, _ in
-            committed.withLock { state in
-                state.transactions += 1
-                for record in records {
-                    guard case .quantity(let sample) = record, sample.type == .heartRate else { continue }
-                    state.samples += 1
-                    if let strap = sample.device?.localIdentifier { state.straps.insert(strap) }
-                }
-            }
-        }
-        let gateway = Gateway(
+        let kit = try await RecordedGateway(
             sources: [ConfiguredSource(name: "polar", kind: PolarBroadcastSource.kind, source: source)],
-            sinks: [ConfiguredSink(name: "sqlite", kind: SQLiteSink.kind, queue: QueueConfiguration(), sink: sink)],
-            clock: environment.clock, logger: environment.logger)
-        let shutdown = ShutdownSignal()
-        let running = Task { await gateway.run(shutdown: shutdown) }
+            file: "advertisements.sqlite", recording: true, environment: environment)
+        defer { kit.requestStop() }
+        let recorder = kit.recorder
         // Warm-up: the scan starts and every strap is discovered (InterfacesAdded) and stored once.
         // The scan has no "listening" event to wait for: warm-up phases of 2 s until every strap
         // was committed (at most 10).
-        for _ in 0..<10 where committed.withLock({ $0.straps.count }) < straps {
+        for _ in 0..<10 where recorder.totals.straps < straps {
             _ = try await emitter.run(straps: straps, rate: rate, seconds: 2)
-            try await settle { committed.withLock { $0.samples } }
+            try await settle { recorder.totals.heartRates }
         }
 
         var measured: [(phase: Phase, transactions: Int, straps: Int, expected: Int)] = []
         for rate in rates {
-            let before = committed.withLock { $0 }
+            let before = recorder.totals
             let cpu0 = Harness.cpuSeconds()
             let t0 = ContinuousClock.now
             let sent = try await emitter.run(straps: straps, rate: rate, seconds: seconds)
             let sendingWall = (ContinuousClock.now - t0).benchmarkSeconds
             let expected = Int((Double(sent.count) / advertisementsPerValue).rounded())
             // Until the phase's last new values are committed (or stop coming).
-            try await settle { committed.withLock { $0.samples } - before.samples >= expected ? -1 : committed.withLock { $0.samples } }
+            try await settle {
+                let committed = recorder.totals.heartRates
+                return committed - before.heartRates >= expected ? -1 : committed
+            }
             let cpu = Harness.cpuSeconds() - cpu0
             let wall = (ContinuousClock.now - t0).benchmarkSeconds
-            let after = committed.withLock { $0 }
+            let after = recorder.totals
             measured.append((
                 Phase(
-                    rate: rate, sent: sent.count, late: sent.late, received: after.samples - before.samples, cpu: cpu, wall: wall,
+                    rate: rate, sent: sent.count, late: sent.late, received: after.heartRates - before.heartRates, cpu: cpu, wall: wall,
                     sendingWall: sendingWall),
-                after.transactions - before.transactions, after.straps.count, expected))
+                after.transactions - before.transactions, after.straps, expected))
         }
-        let status = gateway.statusBoard.snapshot().first { $0.name == "polar" }
-        _ = shutdown.requestStop()
-        await running.value
+        let status = kit.gateway.statusBoard.snapshot().first { $0.name == "polar" }
+        await kit.stop()
 
         var rows: [[String]] = []
         for (baseline, run) in zip(baselines, measured) {
@@ -263,13 +250,11 @@ final class StrapEmitter: Sendable {
         self.output = output
     }
 
-    /// Starts the script (with the tests' Python environment when it exists, which has dbusmock)
-    /// and waits for the bus's address.
+    /// Starts the script with Debian's python3 (python3-dbusmock, which
+    /// `scripts/install-dependencies --test` installs) and waits for the bus's address.
     static func start() async throws -> StrapEmitter {
         let process = Process()
-        let venv = ".build/pyenv/bin/python"
-        process.executableURL = URL(
-            fileURLWithPath: FileManager.default.isExecutableFile(atPath: venv) ? venv : "/usr/bin/python3")
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = ["Benchmarks/advertising-straps.py"]
         let stdin = Pipe(), stdout = Pipe()
         process.standardInput = stdin
@@ -278,7 +263,7 @@ final class StrapEmitter: Sendable {
         let output = LineReader(stdout.fileHandleForReading)
         guard let address = await output.line(), address.hasPrefix("unix:") else {
             process.terminate()
-            throw EmitterFailure(message: "Benchmarks/advertising-straps.py did not start (needs dbus-daemon and python3-dbusmock)")
+            throw EmitterFailure(message: "Benchmarks/advertising-straps.py did not start (it needs dbus-daemon and python3-dbusmock, which scripts/install-dependencies --test installs; Benchmarks/run runs it)")
         }
         return StrapEmitter(address: address, process: process, input: stdin.fileHandleForWriting, output: output)
     }
@@ -340,4 +325,11 @@ final class LineReader: Sendable {
 struct EmitterFailure: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
+}
+
+extension CommitRecorder.Totals {
+    /// The heart-rate samples committed: one per new value a strap sent.
+    fileprivate var heartRates: Int { samples[.heartRate] ?? 0 }
+    /// The straps whose heart rates were committed.
+    fileprivate var straps: Int { devices[.heartRate]?.count ?? 0 }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import HealthModel
 
-/// The workload the ingest and HTTP benchmarks share: heart-rate samples from one chest strap,
+/// The workload the ingest, HTTP and MQTT benchmarks share: heart-rate samples from one chest strap,
 /// one per millisecond of sample time, published in chunks of 100 as a source would.
 enum BenchmarkSamples {
     static let device = Device(

@@ -6,10 +6,22 @@ import Foundation
 /// The entry point: parses the benchmark names and options, runs them, prints the report.
 @main
 struct HealthgateBenchmarks {
+    /// Every benchmark, in the order `all` runs them; `inAll` is false for those that build a
+    /// large store first or run for minutes, which run only when named. `--help` lists them, and
+    /// Benchmarks/check-results checks that RESULTS.md and the README have each.
+    static let benchmarks: [(name: String, inAll: Bool)] = [
+        ("ingest", true), ("decode", true), ("latency", true), ("memory", true), ("http", true), ("mqtt", true),
+        ("board", true), ("ant-class", true), ("advertisements", true),
+        ("query", false), ("class-day", false), ("class", false), ("class-end", false),
+    ]
+
     static func main() async throws {
+        let names = benchmarks.map(\.name)
+        let named = benchmarks.filter { !$0.inAll }.map(\.name)
         let usage = """
-            usage: healthgate-benchmarks [all|ingest|decode|latency|memory|http|mqtt|board|ant-class|advertisements|query|class-day|class|class-end]... [options]
-              (all is every benchmark but query, which builds a 10.5 M-sample store the first time, class-day, class and class-end)
+            usage: healthgate-benchmarks [all|\(names.joined(separator: "|"))]... [options]
+              (all, the default, is every benchmark but \(named.joined(separator: ", ")): those build a
+              large store first or run for minutes, and run only when named; see Benchmarks/README.md)
               --latency-seconds N   how long the end-to-end latency load runs (default 70)
               --soak-seconds N      how long the accelerated memory soak runs (default 90)
               --board-seconds N     how long each phase of the board benchmark runs (default 30)
@@ -21,11 +33,16 @@ struct HealthgateBenchmarks {
               --markdown FILE       also write the Markdown report to FILE
               --cache-dir DIR       where query keeps its store between runs (default .build/benchmarks)
               --query-calls N       how many times query asks for the newest sample (default 2000)
+              --help                print this text
             query-profile --side store|sql [--query-calls N]: only the newest sample on one side, for a
             profiler (the cached store must exist: run query once)
             ingest-profile --side store|sql [--rows N]: one ingest at batches of 1000 on one side (the sink with
             its queue pre-filled, or the C loop), for a profiler
             """
+        if CommandLine.arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+            print(usage)
+            return
+        }
 
         var selected: [String] = []
         var options: [String: String] = [:]
@@ -52,11 +69,10 @@ struct HealthgateBenchmarks {
             try await IngestBenchmark.profile(rows: Int(options["rows"] ?? "") ?? 50_000, side: options["side"] ?? "store")
             return
         }
-        let known = ["ingest", "decode", "latency", "memory", "http", "mqtt", "board", "ant-class", "advertisements"]
         if selected.isEmpty || selected.contains("all") {
-            selected = known + selected.filter { ["query", "class-day", "class", "class-end"].contains($0) }
+            selected = benchmarks.filter(\.inAll).map(\.name) + selected.filter(named.contains)
         }
-        if let unknown = selected.first(where: { !known.contains($0) && !["query", "class-day", "class", "class-end"].contains($0) }) {
+        if let unknown = selected.first(where: { !names.contains($0) }) {
             FileHandle.standardError.write(Data("unknown benchmark \(unknown)\n\(usage)\n".utf8))
             exit(64)
         }
@@ -108,7 +124,13 @@ struct HealthgateBenchmarks {
             }
         } catch {
             report.line("\n**Benchmark failed: \(error)**")
-            if let file = options["markdown"] { try? report.text.write(toFile: file, atomically: true, encoding: .utf8) }
+            if let file = options["markdown"] {
+                do {
+                    try report.write(toFile: file)
+                } catch {
+                    FileHandle.standardError.write(Data("cannot write the report to \(file): \(error)\n".utf8))
+                }
+            }
             exit(1)
         }
         report.line("\n- Load after the run: \(Harness.loadAverage())")
@@ -117,7 +139,7 @@ struct HealthgateBenchmarks {
             for load in report.loadsNotCarried { report.line("- \(load)") }
         }
         if let file = options["markdown"] {
-            try report.text.write(toFile: file, atomically: true, encoding: .utf8)
+            try report.write(toFile: file)
         }
         // A run that did not carry its load measured something else: fail, as a broken run does.
         if !report.loadsNotCarried.isEmpty { exit(1) }

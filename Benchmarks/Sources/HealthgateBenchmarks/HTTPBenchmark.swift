@@ -39,10 +39,9 @@ enum HTTPBenchmark {
         report.line("")
         let environment = try BenchmarkEnvironment(name: "http")
         defer { environment.removeAll() }
-        let store = try await prefilledStore(environment)
+        let followed = try await FollowedStore(count: count, environment: environment)
         let server = try BenchmarkHTTPServer(directory: environment.directory)
         defer { server.stop() }
-        let latest = try await store.latestAnchor()
         let transport = CurlTransport()
         var bestBaseline = Double.infinity
         var bestMeasured = Double.infinity
@@ -53,7 +52,7 @@ enum HTTPBenchmark {
             var before = try await server.statistics(transport)
             let cpu0 = Harness.cpuSeconds()
             let t0 = ContinuousClock.now
-            bodyBytes = try await baseline(store: store, url: server.url, transport: transport)
+            bodyBytes = try await baseline(store: followed.store, url: server.url, transport: transport)
             bestBaseline = min(bestBaseline, (ContinuousClock.now - t0).benchmarkSeconds)
             bestBaselineCPU = min(bestBaselineCPU, Harness.cpuSeconds() - cpu0)
             var after = try await server.statistics(transport)
@@ -61,8 +60,7 @@ enum HTTPBenchmark {
 
             before = after
             let cpu1 = Harness.cpuSeconds()
-            let seconds = try await follow(
-                store: store, url: server.url, name: "http-\(repetition)", latest: latest, environment: environment)
+            let seconds = try await follow(followed, url: server.url, name: "http-\(repetition)", environment: environment)
             bestMeasured = min(bestMeasured, seconds)
             bestMeasuredCPU = min(bestMeasuredCPU, Harness.cpuSeconds() - cpu1)
             after = try await server.statistics(transport)
@@ -84,7 +82,7 @@ enum HTTPBenchmark {
         let slow = try BenchmarkHTTPServer(directory: environment.directory, delaySeconds: 0.1)
         defer { slow.stop() }
         let before = try await slow.statistics(transport)
-        let slowSeconds = try await follow(store: store, url: slow.url, name: "http-slow", latest: latest, environment: environment)
+        let slowSeconds = try await follow(followed, url: slow.url, name: "http-slow", environment: environment)
         let after = try await slow.statistics(transport)
         try expect(after.requests - before.requests, "sink (slow server)")
         let slowRate = Double(count) / slowSeconds
@@ -96,16 +94,6 @@ enum HTTPBenchmark {
         report.line(String(format: "Budgets: ≥ 0.8× the loop: %.2f×, ", rate / baseRate) + report.verdict(rate / baseRate >= 0.8)
             + String(format: "; ≤ 2 µs of CPU per sample: %.2f µs, ", cpuPerSample) + report.verdict(cpuPerSample <= 2)
             + "; ≥ 20 000 samples/s against a 100 ms server: " + Harness.format(slowRate) + ", " + report.verdict(slowRate >= 20_000) + ".")
-    }
-
-    /// A store holding `count` heart-rate samples, written in transactions of 1000.
-    static func prefilledStore(_ environment: BenchmarkEnvironment) async throws -> HealthStore {
-        let store = try await HealthStore.open(path: environment.path("followed.sqlite"))
-        let records = try BenchmarkSamples.heartRate(count: count, ids: SampleIDGenerator())
-        for first in stride(from: 0, to: records.count, by: 1000) {
-            try await store.write(Array(records[first..<min(first + 1000, records.count)]))
-        }
-        return store
     }
 
     /// The server must have seen one request per batch: fewer is a run that did not carry the load.
@@ -125,7 +113,8 @@ enum HTTPBenchmark {
         while true {
             let page = try await store.changes(since: cursor, limit: batchSize)
             if page.added.isEmpty && page.deleted.isEmpty { break }
-            let batch = FollowerBatch(after: cursor, through: page.anchor, changes: FollowedChange.changes(of: page))
+            let batch = FollowerBatch(
+                after: cursor, through: page.anchor, changes: FollowedChange.changes(of: page), payloadIdentity: builder.identity)
             guard let body = try builder.body(for: batch),
                 let gzip = body.withUnsafeBytes({ deflate.gzip($0) })
             else { throw HTTPBenchmarkFailure(description: "baseline: no body or no libdeflate") }
@@ -140,41 +129,18 @@ enum HTTPBenchmark {
         return sent
     }
 
-    /// Runs the sink as follower `name` until its committed cursor reaches `latest`; returns the
-    /// seconds that took, then stops it.
+    /// Runs the sink with its defaults (batches of ``batchSize``) against `url` as follower
+    /// `name` until its committed cursor reaches the store's latest anchor; returns the seconds
+    /// that took.
     static func follow(
-        store: HealthStore, url: URL, name: String, latest: Int64, environment: BenchmarkEnvironment
+        _ followed: FollowedStore, url: URL, name: String, environment: BenchmarkEnvironment
     ) async throws -> Double {
         var plugin = environment.plugin(name)
-        plugin.store = store
+        plugin.store = followed.store
         let sink = try HTTPRepositorySink(
             settings: HTTPRepositoryConfiguration(url: url.absoluteString).with { $0.batchSize = batchSize }.validated(in: plugin),
             environment: plugin)
-        let board = StatusBoard()
-        let status = board.register(name: name, kind: HTTPRepositorySink.kind, role: .sink)
-        let shutdown = ShutdownSignal()
-        let context = FollowerContext(
-            logger: environment.logger, clock: environment.clock, status: status, stopRequest: StopRequest(shutdown),
-            storeSettled: { true })
-        let start = ContinuousClock.now
-        return try await withThrowingTaskGroup(of: Double?.self) { group in
-            group.addTask {
-                try await sink.run(context: context)
-                return nil
-            }
-            group.addTask {
-                while try await store.follower(name)?.anchor ?? 0 < latest {
-                    try await Task.sleep(for: .milliseconds(1))
-                }
-                let seconds = (ContinuousClock.now - start).benchmarkSeconds
-                shutdown.requestStop()
-                return seconds
-            }
-            var seconds: Double?
-            for try await result in group where result != nil { seconds = result }
-            guard let seconds else { throw HTTPBenchmarkFailure(description: "\(name): the sink stopped before its cursor reached \(latest)") }
-            return seconds
-        }
+        return try await followed.follow(sink, kind: HTTPRepositorySink.kind, name: name, environment: environment).seconds
     }
 }
 

@@ -7,7 +7,6 @@ import HeartRateMonitor
 import SQLiteStore
 import SampleBus
 import GatewayRuntime
-import Synchronization
 
 /// End-to-end latency under load: 1 000 simulated heart-rate monitors at 1 Hz each, through the
 /// real source (``HeartRateSource`` over ``SimulatedBLETransport``: real payload bytes, the real
@@ -19,54 +18,6 @@ import Synchronization
 /// makes the payload bytes and the source stamps the arrival date right after it receives them,
 /// so the start date is the moment the bytes were created (to within the hop between two tasks).
 enum LatencyBenchmark {
-    final class Collector: Sendable {
-        struct State {
-            var recording = false
-            var heartRate: [Double] = []
-            /// The monitors whose samples were committed while recording: the devices connected.
-            var monitors: Set<String> = []
-            var steps: [Double] = []
-            var pedometers: Set<String> = []
-            var records = 0
-            var transactions = 0
-            var commitDates: [Date] = []
-            var batchSizes: [Double] = []
-            /// Per transaction: the oldest heart-rate sample's age at commit.
-            var oldest: [Double] = []
-            /// Heart-rate samples by the tenth of a second their payload was made in (the load's
-            /// shape: 10 % each when devices are spread over the second, 100 % in one when they
-            /// all notify together).
-            var arrivalTenths = [Int](repeating: 0, count: 10)
-        }
-
-        let state = Mutex(State())
-
-        func committed(_ records: [HealthRecord], at date: Date) {
-            state.withLock { state in
-                guard state.recording else { return }
-                state.transactions += 1
-                state.records += records.count
-                state.commitDates.append(date)
-                state.batchSizes.append(Double(records.count))
-                var oldest = 0.0
-                for record in records {
-                    if case .quantity(let sample) = record, sample.type == .heartRate {
-                        let latency = date.timeIntervalSince(sample.startDate)
-                        state.heartRate.append(latency)
-                        if let device = sample.device?.localIdentifier { state.monitors.insert(device) }
-                        oldest = max(oldest, latency)
-                        let fraction = sample.startDate.timeIntervalSince1970.truncatingRemainder(dividingBy: 1)
-                        state.arrivalTenths[min(9, max(0, Int(fraction * 10)))] += 1
-                    } else if case .quantity(let sample) = record, sample.type == .stepCount {
-                        state.steps.append(date.timeIntervalSince(sample.endDate))
-                        if let device = sample.device?.localIdentifier { state.pedometers.insert(device) }
-                    }
-                }
-                state.oldest.append(oldest)
-            }
-        }
-    }
-
     static func run(seconds: Double, report: inout Report) async throws {
         let monitors = 1000
         let pedometers = 50
@@ -111,7 +62,6 @@ enum LatencyBenchmark {
         }
         let pacingShare = (Harness.cpuSeconds() - pacingCPU0) / (ContinuousClock.now - pacingStart).benchmarkSeconds
 
-        let collector = Collector()
         // The gateway's Bluetooth is one simulated adapter that holds a link for every monitor: a
         // real controller holds at most 20 (`bluetooth.adapterLimits.connections`), and this
         // measures the gateway's pipeline, not the radio. (The configured simulated transport
@@ -125,43 +75,33 @@ enum LatencyBenchmark {
         let source = HeartRateSource(
             settings: try HeartRateSourceConfiguration(maxDevices: monitors).validated(in: hrm), environment: hrm,
             bluetooth: bluetooth)
-        var plugin = environment.plugin("sqlite")
-        plugin.store = try await HealthStore.open(path: environment.path("latency.sqlite"))
-        var sink = try SQLiteSink(
-            settings: try SQLiteSink.Configuration().validated(in: plugin), environment: plugin)
-        sink.onCommit = { records, date in collector.committed(records, at: date) }
-        let gateway = Gateway(
+        let measuredPath = try await RecordedGateway(
             sources: [
                 ConfiguredSource(name: "hrm", kind: HeartRateSource.kind, source: source),
                 ConfiguredSource(
                     name: "pedometers", kind: "serial-pedometer",
                     source: SimulatedPedometers(count: pedometers, ids: SampleIDGenerator())),
             ],
-            sinks: [ConfiguredSink(name: "sqlite", kind: SQLiteSink.kind, queue: QueueConfiguration(), sink: sink)],
-            clock: environment.clock, logger: environment.logger)
-        let shutdown = ShutdownSignal()
-        let running = Task { await gateway.run(shutdown: shutdown) }
+            file: "latency.sqlite", environment: environment)
+        defer { measuredPath.requestStop() }
+        let recorder = measuredPath.recorder
 
         try await Task.sleep(for: .seconds(warmUp))
-        collector.state.withLock { $0.recording = true }
+        recorder.start()
         let cpu0 = Harness.cpuSeconds()
         let t0 = ContinuousClock.now
         try await Task.sleep(for: .seconds(measured))
         let cpu = Harness.cpuSeconds() - cpu0
         let wall = (ContinuousClock.now - t0).benchmarkSeconds
-        let result = collector.state.withLock { state in
-            state.recording = false
-            return state
-        }
-        _ = shutdown.requestStop()
-        await running.value
+        let result = Figures(recorder.stop())
+        await measuredPath.stop()
 
         let p50 = result.heartRate.quantile(0.5) ?? .nan
         let p99 = result.heartRate.quantile(0.99) ?? .nan
         let maximum = result.heartRate.max() ?? .nan
         let share = cpu / wall
-        let budget = sink.batchWindow.seconds + 0.020
-        let status = gateway.statusBoard.snapshot()
+        let budget = measuredPath.batchWindow.seconds + 0.020
+        let status = measuredPath.gateway.statusBoard.snapshot()
         let dropped = status.reduce(0) { $0 + $1.dropped }
         let stepP99 = result.steps.quantile(0.99) ?? .nan
         report.table(
@@ -184,9 +124,9 @@ enum LatencyBenchmark {
         report.line(String(format: "Load shape: the busiest tenth of a second held %.0f %% of the heart-rate payloads (10 %% = evenly spread).",
                            busiest * 100))
         report.line("Records dropped: \(dropped).")
-        report.load("heart-rate monitors whose samples were committed", asked: Double(monitors), got: Double(result.monitors.count))
+        report.load("heart-rate monitors whose samples were committed", asked: Double(monitors), got: Double(result.monitors))
         report.load("heart-rate samples committed per second", asked: Double(monitors), got: Double(result.heartRate.count) / wall)
-        report.load("pedometers whose steps were committed", asked: Double(pedometers), got: Double(result.pedometers.count))
+        report.load("pedometers whose steps were committed", asked: Double(pedometers), got: Double(result.pedometers))
         report.load("step samples committed per second", asked: Double(pedometers), got: Double(result.steps.count) / wall)
         report.line(String(format: "CPU baseline, the simulator's pacing alone (1 000 tasks on the simulated transport's schedule: 1 Hz, spread over the second, wake-ups on a 10 ms grid; each makes a payload; %.0f s): "
             + "%.1f %% of one core; the gateway's own share is therefore about %.1f %%.", pacingSeconds, pacingShare * 100,
@@ -198,5 +138,46 @@ enum LatencyBenchmark {
         report.line(String(format: "Budget: p99 ≤ %.0f ms (window + 20 ms): heart rate %.1f ms, steps %.1f ms, ", budget * 1000, p99 * 1000, stepP99 * 1000)
             + report.verdict(max(p99, stepP99) <= budget) + String(format: "; CPU ≤ 10 %% of one core: %.1f %%, ", share * 100)
             + report.verdict(share <= 0.10) + ".")
+    }
+
+    /// The latency figures of a recording.
+    struct Figures {
+        /// Heart rate: commit date − the moment its payload bytes were made, per sample.
+        var heartRate: [Double]
+        /// The monitors whose samples were committed: the devices connected.
+        var monitors: Int
+        /// Steps: commit date − the moment the line's bytes were made (the sample's end), per sample.
+        var steps: [Double]
+        var pedometers: Int
+        var records: Int
+        var transactions: Int
+        var commitDates: [Date]
+        var batchSizes: [Double]
+        /// Per transaction: its oldest heart-rate sample's age at commit.
+        var oldest: [Double]
+        /// Heart-rate samples by the tenth of a second their payload was made in (the load's
+        /// shape: 10 % each when devices are spread over the second, 100 % in one when they all
+        /// notify together).
+        var arrivalTenths: [Int]
+
+        init(_ recording: CommitRecorder.Recording) {
+            let heartRates = recording.samples(of: .heartRate)
+            heartRate = heartRates.map(\.sinceStart)
+            monitors = recording.totals.devices[.heartRate]?.count ?? 0
+            steps = recording.samples(of: .stepCount).map(\.sinceEnd)
+            pedometers = recording.totals.devices[.stepCount]?.count ?? 0
+            records = recording.totals.records
+            transactions = recording.totals.transactions
+            commitDates = recording.transactions.map(\.date)
+            batchSizes = recording.transactions.map { Double($0.records) }
+            oldest = recording.transactions.map { transaction in
+                transaction.samples.filter { $0.type == .heartRate }.map(\.sinceStart).max() ?? 0
+            }
+            arrivalTenths = [Int](repeating: 0, count: 10)
+            for sample in heartRates {
+                let fraction = sample.start.timeIntervalSince1970.truncatingRemainder(dividingBy: 1)
+                arrivalTenths[min(9, max(0, Int(fraction * 10)))] += 1
+            }
+        }
     }
 }

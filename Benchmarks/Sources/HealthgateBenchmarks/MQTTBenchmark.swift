@@ -37,17 +37,12 @@ enum MQTTBenchmark {
         defer { broker.stop() }
         try broker.waitUntilListening()
 
-        let store = try await HealthStore.open(path: environment.path("followed.sqlite"))
-        let records = try BenchmarkSamples.heartRate(count: count, ids: SampleIDGenerator())
-        for first in stride(from: 0, to: records.count, by: 1000) {
-            try await store.write(Array(records[first..<min(first + 1000, records.count)]))
-        }
-        let latest = try await store.latestAnchor()
+        let followed = try await FollowedStore(count: count, environment: environment)
         // The baseline's messages, as the sink makes them (outside the timed region).
         let encoder = HealthJSON.makeEncoder()
         let gateway = "bench"
         var messages: [PlainMosquittoPublisher.Message] = []
-        for case .quantity(let sample) in records {
+        for case .quantity(let sample) in followed.records {
             let device = sample.device?.localIdentifier ?? "unknown"
             messages.append(PlainMosquittoPublisher.Message(
                 topic: "healthgate/\(gateway)/\(device)/\(sample.type.identifier)", uuid: sample.id.uuidString,
@@ -77,7 +72,7 @@ enum MQTTBenchmark {
                 let name = discovery ? "mqtt-ha-\(repetition)" : "mqtt-\(repetition)"
                 var plugin = environment.plugin(name)
                 plugin.gatewayName = gateway
-                plugin.store = store
+                plugin.store = followed.store
                 let sink = try MQTTBrokerSink(
                     settings: MQTTBrokerConfiguration(host: "127.0.0.1")
                         .with {
@@ -87,7 +82,7 @@ enum MQTTBenchmark {
                         .validated(in: plugin),
                     environment: plugin)
                 let cpu = Harness.cpuSeconds()
-                let (seconds, status) = try await follow(sink: sink, store: store, name: name, latest: latest, environment: environment)
+                let (seconds, status) = try await followed.follow(sink, kind: MQTTBrokerSink.kind, name: name, environment: environment)
                 let used = Harness.cpuSeconds() - cpu
                 guard status?.records == count else {
                     throw MQTTBenchmarkFailure(
@@ -131,39 +126,6 @@ enum MQTTBenchmark {
             + report.verdict(ratio >= 0.8) + ".")
         report.line(String(format: "Budget: with Home Assistant discovery ≥ 0.8× the same loop: %.2f×, ", discoveryRatio)
             + report.verdict(discoveryRatio >= 0.8) + ".")
-    }
-
-    /// Runs the sink as follower `name` until its committed cursor reaches `latest`; returns the
-    /// seconds that took and the sink's status, after stopping it.
-    static func follow(
-        sink: MQTTBrokerSink, store: HealthStore, name: String, latest: Int64, environment: BenchmarkEnvironment
-    ) async throws -> (Double, PluginStatus?) {
-        let board = StatusBoard()
-        let status = board.register(name: name, kind: MQTTBrokerSink.kind, role: .sink)
-        let shutdown = ShutdownSignal()
-        let context = FollowerContext(
-            logger: environment.logger, clock: environment.clock, status: status, stopRequest: StopRequest(shutdown),
-            storeSettled: { true })
-        let start = ContinuousClock.now
-        let seconds = try await withThrowingTaskGroup(of: Double?.self) { group in
-            group.addTask {
-                try await sink.run(context: context)
-                return nil
-            }
-            group.addTask {
-                while try await store.follower(name)?.anchor ?? 0 < latest {
-                    try await Task.sleep(for: .milliseconds(1))
-                }
-                let seconds = (ContinuousClock.now - start).benchmarkSeconds
-                shutdown.requestStop()
-                return seconds
-            }
-            var seconds: Double?
-            for try await result in group where result != nil { seconds = result }
-            guard let seconds else { throw MQTTBenchmarkFailure(description: "\(name): the sink stopped before its cursor reached \(latest)") }
-            return seconds
-        }
-        return (seconds, status.current)
     }
 }
 

@@ -22,8 +22,14 @@ enum MemoryBenchmark {
         for binary in [healthgate, baselineBinary] { try dropCachedPages(of: binary) }
 
         // The baseline.
-        let baseline = try launch(baselineBinary, arguments: [], environment: environment)
+        // Its file goes into a directory it makes below this benchmark's own.
+        let baseline = try launch(
+            baselineBinary, arguments: [], environment: environment, variables: ["TMPDIR": environment.directory.path])
         try await Task.sleep(for: .seconds(3))
+        guard baseline.isRunning else {
+            let log = (try? String(contentsOfFile: stderrLog(of: baselineBinary, in: environment), encoding: .utf8)) ?? ""
+            throw Failure(description: "rss-baseline exited with status \(baseline.terminationStatus): \(log)")
+        }
         let baselineKiB = Harness.residentKiB(pid: baseline.processIdentifier) ?? 0
         // SIGKILL: the child inherits this process's blocked signals, and it has nothing to flush.
         kill(baseline.processIdentifier, SIGKILL)
@@ -143,13 +149,18 @@ enum MemoryBenchmark {
         process.environment = variables
         process.standardOutput = FileHandle.nullDevice
         // Created before it is opened: FileHandle(forWritingAtPath:) does not create files.
-        let log = environment.path("stderr-\(URL(fileURLWithPath: path).lastPathComponent).log")
+        let log = stderrLog(of: path, in: environment)
         if !FileManager.default.createFile(atPath: log, contents: nil) {
             FileHandle.standardError.write(Data("cannot create \(log); the child's stderr is discarded\n".utf8))
         }
         process.standardError = FileHandle(forWritingAtPath: log) ?? FileHandle.nullDevice
         try process.run()
         return process
+    }
+
+    /// Where ``launch(_:arguments:environment:variables:)`` sends the stderr of the program at `path`.
+    static func stderrLog(of path: String, in environment: BenchmarkEnvironment) -> String {
+        environment.path("stderr-\(URL(fileURLWithPath: path).lastPathComponent).log")
     }
 
     static func writeConfig(environment: BenchmarkEnvironment, name: String, monitors: Int, footPods: Int, rate: Double) throws -> String {

@@ -235,14 +235,29 @@ enum QueryBenchmark {
     static func buildStore(at path: String) async throws -> StoreOrigin {
         if FileManager.default.fileExists(atPath: path) {
             if (try? HealthStore(path: path, access: .readOnly)) != nil { return .reused }
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            for suffix in ["", "-wal", "-shm"] { try removeCachedFile(path + suffix) }
         }
         let partial = path + ".partial"
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial + suffix) }
+        for suffix in ["", "-wal", "-shm"] { try removeCachedFile(partial + suffix) }
         let start = ContinuousClock.now
         try await writeYear(to: partial)
         try FileManager.default.moveItem(atPath: partial, toPath: path)
         return .built((ContinuousClock.now - start).benchmarkSeconds)
+    }
+
+    /// Removes `path`, a file of the cache (a store of an older schema, an interrupted build),
+    /// when it is a regular file; nothing there is fine. Anything else there (a directory, a
+    /// link, a device) is not the benchmark's to remove: it throws instead.
+    private static func removeCachedFile(_ path: String) throws {
+        var status = stat()
+        guard lstat(path, &status) == 0 else {
+            if errno == ENOENT { return }
+            throw QueryFailure(description: "\(path): \(String(cString: strerror(errno)))")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw QueryFailure(description: "\(path) is not a regular file: move it away or give another --cache-dir")
+        }
+        try FileManager.default.removeItem(atPath: path)
     }
 
     /// Writes the year, one transaction per day, in time order (so UUIDv7 keys and start dates

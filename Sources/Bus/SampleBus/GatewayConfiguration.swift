@@ -17,17 +17,18 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     /// range is reported at once), after this one.
     public var further: [ConfigurationError] = []
 
-    /// An error; credentials in any URL inside `reason` are redacted.
+    /// An error at `keyPath` (empty: the whole file, shown as ``ConfigurationKeyPath/topLevel``);
+    /// credentials in any URL inside `reason` are redacted.
     public init(file: String, keyPath: String, reason: String, isMissingFile: Bool = false) {
         self.file = file
-        self.keyPath = keyPath
+        self.keyPath = ConfigurationKeyPath.rendered(keyPath)
         self.reason = CredentialRedaction.redact(reason)
         self.isMissingFile = isMissingFile
     }
 
     /// `FILE: KEY.PATH: reason`, then each further error on a line of its own, the same way.
     public var description: String {
-        ([self] + further).map { "\($0.file): \($0.keyPath): \($0.reason)" }.joined(separator: "\n")
+        ([self] + further).map { "\($0.file): \(ConfigurationKeyPath.rendered($0.keyPath)): \($0.reason)" }.joined(separator: "\n")
     }
 }
 
@@ -229,7 +230,7 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
                 try PluginConfigurationError.check(
                     "capacity", queue.capacity, in: QueueConfiguration.capacityRange, unit: "records")
             } catch {
-                throw fail("sinks[\(index)].queue.\(error.keyPath)", error.reason)
+                throw fail(ConfigurationKeyPath.joining("sinks[\(index)].queue", error.keyPath), error.reason)
             }
         }
     }
@@ -269,7 +270,12 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
         do {
             value = try ConfigurationJSONParser.parse(data)
         } catch {
-            throw ConfigurationError(file: origin, keyPath: "(top level)", reason: "not valid JSON: \(error)")
+            throw ConfigurationError(file: origin, keyPath: ConfigurationKeyPath.topLevel, reason: "not valid JSON: \(error)")
+        }
+        // Said before anything else: the schema's and the decoder's words ("expected an object")
+        // do not tell what the file is.
+        guard case .object = value else {
+            throw ConfigurationError(file: origin, keyPath: ConfigurationKeyPath.topLevel, reason: Self.notAnObject(value))
         }
         // Every unknown key and number out of range at once, before decoding stops at the first.
         let problems = problems(value)
@@ -283,11 +289,17 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
         } catch let error as DecodingError {
             throw ConfigurationError(file: origin, keyPath: error.keyPath, reason: error.reason)
         } catch {
-            throw ConfigurationError(file: origin, keyPath: "(top level)", reason: "\(error)")
+            throw ConfigurationError(file: origin, keyPath: ConfigurationKeyPath.topLevel, reason: "\(error)")
         }
         configuration.origin = origin
         try configuration.validate()
         return configuration
+    }
+
+    /// What a file that is not a JSON object is told: what the file must be, then what it is.
+    static func notAnObject(_ value: JSONValue) -> String {
+        #"the file must be a JSON object, such as {"sources": [...], "sinks": [...]} (every key is optional), "#
+            + "got \(value.inWords)"
     }
 
     /// Every problem `schema` finds in `value`, as errors of the file `origin`.
@@ -378,7 +390,7 @@ extension GatewayConfiguration {
         do {
             return try value.decodeStrictly(Section.self)
         } catch let error as DecodingError {
-            let path = error.keyPath == "(top level)" ? key : "\(key).\(error.keyPath)"
+            let path = ConfigurationKeyPath.joining(key, error.keyPath)
             throw ConfigurationError(file: origin, keyPath: path, reason: error.reason)
         } catch {
             throw ConfigurationError(file: origin, keyPath: key, reason: "\(error)")

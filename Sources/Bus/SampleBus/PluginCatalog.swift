@@ -177,11 +177,11 @@ public struct PluginCatalog: Sendable {
                     } catch let error as DecodingError {
                         throw ConfigurationError(
                             file: configuration.origin,
-                            keyPath: Self.join("\(where_).config", error.codingPathIsEmpty ? "" : error.keyPath),
+                            keyPath: ConfigurationKeyPath.joining("\(where_).config", error.keyPath),
                             reason: error.reason)
                     } catch let error as PluginConfigurationError {
                         throw ConfigurationError(
-                            file: configuration.origin, keyPath: Self.join("\(where_).config", error.keyPath),
+                            file: configuration.origin, keyPath: ConfigurationKeyPath.joining("\(where_).config", error.keyPath),
                             reason: error.reason)
                     } catch {
                         throw ConfigurationError(
@@ -200,13 +200,6 @@ public struct PluginCatalog: Sendable {
             throw first
         }
         return BuiltPlugins(sources: sources, sinks: sinks, followers: followers)
-    }
-
-    /// `sources[0].config` + `interval` → `sources[0].config.interval`; an empty inner path (the
-    /// whole `config` is wrong) gives `sources[0].config`, and an index gives `config[2]`.
-    static func join(_ outer: String, _ inner: String) -> String {
-        if inner.isEmpty { return outer }
-        return inner.hasPrefix("[") ? outer + inner : "\(outer).\(inner)"
     }
 }
 

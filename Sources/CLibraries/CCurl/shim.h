@@ -19,28 +19,29 @@ typedef __typeof__(&curl_slist_append) hg_curl_slist_append_fn;
 typedef __typeof__(&curl_slist_free_all) hg_curl_slist_free_all_fn;
 
 // curl_easy_setopt and curl_easy_getinfo are variadic: Swift cannot call them, so each argument
-// type gets a typed wrapper. Each takes the address dlsym returned for the function (as
-// `void *`, which POSIX guarantees can hold a function's address; see dlsym(3)) and calls it
-// through a pointer of the variadic type, so the arguments are passed as the C calling
-// convention for `...` requires.
+// type gets a typed wrapper. Each takes the address dlsym returned for the function as C's
+// generic function pointer, `void (*)(void)` (LinuxSystem's VariadicEntryPoint), and converts it
+// back to the variadic type to call it (a function pointer converted to another function pointer
+// type and back is the same pointer, C11 6.3.2.3p8), so the arguments are passed as the C
+// calling convention for `...` requires.
 typedef CURLcode (*hg_curl_easy_setopt_fn)(CURL *handle, CURLoption option, ...);
 typedef CURLcode (*hg_curl_easy_getinfo_fn)(CURL *handle, CURLINFO info, ...);
 
-static inline CURLcode hg_curl_setopt_long(void *setopt, CURL *handle, CURLoption option, long value) {
+static inline CURLcode hg_curl_setopt_long(void (*setopt)(void), CURL *handle, CURLoption option, long value) {
     return ((hg_curl_easy_setopt_fn)setopt)(handle, option, value);
 }
 
-static inline CURLcode hg_curl_setopt_string(void *setopt, CURL *handle, CURLoption option, const char *value) {
+static inline CURLcode hg_curl_setopt_string(void (*setopt)(void), CURL *handle, CURLoption option, const char *value) {
     return ((hg_curl_easy_setopt_fn)setopt)(handle, option, value);
 }
 
-static inline CURLcode hg_curl_setopt_pointer(void *setopt, CURL *handle, CURLoption option, void *value) {
+static inline CURLcode hg_curl_setopt_pointer(void (*setopt)(void), CURL *handle, CURLoption option, void *value) {
     return ((hg_curl_easy_setopt_fn)setopt)(handle, option, value);
 }
 
 typedef size_t (*hg_curl_data_callback)(char *data, size_t size, size_t count, void *context);
 
-static inline CURLcode hg_curl_setopt_callback(void *setopt, CURL *handle, CURLoption option,
+static inline CURLcode hg_curl_setopt_callback(void (*setopt)(void), CURL *handle, CURLoption option,
                                                hg_curl_data_callback callback) {
     return ((hg_curl_easy_setopt_fn)setopt)(handle, option, callback);
 }
@@ -48,10 +49,10 @@ static inline CURLcode hg_curl_setopt_callback(void *setopt, CURL *handle, CURLo
 typedef int (*hg_curl_progress_callback)(void *context, curl_off_t download_total, curl_off_t downloaded,
                                          curl_off_t upload_total, curl_off_t uploaded);
 
-static inline CURLcode hg_curl_setopt_progress(void *setopt, CURL *handle, hg_curl_progress_callback callback) {
+static inline CURLcode hg_curl_setopt_progress(void (*setopt)(void), CURL *handle, hg_curl_progress_callback callback) {
     return ((hg_curl_easy_setopt_fn)setopt)(handle, CURLOPT_XFERINFOFUNCTION, callback);
 }
 
-static inline CURLcode hg_curl_response_code(void *getinfo, CURL *handle, long *code) {
+static inline CURLcode hg_curl_response_code(void (*getinfo)(void), CURL *handle, long *code) {
     return ((hg_curl_easy_getinfo_fn)getinfo)(handle, CURLINFO_RESPONSE_CODE, code);
 }

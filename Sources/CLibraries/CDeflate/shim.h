@@ -1,8 +1,8 @@
 #pragma once
-// libdeflate's types only. No library is linked (the module map has no `link`): the remote
-// outbox's gzip compressor opens libdeflate.so.0 with dlopen(3) when a sink starts
-// (Sources/RemoteOutbox/DeflateLibrary.swift), and falls back to zlib when it is missing. Every
-// call goes through a pointer that dlsym(3) resolved.
+// libdeflate's types only. No library is linked (the module map has no `link`): RemoteSinkKit's
+// gzip compressor opens libdeflate.so.0 with dlopen(3) when a sink starts
+// (Sources/Sinks/RemoteSinkKit/Libraries/DeflateLibrary.swift), and the sink falls back to zlib
+// when it is missing. Every call goes through a pointer that dlsym(3) resolved.
 #include <libdeflate.h>
 
 // The types of the entry points, taken from libdeflate.h's own prototypes so that a pointer's

@@ -38,6 +38,9 @@ static inline int hg_fcntl_setfl(int fd, int flags) { return fcntl(fd, F_SETFL, 
 /// open(2) without a mode argument (open is variadic).
 static inline int hg_open(const char *path, int flags) { return open(path, flags); }
 
+/// open(2) with the mode a file created with O_CREAT gets (less the umask).
+static inline int hg_open_mode(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
+
 /// The errno of the calling thread (errno is a macro over a thread-local location).
 static inline int hg_errno(void) { return errno; }
 

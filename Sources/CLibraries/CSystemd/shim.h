@@ -50,13 +50,15 @@ typedef __typeof__(&sd_bus_start) hg_sd_bus_start_fn;
 typedef __typeof__(&sd_bus_unref) hg_sd_bus_unref_fn;
 
 // sd_bus_message_read is variadic: Swift cannot call it, so the one use gets a typed wrapper that
-// takes the address dlsym returned for it (as `void *`, which POSIX guarantees can hold a
-// function's address; see dlsym(3)) and calls it through a pointer of the variadic type.
+// takes the address dlsym returned for it as C's generic function pointer, `void (*)(void)`
+// (LinuxSystem's VariadicEntryPoint), and converts it back to the variadic type to call it: a
+// function pointer converted to another function pointer type and back is the same pointer
+// (C11 6.3.2.3p8).
 typedef int (*hg_sd_bus_message_read_fn)(sd_bus_message *m, const char *types, ...);
 
 /// Reads one unix fd ('h') from `m` (sd_bus_message_read(3)). The fd stays owned by the message:
 /// dup it to keep it.
-static inline int hg_sd_bus_message_read_unix_fd(void *read, sd_bus_message *m, int *fd) {
+static inline int hg_sd_bus_message_read_unix_fd(void (*read)(void), sd_bus_message *m, int *fd) {
     return ((hg_sd_bus_message_read_fn)read)(m, "h", fd);
 }
 

@@ -58,6 +58,10 @@ public struct MetadataKey: RawRepresentable, Hashable, Sendable, Codable, Compar
     public static let heartRateSensorLocation: MetadataKey = "heartRateSensorLocation"
     /// ``HeartRateMotionContext`` name.
     public static let heartRateMotionContext: MetadataKey = "heartRateMotionContext"
+    /// The serial number of the device that took the sample, as its maker assigned it (HealthKit's
+    /// HKMetadataKeyDeviceSerialNumber): a Bluetooth device's Device Information Serial Number
+    /// String (0x2A25), an ANT+ strap's 32-bit serial in decimal.
+    public static let deviceSerialNumber: MetadataKey = "deviceSerialNumber"
     /// An identifier the source system uses for the sample.
     public static let externalUUID: MetadataKey = "externalUUID"
     /// With ``syncVersion``: a later version of the same sync identifier replaces the earlier.
@@ -173,6 +177,11 @@ public struct Metadata: Hashable, Sendable, Codable, Sequence, ExpressibleByDict
     public var heartRateMotionContext: HeartRateMotionContext? {
         get { stringValue(.heartRateMotionContext).flatMap(HeartRateMotionContext.init(name:)) }
         set { values[.heartRateMotionContext] = newValue.map { .string($0.name) } }
+    }
+
+    public var deviceSerialNumber: String? {
+        get { stringValue(.deviceSerialNumber) }
+        set { values[.deviceSerialNumber] = newValue.map { .string($0) } }
     }
 
     public var externalUUID: String? {

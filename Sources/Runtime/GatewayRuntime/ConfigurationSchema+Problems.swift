@@ -11,7 +11,8 @@ extension ConfigurationSchema {
     /// Rules that tie keys together are left to the types' validation, as in ``check(_:)``; so
     /// is everything under a ``delegated`` key and the keys of an alternative of ``oneOf`` that
     /// cannot be told apart from another (a zone with a key of each form).
-    /// - Returns: errors whose key paths are inside `value` (`sinks[0].config.baud`).
+    /// - Returns: errors whose key paths are inside `value` (`sinks[0].config.baud`;
+    ///   ``ConfigurationKeyPath/topLevel`` for `value` itself).
     public func problems(in value: JSONValue) -> [PluginConfigurationError] {
         var found: [PluginConfigurationError] = []
         collectProblems(in: value, at: "", into: &found)
@@ -19,7 +20,7 @@ extension ConfigurationSchema {
     }
 
     private func collectProblems(in value: JSONValue, at path: String, into found: inout [PluginConfigurationError]) {
-        func child(_ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }
+        func child(_ name: String) -> String { ConfigurationKeyPath.joining(path, name) }
         switch (self, value) {
         case (.delegated, _):
             // Its owner decodes it and reports what is wrong.
@@ -46,7 +47,9 @@ extension ConfigurationSchema {
                 found.append(PluginConfigurationError(keyPath: child(name), reason: "required key \"\(name)\" is missing"))
             }
         case (.array(let items, _, _), .array(let elements)):
-            for (index, element) in elements.enumerated() { items.collectProblems(in: element, at: "\(path)[\(index)]", into: &found) }
+            for (index, element) in elements.enumerated() {
+                items.collectProblems(in: element, at: ConfigurationKeyPath.joining(path, "[\(index)]"), into: &found)
+            }
         case (.oneOf(let alternatives), _):
             if let chosen = Self.alternative(among: alternatives, for: value) {
                 chosen.collectProblems(in: value, at: path, into: &found)

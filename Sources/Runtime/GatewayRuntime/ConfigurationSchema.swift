@@ -172,10 +172,10 @@ extension ConfigurationSchema {
         case (.object(let object), .object(let members)):
             for property in object.properties {
                 guard let member = members[property.name], member != .null else { continue }
-                try property.schema.check(member, at: path.isEmpty ? property.name : "\(path).\(property.name)")
+                try property.schema.check(member, at: ConfigurationKeyPath.joining(path, property.name))
             }
         case (.array(let items, _, _), .array(let elements)):
-            for (index, element) in elements.enumerated() { try items.check(element, at: "\(path)[\(index)]") }
+            for (index, element) in elements.enumerated() { try items.check(element, at: ConfigurationKeyPath.joining(path, "[\(index)]")) }
         case (.oneOf(let alternatives), _):
             if let chosen = alternatives.first(where: { $0.matches(value) }) { try chosen.check(value, at: path) }
         default:

@@ -32,7 +32,8 @@ extension DeclaredConfiguration {
         do {
             try checkDecoded()
         } catch {
-            let path = error.keyPath.split(separator: ".").map { StrictCodingKey(String($0)) }
+            let path = ConfigurationKeyPath.isTopLevel(error.keyPath)
+                ? [] : error.keyPath.split(separator: ".").map { StrictCodingKey(String($0)) }
             throw DecodingError.dataCorrupted(
                 DecodingError.Context(codingPath: decoder.codingPath + path, debugDescription: error.reason))
         }

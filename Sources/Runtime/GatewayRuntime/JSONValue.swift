@@ -61,6 +61,9 @@ public enum JSONValue: Hashable, Sendable, Codable {
         return nil
     }
 
+    /// The value as configuration errors name it: `the string "x"`, `an array`, `3`, `null`.
+    public var inWords: String { StrictDecoder.describe(self) }
+
     /// Decodes this value as `T` with the model's JSON conventions.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let data = try JSONEncoder().encode(self)
@@ -88,7 +91,9 @@ enum HealthJSONDecoding {
 }
 
 extension DecodingError {
-    /// The coding path of the error, as `sources[0].config.devices[1].address`.
+    /// The coding path of the error, as `sources[0].config.devices[1].address`;
+    /// ``ConfigurationKeyPath/topLevel`` when the whole value is wrong (or Foundation did not
+    /// say where, as for a fractional number decoded as `Int`).
     public var keyPath: String {
         let path: [any CodingKey]
         switch self {
@@ -101,17 +106,6 @@ extension DecodingError {
             path = []
         }
         return Self.format(path)
-    }
-
-    /// Whether the error has no coding path: the whole value is wrong (or Foundation did not say
-    /// where, as for a fractional number decoded as `Int`).
-    package var codingPathIsEmpty: Bool {
-        switch self {
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
-            context.codingPath.isEmpty
-        case .keyNotFound: false
-        @unknown default: true
-        }
     }
 
     /// A human reason without Swift type names where possible.
@@ -141,7 +135,7 @@ extension DecodingError {
                 text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
             }
         }
-        return text.isEmpty ? "(top level)" : text
+        return ConfigurationKeyPath.rendered(text)
     }
 
     private static func jsonTypeName(_ type: Any.Type) -> String {

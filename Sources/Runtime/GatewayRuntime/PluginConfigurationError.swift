@@ -5,9 +5,10 @@ public struct PluginConfigurationError: Error, Sendable, CustomStringConvertible
     /// What is wrong, with the allowed values or range where there are any.
     public var reason: String
 
-    /// An error at `keyPath`; credentials in any URL inside `reason` are redacted.
+    /// An error at `keyPath` (empty: the whole object, shown as
+    /// ``ConfigurationKeyPath/topLevel``); credentials in any URL inside `reason` are redacted.
     public init(keyPath: String, reason: String) {
-        self.keyPath = keyPath
+        self.keyPath = ConfigurationKeyPath.rendered(keyPath)
         self.reason = CredentialRedaction.redact(reason)
     }
 
@@ -38,5 +39,5 @@ public struct PluginConfigurationError: Error, Sendable, CustomStringConvertible
         }
     }
 
-    public var description: String { "\(keyPath): \(reason)" }
+    public var description: String { "\(ConfigurationKeyPath.rendered(keyPath)): \(reason)" }
 }

@@ -32,7 +32,9 @@ public struct BegunBatch: Sendable, Hashable {
     /// The batch's range of the log: (`after`, `through`].
     public var after: Int64
     public var through: Int64
-    /// The key it was first sent under; nil for a batch begun by a version that kept none.
+    /// The key it was last sent under (a follower derives the key from what the batch carries,
+    /// so a rebuilt batch that lost a change is sent under another); nil for a batch begun by a
+    /// version that kept none.
     public var key: String?
     /// Whether the receiver acknowledged it (the follower stopped with an older batch unanswered).
     public var acknowledged: Bool
@@ -124,8 +126,8 @@ extension HealthStore {
     }
 
     /// Commits that follower `name` is about to send the changes in (`after`, `through`] under
-    /// `key`, so that after a stop or a crash it sends the same range again under the same key
-    /// (``followerBatches(_:)``).
+    /// `key`, so that after a stop or a crash it sends the same range again
+    /// (``followerBatches(_:)``); committed again when the range is sent under another key.
     public func beginBatch(follower name: String, after: Int64, through: Int64, key: String) async throws(StoreError) {
         try await requireWriter().perform { writer throws(StoreError) in
             try writer.beginBatch(follower: name, after: after, through: through, key: key)

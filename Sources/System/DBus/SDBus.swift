@@ -1,13 +1,12 @@
 internal import CSystemd
+import LinuxSystem
 
 /// The sd-bus entry points the DBus module calls, resolved from libsystemd by ``SDBusLibrary``.
 ///
 /// Calling them is not thread-safe: sd-bus objects belong to one thread at a time, here the
-/// connection's actor (``BusCore``). The table itself may be shared.
-// @unchecked Sendable: every field is an immutable address of a function in a library that is
-// never unloaded (LazyLibrary never calls dlclose); the compiler cannot see that C function
-// pointers and the raw `messageRead` address are plain values, never dereferenced as data.
-struct SDBus: @unchecked Sendable {
+/// connection's actor (``BusCore``). The table itself may be shared: C function pointers into a
+/// library that is never unloaded (``LazyLibrary``).
+struct SDBus: Sendable {
     let addMatchAsync: hg_sd_bus_add_match_async_fn
     let addObject: hg_sd_bus_add_object_fn
     let callAsync: hg_sd_bus_call_async_fn
@@ -45,7 +44,7 @@ struct SDBus: @unchecked Sendable {
     let start: hg_sd_bus_start_fn
     let unref: hg_sd_bus_unref_fn
     /// sd_bus_message_read, variadic: called through shim.h's typed wrappers.
-    let messageRead: UnsafeMutableRawPointer
+    let messageRead: VariadicEntryPoint
 
     /// Reads one unix fd from `message` (see shim.h).
     func readUnixFD(_ message: OpaquePointer, _ fd: UnsafeMutablePointer<Int32>) -> Int32 {

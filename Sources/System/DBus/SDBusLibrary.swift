@@ -22,7 +22,7 @@ public final class SDBusLibrary: Sendable {
     public init(path: String = SDBusLibrary.defaultPath) {
         library = LazyLibrary(path: path, remedy: Self.remedy) { library throws(NativeLibraryError) in
             // Each `hg_sd_bus_*_fn` type is declared in shim.h as `__typeof__(&name)`, from
-            // sd-bus.h's prototype; the variadic read stays a raw address.
+            // sd-bus.h's prototype; the variadic read is a `VariadicEntryPoint`.
             SDBus(
                 addMatchAsync: try library.resolve("sd_bus_add_match_async", as: hg_sd_bus_add_match_async_fn.self),
                 addObject: try library.resolve("sd_bus_add_object", as: hg_sd_bus_add_object_fn.self),
@@ -60,7 +60,7 @@ public final class SDBusLibrary: Sendable {
                 slotUnref: try library.resolve("sd_bus_slot_unref", as: hg_sd_bus_slot_unref_fn.self),
                 start: try library.resolve("sd_bus_start", as: hg_sd_bus_start_fn.self),
                 unref: try library.resolve("sd_bus_unref", as: hg_sd_bus_unref_fn.self),
-                messageRead: try library.resolve("sd_bus_message_read", as: UnsafeMutableRawPointer.self))
+                messageRead: try library.resolve("sd_bus_message_read", as: VariadicEntryPoint.self))
         }
     }
 

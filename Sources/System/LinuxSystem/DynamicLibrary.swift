@@ -1,8 +1,9 @@
 import Glibc
 
-/// A shared library opened at run time with dlopen(3): how the remote sinks load libcurl,
-/// libmosquitto and libdeflate, so that a gateway without them never maps them (nor their TLS
-/// and protocol dependencies) and building the catalog or checking a configuration loads nothing.
+/// A shared library opened at run time with dlopen(3), for ``LazyLibrary``: how libsystemd (sd-bus), libcurl,
+/// libmosquitto, libdeflate and libmicrohttpd are loaded, so that a gateway that does not use
+/// one never maps it (nor its TLS and protocol dependencies) and building the catalog or checking
+/// a configuration loads nothing.
 ///
 /// - `RTLD_NOW` resolves every undefined symbol of the library and its dependencies at open, so a
 ///   broken installation fails here, not in the middle of a transfer; `RTLD_LOCAL` keeps its
@@ -10,10 +11,9 @@ import Glibc
 /// - A library is never passed to dlclose(3) once an entry point of it was handed out: a thread
 ///   the library started (libcurl's resolver, libmosquitto's network loop) may still run its code.
 ///   dlopen(3) counts references, so several users share one mapping.
-// @unchecked Sendable: `handle` is an immutable dlopen(3) handle that is never dlclosed once an
-// entry point was handed out (above), and dlsym(3) is thread-safe; the compiler cannot see that a
-// raw pointer is only ever passed back to libdl.
-public struct DynamicLibrary: @unchecked Sendable {
+/// - Not Sendable: the handle stays with the one thread that opens the library and resolves its
+///   entry points. What is shared are the entry points, C function pointers (see ``resolve(_:as:)``).
+public struct DynamicLibrary {
     /// The soname or path handed to dlopen(3).
     public let path: String
     private let handle: UnsafeMutableRawPointer
@@ -28,9 +28,14 @@ public struct DynamicLibrary: @unchecked Sendable {
         return DynamicLibrary(path: path, handle: handle)
     }
 
-    /// The entry point `name`, whose C type is `Function` (each plugin's shim.h declares the
-    /// function types from the library's own header). Function and data pointers share one
-    /// representation wherever dlsym(3) exists (POSIX).
+    /// The entry point `name`, whose C type is `Function`: the function's own pointer type (each
+    /// shim.h declares it from the library's header with `__typeof__`), or ``VariadicEntryPoint``
+    /// for a variadic function. Function and data pointers share one representation wherever
+    /// dlsym(3) exists (POSIX).
+    ///
+    /// A C function pointer is Sendable (it captures nothing), so a table of entry points is a
+    /// plain struct the compiler checks; the address stays valid from any thread because the
+    /// library is never unloaded once it was handed out.
     /// - Throws: ``DynamicLibraryError`` naming the missing symbol.
     public func resolve<Function>(_ name: String, as _: Function.Type) throws(DynamicLibraryError) -> Function {
         _ = dlerror()  // clears an earlier error, so the text read after a failure is this one's
@@ -50,6 +55,14 @@ public struct DynamicLibrary: @unchecked Sendable {
         dlerror().map { String(cString: $0) } ?? "unknown dynamic loader error"
     }
 }
+
+/// The type a variadic C function's entry point is resolved as: C's generic function pointer,
+/// `void (*)(void)`. Swift can neither call a variadic C function nor keep its pointer type (it
+/// imports as `OpaquePointer`, which is not Sendable), so the shim's typed wrapper takes this and
+/// converts it back to the variadic prototype before calling: C allows converting a function
+/// pointer to another function pointer type and back (C11 6.3.2.3p8), and only the call must use
+/// the function's own type.
+public typealias VariadicEntryPoint = @convention(c) () -> Void
 
 /// A library that could not be opened, or lacks an entry point.
 public struct DynamicLibraryError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -100,6 +100,149 @@ public enum FileSystem {
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Writes `bytes` to `path` as a command's `--output` asks, never replacing what the
+    /// caller does not own:
+    /// - a regular file, or a path where nothing is yet, is written atomically: a temporary
+    ///   file in the same directory (created `0600`, so never readable by others, whatever the
+    ///   umask), `mode` set exactly (fchmod(2)), fsync(2), then rename(2) over the path and
+    ///   fsync of the directory, so a reader sees the old content or the new, never a part;
+    /// - a character device (`/dev/null`, `/dev/stdout` on a terminal) or a named pipe
+    ///   (`/dev/stdout` on a pipe) is written in place: opened for writing without `O_TRUNC`,
+    ///   `O_CREAT` or a rename, so the node and its mode stay as they are;
+    /// - a symbolic link is followed to its target, which is written as above; the link
+    ///   itself is never replaced (a dangling link creates its target);
+    /// - a directory, a block device (a disk) or a socket is refused.
+    ///
+    /// Blocking (a named pipe waits for its reader): call it from a command, not from the
+    /// cooperative pool of a running gateway.
+    /// - Returns: how it wrote: a command prints "wrote PATH" for a file, and nothing on its
+    ///   standard output after writing into a device or pipe that may be that output.
+    /// - Throws: ``FileWriteError`` naming `path`: what is wrong with it, or the step that
+    ///   failed and its error number. After a failed atomic write the path is as it was and
+    ///   no temporary file is left.
+    @discardableResult
+    public static func writeFile(_ bytes: [UInt8], to path: String, mode: UInt32) throws(FileWriteError) -> FileWriteMethod {
+        var info = stat()
+        do {
+            // stat(2) follows links, magic ones too (/dev/stdout → /proc/self/fd/1 → a pipe).
+            try Errno.retryingInterrupts { stat(path, &info) }
+        } catch .noSuchFile {
+            try writeAtomically(bytes, to: try creationTarget(of: path), mode: mode, given: path)
+            return .replacedAtomically
+        } catch {
+            throw FileWriteError(path: path, .failed(step: "examine it", errno: error))
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG:
+            // The file the path leads to, its links resolved, so that a link stays a link.
+            guard let resolved = realpath(path, nil) else {
+                throw FileWriteError(path: path, .failed(step: "resolve its symbolic links", errno: .lastError))
+            }
+            let target = String(cString: resolved)
+            free(resolved)
+            try writeAtomically(bytes, to: target, mode: mode, given: path)
+            return .replacedAtomically
+        case S_IFCHR, S_IFIFO:
+            try writeInPlace(bytes, to: path)
+            return .inPlace
+        case S_IFDIR:
+            throw FileWriteError(path: path, .isDirectory)
+        case S_IFBLK:
+            throw FileWriteError(path: path, .notWritable(kind: "a block device"))
+        case S_IFSOCK:
+            throw FileWriteError(path: path, .notWritable(kind: "a socket"))
+        default:
+            throw FileWriteError(path: path, .notWritable(kind: "neither a file nor a device"))
+        }
+    }
+
+    /// Where a new file for `path`, which names nothing, is created: `path` itself, or the end
+    /// of the chain of symbolic links it starts (a dangling link), so that the link is kept.
+    private static func creationTarget(of path: String) throws(FileWriteError) -> String {
+        var target = path
+        // As the kernel's own limit on links followed in one lookup (path_resolution(7)).
+        for _ in 0..<40 {
+            var info = stat()
+            guard lstat(target, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return target }
+            let next: String
+            do {
+                next = try symbolicLinkTarget(target)
+            } catch {
+                throw FileWriteError(path: path, .failed(step: "read the symbolic link \(target)", errno: error))
+            }
+            target = next.hasPrefix("/") ? next : join(parentDirectory(of: target), next)
+        }
+        throw FileWriteError(path: path, .failed(step: "follow its symbolic links", errno: Errno(rawValue: ELOOP)))
+    }
+
+    /// Writes `bytes` to the device or named pipe `path`, in place.
+    private static func writeInPlace(_ bytes: [UInt8], to path: String) throws(FileWriteError) {
+        let file: FileDescriptor
+        do {
+            // O_NOCTTY: a terminal written to does not become the process's controlling one.
+            file = FileDescriptor(owning: try Errno.retryingInterrupts { hg_open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY) })
+        } catch {
+            throw FileWriteError(path: path, .failed(step: "open it for writing", errno: error))
+        }
+        defer { file.close() }
+        do {
+            try file.writeAll(bytes)
+        } catch {
+            throw FileWriteError(path: path, .failed(step: "write", errno: error))
+        }
+    }
+
+    /// Writes `bytes` to a temporary file beside `target` and renames it over `target`;
+    /// errors name `given`, the caller's path.
+    private static func writeAtomically(_ bytes: [UInt8], to target: String, mode: UInt32, given: String) throws(FileWriteError) {
+        let directory = parentDirectory(of: target)
+        let name = String(target.split(separator: "/").last ?? "file")
+        var temporary = ""
+        var descriptor: Int32 = -1
+        // A name nobody else uses, created exclusively (O_EXCL) so that nothing is followed or
+        // overwritten; the name's prefix is kept short enough for NAME_MAX with the suffix.
+        for _ in 0..<100 where descriptor < 0 {
+            temporary = join(directory, ".\(name.prefix(200)).\(String(UInt32.random(in: .min ... .max), radix: 36))~")
+            do {
+                descriptor = try Errno.retryingInterrupts {
+                    hg_open_mode(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+                }
+            } catch .fileExists {
+                continue
+            } catch {
+                throw FileWriteError(path: given, .failed(step: "create a temporary file in \(directory)", errno: error))
+            }
+        }
+        guard descriptor >= 0 else {
+            throw FileWriteError(path: given, .failed(step: "create a temporary file in \(directory)", errno: .fileExists))
+        }
+        let file = FileDescriptor(owning: descriptor)
+        var step = "write"
+        do {
+            try file.writeAll(bytes)
+            step = "set its mode"
+            try Errno.retryingInterrupts { fchmod(descriptor, mode) }
+            step = "flush it to disk"
+            try Errno.retryingInterrupts { fsync(descriptor) }
+            file.close()
+            step = "rename the temporary file over it"
+            try Errno.retryingInterrupts { rename(temporary, target) }
+        } catch {
+            file.close()
+            unlink(temporary)
+            throw FileWriteError(path: given, .failed(step: step, errno: error))
+        }
+        // The rename is durable once the directory is (fsync(2): "also an explicit fsync()
+        // on a file descriptor for the directory is needed").
+        do {
+            let folder = try Errno.retryingInterrupts { hg_open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            defer { FileDescriptor.closeRaw(folder) }
+            try Errno.retryingInterrupts { fsync(folder) }
+        } catch {
+            throw FileWriteError(path: given, .failed(step: "flush the directory \(directory) to disk", errno: error))
+        }
+    }
+
     /// The whole content of the file `path`, read with open(2) and read(2).
     /// - Throws: ``Errno`` from opening or reading (`ENOENT`, `EACCES`, `EISDIR`, …).
     public static func contents(of path: String) throws(Errno) -> [UInt8] {
@@ -112,6 +255,14 @@ public enum FileSystem {
             contents += chunk
         }
     }
+}
+
+/// How ``FileSystem/writeFile(_:to:mode:)`` wrote.
+public enum FileWriteMethod: Sendable, Hashable {
+    /// A file created or replaced whole by a rename: the path now names a regular file.
+    case replacedAtomically
+    /// Written into a character device or a named pipe, which stays as it was.
+    case inPlace
 }
 
 /// A file operation that failed on a path: the path it failed on and the error number.

@@ -11,6 +11,12 @@ import Synchronization
 ///   (see ``DynamicLibrary``); when `bind` fails, nothing of it is in use and it is closed.
 /// - Thread-safe: loading is serialized by a lock. It blocks while the loader maps the library:
 ///   call it from a queue of its own, not from the cooperative pool.
+/// - `EntryPoints` is a plain struct of the C function pointers `bind` resolved (the function
+///   types from the library's header, ``VariadicEntryPoint`` for a variadic one). The compiler
+///   checks that it is Sendable, which a C function pointer is; that an address stays valid on
+///   every thread for the life of the process is this type's part: the library is never unloaded
+///   once `bind` returned. Whether the library's own objects may be shared is each caller's
+///   concern, stated where it holds them.
 public final class LazyLibrary<EntryPoints: Sendable>: Sendable {
     /// The soname or path handed to dlopen(3).
     public let path: String

@@ -18,9 +18,10 @@ public final class MicroHTTPDLibrary: Sendable {
     public init(path: String = MicroHTTPDLibrary.defaultPath) {
         library = LazyLibrary(path: path, remedy: Self.remedy) { library throws(NativeLibraryError) in
             MicroHTTPDEntryPoints(
-                startDaemon: try library.resolve("MHD_start_daemon", as: hg_mhd_start_daemon_fn.self),
+                // Variadic: called only through shim.h's typed wrappers.
+                startDaemon: try library.resolve("MHD_start_daemon", as: VariadicEntryPoint.self),
                 stopDaemon: try library.resolve("MHD_stop_daemon", as: hg_mhd_stop_daemon_fn.self),
-                getDaemonInfo: try library.resolve("MHD_get_daemon_info", as: hg_mhd_get_daemon_info_fn.self),
+                getDaemonInfo: try library.resolve("MHD_get_daemon_info", as: VariadicEntryPoint.self),
                 lookupConnectionValue: try library.resolve(
                     "MHD_lookup_connection_value", as: hg_mhd_lookup_connection_value_fn.self),
                 createResponseFromBuffer: try library.resolve(
@@ -40,14 +41,14 @@ public final class MicroHTTPDLibrary: Sendable {
     }
 }
 
-/// libmicrohttpd's entry points, resolved by ``MicroHTTPDLibrary``.
-// @unchecked Sendable: immutable addresses of functions in a library that is never unloaded (its
-// threads may still run its code while a daemon stops); the compiler cannot see that C function
-// pointers are plain values.
-struct MicroHTTPDEntryPoints: @unchecked Sendable {
-    let startDaemon: hg_mhd_start_daemon_fn
+/// libmicrohttpd's entry points, resolved by ``MicroHTTPDLibrary``: C function pointers into a
+/// library that is never unloaded (its threads may still run its code while a daemon stops).
+struct MicroHTTPDEntryPoints: Sendable {
+    /// `MHD_start_daemon`, variadic: called only through shim.h's `shim_mhd_start_ipv4`.
+    let startDaemon: VariadicEntryPoint
     let stopDaemon: hg_mhd_stop_daemon_fn
-    let getDaemonInfo: hg_mhd_get_daemon_info_fn
+    /// `MHD_get_daemon_info`, variadic: called only through shim.h's `shim_mhd_bound_port`.
+    let getDaemonInfo: VariadicEntryPoint
     let lookupConnectionValue: hg_mhd_lookup_connection_value_fn
     let createResponseFromBuffer: hg_mhd_create_response_from_buffer_fn
     let createResponseFromCallback: hg_mhd_create_response_from_callback_fn

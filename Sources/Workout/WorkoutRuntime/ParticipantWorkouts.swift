@@ -353,15 +353,20 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             // 60 s; all at once, 30 ends reading their samples back together raised the RSS. So
             // the ends' work runs a few at a time, and the waits for the store come after, all
             // workouts handed over.
-            let results = await Self.inOrder(targets, width: allWidth) { target throws(WorkoutError) in
+            var results = await Self.inOrder(targets, width: allWidth) { target throws(WorkoutError) in
                 guard case .end = request else {
                     return WorkoutController.Ended(snapshot: try await self.run(request, target.0, target.1), handedOver: nil)
                 }
                 try await target.1.restore()
                 return try await target.1.endHandingOver()
             }
-            for ((_, controller), result) in zip(targets, results) {
-                if case .success(let ended) = result { await controller.waitUntilStored(ended) }
+            for (index, (_, controller)) in targets.enumerated() {
+                guard case .success(let ended) = results[index] else { continue }
+                do {
+                    try await controller.waitUntilStored(ended)
+                } catch {
+                    results[index] = .failure(error)
+                }
             }
             var answer = GroupAnswer()
             for ((participant, _), result) in zip(targets, results) {

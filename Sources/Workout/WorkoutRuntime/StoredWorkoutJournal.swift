@@ -51,8 +51,10 @@ public struct StoredWorkoutJournal: WorkoutStateStore, ParticipantAssignmentStor
     public func handedOver(_ id: SampleID) throws(WorkoutError) {}
 
     /// Waits for the store's commits (``HealthStore/waitForCommit(after:orUntil:)``) until one
-    /// holds the workout; false after `timeout`, or when the store cannot be read.
-    public func waitUntilStored(_ id: SampleID, timeout: Duration) async -> Bool {
+    /// holds the workout; false after `timeout` or when cancelled.
+    /// - Throws: ``WorkoutError/Code/persistence`` naming the store, the workout and the store's
+    ///   error when the store cannot be read.
+    public func waitUntilStored(_ id: SampleID, timeout: Duration) async throws(WorkoutError) -> Bool {
         let store = store
         let clock = clock
         do {
@@ -67,8 +69,12 @@ public struct StoredWorkoutJournal: WorkoutStateStore, ParticipantAssignmentStor
             }
             if case .event(let stored) = outcome { return stored }
             return false
-        } catch {
+        } catch is CancellationError {
             return false
+        } catch {
+            let reason = (error as? StoreError)?.message ?? ErrorText.of(error)
+            throw WorkoutError(
+                .persistence, "cannot tell whether the workout store \(store.path) holds workout \(id): \(reason)", action: .end)
         }
     }
 

@@ -178,10 +178,12 @@ public final class WorkoutController: SampleSink, SampleSource {
     /// the end, and publishes the workout (or keeps it for the source role when that is not
     /// running; it stays in the store until a sink stores it). Returns once the store holds the
     /// workout published, or after ``storeWait`` (logged).
+    /// - Throws: ``WorkoutError`` as ``endHandingOver()`` and ``waitUntilStored(_:)`` throw:
+    ///   the latter's ``WorkoutError/Code/persistence`` comes after the end was committed.
     @discardableResult
     public func end() async throws(WorkoutError) -> WorkoutSnapshot {
         let ended = try await endHandingOver()
-        await waitUntilStored(ended)
+        try await waitUntilStored(ended)
         return ended.snapshot
     }
 
@@ -245,8 +247,20 @@ public final class WorkoutController: SampleSink, SampleSource {
     /// Returns once the store holds the workout `ended` handed to the bus, so that `workout end`
     /// then `workout list` shows it; bounded by ``storeWait``, as the store's sink may be slow or
     /// stopped (then logged). At once when it was not handed over.
-    public func waitUntilStored(_ ended: Ended) async {
-        guard let id = ended.handedOver, !(await store.waitUntilStored(id, timeout: Self.storeWait)) else { return }
+    /// - Throws: ``WorkoutError/Code/persistence`` when the store cannot be read: the workout
+    ///   ended and was handed over, but whether it is stored is unknown, which the caller hears
+    ///   as an error rather than as a wait that ran out.
+    public func waitUntilStored(_ ended: Ended) async throws(WorkoutError) {
+        guard let id = ended.handedOver else { return }
+        let stored: Bool
+        do {
+            stored = try await store.waitUntilStored(id, timeout: Self.storeWait)
+        } catch {
+            logger.error("workout \(id) ended and was handed to the bus, but \(error.message)")
+            throw WorkoutError(.persistence, "the workout ended, but \(error.message)", state: .ended, action: .end)
+        }
+        // A cancelled wait has no answer to log.
+        guard !stored, !Task.isCancelled else { return }
         logger.warning("workout \(id) was handed to the bus but is not in the store after \(Self.storeWait)")
     }
 

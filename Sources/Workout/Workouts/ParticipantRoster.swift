@@ -59,7 +59,7 @@ public struct ParticipantRoster: Hashable, Sendable {
                 // Strict, as every configuration object: a misspelt key is an error, not a default.
                 specification = try item.decodeStrictly(ParticipantConfiguration.self)
             } catch let error as DecodingError {
-                let key = error.keyPath == "(top level)" ? path : "\(path).\(error.keyPath)"
+                let key = ConfigurationKeyPath.joining(path, error.keyPath)
                 throw fail(key, error.reason)
             } catch {
                 throw fail(path, "\(error)")

@@ -113,7 +113,7 @@ public struct UserProfile: Hashable, Sendable, Encodable, DeclaredConfiguration 
             // Strict, as every configuration object: a misspelt key is an error, not a default.
             profile = try value.decodeStrictly(UserProfile.self)
         } catch let error as DecodingError {
-            let path = error.keyPath == "(top level)" ? "profile" : "profile.\(error.keyPath)"
+            let path = ConfigurationKeyPath.joining("profile", error.keyPath)
             throw WorkoutError(.invalidProfile, "\(path): \(error.reason)", keyPath: path)
         } catch {
             throw WorkoutError(.invalidProfile, "profile: \(error)")

@@ -56,9 +56,13 @@ public protocol WorkoutStateStore: Sendable {
 
     /// Returns once the finished workout `id`, handed to the bus, is stored where readers find
     /// it (`healthgate workout list`), or after `timeout`, whichever comes first; whether it is
-    /// stored. Async, unlike the rest: it waits for another component (the store's sink), not for
-    /// work of its own. A store that does not keep finished workouts returns true at once.
-    func waitUntilStored(_ id: SampleID, timeout: Duration) async -> Bool
+    /// stored (false too when the wait is cancelled). Async, unlike the rest: it waits for
+    /// another component (the store's sink), not for work of its own. A store that does not
+    /// keep finished workouts returns true at once.
+    /// - Throws: ``WorkoutError/Code/persistence`` naming the store and the workout when the
+    ///   store cannot be read: that is no answer to whether it holds the workout, so it is
+    ///   never reported as "not stored yet".
+    func waitUntilStored(_ id: SampleID, timeout: Duration) async throws(WorkoutError) -> Bool
 }
 
 extension WorkoutStateStore {
@@ -66,5 +70,5 @@ extension WorkoutStateStore {
     public var recordsSamples: Bool { false }
 
     /// True at once: a store that keeps no finished workouts has nothing to wait for.
-    public func waitUntilStored(_ id: SampleID, timeout: Duration) async -> Bool { true }
+    public func waitUntilStored(_ id: SampleID, timeout: Duration) async throws(WorkoutError) -> Bool { true }
 }

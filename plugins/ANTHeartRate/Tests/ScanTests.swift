@@ -7,8 +7,9 @@ import SerialDevices
 import XCTest
 
 /// `healthgate scan --kind ant` as the plugin offers it: through a simulated stick on a real pty,
-/// with the key in the configuration directory, it lists every strap by its id and gives the
-/// `sources` entry that reads the stick.
+/// with the key in the configuration directory, it lists every strap by its id with its serial
+/// number (the simulated straps send page 2 soon after they start) and gives the `sources` entry
+/// that reads the stick.
 final class ScanTests: XCTestCase {
     func testTheScanListsEveryStrapWithItsIdAndTheSourceEntry() async throws {
         let directory = try TestEnvironment.temporaryDirectory("ant-scan")
@@ -26,10 +27,16 @@ final class ScanTests: XCTestCase {
         let scan = try XCTUnwrap(ANTHeartRateSource.scan)
         XCTAssertEqual(scan.name, "ant")
         let result = try await scan.run(SerialDeviceScanRequest(
-            path: stick.devicePath, duration: .seconds(2), variables: ["XDG_CONFIG_HOME": directory.path], clock: clock,
+            path: stick.devicePath, duration: .seconds(4), variables: ["XDG_CONFIG_HOME": directory.path], clock: clock,
             logger: Logger(label: "scan", sink: logs)))
         XCTAssertEqual(Set(result.rows.map { $0[0] }), Set(stick.straps.map(\.description)))
         XCTAssertEqual(result.rows.map { $0[1] }, result.rows.map { String(ANTDeviceIdentifier($0[0])?.deviceNumber ?? 0) })
+        let serials = stick.serialNumbers
+        XCTAssertEqual(serials.count, 4)
+        for row in result.rows {
+            let serial = try XCTUnwrap(ANTDeviceIdentifier(row[0]).flatMap { serials[$0] }, row[0])
+            XCTAssertTrue(row[2].hasSuffix(", serial \(serial)"), row[2])
+        }
         XCTAssertEqual(result.sources, [
             .object(["kind": .string("ant-heart-rate"), "name": .string("ant-class"), "config": .object(["path": .string(stick.devicePath)])])
         ])

@@ -12,8 +12,9 @@ import XCTest
 
 /// The simulated stick on a real pseudo-terminal, read as a stick at a path with a key file,
 /// through the real gateway into the real SQLite store: every strap is found, each of its
-/// heart-rate samples is one beat, its series and checkpoint are stored; a stick that goes away
-/// (the pty hung up) is a disconnection, not a failure.
+/// heart-rate samples is one beat, its series and checkpoint are stored, its serial number (from
+/// page 2) is in its samples' metadata and its status line; a stick that goes away (the pty hung
+/// up) is a disconnection, not a failure.
 final class SimulatedStickTests: XCTestCase {
     func testAClassThroughASimulatedStickLandsInSQLite() async throws {
         let directory = try TestEnvironment.temporaryDirectory("ant-sqlite")
@@ -42,12 +43,15 @@ final class SimulatedStickTests: XCTestCase {
         let running = Task { await gateway.run(shutdown: shutdown) }
         let play = Task { try await stick.run(hangUpAtEnd: false) }
         let straps = stick.straps
-        // Every strap heard and at least six of its beats recorded.
-        try await waitUntil(timeout: .seconds(30), "six beats of every strap") {
+        let serials = stick.serialNumbers
+        XCTAssertEqual(Set(serials.keys), Set(straps), "no legacy strap among three")
+        // Every strap heard, at least six of its beats recorded, and its serial number known.
+        try await waitUntil(timeout: .seconds(30), "six beats and the serial number of every strap") {
             let details = gateway.statusBoard.status(of: "class")?.details ?? [:]
             return straps.allSatisfy { strap in
-                guard let summary = details["strap \(strap)"], let beats = Self.beats(in: summary) else { return false }
-                return beats >= 6
+                guard let summary = details["strap \(strap)"], let beats = Self.beats(in: summary), let serial = serials[strap]
+                else { return false }
+                return beats >= 6 && summary.hasSuffix(", serial \(serial)")
             }
         }
         XCTAssertEqual(gateway.statusBoard.status(of: "class")?.details["mode"], "continuous scan (channel 0, RF 2457 MHz)")
@@ -70,10 +74,18 @@ final class SimulatedStickTests: XCTestCase {
             // (four messages a second repeat a beat; a repeat stored would be 0.25 s apart).
             let dates = samples.map(\.startDate).sorted()
             XCTAssertEqual(dates.count, Set(dates).count, strap)
+            // From page 2 on, every sample carries the strap's serial number (the lower 20 bits
+            // of which are its device number) and no other.
+            let serial = try XCTUnwrap(ANTDeviceIdentifier(strap).flatMap { serials[$0] })
+            XCTAssertEqual(serial.value & 0xF_FFFF, ANTDeviceIdentifier(strap)?.deviceNumber)
+            let ordered = samples.sorted { $0.startDate < $1.startDate }
+            let first = try XCTUnwrap(ordered.firstIndex { $0.metadata.deviceSerialNumber != nil }, strap)
+            XCTAssertTrue(ordered[first...].allSatisfy { $0.metadata.deviceSerialNumber == serial.description }, strap)
         }
         let series = try await store.heartbeatSeries()
         XCTAssertFalse(series.isEmpty)
         XCTAssertTrue(series.allSatisfy { $0.device?.localIdentifier?.hasPrefix("ant:120:") == true })
+        XCTAssertTrue(series.contains { $0.metadata.deviceSerialNumber != nil }, "series carry the serial number too")
         for strap in straps {
             let checkpoint = try await store.checkpoint(namespace: StrapCheckpoint.namespace, key: strap.description)
             XCTAssertNotNil(checkpoint, "\(strap)'s checkpoint is committed with its samples")

@@ -50,6 +50,14 @@ final class StickMachineTests: XCTestCase {
         return commands
     }
 
+    /// The strap's broadcast of `page` at `date`, as the session hands it over: met first when new.
+    private func broadcast(_ page: ANTHeartRatePage, to machine: inout ANTStickMachine, at date: Date) -> [ANTStickMachine.Action] {
+        let message = ANTMessage.broadcastData(ANTBroadcast(channel: 0, page: page.bytes, channelID: strap))
+        var actions: [ANTStickMachine.Action] = []
+        if let unknown = machine.unknownStrap(in: message) { actions += machine.meet(unknown, restored: nil, at: date) }
+        return actions + machine.receive(message, at: date)
+    }
+
     private static let scanning = ANTCapabilities(
         maximumChannels: 8, maximumNetworks: 8, advancedOptions2: ANTCapabilities.extendedMessagesBit | ANTCapabilities.scanModeBit)
 
@@ -109,12 +117,7 @@ final class StickMachineTests: XCTestCase {
         var beatTime: UInt16 = 65_000
         var count: UInt8 = 254
         var heartRates: [Double] = []
-        func broadcast(_ page: ANTHeartRatePage) -> [ANTStickMachine.Action] {
-            let message = ANTMessage.broadcastData(ANTBroadcast(channel: 0, page: page.bytes, channelID: strap))
-            var actions: [ANTStickMachine.Action] = []
-            if let unknown = machine.unknownStrap(in: message) { actions += machine.meet(unknown, restored: nil, at: date) }
-            return actions + machine.receive(message, at: date)
-        }
+        func broadcast(_ page: ANTHeartRatePage) -> [ANTStickMachine.Action] { self.broadcast(page, to: &machine, at: date) }
         for beat in 0..<8 {
             count &+= 1
             beatTime &+= 1000
@@ -141,6 +144,52 @@ final class StickMachineTests: XCTestCase {
         let back = broadcast(ANTHeartRatePage(toggle: false, pageNumber: 0, beatTime: beatTime, beatCount: count, computedHeartRate: 64, content: .defaultData))
         XCTAssertEqual(records(back).count, 1, "found again: its beat counts")
         XCTAssertEqual(machine.summary(of: strap.device)?.hasPrefix("live, 64 bpm, 9 beats"), true)
+    }
+
+    /// Page 2 gives the serial number's upper half: trusted once the toggle changed, it goes into
+    /// the metadata of the strap's samples from then on (HealthKit's device serial number key) and
+    /// into its status line.
+    func testPageTwosSerialNumberReachesTheSamplesAndTheStatus() throws {
+        var machine = machine()
+        _ = setUp(&machine, capabilities: Self.scanning)
+        var date = start
+        var beatTime: UInt16 = 1000
+        var count: UInt8 = 10
+        var samples: [QuantitySample] = []
+        var series: [HeartbeatSeriesSample] = []
+        // A block of four messages with one new beat: page 4, or `content` under its number.
+        func block(toggle: Bool, pageNumber: UInt8 = 4, content: ANTHeartRatePage.Content? = nil) {
+            count &+= 1
+            beatTime &+= 1000
+            for _ in 0..<4 {
+                let page = ANTHeartRatePage(
+                    toggle: toggle, pageNumber: pageNumber, beatTime: beatTime, beatCount: count, computedHeartRate: 62,
+                    content: content ?? .previousBeat(manufacturerSpecific: 0, previousBeatTime: beatTime &- 1000))
+                for record in records(broadcast(page, to: &machine, at: date)) {
+                    switch record {
+                    case .quantity(let sample): samples.append(sample)
+                    case .heartbeatSeries(let sample): series.append(sample)
+                    default: break
+                    }
+                }
+                date = date.addingTimeInterval(0.25)
+            }
+        }
+        // Garmin's page 2 before the toggle was seen to change: not trusted, no serial.
+        block(toggle: false, pageNumber: 2, content: .manufacturer(id: 1, serialNumber: 0x000D))
+        XCTAssertEqual(samples.count, 1)
+        XCTAssertNil(samples.last?.metadata.deviceSerialNumber)
+        block(toggle: true)
+        block(toggle: false, pageNumber: 2, content: .manufacturer(id: 1, serialNumber: 0x000D))
+        block(toggle: true)
+        XCTAssertEqual(samples.count, 4)
+        XCTAssertNil(samples[1].metadata.deviceSerialNumber, "before page 2")
+        // 0x000D above the 16-bit number 0x2CCC: 863436, the 20-bit device number.
+        XCTAssertEqual(samples[2].metadata.deviceSerialNumber, "863436")
+        XCTAssertEqual(samples[3].metadata.deviceSerialNumber, "863436")
+        XCTAssertEqual(samples[3].device?.manufacturer, "Garmin")
+        XCTAssertEqual(series.last?.metadata.deviceSerialNumber, "863436", "the series carries it too")
+        XCTAssertEqual(machine.summary(of: strap.device), "live, 62 bpm, 4 beats, Garmin, serial 863436")
     }
 
     func testGarbageIsLoggedOnceAndThenAtMostEveryTenSeconds() {

@@ -97,6 +97,23 @@ final class BroadcastSourceTests: XCTestCase {
         XCTAssertEqual(harness.quantities(.heartRate).map(\.quantity.value), [90, 91])
     }
 
+    /// The `devices` key names a strap by its address in any form ``DeviceIdentity`` reads (here
+    /// lower case with `-`), as a participant's `devices` do.
+    func testPolarDeviceSelectionByAddress() async throws {
+        var elsewhere = polar(0x03, 60, at: 0, name: "Polar H9 0000AAAA")
+        elsewhere.address = "A0:9E:1A:00:00:09"
+        let script = [elsewhere, polar(0x03, 90, at: 0.1), polar(0x07, 91, at: 1)]
+        let settings = try settings(devices: ["a0-9e-1a-12-34-56"])
+        let harness = try SourceHarness(name: "polar", kind: PolarBroadcastSource.kind) { environment in
+            PolarBroadcastSource(settings: settings, ids: environment.ids, scanner: ScriptedAdvertisementScanner(script: script))
+        }
+        try await harness.run { harness in
+            try await harness.waitFor("2 heart rates") { harness.quantities(.heartRate).count == 2 }
+        }
+        XCTAssertEqual(harness.quantities(.heartRate).map(\.quantity.value), [90, 91])
+        XCTAssertEqual(harness.quantities(.heartRate).first?.metadata[.advertiserAddress], .string("A0:9E:1A:12:34:56"))
+    }
+
     /// One weighing repeated (measuring, stabilised, stepped off) in a shuffled order, then a
     /// second weighing: two body-mass samples, the impedance in the metadata.
     func testMiScaleStoresEachWeighingOnce() async throws {

@@ -2,6 +2,7 @@ import BLEAdvertisementKit
 import BLETransport
 import BroadcastDevices
 import Foundation
+import HealthModel
 import XCTest
 
 /// The profiles' matching and identities.
@@ -11,13 +12,20 @@ final class ProfileTests: XCTestCase {
     func testPolarIdentityFromTheName() {
         // Names as Polar's SDK tests parse them (BleAdvertisementContentTest: "Polar GritX Pro AA123459").
         let h10 = Advertisement(address: "a0:9e:1a:12:34:56", name: "Polar H10 1A2B3C4D", receivedAt: date)
-        XCTAssertEqual(PolarBroadcastProfile.identity(of: h10), AdvertiserIdentity(key: "1A2B3C4D", address: "A0:9E:1A:12:34:56", model: "H10"))
+        let strap = PolarBroadcastProfile.identity(of: h10)
+        XCTAssertEqual(strap.canonical, "1A2B3C4D")
+        XCTAssertEqual(strap, DeviceIdentity("1a2b3c4d"), "the id a participant's devices name it by")
+        XCTAssertEqual(h10.naming(strap), "1A2B3C4D (A0:9E:1A:12:34:56)")
+        XCTAssertEqual(PolarBroadcastProfile.model(inName: "Polar H10 1A2B3C4D"), "H10")
         let watch = Advertisement(address: "a0:9e:1a:00:00:01", name: "Polar GritX Pro AA123459", receivedAt: date)
-        XCTAssertEqual(PolarBroadcastProfile.identity(of: watch).model, "GritX Pro")
-        XCTAssertEqual(PolarBroadcastProfile.identity(of: watch).key, "AA123459")
+        XCTAssertEqual(PolarBroadcastProfile.model(inName: "Polar GritX Pro AA123459"), "GritX Pro")
+        XCTAssertEqual(PolarBroadcastProfile.identity(of: watch).canonical, "AA123459")
         for name in [nil, "Polar H10", "Garmin HRM 1A2B3C4D", "Polar H10 NOTHEX00"] {
             let other = Advertisement(address: "a0:9e:1a:00:00:02", name: name, receivedAt: date)
-            XCTAssertEqual(PolarBroadcastProfile.identity(of: other).key, "A0:9E:1A:00:00:02", name ?? "no name")
+            let identity = PolarBroadcastProfile.identity(of: other)
+            XCTAssertEqual(identity.canonical, "A0:9E:1A:00:00:02", name ?? "no name")
+            XCTAssertEqual(other.naming(identity), "A0:9E:1A:00:00:02", "the address alone: \(name ?? "no name")")
+            XCTAssertNil(name.flatMap(PolarBroadcastProfile.model(inName:)), name ?? "no name")
         }
     }
 
@@ -32,7 +40,7 @@ final class ProfileTests: XCTestCase {
         XCTAssertTrue(MiScaleProfile.matches(scale))
         XCTAssertFalse(PolarBroadcastProfile.matches(scale))
         XCTAssertEqual(try MiScaleProfile.decode(scale)?.weightKilograms, 86.55)
-        XCTAssertEqual(MiScaleProfile.identity(of: scale).key, "C8:47:8C:00:00:01")
+        XCTAssertEqual(MiScaleProfile.identity(of: scale).canonical, "C8:47:8C:00:00:01")
         XCTAssertNil(MiScaleProfile.requiredRate)
         XCTAssertEqual(PolarBroadcastProfile.requiredRate, 1)
     }
@@ -42,7 +50,7 @@ final class ProfileTests: XCTestCase {
         for tick in 0..<120 {
             let strap = PolarBroadcastProfile.simulated(device: 2, tick: tick, at: date)
             XCTAssertNotNil(try PolarBroadcastProfile.decode(strap))
-            XCTAssertEqual(PolarBroadcastProfile.identity(of: strap).key, "00000002")
+            XCTAssertEqual(PolarBroadcastProfile.identity(of: strap).canonical, "00000002")
             let scale = MiScaleProfile.simulated(device: 1, tick: tick, at: date)
             XCTAssertNotNil(try MiScaleProfile.decode(scale))
         }

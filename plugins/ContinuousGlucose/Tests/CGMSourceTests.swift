@@ -231,7 +231,7 @@ final class CGMSourceTests: XCTestCase {
             guard case DecodingError.dataCorrupted(let context) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(context.debugDescription.contains(#""keep", "start", "stop""#), context.debugDescription)
         }
-        XCTAssertThrowsError(try CGMConfiguration(shared: BluetoothSharedConfiguration(), profile: CGMProfileConfiguration(communicationIntervalMinutes: 0)).validate()) {
+        XCTAssertThrowsError(try CGMConfiguration(profile: CGMProfileConfiguration(communicationIntervalMinutes: 0)).validate()) {
             XCTAssertTrue("\($0)".contains("communicationIntervalMinutes"), "\($0)")
         }
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

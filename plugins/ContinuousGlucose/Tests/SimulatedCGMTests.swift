@@ -17,7 +17,7 @@ final class SimulatedCGMTests: XCTestCase {
         let settings = CGMSimulationConfiguration(sensors: 1, recordIntervalMinutes: 5, historyMinutes: 30)
         let transport = LinkDroppingTransport(SimulatedCGMTransport(clock: clock, settings: settings))
         // The transport the test hands in (as the gateway's Bluetooth), not the kit's own simulator.
-        let configuration = CGMConfiguration(shared: BluetoothSharedConfiguration(maxDevices: 1), profile: CGMProfileConfiguration(simulation: settings))
+        let configuration = CGMConfiguration(maxDevices: 1, profile: CGMProfileConfiguration(simulation: settings))
         let h = try SourceHarness(name: "cgm", kind: CGMSource.kind, clock: clock) { environment in
             try CGMSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(transport, clock: environment.clock))
         }

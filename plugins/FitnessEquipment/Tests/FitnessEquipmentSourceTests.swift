@@ -50,7 +50,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
     func testBikeSamplesDeviceFactsAndAReconnectWithoutADistanceJump() async throws {
         let profile = Self.bike()
         let transport = FakeBLETransport(profiles: [profile])
-        let h = try harness(transport, FitnessEquipmentConfiguration(wheelCircumferenceMillimeters: 2000))
+        let h = try harness(transport, FitnessEquipmentConfiguration(profile: FitnessProfileConfiguration(wheelCircumferenceMillimeters: 2000)))
         let address = profile.address
         try await h.run { h in
             try await h.waitFor("discovery") { transport.discoverCalls == 1 }
@@ -171,7 +171,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
     /// about 30 km/h, 88 rpm and 200 W, and the distance adds up to speed × time.
     func testSimulatedBikeProducesRealSamples() async throws {
         let settings = FitnessSimulationConfiguration(bikes: 1, notificationsPerSecond: 1)
-        let configuration = FitnessEquipmentConfiguration(transport: .simulated, simulation: settings)
+        let configuration = FitnessEquipmentConfiguration(transport: .simulated, profile: FitnessProfileConfiguration(simulation: settings))
         let clock = ManualClock()
         let h = try SourceHarness(name: "bike", kind: FitnessEquipmentSource.kind, clock: clock) { environment in
             try FitnessEquipmentSource(
@@ -205,7 +205,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
     /// total.
     func testSimulatedRowerProducesRowingSamples() async throws {
         let settings = FitnessSimulationConfiguration(bikes: 0, rowers: 1, notificationsPerSecond: 1)
-        let configuration = FitnessEquipmentConfiguration(transport: .simulated, simulation: settings)
+        let configuration = FitnessEquipmentConfiguration(transport: .simulated, profile: FitnessProfileConfiguration(simulation: settings))
         let clock = ManualClock()
         let h = try SourceHarness(name: "rower", kind: FitnessEquipmentSource.kind, clock: clock) { environment in
             try FitnessEquipmentSource(
@@ -231,11 +231,11 @@ final class FitnessEquipmentSourceTests: XCTestCase {
 
     /// The configuration contract: strict keys with a suggestion, ranges with units.
     func testConfigurationIsStrictAndRangeChecked() throws {
-        XCTAssertThrowsError(try FitnessEquipmentConfiguration(wheelCircumferenceMillimeters: 20).validate()) { error in
+        XCTAssertThrowsError(try FitnessEquipmentConfiguration(profile: FitnessProfileConfiguration(wheelCircumferenceMillimeters: 20)).validate()) { error in
             XCTAssertTrue("\(error)".contains("wheelCircumferenceMillimeters"), "\(error)")
             XCTAssertTrue("\(error)".contains("500"), "\(error)")
         }
-        XCTAssertThrowsError(try FitnessEquipmentConfiguration(transport: .simulated, simulation: .init(bikes: 0)).validate())
+        XCTAssertThrowsError(try FitnessEquipmentConfiguration(transport: .simulated, profile: FitnessProfileConfiguration(simulation: .init(bikes: 0))).validate())
         let decoded = try ConfigurationDecoder.decode(
             FitnessEquipmentConfiguration.self, from: .object(["wheelCircumferenceMillimeters": .number(2096)]))
         XCTAssertEqual(decoded.wheelCircumferenceMillimeters, 2096)

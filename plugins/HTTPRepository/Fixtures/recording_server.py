@@ -20,11 +20,18 @@ Tell it how to fail with POST /_control and a JSON object (all keys optional):
                                           date that many seconds after the answer
   {"delay": [0.5, 0]}                     answer the next requests after these many seconds each
                                           (answers then arrive out of order)
-  {"reset": true}                         clear every rule
+  {"idempotency": true}                   keep each Idempotency-Key's fingerprint (Content-Type,
+                                          Content-Encoding and the decoded body) from the first
+                                          request under it, whatever it was answered, and answer
+                                          422 to a request that reuses the key with another one
+                                          (the IETF Idempotency-Key draft, "Error Scenarios")
+  {"reset": true}                         clear every rule (the fingerprints kept stay: they are
+                                          what the repository stored, not a rule)
 Going down and up is done by the test: kill the process, start it again with --port.
 """
 import argparse
 import gzip
+import hashlib
 import json
 import re
 import sys
@@ -40,6 +47,7 @@ class State:
     def __init__(self, record):
         self.lock = threading.Lock()
         self.record = record
+        self.fingerprints = {}
         self.reset()
 
     def reset(self):
@@ -51,6 +59,7 @@ class State:
         self.every = None
         self.counted = 0
         self.delay = []
+        self.idempotency = False
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -103,6 +112,8 @@ class Handler(BaseHTTPRequestHandler):
                     state.every = command["every"]
                     state.counted = 0
                 state.delay.extend(command.get("delay", []))
+                if "idempotency" in command:
+                    state.idempotency = bool(command["idempotency"])
             self.reply(200, b"{}")
             return
         body = raw
@@ -113,8 +124,16 @@ class Handler(BaseHTTPRequestHandler):
             except OSError as exc:
                 error = str(exc)
         received = self.arrived
+        key = self.headers.get("Idempotency-Key")
+        fingerprint = hashlib.sha256(
+            json.dumps([self.headers.get("Content-Type"), self.headers.get("Content-Encoding"), body.hex()]).encode()
+        ).hexdigest()
         with state.lock:
             status, extra, answer = 200, {}, b'{"ok":true}'
+            reused = False
+            if state.idempotency and key is not None:
+                kept = state.fingerprints.setdefault(key, fingerprint)
+                reused = kept != fingerprint
             every = None
             if state.every is not None:
                 state.counted += 1
@@ -122,6 +141,8 @@ class Handler(BaseHTTPRequestHandler):
                     every = state.every
             if error:
                 status, answer = 400, json.dumps({"error": "bad gzip: " + error}).encode()
+            elif reused:
+                status, answer = 422, b'{"error":"Idempotency-Key reused with another payload"}'
             elif state.token is not None and self.headers.get("Authorization") != "Bearer " + state.token:
                 status, answer = 401, b'{"error":"unauthorized"}'
             elif state.fail:
@@ -154,6 +175,7 @@ class Handler(BaseHTTPRequestHandler):
                 "uuids": sorted(set(u.decode() for u in UUID.findall(body + self.path.encode()))),
                 "received": received,
                 "retryAfter": extra.get("Retry-After"),
+                "fingerprint": fingerprint,
             }
             with open(state.record, "a") as out:
                 out.write(json.dumps(line) + "\n")

@@ -75,7 +75,8 @@ final class GatewayKillTests: XCTestCase {
     /// The crash window of issue 12: the repository stored a batch (recorded it) but the gateway
     /// is killed before the 2xx arrives. After the restart the batch, rebuilt from the range
     /// committed before it was sent, goes out again as the same request: the same records under
-    /// the same Idempotency-Key, so a repository that de-duplicates by key stores it once. FHIR,
+    /// the same Idempotency-Key, so a repository that de-duplicates by key stores it once, and one
+    /// that keeps the key's fingerprint (answering 422 to another payload) sees the same one. FHIR,
     /// which carries samples and no heartbeat series, so that nothing in the range moves on (a
     /// series that grows moves to a later anchor, and a batch that lost it has another key).
     func testKillBeforeTheAnswerResendsTheSameRecordsUnderTheSameKey() async throws {
@@ -85,7 +86,7 @@ final class GatewayKillTests: XCTestCase {
         try server.start()
         defer { server.stop() }
         // The first request is recorded as stored, then answered only after a minute.
-        try await server.control(#"{"hold": [60]}"#)
+        try await server.control(#"{"hold": [60], "idempotency": true}"#)
         let config = try writeConfig(
             directory, server: server,
             sink: #""batchIntervalSeconds": 1.5, "batchSize": 500, "format": "fhir-r4", "patientReference": "Patient/p1""#)
@@ -113,12 +114,13 @@ final class GatewayKillTests: XCTestCase {
         let cursor = try await store.follower("repo")?.anchor
         XCTAssertEqual(cursor, begun.first?.after)
 
-        try await server.control(#"{"reset": true}"#)
+        try await server.control(#"{"reset": true, "idempotency": true}"#)
         let second = try launch(
             binary, ["run", "--config", config.path, "--duration", "3"], environment: environment,
             log: directory.appendingPathComponent("second.log"))
         second.waitUntilExit()
         XCTAssertEqual(second.terminationStatus, 0)
+        XCTAssertEqual(server.requests().filter { $0.status == 422 }.count, 0, "a key was reused with another payload")
 
         let requests = server.requests()
         let resent = requests.dropFirst().filter { !Set($0.uuids).isDisjoint(with: held.uuids) }

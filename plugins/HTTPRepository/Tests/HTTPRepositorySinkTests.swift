@@ -40,7 +40,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let date = Date(timeIntervalSince1970: 1_800_000_000 + offset)
         return .quantity(try QuantitySample(
             id: ids.next(), type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: date, end: date,
-            device: device, metadata: [.heartRateSensorLocation: .string("chest")]))
+            device: device, metadata: [.heartRateSensorLocation: .string("chest"), .deviceSerialNumber: .string("C6A24B1D")]))
     }
 
     func quantity(_ type: QuantityType, _ value: Double, _ unit: HealthUnit, seconds: Double = 60) throws -> HealthRecord {
@@ -105,10 +105,14 @@ final class HTTPRepositorySinkTests: XCTestCase {
         }
     }
 
-    /// The batch the follower sends first for the store's current changes (for the expected key).
-    func firstBatch(batchSize: Int = 1000, accepting: (FollowedChange) -> Bool = { _ in true }) async throws -> FollowerBatch {
+    /// The batch `running`'s follower sends first for the store's current changes (for the
+    /// expected key).
+    func firstBatch(of running: Running, batchSize: Int = 1000) async throws -> FollowerBatch {
+        let receiver = running.sink.follower.receiver
         let page = try await store.changes(since: 0, limit: batchSize, includingCorrelationMembers: false)
-        return FollowerBatch(after: 0, through: page.anchor, changes: FollowedChange.changes(of: page).filter(accepting))
+        return FollowerBatch(
+            after: 0, through: page.anchor, changes: FollowedChange.changes(of: page).filter(receiver.accepts),
+            payloadIdentity: receiver.payloadIdentity)
     }
 
     func validate(_ kind: String) throws -> String {
@@ -150,7 +154,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertEqual(request.status, 200)
         XCTAssertEqual(request.headers["Content-Encoding"], "gzip")
         XCTAssertEqual(request.headers["Content-Type"], "application/json")
-        let expectedKey = try await firstBatch().key
+        let expectedKey = try await firstBatch(of: running).key
         XCTAssertEqual(request.headers["Idempotency-Key"], expectedKey)
         XCTAssertEqual(Set(request.uuids), Set(records.map(\.id.uuidString)))
         let body = try JSONSerialization.data(withJSONObject: request.body)
@@ -166,7 +170,8 @@ final class HTTPRepositorySinkTests: XCTestCase {
 
     func testNativeBodyIsByteIdenticalToHealthJSON() throws {
         let records = [try heartRate(60), try quantity(.distanceWalkingRunning, 12.5, .meter)]
-        let batch = FollowerBatch(after: 0, through: 2, changes: records.enumerated().map { .stored($1, anchor: Int64($0 + 1)) })
+        let batch = FollowerBatch(
+            after: 0, through: 2, changes: records.enumerated().map { .stored($1, anchor: Int64($0 + 1)) }, payloadIdentity: "")
         let samples = records.compactMap { record -> QuantitySample? in
             if case .quantity(let sample) = record { return sample }
             return nil
@@ -222,7 +227,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
             $0.format = .fhirR4
             $0.patientReference = "Patient/example"
         }, records: records)
-        let expectedKey = try await firstBatch().key
+        let expectedKey = try await firstBatch(of: running).key
         try await waitUntilSent()
         _ = try await store.delete(.ids([records[1].id]))
         try await waitUntilSent()
@@ -248,6 +253,16 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertTrue(json.contains("urn:uuid:\(uuid)"))
         XCTAssertTrue(json.contains("Patient/example") || json.contains("Patient\\/example"), json)
         XCTAssertTrue(json.contains("Polar Electro Oy"))
+        // The contained Device's serial number is the one the device gave; its identifier stays
+        // the gateway's local identifier, which is also the serial number of a device that gave none.
+        func containedDevice(_ entry: [String: Any]) throws -> [String: Any] {
+            let resource = try XCTUnwrap(entry["resource"] as? [String: Any])
+            return try XCTUnwrap((resource["contained"] as? [[String: Any]])?.first)
+        }
+        let strap = try containedDevice(first)
+        XCTAssertEqual(strap["serialNumber"] as? String, "C6A24B1D")
+        XCTAssertEqual((strap["identifier"] as? [[String: Any]])?.first?["value"] as? String, "A0:9E:1A:00:11:22")
+        XCTAssertEqual(try containedDevice(entries[1])["serialNumber"] as? String, "A0:9E:1A:00:11:22")
         let all = String(decoding: try JSONSerialization.data(withJSONObject: bundle), as: UTF8.self)
         XCTAssertTrue(all.contains("55423-8"))
         XCTAssertTrue(all.contains("41953-1"))
@@ -547,6 +562,40 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertEqual(Set(server.acceptedCounts().keys), Set(records.map(\.id.uuidString)))
     }
 
+    /// Issue 56: a key names one payload, also when the configuration changes between runs. A
+    /// batch refused (503) and left at a crash is sent by each next run with other settings (no
+    /// gzip, FHIR, another patient): each time another payload under another key, to a
+    /// repository that keeps each key's fingerprint and answers 422 to a key reused with another
+    /// payload. Back at the first settings, it is the first payload under the first key.
+    func testABatchSentAgainWithOtherSettingsIsSentUnderAnotherKey() async throws {
+        let clock = ManualClock()
+        try await server.control(#"{"idempotency": true}"#)
+        try await store.write(try (0..<5).map { try heartRate(60, at: Double($0)) })
+        let settings: [(inout HTTPRepositoryConfiguration) -> Void] = [
+            { _ in },
+            { $0.gzip = false },
+            { $0.format = .fhirR4; $0.patientReference = "Patient/a" },
+            { $0.format = .fhirR4; $0.patientReference = "Patient/b" },
+        ]
+        for (run, change) in settings.enumerated() {
+            try await server.control(#"{"fail": [503]}"#)
+            let crashed = try await start(configuration(change), clock: clock)
+            try await waitUntil("attempt \(run + 1)") { [server] in server!.requests().count >= run + 1 }
+            crashed.task.cancel()
+            _ = try? await crashed.task.value
+        }
+        let last = try await start(configuration())
+        try await waitUntilSent()
+        try await finish(last)
+        let requests = server.requests()
+        XCTAssertEqual(requests.map(\.status), [503, 503, 503, 503, 200])
+        let keys = requests.map { $0.headers["Idempotency-Key"] ?? "" }
+        XCTAssertEqual(Set(keys.prefix(4)).count, 4, "one key for two payloads: \(keys)")
+        XCTAssertEqual(Set(requests.prefix(4).map(\.fingerprint)).count, 4)
+        XCTAssertEqual(keys.last, keys.first, "the same payload under another key")
+        XCTAssertEqual(requests.last?.fingerprint, requests.first?.fingerprint)
+    }
+
     func testDeadLettersCanBeRetried() async throws {
         let records = try (0..<2).map { try heartRate(60, at: Double($0)) }
         try await server.control(#"{"reject_uuid": "\#(records[1].id.uuidString)"}"#)
@@ -663,12 +712,43 @@ final class HTTPRepositorySinkTests: XCTestCase {
 
     func testBatchKeysFollowTheChangesAnchorsAndUUIDs() throws {
         let a = try heartRate(60), b = try heartRate(61, at: 1)
-        let one = FollowerBatch(after: 0, through: 2, changes: [.stored(a, anchor: 1), .stored(b, anchor: 2)])
-        let same = FollowerBatch(after: 0, through: 2, changes: [.stored(a, anchor: 1), .stored(b, anchor: 2)])
-        let moved = FollowerBatch(after: 0, through: 3, changes: [.stored(a, anchor: 1), .stored(b, anchor: 3)])
+        let identity = PayloadBuilder(format: .native, patientReference: nil).identity
+        let one = FollowerBatch(after: 0, through: 2, changes: [.stored(a, anchor: 1), .stored(b, anchor: 2)], payloadIdentity: identity)
+        let same = FollowerBatch(after: 0, through: 2, changes: [.stored(a, anchor: 1), .stored(b, anchor: 2)], payloadIdentity: identity)
+        let moved = FollowerBatch(after: 0, through: 3, changes: [.stored(a, anchor: 1), .stored(b, anchor: 3)], payloadIdentity: identity)
+        let lost = FollowerBatch(after: 0, through: 2, changes: [.stored(a, anchor: 1)], payloadIdentity: identity)
         XCTAssertEqual(one.key, same.key)
         XCTAssertNotEqual(one.key, moved.key, "a later version of an object is another batch")
-        XCTAssertTrue(one.key.hasPrefix("hg2-"))
+        XCTAssertNotEqual(one.key, lost.key, "a batch that lost a change is another batch")
+        XCTAssertEqual(one.part(0..<1).key, lost.key, "a half's key is the key of what it carries")
+        XCTAssertTrue(one.key.wholeMatch(of: /hg2-[0-9a-f]{32}/) != nil, one.key)
+    }
+
+    /// A key names one body: sinks whose settings give different bodies for the same changes
+    /// (format, FHIR's patient, gzip) have different payload identities, and the same settings
+    /// the same one.
+    func testThePayloadIdentityNamesEverySettingThatShapesTheBody() async throws {
+        let variants: [(HTTPRepositoryConfiguration) -> HTTPRepositoryConfiguration] = [
+            { $0 },
+            { $0.with { $0.gzip = false } },
+            { $0.with { $0.format = .fhirR4; $0.patientReference = "Patient/a" } },
+            { $0.with { $0.format = .fhirR4; $0.patientReference = "Patient/b" } },
+            { $0.with { $0.format = .fhirR4; $0.patientReference = "Patient/b"; $0.gzip = false } },
+            { $0.with { $0.format = .openMHealth } },
+            // Settings that leave the body as it is.
+            { $0.with { $0.batchSize = 7; $0.timeoutSeconds = 3; $0.maxInFlight = 2 } },
+        ]
+        var identities: [String] = []
+        for variant in variants {
+            let environment = TestEnvironment.make(name: "repository", directory: directory, store: store)
+            let configuration = variant(configuration())
+            let sink = try HTTPRepositorySink(
+                settings: configuration.validated(in: environment), environment: environment,
+                transports: [CurlTransport(caFile: nil)], random: { 0.5 })
+            identities.append(sink.follower.receiver.payloadIdentity)
+        }
+        XCTAssertEqual(Set(identities.prefix(6)).count, 6, "\(identities)")
+        XCTAssertEqual(identities.last, identities.first)
     }
 
     /// The document lists exactly the quantity types the gateway knows.

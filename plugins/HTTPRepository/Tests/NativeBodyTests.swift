@@ -21,7 +21,7 @@ final class NativeBodyTests: XCTestCase {
         }
         let batch = FollowerBatch(
             after: 0, through: Int64(samples.count),
-            changes: samples.enumerated().map { .stored(.quantity($1), anchor: Int64($0 + 1)) })
+            changes: samples.enumerated().map { .stored(.quantity($1), anchor: Int64($0 + 1)) }, payloadIdentity: "")
         let expected = try HealthJSON.makeEncoder().encode(NativeBatch(samples: samples))
         let body = try XCTUnwrap(try PayloadBuilder(format: .native, patientReference: nil).body(for: batch))
         XCTAssertEqual(String(decoding: body, as: UTF8.self), String(decoding: expected, as: UTF8.self))

@@ -6,14 +6,18 @@ import HTTPRepository
 import RemoteSinkKit
 import XCTest
 
-/// Issue 43, end to end: the built `healthgate run` with sixteen simulated straps and foot pods,
-/// the SQLite store and a recording repository that refuses some requests, stopped with SIGTERM
-/// while a refused batch waits out its Retry-After, then started once more with no sources, the
+/// Issues 43 and 56, end to end: the built `healthgate run` with sixteen simulated straps and
+/// foot pods, the SQLite store and a recording repository that refuses some requests and keeps
+/// each Idempotency-Key's fingerprint (answering 422 to a key reused with another payload, as
+/// the IETF draft says), stopped with SIGTERM while a refused batch waits out its Retry-After.
+/// While the gateway is down, objects of that batch move on to later versions (a heartbeat
+/// series stored again, a sample deleted); then it starts once more with no sources, the
 /// repository now accepting everything, to send what the stop left. Counted against the store:
-/// - nothing the store holds is missing from the repository;
+/// - nothing the store holds is missing from the repository, and nothing became a dead letter;
+/// - one key named one payload: no 422, and every request under a key has the first one's body;
 /// - no record (the same uuid and content) was accepted under two Idempotency-Keys;
-/// - a refused request is sent again under its key, with its records (less any that moved on to
-///   a later version since);
+/// - a refused request is sent again under its key with its records, or, when its batch lost a
+///   change since, under another key with the rest of them (the batch left at the stop);
 /// - no request reached the repository before the time a Retry-After asked for, in either run.
 final class RefusedBatchTests: XCTestCase {
     /// Requests the gateway sent before it had read the refusal may arrive just after it: on a
@@ -50,6 +54,7 @@ final class RefusedBatchTests: XCTestCase {
         try server.start()
         defer { server.stop() }
         try await server.control(rule)
+        try await server.control(#"{"idempotency": true}"#)
         let sink = """
             {"kind": "http-repository", "name": "repo", "config": {"url": "\(server.url)", "batchIntervalSeconds": 0.2,
               "retry": {"initialDelaySeconds": 0.1, "maxDelaySeconds": 0.2}}}
@@ -99,8 +104,12 @@ final class RefusedBatchTests: XCTestCase {
             firstRun.standardError.contains("stopping while"), "the stop did not come while a batch waited:\n"
                 + firstRun.standardError.suffix(3000), file: file, line: line)
 
-        // The repository accepts everything now; the pause it asked for last still holds.
-        try await server.control(#"{"reset": true}"#)
+        let firstRunRequests = server.requests().count
+        let left = try await moveOnObjectsOfTheBatchLeft(in: healthgate.defaultDatabase.path, file: file, line: line)
+
+        // The repository accepts everything now, keeping the fingerprints; the pause it asked
+        // for last still holds.
+        try await server.control(#"{"reset": true, "idempotency": true}"#)
         let second = try await healthgate.run(["run", "--config", quiet.path, "--duration", "6"])
         XCTAssertEqual(second.status, 0, second.standardError.suffix(3000).description, file: file, line: line)
         XCTAssertTrue(
@@ -122,6 +131,18 @@ final class RefusedBatchTests: XCTestCase {
         let cursor = try await store.follower("repo")?.anchor
         let latest = try await store.latestAnchor()
         XCTAssertEqual(cursor, latest, "the cursor is not at the store's latest anchor", file: file, line: line)
+        let letters = try await store.deadLetters(follower: "repo")
+        XCTAssertEqual(letters.count, 0, "refused changes were kept as dead letters: \(letters.prefix(3))", file: file, line: line)
+
+        // One key names one payload: the fingerprinting repository never saw a key reused with
+        // another one.
+        let reused = requests.filter { $0.status == 422 }
+        XCTAssertEqual(
+            reused.count, 0, "\(reused.count) request(s) reused a key with another payload: \(reused.prefix(2).map(\.headers))",
+            file: file, line: line)
+        for (key, sent) in Dictionary(grouping: requests, by: { $0.headers["Idempotency-Key"] ?? "" }) {
+            XCTAssertEqual(Set(sent.map(\.fingerprint)).count, 1, "the key \(key) named several payloads", file: file, line: line)
+        }
 
         // The same record is accepted under one key.
         var keys: [String: Set<String>] = [:]
@@ -135,15 +156,33 @@ final class RefusedBatchTests: XCTestCase {
         let twice = keys.values.filter { $0.count > 1 }
         XCTAssertEqual(twice.count, 0, "\(twice.count) records were accepted under two keys, e.g. \(twice.first ?? [])", file: file, line: line)
 
-        // A refused request is sent again under its key, with its records or fewer.
+        // A refused request is sent again under its key, or, when its batch lost a change since,
+        // as another request under another key with the rest of its records.
         for refused in requests where refused.retryAfter != nil {
             let key = refused.headers["Idempotency-Key"]
+            let records = Set(refused.recordUUIDs)
             let again = accepted.filter { $0.headers["Idempotency-Key"] == key }
-            XCTAssertFalse(again.isEmpty, "the refused request under \(key ?? "no key") was never accepted under that key", file: file, line: line)
-            for request in again {
-                XCTAssertTrue(Set(request.uuids).isSubset(of: Set(refused.uuids)), "a key carried other records", file: file, line: line)
+            let rest = accepted.filter {
+                $0.headers["Idempotency-Key"] != key && $0.received > refused.received && !$0.recordUUIDs.isEmpty
+                    && Set($0.recordUUIDs).isStrictSubset(of: records)
             }
+            XCTAssertFalse(
+                again.isEmpty && rest.isEmpty, "the refused request under \(key ?? "no key") was never accepted, under its key or another",
+                file: file, line: line)
         }
+        // The batch left at the stop, whose objects moved on while the gateway was down: sent
+        // again under the key of what it carries now, never under the key it was refused under.
+        let refusedLeft = try XCTUnwrap(
+            requests.last { $0.headers["Idempotency-Key"] == left.key }, "no request under the key of the batch left", file: file, line: line)
+        let secondRun = server.requests()[firstRunRequests...].filter { $0.method == "POST" }
+        XCTAssertFalse(
+            secondRun.contains { $0.headers["Idempotency-Key"] == left.key }, "the batch left was sent again under the key it was refused under",
+            file: file, line: line)
+        let stayed = Set(refusedLeft.recordUUIDs).subtracting(left.moved)
+        XCTAssertTrue(
+            secondRun.contains {
+                (200..<300).contains($0.status) && !$0.recordUUIDs.isEmpty && Set($0.recordUUIDs).isSubset(of: stayed)
+            }, "the batch left was not sent again with the records that stayed in it", file: file, line: line)
 
         // No request before the time a Retry-After asked for (the restart included).
         for (index, refused) in requests.enumerated() {
@@ -162,6 +201,42 @@ final class RefusedBatchTests: XCTestCase {
                 file: file, line: line)
         }
         XCTAssertTrue(requests.contains { $0.retryAfter != nil }, file: file, line: line)
+    }
+
+    /// Moves objects of the oldest batch the stop left (refused, waiting) on to later anchors, as a
+    /// source would while the gateway is down: a heartbeat series in it is stored again in its
+    /// next version, and a sample in it is deleted.
+    /// - Returns: the key the batch was begun under and the uuids (lower case) of the objects moved.
+    func moveOnObjectsOfTheBatchLeft(
+        in path: String, file: StaticString, line: UInt
+    ) async throws -> (key: String?, moved: Set<String>) {
+        let store = try await HealthStore.open(path: path)
+        let begun = try await store.followerBatches("repo").first { !$0.acknowledged }
+        guard let begun else {
+            await store.close()
+            XCTFail("the stop left no batch begun", file: file, line: line)
+            return (nil, [])
+        }
+        let page = try await store.changes(
+            since: begun.after, limit: Int(begun.through - begun.after), includingCorrelationMembers: false)
+        let held = zip(page.added, page.addedAnchors).filter { $0.1 <= begun.through }.map(\.0)
+        var moved: Set<String> = []
+        for record in held {
+            guard case .heartbeatSeries(var series) = record else { continue }
+            series.metadata.syncVersion = (series.metadata.syncVersion ?? 0) + 1
+            try await store.write([.heartbeatSeries(series)])
+            moved.insert(series.id.uuidString.lowercased())
+            break
+        }
+        for record in held {
+            guard case .quantity(let sample) = record else { continue }
+            _ = try await store.delete(.ids([sample.id]))
+            moved.insert(sample.id.uuidString.lowercased())
+            break
+        }
+        await store.close()
+        XCTAssertFalse(moved.isEmpty, "nothing in the batch left to move on", file: file, line: line)
+        return (begun.key, moved)
     }
 
     /// GET of the metrics URL the gateway logged, by Python's urllib (the test needs no HTTP

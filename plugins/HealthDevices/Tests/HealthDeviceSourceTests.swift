@@ -316,7 +316,7 @@ final class HealthDeviceSourceTests: XCTestCase {
     func testSimulatedScaleAndCuffProduceRealRecords() async throws {
         let settings = HealthSimulationConfiguration(
             scales: 1, cuffs: 1, thermometers: 0, oximeters: 0, glucoseMeters: 0, measurementIntervalSeconds: 5)
-        let configuration = HealthDeviceConfiguration(transport: .simulated, simulation: settings)
+        let configuration = HealthDeviceConfiguration(transport: .simulated, profile: HealthProfileConfiguration(simulation: settings))
         let clock = ManualClock()
         let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
             var environment = environment
@@ -358,7 +358,7 @@ final class HealthDeviceSourceTests: XCTestCase {
     func testSimulatedThermometerOximeterAndGlucoseMeterProduceRealRecords() async throws {
         let settings = HealthSimulationConfiguration(
             scales: 0, cuffs: 0, thermometers: 1, oximeters: 1, glucoseMeters: 1, measurementIntervalSeconds: 5)
-        let configuration = HealthDeviceConfiguration(transport: .simulated, simulation: settings)
+        let configuration = HealthDeviceConfiguration(transport: .simulated, profile: HealthProfileConfiguration(simulation: settings))
         let clock = ManualClock()
         let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
             try HealthDeviceSource(
@@ -444,11 +444,11 @@ final class HealthDeviceSourceTests: XCTestCase {
     }
 
     func testConfigurationIsRangeCheckedAndSampleConfigBuilds() throws {
-        XCTAssertThrowsError(try HealthDeviceConfiguration(simulation: .init(measurementIntervalSeconds: 0)).validate()) { error in
+        XCTAssertThrowsError(try HealthDeviceConfiguration(profile: HealthProfileConfiguration(simulation: .init(measurementIntervalSeconds: 0))).validate()) { error in
             XCTAssertTrue("\(error)".contains("simulation.measurementIntervalSeconds"), "\(error)")
         }
         let none = HealthSimulationConfiguration(scales: 0, cuffs: 0, thermometers: 0, oximeters: 0, glucoseMeters: 0)
-        XCTAssertThrowsError(try HealthDeviceConfiguration(transport: .simulated, simulation: none).validate()) { error in
+        XCTAssertThrowsError(try HealthDeviceConfiguration(transport: .simulated, profile: HealthProfileConfiguration(simulation: none)).validate()) { error in
             XCTAssertTrue("\(error)".contains("simulates no device"), "\(error)")
         }
         for key in ["scales", "cuffs", "thermometers", "oximeters", "glucoseMeters"] {
@@ -465,7 +465,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         let defaults = HealthSimulationConfiguration()
         XCTAssertEqual(defaults.counts.map(\.count), [1, 1, 1, 1, 1], "one device of each kind")
         XCTAssertEqual(HealthDeviceConfiguration(transport: .simulated).effectiveMaxDevices, 5)
-        let demo = try HealthDeviceSource.demoConfiguration().decodeStrictly(HealthDeviceConfiguration.self)
+        let demo = try XCTUnwrap(HealthDeviceSource.demo).configuration.decodeStrictly(HealthDeviceConfiguration.self)
         XCTAssertEqual(demo.simulation, defaults, "the demo simulates one of each")
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("sample-config.json")

@@ -79,13 +79,14 @@ final class ConfigurationTests: XCTestCase {
         }
         XCTAssertEqual(try pluginKeyPath(HeartRateSourceConfiguration(maxDevices: 0)), "maxDevices")
         XCTAssertEqual(try pluginKeyPath(HeartRateSourceConfiguration(adapter: "")), "adapter")
-        XCTAssertEqual(try pluginKeyPath(HeartRateSourceConfiguration(heartbeatSeriesSeconds: 0)), "heartbeatSeriesSeconds")
+        XCTAssertEqual(try pluginKeyPath(HeartRateSourceConfiguration(profile: HeartRateProfileConfiguration(heartbeatSeriesSeconds: 0))), "heartbeatSeriesSeconds")
         XCTAssertEqual(
             try pluginKeyPath(HeartRateSourceConfiguration(
-                transport: .simulated, simulation: HeartRateSimulationConfiguration(heartRateMonitors: 0, footPods: 0))),
+                transport: .simulated,
+                profile: HeartRateProfileConfiguration(simulation: HeartRateSimulationConfiguration(heartRateMonitors: 0, footPods: 0)))),
             "simulation")
         XCTAssertEqual(
-            try pluginKeyPath(HeartRateSourceConfiguration(simulation: HeartRateSimulationConfiguration(notificationsPerSecond: 0))),
+            try pluginKeyPath(HeartRateSourceConfiguration(profile: HeartRateProfileConfiguration(simulation: HeartRateSimulationConfiguration(notificationsPerSecond: 0)))),
             "simulation.notificationsPerSecond")
     }
 

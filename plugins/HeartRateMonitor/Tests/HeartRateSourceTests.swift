@@ -109,6 +109,11 @@ final class HeartRateSourceTests: XCTestCase {
         XCTAssertEqual(sample.metadata[.batteryLevel], .integer(77))
         XCTAssertEqual(sample.metadata[.bleAddress], .string("C0:FF:EE:00:00:01"))
         XCTAssertEqual(h.current.details["C0:FF:EE:00:00:01.battery"], "77%")
+        // Device Information's Serial Number String: in every sample's metadata under HealthKit's
+        // key, and in status per device.
+        XCTAssertEqual(sample.metadata.deviceSerialNumber, "A1B2C3D4")
+        XCTAssertTrue(h.quantities.allSatisfy { $0.metadata.deviceSerialNumber == "A1B2C3D4" })
+        XCTAssertEqual(h.current.details["C0:FF:EE:00:00:01.serial"], "A1B2C3D4")
         XCTAssertEqual(h.current.details["C0:FF:EE:00:00:01.droppedNoContact"], "1")
         XCTAssertEqual(h.current.dropped, 1)
         XCTAssertGreaterThanOrEqual(h.current.errors, 1)
@@ -118,6 +123,7 @@ final class HeartRateSourceTests: XCTestCase {
         XCTAssertEqual(series.device?.localIdentifier, "Polar Electro Oy/A1B2C3D4")
         XCTAssertEqual(series.device?.radioIdentifier, "C0:FF:EE:00:00:01")
         XCTAssertEqual(series.metadata.heartRateSensorLocation, .chest)
+        XCTAssertEqual(series.metadata.deviceSerialNumber, "A1B2C3D4")
         // 72 and 75 bpm: anchor + 2 beats; no contact: a gap; 80 bpm: anchor + beat; 81: one beat.
         XCTAssertEqual(series.beats.map(\.precededByGap), [true, false, false, true, false, false])
         XCTAssertEqual(series.beats.map(\.timeSinceSeriesStart), [0, 1, 2, 3, 4, 5])
@@ -294,24 +300,31 @@ final class HeartRateSourceTests: XCTestCase {
         profile.values[.batteryLevel] = nil  // listed, but the read fails
         profile.values[.bodySensorLocation] = [0x09]  // reserved value: a bad payload
         profile.values[.serialNumber] = nil
-        let fixed = profile
-        let transport = FakeBLETransport(profiles: [profile])
-        let h = try SourceHarness(transport: transport)
-        try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(fixed.peripheral))
-            try await h.waitFor("subscribed") { transport.latest(fixed.address)?.isSubscribed(.heartRateMeasurement) == true }
-            transport.latest(fixed.address)?.send(Self.beat(64))
-            try await h.waitFor("sample") { h.quantities(.heartRate).count == 1 }
-        }
+        let (h, transport) = try await oneHeartRate(from: profile)
         let sample = try XCTUnwrap(h.quantities(.heartRate).first)
         XCTAssertEqual(sample.metadata[.batteryLevel], .integer(55), "falls back to the stack's battery level")
         XCTAssertNil(sample.metadata.heartRateSensorLocation)
         XCTAssertEqual(sample.device?.localIdentifier, profile.address, "no serial number: the address")
+        XCTAssertNil(sample.metadata.deviceSerialNumber)
+        XCTAssertNil(h.current.details["\(profile.address).serial"])
         XCTAssertEqual(transport.connections(profile.address).count, 1)
         XCTAssertTrue(h.logs.contains("reading 2a19 failed"))
         XCTAssertTrue(h.logs.contains("reserved value 9"))
         XCTAssertEqual(h.current.details["\(profile.address).badPayloads"], "1")
+    }
+
+    /// Runs the source until `profile`'s device, found and followed, has given one heart rate.
+    private func oneHeartRate(from profile: FakeProfile) async throws -> (SourceHarness, FakeBLETransport) {
+        let transport = FakeBLETransport(profiles: [profile])
+        let h = try SourceHarness(transport: transport)
+        try await h.run { h in
+            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
+            transport.emit(.found(profile.peripheral))
+            try await h.waitFor("subscribed") { transport.latest(profile.address)?.isSubscribed(.heartRateMeasurement) == true }
+            transport.latest(profile.address)?.send(Self.beat(64))
+            try await h.waitFor("sample") { h.quantities(.heartRate).count == 1 }
+        }
+        return (h, transport)
     }
 
     func testLocalIdentifierRule() {
@@ -320,5 +333,19 @@ final class HeartRateSourceTests: XCTestCase {
         XCTAssertEqual(PeripheralSession.localIdentifier(address: "AA", manufacturer: "Polar", serialNumber: "0000"), "AA")
         XCTAssertEqual(PeripheralSession.localIdentifier(address: "AA", manufacturer: "Polar", serialNumber: "123"), "AA")
         XCTAssertEqual(PeripheralSession.localIdentifier(address: "AA", manufacturer: "Polar", serialNumber: "Unknown"), "AA")
+    }
+
+    /// A placeholder is no serial number: neither the local identifier nor the samples' metadata
+    /// nor status shows it.
+    func testAPlaceholderSerialNumberIsNotRecorded() async throws {
+        let profile = FakeProfile.heartRateMonitor(serial: "0123456789")
+        let (h, _) = try await oneHeartRate(from: profile)
+        let sample = try XCTUnwrap(h.quantities(.heartRate).first)
+        XCTAssertEqual(sample.device?.localIdentifier, profile.address)
+        XCTAssertNil(sample.metadata.deviceSerialNumber)
+        XCTAssertEqual(h.current.details["\(profile.address).battery"], "77%", "Device Information was read")
+        XCTAssertNil(h.current.details["\(profile.address).serial"])
+        XCTAssertNil(PeripheralSession.plausibleSerialNumber("0123456789"))
+        XCTAssertEqual(PeripheralSession.plausibleSerialNumber("A1B2C3D4"), "A1B2C3D4")
     }
 }

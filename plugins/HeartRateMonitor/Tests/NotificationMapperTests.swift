@@ -10,7 +10,7 @@ final class NotificationMapperTests: XCTestCase {
 
     private func mapper(controlPoint: Bool = true) -> NotificationMapper {
         let facts = DeviceSession.Facts(
-            device: Device(name: "Strap", localIdentifier: "S-1"), battery: 80, location: nil,
+            device: Device(name: "Strap", localIdentifier: "S-1"), metadata: [.batteryLevel: .integer(80)], location: nil,
             hasControlPoint: controlPoint)
         return NotificationMapper(
             configuration: HeartRateProfileConfiguration(), key: "AA:BB:CC:DD:EE:FF", ids: SampleIDGenerator(seed: 7),

@@ -14,7 +14,8 @@ import XCTest
 final class SimulatedTransportTests: XCTestCase {
     func testSimulatedMonitorAndFootPodProduceRealSamples() async throws {
         let settings = HeartRateSimulationConfiguration(heartRateMonitors: 1, footPods: 1, notificationsPerSecond: 1)
-        let configuration = HeartRateSourceConfiguration(transport: .simulated, runningWindowSeconds: 5, simulation: settings)
+        let configuration = HeartRateSourceConfiguration(
+            transport: .simulated, profile: HeartRateProfileConfiguration(runningWindowSeconds: 5, simulation: settings))
         // The configured simulated transport, on the harness's clock, as `healthgate demo` makes it.
         let h = try SourceHarness(name: "hr", kind: HeartRateSource.kind) { environment in
             try HeartRateSource(settings: configuration.validated(in: environment), environment: environment)
@@ -37,6 +38,13 @@ final class SimulatedTransportTests: XCTestCase {
         XCTAssertEqual(hr.device?.localIdentifier, "healthgate/SIM-HRM-0001")
         XCTAssertEqual(hr.metadata.heartRateSensorLocation, .chest)
         XCTAssertEqual(hr.metadata[.batteryLevel], .integer(87))
+        // The Serial Number String each simulated device serves: in its samples' metadata and its
+        // status detail.
+        XCTAssertEqual(hr.metadata.deviceSerialNumber, "SIM-HRM-0001")
+        XCTAssertEqual(h.quantities(.runningSpeed).first?.metadata.deviceSerialNumber, "SIM-POD-0001")
+        XCTAssertEqual(h.series.first?.metadata.deviceSerialNumber, "SIM-HRM-0001")
+        let serials = h.current.details.filter { $0.key.hasSuffix(".serial") }
+        XCTAssertEqual(Set(serials.values), ["SIM-HRM-0001", "SIM-POD-0001"], "\(serials)")
 
         let beats = h.series.flatMap(\.beats)
         // About 78 bpm for 12 s: the RR intervals carry every beat.

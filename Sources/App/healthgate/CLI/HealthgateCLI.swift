@@ -1,17 +1,37 @@
+import BLEAdvertisementKit
 import BLEProfileKit
 import BuiltinPlugins
 import FoundationEssentials
 import GatewayRuntime
 import SampleBus
+import SerialDevices
 
 /// Dispatches `healthgate ARGS…` to a command, handles `--help`, and maps errors to exit codes.
 enum HealthgateCLI {
     static let version = "0.1.0"
 
-    /// What the catalog's Bluetooth sources read, as a list in a sentence: "heart-rate monitors,
-    /// foot pods … and glucose meters".
-    static var bluetoothDevices: String {
-        let names = BuiltinCatalog.make().bluetoothSources.flatMap { $0.source.deviceKinds.map(\.plural) }
+    /// What the catalog's sources read, in sentences for the top-level help: the Bluetooth
+    /// devices it connects to (each profile's kinds), those that only advertise (the
+    /// advertisement sources) and the serial family's (ANT+ straps through a stick, pedometers).
+    /// A source added to the catalog shows here without a word written twice.
+    static var devicesRead: String {
+        let catalog = BuiltinCatalog.make()
+        let connected = catalog.bluetoothSources.flatMap { $0.source.deviceKinds.map(\.plural) }
+        let advertising = catalog.advertisementSources.map { $0.source.devicesRead }
+        let serial = catalog.serialSources.map { $0.source.devicesRead }
+        var bluetooth: [String] = []
+        if !connected.isEmpty { bluetooth.append("those it connects to (\(list(connected)))") }
+        if !advertising.isEmpty { bluetooth.append("those that only advertise (\(list(advertising)))") }
+        var sentences: [String] = []
+        if !bluetooth.isEmpty {
+            sentences.append("healthgate reads Bluetooth LE devices through BlueZ: \(bluetooth.joined(separator: " and ")).")
+        }
+        if !serial.isEmpty { sentences.append("\(sentences.isEmpty ? "healthgate reads" : "It also reads") \(list(serial)).") }
+        return sentences.joined(separator: " ")
+    }
+
+    /// `names` as a list in a sentence: "a, b and c".
+    static func list(_ names: [String]) -> String {
         guard names.count > 1, let last = names.last else { return names.joined() }
         return names.dropLast().joined(separator: ", ") + " and " + last
     }
@@ -21,8 +41,7 @@ enum HealthgateCLI {
             name: "healthgate", summary: "A gateway that ingests data from health devices.",
             usage: "COMMAND [OPTIONS]",
             discussion: """
-                healthgate reads Bluetooth LE devices through BlueZ (\(bluetoothDevices)) and \
-                serial pedometers over USB or RFCOMM, turns each reading into a HealthKit-style \
+                \(devicesRead) It turns each reading into a HealthKit-style \
                 sample, stores it in its SQLite store, and forwards what it stores to an HTTP \
                 repository (FHIR, Open mHealth or its own JSON) and to an MQTT broker. It records \
                 live workouts from heart rate, for one person or a class on a web board. \

@@ -6,7 +6,7 @@ import HealthStore
 extension StoreAccess {
     /// Every stored workout, newest first.
     static func workouts(_ arguments: ParsedArguments, context: CommandContext) async throws -> [Workout] {
-        let store = try await openReadOnly(arguments, context: context)
+        let store = try await open(arguments, context: context)
         let workouts = try await call { () async throws(StoreError) in try await store.workouts() }
         return workouts.sorted { $0.startDate > $1.startDate }
     }
@@ -16,7 +16,7 @@ extension StoreAccess {
     static func workout(id: SampleID, _ arguments: ParsedArguments, context: CommandContext) async throws
         -> (workout: Workout, samples: [QuantitySample])
     {
-        let store = try await openReadOnly(arguments, context: context)
+        let store = try await open(arguments, context: context)
         guard let stored = try await call({ () async throws(StoreError) in try await store.workout(id: id) }) else {
             throw CommandError(.noInput, "no workout \(id) in \(store.path); 'healthgate workout list' shows the stored ones")
         }

@@ -1,10 +1,12 @@
 import HealthStore
+import LinuxSystem
 
-/// How a command reaches the store: the file it names, opening it read-only, and the store's
-/// errors as command errors with their exit statuses.
+/// How a command reaches the store: the file it names, opening it (once per command, read-only
+/// or for writing), and the store's errors as command errors with their exit statuses.
 ///
 /// `query`, `delete`, `dead-letters` and the stored-workout commands (`workout list`, `show`,
-/// `chart`, `export`) share it, so each finds the same file and fails with the same status.
+/// `chart`, `export`) share it, so each finds the same file, refuses a missing one the same way
+/// and fails with the same status.
 enum StoreAccess {
     /// The options that choose the store, which every command that opens it takes: `--db`, and
     /// `--config` for the configuration whose `store.path` it is.
@@ -13,20 +15,41 @@ enum StoreAccess {
         ConfigurationLocator.option,
     ]
 
-    /// Opens the store read-only: `--db PATH`, else the `store.path` of the configuration
-    /// (`--config`, else the one `healthgate run` would load), else the data directory's `samples.sqlite`.
+    /// Opens the store ``path(_:context:)`` names with `access`. A command never creates a
+    /// store: opening for writing would create a missing file, so a missing one is refused
+    /// first, as the read-only open refuses it.
     /// - Throws: ``CommandError`` with status 66 when there is no store there; the store's other
     ///   errors as ``commandError(_:)`` maps them; the configuration's errors (78).
-    static func openReadOnly(_ arguments: ParsedArguments, context: CommandContext) async throws -> HealthStore {
+    static func open(
+        _ arguments: ParsedArguments, context: CommandContext, access: HealthStore.Access = .readOnly
+    ) async throws -> HealthStore {
         let path = try path(arguments, context: context)
+        func missing() -> CommandError {
+            CommandError(.noInput, "no store at \(path); run 'healthgate run' or 'healthgate demo' first, or pass --db PATH")
+        }
+        guard access == .readOnly || FileSystem.exists(path) else { throw missing() }
         do {
-            return try await HealthStore.open(path: path, access: .readOnly)
+            return try await HealthStore.open(path: path, access: access)
         } catch {
-            if error.code == .notFound {
-                throw CommandError(
-                    .noInput, "no store at \(path); run 'healthgate run' or 'healthgate demo' first, or pass --db PATH")
-            }
+            if error.code == .notFound { throw missing() }
             throw commandError(error)
+        }
+    }
+
+    /// Opens the store as ``open(_:context:access:)`` does, runs `body` with it and closes it
+    /// on every path, so a store opened for writing is checkpointed however `body` ends.
+    static func withStore<T>(
+        _ arguments: ParsedArguments, context: CommandContext, access: HealthStore.Access,
+        _ body: (HealthStore) async throws -> T
+    ) async throws -> T {
+        let store = try await open(arguments, context: context, access: access)
+        do {
+            let result = try await body(store)
+            await store.close()
+            return result
+        } catch {
+            await store.close()
+            throw error
         }
     }
 

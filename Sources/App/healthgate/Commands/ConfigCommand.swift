@@ -2,6 +2,7 @@ import BuiltinPlugins
 import FoundationEssentials
 import HealthModel
 import GatewayRuntime
+import LinuxSystem
 import SampleBus
 
 /// `healthgate config check FILE` and `healthgate config init`.
@@ -86,18 +87,20 @@ enum ConfigCommand {
         discussion: """
             Writes a configuration that reads any Bluetooth heart-rate monitor into the store, \
             to $XDG_CONFIG_HOME/healthgate/config.json unless --output is given. Refuses to overwrite \
-            an existing file without --force.
+            an existing file without --force. The file is written whole (a temporary file renamed \
+            over it), mode 0644; a symbolic link is followed, and a device or a named pipe (such \
+            as /dev/stdout) is written into, with nothing else printed on standard output.
             """,
         options: [
             OptionSpec(name: "output", value: "FILE", help: "Where to write (default: the XDG config path)."),
             OptionSpec(name: "force", value: nil, help: "Overwrite an existing file."),
         ]
     ) { arguments, context in
-        let url = arguments.value("output").map { URL(fileURLWithPath: $0) }
-            ?? ConfigurationLocator.candidates(context.variables).first(where: { !$0.path.hasPrefix("/etc/") })
-            ?? URL(fileURLWithPath: "config.json")
-        if FileManager.default.fileExists(atPath: url.path), !arguments.flag("force") {
-            throw CommandError(.cannotCreate, "\(url.path) exists; use --force to overwrite it")
+        let path = arguments.value("output")
+            ?? ConfigurationLocator.candidates(context.variables).first(where: { !$0.path.hasPrefix("/etc/") })?.path
+            ?? "config.json"
+        if FileSystem.exists(path), !arguments.flag("force") {
+            throw CommandError(.cannotCreate, "\(path) exists; use --force to overwrite it")
         }
         let starter = GatewayConfiguration(
             sources: [PluginConfiguration(kind: "ble-heart-rate", name: "heart-rate", config: .object([
@@ -106,14 +109,26 @@ enum ConfigCommand {
             sinks: [PluginConfiguration(kind: "sqlite", queue: QueueConfiguration())],
             profile: .object(["maximumHeartRate": .number(190)]),
             store: .object(["path": .string(context.paths.dataDirectory.appendingPathComponent("samples.sqlite").path)]))
+        let data: Data
         do {
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let data = try HealthJSON.makeEncoder(pretty: true).encode(starter.configurationJSON)
-            try data.write(to: url, options: .atomic)
+            data = try HealthJSON.makeEncoder(pretty: true).encode(starter.configurationJSON)
         } catch {
-            throw CommandError(.cannotCreate, "cannot write \(url.path): \(ErrorText.of(error))")
+            throw CommandError(.software, "cannot encode the configuration: \(ErrorText.of(error))")
         }
-        context.print("wrote \(url.path); check it with 'healthgate config check \(url.path)'")
+        do {
+            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
+        } catch {
+            throw CommandError(.cannotCreate, "cannot write \(path): cannot create the directory \(error)")
+        }
+        let method: FileWriteMethod
+        do {
+            method = try FileSystem.writeFile(Array(data), to: path, mode: 0o644)
+        } catch {
+            throw CommandError(.cannotCreate, "cannot write \(error)")
+        }
+        if method == .replacedAtomically {
+            context.print("wrote \(path); check it with 'healthgate config check \(path)'")
+        }
         return .success
     }
 }

@@ -41,7 +41,7 @@ enum DeadLettersCommand {
 
     static func list(_ arguments: ParsedArguments, _ context: CommandContext, export: Bool) async throws -> ExitCode {
         _ = try arguments.choice("format", among: ["json"])
-        let store = try await StoreAccess.openReadOnly(arguments, context: context)
+        let store = try await StoreAccess.open(arguments, context: context)
         let sink = arguments.value("sink")
         let letters = try await StoreAccess.call { () async throws(StoreError) in try await store.deadLetters(follower: sink) }
         if export || arguments.value("format") == "json" {
@@ -81,23 +81,12 @@ enum DeadLettersCommand {
         }
     }
 
-    /// The store opened for writing (it must exist: opening read-write would create it).
-    static func writable(_ arguments: ParsedArguments, _ context: CommandContext) async throws -> HealthStore {
-        let path = try StoreAccess.path(arguments, context: context)
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw CommandError(.noInput, "no store at \(path); pass --db PATH")
-        }
-        return try await StoreAccess.call { () async throws(StoreError) in try await HealthStore.open(path: path) }
-    }
-
     static func retry(_ arguments: ParsedArguments, _ context: CommandContext) async throws -> ExitCode {
         let ids = try ids(arguments)
         let sink = arguments.value("sink")
-        let store = try await writable(arguments, context)
-        let marked = try await StoreAccess.call { () async throws(StoreError) in
-            try await store.retryDeadLetters(follower: sink, ids: ids)
+        let marked = try await StoreAccess.withStore(arguments, context: context, access: .readWrite) { store in
+            try await StoreAccess.call { () async throws(StoreError) in try await store.retryDeadLetters(follower: sink, ids: ids) }
         }
-        await store.close()
         context.print("\(String(count: marked, "dead letter")) marked to be sent again")
         return .success
     }
@@ -105,9 +94,7 @@ enum DeadLettersCommand {
     static func drop(_ arguments: ParsedArguments, _ context: CommandContext) async throws -> ExitCode {
         let ids = try ids(arguments).map(Set.init)
         let sink = arguments.value("sink")
-        let store = try await writable(arguments, context)
-        let removed: Int
-        do {
+        let removed = try await StoreAccess.withStore(arguments, context: context, access: .readWrite) { store in
             let letters = try await StoreAccess.call { () async throws(StoreError) in
                 try await store.deadLetters(follower: sink).filter { ids?.contains($0.id) ?? true }
             }
@@ -116,14 +103,8 @@ enum DeadLettersCommand {
                     "Drop \(String(count: letters.count, "dead letter"))\(sink.map { " of \($0)" } ?? "")? They will not be sent again.",
                     declined: "not confirmed; nothing was dropped", arguments, context: context)
             }
-            removed = try await StoreAccess.call { () async throws(StoreError) in
-                try await store.removeDeadLetters(letters.map(\.rowID))
-            }
-        } catch {
-            await store.close()
-            throw error
+            return try await StoreAccess.call { () async throws(StoreError) in try await store.removeDeadLetters(letters.map(\.rowID)) }
         }
-        await store.close()
         context.print("\(String(count: removed, "dead letter")) dropped")
         return .success
     }

@@ -47,24 +47,11 @@ enum DeleteCommand {
     ) { arguments, context in
         let selection = try selection(arguments, context: context)
         let format = try arguments.format(among: ["table", "json"])
-        let path = try StoreAccess.path(arguments, context: context)
-        // Opening read-write would create a missing file.
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw CommandError(.noInput, "no store at \(path); pass --db PATH")
-        }
-        try await Confirmation.require(
-            "Delete \(describe(selection)) from \(path)?", declined: "not confirmed; nothing was deleted", arguments,
-            context: context)
-        let deleted = try await StoreAccess.call { () async throws(StoreError) in
-            let store = try await HealthStore.open(path: path)
-            do throws(StoreError) {
-                let deleted = try await store.delete(selection)
-                await store.close()
-                return deleted
-            } catch {
-                await store.close()
-                throw error
-            }
+        let deleted = try await StoreAccess.withStore(arguments, context: context, access: .readWrite) { store in
+            try await Confirmation.require(
+                "Delete \(describe(selection)) from \(store.path)?", declined: "not confirmed; nothing was deleted", arguments,
+                context: context)
+            return try await StoreAccess.call { () async throws(StoreError) in try await store.delete(selection) }
         }
         if format == "json" {
             let rows = deleted.map { ["uuid": $0.id.uuidString, "kind": $0.kind.rawValue] }

@@ -52,7 +52,7 @@ extension QueryCommand {
         if arguments.flag("follow"), format != "json" {
             throw CommandError(.usage, "--follow prints JSON lines; --format table does not apply")
         }
-        let store = try await StoreAccess.openReadOnly(arguments, context: context)
+        let store = try await StoreAccess.open(arguments, context: context)
         if arguments.flag("follow") {
             var next = anchor
             while true {

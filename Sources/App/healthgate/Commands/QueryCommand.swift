@@ -65,7 +65,7 @@ enum QueryCommand {
         if let limit, limit < 0 { throw CommandError(.usage, "--limit must not be negative") }
         let (since, until) = try QueryOptions.range(arguments, context: context, untilDefaultsToNow: false)
         let filter = try QueryOptions.sampleFilter(arguments)
-        let store = try await StoreAccess.openReadOnly(arguments, context: context)
+        let store = try await StoreAccess.open(arguments, context: context)
         let found = try await StoreAccess.call { () async throws(StoreError) in
             try await store.samples(of: type, from: since, to: until, limit: limit, order: order, filter: filter)
         }
@@ -154,7 +154,7 @@ enum QueryCommand {
         if interval == nil, givenAnchor != nil { throw CommandError(.usage, "--anchor needs --interval") }
         var (since, until) = try QueryOptions.range(arguments, context: context, untilDefaultsToNow: true)
         let filter = try QueryOptions.sampleFilter(arguments)
-        let store = try await StoreAccess.openReadOnly(arguments, context: context)
+        let store = try await StoreAccess.open(arguments, context: context)
         let end = until ?? context.clock.now()
         if since == nil {
             // From the first sample; a day when there is none before the end.

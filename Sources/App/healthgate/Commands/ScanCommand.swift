@@ -109,7 +109,7 @@ enum ScanCommand {
         do {
             result = try await entry.scan.run(request)
         } catch let error as PluginConfigurationError {
-            throw CommandError(.configuration, "\(entry.source).\(error.keyPath): \(error.reason)")
+            throw CommandError(.configuration, "\(ConfigurationKeyPath.joining(entry.source, error.keyPath)): \(error.reason)")
         }
         guard !result.rows.isEmpty else {
             context.print("Nothing heard (\(entry.scan.summary)) in \(timeout) s.")

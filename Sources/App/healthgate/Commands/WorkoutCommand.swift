@@ -6,6 +6,7 @@ import Workouts
 import WorkoutRuntime
 import WorkoutPresentation
 import WorkoutExport
+import LinuxSystem
 
 /// `healthgate workout …`: control the live workout of the running daemon, watch it, and read
 /// finished workouts from the store.
@@ -71,7 +72,13 @@ enum WorkoutCommand {
     static let pause = simple("pause", "Pause the workout (ignored when paused).", .pause)
     static let resume = simple("resume", "Resume the workout (ignored when running).", .resume)
     static let lap = simple("lap", "Mark a lap.", .lap)
-    static let end = simple("end", "End the workout; the daemon stores it.", .end)
+    static let end = simple(
+        "end", "End the workout; the daemon stores it.", .end,
+        more: """
+            It answers once the store holds the workout (waiting a few seconds at most). When the \
+            store cannot be read to tell whether it does, it exits 65 with the store's error: \
+            the workout has ended all the same.
+            """)
 
     static let activity = Command(
         name: "activity", summary: "Begin the next activity of a multisport workout.",
@@ -176,6 +183,10 @@ enum WorkoutCommand {
             Heart rate over time with the zone bands, pauses shaded, laps marked, gaps without \
             heart rate as breaks in the line, a bike's or rower's power and cadence when it has \
             them, and the totals in the header. Open it in a browser.
+
+            The file is written whole (a temporary file renamed over it), readable by you \
+            alone (0600). --output may also be a device or a named pipe, such as /dev/stdout: \
+            the SVG is written into it, and nothing else is printed on standard output.
             """,
         options: [OptionSpec(name: "output", value: "FILE", help: "Where to write the SVG (required).")] + StoreAccess.options
     ) { arguments, context in
@@ -190,8 +201,9 @@ enum WorkoutCommand {
             throw CommandError(.configuration, "\(configuration.origin): \(error)")
         }
         let svg = WorkoutChart.svg(workout: workout, samples: samples, zones: profile.heartRateZones(on: workout.startDate))
-        try HealthDataFile.write(Array(svg.utf8), to: output)
-        context.print("wrote \(output)")
+        if try HealthDataFile.write(Array(svg.utf8), to: output) == .replacedAtomically {
+            context.print("wrote \(output)")
+        }
         return .success
     }
 
@@ -205,6 +217,10 @@ enum WorkoutCommand {
             power, a lap per lap, the session's totals and the activity. TCX is Garmin's Training \
             Center XML with the same laps and trackpoints. --output defaults to \
             healthgate-ID.fit (or .tcx) in the current directory.
+
+            The file is written whole (a temporary file renamed over it), readable by you \
+            alone (0600). --output may also be a device or a named pipe, such as /dev/stdout: \
+            the activity is written into it, and nothing else is printed on standard output.
             """,
         options: [
             OptionSpec(name: "format", value: "FORMAT", help: "fit (default) or tcx."),
@@ -217,17 +233,19 @@ enum WorkoutCommand {
         let (workout, samples) = try await StoreAccess.workout(id: id, arguments, context: context)
         let bytes = format == "fit"
             ? FITActivity.encode(workout, samples: samples) : Array(TCXActivity.encode(workout, samples: samples).utf8)
-        try HealthDataFile.write(bytes, to: output)
-        context.print("wrote \(output) (\(format.uppercased()), \(bytes.count) bytes, \(samples.count) samples)")
+        if try HealthDataFile.write(bytes, to: output) == .replacedAtomically {
+            context.print("wrote \(output) (\(format.uppercased()), \(bytes.count) bytes, \(samples.count) samples)")
+        }
         return .success
     }
 
     // MARK: Helpers
 
-    static func simple(_ name: String, _ summary: String, _ request: WorkoutControlRequest) -> Command {
+    /// A command sending `request`; `more` adds what is particular to it to the discussion.
+    static func simple(_ name: String, _ summary: String, _ request: WorkoutControlRequest, more: String = "") -> Command {
         Command(
             name: name, summary: summary, usage: "workout \(name) [--participant NAME | --all] [--format line|json]",
-            discussion: """
+            discussion: (more.isEmpty ? "" : more + "\n\n") + """
                 Exits 65 if no workout is in progress. --participant NAME acts on that participant's \
                 workout; --all on every participant's workout in progress, a line each, and a \
                 participant without one is listed ("NAME: no workout in progress"; \

@@ -53,7 +53,7 @@ enum ConfigurationValidation {
         }
         guard let bluetooth, let plugins, let profile, let store else {
             // Each check that yields nothing has added its error above: not reached.
-            throw ConfigurationError(file: configuration.origin, keyPath: "(top level)", reason: "not valid")
+            throw ConfigurationError(file: configuration.origin, keyPath: ConfigurationKeyPath.topLevel, reason: "not valid")
         }
         return (plugins, profile, store, bluetooth)
     }

@@ -71,7 +71,7 @@ struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
         do {
             return try decoded.validated(paths: paths)
         } catch {
-            throw ConfigurationError(file: origin, keyPath: "store.\(error.keyPath)", reason: error.reason)
+            throw ConfigurationError(file: origin, keyPath: ConfigurationKeyPath.joining("store", error.keyPath), reason: error.reason)
         }
     }
 

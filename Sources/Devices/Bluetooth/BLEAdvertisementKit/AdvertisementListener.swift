@@ -1,5 +1,6 @@
 public import BLETransport
 import FoundationEssentials
+public import HealthModel
 public import SampleBus
 import GatewayRuntime
 
@@ -16,12 +17,12 @@ import GatewayRuntime
 /// once there are any.
 public struct AdvertisementListener<Profile: AdvertisementProfile>: Sendable {
     let scanner: any AdvertisementScanner
-    let accepts: @Sendable (AdvertiserIdentity, Advertisement) -> Bool
+    let accepts: @Sendable (DeviceIdentity, Advertisement) -> Bool
 
     /// A listener on `scanner` for the devices `accepts` selects (the source's `devices` key).
     public init(
         scanner: any AdvertisementScanner,
-        accepts: @escaping @Sendable (AdvertiserIdentity, Advertisement) -> Bool = { _, _ in true }
+        accepts: @escaping @Sendable (DeviceIdentity, Advertisement) -> Bool = { _, _ in true }
     ) {
         self.scanner = scanner
         self.accepts = accepts
@@ -30,13 +31,13 @@ public struct AdvertisementListener<Profile: AdvertisementProfile>: Sendable {
     /// Runs until cancelled or the scanner fails (rethrown).
     public func run(
         context: SourceContext,
-        handle: (AdvertiserIdentity, Profile.Reading, Advertisement) async throws -> Void
+        handle: (DeviceIdentity, Profile.Reading, Advertisement) async throws -> Void
     ) async throws {
         // Scoped: the scan is over (a monitor unregistered) before the source returns.
         try await scanner.withAdvertisements(matching: Profile.matches) { advertisements in
             var meter = AdvertisementRateMeter()
             var undecodable = 0
-            var judged: [String: RateVerdict] = [:]
+            var judged: [DeviceIdentity: RateVerdict] = [:]
             var reportedPath: ScanPath?
             var reportedDrops = 0
             for try await advertisement in advertisements {
@@ -56,26 +57,26 @@ public struct AdvertisementListener<Profile: AdvertisementProfile>: Sendable {
                 guard Profile.matches(advertisement) else { continue }
                 let identity = Profile.identity(of: advertisement)
                 guard accepts(identity, advertisement) else { continue }
-                meter.record(identity.key, at: advertisement.receivedAt)
-                let rate = meter.rate(of: identity.key, at: advertisement.receivedAt)
-                context.status.setMetric("advertisements_per_second", ["device": identity.key], rate)
+                meter.record(identity.canonical, at: advertisement.receivedAt)
+                let rate = meter.rate(of: identity.canonical, at: advertisement.receivedAt)
+                context.status.setMetric("advertisements_per_second", ["device": identity.canonical], rate)
                 let verdict = RateVerdict.judge(measured: rate, required: Profile.requiredRate)
-                if verdict != judged[identity.key], case .insufficient(let measured, let required) = verdict,
-                    meter.rate(of: identity.key, at: advertisement.receivedAt) != nil
+                if verdict != judged[identity], case .insufficient(let measured, let required) = verdict,
+                    meter.rate(of: identity.canonical, at: advertisement.receivedAt) != nil
                 {
                     let path = await scanner.path?.rawValue ?? "unknown"
                     context.status.reportError(
-                        "\(identity): heard \((measured * 100).rounded() / 100)/s by \(path), \(Profile.displayName) needs \(required)/s",
+                        "\(advertisement.naming(identity)): heard \((measured * 100).rounded() / 100)/s by \(path), \(Profile.displayName) needs \(required)/s",
                         at: advertisement.receivedAt)
                 }
-                judged[identity.key] = verdict
+                judged[identity] = verdict
                 let reading: Profile.Reading?
                 do {
                     reading = try Profile.decode(advertisement)
                 } catch {
                     undecodable += 1
                     context.status.setMetric("undecodable_advertisements", [:], Double(undecodable))
-                    context.logger.warning("\(identity): \(error)")
+                    context.logger.warning("\(advertisement.naming(identity)): \(error)")
                     continue
                 }
                 guard let reading else { continue }

@@ -1,5 +1,5 @@
 public import BLETransport
-import FoundationEssentials
+public import HealthModel
 
 /// A device that only advertises, as the advertisement kit needs it: what it matches, how its
 /// advertisements decode, how a device is identified, the rate it needs and its simulator. The
@@ -24,9 +24,10 @@ public protocol AdvertisementProfile: Sendable {
     /// watch advertising without heart rate). Pure. Throws for a payload that does not decode.
     static func decode(_ advertisement: Advertisement) throws(DecodingFailure) -> Reading?
 
-    /// The device's identity: what its samples are stored under and its state is kept by
-    /// (Polar: the device id in its name, else the address). Pure.
-    static func identity(of advertisement: Advertisement) -> AdvertiserIdentity
+    /// The device's identity: what its samples are stored under, its state is kept by and a
+    /// participant's `devices` name it by (Polar: the device id in its name, else the address).
+    /// Pure.
+    static func identity(of advertisement: Advertisement) -> DeviceIdentity
 }
 
 extension AdvertisementProfile {
@@ -36,27 +37,7 @@ extension AdvertisementProfile {
     }
 
     /// By default a device is its address.
-    public static func identity(of advertisement: Advertisement) -> AdvertiserIdentity {
-        AdvertiserIdentity(key: advertisement.address.uppercased(), address: advertisement.address.uppercased())
+    public static func identity(of advertisement: Advertisement) -> DeviceIdentity {
+        advertisement.addressIdentity
     }
-}
-
-/// Who a device is, for storage and state.
-public struct AdvertiserIdentity: Sendable, Hashable, CustomStringConvertible {
-    /// The stable key: a device id (`1A2B3C4D`) or the address.
-    public let key: String
-    /// The address it was last heard from.
-    public let address: String
-    /// The model the name gives (`H10`), when it does.
-    public let model: String?
-
-    /// An identity keyed by `key`.
-    public init(key: String, address: String, model: String? = nil) {
-        self.key = key
-        self.address = address
-        self.model = model
-    }
-
-    /// The key, with the address when they differ: `1A2B3C4D (A0:9E:1A:12:34:56)`.
-    public var description: String { key == address ? key : "\(key) (\(address))" }
 }

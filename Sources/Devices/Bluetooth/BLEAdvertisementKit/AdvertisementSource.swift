@@ -5,6 +5,9 @@ public import SampleBus
 /// A catalog source built on the advertisement kit: what `healthgate demo` and `scan` learn
 /// of it without importing its plugin.
 public protocol AdvertisementSource: SampleSource {
+    /// What the source hears, plural, as a sentence names them: `Xiaomi scales`. `healthgate
+    /// --help` lists what the gateway reads from these.
+    static var devicesRead: String { get }
     /// The source's entry in `healthgate demo`: its simulated advertisers.
     static var demo: AdvertisementSourceDemo { get }
     /// The last reading `advertisement` carries for this source, in words (`72 bpm, contact

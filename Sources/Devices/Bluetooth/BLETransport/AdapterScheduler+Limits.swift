@@ -37,7 +37,7 @@ extension AdapterScheduler.Limits: DeclaredConfiguration {
         do {
             try Self.configurationSchema.check(configurationJSON)
         } catch {
-            throw PluginConfigurationError(keyPath: "adapterLimits.\(error.keyPath)", reason: error.reason)
+            throw PluginConfigurationError(keyPath: ConfigurationKeyPath.joining("adapterLimits", error.keyPath), reason: error.reason)
         }
     }
 }

@@ -12,13 +12,21 @@ public protocol RemoteReceiver: Sendable {
     /// each ``send(_:context:)`` with a retryable outcome until it can.
     func prepare(context: FollowerContext) async
 
+    /// Every setting besides a batch's changes that shapes what ``send(_:context:)`` sends (its
+    /// format and the options that change the bytes: the HTTP sink's `format`, FHIR's patient
+    /// reference, `gzip`), as a stable text. The follower mixes it into each batch's key
+    /// (``BatchKey``), so that a key names one payload also when the operator changes the
+    /// configuration between runs. The same settings must give the same text on every run.
+    var payloadIdentity: String { get }
+
     /// Whether the receiver can carry `change` at all (FHIR has no heartbeat series). Changes it
     /// cannot carry are passed over: the cursor moves past them.
     func accepts(_ change: FollowedChange) -> Bool
 
     /// Sends one batch and waits for the receiver's answer. Never throws: every failure is an
     /// outcome. The same batch may be sent again (a retry, a restart): a receiver must build the
-    /// same request from it.
+    /// same request from it, from its changes and its ``payloadIdentity``'s settings only, so
+    /// that the batch's key names that one request.
     func send(_ batch: FollowerBatch, context: FollowerContext) async -> DeliveryOutcome
 
     /// Releases connections (the follower is stopping).

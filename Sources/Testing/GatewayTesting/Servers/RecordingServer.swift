@@ -111,12 +111,20 @@ public final class RecordingServer: @unchecked Sendable {
         public var received: Double
         /// The Retry-After the server answered with, if any.
         public var retryAfter: String?
+        /// The digest of its Content-Type, Content-Encoding and decoded body: what a repository
+        /// following the IETF Idempotency-Key draft keeps under the key.
+        public var fingerprint: String
 
         /// The records of a native body (samples, heartbeat series, correlations, workouts),
         /// each as its HealthJSON object.
         public var records: [[String: Any]] {
             guard let body = body as? [String: Any] else { return [] }
             return ["samples", "heartbeatSeries", "correlations", "workouts"].flatMap { body[$0] as? [[String: Any]] ?? [] }
+        }
+
+        /// The uuids (lower case) of the records of a native body, not those of its deletions.
+        public var recordUUIDs: [String] {
+            records.compactMap { ($0["uuid"] as? String)?.lowercased() }
         }
     }
 
@@ -130,7 +138,7 @@ public final class RecordingServer: @unchecked Sendable {
                 status: object["status"] as? Int ?? 0, headers: object["headers"] as? [String: String] ?? [:],
                 uuids: object["uuids"] as? [String] ?? [], body: object["body"] ?? NSNull(),
                 compressedBytes: object["compressedBytes"] as? Int ?? 0, received: object["received"] as? Double ?? 0,
-                retryAfter: object["retryAfter"] as? String)
+                retryAfter: object["retryAfter"] as? String, fingerprint: object["fingerprint"] as? String ?? "")
         }
     }
 

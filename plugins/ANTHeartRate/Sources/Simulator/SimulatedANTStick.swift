@@ -23,6 +23,12 @@ public final class SimulatedANTStick: Sendable {
     public var devicePath: String { pty.slavePath }
     /// The strap's ids, in order.
     public var straps: [ANTDeviceIdentifier] { strapModels.withLock { $0.map(\.id.device) } }
+    /// The serial number each strap sends the upper half of on page 2 (a legacy strap sends none).
+    public var serialNumbers: [ANTDeviceIdentifier: ANTSerialNumber] {
+        strapModels.withLock { straps in
+            Dictionary(uniqueKeysWithValues: straps.filter { !$0.legacy }.map { ($0.id.device, $0.serialNumber) })
+        }
+    }
 
     private let pty: PseudoTerminal
     private let clock: any GatewayClock
@@ -55,6 +61,8 @@ public final class SimulatedANTStick: Sendable {
             models.append(SimulatedStrap(
                 id: id, legacy: index % 7 == 6, baseRate: Double(70 + (index * 13) % 70),
                 manufacturer: manufacturers[index % manufacturers.count],
+                // Above the 20-bit device number, as a strap that extends its number has it.
+                serialNumber: ANTSerialNumber(value: UInt32(0x2A0 + index) << 20 | device.deviceNumber),
                 startTime: UInt16.random(in: 60_000...65_535), startCount: UInt8.random(in: 200...255)))
         }
         strapModels = Mutex(models)

@@ -2,8 +2,9 @@ import ANTProtocol
 
 /// One simulated ANT+ heart-rate strap: a beat model and the pages it sends, per the Heart Rate
 /// Monitor profile (§5–6): four messages a second, the toggle flipped every fourth message,
-/// main page 4 with background pages 1, 2, 3 and 7 now and then; a legacy strap sends page 0
-/// bytes and never toggles. Pure: time comes in as seconds since the simulation started.
+/// main page 4 with background pages 2, 3, 7 and 1 in turn now and then, the first (page 2) as
+/// soon as the toggle has changed, so a short run hears the serial number; a legacy strap sends
+/// page 0 bytes and never toggles. Pure: time comes in as seconds since the simulation started.
 struct SimulatedStrap: Sendable {
     /// The strap's id.
     let id: ANTChannelID
@@ -13,6 +14,9 @@ struct SimulatedStrap: Sendable {
     let baseRate: Double
     /// The manufacturer id it reports on page 2.
     let manufacturer: UInt8
+    /// Its serial number, whose upper half page 2 reports (its lower 20 bits are the extended
+    /// device number).
+    let serialNumber: ANTSerialNumber
     private var beatSeconds: Double
     private var beatTime: UInt16
     private var previousBeatTime: UInt16
@@ -22,11 +26,15 @@ struct SimulatedStrap: Sendable {
 
     /// A strap starting near the rollover of its 16-bit beat time and 8-bit count, so that a
     /// short run crosses both.
-    init(id: ANTChannelID, legacy: Bool, baseRate: Double, manufacturer: UInt8, startTime: UInt16, startCount: UInt8) {
+    init(
+        id: ANTChannelID, legacy: Bool, baseRate: Double, manufacturer: UInt8, serialNumber: ANTSerialNumber, startTime: UInt16,
+        startCount: UInt8
+    ) {
         self.id = id
         self.legacy = legacy
         self.baseRate = baseRate
         self.manufacturer = manufacturer
+        self.serialNumber = serialNumber
         beatSeconds = 0
         beatTime = startTime
         previousBeatTime = startTime &- 800
@@ -63,12 +71,13 @@ struct SimulatedStrap: Sendable {
         let toggle = block % 2 == 1
         let content: ANTHeartRatePage.Content
         let number: UInt8
-        // One block of four in eight carries a background page, in turn.
-        if block % 8 == 7 {
+        // One block of four in eight carries a background page, in turn; the first is the block
+        // right after the toggle's first change, which the receiver needs before it trusts one.
+        if block % 8 == 1 {
             switch (block / 8) % 4 {
             case 0:
                 number = 2
-                content = .manufacturer(id: manufacturer, serialNumber: UInt16(truncatingIfNeeded: id.extendedDeviceNumber >> 4))
+                content = .manufacturer(id: manufacturer, serialNumber: serialNumber.upperBits)
             case 1:
                 number = 3
                 content = .product(hardwareVersion: 4, softwareVersion: 12, modelNumber: 7)

@@ -22,6 +22,8 @@ public import SerialDevices
 public struct ANTHeartRateSource: SerialDeviceFamilySource, PayloadDecoding {
     public static let kind = "ant-heart-rate"
     public static let summary = "ANT+ heart-rate straps, a whole class through one USB ANT stick (continuous scan)"
+    /// `healthgate --help`.
+    public static let devicesRead = "ANT+ heart-rate straps through a USB ANT stick"
 
     /// The ttys 71-healthgate-ant.rules tags `HEALTHGATE_ADAPTER=ant-heart-rate` (ANT USB sticks,
     /// vendor 0fcf).

@@ -8,7 +8,8 @@ import SerialDevices
 
 /// `healthgate scan --kind ant`: runs the source on the stick (`--path`, or every stick udev
 /// tags) for the scan's duration, publishing nowhere, and lists the straps it heard with their
-/// ids, heart rate, beats and manufacturer; then the `sources` entry that reads the stick.
+/// ids and what its status line says (heart rate, beats, battery, manufacturer and serial number
+/// once the strap's background pages were heard); then the `sources` entry that reads the stick.
 enum ANTScan {
     static let scan = SerialDeviceScan(name: "ant", summary: "ANT+ heart-rate straps heard through a USB ANT stick") { request in
         try await run(request)

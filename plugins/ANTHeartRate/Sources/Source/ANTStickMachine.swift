@@ -222,6 +222,7 @@ struct ANTStickMachine {
         if strap.beatsMissed > 0 { parts.append("\(strap.beatsMissed) missed") }
         if let level = strap.battery?.level { parts.append("battery \(level) %") }
         if let manufacturer = strap.device.manufacturer { parts.append(manufacturer) }
+        if let serial = strap.serialNumber { parts.append("serial \(serial)") }
         return parts.joined(separator: ", ")
     }
 

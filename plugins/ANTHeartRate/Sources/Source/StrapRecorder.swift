@@ -4,9 +4,10 @@ import HealthModel
 
 /// One strap's pages → records: a `heartRate` sample per broadcast carrying a new beat, the
 /// heartbeat series (the gap-aware ``HeartbeatSeriesBuilder`` every heart-rate source uses,
-/// published provisionally as it grows, like the Bluetooth straps'), and the device facts from
-/// pages 2, 3 and 7. Pure apart from drawing sample ids; dates come in with the pages. Owned by
-/// the stick session's task.
+/// published as it grows through the ``HeartbeatSeriesVersionTracker`` the Bluetooth straps
+/// use), and the device facts from pages 2, 3 and 7 (the serial number in the samples' metadata).
+/// Pure apart from drawing sample ids; dates come in with the pages. Owned by the stick
+/// session's task.
 struct StrapRecorder {
     /// What one page produced.
     struct Output {
@@ -24,8 +25,7 @@ struct StrapRecorder {
     private var toggles = ANTPageToggleTracker()
     private var beats: ANTBeatTracker
     private var series: HeartbeatSeriesBuilder
-    private let seriesLimits: (beats: Int, seconds: Double)
-    private var seriesSync: (id: SampleID, identifier: String, version: Int64)?
+    private var seriesVersions: HeartbeatSeriesVersionTracker
     /// When the last broadcast arrived.
     private(set) var lastHeard: Date
     /// Whether the strap is lost (silent for the timeout).
@@ -38,6 +38,8 @@ struct StrapRecorder {
     private(set) var lastHeartRate: UInt8?
     /// The battery, as page 7 last said.
     private(set) var battery: ANTBatteryStatus?
+    /// The serial number, once page 2 gave its upper half.
+    private(set) var serialNumber: ANTSerialNumber?
 
     /// A recorder for a strap first heard at `date`; `restored` is the checkpoint the store
     /// holds for it: a recent one (the strap's 16-bit beat time has not wrapped since) makes a
@@ -50,7 +52,7 @@ struct StrapRecorder {
     ) {
         self.identifier = identifier
         self.ids = ids
-        seriesLimits = (seriesMaxBeats, seriesSeconds)
+        seriesVersions = HeartbeatSeriesVersionTracker(identity: identifier.description, ids: ids)
         device = Device(
             name: "ANT+ heart-rate strap \(identifier.deviceNumber)", localIdentifier: identifier.description,
             radioIdentifier: identifier.description)
@@ -130,9 +132,11 @@ struct StrapRecorder {
     /// Page 2, 3 and 7 facts become the device's and the samples' metadata.
     private mutating func learn(_ content: ANTHeartRatePage.Content) {
         switch content {
-        case .manufacturer(let id, _):
+        case .manufacturer(let id, let upperSerialBits):
             let name = ANTManufacturer(id: UInt16(id)).description
             if device.manufacturer != name { device.manufacturer = name }
+            serialNumber = ANTSerialNumber(upperBits: upperSerialBits, of: identifier)
+            metadata.deviceSerialNumber = serialNumber?.description
         case .product(let hardware, let software, let model):
             let (hw, sw, mo) = (String(hardware), String(software), String(model))
             if device.hardwareVersion != hw { device.hardwareVersion = hw }
@@ -148,44 +152,19 @@ struct StrapRecorder {
 
     /// A finished chunk: the last version of the series, replacing its provisional versions.
     private mutating func appendSeries(_ chunk: HeartbeatSeriesBuilder.Chunk, to output: inout Output) {
-        var metadata = metadata
-        var id: SampleID
-        if let provisional = seriesSync {
-            id = provisional.id
-            metadata.syncIdentifier = provisional.identifier
-            metadata.syncVersion = provisional.version + 1
-            seriesSync = nil
-        } else {
-            id = ids.next()
-        }
         do {
-            output.records.append(.heartbeatSeries(try HeartbeatSeriesSample(
-                id: id, start: chunk.start, end: chunk.end, beats: chunk.beats, device: device, metadata: metadata)))
+            output.records.append(.heartbeatSeries(try seriesVersions.finished(chunk, device: device, metadata: metadata)))
         } catch {
             output.problems.append("heartbeat series rejected: \(error)")
         }
     }
 
-    /// The series being built as it stands, under one uuid and sync identifier with a rising
-    /// sync version and `healthgate.provisional`: the store keeps the newest, so a crash loses
-    /// only what a sink had not committed.
+    /// The series being built as it stands, as its next provisional version: the store keeps the
+    /// newest, so a crash loses only what a sink had not committed.
     private mutating func appendProvisionalSeries(to output: inout Output) {
         guard let chunk = series.pendingChunk else { return }
-        let sync: (id: SampleID, identifier: String, version: Int64)
-        if let previous = seriesSync {
-            sync = (previous.id, previous.identifier, previous.version + 1)
-        } else {
-            let start = Int64((chunk.start.timeIntervalSince1970 * 1_000_000).rounded())
-            sync = (ids.next(), "heartbeat-series:\(identifier):\(start)", 1)
-        }
-        var metadata = metadata
-        metadata.syncIdentifier = sync.identifier
-        metadata.syncVersion = sync.version
-        metadata[.provisional] = .bool(true)
         do {
-            output.records.append(.heartbeatSeries(try HeartbeatSeriesSample(
-                id: sync.id, start: chunk.start, end: chunk.end, beats: chunk.beats, device: device, metadata: metadata)))
-            seriesSync = sync
+            output.records.append(.heartbeatSeries(try seriesVersions.provisional(chunk, device: device, metadata: metadata)))
         } catch {
             output.problems.append("heartbeat series rejected: \(error)")
         }

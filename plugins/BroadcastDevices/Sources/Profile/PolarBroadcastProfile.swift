@@ -1,7 +1,7 @@
 public import BLEAdvertisementKit
 public import BLETransport
 public import FoundationEssentials
-import HealthModel
+public import HealthModel
 
 /// Polar's heart-rate broadcast (H9, H10, OH1, Verity Sense, watches with "HR visible to other
 /// devices"): manufacturer data of company 0x006B, about one new value a second.
@@ -22,17 +22,19 @@ public enum PolarBroadcastProfile: AdvertisementProfile {
         return try PolarBroadcastDecoder.decode(data).heartRate
     }
 
-    /// The device id in the name ("Polar H10 1A2B3C4D" → `1A2B3C4D`, model `H10`), as Polar's SDK
-    /// reads it (`BleAdvertisementContent.processName`: the last word of a name starting with
-    /// "Polar"); else the address.
-    public static func identity(of advertisement: Advertisement) -> AdvertiserIdentity {
-        let address = advertisement.address.uppercased()
-        guard let name = advertisement.name else { return AdvertiserIdentity(key: address, address: address) }
-        // The rule is DeviceIdentity's, so that a participant's Polar id names this strap.
-        guard let id = DeviceIdentity.polarDeviceID(inName: name) else { return AdvertiserIdentity(key: address, address: address) }
-        let words = name.split(separator: " ")
-        return AdvertiserIdentity(
-            key: id.canonical, address: address, model: words.dropFirst().dropLast().joined(separator: " "))
+    /// The device id in the name ("Polar H10 1A2B3C4D" → `1A2B3C4D`), as Polar's SDK reads it
+    /// (`BleAdvertisementContent.processName`: the last word of a name starting with "Polar");
+    /// else the address. The rule is DeviceIdentity's, so that a participant's Polar id names
+    /// this strap.
+    public static func identity(of advertisement: Advertisement) -> DeviceIdentity {
+        advertisement.name.flatMap(DeviceIdentity.polarDeviceID(inName:)) ?? advertisement.addressIdentity
+    }
+
+    /// The model in a name with a device id, the words between "Polar" and the id ("Polar GritX
+    /// Pro AA123459" → `GritX Pro`); nil for any other name.
+    public static func model(inName name: String) -> String? {
+        guard DeviceIdentity.polarDeviceID(inName: name) != nil else { return nil }
+        return name.split(separator: " ").dropFirst().dropLast().joined(separator: " ")
     }
 
     /// A simulated strap's advertisement: device `n` is "Polar H10 0000000n" at a steady address,

@@ -2,6 +2,7 @@ import BLEAdvertisementKit
 import FoundationEssentials
 import BLETransport
 import GatewayRuntime
+import HealthModel
 
 /// The scanner a broadcast source's settings choose, and its device filter.
 enum BroadcastScanners {
@@ -17,14 +18,15 @@ enum BroadcastScanners {
             clock: clock, make: make)
     }
 
-    /// Whether `identity` is one of `devices` (a device id or address, case-insensitive, or a glob
-    /// on the advertised name); every device when `devices` is nil.
-    static func accepts(_ devices: [String]?) -> @Sendable (AdvertiserIdentity, Advertisement) -> Bool {
+    /// Whether `identity` is one of `devices` (a device id or address in any form
+    /// ``DeviceIdentity`` reads, or a glob on the advertised name); every device when `devices`
+    /// is nil.
+    static func accepts(_ devices: [String]?) -> @Sendable (DeviceIdentity, Advertisement) -> Bool {
         guard let devices else { return { _, _ in true } }
+        let entries = devices.map { (identity: DeviceIdentity($0), name: AdvertisementMatch.name($0)) }
         return { identity, advertisement in
-            devices.contains { entry in
-                entry.uppercased() == identity.key || entry.uppercased() == identity.address
-                    || AdvertisementMatch.name(entry).matches(advertisement)
+            entries.contains { entry in
+                entry.identity == identity || entry.identity == advertisement.addressIdentity || entry.name.matches(advertisement)
             }
         }
     }

@@ -23,6 +23,8 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
     public static let kind = "ble-mi-scale"
     /// One line for `healthgate plugins`.
     public static let summary = "Xiaomi Mi Scale 2 and Mi Body Composition Scale 2 (service data 0x181D, 0x181B): weighings without pairing."
+    /// `healthgate --help`.
+    public static let devicesRead = "Xiaomi scales"
     /// `healthgate decode mi-scale`.
     public static var payloadDecoders: [PayloadDecoder] { [BroadcastPayloadDecoders.miScale] }
 
@@ -78,37 +80,37 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
     /// Listens until cancelled; throws when the scanner fails (the supervisor restarts it).
     public func run(context: SourceContext) async throws {
         let scanner = self.scanner ?? BroadcastScanners.scanner(settings, bluetooth: bluetooth, clock: context.clock, make: MiScaleProfile.simulated)
-        var ledgers: [String: WeighingLedger] = [:]
+        var ledgers: [DeviceIdentity: WeighingLedger] = [:]
         var users = ScaleUsers(participants: participants, user: user)
         // Each scale's reasons already logged: a household weighing daily is told once.
         var omissionsLogged: Set<String> = []
         let listener = AdvertisementListener<MiScaleProfile>(scanner: scanner, accepts: BroadcastScanners.accepts(settings.devices))
         try await listener.run(context: context) { identity, reading, advertisement in
             var ledger: WeighingLedger
-            if let known = ledgers[identity.key] {
+            if let known = ledgers[identity] {
                 ledger = known
             } else {
-                ledger = try await Self.ledger(of: identity, in: context)
+                ledger = try await Self.ledger(of: identity, from: advertisement, in: context)
             }
             // A body composition scale sends the stabilised weight first and the impedance in
             // later repeats of the same weighing: the weight is stored with the first, the body
             // composition with the first that carries the impedance.
             let newWeighing = ledger.admit(reading)
             let newImpedance = ledger.admitImpedance(reading)
-            ledgers[identity.key] = ledger
+            ledgers[identity] = ledger
             guard newWeighing || newImpedance else { return }
             var metadata = Metadata()
-            metadata[.advertiserAddress] = .string(identity.address)
+            metadata[.advertiserAddress] = .string(advertisement.addressIdentity.canonical)
             metadata[.broadcast] = .bool(true)
             metadata[.scaleUnit] = .string(reading.unit.rawValue)
             if let impedance = reading.impedance { metadata[.impedance] = .integer(Int64(impedance)) }
             if let timestamp = reading.clock.iso8601 { metadata[.scaleTimestamp] = .string(timestamp) }
             let model = reading.service == .bodyComposition ? "Mi Body Composition Scale 2" : "Mi Smart Scale 2"
-            let device = Device(name: advertisement.name, manufacturer: "Xiaomi", model: model, localIdentifier: identity.key,
-                radioIdentifier: DeviceIdentity(identity.address).canonical)
+            let device = Device(name: advertisement.name, manufacturer: "Xiaomi", model: model, localIdentifier: identity.canonical,
+                radioIdentifier: advertisement.addressIdentity.canonical)
             let date = advertisement.receivedAt
             let checkpoint = SourceCheckpoint(
-                namespace: Self.kind, key: identity.key, payload: try JSONEncoder().encode(ledger))
+                namespace: Self.kind, key: identity.canonical, payload: try JSONEncoder().encode(ledger))
             let person = users.person(on: device, weighing: reading.weightKilograms)
             if case .success(let person) = person, let name = person.name { metadata[.participant] = .string(name) }
             // Without an impedance yet, a body composition scale's may still come; a weight
@@ -135,30 +137,32 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
                         try QuantitySample(
                             id: ids.next(), type: .leanBodyMass, quantity: Quantity(estimate.leanBodyMassKilograms, .kilogram),
                             start: date, end: date, device: device, metadata: metadata))
-                    context.status.setDetail("body composition \(identity.key)", "computed")
+                    context.status.setDetail("body composition \(identity)", "computed")
                 case .failure(let omission):
-                    context.status.setDetail("body composition \(identity.key)", "not computed: \(omission)")
-                    if omissionsLogged.insert("\(identity.key) \(omission)").inserted {
-                        context.logger.notice("\(identity): body fat not computed, only body mass stored: \(omission)")
+                    context.status.setDetail("body composition \(identity)", "not computed: \(omission)")
+                    if omissionsLogged.insert("\(identity) \(omission)").inserted {
+                        context.logger.notice("\(advertisement.naming(identity)): body fat not computed, only body mass stored: \(omission)")
                     }
                 }
                 await context.publisher.publish(samples.map(HealthRecord.quantity), checkpoint: checkpoint)
-                context.status.setDetail("scale \(identity.key)", "\(reading.weightKilograms) kg at \(reading.clock.iso8601 ?? "unset clock")")
+                context.status.setDetail("scale \(identity)", "\(reading.weightKilograms) kg at \(reading.clock.iso8601 ?? "unset clock")")
             } catch {
-                context.logger.error("\(identity): weighing rejected: \(error)")
+                context.logger.error("\(advertisement.naming(identity)): weighing rejected: \(error)")
             }
         }
     }
 
-    /// The ledger committed for `identity`, or an empty one.
-    static func ledger(of identity: AdvertiserIdentity, in context: SourceContext) async throws -> WeighingLedger {
-        guard let checkpoint = try await context.checkpoints.checkpoint(namespace: kind, key: identity.key) else {
+    /// The ledger committed for `identity` (heard in `advertisement`), or an empty one.
+    static func ledger(
+        of identity: DeviceIdentity, from advertisement: Advertisement, in context: SourceContext
+    ) async throws -> WeighingLedger {
+        guard let checkpoint = try await context.checkpoints.checkpoint(namespace: kind, key: identity.canonical) else {
             return WeighingLedger()
         }
         do {
             return try JSONDecoder().decode(WeighingLedger.self, from: checkpoint.payload)
         } catch {
-            context.logger.warning("\(identity): checkpoint unreadable, starting afresh: \(error)")
+            context.logger.warning("\(advertisement.naming(identity)): checkpoint unreadable, starting afresh: \(error)")
             return WeighingLedger()
         }
     }

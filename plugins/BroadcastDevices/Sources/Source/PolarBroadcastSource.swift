@@ -18,6 +18,8 @@ public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, Pay
     public static let kind = "ble-polar-broadcast"
     /// One line for `healthgate plugins`.
     public static let summary = "Polar heart-rate broadcast (manufacturer data 0x006B): heart rate without a connection."
+    /// `healthgate --help`.
+    public static let devicesRead = "Polar straps broadcasting their heart rate"
     /// `healthgate decode polar-broadcast`.
     public static var payloadDecoders: [PayloadDecoder] { [BroadcastPayloadDecoders.polarBroadcast] }
     /// A strap not heard for this long is lost: its next value is new whatever its counter.
@@ -67,27 +69,28 @@ public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, Pay
         let scanner =
             self.scanner?(context.clock)
             ?? BroadcastScanners.scanner(settings, bluetooth: bluetooth, clock: context.clock, make: PolarBroadcastProfile.simulated)
-        var straps: [String: (tracker: PolarFrameTracker, lastSeen: Date)] = [:]
+        var straps: [DeviceIdentity: (tracker: PolarFrameTracker, lastSeen: Date)] = [:]
         let listener = AdvertisementListener<PolarBroadcastProfile>(
             scanner: scanner, accepts: BroadcastScanners.accepts(settings.devices))
         try await listener.run(context: context) { identity, block, advertisement in
-            var strap = straps[identity.key] ?? (PolarFrameTracker(), advertisement.receivedAt)
+            var strap = straps[identity] ?? (PolarFrameTracker(), advertisement.receivedAt)
             if advertisement.receivedAt.timeIntervalSince(strap.lastSeen) > Self.lostAfter { strap.tracker.reset() }
             strap.lastSeen = advertisement.receivedAt
             let isNew = strap.tracker.isNew(block)
-            straps[identity.key] = strap
+            straps[identity] = strap
             context.status.setDetail(
-                "strap \(identity.key)",
+                "strap \(identity)",
                 "\(block.slowAverageHeartRate) bpm, contact \(block.sensorContact ? "yes" : "no"), battery \(block.batteryOk ? "ok" : "low")")
             guard isNew else { return }
             var metadata = Metadata()
             metadata[.sensorContact] = .bool(block.sensorContact)
             metadata[.lowBattery] = .bool(!block.batteryOk)
-            metadata[.advertiserAddress] = .string(identity.address)
+            metadata[.advertiserAddress] = .string(advertisement.addressIdentity.canonical)
             metadata[.broadcast] = .bool(true)
             let device = Device(
-                name: advertisement.name, manufacturer: "Polar Electro Oy", model: identity.model,
-                localIdentifier: identity.key, radioIdentifier: identity.key)
+                name: advertisement.name, manufacturer: "Polar Electro Oy",
+                model: advertisement.name.flatMap(PolarBroadcastProfile.model(inName:)),
+                localIdentifier: identity.canonical, radioIdentifier: identity.canonical)
             let date = advertisement.receivedAt
             do {
                 let sample = try QuantitySample(
@@ -95,7 +98,7 @@ public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, Pay
                     start: date, end: date, device: device, metadata: metadata)
                 await context.publisher.publish(.quantity(sample))
             } catch {
-                context.logger.error("\(identity): heart-rate sample rejected: \(error)")
+                context.logger.error("\(advertisement.naming(identity)): heart-rate sample rejected: \(error)")
             }
         }
     }

@@ -1,5 +1,5 @@
-import BLEProfileKit
-public import BLETransport
+public import BLEProfileKit
+import BLETransport
 import FoundationEssentials
 public import GatewayRuntime
 import Synchronization
@@ -17,30 +17,16 @@ import Glibc
 /// Specific Ops Control Point (start and stop the session, set the communication interval) and
 /// takes a Session Start Time, which it has none of until a collector writes one. What a sensor
 /// was told outlives its connections, as a real sensor's memory does. Deterministic.
-public struct SimulatedCGMTransport: BLECentralTransport {
-    let clock: any GatewayClock
-    let settings: CGMSimulationConfiguration
-    let sensors: [SimulatedCGMSensor]
+public typealias SimulatedCGMTransport = SimulatedCentralTransport<CGMSimulationConfiguration>
 
-    public init(clock: any GatewayClock, settings: CGMSimulationConfiguration = CGMSimulationConfiguration()) {
-        self.clock = clock
-        self.settings = settings
-        let start = clock.now().addingTimeInterval(-Double(settings.historyMinutes) * 60)
-        sensors = (0..<max(0, settings.sensors)).map {
-            SimulatedCGMSensor(index: $0, sessionStart: start, intervalMinutes: settings.recordIntervalMinutes)
+extension CGMSimulationConfiguration {
+    /// The sensors, their sessions started `historyMinutes` before now on `clock`.
+    public func devices(clock: any GatewayClock) -> SimulatedDevices {
+        let start = clock.now().addingTimeInterval(-Double(historyMinutes) * 60)
+        let made = (0..<max(0, sensors)).map {
+            SimulatedCGMSensor(index: $0, sessionStart: start, intervalMinutes: recordIntervalMinutes)
         }
-    }
-
-    public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
-        simulatedDiscovery(of: sensors.map(\.peripheral), services: services, clock: clock)
-    }
-
-    /// Connects at once. Throws `.notFound` for an address no simulated sensor has.
-    public func connect(to address: String) async throws -> any BLEConnection {
-        guard let sensor = sensors.first(where: { $0.peripheral.address == address.uppercased() }) else {
-            throw BLETransportError(.notFound, device: address, "no simulated continuous glucose monitor has this address")
-        }
-        return SimulatedCGMConnection(sensor: sensor, clock: clock)
+        return SimulatedDevices(made, peripheral: \.peripheral) { SimulatedCGMConnection(sensor: $0, clock: clock) }
     }
 }
 
@@ -141,11 +127,11 @@ final class SimulatedCGMSensor: Sendable {
 }
 
 /// A connection to a simulated sensor.
-final class SimulatedCGMConnection: BLEConnection {
+final class SimulatedCGMConnection: SimulatedConnection {
     let sensor: SimulatedCGMSensor
     let clock: any GatewayClock
-    private let link: SimulatedLink
-    private let gatt: SimulatedGATTDatabase
+    let link: SimulatedLink
+    let gatt: SimulatedGATTDatabase
     /// Control point answers, then each record when the sensor takes it.
     private let feed: SimulatedRecordFeed
 
@@ -162,12 +148,6 @@ final class SimulatedCGMConnection: BLEConnection {
                 },
                 value: { sensor.record($0) }),
             first: 0)
-    }
-
-    var address: String { sensor.peripheral.address }
-
-    func hasCharacteristic(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async -> Bool {
-        gatt.has(characteristic, in: service)
     }
 
     func read(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async throws -> [UInt8] {
@@ -246,11 +226,4 @@ final class SimulatedCGMConnection: BLEConnection {
         return feed.notifications(link: link, clock: clock)
     }
 
-    var droppedNotifications: Int { 0 }
-
-    func batteryPercentage() async -> Int? { gatt.readable[.batteryLevel].flatMap(\.first).map(Int.init) }
-
-    func disconnect() async {
-        link.close()
-    }
 }

@@ -1,6 +1,5 @@
 public import BLEProfileKit
-public import BLETransport
-public import GatewayRuntime
+import BLETransport
 public import SampleBus
 
 /// The `ble-cgm` source: continuous glucose monitors (Continuous Glucose Monitoring Service,
@@ -20,26 +19,10 @@ public enum CGMProfile: BluetoothProfile {
     public static let summary = "Bluetooth LE continuous glucose monitors (GATT 0x181F)."
     public static let deviceKinds = [BluetoothDeviceKind("continuous-glucose-monitor", advertising: .continuousGlucoseMonitoringService, called: "continuous glucose monitors")]
 
-    public static let maxDevicesDefault = "4 with bluez, every simulated sensor when simulated"
-
-    public static func defaultMaxDevices(_ configuration: CGMProfileConfiguration, simulated: Bool) -> Int {
-        simulated ? configuration.simulation.sensors : 4
-    }
-
-    /// Nothing ties the keys together: their ranges are declared (`simulation.sensors` at least
-    /// one, the only kind of simulated device).
-    public static func validate(_ configuration: CGMProfileConfiguration, simulated: Bool) throws(PluginConfigurationError) {}
-
-    public static func simulator(_ configuration: CGMProfileConfiguration, clock: any GatewayClock) -> any BLECentralTransport {
-        SimulatedCGMTransport(clock: clock, settings: configuration.simulation)
-    }
+    public static let maxDevicesWithBlueZ = 4
 
     /// One simulated sensor, half an hour into its session.
-    public static var demo: BluetoothProfileDemo? {
-        BluetoothProfileDemo(
-            name: "demo-cgm",
-            configuration: .object(["transport": .string("simulated"), "simulation": .object(["sensors": .number(1)])]))
-    }
+    public static let demo: BluetoothProfileDemo? = BluetoothProfileDemo(name: "demo-cgm")
 
     public static func follow(_ session: PeripheralSession, configuration: CGMProfileConfiguration, environment: PluginEnvironment) async throws {
         try await CGMSession(session: session, configuration: configuration, clockTrust: environment.clockTrust).run()

@@ -1,10 +1,10 @@
-import BLEProfileKit
+public import BLEProfileKit
 public import GatewayRuntime
 
 /// The `ble-cgm` source's own `config` keys, beside the shared Bluetooth keys
 /// (``BluetoothSharedConfiguration``), each declared once in ``configurationKeys`` with its
 /// default the value `init()` gives it.
-public struct CGMProfileConfiguration: Sendable, Hashable, DeclaredConfiguration {
+public struct CGMProfileConfiguration: Sendable, BluetoothProfileConfiguration {
     /// What the gateway does about the sensor's session at each connection.
     public enum SessionAction: String, Sendable, Hashable, ConfigurationChoice {
         /// Leaves it as it is (the default): the sensor's own app or button starts it.
@@ -51,7 +51,7 @@ public struct CGMProfileConfiguration: Sendable, Hashable, DeclaredConfiguration
 }
 
 /// The simulated transport's sensors (`simulation`, with `transport: "simulated"`).
-public struct CGMSimulationConfiguration: Sendable, Hashable, DeclaredConfiguration {
+public struct CGMSimulationConfiguration: Sendable, BluetoothSimulation {
     /// Simulated sensors.
     public var sensors = 1
     /// Minutes between two records.
@@ -87,4 +87,7 @@ public struct CGMSimulationConfiguration: Sendable, Hashable, DeclaredConfigurat
                 "How far into its session a simulated sensor is when the gateway starts: its stored records"),
         ]
     }
+
+    /// The sensors.
+    public var deviceCount: Int { sensors }
 }

@@ -112,9 +112,8 @@ struct CGMSession: Sendable {
                 device: name)
         }
 
-        var stamp = Metadata()
+        var stamp = information.metadata
         stamp[.bleAddress] = .string(session.key)
-        if let battery = information.battery { stamp[.batteryLevel] = .integer(Int64(battery)) }
         // Dated from the sensor's session start: its own clock, which a step of the gateway's
         // clock does not move (a start counted from the gateway's clock is moved with it).
         if started?.keptBySensor == true { stamp[.deviceClock] = .bool(true) }

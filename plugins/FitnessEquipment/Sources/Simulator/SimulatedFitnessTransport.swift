@@ -1,5 +1,5 @@
-import BLEProfileKit
-public import BLETransport
+public import BLEProfileKit
+import BLETransport
 import FoundationEssentials
 public import GatewayRuntime
 import Synchronization
@@ -20,31 +20,15 @@ import Glibc
 /// (`healthgate demo rower`, `02:00:00:00:05:01`…) is a Fitness Machine (0x1826) sending Rower
 /// Data: 26 strokes a minute, their count, the total distance, the pace and about 180 W.
 /// Deterministic.
-public struct SimulatedFitnessTransport: BLECentralTransport {
-    let clock: any GatewayClock
-    let settings: FitnessSimulationConfiguration
-    let bikes: [SimulatedFitnessDevice]
+public typealias SimulatedFitnessTransport = SimulatedCentralTransport<FitnessSimulationConfiguration>
 
-    /// Creates the simulated bikes and rowers `settings` asks for, paced by `clock`.
-    public init(clock: any GatewayClock, settings: FitnessSimulationConfiguration = FitnessSimulationConfiguration()) {
-        self.clock = clock
-        self.settings = settings
-        bikes = (0..<max(0, settings.bikes)).map { SimulatedFitnessDevice(kind: .bike, index: $0) }
-            + (0..<max(0, settings.rowers)).map { SimulatedFitnessDevice(kind: .rower, index: $0) }
-    }
-
-    /// Reports each bike advertising one of `services` once, then idles on the clock until the
-    /// consumer cancels.
-    public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
-        simulatedDiscovery(of: bikes.map(\.peripheral), services: services, clock: clock)
-    }
-
-    /// Connects at once. Throws `.notFound` for an address no simulated bike has.
-    public func connect(to address: String) async throws -> any BLEConnection {
-        guard let bike = bikes.first(where: { $0.peripheral.address == address.uppercased() }) else {
-            throw BLETransportError(.notFound, device: address, "no simulated bike has this address")
-        }
-        return SimulatedFitnessConnection(bike: bike, clock: clock, period: .seconds(1 / settings.notificationsPerSecond))
+extension FitnessSimulationConfiguration {
+    /// The bikes, then the rowers.
+    public func devices(clock: any GatewayClock) -> SimulatedDevices {
+        let devices = (0..<max(0, bikes)).map { SimulatedFitnessDevice(kind: .bike, index: $0) }
+            + (0..<max(0, rowers)).map { SimulatedFitnessDevice(kind: .rower, index: $0) }
+        let period = Duration.seconds(1 / notificationsPerSecond)
+        return SimulatedDevices(devices, peripheral: \.peripheral) { SimulatedFitnessConnection(bike: $0, clock: clock, period: period) }
     }
 }
 
@@ -112,13 +96,13 @@ struct SimulatedFitnessDevice: Sendable {
 }
 
 /// A connection to a simulated bike.
-final class SimulatedFitnessConnection: BLEConnection {
+final class SimulatedFitnessConnection: SimulatedConnection {
     let bike: SimulatedFitnessDevice
     let clock: any GatewayClock
     let period: Duration
     private let rider: Mutex<SimulatedRider>
-    private let link: SimulatedLink
-    private let gatt: SimulatedGATTDatabase
+    let link: SimulatedLink
+    let gatt: SimulatedGATTDatabase
 
     init(bike: SimulatedFitnessDevice, clock: any GatewayClock, period: Duration) {
         self.bike = bike
@@ -127,17 +111,6 @@ final class SimulatedFitnessConnection: BLEConnection {
         rider = Mutex(SimulatedRider(seed: bike.index))
         link = SimulatedLink(address: bike.peripheral.address)
         gatt = SimulatedGATTDatabase(services: bike.services, readable: bike.readable)
-    }
-
-    var address: String { bike.peripheral.address }
-
-    func hasCharacteristic(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async -> Bool {
-        gatt.has(characteristic, in: service)
-    }
-
-    func read(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async throws -> [UInt8] {
-        try link.check()
-        return try gatt.read(characteristic, in: service, device: address)
     }
 
     func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws {
@@ -183,13 +156,6 @@ final class SimulatedFitnessConnection: BLEConnection {
         })
     }
 
-    var droppedNotifications: Int { 0 }
-
-    func batteryPercentage() async -> Int? { bike.readable[.batteryLevel].flatMap(\.first).map(Int.init) }
-
-    func disconnect() async {
-        link.close()
-    }
 }
 
 /// The simulated rider and the bike's counters: continuous wheel and crank revolutions, from

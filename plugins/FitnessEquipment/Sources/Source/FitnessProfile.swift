@@ -1,6 +1,5 @@
-public import BLETransport
+import BLETransport
 public import BLEProfileKit
-public import GatewayRuntime
 public import SampleBus
 
 /// The `ble-fitness` source: Bluetooth LE cycling speed and cadence sensors (0x1816), power
@@ -27,39 +26,13 @@ public enum FitnessProfile: BluetoothProfile {
         BluetoothDeviceKind("fitness-machine", advertising: .fitnessMachineService, called: "fitness machines"),
     ]
 
-    public static let maxDevicesDefault = "4 with bluez, every simulated device when simulated"
-
-    /// A bike's speed, cadence and power sensors and a trainer; every simulated device.
-    public static func defaultMaxDevices(_ configuration: FitnessProfileConfiguration, simulated: Bool) -> Int {
-        simulated ? configuration.simulation.bikes + configuration.simulation.rowers : 4
-    }
-
-    public static func validate(_ configuration: FitnessProfileConfiguration, simulated: Bool) throws(PluginConfigurationError) {
-        try configuration.validate(simulated: simulated)
-    }
-
-    public static func simulator(_ configuration: FitnessProfileConfiguration, clock: any GatewayClock) -> any BLECentralTransport {
-        SimulatedFitnessTransport(clock: clock, settings: configuration.simulation)
-    }
+    /// A bike's speed, cadence and power sensors and a trainer.
+    public static let maxDevicesWithBlueZ = 4
 
     /// One simulated bike.
-    public static var demo: BluetoothProfileDemo? {
-        BluetoothProfileDemo(name: "demo-bike", configuration: FitnessEquipmentSource.demoConfiguration())
-    }
+    public static let demo: BluetoothProfileDemo? = BluetoothProfileDemo(name: "demo-bike")
 
     public static func follow(_ session: PeripheralSession, configuration: FitnessProfileConfiguration, environment: PluginEnvironment) async throws {
         try await FitnessSession(session: session, configuration: configuration, ids: environment.ids).run()
-    }
-}
-
-extension BluetoothSource where Profile == FitnessProfile {
-    /// A configuration for `healthgate demo`: the simulated transport with `bikes` bikes.
-    public static func demoConfiguration(bikes: Int = 1, notificationsPerSecond: Double = 1) -> JSONValue {
-        .object([
-            "transport": .string("simulated"),
-            "simulation": .object([
-                "bikes": .number(Double(bikes)), "notificationsPerSecond": .number(notificationsPerSecond),
-            ]),
-        ])
     }
 }

@@ -1,12 +1,12 @@
 public import BLEProfileKit
-public import BLETransport
+import BLETransport
 public import GatewayRuntime
 
 /// The `ble-fitness` source's own `config` keys, beside the shared Bluetooth keys
 /// (``BluetoothSharedConfiguration``), each declared once in ``configurationKeys`` with its
 /// default the value `init()` gives it. Every key is optional; see the plugin's README.md and
 /// sample-config.json.
-public struct FitnessProfileConfiguration: Sendable, Hashable, DeclaredConfiguration {
+public struct FitnessProfileConfiguration: Sendable, BluetoothProfileConfiguration {
     /// The wheel's circumference for wheel revolutions, millimetres (2105, a 700×25C road tyre).
     public var wheelCircumferenceMillimeters: Double = 2105
     /// A wheel or crank whose event time has not changed for this long is stopped (seconds).
@@ -43,33 +43,10 @@ public struct FitnessProfileConfiguration: Sendable, Hashable, DeclaredConfigura
             .simulation(\.simulation),
         ]
     }
-
-    /// Checks what ties the keys to the transport (their ranges are declared); no I/O.
-    /// - Throws: ``PluginConfigurationError`` naming the key.
-    public func validate(simulated: Bool) throws(PluginConfigurationError) {
-        try BLESourceKeys.checkSimulation(deviceCount: simulation.bikes + simulation.rowers, simulated: simulated)
-    }
-}
-
-extension BluetoothSourceConfiguration where Profile == FitnessProfile {
-    /// A configuration from the keys given, every other at its default.
-    public init(
-        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: AdapterSelection? = nil, devices: DeviceSelection? = nil,
-        maxDevices: Int? = nil, reconnect: ReconnectPolicy? = nil, wheelCircumferenceMillimeters: Double? = nil,
-        stopTimeoutSeconds: Double? = nil, simulation: FitnessSimulationConfiguration? = nil
-    ) {
-        self.init(
-            shared: BluetoothSharedConfiguration(
-                transport: transport, adapter: adapter, adapters: adapters, devices: devices, maxDevices: maxDevices,
-                reconnect: reconnect),
-            profile: FitnessProfileConfiguration(
-                wheelCircumferenceMillimeters: wheelCircumferenceMillimeters, stopTimeoutSeconds: stopTimeoutSeconds,
-                simulation: simulation))
-    }
 }
 
 /// The simulated transport's devices (`simulation`, with `transport: "simulated"`).
-public struct FitnessSimulationConfiguration: Sendable, Hashable, DeclaredConfiguration {
+public struct FitnessSimulationConfiguration: Sendable, BluetoothSimulation {
     /// Simulated bikes, each with a speed and cadence sensor and a power meter.
     public var bikes = 1
     /// Simulated rowers, Fitness Machines sending Rower Data.
@@ -94,4 +71,7 @@ public struct FitnessSimulationConfiguration: Sendable, Hashable, DeclaredConfig
             .notificationRate(\.notificationsPerSecond),
         ]
     }
+
+    /// The bikes and the rowers.
+    public var deviceCount: Int { bikes + rowers }
 }

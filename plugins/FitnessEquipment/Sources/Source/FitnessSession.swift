@@ -48,9 +48,8 @@ struct FitnessSession: Sendable {
         let notifications = try await connection.notifications(of: wanted)
         logger.info("subscribed to \(names.joined(separator: ", "))", device: device.displayName)
 
-        var metadata = Metadata()
+        var metadata = information.metadata
         metadata[.bleAddress] = .string(session.key)
-        if let battery = information.battery { metadata[.batteryLevel] = .integer(Int64(battery)) }
         var mapper: FitnessRecordMapper
         do {
             mapper = try FitnessRecordMapper(

@@ -172,7 +172,7 @@ enum FHIRMapping {
         let code = code(for: sample.type)
         var resource = observationBase(
             id: sample.id, code: code, identifier: sample.type.identifier, start: sample.startDate, end: sample.endDate,
-            device: sample.device, patient: patient)
+            device: sample.device, metadata: sample.metadata, patient: patient)
         resource["valueQuantity"] = valueQuantity(sample, code: code)
         return .object(resource)
     }
@@ -184,7 +184,7 @@ enum FHIRMapping {
             : Code(loinc: nil, display: correlation.type.identifier, category: "vital-signs", unit: "", ucum: "")
         var resource = observationBase(
             id: correlation.id, code: panel, identifier: correlation.type.identifier, start: correlation.startDate,
-            end: correlation.endDate, device: correlation.device, patient: patient)
+            end: correlation.endDate, device: correlation.device, metadata: correlation.metadata, patient: patient)
         resource["component"] = .array(correlation.objects.map { member in
             let code = code(for: member.type)
             return .object([
@@ -218,7 +218,8 @@ enum FHIRMapping {
 
     /// Everything but the value: identifier, status, category, code, subject, time and device.
     static func observationBase(
-        id: SampleID, code: Code, identifier: String, start: Date, end: Date, device: Device?, patient: String
+        id: SampleID, code: Code, identifier: String, start: Date, end: Date, device: Device?, metadata: Metadata,
+        patient: String
     ) -> [String: JSONValue] {
         let codings = codings(code, identifier: identifier)
         let categoryDisplay = switch code.category {
@@ -251,15 +252,18 @@ enum FHIRMapping {
             ])
         }
         if let device {
-            resource["contained"] = .array([deviceResource(device)])
+            resource["contained"] = .array([deviceResource(device, serialNumber: metadata.deviceSerialNumber)])
             resource["device"] = .object(["reference": .string("#device"), "display": .string(device.displayName)])
         }
         return resource
     }
 
     /// An R4 Device: manufacturer, model number, names, identifiers (the gateway's local
-    /// identifier, and the UDI when known) and the hardware, firmware and software versions.
-    static func deviceResource(_ device: Device) -> JSONValue {
+    /// identifier, and the UDI when known), the serial number and the hardware, firmware and
+    /// software versions. The serial number is the one the device gave (the sample's
+    /// `deviceSerialNumber`, from Device Information or an ANT+ strap's page 2); without it, the
+    /// local identifier, which names the device as closely as the gateway knows it.
+    static func deviceResource(_ device: Device, serialNumber: String?) -> JSONValue {
         var resource: [String: JSONValue] = ["resourceType": .string("Device"), "id": .string("device")]
         if let manufacturer = device.manufacturer { resource["manufacturer"] = .string(manufacturer) }
         if let model = device.model { resource["modelNumber"] = .string(model) }
@@ -271,8 +275,8 @@ enum FHIRMapping {
                 "system": .string("https://healthgate.dev/fhir/NamingSystem/local-device-identifier"),
                 "value": .string(local),
             ])])
-            resource["serialNumber"] = .string(local)
         }
+        if let serial = serialNumber ?? device.localIdentifier { resource["serialNumber"] = .string(serial) }
         if let udi = device.udiDeviceIdentifier {
             resource["udiCarrier"] = .array([.object(["deviceIdentifier": .string(udi)])])
         }

@@ -27,6 +27,16 @@ public struct PayloadBuilder: Sendable {
         self.patientReference = patientReference
     }
 
+    /// Every setting of the builder that shapes a body, as a stable text: the format and, for
+    /// FHIR, the patient reference (free text, so it comes last). Part of each batch's key
+    /// (``HTTPReceiver/payloadIdentity``).
+    public var identity: String {
+        switch format {
+        case .native, .openMHealth: "format=\(format.rawValue)"
+        case .fhirR4: "format=\(format.rawValue) patient=\(patientReference ?? "")"
+        }
+    }
+
     /// The Content-Type of the bodies.
     public var contentType: String {
         switch format {

@@ -7,8 +7,10 @@ import GatewayRuntime
 import Synchronization
 
 /// The HTTP repository as a ``RemoteReceiver``: a batch becomes one POST (and, for Open mHealth,
-/// a DELETE per deleted data point), built the same way on every attempt: the same body bytes
-/// under the same `Idempotency-Key`, the batch's key.
+/// a DELETE per deleted data point), built the same way on every attempt: the same body under
+/// the same `Idempotency-Key`, the batch's key. The key names that one body: it is derived from
+/// the batch's changes and ``payloadIdentity`` (the format, FHIR's patient reference, the content
+/// coding), everything else the body is made of.
 ///
 /// Several batches may be in flight: each request takes a transport of its own from the pool (one
 /// libcurl handle per request in flight, each on its own queue, each keeping its connection).
@@ -24,6 +26,9 @@ struct HTTPReceiver: RemoteReceiver {
     let transports: TransportPool
 
     var destination: String { endpoint.absoluteString }
+
+    /// The content coding, then the builder's settings (``PayloadBuilder/identity``).
+    var payloadIdentity: String { "content-encoding=\(gzip ? "gzip" : "identity") \(builder.identity)" }
 
     func prepare(context: FollowerContext) async {
         do {
@@ -74,8 +79,14 @@ struct HTTPReceiver: RemoteReceiver {
         guard let body else { return .delivered }
         var postHeaders = headers + [("Content-Type", builder.contentType), ("Idempotency-Key", batch.key)]
         var payload = body
-        if gzip, let compressed = compress(body) {
-            payload = compressed
+        if gzip {
+            // The key names a gzip-coded body: the body sent as it is would be another payload
+            // under it. zlib fails only without memory, which a retry may find again.
+            do {
+                payload = try compress(body)
+            } catch {
+                return .retry(reason: "cannot gzip the body: \(error)", status: nil, retryAfter: nil)
+            }
             postHeaders.append(("Content-Encoding", "gzip"))
         }
         return await exchange(
@@ -83,11 +94,11 @@ struct HTTPReceiver: RemoteReceiver {
             absentIsDone: false)
     }
 
-    /// `body` gzip-compressed by libdeflate, or zlib without it; nil when both fail (the body is
-    /// then sent as it is, which any repository accepts).
-    private func compress(_ body: Data) -> Data? {
+    /// `body` gzip-compressed by libdeflate, or zlib without it.
+    /// - Throws: ``GzipError`` when zlib fails.
+    private func compress(_ body: Data) throws(GzipError) -> Data {
         if let bytes = body.withUnsafeBytes({ deflate.gzip($0) }) { return Data(bytes) }
-        return try? Gzip.compress(body)
+        return try Gzip.compress(body)
     }
 
     /// One request; `absentIsDone` treats 404 and 410 as done (deleting what is not there).

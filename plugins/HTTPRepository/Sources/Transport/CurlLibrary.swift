@@ -26,7 +26,7 @@ public final class CurlLibrary: Sendable {
     public init(path: String = CurlLibrary.defaultPath) {
         library = LazyLibrary(path: path, remedy: Self.remedy) { library throws(NativeLibraryError) in
             // Each `hg_curl_*_fn` type is declared in shim.h as `__typeof__(&name)`, from curl.h's
-            // prototype; the variadic two stay raw addresses.
+            // prototype; the variadic two are `VariadicEntryPoint`s.
             let globalInit = try library.resolve("curl_global_init", as: hg_curl_global_init_fn.self)
             let entryPoints = CurlEntryPoints(
                 globalCleanup: try library.resolve("curl_global_cleanup", as: hg_curl_global_cleanup_fn.self),
@@ -36,9 +36,9 @@ public final class CurlLibrary: Sendable {
                 easyStrerror: try library.resolve("curl_easy_strerror", as: hg_curl_easy_strerror_fn.self),
                 slistAppend: try library.resolve("curl_slist_append", as: hg_curl_slist_append_fn.self),
                 slistFreeAll: try library.resolve("curl_slist_free_all", as: hg_curl_slist_free_all_fn.self),
-                // Variadic: kept as plain addresses for shim.h's typed wrappers.
-                setopt: try library.resolve("curl_easy_setopt", as: UnsafeMutableRawPointer.self),
-                getinfo: try library.resolve("curl_easy_getinfo", as: UnsafeMutableRawPointer.self))
+                // Variadic: called only through shim.h's typed wrappers.
+                setopt: try library.resolve("curl_easy_setopt", as: VariadicEntryPoint.self),
+                getinfo: try library.resolve("curl_easy_getinfo", as: VariadicEntryPoint.self))
             let code = globalInit(Int(CURL_GLOBAL_DEFAULT))
             guard code == CURLE_OK else {
                 let text = entryPoints.easyStrerror(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
@@ -69,11 +69,9 @@ public final class CurlLibrary: Sendable {
     }
 }
 
-/// libcurl's entry points, resolved by ``CurlLibrary``.
-// @unchecked Sendable: immutable addresses of functions in a library that is never unloaded; the
-// raw pointers are never dereferenced as data. The compiler cannot see that C function pointers
-// are plain values.
-struct CurlEntryPoints: @unchecked Sendable {
+/// libcurl's entry points, resolved by ``CurlLibrary``: C function pointers into a library that
+/// is never unloaded.
+struct CurlEntryPoints: Sendable {
     let globalCleanup: hg_curl_global_cleanup_fn
     let easyInit: hg_curl_easy_init_fn
     let easyCleanup: hg_curl_easy_cleanup_fn
@@ -82,7 +80,7 @@ struct CurlEntryPoints: @unchecked Sendable {
     let slistAppend: hg_curl_slist_append_fn
     let slistFreeAll: hg_curl_slist_free_all_fn
     /// `curl_easy_setopt`, variadic: called only through shim.h's `hg_curl_setopt_*` wrappers.
-    let setopt: UnsafeMutableRawPointer
+    let setopt: VariadicEntryPoint
     /// `curl_easy_getinfo`, variadic: called only through shim.h's `hg_curl_response_code`.
-    let getinfo: UnsafeMutableRawPointer
+    let getinfo: VariadicEntryPoint
 }

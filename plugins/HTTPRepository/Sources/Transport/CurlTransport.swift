@@ -98,16 +98,18 @@ public actor CurlTransport: HTTPTransport {
         let cleanup: hg_curl_easy_cleanup_fn
     }
 
-    /// One transfer's response buffers and cancellation flag, reached from libcurl's callbacks
-    /// through their context pointer. Touched only by the thread running `curl_easy_perform`,
-    /// except `cancelled`, which is atomic.
-    // @unchecked Sendable: `body` and `headers` are touched only by the thread running
-    // curl_easy_perform (libcurl's callbacks run on it, through the unretained context pointer)
-    // and read after it returns on the same queue; `cancelled` is atomic. The compiler cannot see
-    // the callbacks' thread.
-    final class Exchange: @unchecked Sendable {
-        var body = Data()
-        var headers: [String: String] = [:]
+    /// One transfer's response and cancellation flag, reached from libcurl's callbacks through
+    /// their context pointer and from the cancellation handler. The callbacks run on the thread
+    /// running `curl_easy_perform`, so the lock around the response is never contended; it is
+    /// there so that the compiler checks what the handler may touch.
+    final class Exchange: Sendable {
+        /// What the callbacks have received so far.
+        struct Response: Sendable {
+            var body = Data()
+            var headers: [String: String] = [:]
+        }
+
+        let response = Mutex(Response())
         let cancelled = Atomic<Bool>(false)
     }
 
@@ -179,7 +181,8 @@ public actor CurlTransport: HTTPTransport {
         }
         var status = 0
         _ = hg_curl_response_code(curl.getinfo, handle, &status)
-        return HTTPResponse(status: status, headers: exchange.headers, body: exchange.body)
+        let response = exchange.response.withLock { $0 }
+        return HTTPResponse(status: status, headers: response.headers, body: response.body)
     }
 }
 
@@ -188,7 +191,7 @@ public actor CurlTransport: HTTPTransport {
 private func curlBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
     guard let data, let context else { return 0 }  // 0 makes libcurl abort the transfer
     let exchange = Unmanaged<CurlTransport.Exchange>.fromOpaque(context).takeUnretainedValue()
-    exchange.body.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: size * count)
+    exchange.response.withLock { $0.body.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: size * count) }
     return size * count
 }
 
@@ -197,10 +200,11 @@ private func curlHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ cou
     let exchange = Unmanaged<CurlTransport.Exchange>.fromOpaque(context).takeUnretainedValue()
     let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
     if line.hasPrefix("HTTP/") {
-        exchange.headers = [:]  // a new response (after an interim 1xx): start over
+        exchange.response.withLock { $0.headers = [:] }  // a new response (after an interim 1xx): start over
     } else if let colon = line.firstIndex(of: ":") {
         let name = line[..<colon].trimmed().lowercased()
-        exchange.headers[name] = line[line.index(after: colon)...].trimmed()
+        let value = line[line.index(after: colon)...].trimmed()
+        exchange.response.withLock { $0.headers[name] = value }
     }
     return size * count
 }

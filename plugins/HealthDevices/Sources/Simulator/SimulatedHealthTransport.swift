@@ -1,5 +1,5 @@
-import BLEProfileKit
-public import BLETransport
+public import BLEProfileKit
+import BLETransport
 public import FoundationEssentials
 public import GatewayRuntime
 import Synchronization
@@ -25,40 +25,26 @@ import Glibc
 /// Measurement (SFLOAT SpO2 and pulse rate, time stamp). A glucose meter keeps its records
 /// (``SimulatedGlucoseMemory``): it answers the Record Access Control Point and notifies each
 /// record it takes while connected. Deterministic.
-public struct SimulatedHealthTransport: BLECentralTransport {
+public typealias SimulatedHealthTransport = SimulatedCentralTransport<HealthSimulationConfiguration>
+
+extension SimulatedHealthTransport {
     /// How far the simulated devices' clocks run ahead of UTC (seconds).
-    public static let clockError: TimeInterval = 90
+    public static var clockError: TimeInterval { 90 }
+}
 
-    let clock: any GatewayClock
-    let settings: HealthSimulationConfiguration
-    let devices: [SimulatedHealthDevice]
-    /// The glucose meters' records, taken on the clock since the transport was made.
-    let glucose: SimulatedGlucoseMemory
-
-    /// Creates the simulated devices `settings` asks for, paced by `clock`.
-    public init(clock: any GatewayClock, settings: HealthSimulationConfiguration = HealthSimulationConfiguration()) {
-        self.clock = clock
-        self.settings = settings
+extension HealthSimulationConfiguration {
+    /// The devices of each kind; the glucose meters' records are taken on `clock` from now on
+    /// (``SimulatedGlucoseMemory``).
+    public func devices(clock: any GatewayClock) -> SimulatedDevices {
         let counts: [(SimulatedHealthDevice.Kind, Int)] = [
-            (.scale, settings.scales), (.cuff, settings.cuffs), (.thermometer, settings.thermometers),
-            (.oximeter, settings.oximeters), (.glucoseMeter, settings.glucoseMeters),
+            (.scale, scales), (.cuff, cuffs), (.thermometer, thermometers), (.oximeter, oximeters), (.glucoseMeter, glucoseMeters),
         ]
-        devices = counts.flatMap { kind, count in (0..<max(0, count)).map { SimulatedHealthDevice(kind: kind, index: $0) } }
-        glucose = SimulatedGlucoseMemory(
-            origin: clock.now(), periodSeconds: settings.measurementIntervalSeconds)
-    }
-
-    public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
-        simulatedDiscovery(of: devices.map(\.peripheral), services: services, clock: clock)
-    }
-
-    /// Connects at once. Throws `.notFound` for an address no simulated device has.
-    public func connect(to address: String) async throws -> any BLEConnection {
-        guard let device = devices.first(where: { $0.peripheral.address == address.uppercased() }) else {
-            throw BLETransportError(.notFound, device: address, "no simulated health device has this address")
+        let devices = counts.flatMap { kind, count in (0..<max(0, count)).map { SimulatedHealthDevice(kind: kind, index: $0) } }
+        let glucose = SimulatedGlucoseMemory(origin: clock.now(), periodSeconds: measurementIntervalSeconds)
+        let period = Duration.seconds(measurementIntervalSeconds)
+        return SimulatedDevices(devices, peripheral: \.peripheral) {
+            SimulatedHealthConnection(device: $0, clock: clock, period: period, glucose: glucose)
         }
-        return SimulatedHealthConnection(
-            device: device, clock: clock, period: .seconds(settings.measurementIntervalSeconds), glucose: glucose)
     }
 }
 
@@ -154,13 +140,13 @@ struct SimulatedHealthDevice: Sendable {
 }
 
 /// A connection to a simulated health device.
-final class SimulatedHealthConnection: BLEConnection {
+final class SimulatedHealthConnection: SimulatedConnection {
     let device: SimulatedHealthDevice
     let clock: any GatewayClock
     let period: Duration
     let glucose: SimulatedGlucoseMemory
-    private let link: SimulatedLink
-    private let gatt: SimulatedGATTDatabase
+    let link: SimulatedLink
+    let gatt: SimulatedGATTDatabase
     /// A glucose meter's records: control point answers, then each record when it takes it.
     private let feed: SimulatedRecordFeed
 
@@ -178,12 +164,6 @@ final class SimulatedHealthConnection: BLEConnection {
                 takenAt: { $0 <= SimulatedGlucoseMemory.lastSequenceNumber ? glucose.takenAt($0) : nil },
                 value: { glucose.record($0, meter: index) }),
             first: 1)
-    }
-
-    var address: String { device.peripheral.address }
-
-    func hasCharacteristic(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async -> Bool {
-        gatt.has(characteristic, in: service)
     }
 
     /// Current Time is the device's fast clock now; the rest are fixed values.
@@ -261,13 +241,6 @@ final class SimulatedHealthConnection: BLEConnection {
         return feed.notifications(link: link, clock: clock)
     }
 
-    var droppedNotifications: Int { 0 }
-
-    func batteryPercentage() async -> Int? { gatt.readable[.batteryLevel].flatMap(\.first).map(Int.init) }
-
-    func disconnect() async {
-        link.close()
-    }
 }
 
 /// One simulated reading: values that wander a little from reading to reading.

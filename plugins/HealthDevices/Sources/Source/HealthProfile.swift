@@ -1,6 +1,5 @@
-public import BLETransport
+import BLETransport
 public import BLEProfileKit
-public import GatewayRuntime
 public import SampleBus
 import HealthModel
 
@@ -32,42 +31,14 @@ public enum HealthProfile: BluetoothProfile {
         BluetoothDeviceKind("glucose-meter", advertising: .glucoseService, called: "glucose meters"),
     ]
 
-    public static let maxDevicesDefault = "4 with bluez, every simulated device when simulated"
+    public static let maxDevicesWithBlueZ = 4
 
-    public static func defaultMaxDevices(_ configuration: HealthProfileConfiguration, simulated: Bool) -> Int {
-        simulated ? configuration.simulation.deviceCount : 4
-    }
-
-    public static func validate(_ configuration: HealthProfileConfiguration, simulated: Bool) throws(PluginConfigurationError) {
-        try configuration.validate(simulated: simulated)
-    }
-
-    public static func simulator(_ configuration: HealthProfileConfiguration, clock: any GatewayClock) -> any BLECentralTransport {
-        SimulatedHealthTransport(clock: clock, settings: configuration.simulation)
-    }
-
-    /// One simulated device of each kind.
-    public static var demo: BluetoothProfileDemo? {
-        BluetoothProfileDemo(name: "demo-health", configuration: HealthDeviceSource.demoConfiguration())
-    }
+    /// One simulated device of each kind (the `simulation` block's defaults).
+    public static let demo: BluetoothProfileDemo? = BluetoothProfileDemo(name: "demo-health")
 
     public static func follow(_ session: PeripheralSession, configuration: HealthProfileConfiguration, environment: PluginEnvironment) async throws {
         try await HealthSession(
             session: session, ids: environment.ids, profileHeight: environment.user.heightMeters, clockTrust: environment.clockTrust
         ).run()
-    }
-}
-
-extension BluetoothSource where Profile == HealthProfile {
-    /// A configuration for `healthgate demo`: one simulated device of each kind (scale, cuff,
-    /// thermometer, pulse oximeter, glucose meter) measuring every `intervalSeconds`.
-    public static func demoConfiguration(intervalSeconds: Double = 20) -> JSONValue {
-        .object([
-            "transport": .string("simulated"),
-            "simulation": .object([
-                "scales": .number(1), "cuffs": .number(1), "thermometers": .number(1), "oximeters": .number(1),
-                "glucoseMeters": .number(1), "measurementIntervalSeconds": .number(intervalSeconds),
-            ]),
-        ])
     }
 }

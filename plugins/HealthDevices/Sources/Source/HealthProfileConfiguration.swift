@@ -1,11 +1,11 @@
 public import BLEProfileKit
-public import BLETransport
+import BLETransport
 public import GatewayRuntime
 
 /// The `ble-health` source's own `config` keys, beside the shared Bluetooth keys
 /// (``BluetoothSharedConfiguration``): only its simulator's, declared once in
 /// ``configurationKeys``.
-public struct HealthProfileConfiguration: Sendable, Hashable, DeclaredConfiguration {
+public struct HealthProfileConfiguration: Sendable, BluetoothProfileConfiguration {
     /// The simulated transport's devices and interval.
     public var simulation = HealthSimulationConfiguration()
 
@@ -17,31 +17,11 @@ public struct HealthProfileConfiguration: Sendable, Hashable, DeclaredConfigurat
     }
 
     public static var configurationKeys: [ConfigurationKey<Self>] { [.simulation(\.simulation)] }
-
-    /// Checks what ties the keys to the transport (their ranges are declared); no I/O.
-    /// - Throws: ``PluginConfigurationError`` naming the key.
-    public func validate(simulated: Bool) throws(PluginConfigurationError) {
-        try BLESourceKeys.checkSimulation(deviceCount: simulation.deviceCount, simulated: simulated)
-    }
-}
-
-extension BluetoothSourceConfiguration where Profile == HealthProfile {
-    /// A configuration from the keys given, every other at its default.
-    public init(
-        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: AdapterSelection? = nil, devices: DeviceSelection? = nil,
-        maxDevices: Int? = nil, reconnect: ReconnectPolicy? = nil, simulation: HealthSimulationConfiguration? = nil
-    ) {
-        self.init(
-            shared: BluetoothSharedConfiguration(
-                transport: transport, adapter: adapter, adapters: adapters, devices: devices, maxDevices: maxDevices,
-                reconnect: reconnect),
-            profile: simulation.map(HealthProfileConfiguration.init(simulation:)) ?? HealthProfileConfiguration())
-    }
 }
 
 /// The simulated transport's devices (`simulation`, with `transport: "simulated"`): one of each
 /// kind, each measuring every 20 seconds.
-public struct HealthSimulationConfiguration: Sendable, Hashable, DeclaredConfiguration {
+public struct HealthSimulationConfiguration: Sendable, BluetoothSimulation {
     /// Simulated weight scales.
     public var scales = 1
     /// Simulated blood pressure cuffs.
@@ -98,6 +78,6 @@ public struct HealthSimulationConfiguration: Sendable, Hashable, DeclaredConfigu
         Self.deviceCounts.map { ($0.key, self[keyPath: $0.keyPath]) }
     }
 
-    /// How many devices are simulated in all.
+    /// How many devices are simulated in all (``BluetoothSimulation``).
     public var deviceCount: Int { counts.reduce(0) { $0 + max(0, $1.count) } }
 }

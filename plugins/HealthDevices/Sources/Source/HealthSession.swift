@@ -94,9 +94,8 @@ struct HealthSession: Sendable {
                     ?? "asked for every stored glucose record", device: device.displayName)
         }
 
-        var metadata = Metadata()
+        var metadata = information.metadata
         metadata[.bleAddress] = .string(session.key)
-        if let battery = information.battery { metadata[.batteryLevel] = .integer(Int64(battery)) }
         let mapper = ClinicalRecordMapper(ids: ids)
         // Per connection: a record split across indications never spans two links.
         var bodyComposition = BodyCompositionReassembler()

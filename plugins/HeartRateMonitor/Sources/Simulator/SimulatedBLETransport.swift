@@ -1,6 +1,6 @@
 public import GatewayRuntime
-import BLEProfileKit
-public import BLETransport
+public import BLEProfileKit
+import BLETransport
 import FoundationEssentials
 import HealthModel
 import Synchronization
@@ -17,56 +17,29 @@ import Glibc
 /// injected clock: the source decodes them through the same decoders as a real device's.
 /// The heart rate drifts plausibly between about 60 and 100 bpm, RR intervals follow it, energy
 /// expended accumulates. Deterministic: no randomness.
-public struct SimulatedBLETransport: BLECentralTransport {
-    let clock: any GatewayClock
-    let settings: HeartRateSimulationConfiguration
-    let devices: [SimulatedDevice]
+public typealias SimulatedBLETransport = SimulatedCentralTransport<HeartRateSimulationConfiguration>
 
-    /// Creates the simulated devices `settings` asks for, paced by `clock`.
-    public init(clock: any GatewayClock, settings: HeartRateSimulationConfiguration = HeartRateSimulationConfiguration()) {
-        self.clock = clock
-        self.settings = settings
-        var devices: [SimulatedDevice] = []
-        let monitors = max(0, settings.heartRateMonitors)
-        let polarIDs = settings.polarDeviceIDs ?? []
-        for index in 0..<monitors {
+extension HeartRateSimulationConfiguration {
+    /// The monitors (the last ones named after `polarDeviceIDs`, in order), then the foot pods.
+    public func devices(clock: any GatewayClock) -> SimulatedDevices {
+        let monitors = max(0, heartRateMonitors)
+        let polarIDs = polarDeviceIDs ?? []
+        let devices = (0..<monitors).map { index in
             // The last monitors take the Polar ids, in order.
             let polar = index - (monitors - polarIDs.count)
-            devices.append(SimulatedDevice(
-                kind: .heartRateMonitor, index: index, polarDeviceID: polarIDs.indices.contains(polar) ? polarIDs[polar] : nil))
-        }
-        for index in 0..<max(0, settings.footPods) {
-            devices.append(SimulatedDevice(kind: .footPod, index: index))
-        }
-        self.devices = devices
-    }
-
-    /// The simulated peripherals, as discovery reports them.
-    public var peripherals: [DiscoveredPeripheral] { devices.map(\.peripheral) }
-
-    /// Reports each simulated device advertising one of `services` once, then idles on the
-    /// clock until the consumer cancels.
-    public func discover(services: [BluetoothUUID]) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
-        simulatedDiscovery(of: devices.map(\.peripheral), services: services, clock: clock)
-    }
-
-    /// Connects at once. Throws `.notFound` for an address no simulated device has.
-    public func connect(to address: String) async throws -> any BLEConnection {
-        let wanted = address.uppercased()
-        guard let device = devices.first(where: { $0.peripheral.address == wanted }) else {
-            throw BLETransportError(.notFound, device: address, "no simulated device has this address")
-        }
-        return SimulatedConnection(device: device, clock: clock, period: .seconds(1 / settings.notificationsPerSecond))
+            return SimulatedHeartRateDevice(
+                kind: .heartRateMonitor, index: index, polarDeviceID: polarIDs.indices.contains(polar) ? polarIDs[polar] : nil)
+        } + (0..<max(0, footPods)).map { SimulatedHeartRateDevice(kind: .footPod, index: $0) }
+        let period = Duration.seconds(1 / notificationsPerSecond)
+        return SimulatedDevices(devices, peripheral: \.peripheral) { SimulatedHeartRateConnection(device: $0, clock: clock, period: period) }
     }
 }
 
 /// One simulated peripheral's fixed facts.
-struct SimulatedDevice: Sendable {
+struct SimulatedHeartRateDevice: Sendable {
     enum Kind: Sendable { case heartRateMonitor, footPod }
     let kind: Kind
     let index: Int
-    /// Made once, not on every access: each connect looks devices up by address, so formatting
-    /// addresses on access would cost every lookup a pass over every simulated device.
     let peripheral: DiscoveredPeripheral
 
     /// `polarDeviceID`: the monitor is named like a Polar strap of that id (`Polar H10 <id>`).
@@ -130,32 +103,21 @@ struct SimulatedDevice: Sendable {
 }
 
 /// A connection to a simulated device.
-final class SimulatedConnection: BLEConnection {
-    let device: SimulatedDevice
+final class SimulatedHeartRateConnection: SimulatedConnection {
+    let device: SimulatedHeartRateDevice
     let clock: any GatewayClock
     let period: Duration
     private let generator: Mutex<PayloadGenerator>
-    private let link: SimulatedLink
-    private let gatt: SimulatedGATTDatabase
+    let link: SimulatedLink
+    let gatt: SimulatedGATTDatabase
 
-    init(device: SimulatedDevice, clock: any GatewayClock, period: Duration) {
+    init(device: SimulatedHeartRateDevice, clock: any GatewayClock, period: Duration) {
         self.device = device
         self.clock = clock
         self.period = period
         generator = Mutex(PayloadGenerator(interval: period.seconds, seed: device.index))
         link = SimulatedLink(address: device.peripheral.address)
         gatt = SimulatedGATTDatabase(services: device.services, readable: device.readable)
-    }
-
-    var address: String { device.peripheral.address }
-
-    func hasCharacteristic(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async -> Bool {
-        gatt.has(characteristic, in: service)
-    }
-
-    func read(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async throws -> [UInt8] {
-        try link.check()
-        return try gatt.read(characteristic, in: service, device: address)
     }
 
     func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws {
@@ -203,13 +165,6 @@ final class SimulatedConnection: BLEConnection {
         })
     }
 
-    var droppedNotifications: Int { 0 }
-
-    func batteryPercentage() async -> Int? { device.readable[.batteryLevel].flatMap(\.first).map(Int.init) }
-
-    func disconnect() async {
-        link.close()
-    }
 }
 
 /// Makes the payload bytes of a simulated device, one notification at a time.

@@ -123,7 +123,8 @@ struct DeviceSession: Sendable {
     /// What a connection tells about the device.
     struct Facts: Sendable {
         var device: Device
-        var battery: Int?
+        /// What Device Information gives every sample's metadata (battery level, serial number).
+        var metadata: Metadata
         var location: HeartRateSensorLocation?
         var hasControlPoint: Bool
     }
@@ -150,7 +151,7 @@ struct DeviceSession: Sendable {
             "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? key)"
                 + (information.battery.map { ", battery \($0)%" } ?? "") + (location.map { ", worn on \($0.name)" } ?? ""),
             device: device.displayName)
-        return Facts(device: device, battery: information.battery, location: location, hasControlPoint: controlPoint)
+        return Facts(device: device, metadata: information.metadata, location: location, hasControlPoint: controlPoint)
     }
 
     func reportBadPayload(_ bytes: [UInt8], _ error: any Error, device: Device) {

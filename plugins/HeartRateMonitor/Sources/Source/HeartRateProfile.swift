@@ -1,6 +1,5 @@
 public import BLEProfileKit
-public import BLETransport
-public import GatewayRuntime
+import BLETransport
 public import SampleBus
 
 /// The `ble-heart-rate` source: Bluetooth LE heart-rate monitors (Heart Rate Service 0x180D) and
@@ -25,24 +24,10 @@ public enum HeartRateProfile: BluetoothProfile {
         BluetoothDeviceKind("foot-pod", advertising: .runningSpeedAndCadenceService, called: "foot pods"),
     ]
 
-    public static let maxDevicesDefault = "1 with bluez, every simulated device when simulated"
-
-    public static func defaultMaxDevices(_ configuration: HeartRateProfileConfiguration, simulated: Bool) -> Int {
-        simulated ? configuration.simulation.heartRateMonitors + configuration.simulation.footPods : 1
-    }
-
-    public static func validate(_ configuration: HeartRateProfileConfiguration, simulated: Bool) throws(PluginConfigurationError) {
-        try configuration.validate(simulated: simulated)
-    }
-
-    public static func simulator(_ configuration: HeartRateProfileConfiguration, clock: any GatewayClock) -> any BLECentralTransport {
-        SimulatedBLETransport(clock: clock, settings: configuration.simulation)
-    }
+    public static let maxDevicesWithBlueZ = 1
 
     /// One simulated heart-rate monitor at the default rate.
-    public static var demo: BluetoothProfileDemo? {
-        BluetoothProfileDemo(name: "demo-heart-rate", configuration: .object(["transport": .string("simulated")]))
-    }
+    public static let demo: BluetoothProfileDemo? = BluetoothProfileDemo(name: "demo-heart-rate")
 
     public static func follow(_ session: PeripheralSession, configuration: HeartRateProfileConfiguration, environment: PluginEnvironment) async throws {
         try await DeviceSession(session: session, configuration: configuration, ids: environment.ids, clockTrust: environment.clockTrust).run()

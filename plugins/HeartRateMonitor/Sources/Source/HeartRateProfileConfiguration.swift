@@ -1,12 +1,12 @@
 public import BLEProfileKit
-public import BLETransport
+import BLETransport
 public import GatewayRuntime
 
 /// The `ble-heart-rate` source's own `config` keys, beside the shared Bluetooth keys
 /// (``BluetoothSharedConfiguration``), each declared once in ``configurationKeys`` with its
 /// default the value `init()` gives it. Every key is optional; see the plugin's README.md and
 /// sample-config.json.
-public struct HeartRateProfileConfiguration: Sendable, Hashable, DeclaredConfiguration {
+public struct HeartRateProfileConfiguration: Sendable, BluetoothProfileConfiguration {
     /// A heartbeat series is published at least this often (seconds) while connected.
     public var heartbeatSeriesSeconds: Double = 60
     /// …or once it holds this many beats, whichever comes first.
@@ -50,10 +50,10 @@ public struct HeartRateProfileConfiguration: Sendable, Hashable, DeclaredConfigu
         ]
     }
 
-    /// Checks what ties the keys to the transport (their ranges are declared); no I/O.
+    /// Checks that `simulation.polarDeviceIDs` names no more straps than there are simulated
+    /// monitors (the ranges are declared, a simulation of no device is the kit's check); no I/O.
     /// - Throws: ``PluginConfigurationError`` naming the key.
     public func validate(simulated: Bool) throws(PluginConfigurationError) {
-        try BLESourceKeys.checkSimulation(deviceCount: simulation.heartRateMonitors + simulation.footPods, simulated: simulated)
         if let ids = simulation.polarDeviceIDs, ids.count > simulation.heartRateMonitors {
             throw PluginConfigurationError(
                 keyPath: "simulation.polarDeviceIDs",
@@ -62,25 +62,8 @@ public struct HeartRateProfileConfiguration: Sendable, Hashable, DeclaredConfigu
     }
 }
 
-extension BluetoothSourceConfiguration where Profile == HeartRateProfile {
-    /// A configuration from the keys given, every other at its default.
-    public init(
-        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: AdapterSelection? = nil, devices: DeviceSelection? = nil,
-        maxDevices: Int? = nil, reconnect: ReconnectPolicy? = nil, heartbeatSeriesSeconds: Double? = nil,
-        heartbeatSeriesMaxBeats: Int? = nil, runningWindowSeconds: Double? = nil, simulation: HeartRateSimulationConfiguration? = nil
-    ) {
-        self.init(
-            shared: BluetoothSharedConfiguration(
-                transport: transport, adapter: adapter, adapters: adapters, devices: devices, maxDevices: maxDevices,
-                reconnect: reconnect),
-            profile: HeartRateProfileConfiguration(
-                heartbeatSeriesSeconds: heartbeatSeriesSeconds, heartbeatSeriesMaxBeats: heartbeatSeriesMaxBeats,
-                runningWindowSeconds: runningWindowSeconds, simulation: simulation))
-    }
-}
-
 /// The simulated transport's devices (`simulation`, with `transport: "simulated"`).
-public struct HeartRateSimulationConfiguration: Sendable, Hashable, DeclaredConfiguration {
+public struct HeartRateSimulationConfiguration: Sendable, BluetoothSimulation {
     /// Simulated heart-rate monitors.
     public var heartRateMonitors = 1
     /// Simulated running foot pods.
@@ -112,4 +95,7 @@ public struct HeartRateSimulationConfiguration: Sendable, Hashable, DeclaredConf
                     + "strap a Polar broadcast of that id comes from, heard connected and broadcasting; absent: none"),
         ]
     }
+
+    /// The monitors and the foot pods.
+    public var deviceCount: Int { heartRateMonitors + footPods }
 }

@@ -39,11 +39,11 @@ struct NotificationMapper {
     var energyResetSent = false
     /// The last energy-expended reading of this connection, the baseline of the next delta.
     var lastEnergy: (kilojoules: Int, date: Date)?
-    /// The uuid, sync identifier and last sync version of the series being built, once a
-    /// provisional version of it was published.
-    var seriesSync: (id: SampleID, identifier: String, version: Int64)?
+    /// The versions the series are published under, provisional and finished.
+    var seriesVersions: HeartbeatSeriesVersionTracker
     let base: Metadata
-    /// The device's upper-case address: metadata, and the series' identity without a local id.
+    /// The device's upper-case address: metadata, and the series' identity without a local id
+    /// (the device and a series' start name the series: ``HeartbeatSeriesVersionTracker``).
     let key: String
     let ids: SampleIDGenerator
 
@@ -59,9 +59,9 @@ struct NotificationMapper {
             maximumBeats: configuration.heartbeatSeriesMaxBeats,
             maximumDuration: configuration.heartbeatSeriesSeconds, notBefore: counters.lastBeat)
         running = RunningAggregator(windowSeconds: configuration.runningWindowSeconds)
-        var metadata = Metadata()
+        seriesVersions = HeartbeatSeriesVersionTracker(identity: facts.device.localIdentifier ?? key, ids: ids)
+        var metadata = facts.metadata
         metadata[.bleAddress] = .string(key)
-        if let battery = facts.battery { metadata[.batteryLevel] = .integer(Int64(battery)) }
         base = metadata
     }
 
@@ -181,53 +181,22 @@ struct NotificationMapper {
         return output
     }
 
-    /// A finished chunk: the last version of the series. When provisional versions of it were
-    /// published, it keeps their uuid and sync identifier with the next sync version, and drops
-    /// the provisional mark, so it replaces them.
+    /// A finished chunk: the last version of the series, replacing its provisional versions
+    /// (``HeartbeatSeriesVersionTracker``).
     private mutating func appendSeries(_ chunk: HeartbeatSeriesBuilder.Chunk, to output: inout Output) {
-        var metadata = heartMetadata
-        var id: SampleID
-        if let provisional = seriesSync {
-            id = provisional.id
-            metadata.syncIdentifier = provisional.identifier
-            metadata.syncVersion = provisional.version + 1
-            seriesSync = nil
-        } else {
-            id = ids.next()
-        }
         do {
-            output.records.append(.heartbeatSeries(try HeartbeatSeriesSample(
-                id: id, start: chunk.start, end: chunk.end, beats: chunk.beats, device: facts.device, metadata: metadata)))
+            output.records.append(.heartbeatSeries(try seriesVersions.finished(chunk, device: facts.device, metadata: heartMetadata)))
         } catch {
             output.effects.append(.internalError("heartbeat series rejected: \(error)"))
         }
     }
 
-    /// Publishes the series being built as it stands: the same uuid every time, metadata
-    /// `healthgate.provisional` and the next `syncVersion` (HealthKit's sync-identifier rule). A
-    /// store keeps the highest version, appending the beats that are new, so a crash loses only
-    /// the beats still in a sink's batch window.
+    /// Publishes the series being built as it stands, as its next provisional version: a store
+    /// keeps the highest version, so a crash loses only the beats still in a sink's batch window.
     private mutating func appendProvisionalSeries(to output: inout Output) {
         guard let chunk = series.pendingChunk else { return }
-        let sync: (id: SampleID, identifier: String, version: Int64)
-        if let previous = seriesSync {
-            sync = (previous.id, previous.identifier, previous.version + 1)
-        } else {
-            // The device and the series' start name it: a chunk's start never moves, and one
-            // device starts no two series at the same microsecond.
-            let identity = facts.device.localIdentifier ?? key
-            let start = Int64((chunk.start.timeIntervalSince1970 * 1_000_000).rounded())
-            sync = (ids.next(), "heartbeat-series:\(identity):\(start)", 1)
-        }
-        var metadata = heartMetadata
-        metadata.syncIdentifier = sync.identifier
-        metadata.syncVersion = sync.version
-        metadata[.provisional] = .bool(true)
         do {
-            output.records.append(.heartbeatSeries(try HeartbeatSeriesSample(
-                id: sync.id, start: chunk.start, end: chunk.end, beats: chunk.beats, device: facts.device,
-                metadata: metadata)))
-            seriesSync = sync
+            output.records.append(.heartbeatSeries(try seriesVersions.provisional(chunk, device: facts.device, metadata: heartMetadata)))
         } catch {
             output.effects.append(.internalError("heartbeat series rejected: \(error)"))
         }

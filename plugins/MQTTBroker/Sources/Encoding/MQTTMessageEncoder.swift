@@ -17,6 +17,11 @@ struct MQTTMessageEncoder: Sendable {
     var gateway: String
     var mode: MQTTMessageMode
 
+    /// Every setting of the encoder that shapes its messages, as a stable text (the topics'
+    /// levels last: they are free text). The follower mixes it into each batch's key; MQTT
+    /// carries no key, so it only keeps the follower's rule (a key names one payload) whole.
+    var identity: String { "mode=\(mode.rawValue) topics=\(prefix)/\(gateway)" }
+
     /// The status topic, `{prefix}/{gateway}/status`, for `online` and the Will `offline`.
     var statusTopic: String { "\(prefix)/\(gateway)/status" }
     /// The topic of deletions, `{prefix}/{gateway}/deleted`.

@@ -17,6 +17,8 @@ struct MQTTReceiver: RemoteReceiver {
 
     var destination: String { "\(configuration.host):\(configuration.port)" }
 
+    var payloadIdentity: String { encoder.identity }
+
     func prepare(context: FollowerContext) async {
         context.status.setDetail("broker", destination)
         do {

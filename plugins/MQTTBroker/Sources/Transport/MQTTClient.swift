@@ -85,20 +85,21 @@ final class MQTTClient: Sendable {
             }
             try check(
                 entryPoints.reconnectDelaySet(pointer, 1, UInt32(max(1, settings.reconnectMaxDelaySeconds)), true), "reconnect delay")
-            entryPoints.connectCallbackSet(pointer) { _, context, code in
-                guard let context else { return }
-                Unmanaged<MQTTConnectionEvents>.fromOpaque(context).takeUnretainedValue().connected(code: code)
+            // Each callback is handed the client it reports on, so the events need no pointer of
+            // their own.
+            entryPoints.connectCallbackSet(pointer) { client, context, code in
+                guard let client, let context else { return }
+                Unmanaged<MQTTConnectionEvents>.fromOpaque(context).takeUnretainedValue().connected(client: client, code: code)
             }
-            entryPoints.disconnectCallbackSet(pointer) { _, context, code in
-                guard let context else { return }
-                Unmanaged<MQTTConnectionEvents>.fromOpaque(context).takeUnretainedValue().disconnected(code: code)
+            entryPoints.disconnectCallbackSet(pointer) { client, context, code in
+                guard let client, let context else { return }
+                Unmanaged<MQTTConnectionEvents>.fromOpaque(context).takeUnretainedValue().disconnected(client: client, code: code)
             }
             entryPoints.publishCallbackSet(pointer) { _, context, mid, reason, _ in
                 guard let context else { return }
                 Unmanaged<MQTTConnectionEvents>.fromOpaque(context).takeUnretainedValue().published(mid: mid, reason: reason)
             }
             entryPoints.logCallbackSet(pointer, MQTTConnectionEvents.logCallback)
-            events.attach(pointer)
             try check(entryPoints.loopStart(pointer), "network loop")
         } catch {
             entryPoints.destroy(pointer)
@@ -150,7 +151,6 @@ final class MQTTClient: Sendable {
     func close() {
         _ = entryPoints.disconnect(handle.pointer)
         _ = entryPoints.loopStop(handle.pointer, false)
-        events.detach()
         entryPoints.destroy(handle.pointer)
         retainedEvents.release()
     }

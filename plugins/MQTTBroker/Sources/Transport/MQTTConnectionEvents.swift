@@ -1,6 +1,5 @@
 internal import CMosquitto
 import AsyncPrimitives
-import Synchronization
 
 /// What libmosquitto's loop thread reports (connects, disconnects, PUBACKs), for the sink's tasks
 /// to wait on. The callbacks run on that thread and only update the condition, except that a
@@ -31,33 +30,18 @@ final class MQTTConnectionEvents: Sendable {
         var refused = false
     }
 
-    // @unchecked Sendable: an immutable libmosquitto client pointer; libmosquitto serializes
-    // access to the client once its loop thread runs (mosquitto_threaded_set by loop_start), which
-    // the compiler cannot see. (A Mutex<OpaquePointer?> was tried: region checking will not let a
-    // pointer parameter in.)
-    private struct Handle: @unchecked Sendable { let pointer: OpaquePointer }
-
     let state = AsyncCondition(State())
     private let entryPoints: MosquittoEntryPoints
     private let statusTopic: String
     /// `host:port`, named in every error.
     private let broker: String
     private let username: String?
-    private let handle = Mutex<Handle?>(nil)
 
     init(entryPoints: MosquittoEntryPoints, statusTopic: String, broker: String, username: String?) {
         self.entryPoints = entryPoints
         self.statusTopic = statusTopic
         self.broker = broker
         self.username = username
-    }
-
-    func attach(_ pointer: OpaquePointer) {
-        handle.withLock { $0 = Handle(pointer: pointer) }
-    }
-
-    func detach() {
-        handle.withLock { $0 = nil }
     }
 
     /// The CONNACK reason codes that point at the credentials.
@@ -80,7 +64,9 @@ final class MQTTConnectionEvents: Sendable {
         }
     }
 
-    func connected(code: Int32) {
+    /// A connect of `client`, reported on its loop thread, which is where libmosquitto lets the
+    /// callback use the client it passes.
+    func connected(client: OpaquePointer, code: Int32) {
         guard code == 0 else {
             // MQTT 5 CONNACK reason codes (135: not authorized, 134: bad user name or password).
             let reason = entryPoints.reasonString(code).map { String(cString: $0) } ?? "reason \(code)"
@@ -93,12 +79,10 @@ final class MQTTConnectionEvents: Sendable {
             }
             return
         }
-        if let pointer = handle.withLock({ $0?.pointer }) {
-            entryPoints.logCallbackSet(pointer, nil)
-            let online = Array("online".utf8)
-            _ = online.withUnsafeBytes { bytes in
-                entryPoints.publish(pointer, nil, statusTopic, Int32(bytes.count), bytes.baseAddress, 1, true, nil)
-            }
+        entryPoints.logCallbackSet(client, nil)
+        let online = Array("online".utf8)
+        _ = online.withUnsafeBytes { bytes in
+            entryPoints.publish(client, nil, statusTopic, Int32(bytes.count), bytes.baseAddress, 1, true, nil)
         }
         state.update {
             $0.connected = true
@@ -108,10 +92,9 @@ final class MQTTConnectionEvents: Sendable {
         }
     }
 
-    func disconnected(code: Int32) {
-        if let pointer = handle.withLock({ $0?.pointer }) {
-            entryPoints.logCallbackSet(pointer, Self.logCallback)
-        }
+    /// A disconnect of `client`, reported on its loop thread like ``connected(client:code:)``.
+    func disconnected(client: OpaquePointer, code: Int32) {
+        entryPoints.logCallbackSet(client, Self.logCallback)
         state.update {
             $0.connected = false
             if code != 0, $0.lastError == nil {

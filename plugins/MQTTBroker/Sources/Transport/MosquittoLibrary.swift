@@ -69,11 +69,9 @@ public final class MosquittoLibrary: Sendable {
     }
 }
 
-/// libmosquitto's entry points, resolved by ``MosquittoLibrary``.
-///
-// @unchecked Sendable: immutable addresses of functions in a library that is never unloaded; the
-// compiler cannot see that C function pointers are plain values.
-struct MosquittoEntryPoints: @unchecked Sendable {
+/// libmosquitto's entry points, resolved by ``MosquittoLibrary``: C function pointers into a
+/// library that is never unloaded.
+struct MosquittoEntryPoints: Sendable {
     let new: hg_mosquitto_new_fn
     let destroy: hg_mosquitto_destroy_fn
     let intOption: hg_mosquitto_int_option_fn

@@ -20,6 +20,8 @@ public import SerialDevices
 public struct SerialPedometerSource: SerialDeviceFamilySource {
     public static let kind = "serial-pedometer"
     public static let summary = "Serial pedometers (HGP/1) on a tty, pty, /dev/rfcommN, RFCOMM socket or udev hotplug"
+    /// `healthgate --help`.
+    public static let devicesRead = "serial pedometers over USB or RFCOMM"
 
     /// Where the pedometer is.
     public typealias Endpoint = SerialEndpoint

@@ -13,11 +13,24 @@ extension PeripheralSession {
         public var device: Device
         /// Percent, from Battery Level (0x2A19) or, without it, BlueZ's Battery1.
         public var battery: Int?
+        /// The Serial Number String (0x2A25), when it is a plausible one
+        /// (``plausibleSerialNumber(_:)``).
+        public var serialNumber: String?
+
+        /// What every sample of the connection carries in its metadata: the battery level
+        /// (`healthgate.batteryLevel`) and the serial number (``MetadataKey/deviceSerialNumber``).
+        public var metadata: Metadata {
+            var metadata = Metadata()
+            if let battery { metadata[.batteryLevel] = .integer(Int64(battery)) }
+            metadata.deviceSerialNumber = serialNumber
+            return metadata
+        }
     }
 
     /// Reads Device Information and the battery level. Absent or failing characteristics are
     /// skipped (a failure is logged); an invalid battery level is reported with its bytes and
-    /// counted by the caller through `badPayload`. Sets the device's `battery` status detail.
+    /// counted by the caller through `badPayload`. Sets the device's `battery` and `serial`
+    /// status details.
     public func readDeviceInformation(
         _ connection: any BLEConnection, badPayload: (_ bytes: [UInt8], _ reason: String) -> Void
     ) async throws -> DeviceInformation {
@@ -37,8 +50,9 @@ extension PeripheralSession {
         device.hardwareVersion = try await text(.hardwareRevision)
         device.firmwareVersion = try await text(.firmwareRevision)
         device.softwareVersion = try await text(.softwareRevision)
-        let serial = try await text(.serialNumber)
+        let serial = Self.plausibleSerialNumber(try await text(.serialNumber))
         device.localIdentifier = Self.localIdentifier(address: key, manufacturer: device.manufacturer, serialNumber: serial)
+        setDetail("serial", serial)
 
         var battery: Int?
         if let bytes = try await optionalRead(.batteryLevel, in: .batteryService, from: connection) {
@@ -56,7 +70,7 @@ extension PeripheralSession {
             setDetail("battery", "\(battery)%")
             setMetric("healthgate_device_battery_ratio", Double(battery) / 100)
         }
-        return DeviceInformation(device: device, battery: battery)
+        return DeviceInformation(device: device, battery: battery, serialNumber: serial)
     }
 
     /// Reads Device Information and the battery level as above, and reports an invalid battery
@@ -70,16 +84,22 @@ extension PeripheralSession {
     }
 
     /// The stable identity rule: the BLE address, unless Device Information gives a plausible
-    /// serial number AND a manufacturer name, in which case `manufacturer/serial` (devices with
-    /// rotating private addresses keep their serial; the manufacturer keeps serials of different
-    /// vendors apart). A serial is plausible when it has at least 4 characters, at least 2
-    /// distinct ones, and is not a placeholder such as "unknown" or "0123456789".
+    /// serial number (``plausibleSerialNumber(_:)``) AND a manufacturer name, in which case
+    /// `manufacturer/serial` (devices with rotating private addresses keep their serial; the
+    /// manufacturer keeps serials of different vendors apart).
     public static func localIdentifier(address: String, manufacturer: String?, serialNumber: String?) -> String {
-        guard let serial = serialNumber, let manufacturer, serial.count >= 4, Set(serial).count >= 2,
+        guard let serial = plausibleSerialNumber(serialNumber), let manufacturer else { return address }
+        return "\(manufacturer)/\(serial)"
+    }
+
+    /// `serialNumber` when it can be a device's serial number: at least 4 characters, at least 2
+    /// distinct ones, and not a placeholder such as "unknown" or "0123456789"; else nil.
+    public static func plausibleSerialNumber(_ serialNumber: String?) -> String? {
+        guard let serial = serialNumber, serial.count >= 4, Set(serial).count >= 2,
             !["unknown", "n/a", "na", "none", "serial", "0123456789", "123456789", "12345678", "123456", "1234"]
                 .contains(serial.lowercased())
-        else { return address }
-        return "\(manufacturer)/\(serial)"
+        else { return nil }
+        return serial
     }
 
     /// A payload that does not decode: logged with its bytes and the device, reported in the

@@ -39,7 +39,7 @@ public struct BluetoothSharedConfiguration: Sendable, Hashable, DeclaredConfigur
     public static var configurationKeys: [ConfigurationKey<Self>] { keys(maxDevicesDefault: "the profile's default") }
 
     /// The shared keys; `maxDevicesDefault` says how many devices a profile follows when
-    /// `maxDevices` is absent (``BluetoothProfile/maxDevicesDefault``).
+    /// `maxDevices` is absent (from ``BluetoothProfile/maxDevicesWithBlueZ``).
     public static func keys(maxDevicesDefault: String) -> [ConfigurationKey<Self>] {
         let adapterName = ConfigurationSchema.string(pattern: "^[^/]+$", minLength: 1)
         return [

@@ -6,7 +6,8 @@ public import SampleBus
 /// profile's services on each configured adapter (``PeripheralSupervisor``), follows up to
 /// `maxDevices` of them, each in its own task that connects, reconnects with backoff and hands
 /// every connection to the profile (``BluetoothProfile/follow(_:configuration:environment:)``). With
-/// `transport: "simulated"` the profile's simulator stands in for Bluetooth. No Bluetooth is
+/// `transport: "simulated"` the profile's simulated devices (its `simulation` block,
+/// ``SimulatedCentralTransport``) stand in for Bluetooth. No Bluetooth is
 /// logged once and retried; only cancellation ends `run`.
 public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource {
     public typealias Configuration = BluetoothSourceConfiguration<Profile>
@@ -28,14 +29,14 @@ public struct BluetoothSource<Profile: BluetoothProfile>: BluetoothProfileSource
     /// `bluez`, a radio per adapter (chosen when it runs: its `adapters` or `adapter`, else the
     /// gateway's `bluetooth.adapters`, `all` listed then) from the gateway's Bluetooth (`bluetooth`, one per run made
     /// by the executable and handed over by the catalog entry, ``PluginCatalogEntry/bluetoothSource(_:bluetooth:)``;
-    /// a scripted stack in tests); with `simulated`, the profile's simulator. Checks nothing.
+    /// a scripted stack in tests); with `simulated`, the profile's simulated devices. Checks nothing.
     public init(settings configuration: Configuration, environment: PluginEnvironment, bluetooth: BluetoothAdapters) {
         switch configuration.shared.transport {
         case .bluez:
             simulatedRadio = nil
         case .simulated:
             simulatedRadio = .unshared(
-                Profile.simulator(configuration.profile, clock: environment.clock), adapter: nil,
+                SimulatedCentralTransport(clock: environment.clock, settings: configuration.profile.simulation), adapter: nil,
                 connections: configuration.effectiveMaxDevices, bluetooth: bluetooth, environment: environment)
         }
         self.configuration = configuration

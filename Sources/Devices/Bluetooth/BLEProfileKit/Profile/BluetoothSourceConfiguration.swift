@@ -1,3 +1,4 @@
+public import BLETransport
 public import GatewayRuntime
 public import SampleBus
 
@@ -21,6 +22,17 @@ public struct BluetoothSourceConfiguration<Profile: BluetoothProfile>: PluginCon
         self.profile = profile
     }
 
+    /// The shared keys given and the profile's own, every other at its default.
+    public init(
+        transport: BLETransportChoice? = nil, adapter: String? = nil, adapters: AdapterSelection? = nil, devices: DeviceSelection? = nil,
+        maxDevices: Int? = nil, reconnect: ReconnectPolicy? = nil, profile: Profile.Configuration = Profile.Configuration()
+    ) {
+        self.init(
+            shared: BluetoothSharedConfiguration(
+                transport: transport, adapter: adapter, adapters: adapters, devices: devices, maxDevices: maxDevices, reconnect: reconnect),
+            profile: profile)
+    }
+
     /// The shared keys, then the profile's.
     public static var configurationKeys: [ConfigurationKey<Self>] {
         BluetoothSharedConfiguration.keys(maxDevicesDefault: Profile.maxDevicesDefault).map { $0.embedded(in: \Self.shared) }
@@ -37,9 +49,10 @@ public struct BluetoothSourceConfiguration<Profile: BluetoothProfile>: PluginCon
         set { profile[keyPath: keyPath] = newValue }
     }
 
-    /// The number of devices followed at once, after defaults.
+    /// The number of devices followed at once, after defaults: `maxDevices`, else every simulated
+    /// device when simulated, else the profile's ``BluetoothProfile/maxDevicesWithBlueZ``.
     public var effectiveMaxDevices: Int {
-        shared.maxDevices ?? Profile.defaultMaxDevices(profile, simulated: shared.simulated)
+        shared.maxDevices ?? (shared.simulated ? profile.simulation.deviceCount : Profile.maxDevicesWithBlueZ)
     }
 
     /// ``validate()``; the settings are the configuration itself.
@@ -50,11 +63,12 @@ public struct BluetoothSourceConfiguration<Profile: BluetoothProfile>: PluginCon
 
     /// Checks every value that decodes but cannot work: the declared ranges (as a file is
     /// checked before it is decoded, for a configuration built in code), then what ties keys
-    /// together, the shared ones' and the profile's; no I/O.
+    /// together, the shared ones', a simulation of no device, and the profile's; no I/O.
     /// - Throws: ``PluginConfigurationError`` naming the key.
     public func validate() throws(PluginConfigurationError) {
         try Self.configurationSchema.check(configurationJSON)
         try BLESourceKeys.validate(adapter: shared.adapter, adapters: shared.adapters, simulated: shared.simulated)
-        try Profile.validate(profile, simulated: shared.simulated)
+        try BLESourceKeys.checkSimulation(deviceCount: profile.simulation.deviceCount, simulated: shared.simulated)
+        try profile.validate(simulated: shared.simulated)
     }
 }

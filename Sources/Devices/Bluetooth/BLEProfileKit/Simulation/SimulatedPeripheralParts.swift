@@ -1,25 +1,5 @@
 public import BLETransport
-public import GatewayRuntime
-import FoundationEssentials
 import Synchronization
-
-/// Discovery as simulated transports report it: each peripheral advertising one of the wanted
-/// services once, then nothing until the consumer cancels (it idles on the injected clock).
-/// Unfolding: each `next()` of the consumer produces one event, so no task is needed.
-public func simulatedDiscovery(
-    of peripherals: [DiscoveredPeripheral], services: [BluetoothUUID], clock: any GatewayClock
-) -> AsyncThrowingStream<DiscoveryEvent, any Error> {
-    let found = peripherals.filter { peripheral in peripheral.serviceUUIDs.contains { services.contains($0) } }
-    let index = Mutex(0)
-    return AsyncThrowingStream(unfolding: {
-        let next = index.withLock { value -> Int in
-            defer { value += 1 }
-            return value
-        }
-        if next < found.count { return .found(found[next]) }
-        while true { try await clock.sleep(for: .seconds(3600)) }
-    })
-}
 
 /// A simulated peripheral's GATT database: its characteristics by service and the values of the
 /// readable ones.

@@ -14,13 +14,13 @@ extension BluetoothConfiguration {
         do {
             try configurationSchema.check(configuration.configurationJSON)
         } catch {
-            throw ConfigurationError(file: origin, keyPath: "bluetooth.\(error.keyPath)", reason: error.reason)
+            throw ConfigurationError(file: origin, keyPath: ConfigurationKeyPath.joining("bluetooth", error.keyPath), reason: error.reason)
         }
         // The adapters' names, as a source's are checked: a list of one or more, none twice.
         do {
             try BLESourceKeys.validate(adapter: nil, adapters: configuration.adapters, simulated: false)
         } catch {
-            throw ConfigurationError(file: origin, keyPath: "bluetooth.\(error.keyPath)", reason: error.reason)
+            throw ConfigurationError(file: origin, keyPath: ConfigurationKeyPath.joining("bluetooth", error.keyPath), reason: error.reason)
         }
         return configuration
     }

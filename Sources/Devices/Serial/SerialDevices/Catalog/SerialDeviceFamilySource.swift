@@ -8,6 +8,9 @@ public import SampleBus
 ///
 /// Adding a member is one folder under plugins/ and one line in the catalog.
 public protocol SerialDeviceFamilySource: SampleSource, ConfigurablePlugin {
+    /// What the source reads and how they are attached, plural, as a sentence names them:
+    /// `ANT+ heart-rate straps through a USB ANT stick`. `healthgate --help` lists these.
+    static var devicesRead: String { get }
     /// Which udev-tagged ttys the source reads with `"udev": true`.
     static var udevMatch: SerialDeviceMatch { get }
     /// How `healthgate demo` runs the source, if it does.
