@@ -33,7 +33,8 @@ final class OutputToDevicesTests: XCTestCase {
         }
         let workout = Workout(
             id: ids.next(), activityType: .running, startDate: start, endDate: start.addingTimeInterval(60), duration: 60,
-            sampleIDs: samples.map(\.id))
+            statistics: [QuantityStatistics(
+                type: .heartRate, startDate: start, endDate: start.addingTimeInterval(60), sampleCount: samples.count, average: 123)])
         try await HealthStore(path: database).write(samples.map(HealthRecord.quantity) + [.workout(workout)])
         return (database, workout.id)
     }
