@@ -18,8 +18,9 @@ enum StatusCommand {
 
             The "store migration" line shows the background migration of a store written by an \
             earlier healthgate, a step each with the rows done of its total ("heartbeats 1200/4000, \
-            workout_samples 0/90000, running"); "finished" once every step has. JSON: "migration", \
-            each step's "step", "done", "total", "finished", "started" and "finishedAt".
+            workout_samples 0/90000, running"); "finished" once every step has. A store created by \
+            this version has nothing to move and no such line. JSON: "migration", each step's \
+            "step", "done", "total", "finished", "started" and "finishedAt".
             """,
         options: [
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."),
@@ -35,7 +36,8 @@ enum StatusCommand {
         let report = try result.decode(StatusReport.self)
         context.print("healthgate \(report.version), pid \(report.pid), up since \(RFC3339.string(from: report.startedAt)), config \(report.configuration)")
         if let clock = report.clock { context.print("clock: \(clock)") }
-        if let steps = report.migration, !steps.isEmpty {
+        // A store created by this version has nothing to move: no line for it.
+        if let steps = report.migration, steps.contains(where: { $0.total > 0 }) {
             context.print("store migration: " + migrationText(steps))
         }
         if let counts = report.heartRate {
