@@ -35,7 +35,7 @@ final class WorkoutExportTests: XCTestCase {
             try add(.distanceCycling, 8, .meter, interval: true)
             try add(.distanceWalkingRunning, 0.5, .meter, interval: true, device: pedometer)
         }
-        let at = { (seconds: Double) in self.start.addingTimeInterval(seconds) }
+        let at = { (seconds: Double) in start.addingTimeInterval(seconds) }
         let end = at(600)
         let rates = samples.filter { $0.type == .heartRate }.map(\.canonicalValue)
         let powers = samples.filter { $0.type == .cyclingPower }.map(\.canonicalValue)
@@ -207,7 +207,12 @@ final class WorkoutExportTests: XCTestCase {
         var files: [Bool: (fit: String, tcx: String)] = [:]
         for keep in [false, true] {
             let database = executable.root.appendingPathComponent("store-\(keep).sqlite").path
-            try await HealthStore(path: database).write(samples.map(HealthRecord.quantity) + [.workout(workout)])
+            // As a gateway stores them: the readings as they come, the workout at its end (its
+            // curves condensed from what the store holds then), every series closed at the stop.
+            let store = try HealthStore(path: database)
+            try await store.write(samples.map(HealthRecord.quantity))
+            try await store.write([.workout(workout)])
+            await store.close()
             let configuration = executable.root.appendingPathComponent("config-\(keep).json")
             try Data(#"{"store": {"path": "\#(database)", "retentionDays": 7, "keepWorkoutSamples": \#(keep)}}"#.utf8)
                 .write(to: configuration)
