@@ -1,10 +1,12 @@
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 import XCTest
 
 /// A workout driven from the CLI against a running daemon with demo devices, then read back from
-/// the store and checked against the samples it links to.
+/// the store and checked against the samples it refers to (by its time and devices: a stored
+/// workout lists no sample ids).
 final class WorkoutEndToEndTests: XCTestCase {
     func testStartPauseResumeLapEndThenTheStoredWorkoutMatchesItsSamples() async throws {
         let healthgate = try HealthgateExecutable()
@@ -67,22 +69,28 @@ final class WorkoutEndToEndTests: XCTestCase {
             (date >= start && date < pauseStart) || (date >= pauseEnd && date <= end)
         }
 
-        // Every heart-rate sample the workout links is in the store and was measured while running;
-        // every stored sample measured while running (and delivered before the end) is linked.
-        let linked = Set(try XCTUnwrap(shown["sampleIDs"] as? [String]))
-        let stored = try await Self.heartRateSamples(healthgate, database: database)
-        let linkedSamples = stored.filter { linked.contains($0.id) }
-        XCTAssertFalse(linkedSamples.isEmpty)
-        for sample in linkedSamples {
-            XCTAssertTrue(running(sample.end), "sample at \(sample.end) is outside the running intervals")
+        XCTAssertNil(shown["sampleIDs"], "a stored workout refers to its time and devices, not to sample ids")
+        // The heart rates the store reads back for the workout (as `workout chart` and `export`
+        // draw it) were measured while running; every stored one measured while running (and
+        // delivered before the end) is among them, the same reading with the same derived uuid.
+        let reader = try HealthStore(path: database, access: .readOnly)
+        let record = try await reader.workout(id: try XCTUnwrap(SampleID(string: workoutID)))
+        let collected = try XCTUnwrap(record).samples.filter { $0.type == .heartRate }
+        XCTAssertFalse(collected.isEmpty)
+        for sample in collected {
+            XCTAssertTrue(running(sample.endDate), "sample at \(sample.endDate) is outside the running intervals")
         }
+        let collectedIDs = Set(collected.map(\.id.uuidString))
+        let stored = try await Self.heartRateSamples(healthgate, database: database)
         let settled = stored.filter { running($0.end) && $0.end < end.addingTimeInterval(-1) }
         for sample in settled {
-            XCTAssertTrue(linked.contains(sample.id), "sample at \(sample.end) was measured while running but is not linked")
+            XCTAssertTrue(collectedIDs.contains(sample.id), "sample at \(sample.end) was measured while running but is not the workout's")
         }
         XCTAssertTrue(stored.contains { $0.end > pauseStart && $0.end < pauseEnd }, "the daemon kept measuring during the pause")
+        let linkedSamples = stored.filter { collectedIDs.contains($0.id) }
+        XCTAssertEqual(linkedSamples.count, collected.count)
 
-        // The totals are the statistics of exactly the linked samples.
+        // The totals are the statistics of exactly those samples.
         let statistics = try XCTUnwrap(shown["statistics"] as? [[String: Any]])
         let heartRate = try XCTUnwrap(statistics.first { $0["type"] as? String == "heartRate" })
         XCTAssertEqual(heartRate["sampleCount"] as? Int, linkedSamples.count)
