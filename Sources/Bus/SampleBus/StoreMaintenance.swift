@@ -136,32 +136,33 @@ public struct StoreMaintenance: Sendable {
     }
 
     /// Runs batches until every step has finished; `progress` carries what was logged across a
-    /// retry.
+    /// retry, so the start is announced once.
     private func migrate(_ progress: inout StoreMigrationProgress?) async throws {
         var steps = try await store.migrationSteps()
         guard steps.contains(where: { $0.finished == nil }) else { return }
-        if progress == nil {
-            let started = StoreMigrationProgress(steps: steps, started: clock.uptime())
-            progress = started
-            logger.log(started.quiet ? .debug : .info, "store migration: started in the background, ingest goes on; \(started.describe(steps))")
+        var current: StoreMigrationProgress
+        if let resumed = progress {
+            current = resumed
+        } else {
+            current = StoreMigrationProgress(steps: steps, started: clock.uptime())
+            logger.log(current.level, "store migration: started in the background, ingest goes on; \(current.describe(steps))")
         }
-        guard var current = progress else { return }
         defer { progress = current }
         while steps.contains(where: { $0.finished == nil }) {
             try Task.checkCancellation()
             steps = try await store.migrateBatch(seriesLimit: migrationSeriesBatch, linkLimit: migrationLinkBatch)
             current.batches += 1
-            let now = clock.uptime()
-            if current.shouldReport(steps, at: now, every: Self.progressInterval) {
-                logger.log(current.quiet ? .debug : .info, "store migration: \(current.percent(steps)) % done; \(current.describe(steps))")
+            if current.shouldReport(steps, at: clock.uptime(), every: Self.progressInterval) {
+                logger.log(current.level, "store migration: \(current.percent(steps)) % done; \(current.describe(steps))")
             }
             // Other writes (ingest) queue on the writer between two batches.
             await Task.yield()
         }
+        let seconds = (clock.uptime() - current.started).seconds
         logger.log(
-            current.quiet ? .debug : .info,
-            "store migration: finished in \(clock.uptime() - current.started), \(String(count: current.batches, "batch", plural: "batches")); "
-                + current.describe(steps))
+            current.level,
+            "store migration: finished in \(String(cFormat: "%.1f", seconds)) s, "
+                + "\(String(count: current.batches, "batch", plural: "batches")); \(current.describe(steps))")
     }
 
     // MARK: Idle quantity series
@@ -193,6 +194,9 @@ struct StoreMigrationProgress: Sendable, Hashable {
     var reportedAt: Duration
     /// Whether the steps had nothing to move when it began (a store created at this version).
     var quiet: Bool
+
+    /// The level of its lines: debug for a store that had nothing to move.
+    var level: LogLevel { quiet ? .debug : .info }
 
     init(steps: [StoreMigrationStep], started: Duration) {
         self.started = started
