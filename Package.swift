@@ -178,7 +178,7 @@ let package = Package(
             dependencies: ["LinuxSystem", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "AsyncPrimitives", "CZlib", "CDeflate"], path: "Sources/Sinks/RemoteSinkKit",
             exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
-            name: "GatewayTesting", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"], path: "Sources/Testing/GatewayTesting",
+            name: "GatewayTesting", dependencies: ["GatewayTime", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "SQLite", "AsyncPrimitives"], path: "Sources/Testing/GatewayTesting",
             swiftSettings: swiftSettings),
         // The workout tests' scripted sample streams and profile, shared by the tests of the
         // workout domain, runtime and presentation and of the control socket.
@@ -307,7 +307,7 @@ let package = Package(
             name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "SampleBusTests", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting"],
+            name: "SampleBusTests", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting", "SQLite"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "WorkoutsTests", dependencies: ["WorkoutsTesting", "GatewayRuntime", "Workouts", "WorkoutRuntime", "GatewayTesting", "HealthModel"],

@@ -240,6 +240,8 @@ final class ConfigCheckTests: XCTestCase {
             (#"{"store": {"tombstoneRetentionDays": 0}}"#, "store.tombstoneRetentionDays", "0 is below the smallest accepted value 1 (days)"),
             (#"{"store": {"tombstoneRetention": 30}}"#, "store.tombstoneRetention", #"did you mean "tombstoneRetentionDays"?"#),
             (#"{"store": {"path": ""}}"#, "store.path", "must not be empty"),
+            (#"{"store": {"keepWorkoutSamples": "yes"}}"#, "store.keepWorkoutSamples", #"expected true or false, got the string "yes""#),
+            (#"{"store": {"keepWorkoutSample": true}}"#, "store.keepWorkoutSample", #"did you mean "keepWorkoutSamples"?"#),
             (#"{"sources": [{"kind": "serial-pedometer", "config": {"udev": true, "identificationTimeoutSeconds": 1e300}}]}"#,
              "sources[0].config.identificationTimeoutSeconds", "1e+300 is above the largest accepted value 3600 (seconds)"),
             (#"{"sources": [{"kind": "serial-pedometer", "config": {"udev": true, "identificationTimeoutSeconds": 1e18}}]}"#,

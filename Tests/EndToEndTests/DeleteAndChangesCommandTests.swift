@@ -6,6 +6,10 @@ import XCTest
 
 /// `healthgate delete` and `healthgate query changes` run as a user runs them: the built
 /// executable against a real store file, with the store's own writer committing beside it.
+///
+/// The heart rates are more than a series' gap (10 s) apart, so each is a quantity series of
+/// one reading, named by that reading's uuid: `delete --id` takes it, and reading it back gives
+/// a sample with a derived uuid whose `healthgate.series` names it.
 final class DeleteAndChangesCommandTests: StoreTestCase {
     var healthgate: HealthgateExecutable!
     var samples: [QuantitySample] = []
@@ -16,7 +20,7 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         healthgate = try HealthgateExecutable()
         let ids = makeIDs()
         samples = [
-            try heartRate(ids, 60, at: 10), try heartRate(ids, 80, at: 20), try heartRate(ids, 90, at: 190),
+            try heartRate(ids, 60, at: 10), try heartRate(ids, 80, at: 25), try heartRate(ids, 90, at: 190),
             try steps(ids, 120, from: 3000, to: 4200),
         ]
         try await HealthStore(path: path).write(samples.map(HealthRecord.quantity))
@@ -25,6 +29,15 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
     override func tearDownWithError() throws {
         if let root = healthgate?.root { try? FileManager.default.removeItem(at: root) }
         try super.tearDownWithError()
+    }
+
+    /// The series each heart rate read back belongs to, in order: the uuids of the readings
+    /// that named them.
+    func heartRateSeries() async throws -> [String] {
+        try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate).map { sample in
+            guard case .string(let series) = sample.metadata[.series] else { return "a plain sample \(sample.id)" }
+            return series
+        }
     }
 
     func changeSet(_ arguments: String...) async throws -> [String: Any] {
@@ -52,8 +65,9 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         XCTAssertEqual(tombstones.first?["change"] as? String, "deleted")
         XCTAssertEqual(tombstones.first?["type"] as? String, "heartRate")
         XCTAssertEqual(tombstones.first?["anchor"] as? Int, 5)
-        let remaining = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
-        XCTAssertEqual(remaining, [samples[0], samples[2]])
+        XCTAssertEqual(tombstones.first?["kind"] as? String, "quantitySeries")
+        let remaining = try await heartRateSeries()
+        XCTAssertEqual(remaining, [samples[0].id.uuidString, samples[2].id.uuidString])
 
         // The same uuid again: gone, so a usage error that names it.
         let again = try await healthgate.run(["delete", "--yes", "--db", path, "--id", samples[1].id.uuidString])
@@ -70,8 +84,9 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         XCTAssertEqual(byDevice.status, 0, byDevice.standardError)
         let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(byDevice.standardOutput.utf8)) as? [[String: String]])
         XCTAssertEqual(Set(rows.compactMap { $0["uuid"] }), [samples[0].id.uuidString, samples[1].id.uuidString])
-        let heartRates = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
-        XCTAssertEqual(heartRates, [samples[2]])
+        XCTAssertEqual(Set(rows.compactMap { $0["kind"] }), ["quantitySeries"])
+        let heartRates = try await heartRateSeries()
+        XCTAssertEqual(heartRates, [samples[2].id.uuidString])
 
         let byType = try await healthgate.run([
             "delete", "--yes", "--db", path, "--type", "stepCount", "--since", "2027-01-16", "--until", "2027-01-17", "--time-zone", "UTC",
@@ -122,7 +137,8 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         XCTAssertEqual(Set(deleted.map(\.kind)), [.quantity, .correlation])
         XCTAssertEqual(try count("correlations"), 0)
         XCTAssertEqual(try count("correlation_members"), 0)
-        XCTAssertEqual(try count("samples"), 4)
+        XCTAssertEqual(try count("samples"), 1, "the steps")
+        XCTAssertEqual(try count("quantity_series"), 3, "the heart rates")
     }
 
     func testDeleteIsRefusedWhileARunningWorkoutCollectsTheSamples() async throws {
@@ -166,18 +182,28 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         let lines = result.standardOutput.split(separator: "\n").map { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
         }
-        XCTAssertEqual(lines.map { $0?["anchor"] as? Int }, [3, 4, 5], result.standardOutput)
+        let anchors = lines.compactMap { $0?["anchor"] as? Int }
+        XCTAssertEqual(anchors.count, lines.count, result.standardOutput)
+        XCTAssertEqual(Array(anchors.prefix(2)), [3, 4], result.standardOutput)
+        XCTAssertEqual(anchors, anchors.sorted(), result.standardOutput)
+        // The reading started a series of its own (the strap's last one, 410 s before, is
+        // closed in the same transaction), named by the reading's uuid and still open.
         let record = try XCTUnwrap(lines.last??["record"] as? [String: Any])
-        XCTAssertEqual(record["kind"] as? String, "quantity")
+        XCTAssertEqual(record["kind"] as? String, "quantitySeries")
         let decoded = try HealthJSON.makeDecoder().decode(
             HealthRecord.self, from: try JSONSerialization.data(withJSONObject: record))
-        XCTAssertEqual(decoded, .quantity(late))
+        guard case .quantitySeries(let series) = decoded else { return XCTFail("\(decoded)") }
+        XCTAssertEqual(series.id, late.id)
+        XCTAssertEqual(series.quantities, [SeriesQuantity(value: 100, start: late.startDate, end: late.endDate)])
+        XCTAssertTrue(series.isProvisional)
     }
 
     func testChangesTableErrorsAndHelp() async throws {
         let table = try await healthgate.run(["query", "changes", "--db", path, "--type", "heartRate", "--limit", "2"])
         XCTAssertEqual(table.status, 0, table.standardError)
-        XCTAssertTrue(table.standardOutput.contains("anchor: 2 (more changes follow; pass --anchor 2)"), table.standardOutput)
+        // The steps took anchor 1, the strap's first two series 2 and 3.
+        XCTAssertTrue(table.standardOutput.contains("anchor: 3 (more changes follow; pass --anchor 3)"), table.standardOutput)
+        XCTAssertTrue(table.standardOutput.contains("  added   quantitySeries  heartRate  2027-01-16T00:00:10.000000Z  "), table.standardOutput)
         XCTAssertTrue(table.standardOutput.contains(samples[0].id.uuidString), table.standardOutput)
         let unknown = try await healthgate.run(["query", "changes", "--db", path, "--anchor", "99"])
         XCTAssertEqual(unknown.status, 65)
@@ -266,8 +292,8 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
 
         let deleted = try await healthgate.run(["delete", "--yes", "--db", path, "--id", samples[0].id.uuidString])
         XCTAssertEqual(deleted.status, 0, deleted.standardError)
-        let remaining = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
-        XCTAssertEqual(remaining, [samples[1], samples[2]])
+        let remaining = try await heartRateSeries()
+        XCTAssertEqual(remaining, [samples[1].id.uuidString, samples[2].id.uuidString])
     }
 
     /// On a terminal `delete` asks, and deletes only on "y"; script(1) gives it the terminal.

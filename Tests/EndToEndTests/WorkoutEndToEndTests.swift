@@ -1,10 +1,12 @@
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 import XCTest
 
 /// A workout driven from the CLI against a running daemon with demo devices, then read back from
-/// the store and checked against the samples it links to.
+/// the store and checked against the samples it refers to (by its time and devices: a stored
+/// workout lists no sample ids).
 final class WorkoutEndToEndTests: XCTestCase {
     func testStartPauseResumeLapEndThenTheStoredWorkoutMatchesItsSamples() async throws {
         let healthgate = try HealthgateExecutable()
@@ -14,22 +16,23 @@ final class WorkoutEndToEndTests: XCTestCase {
             FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
         }
 
+        let atStart = try await Self.heartRateSamples(healthgate, database: database, source: Self.ownMonitor).count
         let started = try await Self.snapshot(healthgate, ["workout", "start", "--activity", "running", "--format", "json"])
         XCTAssertEqual(started["state"] as? String, "running")
         let workoutID = try XCTUnwrap(started["workoutID"] as? String)
 
-        try await Self.waitForHeartRateSamples(healthgate, database: database, atLeast: 3)
+        try await Self.waitForHeartRateSamples(healthgate, database: database, source: Self.ownMonitor, atLeast: atStart + 3)
         let paused = try await Self.snapshot(healthgate, ["workout", "pause", "--format", "json"])
         XCTAssertEqual(paused["state"] as? String, "paused")
         // Samples keep arriving while paused; they must not be collected.
-        let atPause = try await Self.heartRateSamples(healthgate, database: database).count
-        try await Self.waitForHeartRateSamples(healthgate, database: database, atLeast: atPause + 3)
+        let atPause = try await Self.heartRateSamples(healthgate, database: database, source: Self.ownMonitor).count
+        try await Self.waitForHeartRateSamples(healthgate, database: database, source: Self.ownMonitor, atLeast: atPause + 3)
         let resumed = try await Self.snapshot(healthgate, ["workout", "resume", "--format", "json"])
         XCTAssertEqual(resumed["state"] as? String, "running")
-        let atResume = try await Self.heartRateSamples(healthgate, database: database).count
-        try await Self.waitForHeartRateSamples(healthgate, database: database, atLeast: atResume + 2)
+        let atResume = try await Self.heartRateSamples(healthgate, database: database, source: Self.ownMonitor).count
+        try await Self.waitForHeartRateSamples(healthgate, database: database, source: Self.ownMonitor, atLeast: atResume + 2)
         _ = try await Self.snapshot(healthgate, ["workout", "lap", "--format", "json"])
-        try await Self.waitForHeartRateSamples(healthgate, database: database, atLeast: atResume + 4)
+        try await Self.waitForHeartRateSamples(healthgate, database: database, source: Self.ownMonitor, atLeast: atResume + 4)
         let ended = try await Self.snapshot(healthgate, ["workout", "end", "--format", "json"])
         XCTAssertEqual(ended["state"] as? String, "ended")
 
@@ -67,22 +70,41 @@ final class WorkoutEndToEndTests: XCTestCase {
             (date >= start && date < pauseStart) || (date >= pauseEnd && date <= end)
         }
 
-        // Every heart-rate sample the workout links is in the store and was measured while running;
-        // every stored sample measured while running (and delivered before the end) is linked.
-        let linked = Set(try XCTUnwrap(shown["sampleIDs"] as? [String]))
-        let stored = try await Self.heartRateSamples(healthgate, database: database)
-        let linkedSamples = stored.filter { linked.contains($0.id) }
-        XCTAssertFalse(linkedSamples.isEmpty)
-        for sample in linkedSamples {
-            XCTAssertTrue(running(sample.end), "sample at \(sample.end) is outside the running intervals")
+        XCTAssertNil(shown["sampleIDs"], "a stored workout refers to its time and devices, not to sample ids")
+        // The heart rates the store reads back for the workout (as `workout chart` and `export`
+        // draw it) were measured while running; every stored one measured while running (and
+        // delivered before the end) is among them, the same reading with the same derived uuid.
+        let reader = try HealthStore(path: database, access: .readOnly)
+        let found = try await reader.workout(id: try XCTUnwrap(SampleID(string: workoutID)))
+        let record = try XCTUnwrap(found)
+        let collected = record.samples.filter { $0.type == .heartRate }
+        XCTAssertFalse(collected.isEmpty)
+        for sample in collected {
+            XCTAssertTrue(running(sample.endDate), "sample at \(sample.endDate) is outside the running intervals")
         }
-        let settled = stored.filter { running($0.end) && $0.end < end.addingTimeInterval(-1) }
+        let collectedIDs = Set(collected.map(\.id.uuidString))
+        let stored = try await Self.heartRateSamples(healthgate, database: database)
+        // Its devices: those of its device list, else every one but those it left to others (the
+        // demo's class straps, which their participants' workouts collect).
+        func identities(_ key: MetadataKey) -> [String]? {
+            guard case .string(let text) = record.workout.metadata[key] else { return nil }
+            return text.split(separator: ",").map(String.init)
+        }
+        let taken = IdentitySelection(identities(.workoutDevices))
+        let left = identities(.excludedDevices).map(IdentitySelection.init)
+        let settled = stored.filter { sample in
+            running(sample.end) && sample.end < end.addingTimeInterval(-1) && taken.matches(sample.device)
+                && !(left?.matches(sample.device) ?? false)
+        }
+        XCTAssertFalse(settled.isEmpty)
         for sample in settled {
-            XCTAssertTrue(linked.contains(sample.id), "sample at \(sample.end) was measured while running but is not linked")
+            XCTAssertTrue(collectedIDs.contains(sample.id), "sample at \(sample.end) was measured while running but is not the workout's")
         }
         XCTAssertTrue(stored.contains { $0.end > pauseStart && $0.end < pauseEnd }, "the daemon kept measuring during the pause")
+        let linkedSamples = stored.filter { collectedIDs.contains($0.id) }
+        XCTAssertEqual(linkedSamples.count, collected.count)
 
-        // The totals are the statistics of exactly the linked samples.
+        // The totals are the statistics of exactly those samples.
         let statistics = try XCTUnwrap(shown["statistics"] as? [[String: Any]])
         let heartRate = try XCTUnwrap(statistics.first { $0["type"] as? String == "heartRate" })
         XCTAssertEqual(heartRate["sampleCount"] as? Int, linkedSamples.count)
@@ -148,22 +170,38 @@ final class WorkoutEndToEndTests: XCTestCase {
         var id: String
         var end: Date
         var value: Double
+        var device: Device?
     }
 
-    static func heartRateSamples(_ healthgate: HealthgateExecutable, database: String) async throws -> [StoredHeartRate] {
-        let query = try await healthgate.run(["query", "samples", "--type", "heartRate", "--db", database, "--format", "json", "--limit", "100000"])
+    /// The demo's own heart-rate monitor, which the gateway's workout collects (the class's
+    /// straps are their participants'): waiting for its readings makes each stretch of the
+    /// workout hold some.
+    static let ownMonitor = "demo-heart-rate"
+
+    /// The stored heart rates, of every source or of `source` alone.
+    static func heartRateSamples(
+        _ healthgate: HealthgateExecutable, database: String, source: String? = nil
+    ) async throws -> [StoredHeartRate] {
+        let query = try await healthgate.run(
+            ["query", "samples", "--type", "heartRate", "--db", database, "--format", "json", "--limit", "100000"]
+                + (source.map { ["--source", $0] } ?? []))
         guard query.status == 0 else { return [] }
         let samples = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(query.standardOutput.utf8)) as? [[String: Any]])
         return try samples.map { sample in
             StoredHeartRate(
                 id: try XCTUnwrap(sample["uuid"] as? String), end: try date(sample["end"]),
-                value: try XCTUnwrap(sample["value"] as? Double))
+                value: try XCTUnwrap(sample["value"] as? Double),
+                device: try sample["device"].map { device in
+                    try HealthJSON.makeDecoder().decode(Device.self, from: try JSONSerialization.data(withJSONObject: device))
+                })
         }
     }
 
-    static func waitForHeartRateSamples(_ healthgate: HealthgateExecutable, database: String, atLeast count: Int) async throws {
+    static func waitForHeartRateSamples(
+        _ healthgate: HealthgateExecutable, database: String, source: String? = nil, atLeast count: Int
+    ) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
-        while try await heartRateSamples(healthgate, database: database).count < count {
+        while try await heartRateSamples(healthgate, database: database, source: source).count < count {
             guard ContinuousClock.now < deadline else { throw WaitTimeout(what: "\(count) heart-rate samples in the store") }
         }
     }

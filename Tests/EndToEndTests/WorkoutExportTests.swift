@@ -14,10 +14,11 @@ final class WorkoutExportTests: XCTestCase {
 
     let pedometer = Device(name: "Clip", localIdentifier: "SIM-PED-0001")
 
-    /// One reading a second for 600 s, none while paused (300–360 s): heart rate climbing from
-    /// 100, power 150–199, cadence 85, 8 m/s and 8 m a second; and a pedometer clipped on, whose
-    /// 0.5 m a second of walking distance is not the ride's distance.
-    func ride() throws -> (Workout, [QuantitySample]) {
+    /// One reading a second for 600 s from `start`, none while paused (300–360 s): heart rate
+    /// climbing from 100, power 150–199, cadence 85, 8 m/s and 8 m a second; and a pedometer
+    /// clipped on, whose 0.5 m a second of walking distance is not the ride's distance.
+    func ride(start: Date? = nil) throws -> (Workout, [QuantitySample]) {
+        let start = start ?? self.start
         let ids = SampleIDGenerator(seed: 12)
         var samples: [QuantitySample] = []
         for second in 1...600 where !(300..<360).contains(second) {
@@ -34,7 +35,7 @@ final class WorkoutExportTests: XCTestCase {
             try add(.distanceCycling, 8, .meter, interval: true)
             try add(.distanceWalkingRunning, 0.5, .meter, interval: true, device: pedometer)
         }
-        let at = { (seconds: Double) in self.start.addingTimeInterval(seconds) }
+        let at = { (seconds: Double) in start.addingTimeInterval(seconds) }
         let end = at(600)
         let rates = samples.filter { $0.type == .heartRate }.map(\.canonicalValue)
         let powers = samples.filter { $0.type == .cyclingPower }.map(\.canonicalValue)
@@ -53,6 +54,8 @@ final class WorkoutExportTests: XCTestCase {
                     average: powers.reduce(0, +) / Double(powers.count), minimum: powers.min(), maximum: powers.max()),
                 QuantityStatistics(
                     type: .cyclingCadence, startDate: start, endDate: end, sampleCount: 540, average: 85, minimum: 85, maximum: 85),
+                QuantityStatistics(
+                    type: .cyclingSpeed, startDate: start, endDate: end, sampleCount: 540, average: 8, minimum: 8, maximum: 8),
                 QuantityStatistics(type: .distanceWalkingRunning, startDate: start, endDate: end, sampleCount: 540, sum: 270),
                 QuantityStatistics(type: .distanceCycling, startDate: start, endDate: end, sampleCount: 540, sum: 4320),
                 QuantityStatistics(type: .activeEnergyBurned, startDate: start, endDate: end, sampleCount: 1, sum: 123),
@@ -190,6 +193,84 @@ final class WorkoutExportTests: XCTestCase {
         XCTAssertTrue(show.standardOutput.contains("distance   4.32 km cycling, 0.27 km walking/running"), show.standardOutput)
         XCTAssertTrue(show.standardOutput.contains("power      avg \(Int(power.rounded())) max 199 W"), show.standardOutput)
         XCTAssertTrue(show.standardOutput.contains("cadence    avg 85 max 85 /min"), show.standardOutput)
+    }
+
+    /// Once `store.retentionDays` pruned a ride's samples, its chart and its files come from the
+    /// workout's 5-second curves, and say so: a record (trackpoint) per curve point, the mean
+    /// heart rate and power over it, the distance added up, the laps and totals as before; with
+    /// `store.keepWorkoutSamples` the samples stay and the file has its record a second.
+    func testAPrunedRideChartsAndExportsFromItsCurves() async throws {
+        let executable = try HealthgateExecutable()
+        // Ten days ago, on whole seconds, so the 5-second steps fall on whole seconds too.
+        let start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 10 * 86_400).rounded(.down))
+        let (workout, samples) = try ride(start: start)
+        var files: [Bool: (fit: String, tcx: String)] = [:]
+        for keep in [false, true] {
+            let database = executable.root.appendingPathComponent("store-\(keep).sqlite").path
+            // As a gateway stores them: the readings as they come, the workout at its end (its
+            // curves condensed from what the store holds then), every series closed at the stop.
+            let store = try HealthStore(path: database)
+            try await store.write(samples.map(HealthRecord.quantity))
+            try await store.write([.workout(workout)])
+            await store.close()
+            let configuration = executable.root.appendingPathComponent("config-\(keep).json")
+            try Data(#"{"store": {"path": "\#(database)", "retentionDays": 7, "keepWorkoutSamples": \#(keep)}}"#.utf8)
+                .write(to: configuration)
+            let run = try await executable.run(["run", "--config", configuration.path, "--duration", "3"])
+            XCTAssertEqual(run.status, 0, run.standardError)
+            XCTAssertEqual(run.standardError.contains("quantity series and 0 heartbeat series ended before"), !keep, run.standardError)
+
+            let fit = executable.root.appendingPathComponent("ride-\(keep).fit").path
+            let tcx = executable.root.appendingPathComponent("ride-\(keep).tcx").path
+            let svg = executable.root.appendingPathComponent("ride-\(keep).svg").path
+            for arguments in [
+                ["workout", "export", "\(workout.id)", "--format", "fit", "--output", fit],
+                ["workout", "export", "\(workout.id)", "--format", "tcx", "--output", tcx],
+                ["workout", "chart", "\(workout.id)", "--output", svg],
+            ] {
+                let result = try await executable.run(arguments + ["--db", database])
+                XCTAssertEqual(result.status, 0, result.standardError)
+                XCTAssertEqual(
+                    result.standardError.contains("from the workout's 5-second curves (their raw samples were pruned: store.retentionDays)"),
+                    !keep, "\(arguments): \(result.standardError)")
+            }
+            let chart = try String(contentsOfFile: svg, encoding: .utf8)
+            XCTAssertTrue(chart.contains("<polyline class=\"heart-rate\""), chart)
+            XCTAssertTrue(chart.contains("<polyline class=\"power\""), chart)
+            let show = try await executable.run(["workout", "show", "\(workout.id)", "--db", database])
+            XCTAssertEqual(show.standardOutput.contains("  charts     cyclingCadence, cyclingPower, cyclingSpeed, distanceCycling, distanceWalkingRunning and heartRate from the workout's 5-second curves"), !keep, show.standardOutput)
+            files[keep] = (fit, tcx)
+        }
+
+        let kept = try await decode(try XCTUnwrap(files[true]?.fit), try XCTUnwrap(files[true]?.tcx))
+        XCTAssertEqual((kept["fit"] as? [String: [[String: Any]]])?["record"]?.count, 540, "keepWorkoutSamples: a record a second")
+
+        let decoded = try await decode(try XCTUnwrap(files[false]?.fit), try XCTUnwrap(files[false]?.tcx))
+        let messages = try XCTUnwrap(decoded["fit"] as? [String: [[String: Any]]])
+        let records = try XCTUnwrap(messages["record"])
+        // A record where a 5-second step ends: 60 before the pause, the resume, 48 after it.
+        XCTAssertEqual(records.count, 109)
+        let seconds = try records.map { record -> Int in
+            let text = try XCTUnwrap(record["timestamp"] as? String)
+            let date = try XCTUnwrap(ISO8601DateFormatter().date(from: text))
+            return Int(date.timeIntervalSince(start).rounded())
+        }
+        XCTAssertTrue(seconds.allSatisfy { $0 % 5 == 0 && $0 > 0 && $0 <= 600 }, "\(seconds)")
+        XCTAssertEqual(records.first?["heart_rate"] as? Int, 100, "the mean of the first step")
+        XCTAssertEqual(records.first?["cadence"] as? Int, 85)
+        XCTAssertEqual(try XCTUnwrap(records.last?["distance"] as? Double), 4320, accuracy: 0.01, "the distance adds up")
+        XCTAssertEqual(records.last?["heart_rate"] as? Int, 160)
+        let laps = try XCTUnwrap(messages["lap"])
+        XCTAssertEqual(laps.map { $0["total_distance"] as? Double }, [1600, 1520, 1200])
+        XCTAssertEqual(laps.map { $0["total_timer_time"] as? Double }, [200, 190, 150])
+        let session = try XCTUnwrap(messages["session"]?.first)
+        XCTAssertEqual(session["total_distance"] as? Double, 4320)
+        XCTAssertEqual(session["max_heart_rate"] as? Int, 160)
+        XCTAssertEqual(session["max_power"] as? Int, 199, "the workout's own statistics, not the curve's means")
+        let training = try XCTUnwrap(decoded["tcx"] as? [String: Any])
+        let points = try XCTUnwrap(training["laps"] as? [[String: Any]]).flatMap { ($0["points"] as? [[String: Any]]) ?? [] }
+        XCTAssertEqual(points.count, 109)
+        XCTAssertEqual(points.last?["distance"] as? String, "4320.00")
     }
 
     static func averagePower(_ samples: [QuantitySample], seconds: ClosedRange<Int>) -> Double {

@@ -114,6 +114,9 @@ final class ChartAndFormatTests: XCTestCase {
         XCTAssertTrue(detail.contains("duration   0:42 (pauses excluded)"))
         XCTAssertTrue(detail.contains("avg 137 min 110 max 170 bpm"), detail)
         XCTAssertTrue(detail.contains("gaps       1 without heart rate, 0:18 in total"), detail)
+        let counted = workout.statistics.reduce(0) { $0 + $1.sampleCount }
+        XCTAssertGreaterThan(counted, 0)
+        XCTAssertTrue(detail.contains("\n  readings   \(counted) (in its statistics)\n"), detail)
         XCTAssertTrue(detail.contains("lap"))
         let json = try WorkoutFormat.json(workout)
         let decoded = try HealthJSON.makeDecoder().decode(Workout.self, from: Data(json.utf8))

@@ -9,7 +9,7 @@ public import SampleBus
 /// queue's depth; each store follower's lag in changes and seconds and its dead letters; each
 /// device's link state, connections, losses and battery and each adapter's links, slots and power
 /// cycles (what the Bluetooth sources report through ``StatusReporter/setMetric(_:_:_:)``); the
-/// store's latest anchor; and the clock's synchronisation.
+/// store's latest anchor and its background migration's steps; and the clock's synchronisation.
 ///
 /// Names and labels follow Prometheus' conventions: `healthgate_` prefix, base units (seconds,
 /// ratios), `_total` on counters, one HELP and TYPE line per family.
@@ -77,6 +77,11 @@ public struct GatewayMetrics: Sendable {
             help: "Heart-rate readings and series dropped because another path of the same wearer fed them (one strap heard twice)."),
         Family(name: "healthgate_heart_rate_handovers_total", type: "counter", help: "Times a wearer's heart rate passed from one path to another."),
         Family(name: "healthgate_store_latest_anchor", type: "gauge", help: "The latest anchor of the store's change log."),
+        Family(
+            name: "healthgate_store_migration_rows", type: "gauge",
+            help: "Rows a step of the store's background migration has to handle, counted when the upgrade began."),
+        Family(name: "healthgate_store_migration_done_rows", type: "gauge", help: "Rows the migration step has handled."),
+        Family(name: "healthgate_store_migration_finished", type: "gauge", help: "1 once the migration step finished, 0 while it runs."),
         Family(name: "healthgate_clock_synchronized", type: "gauge", help: "1 when the wall clock is synchronized or declared trusted, 0 when not."),
         Family(name: "healthgate_clock_maximum_error_seconds", type: "gauge", help: "The maximum error the kernel admits for the synchronized wall clock."),
     ]
@@ -118,6 +123,11 @@ public struct GatewayMetrics: Sendable {
                     add("healthgate_follower_pause_seconds", labels, cursor.pausedUntil.map { max(0, $0.timeIntervalSince(now)) } ?? 0)
                 }
                 add("healthgate_store_latest_anchor", [:], Double(try await store.latestAnchor()))
+                for step in try await store.migrationSteps() {
+                    add("healthgate_store_migration_rows", ["step": step.name], Double(step.total))
+                    add("healthgate_store_migration_done_rows", ["step": step.name], Double(step.handled))
+                    add("healthgate_store_migration_finished", ["step": step.name], step.finished == nil ? 0 : 1)
+                }
             } catch {
                 notes.append("# the store could not be read: " + Self.escape("\(error)", quotes: false))
             }

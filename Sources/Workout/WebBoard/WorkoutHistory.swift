@@ -7,6 +7,7 @@ public protocol WorkoutHistory: Sendable {
     /// Every stored workout, newest first.
     func workouts() async throws -> [Workout]
 
-    /// One stored workout with the samples linked to it; nil if there is none with this id.
+    /// One stored workout with its readings (its raw samples, or a type's curve points once
+    /// retention pruned them); nil if there is none with this id.
     func workout(id: SampleID) async throws -> (workout: Workout, samples: [QuantitySample])?
 }

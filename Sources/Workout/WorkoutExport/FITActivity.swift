@@ -20,7 +20,8 @@ public enum FITActivity {
     static let fileID: UInt16 = 0, session: UInt16 = 18, lap: UInt16 = 19, record: UInt16 = 20, event: UInt16 = 21
     static let deviceInfo: UInt16 = 23, activity: UInt16 = 34
 
-    /// The FIT file of `workout` with its linked `samples`.
+    /// The FIT file of `workout` with its readings: its raw `samples`, or a type's curve points as
+    /// samples once retention pruned them (a record per point then).
     public static func encode(_ workout: Workout, samples: [QuantitySample], softwareVersion: Double = 1) -> [UInt8] {
         var fit = FITWriter()
         let start = time(workout.startDate)

@@ -17,7 +17,8 @@ public enum WorkoutChart {
     ///   (`polyline.cadence`) when `samples` hold them, each scaled to the plot's height between
     ///   its own lowest and highest reading, named with that range at the right;
     /// - a header with the totals.
-    /// `samples` are the workout's linked samples of any type; readings outside the workout's
+    /// `samples` are the workout's readings of any type (``WorkoutReadings``: its raw samples, or
+    /// a type's curve points once retention pruned them); readings outside the workout's
     /// interval are left out.
     public static func svg(workout: Workout, samples: [QuantitySample], zones: HeartRateZones?) -> String {
         let width = 960.0, height = 440.0

@@ -95,7 +95,9 @@ public enum WorkoutFormat {
             let seconds = workout.metadata.number("healthgate.gapSeconds") ?? 0
             lines.append("  gaps       \(Int(count)) without heart rate, \(duration(seconds)) in total")
         }
-        lines.append("  samples    \(workout.statistics.reduce(0) { $0 + $1.sampleCount })")
+        // The readings its statistics counted: a workout refers to its time and devices, not to
+        // stored rows, which retention may prune.
+        lines.append("  readings   \(workout.statistics.reduce(0) { $0 + $1.sampleCount }) (in its statistics)")
         if workout.activities.count > 1 {
             lines.append("Activities:")
             for activity in workout.activities {

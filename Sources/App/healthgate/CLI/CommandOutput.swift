@@ -37,6 +37,13 @@ enum CommandOutput {
         }
     }
 
+    /// The uuid of the quantity series `sample` was read out of (``MetadataKey/series``), or nil
+    /// for a plain sample.
+    static func series(of sample: QuantitySample) -> String? {
+        guard case .string(let series) = sample.metadata[.series] else { return nil }
+        return series
+    }
+
     /// RFC 4180: quote a field that holds a comma, a quote or a line break.
     static func csvField(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }

@@ -42,7 +42,8 @@ enum HealthgateCLI {
             usage: "COMMAND [OPTIONS]",
             discussion: """
                 \(devicesRead) It turns each reading into a HealthKit-style \
-                sample, stores it in its SQLite store, and forwards what it stores to an HTTP \
+                sample, stores it in its SQLite store (a stream of readings, such as a strap's \
+                heart rate, as compact quantity series), and forwards what it stores to an HTTP \
                 repository (FHIR, Open mHealth or its own JSON) and to an MQTT broker. It records \
                 live workouts from heart rate, for one person or a class on a web board. \
                 'healthgate scan' lists the Bluetooth devices around it; 'healthgate plugins' lists \

@@ -16,10 +16,20 @@ enum DeleteCommand {
             reports the deletion to sync clients. A blood-pressure reading is deleted whole: its \
             correlation and both member samples.
 
+            A stream's readings (a strap's heart rate, a bike's power) are stored as quantity \
+            series, a sample of up to a minute of readings with one uuid, and a series is deleted \
+            whole, by --id, --device or --type alike. --id takes the series' uuid, which \
+            'healthgate query samples' shows in its SERIES column (JSON metadata \
+            "healthgate.series"); the uuid it shows for a reading of a series is derived, not \
+            stored, and is refused (exit 64) with that hint.
+
             --device matches a device's name or local identifier (its BLE address) and deletes its \
-            samples, correlations and heartbeat series whose start date is in the range; --type deletes \
-            the objects of a quantity or correlation type, heartbeatSeries or workout. Both need \
-            --since or --last (--until defaults to now).
+            samples, quantity series, correlations and heartbeat series whose start date is in the \
+            range; --type deletes the objects of a quantity type (its samples and series), a \
+            correlation type, heartbeatSeries or workout. Both need --since or --last (--until \
+            defaults to now). A workout refers to its time and devices, not to rows: deleting \
+            samples leaves the workout's statistics and curves as they are, and deleting a workout \
+            leaves the samples.
 
             Refused, deleting nothing, when a selected sample is collected by a workout in progress: \
             end the workout first.
@@ -38,7 +48,9 @@ enum DeleteCommand {
             samples.
             """,
         options: [
-            OptionSpec(name: "id", value: "UUID", help: "Delete the object with this uuid (repeatable).", repeatable: true),
+            OptionSpec(
+                name: "id", value: "UUID", help: "Delete the object with this uuid, a quantity series by its own uuid (repeatable).",
+                repeatable: true),
             OptionSpec(name: "device", value: "NAME", help: "Delete a device's objects in the range (name or local identifier)."),
             OptionSpec(name: "type", value: "TYPE", help: "Delete a type's objects in the range."),
         ] + QueryOptions.rangeOptions + [

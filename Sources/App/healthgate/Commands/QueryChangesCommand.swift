@@ -14,17 +14,26 @@ extension QueryCommand {
         name: "changes", summary: "Objects stored and deleted after an anchor (sync), or a live stream of them.",
         usage: "query changes [--type TYPE] [--anchor N] [--limit N] [--follow] [--format table|json] [--db PATH]",
         discussion: """
-            Every stored object (quantity sample, correlation, heartbeat series, workout) has an anchor, \
-            a number that grows with every change; a deleted object leaves a tombstone with a new anchor. \
-            Start with --anchor 0 (the default): everything stored. Pass the printed anchor next time to \
-            get only what changed since.
+            Every stored object (quantity sample, quantity series, correlation, heartbeat series, workout) \
+            has an anchor, a number that grows with every change; a deleted object leaves a tombstone with \
+            a new anchor. Start with --anchor 0 (the default): everything stored. Pass the printed anchor \
+            next time to get only what changed since.
 
-            --type is a quantity or correlation type (heartRate, bloodPressure), heartbeatSeries or workout.
+            A stream's readings (a strap's heart rate, a bike's power) are stored as quantity series \
+            (kind quantitySeries): one object with one uuid for up to a minute of readings, each with \
+            its own time ("quantities", seconds since the series' start). A series still being filled \
+            carries "healthgate.provisional": true and is listed again, at a new anchor and a higher \
+            "syncVersion", each time it grows, and once more when it is closed; a client keeps the \
+            highest version of each uuid.
+
+            --type is a quantity or correlation type (heartRate, bloodPressure), heartbeatSeries or \
+            workout; a quantity type's changes include its series.
             With --limit, at most N changes are printed and "hasMore" says whether more follow the anchor.
 
             --follow prints every change as one JSON line, then keeps printing the changes the gateway \
             commits, by polling the change log every 250 ms, until interrupted:
               {"anchor":12,"change":"added","record":{"kind":"quantity","sample":{...}}}
+              {"anchor":14,"change":"added","record":{"kind":"quantitySeries","sample":{...,"quantities":[...]}}}
               {"anchor":13,"change":"deleted","uuid":"...","kind":"quantity","type":"heartRate"}
 
             Examples:

@@ -52,6 +52,15 @@ enum QueryCommand {
             with the decimals the type is measured to (whole beats per minute and steps, 36.8 degC, \
             1.78 m); JSON and CSV carry every digit, and also the value and unit as recorded. JSON is healthgate's documented \
             sample representation (RFC 3339 dates with microseconds).
+
+            The store keeps the readings of a stream (a strap's heart rate, a bike's power and \
+            cadence) as quantity series, a sample of up to a minute of readings with one uuid; \
+            each reading is listed here as a sample of its own, as HealthKit's \
+            HKQuantitySeriesSampleQuery lists them. Its uuid is derived from the series' uuid and \
+            its place in it (the same reading always gets the same one), and the SERIES column \
+            (CSV "series", JSON metadata "healthgate.series") names the series; "-" (empty) for a \
+            plain sample. Deleting a reading of a series deletes the whole series: \
+            'healthgate delete --id SERIES'.
             """,
         options: rangeOptions + [
             OptionSpec(name: "limit", value: "N", help: "At most N samples."),
@@ -73,13 +82,13 @@ enum QueryCommand {
         case "json":
             context.print(try CommandOutput.json(found))
         case "csv":
-            context.print("uuid,type,start,end,value,unit,recorded_value,recorded_unit,device,source")
+            context.print("uuid,type,start,end,value,unit,recorded_value,recorded_unit,device,source,series")
             for sample in found {
                 context.print([
                     sample.id.uuidString, type.identifier, RFC3339.string(from: sample.startDate),
                     RFC3339.string(from: sample.endDate), String(sample.canonicalValue), type.canonicalUnit.unitString,
                     String(sample.quantity.value), sample.quantity.unit.unitString, sample.device?.displayName ?? "",
-                    CommandOutput.source(of: sample.metadata) ?? "",
+                    CommandOutput.source(of: sample.metadata) ?? "", CommandOutput.series(of: sample) ?? "",
                 ].map(CommandOutput.csvField).joined(separator: ","))
             }
         default:
@@ -88,11 +97,12 @@ enum QueryCommand {
                 return .success
             }
             context.print(TextTable.render(
-                header: ["START", "END", "VALUE", "UNIT", "DEVICE", "SOURCE", "UUID"],
+                header: ["START", "END", "VALUE", "UNIT", "DEVICE", "SOURCE", "UUID", "SERIES"],
                 rows: found.map { sample in
                     [RFC3339.string(from: sample.startDate), RFC3339.string(from: sample.endDate),
                      type.text(for: sample.canonicalValue), type.canonicalUnit.unitString,
-                     sample.device?.displayName ?? "-", CommandOutput.source(of: sample.metadata) ?? "-", sample.id.uuidString]
+                     sample.device?.displayName ?? "-", CommandOutput.source(of: sample.metadata) ?? "-", sample.id.uuidString,
+                     CommandOutput.series(of: sample) ?? "-"]
                 }))
         }
         return .success

@@ -10,6 +10,12 @@ enum RunCommand {
             else /etc/healthgate/config.json, else uses the embedded default: the SQLite store at \
             $XDG_DATA_HOME/healthgate/samples.sqlite with no sources.
 
+            While it runs it keeps the store: store.retentionDays prunes old samples and series \
+            hourly (a finished workout's too, unless store.keepWorkoutSamples; the workout keeps its \
+            statistics and curves), quantity series whose device went quiet are closed, and a store \
+            an earlier healthgate wrote is migrated in the background after it starts, without \
+            holding up ingest: its progress is in the log and in 'healthgate status'.
+
             SIGINT, SIGTERM or SIGHUP stop the sources, drain and flush every sink, remove the \
             control socket and exit 0; no backoff or retry timer is waited out. A second signal, or \
             shutdownTimeoutSeconds (default 10) after the first, forces the exit: within 0.5 s, \

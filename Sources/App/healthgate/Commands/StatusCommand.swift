@@ -15,6 +15,12 @@ enum StatusCommand {
             $XDG_RUNTIME_DIR/healthgate/control.sock ($RUNTIME_DIRECTORY/control.sock under \
             systemd). Exits 69 when no daemon is running. A plugin's details follow the table, \
             wrapped to the terminal's width (80 columns when stdout is no terminal).
+
+            The "store migration" line shows the background migration of a store written by an \
+            earlier healthgate, a step each with the rows done of its total ("heartbeats 1200/4000, \
+            workout_samples 0/90000, running"); "finished" once every step has. A store created by \
+            this version has nothing to move and no such line. JSON: "migration", each step's \
+            "step", "done", "total", "finished", "started" and "finishedAt".
             """,
         options: [
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."),
@@ -30,6 +36,10 @@ enum StatusCommand {
         let report = try result.decode(StatusReport.self)
         context.print("healthgate \(report.version), pid \(report.pid), up since \(RFC3339.string(from: report.startedAt)), config \(report.configuration)")
         if let clock = report.clock { context.print("clock: \(clock)") }
+        // A store created by this version has nothing to move: no line for it.
+        if let steps = report.migration, steps.contains(where: { $0.total > 0 }) {
+            context.print("store migration: " + migrationText(steps))
+        }
         if let counts = report.heartRate {
             context.print(
                 "heart rate: \(String(count: counts.droppedReadings, "reading")) dropped as a second path's copy, "
@@ -56,6 +66,13 @@ enum StatusCommand {
             for line in wrapping.lines(label: "\(status.name): ", entries) { context.print(line) }
         }
         return .success
+    }
+
+    /// `heartbeats 1200/4000, workout_samples 0/90000, running`; `finished` at the end when every
+    /// step has.
+    static func migrationText(_ steps: [StatusReport.MigrationStep]) -> String {
+        steps.map { "\($0.step) \($0.done)/\($0.total)" }.joined(separator: ", ")
+            + (steps.allSatisfy(\.finished) ? ", finished" : ", running")
     }
 }
 

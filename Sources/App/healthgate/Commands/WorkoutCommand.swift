@@ -7,6 +7,7 @@ import WorkoutRuntime
 import WorkoutPresentation
 import WorkoutExport
 import LinuxSystem
+import HealthStore
 
 /// `healthgate workout …`: control the live workout of the running daemon, watch it, and read
 /// finished workouts from the store.
@@ -171,8 +172,13 @@ enum WorkoutCommand {
         options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")] + StoreAccess.options
     ) { arguments, context in
         let format = try arguments.format(among: ["table", "json"])
-        let (workout, _) = try await StoreAccess.workout(id: try workoutID(arguments), arguments, context: context)
-        context.print(format == "json" ? try WorkoutFormat.json(workout) : WorkoutFormat.detail(workout))
+        let (workout, readings) = try await StoreAccess.workout(id: try workoutID(arguments), arguments, context: context)
+        guard format == "table" else {
+            context.print(try WorkoutFormat.json(workout))
+            return .success
+        }
+        context.print(WorkoutFormat.detail(workout))
+        if let note = readings.curveNote(step: WorkoutCurve.step) { context.print("  charts     \(note)") }
         return .success
     }
 
@@ -184,6 +190,11 @@ enum WorkoutCommand {
             heart rate as breaks in the line, a bike's or rower's power and cadence when it has \
             them, and the totals in the header. Open it in a browser.
 
+            It draws the workout's raw samples while the store holds them. Once store.retentionDays \
+            pruned them, a type is drawn from the curve the store kept with the workout, a point \
+            every \(Int(WorkoutCurve.step.seconds)) s (the mean heart rate, power or cadence over it), \
+            and the command says so on standard error; the totals are the workout's own either way.
+
             The file is written whole (a temporary file renamed over it), readable by you \
             alone (0600). --output may also be a device or a named pipe, such as /dev/stdout: \
             the SVG is written into it, and nothing else is printed on standard output.
@@ -191,7 +202,7 @@ enum WorkoutCommand {
         options: [OptionSpec(name: "output", value: "FILE", help: "Where to write the SVG (required).")] + StoreAccess.options
     ) { arguments, context in
         guard let output = arguments.value("output") else { throw CommandError(.usage, "--output FILE.svg is required") }
-        let (workout, samples) = try await StoreAccess.workout(id: try workoutID(arguments), arguments, context: context)
+        let (workout, readings) = try await StoreAccess.workout(id: try workoutID(arguments), arguments, context: context)
         // The zones come from the profile; a broken configuration is an error, not "no zones".
         let configuration = try ConfigurationLocator.load(arguments, context: context)
         let profile: UserProfile
@@ -200,7 +211,8 @@ enum WorkoutCommand {
         } catch {
             throw CommandError(.configuration, "\(configuration.origin): \(error)")
         }
-        let svg = WorkoutChart.svg(workout: workout, samples: samples, zones: profile.heartRateZones(on: workout.startDate))
+        let svg = WorkoutChart.svg(workout: workout, samples: readings.samples, zones: profile.heartRateZones(on: workout.startDate))
+        if let note = readings.curveNote(step: WorkoutCurve.step) { context.printError("healthgate: \(note)") }
         if try HealthDataFile.write(Array(svg.utf8), to: output) == .replacedAtomically {
             context.print("wrote \(output)")
         }
@@ -218,6 +230,13 @@ enum WorkoutCommand {
             Center XML with the same laps and trackpoints. --output defaults to \
             healthgate-ID.fit (or .tcx) in the current directory.
 
+            The records come from the workout's raw samples while the store holds them. Once \
+            store.retentionDays pruned them, a type comes from the curve the store kept with the \
+            workout: a record (trackpoint) per curve point, every \(Int(WorkoutCurve.step.seconds)) s, \
+            with the mean heart rate, power or cadence over it and the distance added up to its \
+            end; the session's totals are the workout's own either way. The command says so on \
+            standard error ("heartRate from the workout's \(Int(WorkoutCurve.step.seconds))-second curves").
+
             The file is written whole (a temporary file renamed over it), readable by you \
             alone (0600). --output may also be a device or a named pipe, such as /dev/stdout: \
             the activity is written into it, and nothing else is printed on standard output.
@@ -230,11 +249,14 @@ enum WorkoutCommand {
         let format = try arguments.format(among: ["fit", "tcx"])
         let id = try workoutID(arguments)
         let output = arguments.value("output") ?? "healthgate-\(id).\(format)"
-        let (workout, samples) = try await StoreAccess.workout(id: id, arguments, context: context)
+        let (workout, readings) = try await StoreAccess.workout(id: id, arguments, context: context)
+        let samples = readings.samples
         let bytes = format == "fit"
             ? FITActivity.encode(workout, samples: samples) : Array(TCXActivity.encode(workout, samples: samples).utf8)
+        if let note = readings.curveNote(step: WorkoutCurve.step) { context.printError("healthgate: \(note)") }
         if try HealthDataFile.write(bytes, to: output) == .replacedAtomically {
-            context.print("wrote \(output) (\(format.uppercased()), \(bytes.count) bytes, \(samples.count) samples)")
+            let counted = readings.typesFromCurves.isEmpty ? "samples" : "samples and curve points"
+            context.print("wrote \(output) (\(format.uppercased()), \(bytes.count) bytes, \(samples.count) \(counted))")
         }
         return .success
     }

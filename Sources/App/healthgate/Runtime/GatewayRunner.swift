@@ -80,7 +80,7 @@ struct GatewayRunner {
         let variables = context.variables
         // The store first: it is the gateway's commit point, opened once and handed to every
         // part that reads or writes it.
-        let store = try await Self.openStore(storeSettings, origin: configuration.origin)
+        let store = try await Self.openStore(storeSettings, origin: configuration.origin, uptime: { clock.uptime() })
         logger.info("store: \(store.path)")
         // Plugins open files and libraries as they are made (an outbox, libcurl): off the pool.
         let gatewayName = Self.gatewayName(of: configuration)
@@ -125,10 +125,12 @@ struct GatewayRunner {
         background.append {
             try await ClockWatch(trust: clockTrust, clock: clock, logger: logger) { base, previous in await correction(onto: base, from: previous) }.run()
         }
+        // Retention, the background migration of an upgraded store and the closing of idle
+        // quantity series: child tasks beside ingest, each holding the writer for a batch at most.
         background.append {
             try await StoreMaintenance(
-                store: store, retention: storeSettings.tombstoneRetention, sampleRetention: storeSettings.sampleRetention,
-                clock: clock, logger: logger)
+                store: store, tombstoneRetention: storeSettings.tombstoneRetention, sampleRetention: storeSettings.sampleRetention,
+                keepWorkoutSamples: storeSettings.keepWorkoutSamples, clock: clock, logger: logger)
                 .run()
         }
         // What `GET /metrics` reads: the status board, each sink queue's depth (once the gateway
@@ -189,7 +191,8 @@ struct GatewayRunner {
             try JSONValue.encoding(StatusReport(
                 version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
                 configuration: configuration.origin, store: store.path, clock: clockTrust.state().description,
-                plugins: statusBoard.snapshot(), heartRate: arbiter.counts))
+                plugins: statusBoard.snapshot(), heartRate: arbiter.counts,
+                migration: try await store.migrationSteps().map(StatusReport.MigrationStep.init)))
         }
         handlers["ping"] = { _ in .string("pong") }
         let control = ControlServer(path: socketPath, handlers: handlers, logger: logger.child("control"))
@@ -322,12 +325,15 @@ struct GatewayRunner {
         }
     }
 
-    /// Opens the gateway's store read-write (creating and migrating it), off the cooperative pool.
+    /// Opens the gateway's store read-write (creating and migrating it), off the cooperative pool,
+    /// its writer telling idle quantity series on `uptime`, the gateway's monotonic clock.
     /// - Throws: ``CommandError``: 78 for a file that is not a healthgate store or comes from a
     ///   newer healthgate (the configuration points at it), 65 for a corrupt file, 74 for I/O.
-    static func openStore(_ settings: StoreConfiguration.Settings, origin: String) async throws -> HealthStore {
+    static func openStore(
+        _ settings: StoreConfiguration.Settings, origin: String, uptime: @escaping @Sendable () -> Duration
+    ) async throws -> HealthStore {
         do {
-            return try await HealthStore.open(path: settings.path, maximumPageCount: settings.maximumPageCount)
+            return try await HealthStore.open(path: settings.path, maximumPageCount: settings.maximumPageCount, uptime: uptime)
         } catch {
             let advice = switch error.code {
             case .notAStore: " (set store.path in \(origin) to another file)"
@@ -393,4 +399,30 @@ struct StatusReport: Codable, Sendable {
     /// What the heart-rate arbiter did (``HeartRateArbiter/counts``): readings dropped as a
     /// second path's copy, handovers between paths. Absent from an older daemon.
     var heartRate: HeartRateArbiter.Counts?
+    /// The store's background migration, a step each (empty when the store never had one to
+    /// run); absent from an older daemon.
+    var migration: [MigrationStep]?
+
+    /// One step of the store's background migration (``StoreMigrationStep``) as `status` shows it.
+    struct MigrationStep: Codable, Sendable {
+        /// `heartbeats` or `workout_samples`.
+        var step: String
+        /// Rows handled, at most ``total``.
+        var done: Int
+        /// Rows the step had to handle when the upgrade began.
+        var total: Int
+        var finished: Bool
+        var started: Date
+        /// When it finished; absent while it runs.
+        var finishedAt: Date?
+
+        init(_ step: StoreMigrationStep) {
+            self.step = step.name
+            done = step.handled
+            total = step.total
+            finished = step.finished != nil
+            started = step.started
+            finishedAt = step.finished
+        }
+    }
 }

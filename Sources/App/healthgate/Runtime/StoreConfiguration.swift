@@ -7,7 +7,8 @@ import SampleBus
 /// The configuration's `store` object: where the gateway's store lives and how it is kept.
 ///
 /// ```json
-/// "store": {"path": "/var/lib/healthgate/samples.sqlite", "maxDatabaseMegabytes": 4096, "tombstoneRetentionDays": 90, "retentionDays": 365}
+/// "store": {"path": "/var/lib/healthgate/samples.sqlite", "maxDatabaseMegabytes": 4096, "tombstoneRetentionDays": 90, "retentionDays": 365,
+///           "keepWorkoutSamples": false}
 /// ```
 /// Every key is optional; the store exists with or without the object (it is the gateway's
 /// commit point). Decoded strictly (unknown keys refused with a suggestion), then checked.
@@ -19,8 +20,12 @@ struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
     /// How long tombstones of deleted objects stay in the change log, in days. 90 days: a sync
     /// client that is offline for up to a season still gets every deletion.
     var tombstoneRetentionDays = 90
-    /// How long raw quantity samples and heartbeat series are kept, in days. Default: forever.
+    /// How long raw samples, quantity series and heartbeat series are kept, in days, those of
+    /// finished workouts too (a workout keeps its statistics, zones, laps and curves). Default:
+    /// forever.
     var retentionDays: Int?
+    /// Whether `retentionDays` spares what lies in a stored workout's time. Default: false.
+    var keepWorkoutSamples = false
 
     init() {}
 
@@ -44,7 +49,11 @@ struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
                 "How long the change log keeps deletions, and never before every remote sink has them"),
             ConfigurationKey(
                 "retentionDays", \.retentionDays, .whole(retentionDaysRange, unit: "days"),
-                "How long raw samples and heartbeat series are kept; workouts and what they reference stay. Absent: forever"),
+                "How long raw samples, quantity series and heartbeat series are kept, a finished workout's too: it keeps "
+                    + "its statistics, zones, laps and \(Int(WorkoutCurve.step.seconds))-second curves. Absent: forever"),
+            ConfigurationKey(
+                "keepWorkoutSamples", \.keepWorkoutSamples, .boolean,
+                "Keep the raw samples and series within a stored workout's time whatever retentionDays says"),
         ]
     }
 
@@ -56,8 +65,10 @@ struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
         var maximumPageCount: Int?
         /// How long tombstones of deleted objects stay in the change log.
         var tombstoneRetention: Duration
-        /// How long raw samples and heartbeat series are kept, or nil: forever.
+        /// How long raw samples and series are kept, or nil: forever.
         var sampleRetention: Duration?
+        /// Whether retention spares what lies in a stored workout's time.
+        var keepWorkoutSamples: Bool
     }
 
     /// The settings of `configuration`'s `store` object (absent: every default).
@@ -85,6 +96,6 @@ struct StoreConfiguration: Sendable, Hashable, DeclaredConfiguration {
         return Settings(
             path: path, maximumPageCount: maxDatabaseMegabytes.map { $0 * 256 },
             tombstoneRetention: .seconds(Int64(tombstoneRetentionDays) * 86_400),
-            sampleRetention: retentionDays.map { .seconds(Int64($0) * 86_400) })
+            sampleRetention: retentionDays.map { .seconds(Int64($0) * 86_400) }, keepWorkoutSamples: keepWorkoutSamples)
     }
 }
