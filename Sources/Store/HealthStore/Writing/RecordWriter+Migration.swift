@@ -45,6 +45,7 @@ extension RecordWriter {
             try finish("heartbeats")
             return
         }
+        var moved = 0
         let select = try connection.statement(
             "SELECT time_since_start, preceded_by_gap FROM heartbeats WHERE series_uuid = ?1 ORDER BY beat_index")
         for row in rows where row.integer(2) == 1 {
@@ -58,10 +59,12 @@ extension RecordWriter {
             // The series keeps its anchor: its content is as it was, and no follower sends it again.
             try connection.run("UPDATE heartbeat_series SET beats = ?2 WHERE uuid = ?1", [uuid, .blob(HeartbeatEncoding.encode(beats))])
             try connection.run("DELETE FROM heartbeats WHERE series_uuid = ?1", [uuid])
+            moved += 1
         }
         try connection.run(
             "UPDATE store_migrations SET done = done + ?2, position = ?3 WHERE step = ?1",
-            [.text("heartbeats"), .integer(Int64(rows.count)), .integer(last)])
+            // Counted: the series moved, not those written with their blob since the upgrade began.
+            [.text("heartbeats"), .integer(Int64(moved)), .integer(last)])
     }
 
     /// Deletes up to `limit` links of `workout_samples`; drops the table once it is empty.

@@ -51,6 +51,9 @@ final class RecordWriter {
     var seriesSpans: [Int64: Int64] = [:]
     /// The quantity series readings are folded into (RecordWriter+QuantitySeries.swift).
     var openSeries = OpenSeriesTable()
+    /// Within a transaction: the workouts written, whose curves are written at its end, once the
+    /// series it changed are (a workout stored with its last readings has them in its curves).
+    var workoutsToCurve: [Workout] = []
     /// The monotonic clock that tells when a series stopped growing.
     let uptime: @Sendable () -> Duration
     /// The origin of the default monotonic clock: an instant, never changed.
@@ -133,8 +136,11 @@ final class RecordWriter {
                 hasTombstones = state.first?.integer(1) == 1
                 transactionBytes = 0
                 let first = latestAnchor
+                workoutsToCurve = []
                 let result = try body()
                 try writeSeriesChanges()
+                for workout in workoutsToCurve { try writeCurves(of: workout) }
+                workoutsToCurve = []
                 if latestAnchor != first {
                     try connection.run("UPDATE anchors SET latest = ?1", [.integer(latestAnchor)])
                     if hasFollowers {
