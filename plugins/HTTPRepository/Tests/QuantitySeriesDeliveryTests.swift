@@ -4,6 +4,7 @@ import HealthModel
 import HealthStore
 @testable import HTTPRepository
 import RemoteSinkKit
+import Synchronization
 import XCTest
 
 /// Heart rates the store keeps as quantity series, sent by the sink following it to the
@@ -266,6 +267,23 @@ final class QuantitySeriesDeliveryTests: RepositoryAndStoreTestCase {
         XCTAssertEqual(deletions.map(\.status), [200, 200, 503, 200, 200, 503, 200, 404])
     }
 
+    /// A repository that answers 2xx to deleting what it does not hold never says where a
+    /// series ended: the sink deletes every data point a series of the type can have, and says so.
+    func testOpenMHealthDeletionStopsAtTheTypesLargestSeriesWhenNoDELETEAnswers404() async throws {
+        let transport = AcceptingTransport()
+        let running = try await start(configuration { $0.format = .openMHealth }, transports: [transport])
+        let samples = try await stream([(71, 0), (72, 1)])
+        _ = try await store.delete(.ids([samples[0].id]))
+        try await waitUntilSent()
+        try await finish(running)
+        let deletions = transport.requests.filter { $0.method == "DELETE" }
+        let limit = try XCTUnwrap(QuantityType.heartRate.seriesPolicy).maximumCount
+        XCTAssertEqual(deletions.count, limit)
+        XCTAssertEqual(
+            deletions.map(\.url.lastPathComponent), (0..<limit).map { SampleID(quantity: $0, ofSeries: samples[0].id).uuidString })
+        XCTAssertTrue(running.logs.contains("none with 404"), running.logs.entries.map(\.message).joined(separator: "\n"))
+    }
+
     /// Deleting a series the repository never got (it was open) costs one request.
     func testOpenMHealthDeletionOfASeriesNeverSentStopsAtItsFirstDataPoint() async throws {
         let running = try await start(configuration { $0.format = .openMHealth })
@@ -276,5 +294,17 @@ final class QuantitySeriesDeliveryTests: RepositoryAndStoreTestCase {
         let requests = server.requests()
         XCTAssertEqual(requests.map(\.method), ["DELETE"])
         XCTAssertEqual(requests.map(\.status), [404])
+    }
+}
+
+/// A repository that answers 200 to every request, keeping them.
+final class AcceptingTransport: HTTPTransport {
+    private let kept = Mutex<[HTTPRequest]>([])
+
+    var requests: [HTTPRequest] { kept.withLock { $0 } }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        kept.withLock { $0.append(request) }
+        return HTTPResponse(status: 200)
     }
 }

@@ -74,10 +74,12 @@ class RepositoryAndStoreTestCase: XCTestCase {
         return configuration
     }
 
-    /// Writes `records` into the store, then starts the sink following it.
+    /// Writes `records` into the store, then starts the sink following it, sending through libcurl
+    /// to the recording server unless `transports` are given.
     func start(
         _ configuration: HTTPRepositoryConfiguration, clock: any GatewayClock = SystemClock(),
-        variables: [String: String] = [:], records: [HealthRecord] = [], name: String = "repository"
+        variables: [String: String] = [:], records: [HealthRecord] = [], name: String = "repository",
+        transports: [any HTTPTransport]? = nil
     ) async throws -> Running {
         if !records.isEmpty { try await store.write(records) }
         let logs = RecordingLogSink()
@@ -85,7 +87,8 @@ class RepositoryAndStoreTestCase: XCTestCase {
             name: name, clock: clock, directory: directory, variables: variables, logSink: logs, store: store)
         let sink = try HTTPRepositorySink(
             settings: configuration.validated(in: environment), environment: environment,
-            transports: (0..<configuration.maxInFlight).map { _ in CurlTransport(caFile: configuration.caFile) }, random: { 0.5 })
+            transports: transports ?? (0..<configuration.maxInFlight).map { _ in CurlTransport(caFile: configuration.caFile) },
+            random: { 0.5 })
         let status = StatusBoard().register(name: name, kind: HTTPRepositorySink.kind, role: .sink)
         let shutdown = ShutdownSignal()
         let context = FollowerContext(

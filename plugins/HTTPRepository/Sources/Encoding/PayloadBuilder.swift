@@ -228,7 +228,8 @@ public struct NativeBatch: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey { case correlations, deleted, heartbeatSeries, quantitySeries, samples, workouts }
 
-    /// Decodes a body; `deleted` may be absent (a body of healthgate before deletions travelled).
+    /// Decodes a body; `deleted` may be absent (a body of healthgate before deletions travelled),
+    /// and `quantitySeries` (a body of the `expand` form, or of healthgate before series).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(

@@ -9,8 +9,8 @@ import Synchronization
 /// The HTTP repository as a ``RemoteReceiver``: a batch becomes one POST (and, for Open mHealth,
 /// a DELETE per deleted data point), built the same way on every attempt: the same body under
 /// the same `Idempotency-Key`, the batch's key. The key names that one body: it is derived from
-/// the batch's changes and ``payloadIdentity`` (the format, FHIR's patient reference, the content
-/// coding), everything else the body is made of.
+/// the batch's changes and ``payloadIdentity`` (the format, the series form, FHIR's patient
+/// reference, the content coding), everything else the body is made of.
 ///
 /// Several batches may be in flight: each request takes a transport of its own from the pool (one
 /// libcurl handle per request in flight, each on its own queue, each keeping its connection).
@@ -127,6 +127,11 @@ struct HTTPReceiver: RemoteReceiver {
             // The index a failure left may have been deleted by the request whose answer was lost.
             if absent, index > resumed || resumed == 0 { break }
             index += 1
+        }
+        if index == limit {
+            context.logger.warning(
+                "the repository answered every DELETE of the \(limit) data points series \(series) can have as done, none with 404: "
+                    + "it may not say when it holds no such data point, and then the sink cannot tell where the series ended")
         }
         seriesDeletions.finished(series)
         return .delivered
