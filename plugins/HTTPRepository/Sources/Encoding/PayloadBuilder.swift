@@ -100,8 +100,8 @@ public struct PayloadBuilder: Sendable {
         return batch.changes.compactMap { change in
             switch change {
             case .deleted(let deletion) where deletion.kind == .quantitySeries:
-                // A series written whole may hold more than its type folds into one; none the
-                // type's policy makes does.
+                // The most quantities the writer folds into one series of the type; a series
+                // written whole from elsewhere may hold more, and those beyond are not deleted.
                 let policy = QuantityType.named(deletion.type)?.seriesPolicy ?? .stream
                 return .seriesQuantities(of: deletion.id, limit: policy.maximumCount)
             case .deleted(let deletion): return .dataPoint(deletion.id)
