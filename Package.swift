@@ -372,7 +372,7 @@ let package = Package(
             path: "plugins/HTTPRepository/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "MQTTBrokerTests",
-            dependencies: ["GatewayRuntime", "MQTTBroker", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "SQLite", "SQLiteStore", "HealthStore"],
+            dependencies: ["GatewayRuntime", "MQTTBroker", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "SQLiteStore", "HealthStore"],
             path: "plugins/MQTTBroker/Tests", swiftSettings: swiftSettings),
     ]
 )

@@ -7,11 +7,12 @@ import XCTest
 /// Every remote sink converges on the store: the real executable (two simulated heart-rate
 /// monitors, the store, an `http-repository` sink and an `mqtt` sink), a recording HTTP server
 /// and a real `mosquitto` on 127.0.0.1, killed with SIGKILL at random moments 20 times while the
-/// server and the broker go down and come back and `healthgate delete` deletes stored samples
-/// from another process. Then one graceful run, and:
+/// server and the broker go down and come back and `healthgate delete` deletes stored heart
+/// rates (their quantity series) from another process. Then one graceful run, and one without
+/// sources that sends the series the store closed as the first closed, and:
 ///
 /// - every object the store holds reached the server and the broker in its latest version (a
-///   heartbeat series grows, so its later versions replace earlier ones);
+///   heartbeat or quantity series grows, so its later versions replace earlier ones);
 /// - every deletion the store recorded reached both;
 /// - nothing reached either that the store does not hold or did not delete.
 ///
@@ -118,9 +119,17 @@ final class ConvergenceTests: XCTestCase {
         }
         if !MosquittoBroker.accepts(port: broker.port) { try await broker.start() }
         if !MosquittoBroker.accepts(port: server.port) { try server.start() }
-        // A graceful run: the sinks send what the store holds before they stop.
+        // A graceful run: the sinks send what the store holds before they stop. The store closes
+        // the series still open as it closes, after the sinks stopped: a run without sources
+        // sends those last versions and writes nothing of its own.
         let final = try await healthgate.run(["run", "--config", config.path, "--duration", "6"], timeout: .seconds(120))
         XCTAssertEqual(final.status, 0, final.standardError.suffix(4000).description)
+        let quiet = directory.appendingPathComponent("quiet.json")
+        var settings = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: config)) as? [String: Any])
+        settings["sources"] = []
+        try JSONSerialization.data(withJSONObject: settings).write(to: quiet)
+        let last = try await healthgate.run(["run", "--config", quiet.path, "--duration", "2"], timeout: .seconds(120))
+        XCTAssertEqual(last.status, 0, last.standardError.suffix(4000).description)
 
         // The store: the latest version of every object, and every deletion.
         let stored = try HealthStore(path: store, access: .readOnly)
@@ -132,14 +141,20 @@ final class ConvergenceTests: XCTestCase {
         }
         let objects = Dictionary(uniqueKeysWithValues: changes.added.map { ($0.id.uuidString, $0) })
         let tombstones = Set(changes.deleted.map(\.id.uuidString))
-        XCTAssertGreaterThan(objects.count, 100)
+        // The straps' readings: most of them quantities of series.
+        let readings = changes.added.reduce(0) { total, record in
+            if case .quantitySeries(let series) = record { return total + series.count }
+            return total + 1
+        }
+        XCTAssertGreaterThan(readings, 100)
+        XCTAssertTrue(objects.values.contains { $0.kind == .quantitySeries }, "the heart rates were stored as no series")
         XCTAssertGreaterThan(tombstones.count, 0, "no deletion happened: the run tested none")
 
         // What the HTTP server accepted, applied in the order it was accepted.
         var http = Received()
         for request in server.requests() where request.method == "POST" && request.status == 200 {
             guard let body = request.body as? [String: Any] else { continue }
-            for key in ["samples", "heartbeatSeries", "correlations", "workouts"] {
+            for key in ["samples", "quantitySeries", "heartbeatSeries", "correlations", "workouts"] {
                 for object in body[key] as? [[String: Any]] ?? [] { http.store(object) }
             }
             for deletion in body["deleted"] as? [[String: Any]] ?? [] {
@@ -182,11 +197,17 @@ final class ConvergenceTests: XCTestCase {
                 + "MQTT: \(mqtt.messages) messages")
     }
 
+    /// What `healthgate delete --id` takes for the stored heart rates: a series' uuid for the
+    /// readings it holds (a quantity's derived id is refused), a sample's own for the others.
     func storedSampleUUIDs(_ path: String) async throws -> [String] {
         guard FileManager.default.fileExists(atPath: path),
             let store = try? HealthStore(path: path, access: .readOnly)
         else { return [] }
-        return try await store.samples(of: .heartRate).map(\.id.uuidString)
+        let uuids = try await store.samples(of: .heartRate).map { sample in
+            if case .string(let series)? = sample.metadata[.series] { return series }
+            return sample.id.uuidString
+        }
+        return Array(Set(uuids)).sorted()
     }
 
     static func healthJSON(_ record: HealthRecord, encoder: JSONEncoder) throws -> Data {

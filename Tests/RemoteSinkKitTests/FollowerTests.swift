@@ -144,9 +144,17 @@ final class FollowerTests: StoreTestCase {
         return Running(task: task, shutdown: shutdown, status: status, logs: logs)
     }
 
-    func heartRates(_ count: Int, from offset: Int = 0) throws -> [HealthRecord] {
-        try (offset..<offset + count).map { .quantity(try heartRate(ids, 60 + Double($0 % 40), at: Double($0))) }
+    /// `count` readings a second apart of a type the store keeps one sample each (heart-rate
+    /// variability: no series policy), so that each reading is a change of its own.
+    func readings(_ count: Int, from offset: Int = 0) throws -> [HealthRecord] {
+        try (offset..<offset + count).map { index in
+            .quantity(try QuantitySample(
+                id: ids.next(), type: Self.readingType, quantity: Quantity(40 + Double(index % 40), .millisecond),
+                start: at(Double(index)), end: at(Double(index)), device: StoreTestCase.strap))
+        }
     }
+
+    static let readingType = QuantityType.heartRateVariabilitySDNN
 
     func cursor(_ name: String = "remote") async throws -> Int64 {
         try await Self.cursor(store, name)
@@ -184,7 +192,7 @@ final class FollowerTests: StoreTestCase {
     // MARK: Tests
 
     func testEveryChangeIsSentOnceInAnchorOrderAndTheCursorIsCommitted() async throws {
-        let records = try heartRates(25)
+        let records = try readings(25)
         try await store.write(records)
         let receiver = ScriptedReceiver()
         let running = start(receiver)
@@ -198,7 +206,7 @@ final class FollowerTests: StoreTestCase {
         let begun = try await store.followerBatches("remote")
         XCTAssertTrue(begun.isEmpty)
         // Later commits are sent as they come.
-        let more = try heartRates(3, from: 25)
+        let more = try readings(3, from: 25)
         let again = start(receiver)
         try await store.write(more)
         try await waitUntilSent()
@@ -207,7 +215,7 @@ final class FollowerTests: StoreTestCase {
     }
 
     func testDeletionsAndNewVersionsTravelAfterTheFirstVersion() async throws {
-        let records = try heartRates(3)
+        let records = try readings(3)
         try await store.write(records)
         let series = try HeartbeatSeriesSample(
             id: ids.next(), start: at(100), end: at(101),
@@ -235,13 +243,13 @@ final class FollowerTests: StoreTestCase {
         guard case .deleted(let deletion) = later.last else { return XCTFail("\(later)") }
         XCTAssertEqual(deletion.id, records[1].id)
         XCTAssertEqual(deletion.kind, .quantity)
-        XCTAssertEqual(deletion.type, "heartRate")
+        XCTAssertEqual(deletion.type, Self.readingType.identifier)
     }
 
     /// A batch begun before a crash is rebuilt from its committed range: the same changes in the
     /// same order under the same key.
     func testABatchSentAgainAfterACrashIsTheSameRequest() async throws {
-        try await store.write(try heartRates(20))
+        try await store.write(try readings(20))
         let receiver = ScriptedReceiver()
         receiver.gate.set(false)
         let crashed = start(receiver, settings: settings(inFlight: 2))
@@ -254,7 +262,7 @@ final class FollowerTests: StoreTestCase {
         let begun = try await store.followerBatches("remote")
         XCTAssertEqual(begun.map(\.after), [0, 10])
         // More records committed meanwhile do not change the batches begun.
-        try await store.write(try heartRates(5, from: 20))
+        try await store.write(try readings(5, from: 20))
         receiver.gate.set(true)
         let restarted = start(receiver, settings: settings(inFlight: 2))
         try await waitUntilSent()
@@ -274,7 +282,7 @@ final class FollowerTests: StoreTestCase {
     /// under, which names the changes it carried then. The later versions follow in a later
     /// batch.
     func testARebuiltBatchThatLostChangesIsSentUnderTheKeyOfWhatItCarries() async throws {
-        let samples = try heartRates(8)
+        let samples = try readings(8)
         let series = try HeartbeatSeriesSample(
             id: ids.next(), start: at(100), end: at(101),
             beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false)], device: strap,
@@ -322,7 +330,7 @@ final class FollowerTests: StoreTestCase {
     /// goes to a receiver whose settings changed since (another format) under another key, with
     /// the same changes; to one configured the same way, under the same key.
     func testARebuiltBatchForAReceiverConfiguredOtherwiseHasAnotherKey() async throws {
-        try await store.write(try heartRates(5))
+        try await store.write(try readings(5))
         let native = ScriptedReceiver(payloadIdentity: "format=native")
         native.answer(.retry(reason: "HTTP 503", status: 503, retryAfter: nil))
         let first = start(native)
@@ -350,7 +358,7 @@ final class FollowerTests: StoreTestCase {
     /// it alone, under its key and with its changes, after the pause, and not the two the
     /// receiver has.
     func testAStopWhileTheOldestBatchWaitsKeepsTheCursorBeforeItAndTheRestartSendsOnlyIt() async throws {
-        try await store.write(try heartRates(30))
+        try await store.write(try readings(30))
         let receiver = ScriptedReceiver()
         receiver.answer(after: 0, .retry(reason: "HTTP 503", status: 503, retryAfter: .seconds(1)))
         let running = start(receiver, settings: settings(inFlight: 3))
@@ -386,7 +394,7 @@ final class FollowerTests: StoreTestCase {
     /// Up to `maxInFlight` batches wait for their answers at once; the cursor moves only past the
     /// oldest unanswered one.
     func testBatchesInFlightAndTheCursorStaysBeforeTheOldestUnanswered() async throws {
-        try await store.write(try heartRates(50))
+        try await store.write(try readings(50))
         let receiver = ScriptedReceiver()
         receiver.gate.set(false)
         let running = start(receiver, settings: settings(inFlight: 3))
@@ -401,7 +409,7 @@ final class FollowerTests: StoreTestCase {
     }
 
     func testARefusedChangeIsNarrowedDownAndKeptAsADeadLetterThenRetried() async throws {
-        let records = try heartRates(8)
+        let records = try readings(8)
         try await store.write(records)
         let receiver = ScriptedReceiver()
         receiver.refused.withLock { $0 = [records[5].id] }
@@ -414,7 +422,7 @@ final class FollowerTests: StoreTestCase {
         var letters = try await store.deadLetters(follower: "remote")
         XCTAssertEqual(letters.map(\.id), [records[5].id])
         XCTAssertEqual(letters.first?.status, 400)
-        XCTAssertEqual(letters.first?.type, "heartRate")
+        XCTAssertEqual(letters.first?.type, Self.readingType.identifier)
         XCTAssertNotNil(letters.first?.payload)
         XCTAssertTrue(running.logs.contains("kept as a dead letter"))
         // The operator fixes the receiver and asks for a retry: sent within a poll.
@@ -431,7 +439,7 @@ final class FollowerTests: StoreTestCase {
     }
 
     func testRetriesBackOffAndAStopDuringABackoffEndsAtOnceKeepingTheCursor() async throws {
-        try await store.write(try heartRates(4))
+        try await store.write(try readings(4))
         let clock = ManualClock()
         let receiver = ScriptedReceiver()
         receiver.answer(.retry(reason: "HTTP 503", status: 503, retryAfter: nil), .retry(reason: "HTTP 503", status: 503, retryAfter: nil))
@@ -462,7 +470,7 @@ final class FollowerTests: StoreTestCase {
         let running = start(receiver, settings: settings(follow: FollowConfiguration().with { $0.maxBytes = 4096 }), clock: clock)
         let store = self.store!
         try await waitUntil("registered") { try await store.follower("remote") != nil }
-        for chunk in 0..<10 { try await store.write(try heartRates(10, from: chunk * 10)) }
+        for chunk in 0..<10 { try await store.write(try readings(10, from: chunk * 10)) }
         // The follower notices at its next poll.
         try await waitUntil("a batch in flight") { receiver.sent.count == 1 }
         clock.advance(by: .seconds(1))
@@ -488,7 +496,7 @@ final class FollowerTests: StoreTestCase {
     }
 
     func testACursorAboveTheStoresLatestAnchorStartsAgainAtZero() async throws {
-        try await store.write(try heartRates(3))
+        try await store.write(try readings(3))
         _ = try await store.registerFollower("remote", startingAt: .beginning)
         try await store.skip(follower: "remote", to: 500, count: 0)
         let receiver = ScriptedReceiver()
@@ -514,7 +522,7 @@ final class FollowerTests: StoreTestCase {
             let slowOne = try await store.follower("slow")
             return fastOne != nil && slowOne != nil
         }
-        let records = try heartRates(12)
+        let records = try readings(12)
         try await store.write(records)
         try await waitUntilSent("fast", first)
         var stored = try await store.changes(since: 0)
@@ -528,7 +536,7 @@ final class FollowerTests: StoreTestCase {
     }
 
     func testChangesTheReceiverCannotCarryArePassedOver() async throws {
-        let records = try heartRates(4)
+        let records = try readings(4)
         try await store.write(records)
         let receiver = ScriptedReceiver { $0.id != records[1].id }
         let running = start(receiver)

@@ -4,7 +4,9 @@
 Listens on 127.0.0.1 (port 0 unless --port), prints the port on the first line of stdout, and
 appends one JSON line per request to --record: method, path, headers, status answered, the
 decompressed body (parsed when JSON) and the sample uuids found in it (in the path, for a
-DELETE). POST carries batches; DELETE <path>/<uuid> deletes an Open mHealth data point.
+DELETE). POST carries batches; DELETE <path>/<uuid> deletes an Open mHealth data point: 404
+when no POST it answered 2xx carried that uuid (or it was deleted since), as a repository
+answers for a data point it does not hold.
 
 Tell it how to fail with POST /_control and a JSON object (all keys optional):
   {"fail": [503, 503]}                    answer these statuses to the next requests, in order
@@ -48,6 +50,8 @@ class State:
         self.lock = threading.Lock()
         self.record = record
         self.fingerprints = {}
+        # uuids of the bodies answered 2xx, less those deleted since: what the repository holds.
+        self.held = set()
         self.reset()
 
     def reset(self):
@@ -161,6 +165,15 @@ class Handler(BaseHTTPRequestHandler):
                 status, extra, answer = code, {"Retry-After": value}, b'{"error":"slow down"}'
             elif state.reject_uuid and state.reject_uuid.encode() in body + self.path.encode():
                 status, answer = 400, json.dumps({"error": "invalid sample " + state.reject_uuid}).encode()
+            uuids = sorted(set(u.decode() for u in UUID.findall(body + self.path.encode())))
+            if method == "DELETE" and status == 200:
+                target = self.path.rsplit("/", 1)[-1]
+                if target in state.held:
+                    state.held.discard(target)
+                else:
+                    status, answer = 404, b'{"error":"no such data point"}'
+            elif method == "POST" and 200 <= status < 300:
+                state.held.update(uuids)
             try:
                 parsed = json.loads(body)
             except ValueError:
@@ -172,7 +185,7 @@ class Handler(BaseHTTPRequestHandler):
                 "status": status,
                 "compressedBytes": len(raw),
                 "body": parsed if parsed is not None else body.decode("utf-8", "replace"),
-                "uuids": sorted(set(u.decode() for u in UUID.findall(body + self.path.encode()))),
+                "uuids": uuids,
                 "received": received,
                 "retryAfter": extra.get("Retry-After"),
                 "fingerprint": fingerprint,

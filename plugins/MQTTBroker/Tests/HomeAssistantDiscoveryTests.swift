@@ -92,11 +92,14 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
         return try result.output.split(separator: "\n").map { try JSONDecoder().decode(Sensor.self, from: Data($0.utf8)) }
     }
 
-    func start(_ mode: MQTTMessageMode) async throws -> (task: Task<Void, any Error>, status: StatusReporter, shutdown: ShutdownSignal) {
+    func start(
+        _ mode: MQTTMessageMode, quantitySeries: QuantitySeriesForm = .series
+    ) async throws -> (task: Task<Void, any Error>, status: StatusReporter, shutdown: ShutdownSignal) {
         var environment = TestEnvironment.make(name: "broker", clock: SystemClock(), directory: directory, store: store)
         environment.gatewayName = "gym-1"
         var configuration = MQTTBrokerConfiguration(host: "127.0.0.1").with { $0.port = broker.port; $0.messages = mode; $0.batchSize = 5; $0.maxInFlight = 1 }
         configuration.homeAssistantDiscovery = true
+        configuration.quantitySeries = quantitySeries
         configuration.retry = RetryConfiguration(initialDelaySeconds: 0.05, maxDelaySeconds: 1, jitter: 0.2)
         configuration.ackTimeoutSeconds = 5
         let sink = try MQTTBrokerSink(settings: configuration.validated(in: environment), environment: environment)
@@ -129,7 +132,10 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
         defer { recorder.stop() }
         try await recorder.waitUntilSubscribed(broker: broker, probe: "probe")
         let (task, _, shutdown) = try await start(mode)
-        try await store.write(try records())
+        // The two heart rates carry other battery levels: two series, the newest written last.
+        let records = try records()
+        try await store.write([records[0]])
+        try await store.write(Array(records.dropFirst()))
         try await waitUntilCaughtUp("every record acknowledged")
         let sensors = try await check(recorder)
         shutdown.requestStop()
@@ -137,7 +143,7 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
 
         let byTopic = Dictionary(uniqueKeysWithValues: sensors.map { ($0.config_topic, $0) })
         func sensor(_ object: String) -> Sensor? { byTopic["homeassistant/sensor/healthgate_gym-1/\(object)/config"] }
-        XCTAssertEqual(sensor("A0_9E_1A_00_11_22_heartRate")?.state, 74, "the newest heart rate")
+        XCTAssertEqual(sensor("A0_9E_1A_00_11_22_heartRate")?.state, 74, "the newest heart rate, the last quantity of its series")
         XCTAssertEqual(sensor("A0_9E_1A_00_11_22_heartRate")?.unit, "bpm")
         XCTAssertEqual(sensor("A0_9E_1A_00_11_22_battery")?.state, 87)
         XCTAssertEqual(sensor("A0_9E_1A_00_11_22_battery")?.device_class, "battery")
@@ -158,6 +164,37 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
         XCTAssertEqual(Set(sensors.filter { $0.config_topic.contains("A0_9E") }.map(\.device)), ["Polar H10 1A2B3C4D"])
         let heartRateConfigs = recorder.messages.filter { $0.topic.hasSuffix("A0_9E_1A_00_11_22_heartRate/config") }
         XCTAssertEqual(heartRateConfigs.count, 1, "announced once per connection, not per record")
+    }
+
+    /// A strap's heart rates are a series: the sensor shows its last quantity, the latest
+    /// reading, as it grows. In `expand` a series is published once closed, so the sensor shows
+    /// the last quantity of the newest closed series.
+    func testTheHeartRateSensorShowsTheLatestReadingOfASeries() async throws {
+        let state = try await heartRateSensor(.series)
+        XCTAssertEqual(state, 80)
+    }
+
+    func testTheHeartRateSensorShowsTheLatestClosedReadingInExpand() async throws {
+        let state = try await heartRateSensor(.expand)
+        XCTAssertEqual(state, 73)
+    }
+
+    /// The state Home Assistant's template gives the strap's heart-rate sensor after three
+    /// readings a second apart, then one 28 s later (which closes their series and starts another).
+    func heartRateSensor(_ form: QuantitySeriesForm) async throws -> Double? {
+        let recorder = try MQTTRecorder(broker: broker, filter: "#", name: "all")
+        defer { recorder.stop() }
+        try await recorder.waitUntilSubscribed(broker: broker, probe: "probe")
+        let (task, _, shutdown) = try await start(.record, quantitySeries: form)
+        for (bpm, offset) in [(71.0, 0.0), (72, 1), (73, 2), (80, 30)] {
+            try await store.write([try sample(.heartRate, bpm, .countPerMinute, strap, at: offset)])
+            try await waitUntilCaughtUp("the reading at \(offset) s acknowledged")
+        }
+        let sensors = try await check(recorder)
+        shutdown.requestStop()
+        try await task.value
+        XCTAssertEqual(sensors.map(\.unique_id), ["healthgate_gym-1_A0_9E_1A_00_11_22_heartRate"])
+        return sensors.first?.state
     }
 
     func testForgettingADeviceRemovesItsSensorsAndKeepsTheOthers() async throws {

@@ -15,7 +15,7 @@ extension MQTTBrokerSinkTests {
         defer { recorder.stop() }
         try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
         let running = try await start(configuration { $0.ackTimeoutSeconds = 1 })
-        let records = try (0..<120).map { try heartRate(60 + Double($0 % 60), at: Double($0)) }
+        let records = try (0..<120).map { try spO2(97 + Double($0 % 4), at: Double($0)) }
         let chunks = stride(from: 0, to: records.count, by: 10).map { Array(records[$0..<$0 + 10]) }
 
         for chunk in chunks[0..<4] {
@@ -59,7 +59,7 @@ extension MQTTBrokerSinkTests {
         try await waitUntil(timeout: .seconds(20), "the recorder to receive every record") {
             Set(recorder.messages.flatMap(\.uuids)).isSuperset(of: uuids)
         }
-        let samples = recorder.messages.filter { $0.topic == "healthgate/gw1/A0:9E:1A:00:11:22/heartRate" }
+        let samples = recorder.messages.filter { $0.topic == "healthgate/gw1/A0:9E:1A:00:11:22/oxygenSaturation" }
         XCTAssertEqual(Set(samples.flatMap(\.uuids)), uuids, "every record, and nothing else, arrives")
         XCTAssertGreaterThanOrEqual(samples.count, records.count)
         for message in samples {

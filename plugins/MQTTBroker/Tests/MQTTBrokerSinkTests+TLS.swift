@@ -48,7 +48,7 @@ extension MQTTBrokerSinkTests {
             $0.username = "ward-7"
             $0.passwordFile = passwordFile
         }, log: log)
-        let records = try (0..<12).map { try heartRate(80, at: Double($0)) }
+        let records = try (0..<12).map { try spO2(95, at: Double($0)) }
         await running.feed(records)
         try await waitUntil(timeout: .seconds(30), "every record acknowledged over TLS") {
             let pending = try await running.unsent()
@@ -81,7 +81,7 @@ extension MQTTBrokerSinkTests {
             $0.passwordFile = wrongFile
             $0.ackTimeoutSeconds = 0.5
         }, log: log)
-        let records = try (0..<5).map { try heartRate(90, at: Double($0)) }
+        let records = try (0..<5).map { try spO2(96, at: Double($0)) }
         await running.feed(records)
         let broker = "127.0.0.1:\(listener.port)"
         let expected = "the broker \(broker) refused the connection: Not authorized (user \"ward-7\": check username and passwordFile)"
@@ -134,7 +134,7 @@ extension MQTTBrokerSinkTests {
             $0.caFile = certificates.ca.path
             $0.ackTimeoutSeconds = 0.5
         }, name: "no-certificate")
-        let first = try (0..<3).map { try heartRate(70, at: Double($0)) }
+        let first = try (0..<3).map { try spO2(97, at: Double($0)) }
         await refused.feed(first)
         try await waitUntil(timeout: .seconds(30), "the failed handshake shown in status") {
             refused.status.current?.lastError?.contains("broker 127.0.0.1:\(listener.port)") == true
@@ -150,7 +150,7 @@ extension MQTTBrokerSinkTests {
             $0.certFile = certificates.clientCertificate.path
             $0.keyFile = certificates.clientKey.path
         })
-        let records = try (0..<8).map { try heartRate(75, at: Double($0)) }
+        let records = try (0..<8).map { try spO2(98, at: Double($0)) }
         await running.feed(records)
         try await waitUntil(timeout: .seconds(30), "every record acknowledged with the client certificate") {
             let pending = try await running.unsent()
@@ -180,7 +180,7 @@ extension MQTTBrokerSinkTests {
             $0.passwordFile = passwordFile
             $0.ackTimeoutSeconds = 0.5
         })
-        let records = try (0..<4).map { try heartRate(65, at: Double($0)) }
+        let records = try (0..<4).map { try spO2(94, at: Double($0)) }
         await running.feed(records)
         // Reported by libmosquitto's log only: the handshake fails in its loop thread's reconnects.
         let expected = "cannot connect to the broker 127.0.0.1:\(listener.port): OpenSSL Error"

@@ -21,6 +21,14 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
             id: ids.next(), type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: date, end: date, device: device))
     }
 
+    /// A reading of a type the store keeps one sample each (no series policy): what the tests of
+    /// delivery itself publish, one uuid per reading.
+    func spO2(_ percent: Double, at offset: Double) throws -> HealthRecord {
+        let date = Date(timeIntervalSince1970: 1_800_000_000 + offset)
+        return .quantity(try QuantitySample(
+            id: ids.next(), type: .oxygenSaturation, quantity: Quantity(percent, .percent), start: date, end: date, device: device))
+    }
+
     struct Running: Sendable {
         var sink: MQTTBrokerSink
         var store: HealthStore
@@ -78,7 +86,7 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
         defer { recorder.stop() }
         try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
         let running = try await start(configuration())
-        let records = try (0..<25).map { try heartRate(60 + Double($0), at: Double($0)) }
+        let records = try (0..<25).map { try spO2(97 + Double($0 % 4), at: Double($0)) }
         await running.feed(records)
         try await waitUntil(timeout: .seconds(30), "every record acknowledged") {
             running.status.current?.records == 25
@@ -89,7 +97,7 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
             recorder.messages.contains { $0.topic == "healthgate/gw1/status" && $0.payload == "offline" }
         }
         let messages = recorder.messages
-        let samples = messages.filter { $0.topic == "healthgate/gw1/A0:9E:1A:00:11:22/heartRate" }
+        let samples = messages.filter { $0.topic == "healthgate/gw1/A0:9E:1A:00:11:22/oxygenSaturation" }
         XCTAssertEqual(samples.map(\.uuids), records.map { [$0.id.uuidString] }, "each record once, in order, with its uuid")
         let encoder = HealthJSON.makeEncoder()
         for (message, record) in zip(samples, records) {
@@ -106,12 +114,12 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
         defer { recorder.stop() }
         try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
         let running = try await start(configuration { $0.messages = .batch })
-        let records = try (0..<10).map { try heartRate(70, at: Double($0)) }
+        let records = try (0..<10).map { try spO2(97, at: Double($0)) }
         await running.feed(records)
         try await waitUntil(timeout: .seconds(30), "every record acknowledged") { running.status.current?.records == 10 }
         running.finish()
         try await running.task.value
-        let batches = recorder.messages.filter { $0.topic.hasSuffix("/heartRate") }
+        let batches = recorder.messages.filter { $0.topic.hasSuffix("/oxygenSaturation") }
         XCTAssertEqual(batches.flatMap(\.uuids), records.map(\.id.uuidString))
         for batch in batches {
             let array = try JSONSerialization.jsonObject(with: Data(batch.payload.utf8)) as? [[String: Any]]
@@ -122,7 +130,7 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
     func testBrokerDownAtStopKeepsTheRecordsForTheNextStart() async throws {
         broker.stop()
         let running = try await start(configuration { $0.ackTimeoutSeconds = 0.5 })
-        let records = try (0..<5).map { try heartRate(60, at: Double($0)) }
+        let records = try (0..<5).map { try spO2(97, at: Double($0)) }
         await running.feed(records)
         try await waitUntil(timeout: .seconds(20), "the failure shown in status") {
             running.status.current?.lastError?.contains("delivery failed") == true
@@ -141,7 +149,7 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
         again.finish()
         try await again.task.value
         XCTAssertEqual(
-            Set(recorder.messages.filter { $0.topic.hasSuffix("/heartRate") }.flatMap(\.uuids)), Set(records.map(\.id.uuidString)))
+            Set(recorder.messages.filter { $0.topic.hasSuffix("/oxygenSaturation") }.flatMap(\.uuids)), Set(records.map(\.id.uuidString)))
     }
 
     /// A deletion is a message on `{prefix}/{gateway}/deleted`; a new version of an object goes to
@@ -150,7 +158,7 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
         let recorder = try MQTTRecorder(broker: broker, filter: "healthgate/#")
         defer { recorder.stop() }
         try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
-        let records = try (0..<3).map { try heartRate(60, at: Double($0)) }
+        let records = try (0..<3).map { try spO2(97, at: Double($0)) }
         let running = try await start(configuration())
         await running.feed(records)
         try await waitUntil(timeout: .seconds(30), "the records published") { running.status.current?.records == 3 }
@@ -174,7 +182,7 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
         let deleted = recorder.messages.filter { $0.topic == "healthgate/gw1/deleted" }
         XCTAssertEqual(deleted.map(\.uuids), [[records[1].id.uuidString]])
         let deletion = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try XCTUnwrap(deleted.first).payload.utf8)) as? [String: String])
-        XCTAssertEqual(deletion, ["kind": "quantity", "type": "heartRate", "uuid": records[1].id.uuidString])
+        XCTAssertEqual(deletion, ["kind": "quantity", "type": "oxygenSaturation", "uuid": records[1].id.uuidString])
         let versions = recorder.messages.filter { $0.topic == "healthgate/gw1/A0:9E:1A:00:11:22/heartbeatSeries" }
         XCTAssertEqual(versions.map(\.uuids), [[series.id.uuidString], [series.id.uuidString]])
         let last = try HealthJSON.makeDecoder().decode(HeartbeatSeriesSample.self, from: Data(try XCTUnwrap(versions.last).payload.utf8))

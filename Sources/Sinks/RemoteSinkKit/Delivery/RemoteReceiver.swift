@@ -13,8 +13,8 @@ public protocol RemoteReceiver: Sendable {
     func prepare(context: FollowerContext) async
 
     /// Every setting besides a batch's changes that shapes what ``send(_:context:)`` sends (its
-    /// format and the options that change the bytes: the HTTP sink's `format`, FHIR's patient
-    /// reference, `gzip`), as a stable text. The follower mixes it into each batch's key
+    /// format and the options that change the bytes: the HTTP sink's `format`, its
+    /// `quantitySeries` form, FHIR's patient reference, `gzip`), as a stable text. The follower mixes it into each batch's key
     /// (``BatchKey``), so that a key names one payload also when the operator changes the
     /// configuration between runs. The same settings must give the same text on every run.
     var payloadIdentity: String { get }

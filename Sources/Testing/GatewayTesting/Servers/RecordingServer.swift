@@ -115,11 +115,13 @@ public final class RecordingServer: @unchecked Sendable {
         /// following the IETF Idempotency-Key draft keeps under the key.
         public var fingerprint: String
 
-        /// The records of a native body (samples, heartbeat series, correlations, workouts),
-        /// each as its HealthJSON object.
+        /// The records of a native body (samples, quantity and heartbeat series, correlations,
+        /// workouts), each as its HealthJSON object.
         public var records: [[String: Any]] {
             guard let body = body as? [String: Any] else { return [] }
-            return ["samples", "heartbeatSeries", "correlations", "workouts"].flatMap { body[$0] as? [[String: Any]] ?? [] }
+            return ["samples", "quantitySeries", "heartbeatSeries", "correlations", "workouts"].flatMap {
+                body[$0] as? [[String: Any]] ?? []
+            }
         }
 
         /// The uuids (lower case) of the records of a native body, not those of its deletions.

@@ -18,6 +18,15 @@ import SampleBus
 /// §3.1.0.8.1, update as create): a server that receives the same sample twice keeps one
 /// Observation, and a new version of the sample (a higher sync version) replaces the earlier one.
 /// A deleted sample is a `DELETE Observation/<uuid>` entry.
+///
+/// A quantity series (the `series` form) is one Observation with `valueSampledData`: its
+/// quantities in the type's canonical unit on a regular grid (``SampledDataGrid``), `origin` 0
+/// in the code's UCUM unit, `effectivePeriod` the series' start and end, the type's code as its
+/// samples have it, `status` `preliminary` while the series is open and `final` once closed;
+/// its id is the series' uuid, so each version replaces the earlier one. In the `expand` form a
+/// closed series is one Observation per quantity (`valueQuantity`, id the quantity's derived
+/// id) tagged with the series (``seriesTagSystem``), and a deleted series is a conditional
+/// delete of the Observations with its tag.
 enum FHIRMapping {
     struct Code {
         var loinc: String?
@@ -113,25 +122,35 @@ enum FHIRMapping {
         loinc: "85354-9", display: "Blood pressure panel with all children optional", category: "vital-signs",
         unit: "mmHg", ucum: "mm[Hg]")
 
-    /// A Bundle entry: an Observation to store (create or replace), or one to delete.
+    /// A Bundle entry: an Observation to store (create or replace), one to delete, or (the
+    /// `expand` form) the Observations of a deleted series' quantities.
     enum Entry {
         case put(MappedRecord)
         case delete(SampleID)
+        case deleteSeriesQuantities(SampleID)
+    }
 
-        init?(_ change: FollowedChange) {
-            switch change {
-            case .stored(let record, _):
-                guard let mapped = MappedRecord(record) else { return nil }
-                self = .put(mapped)
-            case .deleted(let deletion):
-                guard deletion.kind == .quantity || deletion.kind == .correlation else { return nil }
-                self = .delete(deletion.id)
+    /// The entries of `change`: a stored record's Observation (in the `expand` form, one per
+    /// quantity of a series), or its deletion.
+    static func entries(for change: FollowedChange, form: QuantitySeriesForm) -> [Entry] {
+        switch change {
+        case .stored(let record, _):
+            return form.records(record).compactMap(MappedRecord.init).map(Entry.put)
+        case .deleted(let deletion):
+            switch deletion.kind {
+            case .quantity, .correlation: return [.delete(deletion.id)]
+            case .quantitySeries: return [form == .series ? .delete(deletion.id) : .deleteSeriesQuantities(deletion.id)]
+            case .heartbeatSeries, .workout: return []
             }
         }
     }
 
     /// The Observation's logical id: the uuid, which FHIR's id syntax (`[A-Za-z0-9\-\.]{1,64}`) admits.
     static func resourceID(_ id: SampleID) -> String { id.uuidString.lowercased() }
+
+    /// The code system of the tag an Observation of a series' quantity carries (the `expand`
+    /// form), its code the series' uuid: what deleting the series selects (``Entry/deleteSeriesQuantities(_:)``).
+    static let seriesTagSystem = "https://healthgate.dev/fhir/CodeSystem/quantity-series"
 
     static func bundle(_ entries: [Entry], patient: String) -> JSONValue {
         .object([
@@ -149,6 +168,9 @@ enum FHIRMapping {
                     case .correlation(let correlation):
                         id = correlation.id
                         resource = observation(correlation, patient: patient)
+                    case .quantitySeries(let series):
+                        id = series.id
+                        resource = observation(series, patient: patient)
                     }
                     if case .object(var fields) = resource {
                         fields["id"] = .string(resourceID(id))
@@ -163,6 +185,14 @@ enum FHIRMapping {
                     return .object([
                         "request": .object(["method": .string("DELETE"), "url": .string("Observation/\(resourceID(id))")]),
                     ])
+                case .deleteSeriesQuantities(let id):
+                    // A conditional delete (R4 §3.1.0.7.1): the tombstone names only the series,
+                    // and its quantities' Observations carry its tag.
+                    return .object([
+                        "request": .object([
+                            "method": .string("DELETE"), "url": .string("Observation?_tag=\(seriesTagSystem)|\(resourceID(id))"),
+                        ]),
+                    ])
                 }
             }),
         ])
@@ -174,6 +204,37 @@ enum FHIRMapping {
             id: sample.id, code: code, identifier: sample.type.identifier, start: sample.startDate, end: sample.endDate,
             device: sample.device, metadata: sample.metadata, patient: patient)
         resource["valueQuantity"] = valueQuantity(sample, code: code)
+        if case .string(let series)? = sample.metadata[.series] {
+            resource["meta"] = .object(["tag": .array([.object([
+                "system": .string(seriesTagSystem), "code": .string(series.lowercased()),
+            ])])])
+        }
+        return .object(resource)
+    }
+
+    /// A series: one Observation with `valueSampledData` (``SampledDataGrid``), its
+    /// `effectivePeriod` the series' start and end, the type's code, and the status
+    /// `preliminary` while the series is open (a later version replaces it), `final` once closed.
+    static func observation(_ series: QuantitySeriesSample, patient: String) -> JSONValue {
+        let code = code(for: series.type)
+        var resource = observationBase(
+            id: series.id, code: code, identifier: series.type.identifier, start: series.startDate, end: series.endDate,
+            device: series.device, metadata: series.metadata, patient: patient)
+        if series.isProvisional { resource["status"] = .string("preliminary") }
+        let values = series.quantities.map { quantity in
+            // The series' values were validated against its type's units when it was made.
+            (try? Quantity(quantity.value, series.unit).doubleValue(for: series.type.canonicalUnit)) ?? quantity.value
+        }
+        let grid = SampledDataGrid(starts: series.quantities.map(\.startDate), from: series.startDate)
+        resource["valueSampledData"] = .object([
+            "origin": .object([
+                "value": .number(0), "unit": .string(code.unit), "system": .string("http://unitsofmeasure.org"),
+                "code": .string(code.ucum),
+            ]),
+            "period": .number(grid.periodMilliseconds),
+            "dimensions": .number(1),
+            "data": .string(grid.data(values)),
+        ])
         return .object(resource)
     }
 

@@ -3,7 +3,8 @@ import HealthModel
 import GatewayRuntime
 import SampleBus
 
-/// Maps quantity samples to Open mHealth data points.
+/// Maps quantity samples, a quantity series' quantities and blood-pressure correlations to Open
+/// mHealth data points.
 ///
 /// The header carries both the Open mHealth 1.x fields (`id`, `creation_date_time`,
 /// `acquisition_provenance`) and the IEEE 1752.1 ones (`uuid`, `source_creation_date_time`,
@@ -38,24 +39,37 @@ enum OpenMHealthMapping {
         }
     }
 
-    /// The data point of `record`. Its creation time is the record's end, so that the same
-    /// record always gives the same bytes (a batch sent again is the same request).
-    static func dataPoint(_ record: MappedRecord) -> JSONValue {
+    /// The data points of `record`: one for a sample or a blood-pressure correlation; one per
+    /// quantity for a series (Open mHealth's schemas have no series), each with its quantity's
+    /// derived id (``QuantitySeriesSample/quantitySample(at:)``). Only closed series reach here
+    /// (``PayloadBuilder/accepts(_:)``), so each quantity goes once.
+    static func dataPoints(_ record: HealthRecord) -> [JSONValue] {
         switch record {
-        case .quantity(let sample):
-            let schema = schema(for: sample.type) ?? Schema(name: sample.type.identifier, version: "1.0")
-            return .object([
-                "header": header(id: sample.id, schema: schema, end: sample.endDate, device: sample.device, created: sample.endDate),
-                "body": body(sample),
-            ])
-        case .correlation(let correlation):
-            return .object([
-                "header": header(
-                    id: correlation.id, schema: Schema(name: "blood-pressure", version: "4.0"), end: correlation.endDate,
-                    device: correlation.device, created: correlation.endDate),
-                "body": body(correlation),
-            ])
+        case .quantity(let sample): [dataPoint(sample)]
+        case .quantitySeries(let series): series.quantitySamples.map(dataPoint)
+        case .correlation(let correlation): [dataPoint(correlation)]
+        case .heartbeatSeries, .workout: []
         }
+    }
+
+    /// The data point of `sample`. Its creation time is the sample's end, so that the same
+    /// sample always gives the same bytes (a batch sent again is the same request).
+    static func dataPoint(_ sample: QuantitySample) -> JSONValue {
+        let schema = schema(for: sample.type) ?? Schema(name: sample.type.identifier, version: "1.0")
+        return .object([
+            "header": header(id: sample.id, schema: schema, end: sample.endDate, device: sample.device, created: sample.endDate),
+            "body": body(sample),
+        ])
+    }
+
+    /// The data point of a blood-pressure correlation.
+    static func dataPoint(_ correlation: CorrelationSample) -> JSONValue {
+        .object([
+            "header": header(
+                id: correlation.id, schema: Schema(name: "blood-pressure", version: "4.0"), end: correlation.endDate,
+                device: correlation.device, created: correlation.endDate),
+            "body": body(correlation),
+        ])
     }
 
     /// omh:blood-pressure:4.0: systolic and diastolic in mmHg.

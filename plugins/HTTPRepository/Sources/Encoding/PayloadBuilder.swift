@@ -6,34 +6,45 @@ import GatewayRuntime
 
 /// Turns a batch of the store's changes into request bodies in the configured format. The same
 /// batch always gives the same bytes (a resend is the same request): keys are sorted, and
-/// nothing depends on the time of sending.
+/// nothing depends on the time of sending or on an earlier batch.
 ///
-/// - **native**: `{"correlations":[…],"deleted":[…],"heartbeatSeries":[…],"samples":[…],"workouts":[…]}`,
+/// - **native**: `{"correlations":[…],"deleted":[…],"heartbeatSeries":[…],"quantitySeries":[…],"samples":[…],"workouts":[…]}`,
 ///   each element the record's HealthJSON (its sync identifier and version in its metadata, so a
 ///   receiver can tell a new version of an object from the first), each deletion
-///   `{"kind":…,"type":…,"uuid":…}` (openapi.yaml).
-/// - **fhir-r4**: a transaction Bundle with a `PUT Observation/<uuid>` per stored sample or
-///   correlation (the resource's id is the uuid, so a new version replaces the earlier one) and a
-///   `DELETE Observation/<uuid>` per deletion.
-/// - **openmhealth**: an array of data points POSTed; deletions are separate requests
-///   (``deletionIDs(for:)``).
+///   `{"kind":…,"type":…,"uuid":…}` (openapi.yaml). With `quantitySeries: expand` a closed
+///   series' quantities are samples under `samples` and the body has no `quantitySeries` key:
+///   the body of the releases before series.
+/// - **fhir-r4**: a transaction Bundle with a `PUT Observation/<uuid>` per stored sample,
+///   correlation or series (``FHIRMapping``; the resource's id is the uuid, so a new version
+///   replaces the earlier one) and a `DELETE` per deletion.
+/// - **openmhealth**: an array of data points POSTed, a closed series' quantities each a data
+///   point; deletions are separate requests (``deletions(for:)``).
 public struct PayloadBuilder: Sendable {
     public let format: RepositoryFormat
     /// `Patient/<id>` for FHIR.
     public let patientReference: String?
+    /// How series travel, as configured (``form`` is what the format makes of it).
+    public let quantitySeries: QuantitySeriesForm
 
-    public init(format: RepositoryFormat, patientReference: String?) {
+    public init(format: RepositoryFormat, patientReference: String?, quantitySeries: QuantitySeriesForm = .series) {
         self.format = format
         self.patientReference = patientReference
+        self.quantitySeries = quantitySeries
     }
 
-    /// Every setting of the builder that shapes a body, as a stable text: the format and, for
-    /// FHIR, the patient reference (free text, so it comes last). Part of each batch's key
-    /// (``HTTPReceiver/payloadIdentity``).
+    /// How series travel in this format: Open mHealth's schemas have no series, so its data
+    /// points are always a closed series' quantities.
+    public var form: QuantitySeriesForm { format == .openMHealth ? .expand : quantitySeries }
+
+    /// Every setting of the builder that shapes a body, as a stable text: the format, the series
+    /// form (``QuantitySeriesForm/identity``: none for the bodies of the releases before series)
+    /// and, for FHIR, the patient reference (free text, so it comes last). Part of each batch's
+    /// key (``HTTPReceiver/payloadIdentity``).
     public var identity: String {
         switch format {
-        case .native, .openMHealth: "format=\(format.rawValue)"
-        case .fhirR4: "format=\(format.rawValue) patient=\(patientReference ?? "")"
+        case .native: "format=\(format.rawValue)\(form.identity)"
+        case .openMHealth: "format=\(format.rawValue)"
+        case .fhirR4: "format=\(format.rawValue)\(form.identity) patient=\(patientReference ?? "")"
         }
     }
 
@@ -45,18 +56,21 @@ public struct PayloadBuilder: Sendable {
         }
     }
 
-    /// Whether the format can carry `change`; the follower passes over the others.
+    /// Whether the format can carry `change`; the follower passes over the others (and, in the
+    /// `expand` form, a series still open: ``QuantitySeriesForm/admits(_:)``).
     public func accepts(_ change: FollowedChange) -> Bool {
+        guard form.admits(change) else { return false }
         switch format {
         case .native:
             return true
         case .fhirR4:
-            return change.kind == .quantity || change.kind == .correlation
+            return change.kind == .quantity || change.kind == .correlation || change.kind == .quantitySeries
         case .openMHealth:
             switch change.kind {
-            case .quantity: return QuantityType.named(change.typeIdentifier).flatMap(OpenMHealthMapping.schema(for:)) != nil
+            case .quantity, .quantitySeries:
+                return QuantityType.named(change.typeIdentifier).flatMap(OpenMHealthMapping.schema(for:)) != nil
             case .correlation: return change.typeIdentifier == CorrelationType.bloodPressure.identifier
-            case .quantitySeries, .heartbeatSeries, .workout: return false
+            case .heartbeatSeries, .workout: return false
             }
         }
     }
@@ -70,38 +84,45 @@ public struct PayloadBuilder: Sendable {
             return try nativeBody(batch)
         case .fhirR4:
             return try HealthJSON.makeEncoder().encode(
-                FHIRMapping.bundle(batch.changes.compactMap(FHIRMapping.Entry.init), patient: patientReference ?? ""))
+                FHIRMapping.bundle(batch.changes.flatMap { FHIRMapping.entries(for: $0, form: form) }, patient: patientReference ?? ""))
         case .openMHealth:
-            let points = batch.records.compactMap(MappedRecord.init).map { OpenMHealthMapping.dataPoint($0) }
+            let points = batch.records.flatMap(OpenMHealthMapping.dataPoints)
             return points.isEmpty ? nil : try HealthJSON.makeEncoder().encode(JSONValue.array(points))
         }
     }
 
-    /// Open mHealth only: the data points to DELETE before the POST, `<url>/<uuid>` each: the
-    /// deletions, and the records that carry a sync version (a new version of a data point the
-    /// repository may hold: Open mHealth has no update). Empty for the other formats.
-    public func deletionIDs(for batch: FollowerBatch) -> [SampleID] {
+    /// Open mHealth only: the data points to DELETE before the POST, in order: the deletions, and
+    /// the records that carry a sync version (a new version of a data point the repository may
+    /// hold: Open mHealth has no update). A deleted series is its quantities' data points
+    /// (``OpenMHealthDeletion/seriesQuantities(of:limit:)``). Empty for the other formats.
+    public func deletions(for batch: FollowerBatch) -> [OpenMHealthDeletion] {
         guard format == .openMHealth else { return [] }
         return batch.changes.compactMap { change in
             switch change {
-            case .deleted(let deletion): deletion.id
+            case .deleted(let deletion) where deletion.kind == .quantitySeries:
+                // The most quantities the writer folds into one series of the type; a series
+                // written whole from elsewhere may hold more, and those beyond are not deleted.
+                let policy = QuantityType.named(deletion.type)?.seriesPolicy ?? .stream
+                return .seriesQuantities(of: deletion.id, limit: policy.maximumCount)
+            case .deleted(let deletion): return .dataPoint(deletion.id)
             case .stored(let record, _):
                 switch record {
-                case .quantity(let sample): sample.metadata.syncVersion != nil ? sample.id : nil
-                case .correlation(let correlation): correlation.metadata.syncVersion != nil ? correlation.id : nil
-                default: nil
+                case .quantity(let sample): return sample.metadata.syncVersion != nil ? .dataPoint(sample.id) : nil
+                case .correlation(let correlation): return correlation.metadata.syncVersion != nil ? .dataPoint(correlation.id) : nil
+                default: return nil
                 }
             }
         }
     }
 
-    /// The native body: the records' HealthJSON by kind, and the deletions, keys sorted.
+    /// The native body: the records' HealthJSON by kind (in the `expand` form, a series'
+    /// quantities as samples), and the deletions, keys sorted.
     func nativeBody(_ batch: FollowerBatch) throws -> Data {
         let encoder = HealthJSON.makeEncoder()
         var writer = QuantitySampleJSONWriter()
         var sections: [HealthRecordKind: [[UInt8]]] = [:]
         var size = 96
-        for record in batch.records {
+        for record in batch.records.flatMap(form.records) {
             let payload = try HealthJSONPayload.encode(record, encoder: encoder, writer: &writer)
             size += payload.count + 1
             sections[record.kind, default: []].append(payload)
@@ -125,8 +146,10 @@ public struct PayloadBuilder: Sendable {
         bytes.append(UInt8(ascii: ","))
         section("heartbeatSeries", sections[.heartbeatSeries] ?? [])
         bytes.append(UInt8(ascii: ","))
-        section("quantitySeries", sections[.quantitySeries] ?? [])
-        bytes.append(UInt8(ascii: ","))
+        if form == .series {
+            section("quantitySeries", sections[.quantitySeries] ?? [])
+            bytes.append(UInt8(ascii: ","))
+        }
         section("samples", sections[.quantity] ?? [])
         bytes.append(UInt8(ascii: ","))
         section("workouts", sections[.workout] ?? [])
@@ -140,16 +163,30 @@ public struct PayloadBuilder: Sendable {
     }
 }
 
-/// A record FHIR and Open mHealth map: a quantity sample, or a correlation of samples.
+/// What an Open mHealth repository is asked to delete before a batch's POST.
+public enum OpenMHealthDeletion: Sendable, Hashable {
+    /// `DELETE <url>/<uuid>`; 404 and 410 count as done.
+    case dataPoint(SampleID)
+    /// The data points of a deleted series' quantities: the tombstone names only the series, so
+    /// their ids (``SampleID/init(quantity:ofSeries:)``) are deleted in order from index 0 until
+    /// the repository answers 404 or 410 (the series' data points go in one POST, so the first
+    /// one missing is past its end), at most `limit` of them.
+    case seriesQuantities(of: SampleID, limit: Int)
+}
+
+/// A record FHIR maps: a quantity sample, a correlation of samples, or (the series form) a
+/// quantity series.
 enum MappedRecord {
     case quantity(QuantitySample)
     case correlation(CorrelationSample)
+    case quantitySeries(QuantitySeriesSample)
 
     init?(_ record: HealthRecord) {
         switch record {
         case .quantity(let sample): self = .quantity(sample)
         case .correlation(let correlation): self = .correlation(correlation)
-        case .quantitySeries, .heartbeatSeries, .workout: return nil
+        case .quantitySeries(let series): self = .quantitySeries(series)
+        case .heartbeatSeries, .workout: return nil
         }
     }
 }
@@ -191,7 +228,8 @@ public struct NativeBatch: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey { case correlations, deleted, heartbeatSeries, quantitySeries, samples, workouts }
 
-    /// Decodes a body; `deleted` may be absent (a body of healthgate before deletions travelled).
+    /// Decodes a body; `deleted` may be absent (a body of healthgate before deletions travelled),
+    /// and `quantitySeries` (a body of the `expand` form, or of healthgate before series).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(

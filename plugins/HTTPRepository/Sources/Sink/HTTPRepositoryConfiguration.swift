@@ -6,13 +6,13 @@ public import SampleBus
 /// The payload format a repository expects (config key `format`).
 public enum RepositoryFormat: String, Sendable, Hashable, Encodable, ConfigurationChoice {
     /// A HealthJSON batch: `{"correlations": […], "deleted": […], "heartbeatSeries": […],
-    /// "samples": […], "workouts": […]}` (see openapi.yaml).
+    /// "quantitySeries": […], "samples": […], "workouts": […]}` (see openapi.yaml).
     case native
-    /// A FHIR R4 transaction Bundle: a `PUT Observation/<uuid>` per sample, a `DELETE` per
-    /// deleted one.
+    /// A FHIR R4 transaction Bundle: a `PUT Observation/<uuid>` per sample or series, a `DELETE`
+    /// per deleted one.
     case fhirR4 = "fhir-r4"
-    /// An array of Open mHealth data points, POSTed; a deleted data point is a
-    /// `DELETE <url>/<uuid>`.
+    /// An array of Open mHealth data points, POSTed (a closed series' quantities each one); a
+    /// deleted data point is a `DELETE <url>/<uuid>`.
     case openMHealth = "openmhealth"
 }
 
@@ -30,6 +30,10 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
     /// only URL the sink contacts; redirects are never followed.
     public var url = ""
     public var format = RepositoryFormat.native
+    /// How quantity series travel: as series (every version as it grows), or expanded into
+    /// their quantities once closed (the form of the releases before series). Open mHealth
+    /// always expands.
+    public var quantitySeries = QuantitySeriesForm.series
     /// The most changes (records and deletions) in one request.
     public var batchSize = 1000
     /// How long a partial batch may wait for more changes before it is sent, in seconds.
@@ -75,6 +79,7 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
             ConfigurationKey(
                 "format", \.format, RepositoryFormat.configurationShape,
                 "The payload format: native HealthJSON, a FHIR R4 transaction Bundle, or Open mHealth data points"),
+            quantitySeriesKey(\.quantitySeries),
         ]
         + followingKeys(batchSize: batchSizeRange, batchInterval: \Self.batchIntervalSeconds)
         + [

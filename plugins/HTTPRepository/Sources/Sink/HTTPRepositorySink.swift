@@ -45,7 +45,9 @@ public struct HTTPRepositorySink: StoreFollower, ConfigurablePlugin {
         self.configuration = configuration
         let receiver = HTTPReceiver(
             endpoint: settings.endpoint,
-            builder: PayloadBuilder(format: configuration.format, patientReference: configuration.patientReference),
+            builder: PayloadBuilder(
+                format: configuration.format, patientReference: configuration.patientReference,
+                quantitySeries: configuration.quantitySeries),
             gzip: configuration.gzip, deflate: DeflateLibrary(), timeout: configuration.timeoutSeconds,
             credentials: Credentials(auth: configuration.auth, variables: environment.variables), policy: configuration.retry.policy,
             name: environment.name, transports: TransportPool(transports))

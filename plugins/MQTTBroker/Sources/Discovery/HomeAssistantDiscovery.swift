@@ -155,7 +155,10 @@ struct HomeAssistantDiscovery: Sendable {
         } else if let path {
             template = "{{ (\(root).objects | selectattr('type', 'equalto', '\(path)') | first).value }}"
         } else {
-            template = "{{ \(root).value }}"
+            // A quantity series' state is its last quantity's value, the latest reading; plain
+            // samples of the type (a late reading, one with a sync identifier, the expand form)
+            // come on the same topic, so one template reads both.
+            template = "{{ \(root).quantities[-1].value if \(root).quantities is defined else \(root).value }}"
         }
         let config = SensorConfig(
             name: kind.name,

@@ -10,17 +10,20 @@ import RemoteSinkKit
 /// identifier, `heartbeatSeries` or `workout`. `+`, `#` and `/` in a level become `_`, so a device
 /// name can never add a level or a wildcard. A record's payload is its HealthJSON; a new version
 /// of an object (a grown heartbeat series, a higher sync version) goes to the same topic, its
-/// sync identifier and version in the payload's metadata. A deletion is a message on
+/// sync identifier and version in the payload's metadata: a quantity series on its type's
+/// topic in each version as it grows, or, in the `expand` form, once closed, each of its
+/// quantities as a sample message (``QuantitySeriesForm``). A deletion is a message on
 /// `{prefix}/{gateway}/deleted`: `{"kind":…,"type":…,"uuid":…}`.
 struct MQTTMessageEncoder: Sendable {
     var prefix: String
     var gateway: String
     var mode: MQTTMessageMode
+    var quantitySeries: QuantitySeriesForm
 
     /// Every setting of the encoder that shapes its messages, as a stable text (the topics'
     /// levels last: they are free text). The follower mixes it into each batch's key; MQTT
     /// carries no key, so it only keeps the follower's rule (a key names one payload) whole.
-    var identity: String { "mode=\(mode.rawValue) topics=\(prefix)/\(gateway)" }
+    var identity: String { "mode=\(mode.rawValue)\(quantitySeries.identity) topics=\(prefix)/\(gateway)" }
 
     /// The status topic, `{prefix}/{gateway}/status`, for `online` and the Will `offline`.
     var statusTopic: String { "\(prefix)/\(gateway)/status" }
@@ -58,8 +61,11 @@ struct MQTTMessageEncoder: Sendable {
         routed.reserveCapacity(batch.changes.count)
         for change in batch.changes {
             switch change {
-            case .stored(let record, _):
-                routed.append((topic(for: record), "\(record.id)", try HealthJSONPayload.encode(record, encoder: encoder, writer: &writer)))
+            case .stored(let stored, _):
+                for record in quantitySeries.records(stored) {
+                    routed.append((
+                        topic(for: record), "\(record.id)", try HealthJSONPayload.encode(record, encoder: encoder, writer: &writer)))
+                }
             case .deleted(let deletion):
                 let type = (try? encoder.encode(deletion.type)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
                 routed.append((

@@ -30,6 +30,9 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
     /// The MQTT client identifier; nil uses `healthgate-{gateway}-{sink name}`.
     public var clientID: String?
     public var messages = MQTTMessageMode.record
+    /// How quantity series travel: as series (every version as it grows, on the type's topic),
+    /// or expanded into sample messages once closed (the form of the releases before series).
+    public var quantitySeries = QuantitySeriesForm.series
     /// The most changes in one batch (the cursor passes a batch when every PUBACK for it arrived).
     public var batchSize = 100
     /// How many batches may wait for their PUBACKs at once.
@@ -85,6 +88,7 @@ public struct MQTTBrokerConfiguration: Sendable, Hashable, PluginConfigurationCo
             ConfigurationKey(
                 "messages", \.messages, MQTTMessageMode.configurationShape,
                 "One message per record, or one array per topic and batch"),
+            quantitySeriesKey(\.quantitySeries),
         ]
         let session: [ConfigurationKey<Self>] = [
             ConfigurationKey("keepAliveSeconds", \.keepAliveSeconds, .whole(keepAliveRange, unit: "seconds"), "Seconds between keepalive pings"),

@@ -30,7 +30,7 @@ public struct MQTTBrokerSink: StoreFollower, ConfigurablePlugin {
         self.configuration = configuration
         let encoder = MQTTMessageEncoder(
             prefix: configuration.topicPrefix, gateway: MQTTMessageEncoder.level(environment.gatewayName),
-            mode: configuration.messages)
+            mode: configuration.messages, quantitySeries: configuration.quantitySeries)
         let connection = MQTTSinkConnection(
             configuration: configuration, library: library, encoder: encoder, name: environment.name)
         self.connection = connection

@@ -31,7 +31,8 @@ struct MQTTReceiver: RemoteReceiver {
         }
     }
 
-    func accepts(_ change: FollowedChange) -> Bool { true }
+    /// Everything, but in the `expand` form a series still open (its closed version follows).
+    func accepts(_ change: FollowedChange) -> Bool { encoder.quantitySeries.admits(change) }
 
     func send(_ batch: FollowerBatch, context: FollowerContext) async -> DeliveryOutcome {
         let messages: [MQTTMessage]
