@@ -35,11 +35,4 @@ extension HealthStore {
     /// Old links a migration batch deletes.
     public static let migrationLinkBatch = 2000
 
-    /// Closes the quantity series nothing was added to for their policy's gap (the devices went
-    /// away), on the writer's monotonic clock; a transaction only when there is one to close.
-    /// - Returns: how many it closed.
-    @discardableResult
-    public func closeIdleSeries() async throws(StoreError) -> Int {
-        try await requireWriter().perform { writer throws(StoreError) in try writer.closeIdleSeriesNow() }
-    }
 }

@@ -75,8 +75,13 @@ extension RecordWriter {
     /// `open` 1, closed ones with 0, every one at its next version. Only inside
     /// ``transaction(_:)``, once, after its records.
     func writeSeriesChanges() throws(SQLiteError) {
-        for series in openSeries.closed { _ = try writeSeriesRow(series, open: false) }
-        for series in openSeries.changed {
+        // In the order of their last readings, so that anchors follow time: a follower's newest
+        // message of a device's type is its latest reading (the closed ones end first).
+        func order(_ series: [OpenQuantitySeries]) -> [OpenQuantitySeries] {
+            series.sorted { ($0.lastStartUs, $0.id) < ($1.lastStartUs, $1.id) }
+        }
+        for series in order(openSeries.closed) { _ = try writeSeriesRow(series, open: false) }
+        for series in order(openSeries.changed) {
             openSeries.written(try writeSeriesRow(series, open: true))
         }
     }

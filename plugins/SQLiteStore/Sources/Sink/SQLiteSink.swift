@@ -138,6 +138,9 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
             context.status.setDetail("latestAnchor", String(summary.latestAnchor))
             context.status.clearError()
         }
+        // The bus finished: no reading follows, so the series being filled are closed now, while
+        // the remote sinks still follow the store and send their final versions in this run.
+        try await store.closeSeries()
         context.logger.info("inbox drained")
     }
 
