@@ -57,16 +57,20 @@ public final class HealthStore: Sendable {
     public static let applicationID: Int64 = 0x4847_4154
 
     /// Opens the store at `path`. Opening blocks the calling thread (files are opened, a
-    /// read-write store is migrated): from async code use ``open(path:access:maximumPageCount:)``.
+    /// read-write store is migrated): from async code use ``open(path:access:maximumPageCount:uptime:)``.
     /// - Parameters:
     ///   - maximumPageCount: `PRAGMA max_page_count` for the writer, a size limit in pages; nil
     ///     for SQLite's default.
+    ///   - uptime: the monotonic clock on which the writer tells that a quantity series stopped
+    ///     growing (``closeIdleSeries()``); nil for the process's own (`ContinuousClock`).
     /// - Throws: ``StoreError``: `.notFound` (a read-only store whose file is missing),
     ///   `.notAStore` (not a database, or another program's), `.schemaTooNew` (a newer healthgate
     ///   wrote it), `.schemaTooOld` (a read-only store below the current version: the gateway
     ///   upgrades it when it starts), `.corrupt`, `.ioError`, `.readOnly`. Nothing is written to a
     ///   file that is not a healthgate store, nor to one from a newer version.
-    public init(path: String, access: Access = .readWrite, maximumPageCount: Int? = nil) throws(StoreError) {
+    public init(
+        path: String, access: Access = .readWrite, maximumPageCount: Int? = nil, uptime: (@Sendable () -> Duration)? = nil
+    ) throws(StoreError) {
         self.path = path
         self.access = access
         let committed = AsyncCondition<Int64>(0)
@@ -81,7 +85,8 @@ public final class HealthStore: Sendable {
             } catch {
                 throw StoreError(.ioError, path: path, message: "cannot create the directory \(directory): \(error)")
             }
-            let recordWriter = try RecordWriter(path: path, maximumPageCount: maximumPageCount)
+            let recordWriter = try RecordWriter(
+                path: path, maximumPageCount: maximumPageCount, uptime: uptime ?? RecordWriter.processUptime)
             recordWriter.onCommit = { [committed] anchor in committed.update { $0 = max($0, anchor) } }
             writer = StoreWriter(writer: recordWriter)
         case .readOnly:
@@ -100,13 +105,13 @@ public final class HealthStore: Sendable {
         }
     }
 
-    /// ``init(path:access:maximumPageCount:)`` on a queue of its own: opening blocks, so async
-    /// code opens stores this way.
+    /// ``init(path:access:maximumPageCount:uptime:)`` on a queue of its own: opening blocks, so
+    /// async code opens stores this way.
     public static func open(
-        path: String, access: Access = .readWrite, maximumPageCount: Int? = nil
+        path: String, access: Access = .readWrite, maximumPageCount: Int? = nil, uptime: (@Sendable () -> Duration)? = nil
     ) async throws(StoreError) -> HealthStore {
         try await QueueExecutor(label: "healthgate.store.open").run { () throws(StoreError) in
-            try HealthStore(path: path, access: access, maximumPageCount: maximumPageCount)
+            try HealthStore(path: path, access: access, maximumPageCount: maximumPageCount, uptime: uptime)
         }
     }
 

@@ -64,6 +64,6 @@ actor StoreWriter {
     func close() throws(StoreError) {
         defer { writer = nil }
         guard let writer else { return }
-        try writer.transaction { writer.closeAllSeries() }
+        try writer.transaction { try writer.closeAllSeries() }
     }
 }
