@@ -159,6 +159,14 @@ final class QuantitySeriesWriterTests: StoreTestCase {
         let all = try await store.samples(of: .heartRate)
         XCTAssertEqual(all.map(\.startDate), [at(5), at(10), at(11), at(11.5), at(12)])
         XCTAssertEqual(all[3], between)
+        // Written again once no series is open (as a reading stored as a sample before the store
+        // kept series, written again by an import): a sample stored already, not a new series.
+        await store.close()
+        let reopened = try HealthStore(path: path)
+        let again = try await reopened.write([.quantity(late), .quantity(between)])
+        XCTAssertEqual(again.ignored, 2)
+        XCTAssertEqual(try count("samples"), 2)
+        XCTAssertEqual(try count("quantity_series"), 1)
     }
 
     func testAReadingWithASyncIdentifierIsASampleOfItsOwn() async throws {

@@ -9,10 +9,12 @@ extension RecordWriter {
     /// Folds `sample` into its open series; nil when it is not a series' reading (its type has
     /// no series policy, it has a sync identifier, or it comes late) and is stored as a sample.
     ///
-    /// A reading the store holds already as a quantity of a series of its key (the same start
-    /// and value; a batch written again) is ignored, as a record stored already is, and so is a
-    /// reading whose uuid names a stored series: a write stays idempotent for series readings.
-    /// Only a reading that does not simply extend its open series is looked up.
+    /// A reading the store holds already is ignored, as a record stored already is: as a
+    /// quantity of a series of its key (the same start and value; a batch written again), as a
+    /// sample of its own (the same uuid, type and start: a late reading, or one stored before
+    /// the store kept series, written again), or as the uuid of a series. So a write stays
+    /// idempotent for series readings. Only a reading that does not simply extend its open
+    /// series is looked up.
     func fold(_ sample: QuantitySample) throws -> Outcome? {
         guard let policy = sample.type.seriesPolicy, sample.metadata.syncIdentifier == nil else { return nil }
         let (typeID, canonicalUnitID) = try typeIDs(for: sample.type)
@@ -50,7 +52,8 @@ extension RecordWriter {
 
     /// Whether the store holds the reading `id` (µs `start`, `recorded` in the key's unit)
     /// already: as a quantity of `key`'s open series (as the transaction left it) or of a
-    /// stored series of `key` whose quantities reach over `start`, or as the uuid of a series.
+    /// stored series of `key` whose quantities reach over `start`, as a sample (by the sample
+    /// index, `samples_type_start`), or as the uuid of a series.
     private func holds(
         _ id: SampleID, start: Int64, recorded: Double, key: OpenQuantitySeries.Key, open: OpenQuantitySeries?
     ) throws -> Bool {
@@ -61,7 +64,11 @@ extension RecordWriter {
         if let open, open.startUs <= start, start <= open.lastStartUs, contains(open.encoded.bytes, from: open.startUs) {
             return true
         }
-        if try connection.query("SELECT 1 FROM quantity_series WHERE uuid = ?1", [.blob(id.bytes)]).isEmpty == false {
+        let uuid = SQLiteValue.blob(id.bytes)
+        let asSample = try connection.query(
+            "SELECT 1 FROM samples WHERE type_id = ?1 AND start_us = ?2 AND uuid = ?3", [.integer(key.typeID), .integer(start), uuid])
+        if !asSample.isEmpty { return true }
+        if try connection.query("SELECT 1 FROM quantity_series WHERE uuid = ?1", [uuid]).isEmpty == false {
             return true
         }
         let span = try seriesSpan(of: key.typeID)
