@@ -181,6 +181,9 @@ final class QuantitySeriesQueryTests: StoreTestCase {
         XCTAssertEqual(Set(byDevice.map(\.id)), [theirs[61].id, theirs[122].id])
         let theirsLeft = try await store.samples(of: .heartRate, filter: SampleFilter(deviceName: "TICKR"))
         XCTAssertEqual(theirsLeft, try storedQuantities(Array(theirs[0...60])))
+        // What a follower publishing per device asks after a deletion: something is still there.
+        let stillHeld = try await store.holdsRecords(device: "C0:FF:EE:00:00:03", type: "heartRate")
+        XCTAssertTrue(stillHeld)
 
         // By type and range, with a sample of the type among them.
         var metadata = Metadata()
@@ -192,6 +195,8 @@ final class QuantitySeriesQueryTests: StoreTestCase {
         XCTAssertEqual(Set(byType.map(\.kind)), [.quantity, .quantitySeries])
         let none = try await store.samples(of: .heartRate)
         XCTAssertEqual(none, [])
+        let nothingHeld = try await store.holdsRecords(device: "C0:FF:EE:00:00:03", type: "heartRate")
+        XCTAssertFalse(nothingHeld)
         let deletions = try await store.changes(since: 0).deleted
         XCTAssertEqual(deletions.count, 1 + 2 + 4)
         XCTAssertEqual(Set(deletions.filter { $0.kind == .quantitySeries }.map(\.device)), ["AA:BB:CC:DD:EE:FF", "C0:FF:EE:00:00:03"])

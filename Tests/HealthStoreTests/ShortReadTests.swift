@@ -62,6 +62,49 @@ final class ShortReadTests: StoreTestCase {
         XCTAssertEqual(earliest, written[0].startDate)
     }
 
+    /// The same with heart rates, which the writer folds into quantity series that grow with
+    /// each transaction (a row rewritten at a new anchor): every newest heart rate a reader gets
+    /// is a written reading, its value, date and device, the series' quantity it is, and no
+    /// reader goes back in time.
+    func testConcurrentReadersOfGrowingSeriesSeeWholeTransactions() async throws {
+        let ids = makeIDs()
+        let written = try (0..<150).map { index in try heartRate(ids, Double(60 + index % 100), at: Double(index)) }
+        let writer = try HealthStore(path: path)
+        try await writer.write([.quantity(written[0])])
+        let store = try HealthStore(path: path, access: .readOnly)
+        let byStart = Dictionary(uniqueKeysWithValues: written.map { ($0.startDate, $0) })
+        let last = try XCTUnwrap(written.last)
+        let writing = Task {
+            for sample in written.dropFirst() { try await writer.write([.quantity(sample)]) }
+        }
+        let readers = (0..<8).map { _ in
+            Task { () throws -> Int in
+                var reads = 0
+                var previous = Date.distantPast
+                while true {
+                    let newest = try await store.mostRecentSample(of: .heartRate)
+                    let sample = try XCTUnwrap(newest)
+                    reads += 1
+                    let reading = try XCTUnwrap(byStart[sample.startDate], "a newest heart rate that was not written")
+                    XCTAssertEqual(sample.quantity, reading.quantity)
+                    XCTAssertEqual(sample.device, reading.device)
+                    XCTAssertNotNil(sample.metadata[.series])
+                    XCTAssertGreaterThanOrEqual(sample.startDate, previous, "a read went back in time")
+                    previous = sample.startDate
+                    if sample.startDate == last.startDate { return reads }
+                }
+            }
+        }
+        try await writing.value
+        for reader in readers {
+            let reads = try await reader.value
+            XCTAssertGreaterThan(reads, 0)
+        }
+        // 0 … 60 s, 61 … 121 s, 122 … 149 s.
+        let final = try await store.mostRecentSample(of: .heartRate)
+        XCTAssertEqual(final, try storedQuantities(Array(written[122...])).last)
+    }
+
     /// The newest sample comes back whole from its one statement: every kind of metadata value,
     /// the sync keys of its own columns, its device; of two with the same start, the greater
     /// uuid; a sample without device or metadata has neither.
