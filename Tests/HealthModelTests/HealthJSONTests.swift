@@ -132,6 +132,13 @@ final class HealthJSONTests: XCTestCase {
                 try QuantitySample(
                     id: ids.next(), type: .activeEnergyBurned, quantity: Quantity(300, .kilojoule),
                     start: start, end: end, device: device)),
+            .quantitySeries(
+                try QuantitySeriesSample(
+                    id: ids.next(), type: .heartRate, unit: .countPerMinute,
+                    quantities: [
+                        SeriesQuantity(value: 72, start: start, end: start),
+                        SeriesQuantity(value: 73, start: start.addingTimeInterval(1.25), end: start.addingTimeInterval(1.25)),
+                    ])),
             .heartbeatSeries(
                 try HeartbeatSeriesSample(
                     id: ids.next(), start: start, end: end,
@@ -156,7 +163,7 @@ final class HealthJSONTests: XCTestCase {
         }
         XCTAssertEqual(records.map(\.id), records.map(\.id).sorted())
         XCTAssertEqual(records[0].device, device)
-        XCTAssertNil(records[2].device)
+        XCTAssertNil(records[3].device)
     }
 
     func testMetadataTypedAndCustomKeys() throws {

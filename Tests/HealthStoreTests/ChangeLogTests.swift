@@ -37,64 +37,72 @@ final class ChangeLogTests: StoreTestCase {
 
     func testEveryKindGetsAnAnchorAndDeletionsAreTombstonesWithNewAnchors() async throws {
         let ids = makeIDs()
-        let first = try heartRate(ids, 61, at: 0)
-        let second = try heartRate(ids, 62, at: 1)
+        let first = try plainReading(ids, 61, at: 0)
+        let second = try plainReading(ids, 62, at: 1)
         let series = try makeSeries(ids, at: 2, beats: 3)
         let workout = Workout(id: ids.next(), activityType: .running, startDate: at(0), endDate: at(60), duration: 60)
+        // A heart rate, folded into a quantity series: written once at the end of its transaction.
+        let pulse = try heartRate(ids, 70, at: 3)
         let walk = try steps(ids, 100, from: 0, to: 60)
         let writer = try HealthStore(path: path)
-        try await writer.write([.quantity(first), .quantity(second), .heartbeatSeries(series), .workout(workout)])
+        try await writer.write([.quantity(first), .quantity(second), .quantity(pulse), .heartbeatSeries(series), .workout(workout)])
         try await writer.write([.quantity(walk)])
 
         let store = try HealthStore(path: path, access: .readOnly)
         let all = try await store.changes(since: 0)
-        XCTAssertEqual(all.added, [.quantity(first), .quantity(second), .heartbeatSeries(series), .workout(workout), .quantity(walk)])
-        XCTAssertEqual(all.addedAnchors, [1, 2, 3, 4, 5])
+        XCTAssertEqual(all.added, [
+            .quantity(first), .quantity(second), .heartbeatSeries(series), .workout(workout),
+            .quantitySeries(try storedSeries([pulse])), .quantity(walk),
+        ])
+        XCTAssertEqual(all.addedAnchors, [1, 2, 3, 4, 5, 6])
         XCTAssertEqual(all.deleted, [])
-        XCTAssertEqual(all.anchor, 5)
+        XCTAssertEqual(all.anchor, 6)
         XCTAssertFalse(all.hasMore)
         let nothing = try await store.changes(since: all.anchor)
         XCTAssertEqual(nothing.added, [])
-        XCTAssertEqual(nothing.anchor, 5, "no change keeps the anchor")
+        XCTAssertEqual(nothing.anchor, 6, "no change keeps the anchor")
 
         try await delete(second.id)
         try await delete(workout.id)
+        try await delete(pulse.id)
         let afterDelete = try await store.changes(since: all.anchor)
         XCTAssertEqual(afterDelete.added, [])
         XCTAssertEqual(afterDelete.deleted, [
             // The tombstone names the sample's device as remote sinks do (its local identifier);
             // a workout has none.
-            StoreChanges.Deletion(id: second.id, kind: .quantity, type: "heartRate", anchor: 6, device: "AA:BB:CC:DD:EE:FF"),
-            StoreChanges.Deletion(id: workout.id, kind: .workout, type: "workout", anchor: 7),
+            StoreChanges.Deletion(
+                id: second.id, kind: .quantity, type: "heartRateVariabilitySDNN", anchor: 7, device: "AA:BB:CC:DD:EE:FF"),
+            StoreChanges.Deletion(id: workout.id, kind: .workout, type: "workout", anchor: 8),
+            StoreChanges.Deletion(id: pulse.id, kind: .quantitySeries, type: "heartRate", anchor: 9, device: "AA:BB:CC:DD:EE:FF"),
         ])
-        XCTAssertEqual(afterDelete.anchor, 7)
+        XCTAssertEqual(afterDelete.anchor, 9)
         // From scratch, a deleted object is gone and its tombstone is reported.
         let fromScratch = try await store.changes(since: 0)
         XCTAssertEqual(fromScratch.added, [.quantity(first), .heartbeatSeries(series), .quantity(walk)])
-        XCTAssertEqual(fromScratch.addedAnchors, [1, 3, 5])
-        XCTAssertEqual(fromScratch.deletedIDs, [second.id, workout.id])
+        XCTAssertEqual(fromScratch.addedAnchors, [1, 3, 6])
+        XCTAssertEqual(fromScratch.deletedIDs, [second.id, workout.id, pulse.id])
 
         // Stored again after its deletion: added at a new anchor, the tombstone gone.
         try await writer.write([.quantity(second)])
         let again = try await store.changes(since: afterDelete.anchor)
         XCTAssertEqual(again.added, [.quantity(second)])
-        XCTAssertEqual(again.addedAnchors, [8])
+        XCTAssertEqual(again.addedAnchors, [10])
         XCTAssertEqual(again.deleted, [])
         let remaining = try await store.changes(since: 0)
-        XCTAssertEqual(remaining.deletedIDs, [workout.id])
+        XCTAssertEqual(remaining.deletedIDs, [workout.id, pulse.id])
     }
 
     func testAnchorsKeepGrowingAcrossCloseAndReopenAndAfterTheLatestObjectIsDeleted() async throws {
         let ids = makeIDs()
-        let first = try heartRate(ids, 61, at: 0)
-        let second = try heartRate(ids, 62, at: 1)
+        let first = try plainReading(ids, 61, at: 0)
+        let second = try plainReading(ids, 62, at: 1)
         do {
             let writer = try HealthStore(path: path)
             try await writer.write([.quantity(first), .quantity(second)])
         }
         // The latest object deleted by another process while the gateway is down.
         try await delete(second.id)
-        let third = try heartRate(ids, 63, at: 2)
+        let third = try plainReading(ids, 63, at: 2)
         do {
             let writer = try HealthStore(path: path)
             try await writer.write([.quantity(third)])
@@ -109,7 +117,7 @@ final class ChangeLogTests: StoreTestCase {
 
     func testLimitPagesThroughChangesAndTypeFilters() async throws {
         let ids = makeIDs()
-        let samples = try (0..<5).map { try heartRate(ids, 60 + Double($0), at: Double($0)) }
+        let samples = try (0..<5).map { try plainReading(ids, 60 + Double($0), at: Double($0)) }
         let walk = try steps(ids, 100, from: 0, to: 60)
         let writer = try HealthStore(path: path)
         try await writer.write([.quantity(samples[0]), .quantity(samples[1]), .quantity(walk)] + samples[2...].map(HealthRecord.quantity))
@@ -120,14 +128,14 @@ final class ChangeLogTests: StoreTestCase {
         var pages: [[Int64]] = []
         var deleted: [SampleID] = []
         while true {
-            let page = try await store.changes(since: anchor, type: .quantity(.heartRate), limit: 2)
+            let page = try await store.changes(since: anchor, type: .quantity(Self.plainType), limit: 2)
             pages.append(page.addedAnchors + page.deleted.map(\.anchor))
             deleted += page.deletedIDs
             XCTAssertTrue(page.added.allSatisfy { $0.id != walk.id }, "the type filter leaves steps out")
             anchor = page.anchor
             if !page.hasMore { break }
         }
-        // Heart rate at anchors 2, 4, 5, 6 (sample 0's anchor 1 became the tombstone at 7); steps at 3.
+        // The readings at anchors 2, 4, 5, 6 (reading 0's anchor 1 became the tombstone at 7); steps at 3.
         XCTAssertEqual(pages, [[2, 4], [5, 6], [7]])
         XCTAssertEqual(deleted, [samples[0].id])
         XCTAssertEqual(anchor, 7)
@@ -173,8 +181,8 @@ final class ChangeLogTests: StoreTestCase {
 
     func testBadAnchorsAndLimitsAreTypedErrors() async throws {
         let ids = makeIDs()
-        let first = try heartRate(ids, 61, at: 0)
-        let second = try heartRate(ids, 62, at: 1)
+        let first = try plainReading(ids, 61, at: 0)
+        let second = try plainReading(ids, 62, at: 1)
         let writer = try HealthStore(path: path)
         try await writer.write([.quantity(first), .quantity(second)])
         let store = try HealthStore(path: path, access: .readOnly)
@@ -187,7 +195,7 @@ final class ChangeLogTests: StoreTestCase {
 
         // Tombstones purged: a client at anchor 2 missed a deletion; a new client (anchor 0) did not.
         try await delete(first.id)
-        let third = try heartRate(ids, 63, at: 2)
+        let third = try plainReading(ids, 63, at: 2)
         try await writer.write([.quantity(third)])
         let purgedWithin = try await writer.purgeTombstones(deletedBefore: Date().addingTimeInterval(-86_400))
         XCTAssertEqual(purgedWithin, 0, "kept within retention")
@@ -206,7 +214,7 @@ final class ChangeLogTests: StoreTestCase {
         try await delete(third.id)
         let purgedLatest = try await writer.purgeTombstones(deletedBefore: Date().addingTimeInterval(86_400))
         XCTAssertEqual(purgedLatest, 1)
-        try await writer.write([.quantity(try heartRate(ids, 64, at: 3))])
+        try await writer.write([.quantity(try plainReading(ids, 64, at: 3))])
         let latest = try await store.changes(since: 5)
         XCTAssertEqual(latest.addedAnchors, [6])
     }

@@ -29,7 +29,9 @@ final class ClockCorrectionTests: StoreTestCase {
 
     func testEveryKindOfRecordOnAnEarlierBaseMovesByTheStepAsANewVersion() async throws {
         let ids = makeIDs()
+        // Heart rates are folded into quantity series (one each here: their metadata differ).
         let moving = try heartRate(ids, at: 0, metadata(before))
+        let movingPlain = try plainReading(ids, 42, at: 0, metadata: metadata(before))
         let current = try heartRate(ids, at: 1, metadata(after))
         let otherBoot = try heartRate(ids, at: 2, metadata(ClockBase(bootID: "another", wallMinusBootMilliseconds: 5)))
         let device = try heartRate(ids, at: 3, metadata(nil, deviceClock: true))
@@ -52,24 +54,36 @@ final class ClockCorrectionTests: StoreTestCase {
             metadata: metadata(before))
         let store = try HealthStore(path: path)
         try await store.write([
-            .quantity(moving), .quantity(current), .quantity(otherBoot), .quantity(device), .heartbeatSeries(series),
-            .correlation(pressure), .workout(workout),
+            .quantity(moving), .quantity(movingPlain), .quantity(current), .quantity(otherBoot), .quantity(device),
+            .heartbeatSeries(series), .correlation(pressure), .workout(workout),
         ])
         let anchor = try await store.latestAnchor()
 
         let correction = try await store.correctClock(onto: after)
-        XCTAssertEqual(correction.records, 4, "the sample, the series, the correlation and the workout")
+        XCTAssertEqual(
+            correction.records, 5, "the sample, the quantity series, the heartbeat series, the correlation and the workout")
         let step = 86_400.25
         let moved = { (date: Date) in date.addingTimeInterval(step) }
 
+        // Each heart rate is the quantity of the series its first reading named.
         let rates = try await store.samples(of: .heartRate)
-        XCTAssertEqual(rates.map(\.id), [current.id, otherBoot.id, device.id, moving.id], "by start date")
+        XCTAssertEqual(
+            rates.map { $0.metadata[.series] }, [current, otherBoot, device, moving].map { .string($0.id.uuidString) },
+            "by start date")
         let rate = try XCTUnwrap(rates.last)
         XCTAssertEqual(rate.startDate, moved(moving.startDate))
+        XCTAssertEqual(rate.quantity, moving.quantity)
+        XCTAssertEqual(rate.device, strap)
         XCTAssertEqual(rate.metadata.clockBase, after)
         XCTAssertEqual(rate.metadata[.clockCorrected], .double(step))
         XCTAssertEqual(rate.metadata[.sourceName], .string("test"), "the rest of the metadata stays")
         XCTAssertEqual(rates[0...2].map(\.startDate), [current, otherBoot, device].map(\.startDate))
+        XCTAssertEqual(rates[0...2].map(\.quantity), [current, otherBoot, device].map(\.quantity))
+        let plain = try await store.samples(of: Self.plainType)
+        XCTAssertEqual(plain.map(\.id), [movingPlain.id])
+        XCTAssertEqual(plain.first?.startDate, moved(movingPlain.startDate))
+        XCTAssertEqual(plain.first?.metadata.clockBase, after)
+        XCTAssertEqual(plain.first?.metadata[.clockCorrected], .double(step))
 
         let allSeries = try await store.heartbeatSeries()
         let storedSeries = try XCTUnwrap(allSeries.first)
@@ -94,10 +108,18 @@ final class ClockCorrectionTests: StoreTestCase {
         XCTAssertEqual(storedWorkout.activities.map(\.startDate), [moved(at(0))])
 
         // Followers see each moved record once more at a new anchor, as the same uuid; nothing
-        // deleted.
+        // deleted. The quantity series moves as its next version (it was provisional, it is
+        // stored closed), so a receiver keeping the highest version keeps the moved one.
         let changes = try await store.changes(since: anchor, includingCorrelationMembers: false)
-        XCTAssertEqual(Set(changes.added.map(\.id)), [moving.id, series.id, pressure.id, workout.id])
+        XCTAssertEqual(Set(changes.added.map(\.id)), [moving.id, movingPlain.id, series.id, pressure.id, workout.id])
         XCTAssertTrue(changes.deleted.isEmpty)
+        let movedSeries = changes.added.compactMap { record -> QuantitySeriesSample? in
+            if case .quantitySeries(let series) = record { series } else { nil }
+        }
+        XCTAssertEqual(movedSeries.map(\.metadata.syncVersion), [2])
+        XCTAssertEqual(movedSeries.map(\.metadata.syncIdentifier), ["quantity-series:\(moving.id.uuidString)"])
+        XCTAssertEqual(movedSeries.map(\.isProvisional), [false])
+        XCTAssertEqual(movedSeries.first?.quantities.map(\.startDate), [moved(moving.startDate)])
 
         // Once moved, nothing moves again.
         let again = try await store.correctClock(onto: after)
@@ -107,9 +129,11 @@ final class ClockCorrectionTests: StoreTestCase {
         later.wallMinusBootMilliseconds -= 3_600_000
         try await store.correctClock(onto: later)
         let all = try await store.samples(of: .heartRate)
-        let twice = try XCTUnwrap(all.first { $0.id == moving.id })
+        let twice = try XCTUnwrap(all.first { $0.metadata[.series] == .string(moving.id.uuidString) })
         XCTAssertEqual(twice.startDate, moved(moving.startDate).addingTimeInterval(-3600))
         XCTAssertEqual(twice.metadata[.clockCorrected], .double(step - 3600))
+        let plainTwice = try await store.samples(of: Self.plainType)
+        XCTAssertEqual(plainTwice.map(\.startDate), [moved(movingPlain.startDate).addingTimeInterval(-3600)])
     }
 
     /// The change log's commit and tombstone dates written on the base before a step move with

@@ -26,7 +26,7 @@ final class MetadataSetInternerTests: StoreTestCase {
         return metadata
     }
 
-    func testSetsUniqueToTheirRecordDoNotAccumulateWhileRecurringOnesStayCached() throws {
+    func testSetsUniqueToTheirRecordDoNotAccumulateWhileRecurringOnesStayCached() async throws {
         let ids = makeIDs()
         let writer = try RecordWriter(path: path)
         let recurring = strapMetadata(battery: 80)
@@ -50,9 +50,17 @@ final class MetadataSetInternerTests: StoreTestCase {
         XCTAssertLessThanOrEqual(largest, MetadataSetInterner.newcomerLimit + 1)
         XCTAssertEqual(writer.metadataSets.recurringCount, 1)
         XCTAssertTrue(writer.metadataSets.isRecurring(recurring))
-        // What is stored is unchanged: every distinct set once.
+        // What is stored is unchanged: every distinct set once, every HRV sample and every heart
+        // rate (the heart rates in quantity series of a minute each: 3000 readings a second
+        // apart, 61 to a series).
         XCTAssertEqual(try count("metadata_sets"), batches * uniquePerBatch + 1)
-        XCTAssertEqual(try count("samples"), 2 * batches * uniquePerBatch)
+        XCTAssertEqual(try count("samples"), batches * uniquePerBatch)
+        XCTAssertEqual(try count("quantity_series"), (batches * uniquePerBatch + 60) / 61)
+        let store = try HealthStore(path: path, access: .readOnly)
+        let rates = try await store.samples(of: .heartRate)
+        XCTAssertEqual(rates.count, batches * uniquePerBatch)
+        XCTAssertTrue(rates.allSatisfy { $0.metadata[MetadataKey("healthgate.batteryLevel")] == .integer(80) })
+        XCTAssertEqual(rates.map(\.startDate), (0..<(batches * uniquePerBatch)).map { at(Double($0)) })
     }
 
     func testASetMetAgainAfterTheNewcomersWereEmptiedIsFoundInTheStore() async throws {
@@ -76,6 +84,8 @@ final class MetadataSetInternerTests: StoreTestCase {
         XCTAssertTrue(writer.metadataSets.isRecurring(early))
         XCTAssertEqual(try count("metadata_sets"), MetadataSetInterner.newcomerLimit + 2)
         let stored = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate, from: at(1000))
-        XCTAssertEqual(stored, [again, last])
+        // A quantity series of the two (the one from 0 s ended long before), with the early set.
+        XCTAssertEqual(stored, try storedQuantities([again, last]))
+        XCTAssertEqual(stored.map { $0.metadata[MetadataKey("healthgate.batteryLevel")] }, [.integer(90), .integer(90)])
     }
 }

@@ -34,26 +34,34 @@ final class MetadataSetTests: StoreTestCase {
         metadata[MetadataKey("s.nfd")] = .string("cafe\u{301}")
         metadata[MetadataKey("s.empty")] = .string("")
         metadata[MetadataKey("clé ✓")] = .string("unicode key")
-        let sample = try heartRate(ids, 72, at: 1, metadata: metadata)
+        let sample = try plainReading(ids, 72, at: 1, metadata: metadata)
+        // A heart rate: a quantity series, pointing to the set as a sample does.
+        let pulse = try heartRate(ids, 72, at: 1, metadata: metadata)
         let series = try HeartbeatSeriesSample(
             id: ids.next(), start: at(2), end: at(3), beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false)],
             device: strap, metadata: metadata)
         let workout = Workout(
             id: ids.next(), activityType: .running, startDate: at(0), endDate: at(60), duration: 60, metadata: metadata)
-        try await HealthStore(path: path).write([.quantity(sample), .heartbeatSeries(series), .workout(workout)])
-        // Three records, one set.
+        try await HealthStore(path: path).write([.quantity(sample), .quantity(pulse), .heartbeatSeries(series), .workout(workout)])
+        // Four records, one set.
         XCTAssertEqual(try count("metadata_sets"), 1)
         XCTAssertEqual(try count("metadata_entries"), metadata.count)
 
         let store = try HealthStore(path: path, access: .readOnly)
-        let storedSamples = try await store.samples(of: .heartRate)
+        let storedSamples = try await store.samples(of: Self.plainType)
+        let storedRates = try await store.samples(of: .heartRate)
         let storedSeries = try await store.heartbeatSeries()
         let storedWorkouts = try await store.workouts()
         XCTAssertEqual(storedSamples, [sample])
+        XCTAssertEqual(storedRates, try storedQuantities([pulse]))
         XCTAssertEqual(storedSeries, [series])
         XCTAssertEqual(storedWorkouts, [workout])
+        // A series' quantity carries the series' metadata and the key naming the series.
+        var rateMetadata = storedRates.first?.metadata
+        XCTAssertEqual(rateMetadata?[.series], .string(pulse.id.uuidString))
+        rateMetadata?[.series] = nil
         // `==` cannot tell 0.0 from -0.0 nor NFC from NFD: compare bits and bytes.
-        for read in [storedSamples.first?.metadata, storedSeries.first?.metadata, storedWorkouts.first?.metadata] {
+        for read in [storedSamples.first?.metadata, rateMetadata, storedSeries.first?.metadata, storedWorkouts.first?.metadata] {
             let read = try XCTUnwrap(read)
             XCTAssertEqual(read.count, metadata.count)
             for (key, value) in metadata {
@@ -73,7 +81,8 @@ final class MetadataSetTests: StoreTestCase {
         // Readable from the shell, per record.
         XCTAssertEqual(
             try sqlite3("SELECT record, value FROM metadata_readable WHERE key = 's.unicode' ORDER BY record"),
-            "heartbeat_series|Brustgurt ❤️ 心拍計 Ωμέγα 𝄞\nsample|Brustgurt ❤️ 心拍計 Ωμέγα 𝄞\nworkout|Brustgurt ❤️ 心拍計 Ωμέγα 𝄞")
+            "heartbeat_series|Brustgurt ❤️ 心拍計 Ωμέγα 𝄞\nquantity_series|Brustgurt ❤️ 心拍計 Ωμέγα 𝄞\n"
+                + "sample|Brustgurt ❤️ 心拍計 Ωμέγα 𝄞\nworkout|Brustgurt ❤️ 心拍計 Ωμέγα 𝄞")
     }
 
     func testEachDistinctSetIsStoredOnce() async throws {
@@ -82,7 +91,7 @@ final class MetadataSetTests: StoreTestCase {
         let metadata = monitorMetadata()
         for batch in 0..<10 {
             let records = try (0..<100).map { index in
-                HealthRecord.quantity(try heartRate(ids, 70, at: Double(batch * 100 + index), metadata: metadata))
+                HealthRecord.quantity(try plainReading(ids, 70, at: Double(batch * 100 + index), metadata: metadata))
             }
             let awaited9 = try await writer.write(records).inserted
             XCTAssertEqual(awaited9, 100)
@@ -98,7 +107,7 @@ final class MetadataSetTests: StoreTestCase {
         let otherMetadata = monitorMetadata(address: "11:22:33:44:55:66")
         let lowBattery = monitorMetadata(battery: 86)
         let mixed = try (0..<100).map { index in
-            HealthRecord.quantity(try heartRate(
+            HealthRecord.quantity(try plainReading(
                 ids, 80, at: Double(2000 + index), device: index.isMultiple(of: 2) ? strap : other,
                 metadata: index.isMultiple(of: 2) ? (index < 50 ? metadata : lowBattery) : otherMetadata))
         }
@@ -112,7 +121,7 @@ final class MetadataSetTests: StoreTestCase {
         reordered.heartRateSensorLocation = .chest
         reordered[MetadataKey("healthgate.batteryLevel")] = .integer(87)
         reordered[MetadataKey("healthgate.bleAddress")] = .string("AA:BB:CC:DD:EE:FF")
-        try await HealthStore(path: path).write([.quantity(try heartRate(ids, 90, at: 3000, metadata: reordered))])
+        try await HealthStore(path: path).write([.quantity(try plainReading(ids, 90, at: 3000, metadata: reordered))])
         XCTAssertEqual(try count("metadata_sets"), 3)
         XCTAssertEqual(try count("metadata_entries"), 9)
         XCTAssertEqual(
@@ -125,13 +134,13 @@ final class MetadataSetTests: StoreTestCase {
         syncOnly.syncIdentifier = "only-sync"
         syncOnly.syncVersion = 1
         try await writer.write([
-            .quantity(try heartRate(ids, 91, at: 3001)), .quantity(try heartRate(ids, 92, at: 3002, metadata: syncOnly)),
+            .quantity(try plainReading(ids, 91, at: 3001)), .quantity(try plainReading(ids, 92, at: 3002, metadata: syncOnly)),
         ])
         XCTAssertEqual(try sqlite3("SELECT count(*) FROM samples WHERE metadata_set_id IS NULL"), "1")
         XCTAssertEqual(try count("metadata_sets"), 4)
         XCTAssertEqual(try sqlite3("SELECT sync_identifier, sync_version FROM sample_sync"), "only-sync|1")
 
-        let stored = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
+        let stored = try await HealthStore(path: path, access: .readOnly).samples(of: Self.plainType)
         XCTAssertEqual(stored.count, 1103)
         XCTAssertEqual(stored.filter { $0.metadata == syncOnly }.count, 1)
         XCTAssertEqual(stored.filter { $0.metadata == metadata }.count, 1026)
@@ -202,23 +211,23 @@ final class MetadataSetTests: StoreTestCase {
             return metadata
         }
         let writer = try HealthStore(path: path)
-        let first = try heartRate(ids, 70, at: 5, metadata: version(1, note: "first"))
+        let first = try plainReading(ids, 70, at: 5, metadata: version(1, note: "first"))
         // Another sample with the first version's other entries: a set of its own, since a
         // sample's set holds its sync keys.
         var sharing = monitorMetadata()
         sharing[MetadataKey("healthgate.note")] = .string("first")
-        let neighbour = try heartRate(ids, 71, at: 6, metadata: sharing)
+        let neighbour = try plainReading(ids, 71, at: 6, metadata: sharing)
         try await writer.write([.quantity(first), .quantity(neighbour)])
         XCTAssertEqual(try count("metadata_sets"), 2)
 
-        let second = try heartRate(ids, 75, at: 5, metadata: version(2, note: "second"))
+        let second = try plainReading(ids, 75, at: 5, metadata: version(2, note: "second"))
         let replaced = try await writer.write([.quantity(second)]).replaced
         XCTAssertEqual(replaced, 1)
         XCTAssertEqual(try count("samples"), 2)
         XCTAssertEqual(try count("metadata_sets"), 3)
         XCTAssertEqual(try sqlite3("SELECT sync_identifier, sync_version FROM sample_sync"), "watch-7|2")
 
-        let stored = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
+        let stored = try await HealthStore(path: path, access: .readOnly).samples(of: Self.plainType)
         XCTAssertEqual(stored, [second, neighbour])
         XCTAssertEqual(stored.first?.metadata[MetadataKey("healthgate.note")], .string("second"))
         // The replaced version's set was shared and is still the neighbour's.
@@ -245,7 +254,7 @@ final class MetadataSetTests: StoreTestCase {
     func testAFailedBatchForgetsTheSetsAndDevicesItInserted() async throws {
         let ids = makeIDs()
         let writer = try HealthStore(path: path)
-        try await writer.write([.quantity(try heartRate(ids, 60, at: 0, metadata: monitorMetadata()))])
+        try await writer.write([.quantity(try plainReading(ids, 60, at: 0, metadata: monitorMetadata()))])
         // Any sample of 999 bpm now fails its insert, as a full disk or an I/O error would.
         _ = try sqlite3("""
             CREATE TRIGGER fail_on_999 BEFORE INSERT ON samples WHEN NEW.value = 999
@@ -255,8 +264,8 @@ final class MetadataSetTests: StoreTestCase {
         let newMetadata = monitorMetadata(address: "99:88:77:66:55:44", battery: 100)
         // The batch interns a new set and a new device, then fails on its second record.
         let failing: [HealthRecord] = [
-            .quantity(try heartRate(ids, 61, at: 1, device: newDevice, metadata: newMetadata)),
-            .quantity(try heartRate(ids, 999, at: 2)),
+            .quantity(try plainReading(ids, 61, at: 1, device: newDevice, metadata: newMetadata)),
+            .quantity(try plainReading(ids, 999, at: 2)),
         ]
         do {
             try await writer.write(failing)
@@ -271,13 +280,13 @@ final class MetadataSetTests: StoreTestCase {
 
         // The same writer writes the set and the device again: a stale cached id would point to
         // rows that were rolled back and fail the foreign key (or read back nothing).
-        let retried = try heartRate(ids, 62, at: 3, device: newDevice, metadata: newMetadata)
+        let retried = try plainReading(ids, 62, at: 3, device: newDevice, metadata: newMetadata)
         let awaited12 = try await writer.write([.quantity(retried)]).inserted
         XCTAssertEqual(awaited12, 1)
         XCTAssertEqual(try count("metadata_sets"), 2)
         XCTAssertEqual(try count("devices"), 2)
         XCTAssertEqual(try sqlite3("PRAGMA foreign_key_check"), "")
-        let stored = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate, from: at(3))
+        let stored = try await HealthStore(path: path, access: .readOnly).samples(of: Self.plainType, from: at(3))
         XCTAssertEqual(stored, [retried])
         XCTAssertEqual(stored.first?.device, newDevice)
         XCTAssertEqual(stored.first?.metadata, newMetadata)

@@ -7,6 +7,8 @@ import XCTest
 /// Every query against numbers computed by hand (written next to each assertion).
 final class QueryTests: StoreTestCase {
     var heartRates: [QuantitySample] = []
+    /// A heart rate written after later ones of its strap: kept as a sample of its own.
+    var late: QuantitySample!
 
     override func setUp() async throws {
         try await super.setUp()
@@ -27,13 +29,22 @@ final class QueryTests: StoreTestCase {
         // Written out of order, in two transactions.
         let writer = try HealthStore(path: path)
         try await writer.write((stepSamples + heartRates.reversed()).map(HealthRecord.quantity))
-        try await writer.write([.quantity(try heartRate(ids, 200, at: -5000))])  // long before: outside ranges below
+        late = try heartRate(ids, 200, at: -5000)
+        try await writer.write([.quantity(late)])  // long before: outside ranges below
+    }
+
+    /// What a query reads of ``heartRates``, written newest first: 1.5 count/s at 190 s starts
+    /// a series of its unit, 100 at 70 s one in count/min; 80 and 60 come after it and start
+    /// before it, late: each a sample of its own, with its own uuid.
+    func storedHeartRates() throws -> [QuantitySample] {
+        Array(heartRates[0...1]) + (try storedQuantities([heartRates[2]])) + (try storedQuantities([heartRates[3]]))
     }
 
     func testSamplesInRangeAscendingAndDescendingWithLimit() async throws {
         let store = try HealthStore(path: path, access: .readOnly)
         let all = try await store.samples(of: .heartRate, from: t0, to: at(3600))
-        XCTAssertEqual(all, heartRates)  // ascending by start: 10, 20, 70, 190 s
+        XCTAssertEqual(all, try storedHeartRates())  // ascending by start: 10, 20, 70, 190 s
+        XCTAssertEqual(all.map(\.quantity), heartRates.map(\.quantity))
 
         let newestTwo = try await store.samples(of: .heartRate, from: t0, limit: 2, order: .descending)
         XCTAssertEqual(newestTwo.map(\.startDate), [at(190), at(70)])
@@ -44,8 +55,7 @@ final class QueryTests: StoreTestCase {
         XCTAssertEqual(middle.map(\.canonicalValue), [80, 100])
 
         let unbounded = try await store.samples(of: .heartRate)
-        XCTAssertEqual(unbounded.count, 5)
-        XCTAssertEqual(unbounded.first?.canonicalValue, 200)
+        XCTAssertEqual(unbounded, [late] + (try storedHeartRates()))
         let none = try await store.samples(of: .runningSpeed)
         XCTAssertEqual(none, [])
     }
@@ -53,7 +63,10 @@ final class QueryTests: StoreTestCase {
     func testMostRecentSample() async throws {
         let store = try HealthStore(path: path, access: .readOnly)
         let latest = try await store.mostRecentSample(of: .heartRate)
-        XCTAssertEqual(latest, heartRates[3])
+        XCTAssertEqual(latest, try storedHeartRates().last)
+        XCTAssertEqual(latest?.quantity, heartRates[3].quantity)
+        let earliestRate = try await store.earliestSampleDate(of: .heartRate)
+        XCTAssertEqual(earliestRate, at(-5000))
         let missing = try await store.mostRecentSample(of: .runningSpeed)
         XCTAssertNil(missing)
         let earliest = try await store.earliestSampleDate(of: .stepCount)

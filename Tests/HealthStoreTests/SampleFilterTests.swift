@@ -46,7 +46,17 @@ final class SampleFilterTests: StoreTestCase {
             (polarSamples + garminSamples).map(HealthRecord.quantity) + [.quantity(stepsA), .quantity(stepsB)])
     }
 
+    /// What a query reads of ``polarSamples``: one quantity series (one device and metadata).
+    func polarStored() throws -> [QuantitySample] { try storedQuantities(polarSamples) }
+
+    /// What a query reads of ``garminSamples``: two series, their metadata differ.
+    func garminStored() throws -> [QuantitySample] {
+        try storedQuantities([garminSamples[0]]) + storedQuantities([garminSamples[1]])
+    }
+
     func testSamplesByDeviceFieldsAndMetadata() async throws {
+        let garminSamples = try garminStored()
+        let polarSamples = try polarStored()
         let store = try HealthStore(path: path, access: .readOnly)
         let byName = try await store.samples(of: .heartRate, filter: SampleFilter(deviceName: "Garmin HRM"))
         XCTAssertEqual(byName, garminSamples)
@@ -119,7 +129,9 @@ final class SampleFilterTests: StoreTestCase {
         ])
         XCTAssertEqual(samples.status, 0, samples.standardError)
         let found = try HealthJSON.makeDecoder().decode([QuantitySample].self, from: Data(samples.standardOutput.utf8))
-        XCTAssertEqual(found.map(\.id), [garminSamples[1].id])
+        // The quantity of the Garmin's second series, with its derived id and value.
+        XCTAssertEqual(found.map(\.id), [try garminStored()[1].id])
+        XCTAssertEqual(found.map(\.quantity), [garminSamples[1].quantity])
         // By provenance: --source and --gateway are the metadata entries the gateway stamps.
         let bySource = try await healthgate.run([
             "query", "stats", "--type", "heartRate", "--db", path, "--since", "2027-01-16", "--time-zone", "UTC", "--until", "2027-01-17",

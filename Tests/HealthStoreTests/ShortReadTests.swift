@@ -11,16 +11,16 @@ import XCTest
 /// paths must give what the file holds, while a writer commits beside them, and the inline
 /// reader must never wait.
 final class ShortReadTests: StoreTestCase {
-    /// A writer commits 150 transactions, each one heart rate with metadata of its own (so a
+    /// A writer commits 150 transactions, each one reading with metadata of its own (so a
     /// read that took the sample and its metadata set from different transactions would show),
-    /// while eight readers ask for the newest heart rate at once: some take the inline reader,
+    /// while eight readers ask for the newest reading at once: some take the inline reader,
     /// the others the queue. Every answer must be a written sample, whole, and no reader may go
     /// back in time.
     func testConcurrentReadersAndAWriterOverOneWALFile() async throws {
         let ids = makeIDs()
         let watch = Device(name: "watch", manufacturer: "healthgate", localIdentifier: "watch-1")
         let written = try (0..<150).map { index in
-            try heartRate(
+            try plainReading(
                 ids, Double(60 + index % 100), at: Double(index), device: index.isMultiple(of: 2) ? strap : watch,
                 metadata: ["index": .integer(Int64(index)), "even": .bool(index.isMultiple(of: 2))])
         }
@@ -41,7 +41,7 @@ final class ShortReadTests: StoreTestCase {
                 var reads = 0
                 var previous = Date.distantPast
                 while true {
-                    let newest = try await store.mostRecentSample(of: .heartRate)
+                    let newest = try await store.mostRecentSample(of: Self.plainType)
                     reads += 1
                     let sample = try XCTUnwrap(newest)
                     XCTAssertEqual(sample, byID[sample.id], "a newest sample that differs from the one written")
@@ -56,10 +56,53 @@ final class ShortReadTests: StoreTestCase {
             let reads = try await reader.value
             XCTAssertGreaterThan(reads, 0)
         }
-        let final = try await store.mostRecentSample(of: .heartRate)
+        let final = try await store.mostRecentSample(of: Self.plainType)
         XCTAssertEqual(final, last)
-        let earliest = try await store.earliestSampleDate(of: .heartRate)
+        let earliest = try await store.earliestSampleDate(of: Self.plainType)
         XCTAssertEqual(earliest, written[0].startDate)
+    }
+
+    /// The same with heart rates, which the writer folds into quantity series that grow with
+    /// each transaction (a row rewritten at a new anchor): every newest heart rate a reader gets
+    /// is a written reading, its value, date and device, the series' quantity it is, and no
+    /// reader goes back in time.
+    func testConcurrentReadersOfGrowingSeriesSeeWholeTransactions() async throws {
+        let ids = makeIDs()
+        let written = try (0..<150).map { index in try heartRate(ids, Double(60 + index % 100), at: Double(index)) }
+        let writer = try HealthStore(path: path)
+        try await writer.write([.quantity(written[0])])
+        let store = try HealthStore(path: path, access: .readOnly)
+        let byStart = Dictionary(uniqueKeysWithValues: written.map { ($0.startDate, $0) })
+        let last = try XCTUnwrap(written.last)
+        let writing = Task {
+            for sample in written.dropFirst() { try await writer.write([.quantity(sample)]) }
+        }
+        let readers = (0..<8).map { _ in
+            Task { () throws -> Int in
+                var reads = 0
+                var previous = Date.distantPast
+                while true {
+                    let newest = try await store.mostRecentSample(of: .heartRate)
+                    let sample = try XCTUnwrap(newest)
+                    reads += 1
+                    let reading = try XCTUnwrap(byStart[sample.startDate], "a newest heart rate that was not written")
+                    XCTAssertEqual(sample.quantity, reading.quantity)
+                    XCTAssertEqual(sample.device, reading.device)
+                    XCTAssertNotNil(sample.metadata[.series])
+                    XCTAssertGreaterThanOrEqual(sample.startDate, previous, "a read went back in time")
+                    previous = sample.startDate
+                    if sample.startDate == last.startDate { return reads }
+                }
+            }
+        }
+        try await writing.value
+        for reader in readers {
+            let reads = try await reader.value
+            XCTAssertGreaterThan(reads, 0)
+        }
+        // 0 … 60 s, 61 … 121 s, 122 … 149 s.
+        let final = try await store.mostRecentSample(of: .heartRate)
+        XCTAssertEqual(final, try storedQuantities(Array(written[122...])).last)
     }
 
     /// The newest sample comes back whole from its one statement: every kind of metadata value,
@@ -67,23 +110,23 @@ final class ShortReadTests: StoreTestCase {
     /// uuid; a sample without device or metadata has neither.
     func testTheNewestSampleComesBackWhole() async throws {
         let ids = makeIDs()
-        var synced = try heartRate(
+        var synced = try plainReading(
             ids, 64, at: 30,
             metadata: ["healthgate.note": .string("rest"), "healthgate.rssi": .double(0.1 + 0.2),
                        "healthgate.battery": .integer(87), "healthgate.contact": .bool(true)])
         synced.metadata.syncIdentifier = "strap-30"
         synced.metadata.syncVersion = 3
-        let older = try heartRate(ids, 70, at: 10)
-        let bare = try heartRate(ids, 66, at: 30, device: nil)
+        let older = try plainReading(ids, 70, at: 10)
+        let bare = try plainReading(ids, 66, at: 30, device: nil)
         try await HealthStore(path: path).write([.quantity(synced), .quantity(older)])
         let store = try HealthStore(path: path, access: .readOnly)
-        let first = try await store.mostRecentSample(of: .heartRate)
+        let first = try await store.mostRecentSample(of: Self.plainType)
         XCTAssertEqual(first, synced)
         XCTAssertEqual(first?.metadata.count, 6)
 
         // Same start, created later: the greater uuid is the newest.
         try await HealthStore(path: path).write([.quantity(bare)])
-        let second = try await store.mostRecentSample(of: .heartRate)
+        let second = try await store.mostRecentSample(of: Self.plainType)
         XCTAssertEqual(second, bare)
         XCTAssertNil(second?.device)
         XCTAssertEqual(second?.metadata, Metadata())
@@ -95,7 +138,7 @@ final class ShortReadTests: StoreTestCase {
     /// once with SQLITE_BUSY instead of waiting on the calling thread (the store then takes its
     /// queue, whose connection waits); once the lock is gone it reads.
     func testABusyInlineReaderFailsAtOnce() async throws {
-        try await HealthStore(path: path).write([.quantity(try heartRate(makeIDs(), 72, at: 0))])
+        try await HealthStore(path: path).write([.quantity(try plainReading(makeIDs(), 72, at: 0))])
         // Exclusive locking mode keeps the lock after the transaction, until the mode is normal
         // again and the file is next read; it needs no other connection open when it starts.
         let holder = try SQLiteConnection(path: path)
@@ -115,7 +158,7 @@ final class ShortReadTests: StoreTestCase {
 
     /// A caller that finds the inline reader taken gets nil at once, not a wait.
     func testATakenInlineReaderAnswersNil() async throws {
-        try await HealthStore(path: path).write([.quantity(try heartRate(makeIDs(), 72, at: 0))])
+        try await HealthStore(path: path).write([.quantity(try plainReading(makeIDs(), 72, at: 0))])
         let reader = try SQLiteInlineReader(path: path)
         XCTAssertNil(Self.readWhileAnotherThreadHolds(reader), "the reader ran a second body while the first held it")
         let count = try reader.readIfAvailable { connection throws(SQLiteError) in

@@ -42,10 +42,40 @@ final class WorkoutDeviceReadTests: StoreTestCase {
         return records
     }
 
-    /// The ids of `records` the workout's rule keeps: types, end from `start`, then devices.
+    /// A record by what it measured: a heart rate read back is a quantity of a series, with an
+    /// id of its own, so a reading is its type, device, start and value (no two readings of a
+    /// device share a start here), a heartbeat series its uuid.
+    struct Measured: Hashable {
+        var type: String
+        var device: Device?
+        var start: Date
+        var value: Double
+        var id: SampleID?
+
+        init(_ record: HealthRecord) {
+            switch record {
+            case .quantity(let sample):
+                self.init(type: sample.type.identifier, device: sample.device, start: sample.startDate, value: sample.quantity.value)
+            case .heartbeatSeries(let series):
+                self.init(type: "heartbeatSeries", device: series.device, start: series.startDate, value: 0, id: series.id)
+            default:
+                self.init(type: record.typeIdentifier, device: record.device, start: .distantPast, value: 0, id: record.id)
+            }
+        }
+
+        init(type: String, device: Device?, start: Date, value: Double, id: SampleID? = nil) {
+            self.type = type
+            self.device = device
+            self.start = start
+            self.value = value
+            self.id = id
+        }
+    }
+
+    /// What `records` the workout's rule keeps measured: types, end from `start`, then devices.
     func expected(
         _ records: [HealthRecord], types: [QuantityType], from start: Double, devices: [String]?, excluding others: [String] = []
-    ) -> Set<SampleID> {
+    ) -> Set<Measured> {
         let selection = IdentitySelection(devices)
         let excluded = IdentitySelection(others)
         return Set(records.filter { record in
@@ -55,7 +85,7 @@ final class WorkoutDeviceReadTests: StoreTestCase {
             default: return false
             }
             return selection.matches(record.device) && !(record.device.map(excluded.matches) ?? false)
-        }.map(\.id))
+        }.map(Measured.init))
     }
 
     func testTheReadReturnsExactlyTheRecordsOfTheWorkoutsDevicesWhateverFormNamesThem() async throws {
@@ -69,7 +99,8 @@ final class WorkoutDeviceReadTests: StoreTestCase {
             let read = try journal.committedRecords(of: types, endingFrom: at(120), devices: devices, excluding: [])
             let ids = read.map(\.id)
             XCTAssertEqual(ids.count, Set(ids).count, "\(devices): no record twice")
-            XCTAssertEqual(Set(ids), expected(written, types: types, from: 120, devices: devices), "\(devices)")
+            XCTAssertEqual(Set(read.map(Measured.init)).count, read.count, "\(devices): no reading twice")
+            XCTAssertEqual(Set(read.map(Measured.init)), expected(written, types: types, from: 120, devices: devices), "\(devices)")
             XCTAssertTrue(read.allSatisfy { IdentitySelection(devices).matches($0.device) }, "\(devices)")
         }
         // By construction: the Polar strap's two rows give half the heart rates after 120 s, and
@@ -86,12 +117,12 @@ final class WorkoutDeviceReadTests: StoreTestCase {
         let journal = StoredWorkoutJournal(store: try HealthStore(path: path, access: .readOnly), clock: ManualClock())
         let types: [QuantityType] = [.heartRate, .stepCount]
         let every = try journal.committedRecords(of: types, endingFrom: at(0), devices: nil, excluding: [])
-        XCTAssertEqual(Set(every.map(\.id)), Set(written.map(\.id)))
+        XCTAssertEqual(Set(every.map(Measured.init)), Set(written.map(Measured.init)))
         XCTAssertEqual(every.count, written.count)
         // The gateway's own workout beside a class: every device but the participants'.
         let others = ["1a2b3c4d", "ANT:120:123456"]
         let left = try journal.committedRecords(of: types, endingFrom: at(0), devices: nil, excluding: others)
-        XCTAssertEqual(Set(left.map(\.id)), expected(written, types: types, from: 0, devices: nil, excluding: others))
+        XCTAssertEqual(Set(left.map(Measured.init)), expected(written, types: types, from: 0, devices: nil, excluding: others))
         XCTAssertEqual(left.filter { $0.device == nil }.count, 7, "the heart rates without a device stay")
         XCTAssertEqual(Set(left.compactMap(\.device)), [other, Device(name: "pedometer", localIdentifier: "usb-1")])
     }

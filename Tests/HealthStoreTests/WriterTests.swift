@@ -11,13 +11,17 @@ final class WriterTests: StoreTestCase {
         XCTAssertEqual(try sqlite3("PRAGMA user_version"), String(StoreSchema.version))
         let tables = try sqlite3("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
             .split(separator: "\n").map(String.init)
+        // A new store has none of the tables earlier versions kept beats and workout links in,
+        // and nothing for the background migration to do.
         XCTAssertEqual(tables, [
             "anchors", "correlation_members", "correlations", "dead_letters", "devices", "follower_batches", "followers",
-            "heartbeat_series", "heartbeats", "live_workout_events", "live_workouts", "log_commits", "metadata_entries",
-            "metadata_sets", "participant_devices", "quantity_types", "sample_sync", "samples", "source_checkpoints",
-            "sqlite_sequence", "tombstones", "units", "workout_activities", "workout_events", "workout_samples",
-            "workout_statistics", "workouts",
+            "heartbeat_series", "live_workout_events", "live_workouts", "log_commits", "metadata_entries",
+            "metadata_sets", "participant_devices", "quantity_series", "quantity_types", "sample_sync", "samples",
+            "source_checkpoints", "sqlite_sequence", "store_migrations", "tombstones", "units", "workout_activities",
+            "workout_curves", "workout_events", "workout_statistics", "workouts",
         ])
+        XCTAssertEqual(try sqlite3("SELECT step, total, done, finished_us IS NOT NULL FROM store_migrations ORDER BY step"),
+                       "heartbeats|0|0|1\nworkout_samples|0|0|1")
         XCTAssertEqual(try sqlite3("PRAGMA application_id"), String(HealthStore.applicationID))
         // Opening again does not migrate twice.
         _ = try HealthStore(path: path)
@@ -26,8 +30,8 @@ final class WriterTests: StoreTestCase {
 
     func testColumnsHoldCanonicalValuesMicrosecondsAndUUIDBytes() async throws {
         let ids = makeIDs()
-        // 1.5 count/s is 90 count/min, the canonical unit of heart rate.
-        let sample = try heartRate(ids, 1.5, at: 10.25, unit: try HealthUnit("count/s"))
+        // 0.09 s is 90 ms, the canonical unit of heart-rate variability.
+        let sample = try plainReading(ids, 0.09, at: 10.25, unit: .second)
         try await HealthStore(path: path).write([.quantity(sample)])
         let row = try sqlite3(
             """
@@ -35,18 +39,18 @@ final class WriterTests: StoreTestCase {
             FROM samples s JOIN quantity_types t ON t.id = s.type_id JOIN units u ON u.id = s.unit_id
             """)
         let hex = sample.id.uuidString.replacingOccurrences(of: "-", with: "")
-        XCTAssertEqual(row, "1|\(hex)|heartRate|90.0|count/s|1.5|1800057610250000|0")
+        XCTAssertEqual(row, "1|\(hex)|heartRateVariabilitySDNN|90.0|s|0.09|1800057610250000|0")
         XCTAssertEqual(try sqlite3("SELECT length(uuid) FROM samples"), "16")
         XCTAssertEqual(try sqlite3("SELECT start, \"end\", type, unit, original_value FROM samples_readable"),
-                       "2027-01-16T00:00:10.250Z|2027-01-16T00:00:10.250Z|heartRate|count/s|1.5")
+                       "2027-01-16T00:00:10.250Z|2027-01-16T00:00:10.250Z|heartRateVariabilitySDNN|s|0.09")
         // In the canonical unit, the value is stored once.
-        try await HealthStore(path: path).write([.quantity(try heartRate(ids, 61, at: 11))])
+        try await HealthStore(path: path).write([.quantity(try plainReading(ids, 61, at: 11))])
         XCTAssertEqual(try sqlite3("SELECT typeof(original_value) FROM samples WHERE anchor = 2"), "null")
     }
 
     func testSameUUIDTwiceIsOneRow() async throws {
         let ids = makeIDs()
-        let records = try (0..<5).map { HealthRecord.quantity(try heartRate(ids, 60 + Double($0), at: Double($0))) }
+        let records = try (0..<5).map { HealthRecord.quantity(try plainReading(ids, 60 + Double($0), at: Double($0))) }
         let writer = try HealthStore(path: path)
         let first = try await writer.write(records)
         XCTAssertEqual(first.inserted, 5)
@@ -123,7 +127,12 @@ final class WriterTests: StoreTestCase {
         let sample = try heartRate(ids, 1.25, at: 1, unit: try HealthUnit("count/s"), metadata: metadata)
         try await HealthStore(path: path).write([.quantity(sample)])
         let stored = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate)
-        XCTAssertEqual(stored, [sample])
+        // A heart rate is a quantity of a series (named in its metadata), in the unit it was
+        // recorded in, with its device and every metadata entry.
+        XCTAssertEqual(stored, try storedQuantities([sample]))
+        XCTAssertEqual(stored.first?.quantity, Quantity(1.25, try HealthUnit("count/s")))
+        XCTAssertEqual(stored.first?.device, strap)
+        XCTAssertEqual(stored.first?.metadata[.series], .string(sample.id.uuidString))
         XCTAssertEqual(stored.first?.canonicalValue, 75)
         XCTAssertEqual(
             try sqlite3("SELECT key, value_type, typeof(value) FROM metadata_entries ORDER BY key"),

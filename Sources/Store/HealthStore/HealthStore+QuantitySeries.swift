@@ -11,6 +11,6 @@ extension HealthStore {
     /// reading will follow (the bus finished), and the followers still running send the final
     /// versions. A series another process left open stays as it is.
     public func closeSeries() async throws(StoreError) {
-        try await requireWriter().perform { writer throws(StoreError) in try writer.transaction { writer.closeAllSeries() } }
+        try await requireWriter().perform { writer throws(StoreError) in try writer.transaction { try writer.closeAllSeries() } }
     }
 }

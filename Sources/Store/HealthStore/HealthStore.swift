@@ -62,7 +62,7 @@ public final class HealthStore: Sendable {
     ///   - maximumPageCount: `PRAGMA max_page_count` for the writer, a size limit in pages; nil
     ///     for SQLite's default.
     ///   - uptime: the monotonic clock on which the writer tells that a quantity series stopped
-    ///     growing (the gateway's, so that its tests move it); nil for the system's.
+    ///     growing (``closeIdleSeries()``); nil for the process's own (`ContinuousClock`).
     /// - Throws: ``StoreError``: `.notFound` (a read-only store whose file is missing),
     ///   `.notAStore` (not a database, or another program's), `.schemaTooNew` (a newer healthgate
     ///   wrote it), `.schemaTooOld` (a read-only store below the current version: the gateway
@@ -85,11 +85,8 @@ public final class HealthStore: Sendable {
             } catch {
                 throw StoreError(.ioError, path: path, message: "cannot create the directory \(directory): \(error)")
             }
-            let recordWriter = if let uptime {
-                try RecordWriter(path: path, maximumPageCount: maximumPageCount, uptime: uptime)
-            } else {
-                try RecordWriter(path: path, maximumPageCount: maximumPageCount)
-            }
+            let recordWriter = try RecordWriter(
+                path: path, maximumPageCount: maximumPageCount, uptime: uptime ?? RecordWriter.processUptime)
             recordWriter.onCommit = { [committed] anchor in committed.update { $0 = max($0, anchor) } }
             writer = StoreWriter(writer: recordWriter)
         case .readOnly:

@@ -16,12 +16,15 @@ public enum LogRetention: Sendable, Hashable {
     static func estimatedBytes(of record: HealthRecord) -> Int {
         switch record {
         case .quantity(let sample): 80 + 40 * sample.metadata.count
-        case .quantitySeries(let series): 96 + 3 * series.count
+        case .quantitySeries(let series): quantitySeriesBytes(count: series.count)
         case .correlation(let correlation): 96 + 80 * correlation.objects.count
         case .heartbeatSeries(let series): 96 + 12 * series.beats.count
         case .workout(let workout): 256 + 48 * (workout.events.count + workout.activities.count + workout.statistics.count)
         }
     }
+
+    /// A quantity series' estimated bytes: its row, its index entries and a few bytes a quantity.
+    static func quantitySeriesBytes(count: Int) -> Int { 96 + 3 * count }
 
     /// A tombstone's estimated bytes.
     static let tombstoneBytes = 48

@@ -52,6 +52,45 @@ open class StoreTestCase: XCTestCase {
             device: device, metadata: metadata)
     }
 
+    /// A reading of a plain discrete type (heart-rate variability as SDNN, in ms unless told
+    /// otherwise) of `value` at `seconds` after ``t0``, from ``strap`` unless told otherwise: a
+    /// type without a ``HealthModel/QuantityType/seriesPolicy``, so the store keeps every reading
+    /// as a sample of its own with its own uuid (heart rates are folded into quantity series).
+    public func plainReading(
+        _ ids: SampleIDGenerator, _ value: Double, at seconds: Double, unit: HealthUnit = .millisecond,
+        device: Device? = StoreTestCase.strap, metadata: Metadata = Metadata()
+    ) throws -> QuantitySample {
+        try QuantitySample(
+            id: ids.next(), type: Self.plainType, quantity: Quantity(value, unit), start: at(seconds), end: at(seconds),
+            device: device, metadata: metadata)
+    }
+
+    /// The type of ``plainReading(_:_:at:unit:device:metadata:)``.
+    public static let plainType = QuantityType.heartRateVariabilitySDNN
+
+    /// The quantity series the store makes of `readings` (one type, unit, device and metadata,
+    /// in order, as the writer folds them), as a reader gets it back: named by the first
+    /// reading's uuid, its versions sharing the sync identifier `quantity-series:<uuid>` with
+    /// `version` as their sync version, and marked provisional while `open`.
+    public func storedSeries(_ readings: [QuantitySample], version: Int64 = 1, open: Bool = true) throws -> QuantitySeriesSample {
+        let first = try XCTUnwrap(readings.first, "a series has at least one quantity")
+        var metadata = first.metadata
+        metadata.syncIdentifier = "quantity-series:\(first.id.uuidString)"
+        metadata.syncVersion = version
+        if open { metadata[.provisional] = .bool(true) }
+        return try QuantitySeriesSample(
+            id: first.id, type: first.type, unit: first.quantity.unit,
+            quantities: readings.map { SeriesQuantity(value: $0.quantity.value, start: $0.startDate, end: $0.endDate) },
+            device: first.device, metadata: metadata)
+    }
+
+    /// What a sample query returns for `readings` folded into one series
+    /// (``storedSeries(_:version:open:)``): each reading's value, unit, dates and device, its id
+    /// derived from the series' and ``HealthModel/MetadataKey/series`` naming the series.
+    public func storedQuantities(_ readings: [QuantitySample]) throws -> [QuantitySample] {
+        try storedSeries(readings).quantitySamples
+    }
+
     /// `count` steps over `[start, end]` seconds after ``t0``, from a pedometer.
     public func steps(_ ids: SampleIDGenerator, _ count: Double, from start: Double, to end: Double) throws -> QuantitySample {
         try QuantitySample(

@@ -5,9 +5,9 @@ Usage: concurrent_writer.py DB TARGET
 Commits transactions of 25 stepCount rows through Python's own sqlite3 module, as a second
 writer must (Sources/Store/HealthStore/README.md, "Writers"): in one immediate transaction it reads
 anchors.latest, gives its rows the next anchors, and stores the new latest. After each commit it
-reads how many heartRate rows healthgate's writer has committed. Writers take turns: after a
+reads how many heart rates healthgate's writer has committed. Writers take turns: after a
 commit it reads (readers never block in WAL mode) until the other writer has committed again, so
-neither starves the other. It stops once it has seen TARGET heartRate rows (after at least 20
+neither starves the other. It stops once it has seen TARGET heart rates (after at least 20
 transactions) and prints a JSON report. Any SQLite error (SQLITE_BUSY included) is reported, not
 retried.
 """
@@ -19,7 +19,12 @@ import time
 
 path, target = sys.argv[1], int(sys.argv[2])
 T0_US = 1_800_057_600_000_000
-HEART_RATE = "SELECT count(*) FROM samples WHERE type_id = (SELECT id FROM quantity_types WHERE identifier = 'heartRate')"
+# healthgate's writer keeps heart rates in quantity series (their quantities counted by each
+# series' row) and a late one as a sample of its own.
+HEART_RATE = """SELECT
+    (SELECT count(*) FROM samples WHERE type_id = (SELECT id FROM quantity_types WHERE identifier = 'heartRate'))
+    + (SELECT ifnull(sum(count), 0) FROM quantity_series
+        WHERE type_id = (SELECT id FROM quantity_types WHERE identifier = 'heartRate'))"""
 connection = sqlite3.connect(path, timeout=30, isolation_level=None)
 journal_mode = connection.execute("PRAGMA journal_mode").fetchone()[0]
 observed, errors, transactions = [], [], 0

@@ -36,11 +36,13 @@ final class SinkTests: StoreTestCase {
             status: board.register(name: "sqlite-\(board.snapshot().count)", kind: "sqlite", role: .sink))
     }
 
+    /// Readings of a type kept as samples of their own, a row each (heart rates fold into a few
+    /// quantity series, which would neither count by rows nor fill the file).
     func records(_ count: Int, ids: SampleIDGenerator = makeIDs(), from offset: Int = 0) throws -> [HealthRecord] {
         try (0..<count).map { index in
             var metadata = Metadata()
             metadata.heartRateSensorLocation = .chest
-            return .quantity(try heartRate(ids, Double(60 + index % 40), at: Double(offset + index), metadata: metadata))
+            return .quantity(try plainReading(ids, Double(60 + index % 40), at: Double(offset + index), metadata: metadata))
         }
     }
 
@@ -202,16 +204,20 @@ final class SinkTests: StoreTestCase {
         let series = try HeartbeatSeriesSample(
             id: ids.next(), start: t0, end: at(1), beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false)])
         let workout = Workout(id: ids.next(), activityType: .cycling, startDate: t0, endDate: at(60), duration: 60)
-        let all: [HealthRecord] = [.quantity(try heartRate(ids, 70, at: 0)), .heartbeatSeries(series), .workout(workout)]
+        let all: [HealthRecord] = [
+            .quantity(try plainReading(ids, 42, at: 0)), .quantity(try heartRate(ids, 70, at: 0)), .heartbeatSeries(series),
+            .workout(workout),
+        ]
         XCTAssertTrue(all.allSatisfy(sink.accepts))
         let (inbox, feed, finish) = SinkInbox.standalone()
         await feed(all)
         finish()
         let context = context()
         try await sink.run(inbox: inbox, context: context)
-        XCTAssertEqual(context.status.current?.records, 3)
+        XCTAssertEqual(context.status.current?.records, 4)
         XCTAssertEqual(context.status.current?.lastRecordDate, at(60))
         XCTAssertEqual(try count("samples"), 1)
+        XCTAssertEqual(try count("quantity_series"), 1, "the heart rate begins a quantity series")
         XCTAssertEqual(try count("heartbeat_series"), 1)
         XCTAssertEqual(try count("workouts"), 1)
     }

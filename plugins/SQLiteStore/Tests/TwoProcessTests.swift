@@ -83,18 +83,23 @@ final class TwoProcessTests: StoreTestCase {
         XCTAssertNil(status.current?.lastError)
         XCTAssertEqual(status.current?.errors, 0)
 
-        // Everything both processes wrote is there, and readable through the store.
+        // Everything both processes wrote is there, and readable through the store: the heart
+        // rates in quantity series of a minute (3000 readings a second apart, 61 to a series).
         let heartRates = try await store.samples(of: .heartRate)
         XCTAssertEqual(heartRates.count, 3000)
+        XCTAssertEqual(heartRates.map(\.startDate), (0..<3000).map { at(Double($0)) })
         let stepRows = try await store.samples(of: .stepCount)
         XCTAssertEqual(stepRows.count, report.transactions * 25)
         XCTAssertEqual(stepRows.first?.quantity, Quantity(1, .count))
-        XCTAssertEqual(try count("samples"), 3000 + report.transactions * 25)
+        XCTAssertEqual(try count("samples"), report.transactions * 25)
+        XCTAssertEqual(try count("quantity_series"), (3000 + 60) / 61)
         // One sequence: the latest anchor is the greatest held, and the change log hands out
-        // every sample of both writers once, in anchor order.
-        XCTAssertEqual(try sqlite3("SELECT latest = (SELECT max(anchor) FROM samples) FROM anchors"), "1")
+        // every sample and series of both writers once, in anchor order.
+        XCTAssertEqual(
+            try sqlite3("SELECT latest = max((SELECT max(anchor) FROM samples), (SELECT max(anchor) FROM quantity_series)) FROM anchors"),
+            "1")
         let changes = try await store.changes(since: 0)
-        XCTAssertEqual(changes.added.count, 3000 + report.transactions * 25)
+        XCTAssertEqual(changes.added.count, (3000 + 60) / 61 + report.transactions * 25)
         XCTAssertEqual(changes.addedAnchors, changes.addedAnchors.sorted())
         XCTAssertEqual(Set(changes.added.map(\.id)).count, changes.added.count)
     }

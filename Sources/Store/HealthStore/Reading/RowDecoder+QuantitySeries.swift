@@ -110,20 +110,31 @@ extension RowDecoder {
 }
 
 extension RowDecoder {
-    /// The quantity of `type`'s series with the latest start, as a sample of its own, or nil: the
-    /// series holding it starts at most the type's longest span before the latest-starting series,
-    /// so a few rows of `quantity_series_type_start` are read.
+    /// The quantity of `type`'s series with the latest start (ties: the greatest id, as
+    /// ``HealthStore/samples(of:from:to:limit:order:filter:)`` orders them), as a sample of its
+    /// own, or nil: the series holding it starts at most the type's longest span before the
+    /// latest-starting series, so a few rows of `quantity_series_type_start` are read, and only
+    /// those whose last quantity starts latest are decoded.
     static func newestSeriesQuantity(
         _ connection: SQLiteConnection, of type: QuantityType, path: String
     ) throws(StoreError) -> QuantitySample? {
-        guard let spans = try StoreVocabulary.spans(of: type, connection, path: path), spans.series >= 0 else { return nil }
+        guard let spans = try StoreVocabulary.spans(of: type, connection, path: path) else { return nil }
         var newest: QuantitySample?
         try forEachSeries(
             connection,
-            where: "q.type_id = ?1 AND q.start_us >= (SELECT max(start_us) FROM quantity_series WHERE type_id = ?1) - ?2",
-            orderBy: "q.last_start_us DESC, q.anchor DESC LIMIT 1", [.integer(spans.id), .integer(spans.series)], path: path
+            where: """
+                q.type_id = ?1 AND q.start_us >= (SELECT max(start_us) FROM quantity_series WHERE type_id = ?1) - ?2
+                    AND q.last_start_us = (SELECT max(last_start_us) FROM quantity_series WHERE type_id = ?1
+                        AND start_us >= (SELECT max(start_us) FROM quantity_series WHERE type_id = ?1) - ?2)
+                """,
+            orderBy: "q.anchor", [.integer(spans.id), .integer(spans.series)], path: path
         ) { _, series in
-            newest = series.quantitySample(at: series.count - 1)
+            // The last quantities may share their start (a series holds readings of one instant).
+            guard let last = series.quantities.last?.startDate else { return }
+            for index in series.quantities.indices.reversed() where series.quantities[index].startDate == last {
+                let sample = series.quantitySample(at: index)
+                if newest.map({ sample.id > $0.id }) ?? true { newest = sample }
+            }
         }
         return newest
     }

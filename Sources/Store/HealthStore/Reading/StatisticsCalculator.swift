@@ -25,7 +25,10 @@ enum StatisticsCalculator {
         // the join, which SQLite does with a temporary B-tree: every sample of the range would
         // pass through a sorter, where these scans read the index in order.
         let condition = "s.type_id = ?1 AND s.start_us >= ?2 AND s.start_us < ?3\(filter.condition(alias: "s").sql)"
-        let columns = [(StatisticsOptions.average, "avg"), (.minimum, "min"), (.maximum, "max")].map { option, function in
+        // The average from the sum (`total`, a REAL even over no rows), divided by the count of
+        // the samples and the series' quantities together: whole values add up exactly, so the
+        // average is the same however the values are split between samples and series.
+        let columns = [(StatisticsOptions.average, "total"), (.minimum, "min"), (.maximum, "max")].map { option, function in
             options.contains(option) ? "\(function)(s.value)" : "NULL"
         }
         let aggregate = "SELECT count(*), \(columns.joined(separator: ", ")) FROM samples s WHERE \(condition)"
@@ -52,14 +55,13 @@ enum StatisticsCalculator {
                     recent = (fromSeries.mostRecent, fromSeries.mostRecentStart)
                 }
             }
-            // The samples' aggregates and the series' combined: a mean weighted by the counts.
+            // The samples' aggregates and the series' combined.
             func combined(_ value: Double?, _ option: StatisticsOptions, _ merge: (Double, Double) -> Double, _ own: Double) -> Double? {
                 guard options.contains(option) else { return nil }
                 guard fromSeries.count > 0 else { return value }
                 return value.map { merge($0, own) } ?? own
             }
-            let average: Double? = options.contains(.average)
-                ? ((row.double(1) ?? 0) * Double(samples) + fromSeries.sum) / Double(total) : nil
+            let average: Double? = options.contains(.average) ? ((row.double(1) ?? 0) + fromSeries.sum) / Double(total) : nil
             let (start, stop) = bounds(bucket, edges)
             return QuantityStatistics(
                 type: type, startDate: start, endDate: stop, sampleCount: total, average: average,

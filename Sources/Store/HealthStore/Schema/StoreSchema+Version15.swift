@@ -1,3 +1,5 @@
+import SQLite
+
 // Version 15: a gym's year on the card.
 //
 // - `quantity_series`: the readings of the types with a series policy (heart rate, a bike's or a
@@ -27,7 +29,25 @@
 // - `workout_curves`: a finished workout's heart rate, power and cadence over time, condensed (a
 //   point every 5 s, QuantitySeriesEncoding), written with the workout: its chart outlives the
 //   raw samples that `store.retentionDays` prunes.
+// - `metadata_readable` lists the metadata of quantity series too.
+// - A file with nothing to move (a new store, or one without heartbeat series or links) drops
+//   `heartbeats` and `workout_samples` at once and finishes those steps (migrateToVersion15).
 extension StoreSchema {
+    /// Takes a version-14 file to version 15 inside the migration's transaction (``version15``),
+    /// then drops each table of earlier versions that holds nothing to move, finishing its
+    /// background step, so that a new store has neither.
+    static func migrateToVersion15(_ connection: SQLiteConnection) throws(SQLiteError) {
+        try connection.execute(version15)
+        let empty = [
+            ("heartbeats", "SELECT NOT EXISTS (SELECT 1 FROM heartbeat_series) AND NOT EXISTS (SELECT 1 FROM heartbeats)"),
+            ("workout_samples", "SELECT NOT EXISTS (SELECT 1 FROM workout_samples)"),
+        ]
+        for (step, question) in empty where try connection.query(question).first?.integer(0) == 1 {
+            try connection.execute("DROP TABLE \(step)")
+            try connection.run("UPDATE store_migrations SET finished_us = started_us WHERE step = ?1", [.text(step)])
+        }
+    }
+
     static let version15 = """
         CREATE TABLE quantity_series (
             anchor INTEGER PRIMARY KEY,
@@ -99,5 +119,22 @@ extension StoreSchema {
                 q.start_us, q.end_us, q.device_id, q.metadata_set_id
             FROM quantity_series q JOIN quantity_types t ON t.id = q.type_id JOIN units u ON u.id = q.unit_id
                 LEFT JOIN devices d ON d.id = q.device_id;
+
+        DROP VIEW metadata_readable;
+        CREATE VIEW metadata_readable AS
+            SELECT 'sample' AS record, lower(hex(r.uuid)) AS uuid, e.key, e.value_type, e.value
+                FROM samples r JOIN metadata_entries e ON e.set_id = r.metadata_set_id
+            UNION ALL
+            SELECT 'quantity_series', lower(hex(r.uuid)), e.key, e.value_type, e.value
+                FROM quantity_series r JOIN metadata_entries e ON e.set_id = r.metadata_set_id
+            UNION ALL
+            SELECT 'correlation', lower(hex(r.uuid)), e.key, e.value_type, e.value
+                FROM correlations r JOIN metadata_entries e ON e.set_id = r.metadata_set_id
+            UNION ALL
+            SELECT 'heartbeat_series', lower(hex(r.uuid)), e.key, e.value_type, e.value
+                FROM heartbeat_series r JOIN metadata_entries e ON e.set_id = r.metadata_set_id
+            UNION ALL
+            SELECT 'workout', lower(hex(r.uuid)), e.key, e.value_type, e.value
+                FROM workouts r JOIN metadata_entries e ON e.set_id = r.metadata_set_id;
         """
 }

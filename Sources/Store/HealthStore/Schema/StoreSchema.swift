@@ -21,9 +21,10 @@ public enum StoreSchema {
     /// `migrations[v]` takes the schema from version v to v + 1. Never edit a released entry:
     /// append a new one.
     ///
-    /// Versions 2 and 9 are Swift code (``SQLite/SQLiteMigration/code(_:)``): moving version 1's
-    /// metadata into sets needs ``canonicalEncoding(of:)``, which SQL cannot compute, and version 9
-    /// checks that every object kept its anchor. Run the list with
+    /// Versions 2, 9 and 15 are Swift code (``SQLite/SQLiteMigration/code(_:)``): moving version 1's
+    /// metadata into sets needs ``canonicalEncoding(of:)``, which SQL cannot compute, version 9
+    /// checks that every object kept its anchor, and version 15 drops the tables of earlier
+    /// versions at once when they hold nothing to move. Run the list with
     /// ``SQLite/SQLiteConnection/migrate(_:)-([SQLiteMigration])``.
     public static let migrations: [SQLiteMigration] = [
         .sql(version1),
@@ -40,7 +41,7 @@ public enum StoreSchema {
         .sql(version12),
         .sql(version13),
         .sql(version14),
-        .sql(version15),
+        .code { connection throws(SQLiteError) in try migrateToVersion15(connection) },
     ]
 
     // Version 1.

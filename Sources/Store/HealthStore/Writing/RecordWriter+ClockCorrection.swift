@@ -55,7 +55,13 @@ extension RecordWriter {
                 }
                 var replacements: [HealthRecord] = []
                 for (old, anchor) in moved {
-                    guard let new = old.rebased(onto: base) else { continue }
+                    guard var new = old.rebased(onto: base) else { continue }
+                    // A quantity series' versions share its sync identifier: the moved one must
+                    // be a later version, or a receiver keeping the highest would keep the old.
+                    if case .quantitySeries(var series) = new {
+                        series.metadata.syncVersion = (series.metadata.syncVersion ?? 1) + 1
+                        new = .quantitySeries(series)
+                    }
                     try remove(old, at: anchor)
                     replacements.append(new)
                 }

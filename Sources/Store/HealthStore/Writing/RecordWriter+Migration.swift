@@ -31,14 +31,18 @@ extension RecordWriter {
         try StoreMigrationStep.all(in: connection)
     }
 
-    /// Moves the beats of up to `limit` series after anchor `position` into their blobs.
+    /// Moves the beats of up to `limit` series after anchor `position` into their blobs. The
+    /// series still without a blob are those stored before the upgrade (every later write gives
+    /// a series its blob), so `done` counts toward the `total` counted then.
     private func moveBeats(after position: Int64, limit: Int) throws {
         guard try hasLegacyBeats() else {
             try finish("heartbeats")
             return
         }
+        // By anchor, the table's key: a series that moves to a new anchor meanwhile (grown, or
+        // moved by a clock correction) was given its blob by the write that moved it.
         let rows = try connection.query(
-            "SELECT anchor, uuid, beats IS NULL FROM heartbeat_series WHERE anchor > ?1 ORDER BY anchor LIMIT ?2",
+            "SELECT anchor, uuid FROM heartbeat_series WHERE anchor > ?1 AND beats IS NULL ORDER BY anchor LIMIT ?2",
             [.integer(position), .integer(Int64(limit))])
         guard let last = rows.last?.integer(0) else {
             try connection.execute("DROP TABLE heartbeats")
@@ -48,7 +52,7 @@ extension RecordWriter {
         var moved = 0
         let select = try connection.statement(
             "SELECT time_since_start, preceded_by_gap FROM heartbeats WHERE series_uuid = ?1 ORDER BY beat_index")
-        for row in rows where row.integer(2) == 1 {
+        for row in rows {
             let uuid = row.values[1]
             try select.bind([uuid])
             var beats: [Heartbeat] = []

@@ -8,6 +8,13 @@ import SQLite
 extension RecordWriter {
     /// Folds `sample` into its open series; nil when it is not a series' reading (its type has
     /// no series policy, it has a sync identifier, or it comes late) and is stored as a sample.
+    ///
+    /// A reading the store holds already is ignored, as a record stored already is: as a
+    /// quantity of a series of its key (the same start and value; a batch written again), as a
+    /// sample of its own (the same uuid, type and start: a late reading, or one stored before
+    /// the store kept series, written again), or as the uuid of a series. So a write stays
+    /// idempotent for series readings. Only a reading that does not simply extend its open
+    /// series is looked up.
     func fold(_ sample: QuantitySample) throws -> Outcome? {
         guard let policy = sample.type.seriesPolicy, sample.metadata.syncIdentifier == nil else { return nil }
         let (typeID, canonicalUnitID) = try typeIDs(for: sample.type)
@@ -20,7 +27,8 @@ extension RecordWriter {
         let recorded = sample.quantity.value
         let value = canonical ? recorded : sample.canonicalValue
         let now = uptime()
-        if var series = try openSeries(key) {
+        let open = try openSeries(key)
+        if var series = open {
             switch series.fit(start: start, recorded: recorded, policy: policy) {
             case .append:
                 series.append(start: start, end: end, recorded: recorded, canonical: value, now: now)
@@ -29,20 +37,68 @@ extension RecordWriter {
             case .duplicate:
                 return .ignored
             case .outOfOrder:
-                return nil
+                return try holds(sample.id, start: start, recorded: recorded, key: key, open: series) ? .ignored : nil
             case .closeAndStart:
-                openSeries.close(series)
+                break
             }
         }
+        if try holds(sample.id, start: start, recorded: recorded, key: key, open: open) { return .ignored }
+        if let open { openSeries.close(open) }
         // The first reading's uuid names the series: a time-ordered id, as every object's.
         openSeries.stage(OpenQuantitySeries(
             id: sample.id, type: sample.type, key: key, start: start, end: end, recorded: recorded, canonical: value, now: now))
         return .inserted
     }
 
+    /// Whether the store holds the reading `id` (µs `start`, `recorded` in the key's unit)
+    /// already: as a quantity of `key`'s open series (as the transaction left it) or of a
+    /// stored series of `key` whose quantities reach over `start`, as a sample (by the sample
+    /// index, `samples_type_start`), or as the uuid of a series.
+    private func holds(
+        _ id: SampleID, start: Int64, recorded: Double, key: OpenQuantitySeries.Key, open: OpenQuantitySeries?
+    ) throws -> Bool {
+        func contains(_ bytes: [UInt8], from seriesStart: Int64) -> Bool {
+            guard let quantities = try? QuantitySeriesEncoding.decode(bytes) else { return false }
+            return quantities.contains { seriesStart &+ $0.offset == start && $0.value == recorded }
+        }
+        if let open, open.startUs <= start, start <= open.lastStartUs, contains(open.encoded.bytes, from: open.startUs) {
+            return true
+        }
+        let uuid = SQLiteValue.blob(id.bytes)
+        let asSample = try connection.query(
+            "SELECT 1 FROM samples WHERE type_id = ?1 AND start_us = ?2 AND uuid = ?3", [.integer(key.typeID), .integer(start), uuid])
+        if !asSample.isEmpty { return true }
+        if try connection.query("SELECT 1 FROM quantity_series WHERE uuid = ?1", [uuid]).isEmpty == false {
+            return true
+        }
+        let span = try seriesSpan(of: key.typeID)
+        let rows = try connection.query(
+            """
+            SELECT start_us, quantities FROM quantity_series
+            WHERE type_id = ?1 AND start_us <= ?2 AND start_us >= ?2 - ?3 AND last_start_us >= ?2 AND unit_id = ?4
+                AND device_id IS ?5 AND metadata_set_id IS ?6
+            """,
+            [.integer(key.typeID), .integer(start), .integer(span), .integer(key.unitID),
+             key.deviceID.map(SQLiteValue.integer) ?? .null, key.metadataSetID.map(SQLiteValue.integer) ?? .null])
+        return rows.contains { row in
+            guard let seriesStart = row.integer(0), let bytes = row.blob(1) else { return false }
+            return contains(bytes, from: seriesStart)
+        }
+    }
+
+    /// The longest span of a stored series of the type `typeID` (µs), cached like the spans.
+    private func seriesSpan(of typeID: Int64) throws(SQLiteError) -> Int64 {
+        if let known = seriesSpans[typeID] { return known }
+        let span = try connection.query(
+            "SELECT max_series_span_us FROM quantity_types WHERE id = ?1", [.integer(typeID)]).first?.integer(0) ?? 0
+        seriesSpans[typeID] = span
+        return span
+    }
+
     /// The open series of `key`, its row confirmed once per transaction: another process
-    /// (`healthgate delete`) or this writer's pruning may have deleted or changed it, and a
-    /// series whose row is not as the writer left it is not added to.
+    /// (`healthgate delete`) or this writer's pruning, deletion or clock correction may have
+    /// deleted or changed it, and a series whose row is not as the writer left it is neither
+    /// added to nor closed (it is forgotten; the next reading starts a series of its own).
     private func openSeries(_ key: OpenQuantitySeries.Key) throws(SQLiteError) -> OpenQuantitySeries? {
         guard let series = openSeries[key] else { return nil }
         guard let anchor = series.anchor, !openSeries.isChecked(key) else { return series }
@@ -57,18 +113,23 @@ extension RecordWriter {
 
     /// Closes the open series nothing was added to for their policy's gap, on the monotonic
     /// clock (the device went away); only inside ``transaction(_:)``.
-    func closeIdleSeries() {
+    func closeIdleSeries() throws(SQLiteError) {
         let now = uptime()
         for series in openSeries.all {
-            guard let policy = series.type.seriesPolicy, now - series.lastGrew >= policy.maximumGap else { continue }
-            openSeries.close(series)
+            guard let policy = series.type.seriesPolicy, now - series.lastGrew >= policy.maximumGap,
+                let confirmed = try openSeries(series.key)
+            else { continue }
+            openSeries.close(confirmed)
         }
     }
 
     /// Closes every open series this writer added to (the store is closing); only inside
     /// ``transaction(_:)``. A series another process left open stays as it is.
-    func closeAllSeries() {
-        for series in openSeries.all where series.grewHere { openSeries.close(series) }
+    func closeAllSeries() throws(SQLiteError) {
+        for series in openSeries.all where series.grewHere {
+            guard let confirmed = try openSeries(series.key) else { continue }
+            openSeries.close(confirmed)
+        }
     }
 
     /// Writes the series the transaction changed: each takes a new anchor, open ones with
@@ -118,14 +179,14 @@ extension RecordWriter {
             if hasTombstones { try removeTombstone(of: series.id) }
         }
         written.anchor = anchor
-        let span = series.lastStartUs - series.startUs
+        let span = series.endUs - series.startUs
         if span > seriesSpans[series.key.typeID] ?? 0 {
             try connection.run(
                 "UPDATE quantity_types SET max_series_span_us = ?2 WHERE id = ?1 AND max_series_span_us < ?2",
                 [.integer(series.key.typeID), .integer(span)])
             seriesSpans[series.key.typeID] = span
         }
-        transactionBytes += 48 + series.count * 3
+        transactionBytes += LogRetention.quantitySeriesBytes(count: series.count)
         return written
     }
 
@@ -201,7 +262,7 @@ extension RecordWriter {
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
             """, values)
         if hasTombstones { try removeTombstone(of: series.id) }
-        let span = lastStart - start
+        let span = StoreTime.microseconds(series.endDate) - start
         if span > seriesSpans[typeID] ?? 0 {
             try connection.run(
                 "UPDATE quantity_types SET max_series_span_us = ?2 WHERE id = ?1 AND max_series_span_us < ?2",
@@ -214,13 +275,16 @@ extension RecordWriter {
 
 extension RecordWriter {
     /// Closes the idle open series in a transaction of their own, when there are any.
+    /// - Returns: how many it closed.
     func closeIdleSeriesNow() throws(StoreError) -> Int {
         let now = uptime()
-        let idle = openSeries.all.filter { series in
+        let idle = openSeries.all.contains { series in
             series.type.seriesPolicy.map { now - series.lastGrew >= $0.maximumGap } ?? false
         }
-        guard !idle.isEmpty else { return 0 }
-        try transaction { closeIdleSeries() }
-        return idle.count
+        guard idle else { return 0 }
+        return try transaction { () throws -> Int in
+            try closeIdleSeries()
+            return openSeries.closed.count
+        }
     }
 }

@@ -6,8 +6,16 @@ import SQLite
 // cumulative type's), written with the workout into `workout_curves`. Its chart and its export
 // outlive the raw samples that `store.retentionDays` prunes.
 extension RecordWriter {
+    /// Writes the curves of the workouts the transaction stored, from the records the store
+    /// holds for them at its end: what the transaction folded into series is in their rows
+    /// by then. Only inside ``transaction(_:)``, once, after ``writeSeriesChanges()``.
+    func writeCurves() throws {
+        for workout in workoutsToCondense { try writeCurves(of: workout) }
+        workoutsToCondense = []
+    }
+
     /// Writes `workout`'s curves from the records the store holds for it now (replacing any).
-    func writeCurves(of workout: Workout) throws {
+    private func writeCurves(of workout: Workout) throws {
         let key = SQLiteValue.blob(workout.id.bytes)
         try connection.run("DELETE FROM workout_curves WHERE workout_uuid = ?1", [key])
         let samples = try WorkoutRecordReader.records(of: workout, connection, path: path).samples

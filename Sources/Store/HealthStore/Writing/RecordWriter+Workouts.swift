@@ -64,7 +64,7 @@ extension RecordWriter {
         for statistics in workout.statistics {
             try writeStatistics(statistics, owner: id, workout: id)
         }
-        workoutsToCurve.append(workout)
+        workoutsToCondense.append(workout)
         return decision == .replace ? .replaced : .inserted
     }
 

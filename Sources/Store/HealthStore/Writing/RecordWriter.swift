@@ -51,18 +51,20 @@ final class RecordWriter {
     var seriesSpans: [Int64: Int64] = [:]
     /// The quantity series readings are folded into (RecordWriter+QuantitySeries.swift).
     var openSeries = OpenSeriesTable()
-    /// Within a transaction: the workouts written, whose curves are written at its end, once the
-    /// series it changed are (a workout stored with its last readings has them in its curves).
-    var workoutsToCurve: [Workout] = []
     /// The monotonic clock that tells when a series stopped growing.
     let uptime: @Sendable () -> Duration
     /// The origin of the default monotonic clock: an instant, never changed.
     static let clockOrigin = ContinuousClock.now
+    /// The default monotonic clock: the time since ``clockOrigin``.
+    static let processUptime: @Sendable () -> Duration = { clockOrigin.duration(to: .now) }
     /// Within a transaction: the last anchor handed out.
     private var latestAnchor: Int64 = 0
     /// Within a transaction: whether any tombstone exists, so that an object stored again
     /// removes its tombstone; read at the start of each transaction.
     var hasTombstones = false
+    /// Within a transaction: the workouts it stored, whose curves are written at its end, once
+    /// the series it grew are written too (RecordWriter+WorkoutCurves.swift).
+    var workoutsToCondense: [Workout] = []
     /// Within a transaction: whether it handed out an anchor (set just before the commit).
     private var changedLog = false
     /// Within a transaction: an estimate of the bytes its changes take in the store, for the
@@ -85,7 +87,7 @@ final class RecordWriter {
     /// - Throws: ``StoreError`` with `.notAStore`, `.schemaTooNew`, `.corrupt`, `.ioError`, `.readOnly`, …
     init(
         path: String, maximumPageCount: Int? = nil, now: @escaping @Sendable () -> Date = { Date() },
-        uptime: @escaping @Sendable () -> Duration = { RecordWriter.clockOrigin.duration(to: .now) }
+        uptime: @escaping @Sendable () -> Duration = RecordWriter.processUptime
     ) throws(StoreError) {
         self.path = path
         self.now = now
@@ -135,12 +137,11 @@ final class RecordWriter {
                 latestAnchor = state.first?.integer(0) ?? 0
                 hasTombstones = state.first?.integer(1) == 1
                 transactionBytes = 0
+                workoutsToCondense = []
                 let first = latestAnchor
-                workoutsToCurve = []
                 let result = try body()
                 try writeSeriesChanges()
-                for workout in workoutsToCurve { try writeCurves(of: workout) }
-                workoutsToCurve = []
+                try writeCurves()
                 if latestAnchor != first {
                     try connection.run("UPDATE anchors SET latest = ?1", [.integer(latestAnchor)])
                     if hasFollowers {
@@ -181,12 +182,14 @@ final class RecordWriter {
     /// - Throws: ``StoreError``; `.diskFull` for SQLITE_FULL, `.ioError` for SQLITE_IOERR. On any
     ///   error nothing is stored, so the call can be retried with the same records.
     func write(_ records: [HealthRecord], checkpoints: [SourceCheckpoint]) throws(StoreError) -> WriteSummary {
-        try transaction {
-            var summary = try writeRecords(records)
+        var summary = try transaction {
+            let summary = try writeRecords(records)
             if !checkpoints.isEmpty { try writeCheckpoints(checkpoints) }
-            summary.latestAnchor = latestAnchor
             return summary
         }
+        // Read after the commit: the series the transaction changed take their anchors at its end.
+        summary.latestAnchor = latestAnchor
+        return summary
     }
 
     /// Deletes the tombstones of objects deleted before `date`, in one transaction; a client
@@ -233,9 +236,17 @@ final class RecordWriter {
         for index in records.indices {
             let outcome: Outcome
             let end: Date
+            // A reading folded into a series adds no row of its own: its bytes are counted when
+            // its series is written (writeSeriesChanges).
+            var folded = false
             switch records[index] {
             case .quantity(let sample):
-                outcome = try fold(sample) ?? write(sample, using: &insert).outcome
+                if let foldedOutcome = try fold(sample) {
+                    outcome = foldedOutcome
+                    folded = true
+                } else {
+                    outcome = try write(sample, using: &insert).outcome
+                }
                 end = sample.endDate
             case .quantitySeries(let series):
                 outcome = try write(series)
@@ -255,12 +266,12 @@ final class RecordWriter {
             case .replaced: summary.replaced += 1
             case .ignored: summary.ignored += 1
             }
-            if outcome != .ignored { transactionBytes += LogRetention.estimatedBytes(of: records[index]) }
+            if outcome != .ignored, !folded { transactionBytes += LogRetention.estimatedBytes(of: records[index]) }
             let endMicros = StoreTime.microseconds(end)
             if endMicros > latest { latest = endMicros }
         }
         if latest != .min { summary.lastRecordDate = StoreTime.date(microseconds: latest) }
-        closeIdleSeries()
+        try closeIdleSeries()
         return summary
     }
 

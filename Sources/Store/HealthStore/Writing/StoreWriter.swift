@@ -55,8 +55,9 @@ actor StoreWriter {
         return try body(writer)
     }
 
-    /// Closes every open quantity series, then the connection (SQLite checkpoints the WAL when
-    /// the last connection closes).
+    /// Closes the open quantity series this writer grew (``RecordWriter/closeAllSeries()``: never
+    /// another process's), then the connection (SQLite checkpoints the WAL when the last
+    /// connection closes).
     ///
     /// - Throws: ``StoreError`` when the series cannot be closed; the connection closes anyway,
     ///   and the series stay open in the file: the next writer to open it adds to them or
@@ -64,6 +65,6 @@ actor StoreWriter {
     func close() throws(StoreError) {
         defer { writer = nil }
         guard let writer else { return }
-        try writer.transaction { writer.closeAllSeries() }
+        try writer.transaction { try writer.closeAllSeries() }
     }
 }
