@@ -198,6 +198,9 @@ final class ManagementSocketPathTests: XCTestCase {
             try await waitUntil(timeout: .seconds(20), "the kernel monitor") {
                 bluez.logSink.contains("kernel advertisement monitor 7 added on hci0")
             }
+            // The kernel adds its monitor before the fallback's discovery is set up over D-Bus,
+            // which is when the scan reports the socket as its path: the widening is tested from there.
+            try await waitUntil(timeout: .seconds(20), "the fallback on the socket") { transport.path == .managementSocket }
             let registered = try await bluez.monitorEvents().events.filter { $0 == "GetManagedObjects" }.count
             widen.yield(ScanInterest(advertisements: [.manufacturer(0x006B), .serviceData(BluetoothUUID(0x181D))]))
             try await waitUntil(timeout: .seconds(20), "the kernel monitor replaced") {
