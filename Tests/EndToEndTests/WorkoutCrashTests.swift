@@ -210,14 +210,7 @@ final class WorkoutCrashTests: XCTestCase {
     /// heartbeat series (the ANT+ class and the broadcasting straps are heard sooner after a
     /// restart, and the ANT+ class is its participants', not the workout's).
     static func heartRates(_ database: String) throws -> Int64 {
-        guard FileManager.default.fileExists(atPath: database) else { return 0 }
-        return try query(
-            database,
-            """
-            SELECT count(*) FROM samples s JOIN quantity_types t ON t.id = s.type_id JOIN devices d ON d.id = s.device_id
-            WHERE t.identifier = 'heartRate' AND d.local_identifier LIKE 'healthgate/SIM-HRM-%'
-            """
-        ).first?.integer(0) ?? 0
+        try StoredReadings.count(of: "heartRate", fromDevicesLike: "healthgate/SIM-HRM-%", in: database)
     }
 
     /// Polls `workout status` until the daemon answers (after a kill its socket file is stale).
