@@ -123,7 +123,7 @@ answers() {
   done
   as_service /usr/bin/healthgate query changes --type heartbeatSeries --format json > "$dir/heartbeat-series.json" 2>&1 || return 1
   as_service /usr/bin/healthgate workout list --format json > "$dir/workouts.json" 2>&1 || return 1
-  for id in $("$PY" -c 'import json, sys; print(" ".join(w["uuid"] for w in json.load(open(sys.argv[1]))))' "$dir/workouts.json"); do
+  for id in $("$PY" -c 'import json, sys; print(" ".join(w["id"] for w in json.load(open(sys.argv[1]))))' "$dir/workouts.json"); do
     as_service /usr/bin/healthgate workout show "$id" --format json > "$dir/workout-$id.json" 2>&1 || return 1
     # As a file the service user may write: its home is the state directory.
     as_service /usr/bin/healthgate workout export "$id" --format fit --output "$STATE_DIRECTORY/export.fit" > "$dir/export-$id.txt" 2>&1 || return 1

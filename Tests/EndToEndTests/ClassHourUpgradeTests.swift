@@ -191,7 +191,8 @@ final class ClassHourUpgradeTests: XCTestCase {
         XCTAssertEqual(try sqlite("SELECT name FROM sqlite_schema WHERE name IN ('heartbeats', 'workout_samples')"), "")
         XCTAssertEqual(try sqlite("SELECT count(*) FROM heartbeat_series WHERE beats IS NULL"), "0")
         print(
-            "class-hour upgrade: made in \(madeIn), answered in \(answeredIn), resumed gateway caught up in \(caughtUp), "
+            "class-hour upgrade: made in \(madeIn), answered in \(answeredIn), \(batches) batches before the kill; the resumed "
+                + "gateway caught up in \(caughtUp) (\(end.split(separator: " ").drop { $0 != "store" }.joined(separator: " "))), "
                 + "\(received.count) objects sent; the whole test \(ContinuousClock.now - began)")
     }
 }

@@ -20,6 +20,11 @@ import sys
 before_dir, after_dir, repository_log, split = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 
 
+def uuid_of(record):
+    """A record's uuid: HealthJSON's "uuid", or "id" in a workout's own encoding."""
+    return record.get("uuid", record.get("id"))
+
+
 def verdict(ok, text):
     print(("ok " if ok else "FAIL ") + text)
 
@@ -100,7 +105,7 @@ same("workouts.json", strip(workouts), strip(after_workouts),
      "workout list (%d workouts; fields of one version only, not compared: %s)" % (len(workouts), ", ".join(only) or "none"))
 links = 0
 for workout in workouts:
-    uuid = workout["uuid"]
+    uuid = workout["id"]
     shown_before = load(before_dir, "workout-%s.json" % uuid)
     links += len(shown_before.get("sampleIDs", []))
     same("workout-%s.json" % uuid, strip([shown_before])[0], strip([load(after_dir, "workout-%s.json" % uuid)])[0], "workout show %s" % uuid)
@@ -127,24 +132,24 @@ for side, batch in sides.items():
     received[side] = (records, deleted)
     print("the repository before %s the upgrade: %d requests; %s; %d deletions" % (
         "the stop of" if side == "before" else "and after", len(batch),
-        ", ".join("%s %d (%d uuids)" % (s, len(records[s]), len({r["uuid"] for r in records[s]})) for s in SECTIONS),
+        ", ".join("%s %d (%d uuids)" % (s, len(records[s]), len({uuid_of(r) for r in records[s]})) for s in SECTIONS),
         len(deleted)))
 before_records, _ = received["before"]
 after_records, _ = received["after"]
 held = {}
 for section in SECTIONS:
     for record in before_records[section]:
-        held[record["uuid"]] = record
+        held[uuid_of(record)] = record
 sent_after = [(section, record) for section in SECTIONS for record in after_records[section]]
-again = [(s, r) for s, r in sent_after if r["uuid"] in held]
-identical = [(s, r) for s, r in again if first_difference(held[r["uuid"]], r) is None]
+again = [(s, r) for s, r in sent_after if uuid_of(r) in held]
+identical = [(s, r) for s, r in again if first_difference(held[uuid_of(r)], r) is None]
 versions = [(s, r) for s, r in again if (s, r) not in identical]
-new = {r["uuid"] for s, r in sent_after if r["uuid"] not in held}
+new = {uuid_of(r) for s, r in sent_after if uuid_of(r) not in held}
 verdict(not identical,
         "the repository: nothing it held before the upgrade sent again as it was (%d objects held, %d sent after: %d new uuids, "
         "%d resent, of them %d identical, %d later versions%s)"
         % (len(held), len(sent_after), len(new), len(again), len(identical), len(versions),
-           "" if not identical else ": " + ", ".join("%s %s" % (s, r["uuid"]) for s, r in identical[:5])))
+           "" if not identical else ": " + ", ".join("%s %s" % (s, uuid_of(r)) for s, r in identical[:5])))
 heart_rates = {s["uuid"] for s in samples}
 reached = {r["uuid"] for r in before_records["samples"]} | {r["uuid"] for r in after_records["samples"]}
 verdict(heart_rates <= reached,
