@@ -2,6 +2,7 @@ import AsyncPrimitives
 public import FoundationEssentials
 import SQLite
 import LinuxSystem
+import Synchronization
 
 /// The gateway's store: one SQLite database file (WAL) holding every record, the change log
 /// its followers read, the source checkpoints, the workout journal and the participants.
@@ -134,6 +135,12 @@ public final class HealthStore: Sendable {
         } catch {
             return error
         }
+    }
+
+    /// How far the writer has got (calls begun and ended); nil for a read-only store. Readable
+    /// from any thread without waiting for the writer.
+    public var writerActivity: WriterActivity? {
+        writer?.activity.withLock { $0 }
     }
 
     /// Makes the writer's statement in progress fail with SQLITE_INTERRUPT: for a forced stop,

@@ -30,6 +30,7 @@ enum StatusCommand {
         let report = try result.decode(StatusReport.self)
         context.print("healthgate \(report.version), pid \(report.pid), up since \(RFC3339.string(from: report.startedAt)), config \(report.configuration)")
         if let clock = report.clock { context.print("clock: \(clock)") }
+        context.print("watchdog: " + WatchdogLine.text(report.watchdog))
         if let counts = report.heartRate {
             context.print(
                 "heart rate: \(String(count: counts.droppedReadings, "reading")) dropped as a second path's copy, "
@@ -56,6 +57,20 @@ enum StatusCommand {
             for line in wrapping.lines(label: "\(status.name): ", entries) { context.print(line) }
         }
         return .success
+    }
+}
+
+/// The `watchdog:` line of `healthgate status`.
+enum WatchdogLine {
+    static func text(_ watchdog: WatchdogReport?) -> String {
+        guard let watchdog else { return "off (systemd does not watch this daemon: no WatchdogSec=)" }
+        let every = "WatchdogSec \(ConfigurationDecoder.format(watchdog.timeoutSeconds)) s, checked every \(ConfigurationDecoder.format(watchdog.timeoutSeconds / 2)) s"
+        if let reason = watchdog.withheld {
+            let since = watchdog.withheldSince.map { " since \(RFC3339.string(from: $0))" } ?? ""
+            return "pings WITHHELD\(since) (\(every)): \(reason)"
+        }
+        let last = watchdog.lastPing.map { "last ping \(RFC3339.string(from: $0))" } ?? "no ping yet"
+        return "pinging (\(every)), \(last), \(String(count: watchdog.pings, "ping"))"
     }
 }
 

@@ -136,9 +136,12 @@ struct GatewayRunner {
         let statusBoard = StatusBoard()
         let runningGateway = Mutex<Gateway?>(nil)
         let arbiter = HeartRateArbiter(clock: clock, group: Self.wearer(in: services.workouts))
+        // systemd's Type=notify protocol: ready, the watchdog's pings, stopping.
+        let notifications = ServiceNotifications(variables: variables, clock: clock, logger: logger.child("systemd"))
         let metrics = GatewayMetrics(
             statusBoard: statusBoard, store: store, clockTrust: clockTrust, clock: clock,
-            queueDepths: { runningGateway.withLock { $0?.queueDepths() ?? [] } }, heartRateArbiter: arbiter)
+            queueDepths: { runningGateway.withLock { $0?.queueDepths() ?? [] } }, heartRateArbiter: arbiter,
+            watchdog: { notifications.report })
         var servers: [BoardServer] = []
         if let listen = try WebBoardConfiguration.decode(configuration.metrics, origin: configuration.origin, key: "metrics") {
             let server = BoardServer(
@@ -179,6 +182,11 @@ struct GatewayRunner {
             clockBase: { clockTrust.clockBase() },
             heartRateArbiter: arbiter)
         runningGateway.withLock { $0 = gateway }
+        background.append {
+            try await notifications.runWatchdog {
+                PipelineWatchdog.Observation(writer: store.writerActivity, queues: gateway.queueHeads())
+            }
+        }
 
 
         let socketPath = configuration.controlSocket
@@ -189,7 +197,7 @@ struct GatewayRunner {
             try JSONValue.encoding(StatusReport(
                 version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
                 configuration: configuration.origin, store: store.path, clock: clockTrust.state().description,
-                plugins: statusBoard.snapshot(), heartRate: arbiter.counts))
+                plugins: statusBoard.snapshot(), heartRate: arbiter.counts, watchdog: notifications.report))
         }
         handlers["ping"] = { _ in .string("pong") }
         let control = ControlServer(path: socketPath, handlers: handlers, logger: logger.child("control"))
@@ -221,6 +229,8 @@ struct GatewayRunner {
             "started with \(String(count: sources.count, "source")) and "
                 + "\(String(count: sinks.count + followers.count, "sink")) from \(configuration.origin)")
 
+        let readiness = "running: \(String(count: sources.count, "source")) and \(String(count: sinks.count + followers.count, "sink")) "
+            + "from \(configuration.origin), store \(store.path)"
         let outcome = await withTaskGroup(of: Void.self) { group -> Gateway.StopOutcome in
             if let duration {
                 group.addTask {
@@ -246,6 +256,11 @@ struct GatewayRunner {
                     shutdown.requestStop()
                 }
             }
+            group.addTask {
+                await requests.wait(for: .stopping)
+                // Cancelled: the gateway ended on its own, and the process exits now.
+                if !Task.isCancelled { notifications.stopping() }
+            }
             for work in background {
                 group.addTask {
                     do {
@@ -255,7 +270,7 @@ struct GatewayRunner {
                     } catch {}
                 }
             }
-            let outcome = await gateway.runReportingOutcome(shutdown: shutdown)
+            let outcome = await gateway.runReportingOutcome(shutdown: shutdown) { notifications.ready(readiness) }
             group.cancelAll()
             return outcome
         }
@@ -393,4 +408,7 @@ struct StatusReport: Codable, Sendable {
     /// What the heart-rate arbiter did (``HeartRateArbiter/counts``): readings dropped as a
     /// second path's copy, handovers between paths. Absent from an older daemon.
     var heartRate: HeartRateArbiter.Counts?
+    /// systemd's watchdog (``WatchdogReport``); absent when systemd does not watch the daemon
+    /// (no `WatchdogSec=`, or not run by systemd) and from an older daemon.
+    var watchdog: WatchdogReport?
 }
