@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinuxSystem
 
 /// The service manager's notification socket: systemd's `sd_notify` protocol
 /// (sd_notify(3), "Notes"), spoken without libsystemd. Under a unit of `Type=notify` systemd
