@@ -54,6 +54,9 @@ public final class WALSyncGate: Sendable {
         methods = .allocate(capacity: 1)
         methods.initialize(to: Self.forwardingMethods())
         vfs = .allocate(capacity: 1)
+        // The unix VFS's methods but xOpen, copied as they are: they ignore the VFS they are
+        // called with (os_unix.c: UNUSED_PARAMETER), which is the wrapper here. xOpen reads the
+        // unix VFS's pAppData (its locking style), so the wrapper's xOpen calls it with its own.
         var wrapper = base.pointee
         wrapper.pNext = nil
         wrapper.zName = UnsafePointer(name)
@@ -157,6 +160,7 @@ public final class WALSyncGate: Sendable {
         _ vfs: UnsafeMutablePointer<sqlite3_vfs>?, _ path: UnsafePointer<CChar>?, _ file: UnsafeMutablePointer<sqlite3_file>?,
         _ flags: Int32, _ outFlags: UnsafeMutablePointer<Int32>?
     ) -> Int32 {
+        // SQLite calls xOpen with the VFS registered in init, whose pAppData is the gate.
         let gate = Unmanaged<WALSyncGate>.fromOpaque(vfs!.pointee.pAppData!).takeUnretainedValue()
         let realFile = real(file)
         // The real VFS's own pointer: the unix VFS reads its locking style from its pAppData.
@@ -169,39 +173,46 @@ public final class WALSyncGate: Sendable {
     }
 
     /// Every method passes through to the real file; xWrite notes frames and xSync waits at
-    /// the gate.
-    // The closures name the type rather than calling its static functions bare: a bare call in
-    // a static method captures the metatype, and a C function pointer captures nothing.
+    /// the gate. The unix VFS's files have every method of version 3, hence the `!`s.
     private static func forwardingMethods() -> sqlite3_io_methods {
-        sqlite3_io_methods(
-        iVersion: 3,
-        xClose: { file in WALSyncGate.realMethods(file).xClose!(WALSyncGate.real(file)) },
-        xRead: { file, buffer, count, offset in WALSyncGate.realMethods(file).xRead!(WALSyncGate.real(file), buffer, count, offset) },
-        xWrite: { file, buffer, count, offset in
-            if WALSyncGate.gated(file).pointee.isGatedWAL, offset + Int64(count) > WALSyncGate.walHeaderSize { WALSyncGate.gated(file).pointee.wroteFrames = true }
-            return WALSyncGate.realMethods(file).xWrite!(WALSyncGate.real(file), buffer, count, offset)
-        },
-        xTruncate: { file, size in WALSyncGate.realMethods(file).xTruncate!(WALSyncGate.real(file), size) },
-        xSync: { file, flags in
-            let header = WALSyncGate.gated(file)
-            if header.pointee.isGatedWAL, header.pointee.wroteFrames, let gate = header.pointee.gate {
-                header.pointee.wroteFrames = false
-                Unmanaged<WALSyncGate>.fromOpaque(gate).takeUnretainedValue().syncingFrames()
-            }
-            return WALSyncGate.realMethods(file).xSync!(WALSyncGate.real(file), flags)
-        },
-        xFileSize: { file, size in WALSyncGate.realMethods(file).xFileSize!(WALSyncGate.real(file), size) },
-        xLock: { file, lock in WALSyncGate.realMethods(file).xLock!(WALSyncGate.real(file), lock) },
-        xUnlock: { file, lock in WALSyncGate.realMethods(file).xUnlock!(WALSyncGate.real(file), lock) },
-        xCheckReservedLock: { file, result in WALSyncGate.realMethods(file).xCheckReservedLock!(WALSyncGate.real(file), result) },
-        xFileControl: { file, operation, argument in WALSyncGate.realMethods(file).xFileControl!(WALSyncGate.real(file), operation, argument) },
-        xSectorSize: { file in WALSyncGate.realMethods(file).xSectorSize!(WALSyncGate.real(file)) },
-        xDeviceCharacteristics: { file in WALSyncGate.realMethods(file).xDeviceCharacteristics!(WALSyncGate.real(file)) },
-        xShmMap: { file, page, size, extend, mapped in WALSyncGate.realMethods(file).xShmMap!(WALSyncGate.real(file), page, size, extend, mapped) },
-        xShmLock: { file, offset, count, flags in WALSyncGate.realMethods(file).xShmLock!(WALSyncGate.real(file), offset, count, flags) },
-        xShmBarrier: { file in WALSyncGate.realMethods(file).xShmBarrier!(WALSyncGate.real(file)) },
-        xShmUnmap: { file, delete in WALSyncGate.realMethods(file).xShmUnmap!(WALSyncGate.real(file), delete) },
-        xFetch: { file, offset, count, pointer in WALSyncGate.realMethods(file).xFetch!(WALSyncGate.real(file), offset, count, pointer) },
-        xUnfetch: { file, offset, pointer in WALSyncGate.realMethods(file).xUnfetch!(WALSyncGate.real(file), offset, pointer) })
+        // The closures name the type (`Gate.`) rather than calling its static functions bare: a
+        // bare call in a static method captures the metatype, and a C function pointer captures
+        // nothing.
+        typealias Gate = WALSyncGate
+        return sqlite3_io_methods(
+            iVersion: 3,
+            xClose: { file in Gate.realMethods(file).xClose!(Gate.real(file)) },
+            xRead: { file, buffer, count, offset in Gate.realMethods(file).xRead!(Gate.real(file), buffer, count, offset) },
+            xWrite: { file, buffer, count, offset in
+                let header = Gate.gated(file)
+                if header.pointee.isGatedWAL, offset + Int64(count) > Gate.walHeaderSize { header.pointee.wroteFrames = true }
+                return Gate.realMethods(file).xWrite!(Gate.real(file), buffer, count, offset)
+            },
+            xTruncate: { file, size in Gate.realMethods(file).xTruncate!(Gate.real(file), size) },
+            xSync: { file, flags in
+                let header = Gate.gated(file)
+                if header.pointee.isGatedWAL, header.pointee.wroteFrames, let gate = header.pointee.gate {
+                    header.pointee.wroteFrames = false
+                    Unmanaged<WALSyncGate>.fromOpaque(gate).takeUnretainedValue().syncingFrames()
+                }
+                return Gate.realMethods(file).xSync!(Gate.real(file), flags)
+            },
+            xFileSize: { file, size in Gate.realMethods(file).xFileSize!(Gate.real(file), size) },
+            xLock: { file, lock in Gate.realMethods(file).xLock!(Gate.real(file), lock) },
+            xUnlock: { file, lock in Gate.realMethods(file).xUnlock!(Gate.real(file), lock) },
+            xCheckReservedLock: { file, result in Gate.realMethods(file).xCheckReservedLock!(Gate.real(file), result) },
+            xFileControl: { file, operation, argument in
+                Gate.realMethods(file).xFileControl!(Gate.real(file), operation, argument)
+            },
+            xSectorSize: { file in Gate.realMethods(file).xSectorSize!(Gate.real(file)) },
+            xDeviceCharacteristics: { file in Gate.realMethods(file).xDeviceCharacteristics!(Gate.real(file)) },
+            xShmMap: { file, page, size, extend, mapped in
+                Gate.realMethods(file).xShmMap!(Gate.real(file), page, size, extend, mapped)
+            },
+            xShmLock: { file, offset, count, flags in Gate.realMethods(file).xShmLock!(Gate.real(file), offset, count, flags) },
+            xShmBarrier: { file in Gate.realMethods(file).xShmBarrier!(Gate.real(file)) },
+            xShmUnmap: { file, delete in Gate.realMethods(file).xShmUnmap!(Gate.real(file), delete) },
+            xFetch: { file, offset, count, pointer in Gate.realMethods(file).xFetch!(Gate.real(file), offset, count, pointer) },
+            xUnfetch: { file, offset, pointer in Gate.realMethods(file).xUnfetch!(Gate.real(file), offset, pointer) })
     }
 }
