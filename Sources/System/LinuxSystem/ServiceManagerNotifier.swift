@@ -50,9 +50,10 @@ public struct ServiceManagerNotifier: Sendable {
         return ServiceManagerNotifier(socket: socket, watchdogTimeout: timeout)
     }
 
-    /// Sends `fields` (`KEY=value` each, no newline inside) as one notification.
+    /// Sends `fields` (`KEY=value` each, no newline inside) as one notification. Never blocks:
+    /// callers send from the cooperative pool and from a signal's stop request.
     /// - Throws: ``Errno`` from socket(2) or sendto(2): `ECONNREFUSED` or `ENOENT` when nothing
-    ///   listens at the address any more.
+    ///   listens at the address any more, `EAGAIN` when its queue is full.
     public func send(_ fields: [String]) throws(Errno) {
         let (address, length) = try Self.address(of: socket)
         let descriptor = try Errno.retryingInterrupts {
@@ -65,7 +66,7 @@ public struct ServiceManagerNotifier: Sendable {
             withUnsafePointer(to: &target) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                     message.withUnsafeBytes { bytes in
-                        sendto(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                        sendto(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), socketAddress, length)
                     }
                 }
             }

@@ -217,6 +217,9 @@ struct GatewayRunner {
         let requests = onStop == nil ? shutdown : ShutdownSignal()
         let forwardForced = requests.onStage(.forced) { shutdown.force() }
         defer { forwardForced.cancel() }
+        // On the thread that requests the stop, however quickly the gateway then drains.
+        let tellStopping = requests.onStage(.stopping) { notifications.stopping() }
+        defer { tellStopping.cancel() }
         let shutdownTimeout = Duration.milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000))
         // Armed before the signals are watched, so that no stop request can miss it.
         let forcedExit = ForcedExit(shutdown: shutdown, deadline: shutdownTimeout) { control.removeSocketFile() }
@@ -255,11 +258,6 @@ struct GatewayRunner {
                     } catch {}  // Cancelled: the gateway already stopped.
                     shutdown.requestStop()
                 }
-            }
-            group.addTask {
-                await requests.wait(for: .stopping)
-                // Cancelled: the gateway ended on its own, and the process exits now.
-                if !Task.isCancelled { notifications.stopping() }
             }
             for work in background {
                 group.addTask {
