@@ -6,6 +6,7 @@ import HealthModel
 import HealthStore
 import Metrics
 import SampleBus
+import Synchronization
 import XCTest
 
 /// The exposition ``GatewayMetrics`` renders, without a server: families in their order with one
@@ -68,5 +69,35 @@ final class GatewayMetricsTests: XCTestCase {
         for step in ["heartbeats", "workout_samples"] {
             XCTAssertTrue(text.contains("healthgate_store_migration_done_rows{step=\"\(step)\"} 0\n"), text)
         }
+    }
+
+    /// systemd's watchdog: its families only while systemd watches, the withheld flag as the
+    /// report says.
+    func testTheWatchdogFamiliesFollowTheReport() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+        let report = Mutex<WatchdogReport?>(nil)
+        let metrics = GatewayMetrics(
+            statusBoard: StatusBoard(), store: nil, clockTrust: FixedClockTrust(.unsynchronized), clock: clock,
+            queueDepths: { [] }, watchdog: { report.withLock { $0 } })
+        var text = await metrics.render()
+        XCTAssertFalse(text.contains("healthgate_watchdog"), "no watchdog families when systemd does not watch: \(text)")
+
+        report.withLock {
+            $0 = WatchdogReport(
+                timeoutSeconds: 60, lastPing: Date(timeIntervalSince1970: 1_800_000_030), pings: 4,
+                lastCheck: Date(timeIntervalSince1970: 1_800_000_030))
+        }
+        text = await metrics.render()
+        XCTAssertTrue(text.contains("\nhealthgate_watchdog_timeout_seconds 60\n"), text)
+        XCTAssertTrue(text.contains("\nhealthgate_watchdog_pings_total 4\n"), text)
+        XCTAssertTrue(text.contains("\nhealthgate_watchdog_last_ping_timestamp_seconds 1800000030\n"), text)
+        XCTAssertTrue(text.contains("\nhealthgate_watchdog_withheld 0\n"), text)
+
+        report.withLock {
+            $0?.withheld = "the store's writer has been in one call for 31 s"
+            $0?.withheldSince = Date(timeIntervalSince1970: 1_800_000_060)
+        }
+        text = await metrics.render()
+        XCTAssertTrue(text.contains("\nhealthgate_watchdog_withheld 1\n"), text)
     }
 }
