@@ -84,7 +84,6 @@ if ((!FIRST)); then
   BOOT_ANCHOR=$(sqlite3 "$copy/samples.sqlite" 'SELECT latest FROM anchors' 2> /dev/null) || BOOT_ANCHOR=
   rm -rf "$copy"
 fi
-watch_checkpoints
 
 say "systemd boots to multi-user.target"
 lean_systemd
@@ -138,7 +137,10 @@ case $LAB_ACTION in
     sleep 4
     window burst
     class_burst ;;
-  checkpoint) window checkpoint ;;
+  checkpoint)
+    watch_checkpoints
+    poll 60 test -e "$SHARED/watching-$LAB_BOOT" || fail "the checkpoint watcher did not start"
+    window checkpoint ;;
   final)
     inside systemctl stop healthgate.service && [[ $(unit Result) == success ]] &&
       pass "systemctl stop: a graceful stop" || { fail "the service's stop: $(unit Result)"; service_report; }
@@ -149,7 +151,6 @@ case $LAB_ACTION in
     inside journalctl --list-boots --no-pager > "$OUT/boots.txt" 2>&1
     cp "$DB" "$OUT/samples.sqlite" 2> /dev/null
     stop_systemd
-    kill "$WATCHER" 2> /dev/null
     echo "$failures" > "$BOOT_DIR/failures"
     echo "failures: $failures"
     exit $((failures > 0)) ;;

@@ -57,7 +57,7 @@ stop_receivers
 ((status == 0 || status == 1)) || exit "$status"
 echo "the log: $(du -h --apparent-size "$scratch/log.img" | cut -f1) apparent, $(du -h "$scratch/log.img" | cut -f1) written"
 
-say "every crash state of the run, replayed here"
+echo "--- every crash state of the run, replayed here"
 mkdir -p "$scratch/replay"
 /usr/bin/python3 "$lab/lib/replay-log.py" "$scratch/log.img" "$(stat -c %s "$scratch/store.img")" "$scratch/replay" \
   "$shared/marks.jsonl" --http "$shared/http.jsonl" --mqtt "$shared/mqtt.jsonl" --commands "$shared/commands.jsonl" \

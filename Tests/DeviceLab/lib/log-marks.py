@@ -42,7 +42,7 @@ def main():
         while not os.path.exists(stop):
             count += 1
             sizes = [os.stat(path).st_size for path in files]
-            message(control, device, f"a{count}")
+            message(control, device, f"mark a{count}")
             out.write(json.dumps({"mark": f"a{count}", **dict(zip(names, sizes))}) + "\n")
             out.flush()
             time.sleep(interval)

@@ -135,7 +135,7 @@ window() {
 # watch_checkpoints: in the background, a line in $SHARED/checkpoints ("BOOT UPTIME") each time
 # SQLite starts writing the store's database file after a second without writes: in WAL mode
 # only a checkpoint writes it (pages copied back from the log), so each line is a checkpoint that
-# began. Sets WATCHER.
+# began; $SHARED/watching-BOOT once it watches. Sets WATCHER.
 watch_checkpoints() {
   "$PY" - "$STORE_DIR" samples.sqlite "$SHARED/checkpoints" "${LAB_BOOT:-0}" <<'PYTHON' &
 import ctypes, os, struct, sys, time
@@ -145,6 +145,7 @@ IN_MODIFY = 0x2
 fd = libc.inotify_init1(0)
 if fd < 0 or libc.inotify_add_watch(fd, directory.encode(), IN_MODIFY) < 0:
     sys.exit(f"inotify on {directory}: errno {ctypes.get_errno()}")
+open(f"{os.path.dirname(out)}/watching-{boot}", "w").close()
 last = 0.0
 while True:
     data = os.read(fd, 65536)

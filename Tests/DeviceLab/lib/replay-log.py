@@ -36,6 +36,7 @@ totals: "ok N crash states checked (F flush or FUA points, M marks; entries E)".
 import argparse
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -149,6 +150,7 @@ def main():
     states = flushes = marked = count = 0
     began = time.monotonic()
     last = None
+    max_lost = {name: 0 for name in ("the repository", "the broker", "workout end", "participant assign")}
     checking = arguments.from_mark is None
     for index, flags, offset, length, data in entries(arguments.log):
         count += 1
@@ -158,7 +160,7 @@ def main():
             if entry is not None:
                 current = {"receivers": [repository, broker],
                            "through": {repository.name: entry["http"], broker.name: entry["mqtt"]},
-                           "any": entry["http"] > 0 or entry["mqtt"] > 0}
+                           "any": bool(repository.latest(entry["http"]) or broker.latest(entry["mqtt"]))}
                 commands = store_check.Commands(arguments.commands, entry["commands"])
         elif flags & DISCARD:
             # A discarded range reads back as zeros on the lab's disks (and may on any disk).
@@ -178,14 +180,18 @@ def main():
         label = f"entry {index} ({'mark ' + data if flags & MARK else '+'.join(n for f, n in ((FLUSH, 'flush'), (FUA, 'fua')) if flags & f)})"
         verdicts, summary = check_state(image, arguments.work, arguments.store_name, current, commands)
         last = summary or last
+        for name in ("the repository", "the broker", "workout end", "participant assign"):
+            max_lost[name] = max(max_lost[name], ((summary or {}).get(name) or {}).get("lost", 0))
         for word, text in verdicts:
-            failed.setdefault((word, text.split(":")[0]), []).append((label, text))
+            # One kind of failure across states: its words without the counts.
+            failed.setdefault((word, re.sub(r"\d+", "N", text.split(":")[0])), []).append((label, text))
         if states % 25 == 0:
             print(f"# {states} states checked in {time.monotonic() - began:.0f} s", file=sys.stderr, flush=True)
     os.close(device)
     for (word, _), where in failed.items():
-        first_label, first_text = where[0]
-        print(f"{word} at {len(where)} of {states} crash states, first at {first_label}: {first_text}")
+        (first_label, first_text), (last_label, last_text) = where[0], where[-1]
+        print(f"{word} at {len(where)} of {states} crash states; first at {first_label}: {first_text}"
+              + ("" if len(where) == 1 else f"; last at {last_label}: {last_text.split(':')[0]}"))
     elapsed = time.monotonic() - began
     total = (f"{states} crash states checked ({flushes} flush or FUA points, {marked} marks; {count} log entries) "
              f"in {elapsed:.0f} s")
@@ -196,7 +202,8 @@ def main():
             json.dump({"states": states, "flushes": flushes, "marks": marked, "entries": count,
                        "failed_states": len({label for where in failed.values() for label, _ in where}),
                        "seconds": round(elapsed, 1), "last": last,
-                       "failures": {f"{word} {what}": len(where) for (word, what), where in failed.items()}}, file)
+                       "failures": {f"{word} {what}": len(where) for (word, what), where in failed.items()},
+                       "max_lost": max_lost}, file)
     return 0
 
 

@@ -149,6 +149,16 @@ class Store:
         connection = sqlite3.connect(path, timeout=10)
         try:
             self.integrity = [row[0] for row in connection.execute("PRAGMA integrity_check")]
+            # A crash state from before the gateway's first transactions were durable holds a
+            # store without (all of) its schema: its tables read as empty.
+            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+            self.schema = "complete" if {"samples", "anchors", "followers", "tombstones", "participant_devices",
+                                         "correlation_members", "quantity_series", "heartbeat_series", "correlations",
+                                         "workouts", "metadata_entries"} <= tables else "incomplete"
+            if self.schema == "incomplete":
+                self.versions, self.anchors, self.members, self.tombstones, self.workouts = {}, {}, set(), set(), set()
+                self.participants, self.followers, self.anchor = {}, {}, 0
+                return
             self.versions = {}
             self.anchors = {}
             members = {row[0] for row in connection.execute("SELECT sample_anchor FROM correlation_members")}
@@ -196,7 +206,8 @@ def verdicts(store, receivers, commands, converged=False, acknowledged_through=N
     out = []
     summary = {"anchor": store.anchor, "objects": len(store.versions), "tombstones": len(store.tombstones)}
     if store.integrity == ["ok"]:
-        out.append(f"ok PRAGMA integrity_check: ok ({len(store.versions)} objects, {len(store.tombstones)} tombstones, anchor {store.anchor})")
+        out.append(f"ok PRAGMA integrity_check: ok ({len(store.versions)} objects, {len(store.tombstones)} tombstones, anchor {store.anchor}"
+                   + (", its schema not yet made)" if store.schema == "incomplete" else ")"))
     else:
         out.append("corrupt PRAGMA integrity_check: " + "; ".join(store.integrity[:5]))
     if acknowledged:
