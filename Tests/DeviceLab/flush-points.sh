@@ -51,6 +51,7 @@ say "the packaged service, its store on the logged disk"
 lean_systemd
 start_systemd basic.target || exit 1
 CONFIG=/etc/healthgate/config.json
+say "dpkg -i"
 inside env DEBIAN_FRONTEND=noninteractive dpkg -i "$DEB" > "$OUT/dpkg-install.log" 2>&1 &&
   pass "dpkg -i $(basename "$DEB")" || { fail "dpkg -i failed"; cat "$OUT/dpkg-install.log"; }
 write_gateway_config "$CONFIG" && cp "$CONFIG" "$OUT/config.json" || fail "cannot write $CONFIG"

@@ -91,6 +91,7 @@ start_systemd multi-user.target || { echo "failures: $((failures + 1))" > "$BOOT
 CONFIG=/etc/healthgate/config.json
 active() { [[ $(unit ActiveState) == active ]]; }
 if ((FIRST)); then
+  say "dpkg -i"
   inside env DEBIAN_FRONTEND=noninteractive dpkg -i "$DEB" > "$OUT/dpkg-install.log" 2>&1 &&
     pass "dpkg -i $(basename "$DEB")" || { fail "dpkg -i failed"; cat "$OUT/dpkg-install.log"; }
   write_gateway_config "$CONFIG" && inside /usr/bin/healthgate config check "$CONFIG" > /dev/null &&

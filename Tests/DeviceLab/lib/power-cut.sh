@@ -100,12 +100,11 @@ end_workout() {
     "$status" "${LAB_BOOT:-0}" "$(json_string "$output")" >> "$SHARED/commands.jsonl"
 }
 
-# assign DEVICE NAME: `participant assign DEVICE NAME --keep`, logged with its order of issue
-# (store_check.py: the device's row must be this assignment's or a later one's).
-ASSIGNED=0
+# assign DEVICE NAME SEQUENCE: `participant assign DEVICE NAME --keep`, logged with SEQUENCE, its
+# order of issue across boots (store_check.py: the device's row must be this assignment's or a
+# later one's).
 assign() {
-  ASSIGNED=$((ASSIGNED + 1))
-  local sequence=$((LAB_BOOT * 1000 + ASSIGNED))
+  local sequence=$3
   logged "participant assign" "\"device\": $(json_string "$1"), \"participant\": $(json_string "$2"), \"sequence\": $sequence" \
     -- participant assign "$1" "$2" --keep > /dev/null
 }
@@ -121,8 +120,8 @@ class_start() {
 class_burst() {
   local n pids=()
   for n in 1 2 3 4 5 6; do end_workout "P$n" & pids+=($!); done
-  assign 02:00:00:00:01:01 "Runner-$LAB_BOOT-a" & pids+=($!)
-  assign 02:00:00:00:01:02 "Runner-$LAB_BOOT-b" & pids+=($!)
+  assign 02:00:00:00:01:01 "Runner-$LAB_BOOT-a" $((LAB_BOOT * 10 + 1)) & pids+=($!)
+  assign 02:00:00:00:01:02 "Runner-$LAB_BOOT-b" $((LAB_BOOT * 10 + 2)) & pids+=($!)
   wait "${pids[@]}"
 }
 
