@@ -18,7 +18,7 @@
 #       is reported as status 137, not as a broken lab
 # The guest runs SCRIPT from its path on this machine: it sees this machine's whole root at the
 # same paths (read-only, with a tmpfs on top that takes its writes), so a checkout anywhere and
-# the programs built in it work unchanged. The VM has no network device.
+# the programs built in it work unchanged. The VM has no network device unless -f asks for one.
 # With HEALTHGATE_LAB_ARCH=arm64 the VM is qemu-system-aarch64 (software emulation): its root is
 # the arm64 Debian root build-vm.sh made, shared the same way, and the checkout this script is in
 # is shared read-only at its own path: SCRIPT, and the files its arguments name, must lie inside it.
