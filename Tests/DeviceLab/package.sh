@@ -121,7 +121,12 @@ inside /usr/bin/healthgate config check "$CONFIG" && pass "healthgate config che
 DB=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["store"]["path"])' "$CONFIG")
 [[ $DB == "$STATE_DIRECTORY"/* ]] && pass "the store is under the unit's StateDirectory: $DB" || fail "the store $DB is not under $STATE_DIRECTORY"
 inside systemctl restart healthgate.service && pass "systemctl restart healthgate" || fail "systemctl restart healthgate failed"
-heart_rates() { as_service sqlite3 -cmd '.timeout 5000' "$DB" "SELECT count(*) FROM samples_readable WHERE type = 'heartRate'" 2> /dev/null || echo 0; }
+# Heart rates are stored as quantity series (a series holds a run of readings) and, late ones, as
+# samples: the readings are the series' counts and the samples.
+heart_rates() {
+  as_service sqlite3 -cmd '.timeout 5000' "$DB" "SELECT (SELECT count(*) FROM samples_readable WHERE type = 'heartRate')
+    + (SELECT coalesce(sum(count), 0) FROM quantity_series_readable WHERE type = 'heartRate')" 2> /dev/null || echo 0
+}
 enough() { [[ $(heart_rates) -ge 10 ]]; }
 if poll 90 enough; then
   pass "samples arrive in $DB: $(heart_rates) heart-rate samples, read as the service user"
