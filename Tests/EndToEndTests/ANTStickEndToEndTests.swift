@@ -1,5 +1,6 @@
 import Foundation
 import GatewayTesting
+import HealthModel
 import HealthStore
 import SQLite
 import XCTest
@@ -130,7 +131,8 @@ final class ANTStickEndToEndTests: XCTestCase {
         try await rig.stop(gateway, expectingSuccess: false)
         try await emulator.stop()
         XCTAssertTrue(Self.namesTheRefusal(gateway.standardError, stick: rig.link.path), gateway.standardError)
-        XCTAssertEqual(try await rig.storedBeats(nil).count, 0, "no channel, no beats")
+        let beats = try await rig.storedBeats(nil)
+        XCTAssertEqual(beats.count, 0, "no channel, no beats")
     }
 
     /// A log line that names the stick's path and the refused command by its id (0x45, the RF

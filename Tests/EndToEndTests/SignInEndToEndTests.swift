@@ -91,8 +91,8 @@ final class SignInEndToEndTests: XCTestCase {
         XCTAssertEqual(workout["startDate"] as? String, first["start"] as? String, "the workout starts at the strap's first beat")
         // The workout's records are found by its time, types and devices: its first is the strap's first beat.
         let id = try XCTUnwrap((workout["id"] as? String).flatMap(SampleID.init(string:)), "\(workout)")
-        let stored = try await HealthStore(path: database, access: .readOnly).workout(id: id)
-        let collected = try XCTUnwrap(stored).samples.filter { $0.type == .heartRate }
+        let read = try await HealthStore(path: database, access: .readOnly).workout(id: id)
+        let collected = try XCTUnwrap(read).samples.filter { $0.type == .heartRate }
         XCTAssertEqual(collected.first.map { RFC3339.string(from: $0.startDate) }, first["start"] as? String, "the first beat is the workout's")
         XCTAssertGreaterThan(collected.count, 1)
     }
