@@ -144,7 +144,8 @@ GATEWAY_PID=$!
 
 # Queries the store (schema: plugins/SQLiteStore/Sources/Schema/StoreSchema.swift) while the gateway
 # writes to it; WAL mode lets this reader run alongside.
-query() { sqlite3 -cmd '.timeout 5000' "$DB" "$1" 2>/dev/null || echo 0; }
+# Heart rates are in quantity series: lib/store_readings.py reads each quantity as a sample.
+query() { /usr/bin/python3 "$REPO/Tests/DeviceLab/lib/store_readings.py" "$DB" "$1" 2>/dev/null || echo 0; }
 heart_rates() { query "SELECT count(*) FROM samples_readable WHERE type = 'heartRate'"; }
 at_least() { [[ $(heart_rates) -ge $1 ]]; }
 

@@ -235,7 +235,7 @@ spec.update({"lost": lost, "lostAt": float(lost_at), "returnedAt": float(returne
 json.dump(spec, open(path, "w"), indent=1)
 PYTHON
 "$PY" "$REPO/Tests/DeviceLab/lib/class-counts.py" "$OUT/class.json" "$OUT/ant.jsonl" "$OUT/bumble.jsonl" "$DB" \
-  "$OUT/board-events.txt" > "$OUT/class-counts.txt" 2>&1
+  "$OUT/board-events.txt" "$HG" > "$OUT/class-counts.txt" 2>&1
 counts_status=$?
 cat "$OUT/class-counts.txt"
 [[ $counts_status -eq 0 ]] && pass "every participant's workout and tile hold what their strap sent" ||

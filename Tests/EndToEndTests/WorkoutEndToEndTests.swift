@@ -79,6 +79,17 @@ final class WorkoutEndToEndTests: XCTestCase {
         let record = try XCTUnwrap(found)
         let collected = record.samples.filter { $0.type == .heartRate }
         XCTAssertFalse(collected.isEmpty)
+        // `workout show --records` prints the workout with those records; without JSON it is refused.
+        let withRecords = try await healthgate.run(["workout", "show", workoutID, "--db", database, "--format", "json", "--records"])
+        XCTAssertEqual(withRecords.status, 0, withRecords.standardError)
+        let printed = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(withRecords.standardOutput.utf8)) as? [String: Any])
+        XCTAssertEqual((printed["workout"] as? [String: Any])?["id"] as? String, workoutID)
+        let printedSamples = try XCTUnwrap(printed["samples"] as? [[String: Any]])
+        XCTAssertEqual(Set(printedSamples.compactMap { $0["uuid"] as? String }), Set(record.samples.map(\.id.uuidString)))
+        XCTAssertEqual((printed["heartbeatSeries"] as? [Any])?.count, record.heartbeatSeries.count)
+        let refused = try await healthgate.run(["workout", "show", workoutID, "--db", database, "--records"])
+        XCTAssertEqual(refused.status, 64)
+        XCTAssertTrue(refused.standardError.contains("--records needs --format json"), refused.standardError)
         for sample in collected {
             XCTAssertTrue(running(sample.endDate), "sample at \(sample.endDate) is outside the running intervals")
         }

@@ -146,7 +146,12 @@ STORE=$(mktemp -d /tmp/healthgate-store.XXXXXX)
 DB=$STORE/healthgate.sqlite
 # Read as the gateway's user, and only once the gateway made the file: sqlite3 run as root would
 # create the file, or its -wal and -shm, owned by root, which the service user cannot write.
-query() { [[ -f $DB ]] || { echo 0; return; }; as_service sqlite3 -cmd '.timeout 5000' "$DB" "$1" 2>/dev/null || echo 0; }
+# A stream's readings (heart rate, power, …) are in quantity series: lib/store_readings.py reads
+# each quantity as a row of samples and samples_readable.
+query() {
+  [[ -f $DB ]] || { echo 0; return; }
+  as_service /usr/bin/python3 "$REPO/Tests/DeviceLab/lib/store_readings.py" "$DB" "$1" 2>/dev/null || echo 0
+}
 
 # finish: bluetoothd alive, healthgate stops cleanly on SIGTERM, the store copied; exits with
 # the scenario's status.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# class-counts.py CLASS_JSON ANT_LOG BUMBLE_LOG DB EVENTS - class.sh's verdict, run in the guest
+# class-counts.py CLASS_JSON ANT_LOG BUMBLE_LOG DB EVENTS HEALTHGATE - class.sh's verdict, run in the guest
 # with its python3 (standard library only): every participant's stored workouts and board tile
 # against what the emulators sent.
 #
@@ -8,10 +8,11 @@
 #   guest's wall clock, seconds). ANT_LOG: the ANT stick emulator's JSON lines ("beat" events with
 #   the heart rate their broadcasts carried). BUMBLE_LOG: bumble-class.py's JSON lines
 #   ("advertised" and "notified"). DB: the gateway's store. EVENTS: the board's event stream as
-#   curl read it (`data: {...}` lines).
+#   curl read it (`data: {...}` lines). HEALTHGATE: the binary, whose `workout show --records`
+#   reads each workout's samples from the store as the gateway finds them (by time and device).
 #
 # Per participant: the heart rates their strap sent while their workout ran (counted from its start
-# to its end) against the heart-rate samples the store links to that workout. Every stored value
+# to its end) against the heart-rate samples the store finds for that workout. Every stored value
 # must be one the strap sent; the stored count must be at least 90 % of the sent count and no more
 # than it (plus one, for a reading on the workout's edge). The board: every heart rate the event
 # stream showed on a participant's tile is one their strap sent; the lost strap's tile went lost
@@ -25,7 +26,9 @@
 # the problems; exits 1 when there is any.
 import json
 import sqlite3
+import subprocess
 import sys
+from datetime import datetime
 
 spec = json.load(open(sys.argv[1]))
 ant = [json.loads(line) for line in open(sys.argv[2]) if line.startswith("{")]
@@ -47,15 +50,22 @@ def sent_readings(kind, strap):
     return [(e["t"], e["heartRate"]) for e in bumble if e["event"] == "notified" and e["address"] == strap]
 
 
+def seconds(text):
+    """An RFC 3339 date as seconds since the epoch."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
 workouts = {}
 for uuid, name, start_us, end_us in db.execute("""
         SELECT lower(hex(w.uuid)), m.value, w.start_us, w.end_us FROM workouts w
         JOIN metadata_readable m ON m.record = 'workout' AND m.uuid = lower(hex(w.uuid))
         WHERE m.key = 'healthgate.participant' ORDER BY w.start_us"""):
-    stored = db.execute("""
-        SELECT s.start_us / 1e6, s.value FROM workout_samples l
-        JOIN samples_readable s ON s.uuid = lower(hex(l.sample_uuid))
-        WHERE l.workout_uuid = ? AND s.type = 'heartRate' ORDER BY s.start_us""", (bytes.fromhex(uuid),)).fetchall()
+    identifier = "-".join((uuid[:8], uuid[8:12], uuid[12:16], uuid[16:20], uuid[20:]))
+    shown = subprocess.run([sys.argv[6], "workout", "show", identifier, "--format", "json", "--records", "--db", sys.argv[4]],
+                           capture_output=True, text=True)
+    if shown.returncode != 0:
+        sys.exit("healthgate workout show %s --records: status %d: %s" % (identifier, shown.returncode, shown.stderr))
+    stored = sorted((seconds(s["start"]), s["value"]) for s in json.loads(shown.stdout)["samples"] if s["type"] == "heartRate")
     workouts.setdefault(name, []).append({"start": start_us / 1e6, "end": end_us / 1e6, "stored": stored})
 
 # The board: every tile's updates in the order the stream carried them.

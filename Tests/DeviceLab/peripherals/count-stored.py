@@ -9,13 +9,16 @@
 # "fail TEXT": a strap stored at least 0.9 of its changes and no more samples than changes; every
 # weighing stored, none twice.
 import json
-import sqlite3
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import store_readings  # noqa: E402  (the store's quantity series read as samples)
 
 advertised_log, db, label, straps_from, scales_from, to = sys.argv[1:7]
 straps_from, to = float(straps_from), float(to)
 events = [json.loads(line) for line in open(advertised_log) if line.startswith('{"event": "advertised"')]
-store = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
+store = store_readings.connect(db, options="immutable=1")
 rows = store.execute(
     "SELECT ifnull(device, ''), start_us / 1e6 FROM samples_readable WHERE type = 'heartRate'").fetchall()
 straps = sorted({e["device"] for e in events if e["path"] == "manufacturer"})

@@ -122,10 +122,12 @@ STATE_DIRECTORY=$OUT/state RUNTIME_DIRECTORY=$RUN_DIR HOME=$DB_DIR \
   "$HG" run --config "$OUT/config.json" > "$OUT/healthgate.log" 2>&1 &
 HGPID=$!
 
+# The store's beats are in its heartbeat series' blobs: lib/store_readings.py reads them as rows.
+READINGS=$REPO/Tests/DeviceLab/lib
 beats() {  # heartbeats in the store
-  "$PY" -c 'import sqlite3,sys
-try: print(sqlite3.connect("file:"+sys.argv[1]+"?mode=ro", uri=True).execute("SELECT count(*) FROM heartbeats").fetchone()[0])
-except Exception: print(0)' "$DB_DIR/samples.sqlite"
+  "$PY" -c 'import sys; sys.path.insert(0, sys.argv[2]); import store_readings
+try: print(store_readings.connect(sys.argv[1]).execute("SELECT count(*) FROM heartbeats").fetchone()[0])
+except Exception: print(0)' "$DB_DIR/samples.sqlite" "$READINGS"
 }
 more_beats_than() { (( $(beats) > $1 )); }
 check poll 90 more_beats_than 20
@@ -148,9 +150,11 @@ check test "$rc" -eq 0
 kill "$EMULATOR_PID" "$MONITOR" 2>/dev/null
 wait "$EMULATOR_PID" 2>/dev/null
 tail -30 "$OUT/healthgate.log"
-"$PY" - "$DB_DIR/samples.sqlite" "$OUT/emulator.jsonl" "$log_start" > "$OUT/comparison.txt" 2>&1 <<'PY'
-import json, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+"$PY" - "$DB_DIR/samples.sqlite" "$OUT/emulator.jsonl" "$log_start" "$READINGS" > "$OUT/comparison.txt" 2>&1 <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[4])
+import store_readings
+db = store_readings.connect(sys.argv[1])
 whole = [json.loads(line) for line in open(sys.argv[2]) if line.strip()]
 straps = [r for r in whole if r["event"] == "strap"]
 log = whole[int(sys.argv[3]):]

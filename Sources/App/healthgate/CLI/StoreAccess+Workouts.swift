@@ -19,14 +19,22 @@ extension StoreAccess {
     static func workout(id: SampleID, _ arguments: ParsedArguments, context: CommandContext) async throws
         -> (workout: Workout, readings: WorkoutReadings)
     {
+        let stored = try await storedWorkout(id: id, arguments, context: context)
+        do {
+            return (stored.workout, try stored.readings())
+        } catch {
+            throw CommandError(.dataError, "workout \(id): its curve is damaged: \(error)")
+        }
+    }
+
+    /// One stored workout with the samples and heartbeat series it reads by its time, types and
+    /// devices (``HealthStore/workout(id:)``).
+    /// - Throws: ``CommandError`` with status 66 when the store holds no workout `id`.
+    static func storedWorkout(id: SampleID, _ arguments: ParsedArguments, context: CommandContext) async throws -> StoredWorkout {
         let store = try await open(arguments, context: context)
         guard let stored = try await call({ () async throws(StoreError) in try await store.workout(id: id) }) else {
             throw CommandError(.noInput, "no workout \(id) in \(store.path); 'healthgate workout list' shows the stored ones")
         }
-        do {
-            return (stored.workout, try stored.readings())
-        } catch {
-            throw CommandError(.dataError, "workout \(id) in \(store.path): its curve is damaged: \(error)")
-        }
+        return stored
     }
 }

@@ -168,10 +168,26 @@ enum WorkoutCommand {
     }
 
     static let show = Command(
-        name: "show", summary: "Show one stored workout.", usage: "workout show ID [--format table|json] [--db PATH]",
-        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json.")] + StoreAccess.options
+        name: "show", summary: "Show one stored workout.", usage: "workout show ID [--format table|json [--records]] [--db PATH]",
+        discussion: """
+            With --records (JSON only) it prints {"workout": …, "samples": […], "heartbeatSeries": […]}: \
+            the workout and the records it reads from the store by its time, types and devices, as \
+            HealthKit finds a workout's samples by predicate (a quantity series' quantities each as a \
+            sample, as 'query samples' lists them). Records pruned since or deleted are absent.
+            """,
+        options: [
+            OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."),
+            OptionSpec(name: "records", value: nil, help: "With --format json, also the samples and heartbeat series the workout reads."),
+        ] + StoreAccess.options
     ) { arguments, context in
         let format = try arguments.format(among: ["table", "json"])
+        if arguments.flag("records") {
+            guard format == "json" else { throw CommandError(.usage, "--records needs --format json") }
+            let stored = try await StoreAccess.storedWorkout(id: try workoutID(arguments), arguments, context: context)
+            context.print(try CommandOutput.json(WorkoutRecordsOutput(
+                workout: stored.workout, samples: stored.samples, heartbeatSeries: stored.heartbeatSeries)))
+            return .success
+        }
         let (workout, readings) = try await StoreAccess.workout(id: try workoutID(arguments), arguments, context: context)
         guard format == "table" else {
             context.print(try WorkoutFormat.json(workout))
@@ -381,4 +397,11 @@ enum WorkoutCommand {
     static func printJSON(_ value: some Encodable, _ context: CommandContext) throws {
         context.print(String(decoding: try HealthJSON.makeEncoder(pretty: true).encode(value), as: UTF8.self))
     }
+}
+
+/// `workout show ID --format json --records`: the workout and the records it reads.
+struct WorkoutRecordsOutput: Encodable {
+    var workout: Workout
+    var samples: [QuantitySample]
+    var heartbeatSeries: [HeartbeatSeriesSample]
 }
