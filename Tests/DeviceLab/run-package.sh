@@ -49,7 +49,7 @@ else
 fi
 
 status=0
-"$lab/vm/run-scenario.sh" package 480 "$out" "$deb" || status=$?
+"$lab/vm/run-scenario.sh" package 900 "$out" "$deb" || status=$?
 mkdir -p "$out"
 echo "$linted" > "$out/lintian.txt"
 echo "$info" > "$out/package-info.txt"
