@@ -296,7 +296,7 @@ def balanced_objects(text):
 
 
 # Help texts whose {...} show output with parts elided, not configuration.
-OUTPUT_EXAMPLES = {"healthgate query changes --help"}
+OUTPUT_EXAMPLES = {"healthgate query changes --help", "healthgate workout show --help"}
 
 
 def examples(binary, schema):
@@ -418,7 +418,10 @@ def sweep(binary, schema, full):
             if path[0] == "rfcomm":
                 config = {"rfcomm": {"address": "00:11:22:33:44:55", "channel": 1}}
         set_path(config, path, value)
-        document = {section: [{"kind": kind, "config": config}], "shutdownTimeoutSeconds": 5}
+        # A stop drains what the second stored (a CGM's 14 days of history at a key's maximum,
+        # every commit synced) within the shutdown timeout: 30 s, as the device lab loads the
+        # machine beside this check.
+        document = {section: [{"kind": kind, "config": config}], "shutdownTimeoutSeconds": 30}
         with tempfile.TemporaryDirectory(prefix="hg-sweep-") as directory:
             file = Path(directory) / "config.json"
             file.write_text(json.dumps(document))
