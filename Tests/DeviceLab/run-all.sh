@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run-all.sh [LOGDIR] - every device-lab scenario scripts/test runs (Tests/DeviceLab/run-*.sh and
 # plugins/*/Lab/run-*.sh, but the arm64 VM and the upgrade: scripts/test --arm64 and --upgrade run
-# those), HEALTHGATE_LAB_JOBS (default 2) VMs at a time, the longest first.
+# those), HEALTHGATE_LAB_JOBS (default 2) VMs at a time, in the order below.
 #
 # Before the first VM: the VM's kernel and packages (vm/build-vm.sh, once, so that two scenarios
 # never fill its cache at once), the debug healthgate the scenarios run (HEALTHGATE_BIN) and the
@@ -22,9 +22,11 @@ rm -rf "$logs"
 mkdir -p "$logs"
 began=$SECONDS
 
-# The longest first (Tests/DeviceLab/README.md, "Timings measured here"), so that the last VM to
-# start is a short one; a scenario not named here runs after them.
-order=(power-cut advertisements watchdog package class bluetooth-multi flush-points bluetooth-bonded ant-stick
+# The order: first the long scenarios whose checks do not time anything closely (power cuts,
+# the watchdog, flush points), beside the heaviest part of scripts/test (the fuzzers' and the
+# arm64 build), then the longest of the rest, so that the last VM to start is a short one; a
+# scenario not named here runs after them.
+order=(power-cut watchdog flush-points bluetooth-bonded advertisements package class bluetooth-multi ant-stick
   bluetooth-cgm bluetooth bluetooth-bumble usb-serial bluetooth-health rfcomm-serial clock-unsynchronized)
 scenarios=()
 shopt -s nullglob
