@@ -276,7 +276,10 @@ struct GatewayRunner {
             group.cancelAll()
             return outcome
         }
-        forcedExit.cancel()
+        // A forced stop exits within ForcedExit's grace whatever still waits here: the store's
+        // close is a transaction (the open series closed), which waits for the lock that stuck
+        // the stop. Its series stay open and are closed at the next start.
+        if outcome != .forced { forcedExit.cancel() }
         for server in servers { await server.stop() }
         if let error = await store.close() {
             logger.error("cannot close the quantity series being filled (they stay open in \(store.path) and are closed at the next start): \(error)")
