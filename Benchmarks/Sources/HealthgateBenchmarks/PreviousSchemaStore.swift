@@ -1,0 +1,1 @@
+../../../Sources/Testing/GatewayTesting/PreviousSchemaStore.swift
