@@ -185,6 +185,11 @@ let package = Package(
         .target(
             name: "WorkoutsTesting", dependencies: ["GatewayTesting", "HealthModel", "Workouts"], path: "Sources/Testing/WorkoutsTesting",
             swiftSettings: swiftSettings),
+        // Test-only: a VFS that holds a commit in its sync of the write-ahead log, so that a test
+        // can check what must wait for durability (the store's durability rule).
+        .target(
+            name: "SQLiteTesting", dependencies: ["CSQLite", "AsyncPrimitives"], path: "Sources/Testing/SQLiteTesting",
+            swiftSettings: swiftSettings),
         // The Bluetooth family's test doubles: a scripted stack, a link-dropping transport, GATT
         // fixture files. Only the tests of Bluetooth modules and plugins link it.
         .target(
@@ -344,6 +349,15 @@ let package = Package(
             path: "Tests/BlueZTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "GATTDecodingTests", dependencies: ["GATTDecoding"], path: "Tests/GATTDecodingTests",
+            swiftSettings: swiftSettings),
+        // The durability rule (HealthStore's StoreDurability) through every part that must wait
+        // for it: a follower, a reader, the workouts' answers.
+        .testTarget(
+            name: "DurabilityTests",
+            dependencies: [
+                "AsyncPrimitives", "GatewayRuntime", "GatewayTesting", "HealthModel", "HealthStore", "RemoteSinkKit", "SampleBus",
+                "SQLiteStore", "SQLiteTesting", "Workouts", "WorkoutRuntime", "WorkoutsTesting",
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthStoreTests", dependencies: ["HealthStore", "GatewayTesting", "SQLite", "Workouts", "WorkoutRuntime", "HealthModel", "AsyncPrimitives"],

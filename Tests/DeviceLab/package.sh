@@ -2,12 +2,9 @@
 # package.sh REPO HEALTHGATE DEB - runs INSIDE the lab VM (see run-package.sh): the Debian package
 # built by scripts/package, installed, run and removed as on a Debian machine.
 #
-# systemd runs for real. The guest's PID 1 is stage2, so systemd is PID 1 of a PID and mount
-# namespace of its own (`unshare --pid --fork --mount-proc`, cgroup2 mounted, container mode),
-# booted to basic.target: journald, udevd and the D-Bus socket run, as on a machine that booted,
-# without the host image's other services. dpkg, systemctl and every check run inside that
-# namespace (nsenter), so the maintainer scripts see a running systemd and the unit runs with
-# its real sandbox. Checks:
+# systemd runs for real, as PID 1 of namespaces of its own (lib/packaged-service.sh, shared with
+# upgrade.sh): dpkg, systemctl and every check run inside them, so the maintainer scripts see a
+# running systemd and the unit runs with its real sandbox. Checks:
 #   1. dpkg -i succeeds; every path the package lists exists; the binary is the package's version;
 #      the unit runs /usr/bin/healthgate; the configuration is a conffile;
 #   2. postinst made the system user healthgate (sysusers entry, in dialout and bluetooth),
@@ -45,64 +42,7 @@ echo "package: $DEB (healthgate $VERSION, $(dpkg-deb -f "$DEB" Architecture) on 
 LIB=/lib
 [[ $'\n'$(dpkg-deb -c "$DEB" | awk '{ print $NF }')$'\n' == *$'\n'./usr/lib/systemd/system/healthgate.service$'\n'* ]] && LIB=/usr/lib
 
-say "systemd as PID 1 of its own namespaces"
-mountpoint -q /sys/fs/cgroup || mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup ||
-  { echo "FAIL: cannot mount cgroup2 at /sys/fs/cgroup"; exit 1; }
-# The host is a container image whose policy-rc.d forbids starting services (exit 101), which
-# deb-systemd-invoke obeys; a Debian machine has none. This removes the guest's copy only.
-rm -f /usr/sbin/policy-rc.d
-# systemd-tmpfiles empties /tmp at boot (tmp.conf's "D /tmp"). The guest's /tmp is the host's, and
-# the package, or the whole checkout, may live there: the guest's tmp.conf keeps it.
-echo 'd /tmp 1777 root root -' > /etc/tmpfiles.d/tmp.conf
-# man-db's dpkg trigger re-indexes every manual page, which over 9p under TCG takes about a minute
-# per dpkg run; the index is not under test (the page is checked as a file).
-rm -f /var/lib/man-db/auto-update
-unshare --pid --fork --mount-proc env container=healthgate-lab /lib/systemd/systemd --unit=basic.target \
-  > "$OUT/systemd.log" 2>&1 &
-UNSHARE=$!
-SYSTEMD=
-systemd_pid() { SYSTEMD=$(pgrep -P "$UNSHARE") && [[ -n $SYSTEMD ]]; }
-poll 10 systemd_pid || { echo "FAIL: systemd did not start"; cat "$OUT/systemd.log"; exit 1; }
-# inside COMMAND...: COMMAND in systemd's namespaces (its /proc, its PIDs), as root.
-inside() { nsenter --target "$SYSTEMD" --mount --pid -- "$@"; }
-STATE=
-booted() { STATE=$(inside systemctl is-system-running 2>&1); [[ $STATE == running || $STATE == degraded ]]; }
-if poll 120 booted; then
-  pass "systemd booted to basic.target in $(inside systemd-detect-virt) mode: $STATE"
-  [[ $STATE == degraded ]] && inside systemctl --failed --no-pager
-else
-  echo "FAIL: systemd did not finish booting within 120 s (state: $STATE)"
-  inside systemctl list-jobs --no-pager
-  tail -n 30 "$OUT/systemd.log"
-  exit 1
-fi
-as_service() { inside setpriv --reuid=healthgate --regid=healthgate --init-groups "$@"; }
-# unit PROPERTY: the unit's value as systemd has it (systemctl show).
-unit() { inside systemctl show -P "$1" healthgate.service; }
-# service_report: how the service last ended and what it logged, for a failure's context.
-service_report() {
-  echo "healthgate.service: ActiveState $(unit ActiveState), Result $(unit Result), NRestarts $(unit NRestarts)," \
-    "last exit: code $(unit ExecMainCode) status $(unit ExecMainStatus) (code 1 exited, 2 killed by the signal numbered)"
-  inside journalctl -u healthgate.service --no-pager -n 12 -o short-monotonic
-}
-# finish: systemd shut down (in container mode poweroff ends it), the scenario's status.
-finish() {
-  say "systemd shuts down"
-  inside systemctl poweroff --no-block
-  # unshare reaps systemd, then exits itself.
-  systemd_gone() { [[ ! -e /proc/$SYSTEMD ]]; }
-  if poll 60 systemd_gone; then
-    pass "systemd stopped"
-  else
-    fail "systemd did not stop within 60 s"
-    kill -KILL "$SYSTEMD" 2> /dev/null
-  fi
-  wait "$UNSHARE"
-  echo "failures: $failures"
-  exit $((failures > 0))
-}
-# abort MESSAGE: a failure the later checks depend on.
-abort() { fail "$*"; finish; }
+source "$REPO/Tests/DeviceLab/lib/packaged-service.sh"
 
 say "dpkg -i $(basename "$DEB")"
 inside env DEBIAN_FRONTEND=noninteractive dpkg -i "$DEB" > "$OUT/dpkg-install.log" 2>&1
@@ -181,7 +121,12 @@ inside /usr/bin/healthgate config check "$CONFIG" && pass "healthgate config che
 DB=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["store"]["path"])' "$CONFIG")
 [[ $DB == "$STATE_DIRECTORY"/* ]] && pass "the store is under the unit's StateDirectory: $DB" || fail "the store $DB is not under $STATE_DIRECTORY"
 inside systemctl restart healthgate.service && pass "systemctl restart healthgate" || fail "systemctl restart healthgate failed"
-heart_rates() { as_service sqlite3 -cmd '.timeout 5000' "$DB" "SELECT count(*) FROM samples_readable WHERE type = 'heartRate'" 2> /dev/null || echo 0; }
+# Heart rates are stored as quantity series (a series holds a run of readings) and, late ones, as
+# samples: the readings are the series' counts and the samples.
+heart_rates() {
+  as_service sqlite3 -cmd '.timeout 5000' "$DB" "SELECT (SELECT count(*) FROM samples_readable WHERE type = 'heartRate')
+    + (SELECT coalesce(sum(count), 0) FROM quantity_series_readable WHERE type = 'heartRate')" 2> /dev/null || echo 0
+}
 enough() { [[ $(heart_rates) -ge 10 ]]; }
 if poll 90 enough; then
   pass "samples arrive in $DB: $(heart_rates) heart-rate samples, read as the service user"

@@ -6,7 +6,8 @@
 #
 # The package is built from a release build with the Swift runtime linked in (scripts/package;
 # HEALTHGATE_SCRATCH_PATH names SwiftPM's scratch path, default .build). HEALTHGATE_BIN=path
-# packages that binary instead, which must be such a build. No debug build is made.
+# packages that binary instead, which must be such a build; HEALTHGATE_LAB_DEB=path uses a ready
+# package (scripts/test makes one for every packaged-service scenario). No debug build is made.
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
 set -euo pipefail
 lab=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,7 +23,8 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 began=$SECONDS
 arguments=()
 [[ -n ${HEALTHGATE_BIN:-} ]] && arguments=(--binary "$HEALTHGATE_BIN")
-deb=$("$repository/scripts/package" "${arguments[@]}" | tail -n 1) || { echo "FAIL: scripts/package failed"; exit 1; }
+deb=${HEALTHGATE_LAB_DEB:-}
+[[ -n $deb ]] || deb=$("$repository/scripts/package" "${arguments[@]}" | tail -n 1) || { echo "FAIL: scripts/package failed"; exit 1; }
 [[ -f $deb ]] || { echo "FAIL: scripts/package printed no package path ($deb)"; exit 1; }
 if [[ -z ${HEALTHGATE_BIN:-} ]]; then
   scratch=${HEALTHGATE_SCRATCH_PATH:-.build}

@@ -1,5 +1,7 @@
 import Foundation
 import GatewayTesting
+import HealthModel
+import HealthStore
 import SQLite
 import XCTest
 
@@ -44,7 +46,7 @@ final class ANTStickEndToEndTests: XCTestCase {
         try await rig.stop(gateway)
         try await emulator.stop()
 
-        let report = try rig.compare(everyBeat: true)
+        let report = try await rig.compare(everyBeat: true)
         XCTAssertEqual(report.straps, 30)
         XCTAssertGreaterThan(report.sent, 30 * 60)
         print("ANT+ class through the emulator: 30 straps, 60 s, \(report.sent) beats sent, \(report.stored) stored, "
@@ -60,12 +62,12 @@ final class ANTStickEndToEndTests: XCTestCase {
         try await rig.stop(gateway)
         try await emulator.stop()
 
-        let report = try rig.compare(everyBeat: true)
+        let report = try await rig.compare(everyBeat: true)
         let leaver = try XCTUnwrap(rig.straps().first)
         let beats = try rig.sentBeats()[leaver.device] ?? []
         XCTAssertTrue(beats.dropFirst().contains { $0.afterGap }, "the emulator logged the return as after a gap")
         XCTAssertEqual(report.straps, 3)
-        let stored = try rig.storedBeats(leaver.identifier)
+        let stored = try await rig.storedBeats(leaver.identifier)
         XCTAssertEqual(stored.count, beats.count, "the leaver's beats before and after its absence")
         XCTAssertTrue(gateway.standardError.contains(leaver.identifier), "the log names the strap")
     }
@@ -84,10 +86,10 @@ final class ANTStickEndToEndTests: XCTestCase {
         let unplug = try XCTUnwrap(try rig.records("unplug").first?["t"] as? Double)
         // Beats from both sides of the unplug are stored, none twice, in order; a beat in the
         // stick's buffer when it went may be lost, nothing else.
-        let report = try rig.compare(everyBeat: false)
+        let report = try await rig.compare(everyBeat: false)
         let sent = try rig.sentBeats()
         for strap in try rig.straps() {
-            let stored = try rig.storedBeats(strap.identifier)
+            let stored = try await rig.storedBeats(strap.identifier)
             let before = sent[strap.device, default: []].filter { $0.sentAt < unplug - 1 }.count
             let after = sent[strap.device, default: []].filter { $0.sentAt > unplug + 4 }.count
             XCTAssertGreaterThanOrEqual(stored.count, before + after, "\(strap.identifier): beats before and after the unplug")
@@ -110,7 +112,7 @@ final class ANTStickEndToEndTests: XCTestCase {
         try await rig.stop(gateway)
         try await emulator.stop()
 
-        let report = try rig.compare(everyBeat: false)
+        let report = try await rig.compare(everyBeat: false)
         XCTAssertGreaterThan(try rig.committedHeartRates(), atKill, "the restarted gateway stored more")
         XCTAssertGreaterThan(report.stored, report.sent / 2)
     }
@@ -129,7 +131,8 @@ final class ANTStickEndToEndTests: XCTestCase {
         try await rig.stop(gateway, expectingSuccess: false)
         try await emulator.stop()
         XCTAssertTrue(Self.namesTheRefusal(gateway.standardError, stick: rig.link.path), gateway.standardError)
-        XCTAssertEqual(try rig.storedBeats(nil).count, 0, "no channel, no beats")
+        let beats = try await rig.storedBeats(nil)
+        XCTAssertEqual(beats.count, 0, "no channel, no beats")
     }
 
     /// A log line that names the stick's path and the refused command by its id (0x45, the RF
@@ -261,31 +264,24 @@ struct Rig: Sendable {
 
     /// A strap's stored beats (every ANT strap's when `identifier` is nil), series by series; a beat
     /// starts a run at a series' start or after a gap.
-    func storedBeats(_ identifier: String?) throws -> [StoredBeat] {
+    func storedBeats(_ identifier: String?) async throws -> [StoredBeat] {
         guard FileManager.default.fileExists(atPath: database) else { return [] }
-        let rows = try SQLiteConnection(path: database, mode: .readOnly).query(
-            """
-            SELECT h.start_us, b.time_since_start, b.preceded_by_gap, b.beat_index FROM heartbeats b
-            JOIN heartbeat_series h ON h.uuid = b.series_uuid JOIN devices d ON d.id = h.device_id
-            WHERE (?1 IS NULL AND d.local_identifier LIKE 'ant:%') OR d.local_identifier = ?1
-            ORDER BY h.start_us, b.beat_index
-            """, [identifier.map { .text($0) } ?? .null])
-        return rows.map { row in
-            StoredBeat(
-                time: Double(row.integer(0) ?? 0) / 1e6 + (row.double(1) ?? 0),
-                startsRun: (row.integer(2) ?? 0) != 0 || (row.integer(3) ?? 0) == 0)
+        let series = try await HealthStore(path: database, access: .readOnly).heartbeatSeries().filter { series in
+            let local = series.device?.localIdentifier ?? ""
+            return identifier.map { local == $0 } ?? local.hasPrefix("ant:")
+        }
+        return series.sorted { $0.startDate < $1.startDate }.flatMap { series in
+            series.beats.enumerated().map { index, beat in
+                StoredBeat(
+                    time: series.startDate.timeIntervalSince1970 + beat.timeSinceSeriesStart,
+                    startsRun: beat.precededByGap || index == 0)
+            }
         }
     }
 
-    /// Heart-rate samples of ANT straps in the store.
+    /// Heart-rate readings of ANT straps in the store.
     func committedHeartRates() throws -> Int {
-        guard FileManager.default.fileExists(atPath: database) else { return 0 }
-        let rows = try SQLiteConnection(path: database, mode: .readOnly).query(
-            """
-            SELECT count(*) FROM samples s JOIN quantity_types t ON t.id = s.type_id JOIN devices d ON d.id = s.device_id
-            WHERE t.identifier = 'heartRate' AND d.local_identifier LIKE 'ant:%'
-            """)
-        return Int(rows.first?.integer(0) ?? 0)
+        Int(try StoredReadings.count(of: "heartRate", fromDevicesLike: "ant:%", in: database))
     }
 
     struct Report { var straps = 0, sent = 0, stored = 0, intervalsChecked = 0, broadcasts = 0 }
@@ -295,14 +291,14 @@ struct Rig: Sendable {
     /// after the previous one: so no beat is stored twice, none out of order, no interval invented.
     /// With `everyBeat`, every sent beat is stored, and every RR the gateway could know (a beat
     /// after a sent beat) is stored without a gap, except at a series' start.
-    func compare(everyBeat: Bool, file: StaticString = #filePath, line: UInt = #line) throws -> Report {
+    func compare(everyBeat: Bool, file: StaticString = #filePath, line: UInt = #line) async throws -> Report {
         var report = Report()
         let sent = try sentBeats()
         report.broadcasts = try records("finished").first?["broadcasts"] as? Int ?? 0
         for strap in try straps() {
             report.straps += 1
             let beats = sent[strap.device, default: []]
-            let stored = try storedBeats(strap.identifier)
+            let stored = try await storedBeats(strap.identifier)
             report.sent += beats.count
             report.stored += stored.count
             XCTAssertLessThanOrEqual(stored.count, beats.count, "\(strap.identifier): more beats stored than sent", file: file, line: line)

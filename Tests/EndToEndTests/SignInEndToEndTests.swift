@@ -1,5 +1,7 @@
 import Foundation
 import GatewayTesting
+import HealthModel
+import HealthStore
 import Synchronization
 import XCTest
 
@@ -87,9 +89,12 @@ final class SignInEndToEndTests: XCTestCase {
             .filter { ($0["device"] as? [String: Any])?["radioIdentifier"] as? String == Self.strap }
         let first = try XCTUnwrap(samples.min { ($0["start"] as? String ?? "") < ($1["start"] as? String ?? "") }, query.standardOutput)
         XCTAssertEqual(workout["startDate"] as? String, first["start"] as? String, "the workout starts at the strap's first beat")
-        let linked = Set((workout["sampleIDs"] as? [String]) ?? [])
-        XCTAssertTrue(linked.contains(try XCTUnwrap(first["uuid"] as? String)), "the first beat is the workout's: \(workout.keys.sorted())")
-        XCTAssertGreaterThan(linked.count, 1)
+        // The workout's records are found by its time, types and devices: its first is the strap's first beat.
+        let id = try XCTUnwrap((workout["id"] as? String).flatMap(SampleID.init(string:)), "\(workout)")
+        let read = try await HealthStore(path: database, access: .readOnly).workout(id: id)
+        let collected = try XCTUnwrap(read).samples.filter { $0.type == .heartRate }
+        XCTAssertEqual(collected.first.map { RFC3339.string(from: $0.startDate) }, first["start"] as? String, "the first beat is the workout's")
+        XCTAssertGreaterThan(collected.count, 1)
     }
 
     /// Reads the board's event stream until its whole board holds the new strap's tile.

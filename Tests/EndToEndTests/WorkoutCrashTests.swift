@@ -1,6 +1,7 @@
 import Foundation
 import GatewayTesting
 import HealthModel
+import HealthStore
 import SQLite
 import Workouts
 import XCTest
@@ -79,12 +80,13 @@ final class WorkoutCrashTests: XCTestCase {
         XCTAssertEqual(exit.status, 0, exit.standardError)
         XCTAssertEqual(try Self.integrityCheck(database), "ok")
 
-        try Self.verify(database: database, workoutID: workoutID, kills: kills)
+        try await Self.verify(database: database, workoutID: workoutID, kills: kills)
     }
 
     /// Checks the stored workout against the store's own samples.
-    static func verify(database: String, workoutID: String, kills: Int) throws {
-        let key = SQLiteValue.blob(try XCTUnwrap(SampleID(string: workoutID)).bytes)
+    static func verify(database: String, workoutID: String, kills: Int) async throws {
+        let id = try XCTUnwrap(SampleID(string: workoutID))
+        let key = SQLiteValue.blob(id.bytes)
         XCTAssertEqual(try query(database, "SELECT count(*) FROM live_workouts").first?.integer(0), 0)
         let row = try XCTUnwrap(try query(database, "SELECT start_us, end_us, duration FROM workouts WHERE uuid = ?1", [key]).first)
         let start = try XCTUnwrap(row.integer(0)), end = try XCTUnwrap(row.integer(1))
@@ -99,48 +101,38 @@ final class WorkoutCrashTests: XCTestCase {
         })
         XCTAssertEqual(row.double(2) ?? 0, Double(pause - start + end - resume) / 1e6, accuracy: 1e-6)
 
-        // Quantity samples: linked exactly when their end lies in a running interval and their
-        // device is nobody's: the demo's ANT+ class is worn by participants of its own (Quinn, …),
-        // so the gateway's own workout leaves their straps to them.
-        let types = WorkoutDefinition.defaultTypes.map { "'\($0.identifier)'" }.joined(separator: ",")
-        let inIntervals = intervals.map { "(s.start_us + s.duration_us BETWEEN \($0.0) AND \($0.1))" }.joined(separator: " OR ")
-        let notWorn = "ifnull((SELECT radio_identifier FROM devices WHERE id = device_id), '') NOT LIKE 'ant:%'"
-        let expected = try query(
-            database,
-            """
-            SELECT s.uuid, t.identifier, s.start_us, s.start_us + s.duration_us, s.value
-            FROM samples s JOIN quantity_types t ON t.id = s.type_id
-            WHERE t.identifier IN (\(types)) AND (\(inIntervals)) AND \(notWorn) ORDER BY s.start_us + s.duration_us, s.uuid
-            """)
-        let linked = Set(try query(
-            database, "SELECT l.sample_uuid FROM workout_samples l JOIN samples s ON s.uuid = l.sample_uuid WHERE l.workout_uuid = ?1",
-            [key]).compactMap { $0.blob(0) })
-        XCTAssertEqual(Set(expected.compactMap { $0.blob(0) }), linked, "linked samples = committed samples in the running intervals")
-        XCTAssertGreaterThan(expected.filter { $0.text(1) == "heartRate" }.count, 5)
-        XCTAssertGreaterThan(try query(
-            database, "SELECT count(*) FROM samples_readable WHERE type = 'heartRate' AND end_us > ?1 AND end_us < ?2",
-            [.integer(pause), .integer(resume)]).first?.integer(0) ?? 0, 0, "the pause had samples, and they are not linked")
+        // Quantity samples (a series' quantities each as one): the workout's exactly when their
+        // end lies in a running interval and their device is nobody's: the demo's ANT+ class is
+        // worn by participants of its own (Quinn, …), so the gateway's own workout leaves their
+        // straps to them. The stored workout finds them by its time, types and devices.
+        let store = try HealthStore(path: database, access: .readOnly)
+        let found = try await store.workout(id: id)
+        let read = try XCTUnwrap(found)
+        func running(_ date: Date) -> Bool { intervals.contains { date >= Self.date($0.0) && date <= Self.date($0.1) } }
+        func worn(_ device: Device?) -> Bool { device?.radioIdentifier?.hasPrefix("ant:") ?? false }
+        var expected: [QuantitySample] = []
+        var duringPause = 0
+        for type in WorkoutDefinition.defaultTypes {
+            let all = try await store.samples(of: type, from: date(start - 3_600_000_000), to: date(end))
+            expected += all.filter { running($0.endDate) && !worn($0.device) }
+            duringPause += all.filter { type == .heartRate && $0.endDate > date(pause) && $0.endDate < date(resume) }.count
+        }
+        XCTAssertEqual(Set(expected.map(\.id)), Set(read.samples.map(\.id)), "the workout's samples = committed samples in the running intervals")
+        XCTAssertGreaterThan(expected.filter { $0.type == .heartRate }.count, 5)
+        XCTAssertGreaterThan(duringPause, 0, "the pause had heart rates")
+        XCTAssertFalse(read.samples.contains { $0.endDate > date(pause) && $0.endDate < date(resume) }, "and they are not the workout's")
 
-        // Heartbeat series: linked exactly when they overlap a running interval.
-        let overlapping = intervals.map { "(h.start_us <= \($0.1) AND h.end_us >= \($0.0))" }.joined(separator: " OR ")
-        let expectedSeries = Set(try query(database, "SELECT h.uuid FROM heartbeat_series h WHERE (\(overlapping)) AND \(notWorn)").compactMap { $0.blob(0) })
-        let linkedSeries = Set(try query(
-            database, "SELECT l.sample_uuid FROM workout_samples l JOIN heartbeat_series h ON h.uuid = l.sample_uuid WHERE l.workout_uuid = ?1",
-            [key]).compactMap { $0.blob(0) })
-        XCTAssertEqual(expectedSeries, linkedSeries)
-        XCTAssertFalse(linkedSeries.isEmpty, "the series recorded at the end is linked")
-        // Nothing linked that the store lacks: samples collected live but lost with a kill are not there.
-        XCTAssertEqual(
-            try query(database, "SELECT count(*) FROM workout_samples WHERE workout_uuid = ?1", [key]).first?.integer(0),
-            Int64(linked.count + linkedSeries.count))
+        // Heartbeat series: the workout's exactly when they overlap a running interval.
+        let expectedSeries = try await store.heartbeatSeries().filter { series in
+            !worn(series.device) && intervals.contains { series.startDate <= Self.date($0.1) && series.endDate >= Self.date($0.0) }
+        }
+        XCTAssertEqual(Set(expectedSeries.map(\.id)), Set(read.heartbeatSeries.map(\.id)))
+        XCTAssertFalse(read.heartbeatSeries.isEmpty, "the series recorded at the end is the workout's")
 
         // Statistics: a recomputation from the store's samples equals what was stored.
-        let samples = try expected.map { row in
+        let samples = expected.sorted { ($0.endDate, $0.id) < ($1.endDate, $1.id) }.map { sample in
             CollectedSample(
-                id: try XCTUnwrap(row.blob(0).flatMap(SampleID.init(bytes:))),
-                type: try XCTUnwrap(row.text(1).flatMap(QuantityType.named)),
-                startDate: date(try XCTUnwrap(row.integer(2))), endDate: date(try XCTUnwrap(row.integer(3))),
-                value: try XCTUnwrap(row.double(4)))
+                id: sample.id, type: sample.type, startDate: sample.startDate, endDate: sample.endDate, value: sample.canonicalValue)
         }
         let analysis = WorkoutAnalysis.analyse(
             samples: samples, types: WorkoutDefinition.defaultTypes, timeline: timeline, window: (date(start), date(end)),
@@ -176,7 +168,7 @@ final class WorkoutCrashTests: XCTestCase {
             XCTAssertEqual(stored, seconds, accuracy: 1e-6, "zone \(index + 1)")
         }
         XCTAssertNotNil(metadataValue("healthgate.restoredAfterRestart"))
-        print("workout crash suite: \(kills) SIGKILLs, \(linked.count) samples and \(linkedSeries.count) heartbeat series linked, "
+        print("workout crash suite: \(kills) SIGKILLs, \(read.samples.count) samples and \(read.heartbeatSeries.count) heartbeat series the workout reads, "
             + "\(expected.count) committed in the running intervals, energy \(energy) kcal")
     }
 
@@ -210,14 +202,7 @@ final class WorkoutCrashTests: XCTestCase {
     /// heartbeat series (the ANT+ class and the broadcasting straps are heard sooner after a
     /// restart, and the ANT+ class is its participants', not the workout's).
     static func heartRates(_ database: String) throws -> Int64 {
-        guard FileManager.default.fileExists(atPath: database) else { return 0 }
-        return try query(
-            database,
-            """
-            SELECT count(*) FROM samples s JOIN quantity_types t ON t.id = s.type_id JOIN devices d ON d.id = s.device_id
-            WHERE t.identifier = 'heartRate' AND d.local_identifier LIKE 'healthgate/SIM-HRM-%'
-            """
-        ).first?.integer(0) ?? 0
+        try StoredReadings.count(of: "heartRate", fromDevicesLike: "healthgate/SIM-HRM-%", in: database)
     }
 
     /// Polls `workout status` until the daemon answers (after a kill its socket file is stale).

@@ -12,169 +12,18 @@ import XCTest
 /// series, workout (read by reference), anchor, tombstone and follower cursor is as before, and
 /// `PRAGMA integrity_check` is `ok`.
 final class SchemaVersion15MigrationTests: StoreTestCase {
-    static let straps = (0..<3).map { index in
-        Device(name: "Strap \(index)", manufacturer: "Polar", localIdentifier: "AA:BB:CC:00:00:0\(index)")
-    }
-
-    /// What the version-14 file holds.
-    struct Class {
-        var samples: [QuantitySample] = []
-        var heartbeatSeries: [HeartbeatSeriesSample] = []
-        var workouts: [Workout] = []
-        /// Each workout's linked samples and series, as version 14 read them back.
-        var linked: [SampleID: (samples: [QuantitySample], series: [HeartbeatSeriesSample])] = [:]
-        var deleted: [StoreChanges.Deletion] = []
-        /// Every object's anchor.
-        var anchors: [SampleID: Int64] = [:]
-        var latest: Int64 = 0
-        var links = 0
-        /// The follower's cursor.
-        var cursor: Int64 = 0
-    }
-
     /// Three straps over five minutes at 1 Hz, a heartbeat series a minute of each (70 beats),
     /// a workout a strap over the five minutes with its samples and series linked, two samples
     /// deleted, and a follower halfway through the log, written as version 14 wrote them.
-    func makeVersion14File() throws -> Class {
-        let ids = makeIDs()
-        let connection = try SQLiteConnection(path: path)
-        try connection.migrate(Array(StoreSchema.migrations.prefix(14)))
-        XCTAssertEqual(try connection.userVersion, 14)
-        var made = Class()
-        try connection.execute("BEGIN")
-        for (index, strap) in Self.straps.enumerated() {
-            try connection.run(
-                "INSERT INTO devices (id, name, manufacturer, local_identifier) VALUES (?1, ?2, ?3, ?4)",
-                [.integer(Int64(index + 1)), .text(strap.name ?? ""), .text(strap.manufacturer ?? ""), .text(strap.localIdentifier ?? "")])
-        }
-        try connection.execute("""
-            INSERT INTO quantity_types (id, identifier, max_duration_us) VALUES (1, 'heartRate', 0);
-            INSERT INTO units (id, unit) VALUES (1, 'count/min');
-            """)
-        // The first strap's samples carry its sensor location, in a set of version 2's encoding.
-        let located: Metadata = [MetadataKey("heartRateSensorLocation"): .string("chest")]
-        try connection.run("INSERT INTO metadata_sets (id, canonical) VALUES (1, ?1)", [.blob(StoreSchema.canonicalEncoding(of: located))])
-        try connection.execute(
-            "INSERT INTO metadata_entries (set_id, key, value_type, value) VALUES (1, 'heartRateSensorLocation', 'string', 'chest')")
-        var anchor: Int64 = 0
-        func next() -> Int64 {
-            anchor += 1
-            return anchor
-        }
-        for second in 0..<300 {
-            for (index, strap) in Self.straps.enumerated() {
-                let sample = try heartRate(
-                    ids, Double(60 + (second * 7 + index * 13) % 90), at: Double(second), device: strap,
-                    metadata: index == 0 ? located : Metadata())
-                let sampleAnchor = next()
-                try connection.run(
-                    """
-                    INSERT INTO samples (anchor, uuid, type_id, value, unit_id, start_us, duration_us, device_id, metadata_set_id)
-                    VALUES (?1, ?2, 1, ?3, 1, ?4, 0, ?5, ?6)
-                    """,
-                    [.integer(sampleAnchor), .blob(sample.id.bytes), .real(sample.quantity.value),
-                     .integer(StoreTime.microseconds(sample.startDate)), .integer(Int64(index + 1)), index == 0 ? .integer(1) : .null])
-                made.samples.append(sample)
-                made.anchors[sample.id] = sampleAnchor
-            }
-            guard second % 60 == 59 else { continue }
-            for (index, strap) in Self.straps.enumerated() {
-                // 70 beats over the minute, RR intervals in 1/1024 s as the straps send them.
-                var ticks = 0
-                let beats = (0..<70).map { beat in
-                    ticks += 820 + (beat * 37 + index * 11) % 50
-                    return Heartbeat(timeSinceSeriesStart: Double(ticks) / 1024, precededByGap: beat == 35 && index == 1)
-                }
-                let start = Double(second - 59)
-                let series = try HeartbeatSeriesSample(
-                    id: ids.next(), start: at(start), end: at(start + 60), beats: beats, device: strap)
-                let seriesAnchor = next()
-                try connection.run(
-                    """
-                    INSERT INTO heartbeat_series (anchor, uuid, start_us, end_us, beat_count, device_id)
-                    VALUES (?1, ?2, ?3, ?4, 70, ?5)
-                    """,
-                    [.integer(seriesAnchor), .blob(series.id.bytes), .integer(StoreTime.microseconds(series.startDate)),
-                     .integer(StoreTime.microseconds(series.endDate)), .integer(Int64(index + 1))])
-                for (number, beat) in beats.enumerated() {
-                    try connection.run(
-                        "INSERT INTO heartbeats (series_uuid, beat_index, time_since_start, preceded_by_gap) VALUES (?1, ?2, ?3, ?4)",
-                        [.blob(series.id.bytes), .integer(Int64(number)), .real(beat.timeSinceSeriesStart), .integer(beat.precededByGap ? 1 : 0)])
-                }
-                made.heartbeatSeries.append(series)
-                made.anchors[series.id] = seriesAnchor
-            }
-        }
-        // A workout a strap, its samples and series linked.
-        for (index, strap) in Self.straps.enumerated() {
-            var metadata = Metadata()
-            metadata[.workoutDevices] = .string(strap.localIdentifier ?? "")
-            let workout = Workout(
-                id: ids.next(), activityType: .running, startDate: at(0), endDate: at(300), duration: 300,
-                statistics: [QuantityStatistics(type: .heartRate, startDate: at(0), endDate: at(300), sampleCount: 300, average: 100)],
-                metadata: metadata)
-            let canonical = StoreSchema.canonicalEncoding(of: metadata)
-            try connection.run("INSERT INTO metadata_sets (id, canonical) VALUES (?1, ?2)", [.integer(Int64(index + 2)), .blob(canonical)])
-            try connection.run(
-                "INSERT INTO metadata_entries (set_id, key, value_type, value) VALUES (?1, 'healthgate.devices', 'string', ?2)",
-                [.integer(Int64(index + 2)), .text(strap.localIdentifier ?? "")])
-            let workoutAnchor = next()
-            try connection.run(
-                """
-                INSERT INTO workouts (anchor, uuid, activity_type, start_us, end_us, duration, metadata_set_id)
-                VALUES (?1, ?2, 'running', ?3, ?4, 300, ?5)
-                """,
-                [.integer(workoutAnchor), .blob(workout.id.bytes), .integer(StoreTime.microseconds(workout.startDate)),
-                 .integer(StoreTime.microseconds(workout.endDate)), .integer(Int64(index + 2))])
-            try connection.run(
-                """
-                INSERT INTO workout_statistics (owner_uuid, workout_uuid, type, start_us, end_us, sample_count, average)
-                VALUES (?1, ?1, 'heartRate', ?2, ?3, 300, 100)
-                """,
-                [.blob(workout.id.bytes), .integer(StoreTime.microseconds(workout.startDate)),
-                 .integer(StoreTime.microseconds(workout.endDate))])
-            let samples = made.samples.filter { $0.device == strap }
-            let series = made.heartbeatSeries.filter { $0.device == strap }
-            for id in samples.map(\.id) + series.map(\.id) {
-                try connection.run(
-                    "INSERT INTO workout_samples (workout_uuid, sample_uuid) VALUES (?1, ?2)", [.blob(workout.id.bytes), .blob(id.bytes)])
-                made.links += 1
-            }
-            made.workouts.append(workout)
-            made.linked[workout.id] = (samples, series)
-            made.anchors[workout.id] = workoutAnchor
-        }
-        // Two samples deleted, each leaving a tombstone (the workout keeps listing it).
-        for victim in [made.samples[10], made.samples[500]] {
-            try connection.run("DELETE FROM samples WHERE uuid = ?1", [.blob(victim.id.bytes)])
-            let tombstone = next()
-            try connection.run(
-                "INSERT INTO tombstones (anchor, uuid, kind, type, deleted_us, device) VALUES (?1, ?2, 'quantity', 'heartRate', ?3, ?4)",
-                [.integer(tombstone), .blob(victim.id.bytes), .integer(StoreTime.microseconds(at(400))), .text(victim.device?.localIdentifier ?? "")])
-            made.samples.removeAll { $0.id == victim.id }
-            made.anchors[victim.id] = nil
-            made.deleted.append(StoreChanges.Deletion(
-                id: victim.id, kind: .quantity, type: "heartRate", anchor: tombstone, device: victim.device?.localIdentifier))
-        }
-        for workout in made.workouts {
-            made.linked[workout.id]?.samples.removeAll { sample in made.deleted.contains { $0.id == sample.id } }
-        }
-        made.latest = anchor
-        made.cursor = anchor / 2
-        try connection.run("UPDATE anchors SET latest = ?1", [.integer(anchor)])
-        try connection.run(
-            "INSERT INTO followers (name, anchor, skipped, updated_us) VALUES ('broker', ?1, 0, ?2)",
-            [.integer(made.cursor), .integer(StoreTime.microseconds(at(400)))])
-        try connection.run(
-            "INSERT INTO log_commits (last_anchor, committed_us, bytes) VALUES (?1, ?2, 80000)",
-            [.integer(anchor), .integer(StoreTime.microseconds(at(400)))])
-        try connection.execute("COMMIT")
+    func makeVersion14File() throws -> PreviousSchemaStore.ClassContents {
+        let made = try PreviousSchemaStore.make(path: path, PreviousSchemaStore.Class(straps: 3, seconds: 300, deletedSamples: [10, 500], start: t0))
+        XCTAssertEqual(try sqlite3("PRAGMA user_version"), "14")
         return made
     }
 
     /// Every check of what a reader sees: the same before, during and after the background
     /// migration.
-    func check(_ store: HealthStore, _ made: Class, _ label: String) async throws {
+    func check(_ store: HealthStore, _ made: PreviousSchemaStore.ClassContents, _ label: String) async throws {
         let samples = try await store.samples(of: .heartRate, to: at(300))
         XCTAssertEqual(samples, made.samples, "\(label): the old heart rates stay samples, with their uuids")
         let series = try await store.heartbeatSeries(to: at(300))
@@ -194,7 +43,7 @@ final class SchemaVersion15MigrationTests: StoreTestCase {
         XCTAssertEqual(kept.count, made.anchors.count, label)
         XCTAssertTrue(kept.allSatisfy { made.anchors[$0.0.id] == $0.1 }, "\(label): every object at its anchor")
         XCTAssertEqual(all.deleted, made.deleted, label)
-        let cursor = try await store.follower("broker")?.anchor
+        let cursor = try await store.follower(made.follower)?.anchor
         XCTAssertEqual(cursor, made.cursor, label)
         let pending = try await store.changes(since: made.cursor)
         XCTAssertEqual(
@@ -208,11 +57,11 @@ final class SchemaVersion15MigrationTests: StoreTestCase {
             XCTAssertEqual((error as? StoreError)?.code, .schemaTooOld)
         }
         let ids = SampleIDGenerator(seed: 9, milliseconds: { 1_800_058_000_000 })
-        let fresh = try (0..<20).map { try heartRate(ids, 90, at: 400 + Double($0), device: Self.straps[0]) }
+        let fresh = try (0..<20).map { try heartRate(ids, 90, at: 400 + Double($0), device: made.straps[0]) }
         let freshBeats = try HeartbeatSeriesSample(
             id: ids.next(), start: at(400), end: at(402),
             beats: [Heartbeat(timeSinceSeriesStart: 0.5, precededByGap: false), Heartbeat(timeSinceSeriesStart: 1.25, precededByGap: false)],
-            device: Self.straps[0])
+            device: made.straps[0])
         do {
             let store = try HealthStore(path: path)
             XCTAssertEqual(try sqlite3("PRAGMA user_version"), "15")

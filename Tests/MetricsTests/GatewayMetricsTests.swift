@@ -6,6 +6,7 @@ import HealthModel
 import HealthStore
 import Metrics
 import SampleBus
+import Synchronization
 import XCTest
 
 /// The exposition ``GatewayMetrics`` renders, without a server: families in their order with one
@@ -59,19 +60,44 @@ final class GatewayMetricsTests: XCTestCase {
         XCTAssertTrue(text.contains("healthgate_clock_synchronized 1\n"))
         XCTAssertTrue(text.contains("healthgate_clock_maximum_error_seconds 0.25\n"))
         // The background migration's steps: a store created at this version has both, with
-        // nothing to move, unfinished until their first batches.
+        // nothing to move, finished from the start.
         XCTAssertTrue(text.contains(#"healthgate_store_migration_rows{step="heartbeats"} 0"#), text)
-        XCTAssertTrue(text.contains(#"healthgate_store_migration_finished{step="workout_samples"} 0"#), text)
+        XCTAssertTrue(text.contains(#"healthgate_store_migration_finished{step="workout_samples"} 1"#), text)
         let order = GatewayMetrics.families.map(\.name).filter { text.contains("# TYPE \($0) ") }
         let written = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { String($0.split(separator: " ")[2]) }
         XCTAssertEqual(written, order, "families in the declared order")
-
-        _ = try await store.migrateBatch()
-        _ = try await store.migrateBatch()
-        let migrated = await metrics.render()
         for step in ["heartbeats", "workout_samples"] {
-            XCTAssertTrue(migrated.contains("healthgate_store_migration_finished{step=\"\(step)\"} 1\n"), migrated)
-            XCTAssertTrue(migrated.contains("healthgate_store_migration_done_rows{step=\"\(step)\"} 0\n"), migrated)
+            XCTAssertTrue(text.contains("healthgate_store_migration_done_rows{step=\"\(step)\"} 0\n"), text)
         }
+    }
+
+    /// systemd's watchdog: its families only while systemd watches, the withheld flag as the
+    /// report says.
+    func testTheWatchdogFamiliesFollowTheReport() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+        let report = Mutex<WatchdogReport?>(nil)
+        let metrics = GatewayMetrics(
+            statusBoard: StatusBoard(), store: nil, clockTrust: FixedClockTrust(.unsynchronized), clock: clock,
+            queueDepths: { [] }, watchdog: { report.withLock { $0 } })
+        var text = await metrics.render()
+        XCTAssertFalse(text.contains("healthgate_watchdog"), "no watchdog families when systemd does not watch: \(text)")
+
+        report.withLock {
+            $0 = WatchdogReport(
+                timeoutSeconds: 60, lastPing: Date(timeIntervalSince1970: 1_800_000_030), pings: 4,
+                lastCheck: Date(timeIntervalSince1970: 1_800_000_030))
+        }
+        text = await metrics.render()
+        XCTAssertTrue(text.contains("\nhealthgate_watchdog_timeout_seconds 60\n"), text)
+        XCTAssertTrue(text.contains("\nhealthgate_watchdog_pings_total 4\n"), text)
+        XCTAssertTrue(text.contains("\nhealthgate_watchdog_last_ping_timestamp_seconds 1800000030\n"), text)
+        XCTAssertTrue(text.contains("\nhealthgate_watchdog_withheld 0\n"), text)
+
+        report.withLock {
+            $0?.withheld = "the store's writer has been in one call for 31 s"
+            $0?.withheldSince = Date(timeIntervalSince1970: 1_800_000_060)
+        }
+        text = await metrics.render()
+        XCTAssertTrue(text.contains("\nhealthgate_watchdog_withheld 1\n"), text)
     }
 }

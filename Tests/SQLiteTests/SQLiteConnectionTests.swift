@@ -21,6 +21,19 @@ final class SQLiteConnectionTests: XCTestCase {
         try SQLiteConnection(path: directory.appendingPathComponent(name).path)
     }
 
+    /// A read-write connection takes the `synchronous` it is opened with, before the switch to
+    /// WAL, and keeps it in WAL mode.
+    func testAReadWriteConnectionRunsAtTheSynchronousSettingItIsOpenedWith() throws {
+        let path = directory.appendingPathComponent("durable.sqlite").path
+        let full = try SQLiteConnection(path: path, synchronous: .full)
+        XCTAssertEqual(try full.synchronous, .full)
+        XCTAssertEqual(try full.query("PRAGMA journal_mode").first?.text(0), "wal")
+        XCTAssertEqual(try SQLiteConnection(path: path).synchronous, .normal, "the setting is the connection's, not the file's")
+        let late = try SQLiteConnection(path: directory.appendingPathComponent("late.sqlite").path, writeAheadLog: false, synchronous: .full)
+        try late.enableWriteAheadLog()
+        XCTAssertEqual(try late.synchronous, .full, "switching to WAL keeps the setting")
+    }
+
     func testEveryValueKindRoundTripsThroughBindings() throws {
         let connection = try open()
         try connection.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n)")

@@ -86,10 +86,12 @@ final class StoreMaintenanceTests: XCTestCase {
         let store = try await HealthStore.open(path: path, uptime: { [clock] in clock.uptime() })
         let running = Task { [maintenance = maintenance(store)] in try await maintenance.run() }
         defer { running.cancel() }
-        try await waitForLog("store migration: finished")
+        // A store made at this version starts with its steps finished: the loop goes straight to
+        // its sleeps (the retention's hour and the idle series' gap) and says nothing of them.
+        try await clock.waitForSleepers(2)
         let steps = try await store.migrationSteps()
         XCTAssertTrue(steps.allSatisfy { $0.finished != nil && $0.total == 0 }, "\(steps)")
-        XCTAssertTrue(logs.entries.filter { $0.message.contains("store migration") }.allSatisfy { $0.level == .debug })
+        XCTAssertTrue(messages(containing: "store migration").isEmpty, "\(logs.entries)")
     }
 
     /// A batch that fails leaves nothing of itself; the loop logs it, waits
@@ -147,7 +149,6 @@ final class StoreMaintenanceTests: XCTestCase {
 
         let running = Task { [maintenance = maintenance(store)] in try await maintenance.run() }
         defer { running.cancel() }
-        try await waitForLog("store migration: finished")
         try await clock.waitForSleepers(2)
         clock.advance(by: StoreMaintenance.idleSeriesInterval - .seconds(1))
         try await clock.waitForSleepers(2)

@@ -13,8 +13,9 @@ import SampleBus
 /// That is what a sample costs with nothing the store adds; the ratio says what the store's
 /// layout, its anchors and every Swift layer above the C API cost on top.
 ///
-/// Both sides, per run, in a fresh file in a temporary directory: open, WAL, `synchronous=NORMAL`
-/// and their schema before the timed region (the store's schema is its migrations, run once when
+/// Both sides, per run, in a fresh file in a temporary directory: open, WAL, the store's
+/// `synchronous` setting (``HealthStore/synchronous``, passed to the baseline: the two compare
+/// like with like, each commit synced as the store syncs it) and their schema before the timed region (the store's schema is its migrations, run once when
 /// a store is first opened); inside it, one transaction per `batchSize` rows, then close (which
 /// checkpoints the WAL).
 ///
@@ -41,7 +42,8 @@ enum IngestBenchmark {
             + "→ SampleBus → sink queue (capacity 10 000, block) → SQLiteSink (batchSize = the batch, window 100 ms) → "
             + "HealthStore → committed, then the store closed (its WAL checkpointed). Baseline: sqlite3 C API loop into a "
             + "plain table (uuid, type, value, start_us, end_us, device_id; one index on type and start_us; no triggers), WAL, "
-            + "synchronous=NORMAL, the same batch size, binding pre-computed values, then closed. Opening a file and making "
+            + "synchronous=\(HealthStore.synchronous) as the store's writer, the same batch size, binding pre-computed values, then "
+            + "closed. Opening a file and making "
             + "its schema (the store's migrations) is outside the timed region on both sides. Runs alternate "
             + "baseline/measured; best of 5 each by wall time.")
         report.line("")
@@ -70,7 +72,9 @@ enum IngestBenchmark {
             var bestPrefilled = Double.infinity
             for repetition in 0..<5 {
                 let basePath = environment.path("baseline-\(batchSize)-\(repetition).sqlite")
-                let base = try baseline(path: basePath, rows: plain, device: BenchmarkSamples.device, batchSize: batchSize)
+                let base = try baseline(
+                    path: basePath, rows: plain, device: BenchmarkSamples.device, batchSize: batchSize,
+                    synchronous: HealthStore.synchronous)
                 bestBaseline = min(bestBaseline, base.wall)
                 bestBaselineCPU = min(bestBaselineCPU, base.cpu)
 
@@ -125,7 +129,9 @@ enum IngestBenchmark {
                 return Row(high: sample.id.high, low: sample.id.low, value: sample.quantity.value,
                            start: StoreTime.microseconds(sample.startDate), end: StoreTime.microseconds(sample.endDate))
             }
-            try baseline(path: environment.path("profile.sqlite"), rows: plain, device: BenchmarkSamples.device, batchSize: 1000)
+            try baseline(
+                path: environment.path("profile.sqlite"), rows: plain, device: BenchmarkSamples.device, batchSize: 1000,
+                synchronous: HealthStore.synchronous)
             return
         }
         let chunks = BenchmarkSamples.chunks(records)
@@ -187,10 +193,13 @@ enum IngestBenchmark {
         CREATE INDEX samples_type_start ON samples (type, start_us);
         """
 
-    /// The baseline: the sqlite3 C API and a plain table, nothing else. Returns the wall and CPU
-    /// seconds of the inserts and the close.
+    /// The baseline: the sqlite3 C API and a plain table, nothing else, each commit synced as
+    /// `synchronous` (a `PRAGMA synchronous` value) says. Returns the wall and CPU seconds of the
+    /// inserts and the close.
     @discardableResult
-    static func baseline(path: String, rows: [Row], device: Device, batchSize: Int) throws -> (wall: Double, cpu: Double) {
+    static func baseline(
+        path: String, rows: [Row], device: Device, batchSize: Int, synchronous: String
+    ) throws -> (wall: Double, cpu: Double) {
         var db: OpaquePointer?
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
             let db
@@ -204,7 +213,7 @@ enum IngestBenchmark {
         }
         sqlite3_busy_timeout(db, 5000)
         try exec("PRAGMA journal_mode=WAL")
-        try exec("PRAGMA synchronous=NORMAL")
+        try exec("PRAGMA synchronous=\(synchronous)")
         try exec(plainSchema)
         // The device row, once, as any program that points to its devices makes it.
         try exec("BEGIN IMMEDIATE")

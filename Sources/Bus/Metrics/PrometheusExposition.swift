@@ -9,7 +9,8 @@ public import SampleBus
 /// queue's depth; each store follower's lag in changes and seconds and its dead letters; each
 /// device's link state, connections, losses and battery and each adapter's links, slots and power
 /// cycles (what the Bluetooth sources report through ``StatusReporter/setMetric(_:_:_:)``); the
-/// store's latest anchor and its background migration's steps; and the clock's synchronisation.
+/// store's latest anchor and its background migration's steps; the clock's synchronisation; and
+/// systemd's watchdog.
 ///
 /// Names and labels follow Prometheus' conventions: `healthgate_` prefix, base units (seconds,
 /// ratios), `_total` on counters, one HELP and TYPE line per family.
@@ -22,12 +23,16 @@ public struct GatewayMetrics: Sendable {
     public let queueDepths: @Sendable () -> [(sink: String, depth: Int)]
     /// The heart-rate arbiter whose drops and handovers are exposed; nil: none.
     public let heartRateArbiter: HeartRateArbiter?
+    /// systemd's watchdog now; nil when systemd does not watch the gateway.
+    public let watchdog: @Sendable () -> WatchdogReport?
 
     public init(
         statusBoard: StatusBoard, store: HealthStore?, clockTrust: any ClockTrust, clock: any GatewayClock,
-        queueDepths: @escaping @Sendable () -> [(sink: String, depth: Int)], heartRateArbiter: HeartRateArbiter? = nil
+        queueDepths: @escaping @Sendable () -> [(sink: String, depth: Int)], heartRateArbiter: HeartRateArbiter? = nil,
+        watchdog: @escaping @Sendable () -> WatchdogReport? = { nil }
     ) {
         self.heartRateArbiter = heartRateArbiter
+        self.watchdog = watchdog
         self.statusBoard = statusBoard
         self.store = store
         self.clockTrust = clockTrust
@@ -84,6 +89,14 @@ public struct GatewayMetrics: Sendable {
         Family(name: "healthgate_store_migration_finished", type: "gauge", help: "1 once the migration step finished, 0 while it runs."),
         Family(name: "healthgate_clock_synchronized", type: "gauge", help: "1 when the wall clock is synchronized or declared trusted, 0 when not."),
         Family(name: "healthgate_clock_maximum_error_seconds", type: "gauge", help: "The maximum error the kernel admits for the synchronized wall clock."),
+        Family(
+            name: "healthgate_watchdog_timeout_seconds", type: "gauge",
+            help: "systemd's watchdog timeout (WatchdogSec=); the gateway checks its pipeline and pings every half of it."),
+        Family(name: "healthgate_watchdog_pings_total", type: "counter", help: "WATCHDOG=1 notifications sent to systemd."),
+        Family(name: "healthgate_watchdog_last_ping_timestamp_seconds", type: "gauge", help: "When the last WATCHDOG=1 was sent (Unix time)."),
+        Family(
+            name: "healthgate_watchdog_withheld", type: "gauge",
+            help: "1 while the pings are withheld because the store's writer or a sink's queue has not moved (healthgate status says which), 0 while they are sent."),
     ]
 
     /// The exposition now. A store that cannot be read leaves its families out (and says why in
@@ -131,6 +144,12 @@ public struct GatewayMetrics: Sendable {
             } catch {
                 notes.append("# the store could not be read: " + Self.escape("\(error)", quotes: false))
             }
+        }
+        if let watchdog = watchdog() {
+            add("healthgate_watchdog_timeout_seconds", [:], watchdog.timeoutSeconds)
+            add("healthgate_watchdog_pings_total", [:], Double(watchdog.pings))
+            if let ping = watchdog.lastPing { add("healthgate_watchdog_last_ping_timestamp_seconds", [:], ping.timeIntervalSince1970) }
+            add("healthgate_watchdog_withheld", [:], watchdog.withheld == nil ? 0 : 1)
         }
         let state = clockTrust.state()
         add("healthgate_clock_synchronized", [:], state.isTrusted ? 1 : 0)

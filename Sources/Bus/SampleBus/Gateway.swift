@@ -106,6 +106,14 @@ public final class Gateway: Sendable {
         sinks.map { ($0.0.name, $0.2.depth) }
     }
 
+    /// Where each sink stands with its queue, for the watchdog (``PipelineWatchdog``).
+    public func queueHeads() -> [PipelineWatchdog.QueueHead] {
+        sinks.map { sink in
+            let progress = sink.2.queue.progress
+            return PipelineWatchdog.QueueHead(sink: sink.0.name, pending: progress.pending, acknowledged: progress.acknowledged)
+        }
+    }
+
     /// How often a sink that fails while draining is restarted at once before it is given up.
     /// Enough for a transient failure; few enough that a sink failing at once every time (a
     /// full disk) does not spin until the deadline.
@@ -129,8 +137,9 @@ public final class Gateway: Sendable {
         _ = await runReportingOutcome(shutdown: shutdown)
     }
 
-    /// ``run(shutdown:)``, returning whether every sink drained.
-    public func runReportingOutcome(shutdown: ShutdownSignal) async -> StopOutcome {
+    /// ``run(shutdown:)``, returning whether every sink drained. `started` runs once every sink,
+    /// follower and source has been started (the executable tells systemd it is ready then).
+    public func runReportingOutcome(shutdown: ShutdownSignal, started: @escaping @Sendable () -> Void = {}) async -> StopOutcome {
         let stopRequest = StopRequest(shutdown)
         return await withTaskGroup(of: Finished.self) { group in
             for (sink, status, inbox) in sinks {
@@ -170,7 +179,7 @@ public final class Gateway: Sendable {
                 }
             }
             group.addTask {
-                await self.runSources(until: shutdown)
+                await self.runSources(until: shutdown, started: started)
                 self.logger.info("sources stopped; draining the sinks")
                 self.bus.finish()
                 return .sources
@@ -217,7 +226,7 @@ public final class Gateway: Sendable {
         }
     }
 
-    private func runSources(until shutdown: ShutdownSignal) async {
+    private func runSources(until shutdown: ShutdownSignal, started: @Sendable () -> Void) async {
         let stopRequest = StopRequest(shutdown)
         await withTaskGroup(of: Bool.self) { group in
             for (source, status) in sources {
@@ -240,6 +249,7 @@ public final class Gateway: Sendable {
                 await shutdown.wait(for: .stopping)
                 return true
             }
+            started()
             // Sources that finish on their own are fine; the stop request ends the rest.
             while let isStop = await group.next() {
                 if isStop {

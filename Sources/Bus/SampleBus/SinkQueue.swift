@@ -61,6 +61,9 @@ final class SinkQueue: Sendable {
         var finished = false
         var dropped = 0
         var enqueued = 0
+        /// Records the sink has finished with: handed out, then acknowledged (the sink asked for
+        /// its next batch, or acknowledged this one). What the watchdog counts as progress.
+        var acknowledged = 0
         /// The consumer, parked until the queue holds `consumerNeeds` records (or finishes).
         var consumer: CheckedContinuation<Void, Never>?
         var consumerNeeds = 1
@@ -77,6 +80,15 @@ final class SinkQueue: Sendable {
         var checkpoints: [(position: Int, checkpoint: SourceCheckpoint)] = []
 
         var count: Int { buffer.count - head }
+        /// Records queued or handed out and not yet acknowledged.
+        var pending: Int { count + inFlight.count }
+
+        /// Counts the batch handed out as done with.
+        mutating func acknowledgeInFlight() {
+            acknowledged += inFlight.count
+            inFlight = []
+            inFlightCheckpoints = []
+        }
         /// Records ever handed out or evicted: the absolute position of the queue's front.
         var front: Int { enqueued - count }
 
@@ -134,6 +146,9 @@ final class SinkQueue: Sendable {
 
     var droppedCount: Int { state.withLock { $0.dropped } }
     var depth: Int { state.withLock { $0.count } }
+    /// The records waiting for the sink (queued or handed out and not acknowledged) and the
+    /// records it has acknowledged so far.
+    var progress: (pending: Int, acknowledged: Int) { state.withLock { ($0.pending, $0.acknowledged) } }
     /// Producers parked in ``enqueue(_:)`` waiting for room. Internal: lets tests wait for the
     /// state "the publisher is blocked" instead of guessing with a sleep.
     var waitingProducerCount: Int { state.withLock { $0.producers.count } }
@@ -240,8 +255,7 @@ final class SinkQueue: Sendable {
                         return (SinkBatch(records: state.inFlight, checkpoints: state.inFlightCheckpoints), [], false)
                     }
                 }
-                state.inFlight = []
-                state.inFlightCheckpoints = []
+                state.acknowledgeInFlight()
                 if state.count > 0 || !state.checkpoints.isEmpty {
                     let end = state.head + min(maxCount, state.count)
                     let batch: [HealthRecord]
@@ -305,10 +319,7 @@ final class SinkQueue: Sendable {
 
     /// Marks the batch handed out as delivered.
     func acknowledge() {
-        state.withLock { state in
-            state.inFlight = []
-            state.inFlightCheckpoints = []
-        }
+        state.withLock { $0.acknowledgeInFlight() }
     }
 
     /// Called by the supervisor before restarting a failed sink: the next `next` returns the

@@ -38,6 +38,13 @@ public struct BegunBatch: Sendable, Hashable {
     public var key: String?
     /// Whether the receiver acknowledged it (the follower stopped with an older batch unanswered).
     public var acknowledged: Bool
+
+    public init(after: Int64, through: Int64, key: String?, acknowledged: Bool) {
+        self.after = after
+        self.through = through
+        self.key = key
+        self.acknowledged = acknowledged
+    }
 }
 
 /// What a follower has not been sent yet, from the store's commit records.

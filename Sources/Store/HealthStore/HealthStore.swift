@@ -2,6 +2,7 @@ import AsyncPrimitives
 public import FoundationEssentials
 import SQLite
 import LinuxSystem
+import Synchronization
 
 /// The gateway's store: one SQLite database file (WAL) holding every record, the change log
 /// its followers read, the source checkpoints, the workout journal and the participants.
@@ -46,6 +47,11 @@ public final class HealthStore: Sendable {
     /// The clock that dates commits, deletions and cursor moves (the writer's).
     let now: @Sendable () -> Date = { Date() }
 
+    /// The `synchronous` setting of the writer's connection (`FULL`): every commit is on disk
+    /// before it returns and before any reader sees it (``StoreDurability``). A program that
+    /// compares itself with the store (the ingest benchmark's baseline) runs at the same setting.
+    public static var synchronous: String { StoreDurability.synchronous.rawValue }
+
     /// The number of read-only connections queries share: a query that scans takes one for its
     /// whole read, so two let a long statistics query and a short one run side by side on a
     /// two-core board.
@@ -80,13 +86,18 @@ public final class HealthStore: Sendable {
             // With system calls rather than FileManager and URL, whose code would stay resident in
             // the gateway for this one call (Benchmarks/README.md, "memory").
             let directory = FileSystem.parentDirectory(of: FileSystem.absolute(path))
+            let createdDirectories: [String]
             do {
-                try FileSystem.makeDirectories(directory)
+                createdDirectories = try FileSystem.makeDirectories(directory)
             } catch {
                 throw StoreError(.ioError, path: path, message: "cannot create the directory \(directory): \(error)")
             }
+            let isNew = !FileSystem.exists(path)
             let recordWriter = try RecordWriter(
                 path: path, maximumPageCount: maximumPageCount, uptime: uptime ?? RecordWriter.processUptime)
+            if isNew {
+                try StoreDurability.persistCreation(of: FileSystem.absolute(path), directories: createdDirectories)
+            }
             recordWriter.onCommit = { [committed] anchor in committed.update { $0 = max($0, anchor) } }
             writer = StoreWriter(writer: recordWriter)
         case .readOnly:
@@ -129,6 +140,12 @@ public final class HealthStore: Sendable {
         } catch {
             return error
         }
+    }
+
+    /// How far the writer has got (calls begun and ended); nil for a read-only store. Readable
+    /// from any thread without waiting for the writer.
+    public var writerActivity: WriterActivity? {
+        writer?.activity.withLock { $0 }
     }
 
     /// Makes the writer's statement in progress fail with SQLITE_INTERRUPT: for a forced stop,

@@ -25,18 +25,23 @@ public enum FileSystem {
     /// The gateway's start-up creates its directories this way rather than with Foundation's
     /// FileManager, whose code (and the URL parser it brings) would otherwise stay resident in
     /// every gateway for this one call (Benchmarks/README.md, "memory").
+    /// - Returns: the directories it created, the topmost first (empty when `path` existed), so
+    ///   that a caller that needs them durable can sync each one's parent
+    ///   (``synchronizeDirectory(_:)``).
     /// - Throws: ``FileSystemError`` naming the directory that could not be created (`path`, or
     ///   one above it).
-    public static func makeDirectories(_ path: String, mode: UInt32 = 0o777) throws(FileSystemError) {
-        if isDirectory(path) { return }
+    @discardableResult
+    public static func makeDirectories(_ path: String, mode: UInt32 = 0o777) throws(FileSystemError) -> [String] {
+        if isDirectory(path) { return [] }
+        var created: [String] = []
         let parent = parentDirectory(of: path)
         if parent != path, !isDirectory(parent) {
-            try makeDirectories(parent)
+            created = try makeDirectories(parent)
         }
         do {
             try Errno.retryingInterrupts { mkdir(path, 0o777) }
         } catch .fileExists where isDirectory(path) {
-            return  // Made by someone else meanwhile.
+            return created  // Made by someone else meanwhile.
         } catch {
             throw FileSystemError(path: path, errno: error)
         }
@@ -47,6 +52,18 @@ public enum FileSystem {
                 throw FileSystemError(path: path, errno: error)
             }
         }
+        return created + [path]
+    }
+
+    /// Flushes the directory `path` to disk (fsync(2) of the directory itself), so that the
+    /// names created, renamed or removed in it survive a power cut: syncing a file makes its
+    /// content durable, not its name ("an explicit fsync() on a file descriptor for the
+    /// directory is also needed", fsync(2)).
+    /// - Throws: ``Errno`` from opening or syncing the directory.
+    public static func synchronizeDirectory(_ path: String) throws(Errno) {
+        let folder = try Errno.retryingInterrupts { hg_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        defer { FileDescriptor.closeRaw(folder) }
+        try Errno.retryingInterrupts { fsync(folder) }
     }
 
     /// The directory that holds `path`: its text up to the last `/` (`/` for `/x`, `.` for a
@@ -232,12 +249,9 @@ public enum FileSystem {
             unlink(temporary)
             throw FileWriteError(path: given, .failed(step: step, errno: error))
         }
-        // The rename is durable once the directory is (fsync(2): "also an explicit fsync()
-        // on a file descriptor for the directory is needed").
+        // The rename is durable once the directory is.
         do {
-            let folder = try Errno.retryingInterrupts { hg_open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-            defer { FileDescriptor.closeRaw(folder) }
-            try Errno.retryingInterrupts { fsync(folder) }
+            try synchronizeDirectory(directory)
         } catch {
             throw FileWriteError(path: given, .failed(step: "flush the directory \(directory) to disk", errno: error))
         }

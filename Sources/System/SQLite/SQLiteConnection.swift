@@ -16,8 +16,8 @@ public enum SQLiteValue: Sendable, Hashable {
 /// One connection to a database file. Not thread-safe: own it from one thread or serial queue,
 /// or use ``SQLiteDatabase`` which does that for you.
 ///
-/// The connection is opened in WAL mode with `synchronous=NORMAL` (durable across a process crash,
-/// the last transactions may be lost on power loss) and a busy timeout, so that a writing process
+/// The connection is opened in WAL mode with the ``Synchronous`` setting its opener chooses
+/// (what a power cut can take from its commits) and a busy timeout, so that a writing process
 /// and other readers can share the file.
 public final class SQLiteConnection {
     // The handle is only used from the owning thread; see the type's documentation.
@@ -37,13 +37,27 @@ public final class SQLiteConnection {
         case readOnly
     }
 
+    /// When a read-write connection's commits reach stable storage (`PRAGMA synchronous`,
+    /// https://sqlite.org/pragma.html#pragma_synchronous), in WAL mode.
+    public enum Synchronous: String, Sendable, Hashable {
+        /// Commits are not synced: they survive a crash of the process, and a power cut may
+        /// take every transaction committed since the last checkpoint (in WAL mode SQLite then
+        /// syncs only when it checkpoints).
+        case normal = "NORMAL"
+        /// Every commit syncs the WAL before it returns and before another connection can read
+        /// it (SQLite's walFrames syncs the frames, then publishes them in the wal-index): a
+        /// commit that returned, or that a reader saw, survives a power cut. One sync per commit.
+        case full = "FULL"
+    }
+
     /// Opens (and in `.readWrite` mode creates) the database at `path`. In `.readWrite` mode the
-    /// file is switched to WAL with `synchronous=NORMAL`, unless `writeAheadLog` is false: a caller
-    /// that must first check whose file it is (switching to WAL rewrites the header) then calls
-    /// ``enableWriteAheadLog()`` itself.
+    /// connection takes `synchronous` before it writes anything, and the file is switched to WAL
+    /// unless `writeAheadLog` is false: a caller that must first check whose file it is
+    /// (switching to WAL rewrites the header) then calls ``enableWriteAheadLog()`` itself.
     /// - Throws: ``SQLiteError`` when the file cannot be opened or configured.
     public init(
-        path: String, mode: Mode = .readWrite, busyTimeout: Duration = .seconds(5), writeAheadLog: Bool = true
+        path: String, mode: Mode = .readWrite, busyTimeout: Duration = .seconds(5), writeAheadLog: Bool = true,
+        synchronous: Synchronous = .normal
     ) throws(SQLiteError) {
         var db: OpaquePointer?
         let flags = (mode == .readWrite ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY)
@@ -61,16 +75,30 @@ public final class SQLiteConnection {
         sqlite3_busy_timeout(db, Int32(busyTimeout.components.seconds * 1000
             + busyTimeout.components.attoseconds / 1_000_000_000_000_000))
         self.busyTimeout = busyTimeout
-        if mode == .readWrite, writeAheadLog { try enableWriteAheadLog() }
+        if mode == .readWrite {
+            try execute("PRAGMA synchronous=\(synchronous.rawValue)")
+            if writeAheadLog { try enableWriteAheadLog() }
+        }
         try execute("PRAGMA foreign_keys=ON")
     }
 
     private let busyTimeout: Duration
 
-    /// Switches the file to WAL mode with `synchronous=NORMAL` (see ``init(path:mode:busyTimeout:writeAheadLog:)``).
+    /// The connection's `synchronous` setting as SQLite reports it; nil for a value this type
+    /// does not name (OFF, EXTRA).
+    public var synchronous: Synchronous? {
+        get throws(SQLiteError) {
+            switch try query("PRAGMA synchronous").first?.integer(0) {
+            case 1: .normal
+            case 2: .full
+            default: nil
+            }
+        }
+    }
+
+    /// Switches the file to WAL mode (see ``init(path:mode:busyTimeout:writeAheadLog:synchronous:)``).
     public func enableWriteAheadLog() throws(SQLiteError) {
         try enableWriteAheadLog(within: busyTimeout)
-        try execute("PRAGMA synchronous=NORMAL")
     }
 
     /// Switches the file to WAL mode. Changing the journal mode needs an exclusive lock, and SQLite

@@ -42,6 +42,9 @@ case $lab_arch in
     # what the scenarios run inside it (from this machine's root, over 9p)
     bluez bluez-test-tools bluez-test-scripts dbus python3 python3-dbus python3-gi python3-venv libglib2.0-bin
     udev systemd util-linux passwd iproute2 procps sqlite3 coreutils
+    # the power-cut scenarios (issue 58): filesystems and device-mapper in the guest, the
+    # receivers here (mosquitto; the repository is python3) and qemu's forwards to them (socat)
+    e2fsprogs dmsetup mosquitto mosquitto-clients socat
   ) ;;
   # The VM (qemu-system-arm has qemu-system-aarch64), and what makes its root: debootstrap, whose
   # second stage runs the root's arm64 programs through qemu-user and binfmt_misc.

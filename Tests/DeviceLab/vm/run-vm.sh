@@ -2,12 +2,23 @@
 # run-vm.sh - boots the device-lab VM once, runs one bash script in it as root, and exits with
 # that script's status.
 #
-# usage: run-vm.sh [-t SECONDS] [-o OUTDIR] SCRIPT [ARGUMENTS...]
+# usage: run-vm.sh [-t SECONDS] [-o OUTDIR] [-d SERIAL=IMAGE]... [-f PORT=HOSTPORT]... [-s DIR] [-p PIDFILE]
+#                  SCRIPT [ARGUMENTS...]
 #   -t  the script's time limit inside the guest (default 300); qemu itself is stopped 120 s later
 #   -o  where to copy what the script wrote under $LAB_OUT in the guest (default: discarded)
+#   -d  a raw disk image as a virtio disk whose serial is SERIAL (/sys/block/vdX/serial in the
+#       guest); writes go to this machine's page cache and flushes are not passed on (cache=unsafe):
+#       a qemu killed with SIGKILL loses the guest's page cache, never what reached the disk
+#   -f  a network device (user networking, restricted: no route out of the VM) on which the guest's
+#       connections to 10.0.2.100:PORT reach 127.0.0.1:HOSTPORT on this machine (socat per
+#       connection); stage2 gives the guest 10.0.2.15/24
+#   -s  DIR shared read-write and uncached with the guest under the 9p tag "shared" (the script
+#       mounts it): what one side appends the other reads at once, across boots
+#   -p  qemu's PID written to PIDFILE, for a caller that pulls the plug (kill -KILL); such a kill
+#       is reported as status 137, not as a broken lab
 # The guest runs SCRIPT from its path on this machine: it sees this machine's whole root at the
 # same paths (read-only, with a tmpfs on top that takes its writes), so a checkout anywhere and
-# the programs built in it work unchanged. The VM has no network device.
+# the programs built in it work unchanged. The VM has no network device unless -f asks for one.
 # With HEALTHGATE_LAB_ARCH=arm64 the VM is qemu-system-aarch64 (software emulation): its root is
 # the arm64 Debian root build-vm.sh made, shared the same way, and the checkout this script is in
 # is shared read-only at its own path: SCRIPT, and the files its arguments name, must lie inside it.
@@ -26,12 +37,20 @@ set -euo pipefail
 vm=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$vm/common.sh"
 
-usage() { sed -n '4,8p' "$0" | cut -c3- >&2; exit 64; }
-limit=300 out=
-while getopts 't:o:' option; do
+usage() { sed -n '4,20p' "$0" | cut -c3- >&2; exit 64; }
+limit=300 out= shared= pidfile=
+disks=() forwards=()
+while getopts 't:o:d:f:s:p:' option; do
   case $option in
     t) limit=$OPTARG ;;
     o) out=$OPTARG ;;
+    d) [[ $OPTARG == ?*=?* && -f ${OPTARG#*=} ]] || { lab_say "-d wants SERIAL=IMAGE, an existing file: $OPTARG"; exit 64; }
+       disks+=("$OPTARG") ;;
+    f) [[ $OPTARG =~ ^[0-9]+=[0-9]+$ ]] || { lab_say "-f wants PORT=HOSTPORT: $OPTARG"; exit 64; }
+       forwards+=("$OPTARG") ;;
+    s) [[ -d $OPTARG ]] || { lab_say "-s wants a directory: $OPTARG"; exit 64; }
+       shared=$(realpath "$OPTARG") ;;
+    p) pidfile=$OPTARG ;;
     *) usage ;;
   esac
 done
@@ -94,6 +113,7 @@ install -m 0755 "$vm/stage2" "$run/stage2"
   printf 'lab_timeout=%q\n' "$limit"
   printf 'export LAB_RTC_OFFSET_SECONDS=%q\n' "${HEALTHGATE_LAB_RTC_OFFSET_SECONDS:-0}"
   printf 'export LAB_POLL_SCALE=%q\n' "$poll_scale"
+  printf 'lab_network=%q\n' "$((${#forwards[@]} > 0))"
   # The class scenario's own settings (CLASS_PHASE_SECONDS, CLASS_BLUETOOTHD_EXPERIMENTAL).
   for name in $(compgen -v CLASS_); do printf 'export %s=%q\n' "$name" "${!name}"; done
   printf 'lab_command=(bash'; printf ' %q' "$script" "$@"; printf ')\n'
@@ -122,6 +142,25 @@ append="console=$console panic=-1 quiet loglevel=4"
 # no_timer_check skips that check, as cloud images booted under emulation do.
 [[ $lab_arch != amd64 || $accel != tcg ]] || append+=" no_timer_check"
 ((${#checkout[@]} == 0)) || append+=" lab.checkout=$repository"
+# The power-cut scenarios' devices: disks by serial, the network to this machine's loopback, a
+# share both sides append to, and qemu's own PID (timeout's would survive the plug).
+extra=()
+for disk in "${disks[@]}"; do
+  serial=${disk%%=*} image=$(realpath "${disk#*=}")
+  extra+=(-drive "id=disk-$serial,file=$image,format=raw,if=none,cache=unsafe"
+          -device "virtio-blk-pci,drive=disk-$serial,serial=$serial")
+done
+if ((${#forwards[@]})); then
+  # restrict=on: the guest reaches nothing but the forwards (no route to this machine or beyond);
+  # each forward runs socat for each connection the guest opens, to 127.0.0.1 only.
+  netdev=user,id=net0,restrict=on
+  for forward in "${forwards[@]}"; do
+    netdev+=",guestfwd=tcp:10.0.2.100:${forward%%=*}-cmd:socat STDIO TCP:127.0.0.1:${forward#*=}"
+  done
+  extra+=(-netdev "$netdev" -device virtio-net-pci,netdev=net0)
+fi
+[[ -z $shared ]] || extra+=(-virtfs "local,path=$shared,mount_tag=shared,$share")
+[[ -z $pidfile ]] || { rm -f "$pidfile"; extra+=(-pidfile "$pidfile"); }
 lab_say "$lab_arch, kernel $lab_release, $accel, script ${script#"$PWD/"} (limit ${limit}s)"
 began=$(date +%s.%N)
 # panic=-1 with -no-reboot turns a guest panic into qemu's exit rather than a hang.
@@ -135,13 +174,13 @@ timeout -k 10 $((limit + 120)) "$qemu_system" \
   -device virtio-rng-pci \
   -virtfs "local,path=${lab_root:-/},mount_tag=host,readonly=on,$share" \
   -virtfs "local,path=$run,mount_tag=run,$share" \
-  "${checkout[@]}" \
+  "${checkout[@]}" "${extra[@]}" \
   > "$run/qemu.log" 2>&1 &
 qemu=$!
 tail -n +1 -F --pid="$qemu" "$run/output.log" 2> /dev/null &
 follower=$!
 set +e
-wait "$qemu"
+wait "$qemu" 2> /dev/null  # a qemu killed by the caller would be reported as "Killed"
 qemu_status=$?
 set -e
 qemu=
@@ -152,6 +191,10 @@ ended=$(date +%s.%N)
 grep -a '^lab' "$run/console.log" >&2 || true
 if [[ -f $run/status ]]; then
   status=$(cat "$run/status")
+elif [[ -n $pidfile && $qemu_status == 137 ]]; then
+  # timeout passes on its child's death by SIGKILL as 128 + 9: the caller pulled the plug.
+  status=137
+  lab_say "qemu was killed (SIGKILL) while the script ran: the plug was pulled"
 else
   status=$LAB_BROKEN
   lab_say "the VM stopped without the script's status (qemu status $qemu_status); qemu and console said:"

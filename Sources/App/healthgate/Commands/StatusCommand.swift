@@ -40,6 +40,7 @@ enum StatusCommand {
         if let steps = report.migration, steps.contains(where: { $0.total > 0 }) {
             context.print("store migration: " + migrationText(steps))
         }
+        context.print("watchdog: " + WatchdogLine.text(report.watchdog))
         if let counts = report.heartRate {
             context.print(
                 "heart rate: \(String(count: counts.droppedReadings, "reading")) dropped as a second path's copy, "
@@ -73,6 +74,20 @@ enum StatusCommand {
     static func migrationText(_ steps: [StatusReport.MigrationStep]) -> String {
         steps.map { "\($0.step) \($0.done)/\($0.total)" }.joined(separator: ", ")
             + (steps.allSatisfy(\.finished) ? ", finished" : ", running")
+    }
+}
+
+/// The `watchdog:` line of `healthgate status`.
+enum WatchdogLine {
+    static func text(_ watchdog: WatchdogReport?) -> String {
+        guard let watchdog else { return "off (systemd does not watch this daemon: no WatchdogSec=)" }
+        let every = "WatchdogSec \(ConfigurationDecoder.format(watchdog.timeoutSeconds)) s, checked every \(ConfigurationDecoder.format(watchdog.timeoutSeconds / 2)) s"
+        if let reason = watchdog.withheld {
+            let since = watchdog.withheldSince.map { " since \(RFC3339.string(from: $0))" } ?? ""
+            return "pings WITHHELD\(since) (\(every)): \(reason)"
+        }
+        let last = watchdog.lastPing.map { "last ping \(RFC3339.string(from: $0))" } ?? "no ping yet"
+        return "pinging (\(every)), \(last), \(String(count: watchdog.pings, "ping"))"
     }
 }
 

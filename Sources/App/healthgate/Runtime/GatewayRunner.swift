@@ -138,9 +138,12 @@ struct GatewayRunner {
         let statusBoard = StatusBoard()
         let runningGateway = Mutex<Gateway?>(nil)
         let arbiter = HeartRateArbiter(clock: clock, group: Self.wearer(in: services.workouts))
+        // systemd's Type=notify protocol: ready, the watchdog's pings, stopping.
+        let notifications = ServiceNotifications(variables: variables, clock: clock, logger: logger.child("systemd"))
         let metrics = GatewayMetrics(
             statusBoard: statusBoard, store: store, clockTrust: clockTrust, clock: clock,
-            queueDepths: { runningGateway.withLock { $0?.queueDepths() ?? [] } }, heartRateArbiter: arbiter)
+            queueDepths: { runningGateway.withLock { $0?.queueDepths() ?? [] } }, heartRateArbiter: arbiter,
+            watchdog: { notifications.report })
         var servers: [BoardServer] = []
         if let listen = try WebBoardConfiguration.decode(configuration.metrics, origin: configuration.origin, key: "metrics") {
             let server = BoardServer(
@@ -181,6 +184,11 @@ struct GatewayRunner {
             clockBase: { clockTrust.clockBase() },
             heartRateArbiter: arbiter)
         runningGateway.withLock { $0 = gateway }
+        background.append {
+            try await notifications.runWatchdog {
+                PipelineWatchdog.Observation(writer: store.writerActivity, queues: gateway.queueHeads())
+            }
+        }
 
 
         let socketPath = configuration.controlSocket
@@ -192,7 +200,8 @@ struct GatewayRunner {
                 version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
                 configuration: configuration.origin, store: store.path, clock: clockTrust.state().description,
                 plugins: statusBoard.snapshot(), heartRate: arbiter.counts,
-                migration: try await store.migrationSteps().map(StatusReport.MigrationStep.init)))
+                migration: try await store.migrationSteps().map(StatusReport.MigrationStep.init),
+                watchdog: notifications.report))
         }
         handlers["ping"] = { _ in .string("pong") }
         let control = ControlServer(path: socketPath, handlers: handlers, logger: logger.child("control"))
@@ -212,6 +221,9 @@ struct GatewayRunner {
         let requests = onStop == nil ? shutdown : ShutdownSignal()
         let forwardForced = requests.onStage(.forced) { shutdown.force() }
         defer { forwardForced.cancel() }
+        // On the thread that requests the stop, however quickly the gateway then drains.
+        let tellStopping = requests.onStage(.stopping) { notifications.stopping() }
+        defer { tellStopping.cancel() }
         let shutdownTimeout = Duration.milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000))
         // Armed before the signals are watched, so that no stop request can miss it.
         let forcedExit = ForcedExit(shutdown: shutdown, deadline: shutdownTimeout) { control.removeSocketFile() }
@@ -224,6 +236,8 @@ struct GatewayRunner {
             "started with \(String(count: sources.count, "source")) and "
                 + "\(String(count: sinks.count + followers.count, "sink")) from \(configuration.origin)")
 
+        let readiness = "running: \(String(count: sources.count, "source")) and \(String(count: sinks.count + followers.count, "sink")) "
+            + "from \(configuration.origin), store \(store.path)"
         let outcome = await withTaskGroup(of: Void.self) { group -> Gateway.StopOutcome in
             if let duration {
                 group.addTask {
@@ -258,7 +272,7 @@ struct GatewayRunner {
                     } catch {}
                 }
             }
-            let outcome = await gateway.runReportingOutcome(shutdown: shutdown)
+            let outcome = await gateway.runReportingOutcome(shutdown: shutdown) { notifications.ready(readiness) }
             group.cancelAll()
             return outcome
         }
@@ -425,4 +439,8 @@ struct StatusReport: Codable, Sendable {
             finishedAt = step.finished
         }
     }
+
+    /// systemd's watchdog (``WatchdogReport``); absent when systemd does not watch the daemon
+    /// (no `WatchdogSec=`, or not run by systemd) and from an older daemon.
+    var watchdog: WatchdogReport?
 }

@@ -5,8 +5,9 @@ import SQLite
 /// The store's writer: one read-write connection and what it remembers between transactions.
 ///
 /// Not thread-safe: ``StoreWriter`` confines it to one serial queue. It opens the file in WAL
-/// mode, refuses a file that is not a healthgate store, and migrates the schema to
-/// ``StoreSchema/version``.
+/// mode with the durability of ``StoreDurability`` (every commit on disk before it returns or
+/// any reader sees it), refuses a file that is not a healthgate store, and migrates the schema
+/// to ``StoreSchema/version``.
 ///
 /// Rules (HealthKit's): a record stored already is a no-op (for a quantity sample: the same
 /// uuid, type and start date, which is what a record delivered twice has); a record with a sync
@@ -94,7 +95,8 @@ final class RecordWriter {
         self.uptime = uptime
         do {
             // Whose file it is, before anything is written: switching to WAL rewrites the header.
-            connection = try SQLiteConnection(path: path, mode: .readWrite, writeAheadLog: false)
+            connection = try SQLiteConnection(
+                path: path, mode: .readWrite, writeAheadLog: false, synchronous: StoreDurability.synchronous)
             try StoreFileCheck.refuse(connection, path: path, unless: .upgradable)
             try connection.enableWriteAheadLog()
             try connection.migrate(StoreSchema.migrations)

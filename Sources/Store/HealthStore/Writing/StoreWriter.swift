@@ -19,6 +19,8 @@ actor StoreWriter {
     private let path: String
     /// Reachable from any thread, for a forced stop; inert once the connection is closed.
     private let interruptHandle: SQLiteInterruptHandle
+    /// The calls begun and ended on the writer, readable from any thread.
+    nonisolated let activity = Mutex(WriterActivity())
 
     /// Takes ownership of `writer`, which nothing else may use from now on.
     init(writer: sending RecordWriter) {
@@ -52,6 +54,8 @@ actor StoreWriter {
         guard let writer else {
             throw StoreError(.readOnly, path: path, message: "the store's writer is closed")
         }
+        activity.withLock { $0.begun += 1 }
+        defer { activity.withLock { $0.ended += 1 } }
         return try body(writer)
     }
 

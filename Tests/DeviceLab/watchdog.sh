@@ -1,0 +1,140 @@
+#!/bin/bash
+# watchdog.sh REPO DEB - runs INSIDE the lab VM (see run-watchdog.sh): systemd's watchdog on the
+# packaged service (issue 58). systemd as in package.sh (lib/systemd.sh), the package installed.
+#
+# The store lives on an ext4 on a device-mapper device of its own (a linear map of the "store"
+# disk), so that `dmsetup suspend` freezes it: every write to it then blocks in the kernel, the
+# writer's with them, an honest hang. The unit's WatchdogSec is shortened to WATCHDOG_SECONDS by a
+# drop-in (a unit without WatchdogSec is a failure, and gets none). Checks:
+#   1. the unit as packaged asks for the watchdog (Type=notify, WatchdogSec), and the service
+#      with simulated straps stores samples;
+#   2. the hang: the device suspended; systemd's watchdog ends the service (Result watchdog)
+#      and Restart= starts it again, the new process running within 2 x WatchdogSec + RestartSec
+#      of the hang (the gateway withholds its pings once its writer has been stuck for
+#      WatchdogSec/2, and systemd waits WatchdogSec from the last one). The device is resumed as
+#      soon as systemd has signalled the service: a process blocked in the kernel takes its
+#      signal only when the write returns. Samples are stored again afterwards;
+#   3. a missing radio: the service with a Bluetooth heart-rate source (BlueZ, a btvirt
+#      controller) and no other, bluetoothd stopped: for 2 x WatchdogSec + 10 s the service is not
+#      restarted (the same process, NRestarts unchanged), and it still answers `healthgate status`.
+# usage (guest): watchdog.sh REPO DEB
+set -uo pipefail
+REPO=${1:?usage: watchdog.sh REPO DEB}
+DEB=${2:?usage: watchdog.sh REPO DEB}
+OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
+source "$REPO/Tests/DeviceLab/lib/checks.sh"
+source "$REPO/Tests/DeviceLab/lib/systemd.sh"
+source "$REPO/Tests/DeviceLab/lib/power-cut.sh"
+source "$REPO/Tests/DeviceLab/lib/btvirt.sh"
+export DM_DISABLE_UDEV=1   # dmsetup makes its /dev/mapper nodes itself
+WATCHDOG_SECONDS=15
+
+lab_devices store || exit 1
+STORE_DISK=$(disk store)
+say "the store on a device-mapper device"
+dmsetup create hgstore --table "0 $(blockdev --getsz "$STORE_DISK") linear $STORE_DISK 0" &&
+  mkfs.ext4 -q -L store /dev/mapper/hgstore && mkdir -p "$STORE_DIR" && mount /dev/mapper/hgstore "$STORE_DIR" &&
+  pass "ext4 on /dev/mapper/hgstore (linear over $STORE_DISK) at $STORE_DIR" || { fail "the store's device"; exit 1; }
+
+say "systemd, the package"
+lean_systemd
+start_systemd basic.target || exit 1
+finish() {
+  dmsetup resume hgstore 2> /dev/null
+  stop_systemd
+  echo "failures: $failures"
+  exit $((failures > 0))
+}
+say "dpkg -i"
+inside env DEBIAN_FRONTEND=noninteractive dpkg -i "$DEB" > "$OUT/dpkg-install.log" 2>&1 &&
+  pass "dpkg -i $(basename "$DEB")" || { fail "dpkg -i failed"; cat "$OUT/dpkg-install.log"; finish; }
+CONFIG=/etc/healthgate/config.json
+DB=$STORE_DIR/samples.sqlite
+packaged_type=$(unit Type) packaged_watchdog=$(unit WatchdogUSec) restart_delay=$(unit RestartUSec)
+if [[ $packaged_type == notify && $packaged_watchdog != 0 && $packaged_watchdog != infinity ]]; then
+  pass "the packaged unit: Type=$packaged_type, WatchdogSec $packaged_watchdog, Restart=$(unit Restart), RestartSec $restart_delay"
+  mkdir -p /etc/systemd/system/healthgate.service.d
+  printf '[Service]\nWatchdogSec=%ds\n' "$WATCHDOG_SECONDS" > /etc/systemd/system/healthgate.service.d/lab-watchdog.conf
+  inside systemctl daemon-reload
+else
+  fail "the packaged unit asks for no watchdog: Type=$packaged_type, WatchdogSec $packaged_watchdog (Type=notify and WatchdogSec= expected)"
+fi
+watchdog=$(unit WatchdogUSec)
+restart_seconds=5
+[[ $restart_delay =~ ^([0-9]+)s$ ]] && restart_seconds=${BASH_REMATCH[1]}
+bound=$((2 * WATCHDOG_SECONDS + restart_seconds))
+
+# configure KIND: the packaged configuration with the sources of KIND: "simulated" (straps and
+# foot pods, so the writer writes all the time), "bluez" (a heart-rate source on BlueZ, nothing
+# else); then the service restarted and active.
+active() { [[ $(unit ActiveState) == active ]]; }
+configure() {
+  "$PY" - "$CONFIG" "$1" <<'PYTHON'
+import json, sys
+path, kind = sys.argv[1], sys.argv[2]
+config = json.load(open(path))
+config["sources"] = ([{"kind": "ble-heart-rate", "name": "straps", "config": {"transport": "simulated",
+                       "simulation": {"heartRateMonitors": 4, "footPods": 1, "notificationsPerSecond": 2}}}]
+                     if kind == "simulated" else
+                     [{"kind": "ble-heart-rate", "name": "straps", "config": {"adapter": "hci0", "devices": "any"}}])
+open(path, "w").write(json.dumps(config, indent=2) + "\n")
+PYTHON
+  inside systemctl restart healthgate.service && poll 60 active
+}
+samples() { as_service sqlite3 -cmd '.timeout 2000' "file:$DB?mode=ro" "SELECT (SELECT count(*) FROM samples) + (SELECT coalesce(sum(count), 0) FROM quantity_series)" 2> /dev/null || echo 0; }
+grows() { [[ $(samples) -gt $1 ]]; }
+
+say "the writer hangs: the store's device suspended"
+configure simulated && pass "the service runs with simulated straps" || { fail "the service did not start"; service_report; finish; }
+count=$(samples)
+poll 60 grows "$count" && pass "samples are stored ($(samples))" || fail "no samples stored within 60 s"
+before=$(unit MainPID) restarts=$(unit NRestarts)
+hung=$SECONDS
+dmsetup suspend hgstore && pass "dmsetup suspend hgstore: the filesystem frozen, writes block" || fail "dmsetup suspend"
+signalled() { [[ $(unit SubState) == stop-watchdog || $(unit Result) == watchdog || $(unit MainPID) != "$before" ]]; }
+acted=no
+if poll $((bound + 30)) signalled; then
+  acted=yes
+  echo "systemd acted $((SECONDS - hung)) s after the hang: SubState $(unit SubState), Result $(unit Result)"
+else
+  fail "systemd did not act on the hang within $((bound + 30)) s (SubState $(unit SubState), Result $(unit Result), NRestarts $(unit NRestarts))"
+fi
+timeout 20 nsenter --target "$SYSTEMD" --mount --pid -- /usr/bin/healthgate status > "$OUT/status-hung.txt" 2>&1
+grep -i watchdog "$OUT/status-hung.txt"
+dmsetup resume hgstore || fail "dmsetup resume"
+restarted() { active && [[ $(unit MainPID) != "$before" && $(unit MainPID) != 0 ]]; }
+if [[ $acted == no ]]; then
+  :
+elif poll $((bound + 30)) restarted; then
+  took=$((SECONDS - hung))
+  ((took <= bound)) &&
+    pass "restarted by systemd $took s after the hang (bound 2 x WatchdogSec $WATCHDOG_SECONDS s + RestartSec $restart_seconds s = $bound s): pid $before, now $(unit MainPID), NRestarts $restarts → $(unit NRestarts)" ||
+    fail "restarted $took s after the hang, beyond 2 x WatchdogSec + RestartSec = $bound s"
+else
+  fail "not restarted within $((bound + 30)) s of the hang (pid $(unit MainPID), NRestarts $(unit NRestarts))"
+fi
+inside journalctl -u healthgate.service --no-pager -o short-monotonic > "$OUT/journal-hang.txt" 2>&1
+grep -i -m 3 'watchdog' "$OUT/journal-hang.txt"
+grep -q -i 'watchdog timeout' "$OUT/journal-hang.txt" && pass "systemd logged the watchdog timeout" ||
+  fail "the journal has no watchdog timeout"
+count=$(samples)
+poll 60 grows "$count" && pass "samples are stored again once the device resumed ($(samples))" || fail "no samples once the device resumed"
+
+say "a missing radio: bluetoothd stopped"
+bluetooth_modules && start_btvirt 1 "$OUT/btvirt.log" && pass "a btvirt controller" || fail "no btvirt controller"
+inside systemctl start bluetooth.service && pass "bluetooth.service started" || fail "bluetooth.service did not start"
+configure bluez && pass "the service runs with a Bluetooth heart-rate source only" || { fail "the service did not start"; service_report; }
+scanning() { inside journalctl -u healthgate.service --no-pager -n 200 | grep -q -i 'hci0'; }
+poll 60 scanning || echo "note: the journal does not name hci0 yet"
+before=$(unit MainPID) restarts=$(unit NRestarts)
+inside systemctl stop bluetooth.service && pass "bluetooth.service stopped" || fail "cannot stop bluetooth.service"
+wait_seconds=$((2 * WATCHDOG_SECONDS + 10))
+sleep "$wait_seconds"
+inside /usr/bin/healthgate status > "$OUT/status-no-bluetoothd.txt" 2>&1 && answered=yes || answered=no
+[[ $(unit MainPID) == "$before" && $(unit NRestarts) == "$restarts" ]] && active &&
+  pass "not restarted in the $wait_seconds s after bluetoothd stopped (pid $before, NRestarts $restarts); status answers: $answered" ||
+  { fail "restarted while bluetoothd was stopped: pid $before → $(unit MainPID), NRestarts $restarts → $(unit NRestarts), $(unit ActiveState)"; service_report; }
+[[ $answered == yes ]] || fail "healthgate status does not answer with bluetoothd stopped"
+grep -i watchdog "$OUT/status-no-bluetoothd.txt"
+inside journalctl -u healthgate.service --no-pager -o short-monotonic > "$OUT/journal.txt" 2>&1
+finish
