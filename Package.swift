@@ -264,7 +264,7 @@ let package = Package(
                 "CSQLite", "SQLiteStore", "BLEProfileKit", "HeartRateMonitor", "SerialPedometer",
                 "HTTPRepository", "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation",
                 "WebBoard", "MQTTBroker", "CMosquitto", "ANTHeartRate", "ANTProtocol", "LinuxSystem", "BlueZ",
-                "BroadcastDevices", "DBus",
+                "BroadcastDevices", "DBus", "GatewayTesting",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings,
             // The MQTT benchmark's baseline calls libmosquitto directly (the sink dlopens it).

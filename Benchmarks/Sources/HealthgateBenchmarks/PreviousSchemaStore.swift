@@ -1,1 +1,0 @@
-../../../Sources/Testing/GatewayTesting/PreviousSchemaStore.swift
