@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTesting
 import HealthModel
 import HealthStore
 import SampleBus
