@@ -1,5 +1,5 @@
 import Foundation
-import GatewayTesting
+import HealthStoreTesting
 import HealthModel
 import HealthStore
 import SampleBus
