@@ -1,9 +1,11 @@
 import Foundation
 import HealthModel
 import HealthStore
+import HealthStoreTesting
 
 /// A class-day in the store (issues 48 and 57): 30 chest straps × 12 hours of heart rate at 1 Hz
-/// (one reading a second each), each strap's beats as one heartbeat series a minute (70 beats),
+/// (one reading a second each), each strap's beats as one heartbeat series a minute (70 beats, RR
+/// intervals in 1/1024 s varying beat to beat, as straps send them: `StrapBeats`),
 /// and twelve one-hour classes of 30 workouts. Written through
 /// ``HealthStore/write(_:checkpoints:)`` in batches of 1000 records (the SQLite sink's batch), as
 /// the gateway's store keeps them: the writer folds each strap's readings into quantity series
@@ -42,7 +44,7 @@ enum ClassDayBenchmark {
     static func run(report: inout Report) async throws {
         report.section("A class-day in the store: bytes per heart rate, and the retention pass")
         report.line("Workload: \(straps) straps × \(hours) h: heart rate at 1 Hz (folded by the store's writer into quantity series), "
-            + "one \(beatsPerSeries)-beat heartbeat series a minute per strap, \(hours) one-hour classes of \(straps) workouts, each "
+            + "one \(beatsPerSeries)-beat heartbeat series a minute per strap (RR intervals in 1/1024 s, `StrapBeats`), \(hours) one-hour classes of \(straps) workouts, each "
             + "naming its strap in `healthgate.devices` with its heart-rate statistics (curves written with it). Written in batches "
             + "of 1000, open series closed, WAL checkpointed (TRUNCATE), file size measured. Then two retention passes (batches of "
             + "\(HealthStore.retentionBatchSize) candidates), with `keepWorkoutSamples` and without, each one's median and longest "
@@ -190,7 +192,7 @@ enum ClassDayBenchmark {
                 if second % 60 == 59 {
                     for strap in 0..<straps {
                         let start = date.addingTimeInterval(-59)
-                        let beats = (1...beatsPerSeries).map { Heartbeat(timeSinceSeriesStart: Double($0) * 0.85, precededByGap: false) }
+                        let beats = StrapBeats.series(strap: strap, count: beatsPerSeries)
                         try await add(.heartbeatSeries(try HeartbeatSeriesSample(
                             id: ids.next(), start: start, end: start.addingTimeInterval(59.5), beats: beats, device: devices[strap])))
                     }

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import HealthModel
 import HealthStore
+import HealthStoreTesting
 
 /// Ending an hour-long class (issue #48): `healthgate workout end --all` for 30 workouts of an
 /// hour, through the gateway as it runs.
@@ -175,7 +176,7 @@ enum ClassEndBenchmark {
             if second % 60 == 59 {
                 for strap in 0..<straps {
                     let start = date.addingTimeInterval(-59)
-                    let beats = (1...70).map { Heartbeat(timeSinceSeriesStart: Double($0) * 0.84, precededByGap: false) }
+                    let beats = StrapBeats.series(strap: strap, count: 70)
                     pending.append(.heartbeatSeries(try HeartbeatSeriesSample(
                         id: ids.next(), start: start, end: start.addingTimeInterval(59), beats: beats, device: devices[strap])))
                     if pending.count == 1000 { try await flush() }

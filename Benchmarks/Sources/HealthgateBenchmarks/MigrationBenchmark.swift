@@ -262,8 +262,8 @@ enum MigrationBenchmark {
                 }
                 if tick % 600 == 599 {
                     let seriesStart = date.addingTimeInterval(-59)
-                    for device in devices {
-                        let beats = (1...70).map { Heartbeat(timeSinceSeriesStart: Double($0) * 0.85, precededByGap: false) }
+                    for (strap, device) in devices.enumerated() {
+                        let beats = StrapBeats.series(strap: strap, count: 70)
                         records.append(.heartbeatSeries(try HeartbeatSeriesSample(
                             id: ids.next(), start: seriesStart, end: seriesStart.addingTimeInterval(59.5), beats: beats, device: device)))
                     }

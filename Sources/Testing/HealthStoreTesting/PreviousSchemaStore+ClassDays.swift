@@ -65,6 +65,8 @@ extension PreviousSchemaStore {
             VALUES (?1, ?1, 'heartRate', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
             """)
         let link = try connection.statement("INSERT INTO workout_samples (workout_uuid, sample_uuid) VALUES (?1, ?2)")
+        // Each strap's beats of a minute, as it sends them.
+        let beats = (0..<straps).map { StrapBeats.series(strap: $0, count: beatsPerSeries) }
         var contents = Contents(heartbeatSeries: 0, workoutLinks: 0, workouts: 0)
         var anchor: Int64 = 0
         func next() -> Int64 {
@@ -99,7 +101,7 @@ extension PreviousSchemaStore {
                         ])
                         try seriesRow.runAndReset()
                         for beat in 0..<beatsPerSeries {
-                            try beatRow.bind([.blob(id), .integer(Int64(beat)), .real(Double(beat + 1) * 0.85)])
+                            try beatRow.bind([.blob(id), .integer(Int64(beat)), .real(beats[strap][beat].timeSinceSeriesStart)])
                             try beatRow.runAndReset()
                         }
                         linked[strap].append(id)
