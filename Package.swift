@@ -185,6 +185,11 @@ let package = Package(
         .target(
             name: "WorkoutsTesting", dependencies: ["GatewayTesting", "HealthModel", "Workouts"], path: "Sources/Testing/WorkoutsTesting",
             swiftSettings: swiftSettings),
+        // Store files as earlier schema versions wrote them, for the upgrade's tests and the
+        // migration benchmark (no XCTest: the benchmarks' static release build links it).
+        .target(
+            name: "HealthStoreTesting", dependencies: ["HealthModel", "HealthStore", "SQLite"], path: "Sources/Testing/HealthStoreTesting",
+            swiftSettings: swiftSettings),
         // Test-only: a VFS that holds a commit in its sync of the write-ahead log, so that a test
         // can check what must wait for durability (the store's durability rule).
         .target(
@@ -264,7 +269,7 @@ let package = Package(
                 "CSQLite", "SQLiteStore", "BLEProfileKit", "HeartRateMonitor", "SerialPedometer",
                 "HTTPRepository", "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation",
                 "WebBoard", "MQTTBroker", "CMosquitto", "ANTHeartRate", "ANTProtocol", "LinuxSystem", "BlueZ",
-                "BroadcastDevices", "DBus",
+                "BroadcastDevices", "DBus", "HealthStoreTesting",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings,
             // The MQTT benchmark's baseline calls libmosquitto directly (the sink dlopens it).
@@ -312,7 +317,7 @@ let package = Package(
             name: "AsyncPrimitivesTests", dependencies: ["AsyncPrimitives", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "SampleBusTests", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "GatewayTesting", "SQLite"],
+            name: "SampleBusTests", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "HealthStoreTesting", "SampleBus", "GatewayTesting", "SQLite"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "WorkoutsTests", dependencies: ["WorkoutsTesting", "GatewayRuntime", "Workouts", "WorkoutRuntime", "GatewayTesting", "HealthModel"],
@@ -321,7 +326,7 @@ let package = Package(
             name: "WebBoardTests", dependencies: ["Workouts", "WorkoutRuntime", "WorkoutPresentation", "HealthModel", "SampleBus", "GatewayRuntime", "WebBoard", "GatewayTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["HealthModel", "HealthStore", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
+            name: "EndToEndTests", dependencies: ["HealthModel", "HealthStore", "HealthStoreTesting", "GatewayTesting", "Workouts", "SQLite"], path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HeartRateMonitorTests",
@@ -360,7 +365,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthStoreTests", dependencies: ["HealthStore", "GatewayTesting", "SQLite", "Workouts", "WorkoutRuntime", "HealthModel", "AsyncPrimitives"],
+            name: "HealthStoreTests", dependencies: ["HealthStore", "HealthStoreTesting", "GatewayTesting", "SQLite", "Workouts", "WorkoutRuntime", "HealthModel", "AsyncPrimitives"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "SQLiteStoreTests", dependencies: ["GatewayRuntime", "SQLiteStore", "HealthStore", "GatewayTesting", "HealthModel", "SampleBus"],

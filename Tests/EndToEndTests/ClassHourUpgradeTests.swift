@@ -2,6 +2,7 @@ import Foundation
 import GatewayTesting
 import HealthModel
 import HealthStore
+import HealthStoreTesting
 import XCTest
 
 /// The upgrade from the previous release as a gym meets it, on a class-hour the previous schema

@@ -2,6 +2,7 @@ import Foundation
 import GatewayTesting
 import HealthModel
 import HealthStore
+import HealthStoreTesting
 import XCTest
 
 /// Quantity series as a user of the built executable meets them: the demo's heart rates stored as

@@ -2,6 +2,7 @@ import Foundation
 import GatewayTesting
 import HealthModel
 import HealthStore
+import HealthStoreTesting
 import SQLite
 import XCTest
 

@@ -3,6 +3,7 @@ import GatewayRuntime
 import GatewayTesting
 import HealthModel
 import HealthStore
+import HealthStoreTesting
 import SampleBus
 import SQLite
 import XCTest

@@ -12,7 +12,7 @@ struct HealthgateBenchmarks {
     static let benchmarks: [(name: String, inAll: Bool)] = [
         ("ingest", true), ("decode", true), ("latency", true), ("memory", true), ("http", true), ("mqtt", true),
         ("board", true), ("ant-class", true), ("advertisements", true),
-        ("query", false), ("class-day", false), ("class", false), ("class-end", false),
+        ("query", false), ("class-day", false), ("class", false), ("class-end", false), ("migration", false),
     ]
 
     static func main() async throws {
@@ -31,7 +31,8 @@ struct HealthgateBenchmarks {
               --static-dir DIR      where the statically linked healthgate and rss-baseline are
                                     (default .build/benchmarks; Benchmarks/run builds them)
               --markdown FILE       also write the Markdown report to FILE
-              --cache-dir DIR       where query keeps its store between runs (default .build/benchmarks)
+              --cache-dir DIR       where query keeps its year and migration its class-week between runs
+                                    (default .build/benchmarks)
               --query-calls N       how many times query asks for the newest sample (default 2000)
               --help                print this text
             query-profile --side store|sql [--query-calls N]: only the newest sample on one side, for a
@@ -115,6 +116,8 @@ struct HealthgateBenchmarks {
                     try await ClassBenchmark.run(
                         staticDirectory: options["static-dir"] ?? ".build/benchmarks",
                         classSeconds: Double(options["class-seconds"] ?? "") ?? 300, report: &report)
+                case "migration":
+                    try await MigrationBenchmark.run(cacheDirectory: options["cache-dir"] ?? ".build/benchmarks", report: &report)
                 case "class-end":
                     try await ClassEndBenchmark.run(staticDirectory: options["static-dir"] ?? ".build/benchmarks", report: &report)
                 case "board":

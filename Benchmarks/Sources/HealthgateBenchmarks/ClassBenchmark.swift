@@ -1,5 +1,7 @@
 import DBus
 import Foundation
+import HealthModel
+import HealthStore
 import Synchronization
 
 /// A class of 30 (issue #48) through the gateway as it runs: `healthgate run` (the static
@@ -24,7 +26,10 @@ import Synchronization
 /// Timed region: `--class-seconds` of class after a warm-up (every strap heard, the connected
 /// ones subscribed, the 30 workouts started with `healthgate workout start --all`). CPU = the
 /// gateway process's user + system time (/proc/PID/stat) over it. RSS (VmRSS) is sampled
-/// through it; after it, the workouts are ended and stored and the RSS read again.
+/// through it; after it, the workouts are ended and stored and the RSS read again. Bytes written
+/// to the disk: the gateway process's `write_bytes` (/proc/PID/io) over the same window, per
+/// heart-rate reading stored in it (the store's WAL, its checkpoints into the database file, and
+/// anything else the gateway writes).
 ///
 /// Baseline, same run: this process receiving the same radios and doing nothing: a new ANT
 /// emulator's pty read and framed (``ANTClassBenchmark/measureBaseline``) while a D-Bus
@@ -106,6 +111,11 @@ enum ClassBenchmark {
         report.line("Stored in the window: \(Harness.format(Double(measured.storedHeartRates))) heart-rate samples "
             + "(\(Harness.format(Double(measured.expectedHeartRates))) sent: one per ANT+ beat, per broadcast value, per notification) "
             + "from \(measured.straps) straps; the store after the class: \(MemoryBenchmark.mib(measured.storeKiB)) with its WAL. "
+            + "Written to the disk by the gateway in the window (/proc/PID/io write_bytes): "
+            + "\(MemoryBenchmark.mib(measured.writtenBytes / 1024)), "
+            + String(format: "%.0f bytes per heart-rate sample stored", Double(measured.writtenBytes) / Double(max(1, measured.storedHeartRates)))
+            + (measured.cancelledBytes > 0 ? " (cancelled_write_bytes \(MemoryBenchmark.mib(measured.cancelledBytes / 1024)))" : "")
+            + ". "
             + "Board events read: \(Harness.format(Double(measured.events))). Emitter slots more than 100 ms late: \(measured.late); "
             + "notifications not sent (nobody subscribed): \(measured.unsubscribed).")
         report.line("RSS over the class (s → MiB): " + measured.rss.map { String(format: "%.0f→%.1f", $0.0, Double($0.1) / 1024) }.joined(separator: ", ")
@@ -193,6 +203,9 @@ enum ClassBenchmark {
         var rss: [(Double, Int)] = []
         var rssAfterStored = 0
         var storeKiB = 0
+        /// The gateway's write_bytes and cancelled_write_bytes over the window.
+        var writtenBytes = 0
+        var cancelledBytes = 0
         var stop = ""
         var logTail = ""
         var endCommand = ""
@@ -257,6 +270,7 @@ enum ClassBenchmark {
         let windowStart = Harness.monotonicSeconds()
         let wallStart = Date()
         let cpu0 = MemoryBenchmark.childCPUSeconds(pid: gateway.processIdentifier)
+        let written0 = Harness.writtenBytes(pid: gateway.processIdentifier)
         let done = Atomic<Bool>(false)
         let playing = Task {
             defer { done.store(true, ordering: .releasing) }
@@ -274,6 +288,11 @@ enum ClassBenchmark {
         }
         let answer = try await playing.value
         run.cpu = MemoryBenchmark.childCPUSeconds(pid: gateway.processIdentifier) - cpu0
+        guard let written0, let written1 = Harness.writtenBytes(pid: gateway.processIdentifier) else {
+            throw Failure(description: "cannot read /proc/\(gateway.processIdentifier)/io")
+        }
+        run.writtenBytes = written1.written - written0.written
+        run.cancelledBytes = written1.cancelled - written0.cancelled
         let windowEnd = Harness.monotonicSeconds()
         let wallEnd = Date()
         run.wall = windowEnd - windowStart
@@ -339,15 +358,14 @@ enum ClassBenchmark {
         }
         run.participantsShown = shown.count
 
-        // What the gateway stored.
-        let from = Int64(wallStart.timeIntervalSince1970 * 1e6), to = Int64(wallEnd.timeIntervalSince1970 * 1e6)
-        let window = " AND start_us BETWEEN \(from) AND \(to)"
-        run.storedHeartRates = try storeCount(storePath, heartRateSampleCount + window)
+        // What the gateway stored in the window, each heart rate counted whether it is a plain
+        // sample or a quantity of a series (the store's statistics count both).
+        let stored = try await HealthStore.open(path: storePath, access: .readOnly)
+            .statisticsByDevice(of: .heartRate, from: wallStart, to: wallEnd)
+        run.storedHeartRates = stored.overall.sampleCount
         // A strap's device row changes as the gateway learns it (manufacturer, versions): count
         // the straps by their local identifier.
-        run.straps = try storeCount(
-            storePath, heartRateSampleCount.replacingOccurrences(of: "count(*)", with: "count(DISTINCT devices.local_identifier)")
-                .replacingOccurrences(of: " WHERE", with: " JOIN devices ON devices.id = samples.device_id WHERE") + window)
+        run.straps = Set(stored.devices.compactMap { $0.device?.localIdentifier }).count
         run.workouts = try storeCount(storePath, "SELECT count(*) FROM workouts")
         let antBeats = try antReadings(log: antLog, devices: antDevices, everyBeat: true)
             .filter { $0.sentAt >= windowStart && $0.sentAt <= windowEnd }.count

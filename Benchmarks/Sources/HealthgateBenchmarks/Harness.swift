@@ -53,6 +53,21 @@ enum Harness {
         return nil
     }
 
+    /// The bytes a process caused to be written to storage so far (`write_bytes` of
+    /// /proc/PID/io: counted as it dirties pages of a file, the WAL's and the database's alike,
+    /// whenever the kernel writes them back), and those it cancelled by truncating dirty pages
+    /// (`cancelled_write_bytes`); nil when the file cannot be read.
+    static func writtenBytes(pid: Int32) -> (written: Int, cancelled: Int)? {
+        guard let io = try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8) else { return nil }
+        var fields: [Substring: Int] = [:]
+        for line in io.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, let value = Int(parts[1].trimmingCharacters(in: .whitespaces)) { fields[parts[0]] = value }
+        }
+        guard let written = fields["write_bytes"], let cancelled = fields["cancelled_write_bytes"] else { return nil }
+        return (written, cancelled)
+    }
+
     /// "2 cores (AMD EPYC …), 23.4 GiB, Linux 6.1.0".
     static func machineDescription() -> String {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""

@@ -82,14 +82,14 @@ enum IngestBenchmark {
                 let sink = try await measured(path: path, chunks: chunks, batchSize: batchSize, environment: environment)
                 bestMeasured = min(bestMeasured, sink.wall)
                 bestMeasuredCPU = min(bestMeasuredCPU, sink.cpu)
-                try check(path: path, expected: count, counting: storedQuantities)
+                try check(path: path, expected: count, counting: storedReadingCount)
                 try check(path: basePath, expected: count)
                 let prePath = environment.path("prefilled-\(batchSize)-\(repetition).sqlite")
                 if batchSize > 1 {
                     let alone = try await measured(
                         path: prePath, chunks: chunks, batchSize: batchSize, environment: environment, prefilled: true)
                     bestPrefilled = min(bestPrefilled, alone.wall)
-                    try check(path: prePath, expected: count, counting: storedQuantities)
+                    try check(path: prePath, expected: count, counting: storedReadingCount)
                 }
                 for file in [path, basePath, prePath] {
                     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
@@ -251,10 +251,6 @@ enum IngestBenchmark {
         closed = true
         return ((ContinuousClock.now - start).benchmarkSeconds, Harness.cpuSeconds() - cpu)
     }
-
-    /// The heart rates a store holds: plain samples and the quantities of its series (the
-    /// writer folds readings into series).
-    static let storedQuantities = "SELECT (SELECT count(*) FROM samples) + ifnull((SELECT sum(count) FROM quantity_series), 0)"
 
     /// Both files must hold every row: a benchmark that loses rows measures nothing.
     static func check(path: String, expected: Int, counting query: String = "SELECT count(*) FROM samples") throws {

@@ -91,7 +91,7 @@ enum MemoryBenchmark {
         let wall = (ContinuousClock.now - t0).benchmarkSeconds
         let soakStop = await stop(soak)
         let soakPath = environment.path("soak.sqlite")
-        let stored = try storeCount(soakPath, "SELECT count(*) FROM samples")
+        let stored = try storeCount(soakPath, storedReadingCount)
         report.line("")
         report.line(String(format: "Soak: 16 simulated HRMs + 16 foot pods at 100 notifications/s each (3 200/s; one device-hour of 1 Hz "
             + "traffic every 1.1 s) for %.0f s; %@ samples stored; the process used %.0f %% of one core.",
@@ -109,7 +109,7 @@ enum MemoryBenchmark {
         let lastMean = Double(last.reduce(0, +)) / Double(max(1, last.count))
         let growth = (lastMean - middleMean) / 1024
         report.line("")
-        report.load("devices stored by the soak", asked: 32, got: Double(try storeCount(soakPath, "SELECT count(DISTINCT device_id) FROM samples")), share: 1)
+        report.load("devices stored by the soak", asked: 32, got: Double(try storeCount(soakPath, storedDeviceCount)), share: 1)
         report.load(
             "heart-rate samples stored per second by the soak (16 monitors at 100/s)", asked: 1600,
             got: Double(try storeCount(soakPath, heartRateSampleCount)) / wall, share: 0.9)

@@ -4,13 +4,16 @@ import HealthModel
 import HealthStore
 import SQLite
 
-/// Queries on a year of data: a store of 10.5 million heart-rate samples (one monitor, one
-/// sample every 3 s for 365 days) and 8 760 step counts (one per hour, 40 minutes long, so every
-/// one crosses an hour and those of 23:40 a local midnight), read through ``HealthStore``
-/// against hand-written SQL on the sqlite3 C API over the same file, in the same run.
+/// Queries on a year of data: a store of 10.5 million heart-rate readings (one monitor, one
+/// every 3 s for 365 days) and 8 760 step counts (one per hour, 40 minutes long, so every one
+/// crosses an hour and those of 23:40 a local midnight), read through ``HealthStore`` against
+/// hand-written SQL on the sqlite3 C API over the same file, in the same run.
 ///
 /// The store is built once through the store's own writer (``HealthStore/write(_:checkpoints:)``,
-/// one transaction per day of data) and cached in `.build/benchmarks/query-year.sqlite`; a later
+/// one transaction per day of data), which stores the heart rates as the gateway does: folded
+/// into quantity series (a minute of readings each, the quantities in one blob, with a summary
+/// of count, sum, minimum, maximum and the last quantity beside it); the step counts stay plain
+/// samples. It is cached in `.build/benchmarks/query-year.sqlite`; a later
 /// run reuses it when its schema is the current one and builds it afresh otherwise, so the
 /// bytes per sample reported are always those of the current layout. Building is outside every
 /// timed region.
@@ -23,19 +26,26 @@ import SQLite
 ///   ``HealthStore/statisticsCollection(of:from:to:anchor:interval:timeZone:options:filter:)``,
 ///   which computes the bucket edges and what the options ask for: count and average for heart
 ///   rate (then, reported but not budgeted, every discrete statistic: minimum, maximum and the
-///   most recent value too), the sum for steps. Baseline: the same edges from Foundation's calendar, then one prepared
-///   statement per day: `count(*)` and `avg(value)`, or `sum` with each step count split in
-///   proportion to its overlap with the day.
+///   most recent value too), the sum for steps. Baseline: the same edges from Foundation's calendar, then prepared
+///   statements per day: for the heart rate, the plain samples' `count(*)` and `sum(value)`, the
+///   summaries (`sum(count)`, `sum(sum)`) of the series lying in the day, and the quantities of
+///   the few series across one of its edges, their blobs read by hand
+///   (``BaselineSeriesDecoder``); for the steps, `sum` with each step count split in proportion
+///   to its overlap with the day.
 /// - the newest heart-rate sample, `calls` times. Measured:
 ///   ``HealthStore/mostRecentSample(of:)``, a `QuantitySample` with its device and metadata.
-///   Baseline: one statement selecting the newest row with its device and metadata entries,
-///   every column read into a Swift value (strings, integers, doubles, the uuid's bytes): all
-///   the API returns, short of assembling the model values.
+///   Baseline: one statement selecting the newest plain sample and one selecting the series
+///   whose last quantity starts latest (among those starting within the type's longest series
+///   span of the latest-starting one, as the store's index allows), each with its device and
+///   metadata entries, every column read into a Swift value (strings, integers, doubles, the
+///   uuid's bytes; the series' last quantity from its summary columns): all the API returns,
+///   short of assembling the model values.
 /// - the change log: the first 100 000 objects after anchor 0. Measured:
 ///   ``HealthStore/changes(since:type:limit:)``, model values with their devices and metadata,
 ///   merged from every object table and the tombstones. Baseline: one statement over the
-///   samples in anchor order with their type, unit and device, every column read into a Swift
-///   value.
+///   samples and one over the quantity series, each in anchor order with their type, unit and
+///   device, every column read into a Swift value (a series' blob into its quantities), merged
+///   by anchor.
 /// Both sides' answers are compared; a benchmark whose sides disagree measures nothing.
 enum QueryBenchmark {
     static let days = 365
@@ -53,10 +63,13 @@ enum QueryBenchmark {
     }
 
     static func run(cacheDirectory: String, repetitions: Int = 3, calls: Int = 2000, report: inout Report) async throws {
-        report.section("Queries on a year of samples (10.5 M heart rates)")
+        report.section("Queries on a year of samples (10.5 M heart rates, in quantity series)")
         report.line("Measured: `HealthStore.statisticsCollection` (calendar days in Europe/Berlin), "
-            + "`mostRecentSample(of:)` and `changes(since:limit:)`. Baseline: hand-written SQL on the sqlite3 C API over the same file (one prepared "
-            + "statement per day; one statement for the newest sample with its device and metadata). Runs alternate "
+            + "`mostRecentSample(of:)` and `changes(since:limit:)`, on a store whose heart rates the store's writer folded into "
+            + "quantity series as the gateway stores them. Baseline: hand-written SQL on the sqlite3 C API over the same file "
+            + "(prepared statements per day: plain samples, the summaries of the series inside the day, the blobs of those across "
+            + "its edges; for the newest sample one statement over the samples and one over the series, with device and metadata). "
+            + "Runs alternate "
             + "baseline/measured; best of \(repetitions) each by wall time (the newest sample: best of \(max(repetitions, 10)) "
             + "rounds of \(calls) calls; a year of daily statistics: the sum of turns of 30 days, the sides alternating). "
             + "See QueryBenchmark.swift for the timed regions.")
@@ -72,7 +85,8 @@ enum QueryBenchmark {
         report.load("heart-rate samples in the store", asked: Double(heartRateCount), got: Double(try storeCount(path, heartRateSampleCount)), share: 1)
         let bytesPerSample = Double(size) / Double(heartRateCount)
         report.line(origin + " (`\(path)`, \(Harness.format(Double(size) / 1_048_576)) MiB, "
-            + "\(Harness.format(Double(heartRateCount))) heart rates, \(Harness.format(Double(stepCount))) step counts, "
+            + "\(Harness.format(Double(heartRateCount))) heart rates in \(Harness.format(Double(try storeCount(path, heartRateSeriesCount)))) "
+            + "quantity series, \(Harness.format(Double(stepCount))) step counts, "
             + "schema version \(StoreSchema.version)): " + String(format: "%.1f", bytesPerSample)
             + " bytes per heart-rate sample, indexes included. Budget: ≤ 100 bytes, " + report.verdict(bytesPerSample <= 100) + ".")
         report.line("")
@@ -127,10 +141,13 @@ enum QueryBenchmark {
         // average heart rate (count and average); then, not budgeted, the heart rate with every
         // discrete statistic (minimum, maximum and the most recent value too), work the baseline
         // does not do.
-        let daily: [(type: QuantityType, options: StatisticsOptions, sql: String, value: (QuantityStatistics) -> Double?, label: String)] = [
-            (.stepCount, .sum, Baseline.stepsDaily, { $0.sum }, "sum of steps per day, 365 days"),
-            (.heartRate, .average, Baseline.heartRateDaily, { $0.average }, "average heart rate per day, 365 days"),
-            (.heartRate, .discrete, Baseline.heartRateDaily, { $0.average },
+        let daily: [(type: QuantityType, options: StatisticsOptions, baseline: ([Int64]) throws -> [(Int64, Double?)],
+                     value: (QuantityStatistics) -> Double?, label: String)] = [
+            (.stepCount, .sum, { try baseline.daily(edges: $0, sql: Baseline.stepsDaily, type: "stepCount") }, { $0.sum },
+             "sum of steps per day, 365 days"),
+            (.heartRate, .average, { try baseline.dailyAverage(edges: $0, type: "heartRate") }, { $0.average },
+             "average heart rate per day, 365 days"),
+            (.heartRate, .discrete, { try baseline.dailyAverage(edges: $0, type: "heartRate") }, { $0.average },
              "average, minimum, maximum and most recent heart rate per day (not budgeted)"),
         ]
         // The year is asked for 30 days at a time, the two sides alternating: the host's speed
@@ -146,8 +163,7 @@ enum QueryBenchmark {
                 var days: [QuantityStatistics] = []
                 for chunk in chunks {
                     var start = ContinuousClock.now
-                    expected += try baseline.daily(
-                        edges: Array(edges[chunk.lowerBound...chunk.upperBound]), sql: query.sql, type: query.type.identifier)
+                    expected += try query.baseline(Array(edges[chunk.lowerBound...chunk.upperBound]))
                     time.baseline += (ContinuousClock.now - start).benchmarkSeconds
                     start = ContinuousClock.now
                     days += try await store.statisticsCollection(
@@ -319,11 +335,27 @@ enum QueryBenchmark {
     final class Baseline {
         let db: OpaquePointer
         let newestStatement: OpaquePointer
+        let newestSeriesStatement: OpaquePointer
+        /// Each type's id and longest series span, looked up at its first newest-sample query, as
+        /// a program that knows the schema keeps them.
+        private var seriesKeys: [String: (id: Int64, span: Int64)] = [:]
 
-        /// The count and average of the heart rates that start in [?1, ?2); ?3 is the type's id,
+        /// The count and sum of the plain samples that start in [?1, ?2); ?3 is the type's id,
         /// looked up once, as a program that knows the schema does.
-        static let heartRateDaily = """
-            SELECT count(*), avg(value) FROM samples WHERE type_id = ?3 AND start_us >= ?1 AND start_us < ?2
+        static let plainDaily = """
+            SELECT count(*), ifnull(sum(value), 0) FROM samples WHERE type_id = ?3 AND start_us >= ?1 AND start_us < ?2
+            """
+        /// The summed summaries of the series of type ?3 whose quantities all start in [?1, ?2).
+        static let seriesInsideDaily = """
+            SELECT ifnull(sum(count), 0), ifnull(sum(sum), 0) FROM quantity_series
+            WHERE type_id = ?3 AND start_us >= ?1 AND start_us < ?2 AND last_start_us < ?2
+            """
+        /// The series of type ?3 with quantities on both sides of ?1 or of ?2 (none starts more
+        /// than ?4, the type's longest span, before its last quantity): their start and blob.
+        static let seriesAcrossDaily = """
+            SELECT start_us, quantities FROM quantity_series
+            WHERE type_id = ?3 AND start_us >= ?1 - ?4 AND start_us < ?2 AND last_start_us >= ?1
+                AND (start_us < ?1 OR last_start_us >= ?2)
             """
         /// The step counts overlapping [?1, ?2), each split in proportion to its overlap (a
         /// zero-length one counts where it starts); none is longer than the type's longest,
@@ -335,6 +367,20 @@ enum QueryBenchmark {
             WHERE type_id = ?3 AND start_us < ?2
                 AND start_us >= ?1 - (SELECT max_duration_us FROM quantity_types WHERE id = ?3)
                 AND ((duration_us > 0 AND start_us + duration_us > ?1) OR (duration_us <= 0 AND start_us >= ?1))
+            """
+        /// The quantity series of type id ?1 whose last quantity starts latest, among those
+        /// starting within ?2, the type's longest span, of the latest-starting one (the index on
+        /// type and start finds them; none starting earlier reaches later), with its last quantity
+        /// from the summary columns, its unit, device and metadata entries.
+        static let newestSeries = """
+            SELECT q.uuid, q.type_id, q.last_value, u.unit, q.last_start_us, q.start_us, q.version, q.open,
+                d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version,
+                d.software_version, d.local_identifier, d.udi_device_identifier, e.key, e.value_type, e.value
+            FROM (SELECT * FROM quantity_series
+                WHERE type_id = ?1 AND start_us >= (SELECT max(start_us) FROM quantity_series WHERE type_id = ?1) - ?2
+                ORDER BY last_start_us DESC, anchor DESC LIMIT 1) q
+            JOIN units u ON u.id = q.unit_id
+            LEFT JOIN devices d ON d.id = q.device_id LEFT JOIN metadata_entries e ON e.set_id = q.metadata_set_id
             """
         /// The newest sample of ?1 with its unit, device and metadata entries.
         static let newestSample = """
@@ -355,6 +401,16 @@ enum QueryBenchmark {
                 LEFT JOIN devices d ON d.id = s.device_id
             WHERE s.anchor > ?1 ORDER BY s.anchor LIMIT ?2
             """
+        /// The quantity series after anchor ?1, at most ?2, in anchor order, with their type, unit,
+        /// device and blob.
+        static let changedSeries = """
+            SELECT q.anchor, q.uuid, t.identifier, u.unit, q.start_us, q.version, q.open, q.metadata_set_id, q.quantities,
+                d.name, d.manufacturer, d.model,
+                d.hardware_version, d.firmware_version, d.software_version, d.local_identifier, d.udi_device_identifier
+            FROM quantity_series q JOIN quantity_types t ON t.id = q.type_id JOIN units u ON u.id = q.unit_id
+                LEFT JOIN devices d ON d.id = q.device_id
+            WHERE q.anchor > ?1 ORDER BY q.anchor LIMIT ?2
+            """
 
         init(path: String) throws {
             var handle: OpaquePointer?
@@ -363,16 +419,24 @@ enum QueryBenchmark {
             else { throw QueryFailure(description: "open \(path)") }
             sqlite3_busy_timeout(handle, 5000)
             var statement: OpaquePointer?
-            guard sqlite3_prepare_v2(handle, Self.newestSample, -1, &statement, nil) == SQLITE_OK, let statement else {
-                defer { sqlite3_close(handle) }
+            var seriesStatement: OpaquePointer?
+            guard sqlite3_prepare_v2(handle, Self.newestSample, -1, &statement, nil) == SQLITE_OK, let statement,
+                sqlite3_prepare_v2(handle, Self.newestSeries, -1, &seriesStatement, nil) == SQLITE_OK, let seriesStatement
+            else {
+                defer {
+                    sqlite3_finalize(statement)
+                    sqlite3_close(handle)
+                }
                 throw QueryFailure(description: "prepare: \(String(cString: sqlite3_errmsg(handle)))")
             }
             db = handle
             newestStatement = statement
+            newestSeriesStatement = seriesStatement
         }
 
         deinit {
             sqlite3_finalize(newestStatement)
+            sqlite3_finalize(newestSeriesStatement)
             sqlite3_close(db)
         }
 
@@ -414,44 +478,129 @@ enum QueryBenchmark {
             return results
         }
 
-        /// The samples after `anchor`, at most `limit`, every column read into a Swift value;
-        /// returns their anchors and uuids.
-        func changes(after anchor: Int64, limit: Int) throws -> (anchors: [Int64], ids: [SampleID]) {
-            let statement = try prepare(Self.changedSamples)
-            defer { sqlite3_finalize(statement) }
-            sqlite3_bind_int64(statement, 1, anchor)
-            sqlite3_bind_int64(statement, 2, Int64(limit))
-            var anchors: [Int64] = []
-            var ids: [SampleID] = []
-            anchors.reserveCapacity(limit)
-            ids.reserveCapacity(limit)
-            while sqlite3_step(statement) == SQLITE_ROW {
-                for column in 2..<sqlite3_column_count(statement) {
-                    switch sqlite3_column_type(statement, column) {
-                    case SQLITE_INTEGER: blackHole(sqlite3_column_int64(statement, column))
-                    case SQLITE_FLOAT: blackHole(sqlite3_column_double(statement, column))
-                    case SQLITE_TEXT: blackHole(String(cString: sqlite3_column_text(statement, column)))
-                    default: break
+        /// The count and average of `type`'s readings starting in each day of `edges`: plain
+        /// samples, the series inside the day by their summaries, the series across its edges
+        /// quantity by quantity. A value of a series is in its recorded unit, which for the
+        /// benchmark's heart rates is the canonical one (count/min), as the answers' comparison
+        /// with the store's checks.
+        func dailyAverage(edges: [Int64], type: String) throws -> [(Int64, Double?)] {
+            let id = try typeID(type)
+            let span = try seriesSpan(id)
+            let plain = try prepare(Self.plainDaily)
+            let inside = try prepare(Self.seriesInsideDaily)
+            let across = try prepare(Self.seriesAcrossDaily)
+            defer {
+                sqlite3_finalize(plain)
+                sqlite3_finalize(inside)
+                sqlite3_finalize(across)
+            }
+            for statement in [plain, inside, across] { sqlite3_bind_int64(statement, 3, id) }
+            sqlite3_bind_int64(across, 4, span)
+            var results: [(Int64, Double?)] = []
+            results.reserveCapacity(edges.count - 1)
+            for day in 0..<(edges.count - 1) {
+                let (start, end) = (edges[day], edges[day + 1])
+                var count: Int64 = 0
+                var sum = 0.0
+                for statement in [plain, inside] {
+                    sqlite3_bind_int64(statement, 1, start)
+                    sqlite3_bind_int64(statement, 2, end)
+                    guard sqlite3_step(statement) == SQLITE_ROW else {
+                        throw QueryFailure(description: "daily: \(String(cString: sqlite3_errmsg(db)))")
+                    }
+                    count += sqlite3_column_int64(statement, 0)
+                    sum += sqlite3_column_double(statement, 1)
+                    sqlite3_reset(statement)
+                }
+                sqlite3_bind_int64(across, 1, start)
+                sqlite3_bind_int64(across, 2, end)
+                while sqlite3_step(across) == SQLITE_ROW {
+                    let seriesStart = sqlite3_column_int64(across, 0)
+                    try BaselineSeriesDecoder.forEach(sqlite3_column_blob(across, 1), count: Int(sqlite3_column_bytes(across, 1))) {
+                        quantity in
+                        let at = seriesStart + quantity.offset
+                        if at >= start, at < end {
+                            count += 1
+                            sum += quantity.value
+                        }
                     }
                 }
-                anchors.append(sqlite3_column_int64(statement, 0))
-                let bytes = Array(UnsafeRawBufferPointer(start: sqlite3_column_blob(statement, 1), count: 16))
-                guard let id = SampleID(bytes: bytes) else { throw QueryFailure(description: "a uuid is not 16 bytes") }
-                ids.append(id)
+                sqlite3_reset(across)
+                results.append((count, count > 0 ? sum / Double(count) : nil))
             }
-            return (anchors, ids)
+            return results
         }
 
-        /// The newest sample of `type`, every column read; returns its start (µs). The statement
-        /// is prepared once, as the store's connection caches its statements.
+        /// The longest series of a type, from its first quantity's start to its last one's (µs).
+        func seriesSpan(_ typeID: Int64) throws -> Int64 {
+            let statement = try prepare("SELECT max_series_span_us FROM quantity_types WHERE id = ?1")
+            defer { sqlite3_finalize(statement) }
+            sqlite3_bind_int64(statement, 1, typeID)
+            guard sqlite3_step(statement) == SQLITE_ROW else { throw QueryFailure(description: "no type \(typeID)") }
+            return sqlite3_column_int64(statement, 0)
+        }
+
+        /// The samples and the quantity series after `anchor`, the first `limit` of both by
+        /// anchor, every column read into a Swift value (a series' blob into its quantities);
+        /// returns their anchors and uuids.
+        func changes(after anchor: Int64, limit: Int) throws -> (anchors: [Int64], ids: [SampleID]) {
+            var merged: [(anchor: Int64, id: SampleID)] = []
+            merged.reserveCapacity(2 * limit)
+            for sql in [Self.changedSamples, Self.changedSeries] {
+                let statement = try prepare(sql)
+                defer { sqlite3_finalize(statement) }
+                sqlite3_bind_int64(statement, 1, anchor)
+                sqlite3_bind_int64(statement, 2, Int64(limit))
+                while sqlite3_step(statement) == SQLITE_ROW {
+                    for column in 2..<sqlite3_column_count(statement) {
+                        switch sqlite3_column_type(statement, column) {
+                        case SQLITE_INTEGER: blackHole(sqlite3_column_int64(statement, column))
+                        case SQLITE_FLOAT: blackHole(sqlite3_column_double(statement, column))
+                        case SQLITE_TEXT: blackHole(String(cString: sqlite3_column_text(statement, column)))
+                        case SQLITE_BLOB:
+                            // A series' quantities, each into its start, end and value.
+                            let start = sqlite3_column_int64(statement, 4)
+                            try BaselineSeriesDecoder.forEach(
+                                sqlite3_column_blob(statement, column), count: Int(sqlite3_column_bytes(statement, column))
+                            ) { quantity in
+                                blackHole((start + quantity.offset, start + quantity.offset + quantity.duration, quantity.value))
+                            }
+                        default: break
+                        }
+                    }
+                    let bytes = Array(UnsafeRawBufferPointer(start: sqlite3_column_blob(statement, 1), count: 16))
+                    guard let id = SampleID(bytes: bytes) else { throw QueryFailure(description: "a uuid is not 16 bytes") }
+                    merged.append((sqlite3_column_int64(statement, 0), id))
+                }
+            }
+            merged.sort { $0.anchor < $1.anchor }
+            let page = merged.prefix(limit)
+            return (page.map(\.anchor), page.map(\.id))
+        }
+
+        /// The newest sample of `type`, a plain one or a series' last quantity, every column
+        /// read; returns its start (µs). The statements are prepared once, as the store's
+        /// connection caches its statements.
         func newest(type: String) throws -> Int64 {
-            let statement = newestStatement
-            defer { sqlite3_reset(statement) }
-            _ = shim_bind_text_transient(statement, 1, type, Int32(type.utf8.count))
-            var start: Int64 = 0
-            while sqlite3_step(statement) == SQLITE_ROW {
-                readEveryColumn(statement)
-                start = sqlite3_column_int64(statement, 5)
+            var start: Int64 = .min
+            let keys: (id: Int64, span: Int64)
+            if let known = seriesKeys[type] {
+                keys = known
+            } else {
+                let id = try typeID(type)
+                keys = (id, try seriesSpan(id))
+                seriesKeys[type] = keys
+            }
+            _ = shim_bind_text_transient(newestStatement, 1, type, Int32(type.utf8.count))
+            sqlite3_bind_int64(newestSeriesStatement, 1, keys.id)
+            sqlite3_bind_int64(newestSeriesStatement, 2, keys.span)
+            // The plain sample's start is its column 5, the series' last quantity's its column 4.
+            for (statement, column) in [(newestStatement, Int32(5)), (newestSeriesStatement, Int32(4))] {
+                defer { sqlite3_reset(statement) }
+                while sqlite3_step(statement) == SQLITE_ROW {
+                    readEveryColumn(statement)
+                    start = max(start, sqlite3_column_int64(statement, column))
+                }
             }
             return start
         }

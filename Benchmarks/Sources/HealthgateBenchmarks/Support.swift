@@ -94,9 +94,48 @@ func storeCount(_ path: String, _ query: String) throws -> Int {
     return Int(sqlite3_column_int64(statement, 0))
 }
 
-/// The heart-rate samples in a store.
-let heartRateSampleCount =
-    "SELECT count(*) FROM samples JOIN quantity_types ON quantity_types.id = samples.type_id WHERE identifier = 'heartRate'"
+/// The first column of every row a query gives on a database file, as text, read through its own
+/// read-only connection.
+/// - Throws: ``StoreCountFailure`` when the file or the query cannot be read.
+func storeText(_ path: String, _ query: String) throws -> [String] {
+    var db: OpaquePointer?
+    defer { sqlite3_close(db) }
+    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
+        throw StoreCountFailure(description: "\(path): cannot open it")
+    }
+    var statement: OpaquePointer?
+    defer { sqlite3_finalize(statement) }
+    guard sqlite3_prepare_v2(db, query, -1, &statement, nil) == SQLITE_OK else {
+        throw StoreCountFailure(description: "\(path): \(query): \(String(cString: sqlite3_errmsg(db)))")
+    }
+    var rows: [String] = []
+    while true {
+        switch sqlite3_step(statement) {
+        case SQLITE_ROW: rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "")
+        case SQLITE_DONE: return rows
+        default: throw StoreCountFailure(description: "\(path): \(query): \(String(cString: sqlite3_errmsg(db)))")
+        }
+    }
+}
+
+/// The heart-rate readings a store holds, each counted once: its plain heart-rate samples and
+/// the quantities of its heart-rate series (the store's writer folds readings of a type with a
+/// series policy into quantity series; a late reading stays a plain sample).
+let heartRateSampleCount = """
+    SELECT ifnull((SELECT (SELECT count(*) FROM samples s WHERE s.type_id = t.id)
+            + (SELECT ifnull(sum(q.count), 0) FROM quantity_series q WHERE q.type_id = t.id)
+        FROM quantity_types t WHERE t.identifier = 'heartRate'), 0)
+    """
+
+/// The heart-rate quantity series a store holds.
+let heartRateSeriesCount =
+    "SELECT count(*) FROM quantity_series JOIN quantity_types ON quantity_types.id = quantity_series.type_id WHERE identifier = 'heartRate'"
+
+/// Every reading a store holds, of any type: its plain samples and its series' quantities.
+let storedReadingCount = "SELECT (SELECT count(*) FROM samples) + (SELECT ifnull(sum(count), 0) FROM quantity_series)"
+
+/// The devices whose readings a store holds, as plain samples or in series.
+let storedDeviceCount = "SELECT count(*) FROM (SELECT device_id FROM samples UNION SELECT device_id FROM quantity_series)"
 
 struct StoreCountFailure: Error, CustomStringConvertible {
     var description: String

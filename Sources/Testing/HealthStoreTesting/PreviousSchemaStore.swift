@@ -15,8 +15,22 @@ public enum PreviousSchemaStore {
     public struct Contents: Sendable, Hashable {
         /// Heartbeat series with their beats in `heartbeats` (the `heartbeats` step's total).
         public var heartbeatSeries: Int
-        /// Links of the one workout in `workout_samples` (the `workout_samples` step's total).
+        /// Links of the workouts in `workout_samples` (the `workout_samples` step's total).
         public var workoutLinks: Int
+        /// Heart-rate samples, each a row of `samples`.
+        public var samples = 0
+        /// Beats, each a row of `heartbeats`.
+        public var beats = 0
+        /// Workouts.
+        public var workouts = 1
+
+        public init(heartbeatSeries: Int, workoutLinks: Int, samples: Int = 0, beats: Int = 0, workouts: Int = 1) {
+            self.heartbeatSeries = heartbeatSeries
+            self.workoutLinks = workoutLinks
+            self.samples = samples
+            self.beats = beats
+            self.workouts = workouts
+        }
     }
 
     /// Writes the file at `path` (it must not exist): `heartbeatSeries` series of
