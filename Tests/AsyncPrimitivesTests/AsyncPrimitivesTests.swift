@@ -141,4 +141,42 @@ final class RaceTests: XCTestCase {
             XCTFail("no error")
         } catch is Broken {}
     }
+
+    /// The event blocks a thread as a read from a hung disk does (no cancellation reaches it):
+    /// the sleep's outcome comes back at once, the event's thread still blocked.
+    func testAbandoningTheSleepWinsWithoutWaitingForAnEventThatCannotBeCancelled() async throws {
+        let clock = ManualClock()
+        let blocked = DispatchSemaphore(value: 0)
+        let released = AsyncCondition(false)
+        let racing = Task {
+            try await raceAbandoning(sleep: { try await clock.sleep(for: .seconds(1)) }) { () async -> Int in
+                await withCheckedContinuation { continuation in
+                    DispatchQueue.global().async {
+                        blocked.wait()
+                        continuation.resume()
+                    }
+                }
+                released.set(true)
+                return 7
+            }
+        }
+        try await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(1))
+        let outcome = try await racing.value
+        guard case .timedOut = outcome else { return XCTFail("\(outcome)") }
+        XCTAssertFalse(released.value, "the call waited for the event")
+        blocked.signal()
+        try await released.wait { $0 }
+    }
+
+    func testAbandoningTheEventWinsAndAnErrorIsRethrown() async throws {
+        struct Broken: Error {}
+        let clock = ManualClock()
+        let outcome = try await raceAbandoning(sleep: { try await clock.sleep(for: .seconds(10)) }) { 42 }
+        guard case .event(42) = outcome else { return XCTFail("\(outcome)") }
+        do {
+            _ = try await raceAbandoning(sleep: { try await clock.sleep(for: .seconds(10)) }) { () async throws -> Int in throw Broken() }
+            XCTFail("no error")
+        } catch is Broken {}
+    }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Which side of a ``race(sleep:event:)`` finished first.
 public enum RaceOutcome<Value: Sendable>: Sendable {
     /// The event finished first, with its value.
@@ -28,5 +30,73 @@ public func race<Value: Sendable>(
         // the group before it returns.
         guard let first = try await group.next() else { throw CancellationError() }
         return first
+    }
+}
+
+/// Runs `event` against `sleep` and returns whichever finishes first, without waiting for the
+/// loser: an `event` that cannot be cancelled (a read blocked in the kernel on a disk that no
+/// longer answers) runs on in a task of its own and its value is dropped. For answers that must
+/// come back whatever a resource does, such as `healthgate status` while the store hangs.
+///
+/// An error from either side is rethrown as the outcome, as ``race(sleep:event:)`` does; the
+/// calling task's cancellation is not awaited either: the call returns when one side ends.
+public func raceAbandoning<Value: Sendable>(
+    sleep: @escaping @Sendable () async throws -> Void,
+    event: @escaping @Sendable () async throws -> Value
+) async throws -> RaceOutcome<Value> {
+    let first = FirstOutcome<Value>()
+    return try await withCheckedThrowingContinuation { continuation in
+        first.wait(continuation)
+        let eventTask = Task {
+            do { first.resume(.success(.event(try await event()))) } catch { first.resume(.failure(error)) }
+        }
+        let sleepTask = Task {
+            do {
+                try await sleep()
+                first.resume(.success(.timedOut))
+            } catch {
+                first.resume(.failure(error))
+            }
+        }
+        first.onResume {
+            eventTask.cancel()
+            sleepTask.cancel()
+        }
+    }
+}
+
+/// The continuation of ``raceAbandoning(sleep:event:)``, resumed once by whichever side ends first.
+private final class FirstOutcome<Value: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<RaceOutcome<Value>, any Error>?
+        var cancelLosers: (@Sendable () -> Void)?
+        var resumed = false
+    }
+    private let state = Mutex(State())
+
+    func wait(_ continuation: CheckedContinuation<RaceOutcome<Value>, any Error>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    /// The first call resumes the caller; later ones are dropped.
+    func resume(_ result: Result<RaceOutcome<Value>, any Error>) {
+        let (continuation, cancel): (CheckedContinuation<RaceOutcome<Value>, any Error>?, (@Sendable () -> Void)?) =
+            state.withLock { state in
+                guard !state.resumed else { return (nil, nil) }
+                state.resumed = true
+                defer { state.continuation = nil }
+                return (state.continuation, state.cancelLosers)
+            }
+        continuation?.resume(with: result)
+        cancel?()
+    }
+
+    /// Runs `cancel` once a side has ended (at once when one already has).
+    func onResume(_ cancel: @escaping @Sendable () -> Void) {
+        let already = state.withLock { state in
+            state.cancelLosers = cancel
+            return state.resumed
+        }
+        if already { cancel() }
     }
 }

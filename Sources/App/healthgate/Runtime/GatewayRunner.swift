@@ -196,11 +196,17 @@ struct GatewayRunner {
         let started = clock.now()
         var handlers = services.controlHandlers
         handlers["status"] = { _ in
-            try JSONValue.encoding(StatusReport(
+            // status answers while the store's disk hangs (the watchdog's case): the migration's
+            // steps are left out when the store does not answer within a second.
+            let migration = try? await raceAbandoning(sleep: { try await clock.sleep(for: .seconds(1)) }) {
+                try await store.migrationSteps()
+            }
+            let steps: [StoreMigrationStep]? = if case .event(let steps)? = migration { steps } else { nil }
+            return try JSONValue.encoding(StatusReport(
                 version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
                 configuration: configuration.origin, store: store.path, clock: clockTrust.state().description,
                 plugins: statusBoard.snapshot(), heartRate: arbiter.counts,
-                migration: try await store.migrationSteps().map(StatusReport.MigrationStep.init),
+                migration: steps?.map(StatusReport.MigrationStep.init),
                 watchdog: notifications.report))
         }
         handlers["ping"] = { _ in .string("pong") }
