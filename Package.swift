@@ -23,7 +23,7 @@ let swiftSettings: [SwiftSetting] = [
 
 // How the release build of the executable is linked (Benchmarks/README.md, "memory"):
 // - lld, with the functions a running gateway executes placed together at the start of the text
-//   (Sources/healthgate/link-order.txt, written by scripts/update-link-order), so the pages the
+//   (Benchmarks/link-order.txt, written by scripts/update-link-order), so the pages the
 //   kernel maps around them hold code that runs rather than code that never does, and our
 //   private functions, which the order file cannot name, gathered beside them
 //   (Sources/App/healthgate/local-functions.ld);
@@ -33,7 +33,7 @@ let swiftSettings: [SwiftSetting] = [
 //   executable's symbols up at run time.
 let releaseLinkFlags = [
     "-use-ld=lld",
-    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/App/healthgate/link-order.txt",
+    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Benchmarks/link-order.txt",
     "-Xlinker", "--no-warn-symbol-ordering",
     "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     "-Xlinker", "--no-export-dynamic",
@@ -257,7 +257,7 @@ let package = Package(
                 "AsyncPrimitives", "LinuxSystem", "BLEProfileKit", "BlueZ", "SerialDevices", "Udev", "GATTDecoding",
                 "WebBoard", "Metrics", "WorkoutExport", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
             ], path: "Sources/App/healthgate",
-            exclude: ["link-order.txt", "local-functions.ld"],
+            exclude: ["local-functions.ld"],
             swiftSettings: swiftSettings,
             linkerSettings: [.unsafeFlags(releaseLinkFlags, .when(configuration: .release))]),
 
