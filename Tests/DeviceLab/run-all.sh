@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # run-all.sh [LOGDIR] - every device-lab scenario scripts/test runs (Tests/DeviceLab/run-*.sh and
-# plugins/*/Lab/run-*.sh, but the arm64 VM and the upgrade: scripts/test --arm64 and --upgrade run
-# those), HEALTHGATE_LAB_JOBS (default 2) VMs at a time, in the order below, those that time
-# what they count alone and last.
+# plugins/*/Lab/run-*.sh, but the arm64 VM: scripts/test --arm64 runs that one), HEALTHGATE_LAB_JOBS
+# (default 2) VMs at a time, in the order below, those that time what they count alone and last.
 #
 # Before the first VM: the VM's kernel and packages (vm/build-vm.sh, once, so that two scenarios
 # never fill its cache at once), the debug healthgate the scenarios run (HEALTHGATE_BIN) and the
 # Debian package the packaged-service scenarios install (HEALTHGATE_LAB_DEB: package, power-cut,
 # flush-points, watchdog; a release build); either is made here unless the caller names it.
 # Each scenario's output goes to LOGDIR/NAME.log (default .build/lab-logs), printed whole when it
-# ends, with its time; LOGDIR/results has a line per scenario: "NAME STATUS SECONDS".
+# ends, with its time; LOGDIR/results has a line per scenario: "NAME STATUS SECONDS START" (START in
+# seconds since the epoch; scripts/test's phase table reads it).
 # Exit: 0 every scenario passed (or the lab cannot run here: status 77 each, reason printed),
 # 1 one or more failed, 125 the lab could not be prepared.
 set -uo pipefail
@@ -40,7 +40,7 @@ for name in "${order[@]}"; do
   done
 done
 for scenario in Tests/DeviceLab/run-*.sh plugins/*/Lab/run-*.sh; do
-  [[ $scenario == *-arm64.sh || $scenario == */run-upgrade.sh || $scenario == */run-all.sh ]] && continue
+  [[ $scenario == *-arm64.sh || $scenario == */run-all.sh ]] && continue
   [[ " ${scenarios[*]} " == *" $scenario "* ]] || scenarios+=("$scenario")
 done
 
@@ -69,7 +69,7 @@ fi
 [[ -n ${HEALTHGATE_LAB_DEB:-} ]] && export HEALTHGATE_LAB_DEB
 echo "=== device lab: the VM, healthgate ($HEALTHGATE_BIN) and the package (${HEALTHGATE_LAB_DEB:-none}) ready in $((SECONDS - began)) s"
 
-declare -A running=() started=()
+declare -A running=() started=() started_at=()
 failed=()
 # reap: waits for one scenario to end, prints its log and verdict.
 reap() {
@@ -80,7 +80,7 @@ reap() {
   name=$(basename "$scenario" .sh)
   name=${name#run-}
   seconds=$((SECONDS - started[$pid]))
-  echo "$name $status $seconds" >> "$logs/results"
+  echo "$name $status $seconds ${started_at[$pid]}" >> "$logs/results"
   echo "=== device lab: $scenario ($seconds s)"
   cat "$logs/$name.log"
   case $status in
@@ -102,6 +102,7 @@ for scenario in "${scenarios[@]}"; do
   "${binary[@]}" "$scenario" "/tmp/healthgate-lab-$name" > "$logs/$name.log" 2>&1 &
   running[$!]=$scenario
   started[$!]=$SECONDS
+  started_at[$!]=$(date +%s)
   # One that runs alone has the machine to itself until it ends.
   ((limit == 1)) && while ((${#running[@]} > 0)); do reap; done
 done

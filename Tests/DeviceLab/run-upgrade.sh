@@ -2,15 +2,16 @@
 # run-upgrade.sh [OUTDIR] - the upgrade from the previous release as a gym meets it (issue #57):
 # the previous release's Debian package installed and run under systemd in the lab VM with
 # simulated straps, a class and an HTTP repository, then this checkout's package installed over
-# the running service (upgrade.sh). Not in scripts/test's default run (two release builds do not
-# fit CI's 45 minutes): `scripts/test --upgrade` runs it.
+# the running service (upgrade.sh). Tests/DeviceLab/run-all.sh runs it with the other scenarios;
+# `scripts/test --upgrade` runs it alone.
 #
 # The previous release is the merge-base of HEAD with HEALTHGATE_PREVIOUS_RELEASE (default
 # 509386e, the commit before quantity series). Its package is built by that commit's own
 # scripts/package, in a `git worktree add --detach` inside this run's temporary directory (removed
 # at the end), and kept in the lab cache under the commit id ($cache/previous-release/COMMIT/), so
-# a second run does not build it again. This checkout's package is scripts/package's release
-# build (HEALTHGATE_SCRATCH_PATH names SwiftPM's scratch path, default .build; HEALTHGATE_BIN=path
+# a second run does not build it again. This checkout's package is HEALTHGATE_LAB_DEB when set
+# (run-all.sh passes the one scripts/test made), else scripts/package's release build
+# (HEALTHGATE_SCRATCH_PATH names SwiftPM's scratch path, default .build; HEALTHGATE_BIN=path
 # packages that release binary instead). Artifacts: OUTDIR (default /tmp/healthgate-lab-upgrade),
 # what upgrade.sh keeps.
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
@@ -57,16 +58,22 @@ fi
 
 # This checkout's package.
 packaging=$SECONDS
-arguments=()
-[[ -n ${HEALTHGATE_BIN:-} ]] && arguments=(--binary "$HEALTHGATE_BIN")
-deb=$("$repository/scripts/package" "${arguments[@]}" | tail -n 1) || { echo "FAIL: scripts/package failed"; exit 1; }
-[[ -f $deb ]] || { echo "FAIL: scripts/package printed no package path ($deb)"; exit 1; }
+deb=${HEALTHGATE_LAB_DEB:-}
+if [[ -z $deb ]]; then
+  arguments=()
+  [[ -n ${HEALTHGATE_BIN:-} ]] && arguments=(--binary "$HEALTHGATE_BIN")
+  deb=$("$repository/scripts/package" "${arguments[@]}" | tail -n 1) || { echo "FAIL: scripts/package failed"; exit 1; }
+fi
+[[ -f $deb ]] || { echo "FAIL: no package at $deb"; exit 1; }
+# The binary run-scenario.sh hands the guest: the package's own, unpacked beside the artifacts.
 if [[ -z ${HEALTHGATE_BIN:-} ]]; then
-  scratch=${HEALTHGATE_SCRATCH_PATH:-.build}
-  HEALTHGATE_BIN=$(cd "$repository" && swift build -c release --scratch-path "$scratch" --show-bin-path)/healthgate
+  mkdir -p "$out.binary"
+  dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$out.binary" ./usr/bin/healthgate ||
+    { echo "FAIL: no usr/bin/healthgate in $deb"; exit 1; }
+  HEALTHGATE_BIN=$out.binary/usr/bin/healthgate
 fi
 export HEALTHGATE_BIN
-echo "this release's package: $deb (scripts/package: $((SECONDS - packaging)) s)"
+echo "this release's package: $deb (ready in $((SECONDS - packaging)) s)"
 
 status=0
 vm=$SECONDS

@@ -24,6 +24,12 @@ start_systemd() {
   # man-db's dpkg trigger re-indexes every manual page, which over 9p under TCG takes about a
   # minute per dpkg run; the index is not under test (the page is checked as a file).
   rm -f /var/lib/man-db/auto-update
+  # dpkg's database in the guest's memory, from the one tar build-vm.sh packed (LAB_DPKG_DATABASE):
+  # over 9p every dpkg and dpkg-query in the maintainer scripts reads thousands of small files.
+  if [[ -n ${LAB_DPKG_DATABASE:-} && -f $LAB_DPKG_DATABASE ]] && ! mountpoint -q /var/lib/dpkg; then
+    mkdir -p /run/lab-dpkg && tar -C /run/lab-dpkg -xf "$LAB_DPKG_DATABASE" && mount --bind /run/lab-dpkg/dpkg /var/lib/dpkg ||
+      { echo "FAIL: cannot unpack dpkg's database from $LAB_DPKG_DATABASE"; return 1; }
+  fi
   unshare --pid --fork --mount-proc env container=healthgate-lab /lib/systemd/systemd --unit="$target" \
     >> "$OUT/systemd.log" 2>&1 &
   UNSHARE=$!

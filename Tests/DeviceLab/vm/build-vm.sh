@@ -36,16 +36,7 @@ command -v apt-get > /dev/null && command -v dpkg-deb > /dev/null ||
 
 # ---- packages -------------------------------------------------------------------------------
 case $lab_arch in
-  amd64) wanted=(
-    # the VM itself
-    qemu-system-x86 busybox-static kmod cpio gzip xz-utils
-    # what the scenarios run inside it (from this machine's root, over 9p)
-    bluez bluez-test-tools bluez-test-scripts dbus python3 python3-dbus python3-gi python3-venv libglib2.0-bin
-    udev systemd util-linux passwd iproute2 procps sqlite3 coreutils
-    # the power-cut scenarios (issue 58): filesystems and device-mapper in the guest, the
-    # receivers here (mosquitto; the repository is python3) and qemu's forwards to them (socat)
-    e2fsprogs dmsetup mosquitto mosquitto-clients socat
-  ) ;;
+  amd64) mapfile -t wanted < <(grep -v -e '^#' -e '^$' "$vm/packages-amd64.txt") ;;
   # The VM (qemu-system-arm has qemu-system-aarch64), and what makes its root: debootstrap, whose
   # second stage runs the root's arm64 programs through qemu-user and binfmt_misc.
   arm64) wanted=(qemu-system-arm qemu-user-static binfmt-support debootstrap kmod cpio gzip xz-utils) ;;
@@ -220,12 +211,30 @@ if [[ $(cat "$kernel/initrd.fingerprint" 2> /dev/null) != "$fingerprint" ]]; the
   rm -rf "$root"
 fi
 
+# ---- dpkg's database, in one file --------------------------------------------------------------
+# The amd64 guest's dpkg reads this machine's database over 9p: thousands of small files under
+# /var/lib/dpkg, some seconds for every dpkg, dpkg-query and maintainer script that loads it. The
+# scenarios that install the package unpack this one tar into the guest's memory instead
+# (lib/systemd.sh's start_systemd). Made again whenever dpkg's status file changes.
+dpkg_database=
+if [[ $lab_arch == amd64 ]]; then
+  dpkg_database=$lab_cache/dpkg-database.tar
+  fingerprint=$(sha256sum < /var/lib/dpkg/status | cut -c1-16)
+  if [[ $(cat "$dpkg_database.fingerprint" 2> /dev/null) != "$fingerprint" || ! -f $dpkg_database ]]; then
+    lab_say "packing dpkg's database"
+    tar -C /var/lib -cf "$dpkg_database.partial" dpkg || lab_broken "cannot pack /var/lib/dpkg"
+    mv "$dpkg_database.partial" "$dpkg_database"
+    echo "$fingerprint" > "$dpkg_database.fingerprint"
+  fi
+fi
+
 cat > "$lab_env.partial" <<ENV
 lab_release=$(printf '%q' "$release")
 lab_kernel=$(printf '%q' "$kernel/vmlinuz")
 lab_initrd=$(printf '%q' "$kernel/initrd.img")
 lab_modules=$(printf '%q' "$modules")
 lab_root=$(printf '%q' "$guest_root")
+lab_dpkg_database=$(printf '%q' "$dpkg_database")
 ENV
 mv "$lab_env.partial" "$lab_env"
 lab_say "ready: $(cat "$kernel/package") in $lab_cache${in_root:+, root $guest_root}"

@@ -113,6 +113,7 @@ install -m 0755 "$vm/stage2" "$run/stage2"
   printf 'lab_timeout=%q\n' "$limit"
   printf 'export LAB_RTC_OFFSET_SECONDS=%q\n' "${HEALTHGATE_LAB_RTC_OFFSET_SECONDS:-0}"
   printf 'export LAB_POLL_SCALE=%q\n' "$poll_scale"
+  printf 'export LAB_DPKG_DATABASE=%q\n' "${lab_dpkg_database:-}"
   printf 'lab_network=%q\n' "$((${#forwards[@]} > 0))"
   # The class scenario's own settings (CLASS_PHASE_SECONDS, CLASS_BLUETOOTHD_EXPERIMENTAL).
   for name in $(compgen -v CLASS_); do printf 'export %s=%q\n' "$name" "${!name}"; done
