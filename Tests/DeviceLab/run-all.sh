@@ -10,6 +10,10 @@
 # Each scenario's output goes to LOGDIR/NAME.log (default .build/lab-logs), printed whole when it
 # ends, with its time; LOGDIR/results has a line per scenario: "NAME STATUS SECONDS START" (START in
 # seconds since the epoch; scripts/test's phase table reads it).
+# HEALTHGATE_LAB_DEB_FILE instead of HEALTHGATE_LAB_DEB: the package is on its way; the file will
+# hold its path (or "failed"), and until then only the scenarios that do not install it start.
+# HEALTHGATE_LAB_JOBS_FILE: a file holding how many VMs may run at once, read again before each
+# start (scripts/test: one beside its unit tests, then two).
 # Exit: 0 every scenario passed (or the lab cannot run here: status 77 each, reason printed),
 # 1 one or more failed, 125 the lab could not be prepared.
 set -uo pipefail
@@ -58,56 +62,115 @@ if [[ -z ${HEALTHGATE_BIN:-} ]]; then
   swift build --product healthgate > "$logs/build.log" 2>&1 || { cat "$logs/build.log"; exit 125; }
   HEALTHGATE_BIN=$(swift build --show-bin-path)/healthgate
 fi
-if [[ -z ${HEALTHGATE_LAB_DEB:-} ]]; then
+# The package: HEALTHGATE_LAB_DEB names it; or HEALTHGATE_LAB_DEB_FILE names a file that will hold
+# its path (or the word "failed") once the caller has made it: scripts/test builds it beside the
+# unit tests while the scenarios that need no package run; or it is made here, first.
+package_failed=0
+package_ready() {
+  [[ -n ${HEALTHGATE_LAB_DEB:-} ]] && return 0
+  ((package_failed == 0)) || return 0
+  local content
+  content=$(cat "$HEALTHGATE_LAB_DEB_FILE" 2> /dev/null) || return 1
+  case $content in
+    "") return 1 ;;
+    failed) package_failed=1; echo "=== device lab: the package was not made; the scenarios that install it fail" ;;
+    *) export HEALTHGATE_LAB_DEB=$content; echo "=== device lab: the package is ready: $content" ;;
+  esac
+}
+if [[ -z ${HEALTHGATE_LAB_DEB:-} && -z ${HEALTHGATE_LAB_DEB_FILE:-} ]]; then
   if deb=$(scripts/package 2> "$logs/package.log" | tail -n 1) && [[ -f $deb ]]; then
-    HEALTHGATE_LAB_DEB=$deb
+    export HEALTHGATE_LAB_DEB=$deb
   else
     cat "$logs/package.log"
     echo "=== device lab: scripts/package FAILED; each packaged-service scenario tries again"
   fi
 fi
-[[ -n ${HEALTHGATE_LAB_DEB:-} ]] && export HEALTHGATE_LAB_DEB
-echo "=== device lab: the VM, healthgate ($HEALTHGATE_BIN) and the package (${HEALTHGATE_LAB_DEB:-none}) ready in $((SECONDS - began)) s"
+echo "=== device lab: the VM and healthgate ($HEALTHGATE_BIN) ready in $((SECONDS - began)) s; the package: ${HEALTHGATE_LAB_DEB:-${HEALTHGATE_LAB_DEB_FILE:+to come (${HEALTHGATE_LAB_DEB_FILE})}}"
+
+# How many VMs at once: HEALTHGATE_LAB_JOBS_FILE, when set and holding a whole number, read again
+# before each start (scripts/test runs one beside its unit tests, then two), else $jobs.
+slots() {
+  local count
+  count=$(cat "${HEALTHGATE_LAB_JOBS_FILE:-/dev/null}" 2> /dev/null)
+  [[ $count =~ ^[1-9][0-9]*$ ]] && echo "$count" || echo "$jobs"
+}
+name_of() { local name; name=$(basename "$1" .sh); echo "${name#run-}"; }
+is_alone() { [[ " ${alone[*]} " == *" $(name_of "$1") "* ]]; }
+# A scenario that installs the package reads HEALTHGATE_LAB_DEB.
+installs_package() { grep -q HEALTHGATE_LAB_DEB "$1"; }
 
 declare -A running=() started=() started_at=()
 failed=()
-# reap: waits for one scenario to end, prints its log and verdict.
-reap() {
-  local pid status=0 scenario name seconds
-  wait -n -p pid "${!running[@]}" || status=$?
-  scenario=${running[$pid]}
-  unset "running[$pid]"
-  name=$(basename "$scenario" .sh)
-  name=${name#run-}
-  seconds=$((SECONDS - started[$pid]))
-  echo "$name $status $seconds ${started_at[$pid]}" >> "$logs/results"
-  echo "=== device lab: $scenario ($seconds s)"
-  cat "$logs/$name.log"
-  case $status in
-    0) echo "=== device lab: $scenario passed ($seconds s)" ;;
-    77) echo "=== device lab: $scenario SKIPPED (the lab cannot run here; reason above)" ;;
-    *) echo "=== device lab: $scenario FAILED (status $status, $seconds s)"; failed+=("$scenario") ;;
-  esac
+# reap_finished: reports each scenario that has ended (its status file written) with its log.
+reap_finished() {
+  local pid status scenario name seconds
+  for pid in "${!running[@]}"; do
+    scenario=${running[$pid]}
+    name=$(name_of "$scenario")
+    [[ -f $logs/$name.status ]] || continue
+    wait "$pid" 2> /dev/null
+    status=$(cat "$logs/$name.status")
+    unset "running[$pid]"
+    seconds=$((SECONDS - started[$pid]))
+    echo "$name $status $seconds ${started_at[$pid]}" >> "$logs/results"
+    echo "=== device lab: $scenario ($seconds s)"
+    cat "$logs/$name.log"
+    case $status in
+      0) echo "=== device lab: $scenario passed ($seconds s)" ;;
+      77) echo "=== device lab: $scenario SKIPPED (the lab cannot run here; reason above)" ;;
+      *) echo "=== device lab: $scenario FAILED (status $status, $seconds s)"; failed+=("$scenario") ;;
+    esac
+  done
 }
-for scenario in "${scenarios[@]}"; do
-  limit=$jobs
-  [[ " ${alone[*]} " == *" $(basename "$scenario" .sh | sed 's/^run-//') "* ]] && limit=1
-  while ((${#running[@]} >= limit)); do reap; done
-  name=$(basename "$scenario" .sh)
-  name=${name#run-}
-  # The debug binary for the scenarios that run one; those that install the package (they read
-  # HEALTHGATE_LAB_DEB) take HEALTHGATE_BIN as a release binary to package, so not this one.
+start() {
+  local scenario=$1 name binary
+  name=$(name_of "$scenario")
+  # The debug binary for the scenarios that run one; those that install the package take
+  # HEALTHGATE_BIN as a release binary to package, so not this one.
   binary=(env HEALTHGATE_BIN="$HEALTHGATE_BIN")
-  grep -q HEALTHGATE_LAB_DEB "$scenario" && binary=(env -u HEALTHGATE_BIN)
-  "${binary[@]}" "$scenario" "/tmp/healthgate-lab-$name" > "$logs/$name.log" 2>&1 &
+  installs_package "$scenario" && binary=(env -u HEALTHGATE_BIN)
+  rm -f "$logs/$name.status"
+  if installs_package "$scenario" && ((package_failed)); then
+    binary=(sh -c 'echo "no package: its maker failed ($HEALTHGATE_LAB_DEB_FILE)"; exit 125' sh)
+  fi
+  # The status file tells reap_finished that it ended (wait -n cannot wait with a time limit).
+  { "${binary[@]}" "$scenario" "/tmp/healthgate-lab-$name" > "$logs/$name.log" 2>&1; echo $? > "$logs/$name.status"; } &
   running[$!]=$scenario
   started[$!]=$SECONDS
   started_at[$!]=$(date +%s)
-  # One that runs alone has the machine to itself until it ends.
-  ((limit == 1)) && while ((${#running[@]} > 0)); do reap; done
+}
+
+# The first pending scenario in the order that may start now: not one that installs the package
+# before the package is there; one that runs alone only on an idle lab, and nothing beside it.
+pending=("${scenarios[@]}")
+while ((${#pending[@]} > 0)); do
+  reap_finished
+  chosen=
+  alone_running=0
+  for scenario in "${running[@]}"; do is_alone "$scenario" && alone_running=1; done
+  if ((!alone_running && ${#running[@]} < $(slots))); then
+    package_ready || true
+    for index in "${!pending[@]}"; do
+      scenario=${pending[$index]}
+      installs_package "$scenario" && [[ -z ${HEALTHGATE_LAB_DEB:-} ]] && ((!package_failed)) && continue
+      is_alone "$scenario" && ((${#running[@]} > 0)) && break
+      chosen=$index
+      break
+    done
+  fi
+  if [[ -n $chosen ]]; then
+    start "${pending[$chosen]}"
+    unset "pending[$chosen]"
+    pending=("${pending[@]}")
+  else
+    sleep 2
+  fi
 done
-while ((${#running[@]} > 0)); do reap; done
-echo "=== device lab: ${#scenarios[@]} scenarios, $jobs at a time, in $((SECONDS - began)) s"
+while ((${#running[@]} > 0)); do
+  reap_finished
+  ((${#running[@]} == 0)) || sleep 2
+done
+echo "=== device lab: ${#scenarios[@]} scenarios, up to $jobs at a time, in $((SECONDS - began)) s"
 if ((${#failed[@]} > 0)); then
   echo "device lab failures: ${failed[*]}" >&2
   exit 1
