@@ -65,58 +65,22 @@ struct PedometerSession {
     /// Runs until the connection ends; returns why. Cancellation ends it with `.closed` (the
     /// caller closes the connection).
     mutating func run() async throws -> ByteStreamEnd {
-        let context = environment.context
         let queue = DispatchQueue(label: "healthgate.serial-pedometer.\(connection.name)")
         let reader = try connection.startReading(queue: queue)
         defer { reader.cancel() }
-        var device = transportDevice
-        var identified = decoder.identificationRequest == nil
-        if let request = decoder.identificationRequest {
-            do {
-                try connection.write(request)
-            } catch {
-                context.logger.warning("cannot send the identification request: \(error)", device: device.displayName)
-            }
-        }
-        // Bounded by the relay, not by the stream: the relay counts the chunks it handed over and
-        // the loop has not taken, and drops a new chunk when `inputChunkLimit` are waiting (a
-        // flood of short lines once grew memory without limit here). Dropping in the relay, not
-        // in the stream, lets it mark the next chunk it hands over as following a gap; the end
-        // event and the identification timeout are never dropped.
+        var identification = IdentificationStateMachine(
+            transportDevice: transportDevice, asks: decoder.identificationRequest != nil,
+            pendingLimit: environment.pendingLimit)
+        if let request = decoder.identificationRequest { ask(request) }
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
         let relay = RelayCounters()
         let limit = environment.inputChunkLimit
         let clock = environment.context.clock
         let timeout = environment.identificationTimeout
-        var pending: [(PedometerReading, Date)] = []
         var end = ByteStreamEnd.closed
         await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                var gap = false
-                var readerDrops = 0
-                for await event in reader.events {
-                    switch event {
-                    case .bytes(let bytes):
-                        guard relay.backlog.load(ordering: .acquiring) < limit else {
-                            relay.dropped.add(1, ordering: .relaxed)
-                            gap = true
-                            continue
-                        }
-                        // The reader drops only when this relay falls 256 chunks behind, which
-                        // its dropping keeps from happening; its count is checked all the same.
-                        let droppedByReader = reader.droppedChunks
-                        let afterGap = gap || droppedByReader != readerDrops
-                        readerDrops = droppedByReader
-                        gap = false
-                        relay.backlog.add(1, ordering: .releasing)
-                        continuation.yield(.chunk(bytes, afterGap: afterGap))
-                    case .end(let reason):
-                        continuation.yield(.end(reason))
-                    }
-                }
-                continuation.finish()
-            }
-            if !identified {
+            group.addTask { await Self.relay(reader, into: continuation, counters: relay, limit: limit) }
+            if !identification.isIdentified {
                 group.addTask {
                     do {
                         try await clock.sleep(for: timeout)
@@ -133,13 +97,12 @@ struct PedometerSession {
                 if Task.isCancelled { break }
                 switch input {
                 case .identificationTimeout:
-                    guard !identified else { continue }
-                    identified = true
-                    context.logger.notice(
+                    guard let held = identification.timedOut() else { continue }
+                    let device = identification.device
+                    environment.context.logger.notice(
                         "no answer to the identification request within \(timeout); counting as \(device.localIdentifier ?? connection.name)",
                         device: device.displayName)
-                    for (reading, date) in pending { await handle(reading, at: date, device: device) }
-                    pending.removeAll()
+                    await count(held, device: device)
                 case .end(let reason):
                     end = reason
                     break loop
@@ -149,53 +112,10 @@ struct PedometerSession {
                         // Input was lost right before this chunk: the line being assembled is
                         // cut, and joined with what follows it could pass for a reading.
                         decoder.discardPartialFrame()
-                        let drops = relay.dropped.load(ordering: .relaxed) + reader.droppedChunks
-                        if drops != reportedDrops {
-                            reportedDrops = drops
-                            context.status.setDetail("chunksDropped", String(drops))
-                        }
+                        reportDrops(relay.dropped.load(ordering: .relaxed) + reader.droppedChunks, reported: &reportedDrops)
                     }
                     for outcome in decoder.feed(bytes) {
-                        switch outcome {
-                        case .success(.identification(let identity)):
-                            let updated = Self.device(transportDevice, identifiedAs: identity)
-                            if updated != device || !identified {
-                                context.logger.info(
-                                    "identified: \(identity.manufacturer ?? "?") \(identity.model ?? "?"), serial \(identity.serialNumber ?? "?"), firmware \(identity.firmwareVersion ?? "?")",
-                                    device: updated.displayName)
-                            }
-                            device = updated
-                            if !identified {
-                                identified = true
-                                for (reading, date) in pending { await handle(reading, at: date, device: device) }
-                                pending.removeAll()
-                            }
-                        case .success(.reading(let reading)):
-                            let date = clock.now()
-                            if identified {
-                                await handle(reading, at: date, device: device)
-                            } else {
-                                pending.append((reading, date))
-                                if pending.count > environment.pendingLimit {
-                                    pending.removeFirst()
-                                    context.status.recordsDropped(1)
-                                    context.logger.warning(
-                                        "dropped a reading held while waiting for identification", device: device.displayName)
-                                }
-                            }
-                        case .failure(let error):
-                            let total = environment.garbage.count(error.code)
-                            context.status.setDetail("garbage.\(error.code.rawValue)", String(total))
-                            let admitted = limiter.admit(error.code, at: clock.now())
-                            if admitted.log {
-                                let held = admitted.heldBack > 0
-                                    ? " (\(admitted.heldBack) more of this kind not logged; counted in status)" : ""
-                                context.logger.warning(
-                                    "ignored garbage from \(connection.name): \(error)\(held)", device: device.displayName)
-                            } else {
-                                context.status.setDetail("warningsSuppressed", String(limiter.suppressedTotal))
-                            }
-                        }
+                        await take(outcome, identification: &identification, limiter: &limiter)
                     }
                 }
             }
@@ -204,8 +124,108 @@ struct PedometerSession {
         if Task.isCancelled { end = .closed }
         // Readings still waiting for an identity when the line dropped are counted under the
         // transport identity rather than lost.
-        for (reading, date) in pending { await handle(reading, at: date, device: device) }
+        await count(identification.ending(), device: identification.device)
         return end
+    }
+
+    /// Sends the decoder's identification request; a failure is logged, and the session waits
+    /// for the timeout.
+    private func ask(_ request: [UInt8]) {
+        do {
+            try connection.write(request)
+        } catch {
+            environment.context.logger.warning(
+                "cannot send the identification request: \(error)", device: transportDevice.displayName)
+        }
+    }
+
+    /// Hands the reader's chunks to the decoding loop. Bounded by this relay, not by the stream:
+    /// it counts the chunks it handed over and the loop has not taken, and drops a new chunk
+    /// when `limit` are waiting (a flood of short lines once grew memory without limit here).
+    /// Dropping here, not in the stream, lets it mark the next chunk it hands over as following
+    /// a gap; the end event (and the identification timeout, sent beside it) is never dropped.
+    private static func relay(
+        _ reader: ByteStreamReader, into continuation: AsyncStream<Input>.Continuation, counters relay: RelayCounters,
+        limit: Int
+    ) async {
+        var gap = false
+        var readerDrops = 0
+        for await event in reader.events {
+            switch event {
+            case .bytes(let bytes):
+                guard relay.backlog.load(ordering: .acquiring) < limit else {
+                    relay.dropped.add(1, ordering: .relaxed)
+                    gap = true
+                    continue
+                }
+                // The reader drops only when this relay falls 256 chunks behind, which its
+                // dropping keeps from happening; its count is checked all the same.
+                let droppedByReader = reader.droppedChunks
+                let afterGap = gap || droppedByReader != readerDrops
+                readerDrops = droppedByReader
+                gap = false
+                relay.backlog.add(1, ordering: .releasing)
+                continuation.yield(.chunk(bytes, afterGap: afterGap))
+            case .end(let reason):
+                continuation.yield(.end(reason))
+            }
+        }
+        continuation.finish()
+    }
+
+    /// Shows the chunks dropped so far (`chunksDropped`) when the count changed.
+    private func reportDrops(_ drops: Int, reported: inout Int) {
+        guard drops != reported else { return }
+        reported = drops
+        environment.context.status.setDetail("chunksDropped", String(drops))
+    }
+
+    /// Acts on one decoded frame: an identity, a reading (counted or held, as `identification`
+    /// decides), or garbage (counted, and logged as `limiter` admits).
+    private func take(
+        _ outcome: Result<PedometerMessage, PedometerDecodeError>, identification: inout IdentificationStateMachine,
+        limiter: inout WarningLimiter<PedometerDecodeError.Code>
+    ) async {
+        let context = environment.context
+        switch outcome {
+        case .success(.identification(let identity)):
+            let (announce, release) = identification.identified(as: identity)
+            let device = identification.device
+            if announce {
+                context.logger.info(
+                    "identified: \(identity.manufacturer ?? "?") \(identity.model ?? "?"), serial \(identity.serialNumber ?? "?"), firmware \(identity.firmwareVersion ?? "?")",
+                    device: device.displayName)
+            }
+            await count(release, device: device)
+        case .success(.reading(let reading)):
+            let date = context.clock.now()
+            switch identification.received(reading, at: date) {
+            case .count:
+                await handle(reading, at: date, device: identification.device)
+            case .held:
+                break
+            case .heldDroppingOldest:
+                context.status.recordsDropped(1)
+                context.logger.warning(
+                    "dropped a reading held while waiting for identification", device: identification.device.displayName)
+            }
+        case .failure(let error):
+            let total = environment.garbage.count(error.code)
+            context.status.setDetail("garbage.\(error.code.rawValue)", String(total))
+            let admitted = limiter.admit(error.code, at: context.clock.now())
+            if admitted.log {
+                let held = admitted.heldBack > 0 ? " (\(admitted.heldBack) more of this kind not logged; counted in status)" : ""
+                context.logger.warning("ignored garbage from \(connection.name): \(error)\(held)", device: identification.device.displayName)
+            } else {
+                context.status.setDetail("warningsSuppressed", String(limiter.suppressedTotal))
+            }
+        }
+    }
+
+    /// Counts readings held while the device's identity was awaited, in the order they came,
+    /// under `device`.
+    private func count(_ held: [IdentificationStateMachine.Held], device: Device) async {
+        for (reading, date) in held { await handle(reading, at: date, device: device) }
     }
 
     /// Merges what the device said about itself into the transport's identity.

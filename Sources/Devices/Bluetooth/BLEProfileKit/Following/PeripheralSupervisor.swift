@@ -59,7 +59,7 @@ public struct PeripheralSupervisor: Sendable {
     }
 
     /// What every adapter's discovery reports, in arrival order, and the adapters' freed slots.
-    private enum Report: Sendable {
+    enum Report: Sendable {
         case event(DiscoveryEvent, radio: Int)
         case unavailable(radio: Int, message: String)
         case available(radio: Int)
@@ -76,7 +76,6 @@ public struct PeripheralSupervisor: Sendable {
     /// (``AdapterScheduler/slotReleased(after:)``, no polling) or another adapter with a free slot
     /// reports it.
     public func run(context: SourceContext, follow: @escaping Follow) async throws {
-        let logger = context.logger
         let (reports, sink) = AsyncStream.makeStream(of: Report.self)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in radios.indices {
@@ -84,113 +83,9 @@ public struct PeripheralSupervisor: Sendable {
                 if radios[index].watched { group.addTask { try await watch(radios[index], context: context) } }
                 group.addTask { try await watchSlots(of: index, reports: sink) }
             }
-            var followed: [String: (presence: AsyncCondition<Bool>, radio: Int)] = [:]
-            var waiting = SlotWaitingList()
-            // The adapters without Bluetooth: with none left to work on, the source is waiting.
-            var unavailable: Set<Int> = []
-
-            /// Follows the waiting device `address` on its preferred adapter with a free slot;
-            /// false when every adapter that reports it is full.
-            func place(_ address: String) -> Bool {
-                guard let entry = waiting.entry(address) else { return false }
-                let order = Self.adapterPreference(of: entry.heardOn) { radios[$0].scheduler.snapshot }
-                guard let index = order.first(where: { radios[$0].scheduler.claimSlot() }) else { return false }
-                let waited = radios.indices.contains { radios[$0].scheduler.snapshot.waitingForSlot.contains(address) }
-                for radio in entry.heardOn { radios[radio].scheduler.waitsForSlot(address, false) }
-                waiting.remove(address)
-                let scheduler = radios[index].scheduler
-                let peripheral = entry.peripheral
-                let presence = AsyncCondition(true)
-                followed[address] = (presence, index)
-                let session = PeripheralSession(
-                    peripheral: peripheral, transport: radios[index].transport, scheduler: scheduler,
-                    context: context, reconnect: retry, presence: presence,
-                    pairing: filter.matcher(for: peripheral)?.pairing)
-                logger.info(
-                    "following \(address)\(adapterSuffix(index))\(waited ? " (after waiting for a device slot)" : "")",
-                    device: Self.displayName(of: peripheral))
-                for radio in radios { radio.scheduler.publish(to: context.status) }
-                group.addTask {
-                    defer {
-                        scheduler.releaseSlot()
-                        scheduler.publish(to: context.status)
-                    }
-                    try await follow(session)
-                }
-                return true
-            }
-
-            /// Shows that `address` waits (every adapter that reports it is full) in those adapters'
-            /// status lines and its own state; `log`: says so in the log too (once per device).
-            func reportWaiting(_ address: String, log: Bool) {
-                guard let entry = waiting.entry(address) else { return }
-                let full = entry.heardOn.sorted().map { index -> String in
-                    let scheduler = radios[index].scheduler
-                    scheduler.waitsForSlot(address, true)
-                    scheduler.publish(to: context.status)
-                    return "\(scheduler.adapter) \(scheduler.snapshot.devices)/\(scheduler.limits.connections)"
-                }
-                let adapters = entry.heardOn.count == 1 ? "the adapter that hears it is" : "every adapter that hears it is"
-                if log {
-                    logger.notice(
-                        "not following \(address) yet: \(adapters) full (\(full.joined(separator: ", ")) device slots, "
-                            + "bluetooth.adapterLimits.connections); it is followed when a slot comes free",
-                        device: Self.displayName(of: entry.peripheral))
-                }
-                context.status.setDetail("\(address).state", "waiting for a device slot (\(full.joined(separator: ", ")))")
-            }
-
+            var following = Following(supervisor: self, context: context, follow: follow)
             for await report in reports {
-                switch report {
-                case .unavailable(let index, let message):
-                    context.status.setDetail(detailKey("bluetooth", index), "unavailable")
-                    context.status.reportError("no Bluetooth\(adapterSuffix(index)): \(message)", at: context.clock.now())
-                    unavailable.insert(index)
-                    if unavailable.count == radios.count { context.status.waiting(for: "Bluetooth\(adapterSuffix(index)): \(message)") }
-                case .available(let index):
-                    context.status.setDetail(detailKey("bluetooth", index), nil)
-                    context.status.clearError()
-                    unavailable.remove(index)
-                    context.status.waiting(for: nil)
-                case .event(.found(let peripheral), let index):
-                    radios[index].scheduler.sawAdvertisement()
-                    let address = peripheral.address.uppercased()
-                    if let entry = followed[address] {
-                        if entry.radio == index { entry.presence.set(true) }
-                        continue
-                    }
-                    guard filter.matches(peripheral) else { continue }
-                    guard followed.count < maxDevices else {
-                        logger.debug(
-                            "ignoring \(address): already following \(String(count: maxDevices, "device"))", device: peripheral.name ?? address)
-                        continue
-                    }
-                    let before = waiting.entry(address)?.heardOn ?? []
-                    let began = waiting.heard(peripheral, address: address, on: index)
-                    // Known and waiting, reported again by an adapter already counted: nothing changed.
-                    if !began, before.contains(index) { continue }
-                    if place(address) { continue }
-                    // Logged once per device; a further full adapter that hears it joins the status.
-                    reportWaiting(address, log: began)
-                case .slotFreed(let index):
-                    for address in waiting.addresses where waiting.entry(address)?.heardOn.contains(index) == true {
-                        guard followed.count < maxDevices, radios[index].scheduler.hasFreeSlot else { break }
-                        _ = place(address)
-                    }
-                case .event(.lost(let address), let index):
-                    let key = address.uppercased()
-                    if let entry = followed[key], entry.radio == index {
-                        entry.presence.set(false)
-                        logger.info("\(key) is no longer discovered", device: key)
-                    } else if waiting.entry(key) != nil {
-                        radios[index].scheduler.waitsForSlot(key, false)
-                        radios[index].scheduler.publish(to: context.status)
-                        if waiting.lost(key, on: index) {
-                            context.status.setDetail("\(key).state", nil)
-                            logger.info("\(key) is no longer discovered; it waits for a slot no more", device: key)
-                        }
-                    }
-                }
+                for work in following.take(report) { group.addTask(operation: work) }
             }
             group.cancelAll()
             try await group.waitForAll()
@@ -218,11 +113,11 @@ public struct PeripheralSupervisor: Sendable {
         }
     }
 
-    private func adapterSuffix(_ index: Int) -> String {
+    func adapterSuffix(_ index: Int) -> String {
         radios.count > 1 ? " on \(radios[index].scheduler.adapter)" : ""
     }
 
-    private func detailKey(_ name: String, _ index: Int) -> String {
+    func detailKey(_ name: String, _ index: Int) -> String {
         radios.count > 1 ? "\(radios[index].scheduler.adapter).\(name)" : name
     }
 

@@ -1,0 +1,81 @@
+import AsyncPrimitives
+import FoundationEssentials
+import GatewayControl
+import GatewayRuntime
+import GatewayTime
+import HealthStore
+import LinuxSystem
+import SampleBus
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension GatewayRunner {
+    /// The control socket (`controlSocket`, else `control.sock` in the runtime directory),
+    /// answering `handlers`.
+    func makeControl(_ facts: RunFacts, handlers: [String: ControlHandler]) -> ControlServer {
+        let socketPath = facts.configuration.controlSocket ?? FileSystem.join(facts.paths.runtimePath, "control.sock")
+        return ControlServer(path: socketPath, handlers: handlers, logger: facts.logger.child("control"))
+    }
+
+    /// The control socket's part: it listens from before the bus starts until every later part
+    /// has stopped.
+    static func controlPart(_ control: ControlServer, logger: Logger) -> GatewayPart {
+        GatewayPart(
+            name: "control socket",
+            start: { try await start(control, logger: logger) },
+            stop: { control.stop() })
+    }
+
+    /// Starts `control`. Another daemon listening on its socket fails the start; any other
+    /// failure leaves the gateway running without it, and says so.
+    private static func start(_ control: ControlServer, logger: Logger) async throws {
+        do {
+            try await control.start()
+        } catch let error where error.errno == EADDRINUSE {
+            throw CommandError(.unavailable, "\(error); stop it first or set \"controlSocket\" in the configuration")
+        } catch {
+            // The gateway still works without its control socket; say so loudly.
+            logger.warning("control socket unavailable (\(error)); 'healthgate status' will not reach this process")
+        }
+    }
+
+    /// `status` (what ``StatusReport`` holds) and `ping`.
+    static func statusHandlers(
+        _ facts: RunFacts, store: HealthStore, statusBoard: StatusBoard, arbiter: HeartRateArbiter,
+        notifications: ServiceNotifications
+    ) -> [String: ControlHandler] {
+        let clock = facts.clock, clockTrust = facts.clockTrust, origin = facts.configuration.origin
+        let logger = facts.logger.child("control")
+        let started = clock.now()
+        let status: ControlHandler = { _ in
+            let steps = await migrationSteps(of: store, clock: clock, logger: logger)
+            return try JSONValue.encoding(StatusReport(
+                version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
+                configuration: origin, store: store.path, clock: clockTrust.state().description,
+                plugins: statusBoard.snapshot(), heartRate: arbiter.counts,
+                migration: steps?.map(StatusReport.MigrationStep.init),
+                watchdog: notifications.report))
+        }
+        return ["status": status, "ping": { _ in .string("pong") }]
+    }
+
+    /// The steps of the store's background migration, for `status`, which answers while the
+    /// store's disk hangs (the watchdog's case): nil when the store does not answer within a
+    /// second, or cannot.
+    static func migrationSteps(of store: HealthStore, clock: any GatewayClock, logger: Logger) async -> [StoreMigrationStep]? {
+        do {
+            let outcome = try await raceAbandoning(sleep: { try await clock.sleep(for: .seconds(1)) }) {
+                try await store.migrationSteps()
+            }
+            if case .event(let steps) = outcome { return steps }
+            return nil
+        } catch is CancellationError {
+            // The request itself was cancelled (the socket is closing): its answer goes nowhere.
+            return nil
+        } catch {
+            logger.warning("status: the store's migration steps are left out: \(error)")
+            return nil
+        }
+    }
+}
