@@ -27,13 +27,13 @@ rm -rf "$logs"
 mkdir -p "$logs"
 began=$SECONDS
 
-# The order: first the long scenarios whose checks do not time anything closely (power cuts,
-# the watchdog, flush points), beside the heaviest part of scripts/test (the fuzzers' and the
-# arm64 build), then the longest of the rest; a scenario not named here runs after them. Those
+# The order: first the long scenarios whose checks do not time anything closely (power cuts, the
+# upgrade, the watchdog, flush points), then the longest of the rest; a scenario not named here
+# runs after them. Those that install the package wait for it while the others run. Those
 # in `alone` count what arrives against what was sent in real time (advertisement rates of at
 # least 0.9, a class's tiles): they run last, one VM at a time, as on a machine with nothing else
 # to do (beside another VM and the builds their rates fell to 0.78 to 0.84).
-order=(power-cut watchdog flush-points bluetooth-bonded bluetooth-multi ant-stick bluetooth-cgm bluetooth
+order=(power-cut upgrade watchdog flush-points bluetooth-bonded bluetooth-multi ant-stick bluetooth-cgm bluetooth
   bluetooth-bumble usb-serial bluetooth-health rfcomm-serial clock-unsynchronized advertisements package class)
 alone=(advertisements package class)
 scenarios=()
