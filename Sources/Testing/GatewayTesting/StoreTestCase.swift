@@ -147,6 +147,27 @@ public func runProcess(_ executable: String, _ arguments: [String]) throws -> Pr
         error: String(decoding: errData, as: UTF8.self))
 }
 
+/// Runs a program to completion and returns its exit status and what it wrote to its standard
+/// output; its standard error goes into the same pipe, interleaved as it was written, when
+/// `mergingErrors`, else to the test's own. Unlike ``runProcess(_:_:)``, a missing program is
+/// the error `Process.run()` throws. Blocks: call it off the cooperative pool when other tasks
+/// must progress meanwhile.
+public func runProcessOutput(
+    _ executable: URL, _ arguments: [String], mergingErrors: Bool = true
+) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    if mergingErrors { process.standardError = output }
+    try process.run()
+    // Read before waiting so that a large output cannot fill the pipe and block the child.
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
 /// A program the tests need is not installed (install the sqlite3 and python3 Debian packages).
 public struct MissingTool: Error, CustomStringConvertible {
     /// The program's path.

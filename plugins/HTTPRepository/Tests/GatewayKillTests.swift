@@ -267,15 +267,6 @@ final class GatewayKillTests: XCTestCase {
     }
 
     private func run(_ binary: URL, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try runProcessOutput(binary, arguments).output
     }
 }
