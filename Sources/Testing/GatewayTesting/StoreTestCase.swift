@@ -98,6 +98,23 @@ open class StoreTestCase: XCTestCase {
             device: Device(name: "pedometer", localIdentifier: "usb-1"))
     }
 
+    /// The built `healthgate`: the test runner (healthgatePackageTests.xctest) sits next to it.
+    public var healthgateExecutable: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("healthgate").path
+    }
+
+    /// Runs the built `healthgate` with `arguments` to completion, as a user runs it on the store.
+    /// - Throws: ``MissingTool``, after failing the test, when it is not built (`swift build
+    ///   --build-tests` builds it); what ``runProcess(_:_:)`` throws.
+    public func runHealthgate(_ arguments: [String]) throws -> ProcessResult {
+        let executable = healthgateExecutable
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            XCTFail("\(executable) is missing: build everything first (swift build --build-tests)")
+            throw MissingTool(path: executable)
+        }
+        return try runProcess(executable, arguments)
+    }
+
     /// Runs a query with the sqlite3 command-line shell, as a user would, and returns its output.
     public func sqlite3(_ sql: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         // Wait for locks like every healthgate connection does (the shell's default is to fail at once).
