@@ -64,17 +64,20 @@ final class BroadcastOverBlueZTests: XCTestCase {
     }
 
     private func withBlueZ(_ name: String, _ body: (PrivateBlueZ, URL) async throws -> Void) async throws {
-        let bluez = try await PrivateBlueZ()
-        let directory = try TestEnvironment.temporaryDirectory(name)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        do {
-            try await bluez.addAdapter()
-            try await body(bluez, directory)
-        } catch {
-            await bluez.stop()
-            throw error
+        try await PrivateBlueZ.withAdapter(name, body)
+    }
+
+    /// Advertises the strap's frames with `counters` (each a new value: 70 + counter bpm) and
+    /// waits until three heart rates are stored.
+    private func advertiseUntilThreeStored(_ bluez: PrivateBlueZ, counters: Range<UInt8>, run: Run) async throws {
+        for counter in counters {
+            try await bluez.advertise(
+                "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
+                manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90, 70 + counter]])
         }
-        await bluez.stop()
+        try await waitUntil(timeout: .seconds(20), "three heart rates stored") {
+            (run.storeStatus.current?.records ?? 0) >= 3
+        }
     }
 
     private func settings() throws -> BroadcastSourceSettings {
@@ -173,14 +176,7 @@ final class BroadcastOverBlueZTests: XCTestCase {
                 PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
             }
             try await waitUntil(timeout: .seconds(20), "discovery started") { try await bluez.discovering() }
-            for counter: UInt8 in 0..<3 {
-                try await bluez.advertise(
-                    "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
-                    manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90, 70 + counter]])
-            }
-            try await waitUntil(timeout: .seconds(20), "three heart rates stored") {
-                (run.storeStatus.current?.records ?? 0) >= 3
-            }
+            try await advertiseUntilThreeStored(bluez, counters: 0..<3, run: run)
             XCTAssertEqual(run.status.current?.details["scanPath"], "discovery")
             await run.stop()
             let monitor = try await bluez.monitorEvents()
@@ -208,14 +204,7 @@ final class BroadcastOverBlueZTests: XCTestCase {
             }
             try await bluez.releaseMonitors()
             try await waitUntil(timeout: .seconds(20), "discovery started") { try await bluez.discovering() }
-            for counter: UInt8 in 1..<3 {
-                try await bluez.advertise(
-                    "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
-                    manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90, 70 + counter]])
-            }
-            try await waitUntil(timeout: .seconds(20), "three heart rates stored") {
-                (run.storeStatus.current?.records ?? 0) >= 3
-            }
+            try await advertiseUntilThreeStored(bluez, counters: 1..<3, run: run)
             XCTAssertEqual(run.status.current?.details["scanPath"], "discovery")
             await run.stop()
             let stored = try await run.stored(.heartRate)
