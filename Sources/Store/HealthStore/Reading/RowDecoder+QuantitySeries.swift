@@ -23,24 +23,12 @@ extension RowDecoder {
         _ connection: SQLiteConnection, where condition: String, orderBy: String, _ bindings: [SQLiteValue], path: String,
         _ body: (_ anchor: Int64, _ series: QuantitySeriesSample) throws(StoreError) -> Void
     ) throws(StoreError) {
-        var metadataReader = MetadataReader(path: path)
-        var vocabulary = StoreVocabulary(connection: connection, path: path)
-        let statement: SQLiteStatement
-        do {
-            statement = try connection.statement(seriesSelect + " WHERE \(condition) ORDER BY \(orderBy)")
-            try statement.bind(bindings)
-        } catch {
-            throw StoreError(error, path: path)
-        }
-        do throws(StoreError) {
-            while try stepRow(statement, path: path) {
-                let anchor = statement.integer(0) ?? 0
-                try body(anchor, try decodeSeries(
-                    statement, vocabulary: &vocabulary, metadataReader: &metadataReader, connection: connection, path: path))
-            }
-        } catch {
-            statement.reset()
-            throw error
+        try forEachRow(
+            connection, seriesSelect + " WHERE \(condition) ORDER BY \(orderBy)", bindings, path: path
+        ) { statement, vocabulary, metadataReader throws(StoreError) in
+            let anchor = statement.integer(0) ?? 0
+            try body(anchor, try decodeSeries(
+                statement, vocabulary: &vocabulary, metadataReader: &metadataReader, connection: connection, path: path))
         }
     }
 
@@ -97,14 +85,6 @@ extension RowDecoder {
             return try QuantitySeriesSample(id: id, type: type, unit: unit, quantities: quantities, device: device, metadata: metadata)
         } catch {
             throw StoreError(.invalidData, path: path, message: "series \(id): \(error)")
-        }
-    }
-
-    static func stepRow(_ statement: SQLiteStatement, path: String) throws(StoreError) -> Bool {
-        do {
-            return try statement.step()
-        } catch {
-            throw StoreError(error, path: path)
         }
     }
 }
