@@ -100,13 +100,9 @@ final class CGMSourceTests: XCTestCase {
             try await h.waitFor("three records") { h.quantities(.bloodGlucose).count == 3 }
             try await h.waitFor("the response logged") { h.logs.entries.contains { $0.message.contains("record access: success") } }
 
-            link.dropLink()
-            try await h.waitFor("the backoff") { h.clock.sleeperCount == 1 }
-            h.clock.advance(by: .seconds(1))
             // Offsets from 26 on: the checkpoint committed with record 25.
-            try await h.waitFor("the second request") {
-                transport.connections(profile.address).count == 2
-                    && transport.latest(profile.address)?.writes.contains { $0.0 == Self.racp && $0.1 == [0x01, 0x03, 0x01, 26, 0] } == true
+            try await transport.reconnect(link, in: h, until: "the second request") {
+                $0.writes.contains { $0.0 == Self.racp && $0.1 == [0x01, 0x03, 0x01, 26, 0] }
             }
         }
         let samples = h.quantities(.bloodGlucose)

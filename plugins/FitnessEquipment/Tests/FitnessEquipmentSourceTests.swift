@@ -51,7 +51,6 @@ final class FitnessEquipmentSourceTests: XCTestCase {
         let profile = Self.bike()
         let transport = FakeBLETransport(profiles: [profile])
         let h = try harness(transport, FitnessEquipmentConfiguration(profile: FitnessProfileConfiguration(wheelCircumferenceMillimeters: 2000)))
-        let address = profile.address
         try await h.run { h in
             let link = try await transport.connect(profile, in: h, until: "subscription") {
                 $0.isSubscribed(Self.csc) && $0.isSubscribed(Self.power)
@@ -63,12 +62,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
             link.send([0x00, 0x00] + Self.le(231, 2), on: Self.power)
             try await h.waitFor("speed, distance, cadence and power") { h.quantities.count == 4 }
 
-            link.dropLink()
-            try await h.waitFor("the backoff") { h.clock.sleeperCount == 1 }
-            h.clock.advance(by: .seconds(1))
-            try await h.waitFor("the reconnect") { transport.connections(address).count == 2 }
-            try await h.waitFor("the second subscription") { transport.latest(address)?.isSubscribed(Self.csc) == true }
-            let second = try XCTUnwrap(transport.latest(address))
+            let second = try await transport.reconnect(link, in: h, until: "the second subscription") { $0.isSubscribed(Self.csc) }
             // The sensor counted on while disconnected: 5 000 revolutions later.
             second.send(Self.cscPayload(wheels: 5104, wheelTime: 30000, cranks: 911, crankTime: 30000), on: Self.csc)
             h.clock.advance(by: .seconds(1))

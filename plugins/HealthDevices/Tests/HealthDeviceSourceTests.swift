@@ -232,14 +232,9 @@ final class HealthDeviceSourceTests: XCTestCase {
 
             // The next connection asks only for records after the last one delivered (9 and on),
             // from the checkpoint committed with record 8.
-            link.dropLink()
-            try await h.waitFor("the backoff") { h.clock.sleeperCount == 1 }
-            h.clock.advance(by: .seconds(1))
-            try await h.waitFor("the second request") {
-                transport.connections(profile.address).count == 2
-                    && transport.latest(profile.address)?.writes.contains { $0.0 == racp && $0.1 == [0x01, 0x03, 0x01, 0x09, 0x00] } == true
+            let second = try await transport.reconnect(link, in: h, until: "the second request") {
+                $0.writes.contains { $0.0 == racp && $0.1 == [0x01, 0x03, 0x01, 0x09, 0x00] }
             }
-            let second = try XCTUnwrap(transport.latest(profile.address))
             second.send(record(9, 120), on: Self.glucose.uuid)
             try await h.waitFor("the third record") { h.quantities(.bloodGlucose).count == 3 }
         }
