@@ -19,16 +19,8 @@ import XCTest
 /// The receivers apply what they get as a receiver should: a deletion is final, and of two
 /// versions of an object the higher sync version wins (batches in flight may be answered out of
 /// order). The seed of the random moments is printed; `HEALTHGATE_CONVERGENCE_SEED` repeats a run.
-final class ConvergenceTests: XCTestCase {
-    var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = try TestEnvironment.temporaryDirectory("convergence")
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
+final class ConvergenceTests: TemporaryDirectoryTestCase {
+    override class var directoryPrefix: String { "convergence" }
 
     /// What a receiver ended up with: the latest version of each object by uuid (its payload as
     /// JSON), and the uuids it was told were deleted.

@@ -18,17 +18,8 @@ import XCTest
 /// A "crash" here is a controller that is dropped without ending its workout, with samples it
 /// collected live that the store never committed; the next controller on the same file must
 /// rebuild exactly what the store holds.
-final class RestartAndBusTests: XCTestCase {
-    var directory: URL!
-    var path: String { directory.appendingPathComponent("samples.sqlite").path }
-
-    override func setUpWithError() throws {
-        directory = try TestEnvironment.temporaryDirectory("workouts-restart")
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
+final class RestartAndBusTests: TemporaryDirectoryTestCase {
+    override class var directoryPrefix: String { "workouts-restart" }
 
     /// A controller on its own store over the file, as after a restart of the gateway.
     func makeController(

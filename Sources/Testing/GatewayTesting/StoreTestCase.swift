@@ -1,15 +1,13 @@
 public import Foundation
 public import HealthModel
-public import XCTest
+import XCTest
 
 /// A test case with a temporary directory holding a store path, removed at tear-down, and the
 /// records store tests write: heart rates from a chest strap, steps from a pedometer, at times
 /// counted from ``t0``.
-open class StoreTestCase: XCTestCase {
-    /// The temporary directory, made in `setUp`.
-    public var directory: URL!
-    /// The store's file in ``directory``.
-    public var path: String { directory.appendingPathComponent("samples.sqlite").path }
+open class StoreTestCase: TemporaryDirectoryTestCase {
+    /// `health-store`.
+    open override class var directoryPrefix: String { "health-store" }
 
     /// 2027-01-16T00:00:00Z: a UTC midnight, so day buckets anchored on it are easy to compute by hand.
     public let t0 = Date(timeIntervalSince1970: 1_800_057_600)
@@ -19,15 +17,6 @@ open class StoreTestCase: XCTestCase {
         name: "Polar H10", manufacturer: "Polar", model: "H10", firmwareVersion: "3.1", localIdentifier: "AA:BB:CC:DD:EE:FF")
     /// ``strap``.
     public var strap: Device { Self.strap }
-
-    open override func setUp() async throws {
-        try await super.setUp()
-        directory = try TestEnvironment.temporaryDirectory("health-store")
-    }
-
-    open override func tearDownWithError() throws {
-        if let directory { try? FileManager.default.removeItem(at: directory) }
-    }
 
     /// ``t0`` plus `seconds`.
     public func at(_ seconds: Double) -> Date { t0.addingTimeInterval(seconds) }
