@@ -139,9 +139,7 @@ final class ClassDemoEndToEndTests: XCTestCase {
         XCTAssertGreaterThan(Int(series.output.1) ?? 0, 0, metrics)
         XCTAssertNotNil(metrics.firstMatch(of: /\nhealthgate_heart_rate_handovers_total \d+\n/), metrics)
 
-        daemon.send(SIGTERM)
-        let exit = try await daemon.waitForExit(timeout: .seconds(60))
-        XCTAssertEqual(exit.status, 0, exit.standardError)
+        try await daemon.terminate(timeout: .seconds(60))
     }
 
     /// The body of `url` as curl fetches it.
