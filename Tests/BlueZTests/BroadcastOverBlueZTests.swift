@@ -67,6 +67,21 @@ final class BroadcastOverBlueZTests: XCTestCase {
         try await PrivateBlueZ.withAdapter(name, body)
     }
 
+    /// The Polar broadcast source on `bluez`'s adapter, storing into `directory`, running.
+    private func polarRun(_ bluez: PrivateBlueZ, directory: URL) throws -> Run {
+        let settings = try settings()
+        return try Run(bluez, directory: directory) { environment, bluetooth in
+            PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
+        }
+    }
+
+    /// Waits until bluetoothd has activated the source's advertisement monitor.
+    private func waitForMonitorActivation(_ bluez: PrivateBlueZ) async throws {
+        try await waitUntil(timeout: .seconds(20), "the monitor activated") {
+            try await bluez.monitorEvents().events.contains("Activate")
+        }
+    }
+
     /// Advertises the strap's frames with `counters` (each a new value: 70 + counter bpm) and
     /// waits until three heart rates are stored.
     private func advertiseUntilThreeStored(_ bluez: PrivateBlueZ, counters: Range<UInt8>, run: Run) async throws {
@@ -90,10 +105,7 @@ final class BroadcastOverBlueZTests: XCTestCase {
     /// (same counter) is none. The discovery filter asks for duplicates, LE only.
     func testPolarStrapByDiscovery() async throws {
         try await withBlueZ("polar-bluez") { bluez, directory in
-            let settings = try settings()
-            let run = try Run(bluez, directory: directory) { environment, bluetooth in
-                PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
-            }
+            let run = try polarRun(bluez, directory: directory)
             try await waitUntil(timeout: .seconds(20), "the scan to start") {
                 (try? await bluez.discoveryFilter())?["DuplicateData"]?.bool == true
             }
@@ -126,13 +138,8 @@ final class BroadcastOverBlueZTests: XCTestCase {
     func testPolarStrapByAdvertisementMonitor() async throws {
         try await withBlueZ("polar-monitor") { bluez, directory in
             try await bluez.offerAdvertisementMonitor()
-            let settings = try settings()
-            let run = try Run(bluez, directory: directory) { environment, bluetooth in
-                PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
-            }
-            try await waitUntil(timeout: .seconds(20), "the monitor activated") {
-                try await bluez.monitorEvents().events.contains("Activate")
-            }
+            let run = try polarRun(bluez, directory: directory)
+            try await waitForMonitorActivation(bluez)
             let registered = try await bluez.monitorEvents()
             XCTAssertEqual(registered.registered, 1)
             XCTAssertEqual(Array(registered.events.prefix(3)), ["GetManagedObjects", "registered ff:6b00", "Activate"])
@@ -171,10 +178,7 @@ final class BroadcastOverBlueZTests: XCTestCase {
     func testRefusedMonitorFallsBackToDiscovery() async throws {
         try await withBlueZ("polar-refused") { bluez, directory in
             try await bluez.offerAdvertisementMonitor(refuse: true)
-            let settings = try settings()
-            let run = try Run(bluez, directory: directory) { environment, bluetooth in
-                PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
-            }
+            let run = try polarRun(bluez, directory: directory)
             try await waitUntil(timeout: .seconds(20), "discovery started") { try await bluez.discovering() }
             try await advertiseUntilThreeStored(bluez, counters: 0..<3, run: run)
             XCTAssertEqual(run.status.current?.details["scanPath"], "discovery")
@@ -190,13 +194,8 @@ final class BroadcastOverBlueZTests: XCTestCase {
     func testReleasedMonitorFallsBackToDiscovery() async throws {
         try await withBlueZ("polar-released") { bluez, directory in
             try await bluez.offerAdvertisementMonitor()
-            let settings = try settings()
-            let run = try Run(bluez, directory: directory) { environment, bluetooth in
-                PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
-            }
-            try await waitUntil(timeout: .seconds(20), "the monitor activated") {
-                try await bluez.monitorEvents().events.contains("Activate")
-            }
+            let run = try polarRun(bluez, directory: directory)
+            try await waitForMonitorActivation(bluez)
             try await bluez.advertise(
                 "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D", manufacturer: [0x006B: [0x03, 0x00, 90, 70]])
             try await waitUntil(timeout: .seconds(20), "a heart rate by the monitor") {
