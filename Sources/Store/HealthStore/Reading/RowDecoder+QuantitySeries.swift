@@ -69,15 +69,7 @@ extension RowDecoder {
                 value: quantity.value, start: StoreTime.date(microseconds: start &+ quantity.offset),
                 end: StoreTime.date(microseconds: start &+ quantity.offset &+ quantity.duration))
         }
-        let device = statement.integer(9).map { deviceID in
-            vocabulary.device(deviceID) {
-                Device(
-                    name: statement.text(10), manufacturer: statement.text(11), model: statement.text(12),
-                    hardwareVersion: statement.text(13), firmwareVersion: statement.text(14),
-                    softwareVersion: statement.text(15), localIdentifier: statement.text(16),
-                    udiDeviceIdentifier: statement.text(17), radioIdentifier: statement.text(18))
-            }
-        }
+        let device = Self.device(statement, vocabulary: &vocabulary)
         var metadata = withSyncKeys(
             try metadataReader.metadata(statement.value(7), connection), seriesSyncIdentifier(id), version)
         if statement.integer(6) == 1 { metadata[.provisional] = .bool(true) }

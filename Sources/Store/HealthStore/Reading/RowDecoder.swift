@@ -164,15 +164,7 @@ enum RowDecoder {
         let unit = try vocabulary.unit(unitID, for: id)
         // No original value: the value was recorded as it is stored.
         let original = statement.double(5) ?? value
-        let device = statement.integer(9).map { deviceID in
-            vocabulary.device(deviceID) {
-                Device(
-                    name: statement.text(10), manufacturer: statement.text(11), model: statement.text(12),
-                    hardwareVersion: statement.text(13), firmwareVersion: statement.text(14),
-                    softwareVersion: statement.text(15), localIdentifier: statement.text(16),
-                    udiDeviceIdentifier: statement.text(17), radioIdentifier: statement.text(18))
-            }
-        }
+        let device = Self.device(statement, vocabulary: &vocabulary)
         let entries = try metadata(statement.value(8))
         do {
             return try QuantitySample(
@@ -193,6 +185,21 @@ enum RowDecoder {
         metadata.syncIdentifier = identifier
         metadata.syncVersion = version
         return metadata
+    }
+
+    /// The device of the statement's current row, from the columns 9 to 18 that ``sampleSelect``
+    /// and ``seriesSelect`` both give it (its id, then its fields), through `vocabulary`'s cache;
+    /// nil for a row without one.
+    static func device(_ statement: SQLiteStatement, vocabulary: inout StoreVocabulary) -> Device? {
+        statement.integer(9).map { deviceID in
+            vocabulary.device(deviceID) {
+                Device(
+                    name: statement.text(10), manufacturer: statement.text(11), model: statement.text(12),
+                    hardwareVersion: statement.text(13), firmwareVersion: statement.text(14),
+                    softwareVersion: statement.text(15), localIdentifier: statement.text(16),
+                    udiDeviceIdentifier: statement.text(17), radioIdentifier: statement.text(18))
+            }
+        }
     }
 
     static func step(_ statement: SQLiteStatement, path: String) throws(StoreError) -> Bool {
