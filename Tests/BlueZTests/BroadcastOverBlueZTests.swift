@@ -82,6 +82,20 @@ final class BroadcastOverBlueZTests: XCTestCase {
         }
     }
 
+    /// Advertises six changes of the strap, counters 0, 1, 1 (a repeat), 2, 3, 4 with heart rates 80
+    /// to 85, and waits until the five new values are stored.
+    private func advertiseSixChanges(_ bluez: PrivateBlueZ, run: Run) async throws {
+        let counters: [UInt8] = [0, 1, 1, 2, 3, 4]
+        for (index, counter) in counters.enumerated() {
+            try await bluez.advertise(
+                "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
+                manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90 + UInt8(index), 80 + UInt8(index)]])
+        }
+        try await waitUntil(timeout: .seconds(20), "five heart rates stored") {
+            (run.storeStatus.current?.records ?? 0) >= 5
+        }
+    }
+
     /// Advertises the strap's frames with `counters` (each a new value: 70 + counter bpm) and
     /// waits until three heart rates are stored.
     private func advertiseUntilThreeStored(_ bluez: PrivateBlueZ, counters: Range<UInt8>, run: Run) async throws {
@@ -111,16 +125,7 @@ final class BroadcastOverBlueZTests: XCTestCase {
             }
             let filter = try await bluez.discoveryFilter()
             XCTAssertEqual(filter["Transport"]?.string, "le")
-            // Six changes: counters 0, 1, 1 (a repeat), 2, 3, 4.
-            let counters: [UInt8] = [0, 1, 1, 2, 3, 4]
-            for (index, counter) in counters.enumerated() {
-                try await bluez.advertise(
-                    "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
-                    manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90 + UInt8(index), 80 + UInt8(index)]])
-            }
-            try await waitUntil(timeout: .seconds(20), "five heart rates stored") {
-                (run.storeStatus.current?.records ?? 0) >= 5
-            }
+            try await advertiseSixChanges(bluez, run: run)
             await run.stop()
             let stored = try await run.stored(.heartRate)
             XCTAssertEqual(try stored.map { try $0.quantity.doubleValue(for: .countPerMinute) }, [80, 81, 83, 84, 85])
@@ -147,15 +152,7 @@ final class BroadcastOverBlueZTests: XCTestCase {
             XCTAssertFalse(discovering, "the monitor path scans passively, without discovery")
             // A scale is not selected by the strap source's monitor, so bluetoothd reports nothing of it.
             try await bluez.advertise("C8:47:8C:01:02:03", name: "MIBFS", service: [0x181D: [0x22, 0x9C, 0x3E]])
-            let counters: [UInt8] = [0, 1, 1, 2, 3, 4]
-            for (index, counter) in counters.enumerated() {
-                try await bluez.advertise(
-                    "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
-                    manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90 + UInt8(index), 80 + UInt8(index)]])
-            }
-            try await waitUntil(timeout: .seconds(20), "five heart rates stored") {
-                (run.storeStatus.current?.records ?? 0) >= 5
-            }
+            try await advertiseSixChanges(bluez, run: run)
             XCTAssertEqual(run.status.current?.details["scanPath"], "advertisement-monitor")
             await run.stop()
             let stored = try await run.stored(.heartRate)
