@@ -18,6 +18,19 @@ final class ANTFramerTests: XCTestCase {
         .channelEvent(channel: 0, code: .channelClosed),
     ]
 
+    /// `stream` appended to a new framer `size` bytes at a time: the framer after it, and all
+    /// that it put out.
+    private func framed(_ stream: [UInt8], inChunksOf size: Int) -> (ANTFramer, [ANTFramer.Output]) {
+        var framer = ANTFramer()
+        var outputs: [ANTFramer.Output] = []
+        var index = 0
+        while index < stream.count {
+            outputs += framer.append(stream[index..<min(stream.count, index + size)])
+            index += size
+        }
+        return (framer, outputs)
+    }
+
     private func frames(_ outputs: [ANTFramer.Output]) -> [ANTFrame] {
         outputs.compactMap { if case .frame(let frame) = $0 { frame } else { nil } }
     }
@@ -33,13 +46,7 @@ final class ANTFramerTests: XCTestCase {
         let stream = messages.flatMap(\.encoded)
         let expected = messages.map(\.frame)
         for size in 1...stream.count {
-            var framer = ANTFramer()
-            var outputs: [ANTFramer.Output] = []
-            var index = 0
-            while index < stream.count {
-                outputs += framer.append(stream[index..<min(stream.count, index + size)])
-                index += size
-            }
+            let (framer, outputs) = framed(stream, inChunksOf: size)
             XCTAssertEqual(frames(outputs), expected, "chunks of \(size)")
             XCTAssertEqual(outputs.count, expected.count, "no resynchronisation in a clean stream (chunks of \(size))")
             XCTAssertEqual(framer.skippedBytes, 0)
@@ -60,13 +67,7 @@ final class ANTFramerTests: XCTestCase {
             garbage1 + messages[0].encoded + messages[1].encoded + garbage2 + messages[2].encoded + cut
             + messages[3].encoded + messages[4].encoded + messages[5].encoded
         for size in 1...stream.count {
-            var framer = ANTFramer()
-            var outputs: [ANTFramer.Output] = []
-            var index = 0
-            while index < stream.count {
-                outputs += framer.append(stream[index..<min(stream.count, index + size)])
-                index += size
-            }
+            let (framer, outputs) = framed(stream, inChunksOf: size)
             XCTAssertEqual(frames(outputs), messages.map(\.frame), "chunks of \(size)")
             let episodes = outputs.compactMap { if case .resynchronised(let count) = $0 { count } else { nil } }
             XCTAssertEqual(episodes, [garbage1.count, garbage2.count, cut.count], "chunks of \(size)")

@@ -64,17 +64,49 @@ final class BroadcastOverBlueZTests: XCTestCase {
     }
 
     private func withBlueZ(_ name: String, _ body: (PrivateBlueZ, URL) async throws -> Void) async throws {
-        let bluez = try await PrivateBlueZ()
-        let directory = try TestEnvironment.temporaryDirectory(name)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        do {
-            try await bluez.addAdapter()
-            try await body(bluez, directory)
-        } catch {
-            await bluez.stop()
-            throw error
+        try await PrivateBlueZ.withAdapter(name, body)
+    }
+
+    /// The Polar broadcast source on `bluez`'s adapter, storing into `directory`, running.
+    private func polarRun(_ bluez: PrivateBlueZ, directory: URL) throws -> Run {
+        let settings = try settings()
+        return try Run(bluez, directory: directory) { environment, bluetooth in
+            PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
         }
-        await bluez.stop()
+    }
+
+    /// Waits until bluetoothd has activated the source's advertisement monitor.
+    private func waitForMonitorActivation(_ bluez: PrivateBlueZ) async throws {
+        try await waitUntil(timeout: .seconds(20), "the monitor activated") {
+            try await bluez.monitorEvents().events.contains("Activate")
+        }
+    }
+
+    /// Advertises six changes of the strap, counters 0, 1, 1 (a repeat), 2, 3, 4 with heart rates 80
+    /// to 85, and waits until the five new values are stored.
+    private func advertiseSixChanges(_ bluez: PrivateBlueZ, run: Run) async throws {
+        let counters: [UInt8] = [0, 1, 1, 2, 3, 4]
+        for (index, counter) in counters.enumerated() {
+            try await bluez.advertise(
+                "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
+                manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90 + UInt8(index), 80 + UInt8(index)]])
+        }
+        try await waitUntil(timeout: .seconds(20), "five heart rates stored") {
+            (run.storeStatus.current?.records ?? 0) >= 5
+        }
+    }
+
+    /// Advertises the strap's frames with `counters` (each a new value: 70 + counter bpm) and
+    /// waits until three heart rates are stored.
+    private func advertiseUntilThreeStored(_ bluez: PrivateBlueZ, counters: Range<UInt8>, run: Run) async throws {
+        for counter in counters {
+            try await bluez.advertise(
+                "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
+                manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90, 70 + counter]])
+        }
+        try await waitUntil(timeout: .seconds(20), "three heart rates stored") {
+            (run.storeStatus.current?.records ?? 0) >= 3
+        }
     }
 
     private func settings() throws -> BroadcastSourceSettings {
@@ -87,25 +119,13 @@ final class BroadcastOverBlueZTests: XCTestCase {
     /// (same counter) is none. The discovery filter asks for duplicates, LE only.
     func testPolarStrapByDiscovery() async throws {
         try await withBlueZ("polar-bluez") { bluez, directory in
-            let settings = try settings()
-            let run = try Run(bluez, directory: directory) { environment, bluetooth in
-                PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
-            }
+            let run = try polarRun(bluez, directory: directory)
             try await waitUntil(timeout: .seconds(20), "the scan to start") {
                 (try? await bluez.discoveryFilter())?["DuplicateData"]?.bool == true
             }
             let filter = try await bluez.discoveryFilter()
             XCTAssertEqual(filter["Transport"]?.string, "le")
-            // Six changes: counters 0, 1, 1 (a repeat), 2, 3, 4.
-            let counters: [UInt8] = [0, 1, 1, 2, 3, 4]
-            for (index, counter) in counters.enumerated() {
-                try await bluez.advertise(
-                    "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
-                    manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90 + UInt8(index), 80 + UInt8(index)]])
-            }
-            try await waitUntil(timeout: .seconds(20), "five heart rates stored") {
-                (run.storeStatus.current?.records ?? 0) >= 5
-            }
+            try await advertiseSixChanges(bluez, run: run)
             await run.stop()
             let stored = try await run.stored(.heartRate)
             XCTAssertEqual(try stored.map { try $0.quantity.doubleValue(for: .countPerMinute) }, [80, 81, 83, 84, 85])
@@ -123,13 +143,8 @@ final class BroadcastOverBlueZTests: XCTestCase {
     func testPolarStrapByAdvertisementMonitor() async throws {
         try await withBlueZ("polar-monitor") { bluez, directory in
             try await bluez.offerAdvertisementMonitor()
-            let settings = try settings()
-            let run = try Run(bluez, directory: directory) { environment, bluetooth in
-                PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
-            }
-            try await waitUntil(timeout: .seconds(20), "the monitor activated") {
-                try await bluez.monitorEvents().events.contains("Activate")
-            }
+            let run = try polarRun(bluez, directory: directory)
+            try await waitForMonitorActivation(bluez)
             let registered = try await bluez.monitorEvents()
             XCTAssertEqual(registered.registered, 1)
             XCTAssertEqual(Array(registered.events.prefix(3)), ["GetManagedObjects", "registered ff:6b00", "Activate"])
@@ -137,15 +152,7 @@ final class BroadcastOverBlueZTests: XCTestCase {
             XCTAssertFalse(discovering, "the monitor path scans passively, without discovery")
             // A scale is not selected by the strap source's monitor, so bluetoothd reports nothing of it.
             try await bluez.advertise("C8:47:8C:01:02:03", name: "MIBFS", service: [0x181D: [0x22, 0x9C, 0x3E]])
-            let counters: [UInt8] = [0, 1, 1, 2, 3, 4]
-            for (index, counter) in counters.enumerated() {
-                try await bluez.advertise(
-                    "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
-                    manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90 + UInt8(index), 80 + UInt8(index)]])
-            }
-            try await waitUntil(timeout: .seconds(20), "five heart rates stored") {
-                (run.storeStatus.current?.records ?? 0) >= 5
-            }
+            try await advertiseSixChanges(bluez, run: run)
             XCTAssertEqual(run.status.current?.details["scanPath"], "advertisement-monitor")
             await run.stop()
             let stored = try await run.stored(.heartRate)
@@ -168,19 +175,9 @@ final class BroadcastOverBlueZTests: XCTestCase {
     func testRefusedMonitorFallsBackToDiscovery() async throws {
         try await withBlueZ("polar-refused") { bluez, directory in
             try await bluez.offerAdvertisementMonitor(refuse: true)
-            let settings = try settings()
-            let run = try Run(bluez, directory: directory) { environment, bluetooth in
-                PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
-            }
+            let run = try polarRun(bluez, directory: directory)
             try await waitUntil(timeout: .seconds(20), "discovery started") { try await bluez.discovering() }
-            for counter: UInt8 in 0..<3 {
-                try await bluez.advertise(
-                    "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
-                    manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90, 70 + counter]])
-            }
-            try await waitUntil(timeout: .seconds(20), "three heart rates stored") {
-                (run.storeStatus.current?.records ?? 0) >= 3
-            }
+            try await advertiseUntilThreeStored(bluez, counters: 0..<3, run: run)
             XCTAssertEqual(run.status.current?.details["scanPath"], "discovery")
             await run.stop()
             let monitor = try await bluez.monitorEvents()
@@ -194,13 +191,8 @@ final class BroadcastOverBlueZTests: XCTestCase {
     func testReleasedMonitorFallsBackToDiscovery() async throws {
         try await withBlueZ("polar-released") { bluez, directory in
             try await bluez.offerAdvertisementMonitor()
-            let settings = try settings()
-            let run = try Run(bluez, directory: directory) { environment, bluetooth in
-                PolarBroadcastSource(settings: settings, environment: environment, bluetooth: bluetooth)
-            }
-            try await waitUntil(timeout: .seconds(20), "the monitor activated") {
-                try await bluez.monitorEvents().events.contains("Activate")
-            }
+            let run = try polarRun(bluez, directory: directory)
+            try await waitForMonitorActivation(bluez)
             try await bluez.advertise(
                 "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D", manufacturer: [0x006B: [0x03, 0x00, 90, 70]])
             try await waitUntil(timeout: .seconds(20), "a heart rate by the monitor") {
@@ -208,14 +200,7 @@ final class BroadcastOverBlueZTests: XCTestCase {
             }
             try await bluez.releaseMonitors()
             try await waitUntil(timeout: .seconds(20), "discovery started") { try await bluez.discovering() }
-            for counter: UInt8 in 1..<3 {
-                try await bluez.advertise(
-                    "A0:9E:1A:12:34:56", name: "Polar H10 1A2B3C4D",
-                    manufacturer: [0x006B: [0x03 | counter << 2, 0x00, 90, 70 + counter]])
-            }
-            try await waitUntil(timeout: .seconds(20), "three heart rates stored") {
-                (run.storeStatus.current?.records ?? 0) >= 3
-            }
+            try await advertiseUntilThreeStored(bluez, counters: 1..<3, run: run)
             XCTAssertEqual(run.status.current?.details["scanPath"], "discovery")
             await run.stop()
             let stored = try await run.stored(.heartRate)

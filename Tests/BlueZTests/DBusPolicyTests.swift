@@ -194,17 +194,11 @@ final class DBusPolicyTests: XCTestCase {
 
     /// One call with dbus-send; its output and error text together.
     private static func send(_ address: String, destination: String, _ method: String, _ arguments: String...) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-send")
-        process.arguments = ["--bus=\(address)", "--print-reply", "--reply-timeout=5000", "--dest=\(destination)",
-                             destination == "org.bluez" ? "/" : "/org/freedesktop/DBus", method] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try runProcessOutput(
+            URL(fileURLWithPath: "/usr/bin/dbus-send"),
+            ["--bus=\(address)", "--print-reply", "--reply-timeout=5000", "--dest=\(destination)",
+             destination == "org.bluez" ? "/" : "/org/freedesktop/DBus", method] + arguments
+        ).output
     }
 }
 

@@ -87,17 +87,7 @@ final class HeartRateSourceOverBlueZTests: XCTestCase {
     }
 
     private func withBlueZ(_ name: String, _ body: (PrivateBlueZ, URL) async throws -> Void) async throws {
-        let bluez = try await PrivateBlueZ()
-        let directory = try TestEnvironment.temporaryDirectory(name)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        do {
-            try await bluez.addAdapter()
-            try await body(bluez, directory)
-        } catch {
-            await bluez.stop()
-            throw error
-        }
-        await bluez.stop()
+        try await PrivateBlueZ.withAdapter(name, body)
     }
 
     func testMonitorThatDisappearsAndReturnsDeliversSamplesAgain() async throws {

@@ -35,6 +35,22 @@ final class PrivateBlueZ: @unchecked Sendable {
     private var mock: Process?
     let logSink = RecordingLogSink()
 
+    /// Runs `body` with a private BlueZ that has one adapter and a temporary directory named
+    /// after `name`; stops BlueZ and removes the directory on every path.
+    static func withAdapter(_ name: String, _ body: (PrivateBlueZ, URL) async throws -> Void) async throws {
+        let bluez = try await PrivateBlueZ()
+        let directory = try TestEnvironment.temporaryDirectory(name)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            try await bluez.addAdapter()
+            try await body(bluez, directory)
+        } catch {
+            await bluez.stop()
+            throw error
+        }
+        await bluez.stop()
+    }
+
     /// Starts the bus, and bluetoothd's stand-in unless `withBluetoothd` is false.
     init(withBluetoothd: Bool = true) async throws {
         bus = try await PrivateDBusDaemon(prefix: "healthgate-bluez")

@@ -21,10 +21,8 @@
 # (udev-rules/dbus-healthgate.conf), which a call it does not list is refused by.
 set -uo pipefail
 REPO=${1:?usage: bluetooth-bonded.sh REPO HEALTHGATE [SECONDS]}
-HG=${2:?usage: bluetooth-bonded.sh REPO HEALTHGATE [SECONDS]}
-WAIT=${3:-60}
-OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
+scenario_arguments 60 "$@"
 
 STRICT_BUS=1
 start_bluetooth 2

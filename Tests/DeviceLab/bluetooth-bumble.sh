@@ -15,10 +15,8 @@
 #   4. bluetoothd still runs, and healthgate stops cleanly on SIGTERM.
 set -uo pipefail
 REPO=${1:?usage: bluetooth-bumble.sh REPO HEALTHGATE [SECONDS]}
-HG=${2:?usage: bluetooth-bumble.sh REPO HEALTHGATE [SECONDS]}
-WAIT=${3:-240}
-OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
+scenario_arguments 240 "$@"
 CONNECTIONS=12
 PER_CONNECTION=6
 MONITOR=F0:F1:F2:F3:F4:F5

@@ -21,10 +21,8 @@
 #   6. bluetoothd still runs, and healthgate stops cleanly on SIGTERM.
 set -uo pipefail
 REPO=${1:?usage: bluetooth-health.sh REPO HEALTHGATE [SECONDS]}
-HG=${2:?usage: bluetooth-health.sh REPO HEALTHGATE [SECONDS]}
-WAIT=${3:-60}
-OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
+scenario_arguments 60 "$@"
 
 start_bluetooth 2
 CUFF=$(address hci0)

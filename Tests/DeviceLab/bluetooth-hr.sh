@@ -17,40 +17,14 @@
 # $LAB_OUT.
 set -uo pipefail
 REPO=${1:?usage: bluetooth-hr.sh REPO HEALTHGATE [SECONDS]}
-HG=${2:?usage: bluetooth-hr.sh REPO HEALTHGATE [SECONDS]}
-WAIT=${3:-40}
-OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
-source "$REPO/Tests/DeviceLab/lib/btvirt.sh"
+source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
+scenario_arguments 40 "$@"
 EXAMPLES=/usr/share/doc/bluez-test-scripts/examples
-PY=/usr/bin/python3          # Debian's python3 has dbus and gi; the pyenv one does not
 
-source "$REPO/Tests/DeviceLab/lib/checks.sh"
-
-[[ -x $HG ]] || { echo "FAIL: $HG missing (build on the host first)"; exit 1; }
-
-say "kernel modules, system bus"
-bluetooth_modules || { echo "FAIL: modprobe"; exit 1; }
-mkdir -p /run/dbus
-dbus-daemon --system --fork --print-pid > /run/dbus/daemon.pid
-poll 10 test -S /run/dbus/system_bus_socket || { echo "FAIL: no system bus"; exit 1; }
-
-say "btvirt: two controllers"
-start_btvirt 2 "$OUT/btvirt.log" || { echo "FAIL: btvirt controllers did not come up"; exit 1; }
-btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
-
-say "bluetoothd"
-bluetoothd -n -d > "$OUT/bluetoothd.log" 2>&1 &
-BLUETOOTHD=$!
-two_adapters() { [[ $(bluetoothctl list 2>/dev/null | grep -c '^Controller') -ge 2 ]]; }
-poll 20 two_adapters || { echo "FAIL: bluetoothd does not show two adapters"; exit 1; }
-MONITOR=$(hciconfig hci0 | awk '/BD Address/ {print $3}')
-GATEWAY=$(hciconfig hci1 | awk '/BD Address/ {print $3}')
+start_bluetooth 2
+MONITOR=$(address hci0)
+GATEWAY=$(address hci1)
 echo "monitor (hci0) $MONITOR, gateway (hci1) $GATEWAY"
-# Powered on through D-Bus, as an administrator would (bluetoothd keeps adapters off until asked).
-for hci in hci0 hci1; do
-  gdbus call --system -d org.bluez -o /org/bluez/$hci -m org.freedesktop.DBus.Properties.Set \
-    org.bluez.Adapter1 Powered '<true>' > /dev/null || fail "power on $hci"
-done
 
 # BlueZ's examples use the first adapter; a tiny loader pins them to hci0, files unchanged.
 cat > /tmp/pinned.py <<'EOF'
@@ -77,12 +51,7 @@ start_monitor() {
   poll 40 grep -q 'GATT application registered' "$OUT/gatt-server-$round.log" &&
     poll 40 grep -q 'Advertisement registered' "$OUT/advertisement-$round.log"
 }
-power_monitor() {  # on|off: hci0's Powered property, set through bluetoothd
-  local value=false
-  [[ $1 == on ]] && value=true
-  gdbus call --system -d org.bluez -o /org/bluez/hci0 -m org.freedesktop.DBus.Properties.Set \
-    org.bluez.Adapter1 Powered "<$value>" > /dev/null
-}
+power_monitor() { power hci0 "$1"; }  # on|off: hci0's Powered property, set through bluetoothd
 # The link drops first (hci0 off, as a monitor taken off the chest), and only then do the
 # servers go. Killing the GATT server while the gateway's reads were in flight made this
 # guest's bluetoothd (5.66, serving both controllers) crash in its GATT server once; and

@@ -23,10 +23,8 @@
 # Exit 0 when every check passed. Artifacts (logs, the store, an HCI trace) go to $LAB_OUT.
 set -uo pipefail
 REPO=${1:?usage: bluetooth-multi.sh REPO HEALTHGATE [SECONDS]}
-HG=${2:?usage: bluetooth-multi.sh REPO HEALTHGATE [SECONDS]}
-WAIT=${3:-60}
-OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
+scenario_arguments 60 "$@"
 EXAMPLES=/usr/share/doc/bluez-test-scripts/examples
 
 start_bluetooth 4

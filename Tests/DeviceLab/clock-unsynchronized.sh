@@ -21,10 +21,8 @@
 #      written.
 set -uo pipefail
 REPO=${1:?usage: clock-unsynchronized.sh REPO HEALTHGATE [SECONDS]}
-HG=${2:?usage: clock-unsynchronized.sh REPO HEALTHGATE [SECONDS]}
-WAIT=${3:-60}
-OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
+scenario_arguments 60 "$@"
 OFFSET=${LAB_RTC_OFFSET_SECONDS:-0}
 true_now() { echo $(($(date +%s) - OFFSET)); }
 

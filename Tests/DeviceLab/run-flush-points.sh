@@ -17,29 +17,16 @@ lab=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$lab/vm/common.sh"
 source "$lab/lib/checks.sh"
 source "$lab/vm/receivers.sh"
+source "$lab/lib/packaged-run.sh"
 repository=$(dirname "$(dirname "$lab")")
 out=${1:-/tmp/healthgate-lab-flush-points}
 run_seconds=${HEALTHGATE_LAB_FLUSH_RUN_SECONDS:-20}
 min_states=${HEALTHGATE_LAB_FLUSH_MIN_STATES:-100}
 began=$SECONDS
 
-command -v dpkg-deb > /dev/null || lab_skip "no dpkg-deb: the gateway is installed from its Debian package"
-deb=${HEALTHGATE_LAB_DEB:-}
-[[ -n $deb ]] || deb=$("$repository/scripts/package" | tail -n 1) || lab_broken "scripts/package failed"
-[[ -f $deb ]] || lab_broken "no package at $deb"
-"$lab/vm/build-vm.sh"
-command -v mosquitto > /dev/null && command -v socat > /dev/null || lab_broken "mosquitto or socat missing (build-vm.sh installs them)"
+package_and_vm
 
-rm -rf "$out"
-mkdir -p "$out" "$lab_cache/runs"
-shared=$out/shared
-scratch=$(mktemp -d "$lab_cache/runs/flush-points.XXXXXX")
-cleanup() {
-  stop_receivers
-  if [[ ${HEALTHGATE_LAB_KEEP:-0} == 1 ]]; then lab_say "disk images kept: $scratch"; else rm -rf "$scratch"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+receivers_scratch flush-points
 # The logged disk is small: every crash state is a copy of it in the guest's memory.
 truncate -s 128M "$scratch/store.img"
 truncate -s 4G "$scratch/log.img"

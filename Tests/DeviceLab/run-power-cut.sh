@@ -32,6 +32,7 @@ lab=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$lab/vm/common.sh"
 source "$lab/lib/checks.sh"
 source "$lab/vm/receivers.sh"
+source "$lab/lib/packaged-run.sh"
 repository=$(dirname "$(dirname "$lab")")
 out=${1:-/tmp/healthgate-lab-power-cut}
 cuts=${HEALTHGATE_LAB_POWER_CUTS:-3}
@@ -40,23 +41,10 @@ seed=${HEALTHGATE_LAB_SEED:-$((RANDOM * 32768 + RANDOM))}
 RANDOM=$seed
 began=$SECONDS
 
-command -v dpkg-deb > /dev/null || lab_skip "no dpkg-deb: the gateway is installed from its Debian package"
-deb=${HEALTHGATE_LAB_DEB:-}
-[[ -n $deb ]] || deb=$("$repository/scripts/package" | tail -n 1) || lab_broken "scripts/package failed"
-[[ -f $deb ]] || lab_broken "no package at $deb"
-"$lab/vm/build-vm.sh"
-command -v mosquitto > /dev/null && command -v socat > /dev/null || lab_broken "mosquitto or socat missing (build-vm.sh installs them)"
+package_and_vm
 
-rm -rf "$out"
-mkdir -p "$out/checks" "$lab_cache/runs"
-shared=$out/shared
-scratch=$(mktemp -d "$lab_cache/runs/power-cut.XXXXXX")
-cleanup() {
-  stop_receivers
-  if [[ ${HEALTHGATE_LAB_KEEP:-0} == 1 ]]; then lab_say "disk images kept: $scratch"; else rm -rf "$scratch"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+receivers_scratch power-cut
+mkdir -p "$out/checks"
 truncate -s 256M "$scratch/store.img"
 truncate -s 1G "$scratch/system.img"
 start_receivers "$shared" "$repository" || lab_broken "the receivers did not start"

@@ -11,15 +11,12 @@
 set -euo pipefail
 lab=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$lab/vm/common.sh"
+source "$lab/lib/packaged-run.sh"
 repository=$(dirname "$(dirname "$lab")")
 out=${1:-/tmp/healthgate-lab-watchdog}
 began=$SECONDS
 
-command -v dpkg-deb > /dev/null || lab_skip "no dpkg-deb: the gateway is installed from its Debian package"
-deb=${HEALTHGATE_LAB_DEB:-}
-[[ -n $deb ]] || deb=$("$repository/scripts/package" | tail -n 1) || lab_broken "scripts/package failed"
-[[ -f $deb ]] || lab_broken "no package at $deb"
-"$lab/vm/build-vm.sh"
+package_and_vm
 rm -rf "$out"
 mkdir -p "$out" "$lab_cache/runs"
 scratch=$(mktemp -d "$lab_cache/runs/watchdog.XXXXXX")

@@ -139,22 +139,12 @@ final class ClassDemoEndToEndTests: XCTestCase {
         XCTAssertGreaterThan(Int(series.output.1) ?? 0, 0, metrics)
         XCTAssertNotNil(metrics.firstMatch(of: /\nhealthgate_heart_rate_handovers_total \d+\n/), metrics)
 
-        daemon.send(SIGTERM)
-        let exit = try await daemon.waitForExit(timeout: .seconds(60))
-        XCTAssertEqual(exit.status, 0, exit.standardError)
+        try await daemon.terminate(timeout: .seconds(60))
     }
 
     /// The body of `url` as curl fetches it.
     static func get(_ url: String) throws -> String {
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments = ["-sf", "--max-time", "10", url]
-        let output = Pipe()
-        curl.standardOutput = output
-        try curl.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        curl.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try runProcessOutput(URL(fileURLWithPath: "/usr/bin/curl"), ["-sf", "--max-time", "10", url], mergingErrors: false).output
     }
 
     /// The board's port from its log line `live board at http://127.0.0.1:PORT/`.
@@ -166,16 +156,9 @@ final class ClassDemoEndToEndTests: XCTestCase {
     /// The tiles of the first event on the board's stream (the whole board), read with curl for
     /// at most two seconds; empty when none arrived.
     static func firstBoardEvent(port: Int) -> [[String: Any]] {
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments = ["-sN", "--max-time", "2", "http://127.0.0.1:\(port)/events"]
-        let output = Pipe()
-        curl.standardOutput = output
-        guard (try? curl.run()) != nil else { return [] }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        curl.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }),
+        let arguments = ["-sN", "--max-time", "2", "http://127.0.0.1:\(port)/events"]
+        guard let text = try? runProcessOutput(URL(fileURLWithPath: "/usr/bin/curl"), arguments, mergingErrors: false).output,
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }),
             let event = try? JSONSerialization.jsonObject(with: Data(line.dropFirst("data: ".count).utf8)) as? [String: Any],
             event["full"] as? Bool == true
         else { return [] }

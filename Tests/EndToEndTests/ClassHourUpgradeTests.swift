@@ -152,9 +152,7 @@ final class ClassHourUpgradeTests: XCTestCase {
         }
         let caughtUp = ContinuousClock.now - resumed
         XCTAssertEqual(report.map { $0["done"] as? Int }, [made.heartbeatSeries.count, made.links])
-        gateway.send(SIGTERM)
-        let result = try await gateway.waitForExit(timeout: .seconds(60))
-        XCTAssertEqual(result.status, 0, result.standardError)
+        let result = try await gateway.terminate(timeout: .seconds(60))
         let log = result.standardError
         XCTAssertTrue(
             log.contains("store migration: started in the background, ingest goes on; heartbeats 900/1800, workout_samples 0/\(made.links)"),

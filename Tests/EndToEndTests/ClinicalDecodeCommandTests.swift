@@ -37,26 +37,15 @@ final class ClinicalDecodeCommandTests: XCTestCase {
         ),
     ]
 
-    struct Fixtures: Decodable {
-        struct Valid: Decodable {
-            var name: String
-            var hex: String
-        }
-        struct Invalid: Decodable {
-            struct Expected: Decodable { var field: String }
-            var name: String
-            var hex: String
-            var error: Expected
-        }
-        var valid: [Valid]
-        var invalid: [Invalid]
+    struct Valid: Decodable {
+        var name: String
+        var hex: String
     }
 
     func testEveryFixtureDecodesToExactlyTheDocumentedKeys() async throws {
         let healthgate = try HealthgateExecutable()
         for (command, file, keys) in Self.commands {
-            let fixtures = try JSONDecoder().decode(
-                Fixtures.self, from: Data(contentsOf: Self.fixtures.appendingPathComponent(file)))
+            let fixtures = try DecodeFixtureFile<Valid>.load(file, in: Self.fixtures)
             for fixture in fixtures.valid {
                 let result = try await healthgate.run(["decode", command, fixture.hex])
                 XCTAssertEqual(result.status, 0, "\(command) \(fixture.name): \(result.standardError)")
@@ -65,14 +54,7 @@ final class ClinicalDecodeCommandTests: XCTestCase {
                     result.standardOutput)
                 XCTAssertEqual(Set(object.keys), keys, "\(command) \(fixture.name)")
             }
-            for fixture in fixtures.invalid {
-                let result = try await healthgate.run(["decode", command, fixture.hex])
-                XCTAssertEqual(result.status, 65, "\(command) \(fixture.name)")
-                XCTAssertEqual(result.standardOutput, "")
-                XCTAssertTrue(
-                    result.standardError.contains("field \(fixture.error.field) at offset"),
-                    "\(command) \(fixture.name): \(result.standardError)")
-            }
+            _ = try await fixtures.assertInvalidRefused(by: healthgate, command: command)
         }
     }
 

@@ -43,8 +43,6 @@ final class ConfigOptionTests: XCTestCase {
         let missing = try await healthgate.run(["status", "--config", healthgate.root.appendingPathComponent("none.json").path])
         XCTAssertEqual(missing.status, 66, missing.standardError)
 
-        daemon.send(SIGTERM)
-        let stopped = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(stopped.status, 0, stopped.standardError)
+        try await daemon.terminate()
     }
 }

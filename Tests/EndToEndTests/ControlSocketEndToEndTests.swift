@@ -67,9 +67,7 @@ final class ControlSocketEndToEndTests: XCTestCase {
         XCTAssertTrue(nonReader.isClosedByPeer(within: .seconds(30)))
         _ = await asking.value
 
-        daemon.send(SIGTERM)
-        let result = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(result.status, 0, result.standardError)
+        try await daemon.terminate()
     }
 
     /// Beyond 256 connections a newcomer gets "busy" and is closed; once clients leave, new ones
@@ -91,9 +89,7 @@ final class ControlSocketEndToEndTests: XCTestCase {
         try await waitUntil(timeout: .seconds(10), "a status answer after clients left") {
             (try? TestSocket.roundTrip(path: path, Self.status).answer)?.contains(#""ok":true"#) ?? false
         }
-        daemon.send(SIGTERM)
-        let result = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(result.status, 0, result.standardError)
+        let result = try await daemon.terminate()
         XCTAssertTrue(result.standardError.contains("refusing new ones"), result.standardError)
     }
 
@@ -145,9 +141,7 @@ final class ControlSocketEndToEndTests: XCTestCase {
         try await waitUntil(timeout: .seconds(20), "a status answer after the clients left") {
             (try? TestSocket.roundTrip(path: path, Self.status).answer)?.contains(#""ok":true"#) ?? false
         }
-        daemon.send(SIGTERM)
-        let result = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(result.status, 0, result.standardError)
+        try await daemon.terminate()
     }
 
     private func waitForSocket(_ healthgate: HealthgateExecutable, _ daemon: HealthgateExecutable.RunningProcess) async throws {

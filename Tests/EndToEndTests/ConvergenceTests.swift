@@ -19,16 +19,8 @@ import XCTest
 /// The receivers apply what they get as a receiver should: a deletion is final, and of two
 /// versions of an object the higher sync version wins (batches in flight may be answered out of
 /// order). The seed of the random moments is printed; `HEALTHGATE_CONVERGENCE_SEED` repeats a run.
-final class ConvergenceTests: XCTestCase {
-    var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = try TestEnvironment.temporaryDirectory("convergence")
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
+final class ConvergenceTests: TemporaryDirectoryTestCase {
+    override class var directoryPrefix: String { "convergence" }
 
     /// What a receiver ended up with: the latest version of each object by uuid (its payload as
     /// JSON), and the uuids it was told were deleted.
@@ -219,23 +211,4 @@ final class ConvergenceTests: XCTestCase {
         case .correlation(let correlation): try encoder.encode(correlation)
         }
     }
-}
-
-/// A small deterministic generator (splitmix64), so that a failing run can be repeated.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func next(in range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
-
-    mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
 }

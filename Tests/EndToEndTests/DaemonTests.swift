@@ -101,9 +101,7 @@ final class DaemonTests: XCTestCase {
         XCTAssertTrue(table.standardOutput.contains("NAME"), table.standardOutput)
         XCTAssertTrue(table.standardOutput.contains("\nclock: trusted by the configuration (clock.trusted)\n"), table.standardOutput)
 
-        daemon.send(SIGTERM)
-        let result = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(result.status, 0, result.standardError)
+        let result = try await daemon.terminate()
         XCTAssertTrue(result.standardError.contains("received SIGTERM"), result.standardError)
         XCTAssertFalse(FileManager.default.fileExists(atPath: healthgate.controlSocket.path), "the socket is removed on exit")
 

@@ -232,13 +232,7 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         let help = try await healthgate.run(["delete", "--help"])
         XCTAssertTrue(help.standardOutput.contains("--yes"), help.standardOutput)
 
-        let store = try HealthStore(path: path)
-        try await store.addDeadLetters([
-            DeadLetter(
-                follower: "repository", id: samples[1].id, kind: .quantity, type: "heartRate", isDeletion: false, anchor: 2,
-                payload: nil, status: 422, response: "refused", failedAt: Date(timeIntervalSince1970: 1_800_000_000)),
-        ])
-        await store.close()
+        try await addRefusedDeadLetter()
         let notDropped = try await healthgate.run(["dead-letters", "drop", "--db", path])
         XCTAssertEqual(notDropped.status, 64, notDropped.standardError)
         XCTAssertTrue(notDropped.standardError.contains("Drop 1 dead letter?"), notDropped.standardError)
@@ -248,6 +242,17 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         let dropped = try await healthgate.run(["dead-letters", "drop", "--yes", "--db", path])
         XCTAssertEqual(dropped.status, 0, dropped.standardError)
         XCTAssertTrue(dropped.standardOutput.contains("1 dead letter dropped"), dropped.standardOutput)
+    }
+
+    /// The repository's refusal (422) of the second sample, written to the store as a dead letter.
+    private func addRefusedDeadLetter() async throws {
+        let store = try HealthStore(path: path)
+        try await store.addDeadLetters([
+            DeadLetter(
+                follower: "repository", id: samples[1].id, kind: .quantity, type: "heartRate", isDeletion: false, anchor: 2,
+                payload: nil, status: 422, response: "refused", failedAt: Date(timeIntervalSince1970: 1_800_000_000)),
+        ])
+        await store.close()
     }
 
     /// `delete` and `dead-letters` open the store once, through the path every command uses: a
@@ -269,13 +274,7 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
             XCTAssertFalse(FileManager.default.fileExists(atPath: missing), "\(arguments) created the store")
         }
 
-        let store = try HealthStore(path: path)
-        try await store.addDeadLetters([
-            DeadLetter(
-                follower: "repository", id: samples[1].id, kind: .quantity, type: "heartRate", isDeletion: false, anchor: 2,
-                payload: nil, status: 422, response: "refused", failedAt: Date(timeIntervalSince1970: 1_800_000_000)),
-        ])
-        await store.close()
+        try await addRefusedDeadLetter()
         let retried = try await healthgate.run(["dead-letters", "retry", "--db", path])
         XCTAssertEqual(retried.status, 0, retried.standardError)
         XCTAssertEqual(retried.standardOutput, "1 dead letter marked to be sent again\n")

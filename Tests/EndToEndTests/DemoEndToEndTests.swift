@@ -61,11 +61,7 @@ final class DemoEndToEndTests: XCTestCase {
     /// under its own device, and worn by its own participant while the demo runs.
     func testThePlainDemoHasAnANTClassEachStrapWornByAParticipant() async throws {
         let healthgate = try HealthgateExecutable()
-        let database = healthgate.root.appendingPathComponent("ant.sqlite").path
-        let daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
-        try await waitUntil(timeout: .seconds(60), "the control socket") {
-            FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
-        }
+        let (daemon, database) = try await healthgate.startDemo(store: "ant.sqlite")
         let list = try await healthgate.run(["participant", "list", "--format", "json"])
         XCTAssertEqual(list.status, 0, list.standardError)
         let roster = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.standardOutput.utf8)) as? [[String: Any]])
@@ -81,20 +77,14 @@ final class DemoEndToEndTests: XCTestCase {
             let devices = Set(samples.compactMap { ($0["device"] as? [String: Any])?["localIdentifier"] as? String })
             return devices == Set(worn)
         }
-        daemon.send(SIGTERM)
-        let exit = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(exit.status, 0, exit.standardError)
+        try await daemon.terminate()
     }
 
     /// The demo's bike and its pedometer both count distance: a ride lists its cycling distance
     /// first (not the pedometer's few metres), and its power and cadence.
     func testARideOnTheDemoBikeListsItsCyclingDistancePowerAndCadence() async throws {
         let healthgate = try HealthgateExecutable()
-        let database = healthgate.root.appendingPathComponent("ride.sqlite").path
-        let daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
-        try await waitUntil(timeout: .seconds(60), "the control socket") {
-            FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
-        }
+        let (daemon, database) = try await healthgate.startDemo(store: "ride.sqlite")
         let start = try await healthgate.run(["workout", "start", "--activity", "cycling", "--format", "json"])
         XCTAssertEqual(start.status, 0, start.standardError)
         let started = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(start.standardOutput.utf8)) as? [String: Any])
@@ -107,9 +97,7 @@ final class DemoEndToEndTests: XCTestCase {
         }
         let end = try await healthgate.run(["workout", "end"])
         XCTAssertEqual(end.status, 0, end.standardError)
-        daemon.send(SIGTERM)
-        let exit = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(exit.status, 0, exit.standardError)
+        try await daemon.terminate()
 
         let json = try await healthgate.run(["workout", "show", id, "--db", database, "--format", "json"])
         let workout = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])

@@ -31,28 +31,17 @@ final class FitnessDecodeCommandTests: XCTestCase {
         ("rower-data", "rower-data.json", ["strokeRate", "strokeCount", "totalDistance", "instantaneousPower"]),
     ]
 
-    struct Fixtures: Decodable {
-        struct Valid: Decodable {
-            var name: String
-            var hex: String
-            var expected: [String: Double?]
-        }
-        struct Invalid: Decodable {
-            struct Expected: Decodable { var field: String }
-            var name: String
-            var hex: String
-            var error: Expected
-        }
-        var valid: [Valid]
-        var invalid: [Invalid]
+    struct Valid: Decodable {
+        var name: String
+        var hex: String
+        var expected: [String: Double?]
     }
 
     func testEveryFixtureDecodesToExactlyTheDocumentedKeys() async throws {
         let healthgate = try HealthgateExecutable()
         var runs = 0
         for (command, file, keys) in Self.commands {
-            let fixtures = try JSONDecoder().decode(
-                Fixtures.self, from: Data(contentsOf: Self.fixtures.appendingPathComponent(file)))
+            let fixtures = try DecodeFixtureFile<Valid>.load(file, in: Self.fixtures)
             for fixture in fixtures.valid {
                 let result = try await healthgate.run(["decode", command, fixture.hex])
                 runs += 1
@@ -73,15 +62,7 @@ final class FitnessDecodeCommandTests: XCTestCase {
                     }
                 }
             }
-            for fixture in fixtures.invalid {
-                let result = try await healthgate.run(["decode", command, fixture.hex])
-                runs += 1
-                XCTAssertEqual(result.status, 65, "\(command) \(fixture.name)")
-                XCTAssertEqual(result.standardOutput, "")
-                XCTAssertTrue(
-                    result.standardError.contains("field \(fixture.error.field) at offset"),
-                    "\(command) \(fixture.name): \(result.standardError)")
-            }
+            runs += try await fixtures.assertInvalidRefused(by: healthgate, command: command)
         }
         XCTAssertGreaterThan(runs, 40)
     }

@@ -99,9 +99,7 @@ final class OutputForPeopleTests: XCTestCase {
                 }
             }
         }
-        daemon.send(SIGTERM)
-        let exit = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(exit.status, 0, exit.standardError)
+        try await daemon.terminate()
     }
 
     /// `query stats --interval minute --last 1h`, as the issue ran it: the minutes with data, not

@@ -72,9 +72,7 @@ final class ParticipantEndToEndTests: XCTestCase {
         let roster = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(names.standardOutput.utf8)) as? [[String: Any]])
         XCTAssertEqual(roster.compactMap { $0["name"] as? String }, ["Ana", "Ben"] + antClass + ["Zoe"], "zoe is Zoe, not another participant")
 
-        daemon.send(SIGTERM)
-        let exit = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(exit.status, 0, exit.standardError)
+        try await daemon.terminate()
 
         daemon = try healthgate.start(arguments)
         try await waitUntil(timeout: .seconds(60), "the control socket again") {
@@ -86,9 +84,7 @@ final class ParticipantEndToEndTests: XCTestCase {
         let zoe = try XCTUnwrap(participants.first { $0["name"] as? String == "Zoe" }, "Zoe comes back from the store")
         XCTAssertEqual(zoe["devices"] as? [String], ["spare-strap"])
         XCTAssertEqual(zoe["workoutState"] as? String, "running", "her workout comes back to her after the restart")
-        daemon.send(SIGTERM)
-        let second = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(second.status, 0, second.standardError)
+        try await daemon.terminate()
 
         let stored = try await healthgate.run(["workout", "list", "--db", database, "--format", "json"])
         XCTAssertEqual(stored.status, 0, stored.standardError)
@@ -143,9 +139,7 @@ final class ParticipantEndToEndTests: XCTestCase {
         let p01 = try await snapshot("P01")
         XCTAssertEqual(p01["state"] as? String, "running")
 
-        daemon.send(SIGTERM)
-        let exit = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(exit.status, 0, exit.standardError)
+        try await daemon.terminate()
 
         let query = try await healthgate.run(["query", "samples", "--type", "heartRate", "--db", database, "--format", "json"])
         XCTAssertEqual(query.status, 0, query.standardError)

@@ -119,9 +119,7 @@ final class QuantitySeriesEndToEndTests: XCTestCase {
             text.standardOutput.contains("\nstore migration: heartbeats 300/300, workout_samples 5000/5000, finished\n"),
             text.standardOutput)
 
-        daemon.send(SIGTERM)
-        let result = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(result.status, 0, result.standardError)
+        let result = try await daemon.terminate()
         XCTAssertTrue(
             result.standardError.contains("store migration: started in the background, ingest goes on; heartbeats 0/300, workout_samples 0/5000"),
             result.standardError)

@@ -6,17 +6,8 @@ import XCTest
 
 /// `healthgate query` run as a user runs it: the built executable against a real store file.
 final class QueryCommandTests: StoreTestCase {
-    var executable: String {
-        // The test runner (healthgatePackageTests.xctest) sits next to the built executable.
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("healthgate").path
-    }
-
     func healthgate(_ arguments: String...) throws -> ProcessResult {
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            XCTFail("\(executable) is missing: build everything first (swift build --build-tests)")
-            throw MissingTool(path: executable)
-        }
-        return try runProcess(executable, ["query"] + arguments)
+        try runHealthgate(["query"] + arguments)
     }
 
     override func setUp() async throws {
@@ -201,7 +192,7 @@ final class QueryCommandTests: StoreTestCase {
                 try HealthJSON.makeDecoder().decode([QuantitySample].self, from: Data(local.output.utf8)).map(\.canonicalValue), [90],
                 "\(since) in \(zone)")
         }
-        let help = try runProcess(executable, ["query", "samples", "--help"])
+        let help = try runHealthgate(["query", "samples", "--help"])
         XCTAssertTrue(help.output.contains("2026-11-21 08:00[:00] or 2026-11-21T08:00[:00] (local time)"), help.output)
         XCTAssertTrue(help.output.contains("2026-11-21 (local midnight)"), help.output)
 

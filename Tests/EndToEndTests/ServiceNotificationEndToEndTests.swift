@@ -64,9 +64,7 @@ final class ServiceNotificationEndToEndTests: XCTestCase {
         try lock.execute("ROLLBACK")
         try await listener.wait("the pings resumed") { $0[withheldAt...].contains { $0.hasPrefix("WATCHDOG=1") } }
 
-        daemon.send(SIGTERM)
-        let result = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(result.status, 0, result.standardError)
+        let result = try await daemon.terminate()
         XCTAssertTrue(listener.messages.contains { $0.hasPrefix("STOPPING=1") }, "\(listener.messages)")
         XCTAssertTrue(result.standardError.contains("watchdog pings withheld"), result.standardError)
     }

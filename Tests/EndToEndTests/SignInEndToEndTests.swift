@@ -74,9 +74,7 @@ final class SignInEndToEndTests: XCTestCase {
             return again.standardOutput.contains(Self.strap)
         }
 
-        daemon.send(SIGTERM)
-        let exit = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(exit.status, 0, exit.standardError)
+        try await daemon.terminate()
 
         // Her stored workout starts at the strap's first stored beat and links it.
         let stored = try await healthgate.run(["workout", "list", "--db", database, "--format", "json"])

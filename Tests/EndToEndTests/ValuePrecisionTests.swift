@@ -8,16 +8,8 @@ import XCTest
 /// same in `query samples` and `query stats` as in the demo's live lines (issue #45: `120.000
 /// mg/dL` then `126 mg/dL`, `36.800 degC`); JSON and CSV keep every digit.
 final class ValuePrecisionTests: StoreTestCase {
-    var executable: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("healthgate").path
-    }
-
     func healthgate(_ arguments: String...) throws -> ProcessResult {
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            XCTFail("\(executable) is missing: build everything first (swift build --build-tests)")
-            throw MissingTool(path: executable)
-        }
-        return try runProcess(executable, arguments)
+        try runHealthgate(arguments)
     }
 
     private func sample(_ ids: SampleIDGenerator, _ type: QuantityType, _ value: Double, _ unit: HealthUnit, at seconds: Double) throws -> QuantitySample {

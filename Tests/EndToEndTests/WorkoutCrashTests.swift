@@ -75,9 +75,7 @@ final class WorkoutCrashTests: XCTestCase {
         try await waitUntil(timeout: .seconds(30), "the workout in the store") {
             (try? Self.query(database, "SELECT count(*) FROM workouts").first?.integer(0)) == 1
         }
-        daemon.send(SIGTERM)
-        let exit = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(exit.status, 0, exit.standardError)
+        try await daemon.terminate()
         XCTAssertEqual(try Self.integrityCheck(database), "ok")
 
         try await Self.verify(database: database, workoutID: workoutID, kills: kills)

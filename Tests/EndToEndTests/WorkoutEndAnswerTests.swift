@@ -7,11 +7,7 @@ import XCTest
 final class WorkoutEndAnswerTests: XCTestCase {
     func testWorkoutEndThenAtOnceWorkoutListShowsTheWorkout() async throws {
         let healthgate = try HealthgateExecutable()
-        let database = healthgate.root.appendingPathComponent("end.sqlite").path
-        let daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
-        try await waitUntil(timeout: .seconds(60), "the control socket") {
-            FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
-        }
+        let (daemon, database) = try await healthgate.startDemo(store: "end.sqlite")
         for round in 1...3 {
             let start = try await healthgate.run(["workout", "start", "--activity", "running", "--format", "json"])
             XCTAssertEqual(start.status, 0, start.standardError)
@@ -27,8 +23,6 @@ final class WorkoutEndAnswerTests: XCTestCase {
             XCTAssertTrue(listed.contains { $0["id"] as? String == id }, "round \(round): \(id) not listed right after the end")
             XCTAssertEqual(listed.count, round)
         }
-        daemon.send(SIGTERM)
-        let exit = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(exit.status, 0, exit.standardError)
+        try await daemon.terminate()
     }
 }

@@ -10,11 +10,7 @@ import XCTest
 final class WorkoutEndToEndTests: XCTestCase {
     func testStartPauseResumeLapEndThenTheStoredWorkoutMatchesItsSamples() async throws {
         let healthgate = try HealthgateExecutable()
-        let database = healthgate.root.appendingPathComponent("workout.sqlite").path
-        let daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
-        try await waitUntil(timeout: .seconds(60), "the control socket") {
-            FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
-        }
+        let (daemon, database) = try await healthgate.startDemo(store: "workout.sqlite")
 
         let atStart = try await Self.heartRateSamples(healthgate, database: database, source: Self.ownMonitor).count
         let started = try await Self.snapshot(healthgate, ["workout", "start", "--activity", "running", "--format", "json"])
@@ -48,9 +44,7 @@ final class WorkoutEndToEndTests: XCTestCase {
             XCTAssertTrue(ContinuousClock.now < deadline, "the workout never reached the store: \(show.standardError)")
             if ContinuousClock.now >= deadline { return }
         }
-        daemon.send(SIGTERM)
-        let exit = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(exit.status, 0, exit.standardError)
+        try await daemon.terminate()
 
         let list = try await healthgate.run(["workout", "list", "--db", database, "--format", "json"])
         XCTAssertEqual(list.status, 0, list.standardError)
@@ -135,24 +129,18 @@ final class WorkoutEndToEndTests: XCTestCase {
 
     func testAGatewayRestartResumesTheWorkoutInsteadOfLosingOrEndingIt() async throws {
         let healthgate = try HealthgateExecutable()
-        let database = healthgate.root.appendingPathComponent("restart.sqlite").path
-        var daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
-        try await waitUntil(timeout: .seconds(60), "the control socket") {
-            FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
-        }
+        let demo = try await healthgate.startDemo(store: "restart.sqlite")
+        let database = demo.database
+        var daemon = demo.daemon
         let started = try await Self.snapshot(healthgate, ["workout", "start", "--activity", "cycling", "--format", "json"])
         let workoutID = try XCTUnwrap(started["workoutID"] as? String)
         try await Self.waitForHeartRateSamples(healthgate, database: database, atLeast: 2)
         _ = try await Self.snapshot(healthgate, ["workout", "pause", "--format", "json"])
 
         // Stop the gateway in the middle of the workout, then start it again.
-        daemon.send(SIGTERM)
-        let stopped = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(stopped.status, 0, stopped.standardError)
+        try await daemon.terminate()
         daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
-        try await waitUntil(timeout: .seconds(60), "the control socket after the restart") {
-            FileManager.default.fileExists(atPath: healthgate.controlSocket.path)
-        }
+        try await healthgate.waitForControlSocket("the control socket after the restart")
         let restored = try await Self.snapshot(healthgate, ["workout", "status", "--format", "json"])
         XCTAssertEqual(restored["state"] as? String, "paused", "a paused workout comes back paused")
         XCTAssertEqual(restored["workoutID"] as? String, workoutID)
@@ -172,9 +160,7 @@ final class WorkoutEndToEndTests: XCTestCase {
         XCTAssertEqual(workout["activityType"] as? String, "cycling")
         let events = try XCTUnwrap(workout["events"] as? [[String: Any]])
         XCTAssertEqual(events.compactMap { $0["type"] as? String }.prefix(2), ["pause", "resume"])
-        daemon.send(SIGTERM)
-        let exit = try await daemon.waitForExit(timeout: .seconds(30))
-        XCTAssertEqual(exit.status, 0, exit.standardError)
+        try await daemon.terminate()
     }
 
     struct StoredHeartRate {

@@ -8,16 +8,8 @@ import XCTest
 /// against a store holding weighings, blood-pressure correlations and glucose readings (one in
 /// HealthKit's molar unit).
 final class ClinicalQueryTests: StoreTestCase {
-    var executable: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("healthgate").path
-    }
-
     func healthgate(_ arguments: String...) throws -> ProcessResult {
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            XCTFail("\(executable) is missing: build everything first (swift build --build-tests)")
-            throw MissingTool(path: executable)
-        }
-        return try runProcess(executable, ["query"] + arguments)
+        try runHealthgate(["query"] + arguments)
     }
 
     override func setUp() async throws {

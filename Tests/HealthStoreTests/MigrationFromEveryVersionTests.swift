@@ -88,17 +88,7 @@ final class MigrationFromEveryVersionTests: StoreTestCase {
             entries.syncVersion = nil
             guard !entries.isEmpty else { return .null }
             if version == 1 {
-                for (key, value) in entries.values {
-                    let (type, stored): (String, SQLiteValue) = switch value {
-                    case .string(let text): ("string", .text(text))
-                    case .integer(let number): ("integer", .integer(number))
-                    case .double(let number): ("double", .real(number))
-                    case .bool(let flag): ("bool", .integer(flag ? 1 : 0))
-                    }
-                    try connection.run(
-                        "INSERT INTO sample_metadata (owner_uuid, key, value_type, value) VALUES (?1, ?2, ?3, ?4)",
-                        [.blob(owner.bytes), .text(key.rawValue), .text(type), stored])
-                }
+                try insertVersion1Metadata(entries, owner: owner, into: connection)
                 return .null
             }
             let canonical = StoreSchema.canonicalEncoding(of: entries)

@@ -58,17 +58,7 @@ final class MigrationTests: StoreTestCase {
             [strap.name, strap.manufacturer, strap.model, strap.firmwareVersion, strap.localIdentifier]
                 .map { .text($0 ?? "") })
         func metadataRows(_ metadata: Metadata, owner: SampleID) throws {
-            for (key, value) in metadata where key != .syncIdentifier && key != .syncVersion {
-                let (type, stored): (String, SQLiteValue) = switch value {
-                case .string(let text): ("string", .text(text))
-                case .integer(let number): ("integer", .integer(number))
-                case .double(let number): ("double", .real(number))
-                case .bool(let flag): ("bool", .integer(flag ? 1 : 0))
-                }
-                try connection.run(
-                    "INSERT INTO sample_metadata (owner_uuid, key, value_type, value) VALUES (?1, ?2, ?3, ?4)",
-                    [.blob(owner.bytes), .text(key.rawValue), .text(type), stored])
-            }
+            try insertVersion1Metadata(metadata, owner: owner, into: connection)
         }
         for sample in samples {
             try connection.run(
@@ -237,5 +227,21 @@ final class MigrationTests: StoreTestCase {
         }
         XCTAssertEqual(try connection.userVersion, 3)
         XCTAssertEqual(try sqlite3("SELECT count(*) FROM sqlite_schema"), "0")
+    }
+}
+
+/// Writes `metadata`, but for its sync identifier and version, as schema version 1 kept it: a
+/// typed `sample_metadata` row per key, owned by `owner`.
+func insertVersion1Metadata(_ metadata: Metadata, owner: SampleID, into connection: SQLiteConnection) throws {
+    for (key, value) in metadata where key != .syncIdentifier && key != .syncVersion {
+        let (type, stored): (String, SQLiteValue) = switch value {
+        case .string(let text): ("string", .text(text))
+        case .integer(let number): ("integer", .integer(number))
+        case .double(let number): ("double", .real(number))
+        case .bool(let flag): ("bool", .integer(flag ? 1 : 0))
+        }
+        try connection.run(
+            "INSERT INTO sample_metadata (owner_uuid, key, value_type, value) VALUES (?1, ?2, ?3, ?4)",
+            [.blob(owner.bytes), .text(key.rawValue), .text(type), stored])
     }
 }

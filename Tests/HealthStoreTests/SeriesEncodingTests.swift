@@ -1,3 +1,4 @@
+import GatewayTesting
 import HealthModel
 @testable import HealthStore
 import XCTest
@@ -10,7 +11,7 @@ final class SeriesEncodingTests: XCTestCase {
 
     /// A heart rate a second, with the jitter of a gateway's receive times.
     private func heartRates(_ count: Int, seed: UInt64) -> [Quantity] {
-        var random = SplitMix(seed: seed)
+        var random = SeededRandom(seed: seed)
         var offset: Int64 = 0
         var value = 80.0
         return (0..<count).map { index in
@@ -21,7 +22,7 @@ final class SeriesEncodingTests: XCTestCase {
     }
 
     func testRandomSeriesReadBackExactlyInEveryMode() throws {
-        var random = SplitMix(seed: 7)
+        var random = SeededRandom(seed: 7)
         for round in 0..<500 {
             let count = Int(random.next() % 300) + 1
             let mode = round % 4
@@ -82,7 +83,7 @@ final class SeriesEncodingTests: XCTestCase {
     }
 
     func testBeatsReadBackExactlyAtEveryResolution() throws {
-        var random = SplitMix(seed: 11)
+        var random = SeededRandom(seed: 11)
         for resolution in 0..<3 {
             var time = 0.0
             let beats = (0..<500).map { index -> Heartbeat in
@@ -102,7 +103,7 @@ final class SeriesEncodingTests: XCTestCase {
 
     func testAMinuteOfRRIntervalsTakesAboutABytesAndAHalfABeat() throws {
         // 70 beats with successive RR differences within ±60 ms, in 1/1024 s as straps send them.
-        var random = SplitMix(seed: 5)
+        var random = SeededRandom(seed: 5)
         var time = 0.0
         var interval = 880.0
         let beats = (0..<70).map { _ -> Heartbeat in
@@ -129,24 +130,11 @@ final class SeriesEncodingTests: XCTestCase {
         XCTAssertThrowsError(try QuantitySeriesEncoding.decode([1, 0, 0] + [0xFF, 0xFF, 0xFF, 0xFF, 0x0F]))
         XCTAssertThrowsError(try HeartbeatEncoding.decode([1, 0] + Array(repeating: 0xFF, count: 11)))
         // Random bytes: an error or a decoding, never a trap.
-        var random = SplitMix(seed: 13)
+        var random = SeededRandom(seed: 13)
         for _ in 0..<2000 {
             let bytes = (0..<Int(random.next() % 40)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             _ = try? QuantitySeriesEncoding.decode([1] + bytes)
             _ = try? HeartbeatEncoding.decode([1] + bytes)
         }
-    }
-}
-
-/// splitmix64: reproducible test input.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

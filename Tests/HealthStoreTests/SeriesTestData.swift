@@ -3,23 +3,6 @@ import GatewayTesting
 import HealthModel
 import HealthStore
 
-/// A small deterministic generator (splitmix64), so that a failing run can be repeated.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
-}
-
 /// Heart rates of several straps, as a class's bus delivers them: each strap about once a
 /// second with its own jitter, now and then a pause long enough to close its series, a reading
 /// that arrives late (after later ones of its strap: a sample of its own) or with a sync

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTesting
 @testable import HealthModel
 @testable import HealthStore
 import XCTest
@@ -75,14 +76,7 @@ final class ZoneRulesTests: XCTestCase {
     /// zdump's transitions of `name` from 1990 to 2045: each instant it prints (a second before
     /// a transition and the transition) with the offset it reads there.
     static func zdump(_ name: String) throws -> [(date: Date, offset: Int)] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/zdump")
-        process.arguments = ["-v", "-c", "1990,2045", name]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let text = try runProcessOutput(URL(fileURLWithPath: "/usr/bin/zdump"), ["-v", "-c", "1990,2045", name], mergingErrors: false).output
         let format = DateFormatter()
         format.locale = Locale(identifier: "en_US_POSIX")
         format.timeZone = TimeZone(identifier: "UTC")

@@ -8,16 +8,8 @@ import XCTest
 /// created, a symbolic link is followed and kept, a named pipe is written into and stays a
 /// pipe, and a directory is refused. (A character device is checked end to end, with the
 /// built executable: `OutputToDevicesTests`.)
-final class FileWriteTests: XCTestCase {
-    var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = try TestEnvironment.temporaryDirectory("file-write")
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
+final class FileWriteTests: TemporaryDirectoryTestCase {
+    override class var directoryPrefix: String { "file-write" }
 
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTesting
 import LinuxSystem
 import Synchronization
 import XCTest
@@ -67,7 +68,7 @@ final class LazyLibraryTests: XCTestCase {
         XCTAssertNil(library.loadedEntryPoints)
         // "Install" it: the path becomes the real zlib, and the next call loads it.
         _ = try Self.zlib("libz.so.1").entryPoints()
-        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: try XCTUnwrap(Self.mappedPath(containing: "/libz.so.1")))
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: try XCTUnwrap(mappedLibraryPath(containing: "/libz.so.1")))
         XCTAssertEqual(try library.entryPoints().crc32(0, nil, 0), 0)
     }
 
@@ -102,17 +103,5 @@ final class LazyLibraryTests: XCTestCase {
         private let value = Mutex(0)
         var count: Int { value.withLock { $0 } }
         func add() { value.withLock { $0 += 1 } }
-    }
-
-    /// The file the dynamic loader mapped for a library whose path contains `name` (the file a
-    /// soname links to, e.g. libz.so.1.3), from /proc/self/maps; nil when none is mapped.
-    static func mappedPath(containing name: String) throws -> String? {
-        // FileHandle: a /proc file reports size 0, and String(contentsOfFile:) would stop early.
-        let file = try XCTUnwrap(FileHandle(forReadingAtPath: "/proc/self/maps"))
-        defer { try? file.close() }
-        let maps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
-        return maps.split(separator: "\n").lazy
-            .compactMap { $0.split(separator: " ", omittingEmptySubsequences: true).last.map(String.init) }
-            .first { $0.hasPrefix("/") && $0.contains(name) }
     }
 }

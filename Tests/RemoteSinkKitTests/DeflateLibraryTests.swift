@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTesting
 import LinuxSystem
 import RemoteSinkKit
 import XCTest
@@ -55,7 +56,7 @@ final class DeflateLibraryTests: XCTestCase {
         // The failure is kept: once the library appears at the path, this instance still
         // compresses nothing (no search per batch), while a new one loads it.
         try DeflateLibrary().load()
-        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: try XCTUnwrap(Self.mappedPath(containing: "/libdeflate.so.0")))
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: try XCTUnwrap(mappedLibraryPath(containing: "/libdeflate.so.0")))
         XCTAssertThrowsError(try library.load()) { XCTAssertEqual($0 as? NativeLibraryError, first) }
         XCTAssertNil(Array("some body".utf8).withUnsafeBytes { library.gzip($0) })
         XCTAssertNotNil(Array("some body".utf8).withUnsafeBytes { DeflateLibrary(path: path).gzip($0) })
@@ -68,17 +69,5 @@ final class DeflateLibraryTests: XCTestCase {
             XCTAssertEqual(error.step, .resolve(symbol: "libdeflate_alloc_compressor"))
             XCTAssertTrue(error.description.hasPrefix("cannot find libdeflate_alloc_compressor in libz.so.1: "), error.description)
         }
-    }
-
-    /// The file the dynamic loader mapped for a library whose path contains `name` (the file a
-    /// soname links to), from /proc/self/maps; nil when none is mapped.
-    static func mappedPath(containing name: String) throws -> String? {
-        // FileHandle: a /proc file reports size 0, and String(contentsOfFile:) would stop early.
-        let file = try XCTUnwrap(FileHandle(forReadingAtPath: "/proc/self/maps"))
-        defer { try? file.close() }
-        let maps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
-        return maps.split(separator: "\n").lazy
-            .compactMap { $0.split(separator: " ", omittingEmptySubsequences: true).last.map(String.init) }
-            .first { $0.hasPrefix("/") && $0.contains(name) }
     }
 }

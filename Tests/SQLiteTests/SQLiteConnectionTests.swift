@@ -6,16 +6,8 @@ import XCTest
 /// The wrapper over libsqlite3 on real files: every value kind through bindings and back, a
 /// transaction committed or rolled back whole, and migrations that step `user_version` one at a
 /// time, keep what a failed step did not touch, and refuse a file newer than the program.
-final class SQLiteConnectionTests: XCTestCase {
-    private var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = try TestEnvironment.temporaryDirectory("sqlite-connection")
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
+final class SQLiteConnectionTests: TemporaryDirectoryTestCase {
+    override class var directoryPrefix: String { "sqlite-connection" }
 
     private func open(_ name: String = "test.sqlite") throws -> SQLiteConnection {
         try SQLiteConnection(path: directory.appendingPathComponent(name).path)

@@ -58,12 +58,9 @@ final class BackPressureTests: XCTestCase {
         let clock = ManualClock()
         let source = ScriptedSource()
         let sink = CollectingSink(batchSize: 1, holdBatches: true)
-        let gateway = makeGateway(
-            sources: [("source", source)],
-            sinks: [("sink", QueueConfiguration(capacity: 2, policy: .block), sink)], clock: clock)
+        let gateway = makeGateway(source: source, sink: sink, queue: QueueConfiguration(capacity: 2, policy: .block), clock: clock)
         let queue = try XCTUnwrap(gateway.bus.subscription(named: "sink")).queue
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let (shutdown, run) = GatewayRun.start(gateway)
 
         let records = stepRecords(0..<20, ids: ids)
         source.send([records[0]])
@@ -231,11 +228,8 @@ final class BackPressureTests: XCTestCase {
         let clock = ManualClock()
         let source = ScriptedSource()
         let sink = CollectingSink(batchSize: 1, holdBatches: true)
-        let gateway = makeGateway(
-            sources: [("source", source)],
-            sinks: [("sink", QueueConfiguration(capacity: 3, policy: .dropOldest), sink)], clock: clock)
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let gateway = makeGateway(source: source, sink: sink, queue: QueueConfiguration(capacity: 3, policy: .dropOldest), clock: clock)
+        let (shutdown, run) = GatewayRun.start(gateway)
 
         let records = stepRecords(0..<10, ids: ids)
         source.send([records[0]])

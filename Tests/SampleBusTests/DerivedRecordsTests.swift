@@ -36,8 +36,7 @@ final class DerivedRecordsTests: XCTestCase {
             sources: [ConfiguredSource(name: "straps", kind: "test-source", source: OneShotSource(records: published))],
             sinks: [ConfiguredSink(name: "sink", kind: "test-sink", queue: QueueConfiguration(), sink: sink)],
             clock: ManualClock(), logger: Logger(label: "gateway", sink: RecordingLogSink()), provenance: provenance)
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let (shutdown, run) = GatewayRun.start(gateway)
         try await waitUntil("every record in the sink") { sink.records.count == 5 }
         _ = shutdown.requestStop()
         try await run.waitForReturn()

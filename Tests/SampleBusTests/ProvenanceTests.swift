@@ -31,8 +31,7 @@ final class ProvenanceTests: XCTestCase {
             sinks: [ConfiguredSink(name: "sink", kind: "test-sink", queue: QueueConfiguration(), sink: sink)],
             clock: ManualClock(), logger: Logger(label: "gateway", sink: RecordingLogSink()),
             provenance: provenance)
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let (shutdown, run) = GatewayRun.start(gateway)
         try await waitUntil("every record in the sink") { sink.records.count == 4 }
         _ = shutdown.requestStop()
         try await run.waitForReturn()
@@ -58,8 +57,7 @@ final class ProvenanceTests: XCTestCase {
         let gateway = makeGateway(
             sources: [("source", OneShotSource(records: records))], sinks: [("sink", QueueConfiguration(), sink)],
             clock: ManualClock())
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let (shutdown, run) = GatewayRun.start(gateway)
         try await waitUntil("every record in the sink") { sink.records.count == 2 }
         _ = shutdown.requestStop()
         try await run.waitForReturn()

@@ -14,11 +14,8 @@ final class ShutdownTests: XCTestCase {
         let log = RecordingLogSink()
         let source = ScriptedSource()
         let sink = CollectingSink(batchSize: 100, holdBatches: true)
-        let gateway = makeGateway(
-            sources: [("source", source)], sinks: [("sink", QueueConfiguration(), sink)], clock: clock,
-            log: log)
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let gateway = makeGateway(source: source, sink: sink, clock: clock, log: log)
+        let (shutdown, run) = GatewayRun.start(gateway)
         let records = stepRecords(0..<15, ids: ids)
 
         source.send(Array(records[0..<10]))
@@ -52,12 +49,9 @@ final class ShutdownTests: XCTestCase {
         let clock = ManualClock()
         let source = ScriptedSource()
         let sink = CollectingSink(batchSize: 2, holdBatches: true)
-        let gateway = makeGateway(
-            sources: [("source", source)],
-            sinks: [("sink", QueueConfiguration(capacity: 2, policy: .block), sink)], clock: clock)
+        let gateway = makeGateway(source: source, sink: sink, queue: QueueConfiguration(capacity: 2, policy: .block), clock: clock)
         let queue = try XCTUnwrap(gateway.bus.subscriptions.first).queue
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let (shutdown, run) = GatewayRun.start(gateway)
         let records = stepRecords(0..<8, ids: ids)
 
         source.send(Array(records[0..<2]))
@@ -81,12 +75,9 @@ final class ShutdownTests: XCTestCase {
         let clock = ManualClock()
         let source = ScriptedSource()
         let sink = CollectingSink(batchSize: 1, holdBatches: true)
-        let gateway = makeGateway(
-            sources: [("source", source)],
-            sinks: [("sink", QueueConfiguration(capacity: 1, policy: .block), sink)], clock: clock)
+        let gateway = makeGateway(source: source, sink: sink, queue: QueueConfiguration(capacity: 1, policy: .block), clock: clock)
         let queue = try XCTUnwrap(gateway.bus.subscriptions.first).queue
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let (shutdown, run) = GatewayRun.start(gateway)
         source.send(stepRecords(0..<5, ids: ids))
         try await waitUntil("the source to block") { queue.waitingProducerCount == 1 && sink.isHoldingBatch }
         shutdown.requestStop()
@@ -103,9 +94,7 @@ final class ShutdownTests: XCTestCase {
         let clock = ManualClock()
         let source = ScriptedSource()
         let sink = BatchLoggingSink(batchSize: 4, failures: 1)
-        let gateway = makeGateway(
-            sources: [("source", source)], sinks: [("sink", QueueConfiguration(), sink)], clock: clock,
-            shutdownTimeout: .seconds(30))
+        let gateway = makeGateway(source: source, sink: sink, clock: clock, shutdownTimeout: .seconds(30))
         let shutdown = ShutdownSignal()
         let run = Task { await gateway.runReportingOutcome(shutdown: shutdown) }
         let records = stepRecords(0..<10, ids: ids)
@@ -130,9 +119,7 @@ final class ShutdownTests: XCTestCase {
         let log = RecordingLogSink()
         let source = ScriptedSource()
         let sink = BatchLoggingSink(batchSize: 4, failures: 100)
-        let gateway = makeGateway(
-            sources: [("source", source)], sinks: [("sink", QueueConfiguration(), sink)], clock: clock,
-            shutdownTimeout: .seconds(30), log: log)
+        let gateway = makeGateway(source: source, sink: sink, clock: clock, shutdownTimeout: .seconds(30), log: log)
         let shutdown = ShutdownSignal()
         source.send(stepRecords(0..<10, ids: ids))
         let run = Task { await gateway.runReportingOutcome(shutdown: shutdown) }
@@ -154,8 +141,7 @@ final class ShutdownTests: XCTestCase {
         let gateway = makeGateway(
             sources: [("once", OneShotSource(records: stepRecords(0..<3, ids: ids))), ("steady", steady)],
             sinks: [("sink", QueueConfiguration(), sink)], clock: clock)
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let (shutdown, run) = GatewayRun.start(gateway)
         try await waitUntil("the one-shot source to finish") {
             gateway.statusBoard.status(of: "once")?.state == .finished
         }
@@ -174,11 +160,8 @@ final class ShutdownTests: XCTestCase {
         let log = RecordingLogSink()
         let source = ScriptedSource()
         let sink = CollectingSink(batchSize: 100, holdBatches: true)
-        let gateway = makeGateway(
-            sources: [("source", source)], sinks: [("sink", QueueConfiguration(), sink)], clock: clock,
-            log: log)
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let gateway = makeGateway(source: source, sink: sink, clock: clock, log: log)
+        let (shutdown, run) = GatewayRun.start(gateway)
 
         source.send(stepRecords(0..<3, ids: ids))
         try await waitUntil("the sink to hold a batch") { sink.isHoldingBatch }
@@ -200,11 +183,8 @@ final class ShutdownTests: XCTestCase {
         let log = RecordingLogSink()
         let source = ScriptedSource()
         let sink = CollectingSink(batchSize: 100, holdBatches: true)
-        let gateway = makeGateway(
-            sources: [("source", source)], sinks: [("sink", QueueConfiguration(), sink)], clock: clock,
-            shutdownTimeout: .seconds(5), log: log)
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let gateway = makeGateway(source: source, sink: sink, clock: clock, shutdownTimeout: .seconds(5), log: log)
+        let (shutdown, run) = GatewayRun.start(gateway)
 
         source.send(stepRecords(0..<3, ids: ids))
         try await waitUntil("the sink to hold a batch") { sink.isHoldingBatch }
@@ -229,8 +209,7 @@ final class ShutdownTests: XCTestCase {
             sources: [("a", ScriptedSource()), ("b", ControlledSource())],
             sinks: sinks.enumerated().map { ("sink-\($0.offset)", QueueConfiguration(), $0.element) },
             clock: clock)
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let (shutdown, run) = GatewayRun.start(gateway)
         try await waitUntil("every plugin running") {
             gateway.statusBoard.snapshot().allSatisfy { $0.state == .running }
         }
@@ -253,8 +232,7 @@ final class ShutdownTests: XCTestCase {
             sources: [("source", source)],
             sinks: [("store", QueueConfiguration(), first), ("store", QueueConfiguration(), second)],
             clock: clock)
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let (shutdown, run) = GatewayRun.start(gateway)
         let records = stepRecords(0..<4, ids: ids)
         source.send(records)
         try await waitUntil("both sinks to get the records") {

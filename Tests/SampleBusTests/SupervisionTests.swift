@@ -46,8 +46,7 @@ final class SupervisionTests: XCTestCase {
         let gateway = makeGateway(
             sources: [("flaky", flaky), ("steady", steady)],
             sinks: [("sink", QueueConfiguration(), sink)], clock: clock, restartPolicy: policy, log: log)
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let (shutdown, run) = GatewayRun.start(gateway)
         let board = gateway.statusBoard
         let records = stepRecords(0..<5, ids: ids)
 
@@ -100,8 +99,7 @@ final class SupervisionTests: XCTestCase {
         let flaky = ControlledSource(failImmediately: 1)
         let gateway = makeGateway(
             sources: [("flaky", flaky)], sinks: [("sink", QueueConfiguration(), CollectingSink())], clock: clock)
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let (shutdown, run) = GatewayRun.start(gateway)
         try await clock.waitForSleepers(1)
         shutdown.requestStop()
         try await run.waitForReturn()
@@ -114,11 +112,8 @@ final class SupervisionTests: XCTestCase {
         let source = ScriptedSource()
         let sink = BatchLoggingSink(batchSize: 5, failures: 1)
         let policy = RestartPolicy(initialDelay: .seconds(2), maximumDelay: .seconds(8), resetAfter: .seconds(60))
-        let gateway = makeGateway(
-            sources: [("source", source)], sinks: [("sink", QueueConfiguration(), sink)], clock: clock,
-            restartPolicy: policy)
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let gateway = makeGateway(source: source, sink: sink, clock: clock, restartPolicy: policy)
+        let (shutdown, run) = GatewayRun.start(gateway)
         let records = stepRecords(0..<12, ids: ids)
 
         source.send(Array(records[0..<5]))
@@ -150,10 +145,8 @@ final class SupervisionTests: XCTestCase {
         let source = ScriptedSource()
         let sink = CollectingSink(batchSize: 4)
         sink.failNext(2)
-        let gateway = makeGateway(
-            sources: [("source", source)], sinks: [("sink", QueueConfiguration(), sink)], clock: clock)
-        let shutdown = ShutdownSignal()
-        let run = GatewayRun(gateway, shutdown: shutdown)
+        let gateway = makeGateway(source: source, sink: sink, clock: clock)
+        let (shutdown, run) = GatewayRun.start(gateway)
         let records = stepRecords(0..<10, ids: ids)
         source.send(records)
         try await passBackoff(.milliseconds(500), clock: clock)

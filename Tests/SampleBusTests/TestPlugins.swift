@@ -168,6 +168,12 @@ final class GatewayRun: Sendable {
         }
     }
 
+    /// Runs `gateway` until the returned signal stops it.
+    static func start(_ gateway: Gateway) -> (shutdown: ShutdownSignal, run: GatewayRun) {
+        let shutdown = ShutdownSignal()
+        return (shutdown, GatewayRun(gateway, shutdown: shutdown))
+    }
+
     var hasReturned: Bool { returned.value }
 
     /// Waits (for state, with a real-time limit) until `run` returns.
@@ -187,6 +193,18 @@ func makeGateway(
         sinks: sinks.map { ConfiguredSink(name: $0.0, kind: "test-sink", queue: $0.1, sink: $0.2) },
         clock: clock, logger: Logger(label: "gateway", sink: log, level: .debug),
         restartPolicy: restartPolicy, shutdownTimeout: shutdownTimeout)
+}
+
+/// A gateway of one source named `source` and one sink named `sink` (with `queue`), with a manual
+/// clock and a recording log.
+func makeGateway(
+    source: any SampleSource, sink: any SampleSink, queue: QueueConfiguration = QueueConfiguration(),
+    clock: ManualClock, restartPolicy: RestartPolicy = RestartPolicy(),
+    shutdownTimeout: Duration = .seconds(10), log: RecordingLogSink = RecordingLogSink()
+) -> Gateway {
+    makeGateway(
+        sources: [("source", source)], sinks: [("sink", queue, sink)], clock: clock, restartPolicy: restartPolicy,
+        shutdownTimeout: shutdownTimeout, log: log)
 }
 
 // MARK: - Configurable test plugins for the catalog

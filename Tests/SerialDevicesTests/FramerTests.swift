@@ -47,15 +47,8 @@ final class FramerTests: XCTestCase {
             .success([0x10, 0x20]), .failure(.badLength(0)), .success([0x30]), .failure(.badLength(0xF0)),
         ]
         for size in 1...input.count {
-            var framer = LengthPrefixedFramer(sync: 0xA5, maximumLength: 16)
-            var out: [Result<[UInt8], FramingError>] = []
-            var start = 0
-            while start < input.count {
-                let end = min(input.count, start + size)
-                out += framer.append(input[start..<end])
-                start = end
-            }
-            XCTAssertEqual(out, expected, "chunk size \(size)")
+            XCTAssertEqual(
+                frames({ LengthPrefixedFramer(sync: 0xA5, maximumLength: 16) }, input, chunk: size), expected, "chunk size \(size)")
         }
     }
 }

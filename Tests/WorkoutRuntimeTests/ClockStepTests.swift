@@ -16,17 +16,8 @@ import XCTest
 /// monotonic time; ``ManualClockTrust``: synchronisation state and base): a real gateway (bus,
 /// SQLite sink, workout controller) and the clock watch with the store's correction, as
 /// `healthgate run` wires them.
-final class ClockStepTests: XCTestCase {
-    var directory: URL!
-    var path: String { directory.appendingPathComponent("samples.sqlite").path }
-
-    override func setUpWithError() throws {
-        directory = try TestEnvironment.temporaryDirectory("clock-step")
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
+final class ClockStepTests: TemporaryDirectoryTestCase {
+    override class var directoryPrefix: String { "clock-step" }
 
     /// The true time while the box believes it is 1970: 56 years later.
     static let trueBoot = Date(timeIntervalSince1970: 1_795_600_000)  // 2026-11-25T08:26:40Z

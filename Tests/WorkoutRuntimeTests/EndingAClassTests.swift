@@ -5,6 +5,7 @@ import GatewayRuntime
 import Synchronization
 import Workouts
 import WorkoutRuntime
+import WorkoutsTesting
 import XCTest
 
 /// Ending a class (`workout end --all`, issue #48): every workout in progress ends, a participant
@@ -93,7 +94,7 @@ final class EndingAClassTests: XCTestCase {
 /// shows them. An end that never meets company is released after 10 s (then ``mostAtOnce`` is
 /// below `width`).
 /// Blocking is fine here: the controllers call the store from their own serial queues.
-final class HeldEndStore: WorkoutStateStore, ParticipantAssignmentStore {
+final class HeldEndStore: WorkoutStateStoreDecorator, ParticipantAssignmentStore {
     private struct Counts {
         var holding = false
         var atOnce = 0
@@ -103,7 +104,7 @@ final class HeldEndStore: WorkoutStateStore, ParticipantAssignmentStore {
         var refusing: String?
     }
 
-    private let store = VolatileWorkoutStore()
+    let inner = VolatileWorkoutStore()
     private let ends: Int
     private let width: Int
     private let counts: Mutex<Counts>
@@ -125,7 +126,7 @@ final class HeldEndStore: WorkoutStateStore, ParticipantAssignmentStore {
 
     func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError) {
         guard entries.contains(where: { $0.action == .end }), counts.withLock({ $0.holding }) else {
-            return try store.append(entries, from: index, of: definition)
+            return try inner.append(entries, from: index, of: definition)
         }
         changed.lock()
         counts.withLock { counts in
@@ -151,18 +152,10 @@ final class HeldEndStore: WorkoutStateStore, ParticipantAssignmentStore {
         changed.broadcast()
         changed.unlock()
         if refused { throw WorkoutError(.persistence, "disk full") }
-        try store.append(entries, from: index, of: definition)
+        try inner.append(entries, from: index, of: definition)
     }
 
-    func journaledWorkouts() throws(WorkoutError) -> [JournaledWorkout] { try store.journaledWorkouts() }
-    func storedDate(_ date: Date) -> Date { store.storedDate(date) }
-    func committedRecords(
-        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
-    ) throws(WorkoutError) -> [HealthRecord] {
-        try store.committedRecords(of: types, endingFrom: start, devices: devices, excluding: others)
-    }
-    func handedOver(_ id: SampleID) throws(WorkoutError) { try store.handedOver(id) }
-    func participantAssignments() throws(WorkoutError) -> [ParticipantAssignment] { try store.participantAssignments() }
-    func assign(_ assignment: ParticipantAssignment) throws(WorkoutError) { try store.assign(assignment) }
-    func unassign(_ devices: [String]) throws(WorkoutError) { try store.unassign(devices) }
+    func participantAssignments() throws(WorkoutError) -> [ParticipantAssignment] { try inner.participantAssignments() }
+    func assign(_ assignment: ParticipantAssignment) throws(WorkoutError) { try inner.assign(assignment) }
+    func unassign(_ devices: [String]) throws(WorkoutError) { try inner.unassign(devices) }
 }

@@ -10,17 +10,8 @@ import XCTest
 
 /// Group workouts: the roster from the configuration, one workout per participant with their own
 /// profile and devices, run-time assignments committed to the SQLite store and restored.
-final class ParticipantWorkoutsTests: XCTestCase {
-    var directory: URL!
-    var path: String { directory.appendingPathComponent("samples.sqlite").path }
-
-    override func setUpWithError() throws {
-        directory = try TestEnvironment.temporaryDirectory("participants")
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
+final class ParticipantWorkoutsTests: TemporaryDirectoryTestCase {
+    override class var directoryPrefix: String { "participants" }
 
     static let ana = Device(name: "Ana's strap", localIdentifier: "AA:00:00:00:00:01")
     static let ben = Device(name: "Ben's strap", localIdentifier: "BB:00:00:00:00:02")

@@ -18,17 +18,8 @@ import XCTest
 /// A "crash" here is a controller that is dropped without ending its workout, with samples it
 /// collected live that the store never committed; the next controller on the same file must
 /// rebuild exactly what the store holds.
-final class RestartAndBusTests: XCTestCase {
-    var directory: URL!
-    var path: String { directory.appendingPathComponent("samples.sqlite").path }
-
-    override func setUpWithError() throws {
-        directory = try TestEnvironment.temporaryDirectory("workouts-restart")
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
+final class RestartAndBusTests: TemporaryDirectoryTestCase {
+    override class var directoryPrefix: String { "workouts-restart" }
 
     /// A controller on its own store over the file, as after a restart of the gateway.
     func makeController(
@@ -333,7 +324,7 @@ struct ScriptedSource: SampleSource {
 }
 
 /// A store that runs `during` while it commits an entry: what the sink role does in that moment.
-final class HookedStore: WorkoutStateStore {
+final class HookedStore: WorkoutStateStoreDecorator {
     let inner = VolatileWorkoutStore()
     let during: @Sendable (WorkoutAction) -> Void
 
@@ -341,22 +332,10 @@ final class HookedStore: WorkoutStateStore {
         self.during = during
     }
 
-    func journaledWorkouts() throws(WorkoutError) -> [JournaledWorkout] { try inner.journaledWorkouts() }
-
     func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError) {
         for entry in entries { during(entry.action) }
         try inner.append(entries, from: index, of: definition)
     }
-
-    func storedDate(_ date: Date) -> Date { inner.storedDate(date) }
-
-    func committedRecords(
-        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
-    ) throws(WorkoutError) -> [HealthRecord] {
-        try inner.committedRecords(of: types, endingFrom: start, devices: devices, excluding: others)
-    }
-
-    func handedOver(_ id: SampleID) throws(WorkoutError) { try inner.handedOver(id) }
 }
 
 extension RestartAndBusTests {
@@ -478,26 +457,10 @@ extension RestartAndBusTests {
 }
 
 /// A journal kept in memory whose store cannot be read when an end waits for the stored workout.
-final class UnreadableJournal: WorkoutStateStore {
+final class UnreadableJournal: WorkoutStateStoreDecorator {
     let inner = VolatileWorkoutStore()
     /// The workout the end waited for.
     let waitedFor = Mutex<SampleID?>(nil)
-
-    func journaledWorkouts() throws(WorkoutError) -> [JournaledWorkout] { try inner.journaledWorkouts() }
-
-    func append(_ entries: [WorkoutJournalEntry], from index: Int, of definition: WorkoutDefinition) throws(WorkoutError) {
-        try inner.append(entries, from: index, of: definition)
-    }
-
-    func storedDate(_ date: Date) -> Date { inner.storedDate(date) }
-
-    func committedRecords(
-        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
-    ) throws(WorkoutError) -> [HealthRecord] {
-        try inner.committedRecords(of: types, endingFrom: start, devices: devices, excluding: others)
-    }
-
-    func handedOver(_ id: SampleID) throws(WorkoutError) { try inner.handedOver(id) }
 
     func waitUntilStored(_ id: SampleID, timeout: Duration) async throws(WorkoutError) -> Bool {
         waitedFor.withLock { $0 = id }

@@ -12,17 +12,8 @@ import XCTest
 /// assignment during the class starts the wearer's workout from the strap's first beat (the
 /// samples committed before the assignment included), and the class's end frees the strap
 /// unless it was kept, also across a restart.
-final class SignInTests: XCTestCase {
-    var directory: URL!
-    var path: String { directory.appendingPathComponent("samples.sqlite").path }
-
-    override func setUpWithError() throws {
-        directory = try TestEnvironment.temporaryDirectory("sign-in")
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
+final class SignInTests: TemporaryDirectoryTestCase {
+    override class var directoryPrefix: String { "sign-in" }
 
     static let ana = Device(name: "Ana's strap", localIdentifier: "AA:00:00:00:00:01", radioIdentifier: "AA:00:00:00:00:01")
     static let newcomer = Device(name: "Polar H10 0A0B0C0D", localIdentifier: "0A0B0C0D", radioIdentifier: "0A0B0C0D")

@@ -81,23 +81,37 @@ extension Array where Element == Double {
 /// connection: what a benchmark checks its load with (rows stored, devices seen).
 /// - Throws: ``StoreCountFailure`` when the file or the query cannot be read.
 func storeCount(_ path: String, _ query: String) throws -> Int {
-    var db: OpaquePointer?
-    defer { sqlite3_close(db) }
-    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
-        throw StoreCountFailure(description: "\(path): cannot open it")
+    try withReadOnlyStatement(path, query) { db, statement in
+        guard sqlite3_step(statement) == SQLITE_ROW else {
+            throw StoreCountFailure(description: "\(path): \(query): \(String(cString: sqlite3_errmsg(db)))")
+        }
+        return Int(sqlite3_column_int64(statement, 0))
     }
-    var statement: OpaquePointer?
-    defer { sqlite3_finalize(statement) }
-    guard sqlite3_prepare_v2(db, query, -1, &statement, nil) == SQLITE_OK, sqlite3_step(statement) == SQLITE_ROW else {
-        throw StoreCountFailure(description: "\(path): \(query): \(String(cString: sqlite3_errmsg(db)))")
-    }
-    return Int(sqlite3_column_int64(statement, 0))
 }
 
 /// The first column of every row a query gives on a database file, as text, read through its own
 /// read-only connection.
 /// - Throws: ``StoreCountFailure`` when the file or the query cannot be read.
 func storeText(_ path: String, _ query: String) throws -> [String] {
+    try withReadOnlyStatement(path, query) { db, statement in
+        var rows: [String] = []
+        while true {
+            switch sqlite3_step(statement) {
+            case SQLITE_ROW: rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "")
+            case SQLITE_DONE: return rows
+            default: throw StoreCountFailure(description: "\(path): \(query): \(String(cString: sqlite3_errmsg(db)))")
+            }
+        }
+    }
+}
+
+/// Runs `body` with `query` prepared on a read-only connection of its own to the database file
+/// `path` (the connection, then the statement), and finalizes and closes both after it.
+/// - Throws: ``StoreCountFailure`` when the file cannot be opened or the query prepared; what
+///   `body` throws.
+private func withReadOnlyStatement<Result>(
+    _ path: String, _ query: String, _ body: (OpaquePointer, OpaquePointer?) throws -> Result
+) throws -> Result {
     var db: OpaquePointer?
     defer { sqlite3_close(db) }
     guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
@@ -108,14 +122,7 @@ func storeText(_ path: String, _ query: String) throws -> [String] {
     guard sqlite3_prepare_v2(db, query, -1, &statement, nil) == SQLITE_OK else {
         throw StoreCountFailure(description: "\(path): \(query): \(String(cString: sqlite3_errmsg(db)))")
     }
-    var rows: [String] = []
-    while true {
-        switch sqlite3_step(statement) {
-        case SQLITE_ROW: rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "")
-        case SQLITE_DONE: return rows
-        default: throw StoreCountFailure(description: "\(path): \(query): \(String(cString: sqlite3_errmsg(db)))")
-        }
-    }
+    return try body(db, statement)
 }
 
 /// The heart-rate readings a store holds, each counted once: its plain heart-rate samples and

@@ -105,7 +105,7 @@ public enum RFC3339 {
         }
         let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
         let secondOfDay = Int(seconds - days * 86400)
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilDate.date(ofDay: days)
         func two(_ value: Int, at index: Int) {
             let (tens, ones) = value.quotientAndRemainder(dividingBy: 10)
             target[index] = UInt8(truncatingIfNeeded: 48 + tens)
@@ -182,7 +182,7 @@ public enum RFC3339 {
         default:
             return nil
         }
-        let days = days(fromCivil: year, month, day)
+        let days = CivilDate.days(year: year, month: month, day: day)
         let seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset
         // Round to the microsecond so that string(from:) and date(from:) are exact inverses.
         let micros = (Double(seconds) * 1_000_000 + (fraction * 1_000_000).rounded())
@@ -197,27 +197,5 @@ public enum RFC3339 {
         case 4, 6, 9, 11: 30
         default: 31
         }
-    }
-
-    // Howard Hinnant's days_from_civil / civil_from_days (proleptic Gregorian calendar).
-    static func days(fromCivil y: Int64, _ m: Int64, _ d: Int64) -> Int64 {
-        let y = m <= 2 ? y - 1 : y
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146097 + doe - 719468
-    }
-
-    static func civil(fromDays z: Int64) -> (Int64, Int64, Int64) {
-        let z = z + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let doe = z - era * 146097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
     }
 }

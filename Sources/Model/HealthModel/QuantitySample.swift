@@ -30,13 +30,7 @@ public struct QuantitySample: Hashable, Sendable {
         }
         guard quantity.value.isFinite else { throw .notFinite(type: type.identifier) }
         guard end >= start else { throw .endBeforeStart }
-        self.id = id
-        self.type = type
-        self.quantity = quantity
-        self.startDate = start
-        self.endDate = end
-        self.device = device
-        self.metadata = metadata
+        self.init(validated: id, type: type, quantity: quantity, start: start, end: end, device: device, metadata: metadata)
     }
 
     /// The value in the type's canonical unit. Never fails: the initializer checked the dimension.

@@ -112,7 +112,10 @@ public struct QuantitySeriesSample: Hashable, Sendable {
 }
 
 extension QuantitySample {
-    /// A sample whose values were validated already (a quantity of a validated series).
+    /// A sample whose values were validated already (a quantity of a validated series, or by
+    /// the public initializer).
+    // Inlinable like the public initializer that ends in it, so that the values still move.
+    @inlinable
     init(
         validated id: SampleID, type: QuantityType, quantity: Quantity, start: Date, end: Date, device: Device?,
         metadata: Metadata

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLinuxSystem
+public import Dispatch
 
 /// A pseudo-terminal pair (pty(7)), for tests and the demo: a program writes "device" bytes to
 /// the master and the gateway opens ``slavePath`` like a serial port.
@@ -95,6 +96,26 @@ public final class PseudoTerminal: Sendable {
             throw SystemError("ioctl FIONREAD", target: slavePath, errno: error)
         }
         return Int(count)
+    }
+
+    /// Runs `body` with a reader of the master (what the gateway writes to the slave), read on
+    /// `queue`, and cancels the reader when `body` returns or throws; then, when `hangUpAtEnd`,
+    /// hangs up (``hangUp()``). The reader leaves the master open.
+    /// - Throws: ``SystemError`` when the reader cannot start; otherwise what `body` throws.
+    public func withMasterReader<Result>(
+        queue: DispatchQueue, hangUpAtEnd: Bool, _ body: (ByteStreamReader) async throws -> Result
+    ) async throws -> Result {
+        let reader: ByteStreamReader
+        do {
+            reader = try ByteStreamReader(descriptor: master, queue: queue, closesDescriptor: false)
+        } catch {
+            throw SystemError("read", target: "pty master of \(slavePath)", errno: error)
+        }
+        defer {
+            reader.cancel()
+            if hangUpAtEnd { hangUp() }
+        }
+        return try await body(reader)
     }
 
     /// Closes the master: the slave side hangs up. The pair cannot be used afterwards.

@@ -1,6 +1,7 @@
 public import Foundation
 import AsyncPrimitives
 import Synchronization
+import XCTest
 
 /// Runs the built `healthgate` executable in tests, with XDG directories in a private temporary
 /// directory so that no test touches the real home, runtime or data directories.
@@ -46,6 +47,22 @@ public struct HealthgateExecutable: Sendable {
             if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
         }
         return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    }
+
+    /// Starts `healthgate demo --quiet` on the store file `name` in the private root and waits
+    /// until it takes commands (``waitForControlSocket(_:)``).
+    /// - Returns: the daemon and its store's path.
+    public func startDemo(store name: String) async throws -> (daemon: RunningProcess, database: String) {
+        let database = root.appendingPathComponent(name).path
+        let daemon = try start(["demo", "--db", database, "--quiet"])
+        try await waitForControlSocket()
+        return (daemon, database)
+    }
+
+    /// Waits, at most a minute, until the daemon's control socket exists (`what` names the wait
+    /// in a timeout).
+    public func waitForControlSocket(_ what: String = "the control socket") async throws {
+        try await waitUntil(timeout: .seconds(60), what) { FileManager.default.fileExists(atPath: controlSocket.path) }
     }
 
     /// The default SQLite store of this private root.
@@ -129,6 +146,19 @@ public struct HealthgateExecutable: Sendable {
         }
 
         /// Waits for the process to exit; kills it and throws after `timeout`.
+        /// Sends SIGTERM and waits, at most `timeout`, until the process exits; fails the test
+        /// (with its standard error) unless it exits 0.
+        /// - Returns: how it exited.
+        @discardableResult
+        public func terminate(
+            timeout: Duration = .seconds(30), file: StaticString = #filePath, line: UInt = #line
+        ) async throws -> Result {
+            send(SIGTERM)
+            let result = try await waitForExit(timeout: timeout)
+            XCTAssertEqual(result.status, 0, result.standardError, file: file, line: line)
+            return result
+        }
+
         public func waitForExit(timeout: Duration = .seconds(60)) async throws -> Result {
             do {
                 try await waitUntil(timeout: timeout, "healthgate \(process.arguments ?? []) to exit") {

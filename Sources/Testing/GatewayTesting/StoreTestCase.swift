@@ -1,15 +1,13 @@
 public import Foundation
 public import HealthModel
-public import XCTest
+import XCTest
 
 /// A test case with a temporary directory holding a store path, removed at tear-down, and the
 /// records store tests write: heart rates from a chest strap, steps from a pedometer, at times
 /// counted from ``t0``.
-open class StoreTestCase: XCTestCase {
-    /// The temporary directory, made in `setUp`.
-    public var directory: URL!
-    /// The store's file in ``directory``.
-    public var path: String { directory.appendingPathComponent("samples.sqlite").path }
+open class StoreTestCase: TemporaryDirectoryTestCase {
+    /// `health-store`.
+    open override class var directoryPrefix: String { "health-store" }
 
     /// 2027-01-16T00:00:00Z: a UTC midnight, so day buckets anchored on it are easy to compute by hand.
     public let t0 = Date(timeIntervalSince1970: 1_800_057_600)
@@ -19,15 +17,6 @@ open class StoreTestCase: XCTestCase {
         name: "Polar H10", manufacturer: "Polar", model: "H10", firmwareVersion: "3.1", localIdentifier: "AA:BB:CC:DD:EE:FF")
     /// ``strap``.
     public var strap: Device { Self.strap }
-
-    open override func setUp() async throws {
-        try await super.setUp()
-        directory = try TestEnvironment.temporaryDirectory("health-store")
-    }
-
-    open override func tearDownWithError() throws {
-        if let directory { try? FileManager.default.removeItem(at: directory) }
-    }
 
     /// ``t0`` plus `seconds`.
     public func at(_ seconds: Double) -> Date { t0.addingTimeInterval(seconds) }
@@ -98,6 +87,23 @@ open class StoreTestCase: XCTestCase {
             device: Device(name: "pedometer", localIdentifier: "usb-1"))
     }
 
+    /// The built `healthgate`: the test runner (healthgatePackageTests.xctest) sits next to it.
+    public var healthgateExecutable: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("healthgate").path
+    }
+
+    /// Runs the built `healthgate` with `arguments` to completion, as a user runs it on the store.
+    /// - Throws: ``MissingTool``, after failing the test, when it is not built (`swift build
+    ///   --build-tests` builds it); what ``runProcess(_:_:)`` throws.
+    public func runHealthgate(_ arguments: [String]) throws -> ProcessResult {
+        let executable = healthgateExecutable
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            XCTFail("\(executable) is missing: build everything first (swift build --build-tests)")
+            throw MissingTool(path: executable)
+        }
+        return try runProcess(executable, arguments)
+    }
+
     /// Runs a query with the sqlite3 command-line shell, as a user would, and returns its output.
     public func sqlite3(_ sql: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         // Wait for locks like every healthgate connection does (the shell's default is to fail at once).
@@ -145,6 +151,27 @@ public func runProcess(_ executable: String, _ arguments: [String]) throws -> Pr
     return ProcessResult(
         status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
         error: String(decoding: errData, as: UTF8.self))
+}
+
+/// Runs a program to completion and returns its exit status and what it wrote to its standard
+/// output; its standard error goes into the same pipe, interleaved as it was written, when
+/// `mergingErrors`, else to the test's own. Unlike ``runProcess(_:_:)``, a missing program is
+/// the error `Process.run()` throws. Blocks: call it off the cooperative pool when other tasks
+/// must progress meanwhile.
+public func runProcessOutput(
+    _ executable: URL, _ arguments: [String], mergingErrors: Bool = true
+) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    if mergingErrors { process.standardError = output }
+    try process.run()
+    // Read before waiting so that a large output cannot fill the pipe and block the child.
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
 /// A program the tests need is not installed (install the sqlite3 and python3 Debian packages).

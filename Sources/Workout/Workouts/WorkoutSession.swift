@@ -41,19 +41,20 @@ public struct WorkoutSession: Hashable, Sendable, Codable {
         id: SampleID, activityType: WorkoutActivityType, firstActivityID: SampleID,
         devices: [String]? = nil, types: [QuantityType] = WorkoutDefinition.defaultTypes, participant: String? = nil
     ) {
-        self.participant = participant
-        self.id = id
-        self.activityType = activityType
-        self.firstActivityID = firstActivityID
-        self.devices = devices
-        self.types = types
+        self.init(
+            WorkoutDefinition(
+                id: id, activityType: activityType, firstActivityID: firstActivityID, devices: devices, types: types,
+                participant: participant))
     }
 
     /// A session in state `notStarted` for `definition`.
     public init(_ definition: WorkoutDefinition) {
-        self.init(
-            id: definition.id, activityType: definition.activityType, firstActivityID: definition.firstActivityID,
-            devices: definition.devices, types: definition.types, participant: definition.participant)
+        participant = definition.participant
+        id = definition.id
+        activityType = definition.activityType
+        firstActivityID = definition.firstActivityID
+        devices = definition.devices
+        types = definition.types
     }
 
     /// What the session is, as its store keeps it.

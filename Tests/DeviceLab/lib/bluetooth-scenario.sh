@@ -1,12 +1,21 @@
 # lib/bluetooth-scenario.sh - sourced by the BLE scenarios that run inside the lab VM
-# (bluetooth-multi.sh, bluetooth-health.sh): lib/checks.sh, the Bluetooth stack with COUNT
+# (bluetooth-*.sh, clock-unsynchronized.sh, advertisements.sh, class.sh): lib/checks.sh, the Bluetooth stack with COUNT
 # btvirt controllers and bluetoothd, adapters powered through D-Bus, a healthgate run and its stop.
-# Expects REPO, HG and OUT set by the scenario.
+# Expects REPO set by the scenario, and HG and OUT (scenario_arguments sets them).
 source "$REPO/Tests/DeviceLab/lib/btvirt.sh"
 PY=/usr/bin/python3          # Debian's python3 has dbus and gi; the pyenv one does not
 PERIPHERALS=$REPO/Tests/DeviceLab/peripherals
 
 source "$REPO/Tests/DeviceLab/lib/checks.sh"
+
+# scenario_arguments DEFAULT REPO HEALTHGATE [SECONDS]: a scenario's arguments after REPO: HG, the
+# healthgate binary; WAIT, SECONDS or else DEFAULT; and OUT, $LAB_OUT (default /tmp/out), made.
+scenario_arguments() {
+  local usage="usage: ${0##*/} REPO HEALTHGATE [SECONDS]"
+  HG=${3:?$usage}
+  WAIT=${4:-$1}
+  OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
+}
 
 # power ADAPTER on|off: Adapter1.Powered through bluetoothd, as an administrator would.
 power() {
@@ -16,17 +25,23 @@ power() {
     org.bluez.Adapter1 Powered "<$value>" > /dev/null
 }
 
-# start_bluetooth COUNT: the kernel modules, a system bus, COUNT btvirt controllers (hci0…),
-# an HCI trace, bluetoothd, and every adapter powered on. Sets BLUETOOTHD. Exits on failure.
-start_bluetooth() {
-  local count=$1 hci
-  [[ -x $HG ]] || { echo "FAIL: $HG missing (build on the host first)"; exit 1; }
+# start_system_bus: the kernel's Bluetooth modules and a system bus, with the strict policy when
+# STRICT_BUS is set. Exits on failure.
+start_system_bus() {
   say "kernel modules, system bus"
   bluetooth_modules || { echo "FAIL: modprobe"; exit 1; }
   mkdir -p /run/dbus
   [[ -n ${STRICT_BUS:-} ]] && strict_bus_policy
   dbus-daemon --system --fork --print-pid > /run/dbus/daemon.pid
   poll 10 test -S /run/dbus/system_bus_socket || { echo "FAIL: no system bus"; exit 1; }
+}
+
+# start_bluetooth COUNT: the kernel modules, a system bus, COUNT btvirt controllers (hci0…),
+# an HCI trace, bluetoothd, and every adapter powered on. Sets BLUETOOTHD. Exits on failure.
+start_bluetooth() {
+  local count=$1 hci
+  [[ -x $HG ]] || { echo "FAIL: $HG missing (build on the host first)"; exit 1; }
+  start_system_bus
   say "btvirt: $count controllers"
   start_btvirt "$count" "$OUT/btvirt.log" || { echo "FAIL: btvirt controllers did not come up"; exit 1; }
   btmon -w "$OUT/hci.btsnoop" > /dev/null 2>&1 &
@@ -53,11 +68,7 @@ start_bumble() {
   shift
   [[ -x $HG ]] || { echo "FAIL: $HG missing (build on the host first)"; exit 1; }
   [[ -x $BUMBLE ]] || { echo "FAIL: no Bumble at $BUMBLE (vm/build-vm.sh installs it)"; exit 1; }
-  say "kernel modules, system bus"
-  bluetooth_modules || { echo "FAIL: modprobe"; exit 1; }
-  mkdir -p /run/dbus
-  dbus-daemon --system --fork --print-pid > /run/dbus/daemon.pid
-  poll 10 test -S /run/dbus/system_bus_socket || { echo "FAIL: no system bus"; exit 1; }
+  start_system_bus
   say "Bumble: the gateway's controller over /dev/vhci and $(basename "$1") behind it"
   "$BUMBLE" -u "$@" > "$log" 2>&1 &
   BUMBLE_PID=$!

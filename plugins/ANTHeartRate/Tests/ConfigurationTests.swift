@@ -10,16 +10,8 @@ import XCTest
 /// The configuration: the sample decodes and validates, the network key is read from its file
 /// (by default in the configuration directory), and a missing or malformed key file is an error
 /// at `networkKeyFile` that says where ANT+ adopters get the key and never shows its content.
-final class ConfigurationTests: XCTestCase {
-    private var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = try TestEnvironment.temporaryDirectory("ant-config")
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
+final class ConfigurationTests: TemporaryDirectoryTestCase {
+    override class var directoryPrefix: String { "ant-config" }
 
     private func settings(_ config: JSONValue, variables: [String: String] = [:]) throws -> ANTHeartRateSettings {
         let environment = TestEnvironment.make(directory: directory, variables: variables)

@@ -130,7 +130,7 @@ final class BroadcastSourceTests: XCTestCase {
         var first = [scale(0x04, raw: 14000, minute: 30, impedance: 0, at: 0)]
         first += (0..<6).map { scale(0x26, raw: 14090, minute: 30, impedance: 500, at: 1 + Double($0)) }
         first += (0..<6).map { scale(0xA6, raw: 14090, minute: 30, impedance: 500, at: 7 + Double($0)) }
-        var generator = SeededGenerator(seed: 47)
+        var generator = SeededRandom(seed: 47)
         first.shuffle(using: &generator)
         let second = (0..<3).map { scale(0x26, raw: 14100, minute: 45, impedance: 502, at: 100 + Double($0)) }
         let settings = try settings()
@@ -209,18 +209,5 @@ final class BroadcastSourceTests: XCTestCase {
         XCTAssertTrue(
             harness.current.details["body composition C8:47:8C:01:02:03"]?.hasPrefix("not computed: the configuration's profile lacks") ?? false,
             "\(harness.current.details)")
-    }
-}
-
-/// A reproducible shuffle (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -36,12 +36,9 @@ final class CGMSourceTests: XCTestCase {
     /// (the RACP write that ends every connection's set-up); returns that link.
     @discardableResult
     static func connect(_ profile: FakeProfile, on transport: FakeBLETransport, in h: SourceHarness) async throws -> FakeConnection {
-        try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-        transport.emit(.found(profile.peripheral))
-        try await h.waitFor("the request for every record") {
-            transport.latest(profile.address)?.writes.contains { $0.0 == Self.racp } == true
+        try await transport.connect(profile, in: h, until: "the request for every record") {
+            $0.writes.contains { $0.0 == Self.racp }
         }
-        return try XCTUnwrap(transport.latest(profile.address))
     }
 
     /// A record with trend and quality and its E2E-CRC: size 15 would be with status octets;
@@ -86,12 +83,9 @@ final class CGMSourceTests: XCTestCase {
         let transport = FakeBLETransport(profiles: [profile], clock: clock)
         let h = try harness(transport)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("the request for every record") {
-                transport.latest(profile.address)?.writes.contains { $0.0 == Self.racp && $0.1 == [0x01, 0x01] } == true
+            let link = try await transport.connect(profile, in: h, until: "the request for every record") {
+                $0.writes.contains { $0.0 == Self.racp && $0.1 == [0x01, 0x01] }
             }
-            let link = try XCTUnwrap(transport.latest(profile.address))
             XCTAssertTrue(link.isSubscribed(Self.measurement))
             XCTAssertTrue(link.isSubscribed(Self.racp), "the control point indicates before it is written")
             XCTAssertTrue(link.isSubscribed(Self.socp))
@@ -106,13 +100,9 @@ final class CGMSourceTests: XCTestCase {
             try await h.waitFor("three records") { h.quantities(.bloodGlucose).count == 3 }
             try await h.waitFor("the response logged") { h.logs.entries.contains { $0.message.contains("record access: success") } }
 
-            link.dropLink()
-            try await h.waitFor("the backoff") { h.clock.sleeperCount == 1 }
-            h.clock.advance(by: .seconds(1))
             // Offsets from 26 on: the checkpoint committed with record 25.
-            try await h.waitFor("the second request") {
-                transport.connections(profile.address).count == 2
-                    && transport.latest(profile.address)?.writes.contains { $0.0 == Self.racp && $0.1 == [0x01, 0x03, 0x01, 26, 0] } == true
+            try await transport.reconnect(link, in: h, until: "the second request") {
+                $0.writes.contains { $0.0 == Self.racp && $0.1 == [0x01, 0x03, 0x01, 26, 0] }
             }
         }
         let samples = h.quantities(.bloodGlucose)
@@ -220,10 +210,8 @@ final class CGMSourceTests: XCTestCase {
         let configuration = try JSONDecoder().decode(CGMConfiguration.self, from: Data(#"{"session": "stop"}"#.utf8))
         let h = try harness(transport, configuration)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("the stop") {
-                transport.latest(profile.address)?.writes.contains { $0.0 == Self.socp && $0.1 == E2ECRC.appending(to: [0x1B]) } == true
+            try await transport.connect(profile, in: h, until: "the stop") {
+                $0.writes.contains { $0.0 == Self.socp && $0.1 == E2ECRC.appending(to: [0x1B]) }
             }
         }
         XCTAssertThrowsError(try JSONDecoder().decode(CGMConfiguration.self, from: Data(#"{"session": "begin"}"#.utf8))) { error in

@@ -43,44 +43,44 @@ final class DecoderFixtureTests: XCTestCase {
         ]
     }
 
-    static func json(_ m: TreadmillData) -> [String: Double?] {
-        [
-            "instantaneousSpeed": m.instantaneousSpeed, "totalDistance": m.totalDistance,
-            "inclination": m.inclination, "averageSpeed": m.averageSpeed, "heartRate": m.heartRate,
-            "rampAngleSetting": m.rampAngleSetting, "positiveElevationGain": m.positiveElevationGain,
-            "negativeElevationGain": m.negativeElevationGain, "forceOnBelt": m.forceOnBelt,
-            "powerOutput": m.powerOutput, "instantaneousPace": m.instantaneousPace,
-            "totalEnergy": m.totalEnergy, "metabolicEquivalent": m.metabolicEquivalent,
-            "elapsedTime": m.elapsedTime, "remainingTime": m.remainingTime, "averagePace": m.averagePace,
-            "energyPerHour": m.energyPerHour, "energyPerMinute": m.energyPerMinute,
+    /// The keys every Fitness Machine data record has, merged with the record's own.
+    static func json(_ m: some FitnessMachineRecord, _ own: [String: Double?]) -> [String: Double?] {
+        let shared: [String: Double?] = [
+            "totalDistance": m.totalDistance, "totalEnergy": m.totalEnergy, "heartRate": m.heartRate,
+            "metabolicEquivalent": m.metabolicEquivalent, "elapsedTime": m.elapsedTime,
+            "remainingTime": m.remainingTime, "energyPerHour": m.energyPerHour,
+            "energyPerMinute": m.energyPerMinute,
         ]
+        return shared.merging(own) { $1 }
+    }
+
+    static func json(_ m: TreadmillData) -> [String: Double?] {
+        json(m, [
+            "instantaneousSpeed": m.instantaneousSpeed, "inclination": m.inclination,
+            "averageSpeed": m.averageSpeed, "rampAngleSetting": m.rampAngleSetting,
+            "positiveElevationGain": m.positiveElevationGain, "negativeElevationGain": m.negativeElevationGain,
+            "forceOnBelt": m.forceOnBelt, "powerOutput": m.powerOutput,
+            "instantaneousPace": m.instantaneousPace, "averagePace": m.averagePace,
+        ])
     }
 
     static func json(_ m: IndoorBikeData) -> [String: Double?] {
-        [
+        json(m, [
             "instantaneousSpeed": m.instantaneousSpeed, "instantaneousCadence": m.instantaneousCadence,
-            "instantaneousPower": m.instantaneousPower, "totalDistance": m.totalDistance,
-            "averageSpeed": m.averageSpeed, "averageCadence": m.averageCadence,
-            "resistanceLevel": m.resistanceLevel, "averagePower": m.averagePower,
-            "totalEnergy": m.totalEnergy, "heartRate": m.heartRate,
-            "metabolicEquivalent": m.metabolicEquivalent, "elapsedTime": m.elapsedTime,
-            "remainingTime": m.remainingTime, "energyPerHour": m.energyPerHour,
-            "energyPerMinute": m.energyPerMinute,
-        ]
+            "instantaneousPower": m.instantaneousPower, "averageSpeed": m.averageSpeed,
+            "averageCadence": m.averageCadence, "resistanceLevel": m.resistanceLevel,
+            "averagePower": m.averagePower,
+        ])
     }
 
     static func json(_ m: RowerData) -> [String: Double?] {
-        [
+        json(m, [
             "strokeRate": m.strokeRate, "strokeCount": m.strokeCount.map(Double.init),
-            "totalDistance": m.totalDistance, "instantaneousPower": m.instantaneousPower,
-            "averageStrokeRate": m.averageStrokeRate, "instantaneousPace": m.instantaneousPace,
-            "averagePace": m.averagePace, "rowingSpeed": m.instantaneousSpeed,
-            "averagePower": m.averagePower, "resistanceLevel": m.resistanceLevel,
-            "totalEnergy": m.totalEnergy, "heartRate": m.heartRate,
-            "metabolicEquivalent": m.metabolicEquivalent, "elapsedTime": m.elapsedTime,
-            "remainingTime": m.remainingTime, "energyPerHour": m.energyPerHour,
-            "energyPerMinute": m.energyPerMinute,
-        ]
+            "instantaneousPower": m.instantaneousPower, "averageStrokeRate": m.averageStrokeRate,
+            "instantaneousPace": m.instantaneousPace, "averagePace": m.averagePace,
+            "rowingSpeed": m.instantaneousSpeed, "averagePower": m.averagePower,
+            "resistanceLevel": m.resistanceLevel,
+        ])
     }
 
     func run<T: Equatable>(

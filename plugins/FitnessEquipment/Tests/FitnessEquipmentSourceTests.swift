@@ -51,14 +51,10 @@ final class FitnessEquipmentSourceTests: XCTestCase {
         let profile = Self.bike()
         let transport = FakeBLETransport(profiles: [profile])
         let h = try harness(transport, FitnessEquipmentConfiguration(profile: FitnessProfileConfiguration(wheelCircumferenceMillimeters: 2000)))
-        let address = profile.address
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("subscription") {
-                transport.latest(address)?.isSubscribed(Self.csc) == true && transport.latest(address)?.isSubscribed(Self.power) == true
+            let link = try await transport.connect(profile, in: h, until: "subscription") {
+                $0.isSubscribed(Self.csc) && $0.isSubscribed(Self.power)
             }
-            let link = try XCTUnwrap(transport.latest(address))
             link.send(Self.cscPayload(wheels: 100, wheelTime: 0, cranks: 10, crankTime: 0), on: Self.csc)
             h.clock.advance(by: .seconds(1))
             // 4 wheel revolutions × 2 m in 1 s, 1 crank revolution in 1 s.
@@ -66,12 +62,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
             link.send([0x00, 0x00] + Self.le(231, 2), on: Self.power)
             try await h.waitFor("speed, distance, cadence and power") { h.quantities.count == 4 }
 
-            link.dropLink()
-            try await h.waitFor("the backoff") { h.clock.sleeperCount == 1 }
-            h.clock.advance(by: .seconds(1))
-            try await h.waitFor("the reconnect") { transport.connections(address).count == 2 }
-            try await h.waitFor("the second subscription") { transport.latest(address)?.isSubscribed(Self.csc) == true }
-            let second = try XCTUnwrap(transport.latest(address))
+            let second = try await transport.reconnect(link, in: h, until: "the second subscription") { $0.isSubscribed(Self.csc) }
             // The sensor counted on while disconnected: 5 000 revolutions later.
             second.send(Self.cscPayload(wheels: 5104, wheelTime: 30000, cranks: 911, crankTime: 30000), on: Self.csc)
             h.clock.advance(by: .seconds(1))
@@ -107,11 +98,8 @@ final class FitnessEquipmentSourceTests: XCTestCase {
         let transport = FakeBLETransport(profiles: [profile])
         let h = try harness(transport)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("subscription") {
-                transport.latest(profile.address)?.isSubscribed(indoorBike) == true
-                    && transport.latest(profile.address)?.isSubscribed(status) == true
+            try await transport.connect(profile, in: h, until: "subscription") {
+                $0.isSubscribed(indoorBike) && $0.isSubscribed(status)
             }
             let link = try XCTUnwrap(transport.latest(profile.address))
             link.send([0x04], on: status)
@@ -134,10 +122,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
         let transport = FakeBLETransport(profiles: [profile])
         let h = try harness(transport)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(Self.power) == true }
-            let link = try XCTUnwrap(transport.latest(profile.address))
+            let link = try await transport.connect(profile, in: h, until: "subscription") { $0.isSubscribed(Self.power) }
             link.send([0x00], on: Self.power)
             link.send([0x00, 0x00] + Self.le(180, 2), on: Self.power)
             try await h.waitFor("the power sample") { h.quantities(.cyclingPower).count == 1 }

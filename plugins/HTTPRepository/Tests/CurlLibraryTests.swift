@@ -12,16 +12,8 @@ import XCTest
 /// libcurl loaded at run time: real dlopen(3) failures (a library that does not exist, a library
 /// that is not libcurl), and a real gateway whose sink starts without libcurl, reports it, keeps
 /// its records, and delivers once the library appears.
-final class CurlLibraryTests: XCTestCase {
-    var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = try TestEnvironment.temporaryDirectory("curl-library")
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
+final class CurlLibraryTests: TemporaryDirectoryTestCase {
+    override class var directoryPrefix: String { "curl-library" }
 
     func testAMissingLibraryFailsWithTheLoadersReasonAndAnInstallHint() async throws {
         let library = CurlLibrary(path: "libcurl-healthgate-missing.so.4")

@@ -39,20 +39,9 @@ final class GatewayKillTests: XCTestCase {
              "controlSocket": "\(directory.path)/control.sock"}
             """.write(to: config, atomically: true, encoding: .utf8)
         let environment = ["STATE_DIRECTORY": directory.path, "HOME": directory.path, "PATH": "/usr/bin:/bin"]
-        let firstLog = directory.appendingPathComponent("first.log")
-        let first = try launch(binary, ["run", "--config", config.path], environment: environment, log: firstLog)
-        do {
-            try await waitUntil(timeout: .seconds(30), "readings waiting in the store") {
-                ((try? await Self.unsentReadings(directory)) ?? 0) >= 3
-            }
-        } catch {
-            kill(first.processIdentifier, SIGKILL)
-            let log = (try? String(contentsOf: firstLog, encoding: .utf8)) ?? "(no log)"
-            XCTFail("\(error); the gateway logged:\n\(log.suffix(4000))")
-            return
-        }
-        kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
+        guard try await runThenKill(binary, config: config, in: directory, environment: environment, until: "readings waiting in the store", {
+            ((try? await Self.unsentReadings(directory)) ?? 0) >= 3
+        }) else { return }
         let pending = try await Self.unsent(directory)
         XCTAssertFalse(pending.isEmpty)
 
@@ -107,18 +96,9 @@ final class GatewayKillTests: XCTestCase {
             source: #""runningWindowSeconds": 1, "simulation": {"heartRateMonitors": 0, "footPods": 1}"#)
         let environment = ["STATE_DIRECTORY": directory.path, "HOME": directory.path, "PATH": "/usr/bin:/bin"]
 
-        let firstLog = directory.appendingPathComponent("first.log")
-        let first = try launch(binary, ["run", "--config", config.path], environment: environment, log: firstLog)
-        do {
-            try await waitUntil(timeout: .seconds(30), "the repository to store a batch") { server.requests().count >= 1 }
-        } catch {
-            kill(first.processIdentifier, SIGKILL)
-            let log = (try? String(contentsOf: firstLog, encoding: .utf8)) ?? "(no log)"
-            XCTFail("\(error); the gateway logged:\n\(log.suffix(4000))")
-            return
-        }
-        kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
+        guard try await runThenKill(binary, config: config, in: directory, environment: environment, until: "the repository to store a batch", {
+            server.requests().count >= 1
+        }) else { return }
         let held = try XCTUnwrap(server.requests().first)
         let heldKey = try XCTUnwrap(held.headers["Idempotency-Key"])
         XCTAssertFalse(held.uuids.isEmpty)
@@ -253,6 +233,28 @@ final class GatewayKillTests: XCTestCase {
         return config
     }
 
+    /// Runs the gateway with `config` (its output in `directory`'s first.log) until `condition`
+    /// holds, then kills it with SIGKILL. False, with the test failed on the gateway's log, when
+    /// the condition did not hold within 30 s.
+    private func runThenKill(
+        _ binary: URL, config: URL, in directory: URL, environment: [String: String], until what: String,
+        _ condition: @Sendable () async throws -> Bool
+    ) async throws -> Bool {
+        let firstLog = directory.appendingPathComponent("first.log")
+        let first = try launch(binary, ["run", "--config", config.path], environment: environment, log: firstLog)
+        do {
+            try await waitUntil(timeout: .seconds(30), what, condition)
+        } catch {
+            kill(first.processIdentifier, SIGKILL)
+            let log = (try? String(contentsOf: firstLog, encoding: .utf8)) ?? "(no log)"
+            XCTFail("\(error); the gateway logged:\n\(log.suffix(4000))")
+            return false
+        }
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        return true
+    }
+
     private func launch(_ binary: URL, _ arguments: [String], environment: [String: String], log: URL) throws -> Process {
         let process = Process()
         process.executableURL = binary
@@ -267,15 +269,6 @@ final class GatewayKillTests: XCTestCase {
     }
 
     private func run(_ binary: URL, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try runProcessOutput(binary, arguments).output
     }
 }

@@ -260,15 +260,8 @@ final class RefusedBatchTests: XCTestCase {
             throw NoMetricsAddress()
         }
         let url = String(log[range].dropFirst("metrics at ".count))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())", url]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        let script = "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())"
+        return try runProcessOutput(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, url], mergingErrors: false).output
     }
 
     struct NoMetricsAddress: Error {}

@@ -133,17 +133,7 @@ class RepositoryAndStoreTestCase: XCTestCase {
             XCTFail("the validators' virtual environment is missing: run scripts/install-test-python")
             return ""
         }
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [
-            RecordingServer.fixtures.appendingPathComponent("validate_payloads.py").path, kind, server.recording.path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let arguments = [RecordingServer.fixtures.appendingPathComponent("validate_payloads.py").path, kind, server.recording.path]
+        return try runProcessOutput(python, arguments).output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

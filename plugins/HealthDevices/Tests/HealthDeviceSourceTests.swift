@@ -51,9 +51,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         let transport = FakeBLETransport(profiles: [profile], clock: clock)
         let h = try harness(transport, height: 1.80)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(Self.weight.uuid) == true }
+            try await transport.connect(profile, in: h, until: "subscription") { $0.isSubscribed(Self.weight.uuid) }
             h.clock.advance(by: .seconds(30))
             // 81.0 kg (16200 × 0.005), measured at 08:01:00 on the device's clock (07:59:00 UTC).
             let link = try XCTUnwrap(transport.latest(profile.address))
@@ -88,10 +86,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         let transport = FakeBLETransport(profiles: [profile], clock: clock)
         let h = try harness(transport)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(Self.weight.uuid) == true }
-            let link = try XCTUnwrap(transport.latest(profile.address))
+            let link = try await transport.connect(profile, in: h, until: "subscription") { $0.isSubscribed(Self.weight.uuid) }
             XCTAssertEqual(link.writes.map(\.0), [.currentTime])
             XCTAssertEqual(link.writes.first?.1, [0xEB, 0x07, 0x01, 0x0F, 0x08, 0x00, 0x00, 0x05, 0x00, 0x01])
             h.clock.advance(by: .seconds(30))
@@ -162,10 +157,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         let transport = FakeBLETransport(profiles: [profile], clock: clock)
         let h = try harness(transport, clockTrust: .unsynchronized)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(Self.weight.uuid) == true }
-            let link = try XCTUnwrap(transport.latest(profile.address))
+            let link = try await transport.connect(profile, in: h, until: "subscription") { $0.isSubscribed(Self.weight.uuid) }
             link.send([0x06, 0x48, 0x3F] + Self.dateTime(2027, 1, 15, 7, 59, 0) + [0x01], on: Self.weight.uuid)
             try await h.waitFor("the weight") { h.quantities(.bodyMass).count == 1 }
             XCTAssertEqual(link.writes.count, 0, "no Current Time written: \(link.writes)")
@@ -188,10 +180,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         let transport = FakeBLETransport(profiles: [profile])
         let h = try harness(transport)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(Self.pressure.uuid) == true }
-            let link = try XCTUnwrap(transport.latest(profile.address))
+            let link = try await transport.connect(profile, in: h, until: "subscription") { $0.isSubscribed(Self.pressure.uuid) }
             link.send([0x04, 0x78], on: Self.pressure.uuid)
             // flags 0x04 (pulse): 128/82 mmHg, MAP 97, pulse 71, SFLOAT exponent 0.
             link.send([0x04, 0x80, 0x00, 0x52, 0x00, 0x61, 0x00, 0x47, 0x00], on: Self.pressure.uuid)
@@ -243,14 +232,9 @@ final class HealthDeviceSourceTests: XCTestCase {
 
             // The next connection asks only for records after the last one delivered (9 and on),
             // from the checkpoint committed with record 8.
-            link.dropLink()
-            try await h.waitFor("the backoff") { h.clock.sleeperCount == 1 }
-            h.clock.advance(by: .seconds(1))
-            try await h.waitFor("the second request") {
-                transport.connections(profile.address).count == 2
-                    && transport.latest(profile.address)?.writes.contains { $0.0 == racp && $0.1 == [0x01, 0x03, 0x01, 0x09, 0x00] } == true
+            let second = try await transport.reconnect(link, in: h, until: "the second request") {
+                $0.writes.contains { $0.0 == racp && $0.1 == [0x01, 0x03, 0x01, 0x09, 0x00] }
             }
-            let second = try XCTUnwrap(transport.latest(profile.address))
             second.send(record(9, 120), on: Self.glucose.uuid)
             try await h.waitFor("the third record") { h.quantities(.bloodGlucose).count == 3 }
         }
@@ -277,10 +261,7 @@ final class HealthDeviceSourceTests: XCTestCase {
         let first: [UInt8] = [0x46, 0x10, 0xE0, 0x00] + stamp + [0x01, 0xE8, 0x2B]
         let second: [UInt8] = [0x06, 0x14, 0xE0, 0x00] + stamp + [0x01, 0x90, 0x38]
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(composition.uuid) == true }
-            let link = try XCTUnwrap(transport.latest(profile.address))
+            let link = try await transport.connect(profile, in: h, until: "subscription") { $0.isSubscribed(composition.uuid) }
             link.send(first, on: composition.uuid)
             link.send(second, on: composition.uuid)
             try await h.waitFor("one joined record") { h.quantities.count == 4 }

@@ -20,10 +20,7 @@ final class EnergyExpendedTests: XCTestCase {
         let transport = FakeBLETransport(profiles: [profile])
         let h = try SourceHarness(transport: transport)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(.heartRateMeasurement) == true }
-            let link = try XCTUnwrap(transport.latest(profile.address))
+            let link = try await transport.connect(profile, in: h, until: "subscription") { $0.isSubscribed(.heartRateMeasurement) }
             // 100 kJ is the baseline; then +3, +0, saturation (adds nothing), reset to 2 (+2).
             for (second, energy) in [(0, UInt16(100)), (1, 103), (2, 103), (3, 0xFFFF), (4, 2)] {
                 if second > 0 { h.clock.advance(by: .seconds(1)) }
@@ -47,10 +44,7 @@ final class EnergyExpendedTests: XCTestCase {
         let transport = FakeBLETransport(profiles: [profile])
         let h = try SourceHarness(transport: transport)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("subscription") { transport.latest(profile.address)?.isSubscribed(.heartRateMeasurement) == true }
-            let link = try XCTUnwrap(transport.latest(profile.address))
+            let link = try await transport.connect(profile, in: h, until: "subscription") { $0.isSubscribed(.heartRateMeasurement) }
             // Flags 0x1E: contact supported and detected, energy, RR; 0x0C: the same without
             // RR and contact not detected. 100 kJ baseline, +3 with contact, then 10 s without
             // contact counting 20 kJ, then +4 with contact again.

@@ -245,10 +245,7 @@ final class HeartRateSourceTests: XCTestCase {
         let transport = FakeBLETransport(profiles: [profile])
         let h = try SourceHarness(transport: transport)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("subscribed") { transport.latest(profile.address)?.isSubscribed(.rscMeasurement) == true }
-            let link = try XCTUnwrap(transport.latest(profile.address))
+            let link = try await transport.connect(profile, in: h, until: "subscribed") { $0.isSubscribed(.rscMeasurement) }
             XCTAssertTrue(link.isSubscribed(.heartRateMeasurement))
             link.send(Self.beat(88))
             // Flags 0x00: instantaneous speed 3 m/s (768/256), cadence 170.
@@ -318,9 +315,7 @@ final class HeartRateSourceTests: XCTestCase {
         let transport = FakeBLETransport(profiles: [profile])
         let h = try SourceHarness(transport: transport)
         try await h.run { h in
-            try await h.waitFor("discovery") { transport.discoverCalls == 1 }
-            transport.emit(.found(profile.peripheral))
-            try await h.waitFor("subscribed") { transport.latest(profile.address)?.isSubscribed(.heartRateMeasurement) == true }
+            try await transport.connect(profile, in: h, until: "subscribed") { $0.isSubscribed(.heartRateMeasurement) }
             transport.latest(profile.address)?.send(Self.beat(64))
             try await h.waitFor("sample") { h.quantities(.heartRate).count == 1 }
         }

@@ -13,16 +13,8 @@ import XCTest
 
 /// The whole adapter against real pty pairs: the gateway opens the slave through a symlink (as
 /// it would open /dev/healthgate/…), the test plays the device on the master.
-final class AdapterTests: XCTestCase {
-    var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = try TestEnvironment.temporaryDirectory("serial-pedometer")
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
+final class AdapterTests: TemporaryDirectoryTestCase {
+    override class var directoryPrefix: String { "serial-pedometer" }
 
     /// A running gateway with one serial-pedometer source and a collecting sink.
     struct Harness {

@@ -23,24 +23,12 @@ extension RowDecoder {
         _ connection: SQLiteConnection, where condition: String, orderBy: String, _ bindings: [SQLiteValue], path: String,
         _ body: (_ anchor: Int64, _ series: QuantitySeriesSample) throws(StoreError) -> Void
     ) throws(StoreError) {
-        var metadataReader = MetadataReader(path: path)
-        var vocabulary = StoreVocabulary(connection: connection, path: path)
-        let statement: SQLiteStatement
-        do {
-            statement = try connection.statement(seriesSelect + " WHERE \(condition) ORDER BY \(orderBy)")
-            try statement.bind(bindings)
-        } catch {
-            throw StoreError(error, path: path)
-        }
-        do throws(StoreError) {
-            while try stepRow(statement, path: path) {
-                let anchor = statement.integer(0) ?? 0
-                try body(anchor, try decodeSeries(
-                    statement, vocabulary: &vocabulary, metadataReader: &metadataReader, connection: connection, path: path))
-            }
-        } catch {
-            statement.reset()
-            throw error
+        try forEachRow(
+            connection, seriesSelect + " WHERE \(condition) ORDER BY \(orderBy)", bindings, path: path
+        ) { statement, vocabulary, metadataReader throws(StoreError) in
+            let anchor = statement.integer(0) ?? 0
+            try body(anchor, try decodeSeries(
+                statement, vocabulary: &vocabulary, metadataReader: &metadataReader, connection: connection, path: path))
         }
     }
 
@@ -81,15 +69,7 @@ extension RowDecoder {
                 value: quantity.value, start: StoreTime.date(microseconds: start &+ quantity.offset),
                 end: StoreTime.date(microseconds: start &+ quantity.offset &+ quantity.duration))
         }
-        let device = statement.integer(9).map { deviceID in
-            vocabulary.device(deviceID) {
-                Device(
-                    name: statement.text(10), manufacturer: statement.text(11), model: statement.text(12),
-                    hardwareVersion: statement.text(13), firmwareVersion: statement.text(14),
-                    softwareVersion: statement.text(15), localIdentifier: statement.text(16),
-                    udiDeviceIdentifier: statement.text(17), radioIdentifier: statement.text(18))
-            }
-        }
+        let device = Self.device(statement, vocabulary: &vocabulary)
         var metadata = withSyncKeys(
             try metadataReader.metadata(statement.value(7), connection), seriesSyncIdentifier(id), version)
         if statement.integer(6) == 1 { metadata[.provisional] = .bool(true) }
@@ -97,14 +77,6 @@ extension RowDecoder {
             return try QuantitySeriesSample(id: id, type: type, unit: unit, quantities: quantities, device: device, metadata: metadata)
         } catch {
             throw StoreError(.invalidData, path: path, message: "series \(id): \(error)")
-        }
-    }
-
-    static func stepRow(_ statement: SQLiteStatement, path: String) throws(StoreError) -> Bool {
-        do {
-            return try statement.step()
-        } catch {
-            throw StoreError(error, path: path)
         }
     }
 }

@@ -35,11 +35,29 @@ enum RowDecoder {
         _ connection: SQLiteConnection, where condition: String, orderBy: String, _ bindings: [SQLiteValue],
         path: String, _ body: (_ anchor: Int64, _ sample: QuantitySample) throws(StoreError) -> Void
     ) throws(StoreError) {
+        try forEachRow(
+            connection, sampleSelect + " WHERE \(condition) ORDER BY \(orderBy)", bindings, path: path
+        ) { statement, vocabulary, metadataReader throws(StoreError) in
+            let anchor = statement.integer(0) ?? 0
+            try body(anchor, try decodeSample(statement, vocabulary: &vocabulary, path: path) { key throws(StoreError) in
+                try metadataReader.metadata(key, connection)
+            })
+        }
+    }
+
+    /// Runs `sql` with `bindings` and hands each row (the statement on it) to `body`, with the
+    /// vocabulary and metadata reader the rows of one query share.
+    static func forEachRow(
+        _ connection: SQLiteConnection, _ sql: String, _ bindings: [SQLiteValue], path: String,
+        _ body: (
+            _ statement: SQLiteStatement, _ vocabulary: inout StoreVocabulary, _ metadataReader: inout MetadataReader
+        ) throws(StoreError) -> Void
+    ) throws(StoreError) {
         var metadataReader = MetadataReader(path: path)
         var vocabulary = StoreVocabulary(connection: connection, path: path)
         let statement: SQLiteStatement
         do {
-            statement = try connection.statement(sampleSelect + " WHERE \(condition) ORDER BY \(orderBy)")
+            statement = try connection.statement(sql)
             try statement.bind(bindings)
         } catch {
             throw StoreError(error, path: path)
@@ -48,10 +66,7 @@ enum RowDecoder {
         // not keep reading.
         do throws(StoreError) {
             while try step(statement, path: path) {
-                let anchor = statement.integer(0) ?? 0
-                try body(anchor, try decodeSample(statement, vocabulary: &vocabulary, path: path) { key throws(StoreError) in
-                    try metadataReader.metadata(key, connection)
-                })
+                try body(statement, &vocabulary, &metadataReader)
             }
         } catch {
             statement.reset()
@@ -149,15 +164,7 @@ enum RowDecoder {
         let unit = try vocabulary.unit(unitID, for: id)
         // No original value: the value was recorded as it is stored.
         let original = statement.double(5) ?? value
-        let device = statement.integer(9).map { deviceID in
-            vocabulary.device(deviceID) {
-                Device(
-                    name: statement.text(10), manufacturer: statement.text(11), model: statement.text(12),
-                    hardwareVersion: statement.text(13), firmwareVersion: statement.text(14),
-                    softwareVersion: statement.text(15), localIdentifier: statement.text(16),
-                    udiDeviceIdentifier: statement.text(17), radioIdentifier: statement.text(18))
-            }
-        }
+        let device = Self.device(statement, vocabulary: &vocabulary)
         let entries = try metadata(statement.value(8))
         do {
             return try QuantitySample(
@@ -180,7 +187,22 @@ enum RowDecoder {
         return metadata
     }
 
-    private static func step(_ statement: SQLiteStatement, path: String) throws(StoreError) -> Bool {
+    /// The device of the statement's current row, from the columns 9 to 18 that ``sampleSelect``
+    /// and ``seriesSelect`` both give it (its id, then its fields), through `vocabulary`'s cache;
+    /// nil for a row without one.
+    static func device(_ statement: SQLiteStatement, vocabulary: inout StoreVocabulary) -> Device? {
+        statement.integer(9).map { deviceID in
+            vocabulary.device(deviceID) {
+                Device(
+                    name: statement.text(10), manufacturer: statement.text(11), model: statement.text(12),
+                    hardwareVersion: statement.text(13), firmwareVersion: statement.text(14),
+                    softwareVersion: statement.text(15), localIdentifier: statement.text(16),
+                    udiDeviceIdentifier: statement.text(17), radioIdentifier: statement.text(18))
+            }
+        }
+    }
+
+    static func step(_ statement: SQLiteStatement, path: String) throws(StoreError) -> Bool {
         do {
             return try statement.step()
         } catch {

@@ -149,38 +149,4 @@ extension StatisticsCalculator {
             throw StoreError.wrap(error, path: path)
         }
     }
-
-    /// One device's running values in one bucket.
-    private struct Accumulator {
-        var count = 0
-        var sum = 0.0
-        var minimum = Double.infinity
-        var maximum = -Double.infinity
-        var mostRecent = 0.0
-        var mostRecentStart = Int64.min
-
-        /// Adds a series' summary: `count` values summing to `sum`, the last `last` at `lastStart`.
-        mutating func add(count: Int, sum: Double, minimum: Double, maximum: Double, last: Double, at lastStart: Int64) {
-            self.count += count
-            self.sum += sum
-            self.minimum = min(self.minimum, minimum)
-            self.maximum = max(self.maximum, maximum)
-            if lastStart >= mostRecentStart {
-                mostRecent = last
-                mostRecentStart = lastStart
-            }
-        }
-
-        /// Adds a value (for a discrete type, in start order; later samples win ties).
-        mutating func add(_ value: Double, at start: Int64) {
-            count += 1
-            sum += value
-            minimum = min(minimum, value)
-            maximum = max(maximum, value)
-            if start >= mostRecentStart {
-                mostRecent = value
-                mostRecentStart = start
-            }
-        }
-    }
 }

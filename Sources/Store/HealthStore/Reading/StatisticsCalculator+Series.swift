@@ -85,46 +85,13 @@ extension StatisticsCalculator {
         return converted
     }
 
-    /// A bucket's running values from series, for a discrete type.
-    struct SeriesAccumulator {
-        var count = 0
-        var sum = 0.0
-        var minimum = Double.infinity
-        var maximum = -Double.infinity
-        var mostRecent = 0.0
-        var mostRecentStart = Int64.min
-
-        mutating func add(_ contribution: SeriesContribution) {
-            switch contribution {
-            case .summary(_, let count, let sum, let minimum, let maximum, let last, let lastStart):
-                self.count += count
-                self.sum += sum
-                self.minimum = min(self.minimum, minimum)
-                self.maximum = max(self.maximum, maximum)
-                if lastStart >= mostRecentStart {
-                    mostRecent = last
-                    mostRecentStart = lastStart
-                }
-            case .quantity(let start, _, let value):
-                count += 1
-                sum += value
-                minimum = min(minimum, value)
-                maximum = max(maximum, value)
-                if start >= mostRecentStart {
-                    mostRecent = value
-                    mostRecentStart = start
-                }
-            }
-        }
-    }
-
     /// The series' part of a discrete type's statistics per bucket (empty when nothing of the
     /// type was ever stored in a series).
     static func discreteSeries(
         _ connection: SQLiteConnection, type: QuantityType, typeID: Int64, span: Int64, edges: [Int64], filter: SampleFilter,
         path: String
-    ) throws(StoreError) -> [SeriesAccumulator] {
-        var buckets = [SeriesAccumulator](repeating: SeriesAccumulator(), count: max(0, edges.count - 1))
+    ) throws(StoreError) -> [Accumulator] {
+        var buckets = [Accumulator](repeating: Accumulator(), count: max(0, edges.count - 1))
         guard let first = edges.first, let end = edges.last, !buckets.isEmpty else { return buckets }
         try forEachSeriesContribution(
             connection, type: type, typeID: typeID, span: span, edges: edges, filter: filter, path: path

@@ -120,18 +120,11 @@ public final class MosquittoBroker: @unchecked Sendable {
         self.process = nil
     }
 
+    /// Whether something accepts TCP connections on `127.0.0.1:port`.
     public static func accepts(port: Int) -> Bool {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        guard let descriptor = loopbackConnection(port: port) else { return false }
+        close(descriptor)
+        return true
     }
 }
 

@@ -69,16 +69,10 @@ public final class RecordingServer: @unchecked Sendable {
         let body = Array(json.utf8)
         let head = "POST /_control HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        guard let descriptor = loopbackConnection(port: port) else {
+            throw ServerError(message: "cannot connect to the recording server on \(port)")
         }
-        guard connected == 0 else { throw ServerError(message: "cannot connect to the recording server on \(port)") }
+        defer { close(descriptor) }
         let request = Array(head.utf8) + body
         var sent = 0
         while sent < request.count {

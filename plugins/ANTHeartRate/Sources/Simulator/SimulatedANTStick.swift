@@ -96,27 +96,19 @@ public final class SimulatedANTStick: Sendable {
     /// Plays the stick until cancelled (throws `CancellationError`); hangs the pty up on the way
     /// out when `hangUpAtEnd`.
     public func run(hangUpAtEnd: Bool = true) async throws {
-        let reader: ByteStreamReader
-        do {
-            reader = try ByteStreamReader(descriptor: pty.master, queue: queue, closesDescriptor: false)
-        } catch {
-            throw SystemError("read", target: "pty master of \(devicePath)", errno: error)
-        }
-        defer {
-            reader.cancel()
-            if hangUpAtEnd { pty.hangUp() }
-        }
-        let started = clock.uptime()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await self.answer(reader) }
-            group.addTask {
-                while true {
-                    try await self.clock.sleep(for: .milliseconds(246))
-                    await self.broadcast(at: (self.clock.uptime() - started).seconds)
+        try await pty.withMasterReader(queue: queue, hangUpAtEnd: hangUpAtEnd) { reader in
+            let started = clock.uptime()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await self.answer(reader) }
+                group.addTask {
+                    while true {
+                        try await self.clock.sleep(for: .milliseconds(246))
+                        await self.broadcast(at: (self.clock.uptime() - started).seconds)
+                    }
                 }
+                try await group.next()
+                group.cancelAll()
             }
-            try await group.next()
-            group.cancelAll()
         }
     }
 

@@ -30,7 +30,7 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
 
     /// `healthgate demo`: simulated advertisers.
     public static var demo: AdvertisementSourceDemo {
-        AdvertisementSourceDemo(name: "demo-mi-scale", configuration: .object(["transport": .string("simulated"), "simulation": .object(["devices": .number(1), "advertisementsPerSecond": .number(2)])]))
+        .broadcast("demo-mi-scale", devices: 1, advertisementsPerSecond: 2)
     }
 
     /// `healthgate scan`: the scale's weight, whether stabilised, and the impedance.
@@ -41,10 +41,7 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
         return text
     }
 
-    let settings: BroadcastSourceSettings
-    let ids: SampleIDGenerator
-    let bluetooth: BluetoothAdapters
-    let scanner: (any AdvertisementScanner)?
+    let reception: BroadcastReception
     let participants: [ParticipantCharacteristics]
     let user: UserCharacteristics
 
@@ -55,10 +52,7 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
 
     /// A source on the gateway's Bluetooth adapters (the executable's, shared by every source).
     public init(settings: BroadcastSourceSettings, environment: PluginEnvironment, bluetooth: BluetoothAdapters) {
-        self.settings = settings
-        ids = environment.ids
-        self.bluetooth = bluetooth
-        scanner = nil
+        reception = BroadcastReception(settings: settings, environment: environment, bluetooth: bluetooth)
         participants = environment.participants
         user = environment.user
     }
@@ -69,22 +63,19 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
         settings: BroadcastSourceSettings, ids: SampleIDGenerator, scanner: any AdvertisementScanner,
         participants: [ParticipantCharacteristics] = [], user: UserCharacteristics = UserCharacteristics()
     ) {
-        self.settings = settings
-        self.ids = ids
-        bluetooth = BluetoothAdapters(clock: SystemClock())
-        self.scanner = scanner
+        reception = BroadcastReception(settings: settings, ids: ids, scanner: scanner)
         self.participants = participants
         self.user = user
     }
 
     /// Listens until cancelled; throws when the scanner fails (the supervisor restarts it).
     public func run(context: SourceContext) async throws {
-        let scanner = self.scanner ?? BroadcastScanners.scanner(settings, bluetooth: bluetooth, clock: context.clock, make: MiScaleProfile.simulated)
+        let ids = reception.ids
         var ledgers: [DeviceIdentity: WeighingLedger] = [:]
         var users = ScaleUsers(participants: participants, user: user)
         // Each scale's reasons already logged: a household weighing daily is told once.
         var omissionsLogged: Set<String> = []
-        let listener = AdvertisementListener<MiScaleProfile>(scanner: scanner, accepts: BroadcastScanners.accepts(settings.devices))
+        let listener = reception.listener(MiScaleProfile.self, clock: context.clock, simulated: MiScaleProfile.simulated)
         try await listener.run(context: context) { identity, reading, advertisement in
             var ledger: WeighingLedger
             if let known = ledgers[identity] {

@@ -27,7 +27,7 @@ public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, Pay
 
     /// `healthgate demo`: simulated advertisers.
     public static var demo: AdvertisementSourceDemo {
-        AdvertisementSourceDemo(name: "demo-polar-broadcast", configuration: .object(["transport": .string("simulated"), "simulation": .object(["devices": .number(2), "advertisementsPerSecond": .number(4)])]))
+        .broadcast("demo-polar-broadcast", devices: 2, advertisementsPerSecond: 4)
     }
 
     /// `healthgate scan`: the strap's heart rate, contact and battery.
@@ -38,10 +38,7 @@ public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, Pay
         return "\(block.slowAverageHeartRate) bpm, contact \(block.sensorContact ? "yes" : "no"), battery \(block.batteryOk ? "ok" : "low")"
     }
 
-    let settings: BroadcastSourceSettings
-    let ids: SampleIDGenerator
-    let bluetooth: BluetoothAdapters
-    let scanner: (@Sendable (any GatewayClock) -> any AdvertisementScanner)?
+    let reception: BroadcastReception
 
     /// A source without the gateway's Bluetooth (simulated, or reporting BlueZ unavailable).
     public init(settings: BroadcastSourceSettings, environment: PluginEnvironment) {
@@ -50,28 +47,20 @@ public struct PolarBroadcastSource: AdvertisementSource, ConfigurablePlugin, Pay
 
     /// A source on the gateway's Bluetooth adapters (the executable's, shared by every source).
     public init(settings: BroadcastSourceSettings, environment: PluginEnvironment, bluetooth: BluetoothAdapters) {
-        self.settings = settings
-        ids = environment.ids
-        self.bluetooth = bluetooth
-        scanner = nil
+        reception = BroadcastReception(settings: settings, environment: environment, bluetooth: bluetooth)
     }
 
     /// A source listening on `scanner` (tests: a scripted scanner).
     public init(settings: BroadcastSourceSettings, ids: SampleIDGenerator, scanner: any AdvertisementScanner) {
-        self.settings = settings
-        self.ids = ids
-        bluetooth = BluetoothAdapters(clock: SystemClock())
-        self.scanner = { _ in scanner }
+        reception = BroadcastReception(settings: settings, ids: ids, scanner: scanner)
     }
 
     /// Listens until cancelled; throws when the scanner fails (the supervisor restarts it).
     public func run(context: SourceContext) async throws {
-        let scanner =
-            self.scanner?(context.clock)
-            ?? BroadcastScanners.scanner(settings, bluetooth: bluetooth, clock: context.clock, make: PolarBroadcastProfile.simulated)
+        let ids = reception.ids
         var straps: [DeviceIdentity: (tracker: PolarFrameTracker, lastSeen: Date)] = [:]
-        let listener = AdvertisementListener<PolarBroadcastProfile>(
-            scanner: scanner, accepts: BroadcastScanners.accepts(settings.devices))
+        let listener = reception.listener(
+            PolarBroadcastProfile.self, clock: context.clock, simulated: PolarBroadcastProfile.simulated)
         try await listener.run(context: context) { identity, block, advertisement in
             var strap = straps[identity] ?? (PolarFrameTracker(), advertisement.receivedAt)
             if advertisement.receivedAt.timeIntervalSince(strap.lastSeen) > Self.lostAfter { strap.tracker.reset() }

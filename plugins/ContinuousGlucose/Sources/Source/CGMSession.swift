@@ -26,14 +26,12 @@ import SampleBus
 ///
 /// A record whose E2E-CRC does not match (or that lacks one while the sensor supports E2E-CRC)
 /// is not stored: it is counted and logged naming the device, like every bad payload.
-struct CGMSession: Sendable {
+struct CGMSession: ConnectionFollower {
     let session: PeripheralSession
     let configuration: CGMProfileConfiguration
     /// Whether the gateway's wall clock may be believed: while it may not, no session start is
     /// written into the sensor.
     let clockTrust: any ClockTrust
-
-    var context: SourceContext { session.context }
 
     /// The namespace of the sensors' checkpoints.
     static let checkpointNamespace = "ble-cgm"
@@ -44,14 +42,10 @@ struct CGMSession: Sendable {
         var lastTimeOffset: Int
     }
 
-    func run() async throws {
-        var badPayloads = 0
-        try await session.run { connection in try await follow(connection, badPayloads: &badPayloads) }
-    }
-
-    private func follow(_ connection: any BLEConnection, badPayloads: inout Int) async throws -> Bool {
+    func follow(
+        _ connection: any BLEConnection, information: PeripheralSession.DeviceInformation, badPayloads: inout Int
+    ) async throws -> Bool {
         let logger = context.logger
-        let information = try await session.readDeviceInformation(connection, badPayloads: &badPayloads)
         let device = information.device
         let name = device.displayName
         guard await connection.hasCharacteristic(CGMCharacteristic.measurement.uuid, in: .continuousGlucoseMonitoringService)
@@ -67,8 +61,7 @@ struct CGMSession: Sendable {
             bytes throws(CGMDecodingError) in try CGMSensorDecoder.status(bytes)
         }
         logger.info(
-            "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? session.key)"
-                + (information.battery.map { ", battery \($0)%" } ?? "")
+            information.summary(key: session.key)
                 + (status.map { ", session \($0.sensorStatus.sessionStopped ? "stopped" : "running"), offset \($0.timeOffsetMinutes) min" } ?? "")
                 + (e2e ? ", E2E-CRC" : ""), device: name)
 

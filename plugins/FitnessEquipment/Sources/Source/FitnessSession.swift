@@ -9,23 +9,15 @@ import GatewayRuntime
 /// the battery, subscribes to every measurement the device has (CSC, Cycling Power, the Fitness
 /// Machine data and status) and publishes what ``FitnessRecordMapper`` makes of each
 /// notification; ``PeripheralSession`` connects and reconnects around it.
-struct FitnessSession: Sendable {
+struct FitnessSession: ConnectionFollower {
     let session: PeripheralSession
     let configuration: FitnessProfileConfiguration
     let ids: SampleIDGenerator
 
-    var context: SourceContext { session.context }
-
-    func run() async throws {
-        var badPayloads = 0
-        try await session.run { connection in try await follow(connection, badPayloads: &badPayloads) }
-    }
-
-    /// Follows one connection until the link drops (returns whether any notification arrived)
-    /// or the task is cancelled (throws `CancellationError`).
-    private func follow(_ connection: any BLEConnection, badPayloads: inout Int) async throws -> Bool {
+    func follow(
+        _ connection: any BLEConnection, information: PeripheralSession.DeviceInformation, badPayloads: inout Int
+    ) async throws -> Bool {
         let logger = context.logger
-        let information = try await session.readDeviceInformation(connection, badPayloads: &badPayloads)
         let device = information.device
 
         var wanted: [GATTCharacteristicID] = []
@@ -42,8 +34,7 @@ struct FitnessSession: Sendable {
                     + "Treadmill (0x2ACD), Indoor Bike (0x2AD2) or Rower Data (0x2AD1)")
         }
         logger.info(
-            "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? session.key)"
-                + (information.battery.map { ", battery \($0)%" } ?? ""),
+            information.summary(key: session.key),
             device: device.displayName)
         let notifications = try await connection.notifications(of: wanted)
         logger.info("subscribed to \(names.joined(separator: ", "))", device: device.displayName)

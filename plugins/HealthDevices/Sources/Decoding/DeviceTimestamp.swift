@@ -1,3 +1,5 @@
+import HealthModel
+
 /// A Date Time field (GATT Specification Supplement, Date Time 0x2A08): the device's local
 /// wall-clock time, without a time zone. Year, month or day 0 means "not known".
 public struct DeviceTimestamp: Hashable, Sendable {
@@ -50,25 +52,14 @@ public struct DeviceTimestamp: Hashable, Sendable {
         return "\(paddedYear)-\(two(month))-\(two(day))T\(two(hours)):\(two(minutes)):\(two(seconds))-00:00"
     }
 
-    // Howard Hinnant's days_from_civil and civil_from_days (proleptic Gregorian calendar).
+    /// The days from 1970-01-01 to a date (``CivilDate``, in the fields' `Int`).
     static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
+        Int(CivilDate.days(year: Int64(year), month: Int64(month), day: Int64(day)))
     }
 
+    /// The date `days` after 1970-01-01 (``CivilDate``, in the fields' `Int`).
     static func civil(fromDays days: Int) -> (Int, Int, Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+        let date = CivilDate.date(ofDay: Int64(days))
+        return (Int(date.year), Int(date.month), Int(date.day))
     }
 }

@@ -86,19 +86,8 @@ public struct ClinicalRecordMapper: Sendable {
         var metadata = base(m.timestamp, context, key: m.timestamp?.rfc3339.map { "weight/\($0)/\(m.userID ?? 255)" })
         if let user = m.userID { metadata[Self.userIndexKey] = .integer(Int64(user)) }
         let time = date(m.timestamp, context)
-        var records = [try sample(.bodyMass, weight, .kilogram, time, context, metadata, suffix: "bodyMass")]
-        if let bmi = m.bmi {
-            records.append(try sample(.bodyMassIndex, bmi, .count, time, context, metadata, suffix: "bodyMassIndex"))
-        } else if let height = m.height ?? context.profileHeight, height > 0 {
-            var computed = metadata
-            if m.height == nil { computed[Self.bmiComputedKey] = .bool(true) }
-            records.append(try sample(
-                .bodyMassIndex, weight / (height * height), .count, time, context, computed, suffix: "bodyMassIndex"))
-        }
-        if let height = m.height {
-            records.append(try sample(.height, height, .meter, time, context, metadata, suffix: "height"))
-        }
-        return records
+        let records = [try sample(.bodyMass, weight, .kilogram, time, context, metadata, suffix: "bodyMass")]
+        return records + (try bodyMassIndexAndHeight(weight: weight, bmi: m.bmi, height: m.height, time, context, metadata))
     }
 
     /// bodyFatPercentage, leanBodyMass (the fat free mass), bodyMass and height when sent, and
@@ -125,15 +114,27 @@ public struct ClinicalRecordMapper: Sendable {
         }
         if let weight = m.weight {
             records.append(try sample(.bodyMass, weight, .kilogram, time, context, metadata, suffix: "bodyMass"))
-            if let height = m.height ?? context.profileHeight, height > 0 {
-                var computed = metadata
-                if m.height == nil { computed[Self.bmiComputedKey] = .bool(true) }
-                records.append(try sample(
-                    .bodyMassIndex, weight / (height * height), .count, time, context, computed, suffix: "bodyMassIndex"))
-            }
         }
-        if let height = m.height {
-            records.append(try sample(.height, height, .meter, time, context, metadata, suffix: "height"))
+        return records + (try bodyMassIndexAndHeight(weight: m.weight, bmi: nil, height: m.height, time, context, metadata))
+    }
+
+    /// bodyMassIndex, as sent (`bmi`) or else computed from `weight` and the sent `height`, else
+    /// the profile's height (marked ``bmiComputedKey``); none without a weight and a positive
+    /// height. Then height, when sent.
+    private func bodyMassIndexAndHeight(
+        weight: Double?, bmi: Double?, height sent: Double?, _ time: Date, _ context: Context, _ metadata: Metadata
+    ) throws(SampleError) -> [HealthRecord] {
+        var records: [HealthRecord] = []
+        if let bmi {
+            records.append(try sample(.bodyMassIndex, bmi, .count, time, context, metadata, suffix: "bodyMassIndex"))
+        } else if let weight, let height = sent ?? context.profileHeight, height > 0 {
+            var computed = metadata
+            if sent == nil { computed[Self.bmiComputedKey] = .bool(true) }
+            records.append(try sample(
+                .bodyMassIndex, weight / (height * height), .count, time, context, computed, suffix: "bodyMassIndex"))
+        }
+        if let sent {
+            records.append(try sample(.height, sent, .meter, time, context, metadata, suffix: "height"))
         }
         return records
     }

@@ -17,7 +17,7 @@ import GatewayRuntime
 /// store's transaction; every record when there is none; a record sent again keeps its sync
 /// identifier, so the store keeps one copy), and publishes what ``ClinicalRecordMapper`` makes of
 /// each. ``PeripheralSession`` connects and reconnects around it.
-struct HealthSession: Sendable {
+struct HealthSession: ConnectionFollower {
     let session: PeripheralSession
     let ids: SampleIDGenerator
     /// The user's height (m) from the gateway's profile: BMI for a scale that sends none.
@@ -25,8 +25,6 @@ struct HealthSession: Sendable {
     /// Whether the gateway's wall clock may be believed: while it may not, no device's clock is
     /// set from it, and a device's own set clock is taken as right.
     let clockTrust: any ClockTrust
-
-    var context: SourceContext { session.context }
 
     /// The namespace of glucose meters' checkpoints: the last sequence number delivered, per
     /// meter (its local identifier).
@@ -45,14 +43,10 @@ struct HealthSession: Sendable {
         return [0x01, 0x03, 0x01, UInt8(first & 0xFF), UInt8(first >> 8)]
     }
 
-    func run() async throws {
-        var badPayloads = 0
-        try await session.run { connection in try await follow(connection, badPayloads: &badPayloads) }
-    }
-
-    private func follow(_ connection: any BLEConnection, badPayloads: inout Int) async throws -> Bool {
+    func follow(
+        _ connection: any BLEConnection, information: PeripheralSession.DeviceInformation, badPayloads: inout Int
+    ) async throws -> Bool {
         let logger = context.logger
-        let information = try await session.readDeviceInformation(connection, badPayloads: &badPayloads)
         let device = information.device
         let clock = try await readClock(connection)
         let offset = clock?.offset
@@ -74,8 +68,7 @@ struct HealthSession: Sendable {
         let racp = await connection.hasCharacteristic(.recordAccessControlPoint, in: .glucoseService)
         if racp { wanted.append(GATTCharacteristicID(.recordAccessControlPoint, in: .glucoseService)) }
         logger.info(
-            "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? session.key)"
-                + (information.battery.map { ", battery \($0)%" } ?? "")
+            information.summary(key: session.key)
                 + (clock?.gatewayUntrusted == true
                     ? ", clock not compared (the gateway's is not synchronized)"
                     : offset.map { String(cFormat: ", clock off by %+.0f s", -$0) } ?? (clock == nil ? "" : ", clock not set")),

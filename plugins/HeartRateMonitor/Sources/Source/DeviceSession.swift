@@ -148,8 +148,7 @@ struct DeviceSession: Sendable {
         }
         let controlPoint = await connection.hasCharacteristic(.heartRateControlPoint, in: .heartRateService)
         context.logger.info(
-            "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? key)"
-                + (information.battery.map { ", battery \($0)%" } ?? "") + (location.map { ", worn on \($0.name)" } ?? ""),
+            information.summary(key: key) + (location.map { ", worn on \($0.name)" } ?? ""),
             device: device.displayName)
         return Facts(device: device, metadata: information.metadata, location: location, hasControlPoint: controlPoint)
     }

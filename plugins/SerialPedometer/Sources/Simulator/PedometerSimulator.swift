@@ -96,29 +96,21 @@ public final class PedometerSimulator: Sendable {
     /// after the last tick; throws `CancellationError` when cancelled. Hangs up the pty on exit
     /// only if `hangUpAtEnd`.
     public func run(ticks: Int? = nil, hangUpAtEnd: Bool = false) async throws {
-        let reader: ByteStreamReader
-        do {
-            reader = try ByteStreamReader(descriptor: pty.master, queue: queue, closesDescriptor: false)
-        } catch {
-            throw SystemError("read", target: "pty master of \(devicePath)", errno: error)
-        }
-        defer {
-            reader.cancel()
-            if hangUpAtEnd { pty.hangUp() }
-        }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await self.answerRequests(reader) }
-            group.addTask {
-                var tick = 0
-                while ticks.map({ tick < $0 }) ?? true {
-                    try await self.clock.sleep(for: self.script.interval)
-                    tick += 1
-                    await self.emit(tick: tick)
+        try await pty.withMasterReader(queue: queue, hangUpAtEnd: hangUpAtEnd) { reader in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await self.answerRequests(reader) }
+                group.addTask {
+                    var tick = 0
+                    while ticks.map({ tick < $0 }) ?? true {
+                        try await self.clock.sleep(for: self.script.interval)
+                        tick += 1
+                        await self.emit(tick: tick)
+                    }
                 }
+                // The ticker finishing (or throwing) ends the run; the answerer only ends with the pty.
+                try await group.next()
+                group.cancelAll()
             }
-            // The ticker finishing (or throwing) ends the run; the answerer only ends with the pty.
-            try await group.next()
-            group.cancelAll()
         }
     }
 

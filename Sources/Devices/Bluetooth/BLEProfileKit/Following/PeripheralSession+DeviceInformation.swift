@@ -25,6 +25,14 @@ extension PeripheralSession {
             metadata.deviceSerialNumber = serialNumber
             return metadata
         }
+
+        /// How a connection's first log line starts: `device: <manufacturer> <model>, id <local
+        /// identifier>` (`?` for what is unknown, `key` without an identifier), then `, battery
+        /// <n>%` when the level is known.
+        public func summary(key: String) -> String {
+            "device: \(device.manufacturer ?? "?") \(device.model ?? "?"), id \(device.localIdentifier ?? key)"
+                + (battery.map { ", battery \($0)%" } ?? "")
+        }
     }
 
     /// Reads Device Information and the battery level. Absent or failing characteristics are

@@ -1,0 +1,32 @@
+# lib/packaged-run.sh - sourced by the host side of the scenarios that boot the lab VM with the
+# packaged gateway (run-flush-points.sh, run-power-cut.sh, run-watchdog.sh), after vm/common.sh,
+# with lab, repository and out set. Functions:
+#   package_and_vm            the package in deb (HEALTHGATE_LAB_DEB, else scripts/package's
+#                             release build), and the lab's VM built; skips without dpkg-deb
+#   receivers_scratch NAME    needs vm/receivers.sh: mosquitto and socat checked, a fresh out,
+#                             shared ($out/shared) for the receivers, and scratch, a directory of
+#                             the lab's cache named after NAME for the disk images; at exit the
+#                             receivers stop and scratch goes (kept with HEALTHGATE_LAB_KEEP=1)
+
+package_and_vm() {
+  command -v dpkg-deb > /dev/null || lab_skip "no dpkg-deb: the gateway is installed from its Debian package"
+  deb=${HEALTHGATE_LAB_DEB:-}
+  [[ -n $deb ]] || deb=$("$repository/scripts/package" | tail -n 1) || lab_broken "scripts/package failed"
+  [[ -f $deb ]] || lab_broken "no package at $deb"
+  "$lab/vm/build-vm.sh"
+}
+
+receivers_scratch() {
+  command -v mosquitto > /dev/null && command -v socat > /dev/null || lab_broken "mosquitto or socat missing (build-vm.sh installs them)"
+  rm -rf "$out"
+  mkdir -p "$out" "$lab_cache/runs"
+  shared=$out/shared
+  scratch=$(mktemp -d "$lab_cache/runs/$1.XXXXXX")
+  trap receivers_scratch_cleanup EXIT
+  trap 'exit 130' INT TERM
+}
+
+receivers_scratch_cleanup() {
+  stop_receivers
+  if [[ ${HEALTHGATE_LAB_KEEP:-0} == 1 ]]; then lab_say "disk images kept: $scratch"; else rm -rf "$scratch"; fi
+}
