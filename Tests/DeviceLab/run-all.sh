@@ -96,8 +96,9 @@ slots() {
 }
 name_of() { local name; name=$(basename "$1" .sh); echo "${name#run-}"; }
 is_alone() { [[ " ${alone[*]} " == *" $(name_of "$1") "* ]]; }
-# A scenario that installs the package reads HEALTHGATE_LAB_DEB.
-installs_package() { grep -q HEALTHGATE_LAB_DEB "$1"; }
+# A scenario that installs the package reads HEALTHGATE_LAB_DEB itself, or through
+# lib/packaged-run.sh's package_and_vm (code, not a comment, decides).
+installs_package() { grep -v '^[[:space:]]*#' "$1" | grep -qE 'HEALTHGATE_LAB_DEB|package_and_vm'; }
 
 declare -A running=() started=() started_at=()
 failed=()
