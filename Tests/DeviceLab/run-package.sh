@@ -7,11 +7,13 @@
 # The package is built from a release build with the Swift runtime linked in (scripts/package;
 # HEALTHGATE_SCRATCH_PATH names SwiftPM's scratch path, default .build). HEALTHGATE_BIN=path
 # packages that binary instead, which must be such a build; HEALTHGATE_LAB_DEB=path uses a ready
-# package (scripts/test makes one for every packaged-service scenario). No debug build is made.
+# package (scripts/test makes one for every packaged-service scenario), whose own binary the guest
+# is told of. No debug build is made.
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
 set -euo pipefail
 lab=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$lab/vm/common.sh"
+source "$lab/lib/packaged-run.sh"
 repository=$(dirname "$(dirname "$lab")")
 out=${1:-/tmp/healthgate-lab-package}
 command -v dpkg-deb > /dev/null && command -v apt-get > /dev/null ||
@@ -26,11 +28,7 @@ arguments=()
 deb=${HEALTHGATE_LAB_DEB:-}
 [[ -n $deb ]] || deb=$("$repository/scripts/package" "${arguments[@]}" | tail -n 1) || { echo "FAIL: scripts/package failed"; exit 1; }
 [[ -f $deb ]] || { echo "FAIL: scripts/package printed no package path ($deb)"; exit 1; }
-if [[ -z ${HEALTHGATE_BIN:-} ]]; then
-  scratch=${HEALTHGATE_SCRATCH_PATH:-.build}
-  HEALTHGATE_BIN=$(cd "$repository" && swift build -c release --scratch-path "$scratch" --show-bin-path)/healthgate
-fi
-export HEALTHGATE_BIN
+package_binary "$deb" "$out.binary"
 echo "package: $deb (scripts/package: $((SECONDS - began)) s)"
 info=$(dpkg-deb --info "$deb" && dpkg-deb --contents "$deb")
 echo "$info"

@@ -18,6 +18,7 @@
 set -euo pipefail
 lab=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$lab/vm/common.sh"
+source "$lab/lib/packaged-run.sh"
 repository=$(dirname "$(dirname "$lab")")
 out=${1:-/tmp/healthgate-lab-upgrade}
 command -v dpkg-deb > /dev/null && command -v apt-get > /dev/null ||
@@ -65,14 +66,7 @@ if [[ -z $deb ]]; then
   deb=$("$repository/scripts/package" "${arguments[@]}" | tail -n 1) || { echo "FAIL: scripts/package failed"; exit 1; }
 fi
 [[ -f $deb ]] || { echo "FAIL: no package at $deb"; exit 1; }
-# The binary run-scenario.sh hands the guest: the package's own, unpacked beside the artifacts.
-if [[ -z ${HEALTHGATE_BIN:-} ]]; then
-  mkdir -p "$out.binary"
-  dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$out.binary" ./usr/bin/healthgate ||
-    { echo "FAIL: no usr/bin/healthgate in $deb"; exit 1; }
-  HEALTHGATE_BIN=$out.binary/usr/bin/healthgate
-fi
-export HEALTHGATE_BIN
+package_binary "$deb" "$out.binary"
 echo "this release's package: $deb (ready in $((SECONDS - packaging)) s)"
 
 status=0

@@ -3,6 +3,9 @@
 # with lab, repository and out set. Functions:
 #   package_and_vm            the package in deb (HEALTHGATE_LAB_DEB, else scripts/package's
 #                             release build), and the lab's VM built; skips without dpkg-deb
+#   package_binary DEB DIR    HEALTHGATE_BIN, when unset, set to the package's own binary, unpacked
+#                             into DIR (run-scenario.sh hands the guest a binary; the release
+#                             build it came from may be in any scratch path, or gone)
 #   receivers_scratch NAME    needs vm/receivers.sh: mosquitto and socat checked, a fresh out,
 #                             shared ($out/shared) for the receivers, and scratch, a directory of
 #                             the lab's cache named after NAME for the disk images; at exit the
@@ -29,4 +32,11 @@ receivers_scratch() {
 receivers_scratch_cleanup() {
   stop_receivers
   if [[ ${HEALTHGATE_LAB_KEEP:-0} == 1 ]]; then lab_say "disk images kept: $scratch"; else rm -rf "$scratch"; fi
+}
+
+package_binary() {
+  [[ -z ${HEALTHGATE_BIN:-} ]] || return 0
+  mkdir -p "$2"
+  dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2" ./usr/bin/healthgate || lab_broken "no usr/bin/healthgate in $1"
+  export HEALTHGATE_BIN=$2/usr/bin/healthgate
 }
