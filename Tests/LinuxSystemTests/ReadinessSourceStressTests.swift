@@ -79,6 +79,14 @@ final class ReadinessSourceStressTests: XCTestCase {
     }
 }
 
+extension ReadinessSourceStressTests {
+    /// Reads `descriptor` until it would block.
+    static func drain(_ descriptor: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while buffer.withUnsafeMutableBytes({ Glibc.read(descriptor, $0.baseAddress, $0.count) }) > 0 {}
+    }
+}
+
 /// A count shared by threads.
 final class Tally: Sendable {
     private let count = Atomic<Int>(0)
