@@ -194,6 +194,9 @@ struct GatewayRunner {
         let socketPath = configuration.controlSocket
             ?? FileSystem.join(paths.runtimePath, "control.sock")
         let started = clock.now()
+        // Set once this run is marked, after the control socket proved no other daemon serves
+        // this configuration; read by every `status`.
+        let previousRun = AsyncCondition<StatusReport.PreviousRun?>(nil)
         var handlers = services.controlHandlers
         handlers["status"] = { _ in
             // status answers while the store's disk hangs (the watchdog's case): the migration's
@@ -207,7 +210,7 @@ struct GatewayRunner {
                 configuration: configuration.origin, store: store.path, clock: clockTrust.state().description,
                 plugins: statusBoard.snapshot(), heartRate: arbiter.counts,
                 migration: steps?.map(StatusReport.MigrationStep.init),
-                watchdog: notifications.report))
+                watchdog: notifications.report, previousRun: previousRun.value))
         }
         handlers["ping"] = { _ in .string("pong") }
         let control = ControlServer(path: socketPath, handlers: handlers, logger: logger.child("control"))
@@ -220,6 +223,9 @@ struct GatewayRunner {
             logger.warning("control socket unavailable (\(error)); 'healthgate status' will not reach this process")
         }
         defer { control.stop() }
+        let marker = Self.markRun(statePath: paths.statePath, startedAt: started, logger: logger) { previousRun.set($0) }
+        // Every return and throw from here is a stop, not a crash (a forced exit ends it below).
+        defer { marker?.end() }
 
         let shutdown = ShutdownSignal()
         // What the signals and --duration request. With an onStop, a request of its own that
@@ -232,7 +238,10 @@ struct GatewayRunner {
         defer { tellStopping.cancel() }
         let shutdownTimeout = Duration.milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000))
         // Armed before the signals are watched, so that no stop request can miss it.
-        let forcedExit = ForcedExit(shutdown: shutdown, deadline: shutdownTimeout) { control.removeSocketFile() }
+        let forcedExit = ForcedExit(shutdown: shutdown, deadline: shutdownTimeout) {
+            control.removeSocketFile()
+            marker?.end()
+        }
         defer { forcedExit.cancel() }
         let signals = SignalWatcher(shutdown: requests, logger: logger)
         defer { signals.cancel() }
@@ -299,6 +308,30 @@ struct GatewayRunner {
         }
         logger.info("stopped (records published: \(counts(.source)); records written: \(counts(.sink)))")
         return outcome == .drained ? .success : .failure
+    }
+
+    /// Marks this run in the state directory (LinuxSystem's ``RunMarker``) and hands `previous`
+    /// how the last run ended when it did not stop cleanly, which is also logged. Nil, with a
+    /// warning, when the mark cannot be made: the gateway runs on without it.
+    static func markRun(
+        statePath: String, startedAt: Date, logger: Logger, previous: (StatusReport.PreviousRun) -> Void
+    ) -> RunMarker? {
+        let path = FileSystem.join(statePath, "run-marker")
+        let milliseconds = Int64((startedAt.timeIntervalSince1970 * 1000).rounded())
+        let marker: RunMarker
+        let unclean: UncleanEnd?
+        do {
+            (marker, unclean) = try RunMarker.begin(path: path, pid: getpid(), startedAt: milliseconds)
+        } catch {
+            logger.warning("cannot mark this run in \(path) (\(error)): a crash will not show in the next run's status")
+            return nil
+        }
+        if let unclean {
+            let report = StatusReport.PreviousRun(unclean)
+            logger.warning("the previous run \(report.text)")
+            previous(report)
+        }
+        return marker
     }
 
     /// Readies the store for the remote sinks that follow it: forgets followers no longer
@@ -410,6 +443,36 @@ struct GatewayRunner {
 
 /// What `healthgate status` receives from the daemon.
 struct StatusReport: Codable, Sendable {
+    /// How the previous run ended when it did not stop cleanly (``RunMarker``); absent after a
+    /// clean stop, and from an older daemon.
+    struct PreviousRun: Codable, Sendable {
+        var pid: Int
+        var startedAt: Date
+        /// `crash` (a fatal signal left its mark) or `unclean` (no mark: SIGKILL, a power cut).
+        var ended: String
+        /// The fatal signal's name, for a crash.
+        var signal: String?
+        /// When the fatal signal arrived, for a crash.
+        var crashedAt: Date?
+
+        init(_ end: UncleanEnd) {
+            pid = Int(end.pid)
+            startedAt = Date(timeIntervalSince1970: Double(end.startedAt) / 1000)
+            ended = end.crash == nil ? "unclean" : "crash"
+            signal = end.crash?.signalName
+            crashedAt = end.crash.map { Date(timeIntervalSince1970: Double($0.at) / 1000) }
+        }
+
+        /// `crashed (SIGSEGV) at …, pid 41, up since …` or `ended without a clean stop (…)`.
+        var text: String {
+            let since = "pid \(pid), up since \(RFC3339.string(from: startedAt))"
+            if let signal, let crashedAt {
+                return "crashed (\(signal)) at \(RFC3339.string(from: crashedAt)), \(since)"
+            }
+            return "ended without a clean stop (killed with SIGKILL, or the machine stopped), \(since)"
+        }
+    }
+
     var version: String
     var pid: Int
     var startedAt: Date
@@ -452,4 +515,6 @@ struct StatusReport: Codable, Sendable {
     /// systemd's watchdog (``WatchdogReport``); absent when systemd does not watch the daemon
     /// (no `WatchdogSec=`, or not run by systemd) and from an older daemon.
     var watchdog: WatchdogReport?
+    /// How the previous run ended, when it did not stop cleanly.
+    var previousRun: PreviousRun?
 }
