@@ -6,7 +6,8 @@ import Synchronization
 import XCTest
 
 /// The rules a `ReadinessSet` keeps, on socket pairs: one watch for both directions with either
-/// suspended; a hang-up while every direction is suspended reported on resume; `cancel()` taking
+/// suspended; a hang-up while every direction is suspended reported on resume; a watch made
+/// after a hang-up reporting it; `cancel()` taking
 /// the descriptor out before it returns, so that a number closed and reused at once is a new
 /// watch the old one never hears about; `close()` running every `onCancel`.
 final class ReadinessSetTests: XCTestCase {
@@ -100,6 +101,47 @@ final class ReadinessSetTests: XCTestCase {
         try await waitUntil("the old watch's onCancel") { oldCancelled.load(ordering: .relaxed) }
         XCTAssertEqual(oldCalls.load(ordering: .relaxed), 0, "the old watch heard about the new socket")
         XCTAssertNil(set.rearmFailure)
+    }
+
+    /// The line server's pattern with a watch per direction: reading suspended from its own
+    /// handler (a request in flight), the peer hangs up, then a write watch is made on the same
+    /// socket. With one DispatchSource per descriptor and direction (libdispatch's shared muxnote,
+    /// src/event/event_epoll.c) that write source never ran its handler, in 20 of 20 rounds;
+    /// here each watch is a registration of its own.
+    func testAWriteWatchMadeAfterAHangUpBesideASuspendedReadWatchStillReports() async throws {
+        for round in 0..<20 {
+            let (local, peer) = try ReadinessSourceStressTests.socketPair(sendBuffer: 4096)
+            let read = Mutex<ReadinessSource?>(nil)
+            let requested = Atomic<Bool>(false)
+            let reading = try ReadinessSource(descriptor: local, queue: queue) {
+                ReadinessSourceStressTests.drain(local)
+                read.withLock { $0?.suspend() }
+                requested.store(true, ordering: .relaxed)
+            }
+            read.withLock { $0 = reading }
+            ReadinessSourceStressTests.talk(peer)
+            try await waitUntil("round \(round): the request") { requested.load(ordering: .relaxed) }
+            Glibc.close(peer)
+            // A probe on another socket, made after the hang-up and already readable: epoll
+            // reports in the order things became ready, so once it ran, the hang-up had been seen.
+            let (other, otherPeer) = try ReadinessSourceStressTests.socketPair(sendBuffer: 4096)
+            ReadinessSourceStressTests.talk(otherPeer)
+            let probed = Atomic<Bool>(false)
+            let probe = try ReadinessSource(descriptor: other, queue: queue) { probed.store(true, ordering: .relaxed) }
+            try await waitUntil("round \(round): the probe") { probed.load(ordering: .relaxed) }
+            probe.cancel()
+            let wrote = Atomic<Bool>(false)
+            let writing = try ReadinessSource(descriptor: local, event: .writable, queue: queue) {
+                wrote.store(true, ordering: .relaxed)
+            }
+            try await waitUntil(timeout: .seconds(5), "round \(round): the write watch made after the hang-up") {
+                wrote.load(ordering: .relaxed)
+            }
+            writing.cancel()
+            reading.cancel()
+            queue.sync {}
+            for descriptor in [local, other, otherPeer] { Glibc.close(descriptor) }
+        }
     }
 
     func testCloseRunsEveryOnCancelAndRefusesNewWatches() async throws {
