@@ -74,6 +74,9 @@ let package = Package(
         .systemLibrary(name: "CSystemd", path: "Sources/CLibraries/CSystemd", providers: [.apt(["libsystemd-dev"])]),
         // glibc only (ioctl/fcntl/open wrappers); links nothing.
         .systemLibrary(name: "CLinuxSystem", path: "Sources/CLibraries/CLinuxSystem"),
+        // The fatal-signal handler of the crash mark (LinuxSystem's RunMarker): C, because a
+        // signal handler may only make async-signal-safe calls and reach static storage.
+        .target(name: "CCrashMark", path: "Sources/CLibraries/CCrashMark"),
         // libcurl's headers only (libcurl4-openssl-dev, found in the default multiarch include
         // path); links nothing: the http-repository sink dlopens libcurl.so.4 when it starts. No
         // pkgConfig, because `pkg-config --libs libcurl` would add -lcurl to every executable.
@@ -121,7 +124,7 @@ let package = Package(
         // The gateway's numbers in Prometheus' text format (`GET /metrics`).
         .target(name: "Metrics", dependencies: ["GatewayTime", "GatewayRuntime", "HealthStore", "SampleBus"], path: "Sources/Bus/Metrics", swiftSettings: swiftSettings),
         .target(
-            name: "LinuxSystem", dependencies: ["CLinuxSystem", "AsyncPrimitives"], path: "Sources/System/LinuxSystem", exclude: ["README.md"],
+            name: "LinuxSystem", dependencies: ["CLinuxSystem", "CCrashMark", "AsyncPrimitives"], path: "Sources/System/LinuxSystem", exclude: ["README.md"],
             swiftSettings: swiftSettings),
         .target(name: "SQLite", dependencies: ["CSQLite", "AsyncPrimitives"], path: "Sources/System/SQLite", swiftSettings: swiftSettings),
         // A D-Bus client over sd-bus (dlopened): method calls, signal matches, exported objects.

@@ -21,7 +21,7 @@ final class ReadinessSourceTests: XCTestCase {
         let calls = Atomic<Int>(0)
         let cancelled = Atomic<Bool>(false)
         let queue = DispatchQueue(label: "readiness-test")
-        let source = ReadinessSource(
+        let source = try ReadinessSource(
             descriptor: try XCTUnwrap(server.rawValue), queue: queue,
             onCancel: { cancelled.store(true, ordering: .relaxed); server.close() }
         ) {

@@ -64,3 +64,40 @@ static inline int hg_accept4(int fd, int flags) { return accept4(fd, 0, 0, flags
 
 /// fcntl(2) F_DUPFD_CLOEXEC: the lowest free descriptor at or above `minimum`.
 static inline int hg_fcntl_dupfd_cloexec(int fd, int minimum) { return fcntl(fd, F_DUPFD_CLOEXEC, minimum); }
+
+// epoll(7), for ReadinessSet. struct epoll_event is packed on x86-64 (__EPOLL_PACKED in
+// sys/epoll.h) and not on arm64, so Swift never lays one out: these wrappers take and return its
+// two fields.
+#include <sys/epoll.h>
+#include <stdint.h>
+
+/// The event bits ReadinessSet uses (EPOLL_EVENTS is an enum Swift imports awkwardly).
+static const uint32_t hg_epoll_in = EPOLLIN;
+static const uint32_t hg_epoll_out = EPOLLOUT;
+static const uint32_t hg_epoll_error = EPOLLERR;
+static const uint32_t hg_epoll_hang_up = EPOLLHUP;
+static const uint32_t hg_epoll_one_shot = EPOLLONESHOT;
+static const int hg_epoll_add = EPOLL_CTL_ADD;
+static const int hg_epoll_modify = EPOLL_CTL_MOD;
+static const int hg_epoll_delete = EPOLL_CTL_DEL;
+
+/// epoll_create1(2) with EPOLL_CLOEXEC.
+static inline int hg_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+/// epoll_ctl(2) with the event's mask and its 64-bit key (data.u64).
+static inline int hg_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t key) {
+    struct epoll_event event = { .events = events, .data = { .u64 = key } };
+    return epoll_ctl(epfd, op, fd, &event);
+}
+
+/// epoll_wait(2) that does not wait, for at most 64 ready entries, into parallel arrays of
+/// masks and keys of `capacity` elements each.
+static inline int hg_epoll_take(int epfd, uint32_t *masks, uint64_t *keys, int capacity) {
+    struct epoll_event ready[64];
+    int count = epoll_wait(epfd, ready, capacity < 64 ? capacity : 64, 0);
+    for (int index = 0; index < count; index++) {
+        masks[index] = ready[index].events;
+        keys[index] = ready[index].data.u64;
+    }
+    return count;
+}

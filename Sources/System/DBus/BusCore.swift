@@ -38,9 +38,9 @@ actor BusCore {
     private(set) var bus: OpaquePointer?
     /// Why the bus is closed; nil while it is open.
     private(set) var closedError: DBusError?
-    private var readSource: ReadinessSource?
-    /// Suspended except while sd_bus_get_events asks for POLLOUT.
-    private var writeSource: ReadinessSource?
+    /// The one watch on the bus's descriptor, for reading and writing; writing is suspended
+    /// except while sd_bus_get_events asks for POLLOUT.
+    private var watch: ReadinessSource?
     private var timer: (any DispatchSourceTimer)?
 
     /// Method calls waiting for their reply, by token.
@@ -134,13 +134,20 @@ actor BusCore {
             fail(DBusError(errno: -fd, "sd_bus_get_fd"))
             return
         }
-        // sd-bus owns the descriptor and closes it with the bus: nothing to do on cancel. The
-        // sources are cancelled before the core can go (fail(_:) runs first), hence `unowned`.
+        // sd-bus owns the descriptor and closes it with the bus, in fail(_:), on this queue right
+        // after cancelling the watch: cancel() has taken the descriptor out of the set by then
+        // and no handler can be running (ReadinessSource's rule). The watch is cancelled before
+        // the core can go (fail(_:) runs first), hence `unowned`.
         let queue = executor.queue
-        readSource = ReadinessSource(descriptor: fd, queue: queue, onReady: pumpHandler())
-        let write = ReadinessSource(descriptor: fd, event: .writable, queue: queue, onReady: pumpHandler())
-        write.suspend()
-        writeSource = write
+        let pump = pumpHandler()
+        do {
+            watch = try ReadinessSource(
+                descriptor: fd, events: [.readable, .writable], suspended: [.writable], queue: queue
+            ) { _ in pump() }
+        } catch {
+            fail(DBusError(errno: error.rawValue, "watching the bus's descriptor"))
+            return
+        }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler(handler: pumpHandler())
         timer.schedule(deadline: .distantFuture)
@@ -169,7 +176,7 @@ actor BusCore {
             return
         }
         let wantWrite = (events & Int32(POLLOUT)) != 0
-        if wantWrite { writeSource?.resume() } else { writeSource?.suspend() }
+        if wantWrite { watch?.resume(.writable) } else { watch?.suspend(.writable) }
         var deadline: UInt64 = 0
         if sd.getTimeout(bus, &deadline) >= 0, deadline != UInt64.max {
             let now = UInt64(hg_monotonic_usec())
@@ -206,11 +213,9 @@ actor BusCore {
         }
         // Unanswered calls are answered by nobody: the bus is gone.
         incomingCalls.removeAll()
-        readSource?.cancel()
-        writeSource?.cancel()
+        watch?.cancel()
         timer?.cancel()
-        readSource = nil
-        writeSource = nil
+        watch = nil
         timer = nil
         if let bus { _ = sd.closeUnref(bus) }
         bus = nil

@@ -4,8 +4,8 @@ import Synchronization
 /// A client connection to a D-Bus message bus, over sd-bus.
 ///
 /// The connection's state belongs to an actor on a serial `DispatchQueue` (``BusCore``, on a
-/// ``AsyncPrimitives/QueueExecutor``); a `DispatchSource` on the bus's non-blocking fd (plus a
-/// write source and a timer from `sd_bus_get_events`/`sd_bus_get_timeout`) runs
+/// ``AsyncPrimitives/QueueExecutor``); one `ReadinessSource` on the bus's non-blocking fd, for
+/// reading and for writing while `sd_bus_get_events` asks, and a timer from `sd_bus_get_timeout`, run
 /// `sd_bus_process` until it returns 0. Async callers suspend on continuations, so no sd-bus
 /// call ever runs on the cooperative thread pool.
 ///

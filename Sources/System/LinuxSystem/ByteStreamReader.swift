@@ -86,7 +86,7 @@ public final class ByteStreamReader: Sendable {
         self.delivery = delivery
         (events, continuation) = AsyncStream.makeStream(
             of: ByteStreamEvent.self, bufferingPolicy: .bufferingNewest(bufferedChunks))
-        let source = ReadinessSource(
+        let source = try ReadinessSource(
             descriptor: fd, queue: queue, onCancel: { [descriptor] in if closesDescriptor { descriptor.close() } },
             onReady: { [weak self] in self?.readAvailable() })
         // The source may already have read to the end and finished before it is stored here.

@@ -49,7 +49,7 @@ public final class DatagramReader: Sendable {
     /// - Throws: ``Errno/badFileDescriptor`` when the reader was closed before it started.
     public func start() throws(Errno) {
         let fd = try descriptor.descriptor()
-        let source = ReadinessSource(
+        let source = try ReadinessSource(
             descriptor: fd, queue: queue, onCancel: { [descriptor] in descriptor.close() },
             onReady: { [weak self] in self?.drain() })
         let closedMeanwhile = readiness.withLock { readiness -> Bool in

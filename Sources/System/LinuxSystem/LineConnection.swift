@@ -1,23 +1,19 @@
-/// One client of a ``UnixLineServer``: its descriptor, dispatch sources and bounded buffers.
-/// Owned by the server actor and never leaves it; the sources' handlers find it by identity.
+/// One client of a ``UnixLineServer``: its descriptor, its watch and bounded buffers.
+/// Owned by the server actor and never leaves it; the watch's handler finds it by identity.
 final class LineConnection {
     /// The accepted socket, non-blocking.
     let descriptor: FileDescriptor
-    /// The raw number, for the dispatch sources; valid until the last source's cancel
-    /// handler closes `descriptor`.
+    /// The raw number, for the watch; valid until the watch's `onCancel` closes `descriptor`.
     let fd: Int32
     /// Bytes read and not yet handled. Bounded: reading stops while a request is handled, and
     /// more than the request limit without a newline ends the connection.
     var input: [UInt8] = []
     /// Answer bytes not yet taken by the kernel: at most one answer line.
     var output: [UInt8] = []
-    /// Suspended while a request is answered and after the client's end of input.
-    var readSource: ReadinessSource?
-    /// Exists only while `output` waits for room in the socket.
-    var writeSource: ReadinessSource?
-    /// Closes the descriptor after the last source's cancel handler, as dispatch_source_cancel(3)
-    /// requires; the only part the cancel handlers touch.
-    let closer: SourceCloser
+    /// The one watch on the descriptor, for its whole life. Reading is suspended while a request
+    /// is answered and after the client's end of input; writing is suspended except while
+    /// `output` waits for room in the socket. Its `onCancel` closes `descriptor`.
+    var watch: ReadinessSource?
     /// The handler task of the request being answered; one at a time, so answers keep
     /// request order and a connection holds at most one answer.
     var request: Task<Void, Never>?
@@ -33,6 +29,5 @@ final class LineConnection {
         self.descriptor = descriptor
         self.fd = fd
         self.lastActivity = now
-        self.closer = SourceCloser(descriptor)
     }
 }

@@ -97,9 +97,9 @@ public final class RFCOMMSocket: ByteStreamConnection {
                 descriptor.close()
                 throw SystemError("connect", target: target, errno: error)
             }
-            let outcome = await waitForConnection(raw, queue: queue)
+            // On failure the watch's onCancel has closed the descriptor (or will, on the queue).
+            let outcome = await waitForConnection(descriptor, raw, queue: queue)
             if outcome != 0 {
-                descriptor.close()
                 throw SystemError("connect", target: target, errno: Errno(rawValue: outcome))
             }
         }
@@ -107,22 +107,36 @@ public final class RFCOMMSocket: ByteStreamConnection {
     }
 
     /// Waits for writability, then returns SO_ERROR (connect(2), "EINPROGRESS"); ECANCELED
-    /// when the calling task is cancelled first.
-    private static func waitForConnection(_ fd: Int32, queue: DispatchQueue) async -> Int32 {
+    /// when the calling task is cancelled first. On any outcome but 0 the descriptor is closed in
+    /// the watch's onCancel, once nothing watches it (ReadinessSource's rule).
+    private static func waitForConnection(_ descriptor: FileDescriptor, _ fd: Int32, queue: DispatchQueue) async -> Int32 {
         let outcome = AsyncCondition<Int32?>(nil)
-        let watch = ReadinessSource(descriptor: fd, event: .writable, queue: queue) {
-            var error: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            if getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 { error = Errno.lastError.rawValue }
-            outcome.update { if $0 == nil { $0 = error } }
+        let watch: ReadinessSource
+        do {
+            watch = try ReadinessSource(
+                descriptor: fd, event: .writable, queue: queue,
+                // The outcome is settled before cancel(), so this reads the final one.
+                onCancel: { if outcome.value != 0 { descriptor.close() } }
+            ) {
+                var error: Int32 = 0
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                if getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 { error = Errno.lastError.rawValue }
+                outcome.update { if $0 == nil { $0 = error } }
+            }
+        } catch {
+            descriptor.close()
+            return error.rawValue
         }
-        defer { watch.cancel() }
         do {
             try await outcome.wait { $0 != nil }
         } catch {
-            return ECANCELED
+            // Cancelled: settle the outcome first, so that a handler still running cannot turn it
+            // into a success after this returned ECANCELED.
+            outcome.update { if $0 == nil { $0 = ECANCELED } }
         }
-        return outcome.value ?? ECANCELED
+        let settled = outcome.value ?? ECANCELED
+        watch.cancel()
+        return settled
     }
 
     public func startReading(queue: DispatchQueue) throws(SystemError) -> ByteStreamReader {

@@ -5,10 +5,13 @@ import AsyncPrimitives
 /// each and gets one answer line per request, in order. What a line means is the owner's
 /// ``LineHandler``; the server only accepts, frames, bounds and writes.
 ///
-/// Isolation: the server is an actor whose executor is a ``QueueExecutor``; the readiness
-/// sources (``ReadinessSource``) that drive accepting, reading and writing on non-blocking
-/// descriptors, and the idle sweep's timer, run on that same queue and enter the actor with
-/// `assumeIsolated`, so the compiler checks every access to the server's state. No client can
+/// Isolation: the server is an actor whose executor is a ``QueueExecutor``; the watches
+/// (``ReadinessSource``, in one ``ReadinessSet`` of the server's) that drive accepting, reading
+/// and writing on non-blocking descriptors, and the idle sweep's timer, run on that same queue
+/// and enter the actor with `assumeIsolated`, so the compiler checks every access to the server's
+/// state. Each connection has one watch for its whole life, reading and writing, whose writing
+/// half is suspended except while an answer waits for room; its descriptor is closed in that
+/// watch's `onCancel`. No client can
 /// hold up another: a client that never reads its answer only fills its own socket buffer.
 /// Handlers run as tasks; a connection has at most one request in flight, so its answers keep
 /// request order and it holds at most one answer.
@@ -104,6 +107,8 @@ public actor UnixLineServer {
     /// Trouble is reported at most this often.
     private static let reportInterval = Duration.seconds(60)
 
+    /// The epoll set every watch of the server is in, made by ``start()``.
+    private var readiness: ReadinessSet?
     private var listener: ReadinessSource?
     private var listenerDescriptor: FileDescriptor?
     private var sweeper: (any DispatchSourceTimer)?
@@ -170,13 +175,30 @@ public actor UnixLineServer {
         guard let fd = listener.rawValue else {
             throw UnixLineServerError(.listen, path: path, errno: .badFileDescriptor)
         }
-        let source = ReadinessSource(descriptor: fd, queue: queue, onCancel: { listener.close() }) { [weak self] in
-            self?.onQueue { $0.acceptAll() }
+        let readiness: ReadinessSet
+        let source: ReadinessSource
+        do {
+            readiness = try ReadinessSet(queue: queue)
+        } catch {
+            listener.close()
+            throw UnixLineServerError(.listen, path: path, errno: error)
+        }
+        do {
+            source = try ReadinessSource(
+                descriptor: fd, in: readiness, events: [.readable], onCancel: { listener.close() }
+            ) { [weak self] _ in
+                self?.onQueue { $0.acceptAll() }
+            }
+        } catch {
+            readiness.close()
+            listener.close()
+            throw UnixLineServerError(.listen, path: path, errno: error)
         }
         let sweeper = DispatchSource.makeTimerSource(queue: queue)
         let interval = DispatchTimeInterval.milliseconds(Int(max(50, min(1000, limits.idleTimeout.milliseconds / 4))))
         sweeper.schedule(deadline: .now() + interval, repeating: interval)
         sweeper.setEventHandler { [weak self] in self?.onQueue { $0.closeIdleConnections() } }
+        self.readiness = readiness
         self.listener = source
         self.listenerDescriptor = listener
         self.sweeper = sweeper
@@ -218,6 +240,8 @@ public actor UnixLineServer {
         sweeper?.cancel()
         sweeper = nil
         for connection in connections.values { close(connection) }
+        readiness?.close()
+        readiness = nil
     }
 
     /// Runs `body` isolated to the server. Only for handlers of readiness sources and timers made
@@ -260,7 +284,15 @@ public actor UnixLineServer {
                 refuseBusy(descriptor)
                 continue
             }
-            register(LineConnection(descriptor: descriptor, fd: fd, now: .now))
+            do {
+                try register(LineConnection(descriptor: descriptor, fd: fd, now: .now))
+            } catch {
+                // The set cannot take it (ENOMEM, ENOSPC: fs.epoll.max_user_watches): as short of
+                // resources as a failed accept, and paused the same way.
+                descriptor.close()
+                pauseAccepting(after: error)
+                return
+            }
         }
     }
 
@@ -298,14 +330,21 @@ public actor UnixLineServer {
         }
     }
 
-    private func register(_ connection: LineConnection) {
+    private func register(_ connection: LineConnection) throws(Errno) {
+        guard let readiness else { throw .badFileDescriptor }
         let id = ObjectIdentifier(connection)
-        let closer = connection.closer
-        closer.sourceAdded()
-        connection.readSource = ReadinessSource(
-            descriptor: connection.fd, queue: queue, onCancel: { closer.sourceCancelled() }
-        ) { [weak self] in
-            self?.onQueue { $0.connections[id].map($0.readAvailable) }
+        let descriptor = connection.descriptor
+        connection.watch = try ReadinessSource(
+            descriptor: connection.fd, in: readiness, events: [.readable, .writable], suspended: [.writable],
+            onCancel: { descriptor.close() }
+        ) { [weak self] event in
+            self?.onQueue { server in
+                guard let connection = server.connections[id] else { return }
+                switch event {
+                case .readable: server.readAvailable(connection)
+                case .writable: server.flush(connection)
+                }
+            }
         }
         connections[id] = connection
     }
@@ -313,7 +352,7 @@ public actor UnixLineServer {
     // MARK: Reading and answering
 
     private func readAvailable(_ connection: LineConnection) {
-        guard !connection.closed, connection.readSource?.isSuspended == false else { return }
+        guard !connection.closed, connection.watch?.isSuspended(.readable) == false else { return }
         // Read at most one byte past the limit: enough to know a line is too long, and the
         // buffer never grows beyond it however much the client sends.
         while connection.input.count <= limits.maximumRequestBytes {
@@ -385,7 +424,8 @@ public actor UnixLineServer {
         flush(connection)
     }
 
-    /// Sends what the socket takes now; waits for room with a write source, never by blocking.
+    /// Sends what the socket takes now; waits for room by resuming the watch's writing half,
+    /// never by blocking.
     private func flush(_ connection: LineConnection) {
         guard !connection.closed else { return }
         while !connection.output.isEmpty {
@@ -403,10 +443,7 @@ public actor UnixLineServer {
                 return
             }
         }
-        if let writer = connection.writeSource {
-            connection.writeSource = nil
-            writer.cancel()
-        }
+        connection.watch?.suspend(.writable)
         if connection.closeAfterFlush {
             close(connection)
             return
@@ -415,24 +452,16 @@ public actor UnixLineServer {
     }
 
     private func waitForRoom(_ connection: LineConnection) {
-        guard connection.writeSource == nil else { return }
-        let id = ObjectIdentifier(connection)
-        let closer = connection.closer
-        closer.sourceAdded()
-        connection.writeSource = ReadinessSource(
-            descriptor: connection.fd, event: .writable, queue: queue, onCancel: { closer.sourceCancelled() }
-        ) { [weak self] in
-            self?.onQueue { $0.connections[id].map($0.flush) }
-        }
+        connection.watch?.resume(.writable)
     }
 
     private func suspendReading(_ connection: LineConnection) {
-        connection.readSource?.suspend()
+        connection.watch?.suspend(.readable)
     }
 
     private func resumeReading(_ connection: LineConnection) {
         guard !connection.inputEnded else { return }
-        connection.readSource?.resume()
+        connection.watch?.resume(.readable)
     }
 
     // MARK: Closing
@@ -462,11 +491,9 @@ public actor UnixLineServer {
         connection.request?.cancel()
         connection.request = nil
         connections[ObjectIdentifier(connection)] = nil
-        connection.readSource?.cancel()
-        connection.readSource = nil
-        connection.writeSource?.cancel()
-        connection.writeSource = nil
-        connection.closer.closeIfNoSources()
+        // Out of the set when cancel() returns; its onCancel closes the descriptor.
+        connection.watch?.cancel()
+        connection.watch = nil
     }
 }
 

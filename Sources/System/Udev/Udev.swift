@@ -105,8 +105,10 @@ public final class UdevMonitor: Sendable {
         let continuation = self.continuation
         // The monitor owns the socket: it is released (and the context with it) only once the
         // source is cancelled, as dispatch requires.
-        readiness = ReadinessSource(
-            descriptor: fd, queue: DispatchQueue(label: "healthgate.udev-monitor"),
+        // A failure drops the closures, and with them the last references to the handles.
+        do {
+            readiness = try ReadinessSource(
+                descriptor: fd, queue: DispatchQueue(label: "healthgate.udev-monitor"),
             onCancel: { _ = monitor },
             onReady: {
                 monitor.withMonitor { monitor in
@@ -117,6 +119,10 @@ public final class UdevMonitor: Sendable {
                     }
                 }
             })
+        } catch {
+            continuation.finish()
+            throw UdevError("watching the udev monitor's socket", errno: error.rawValue)
+        }
         continuation.onTermination = { [readiness] _ in readiness.cancel() }
     }
 

@@ -21,6 +21,12 @@ enum StatusCommand {
             workout_samples 0/90000, running"); "finished" once every step has. A store created by \
             this version has nothing to move and no such line. JSON: "migration", each step's \
             "step", "done", "total", "finished", "started" and "finishedAt".
+
+            A "previous run" line follows when the run before this one did not stop cleanly: \
+            "crashed (SIGSEGV) at <time>" when a fatal signal left its mark, else "ended \
+            without a clean stop" (SIGKILL, a power cut), with that run's pid and start. JSON: \
+            "previousRun" with "pid", "startedAt", "ended" ("crash" or "unclean"), "signal" and \
+            "crashedAt".
             """,
         options: [
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."),
@@ -35,6 +41,7 @@ enum StatusCommand {
         }
         let report = try result.decode(StatusReport.self)
         context.print("healthgate \(report.version), pid \(report.pid), up since \(RFC3339.string(from: report.startedAt)), config \(report.configuration)")
+        if let previous = report.previousRun { context.print("previous run: \(previous.text)") }
         if let clock = report.clock { context.print("clock: \(clock)") }
         // A store created by this version has nothing to move: no line for it.
         if let steps = report.migration, steps.contains(where: { $0.total > 0 }) {

@@ -20,6 +20,7 @@ extension GatewayRunner {
         let statusBoard: StatusBoard
         let notifications: ServiceNotifications
         let control: ControlServer
+        let runMark: RunMark
     }
 
     /// Makes each part of the gateway, each by one function, and declares the order they start
@@ -50,9 +51,12 @@ extension GatewayRunner {
         let metrics = GatewayMetrics(
             statusBoard: statusBoard, store: store, clockTrust: clockTrust, clock: clock,
             queueDepths: { bus.queueDepths() }, heartRateArbiter: arbiter, watchdog: { notifications.report })
+        let runMark = RunMark()
         let control = makeControl(
             facts, handlers: services.controlHandlers.merging(
-                Self.statusHandlers(facts, store: store, statusBoard: statusBoard, arbiter: arbiter, notifications: notifications)
+                Self.statusHandlers(
+                    facts, store: store, statusBoard: statusBoard, arbiter: arbiter, notifications: notifications,
+                    runMark: runMark)
             ) { _, new in new })
         // The start order, declared here only; the parts stop in reverse.
         let parts: [GatewayPart?] = [
@@ -62,13 +66,14 @@ extension GatewayRunner {
             try board.map { try Self.boardPart($0, facts, store: store, metrics: metrics) },
             Self.watchdogPart(notifications, store: store, bus: bus),
             Self.controlPart(control, logger: facts.logger),
+            Self.runMarkPart(runMark, facts),
         ] + backgroundParts() + [
             duration.map { Self.durationPart($0, stop: stop, facts) },
             workBeforeStoppingPart(stop: stop, workouts: services.workouts, facts),
         ]
         return Assembly(
             parts: GatewayParts(parts: parts.compactMap { $0 }, logger: facts.logger), bus: bus, plugins: plugins,
-            store: store, statusBoard: statusBoard, notifications: notifications, control: control)
+            store: store, statusBoard: statusBoard, notifications: notifications, control: control, runMark: runMark)
     }
 
     /// ``background``, a part each.

@@ -43,7 +43,7 @@ extension GatewayRunner {
     /// `status` (what ``StatusReport`` holds) and `ping`.
     static func statusHandlers(
         _ facts: RunFacts, store: HealthStore, statusBoard: StatusBoard, arbiter: HeartRateArbiter,
-        notifications: ServiceNotifications
+        notifications: ServiceNotifications, runMark: RunMark
     ) -> [String: ControlHandler] {
         let clock = facts.clock, clockTrust = facts.clockTrust, origin = facts.configuration.origin
         let logger = facts.logger.child("control")
@@ -55,7 +55,7 @@ extension GatewayRunner {
                 configuration: origin, store: store.path, clock: clockTrust.state().description,
                 plugins: statusBoard.snapshot(), heartRate: arbiter.counts,
                 migration: steps?.map(StatusReport.MigrationStep.init),
-                watchdog: notifications.report))
+                watchdog: notifications.report, previousRun: runMark.previous.value))
         }
         return ["status": status, "ping": { _ in .string("pong") }]
     }

@@ -74,10 +74,14 @@ struct GatewayRunner {
         let stop = GatewayStop(workBeforeStopping: onStop != nil)
         let gateway = try await assemble(facts, stop: stop, duration: duration)
         try await gateway.parts.start()
-        let control = gateway.control
+        let control = gateway.control, runMark = gateway.runMark
         let armed = stop.arm(
             deadline: facts.shutdownTimeout, notifications: gateway.notifications,
-            cleanup: { control.removeSocketFile() }, logger: facts.logger)
+            cleanup: {
+                control.removeSocketFile()
+                // A forced exit is a stop, not a crash.
+                runMark.end()
+            }, logger: facts.logger)
         // The configured ones only: the workouts' built-in source and sink and the executable's
         // own (the demo's console) are not in the file the line names.
         let plugins = gateway.plugins

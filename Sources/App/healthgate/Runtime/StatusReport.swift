@@ -1,9 +1,41 @@
 import FoundationEssentials
+import HealthModel
 import HealthStore
+import LinuxSystem
 import SampleBus
 
 /// What `healthgate status` receives from the daemon.
 struct StatusReport: Codable, Sendable {
+    /// How the previous run ended when it did not stop cleanly (``RunMarker``); absent after a
+    /// clean stop, and from an older daemon.
+    struct PreviousRun: Codable, Sendable {
+        var pid: Int
+        var startedAt: Date
+        /// `crash` (a fatal signal left its mark) or `unclean` (no mark: SIGKILL, a power cut).
+        var ended: String
+        /// The fatal signal's name, for a crash.
+        var signal: String?
+        /// When the fatal signal arrived, for a crash.
+        var crashedAt: Date?
+
+        init(_ end: UncleanEnd) {
+            pid = Int(end.pid)
+            startedAt = Date(timeIntervalSince1970: Double(end.startedAt) / 1000)
+            ended = end.crash == nil ? "unclean" : "crash"
+            signal = end.crash?.signalName
+            crashedAt = end.crash.map { Date(timeIntervalSince1970: Double($0.at) / 1000) }
+        }
+
+        /// `crashed (SIGSEGV) at …, pid 41, up since …` or `ended without a clean stop (…)`.
+        var text: String {
+            let since = "pid \(pid), up since \(RFC3339.string(from: startedAt))"
+            if let signal, let crashedAt {
+                return "crashed (\(signal)) at \(RFC3339.string(from: crashedAt)), \(since)"
+            }
+            return "ended without a clean stop (killed with SIGKILL, or the machine stopped), \(since)"
+        }
+    }
+
     var version: String
     var pid: Int
     var startedAt: Date
@@ -46,4 +78,6 @@ struct StatusReport: Codable, Sendable {
     /// systemd's watchdog (``WatchdogReport``); absent when systemd does not watch the daemon
     /// (no `WatchdogSec=`, or not run by systemd) and from an older daemon.
     var watchdog: WatchdogReport?
+    /// How the previous run ended, when it did not stop cleanly.
+    var previousRun: PreviousRun?
 }
