@@ -1,6 +1,6 @@
 import Foundation
 import GatewayTesting
-import LinuxSystem
+@testable import LinuxSystem
 import XCTest
 
 /// `RunMarker` in this process: a run that ends cleanly leaves nothing, one that does not is

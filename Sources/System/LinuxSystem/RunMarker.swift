@@ -4,7 +4,8 @@ import CLinuxSystem
 import Glibc
 #endif
 
-/// How a run that did not stop cleanly ended, as the next run finds it.
+/// How a run that did not stop cleanly ended, as the next run finds it (``RunMarker`` makes it;
+/// nothing else needs to).
 public struct UncleanEnd: Sendable, Hashable {
     /// A fatal signal's mark: which signal, and when it arrived.
     public struct Crash: Sendable, Hashable {
@@ -12,12 +13,6 @@ public struct UncleanEnd: Sendable, Hashable {
         public var signal: Int32
         /// Milliseconds since the Unix epoch, by the wall clock of the crashed process.
         public var at: Int64
-
-        /// A mark of `signal` at `at`.
-        public init(signal: Int32, at: Int64) {
-            self.signal = signal
-            self.at = at
-        }
 
         /// The signal's name (`SIGSEGV`), or its number for one without a name here.
         public var signalName: String {
@@ -40,13 +35,6 @@ public struct UncleanEnd: Sendable, Hashable {
     /// Its fatal signal, when one left its mark; nil after SIGKILL (the OOM killer, a watchdog's
     /// kill, `kill -9`) or a power cut, which leave none.
     public var crash: Crash?
-
-    /// The end of the run `pid` that started at `startedAt`, with its crash if it left a mark.
-    public init(pid: Int32, startedAt: Int64, crash: Crash? = nil) {
-        self.pid = pid
-        self.startedAt = startedAt
-        self.crash = crash
-    }
 }
 
 /// A file that says a run is in progress, and, after a fatal signal, which and when: the next
