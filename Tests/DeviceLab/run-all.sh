@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run-all.sh [LOGDIR] - every device-lab scenario scripts/test runs (Tests/DeviceLab/run-*.sh and
-# plugins/*/Lab/run-*.sh, but the arm64 VM: scripts/test --arm64 runs that one), HEALTHGATE_LAB_JOBS
-# (default 2) VMs at a time, in the order below, those that time what they count alone and last.
+# plugins/*/Lab/run-*.sh, but the arm64 VM and the upgrade: scripts/test --arm64 and --upgrade run
+# those), HEALTHGATE_LAB_JOBS (default 2) VMs at a time, in the order below, those that time what
+# they count alone and last.
 #
 # Before the first VM: the VM's kernel and packages (vm/build-vm.sh, once, so that two scenarios
 # never fill its cache at once), the debug healthgate the scenarios run (HEALTHGATE_BIN) and the
@@ -28,12 +29,12 @@ mkdir -p "$logs"
 began=$SECONDS
 
 # The order: first the long scenarios whose checks do not time anything closely (power cuts, the
-# upgrade, the watchdog, flush points), then the longest of the rest; a scenario not named here
+# watchdog, flush points), then the longest of the rest; a scenario not named here
 # runs after them. Those that install the package wait for it while the others run. Those
 # in `alone` count what arrives against what was sent in real time (advertisement rates of at
 # least 0.9, a class's tiles): they run last, one VM at a time, as on a machine with nothing else
 # to do (beside another VM and the builds their rates fell to 0.78 to 0.84).
-order=(power-cut upgrade watchdog flush-points bluetooth-bonded bluetooth-multi ant-stick bluetooth-cgm bluetooth
+order=(power-cut watchdog flush-points bluetooth-bonded bluetooth-multi ant-stick bluetooth-cgm bluetooth
   bluetooth-bumble usb-serial bluetooth-health rfcomm-serial clock-unsynchronized advertisements package class)
 alone=(advertisements package class)
 scenarios=()
@@ -44,7 +45,7 @@ for name in "${order[@]}"; do
   done
 done
 for scenario in Tests/DeviceLab/run-*.sh plugins/*/Lab/run-*.sh; do
-  [[ $scenario == *-arm64.sh || $scenario == */run-all.sh ]] && continue
+  [[ $scenario == *-arm64.sh || $scenario == */run-upgrade.sh || $scenario == */run-all.sh ]] && continue
   [[ " ${scenarios[*]} " == *" $scenario "* ]] || scenarios+=("$scenario")
 done
 
