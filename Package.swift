@@ -409,6 +409,7 @@ if Context.environment["HEALTHGATE_FUZZ"] != nil {
                        "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "GATTDecoding",
                        "HeartRateMonitor", "SerialDevices", "SerialPedometer", "SQLiteStore", "HealthStore", "HTTPRepository",
                        "FitnessEquipment", "HealthDevices", "Workouts", "WorkoutRuntime", "BLEProfileKit", "BuiltinPlugins",
+                       "LinuxSystem",
                    ],
         path: "Tests/Fuzz/Sources", swiftSettings: swiftSettings))
 }

@@ -48,6 +48,10 @@ enum FuzzTarget: String, CaseIterable {
     /// runs them: the first byte picks the decoder, the rest is the payload. Each answer is an
     /// error or a JSON object.
     case profiles
+    /// The control socket's line server on a real socket: a client sends the input in chunks
+    /// and reads every answer, or leaves mid-way; the server must answer exactly as its contract
+    /// says, and answer the next client (``LineServerTarget``).
+    case lineServer = "line-server"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -60,6 +64,7 @@ enum FuzzTarget: String, CaseIterable {
         case .configurationNumbers: ConfigurationNumbers.run(bytes)
         case .controlRequest: Self.controlRequest(bytes)
         case .profiles: Self.profiles(bytes)
+        case .lineServer: LineServerTarget.run(bytes)
         }
     }
 
