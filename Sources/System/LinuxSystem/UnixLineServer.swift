@@ -1,3 +1,4 @@
+import Synchronization
 import Dispatch
 import AsyncPrimitives
 
@@ -92,6 +93,9 @@ public actor UnixLineServer {
 
     /// The socket file.
     public nonisolated let path: String
+    /// Whether the socket file at `path` is this server's: bound by its ``start()`` and not yet
+    /// removed. ``removeSocketFile()`` removes only such a file, never another daemon's.
+    private nonisolated let ownsSocketFile = Mutex(false)
     private let mode: UInt32
     private let limits: Limits
     private let closingLines: ClosingLines
@@ -172,6 +176,7 @@ public actor UnixLineServer {
             listener.close()
             throw error
         }
+        ownsSocketFile.withLock { $0 = true }
         guard let fd = listener.rawValue else {
             throw UnixLineServerError(.listen, path: path, errno: .badFileDescriptor)
         }
@@ -251,9 +256,11 @@ public actor UnixLineServer {
     }
 
     /// Removes the socket file without touching the queue or reporting: for a forced exit, which
-    /// must not wait for anything. A failure is left for the next start, which replaces a stale
-    /// socket file.
+    /// must not wait for anything; only a file this server bound (a forced exit during start-up,
+    /// before it listens or when another daemon serves the path, leaves the file alone). A
+    /// failure is left for the next start, which replaces a stale socket file.
     public nonisolated func removeSocketFile() {
+        guard ownsSocketFile.withLock({ owns in defer { owns = false }; return owns }) else { return }
         try? FileSystem.remove(path)
     }
 

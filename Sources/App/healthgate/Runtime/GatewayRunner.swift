@@ -15,9 +15,9 @@ import Workouts
 ///
 /// Order of start-up: the configuration is checked (a bad config fails here, before anything
 /// runs), then the directories and the logger, then the parts are made (``assemble(_:stop:duration:)``:
-/// the store, the plugins from the catalog, the bus…) and started in the order that function
-/// declares (``GatewayParts``), then signal handling, then the bus with every part's work beside
-/// it (sinks subscribe before sources start). Shutdown: SIGINT, SIGTERM, SIGHUP or `--duration`
+/// the store, the plugins from the catalog, the bus…), then signal handling, then the parts are
+/// started in the order that function declares (``GatewayParts``), then the bus with every part's
+/// work beside it (sinks subscribe before sources start). Shutdown: SIGINT, SIGTERM, SIGHUP or `--duration`
 /// request a graceful stop (exit 0 once every sink drained), after which the parts stop in
 /// reverse; a second signal or the configured timeout forces it (exit 1 within
 /// ``ForcedExit/grace``, see ``ForcedExit``).
@@ -73,8 +73,9 @@ struct GatewayRunner {
         let facts = try prepare(configuration)
         let stop = GatewayStop(workBeforeStopping: onStop != nil)
         let gateway = try await assemble(facts, stop: stop, duration: duration)
-        try await gateway.parts.start()
         let control = gateway.control, runMark = gateway.runMark
+        // Armed before the first part starts: once the control socket answers, a SIGTERM must be
+        // a graceful stop (carried out as soon as the bus runs), never the default action.
         let armed = stop.arm(
             deadline: facts.shutdownTimeout, notifications: gateway.notifications,
             cleanup: {
@@ -82,6 +83,12 @@ struct GatewayRunner {
                 // A forced exit is a stop, not a crash.
                 runMark.end()
             }, logger: facts.logger)
+        do {
+            try await gateway.parts.start()
+        } catch {
+            armed.disarm()
+            throw error
+        }
         // The configured ones only: the workouts' built-in source and sink and the executable's
         // own (the demo's console) are not in the file the line names.
         let plugins = gateway.plugins

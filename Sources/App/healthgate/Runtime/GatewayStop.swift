@@ -6,8 +6,9 @@ import SampleBus
 /// its own.
 ///
 /// Made before the parts (the work before stopping and `--duration` need its signals), armed
-/// once they have all started (``arm(deadline:notifications:cleanup:logger:)``: a signal before
-/// then ends the process at once, with nothing yet to drain), disarmed after they stopped.
+/// before the first of them starts (``arm(deadline:notifications:cleanup:logger:)``: a signal
+/// during start-up is a stop request like any other, carried out once the bus runs; the deadline
+/// still bounds it), disarmed after they stopped.
 struct GatewayStop: Sendable {
     /// What the bus runs on: ``Gateway/runReportingOutcome(shutdown:started:)``.
     let shutdown: ShutdownSignal
