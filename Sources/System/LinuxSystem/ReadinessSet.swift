@@ -90,15 +90,18 @@ public final class ReadinessSet: Sendable {
     /// Cancels every watch still in the set (their `onCancel`s run on the queue) and stops. Watches
     /// made afterwards fail with `EBADF`. Idempotent.
     public func close() {
-        let (source, watches) = state.withLock { state -> ((any DispatchSourceRead)?, [Watch]) in
-            let taken = (state.source, Array(state.watches.values))
+        // The source is cancelled under the lock (dispatch_source_cancel only marks it; its
+        // handler runs later, on the queue, and finds it gone): Swift 6.0's region checking
+        // rejects handing a non-Sendable source out of the lock's closure.
+        let watches = state.withLock { state -> [Watch] in
+            state.source?.cancel()
             state.source = nil
+            let taken = Array(state.watches.values)
             state.watches = [:]
-            for watch in taken.1 { _ = hg_epoll_ctl(epoll, hg_epoll_delete, watch.descriptor, 0, 0) }
+            for watch in taken { _ = hg_epoll_ctl(epoll, hg_epoll_delete, watch.descriptor, 0, 0) }
             return taken
         }
         for watch in watches { queue.async(execute: watch.onCancel) }
-        source?.cancel()
     }
 
     /// The first error re-arming a descriptor (`EBADF`, `ENOENT`: it was closed before its watch
