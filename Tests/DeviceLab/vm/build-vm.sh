@@ -34,6 +34,13 @@ source "$vm/common.sh"
 command -v apt-get > /dev/null && command -v dpkg-deb > /dev/null ||
   lab_skip "no apt-get/dpkg-deb: the lab takes its kernel and tools from Debian packages"
 
+# One build-vm.sh at a time: every scenario runs it, two or more at once under run-all.sh, and
+# each step writes a file of the cache through a .partial name (vm.env, the initramfs, dpkg's
+# database), which two at once would take from each other.
+mkdir -p "$lab_cache"
+exec 8> "$lab_cache/build-vm.lock"
+flock 8
+
 # ---- packages -------------------------------------------------------------------------------
 case $lab_arch in
   amd64) mapfile -t wanted < <(grep -v -e '^#' -e '^$' "$vm/packages-amd64.txt") ;;
