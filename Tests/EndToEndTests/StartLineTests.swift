@@ -18,6 +18,9 @@ final class StartLineTests: XCTestCase {
         XCTAssertTrue(one.standardError.contains("started with 1 source and 1 sink from \(config.path)"), one.standardError)
         let line = one.standardError.split(separator: "\n").first { $0.contains("started with") } ?? ""
         XCTAssertFalse(line.contains("(s)"), String(line))
+        // The run's version, against which a crash's backtrace in the same journal is read.
+        let version = try await healthgate.run(["--version"]).standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(line.hasSuffix("(healthgate \(version.split(separator: " ").last ?? ""))"), "\(line) against \(version)")
         // Issue #45: the stop counts no internal plugin either (it said "draining 4 sink(s)"),
         // and no message of the run says "(s)".
         XCTAssertTrue(one.standardError.contains("sources stopped; draining the sinks"), one.standardError)

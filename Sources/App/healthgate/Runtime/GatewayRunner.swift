@@ -95,7 +95,9 @@ struct GatewayRunner {
         let counted = "\(String(count: plugins.sources.count, "source")) and "
             + "\(String(count: plugins.sinks.count + plugins.followers.count, "sink"))"
         let origin = facts.configuration.origin
-        facts.logger.info("started with \(counted) from \(origin)")
+        // The version in the run's first line: a crash's backtrace, which the Swift runtime prints
+        // to the same journal, is then read against the build it came from.
+        facts.logger.info("started with \(counted) from \(origin) (healthgate \(HealthgateCLI.version))")
         let readiness = "running: \(counted) from \(origin), store \(gateway.store.path)"
         let notifications = gateway.notifications
         let outcome = await gateway.parts.run {
