@@ -98,8 +98,9 @@ slots() {
 name_of() { local name; name=$(basename "$1" .sh); echo "${name#run-}"; }
 is_alone() { [[ " ${alone[*]} " == *" $(name_of "$1") "* ]]; }
 # A scenario that installs the package reads HEALTHGATE_LAB_DEB itself, or through
-# lib/packaged-run.sh's package_and_vm (code, not a comment, decides).
-installs_package() { grep -v '^[[:space:]]*#' "$1" | grep -qE 'HEALTHGATE_LAB_DEB|package_and_vm'; }
+# lib/packaged-run.sh's package_and_vm (code, not a comment, decides). One grep, no pipe: under
+# pipefail, `grep -v | grep -q` fails whenever grep -q stops reading first (SIGPIPE).
+installs_package() { grep -qE '^[^#]*(HEALTHGATE_LAB_DEB|package_and_vm)' "$1"; }
 
 declare -A running=() started=() started_at=()
 failed=()
