@@ -50,12 +50,13 @@ extension GatewayRunner {
         let started = clock.now()
         let status: ControlHandler = { _ in
             let steps = await migrationSteps(of: store, clock: clock, logger: logger)
+            let previousRun = await runMark.previousRun(clock: clock)
             return try JSONValue.encoding(StatusReport(
                 version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
                 configuration: origin, store: store.path, clock: clockTrust.state().description,
                 plugins: statusBoard.snapshot(), heartRate: arbiter.counts,
                 migration: steps?.map(StatusReport.MigrationStep.init),
-                watchdog: notifications.report, previousRun: runMark.previous.value))
+                watchdog: notifications.report, previousRun: previousRun))
         }
         return ["status": status, "ping": { _ in .string("pong") }]
     }

@@ -16,9 +16,27 @@ import Glibc
 /// Thread-safe: ``end()`` may be called from any thread (the forced exit calls it from its own),
 /// any number of times.
 final class RunMark: Sendable {
-    /// How the previous run ended, when it did not stop cleanly; nil until ``begin(statePath:startedAt:logger:)``.
-    let previous = AsyncCondition<StatusReport.PreviousRun?>(nil)
+    /// What ``begin(statePath:startedAt:logger:)`` read of the previous run: nothing yet, or how
+    /// it ended (nil after a clean stop).
+    enum Reading: Sendable {
+        case pending
+        case read(StatusReport.PreviousRun?)
+    }
+
+    private let reading = AsyncCondition(Reading.pending)
     private let marker = Mutex<RunMarker?>(nil)
+
+    /// How the previous run ended, when it did not stop cleanly. The control socket answers a
+    /// moment before the mark is begun (it must first prove that no other daemon serves this
+    /// configuration), so a `status` in that moment waits for the reading, a second at most.
+    func previousRun(clock: any GatewayClock) async -> StatusReport.PreviousRun? {
+        let outcome = try? await race(sleep: { try await clock.sleep(for: .seconds(1)) }) { [reading] in
+            try await reading.wait { if case .read = $0 { true } else { false } }
+            return reading.value
+        }
+        if case .event(.read(let previous)) = outcome { return previous }
+        return nil
+    }
 
     /// Marks this run and reads how the last one ended, which is also logged. A mark that cannot
     /// be made is a warning: the gateway runs on without it.
@@ -28,13 +46,12 @@ final class RunMark: Sendable {
         do {
             let (made, unclean) = try RunMarker.begin(path: path, pid: getpid(), startedAt: milliseconds)
             marker.withLock { $0 = made }
-            if let unclean {
-                let report = StatusReport.PreviousRun(unclean)
-                logger.warning("the previous run \(report.text)")
-                previous.set(report)
-            }
+            let report = unclean.map(StatusReport.PreviousRun.init)
+            if let report { logger.warning("the previous run \(report.text)") }
+            reading.set(.read(report))
         } catch {
             logger.warning("cannot mark this run in \(path) (\(error)): a crash will not show in the next run's status")
+            reading.set(.read(nil))
         }
     }
 
