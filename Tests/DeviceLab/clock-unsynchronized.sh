@@ -78,9 +78,10 @@ dayback="abs(s.start_us - ($now_us - 86400000000)) < 900000000"
 dated_a_day_back() { query "SELECT count(*) FROM samples_readable s WHERE NOT ($stamped) AND $dayback"; }
 poll 20 at_least dated_a_day_back 2
 # Both counts in one query: the station's ticks go on arriving, so two queries count two stores.
-IFS='|' read -r unstamped based < <(query "SELECT count(*), coalesce(sum(EXISTS (SELECT 1 FROM metadata_entries e
+# (A here-string, not process substitution: the guest has no /dev/fd.)
+IFS='|' read -r unstamped based <<< "$(query "SELECT count(*), coalesce(sum(EXISTS (SELECT 1 FROM metadata_entries e
   WHERE e.set_id = s.metadata_set_id AND e.key = 'healthgate.clockBaseMilliseconds')), 0)
-  FROM samples_readable s WHERE NOT ($stamped) AND $dayback")
+  FROM samples_readable s WHERE NOT ($stamped) AND $dayback")"
 [[ $unstamped -ge 2 && $based -eq $unstamped ]] &&
   pass "$unstamped readings without a device time stamp (PLX continuous) are dated by the unsynchronized gateway clock, a day back, each with its clock base" ||
   fail "$based of $unstamped readings without a device time stamp carry the clock base (need at least 2)"
