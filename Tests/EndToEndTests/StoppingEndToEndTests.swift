@@ -9,7 +9,7 @@ import XCTest
 
 /// How the daemon stops, with the real executable: SIGHUP drains like SIGTERM; a second signal
 /// or the shutdown deadline ends the process promptly even while the store is stuck on another
-/// process's lock; and the files it creates are private.
+/// process's lock; the files it creates are private; and a stop leaves no write-ahead log.
 final class StoppingEndToEndTests: XCTestCase {
     func testSIGHUPDrainsEverySampleAndRemovesTheSocket() async throws {
         let healthgate = try HealthgateExecutable()
@@ -22,6 +22,10 @@ final class StoppingEndToEndTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.standardError)
         XCTAssertTrue(result.standardError.contains("received SIGHUP: stopping sources and draining sinks"), result.standardError)
         XCTAssertFalse(FileManager.default.fileExists(atPath: healthgate.controlSocket.path), "the socket is removed")
+        // Every connection was closed: SQLite folded the log in and removed it with its index.
+        for leftover in [database + "-wal", database + "-shm"] {
+            XCTAssertFalse(FileManager.default.fileExists(atPath: leftover), "\(leftover) is left after the stop")
+        }
 
         // Everything the sources published was written by the store.
         let summary = try XCTUnwrap(

@@ -28,6 +28,34 @@ final class WriterTests: StoreTestCase {
         XCTAssertEqual(try sqlite3("PRAGMA user_version"), String(StoreSchema.version))
     }
 
+    /// Closing finalizes every statement and closes every connection, readers first: SQLite
+    /// folds the log in and removes the `-wal` and `-shm` files, and every later question is
+    /// told that the store is closed.
+    func testClosingLeavesNoWriteAheadLogAndRefusesLaterQuestions() async throws {
+        let ids = makeIDs()
+        let store = try HealthStore(path: path)
+        try await store.write((0..<20).map { .quantity(try plainReading(ids, 60 + Double($0), at: Double($0))) })
+        _ = try await store.samples(of: .heartRate)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path + "-wal"))
+        let error = await store.close()
+        XCTAssertNil(error)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-wal"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-shm"))
+        XCTAssertEqual(try count("samples"), 20, "the log was folded into the file")
+        do {
+            _ = try await store.samples(of: .heartRate)
+            XCTFail("a read after the close")
+        } catch {
+            XCTAssertEqual((error as? StoreError)?.code, .closed, "\(error)")
+        }
+        do {
+            try await store.write([.quantity(try plainReading(ids, 61, at: 30))])
+            XCTFail("a write after the close")
+        } catch {
+            XCTAssertEqual((error as? StoreError)?.code, .closed, "\(error)")
+        }
+    }
+
     func testColumnsHoldCanonicalValuesMicrosecondsAndUUIDBytes() async throws {
         let ids = makeIDs()
         // 0.09 s is 90 ms, the canonical unit of heart-rate variability.

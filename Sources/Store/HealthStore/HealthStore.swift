@@ -126,14 +126,18 @@ public final class HealthStore: Sendable {
         }
     }
 
-    /// Closes the quantity series this store's writer was adding to, then the writer, folding
-    /// the write-ahead log into the database file, and refuses every later write. Queries keep
-    /// working until the store is released.
+    /// Closes the readers, then the quantity series this store's writer was adding to, then the
+    /// writer: every statement is finalized and every connection closed, so that when no other
+    /// process has the file open SQLite folds the write-ahead log into the database file and
+    /// removes the `-wal` and `-shm` files. Every later read or write fails with
+    /// ``StoreError/Code/closed``.
     /// - Returns: the error that kept the series from being closed, if any: they stay open in
     ///   the file (nothing is lost: the next writer adds to them or closes them), and the writer
     ///   closes anyway.
     @discardableResult
     public func close() async -> StoreError? {
+        inline.close()
+        await readers.close()
         do {
             try await writer?.close()
             return nil

@@ -40,6 +40,8 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unknownAnchor = Code(name: "unknown anchor")
         /// The objects are in use: a workout in progress collects them.
         public static let inUse = Code(name: "in use")
+        /// The store was closed (``HealthStore/close()``): a stopping gateway's late question.
+        public static let closed = Code(name: "closed")
         /// Any other SQLite failure.
         public static let sqlite = Code(name: "SQLite error")
 
@@ -72,6 +74,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .busy, .locked: .busy
         case .corrupt, .notADatabase: .corrupt
         case .readOnly: .readOnly
+        case .misuse: .closed
         default: .sqlite
         }
         let hint = code == .diskFull

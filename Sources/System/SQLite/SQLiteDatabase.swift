@@ -14,7 +14,8 @@ import Glibc
 public actor SQLiteDatabase {
     private let executor: QueueExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-    private let connection: SQLiteConnection
+    /// Nil once ``close()`` has run: every later ``perform(_:)`` throws.
+    private var connection: SQLiteConnection?
     private let interruptHandle: SQLiteInterruptHandle
     /// The database file.
     public nonisolated let path: String
@@ -72,8 +73,23 @@ public actor SQLiteDatabase {
     }
 
     /// Runs `body` on the database's queue and returns its result.
+    /// - Throws: what `body` throws, or ``SQLiteError`` (SQLITE_MISUSE) once the database is closed.
     public func perform<T: Sendable>(_ body: @Sendable (SQLiteConnection) throws -> T) throws -> T {
-        try body(connection)
+        try body(try open())
+    }
+
+    /// Finalizes the connection's statements and closes it, after whatever runs on the queue now;
+    /// every later call throws. The last connection to a WAL file to close folds the log into the
+    /// database file and removes the `-wal` and `-shm` files.
+    public func close() {
+        connection = nil
+    }
+
+    private func open() throws(SQLiteError) -> SQLiteConnection {
+        guard let connection else {
+            throw SQLiteError(.misuse, message: "the connection is closed", context: path)
+        }
+        return connection
     }
 
     /// Runs `body` on the database's queue while the calling thread waits: for a caller that
@@ -82,7 +98,7 @@ public actor SQLiteDatabase {
     /// own queue (that would wait for itself).
     public nonisolated func performBlocking<T: Sendable>(_ body: @Sendable (SQLiteConnection) throws -> T) rethrows -> T {
         try executor.queue.sync {
-            try self.assumeIsolated { database in try body(database.connection) }
+            try self.assumeIsolated { database in try body(try database.open()) }
         }
     }
 }

@@ -70,6 +70,8 @@ extension SQLiteError {
         public static let full = ResultCode(rawValue: SQLITE_FULL)
         /// SQLITE_CANTOPEN: the file (or a directory for it) cannot be opened or created.
         public static let cantOpen = ResultCode(rawValue: SQLITE_CANTOPEN)
+        /// SQLITE_MISUSE: the connection was used after it was closed.
+        public static let misuse = ResultCode(rawValue: SQLITE_MISUSE)
         /// SQLITE_CONSTRAINT: a constraint (unique, foreign key, check) failed.
         public static let constraint = ResultCode(rawValue: SQLITE_CONSTRAINT)
         /// SQLITE_MISMATCH: a value of the wrong type.

@@ -14,7 +14,8 @@ public import Synchronization
 /// What remains is the read itself: a caller uses it only for reads whose work is bounded (one
 /// step down an index, a primary-key lookup), never for a scan whose length depends on the data.
 public final class SQLiteInlineReader: Sendable {
-    @usableFromInline let connection: Mutex<SQLiteConnection>
+    /// Nil once ``close()`` has run.
+    @usableFromInline let connection: Mutex<SQLiteConnection?>
     /// The database file.
     public let path: String
 
@@ -26,13 +27,22 @@ public final class SQLiteInlineReader: Sendable {
     }
 
     /// Runs `body` on the connection now, on the calling thread, unless another caller holds it:
-    /// then returns nil without running `body`. `body` runs outside any transaction of its own;
+    /// then returns nil without running `body`, as it does once the reader is closed. `body` runs outside any transaction of its own;
     /// a read of more than one statement opens one with ``SQLiteConnection/transaction(_:_:)``.
     // Inlinable, so that it is specialized for each result type in the caller's module.
     @inlinable
     public func readIfAvailable<T: Sendable, Failure: Error>(
         _ body: (SQLiteConnection) throws(Failure) -> T
     ) throws(Failure) -> T? {
-        try connection.withLockIfAvailable { (connection) throws(Failure) -> T in try body(connection) }
+        let result = try connection.withLockIfAvailable { (connection) throws(Failure) -> T? in
+            guard let connection else { return nil }
+            return try body(connection)
+        }
+        return result ?? nil
+    }
+
+    /// Closes the connection, once a caller running on it has finished: later reads return nil.
+    public func close() {
+        connection.withLock { $0 = nil }
     }
 }

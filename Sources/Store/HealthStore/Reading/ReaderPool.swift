@@ -60,6 +60,11 @@ final class ReaderPool: Sendable {
         }
     }
 
+    /// Closes every connection, each after the read running on it.
+    func close() async {
+        for database in databases { await database.close() }
+    }
+
     private func take() -> Int {
         busy.withLock { busy in
             var best = 0

@@ -52,7 +52,7 @@ actor StoreWriter {
 
     private func run<T>(_ body: (RecordWriter) throws(StoreError) -> T) throws(StoreError) -> T {
         guard let writer else {
-            throw StoreError(.readOnly, path: path, message: "the store's writer is closed")
+            throw StoreError(.closed, path: path, message: "the store's writer is closed")
         }
         activity.withLock { $0.begun += 1 }
         defer { activity.withLock { $0.ended += 1 } }
