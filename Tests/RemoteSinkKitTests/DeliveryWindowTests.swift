@@ -146,6 +146,15 @@ final class DeliveryWindowTests: XCTestCase {
                 },
                 expected: [.abandoned(slot: 0, reason: "HTTP 503")], committed: 0, check: { $0.isFinished }),
             Case(
+                name: "once stopping, a Retry-After still pauses the receiver (the next start keeps it)",
+                run: { window, now in
+                    _ = window.begin(after: 0, through: 10, count: 4, now: now)
+                    _ = window.requestStop(now: now)
+                    return window.answer(slot: 0, outcome: self.retryAfter(3), now: now, random: 0.5)
+                },
+                expected: [.pause(until: t0 + .seconds(3)), .abandoned(slot: 0, reason: "HTTP 503")], committed: 0,
+                check: { $0.isFinished && $0.pausedUntil == t0 + .seconds(3) }),
+            Case(
                 name: "a stop during the receiver's pause gives up what waits for it",
                 run: { window, now in
                     _ = window.begin(after: 0, through: 10, count: 4, now: now)

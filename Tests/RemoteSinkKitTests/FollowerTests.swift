@@ -391,6 +391,33 @@ final class FollowerTests: StoreTestCase {
         assertOneKeyNamesOnePayload(receiver)
     }
 
+    /// Issue 64: a Retry-After answered while the gateway is stopping (the stop's drain) is
+    /// committed like any other, and the next start waits for it before it sends.
+    func testARetryAfterAnsweredDuringTheStopBindsTheNextStart() async throws {
+        try await store.write(try readings(10))
+        let receiver = ScriptedReceiver()
+        receiver.gate.set(false)
+        receiver.answer(.retry(reason: "HTTP 503", status: 503, retryAfter: .seconds(2)))
+        let running = start(receiver)
+        try await waitUntil("the batch sent and held") { receiver.sent.count == 1 }
+        running.shutdown.requestStop()
+        // The follower takes the stop in before the answer comes (it wakes on it at once).
+        try await Task.sleep(for: .milliseconds(200))
+        receiver.gate.set(true)
+        try await running.task.value
+        XCTAssertEqual(running.status.current?.lastError, "delivery failed: HTTP 503; stopping", "answered during the stop")
+        let follower = try await store.follower("remote")
+        let pausedUntil = try XCTUnwrap(follower?.pausedUntil, "the pause was not committed")
+        XCTAssertGreaterThan(pausedUntil, Date().addingTimeInterval(1))
+
+        let restarted = start(receiver)
+        try await waitUntilSent()
+        try await restarted.stop()
+        XCTAssertTrue(restarted.logs.contains("asked for a pause before the last stop"))
+        let resent = try XCTUnwrap(receiver.sent.dropFirst().first)
+        XCTAssertGreaterThanOrEqual(resent.at, pausedUntil, "sent again before the receiver's pause ended")
+    }
+
     /// Up to `maxInFlight` batches wait for their answers at once; the cursor moves only past the
     /// oldest unanswered one.
     func testBatchesInFlightAndTheCursorStaysBeforeTheOldestUnanswered() async throws {

@@ -69,7 +69,7 @@ final class DeliveryDecisionTests: XCTestCase {
     }
 
     func testAGracefulStopNeverWaits() {
-        XCTAssertEqual(decide(HTTPResponse(status: 503, headers: ["retry-after": "7"]), stopping: true), .stop(reason: "HTTP 503"))
+        XCTAssertEqual(decide(HTTPResponse(status: 503, headers: ["retry-after": "7"]), stopping: true), .stop(reason: "HTTP 503", pause: .seconds(7)))
         XCTAssertEqual(decide(HTTPResponse(status: 401), stopping: true), .stop(reason: "authentication failed (401)"))
         let refused = HTTPTransportError(url: "http://127.0.0.1:9/x", reason: "refused")
         XCTAssertEqual(

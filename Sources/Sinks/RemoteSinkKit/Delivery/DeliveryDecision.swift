@@ -13,8 +13,9 @@ public enum DeliveryDecision: Sendable, Hashable {
     /// The receiver refused a single change: store it as a dead letter and go on.
     case deadLetter(status: Int, answer: String)
     /// A graceful stop is under way and the batch would have to wait: leave it; the cursor stays
-    /// before it and the next start sends it again.
-    case stop(reason: String)
+    /// before it and the next start sends it again. `pause` is the receiver's own Retry-After,
+    /// kept for the next start like any other.
+    case stop(reason: String, pause: Duration? = nil)
 }
 
 extension DeliveryPolicy {
@@ -30,7 +31,7 @@ extension DeliveryPolicy {
         case .rejected(let status, let answer):
             return batchCount > 1 ? .bisect(status: status, answer: answer) : .deadLetter(status: status, answer: answer)
         case .retry(let reason, _, let retryAfter):
-            if stopping { return .stop(reason: reason) }
+            if stopping { return .stop(reason: reason, pause: retryAfter) }
             return .retry(after: retryAfter ?? delay(attempt: attempt, random: random), reason: reason, fromServer: retryAfter != nil)
         case .authentication(let status):
             if stopping { return .stop(reason: "authentication failed (\(status))") }

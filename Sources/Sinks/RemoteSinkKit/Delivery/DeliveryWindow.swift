@@ -198,24 +198,27 @@ public struct DeliveryWindow: Sendable, Hashable {
             case .retry(let delay, let reason, let fromServer):
                 actions.append(.retrying(slot: id, count: part.count, attempt: attempt, delay: delay, reason: reason, fromServer: fromServer))
                 slot.state = .ready(notBefore: now + delay, attempt: attempt + 1)
-                if fromServer {
-                    let until = now + delay
-                    if pausedUntil.map({ until > $0 }) ?? true {
-                        pausedUntil = until
-                        actions.append(.pause(until: until))
-                    }
-                }
+                if fromServer { actions += pause(until: now + delay) }
             case .reauthenticate(let delay, let status):
                 actions.append(.reauthenticating(slot: id, delay: delay, status: status))
                 slot.state = .ready(notBefore: now + delay, attempt: attempt + 1)
-            case .stop(let reason):
+            case .stop(let reason, let delay):
                 slot.state = .abandoned
                 halted = true
+                // A pause asked for during the stop binds the next start as any other.
+                if let delay { actions += pause(until: now + delay) }
                 actions.append(.abandoned(slot: id, reason: reason))
             }
             replace(slot)
         }
         return actions + settle(now: now)
+    }
+
+    /// The receiver asked for a pause until `until`: it holds unless a longer one does.
+    private mutating func pause(until: Duration) -> [Action] {
+        guard pausedUntil.map({ until > $0 }) ?? true else { return [] }
+        pausedUntil = until
+        return [.pause(until: until)]
     }
 
     /// The dead letters of batch `slot`'s current part are stored: the part is done.

@@ -32,7 +32,7 @@ public import SampleBus
 /// - **Stopping**: once a stop is requested, a batch that waits (a backoff, a pause) or fails
 ///   again is given up and no batch begins after it; the follower returns once the answers in
 ///   flight came, its cursor before the oldest batch given up, and remembers the batches after it
-///   that were acknowledged. Without failures it keeps sending until every sink drained into the
+///   that were acknowledged. A Retry-After among those answers is committed for the next start. Without failures it keeps sending until every sink drained into the
 ///   store and it reached the store's latest anchor.
 public struct Follower: Sendable {
     /// The follower's name in the store: the remote sink's instance name.
