@@ -9,8 +9,9 @@
 #   phase_stop_all               stops every background phase still running (an EXIT trap); the
 #                                table shows each as stopped
 #   phase_table                  the table: each phase and device-lab scenario with its start,
-#                                end and wall time, its status and what ran beside it, then the
-#                                whole run against the budget
+#                                end and wall time, its status and what ran beside it, the lines
+#                                of each failed one's log that say why, then the whole run
+#                                against the budget
 #
 # Each phase's record is a line in $phase_records: NAME START END STATUS (seconds since the epoch).
 # The device lab's scenarios come from its own results file ($phase_lab_results, written by
@@ -80,9 +81,10 @@ phase_stop_all() {
 }
 
 phase_table() {
-  python3 - "$phase_records" "$phase_lab_results" "$phase_began" "$(date +%s)" "$phase_budget" <<'PY'
-import os, sys
+  python3 - "$phase_records" "$phase_lab_results" "$phase_began" "$(date +%s)" "$phase_budget" "$phase_logs" <<'PY'
+import os, re, sys
 records, lab_results, began, ended, budget = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+logs = sys.argv[6]
 rows = []  # (name, start, end, status)
 for line in open(records):
     name, start, end, status = line.split()
@@ -107,6 +109,20 @@ for name, start, end, status in rows:
         shown.append("%d lab scenario%s" % (len(lab), "" if len(lab) == 1 else "s"))
     verdict = {"0": "passed", "77": "skipped", "stopped": "stopped"}.get(status, "FAILED " + status)
     print("%-*s %7s %7s %5ds  %-7s %s" % (width, name, clock(start), clock(end), end - start, verdict, ", ".join(shown) or "-"))
+# Why each failed: the lines of its log that say so (its whole log is further up, but CI keeps
+# only the end of the output).
+said = re.compile(r"^(FAIL|.*error: |.*FAILED|Test Case .* failed)")
+for name, start, end, status in rows:
+    if status in ("0", "77", "stopped"):
+        continue
+    log = os.path.join(os.path.dirname(lab_results), name[4:] + ".log") if name.startswith("lab:") else os.path.join(logs, name + ".log")
+    if not os.path.exists(log):
+        continue
+    lines = [line.rstrip() for line in open(log, errors="replace") if said.match(line)]
+    print("=== why %s failed (%s, %d line%s saying so%s):" % (
+        name, log, len(lines), "" if len(lines) == 1 else "s", ", the last 12" if len(lines) > 12 else ""))
+    for line in lines[-12:]:
+        print("  " + line[:300])
 total = ended - began
 print("=== scripts/test: %d s (%s) against a budget of %d s (%d min)" % (total, clock(ended), budget, budget // 60))
 if total > budget:
