@@ -247,7 +247,7 @@ journal() { inside journalctl "_SYSTEMD_INVOCATION_ID=$1" --no-pager -o short-un
 # the_service_hears LABEL PATH_TEXT [CHECK]: the service restarted (with the advertisement sources
 # already in its configuration), the journal naming PATH_TEXT, CHECK run while the service runs,
 # ADVERTISED_WINDOW seconds more, then the service stopped (as advertisements.sh stops its gateway:
-# what is stored is what it heard in the window), its journal in $OUT/journal-LABEL.txt, and its
+# what is stored is what it heard until it stopped), its journal in $OUT/journal-LABEL.txt, and its
 # store copied, as the service user, to $OUT/store-LABEL.sqlite; sets HEARD (the run's invocation
 # id), HEARD_FROM (when the journal named the path) and HEARD_TO.
 the_service_hears() {
@@ -263,9 +263,11 @@ the_service_hears() {
   fi
   [[ -n $check ]] && "$check"
   sleep "$ADVERTISED_WINDOW"
-  HEARD_TO=$(date +%s.%N)
-  # A graceful stop: every sample heard is committed before the process exits.
+  # A graceful stop: every sample heard is committed before the process exits. The span ends when
+  # the stop returned (as advertisements.sh ends it when its gateway exited): the sources hear
+  # until they stop, and a weighing they heard during a slow stop is stored and advertised in it.
   inside systemctl stop healthgate.service && [[ $(unit Result) == success ]] || fail "$label: the service's stop: $(unit Result)"
+  HEARD_TO=$(date +%s.%N)
   journal "$HEARD" "$OUT/journal-$label.txt"
   grep -i -E 'advertis|monitor|management|discovery|scan' "$OUT/journal-$label.txt" | head -n 12
   copy=$(mktemp -d /dev/shm/store-copy.XXXXXX)

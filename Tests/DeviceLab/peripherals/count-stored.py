@@ -47,3 +47,17 @@ if scales_from != "-":
     verdict = "ok" if weighings and len(stored) == len(weighings) and twice == 0 else "fail"
     print(f"{verdict} {label}: {len(stored)} bodyMass samples for {len(weighings)} stabilised weighings advertised, "
           f"{twice} stored twice")
+    if verdict == "fail":
+        # What to compare: each stabilised weighing on air (its first and last advertisement) and
+        # each sample with the time its advertisement was received.
+        spans = {}
+        for e in events:
+            if e["path"] == "service" and e.get("stabilized"):
+                first, last = spans.get((e["address"], e["weighing"]), (e["t"], e["t"]))
+                spans[(e["address"], e["weighing"])] = (min(first, e["t"]), max(last, e["t"]))
+        print(f"  span {scales_from} to {to}; on air: " + "; ".join(
+            f"{address} #{weighing} {first:.1f}-{last:.1f} kg {next(e['weight'] for e in events if e.get('weighing') == weighing and e['address'] == address and e.get('stabilized'))}"
+            for (address, weighing), (first, last) in sorted(spans.items(), key=lambda item: item[1])))
+        received = store.execute("""SELECT s.device, s.value, s.start_us / 1e6 FROM samples_readable s
+            WHERE s.type = 'bodyMass' ORDER BY s.start_us""").fetchall()
+        print("  stored: " + "; ".join(f"{device} {value} kg at {at:.1f}" for device, value, at in received))
