@@ -71,6 +71,40 @@ final class StoppingEndToEndTests: XCTestCase {
 
     /// With `shutdownTimeoutSeconds: 1` and the store blocked, one SIGTERM ends the process
     /// within the timeout plus 0.5 s (the assertion allows another 0.5 s for a loaded machine).
+    /// Issue 64: with the store's writer stuck on another process's lock, `status` answers at
+    /// once from what was last published and says since when the store has not answered; once
+    /// the lock goes, it no longer does.
+    func testStatusAnswersAtOnceAndSaysSinceWhenTheStoreIsStuck() async throws {
+        let healthgate = try HealthgateExecutable()
+        let database = healthgate.root.appendingPathComponent("stuck.sqlite").path
+        let daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
+        try await waitForStoredRecords(healthgate, daemon)
+        let lock = try ExclusiveLock(database: database)
+        try await waitUntil(timeout: .seconds(30), "the other process to hold the lock") { lock.isHeld }
+        try await waitForUncommittedRecords(healthgate)
+        try await waitUntil(timeout: .seconds(15), "status to say the store is stuck") {
+            try await healthgate.run(["status"]).standardOutput.contains("store: STUCK: not answering since")
+        }
+        let asked = ContinuousClock.now
+        let status = try await healthgate.run(["status", "--format", "json"])
+        let took = ContinuousClock.now - asked
+        print("status (the command's whole run) with the store stuck: \(took)")
+        XCTAssertEqual(status.status, 0, status.standardError)
+        XCTAssertLessThan(took, .seconds(1))
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any])
+        let since = try XCTUnwrap(json["storeStuckSince"] as? String, status.standardOutput)
+        XCTAssertNotNil(json["migration"], "the migration's steps as last read")
+
+        lock.release()
+        try await waitUntil(timeout: .seconds(15), "status to stop saying the store is stuck (since \(since))") {
+            let text = try await healthgate.run(["status"]).standardOutput
+            return text.contains("healthgate ") && !text.contains("STUCK")
+        }
+        daemon.send(SIGTERM)
+        let result = try await daemon.waitForExit(timeout: .seconds(30))
+        XCTAssertEqual(result.status, 0, result.standardError)
+    }
+
     func testDeadlineForcesTheExitOnTime() async throws {
         let healthgate = try HealthgateExecutable()
         let database = healthgate.root.appendingPathComponent("deadline.sqlite").path

@@ -39,8 +39,10 @@ final class GatewayMetricsTests: XCTestCase {
             _ = arbiter.admit([.quantity(try QuantitySample(
                 id: ids.next(), type: .heartRate, quantity: Quantity(80, .countPerMinute), start: start, end: start, device: device))])
         }
+        let storeFacts = StoreFactsWatch(store: store, clock: clock)
+        try await storeFacts.refresh()
         let metrics = GatewayMetrics(
-            statusBoard: board, store: store, clockTrust: FixedClockTrust(.synchronized(maximumErrorSeconds: 0.25)), clock: clock,
+            statusBoard: board, storeFacts: storeFacts, clockTrust: FixedClockTrust(.synchronized(maximumErrorSeconds: 0.25)), clock: clock,
             queueDepths: { [("store", 7)] }, heartRateArbiter: arbiter)
         let text = await metrics.render()
         XCTAssertTrue(text.contains("\nhealthgate_heart_rate_dropped_readings_total 1\n"), text)
@@ -57,6 +59,7 @@ final class GatewayMetricsTests: XCTestCase {
         // The three heart rates are one quantity series: one change.
         XCTAssertTrue(text.contains(#"healthgate_follower_lag_records{follower="broker"} 1"#), text)
         XCTAssertTrue(text.contains("healthgate_store_latest_anchor 1\n"), text)
+        XCTAssertTrue(text.contains("healthgate_store_stuck_seconds 0\n"), text)
         XCTAssertTrue(text.contains("healthgate_clock_synchronized 1\n"))
         XCTAssertTrue(text.contains("healthgate_clock_maximum_error_seconds 0.25\n"))
         // The background migration's steps: a store created at this version has both, with
@@ -77,7 +80,7 @@ final class GatewayMetricsTests: XCTestCase {
         let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
         let report = Mutex<WatchdogReport?>(nil)
         let metrics = GatewayMetrics(
-            statusBoard: StatusBoard(), store: nil, clockTrust: FixedClockTrust(.unsynchronized), clock: clock,
+            statusBoard: StatusBoard(), storeFacts: nil, clockTrust: FixedClockTrust(.unsynchronized), clock: clock,
             queueDepths: { [] }, watchdog: { report.withLock { $0 } })
         var text = await metrics.render()
         XCTAssertFalse(text.contains("healthgate_watchdog"), "no watchdog families when systemd does not watch: \(text)")

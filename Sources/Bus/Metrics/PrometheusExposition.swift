@@ -16,7 +16,8 @@ public import SampleBus
 /// ratios), `_total` on counters, one HELP and TYPE line per family.
 public struct GatewayMetrics: Sendable {
     public let statusBoard: StatusBoard
-    public let store: HealthStore?
+    /// What the store last published (``SampleBus/StoreFactsWatch``); nil: no store.
+    public let storeFacts: StoreFactsWatch?
     public let clockTrust: any ClockTrust
     public let clock: any GatewayClock
     /// Each sink queue's depth (the gateway's, once it runs).
@@ -27,14 +28,14 @@ public struct GatewayMetrics: Sendable {
     public let watchdog: @Sendable () -> WatchdogReport?
 
     public init(
-        statusBoard: StatusBoard, store: HealthStore?, clockTrust: any ClockTrust, clock: any GatewayClock,
+        statusBoard: StatusBoard, storeFacts: StoreFactsWatch?, clockTrust: any ClockTrust, clock: any GatewayClock,
         queueDepths: @escaping @Sendable () -> [(sink: String, depth: Int)], heartRateArbiter: HeartRateArbiter? = nil,
         watchdog: @escaping @Sendable () -> WatchdogReport? = { nil }
     ) {
         self.heartRateArbiter = heartRateArbiter
         self.watchdog = watchdog
         self.statusBoard = statusBoard
-        self.store = store
+        self.storeFacts = storeFacts
         self.clockTrust = clockTrust
         self.clock = clock
         self.queueDepths = queueDepths
@@ -83,6 +84,9 @@ public struct GatewayMetrics: Sendable {
         Family(name: "healthgate_heart_rate_handovers_total", type: "counter", help: "Times a wearer's heart rate passed from one path to another."),
         Family(name: "healthgate_store_latest_anchor", type: "gauge", help: "The latest anchor of the store's change log."),
         Family(
+            name: "healthgate_store_stuck_seconds", type: "gauge",
+            help: "How long the store has not answered (a read or a write of it taking over 2 s); 0 while it answers."),
+        Family(
             name: "healthgate_store_migration_rows", type: "gauge",
             help: "Rows a step of the store's background migration has to handle, counted when the upgrade began."),
         Family(name: "healthgate_store_migration_done_rows", type: "gauge", help: "Rows the migration step has handled."),
@@ -123,26 +127,30 @@ public struct GatewayMetrics: Sendable {
             add("healthgate_heart_rate_dropped_readings_total", [:], Double(counts.droppedReadings))
             add("healthgate_heart_rate_handovers_total", [:], Double(counts.handovers))
         }
-        if let store {
-            do {
-                let now = clock.now()
-                for cursor in try await store.followers() {
-                    let backlog = try await store.backlog(after: cursor.anchor)
+        if let storeFacts {
+            // What the store last published: nothing here waits on its disk.
+            let snapshot = storeFacts.snapshot
+            let now = clock.now()
+            add("healthgate_store_stuck_seconds", [:], snapshot.stuckSince.map { max(0, now.timeIntervalSince($0)) } ?? 0)
+            if let facts = snapshot.facts {
+                for follower in facts.followers {
+                    let cursor = follower.cursor, backlog = follower.backlog
                     let labels = ["follower": cursor.name]
                     add("healthgate_follower_lag_records", labels, Double(backlog.anchors))
                     add("healthgate_follower_lag_seconds", labels, backlog.oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
                     add("healthgate_follower_lag_bytes", labels, Double(backlog.bytes))
-                    add("healthgate_follower_dead_letters", labels, Double(try await store.deadLetters(follower: cursor.name).count))
+                    add("healthgate_follower_dead_letters", labels, Double(follower.deadLetters))
                     add("healthgate_follower_pause_seconds", labels, cursor.pausedUntil.map { max(0, $0.timeIntervalSince(now)) } ?? 0)
                 }
-                add("healthgate_store_latest_anchor", [:], Double(try await store.latestAnchor()))
-                for step in try await store.migrationSteps() {
+                add("healthgate_store_latest_anchor", [:], Double(facts.latestAnchor))
+                for step in facts.migrationSteps {
                     add("healthgate_store_migration_rows", ["step": step.name], Double(step.total))
                     add("healthgate_store_migration_done_rows", ["step": step.name], Double(step.handled))
                     add("healthgate_store_migration_finished", ["step": step.name], step.finished == nil ? 0 : 1)
                 }
-            } catch {
-                notes.append("# the store could not be read: " + Self.escape("\(error)", quotes: false))
+            }
+            if let error = snapshot.error {
+                notes.append("# the store could not be read: " + Self.escape(error, quotes: false))
             }
         }
         if let watchdog = watchdog() {

@@ -6,10 +6,14 @@ public struct WriterActivity: Sendable, Hashable {
     public var begun: UInt64 = 0
     /// Calls that ended, committed or failed.
     public var ended: UInt64 = 0
+    /// When the call in progress began, on the store's monotonic clock (the `uptime` it was
+    /// opened with); nil when none is.
+    public var busySince: Duration?
 
-    public init(begun: UInt64 = 0, ended: UInt64 = 0) {
+    public init(begun: UInt64 = 0, ended: UInt64 = 0, busySince: Duration? = nil) {
         self.begun = begun
         self.ended = ended
+        self.busySince = busySince
     }
 
     /// Whether a call is in progress.

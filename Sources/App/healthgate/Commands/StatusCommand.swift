@@ -27,6 +27,10 @@ enum StatusCommand {
             without a clean stop" (SIGKILL, a power cut), with that run's pid and start. JSON: \
             "previousRun" with "pid", "startedAt", "ended" ("crash" or "unclean"), "signal" and \
             "crashedAt".
+
+            Status never waits on the store's disk: it says what the store, the writer and the \
+            followers last published. A "store: STUCK" line says since when the store has not \
+            answered (a read or a write of it has taken more than 2 s); JSON: "storeStuckSince".
             """,
         options: [
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."),
@@ -43,6 +47,11 @@ enum StatusCommand {
         context.print("healthgate \(report.version), pid \(report.pid), up since \(RFC3339.string(from: report.startedAt)), config \(report.configuration)")
         if let previous = report.previousRun { context.print("previous run: \(previous.text)") }
         if let clock = report.clock { context.print("clock: \(clock)") }
+        if let since = report.storeStuckSince {
+            context.print(
+                "store: STUCK: not answering since \(RFC3339.string(from: since)) "
+                    + "(\(Int(Date().timeIntervalSince(since).rounded())) s); what follows is what it last published")
+        }
         // A store created by this version has nothing to move: no line for it.
         if let steps = report.migration, steps.contains(where: { $0.total > 0 }) {
             context.print("store migration: " + migrationText(steps))

@@ -48,19 +48,21 @@ extension GatewayRunner {
         let board = try makeBoard(facts, workouts: services.workouts)
         let bus = makeBus(
             facts, plugins: plugins, services: services, boardSink: board?.sink, statusBoard: statusBoard, arbiter: arbiter)
+        let storeFacts = StoreFactsWatch(store: store, clock: clock)
         let metrics = GatewayMetrics(
-            statusBoard: statusBoard, store: store, clockTrust: clockTrust, clock: clock,
+            statusBoard: statusBoard, storeFacts: storeFacts, clockTrust: clockTrust, clock: clock,
             queueDepths: { bus.queueDepths() }, heartRateArbiter: arbiter, watchdog: { notifications.report })
         let runMark = RunMark()
         let control = makeControl(
             facts, handlers: services.controlHandlers.merging(
                 Self.statusHandlers(
-                    facts, store: store, statusBoard: statusBoard, arbiter: arbiter, notifications: notifications,
+                    facts, store: store, storeFacts: storeFacts, statusBoard: statusBoard, arbiter: arbiter, notifications: notifications,
                     runMark: runMark)
             ) { _, new in new })
         // The start order, declared here only; the parts stop in reverse.
         let parts: [GatewayPart?] = [
             Self.storePart(store, facts),
+            Self.storeFactsPart(storeFacts),
             Self.clockWatchPart(facts, store: store, workouts: services.workouts),
             try Self.metricsPart(facts, metrics: metrics),
             try board.map { try Self.boardPart($0, facts, store: store, metrics: metrics) },
@@ -117,6 +119,12 @@ extension GatewayRunner {
                             + "the next start): \(error)")
                 }
             })
+    }
+
+    /// What `status`, `/metrics` and the board say of the store, read beside them: first when
+    /// the part starts, so the first `status` has them, then every second.
+    static func storeFactsPart(_ storeFacts: StoreFactsWatch) -> GatewayPart {
+        GatewayPart(name: "store facts", start: { try? await storeFacts.refresh() }, work: { try await storeFacts.run() })
     }
 
     /// Watches the wall clock for steps and moves what was dated on the old base onto the new

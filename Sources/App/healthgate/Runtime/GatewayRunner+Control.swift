@@ -40,43 +40,24 @@ extension GatewayRunner {
         }
     }
 
-    /// `status` (what ``StatusReport`` holds) and `ping`.
+    /// `status` (what ``StatusReport`` holds) and `ping`. Nothing here waits on the store's disk:
+    /// the migration's steps and whether the store answers come from `storeFacts`.
     static func statusHandlers(
-        _ facts: RunFacts, store: HealthStore, statusBoard: StatusBoard, arbiter: HeartRateArbiter,
+        _ facts: RunFacts, store: HealthStore, storeFacts: StoreFactsWatch, statusBoard: StatusBoard, arbiter: HeartRateArbiter,
         notifications: ServiceNotifications, runMark: RunMark
     ) -> [String: ControlHandler] {
         let clock = facts.clock, clockTrust = facts.clockTrust, origin = facts.configuration.origin
-        let logger = facts.logger.child("control")
         let started = clock.now()
         let status: ControlHandler = { _ in
-            let steps = await migrationSteps(of: store, clock: clock, logger: logger)
             let previousRun = await runMark.previousRun(clock: clock)
+            let snapshot = storeFacts.snapshot
             return try JSONValue.encoding(StatusReport(
                 version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
                 configuration: origin, store: store.path, clock: clockTrust.state().description,
                 plugins: statusBoard.snapshot(), heartRate: arbiter.counts,
-                migration: steps?.map(StatusReport.MigrationStep.init),
-                watchdog: notifications.report, previousRun: previousRun))
+                migration: snapshot.facts?.migrationSteps.map(StatusReport.MigrationStep.init),
+                watchdog: notifications.report, previousRun: previousRun, storeStuckSince: snapshot.stuckSince))
         }
         return ["status": status, "ping": { _ in .string("pong") }]
-    }
-
-    /// The steps of the store's background migration, for `status`, which answers while the
-    /// store's disk hangs (the watchdog's case): nil when the store does not answer within a
-    /// second, or cannot.
-    static func migrationSteps(of store: HealthStore, clock: any GatewayClock, logger: Logger) async -> [StoreMigrationStep]? {
-        do {
-            let outcome = try await raceAbandoning(sleep: { try await clock.sleep(for: .seconds(1)) }) {
-                try await store.migrationSteps()
-            }
-            if case .event(let steps) = outcome { return steps }
-            return nil
-        } catch is CancellationError {
-            // The request itself was cancelled (the socket is closing): its answer goes nowhere.
-            return nil
-        } catch {
-            logger.warning("status: the store's migration steps are left out: \(error)")
-            return nil
-        }
     }
 }

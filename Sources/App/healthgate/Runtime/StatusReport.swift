@@ -80,4 +80,9 @@ struct StatusReport: Codable, Sendable {
     var watchdog: WatchdogReport?
     /// How the previous run ended, when it did not stop cleanly.
     var previousRun: PreviousRun?
+    /// When the store stopped answering (a read or a write of it has not ended since, for longer
+    /// than ``SampleBus/StoreFactsWatch/stuckAfter``); absent while it answers, and from an older
+    /// daemon. Everything else in the report is what was last published: none of it waits on the
+    /// store's disk.
+    var storeStuckSince: Date?
 }

@@ -54,8 +54,17 @@ actor StoreWriter {
         guard let writer else {
             throw StoreError(.closed, path: path, message: "the store's writer is closed")
         }
-        activity.withLock { $0.begun += 1 }
-        defer { activity.withLock { $0.ended += 1 } }
+        let began = writer.uptime()
+        activity.withLock {
+            $0.begun += 1
+            $0.busySince = began
+        }
+        defer {
+            activity.withLock {
+                $0.ended += 1
+                $0.busySince = nil
+            }
+        }
         return try body(writer)
     }
 

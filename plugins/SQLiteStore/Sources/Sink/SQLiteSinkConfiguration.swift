@@ -11,7 +11,7 @@ extension SQLiteSink {
         public var batchSize = 500
         /// How long a short batch waits for more records, in seconds: 100 ms, a record waits at
         /// most this long for company.
-        public var batchWindowSeconds = 0.1
+        public var batchWindowSeconds = 1.0
 
         /// Every key at its default.
         public init() {}
