@@ -92,14 +92,14 @@ grep -q "set the device's clock to" "$OUT/healthgate.log" && grep -q 'clock set 
   pass "the gateway set the device's clock: $(grep -o 'clock set to.*' "$OUT/cuff.log" | head -1)" ||
   fail "the device's clock was not set"
 # offset_count TYPE CONDITION: samples of TYPE whose clock offset meets CONDITION.
-offset_count() { query "SELECT count(*) FROM samples_readable s JOIN metadata_entries m ON m.set_id = s.metadata_set_id
+offset_count() { query "SELECT count(*) FROM samples_readable s JOIN metadata_set_entries m ON m.set_id = s.metadata_set_id
   WHERE s.type = '$1' AND m.key = 'healthgate.deviceClockOffsetSeconds' AND $2"; }
 stored=$(offset_count heartRate "s.value IN (70, 72) AND m.value BETWEEN -92 AND -88")
 [[ $stored -ge 2 ]] && pass "the stored readings keep the offset read at connection (about -90 s: $stored)" ||
   fail "the stored readings lost the connection's clock offset ($stored)"
 after=$(offset_count bodyTemperature "abs(m.value) <= 1")
 [[ $after -ge 1 ]] && pass "readings after the set carry the set clock's offset (0: $after)" ||
-  fail "no reading with the set clock's offset ($(query "SELECT group_concat(DISTINCT m.value) FROM samples_readable s JOIN metadata_entries m ON m.set_id = s.metadata_set_id WHERE m.key = 'healthgate.deviceClockOffsetSeconds'"))"
+  fail "no reading with the set clock's offset ($(query "SELECT group_concat(DISTINCT m.value) FROM samples_readable s JOIN metadata_set_entries m ON m.set_id = s.metadata_set_id WHERE m.key = 'healthgate.deviceClockOffsetSeconds'"))"
 query "SELECT type, start_us FROM correlations ORDER BY start_us LIMIT 5"
 
 finish

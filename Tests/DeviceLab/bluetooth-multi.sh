@@ -101,7 +101,7 @@ poll "$WAIT" at_least cyclingCadence "$BIKE_ID" 2 && pass "cadence samples from 
 plausible=$(query "SELECT count(*) FROM samples_readable WHERE (type = 'cyclingPower' AND unit = 'W' AND value BETWEEN 150 AND 250)
   OR (type = 'cyclingCadence' AND value BETWEEN 80 AND 100) OR (type = 'cyclingSpeed' AND value BETWEEN 6 AND 10)")
 [[ $plausible -ge 5 ]] && pass "bike values are plausible ($plausible in range)" || fail "bike values out of range ($plausible in range)"
-named=$(query "SELECT count(*) FROM samples_readable s JOIN metadata_entries m ON m.set_id = s.metadata_set_id
+named=$(query "SELECT count(*) FROM samples_readable s JOIN metadata_set_entries m ON m.set_id = s.metadata_set_id
   WHERE s.type = 'cyclingPower' AND m.key = 'healthgate.bleAddress' AND upper(m.value) = upper('$BIKE')")
 [[ $named -ge 3 ]] && pass "power samples carry the bike's address $BIKE ($named)" || fail "power samples do not carry $BIKE ($named)"
 hr_named=$(query "SELECT count(*) FROM samples_readable s JOIN devices d ON d.id = s.device_id

@@ -79,7 +79,7 @@ dated_a_day_back() { query "SELECT count(*) FROM samples_readable s WHERE NOT ($
 poll 20 at_least dated_a_day_back 2
 # Both counts in one query: the station's ticks go on arriving, so two queries count two stores.
 # (A here-string, not process substitution: the guest has no /dev/fd.)
-IFS='|' read -r unstamped based <<< "$(query "SELECT count(*), coalesce(sum(EXISTS (SELECT 1 FROM metadata_entries e
+IFS='|' read -r unstamped based <<< "$(query "SELECT count(*), coalesce(sum(EXISTS (SELECT 1 FROM metadata_set_entries e
   WHERE e.set_id = s.metadata_set_id AND e.key = 'healthgate.clockBaseMilliseconds')), 0)
   FROM samples_readable s WHERE NOT ($stamped) AND $dayback")"
 [[ $unstamped -ge 2 && $based -eq $unstamped ]] &&
@@ -100,7 +100,7 @@ poll 20 grep -q 'clock: moved' "$OUT/healthgate.log" && pass "the gateway logs: 
   fail "the gateway did not move the readings dated before the step"
 now_us=$(($(date +%s) * 1000000))
 left=$(query "SELECT count(*) FROM samples_readable s WHERE NOT ($stamped) AND s.start_us < $now_us - 3600000000")
-moved=$(query "SELECT count(*) FROM samples_readable s JOIN metadata_entries e ON e.set_id = s.metadata_set_id AND e.key = 'healthgate.clockCorrectedSeconds' WHERE NOT ($stamped) AND abs(e.value - 86400) < 30 AND abs(s.start_us - $now_us) < 1800000000")
+moved=$(query "SELECT count(*) FROM samples_readable s JOIN metadata_set_entries e ON e.set_id = s.metadata_set_id AND e.key = 'healthgate.clockCorrectedSeconds' WHERE NOT ($stamped) AND abs(e.value - 86400) < 30 AND abs(s.start_us - $now_us) < 1800000000")
 [[ $left -eq 0 && $moved -ge $unstamped ]] &&
   pass "the $unstamped readings dated by the gateway before the step are at the true time now ($moved with healthgate.clockCorrectedSeconds ≈ 86400; none left a day back)" ||
   fail "$left readings without a device time stamp are still a day back; $moved moved of $unstamped"

@@ -155,7 +155,7 @@ final class WorkoutCrashTests: XCTestCase {
         XCTAssertEqual(stored.first { $0.text(0) == "activeEnergyBurned" }?.double(2) ?? -1, energy, accuracy: 1e-6)
         let metadata = try query(
             database,
-            "SELECT e.key, e.value FROM workouts w JOIN metadata_entries e ON e.set_id = w.metadata_set_id WHERE w.uuid = ?1",
+            "SELECT e.key, e.value FROM workouts w JOIN metadata_set_entries e ON e.set_id = w.metadata_set_id WHERE w.uuid = ?1",
             [key])
         func metadataValue(_ name: String) -> SQLiteValue? { metadata.first { $0.text(0) == name }?.values[1] }
         XCTAssertEqual(analysis.zoneSeconds.count, 5)

@@ -45,15 +45,17 @@ final class MetadataSetInternerTests: StoreTestCase {
             XCTAssertEqual(summary.inserted, 2 * uniquePerBatch)
             largest = max(largest, writer.metadataSets.cachedCount)
         }
-        // 3000 sets met once, one met 3000 times: the cache holds the recurring one and at most
-        // the newcomers' bound.
-        XCTAssertLessThanOrEqual(largest, MetadataSetInterner.newcomerLimit + 1)
-        XCTAssertEqual(writer.metadataSets.recurringCount, 1)
+        // 3000 sets met once, one met 3000 times and the run's set every time (the source is a
+        // run key: each set extends it): the cache holds the recurring two and at most the
+        // newcomers' bound.
+        XCTAssertLessThanOrEqual(largest, MetadataSetInterner.newcomerLimit + 2)
+        XCTAssertEqual(writer.metadataSets.recurringCount, 2)
         XCTAssertTrue(writer.metadataSets.isRecurring(recurring))
         // What is stored is unchanged: every distinct set once, every HRV sample and every heart
         // rate (the heart rates in quantity series of a minute each: 3000 readings a second
         // apart, 61 to a series).
-        XCTAssertEqual(try count("metadata_sets"), batches * uniquePerBatch + 1)
+        XCTAssertEqual(try count("metadata_sets"), batches * uniquePerBatch + 2)
+        XCTAssertEqual(try sqlite3("SELECT count(*) FROM metadata_entries WHERE key = 'healthgate.source'"), "1", "the run's key once")
         XCTAssertEqual(try count("samples"), batches * uniquePerBatch)
         XCTAssertEqual(try count("quantity_series"), (batches * uniquePerBatch + 60) / 61)
         let store = try HealthStore(path: path, access: .readOnly)
@@ -74,7 +76,7 @@ final class MetadataSetInternerTests: StoreTestCase {
         }
         _ = try writer.write(others, checkpoints: [])
         XCTAssertFalse(writer.metadataSets.isRecurring(early))
-        XCTAssertLessThanOrEqual(writer.metadataSets.cachedCount, MetadataSetInterner.newcomerLimit)
+        XCTAssertLessThanOrEqual(writer.metadataSets.cachedCount, MetadataSetInterner.newcomerLimit + 1, "the run's set recurs")
         // Met again: found by its canonical encoding, not inserted twice, and now recurring once
         // it is met once more.
         let again = try heartRate(ids, 71, at: 1000, metadata: early)
@@ -82,7 +84,7 @@ final class MetadataSetInternerTests: StoreTestCase {
         _ = try writer.write([.quantity(again)], checkpoints: [])
         _ = try writer.write([.quantity(last)], checkpoints: [])
         XCTAssertTrue(writer.metadataSets.isRecurring(early))
-        XCTAssertEqual(try count("metadata_sets"), MetadataSetInterner.newcomerLimit + 2)
+        XCTAssertEqual(try count("metadata_sets"), MetadataSetInterner.newcomerLimit + 3, "with the run's set")
         let stored = try await HealthStore(path: path, access: .readOnly).samples(of: .heartRate, from: at(1000))
         // A quantity series of the two (the one from 0 s ended long before), with the early set.
         XCTAssertEqual(stored, try storedQuantities([again, last]))

@@ -149,6 +149,48 @@ final class MetadataSetTests: StoreTestCase {
         XCTAssertEqual(stored.last?.metadata, syncOnly)
     }
 
+    /// Schema version 16: a set with the keys the gateway stamps on every record of a run and
+    /// keys of its own is stored as its own entries extending the run's set, stored once. Every
+    /// reader sees the whole set: the samples query, the newest sample, a filter on a run's key
+    /// and on an own key, and `metadata_readable`.
+    func testARecordsOwnEntriesExtendTheRunsSetStoredOnce() async throws {
+        let ids = makeIDs()
+        var run = Metadata()
+        run[.gatewayName] = .string("gym")
+        run[.gatewayVersion] = .string("0.1.0")
+        run[.timeZone] = .string("Europe/Berlin")
+        run[.sourceName] = .string("straps")
+        run[.bootID] = .string("3da91030-4d13-4695-a73f-1c6255550eb9")
+        run[.clockBase] = .integer(1_795_790_142_819)
+        // HRV samples, each unique by its sync identifier and its heartbeat series.
+        let samples = try (0..<200).map { index in
+            var metadata = run
+            metadata.syncIdentifier = "hrv-sdnn:\(index)"
+            metadata.syncVersion = 1
+            metadata[MetadataKey("healthgate.heartbeatSeries")] = .string("series-\(index)")
+            return try plainReading(ids, 40 + Double(index % 30), at: Double(index), metadata: metadata)
+        }
+        let store = try HealthStore(path: path)
+        try await store.write(samples.map(HealthRecord.quantity))
+        XCTAssertEqual(try count("metadata_sets"), 201, "the run's set and a set of its own per sample")
+        XCTAssertEqual(try sqlite3("SELECT count(*) FROM metadata_entries WHERE key = 'healthgate.gateway'"), "1")
+        XCTAssertEqual(try sqlite3("SELECT count(*) FROM metadata_sets WHERE parent_id IS NOT NULL"), "200")
+        XCTAssertEqual(try count("metadata_entries"), 6 + 200 * 3)
+
+        let stored = try await store.samples(of: Self.plainType)
+        XCTAssertEqual(stored.map(\.metadata), samples.map(\.metadata))
+        let newest = try await store.mostRecentSample(of: Self.plainType)
+        XCTAssertEqual(newest?.metadata, samples.last?.metadata)
+        let byRunKey = try await store.samples(of: Self.plainType, filter: SampleFilter(metadata: ["healthgate.gateway": "gym"]))
+        XCTAssertEqual(byRunKey.count, 200)
+        let byOwnKey = try await store.samples(
+            of: Self.plainType, filter: SampleFilter(metadata: ["healthgate.heartbeatSeries": "series-7", "timeZone": "Europe/Berlin"]))
+        XCTAssertEqual(byOwnKey.map(\.id), [samples[7].id])
+        XCTAssertEqual(
+            try sqlite3("SELECT count(*) FROM metadata_readable WHERE uuid = lower(hex(x'\(samples[3].id.bytes.map { String(format: "%02x", $0) }.joined())'))"),
+            "9", "the six run keys, the sync keys and the series")
+    }
+
     func testSetsThatLookAlikeStayApart() async throws {
         let ids = makeIDs()
         let values: [MetadataValue] = [.integer(1), .double(1), .bool(true), .string("1"), .double(0), .double(-0.0)]

@@ -65,7 +65,7 @@ final class SchemaVersion15MigrationTests: StoreTestCase {
             device: made.straps[0])
         do {
             let store = try HealthStore(path: path)
-            XCTAssertEqual(try sqlite3("PRAGMA user_version"), "15")
+            XCTAssertEqual(try sqlite3("PRAGMA user_version"), String(StoreSchema.version))
             let steps = try await store.migrationSteps()
             XCTAssertEqual(steps.map(\.name), ["heartbeats", "workout_samples"])
             XCTAssertEqual(steps.map(\.total), [15, made.links])

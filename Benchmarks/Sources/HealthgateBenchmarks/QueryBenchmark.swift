@@ -380,7 +380,8 @@ enum QueryBenchmark {
                 WHERE type_id = ?1 AND start_us >= (SELECT max(start_us) FROM quantity_series WHERE type_id = ?1) - ?2
                 ORDER BY last_start_us DESC, anchor DESC LIMIT 1) q
             JOIN units u ON u.id = q.unit_id
-            LEFT JOIN devices d ON d.id = q.device_id LEFT JOIN metadata_entries e ON e.set_id = q.metadata_set_id
+            LEFT JOIN devices d ON d.id = q.device_id LEFT JOIN metadata_entries e
+                ON e.set_id IN (q.metadata_set_id, (SELECT parent_id FROM metadata_sets WHERE id = q.metadata_set_id))
             """
         /// The newest sample of ?1 with its unit, device and metadata entries.
         static let newestSample = """
@@ -390,7 +391,8 @@ enum QueryBenchmark {
             FROM (SELECT * FROM samples WHERE type_id = (SELECT id FROM quantity_types WHERE identifier = ?1)
                 ORDER BY start_us DESC, uuid DESC LIMIT 1) s
             JOIN units u ON u.id = s.unit_id
-            LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN metadata_entries e ON e.set_id = s.metadata_set_id
+            LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN metadata_entries e
+                ON e.set_id IN (s.metadata_set_id, (SELECT parent_id FROM metadata_sets WHERE id = s.metadata_set_id))
             """
         /// The samples after anchor ?1, at most ?2, in anchor order, with their type, unit and device.
         static let changedSamples = """

@@ -53,7 +53,7 @@ public struct SampleFilter: Hashable, Sendable {
         }
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
             sql += """
-                 AND \(alias).metadata_set_id IN (SELECT set_id FROM metadata_entries WHERE key = \(parameter(.text(key)))
+                 AND \(alias).metadata_set_id IN (SELECT set_id FROM metadata_set_entries WHERE key = \(parameter(.text(key)))
                     AND (CASE value_type WHEN 'bool' THEN CASE WHEN value THEN 'true' ELSE 'false' END
                         ELSE CAST(value AS TEXT) END) = \(parameter(.text(value))))
                 """

@@ -91,9 +91,16 @@ final class RefusedBatchTests: XCTestCase {
             try await waitUntil(timeout: .seconds(3), "status to show the pause") {
                 try await healthgate.run(["status"]).standardOutput.contains("pausedUntil")
             }
-            let metrics = try fetch(first.standardError)
-            let pause = metrics.split(separator: "\n").first { $0.hasPrefix(#"healthgate_follower_pause_seconds{follower="repo"}"#) }
-            let seconds = pause.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
+            // /metrics says what the store last published, read every second.
+            var metrics = ""
+            var seconds: Double?
+            let asked = ContinuousClock.now
+            repeat {
+                if seconds != nil { try await Task.sleep(for: .milliseconds(100)) }
+                metrics = try fetch(first.standardError)
+                let pause = metrics.split(separator: "\n").first { $0.hasPrefix(#"healthgate_follower_pause_seconds{follower="repo"}"#) }
+                seconds = pause.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } ?? 0
+            } while seconds == 0 && ContinuousClock.now - asked < .seconds(3)
             XCTAssertNotNil(seconds, "no pause in /metrics:\n\(metrics)", file: file, line: line)
             XCTAssertGreaterThan(seconds ?? 0, 0, "the pause in /metrics is over already", file: file, line: line)
         }

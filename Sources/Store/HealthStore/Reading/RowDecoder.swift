@@ -97,7 +97,9 @@ enum RowDecoder {
         FROM (SELECT * FROM samples WHERE type_id = (SELECT id FROM quantity_types WHERE identifier = ?1)
             ORDER BY start_us DESC, uuid DESC LIMIT 1) s
         JOIN units u ON u.id = s.unit_id
-        LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN metadata_entries e ON e.set_id = s.metadata_set_id
+        LEFT JOIN devices d ON d.id = s.device_id
+        LEFT JOIN metadata_entries e
+            ON e.set_id IN (s.metadata_set_id, (SELECT parent_id FROM metadata_sets WHERE id = s.metadata_set_id))
         """
 
     /// The sample of `type` with the latest start date (ties: the greatest uuid), or nil, read

@@ -78,6 +78,42 @@ extension StoreSchema {
         }
     }
 
+    /// The keys the gateway stamps on every record of a run (its provenance: the gateway's name,
+    /// version and time zone, and the source; the clock base: the boot and its wall clock). A
+    /// set holding them and entries of its own is stored as the set of these keys, shared by the
+    /// run's records, and a set of the rest that extends it (schema version 16).
+    static let runKeys: Set<MetadataKey> = [
+        .gatewayName, .gatewayVersion, .timeZone, .sourceName, .bootID, .clockBase,
+    ]
+
+    /// `entries` split into the run's keys (``runKeys``) and the rest; nil when one of the two
+    /// would be empty (the set is stored whole).
+    static func splitByRun(_ entries: Metadata) -> (run: Metadata, own: Metadata)? {
+        var run = Metadata(), own = Metadata()
+        for (key, value) in entries.values {
+            if runKeys.contains(key) { run[key] = value } else { own[key] = value }
+        }
+        return run.isEmpty || own.isEmpty ? nil : (run, own)
+    }
+
+    /// The canonical encoding of a set that extends the set `parent` with `own` (format 2):
+    /// `0x02`, the parent's id (Int64, big-endian), then ``canonicalEncoding(of:)`` of `own`.
+    /// Two such sets are one exactly when they extend the same set with the same entries.
+    static func appendCanonicalEncoding(
+        of own: Metadata, extending parent: Int64, to bytes: inout [UInt8],
+        sorting scratch: inout [(key: MetadataKey, value: MetadataValue)]
+    ) {
+        bytes.append(2)
+        withUnsafeBytes(of: parent.bigEndian) { bytes.append(contentsOf: $0) }
+        appendCanonicalEncoding(of: own, to: &bytes, sorting: &scratch)
+    }
+
+    /// A condition on `metadata_entries.set_id` that holds for the entries of the set whose id
+    /// is the SQL expression `id`, its parent's included (version 16): for a reader of one set.
+    static func entriesOfSet(_ id: String) -> String {
+        "set_id IN (\(id), (SELECT parent_id FROM metadata_sets WHERE id = \(id)))"
+    }
+
     /// The entries of `metadata` that go into the metadata set of a correlation, heartbeat series
     /// or workout: all but `syncIdentifier` and `syncVersion`, which those records keep in
     /// their own columns. A quantity sample's set holds every entry.

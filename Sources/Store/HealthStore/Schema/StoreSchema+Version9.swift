@@ -261,7 +261,7 @@ extension StoreSchema {
                     + "the file stays at version 8", context: "migration 9")
         }
         var interner = MetadataSetInterner()
-        var reader = MetadataReader(path: connection.path)
+        var reader = MetadataReader(path: connection.path, setsExtend: false)
         for row in try connection.query(
             """
             SELECT y.sync_identifier, y.sync_version, s.anchor, s.metadata_set_id

@@ -42,6 +42,7 @@ public enum StoreSchema {
         .sql(version13),
         .sql(version14),
         .code { connection throws(SQLiteError) in try migrateToVersion15(connection) },
+        .sql(version16),
     ]
 
     // Version 1.
@@ -212,6 +213,10 @@ public enum StoreSchema {
     /// connection's last insert rowid. Fails on a canonical encoding already stored: look it up
     /// first with ``selectMetadataSet``.
     public static let insertMetadataSet = "INSERT INTO metadata_sets (canonical) VALUES (?1)"
+
+    /// Inserts a metadata set that extends another (version 16): its canonical encoding
+    /// (``canonicalEncoding(of:extending:)``) and its parent's id.
+    static let insertExtendingMetadataSet = "INSERT INTO metadata_sets (canonical, parent_id) VALUES (?1, ?2)"
 
     /// Inserts one entry of a metadata set: set_id, key, value_type, value.
     public static let insertMetadataEntry = """

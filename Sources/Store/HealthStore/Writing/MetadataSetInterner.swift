@@ -9,11 +9,15 @@ import SQLite
 /// miss it looks the set up by its canonical encoding (a UNIQUE index) and inserts it with its
 /// entries when absent.
 ///
+/// A set holding the keys the gateway stamps on every record of a run and entries of its own
+/// is stored as its own entries extending the run's set (``StoreSchema/runKeys``, schema
+/// version 16): a set unique to its record costs its own entries only.
+///
 /// Two caches, so that sets that never come back do not take the room (and the memory) of
 /// those that do: a set met for the first time is kept among the ``newcomerLimit`` newcomers,
 /// and moves to the ``recurringLimit`` recurring sets when it is met again. A set unique to its
-/// record (an HRV sample's: its sync identifier and its heartbeat series' id, a few hundred
-/// bytes each, two per series of each strap with RR intervals) only ever passes through the
+/// record (an HRV sample's: its sync identifier and its heartbeat series' id, two per series of
+/// each strap with RR intervals) only ever passes through the
 /// newcomers, which are emptied when full; with one cache, each stayed until 4096 had
 /// accumulated: the RSS growth of a class that rose with its samples (Benchmarks/RESULTS.md,
 /// `class`).
@@ -46,22 +50,40 @@ struct MetadataSetInterner {
             ids.insert(id, for: canonical)
             return id
         }
-        let key = SQLiteValue.blob(canonical.bytes)
-        let id: Int64
-        if let found = try connection.query(StoreSchema.selectMetadataSet, [key]).first?.integer(0) {
-            id = found
+        // The full set's encoding is the caches' key; a set with the run's keys and its own is
+        // stored as its own entries extending the run's set.
+        let full = canonical
+        let setID: Int64
+        if let (run, own) = StoreSchema.splitByRun(entries) {
+            let parent = try id(of: run, in: connection)
+            var stored: [UInt8] = []
+            StoreSchema.appendCanonicalEncoding(of: own, extending: parent, to: &stored, sorting: &scratch)
+            setID = try find(stored, entries: own, parent: parent, in: connection)
+        } else {
+            setID = try find(full.bytes, entries: entries, parent: nil, in: connection)
+        }
+        newcomers.insert(setID, for: full)
+        return setID
+    }
+
+    /// The id of the stored set with the canonical encoding `bytes`, inserted with `entries` (and
+    /// `parent`) when absent.
+    private func find(_ bytes: [UInt8], entries: Metadata, parent: Int64?, in connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
+        let key = SQLiteValue.blob(bytes)
+        if let found = try connection.query(StoreSchema.selectMetadataSet, [key]).first?.integer(0) { return found }
+        if let parent {
+            try connection.run(StoreSchema.insertExtendingMetadataSet, [key, .integer(parent)])
         } else {
             try connection.run(StoreSchema.insertMetadataSet, [key])
-            id = connection.lastInsertRowID
-            let insert = try connection.statement(StoreSchema.insertMetadataEntry)
-            for (name, value) in entries.values {
-                insert.bind(id, at: 1)
-                insert.bind(name.rawValue, at: 2)
-                StoreSchema.bind(value, to: insert, typeAt: 3)
-                try insert.runAndReset()
-            }
         }
-        newcomers.insert(id, for: canonical)
+        let id = connection.lastInsertRowID
+        let insert = try connection.statement(StoreSchema.insertMetadataEntry)
+        for (name, value) in entries.values {
+            insert.bind(id, at: 1)
+            insert.bind(name.rawValue, at: 2)
+            StoreSchema.bind(value, to: insert, typeAt: 3)
+            try insert.runAndReset()
+        }
         return id
     }
 

@@ -20,8 +20,8 @@ extension RecordWriter {
             try connection.run(
                 """
                 INSERT INTO temp.rebased_sets (id)
-                SELECT b.set_id FROM metadata_entries b
-                JOIN metadata_entries w ON w.set_id = b.set_id AND w.key = ?3 AND w.value_type = 'integer'
+                SELECT b.set_id FROM metadata_set_entries b
+                JOIN metadata_set_entries w ON w.set_id = b.set_id AND w.key = ?3 AND w.value_type = 'integer'
                 WHERE b.key = ?1 AND b.value_type = 'string' AND b.value = ?2 AND w.value <> ?4
                 """,
                 [.text(MetadataKey.bootID.rawValue), .text(base.bootID), .text(MetadataKey.clockBase.rawValue),

@@ -9,7 +9,8 @@ extension RecordWriter {
     func deleteObject(table: String, anchor: Int64, uuid: SQLiteValue, kind: HealthRecordKind, type: String) throws {
         try writeTombstone(uuid: uuid, kind: kind, type: type, device: try deviceKey(table: table, anchor: anchor))
         if kind == .quantity {
-            // Its sync identifier, if it has one, is an entry of its metadata set.
+            // Its sync identifier, if it has one, is an entry of its metadata set (of the set
+            // itself: the set a set extends holds the run's keys only).
             try connection.run(
                 """
                 DELETE FROM sample_sync WHERE anchor = ?1 AND sync_identifier = (
