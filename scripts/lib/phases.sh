@@ -1,7 +1,8 @@
 # scripts/lib/phases.sh - sourced by scripts/test: runs the suite's phases, in the foreground or in
 # the background, records when each started and ended, and prints where the run's time went.
 #
-#   phase NAME COMMAND...        runs COMMAND here; returns its status
+#   phase NAME COMMAND...        runs COMMAND here, its output shown and kept in $phase_logs/NAME.log;
+#                                returns its status
 #   phase_start NAME COMMAND...  runs COMMAND in the background, in a process group of its own,
 #                                its output in $phase_logs/NAME.log
 #   phase_wait NAME              waits for a background phase, prints its log (the last
@@ -35,7 +36,8 @@ phase() {
   shift
   began=$(date +%s)
   echo "=== $name: started at $(phase_clock "$began")"
-  "$@" || status=$?
+  # Shown as it comes, and kept in its log for the lines under the table that say why it failed.
+  "$@" > >(tee "$phase_logs/$name.log") 2>&1 || status=$?
   echo "$name $began $(date +%s) $status" >> "$phase_records"
   echo "=== $name: $( ((status == 0)) && echo passed || echo "FAILED (status $status)") in $(($(date +%s) - began)) s"
   return "$status"

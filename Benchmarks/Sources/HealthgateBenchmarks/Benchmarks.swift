@@ -13,6 +13,7 @@ struct HealthgateBenchmarks {
         ("ingest", true), ("decode", true), ("latency", true), ("memory", true), ("http", true), ("mqtt", true),
         ("board", true), ("ant-class", true), ("advertisements", true),
         ("query", false), ("class-day", false), ("class", false), ("class-end", false), ("migration", false),
+        ("class-store", false),
     ]
 
     static func main() async throws {
@@ -28,6 +29,7 @@ struct HealthgateBenchmarks {
               --ant-seconds N       how long each side of the ANT+ class benchmark is measured (default 30)
               --advertisement-seconds N  how long each phase of the advertisements benchmark runs (default 20)
               --class-seconds N     how long the class benchmark's measured class lasts (default 300)
+              --class-store-seconds SHORT,LONG  the two demo classes of class-store (default 60,180)
               --static-dir DIR      where the statically linked healthgate and rss-baseline are
                                     (default .build/benchmarks; Benchmarks/run builds them)
               --markdown FILE       also write the Markdown report to FILE
@@ -118,6 +120,11 @@ struct HealthgateBenchmarks {
                         classSeconds: Double(options["class-seconds"] ?? "") ?? 300, report: &report)
                 case "migration":
                     try await MigrationBenchmark.run(cacheDirectory: options["cache-dir"] ?? ".build/benchmarks", report: &report)
+                case "class-store":
+                    let lengths = (options["class-store-seconds"] ?? "60,180").split(separator: ",").compactMap { Int($0) }
+                    try await ClassStoreBenchmark.run(
+                        staticDirectory: options["static-dir"] ?? ".build/benchmarks", short: lengths.first ?? 60,
+                        long: lengths.count > 1 ? lengths[1] : 180, report: &report)
                 case "class-end":
                     try await ClassEndBenchmark.run(staticDirectory: options["static-dir"] ?? ".build/benchmarks", report: &report)
                 case "board":
