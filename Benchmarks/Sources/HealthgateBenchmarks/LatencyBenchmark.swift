@@ -10,8 +10,10 @@ import GatewayRuntime
 
 /// End-to-end latency under load: 1 000 simulated heart-rate monitors at 1 Hz each, through the
 /// real source (``HeartRateSource`` over ``SimulatedBLETransport``: real payload bytes, the real
-/// decoder and mapper), the real ``Gateway`` and bus, into ``SQLiteSink`` with its default
-/// batching (500 records, 100 ms window).
+/// decoder and mapper), the real ``Gateway`` and bus, into ``SQLiteSink`` in batches of 500 with
+/// a 100 ms window: the window a user sets who wants readings in the store within a tenth of a
+/// second (the default is a second since issue 64, for the card's sake), so that the budget
+/// (the window + 20 ms) judges the commit path, its sync included, not the wait.
 ///
 /// Latency of a heart-rate sample = the sink's commit date (``SQLiteSink/onCommit``, the clock
 /// read right after the transaction committed) − the sample's start date. The simulated transport
@@ -27,8 +29,8 @@ enum LatencyBenchmark {
         report.line("Load: \(monitors) simulated HRMs (`SimulatedBLETransport`, real 0x2A37 payloads with energy expended and RR intervals) "
             + "→ `HeartRateSource` (real decoder, mapper, heartbeat series), plus \(pedometers) pedometers simulated at the decoder level "
             + "(one checksummed HGP/1 `ST` line per second each, through the real line framer, HGP/1 decoder and `StepCounter`; no tty) "
-            + "→ Gateway/SampleBus → `SQLiteSink` with defaults "
-            + "(batchSize 500, window 100 ms) on a real file. Latency = commit date (`onCommit`) − sample date (bytes created). "
+            + "→ Gateway/SampleBus → `SQLiteSink` "
+            + "(batchSize 500, window 100 ms: `batchWindowSeconds` 0.1, the default being 1 s) on a real file. Latency = commit date (`onCommit`) − sample date (bytes created). "
             + "Warm-up \(Int(warmUp)) s (connections), then \(Int(measured)) s measured; CPU = getrusage delta of the whole process / wall time.")
         report.line("")
         let environment = try BenchmarkEnvironment(name: "latency")
