@@ -166,21 +166,6 @@ inside systemctl start bluetooth.service && pass "bluetooth.service started" || 
 configure bluez && pass "the service runs with a Bluetooth heart-rate source only" || { fail "the service did not start"; service_report; }
 scanning() { inside journalctl -u healthgate.service --no-pager -n 200 | grep -q -i 'hci0'; }
 poll 60 scanning || echo "note: the journal does not name hci0 yet"
-# While the writer hangs, before systemd acts: `healthgate status` answers from what the store
-# last published (issue 64), within 1 s of what it takes with the disk running (the command's own
-# start under TCG is not the daemon's), and says since when the store has not answered. The page
-# cache is dropped first, so that a read of the store's files would block too.
-ask_status() { # FILE: status into FILE; sets STATUS_MS, the command's whole time
-  local began
-  began=$(date +%s%N)
-  timeout 5 nsenter --target "$SYSTEMD" --mount --pid -- /usr/bin/healthgate status > "$1" 2>&1
-  local status=$?
-  STATUS_MS=$((($(date +%s%N) - began) / 1000000))
-  return $status
-}
-ask_status "$OUT/status-running.txt"
-running_ms=$STATUS_MS
-echo "status with the disk running: $running_ms ms"
 before=$(unit MainPID) restarts=$(unit NRestarts)
 inside systemctl stop bluetooth.service && pass "bluetooth.service stopped" || fail "cannot stop bluetooth.service"
 wait_seconds=$((2 * WATCHDOG_SECONDS + 10))
