@@ -112,13 +112,21 @@ dmsetup suspend hgstore && pass "dmsetup suspend hgstore: the filesystem frozen,
 echo 3 > /proc/sys/vm/drop_caches
 signalled() { [[ $(unit SubState) == stop-watchdog || $(unit Result) == watchdog || $(unit MainPID) != "$before" ]]; }
 stuck_said() { ask_status "$OUT/status-hung.txt" && grep -q '^store: STUCK' "$OUT/status-hung.txt" || signalled; }
-poll 10 stuck_said
+# threads: each of the gateway's threads with its state and where the kernel holds it.
+threads() {
+  local task
+  for task in /proc/"$before"/task/*; do
+    echo "  $(cat "$task/comm" 2> /dev/null) $(awk '{print $3}' "$task/stat" 2> /dev/null) $(cat "$task/wchan" 2> /dev/null)"
+  done
+}
+poll 20 stuck_said
 if grep -q '^store: STUCK' "$OUT/status-hung.txt"; then
   ((STATUS_MS <= running_ms + 1000)) &&
     pass "status answered in $STATUS_MS ms with the disk suspended ($running_ms ms running): $(grep '^store: STUCK' "$OUT/status-hung.txt")" ||
     fail "status took $STATUS_MS ms with the disk suspended, $running_ms ms running (1 s more at most)"
 else
-  fail "status did not say the store is stuck within 10 s of the suspension: $(tail -n 3 "$OUT/status-hung.txt")"
+  fail "status did not say the store is stuck within 20 s of the suspension ($(tail -n 3 "$OUT/status-hung.txt")); the gateway's threads:"
+  threads
 fi
 withheld() { ask_status "$OUT/status-hung.txt" && grep -q "pings WITHHELD" "$OUT/status-hung.txt" || signalled; }
 poll $((WATCHDOG_SECONDS + 10)) withheld

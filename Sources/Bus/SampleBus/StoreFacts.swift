@@ -6,19 +6,9 @@ import Synchronization
 /// What `status`, `GET /metrics` and the board say of the store, read from the store in the
 /// background (``StoreFactsWatch``) so that none of them ever waits on the store's disk.
 public struct StoreFacts: Sendable {
-    /// One remote sink's follower as the store holds it.
-    public struct Follower: Sendable {
-        public var cursor: FollowerCursor
-        public var backlog: FollowerBacklog
-        public var deadLetters: Int
-    }
-
     /// When these were read (the wall clock).
     public var readAt: Date
-    public var latestAnchor: Int64
-    public var followers: [Follower]
-    /// The store's background migration, a step each.
-    public var migrationSteps: [StoreMigrationStep]
+    public var overview: StoreOverview
 }
 
 /// Reads ``StoreFacts`` every ``interval`` on a reader of the store and keeps the last ones, with
@@ -85,15 +75,7 @@ public final class StoreFactsWatch: Sendable {
     }
 
     private func read() async throws(StoreError) -> StoreFacts {
-        var followers: [StoreFacts.Follower] = []
-        for cursor in try await store.followers() {
-            followers.append(StoreFacts.Follower(
-                cursor: cursor, backlog: try await store.backlog(after: cursor.anchor),
-                deadLetters: try await store.deadLetters(follower: cursor.name).count))
-        }
-        return StoreFacts(
-            readAt: clock.now(), latestAnchor: try await store.latestAnchor(), followers: followers,
-            migrationSteps: try await store.migrationSteps())
+        StoreFacts(readAt: clock.now(), overview: try await store.overview())
     }
 
     /// The last facts and whether the store answers, without waiting for anything.

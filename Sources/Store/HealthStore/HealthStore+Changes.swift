@@ -37,7 +37,7 @@ extension HealthStore {
     public func latestAnchor() async throws(StoreError) -> Int64 {
         let path = self.path
         return try await shortRead(oneStatement: true) { connection throws(StoreError) in
-            try Self.run(connection, "SELECT latest FROM anchors", [], path: path).first?.integer(0) ?? 0
+            try Self.latestAnchor(connection, path: path)
         }
     }
 

@@ -47,6 +47,22 @@ public struct BegunBatch: Sendable, Hashable {
     }
 }
 
+/// The store's log and followers at one moment: what `status` and `/metrics` say of it
+/// (``HealthStore/overview()``).
+public struct StoreOverview: Sendable {
+    /// One remote sink's follower.
+    public struct Follower: Sendable {
+        public var cursor: FollowerCursor
+        public var backlog: FollowerBacklog
+        public var deadLetters: Int
+    }
+
+    public var latestAnchor: Int64
+    public var followers: [Follower]
+    /// The store's background migration, a step each.
+    public var migrationSteps: [StoreMigrationStep]
+}
+
 /// What a follower has not been sent yet, from the store's commit records.
 public struct FollowerBacklog: Sendable, Hashable {
     /// Anchors handed out after the cursor (objects stored and deleted, including any replaced
@@ -214,31 +230,62 @@ extension HealthStore {
     /// Every registered follower, by name.
     public func followers() async throws(StoreError) -> [FollowerCursor] {
         let path = self.path
-        return try await read { connection throws(StoreError) in
-            try Self.run(
-                connection, "SELECT name, anchor, skipped, updated_us, paused_until_us FROM followers ORDER BY name", [], path: path
-            ).compactMap { row in
-                guard let name = row.text(0), let anchor = row.integer(1) else { return nil }
-                return FollowerCursor(
-                    name: name, anchor: anchor, skipped: row.integer(2) ?? 0,
-                    updatedAt: StoreTime.date(microseconds: row.integer(3) ?? 0),
-                    pausedUntil: row.integer(4).map { StoreTime.date(microseconds: $0) })
-            }
+        return try await read { connection throws(StoreError) in try Self.followers(connection, path: path) }
+    }
+
+    static func followers(_ connection: SQLiteConnection, path: String) throws(StoreError) -> [FollowerCursor] {
+        try run(
+            connection, "SELECT name, anchor, skipped, updated_us, paused_until_us FROM followers ORDER BY name", [], path: path
+        ).compactMap { row in
+            guard let name = row.text(0), let anchor = row.integer(1) else { return nil }
+            return FollowerCursor(
+                name: name, anchor: anchor, skipped: row.integer(2) ?? 0,
+                updatedAt: StoreTime.date(microseconds: row.integer(3) ?? 0),
+                pausedUntil: row.integer(4).map { StoreTime.date(microseconds: $0) })
         }
     }
 
     /// What a follower at `anchor` has not been sent.
     public func backlog(after anchor: Int64) async throws(StoreError) -> FollowerBacklog {
         let path = self.path
-        return try await shortRead { connection throws(StoreError) in
-            let latest = try Self.run(connection, "SELECT latest FROM anchors", [], path: path).first?.integer(0) ?? 0
-            let row = try Self.run(
-                connection, "SELECT ifnull(sum(bytes), 0), min(committed_us) FROM log_commits WHERE last_anchor > ?1",
-                [.integer(anchor)], path: path
-            ).first
-            return FollowerBacklog(
-                anchors: max(0, latest - anchor), bytes: Int(row?.integer(0) ?? 0),
-                oldest: row?.integer(1).map { StoreTime.date(microseconds: $0) })
+        return try await shortRead { connection throws(StoreError) in try Self.backlog(after: anchor, connection, path: path) }
+    }
+
+    static func backlog(after anchor: Int64, _ connection: SQLiteConnection, path: String) throws(StoreError) -> FollowerBacklog {
+        let latest = try latestAnchor(connection, path: path)
+        let row = try run(
+            connection, "SELECT ifnull(sum(bytes), 0), min(committed_us) FROM log_commits WHERE last_anchor > ?1",
+            [.integer(anchor)], path: path
+        ).first
+        return FollowerBacklog(
+            anchors: max(0, latest - anchor), bytes: Int(row?.integer(0) ?? 0),
+            oldest: row?.integer(1).map { StoreTime.date(microseconds: $0) })
+    }
+
+    static func latestAnchor(_ connection: SQLiteConnection, path: String) throws(StoreError) -> Int64 {
+        try run(connection, "SELECT latest FROM anchors", [], path: path).first?.integer(0) ?? 0
+    }
+
+    /// What `status` and `/metrics` say of the store (``StoreOverview``), read in one transaction
+    /// on a reader of the pool: never on the caller's thread, so a caller on the cooperative pool
+    /// only waits, whatever the disk does.
+    public func overview() async throws(StoreError) -> StoreOverview {
+        let path = self.path
+        return try await read { connection throws(StoreError) in
+            let followers = try Self.followers(connection, path: path).map { cursor throws(StoreError) in
+                StoreOverview.Follower(
+                    cursor: cursor, backlog: try Self.backlog(after: cursor.anchor, connection, path: path),
+                    deadLetters: Int(try Self.run(
+                        connection, "SELECT count(*) FROM dead_letters WHERE follower = ?1", [.text(cursor.name)], path: path
+                    ).first?.integer(0) ?? 0))
+            }
+            do {
+                return StoreOverview(
+                    latestAnchor: try Self.latestAnchor(connection, path: path), followers: followers,
+                    migrationSteps: try StoreMigrationStep.all(in: connection))
+            } catch {
+                throw StoreError.wrap(error, path: path)
+            }
         }
     }
 
