@@ -3,8 +3,13 @@
 # packaged service (issue 58). systemd as in package.sh (lib/systemd.sh), the package installed.
 #
 # The store lives on an ext4 on a device-mapper device of its own (a linear map of the "store"
-# disk), so that `dmsetup suspend` freezes it: every write to it then blocks in the kernel, the
-# writer's with them, an honest hang. The unit's WatchdogSec is shortened to WATCHDOG_SECONDS by a
+# disk), so that `dmsetup suspend --nolockfs` makes it a disk that no longer answers: every write
+# that reaches it (the writer's sync of each commit) and every read of a page not in the cache
+# blocks in the kernel, an honest hang. (Without --nolockfs the suspend also freezes the
+# filesystem: a write fault on SQLite's mapped -shm then sleeps holding the process's mmap lock,
+# and on this 6.1 kernel every later page fault and mprotect of the process waits behind it, so
+# the whole gateway stops: a frozen filesystem, an administrator's act, is not the disk failure
+# the watchdog is for.) The unit's WatchdogSec is shortened to WATCHDOG_SECONDS by a
 # drop-in (a unit without WatchdogSec is a failure, and gets none). Checks:
 #   1. the unit as packaged asks for the watchdog (Type=notify, WatchdogSec), and the service
 #      with simulated straps stores samples;
@@ -108,16 +113,16 @@ running_ms=$STATUS_MS
 echo "status with the disk running: $running_ms ms"
 before=$(unit MainPID) restarts=$(unit NRestarts)
 hung=$SECONDS
-dmsetup suspend hgstore && pass "dmsetup suspend hgstore: the filesystem frozen, writes block" || fail "dmsetup suspend"
+dmsetup suspend --nolockfs hgstore && pass "dmsetup suspend --nolockfs hgstore: the disk no longer answers" || fail "dmsetup suspend"
 echo 3 > /proc/sys/vm/drop_caches
 signalled() { [[ $(unit SubState) == stop-watchdog || $(unit Result) == watchdog || $(unit MainPID) != "$before" ]]; }
 stuck_said() { ask_status "$OUT/status-hung.txt" && grep -q '^store: STUCK' "$OUT/status-hung.txt" || signalled; }
 # threads: each of the gateway's threads with its state and where the kernel holds it.
 threads() {
-  local task
-  for task in /proc/"$before"/task/*; do
-    echo "  $(cat "$task/comm" 2> /dev/null) $(awk '{print $3}' "$task/stat" 2> /dev/null) $(cat "$task/wchan" 2> /dev/null)"
-  done
+  # shellcheck disable=SC2016 # expanded inside, in the service's namespaces
+  inside sh -c 'for task in /proc/'"$before"'/task/*; do
+    echo "  $(cat $task/comm) $(cut -d" " -f3 $task/stat) $(cat $task/wchan) $(head -c 300 $task/stack 2> /dev/null | tr "\n" " ")"
+  done' 2>&1
 }
 poll 20 stuck_said
 if grep -q '^store: STUCK' "$OUT/status-hung.txt"; then
@@ -128,7 +133,13 @@ else
   fail "status did not say the store is stuck within 20 s of the suspension ($(tail -n 3 "$OUT/status-hung.txt")); the gateway's threads:"
   threads
 fi
-withheld() { ask_status "$OUT/status-hung.txt" && grep -q "pings WITHHELD" "$OUT/status-hung.txt" || signalled; }
+withheld() {
+  ask_status "$OUT/status-hung.txt"
+  local status=$?
+  echo "status during the hang: exit $status after $STATUS_MS ms"
+  ((status == 0)) || threads
+  ((status == 0)) && grep -q "pings WITHHELD" "$OUT/status-hung.txt" || signalled
+}
 poll $((WATCHDOG_SECONDS + 10)) withheld
 # Reported, not judged: systemd may act between two polls of a status that takes a while to start.
 grep -q "pings WITHHELD" "$OUT/status-hung.txt" &&
