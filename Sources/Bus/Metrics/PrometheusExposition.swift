@@ -132,7 +132,7 @@ public struct GatewayMetrics: Sendable {
             let snapshot = storeFacts.snapshot
             let now = clock.now()
             add("healthgate_store_stuck_seconds", [:], snapshot.stuckSince.map { max(0, now.timeIntervalSince($0)) } ?? 0)
-            if let facts = snapshot.facts?.overview {
+            if let facts = snapshot.overview {
                 for follower in facts.followers {
                     let cursor = follower.cursor, backlog = follower.backlog
                     let labels = ["follower": cursor.name]

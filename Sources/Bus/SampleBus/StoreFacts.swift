@@ -3,23 +3,16 @@ public import GatewayRuntime
 public import HealthStore
 import Synchronization
 
-/// What `status`, `GET /metrics` and the board say of the store, read from the store in the
-/// background (``StoreFactsWatch``) so that none of them ever waits on the store's disk.
-public struct StoreFacts: Sendable {
-    /// When these were read (the wall clock).
-    public var readAt: Date
-    public var overview: StoreOverview
-}
-
-/// Reads ``StoreFacts`` every ``interval`` on a reader of the store and keeps the last ones, with
+/// Reads the store's ``HealthStore/StoreOverview`` (what `status`, `GET /metrics` and the board say of
+/// the store, so that none of them ever waits on its disk) every ``interval`` on a reader of the store and keeps the last ones, with
 /// whether the store answers: a read that has not ended, or a write of the writer's that has not
 /// (``HealthStore/writerActivity``), for longer than ``stuckAfter`` means the store is stuck, and
 /// since when. Readable from any thread at once (``snapshot``).
 public final class StoreFactsWatch: Sendable {
     /// What the readers of the facts get.
     public struct Snapshot: Sendable {
-        /// The last facts read; nil before the first read ended.
-        public var facts: StoreFacts?
+        /// The last overview read; nil before the first read ended.
+        public var overview: StoreOverview?
         /// When the store stopped answering (a read or a write of it began then and has not
         /// ended); nil while it answers.
         public var stuckSince: Date?
@@ -33,7 +26,7 @@ public final class StoreFactsWatch: Sendable {
     public static let stuckAfter = Duration.seconds(2)
 
     private struct State {
-        var facts: StoreFacts?
+        var overview: StoreOverview?
         /// When the read in progress began (the monotonic clock), nil between reads.
         var readingSince: Duration?
         var error: String?
@@ -62,8 +55,8 @@ public final class StoreFactsWatch: Sendable {
         let began = clock.uptime()
         state.withLock { $0.readingSince = began }
         do {
-            let facts = try await read()
-            state.withLock { $0 = State(facts: facts, readingSince: nil, error: nil) }
+            let overview = try await store.overview()
+            state.withLock { $0 = State(overview: overview, readingSince: nil, error: nil) }
         } catch {
             let text = "\(error)"
             state.withLock {
@@ -74,19 +67,15 @@ public final class StoreFactsWatch: Sendable {
         try Task.checkCancellation()
     }
 
-    private func read() async throws(StoreError) -> StoreFacts {
-        StoreFacts(readAt: clock.now(), overview: try await store.overview())
-    }
-
     /// The last facts and whether the store answers, without waiting for anything.
     public var snapshot: Snapshot {
         let now = clock.uptime()
-        let (facts, readingSince, error) = state.withLock { ($0.facts, $0.readingSince, $0.error) }
+        let (overview, readingSince, error) = state.withLock { ($0.overview, $0.readingSince, $0.error) }
         let writingSince = store.writerActivity?.busySince
         let since = [readingSince, writingSince].compactMap { $0 }.min()
         let stuckSince = since.flatMap { since in
             now - since >= Self.stuckAfter ? clock.now().addingTimeInterval(-(now - since).seconds) : nil
         }
-        return Snapshot(facts: facts, stuckSince: stuckSince, error: error)
+        return Snapshot(overview: overview, stuckSince: stuckSince, error: error)
     }
 }

@@ -55,7 +55,7 @@ extension GatewayRunner {
                 version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
                 configuration: origin, store: store.path, clock: clockTrust.state().description,
                 plugins: statusBoard.snapshot(), heartRate: arbiter.counts,
-                migration: snapshot.facts?.overview.migrationSteps.map(StatusReport.MigrationStep.init),
+                migration: snapshot.overview?.migrationSteps.map(StatusReport.MigrationStep.init),
                 watchdog: notifications.report, previousRun: previousRun, storeStuckSince: snapshot.stuckSince))
         }
         return ["status": status, "ping": { _ in .string("pong") }]
