@@ -35,4 +35,26 @@ final class HeartbeatSeriesBuilderTests: XCTestCase {
         XCTAssertGreaterThan(chunk.start, stored)
         XCTAssertEqual(builder.overlappingBeats, 1)
     }
+
+    func testAnAnchorAfterAGapFallsOnTheGridOfTheSeriesStart() throws {
+        var builder = HeartbeatSeriesBuilder(maximumBeats: 100, maximumDuration: 600, continuingAfter: stored)
+        _ = builder.add(rrIntervals: [1024], receivedAt: stored.addingTimeInterval(1.3))
+        // Missed notifications: re-anchored (the anchor beat, then one per interval) at an arrival
+        // 0.123 456 s off the grid.
+        builder.markGap()
+        let arrival = stored.addingTimeInterval(30.123_456)
+        _ = builder.add(rrIntervals: [800, 790, 810], receivedAt: arrival)
+        _ = builder.add(rrIntervals: [805], receivedAt: arrival.addingTimeInterval(0.8))
+        let chunk = try XCTUnwrap(builder.pendingChunk)
+        let offsets = chunk.beats.map(\.timeSinceSeriesStart)
+        XCTAssertEqual(chunk.beats.map(\.precededByGap), [false, true, false, false, false, false])
+        for offset in offsets { XCTAssertEqual((offset * 1024).rounded(), offset * 1024, "\(offset) is off the 1/1024 s grid") }
+        // The anchor moved up onto the grid, by less than a tick, so the notification's last beat
+        // is at its arrival or less than a tick after it
+        let lastOfNotification = chunk.start.addingTimeInterval(offsets[4])
+        // (a date's own rounding, about 0.1 µs this far from 2001, allowed for)
+        XCTAssertGreaterThan(lastOfNotification.timeIntervalSince(arrival), -1e-6)
+        XCTAssertLessThan(lastOfNotification.timeIntervalSince(arrival), 1.0 / 1024)
+        XCTAssertEqual(offsets[5] - offsets[4], 805.0 / 1024)
+    }
 }

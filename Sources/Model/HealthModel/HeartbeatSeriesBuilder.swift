@@ -6,7 +6,8 @@ public import FoundationEssentials
 /// Beat times are accumulated from the RR values, not from arrival times, so the intervals
 /// survive notification jitter. A segment (a connection, or a stretch of skin contact) is
 /// anchored once: the last beat of its first notification is placed at the arrival date and the
-/// earlier beats before it; the anchor beat is `precededByGap`. The series is re-anchored, with
+/// earlier beats before it; the anchor beat is `precededByGap`. Every beat falls on the 1/1024 s
+/// grid of its chunk's start (an anchor moves up onto it, by less than a millisecond). The series is re-anchored, with
 /// a gap, when accumulated time drifts more than `+3 s`/`−10 s` from arrival dates (missed
 /// notifications, or RR intervals adding up to more time than passed).
 ///
@@ -106,7 +107,8 @@ public struct HeartbeatSeriesBuilder: Sendable {
             }
             if seriesStart == nil { seriesStart = anchor }
             append(anchor, gap: true)
-            beatDate = anchor
+            // Where the anchor was placed (on the grid), so that the intervals follow it.
+            beatDate = lastBeat ?? anchor
             gapPending = false
         } else {
             // Just checked: lastBeat is non-nil in this branch.
@@ -135,7 +137,13 @@ public struct HeartbeatSeriesBuilder: Sendable {
 
     private mutating func append(_ date: Date, gap: Bool) {
         let start = seriesStart ?? date
-        let offset = max(date.timeIntervalSince(start), beats.last?.timeSinceSeriesStart ?? 0)
+        // On the 1/1024 s grid of the series' start, the unit RR intervals count in: a beat that
+        // follows one by its interval is on it already, and an anchor (a date estimated from an
+        // arrival, known to tens of milliseconds) is moved up onto it, so that it still falls
+        // after the last beat. The store keeps a series on the grid at about a byte a beat; one
+        // anchor off it costs every later beat of the chunk nine.
+        let ticks = (date.timeIntervalSince(start) * 1024).rounded(gap ? .up : .toNearestOrAwayFromZero)
+        let offset = max(ticks / 1024, beats.last?.timeSinceSeriesStart ?? 0)
         beats.append(Heartbeat(timeSinceSeriesStart: offset, precededByGap: gap))
         lastBeat = start.addingTimeInterval(offset)
     }
