@@ -9,9 +9,17 @@ import FoundationEssentials
 /// The versions of one series share a uuid and a sync identifier
 /// (`heartbeat-series:<identity>:<start in µs>`) with a rising ``Metadata/syncVersion``
 /// (HealthKit's sync-identifier rule); the provisional ones carry `healthgate.provisional`. A
-/// store keeps the highest version, appending the beats that are new, so a crash loses only the
-/// beats still in a sink's batch window; the finished version drops the mark. A series finished
-/// before any provisional version was published gets a uuid of its own and no sync identifier.
+/// store keeps the highest version, appending the beats that are new; the finished version drops
+/// the mark. A series finished before any provisional version was published gets a uuid of its
+/// own and no sync identifier.
+///
+/// Cadence: a series' first provisional version is published at once (the series exists from its
+/// first beats: a workout ending now counts it), the next ones each time its last beat enters a
+/// new ``provisionalSlot`` of the clock (seconds since 1970, so every device's versions fall due
+/// together). A version rewrites the series' row and its index entries, so one per device per
+/// beat was half of what a class wrote to the card (issue 64); a slot for all devices costs one
+/// commit's rewrite a slot. A power cut loses the beats since the last slot (10 s), and the
+/// batch window's; never a heart rate (README, "Power cuts and hangs").
 public struct HeartbeatSeriesVersionTracker: Sendable {
     /// The uuid, sync identifier and last sync version of the series being built, once a
     /// provisional version of it was published.
@@ -19,7 +27,12 @@ public struct HeartbeatSeriesVersionTracker: Sendable {
         var id: SampleID
         var identifier: String
         var version: Int64
+        /// The slot the version's last beat fell in.
+        var slot: Double
     }
+
+    /// How long a slot of the provisional versions' cadence is, in seconds: 10.
+    public static let provisionalSlot: Double = 10
 
     /// Names the device in sync identifiers: with a series' start it identifies the series (a
     /// chunk's start never moves, and one device starts no two series at the same microsecond).
@@ -54,20 +67,22 @@ public struct HeartbeatSeriesVersionTracker: Sendable {
         return try HeartbeatSeriesSample(id: id, start: chunk.start, end: chunk.end, beats: chunk.beats, device: device, metadata: metadata)
     }
 
-    /// `chunk`, the series being built as it stands, as its next provisional version: the same
-    /// uuid and sync identifier as the versions before it, the next sync version and
-    /// `healthgate.provisional`.
+    /// `chunk`, the series being built as it stands, as its next provisional version when one is
+    /// due (see the cadence above), else nil: the same uuid and sync identifier as the versions
+    /// before it, the next sync version and `healthgate.provisional`.
     /// - Throws: what ``HeartbeatSeriesSample`` throws for the chunk (a bug in the builder); the
     ///   version is then not counted as published.
     public mutating func provisional(
         _ chunk: HeartbeatSeriesBuilder.Chunk, device: Device?, metadata: Metadata
-    ) throws(SampleError) -> HeartbeatSeriesSample {
+    ) throws(SampleError) -> HeartbeatSeriesSample? {
+        let slot = (chunk.end.timeIntervalSince1970 / Self.provisionalSlot).rounded(.down)
         let next: Published
         if let previous = published {
-            next = Published(id: previous.id, identifier: previous.identifier, version: previous.version + 1)
+            guard slot > previous.slot else { return nil }
+            next = Published(id: previous.id, identifier: previous.identifier, version: previous.version + 1, slot: slot)
         } else {
             let start = Int64((chunk.start.timeIntervalSince1970 * 1_000_000).rounded())
-            next = Published(id: ids.next(), identifier: "heartbeat-series:\(identity):\(start)", version: 1)
+            next = Published(id: ids.next(), identifier: "heartbeat-series:\(identity):\(start)", version: 1, slot: slot)
         }
         var metadata = metadata
         metadata.syncIdentifier = next.identifier

@@ -188,8 +188,14 @@ final class StickMachineTests: XCTestCase {
         XCTAssertEqual(samples[2].metadata.deviceSerialNumber, "863436")
         XCTAssertEqual(samples[3].metadata.deviceSerialNumber, "863436")
         XCTAssertEqual(samples[3].device?.manufacturer, "Garmin")
-        XCTAssertEqual(series.last?.metadata.deviceSerialNumber, "863436", "the series carries it too")
         XCTAssertEqual(machine.summary(of: strap.device), "live, 62 bpm, 4 beats, Garmin, serial 863436")
+        // The series' next version carries it too: here the finished one, published when the
+        // strap is lost (its provisional versions come every 10 s of beats).
+        for record in records(machine.tick(at: date.addingTimeInterval(6))) {
+            if case .heartbeatSeries(let sample) = record { series.append(sample) }
+        }
+        XCTAssertNil(series.last?.metadata[.provisional])
+        XCTAssertEqual(series.last?.metadata.deviceSerialNumber, "863436", "the series carries it too")
     }
 
     func testGarbageIsLoggedOnceAndThenAtMostEveryTenSeconds() {

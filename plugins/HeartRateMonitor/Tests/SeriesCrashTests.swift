@@ -8,8 +8,8 @@ import XCTest
 
 /// The series being built survives kill -9: the built `healthgate run` with a simulated monitor
 /// and the SQLite store, killed with SIGKILL long before its first series is due
-/// (`heartbeatSeriesSeconds` 60). The store holds the series' beats up to about the batch window
-/// before the kill.
+/// (`heartbeatSeriesSeconds` 60). The store holds the series' beats up to its last provisional
+/// version: at most a slot of the cadence (10 s) and the batch window before the kill.
 final class SeriesCrashTests: XCTestCase {
     func testSeriesBeingBuiltIsStoredUpToTheBatchWindowAfterKillDashNine() async throws {
         let healthgate = try HealthgateExecutable()
@@ -22,12 +22,13 @@ final class SeriesCrashTests: XCTestCase {
              "controlSocket": "\(healthgate.root.path)/series.sock"}
             """.write(to: config, atomically: true, encoding: .utf8)
         let gateway = try healthgate.start(["run", "--config", config.path])
-        // Six seconds of heart rate stored: the series has been growing for as long.
+        // Sixteen seconds of heart rate stored: the series has been growing for as long, and a
+        // provisional version after its first has come (a slot of the cadence has begun).
         do {
-            try await waitUntil(timeout: .seconds(60), "six seconds of heart rate in the store") {
+            try await waitUntil(timeout: .seconds(60), "sixteen seconds of heart rate in the store") {
                 guard let samples = try? await Self.heartRates(database) else { return false }
                 guard let first = samples.first, let last = samples.last else { return false }
-                return last.endDate.timeIntervalSince(first.endDate) >= 6
+                return last.endDate.timeIntervalSince(first.endDate) >= 16
             }
         } catch {
             gateway.send(SIGKILL)
@@ -50,10 +51,12 @@ final class SeriesCrashTests: XCTestCase {
         // A version published as it grew: still marked so after the crash.
         XCTAssertEqual(stored.metadata[.provisional], .bool(true))
         XCTAssertLessThanOrEqual(stored.startDate, firstHeartRate)
-        // Its last beat is at most about one beat (the simulated heart rate stays above 55/min)
-        // and one notification (a batch may end between a heart rate and its series version)
-        // before the last heart rate stored: the beats of every committed notification are there.
-        XCTAssertGreaterThanOrEqual(stored.endDate, lastHeartRate.addingTimeInterval(-60.0 / 55 - 0.25))
+        // Its last beat is at most a slot of the cadence, one beat (the simulated heart rate stays
+        // above 55/min) and one notification (a batch may end between a heart rate and its series
+        // version) before the last heart rate stored; and it grew past its first version.
+        let slot = HeartbeatSeriesVersionTracker.provisionalSlot
+        XCTAssertGreaterThanOrEqual(stored.endDate, lastHeartRate.addingTimeInterval(-slot - 60.0 / 55 - 0.25))
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(stored.metadata.syncVersion), 2)
         XCTAssertLessThanOrEqual(stored.endDate, lastHeartRate.addingTimeInterval(3))
         // And the beats account for the time covered (about 78 per minute).
         let seconds = stored.endDate.timeIntervalSince(stored.startDate)

@@ -159,12 +159,14 @@ struct StrapRecorder {
         }
     }
 
-    /// The series being built as it stands, as its next provisional version: the store keeps the
-    /// newest, so a crash loses only what a sink had not committed.
+    /// The series being built as it stands, as its next provisional version when one is due (the
+    /// tracker's cadence): the store keeps the newest.
     private mutating func appendProvisionalSeries(to output: inout Output) {
         guard let chunk = series.pendingChunk else { return }
         do {
-            output.records.append(.heartbeatSeries(try seriesVersions.provisional(chunk, device: device, metadata: metadata)))
+            if let version = try seriesVersions.provisional(chunk, device: device, metadata: metadata) {
+                output.records.append(.heartbeatSeries(version))
+            }
         } catch {
             output.problems.append("heartbeat series rejected: \(error)")
         }

@@ -191,12 +191,14 @@ struct NotificationMapper {
         }
     }
 
-    /// Publishes the series being built as it stands, as its next provisional version: a store
-    /// keeps the highest version, so a crash loses only the beats still in a sink's batch window.
+    /// Publishes the series being built as it stands, as its next provisional version when one is
+    /// due (``HeartbeatSeriesVersionTracker``'s cadence): a store keeps the highest version.
     private mutating func appendProvisionalSeries(to output: inout Output) {
         guard let chunk = series.pendingChunk else { return }
         do {
-            output.records.append(.heartbeatSeries(try seriesVersions.provisional(chunk, device: facts.device, metadata: heartMetadata)))
+            if let version = try seriesVersions.provisional(chunk, device: facts.device, metadata: heartMetadata) {
+                output.records.append(.heartbeatSeries(version))
+            }
         } catch {
             output.effects.append(.internalError("heartbeat series rejected: \(error)"))
         }
