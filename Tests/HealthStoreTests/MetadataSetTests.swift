@@ -128,16 +128,16 @@ final class MetadataSetTests: StoreTestCase {
             try sqlite3("SELECT count(*) FROM samples WHERE metadata_set_id = (SELECT metadata_set_id FROM samples WHERE start_us = 1800057600000000)"),
             "1026")
 
-        // Records without metadata point nowhere; a sample's sync keys are entries of its set,
-        // as HealthKit keeps them.
+        // Records without metadata point nowhere, nor does a sample with only its sync keys: they
+        // are in its `sample_sync` row (version 17).
         var syncOnly = Metadata()
         syncOnly.syncIdentifier = "only-sync"
         syncOnly.syncVersion = 1
         try await writer.write([
             .quantity(try plainReading(ids, 91, at: 3001)), .quantity(try plainReading(ids, 92, at: 3002, metadata: syncOnly)),
         ])
-        XCTAssertEqual(try sqlite3("SELECT count(*) FROM samples WHERE metadata_set_id IS NULL"), "1")
-        XCTAssertEqual(try count("metadata_sets"), 4)
+        XCTAssertEqual(try sqlite3("SELECT count(*) FROM samples WHERE metadata_set_id IS NULL"), "2")
+        XCTAssertEqual(try count("metadata_sets"), 3)
         XCTAssertEqual(try sqlite3("SELECT sync_identifier, sync_version FROM sample_sync"), "only-sync|1")
 
         let stored = try await HealthStore(path: path, access: .readOnly).samples(of: Self.plainType)
@@ -175,7 +175,8 @@ final class MetadataSetTests: StoreTestCase {
         XCTAssertEqual(try count("metadata_sets"), 201, "the run's set and a set of its own per sample")
         XCTAssertEqual(try sqlite3("SELECT count(*) FROM metadata_entries WHERE key = 'healthgate.gateway'"), "1")
         XCTAssertEqual(try sqlite3("SELECT count(*) FROM metadata_sets WHERE parent_id IS NOT NULL"), "200")
-        XCTAssertEqual(try count("metadata_entries"), 6 + 200 * 3)
+        // The sync keys are in `sample_sync` (version 17): the series is each sample's own entry.
+        XCTAssertEqual(try count("metadata_entries"), 6 + 200)
 
         let stored = try await store.samples(of: Self.plainType)
         XCTAssertEqual(stored.map(\.metadata), samples.map(\.metadata))
@@ -189,6 +190,53 @@ final class MetadataSetTests: StoreTestCase {
         XCTAssertEqual(
             try sqlite3("SELECT count(*) FROM metadata_readable WHERE uuid = lower(hex(x'\(samples[3].id.bytes.map { String(format: "%02x", $0) }.joined())'))"),
             "9", "the six run keys, the sync keys and the series")
+    }
+
+    /// Schema version 17: a sample with both sync keys keeps them in its `sample_sync` row, not
+    /// in its set, so samples that differ only by them (a series' SDNN and RMSSD) share one set;
+    /// a sample with one of them keeps it in its set. Every reader sees the same metadata as
+    /// written: the samples query, the newest sample, the change log, a filter on each sync key,
+    /// `metadata_readable`; a deleted sample takes its `sample_sync` row with it.
+    func testASamplesSyncKeysLiveInItsSyncRowSoASeriesSDNNAndRMSSDShareASet() async throws {
+        let ids = makeIDs()
+        var shared = monitorMetadata()
+        shared[MetadataKey("healthgate.heartbeatSeries")] = .string("series-1")
+        let pair = try ["sdnn", "rmssd"].enumerated().map { index, name in
+            var metadata = shared
+            metadata.syncIdentifier = "hrv-\(name):series-1"
+            metadata.syncVersion = 1
+            return try plainReading(ids, 40 + Double(index), at: Double(index), metadata: metadata)
+        }
+        var onlyIdentifier = shared
+        onlyIdentifier.syncIdentifier = "no-version"
+        let lone = try plainReading(ids, 50, at: 5, metadata: onlyIdentifier)
+        let store = try HealthStore(path: path)
+        try await store.write((pair + [lone]).map(HealthRecord.quantity))
+        XCTAssertEqual(try count("metadata_sets"), 2, "the pair's set, and the lone sample's with its identifier")
+        XCTAssertEqual(try sqlite3("SELECT count(*) FROM metadata_entries WHERE key IN ('syncIdentifier', 'syncVersion')"), "1")
+        XCTAssertEqual(try count("sample_sync"), 3)
+
+        let written = pair + [lone]
+        let stored = try await store.samples(of: Self.plainType)
+        XCTAssertEqual(stored.map(\.metadata), written.map(\.metadata))
+        let newest = try await store.mostRecentSample(of: Self.plainType)
+        XCTAssertEqual(newest?.metadata, lone.metadata)
+        let changes = try await store.changes(since: 0)
+        XCTAssertEqual(changes.added.compactMap { if case .quantity(let sample) = $0 { sample.metadata } else { nil } },
+                       written.map(\.metadata))
+        let byIdentifier = try await store.samples(of: Self.plainType, filter: SampleFilter(metadata: ["syncIdentifier": "hrv-rmssd:series-1"]))
+        XCTAssertEqual(byIdentifier.map(\.id), [pair[1].id])
+        let byVersion = try await store.samples(of: Self.plainType, filter: SampleFilter(metadata: ["syncVersion": "1"]))
+        XCTAssertEqual(byVersion.map(\.id), pair.map(\.id))
+        let byLoneIdentifier = try await store.samples(of: Self.plainType, filter: SampleFilter(metadata: ["syncIdentifier": "no-version"]))
+        XCTAssertEqual(byLoneIdentifier.map(\.id), [lone.id])
+        let hex = pair[0].id.bytes.map { String(format: "%02x", $0) }.joined()
+        XCTAssertEqual(
+            try sqlite3("SELECT group_concat(key || '=' || value, ',') FROM (SELECT key, value FROM metadata_readable WHERE uuid = '\(hex)' AND key LIKE 'sync%' ORDER BY key)"),
+            "syncIdentifier=hrv-sdnn:series-1,syncVersion=1")
+
+        try await store.delete(.ids([pair[0].id]))
+        XCTAssertEqual(try count("sample_sync"), 2, "the deleted sample's sync row went with it")
     }
 
     func testSetsThatLookAlikeStayApart() async throws {
@@ -254,19 +302,19 @@ final class MetadataSetTests: StoreTestCase {
         }
         let writer = try HealthStore(path: path)
         let first = try plainReading(ids, 70, at: 5, metadata: version(1, note: "first"))
-        // Another sample with the first version's other entries: a set of its own, since a
-        // sample's set holds its sync keys.
+        // Another sample with the first version's other entries: the same set, since a sample's
+        // sync keys are in its `sample_sync` row (version 17).
         var sharing = monitorMetadata()
         sharing[MetadataKey("healthgate.note")] = .string("first")
         let neighbour = try plainReading(ids, 71, at: 6, metadata: sharing)
         try await writer.write([.quantity(first), .quantity(neighbour)])
-        XCTAssertEqual(try count("metadata_sets"), 2)
+        XCTAssertEqual(try count("metadata_sets"), 1)
 
         let second = try plainReading(ids, 75, at: 5, metadata: version(2, note: "second"))
         let replaced = try await writer.write([.quantity(second)]).replaced
         XCTAssertEqual(replaced, 1)
         XCTAssertEqual(try count("samples"), 2)
-        XCTAssertEqual(try count("metadata_sets"), 3)
+        XCTAssertEqual(try count("metadata_sets"), 2)
         XCTAssertEqual(try sqlite3("SELECT sync_identifier, sync_version FROM sample_sync"), "watch-7|2")
 
         let stored = try await HealthStore(path: path, access: .readOnly).samples(of: Self.plainType)

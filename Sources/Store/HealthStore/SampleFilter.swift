@@ -52,14 +52,24 @@ public struct SampleFilter: Hashable, Sendable {
             sql += " AND \(alias).device_id IN (SELECT id FROM devices WHERE \(device.joined(separator: " AND ")))"
         }
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
-            sql += """
-                 AND \(alias).metadata_set_id IN (SELECT set_id FROM metadata_set_entries WHERE key = \(parameter(.text(key)))
+            let inSet = """
+                \(alias).metadata_set_id IN (SELECT set_id FROM metadata_set_entries WHERE key = \(parameter(.text(key)))
                     AND (CASE value_type WHEN 'bool' THEN CASE WHEN value THEN 'true' ELSE 'false' END
                         ELSE CAST(value AS TEXT) END) = \(parameter(.text(value))))
                 """
+            // A sample's sync keys are in its `sample_sync` row when its set does not hold them
+            // (schema version 17).
+            if let column = Self.syncColumns[key] {
+                sql += " AND (\(inSet) OR \(alias).anchor IN (SELECT anchor FROM sample_sync WHERE CAST(\(column) AS TEXT) = \(parameter(.text(value)))))"
+            } else {
+                sql += " AND " + inSet
+            }
         }
         return (sql, bindings)
     }
+
+    /// The `sample_sync` column of each sync key.
+    private static let syncColumns = [MetadataKey.syncIdentifier.rawValue: "sync_identifier", MetadataKey.syncVersion.rawValue: "sync_version"]
 
     /// `bindings` padded to the query's own four parameters, then the filter's.
     func bindings(after own: [SQLiteValue]) -> [SQLiteValue] {

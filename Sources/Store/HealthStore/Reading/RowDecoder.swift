@@ -10,12 +10,12 @@ enum RowDecoder {
         d.local_identifier, d.udi_device_identifier, d.radio_identifier
         """
 
-    /// The columns ``decodeSample(_:vocabulary:path:metadata:)`` reads, in its order, from
-    /// samples `s` joined with devices `d`.
+    /// The columns ``decodeSample(_:vocabulary:path:syncColumn:metadata:)`` reads, in its order,
+    /// from samples `s` joined with devices `d` and with their sync keys `y` (columns 19 and 20).
     static let sampleSelect = """
         SELECT s.anchor, s.uuid, s.type_id, s.unit_id, s.value, s.original_value, s.start_us, s.duration_us,
-            s.metadata_set_id, s.device_id, \(deviceColumns)
-        FROM samples s LEFT JOIN devices d ON d.id = s.device_id
+            s.metadata_set_id, s.device_id, \(deviceColumns), y.sync_identifier, y.sync_version
+        FROM samples s LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN sample_sync y ON y.anchor = s.anchor
         """
 
     /// The samples `condition` selects, in `orderBy`'s order.
@@ -39,7 +39,7 @@ enum RowDecoder {
             connection, sampleSelect + " WHERE \(condition) ORDER BY \(orderBy)", bindings, path: path
         ) { statement, vocabulary, metadataReader throws(StoreError) in
             let anchor = statement.integer(0) ?? 0
-            try body(anchor, try decodeSample(statement, vocabulary: &vocabulary, path: path) { key throws(StoreError) in
+            try body(anchor, try decodeSample(statement, vocabulary: &vocabulary, path: path, syncColumn: 19) { key throws(StoreError) in
                 try metadataReader.metadata(key, connection)
             })
         }
@@ -87,17 +87,19 @@ enum RowDecoder {
 
     /// The newest sample of ?1 (a type id) with its device, its unit and its metadata entries,
     /// one row per entry (one row without entries when it has none): the columns of
-    /// ``sampleSelect``, then the entry's key, value type and value, then the unit string.
+    /// ``sampleSelect`` up to the device's, then the entry's key, value type and value, the unit
+    /// string, and the sample's sync keys.
     /// A literal, so that the connection finds its statement by address (``SQLiteConnection/statement(literal:)``).
     private static let newestSampleSQL: StaticString = """
         SELECT s.anchor, s.uuid, s.type_id, s.unit_id, s.value, s.original_value, s.start_us, s.duration_us,
             s.metadata_set_id, s.device_id, d.name, d.manufacturer, d.model,
             d.hardware_version, d.firmware_version, d.software_version, d.local_identifier, d.udi_device_identifier,
-            d.radio_identifier, e.key, e.value_type, e.value, u.unit
+            d.radio_identifier, e.key, e.value_type, e.value, u.unit, y.sync_identifier, y.sync_version
         FROM (SELECT * FROM samples WHERE type_id = (SELECT id FROM quantity_types WHERE identifier = ?1)
             ORDER BY start_us DESC, uuid DESC LIMIT 1) s
         JOIN units u ON u.id = s.unit_id
         LEFT JOIN devices d ON d.id = s.device_id
+        LEFT JOIN sample_sync y ON y.anchor = s.anchor
         LEFT JOIN metadata_entries e
             ON e.set_id IN (s.metadata_set_id, (SELECT parent_id FROM metadata_sets WHERE id = s.metadata_set_id))
         """
@@ -121,7 +123,7 @@ enum RowDecoder {
             var vocabulary = StoreVocabulary(known: type, unit: statement.text(22), path: path)
             // The metadata entries are the rows' last columns, one entry per row: read once the
             // sample's own columns are, stepping to the statement's end.
-            return try decodeSample(statement, vocabulary: &vocabulary, path: path) { _ throws(StoreError) in
+            return try decodeSample(statement, vocabulary: &vocabulary, path: path, syncColumn: 23) { _ throws(StoreError) in
                 var entries = Metadata()
                 repeat {
                     guard let name = statement.text(19) else { continue }
@@ -140,11 +142,12 @@ enum RowDecoder {
     }
 
     /// The sample in the statement's current row (columns of ``sampleSelect``) with its device,
-    /// and the metadata `metadata` gives for the key of its metadata set (which holds its sync
-    /// keys too). The sample is built once, with its metadata: a sample is a large value, and
-    /// each copy retains every string it holds.
+    /// and the metadata `metadata` gives for the key of its metadata set, with the sync keys of
+    /// its `sample_sync` row (columns `syncColumn` and `syncColumn + 1`) when the set does not
+    /// hold them (version 17; a set stored before holds them). The sample is built once, with
+    /// its metadata: a sample is a large value, and each copy retains every string it holds.
     private static func decodeSample(
-        _ statement: SQLiteStatement, vocabulary: inout StoreVocabulary, path: String,
+        _ statement: SQLiteStatement, vocabulary: inout StoreVocabulary, path: String, syncColumn: Int32,
         metadata: (_ key: SQLiteValue) throws(StoreError) -> Metadata
     ) throws(StoreError) -> QuantitySample {
         // The two big-endian halves straight from the blob, without copying it into an array.
@@ -167,7 +170,14 @@ enum RowDecoder {
         // No original value: the value was recorded as it is stored.
         let original = statement.double(5) ?? value
         let device = Self.device(statement, vocabulary: &vocabulary)
-        let entries = try metadata(statement.value(8))
+        // Read before `metadata`, which may step the statement past this row.
+        let syncIdentifier = statement.text(syncColumn)
+        let syncVersion = statement.integer(syncColumn + 1)
+        var entries = try metadata(statement.value(8))
+        if let syncIdentifier, entries.syncIdentifier == nil {
+            entries.syncIdentifier = syncIdentifier
+            entries.syncVersion = syncVersion
+        }
         do {
             return try QuantitySample(
                 id: id, type: type, quantity: Quantity(original, unit),

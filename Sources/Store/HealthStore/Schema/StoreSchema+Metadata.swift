@@ -26,8 +26,8 @@ extension StoreSchema {
     ///   double:  UInt64          the IEEE 754 bit pattern (Double.bitPattern)
     ///   bool:    UInt8           0 or 1
     /// ```
-    /// Every entry of `entries` is encoded, `syncIdentifier` and `syncVersion` included (a
-    /// quantity sample's set holds them; other records keep them in their own columns).
+    /// Every entry of `entries` is encoded, `syncIdentifier` and `syncVersion` included (the
+    /// set of a sample with only one of them holds it; records keep them in their own columns).
     public static func canonicalEncoding(of entries: Metadata) -> [UInt8] {
         var bytes: [UInt8] = []
         var scratch: [(key: MetadataKey, value: MetadataValue)] = []
@@ -115,8 +115,9 @@ extension StoreSchema {
     }
 
     /// The entries of `metadata` that go into the metadata set of a correlation, heartbeat series
-    /// or workout: all but `syncIdentifier` and `syncVersion`, which those records keep in
-    /// their own columns. A quantity sample's set holds every entry.
+    /// or workout, or of a quantity sample with both sync keys: all but `syncIdentifier` and
+    /// `syncVersion`, which those records keep in their own columns (a sample in its
+    /// `sample_sync` row, version 17). A sample with only one of them keeps it in its set.
     static func storedEntries(of metadata: Metadata) -> Metadata {
         // Look before removing, so that the common case (no sync keys) copies nothing.
         guard metadata[.syncIdentifier] != nil || metadata[.syncVersion] != nil else { return metadata }

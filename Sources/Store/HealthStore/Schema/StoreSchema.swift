@@ -43,6 +43,7 @@ public enum StoreSchema {
         .sql(version14),
         .code { connection throws(SQLiteError) in try migrateToVersion15(connection) },
         .sql(version16),
+        .sql(version17),
     ]
 
     // Version 1.

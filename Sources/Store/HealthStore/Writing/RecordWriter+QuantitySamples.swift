@@ -40,8 +40,9 @@ extension RecordWriter {
         let canonical = sample.quantity.unit == sample.type.canonicalUnit
         let unitID = canonical ? canonicalUnitID : try unitID(for: sample.quantity.unit.unitString)
         let deviceID = try deviceID(of: sample)
-        // A sample's set holds its sync keys too (samples have no columns for them).
-        let metadataSetID = sample.metadata.isEmpty ? nil : try metadataSets.id(of: sample.metadata, in: connection)
+        // A sample with both sync keys keeps them in its `sample_sync` row only (version 17); one
+        // with only one of them keeps it in its set.
+        let metadataSetID = try sampleMetadataSetID(sample.metadata, synced: syncIdentifier != nil && syncVersion != nil)
         let duration = StoreTime.microseconds(sample.endDate) &- start
         let anchor = nextAnchor()
         let statement = insert.statement
@@ -103,6 +104,14 @@ extension RecordWriter {
             spans[typeID] = duration
         }
         return (replacing ? .replaced : .inserted, anchor)
+    }
+
+    /// The id of the set of a sample's `metadata`, its sync keys left out when it is `synced` (its
+    /// `sample_sync` row holds them); nil when nothing is left.
+    private func sampleMetadataSetID(_ metadata: Metadata, synced: Bool) throws(SQLiteError) -> Int64? {
+        if metadata.isEmpty { return nil }
+        let entries = synced ? StoreSchema.storedEntries(of: metadata) : metadata
+        return entries.isEmpty ? nil : try metadataSets.id(of: entries, in: connection)
     }
 
     /// The anchor of the stored sample with this type, start and uuid.

@@ -9,14 +9,8 @@ extension RecordWriter {
     func deleteObject(table: String, anchor: Int64, uuid: SQLiteValue, kind: HealthRecordKind, type: String) throws {
         try writeTombstone(uuid: uuid, kind: kind, type: type, device: try deviceKey(table: table, anchor: anchor))
         if kind == .quantity {
-            // Its sync identifier, if it has one, is an entry of its metadata set (of the set
-            // itself: the set a set extends holds the run's keys only).
-            try connection.run(
-                """
-                DELETE FROM sample_sync WHERE anchor = ?1 AND sync_identifier = (
-                    SELECT e.value FROM samples s JOIN metadata_entries e ON e.set_id = s.metadata_set_id
-                    WHERE s.anchor = ?1 AND e.key = 'syncIdentifier')
-                """, [.integer(anchor)])
+            // Its sync identifier's row, if it has one: the row at its anchor (version 17's index).
+            try connection.run("DELETE FROM sample_sync WHERE anchor = ?1", [.integer(anchor)])
         }
         try connection.run("DELETE FROM \(table) WHERE anchor = ?1", [.integer(anchor)])
     }
