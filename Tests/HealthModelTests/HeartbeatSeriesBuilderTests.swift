@@ -57,4 +57,21 @@ final class HeartbeatSeriesBuilderTests: XCTestCase {
         XCTAssertLessThan(lastOfNotification.timeIntervalSince(arrival), 1.0 / 1024)
         XCTAssertEqual(offsets[5] - offsets[4], 805.0 / 1024)
     }
+
+    func testTwoStrapsChunksEndAtTheSameEdgeOfTheClocksSlotsAndAContinuingChunkIsNotCutAgain() throws {
+        // `stored` is on a 60 s edge; the straps start 7 s and 41 s after it.
+        var cuts: [[Date]] = []
+        for offset in [7.0, 41.0] {
+            var builder = HeartbeatSeriesBuilder(maximumBeats: 1000, maximumDuration: 60)
+            var chunks: [Date] = []
+            for second in 0..<150 {
+                let arrival = stored.addingTimeInterval(offset + Double(second))
+                chunks += builder.add(rrIntervals: [1024], receivedAt: arrival).map(\.end)
+            }
+            cuts.append(chunks)
+        }
+        // Each cut at the first arrival in the next slot: its last beat is that arrival's.
+        XCTAssertEqual(cuts[0].map { $0.timeIntervalSince(stored) }, [60, 120])
+        XCTAssertEqual(cuts[1].map { $0.timeIntervalSince(stored) }, [60, 120, 180])
+    }
 }

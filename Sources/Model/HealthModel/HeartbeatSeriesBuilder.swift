@@ -17,8 +17,11 @@ public import FoundationEssentials
 /// beats already cover (a strap repeating RR values, or RR intervals outrunning time); those
 /// intervals are dropped and counted in ``overlappingBeats``, and the rest start after the last
 /// beat with a gap mark. So a beat is never placed more than 3 s after the notification that
-/// reported it. Chunks are cut every `maximumBeats` beats or `maximumDuration` seconds; a
-/// continuing chunk starts at the previous chunk's last beat, so no interval is lost.
+/// reported it. Chunks are cut every `maximumBeats` beats, and when a notification arrives in a
+/// `maximumDuration`-long slot of the clock after the one the chunk started in (so a chunk spans
+/// at most about `maximumDuration`, and every device's chunks end at the same instants: a
+/// device's first chunk may be shorter); a continuing chunk starts at the previous chunk's last
+/// beat, so no interval is lost.
 public struct HeartbeatSeriesBuilder: Sendable {
     /// A finished chunk, ready to become a ``HeartbeatSeriesSample``.
     public struct Chunk: Hashable, Sendable {
@@ -36,6 +39,9 @@ public struct HeartbeatSeriesBuilder: Sendable {
     public let maximumDuration: Double
 
     private var seriesStart: Date?
+    /// The slot (see ``slot(of:)``) of the arrival that began the chunk being built: a chunk that
+    /// continues another starts at that one's last beat, in the slot before.
+    private var chunkSlot: Double?
     private var beats: [Heartbeat] = []
     /// The last beat placed by this builder, or `notBefore`: no later beat is placed before it.
     public private(set) var lastBeat: Date?
@@ -105,7 +111,10 @@ public struct HeartbeatSeriesBuilder: Sendable {
                 }
                 guard !intervals.isEmpty else { return dueChunk(at: date).map { [$0] } ?? [] }
             }
-            if seriesStart == nil { seriesStart = anchor }
+            if seriesStart == nil {
+                seriesStart = anchor
+                chunkSlot = slot(of: date)
+            }
             append(anchor, gap: true)
             // Where the anchor was placed (on the grid), so that the intervals follow it.
             beatDate = lastBeat ?? anchor
@@ -132,6 +141,7 @@ public struct HeartbeatSeriesBuilder: Sendable {
         let chunk = cut()
         gapPending = true
         seriesStart = nil
+        chunkSlot = nil
         return chunk
     }
 
@@ -150,8 +160,17 @@ public struct HeartbeatSeriesBuilder: Sendable {
 
     private mutating func dueChunk(at date: Date) -> Chunk? {
         guard let start = seriesStart, !beats.isEmpty else { return nil }
-        guard beats.count >= maximumBeats || date.timeIntervalSince(start) >= maximumDuration else { return nil }
+        let arrivalSlot = slot(of: date)
+        guard beats.count >= maximumBeats || arrivalSlot > chunkSlot ?? slot(of: start) else { return nil }
+        chunkSlot = arrivalSlot
         return cut()
+    }
+
+    /// The `maximumDuration`-long slot of the clock (seconds since 1970) `date` falls in: a chunk
+    /// is cut when a notification arrives in a slot after its start's, so every device's chunks
+    /// end together (the store rewrites their rows in one commit a slot, not one per device).
+    private func slot(of date: Date) -> Double {
+        (date.timeIntervalSince1970 / maximumDuration).rounded(.down)
     }
 
     private mutating func cut() -> Chunk? {

@@ -44,19 +44,20 @@ final class SeriesCrashTests: XCTestCase {
         let series = try await store.heartbeatSeries()
         let lastHeartRate = try XCTUnwrap(heartRates.last?.endDate)
         let firstHeartRate = try XCTUnwrap(heartRates.first?.endDate)
-        // One series (the provisional versions replaced one another), from the first notification.
-        XCTAssertEqual(series.count, 1, "\(series.map(\.metadata))")
-        let stored = try XCTUnwrap(series.first)
+        // One series (the provisional versions replaced one another), from the first notification;
+        // or two, when an edge of the clock's minutes (the series' slots) cut the first.
+        XCTAssertTrue((1...2).contains(series.count), "\(series.map(\.metadata))")
+        let first = try XCTUnwrap(series.first)
+        let stored = try XCTUnwrap(series.last)
         XCTAssertNotNil(stored.metadata.syncIdentifier)
         // A version published as it grew: still marked so after the crash.
         XCTAssertEqual(stored.metadata[.provisional], .bool(true))
-        XCTAssertLessThanOrEqual(stored.startDate, firstHeartRate)
+        XCTAssertLessThanOrEqual(first.startDate, firstHeartRate)
         // Its last beat is at most a slot of the cadence, one beat (the simulated heart rate stays
         // above 55/min) and one notification (a batch may end between a heart rate and its series
-        // version) before the last heart rate stored; and it grew past its first version.
+        // version) before the last heart rate stored.
         let slot = HeartbeatSeriesVersionTracker.provisionalSlot
         XCTAssertGreaterThanOrEqual(stored.endDate, lastHeartRate.addingTimeInterval(-slot - 60.0 / 55 - 0.25))
-        XCTAssertGreaterThanOrEqual(try XCTUnwrap(stored.metadata.syncVersion), 2)
         XCTAssertLessThanOrEqual(stored.endDate, lastHeartRate.addingTimeInterval(3))
         // And the beats account for the time covered (about 78 per minute).
         let seconds = stored.endDate.timeIntervalSince(stored.startDate)
