@@ -194,12 +194,15 @@ final class MetadataSetTests: StoreTestCase {
 
     /// Schema version 17: a sample with both sync keys keeps them in its `sample_sync` row, not
     /// in its set, so samples that differ only by them (a series' SDNN and RMSSD) share one set;
-    /// a sample with one of them keeps it in its set. Every reader sees the same metadata as
+    /// a sample with one of them keeps it in its set. A record's object keys (its heartbeat
+    /// series) extend the set of its other entries, which its strap's readings share. Every reader sees the same metadata as
     /// written: the samples query, the newest sample, the change log, a filter on each sync key,
     /// `metadata_readable`; a deleted sample takes its `sample_sync` row with it.
     func testASamplesSyncKeysLiveInItsSyncRowSoASeriesSDNNAndRMSSDShareASet() async throws {
         let ids = makeIDs()
-        var shared = monitorMetadata()
+        var strapMetadata = monitorMetadata()
+        strapMetadata[.gatewayName] = .string("gym")
+        var shared = strapMetadata
         shared[MetadataKey("healthgate.heartbeatSeries")] = .string("series-1")
         let pair = try ["sdnn", "rmssd"].enumerated().map { index, name in
             var metadata = shared
@@ -210,17 +213,31 @@ final class MetadataSetTests: StoreTestCase {
         var onlyIdentifier = shared
         onlyIdentifier.syncIdentifier = "no-version"
         let lone = try plainReading(ids, 50, at: 5, metadata: onlyIdentifier)
+        // The strap's own reading, with the strap's metadata only.
+        let strap = try plainReading(ids, 60, at: 6, metadata: strapMetadata)
         let store = try HealthStore(path: path)
-        try await store.write((pair + [lone]).map(HealthRecord.quantity))
-        XCTAssertEqual(try count("metadata_sets"), 2, "the pair's set, and the lone sample's with its identifier")
+        try await store.write((pair + [lone, strap]).map(HealthRecord.quantity))
+        // The run's set; the strap's extending it; the pair's, its heartbeat series extending the
+        // strap's (three deep); the lone sample's rest (the strap's entries and its identifier,
+        // extending the run's) and its series extending that.
+        XCTAssertEqual(try count("metadata_sets"), 5)
+        XCTAssertEqual(
+            try sqlite3("SELECT count(*) FROM samples s JOIN metadata_sets m ON m.id = s.metadata_set_id WHERE m.parent_id = (SELECT metadata_set_id FROM samples WHERE start_us = \(Int64(strap.startDate.timeIntervalSince1970 * 1_000_000)))"),
+            "2", "the pair's set extends the strap's")
+        XCTAssertEqual(try sqlite3("SELECT count(*) FROM metadata_entries WHERE key = 'healthgate.heartbeatSeries'"), "2")
         XCTAssertEqual(try sqlite3("SELECT count(*) FROM metadata_entries WHERE key IN ('syncIdentifier', 'syncVersion')"), "1")
         XCTAssertEqual(try count("sample_sync"), 3)
 
-        let written = pair + [lone]
+        let written = pair + [lone, strap]
         let stored = try await store.samples(of: Self.plainType)
         XCTAssertEqual(stored.map(\.metadata), written.map(\.metadata))
         let newest = try await store.mostRecentSample(of: Self.plainType)
-        XCTAssertEqual(newest?.metadata, lone.metadata)
+        XCTAssertEqual(newest?.metadata, strap.metadata)
+        let byStrapAndSeries = try await store.samples(
+            of: Self.plainType, filter: SampleFilter(metadata: [
+                "healthgate.gateway": "gym", "healthgate.bleAddress": "AA:BB:CC:DD:EE:FF", "healthgate.heartbeatSeries": "series-1",
+            ]))
+        XCTAssertEqual(byStrapAndSeries.map(\.id), pair.map(\.id) + [lone.id], "a filter on a key of each of the three levels")
         let changes = try await store.changes(since: 0)
         XCTAssertEqual(changes.added.compactMap { if case .quantity(let sample) = $0 { sample.metadata } else { nil } },
                        written.map(\.metadata))

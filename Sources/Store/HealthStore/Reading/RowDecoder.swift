@@ -85,7 +85,8 @@ enum RowDecoder {
             }
     }
 
-    /// The newest sample of ?1 (a type id) with its device, its unit and its metadata entries,
+    /// The newest sample of ?1 (a type id) with its device, its unit and its metadata entries
+    /// (its set's, its parent's and grandparent's: ``StoreSchema/entriesOfSet(_:)`` written out),
     /// one row per entry (one row without entries when it has none): the columns of
     /// ``sampleSelect`` up to the device's, then the entry's key, value type and value, the unit
     /// string, and the sample's sync keys.
@@ -101,7 +102,8 @@ enum RowDecoder {
         LEFT JOIN devices d ON d.id = s.device_id
         LEFT JOIN sample_sync y ON y.anchor = s.anchor
         LEFT JOIN metadata_entries e
-            ON e.set_id IN (s.metadata_set_id, (SELECT parent_id FROM metadata_sets WHERE id = s.metadata_set_id))
+            ON e.set_id IN (s.metadata_set_id, (SELECT parent_id FROM metadata_sets WHERE id = s.metadata_set_id),
+                (SELECT p.parent_id FROM metadata_sets c JOIN metadata_sets p ON p.id = c.parent_id WHERE c.id = s.metadata_set_id))
         """
 
     /// The sample of `type` with the latest start date (ties: the greatest uuid), or nil, read

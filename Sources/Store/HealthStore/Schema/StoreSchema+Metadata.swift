@@ -86,14 +86,28 @@ extension StoreSchema {
         .gatewayName, .gatewayVersion, .timeZone, .sourceName, .bootID, .clockBase,
     ]
 
-    /// `entries` split into the run's keys (``runKeys``) and the rest; nil when one of the two
-    /// would be empty (the set is stored whole).
-    static func splitByRun(_ entries: Metadata) -> (run: Metadata, own: Metadata)? {
-        var run = Metadata(), own = Metadata()
+    /// The keys whose values belong to one record (an HRV sample's heartbeat series and interval
+    /// count): a set holding them and other entries is stored as a set of these that extends the
+    /// set of the others (version 17), which the device's other records share.
+    static let objectKeys: Set<MetadataKey> = [.heartbeatSeries, .variabilityIntervals]
+
+    /// `entries` split into those with a key in `keys` and the rest; nil when one of the two would
+    /// be empty.
+    static func partition(_ entries: Metadata, by keys: Set<MetadataKey>) -> (inKeys: Metadata, rest: Metadata)? {
+        var inKeys = Metadata(), rest = Metadata()
         for (key, value) in entries.values {
-            if runKeys.contains(key) { run[key] = value } else { own[key] = value }
+            if keys.contains(key) { inKeys[key] = value } else { rest[key] = value }
         }
-        return run.isEmpty || own.isEmpty ? nil : (run, own)
+        return inKeys.isEmpty || rest.isEmpty ? nil : (inKeys, rest)
+    }
+
+    /// How a set of `entries` is stored: as its own entries extending the set of `shared` (the
+    /// record's object keys extending the rest, else the rest extending the run's keys), or
+    /// whole (nil). A set is at most three deep: object, device, run.
+    static func extensionSplit(_ entries: Metadata) -> (shared: Metadata, own: Metadata)? {
+        if let (object, rest) = partition(entries, by: objectKeys) { return (rest, object) }
+        if let (run, rest) = partition(entries, by: runKeys) { return (run, rest) }
+        return nil
     }
 
     /// The canonical encoding of a set that extends the set `parent` with `own` (format 2):
@@ -109,9 +123,13 @@ extension StoreSchema {
     }
 
     /// A condition on `metadata_entries.set_id` that holds for the entries of the set whose id
-    /// is the SQL expression `id`, its parent's included (version 16): for a reader of one set.
+    /// is the SQL expression `id`, its parent's (version 16) and its grandparent's (version 17)
+    /// included: for a reader of one set.
     static func entriesOfSet(_ id: String) -> String {
-        "set_id IN (\(id), (SELECT parent_id FROM metadata_sets WHERE id = \(id)))"
+        """
+        set_id IN (\(id), (SELECT parent_id FROM metadata_sets WHERE id = \(id)),
+            (SELECT p.parent_id FROM metadata_sets c JOIN metadata_sets p ON p.id = c.parent_id WHERE c.id = \(id)))
+        """
     }
 
     /// The entries of `metadata` that go into the metadata set of a correlation, heartbeat series

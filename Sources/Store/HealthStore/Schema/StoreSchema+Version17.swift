@@ -10,6 +10,10 @@
 //   anchor (retention, tombstones), which scanned the table before.
 // - `metadata_readable` shows a sample's sync keys from `sample_sync` when its set does not hold
 //   them.
+// - A set may be three deep: the keys that belong to one record (``StoreSchema/objectKeys``: an
+//   HRV sample's heartbeat series and interval count) extend the set of its other entries (its
+//   strap's serial number and battery, which the strap's heart rates share), which extends the
+//   run's. `metadata_set_entries` lists a set's grandparent's entries too.
 //
 // Sets stored before this version keep the sync keys; the readers take them from the set then.
 extension StoreSchema {
@@ -17,6 +21,18 @@ extension StoreSchema {
         CREATE INDEX sample_sync_anchor ON sample_sync (anchor);
 
         DROP VIEW metadata_readable;
+        DROP VIEW metadata_set_entries;
+        CREATE VIEW metadata_set_entries AS
+            SELECT set_id, key, value_type, value FROM metadata_entries
+            UNION ALL
+            SELECT s.id, e.key, e.value_type, e.value
+                FROM metadata_sets s JOIN metadata_entries e ON e.set_id = s.parent_id
+                WHERE s.parent_id IS NOT NULL
+            UNION ALL
+            SELECT s.id, e.key, e.value_type, e.value
+                FROM metadata_sets s JOIN metadata_sets p ON p.id = s.parent_id JOIN metadata_entries e ON e.set_id = p.parent_id
+                WHERE p.parent_id IS NOT NULL;
+
         CREATE VIEW metadata_readable AS
             SELECT 'sample' AS record, lower(hex(r.uuid)) AS uuid, e.key, e.value_type, e.value
                 FROM samples r JOIN metadata_set_entries e ON e.set_id = r.metadata_set_id

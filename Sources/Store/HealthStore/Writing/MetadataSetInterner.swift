@@ -11,7 +11,9 @@ import SQLite
 ///
 /// A set holding the keys the gateway stamps on every record of a run and entries of its own
 /// is stored as its own entries extending the run's set (``StoreSchema/runKeys``, schema
-/// version 16): a set unique to its record costs its own entries only.
+/// version 16), and a set holding keys that belong to one record besides others as those keys
+/// extending the others' set (``StoreSchema/objectKeys``, version 17): a set unique to its
+/// record costs its own entries only.
 ///
 /// Two caches, so that sets that never come back do not take the room (and the memory) of
 /// those that do: a set met for the first time is kept among the ``newcomerLimit`` newcomers,
@@ -50,12 +52,13 @@ struct MetadataSetInterner {
             ids.insert(id, for: canonical)
             return id
         }
-        // The full set's encoding is the caches' key; a set with the run's keys and its own is
-        // stored as its own entries extending the run's set.
+        // The full set's encoding is the caches' key; a set with shared entries and its own is
+        // stored as its own entries extending the shared entries' set (found or stored the same
+        // way: a record's object keys extend its device's set, which extends the run's).
         let full = canonical
         let setID: Int64
-        if let (run, own) = StoreSchema.splitByRun(entries) {
-            let parent = try id(of: run, in: connection)
+        if let (shared, own) = StoreSchema.extensionSplit(entries) {
+            let parent = try id(of: shared, in: connection)
             var stored: [UInt8] = []
             StoreSchema.appendCanonicalEncoding(of: own, extending: parent, to: &stored, sorting: &scratch)
             setID = try find(stored, entries: own, parent: parent, in: connection)
