@@ -37,8 +37,9 @@ struct HealthgateBenchmarks {
                                     (default .build/benchmarks)
               --query-calls N       how many times query asks for the newest sample (default 2000)
               --help                print this text
-            query-profile --side store|sql [--query-calls N]: only the newest sample on one side, for a
-            profiler (the cached store must exist: run query once)
+            query-profile --side store|sql [--query newest|average|steps|changes] [--query-calls N]: one
+            query of the query benchmark on one side, for a profiler (the cached store must exist: run
+            query once; default: the newest sample, 2000 calls)
             ingest-profile --side store|sql [--rows N]: one ingest at batches of 1000 on one side (the sink with
             its queue pre-filled, or the C loop), for a profiler
             """
@@ -62,10 +63,10 @@ struct HealthgateBenchmarks {
             }
         }
         if selected == ["query-profile"] {
-            // The newest sample alone, one side, for a profiler (perf, callgrind): --side store|sql.
-            try await QueryBenchmark.profileNewest(
-                cacheDirectory: options["cache-dir"] ?? ".build/benchmarks", side: options["side"] ?? "store",
-                calls: Int(options["query-calls"] ?? "") ?? 2000)
+            // One query alone, one side, for a profiler (perf, callgrind): --side store|sql.
+            try await QueryBenchmark.profile(
+                cacheDirectory: options["cache-dir"] ?? ".build/benchmarks", query: options["query"] ?? "newest",
+                side: options["side"] ?? "store", calls: Int(options["query-calls"] ?? "") ?? 2000)
             return
         }
         if selected == ["ingest-profile"] {

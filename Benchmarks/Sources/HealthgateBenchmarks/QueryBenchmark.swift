@@ -91,15 +91,7 @@ enum QueryBenchmark {
             + " bytes per heart-rate sample, indexes included. Budget: ≤ 100 bytes, " + report.verdict(bytesPerSample <= 100) + ".")
         report.line("")
 
-        var calendar = Calendar(identifier: .gregorian)
-        guard let berlin = TimeZone(identifier: "Europe/Berlin") else { throw QueryFailure(description: "no Europe/Berlin") }
-        calendar.timeZone = berlin
-        let edges = try (0...days).map { day -> Int64 in
-            guard let date = calendar.date(byAdding: .day, value: day, to: yearStart) else {
-                throw QueryFailure(description: "no day \(day)")
-            }
-            return StoreTime.microseconds(date)
-        }
+        let (berlin, edges) = try yearDays()
         let store = try await HealthStore.open(path: path, access: .readOnly)
         let baseline = try Baseline(path: path)
 
@@ -222,6 +214,21 @@ enum QueryBenchmark {
             : seconds >= 1e-3 ? String(format: "%.1f ms", seconds * 1e3) : String(format: "%.1f µs", seconds * 1e6)
     }
 
+    /// Berlin's time zone and the edges (µs) of the year's 365 local days, from Foundation's
+    /// calendar: the baseline's buckets.
+    static func yearDays() throws -> (zone: TimeZone, edges: [Int64]) {
+        var calendar = Calendar(identifier: .gregorian)
+        guard let berlin = TimeZone(identifier: "Europe/Berlin") else { throw QueryFailure(description: "no Europe/Berlin") }
+        calendar.timeZone = berlin
+        let edges = try (0...days).map { day -> Int64 in
+            guard let date = calendar.date(byAdding: .day, value: day, to: yearStart) else {
+                throw QueryFailure(description: "no day \(day)")
+            }
+            return StoreTime.microseconds(date)
+        }
+        return (berlin, edges)
+    }
+
     /// Both sides must agree day by day: the counts exactly, the values to 1e-9 relative.
     static func compare(_ measured: [(Int64, Double?)], _ baseline: [(Int64, Double?)], what: String) throws {
         guard measured.count == baseline.count else {
@@ -310,25 +317,45 @@ enum QueryBenchmark {
         await writer.close()
     }
 
-    /// The newest sample `calls` times on one side (`store` or `sql`) of the cached store, for a
-    /// profiler; prints the time per call.
-    static func profileNewest(cacheDirectory: String, side: String, calls: Int) async throws {
+    /// One query of the benchmark `calls` times on one side (`store` or `sql`) of the cached
+    /// store, for a profiler: `newest` (the newest heart rate), `average` (the year's average
+    /// heart rate per day), `steps` (the year's sum of steps per day) or `changes` (the first
+    /// 100 000 objects after anchor 0); prints the time per call.
+    static func profile(cacheDirectory: String, query: String, side: String, calls: Int) async throws {
         let path = (cacheDirectory as NSString).appendingPathComponent("query-year.sqlite")
         guard FileManager.default.fileExists(atPath: path) else {
             throw QueryFailure(description: "no cached store at \(path): run the query benchmark once")
         }
+        guard ["store", "sql"].contains(side) else { throw QueryFailure(description: "--side is store or sql, not \(side)") }
+        let (berlin, edges) = try yearDays()
         let start = ContinuousClock.now
-        switch side {
-        case "store":
+        if side == "store" {
             let store = try await HealthStore.open(path: path, access: .readOnly)
-            for _ in 0..<calls { blackHole(try await store.mostRecentSample(of: .heartRate)?.startDate) }
-        case "sql":
+            let (from, to) = (StoreTime.date(microseconds: edges[0]), StoreTime.date(microseconds: edges[days]))
+            for _ in 0..<calls {
+                switch query {
+                case "newest": blackHole(try await store.mostRecentSample(of: .heartRate)?.startDate)
+                case "average", "steps":
+                    blackHole(try await store.statisticsCollection(
+                        of: query == "steps" ? .stepCount : .heartRate, from: from, to: to, anchor: yearStart,
+                        interval: CalendarInterval(.day), timeZone: berlin, options: query == "steps" ? .sum : .average).count)
+                case "changes": blackHole(try await store.changes(since: 0, limit: changeCount).added.count)
+                default: throw QueryFailure(description: "--query is newest, average, steps or changes, not \(query)")
+                }
+            }
+        } else {
             let baseline = try Baseline(path: path)
-            for _ in 0..<calls { blackHole(try baseline.newest(type: "heartRate")) }
-        default:
-            throw QueryFailure(description: "--side is store or sql, not \(side)")
+            for _ in 0..<calls {
+                switch query {
+                case "newest": blackHole(try baseline.newest(type: "heartRate"))
+                case "average": blackHole(try baseline.dailyAverage(edges: edges, type: "heartRate").count)
+                case "steps": blackHole(try baseline.daily(edges: edges, sql: Baseline.stepsDaily, type: "stepCount").count)
+                case "changes": blackHole(try baseline.changes(after: 0, limit: changeCount).ids.count)
+                default: throw QueryFailure(description: "--query is newest, average, steps or changes, not \(query)")
+                }
+            }
         }
-        print("\(side): \(duration((ContinuousClock.now - start).benchmarkSeconds / Double(calls))) per call (store opening included)")
+        print("\(side) \(query): \(duration((ContinuousClock.now - start).benchmarkSeconds / Double(calls))) per call (store opening included)")
     }
 
     /// The hand-written SQL side: the sqlite3 C API on a read-only connection of its own.
