@@ -42,6 +42,16 @@ final class QuantitySeriesStatisticsTests: StoreTestCase {
             mostRecentMicroseconds = newest.map { StoreTime.microseconds($0.startDate) }
         }
 
+        /// The values `options` asks for; the others nil, as a query that does not ask leaves them.
+        func only(_ options: StatisticsOptions) -> Naive {
+            var values = self
+            if !options.contains(.average) { values.average = nil }
+            if !options.contains(.minimum) { values.minimum = nil }
+            if !options.contains(.maximum) { values.maximum = nil }
+            if !options.contains(.mostRecent) { (values.mostRecent, values.mostRecentMicroseconds) = (nil, nil) }
+            return values
+        }
+
         init(_ statistics: QuantityStatistics) {
             count = statistics.sampleCount
             average = statistics.average
@@ -85,7 +95,8 @@ final class QuantitySeriesStatisticsTests: StoreTestCase {
             let anchor = at(Double.random(in: -60...60, using: &random))
             let interval = Duration.milliseconds([700, 7_000, 13_000, 60_000, 100_000, 400_000][round % 6])
             let label = "round \(round): \(from) … \(to), \(interval) from \(anchor)"
-            let options: StatisticsOptions? = round % 4 == 3 ? [.average, .mostRecent] : nil
+            // Every option alone or with another: a series' summary columns are read as they are asked for.
+            let options: StatisticsOptions? = [nil, [.average], [.minimum, .maximum], [.average, .mostRecent]][round % 4]
 
             let series = try await seriesStore.statisticsCollection(
                 of: .heartRate, from: from, to: to, anchor: anchor, interval: interval, options: options)
@@ -94,11 +105,9 @@ final class QuantitySeriesStatisticsTests: StoreTestCase {
             XCTAssertEqual(series, plain, label)
             XCTAssertLessThanOrEqual(try XCTUnwrap(series.first).startDate, from, label)
             XCTAssertGreaterThanOrEqual(try XCTUnwrap(series.last).endDate, to, label)
-            if options == nil {
-                XCTAssertEqual(series.map(Naive.init), series.map { Naive(sorted, from: $0.startDate, to: $0.endDate) }, label)
-            } else {
-                XCTAssertEqual(series.map(\.average), series.map { Naive(sorted, from: $0.startDate, to: $0.endDate).average }, label)
-            }
+            XCTAssertEqual(
+                series.map(Naive.init),
+                series.map { Naive(sorted, from: $0.startDate, to: $0.endDate).only(options ?? .discrete) }, label)
 
             // One statistics over the range, and by device.
             let whole = try await seriesStore.statistics(of: .heartRate, from: from, to: to)

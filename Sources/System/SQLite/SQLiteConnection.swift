@@ -421,6 +421,19 @@ public final class SQLiteStatement {
         }
     }
 
+    /// The column as an integer, for a column the schema declares `INTEGER NOT NULL`: one call
+    /// into SQLite where ``integer(_:)`` makes two (it asks the type first). A REAL reads
+    /// truncated toward zero (saturating), text or a blob as SQLite converts it.
+    public func int64(_ column: Int32) -> Int64 {
+        sqlite3_column_int64(handle, column)
+    }
+
+    /// The column as a double, for a column the schema declares `REAL NOT NULL`: one call into
+    /// SQLite where ``double(_:)`` makes two (it asks the type first).
+    public func real(_ column: Int32) -> Double {
+        sqlite3_column_double(handle, column)
+    }
+
     /// The column as a double: an INTEGER or a REAL, nil for other values.
     public func double(_ column: Int32) -> Double? {
         switch sqlite3_column_type(handle, column) {

@@ -71,7 +71,8 @@ extension StatisticsCalculator {
         // The series: a whole one in a bucket by its summary, the others quantity by quantity.
         if let seriesSpan = try StoreVocabulary.spans(of: type, connection, path: path)?.series {
             try forEachSeriesContribution(
-                connection, type: type, typeID: typeID, span: seriesSpan + span, edges: edges, filter: filter, path: path
+                connection, type: type, typeID: typeID, span: seriesSpan + span, edges: edges, filter: filter,
+                options: .all(for: type.aggregationStyle), devices: true, path: path
             ) { deviceID, contribution throws(StoreError) in
                 let key = try identity(of: deviceID)
                 switch contribution {

@@ -19,7 +19,8 @@ enum StatisticsCalculator {
         }
         let typeID = spans.id
         let series = try discreteSeries(
-            connection, type: type, typeID: typeID, span: spans.series, edges: edges, filter: filter, path: path)
+            connection, type: type, typeID: typeID, span: spans.series, edges: edges, filter: filter, options: options,
+            path: path)
         // One range scan of the index on (type, start_us) per bucket, by the same two prepared
         // statements. A single query joining the buckets to the samples would need GROUP BY over
         // the join, which SQLite does with a temporary B-tree: every sample of the range would
@@ -94,7 +95,8 @@ enum StatisticsCalculator {
         var counts = [Int](repeating: 0, count: count)
         if let seriesSpan = try StoreVocabulary.spans(of: type, connection, path: path)?.series {
             try forEachSeriesContribution(
-                connection, type: type, typeID: typeID, span: seriesSpan + span, edges: edges, filter: filter, path: path
+                connection, type: type, typeID: typeID, span: seriesSpan + span, edges: edges, filter: filter,
+                options: .sum, path: path
             ) { _, contribution in
                 switch contribution {
                 case .summary(let bucket, let count, let sum, _, _, _, _):
