@@ -161,6 +161,19 @@ public struct Metadata: Hashable, Sendable, Codable, Sequence, ExpressibleByDict
         return filled
     }
 
+    /// Makes room for `count` entries in all, so that adding up to that many allocates once:
+    /// a reader that adds keys to every record it makes (its sync keys) saves a resize each.
+    public mutating func reserveCapacity(_ count: Int) {
+        // Dictionary's reserveCapacity runs unspecialized (it reached the generic metadata
+        // cache on every call); an empty one is made at its size instead, the common case of a
+        // record without stored entries.
+        if values.isEmpty {
+            values = Dictionary(minimumCapacity: count)
+        } else {
+            values.reserveCapacity(count)
+        }
+    }
+
     public var isEmpty: Bool { values.isEmpty }
     public var count: Int { values.count }
 

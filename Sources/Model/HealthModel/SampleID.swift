@@ -66,19 +66,29 @@ public struct SampleID: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// The canonical lower-case 8-4-4-4-12 form, written byte by byte without Foundation's
     /// `UUID.uuidString` and its intermediate strings.
-    public var uuidString: String {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        return String(unsafeUninitializedCapacity: 36) { buffer in
-            var out = 0
-            for nibble in 0..<32 {
-                if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
+    public var uuidString: String { uuidString(after: "") }
+
+    /// `prefix` followed by the canonical form, written into one string: a name made of an
+    /// identifier (a store's sync identifier for each record it reads) allocates once, where
+    /// `prefix + uuidString` allocates twice.
+    public func uuidString(after prefix: String) -> String {
+        // Two digits a byte, by arithmetic: a table in an array literal was allocated per call.
+        func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10) }
+        var prefix = prefix
+        let lead = prefix.utf8.count
+        return String(unsafeUninitializedCapacity: lead + 36) { buffer in
+            prefix.withUTF8 { UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer($0)) }
+            var out = lead
+            for index in 0..<16 {
+                // 8-4-4-4-12: a dash before bytes 4, 6, 8 and 10.
+                if index == 4 || index == 6 || index == 8 || index == 10 {
                     buffer[out] = UInt8(ascii: "-")
                     out += 1
                 }
-                let word = nibble < 16 ? high : low
-                let shift = UInt64(60 - 4 * (nibble % 16))
-                buffer[out] = hex[Int((word >> shift) & 0xF)]
-                out += 1
+                let byte = UInt8(truncatingIfNeeded: (index < 8 ? high : low) >> UInt64(56 - 8 * (index % 8)))
+                buffer[out] = digit(byte >> 4)
+                buffer[out + 1] = digit(byte & 0xF)
+                out += 2
             }
             return out
         }

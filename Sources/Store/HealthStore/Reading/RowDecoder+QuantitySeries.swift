@@ -15,7 +15,7 @@ extension RowDecoder {
 
     /// The sync identifier a stored series is given: its versions share it, so a receiver
     /// following HealthKit's rule keeps the one with the highest ``Metadata/syncVersion``.
-    static func seriesSyncIdentifier(_ id: SampleID) -> String { "quantity-series:\(id.uuidString)" }
+    static func seriesSyncIdentifier(_ id: SampleID) -> String { id.uuidString(after: "quantity-series:") }
 
     /// Hands each series `condition` selects (on `quantity_series q`), with its anchor, to
     /// `body`, in `orderBy`'s order.
@@ -51,28 +51,30 @@ extension RowDecoder {
         guard let id = statement.withBlob(1, { SampleID(bytes: $0) }) ?? nil else {
             throw StoreError(.invalidData, path: path, message: "a stored series uuid is not 16 bytes")
         }
-        guard let typeID = statement.integer(2), let unitID = statement.integer(3), let start = statement.integer(4),
-            let version = statement.integer(5), let bytes = statement.withBlob(8, { Array($0) })
-        else {
-            throw StoreError(.invalidData, path: path, message: "series \(id) lacks a type, unit, date or quantities")
-        }
+        // NOT NULL columns, read without asking their type first.
+        let (typeID, unitID, start, version) = (statement.int64(2), statement.int64(3), statement.int64(4), statement.int64(5))
         let type = try vocabulary.type(typeID, for: id)
         let unit = try vocabulary.unit(unitID, for: id)
-        let encoded: [QuantitySeriesEncoding.Quantity]
-        do {
-            encoded = try QuantitySeriesEncoding.decode(bytes)
-        } catch {
-            throw StoreError(.invalidData, path: path, message: "series \(id): \(error)")
+        // The quantities straight from the blob's bytes in place into their final array.
+        let decoded = statement.withBlob(8) { bytes in
+            Result { () throws(SeriesEncodingError) in
+                try QuantitySeriesEncoding.decode(bytes) { quantity in
+                    SeriesQuantity(
+                        value: quantity.value, start: StoreTime.date(microseconds: start &+ quantity.offset),
+                        end: StoreTime.date(microseconds: start &+ quantity.offset &+ quantity.duration))
+                }
+            }
         }
-        let quantities = encoded.map { quantity in
-            SeriesQuantity(
-                value: quantity.value, start: StoreTime.date(microseconds: start &+ quantity.offset),
-                end: StoreTime.date(microseconds: start &+ quantity.offset &+ quantity.duration))
+        let quantities: [SeriesQuantity]
+        switch decoded {
+        case .success(let values): quantities = values
+        case .failure(let error): throw StoreError(.invalidData, path: path, message: "series \(id): \(error)")
+        case nil: throw StoreError(.invalidData, path: path, message: "series \(id) lacks its quantities")
         }
         let device = Self.device(statement, vocabulary: &vocabulary)
         var metadata = withSyncKeys(
             try metadataReader.metadata(statement.value(7), connection), seriesSyncIdentifier(id), version)
-        if statement.integer(6) == 1 { metadata[.provisional] = .bool(true) }
+        if statement.int64(6) == 1 { metadata[.provisional] = .bool(true) }
         do {
             return try QuantitySeriesSample(id: id, type: type, unit: unit, quantities: quantities, device: device, metadata: metadata)
         } catch {

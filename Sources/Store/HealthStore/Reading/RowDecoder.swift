@@ -196,6 +196,8 @@ enum RowDecoder {
         // Most records have neither: clearing keys that are not there would hash them for nothing.
         if entries.isEmpty && identifier == nil && version == nil { return entries }
         var metadata = entries
+        // Room for both keys at once: growing an empty dictionary key by key resized it each time.
+        metadata.reserveCapacity(entries.count + 2)
         metadata.syncIdentifier = identifier
         metadata.syncVersion = version
         return metadata

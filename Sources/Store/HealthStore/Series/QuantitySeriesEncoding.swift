@@ -39,6 +39,15 @@ struct QuantitySeriesEncoding {
 
     /// The quantities of `bytes`.
     static func decode(_ bytes: [UInt8]) throws(SeriesEncodingError) -> [Quantity] {
+        try decode(bytes) { $0 }
+    }
+
+    /// The quantities of `bytes` (an array, or a blob's bytes in place), each made into the
+    /// caller's element by `transform` as it is read: no copy of the bytes and no array but the
+    /// result.
+    static func decode<Bytes: RandomAccessCollection<UInt8>, Element>(
+        _ bytes: Bytes, _ transform: (Quantity) -> Element
+    ) throws(SeriesEncodingError) -> [Element] where Bytes.Index == Int {
         var reader = SeriesBytes.Reader(bytes)
         guard try reader.byte() == format else { throw .malformed("an unknown format") }
         let durations = try reader.byte() & 1 == 1
@@ -46,7 +55,7 @@ struct QuantitySeriesEncoding {
         guard scale <= 6 || scale == rawScale else { throw .malformed("scale \(scale)") }
         let count = try reader.varint()
         guard count <= UInt64(bytes.count) else { throw .malformed("a count of \(count) in \(bytes.count) bytes") }
-        var quantities: [Quantity] = []
+        var quantities: [Element] = []
         quantities.reserveCapacity(Int(count))
         var offset: Int64 = 0
         var step: Int64 = 0
@@ -65,7 +74,7 @@ struct QuantitySeriesEncoding {
                 scaled &+= SeriesBytes.unzigzag(try reader.varint())
                 value = Double(scaled) / divisor
             }
-            quantities.append(Quantity(offset: offset, duration: duration, value: value))
+            quantities.append(transform(Quantity(offset: offset, duration: duration, value: value)))
         }
         guard reader.isAtEnd else { throw .malformed("bytes after the last quantity") }
         return quantities

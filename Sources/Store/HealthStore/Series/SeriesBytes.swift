@@ -26,17 +26,21 @@ enum SeriesBytes {
     }
 
     /// Reads what the appenders wrote, front to back; every read fails with ``SeriesEncodingError``
-    /// rather than trapping on a short or malformed blob.
-    struct Reader {
-        let bytes: [UInt8]
-        var position = 0
+    /// rather than trapping on a short or malformed blob. Over an array, or over a blob's bytes
+    /// in place (a statement's column), which a reader of many rows must not copy.
+    struct Reader<Bytes: RandomAccessCollection<UInt8>> where Bytes.Index == Int {
+        let bytes: Bytes
+        var position: Int
 
-        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        init(_ bytes: Bytes) {
+            self.bytes = bytes
+            position = bytes.startIndex
+        }
 
-        var isAtEnd: Bool { position == bytes.count }
+        var isAtEnd: Bool { position == bytes.endIndex }
 
         mutating func byte() throws(SeriesEncodingError) -> UInt8 {
-            guard position < bytes.count else { throw .truncated }
+            guard position < bytes.endIndex else { throw .truncated }
             defer { position += 1 }
             return bytes[position]
         }
@@ -54,7 +58,7 @@ enum SeriesBytes {
         }
 
         mutating func word() throws(SeriesEncodingError) -> UInt64 {
-            guard bytes.count - position >= 8 else { throw .truncated }
+            guard bytes.endIndex - position >= 8 else { throw .truncated }
             var value: UInt64 = 0
             for index in 0..<8 { value |= UInt64(bytes[position + index]) << UInt64(8 * index) }
             position += 8
