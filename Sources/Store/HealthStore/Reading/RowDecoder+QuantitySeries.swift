@@ -54,7 +54,7 @@ extension RowDecoder {
         // NOT NULL columns, read without asking their type first.
         let (typeID, unitID, start, version) = (statement.int64(2), statement.int64(3), statement.int64(4), statement.int64(5))
         let type = try vocabulary.type(typeID, for: id)
-        let unit = try vocabulary.unit(unitID, for: id)
+        let unit = try vocabulary.unit(unitID, of: type, for: id)
         // The quantities straight from the blob's bytes in place into their final array.
         let decoded = statement.withBlob(8) { bytes in
             Result { () throws(SeriesEncodingError) in

@@ -168,7 +168,7 @@ enum RowDecoder {
             throw StoreError(.invalidData, path: path, message: "sample \(id) lacks a type, unit, value or date")
         }
         let type = try vocabulary.type(typeID, for: id)
-        let unit = try vocabulary.unit(unitID, for: id)
+        let unit = try vocabulary.unit(unitID, of: type, for: id)
         // No original value: the value was recorded as it is stored.
         let original = statement.double(5) ?? value
         let device = Self.device(statement, vocabulary: &vocabulary)

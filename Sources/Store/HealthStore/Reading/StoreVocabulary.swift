@@ -42,8 +42,10 @@ struct StoreVocabulary {
         return type
     }
 
-    /// The unit with `id`, for sample `sample` (named in the error).
-    mutating func unit(_ id: Int64, for sample: SampleID) throws(StoreError) -> HealthUnit {
+    /// The unit with `id` of a sample of `type`, for sample `sample` (named in the error). The
+    /// type's canonical unit, as most stored units are, is the type's own value, not parsed:
+    /// a query meets each unit once, so a short read (the newest sample) parsed it on every call.
+    mutating func unit(_ id: Int64, of type: QuantityType, for sample: SampleID) throws(StoreError) -> HealthUnit {
         if let unit = units[id] { return unit }
         var text = knownUnit
         if text == nil { text = try self.text("SELECT unit FROM units WHERE id = ?1", id) }
@@ -51,8 +53,8 @@ struct StoreVocabulary {
             throw StoreError(.invalidData, path: path, message: "sample \(sample) names unit \(id), which is not stored")
         }
         let unit: HealthUnit
-        if let knownType, text == knownType.canonicalUnit.unitString {
-            unit = knownType.canonicalUnit
+        if text == type.canonicalUnit.unitString {
+            unit = type.canonicalUnit
         } else {
             do {
                 unit = try HealthUnit(text)
