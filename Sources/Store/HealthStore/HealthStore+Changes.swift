@@ -58,13 +58,54 @@ extension HealthStore {
                 .anchorExpired, path: path,
                 message: "anchor \(anchor) is older than the tombstones kept (through \(purged)); read again from anchor 0")
         }
-        // Each table is read in anchor order, one row more than the limit from each, then the
-        // six lists are merged: the first `limit` anchors of the merge are the page.
+        // Each table is read in anchor order, at most one row more than the limit from each,
+        // and the tables are merged by anchor as they are read: samples and series (most of a
+        // store) through cursors whose rows are decoded only when they go into the page; the
+        // correlations, heartbeat series and workouts, whose readers run a query per record,
+        // and the tombstones, read whole first.
         let rowLimit = Int64(limit.map { $0 + 1 } ?? -1)
-        var added: [(anchor: Int64, record: HealthRecord)] = []
-        var deleted: [StoreChanges.Deletion] = []
         let wants = { (kind: HealthRecordKind) in type == nil || type?.kind == kind }
         let range: [SQLiteValue] = [.integer(anchor), .integer(rowLimit)]
+        var others: [(anchor: Int64, record: HealthRecord)] = []
+        if wants(.correlation) {
+            let typeBinding = type.map { SQLiteValue.text($0.identifier) } ?? .null
+            for (rowAnchor, correlation) in try RowDecoder.correlations(
+                connection,
+                where: """
+                    c.anchor IN (SELECT anchor FROM correlations WHERE anchor > ?1 AND (?3 IS NULL OR type = ?3)
+                        ORDER BY anchor LIMIT ?2)
+                    """,
+                range + [typeBinding], path: path)
+            {
+                others.append((rowAnchor, .correlation(correlation)))
+            }
+        }
+        if wants(.heartbeatSeries) {
+            for (rowAnchor, series) in try RowDecoder.heartbeatSeries(
+                connection, where: "h.anchor IN (SELECT anchor FROM heartbeat_series WHERE anchor > ?1 ORDER BY anchor LIMIT ?2)",
+                range, path: path)
+            {
+                others.append((rowAnchor, .heartbeatSeries(series)))
+            }
+        }
+        if wants(.workout) {
+            for (rowAnchor, workout) in try RowDecoder.workouts(
+                connection, where: "anchor IN (SELECT anchor FROM workouts WHERE anchor > ?1 ORDER BY anchor LIMIT ?2)",
+                range, path: path)
+            {
+                others.append((rowAnchor, .workout(workout)))
+            }
+        }
+        // Their readers order them by start date.
+        others.sort { $0.anchor < $1.anchor }
+        let deleted = try tombstones(connection, since: anchor, type: type, rowLimit: rowLimit, path: path)
+
+        var samples: RowCursor?
+        var series: RowCursor?
+        defer {
+            samples?.close()
+            series?.close()
+        }
         if wants(.quantity) {
             let notMember = members ? "" : " AND s.anchor NOT IN (SELECT sample_anchor FROM correlation_members)"
             var condition: String? = "s.anchor > ?1" + notMember
@@ -76,11 +117,8 @@ extension HealthStore {
                 bindings.append(typeID.map(SQLiteValue.integer) ?? .null)
             }
             if let condition {
-                try RowDecoder.forEachSample(
-                    connection, where: condition, orderBy: "s.anchor LIMIT ?2", bindings, path: path
-                ) { rowAnchor, sample in
-                    added.append((rowAnchor, .quantity(sample)))
-                }
+                samples = try RowCursor(
+                    connection, RowDecoder.sampleSelect + " WHERE \(condition) ORDER BY s.anchor LIMIT ?2", bindings, path: path)
             }
         }
         // A quantity series is an object of its quantity type's: asked for with the type.
@@ -93,71 +131,62 @@ extension HealthStore {
                 bindings.append(typeID.map(SQLiteValue.integer) ?? .null)
             }
             if let condition {
-                try RowDecoder.forEachSeries(connection, where: condition, orderBy: "q.anchor LIMIT ?2", bindings, path: path) {
-                    rowAnchor, series in added.append((rowAnchor, .quantitySeries(series)))
-                }
+                series = try RowCursor(
+                    connection, RowDecoder.seriesSelect + " WHERE \(condition) ORDER BY q.anchor LIMIT ?2", bindings, path: path)
             }
         }
-        if wants(.correlation) {
-            let typeBinding = type.map { SQLiteValue.text($0.identifier) } ?? .null
-            for (rowAnchor, correlation) in try RowDecoder.correlations(
-                connection,
-                where: """
-                    c.anchor IN (SELECT anchor FROM correlations WHERE anchor > ?1 AND (?3 IS NULL OR type = ?3)
-                        ORDER BY anchor LIMIT ?2)
-                    """,
-                range + [typeBinding], path: path)
-            {
-                added.append((rowAnchor, .correlation(correlation)))
-            }
-        }
-        if wants(.heartbeatSeries) {
-            for (rowAnchor, series) in try RowDecoder.heartbeatSeries(
-                connection, where: "h.anchor IN (SELECT anchor FROM heartbeat_series WHERE anchor > ?1 ORDER BY anchor LIMIT ?2)",
-                range, path: path)
-            {
-                added.append((rowAnchor, .heartbeatSeries(series)))
-            }
-        }
-        if wants(.workout) {
-            for (rowAnchor, workout) in try RowDecoder.workouts(
-                connection, where: "anchor IN (SELECT anchor FROM workouts WHERE anchor > ?1 ORDER BY anchor LIMIT ?2)",
-                range, path: path)
-            {
-                added.append((rowAnchor, .workout(workout)))
-            }
-        }
-        deleted = try tombstones(connection, since: anchor, type: type, rowLimit: rowLimit, path: path)
-        // Samples and series come in anchor order, the other three by start date: sort when
-        // they are not all in order already (a page of samples alone needs no sort).
-        if zip(added, added.dropFirst()).contains(where: { $0.anchor > $1.anchor }) {
-            added.sort { $0.anchor < $1.anchor }
-        }
-        return page(added: added, deleted: deleted, since: anchor, limit: limit, latest: latest)
-    }
 
-    /// The page of `added` and `deleted` (each in anchor order) that holds the first `limit`
-    /// anchors of both together.
-    private static func page(
-        added: [(anchor: Int64, record: HealthRecord)], deleted: [StoreChanges.Deletion], since anchor: Int64,
-        limit: Int?, latest: Int64
-    ) -> StoreChanges {
-        var cut = latest
-        var hasMore = false
-        if let limit, added.count + deleted.count > limit {
-            // The limit-th smallest anchor of the two lists is the page's last.
-            var (a, d) = (0, 0)
-            for _ in 0..<limit {
-                if d >= deleted.count || (a < added.count && added[a].anchor < deleted[d].anchor) { a += 1 } else { d += 1 }
+        // The merge: the smallest next anchor of the six goes into the page (anchors are unique
+        // across the tables) until the page holds `limit` changes.
+        enum Source { case deletion, sample, series, other }
+        var (nextOther, nextDeletion) = (0, 0)
+        func next() -> Source? {
+            var best: (source: Source, anchor: Int64)?
+            func consider(_ source: Source, _ candidate: Int64?) {
+                if let candidate, best.map({ candidate < $0.anchor }) ?? true { best = (source, candidate) }
             }
-            let last = max(a > 0 ? added[a - 1].anchor : anchor, d > 0 ? deleted[d - 1].anchor : anchor)
-            cut = last
-            hasMore = true
+            consider(.deletion, nextDeletion < deleted.count ? deleted[nextDeletion].anchor : nil)
+            consider(.sample, samples?.anchor)
+            consider(.series, series?.anchor)
+            consider(.other, nextOther < others.count ? others[nextOther].anchor : nil)
+            return best?.source
         }
-        let kept = added.prefix { $0.anchor <= cut }
-        return StoreChanges(
-            added: kept.map(\.record), addedAnchors: kept.map(\.anchor), deleted: deleted.filter { $0.anchor <= cut },
-            anchor: cut, hasMore: hasMore)
+        var vocabulary = StoreVocabulary(connection: connection, path: path)
+        var metadataReader = MetadataReader(path: path)
+        var added: [HealthRecord] = []
+        var addedAnchors: [Int64] = []
+        var deletions: [StoreChanges.Deletion] = []
+        while limit.map({ added.count + deletions.count < $0 }) ?? true, let source = next() {
+            switch source {
+            case .deletion:
+                deletions.append(deleted[nextDeletion])
+                nextDeletion += 1
+            case .other:
+                added.append(others[nextOther].record)
+                addedAnchors.append(others[nextOther].anchor)
+                nextOther += 1
+            case .sample:
+                // next() chose it for its anchor.
+                guard let cursor = samples, let rowAnchor = cursor.anchor else { continue }
+                added.append(.quantity(try RowDecoder.decodeSample(cursor.statement, vocabulary: &vocabulary, path: path, syncColumn: 19) {
+                    key throws(StoreError) in try metadataReader.metadata(key, connection)
+                }))
+                addedAnchors.append(rowAnchor)
+                try samples?.advance()
+            case .series:
+                guard let cursor = series, let rowAnchor = cursor.anchor else { continue }
+                added.append(.quantitySeries(try RowDecoder.decodeSeries(
+                    cursor.statement, vocabulary: &vocabulary, metadataReader: &metadataReader, connection: connection,
+                    path: path)))
+                addedAnchors.append(rowAnchor)
+                try series?.advance()
+            }
+        }
+        // Cut short: the page ends at its last anchor; otherwise it holds everything up to the
+        // store's latest.
+        let hasMore = next() != nil
+        let cut = hasMore ? max(addedAnchors.last ?? anchor, deletions.last?.anchor ?? anchor) : latest
+        return StoreChanges(added: added, addedAnchors: addedAnchors, deleted: deletions, anchor: cut, hasMore: hasMore)
     }
 
     private static func tombstones(

@@ -44,7 +44,7 @@ extension RowDecoder {
     }
 
     /// The series in the statement's current row (columns of ``seriesSelect``).
-    private static func decodeSeries(
+    static func decodeSeries(
         _ statement: SQLiteStatement, vocabulary: inout StoreVocabulary, metadataReader: inout MetadataReader,
         connection: SQLiteConnection, path: String
     ) throws(StoreError) -> QuantitySeriesSample {

@@ -148,7 +148,7 @@ enum RowDecoder {
     /// its `sample_sync` row (columns `syncColumn` and `syncColumn + 1`) when the set does not
     /// hold them (version 17; a set stored before holds them). The sample is built once, with
     /// its metadata: a sample is a large value, and each copy retains every string it holds.
-    private static func decodeSample(
+    static func decodeSample(
         _ statement: SQLiteStatement, vocabulary: inout StoreVocabulary, path: String, syncColumn: Int32,
         metadata: (_ key: SQLiteValue) throws(StoreError) -> Metadata
     ) throws(StoreError) -> QuantitySample {
