@@ -168,7 +168,7 @@ extension HealthStore {
             case .sample:
                 // next() chose it for its anchor.
                 guard let cursor = samples, let rowAnchor = cursor.anchor else { continue }
-                added.append(.quantity(try RowDecoder.decodeSample(cursor.statement, vocabulary: &vocabulary, path: path, syncColumn: 19) {
+                added.append(.quantity(try RowDecoder.decodeSample(cursor.statement, vocabulary: &vocabulary, path: path, syncColumn: RowDecoder.sampleSyncColumn) {
                     key throws(StoreError) in try metadataReader.metadata(key, connection)
                 }))
                 addedAnchors.append(rowAnchor)

@@ -6,11 +6,11 @@ import SQLite
 // sync keys a receiver needs to tell its versions apart.
 extension RowDecoder {
     /// The columns ``decodeSeries(_:vocabulary:metadataReader:connection:path:)`` reads, from
-    /// `quantity_series q` joined with `devices d`.
+    /// `quantity_series q`; the device by its id, as in ``sampleSelect``.
     static let seriesSelect = """
         SELECT q.anchor, q.uuid, q.type_id, q.unit_id, q.start_us, q.version, q.open, q.metadata_set_id, q.quantities,
-            q.device_id, \(deviceColumns)
-        FROM quantity_series q LEFT JOIN devices d ON d.id = q.device_id
+            q.device_id
+        FROM quantity_series q
         """
 
     /// The sync identifier a stored series is given: its versions share it, so a receiver
@@ -71,7 +71,7 @@ extension RowDecoder {
         case .failure(let error): throw StoreError(.invalidData, path: path, message: "series \(id): \(error)")
         case nil: throw StoreError(.invalidData, path: path, message: "series \(id) lacks its quantities")
         }
-        let device = Self.device(statement, vocabulary: &vocabulary)
+        let device = try Self.device(statement, vocabulary: &vocabulary)
         var metadata = withSyncKeys(
             try metadataReader.metadata(statement.value(7), connection), seriesSyncIdentifier(id), version)
         if statement.int64(6) == 1 { metadata[.provisional] = .bool(true) }

@@ -11,12 +11,17 @@ enum RowDecoder {
         """
 
     /// The columns ``decodeSample(_:vocabulary:path:syncColumn:metadata:)`` reads, in its order,
-    /// from samples `s` joined with devices `d` and with their sync keys `y` (columns 19 and 20).
+    /// from samples `s` with their sync keys `y` (columns ``sampleSyncColumn`` and the next).
+    /// The device is its id: a scan meets a few devices, each read once
+    /// (``device(_:vocabulary:)``), where a join made SQLite look each row's device up.
     static let sampleSelect = """
         SELECT s.anchor, s.uuid, s.type_id, s.unit_id, s.value, s.original_value, s.start_us, s.duration_us,
-            s.metadata_set_id, s.device_id, \(deviceColumns), y.sync_identifier, y.sync_version
-        FROM samples s LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN sample_sync y ON y.anchor = s.anchor
+            s.metadata_set_id, s.device_id, y.sync_identifier, y.sync_version
+        FROM samples s LEFT JOIN sample_sync y ON y.anchor = s.anchor
         """
+
+    /// The column of ``sampleSelect`` that holds the sample's sync identifier (its version next).
+    static let sampleSyncColumn: Int32 = 10
 
     /// The samples `condition` selects, in `orderBy`'s order.
     static func samples(
@@ -39,7 +44,7 @@ enum RowDecoder {
             connection, sampleSelect + " WHERE \(condition) ORDER BY \(orderBy)", bindings, path: path
         ) { statement, vocabulary, metadataReader throws(StoreError) in
             let anchor = statement.integer(0) ?? 0
-            try body(anchor, try decodeSample(statement, vocabulary: &vocabulary, path: path, syncColumn: 19) { key throws(StoreError) in
+            try body(anchor, try decodeSample(statement, vocabulary: &vocabulary, path: path, syncColumn: sampleSyncColumn) { key throws(StoreError) in
                 try metadataReader.metadata(key, connection)
             })
         }
@@ -88,8 +93,9 @@ enum RowDecoder {
     /// The newest sample of ?1 (a type id) with its device, its unit and its metadata entries
     /// (its set's, its parent's and grandparent's: ``StoreSchema/entriesOfSet(_:)`` written out),
     /// one row per entry (one row without entries when it has none): the columns of
-    /// ``sampleSelect`` up to the device's, then the entry's key, value type and value, the unit
-    /// string, and the sample's sync keys.
+    /// ``sampleSelect`` up to the device id, the device's fields (10 to 18: one row, so no
+    /// lookup by id), then the entry's key, value type and value, the unit string, and the
+    /// sample's sync keys.
     /// A literal, so that the connection finds its statement by address (``SQLiteConnection/statement(literal:)``).
     private static let newestSampleSQL: StaticString = """
         SELECT s.anchor, s.uuid, s.type_id, s.unit_id, s.value, s.original_value, s.start_us, s.duration_us,
@@ -171,7 +177,7 @@ enum RowDecoder {
         let unit = try vocabulary.unit(unitID, of: type, for: id)
         // No original value: the value was recorded as it is stored.
         let original = statement.double(5) ?? value
-        let device = Self.device(statement, vocabulary: &vocabulary)
+        let device = try Self.device(statement, vocabulary: &vocabulary)
         // Read before `metadata`, which may step the statement past this row.
         let syncIdentifier = statement.text(syncColumn)
         let syncVersion = statement.integer(syncColumn + 1)
@@ -203,18 +209,18 @@ enum RowDecoder {
         return metadata
     }
 
-    /// The device of the statement's current row, from the columns 9 to 18 that ``sampleSelect``
-    /// and ``seriesSelect`` both give it (its id, then its fields), through `vocabulary`'s cache;
-    /// nil for a row without one.
-    static func device(_ statement: SQLiteStatement, vocabulary: inout StoreVocabulary) -> Device? {
-        statement.integer(9).map { deviceID in
-            vocabulary.device(deviceID) {
-                Device(
-                    name: statement.text(10), manufacturer: statement.text(11), model: statement.text(12),
-                    hardwareVersion: statement.text(13), firmwareVersion: statement.text(14),
-                    softwareVersion: statement.text(15), localIdentifier: statement.text(16),
-                    udiDeviceIdentifier: statement.text(17), radioIdentifier: statement.text(18))
-            }
+    /// The device of the statement's current row (its id in column 9) through `vocabulary`'s
+    /// cache: the first time the query meets it, read by its id (``sampleSelect``,
+    /// ``seriesSelect``), or from the row's columns 10 to 18 for a vocabulary of one known row
+    /// (the newest sample, whose statement selects them); nil for a row without one.
+    static func device(_ statement: SQLiteStatement, vocabulary: inout StoreVocabulary) throws(StoreError) -> Device? {
+        guard let deviceID = statement.integer(9) else { return nil }
+        return try vocabulary.device(deviceID) {
+            Device(
+                name: statement.text(10), manufacturer: statement.text(11), model: statement.text(12),
+                hardwareVersion: statement.text(13), firmwareVersion: statement.text(14),
+                softwareVersion: statement.text(15), localIdentifier: statement.text(16),
+                udiDeviceIdentifier: statement.text(17), radioIdentifier: statement.text(18))
         }
     }
 

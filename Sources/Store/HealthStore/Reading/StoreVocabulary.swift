@@ -66,10 +66,23 @@ struct StoreVocabulary {
         return unit
     }
 
-    /// The device with `id`, built by `make` from the row the first time the query meets it.
-    mutating func device(_ id: Int64, _ make: () -> Device) -> Device {
+    /// The device with `id`, the first time the query meets it read from `devices` by its id, or
+    /// made by `fields` from the row for a vocabulary of one known row (which has no connection).
+    /// An id without a row is a device without fields, as a LEFT JOIN would give it.
+    mutating func device(_ id: Int64, _ fields: () -> Device) throws(StoreError) -> Device {
         if let device = devices[id] { return device }
-        let device = make()
+        let device: Device
+        if let connection {
+            let row = try HealthStore.run(
+                connection, "SELECT \(RowDecoder.deviceColumns) FROM devices d WHERE d.id = ?1", [.integer(id)], path: path
+            ).first
+            device = Device(
+                name: row?.text(0), manufacturer: row?.text(1), model: row?.text(2), hardwareVersion: row?.text(3),
+                firmwareVersion: row?.text(4), softwareVersion: row?.text(5), localIdentifier: row?.text(6),
+                udiDeviceIdentifier: row?.text(7), radioIdentifier: row?.text(8))
+        } else {
+            device = fields()
+        }
         devices[id] = device
         return device
     }
