@@ -118,11 +118,29 @@ struct Report {
     private(set) var loadsNotCarried: [String] = []
     private var section = ""
     private var sectionCarriedItsLoad = true
+    private var sectionWasQuiet = true
 
     mutating func section(_ title: String) {
         section = title
         sectionCarriedItsLoad = true
+        sectionWasQuiet = true
         emit("\n### \(title)\n")
+    }
+
+    /// Checks that other work kept at most `limit` cores busy while the section measured
+    /// (`watch` started before its timed regions), and says so with the 1-minute load average
+    /// before and after. When it did not, or cannot be told, the section's verdicts read "not
+    /// judged": the figures are printed, but say nothing about the budget.
+    /// - Returns: whether the machine was quiet.
+    @discardableResult
+    mutating func quiet(_ watch: QuietWatch, limit: Double) -> Bool {
+        let other = watch.otherCores()
+        let loads = [watch.loadBefore, QuietWatch.oneMinuteLoad()].map { $0.map { String(format: "%.2f", $0) } ?? "?" }
+        let figures = (other.map { String(format: "other work kept %.2f cores busy", $0) } ?? "other work unknown")
+            + String(format: " (at most %.2f)", limit) + ", load average \(loads[0]) before and \(loads[1]) after"
+        sectionWasQuiet = other.map { $0 <= limit } ?? false
+        emit("Quiet: \(figures): " + (sectionWasQuiet ? "quiet." : "**NOT quiet**; this section's figures are not judged."))
+        return sectionWasQuiet
     }
 
     /// Checks that the benchmark got at least `share` of the load it asked for, and says so.
@@ -143,10 +161,12 @@ struct Report {
         return carried
     }
 
-    /// Whether a measured figure meets its budget: "met", "NOT met", or "not valid" when the
-    /// section did not get the load it asked for.
+    /// Whether a measured figure meets its budget: "met", "NOT met", "not valid" when the
+    /// section did not get the load it asked for, or "not judged" when the machine was not
+    /// quiet while it measured (``quiet(_:limit:)``).
     func verdict(_ met: Bool) -> String {
         guard sectionCarriedItsLoad else { return "**not valid** (load not carried)" }
+        guard sectionWasQuiet else { return "**not judged** (the machine was not quiet)" }
         return met ? "met" : "**NOT met**"
     }
 
