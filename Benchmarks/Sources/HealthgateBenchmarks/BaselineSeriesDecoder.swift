@@ -21,8 +21,11 @@ struct BaselineSeriesDecoder {
     }
 
     /// Calls `body` with each quantity of the blob at `bytes` (`count` bytes, as
-    /// `sqlite3_column_blob` and `sqlite3_column_bytes` give it), in order.
-    static func forEach(_ blob: UnsafeRawPointer?, count: Int, _ body: (Quantity) -> Void) throws {
+    /// `sqlite3_column_blob` and `sqlite3_column_bytes` give it), in order, after telling
+    /// `announce` how many there are (so that a reader keeping them reserves its array once).
+    static func forEach(
+        _ blob: UnsafeRawPointer?, count: Int, announce: (Int) -> Void = { _ in }, _ body: (Quantity) -> Void
+    ) throws {
         guard let bytes = blob else { throw Malformed(description: "a series without quantities") }
         var position = 0
         func byte() throws -> UInt8 {
@@ -49,6 +52,8 @@ struct BaselineSeriesDecoder {
         let durations = try byte() & 1 == 1
         let scale = try byte()
         let quantities = try varint()
+        guard quantities <= UInt64(count) else { throw Malformed(description: "more quantities than bytes") }
+        announce(Int(quantities))
         var divisor = 1.0
         if scale != 255 { for _ in 0..<scale { divisor *= 10 } }
         var offset: Int64 = 0
