@@ -36,6 +36,14 @@ enum Harness {
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     }
 
+    /// Minor page faults this process has taken (getrusage `ru_minflt`): each a page the kernel
+    /// had to map, most of them memory handed out fresh.
+    static func minorFaults() -> Int {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return usage.ru_minflt
+    }
+
     /// CLOCK_MONOTONIC in seconds: the clock the emulators (other processes) stamp what they
     /// send with (Python's `time.monotonic()`).
     static func monotonicSeconds() -> Double {
