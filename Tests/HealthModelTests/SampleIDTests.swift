@@ -116,6 +116,8 @@ final class SampleIDTests: XCTestCase {
             fixed.bytes,
             [0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0xFE, 0xDC, 0xBA, 0x98, 0x76, 0x54, 0x32, 0x10])
         XCTAssertEqual(fixed.uuidString, "01234567-89ab-cdef-fedc-ba9876543210")
+        XCTAssertEqual(fixed.uuidString(after: "quantity-series:"), "quantity-series:01234567-89ab-cdef-fedc-ba9876543210")
+        XCTAssertEqual(fixed.uuidString(after: "série·"), "série·01234567-89ab-cdef-fedc-ba9876543210", "a prefix of several-byte characters")
         XCTAssertNil(SampleID(bytes: [UInt8](repeating: 0, count: 15)))
         XCTAssertNil(SampleID(bytes: [UInt8](repeating: 0, count: 17)))
         XCTAssertNil(SampleID(bytes: [UInt8]()))

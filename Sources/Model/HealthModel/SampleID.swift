@@ -72,24 +72,35 @@ public struct SampleID: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// identifier (a store's sync identifier for each record it reads) allocates once, where
     /// `prefix + uuidString` allocates twice.
     public func uuidString(after prefix: String) -> String {
-        // Two digits a byte, by arithmetic: a table in an array literal was allocated per call.
-        func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10) }
         var prefix = prefix
         let lead = prefix.utf8.count
         return String(unsafeUninitializedCapacity: lead + 36) { buffer in
             prefix.withUTF8 { UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer($0)) }
+            // Two digits a byte, by arithmetic (a table in an array literal was allocated per
+            // call); 8-4-4-4-12: a dash before bytes 4, 6, 8 and 10.
             var out = lead
-            for index in 0..<16 {
-                // 8-4-4-4-12: a dash before bytes 4, 6, 8 and 10.
-                if index == 4 || index == 6 || index == 8 || index == 10 {
-                    buffer[out] = UInt8(ascii: "-")
-                    out += 1
+            func write(_ word: UInt64, bytes range: Range<Int>) {
+                for index in range {
+                    let byte = UInt8(truncatingIfNeeded: word >> UInt64(56 - 8 * (index % 8)))
+                    let (high, low) = (byte >> 4, byte & 0xF)
+                    buffer[out] = high < 10 ? UInt8(ascii: "0") &+ high : UInt8(ascii: "a") &+ (high &- 10)
+                    buffer[out + 1] = low < 10 ? UInt8(ascii: "0") &+ low : UInt8(ascii: "a") &+ (low &- 10)
+                    out += 2
                 }
-                let byte = UInt8(truncatingIfNeeded: (index < 8 ? high : low) >> UInt64(56 - 8 * (index % 8)))
-                buffer[out] = digit(byte >> 4)
-                buffer[out + 1] = digit(byte & 0xF)
-                out += 2
             }
+            func dash() {
+                buffer[out] = UInt8(ascii: "-")
+                out += 1
+            }
+            write(high, bytes: 0..<4)
+            dash()
+            write(high, bytes: 4..<6)
+            dash()
+            write(high, bytes: 6..<8)
+            dash()
+            write(low, bytes: 8..<10)
+            dash()
+            write(low, bytes: 10..<16)
             return out
         }
     }

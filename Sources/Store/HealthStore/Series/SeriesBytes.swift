@@ -46,6 +46,11 @@ enum SeriesBytes {
         }
 
         mutating func varint() throws(SeriesEncodingError) -> UInt64 {
+            // One byte, the common case (a steady step, a heart rate's change): no loop.
+            if position < bytes.endIndex, bytes[position] < 0x80 {
+                defer { position += 1 }
+                return UInt64(bytes[position])
+            }
             var value: UInt64 = 0
             var shift: UInt64 = 0
             while true {
