@@ -38,7 +38,8 @@ import SQLite
 ///   Baseline: one statement selecting the newest plain sample and one selecting the series
 ///   whose last quantity starts latest (among those starting within the type's longest series
 ///   span of the latest-starting one, as the store's index allows), each with its device and
-///   metadata entries, every column read into a Swift value (strings, integers, doubles, the
+///   metadata entries (its set's, parent's and grandparent's, and a sample's `sample_sync` row,
+///   as the store reads them since schema 17), every column read into a Swift value (strings, integers, doubles, the
 ///   uuid's bytes; the series' last quantity from its summary columns): all the API returns,
 ///   short of assembling the model values.
 /// - the change log: the first 100 000 objects after anchor 0. Measured:
@@ -436,26 +437,31 @@ enum QueryBenchmark {
                 ORDER BY last_start_us DESC, anchor DESC LIMIT 1) q
             JOIN units u ON u.id = q.unit_id
             LEFT JOIN devices d ON d.id = q.device_id LEFT JOIN metadata_entries e
-                ON e.set_id IN (q.metadata_set_id, (SELECT parent_id FROM metadata_sets WHERE id = q.metadata_set_id))
+                ON e.set_id IN (q.metadata_set_id, (SELECT parent_id FROM metadata_sets WHERE id = q.metadata_set_id),
+                    (SELECT p.parent_id FROM metadata_sets c JOIN metadata_sets p ON p.id = c.parent_id WHERE c.id = q.metadata_set_id))
             """
         /// The newest sample of ?1 with its unit, device and metadata entries.
         static let newestSample = """
             SELECT s.uuid, s.type_id, s.value, u.unit, s.original_value, s.start_us, s.duration_us,
                 d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version,
-                d.software_version, d.local_identifier, d.udi_device_identifier, e.key, e.value_type, e.value
+                d.software_version, d.local_identifier, d.udi_device_identifier, e.key, e.value_type, e.value,
+                y.sync_identifier, y.sync_version
             FROM (SELECT * FROM samples WHERE type_id = (SELECT id FROM quantity_types WHERE identifier = ?1)
                 ORDER BY start_us DESC, uuid DESC LIMIT 1) s
             JOIN units u ON u.id = s.unit_id
-            LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN metadata_entries e
-                ON e.set_id IN (s.metadata_set_id, (SELECT parent_id FROM metadata_sets WHERE id = s.metadata_set_id))
+            LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN sample_sync y ON y.anchor = s.anchor
+            LEFT JOIN metadata_entries e
+                ON e.set_id IN (s.metadata_set_id, (SELECT parent_id FROM metadata_sets WHERE id = s.metadata_set_id),
+                    (SELECT p.parent_id FROM metadata_sets c JOIN metadata_sets p ON p.id = c.parent_id WHERE c.id = s.metadata_set_id))
             """
         /// The samples after anchor ?1, at most ?2, in anchor order, with their type, unit and device.
         static let changedSamples = """
             SELECT s.anchor, s.uuid, t.identifier, s.value, u.unit, s.original_value, s.start_us, s.duration_us,
                 s.metadata_set_id, d.name, d.manufacturer, d.model,
-                d.hardware_version, d.firmware_version, d.software_version, d.local_identifier, d.udi_device_identifier
+                d.hardware_version, d.firmware_version, d.software_version, d.local_identifier, d.udi_device_identifier,
+                y.sync_identifier, y.sync_version
             FROM samples s JOIN quantity_types t ON t.id = s.type_id JOIN units u ON u.id = s.unit_id
-                LEFT JOIN devices d ON d.id = s.device_id
+                LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN sample_sync y ON y.anchor = s.anchor
             WHERE s.anchor > ?1 ORDER BY s.anchor LIMIT ?2
             """
         /// The quantity series after anchor ?1, at most ?2, in anchor order, with their type, unit,
