@@ -43,6 +43,10 @@ public struct QuantitySeriesSample: Hashable, Sendable {
     ///   for a value that is not a finite number, `.endBeforeStart` for a quantity whose interval
     ///   runs backwards, `.seriesOutOfOrder` when the quantities are not ordered by start date or
     ///   there are none.
+    // Inlinable, as QuantitySample's is, so that a caller's values move into the series: a
+    // store read builds one per row, and the call's copy and release of the five references a
+    // series holds showed in the change log's profile.
+    @inlinable
     public init(
         id: SampleID, type: QuantityType, unit: HealthUnit, quantities: [SeriesQuantity], device: Device? = nil,
         metadata: Metadata = Metadata()
