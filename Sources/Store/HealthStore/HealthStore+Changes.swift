@@ -44,100 +44,30 @@ extension HealthStore {
     private static func changes(
         _ connection: SQLiteConnection, since anchor: Int64, type: ChangeType?, limit: Int?, members: Bool, path: String
     ) throws(StoreError) -> StoreChanges {
-        let bounds = try run(connection, "SELECT latest, purged_through FROM anchors", [], path: path)
-        let latest = bounds.first?.integer(0) ?? 0
-        let purged = bounds.first?.integer(1) ?? 0
-        guard anchor <= latest else {
-            throw StoreError(
-                .unknownAnchor, path: path,
-                message: "anchor \(anchor) is above the store's latest (\(latest)): it comes from another store")
-        }
-        // Anchor 0 holds nothing yet, so it needs no tombstones.
-        guard anchor == 0 || anchor >= purged else {
-            throw StoreError(
-                .anchorExpired, path: path,
-                message: "anchor \(anchor) is older than the tombstones kept (through \(purged)); read again from anchor 0")
-        }
+        let latest = try checkedLatestAnchor(connection, since: anchor, path: path)
         // Each table is read in anchor order, at most one row more than the limit from each,
         // and the tables are merged by anchor as they are read: samples and series (most of a
         // store) through cursors whose rows are decoded only when they go into the page; the
         // correlations, heartbeat series and workouts, whose readers run a query per record,
         // and the tombstones, read whole first.
         let rowLimit = Int64(limit.map { $0 + 1 } ?? -1)
-        let wants = { (kind: HealthRecordKind) in type == nil || type?.kind == kind }
         let range: [SQLiteValue] = [.integer(anchor), .integer(rowLimit)]
-        var others: [(anchor: Int64, record: HealthRecord)] = []
-        if wants(.correlation) {
-            let typeBinding = type.map { SQLiteValue.text($0.identifier) } ?? .null
-            for (rowAnchor, correlation) in try RowDecoder.correlations(
-                connection,
-                where: """
-                    c.anchor IN (SELECT anchor FROM correlations WHERE anchor > ?1 AND (?3 IS NULL OR type = ?3)
-                        ORDER BY anchor LIMIT ?2)
-                    """,
-                range + [typeBinding], path: path)
-            {
-                others.append((rowAnchor, .correlation(correlation)))
-            }
-        }
-        if wants(.heartbeatSeries) {
-            for (rowAnchor, series) in try RowDecoder.heartbeatSeries(
-                connection, where: "h.anchor IN (SELECT anchor FROM heartbeat_series WHERE anchor > ?1 ORDER BY anchor LIMIT ?2)",
-                range, path: path)
-            {
-                others.append((rowAnchor, .heartbeatSeries(series)))
-            }
-        }
-        if wants(.workout) {
-            for (rowAnchor, workout) in try RowDecoder.workouts(
-                connection, where: "anchor IN (SELECT anchor FROM workouts WHERE anchor > ?1 ORDER BY anchor LIMIT ?2)",
-                range, path: path)
-            {
-                others.append((rowAnchor, .workout(workout)))
-            }
-        }
-        // Their readers order them by start date.
-        others.sort { $0.anchor < $1.anchor }
+        let others = try recordsReadWhole(connection, type: type, range: range, path: path)
         let deleted = try tombstones(connection, since: anchor, type: type, rowLimit: rowLimit, path: path)
-
-        var samples: RowCursor?
-        var series: RowCursor?
+        // A quantity series is an object of its quantity type's: asked for with the type.
+        let wantsQuantities = type == nil || type?.kind == .quantity
+        let notMember = members ? "" : " AND s.anchor NOT IN (SELECT sample_anchor FROM correlation_members)"
+        var samples = wantsQuantities
+            ? try anchorCursor(connection, RowDecoder.sampleSelect, alias: "s", also: notMember, type: type, range: range, path: path) : nil
+        var series = wantsQuantities
+            ? try anchorCursor(connection, RowDecoder.seriesSelect, alias: "q", also: "", type: type, range: range, path: path) : nil
         defer {
             samples?.close()
             series?.close()
         }
-        if wants(.quantity) {
-            let notMember = members ? "" : " AND s.anchor NOT IN (SELECT sample_anchor FROM correlation_members)"
-            var condition: String? = "s.anchor > ?1" + notMember
-            var bindings = range
-            if case .quantity(let quantityType) = type {
-                // A type never stored has no samples.
-                let typeID = try StoreVocabulary.typeID(of: quantityType, connection, path: path)
-                condition = typeID.map { _ in "s.anchor > ?1 AND s.type_id = ?3" + notMember }
-                bindings.append(typeID.map(SQLiteValue.integer) ?? .null)
-            }
-            if let condition {
-                samples = try RowCursor(
-                    connection, RowDecoder.sampleSelect + " WHERE \(condition) ORDER BY s.anchor LIMIT ?2", bindings, path: path)
-            }
-        }
-        // A quantity series is an object of its quantity type's: asked for with the type.
-        if type == nil || type?.kind == .quantity {
-            var condition: String? = "q.anchor > ?1"
-            var bindings = range
-            if case .quantity(let quantityType) = type {
-                let typeID = try StoreVocabulary.typeID(of: quantityType, connection, path: path)
-                condition = typeID.map { _ in "q.anchor > ?1 AND q.type_id = ?3" }
-                bindings.append(typeID.map(SQLiteValue.integer) ?? .null)
-            }
-            if let condition {
-                series = try RowCursor(
-                    connection, RowDecoder.seriesSelect + " WHERE \(condition) ORDER BY q.anchor LIMIT ?2", bindings, path: path)
-            }
-        }
 
-        // The merge: the smallest next anchor of the six goes into the page (anchors are unique
-        // across the tables) until the page holds `limit` changes.
+        // The merge: the smallest next anchor of the four sources goes into the page (anchors are
+        // unique across the tables) until the page holds `limit` changes.
         enum Source { case deletion, sample, series, other }
         var (nextOther, nextDeletion) = (0, 0)
         func next() -> Source? {
@@ -196,6 +126,85 @@ extension HealthStore {
         let hasMore = next() != nil
         let cut = hasMore ? max(addedAnchors.last ?? anchor, deletions.last?.anchor ?? anchor) : latest
         return StoreChanges(added: added, addedAnchors: addedAnchors, deleted: deletions, anchor: cut, hasMore: hasMore)
+    }
+
+    /// The store's latest anchor, once `anchor` is checked against it and against the purged
+    /// tombstones.
+    private static func checkedLatestAnchor(_ connection: SQLiteConnection, since anchor: Int64, path: String) throws(StoreError) -> Int64 {
+        let bounds = try run(connection, "SELECT latest, purged_through FROM anchors", [], path: path)
+        let latest = bounds.first?.integer(0) ?? 0
+        let purged = bounds.first?.integer(1) ?? 0
+        guard anchor <= latest else {
+            throw StoreError(
+                .unknownAnchor, path: path,
+                message: "anchor \(anchor) is above the store's latest (\(latest)): it comes from another store")
+        }
+        // Anchor 0 holds nothing yet, so it needs no tombstones.
+        guard anchor == 0 || anchor >= purged else {
+            throw StoreError(
+                .anchorExpired, path: path,
+                message: "anchor \(anchor) is older than the tombstones kept (through \(purged)); read again from anchor 0")
+        }
+        return latest
+    }
+
+    /// The correlations, heartbeat series and workouts changed after `range`'s anchor (?1), at
+    /// most its row limit (?2) of each, by anchor.
+    private static func recordsReadWhole(
+        _ connection: SQLiteConnection, type: ChangeType?, range: [SQLiteValue], path: String
+    ) throws(StoreError) -> [(anchor: Int64, record: HealthRecord)] {
+        let wants = { (kind: HealthRecordKind) in type == nil || type?.kind == kind }
+        var others: [(anchor: Int64, record: HealthRecord)] = []
+        if wants(.correlation) {
+            let typeBinding = type.map { SQLiteValue.text($0.identifier) } ?? .null
+            for (rowAnchor, correlation) in try RowDecoder.correlations(
+                connection,
+                where: """
+                    c.anchor IN (SELECT anchor FROM correlations WHERE anchor > ?1 AND (?3 IS NULL OR type = ?3)
+                        ORDER BY anchor LIMIT ?2)
+                    """,
+                range + [typeBinding], path: path)
+            {
+                others.append((rowAnchor, .correlation(correlation)))
+            }
+        }
+        if wants(.heartbeatSeries) {
+            for (rowAnchor, series) in try RowDecoder.heartbeatSeries(
+                connection, where: "h.anchor IN (SELECT anchor FROM heartbeat_series WHERE anchor > ?1 ORDER BY anchor LIMIT ?2)",
+                range, path: path)
+            {
+                others.append((rowAnchor, .heartbeatSeries(series)))
+            }
+        }
+        if wants(.workout) {
+            for (rowAnchor, workout) in try RowDecoder.workouts(
+                connection, where: "anchor IN (SELECT anchor FROM workouts WHERE anchor > ?1 ORDER BY anchor LIMIT ?2)",
+                range, path: path)
+            {
+                others.append((rowAnchor, .workout(workout)))
+            }
+        }
+        // Their readers order them by start date.
+        others.sort { $0.anchor < $1.anchor }
+        return others
+    }
+
+    /// A cursor over the rows of `select` (samples `s` or series `q`, named by `alias`) after
+    /// `range`'s anchor, by anchor, at most its row limit, with the condition `also`; of the
+    /// asked quantity type only when `type` is one (nil when that type was never stored: it has
+    /// no rows).
+    private static func anchorCursor(
+        _ connection: SQLiteConnection, _ select: String, alias: String, also: String, type: ChangeType?, range: [SQLiteValue],
+        path: String
+    ) throws(StoreError) -> RowCursor? {
+        var condition = "\(alias).anchor > ?1" + also
+        var bindings = range
+        if case .quantity(let quantityType) = type {
+            guard let typeID = try StoreVocabulary.typeID(of: quantityType, connection, path: path) else { return nil }
+            condition += " AND \(alias).type_id = ?3"
+            bindings.append(.integer(typeID))
+        }
+        return try RowCursor(connection, select + " WHERE \(condition) ORDER BY \(alias).anchor LIMIT ?2", bindings, path: path)
     }
 
     private static func tombstones(
