@@ -154,7 +154,7 @@ class Store:
             tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
             self.schema = "complete" if {"samples", "anchors", "followers", "tombstones", "participant_devices",
                                          "correlation_members", "quantity_series", "heartbeat_series", "correlations",
-                                         "workouts", "metadata_entries"} <= tables else "incomplete"
+                                         "workouts", "metadata_entries", "sample_sync"} <= tables else "incomplete"
             if self.schema == "incomplete":
                 self.versions, self.anchors, self.members, self.tombstones, self.workouts = {}, {}, set(), set(), set()
                 self.participants, self.followers, self.anchor = {}, {}, 0
@@ -163,9 +163,11 @@ class Store:
             self.anchors = {}
             members = {row[0] for row in connection.execute("SELECT sample_anchor FROM correlation_members")}
             self.members = set()
+            # A sample's sync version: in its `sample_sync` row (schema 17), or in its set (before).
             for anchor, uuid, version in connection.execute(
-                    "SELECT s.anchor, lower(hex(s.uuid)), coalesce(CAST(e.value AS INTEGER), 0) FROM samples s "
-                    "LEFT JOIN metadata_entries e ON e.set_id = s.metadata_set_id AND e.key = 'syncVersion'"):
+                    "SELECT s.anchor, lower(hex(s.uuid)), coalesce(CAST(e.value AS INTEGER), y.sync_version, 0) FROM samples s "
+                    "LEFT JOIN metadata_entries e ON e.set_id = s.metadata_set_id AND e.key = 'syncVersion' "
+                    "LEFT JOIN sample_sync y ON y.anchor = s.anchor"):
                 self.versions[uuid] = version
                 self.anchors[uuid] = anchor
                 if anchor in members:

@@ -39,6 +39,13 @@ if scales_from != "-":
     # carry the same weight and clock) fell inside the span: the gateway may store it then.
     weighings = {(e["address"], e["weighing"]) for e in events if e["path"] == "service" and e.get("stabilized")
                  and float(scales_from) <= e["t"] <= to}
+    # And, as for the straps, the one on air when the count starts: bluetoothd reports a scale's
+    # current data when the path first finds it, so a stabilised weighing advertised last before
+    # the span is stored at its start.
+    for address in {e["address"] for e in events if e["path"] == "service"}:
+        before = [e for e in events if e["path"] == "service" and e["address"] == address and e["t"] < float(scales_from)]
+        if before and max(before, key=lambda e: e["t"]).get("stabilized"):
+            weighings.add((address, max(before, key=lambda e: e["t"])["weighing"]))
     # A weighing stored twice is two samples with the same scale, weight and scale clock.
     stored = store.execute("""SELECT s.device, s.value, m.value FROM samples_readable s
         LEFT JOIN metadata_readable m ON m.uuid = s.uuid AND m.key = 'healthgate.scaleTimestamp'
