@@ -109,9 +109,8 @@ extension RecordWriter {
     /// The id of the set of a sample's `metadata`, its sync keys left out when it is `synced` (its
     /// `sample_sync` row holds them); nil when nothing is left.
     private func sampleMetadataSetID(_ metadata: Metadata, synced: Bool) throws(SQLiteError) -> Int64? {
-        if metadata.isEmpty { return nil }
-        let entries = synced ? StoreSchema.storedEntries(of: metadata) : metadata
-        return entries.isEmpty ? nil : try metadataSets.id(of: entries, in: connection)
+        if synced { return try metadataSetID(for: metadata) }
+        return metadata.isEmpty ? nil : try metadataSets.id(of: metadata, in: connection)
     }
 
     /// The anchor of the stored sample with this type, start and uuid.
