@@ -360,12 +360,15 @@ final class FollowerTests: StoreTestCase {
     func testAStopWhileTheOldestBatchWaitsKeepsTheCursorBeforeItAndTheRestartSendsOnlyIt() async throws {
         try await store.write(try readings(30))
         let receiver = ScriptedReceiver()
-        receiver.answer(after: 0, .retry(reason: "HTTP 503", status: 503, retryAfter: .seconds(1)))
+        // Long enough that a loaded machine checks and stops within it (the status clears when it ends).
+        receiver.answer(after: 0, .retry(reason: "HTTP 503", status: 503, retryAfter: .seconds(3)))
         let running = start(receiver, settings: settings(inFlight: 3))
         let store = self.store!
-        try await waitUntil("the later batches acknowledged and the pause committed") {
+        // The status shows the pause after the store committed it: wait for both.
+        try await waitUntil("the later batches acknowledged, the pause committed and shown") {
             let paused = try await store.follower("remote")?.pausedUntil
             return receiver.deliveredChanges.count == 20 && paused != nil
+                && running.status.current?.details["pausedUntil"] != nil
         }
         let follower = try await store.follower("remote")
         let pausedUntil = try XCTUnwrap(follower?.pausedUntil)
