@@ -30,7 +30,7 @@ enum LatencyBenchmark {
             + "→ `HeartRateSource` (real decoder, mapper, heartbeat series), plus \(pedometers) pedometers simulated at the decoder level "
             + "(one checksummed HGP/1 `ST` line per second each, through the real line framer, HGP/1 decoder and `StepCounter`; no tty) "
             + "→ Gateway/SampleBus → `SQLiteSink` "
-            + "(batchSize 500, window 100 ms: `batchWindowSeconds` 0.1, the default being 1 s) on a real file. Latency = commit date (`onCommit`) − sample date (bytes created). "
+            + "(batchSize 500, window 100 ms: `batchWindowSeconds` 0.1, the default being 2 s) on a real file. Latency = commit date (`onCommit`) − sample date (bytes created). "
             + "Warm-up \(Int(warmUp)) s (connections), then \(Int(measured)) s measured; CPU = getrusage delta of the whole process / wall time.")
         report.line("")
         let environment = try BenchmarkEnvironment(name: "latency")

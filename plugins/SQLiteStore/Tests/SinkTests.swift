@@ -50,7 +50,7 @@ final class SinkTests: StoreTestCase {
         let sink = try makeSink("{}")
         XCTAssertEqual(sink.store.path, path)
         XCTAssertEqual(sink.batchSize, 500)
-        XCTAssertEqual(sink.batchWindow, .seconds(1))
+        XCTAssertEqual(sink.batchWindow, .seconds(2))
         XCTAssertEqual(SQLiteSink.kind, "sqlite")
         for (json, key) in [
             (#"{"batchSize": 0}"#, "batchSize"), (#"{"batchWindowSeconds": -1}"#, "batchWindowSeconds"),
@@ -88,7 +88,7 @@ final class SinkTests: StoreTestCase {
         let sink = try XCTUnwrap(built.sinks.first?.sink as? SQLiteSink)
         XCTAssertEqual(built.sinks.first?.name, "store")
         XCTAssertEqual(sink.batchSize, 500)
-        XCTAssertEqual(sink.batchWindow, .seconds(1))
+        XCTAssertEqual(sink.batchWindow, .seconds(2))
         XCTAssertEqual(configuration.store?["path"], .string("/var/lib/healthgate/samples.sqlite"))
     }
 
