@@ -77,6 +77,11 @@ final class HeartRateVariabilityTests: XCTestCase {
         XCTAssertEqual(samples.first?.metadata[.variabilityIntervals], .integer(90))
         XCTAssertEqual(samples.first?.metadata[.sourceName], .string("strap"))
         XCTAssertEqual(finished.variabilitySamples().map(\.id), samples.map(\.id), "published again: the same samples")
+        // The uuids the samples had when they carried sync identifiers, so a store that holds
+        // those takes a series published again as the same samples; no sync keys now.
+        XCTAssertEqual(samples.map(\.id), ["sdnn", "rmssd"].map { SampleID(syncIdentifier: "hrv-\($0):\(finished.id)", version: 1) })
+        XCTAssertEqual(samples.map(\.metadata.syncIdentifier), [nil, nil])
+        XCTAssertEqual(samples.map(\.metadata.syncVersion), [nil, nil])
         var provisional = finished.metadata
         provisional[.provisional] = .bool(true)
         XCTAssertEqual(try series(intervals(90, seed: 5).map(Optional.some), metadata: provisional).variabilitySamples(), [])

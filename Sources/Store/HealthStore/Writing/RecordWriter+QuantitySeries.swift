@@ -135,49 +135,49 @@ extension RecordWriter {
     /// Writes the series the transaction changed: each takes a new anchor, open ones with
     /// `open` 1, closed ones with 0, every one at its next version. Only inside
     /// ``transaction(_:)``, once, after its records.
+    ///
+    /// A new anchor is a new rowid, so each row moves to the table's end. All the old rows go
+    /// first, then the new ones are inserted: the old ones sat at the end (the open series moved
+    /// there last commit), so the pages they leave are the ones the new rows fill. Moved one by
+    /// one, each row left a hole in a page the inserts never reach again (half the table's pages
+    /// were empty space in a long class).
     func writeSeriesChanges() throws(SQLiteError) {
         // In the order of their last readings, so that anchors follow time: a follower's newest
         // message of a device's type is its latest reading (the closed ones end first).
         func order(_ series: [OpenQuantitySeries]) -> [OpenQuantitySeries] {
             series.sorted { ($0.lastStartUs, $0.id) < ($1.lastStartUs, $1.id) }
         }
-        for series in order(openSeries.closed) { _ = try writeSeriesRow(series, open: false) }
-        for series in order(openSeries.changed) {
+        let closed = order(openSeries.closed), changed = order(openSeries.changed)
+        for stored in (closed + changed).compactMap(\.anchor) {
+            try connection.run("DELETE FROM quantity_series WHERE anchor = ?1", [.integer(stored)])
+        }
+        for series in closed { _ = try writeSeriesRow(series, open: false) }
+        for series in changed {
             openSeries.written(try writeSeriesRow(series, open: true))
         }
     }
 
-    /// Inserts or updates the row of `series`; returns it with its new anchor and version.
+    /// Inserts the row of `series` (its old row, if any, already deleted); returns it with its
+    /// new anchor and version.
     private func writeSeriesRow(_ series: OpenQuantitySeries, open: Bool) throws(SQLiteError) -> OpenQuantitySeries {
         var written = series
         let anchor = nextAnchor()
-        let summary: [SQLiteValue] = [
-            .integer(anchor), .integer(series.startUs), .integer(series.endUs), .integer(series.lastStartUs),
-            .integer(Int64(series.count)), .real(series.sum), .real(series.minimum), .real(series.maximum),
-            .real(series.lastValue), .integer(open ? 1 : 0), .blob(series.encoded.bytes),
-        ]
-        if let stored = series.anchor {
-            written.version = series.version + 1
-            try connection.run(
-                """
-                UPDATE quantity_series SET anchor = ?1, start_us = ?2, end_us = ?3, last_start_us = ?4, count = ?5,
-                    sum = ?6, minimum = ?7, maximum = ?8, last_value = ?9, open = ?10, quantities = ?11, version = ?12
-                WHERE anchor = ?13
-                """, summary + [.integer(written.version), .integer(stored)])
-        } else {
-            try connection.run(
-                """
-                INSERT INTO quantity_series (anchor, start_us, end_us, last_start_us, count, sum, minimum, maximum,
-                    last_value, open, quantities, version, uuid, type_id, unit_id, device_id, metadata_set_id)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
-                """,
-                summary + [
-                    .integer(written.version), .blob(series.id.bytes), .integer(series.key.typeID), .integer(series.key.unitID),
-                    series.key.deviceID.map(SQLiteValue.integer) ?? .null,
-                    series.key.metadataSetID.map(SQLiteValue.integer) ?? .null,
-                ])
-            if hasTombstones { try removeTombstone(of: series.id) }
-        }
+        if series.anchor != nil { written.version = series.version + 1 }
+        try connection.run(
+            """
+            INSERT INTO quantity_series (anchor, start_us, end_us, last_start_us, count, sum, minimum, maximum,
+                last_value, open, quantities, version, uuid, type_id, unit_id, device_id, metadata_set_id)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+            """,
+            [
+                .integer(anchor), .integer(series.startUs), .integer(series.endUs), .integer(series.lastStartUs),
+                .integer(Int64(series.count)), .real(series.sum), .real(series.minimum), .real(series.maximum),
+                .real(series.lastValue), .integer(open ? 1 : 0), .blob(series.encoded.bytes),
+                .integer(written.version), .blob(series.id.bytes), .integer(series.key.typeID), .integer(series.key.unitID),
+                series.key.deviceID.map(SQLiteValue.integer) ?? .null,
+                series.key.metadataSetID.map(SQLiteValue.integer) ?? .null,
+            ])
+        if series.anchor == nil, hasTombstones { try removeTombstone(of: series.id) }
         written.anchor = anchor
         let span = series.endUs - series.startUs
         if span > seriesSpans[series.key.typeID] ?? 0 {

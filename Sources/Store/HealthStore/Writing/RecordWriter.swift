@@ -244,6 +244,7 @@ final class RecordWriter {
         // One prepared statement for the whole batch: no cache lookup per row. Fetching it clears
         // its bindings, so the bound-value memo starts empty.
         var insert = QuantityInsert(statement: try connection.statement(StoreSchema.insertSample))
+        var vacated = try vacateGrowingHeartbeatSeries(in: records)
         for index in records.indices {
             let outcome: Outcome
             let end: Date
@@ -263,7 +264,7 @@ final class RecordWriter {
                 outcome = try write(series)
                 end = series.endDate
             case .heartbeatSeries(let series):
-                outcome = try write(series)
+                outcome = try write(series, vacated: &vacated)
                 end = series.endDate
             case .workout(let workout):
                 outcome = try write(workout)
