@@ -253,11 +253,8 @@ final class QuantitySeriesWriterTests: StoreTestCase {
         }
         let closing = await store.close()
         XCTAssertNil(closing)
-        let filled = try sqlite3("""
-            SELECT CAST(sum(payload) * 100 / sum(pgsize - 8) AS INTEGER) FROM dbstat
-            WHERE name = 'quantity_series' AND pagetype = 'leaf'
-            """)
-        XCTAssertGreaterThanOrEqual(try XCTUnwrap(Int(filled)), 70, "the leaf pages are \(filled) % full")
+        let filled = try leafPagesFilled("quantity_series")
+        XCTAssertGreaterThanOrEqual(filled, 70, "the leaf pages are \(filled) % full")
     }
 
     // MARK: Closing

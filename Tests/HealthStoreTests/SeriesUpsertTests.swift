@@ -98,10 +98,7 @@ final class SeriesUpsertTests: StoreTestCase {
         }
         let closing = await writer.close()
         XCTAssertNil(closing)
-        let filled = try sqlite3("""
-            SELECT CAST(sum(payload) * 100 / sum(pgsize - 8) AS INTEGER) FROM dbstat
-            WHERE name = 'heartbeat_series' AND pagetype = 'leaf'
-            """)
-        XCTAssertGreaterThanOrEqual(try XCTUnwrap(Int(filled)), 85, "the leaf pages are \(filled) % full")
+        let filled = try leafPagesFilled("heartbeat_series")
+        XCTAssertGreaterThanOrEqual(filled, 85, "the leaf pages are \(filled) % full")
     }
 }

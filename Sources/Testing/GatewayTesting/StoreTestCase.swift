@@ -112,6 +112,15 @@ open class StoreTestCase: TemporaryDirectoryTestCase {
         return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// How full the leaf pages of `table` are, in percent of their usable bytes (`dbstat`, read
+    /// with the sqlite3 shell; close the store first).
+    public func leafPagesFilled(_ table: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+        let text = try sqlite3(
+            "SELECT CAST(sum(payload) * 100 / sum(pgsize - 8) AS INTEGER) FROM dbstat WHERE name = '\(table)' AND pagetype = 'leaf'",
+            file: file, line: line)
+        return try XCTUnwrap(Int(text), "leaf pages of \(table): \(text)", file: file, line: line)
+    }
+
     /// The number of rows of `table`, read with the sqlite3 shell.
     public func count(_ table: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
         let text = try sqlite3("SELECT count(*) FROM \(table)", file: file, line: line)
