@@ -88,6 +88,25 @@ final class PipelineWatchdogTests: XCTestCase {
         XCTAssertEqual(watchdog.decide(observe(queue(pending: 5, acknowledged: 0)), at: at(59)), .ping, "timed from when it was empty")
     }
 
+    /// A sink that holds records on purpose (the `sqlite` sink's batch window) is given that long
+    /// beyond the threshold: with `WatchdogSec=4s` (a 2 s threshold) and a 2 s window, a healthy
+    /// sink acknowledges every 2 s and a check can fall just before it does.
+    func testASinksBatchWindowIsAllowedBeyondTheThreshold() {
+        var watchdog = PipelineWatchdog(threshold: .seconds(2))
+        let window = Duration.seconds(2)
+        func batching(pending: Int, acknowledged: Int) -> PipelineWatchdog.QueueHead {
+            PipelineWatchdog.QueueHead(sink: "sqlite", pending: pending, acknowledged: acknowledged, window: window)
+        }
+        XCTAssertEqual(watchdog.decide(observe(batching(pending: 30, acknowledged: 0)), at: at(0)), .ping)
+        XCTAssertEqual(watchdog.decide(observe(batching(pending: 60, acknowledged: 0)), at: at(2)), .ping, "within its window")
+        XCTAssertEqual(watchdog.decide(observe(batching(pending: 30, acknowledged: 60)), at: at(3)), .ping, "it committed")
+        XCTAssertEqual(watchdog.decide(observe(batching(pending: 90, acknowledged: 60)), at: at(6)), .ping)
+        XCTAssertEqual(
+            watchdog.decide(observe(batching(pending: 120, acknowledged: 60)), at: at(7)),
+            .withhold(reason: "the sink sqlite has acknowledged nothing for 4 s with 120 records waiting"),
+            "the threshold and the window passed")
+    }
+
     func testEveryStallIsNamed() {
         var watchdog = PipelineWatchdog(threshold: threshold)
         let stuck = WriterActivity(begun: 2, ended: 1)

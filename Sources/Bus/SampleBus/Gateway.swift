@@ -110,7 +110,8 @@ public final class Gateway: Sendable {
     public func queueHeads() -> [PipelineWatchdog.QueueHead] {
         sinks.map { sink in
             let progress = sink.2.queue.progress
-            return PipelineWatchdog.QueueHead(sink: sink.0.name, pending: progress.pending, acknowledged: progress.acknowledged)
+            return PipelineWatchdog.QueueHead(
+                sink: sink.0.name, pending: progress.pending, acknowledged: progress.acknowledged, window: sink.0.sink.batchWindow)
         }
     }
 

@@ -9,9 +9,9 @@ public import HealthStore
 /// - **the writer** is idle, or the call it is in was first seen less than `threshold` ago (one
 ///   call seen in progress for `threshold` hangs: a lock another process holds that long, a disk
 ///   that does not answer, a sync that never ends);
-/// - **every sink** has an empty queue, or acknowledged records less than `threshold` ago (a
-///   queue that holds records its sink acknowledges none of for `threshold`: a sink stuck in a
-///   write, or failing and retrying the same batch).
+/// - **every sink** has an empty queue, or acknowledged records less than `threshold` ago, plus
+///   the sink's own batch window (a queue that holds records its sink acknowledges none of for
+///   that long: a sink stuck in a write, or failing and retrying the same batch).
 ///
 /// Otherwise it answers `.withhold` with the reason; pings resume as soon as the pipeline moves.
 /// What it does not watch, on purpose: the sources and the followers. A source waiting for its
@@ -27,11 +27,14 @@ public struct PipelineWatchdog: Sendable {
         public var pending: Int
         /// Records the sink has acknowledged since the gateway started.
         public var acknowledged: Int
+        /// How long the sink holds records on purpose (``SampleSink/batchWindow``).
+        public var window: Duration
 
-        public init(sink: String, pending: Int, acknowledged: Int) {
+        public init(sink: String, pending: Int, acknowledged: Int, window: Duration = .zero) {
             self.sink = sink
             self.pending = pending
             self.acknowledged = acknowledged
+            self.window = window
         }
     }
 
@@ -85,7 +88,7 @@ public struct PipelineWatchdog: Sendable {
             var entry = queues[head.sink] ?? (head.acknowledged, now)
             if head.pending == 0 || head.acknowledged != entry.acknowledged { entry = (head.acknowledged, now) }
             seen[head.sink] = entry
-            if now - entry.since >= threshold {
+            if now - entry.since >= threshold + head.window {
                 stalls.append(
                     "the sink \(head.sink) has acknowledged nothing for \(Self.seconds(now - entry.since)) s "
                         + "with \(head.pending) records waiting")

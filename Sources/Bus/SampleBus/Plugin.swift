@@ -40,11 +40,16 @@ public protocol SampleSink: Sendable {
     /// ``SinkInbox/nextBatch(maxCount:)`` and commits each batch's checkpoints in the same
     /// transaction as its records; the reader reads what it committed. Default nil.
     var checkpointReader: (any SourceCheckpointReader)? { get }
+    /// How long the sink holds records on purpose before it acknowledges them (the `sqlite`
+    /// sink's batch window): the watchdog (``PipelineWatchdog``) waits that long beyond its
+    /// threshold before it calls a queue stuck. Default zero.
+    var batchWindow: Duration { get }
 }
 
 extension SampleSink {
     public func accepts(_ record: HealthRecord) -> Bool { true }
     public var checkpointReader: (any SourceCheckpointReader)? { nil }
+    public var batchWindow: Duration { .zero }
 }
 
 /// A plugin's `config` object: its numbers checked against the ranges its

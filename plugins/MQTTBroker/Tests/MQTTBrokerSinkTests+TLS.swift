@@ -79,14 +79,22 @@ extension MQTTBrokerSinkTests {
             $0.caFile = certificates.ca.path
             $0.username = "ward-7"
             $0.passwordFile = wrongFile
-            $0.ackTimeoutSeconds = 0.5
+            // Long enough for a TLS handshake and its CONNACK on a loaded machine.
+            $0.ackTimeoutSeconds = 2
         }, log: log)
         let records = try (0..<5).map { try spO2(96, at: Double($0)) }
         await running.feed(records)
         let broker = "127.0.0.1:\(listener.port)"
         let expected = "the broker \(broker) refused the connection: Not authorized (user \"ward-7\": check username and passwordFile)"
-        try await waitUntil(timeout: .seconds(30), "the refusal shown in status") {
-            running.status.current?.lastError?.contains(expected) == true
+        do {
+            try await waitUntil(timeout: .seconds(30), "the refusal shown in status") {
+                running.status.current?.lastError?.contains(expected) == true
+            }
+        } catch {
+            // What it showed instead, for the next time this fails on a loaded machine.
+            XCTFail("status: \(running.status.current?.lastError ?? "no error"), \(running.status.current?.details ?? [:]); "
+                + "log: \(log.entries.suffix(12).map(\.message))")
+            throw error
         }
         XCTAssertEqual(running.status.current?.details["connection"], expected)
         XCTAssertEqual(running.status.current?.details["broker"], broker)

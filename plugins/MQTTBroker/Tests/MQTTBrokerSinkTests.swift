@@ -117,6 +117,10 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
         let records = try (0..<10).map { try spO2(97, at: Double($0)) }
         await running.feed(records)
         try await waitUntil(timeout: .seconds(30), "every record acknowledged") { running.status.current?.records == 10 }
+        // The broker acknowledged them to the sink; the subscriber gets them after.
+        try await waitUntil(timeout: .seconds(10), "the recorder to receive every record") {
+            Set(recorder.messages.flatMap(\.uuids)).isSuperset(of: records.map(\.id.uuidString))
+        }
         running.finish()
         try await running.task.value
         let batches = recorder.messages.filter { $0.topic.hasSuffix("/oxygenSaturation") }
