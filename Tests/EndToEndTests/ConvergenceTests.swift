@@ -69,13 +69,15 @@ final class ConvergenceTests: TemporaryDirectoryTestCase {
 
         let store = directory.appendingPathComponent("store.sqlite").path
         let config = directory.appendingPathComponent("config.json")
+        // The store's window is 0.2 s: a run killed within about a second commits several times
+        // (with the default 2 s, most runs would be killed before their first commit).
         try """
             {"gatewayName": "conv",
              "sources": [{"kind": "ble-heart-rate", "name": "straps", "config": {
                 "transport": "simulated", "maxDevices": 2, "heartbeatSeriesSeconds": 3,
                 "simulation": {"heartRateMonitors": 2, "notificationsPerSecond": 4}}}],
              "store": {"path": "\(store)"},
-             "sinks": [{"kind": "sqlite", "name": "store"},
+             "sinks": [{"kind": "sqlite", "name": "store", "config": {"batchWindowSeconds": 0.2}},
                        {"kind": "http-repository", "name": "repo", "config": {
                           "url": "\(server.url)", "batchSize": 20, "batchIntervalSeconds": 0.2, "maxInFlight": 2,
                           "timeoutSeconds": 2, "retry": {"initialDelaySeconds": 0.1, "maxDelaySeconds": 0.5}}},
