@@ -84,9 +84,9 @@ extension HeartbeatSeriesSample {
     /// (less its sync keys and provisional mark), the series' uuid and the interval count; each
     /// with a uuid derived from the series' uuid and its type, so a series published again gives
     /// the same two samples (stored once). No sync keys: a sample that never has a second version
-    /// needs none, and a store keeps them in a row of their own (issue 64: two a minute per strap
-    /// were a fifth of a class's stored bytes). Empty when the series has too few gap-free beats
-    /// (see ``HeartRateVariability``) or is still provisional.
+    /// needs none, and a store keeps sync keys in a row and an index entry of their own. Empty
+    /// when the series has too few gap-free beats (see ``HeartRateVariability``) or is still
+    /// provisional.
     public func variabilitySamples() -> [QuantitySample] {
         guard metadata[.provisional] != .bool(true), let variability = HeartRateVariability(self) else { return [] }
         var base = metadata
@@ -96,8 +96,8 @@ extension HeartbeatSeriesSample {
         base[.variabilityIntervals] = .integer(Int64(variability.intervals))
         return [(QuantityType.heartRateVariabilitySDNN, variability.sdnn, "sdnn"),
                 (QuantityType.heartRateVariabilityRMSSD, variability.rmssd, "rmssd")].compactMap { type, value, name in
-            // The name the uuid derives from: the one it had when it was a sync identifier (the
-            // samples stored then are the ones a series published again gives).
+            // `hrv-NAME:SERIES`: the name the uuids of every stored HRV sample derive from, so a
+            // series published again gives samples a store already holds.
             try? QuantitySample(
                 id: SampleID(syncIdentifier: "hrv-\(name):\(id)", version: 1), type: type, quantity: Quantity(value, .millisecond),
                 start: startDate, end: endDate, device: device, metadata: base)

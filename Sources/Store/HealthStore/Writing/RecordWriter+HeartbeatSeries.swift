@@ -24,8 +24,8 @@ extension RecordWriter {
     /// Deletes the stored rows of the batch's series that come again at a higher version (the
     /// strap's series growing: every strap's every 10 s), before anything is inserted, and
     /// returns their uuids. A new version takes a new anchor, a new rowid: moved one by one,
-    /// each row left a hole in a page the inserts at the table's end never reach again; all
-    /// deleted first, the pages they leave are the ones the new rows fill.
+    /// each row would leave a hole in a page the inserts at the table's end never reach again;
+    /// all deleted first, the pages they leave are the ones the new rows fill.
     func vacateGrowingHeartbeatSeries(in records: [HealthRecord]) throws(SQLiteError) -> Set<SampleID> {
         var vacated: Set<SampleID> = []
         for record in records {

@@ -139,8 +139,7 @@ extension RecordWriter {
     /// A new anchor is a new rowid, so each row moves to the table's end. All the old rows go
     /// first, then the new ones are inserted: the old ones sat at the end (the open series moved
     /// there last commit), so the pages they leave are the ones the new rows fill. Moved one by
-    /// one, each row left a hole in a page the inserts never reach again (half the table's pages
-    /// were empty space in a long class).
+    /// one, each row would leave a hole in a page the inserts never reach again.
     func writeSeriesChanges() throws(SQLiteError) {
         // In the order of their last readings, so that anchors follow time: a follower's newest
         // message of a device's type is its latest reading (the closed ones end first).

@@ -11,9 +11,9 @@ extension SQLiteSink {
         public var batchSize = 500
         /// How long a short batch waits for more records, in seconds: a record waits at most this
         /// long for company. Two seconds: each commit rewrites the growing quantity series' rows
-        /// and their index entries, so a class of 30 straps writes about half as many bytes to
-        /// the card as at one second (Benchmarks/RESULTS.md, `class-store`), and a power cut may
-        /// lose the readings of the last two seconds, which no one was told about.
+        /// and their index entries whatever it holds, so fewer commits write fewer bytes to the
+        /// card (Benchmarks/RESULTS.md, `class-store`), and a power cut may lose the readings of
+        /// the last two seconds, which no one was told about.
         public var batchWindowSeconds = 2.0
 
         /// Every key at its default.
