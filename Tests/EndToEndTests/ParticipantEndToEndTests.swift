@@ -1,5 +1,6 @@
 import Foundation
 import GatewayTesting
+import HealthModel
 import XCTest
 
 /// Participants from the command line against the built executable: `config check` names the
@@ -122,8 +123,10 @@ final class ParticipantEndToEndTests: XCTestCase {
         try await waitUntil(timeout: .seconds(30), "Ben's heart rate") { try await currentHeartRate("Ben") != nil }
 
         // A sign-in during the demo's class: P01's workout starts from the strap's first beat.
+        let handedOver = Date()
         let assigned = try await healthgate.run(["participant", "assign", "02-00-00-00-00-02", "P01"])
         XCTAssertEqual(assigned.status, 0, assigned.standardError)
+        let answered = Date()
         let list = try await healthgate.run(["participant", "list", "--format", "json"])
         let roster = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.standardOutput.utf8)) as? [[String: Any]])
         let devices = Dictionary(uniqueKeysWithValues: roster.compactMap { entry in
@@ -151,5 +154,33 @@ final class ParticipantEndToEndTests: XCTestCase {
         XCTAssertEqual(radios, ["02:00:00:00:00:01", "02:00:00:00:00:02"], "every stored heart rate names the radio it came by")
         let locals = Set(samples.compactMap { ($0["device"] as? [String: Any])?["localIdentifier"] as? String })
         XCTAssertEqual(locals, ["healthgate/SIM-HRM-0001", "healthgate/SIM-HRM-0002"], "beside the serial number")
+
+        // Issue #65: the strap's readings before the handover are Ben's, after it P01's, and
+        // `query samples --participant` finds each person's.
+        func readings(_ options: [String]) async throws -> [(start: Date, local: String?)] {
+            let query = try await healthgate.run(
+                ["query", "samples", "--type", "heartRate", "--db", database, "--format", "json"] + options)
+            XCTAssertEqual(query.status, 0, query.standardError)
+            let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(query.standardOutput.utf8)) as? [[String: Any]])
+            return try rows.map { row in
+                let start = try XCTUnwrap((row["start"] as? String).flatMap(RFC3339.date(from:)), "\(row)")
+                return (start, (row["device"] as? [String: Any])?["localIdentifier"] as? String)
+            }
+        }
+        let bens = try await readings(["--participant", "Ben"])
+        let p01s = try await readings(["--participant", "P01"]).filter { $0.local == "healthgate/SIM-HRM-0002" }
+        XCTAssertFalse(bens.isEmpty)
+        XCTAssertFalse(p01s.isEmpty)
+        XCTAssertEqual(Set(bens.map(\.local)), ["healthgate/SIM-HRM-0002"])
+        XCTAssertTrue(bens.allSatisfy { $0.start < answered }, "Ben's readings end at the handover")
+        XCTAssertTrue(p01s.allSatisfy { $0.start >= handedOver }, "P01's readings of the strap begin at the handover")
+        let anas = try await readings(["--participant", "Ana"])
+        XCTAssertEqual(Set(anas.map(\.local)), ["healthgate/SIM-HRM-0001"])
+        let strapTwo = samples.filter { ($0["device"] as? [String: Any])?["localIdentifier"] as? String == "healthgate/SIM-HRM-0002" }
+        XCTAssertEqual(strapTwo.count, bens.count + p01s.count, "every reading of the strap is Ben's or P01's")
+        let contradiction = try await healthgate.run(
+            ["query", "samples", "--type", "heartRate", "--db", database, "--participant", "Ben", "--unattributed"])
+        XCTAssertEqual(contradiction.status, 64, contradiction.standardError)
+        XCTAssertTrue(contradiction.standardError.contains("contradict"), contradiction.standardError)
     }
 }

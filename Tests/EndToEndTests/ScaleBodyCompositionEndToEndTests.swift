@@ -6,8 +6,8 @@ import XCTest
 
 /// A body composition scale's weighings in the real executable: `healthgate run` gives the
 /// scale's samples to the participant a stored run-time assignment gave it to, with body fat and
-/// lean body mass from that participant's profile; a scale nobody wears is shared, its weighings
-/// go to the participant of the nearest last weight, whose incomplete profile gives body mass only.
+/// lean body mass from that participant's profile; a scale Ben lists in `sharedDevices` gives its
+/// weighings to him, and his incomplete profile gives body mass only.
 final class ScaleBodyCompositionEndToEndTests: XCTestCase {
     func testTheAssignedParticipantsBodyComposition() async throws {
         let healthgate = try HealthgateExecutable()
@@ -23,7 +23,7 @@ final class ScaleBodyCompositionEndToEndTests: XCTestCase {
             {"store": {"path": "\#(path)"},
              "participants": [
                {"name": "Ana", "profile": {"biologicalSex": "female", "dateOfBirth": "1990-04-01", "heightMeters": 1.68}},
-               {"name": "Ben", "profile": {"weightKilograms": 71}}],
+               {"name": "Ben", "profile": {"weightKilograms": 71}, "sharedDevices": [{"device": "C8:47:8C:00:00:01"}]}],
              "sources": [{"kind": "ble-mi-scale", "name": "scale",
                           "config": {"transport": "simulated", "simulation": {"devices": 2, "advertisementsPerSecond": 50}}}],
              "sinks": [{"kind": "sqlite"}]}
@@ -42,7 +42,7 @@ final class ScaleBodyCompositionEndToEndTests: XCTestCase {
         XCTAssertFalse(others.isEmpty, run.standardError)
         XCTAssertEqual(fat.count, anas.count, "one body fat per weighing of Ana's scale, none for the other")
         XCTAssertEqual(lean.count, anas.count)
-        let participant = MetadataKey("healthgate.participant")
+        let participant = MetadataKey.person
         XCTAssertEqual(Set((anas + fat + lean).map { $0.metadata[participant] }), [.string("Ana")])
         XCTAssertEqual(Set(others.map { $0.metadata[participant] }), [.string("Ben")])
         XCTAssertTrue(fat.allSatisfy { $0.device?.localIdentifier == "C8:47:8C:00:00:00" })
@@ -52,7 +52,7 @@ final class ScaleBodyCompositionEndToEndTests: XCTestCase {
             XCTAssertEqual(leanMass.quantity.value + mass.quantity.value * sample.quantity.value / 100, mass.quantity.value, accuracy: 1e-6)
             XCTAssertTrue((10...40).contains(sample.quantity.value), "\(sample.quantity.value) %")
         }
-        // The other scale (71 kg) is shared: Ben's last weight (71 kg, then his weighings) is nearest.
+        // The other scale is shared by Ben alone: his.
         let lines = run.standardError.split(separator: "\n").filter { $0.contains("body fat not computed") }
         XCTAssertEqual(lines.count, 1, run.standardError)
         XCTAssertTrue(lines.first?.contains("C8:47:8C:00:00:01") ?? false, run.standardError)

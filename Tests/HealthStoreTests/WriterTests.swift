@@ -17,7 +17,7 @@ final class WriterTests: StoreTestCase {
             "anchors", "correlation_members", "correlations", "dead_letters", "devices", "follower_batches", "followers",
             "heartbeat_series", "live_workout_events", "live_workouts", "log_commits", "metadata_entries",
             "metadata_sets", "participant_devices", "quantity_series", "quantity_types", "sample_sync", "samples",
-            "source_checkpoints", "sqlite_sequence", "store_migrations", "tombstones", "units", "workout_activities",
+            "source_checkpoints", "sqlite_sequence", "store_migrations", "tombstones", "units", "wear_intervals", "workout_activities",
             "workout_curves", "workout_events", "workout_statistics", "workouts",
         ])
         XCTAssertEqual(try sqlite3("SELECT step, total, done, finished_us IS NOT NULL FROM store_migrations ORDER BY step"),

@@ -63,6 +63,28 @@ final class ParticipantWorkoutsTests: TemporaryDirectoryTestCase {
             ])), "participants[1].devices[0]")
         XCTAssertEqual(
             keyPath(.array([.object(["name": .string("A")]), .object(["name": .string("A")])])), "participants[1].name")
+        // A device is someone's own or shared, and a user index on a shared device is one person's.
+        func shared(_ device: String, _ index: Int? = nil) -> JSONValue {
+            .array([.object(["device": .string(device)].merging(index.map { ["userIndex": .number(Double($0))] } ?? [:]) { $1 })])
+        }
+        XCTAssertEqual(
+            keyPath(.array([
+                .object(["name": .string("A"), "sharedDevices": shared("x")]), .object(["name": .string("B"), "devices": .array([.string("x")])]),
+            ])), "participants[1].devices[0]")
+        XCTAssertEqual(
+            keyPath(.array([
+                .object(["name": .string("A"), "devices": .array([.string("x")])]), .object(["name": .string("B"), "sharedDevices": shared("x")]),
+            ])), "participants[1].sharedDevices[0].device")
+        XCTAssertEqual(
+            keyPath(.array([
+                .object(["name": .string("A"), "sharedDevices": shared("x", 1)]), .object(["name": .string("B"), "sharedDevices": shared("x", 1)]),
+            ])), "participants[1].sharedDevices[0].userIndex")
+        XCTAssertEqual(keyPath(.array([.object(["name": .string("A"), "sharedDevices": shared("x", 255)])])), "participants[0].sharedDevices[0].userIndex")
+        let family = try ParticipantRoster.decode(
+            .array([
+                .object(["name": .string("A"), "sharedDevices": shared("x", 1)]), .object(["name": .string("B"), "sharedDevices": shared("x", 2)]),
+            ]), defaultProfile: UserProfile())
+        XCTAssertEqual(family.participant(named: "B")?.sharedDevices, [SharedDeviceUse(device: "x", userIndex: 2)])
         XCTAssertEqual(
             keyPath(.array([.object(["name": .string("A"), "profile": .object(["weightKilograms": .number(700)])])])),
             "participants[0].profile.weightKilograms")
@@ -167,6 +189,10 @@ final class ParticipantWorkoutsTests: TemporaryDirectoryTestCase {
     func testAnAssignmentIsCommittedToTheStoreAndSurvivesARestart() async throws {
         let clock = ManualClock()
         let first = try makeGroup(clock)
+        try await first.restore()
+        let handover = clock.now()
+        XCTAssertEqual(first.attribution.attribute(device: Self.ana, at: handover), .person("Ana"), "her configured strap")
+        clock.advance(by: .seconds(60))
         try await first.assign(device: "AA:00:00:00:00:01", to: "Ben")
         try await first.assign(device: "CC:00:00:00:00:03", to: "Cleo")
         XCTAssertEqual(first.roster.participant(named: "Ana")?.devices, [])
@@ -179,6 +205,12 @@ final class ParticipantWorkoutsTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(second.roster.participant(named: "Cleo")?.devices, ["CC:00:00:00:00:03"])
         XCTAssertEqual(second.roster.participant(named: "Cleo")?.profile.maximumHeartRate, 190, "the default profile")
         XCTAssertEqual(second.roster.owner(of: Self.ana)?.name, "Ben")
+        // Issue #65: the strap's readings before the handover stay Ana's, those after are Ben's,
+        // in the restored group as in the first.
+        for group in [first, second] {
+            XCTAssertEqual(group.attribution.attribute(device: Self.ana, at: handover + 59), .person("Ana"))
+            XCTAssertEqual(group.attribution.attribute(device: Self.ana, at: handover + 60), .person("Ben"))
+        }
         let cleo = try XCTUnwrap(second.controller(for: "Cleo"))
         try await cleo.restore()
         XCTAssertEqual(cleo.status().state, .running, "Cleo's workout comes back to Cleo")

@@ -44,6 +44,22 @@ public indirect enum HealthRecord: Hashable, Sendable {
         }
     }
 
+    /// The person the record belongs to: a reading's attribution (``MetadataKey/person``), a
+    /// participant's workout's participant (``MetadataKey/participant``); nil: nobody's.
+    public var person: String? {
+        let metadata: Metadata
+        let key: MetadataKey
+        switch self {
+        case .quantity(let sample): (metadata, key) = (sample.metadata, .person)
+        case .quantitySeries(let series): (metadata, key) = (series.metadata, .person)
+        case .heartbeatSeries(let series): (metadata, key) = (series.metadata, .person)
+        case .correlation(let correlation): (metadata, key) = (correlation.metadata, .person)
+        case .workout(let workout): (metadata, key) = (workout.metadata, .participant)
+        }
+        if case .string(let name)? = metadata[key] { return name }
+        return nil
+    }
+
     /// The record kind as used in JSON (`"kind"`) and status output.
     public var kind: HealthRecordKind {
         switch self {

@@ -92,6 +92,14 @@ public struct MetadataKey: RawRepresentable, Hashable, Sendable, Codable, Compar
     /// On a quantity read out of a quantity series (``QuantitySeriesSample/quantitySample(at:)``):
     /// the series' uuid, the object a deletion or a sync client deals with.
     public static let series: MetadataKey = "healthgate.series"
+    /// The person the reading belongs to, by name, as the gateway attributed it when it stored
+    /// the record (``PersonAttribution``); absent on an unattributed reading.
+    public static let person: MetadataKey = "healthgate.person"
+    /// The user index a shared device sent with the measurement (integer): the Weight Scale,
+    /// Body Composition and Blood Pressure profiles' User ID field, 0 to 254.
+    public static let userIndex: MetadataKey = "healthgate.userIndex"
+    /// On a participant's workout: the participant's name (a group workout's member).
+    public static let participant: MetadataKey = "healthgate.participant"
 }
 
 /// A metadata value: JSON's scalar types.

@@ -63,11 +63,14 @@ public struct ParticipantCharacteristics: Sendable, Hashable {
     public var devices: [String]
     /// Their profile's figures.
     public var characteristics: UserCharacteristics
+    /// The devices they share with others (a scale): ``SharedDeviceUse/device`` of each.
+    public var sharedDevices: [String]
 
     /// Creates a value.
-    public init(name: String, devices: [String], characteristics: UserCharacteristics) {
+    public init(name: String, devices: [String], characteristics: UserCharacteristics, sharedDevices: [String] = []) {
         self.name = name
         self.devices = devices
         self.characteristics = characteristics
+        self.sharedDevices = sharedDevices
     }
 }

@@ -167,9 +167,27 @@ extension HealthStore {
         }
     }
 
-    /// Replaces the device's row in `participant_devices` in one immediate transaction.
+    /// Every row of `wear_intervals` (schema version 18), oldest first.
+    public func storedWearIntervals() throws(StoreError) -> [WearInterval] {
+        try readBlocking { connection throws(StoreError) in
+            try self.run(connection, "SELECT device, participant, start_us, end_us FROM wear_intervals ORDER BY start_us, rowid", [])
+                .compactMap { row in
+                    guard let device = row.text(0), let participant = row.text(1), let start = row.integer(2) else { return nil }
+                    return WearInterval(
+                        device: device, person: participant, start: StoreTime.date(microseconds: start),
+                        end: row.integer(3).map { StoreTime.date(microseconds: $0) })
+                }
+        }
+    }
+
+    /// Replaces the device's row in `participant_devices` and begins its interval in
+    /// `wear_intervals` (ending the one that held), in one immediate transaction.
     public func storeParticipantAssignment(_ assignment: ParticipantAssignment, at date: Date) throws(StoreError) {
         try writeBlocking { connection throws(StoreError) in
+            try self.endWearIntervals(of: [assignment.device], at: date, connection)
+            try self.run(
+                connection, "INSERT INTO wear_intervals (device, participant, start_us) VALUES (?1, ?2, ?3)",
+                [.text(assignment.device), .text(assignment.participant), .integer(StoreTime.microseconds(date))])
             try self.run(
                 connection,
                 "INSERT OR REPLACE INTO participant_devices (device, participant, assigned_us, until_class_end) VALUES (?1, ?2, ?3, ?4)",
@@ -178,14 +196,25 @@ extension HealthStore {
         }
     }
 
-    /// Deletes the rows of `devices` (as stored, exactly) from `participant_devices`, in one
-    /// immediate transaction: the devices are worn by nobody the store knows of.
-    public func removeParticipantAssignments(devices: [String]) throws(StoreError) {
+    /// Deletes the rows of `devices` (as stored, exactly) from `participant_devices` and ends
+    /// their intervals at `date`, in one immediate transaction: the devices are worn by nobody
+    /// the store knows of.
+    public func removeParticipantAssignments(devices: [String], at date: Date) throws(StoreError) {
         guard !devices.isEmpty else { return }
         try writeBlocking { connection throws(StoreError) in
             for device in devices {
                 try self.run(connection, "DELETE FROM participant_devices WHERE device = ?1", [.text(device)])
             }
+            try self.endWearIntervals(of: devices, at: date, connection)
+        }
+    }
+
+    /// Ends the intervals of `devices` that still hold, at `date`.
+    private func endWearIntervals(of devices: [String], at date: Date, _ connection: SQLiteConnection) throws(StoreError) {
+        for device in devices {
+            try run(
+                connection, "UPDATE wear_intervals SET end_us = max(start_us, ?2) WHERE device = ?1 AND end_us IS NULL",
+                [.text(device), .integer(StoreTime.microseconds(date))])
         }
     }
 

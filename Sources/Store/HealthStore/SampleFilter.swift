@@ -15,22 +15,33 @@ public struct SampleFilter: Hashable, Sendable {
     /// Metadata entries the sample must have, key to value as text: strings as stored, integers
     /// in decimal, booleans `true`/`false`, doubles as SQLite prints them (`72.0`, `0.5`).
     public var metadata: [String: String]
+    /// Whose samples: one person's, or the unattributed ones (``HealthModel/MetadataKey/person``).
+    public var person: PersonSelection?
 
     /// A filter; nil fields match anything.
     public init(
         deviceName: String? = nil, localIdentifier: String? = nil, manufacturer: String? = nil, model: String? = nil,
-        metadata: [String: String] = [:]
+        metadata: [String: String] = [:], person: PersonSelection? = nil
     ) {
         self.deviceName = deviceName
         self.localIdentifier = localIdentifier
         self.manufacturer = manufacturer
         self.model = model
         self.metadata = metadata
+        self.person = person
+    }
+
+    /// Whose samples a filter selects.
+    public enum PersonSelection: Hashable, Sendable {
+        /// The samples attributed to the person with this name.
+        case named(String)
+        /// The samples attributed to nobody.
+        case unattributed
     }
 
     /// Whether the filter matches every sample.
     public var isEmpty: Bool {
-        deviceName == nil && localIdentifier == nil && manufacturer == nil && model == nil && metadata.isEmpty
+        deviceName == nil && localIdentifier == nil && manufacturer == nil && model == nil && metadata.isEmpty && person == nil
     }
 
     /// The first parameter number the filter uses: queries keep ?1 … ?4 for their own.
@@ -50,6 +61,16 @@ public struct SampleFilter: Hashable, Sendable {
             .compactMap { column, value in value.map { "\(column) = \(parameter(.text($0)))" } }
         if !device.isEmpty {
             sql += " AND \(alias).device_id IN (SELECT id FROM devices WHERE \(device.joined(separator: " AND ")))"
+        }
+        var metadata = metadata
+        switch person {
+        case .named(let name): metadata[MetadataKey.person.rawValue] = name
+        case .unattributed:
+            sql += """
+                 AND (\(alias).metadata_set_id IS NULL OR \(alias).metadata_set_id NOT IN
+                    (SELECT set_id FROM metadata_set_entries WHERE key = \(parameter(.text(MetadataKey.person.rawValue)))))
+                """
+        case nil: break
         }
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
             let inSet = """

@@ -32,7 +32,7 @@ extension PreviousSchemaStore {
             let address = String(format: "A0:9E:1A:00:00:%02X", strap)
             try device.bind([.integer(Int64(strap + 1)), .text("Polar H10 \(String(format: "%08X", 0x1A2B_0000 + strap))"), .text(address)])
             try device.runAndReset()
-            let metadata: Metadata = [.workoutDevices: .string(address), "healthgate.participant": .string("P\(strap + 1)")]
+            let metadata: Metadata = [.workoutDevices: .string(address), .participant: .string("P\(strap + 1)")]
             try metadataSet.bind([.integer(Int64(strap + 1)), .blob(StoreSchema.canonicalEncoding(of: metadata))])
             try metadataSet.runAndReset()
             for (key, value) in metadata.values {

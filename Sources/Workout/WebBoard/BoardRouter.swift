@@ -83,7 +83,7 @@ struct BoardRouter: Sendable {
 
     /// The participant a stored workout belongs to (its `healthgate.participant` metadata).
     static func participant(of workout: Workout) -> String? {
-        if case .string(let name)? = workout.metadata["healthgate.participant"] { return name }
+        if case .string(let name)? = workout.metadata[.participant] { return name }
         return nil
     }
 

@@ -53,6 +53,9 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         let configured: ParticipantRoster
         /// The new straps, the running class and its sign-ins.
         var signIn = ClassSignIn()
+        /// Whose readings are whose: the configured participants' own and shared devices, and
+        /// the run-time assignments' intervals once restored.
+        var attribution: PersonAttribution
     }
 
     /// How many distinct devices ``State/heardDevices`` keeps (the oldest goes first).
@@ -110,7 +113,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         main = WorkoutController(
             profile: roster.defaultProfile, store: store, clock: clock, ids: ids, logger: logger, clockBase: clockBase,
             othersDevices: { worn.roster.withLock { $0.participants.flatMap(\.devices) } })
-        var initial = State(roster: roster, configured: roster)
+        var initial = State(roster: roster, configured: roster, attribution: Self.attribution(roster, history: []))
         for participant in roster.participants {
             initial.controllers[participant.name] = WorkoutController(
                 profile: participant.profile, store: store, clock: clock, ids: ids,
@@ -121,6 +124,34 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
 
     /// The participants and their devices now.
     public var roster: ParticipantRoster { state.withLock { $0.roster } }
+
+    /// The rules readings are attributed by now (``HealthModel/PersonAttribution``): the
+    /// configured participants' devices and shared devices, and every run-time assignment's
+    /// interval from the store (once restored; before, the configured devices only).
+    public var attribution: PersonAttribution { state.withLock { $0.attribution } }
+
+    /// The rules for the configured `roster` and the assignments' intervals.
+    private static func attribution(_ roster: ParticipantRoster, history: [WearInterval]) -> PersonAttribution {
+        PersonAttribution(
+            owners: roster.participants.map { ($0.name, $0.devices) },
+            shared: roster.participants.map { ($0.name, $0.sharedDevices) }, history: history)
+    }
+
+    /// ``refreshAttribution()`` after an assignment changed: the change is committed already, so
+    /// a failure to read it back is logged, and the rules keep the intervals read before.
+    private func refreshAttributionAfterChange() {
+        do {
+            try refreshAttribution()
+        } catch {
+            logger.error("attribution: the assignments' intervals were not read again (readings keep the earlier rules): \(error)")
+        }
+    }
+
+    /// Reads the assignments' intervals from the store again into ``attribution``.
+    private func refreshAttribution() throws(WorkoutError) {
+        let history = try store.wearIntervals()
+        state.withLock { $0.attribution = Self.attribution($0.configured, history: history) }
+    }
 
     /// Each participant's workout status (``WorkoutController/status()``), by name.
     public func statuses() -> [String: WorkoutSnapshot] {
@@ -153,6 +184,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         let assignments = try store.participantAssignments()
         state.withLock { $0.signIn.restore(assignments) }
         let journaledNames = try store.journaledWorkouts().compactMap(\.definition.participant)
+        try refreshAttribution()
         var roster = state.withLock { $0.roster }
         for assignment in assignments {
             do {
@@ -230,7 +262,8 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             let signIn = signInTrial.signIn(device: device, participant: name, keep: keep)
             let assignment = ParticipantAssignment(device: device, participant: name, untilClassEnd: signIn.untilClassEnd)
             try trial.apply(assignment, aliases: aliases)
-            try self.store.assign(assignment)
+            try self.store.assign(assignment, at: self.clock.now())
+            self.refreshAttributionAfterChange()
             self.state.withLock { state in
                 state.roster = trial
                 // Heard meanwhile only: the decision above is the one committed.
@@ -289,7 +322,8 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         guard classStart != nil || pending else { return }
         try await executor.run { () throws(WorkoutError) in
             let freed = self.state.withLock { $0.signIn.untilClassEnd.keys.sorted() }
-            try self.store.unassign(freed)
+            try self.store.unassign(freed, at: self.clock.now())
+            self.refreshAttributionAfterChange()
             var roster = self.state.withLock { $0.configured }
             for assignment in try self.store.participantAssignments() {
                 do {

@@ -82,13 +82,16 @@ public struct StoredWorkoutJournal: WorkoutStateStore, ParticipantAssignmentStor
         try mapped { () throws(StoreError) in try store.storedParticipantAssignments() }
     }
 
-    public func assign(_ assignment: ParticipantAssignment) throws(WorkoutError) {
-        let date = clock.now()
+    public func assign(_ assignment: ParticipantAssignment, at date: Date) throws(WorkoutError) {
         try mapped { () throws(StoreError) in try store.storeParticipantAssignment(assignment, at: date) }
     }
 
-    public func unassign(_ devices: [String]) throws(WorkoutError) {
-        try mapped { () throws(StoreError) in try store.removeParticipantAssignments(devices: devices) }
+    public func unassign(_ devices: [String], at date: Date) throws(WorkoutError) {
+        try mapped { () throws(StoreError) in try store.removeParticipantAssignments(devices: devices, at: date) }
+    }
+
+    public func wearIntervals() throws(WorkoutError) -> [WearInterval] {
+        try mapped { () throws(StoreError) in try store.storedWearIntervals() }
     }
 
     private func mapped<T>(_ body: () throws(StoreError) -> T) throws(WorkoutError) -> T {

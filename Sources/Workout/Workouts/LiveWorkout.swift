@@ -167,7 +167,7 @@ public struct LiveWorkout: Sendable {
         }
         if let devices = session.devices { metadata[.workoutDevices] = .string(devices.joined(separator: ",")) }
         if restored { metadata["healthgate.restoredAfterRestart"] = .bool(true) }
-        if let participant = session.participant { metadata["healthgate.participant"] = .string(participant) }
+        if let participant = session.participant { metadata[.participant] = .string(participant) }
         return Workout(
             id: session.id, activityType: session.activityType, startDate: start, endDate: end,
             duration: total.elapsedSeconds, events: session.events, activities: session.activities,

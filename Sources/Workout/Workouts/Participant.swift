@@ -1,3 +1,4 @@
+public import FoundationEssentials
 public import HealthModel
 /// A person training with the gateway: a name shown on the board, the profile their zones and
 /// energy come from, and the devices they wear.
@@ -13,12 +14,30 @@ public struct Participant: Hashable, Sendable, Codable {
     public var devices: [String]
     /// Their profile (maximum heart rate or date of birth, weight, sex, zones).
     public var profile: UserProfile
+    /// The devices they share with others (a family's scale, a clinic's cuff), with the user
+    /// index the device gives them: their readings are attributed by the index, else by weight
+    /// (``HealthModel/PersonAttribution``). A shared device is no one's for workouts.
+    public var sharedDevices: [SharedDeviceUse]
 
     /// Creates a participant.
-    public init(name: String, devices: [String] = [], profile: UserProfile = UserProfile()) {
+    public init(name: String, devices: [String] = [], profile: UserProfile = UserProfile(), sharedDevices: [SharedDeviceUse] = []) {
         self.name = name
         self.devices = devices
         self.profile = profile
+        self.sharedDevices = sharedDevices
+    }
+}
+
+extension Participant {
+    enum CodingKeys: String, CodingKey { case name, devices, profile, sharedDevices }
+
+    /// Decodes a participant; `sharedDevices` may be absent (participants stored before it).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            name: try container.decode(String.self, forKey: .name), devices: try container.decode([String].self, forKey: .devices),
+            profile: try container.decode(UserProfile.self, forKey: .profile),
+            sharedDevices: try container.decodeIfPresent([SharedDeviceUse].self, forKey: .sharedDevices) ?? [])
     }
 }
 
@@ -33,11 +52,16 @@ public protocol ParticipantAssignmentStore: Sendable {
     /// Every assignment made at run time, oldest first; a device appears at most once.
     func participantAssignments() throws(WorkoutError) -> [ParticipantAssignment]
 
-    /// Records that `assignment.device` is worn by `assignment.participant` from now on,
-    /// replacing an earlier assignment of the same device.
-    func assign(_ assignment: ParticipantAssignment) throws(WorkoutError)
+    /// Records that `assignment.device` is worn by `assignment.participant` from `date` on,
+    /// replacing an earlier assignment of the same device (whose interval ends at `date`).
+    func assign(_ assignment: ParticipantAssignment, at date: Date) throws(WorkoutError)
 
     /// Forgets the assignments of `devices` (each as ``ParticipantAssignment/device`` was
-    /// given): a class's end frees the straps signed in for it.
-    func unassign(_ devices: [String]) throws(WorkoutError)
+    /// given), their intervals ending at `date`: a class's end frees the straps signed in for it.
+    func unassign(_ devices: [String], at date: Date) throws(WorkoutError)
+
+    /// Every run-time assignment ever made, with when it began and ended, oldest first: what
+    /// readings are attributed by (``HealthModel/PersonAttribution``). ``assign(_:)`` begins an
+    /// interval and ends the device's previous one, ``unassign(_:)`` ends the devices' intervals.
+    func wearIntervals() throws(WorkoutError) -> [WearInterval]
 }

@@ -52,6 +52,10 @@ public struct ParticipantRoster: Hashable, Sendable {
         }
         var participants: [Participant] = []
         var owners: [String: String] = [:]
+        // The devices listed in `sharedDevices`, to the first participant sharing each.
+        var sharers: [String: String] = [:]
+        // Each shared device's user indexes, to the participant listing each.
+        var userIndexes: [String: [Int: String]] = [:]
         for (index, item) in items.enumerated() {
             let path = "participants[\(index)]"
             let specification: ParticipantConfiguration
@@ -76,6 +80,9 @@ public struct ParticipantRoster: Hashable, Sendable {
                 if let owner = owners[DeviceIdentity(device).canonical] {
                     throw fail("\(path).devices[\(deviceIndex)]", "\"\(device)\" is already worn by \(owner)")
                 }
+                if let sharer = sharers[DeviceIdentity(device).canonical] {
+                    throw fail("\(path).devices[\(deviceIndex)]", "\"\(device)\" is shared by \(sharer): a device is someone's own or shared")
+                }
                 owners[DeviceIdentity(device).canonical] = name
             }
             let profile: UserProfile
@@ -86,7 +93,27 @@ public struct ParticipantRoster: Hashable, Sendable {
                 let key = error.keyPath.map { "\(path).\($0)" } ?? "\(path).profile"
                 throw WorkoutError(.invalidProfile, "\(key): \(error.reason)", keyPath: key)
             }
-            participants.append(Participant(name: name, devices: devices, profile: profile))
+            var shared: [SharedDeviceUse] = []
+            for (useIndex, use) in (specification.sharedDevices ?? []).enumerated() {
+                let usePath = "\(path).sharedDevices[\(useIndex)]"
+                if let owner = owners[DeviceIdentity(use.device).canonical] {
+                    throw fail("\(usePath).device", "\"\(use.device)\" is worn by \(owner): a device is someone's own or shared")
+                }
+                if let earlier = shared.first(where: { DeviceIdentity($0.device) == DeviceIdentity(use.device) }) {
+                    throw fail("\(usePath).device", "\"\(use.device)\" is listed already as \"\(earlier.device)\"")
+                }
+                if let index = use.userIndex {
+                    // 255 is the profiles' "unknown user" (Weight Scale Service 3.2.1.1): never a person's.
+                    guard (0...254).contains(index) else { throw fail("\(usePath).userIndex", "\(index) is not a user index (0 to 254)") }
+                    if let other = userIndexes[DeviceIdentity(use.device).canonical]?[index] {
+                        throw fail("\(usePath).userIndex", "\(other) has user index \(index) on \"\(use.device)\" already")
+                    }
+                    userIndexes[DeviceIdentity(use.device).canonical, default: [:]][index] = name
+                }
+                shared.append(SharedDeviceUse(device: use.device, userIndex: use.userIndex))
+                if sharers[DeviceIdentity(use.device).canonical] == nil { sharers[DeviceIdentity(use.device).canonical] = name }
+            }
+            participants.append(Participant(name: name, devices: devices, profile: profile, sharedDevices: shared))
         }
         return ParticipantRoster(participants: participants, defaultProfile: defaultProfile)
     }
@@ -97,6 +124,7 @@ public struct ParticipantRoster: Hashable, Sendable {
         var name = ""
         var devices: [String]?
         var profile: JSONValue?
+        var sharedDevices: [SharedDeviceConfiguration]?
 
         init() {}
 
@@ -105,6 +133,27 @@ public struct ParticipantRoster: Hashable, Sendable {
                 .required("name", \.name, .string(minLength: 1, maxLength: 64), "The participant's name, unique"),
                 ConfigurationKey("devices", \.devices, .array(.nonEmptyText), "The devices they wear (local identifier, name or display name)"),
                 ConfigurationKey("profile", \.profile, UserProfile.configurationSchema, "Their own profile"),
+                ConfigurationKey(
+                    "sharedDevices", \.sharedDevices, .array(SharedDeviceConfiguration.configurationSchema),
+                    "The devices they share with others (a scale, a cuff), each with the user index it gives them, if any; "
+                        + "a reading of a shared device is attributed by that index, else a weighing by the nearest reference weight"),
+            ]
+        }
+    }
+
+    /// One entry of a participant's `sharedDevices`.
+    private struct SharedDeviceConfiguration: DeclaredConfiguration {
+        var device = ""
+        var userIndex: Int?
+
+        init() {}
+
+        static var configurationKeys: [ConfigurationKey<Self>] {
+            [
+                .required("device", \.device, .nonEmptyText, "The device (local identifier, name or display name)"),
+                ConfigurationKey(
+                    "userIndex", \.userIndex, .whole(0...254, unit: "user index"),
+                    "The user index the device sends in this person's measurements; absent: it sends none"),
             ]
         }
     }

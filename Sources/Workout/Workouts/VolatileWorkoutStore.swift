@@ -8,7 +8,7 @@ import Synchronization
 /// collected live.
 public final class VolatileWorkoutStore: WorkoutStateStore, ParticipantAssignmentStore {
     private let workouts = Mutex<[JournaledWorkout]>([])
-    private let assignments = Mutex<[ParticipantAssignment]>([])
+    private let assignments = Mutex<(current: [ParticipantAssignment], intervals: [WearInterval])>(([], []))
 
     /// An empty store.
     public init() {}
@@ -52,19 +52,36 @@ public final class VolatileWorkoutStore: WorkoutStateStore, ParticipantAssignmen
 
     /// The assignments made, oldest first.
     public func participantAssignments() throws(WorkoutError) -> [ParticipantAssignment] {
-        assignments.withLock { $0 }
+        assignments.withLock { $0.current }
     }
 
-    /// Keeps `assignment`, replacing the device's earlier one.
-    public func assign(_ assignment: ParticipantAssignment) throws(WorkoutError) {
+    /// Keeps `assignment`, replacing the device's earlier one, whose interval ends at `date`.
+    public func assign(_ assignment: ParticipantAssignment, at date: Date) throws(WorkoutError) {
         assignments.withLock { assignments in
-            assignments.removeAll { $0.device == assignment.device }
-            assignments.append(assignment)
+            assignments.current.removeAll { $0.device == assignment.device }
+            assignments.current.append(assignment)
+            Self.end([assignment.device], at: date, in: &assignments.intervals)
+            assignments.intervals.append(WearInterval(device: assignment.device, person: assignment.participant, start: date))
         }
     }
 
-    /// Forgets the assignments of `devices`.
-    public func unassign(_ devices: [String]) throws(WorkoutError) {
-        assignments.withLock { $0.removeAll { devices.contains($0.device) } }
+    /// Forgets the assignments of `devices`, their intervals ending at `date`.
+    public func unassign(_ devices: [String], at date: Date) throws(WorkoutError) {
+        assignments.withLock { assignments in
+            assignments.current.removeAll { devices.contains($0.device) }
+            Self.end(devices, at: date, in: &assignments.intervals)
+        }
+    }
+
+    /// Every assignment's interval, oldest first.
+    public func wearIntervals() throws(WorkoutError) -> [WearInterval] {
+        assignments.withLock { $0.intervals }
+    }
+
+    /// Ends the intervals of `devices` that still hold.
+    private static func end(_ devices: [String], at date: Date, in intervals: inout [WearInterval]) {
+        for index in intervals.indices where intervals[index].end == nil && devices.contains(intervals[index].device) {
+            intervals[index].end = date
+        }
     }
 }

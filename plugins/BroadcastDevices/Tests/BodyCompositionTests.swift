@@ -71,17 +71,26 @@ final class BodyCompositionTests: XCTestCase {
         XCTAssertEqual(person.characteristics, profile)
     }
 
-    /// A shared scale: the nearest last weight within 3 kg, then that weighing is the last.
-    func testASharedScaleByTheNearestLastWeight() throws {
+    /// A shared scale: the one last weight within 2 kg, then that weighing is the last.
+    func testASharedScaleByTheOneLastWeightNearEnough() throws {
         var users = ScaleUsers(participants: [ben, cai], user: UserCharacteristics())
-        XCTAssertEqual(try users.person(on: scale, weighing: 82.5).get().name, "Ben")
-        // Ben now last weighed 82.5: 84.5 is 2 from Ben and 1.5 from Cai.
-        XCTAssertEqual(try users.person(on: scale, weighing: 84.5).get().name, "Cai")
-        XCTAssertEqual(try users.person(on: scale, weighing: 83).get().name, "Ben")
+        XCTAssertEqual(try users.person(on: scale, weighing: 81.5).get().name, "Ben")
+        // Ben now last weighed 81.5, Cai 86: 85 is 3.5 from Ben and 1 from Cai.
+        XCTAssertEqual(try users.person(on: scale, weighing: 85).get().name, "Cai")
+        XCTAssertEqual(try users.person(on: scale, weighing: 82).get().name, "Ben")
         guard case .failure(.nobody) = users.person(on: scale, weighing: 95) else { return XCTFail("95 kg is nobody's") }
-        // 83 and 84.5: 83.75 is equally near both.
-        guard case .failure(.nobody(let reason)) = users.person(on: scale, weighing: 83.75) else { return XCTFail("a tie") }
-        XCTAssertTrue(reason.contains("equally"), reason)
+        // 82 and 85: 83.4 is within 2 kg of both, whichever is nearer.
+        guard case .failure(.nobody(let reason)) = users.person(on: scale, weighing: 83.4) else { return XCTFail("two near") }
+        XCTAssertTrue(reason.contains("Ben and Cai"), reason)
+    }
+
+    /// The participants who list the scale in `sharedDevices` are its only users.
+    func testASharedScaleIsItsListersOnly() throws {
+        var dan = ParticipantCharacteristics(name: "Dan", devices: [], characteristics: UserCharacteristics(weightKilograms: 81))
+        dan.sharedDevices = ["C8:47:8C:01:02:03"]
+        var users = ScaleUsers(participants: [ben, cai, dan], user: UserCharacteristics())
+        // Ben (80) is as near as Dan (81), but does not share the scale.
+        XCTAssertEqual(try users.person(on: scale, weighing: 80.5).get().name, "Dan")
     }
 
     func testAProfileLackingAFigure() throws {

@@ -188,7 +188,7 @@ final class BroadcastSourceTests: XCTestCase {
         XCTAssertEqual(fat.map(\.quantity.value), expected.map(\.bodyFatPercentage))
         XCTAssertEqual(fat.map(\.quantity.unit), [.percent, .percent])
         XCTAssertEqual(harness.quantities(.leanBodyMass).map(\.quantity.value), expected.map(\.leanBodyMassKilograms))
-        XCTAssertEqual(Set(harness.quantities.map { $0.metadata[.participant] }), [.string("Ana")])
+        XCTAssertEqual(Set(harness.quantities.map { $0.metadata[.person] }), [.string("Ana")])
         XCTAssertEqual(harness.current.details["body composition C8:47:8C:01:02:03"], "computed")
     }
 

@@ -32,7 +32,26 @@ enum QueryOptions {
         }
         return SampleFilter(
             deviceName: arguments.value("device-name"), localIdentifier: arguments.value("local-identifier"),
-            manufacturer: arguments.value("manufacturer"), model: arguments.value("model"), metadata: metadata)
+            manufacturer: arguments.value("manufacturer"), model: arguments.value("model"), metadata: metadata,
+            person: try personSelection(arguments))
+    }
+
+    /// The options that select whose readings: `--participant NAME` and `--unattributed`.
+    static let personOptions = [
+        OptionSpec(name: "participant", value: "NAME", help: "Only the readings attributed to this person."),
+        OptionSpec(name: "unattributed", value: nil, help: "Only the readings attributed to nobody."),
+    ]
+
+    /// `--participant NAME` or `--unattributed` (not both), nil when neither is given.
+    static func personSelection(_ arguments: ParsedArguments) throws(CommandError) -> SampleFilter.PersonSelection? {
+        let name = arguments.value("participant")
+        if let name, name.trimmed().isEmpty { throw CommandError(.usage, "--participant expects a name") }
+        switch (name, arguments.flag("unattributed")) {
+        case (let name?, false): return .named(name.trimmed())
+        case (nil, true): return .unattributed
+        case (nil, false): return nil
+        case (_?, true): throw CommandError(.usage, "--participant and --unattributed contradict each other: give one")
+        }
     }
 
     /// `--options a,b,…` as statistics options, nil when absent. Whether they fit the type is

@@ -28,6 +28,9 @@ extension QueryCommand {
 
             --type is a quantity or correlation type (heartRate, bloodPressure), heartbeatSeries or \
             workout; a quantity type's changes include its series.
+            --participant NAME keeps the objects attributed to NAME, --unattributed those attributed to \
+            nobody; deletions are listed either way (a tombstone names no person), and --limit counts \
+            the changes before this selection.
             With --limit, at most N changes are printed and "hasMore" says whether more follow the anchor.
 
             --follow prints every change as one JSON line, then keeps printing the changes the gateway \
@@ -50,7 +53,7 @@ extension QueryCommand {
             OptionSpec(name: "limit", value: "N", help: "At most N changes (per poll with --follow)."),
             OptionSpec(name: "follow", value: nil, help: "Stream changes as JSON lines until interrupted."),
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json."),
-        ] + StoreAccess.options
+        ] + QueryOptions.personOptions + StoreAccess.options
     ) { arguments, context in
         let type = try QueryOptions.changeType(arguments)
         let anchor = Int64(try arguments.integer("anchor") ?? 0)
@@ -61,13 +64,14 @@ extension QueryCommand {
         if arguments.flag("follow"), format != "json" {
             throw CommandError(.usage, "--follow prints JSON lines; --format table does not apply")
         }
+        let person = try QueryOptions.personSelection(arguments)
         let store = try await StoreAccess.open(arguments, context: context)
         if arguments.flag("follow") {
             var next = anchor
             while true {
                 let found = try await StoreAccess.call { () async throws(StoreError) in
                     try await store.changes(since: next, type: type, limit: limit)
-                }
+                }.selecting(person)
                 for line in try ChangeLine.lines(of: found) { context.print(line) }
                 next = found.anchor
                 if !found.hasMore { try await context.clock.sleep(for: followPollInterval) }
@@ -75,7 +79,7 @@ extension QueryCommand {
         }
         let found = try await StoreAccess.call { () async throws(StoreError) in
             try await store.changes(since: anchor, type: type, limit: limit)
-        }
+        }.selecting(person)
         if format == "json" {
             context.print(try CommandOutput.json(ChangeSet(found)))
             return .success
@@ -95,5 +99,22 @@ extension QueryCommand {
         }
         context.print("anchor: \(found.anchor)\(found.hasMore ? " (more changes follow; pass --anchor \(found.anchor))" : "")")
         return .success
+    }
+}
+
+extension StoreChanges {
+    /// The changes with only the added objects of `person` (all when nil); deletions stay.
+    func selecting(_ person: SampleFilter.PersonSelection?) -> StoreChanges {
+        guard let person else { return self }
+        var selected = self
+        let kept = zip(addedAnchors, added).filter { _, record in
+            switch person {
+            case .named(let name): record.person == name
+            case .unattributed: record.person == nil
+            }
+        }
+        selected.addedAnchors = kept.map(\.0)
+        selected.added = kept.map(\.1)
+        return selected
     }
 }

@@ -22,6 +22,8 @@ enum QueryCommand {
               healthgate query stats --type heartRate --local-identifier AA:BB:CC:DD:EE:FF --last 1d
               healthgate query stats --type heartRate --interval hour --by-device --last 1d
               healthgate query samples --type heartRate --metadata healthgate.userIndex=1 --last 7d
+              healthgate query samples --type bodyMass --participant Ana --last 30d
+              healthgate query samples --type bodyMass --unattributed
               healthgate query changes --anchor 0 --format json
               healthgate query changes --follow
 
@@ -41,7 +43,7 @@ enum QueryCommand {
             repeatable: true),
         OptionSpec(name: "source", value: "NAME", help: "Only samples of this configured source (provenance healthgate.source)."),
         OptionSpec(name: "gateway", value: "NAME", help: "Only samples of this gateway (provenance healthgate.gateway)."),
-    ] + StoreAccess.options
+    ] + QueryOptions.personOptions + StoreAccess.options
 
     static let samples = Command(
         name: "samples", summary: "List the samples of a type whose start date is in a range.",

@@ -62,6 +62,13 @@ enum StatusCommand {
                 "heart rate: \(String(count: counts.droppedReadings, "reading")) dropped as a second path's copy, "
                     + "\(String(count: counts.handovers, "handover")) between paths")
         }
+        if let counts = report.attribution {
+            let reasons = counts.unattributed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            context.print(
+                "attribution: \(String(count: counts.attributed, "reading")) attributed, "
+                    + "\(counts.unattributedTotal) unattributed since the start"
+                    + (reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))"))
+        }
         let rows = report.plugins.map { status -> [String] in
             [status.name, status.kind, status.role.rawValue, status.state.rawValue, String(status.records),
              String(status.dropped), String(status.restarts),

@@ -2,12 +2,14 @@ import AsyncPrimitives
 import GatewayControl
 import GatewayRuntime
 import GatewayTime
+import HealthModel
 import HealthStore
 import Metrics
 import SampleBus
 import WebBoard
 import WorkoutPresentation
 import WorkoutRuntime
+import Workouts
 extension GatewayRunner {
     /// A gateway made and not yet started: its parts in start order, and what the runner reads
     /// while it runs and once it stopped.
@@ -43,11 +45,13 @@ extension GatewayRunner {
         // What `status` and `GET /metrics` read.
         let statusBoard = StatusBoard()
         let arbiter = HeartRateArbiter(clock: clock, group: Self.wearer(in: services.workouts))
+        let attributor = try await Self.attributor(store: store, workouts: services.workouts, logger: facts.logger)
         // systemd's Type=notify protocol: ready, the watchdog's pings, stopping.
         let notifications = ServiceNotifications(variables: facts.variables, clock: clock, logger: facts.logger.child("systemd"))
         let board = try makeBoard(facts, workouts: services.workouts)
         let bus = makeBus(
-            facts, plugins: plugins, services: services, boardSink: board?.sink, statusBoard: statusBoard, arbiter: arbiter)
+            facts, plugins: plugins, services: services, boardSink: board?.sink, statusBoard: statusBoard, arbiter: arbiter,
+            attributor: attributor)
         let storeFacts = StoreFactsWatch(store: store, clock: clock)
         let metrics = GatewayMetrics(
             statusBoard: statusBoard, storeFacts: storeFacts, clockTrust: clockTrust, clock: clock,
@@ -56,7 +60,8 @@ extension GatewayRunner {
         let control = makeControl(
             facts, handlers: services.controlHandlers.merging(
                 Self.statusHandlers(
-                    facts, store: store, storeFacts: storeFacts, statusBoard: statusBoard, arbiter: arbiter, notifications: notifications,
+                    facts, store: store, storeFacts: storeFacts, statusBoard: statusBoard, arbiter: arbiter, attributor: attributor,
+                    notifications: notifications,
                     runMark: runMark)
             ) { _, new in new })
         // The start order, declared here only; the parts stop in reverse.
@@ -87,7 +92,7 @@ extension GatewayRunner {
     /// executable's own sinks and the board's, and the remote sinks' followers.
     func makeBus(
         _ facts: RunFacts, plugins: BuiltPlugins, services: GatewayServices, boardSink: ConfiguredSink?,
-        statusBoard: StatusBoard, arbiter: HeartRateArbiter
+        statusBoard: StatusBoard, arbiter: HeartRateArbiter, attributor: RecordAttributor
     ) -> Gateway {
         let clockTrust = facts.clockTrust
         return Gateway(
@@ -96,7 +101,26 @@ extension GatewayRunner {
             followers: plugins.followers, clock: facts.clock, logger: facts.logger, statusBoard: statusBoard,
             shutdownTimeout: facts.shutdownTimeout,
             provenance: Self.provenance(of: facts.configuration, gatewayName: facts.gatewayName, variables: facts.variables),
-            clockBase: { clockTrust.clockBase() }, heartRateArbiter: arbiter)
+            clockBase: { clockTrust.clockBase() }, heartRateArbiter: arbiter, attributor: attributor)
+    }
+
+    /// What gives each reading its person (``RecordAttributor``) by the participants' rules
+    /// (``ParticipantWorkouts/attribution``). Each person sharing a device starts from a
+    /// reference weight: their latest weighing in the store, else their profile's weight.
+    /// - Throws: ``CommandError`` when the store cannot be read.
+    static func attributor(store: HealthStore, workouts: ParticipantWorkouts, logger: Logger) async throws -> RecordAttributor {
+        var weights: [String: Double] = [:]
+        for participant in workouts.roster.participants where !participant.sharedDevices.isEmpty {
+            let latest = try await StoreAccess.call { () async throws(StoreError) in
+                try await store.samples(of: .bodyMass, limit: 1, order: .descending, filter: SampleFilter(person: .named(participant.name)))
+            }
+            if let weight = latest.first?.canonicalValue ?? participant.profile.weightKilograms { weights[participant.name] = weight }
+        }
+        if !weights.isEmpty {
+            logger.info(
+                "attribution: reference weights " + weights.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) kg" }.joined(separator: ", "))
+        }
+        return RecordAttributor(rules: { workouts.attribution }, referenceWeights: weights)
     }
 
     /// The store's part: its maintenance beside ingest (retention, the background migration of

@@ -91,7 +91,9 @@ extension GatewayRunner {
             logger.warning("participants: stored assignments unreadable, using the configured devices: \(error)")
         }
         return roster.participants.map {
-            ParticipantCharacteristics(name: $0.name, devices: $0.devices, characteristics: $0.profile.characteristics)
+            ParticipantCharacteristics(
+                name: $0.name, devices: $0.devices, characteristics: $0.profile.characteristics,
+                sharedDevices: $0.sharedDevices.map(\.device))
         }
     }
 

@@ -44,6 +44,7 @@ public enum StoreSchema {
         .code { connection throws(SQLiteError) in try migrateToVersion15(connection) },
         .sql(version16),
         .sql(version17),
+        .sql(version18),
     ]
 
     // Version 1.

@@ -8,10 +8,13 @@ public import HealthModel
 ///    or assigned to them with `healthgate participant assign` before the start) is the one.
 /// 2. Without any participant configured, the configuration's `profile` is the person (a home
 ///    gateway: one user).
-/// 3. A scale no participant wears is shared: the weighing goes to the participant whose last
-///    weight (their last weighing on this source in this run, else their profile's
-///    `weightKilograms`) is nearest, if it is within ``sharedScaleTolerance``; two equally near,
-///    or none near enough, is nobody.
+/// 3. A scale no participant wears is shared, among the participants who list it in their
+///    `sharedDevices` (just one: theirs), or all participants when none does: the weighing goes to the one whose
+///    last weight (their last weighing on this source in this run, else their profile's
+///    `weightKilograms`) is within ``sharedScaleTolerance`` of it, when exactly one is; two, or
+///    none, is nobody. The rule is the gateway's own for shared scales
+///    (``HealthModel/PersonAttribution/person(weighing:among:referenceWeights:tolerance:)``), so the
+///    person the source names is the one attribution would.
 public struct ScaleUsers: Sendable {
     /// One who stood on the scale.
     public struct Person: Sendable, Hashable {
@@ -30,8 +33,9 @@ public struct ScaleUsers: Sendable {
         }
     }
 
-    /// How far a weighing on a shared scale may be from a participant's last weight.
-    public static let sharedScaleTolerance = 3.0
+    /// How far a weighing on a shared scale may be from a participant's last weight: the
+    /// gateway's (``HealthModel/PersonAttribution/defaultWeightToleranceKilograms``).
+    public static let sharedScaleTolerance = PersonAttribution.defaultWeightToleranceKilograms
 
     let participants: [ParticipantCharacteristics]
     let user: UserCharacteristics
@@ -50,21 +54,32 @@ public struct ScaleUsers: Sendable {
             return .success(Person(name: wearer.name, characteristics: wearer.characteristics))
         }
         guard !participants.isEmpty else { return .success(Person(name: nil, characteristics: user)) }
-        let distances = participants.compactMap { participant -> (ParticipantCharacteristics, Double)? in
-            guard let last = lastWeights[participant.name] ?? participant.characteristics.weightKilograms else { return nil }
-            return (participant, abs(last - kilograms))
-        }.sorted { $0.1 < $1.1 }
-        guard let nearest = distances.first, nearest.1 <= Self.sharedScaleTolerance else {
+        let sharing = participants.filter { Device.matches(scale, selection: $0.sharedDevices) }
+        // One who shares it is its user, as the gateway's rules say.
+        if sharing.count == 1, let user = sharing.first {
+            lastWeights[user.name] = kilograms
+            return .success(Person(name: user.name, characteristics: user.characteristics))
+        }
+        let candidates = sharing.isEmpty ? participants : sharing
+        var references: [String: Double] = [:]
+        for participant in candidates {
+            references[participant.name] = lastWeights[participant.name] ?? participant.characteristics.weightKilograms
+        }
+        let outcome = PersonAttribution.person(
+            weighing: kilograms, among: candidates.map(\.name), referenceWeights: references, tolerance: Self.sharedScaleTolerance)
+        switch outcome {
+        case .person(let name):
+            guard let chosen = candidates.first(where: { $0.name == name }) else { break }
+            lastWeights[name] = kilograms
+            return .success(Person(name: name, characteristics: chosen.characteristics))
+        case .unattributed(.ambiguousWeight):
+            let near = candidates.filter { references[$0.name].map { abs($0 - kilograms) <= Self.sharedScaleTolerance } ?? false }
             return .failure(
-                .nobody(
-                    "no participant wears the scale, and no participant's last weight is within \(Self.sharedScaleTolerance) kg of \(kilograms) kg"
-                ))
+                .nobody("\(near.map(\.name).joined(separator: " and ")) last weighed within \(Self.sharedScaleTolerance) kg of \(kilograms) kg"))
+        case .unattributed: break
         }
-        if distances.count > 1, distances[1].1 == nearest.1 {
-            return .failure(.nobody("\(nearest.0.name) and \(distances[1].0.name) last weighed equally near \(kilograms) kg"))
-        }
-        lastWeights[nearest.0.name] = kilograms
-        return .success(Person(name: nearest.0.name, characteristics: nearest.0.characteristics))
+        return .failure(
+            .nobody("no participant wears the scale, and no participant's last weight is within \(Self.sharedScaleTolerance) kg of \(kilograms) kg"))
     }
 
     /// The body composition of `reading` for `person` on `date` (their age then), or why there

@@ -14,6 +14,4 @@ extension MetadataKey {
     public static let scaleTimestamp: MetadataKey = "healthgate.scaleTimestamp"
     /// The unit the scale displayed (`kg`, `lb`, `jin`).
     public static let scaleUnit: MetadataKey = "healthgate.scaleUnit"
-    /// The participant a scale's weighing was attributed to (``ScaleUsers``).
-    public static let participant: MetadataKey = "healthgate.participant"
 }

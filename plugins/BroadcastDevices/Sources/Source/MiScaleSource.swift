@@ -103,7 +103,7 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
             let checkpoint = SourceCheckpoint(
                 namespace: Self.kind, key: identity.canonical, payload: try JSONEncoder().encode(ledger))
             let person = users.person(on: device, weighing: reading.weightKilograms)
-            if case .success(let person) = person, let name = person.name { metadata[.participant] = .string(name) }
+            if case .success(let person) = person, let name = person.name { metadata[.person] = .string(name) }
             // Without an impedance yet, a body composition scale's may still come; a weight
             // scale's never will (reported once below).
             let composition =

@@ -57,7 +57,7 @@ public struct ClinicalRecordMapper: Sendable {
     /// Metadata keys the mapper writes.
     public static let deviceTimestampKey = MetadataKey("healthgate.deviceTimestamp")
     public static let clockOffsetKey = MetadataKey("healthgate.deviceClockOffsetSeconds")
-    public static let userIndexKey = MetadataKey("healthgate.userIndex")
+    public static let userIndexKey = MetadataKey.userIndex
     public static let bmiComputedKey = MetadataKey("healthgate.bmiComputedFromProfileHeight")
     public static let meanArterialPressureKey = MetadataKey("healthgate.meanArterialPressureMillimetersOfMercury")
     public static let measurementStatusKey = MetadataKey("healthgate.measurementStatus")

@@ -1,0 +1,100 @@
+import Foundation
+import GatewayTesting
+import HealthModel
+import HealthStore
+import SQLite
+import XCTest
+
+/// Attribution as the store keeps it: a reading's person selects it in queries and statistics,
+/// and the run-time assignments' intervals outlive the store's close.
+final class AttributionStoreTests: StoreTestCase {
+    let garmin = Device(name: "Garmin HRM", manufacturer: "Garmin", model: "HRM-Pro", localIdentifier: "11:22:33:44:55:66")
+
+    /// Ana's strap (60 and 80), Ben's (100), a strap nobody wears (120), and Ana's and nobody's
+    /// weighings: each selection finds exactly its readings, in samples and in statistics, and a
+    /// person's series are apart from the unattributed readings of the same strap.
+    func testAPersonsReadingsAndTheUnattributedOnes() async throws {
+        let ids = makeIDs()
+        let ana: Metadata = [.person: .string("Ana")], ben: Metadata = [.person: .string("Ben")]
+        let readings = [
+            try heartRate(ids, 60, at: 0, metadata: ana), try heartRate(ids, 80, at: 10, metadata: ana),
+            try heartRate(ids, 100, at: 5, device: garmin, metadata: ben),
+            // The same strap as Ana's, unattributed: a series of its own.
+            try heartRate(ids, 120, at: 15),
+        ]
+        let weighings = try [(61.0, ana), (79.0, Metadata())].enumerated().map { index, weighing in
+            try QuantitySample(
+                id: ids.next(), type: .bodyMass, quantity: Quantity(weighing.0, .kilogram), start: at(Double(index)),
+                end: at(Double(index)), device: Device(name: "MIBFS", localIdentifier: "C8:47:8C:01:02:03"), metadata: weighing.1)
+        }
+        try await HealthStore(path: path).write((readings + weighings).map(HealthRecord.quantity))
+
+        let store = try HealthStore(path: path, access: .readOnly)
+        func values(_ type: QuantityType, _ person: SampleFilter.PersonSelection) async throws -> [Double] {
+            try await store.samples(of: type, filter: SampleFilter(person: person)).map(\.quantity.value)
+        }
+        let anas = try await values(.heartRate, .named("Ana"))
+        XCTAssertEqual(anas, [60, 80])
+        let bens = try await values(.heartRate, .named("Ben"))
+        XCTAssertEqual(bens, [100])
+        let nobodys = try await values(.heartRate, .unattributed)
+        XCTAssertEqual(nobodys, [120])
+        let cais = try await values(.heartRate, .named("Cai"))
+        XCTAssertEqual(cais, [])
+        let anasWeight = try await values(.bodyMass, .named("Ana"))
+        XCTAssertEqual(anasWeight, [61])
+        let nobodysWeight = try await values(.bodyMass, .unattributed)
+        XCTAssertEqual(nobodysWeight, [79])
+        // With a device filter: both must match.
+        let anasOnGarmin = try await store.samples(of: .heartRate, filter: SampleFilter(deviceName: "Garmin HRM", person: .named("Ana")))
+        XCTAssertEqual(anasOnGarmin, [])
+        let stats = try await store.statistics(of: .heartRate, from: t0, to: at(60), filter: SampleFilter(person: .named("Ana")))
+        XCTAssertEqual(stats.average, 70)
+        XCTAssertEqual(stats.sampleCount, 2)
+        let unattributed = try await store.statistics(of: .heartRate, from: t0, to: at(60), filter: SampleFilter(person: .unattributed))
+        XCTAssertEqual(unattributed.average, 120)
+        // Each reading carries its person back.
+        let all = try await store.samples(of: .heartRate)
+        XCTAssertEqual(all.map { HealthRecord.quantity($0).person }, ["Ana", "Ben", "Ana", nil])
+    }
+
+    /// An assignment begins an interval and ends the device's previous one; a freeing ends it;
+    /// the intervals are read back after the store is closed and opened again.
+    func testWearIntervalsOutliveTheStore() async throws {
+        let store = try HealthStore(path: path)
+        try store.storeParticipantAssignment(ParticipantAssignment(device: "AA:BB:CC:DD:EE:FF", participant: "Ana"), at: at(0))
+        try store.storeParticipantAssignment(ParticipantAssignment(device: "11:22:33:44:55:66", participant: "Ben"), at: at(5))
+        try store.storeParticipantAssignment(ParticipantAssignment(device: "AA:BB:CC:DD:EE:FF", participant: "Cai"), at: at(60))
+        try store.removeParticipantAssignments(devices: ["AA:BB:CC:DD:EE:FF"], at: at(120))
+        await store.close()
+        let reopened = try HealthStore(path: path)
+        let intervals = try reopened.storedWearIntervals()
+        XCTAssertEqual(intervals, [
+            WearInterval(device: "AA:BB:CC:DD:EE:FF", person: "Ana", start: at(0), end: at(60)),
+            WearInterval(device: "11:22:33:44:55:66", person: "Ben", start: at(5)),
+            WearInterval(device: "AA:BB:CC:DD:EE:FF", person: "Cai", start: at(60), end: at(120)),
+        ])
+        XCTAssertEqual(try reopened.storedParticipantAssignments().map(\.participant), ["Ben"])
+        let rules = PersonAttribution(history: intervals)
+        XCTAssertEqual(rules.attribute(device: strap, at: at(59)), .person("Ana"))
+        XCTAssertEqual(rules.attribute(device: strap, at: at(61)), .person("Cai"))
+        XCTAssertEqual(rules.attribute(device: strap, at: at(121)), .unattributed(.nobody))
+        await reopened.close()
+    }
+
+    /// A store of version 17 turns the assignments that hold into intervals from when they were
+    /// made: its readings after that are attributed as before the upgrade.
+    func testTheUpgradeKeepsTheAssignmentsThatHoldAsIntervals() async throws {
+        do {
+            // Closed when it goes out of scope, before the store opens the file.
+            let connection = try SQLiteConnection(path: path)
+            try connection.migrate(Array(StoreSchema.migrations.prefix(17)))
+            try connection.run(
+                "INSERT INTO participant_devices (device, participant, assigned_us, until_class_end) VALUES ('AA:BB:CC:DD:EE:FF', 'Ana', ?1, 0)",
+                [.integer(Int64(at(30).timeIntervalSince1970 * 1_000_000))])
+        }
+        let store = try HealthStore(path: path)
+        XCTAssertEqual(try store.storedWearIntervals(), [WearInterval(device: "AA:BB:CC:DD:EE:FF", person: "Ana", start: at(30))])
+        await store.close()
+    }
+}
