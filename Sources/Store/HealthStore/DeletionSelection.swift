@@ -13,4 +13,9 @@ public enum DeletionSelection: Hashable, Sendable {
     case device(String, from: Date, to: Date)
     /// The objects of `type` whose start date is in `[from, to)`.
     case type(ChangeType, from: Date, to: Date)
+    /// Everything of the person with this name (`healthgate participant erase`): the readings
+    /// attributed to them (``HealthModel/MetadataKey/person``), their workouts
+    /// (``HealthModel/MetadataKey/participant``) with their curves, and their device assignments
+    /// and wear intervals, which leave no tombstone.
+    case person(String)
 }

@@ -57,7 +57,11 @@ enum DeleteCommand {
             OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json: the deleted uuids and kinds."),
         ] + StoreAccess.options + [Confirmation.option]
     ) { arguments, context in
-        let selection = try selection(arguments, context: context)
+        try await delete(try selection(arguments, context: context), arguments, context: context)
+    }
+
+    /// Asks (``Confirmation``), deletes `selection` and prints what went, as `--format` says.
+    static func delete(_ selection: DeletionSelection, _ arguments: ParsedArguments, context: CommandContext) async throws -> ExitCode {
         let format = try arguments.format(among: ["table", "json"])
         let deleted = try await StoreAccess.withStore(arguments, context: context, access: .readWrite) { store in
             try await Confirmation.require(
@@ -116,6 +120,8 @@ enum DeleteCommand {
             "the objects of the device \"\(device)\" from \(RFC3339.string(from: from)) to \(RFC3339.string(from: to))"
         case .type(let type, let from, let to):
             "the \(type) objects from \(RFC3339.string(from: from)) to \(RFC3339.string(from: to))"
+        case .person(let name):
+            "everything of \(name) (their readings, workouts and device assignments)"
         }
     }
 }

@@ -8,7 +8,8 @@ import WorkoutRuntime
 enum ParticipantCommand {
     static let command = Command(
         name: "participant", summary: "Assign devices to participants of group workouts and list them.",
-        usage: "participant assign DEVICE NAME [--keep] | participant list [--format table|json] | participant straps [--format table|json]",
+        usage: "participant assign DEVICE NAME [--keep] | participant list [--format table|json] | participant straps [--format table|json] "
+            + "| participant export NAME --output FILE | participant erase NAME [--yes]",
         discussion: """
             A participant is a person with a profile and the devices they wear (the configuration's \
             'participants'). 'assign' moves a device (BLE address, Polar device id, ant:120:NUMBER, serial \
@@ -21,8 +22,14 @@ enum ParticipantCommand {
             first beat in the class, and the strap is freed when the class ends (the last participant's \
             workout ends) unless --keep is given. 'straps' lists the heart-rate straps nobody wears heard \
             in the last minute (the board's new-strap tiles), by the identity 'assign' takes.
+
+            A participant's readings are theirs: every reading is stored with its person (metadata \
+            healthgate.person) by who wore, owns or shares the device then (docs/data-model.md, "People \
+            and attribution"); 'assign' hands a strap's readings over from the moment it is made. \
+            'export' writes everything stored of a person to one file, 'erase' deletes it all (both \
+            on the store, like 'query' and 'delete').
             """,
-        subcommands: [assign, list, straps])
+        subcommands: [assign, list, straps, export, erase])
 
     static let assign = Command(
         name: "assign", summary: "Assign a device to a participant (during a class: sign it in).",

@@ -106,6 +106,15 @@ extension RecordWriter {
             case .workout:
                 try connection.run(insert(.workout, "workouts", "'workout'", where: inRange), range)
             }
+        case .person(let name):
+            func carrying(_ key: MetadataKey) -> String {
+                "o.metadata_set_id IN (SELECT set_id FROM metadata_set_entries WHERE key = '\(key.rawValue)' AND value = ?1)"
+            }
+            for (kind, table, type) in Self.tables {
+                try connection.run(insert(kind, table, type, where: carrying(kind == .workout ? .participant : .person)), [.text(name)])
+            }
+            try connection.run("DELETE FROM participant_devices WHERE participant = ?1", [.text(name)])
+            try connection.run("DELETE FROM wear_intervals WHERE participant = ?1", [.text(name)])
         }
     }
 

@@ -1,0 +1,122 @@
+import FoundationEssentials
+import GatewayRuntime
+import HealthModel
+import HealthStore
+import LinuxSystem
+
+/// `healthgate participant export` and `erase`: a person's data on request (GDPR articles 15,
+/// 17 and 20), read from and deleted in the store directly, like `query` and `delete`.
+extension ParticipantCommand {
+    static let export = Command(
+        name: "export", summary: "Write everything stored of a person to one file (JSON), readable by the user alone.",
+        usage: "participant export NAME --output FILE [--format json] [--db PATH]",
+        discussion: """
+            Writes every object attributed to NAME (readings, quantity series, correlations, heartbeat \
+            series: metadata healthgate.person) and NAME's workouts (healthgate.participant), each as \
+            healthgate's JSON record ({"kind", "sample"}), and the curves of each workout, as one JSON \
+            object: {"person", "exportedAt", "records": [...], "workoutCurves": [...]}. The file is \
+            written atomically with mode 0600; --output may be /dev/stdout. Reads the store read-only, \
+            also while the gateway runs.
+
+            Example:
+              healthgate participant export Ana --output ana.json
+            """,
+        options: [
+            OptionSpec(name: "output", value: "FILE", help: "The file to write (required)."),
+            OptionSpec(name: "format", value: "FORMAT", help: "json (the default; the only format yet)."),
+        ] + StoreAccess.options
+    ) { arguments, context in
+        let name = try personName(arguments)
+        guard let output = arguments.value("output"), !output.isEmpty else { throw CommandError(.usage, "--output FILE is required") }
+        _ = try arguments.choice("format", among: ["json"])
+        let export = try await StoreAccess.withStore(arguments, context: context, access: .readOnly) { store in
+            try await personsData(name, in: store, at: context.clock.now())
+        }
+        let bytes = try HealthJSON.makeEncoder(pretty: true).encode(export)
+        let method = try HealthDataFile.write(Array(bytes), to: output)
+        let records = String(count: export.records.count, "record"), curves = String(count: export.workoutCurves.count, "workout curve")
+        let mode = method == .replacedAtomically ? " (mode 0600)" : ""
+        context.errors.write("\(name): \(records) and \(curves) written to \(output)\(mode)\n")
+        return .success
+    }
+
+    static let erase = Command(
+        name: "erase", summary: "Delete everything stored of a person, and their device assignments, in one transaction.",
+        usage: "participant erase NAME [--yes] [--format table|json] [--db PATH]",
+        discussion: """
+            Deletes every object attributed to NAME (healthgate.person), NAME's workouts \
+            (healthgate.participant) with their curves, and NAME's device assignments and their \
+            intervals, in one transaction, also while the gateway runs (it waits for the gateway's \
+            commit). Each deleted object leaves a tombstone in the change log, so every remote sink \
+            that follows the store sends it as a deletion. Readings of NAME the gateway stores after \
+            the erase are attributed again by the configuration: remove NAME from it (and restart) to \
+            stop that. A running gateway also keeps NAME's run-time assignments in memory until it \
+            restarts.
+
+            Refused, deleting nothing, when a workout in progress collects one of the objects: end \
+            the workout first. On a terminal it asks first; without one it erases only with --yes.
+
+            Example:
+              healthgate participant erase Ana --yes
+            """,
+        options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json: the deleted uuids and kinds.")]
+            + StoreAccess.options + [Confirmation.option]
+    ) { arguments, context in
+        try await DeleteCommand.delete(.person(try personName(arguments)), arguments, context: context)
+    }
+
+    /// The NAME argument, trimmed.
+    static func personName(_ arguments: ParsedArguments) throws(CommandError) -> String {
+        let name = try arguments.positional(0, "the person's NAME").trimmed()
+        guard !name.isEmpty else { throw CommandError(.usage, "the person's NAME must not be empty") }
+        return name
+    }
+
+    /// What `export` writes.
+    struct PersonsData: Encodable {
+        var person: String
+        var exportedAt: Date
+        var records: [HealthRecord]
+        var workoutCurves: [Curve]
+
+        /// One curve of one workout, its points in the type's canonical unit.
+        struct Curve: Encodable {
+            var workout: SampleID
+            var type: String
+            var unit: String
+            var points: [Point]
+        }
+
+        struct Point: Encodable {
+            var start: Date
+            var end: Date
+            var value: Double
+        }
+    }
+
+    /// Every object of `name` in `store`, read through the change log from anchor 0 (each
+    /// object's newest version once), and the curves of their workouts.
+    static func personsData(_ name: String, in store: HealthStore, at date: Date) async throws -> PersonsData {
+        var records: [HealthRecord] = []
+        var anchor: Int64 = 0
+        while true {
+            let page = try await StoreAccess.call { () async throws(StoreError) in
+                try await store.changes(since: anchor, limit: 5_000, includingCorrelationMembers: false)
+            }
+            records += page.added.filter { $0.person == name }
+            anchor = page.anchor
+            if !page.hasMore { break }
+        }
+        var curves: [PersonsData.Curve] = []
+        for case .workout(let workout) in records {
+            guard let stored = try await StoreAccess.call({ () async throws(StoreError) in try await store.workout(id: workout.id) })
+            else { continue }
+            curves += stored.curves.map { curve in
+                PersonsData.Curve(
+                    workout: workout.id, type: curve.type.identifier, unit: curve.type.canonicalUnit.unitString,
+                    points: curve.points.map { PersonsData.Point(start: $0.startDate, end: $0.endDate, value: $0.value) })
+            }
+        }
+        return PersonsData(person: name, exportedAt: date, records: records, workoutCurves: curves)
+    }
+}
