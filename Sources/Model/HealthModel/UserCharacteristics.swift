@@ -65,12 +65,18 @@ public struct ParticipantCharacteristics: Sendable, Hashable {
     public var characteristics: UserCharacteristics
     /// The devices they share with others (a scale): ``SharedDeviceUse/device`` of each.
     public var sharedDevices: [String]
+    /// Their FHIR `Patient` reference (`Patient/<id>`), the subject of their Observations; nil:
+    /// none configured.
+    public var fhirPatient: String?
 
     /// Creates a value.
-    public init(name: String, devices: [String], characteristics: UserCharacteristics, sharedDevices: [String] = []) {
+    public init(
+        name: String, devices: [String], characteristics: UserCharacteristics, sharedDevices: [String] = [], fhirPatient: String? = nil
+    ) {
         self.name = name
         self.devices = devices
         self.characteristics = characteristics
         self.sharedDevices = sharedDevices
+        self.fhirPatient = fhirPatient
     }
 }

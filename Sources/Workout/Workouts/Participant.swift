@@ -18,18 +18,25 @@ public struct Participant: Hashable, Sendable, Codable {
     /// index the device gives them: their readings are attributed by the index, else by weight
     /// (``HealthModel/PersonAttribution``). A shared device is no one's for workouts.
     public var sharedDevices: [SharedDeviceUse]
+    /// Their FHIR `Patient` reference (`identifiers.fhirPatient`): the subject of the
+    /// Observations of their readings that an `http-repository` sink in `fhir-r4` sends.
+    public var fhirPatient: String?
 
     /// Creates a participant.
-    public init(name: String, devices: [String] = [], profile: UserProfile = UserProfile(), sharedDevices: [SharedDeviceUse] = []) {
+    public init(
+        name: String, devices: [String] = [], profile: UserProfile = UserProfile(), sharedDevices: [SharedDeviceUse] = [],
+        fhirPatient: String? = nil
+    ) {
         self.name = name
         self.devices = devices
         self.profile = profile
         self.sharedDevices = sharedDevices
+        self.fhirPatient = fhirPatient
     }
 }
 
 extension Participant {
-    enum CodingKeys: String, CodingKey { case name, devices, profile, sharedDevices }
+    enum CodingKeys: String, CodingKey { case name, devices, profile, sharedDevices, fhirPatient }
 
     /// Decodes a participant; `sharedDevices` may be absent (participants stored before it).
     public init(from decoder: any Decoder) throws {
@@ -37,7 +44,8 @@ extension Participant {
         self.init(
             name: try container.decode(String.self, forKey: .name), devices: try container.decode([String].self, forKey: .devices),
             profile: try container.decode(UserProfile.self, forKey: .profile),
-            sharedDevices: try container.decodeIfPresent([SharedDeviceUse].self, forKey: .sharedDevices) ?? [])
+            sharedDevices: try container.decodeIfPresent([SharedDeviceUse].self, forKey: .sharedDevices) ?? [],
+            fhirPatient: try container.decodeIfPresent(String.self, forKey: .fhirPatient))
     }
 }
 

@@ -113,7 +113,9 @@ public struct ParticipantRoster: Hashable, Sendable {
                 shared.append(SharedDeviceUse(device: use.device, userIndex: use.userIndex))
                 if sharers[DeviceIdentity(use.device).canonical] == nil { sharers[DeviceIdentity(use.device).canonical] = name }
             }
-            participants.append(Participant(name: name, devices: devices, profile: profile, sharedDevices: shared))
+            participants.append(Participant(
+                name: name, devices: devices, profile: profile, sharedDevices: shared,
+                fhirPatient: specification.identifiers?.fhirPatient))
         }
         return ParticipantRoster(participants: participants, defaultProfile: defaultProfile)
     }
@@ -125,6 +127,7 @@ public struct ParticipantRoster: Hashable, Sendable {
         var devices: [String]?
         var profile: JSONValue?
         var sharedDevices: [SharedDeviceConfiguration]?
+        var identifiers: IdentifiersConfiguration?
 
         init() {}
 
@@ -137,7 +140,31 @@ public struct ParticipantRoster: Hashable, Sendable {
                     "sharedDevices", \.sharedDevices, .array(SharedDeviceConfiguration.configurationSchema),
                     "The devices they share with others (a scale, a cuff), each with the user index it gives them, if any; "
                         + "a reading of a shared device is attributed by that index, else a weighing by the nearest reference weight"),
+                ConfigurationKey(
+                    "identifiers", \.identifiers, IdentifiersConfiguration.configurationSchema,
+                    "What the receivers call this person; absent: nothing"),
             ]
+        }
+    }
+
+    /// A participant's `identifiers`: what the receivers call them.
+    private struct IdentifiersConfiguration: DeclaredConfiguration {
+        var fhirPatient: String?
+
+        init() {}
+
+        static var configurationKeys: [ConfigurationKey<Self>] {
+            [
+                ConfigurationKey(
+                    "fhirPatient", \.fhirPatient, .string(pattern: "^Patient/.+"),
+                    "Their FHIR Patient reference (Patient/<id>): the subject of their readings' Observations (http-repository, fhir-r4)"),
+            ]
+        }
+
+        func checkDecoded() throws(PluginConfigurationError) {
+            if let fhirPatient, !(fhirPatient.hasPrefix("Patient/") && fhirPatient.count > 8) {
+                throw PluginConfigurationError(keyPath: "fhirPatient", reason: "expected \"Patient/<id>\", got \"\(fhirPatient)\"")
+            }
         }
     }
 

@@ -152,13 +152,15 @@ enum FHIRMapping {
     /// form), its code the series' uuid: what deleting the series selects (``Entry/deleteSeriesQuantities(_:)``).
     static let seriesTagSystem = "https://healthgate.dev/fhir/CodeSystem/quantity-series"
 
-    static func bundle(_ entries: [Entry], patient: String) -> JSONValue {
+    /// A transaction Bundle of `entries`, each Observation's subject `subject` of its record.
+    static func bundle(_ entries: [Entry], subject: (HealthRecord) -> String) -> JSONValue {
         .object([
             "resourceType": .string("Bundle"),
             "type": .string("transaction"),
             "entry": .array(entries.map { entry in
                 switch entry {
                 case .put(let record):
+                    let patient = subject(record.record)
                     let id: SampleID
                     var resource: JSONValue
                     switch record {

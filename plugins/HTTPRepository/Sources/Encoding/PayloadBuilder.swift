@@ -21,15 +21,28 @@ import GatewayRuntime
 ///   point; deletions are separate requests (``deletions(for:)``).
 public struct PayloadBuilder: Sendable {
     public let format: RepositoryFormat
-    /// `Patient/<id>` for FHIR.
+    /// `Patient/<id>` for FHIR: the subject of the Observations of readings attributed to
+    /// nobody, or to a person without a reference of their own.
     public let patientReference: String?
+    /// For FHIR: each person's own `Patient/<id>` (a participant's `identifiers.fhirPatient`), by
+    /// name: the subject of the Observations of their readings (``HealthModel/HealthRecord/person``).
+    public let patients: [String: String]
     /// How series travel, as configured (``form`` is what the format makes of it).
     public let quantitySeries: QuantitySeriesForm
 
-    public init(format: RepositoryFormat, patientReference: String?, quantitySeries: QuantitySeriesForm = .series) {
+    public init(
+        format: RepositoryFormat, patientReference: String?, quantitySeries: QuantitySeriesForm = .series, patients: [String: String] = [:]
+    ) {
         self.format = format
         self.patientReference = patientReference
         self.quantitySeries = quantitySeries
+        self.patients = patients
+    }
+
+    /// The FHIR subject of `record`: its person's reference, else ``patientReference``; nil
+    /// when it has neither, and then the record is not sent in FHIR (``accepts(_:)``).
+    public func subject(of record: HealthRecord) -> String? {
+        record.person.flatMap { patients[$0] } ?? patientReference
     }
 
     /// How series travel in this format: Open mHealth's schemas have no series, so its data
@@ -44,7 +57,9 @@ public struct PayloadBuilder: Sendable {
         switch format {
         case .native: "format=\(format.rawValue)\(form.identity)"
         case .openMHealth: "format=\(format.rawValue)"
-        case .fhirR4: "format=\(format.rawValue)\(form.identity) patient=\(patientReference ?? "")"
+        case .fhirR4:
+            "format=\(format.rawValue)\(form.identity) patient=\(patientReference ?? "")"
+                + patients.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
         }
     }
 
@@ -64,6 +79,8 @@ public struct PayloadBuilder: Sendable {
         case .native:
             return true
         case .fhirR4:
+            // A reading with no subject (nobody's, and no gateway-wide patientReference) is not sent.
+            if case .stored(let record, _) = change, subject(of: record) == nil { return false }
             return change.kind == .quantity || change.kind == .correlation || change.kind == .quantitySeries
         case .openMHealth:
             switch change.kind {
@@ -84,7 +101,7 @@ public struct PayloadBuilder: Sendable {
             return try nativeBody(batch)
         case .fhirR4:
             return try HealthJSON.makeEncoder().encode(
-                FHIRMapping.bundle(batch.changes.flatMap { FHIRMapping.entries(for: $0, form: form) }, patient: patientReference ?? ""))
+                FHIRMapping.bundle(batch.changes.flatMap { FHIRMapping.entries(for: $0, form: form) }) { subject(of: $0) ?? "" })
         case .openMHealth:
             let points = batch.records.flatMap(OpenMHealthMapping.dataPoints)
             return points.isEmpty ? nil : try HealthJSON.makeEncoder().encode(JSONValue.array(points))
@@ -180,6 +197,15 @@ enum MappedRecord {
     case quantity(QuantitySample)
     case correlation(CorrelationSample)
     case quantitySeries(QuantitySeriesSample)
+
+    /// The record on the bus.
+    var record: HealthRecord {
+        switch self {
+        case .quantity(let sample): .quantity(sample)
+        case .correlation(let correlation): .correlation(correlation)
+        case .quantitySeries(let series): .quantitySeries(series)
+        }
+    }
 
     init?(_ record: HealthRecord) {
         switch record {

@@ -1,3 +1,4 @@
+import HealthModel
 public import FoundationEssentials
 public import RemoteSinkKit
 public import GatewayRuntime
@@ -87,7 +88,7 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
             ConfigurationKey(
                 "timeoutSeconds", \.timeoutSeconds, .number(timeoutRange, unit: "seconds"), "A request that takes longer fails and is retried"),
             ConfigurationKey("auth", \.auth, "Bearer or basic authentication; secrets come from files or variables"),
-            ConfigurationKey("patientReference", \.patientReference, .string(pattern: "^Patient/.+"), "For fhir-r4: every Observation's subject"),
+            ConfigurationKey("patientReference", \.patientReference, .string(pattern: "^Patient/.+"), "For fhir-r4: the subject of the Observations of readings attributed to nobody or to a person without identifiers.fhirPatient; absent: those are not sent"),
             ConfigurationKey("caFile", \.caFile, .nonEmptyText, "A PEM file of trusted root certificates for an https URL"),
             ConfigurationKey(
                 "allowInsecureTransport", \.allowInsecureTransport, .boolean,
@@ -135,8 +136,16 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
 
     /// Checks every value (``validated()``); the settings are the configuration with its
     /// endpoint resolved.
+    /// Also refuses `fhir-r4` with no subject for any Observation: neither `patientReference`
+    /// nor a participant with `identifiers.fhirPatient`.
     public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> HTTPRepositorySettings {
-        HTTPRepositorySettings(configuration: self, endpoint: try validated())
+        let endpoint = try validated()
+        if format == .fhirR4, patientReference == nil, !environment.participants.contains(where: { $0.fhirPatient != nil }) {
+            throw PluginConfigurationError(
+                keyPath: "patientReference",
+                reason: "fhir-r4 needs a subject: patientReference, or participants with identifiers.fhirPatient")
+        }
+        return HTTPRepositorySettings(configuration: self, endpoint: endpoint)
     }
 
     /// Checks every value that decodes but cannot work, and that referenced files (`caFile`,
@@ -177,11 +186,8 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
                 reason: "\(auth.type.rawValue) credentials would cross the network in clear text to \(host) over http://; "
                     + "use https://, or set \"allowInsecureTransport\": true to accept that")
         }
-        if format == .fhirR4 {
-            guard let patientReference, patientReference.hasPrefix("Patient/"), patientReference.count > 8 else {
-                throw PluginConfigurationError(
-                    keyPath: "patientReference", reason: "fhir-r4 needs the subject as \"Patient/<id>\"")
-            }
+        if format == .fhirR4, let patientReference, !(patientReference.hasPrefix("Patient/") && patientReference.count > 8) {
+            throw PluginConfigurationError(keyPath: "patientReference", reason: "fhir-r4 needs the subject as \"Patient/<id>\"")
         }
         if let caFile {
             // Checked now so that a typo fails at start-up, not at the first delivery.

@@ -1,3 +1,4 @@
+import HealthModel
 import FoundationEssentials
 import HealthStore
 import RemoteSinkKit
@@ -43,11 +44,14 @@ public struct HTTPRepositorySink: StoreFollower, ConfigurablePlugin {
     ) throws {
         let configuration = settings.configuration
         self.configuration = configuration
+        let patients = Dictionary(
+            environment.participants.compactMap { participant in participant.fhirPatient.map { (participant.name, $0) } },
+            uniquingKeysWith: { first, _ in first })
         let receiver = HTTPReceiver(
             endpoint: settings.endpoint,
             builder: PayloadBuilder(
                 format: configuration.format, patientReference: configuration.patientReference,
-                quantitySeries: configuration.quantitySeries),
+                quantitySeries: configuration.quantitySeries, patients: patients),
             gzip: configuration.gzip, deflate: DeflateLibrary(), timeout: configuration.timeoutSeconds,
             credentials: Credentials(auth: configuration.auth, variables: environment.variables), policy: configuration.retry.policy,
             name: environment.name, transports: TransportPool(transports))
