@@ -173,13 +173,13 @@ public struct Metadata: Hashable, Sendable, Codable, Sequence, ExpressibleByDict
     /// a reader that adds keys to every record it makes (its sync keys) saves a resize each.
     public mutating func reserveCapacity(_ count: Int) {
         // Dictionary's reserveCapacity runs unspecialized (it reached the generic metadata
-        // cache on every call); an empty one is made at its size instead, the common case of a
-        // record without stored entries.
-        if values.isEmpty {
-            values = Dictionary(minimumCapacity: count)
-        } else {
-            values.reserveCapacity(count)
-        }
+        // cache on every call): a dictionary is made at its size instead and the entries copied
+        // in, for a record without stored entries and for one with a few (an attributed
+        // reading's person).
+        guard count > values.count else { return }
+        var grown = [MetadataKey: MetadataValue](minimumCapacity: count)
+        for (key, value) in values { grown[key] = value }
+        values = grown
     }
 
     public var isEmpty: Bool { values.isEmpty }
