@@ -109,6 +109,34 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
         XCTAssertEqual(status.last, "offline")
     }
 
+    /// Issue 65: a reading attributed to a person goes to their topic too, the same payload;
+    /// one attributed to nobody to its device's topic only.
+    func testAnAttributedReadingGoesToItsPersonsTopicToo() async throws {
+        let recorder = try MQTTRecorder(broker: broker, filter: "healthgate/#")
+        defer { recorder.stop() }
+        try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
+        let running = try await start(configuration())
+        let records = try (0..<6).map { index -> HealthRecord in
+            let date = Date(timeIntervalSince1970: 1_800_000_000 + Double(index))
+            return .quantity(try QuantitySample(
+                id: ids.next(), type: .oxygenSaturation, quantity: Quantity(95 + Double(index % 3), .percent), start: date, end: date,
+                device: device, metadata: index.isMultiple(of: 2) ? [.person: .string("Ana Lima")] : [:]))
+        }
+        await running.feed(records)
+        try await waitUntil(timeout: .seconds(30), "every record acknowledged") { running.status.current?.records == 6 }
+        running.finish()
+        try await running.task.value
+        try await waitUntil(timeout: .seconds(10), "the offline status recorded") {
+            recorder.messages.contains { $0.topic == "healthgate/gw1/status" && $0.payload == "offline" }
+        }
+        let anas = recorder.messages.filter { $0.topic == "healthgate/gw1/people/Ana Lima/oxygenSaturation" }
+        let anasRecords = records.enumerated().filter { $0.offset.isMultiple(of: 2) }.map(\.element)
+        XCTAssertEqual(anas.map(\.uuids), anasRecords.map { [$0.id.uuidString] })
+        let onDevice = recorder.messages.filter { $0.topic == "healthgate/gw1/A0:9E:1A:00:11:22/oxygenSaturation" }
+        XCTAssertEqual(onDevice.map(\.uuids), records.map { [$0.id.uuidString] }, "every reading on its device's topic")
+        XCTAssertEqual(zip(anas, onDevice.enumerated().filter { $0.offset.isMultiple(of: 2) }).filter { $0.payload != $1.element.payload }.count, 0)
+    }
+
     func testBatchMessagesCarryAJSONArrayAndOneUUIDPropertyPerRecord() async throws {
         let recorder = try MQTTRecorder(broker: broker, filter: "healthgate/#")
         defer { recorder.stop() }

@@ -14,6 +14,12 @@ import RemoteSinkKit
 /// topic in each version as it grows, or, in the `expand` form, once closed, each of its
 /// quantities as a sample message (``QuantitySeriesForm``). A deletion is a message on
 /// `{prefix}/{gateway}/deleted`: `{"kind":…,"type":…,"uuid":…}`.
+///
+/// A record attributed to a person (``HealthModel/HealthRecord/person``: a reading's
+/// `healthgate.person`, a participant's workout's participant) goes to
+/// `{prefix}/{gateway}/people/{person}/{type}` too, the same payload: a subscriber follows one
+/// person's readings whichever device took them (one more level than a device's topic, so the
+/// two never meet).
 struct MQTTMessageEncoder: Sendable {
     var prefix: String
     var gateway: String
@@ -40,6 +46,11 @@ struct MQTTMessageEncoder: Sendable {
         "\(prefix)/\(gateway)/\(Self.level(device))/\(Self.level(type))"
     }
 
+    /// The topic of `person`'s records of `type`.
+    func topic(person: String, type: String) -> String {
+        "\(prefix)/\(gateway)/people/\(Self.level(person))/\(Self.level(type))"
+    }
+
     /// The device a topic names, before `level` cleans it: its local identifier, else its name,
     /// else `unknown` (the store names a tombstone's device the same way).
     static func deviceLevel(_ device: Device?) -> String {
@@ -63,8 +74,11 @@ struct MQTTMessageEncoder: Sendable {
             switch change {
             case .stored(let stored, _):
                 for record in quantitySeries.records(stored) {
-                    routed.append((
-                        topic(for: record), "\(record.id)", try HealthJSONPayload.encode(record, encoder: encoder, writer: &writer)))
+                    let payload = try HealthJSONPayload.encode(record, encoder: encoder, writer: &writer)
+                    routed.append((topic(for: record), "\(record.id)", payload))
+                    if let person = record.person {
+                        routed.append((topic(person: person, type: record.typeIdentifier), "\(record.id)", payload))
+                    }
                 }
             case .deleted(let deletion):
                 let type = (try? encoder.encode(deletion.type)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
