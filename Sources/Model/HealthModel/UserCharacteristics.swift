@@ -68,15 +68,20 @@ public struct ParticipantCharacteristics: Sendable, Hashable {
     /// Their FHIR `Patient` reference (`Patient/<id>`), the subject of their Observations; nil:
     /// none configured.
     public var fhirPatient: String?
+    /// Their user id at an Open mHealth receiver, the `user_id` of their data points' headers;
+    /// nil: none configured.
+    public var openMHealthUser: String?
 
     /// Creates a value.
     public init(
-        name: String, devices: [String], characteristics: UserCharacteristics, sharedDevices: [String] = [], fhirPatient: String? = nil
+        name: String, devices: [String], characteristics: UserCharacteristics, sharedDevices: [String] = [], fhirPatient: String? = nil,
+        openMHealthUser: String? = nil
     ) {
         self.name = name
         self.devices = devices
         self.characteristics = characteristics
         self.sharedDevices = sharedDevices
         self.fhirPatient = fhirPatient
+        self.openMHealthUser = openMHealthUser
     }
 }

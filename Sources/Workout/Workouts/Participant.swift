@@ -21,22 +21,26 @@ public struct Participant: Hashable, Sendable, Codable {
     /// Their FHIR `Patient` reference (`identifiers.fhirPatient`): the subject of the
     /// Observations of their readings that an `http-repository` sink in `fhir-r4` sends.
     public var fhirPatient: String?
+    /// Their user id at an Open mHealth receiver (`identifiers.openMHealthUser`): the `user_id`
+    /// in the headers of their readings' data points.
+    public var openMHealthUser: String?
 
     /// Creates a participant.
     public init(
         name: String, devices: [String] = [], profile: UserProfile = UserProfile(), sharedDevices: [SharedDeviceUse] = [],
-        fhirPatient: String? = nil
+        fhirPatient: String? = nil, openMHealthUser: String? = nil
     ) {
         self.name = name
         self.devices = devices
         self.profile = profile
         self.sharedDevices = sharedDevices
         self.fhirPatient = fhirPatient
+        self.openMHealthUser = openMHealthUser
     }
 }
 
 extension Participant {
-    enum CodingKeys: String, CodingKey { case name, devices, profile, sharedDevices, fhirPatient }
+    enum CodingKeys: String, CodingKey { case name, devices, profile, sharedDevices, fhirPatient, openMHealthUser }
 
     /// Decodes a participant; `sharedDevices` may be absent (participants stored before it).
     public init(from decoder: any Decoder) throws {
@@ -45,7 +49,8 @@ extension Participant {
             name: try container.decode(String.self, forKey: .name), devices: try container.decode([String].self, forKey: .devices),
             profile: try container.decode(UserProfile.self, forKey: .profile),
             sharedDevices: try container.decodeIfPresent([SharedDeviceUse].self, forKey: .sharedDevices) ?? [],
-            fhirPatient: try container.decodeIfPresent(String.self, forKey: .fhirPatient))
+            fhirPatient: try container.decodeIfPresent(String.self, forKey: .fhirPatient),
+            openMHealthUser: try container.decodeIfPresent(String.self, forKey: .openMHealthUser))
     }
 }
 

@@ -115,7 +115,7 @@ public struct ParticipantRoster: Hashable, Sendable {
             }
             participants.append(Participant(
                 name: name, devices: devices, profile: profile, sharedDevices: shared,
-                fhirPatient: specification.identifiers?.fhirPatient))
+                fhirPatient: specification.identifiers?.fhirPatient, openMHealthUser: specification.identifiers?.openMHealthUser))
         }
         return ParticipantRoster(participants: participants, defaultProfile: defaultProfile)
     }
@@ -150,6 +150,7 @@ public struct ParticipantRoster: Hashable, Sendable {
     /// A participant's `identifiers`: what the receivers call them.
     private struct IdentifiersConfiguration: DeclaredConfiguration {
         var fhirPatient: String?
+        var openMHealthUser: String?
 
         init() {}
 
@@ -158,6 +159,9 @@ public struct ParticipantRoster: Hashable, Sendable {
                 ConfigurationKey(
                     "fhirPatient", \.fhirPatient, .string(pattern: "^Patient/.+"),
                     "Their FHIR Patient reference (Patient/<id>): the subject of their readings' Observations (http-repository, fhir-r4)"),
+                ConfigurationKey(
+                    "openMHealthUser", \.openMHealthUser, .string(minLength: 1, maxLength: 256),
+                    "Their user id at an Open mHealth receiver: the user_id of their data points' headers (http-repository, openmhealth)"),
             ]
         }
 

@@ -46,4 +46,16 @@ final class FHIRSubjectTests: XCTestCase {
         // The people are part of the batch's identity: a changed reference is a different body.
         XCTAssertNotEqual(gateway.identity, PayloadBuilder(format: .fhirR4, patientReference: "Patient/clinic").identity)
     }
+
+    /// Open mHealth: a person's user id is each of their data points' header `user_id`.
+    func testOpenMHealthHeadersCarryThePersonsUserID() throws {
+        let ana = try reading(97, 0, person: "Ana"), nobody = try reading(93, 2, person: nil)
+        let builder = PayloadBuilder(format: .openMHealth, patientReference: nil, users: ["Ana": "u-ana-7"])
+        let batch = FollowerBatch(
+            after: 0, through: 2, changes: [.stored(ana, anchor: 1), .stored(nobody, anchor: 2)], payloadIdentity: builder.identity)
+        let points = try XCTUnwrap(try JSONSerialization.jsonObject(with: XCTUnwrap(try builder.body(for: batch))) as? [[String: Any]])
+        let users = points.map { ($0["header"] as? [String: Any])?["user_id"] as? String }
+        XCTAssertEqual(users, ["u-ana-7", nil])
+        XCTAssertNotEqual(builder.identity, PayloadBuilder(format: .openMHealth, patientReference: nil).identity)
+    }
 }

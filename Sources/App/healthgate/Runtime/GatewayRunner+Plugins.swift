@@ -93,7 +93,8 @@ extension GatewayRunner {
         return roster.participants.map {
             ParticipantCharacteristics(
                 name: $0.name, devices: $0.devices, characteristics: $0.profile.characteristics,
-                sharedDevices: $0.sharedDevices.map(\.device), fhirPatient: $0.fhirPatient)
+                sharedDevices: $0.sharedDevices.map(\.device), fhirPatient: $0.fhirPatient,
+                openMHealthUser: $0.openMHealthUser)
         }
     }
 

@@ -52,6 +52,19 @@ enum OpenMHealthMapping {
         }
     }
 
+    /// ``dataPoints(_:)`` with `user` (the record's person's user id at the receiver) as each
+    /// header's `user_id`, the place Open mHealth's header gives the user; none without one.
+    static func dataPoints(_ record: HealthRecord, user: String?) -> [JSONValue] {
+        let points = dataPoints(record)
+        guard let user else { return points }
+        return points.map { point in
+            guard case .object(var fields) = point, case .object(var header)? = fields["header"] else { return point }
+            header["user_id"] = .string(user)
+            fields["header"] = .object(header)
+            return .object(fields)
+        }
+    }
+
     /// The data point of `sample`. Its creation time is the sample's end, so that the same
     /// sample always gives the same bytes (a batch sent again is the same request).
     static func dataPoint(_ sample: QuantitySample) -> JSONValue {

@@ -27,16 +27,21 @@ public struct PayloadBuilder: Sendable {
     /// For FHIR: each person's own `Patient/<id>` (a participant's `identifiers.fhirPatient`), by
     /// name: the subject of the Observations of their readings (``HealthModel/HealthRecord/person``).
     public let patients: [String: String]
+    /// For Open mHealth: each person's user id at the receiver (`identifiers.openMHealthUser`),
+    /// by name: the `user_id` of their data points' headers.
+    public let users: [String: String]
     /// How series travel, as configured (``form`` is what the format makes of it).
     public let quantitySeries: QuantitySeriesForm
 
     public init(
-        format: RepositoryFormat, patientReference: String?, quantitySeries: QuantitySeriesForm = .series, patients: [String: String] = [:]
+        format: RepositoryFormat, patientReference: String?, quantitySeries: QuantitySeriesForm = .series, patients: [String: String] = [:],
+        users: [String: String] = [:]
     ) {
         self.format = format
         self.patientReference = patientReference
         self.quantitySeries = quantitySeries
         self.patients = patients
+        self.users = users
     }
 
     /// The FHIR subject of `record`: its person's reference, else ``patientReference``; nil
@@ -56,7 +61,7 @@ public struct PayloadBuilder: Sendable {
     public var identity: String {
         switch format {
         case .native: "format=\(format.rawValue)\(form.identity)"
-        case .openMHealth: "format=\(format.rawValue)"
+        case .openMHealth: "format=\(format.rawValue)" + users.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
         case .fhirR4:
             "format=\(format.rawValue)\(form.identity) patient=\(patientReference ?? "")"
                 + patients.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
@@ -103,7 +108,7 @@ public struct PayloadBuilder: Sendable {
             return try HealthJSON.makeEncoder().encode(
                 FHIRMapping.bundle(batch.changes.flatMap { FHIRMapping.entries(for: $0, form: form) }) { subject(of: $0) ?? "" })
         case .openMHealth:
-            let points = batch.records.flatMap(OpenMHealthMapping.dataPoints)
+            let points = batch.records.flatMap { OpenMHealthMapping.dataPoints($0, user: $0.person.flatMap { users[$0] }) }
             return points.isEmpty ? nil : try HealthJSON.makeEncoder().encode(JSONValue.array(points))
         }
     }

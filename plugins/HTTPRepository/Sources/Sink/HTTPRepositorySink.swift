@@ -51,7 +51,10 @@ public struct HTTPRepositorySink: StoreFollower, ConfigurablePlugin {
             endpoint: settings.endpoint,
             builder: PayloadBuilder(
                 format: configuration.format, patientReference: configuration.patientReference,
-                quantitySeries: configuration.quantitySeries, patients: patients),
+                quantitySeries: configuration.quantitySeries, patients: patients,
+                users: Dictionary(
+                    environment.participants.compactMap { participant in participant.openMHealthUser.map { (participant.name, $0) } },
+                    uniquingKeysWith: { first, _ in first })),
             gzip: configuration.gzip, deflate: DeflateLibrary(), timeout: configuration.timeoutSeconds,
             credentials: Credentials(auth: configuration.auth, variables: environment.variables), policy: configuration.retry.policy,
             name: environment.name, transports: TransportPool(transports))
