@@ -97,4 +97,64 @@ final class AttributionStoreTests: StoreTestCase {
         XCTAssertEqual(try store.storedWearIntervals(), [WearInterval(device: "AA:BB:CC:DD:EE:FF", person: "Ana", start: at(30))])
         await store.close()
     }
+
+    /// `participant attribute`: an unattributed weighing, a blood-pressure reading and a closed
+    /// series each become a new version with their person; the old sample and correlation leave
+    /// tombstones (a new sync version replacing an old one), the series keeps its uuid at its
+    /// next version; a workout or an open series is refused, changing nothing.
+    func testAttributingAfterwardsMakesNewVersions() async throws {
+        let ids = makeIDs()
+        let scale = Device(name: "MIBFS", localIdentifier: "C8:47:8C:01:02:03")
+        let cuff = Device(name: "Cuff", localIdentifier: "28:FF:B2:00:00:01")
+        let weighing = try QuantitySample(
+            id: ids.next(), type: .bodyMass, quantity: Quantity(70.4, .kilogram), start: at(0), end: at(0), device: scale)
+        func member(_ type: QuantityType, _ value: Double) throws -> QuantitySample {
+            try QuantitySample(id: ids.next(), type: type, quantity: Quantity(value, .millimeterOfMercury), start: at(30), end: at(30), device: cuff)
+        }
+        let pressure = try CorrelationSample.bloodPressure(
+            id: ids.next(), systolic: try member(.bloodPressureSystolic, 121), diastolic: try member(.bloodPressureDiastolic, 79), device: cuff)
+        let workout = Workout(id: ids.next(), activityType: .cycling, startDate: at(0), endDate: at(60), duration: 60)
+        var store = try HealthStore(path: path)
+        try await store.write([.quantity(weighing), .correlation(pressure), .workout(workout)] + (0..<5).map { .quantity(try heartRate(ids, 70, at: Double($0))) })
+        let open = try await store.samples(of: .heartRate)
+        let seriesID = try XCTUnwrap(open.first?.metadata[.series].flatMap { if case .string(let text) = $0 { SampleID(string: text) } else { nil } })
+        do {
+            _ = try await store.attribute(.ids([seriesID]), to: "Ana")
+            XCTFail("an open series is refused")
+        } catch {
+            XCTAssertEqual(error.code, .inUse, "\(error)")
+        }
+        do {
+            _ = try await store.attribute(.ids([workout.id, weighing.id]), to: "Ana")
+            XCTFail("a workout is refused")
+        } catch {
+            XCTAssertEqual(error.code, .invalidArgument, "\(error)")
+        }
+        await store.close()  // closes the series
+        store = try HealthStore(path: path)
+        let before = try await store.changes(since: 0).anchor
+        let changed = try await store.attribute(.ids([weighing.id, pressure.id, seriesID]), to: "Ana")
+        XCTAssertEqual(Set(changed.map(\.kind)), [.quantity, .correlation, .quantitySeries])
+        let newWeighing = try XCTUnwrap(changed.first { $0.kind == .quantity }).after
+        XCTAssertEqual(newWeighing, SampleID(syncIdentifier: weighing.id.uuidString(after: "healthgate-attribution:"), version: 1))
+        XCTAssertEqual(changed.first { $0.kind == .quantitySeries }?.after, seriesID, "a series keeps its uuid")
+
+        let anas = try await store.samples(of: .bodyMass, filter: SampleFilter(person: .named("Ana")))
+        XCTAssertEqual(anas.map(\.id), [newWeighing])
+        XCTAssertEqual(anas.first?.quantity, weighing.quantity)
+        let nobodys = try await store.samples(of: .bodyMass, filter: SampleFilter(person: .unattributed))
+        XCTAssertEqual(nobodys, [])
+        let heartRates = try await store.samples(of: .heartRate, filter: SampleFilter(person: .named("Ana")))
+        XCTAssertEqual(heartRates.count, 5)
+        let pressures = try await store.correlations(of: .bloodPressure)
+        XCTAssertEqual(pressures.map { HealthRecord.correlation($0).person }, ["Ana"])
+        XCTAssertEqual(pressures.first?.objects.map { HealthRecord.quantity($0).person }, ["Ana", "Ana"])
+
+        // What the remote sinks get: the old sample, correlation and members deleted, the new versions stored.
+        let changes = try await store.changes(since: before, includingCorrelationMembers: false)
+        XCTAssertEqual(Set(changes.deleted.map(\.id)), Set([weighing.id, pressure.id] + pressure.objects.map(\.id)))
+        XCTAssertEqual(Set(changes.added.map(\.id)), Set(changed.map(\.after)))
+        XCTAssertTrue(changes.added.allSatisfy { $0.person == "Ana" })
+        await store.close()
+    }
 }

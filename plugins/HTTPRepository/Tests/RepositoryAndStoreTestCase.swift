@@ -79,12 +79,13 @@ class RepositoryAndStoreTestCase: XCTestCase {
     func start(
         _ configuration: HTTPRepositoryConfiguration, clock: any GatewayClock = SystemClock(),
         variables: [String: String] = [:], records: [HealthRecord] = [], name: String = "repository",
-        transports: [any HTTPTransport]? = nil
+        transports: [any HTTPTransport]? = nil, participants: [ParticipantCharacteristics] = []
     ) async throws -> Running {
         if !records.isEmpty { try await store.write(records) }
         let logs = RecordingLogSink()
-        let environment = TestEnvironment.make(
+        var environment = TestEnvironment.make(
             name: name, clock: clock, directory: directory, variables: variables, logSink: logs, store: store)
+        environment.participants = participants
         let sink = try HTTPRepositorySink(
             settings: configuration.validated(in: environment), environment: environment,
             transports: transports ?? (0..<configuration.maxInFlight).map { _ in CurlTransport(caFile: configuration.caFile) },

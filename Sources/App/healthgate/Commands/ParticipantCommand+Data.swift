@@ -65,6 +65,57 @@ extension ParticipantCommand {
         try await DeleteCommand.delete(.person(try personName(arguments)), arguments, context: context)
     }
 
+    static let attribute = Command(
+        name: "attribute", summary: "Give stored readings to a person, as new versions every remote sink sends.",
+        usage: "participant attribute NAME (--id UUID... | --device NAME (--since DATE|--last DURATION) [--until DATE]) [--yes] [--db PATH]",
+        discussion: """
+            Gives readings the gateway stored unattributed, or attributed to the wrong person, to \
+            NAME: each becomes a new version of itself with metadata healthgate.person NAME, in one \
+            transaction, also while the gateway runs. A sample or a blood-pressure reading becomes a \
+            new object (its sync identifier kept, or healthgate-attribution:<uuid>, the next sync \
+            version, a uuid derived from both) and the old one is deleted, as a new sync version \
+            replaces an old one; a closed quantity series keeps its uuid at its next version. Every \
+            remote sink sends the change: FHIR under NAME's Patient, MQTT on NAME's topic.
+
+            --id takes the uuids 'query samples --unattributed' shows (a quantity series by its own \
+            uuid, its SERIES column); --device a device's readings whose start is in the range. \
+            Refused, changing nothing: a workout (its participant's), a heartbeat series, a quantity \
+            series still being filled (wait for it to close, within a minute). On a terminal it asks \
+            first; without one it acts only with --yes.
+
+            Examples:
+              healthgate query samples --type bodyMass --unattributed --last 1d
+              healthgate participant attribute Ana --id 0192f3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b --yes
+              healthgate participant attribute Ben --device "C8:47:8C:01:02:03" --since 2026-11-28T07:00:00Z --until 2026-11-28T07:10:00Z
+            """,
+        options: [
+            OptionSpec(name: "id", value: "UUID", help: "An object to attribute, a quantity series by its own uuid (repeatable).", repeatable: true),
+            OptionSpec(name: "device", value: "NAME", help: "Attribute a device's readings in the range (name or local identifier)."),
+        ] + QueryOptions.rangeOptions + [
+            OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json: each object's uuid before and after."),
+        ] + StoreAccess.options + [Confirmation.option]
+    ) { arguments, context in
+        let name = try personName(arguments)
+        if arguments.value("type") != nil { throw CommandError(.usage, "attribute takes --id or --device, not --type") }
+        let selection = try DeleteCommand.selection(arguments, context: context)
+        let format = try arguments.format(among: ["table", "json"])
+        let changed = try await StoreAccess.withStore(arguments, context: context, access: .readWrite) { store in
+            try await Confirmation.require(
+                "Give \(DeleteCommand.describe(selection)) in \(store.path) to \(name)?", declined: "not confirmed; nothing was attributed",
+                arguments, context: context)
+            return try await StoreAccess.call { () async throws(StoreError) in try await store.attribute(selection, to: name) }
+        }
+        if format == "json" {
+            let rows = changed.map { ["kind": $0.kind.rawValue, "before": $0.before.uuidString, "after": $0.after.uuidString] }
+            context.print(try CommandOutput.json(rows))
+        } else {
+            context.print(TextTable.render(
+                header: ["KIND", "UUID", "NEW VERSION"], rows: changed.map { [$0.kind.rawValue, $0.before.uuidString, $0.after.uuidString] }))
+            context.print("attributed \(String(count: changed.count, "object")) to \(name)")
+        }
+        return .success
+    }
+
     /// The NAME argument, trimmed.
     static func personName(_ arguments: ParsedArguments) throws(CommandError) -> String {
         let name = try arguments.positional(0, "the person's NAME").trimmed()

@@ -9,7 +9,8 @@ enum ParticipantCommand {
     static let command = Command(
         name: "participant", summary: "Assign devices to participants of group workouts and list them.",
         usage: "participant assign DEVICE NAME [--keep] | participant list [--format table|json] | participant straps [--format table|json] "
-            + "| participant export NAME --output FILE | participant erase NAME [--yes]",
+            + "| participant attribute NAME (--id UUID... | --device NAME ...) | participant export NAME --output FILE "
+            + "| participant erase NAME [--yes]",
         discussion: """
             A participant is a person with a profile and the devices they wear (the configuration's \
             'participants'). 'assign' moves a device (BLE address, Polar device id, ant:120:NUMBER, serial \
@@ -26,10 +27,11 @@ enum ParticipantCommand {
             A participant's readings are theirs: every reading is stored with its person (metadata \
             healthgate.person) by who wore, owns or shares the device then (docs/data-model.md, "People \
             and attribution"); 'assign' hands a strap's readings over from the moment it is made. \
-            'export' writes everything stored of a person to one file, 'erase' deletes it all (both \
-            on the store, like 'query' and 'delete').
+            'attribute' gives stored readings to a person afterwards, 'export' writes everything \
+            stored of a person to one file, 'erase' deletes it all (the three on the store, like \
+            'query' and 'delete').
             """,
-        subcommands: [assign, list, straps, export, erase])
+        subcommands: [assign, list, straps, attribute, export, erase])
 
     static let assign = Command(
         name: "assign", summary: "Assign a device to a participant (during a class: sign it in).",

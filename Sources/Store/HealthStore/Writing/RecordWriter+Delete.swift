@@ -20,17 +20,23 @@ extension RecordWriter {
         if case .device(_, let from, let to) = selection, to <= from { throw emptyRange }
         if case .type(_, let from, let to) = selection, to <= from { throw emptyRange }
         return try transaction { () throws -> [(id: SampleID, kind: HealthRecordKind)] in
-            try connection.execute("""
-                CREATE TEMP TABLE IF NOT EXISTS deletion_targets (
-                    kind TEXT NOT NULL, anchor INTEGER NOT NULL, uuid BLOB NOT NULL, type TEXT NOT NULL,
-                    PRIMARY KEY (kind, anchor)) WITHOUT ROWID;
-                DELETE FROM temp.deletion_targets;
-                """)
-            try select(selection)
-            try expandCorrelations()
+            try selectTargets(selection)
             try refuseRunningWorkoutSamples()
             return try deleteTargets()
         }
+    }
+
+    /// Fills `temp.deletion_targets` with the objects `selection` names, a correlation with its
+    /// members; only inside ``transaction(_:)``.
+    func selectTargets(_ selection: DeletionSelection) throws {
+        try connection.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS deletion_targets (
+                kind TEXT NOT NULL, anchor INTEGER NOT NULL, uuid BLOB NOT NULL, type TEXT NOT NULL,
+                PRIMARY KEY (kind, anchor)) WITHOUT ROWID;
+            DELETE FROM temp.deletion_targets;
+            """)
+        try select(selection)
+        try expandCorrelations()
     }
 
     private var emptyRange: StoreError {

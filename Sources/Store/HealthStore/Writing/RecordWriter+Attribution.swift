@@ -1,0 +1,129 @@
+import HealthModel
+import SQLite
+
+extension RecordWriter {
+    /// Gives the objects `selection` names to `person` (``HealthModel/MetadataKey/person``; nil:
+    /// to nobody), each as a new version of it, in ONE immediate transaction, so that every
+    /// remote sink sends the corrected object (`healthgate participant attribute`):
+    /// - a quantity sample or a correlation (with its members) becomes a new object with the
+    ///   sync identifier of the old one (or `healthgate-attribution:<old uuid>` when it had
+    ///   none), the next sync version and the uuid derived from both
+    ///   (``HealthModel/SampleID/init(syncIdentifier:version:)``); the old one is deleted,
+    ///   leaving its tombstone, as a new sync version replaces an old one;
+    /// - a closed quantity series keeps its uuid and is stored again at its next version, which
+    ///   replaces it in place, as a growing series' versions do.
+    ///
+    /// Refused, changing nothing: a workout (it is its participant's), a heartbeat series, a
+    /// quantity series still being filled, and a selection of none (``StoreError/Code/invalidArgument``).
+    /// - Returns: each object's uuid before and after, and its kind, by old uuid.
+    func attribute(_ selection: DeletionSelection, to person: String?) throws(StoreError) -> [Reattribution] {
+        if case .person = selection { throw StoreError(.invalidArgument, path: path, message: "select objects by uuid or by device and range") }
+        if case .type = selection { throw StoreError(.invalidArgument, path: path, message: "select objects by uuid or by device and range") }
+        if case .device(_, let from, let to) = selection, to <= from {
+            throw StoreError(.invalidArgument, path: path, message: "the range is empty: it must end after it starts")
+        }
+        return try transaction { () throws -> [Reattribution] in
+            try selectTargets(selection)
+            try refuseUnattributable()
+            var result: [Reattribution] = []
+            var records: [HealthRecord] = []
+            let members = Set(try connection.query(
+                """
+                SELECT m.sample_anchor FROM correlation_members m
+                JOIN temp.deletion_targets t ON t.kind = 'correlation' AND t.uuid = m.correlation_uuid
+                """).compactMap { $0.integer(0) })
+            let sampleTargets = "s.anchor IN (SELECT anchor FROM temp.deletion_targets WHERE kind = 'quantity')"
+            var samples: [(anchor: Int64, sample: QuantitySample)] = []
+            try RowDecoder.forEachSample(connection, where: sampleTargets, orderBy: "s.anchor", [], path: path) { anchor, sample in
+                if !members.contains(anchor) { samples.append((anchor, sample)) }
+            }
+            for (anchor, sample) in samples {
+                let (id, metadata) = Self.nextVersion(of: sample.id, sample.metadata, person: person)
+                records.append(.quantity(try QuantitySample(
+                    id: id, type: sample.type, quantity: sample.quantity, start: sample.startDate, end: sample.endDate,
+                    device: sample.device, metadata: metadata)))
+                result.append(Reattribution(before: sample.id, after: id, kind: .quantity))
+                try deleteObject(table: "samples", anchor: anchor, uuid: .blob(sample.id.bytes), kind: .quantity, type: sample.type.identifier)
+            }
+            let correlationTargets = "c.anchor IN (SELECT anchor FROM temp.deletion_targets WHERE kind = 'correlation')"
+            for (anchor, correlation) in try RowDecoder.correlations(connection, where: correlationTargets, [], path: path) {
+                let (id, metadata) = Self.nextVersion(of: correlation.id, correlation.metadata, person: person)
+                let objects = try correlation.objects.enumerated().map { index, member in
+                    var memberMetadata = member.metadata
+                    memberMetadata[.person] = person.map(MetadataValue.string)
+                    return try QuantitySample(
+                        id: SampleID(syncIdentifier: "\(id)/member", version: Int64(index)), type: member.type, quantity: member.quantity,
+                        start: member.startDate, end: member.endDate, device: member.device, metadata: memberMetadata)
+                }
+                records.append(.correlation(try CorrelationSample(
+                    id: id, type: correlation.type, start: correlation.startDate, end: correlation.endDate, objects: objects,
+                    device: correlation.device, metadata: metadata)))
+                result.append(Reattribution(before: correlation.id, after: id, kind: .correlation))
+                for member in try connection.query(
+                    """
+                    SELECT s.anchor, s.uuid, t.identifier FROM correlation_members m JOIN samples s ON s.anchor = m.sample_anchor
+                    JOIN quantity_types t ON t.id = s.type_id WHERE m.correlation_uuid = ?1
+                    """, [.blob(correlation.id.bytes)])
+                {
+                    guard let memberAnchor = member.integer(0) else { continue }
+                    try deleteObject(table: "samples", anchor: memberAnchor, uuid: member.values[1], kind: .quantity, type: member.text(2) ?? "")
+                }
+                try deleteObject(table: "correlations", anchor: anchor, uuid: .blob(correlation.id.bytes), kind: .correlation, type: correlation.type.identifier)
+            }
+            let seriesTargets = "q.anchor IN (SELECT anchor FROM temp.deletion_targets WHERE kind = 'quantitySeries')"
+            for (_, series) in try RowDecoder.series(connection, where: seriesTargets, orderBy: "q.anchor", [], path: path) {
+                var metadata = series.metadata
+                // The series' own sync identifier is derived from its uuid when it is read.
+                metadata.syncIdentifier = nil
+                metadata.syncVersion = (series.metadata.syncVersion ?? 1) + 1
+                metadata[.person] = person.map(MetadataValue.string)
+                records.append(.quantitySeries(try QuantitySeriesSample(
+                    id: series.id, type: series.type, unit: series.unit, quantities: series.quantities, device: series.device,
+                    metadata: metadata)))
+                result.append(Reattribution(before: series.id, after: series.id, kind: .quantitySeries))
+            }
+            guard !result.isEmpty else {
+                throw StoreError(.invalidArgument, path: path, message: "nothing matched; nothing was attributed")
+            }
+            _ = try writeRecords(records)
+            return result.sorted { $0.before < $1.before }
+        }
+    }
+
+    /// The uuid and metadata of the next version of the object `id` with `metadata`, given to
+    /// `person`.
+    static func nextVersion(of id: SampleID, _ metadata: Metadata, person: String?) -> (SampleID, Metadata) {
+        var next = metadata
+        let identifier = metadata.syncIdentifier ?? id.uuidString(after: "healthgate-attribution:")
+        let version = (metadata.syncVersion ?? 0) + 1
+        next.syncIdentifier = identifier
+        next.syncVersion = version
+        next[.person] = person.map(MetadataValue.string)
+        return (SampleID(syncIdentifier: identifier, version: version), next)
+    }
+
+    /// Throws `.invalidArgument` when a target is a workout, a heartbeat series or an open
+    /// quantity series.
+    private func refuseUnattributable() throws {
+        if let row = try connection.query(
+            "SELECT kind, uuid FROM temp.deletion_targets WHERE kind IN ('workout', 'heartbeatSeries') LIMIT 1").first
+        {
+            let id = row.blob(1).flatMap { SampleID(bytes: $0) }.map(\.description) ?? "?"
+            let reason = row.text(0) == "workout"
+                ? "a workout is its participant's (metadata healthgate.participant)"
+                : "a heartbeat series is attributed with its strap's heart rate at ingest; it cannot be attributed again yet"
+            throw StoreError(.invalidArgument, path: path, message: "\(id): \(reason); nothing was attributed")
+        }
+        if let row = try connection.query(
+            """
+            SELECT q.uuid FROM quantity_series q JOIN temp.deletion_targets t ON t.kind = 'quantitySeries' AND t.anchor = q.anchor
+            WHERE q.open = 1 LIMIT 1
+            """).first
+        {
+            let id = row.blob(0).flatMap { SampleID(bytes: $0) }.map(\.description) ?? "?"
+            throw StoreError(
+                .inUse, path: path,
+                message: "the quantity series \(id) is still being filled; attribute it once it is closed (within a minute of its last reading)")
+        }
+    }
+}
