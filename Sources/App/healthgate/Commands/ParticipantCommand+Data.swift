@@ -13,10 +13,10 @@ extension ParticipantCommand {
         discussion: """
             Writes every object attributed to NAME (readings, quantity series, correlations, heartbeat \
             series: metadata healthgate.person) and NAME's workouts (healthgate.participant), each as \
-            healthgate's JSON record ({"kind", "sample"}), and the curves of each workout, as one JSON \
-            object: {"person", "exportedAt", "records": [...], "workoutCurves": [...]}. The file is \
-            written atomically with mode 0600; --output may be /dev/stdout. Reads the store read-only, \
-            also while the gateway runs.
+            healthgate's JSON record (its kind and sample), and the curves of each workout, as one JSON \
+            object with the keys person, exportedAt, records and workoutCurves. The file is written \
+            atomically with mode 0600; --output may be /dev/stdout. Reads the store read-only, also \
+            while the gateway runs.
 
             Example:
               healthgate participant export Ana --output ana.json
