@@ -40,6 +40,14 @@ public struct Participant: Hashable, Sendable, Codable {
 }
 
 extension Participant {
+    /// What plugins know of the participant (``HealthModel/ParticipantCharacteristics``): the
+    /// one mapping, for the plugins that run and for their validation alike.
+    public var pluginCharacteristics: ParticipantCharacteristics {
+        ParticipantCharacteristics(
+            name: name, devices: devices, characteristics: profile.characteristics, sharedDevices: sharedDevices.map(\.device),
+            fhirPatient: fhirPatient, openMHealthUser: openMHealthUser)
+    }
+
     enum CodingKeys: String, CodingKey { case name, devices, profile, sharedDevices, fhirPatient, openMHealthUser }
 
     /// Decodes a participant; `sharedDevices` may be absent (participants stored before it).

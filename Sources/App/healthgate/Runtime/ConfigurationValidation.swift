@@ -37,13 +37,16 @@ enum ConfigurationValidation {
         var profile: UserProfile?
         var store: StoreConfiguration.Settings?
         do { bluetooth = try BluetoothConfiguration.decode(configuration.bluetooth, origin: configuration.origin) } catch { add(error) }
-        let factory = EnvironmentFactory(context: context, logger: logger, ids: SampleIDGenerator())
-        do { plugins = try catalog.validate(configuration, environment: factory.make) } catch { add(error) }
         do { profile = try Self.profile(of: configuration) } catch { add(error) }
         // The roster decodes each participant's profile over the default one: only when that is right.
+        var participants: [ParticipantCharacteristics] = []
         if profile != nil {
-            do { _ = try roster(of: configuration) } catch { add(error) }
+            do { participants = try roster(of: configuration).participants.map(\.pluginCharacteristics) } catch { add(error) }
         }
+        // The plugins see the participants as they will when they run (a sink that sends a
+        // participant's identifiers checks them).
+        let factory = EnvironmentFactory(context: context, logger: logger, ids: SampleIDGenerator(), participants: participants)
+        do { plugins = try catalog.validate(configuration, environment: factory.make) } catch { add(error) }
         do { _ = try WebBoardConfiguration.decode(configuration.web, origin: configuration.origin) } catch { add(error) }
         do { _ = try WebBoardConfiguration.decode(configuration.metrics, origin: configuration.origin, key: "metrics") } catch { add(error) }
         do { store = try StoreConfiguration.settings(of: configuration, paths: context.paths) } catch { add(error) }
@@ -86,11 +89,12 @@ enum ConfigurationValidation {
         var context: CommandContext
         var logger: Logger
         var ids: SampleIDGenerator
+        var participants: [ParticipantCharacteristics]
 
         func make(_ name: String) -> PluginEnvironment {
             PluginEnvironment(
                 name: name, logger: logger.child(name), clock: context.clock, ids: ids, paths: context.paths,
-                variables: context.variables)
+                variables: context.variables, participants: participants)
         }
     }
 }

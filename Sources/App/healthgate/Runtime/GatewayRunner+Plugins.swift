@@ -90,12 +90,7 @@ extension GatewayRunner {
         } catch {
             logger.warning("participants: stored assignments unreadable, using the configured devices: \(error)")
         }
-        return roster.participants.map {
-            ParticipantCharacteristics(
-                name: $0.name, devices: $0.devices, characteristics: $0.profile.characteristics,
-                sharedDevices: $0.sharedDevices.map(\.device), fhirPatient: $0.fhirPatient,
-                openMHealthUser: $0.openMHealthUser)
-        }
+        return roster.participants.map(\.pluginCharacteristics)
     }
 
     /// Opens the gateway's store read-write (creating and migrating it), off the cooperative pool,
