@@ -22,7 +22,8 @@
 #   4. `workout end --all`; every strap switched off (the emulators stopped): every tile lost;
 #   5. lib/class-counts.py: per participant, the heart rates the strap sent while the workout ran
 #      against the samples stored in it, every value one that was sent; the board's stream against
-#      the same, each tile's last heart rate the last its strap sent; the lost tile; the hand-over;
+#      the same, each tile's last heart rate the last its strap sent; the lost tile; the hand-over,
+#      the handed strap's readings attributed to ANT-3 before it and to Newcomer after (issue 65);
 #   6. bluetoothd alive, healthgate exits 0 on SIGTERM.
 set -uo pipefail
 REPO=${1:?usage: class.sh REPO HEALTHGATE}

@@ -18,7 +18,8 @@
 # stream showed on a participant's tile is one their strap sent; the lost strap's tile went lost
 # with no heart rate after it was switched off, and showed a heart rate again after it came back.
 # The handed-over strap: no sample of it in the former wearer's workout after the hand-over, the
-# new member's workout holds the beats that followed. Each tile's last heart rate (the straps were
+# new member's workout holds the beats that followed; the store attributes its readings before the
+# hand-over to the former wearer and those after to the new member (healthgate.person). Each tile's last heart rate (the straps were
 # then switched off) is the last its strap sent, or the one before (see below); the new member's,
 # whose tile the class's end takes away while the strap still sends, one sent since their
 # workout's last stored reading.
@@ -149,6 +150,35 @@ if late:
     problems.append("%s: %d samples after the hand-over" % (handover["from"], len(late)))
 if not new or any(t < handover["at"] for t, _ in new):
     problems.append("%s: the new member's workout holds no beats, or beats from before the hand-over" % handover["to"])
+
+# Issue 65: the strap's readings are its wearer's of the moment, as the store attributed them
+# (healthgate.person, read by `query samples --participant`): the former wearer's before the
+# hand-over, the new member's after it until the class's end freed the strap (the new member's
+# workout's end; after it the strap is its configured wearer's again), the assignment's and the
+# end's round trips (at most 10 s each) between; none unattributed.
+def attributed(option):
+    """The start times of the handed strap's heart rates that `query samples OPTION` lists."""
+    listed = subprocess.run([sys.argv[6], "query", "samples", "--type", "heartRate", "--format", "json", "--db", sys.argv[4]] + option,
+                            capture_output=True, text=True)
+    if listed.returncode != 0:
+        sys.exit("healthgate query samples %s: status %d: %s" % (" ".join(option), listed.returncode, listed.stderr))
+    return [seconds(s["start"]) for s in json.loads(listed.stdout)
+            if handover["strap"] in ((s.get("device") or {}).get("radioIdentifier"), (s.get("device") or {}).get("localIdentifier"))]
+
+
+before = attributed(["--participant", handover["from"]])
+after = attributed(["--participant", handover["to"]])
+nobodys = attributed(["--unattributed"])
+print("attribution of %s: %d readings %s's (the last %.1f s after the hand-over), %d %s's (the first %.1f s after), %d nobody's" % (
+    handover["strap"], len(before), handover["from"], max(before, default=0) - handover["at"], len(after), handover["to"],
+    min(after, default=0) - handover["at"], len(nobodys)))
+freed = workouts.get(handover["to"], [{"end": float("inf")}])[0]["end"]
+if not before or any(handover["at"] + 10 < t < freed for t in before):
+    problems.append("%s's readings of %s: none, or some between the hand-over and the class's end" % (handover["from"], handover["strap"]))
+if not after or any(t < handover["at"] or t > freed + 10 for t in after):
+    problems.append("%s's readings of %s: none, or some outside the hand-over and the class's end" % (handover["to"], handover["strap"]))
+if nobodys:
+    problems.append("%d readings of %s attributed to nobody" % (len(nobodys), handover["strap"]))
 
 print("class: %d participants, heart rates sent %d, stored %d; board events %d" % (
     len(spec["participants"]), totals["sent"], totals["stored"], len(events)))
