@@ -38,6 +38,11 @@ final class RecordAttributorTests: XCTestCase {
         let counts = attributor.counts
         XCTAssertEqual(counts.attributed, 3)
         XCTAssertEqual(counts.unattributed, ["sharedDevice": 1])
+
+        // A weighing its source named (a Mi scale) moves its person's reference too.
+        let named = try sample(.bodyMass, 66, .kilogram, device: scale, at: start + 180, metadata: [.person: .string("Ana")])
+        XCTAssertEqual(attributor.attribute([named]).map { $0.person }, ["Ana"])
+        XCTAssertEqual(attributor.referenceWeights["Ana"], 66)
     }
 
     /// The rules are read for every batch: an assignment made between two batches counts from
@@ -51,6 +56,7 @@ final class RecordAttributorTests: XCTestCase {
         let imported = try sample(.heartRate, 122, .countPerMinute, device: strap, at: start + 2, metadata: [.person: .string("Dan")])
         XCTAssertEqual(attributor.attribute([imported]).map { $0.person }, ["Dan"])
         XCTAssertEqual(attributor.counts.unattributed, ["nobody": 1])
+        XCTAssertEqual(attributor.counts.attributed, 2, "the one it attributed and the one its source named")
     }
 }
 

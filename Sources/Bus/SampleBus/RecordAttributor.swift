@@ -62,11 +62,20 @@ public final class RecordAttributor: Sendable {
             for pass in [true, false] {
                 for (index, record) in records.enumerated() where record.isWeighing == pass {
                     guard let reading = Reading(record) else { continue }
-                    if reading.person != nil { continue }
+                    let key = reading.device.map { WeighingKey(device: $0.pathIdentity, start: reading.start) }
+                    // Named by its source (a Mi scale, which must know the person to compute body
+                    // fat): kept, and counted; a weighing so named is its person's reference too.
+                    if let person = reading.person {
+                        tally.attributed += 1
+                        if pass, let key {
+                            weighings[key] = .person(person)
+                            if let weight = reading.weightKilograms { state.referenceWeights[person] = weight }
+                        }
+                        continue
+                    }
                     var outcome = rules.attribute(
                         device: reading.device, at: reading.start, userIndex: reading.userIndex,
                         weightKilograms: reading.weightKilograms, referenceWeights: state.referenceWeights)
-                    let key = reading.device.map { WeighingKey(device: $0.pathIdentity, start: reading.start) }
                     if pass, let key {
                         weighings[key] = outcome
                         if case .person(let name) = outcome, let weight = reading.weightKilograms { state.referenceWeights[name] = weight }
