@@ -140,6 +140,26 @@ final class ClockCorrectionTests: StoreTestCase {
     /// it: a follower's backlog keeps its true age (a step forward of years would otherwise make
     /// it older than any retention, and skipped), tombstones their true purge date. Dates of
     /// another time (before this boot on the old base) stay.
+    /// A reading dated on the earlier base but written after the correction (it waited in the
+    /// sink's batch window while the correction ran: the lab's clock-unsynchronized scenario
+    /// once stored one a day back) is moved onto the new base as it is written.
+    func testARecordOnTheEarlierBaseWrittenAfterTheCorrectionIsMovedToo() async throws {
+        let ids = makeIDs()
+        let store = try HealthStore(path: path)
+        try await store.write([.quantity(try plainReading(ids, 40, at: 0, metadata: metadata(before)))])
+        _ = try await store.correctClock(onto: after)
+        let late = try plainReading(ids, 41, at: 1, metadata: metadata(before))
+        let other = try plainReading(ids, 42, at: 2, metadata: metadata(ClockBase(bootID: "another", wallMinusBootMilliseconds: 5)))
+        try await store.write([.quantity(late), .quantity(other)])
+        let stored = try await store.samples(of: Self.plainType)
+        XCTAssertEqual(stored.map(\.quantity.value), [42, 40, 41], "another boot's stays; both of this boot's moved")
+        let moved = try XCTUnwrap(stored.first { $0.quantity.value == 41 })
+        XCTAssertEqual(moved.startDate.timeIntervalSince(late.startDate), 86_400.25, accuracy: 0.001)
+        XCTAssertEqual(moved.metadata.clockBase, after)
+        XCTAssertEqual(moved.metadata[.clockCorrected], .double(86_400.25))
+        await store.close()
+    }
+
     func testTheLogsDatesWrittenBeforeAStepMoveWithIt() async throws {
         let store = try HealthStore(path: path)
         _ = try await store.registerFollower("broker", startingAt: .beginning)

@@ -7,7 +7,7 @@ extension RecordWriter {
     /// `base`'s boot onto `base`, and the log's dates written on `previous`, in ONE immediate
     /// transaction; see ``HealthStore/correctClock(onto:from:now:)``.
     func correctClock(onto base: ClockBase, from previous: ClockBase?, now: Date) throws(StoreError) -> ClockCorrection {
-        try transaction { () throws -> ClockCorrection in
+        let correction = try transaction { () throws -> ClockCorrection in
             var correction = ClockCorrection()
             if let previous, let seconds = base.seconds(from: previous), seconds != 0 {
                 correction.logEntries = try moveLogDates(by: seconds, writtenOn: previous, uptime: now.timeIntervalSince(
@@ -79,6 +79,8 @@ extension RecordWriter {
                 """, [.text(base.bootID), .integer(base.wallMinusBootMilliseconds)])
             return correction
         }
+        correctedBase = base
+        return correction
     }
 
     /// The writer dates the log's commits (a follower's backlog age, its `maxAgeSeconds`

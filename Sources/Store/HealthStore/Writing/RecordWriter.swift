@@ -79,6 +79,10 @@ final class RecordWriter {
     var retention: LogRetention = .everything
     /// Told the latest anchor after every commit that changed the log (from the writer's queue).
     var onCommit: (@Sendable (Int64) -> Void)?
+    /// The clock base the last ``correctClock(onto:from:now:)`` moved the store onto: a record
+    /// written later on an earlier base of the same boot (queued in a sink's batch while the
+    /// correction ran) is moved onto it as it is written, as the correction moved those stored.
+    var correctedBase: ClockBase?
 
     /// Interrupts the write running on the writer's thread, from any thread (a forced stop).
     var interruptHandle: SQLiteInterruptHandle { connection.interruptHandle }
@@ -193,6 +197,8 @@ final class RecordWriter {
     /// - Throws: ``StoreError``; `.diskFull` for SQLITE_FULL, `.ioError` for SQLITE_IOERR. On any
     ///   error nothing is stored, so the call can be retried with the same records.
     func write(_ records: [HealthRecord], checkpoints: [SourceCheckpoint]) throws(StoreError) -> WriteSummary {
+        // Nothing to look at before the clock's first step: the common case costs nothing.
+        let records = correctedBase.map { base in records.map { $0.rebased(onto: base) ?? $0 } } ?? records
         var summary = try transaction {
             let summary = try writeRecords(records)
             if !checkpoints.isEmpty { try writeCheckpoints(checkpoints) }
