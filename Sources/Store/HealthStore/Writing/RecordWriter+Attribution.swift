@@ -43,7 +43,7 @@ extension RecordWriter {
                     id: id, type: sample.type, quantity: sample.quantity, start: sample.startDate, end: sample.endDate,
                     device: sample.device, metadata: metadata)))
                 result.append(Reattribution(before: sample.id, after: id, kind: .quantity))
-                try deleteObject(table: "samples", anchor: anchor, uuid: .blob(sample.id.bytes), kind: .quantity, type: sample.type.identifier)
+                try remove(.quantity(sample), at: anchor)
             }
             let correlationTargets = "c.anchor IN (SELECT anchor FROM temp.deletion_targets WHERE kind = 'correlation')"
             for (anchor, correlation) in try RowDecoder.correlations(connection, where: correlationTargets, [], path: path) {
@@ -59,16 +59,7 @@ extension RecordWriter {
                     id: id, type: correlation.type, start: correlation.startDate, end: correlation.endDate, objects: objects,
                     device: correlation.device, metadata: metadata)))
                 result.append(Reattribution(before: correlation.id, after: id, kind: .correlation))
-                for member in try connection.query(
-                    """
-                    SELECT s.anchor, s.uuid, t.identifier FROM correlation_members m JOIN samples s ON s.anchor = m.sample_anchor
-                    JOIN quantity_types t ON t.id = s.type_id WHERE m.correlation_uuid = ?1
-                    """, [.blob(correlation.id.bytes)])
-                {
-                    guard let memberAnchor = member.integer(0) else { continue }
-                    try deleteObject(table: "samples", anchor: memberAnchor, uuid: member.values[1], kind: .quantity, type: member.text(2) ?? "")
-                }
-                try deleteObject(table: "correlations", anchor: anchor, uuid: .blob(correlation.id.bytes), kind: .correlation, type: correlation.type.identifier)
+                try remove(.correlation(correlation), at: anchor)
             }
             let seriesTargets = "q.anchor IN (SELECT anchor FROM temp.deletion_targets WHERE kind = 'quantitySeries')"
             for (_, series) in try RowDecoder.series(connection, where: seriesTargets, orderBy: "q.anchor", [], path: path) {

@@ -100,7 +100,7 @@ extension RecordWriter {
     }
 
     /// Deletes a record about to be written again (a correlation with its members).
-    private func remove(_ record: HealthRecord, at anchor: Int64) throws {
+    func remove(_ record: HealthRecord, at anchor: Int64) throws {
         let uuid = SQLiteValue.blob(record.id.bytes)
         switch record {
         case .quantity(let sample):
