@@ -156,7 +156,8 @@ public struct SamplePublisher: Sendable {
     /// person (``RecordAttributor``), stamped with the provenance and, unless dated by a device's
     /// clock, the clock's base.
     private func stamped(_ records: [HealthRecord]) -> [HealthRecord] {
-        let records = bus.attributor?.attribute(derived(records)) ?? derived(records)
+        let withDerived = derived(records)
+        let records = bus.attributor?.attribute(withDerived) ?? withDerived
         guard let clockBase else { return stamp.isEmpty ? records : records.map { $0.stamped(stamp) } }
         var dated = stamp
         dated.clockBase = clockBase()
