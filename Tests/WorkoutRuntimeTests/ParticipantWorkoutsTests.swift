@@ -217,6 +217,27 @@ final class ParticipantWorkoutsTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(second.main.status().state, .notStarted)
     }
 
+    /// Issue #65: `participant erase` deletes the person's assignments from the store while the
+    /// gateway runs, then `participant.reload` makes the running group forget them.
+    func testAnErasedPersonsAssignmentsAreForgottenOnReload() async throws {
+        let clock = ManualClock()
+        let store = try HealthStore(path: path)
+        let group = try makeGroup(clock, store: StoredWorkoutJournal(store: store, clock: clock))
+        try await group.restore()
+        try await group.assign(device: "CC:00:00:00:00:03", to: "Cleo")
+        clock.advance(by: .seconds(10))
+        XCTAssertEqual(group.attribution.attribute(device: Self.guest, at: clock.now()), .person("Cleo"))
+
+        _ = try await store.delete(.person("Cleo"))
+        XCTAssertEqual(group.roster.owner(of: Self.guest)?.name, "Cleo", "held in memory until reloaded")
+        let answer = try await group.controlHandlers()["participant.reload"]?(.object([:]))
+        let names = try XCTUnwrap(answer?.decode([ParticipantWorkouts.ParticipantSummary].self)).map(\.name)
+        XCTAssertFalse(names.contains("Cleo"), "\(names)")
+        XCTAssertNil(group.roster.owner(of: Self.guest))
+        XCTAssertEqual(group.attribution.attribute(device: Self.guest, at: clock.now()), .unattributed(.nobody))
+        XCTAssertEqual(group.roster.owner(of: Self.ana)?.name, "Ana", "the configured roster stays")
+    }
+
     func testTheControlHandlersTakeAParticipantOrAll() async throws {
         let group = try makeGroup(ManualClock(), store: VolatileWorkoutStore())
         let handlers = group.controlHandlers()

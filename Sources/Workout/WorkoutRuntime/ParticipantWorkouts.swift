@@ -323,23 +323,42 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         try await executor.run { () throws(WorkoutError) in
             let freed = self.state.withLock { $0.signIn.untilClassEnd.keys.sorted() }
             try self.store.unassign(freed, at: self.clock.now())
-            self.refreshAttributionAfterChange()
-            var roster = self.state.withLock { $0.configured }
-            for assignment in try self.store.participantAssignments() {
-                do {
-                    try roster.apply(assignment)
-                } catch {
-                    self.logger.error("stored assignment of \(assignment.device) to \(assignment.participant) is not applied: \(error)")
-                }
-            }
-            self.state.withLock { state in
-                _ = state.signIn.classEnded()
-                state.roster = roster
-                self.worn.roster.withLock { $0 = roster }
-            }
+            self.state.withLock { _ = $0.signIn.classEnded() }
+            try self.reloadAssignmentsOnQueue()
             self.logger.info(
                 "the class ended" + (freed.isEmpty ? "" : ": \(String(count: freed.count, "strap")) signed in for it freed (\(freed.joined(separator: ", ")))"))
         }
+    }
+
+    /// Reads the assignments from the store again, as after a restart: the roster is the
+    /// configured one with the stored assignments, the straps signed in until the class's end
+    /// are those stored so, and ``attribution`` has the stored intervals. What `participant
+    /// erase` asks of a running gateway (`participant.reload`), once the person's assignments
+    /// are deleted from the store.
+    /// - Throws: ``WorkoutError/Code/persistence`` when the store cannot be read (nothing changes).
+    public func reloadAssignments() async throws(WorkoutError) {
+        try await restore()
+        try await executor.run { () throws(WorkoutError) in try self.reloadAssignmentsOnQueue() }
+    }
+
+    private func reloadAssignmentsOnQueue() throws(WorkoutError) {
+        let assignments = try store.participantAssignments()
+        var roster = state.withLock { $0.configured }
+        for assignment in assignments {
+            do {
+                try roster.apply(assignment)
+            } catch {
+                logger.error("stored assignment of \(assignment.device) to \(assignment.participant) is not applied: \(error)")
+            }
+        }
+        let stored = Set(assignments.filter(\.untilClassEnd).map(\.device))
+        state.withLock { state in
+            for device in state.signIn.untilClassEnd.keys where !stored.contains(device) { state.signIn.forgetSignIn(of: device) }
+            state.signIn.restore(assignments)
+            state.roster = roster
+            self.worn.roster.withLock { $0 = roster }
+        }
+        refreshAttributionAfterChange()
     }
 
     /// Runs one workout command for `target`.
@@ -567,8 +586,8 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     }
 
     /// The control commands: every `workout.*` command (see ``Target``), `participant.assign`
-    /// (`device`, `participant`, optional `keep`), `participant.list` and `participant.straps`
-    /// (the new straps, ``newStraps()``). Workout commands answer the single
+    /// (`device`, `participant`, optional `keep`), `participant.list`, `participant.straps`
+    /// (the new straps, ``newStraps()``) and `participant.reload` (``reloadAssignments()``). Workout commands answer the single
     /// snapshot for one workout (as a lone controller does) and a ``GroupAnswer`` for `all`.
     public func controlHandlers() -> [String: @Sendable (JSONValue) async throws -> JSONValue] {
         var handlers: [String: @Sendable (JSONValue) async throws -> JSONValue] = [:]
@@ -593,6 +612,10 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             default: throw WorkoutError(.invalidArgument, "participant.assign: keep must be a boolean")
             }
             try await self.assign(device: device, to: name, keep: keep)
+            return try JSONValue.encoding(self.summaries())
+        }
+        handlers["participant.reload"] = { _ in
+            try await self.reloadAssignments()
             return try JSONValue.encoding(self.summaries())
         }
         handlers["participant.straps"] = { _ in

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GatewayControl
 import GatewayRuntime
 import HealthModel
 import HealthStore
@@ -50,8 +51,9 @@ extension ParticipantCommand {
             commit). Each deleted object leaves a tombstone in the change log, so every remote sink \
             that follows the store sends it as a deletion. Readings of NAME the gateway stores after \
             the erase are attributed again by the configuration: remove NAME from it (and restart) to \
-            stop that. A running gateway also keeps NAME's run-time assignments in memory until it \
-            restarts.
+            stop that. A running gateway is then told to read its assignments again \
+            (participant.reload on its control socket), so it forgets NAME's at once; when none \
+            runs there is nothing to tell.
 
             Refused, deleting nothing, when a workout in progress collects one of the objects: end \
             the workout first. On a terminal it asks first; without one it erases only with --yes.
@@ -60,9 +62,22 @@ extension ParticipantCommand {
               healthgate participant erase Ana --yes
             """,
         options: [OptionSpec(name: "format", value: "FORMAT", help: "table (default) or json: the deleted uuids and kinds.")]
-            + StoreAccess.options + [Confirmation.option]
+            + StoreAccess.options + [ControlSocketPath.options[0], Confirmation.option]
     ) { arguments, context in
-        try await DeleteCommand.delete(.person(try personName(arguments)), arguments, context: context)
+        let status = try await DeleteCommand.delete(.person(try personName(arguments)), arguments, context: context)
+        // The store no longer has the person's assignments; a running gateway still holds them.
+        do {
+            let path = try ControlSocketPath.resolve(arguments, context: context)
+            let response = try await ControlClient(path: path).send(ControlRequest(command: "participant.reload", arguments: .object([:])))
+            if !response.ok { throw CommandError(.dataError, response.error ?? "refused") }
+            context.errors.write("the running gateway read its assignments again\n")
+        } catch let error as ControlSocketError where error.meansNoDaemon {
+            // No gateway runs: nothing holds the assignments.
+        } catch {
+            context.errors.write(
+                "warning: the running gateway did not read its assignments again (\(error)); restart it to forget those erased\n")
+        }
+        return status
     }
 
     static let attribute = Command(
