@@ -85,6 +85,18 @@ final class ParticipantWorkoutsTests: TemporaryDirectoryTestCase {
                 .object(["name": .string("A"), "sharedDevices": shared("x", 1)]), .object(["name": .string("B"), "sharedDevices": shared("x", 2)]),
             ]), defaultProfile: UserProfile())
         XCTAssertEqual(family.participant(named: "B")?.sharedDevices, [SharedDeviceUse(device: "x", userIndex: 2)])
+        // An MQTT topic level is one person's: another's name or topic, or a level with a slash, is refused.
+        func topic(_ level: String) -> JSONValue { .object(["mqttTopic": .string(level)]) }
+        XCTAssertEqual(
+            keyPath(.array([.object(["name": .string("A")]), .object(["name": .string("B"), "identifiers": topic("A")])])),
+            "participants[1].identifiers.mqttTopic")
+        XCTAssertEqual(
+            keyPath(.array([.object(["name": .string("A"), "identifiers": topic("B")]), .object(["name": .string("B")])])),
+            "participants[1].name")
+        XCTAssertEqual(keyPath(.array([.object(["name": .string("A"), "identifiers": topic("a/b")])])), "participants[0].identifiers.mqttTopic")
+        let topics = try ParticipantRoster.decode(
+            .array([.object(["name": .string("Ana Lima"), "identifiers": topic("ana-7")])]), defaultProfile: UserProfile())
+        XCTAssertEqual(topics.participant(named: "Ana Lima")?.pluginCharacteristics.mqttTopic, "ana-7")
         XCTAssertEqual(
             keyPath(.array([.object(["name": .string("A"), "profile": .object(["weightKilograms": .number(700)])])])),
             "participants[0].profile.weightKilograms")

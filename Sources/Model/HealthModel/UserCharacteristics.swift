@@ -71,11 +71,14 @@ public struct ParticipantCharacteristics: Sendable, Hashable {
     /// Their user id at an Open mHealth receiver, the `user_id` of their data points' headers;
     /// nil: none configured.
     public var openMHealthUser: String?
+    /// Their topic level on an MQTT broker (`{prefix}/{gateway}/people/{mqttTopic}/{type}`);
+    /// nil: their name.
+    public var mqttTopic: String?
 
     /// Creates a value.
     public init(
         name: String, devices: [String], characteristics: UserCharacteristics, sharedDevices: [String] = [], fhirPatient: String? = nil,
-        openMHealthUser: String? = nil
+        openMHealthUser: String? = nil, mqttTopic: String? = nil
     ) {
         self.name = name
         self.devices = devices
@@ -83,5 +86,6 @@ public struct ParticipantCharacteristics: Sendable, Hashable {
         self.sharedDevices = sharedDevices
         self.fhirPatient = fhirPatient
         self.openMHealthUser = openMHealthUser
+        self.mqttTopic = mqttTopic
     }
 }

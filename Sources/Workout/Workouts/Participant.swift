@@ -24,11 +24,14 @@ public struct Participant: Hashable, Sendable, Codable {
     /// Their user id at an Open mHealth receiver (`identifiers.openMHealthUser`): the `user_id`
     /// in the headers of their readings' data points.
     public var openMHealthUser: String?
+    /// The topic level of their readings on an MQTT broker (`identifiers.mqttTopic`):
+    /// `{prefix}/{gateway}/people/{mqttTopic}/{type}`; nil: their name.
+    public var mqttTopic: String?
 
     /// Creates a participant.
     public init(
         name: String, devices: [String] = [], profile: UserProfile = UserProfile(), sharedDevices: [SharedDeviceUse] = [],
-        fhirPatient: String? = nil, openMHealthUser: String? = nil
+        fhirPatient: String? = nil, openMHealthUser: String? = nil, mqttTopic: String? = nil
     ) {
         self.name = name
         self.devices = devices
@@ -36,6 +39,7 @@ public struct Participant: Hashable, Sendable, Codable {
         self.sharedDevices = sharedDevices
         self.fhirPatient = fhirPatient
         self.openMHealthUser = openMHealthUser
+        self.mqttTopic = mqttTopic
     }
 }
 
@@ -45,10 +49,10 @@ extension Participant {
     public var pluginCharacteristics: ParticipantCharacteristics {
         ParticipantCharacteristics(
             name: name, devices: devices, characteristics: profile.characteristics, sharedDevices: sharedDevices.map(\.device),
-            fhirPatient: fhirPatient, openMHealthUser: openMHealthUser)
+            fhirPatient: fhirPatient, openMHealthUser: openMHealthUser, mqttTopic: mqttTopic)
     }
 
-    enum CodingKeys: String, CodingKey { case name, devices, profile, sharedDevices, fhirPatient, openMHealthUser }
+    enum CodingKeys: String, CodingKey { case name, devices, profile, sharedDevices, fhirPatient, openMHealthUser, mqttTopic }
 
     /// Decodes a participant; `sharedDevices` may be absent (participants stored before it).
     public init(from decoder: any Decoder) throws {
@@ -58,7 +62,8 @@ extension Participant {
             profile: try container.decode(UserProfile.self, forKey: .profile),
             sharedDevices: try container.decodeIfPresent([SharedDeviceUse].self, forKey: .sharedDevices) ?? [],
             fhirPatient: try container.decodeIfPresent(String.self, forKey: .fhirPatient),
-            openMHealthUser: try container.decodeIfPresent(String.self, forKey: .openMHealthUser))
+            openMHealthUser: try container.decodeIfPresent(String.self, forKey: .openMHealthUser),
+            mqttTopic: try container.decodeIfPresent(String.self, forKey: .mqttTopic))
     }
 }
 

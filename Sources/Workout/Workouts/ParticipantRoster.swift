@@ -115,7 +115,18 @@ public struct ParticipantRoster: Hashable, Sendable {
             }
             participants.append(Participant(
                 name: name, devices: devices, profile: profile, sharedDevices: shared,
-                fhirPatient: specification.identifiers?.fhirPatient, openMHealthUser: specification.identifiers?.openMHealthUser))
+                fhirPatient: specification.identifiers?.fhirPatient, openMHealthUser: specification.identifiers?.openMHealthUser,
+                mqttTopic: specification.identifiers?.mqttTopic))
+        }
+        // Two people on one MQTT topic would read as one person (their names differ already).
+        var topics: [String: String] = [:]
+        for (index, participant) in participants.enumerated() {
+            let topic = participant.mqttTopic ?? participant.name
+            if let other = topics[topic] {
+                let key = participant.mqttTopic == nil ? "name" : "identifiers.mqttTopic"
+                throw fail("participants[\(index)].\(key)", "\"\(topic)\" is \(other)'s MQTT topic already")
+            }
+            topics[topic] = participant.name
         }
         return ParticipantRoster(participants: participants, defaultProfile: defaultProfile)
     }
@@ -151,6 +162,7 @@ public struct ParticipantRoster: Hashable, Sendable {
     private struct IdentifiersConfiguration: DeclaredConfiguration {
         var fhirPatient: String?
         var openMHealthUser: String?
+        var mqttTopic: String?
 
         init() {}
 
@@ -162,12 +174,20 @@ public struct ParticipantRoster: Hashable, Sendable {
                 ConfigurationKey(
                     "openMHealthUser", \.openMHealthUser, .string(minLength: 1, maxLength: 256),
                     "Their user id at an Open mHealth receiver: the user_id of their data points' headers (http-repository, openmhealth)"),
+                ConfigurationKey(
+                    "mqttTopic", \.mqttTopic, .string(pattern: "^[^/+#]{1,64}$"),
+                    "Their topic level at an MQTT broker, {prefix}/{gateway}/people/<mqttTopic>/{type} (mqtt-broker); absent: their name"),
             ]
         }
 
         func checkDecoded() throws(PluginConfigurationError) {
             if let fhirPatient, !(fhirPatient.hasPrefix("Patient/") && fhirPatient.count > 8) {
                 throw PluginConfigurationError(keyPath: "fhirPatient", reason: "expected \"Patient/<id>\", got \"\(fhirPatient)\"")
+            }
+            // One topic level: a slash would add a level, + and # are MQTT's wildcards.
+            if let mqttTopic, mqttTopic.isEmpty || mqttTopic.count > 64 || mqttTopic.contains(where: { "/+#".contains($0) }) {
+                throw PluginConfigurationError(
+                    keyPath: "mqttTopic", reason: "expected one topic level of 1 to 64 characters without /, + or #, got \"\(mqttTopic)\"")
             }
         }
     }

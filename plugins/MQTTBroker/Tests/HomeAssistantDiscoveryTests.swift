@@ -93,10 +93,11 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
     }
 
     func start(
-        _ mode: MQTTMessageMode, quantitySeries: QuantitySeriesForm = .series
+        _ mode: MQTTMessageMode, quantitySeries: QuantitySeriesForm = .series, participants: [ParticipantCharacteristics] = []
     ) async throws -> (task: Task<Void, any Error>, status: StatusReporter, shutdown: ShutdownSignal) {
         var environment = TestEnvironment.make(name: "broker", clock: SystemClock(), directory: directory, store: store)
         environment.gatewayName = "gym-1"
+        environment.participants = participants
         var configuration = MQTTBrokerConfiguration(host: "127.0.0.1").with { $0.port = broker.port; $0.messages = mode; $0.batchSize = 5; $0.maxInFlight = 1 }
         configuration.homeAssistantDiscovery = true
         configuration.quantitySeries = quantitySeries
@@ -164,6 +165,47 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
         XCTAssertEqual(Set(sensors.filter { $0.config_topic.contains("A0_9E") }.map(\.device)), ["Polar H10 1A2B3C4D"])
         let heartRateConfigs = recorder.messages.filter { $0.topic.hasSuffix("A0_9E_1A_00_11_22_heartRate/config") }
         XCTAssertEqual(heartRateConfigs.count, 1, "announced once per connection, not per record")
+    }
+
+    /// Issue 65: each person is a device of their own in Home Assistant, with a sensor per
+    /// quantity on their topic (`identifiers.mqttTopic`, else their name), beside the devices'.
+    func testEachPersonIsADeviceWithTheirReadingsSensors() async throws {
+        let recorder = try MQTTRecorder(broker: broker, filter: "#", name: "all")
+        defer { recorder.stop() }
+        try await recorder.waitUntilSubscribed(broker: broker, probe: "probe")
+        let people = [
+            ParticipantCharacteristics(name: "Ana Lima", devices: [], characteristics: UserCharacteristics(), mqttTopic: "ana-7"),
+            ParticipantCharacteristics(name: "Ben", devices: [], characteristics: UserCharacteristics()),
+        ]
+        let (task, _, shutdown) = try await start(.record, participants: people)
+        func attributed(_ record: HealthRecord, to person: String) throws -> HealthRecord {
+            guard case .quantity(let sample) = record else { return record }
+            var metadata = sample.metadata
+            metadata[.person] = .string(person)
+            return .quantity(try QuantitySample(
+                id: ids.next(), type: sample.type, quantity: sample.quantity, start: sample.startDate, end: sample.endDate,
+                device: sample.device, metadata: metadata))
+        }
+        try await store.write([
+            try attributed(try sample(.bodyMass, 61.2, .kilogram, station), to: "Ana Lima"),
+            try attributed(try sample(.bodyMass, 80.4, .kilogram, station, at: 60), to: "Ben"),
+            try attributed(try sample(.heartRate, 71, .countPerMinute, strap, battery: 88, at: 90), to: "Ana Lima"),
+        ])
+        try await waitUntilCaughtUp("every record acknowledged")
+        let sensors = try await check(recorder)
+        shutdown.requestStop()
+        try await task.value
+
+        let byID = Dictionary(uniqueKeysWithValues: sensors.map { ($0.unique_id, $0) })
+        XCTAssertEqual(byID["healthgate_gym-1_person_ana-7_bodyMass"]?.state, 61.2)
+        XCTAssertEqual(byID["healthgate_gym-1_person_ana-7_bodyMass"]?.device, "Ana Lima")
+        XCTAssertEqual(byID["healthgate_gym-1_person_ana-7_heartRate"]?.state, 71)
+        XCTAssertEqual(byID["healthgate_gym-1_person_Ben_bodyMass"]?.state, 80.4)
+        XCTAssertEqual(byID["healthgate_gym-1_F0_F1_F2_F3_F4_F5_bodyMass"]?.state, 80.4, "the scale's own sensor: its latest weighing")
+        XCTAssertNil(byID["healthgate_gym-1_person_ana-7_battery"], "a battery is the device's, not the person's")
+        XCTAssertEqual(sensors.count, 6, "\(sensors.map(\.unique_id))")
+        XCTAssertTrue(recorder.messages.contains { $0.topic == "healthgate/gym-1/people/ana-7/bodyMass" })
+        XCTAssertFalse(recorder.messages.contains { $0.topic.hasPrefix("healthgate/gym-1/people/Ana Lima/") }, "the topic, not the name")
     }
 
     /// A strap's heart rates are a series: the sensor shows its last quantity, the latest

@@ -13,7 +13,10 @@ import GatewayRuntime
 ///   receiver can tell a new version of an object from the first), each deletion
 ///   `{"kind":…,"type":…,"uuid":…}` (openapi.yaml). With `quantitySeries: expand` a closed
 ///   series' quantities are samples under `samples` and the body has no `quantitySeries` key:
-///   the body of the releases before series.
+///   the body of the releases before series. When a record names its person
+///   (``HealthModel/HealthRecord/person``), `people` lists each person the batch names with
+///   their identifiers (`{"Ana":{"fhirPatient":"Patient/ana-7","openMHealthUser":"u-ana-7"}}`;
+///   `{}` for a person without any); a batch that names nobody has no `people` key.
 /// - **fhir-r4**: a transaction Bundle with a `PUT Observation/<uuid>` per stored sample,
 ///   correlation or series (``FHIRMapping``; the resource's id is the uuid, so a new version
 ///   replaces the earlier one) and a `DELETE` per deletion.
@@ -60,7 +63,11 @@ public struct PayloadBuilder: Sendable {
     /// key (``HTTPReceiver/payloadIdentity``).
     public var identity: String {
         switch format {
-        case .native: "format=\(format.rawValue)\(form.identity)"
+        case .native:
+            // The identifiers travel in `people`; none configured: the identity of before.
+            "format=\(format.rawValue)\(form.identity)"
+                + patients.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
+                + users.sorted { $0.key < $1.key }.map { " user:\($0.key)=\($0.value)" }.joined()
         case .openMHealth: "format=\(format.rawValue)" + users.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
         case .fhirR4:
             "format=\(format.rawValue)\(form.identity) patient=\(patientReference ?? "")"
@@ -144,7 +151,9 @@ public struct PayloadBuilder: Sendable {
         var writer = QuantitySampleJSONWriter()
         var sections: [HealthRecordKind: [[UInt8]]] = [:]
         var size = 96
+        var people = Set<String>()
         for record in batch.records.flatMap(form.records) {
+            if let person = record.person { people.insert(person) }
             let payload = try HealthJSONPayload.encode(record, encoder: encoder, writer: &writer)
             size += payload.count + 1
             sections[record.kind, default: []].append(payload)
@@ -168,6 +177,14 @@ public struct PayloadBuilder: Sendable {
         bytes.append(UInt8(ascii: ","))
         section("heartbeatSeries", sections[.heartbeatSeries] ?? [])
         bytes.append(UInt8(ascii: ","))
+        if !people.isEmpty {
+            let named = Dictionary(uniqueKeysWithValues: people.map { name in
+                (name, NativeBatch.PersonIdentifiers(fhirPatient: patients[name], openMHealthUser: users[name]))
+            })
+            bytes.append(contentsOf: Array("\"people\":".utf8))
+            bytes.append(contentsOf: try encoder.encode(named))
+            bytes.append(UInt8(ascii: ","))
+        }
         if form == .series {
             section("quantitySeries", sections[.quantitySeries] ?? [])
             bytes.append(UInt8(ascii: ","))
@@ -238,26 +255,54 @@ public struct NativeBatch: Codable, Sendable, Hashable {
         }
     }
 
+    /// What the receivers call a person the batch names (a participant's `identifiers`).
+    public struct PersonIdentifiers: Codable, Sendable, Hashable {
+        public var fhirPatient: String?
+        public var openMHealthUser: String?
+
+        public init(fhirPatient: String? = nil, openMHealthUser: String? = nil) {
+            self.fhirPatient = fhirPatient
+            self.openMHealthUser = openMHealthUser
+        }
+    }
+
     public var correlations: [CorrelationSample]
     public var deleted: [Deletion]
     public var heartbeatSeries: [HeartbeatSeriesSample]
+    /// Each person the batch's records name (`healthgate.person`, a workout's participant), by
+    /// name, with their identifiers; empty when it names nobody.
+    public var people: [String: PersonIdentifiers]
     public var quantitySeries: [QuantitySeriesSample]
     public var samples: [QuantitySample]
     public var workouts: [Workout]
 
     public init(
         correlations: [CorrelationSample] = [], deleted: [Deletion] = [], heartbeatSeries: [HeartbeatSeriesSample] = [],
-        quantitySeries: [QuantitySeriesSample] = [], samples: [QuantitySample] = [], workouts: [Workout] = []
+        people: [String: PersonIdentifiers] = [:], quantitySeries: [QuantitySeriesSample] = [], samples: [QuantitySample] = [],
+        workouts: [Workout] = []
     ) {
         self.correlations = correlations
         self.deleted = deleted
         self.heartbeatSeries = heartbeatSeries
+        self.people = people
         self.quantitySeries = quantitySeries
         self.samples = samples
         self.workouts = workouts
     }
 
-    enum CodingKeys: String, CodingKey { case correlations, deleted, heartbeatSeries, quantitySeries, samples, workouts }
+    enum CodingKeys: String, CodingKey { case correlations, deleted, heartbeatSeries, people, quantitySeries, samples, workouts }
+
+    /// Encodes the body as ``PayloadBuilder`` makes it: no `people` when it names nobody.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(correlations, forKey: .correlations)
+        try c.encode(deleted, forKey: .deleted)
+        try c.encode(heartbeatSeries, forKey: .heartbeatSeries)
+        if !people.isEmpty { try c.encode(people, forKey: .people) }
+        try c.encode(quantitySeries, forKey: .quantitySeries)
+        try c.encode(samples, forKey: .samples)
+        try c.encode(workouts, forKey: .workouts)
+    }
 
     /// Decodes a body; `deleted` may be absent (a body of healthgate before deletions travelled),
     /// and `quantitySeries` (a body of the `expand` form, or of healthgate before series).
@@ -267,6 +312,7 @@ public struct NativeBatch: Codable, Sendable, Hashable {
             correlations: try c.decode([CorrelationSample].self, forKey: .correlations),
             deleted: try c.decodeIfPresent([Deletion].self, forKey: .deleted) ?? [],
             heartbeatSeries: try c.decode([HeartbeatSeriesSample].self, forKey: .heartbeatSeries),
+            people: try c.decodeIfPresent([String: PersonIdentifiers].self, forKey: .people) ?? [:],
             quantitySeries: try c.decodeIfPresent([QuantitySeriesSample].self, forKey: .quantitySeries) ?? [],
             samples: try c.decode([QuantitySample].self, forKey: .samples),
             workouts: try c.decode([Workout].self, forKey: .workouts))

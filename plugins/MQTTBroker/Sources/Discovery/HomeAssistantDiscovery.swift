@@ -15,6 +15,12 @@ import HealthModel
 /// `healthgate_{gateway}_{device}`. Units and device classes are Home Assistant's
 /// (`bpm`, `°C`, `mmHg`, `mg/dL`…); a record in a unit Home Assistant's class does not accept
 /// is announced in its own unit, without the class.
+///
+/// A record attributed to a person (``HealthModel/HealthRecord/person``) feeds the person's
+/// sensors too, on their topic (``MQTTMessageEncoder/topic(person:type:)``): each person is a
+/// device of their own in Home Assistant (identifier `healthgate_{gateway}_person_{level}`,
+/// object `person_{level}_{type}`, `level` their topic level), so a household's dashboard shows
+/// Ana's weight whichever scale weighed her.
 struct HomeAssistantDiscovery: Sendable {
     /// The discovery prefix (Home Assistant's default is `homeassistant`).
     var prefix: String
@@ -51,6 +57,7 @@ struct HomeAssistantDiscovery: Sendable {
         var units: [String]
         var version: MetadataValue?
         var battery: Bool
+        var person: String?
     }
 
     /// The source of `record`'s sensors; nil for a heartbeat series or a workout, which have none.
@@ -72,45 +79,70 @@ struct HomeAssistantDiscovery: Sendable {
         }
         return Source(
             device: record.device, type: record.typeIdentifier, units: units, version: metadata[.gatewayVersion],
-            battery: metadata[MetadataKey(rawValue: Self.batteryKey)] != nil)
+            battery: metadata[MetadataKey(rawValue: Self.batteryKey)] != nil, person: record.person)
     }
 
     /// The sensors `record` feeds: one per quantity type (a correlation's members each have one,
-    /// on the correlation's topic), and the device's battery when the record carries it.
-    /// Heartbeat series and workouts have no single value to show and announce nothing.
+    /// on the correlation's topic), and the device's battery when the record carries it; the
+    /// same quantity sensors for the record's person, on their topic. Heartbeat series and
+    /// workouts have no single value to show and announce nothing.
     func sensors(for record: HealthRecord) -> [Sensor] {
-        let stateTopic = topics.topic(for: record)
-        let device = record.device
-        let deviceKey = MQTTMessageEncoder.deviceLevel(device)
-        var sensors: [Sensor] = []
         let metadata: Metadata
+        // Each quantity: its type, unit, and its path in a correlation's objects.
+        let quantities: [(type: String, unit: String, path: String?)]
         switch record {
         case .quantity(let sample):
             metadata = sample.metadata
-            sensors.append(sensor(
-                deviceKey: deviceKey, device: device, metadata: metadata, type: sample.type.identifier,
-                unit: sample.quantity.unit.unitString, stateTopic: stateTopic, path: nil))
+            quantities = [(sample.type.identifier, sample.quantity.unit.unitString, nil)]
         case .quantitySeries(let series):
             metadata = series.metadata
-            sensors.append(sensor(
-                deviceKey: deviceKey, device: device, metadata: metadata, type: series.type.identifier,
-                unit: series.unit.unitString, stateTopic: stateTopic, path: nil))
+            quantities = [(series.type.identifier, series.unit.unitString, nil)]
         case .correlation(let correlation):
             metadata = correlation.metadata
-            for member in correlation.objects {
-                sensors.append(sensor(
-                    deviceKey: deviceKey, device: device, metadata: metadata, type: member.type.identifier,
-                    unit: member.quantity.unit.unitString, stateTopic: stateTopic, path: member.type.identifier))
-            }
+            quantities = correlation.objects.map { ($0.type.identifier, $0.quantity.unit.unitString, $0.type.identifier) }
         case .heartbeatSeries, .workout:
             return []
         }
+        var owners = [Owner(device: record.device, stateTopic: topics.topic(for: record))]
+        if let person = record.person {
+            owners.append(Owner(person: person, topics: topics, type: record.typeIdentifier))
+        }
+        var sensors = owners.flatMap { owner in
+            quantities.map { sensor(owner: owner, metadata: metadata, type: $0.type, unit: $0.unit, path: $0.path) }
+        }
         if metadata[MetadataKey(rawValue: Self.batteryKey)] != nil {
-            sensors.append(sensor(
-                deviceKey: deviceKey, device: device, metadata: metadata, type: Self.batteryType, unit: "%",
-                stateTopic: stateTopic, path: nil))
+            sensors.append(sensor(owner: owners[0], metadata: metadata, type: Self.batteryType, unit: "%", path: nil))
         }
         return sensors
+    }
+
+    /// Whose sensors: a device's or a person's; the first part of their object ids, their state
+    /// topic and their device block.
+    struct Owner {
+        var key: String
+        var name: String
+        var manufacturer: String?
+        var model: String?
+        var swVersion: String?
+        var hwVersion: String?
+        var stateTopic: String
+
+        init(device: Device?, stateTopic: String) {
+            key = MQTTMessageEncoder.deviceLevel(device)
+            name = device?.name ?? key
+            manufacturer = device?.manufacturer
+            model = device?.model
+            swVersion = device?.firmwareVersion ?? device?.softwareVersion
+            hwVersion = device?.hardwareVersion
+            self.stateTopic = stateTopic
+        }
+
+        init(person: String, topics: MQTTMessageEncoder, type: String) {
+            key = "person_\(topics.personLevel(person))"
+            name = person
+            model = "healthgate person"
+            stateTopic = topics.topic(person: person, type: type)
+        }
     }
 
     /// The removals (empty retained configs) of the sensors of `device` and `type`: the type's
@@ -144,9 +176,7 @@ struct HomeAssistantDiscovery: Sendable {
         "\(prefix)/sensor/\(node)/\(Self.objectID(deviceKey))_\(Self.objectID(type))/config"
     }
 
-    private func sensor(
-        deviceKey: String, device: Device?, metadata: Metadata, type: String, unit: String, stateTopic: String, path: String?
-    ) -> Sensor {
+    private func sensor(owner: Owner, metadata: Metadata, type: String, unit: String, path: String?) -> Sensor {
         let kind = Self.kinds[type] ?? SensorKind(name: Self.words(type), icon: nil, deviceClass: nil, units: [:])
         let homeAssistantUnit = kind.units[unit]
         let template: String
@@ -162,8 +192,8 @@ struct HomeAssistantDiscovery: Sendable {
         }
         let config = SensorConfig(
             name: kind.name,
-            uniqueID: "\(node)_\(Self.objectID(deviceKey))_\(Self.objectID(type))",
-            stateTopic: stateTopic,
+            uniqueID: "\(node)_\(Self.objectID(owner.key))_\(Self.objectID(type))",
+            stateTopic: owner.stateTopic,
             valueTemplate: template,
             unitOfMeasurement: homeAssistantUnit.map { $0.isEmpty ? nil : $0 } ?? unit,
             deviceClass: homeAssistantUnit == nil ? nil : kind.deviceClass,
@@ -175,16 +205,12 @@ struct HomeAssistantDiscovery: Sendable {
             payloadAvailable: "online",
             payloadNotAvailable: "offline",
             device: DeviceBlock(
-                identifiers: ["\(node)_\(Self.objectID(deviceKey))"],
-                name: device?.name ?? deviceKey,
-                manufacturer: device?.manufacturer,
-                model: device?.model,
-                swVersion: device?.firmwareVersion ?? device?.softwareVersion,
-                hwVersion: device?.hardwareVersion),
+                identifiers: ["\(node)_\(Self.objectID(owner.key))"], name: owner.name, manufacturer: owner.manufacturer,
+                model: owner.model, swVersion: owner.swVersion, hwVersion: owner.hwVersion),
             origin: Origin(
                 name: "healthgate",
                 swVersion: metadata[.gatewayVersion].flatMap { if case .string(let version) = $0 { version } else { nil } }))
-        return Sensor(configTopic: configTopic(deviceKey: deviceKey, type: type), config: config)
+        return Sensor(configTopic: configTopic(deviceKey: owner.key, type: type), config: config)
     }
 
     /// The JSON value a template starts from: the record itself, or in `batch` mode the last

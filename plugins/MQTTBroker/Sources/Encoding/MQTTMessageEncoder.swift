@@ -19,17 +19,23 @@ import RemoteSinkKit
 /// `healthgate.person`, a participant's workout's participant) goes to
 /// `{prefix}/{gateway}/people/{person}/{type}` too, the same payload: a subscriber follows one
 /// person's readings whichever device took them (one more level than a device's topic, so the
-/// two never meet).
+/// two never meet). The person's level is their `identifiers.mqttTopic`, else their name.
 struct MQTTMessageEncoder: Sendable {
     var prefix: String
     var gateway: String
     var mode: MQTTMessageMode
     var quantitySeries: QuantitySeriesForm
+    /// A person's topic level by name, where it is not the name (`identifiers.mqttTopic`).
+    var people: [String: String] = [:]
 
     /// Every setting of the encoder that shapes its messages, as a stable text (the topics'
     /// levels last: they are free text). The follower mixes it into each batch's key; MQTT
     /// carries no key, so it only keeps the follower's rule (a key names one payload) whole.
-    var identity: String { "mode=\(mode.rawValue)\(quantitySeries.identity) topics=\(prefix)/\(gateway)" }
+    var identity: String {
+        // Without topics of their own, as before there were any.
+        let people = people.isEmpty ? "" : " people=" + people.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        return "mode=\(mode.rawValue)\(quantitySeries.identity)\(people) topics=\(prefix)/\(gateway)"
+    }
 
     /// The status topic, `{prefix}/{gateway}/status`, for `online` and the Will `offline`.
     var statusTopic: String { "\(prefix)/\(gateway)/status" }
@@ -48,8 +54,11 @@ struct MQTTMessageEncoder: Sendable {
 
     /// The topic of `person`'s records of `type`.
     func topic(person: String, type: String) -> String {
-        "\(prefix)/\(gateway)/people/\(Self.level(person))/\(Self.level(type))"
+        "\(prefix)/\(gateway)/people/\(personLevel(person))/\(Self.level(type))"
     }
+
+    /// The level that names `person` in their topics: their `mqttTopic`, else their name.
+    func personLevel(_ person: String) -> String { Self.level(people[person] ?? person) }
 
     /// The device a topic names, before `level` cleans it: its local identifier, else its name,
     /// else `unknown` (the store names a tombstone's device the same way).

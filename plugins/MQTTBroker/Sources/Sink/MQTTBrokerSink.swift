@@ -1,4 +1,5 @@
 import FoundationEssentials
+import HealthModel
 import HealthStore
 import RemoteSinkKit
 import GatewayRuntime
@@ -30,7 +31,8 @@ public struct MQTTBrokerSink: StoreFollower, ConfigurablePlugin {
         self.configuration = configuration
         let encoder = MQTTMessageEncoder(
             prefix: configuration.topicPrefix, gateway: MQTTMessageEncoder.level(environment.gatewayName),
-            mode: configuration.messages, quantitySeries: configuration.quantitySeries)
+            mode: configuration.messages, quantitySeries: configuration.quantitySeries,
+            people: Dictionary(environment.participants.compactMap { person in person.mqttTopic.map { (person.name, $0) } }) { first, _ in first })
         let connection = MQTTSinkConnection(
             configuration: configuration, library: library, encoder: encoder, name: environment.name)
         self.connection = connection
