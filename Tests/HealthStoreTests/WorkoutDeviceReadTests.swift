@@ -3,6 +3,7 @@ import GatewayTesting
 import HealthModel
 import HealthStore
 import WorkoutRuntime
+import Workouts
 import XCTest
 
 /// A workout's committed records read by device (issue #48): the store selects the workout's
@@ -125,5 +126,47 @@ final class WorkoutDeviceReadTests: StoreTestCase {
         XCTAssertEqual(Set(left.map(Measured.init)), expected(written, types: types, from: 0, devices: nil, excluding: others))
         XCTAssertEqual(left.filter { $0.device == nil }.count, 7, "the heart rates without a device stay")
         XCTAssertEqual(Set(left.compactMap(\.device)), [other, Device(name: "pedometer", localIdentifier: "usb-1")])
+    }
+
+    /// Issue 65: a participant's workout reads by attribution: Ana's readings from any strap
+    /// (her own, then a second one handed to her), her strap's readings attributed to nobody,
+    /// and never Ben's, even from her strap after it was handed to him. The SQL read gives
+    /// exactly what the builder's rule (``LiveWorkoutBuilder/belongs(_:to:selection:)``) keeps.
+    func testAParticipantsWorkoutReadsByAttribution() async throws {
+        let ids = makeIDs()
+        func person(_ name: String?) -> Metadata { name.map { [.person: .string($0)] } ?? [:] }
+        var records: [HealthRecord] = []
+        for second in 0..<300 {
+            // Her strap: nobody's for the first 20 s (a sign-in's first beats), hers, then Ben's
+            // from 200 s; the TICKR hers from 100 s; the ANT+ strap nobody's.
+            let polarOwner: String? = second < 20 ? nil : second < 200 ? "Ana" : "Ben"
+            records.append(.quantity(try heartRate(ids, Double(60 + second % 50), at: Double(second), device: polar, metadata: person(polarOwner))))
+            if second >= 100, second.isMultiple(of: 2) {
+                records.append(.quantity(try heartRate(ids, 90, at: Double(second), device: other, metadata: person("Ana"))))
+            }
+            if second.isMultiple(of: 3) { records.append(.quantity(try heartRate(ids, 70, at: Double(second), device: ant))) }
+        }
+        for (start, owner) in [(0.0, nil), (210, "Ben" as String?)] {
+            records.append(.heartbeatSeries(try HeartbeatSeriesSample(
+                id: ids.next(), start: at(start), end: at(start + 30),
+                beats: [Heartbeat(timeSinceSeriesStart: 0, precededByGap: false), Heartbeat(timeSinceSeriesStart: 30, precededByGap: false)],
+                device: polar, metadata: person(owner))))
+        }
+        try await HealthStore(path: path).write(records)
+        let journal = StoredWorkoutJournal(store: try HealthStore(path: path, access: .readOnly), clock: ManualClock())
+
+        let session = WorkoutSession(
+            id: ids.next(), activityType: .cycling, firstActivityID: ids.next(), devices: ["1A2B3C4D"], types: [.heartRate], participant: "Ana")
+        let read = try journal.committedRecords(of: [.heartRate], endingFrom: at(0), devices: ["1A2B3C4D"], excluding: [], person: "Ana")
+        let rule = records.filter { LiveWorkoutBuilder.belongs($0, to: session, selection: IdentitySelection(["1A2B3C4D"])) }
+        XCTAssertEqual(Set(read.map(Measured.init)), Set(rule.map(Measured.init)))
+        XCTAssertEqual(read.filter { $0.device == polar && $0.kind == .quantity }.count, 200, "her strap's first 200 s, not Ben's 100")
+        XCTAssertEqual(read.filter { $0.device == other }.count, 100, "the TICKR handed to her")
+        XCTAssertEqual(read.filter { $0.device == ant }.count, 0)
+        XCTAssertEqual(read.filter { $0.kind == .heartbeatSeries }.count, 1, "her strap's series attributed to nobody, not Ben's")
+        XCTAssertTrue(read.allSatisfy { $0.person == nil || $0.person == "Ana" })
+        // The gateway's own workout reads by device, whoever's the readings are.
+        let byDevice = try journal.committedRecords(of: [.heartRate], endingFrom: at(0), devices: ["1A2B3C4D"], excluding: [])
+        XCTAssertEqual(byDevice.filter { $0.kind == .quantity }.count, 300)
     }
 }

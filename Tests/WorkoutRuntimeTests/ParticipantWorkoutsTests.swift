@@ -3,6 +3,7 @@ import GatewayTesting
 import HealthModel
 import HealthStore
 import GatewayRuntime
+import SampleBus
 import Workouts
 import WorkoutRuntime
 import WorkoutsTesting
@@ -136,6 +137,39 @@ final class ParticipantWorkoutsTests: TemporaryDirectoryTestCase {
         let ended = try await group.handle(.end, for: .all)
         XCTAssertEqual(ended.workouts.map(\.state), [.ended, .ended])
         XCTAssertEqual(group.main.status().state, .notStarted, "the gateway's own workout is untouched")
+    }
+
+    /// Issue 65: a participant's workout finds its samples by attribution. Ana's strap handed
+    /// to Ben during her workout: his effort on it is not hers; the guest strap handed to her
+    /// is, though her workout started without it. Alike live and read back at the end.
+    func testAParticipantsWorkoutTakesTheReadingsAttributedToThem() async throws {
+        let clock = ManualClock()
+        let s = Script(clock: clock)
+        let store = try HealthStore(path: path)
+        let group = try makeGroup(clock, store: StoredWorkoutJournal(store: store, clock: clock))
+        try await group.restore()
+        let attributor = RecordAttributor(rules: { group.attribution })
+        _ = try await group.handle(.start(activity: .running), for: .participant("Ana"))
+        for second in 0...60 {
+            s.move(to: Double(second))
+            if second == 31 {
+                try await group.assign(device: "AA:00:00:00:00:01", to: "Ben")
+                try await group.assign(device: "CC:00:00:00:00:03", to: "Ana")
+            }
+            let batch = attributor.attribute([
+                s.heartRate(second < 31 ? 100 : 170, at: Double(second), device: Self.ana),
+                s.heartRate(130, at: Double(second), device: Self.guest),
+            ])
+            try await store.write(batch)
+            group.ingest(batch)
+        }
+        let live = try XCTUnwrap(group.statuses()["Ana"])
+        XCTAssertEqual(live.heartRate.maximum, 130, "the guest strap from 31 s, never Ben's 170")
+        XCTAssertEqual(live.heartRate.minimum, 100)
+
+        let ended = try await group.handle(.end, for: .participant("Ana"))
+        XCTAssertEqual(ended.workouts.first?.heartRate.maximum, 130, "read back from the store by attribution")
+        XCTAssertEqual(ended.workouts.first?.heartRate.minimum, 100)
     }
 
     /// The gateway's own workout beside a class: started without a device list it collects the

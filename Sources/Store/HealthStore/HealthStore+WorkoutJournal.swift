@@ -135,13 +135,15 @@ extension HealthStore {
     ///   - devices: the devices to read from; `IdentitySelection(nil)` (the default): every device.
     ///   - others: devices to leave out (someone else's), as a workout's `devices` names them; a
     ///     record without a device is not left out by them.
+    ///   - person: a participant's workout: the records attributed to `person` from any device,
+    ///     and those of `devices` attributed to nobody; never another person's.
     public func recordsForWorkout(
         of types: [QuantityType], endingFrom start: Date, devices: IdentitySelection = IdentitySelection(nil),
-        excluding others: [String] = []
+        excluding others: [String] = [], person: String? = nil
     ) throws(StoreError) -> [HealthRecord] {
         let from = StoreTime.microseconds(start)
         return try readBlocking { connection throws(StoreError) in
-            let reader = try WorkoutRecordReader(connection, path: self.path, devices: devices, excluded: others)
+            let reader = try WorkoutRecordReader(connection, path: self.path, devices: devices, excluded: others, person: person)
             var records: [HealthRecord] = []
             for type in types {
                 records += try reader.samples(of: type, endingFrom: from, through: nil)

@@ -26,9 +26,9 @@ extension WorkoutStateStoreDecorator {
 
     /// The inner store's.
     public func committedRecords(
-        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
+        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String], person: String?
     ) throws(WorkoutError) -> [HealthRecord] {
-        try inner.committedRecords(of: types, endingFrom: start, devices: devices, excluding: others)
+        try inner.committedRecords(of: types, endingFrom: start, devices: devices, excluding: others, person: person)
     }
 
     /// Told to the inner store.

@@ -41,10 +41,11 @@ public struct StoredWorkoutJournal: WorkoutStateStore, ParticipantAssignmentStor
     /// (``HealthStore/recordsForWorkout(of:endingFrom:devices:excluding:)``): exactly those the
     /// controller's filter keeps.
     public func committedRecords(
-        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
+        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String], person: String?
     ) throws(WorkoutError) -> [HealthRecord] {
         try mapped { () throws(StoreError) in
-            try store.recordsForWorkout(of: types, endingFrom: start, devices: IdentitySelection(devices), excluding: others)
+            try store.recordsForWorkout(
+                of: types, endingFrom: start, devices: IdentitySelection(devices), excluding: others, person: person)
         }
     }
 

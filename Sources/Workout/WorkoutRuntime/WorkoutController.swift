@@ -450,7 +450,9 @@ public final class WorkoutController: SampleSink, SampleSource {
         of types: [QuantityType], devices: [String]?, endingFrom start: Date
     ) throws(WorkoutError) -> [HealthRecord] {
         let others = devices == nil ? othersDevices?() ?? [] : []
-        return ownRecords(try store.committedRecords(of: types, endingFrom: start, devices: devices, excluding: others), excluding: others)
+        return ownRecords(
+            try store.committedRecords(of: types, endingFrom: start, devices: devices, excluding: others, person: participant),
+            excluding: others)
     }
 
     /// How long a live workout keeps its samples in memory when its store commits them

@@ -55,9 +55,10 @@ public struct CollectedSample: Hashable, Sendable, Codable {
 
 /// Collects samples into a live workout (HKLiveWorkoutBuilder's data collection).
 ///
-/// A quantity sample is collected when its type is one of the session's types, its device is one
-/// of the session's devices (or the session takes every device), and its end date lies in a
-/// running interval. A heartbeat series is collected when the session collects heart rate, its
+/// A quantity sample is collected when its type is one of the session's types, it is the
+/// session's (``belongs(_:to:selection:)``: its device is one of the session's devices, or the
+/// session takes every device; a participant's workout takes their readings by attribution),
+/// and its end date lies in a running interval. A heartbeat series is collected when the session collects heart rate, its
 /// device matches, and it overlaps a running interval (so the series being recorded when the
 /// workout pauses or ends belongs to it). Samples from pauses are left out, and a sample that
 /// arrives late (queued on the bus) still counts for the interval it was measured in. Duplicates
@@ -121,16 +122,31 @@ public struct LiveWorkoutBuilder: Sendable {
     private static func matches(_ record: HealthRecord, session: WorkoutSession, selection: IdentitySelection) -> Bool {
         switch record {
         case .quantity(let sample):
-            guard session.types.contains(sample.type), selection.matches(record.device) else { return false }
+            guard session.types.contains(sample.type), belongs(record, to: session, selection: selection) else { return false }
             return session.timeline.contains(sample.endDate)
         case .heartbeatSeries(let series):
-            guard session.types.contains(.heartRate), selection.matches(record.device) else { return false }
+            guard session.types.contains(.heartRate), belongs(record, to: session, selection: selection) else { return false }
             return session.timeline.overlaps(start: series.startDate, end: series.endDate)
         case .quantitySeries(let series):
             // Its quantities are taken one by one (``add(_:session:capacity:)``).
             return series.quantitySamples.contains { matches(.quantity($0), session: session, selection: selection) }
         case .workout, .correlation:
             return false
+        }
+    }
+
+    /// Whether `record` is the session's reading. The gateway's own workout goes by device. A
+    /// participant's (``WorkoutSession/participant``) goes by attribution (issue 65): a reading
+    /// attributed to the participant is theirs from whichever device; one attributed to someone
+    /// else is never theirs, even from their device (a strap handed over during the workout);
+    /// one attributed to nobody is theirs when it comes from their devices (a sign-in's beats
+    /// before the assignment, a store written before attribution).
+    public static func belongs(_ record: HealthRecord, to session: WorkoutSession, selection: IdentitySelection) -> Bool {
+        guard let participant = session.participant else { return selection.matches(record.device) }
+        switch record.person {
+        case participant?: return true
+        case nil: return selection.matches(record.device)
+        case _?: return false
         }
     }
 

@@ -40,7 +40,7 @@ public final class VolatileWorkoutStore: WorkoutStateStore, ParticipantAssignmen
 
     /// None: this store commits no samples.
     public func committedRecords(
-        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
+        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String], person: String?
     ) throws(WorkoutError) -> [HealthRecord] {
         []
     }

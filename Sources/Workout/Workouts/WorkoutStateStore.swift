@@ -40,8 +40,12 @@ public protocol WorkoutStateStore: Sendable {
     /// the read with (a workout's end in a class reads its own straps' samples, not the
     /// class's): the caller filters the records by the same rule again, so a store may return
     /// more, never less.
+    ///
+    /// With `person` (a participant's workout) the records are those the builder takes by
+    /// attribution (``LiveWorkoutBuilder/belongs(_:to:selection:)``): `person`'s from any device,
+    /// and those attributed to nobody from `devices`.
     func committedRecords(
-        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
+        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String], person: String?
     ) throws(WorkoutError) -> [HealthRecord]
 
     /// Whether ``committedRecords(of:endingFrom:devices:excluding:)`` gives back every sample the gateway's
@@ -66,6 +70,14 @@ public protocol WorkoutStateStore: Sendable {
 }
 
 extension WorkoutStateStore {
+    /// The records of `devices` but those `others` names, whoever's they are (the gateway's own
+    /// workout).
+    public func committedRecords(
+        of types: [QuantityType], endingFrom start: Date, devices: [String]?, excluding others: [String]
+    ) throws(WorkoutError) -> [HealthRecord] {
+        try committedRecords(of: types, endingFrom: start, devices: devices, excluding: others, person: nil)
+    }
+
     /// False: a store that gives no samples back (``VolatileWorkoutStore``).
     public var recordsSamples: Bool { false }
 

@@ -13,36 +13,63 @@ import SQLite
 /// samples and series are then read by their `device_id` alone, so a workout in a class reads its
 /// own strap's hour, not the whole class's. A record without a device is read only when every
 /// device is taken.
+///
+/// A participant's workout reads by attribution besides (issue 65): the records attributed to
+/// the participant (metadata `healthgate.person`) from any device, and those of its devices
+/// attributed to nobody, never another person's (``LiveWorkoutBuilder``'s rule).
 struct WorkoutRecordReader {
     let connection: SQLiteConnection
     let path: String
     /// The devices taken, as a condition on a `device_id` column; nil when none is.
     let selection: StoredDeviceSelection?
+    /// The participant whose workout it is, or nil.
+    let person: String?
 
-    /// A reader of the records of `devices` (nil names: every device) but those `excluded` names.
-    init(_ connection: SQLiteConnection, path: String, devices: IdentitySelection, excluded: [String]) throws(StoreError) {
+    /// A reader of the records of `devices` (nil names: every device) but those `excluded` names;
+    /// with `person`, by attribution as well.
+    init(
+        _ connection: SQLiteConnection, path: String, devices: IdentitySelection, excluded: [String], person: String? = nil
+    ) throws(StoreError) {
         self.connection = connection
         self.path = path
+        self.person = person
         selection = try Self.deviceSelection(
             connection, path: path, devices: devices, excluded: excluded.isEmpty ? nil : IdentitySelection(excluded))
     }
 
+    /// Whether a read can find anything: a device taken, or a person's records.
+    private var readsAnything: Bool { selection != nil || person != nil }
+
+    /// ` AND (…)` on the table aliased `alias`, its person (if any) bound as `?parameter`.
+    private func condition(_ alias: String, parameter: Int) -> String {
+        let devices = selection?.expression(on: "\(alias).device_id")
+        guard person != nil else { return devices.map { " AND (\($0))" } ?? "" }
+        let key = MetadataKey.person.rawValue
+        let attributed = "SELECT set_id FROM metadata_set_entries WHERE key = '\(key)'"
+        return " AND (\(alias).metadata_set_id IN (\(attributed) AND value = ?\(parameter))"
+            + " OR ((\(alias).metadata_set_id IS NULL OR \(alias).metadata_set_id NOT IN (\(attributed))) AND (\(devices ?? "0"))))"
+    }
+
+    /// The person's binding, when there is one.
+    private var personBinding: [SQLiteValue] { person.map { [.text($0)] } ?? [] }
+
     /// The samples of `type` (plain, and each quantity of its series as a sample of its own)
     /// that end in `[from, to]` (µs; `to` nil: no end), by start date.
     func samples(of type: QuantityType, endingFrom from: Int64, through to: Int64?) throws(StoreError) -> [QuantitySample] {
-        guard let selection, let spans = try StoreVocabulary.spans(of: type, connection, path: path) else { return [] }
+        guard readsAnything, let spans = try StoreVocabulary.spans(of: type, connection, path: path) else { return [] }
         let last = to ?? .max
         var samples = try RowDecoder.samples(
             connection,
             where: "s.type_id = ?1 AND s.start_us >= ?2 AND s.start_us <= ?3 AND s.start_us + s.duration_us >= ?4"
-                + " AND s.start_us + s.duration_us <= ?3" + selection.condition(on: "s.device_id"),
-            orderBy: "s.start_us, s.uuid", [.integer(spans.id), .integer(from - spans.duration), .integer(last), .integer(from)],
-            path: path)
+                + " AND s.start_us + s.duration_us <= ?3" + condition("s", parameter: 5),
+            orderBy: "s.start_us, s.uuid",
+            [.integer(spans.id), .integer(from - spans.duration), .integer(last), .integer(from)] + personBinding, path: path)
         let seriesStart = from - spans.series - spans.duration
         try RowDecoder.forEachSeries(
             connection,
-            where: "q.type_id = ?1 AND q.start_us >= ?2 AND q.start_us <= ?3 AND q.end_us >= ?4" + selection.condition(on: "q.device_id"),
-            orderBy: "q.start_us, q.uuid", [.integer(spans.id), .integer(seriesStart), .integer(last), .integer(from)], path: path
+            where: "q.type_id = ?1 AND q.start_us >= ?2 AND q.start_us <= ?3 AND q.end_us >= ?4" + condition("q", parameter: 5),
+            orderBy: "q.start_us, q.uuid", [.integer(spans.id), .integer(seriesStart), .integer(last), .integer(from)] + personBinding,
+            path: path
         ) { _, series in
             for index in series.quantities.indices {
                 let end = StoreTime.microseconds(series.quantities[index].endDate)
@@ -55,10 +82,10 @@ struct WorkoutRecordReader {
 
     /// The heartbeat series that overlap `[from, to]` (µs; `to` nil: no end), by start date.
     func heartbeatSeries(from: Int64, through to: Int64?) throws(StoreError) -> [HeartbeatSeriesSample] {
-        guard let selection else { return [] }
+        guard readsAnything else { return [] }
         return try RowDecoder.heartbeatSeries(
-            connection, where: "h.end_us >= ?1 AND h.start_us <= ?2" + selection.condition(on: "h.device_id"),
-            [.integer(from), .integer(to ?? .max)], path: path
+            connection, where: "h.end_us >= ?1 AND h.start_us <= ?2" + condition("h", parameter: 3),
+            [.integer(from), .integer(to ?? .max)] + personBinding, path: path
         ).map(\.series)
     }
 
@@ -72,8 +99,10 @@ struct WorkoutRecordReader {
             guard case .string(let text) = workout.metadata[key] else { return nil }
             return text.split(separator: ",").map(String.init)
         }
+        let participant: String? = if case .string(let name)? = workout.metadata[.participant] { name } else { nil }
         let reader = try WorkoutRecordReader(
-            connection, path: path, devices: IdentitySelection(list(.workoutDevices)), excluded: list(.excludedDevices) ?? [])
+            connection, path: path, devices: IdentitySelection(list(.workoutDevices)), excluded: list(.excludedDevices) ?? [],
+            person: participant)
         let timeline = RunningTimeline(workout: workout)
         let from = StoreTime.microseconds(workout.startDate)
         let to = StoreTime.microseconds(workout.endDate)
@@ -118,13 +147,13 @@ struct StoredDeviceSelection {
     /// Every device and a record without one: no condition.
     var every: Bool
 
-    /// ` AND (…)` on `column`, or nothing when every record is taken. The shorter of the two
+    /// The condition on `column`, or nil when every record is taken. The shorter of the two
     /// lists is written out (the ids are the store's own integers, never text from outside).
-    func condition(on column: String) -> String {
-        if every { return "" }
+    func expression(on column: String) -> String? {
+        if every { return nil }
         let devices = taken.count <= left.count || left.isEmpty
             ? (taken.isEmpty ? "0" : "\(column) IN (\(taken.map(String.init).joined(separator: ",")))")
             : "\(column) NOT IN (\(left.map(String.init).joined(separator: ",")))"
-        return " AND (\(devices)" + (withoutDevice ? " OR \(column) IS NULL)" : ")")
+        return devices + (withoutDevice ? " OR \(column) IS NULL" : "")
     }
 }
