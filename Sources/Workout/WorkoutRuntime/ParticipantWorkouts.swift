@@ -27,7 +27,9 @@ import Synchronization
 /// if the name is new) and
 /// `participant.list` lists them. An assignment is committed to the store before it is answered,
 /// and a restart replays the stored assignments over the configured ones. A participant's
-/// workout collects from the devices the participant wears when it starts.
+/// workout collects the readings attributed to the participant (``attribution``) from any
+/// device, and the unattributed ones of the devices they wear when it starts
+/// (``Workouts/LiveWorkoutBuilder``'s rule).
 ///
 /// **Signing in** (``ClassSignIn``): the heart-rate straps nobody wears are followed as new
 /// straps (``newStraps()``, `participant.straps`, the board's new-strap tiles). An assignment
@@ -236,8 +238,9 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
 
     /// Moves `device` to `participant` (creating the participant with the default profile if the
     /// name is new; a name that differs from a participant's only in case is theirs), committed
-    /// to the store before it returns. A workout already running keeps
-    /// its devices; the participant's next workout collects from the new one.
+    /// to the store before it returns. From then on the device's readings are the participant's
+    /// (``attribution``): a workout of theirs in progress takes them, the previous wearer's no
+    /// longer does.
     ///
     /// While a class runs it is a sign-in (``ClassSignIn``): a participant with no workout in
     /// progress gets one, with the class's activity, from the strap's first beat in the class;

@@ -16,7 +16,8 @@ enum ParticipantCommand {
             'participants'). 'assign' moves a device (BLE address, Polar device id, ant:120:NUMBER, serial \
             number or name) to NAME at run time, creating the participant with the configuration's 'profile' \
             if NAME is new; the daemon commits it to its store before answering, so it survives a restart. A \
-            workout already running keeps its devices; the participant's next one uses the new device.
+            workout in progress takes the device's readings from the assignment on (they are NAME's), and \
+            the previous wearer's workout stops taking them.
 
             Signing in: while a class runs (a participant's workout is in progress, 'workout start --all'), \
             'assign' signs the strap in: NAME's workout starts, with the class's activity, from the strap's \
