@@ -98,6 +98,63 @@ final class AttributionStoreTests: StoreTestCase {
         await store.close()
     }
 
+    /// Issue 65, the upgrade: the readings stored before attribution get their person from what
+    /// the store knows held then (a wear interval, a participant's workout with its devices), in
+    /// batches that resume after the store is closed; a reading in nobody's interval, or one
+    /// attributed already, stays as it is.
+    func testTheUpgradeAttributesTheReadingsStoredBeforeAttributionInResumableBatches() async throws {
+        let ids = makeIDs()
+        let strap = StoreTestCase.strap, spare = Device(name: "Spare", localIdentifier: "C0:FF:EE:00:00:09")
+        func reading(_ value: Double, at seconds: Double, _ device: Device, _ metadata: Metadata = [:]) throws -> HealthRecord {
+            .quantity(try plainReading(ids, value, at: seconds, device: device, metadata: metadata))
+        }
+        let bensWorkout = Workout(
+            id: ids.next(), activityType: .cycling, startDate: at(200), endDate: at(300), duration: 100,
+            metadata: [.participant: .string("Ben"), .workoutDevices: .string("11:22:33:44:55:66")])
+        do {
+            let store = try HealthStore(path: path)
+            try await store.write([
+                try reading(1, at: 50, strap), try reading(2, at: 150, strap), try reading(3, at: 160, strap),
+                try reading(4, at: 170, strap, [.person: .string("Cai")]), try reading(5, at: 250, garmin),
+                try reading(6, at: 350, garmin), try reading(7, at: 150, spare), .workout(bensWorkout),
+            ])
+            try store.storeParticipantAssignment(
+                ParticipantAssignment(device: strap.localIdentifier ?? "", participant: "Ana"), at: at(100))
+            await store.close()
+            // Back to version 18, as a store of the release before the upgrade.
+            let connection = try SQLiteConnection(path: path)
+            try connection.execute("ALTER TABLE store_migrations DROP COLUMN through; PRAGMA user_version = 18")
+        }
+        var store = try HealthStore(path: path)
+        let steps = try await store.migrationSteps()
+        var step = try XCTUnwrap(steps.first { $0.name == "attribution" })
+        XCTAssertEqual(step.total, 7, "the readings; a workout is its participant's already")
+        XCTAssertNil(step.finished)
+        for _ in 0..<2 { _ = try await store.migrateBatch(attributionWindow: 3) }
+        await store.close()
+        store = try HealthStore(path: path)
+        var batches = 2
+        while step.finished == nil, batches < 20 {
+            let progress = try await store.migrateBatch(attributionWindow: 3)
+            step = try XCTUnwrap(progress.first { $0.name == "attribution" })
+            batches += 1
+        }
+        XCTAssertNotNil(step.finished, "\(step)")
+        XCTAssertEqual(batches, 3, "eight anchors in windows of three, the last after the reopen")
+        func values(_ person: SampleFilter.PersonSelection) async throws -> [Double] {
+            try await store.samples(of: StoreTestCase.plainType, filter: SampleFilter(person: person)).map(\.quantity.value).sorted()
+        }
+        let anas = try await values(.named("Ana"))
+        XCTAssertEqual(anas, [2, 3], "her strap's after the assignment")
+        let bens = try await values(.named("Ben"))
+        XCTAssertEqual(bens, [5], "the workout's device while it ran")
+        let cais = try await values(.named("Cai"))
+        XCTAssertEqual(cais, [4], "attributed already: kept")
+        let nobodys = try await values(.unattributed)
+        XCTAssertEqual(nobodys, [1, 6, 7])
+        await store.close()
+    }
+
     /// `participant attribute`: an unattributed weighing, a blood-pressure reading and a closed
     /// series each become a new version with their person; the old sample and correlation leave
     /// tombstones (a new sync version replacing an old one), the series keeps its uuid at its

@@ -3,16 +3,18 @@ public import FoundationEssentials
 
 extension HealthStore {
     /// One batch of the background migration (``StoreMigrationStep``), in ONE transaction on the
-    /// writer's queue: up to `seriesLimit` heartbeat series' beats moved into their blobs, or up
-    /// to `linkLimit` of a workout's old links deleted. Ingest waits for one batch at most.
+    /// writer's queue: up to `seriesLimit` heartbeat series' beats moved into their blobs, up
+    /// to `linkLimit` of a workout's old links deleted, or the readings of `attributionWindow`
+    /// anchors given their person. Ingest waits for one batch at most.
     /// - Returns: every step's progress after the batch; the migration is done when every step
     ///   has its `finished` date.
     /// - Throws: ``StoreError``; nothing of the batch is kept then, and the next call resumes.
     public func migrateBatch(
-        seriesLimit: Int = HealthStore.migrationSeriesBatch, linkLimit: Int = HealthStore.migrationLinkBatch
+        seriesLimit: Int = HealthStore.migrationSeriesBatch, linkLimit: Int = HealthStore.migrationLinkBatch,
+        attributionWindow: Int64 = HealthStore.migrationAttributionWindow
     ) async throws(StoreError) -> [StoreMigrationStep] {
         try await requireWriter().perform { writer throws(StoreError) in
-            try writer.migrateBatch(seriesLimit: seriesLimit, linkLimit: linkLimit)
+            try writer.migrateBatch(seriesLimit: seriesLimit, linkLimit: linkLimit, attributionWindow: attributionWindow)
         }
     }
 
@@ -34,5 +36,8 @@ extension HealthStore {
     public static let migrationSeriesBatch = 20
     /// Old links a migration batch deletes.
     public static let migrationLinkBatch = 2000
+    /// The anchors a batch of the `attribution` step looks at: about as many rows as an ingest
+    /// batch of a busy class writes, whichever of the four tables they are in.
+    public static let migrationAttributionWindow: Int64 = 5_000
 
 }

@@ -9,7 +9,7 @@
 #   the heart rate their broadcasts carried). BUMBLE_LOG: bumble-class.py's JSON lines
 #   ("advertised" and "notified"). DB: the gateway's store. EVENTS: the board's event stream as
 #   curl read it (`data: {...}` lines). HEALTHGATE: the binary, whose `workout show --records`
-#   reads each workout's samples from the store as the gateway finds them (by time and device).
+#   reads each workout's samples from the store as the gateway finds them (by time, attribution and device).
 #
 # Per participant: the heart rates their strap sent while their workout ran (counted from its start
 # to its end) against the heart-rate samples the store finds for that workout. Every stored value

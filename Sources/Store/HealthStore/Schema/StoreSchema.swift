@@ -45,6 +45,7 @@ public enum StoreSchema {
         .sql(version16),
         .sql(version17),
         .sql(version18),
+        .sql(version19),
     ]
 
     // Version 1.

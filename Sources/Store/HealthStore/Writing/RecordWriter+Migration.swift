@@ -10,13 +10,14 @@ extension RecordWriter {
     /// or up to `linkLimit` links deleted; a step with nothing left drops its table and is marked
     /// finished. Returns the steps' progress after the batch; every step finished when none is
     /// left to run.
-    func migrateBatch(seriesLimit: Int, linkLimit: Int) throws(StoreError) -> [StoreMigrationStep] {
+    func migrateBatch(seriesLimit: Int, linkLimit: Int, attributionWindow: Int64) throws(StoreError) -> [StoreMigrationStep] {
         try transaction { () throws -> [StoreMigrationStep] in
             let steps = try migrationSteps()
             guard let step = steps.first(where: { $0.finished == nil }) else { return steps }
             switch step.name {
             case "heartbeats": try moveBeats(after: step.position, limit: seriesLimit)
             case "workout_samples": try deleteLinks(limit: linkLimit)
+            case "attribution": try attributeStoredReadings(step, window: attributionWindow)
             default:
                 try connection.run(
                     "UPDATE store_migrations SET finished_us = ?2 WHERE step = ?1",
@@ -91,7 +92,10 @@ extension RecordWriter {
         try connection.run("UPDATE store_migrations SET done = done + ?2 WHERE step = ?1", [.text("workout_samples"), .integer(Int64(deleted))])
     }
 
-    private func finish(_ step: String) throws(SQLiteError) {
+    private func finish(_ step: String) throws(SQLiteError) { try finishMigrationStep(step) }
+
+    /// Marks `step` finished, every row of it handled.
+    func finishMigrationStep(_ step: String) throws(SQLiteError) {
         try connection.run(
             "UPDATE store_migrations SET finished_us = ?2, done = total WHERE step = ?1",
             [.text(step), .integer(StoreTime.microseconds(now()))])
