@@ -214,4 +214,38 @@ final class AttributionStoreTests: StoreTestCase {
         XCTAssertTrue(changes.added.allSatisfy { $0.person == "Ana" })
         await store.close()
     }
+
+    /// A finished heartbeat series is given to a person as its next version under its uuid (the
+    /// sinks replace it); one still being recorded (a provisional version) is refused.
+    func testAFinishedHeartbeatSeriesIsAttributedAsItsNextVersion() async throws {
+        let ids = makeIDs()
+        let beats = (0..<30).map { Heartbeat(timeSinceSeriesStart: Double($0) * 0.8, precededByGap: $0 == 0) }
+        let finished = try HeartbeatSeriesSample(
+            id: ids.next(), start: at(0), end: at(23.2), beats: beats, device: StoreTestCase.strap)
+        let recording = try HeartbeatSeriesSample(
+            id: ids.next(), start: at(60), end: at(83.2), beats: beats, device: StoreTestCase.strap,
+            metadata: [.provisional: .bool(true), .syncIdentifier: .string("heartbeat-series:strap:60"), .syncVersion: .integer(3)])
+        let store = try HealthStore(path: path)
+        try await store.write([.heartbeatSeries(finished), .heartbeatSeries(recording)])
+        do {
+            _ = try await store.attribute(.ids([recording.id]), to: "Ana")
+            XCTFail("a series still being recorded is refused")
+        } catch {
+            XCTAssertEqual(error.code, .inUse, "\(error)")
+        }
+        let before = try await store.changes(since: 0).anchor
+        let changed = try await store.attribute(.ids([finished.id]), to: "Ana")
+        XCTAssertEqual(changed, [Reattribution(before: finished.id, after: finished.id, kind: .heartbeatSeries)])
+        let changes = try await store.changes(since: before)
+        XCTAssertEqual(changes.deleted, [], "the same uuid, replaced in place")
+        guard case .heartbeatSeries(let stored)? = changes.added.first else { return XCTFail("\(changes.added)") }
+        XCTAssertEqual(stored.id, finished.id)
+        XCTAssertEqual(stored.beats, finished.beats)
+        XCTAssertEqual(HealthRecord.heartbeatSeries(stored).person, "Ana")
+        XCTAssertEqual(stored.metadata.syncVersion, 1)
+        XCTAssertEqual(stored.metadata.syncIdentifier, finished.id.uuidString(after: "healthgate-attribution:"))
+        let all = try await store.heartbeatSeries()
+        XCTAssertEqual(all.map { HealthRecord.heartbeatSeries($0).person }, ["Ana", nil], "the one being recorded unchanged")
+        await store.close()
+    }
 }

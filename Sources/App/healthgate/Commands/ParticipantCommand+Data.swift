@@ -123,13 +123,15 @@ extension ParticipantCommand {
             transaction, also while the gateway runs. A sample or a blood-pressure reading becomes a \
             new object (its sync identifier kept, or healthgate-attribution:<uuid>, the next sync \
             version, a uuid derived from both) and the old one is deleted, as a new sync version \
-            replaces an old one; a closed quantity series keeps its uuid at its next version. Every \
+            replaces an old one; a closed quantity series and a finished heartbeat series keep their \
+            uuid at their next version. Every \
             remote sink sends the change: FHIR under NAME's Patient, MQTT on NAME's topic.
 
             --id takes the uuids 'query samples --unattributed' shows (a quantity series by its own \
             uuid, its SERIES column); --device a device's readings whose start is in the range. \
-            Refused, changing nothing: a workout (its participant's), a heartbeat series, a quantity \
-            series still being filled (wait for it to close, within a minute). On a terminal it asks \
+            Refused, changing nothing: a workout (its participant's), a quantity series still being \
+            filled or a heartbeat series still being recorded (wait for it to close, within a minute). \
+            On a terminal it asks \
             first; without one it acts only with --yes.
 
             Examples:

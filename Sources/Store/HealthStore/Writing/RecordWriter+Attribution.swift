@@ -10,11 +10,14 @@ extension RecordWriter {
     ///   none), the next sync version and the uuid derived from both
     ///   (``HealthModel/SampleID/init(syncIdentifier:version:)``); the old one is deleted,
     ///   leaving its tombstone, as a new sync version replaces an old one;
-    /// - a closed quantity series keeps its uuid and is stored again at its next version, which
-    ///   replaces it in place, as a growing series' versions do.
+    /// - a closed quantity series, and a finished heartbeat series, keeps its uuid and is stored
+    ///   again at its next version (its sync identifier kept, or `healthgate-attribution:<uuid>`),
+    ///   which replaces it in place, as a growing series' versions do.
     ///
-    /// Refused, changing nothing: a workout (it is its participant's), a heartbeat series, a
-    /// quantity series still being filled, and a selection of none (``StoreError/Code/invalidArgument``).
+    /// Refused, changing nothing: a workout (it is its participant's), a quantity series still
+    /// being filled, a heartbeat series still being recorded (a provisional version: its strap
+    /// would publish its next version with the person of before), and a selection of none
+    /// (``StoreError/Code/invalidArgument``).
     /// - Returns: each object's uuid before and after, and its kind, by old uuid.
     func attribute(_ selection: DeletionSelection, to person: String?) throws(StoreError) -> [Reattribution] {
         if case .person = selection { throw StoreError(.invalidArgument, path: path, message: "select objects by uuid or by device and range") }
@@ -73,6 +76,17 @@ extension RecordWriter {
                     metadata: metadata)))
                 result.append(Reattribution(before: series.id, after: series.id, kind: .quantitySeries))
             }
+            let heartbeatTargets = "h.anchor IN (SELECT anchor FROM temp.deletion_targets WHERE kind = 'heartbeatSeries')"
+            for (_, series) in try RowDecoder.heartbeatSeries(connection, where: heartbeatTargets, [], path: path) {
+                var metadata = series.metadata
+                metadata.syncIdentifier = series.metadata.syncIdentifier ?? series.id.uuidString(after: "healthgate-attribution:")
+                metadata.syncVersion = (series.metadata.syncVersion ?? 0) + 1
+                metadata[.person] = person.map(MetadataValue.string)
+                records.append(.heartbeatSeries(try HeartbeatSeriesSample(
+                    id: series.id, start: series.startDate, end: series.endDate, beats: series.beats, device: series.device,
+                    metadata: metadata)))
+                result.append(Reattribution(before: series.id, after: series.id, kind: .heartbeatSeries))
+            }
             guard !result.isEmpty else {
                 throw StoreError(.invalidArgument, path: path, message: "nothing matched; nothing was attributed")
             }
@@ -93,17 +107,26 @@ extension RecordWriter {
         return (SampleID(syncIdentifier: identifier, version: version), next)
     }
 
-    /// Throws `.invalidArgument` when a target is a workout, a heartbeat series or an open
-    /// quantity series.
+    /// Throws `.invalidArgument` when a target is a workout, `.inUse` when it is an open
+    /// quantity series or a heartbeat series still being recorded.
     private func refuseUnattributable() throws {
+        if let row = try connection.query("SELECT uuid FROM temp.deletion_targets WHERE kind = 'workout' LIMIT 1").first {
+            let id = row.blob(0).flatMap { SampleID(bytes: $0) }.map(\.description) ?? "?"
+            throw StoreError(
+                .invalidArgument, path: path,
+                message: "\(id): a workout is its participant's (metadata healthgate.participant); nothing was attributed")
+        }
         if let row = try connection.query(
-            "SELECT kind, uuid FROM temp.deletion_targets WHERE kind IN ('workout', 'heartbeatSeries') LIMIT 1").first
+            """
+            SELECT h.uuid FROM heartbeat_series h JOIN temp.deletion_targets t ON t.kind = 'heartbeatSeries' AND t.anchor = h.anchor
+            WHERE h.metadata_set_id IN (SELECT set_id FROM metadata_set_entries WHERE key = '\(MetadataKey.provisional.rawValue)')
+            LIMIT 1
+            """).first
         {
-            let id = row.blob(1).flatMap { SampleID(bytes: $0) }.map(\.description) ?? "?"
-            let reason = row.text(0) == "workout"
-                ? "a workout is its participant's (metadata healthgate.participant)"
-                : "a heartbeat series is attributed with its strap's heart rate at ingest; it cannot be attributed again yet"
-            throw StoreError(.invalidArgument, path: path, message: "\(id): \(reason); nothing was attributed")
+            let id = row.blob(0).flatMap { SampleID(bytes: $0) }.map(\.description) ?? "?"
+            throw StoreError(
+                .inUse, path: path,
+                message: "the heartbeat series \(id) is still being recorded; attribute it once it is finished (within a minute of its last beat)")
         }
         if let row = try connection.query(
             """
