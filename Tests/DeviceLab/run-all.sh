@@ -35,7 +35,7 @@ began=$SECONDS
 # least 0.9, a class's tiles): they run last, one VM at a time, as on a machine with nothing else
 # to do (beside another VM and the builds their rates fell to 0.78 to 0.84).
 order=(power-cut watchdog flush-points bluetooth-bonded bluetooth-multi ant-stick bluetooth-cgm bluetooth
-  bluetooth-bumble usb-serial bluetooth-health rfcomm-serial clock-unsynchronized advertisements package class)
+  bluetooth-bumble usb-serial bluetooth-health rfcomm-serial strap-between-classes clock-unsynchronized advertisements package class)
 alone=(advertisements package class)
 scenarios=()
 shopt -s nullglob
