@@ -20,7 +20,8 @@ import Glibc
 /// Weight Measurement (0.005 kg resolution, time stamp, user 1, no height, so the body mass index
 /// comes from the profile's height) followed by a Body Composition Measurement of the same
 /// moment (body fat percentage, fat free mass, time stamp, user 1), a cuff a Blood Pressure
-/// Measurement (IEEE-11073 SFLOAT mmHg, time stamp, pulse rate), a thermometer a Temperature
+/// Measurement (IEEE-11073 SFLOAT mmHg, time stamp, pulse rate, users 1 and 2 in turn: a couple
+/// sharing it, each pressing their user button), a thermometer a Temperature
 /// Measurement (32-bit FLOAT °C, time stamp, type "mouth"), an oximeter a PLX Spot-check
 /// Measurement (SFLOAT SpO2 and pulse rate, time stamp). A glucose meter keeps its records
 /// (``SimulatedGlucoseMemory``): it answers the Record Access Control Point and notifies each
@@ -286,17 +287,20 @@ struct SimulatedHealthReading: Sendable {
             + [0x01, UInt8(fatFree & 0xFF), UInt8(fatFree >> 8)]
     }
 
-    /// Blood Pressure Measurement: flags 0x06 (time stamp, pulse rate), systolic, diastolic and
-    /// mean arterial pressure as SFLOAT mmHg, the device's time stamp, the pulse as SFLOAT.
+    /// Blood Pressure Measurement: flags 0x0E (time stamp, pulse rate, user ID), systolic,
+    /// diastolic and mean arterial pressure as SFLOAT mmHg, the device's time stamp, the pulse as
+    /// SFLOAT, the user: 1 for the even readings, 2 for the odd ones (Blood Pressure Service
+    /// 3.1.1.5: the user index of the measurement).
     func bloodPressurePayload(at now: Date) -> [UInt8] {
         let p = pressures
         // Appended one by one: Swift 6.0.3 cannot type-check the sum in reasonable time.
-        var payload: [UInt8] = [0x06]
+        var payload: [UInt8] = [0x0E]
         payload += Self.sfloat(p.systolic)
         payload += Self.sfloat(p.diastolic)
         payload += Self.sfloat(p.mean)
         payload += Self.dateTime(deviceClock: now)
         payload += Self.sfloat(p.pulse)
+        payload.append(UInt8(1 + count % 2))
         return payload
     }
 
