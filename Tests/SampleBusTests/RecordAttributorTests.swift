@@ -58,6 +58,30 @@ final class RecordAttributorTests: XCTestCase {
         XCTAssertEqual(attributor.counts.unattributed, ["nobody": 1])
         XCTAssertEqual(attributor.counts.attributed, 2, "the one it attributed and the one its source named")
     }
+
+    /// A batch of one device's readings is decided once for the device when its person does not
+    /// depend on the reading, and reading by reading when it does: a handover inside the batch
+    /// splits it, an owned strap's readings are all its owner's, in one stamp the writer meets
+    /// again (shared storage).
+    func testOneBatchAcrossAHandoverAndAnOwnedStrap() throws {
+        let owned = Device(name: "TICKR", localIdentifier: "C0:FF:EE:00:00:03")
+        let rules = PersonAttribution(
+            owners: [("Eve", ["C0:FF:EE:00:00:03"])],
+            history: [WearInterval(device: "A0:9E:1A:00:00:01", person: "Ana", start: start, end: start + 30),
+                      WearInterval(device: "A0:9E:1A:00:00:01", person: "Ben", start: start + 30)])
+        let attributor = RecordAttributor(rules: { rules })
+        let batch = try (0..<60).flatMap { second in
+            [try sample(.heartRate, 100, .countPerMinute, device: strap, at: start + Double(second)),
+             try sample(.heartRate, 90, .countPerMinute, device: owned, at: start + Double(second))]
+        }
+        let people = attributor.attribute(batch).map { $0.person }
+        XCTAssertEqual(people.enumerated().filter { $0.offset.isMultiple(of: 2) }.map(\.element),
+                       Array(repeating: "Ana", count: 30) + Array(repeating: "Ben", count: 30))
+        XCTAssertEqual(Set(people.enumerated().filter { !$0.offset.isMultiple(of: 2) }.map(\.element)), ["Eve"])
+        XCTAssertFalse(rules.dependsOnTime(owned))
+        XCTAssertTrue(rules.dependsOnTime(strap))
+        XCTAssertEqual(attributor.counts.attributed, 120)
+    }
 }
 
 /// The intervals a test changes between batches.

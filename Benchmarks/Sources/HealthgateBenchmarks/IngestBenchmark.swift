@@ -22,8 +22,10 @@ import SampleBus
 /// Outside the timed region: making the samples (UUIDv7 ids, dates, the device) and, for the
 /// baseline, the plain values each row binds. Inside, for the measured path: publishing
 /// pre-built chunks of 100 records on the bus (concurrently with the sink, as sources do), the
-/// queue, the sink's batching and the writer's conversions (dates to microseconds, the type,
-/// unit and device ids, the bound-value memo, the anchors).
+/// attribution of each reading to its person (the strap is a participant's, as in a gateway
+/// with participants: ``SampleBus/RecordAttributor``, issue 65), the queue, the sink's batching
+/// and the writer's conversions (dates to microseconds, the type, unit and device ids, the
+/// bound-value memo, the anchors).
 ///
 /// The load is checked, not assumed: each file must hold every row afterwards, and the run
 /// fails otherwise.
@@ -39,7 +41,7 @@ enum IngestBenchmark {
     static func run(report: inout Report) async throws {
         report.section("Ingest into the store")
         report.line("Measured: `SamplePublisher.publish` (chunks of 100 pre-built heart-rate samples, one device, no metadata) "
-            + "→ SampleBus → sink queue (capacity 10 000, block) → SQLiteSink (batchSize = the batch, window 100 ms) → "
+            + "→ SampleBus, each reading attributed to the participant who owns the strap (`healthgate.person`) → sink queue (capacity 10 000, block) → SQLiteSink (batchSize = the batch, window 100 ms) → "
             + "HealthStore → committed, then the store closed (its WAL checkpointed). Baseline: sqlite3 C API loop into a "
             + "plain table (uuid, type, value, start_us, end_us, device_id; one index on type and start_us; no triggers), WAL, "
             + "synchronous=\(HealthStore.synchronous) as the store's writer, the same batch size, binding pre-computed values, then "
@@ -57,6 +59,7 @@ enum IngestBenchmark {
 
         var rows: [[String]] = []
         var ratioAt1000 = 0.0
+        var unattributedRow = ""
         for (batchSize, count) in [(1, 4_000), (100, 100_000), (1000, 200_000)] {
             let records = try samples(count)
             let plain = records.map { record -> Row in
@@ -70,6 +73,7 @@ enum IngestBenchmark {
             var bestMeasuredCPU = Double.infinity
             var bestBaselineCPU = Double.infinity
             var bestPrefilled = Double.infinity
+            var bestUnattributed = Double.infinity
             for repetition in 0..<5 {
                 let basePath = environment.path("baseline-\(batchSize)-\(repetition).sqlite")
                 let base = try baseline(
@@ -83,21 +87,38 @@ enum IngestBenchmark {
                 bestMeasured = min(bestMeasured, sink.wall)
                 bestMeasuredCPU = min(bestMeasuredCPU, sink.cpu)
                 try check(path: path, expected: count, counting: storedReadingCount)
+                try check(path: path, expected: count, counting: attributedReadingCount)
                 try check(path: basePath, expected: count)
+                // What attribution costs: the same path without it (no participants), at batches of 1000.
+                let plainPath = environment.path("unattributed-\(batchSize)-\(repetition).sqlite")
+                if batchSize == 1000 {
+                    let unattributed = try await measured(
+                        path: plainPath, chunks: chunks, batchSize: batchSize, environment: environment, attributed: false)
+                    bestUnattributed = min(bestUnattributed, unattributed.wall)
+                    try check(path: plainPath, expected: count, counting: storedReadingCount)
+                    try check(path: plainPath, expected: 0, counting: attributedReadingCount)
+                }
                 let prePath = environment.path("prefilled-\(batchSize)-\(repetition).sqlite")
                 if batchSize > 1 {
                     let alone = try await measured(
                         path: prePath, chunks: chunks, batchSize: batchSize, environment: environment, prefilled: true)
                     bestPrefilled = min(bestPrefilled, alone.wall)
                     try check(path: prePath, expected: count, counting: storedReadingCount)
+                    try check(path: prePath, expected: count, counting: attributedReadingCount)
                 }
-                for file in [path, basePath, prePath] {
+                for file in [path, basePath, prePath, plainPath] {
                     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
                 }
             }
             let baseRate = Double(count) / bestBaseline
             let rate = Double(count) / bestMeasured
-            if batchSize == 1000 { ratioAt1000 = rate / baseRate }
+            if batchSize == 1000 {
+                ratioAt1000 = rate / baseRate
+                unattributedRow = String(
+                    format: "Without attribution (no participants), batches of 1000: %@ rows/s (%.2f× the baseline); with it %.2f× of that.",
+                    Harness.format(Double(count) / bestUnattributed), Double(count) / bestUnattributed / baseRate,
+                    bestUnattributed / bestMeasured)
+            }
             rows.append([
                 "\(batchSize)", Harness.format(Double(count)), Harness.format(rate) + " rows/s",
                 Harness.format(baseRate) + " rows/s", String(format: "**%.2f×**", rate / baseRate),
@@ -108,6 +129,7 @@ enum IngestBenchmark {
             ])
         }
         report.table(["batch", "rows", "measured (wall)", "baseline C loop (wall)", "ratio", "CPU per row measured / baseline", "sink alone (queue pre-filled)"], rows)
+        report.line(unattributedRow)
         let problems = environment.logSink.summary
         if problems.warnings + problems.errors > 0 {
             report.line("Warnings/errors logged by the sink: \(problems.warnings)/\(problems.errors), last: \(problems.last ?? "")")
@@ -143,7 +165,8 @@ enum IngestBenchmark {
     /// is timed. Returns the wall and CPU seconds timed.
     @discardableResult
     static func measured(
-        path: String, chunks: [[HealthRecord]], batchSize: Int, environment: BenchmarkEnvironment, prefilled: Bool = false
+        path: String, chunks: [[HealthRecord]], batchSize: Int, environment: BenchmarkEnvironment, prefilled: Bool = false,
+        attributed: Bool = true
     ) async throws -> (wall: Double, cpu: Double) {
         let store = try await HealthStore.open(path: path)
         var plugin = environment.plugin("sqlite")
@@ -152,7 +175,11 @@ enum IngestBenchmark {
         let board = StatusBoard()
         let status = board.register(name: "sqlite", kind: SQLiteSink.kind, role: .sink)
         let capacity = prefilled ? chunks.reduce(0) { $0 + $1.count } : 10_000
-        let bus = SampleBus(sinks: [("sqlite", QueueConfiguration(capacity: capacity, policy: .block), { sink.accepts($0) }, status)])
+        // As a gateway with participants: the strap is Ana's, and every reading says so.
+        let rules = PersonAttribution(owners: [(person: "Ana", devices: [BenchmarkSamples.device.localIdentifier ?? ""])])
+        let bus = SampleBus(
+            sinks: [("sqlite", QueueConfiguration(capacity: capacity, policy: .block), { sink.accepts($0) }, status)],
+            attributor: attributed ? RecordAttributor(rules: { rules }) : nil)
         let inbox = bus.subscriptions[0].inbox
         // A status reporter, as a real source has: publishing also counts records and dates.
         let publisher = SamplePublisher(bus: bus, status: board.register(name: "source", kind: "bench", role: .source))
@@ -253,6 +280,13 @@ enum IngestBenchmark {
     }
 
     /// Both files must hold every row: a benchmark that loses rows measures nothing.
+    /// The readings attributed to the strap's owner, plain or in series.
+    static let attributedReadingCount = """
+        SELECT (SELECT count(*) FROM samples WHERE metadata_set_id IN \(ownersSets))
+            + (SELECT ifnull(sum(count), 0) FROM quantity_series WHERE metadata_set_id IN \(ownersSets))
+        """
+    private static let ownersSets = "(SELECT set_id FROM metadata_set_entries WHERE key = 'healthgate.person' AND value = 'Ana')"
+
     static func check(path: String, expected: Int, counting query: String = "SELECT count(*) FROM samples") throws {
         let stored = try storeCount(path, query)
         guard stored == expected else {

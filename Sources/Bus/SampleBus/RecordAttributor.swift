@@ -52,44 +52,76 @@ public final class RecordAttributor: Sendable {
     public var referenceWeights: [String: Double] { state.withLock { $0.referenceWeights } }
 
     /// `records`, each reading with its person where the rules give one. Order is kept.
-    public func attribute(_ records: [HealthRecord]) -> [HealthRecord] {
+    ///
+    /// Cost (the ingest benchmark, issue 65): each record is read once for what the rules need
+    /// (``Reading``) rather than copied whole; a run of readings from a device whose person does
+    /// not depend on the reading (no wear interval names it, and the reading has no user index
+    /// and is no weighing) is decided once; and each person's stamp is one metadata value per
+    /// batch, which a reading without metadata takes as it is (no copy), so the store's writer
+    /// meets the same set again and again.
+    public func attribute(_ records: consuming [HealthRecord]) -> [HealthRecord] {
         let rules = rules()
-        var result = records
+        // Changed in place: each attributed record moves out of the array and back.
+        var result = consume records
         var weighings: [WeighingKey: PersonAttribution.Outcome] = [:]
         var tally = Counts()
+        var stamps: [String: Metadata] = [:]
+        // The last device whose readings' person is its alone, with that outcome.
+        var steady: (device: Device, outcome: PersonAttribution.Outcome)?
+        // Weighings first, so that the other readings of their moment can follow them.
+        let weighingIndices = result.indices.filter { result[$0].isWeighing }
         state.withLock { state in
-            // Weighings first, so that the other readings of their moment can follow them.
-            for pass in [true, false] {
-                for (index, record) in records.enumerated() where record.isWeighing == pass {
-                    guard let reading = Reading(record) else { continue }
-                    let key = reading.device.map { WeighingKey(device: $0.pathIdentity, start: reading.start) }
-                    // Named by its source (a Mi scale, which must know the person to compute body
-                    // fat): kept, and counted; a weighing so named is its person's reference too.
-                    if let person = reading.person {
-                        tally.attributed += 1
-                        if pass, let key {
-                            weighings[key] = .person(person)
-                            if let weight = reading.weightKilograms { state.referenceWeights[person] = weight }
-                        }
-                        continue
+            func visit(_ index: Int, weighing: Bool) {
+                guard let reading = Reading(result[index]) else { return }
+                let key = weighing || !weighings.isEmpty ? reading.device.map { WeighingKey(device: $0.pathIdentity, start: reading.start) } : nil
+                // Named by its source (a Mi scale, which must know the person to compute body
+                // fat): kept, and counted; a weighing so named is its person's reference too.
+                if let person = reading.person {
+                    tally.attributed += 1
+                    if weighing, let key {
+                        weighings[key] = .person(person)
+                        if let weight = reading.weightKilograms { state.referenceWeights[person] = weight }
                     }
-                    var outcome = rules.attribute(
+                    return
+                }
+                var outcome: PersonAttribution.Outcome
+                if let steady, let device = reading.device, steady.device == device {
+                    outcome = steady.outcome
+                } else {
+                    outcome = rules.attribute(
                         device: reading.device, at: reading.start, userIndex: reading.userIndex,
                         weightKilograms: reading.weightKilograms, referenceWeights: state.referenceWeights)
-                    if pass, let key {
-                        weighings[key] = outcome
-                        if case .person(let name) = outcome, let weight = reading.weightKilograms { state.referenceWeights[name] = weight }
-                    } else if case .unattributed(.sharedDevice) = outcome, let key, let weighing = weighings[key] {
-                        outcome = weighing
-                    }
-                    switch outcome {
-                    case .person(let name):
-                        tally.attributed += 1
-                        result[index] = record.stamped([.person: .string(name)])
-                    case .unattributed(let reason):
-                        tally.unattributed[reason.rawValue, default: 0] += 1
+                    if let device = reading.device, reading.userIndex == nil, reading.weightKilograms == nil,
+                        !rules.dependsOnTime(device)
+                    {
+                        steady = (device, outcome)
                     }
                 }
+                if weighing, let key {
+                    weighings[key] = outcome
+                    if case .person(let name) = outcome, let weight = reading.weightKilograms { state.referenceWeights[name] = weight }
+                } else if case .unattributed(.sharedDevice) = outcome, let key, let weighing = weighings[key] {
+                    outcome = weighing
+                }
+                switch outcome {
+                case .person(let name):
+                    tally.attributed += 1
+                    let stamp = stamps[name] ?? [.person: .string(name)]
+                    stamps[name] = stamp
+                    result[index].stamp(stamp)
+                case .unattributed(let reason):
+                    tally.unattributed[reason.rawValue, default: 0] += 1
+                }
+            }
+            for index in weighingIndices { visit(index, weighing: true) }
+            var next = weighingIndices.makeIterator()
+            var skip = next.next()
+            for index in result.indices {
+                if index == skip {
+                    skip = next.next()
+                    continue
+                }
+                visit(index, weighing: false)
             }
             state.counts.attributed += tally.attributed
             state.counts.unattributed.merge(tally.unattributed, uniquingKeysWith: +)

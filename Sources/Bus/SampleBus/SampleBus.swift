@@ -157,7 +157,8 @@ public struct SamplePublisher: Sendable {
     /// clock, the clock's base.
     private func stamped(_ records: [HealthRecord]) -> [HealthRecord] {
         let withDerived = derived(records)
-        let records = bus.attributor?.attribute(withDerived) ?? withDerived
+        let records: [HealthRecord]
+        if let attributor = bus.attributor { records = attributor.attribute(withDerived) } else { records = withDerived }
         guard let clockBase else { return stamp.isEmpty ? records : records.map { $0.stamped(stamp) } }
         var dated = stamp
         dated.clockBase = clockBase()

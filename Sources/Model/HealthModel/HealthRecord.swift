@@ -107,6 +107,29 @@ extension HealthRecord {
     }
 }
 
+extension HealthRecord {
+    /// ``stamped(_:)`` in place: the record moves out of `self` and back, so that a record held
+    /// only here is changed without copying its fields.
+    public mutating func stamp(_ stamp: Metadata) {
+        switch consume self {
+        case .quantity(var sample):
+            sample.metadata = sample.metadata.filling(from: stamp)
+            self = .quantity(sample)
+        case .quantitySeries(var series):
+            series.metadata = series.metadata.filling(from: stamp)
+            self = .quantitySeries(series)
+        case .heartbeatSeries(var series):
+            series.metadata = series.metadata.filling(from: stamp)
+            self = .heartbeatSeries(series)
+        case .workout(var workout):
+            workout.metadata = workout.metadata.filling(from: stamp)
+            self = .workout(workout)
+        case .correlation(let correlation):
+            self = HealthRecord.correlation(correlation).stamped(stamp)
+        }
+    }
+}
+
 /// The kinds of ``HealthRecord``.
 public enum HealthRecordKind: String, Hashable, Sendable, Codable, CaseIterable {
     case quantity, quantitySeries, heartbeatSeries, workout, correlation

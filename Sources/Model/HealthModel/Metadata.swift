@@ -164,6 +164,9 @@ public struct Metadata: Hashable, Sendable, Codable, Sequence, ExpressibleByDict
 
     /// This metadata with every entry of `defaults` whose key it does not have: its own values win.
     public func filling(from defaults: Metadata) -> Metadata {
+        // Nothing to add, or nothing to keep: the other value as it is, its storage shared.
+        if defaults.values.isEmpty { return self }
+        if values.isEmpty { return defaults }
         var filled = self
         filled.values.merge(defaults.values) { own, _ in own }
         return filled

@@ -133,6 +133,13 @@ public struct PersonAttribution: Sendable {
         }
     }
 
+    /// Whether the person of `device`'s readings may change with their time: a run-time
+    /// assignment names one of its identities. When it does not, ``attribute(device:at:userIndex:weightKilograms:referenceWeights:)``
+    /// gives every reading of the device without a user index or a weight the same outcome.
+    public func dependsOnTime(_ device: Device) -> Bool {
+        history.isEmpty ? false : device.identities.contains { history[$0] != nil }
+    }
+
     /// The person a run-time assignment of one of `identities` gave the device to at `date`.
     private func wearer(of identities: Set<DeviceIdentity>, at date: Date) -> String? {
         var latest: WearInterval?

@@ -188,13 +188,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         let journaledNames = try store.journaledWorkouts().compactMap(\.definition.participant)
         try refreshAttribution()
         var roster = state.withLock { $0.roster }
-        for assignment in assignments {
-            do {
-                try roster.apply(assignment)
-            } catch {
-                logger.error("stored assignment of \(assignment.device) to \(assignment.participant) is not applied: \(error)")
-            }
-        }
+        apply(assignments, to: &roster)
         for name in journaledNames where roster.participant(named: name) == nil {
             logger.warning("participant \(name) has a workout in the store but is not configured; using the default profile")
             do {
@@ -212,6 +206,18 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             state.restoreDone = true
         }
         if !assignments.isEmpty { logger.info("restored \(String(count: assignments.count, "device assignment")) from the store") }
+    }
+
+    /// Applies the stored `assignments` to `roster` in order; one that cannot be applied is
+    /// logged and passed over (the store keeps it).
+    private func apply(_ assignments: [ParticipantAssignment], to roster: inout ParticipantRoster) {
+        for assignment in assignments {
+            do {
+                try roster.apply(assignment)
+            } catch {
+                logger.error("stored assignment of \(assignment.device) to \(assignment.participant) is not applied: \(error)")
+            }
+        }
     }
 
     private func addController(_ participant: Participant, to state: inout State) {
@@ -347,13 +353,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     private func reloadAssignmentsOnQueue() throws(WorkoutError) {
         let assignments = try store.participantAssignments()
         var roster = state.withLock { $0.configured }
-        for assignment in assignments {
-            do {
-                try roster.apply(assignment)
-            } catch {
-                logger.error("stored assignment of \(assignment.device) to \(assignment.participant) is not applied: \(error)")
-            }
-        }
+        apply(assignments, to: &roster)
         let stored = Set(assignments.filter(\.untilClassEnd).map(\.device))
         state.withLock { state in
             for device in state.signIn.untilClassEnd.keys where !stored.contains(device) { state.signIn.forgetSignIn(of: device) }

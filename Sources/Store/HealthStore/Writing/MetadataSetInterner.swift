@@ -39,11 +39,37 @@ struct MetadataSetInterner {
     private var newcomers = RowIDCache<CanonicalKey>(limit: MetadataSetInterner.newcomerLimit)
     private var canonical = CanonicalKey()
     private var scratch: [(key: MetadataKey, value: MetadataValue)] = []
+    /// The set ``id(of:in:)`` answered last; forgotten at a rollback (its row may be gone).
+    private var last: Last?
 
     /// The id of the stored set holding exactly `entries`, inserted (with its entries) if absent.
     /// `entries` must not be empty, and is stored as given (for a record whose table keeps the
     /// sync keys in columns, leave them out first; see ``StoreSchema/storedEntries(of:)``).
     mutating func id(of entries: Metadata, in connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
+        // The same set as the record before (a run of one device's readings, whose metadata
+        // often shares its storage: equal at once), without encoding it again.
+        if let previous = last, previous.entries == entries {
+            // Met again: looked up once more, which makes it a recurring set, as before.
+            if !previous.repeated {
+                last?.repeated = true
+                _ = try lookUp(entries, in: connection)
+            }
+            return previous.id
+        }
+        let id = try lookUp(entries, in: connection)
+        last = Last(entries: entries, id: id, repeated: false)
+        return id
+    }
+
+    /// The set ``id(of:in:)`` answered last: its entries and id, and whether it was asked for
+    /// again since.
+    private struct Last {
+        var entries: Metadata
+        var id: Int64
+        var repeated: Bool
+    }
+
+    private mutating func lookUp(_ entries: Metadata, in connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
         canonical.bytes.removeAll(keepingCapacity: true)
         StoreSchema.appendCanonicalEncoding(of: entries, to: &canonical.bytes, sorting: &scratch)
         if let id = ids[canonical] { return id }
@@ -58,7 +84,7 @@ struct MetadataSetInterner {
         let full = canonical
         let setID: Int64
         if let (shared, own) = StoreSchema.extensionSplit(entries) {
-            let parent = try id(of: shared, in: connection)
+            let parent = try lookUp(shared, in: connection)
             var stored: [UInt8] = []
             StoreSchema.appendCanonicalEncoding(of: own, extending: parent, to: &stored, sorting: &scratch)
             setID = try find(stored, entries: own, parent: parent, in: connection)
@@ -112,6 +138,7 @@ struct MetadataSetInterner {
 
     /// The transaction rolled back; see ``RowIDCache/rollback()``.
     mutating func rollback() {
+        last = nil
         ids.rollback()
         newcomers.rollback()
     }
