@@ -259,8 +259,6 @@ let package = Package(
                 "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts",
                 "AsyncPrimitives", "LinuxSystem", "BLEProfileKit", "BlueZ", "SerialDevices", "Udev", "GATTDecoding",
                 "WebBoard", "Metrics", "WorkoutExport", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",
-                // `participant export --format fhir` writes the Observations the fhir-r4 sink sends.
-                "HTTPRepository",
             ], path: "Sources/App/healthgate",
             exclude: ["local-functions.ld"],
             swiftSettings: swiftSettings,

@@ -81,6 +81,18 @@ final class RecordAttributorTests: XCTestCase {
         XCTAssertFalse(rules.dependsOnTime(owned))
         XCTAssertTrue(rules.dependsOnTime(strap))
         XCTAssertEqual(attributor.counts.attributed, 120)
+
+        // A device's run decided once never decides a reading that carries a user index.
+        let cuff = Device(name: "Cuff", localIdentifier: "28:FF:B2:00:00:01")
+        let family = PersonAttribution(
+            shared: [("Ana", [SharedDeviceUse(device: "28:FF:B2:00:00:01", userIndex: 1)]),
+                     ("Ben", [SharedDeviceUse(device: "28:FF:B2:00:00:01", userIndex: 2)])])
+        let pressures = RecordAttributor(rules: { family }).attribute([
+            try sample(.heartRate, 70, .countPerMinute, device: cuff, at: start),
+            try sample(.heartRate, 71, .countPerMinute, device: cuff, at: start + 1, metadata: [.userIndex: .integer(2)]),
+            try sample(.heartRate, 72, .countPerMinute, device: cuff, at: start + 2, metadata: [.userIndex: .integer(1)]),
+        ])
+        XCTAssertEqual(pressures.map { $0.person }, [nil, "Ben", "Ana"])
     }
 }
 

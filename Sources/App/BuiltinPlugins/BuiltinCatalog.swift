@@ -38,6 +38,6 @@ public enum BuiltinCatalog {
             .sink(SQLiteSink.self),
             .follower(HTTPRepositorySink.self),
             .follower(MQTTBrokerSink.self),
-        ])
+        ], exportFormats: [FHIRPersonExport.self])
     }
 }

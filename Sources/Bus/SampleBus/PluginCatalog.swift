@@ -77,9 +77,13 @@ public struct PluginCatalogEntry: Sendable {
 /// The explicit list of compiled-in plugins. The executable builds it; nothing registers itself.
 public struct PluginCatalog: Sendable {
     public let entries: [PluginCatalogEntry]
+    /// The forms a person's data can be exported in besides healthgate's JSON, each from the
+    /// plugin that knows it (`participant export --format`).
+    public let exportFormats: [any PersonExportFormat.Type]
 
-    public init(_ entries: [PluginCatalogEntry]) {
+    public init(_ entries: [PluginCatalogEntry], exportFormats: [any PersonExportFormat.Type] = []) {
         self.entries = entries
+        self.exportFormats = exportFormats
     }
 
     public func entry(kind: String) -> PluginCatalogEntry? {

@@ -85,7 +85,9 @@ public final class RecordAttributor: Sendable {
                     return
                 }
                 var outcome: PersonAttribution.Outcome
-                if let steady, let device = reading.device, steady.device == device {
+                if let steady, reading.userIndex == nil, reading.weightKilograms == nil, let device = reading.device,
+                    steady.device == device
+                {
                     outcome = steady.outcome
                 } else {
                     outcome = rules.attribute(

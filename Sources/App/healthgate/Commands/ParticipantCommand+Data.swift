@@ -3,7 +3,7 @@ import GatewayControl
 import GatewayRuntime
 import HealthModel
 import HealthStore
-import HTTPRepository
+import BuiltinPlugins
 import LinuxSystem
 import SampleBus
 import Workouts
@@ -32,44 +32,46 @@ extension ParticipantCommand {
             """,
         options: [
             OptionSpec(name: "output", value: "FILE", help: "The file to write (required)."),
-            OptionSpec(name: "format", value: "FORMAT", help: "json (the default: every record and curve) or fhir (a Bundle of Observations)."),
+            OptionSpec(
+                name: "format", value: "FORMAT",
+                help: "json (the default: every record and curve)"
+                    + BuiltinCatalog.make().exportFormats.map { ", \($0.name): \($0.summary)" }.joined() + "."),
         ] + StoreAccess.options
     ) { arguments, context in
         let name = try personName(arguments)
         guard let output = arguments.value("output"), !output.isEmpty else { throw CommandError(.usage, "--output FILE is required") }
-        let format = try arguments.choice("format", among: ["json", "fhir"]) ?? "json"
-        // The subject, read before the store: a configuration error changes nothing.
-        let patient = format == "fhir" ? try fhirPatient(of: name, arguments, context: context) : nil
+        let formats = BuiltinCatalog.make().exportFormats
+        let format = try arguments.choice("format", among: ["json"] + formats.map { $0.name }) ?? "json"
+        // The person as configured, read before the store: a configuration error changes nothing.
+        let person = format == "json" ? nil : try configuredPerson(name, arguments, context: context)
         let export = try await StoreAccess.withStore(arguments, context: context, access: .readOnly) { store in
             try await personsData(name, in: store, at: context.clock.now())
         }
-        let bytes: Data
+        let bytes: [UInt8]
         let written: String
-        if format == "fhir" {
-            let fhir = FHIRPersonExport.bundle(person: name, patientReference: patient, records: export.records, timestamp: export.exportedAt)
-            bytes = try HealthJSON.makeEncoder(pretty: true).encode(fhir.bundle)
-            written = String(count: fhir.observations, "Observation") + " (subject \(patient ?? "a Patient in the Bundle"))"
-                + (fhir.leftOut > 0 ? "; \(String(count: fhir.leftOut, "workout or heartbeat series", plural: "workouts and heartbeat series")) "
-                    + "left out (no FHIR form: --format json has them)" : "")
+        if let person, let form = formats.first(where: { $0.name == format }) {
+            let file = try form.export(person: person, records: export.records, at: export.exportedAt)
+            (bytes, written) = (file.bytes, file.description)
         } else {
-            bytes = try HealthJSON.makeEncoder(pretty: true).encode(export)
+            bytes = Array(try HealthJSON.makeEncoder(pretty: true).encode(export))
             written = String(count: export.records.count, "record") + " and " + String(count: export.workoutCurves.count, "workout curve")
         }
-        let method = try HealthDataFile.write(Array(bytes), to: output)
+        let method = try HealthDataFile.write(bytes, to: output)
         let mode = method == .replacedAtomically ? " (mode 0600)" : ""
         context.errors.write("\(name): \(written) written to \(output)\(mode)\n")
         return .success
     }
 
-    /// NAME's `identifiers.fhirPatient` in the configuration (`--config`, else the one `run`
-    /// finds); nil when NAME has none or is not configured.
+    /// NAME as the configuration (`--config`, else the one `run` finds) declares them, with
+    /// their identifiers; a person it does not list has none.
     /// - Throws: ``CommandError`` when the configuration or its participants cannot be read.
-    static func fhirPatient(of name: String, _ arguments: ParsedArguments, context: CommandContext) throws -> String? {
+    static func configuredPerson(_ name: String, _ arguments: ParsedArguments, context: CommandContext) throws -> ParticipantCharacteristics {
         let configuration = try ConfigurationLocator.load(arguments, context: context)
-        guard configuration.participants != nil else { return nil }
+        let unlisted = ParticipantCharacteristics(name: name, devices: [], characteristics: UserCharacteristics())
+        guard configuration.participants != nil else { return unlisted }
         do {
             let roster = try ParticipantRoster.decode(configuration.participants, defaultProfile: UserProfile())
-            return roster.participant(named: name)?.fhirPatient
+            return roster.participant(named: name)?.pluginCharacteristics ?? unlisted
         } catch {
             throw CommandError(.configuration, "the configuration's participants: \(error)")
         }

@@ -1,6 +1,7 @@
 public import FoundationEssentials
 public import HealthModel
 public import GatewayRuntime
+public import SampleBus
 
 /// One person's readings as a FHIR R4 `collection` Bundle, what `healthgate participant export
 /// --format fhir` writes (GDPR article 20: their data in a portable form): each reading the
@@ -14,7 +15,26 @@ public import GatewayRuntime
 ///
 /// FHIR has no form here for a workout or a heartbeat series: they are not in the Bundle, and
 /// ``Export/leftOut`` counts them (the JSON export has them).
-public enum FHIRPersonExport {
+///
+/// The catalog lists it as the export format `fhir` (``SampleBus/PersonExportFormat``).
+public enum FHIRPersonExport: PersonExportFormat {
+    public static let name = "fhir"
+    public static let summary = "a FHIR R4 collection Bundle of the person's Observations (as the fhir-r4 sink sends them)"
+
+    /// The Bundle as JSON, its subject the person's `identifiers.fhirPatient` (else a Patient in
+    /// it), and what it holds.
+    public static func export(person: ParticipantCharacteristics, records: [HealthRecord], at date: Date) throws -> PersonExportFile {
+        let export = bundle(person: person.name, patientReference: person.fhirPatient, records: records, timestamp: date)
+        let bytes = try HealthJSON.makeEncoder(pretty: true).encode(export.bundle)
+        var description = String(count: export.observations, "Observation")
+            + " (subject \(person.fhirPatient ?? "a Patient in the Bundle"))"
+        if export.leftOut > 0 {
+            description += "; " + String(count: export.leftOut, "workout or heartbeat series", plural: "workouts and heartbeat series")
+                + " left out (no FHIR form: --format json has them)"
+        }
+        return PersonExportFile(bytes: Array(bytes), description: description)
+    }
+
     /// The Bundle and what it could not hold.
     public struct Export: Sendable {
         /// The `collection` Bundle.
