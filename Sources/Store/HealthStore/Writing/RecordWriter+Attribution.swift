@@ -110,34 +110,25 @@ extension RecordWriter {
     /// Throws `.invalidArgument` when a target is a workout, `.inUse` when it is an open
     /// quantity series or a heartbeat series still being recorded.
     private func refuseUnattributable() throws {
-        if let row = try connection.query("SELECT uuid FROM temp.deletion_targets WHERE kind = 'workout' LIMIT 1").first {
+        let refusals: [(query: String, code: StoreError.Code, message: (String) -> String)] = [
+            ("SELECT uuid FROM temp.deletion_targets WHERE kind = 'workout' LIMIT 1", .invalidArgument,
+             { "\($0): a workout is its participant's (metadata healthgate.participant); nothing was attributed" }),
+            ("""
+             SELECT h.uuid FROM heartbeat_series h JOIN temp.deletion_targets t ON t.kind = 'heartbeatSeries' AND t.anchor = h.anchor
+             WHERE h.metadata_set_id IN (SELECT set_id FROM metadata_set_entries WHERE key = '\(MetadataKey.provisional.rawValue)')
+             LIMIT 1
+             """, .inUse,
+             { "the heartbeat series \($0) is still being recorded; attribute it once it is finished (within a minute of its last beat)" }),
+            ("""
+             SELECT q.uuid FROM quantity_series q JOIN temp.deletion_targets t ON t.kind = 'quantitySeries' AND t.anchor = q.anchor
+             WHERE q.open = 1 LIMIT 1
+             """, .inUse,
+             { "the quantity series \($0) is still being filled; attribute it once it is closed (within a minute of its last reading)" }),
+        ]
+        for refusal in refusals {
+            guard let row = try connection.query(refusal.query).first else { continue }
             let id = row.blob(0).flatMap { SampleID(bytes: $0) }.map(\.description) ?? "?"
-            throw StoreError(
-                .invalidArgument, path: path,
-                message: "\(id): a workout is its participant's (metadata healthgate.participant); nothing was attributed")
-        }
-        if let row = try connection.query(
-            """
-            SELECT h.uuid FROM heartbeat_series h JOIN temp.deletion_targets t ON t.kind = 'heartbeatSeries' AND t.anchor = h.anchor
-            WHERE h.metadata_set_id IN (SELECT set_id FROM metadata_set_entries WHERE key = '\(MetadataKey.provisional.rawValue)')
-            LIMIT 1
-            """).first
-        {
-            let id = row.blob(0).flatMap { SampleID(bytes: $0) }.map(\.description) ?? "?"
-            throw StoreError(
-                .inUse, path: path,
-                message: "the heartbeat series \(id) is still being recorded; attribute it once it is finished (within a minute of its last beat)")
-        }
-        if let row = try connection.query(
-            """
-            SELECT q.uuid FROM quantity_series q JOIN temp.deletion_targets t ON t.kind = 'quantitySeries' AND t.anchor = q.anchor
-            WHERE q.open = 1 LIMIT 1
-            """).first
-        {
-            let id = row.blob(0).flatMap { SampleID(bytes: $0) }.map(\.description) ?? "?"
-            throw StoreError(
-                .inUse, path: path,
-                message: "the quantity series \(id) is still being filled; attribute it once it is closed (within a minute of its last reading)")
+            throw StoreError(refusal.code, path: path, message: refusal.message(id))
         }
     }
 }
