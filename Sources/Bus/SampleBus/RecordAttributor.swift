@@ -108,9 +108,13 @@ public final class RecordAttributor: Sendable {
                 switch outcome {
                 case .person(let name):
                     tally.attributed += 1
-                    let stamp = stamps[name] ?? [.person: .string(name)]
-                    stamps[name] = stamp
-                    result[index].stamp(stamp)
+                    if let stamp = stamps[name] {
+                        result[index].stamp(stamp)
+                    } else {
+                        let stamp: Metadata = [.person: .string(name)]
+                        stamps[name] = stamp
+                        result[index].stamp(stamp)
+                    }
                 case .unattributed(let reason):
                     tally.unattributed[reason.rawValue, default: 0] += 1
                 }

@@ -77,37 +77,11 @@ extension HealthRecord {
     /// (a correlation's members too): how a gateway marks what it receives with its provenance
     /// and time zone.
     public func stamped(_ stamp: Metadata) -> HealthRecord {
-        switch self {
-        case .quantity(var sample):
-            sample.metadata = sample.metadata.filling(from: stamp)
-            return .quantity(sample)
-        case .quantitySeries(var series):
-            series.metadata = series.metadata.filling(from: stamp)
-            return .quantitySeries(series)
-        case .heartbeatSeries(var series):
-            series.metadata = series.metadata.filling(from: stamp)
-            return .heartbeatSeries(series)
-        case .workout(var workout):
-            workout.metadata = workout.metadata.filling(from: stamp)
-            return .workout(workout)
-        case .correlation(let correlation):
-            let members = correlation.objects.map { member in
-                var member = member
-                member.metadata = member.metadata.filling(from: stamp)
-                return member
-            }
-            // The members keep their types and intervals, which is all the validation checks.
-            guard var stamped = try? CorrelationSample(
-                id: correlation.id, type: correlation.type, start: correlation.startDate, end: correlation.endDate,
-                objects: members, device: correlation.device, metadata: correlation.metadata)
-            else { return self }
-            stamped.metadata = stamped.metadata.filling(from: stamp)
-            return .correlation(stamped)
-        }
+        var record = self
+        record.stamp(stamp)
+        return record
     }
-}
 
-extension HealthRecord {
     /// ``stamped(_:)`` in place: the record moves out of `self` and back, so that a record held
     /// only here is changed without copying its fields.
     public mutating func stamp(_ stamp: Metadata) {
@@ -125,7 +99,21 @@ extension HealthRecord {
             workout.metadata = workout.metadata.filling(from: stamp)
             self = .workout(workout)
         case .correlation(let correlation):
-            self = HealthRecord.correlation(correlation).stamped(stamp)
+            let members = correlation.objects.map { member in
+                var member = member
+                member.metadata = member.metadata.filling(from: stamp)
+                return member
+            }
+            // The members keep their types and intervals, which is all the validation checks.
+            guard var stamped = try? CorrelationSample(
+                id: correlation.id, type: correlation.type, start: correlation.startDate, end: correlation.endDate,
+                objects: members, device: correlation.device, metadata: correlation.metadata)
+            else {
+                self = .correlation(correlation)
+                return
+            }
+            stamped.metadata = stamped.metadata.filling(from: stamp)
+            self = .correlation(stamped)
         }
     }
 }
