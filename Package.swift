@@ -223,6 +223,10 @@ let package = Package(
         .target(
             name: "ContinuousGlucose", dependencies: ["GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLEProfileKit"],
             path: "plugins/ContinuousGlucose/Sources", swiftSettings: swiftSettings),
+        // The Generic Health Sensor service (0x1840): IEEE 11073-10206 (ACOM) observations, on the profile kit.
+        .target(
+            name: "GenericHealthSensor", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "BLEProfileKit"],
+            path: "plugins/GenericHealthSensor/Sources", swiftSettings: swiftSettings),
         // ANT+ heart-rate straps through a USB ANT stick (continuous scan), a serial family member.
         .target(
             name: "ANTHeartRate",
@@ -246,7 +250,7 @@ let package = Package(
         .target(
             name: "BuiltinPlugins",
             dependencies: [
-                "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "BroadcastDevices", "SerialPedometer", "ANTHeartRate", "SQLiteStore",
+                "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "GenericHealthSensor", "BroadcastDevices", "SerialPedometer", "ANTHeartRate", "SQLiteStore",
                 "HTTPRepository", "MQTTBroker",
             ],
             path: "Sources/App/BuiltinPlugins", swiftSettings: swiftSettings),
@@ -351,6 +355,9 @@ let package = Package(
         .testTarget(
             name: "ContinuousGlucoseTests", dependencies: ["BLETesting", "GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "BLEProfileKit", "GatewayTesting", "ContinuousGlucose", "HealthModel", "SampleBus"],
             path: "plugins/ContinuousGlucose/Tests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "GenericHealthSensorTests", dependencies: ["BLETesting", "BLETransport", "GatewayRuntime", "GATTDecoding", "BLEProfileKit", "GatewayTesting", "GenericHealthSensor", "HealthModel", "SampleBus"],
+            path: "plugins/GenericHealthSensor/Tests", swiftSettings: swiftSettings),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "DBus", "BLEProfileKit", "HeartRateMonitor", "HealthDevices", "BroadcastDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore", "LinuxSystem"],

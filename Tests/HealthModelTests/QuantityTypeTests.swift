@@ -49,6 +49,7 @@ final class QuantityTypeTests: XCTestCase {
             (.oxygenSaturation, "%", .discrete),
             (.peripheralPerfusionIndex, "%", .discrete),
             (.bloodGlucose, "mg/dL", .discrete),
+            (.respiratoryRate, "count/min", .discrete),
         ]
         XCTAssertEqual(QuantityType.builtIn, expected.map(\.0), "builtIn lists every type, in order")
         for (type, unit, style) in expected {

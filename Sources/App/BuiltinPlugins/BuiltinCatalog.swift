@@ -5,6 +5,7 @@ import BroadcastDevices
 public import SampleBus
 import ContinuousGlucose
 import FitnessEquipment
+import GenericHealthSensor
 import HTTPRepository
 import HealthDevices
 import MQTTBroker
@@ -26,6 +27,7 @@ public enum BuiltinCatalog {
             .bluetoothSource(FitnessEquipmentSource.self, bluetooth: bluetooth),
             .bluetoothSource(HealthDeviceSource.self, bluetooth: bluetooth),
             .bluetoothSource(CGMSource.self, bluetooth: bluetooth),
+            .bluetoothSource(GHSSource.self, bluetooth: bluetooth),
             .source(PolarBroadcastSource.self) { settings, environment in
                 PolarBroadcastSource(
                     settings: settings, environment: environment, bluetooth: bluetooth ?? BluetoothAdapters(clock: environment.clock))

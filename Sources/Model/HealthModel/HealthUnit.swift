@@ -129,6 +129,21 @@ extension HealthUnit {
     /// `mg/dL`, milligrams per decilitre: blood glucose (1e-6 kg / 1e-4 m³).
     public static let milligramPerDeciliter = HealthUnit(
         unitString: "mg/dL", factor: 1e-2, dimension: UnitDimension(mass: 1, length: -3))
+    /// `kPa`, kilopascals: blood pressure as some cuffs send it.
+    public static let kilopascal = HealthUnit(
+        unitString: "kPa", factor: 1000, dimension: UnitDimension(mass: 1, length: -1, time: -2))
+    /// `degF`, degrees Fahrenheit.
+    public static let degreeFahrenheit = HealthUnit(
+        unitString: "degF", factor: 5.0 / 9.0, offset: 273.15 - 32 * 5.0 / 9.0, dimension: UnitDimension(temperature: 1))
+    /// `lb`, the avoirdupois pound.
+    public static let pound = HealthUnit(unitString: "lb", factor: 0.45359237, dimension: UnitDimension(mass: 1))
+    /// `cm`
+    public static let centimeter = HealthUnit(unitString: "cm", factor: 0.01, dimension: UnitDimension(length: 1))
+    /// `in`, the international inch.
+    public static let inch = HealthUnit(unitString: "in", factor: 0.0254, dimension: UnitDimension(length: 1))
+    /// `mV`, millivolts: an ECG lead's potential.
+    public static let millivolt = HealthUnit(
+        unitString: "mV", factor: 1e-3, dimension: UnitDimension(mass: 1, length: 2, time: -3, current: -1))
     /// `mmol<180.15588000005408>/L`, millimoles of glucose per litre: HealthKit's molar unit for
     /// blood glucose (`HKUnit.moleUnit(with: .milli, molarMass: HKUnitMolarMassBloodGlucose)`).
     public static let millimolePerLiterOfGlucose = HealthUnit(

@@ -172,6 +172,10 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
     /// `mmol<180.15588000005408>/L`, which has the dimension of mass per volume.
     public static let bloodGlucose = QuantityType(
         identifier: "bloodGlucose", canonicalUnit: .milligramPerDeciliter, aggregationStyle: .discrete, fractionDigits: 0)
+    /// Respiratory rate, breaths per minute (`count/min`), discrete
+    /// (HKQuantityTypeIdentifier.respiratoryRate).
+    public static let respiratoryRate = QuantityType(
+        identifier: "respiratoryRate", canonicalUnit: .countPerMinute, aggregationStyle: .discrete, fractionDigits: 0)
 
     /// Every built-in type, in a fixed order.
     public static let builtIn: [QuantityType] = [
@@ -180,12 +184,13 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
         .distanceCycling, .distanceRowing, .rowingSpeed, .runningPower, .rowingPower, .rowingStrokeRate,
         .bodyMass, .bodyMassIndex, .height, .bodyFatPercentage, .leanBodyMass,
         .bloodPressureSystolic, .bloodPressureDiastolic, .bodyTemperature, .oxygenSaturation,
-        .peripheralPerfusionIndex, .bloodGlucose,
+        .peripheralPerfusionIndex, .bloodGlucose, .respiratoryRate,
     ]
 
-    /// The built-in type with this identifier, or nil.
+    /// The built-in type with this identifier, or a generic observation's type
+    /// (``MDCNomenclature/genericType(observation:unit:)``, `mdc.150456.544`); nil for any other.
     public static func named(_ identifier: String) -> QuantityType? {
-        builtIn.first { $0.identifier == identifier }
+        builtIn.first { $0.identifier == identifier } ?? MDCNomenclature.genericType(named: identifier)
     }
 }
 

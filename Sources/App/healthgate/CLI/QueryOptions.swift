@@ -70,12 +70,14 @@ enum QueryOptions {
         return options
     }
 
-    /// `--type`, a built-in quantity type (required).
+    /// `--type`, a built-in quantity type or a generic observation's (`mdc.{type}.{unit}`) (required).
     static func quantityType(_ arguments: ParsedArguments) throws(CommandError) -> QuantityType {
         let known = QuantityType.builtIn.map(\.identifier).joined(separator: ", ")
         guard let name = arguments.value("type") else {
             throw CommandError(.usage, "--type is required; known types: \(known)")
         }
+        // A generic observation's type (`mdc.131329.4274`) is named exactly; a built-in one may be abbreviated.
+        if let generic = MDCNomenclature.genericType(named: name) { return generic }
         let picked = try NameChoice.pick(name, among: QuantityType.builtIn.map(\.identifier), what: "type")
         guard let type = QuantityType.named(picked) else {
             throw CommandError(.usage, NameChoice.unknown(name, among: QuantityType.builtIn.map(\.identifier), what: "type"))
@@ -177,6 +179,7 @@ enum QueryOptions {
     /// (case-insensitive where that is unambiguous); nil when absent.
     static func changeType(_ arguments: ParsedArguments) throws(CommandError) -> ChangeType? {
         guard let name = arguments.value("type") else { return nil }
+        if let generic = MDCNomenclature.genericType(named: name) { return .quantity(generic) }
         let known = QuantityType.builtIn.map(\.identifier) + CorrelationType.builtIn.map(\.identifier)
             + ["heartbeatSeries", "workout"]
         guard let type = ChangeType.named(try NameChoice.pick(name, among: known, what: "type")) else {

@@ -22,7 +22,10 @@ enum DemoCommand {
             thermometer and pulse oximeter that indicate real Weight (0x2A9D), Blood Pressure (0x2A35), \
             Temperature (0x2A1C) and PLX Spot-check (0x2A5E) Measurements every 20 s with a device clock \
             90 s fast, a simulated glucose meter whose stored Glucose Measurements (0x2A18) the gateway \
-            downloads through its Record Access Control Point (0x2A52), two Polar straps broadcasting heart rate in their \
+            downloads through its Record Access Control Point (0x2A52), a continuous glucose monitor (0x181F), a \
+            Generic Health Sensor (0x1840) pulse oximeter and blood pressure monitor whose IEEE 11073-10206 observations \
+            (bundles and compounds) arrive in segments, the ones stored before the demo through the Record Access \
+            Control Point and the live ones after the GHS Control Point's start, two Polar straps broadcasting heart rate in their \
             advertisements (manufacturer data 0x006B) and a Xiaomi body composition scale broadcasting \
             its weighings (service data 0x181B), a simulated serial pedometer on a real pseudo-terminal that \
             speaks the documented pedometer protocol, and an ANT+ class: six heart-rate straps heard through a \

@@ -20,6 +20,17 @@ public struct CharacteristicDecodingError<Characteristic: DecodedCharacteristic>
         case reservedValue
         /// A single-field characteristic with bytes after its value.
         case unexpectedLength
+        /// A length field that disagrees with the bytes it counts (a Generic Health Sensor
+        /// observation whose length matches neither what its fields take nor the payload).
+        case lengthMismatch
+        /// A class or type octet that names nothing the specification defines (a Generic Health
+        /// Sensor observation class outside 0x01–0x08 and 0xFF).
+        case unknownClass
+        /// A value the specification defines but the decoder does not read (a Generic Health
+        /// Sensor compound component that is not numeric, a bundle inside a bundle).
+        case unsupportedValue
+        /// A text field whose bytes are not valid UTF-8.
+        case invalidUTF8
     }
 
     /// What is wrong.
@@ -34,7 +45,8 @@ public struct CharacteristicDecodingError<Characteristic: DecodedCharacteristic>
     public var needed: Int
     /// Bytes the payload had from `offset` on.
     public var available: Int
-    /// The offending value, for `.valueOutOfRange` and `.reservedValue`.
+    /// The offending value, for `.valueOutOfRange`, `.reservedValue`, `.unknownClass` and
+    /// `.unsupportedValue`; the declared length for `.lengthMismatch`.
     public var value: Int?
 
     /// Creates an error; see the properties for the meaning of each value.
@@ -67,6 +79,15 @@ public struct CharacteristicDecodingError<Characteristic: DecodedCharacteristic>
             return prefix + "field \(field) at offset \(offset) has the reserved value \(value ?? -1)"
         case .unexpectedLength:
             return prefix + "expected \(needed) byte\(needed == 1 ? "" : "s"), got \(offset + available)"
+        case .lengthMismatch:
+            return prefix
+                + "field \(field) at offset \(offset) declares \(value ?? -1), but the bytes it counts are \(needed)"
+        case .unknownClass:
+            return prefix + "field \(field) at offset \(offset) has the unknown value 0x\(String(value ?? -1, radix: 16, uppercase: true))"
+        case .unsupportedValue:
+            return prefix + "field \(field) at offset \(offset) has the value \(value ?? -1), which is not supported"
+        case .invalidUTF8:
+            return prefix + "field \(field) at offset \(offset) is not valid UTF-8 (\(needed) byte\(needed == 1 ? "" : "s"))"
         }
     }
 }

@@ -101,6 +101,8 @@ enum FHIRMapping {
         case QuantityType.bloodPressureDiastolic.identifier:
             Code(loinc: "8462-4", display: "Diastolic blood pressure", category: "vital-signs", unit: "mmHg",
                  ucum: "mm[Hg]")
+        case QuantityType.respiratoryRate.identifier:
+            Code(loinc: "9279-1", display: "Respiratory rate", category: "vital-signs", unit: "breaths/minute", ucum: "/min")
         case QuantityType.bloodGlucose.identifier:
             Code(loinc: "2339-0", display: "Glucose [Mass/volume] in Blood", category: "laboratory", unit: "mg/dL",
                  ucum: "mg/dL")

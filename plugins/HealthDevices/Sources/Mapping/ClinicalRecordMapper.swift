@@ -55,11 +55,11 @@ public struct ClinicalRecordMapper: Sendable {
     }
 
     /// Metadata keys the mapper writes.
-    public static let deviceTimestampKey = MetadataKey("healthgate.deviceTimestamp")
+    public static let deviceTimestampKey = MetadataKey.deviceTimestamp
     public static let clockOffsetKey = MetadataKey("healthgate.deviceClockOffsetSeconds")
     public static let userIndexKey = MetadataKey.userIndex
     public static let bmiComputedKey = MetadataKey("healthgate.bmiComputedFromProfileHeight")
-    public static let meanArterialPressureKey = MetadataKey("healthgate.meanArterialPressureMillimetersOfMercury")
+    public static let meanArterialPressureKey = MetadataKey.meanArterialPressure
     public static let measurementStatusKey = MetadataKey("healthgate.measurementStatus")
     public static let temperatureTypeKey = MetadataKey("healthgate.temperatureType")
     public static let sequenceNumberKey = MetadataKey("healthgate.sequenceNumber")

@@ -293,6 +293,7 @@ struct HomeAssistantDiscovery: Sendable {
         "bloodGlucose": SensorKind(
             name: "Blood glucose", icon: nil, deviceClass: "blood_glucose_concentration",
             units: ["mg/dL": "mg/dL", "mmol<180.15588000005408>/L": "mmol/L"]),
+        "respiratoryRate": SensorKind(name: "Respiratory rate", icon: "mdi:lungs", deviceClass: nil, units: ["count/min": "breaths/min"]),
         batteryType: SensorKind(name: "Battery", icon: nil, deviceClass: "battery", units: ["%": "%"]),
     ]
 

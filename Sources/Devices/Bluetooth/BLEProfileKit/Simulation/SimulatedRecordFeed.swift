@@ -11,27 +11,35 @@ import Synchronization
 public final class SimulatedRecordFeed: Sendable {
     /// How a device's records are numbered and made.
     public struct Records: Sendable {
-        /// The characteristic a record is sent on.
-        public var characteristic: BluetoothUUID
         /// From one record's number to the next.
         public var step: Int
         /// When the device takes record `number`; nil when it takes no such record (its memory
         /// is full, its session stopped): the feed then waits `idle` and asks again.
         public var takenAt: @Sendable (_ number: Int) -> Date?
-        /// The record's value.
-        public var value: @Sendable (_ number: Int) -> [UInt8]
+        /// The notifications that carry record `number`, in order: one for most devices, its
+        /// segments for a device that segments (a Generic Health Sensor). `asked` is true when a
+        /// control point asked for the record (a stored record), false when it is sent live.
+        public var notifications: @Sendable (_ number: Int, _ asked: Bool) -> [(BluetoothUUID, [UInt8])]
         /// How long to wait before asking again when no record is due.
         public var idle: Duration
 
+        /// Records sent as one notification each on `characteristic`, live or asked for.
         public init(
             characteristic: BluetoothUUID, step: Int = 1, idle: Duration = .seconds(60),
             takenAt: @escaping @Sendable (Int) -> Date?, value: @escaping @Sendable (Int) -> [UInt8]
         ) {
-            self.characteristic = characteristic
+            self.init(step: step, idle: idle, takenAt: takenAt) { number, _ in [(characteristic, value(number))] }
+        }
+
+        /// Records sent as the notifications `notifications` makes of each.
+        public init(
+            step: Int = 1, idle: Duration = .seconds(60), takenAt: @escaping @Sendable (Int) -> Date?,
+            notifications: @escaping @Sendable (_ number: Int, _ asked: Bool) -> [(BluetoothUUID, [UInt8])]
+        ) {
             self.step = step
             self.idle = idle
             self.takenAt = takenAt
-            self.value = value
+            self.notifications = notifications
         }
     }
 
@@ -48,7 +56,7 @@ public final class SimulatedRecordFeed: Sendable {
     /// Queues a control point's answer: the records `numbers` (in order), then `response` on
     /// `point`. Live records continue after the last one queued.
     public func answer(_ numbers: [Int], response: [UInt8], on point: BluetoothUUID) {
-        let values = numbers.map { (records.characteristic, records.value($0)) }
+        let values = numbers.flatMap { records.notifications($0, true) }
         state.withLock { state in
             state.queue += values + [(point, response)]
             if let last = numbers.last { state.next = max(state.next, last + records.step) }
@@ -86,7 +94,9 @@ public final class SimulatedRecordFeed: Sendable {
                     state.next += records.step
                     return true
                 }
-                if live { return BLENotification(characteristic: records.characteristic, value: records.value(number), receivedAt: clock.now()) }
+                // Its notifications go through the queue, so that a record of several segments
+                // is sent whole, in order.
+                if live { state.withLock { $0.queue += records.notifications(number, false) } }
             }
         })
     }

@@ -1,0 +1,34 @@
+/// Metadata keys of readings from personal health devices (the Bluetooth health profiles and the
+/// Generic Health Sensor), declared here once so that the sources that write them and the
+/// receivers that send them (the FHIR Personal Health Device form) name the same key.
+extension MetadataKey {
+    /// The reading's time as the device's clock stated it (RFC 3339, without the gateway's
+    /// correction): what the device said, which a receiver uses to recognise a reading it has.
+    public static let deviceTimestamp: MetadataKey = "healthgate.deviceTimestamp"
+    /// A blood pressure correlation's mean arterial pressure (mmHg).
+    public static let meanArterialPressure: MetadataKey = "healthgate.meanArterialPressureMillimetersOfMercury"
+
+    /// The IEEE 11073-10101 code of the observation the device sent (decimal), when it sent one:
+    /// which of a type's codes it was (a pulse rate from an oximeter or from a cuff).
+    public static let mdcObservationType: MetadataKey = "healthgate.mdc.type"
+    /// The unit code (partition 4, decimal) the device sent its value in.
+    public static let mdcUnit: MetadataKey = "healthgate.mdc.unit"
+    /// The ACOM measurement status bits (IEEE 11073-10206), when the device sent them.
+    public static let mdcMeasurementStatus: MetadataKey = "healthgate.mdc.measurementStatus"
+    /// The ACOM supplemental information codes (decimal, comma-separated, in the device's order):
+    /// a spot or continuous measurement, a body site.
+    public static let mdcSupplementalTypes: MetadataKey = "healthgate.mdc.supplementalTypes"
+    /// The measurement duration the device sent (seconds).
+    public static let mdcMeasurementDuration: MetadataKey = "healthgate.mdc.measurementDurationSeconds"
+    /// The patient (user) index the device sent.
+    public static let mdcPatient: MetadataKey = "healthgate.mdc.patient"
+    /// The observation's object id, which other observations refer to (derived-from).
+    public static let mdcObjectID: MetadataKey = "healthgate.mdc.objectId"
+    /// Event and state codes the device sent about this reading (compound discrete event
+    /// observations derived from it, such as a cuff's "cuff loose"): MDC codes, decimal,
+    /// comma-separated.
+    public static let mdcEvents: MetadataKey = "healthgate.mdc.events"
+    /// The device's specializations (IEEE 11073-20601 device profiles, `code:version`,
+    /// comma-separated), from Health Sensor Features.
+    public static let mdcDeviceSpecializations: MetadataKey = "healthgate.mdc.deviceSpecializations"
+}

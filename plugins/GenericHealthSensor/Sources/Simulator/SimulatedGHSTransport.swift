@@ -1,0 +1,251 @@
+public import BLEProfileKit
+import BLETransport
+import FoundationEssentials
+public import GatewayRuntime
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A Bluetooth stack with simulated Generic Health Sensors, for `healthgate demo` and tests
+/// without hardware (`healthgate demo ghs oximeter`, `02:00:00:00:0A:01`…).
+///
+/// Each sensor takes an observation every `observationIntervalSeconds` on the injected clock,
+/// numbered from 0, the first `storedObservations` of them before the transport was made:
+///
+/// - a pulse oximeter: a bundle, time-stamped, of SpO2 (MDC_PULS_OXIM_SAT_O2, %) and pulse rate
+///   (MDC_PULS_OXIM_PULS_RATE, bpm), 45 bytes;
+/// - a blood pressure monitor: a compound observation (MDC_PRESS_BLD_NONINV) of systolic,
+///   diastolic and mean pressure (mmHg), 45 bytes.
+///
+/// Every observation is cut into segments of 19 bytes behind the segmentation header (an ATT
+/// MTU of 23), so each one is reassembled from three notifications. While a collector has asked
+/// for live observations (GHS Control Point 0x01) they are sent on Live Health Observations;
+/// the others the sensor stores, and sends on Stored Health Observations behind their record
+/// number (the observation's number + 1) when the Record Access Control Point asks for them
+/// (all, or from a record number on; also their number, deletion and abort). What a sensor sent
+/// live and what it deleted outlive the connection, as a real sensor's memory does.
+/// Deterministic.
+public typealias SimulatedGHSTransport = SimulatedCentralTransport<GHSSimulationConfiguration>
+
+extension GHSSimulationConfiguration {
+    /// The sensors: the oximeters, then the cuffs, their first observations `storedObservations`
+    /// intervals before now on `clock`.
+    public func devices(clock: any GatewayClock) -> SimulatedDevices {
+        let start = clock.now().addingTimeInterval(-Double(storedObservations) * observationIntervalSeconds)
+        let made =
+            (0..<max(0, oximeters)).map { SimulatedGHSSensor(kind: .oximeter, index: $0, start: start, interval: observationIntervalSeconds) }
+            + (0..<max(0, cuffs)).map { SimulatedGHSSensor(kind: .cuff, index: $0, start: start, interval: observationIntervalSeconds) }
+        return SimulatedDevices(made, peripheral: \.peripheral) { SimulatedGHSConnection(sensor: $0, clock: clock) }
+    }
+}
+
+/// One simulated sensor: its fixed facts and its memory.
+final class SimulatedGHSSensor: Sendable {
+    enum Kind: Sendable { case oximeter, cuff }
+
+    let kind: Kind
+    let index: Int
+    let peripheral: DiscoveredPeripheral
+    let start: Date
+    let interval: Double
+    /// The observations sent live (never stored), and every record number up to which the
+    /// memory was deleted.
+    let memory = Mutex<(sentLive: Set<Int>, deletedThrough: Int)>(([], -1))
+
+    /// Bytes of an observation per notification after the segmentation header (ATT MTU 23).
+    static let segmentSize = 19
+
+    init(kind: Kind, index: Int, start: Date, interval: Double) {
+        self.kind = kind
+        self.index = index
+        self.start = start
+        self.interval = interval
+        let (suffix, name) = kind == .oximeter ? (0x01, "oximeter") : (0x41, "cuff")
+        peripheral = DiscoveredPeripheral(
+            address: String(cFormat: "02:00:00:00:0A:%02lX", suffix + index),
+            name: index == 0 ? "healthgate demo ghs \(name)" : "healthgate demo ghs \(name) \(index + 1)", rssi: -58,
+            serviceUUIDs: [.genericHealthSensorService, .deviceInformationService])
+    }
+
+    /// The observation types and the device specialization (MDC_DEV_SPEC_PROFILE_PULS_OXIM,
+    /// MDC_DEV_SPEC_PROFILE_BPM, version 1), as Health Sensor Features says them.
+    var features: [UInt8] {
+        let types: [UInt32] = kind == .oximeter ? [150_456, 149_530] : [150_020]
+        let specialization: UInt16 = kind == .oximeter ? 0x1004 : 0x1007
+        return [0x01, UInt8(types.count)] + types.flatMap(ACOMEncoder.le) + [0x01] + ACOMEncoder.le(specialization) + [0x01]
+    }
+
+    var gatt: SimulatedGATTDatabase {
+        let service: [GHSCharacteristic] = [
+            .healthSensorFeatures, .liveHealthObservations, .storedHealthObservations, .recordAccessControlPoint, .controlPoint,
+            .observationScheduleChanged, .securityLevels,
+        ]
+        let model = kind == .oximeter ? "Simulated GHS Oximeter" : "Simulated GHS Cuff"
+        let serial = (kind == .oximeter ? "SIM-GHS-PO-" : "SIM-GHS-BP-") + String(cFormat: "%04ld", index + 1)
+        let readable: [BluetoothUUID: [UInt8]] = [
+            .manufacturerName: Array("healthgate".utf8),
+            .modelNumber: Array(model.utf8),
+            .serialNumber: Array(serial.utf8),
+            .batteryLevel: [UInt8(90 - index % 50)],
+            GHSCharacteristic.healthSensorFeatures.uuid: features,
+            // Mode 1, level 1: no security; the gateway needs no bond.
+            GHSCharacteristic.securityLevels.uuid: [0x01, 0x01],
+        ]
+        return SimulatedGATTDatabase(
+            services: [
+                .deviceInformationService: [.manufacturerName, .modelNumber, .serialNumber],
+                .batteryService: [.batteryLevel],
+                .genericHealthSensorService: service.map(\.uuid),
+            ],
+            readable: readable)
+    }
+
+    /// When observation `number` is taken.
+    func takenAt(_ number: Int) -> Date { start.addingTimeInterval(Double(number) * interval) }
+
+    /// The observations taken by `now`: 0 ..< the returned number.
+    func taken(by now: Date) -> Int {
+        max(0, Int((now.timeIntervalSince(start) / interval + 1e-9).rounded(.down)) + 1)
+    }
+
+    /// The numbers of the stored observations taken by `now` (not sent live, not deleted), from
+    /// record number `from` on.
+    func stored(by now: Date, fromRecord from: Int = 1) -> [Int] {
+        let (live, deleted) = memory.withLock { ($0.sentLive, $0.deletedThrough) }
+        return (max(0, from - 1, deleted)..<taken(by: now)).filter { !live.contains($0) }
+    }
+
+    /// Observation `number`'s ACOM bytes.
+    func observation(_ number: Int) -> [UInt8] {
+        let milliseconds = UInt64(max(0, (takenAt(number).timeIntervalSince1970 - 946_684_800) * 1000).rounded())
+        let wave = sin(Double(number + index * 7) / 5)
+        switch kind {
+        case .oximeter:
+            let spo2 = 97 + Int((2 * wave).rounded())
+            let pulse = 68 + Int((8 * wave).rounded())
+            return ACOMEncoder.object(
+                0xFF, ACOMEncoder.Header(milliseconds2000: milliseconds),
+                value: ACOMEncoder.bundle([
+                    ACOMEncoder.object(0x01, ACOMEncoder.Header(type: 150_456), value: ACOMEncoder.numeric(unit: 544, mantissa: spo2, exponent: 0)),
+                    ACOMEncoder.object(0x01, ACOMEncoder.Header(type: 149_530), value: ACOMEncoder.numeric(unit: 2720, mantissa: pulse, exponent: 0)),
+                ]))
+        case .cuff:
+            let systolic = 122 + Int((6 * wave).rounded())
+            let diastolic = 79 + Int((4 * wave).rounded())
+            let mean = (systolic + 2 * diastolic) / 3
+            return ACOMEncoder.object(
+                0x07, ACOMEncoder.Header(type: 150_020, milliseconds2000: milliseconds),
+                value: ACOMEncoder.compound([
+                    (150_021, 3872, systolic, 0), (150_022, 3872, diastolic, 0), (150_023, 3872, mean, 0),
+                ]))
+        }
+    }
+}
+
+/// A connection to a simulated sensor.
+final class SimulatedGHSConnection: SimulatedConnection {
+    let sensor: SimulatedGHSSensor
+    let clock: any GatewayClock
+    let link: SimulatedLink
+    let gatt: SimulatedGATTDatabase
+    /// Whether the collector asked for live observations, and the two characteristics' rolling
+    /// segment counters: a new connection starts them again.
+    private let state = LinkState()
+    private let feed: SimulatedRecordFeed
+
+    /// What one connection knows (shared with its feed's closures).
+    final class LinkState: Sendable {
+        let value = Mutex<(live: Bool, liveCounter: Int, storedCounter: Int)>((false, 0, 0))
+        func withLock<T>(_ body: (inout (live: Bool, liveCounter: Int, storedCounter: Int)) -> T) -> T { value.withLock { body(&$0) } }
+    }
+
+    init(sensor: SimulatedGHSSensor, clock: any GatewayClock) {
+        self.sensor = sensor
+        self.clock = clock
+        link = SimulatedLink(address: sensor.peripheral.address)
+        gatt = sensor.gatt
+        let state = state
+        feed = SimulatedRecordFeed(
+            SimulatedRecordFeed.Records(
+                idle: .seconds(1),
+                takenAt: { number in state.withLock { $0.live } ? sensor.takenAt(number) : nil },
+                notifications: { number, asked in
+                    var bytes = sensor.observation(number)
+                    if asked { bytes = ACOMEncoder.le(UInt32(number + 1)) + bytes } else { sensor.memory.withLock { _ = $0.sentLive.insert(number) } }
+                    let characteristic = asked ? GHSCharacteristic.storedHealthObservations : .liveHealthObservations
+                    let segments = state.withLock { state in
+                        let made = ACOMEncoder.segments(bytes, size: SimulatedGHSSensor.segmentSize, counter: asked ? state.storedCounter : state.liveCounter)
+                        if asked { state.storedCounter = made.next } else { state.liveCounter = made.next }
+                        return made.segments
+                    }
+                    return segments.map { (characteristic.uuid, $0) }
+                }),
+            first: 0)
+    }
+
+    func read(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async throws -> [UInt8] {
+        try link.check()
+        return try gatt.read(characteristic, in: service, device: address)
+    }
+
+    /// The GHS Control Point (start, stop) and the Record Access Control Point take writes.
+    func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws {
+        try link.check()
+        guard service == .genericHealthSensorService else {
+            throw BLETransportError(.notSupported, device: address, "\(characteristic) is not writable")
+        }
+        switch characteristic {
+        case GHSCharacteristic.controlPoint.uuid:
+            switch value {
+            case [0x01]:
+                let next = sensor.taken(by: clock.now())
+                state.withLock { $0.live = true }
+                feed.live(from: next, restart: true)
+                feed.queue([0x80], on: GHSCharacteristic.controlPoint.uuid)
+            case [0x02]:
+                state.withLock { $0.live = false }
+                feed.queue([0x80], on: GHSCharacteristic.controlPoint.uuid)
+            default:
+                throw BLETransportError(.notSupported, device: address, "GHS Control Point: op code not supported")
+            }
+        case GHSCharacteristic.recordAccessControlPoint.uuid:
+            let answer = recordAccess(value)
+            feed.answer(answer.numbers, response: answer.response, on: GHSCharacteristic.recordAccessControlPoint.uuid)
+        default:
+            throw BLETransportError(.notSupported, device: address, "\(characteristic) is not writable")
+        }
+    }
+
+    /// Report (0x01), delete (0x02), abort (0x03), number (0x04): all records (operator 0x01)
+    /// or from a record number on (operator 0x03, filter type 0x01, uint32).
+    private func recordAccess(_ request: [UInt8]) -> (numbers: [Int], response: [UInt8]) {
+        let opCode = request.first ?? 0
+        let now = clock.now()
+        func respond(_ code: UInt8) -> [UInt8] { [0x06, 0x00, opCode, code] }
+        if opCode == 0x03 { return ([], respond(0x01)) }
+        guard [0x01, 0x02, 0x04].contains(opCode) else { return ([], respond(0x02)) }
+        let from: Int
+        switch request.dropFirst().first {
+        case 0x01 where request.count == 2: from = 1
+        case 0x03 where request.count == 7 && request[2] == 0x01:
+            from = Int(UInt32(request[3]) | UInt32(request[4]) << 8 | UInt32(request[5]) << 16 | UInt32(request[6]) << 24)
+        case 0x01, 0x03: return ([], respond(0x09))
+        default: return ([], respond(0x04))
+        }
+        let numbers = sensor.stored(by: now, fromRecord: from)
+        switch opCode {
+        case 0x04: return ([], [0x05, 0x00] + ACOMEncoder.le(UInt32(numbers.count)))
+        case 0x02:
+            if let last = numbers.last { sensor.memory.withLock { $0.deletedThrough = max($0.deletedThrough, last + 1) } }
+            return ([], respond(numbers.isEmpty ? 0x06 : 0x01))
+        default: return (numbers, respond(numbers.isEmpty ? 0x06 : 0x01))
+        }
+    }
+
+    /// What a control point queued, then each live observation while live is on.
+    func notifications(of characteristics: [GATTCharacteristicID]) async throws -> AsyncThrowingStream<BLENotification, any Error> {
+        try link.check()
+        return feed.notifications(link: link, clock: clock)
+    }
+}

@@ -1,0 +1,282 @@
+import BLEProfileKit
+import BLETransport
+import FoundationEssentials
+import GATTDecoding
+import GatewayRuntime
+import HealthModel
+import HealthStore
+import SampleBus
+import Synchronization
+
+/// One followed Generic Health Sensor. Per connection:
+///
+/// 1. reads Device Information, the battery, Health Sensor Features (the observation types and
+///    device specializations, shown in `status`) and LE GATT Security Levels (shown too: a
+///    sensor that needs a bond is paired with `healthgate pair`, as any bonded device);
+/// 2. subscribes to Live and Stored Health Observations, the Record Access Control Point, the
+///    GHS Control Point and Observation Schedule Changed, whichever the sensor has;
+/// 3. asks the Record Access Control Point for the stored observations after the checkpoint
+///    (record numbers from one past the last one stored, committed with the observations in the
+///    store's transaction; every stored observation when there is none), so that what the sensor
+///    stored while the gateway was away is fetched once after each connection;
+/// 4. asks for live observations (GHS Control Point 0x01), unless `liveObservations` is false;
+/// 5. reassembles each observation from its segments (``GHSSegmentReassembler``; a lost or
+///    out-of-order segment drops that observation, counted by reason, never decoded as
+///    garbage), decodes it and publishes what ``GHSObservationMapper`` makes of it.
+struct GHSSession: ConnectionFollower {
+    let session: PeripheralSession
+    let configuration: GHSProfileConfiguration
+
+    /// The namespace of the sensors' checkpoints.
+    static let checkpointNamespace = "ble-ghs"
+
+    /// What a checkpoint holds: the last record number stored.
+    struct Checkpoint: Codable, Sendable, Equatable {
+        var lastRecordNumber: UInt32
+    }
+
+    /// How many observations were dropped, by reason (kept across connections, shown in `status`).
+    let drops = DropCounts()
+
+    /// Observations dropped, by the reason's name.
+    final class DropCounts: Sendable {
+        private let counts = Mutex<[String: Int]>([:])
+
+        /// Counts one more drop for `reason`; returns every count, by name.
+        func add(_ reason: String) -> [String: Int] {
+            counts.withLock {
+                $0[reason, default: 0] += 1
+                return $0
+            }
+        }
+    }
+
+    func follow(
+        _ connection: any BLEConnection, information: PeripheralSession.DeviceInformation, badPayloads: inout Int
+    ) async throws -> Bool {
+        let logger = context.logger
+        let device = information.device
+        let name = device.displayName
+        let service = BluetoothUUID.genericHealthSensorService
+        let hasLive = await connection.hasCharacteristic(GHSCharacteristic.liveHealthObservations.uuid, in: service)
+        let hasStored = await connection.hasCharacteristic(GHSCharacteristic.storedHealthObservations.uuid, in: service)
+        guard hasLive || hasStored else {
+            throw BLETransportError(
+                .notSupported, device: session.key, "the device has neither Live (0x2B8B) nor Stored Health Observations (0x2BDD)")
+        }
+
+        var features: GHSHealthSensorFeatures?
+        if let bytes = try await session.optionalRead(GHSCharacteristic.healthSensorFeatures.uuid, in: service, from: connection) {
+            do {
+                features = try GHSHealthSensorFeatures.decode(bytes)
+            } catch {
+                session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
+            }
+        }
+        if let bytes = try await session.optionalRead(GHSCharacteristic.securityLevels.uuid, in: service, from: connection) {
+            do {
+                let levels = try GHSSecurityLevel.decodeList(bytes)
+                session.setDetail("securityLevels", levels.map { "mode \($0.mode) level \($0.level)" }.joined(separator: ", "))
+            } catch {
+                session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
+            }
+        }
+        if let features {
+            session.setDetail("observationTypes", features.supportedObservationTypes.map(Self.describe).joined(separator: ", "))
+            session.setDetail("deviceSpecializations", Self.describe(features.deviceSpecializations ?? []))
+        }
+        logger.info(
+            information.summary(key: session.key)
+                + (features.map { ", observes \($0.supportedObservationTypes.map(Self.describe).joined(separator: ", "))" } ?? ""),
+            device: name)
+
+        var wanted: [GHSCharacteristic] = []
+        let subscribed: [GHSCharacteristic] = [
+            .liveHealthObservations, .storedHealthObservations, .recordAccessControlPoint, .controlPoint, .observationScheduleChanged,
+        ]
+        for characteristic in subscribed where await connection.hasCharacteristic(characteristic.uuid, in: service) {
+            wanted.append(characteristic)
+        }
+        let notifications = try await connection.notifications(of: wanted.map(\.id))
+        logger.info("subscribed to \(wanted.map(\.displayName).joined(separator: ", "))", device: name)
+
+        let sensor = device.localIdentifier ?? session.key
+        var checkpoint: Checkpoint?
+        if wanted.contains(.recordAccessControlPoint), wanted.contains(.storedHealthObservations) {
+            checkpoint = await storedCheckpoint(sensor, device: device)
+            let from = checkpoint.map { $0.lastRecordNumber &+ 1 }
+            try await connection.write(GHSRecordAccessControlPoint.Request.reportRecords(from.map { .from(recordNumber: $0) } ?? .all).encoded, to: GHSCharacteristic.recordAccessControlPoint.uuid, in: service)
+            logger.info(from.map { "asked for the stored observations from record \($0)" } ?? "asked for every stored observation", device: name)
+        }
+        if configuration.liveObservations, wanted.contains(.controlPoint), wanted.contains(.liveHealthObservations) {
+            try await connection.write(GHSControlPoint.Request.startSendingLiveObservations.encoded, to: GHSCharacteristic.controlPoint.uuid, in: service)
+            logger.info("asked for live observations", device: name)
+        }
+
+        var stamp = information.metadata
+        stamp[.bleAddress] = .string(session.key)
+        if let specializations = features?.deviceSpecializations, !specializations.isEmpty {
+            stamp[.mdcDeviceSpecializations] = .string(specializations.map { "\($0.mdcCode):\($0.version)" }.joined(separator: ","))
+        }
+        var live = GHSSegmentReassembler()
+        var stored = GHSSegmentReassembler()
+        var received = false
+        do {
+            for try await notification in notifications {
+                received = true
+                switch notification.characteristic {
+                case GHSCharacteristic.liveHealthObservations.uuid:
+                    guard let object = reassemble(notification.value, with: &live, on: .liveHealthObservations, device: device, badPayloads: &badPayloads)
+                    else { continue }
+                    await publish(
+                        object, recordNumber: nil, sensor: sensor, device: device, stamp: stamp, receivedAt: notification.receivedAt,
+                        checkpoint: &checkpoint, badPayloads: &badPayloads)
+                case GHSCharacteristic.storedHealthObservations.uuid:
+                    guard let bytes = reassemble(notification.value, with: &stored, on: .storedHealthObservations, device: device, badPayloads: &badPayloads)
+                    else { continue }
+                    let record: (recordNumber: UInt32, object: [UInt8])
+                    do {
+                        record = try GHSStoredObservation.split(bytes)
+                    } catch {
+                        session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
+                        continue
+                    }
+                    await publish(
+                        record.object, recordNumber: record.recordNumber, sensor: sensor, device: device, stamp: stamp,
+                        receivedAt: notification.receivedAt, checkpoint: &checkpoint, badPayloads: &badPayloads)
+                case GHSCharacteristic.recordAccessControlPoint.uuid:
+                    recordAccess(notification.value, device: device, badPayloads: &badPayloads)
+                case GHSCharacteristic.controlPoint.uuid:
+                    controlPoint(notification.value, device: device, badPayloads: &badPayloads)
+                case GHSCharacteristic.observationScheduleChanged.uuid:
+                    do {
+                        let schedule = try GHSObservationSchedule.decode(notification.value, characteristic: .observationScheduleChanged)
+                        let summary = "measurement period \(schedule.measurementPeriod) s, update interval \(schedule.updateInterval) s"
+                        session.setDetail("schedule.\(schedule.type)", summary)
+                        logger.info("observation schedule of \(Self.describe(schedule.type)): \(summary)", device: name)
+                    } catch {
+                        session.reportBadPayload(notification.value, "\(error)", device: device, count: &badPayloads)
+                    }
+                default:
+                    continue
+                }
+            }
+            logger.debug("notifications ended", device: name)
+        } catch {
+            logger.debug("notifications ended: \(error)", device: name)
+        }
+        try Task.checkCancellation()
+        return received
+    }
+
+    /// Device specializations as `status` shows them: their MDC codes and versions.
+    static func describe(_ specializations: [GHSDeviceSpecialization]) -> String? {
+        specializations.isEmpty ? nil : specializations.map { "\($0.mdcCode) v\($0.version)" }.joined(separator: ", ")
+    }
+
+    /// An MDC observation code with its reference identifier when the gateway knows it.
+    static func describe(_ code: UInt32) -> String {
+        MDCNomenclature.reference(code).map { "\($0) (\(code))" } ?? String(code)
+    }
+
+    /// Feeds one segment to `reassembler`: the whole observation when it was the last, nil
+    /// otherwise; a dropped observation is counted (by reason, in `status`) and logged.
+    private func reassemble(
+        _ value: [UInt8], with reassembler: inout GHSSegmentReassembler, on characteristic: GHSCharacteristic, device: Device,
+        badPayloads: inout Int
+    ) -> [UInt8]? {
+        var complete: [UInt8]?
+        for outcome in reassembler.receive(value) {
+            switch outcome {
+            case .complete(let bytes):
+                complete = bytes
+            case .needMore:
+                continue
+            case .dropped(let reason):
+                let counts = drops.add(reason.name)
+                session.setDetail("droppedObservations", counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+                session.setMetric("healthgate_ghs_dropped_observations_total", Double(counts.values.reduce(0, +)))
+                session.reportBadPayload(value, "\(characteristic.displayName): observation dropped: \(reason.name)", device: device, count: &badPayloads)
+            }
+        }
+        return complete
+    }
+
+    /// Logs a Record Access Control Point indication; a refusal is an error on the status board.
+    private func recordAccess(_ value: [UInt8], device: Device, badPayloads: inout Int) {
+        do {
+            switch try GHSRecordAccessControlPoint.indication(value) {
+            case .numberOfRecords(let count):
+                context.logger.info("record access: \(count) stored observations", device: device.displayName)
+            case .combinedReportResponse(let sent):
+                context.logger.info("record access: \(sent) stored observations sent", device: device.displayName)
+            case .response(let request, let code) where code == .success || code == .noRecordsFound:
+                context.logger.info("record access: request 0x\(String(request, radix: 16)): \(code.name)", device: device.displayName)
+            case .response(let request, let code):
+                context.logger.warning("record access: request 0x\(String(request, radix: 16)) refused: \(code.name)", device: device.displayName)
+                context.status.reportError("\(device.displayName): GHS record access: \(code.name)", at: context.clock.now())
+            }
+        } catch {
+            session.reportBadPayload(value, "\(error)", device: device, count: &badPayloads)
+        }
+    }
+
+    /// Logs a GHS Control Point indication; anything but success is an error on the status board.
+    private func controlPoint(_ value: [UInt8], device: Device, badPayloads: inout Int) {
+        do {
+            let response = try GHSControlPoint.response(value)
+            if response == .success {
+                context.logger.info("control point: \(response.name)", device: device.displayName)
+            } else {
+                context.logger.warning("control point: \(response.name)", device: device.displayName)
+                context.status.reportError("\(device.displayName): GHS Control Point: \(response.name)", at: context.clock.now())
+            }
+        } catch {
+            session.reportBadPayload(value, "\(error)", device: device, count: &badPayloads)
+        }
+    }
+
+    /// Decodes one observation and publishes its records; a stored one with its checkpoint.
+    private func publish(
+        _ bytes: [UInt8], recordNumber: UInt32?, sensor: String, device: Device, stamp: Metadata, receivedAt: Date,
+        checkpoint: inout Checkpoint?, badPayloads: inout Int
+    ) async {
+        let observation: GHSObservation
+        do {
+            observation = try GHSObservationDecoder.decode(bytes, characteristic: recordNumber == nil ? .liveHealthObservations : .storedHealthObservations).observation
+        } catch {
+            return session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
+        }
+        let mapped = GHSObservationMapper.records(
+            of: observation, device: device, sensor: sensor, recordNumber: recordNumber, receivedAt: receivedAt)
+        for skipped in mapped.skipped {
+            context.logger.notice("observation not stored: \(skipped)", device: device.displayName)
+        }
+        let records = mapped.records.map { $0.stamped(stamp) }
+        guard let recordNumber else {
+            if !records.isEmpty { await context.publisher.publish(records) }
+            return
+        }
+        let next = Checkpoint(lastRecordNumber: max(checkpoint?.lastRecordNumber ?? recordNumber, recordNumber))
+        checkpoint = next
+        do {
+            // The checkpoint commits with the observation's records: a crash loses neither or both.
+            await context.publisher.publish(
+                records, checkpoint: SourceCheckpoint(namespace: Self.checkpointNamespace, key: sensor, payload: try JSONEncoder().encode(next)))
+        } catch {
+            await context.publisher.publish(records)
+        }
+    }
+
+    /// The sensor's committed checkpoint; nil when there is none or it cannot be read (logged).
+    private func storedCheckpoint(_ sensor: String, device: Device) async -> Checkpoint? {
+        do {
+            guard let stored = try await context.checkpoints.checkpoint(namespace: Self.checkpointNamespace, key: sensor) else { return nil }
+            return try JSONDecoder().decode(Checkpoint.self, from: stored.payload)
+        } catch {
+            context.logger.warning("cannot read the GHS checkpoint: \(error); asking for every stored observation", device: device.displayName)
+            context.status.reportError("\(device.displayName): GHS checkpoint: \(error)", at: context.clock.now())
+            return nil
+        }
+    }
+}

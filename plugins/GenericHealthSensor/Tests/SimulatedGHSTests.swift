@@ -1,0 +1,63 @@
+import BLEProfileKit
+import BLETesting
+import BLETransport
+import Foundation
+import GatewayRuntime
+import GatewayTesting
+import GenericHealthSensor
+import HealthModel
+import SampleBus
+import XCTest
+
+/// The demo's simulated sensors through the whole source: each one's stored observations come
+/// through the Record Access Control Point, then live ones (three segments each), and a second
+/// connection fetches only what the sensor stored while the link was down.
+final class SimulatedGHSTests: XCTestCase {
+    func testStoredThenLiveObservationsAndNothingTwiceAfterAReconnect() async throws {
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+        let settings = GHSSimulationConfiguration(oximeters: 1, cuffs: 1, observationIntervalSeconds: 5, storedObservations: 6)
+        let transport = LinkDroppingTransport(SimulatedGHSTransport(clock: clock, settings: settings))
+        let configuration = GHSConfiguration(maxDevices: 2, profile: GHSProfileConfiguration(simulation: settings))
+        let h = try SourceHarness(name: "ghs", kind: GHSSource.kind, clock: clock) { environment in
+            try GHSSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(transport, clock: environment.clock))
+        }
+        @Sendable func pressures() -> [CorrelationSample] { h.sink.records.compactMap { if case .correlation(let c) = $0 { c } else { nil } } }
+        try await h.run { h in
+            // Observations 0…6: taken before the gateway started, stored (the seventh is due now).
+            try await h.waitFor("the stored observations") {
+                h.quantities(.oxygenSaturation).count == 7 && h.quantities(.heartRate).count == 7 && pressures().count == 7
+            }
+            try await h.waitFor("both sensors waiting for their next observation") { h.clock.sleeperCount >= 2 }
+            h.clock.advance(by: .seconds(5))
+            try await h.waitFor("the live observations") { h.quantities(.oxygenSaturation).count == 8 && pressures().count == 8 }
+            await transport.dropLinks()
+            // Observation 8 falls due while the links are down: the sensors store it.
+            h.clock.advance(by: .seconds(5))
+            try await h.waitFor("the end of the links") { h.logs.entries.filter { $0.message.contains("notifications ended") }.count == 2 }
+            for _ in 0..<100 where transport.connections < 4 {
+                h.clock.advance(by: .seconds(1))
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            // Records 1…7 were stored: each sensor is asked for what came after, and sends record 9.
+            try await h.waitFor("the requests after the checkpoint") {
+                h.logs.entries.filter { $0.message.contains("asked for the stored observations from record 8") }.count == 2
+            }
+            try await h.waitFor("the observation stored while the links were down") {
+                h.quantities(.oxygenSaturation).count == 9 && pressures().count == 9
+            }
+            try await h.waitFor("both sensors waiting again") { h.clock.sleeperCount >= 2 }
+            h.clock.advance(by: .seconds(5))
+            try await h.waitFor("the next live observation") { h.quantities(.oxygenSaturation).count == 10 && pressures().count == 10 }
+        }
+        XCTAssertEqual(transport.connections, 4)
+        let spo2 = h.quantities(.oxygenSaturation)
+        XCTAssertEqual(Set(spo2.compactMap(\.metadata.syncIdentifier)).count, spo2.count, "nothing twice")
+        XCTAssertEqual(spo2.map(\.startDate), spo2.map(\.startDate).sorted())
+        let start = Date(timeIntervalSince1970: 1_800_000_000 - 30)
+        XCTAssertEqual(spo2.map(\.startDate), (0..<10).map { start.addingTimeInterval(Double($0) * 5) })
+        XCTAssertEqual(spo2.map { $0.metadata[.ghsRecordNumber] }, (1...7).map { .integer($0) } + [nil, .integer(9), nil], "stored, live, stored, live")
+        XCTAssertTrue(spo2.allSatisfy { (95...99).contains($0.quantity.value) })
+        XCTAssertTrue(pressures().allSatisfy { $0.metadata[.meanArterialPressure] != nil })
+        XCTAssertFalse(h.logs.entries.contains { $0.message.contains("bad payload") }, "\(h.logs.entries.filter { $0.message.contains("bad payload") }.map(\.message))")
+    }
+}
