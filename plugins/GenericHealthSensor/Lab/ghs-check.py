@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+# ghs-check.py SENSOR_LOG OUT CONNECTIONS - ghs.sh's verdicts: what bumble-ghs.py logged that it
+# sent, against what the gateway stored, as `healthgate query` answered it (OUT/spo2.json and
+# OUT/pulse.json from `query samples --format json`, OUT/changes.json from `query changes`).
+# Prints one line a check: "ok TEXT" or "wrong: TEXT" (lib/checks.sh's `verdicts` makes them PASS
+# and FAIL lines). Standard library only: it runs in the guest's python3.
+#
+# A sample matches an observation by its time to the millisecond (the sensor's UTC time stamp,
+# ms resolution) and its value; an observation must be stored exactly once.
+import json
+import re
+import sys
+from collections import Counter, defaultdict
+from datetime import datetime
+
+OXIMETER, CUFF, ECG = "F0:47:48:53:00:01", "F0:47:48:53:00:02", "F0:47:48:53:00:03"
+ECG_TYPE = "mdc.131329.4274"
+
+
+def verdict(ok, text):
+    print(("ok " if ok else "wrong: ") + text)
+
+
+def millis(text):
+    return round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def fields(line):
+    return dict(re.findall(r"(\S+)=(\S+)", line))
+
+
+def load(path, default):
+    try:
+        with open(path) as file:
+            return json.load(file)
+    except (OSError, ValueError) as error:
+        verdict(False, "cannot read %s: %s" % (path, error))
+        return default
+
+
+def metadata(record):
+    value = record.get("metadata") or {}
+    return value if isinstance(value, dict) else {}
+
+
+def of_device(sample, address):
+    """True when the sample names ADDRESS as its device's radio identifier (or its metadata's
+    Bluetooth address), or names neither."""
+    device = sample.get("device") or {}
+    named = device.get("radioIdentifier") or metadata(sample).get("healthgate.bleAddress")
+    return named is None or str(named).upper() == address
+
+
+def sent(log, role, kind):
+    """The distinct observations ROLE logged as sent KIND (live or stored), in order, and how
+    often each stored record went out."""
+    seen, result, times = set(), [], Counter()
+    for line in log:
+        if not line.startswith("sent %s %s " % (kind, role)):
+            continue
+        values = fields(line)
+        key = values.get("record") or values["ms"]
+        times[key] += 1
+        if key not in seen:
+            seen.add(key)
+            result.append(values)
+    return result, times
+
+
+def check_oximeter(log, out):
+    stored, resent = sent(log, "oximeter", "stored")
+    live, _ = sent(log, "oximeter", "live")
+    again = {record: n for record, n in resent.items() if n > 1}
+    verdict(not again, "the oximeter sent each stored record once (%d records%s)"
+            % (len(stored), "" if not again else "; sent again: %s" % again))
+    for name, path, key, scale in (("oxygenSaturation", "spo2.json", "spo2", None), ("heartRate", "pulse.json", "pulse", 1)):
+        samples = load("%s/%s" % (out, path), [])
+        if isinstance(samples, dict):
+            samples = samples.get("samples", [])
+        samples = [s for s in samples if of_device(s, OXIMETER)]
+        by_time = defaultdict(list)
+        for sample in samples:
+            value = float(sample["value"])
+            # A fraction (HealthKit's percent) or a percentage: compared as a percentage.
+            if scale is None and value <= 1.0:
+                value *= 100
+            by_time[millis(sample["start"])].append(round(value, 3))
+        for label, observations in (("stored", stored), ("live", live)):
+            missing, twice, wrong = [], [], []
+            for observation in observations:
+                at, expected = int(observation["ms"]), float(observation[key])
+                found = by_time.get(at, [])
+                if not found:
+                    missing.append(at)
+                elif len(found) > 1:
+                    twice.append((at, found))
+                elif abs(found[0] - expected) > 0.01:
+                    wrong.append((at, expected, found[0]))
+            verdict(observations and not missing and not twice and not wrong,
+                    "every %s oximeter bundle's %s is stored once with its value: %d sent, %d missing, %d stored twice, %d wrong%s"
+                    % (label, name, len(observations), len(missing), len(twice), len(wrong),
+                       "" if not (missing or twice or wrong) else " (first: %s)" % ((missing + twice + wrong)[:3],)))
+        expected_times = {int(o["ms"]) for o in stored + live}
+        extra = [t for t in by_time if t not in expected_times]
+        verdict(len(samples) == len(stored) + len(live) and not extra,
+                "the store holds %d %s samples of the oximeter for %d bundles sent (%d at a time the sensor never sent)"
+                % (len(samples), name, len(stored) + len(live), len(extra)))
+
+
+def latest(records):
+    """Each uuid's last version (the highest anchor)."""
+    newest = {}
+    for change in records:
+        sample = change["record"]["sample"]
+        uuid = sample.get("uuid")
+        if uuid not in newest or change["anchor"] > newest[uuid]["anchor"]:
+            newest[uuid] = change
+    return [change["record"] for change in newest.values()]
+
+
+def check_cuff(log, changes):
+    stored, _ = sent(log, "cuff", "stored")
+    live, _ = sent(log, "cuff", "live")
+    observations = stored + live
+    correlations = [r["sample"] for r in latest([c for c in changes if (c.get("record") or {}).get("kind") == "correlation"])
+                    if r["sample"].get("type") == "bloodPressure" and of_device(r["sample"], CUFF)]
+    verdict(len(correlations) == len(observations),
+            "the store holds %d bloodPressure correlations of the cuff for %d compound observations sent (%d stored, %d live)"
+            % (len(correlations), len(observations), len(stored), len(live)))
+    by_time = defaultdict(list)
+    for correlation in correlations:
+        by_time[millis(correlation["start"])].append(correlation)
+    bad, means, mean_keys = [], [], set()
+    for observation in observations:
+        at = int(observation["ms"])
+        found = by_time.get(at, [])
+        if len(found) != 1:
+            bad.append("%d: %d correlations" % (at, len(found)))
+            continue
+        correlation = found[0]
+        objects = {o.get("type"): float(o.get("value")) for o in correlation.get("objects", [])}
+        if objects.get("bloodPressureSystolic") != float(observation["systolic"]) or \
+                objects.get("bloodPressureDiastolic") != float(observation["diastolic"]):
+            bad.append("%d: %s, sent %s/%s" % (at, objects, observation["systolic"], observation["diastolic"]))
+        keys = {key: value for key, value in metadata(correlation).items() if "meanArterialPressure" in key}
+        mean_keys.update(keys)
+        means.append(any(float(value if not isinstance(value, dict) else next(iter(value.values()))) == float(observation["mean"])
+                         for value in keys.values()))
+    verdict(observations and not bad, "each compound is a bloodPressure correlation at its time with its systolic and diastolic%s"
+            % ("" if not bad else ": " + "; ".join(bad[:3])))
+    example = metadata(correlations[0]) if correlations else {}
+    verdict(means and all(means), "each correlation keeps the mean arterial pressure the cuff sent (%s; %d of %d)%s"
+            % (", ".join(sorted(mean_keys)) or "no meanArterialPressure key", sum(means), len(observations),
+               "" if means and all(means) else "; a correlation's metadata: %s" % json.dumps(example)[:400]))
+
+
+def check_ecg(log, changes):
+    arrays, _ = sent(log, "ecg", "live")
+    expected = []  # (ms, value) of each sample
+    for array in arrays:
+        start, scale, offset = int(array["ms"]), float(array["scale"]), float(array["offset"])
+        step = float(array["period"]) / int(array["per-period"])
+        samples = [int(s) for s in array["samples"].split(",")]
+        if len(samples) != int(array["count"]):
+            verdict(False, "the ECG log line holds %d samples, not %s" % (len(samples), array["count"]))
+        expected += [(start + round(i * step * 1000), round(offset + scale * s, 6)) for i, s in enumerate(samples)]
+    records = [c for c in changes if ((c.get("record") or {}).get("sample") or {}).get("type") == ECG_TYPE]
+    series = [r["sample"] for r in latest([c for c in records if c["record"]["kind"] == "quantitySeries"])]
+    plain = [c for c in records if c["record"]["kind"] != "quantitySeries"]
+    kinds = Counter(c["record"]["kind"] for c in changes)
+    stored = []
+    for sample in series:
+        start = datetime.fromisoformat(sample["start"].replace("Z", "+00:00")).timestamp()
+        stored += [(round((start + q["timeSinceSeriesStart"]) * 1000), round(float(q["value"]), 6)) for q in sample.get("quantities", [])]
+    verdict(arrays and len(stored) == len(expected) and not plain,
+            "the ECG lead is stored as %s series: %d quantities in %d series (%d plain samples) for %d samples sent in %d arrays%s"
+            % (ECG_TYPE, len(stored), len(series), len(plain), len(expected), len(arrays),
+               "" if records else "; the store's kinds: %s, types: %s" % (dict(kinds), sorted({
+                   ((c.get("record") or {}).get("sample") or {}).get("type") for c in changes} - {None}))))
+    if series:
+        units = {s.get("unit") for s in series}
+        verdict(Counter(v for _, v in stored) == Counter(v for _, v in expected),
+                "every ECG sample's value is offset + scale x sample, in %s" % ", ".join(map(str, units)))
+        verdict(Counter(stored) == Counter(expected),
+                "every ECG sample is at its time (the array's time stamp + index x period / samples per period)")
+
+
+def check_racp(log, role, at_least):
+    """ROLE's report requests: while the gateway has nothing of it, all of them (or from record 1);
+    after that, each from one past the last record the sensor had sent it (its checkpoint, kept
+    across reconnects and the gateway's restart); AT_LEAST requests."""
+    highest, wrong, requests = 0, [], []
+    for line in log:
+        if line.startswith("sent stored %s " % role):
+            highest = max(highest, int(fields(line)["record"]))
+        elif line.startswith("racp %s " % role) and not line.startswith("racp %s answered" % role):
+            request = line.split(" ", 2)[2].strip()
+            requests.append(request)
+            if not (request.startswith("all") or request.startswith("from ")):
+                continue
+            if request != "from %d" % (highest + 1) and not (highest == 0 and request in ("all", "from 0")):
+                wrong.append("'%s' with records up to %d sent" % (request, highest))
+    reports = [r for r in requests if r == "all" or r.startswith("from ")]
+    verdict(not wrong and len(reports) >= at_least,
+            "the gateway asked the %s for its records %d times (at least %d), each from one past the last it had "
+            "(requests: %s)%s" % (role, len(reports), at_least, "; ".join(requests[:12]),
+                                  "" if not wrong else "; WRONG: " + "; ".join(wrong)))
+
+
+def main(log_path, out, connections):
+    """CONNECTIONS: the oximeter's connections; the gateway was restarted once during the run."""
+    with open(log_path) as file:
+        log = [line.rstrip("\n") for line in file]
+    changes = load("%s/changes.json" % out, {}).get("added", [])
+    check_racp(log, "oximeter", connections)
+    check_racp(log, "cuff", 2)
+    check_racp(log, "ecg", 2)
+    check_oximeter(log, out)
+    check_cuff(log, changes)
+    check_ecg(log, changes)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
