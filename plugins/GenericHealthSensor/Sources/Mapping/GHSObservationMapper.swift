@@ -124,6 +124,10 @@ public enum GHSObservationMapper {
             return
         }
         var metadata = baseMetadata(observation, path: path, context: context)
+        // Dated by the sensor's own clock: a step of the gateway's clock does not move it.
+        if placedBySensor(observation) {
+            metadata[.deviceClock] = .bool(true)
+        }
         if !events.isEmpty { metadata[.mdcEvents] = .string(events.map(String.init).joined(separator: ",")) }
         let end = time.addingTimeInterval(observation.measurementDuration?.number.map { max(0, $0) } ?? 0)
         do {
@@ -255,12 +259,18 @@ public enum GHSObservationMapper {
             device: context.device, metadata: correlationMetadata)
     }
 
+    /// Whether the observation's own time stamp places it (a time of day in UTC, or local time
+    /// with its offset), rather than its reception.
+    static func placedBySensor(_ observation: GHSObservation) -> Bool {
+        guard let timestamp = observation.timestamp, timestamp.secondsSince2000 != nil else { return false }
+        return timestamp.isUTC || timestamp.offsetMinutes != nil
+    }
+
     /// When the observation was made: its time stamp's time of day (UTC, or local less its
     /// offset); else its reception for a live one; nil for a stored one.
     static func place(_ observation: GHSObservation, context: Context) -> Date? {
-        if let timestamp = observation.timestamp, let seconds = timestamp.secondsSince2000 {
-            if timestamp.isUTC { return epoch2000.addingTimeInterval(seconds) }
-            if let minutes = timestamp.offsetMinutes { return epoch2000.addingTimeInterval(seconds - Double(minutes) * 60) }
+        if placedBySensor(observation), let timestamp = observation.timestamp, let seconds = timestamp.secondsSince2000 {
+            return epoch2000.addingTimeInterval(seconds - Double(timestamp.isUTC ? 0 : timestamp.offsetMinutes ?? 0) * 60)
         }
         return context.recordNumber == nil ? context.receivedAt : nil
     }

@@ -1,0 +1,90 @@
+import Foundation
+import GATTDecoding
+@testable import GenericHealthSensor
+import HealthModel
+import XCTest
+
+/// The mapper alone: times, units, statuses and special values.
+final class GHSObservationMapperTests: XCTestCase {
+    static let device = Device(name: "Thermometer", manufacturer: "Acme")
+    static let received = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// A time stamp: `seconds` since 2000 at 1 s resolution, with `flags`.
+    static func timestamp(_ seconds: UInt64, flags: UInt8, offsetQuarterHours: Int8 = 0) -> GHSTimestamp {
+        GHSTimestamp(flags: flags, value: seconds, timeSource: GHSTimeSource(rawValue: 1), offsetQuarterHours: offsetQuarterHours)
+    }
+
+    static func map(_ observation: GHSObservation, recordNumber: UInt32? = nil) -> GHSObservationMapper.Mapped {
+        GHSObservationMapper.records(of: observation, device: device, sensor: "Acme/T-1", recordNumber: recordNumber, receivedAt: received)
+    }
+
+    /// Local time with its offset (UTC+1, flag bit 4) is placed at the UTC instant, and the
+    /// sensor's own words are kept; a temperature in °F is stored converted into °C.
+    func testLocalTimeWithItsOffsetAndFahrenheit() throws {
+        // 2027-01-15T09:00:00 local, UTC+1: 08:00:00Z = 1_800_000_000 s since 1970.
+        let seconds = UInt64(1_800_000_000 - 946_684_800 + 3600)
+        let observation = GHSObservation(
+            type: 150_364, timestamp: Self.timestamp(seconds, flags: 0x30, offsetQuarterHours: 4),
+            value: .numeric(unit: 4416, value: .float(0xFF00_03DA)))  // 98.6 °F
+        let sample = try XCTUnwrap(Self.map(observation).records.first.flatMap { if case .quantity(let q) = $0 { q } else { nil } })
+        XCTAssertEqual(sample.type, .bodyTemperature)
+        XCTAssertEqual(sample.startDate, Self.received)
+        XCTAssertEqual(try sample.quantity.doubleValue(for: .degreeCelsius), 37, accuracy: 1e-9)
+        XCTAssertEqual(sample.metadata[.deviceTimestamp], .string("2027-01-15T09:00:00.000+01:00"))
+        XCTAssertEqual(sample.metadata[.deviceClock], .bool(true))
+        XCTAssertEqual(sample.metadata[.mdcUnit], .integer(4416))
+    }
+
+    /// Without a time stamp a live observation is placed at its reception (the gateway's clock,
+    /// so no deviceClock), a stored one is not stored; an invalid one and a NaN neither.
+    func testWhatIsNotStoredAndWhy() {
+        let live = Self.map(GHSObservation(type: 150_456, value: .numeric(unit: 544, value: .float(97))))
+        XCTAssertEqual(live.records.first?.device, Self.device)
+        if case .quantity(let sample)? = live.records.first {
+            XCTAssertEqual(sample.startDate, Self.received)
+            XCTAssertNil(sample.metadata[.deviceClock])
+            XCTAssertNil(sample.metadata.syncIdentifier, "nothing to recognise it by")
+        } else {
+            XCTFail("\(live.records)")
+        }
+        let stored = Self.map(GHSObservation(type: 150_456, value: .numeric(unit: 544, value: .float(97))), recordNumber: 4)
+        XCTAssertTrue(stored.records.isEmpty)
+        XCTAssertEqual(stored.skipped, ["numeric observation MDC_PULS_OXIM_SAT_O2: a stored observation whose time stamp cannot be placed (none)"])
+        let invalid = Self.map(GHSObservation(type: 150_456, measurementStatus: .invalid, value: .numeric(unit: 544, value: .float(97))))
+        XCTAssertTrue(invalid.records.isEmpty)
+        XCTAssertEqual(invalid.skipped, ["numeric observation MDC_PULS_OXIM_SAT_O2: the sensor marks it invalid"])
+        let nan = Self.map(GHSObservation(type: 150_456, value: .numeric(unit: 544, value: .float(0x007F_FFFF))))
+        XCTAssertTrue(nan.records.isEmpty)
+        XCTAssertEqual(nan.skipped.count, 1)
+        let untyped = Self.map(GHSObservation(value: .numeric(unit: 544, value: .float(97))))
+        XCTAssertEqual(untyped.skipped, ["numeric observation without a type: no observation type"])
+    }
+
+    /// A blood pressure in kPa is a correlation in mmHg; a pressure in a unit that is no
+    /// pressure stays as the device's components, generic observations.
+    func testBloodPressureInKilopascals() throws {
+        let kPa: UInt16 = 3843
+        let observation = GHSObservation(
+            type: MDCNomenclature.nonInvasiveBloodPressure, timestamp: Self.timestamp(100, flags: 0x22),
+            value: .compound([
+                GHSCompoundComponent(type: 150_021, unit: kPa, value: .float(0xFF00_00A0)),  // 16.0
+                GHSCompoundComponent(type: 150_022, unit: kPa, value: .float(0xFF00_006B)),  // 10.7
+                GHSCompoundComponent(type: 150_023, unit: kPa, value: .float(0xFF00_0085)),  // 13.3
+            ]))
+        let mapped = Self.map(observation)
+        guard case .correlation(let bp)? = mapped.records.first else { return XCTFail("\(mapped)") }
+        XCTAssertEqual(try XCTUnwrap(bp.object(of: .bloodPressureSystolic)).quantity.doubleValue(for: .millimeterOfMercury), 120.01, accuracy: 0.01)
+        XCTAssertEqual(try XCTUnwrap(bp.object(of: .bloodPressureDiastolic)).quantity.doubleValue(for: .millimeterOfMercury), 80.26, accuracy: 0.01)
+        guard case .double(let mean)? = bp.metadata[.meanArterialPressure] else { return XCTFail("no mean") }
+        XCTAssertEqual(mean, 99.76, accuracy: 0.01)
+        XCTAssertEqual(bp.startDate, GHSObservationMapper.epoch2000.addingTimeInterval(100))
+
+        let volts = GHSObservation(
+            type: MDCNomenclature.nonInvasiveBloodPressure, timestamp: Self.timestamp(100, flags: 0x22),
+            value: .compound([
+                GHSCompoundComponent(type: 150_021, unit: 4274, value: .float(120)),
+                GHSCompoundComponent(type: 150_022, unit: 4274, value: .float(80)),
+            ]))
+        XCTAssertEqual(Self.map(volts).records.map(\.typeIdentifier), ["mdc.150021.4274", "mdc.150022.4274"])
+    }
+}
