@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Validates recorded request bodies: `validate_payloads.py fhir|omh|native RECORDING.jsonl`.
+"""Validates recorded request bodies: `validate_payloads.py fhir|fhir-phd|omh|native RECORDING.jsonl`.
 
 fhir: every body must parse as a FHIR R4 Bundle with fhir.resources in strict mode (5.x models
       R4 4.0.1): a transaction of PUT Observation/<id> entries (the resource's id the same) and
@@ -16,6 +16,14 @@ fhir-export: the file is one FHIR R4 Bundle of type collection (`participant exp
 native: every body validates against the NativeBatch schema of plugins/HTTPRepository/openapi.yaml
       (its components, with jsonschema's draft 4 validator, which OpenAPI 3.0's schema objects
       follow); N counts the records and deletions.
+fhir-phd: every body is a FHIR R4 transaction Bundle (fhir.resources, strict) of the HL7 Personal
+      Health Device guide's form, and each entry has the elements the guide's profiles require
+      (github.com/HL7/phd, input/fsh/StructureDefinition.*.fsh; each check names its rule, see
+      validate_fhir_phd): Devices created conditionally by an identifier they carry, Observations
+      likewise, each with its profile, the phd category, an MDC code, subject, effective[x], a
+      device and a gatewayDevice extension resolving to the Bundle's PhdDevice and PhgDevice, and
+      the value, components or sampled data of its profile; deletions conditional, by identifier
+      or by a series' tag. N counts the Observations and deletions.
 Prints "ok N" or the first error, exits 1 on failure.
 """
 import json
@@ -131,6 +139,256 @@ def validate_fhir_export(bundle):
     return count
 
 
+# The PHD guide's fixed values (github.com/HL7/phd, input/fsh).
+PHD = "http://hl7.org/fhir/uv/phd"
+MDC = "urn:iso:std:iso:11073:10101"
+UCUM = "http://unitsofmeasure.org"
+LOINC = "http://loinc.org"
+PHD_PROFILES = {name: PHD + "/StructureDefinition/" + name for name in (
+    "PhdNumericObservation", "PhdCompoundNumericObservation", "PhdRtsaObservation", "PhdDevice", "PhgDevice")}
+# ValueSet.DeviceTypes11073MDC.fsh (required binding of specialization.systemType).
+DEVICE_TYPES = {"528385", "528384", "528388", "528390", "528391", "528392", "528397", "528399", "528401", "528402",
+                "528403", "528404", "528405", "528406", "528408", "528409", "528412", "528413", "528425", "528426",
+                "528455", "528456", "528457", "528484"} | {str(code) for code in range(528501, 528515)} | {
+                "528524", "528525", "528532", "528533", "528534", "528535", "528536"}
+# ValueSet.MDCDeviceVersionTypes.fsh (required binding of version[MDCType].type).
+VERSION_TYPES = {"531974", "531975", "531976", "531977", "532352", "67912"}
+DATA_ABSENT_EXTENSION = "http://hl7.org/fhir/StructureDefinition/data-absent-reason"
+UUID_URN = r"urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+# SampledData.data without E, L or U: "The special values E, L and U are not used"
+# (StructureDefinition.PhdRtsaObservation.fsh, valueSampledData.data).
+PHD_SAMPLED_DATA = r"%s( %s)*" % (DECIMAL, DECIMAL)
+
+
+def rule(condition, where, text):
+    """Fails with the rule and the place that breaks it."""
+    if not condition:
+        raise AssertionError("%s: %s" % (where, text))
+
+
+def codings(concept, system=None):
+    return [c for c in (concept or {}).get("coding", []) if system is None or c.get("system") == system]
+
+
+def search_identifiers(query):
+    """The (system, value) pairs of `identifier=<system>|<value>[,<system>|<value>…]` (an
+    ifNoneExist or a conditional URL; R4 search: commas separate alternatives), decoded; None
+    when the query is not such a search."""
+    from urllib.parse import unquote
+    match = re.fullmatch(r"identifier=([^|&,]+\|[^&,]+(,[^|&,]+\|[^&,]+)*)", query or "")
+    if not match:
+        return None
+    return [tuple(unquote(part) for part in pair.split("|", 1)) for pair in match.group(1).split(",")]
+
+
+def present(resource, key):
+    """A primitive the profile requires 1..: a value, or (R4 JSON) only extensions such as
+    data-absent-reason in `_key`."""
+    if resource.get(key) not in (None, ""):
+        return True
+    return any(e.get("url") == DATA_ABSENT_EXTENSION for e in (resource.get("_" + key) or {}).get("extension", []))
+
+
+def check_conditional_create(entry, resource, where, kind):
+    """Bundle.entry.request: POST <kind> with ifNoneExist naming an identifier the resource carries."""
+    request = entry.get("request", {})
+    rule(request.get("method") == "POST" and request.get("url") == kind, where, "a conditional create, POST " + kind)
+    named = search_identifiers(request.get("ifNoneExist"))
+    rule(named, where, "ifNoneExist is identifier=<system>|<value>[,…]: " + str(request.get("ifNoneExist")))
+    carried = {(i.get("system"), i.get("value")) for i in resource.get("identifier", [])}
+    rule(all(pair in carried for pair in named), where,
+         "ifNoneExist names identifiers the resource has: %s, not all in %s" % (named, carried))
+    rule("id" not in resource, where, "a create carries no id")
+
+
+def check_phd_device(resource, where):
+    """StructureDefinition.PhdDevice.fsh."""
+    identifiers = resource.get("identifier", [])
+    rule(len(identifiers) >= 1, where, "PhdDevice identifier 1..")
+    for identifier in identifiers:
+        types = [c.get("code") for c in codings(identifier.get("type"), "http://terminology.hl7.org/CodeSystem/ContinuaDeviceIdentifiers")]
+        if "BTMAC" in types:
+            rule(identifier.get("system") == "http://hl7.org/fhir/sid/eui-48/bluetooth", where,
+                 "PhdDevice identifier[btmacAddressIdentifier].system fixed (exactly)")
+            rule(re.fullmatch(r"[0-9A-F]{2}(-[0-9A-F]{2}){5}", identifier.get("value", "")), where,
+                 "PhdDevice identifier[btmacAddressIdentifier].value an EUI-48 such as 00-E5-DE-AD-77-C3")
+    rule(present(resource, "manufacturer"), where, "PhdDevice manufacturer 1..")
+    rule(present(resource, "modelNumber"), where, "PhdDevice modelNumber 1..")
+    rule(any(c.get("code") == "65573" for c in codings(resource.get("type"), MDC)), where,
+         "PhdDevice type.coding[PhdCode] = MDC#65573 (1..1)")
+    specializations = resource.get("specialization", [])
+    rule(len(specializations) >= 1, where, "PhdDevice specialization[MDCType] 1..")
+    for specialization in specializations:
+        codes = [c.get("code") for c in codings(specialization.get("systemType"), MDC)]
+        rule(codes and all(code in DEVICE_TYPES for code in codes), where,
+             "PhdDevice specialization.systemType.coding from DeviceTypes11073MDC (required): %s" % codes)
+        rule(specialization.get("version"), where, "PhdDevice specialization[MDCType].version 1..")
+    check_versions(resource, where, "PhdDevice")
+
+
+def check_versions(resource, where, profile):
+    """version[MDCType] 1..*, type from MDCDeviceVersionTypes (PhdDevice.fsh, PhgDevice.fsh)."""
+    versions = resource.get("version", [])
+    rule(any(c.get("code") in VERSION_TYPES for v in versions for c in codings(v.get("type"), MDC)), where,
+         "%s version[MDCType] 1..* with a type from MDCDeviceVersionTypes" % profile)
+
+
+def check_phg_device(resource, where):
+    """StructureDefinition.PhgDevice.fsh."""
+    rule(len(resource.get("identifier", [])) >= 1, where, "PhgDevice identifier 1..")
+    rule(any(c.get("code") == "531981" for c in codings(resource.get("type"), MDC)), where,
+         "PhgDevice type.coding[MDCType] system MDC, code 531981 (exactly), 1..1")
+    specializations = resource.get("specialization", [])
+    rule(specializations and all(
+        any(c.get("code") in DEVICE_TYPES for c in codings(s.get("systemType"), MDC)) for s in specializations), where,
+        "PhgDevice specialization[MDCType] 1..*, systemType.coding from DeviceTypes11073MDC (required)")
+    check_versions(resource, where, "PhgDevice")
+
+
+def check_quantity(quantity, where, element):
+    """valueQuantity: value 1.., system UCUM (exactly) 1.., code 1.. (PhdNumericObservation.fsh,
+    PhdCompoundNumericObservation.fsh component.valueQuantity); MDC where the unit has no UCUM
+    code (Nomenclaturecodes.md, "Unit codes": "the FHIR encoder may use the MDC code")."""
+    rule(isinstance(quantity.get("value"), (int, float)), where, element + ".value 1..")
+    rule(quantity.get("system") in (UCUM, MDC), where, element + ".system UCUM (exactly), or MDC for a unit without UCUM code")
+    rule(quantity.get("code"), where, element + ".code 1..")
+
+
+def check_phd_observation(resource, where, devices, gateways):
+    """StructureDefinition.PhdBaseObservation.fsh and the profile the Observation claims."""
+    profiles = (resource.get("meta") or {}).get("profile", [])
+    claimed = [p for p in profiles if p in (PHD_PROFILES["PhdNumericObservation"], PHD_PROFILES["PhdCompoundNumericObservation"],
+                                             PHD_PROFILES["PhdRtsaObservation"])]
+    rule(len(claimed) == 1, where, "meta.profile: one of the PHD Observation profiles (PhdBaseObservation is abstract)")
+    profile = claimed[0].rsplit("/", 1)[1]
+    where = "%s (%s)" % (where, profile)
+    # extension[GatewayDevice] 1..1, value[x] only Reference(PhgDevice).
+    gateway = [e for e in resource.get("extension", []) if e.get("url") == "http://hl7.org/fhir/StructureDefinition/observation-gatewayDevice"]
+    rule(len(gateway) == 1, where, "extension[GatewayDevice] 1..1")
+    rule((gateway[0].get("valueReference") or {}).get("reference") in gateways, where,
+         "extension[GatewayDevice].valueReference: the Bundle's PhgDevice")
+    # category[PHD-Observation] 1..1: system and code fixed (exactly).
+    phd = [c for concept in resource.get("category", [])
+           for c in codings(concept, PHD + "/CodeSystem/PhdObservationCategories") if c.get("code") == "phd"]
+    rule(len(phd) == 1, where, "category[PHD-Observation] 1..1, PhdObservationCategories#phd")
+    # code obeys mdc-1: a coding in urn:iso:std:iso:11073:10101.
+    mdc = codings(resource.get("code"), MDC)
+    rule(len(mdc) >= 1 and all(re.fullmatch(r"[0-9]+", c.get("code", "")) for c in mdc), where,
+         "code: mdc-1, an MDC coding (a decimal code)")
+    vital = any(c.get("code") == "vital-signs" for concept in resource.get("category", [])
+                for c in codings(concept, "http://terminology.hl7.org/CodeSystem/observation-category"))
+    if vital:
+        rule(codings(resource.get("code"), LOINC), where,
+             "a vital sign has its LOINC code (Nomenclaturecodes.md, \"Observation codes\"; R4 observation-vitalsigns)")
+    # identifier[conditionalCreate] 0..1: system fixed (exactly), value 1.., type ..0.
+    conditional = [i for i in resource.get("identifier", []) if i.get("system") == PHD + "/StructureDefinition/PhdBaseObservation"]
+    rule(len(conditional) <= 1, where, "identifier[conditionalCreate] 0..1")
+    for identifier in conditional:
+        rule(identifier.get("value") and "type" not in identifier, where, "identifier[conditionalCreate]: value 1.., type ..0")
+    rule(resource.get("status") in ("final", "preliminary", "entered-in-error"), where,
+         "status final or preliminary; entered-in-error for an invalid measurement (PhdBaseObservation-notes, Measurement Status)")
+    rule((resource.get("subject") or {}).get("reference"), where, "subject 1..")
+    rule("effectiveDateTime" in resource or "effectivePeriod" in resource, where, "effective[x] 1.., dateTime or Period")
+    rule((resource.get("device") or {}).get("reference") in devices, where, "device 1.., reference 1..1: the Bundle's PhdDevice")
+    # interpretation.coding[MsmtStatusInterpretation] 1..1 in every interpretation.
+    for interpretation in resource.get("interpretation", []):
+        rule(len(codings(interpretation, "http://hl7.org/fhir/uv/pocd/CodeSystem/measurement-status")) == 1, where,
+             "interpretation.coding[MsmtStatusInterpretation] 1..1")
+    for security in (resource.get("meta") or {}).get("security", []):
+        if security.get("code") == "HTEST":
+            rule(security.get("system") == "http://terminology.hl7.org/CodeSystem/v3-ActReason", where,
+                 "meta.security[PhdHtest] system fixed (exactly)")
+    absent = resource.get("dataAbsentReason")
+    if absent:
+        rule(codings(absent, "http://terminology.hl7.org/CodeSystem/data-absent-reason"), where,
+             "dataAbsentReason from data-absent-reason (required)")
+        rule(not any(k.startswith("value") for k in resource), where, "dataAbsentReason: value[x] absent")
+    components = resource.get("component", [])
+    supplemental = [c for c in components if any(x.get("code") == "68193" for x in codings(c.get("code"), MDC))]
+    for component in supplemental:
+        # component[supplementalTypesComponent]: code MDC#68193, valueCodeableConcept coding MDC 1..
+        rule(codings(component.get("valueCodeableConcept"), MDC), where,
+             "component[supplementalTypesComponent].valueCodeableConcept.coding: system MDC (exactly), code 1..")
+        rule("dataAbsentReason" not in component, where, "component[supplementalTypesComponent].dataAbsentReason ..0")
+    others = [c for c in components if c not in supplemental]
+    values = [k for k in resource if k.startswith("value")]
+    if profile == "PhdNumericObservation":
+        # value[x] only Quantity; present unless dataAbsentReason.
+        rule(values in ([], ["valueQuantity"]), where, "value[x] only Quantity")
+        rule(values or absent, where, "valueQuantity, or dataAbsentReason when there is no value")
+        if values:
+            check_quantity(resource["valueQuantity"], where, "valueQuantity")
+        rule(not others, where, "only supplemental-types components")
+    elif profile == "PhdCompoundNumericObservation":
+        rule(not values, where, "value[x] ..0")
+        rule(others or absent, where, "component[compound], or dataAbsentReason when the status says an error")
+        if absent:
+            rule(not others, where, "component[compound] NOT present if the Measurement-Status indicates an error")
+        for component in others:
+            rule(len(codings(component.get("code"), MDC)) == 1, where, "component[compound].code.coding[MdcType] 1..1")
+            rule("valueQuantity" in component or "dataAbsentReason" in component, where,
+                 "component[compound] value[x] only Quantity, or its dataAbsentReason")
+            if "valueQuantity" in component:
+                check_quantity(component["valueQuantity"], where, "component[compound].valueQuantity")
+    else:
+        rule(values in ([], ["valueSampledData"]), where, "value[x] only SampledData")
+        rule(values or absent, where, "valueSampledData, or dataAbsentReason when there is no value")
+        if values:
+            sampled = resource["valueSampledData"]
+            origin = sampled.get("origin", {})
+            rule(isinstance(origin.get("value"), (int, float)), where, "valueSampledData.origin.value 1..")
+            rule(origin.get("system") in (UCUM, MDC) and origin.get("code"), where,
+                 "valueSampledData.origin.system UCUM (exactly) 1.., code 1..")
+            rule(isinstance(sampled.get("factor"), (int, float)), where, "valueSampledData.factor 1..")
+            rule(sampled.get("period", 0) > 0 and sampled.get("dimensions", 0) >= 1, where, "valueSampledData period and dimensions")
+            rule(re.fullmatch(PHD_SAMPLED_DATA, sampled.get("data", "")), where,
+                 "valueSampledData.data: decimals; E, L and U are not used")
+        rule(not others, where, "only supplemental-types components")
+
+
+def validate_fhir_phd(bodies):
+    """R4 (fhir.resources, strict), then the guide's rules on the raw JSON."""
+    from fhir.resources.bundle import Bundle
+    count = 0
+    for number, body in enumerate(bodies):
+        bundle = Bundle(body, strict=True)
+        assert bundle.type == "transaction", bundle.type
+        entries = body["entry"]
+        devices, gateways = set(), set()
+        for index, entry in enumerate(entries):
+            resource = entry.get("resource") or {}
+            where = "body %d entry %d" % (number, index)
+            if resource.get("resourceType") == "Device":
+                profiles = (resource.get("meta") or {}).get("profile", [])
+                check_conditional_create(entry, resource, where, "Device")
+                if PHD_PROFILES["PhgDevice"] in profiles:
+                    check_phg_device(resource, where + " (PhgDevice)")
+                    gateways.add(entry.get("fullUrl"))
+                else:
+                    rule(PHD_PROFILES["PhdDevice"] in profiles, where, "meta.profile PhdDevice or PhgDevice")
+                    check_phd_device(resource, where + " (PhdDevice)")
+                    devices.add(entry.get("fullUrl"))
+        for index, entry in enumerate(entries):
+            resource = entry.get("resource")
+            where = "body %d entry %d" % (number, index)
+            request = entry.get("request", {})
+            if resource is None:
+                # A conditional delete (R4 3.1.0.7.1): by the uuid identifier, or a series' tag.
+                rule(request.get("method") == "DELETE", where, "an entry without a resource is a DELETE")
+                url = request.get("url", "")
+                named = search_identifiers(url[len("Observation?"):]) if url.startswith("Observation?") else None
+                rule((named and len(named) == 1 and named[0][0] == "urn:ietf:rfc:3986" and re.fullmatch(UUID_URN, named[0][1]))
+                     or re.fullmatch(SERIES_TAG_DELETE, url), where, "a conditional DELETE by identifier or series tag: " + url)
+                count += 1
+            elif resource.get("resourceType") == "Observation":
+                check_conditional_create(entry, resource, where, "Observation")
+                check_phd_observation(resource, where, devices, gateways)
+                count += 1
+            else:
+                rule(resource.get("resourceType") == "Device", where, "only Devices, Observations and deletions")
+    return count
+
+
 def validate_native(bodies):
     import os
     import yaml
@@ -155,7 +413,7 @@ def main():
             with open(path) as document:
                 count = validate_fhir_export(json.load(document))
         else:
-            validators = {"fhir": validate_fhir, "omh": validate_omh, "native": validate_native}
+            validators = {"fhir": validate_fhir, "omh": validate_omh, "native": validate_native, "fhir-phd": validate_fhir_phd}
             count = validators[kind](load_bodies(path))
     except Exception as error:  # report any validation failure as one line
         print("invalid: %s: %s" % (type(error).__name__, str(error)[:2000]))

@@ -128,13 +128,16 @@ class RepositoryAndStoreTestCase: XCTestCase {
             payloadIdentity: receiver.payloadIdentity)
     }
 
-    func validate(_ kind: String) throws -> String {
+    /// `validate_payloads.py KIND` over the recording server's requests, or over `recording`.
+    func validate(_ kind: String, recording: URL? = nil) throws -> String {
         let python = RecordingServer.packageRoot.appendingPathComponent(".build/pyenv/bin/python")
         guard FileManager.default.isExecutableFile(atPath: python.path) else {
             XCTFail("the validators' virtual environment is missing: run scripts/install-test-python")
             return ""
         }
-        let arguments = [RecordingServer.fixtures.appendingPathComponent("validate_payloads.py").path, kind, server.recording.path]
+        let arguments = [
+            RecordingServer.fixtures.appendingPathComponent("validate_payloads.py").path, kind, (recording ?? server.recording).path,
+        ]
         return try runProcessOutput(python, arguments).output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

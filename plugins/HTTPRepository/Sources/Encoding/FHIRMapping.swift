@@ -124,6 +124,29 @@ enum FHIRMapping {
         loinc: "85354-9", display: "Blood pressure panel with all children optional", category: "vital-signs",
         unit: "mmHg", ucum: "mm[Hg]")
 
+    /// The code of the R4 vital-signs profile (observation-vitalsigns) a type's readings fall
+    /// under, or nil when they fall under none: the `fhir-phd` form adds it to the MDC code, as
+    /// the PHD guide requires for a vital sign (Nomenclaturecodes.md, "Observation codes"). The
+    /// profiles' codes are this table's but for oxygen saturation, whose R4 profile names 2708-6
+    /// (the guide's examples, bundle-continuousnonin.json, send it so); the blood pressure's is
+    /// ``bloodPressurePanel``.
+    static func vitalSign(_ type: QuantityType) -> Code? {
+        switch type.identifier {
+        case QuantityType.oxygenSaturation.identifier:
+            Code(loinc: "2708-6", display: "Oxygen saturation in Arterial blood", category: "vital-signs", unit: "%", ucum: "%")
+        case QuantityType.heartRate.identifier, QuantityType.respiratoryRate.identifier, QuantityType.bodyTemperature.identifier,
+            QuantityType.height.identifier, QuantityType.bodyMass.identifier, QuantityType.bodyMassIndex.identifier,
+            QuantityType.bloodPressureSystolic.identifier, QuantityType.bloodPressureDiastolic.identifier:
+            code(for: type)
+        default:
+            nil
+        }
+    }
+
+    /// The identifier system of a device's local identifier (a BLE address, a USB serial, a
+    /// `manufacturer/serial`): healthgate's own, as no registered system names it.
+    static let localDeviceIdentifierSystem = "https://healthgate.dev/fhir/NamingSystem/local-device-identifier"
+
     /// A Bundle entry: an Observation to store (create or replace), one to delete, or (the
     /// `expand` form) the Observations of a deleted series' quantities.
     enum Entry {
@@ -337,7 +360,7 @@ enum FHIRMapping {
         }
         if let local = device.localIdentifier {
             resource["identifier"] = .array([.object([
-                "system": .string("https://healthgate.dev/fhir/NamingSystem/local-device-identifier"),
+                "system": .string(localDeviceIdentifierSystem),
                 "value": .string(local),
             ])])
         }

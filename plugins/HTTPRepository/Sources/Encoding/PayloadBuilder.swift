@@ -20,6 +20,9 @@ import GatewayRuntime
 /// - **fhir-r4**: a transaction Bundle with a `PUT Observation/<uuid>` per stored sample,
 ///   correlation or series (``FHIRMapping``; the resource's id is the uuid, so a new version
 ///   replaces the earlier one) and a `DELETE` per deletion.
+/// - **fhir-phd**: a transaction Bundle of the HL7 Personal Health Device guide's form
+///   (``PHDMapping``): the Devices and Observations, each created conditionally, and a
+///   conditional `DELETE` per deletion; a series only once it is closed.
 /// - **openmhealth**: an array of data points POSTed, a closed series' quantities each a data
 ///   point; deletions are separate requests (``deletions(for:)``).
 public struct PayloadBuilder: Sendable {
@@ -35,16 +38,20 @@ public struct PayloadBuilder: Sendable {
     public let users: [String: String]
     /// How series travel, as configured (``form`` is what the format makes of it).
     public let quantitySeries: QuantitySeriesForm
+    /// For `fhir-phd`: the gateway's name (`gatewayName`), the identifier of the gateway's
+    /// Device for readings that do not name the gateway they came by.
+    public let gatewayName: String
 
     public init(
         format: RepositoryFormat, patientReference: String?, quantitySeries: QuantitySeriesForm = .series, patients: [String: String] = [:],
-        users: [String: String] = [:]
+        users: [String: String] = [:], gatewayName: String = "healthgate"
     ) {
         self.format = format
         self.patientReference = patientReference
         self.quantitySeries = quantitySeries
         self.patients = patients
         self.users = users
+        self.gatewayName = gatewayName
     }
 
     /// The FHIR subject of `record`: its person's reference, else ``patientReference``; nil
@@ -59,8 +66,8 @@ public struct PayloadBuilder: Sendable {
 
     /// Every setting of the builder that shapes a body, as a stable text: the format, the series
     /// form (``QuantitySeriesForm/identity``: none for the bodies of the releases before series)
-    /// and, for FHIR, the patient reference (free text, so it comes last). Part of each batch's
-    /// key (``HTTPReceiver/payloadIdentity``).
+    /// and, for FHIR, the patient reference (free text, so it comes last); for `fhir-phd` the
+    /// gateway's name too. Part of each batch's key (``HTTPReceiver/payloadIdentity``).
     public var identity: String {
         switch format {
         case .native:
@@ -72,6 +79,9 @@ public struct PayloadBuilder: Sendable {
         case .fhirR4:
             "format=\(format.rawValue)\(form.identity) patient=\(patientReference ?? "")"
                 + patients.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
+        case .fhirPHD:
+            "format=\(format.rawValue)\(form.identity) gateway=\(gatewayName) patient=\(patientReference ?? "")"
+                + patients.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
         }
     }
 
@@ -79,7 +89,7 @@ public struct PayloadBuilder: Sendable {
     public var contentType: String {
         switch format {
         case .native, .openMHealth: "application/json"
-        case .fhirR4: "application/fhir+json"
+        case .fhirR4, .fhirPHD: "application/fhir+json"
         }
     }
 
@@ -94,6 +104,20 @@ public struct PayloadBuilder: Sendable {
             // A reading with no subject (nobody's, and no gateway-wide patientReference) is not sent.
             if case .stored(let record, _) = change, subject(of: record) == nil { return false }
             return change.kind == .quantity || change.kind == .correlation || change.kind == .quantitySeries
+        case .fhirPHD:
+            switch change {
+            case .stored(let record, _):
+                // Held without a subject, as in fhir-r4; a series only once closed: a PHD
+                // Observation is created once, never replaced. A record of a type without an
+                // MDC code is taken, and reported as left out when its batch is delivered.
+                guard subject(of: record) != nil else { return false }
+                if case .quantitySeries(let series) = record { return !series.isProvisional }
+                return change.kind == .quantity || change.kind == .correlation
+            case .deleted(let deletion):
+                // The deletion of what this form never sent (a type without a code) has nothing to find.
+                return (deletion.kind == .quantity || deletion.kind == .correlation || deletion.kind == .quantitySeries)
+                    && PHDCoding.hasCode(typeIdentifier: deletion.type)
+            }
         case .openMHealth:
             switch change.kind {
             case .quantity, .quantitySeries:
@@ -105,18 +129,39 @@ public struct PayloadBuilder: Sendable {
     }
 
     /// The POST body of `batch` (before compression); nil when there is nothing to POST (an Open
-    /// mHealth batch of deletions only).
+    /// mHealth batch of deletions only, a `fhir-phd` batch of records it leaves out).
     /// - Throws: when a record cannot be encoded (a value JSON cannot hold).
     public func body(for batch: FollowerBatch) throws -> Data? {
+        try payload(for: batch).body
+    }
+
+    /// What a batch is sent as: the POST body, and the records the format leaves out of it.
+    public struct Payload: Sendable {
+        /// The body (before compression); nil when there is nothing to POST.
+        public var body: Data?
+        /// The records of the batch the body does not carry (`fhir-phd`: a type without an MDC
+        /// code, a record without a device), each as `type: reason`.
+        public var leftOut: [String]
+    }
+
+    /// The body of `batch` and what it leaves out.
+    /// - Throws: when a record cannot be encoded (a value JSON cannot hold).
+    public func payload(for batch: FollowerBatch) throws -> Payload {
+        let encoder = HealthJSON.makeEncoder()
         switch format {
         case .native:
-            return try nativeBody(batch)
+            return Payload(body: try nativeBody(batch), leftOut: [])
         case .fhirR4:
-            return try HealthJSON.makeEncoder().encode(
-                FHIRMapping.bundle(batch.changes.flatMap { FHIRMapping.entries(for: $0, form: form) }) { subject(of: $0) ?? "" })
+            return Payload(
+                body: try encoder.encode(
+                    FHIRMapping.bundle(batch.changes.flatMap { FHIRMapping.entries(for: $0, form: form) }) { subject(of: $0) ?? "" }),
+                leftOut: [])
+        case .fhirPHD:
+            let encoded = PHDMapping.encode(batch.changes, form: form, gateway: gatewayName) { subject(of: $0) }
+            return Payload(body: try encoded.bundle.map { try encoder.encode($0) }, leftOut: encoded.leftOut.map(\.description))
         case .openMHealth:
             let points = batch.records.flatMap { OpenMHealthMapping.dataPoints($0, user: $0.person.flatMap { users[$0] }) }
-            return points.isEmpty ? nil : try HealthJSON.makeEncoder().encode(JSONValue.array(points))
+            return Payload(body: points.isEmpty ? nil : try encoder.encode(JSONValue.array(points)), leftOut: [])
         }
     }
 

@@ -26,6 +26,8 @@ struct HTTPReceiver: RemoteReceiver {
     let transports: TransportPool
     /// Where the deletion of a series' data points stopped at a failure (Open mHealth).
     let seriesDeletions = SeriesDeletionProgress()
+    /// The records delivered batches left out (`fhir-phd`), for the log and the status.
+    let leftOut = LeftOutRecords()
 
     var destination: String { endpoint.absoluteString }
 
@@ -70,30 +72,36 @@ struct HTTPReceiver: RemoteReceiver {
             }
             guard outcome == .delivered else { return outcome }
         }
-        let body: Data?
+        let payload: PayloadBuilder.Payload
         do {
-            body = try builder.body(for: batch)
+            payload = try builder.payload(for: batch)
         } catch {
             // A value JSON cannot hold: refused like a record the repository refuses, so the
             // follower narrows it down to the record and keeps it as a dead letter.
             return .rejected(status: 0, answer: "cannot encode the batch: \(error)")
         }
-        guard let body else { return .delivered }
+        guard let body = payload.body else {
+            leftOut.delivered(payload.leftOut, format: builder.format, context: context)
+            return .delivered
+        }
         var postHeaders = headers + [("Content-Type", builder.contentType), ("Idempotency-Key", batch.key)]
-        var payload = body
+        var compressed = body
         if gzip {
             // The key names a gzip-coded body: the body sent as it is would be another payload
             // under it. zlib fails only without memory, which a retry may find again.
             do {
-                payload = try compress(body)
+                compressed = try compress(body)
             } catch {
                 return .retry(reason: "cannot gzip the body: \(error)", status: nil, retryAfter: nil)
             }
             postHeaders.append(("Content-Encoding", "gzip"))
         }
-        return await exchange(
-            HTTPRequest(method: "POST", url: endpoint, headers: postHeaders, body: payload, timeout: timeout), context: context,
+        let outcome = await exchange(
+            HTTPRequest(method: "POST", url: endpoint, headers: postHeaders, body: compressed, timeout: timeout), context: context,
             absentIsDone: false)
+        // Counted once, when the batch is delivered: a retried batch leaves out the same records.
+        if outcome == .delivered { leftOut.delivered(payload.leftOut, format: builder.format, context: context) }
+        return outcome
     }
 
     /// `DELETE <url>/<uuid>`; whether the repository held it (404 and 410 are done too).

@@ -15,6 +15,16 @@ public enum RepositoryFormat: String, Sendable, Hashable, Encodable, Configurati
     /// An array of Open mHealth data points, POSTed (a closed series' quantities each one); a
     /// deleted data point is a `DELETE <url>/<uuid>`.
     case openMHealth = "openmhealth"
+    /// The FHIR form of the HL7 Personal Health Device implementation guide (PHD IG, IEEE
+    /// 11073-10206): a transaction Bundle of PHD Observations (MDC codes, the guide's profiles)
+    /// and the Devices they name, each created conditionally; a deleted one is a conditional
+    /// `DELETE` by its identifier. Another contract than `fhir-r4`'s, for a Continua/H.812.5
+    /// Observation server.
+    case fhirPHD = "fhir-phd"
+
+    /// Whether the format is a FHIR form: its readings need a subject (`patientReference`, or
+    /// a participant's `identifiers.fhirPatient`).
+    public var isFHIR: Bool { self == .fhirR4 || self == .fhirPHD }
 }
 
 /// The `http-repository` sink's settings. Each key is declared once, in
@@ -48,7 +58,7 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
     public var follow = FollowConfiguration()
     public var retry = RetryConfiguration()
     public var auth = Auth()
-    /// For `fhir-r4`: the subject of every Observation, e.g. `Patient/123`.
+    /// For `fhir-r4` and `fhir-phd`: the subject of every Observation, e.g. `Patient/123`.
     public var patientReference: String?
     /// A PEM file of trusted root certificates for an `https` URL (a private repository's CA).
     /// It replaces the system trust store (libcurl's `CURLOPT_CAINFO`); nil trusts the system
@@ -79,7 +89,8 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
                 "The endpoint every batch is POSTed to (http:// or https://, no credentials)"),
             ConfigurationKey(
                 "format", \.format, RepositoryFormat.configurationShape,
-                "The payload format: native HealthJSON, a FHIR R4 transaction Bundle, or Open mHealth data points"),
+                "The payload format: native HealthJSON, a FHIR R4 transaction Bundle, Open mHealth data points, "
+                    + "or the HL7 Personal Health Device guide's FHIR form (fhir-phd)"),
             quantitySeriesKey(\.quantitySeries),
         ]
         + followingKeys(batchSize: batchSizeRange, batchInterval: \Self.batchIntervalSeconds)
@@ -88,7 +99,7 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
             ConfigurationKey(
                 "timeoutSeconds", \.timeoutSeconds, .number(timeoutRange, unit: "seconds"), "A request that takes longer fails and is retried"),
             ConfigurationKey("auth", \.auth, "Bearer or basic authentication; secrets come from files or variables"),
-            ConfigurationKey("patientReference", \.patientReference, .string(pattern: "^Patient/.+"), "For fhir-r4: the subject of the Observations of readings attributed to nobody or to a person without identifiers.fhirPatient; absent: those are not sent"),
+            ConfigurationKey("patientReference", \.patientReference, .string(pattern: "^Patient/.+"), "For fhir-r4 and fhir-phd: the subject of the Observations of readings attributed to nobody or to a person without identifiers.fhirPatient; absent: those are not sent"),
             ConfigurationKey("caFile", \.caFile, .nonEmptyText, "A PEM file of trusted root certificates for an https URL"),
             ConfigurationKey(
                 "allowInsecureTransport", \.allowInsecureTransport, .boolean,
@@ -136,14 +147,14 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
 
     /// Checks every value (``validated()``); the settings are the configuration with its
     /// endpoint resolved.
-    /// Also refuses `fhir-r4` with no subject for any Observation: neither `patientReference`
-    /// nor a participant with `identifiers.fhirPatient`.
+    /// Also refuses a FHIR format (`fhir-r4`, `fhir-phd`) with no subject for any Observation:
+    /// neither `patientReference` nor a participant with `identifiers.fhirPatient`.
     public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> HTTPRepositorySettings {
         let endpoint = try validated()
-        if format == .fhirR4, patientReference == nil, !environment.participants.contains(where: { $0.fhirPatient != nil }) {
+        if format.isFHIR, patientReference == nil, !environment.participants.contains(where: { $0.fhirPatient != nil }) {
             throw PluginConfigurationError(
                 keyPath: "patientReference",
-                reason: "fhir-r4 needs a subject: patientReference, or participants with identifiers.fhirPatient")
+                reason: "\(format.rawValue) needs a subject: patientReference, or participants with identifiers.fhirPatient")
         }
         return HTTPRepositorySettings(configuration: self, endpoint: endpoint)
     }
@@ -186,8 +197,8 @@ public struct HTTPRepositoryConfiguration: Sendable, Hashable, PluginConfigurati
                 reason: "\(auth.type.rawValue) credentials would cross the network in clear text to \(host) over http://; "
                     + "use https://, or set \"allowInsecureTransport\": true to accept that")
         }
-        if format == .fhirR4, let patientReference, !(patientReference.hasPrefix("Patient/") && patientReference.count > 8) {
-            throw PluginConfigurationError(keyPath: "patientReference", reason: "fhir-r4 needs the subject as \"Patient/<id>\"")
+        if format.isFHIR, let patientReference, !(patientReference.hasPrefix("Patient/") && patientReference.count > 8) {
+            throw PluginConfigurationError(keyPath: "patientReference", reason: "\(format.rawValue) needs the subject as \"Patient/<id>\"")
         }
         if let caFile {
             // Checked now so that a typo fails at start-up, not at the first delivery.

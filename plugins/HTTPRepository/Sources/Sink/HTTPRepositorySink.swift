@@ -17,7 +17,7 @@ public struct HTTPRepositorySink: StoreFollower, ConfigurablePlugin {
     public typealias Configuration = HTTPRepositoryConfiguration
     public static let kind = "http-repository"
     public static let summary =
-        "Sends the store's changes to an HTTP repository (native JSON, FHIR R4, Open mHealth), following the store's log."
+        "Sends the store's changes to an HTTP repository (native JSON, FHIR R4, Open mHealth, the HL7 PHD guide's FHIR), following the store's log."
 
     public let configuration: HTTPRepositoryConfiguration
     let follower: Follower
@@ -54,7 +54,8 @@ public struct HTTPRepositorySink: StoreFollower, ConfigurablePlugin {
                 quantitySeries: configuration.quantitySeries, patients: patients,
                 users: Dictionary(
                     environment.participants.compactMap { participant in participant.openMHealthUser.map { (participant.name, $0) } },
-                    uniquingKeysWith: { first, _ in first })),
+                    uniquingKeysWith: { first, _ in first }),
+                gatewayName: environment.gatewayName),
             gzip: configuration.gzip, deflate: DeflateLibrary(), timeout: configuration.timeoutSeconds,
             credentials: Credentials(auth: configuration.auth, variables: environment.variables), policy: configuration.retry.policy,
             name: environment.name, transports: TransportPool(transports))

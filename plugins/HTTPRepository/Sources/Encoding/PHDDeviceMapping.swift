@@ -1,0 +1,202 @@
+import HealthModel
+import GatewayRuntime
+
+/// The Device resources of the `fhir-phd` form: the device that measured as a PhdDevice
+/// (StructureDefinition.PhdDevice.fsh), the gateway as a PhgDevice
+/// (StructureDefinition.PhgDevice.fsh). Each is a transaction entry created conditionally by
+/// its identifier (`POST Device`, `ifNoneExist: identifier=<system>|<value>`), so a server
+/// holds one Device per device and gateway however many batches name it; the Observations
+/// refer to it by its entry's `fullUrl`, which the server resolves to the Device it created
+/// or found (R4 §3.1.0.11.2, transactions). A Device the server holds already is not changed:
+/// what it said when first sent (a firmware version) stays. Pure.
+enum PHDDeviceMapping {
+    /// A Device entry: its `fullUrl`, the identifier it is created by, and the resource.
+    struct Entry: Hashable {
+        var fullUrl: String
+        var system: String
+        var value: String
+        var resource: JSONValue
+
+        /// The Bundle entry: the resource, created unless the server holds one with the identifier.
+        var bundleEntry: JSONValue {
+            .object([
+                "fullUrl": .string(fullUrl),
+                "resource": resource,
+                "request": .object([
+                    "method": .string("POST"), "url": .string("Device"),
+                    "ifNoneExist": .string(PHDMapping.identifierSearch(system: system, value: value)),
+                ]),
+            ])
+        }
+    }
+
+    /// The system of the gateway's identifier: its `gatewayName`, healthgate's own (the sink
+    /// knows no EUI-64 or transport address of the machine it runs on).
+    static let gatewayIdentifierSystem = "https://healthgate.dev/fhir/NamingSystem/gateway"
+
+    /// The `fullUrl` of the Device created by `system` and `value`: a name-based uuid, the same
+    /// in every batch.
+    static func fullUrl(system: String, value: String) -> String {
+        "urn:uuid:" + SampleID(syncIdentifier: "fhir-phd:Device:\(system)|\(value)", version: 1).uuidString
+    }
+
+    // MARK: PhdDevice
+
+    /// The PhdDevice of `device`, with what a reading's `metadata` says of it (its serial
+    /// number, its specializations); nil when the device has no identity to create it by.
+    ///
+    /// - `identifier` (1..): the Bluetooth address as the BTMAC slice (`A0-9E-1A-00-11-22`), by
+    ///   which it is created; the local identifier when it is something else (a USB serial, a
+    ///   `manufacturer/serial`), in healthgate's system, by which a device without an address
+    ///   is created.
+    /// - `manufacturer`, `modelNumber` (1..): Device Information's, or the data-absent-reason
+    ///   extension `unknown` when the device did not say.
+    /// - `type` (1..): MDC_MOC_VMS_MDS_SIMP, fixed by the profile.
+    /// - `specialization` (1..): each one the device listed
+    ///   (``HealthModel/MetadataKey/mdcDeviceSpecializations``, `code:version`), else
+    ///   MDC_DEV_SPEC_PROFILE_GENERIC version 1: the gateway maps the device "as if it were" an
+    ///   IEEE 11073-10206 device (Non11073PHDDevices.md) and knows no specialization of it.
+    /// - `version` (1.., required binding MDCDeviceVersionTypes): hardware, software and
+    ///   firmware revisions; a firmware revision `unknown` when none is known.
+    /// - `serialNumber`, `deviceName`, `udiCarrier.deviceIdentifier` when known.
+    static func phd(_ device: Device, metadata: Metadata) -> Entry? {
+        var identifiers: [JSONValue] = []
+        var key: (system: String, value: String)?
+        let address = PHDObservationIdentifier.bluetoothAddress(device)
+        if let address {
+            let value = address.split(separator: ":").joined(separator: "-")
+            identifiers.append(.object([
+                "type": .object(["coding": .array([.object([
+                    "system": .string(PHDGuide.deviceIdentifierTypeSystem), "code": .string(PHDGuide.bluetoothAddressType),
+                    "display": .string("Bluetooth MAC address"),
+                ])])]),
+                "system": .string(PHDGuide.bluetoothAddressSystem), "value": .string(value),
+            ]))
+            key = (PHDGuide.bluetoothAddressSystem, value)
+        }
+        for local in [device.localIdentifier, device.radioIdentifier].compactMap({ $0 })
+        where DeviceIdentity(local).canonical != address && key?.value != local {
+            identifiers.append(.object(["system": .string(FHIRMapping.localDeviceIdentifierSystem), "value": .string(local)]))
+            key = key ?? (FHIRMapping.localDeviceIdentifierSystem, local)
+        }
+        guard let key else { return nil }
+        var resource: [String: JSONValue] = [
+            "resourceType": .string("Device"),
+            "meta": .object(["profile": .array([.string(PHDGuide.Profile.phdDevice.url)])]),
+            "identifier": .array(identifiers),
+            "type": .object([
+                "coding": .array([PHDCoding.coding(PHDGuide.phdDeviceType.code, reference: PHDGuide.phdDeviceType.reference)]),
+                "text": .string("Personal health device"),
+            ]),
+            "specialization": .array(specializations(metadata)),
+            "version": .array(versions(device)),
+        ]
+        setOrAbsent(&resource, "manufacturer", device.manufacturer)
+        setOrAbsent(&resource, "modelNumber", device.model)
+        if let serial = metadata.deviceSerialNumber { resource["serialNumber"] = .string(serial) }
+        if let name = device.name {
+            resource["deviceName"] = .array([.object(["name": .string(name), "type": .string("user-friendly-name")])])
+        }
+        if let udi = device.udiDeviceIdentifier {
+            resource["udiCarrier"] = .array([.object(["deviceIdentifier": .string(udi)])])
+        }
+        return Entry(
+            fullUrl: fullUrl(system: key.system, value: key.value), system: key.system, value: key.value, resource: .object(resource))
+    }
+
+    /// The specializations the device listed (`code:version`, comma-separated; a 16-bit term
+    /// code is in partition 8, MDC_PART_INFRA), else the generic one.
+    static func specializations(_ metadata: Metadata) -> [JSONValue] {
+        let listed: [(code: UInt32, version: String)] = (metadata[.mdcDeviceSpecializations]?.textValue ?? "")
+            .split(separator: ",").compactMap { entry in
+                let parts = entry.split(separator: ":").map { $0.filter { !$0.isWhitespace } }
+                guard parts.count == 2, let code = UInt32(parts[0]), !parts[1].isEmpty else { return nil }
+                return (code < 1 << 16 ? PHDGuide.specializationPartition << 16 | code : code, parts[1])
+            }
+        if listed.isEmpty {
+            // IEEE 11073-10206-2022 is the first edition of ACOM: a generic device's version is
+            // the ACOM version (StructureDefinition.PhdDevice.fsh, specialization.version).
+            return [.object([
+                "systemType": .object(["coding": .array([
+                    PHDCoding.coding(PHDGuide.genericSpecialization.code, reference: PHDGuide.genericSpecialization.reference),
+                ])]),
+                "version": .string("1"),
+            ])]
+        }
+        return listed.map { specialization in
+            .object([
+                "systemType": .object(["coding": .array([PHDCoding.coding(specialization.code, reference: nil)])]),
+                "version": .string(specialization.version),
+            ])
+        }
+    }
+
+    /// The hardware, software and firmware revisions the device gave; a firmware revision with
+    /// its value absent when it gave none (`version` 1..*).
+    static func versions(_ device: Device) -> [JSONValue] {
+        let known: [(PHDGuide.VersionType, String?)] = [
+            (.hardware, device.hardwareVersion), (.software, device.softwareVersion), (.firmware, device.firmwareVersion),
+        ]
+        let present = known.compactMap { type, value in value.map { version(type, $0) } }
+        return present.isEmpty ? [version(.firmware, nil)] : present
+    }
+
+    /// A `version` entry of `type`, its value `value`, or the text `unknown`: R4's
+    /// `Device.version.value` is 1..1, and the validators the tests use (fhir.resources, strict)
+    /// refuse a required primitive that carries only the data-absent-reason extension.
+    static func version(_ type: PHDGuide.VersionType, _ value: String?) -> JSONValue {
+        .object([
+            "type": .object(["coding": .array([.object([
+                "system": .string(PHDGuide.mdcSystem), "code": .string(type.code), "display": .string(type.reference),
+            ])])]),
+            "value": .string(value ?? "unknown"),
+        ])
+    }
+
+    // MARK: PhgDevice
+
+    /// The PhgDevice of the gateway named `name` running healthgate `version`:
+    /// - `identifier` (1..): the gateway's name in healthgate's system, by which it is created.
+    /// - `type` (1..): MDC_MOC_VMS_MDS_AHD, fixed by the profile.
+    /// - `specialization` (1..*): MDC_DEV_SPEC_PROFILE_GENERIC, without a version: the gateway
+    ///   takes any device the one MDC table describes (StructureDefinition-PhgDevice-notes.md,
+    ///   "Specializations": the generic code, "the `version` element can be left empty").
+    /// - `version` (1..*): healthgate's version as software (MDC_ID_PROD_SPEC_SW), `unknown`
+    ///   when the readings do not say it.
+    /// - `modelNumber` `healthgate`: the software, as the profile's purpose asks; `deviceName`
+    ///   the gateway's name.
+    static func phg(name: String, version softwareVersion: String?) -> Entry {
+        let resource: JSONValue = .object([
+            "resourceType": .string("Device"),
+            "meta": .object(["profile": .array([.string(PHDGuide.Profile.phgDevice.url)])]),
+            "identifier": .array([.object(["system": .string(gatewayIdentifierSystem), "value": .string(name)])]),
+            "type": .object([
+                "coding": .array([PHDCoding.coding(PHDGuide.phgDeviceType.code, reference: PHDGuide.phgDeviceType.reference)]),
+                "text": .string("Personal health gateway"),
+            ]),
+            "deviceName": .array([.object(["name": .string(name), "type": .string("user-friendly-name")])]),
+            "modelNumber": .string("healthgate"),
+            "specialization": .array([.object([
+                "systemType": .object(["coding": .array([
+                    PHDCoding.coding(PHDGuide.genericSpecialization.code, reference: PHDGuide.genericSpecialization.reference),
+                ])]),
+            ])]),
+            "version": .array([version(.software, softwareVersion)]),
+        ])
+        return Entry(
+            fullUrl: fullUrl(system: gatewayIdentifierSystem, value: name), system: gatewayIdentifierSystem, value: name, resource: resource)
+    }
+
+    /// Sets the primitive `key` to `value`, or, when it is nil, gives it the data-absent-reason
+    /// extension `unknown` instead (`_key`, R4 JSON's form of a primitive's extensions): how a
+    /// required element the gateway does not know is sent.
+    static func setOrAbsent(_ fields: inout [String: JSONValue], _ key: String, _ value: String?) {
+        if let value {
+            fields[key] = .string(value)
+        } else {
+            fields["_" + key] = .object(["extension": .array([.object([
+                "url": .string(PHDGuide.dataAbsentReasonExtension), "valueCode": .string("unknown"),
+            ])])])
+        }
+    }
+}

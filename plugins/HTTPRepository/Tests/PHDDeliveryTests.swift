@@ -1,0 +1,107 @@
+import Foundation
+import GatewayRuntime
+import GatewayTesting
+import HealthModel
+import HealthStore
+@testable import HTTPRepository
+import RemoteSinkKit
+import SampleBus
+import XCTest
+
+/// The `fhir-phd` form through the real sink, over a real store, to the recording repository:
+/// every Bundle validated as FHIR R4 (fhir.resources, strict) and against the PHD guide's
+/// required elements (`validate_payloads.py fhir-phd`, each check naming its FSH rule).
+final class PHDDeliveryTests: RepositoryAndStoreTestCase {
+    let oximeter = Device(
+        name: "Nonin 3230", manufacturer: "Nonin_Medical_Inc.", model: "Model 3230", firmwareVersion: "r2.1",
+        localIdentifier: "00:1C:05:FF:E8:74")
+    let scale = Device(name: "A&D UC-352BLE", manufacturer: "A&D", model: "UC-352BLE", localIdentifier: "A0:9E:1A:12:34:56")
+
+    func testPHDBundlesValidateAsR4AndAgainstTheGuideAndDeletionsFollow() async throws {
+        let at = Date(timeIntervalSince1970: 1_800_000_000)
+        let spo2 = try QuantitySample(
+            id: ids.next(), type: .oxygenSaturation, quantity: Quantity(97, .percent), start: at, end: at, device: oximeter,
+            metadata: [
+                .mdcObservationType: .integer(150_456), .mdcUnit: .integer(544), .deviceTimestamp: .string("2027-01-15T07:01:00.250Z"),
+                .mdcSupplementalTypes: .string("150588"), .mdcDeviceSpecializations: .string("4100:1"),
+            ])
+        func pressure(_ type: QuantityType, _ value: Double) throws -> QuantitySample {
+            try QuantitySample(id: ids.next(), type: type, quantity: Quantity(value, .millimeterOfMercury), start: at, end: at, device: scale)
+        }
+        let bloodPressure = try CorrelationSample.bloodPressure(
+            id: ids.next(), systolic: pressure(.bloodPressureSystolic, 131), diastolic: pressure(.bloodPressureDiastolic, 84), device: scale,
+            metadata: [.meanArterialPressure: .double(99.7), .deviceTimestamp: .string("2027-01-15T08:00:00-00:00")])
+        let weight = try QuantitySample(
+            id: ids.next(), type: .bodyMass, quantity: Quantity(72.4, .kilogram), start: at, end: at, device: scale,
+            metadata: [.deviceTimestamp: .string("2027-01-15T08:01:00-00:00")])
+        let lead = try XCTUnwrap(QuantityType.named("mdc.131330.4274"))
+        let ecg = try QuantitySeriesSample(
+            id: ids.next(), type: lead, unit: .millivolt,
+            quantities: [0.1, 0.4, 1.1, -0.3, 0.0, 0.2].enumerated().map { index, value in
+                let time = at.addingTimeInterval(Double(index) * 0.004)
+                return SeriesQuantity(value: value, start: time, end: time)
+            },
+            device: oximeter, metadata: [.mdcUnit: .integer(4274)])
+        let leanMass = try quantity(.leanBodyMass, 55.2, .kilogram, seconds: 0)
+        // A generic observation, and readings the device marked invalid, and questionable test data.
+        let respiration = try QuantitySample(
+            id: ids.next(), type: try XCTUnwrap(QuantityType.named("mdc.151562.2784")), quantity: Quantity(15, .countPerMinute), start: at,
+            end: at.addingTimeInterval(30), device: oximeter, metadata: [.mdcMeasurementDuration: .double(30)])
+        let invalid = try QuantitySample(
+            id: ids.next(), type: .oxygenSaturation, quantity: Quantity(40, .percent), start: at, end: at, device: oximeter,
+            metadata: [.mdcMeasurementStatus: .integer(1)])
+        let questionable = try QuantitySample(
+            id: ids.next(), type: .heartRate, quantity: Quantity(64, .countPerMinute), start: at, end: at, device: oximeter,
+            metadata: [.mdcMeasurementStatus: .integer(1 << 1 | 1 << 4), .syncIdentifier: .string("oximeter/64")])
+        let records: [HealthRecord] = [
+            .quantity(spo2), .correlation(bloodPressure), .quantity(weight), .quantitySeries(ecg), leanMass, .quantity(respiration),
+            .quantity(invalid), .quantity(questionable),
+        ]
+
+        let running = try await start(configuration {
+            $0.format = .fhirPHD
+            $0.patientReference = "Patient/example"
+        }, records: records)
+        let expectedKey = try await firstBatch(of: running).key
+        try await waitUntilSent()
+        _ = try await store.delete(.ids([spo2.id]))
+        try await waitUntilSent()
+        try await finish(running)
+
+        // Seven Observations and a deletion; the lean body mass has no MDC code.
+        XCTAssertEqual(try validate("fhir-phd"), "ok 8")
+        let requests = server.requests()
+        XCTAssertEqual(requests.map(\.method), ["POST", "POST"])
+        XCTAssertEqual(requests.first?.headers["Content-Type"], "application/fhir+json")
+        XCTAssertEqual(requests.first?.headers["Idempotency-Key"], expectedKey)
+        let first = try XCTUnwrap(requests.first?.body as? [String: Any])
+        let entries = try XCTUnwrap(first["entry"] as? [[String: Any]])
+        let methods = entries.compactMap { $0["request"] as? [String: String] }.map { "\($0["method"] ?? "") \($0["url"] ?? "")" }
+        XCTAssertEqual(methods, ["POST Device", "POST Device", "POST Device"] + Array(repeating: "POST Observation", count: 7))
+        let profiles = entries.compactMap { (($0["resource"] as? [String: Any])?["meta"] as? [String: Any])?["profile"] as? [String] }.map { $0[0] }
+        XCTAssertEqual(profiles.map { $0.split(separator: "/").last.map(String.init) }, [
+            "PhgDevice", "PhdDevice", "PhdDevice", "PhdNumericObservation", "PhdCompoundNumericObservation", "PhdNumericObservation",
+            "PhdRtsaObservation", "PhdNumericObservation", "PhdNumericObservation", "PhdNumericObservation",
+        ])
+        let deletion = try XCTUnwrap((requests.last?.body as? [String: Any])?["entry"] as? [[String: Any]])
+        XCTAssertEqual(
+            deletion.compactMap { $0["request"] as? [String: String] },
+            [["method": "DELETE", "url": "Observation?identifier=urn:ietf:rfc:3986|urn:uuid:\(spo2.id.uuidString)"]])
+        // Left out, said once and counted.
+        XCTAssertEqual(running.status.current?.details["leftOut"], "1")
+        XCTAssertEqual(running.logs.entries.filter { $0.message.contains("readings of leanBodyMass") }.count, 1)
+
+        // The validator is no rubber stamp: the same Bundle without the gateway fails its rule.
+        var broken = try XCTUnwrap(requests.first?.body as? [String: Any])
+        var brokenEntries = try XCTUnwrap(broken["entry"] as? [[String: Any]])
+        var observation = try XCTUnwrap(brokenEntries[3]["resource"] as? [String: Any])
+        observation["extension"] = nil
+        brokenEntries[3]["resource"] = observation
+        broken["entry"] = brokenEntries
+        let recording = directory.appendingPathComponent("broken.jsonl")
+        try JSONSerialization.data(withJSONObject: ["method": "POST", "body": broken]).write(to: recording)
+        XCTAssertEqual(
+            try validate("fhir-phd", recording: recording),
+            "invalid: AssertionError: body 0 entry 3 (PhdNumericObservation): extension[GatewayDevice] 1..1")
+    }
+}

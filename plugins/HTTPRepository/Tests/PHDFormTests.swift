@@ -1,0 +1,450 @@
+import Foundation
+import GatewayRuntime
+import GatewayTesting
+import HealthModel
+import HealthStore
+import RemoteSinkKit
+import XCTest
+
+@testable import HTTPRepository
+
+/// The `fhir-phd` form's encoding (``PHDMapping``): each kind of record as the HL7 Personal
+/// Health Device guide (github.com/HL7/phd, `input/fsh`) profiles it, the Devices, the
+/// conditional-create identifier and the measurement status, without a server.
+/// `PHDDeliveryTests` sends them through the sink and validates them.
+final class PHDFormTests: XCTestCase {
+    static let patient = "Patient/example"
+    let builder = PayloadBuilder(format: .fhirPHD, patientReference: PHDFormTests.patient, gatewayName: "clinic-north-3")
+
+    /// A pulse oximeter that speaks GHS, as input/examples/phd-74E8FFFEFF051C00.001C05FFE874.json describes one.
+    static let oximeter = Device(
+        name: "Nonin 3230", manufacturer: "Nonin_Medical_Inc.", model: "Model 3230", hardwareVersion: "r1.0", firmwareVersion: "r2.1",
+        softwareVersion: "r1.5 9.7", localIdentifier: "00:1C:05:FF:E8:74")
+    static let scale = Device(name: "A&D UC-352BLE", manufacturer: "A&D", model: "UC-352BLE", localIdentifier: "A0:9E:1A:12:34:56")
+    static let epoch = Date(timeIntervalSince1970: 1_800_000_000)
+
+    // MARK: Helpers
+
+    /// The Bundle of `records` (and `deletions`), each change at its own anchor.
+    func bundle(
+        _ records: [HealthRecord], deletions: [StoreChanges.Deletion] = [], builder: PayloadBuilder? = nil
+    ) throws -> [String: Any] {
+        let builder = builder ?? self.builder
+        var changes = records.enumerated().map { FollowedChange.stored($1, anchor: Int64($0 + 1)) }
+        changes += deletions.map(FollowedChange.deleted)
+        let batch = FollowerBatch(after: 0, through: Int64(changes.count), changes: changes.filter(builder.accepts), payloadIdentity: builder.identity)
+        let body = try XCTUnwrap(try builder.body(for: batch), "no body")
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+    }
+
+    func entries(_ bundle: [String: Any]) -> [[String: Any]] { bundle["entry"] as? [[String: Any]] ?? [] }
+
+    /// The Observations of a Bundle, in order.
+    func observations(_ bundle: [String: Any]) -> [[String: Any]] {
+        entries(bundle).compactMap { $0["resource"] as? [String: Any] }.filter { $0["resourceType"] as? String == "Observation" }
+    }
+
+    /// The resource whose entry's fullUrl is `url`.
+    func resource(_ bundle: [String: Any], at url: String?) -> [String: Any]? {
+        entries(bundle).first { $0["fullUrl"] as? String == url }?["resource"] as? [String: Any]
+    }
+
+    func codings(_ concept: Any?) -> [[String: Any]] { (concept as? [String: Any])?["coding"] as? [[String: Any]] ?? [] }
+
+    func codes(_ concept: Any?, system: String) -> [String] {
+        codings(concept).filter { $0["system"] as? String == system }.compactMap { $0["code"] as? String }
+    }
+
+    func reference(_ value: Any?) -> String? { (value as? [String: Any])?["reference"] as? String }
+
+    func sample(
+        _ type: QuantityType, _ value: Double, _ unit: HealthUnit, device: Device? = PHDFormTests.oximeter, metadata: Metadata = [:],
+        seconds: Double = 0
+    ) throws -> QuantitySample {
+        try QuantitySample(
+            id: SampleID(UUID()), type: type, quantity: Quantity(value, unit), start: Self.epoch, end: Self.epoch.addingTimeInterval(seconds),
+            device: device, metadata: metadata)
+    }
+
+    /// What the GHS source writes for a pulse oximeter's SpO2 (GHSObservationMapper.baseMetadata).
+    static let ghsMetadata: Metadata = [
+        .mdcObservationType: .integer(150_456), .mdcUnit: .integer(544), .deviceTimestamp: .string("2021-11-22T12:56:30.567+01:00"),
+        .mdcSupplementalTypes: .string("150588"), .mdcDeviceSpecializations: .string("4100:1"), .deviceSerialNumber: .string("501900083"),
+        .gatewayVersion: .string("1.4.0"),
+    ]
+
+    // MARK: Numeric
+
+    func testSpO2FromAGenericHealthSensorIsANumericObservationWithTheCodeTheDeviceSent() throws {
+        let spo2 = try sample(.oxygenSaturation, 97, .percent, metadata: Self.ghsMetadata)
+        let bundle = try bundle([.quantity(spo2)])
+        XCTAssertEqual(bundle["type"] as? String, "transaction")
+        let entry = try XCTUnwrap(entries(bundle).last)
+        let observation = try XCTUnwrap(entry["resource"] as? [String: Any])
+        XCTAssertEqual((observation["meta"] as? [String: Any])?["profile"] as? [String], [PHDGuide.Profile.numeric.url])
+        // The code the device sent, in MDC, and the R4 vital-signs code (PHD: "the corresponding
+        // LOINC code shall be present"), with both categories.
+        XCTAssertEqual(codes(observation["code"], system: "urn:iso:std:iso:11073:10101"), ["150456"])
+        XCTAssertEqual(codings(observation["code"]).first?["display"] as? String, "MDC_PULS_OXIM_SAT_O2")
+        XCTAssertEqual(codes(observation["code"], system: "http://loinc.org"), ["2708-6"])
+        let categories = (observation["category"] as? [Any] ?? []).flatMap { codes($0, system: PHDGuide.categorySystem) }
+        XCTAssertEqual(categories, ["phd"])
+        XCTAssertEqual(
+            (observation["category"] as? [Any] ?? []).flatMap { codes($0, system: "http://terminology.hl7.org/CodeSystem/observation-category") },
+            ["vital-signs"])
+        let value = try XCTUnwrap(observation["valueQuantity"] as? [String: Any])
+        XCTAssertEqual(value["value"] as? Double, 97)
+        XCTAssertEqual(value["system"] as? String, "http://unitsofmeasure.org")
+        XCTAssertEqual(value["code"] as? String, "%")
+        XCTAssertEqual(observation["status"] as? String, "final")
+        XCTAssertEqual(reference(observation["subject"]), Self.patient)
+        XCTAssertEqual(observation["effectiveDateTime"] as? String, RFC3339.string(from: Self.epoch))
+        // The supplemental type MDC_MODALITY_SPOT as a component (PhdBaseObservation.fsh).
+        let component = try XCTUnwrap((observation["component"] as? [[String: Any]])?.first)
+        XCTAssertEqual(codes(component["code"], system: PHDGuide.mdcSystem), ["68193"])
+        XCTAssertEqual(codes(component["valueCodeableConcept"], system: PHDGuide.mdcSystem), ["150588"])
+
+        // The guide's identifier: device-patient-type-timestamp-supplemental types; the local
+        // time 12:56:30.567 counted from 2000 with its offset +1 h as +4 quarter hours.
+        let identifiers = try XCTUnwrap(observation["identifier"] as? [[String: String]])
+        let expected = "001C05FFE874-example-150456-690900990.567+4-150588"
+        XCTAssertEqual(identifiers.first, ["system": PHDGuide.observationIdentifierSystem, "value": expected])
+        XCTAssertEqual(identifiers.last, ["system": "urn:ietf:rfc:3986", "value": "urn:uuid:\(spo2.id.uuidString)"])
+        // Created unless the server holds one with either (the `+` percent-encoded in the query):
+        // another gateway's upload of the same reading, or this one's.
+        let request = try XCTUnwrap(entry["request"] as? [String: String])
+        XCTAssertEqual(request["method"], "POST")
+        XCTAssertEqual(request["url"], "Observation")
+        XCTAssertEqual(
+            request["ifNoneExist"],
+            "identifier=http://hl7.org/fhir/uv/phd/StructureDefinition/PhdBaseObservation|001C05FFE874-example-150456-690900990.567%2B4-150588"
+                + ",urn:ietf:rfc:3986|urn:uuid:\(spo2.id.uuidString)")
+        XCTAssertNil(observation["id"], "a create carries no id")
+
+        // The PhdDevice and PhgDevice, created by identifier, referred to by their fullUrls.
+        let device = try XCTUnwrap(resource(bundle, at: reference(observation["device"])))
+        XCTAssertEqual((device["meta"] as? [String: Any])?["profile"] as? [String], [PHDGuide.Profile.phdDevice.url])
+        let address = try XCTUnwrap((device["identifier"] as? [[String: Any]])?.first)
+        XCTAssertEqual(address["system"] as? String, "http://hl7.org/fhir/sid/eui-48/bluetooth")
+        XCTAssertEqual(address["value"] as? String, "00-1C-05-FF-E8-74")
+        XCTAssertEqual(codes(address["type"], system: "http://terminology.hl7.org/CodeSystem/ContinuaDeviceIdentifiers"), ["BTMAC"])
+        XCTAssertEqual(device["manufacturer"] as? String, "Nonin_Medical_Inc.")
+        XCTAssertEqual(device["modelNumber"] as? String, "Model 3230")
+        XCTAssertEqual(device["serialNumber"] as? String, "501900083")
+        XCTAssertEqual(codes(device["type"], system: PHDGuide.mdcSystem), ["65573"])
+        // Health Sensor Features' term code 4100 is MDC_DEV_SPEC_PROFILE_PULS_OXIM, 528388.
+        let specialization = try XCTUnwrap((device["specialization"] as? [[String: Any]])?.first)
+        XCTAssertEqual(codes(specialization["systemType"], system: PHDGuide.mdcSystem), ["528388"])
+        XCTAssertEqual(specialization["version"] as? String, "1")
+        let versions = (device["version"] as? [[String: Any]] ?? []).map { (codes($0["type"], system: PHDGuide.mdcSystem).first, $0["value"] as? String) }
+        XCTAssertEqual(versions.map(\.0), ["531974", "531975", "531976"])
+        XCTAssertEqual(versions.map(\.1), ["r1.0", "r1.5 9.7", "r2.1"])
+        let deviceEntry = try XCTUnwrap(entries(bundle).first { $0["fullUrl"] as? String == reference(observation["device"]) })
+        XCTAssertEqual(
+            (deviceEntry["request"] as? [String: String])?["ifNoneExist"],
+            "identifier=http://hl7.org/fhir/sid/eui-48/bluetooth|00-1C-05-FF-E8-74")
+        let gatewayReference = try XCTUnwrap(
+            (observation["extension"] as? [[String: Any]])?.first { $0["url"] as? String == PHDGuide.gatewayDeviceExtension })
+        let gateway = try XCTUnwrap(resource(bundle, at: reference(gatewayReference["valueReference"])))
+        XCTAssertEqual((gateway["meta"] as? [String: Any])?["profile"] as? [String], [PHDGuide.Profile.phgDevice.url])
+        XCTAssertEqual(codes(gateway["type"], system: PHDGuide.mdcSystem), ["531981"])
+        XCTAssertEqual((gateway["identifier"] as? [[String: String]])?.first?["value"], "clinic-north-3")
+        XCTAssertEqual((gateway["version"] as? [[String: Any]])?.first?["value"] as? String, "1.4.0")
+        XCTAssertEqual(entries(bundle).count, 3, "the gateway, the device, the Observation")
+    }
+
+    /// A Weight Scale reading (the Bluetooth profile, no MDC metadata): the code from the table,
+    /// its canonical unit's UCUM code; height in cm and BMI in kg/m2, as R4's vital signs take them.
+    func testAWeightFromTheWeightScaleProfileTakesItsCodeFromTheTable() throws {
+        let metadata: Metadata = [.deviceTimestamp: .string("2027-01-15T08:01:00-00:00"), .userIndex: .integer(1)]
+        let weight = try sample(.bodyMass, 72.45, .kilogram, device: Self.scale, metadata: metadata)
+        let height = try sample(.height, 1.782, .meter, device: Self.scale, metadata: metadata)
+        let bmi = try sample(.bodyMassIndex, 22.8, .count, device: Self.scale, metadata: metadata)
+        let bundle = try bundle([.quantity(weight), .quantity(height), .quantity(bmi)])
+        let sent = observations(bundle)
+        XCTAssertEqual(sent.map { codes($0["code"], system: PHDGuide.mdcSystem) }, [["188736"], ["188740"], ["188752"]])
+        XCTAssertEqual(sent.map { codes($0["code"], system: "http://loinc.org") }, [["29463-7"], ["8302-2"], ["39156-5"]])
+        let values = sent.map { $0["valueQuantity"] as? [String: Any] ?? [:] }
+        XCTAssertEqual(values.map { $0["code"] as? String }, ["kg", "cm", "kg/m2"])
+        XCTAssertEqual(values[0]["value"] as? Double, 72.45)
+        XCTAssertEqual(values[1]["value"] as? Double ?? 0, 178.2, accuracy: 1e-9)
+        XCTAssertEqual(values[2]["value"] as? Double, 22.8)
+        // The local time of unknown offset the scale stamped (2027-01-15T08:01:00 is 853_315_260 s after 2000).
+        let identifier = (sent[0]["identifier"] as? [[String: String]])?.first?["value"]
+        XCTAssertEqual(identifier, "A09E1A123456-example-188736-853315260")
+        // Device Information gave no version: the required version is a firmware revision "unknown";
+        // no specialization either: the generic one.
+        let device = try XCTUnwrap(resource(bundle, at: reference(sent[0]["device"])))
+        XCTAssertEqual((device["version"] as? [[String: Any]])?.map { $0["value"] as? String }, ["unknown"])
+        let specialization = (device["specialization"] as? [[String: Any]])?.first
+        XCTAssertEqual(codes(specialization?["systemType"], system: PHDGuide.mdcSystem), ["528457"])
+        XCTAssertEqual(entries(bundle).filter { ($0["request"] as? [String: String])?["url"] == "Device" }.count, 2, "one device, one gateway")
+    }
+
+    /// A generic observation `mdc.{code}.{unit}`: its codes from the identifier, the UCUM unit
+    /// from the table; a code whose row is a vital sign gets its LOINC code; a unit the table
+    /// does not know goes as its MDC code (Nomenclaturecodes.md, "Unit codes").
+    func testAGenericObservationSendsTheCodesOfItsIdentifier() throws {
+        let respiration = try XCTUnwrap(QuantityType.named("mdc.151562.2784"))
+        let rate = try sample(respiration, 16, .countPerMinute)
+        let unknown = try XCTUnwrap(QuantityType.named("mdc.8454258.9999"))
+        let odd = try sample(unknown, 3, .count)
+        let sent = observations(try bundle([.quantity(rate), .quantity(odd)]))
+        XCTAssertEqual(codes(sent[0]["code"], system: PHDGuide.mdcSystem), ["151562"])
+        XCTAssertEqual(codes(sent[0]["code"], system: "http://loinc.org"), ["9279-1"], "MDC_RESP_RATE is the respiratory rate vital sign")
+        XCTAssertEqual((sent[0]["valueQuantity"] as? [String: Any])?["code"] as? String, "/min")
+        XCTAssertEqual((sent[0]["valueQuantity"] as? [String: Any])?["value"] as? Double, 16)
+        XCTAssertEqual(codes(sent[1]["code"], system: PHDGuide.mdcSystem), ["8454258"])
+        XCTAssertEqual(codes(sent[1]["code"], system: "http://loinc.org"), [])
+        let value = try XCTUnwrap(sent[1]["valueQuantity"] as? [String: Any])
+        XCTAssertEqual(value["system"] as? String, PHDGuide.mdcSystem)
+        XCTAssertEqual(value["code"] as? String, String(4 * 65536 + 9999))
+        XCTAssertEqual(value["value"] as? Double, 3)
+    }
+
+    /// The codes of one compound discrete observation become readings of one type and time
+    /// stamp: the guide's identifier would make them one Observation, so only the first carries it.
+    func testReadingsThatWouldShareTheGuideIdentifierAreNotMadeOne() throws {
+        let events = try XCTUnwrap(QuantityType.named("mdc.8410608.512"))
+        let metadata: Metadata = [.deviceTimestamp: .string("2026-12-01T10:00:00Z")]
+        let first = try sample(events, 8_418_084, .count, metadata: metadata)
+        let second = try sample(events, 8_418_086, .count, metadata: metadata)
+        let sent = observations(try bundle([.quantity(first), .quantity(second)]))
+        let systems = sent.map { ($0["identifier"] as? [[String: String]] ?? []).compactMap { $0["system"] } }
+        XCTAssertEqual(systems, [[PHDGuide.observationIdentifierSystem, "urn:ietf:rfc:3986"], ["urn:ietf:rfc:3986"]])
+    }
+
+    // MARK: Measurement status
+
+    /// StructureDefinition-PhdBaseObservation-notes.md, "Measurement Status": invalid is no
+    /// value, data absent (error) and entered-in-error.
+    func testAnInvalidReadingCarriesNoValueButTheReasonAndEnteredInError() throws {
+        var metadata = Self.ghsMetadata
+        metadata[.mdcMeasurementStatus] = .integer(1)
+        let spo2 = try sample(.oxygenSaturation, 97, .percent, metadata: metadata)
+        let observation = try XCTUnwrap(observations(try bundle([.quantity(spo2)])).first)
+        XCTAssertEqual(observation["status"] as? String, "entered-in-error")
+        XCTAssertNil(observation["valueQuantity"])
+        XCTAssertEqual(codes(observation["dataAbsentReason"], system: "http://terminology.hl7.org/CodeSystem/data-absent-reason"), ["error"])
+    }
+
+    func testTheOtherStatusBitsBecomeInterpretationsSecurityAndNotes() throws {
+        // questionable (1), test data (4), early estimate (5), manually entered (6), threshold error (14)
+        var metadata = Self.ghsMetadata
+        metadata[.mdcMeasurementStatus] = .integer(1 << 1 | 1 << 4 | 1 << 5 | 1 << 6 | 1 << 14)
+        let spo2 = try sample(.oxygenSaturation, 97, .percent, metadata: metadata)
+        let observation = try XCTUnwrap(observations(try bundle([.quantity(spo2)])).first)
+        XCTAssertEqual(observation["status"] as? String, "preliminary")
+        XCTAssertNotNil(observation["valueQuantity"])
+        let interpretations = (observation["interpretation"] as? [Any] ?? []).map { codes($0, system: PHDGuide.measurementStatusSystem) }
+        XCTAssertEqual(interpretations, [["questionable"], ["early-indication"], ["in-alarm"]], "one coding each (MsmtStatusInterpretation 1..1)")
+        let security = ((observation["meta"] as? [String: Any])?["security"] as? [[String: String]])?.first
+        XCTAssertEqual(security, ["system": "http://terminology.hl7.org/CodeSystem/v3-ActReason", "code": "HTEST"])
+        XCTAssertEqual((observation["note"] as? [[String: String]])?.count, 2)
+        // Not available: no value, not performed.
+        metadata[.mdcMeasurementStatus] = .string("4")
+        let missing = try XCTUnwrap(observations(try bundle([.quantity(try sample(.oxygenSaturation, 97, .percent, metadata: metadata))])).first)
+        XCTAssertNil(missing["valueQuantity"])
+        XCTAssertEqual(codes(missing["dataAbsentReason"], system: "http://terminology.hl7.org/CodeSystem/data-absent-reason"), ["not-performed"])
+        XCTAssertEqual(missing["status"] as? String, "final")
+    }
+
+    // MARK: Blood pressure
+
+    func bloodPressure(metadata: Metadata = [:], memberMetadata: Metadata = [:]) throws -> CorrelationSample {
+        func member(_ type: QuantityType, _ value: Double) throws -> QuantitySample {
+            try QuantitySample(
+                id: SampleID(UUID()), type: type, quantity: Quantity(value, .millimeterOfMercury), start: Self.epoch, end: Self.epoch,
+                device: Self.scale, metadata: memberMetadata)
+        }
+        return try .bloodPressure(
+            id: SampleID(UUID()), systolic: member(.bloodPressureSystolic, 128), diastolic: member(.bloodPressureDiastolic, 82),
+            device: Self.scale, metadata: metadata)
+    }
+
+    /// A blood-pressure correlation is one PhdCompoundNumericObservation, as
+    /// input/examples/compound-numeric-blood-pressure.json: MDC_PRESS_BLD_NONINV with the
+    /// panel's LOINC code, systolic, diastolic and the mean from the reading's metadata.
+    func testABloodPressureIsACompoundWithSystolicDiastolicAndTheMean() throws {
+        let reading = try bloodPressure(metadata: [.meanArterialPressure: .double(97.3), .deviceTimestamp: .string("2026-11-23T06:30:09-00:00")])
+        let observation = try XCTUnwrap(observations(try bundle([.correlation(reading)])).first)
+        XCTAssertEqual((observation["meta"] as? [String: Any])?["profile"] as? [String], [PHDGuide.Profile.compoundNumeric.url])
+        XCTAssertEqual(codes(observation["code"], system: PHDGuide.mdcSystem), ["150020"])
+        XCTAssertEqual(codes(observation["code"], system: "http://loinc.org"), ["85354-9"])
+        XCTAssertNil(observation["valueQuantity"], "value[x] ..0")
+        let components = try XCTUnwrap(observation["component"] as? [[String: Any]])
+        XCTAssertEqual(components.map { codes($0["code"], system: PHDGuide.mdcSystem) }, [["150021"], ["150022"], ["150023"]])
+        XCTAssertEqual(components.map { codes($0["code"], system: "http://loinc.org") }, [["8480-6"], ["8462-4"], []])
+        let values = components.map { $0["valueQuantity"] as? [String: Any] ?? [:] }
+        XCTAssertEqual(values.map { $0["value"] as? Double }, [128, 82, 97.3])
+        XCTAssertEqual(values.map { $0["code"] as? String }, ["mm[Hg]", "mm[Hg]", "mm[Hg]"])
+        XCTAssertEqual(
+            (observation["identifier"] as? [[String: String]])?.first?["value"], "A09E1A123456-example-150020-848730609")
+        // Without a mean, two components; a cuff that sent kPa has its members in kPa.
+        let kilopascal: Metadata = [.mdcUnit: .integer(3843)]
+        let other = try bloodPressure(memberMetadata: kilopascal)
+        let compound = try XCTUnwrap(observations(try bundle([.correlation(other)])).first)
+        let parts = try XCTUnwrap(compound["component"] as? [[String: Any]])
+        XCTAssertEqual(parts.count, 2)
+        XCTAssertEqual((parts[0]["valueQuantity"] as? [String: Any])?["code"] as? String, "kPa")
+        XCTAssertEqual((parts[0]["valueQuantity"] as? [String: Any])?["value"] as? Double ?? 0, 128 * 0.133322387415, accuracy: 1e-6)
+    }
+
+    // MARK: Series
+
+    /// An ECG lead from a GHS sample array (MDC_ECG_ELEC_POTL_II in mV, 250 Hz) is one
+    /// PhdRtsaObservation: SampledData with the period, origin 0 and factor 1.
+    func testAnECGLeadIsASampledDataObservation() throws {
+        let lead = try XCTUnwrap(QuantityType.named("mdc.131330.4274"))
+        let values = [0.12, 0.35, 1.2, -0.4, 0.05, 0.0, 0.1, 0.08]
+        let series = try QuantitySeriesSample(
+            id: SampleID(UUID()), type: lead, unit: .millivolt,
+            quantities: values.enumerated().map { index, value in
+                let at = Self.epoch.addingTimeInterval(Double(index) * 0.004)
+                return SeriesQuantity(value: value, start: at, end: at)
+            },
+            device: Self.oximeter, metadata: [.mdcUnit: .integer(4274), .deviceTimestamp: .string("2026-12-01T10:00:00.000Z")])
+        let observation = try XCTUnwrap(observations(try bundle([.quantitySeries(series)])).first)
+        XCTAssertEqual((observation["meta"] as? [String: Any])?["profile"] as? [String], [PHDGuide.Profile.rtsa.url])
+        XCTAssertEqual(codes(observation["code"], system: PHDGuide.mdcSystem), ["131330"])
+        XCTAssertEqual(codes(observation["code"], system: "http://loinc.org"), [])
+        let sampled = try XCTUnwrap(observation["valueSampledData"] as? [String: Any])
+        XCTAssertEqual(sampled["data"] as? String, "0.12 0.35 1.2 -0.4 0.05 0 0.1 0.08")
+        XCTAssertEqual(sampled["period"] as? Double, 4)
+        XCTAssertEqual(sampled["factor"] as? Double, 1)
+        XCTAssertEqual(sampled["dimensions"] as? Double, 1)
+        let origin = try XCTUnwrap(sampled["origin"] as? [String: Any])
+        XCTAssertEqual(origin["value"] as? Double, 0)
+        XCTAssertEqual(origin["code"] as? String, "mV")
+        XCTAssertEqual(origin["system"] as? String, "http://unitsofmeasure.org")
+        let period = try XCTUnwrap(observation["effectivePeriod"] as? [String: String])
+        XCTAssertEqual(period["start"], RFC3339.string(from: series.startDate))
+        XCTAssertEqual(period["end"], RFC3339.string(from: series.endDate))
+        XCTAssertEqual((observation["identifier"] as? [[String: String]])?.first?["value"], "001C05FFE874-example-131330-849434400.000")
+    }
+
+    /// A series with a gap (a grid point no quantity took) goes as its quantities: the guide's
+    /// SampledData has no `E`. An open series is not sent at all.
+    func testASeriesWithAGapGoesAsItsQuantitiesAndAnOpenOneNotAtAll() throws {
+        let starts = [0.0, 1, 2, 4]
+        let series = try QuantitySeriesSample(
+            id: SampleID(UUID()), type: .heartRate, unit: .countPerMinute,
+            quantities: starts.map { SeriesQuantity(value: 70 + $0, start: Self.epoch.addingTimeInterval($0), end: Self.epoch.addingTimeInterval($0)) },
+            device: Self.oximeter)
+        let sent = observations(try bundle([.quantitySeries(series)]))
+        XCTAssertEqual(sent.count, 4)
+        XCTAssertEqual(sent.map { (($0["valueQuantity"] as? [String: Any])?["value"] as? Double) }, [70, 71, 72, 74])
+        XCTAssertEqual(sent.map { ($0["meta"] as? [String: Any])?["profile"] as? [String] }, Array(repeating: [PHDGuide.Profile.numeric.url], count: 4))
+        let tags = sent.map { (($0["meta"] as? [String: Any])?["tag"] as? [[String: String]])?.first?["code"] }
+        XCTAssertEqual(tags, Array(repeating: series.id.uuidString, count: 4))
+        XCTAssertEqual(
+            sent.map { ($0["identifier"] as? [[String: String]])?.first?["value"] },
+            (0..<4).map { "urn:uuid:\(SampleID(quantity: $0, ofSeries: series.id).uuidString)" })
+
+        var open = series.metadata
+        open[.provisional] = .bool(true)
+        let growing = try QuantitySeriesSample(id: series.id, type: .heartRate, unit: .countPerMinute, quantities: series.quantities, device: Self.oximeter, metadata: open)
+        XCTAssertFalse(builder.accepts(.stored(.quantitySeries(growing), anchor: 1)))
+    }
+
+    // MARK: What is not sent, and deletions
+
+    func testWhatTheFormHasNoCodeOrDeviceForIsLeftOutAndReported() throws {
+        let steps = try sample(.stepCount, 120, .count, seconds: 60)
+        let anonymous = try sample(.oxygenSaturation, 95, .percent, device: nil)
+        let spo2 = try sample(.oxygenSaturation, 97, .percent)
+        let records: [HealthRecord] = [.quantity(steps), .quantity(anonymous), .quantity(spo2)]
+        let changes = records.enumerated().map { FollowedChange.stored($1, anchor: Int64($0 + 1)) }
+        XCTAssertTrue(changes.allSatisfy(builder.accepts), "taken, so that the sink counts them")
+        let payload = try builder.payload(for: FollowerBatch(after: 0, through: 3, changes: changes, payloadIdentity: builder.identity))
+        XCTAssertEqual(payload.leftOut, [
+            "stepCount: the MDC table has no IEEE 11073-10101 code for its type",
+            "oxygenSaturation: it names no device (a PHD Observation requires one)",
+        ])
+        let body = try XCTUnwrap(payload.body)
+        let bundle = try XCTUnwrap(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+        XCTAssertEqual(observations(bundle).count, 1)
+        // A batch of nothing it can send has no body.
+        let none = try builder.payload(for: FollowerBatch(after: 0, through: 1, changes: [changes[0]], payloadIdentity: builder.identity))
+        XCTAssertNil(none.body)
+        // Heartbeat series and workouts have no form here; a deletion of a type never sent is not taken.
+        XCTAssertFalse(builder.accepts(.deleted(.init(id: steps.id, kind: .quantity, type: "stepCount", anchor: 4))))
+        XCTAssertFalse(builder.accepts(.deleted(.init(id: steps.id, kind: .heartbeatSeries, type: "heartbeatSeries", anchor: 4))))
+    }
+
+    /// A deletion is a conditional delete by the uuid identifier (R4 §3.1.0.7.1); a series' also
+    /// deletes the Observations of its quantities, by its tag.
+    func testDeletionsAreConditionalDeletesByIdentifier() throws {
+        let spo2 = try sample(.oxygenSaturation, 97, .percent)
+        let series = SampleID(UUID())
+        let bundle = try bundle(
+            [.quantity(spo2)],
+            deletions: [
+                .init(id: spo2.id, kind: .quantity, type: "oxygenSaturation", anchor: 2),
+                .init(id: series, kind: .quantitySeries, type: "heartRate", anchor: 3),
+            ])
+        let deletes = entries(bundle).compactMap { $0["request"] as? [String: String] }.filter { $0["method"] == "DELETE" }
+        XCTAssertEqual(deletes.map { $0["url"] ?? "" }, [
+            "Observation?identifier=urn:ietf:rfc:3986|urn:uuid:\(spo2.id.uuidString)",
+            "Observation?identifier=urn:ietf:rfc:3986|urn:uuid:\(series.uuidString)",
+            "Observation?_tag=https://healthgate.dev/fhir/CodeSystem/quantity-series|\(series.uuidString)",
+        ])
+    }
+
+    // MARK: The identifier's time stamp
+
+    /// GeneratingtheTimeStampPartIdentifier.md: seconds since 2000 at the clock's resolution,
+    /// the offset in quarter hours, `..` and the duration. (Its example writes 690897360.567 for
+    /// 2021-11-22 11:56:30.567, 30 s off the count; 690897390 is 2021-11-22T11:56:30 − 2000-01-01.)
+    func testTheTimeStampPartOfTheIdentifier() {
+        XCTAssertEqual(PHDObservationIdentifier.timestampPart("2021-11-22T11:56:30.567Z", duration: nil), "690897390.567")
+        XCTAssertEqual(PHDObservationIdentifier.timestampPart("2021-11-22T12:56:30.567+01:00", duration: nil), "690900990.567+4")
+        XCTAssertEqual(PHDObservationIdentifier.timestampPart("2021-11-22T12:56:30.567+01:00", duration: 1), "690900990.567+4..1.000")
+        XCTAssertEqual(PHDObservationIdentifier.timestampPart("2021-11-22T06:26:30-05:30", duration: 90), "690877590-22..90")
+        XCTAssertEqual(PHDObservationIdentifier.timestampPart("2021-11-22T11:56:30-00:00", duration: nil), "690897390")
+        XCTAssertEqual(PHDObservationIdentifier.timestampPart("2021-11-22T11:56:30.567", duration: nil), "690897390.567")
+        XCTAssertEqual(PHDObservationIdentifier.timestampPart("ticks:12345678@0.001", duration: nil), "12345.678")
+        XCTAssertNil(PHDObservationIdentifier.timestampPart("1999-12-31T23:59:59Z", duration: nil))
+        XCTAssertNil(PHDObservationIdentifier.timestampPart("yesterday", duration: nil))
+        // Without a device time stamp or an address there is no guide identifier.
+        XCTAssertNil(PHDObservationIdentifier.value(device: Self.oximeter, patient: Self.patient, type: 150_456, metadata: [:]))
+        XCTAssertNil(PHDObservationIdentifier.value(
+            device: Device(localIdentifier: "usb-Omron_HEM-7600"), patient: Self.patient, type: 150_456, metadata: Self.ghsMetadata))
+    }
+
+    // MARK: Configuration
+
+    func testFHIRPHDNeedsASubjectAndItsSettingsAreInTheKey() throws {
+        let directory = try TestEnvironment.temporaryDirectory("phd-config")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let environment = TestEnvironment.make(directory: directory)
+        let configuration = HTTPRepositoryConfiguration(url: "https://fhir.example/r4").with { $0.format = .fhirPHD }
+        XCTAssertThrowsError(try configuration.validated(in: environment)) { error in
+            XCTAssertEqual((error as? PluginConfigurationError)?.keyPath, "patientReference")
+            XCTAssertTrue("\(error)".contains("fhir-phd needs a subject"), "\(error)")
+        }
+        XCTAssertThrowsError(try configuration.with { $0.patientReference = "Practitioner/1" }.validated(in: environment))
+        XCTAssertNoThrow(try configuration.with { $0.patientReference = "Patient/1" }.validated(in: environment))
+        let decoded = try ConfigurationJSONParser.parse(Data(#"{"url": "https://fhir.example/r4", "format": "fhir-phd"}"#.utf8))
+            .decodeStrictly(HTTPRepositoryConfiguration.self)
+        XCTAssertEqual(decoded.format, .fhirPHD)
+
+        let identities = [
+            PayloadBuilder(format: .fhirR4, patientReference: "Patient/p").identity,
+            PayloadBuilder(format: .fhirPHD, patientReference: "Patient/p").identity,
+            PayloadBuilder(format: .fhirPHD, patientReference: "Patient/p", gatewayName: "other").identity,
+            PayloadBuilder(format: .fhirPHD, patientReference: "Patient/q").identity,
+            PayloadBuilder(format: .fhirPHD, patientReference: "Patient/p", quantitySeries: .expand).identity,
+        ]
+        XCTAssertEqual(Set(identities).count, identities.count, "\(identities)")
+        XCTAssertEqual(builder.contentType, "application/fhir+json")
+    }
+
+    /// The same changes give the same Bundle, byte for byte: a retried batch is the same request.
+    func testTheSameBatchIsTheSameBody() throws {
+        let records: [HealthRecord] = [.quantity(try sample(.oxygenSaturation, 97, .percent, metadata: Self.ghsMetadata)), .correlation(try bloodPressure())]
+        let changes = records.enumerated().map { FollowedChange.stored($1, anchor: Int64($0 + 1)) }
+        let batch = FollowerBatch(after: 0, through: 2, changes: changes, payloadIdentity: builder.identity)
+        XCTAssertEqual(try builder.body(for: batch), try builder.body(for: batch))
+    }
+}
