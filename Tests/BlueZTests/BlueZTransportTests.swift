@@ -283,6 +283,49 @@ final class BlueZTransportTests: XCTestCase {
         XCTAssertEqual(missing?.code, .notSupported)
     }
 
+    /// Two descriptors with one UUID on one characteristic (a Generic Health Sensor's Observation
+    /// Schedules) come back in handle order, apart from the other UUID's; the second is written by
+    /// its index and reads back changed; a refusal (an ATT error) is an error naming the device
+    /// that is not a dropped link, and the link stays up.
+    func testDescriptorsOfOneUUIDAreReadInHandleOrderAndOneIsWritten() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let device = try await bluez.addHealthSensor("AA:BB:CC:DD:EE:16")
+        let connection = try await bluez.transport().connect(to: "AA:BB:CC:DD:EE:16")
+        let service = BluetoothUUID(0x1840), features = BluetoothUUID(0x2BF3)
+        let schedule = BluetoothUUID(0x2910), range = BluetoothUUID(0x2911)
+        let schedules = try await connection.readDescriptors(schedule, of: features, in: service)
+        XCTAssertEqual(schedules, [[0xB8, 0x4B, 0x02, 0x00, 1, 0, 0, 0, 1, 0, 0, 0], [0x1A, 0x48, 0x02, 0x00, 5, 0, 0, 0, 5, 0, 0, 0]])
+        let ranges = try await connection.readDescriptors(range, of: features, in: service)
+        XCTAssertEqual(ranges.map { Array($0.prefix(6)) }, [[0xB8, 0x4B, 0x02, 0x00, 0x20, 0x02], [0x1A, 0x48, 0x02, 0x00, 0xA0, 0x0A]])
+        let none = try await connection.readDescriptors(BluetoothUUID(0x2902), of: features, in: service)
+        XCTAssertEqual(none, [])
+
+        let slower: [UInt8] = [0x1A, 0x48, 0x02, 0x00, 10, 0, 0, 0, 30, 0, 0, 0]
+        try await connection.writeDescriptor(slower, to: schedule, at: 1, of: features, in: service)
+        let written = try await bluez.written(PrivateBlueZ.healthSensorDescriptor(device, 2))
+        XCTAssertEqual(written, [slower])
+        let untouched = try await bluez.written(PrivateBlueZ.healthSensorDescriptor(device, 0))
+        XCTAssertEqual(untouched, [])
+        let reread = try await connection.readDescriptors(schedule, of: features, in: service)
+        XCTAssertEqual(reread.last, slower)
+
+        let refused = await transportError {
+            try await connection.writeDescriptor([0xB8, 0x4B, 0x02, 0x00, 0, 0, 0, 0, 1, 0, 0, 0], to: schedule, at: 0, of: features, in: service)
+        }
+        XCTAssertEqual(refused?.code, .failed)
+        XCTAssertEqual(refused?.device, "AA:BB:CC:DD:EE:16")
+        XCTAssertTrue(refused?.message.contains("ATT error: 0xff") == true, "\(String(describing: refused))")
+        let readOnly = await transportError { try await connection.writeDescriptor([0], to: range, at: 0, of: features, in: service) }
+        XCTAssertEqual(readOnly?.code, .failed, "NotPermitted is a refusal, not a dropped link")
+        let missing = await transportError { try await connection.writeDescriptor(slower, to: schedule, at: 2, of: features, in: service) }
+        XCTAssertEqual(missing?.code, .notSupported)
+        let noCharacteristic = await transportError { _ = try await connection.readDescriptors(schedule, of: BluetoothUUID(0x2BF1), in: service) }
+        XCTAssertEqual(noCharacteristic?.code, .notSupported)
+        let after = try await connection.readDescriptors(schedule, of: features, in: service)
+        XCTAssertEqual(after.count, 2, "the link is still up")
+    }
+
     func testNotificationsThroughAcquiredSocket() async throws {
         let bluez = try await start()
         try await bluez.addAdapter()

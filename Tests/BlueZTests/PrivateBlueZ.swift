@@ -171,6 +171,19 @@ final class PrivateBlueZ: @unchecked Sendable {
         return reply.first?.string ?? ""
     }
 
+    /// Adds a Generic Health Sensor whose Health Sensor Features carries two Observation Schedule
+    /// and two Valid Range and Accuracy descriptors, and returns its path.
+    func addHealthSensor(_ address: String, name: String = "Oximeter", adapter: String = "hci0") async throws -> String {
+        let reply = try await control("AddHealthSensor", [.string(adapter), .string(address), .string(name)])
+        return reply.first?.string ?? ""
+    }
+
+    /// The health sensor's `number`th descriptor object below Health Sensor Features (from 0, in
+    /// handle order: schedule, range, schedule, range).
+    static func healthSensorDescriptor(_ device: String, _ number: Int) -> String {
+        device + "/service0000/char0000/desc" + String(format: "%04x", number + 2)
+    }
+
     /// Stores a record in the meter, sent when the Record Access Control Point asks for it.
     func addGlucoseRecord(_ device: String, _ bytes: [UInt8]) async throws {
         try await control("AddGlucoseRecord", [.objectPath(device), .array(elementSignature: "y", bytes.map { .byte($0) })])

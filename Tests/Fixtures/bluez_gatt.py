@@ -18,7 +18,7 @@ control interface, org.healthgate.Test, on "/" that the Swift tests call over D-
   Notify(characteristic o, value ay)      one notification: a datagram on the acquired
                                           socket if any, else PropertiesChanged "Value"
   NotifyState(characteristic o) -> (bb)   (acquired, notifying)
-  Written(characteristic o) -> aay        values written with WriteValue
+  Written(characteristic o) -> aay        values written with WriteValue (a descriptor's too)
   ConnectAttempts(device o) -> u
   DropLink(device o)                      the link drops: GATT objects go, Connected false
   RemoveMonitor(device o)                 the device object goes (InterfacesRemoved)
@@ -28,6 +28,14 @@ control interface, org.healthgate.Test, on "/" that the Swift tests call over D-
       "report stored records" (01 01: all; 01 03 01 nn nn: sequence number >= nnnn) sends the
       matching records on 2A18, then the response 06 00 01 01 on the RACP.
   AddGlucoseRecord(device o, value ay)    a stored record (its sequence number in octets 1-2)
+  AddHealthSensor(adapter s, address s, name s) -> o
+      A Device1 advertising 1840/180a. Its GATT: Generic Health Sensor 1840 (2BF3 Health Sensor
+      Features read, with GattDescriptor1 objects below it: two Observation Schedule 2910,
+      read+write, and two Valid Range and Accuracy 2911, read; 2B8B Live Health Observations
+      notify) and DIS 180a (2A29 read). A descriptor's WriteValue is recorded (Written) and
+      becomes its value; a schedule whose measurement period (octets 4-7, a FLOAT) is 0 is
+      refused as bluetoothd reports an ATT error it has no name for: org.bluez.Error.Failed,
+      "Operation failed with ATT error: 0xff" (Out of Range, CSS Part B §1.2).
   RequirePairing(device o, passkey i)     the device requires bonding: its GATT refuses reads,
                                           writes and subscriptions with NotPermitted until it
                                           is paired. Device1.Pair then asks the agent the
@@ -86,6 +94,7 @@ CONTROL_IFACE = 'org.healthgate.Test'
 DEVICE_IFACE = 'org.bluez.Device1'
 SERVICE_IFACE = 'org.bluez.GattService1'
 CHAR_IFACE = 'org.bluez.GattCharacteristic1'
+DESC_IFACE = 'org.bluez.GattDescriptor1'
 BATTERY_IFACE = 'org.bluez.Battery1'
 
 
@@ -98,6 +107,22 @@ HEART_RATE_GATT = [
     (0x180d, [(0x2a37, ['notify'], b''), (0x2a38, ['read'], b'\x01'), (0x2a39, ['write'], b'')]),
     (0x180a, [(0x2a29, ['read'], b'Healthgate Labs'), (0x2a24, ['read'], b'HG-1')]),
     (0x180f, [(0x2a19, ['read', 'notify'], b'\x57')]),
+]
+
+# A Generic Health Sensor: Health Sensor Features (an oximeter: SpO2 150456 and pulse rate
+# 149530) with one Observation Schedule and one Valid Range and Accuracy descriptor per type.
+# characteristic: (UUID, flags, value[, [(descriptor UUID, flags, value)]])
+GHS_GATT = [
+    (0x1840, [
+        (0x2bf3, ['read'], b'\x01\x02\xb8\x4b\x02\x00\x1a\x48\x02\x00', [
+            (0x2910, ['read', 'write'], b'\xb8\x4b\x02\x00' + b'\x01\x00\x00\x00' * 2),
+            (0x2911, ['read'], b'\xb8\x4b\x02\x00\x20\x02' + b'\x00\x00\x00\x00' + b'\x64\x00\x00\x00' + b'\x01\x00\x00\x00'),
+            (0x2910, ['read', 'write'], b'\x1a\x48\x02\x00' + b'\x05\x00\x00\x00' * 2),
+            (0x2911, ['read'], b'\x1a\x48\x02\x00\xa0\x0a' + b'\x1e\x00\x00\x00' + b'\xfa\x00\x00\x00' + b'\x02\x00\x00\x00'),
+        ]),
+        (0x2b8b, ['notify'], b''),
+    ]),
+    (0x180a, [(0x2a29, ['read'], b'Healthgate Labs')]),
 ]
 
 GLUCOSE_GATT = [
@@ -222,7 +247,7 @@ def export_gatt(device):
         }
         main.AddObject(service_path, SERVICE_IFACE, service_props, [])
         emit_added(service_path, {SERVICE_IFACE: service_props})
-        for offset, (uuid, flags, value) in enumerate(characteristics):
+        for offset, (uuid, flags, value, *descriptors) in enumerate(characteristics):
             char_path = f'{service_path}/char{offset:04x}'
             char_props = {
                 'UUID': dbus.String(uuid16(uuid), variant_level=1),
@@ -244,6 +269,24 @@ def export_gatt(device):
             char.hg = {'device': device, 'socket': None, 'written': [], 'uuid': uuid}
             device.hg['gatt'].append(char_path)
             emit_added(char_path, {CHAR_IFACE: char_props})
+            # As bluetoothd names them: by handle, the characteristic's declaration and value
+            # first (so its descriptors' objects sort in handle order).
+            for number, (desc_uuid, desc_flags, desc_value) in enumerate(descriptors[0] if descriptors else []):
+                desc_path = f'{char_path}/desc{offset * 16 + number + 2:04x}'
+                desc_props = {
+                    'UUID': dbus.String(uuid16(desc_uuid), variant_level=1),
+                    'Characteristic': dbus.ObjectPath(char_path, variant_level=1),
+                    'Flags': dbus.Array(desc_flags, signature='s', variant_level=1),
+                    'Value': dbus.Array(desc_value, signature='y', variant_level=1),
+                }
+                main.AddObject(desc_path, DESC_IFACE, desc_props, [
+                    ('ReadValue', 'a{sv}', 'ay', desc_read),
+                    ('WriteValue', 'aya{sv}', '', desc_write),
+                ])
+                desc = mockobject.objects[desc_path]
+                desc.hg = {'device': device, 'written': [], 'uuid': desc_uuid}
+                device.hg['gatt'].append(desc_path)
+                emit_added(desc_path, {DESC_IFACE: desc_props})
         device.hg['gatt'].append(service_path)
     if device.hg['layout'] is HEART_RATE_GATT:
         battery = {'Percentage': dbus.Byte(87, variant_level=1)}
@@ -262,7 +305,7 @@ def drop_link(device):
             sock.close()
             obj.hg['socket'] = None
         main.RemoveObject(path)
-        emit_removed(path, [CHAR_IFACE if '/char' in path else SERVICE_IFACE])
+        emit_removed(path, [DESC_IFACE if '/desc' in path else CHAR_IFACE if '/char' in path else SERVICE_IFACE])
     device.hg['gatt'] = []
     if BATTERY_IFACE in device.props:
         del device.props[BATTERY_IFACE]
@@ -285,6 +328,25 @@ def char_write(char, value, _options):
     char.hg['written'].append(bytes(value))
     if char.hg['uuid'] == 0x2a52:
         racp_request(char, bytes(value))
+
+
+# GattDescriptor1 methods
+
+def desc_read(desc, _options):
+    require_bond(desc)
+    return dbus.Array(desc.props[DESC_IFACE]['Value'], signature='y')
+
+
+def desc_write(desc, value, _options):
+    require_bond(desc)
+    data = bytes(value)
+    desc.hg['written'].append(data)
+    if 'write' not in desc.props[DESC_IFACE]['Flags']:
+        raise dbus.exceptions.DBusException('Write not permitted', name='org.bluez.Error.NotPermitted')
+    # An Observation Schedule with a measurement period of 0 (a FLOAT whose mantissa is 0).
+    if desc.hg['uuid'] == 0x2910 and len(data) == 12 and data[4:7] == b'\x00\x00\x00':
+        raise dbus.exceptions.DBusException('Operation failed with ATT error: 0xff', name='org.bluez.Error.Failed')
+    desc.props[DESC_IFACE]['Value'] = dbus.Array(data, signature='y', variant_level=1)
 
 
 def racp_request(racp, request):
@@ -514,6 +576,15 @@ def control_add_glucose_meter(main, adapter, address, name):
     return path
 
 
+def control_add_health_sensor(main, adapter, address, name):
+    path = control_add_monitor(main, adapter, address, name, True)
+    device = mockobject.objects[path]
+    device.hg['layout'] = GHS_GATT
+    set_props(device, DEVICE_IFACE, {
+        'UUIDs': dbus.Array([uuid16(0x1840), uuid16(0x180a)], signature='s', variant_level=1)})
+    return path
+
+
 def control_add_glucose_record(_main, device_path, value):
     mockobject.objects[device_path].hg['records'].append(bytes(value))
 
@@ -651,6 +722,7 @@ _CONTROL = [
     ('RemoveMonitor', 'o', '', control_remove_monitor),
     ('AddGlucoseMeter', 'sss', 'o', control_add_glucose_meter),
     ('AddGlucoseRecord', 'oay', '', control_add_glucose_record),
+    ('AddHealthSensor', 'sss', 'o', control_add_health_sensor),
     ('RequirePairing', 'oi', '', control_require_pairing),
     ('PairingState', 'o', 'bbu', control_pairing_state),
     ('Advertise', 'sssa{qay}a{say}', 'o', control_advertise),

@@ -83,6 +83,33 @@ public final class FakeBLETransport: BLECentralTransport {
     }
 }
 
+/// A descriptor of a fake device's characteristic.
+public struct FakeDescriptor: Sendable, Hashable {
+    public var uuid: BluetoothUUID
+    /// What a read answers, until a write on the connection changes it.
+    public var value: [UInt8]
+    /// When set, every write is refused with this code (recorded first), as a peripheral that
+    /// answers with an ATT error (out of range, write not permitted) is by a real stack.
+    public var refusesWrites: BLETransportError.Code?
+
+    public init(_ uuid: BluetoothUUID, _ value: [UInt8], refusesWrites: BLETransportError.Code? = nil) {
+        self.uuid = uuid
+        self.value = value
+        self.refusesWrites = refusesWrites
+    }
+}
+
+/// One descriptor write a ``FakeConnection`` received.
+public struct FakeDescriptorWrite: Sendable, Hashable {
+    public var descriptor: BluetoothUUID
+    /// Its index among the characteristic's descriptors with its UUID.
+    public var index: Int
+    public var characteristic: BluetoothUUID
+    public var value: [UInt8]
+    /// Whether the fake refused it (``FakeDescriptor/refusesWrites``).
+    public var refused: Bool
+}
+
 /// What a fake device offers.
 public struct FakeProfile: Sendable {
     public var address: String
@@ -94,6 +121,8 @@ public struct FakeProfile: Sendable {
     public var stackBattery: Int?
     /// Characteristics that refuse writes (`.notSupported`), as one without the write property does.
     public var readOnly: Set<BluetoothUUID>
+    /// Descriptors by characteristic, in the GATT database's order (several may share a UUID).
+    public var descriptors: [BluetoothUUID: [FakeDescriptor]]
 
     public var peripheral: DiscoveredPeripheral {
         DiscoveredPeripheral(address: address, name: name, rssi: -40, serviceUUIDs: services)
@@ -101,7 +130,8 @@ public struct FakeProfile: Sendable {
 
     public init(
         address: String, name: String? = nil, services: [BluetoothUUID], characteristics: [BluetoothUUID: [BluetoothUUID]],
-        values: [BluetoothUUID: [UInt8]] = [:], stackBattery: Int? = nil, readOnly: Set<BluetoothUUID> = []
+        values: [BluetoothUUID: [UInt8]] = [:], stackBattery: Int? = nil, readOnly: Set<BluetoothUUID> = [],
+        descriptors: [BluetoothUUID: [FakeDescriptor]] = [:]
     ) {
         self.address = address
         self.name = name
@@ -110,6 +140,7 @@ public struct FakeProfile: Sendable {
         self.values = values
         self.stackBattery = stackBattery
         self.readOnly = readOnly
+        self.descriptors = descriptors
     }
 }
 
@@ -124,6 +155,9 @@ public final class FakeConnection: BLEConnection {
         var holdingWrites = false
         var heldWrites: [CheckedContinuation<Void, Never>] = []
         var writes: [(BluetoothUUID, [UInt8])] = []
+        var descriptorWrites: [FakeDescriptorWrite] = []
+        /// Descriptor values written on this link, by characteristic, then UUID and index.
+        var descriptorValues: [BluetoothUUID: [BluetoothUUID: [Int: [UInt8]]]] = [:]
         var connected = true
         var disconnectCalls = 0
     }
@@ -140,6 +174,8 @@ public final class FakeConnection: BLEConnection {
     public var address: String { profile.address }
     public var writes: [(BluetoothUUID, [UInt8])] { state.withLock { $0.writes } }
     public var disconnectCalls: Int { state.withLock { $0.disconnectCalls } }
+    /// Every descriptor write asked for, in order, the refused ones too.
+    public var descriptorWrites: [FakeDescriptorWrite] { state.withLock { $0.descriptorWrites } }
     public func isSubscribed(_ characteristic: BluetoothUUID) -> Bool { state.withLock { $0.streams[characteristic] != nil } }
 
     public func hasCharacteristic(_ characteristic: BluetoothUUID, in service: BluetoothUUID) async -> Bool {
@@ -163,6 +199,45 @@ public final class FakeConnection: BLEConnection {
                 return state.holdingWrites
             }
             if !hold { continuation.resume() }
+        }
+    }
+
+    /// The profile's descriptors of `characteristic` with the UUID `uuid`, in order; throws as a
+    /// real stack does when the link is down or the characteristic is missing.
+    private func descriptors(_ uuid: BluetoothUUID, of characteristic: BluetoothUUID, in service: BluetoothUUID) throws -> [FakeDescriptor] {
+        guard state.withLock({ $0.connected }) else { throw BLETransportError(.disconnected, device: address, "gone") }
+        guard profile.characteristics[service]?.contains(characteristic) ?? false else {
+            throw BLETransportError(.notSupported, device: address, "no characteristic \(characteristic) in service \(service)")
+        }
+        return (profile.descriptors[characteristic] ?? []).filter { $0.uuid == uuid }
+    }
+
+    /// The profile's values, or what a write on this link made of them.
+    public func readDescriptors(_ descriptor: BluetoothUUID, of characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
+        -> [[UInt8]]
+    {
+        let found = try descriptors(descriptor, of: characteristic, in: service)
+        let written = state.withLock { $0.descriptorValues[characteristic]?[descriptor] ?? [:] }
+        return found.enumerated().map { written[$0.offset] ?? $0.element.value }
+    }
+
+    /// Records the write; refused with ``FakeDescriptor/refusesWrites`` when set, else the value
+    /// is what later reads on this link answer.
+    public func writeDescriptor(
+        _ value: [UInt8], to descriptor: BluetoothUUID, at index: Int, of characteristic: BluetoothUUID, in service: BluetoothUUID
+    ) async throws {
+        let found = try descriptors(descriptor, of: characteristic, in: service)
+        guard found.indices.contains(index) else {
+            throw BLETransportError(.notSupported, device: address, "no descriptor \(descriptor) number \(index + 1) on \(characteristic)")
+        }
+        let refusal = found[index].refusesWrites
+        state.withLock { state in
+            state.descriptorWrites.append(
+                FakeDescriptorWrite(descriptor: descriptor, index: index, characteristic: characteristic, value: value, refused: refusal != nil))
+            if refusal == nil { state.descriptorValues[characteristic, default: [:]][descriptor, default: [:]][index] = value }
+        }
+        if let refusal {
+            throw BLETransportError(refusal, device: address, "scripted refusal: ATT error 0xff (out of range)")
         }
     }
 

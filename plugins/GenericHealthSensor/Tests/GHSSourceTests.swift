@@ -28,7 +28,10 @@ final class GHSSourceTests: XCTestCase {
         }
     }
 
-    static func profile(address: String = "C0:FF:EE:18:40:01", lacking: Set<BluetoothUUID> = []) -> FakeProfile {
+    static func profile(
+        address: String = "C0:FF:EE:18:40:01", lacking: Set<BluetoothUUID> = [], descriptors: [FakeDescriptor] = [],
+        securityLevels: [UInt8] = [0x01, 0x01]
+    ) -> FakeProfile {
         let characteristics: [GHSCharacteristic] = [
             .healthSensorFeatures, .liveHealthObservations, .storedHealthObservations, .recordAccessControlPoint, .controlPoint,
             .observationScheduleChanged, .securityLevels,
@@ -42,9 +45,25 @@ final class GHSSourceTests: XCTestCase {
             values: [
                 // SpO2 and pulse rate; a pulse oximeter (MDC_DEV_SPEC_PROFILE_PULS_OXIM), version 1.
                 GHSCharacteristic.healthSensorFeatures.uuid: [0x01, 0x02, 0xB8, 0x4B, 0x02, 0x00, 0x1A, 0x48, 0x02, 0x00, 0x01, 0x04, 0x10, 0x01],
-                GHSCharacteristic.securityLevels.uuid: [0x01, 0x01],
+                GHSCharacteristic.securityLevels.uuid: securityLevels,
                 .manufacturerName: Array("Acme".utf8), .serialNumber: Array("GHS-7".utf8),
-            ])
+            ],
+            descriptors: descriptors.isEmpty ? [:] : [GHSCharacteristic.healthSensorFeatures.uuid: descriptors])
+    }
+
+    static let schedule = GHSCharacteristic.observationSchedule.uuid
+    static let validRange = GHSCharacteristic.validRangeAndAccuracy.uuid
+
+    /// Health Sensor Features' descriptors as a pulse oximeter has them, in handle order: SpO2's
+    /// schedule (1 s, 1 s) and range (0–100 % ± 1), the pulse rate's schedule (5 s, 5 s; refusing
+    /// writes with `refusesPulseSchedule`) and range (30–250 /min ± 2).
+    static func oximeterDescriptors(refusesPulseSchedule: BLETransportError.Code? = nil) -> [FakeDescriptor] {
+        [
+            FakeDescriptor(schedule, [0xB8, 0x4B, 0x02, 0x00, 1, 0, 0, 0, 1, 0, 0, 0]),
+            FakeDescriptor(validRange, [0xB8, 0x4B, 0x02, 0x00, 0x20, 0x02, 0, 0, 0, 0, 100, 0, 0, 0, 1, 0, 0, 0]),
+            FakeDescriptor(schedule, [0x1A, 0x48, 0x02, 0x00, 5, 0, 0, 0, 5, 0, 0, 0], refusesWrites: refusesPulseSchedule),
+            FakeDescriptor(validRange, [0x1A, 0x48, 0x02, 0x00, 0xA0, 0x0A, 30, 0, 0, 0, 250, 0, 0, 0, 2, 0, 0, 0]),
+        ]
     }
 
     /// Milliseconds since 2000 of `date`.
@@ -200,6 +219,192 @@ final class GHSSourceTests: XCTestCase {
         }
         XCTAssertEqual(try XCTUnwrap(transport.latest(profile.address)).writes.map(\.0), [Self.racp])
         XCTAssertTrue(h.logs.entries.contains { $0.message.contains("cannot be placed (a tick counter)") }, "\(h.logs.entries.map(\.message))")
+    }
+
+    /// Each Observation Schedule and Valid Range and Accuracy descriptor of Health Sensor Features
+    /// is read into `status` by its type and logged; one that does not decode is a bad payload and
+    /// the others still count; a sensor without them reads as before (the other tests).
+    func testFeatureDescriptorsAreReadIntoStatus() async throws {
+        let clock = ManualClock(start: Self.now)
+        // A third schedule descriptor of 11 bytes: cut short.
+        let descriptors = Self.oximeterDescriptors() + [FakeDescriptor(Self.schedule, [0x1A, 0x48, 0x02, 0x00, 5, 0, 0, 0, 5, 0, 0])]
+        let profile = Self.profile(descriptors: descriptors)
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let h = try harness(transport)
+        try await h.run { h in
+            try await transport.connect(profile, in: h, until: "the request for live observations") {
+                $0.writes.contains { $0.0 == Self.controlPoint }
+            }
+        }
+        let details = h.current.details
+        XCTAssertEqual(details["C0:FF:EE:18:40:01.schedule.150456"], "measurement period 1 s, update interval 1 s")
+        XCTAssertEqual(details["C0:FF:EE:18:40:01.schedule.149530"], "measurement period 5 s, update interval 5 s")
+        XCTAssertEqual(details["C0:FF:EE:18:40:01.validRange.150456"], "0–100 % ± 1")
+        XCTAssertEqual(details["C0:FF:EE:18:40:01.validRange.149530"], "30–250 /min ± 2")
+        XCTAssertEqual(details["C0:FF:EE:18:40:01.badPayloads"], "1")
+        let messages = h.logs.entries.map(\.message)
+        XCTAssertTrue(messages.contains("observation schedule of MDC_PULS_OXIM_SAT_O2 (150456): measurement period 1 s, update interval 1 s"), "\(messages)")
+        XCTAssertTrue(messages.contains("valid range of MDC_PULS_OXIM_PULS_RATE (149530): 30–250 /min ± 2"), "\(messages)")
+        XCTAssertTrue(messages.contains { $0.contains("bad payload") && $0.contains("Observation Schedule descriptor (0x2910)") }, "\(messages)")
+        XCTAssertEqual(try XCTUnwrap(transport.latest(profile.address)).descriptorWrites, [], "nothing configured, nothing written")
+    }
+
+    /// A sensor whose LE GATT Security Levels ask for an encrypted link (mode 1 level 3) while
+    /// its devices entry asks for no pairing: the log and the status say how to pair it, and the
+    /// connection goes on (a bond made once by hand is BlueZ's, which the gateway cannot see).
+    func testASensorThatNeedsABondSaysHowToPairIt() async throws {
+        let clock = ManualClock(start: Self.now)
+        let profile = Self.profile(securityLevels: [0x01, 0x03])
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let h = try harness(transport)
+        try await h.run { h in
+            try await transport.connect(profile, in: h, until: "the request for live observations") {
+                $0.writes.contains { $0.0 == Self.controlPoint }
+            }
+        }
+        XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.securityLevels"], "mode 1 level 3")
+        XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.pairing"], "required (mode 1 level 3): healthgate pair C0:FF:EE:18:40:01")
+        XCTAssertTrue(
+            h.logs.entries.contains { $0.message.contains("requires LE security mode 1 level 3") && $0.message.contains("healthgate pair C0:FF:EE:18:40:01") },
+            "\(h.logs.entries.map(\.message))")
+    }
+
+    /// A configured schedule is written to its type's descriptor (found by the type, not the
+    /// order of the configuration) as the twelve bytes GHS defines, after the subscriptions and
+    /// before the requests; a refused one is a warning and a status detail, and the connection
+    /// goes on to store observations; a type the sensor does not list is a warning naming it.
+    func testConfiguredSchedulesAreWrittenAndARefusalIsLoggedWithoutEndingTheConnection() async throws {
+        let clock = ManualClock(start: Self.now)
+        let profile = Self.profile(descriptors: Self.oximeterDescriptors(refusesPulseSchedule: .failed))
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let configuration = try JSONDecoder().decode(GHSConfiguration.self, from: Data("""
+            {"schedules": [
+              {"type": 149530, "measurementPeriodSeconds": 10, "updateIntervalSeconds": 30},
+              {"type": 150456, "measurementPeriodSeconds": 0.5, "updateIntervalSeconds": 2},
+              {"type": 150364, "measurementPeriodSeconds": 60, "updateIntervalSeconds": 60}
+            ]}
+            """.utf8))
+        let h = try harness(transport, configuration)
+        try await h.run { h in
+            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
+                $0.writes.contains { $0.0 == Self.controlPoint }
+            }
+            XCTAssertEqual(link.writes.map(\.0), [Self.racp, Self.controlPoint], "the connection went on")
+            for segment in Self.segments(Self.numeric(150_456, unit: 544, 98)) { link.send(segment, on: Self.live) }
+            try await h.waitFor("an SpO2 reading") { h.quantities(.oxygenSaturation).count == 1 }
+            XCTAssertEqual(transport.connections(profile.address).count, 1)
+        }
+        let writes = try XCTUnwrap(transport.latest(profile.address)).descriptorWrites
+        XCTAssertEqual(writes.map(\.descriptor), [Self.schedule, Self.schedule])
+        XCTAssertEqual(writes.map(\.characteristic), [GHSCharacteristic.healthSensorFeatures.uuid, GHSCharacteristic.healthSensorFeatures.uuid])
+        XCTAssertEqual(writes.map(\.index), [1, 0], "each type's own descriptor")
+        XCTAssertEqual(writes.map(\.refused), [true, false])
+        // 149530; 10 and 30 as FLOATs: mantissa 1 and 3, exponent 1 (the largest exponent that
+        // keeps the value exact), least significant byte first.
+        XCTAssertEqual(writes[0].value, [0x1A, 0x48, 0x02, 0x00, 0x01, 0x00, 0x00, 0x01, 0x03, 0x00, 0x00, 0x01])
+        // 150456; 0.5 (mantissa 5, exponent -1); 2.
+        XCTAssertEqual(writes[1].value, [0xB8, 0x4B, 0x02, 0x00, 0x05, 0x00, 0x00, 0xFF, 0x02, 0x00, 0x00, 0x00])
+
+        let details = h.current.details
+        XCTAssertEqual(details["C0:FF:EE:18:40:01.schedule.150456"], "measurement period 0.5 s, update interval 2 s")
+        XCTAssertEqual(details["C0:FF:EE:18:40:01.schedule.149530"], "measurement period 5 s, update interval 5 s", "the sensor's own")
+        let refused = try XCTUnwrap(details["C0:FF:EE:18:40:01.scheduleRefused.149530"])
+        XCTAssertTrue(refused.hasPrefix("measurement period 10 s, update interval 30 s: "), refused)
+        XCTAssertTrue(refused.contains("ATT error"), refused)
+        let warnings = h.logs.entries.filter { $0.level == .warning }.map(\.message)
+        XCTAssertTrue(
+            warnings.contains { $0.hasPrefix("the sensor refused the observation schedule of MDC_PULS_OXIM_PULS_RATE (149530) (measurement period 10 s, update interval 30 s)") },
+            "\(warnings)")
+        XCTAssertTrue(warnings.contains { $0.contains("does not list observation type MDC_TEMP_BODY (150364)") }, "\(warnings)")
+        XCTAssertTrue(
+            h.logs.contains("wrote the observation schedule of MDC_PULS_OXIM_SAT_O2 (150456): measurement period 0.5 s, update interval 2 s"))
+    }
+
+    /// The simulated oximeter's Health Sensor Features carries a schedule and a range per type;
+    /// a written schedule reads back, is indicated on Observation Schedule Changed and outlives
+    /// the connection; a period of 0 and a range write are refused, and the link stays up.
+    func testSimulatedSensorsTakeSchedules() async throws {
+        let clock = ManualClock(start: Self.now)
+        let transport = SimulatedGHSTransport(clock: clock, settings: GHSSimulationConfiguration(oximeters: 1, cuffs: 0, observationIntervalSeconds: 5))
+        let features = GHSCharacteristic.healthSensorFeatures.uuid
+        let link = try await transport.connect(to: "02:00:00:00:0A:01")
+        let schedules = try await link.readDescriptors(Self.schedule, of: features, in: Self.service)
+        XCTAssertEqual(try schedules.map { try GHSSession.summary(GHSObservationSchedule.decode($0)) }, Array(repeating: "measurement period 5 s, update interval 5 s", count: 2))
+        XCTAssertEqual(try schedules.map { try GHSObservationSchedule.decode($0).type }, [150_456, 149_530])
+        let ranges = try await link.readDescriptors(Self.validRange, of: features, in: Self.service).map { try GHSValidRangeAndAccuracy.decode($0) }
+        XCTAssertEqual(ranges.map(GHSSession.summary), ["70–100 % ± 2", "30–250 /min ± 3"])
+
+        let faster = GHSObservationSchedule(type: 149_530, measurementPeriodSeconds: 1, updateIntervalSeconds: 2)
+        try await link.writeDescriptor(faster.encoded, to: Self.schedule, at: 1, of: features, in: Self.service)
+        let reread = try await link.readDescriptors(Self.schedule, of: features, in: Self.service)
+        XCTAssertEqual(reread.last, faster.encoded)
+        var indications = try await link.notifications(of: GHSCharacteristic.observationScheduleChanged.uuid, in: Self.service).makeAsyncIterator()
+        let indicated = try await indications.next()
+        XCTAssertEqual(indicated?.characteristic, GHSCharacteristic.observationScheduleChanged.uuid)
+        XCTAssertEqual(indicated?.value, faster.encoded)
+
+        for (value, index, descriptor) in [
+            (GHSObservationSchedule(type: 150_456, measurementPeriodSeconds: 0, updateIntervalSeconds: 1).encoded, 0, Self.schedule),
+            // The pulse rate's schedule to SpO2's descriptor; a read-only range.
+            (faster.encoded, 0, Self.schedule), ([0], 0, Self.validRange),
+        ] {
+            do {
+                try await link.writeDescriptor(value, to: descriptor, at: index, of: features, in: Self.service)
+                XCTFail("\(value) to \(descriptor) #\(index) was taken")
+            } catch let error as BLETransportError {
+                XCTAssertEqual(error.code, .failed, "\(error)")
+            }
+        }
+        await link.disconnect()
+        let again = try await transport.connect(to: "02:00:00:00:0A:01")
+        let kept = try await again.readDescriptors(Self.schedule, of: features, in: Self.service)
+        XCTAssertEqual(kept, [GHSObservationSchedule(type: 150_456, measurementPeriodSeconds: 5, updateIntervalSeconds: 5).encoded, faster.encoded])
+    }
+
+    /// `schedules` as the sample configuration writes it, and what it refuses, named by key path.
+    func testSchedulesConfigurationAndItsErrors() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("sample-config.json")
+        let gateway = try GatewayConfiguration.parse(Data(contentsOf: url), origin: url.path)
+        let sample = try XCTUnwrap(gateway.sources.first).config.decodeStrictly(GHSConfiguration.self)
+        XCTAssertEqual(
+            sample.profile.schedules,
+            [GHSScheduleConfiguration(type: 150_456, measurementPeriodSeconds: 1, updateIntervalSeconds: 5)])
+        XCTAssertEqual(sample.profile.schedules.first?.schedule.encoded, [0xB8, 0x4B, 0x02, 0x00, 1, 0, 0, 0, 5, 0, 0, 0])
+
+        func keyPath(_ schedules: String) -> String? {
+            do {
+                let value = try JSONDecoder().decode(JSONValue.self, from: Data(#"{"schedules": \#(schedules)}"#.utf8))
+                try value.decodeStrictly(GHSConfiguration.self).validate()
+                return nil
+            } catch let error as DecodingError {
+                return error.keyPath
+            } catch let error as PluginConfigurationError {
+                return error.keyPath
+            } catch {
+                return "\(error)"
+            }
+        }
+        XCTAssertNil(keyPath(#"[{"type": 150456, "measurementPeriodSeconds": 0.25, "updateIntervalSeconds": 3600}]"#))
+        XCTAssertEqual(keyPath(#"[{"type": 150456, "measurementPeriodSeconds": 0, "updateIntervalSeconds": 1}]"#), "schedules[0].measurementPeriodSeconds")
+        XCTAssertEqual(
+            keyPath(#"[{"type": 150456, "measurementPeriodSeconds": 1, "updateIntervalSeconds": 1}, {"type": 149530, "measurementPeriodSeconds": 1, "updateIntervalSeconds": -2}]"#),
+            "schedules[1].updateIntervalSeconds")
+        XCTAssertEqual(keyPath(#"[{"type": 150456, "measurementPeriodSeconds": 1}]"#), "schedules[0].updateIntervalSeconds")
+        XCTAssertEqual(keyPath(#"[{"type": 0, "measurementPeriodSeconds": 1, "updateIntervalSeconds": 1}]"#), "schedules[0].type")
+        XCTAssertEqual(keyPath(#"[{"type": 1.5, "measurementPeriodSeconds": 1, "updateIntervalSeconds": 1}]"#), "schedules[0].type")
+        XCTAssertEqual(keyPath(#"[{"type": 150456, "measurementPeriod": 1, "updateIntervalSeconds": 1}]"#), "schedules[0].measurementPeriod")
+        XCTAssertEqual(
+            keyPath(#"[{"type": 150456, "measurementPeriodSeconds": 1, "updateIntervalSeconds": 1}, {"type": 150456, "measurementPeriodSeconds": 2, "updateIntervalSeconds": 2}]"#),
+            "schedules[1].type")
+        XCTAssertEqual(keyPath(#"{"type": 150456}"#), "schedules")
+
+        // Built in code, the kit's check names the same paths.
+        let built = GHSConfiguration(profile: GHSProfileConfiguration(schedules: [
+            GHSScheduleConfiguration(type: 150_456, measurementPeriodSeconds: 1, updateIntervalSeconds: .infinity)
+        ]))
+        XCTAssertThrowsError(try built.validate()) { error in
+            XCTAssertEqual((error as? PluginConfigurationError)?.keyPath, "schedules[0].updateIntervalSeconds", "\(error)")
+        }
     }
 
     /// `object` with object id `id` (flags bit 4, written after the type: no time stamp).

@@ -89,6 +89,31 @@ public protocol BLEConnection: Sendable {
     /// Writes a characteristic's value with a response.
     func write(_ value: [UInt8], to characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
 
+    /// Reads every descriptor with the UUID `descriptor` of `characteristic` in `service`.
+    ///
+    /// A characteristic may carry several descriptors with one UUID (a Generic Health Sensor's
+    /// Observation Schedule descriptors, one per observation type): their values come in the
+    /// GATT database's order (by attribute handle), and a descriptor's place in that list is the
+    /// `index` ``writeDescriptor(_:to:at:of:in:)`` names it by. Empty when the characteristic has
+    /// no such descriptor. Throws `.notSupported` when the peripheral lacks the characteristic,
+    /// `.disconnected` once the link is down, and what ``read(_:in:)`` throws when a read fails.
+    func readDescriptors(_ descriptor: BluetoothUUID, of characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
+        -> [[UInt8]]
+
+    /// Writes `value`, with a response, to the descriptor with the UUID `descriptor` at `index`
+    /// (from 0) among those of `characteristic` with that UUID, in the order
+    /// ``readDescriptors(_:of:in:)`` returns them. The order is fixed for the connection: an
+    /// index read on it names the same descriptor until the link drops.
+    ///
+    /// Throws `.notSupported` when the peripheral lacks the characteristic or the descriptor at
+    /// `index`, and `.disconnected` once the link is down. A refusal by the peripheral (an ATT
+    /// error: a value out of range, a descriptor it does not let the collector write) throws
+    /// another code than `.disconnected` and `.unavailable`, usually `.failed`: the link is up,
+    /// and the caller may go on.
+    func writeDescriptor(
+        _ value: [UInt8], to descriptor: BluetoothUUID, at index: Int, of characteristic: BluetoothUUID, in service: BluetoothUUID
+    ) async throws
+
     /// Subscribes to notifications of every characteristic in `characteristics`, all delivered on
     /// one stream in arrival order, each stamped with the moment the transport received it.
     ///

@@ -13,6 +13,8 @@ public enum BlueZInterface {
     public static let gattService = "org.bluez.GattService1"
     /// A GATT characteristic exported below its service.
     public static let gattCharacteristic = "org.bluez.GattCharacteristic1"
+    /// A GATT descriptor exported below its characteristic.
+    public static let gattDescriptor = "org.bluez.GattDescriptor1"
     /// The battery level BlueZ reads from the Battery service itself.
     public static let battery = "org.bluez.Battery1"
     /// RegisterAgent, RequestDefaultAgent, UnregisterAgent (on /org/bluez).
@@ -126,6 +128,18 @@ public struct BlueZObjectTree: Sendable {
         }.sorted { $0.path < $1.path }
     }
 
+    /// The GATT descriptors of the characteristic at `characteristicPath`, in the GATT
+    /// database's order: bluetoothd names each attribute's object by its handle in four hex
+    /// digits (`…/char000d/desc000f`, BlueZ src/gatt-client.c), so the paths sort by handle.
+    public func descriptors(characteristic characteristicPath: String) -> [BlueZDescriptor] {
+        objects.compactMap { path, interfaces in
+            guard let properties = interfaces[BlueZInterface.gattDescriptor] else { return nil }
+            let owner = properties["Characteristic"]?.string ?? String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+            guard owner == characteristicPath else { return nil }
+            return BlueZDescriptor(path: path, uuid: properties["UUID"]?.string?.lowercased() ?? "", characteristicPath: owner)
+        }.sorted { $0.path < $1.path }
+    }
+
     /// Whether any GattService1 object is exported below `devicePath`.
     public func hasGattServices(device devicePath: String) -> Bool {
         let prefix = devicePath + "/"
@@ -200,6 +214,16 @@ public struct BlueZCharacteristic: Sendable, Hashable {
     public var servicePath: String
     /// Lower-case 128-bit UUID of the service it belongs to.
     public var serviceUUID: String
+}
+
+/// An org.bluez.GattDescriptor1 object.
+public struct BlueZDescriptor: Sendable, Hashable {
+    /// The object path.
+    public var path: String
+    /// Lower-case 128-bit UUID.
+    public var uuid: String
+    /// The object path of its GattCharacteristic1 ("Characteristic").
+    public var characteristicPath: String
 }
 
 /// A typed client of bluetoothd's D-Bus API over one ``DBusConnection``.
@@ -367,6 +391,21 @@ public struct BlueZClient: Sendable {
         _ = try await call(
             characteristic, .writeValue,
             [.byteArray(value), .properties([("type", .string("request"))])])
+    }
+
+    /// GattDescriptor1.ReadValue({}).
+    public func readValue(descriptor: String) async throws -> [UInt8] {
+        let reply = try await call(descriptor, .readDescriptorValue, [.properties([])])
+        guard let bytes = reply.first?.bytes else {
+            throw DBusError(name: DBusError.invalidSignature, message: "ReadValue did not return ay", context: descriptor)
+        }
+        return bytes
+    }
+
+    /// GattDescriptor1.WriteValue(value, {}): a descriptor is always written with a request
+    /// (ATT Write Request), so there is no "type" option (BlueZ doc/org.bluez.GattDescriptor.rst).
+    public func writeValue(descriptor: String, value: [UInt8]) async throws {
+        _ = try await call(descriptor, .writeDescriptorValue, [.byteArray(value), .properties([])])
     }
 
     /// GattCharacteristic1.StartNotify: values then arrive as PropertiesChanged "Value".

@@ -43,6 +43,11 @@ public enum BlueZMethod: CaseIterable, Sendable {
     case stopNotify
     /// GattCharacteristic1.AcquireNotify.
     case acquireNotify
+    /// GattDescriptor1.ReadValue: a Generic Health Sensor's Observation Schedule and Valid Range
+    /// and Accuracy descriptors.
+    case readDescriptorValue
+    /// GattDescriptor1.WriteValue: a Generic Health Sensor's Observation Schedule.
+    case writeDescriptorValue
 
     /// The D-Bus interface the method belongs to.
     public var interface: String {
@@ -54,6 +59,7 @@ public enum BlueZMethod: CaseIterable, Sendable {
         case .registerAgent: BlueZInterface.agentManager
         case .registerMonitor, .unregisterMonitor: BlueZInterface.advertisementMonitorManager
         case .readValue, .writeValue, .startNotify, .stopNotify, .acquireNotify: BlueZInterface.gattCharacteristic
+        case .readDescriptorValue, .writeDescriptorValue: BlueZInterface.gattDescriptor
         }
     }
 
@@ -74,8 +80,8 @@ public enum BlueZMethod: CaseIterable, Sendable {
         case .registerAgent: "RegisterAgent"
         case .registerMonitor: "RegisterMonitor"
         case .unregisterMonitor: "UnregisterMonitor"
-        case .readValue: "ReadValue"
-        case .writeValue: "WriteValue"
+        case .readValue, .readDescriptorValue: "ReadValue"
+        case .writeValue, .writeDescriptorValue: "WriteValue"
         case .startNotify: "StartNotify"
         case .stopNotify: "StopNotify"
         case .acquireNotify: "AcquireNotify"

@@ -1,6 +1,7 @@
 public import BLEProfileKit
 import BLETransport
 import FoundationEssentials
+import GATTDecoding
 public import GatewayRuntime
 import Synchronization
 #if canImport(Glibc)
@@ -25,7 +26,14 @@ import Glibc
 /// number (the observation's number + 1) when the Record Access Control Point asks for them
 /// (all, or from a record number on; also their number, deletion and abort). What a sensor sent
 /// live and what it deleted outlive the connection, as a real sensor's memory does.
-/// Deterministic.
+///
+/// Health Sensor Features carries, per observation type, an Observation Schedule descriptor
+/// (measurement period and update interval, both `observationIntervalSeconds` at first) and a
+/// Valid Range and Accuracy descriptor. A collector may write a schedule: the sensor keeps it
+/// (across connections too), answers reads with it and indicates it on Observation Schedule
+/// Changed; it refuses a schedule for another type, or whose period or interval is not a positive
+/// number, as an ATT error Out of Range (`.failed`). The observations keep their interval: the
+/// schedule is stored, not obeyed. Deterministic.
 public typealias SimulatedGHSTransport = SimulatedCentralTransport<GHSSimulationConfiguration>
 
 extension GHSSimulationConfiguration {
@@ -52,6 +60,8 @@ final class SimulatedGHSSensor: Sendable {
     /// The observations sent live (never stored), and every record number up to which the
     /// memory was deleted.
     let memory = Mutex<(sentLive: Set<Int>, deletedThrough: Int)>(([], -1))
+    /// Each observation type's schedule, as a collector last wrote it.
+    let schedules: Mutex<[UInt32: GHSObservationSchedule]>
 
     /// Bytes of an observation per notification after the segmentation header (ATT MTU 23).
     static let segmentSize = 19
@@ -61,6 +71,9 @@ final class SimulatedGHSSensor: Sendable {
         self.index = index
         self.start = start
         self.interval = interval
+        schedules = Mutex(Dictionary(uniqueKeysWithValues: Self.types(of: kind).map {
+            ($0.type, GHSObservationSchedule(type: $0.type, measurementPeriodSeconds: interval, updateIntervalSeconds: interval))
+        }))
         let (suffix, name) = kind == .oximeter ? (0x01, "oximeter") : (0x41, "cuff")
         peripheral = DiscoveredPeripheral(
             address: String(cFormat: "02:00:00:00:0A:%02lX", suffix + index),
@@ -68,10 +81,31 @@ final class SimulatedGHSSensor: Sendable {
             serviceUUIDs: [.genericHealthSensorService, .deviceInformationService])
     }
 
+    /// The observation types with the unit, limits and accuracy of their Valid Range and
+    /// Accuracy descriptors: SpO2 70–100 % ± 2, pulse rate 30–250 /min ± 3, blood pressure
+    /// 0–300 mmHg ± 3.
+    static func types(of kind: Kind) -> [(type: UInt32, unit: UInt16, lower: Double, upper: Double, accuracy: Double)] {
+        kind == .oximeter ? [(150_456, 544, 70, 100, 2), (149_530, 2720, 30, 250, 3)] : [(150_020, 3872, 0, 300, 3)]
+    }
+
+    /// Health Sensor Features' descriptors: per type, its schedule (writable), then its range.
+    var descriptors: [SimulatedDescriptor] {
+        let current = schedules.withLock { $0 }
+        return Self.types(of: kind).flatMap { type -> [SimulatedDescriptor] in
+            let schedule = current[type.type, default: GHSObservationSchedule(type: type.type, measurementPeriodSeconds: interval, updateIntervalSeconds: interval)]
+            let range = ACOMEncoder.le(type.type) + ACOMEncoder.le(type.unit)
+                + [type.lower, type.upper, type.accuracy].flatMap { MedicalFloat.value($0).floatBytes }
+            return [
+                SimulatedDescriptor(GHSCharacteristic.observationSchedule.uuid, schedule.encoded, writable: true),
+                SimulatedDescriptor(GHSCharacteristic.validRangeAndAccuracy.uuid, range),
+            ]
+        }
+    }
+
     /// The observation types and the device specialization (MDC_DEV_SPEC_PROFILE_PULS_OXIM,
     /// MDC_DEV_SPEC_PROFILE_BPM, version 1), as Health Sensor Features says them.
     var features: [UInt8] {
-        let types: [UInt32] = kind == .oximeter ? [150_456, 149_530] : [150_020]
+        let types = Self.types(of: kind).map(\.type)
         let specialization: UInt16 = kind == .oximeter ? 0x1004 : 0x1007
         return [0x01, UInt8(types.count)] + types.flatMap(ACOMEncoder.le) + [0x01] + ACOMEncoder.le(specialization) + [0x01]
     }
@@ -98,7 +132,28 @@ final class SimulatedGHSSensor: Sendable {
                 .batteryService: [.batteryLevel],
                 .genericHealthSensorService: service.map(\.uuid),
             ],
-            readable: readable)
+            readable: readable, descriptors: [GHSCharacteristic.healthSensorFeatures.uuid: descriptors])
+    }
+
+    /// Takes a schedule written to the schedule descriptor for `type`: refused (an ATT error Out of
+    /// Range, 0xFF, CSS Part B §1.2) unless it decodes, is for `type`, and its period and interval
+    /// are positive numbers.
+    func takeSchedule(_ value: [UInt8], for type: UInt32, device address: String) throws -> GHSObservationSchedule {
+        func refuse(_ why: String) -> BLETransportError {
+            BLETransportError(.failed, device: address, "Observation Schedule of \(type) refused with ATT error 0xff (out of range): \(why)")
+        }
+        let schedule: GHSObservationSchedule
+        do {
+            schedule = try GHSObservationSchedule.decode(value)
+        } catch {
+            throw refuse("\(error)")
+        }
+        guard schedule.type == type else { throw refuse("the value is for type \(schedule.type)") }
+        for (name, value) in [("measurement period", schedule.measurementPeriod), ("update interval", schedule.updateInterval)] {
+            guard let seconds = value.number, seconds > 0, seconds.isFinite else { throw refuse("\(name) \(value) s") }
+        }
+        schedules.withLock { $0[type] = schedule }
+        return schedule
     }
 
     /// When observation `number` is taken.
@@ -148,7 +203,8 @@ final class SimulatedGHSConnection: SimulatedConnection {
     let sensor: SimulatedGHSSensor
     let clock: any GatewayClock
     let link: SimulatedLink
-    let gatt: SimulatedGATTDatabase
+    /// The sensor's database as it is now (a written schedule reads back).
+    var gatt: SimulatedGATTDatabase { sensor.gatt }
     /// Whether the collector asked for live observations, and the two characteristics' rolling
     /// segment counters: a new connection starts them again.
     private let state = LinkState()
@@ -164,7 +220,6 @@ final class SimulatedGHSConnection: SimulatedConnection {
         self.sensor = sensor
         self.clock = clock
         link = SimulatedLink(address: sensor.peripheral.address)
-        gatt = sensor.gatt
         let state = state
         feed = SimulatedRecordFeed(
             SimulatedRecordFeed.Records(
@@ -215,6 +270,18 @@ final class SimulatedGHSConnection: SimulatedConnection {
         default:
             throw BLETransportError(.notSupported, device: address, "\(characteristic) is not writable")
         }
+    }
+
+    /// Health Sensor Features' schedule descriptors take writes (``SimulatedGHSSensor/takeSchedule(_:for:device:)``);
+    /// a schedule taken is indicated on Observation Schedule Changed.
+    func writeDescriptor(
+        _ value: [UInt8], to descriptor: BluetoothUUID, at index: Int, of characteristic: BluetoothUUID, in service: BluetoothUUID
+    ) async throws {
+        try link.check()
+        let current = try gatt.writableDescriptor(descriptor, at: index, of: characteristic, in: service, device: address)
+        let type = try GHSObservationSchedule.decode(current.value).type
+        let schedule = try sensor.takeSchedule(value, for: type, device: address)
+        feed.queue(schedule.encoded, on: GHSCharacteristic.observationScheduleChanged.uuid)
     }
 
     /// Report (0x01), delete (0x02), abort (0x03), number (0x04): all records (operator 0x01)

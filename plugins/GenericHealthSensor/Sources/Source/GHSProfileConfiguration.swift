@@ -7,6 +7,9 @@ public struct GHSProfileConfiguration: Sendable, BluetoothProfileConfiguration {
     /// `liveObservations`: whether the gateway asks each sensor to send live observations
     /// (GHS Control Point "start"); when false it only downloads what the sensor stored.
     public var liveObservations = true
+    /// `schedules`: the observation schedules written to each sensor at each connection, one per
+    /// observation type at most.
+    public var schedules: [GHSScheduleConfiguration] = []
     /// The simulated transport's sensors.
     public var simulation = GHSSimulationConfiguration()
 
@@ -14,8 +17,9 @@ public struct GHSProfileConfiguration: Sendable, BluetoothProfileConfiguration {
     public init() {}
 
     /// The keys given, every other at its default.
-    public init(liveObservations: Bool? = nil, simulation: GHSSimulationConfiguration? = nil) {
+    public init(liveObservations: Bool? = nil, schedules: [GHSScheduleConfiguration]? = nil, simulation: GHSSimulationConfiguration? = nil) {
         if let liveObservations { self.liveObservations = liveObservations }
+        if let schedules { self.schedules = schedules }
         if let simulation { self.simulation = simulation }
     }
 
@@ -24,8 +28,76 @@ public struct GHSProfileConfiguration: Sendable, BluetoothProfileConfiguration {
             ConfigurationKey(
                 "liveObservations", \.liveObservations, .boolean,
                 "Ask each sensor to send live observations (GHS Control Point); false: only download its stored observations"),
+            ConfigurationKey(
+                "schedules", \.schedules, .array(GHSScheduleConfiguration.configurationSchema),
+                "Observation schedules written to each sensor at each connection (its Observation Schedule descriptors), "
+                    + "one per observation type; a sensor that refuses one keeps its own, and the log says so"),
             .simulation(\.simulation, "The simulated transport's sensors (transport: simulated)"),
         ]
+    }
+
+    /// One schedule per observation type: two would leave the sensor with whichever came last.
+    public func checkDecoded() throws(PluginConfigurationError) {
+        var first: [Int: Int] = [:]
+        for (index, schedule) in schedules.enumerated() {
+            if let earlier = first[schedule.type] {
+                throw PluginConfigurationError(
+                    keyPath: "schedules[\(index)].type", reason: "type \(schedule.type) is scheduled already by schedules[\(earlier)]")
+            }
+            first[schedule.type] = index
+        }
+    }
+
+    /// The same check for a configuration built in code (the kit checks the numbers against the
+    /// declared ranges itself).
+    public func validate(simulated: Bool) throws(PluginConfigurationError) {
+        try checkDecoded()
+    }
+}
+
+/// One entry of `schedules`: the Observation Schedule the gateway writes for one observation type
+/// (descriptor 0x2910 of Health Sensor Features): how often the sensor measures
+/// and how often it sends. Written to each sensor that has a schedule descriptor for the type.
+public struct GHSScheduleConfiguration: DeclaredConfiguration, Hashable {
+    /// `type`: the observation type's MDC code (150456 is SpO2, MDC_PULS_OXIM_SAT_O2).
+    public var type = 0
+    /// `measurementPeriodSeconds`: how often the sensor measures.
+    public var measurementPeriodSeconds: Double = 1
+    /// `updateIntervalSeconds`: how often the sensor sends.
+    public var updateIntervalSeconds: Double = 1
+
+    /// A placeholder the decoder replaces: every key is required.
+    public init() {}
+
+    /// A schedule from its values.
+    public init(type: Int, measurementPeriodSeconds: Double, updateIntervalSeconds: Double) {
+        self.type = type
+        self.measurementPeriodSeconds = measurementPeriodSeconds
+        self.updateIntervalSeconds = updateIntervalSeconds
+    }
+
+    /// The MDC codes an observation type may have (a uint32 on the air; 0 names none).
+    public static let typeRange = 1...Int(UInt32.max)
+    /// The periods and intervals accepted: positive and finite, from a millisecond (below it a
+    /// schedule means nothing a sensor can do) to a year.
+    public static let secondsRange: ClosedRange<Double> = 0.001...31_536_000
+
+    public static var configurationKeys: [ConfigurationKey<Self>] {
+        [
+            .required("type", \.type, .whole(typeRange, unit: "MDC code"), "The observation type's MDC code (150456: SpO2)"),
+            .required(
+                "measurementPeriodSeconds", \.measurementPeriodSeconds, .number(secondsRange, unit: "seconds"),
+                "How often the sensor measures"),
+            .required(
+                "updateIntervalSeconds", \.updateIntervalSeconds, .number(secondsRange, unit: "seconds"),
+                "How often the sensor sends what it measured"),
+        ]
+    }
+
+    /// The descriptor's value to write.
+    public var schedule: GHSObservationSchedule {
+        GHSObservationSchedule(
+            type: UInt32(clamping: type), measurementPeriodSeconds: measurementPeriodSeconds, updateIntervalSeconds: updateIntervalSeconds)
     }
 }
 

@@ -11,10 +11,12 @@ import Synchronization
 /// One followed Generic Health Sensor. Per connection:
 ///
 /// 1. reads Device Information, the battery, Health Sensor Features (the observation types and
-///    device specializations, shown in `status`) and LE GATT Security Levels (shown too: a
+///    device specializations, shown in `status`), its Observation Schedule and Valid Range and
+///    Accuracy descriptors (shown and logged per type) and LE GATT Security Levels (shown too: a
 ///    sensor that needs a bond is paired with `healthgate pair`, as any bonded device);
 /// 2. subscribes to Live and Stored Health Observations, the Record Access Control Point, the
-///    GHS Control Point and Observation Schedule Changed, whichever the sensor has;
+///    GHS Control Point and Observation Schedule Changed, whichever the sensor has, and writes
+///    the configured `schedules` (a refusal is logged and shown, and the connection goes on);
 /// 3. asks the Record Access Control Point for the stored observations after the checkpoint
 ///    (record numbers from one past the last one stored, committed with the observations in the
 ///    store's transaction; every stored observation when there is none), so that what the sensor
@@ -37,6 +39,8 @@ struct GHSSession: ConnectionFollower {
 
     /// How many observations were dropped, by reason (kept across connections, shown in `status`).
     let drops = DropCounts()
+    /// How many decoded observations (or parts) were not stored (invalid, unplaceable, text).
+    let notStored = DropCounts()
 
     /// Observations dropped, by the reason's name.
     final class DropCounts: Sendable {
@@ -77,10 +81,18 @@ struct GHSSession: ConnectionFollower {
             do {
                 let levels = try GHSSecurityLevel.decodeList(bytes)
                 session.setDetail("securityLevels", levels.map { "mode \($0.mode) level \($0.level)" }.joined(separator: ", "))
+                // LE security mode 1 above level 1 is an encrypted link, which needs a bond.
+                if session.pairing == nil, let needed = levels.first(where: { $0.mode == 1 && $0.level > 1 }) {
+                    logger.warning(
+                        "the sensor requires LE security mode 1 level \(needed.level) (an encrypted, bonded link): unless it is paired already, pair it with \"pair\": true or \"passkey\" in its devices entry, or once with 'healthgate pair \(session.key)'",
+                        device: name)
+                    session.setDetail("pairing", "required (mode 1 level \(needed.level)): healthgate pair \(session.key)")
+                }
             } catch {
                 session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
             }
         }
+        let descriptors = try await readFeatureDescriptors(connection, device: device, badPayloads: &badPayloads)
         if let features {
             session.setDetail("observationTypes", features.supportedObservationTypes.map(Self.describe).joined(separator: ", "))
             session.setDetail("deviceSpecializations", Self.describe(features.deviceSpecializations ?? []))
@@ -99,6 +111,8 @@ struct GHSSession: ConnectionFollower {
         }
         let notifications = try await connection.notifications(of: wanted.map(\.id))
         logger.info("subscribed to \(wanted.map(\.displayName).joined(separator: ", "))", device: name)
+        // After subscribing, so that the sensor's Observation Schedule Changed indications arrive.
+        try await writeSchedules(connection, descriptors: descriptors, listedTypes: features?.supportedObservationTypes, device: device)
 
         let sensor = device.localIdentifier ?? session.key
         var checkpoint: Checkpoint?
@@ -151,7 +165,7 @@ struct GHSSession: ConnectionFollower {
                 case GHSCharacteristic.observationScheduleChanged.uuid:
                     do {
                         let schedule = try GHSObservationSchedule.decode(notification.value, characteristic: .observationScheduleChanged)
-                        let summary = "measurement period \(schedule.measurementPeriod) s, update interval \(schedule.updateInterval) s"
+                        let summary = Self.summary(schedule)
                         session.setDetail("schedule.\(schedule.type)", summary)
                         logger.info("observation schedule of \(Self.describe(schedule.type)): \(summary)", device: name)
                     } catch {
@@ -245,11 +259,16 @@ struct GHSSession: ConnectionFollower {
         do {
             observation = try GHSObservationDecoder.decode(bytes, characteristic: recordNumber == nil ? .liveHealthObservations : .storedHealthObservations).observation
         } catch {
-            return session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
+            session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
+            // A stored one is passed: asked for again at each connection, it would only fail again.
+            if let recordNumber { await commit([], recordNumber: recordNumber, sensor: sensor, checkpoint: &checkpoint) }
+            return
         }
         let mapped = GHSObservationMapper.records(
             of: observation, device: device, sensor: sensor, recordNumber: recordNumber, receivedAt: receivedAt)
         for skipped in mapped.skipped {
+            let count = notStored.add("observations")["observations"] ?? 0
+            session.setDetail("observationsNotStored", String(count))
             context.logger.notice("observation not stored: \(skipped)", device: device.displayName)
         }
         let records = mapped.records.map { $0.stamped(stamp) }
@@ -257,6 +276,11 @@ struct GHSSession: ConnectionFollower {
             if !records.isEmpty { await context.publisher.publish(records) }
             return
         }
+        await commit(records, recordNumber: recordNumber, sensor: sensor, checkpoint: &checkpoint)
+    }
+
+    /// Publishes a stored observation's records with the checkpoint that passes its record number.
+    private func commit(_ records: [HealthRecord], recordNumber: UInt32, sensor: String, checkpoint: inout Checkpoint?) async {
         let next = Checkpoint(lastRecordNumber: max(checkpoint?.lastRecordNumber ?? recordNumber, recordNumber))
         checkpoint = next
         do {

@@ -322,6 +322,46 @@ final class BlueZPeripheral: BLEConnection {
         }
     }
 
+    /// The characteristic's descriptors with the UUID `descriptor`, in handle order (the object
+    /// tree's snapshot, kept current by the monitor's signals, as characteristics are).
+    private func requireDescriptors(
+        _ descriptor: BluetoothUUID, of characteristic: BluetoothUUID, in service: BluetoothUUID
+    ) throws -> [BlueZDescriptor] {
+        let owner = try requireCharacteristic(characteristic, in: service)
+        return state.withLock { state in
+            state.tree.descriptors(characteristic: owner.path).filter { $0.uuid == descriptor.uuidString }
+        }
+    }
+
+    func readDescriptors(_ descriptor: BluetoothUUID, of characteristic: BluetoothUUID, in service: BluetoothUUID) async throws
+        -> [[UInt8]]
+    {
+        var values: [[UInt8]] = []
+        for found in try requireDescriptors(descriptor, of: characteristic, in: service) {
+            do {
+                values.append(try await client.readValue(descriptor: found.path))
+            } catch {
+                throw BLETransportError.mapping(error, device: address, during: .gatt)
+            }
+        }
+        return values
+    }
+
+    func writeDescriptor(
+        _ value: [UInt8], to descriptor: BluetoothUUID, at index: Int, of characteristic: BluetoothUUID, in service: BluetoothUUID
+    ) async throws {
+        let found = try requireDescriptors(descriptor, of: characteristic, in: service)
+        guard found.indices.contains(index) else {
+            throw BLETransportError(
+                .notSupported, device: address, "no descriptor \(descriptor) number \(index + 1) on \(characteristic) (it has \(found.count))")
+        }
+        do {
+            try await client.writeValue(descriptor: found[index].path, value: value)
+        } catch {
+            throw BLETransportError.mapping(error, device: address, during: .gatt)
+        }
+    }
+
     /// Subscribes to each characteristic: through AcquireNotify when it has the `notify` flag and
     /// bluetoothd handles a failed AcquireNotify (``BlueZVersion/acquireNotifyIsSafe``; a socket
     /// with one datagram per notification, BlueZ doc/org.bluez.GattCharacteristic.rst; BlueZ
