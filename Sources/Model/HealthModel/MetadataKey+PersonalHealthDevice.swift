@@ -28,6 +28,10 @@ extension MetadataKey {
     /// observations derived from it, such as a cuff's "cuff loose"): MDC codes, decimal,
     /// comma-separated.
     public static let mdcEvents: MetadataKey = "healthgate.mdc.events"
+    /// What a generic observation's number is when it is not a measurement: `code` (an MDC code
+    /// the device sent as the value, a simple discrete or discrete event observation) or `bits`
+    /// (a state/event bit string, as a number). Absent for a measured value.
+    public static let mdcValueKind: MetadataKey = "healthgate.mdc.valueKind"
     /// The device's specializations (IEEE 11073-20601 device profiles, `code:version`,
     /// comma-separated), from Health Sensor Features.
     public static let mdcDeviceSpecializations: MetadataKey = "healthgate.mdc.deviceSpecializations"

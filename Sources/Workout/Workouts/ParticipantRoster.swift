@@ -170,7 +170,7 @@ public struct ParticipantRoster: Hashable, Sendable {
             [
                 ConfigurationKey(
                     "fhirPatient", \.fhirPatient, .string(pattern: "^Patient/.+"),
-                    "Their FHIR Patient reference (Patient/<id>): the subject of their readings' Observations (http-repository, fhir-r4)"),
+                    "Their FHIR Patient reference (Patient/<id>): the subject of their readings' Observations (http-repository, fhir-r4 and fhir-phd)"),
                 ConfigurationKey(
                     "openMHealthUser", \.openMHealthUser, .string(minLength: 1, maxLength: 256),
                     "Their user id at an Open mHealth receiver: the user_id of their data points' headers (http-repository, openmhealth)"),

@@ -145,7 +145,8 @@ MDC = "urn:iso:std:iso:11073:10101"
 UCUM = "http://unitsofmeasure.org"
 LOINC = "http://loinc.org"
 PHD_PROFILES = {name: PHD + "/StructureDefinition/" + name for name in (
-    "PhdNumericObservation", "PhdCompoundNumericObservation", "PhdRtsaObservation", "PhdDevice", "PhgDevice")}
+    "PhdNumericObservation", "PhdCompoundNumericObservation", "PhdRtsaObservation", "PhdCodedEnumerationObservation",
+    "PhdDevice", "PhgDevice")}
 # ValueSet.DeviceTypes11073MDC.fsh (required binding of specialization.systemType).
 DEVICE_TYPES = {"528385", "528384", "528388", "528390", "528391", "528392", "528397", "528399", "528401", "528402",
                 "528403", "528404", "528405", "528406", "528408", "528409", "528412", "528413", "528425", "528426",
@@ -258,7 +259,7 @@ def check_phd_observation(resource, where, devices, gateways):
     """StructureDefinition.PhdBaseObservation.fsh and the profile the Observation claims."""
     profiles = (resource.get("meta") or {}).get("profile", [])
     claimed = [p for p in profiles if p in (PHD_PROFILES["PhdNumericObservation"], PHD_PROFILES["PhdCompoundNumericObservation"],
-                                             PHD_PROFILES["PhdRtsaObservation"])]
+                                             PHD_PROFILES["PhdRtsaObservation"], PHD_PROFILES["PhdCodedEnumerationObservation"])]
     rule(len(claimed) == 1, where, "meta.profile: one of the PHD Observation profiles (PhdBaseObservation is abstract)")
     profile = claimed[0].rsplit("/", 1)[1]
     where = "%s (%s)" % (where, profile)
@@ -318,6 +319,15 @@ def check_phd_observation(resource, where, devices, gateways):
         rule(values or absent, where, "valueQuantity, or dataAbsentReason when there is no value")
         if values:
             check_quantity(resource["valueQuantity"], where, "valueQuantity")
+        rule(not others, where, "only supplemental-types components")
+    elif profile == "PhdCodedEnumerationObservation":
+        # value[x] only CodeableConcept, from MDCValueSet: a coding in MDC (its FSH mapping:
+        # valueCodeableConcept.coding.system urn:iso:std:iso:11073:10101, code DiscreteObservation.value).
+        rule(values in ([], ["valueCodeableConcept"]), where, "value[x] only CodeableConcept")
+        rule(values or absent, where, "valueCodeableConcept, or dataAbsentReason when there is no value")
+        if values:
+            rule(len(codings(resource["valueCodeableConcept"], MDC)) == 1, where,
+                 "valueCodeableConcept.coding: system MDC (exactly), code 1..")
         rule(not others, where, "only supplemental-types components")
     elif profile == "PhdCompoundNumericObservation":
         rule(not values, where, "value[x] ..0")

@@ -53,9 +53,13 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         let questionable = try QuantitySample(
             id: ids.next(), type: .heartRate, quantity: Quantity(64, .countPerMinute), start: at, end: at, device: oximeter,
             metadata: [.mdcMeasurementStatus: .integer(1 << 1 | 1 << 4), .syncIdentifier: .string("oximeter/64")])
+        // A coded value: a cuff's "cuff loose" (3::240), a simple discrete observation.
+        let coded = try QuantitySample(
+            id: ids.next(), type: try XCTUnwrap(QuantityType.named("mdc.8410608.512")), quantity: Quantity(196_848, .count), start: at,
+            end: at, device: oximeter, metadata: [.mdcValueKind: .string("code"), .deviceTimestamp: .string("2027-01-15T07:02:00.000Z")])
         let records: [HealthRecord] = [
             .quantity(spo2), .correlation(bloodPressure), .quantity(weight), .quantitySeries(ecg), leanMass, .quantity(respiration),
-            .quantity(invalid), .quantity(questionable),
+            .quantity(invalid), .quantity(questionable), .quantity(coded),
         ]
 
         let running = try await start(configuration {
@@ -68,8 +72,8 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         try await waitUntilSent()
         try await finish(running)
 
-        // Seven Observations and a deletion; the lean body mass has no MDC code.
-        XCTAssertEqual(try validate("fhir-phd"), "ok 8")
+        // Eight Observations and a deletion; the lean body mass has no MDC code.
+        XCTAssertEqual(try validate("fhir-phd"), "ok 9")
         let requests = server.requests()
         XCTAssertEqual(requests.map(\.method), ["POST", "POST"])
         XCTAssertEqual(requests.first?.headers["Content-Type"], "application/fhir+json")
@@ -77,11 +81,12 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         let first = try XCTUnwrap(requests.first?.body as? [String: Any])
         let entries = try XCTUnwrap(first["entry"] as? [[String: Any]])
         let methods = entries.compactMap { $0["request"] as? [String: String] }.map { "\($0["method"] ?? "") \($0["url"] ?? "")" }
-        XCTAssertEqual(methods, ["POST Device", "POST Device", "POST Device"] + Array(repeating: "POST Observation", count: 7))
+        XCTAssertEqual(methods, ["POST Device", "POST Device", "POST Device"] + Array(repeating: "POST Observation", count: 8))
         let profiles = entries.compactMap { (($0["resource"] as? [String: Any])?["meta"] as? [String: Any])?["profile"] as? [String] }.map { $0[0] }
         XCTAssertEqual(profiles.map { $0.split(separator: "/").last.map(String.init) }, [
             "PhgDevice", "PhdDevice", "PhdDevice", "PhdNumericObservation", "PhdCompoundNumericObservation", "PhdNumericObservation",
             "PhdRtsaObservation", "PhdNumericObservation", "PhdNumericObservation", "PhdNumericObservation",
+            "PhdCodedEnumerationObservation",
         ])
         let deletion = try XCTUnwrap((requests.last?.body as? [String: Any])?["entry"] as? [[String: Any]])
         XCTAssertEqual(

@@ -202,6 +202,20 @@ final class PHDFormTests: XCTestCase {
         XCTAssertEqual(value["value"] as? Double, 3)
     }
 
+    /// A simple discrete observation (its value an MDC code, `healthgate.mdc.valueKind: code`)
+    /// is a PhdCodedEnumerationObservation: the code in valueCodeableConcept, not a number.
+    func testACodedValueIsACodedEnumerationObservation() throws {
+        let status = try XCTUnwrap(QuantityType.named("mdc.8410608.512"))
+        let loose = try sample(
+            status, 196_848, .count,
+            metadata: [.mdcObservationType: .integer(8_410_608), .mdcUnit: .integer(512), .mdcValueKind: .string("code")])
+        let sent = try XCTUnwrap(observations(try bundle([.quantity(loose)])).first)
+        XCTAssertEqual((sent["meta"] as? [String: Any])?["profile"] as? [String], [PHDGuide.Profile.codedEnumeration.url])
+        XCTAssertEqual(codes(sent["code"], system: PHDGuide.mdcSystem), ["8410608"])
+        XCTAssertEqual(codes(sent["valueCodeableConcept"], system: PHDGuide.mdcSystem), ["196848"], "cuff loose (3::240)")
+        XCTAssertNil(sent["valueQuantity"])
+    }
+
     /// The codes of one compound discrete observation become readings of one type and time
     /// stamp: the guide's identifier would make them one Observation, so only the first carries it.
     func testReadingsThatWouldShareTheGuideIdentifierAreNotMadeOne() throws {

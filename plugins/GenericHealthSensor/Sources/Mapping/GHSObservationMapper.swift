@@ -172,8 +172,10 @@ public enum GHSObservationMapper {
                         try QuantitySeriesSample(
                             id: id(metadata), type: quantityType, unit: unit, quantities: quantities, device: context.device, metadata: metadata)))
             case .simpleDiscrete(let code):
+                metadata[.mdcValueKind] = .string("code")
                 mapped.records.append(.quantity(try sample(type: type, unit: dimensionless, value: Double(code), start: time, end: end, metadata: metadata, context: context)))
             case .compoundDiscreteEvent(let codes):
+                metadata[.mdcValueKind] = .string("code")
                 for (index, code) in codes.enumerated() {
                     var codeMetadata = metadata
                     codeMetadata.syncIdentifier = metadata.syncIdentifier.map { "\($0)/\(index)" }
@@ -181,6 +183,7 @@ public enum GHSObservationMapper {
                 }
             case .compoundStateEvent(let state):
                 let bits = state.value.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                metadata[.mdcValueKind] = .string("bits")
                 metadata[.mdcSupportedMask] = .string(hex(state.supportedMask))
                 metadata[.mdcStateMask] = .string(hex(state.stateMask))
                 mapped.records.append(.quantity(try sample(type: type, unit: dimensionless, value: Double(bits), start: time, end: end, metadata: metadata, context: context)))

@@ -27,7 +27,7 @@ enum PHDCoding {
     /// it (Nomenclaturecodes.md: optional, encouraged).
     static func coding(_ code: UInt32, reference: String? = nil) -> JSONValue {
         var coding: [String: JSONValue] = ["system": .string(PHDGuide.mdcSystem), "code": .string(String(code))]
-        if let display = reference ?? MDCNomenclature.observation(code)?.reference { coding["display"] = .string(display) }
+        if let display = reference ?? MDCNomenclature.reference(code) { coding["display"] = .string(display) }
         return .object(coding)
     }
 

@@ -14,6 +14,8 @@ enum PHDGuide {
     enum Profile: String {
         /// A reading with one number (StructureDefinition.PhdNumericObservation.fsh).
         case numeric = "PhdNumericObservation"
+        /// A value that is an MDC code (StructureDefinition.PhdCodedEnumerationObservation.fsh).
+        case codedEnumeration = "PhdCodedEnumerationObservation"
         /// A compound of numbers: the blood pressure (StructureDefinition.PhdCompoundNumericObservation.fsh).
         case compoundNumeric = "PhdCompoundNumericObservation"
         /// A sample array (StructureDefinition.PhdRtsaObservation.fsh).

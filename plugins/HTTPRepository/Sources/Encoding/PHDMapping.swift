@@ -162,6 +162,8 @@ private struct BundleBuilder {
     /// The Observations of `record`.
     mutating func add(_ record: HealthRecord, patient: String, form: QuantitySeriesForm) {
         switch record {
+        case .quantity(let sample) where sample.metadata[.mdcValueKind] == .string("code"):
+            add(coded: sample, patient: patient)
         case .quantity(let sample):
             add(numeric: sample, patient: patient)
         case .correlation(let correlation):
@@ -202,6 +204,26 @@ private struct BundleBuilder {
             profile: .numeric, id: sample.id, code: code, vital: vital, start: sample.startDate, end: sample.endDate,
             metadata: sample.metadata, guideIdentifier: identifier, patient: patient, devices: devices)
         if observation.status.dataAbsentReason == nil { observation.fields["valueQuantity"] = unit.quantity(value) }
+        observations.append(observation.entry)
+    }
+
+    /// A value that is an MDC code (a Generic Health Sensor's simple discrete or discrete event
+    /// observation, `healthgate.mdc.valueKind: code`): PhdCodedEnumerationObservation, the code
+    /// in `valueCodeableConcept` (its FSH mapping: DiscreteObservation.value).
+    mutating func add(coded sample: QuantitySample, patient: String) {
+        guard let code = PHDCoding.observationCode(sample.type, metadata: sample.metadata) else {
+            return leftOut.append(.init(type: sample.type.identifier, reason: .noCode))
+        }
+        guard let devices = devices(of: sample.device, metadata: sample.metadata) else {
+            return leftOut.append(.init(type: sample.type.identifier, reason: .noDevice))
+        }
+        let identifier = guideIdentifier(sample.device, patient: patient, code: code, metadata: sample.metadata)
+        var observation = PHDObservation(
+            profile: .codedEnumeration, id: sample.id, code: code, vital: nil, start: sample.startDate, end: sample.endDate,
+            metadata: sample.metadata, guideIdentifier: identifier, patient: patient, devices: devices)
+        if observation.status.dataAbsentReason == nil {
+            observation.fields["valueCodeableConcept"] = .object(["coding": .array([PHDCoding.coding(UInt32(sample.quantity.value))])])
+        }
         observations.append(observation.entry)
     }
 
