@@ -73,7 +73,11 @@ final class HTTPRepositorySinkTests: RepositoryAndStoreTestCase {
         let glucose = try QuantitySample(
             id: ids.next(), type: .bloodGlucose, quantity: Quantity(98, .milligramPerDeciliter), start: date, end: date, device: device,
             metadata: [.syncIdentifier: .string("meter-7/record-12"), .syncVersion: .integer(1)])
-        try await store.write([.quantity(glucose)])
+        // A generic observation (a Generic Health Sensor's reading with no sample type) travels with its codes.
+        let generic = try QuantitySample(
+            id: ids.next(), type: MDCNomenclature.genericType(observation: 8_454_260, unit: 9), quantity: Quantity(42, .count), start: date,
+            end: date, device: device)
+        try await store.write([.quantity(glucose), .quantity(generic)])
         // The meter corrects the record: a higher version under the same sync identifier.
         let corrected = try QuantitySample(
             id: ids.next(), type: .bloodGlucose, quantity: Quantity(101, .milligramPerDeciliter), start: date, end: date,
@@ -91,6 +95,7 @@ final class HTTPRepositorySinkTests: RepositoryAndStoreTestCase {
         XCTAssertTrue(deleted.contains(NativeBatch.Deletion(kind: .quantitySeries, type: "heartRate", uuid: first.id)), "\(deleted)")
         // The replaced version is a deletion; the new one carries its version.
         XCTAssertTrue(deleted.contains(NativeBatch.Deletion(kind: .quantity, type: "bloodGlucose", uuid: glucose.id)), "\(deleted)")
+        XCTAssertEqual(batches.flatMap(\.samples).first { $0.id == generic.id }?.type.identifier, "mdc.8454260.9")
         let last = try XCTUnwrap(batches.flatMap(\.samples).last)
         XCTAssertEqual(last.id, corrected.id)
         XCTAssertEqual(last.metadata.syncIdentifier, "meter-7/record-12")
