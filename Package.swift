@@ -142,7 +142,7 @@ let package = Package(
             name: "BLEAdvertisementKit", dependencies: ["BLETransport", "GatewayRuntime", "HealthModel", "SampleBus"],
             path: "Sources/Devices/Bluetooth/BLEAdvertisementKit", exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
-            name: "BLEProfileKit", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "SampleBus", "AsyncPrimitives"], path: "Sources/Devices/Bluetooth/BLEProfileKit",
+            name: "BLEProfileKit", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"], path: "Sources/Devices/Bluetooth/BLEProfileKit",
             exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], path: "Sources/System/Udev", swiftSettings: swiftSettings),
         // The serial (tty) device family: what every member shares: tty discovery and hot-plug

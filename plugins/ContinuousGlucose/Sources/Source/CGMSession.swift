@@ -93,7 +93,9 @@ struct CGMSession: ConnectionFollower {
         let sensor = device.localIdentifier ?? session.key
         var checkpoint: Checkpoint?
         if let sessionStart, wanted.contains(.recordAccessControlPoint) {
-            checkpoint = await storedCheckpoint(sensor, device: device)
+            checkpoint = await committedCheckpoint(
+                Checkpoint.self, namespace: Self.checkpointNamespace, key: sensor, what: "the CGM checkpoint",
+                instead: "asking for every record", device: device)
             let start = Int64(sessionStart.timeIntervalSince1970.rounded())
             if checkpoint?.sessionStart != start { checkpoint = nil }
             let from = checkpoint.map { $0.lastTimeOffset + 1 }
@@ -285,20 +287,6 @@ struct CGMSession: ConnectionFollower {
             return value
         } catch {
             session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
-            return nil
-        }
-    }
-
-    /// The sensor's committed checkpoint; nil when there is none or it cannot be read (logged).
-    private func storedCheckpoint(_ sensor: String, device: Device) async -> Checkpoint? {
-        do {
-            guard let stored = try await context.checkpoints.checkpoint(namespace: Self.checkpointNamespace, key: sensor) else {
-                return nil
-            }
-            return try JSONDecoder().decode(Checkpoint.self, from: stored.payload)
-        } catch {
-            context.logger.warning("cannot read the CGM checkpoint: \(error); asking for every record", device: device.displayName)
-            context.status.reportError("\(device.displayName): CGM checkpoint: \(error)", at: context.clock.now())
             return nil
         }
     }

@@ -117,7 +117,9 @@ struct GHSSession: ConnectionFollower {
         let sensor = device.localIdentifier ?? session.key
         var checkpoint: Checkpoint?
         if wanted.contains(.recordAccessControlPoint), wanted.contains(.storedHealthObservations) {
-            checkpoint = await storedCheckpoint(sensor, device: device)
+            checkpoint = await committedCheckpoint(
+                Checkpoint.self, namespace: Self.checkpointNamespace, key: sensor, what: "the GHS checkpoint",
+                instead: "asking for every stored observation", device: device)
             let from = checkpoint.map { $0.lastRecordNumber &+ 1 }
             try await connection.write(GHSRecordAccessControlPoint.Request.reportRecords(from.map { .from(recordNumber: $0) } ?? .all).encoded, to: GHSCharacteristic.recordAccessControlPoint.uuid, in: service)
             logger.info(from.map { "asked for the stored observations from record \($0)" } ?? "asked for every stored observation", device: name)
@@ -289,18 +291,6 @@ struct GHSSession: ConnectionFollower {
                 records, checkpoint: SourceCheckpoint(namespace: Self.checkpointNamespace, key: sensor, payload: try JSONEncoder().encode(next)))
         } catch {
             await context.publisher.publish(records)
-        }
-    }
-
-    /// The sensor's committed checkpoint; nil when there is none or it cannot be read (logged).
-    private func storedCheckpoint(_ sensor: String, device: Device) async -> Checkpoint? {
-        do {
-            guard let stored = try await context.checkpoints.checkpoint(namespace: Self.checkpointNamespace, key: sensor) else { return nil }
-            return try JSONDecoder().decode(Checkpoint.self, from: stored.payload)
-        } catch {
-            context.logger.warning("cannot read the GHS checkpoint: \(error); asking for every stored observation", device: device.displayName)
-            context.status.reportError("\(device.displayName): GHS checkpoint: \(error)", at: context.clock.now())
-            return nil
         }
     }
 }

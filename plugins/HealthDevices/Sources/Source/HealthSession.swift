@@ -79,7 +79,9 @@ struct HealthSession: ConnectionFollower {
         let meter = device.localIdentifier ?? session.key
         var lastSequence: Int?
         if racp {
-            lastSequence = await glucoseCheckpoint(meter, device: device)
+            lastSequence = await committedCheckpoint(
+                GlucoseCheckpoint.self, namespace: Self.checkpointNamespace, key: meter, what: "the glucose checkpoint",
+                instead: "asking for every record", device: device)?.lastSequence
             try await connection.write(
                 Self.reportRecords(from: lastSequence.map { $0 + 1 }), to: .recordAccessControlPoint, in: .glucoseService)
             logger.info(
@@ -166,21 +168,6 @@ struct HealthSession: ConnectionFollower {
             if case .integer(let sequence) = sample.metadata[ClinicalRecordMapper.sequenceNumberKey] { return Int(sequence) }
         }
         return nil
-    }
-
-    /// The last sequence number delivered from `meter`, from its committed checkpoint; nil (every
-    /// record is asked for) when there is none or it cannot be read, which is logged.
-    private func glucoseCheckpoint(_ meter: String, device: Device) async -> Int? {
-        do {
-            guard let checkpoint = try await context.checkpoints.checkpoint(namespace: Self.checkpointNamespace, key: meter) else {
-                return nil
-            }
-            return try JSONDecoder().decode(GlucoseCheckpoint.self, from: checkpoint.payload).lastSequence
-        } catch {
-            context.logger.warning("cannot read the glucose checkpoint: \(error); asking for every record", device: device.displayName)
-            context.status.reportError("\(device.displayName): glucose checkpoint: \(error)", at: context.clock.now())
-            return nil
-        }
     }
 
     /// Decodes and maps one measurement; the intermediate cuff pressure is logged, not stored.

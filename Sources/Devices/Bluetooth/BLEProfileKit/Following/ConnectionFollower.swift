@@ -1,4 +1,8 @@
 public import BLETransport
+import FoundationEssentials
+import GatewayRuntime
+public import HealthModel
+import HealthStore
 public import SampleBus
 
 /// What a profile does with each connection to one followed device, once the kit has read the
@@ -33,6 +37,25 @@ extension ConnectionFollower {
         try await session.run { connection in
             let information = try await session.readDeviceInformation(connection, badPayloads: &badPayloads)
             return try await follow(connection, information: information, badPayloads: &badPayloads)
+        }
+    }
+}
+
+extension ConnectionFollower {
+    /// The device's committed checkpoint (``SourceCheckpoint``, kept with the records it covers)
+    /// under `key` in `namespace`, decoded from JSON; nil when there is none, or when it cannot be
+    /// read or decoded: then a warning says so (`what`: "the glucose checkpoint", `instead`: what
+    /// the profile asks for without it) and the status board shows the error.
+    public func committedCheckpoint<Value: Decodable>(
+        _ type: Value.Type, namespace: String, key: String, what: String, instead: String, device: Device
+    ) async -> Value? {
+        do {
+            guard let stored = try await context.checkpoints.checkpoint(namespace: namespace, key: key) else { return nil }
+            return try JSONDecoder().decode(Value.self, from: stored.payload)
+        } catch {
+            context.logger.warning("cannot read \(what): \(error); \(instead)", device: device.displayName)
+            context.status.reportError("\(device.displayName): \(what): \(error)", at: context.clock.now())
+            return nil
         }
     }
 }
