@@ -33,6 +33,12 @@ public final class CheckpointLedger: SourceCheckpointReader {
         published.withLock { $0[checkpoint.identity] = checkpoint }
     }
 
+    /// The durable sink's newest committed checkpoint only (nil without such a sink): what a
+    /// source may act on irreversibly.
+    public func committedCheckpoint(namespace: String, key: String) async throws -> SourceCheckpoint? {
+        try await durable?.checkpoint(namespace: namespace, key: key)
+    }
+
     /// The newest published checkpoint, else the durable reader's; see the type's documentation.
     public func checkpoint(namespace: String, key: String) async throws -> SourceCheckpoint? {
         let identity = SourceCheckpointIdentity(namespace: namespace, key: key)

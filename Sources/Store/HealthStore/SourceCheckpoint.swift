@@ -58,4 +58,17 @@ public struct SourceCheckpointIdentity: Hashable, Sendable {
 public protocol SourceCheckpointReader: Sendable {
     /// The newest committed checkpoint for `key` in `namespace`, or nil.
     func checkpoint(namespace: String, key: String) async throws -> SourceCheckpoint?
+
+    /// The newest checkpoint for `key` in `namespace` that is on stable storage, or nil: what a
+    /// source may act on irreversibly (erase a device's memory of what it covers). A reader that
+    /// also answers with checkpoints only published (``checkpoint(namespace:key:)`` of the bus's
+    /// ledger) answers here only with the durable sink's.
+    func committedCheckpoint(namespace: String, key: String) async throws -> SourceCheckpoint?
+}
+
+extension SourceCheckpointReader {
+    /// A store's checkpoints are all committed: the same answer.
+    public func committedCheckpoint(namespace: String, key: String) async throws -> SourceCheckpoint? {
+        try await checkpoint(namespace: namespace, key: key)
+    }
 }

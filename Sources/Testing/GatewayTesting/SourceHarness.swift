@@ -1,5 +1,6 @@
 public import Foundation
 public import HealthModel
+public import HealthStore
 import GatewayRuntime
 public import SampleBus
 import XCTest
@@ -21,14 +22,16 @@ public final class SourceHarness: Sendable {
 
     /// `make` builds the source from the environment the harness made (on `clock`).
     public init(
-        name: String, kind: String, clock: ManualClock = ManualClock(),
+        name: String, kind: String, clock: ManualClock = ManualClock(), durableCheckpoints: (any SourceCheckpointReader)? = nil,
         make: (PluginEnvironment) throws -> any SampleSource
     ) throws {
         self.clock = clock
         self.name = name
         directory = try TestEnvironment.temporaryDirectory(name)
         status = board.register(name: name, kind: kind, role: .source)
-        bus = SampleBus(sinks: [(name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)])
+        bus = SampleBus(
+            sinks: [(name: "collect", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)],
+            checkpoints: CheckpointLedger(durable: durableCheckpoints))
         let environment = TestEnvironment.make(name: name, clock: clock, directory: directory, logSink: logs)
         source = try make(environment)
     }

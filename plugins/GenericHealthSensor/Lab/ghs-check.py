@@ -9,9 +9,13 @@
 # ms resolution) and its value; an observation must be stored exactly once.
 import json
 import re
+import struct
 import sys
 from collections import Counter, defaultdict
 from datetime import datetime
+
+# RACP's operator "at most" (<=), as the gateway writes it when it erases a sensor's memory.
+AT_MOST = 0x02
 
 OXIMETER, CUFF, ECG = "F0:47:48:53:00:01", "F0:47:48:53:00:02", "F0:47:48:53:00:03"
 ECG_TYPE = "mdc.131329.4274"
@@ -207,6 +211,27 @@ def check_racp(log, role, at_least):
                                   "" if not wrong else "; WRONG: " + "; ".join(wrong)))
 
 
+def check_deletes(log, role):
+    """deleteStoredObservations: ROLE is asked to erase its records up to a bound (operator "at
+    most", filter record number), never past the last record it had sent the gateway."""
+    highest, bounds, wrong = 0, [], []
+    for line in log:
+        if line.startswith("sent stored %s " % role):
+            highest = max(highest, int(fields(line)["record"]))
+        elif line.startswith("racp %s delete " % role):
+            operand = bytes.fromhex(line.split()[3])
+            if len(operand) != 6 or operand[0] != AT_MOST or operand[1] != 0x01:
+                wrong.append("'%s'" % line.strip())
+                continue
+            bound = struct.unpack("<I", operand[2:])[0]
+            bounds.append(bound)
+            if bound > highest:
+                wrong.append("up to %d with records up to %d sent" % (bound, highest))
+    verdict(bounds and not wrong,
+            "the gateway asked the %s to erase what it had stored, never more than it had sent (bounds: %s)%s"
+            % (role, bounds, "" if not wrong else "; WRONG: " + "; ".join(wrong)))
+
+
 def main(log_path, out, connections):
     """CONNECTIONS: the oximeter's connections; the gateway was restarted once during the run."""
     with open(log_path) as file:
@@ -214,6 +239,8 @@ def main(log_path, out, connections):
     changes = load("%s/changes.json" % out, {}).get("added", [])
     check_racp(log, "oximeter", connections)
     check_racp(log, "cuff", 2)
+    check_deletes(log, "oximeter")
+    check_deletes(log, "cuff")
     check_racp(log, "ecg", 2)
     check_oximeter(log, out)
     check_cuff(log, changes)

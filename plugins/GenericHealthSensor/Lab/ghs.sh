@@ -18,7 +18,9 @@
 #   2. every stored and every live SpO2 and pulse rate is stored once, at its time, with its value;
 #   3. each compound is a bloodPressure correlation with its systolic and diastolic, the mean kept;
 #   4. the ECG lead is a quantity series of type mdc.131329.4274 holding exactly the samples sent;
-#   5. the gateway reconnected after every drop, reported no bad payload, bluetoothd still runs,
+#   5. with deleteStoredObservations, the oximeter and the cuff are asked to erase their records
+#      up to a bound (at most), never past the last record they had sent the gateway;
+#   6. the gateway reconnected after every drop, reported no bad payload, bluetoothd still runs,
 #      healthgate stops cleanly.
 set -uo pipefail
 REPO=${1:?usage: ghs.sh REPO HEALTHGATE [SECONDS]}
@@ -41,7 +43,7 @@ cat > "$OUT/healthgate.json" <<JSON
 {
   "sources": [
     {"kind": "ble-ghs", "name": "ghs", "config": {
-      "adapter": "hci0", "devices": ["$OXIMETER", "$CUFF", "$ECG"],
+      "adapter": "hci0", "devices": ["$OXIMETER", "$CUFF", "$ECG"], "deleteStoredObservations": true,
       "reconnect": {"initialDelaySeconds": 0.5, "maxDelaySeconds": 2, "multiplier": 2}}}
   ],
   "store": {"path": "$DB"},

@@ -7,7 +7,9 @@ import GatewayRuntime
 import GatewayTesting
 @testable import GenericHealthSensor
 import HealthModel
+import HealthStore
 import SampleBus
+import Synchronization
 import XCTest
 
 /// The `ble-ghs` source against the scripted fake transport, into a CollectingSink, on a
@@ -247,6 +249,74 @@ final class GHSSourceTests: XCTestCase {
         XCTAssertTrue(messages.contains("valid range of MDC_PULS_OXIM_PULS_RATE (149530): 30–250 /min ± 2"), "\(messages)")
         XCTAssertTrue(messages.contains { $0.contains("bad payload") && $0.contains("Observation Schedule descriptor (0x2910)") }, "\(messages)")
         XCTAssertEqual(try XCTUnwrap(transport.latest(profile.address)).descriptorWrites, [], "nothing configured, nothing written")
+    }
+
+    /// A durable sink's checkpoints as a test commits them.
+    final class CommittedCheckpoints: SourceCheckpointReader {
+        let committed = Mutex<[String: SourceCheckpoint]>([:])
+        func commit(_ checkpoint: SourceCheckpoint) { committed.withLock { $0[checkpoint.key] = checkpoint } }
+        func checkpoint(namespace: String, key: String) async throws -> SourceCheckpoint? { committed.withLock { $0[key] } }
+    }
+
+    /// `deleteStoredObservations`: after the report's success the sensor is asked to erase the
+    /// records up to the last one downloaded, only once the durable sink holds the checkpoint
+    /// that covers it; while the store has not committed it, nothing is erased.
+    func testStoredObservationsAreErasedOnlyOnceCommitted() async throws {
+        let clock = ManualClock(start: Self.now)
+        let profile = Self.profile()
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let configuration = try JSONDecoder().decode(GHSConfiguration.self, from: Data(#"{"deleteStoredObservations": true}"#.utf8))
+        let durable = CommittedCheckpoints()
+        let h = try SourceHarness(name: "ghs", kind: GHSSource.kind, clock: clock, durableCheckpoints: durable) { environment in
+            try GHSSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(transport, clock: environment.clock))
+        }
+        try await h.run { h in
+            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
+                $0.writes.contains { $0.0 == Self.controlPoint }
+            }
+            for number in [3, 4] as [UInt32] {
+                let object = ACOMEncoder.le(number) + Self.numeric(150_456, unit: 544, 95, at: Self.now.addingTimeInterval(-Double(number) * 60))
+                for segment in Self.segments(object) { link.send(segment, on: Self.stored) }
+            }
+            link.send([0x06, 0x00, 0x01, 0x01], on: Self.racp)
+            try await h.waitFor("two readings") { h.quantities(.oxygenSaturation).count == 2 }
+            try await h.waitFor("the wait for the commit") { h.clock.sleeperCount >= 1 }
+            h.clock.advance(by: .seconds(1))
+            try await h.waitFor("the next look") { h.clock.sleeperCount >= 1 }
+            XCTAssertFalse(link.writes.contains { $0.1.first == 0x02 }, "nothing erased before the store holds it")
+            // The store commits record 4's checkpoint.
+            durable.commit(SourceCheckpoint(namespace: "ble-ghs", key: "Acme/GHS-7", payload: Data(#"{"lastRecordNumber":4}"#.utf8)))
+            h.clock.advance(by: .seconds(1))
+            try await h.waitFor("the delete") { link.writes.contains { $0.1.first == 0x02 } }
+        }
+        let writes = try XCTUnwrap(transport.latest(profile.address)).writes.map(\.1)
+        XCTAssertEqual(writes.last, [0x02, 0x02, 0x01, 4, 0, 0, 0], "delete, at most record 4")
+        XCTAssertTrue(h.logs.entries.contains { $0.message.contains("erase its stored observations up to record 4") })
+    }
+
+    /// Without a sink that stores checkpoints nothing is ever durable: the sensor keeps its
+    /// observations and the log and the status say why.
+    func testWithoutADurableSinkNothingIsErased() async throws {
+        let clock = ManualClock(start: Self.now)
+        let profile = Self.profile()
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let configuration = try JSONDecoder().decode(GHSConfiguration.self, from: Data(#"{"deleteStoredObservations": true}"#.utf8))
+        let h = try harness(transport, configuration)
+        try await h.run { h in
+            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
+                $0.writes.contains { $0.0 == Self.controlPoint }
+            }
+            for segment in Self.segments(ACOMEncoder.le(UInt32(9)) + Self.numeric(150_456, unit: 544, 95)) { link.send(segment, on: Self.stored) }
+            link.send([0x06, 0x00, 0x01, 0x01], on: Self.racp)
+            try await h.waitFor("the reading") { h.quantities(.oxygenSaturation).count == 1 }
+            for _ in 0..<GHSSession.commitWait.polls {
+                try await h.waitFor("the wait") { h.clock.sleeperCount >= 1 || h.logs.entries.contains { $0.message.contains("keeps its stored observations") } }
+                h.clock.advance(by: .milliseconds(250))
+            }
+            try await h.waitFor("the warning") { h.logs.entries.contains { $0.message.contains("keeps its stored observations") } }
+            XCTAssertFalse(link.writes.contains { $0.1.first == 0x02 })
+        }
+        XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.storedObservationsKept"], "record 9 not committed in time")
     }
 
     /// A sensor whose LE GATT Security Levels ask for an encrypted link (mode 1 level 3) while

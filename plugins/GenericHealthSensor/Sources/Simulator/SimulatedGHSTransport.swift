@@ -57,9 +57,8 @@ final class SimulatedGHSSensor: Sendable {
     let peripheral: DiscoveredPeripheral
     let start: Date
     let interval: Double
-    /// The observations sent live (never stored), and every record number up to which the
-    /// memory was deleted.
-    let memory = Mutex<(sentLive: Set<Int>, deletedThrough: Int)>(([], -1))
+    /// The observations sent live (never stored), and those a collector deleted.
+    let memory = Mutex<(sentLive: Set<Int>, deleted: Set<Int>)>(([], []))
     /// Each observation type's schedule, as a collector last wrote it.
     let schedules: Mutex<[UInt32: GHSObservationSchedule]>
 
@@ -164,11 +163,10 @@ final class SimulatedGHSSensor: Sendable {
         max(0, Int((now.timeIntervalSince(start) / interval + 1e-9).rounded(.down)) + 1)
     }
 
-    /// The numbers of the stored observations taken by `now` (not sent live, not deleted), from
-    /// record number `from` on.
-    func stored(by now: Date, fromRecord from: Int = 1) -> [Int] {
-        let (live, deleted) = memory.withLock { ($0.sentLive, $0.deletedThrough) }
-        return (max(0, from - 1, deleted)..<taken(by: now)).filter { !live.contains($0) }
+    /// The numbers of the stored observations taken by `now` (not sent live, not deleted).
+    func stored(by now: Date) -> [Int] {
+        let (live, deleted) = memory.withLock { ($0.sentLive, $0.deleted) }
+        return (0..<taken(by: now)).filter { !live.contains($0) && !deleted.contains($0) }
     }
 
     /// Observation `number`'s ACOM bytes.
@@ -288,25 +286,26 @@ final class SimulatedGHSConnection: SimulatedConnection {
     /// or from a record number on (operator 0x03, filter type 0x01, uint32).
     private func recordAccess(_ request: [UInt8]) -> (numbers: [Int], response: [UInt8]) {
         let opCode = request.first ?? 0
-        let now = clock.now()
         func respond(_ code: UInt8) -> [UInt8] { [0x06, 0x00, opCode, code] }
         if opCode == 0x03 { return ([], respond(0x01)) }
         guard [0x01, 0x02, 0x04].contains(opCode) else { return ([], respond(0x02)) }
-        let from: Int
+        // The records' numbers an operator selects: all (0x01), at most (0x02) or at least (0x03)
+        // a record number (filter type 0x01, uint32).
+        var stored = sensor.stored(by: clock.now())
         switch request.dropFirst().first {
-        case 0x01 where request.count == 2: from = 1
-        case 0x03 where request.count == 7 && request[2] == 0x01:
-            from = Int(UInt32(request[3]) | UInt32(request[4]) << 8 | UInt32(request[5]) << 16 | UInt32(request[6]) << 24)
-        case 0x01, 0x03: return ([], respond(0x09))
+        case 0x01 where request.count == 2: break
+        case 0x02 where request.count == 7 && request[2] == 0x01, 0x03 where request.count == 7 && request[2] == 0x01:
+            let bound = Int(UInt32(request[3]) | UInt32(request[4]) << 8 | UInt32(request[5]) << 16 | UInt32(request[6]) << 24)
+            stored = stored.filter { request[1] == 0x02 ? $0 + 1 <= bound : $0 + 1 >= bound }
+        case 0x01, 0x02, 0x03: return ([], respond(0x09))
         default: return ([], respond(0x04))
         }
-        let numbers = sensor.stored(by: now, fromRecord: from)
         switch opCode {
-        case 0x04: return ([], [0x05, 0x00] + ACOMEncoder.le(UInt32(numbers.count)))
+        case 0x04: return ([], [0x05, 0x00] + ACOMEncoder.le(UInt32(stored.count)))
         case 0x02:
-            if let last = numbers.last { sensor.memory.withLock { $0.deletedThrough = max($0.deletedThrough, last + 1) } }
-            return ([], respond(numbers.isEmpty ? 0x06 : 0x01))
-        default: return (numbers, respond(numbers.isEmpty ? 0x06 : 0x01))
+            sensor.memory.withLock { $0.deleted.formUnion(stored) }
+            return ([], respond(stored.isEmpty ? 0x06 : 0x01))
+        default: return (stored, respond(stored.isEmpty ? 0x06 : 0x01))
         }
     }
 

@@ -7,6 +7,10 @@ public struct GHSProfileConfiguration: Sendable, BluetoothProfileConfiguration {
     /// `liveObservations`: whether the gateway asks each sensor to send live observations
     /// (GHS Control Point "start"); when false it only downloads what the sensor stored.
     public var liveObservations = true
+    /// `deleteStoredObservations`: whether the gateway erases, from each sensor's memory, the
+    /// stored observations it downloaded, once the store has committed them (on stable storage);
+    /// off by default: the sensor's memory is the patient's, and another collector may want it.
+    public var deleteStoredObservations = false
     /// `schedules`: the observation schedules written to each sensor at each connection, one per
     /// observation type at most.
     public var schedules: [GHSScheduleConfiguration] = []
@@ -17,8 +21,12 @@ public struct GHSProfileConfiguration: Sendable, BluetoothProfileConfiguration {
     public init() {}
 
     /// The keys given, every other at its default.
-    public init(liveObservations: Bool? = nil, schedules: [GHSScheduleConfiguration]? = nil, simulation: GHSSimulationConfiguration? = nil) {
+    public init(
+        liveObservations: Bool? = nil, deleteStoredObservations: Bool? = nil, schedules: [GHSScheduleConfiguration]? = nil,
+        simulation: GHSSimulationConfiguration? = nil
+    ) {
         if let liveObservations { self.liveObservations = liveObservations }
+        if let deleteStoredObservations { self.deleteStoredObservations = deleteStoredObservations }
         if let schedules { self.schedules = schedules }
         if let simulation { self.simulation = simulation }
     }
@@ -28,6 +36,10 @@ public struct GHSProfileConfiguration: Sendable, BluetoothProfileConfiguration {
             ConfigurationKey(
                 "liveObservations", \.liveObservations, .boolean,
                 "Ask each sensor to send live observations (GHS Control Point); false: only download its stored observations"),
+            ConfigurationKey(
+                "deleteStoredObservations", \.deleteStoredObservations, .boolean,
+                "Erase the stored observations downloaded from each sensor's memory once the store has committed them "
+                    + "(Record Access Control Point \"delete\", records up to the last one committed); never before"),
             ConfigurationKey(
                 "schedules", \.schedules, .array(GHSScheduleConfiguration.configurationSchema),
                 "Observation schedules written to each sensor at each connection (its Observation Schedule descriptors), "

@@ -137,6 +137,8 @@ struct GHSSession: ConnectionFollower {
         var live = GHSSegmentReassembler()
         var stored = GHSSegmentReassembler()
         var received = false
+        // The highest record number downloaded on this connection: what a delete may erase.
+        var downloaded: UInt32?
         do {
             for try await notification in notifications {
                 received = true
@@ -157,11 +159,16 @@ struct GHSSession: ConnectionFollower {
                         session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
                         continue
                     }
+                    downloaded = max(downloaded ?? record.recordNumber, record.recordNumber)
                     await publish(
                         record.object, recordNumber: record.recordNumber, sensor: sensor, device: device, stamp: stamp,
                         receivedAt: notification.receivedAt, checkpoint: &checkpoint, badPayloads: &badPayloads)
                 case GHSCharacteristic.recordAccessControlPoint.uuid:
-                    recordAccess(notification.value, device: device, badPayloads: &badPayloads)
+                    let indication = recordAccess(notification.value, device: device, badPayloads: &badPayloads)
+                    if configuration.deleteStoredObservations, case .response(request: 0x01, code: .success)? = indication, let last = downloaded {
+                        try await erase(through: last, sensor: sensor, connection: connection, device: device)
+                        downloaded = nil
+                    }
                 case GHSCharacteristic.controlPoint.uuid:
                     controlPoint(notification.value, device: device, badPayloads: &badPayloads)
                 case GHSCharacteristic.observationScheduleChanged.uuid:
@@ -219,9 +226,11 @@ struct GHSSession: ConnectionFollower {
     }
 
     /// Logs a Record Access Control Point indication; a refusal is an error on the status board.
-    private func recordAccess(_ value: [UInt8], device: Device, badPayloads: inout Int) {
+    @discardableResult
+    private func recordAccess(_ value: [UInt8], device: Device, badPayloads: inout Int) -> GHSRecordAccessControlPoint.Indication? {
         do {
-            switch try GHSRecordAccessControlPoint.indication(value) {
+            let indication = try GHSRecordAccessControlPoint.indication(value)
+            switch indication {
             case .numberOfRecords(let count):
                 context.logger.info("record access: \(count) stored observations", device: device.displayName)
             case .combinedReportResponse(let sent):
@@ -232,9 +241,43 @@ struct GHSSession: ConnectionFollower {
                 context.logger.warning("record access: request 0x\(String(request, radix: 16)) refused: \(code.name)", device: device.displayName)
                 context.status.reportError("\(device.displayName): GHS record access: \(code.name)", at: context.clock.now())
             }
+            return indication
         } catch {
             session.reportBadPayload(value, "\(error)", device: device, count: &badPayloads)
+            return nil
         }
+    }
+
+    /// How long the session waits for the store to commit the stored observations it downloaded
+    /// before it erases them from the sensor, and how often it looks.
+    static let commitWait = (polls: 120, every: Duration.milliseconds(250))
+
+    /// Erases the sensor's stored observations up to record `last` (RACP "delete", operator "at
+    /// most") once the store has committed them: the durable sink's checkpoint of the sensor
+    /// reaches `last`. Durable before erased: when it does not within ``commitWait`` (a slow
+    /// store, or no sink that stores checkpoints), nothing is erased and a warning says so.
+    private func erase(through last: UInt32, sensor: String, connection: any BLEConnection, device: Device) async throws {
+        for poll in 0..<Self.commitWait.polls {
+            if poll > 0 { try await context.clock.sleep(for: Self.commitWait.every) }
+            let committed: Checkpoint?
+            do {
+                committed = try await context.checkpoints.committedCheckpoint(namespace: Self.checkpointNamespace, key: sensor)
+                    .map { try JSONDecoder().decode(Checkpoint.self, from: $0.payload) }
+            } catch {
+                context.logger.warning("cannot read the committed GHS checkpoint: \(error); the sensor keeps its stored observations", device: device.displayName)
+                return
+            }
+            guard let committed, committed.lastRecordNumber >= last else { continue }
+            try await connection.write(
+                GHSRecordAccessControlPoint.Request.deleteRecords(.through(recordNumber: last)).encoded,
+                to: GHSCharacteristic.recordAccessControlPoint.uuid, in: .genericHealthSensorService)
+            context.logger.info("asked the sensor to erase its stored observations up to record \(last), which the store has committed", device: device.displayName)
+            return
+        }
+        context.logger.warning(
+            "the sensor keeps its stored observations: the store had not committed record \(last) within \(Self.commitWait.every * Self.commitWait.polls) (does a sink store checkpoints?)",
+            device: device.displayName)
+        session.setDetail("storedObservationsKept", "record \(last) not committed in time")
     }
 
     /// Logs a GHS Control Point indication; anything but success is an error on the status board.
