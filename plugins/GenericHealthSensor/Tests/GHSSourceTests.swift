@@ -400,11 +400,11 @@ final class GHSSourceTests: XCTestCase {
         let link = try await transport.connect(to: "02:00:00:00:0A:01")
         let schedules = try await link.readDescriptors(Self.schedule, of: features, in: Self.service)
         XCTAssertEqual(try schedules.map { try GHSSession.summary(GHSObservationSchedule.decode($0)) }, Array(repeating: "measurement period 5 s, update interval 5 s", count: 2))
-        XCTAssertEqual(try schedules.map { try GHSObservationSchedule.decode($0).type }, [150_456, 149_530])
+        XCTAssertEqual(try schedules.map { try GHSObservationSchedule.decode($0).type }, [150_456, 151_562])
         let ranges = try await link.readDescriptors(Self.validRange, of: features, in: Self.service).map { try GHSValidRangeAndAccuracy.decode($0) }
-        XCTAssertEqual(ranges.map(GHSSession.summary), ["70–100 % ± 2", "30–250 /min ± 3"])
+        XCTAssertEqual(ranges.map(GHSSession.summary), ["70–100 % ± 2", "4–60 /min ± 2"])
 
-        let faster = GHSObservationSchedule(type: 149_530, measurementPeriodSeconds: 1, updateIntervalSeconds: 2)
+        let faster = GHSObservationSchedule(type: 151_562, measurementPeriodSeconds: 1, updateIntervalSeconds: 2)
         try await link.writeDescriptor(faster.encoded, to: Self.schedule, at: 1, of: features, in: Self.service)
         let reread = try await link.readDescriptors(Self.schedule, of: features, in: Self.service)
         XCTAssertEqual(reread.last, faster.encoded)
@@ -415,7 +415,7 @@ final class GHSSourceTests: XCTestCase {
 
         for (value, index, descriptor) in [
             (GHSObservationSchedule(type: 150_456, measurementPeriodSeconds: 0, updateIntervalSeconds: 1).encoded, 0, Self.schedule),
-            // The pulse rate's schedule to SpO2's descriptor; a read-only range.
+            // The respiration rate's schedule to SpO2's descriptor; a read-only range.
             (faster.encoded, 0, Self.schedule), ([0], 0, Self.validRange),
         ] {
             do {

@@ -25,7 +25,7 @@ final class SimulatedGHSTests: XCTestCase {
         try await h.run { h in
             // Observations 0…6: taken before the gateway started, stored (the seventh is due now).
             try await h.waitFor("the stored observations") {
-                h.quantities(.oxygenSaturation).count == 7 && h.quantities(.heartRate).count == 7 && pressures().count == 7
+                h.quantities(.oxygenSaturation).count == 7 && h.quantities(.respiratoryRate).count == 7 && pressures().count == 7
             }
             try await h.waitFor("both sensors waiting for their next observation") { h.clock.sleeperCount >= 2 }
             h.clock.advance(by: .seconds(5))
@@ -57,6 +57,8 @@ final class SimulatedGHSTests: XCTestCase {
         XCTAssertEqual(spo2.map(\.startDate), (0..<10).map { start.addingTimeInterval(Double($0) * 5) })
         XCTAssertEqual(spo2.map { $0.metadata[.ghsRecordNumber] }, (1...7).map { .integer($0) } + [nil, .integer(9), nil], "stored, live, stored, live")
         XCTAssertTrue(spo2.allSatisfy { (95...99).contains($0.quantity.value) })
+        XCTAssertTrue(h.quantities(.respiratoryRate).allSatisfy { (14...18).contains($0.quantity.value) })
+        XCTAssertTrue(h.quantities(.heartRate).isEmpty, "no pulse rate: the demo's classes see no heart rate from it")
         XCTAssertTrue(pressures().allSatisfy { $0.metadata[.meanArterialPressure] != nil })
         XCTAssertFalse(h.logs.entries.contains { $0.message.contains("bad payload") }, "\(h.logs.entries.filter { $0.message.contains("bad payload") }.map(\.message))")
     }

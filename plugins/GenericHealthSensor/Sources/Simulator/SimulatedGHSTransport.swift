@@ -14,8 +14,9 @@ import Glibc
 /// Each sensor takes an observation every `observationIntervalSeconds` on the injected clock,
 /// numbered from 0, the first `storedObservations` of them before the transport was made:
 ///
-/// - a pulse oximeter: a bundle, time-stamped, of SpO2 (MDC_PULS_OXIM_SAT_O2, %) and pulse rate
-///   (MDC_PULS_OXIM_PULS_RATE, bpm), 45 bytes;
+/// - a pulse oximeter: a bundle, time-stamped, of SpO2 (MDC_PULS_OXIM_SAT_O2, %) and respiration
+///   rate (MDC_RESP_RATE, breaths per minute), 45 bytes; no pulse rate, so that the demo's classes
+///   see no heart rate from a device nobody wears;
 /// - a blood pressure monitor: a compound observation (MDC_PRESS_BLD_NONINV) of systolic,
 ///   diastolic and mean pressure (mmHg), 45 bytes.
 ///
@@ -81,10 +82,10 @@ final class SimulatedGHSSensor: Sendable {
     }
 
     /// The observation types with the unit, limits and accuracy of their Valid Range and
-    /// Accuracy descriptors: SpO2 70–100 % ± 2, pulse rate 30–250 /min ± 3, blood pressure
+    /// Accuracy descriptors: SpO2 70–100 % ± 2, respiration rate 4–60 /min ± 2, blood pressure
     /// 0–300 mmHg ± 3.
     static func types(of kind: Kind) -> [(type: UInt32, unit: UInt16, lower: Double, upper: Double, accuracy: Double)] {
-        kind == .oximeter ? [(150_456, 544, 70, 100, 2), (149_530, 2720, 30, 250, 3)] : [(150_020, 3872, 0, 300, 3)]
+        kind == .oximeter ? [(150_456, 544, 70, 100, 2), (151_562, 2784, 4, 60, 2)] : [(150_020, 3872, 0, 300, 3)]
     }
 
     /// Health Sensor Features' descriptors: per type, its schedule (writable), then its range.
@@ -176,12 +177,12 @@ final class SimulatedGHSSensor: Sendable {
         switch kind {
         case .oximeter:
             let spo2 = 97 + Int((2 * wave).rounded())
-            let pulse = 68 + Int((8 * wave).rounded())
+            let breaths = 16 + Int((2 * wave).rounded())
             return ACOMEncoder.object(
                 0xFF, ACOMEncoder.Header(milliseconds2000: milliseconds),
                 value: ACOMEncoder.bundle([
                     ACOMEncoder.object(0x01, ACOMEncoder.Header(type: 150_456), value: ACOMEncoder.numeric(unit: 544, mantissa: spo2, exponent: 0)),
-                    ACOMEncoder.object(0x01, ACOMEncoder.Header(type: 149_530), value: ACOMEncoder.numeric(unit: 2720, mantissa: pulse, exponent: 0)),
+                    ACOMEncoder.object(0x01, ACOMEncoder.Header(type: 151_562), value: ACOMEncoder.numeric(unit: 2784, mantissa: breaths, exponent: 0)),
                 ]))
         case .cuff:
             let systolic = 122 + Int((6 * wave).rounded())
