@@ -34,7 +34,7 @@ began=$SECONDS
 # in `alone` count what arrives against what was sent in real time (advertisement rates of at
 # least 0.9, a class's tiles): they run last, one VM at a time, as on a machine with nothing else
 # to do (beside another VM and the builds their rates fell to 0.78 to 0.84).
-order=(power-cut watchdog flush-points bluetooth-bonded bluetooth-multi ant-stick bluetooth-cgm bluetooth
+order=(power-cut watchdog flush-points bluetooth-bonded bluetooth-multi ant-stick bluetooth-cgm ghs bluetooth
   bluetooth-bumble usb-serial bluetooth-health rfcomm-serial strap-between-classes clock-unsynchronized advertisements package class)
 alone=(advertisements package class)
 scenarios=()
