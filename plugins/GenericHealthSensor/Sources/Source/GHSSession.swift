@@ -139,54 +139,59 @@ struct GHSSession: ConnectionFollower {
         var received = false
         // The highest record number downloaded on this connection: what a delete may erase.
         var downloaded: UInt32?
-        do {
-            for try await notification in notifications {
-                received = true
-                switch notification.characteristic {
-                case GHSCharacteristic.liveHealthObservations.uuid:
-                    guard let object = reassemble(notification.value, with: &live, on: .liveHealthObservations, device: device, badPayloads: &badPayloads)
-                    else { continue }
-                    await publish(
-                        object, recordNumber: nil, sensor: sensor, device: device, stamp: stamp, receivedAt: notification.receivedAt,
-                        checkpoint: &checkpoint, badPayloads: &badPayloads)
-                case GHSCharacteristic.storedHealthObservations.uuid:
-                    guard let bytes = reassemble(notification.value, with: &stored, on: .storedHealthObservations, device: device, badPayloads: &badPayloads)
-                    else { continue }
-                    let record: (recordNumber: UInt32, object: [UInt8])
-                    do {
-                        record = try GHSStoredObservation.split(bytes)
-                    } catch {
-                        session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
+        // An erase waits for the store's commit beside the loop, never in it: a loop that waited
+        // would leave the transport's buffer to overflow with the notifications of that time.
+        await withTaskGroup(of: Void.self) { erasing in
+            do {
+                for try await notification in notifications {
+                    received = true
+                    switch notification.characteristic {
+                    case GHSCharacteristic.liveHealthObservations.uuid:
+                        guard let object = reassemble(notification.value, with: &live, on: .liveHealthObservations, device: device, badPayloads: &badPayloads)
+                        else { continue }
+                        await publish(
+                            object, recordNumber: nil, sensor: sensor, device: device, stamp: stamp, receivedAt: notification.receivedAt,
+                            checkpoint: &checkpoint, badPayloads: &badPayloads)
+                    case GHSCharacteristic.storedHealthObservations.uuid:
+                        guard let bytes = reassemble(notification.value, with: &stored, on: .storedHealthObservations, device: device, badPayloads: &badPayloads)
+                        else { continue }
+                        let record: (recordNumber: UInt32, object: [UInt8])
+                        do {
+                            record = try GHSStoredObservation.split(bytes)
+                        } catch {
+                            session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
+                            continue
+                        }
+                        downloaded = max(downloaded ?? record.recordNumber, record.recordNumber)
+                        await publish(
+                            record.object, recordNumber: record.recordNumber, sensor: sensor, device: device, stamp: stamp,
+                            receivedAt: notification.receivedAt, checkpoint: &checkpoint, badPayloads: &badPayloads)
+                    case GHSCharacteristic.recordAccessControlPoint.uuid:
+                        let indication = recordAccess(notification.value, device: device, badPayloads: &badPayloads)
+                        if configuration.deleteStoredObservations, case .response(request: 0x01, code: .success)? = indication, let last = downloaded {
+                            erasing.addTask { await erase(through: last, sensor: sensor, connection: connection, device: device) }
+                            downloaded = nil
+                        }
+                    case GHSCharacteristic.controlPoint.uuid:
+                        controlPoint(notification.value, device: device, badPayloads: &badPayloads)
+                    case GHSCharacteristic.observationScheduleChanged.uuid:
+                        do {
+                            let schedule = try GHSObservationSchedule.decode(notification.value, characteristic: .observationScheduleChanged)
+                            let summary = Self.summary(schedule)
+                            session.setDetail("schedule.\(schedule.type)", summary)
+                            logger.info("observation schedule of \(Self.describe(schedule.type)): \(summary)", device: name)
+                        } catch {
+                            session.reportBadPayload(notification.value, "\(error)", device: device, count: &badPayloads)
+                        }
+                    default:
                         continue
                     }
-                    downloaded = max(downloaded ?? record.recordNumber, record.recordNumber)
-                    await publish(
-                        record.object, recordNumber: record.recordNumber, sensor: sensor, device: device, stamp: stamp,
-                        receivedAt: notification.receivedAt, checkpoint: &checkpoint, badPayloads: &badPayloads)
-                case GHSCharacteristic.recordAccessControlPoint.uuid:
-                    let indication = recordAccess(notification.value, device: device, badPayloads: &badPayloads)
-                    if configuration.deleteStoredObservations, case .response(request: 0x01, code: .success)? = indication, let last = downloaded {
-                        try await erase(through: last, sensor: sensor, connection: connection, device: device)
-                        downloaded = nil
-                    }
-                case GHSCharacteristic.controlPoint.uuid:
-                    controlPoint(notification.value, device: device, badPayloads: &badPayloads)
-                case GHSCharacteristic.observationScheduleChanged.uuid:
-                    do {
-                        let schedule = try GHSObservationSchedule.decode(notification.value, characteristic: .observationScheduleChanged)
-                        let summary = Self.summary(schedule)
-                        session.setDetail("schedule.\(schedule.type)", summary)
-                        logger.info("observation schedule of \(Self.describe(schedule.type)): \(summary)", device: name)
-                    } catch {
-                        session.reportBadPayload(notification.value, "\(error)", device: device, count: &badPayloads)
-                    }
-                default:
-                    continue
                 }
+                logger.debug("notifications ended", device: name)
+            } catch {
+                logger.debug("notifications ended: \(error)", device: name)
             }
-            logger.debug("notifications ended", device: name)
-        } catch {
-            logger.debug("notifications ended: \(error)", device: name)
+            erasing.cancelAll()
         }
         try Task.checkCancellation()
         return received
@@ -256,9 +261,11 @@ struct GHSSession: ConnectionFollower {
     /// most") once the store has committed them: the durable sink's checkpoint of the sensor
     /// reaches `last`. Durable before erased: when it does not within ``commitWait`` (a slow
     /// store, or no sink that stores checkpoints), nothing is erased and a warning says so.
-    private func erase(through last: UInt32, sensor: String, connection: any BLEConnection, device: Device) async throws {
+    private func erase(through last: UInt32, sensor: String, connection: any BLEConnection, device: Device) async {
         for poll in 0..<Self.commitWait.polls {
-            if poll > 0 { try await context.clock.sleep(for: Self.commitWait.every) }
+            if poll > 0 {
+                do { try await context.clock.sleep(for: Self.commitWait.every) } catch { return }  // the link ended
+            }
             let committed: Checkpoint?
             do {
                 committed = try await context.checkpoints.committedCheckpoint(namespace: Self.checkpointNamespace, key: sensor)
@@ -268,9 +275,15 @@ struct GHSSession: ConnectionFollower {
                 return
             }
             guard let committed, committed.lastRecordNumber >= last else { continue }
-            try await connection.write(
-                GHSRecordAccessControlPoint.Request.deleteRecords(.through(recordNumber: last)).encoded,
-                to: GHSCharacteristic.recordAccessControlPoint.uuid, in: .genericHealthSensorService)
+            do {
+                try await connection.write(
+                    GHSRecordAccessControlPoint.Request.deleteRecords(.through(recordNumber: last)).encoded,
+                    to: GHSCharacteristic.recordAccessControlPoint.uuid, in: .genericHealthSensorService)
+            } catch {
+                // Asked again after the next download: it erases the same records and those after.
+                context.logger.notice("could not ask the sensor to erase its stored observations: \(error)", device: device.displayName)
+                return
+            }
             context.logger.info("asked the sensor to erase its stored observations up to record \(last), which the store has committed", device: device.displayName)
             return
         }
