@@ -356,7 +356,7 @@ let package = Package(
             name: "ContinuousGlucoseTests", dependencies: ["BLETesting", "GatewayTime", "BLETransport", "GatewayRuntime", "GATTDecoding", "BLEProfileKit", "GatewayTesting", "ContinuousGlucose", "HealthModel", "SampleBus"],
             path: "plugins/ContinuousGlucose/Tests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "GenericHealthSensorTests", dependencies: ["BLETesting", "BLETransport", "GatewayRuntime", "GATTDecoding", "BLEProfileKit", "GatewayTesting", "GenericHealthSensor", "HealthModel", "SampleBus"],
+            name: "GenericHealthSensorTests", dependencies: ["BLETesting", "BLETransport", "HealthStore", "GatewayRuntime", "GATTDecoding", "BLEProfileKit", "GatewayTesting", "GenericHealthSensor", "HealthModel", "SampleBus"],
             path: "plugins/GenericHealthSensor/Tests", swiftSettings: swiftSettings),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
