@@ -69,34 +69,8 @@ struct GHSSession: ConnectionFollower {
                 .notSupported, device: session.key, "the device has neither Live (0x2B8B) nor Stored Health Observations (0x2BDD)")
         }
 
-        var features: GHSHealthSensorFeatures?
-        if let bytes = try await session.optionalRead(GHSCharacteristic.healthSensorFeatures.uuid, in: service, from: connection) {
-            do {
-                features = try GHSHealthSensorFeatures.decode(bytes)
-            } catch {
-                session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
-            }
-        }
-        if let bytes = try await session.optionalRead(GHSCharacteristic.securityLevels.uuid, in: service, from: connection) {
-            do {
-                let levels = try GHSSecurityLevel.decodeList(bytes)
-                session.setDetail("securityLevels", levels.map { "mode \($0.mode) level \($0.level)" }.joined(separator: ", "))
-                // LE security mode 1 above level 1 is an encrypted link, which needs a bond.
-                if session.pairing == nil, let needed = levels.first(where: { $0.mode == 1 && $0.level > 1 }) {
-                    logger.warning(
-                        "the sensor requires LE security mode 1 level \(needed.level) (an encrypted, bonded link): unless it is paired already, pair it with \"pair\": true or \"passkey\" in its devices entry, or once with 'healthgate pair \(session.key)'",
-                        device: name)
-                    session.setDetail("pairing", "required (mode 1 level \(needed.level)): healthgate pair \(session.key)")
-                }
-            } catch {
-                session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
-            }
-        }
+        let features = try await readFeaturesAndSecurity(connection, device: device, badPayloads: &badPayloads)
         let descriptors = try await readFeatureDescriptors(connection, device: device, badPayloads: &badPayloads)
-        if let features {
-            session.setDetail("observationTypes", features.supportedObservationTypes.map(Self.describe).joined(separator: ", "))
-            session.setDetail("deviceSpecializations", Self.describe(features.deviceSpecializations ?? []))
-        }
         logger.info(
             information.summary(key: session.key)
                 + (features.map { ", observes \($0.supportedObservationTypes.map(Self.describe).joined(separator: ", "))" } ?? ""),
@@ -115,19 +89,7 @@ struct GHSSession: ConnectionFollower {
         try await writeSchedules(connection, descriptors: descriptors, listedTypes: features?.supportedObservationTypes, device: device)
 
         let sensor = device.localIdentifier ?? session.key
-        var checkpoint: Checkpoint?
-        if wanted.contains(.recordAccessControlPoint), wanted.contains(.storedHealthObservations) {
-            checkpoint = await committedCheckpoint(
-                Checkpoint.self, namespace: Self.checkpointNamespace, key: sensor, what: "the GHS checkpoint",
-                instead: "asking for every stored observation", device: device)
-            let from = checkpoint.map { $0.lastRecordNumber &+ 1 }
-            try await connection.write(GHSRecordAccessControlPoint.Request.reportRecords(from.map { .from(recordNumber: $0) } ?? .all).encoded, to: GHSCharacteristic.recordAccessControlPoint.uuid, in: service)
-            logger.info(from.map { "asked for the stored observations from record \($0)" } ?? "asked for every stored observation", device: name)
-        }
-        if configuration.liveObservations, wanted.contains(.controlPoint), wanted.contains(.liveHealthObservations) {
-            try await connection.write(GHSControlPoint.Request.startSendingLiveObservations.encoded, to: GHSCharacteristic.controlPoint.uuid, in: service)
-            logger.info("asked for live observations", device: name)
-        }
+        var checkpoint = try await requestObservations(connection, subscribed: wanted, sensor: sensor, device: device)
 
         var stamp = information.metadata
         stamp[.bleAddress] = .string(session.key)
@@ -175,14 +137,7 @@ struct GHSSession: ConnectionFollower {
                     case GHSCharacteristic.controlPoint.uuid:
                         controlPoint(notification.value, device: device, badPayloads: &badPayloads)
                     case GHSCharacteristic.observationScheduleChanged.uuid:
-                        do {
-                            let schedule = try GHSObservationSchedule.decode(notification.value, characteristic: .observationScheduleChanged)
-                            let summary = Self.summary(schedule)
-                            session.setDetail("schedule.\(schedule.type)", summary)
-                            logger.info("observation schedule of \(Self.describe(schedule.type)): \(summary)", device: name)
-                        } catch {
-                            session.reportBadPayload(notification.value, "\(error)", device: device, count: &badPayloads)
-                        }
+                        scheduleChanged(notification.value, device: device, badPayloads: &badPayloads)
                     default:
                         continue
                     }
@@ -195,6 +150,79 @@ struct GHSSession: ConnectionFollower {
         }
         try Task.checkCancellation()
         return received
+    }
+
+    /// Reads Health Sensor Features (nil when absent or not decoding: a bad payload) and the LE
+    /// GATT Security Levels: into `status`, with a warning saying how to pair a sensor that needs
+    /// a bond while its devices entry asks for none.
+    private func readFeaturesAndSecurity(
+        _ connection: any BLEConnection, device: Device, badPayloads: inout Int
+    ) async throws -> GHSHealthSensorFeatures? {
+        let service = BluetoothUUID.genericHealthSensorService
+        var features: GHSHealthSensorFeatures?
+        if let bytes = try await session.optionalRead(GHSCharacteristic.healthSensorFeatures.uuid, in: service, from: connection) {
+            do {
+                features = try GHSHealthSensorFeatures.decode(bytes)
+            } catch {
+                session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
+            }
+        }
+        if let bytes = try await session.optionalRead(GHSCharacteristic.securityLevels.uuid, in: service, from: connection) {
+            do {
+                let levels = try GHSSecurityLevel.decodeList(bytes)
+                session.setDetail("securityLevels", levels.map { "mode \($0.mode) level \($0.level)" }.joined(separator: ", "))
+                // LE security mode 1 above level 1 is an encrypted link, which needs a bond.
+                if session.pairing == nil, let needed = levels.first(where: { $0.mode == 1 && $0.level > 1 }) {
+                    context.logger.warning(
+                        "the sensor requires LE security mode 1 level \(needed.level) (an encrypted, bonded link): unless it is paired already, pair it with \"pair\": true or \"passkey\" in its devices entry, or once with 'healthgate pair \(session.key)'",
+                        device: device.displayName)
+                    session.setDetail("pairing", "required (mode 1 level \(needed.level)): healthgate pair \(session.key)")
+                }
+            } catch {
+                session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
+            }
+        }
+        if let features {
+            session.setDetail("observationTypes", features.supportedObservationTypes.map(Self.describe).joined(separator: ", "))
+            session.setDetail("deviceSpecializations", Self.describe(features.deviceSpecializations ?? []))
+        }
+        return features
+    }
+
+    /// Asks for the stored observations after the sensor's committed checkpoint (all of them
+    /// without one) and for live observations, as far as the sensor has the characteristics and
+    /// the configuration asks; returns the checkpoint.
+    private func requestObservations(
+        _ connection: any BLEConnection, subscribed wanted: [GHSCharacteristic], sensor: String, device: Device
+    ) async throws -> Checkpoint? {
+        let service = BluetoothUUID.genericHealthSensorService
+        var checkpoint: Checkpoint?
+        if wanted.contains(.recordAccessControlPoint), wanted.contains(.storedHealthObservations) {
+            checkpoint = await committedCheckpoint(
+                Checkpoint.self, namespace: Self.checkpointNamespace, key: sensor, what: "the GHS checkpoint",
+                instead: "asking for every stored observation", device: device)
+            let from = checkpoint.map { $0.lastRecordNumber &+ 1 }
+            try await connection.write(GHSRecordAccessControlPoint.Request.reportRecords(from.map { .from(recordNumber: $0) } ?? .all).encoded, to: GHSCharacteristic.recordAccessControlPoint.uuid, in: service)
+            context.logger.info(from.map { "asked for the stored observations from record \($0)" } ?? "asked for every stored observation", device: device.displayName)
+        }
+        if configuration.liveObservations, wanted.contains(.controlPoint), wanted.contains(.liveHealthObservations) {
+            try await connection.write(GHSControlPoint.Request.startSendingLiveObservations.encoded, to: GHSCharacteristic.controlPoint.uuid, in: service)
+            context.logger.info("asked for live observations", device: device.displayName)
+        }
+
+        return checkpoint
+    }
+
+    /// Shows an Observation Schedule Changed indication in `status` and the log.
+    private func scheduleChanged(_ value: [UInt8], device: Device, badPayloads: inout Int) {
+        do {
+            let schedule = try GHSObservationSchedule.decode(value, characteristic: .observationScheduleChanged)
+            let summary = Self.summary(schedule)
+            session.setDetail("schedule.\(schedule.type)", summary)
+            context.logger.info("observation schedule of \(Self.describe(schedule.type)): \(summary)", device: device.displayName)
+        } catch {
+            session.reportBadPayload(value, "\(error)", device: device, count: &badPayloads)
+        }
     }
 
     /// Device specializations as `status` shows them: their MDC codes and versions.

@@ -102,7 +102,7 @@ enum PHDObservationIdentifier {
         return ".." + decimal(duration, digits: digits)
     }
 
-    /// The fraction digits a resolution in seconds writes (1 s: 0, 0.1 s: 1, 1 ms: 3, 1 µs: 6).
+    /// The fraction digits a resolution in seconds writes: one per power of ten below a second.
     static func fractionDigits(ofResolution resolution: Double) -> Int {
         var digits = 0
         var step = resolution
