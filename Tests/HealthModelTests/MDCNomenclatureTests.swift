@@ -46,4 +46,23 @@ final class MDCNomenclatureTests: XCTestCase {
         let data = try JSONEncoder().encode(ecg)
         XCTAssertEqual(try JSONDecoder().decode(QuantityType.self, from: data), ecg)
     }
+
+    /// An observation's attributes are read back from their keys by type, then occurrence; a
+    /// key of the prefix that names no type is not one; the value kind reads its key.
+    func testAttributesAndValueKindReadTheirKeys() {
+        var metadata: Metadata = [
+            .mdcAttribute(68_221): .string("abc"), .mdcAttribute(68_220, occurrence: 3): .integer(7), .mdcAttribute(68_220): .integer(5),
+            .mdcAttribute(68_220, occurrence: 2): .double(2.5), "healthgate.mdc.attribute.x": .integer(1),
+            "healthgate.mdc.attribute.68220.0": .integer(1), "healthgate.mdc.attribute.1.2.3": .integer(1),
+        ]
+        XCTAssertEqual(MetadataKey.mdcAttribute(68_220).rawValue, "healthgate.mdc.attribute.68220")
+        XCTAssertEqual(MetadataKey.mdcAttribute(68_220, occurrence: 2).rawValue, "healthgate.mdc.attribute.68220.2")
+        XCTAssertEqual(metadata.mdcAttributes.map(\.type), [68_220, 68_220, 68_220, 68_221])
+        XCTAssertEqual(metadata.mdcAttributes.map(\.value), [.integer(5), .double(2.5), .integer(7), .string("abc")])
+        XCTAssertNil(metadata.mdcValueKind)
+        metadata.mdcValueKind = .text
+        XCTAssertEqual(metadata[.mdcValueKind], .string("text"))
+        metadata[.mdcValueKind] = .string("a kind of a later version")
+        XCTAssertNil(metadata.mdcValueKind)
+    }
 }

@@ -28,10 +28,20 @@ extension MetadataKey {
     /// observations derived from it, such as a cuff's "cuff loose"): MDC codes, decimal,
     /// comma-separated.
     public static let mdcEvents: MetadataKey = "healthgate.mdc.events"
-    /// What a generic observation's number is when it is not a measurement: `code` (an MDC code
-    /// the device sent as the value, a simple discrete or discrete event observation) or `bits`
-    /// (a state/event bit string, as a number). Absent for a measured value.
+    /// What a generic observation's number is when it is not a measured value
+    /// (``MDCValueKind``, read with ``Metadata/mdcValueKind``). Absent for a measured value.
     public static let mdcValueKind: MetadataKey = "healthgate.mdc.valueKind"
+    /// The text of a string observation (``MDCValueKind/text``), as the device sent it.
+    public static let mdcText: MetadataKey = "healthgate.mdc.text"
+    /// The prefix of an observation's attributes (its TLV entries): ``mdcAttribute(_:occurrence:)``.
+    public static let mdcAttributePrefix = "healthgate.mdc.attribute."
+
+    /// The key of an observation's attribute of MDC type `type` (a TLV entry, decimal):
+    /// `healthgate.mdc.attribute.{type}`, and `healthgate.mdc.attribute.{type}.{occurrence}` for
+    /// its second and later occurrence (2, 3 …) in the same observation.
+    public static func mdcAttribute(_ type: UInt32, occurrence: Int = 1) -> MetadataKey {
+        MetadataKey(mdcAttributePrefix + String(type) + (occurrence > 1 ? ".\(occurrence)" : ""))
+    }
     /// The device's specializations (IEEE 11073-20601 device profiles, `code:version`,
     /// comma-separated), from Health Sensor Features.
     public static let mdcDeviceSpecializations: MetadataKey = "healthgate.mdc.deviceSpecializations"

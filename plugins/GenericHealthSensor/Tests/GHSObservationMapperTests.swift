@@ -35,6 +35,25 @@ final class GHSObservationMapperTests: XCTestCase {
         XCTAssertEqual(sample.metadata[.mdcUnit], .integer(4416))
     }
 
+    /// A header's TLV attributes are kept in the records' metadata, whatever the class; an empty
+    /// string is still one observation.
+    func testHeaderAttributesAndAnEmptyString() throws {
+        let numeric = GHSObservation(
+            type: 150_456, tlvs: [GHSTLV(type: 68_300, format: 0x01, bytes: [1]), GHSTLV(type: 68_301, format: 0x14, bytes: [0, 0, 0xC0, 0x3F])],
+            value: .numeric(unit: 544, value: .float(97)))
+        let sample = try XCTUnwrap(Self.map(numeric).records.first.flatMap { if case .quantity(let q) = $0 { q } else { nil } })
+        XCTAssertEqual(sample.type, .oxygenSaturation)
+        XCTAssertNil(sample.metadata.mdcValueKind, "a measured value")
+        XCTAssertEqual(sample.metadata[.mdcAttribute(68_300)], .bool(true))
+        XCTAssertEqual(sample.metadata[.mdcAttribute(68_301)], .double(1.5))
+        let empty = Self.map(GHSObservation(type: 68_218, value: .string("")))
+        XCTAssertEqual(empty.skipped, [])
+        let text = try XCTUnwrap(empty.records.first.flatMap { if case .quantity(let q) = $0 { q } else { nil } })
+        XCTAssertEqual(text.type.identifier, "mdc.68218.512")
+        XCTAssertEqual(text.metadata[.mdcText], .string(""))
+        XCTAssertEqual(GHSObservationMapper.sampleTypeName(68_218, 512), "mdc.68218.512", "what decode names it")
+    }
+
     /// Without a time stamp a live observation is placed at its reception (the gateway's clock,
     /// so no deviceClock), a stored one is not stored; an invalid one and a NaN neither.
     func testWhatIsNotStoredAndWhy() {

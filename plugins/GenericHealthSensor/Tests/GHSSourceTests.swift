@@ -139,7 +139,8 @@ final class GHSSourceTests: XCTestCase {
     /// A blood pressure compound is a correlation with the mean in its metadata; a bundle's
     /// members take its time stamp; a sample array is a quantity series at its period; a type
     /// the table lacks is stored as a generic observation with its codes; a cuff-loose event
-    /// derived from the pressure goes into its metadata; a string is named, not stored.
+    /// derived from the pressure goes into its metadata; a string and a TLV-encoded observation
+    /// are one observation each, their content in metadata.
     func testEveryObservationClassBecomesWhatTheTableSays() async throws {
         let clock = ManualClock(start: Self.now)
         let profile = Self.profile()
@@ -150,30 +151,43 @@ final class GHSSourceTests: XCTestCase {
                 $0.writes.contains { $0.0 == Self.controlPoint }
             }
             var counter = 0
-            func send(_ object: [UInt8]) {
+            // One object at a time, each stored before the next: the transport keeps only the
+            // newest 8 notifications, as a real one does.
+            func send(_ object: [UInt8], until what: String, _ stored: @escaping @Sendable ([HealthRecord]) -> Bool) async throws {
                 let made = ACOMEncoder.segments(object, size: 40, counter: counter)
                 counter = made.next
                 for segment in made.segments { link.send(segment, on: Self.live) }
+                try await h.waitFor(what) { stored(h.sink.records) }
             }
+            func has(_ type: String) -> @Sendable ([HealthRecord]) -> Bool { { $0.contains { $0.typeIdentifier == type } } }
             // A bundle: the pressure (object id 9, mmHg) and an event derived from it.
             let pressure = ACOMEncoder.compound([(150_021, 3872, 128, 0), (150_022, 3872, 84, 0), (150_023, 3872, 99, 0)])
             var pressureObject = ACOMEncoder.object(0x07, ACOMEncoder.Header(type: 150_020), value: pressure)
             // Object id 9: flags bit 4, after the type.
             pressureObject = Self.withObjectID(pressureObject, 9)
             let event = Self.derived(ACOMEncoder.object(0x05, ACOMEncoder.Header(type: 8_410_608), value: [0x01, 0xF0, 0x00, 0x03, 0x00]), from: 9)
-            send(ACOMEncoder.object(0xFF, ACOMEncoder.Header(milliseconds2000: Self.ms(Self.now)), value: ACOMEncoder.bundle([pressureObject, event])))
+            try await send(
+                ACOMEncoder.object(0xFF, ACOMEncoder.Header(milliseconds2000: Self.ms(Self.now)), value: ACOMEncoder.bundle([pressureObject, event])),
+                until: "the blood pressure", has("bloodPressure"))
             // A respiration rate in breaths per minute, and an unknown type in an unknown unit.
-            send(Self.numeric(151_562, unit: 2784, 16))
-            send(Self.numeric(8_454_260, unit: 9, 42))
+            try await send(Self.numeric(151_562, unit: 2784, 16), until: "the respiration rate", has("respiratoryRate"))
+            try await send(Self.numeric(8_454_260, unit: 9, 42), until: "the generic observation", has("mdc.8454260.9"))
             // An ECG lead: 4 samples, 250 Hz, scale 0.5 mV, offset -1 mV.
             let ecg =
                 ACOMEncoder.le(UInt16(4274)) + ACOMEncoder.float(mantissa: 5, exponent: -1) + ACOMEncoder.float(mantissa: -1, exponent: 0)
                 + ACOMEncoder.float(mantissa: 4, exponent: -3) + [0x01, 0x01] + ACOMEncoder.le(UInt32(4)) + [0, 2, 4, 3]
-            send(ACOMEncoder.object(0x04, ACOMEncoder.Header(type: 131_329, milliseconds2000: Self.ms(Self.now)), value: ecg))
-            // A string: nothing to store.
-            send(ACOMEncoder.object(0x03, ACOMEncoder.Header(type: 68_218), value: [3, 0] + Array("Man".utf8)))
-            try await h.waitFor("the ECG series") { h.sink.records.contains { if case .quantitySeries = $0 { true } else { false } } }
-            try await h.waitFor("the string named") { h.logs.entries.contains { $0.message.contains("has no number to store") } }
+            try await send(
+                ACOMEncoder.object(0x04, ACOMEncoder.Header(type: 131_329, milliseconds2000: Self.ms(Self.now)), value: ecg),
+                until: "the ECG series", has("mdc.131329.4274"))
+            // A string, and a TLV-encoded observation: a uint16, text, the uint16's type again, a
+            // uint8 sent in three bytes (kept as its bytes).
+            try await send(
+                ACOMEncoder.object(0x03, ACOMEncoder.Header(type: 68_218), value: [3, 0] + Array("Man".utf8)), until: "the string",
+                has("mdc.68218.512"))
+            let tlvs: [UInt8] =
+                [4] + ACOMEncoder.le(UInt32(68_220)) + [2, 0, 0x06, 5, 0] + ACOMEncoder.le(UInt32(68_221)) + [3, 0, 0x19] + Array("abc".utf8)
+                + ACOMEncoder.le(UInt32(68_220)) + [2, 0, 0x06, 6, 0] + ACOMEncoder.le(UInt32(68_222)) + [3, 0, 0x04, 0x62, 0, 0]
+            try await send(ACOMEncoder.object(0x08, ACOMEncoder.Header(type: 8_454_261), value: tlvs), until: "the TLV-encoded observation", has("mdc.8454261.512"))
         }
         let records = h.sink.records
         let correlations = records.compactMap { if case .correlation(let c) = $0 { c } else { nil } }
@@ -196,6 +210,20 @@ final class GHSSourceTests: XCTestCase {
         XCTAssertEqual(lead.quantities.map(\.value), [-1, 0, 1, 0.5])
         XCTAssertEqual(lead.quantities.map(\.startDate), (0..<4).map { Self.now.addingTimeInterval(Double($0) * 0.004) })
         XCTAssertFalse(records.contains { $0.typeIdentifier.hasPrefix("mdc.8410608") }, "the event is in the pressure's metadata, not a record")
+        let text = try XCTUnwrap(h.quantities.first { $0.type.identifier == "mdc.68218.512" })
+        XCTAssertEqual(text.quantity.value, 1, "one observation")
+        XCTAssertEqual(text.metadata.mdcValueKind, .text)
+        XCTAssertEqual(text.metadata[.mdcText], .string("Man"))
+        let attributes = try XCTUnwrap(h.quantities.first { $0.type.identifier == "mdc.8454261.512" })
+        XCTAssertEqual(attributes.quantity.value, 1)
+        XCTAssertEqual(attributes.metadata.mdcValueKind, .attributes)
+        XCTAssertEqual(attributes.metadata[.mdcAttribute(68_220)], .integer(5))
+        XCTAssertEqual(attributes.metadata[.mdcAttribute(68_220, occurrence: 2)], .integer(6))
+        XCTAssertEqual(attributes.metadata[.mdcAttribute(68_221)], .string("abc"))
+        XCTAssertEqual(attributes.metadata[.mdcAttribute(68_222)], .string("0x620000"), "a uint8 in three bytes, as sent")
+        XCTAssertEqual(
+            attributes.metadata.mdcAttributes.map(\.type), [68_220, 68_220, 68_221, 68_222], "by type, then occurrence")
+        XCTAssertFalse(h.logs.entries.contains { $0.message.contains("not stored") }, "every observation of the test was stored")
     }
 
     /// A stored observation that cannot be placed in time (a tick counter) is not stored, and the

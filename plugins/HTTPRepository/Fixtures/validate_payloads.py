@@ -146,7 +146,9 @@ UCUM = "http://unitsofmeasure.org"
 LOINC = "http://loinc.org"
 PHD_PROFILES = {name: PHD + "/StructureDefinition/" + name for name in (
     "PhdNumericObservation", "PhdCompoundNumericObservation", "PhdRtsaObservation", "PhdCodedEnumerationObservation",
-    "PhdDevice", "PhgDevice")}
+    "PhdStringObservation", "PhdCompoundObservation", "PhdDevice", "PhgDevice")}
+OBSERVATION_PROFILES = ("PhdNumericObservation", "PhdCompoundNumericObservation", "PhdRtsaObservation",
+                        "PhdCodedEnumerationObservation", "PhdStringObservation", "PhdCompoundObservation")
 # ValueSet.DeviceTypes11073MDC.fsh (required binding of specialization.systemType).
 DEVICE_TYPES = {"528385", "528384", "528388", "528390", "528391", "528392", "528397", "528399", "528401", "528402",
                 "528403", "528404", "528405", "528406", "528408", "528409", "528412", "528413", "528425", "528426",
@@ -258,8 +260,7 @@ def check_quantity(quantity, where, element):
 def check_phd_observation(resource, where, devices, gateways):
     """StructureDefinition.PhdBaseObservation.fsh and the profile the Observation claims."""
     profiles = (resource.get("meta") or {}).get("profile", [])
-    claimed = [p for p in profiles if p in (PHD_PROFILES["PhdNumericObservation"], PHD_PROFILES["PhdCompoundNumericObservation"],
-                                             PHD_PROFILES["PhdRtsaObservation"], PHD_PROFILES["PhdCodedEnumerationObservation"])]
+    claimed = [p for p in profiles if p in [PHD_PROFILES[name] for name in OBSERVATION_PROFILES]]
     rule(len(claimed) == 1, where, "meta.profile: one of the PHD Observation profiles (PhdBaseObservation is abstract)")
     profile = claimed[0].rsplit("/", 1)[1]
     where = "%s (%s)" % (where, profile)
@@ -329,6 +330,32 @@ def check_phd_observation(resource, where, devices, gateways):
             rule(len(codings(resource["valueCodeableConcept"], MDC)) == 1, where,
                  "valueCodeableConcept.coding: system MDC (exactly), code 1..")
         rule(not others, where, "only supplemental-types components")
+    elif profile == "PhdStringObservation":
+        # value[x] only string (StructureDefinition.PhdStringObservation.fsh).
+        rule(values in ([], ["valueString"]), where, "value[x] only string")
+        rule(values or absent, where, "valueString, or dataAbsentReason when there is no value")
+        if values:
+            rule(isinstance(resource["valueString"], str) and resource["valueString"] != "", where,
+                 "valueString: a non-empty string (R4 string)")
+        rule(not others, where, "only supplemental-types components")
+    elif profile == "PhdCompoundObservation":
+        # value[x] ..0; component[measurement]: code from MDCValueSet, value[x] only Quantity,
+        # CodeableConcept, string or SampledData; valueQuantity value, system UCUM and code 1..
+        # (StructureDefinition.PhdCompoundObservation.fsh).
+        rule(not values, where, "value[x] ..0")
+        rule(others or absent, where, "component[measurement], or dataAbsentReason when the status says an error")
+        if absent:
+            rule(not others, where, "component[measurement] NOT present if a Measurement-Status indicates an error")
+        for component in others:
+            rule(len(codings(component.get("code"), MDC)) >= 1, where, "component[measurement].code from MDCValueSet")
+            kinds = [k for k in component if k.startswith("value")]
+            rule(len(kinds) == 1 and kinds[0] in ("valueQuantity", "valueCodeableConcept", "valueString", "valueSampledData")
+                 or (not kinds and "dataAbsentReason" in component), where,
+                 "component[measurement] value[x] only Quantity or CodeableConcept or string or SampledData")
+            if "valueQuantity" in component:
+                rule(component["valueQuantity"].get("system") == UCUM, where,
+                     "component[measurement].valueQuantity.system = UCUM (exactly)")
+                check_quantity(component["valueQuantity"], where, "component[measurement].valueQuantity")
     elif profile == "PhdCompoundNumericObservation":
         rule(not values, where, "value[x] ..0")
         rule(others or absent, where, "component[compound], or dataAbsentReason when the status says an error")

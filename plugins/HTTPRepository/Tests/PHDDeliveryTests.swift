@@ -57,9 +57,21 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         let coded = try QuantitySample(
             id: ids.next(), type: try XCTUnwrap(QuantityType.named("mdc.8410608.512")), quantity: Quantity(196_848, .count), start: at,
             end: at, device: oximeter, metadata: [.mdcValueKind: .string("code"), .deviceTimestamp: .string("2027-01-15T07:02:00.000Z")])
+        // A string observation, an empty one, and a TLV-encoded one's attributes (GHSObservationMapper's metadata).
+        func generic(_ code: UInt32, _ metadata: Metadata) throws -> QuantitySample {
+            try QuantitySample(
+                id: ids.next(), type: try XCTUnwrap(QuantityType.named("mdc.\(code).512")), quantity: Quantity(1, .count), start: at, end: at,
+                device: oximeter, metadata: metadata)
+        }
+        let text = try generic(68_218, [.mdcValueKind: .string("text"), .mdcText: .string("Sensor off the finger")])
+        let emptyText = try generic(68_218, [.mdcValueKind: .string("text"), .mdcText: .string("")])
+        let attributes = try generic(8_454_261, [
+            .mdcValueKind: .string("attributes"), .mdcAttribute(68_220): .integer(5), .mdcAttribute(68_220, occurrence: 2): .double(2.5),
+            .mdcAttribute(68_221): .string("abc"), .mdcAttribute(68_222): .bool(false), .mdcAttribute(68_223): .string(""),
+        ])
         let records: [HealthRecord] = [
             .quantity(spo2), .correlation(bloodPressure), .quantity(weight), .quantitySeries(ecg), leanMass, .quantity(respiration),
-            .quantity(invalid), .quantity(questionable), .quantity(coded),
+            .quantity(invalid), .quantity(questionable), .quantity(coded), .quantity(text), .quantity(emptyText), .quantity(attributes),
         ]
 
         let running = try await start(configuration {
@@ -72,8 +84,8 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         try await waitUntilSent()
         try await finish(running)
 
-        // Eight Observations and a deletion; the lean body mass has no MDC code.
-        XCTAssertEqual(try validate("fhir-phd"), "ok 9")
+        // Eleven Observations and a deletion; the lean body mass has no MDC code.
+        XCTAssertEqual(try validate("fhir-phd"), "ok 12")
         let requests = server.requests()
         XCTAssertEqual(requests.map(\.method), ["POST", "POST"])
         XCTAssertEqual(requests.first?.headers["Content-Type"], "application/fhir+json")
@@ -81,13 +93,18 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         let first = try XCTUnwrap(requests.first?.body as? [String: Any])
         let entries = try XCTUnwrap(first["entry"] as? [[String: Any]])
         let methods = entries.compactMap { $0["request"] as? [String: String] }.map { "\($0["method"] ?? "") \($0["url"] ?? "")" }
-        XCTAssertEqual(methods, ["POST Device", "POST Device", "POST Device"] + Array(repeating: "POST Observation", count: 8))
+        XCTAssertEqual(methods, ["POST Device", "POST Device", "POST Device"] + Array(repeating: "POST Observation", count: 11))
         let profiles = entries.compactMap { (($0["resource"] as? [String: Any])?["meta"] as? [String: Any])?["profile"] as? [String] }.map { $0[0] }
         XCTAssertEqual(profiles.map { $0.split(separator: "/").last.map(String.init) }, [
             "PhgDevice", "PhdDevice", "PhdDevice", "PhdNumericObservation", "PhdCompoundNumericObservation", "PhdNumericObservation",
             "PhdRtsaObservation", "PhdNumericObservation", "PhdNumericObservation", "PhdNumericObservation",
-            "PhdCodedEnumerationObservation",
+            "PhdCodedEnumerationObservation", "PhdStringObservation", "PhdStringObservation", "PhdCompoundObservation",
         ])
+        // The store kept the text and the attributes, which the Observations carry.
+        let resources = entries.compactMap { $0["resource"] as? [String: Any] }
+        XCTAssertEqual(resources.compactMap { $0["valueString"] as? String }, ["Sensor off the finger"])
+        let compound = try XCTUnwrap(resources.last?["component"] as? [[String: Any]])
+        XCTAssertEqual(compound.map { $0["valueString"] as? String }, [nil, nil, "abc", "false", nil])
         let deletion = try XCTUnwrap((requests.last?.body as? [String: Any])?["entry"] as? [[String: Any]])
         XCTAssertEqual(
             deletion.compactMap { $0["request"] as? [String: String] },

@@ -216,6 +216,59 @@ final class PHDFormTests: XCTestCase {
         XCTAssertNil(sent["valueQuantity"])
     }
 
+    /// A string observation (`valueKind: text`) is a PhdStringObservation with its text; a
+    /// TLV-encoded one (`attributes`) a PhdCompoundObservation with a component per attribute,
+    /// numbers as dimensionless quantities, text and booleans as strings; an empty string and no
+    /// attributes have no value, and say why; a code that is not a whole number goes as a number.
+    func testTextAndAttributesAreStringAndCompoundObservations() throws {
+        func generic(_ code: UInt32, _ metadata: Metadata) throws -> QuantitySample {
+            var metadata = metadata
+            metadata[.mdcObservationType] = .integer(Int64(code))
+            return try sample(try XCTUnwrap(QuantityType.named("mdc.\(code).512")), 1, .count, metadata: metadata)
+        }
+        let text = try generic(68_218, [.mdcValueKind: .string("text"), .mdcText: .string("Test Strip Buckled")])
+        let attributes = try generic(8_454_261, [
+            .mdcValueKind: .string("attributes"), .mdcAttribute(68_220): .integer(5), .mdcAttribute(68_220, occurrence: 2): .double(2.5),
+            .mdcAttribute(68_221): .string("abc"), .mdcAttribute(68_222): .bool(true), .mdcAttribute(68_223): .string(""),
+        ])
+        let empty = try generic(68_218, [.mdcValueKind: .string("text"), .mdcText: .string("")])
+        let none = try generic(8_454_261, [.mdcValueKind: .string("attributes")])
+        let oddCode = try sample(
+            try XCTUnwrap(QuantityType.named("mdc.8410608.512")), 2.5, .count, metadata: [.mdcValueKind: .string("code")])
+        let sent = observations(try bundle([.quantity(text), .quantity(attributes), .quantity(empty), .quantity(none), .quantity(oddCode)]))
+        XCTAssertEqual(sent.count, 5)
+        func profile(_ observation: [String: Any]) -> [String]? { (observation["meta"] as? [String: Any])?["profile"] as? [String] }
+        XCTAssertEqual(profile(sent[0]), [PHDGuide.Profile.string.url])
+        XCTAssertEqual(codes(sent[0]["code"], system: PHDGuide.mdcSystem), ["68218"])
+        XCTAssertEqual(sent[0]["valueString"] as? String, "Test Strip Buckled")
+        XCTAssertNil(sent[0]["valueQuantity"], "the text, not the count")
+        XCTAssertEqual(profile(sent[1]), [PHDGuide.Profile.compound.url])
+        XCTAssertNil(sent[1].keys.first { $0.hasPrefix("value") }, "value[x] ..0")
+        let components = try XCTUnwrap(sent[1]["component"] as? [[String: Any]])
+        XCTAssertEqual(components.map { codes($0["code"], system: PHDGuide.mdcSystem) }, [["68220"], ["68220"], ["68221"], ["68222"], ["68223"]])
+        XCTAssertEqual(components.map { ($0["valueQuantity"] as? [String: Any])?["value"] as? Double }, [5, 2.5, nil, nil, nil])
+        XCTAssertEqual((components[0]["valueQuantity"] as? [String: Any])?["code"] as? String, "1")
+        XCTAssertEqual(components.map { $0["valueString"] as? String }, [nil, nil, "abc", "true", nil])
+        XCTAssertNotNil(components[4]["dataAbsentReason"], "R4 has no empty string")
+        for absent in [sent[2], sent[3]] {
+            XCTAssertEqual(codes(absent["dataAbsentReason"], system: PHDGuide.dataAbsentReasonSystem), ["unknown"])
+            XCTAssertNil(absent["valueString"])
+            XCTAssertNil(absent["component"])
+        }
+        XCTAssertEqual(profile(sent[4]), [PHDGuide.Profile.numeric.url], "2.5 is no MDC code")
+        XCTAssertEqual((sent[4]["valueQuantity"] as? [String: Any])?["value"] as? Double, 2.5)
+
+        // `fhir-r4` sends the same content: the text, the attributes, the reason for neither.
+        let r4 = PayloadBuilder(format: .fhirR4, patientReference: Self.patient)
+        let plain = observations(try bundle([.quantity(text), .quantity(attributes), .quantity(empty)], builder: r4))
+        XCTAssertEqual(plain.count, 3)
+        XCTAssertEqual(plain[0]["valueString"] as? String, "Test Strip Buckled")
+        XCTAssertNil(plain[0]["valueQuantity"])
+        XCTAssertEqual((plain[1]["component"] as? [[String: Any]])?.map { $0["valueString"] as? String }, [nil, nil, "abc", "true", nil])
+        XCTAssertNil(plain[1]["valueQuantity"])
+        XCTAssertEqual(codes(plain[2]["dataAbsentReason"], system: PHDGuide.dataAbsentReasonSystem), ["unknown"])
+    }
+
     /// The codes of one compound discrete observation become readings of one type and time
     /// stamp: the guide's identifier would make them one Observation, so only the first carries it.
     func testReadingsThatWouldShareTheGuideIdentifierAreNotMadeOne() throws {

@@ -152,12 +152,15 @@ public struct GHSObservationReport: Encodable, Sendable {
 }
 
 extension GHSObservation {
-    /// The unit of the value, for the classes that have one (numeric, sample array).
+    /// The unit of the value: as sent for a numeric or sample array, MDC_DIM_DIMLESS (512) for
+    /// a value that is codes, bits, text or attributes; nil for a compound or bundle, whose
+    /// parts have their own.
     var unit: UInt16? {
         switch value {
         case .numeric(let unit, _): unit
         case .sampleArray(let array): array.unit
-        default: nil
+        case .simpleDiscrete, .compoundDiscreteEvent, .compoundStateEvent, .string, .tlvEncoded: 512
+        case .compound, .bundle: nil
         }
     }
 }

@@ -24,8 +24,11 @@ extension MetadataKey {
 /// | sample array | a quantity series, one quantity per sample at its time |
 /// | simple discrete, compound discrete event | its codes in `healthgate.mdc.events` of the observation it is derived from in the same object; else a generic observation per code (the value is the code) |
 /// | compound state/event | a generic observation: the state bits as a number, the masks in metadata |
+/// | string | a generic observation of one (the value 1), its text in `healthgate.mdc.text` (``MDCValueKind/text``) |
+/// | TLV-encoded | a generic observation of one, each entry an attribute `healthgate.mdc.attribute.{type}` (``MDCValueKind/attributes``) |
 /// | bundle | each member, with the bundle's time stamp, patient, status and supplemental codes where it has none |
-/// | string, TLV-encoded | not stored (no number to keep): named in `skipped` |
+///
+/// The TLV attributes of any observation's header are kept the same way, in its records' metadata.
 ///
 /// Times: a time stamp of the time of day (UTC, or local with its offset) places the
 /// observation; one without a time stamp, a tick counter or local time without an offset is
@@ -172,10 +175,10 @@ public enum GHSObservationMapper {
                         try QuantitySeriesSample(
                             id: id(metadata), type: quantityType, unit: unit, quantities: quantities, device: context.device, metadata: metadata)))
             case .simpleDiscrete(let code):
-                metadata[.mdcValueKind] = .string("code")
+                metadata.mdcValueKind = .code
                 mapped.records.append(.quantity(try sample(type: type, unit: dimensionless, value: Double(code), start: time, end: end, metadata: metadata, context: context)))
             case .compoundDiscreteEvent(let codes):
-                metadata[.mdcValueKind] = .string("code")
+                metadata.mdcValueKind = .code
                 for (index, code) in codes.enumerated() {
                     var codeMetadata = metadata
                     codeMetadata.syncIdentifier = metadata.syncIdentifier.map { "\($0)/\(index)" }
@@ -183,12 +186,19 @@ public enum GHSObservationMapper {
                 }
             case .compoundStateEvent(let state):
                 let bits = state.value.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-                metadata[.mdcValueKind] = .string("bits")
+                metadata.mdcValueKind = .bits
                 metadata[.mdcSupportedMask] = .string(hex(state.supportedMask))
                 metadata[.mdcStateMask] = .string(hex(state.stateMask))
                 mapped.records.append(.quantity(try sample(type: type, unit: dimensionless, value: Double(bits), start: time, end: end, metadata: metadata, context: context)))
-            case .string, .tlvEncoded:
-                mapped.skipped.append("\(label): a \(observation.observationClass.name) observation has no number to store")
+            case .string(let text):
+                // One observation: the text is its content, the count what statistics add up.
+                metadata.mdcValueKind = .text
+                metadata[.mdcText] = .string(text)
+                mapped.records.append(.quantity(try sample(type: type, unit: dimensionless, value: 1, start: time, end: end, metadata: metadata, context: context)))
+            case .tlvEncoded(let entries):
+                metadata.mdcValueKind = .attributes
+                keep(entries, in: &metadata)
+                mapped.records.append(.quantity(try sample(type: type, unit: dimensionless, value: 1, start: time, end: end, metadata: metadata, context: context)))
             case .bundle:
                 mapped.skipped.append("\(label): a bundle inside a bundle")
             }
@@ -289,6 +299,7 @@ public enum GHSObservationMapper {
         if let duration = observation.measurementDuration?.number { metadata[.mdcMeasurementDuration] = .double(duration) }
         if let status = observation.measurementStatus, status.rawValue != 0 { metadata[.mdcMeasurementStatus] = .integer(Int64(status.rawValue)) }
         if let objectID = observation.objectID { metadata[.mdcObjectID] = .integer(Int64(objectID)) }
+        if let tlvs = observation.tlvs { keep(tlvs, in: &metadata) }
         if let recordNumber = context.recordNumber { metadata[.ghsRecordNumber] = .integer(Int64(recordNumber)) }
         let when: String?
         if let timestamp = observation.timestamp {
@@ -303,6 +314,29 @@ public enum GHSObservationMapper {
             metadata.syncVersion = 1
         }
         return metadata
+    }
+
+    /// Keeps TLV entries as the observation's attributes (``MetadataKey/mdcAttribute(_:occurrence:)``):
+    /// a number as a number, text as text, a boolean as a boolean; a value whose format the
+    /// decoder does not read (a structure, an unknown format, a length that is not its format's
+    /// width) and a special medical float as `0x` and its bytes in hex, as sent.
+    static func keep(_ entries: [GHSTLV], in metadata: inout Metadata) {
+        var seen: [UInt32: Int] = [:]
+        for entry in entries {
+            let occurrence = (seen[entry.type] ?? 0) + 1
+            seen[entry.type] = occurrence
+            let value: MetadataValue =
+                switch entry.value {
+                case .boolean(let flag)?: .bool(flag)
+                case .unsigned(let number)? where number <= UInt64(Int64.max): .integer(Int64(number))
+                case .signed(let number)?: .integer(number)
+                case .number(let number)? where number.isFinite: .double(number)
+                case .medical(.value(let number))?: .double(number)
+                case .text(let text)?: .string(text)
+                default: .string("0x" + hex(entry.bytes))
+                }
+            metadata[.mdcAttribute(entry.type, occurrence: occurrence)] = value
+        }
     }
 
     /// The time stamp as the sensor stated it: RFC 3339 for a time of day (with its offset for

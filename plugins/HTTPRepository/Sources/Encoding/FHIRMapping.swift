@@ -225,12 +225,22 @@ enum FHIRMapping {
         ])
     }
 
+    /// A quantity sample: `valueQuantity` in the code's unit; a string observation's text as
+    /// `valueString`, a TLV-encoded observation's attributes as components (``MDCValueKind``).
     static func observation(_ sample: QuantitySample, patient: String) -> JSONValue {
         let code = code(for: sample.type)
         var resource = observationBase(
             id: sample.id, code: code, identifier: sample.type.identifier, start: sample.startDate, end: sample.endDate,
             device: sample.device, metadata: sample.metadata, patient: patient)
-        resource["valueQuantity"] = valueQuantity(sample, code: code)
+        // A Generic Health Sensor's string or TLV-encoded observation: its content, not its count.
+        switch (sample.metadata.mdcValueKind, sample.metadata[.mdcText]) {
+        case (.text?, .string(let text)?) where !text.isEmpty: resource["valueString"] = .string(text)
+        case (.text?, .string?): resource["dataAbsentReason"] = PHDCoding.noContent
+        case (.attributes?, _):
+            let attributes = PHDCoding.attributeComponents(sample.metadata)
+            resource[attributes.isEmpty ? "dataAbsentReason" : "component"] = attributes.isEmpty ? PHDCoding.noContent : .array(attributes)
+        default: resource["valueQuantity"] = valueQuantity(sample, code: code)
+        }
         if case .string(let series)? = sample.metadata[.series] {
             resource["meta"] = .object(["tag": .array([.object([
                 "system": .string(seriesTagSystem), "code": .string(series.lowercased()),

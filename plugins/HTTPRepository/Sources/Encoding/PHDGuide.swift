@@ -20,6 +20,11 @@ enum PHDGuide {
         case compoundNumeric = "PhdCompoundNumericObservation"
         /// A sample array (StructureDefinition.PhdRtsaObservation.fsh).
         case rtsa = "PhdRtsaObservation"
+        /// A human-readable string (StructureDefinition.PhdStringObservation.fsh).
+        case string = "PhdStringObservation"
+        /// A compound of numbers, codes or strings without a value of its own: a TLV-encoded
+        /// observation's attributes (StructureDefinition.PhdCompoundObservation.fsh).
+        case compound = "PhdCompoundObservation"
         /// The device that measured (StructureDefinition.PhdDevice.fsh).
         case phdDevice = "PhdDevice"
         /// The gateway (StructureDefinition.PhgDevice.fsh).

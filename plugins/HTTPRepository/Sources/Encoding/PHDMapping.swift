@@ -15,6 +15,10 @@ import GatewayRuntime
 /// - A blood-pressure correlation is a PhdCompoundNumericObservation: MDC_PRESS_BLD_NONINV
 ///   (150020) and LOINC 85354-9, its components systolic (150021, 8480-6), diastolic (150022,
 ///   8462-4) and, when the reading has it, the mean (150023).
+/// - A generic observation whose value is not a measurement (``MDCValueKind``): an MDC code is
+///   a PhdCodedEnumerationObservation (`valueCodeableConcept`), a string a PhdStringObservation
+///   (`valueString`), a TLV-encoded observation's attributes a PhdCompoundObservation with a
+///   component each; state bits go as a number (PhdNumericObservation).
 /// - A closed quantity series whose quantities fill a regular grid (``SampledDataGrid``: an
 ///   ECG lead, a sample array) is a PhdRtsaObservation with `valueSampledData` (factor 1,
 ///   origin 0). A series with a grid point no quantity took is sent as its quantities, each a
@@ -162,10 +166,14 @@ private struct BundleBuilder {
     /// The Observations of `record`.
     mutating func add(_ record: HealthRecord, patient: String, form: QuantitySeriesForm) {
         switch record {
-        case .quantity(let sample) where sample.metadata[.mdcValueKind] == .string("code"):
-            add(coded: sample, patient: patient)
         case .quantity(let sample):
-            add(numeric: sample, patient: patient)
+            switch sample.metadata.mdcValueKind {
+            // A code is a whole number; any other value (written by hand, not by a source) goes as a number.
+            case .code? where UInt32(exactly: sample.quantity.value) != nil: add(coded: sample, patient: patient)
+            case .text?: add(string: sample, patient: patient)
+            case .attributes?: add(attributes: sample, patient: patient)
+            case .code?, .bits?, nil: add(numeric: sample, patient: patient)
+            }
         case .correlation(let correlation):
             guard correlation.type == .bloodPressure else {
                 return leftOut.append(.init(type: correlation.type.identifier, reason: .correlation))
@@ -211,6 +219,39 @@ private struct BundleBuilder {
     /// observation, `healthgate.mdc.valueKind: code`): PhdCodedEnumerationObservation, the code
     /// in `valueCodeableConcept` (its FSH mapping: DiscreteObservation.value).
     mutating func add(coded sample: QuantitySample, patient: String) {
+        add(sample, profile: .codedEnumeration, patient: patient) { observation in
+            observation.fields["valueCodeableConcept"] = .object(["coding": .array([PHDCoding.coding(UInt32(exactly: sample.quantity.value) ?? 0)])])
+        }
+    }
+
+    /// A string observation (`healthgate.mdc.valueKind: text`): PhdStringObservation, the text
+    /// in `valueString` (its FSH mapping: StringObservation.value).
+    mutating func add(string sample: QuantitySample, patient: String) {
+        add(sample, profile: .string, patient: patient) { observation in
+            if case .string(let text)? = sample.metadata[.mdcText], !text.isEmpty {
+                observation.fields["valueString"] = .string(text)
+            } else {
+                observation.fields["dataAbsentReason"] = PHDCoding.noContent
+            }
+        }
+    }
+
+    /// A TLV-encoded observation (`healthgate.mdc.valueKind: attributes`): PhdCompoundObservation
+    /// with no value of its own, a component per attribute (``PHDCoding/attributeComponents(_:)``).
+    mutating func add(attributes sample: QuantitySample, patient: String) {
+        add(sample, profile: .compound, patient: patient) { observation in
+            let attributes = PHDCoding.attributeComponents(sample.metadata)
+            if attributes.isEmpty { observation.fields["dataAbsentReason"] = PHDCoding.noContent }
+            observation.components = attributes + observation.components
+        }
+    }
+
+    /// An Observation of `profile` for a generic sample whose value is not a measurement: its MDC
+    /// code and the elements every profile shares; `value` adds the profile's value unless the
+    /// measurement status says it has none.
+    private mutating func add(
+        _ sample: QuantitySample, profile: PHDGuide.Profile, patient: String, value: (inout PHDObservation) -> Void
+    ) {
         guard let code = PHDCoding.observationCode(sample.type, metadata: sample.metadata) else {
             return leftOut.append(.init(type: sample.type.identifier, reason: .noCode))
         }
@@ -219,11 +260,9 @@ private struct BundleBuilder {
         }
         let identifier = guideIdentifier(sample.device, patient: patient, code: code, metadata: sample.metadata)
         var observation = PHDObservation(
-            profile: .codedEnumeration, id: sample.id, code: code, vital: nil, start: sample.startDate, end: sample.endDate,
+            profile: profile, id: sample.id, code: code, vital: nil, start: sample.startDate, end: sample.endDate,
             metadata: sample.metadata, guideIdentifier: identifier, patient: patient, devices: devices)
-        if observation.status.dataAbsentReason == nil {
-            observation.fields["valueCodeableConcept"] = .object(["coding": .array([PHDCoding.coding(UInt32(sample.quantity.value))])])
-        }
+        if observation.status.dataAbsentReason == nil { value(&observation) }
         observations.append(observation.entry)
     }
 
