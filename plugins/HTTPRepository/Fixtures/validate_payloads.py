@@ -257,6 +257,26 @@ def check_quantity(quantity, where, element):
     rule(quantity.get("code"), where, element + ".code 1..")
 
 
+def check_compound(values, absent, components, where, slice_name, kinds, ucum_only):
+    """A compound profile: value[x] ..0; its components, which are NOT present if a
+    Measurement-Status indicates an error (then dataAbsentReason), each with an MDC code and one
+    value of `kinds` or its own dataAbsentReason."""
+    rule(not values, where, "value[x] ..0")
+    rule(components or absent, where, "component[%s], or dataAbsentReason when there is none" % slice_name)
+    if absent:
+        rule(not components, where, "component[%s] NOT present if a Measurement-Status indicates an error" % slice_name)
+    for component in components:
+        rule(len(codings(component.get("code"), MDC)) == 1, where, "component[%s].code: one MDC coding" % slice_name)
+        present = [k for k in component if k.startswith("value")]
+        rule(present in [[k] for k in kinds] or (not present and "dataAbsentReason" in component), where,
+             "component[%s] value[x] only %s, or its dataAbsentReason" % (slice_name, " or ".join(k[5:] for k in kinds)))
+        if "valueQuantity" in component:
+            if ucum_only:
+                rule(component["valueQuantity"].get("system") == UCUM, where,
+                     "component[%s].valueQuantity.system = UCUM (exactly)" % slice_name)
+            check_quantity(component["valueQuantity"], where, "component[%s].valueQuantity" % slice_name)
+
+
 def check_phd_observation(resource, where, devices, gateways):
     """StructureDefinition.PhdBaseObservation.fsh and the profile the Observation claims."""
     profiles = (resource.get("meta") or {}).get("profile", [])
@@ -339,34 +359,13 @@ def check_phd_observation(resource, where, devices, gateways):
                  "valueString: a non-empty string (R4 string)")
         rule(not others, where, "only supplemental-types components")
     elif profile == "PhdCompoundObservation":
-        # value[x] ..0; component[measurement]: code from MDCValueSet, value[x] only Quantity,
-        # CodeableConcept, string or SampledData; valueQuantity value, system UCUM and code 1..
-        # (StructureDefinition.PhdCompoundObservation.fsh).
-        rule(not values, where, "value[x] ..0")
-        rule(others or absent, where, "component[measurement], or dataAbsentReason when the status says an error")
-        if absent:
-            rule(not others, where, "component[measurement] NOT present if a Measurement-Status indicates an error")
-        for component in others:
-            rule(len(codings(component.get("code"), MDC)) >= 1, where, "component[measurement].code from MDCValueSet")
-            kinds = [k for k in component if k.startswith("value")]
-            rule(len(kinds) == 1 and kinds[0] in ("valueQuantity", "valueCodeableConcept", "valueString", "valueSampledData")
-                 or (not kinds and "dataAbsentReason" in component), where,
-                 "component[measurement] value[x] only Quantity or CodeableConcept or string or SampledData")
-            if "valueQuantity" in component:
-                rule(component["valueQuantity"].get("system") == UCUM, where,
-                     "component[measurement].valueQuantity.system = UCUM (exactly)")
-                check_quantity(component["valueQuantity"], where, "component[measurement].valueQuantity")
+        # component[measurement]: code from MDCValueSet, value[x] only Quantity, CodeableConcept,
+        # string or SampledData, a valueQuantity in UCUM (StructureDefinition.PhdCompoundObservation.fsh).
+        check_compound(values, absent, others, where, "measurement",
+                       ("valueQuantity", "valueCodeableConcept", "valueString", "valueSampledData"), ucum_only=True)
     elif profile == "PhdCompoundNumericObservation":
-        rule(not values, where, "value[x] ..0")
-        rule(others or absent, where, "component[compound], or dataAbsentReason when the status says an error")
-        if absent:
-            rule(not others, where, "component[compound] NOT present if the Measurement-Status indicates an error")
-        for component in others:
-            rule(len(codings(component.get("code"), MDC)) == 1, where, "component[compound].code.coding[MdcType] 1..1")
-            rule("valueQuantity" in component or "dataAbsentReason" in component, where,
-                 "component[compound] value[x] only Quantity, or its dataAbsentReason")
-            if "valueQuantity" in component:
-                check_quantity(component["valueQuantity"], where, "component[compound].valueQuantity")
+        # component[compound]: code.coding[MdcType] 1..1, value[x] only Quantity.
+        check_compound(values, absent, others, where, "compound", ("valueQuantity",), ucum_only=False)
     else:
         rule(values in ([], ["valueSampledData"]), where, "value[x] only SampledData")
         rule(values or absent, where, "valueSampledData, or dataAbsentReason when there is no value")
