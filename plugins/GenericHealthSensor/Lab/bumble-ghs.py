@@ -17,7 +17,9 @@
 #       bundle goes out in two segments.
 #   cuff     F0:47:48:53:00:02  a blood pressure monitor: compound observations (150020 with
 #       systolic 150021, diastolic 150022 and mean 150023, mmHg), 2 stored, 3 live two seconds
-#       apart (the first time a collector starts them), then it stays connected and quiet.
+#       apart (the first time a collector starts them), then a string observation (a message) and
+#       a TLV-encoded one (its settings: a uint16 and a UTF-8 string), then it stays connected
+#       and quiet.
 #   ecg      F0:47:48:53:00:03  an ECG lead (MDC_ECG_ELEC_POTL_I 131329 in mV) as sample arrays of
 #       ECG_SAMPLES 16-bit samples at 250 Hz (ECG_ARRAYS of them, live), behind an ATT MTU of 23:
 #       each array goes out in tens of 19-byte segments (the first time a collector starts them).
@@ -45,6 +47,7 @@
 #   sent live oximeter ms=MS spo2=S pulse=P segments=K
 #   sent stored cuff record=N ms=MS systolic=A diastolic=B mean=C segments=K
 #   sent live cuff ms=MS systolic=A diastolic=B mean=C segments=K
+#   sent live cuff-message ms=MS kind=K text=T (spaces as _)  /  sent live cuff-settings ms=MS kind=K inflations=3 profile=adult
 #   sent live ecg ms=MS period=0.2 per-period=50 scale=0.005 offset=-0.6 count=N segments=K samples=s1,s2,...
 #   racp <role> all | from N | ... (each request as the collector wrote it) / racp <role> answered <code> <count>
 #   ghs-cp <role> 0xNN / measured <role> record=N (stored while disconnected)
@@ -80,10 +83,15 @@ EPOCH_2000 = 946684800  # 2000-01-01T00:00:00Z in Unix seconds
 SPO2, PULSE_RATE = 150456, 149530
 BP_NONINVASIVE, SYSTOLIC, DIASTOLIC, MEAN = 150020, 150021, 150022, 150023
 ECG_LEAD_I = 131329
+# A string and a TLV-encoded observation of the cuff: private codes (partition 2, 0xF000 up), as
+# a vendor would name a device message and its settings; the TLV entries' types and formats.
+CUFF_MESSAGE, CUFF_SETTINGS = 0x0002F001, 0x0002F002
+SETTING_INFLATIONS, SETTING_PROFILE = 0x0002F010, 0x0002F011
+FORMAT_UINT16, FORMAT_UTF8S = 0x06, 0x19
 PERCENT, BPM, MMHG, MILLIVOLT = 544, 2720, 3872, 4274
 
 # Observation classes and flags (ACOM).
-NUMERIC, SAMPLE_ARRAY, COMPOUND, BUNDLE = 0x01, 0x04, 0x07, 0xFF
+NUMERIC, STRING, SAMPLE_ARRAY, COMPOUND, TLV_ENCODED, BUNDLE = 0x01, 0x03, 0x04, 0x07, 0x08, 0xFF
 HAS_TYPE, HAS_TIME = 0x0001, 0x0002
 
 # RACP (op codes, operators, response codes) and the GHS Control Point.
@@ -137,6 +145,19 @@ def pressure(ms, systolic, diastolic, mean):
                        bytes([3]) + components)
 
 
+def text(kind, ms, value):
+    """A string observation: length uint16, then the UTF-8 bytes."""
+    data = value.encode("utf-8")
+    return observation(STRING, HAS_TYPE | HAS_TIME, struct.pack("<I", kind) + time_stamp(ms), struct.pack("<H", len(data)) + data)
+
+
+def tlv_encoded(kind, ms, entries):
+    """A TLV-encoded observation: a count uint8, then each entry's type uint32, length uint16 (of
+    the value), format uint8 and value."""
+    value = bytes([len(entries)]) + b"".join(struct.pack("<IHB", entry, len(data), form) + data for entry, form, data in entries)
+    return observation(TLV_ENCODED, HAS_TYPE | HAS_TIME, struct.pack("<I", kind) + time_stamp(ms), value)
+
+
 def ecg_array(ms, samples):
     """Unit mV, scale 0.005, offset -0.6, sample period 0.2 s with 50 samples in it (250 Hz),
     2 bytes a sample, the count, the samples (unsigned)."""
@@ -166,6 +187,10 @@ class Sensor:
         self.connection = None
         self.live_task = None
         self.racp_task = None
+        # A procedure runs until its last indication is on its way: a collector may write the
+        # next request as soon as that indication reaches it, before Bumble has seen the
+        # confirmation end the task that sent it.
+        self.racp_busy = False
 
         READ, WRITE, NOTIFY, INDICATE = (Characteristic.Properties.READ, Characteristic.Properties.WRITE,
                                          Characteristic.Properties.NOTIFY, Characteristic.Properties.INDICATE)
@@ -212,6 +237,7 @@ class Sensor:
             if task is not None and not task.done():
                 task.cancel()
         self.live_task = self.racp_task = None
+        self.racp_busy = False
         asyncio.get_running_loop().create_task(self.advertise_again(self.disconnected()))
 
     def disconnected(self):
@@ -296,7 +322,7 @@ class Sensor:
         if not self.subscribed(connection, self.racp, 0x02):
             log("racp", self.role, "refused (indications off):", value.hex())
             raise att.ATT_Error(CCCD_IMPROPERLY_CONFIGURED)
-        busy = self.racp_task is not None and not self.racp_task.done()
+        busy = self.racp_busy
         if busy and value[:1] != bytes([ABORT]):
             log("racp", self.role, "refused (in progress):", value.hex())
             raise att.ATT_Error(PROCEDURE_ALREADY_IN_PROGRESS)
@@ -309,6 +335,7 @@ class Sensor:
         if op == ABORT:
             if busy:
                 self.racp_task.cancel()
+                self.racp_busy = False
             loop.create_task(self.respond(connection, ABORT, SUCCESS if operator == NULL else INVALID_OPERATOR))
             return
         if op not in (REPORT, DELETE, COUNT):
@@ -318,6 +345,7 @@ class Sensor:
         if isinstance(selected, int):
             loop.create_task(self.respond(connection, op, selected))
         elif op == COUNT:
+            # The answer is the procedure's last indication: not busy while it goes out.
             self.racp_task = loop.create_task(self.indicate(
                 connection, self.racp, bytes([COUNT_RESPONSE, NULL]) + struct.pack("<I", len(selected)), "answered count %d" % len(selected)))
         elif op == DELETE:
@@ -325,6 +353,7 @@ class Sensor:
                 del self.records[number]
             loop.create_task(self.respond(connection, DELETE, SUCCESS if selected else NO_RECORDS, len(selected)))
         else:
+            self.racp_busy = True
             self.racp_task = loop.create_task(self.report(connection, selected))
 
     async def report(self, connection, numbers):
@@ -332,6 +361,7 @@ class Sensor:
             obj, text = self.records[number]
             segments = await self.send_object(connection, self.stored, struct.pack("<I", number) + obj)
             log("sent stored", self.role, "record=%d" % number, text, "segments=%d" % segments)
+        self.racp_busy = False
         await self.respond(connection, REPORT, SUCCESS if numbers else NO_RECORDS, len(numbers))
 
     async def respond(self, connection, op, code, count=None):
@@ -442,6 +472,16 @@ class Cuff(Sensor):
         for _ in range(self.LIVE):
             await self.send_live(connection, *self.reading(now_ms()))
             await asyncio.sleep(2)
+        # A message and the cuff's settings, which have no number to send.
+        ms = now_ms()
+        await self.send_object(connection, self.live, text(CUFF_MESSAGE, ms, "Cuff deflated, 3 inflations"))
+        log("sent live cuff-message ms=%d kind=%d text=Cuff_deflated,_3_inflations" % (ms, CUFF_MESSAGE))
+        ms += 1
+        await self.send_object(connection, self.live, tlv_encoded(CUFF_SETTINGS, ms, [
+            (SETTING_INFLATIONS, FORMAT_UINT16, struct.pack("<H", 3)), (SETTING_PROFILE, FORMAT_UTF8S, "adult".encode())]))
+        log("sent live cuff-settings ms=%d kind=%d inflations=3 profile=adult" % (ms, CUFF_SETTINGS))
+        # As after each pressure: time for the gateway to store it before the scenario goes on.
+        await asyncio.sleep(2)
         log("cuff: all readings sent")
 
 

@@ -14,8 +14,11 @@ import sys
 from collections import Counter, defaultdict
 from datetime import datetime
 
-# RACP's operator "at most" (<=), as the gateway writes it when it erases a sensor's memory.
-AT_MOST = 0x02
+# RACP's operators "all", "at most" (<=, as the gateway writes it when it erases a sensor's
+# memory) and "at least" (>=, as it counts and asks for the records after its checkpoint), and
+# the filter type "record number".
+ALL, AT_MOST, AT_LEAST = 0x01, 0x02, 0x03
+RECORD_NUMBER_FILTER = 0x01
 
 OXIMETER, CUFF, ECG = "F0:47:48:53:00:01", "F0:47:48:53:00:02", "F0:47:48:53:00:03"
 ECG_TYPE = "mdc.131329.4274"
@@ -158,6 +161,33 @@ def check_cuff(log, changes):
                "" if means and all(means) else "; a correlation's metadata: %s" % json.dumps(example)[:400]))
 
 
+def scalar(value):
+    """A metadata value as `healthgate query` writes it: the value, or an object holding it."""
+    return next(iter(value.values())) if isinstance(value, dict) and len(value) == 1 else value
+
+
+def check_cuff_content(log, changes):
+    """The cuff's string and TLV-encoded observations: each one record of its generic type
+    (mdc.{kind}.512, value 1), the text in healthgate.mdc.text, each TLV entry in
+    healthgate.mdc.attribute.{type}, the value as sent."""
+    sent_lines = [fields(line) for line in log if line.startswith("sent live cuff-")]
+    quantities = [c["record"]["sample"] for c in changes if (c.get("record") or {}).get("kind") == "quantity"]
+    for line in sent_lines:
+        kind, at = int(line["kind"]), int(line["ms"])
+        found = [q for q in quantities if q.get("type") == "mdc.%d.512" % kind and millis(q["start"]) == at and of_device(q, CUFF)]
+        if "text" in line:
+            expected = {"healthgate.mdc.valueKind": "text", "healthgate.mdc.text": line["text"].replace("_", " ")}
+        else:
+            expected = {"healthgate.mdc.valueKind": "attributes", "healthgate.mdc.attribute.192528": int(line["inflations"]),
+                        "healthgate.mdc.attribute.192529": line["profile"]}
+        kept = found and all(scalar(metadata(found[0]).get(key)) == value for key, value in expected.items())
+        verdict(len(found) == 1 and float(found[0].get("value")) == 1 and kept,
+                "the cuff's %s observation (mdc.%d.512) is stored once, its content in metadata: %d records%s"
+                % ("string" if "text" in line else "TLV-encoded", kind, len(found),
+                   "" if kept else "; expected %s, metadata %s" % (expected, json.dumps(metadata(found[0]) if found else {})[:400])))
+    verdict(len(sent_lines) == 2, "the cuff sent its message and its settings (%d of 2 logged)" % len(sent_lines))
+
+
 def check_ecg(log, changes):
     arrays, _ = sent(log, "ecg", "live")
     expected = []  # (ms, value) of each sample
@@ -189,26 +219,54 @@ def check_ecg(log, changes):
                 "every ECG sample is at its time (the array's time stamp + index x period / samples per period)")
 
 
+def counted_records(operand):
+    """What a count request (RACP op code 0x04) selects, named as bumble-ghs.py names a report's:
+    "all", "from N", or its operand in hex."""
+    value = bytes.fromhex(operand)
+    if value == bytes([ALL]):
+        return "all"
+    if len(value) == 6 and value[:2] == bytes([AT_LEAST, RECORD_NUMBER_FILTER]):
+        return "from %d" % struct.unpack("<I", value[2:])[0]
+    return operand
+
+
 def check_racp(log, role, at_least):
-    """ROLE's report requests: while the gateway has nothing of it, all of them (or from record 1);
-    after that, each from one past the last record the sensor had sent it (its checkpoint, kept
-    across reconnects and the gateway's restart); AT_LEAST requests."""
-    highest, wrong, requests = 0, [], []
+    """ROLE's record requests. Each connection first counts the records (op code 0x04): while the
+    gateway has nothing of it all of them (or from record 1); after that, from one past the last
+    record the sensor had sent it (its checkpoint, kept across reconnects and the gateway's
+    restart); AT_LEAST counts. Each report asks for the records the count before it counted, and
+    only when it counted some."""
+    highest, wrong, unannounced, requests, counts, reports = 0, [], [], [], 0, 0
+    counted = None  # [records, answer] of the last count not yet followed by its report
     for line in log:
         if line.startswith("sent stored %s " % role):
             highest = max(highest, int(fields(line)["record"]))
+        elif line.startswith("racp %s answered count " % role):
+            if counted is not None:
+                counted[1] = int(line.split()[-1])
         elif line.startswith("racp %s " % role) and not line.startswith("racp %s answered" % role):
             request = line.split(" ", 2)[2].strip()
             requests.append(request)
-            if not (request.startswith("all") or request.startswith("from ")):
-                continue
-            if request != "from %d" % (highest + 1) and not (highest == 0 and request in ("all", "from 0")):
-                wrong.append("'%s' with records up to %d sent" % (request, highest))
-    reports = [r for r in requests if r == "all" or r.startswith("from ")]
-    verdict(not wrong and len(reports) >= at_least,
-            "the gateway asked the %s for its records %d times (at least %d), each from one past the last it had "
-            "(requests: %s)%s" % (role, len(reports), at_least, "; ".join(requests[:12]),
+            if request.startswith("count "):
+                counts += 1
+                records = counted_records(request.split()[1])
+                counted = [records, None]
+                if records != "from %d" % (highest + 1) and not (highest == 0 and records in ("all", "from 0")):
+                    wrong.append("a count of '%s' with records up to %d sent" % (records, highest))
+            elif request == "all" or request.startswith("from "):
+                reports += 1
+                if counted is None or counted[0] != request:
+                    unannounced.append("'%s' after %s" % (request, "no count" if counted is None else "a count of '%s'" % counted[0]))
+                elif counted[1] == 0:
+                    unannounced.append("'%s' after a count of 0" % request)
+                counted = None
+    verdict(not wrong and counts >= at_least,
+            "the gateway counted the %s's records %d times (at least %d), each from one past the last it had "
+            "(requests: %s)%s" % (role, counts, at_least, "; ".join(requests[:12]),
                                   "" if not wrong else "; WRONG: " + "; ".join(wrong)))
+    verdict(not unannounced,
+            "each of the gateway's %d report requests to the %s came after a count of the same records that found some%s"
+            % (reports, role, "" if not unannounced else "; WRONG: " + "; ".join(unannounced)))
 
 
 def check_deletes(log, role):
@@ -244,6 +302,7 @@ def main(log_path, out, connections):
     check_racp(log, "ecg", 2)
     check_oximeter(log, out)
     check_cuff(log, changes)
+    check_cuff_content(log, changes)
     check_ecg(log, changes)
 
 

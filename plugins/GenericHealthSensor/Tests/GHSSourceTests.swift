@@ -81,11 +81,12 @@ final class GHSSourceTests: XCTestCase {
         ACOMEncoder.segments(object, size: size, counter: counter).segments
     }
 
-    /// The connection's set-up: Features and Security Levels read, five subscriptions, every
-    /// stored observation asked for, then live observations. Observations that come segmented
-    /// (counters wrapping past 63) are reassembled and mapped; a lost segment drops its
-    /// observation with a counted reason and the next one still arrives; the checkpoint makes the
-    /// next connection ask only for the records after the last one stored.
+    /// The connection's set-up: Features and Security Levels read, five subscriptions, the
+    /// stored observations counted, then live observations asked for, and the stored ones once
+    /// counted. Observations that come segmented (counters wrapping past 63) are reassembled and
+    /// mapped; a lost segment drops its observation with a counted reason and the next one still
+    /// arrives; the checkpoint makes the next connection count and ask only for the records after
+    /// the last one stored.
     func testLiveAndStoredObservationsAreReassembledMappedAndCheckpointed() async throws {
         let clock = ManualClock(start: Self.now)
         let profile = Self.profile()
@@ -96,10 +97,13 @@ final class GHSSourceTests: XCTestCase {
                 $0.writes.contains { $0.0 == Self.controlPoint }
             }
             XCTAssertEqual(link.writes.map(\.0), [Self.racp, Self.controlPoint])
-            XCTAssertEqual(link.writes.map(\.1), [[0x01, 0x01], [0x01]])
+            XCTAssertEqual(link.writes.map(\.1), [[0x04, 0x01], [0x01]], "count every record, start live")
             for characteristic in [Self.live, Self.stored, Self.racp, Self.controlPoint, GHSCharacteristic.observationScheduleChanged.uuid] {
                 XCTAssertTrue(link.isSubscribed(characteristic), "\(characteristic)")
             }
+            link.send([0x05, 0x00, 1, 0, 0, 0], on: Self.racp)
+            try await h.waitFor("the report request") { link.writes.count == 3 }
+            XCTAssertEqual(link.writes.last?.1, [0x01, 0x01])
             // Stored record 7: SpO2 96 % an hour ago, counters 62, 63, 0.
             let stored = ACOMEncoder.le(UInt32(7)) + Self.numeric(150_456, unit: 544, 96, at: Self.now.addingTimeInterval(-3600))
             for segment in Self.segments(stored, size: 12, counter: 62) { link.send(segment, on: Self.stored) }
@@ -112,10 +116,15 @@ final class GHSSourceTests: XCTestCase {
             link.send(lost[2], on: Self.live)
             for segment in Self.segments(Self.numeric(150_456, unit: 544, 98), counter: 13) { link.send(segment, on: Self.live) }
             try await h.waitFor("two SpO2 readings") { h.quantities(.oxygenSaturation).count == 2 }
-            try await h.waitFor("the responses logged") { h.logs.entries.contains { $0.message.contains("control point: success") } }
+            try await h.waitFor("the responses logged") {
+                h.logs.contains("control point: success") && h.logs.contains("record access: request 0x1: success")
+            }
+            // Nothing pending once the report's stall watch ended: the reconnect's backoff is then
+            // the clock's one sleeper.
+            try await h.waitFor("the end of the download") { h.current.details["C0:FF:EE:18:40:01.storedObservationsPending"] == "0" }
 
-            try await transport.reconnect(link, in: h, until: "the request from record 8") {
-                $0.writes.contains { $0.0 == Self.racp && $0.1 == [0x01, 0x03, 0x01, 8, 0, 0, 0] }
+            try await transport.reconnect(link, in: h, until: "the count from record 8") {
+                $0.writes.contains { $0.0 == Self.racp && $0.1 == [0x04, 0x03, 0x01, 8, 0, 0, 0] }
             }
         }
         let spo2 = h.quantities(.oxygenSaturation)
@@ -227,16 +236,17 @@ final class GHSSourceTests: XCTestCase {
     }
 
     /// A stored observation that cannot be placed in time (a tick counter) is not stored, and the
-    /// log says why; `liveObservations: false` writes no GHS Control Point request.
-    func testUnplaceableStoredObservationsAndNoLiveRequest() async throws {
+    /// log says why; `liveObservations: false` asks the sensor to stop sending live observations
+    /// (GHS Control Point 0x02), as a sensor may send them unasked.
+    func testUnplaceableStoredObservationsAndLiveObservationsStopped() async throws {
         let clock = ManualClock(start: Self.now)
         let profile = Self.profile()
         let transport = FakeBLETransport(profiles: [profile], clock: clock)
         let configuration = try JSONDecoder().decode(GHSConfiguration.self, from: Data(#"{"liveObservations": false}"#.utf8))
         let h = try harness(transport, configuration)
         try await h.run { h in
-            let link = try await transport.connect(profile, in: h, until: "the request for every stored observation") {
-                $0.writes.contains { $0.0 == Self.racp }
+            let link = try await transport.connect(profile, in: h, until: "the request to stop live observations") {
+                $0.writes.contains { $0.0 == Self.controlPoint }
             }
             // Tick counter (flags bit 0), 1 s resolution: 9-byte time stamp with flags 0x21.
             var ticks = Self.numeric(150_456, unit: 544, 97, at: nil)
@@ -247,7 +257,10 @@ final class GHSSourceTests: XCTestCase {
             for segment in Self.segments(ACOMEncoder.le(UInt32(4)) + Self.numeric(150_456, unit: 544, 95)) { link.send(segment, on: Self.stored) }
             try await h.waitFor("the placed one") { h.quantities(.oxygenSaturation).count == 1 }
         }
-        XCTAssertEqual(try XCTUnwrap(transport.latest(profile.address)).writes.map(\.0), [Self.racp])
+        let writes = try XCTUnwrap(transport.latest(profile.address)).writes
+        XCTAssertEqual(writes.map(\.0), [Self.racp, Self.controlPoint])
+        XCTAssertEqual(writes.map(\.1), [[0x04, 0x01], [0x02]], "count every record, stop live")
+        XCTAssertTrue(h.logs.contains("asked the sensor to stop sending live observations (liveObservations is false)"))
         XCTAssertTrue(h.logs.entries.contains { $0.message.contains("cannot be placed (a tick counter)") }, "\(h.logs.entries.map(\.message))")
     }
 
@@ -279,11 +292,161 @@ final class GHSSourceTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(transport.latest(profile.address)).descriptorWrites, [], "nothing configured, nothing written")
     }
 
-    /// A durable sink's checkpoints as a test commits them.
+    /// A stored observation `number`: SpO2 95 %, `number` minutes ago.
+    static func storedObservation(_ number: UInt32) -> [UInt8] {
+        ACOMEncoder.le(number) + numeric(150_456, unit: 544, 95, at: now.addingTimeInterval(-Double(number) * 60))
+    }
+
+    /// The stored observations are counted first (RACP op code 0x04, every record), the report
+    /// asked for only once the count (2) arrives; fewer observations than announced are a
+    /// warning with both numbers and a status detail, not an error.
+    func testTheCountComesBeforeTheReportAndAShortfallIsAWarning() async throws {
+        let clock = ManualClock(start: Self.now)
+        let profile = Self.profile()
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let h = try harness(transport)
+        try await h.run { h in
+            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
+                $0.writes.contains { $0.0 == Self.controlPoint }
+            }
+            XCTAssertEqual(link.writes.filter { $0.0 == Self.racp }.map(\.1), [[0x04, 0x01]], "a count, no report yet")
+            link.send([0x05, 0x00, 2, 0, 0, 0], on: Self.racp)
+            try await h.waitFor("the report request") { link.writes.filter { $0.0 == Self.racp }.count == 2 }
+            XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.storedObservationsPending"], "2")
+            XCTAssertEqual(link.writes.filter { $0.0 == Self.racp }.map(\.1), [[0x04, 0x01], [0x01, 0x01]])
+            // One of the two arrives.
+            for segment in Self.segments(Self.storedObservation(5)) { link.send(segment, on: Self.stored) }
+            link.send([0x06, 0x00, 0x01, 0x01], on: Self.racp)
+            try await h.waitFor("the shortfall") { h.logs.contains("announced 2 stored observations and sent 1") }
+            try await h.waitFor("the end of the download") { h.current.details["C0:FF:EE:18:40:01.storedObservationsPending"] == "0" }
+        }
+        XCTAssertEqual(h.quantities(.oxygenSaturation).count, 1)
+        XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.storedObservationsMissing"], "1 of 2")
+        XCTAssertTrue(h.logs.entries.contains { $0.level == .info && $0.message == "the sensor holds 2 stored observations" })
+        XCTAssertTrue(h.logs.entries.contains { $0.level == .warning && $0.message.contains("announced 2 stored observations and sent 1") })
+        XCTAssertFalse(h.logs.entries.contains { $0.message.contains("refused") }, "\(h.logs.entries.map(\.message))")
+    }
+
+    /// After a checkpoint the count is of the records after it (operator 0x03, filter type 0x01,
+    /// record number 42); a count of 0 asks for nothing, and the log says since which record.
+    func testAZeroCountAsksForNoReport() async throws {
+        let clock = ManualClock(start: Self.now)
+        let profile = Self.profile()
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let durable = CommittedCheckpoints()
+        durable.commit(SourceCheckpoint(namespace: "ble-ghs", key: "Acme/GHS-7", payload: Data(#"{"lastRecordNumber":41}"#.utf8)))
+        let h = try SourceHarness(name: "ghs", kind: GHSSource.kind, clock: clock, durableCheckpoints: durable) { environment in
+            try GHSSource(settings: GHSConfiguration().validated(in: environment), environment: environment, bluetooth: .scripted(transport, clock: environment.clock))
+        }
+        try await h.run { h in
+            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
+                $0.writes.contains { $0.0 == Self.controlPoint }
+            }
+            link.send([0x05, 0x00, 0, 0, 0, 0], on: Self.racp)
+            try await h.waitFor("the empty count logged") { h.logs.contains("nothing stored since record 41") }
+            // A live reading after it: by then a report request would have been written.
+            for segment in Self.segments(Self.numeric(150_456, unit: 544, 98)) { link.send(segment, on: Self.live) }
+            try await h.waitFor("the live reading") { h.quantities(.oxygenSaturation).count == 1 }
+        }
+        let writes = try XCTUnwrap(transport.latest(profile.address)).writes.filter { $0.0 == Self.racp }.map(\.1)
+        XCTAssertEqual(writes, [[0x04, 0x03, 0x01, 42, 0, 0, 0]], "the count from record 42, and no report")
+        XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.storedObservationsPending"], "0")
+    }
+
+    /// A sensor that does not count (response code "op code not supported" for request 0x04) is
+    /// asked for its records at once, with a notice, and its refusal is no error.
+    func testARefusedCountFallsBackToTheReport() async throws {
+        let clock = ManualClock(start: Self.now)
+        let profile = Self.profile()
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let h = try harness(transport)
+        try await h.run { h in
+            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
+                $0.writes.contains { $0.0 == Self.controlPoint }
+            }
+            link.send([0x06, 0x00, 0x04, 0x02], on: Self.racp)
+            try await h.waitFor("the report request") { link.writes.contains { $0.0 == Self.racp && $0.1 == [0x01, 0x01] } }
+            for segment in Self.segments(Self.storedObservation(1)) { link.send(segment, on: Self.stored) }
+            link.send([0x06, 0x00, 0x01, 0x01], on: Self.racp)
+            try await h.waitFor("the reading") { h.quantities(.oxygenSaturation).count == 1 }
+            try await h.waitFor("the report's end") { h.logs.contains("record access: request 0x1: success") }
+        }
+        XCTAssertEqual(try XCTUnwrap(transport.latest(profile.address)).writes.filter { $0.0 == Self.racp }.map(\.1), [[0x04, 0x01], [0x01, 0x01]])
+        XCTAssertTrue(
+            h.logs.entries.contains { $0.level == .notice && $0.message.contains("did not count its stored observations (opCodeNotSupported)") },
+            "\(h.logs.entries.map(\.message))")
+        XCTAssertNil(h.current.details["C0:FF:EE:18:40:01.storedObservationsMissing"], "no count, no shortfall")
+        XCTAssertFalse(h.logs.entries.contains { $0.level >= .warning }, "\(h.logs.entries.filter { $0.level >= .warning }.map(\.message))")
+    }
+
+    /// A report that goes ``GHSSession/stallTimeout`` without a segment, counted from the request
+    /// and then from each segment on the injected clock, is aborted (RACP 03 00): a warning names
+    /// the last record, `status` counts it, and the abort's response is logged as information.
+    func testAStalledReportIsAborted() async throws {
+        let clock = ManualClock(start: Self.now)
+        let profile = Self.profile()
+        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let h = try harness(transport)
+        try await h.run { h in
+            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
+                $0.writes.contains { $0.0 == Self.controlPoint }
+            }
+            @Sendable func aborted() -> Bool { link.writes.contains { $0.0 == Self.racp && $0.1.first == 0x03 } }
+            link.send([0x05, 0x00, 3, 0, 0, 0], on: Self.racp)
+            try await h.waitFor("the report request") { link.writes.contains { $0.1 == [0x01, 0x01] } }
+            try await h.waitFor("the stall watch") { h.clock.sleeperCount == 1 }
+            // Record 1 after 20 s: the watch counts from it.
+            h.clock.advance(by: .seconds(20))
+            for segment in Self.segments(Self.storedObservation(1)) { link.send(segment, on: Self.stored) }
+            try await h.waitFor("record 1") { h.quantities(.oxygenSaturation).count == 1 }
+            h.clock.advance(by: .seconds(10))
+            try await h.waitFor("the watch waiting again, 30 s after the request") { h.clock.sleeperCount == 1 }
+            XCTAssertFalse(aborted(), "10 s after record 1 is no stall")
+            h.clock.advance(by: .seconds(20))
+            try await h.waitFor("the abort") { aborted() }
+            XCTAssertEqual(link.writes.last?.1, [0x03, 0x00])
+            link.send([0x06, 0x00, 0x03, 0x01], on: Self.racp)
+            try await h.waitFor("the abort's response") { h.logs.contains("record access: request 0x3: success") }
+        }
+        XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.storedDownloadsAborted"], "1")
+        XCTAssertTrue(
+            h.logs.entries.contains { $0.level == .warning && $0.message.contains("stalled after record 1") },
+            "\(h.logs.entries.map(\.message))")
+        XCTAssertTrue(h.logs.entries.contains { $0.level == .info && $0.message == "record access: request 0x3: success" })
+    }
+
+    /// The stored download's steps, without a transport: a count, the report's end with what
+    /// arrived, an abort, and the indications that are not about it.
+    func testStoredDownloadSteps() {
+        let counted = GHSSession.StoredDownload(filter: .all)
+        XCTAssertNil(counted.take(.response(request: 0x01, code: .success)), "no report asked for yet")
+        XCTAssertEqual(counted.take(.numberOfRecords(2)), .report(announced: 2))
+        counted.recordArrived(7)
+        counted.recordArrived(6)
+        XCTAssertEqual(counted.progress.lastRecord, 7)
+        XCTAssertEqual(counted.take(.response(request: 0x01, code: .success)), .reportEnded(.success, announced: 2, received: 2))
+        XCTAssertNil(counted.take(.response(request: 0x02, code: .success)), "an erase's response")
+
+        let empty = GHSSession.StoredDownload(filter: .from(recordNumber: 3))
+        XCTAssertEqual(empty.take(.response(request: 0x04, code: .noRecordsFound)), .nothingStored)
+        XCTAssertNil(empty.take(.numberOfRecords(1)), "counted once")
+
+        let uncounted = GHSSession.StoredDownload(filter: .all)
+        XCTAssertEqual(uncounted.take(.response(request: 0x04, code: .opCodeNotSupported)), .reportUncounted(.opCodeNotSupported))
+        XCTAssertEqual(uncounted.take(.response(request: 0x03, code: .success)), .aborted(.success))
+        XCTAssertNil(uncounted.take(.response(request: 0x01, code: .procedureNotCompleted)), "over once aborted")
+    }
+
+    /// A durable sink's checkpoints as a test commits them, and how often they were read.
     final class CommittedCheckpoints: SourceCheckpointReader {
         let committed = Mutex<[String: SourceCheckpoint]>([:])
+        private let readCount = Mutex(0)
+        var reads: Int { readCount.withLock { $0 } }
         func commit(_ checkpoint: SourceCheckpoint) { committed.withLock { $0[checkpoint.key] = checkpoint } }
-        func checkpoint(namespace: String, key: String) async throws -> SourceCheckpoint? { committed.withLock { $0[key] } }
+        func checkpoint(namespace: String, key: String) async throws -> SourceCheckpoint? {
+            readCount.withLock { $0 += 1 }
+            return committed.withLock { $0[key] }
+        }
     }
 
     /// `deleteStoredObservations`: after the report's success the sensor is asked to erase the
@@ -302,20 +465,24 @@ final class GHSSourceTests: XCTestCase {
             let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
                 $0.writes.contains { $0.0 == Self.controlPoint }
             }
+            link.send([0x05, 0x00, 2, 0, 0, 0], on: Self.racp)
+            try await h.waitFor("the report request") { link.writes.contains { $0.1 == [0x01, 0x01] } }
             for number in [3, 4] as [UInt32] {
                 let object = ACOMEncoder.le(number) + Self.numeric(150_456, unit: 544, 95, at: Self.now.addingTimeInterval(-Double(number) * 60))
                 for segment in Self.segments(object) { link.send(segment, on: Self.stored) }
             }
             link.send([0x06, 0x00, 0x01, 0x01], on: Self.racp)
             try await h.waitFor("two readings") { h.quantities(.oxygenSaturation).count == 2 }
+            // The connection read the checkpoint once; the erase's first look is the second read,
+            // after the report's stall watch ended, so the clock's one sleeper is the erase's wait.
+            try await h.waitFor("the erase's first look") { durable.reads >= 2 }
             try await h.waitFor("the wait for the commit") { h.clock.sleeperCount >= 1 }
-            h.clock.advance(by: .seconds(1))
-            try await h.waitFor("the next look") { h.clock.sleeperCount >= 1 }
             XCTAssertFalse(link.writes.contains { $0.1.first == 0x02 }, "nothing erased before the store holds it")
             // The store commits record 4's checkpoint.
             durable.commit(SourceCheckpoint(namespace: "ble-ghs", key: "Acme/GHS-7", payload: Data(#"{"lastRecordNumber":4}"#.utf8)))
             h.clock.advance(by: .seconds(1))
             try await h.waitFor("the delete") { link.writes.contains { $0.1.first == 0x02 } }
+            XCTAssertEqual(durable.reads, 3, "one look before the commit, one after")
         }
         let writes = try XCTUnwrap(transport.latest(profile.address)).writes.map(\.1)
         XCTAssertEqual(writes.last, [0x02, 0x02, 0x01, 4, 0, 0, 0], "delete, at most record 4")
@@ -334,9 +501,14 @@ final class GHSSourceTests: XCTestCase {
             let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
                 $0.writes.contains { $0.0 == Self.controlPoint }
             }
+            link.send([0x05, 0x00, 1, 0, 0, 0], on: Self.racp)
+            try await h.waitFor("the report request") { link.writes.contains { $0.1 == [0x01, 0x01] } }
             for segment in Self.segments(ACOMEncoder.le(UInt32(9)) + Self.numeric(150_456, unit: 544, 95)) { link.send(segment, on: Self.stored) }
             link.send([0x06, 0x00, 0x01, 0x01], on: Self.racp)
             try await h.waitFor("the reading") { h.quantities(.oxygenSaturation).count == 1 }
+            // Nothing pending once the report's stall watch ended: then the erase's wait is the
+            // clock's one sleeper.
+            try await h.waitFor("the end of the download") { h.current.details["C0:FF:EE:18:40:01.storedObservationsPending"] == "0" }
             for _ in 0..<GHSSession.commitWait.polls {
                 try await h.waitFor("the wait") { h.clock.sleeperCount >= 1 || h.logs.entries.contains { $0.message.contains("keeps its stored observations") } }
                 h.clock.advance(by: .milliseconds(250))

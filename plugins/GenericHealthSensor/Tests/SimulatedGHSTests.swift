@@ -10,8 +10,8 @@ import SampleBus
 import XCTest
 
 /// The demo's simulated sensors through the whole source: each one's stored observations come
-/// through the Record Access Control Point, then live ones (three segments each), and a second
-/// connection fetches only what the sensor stored while the link was down.
+/// through the Record Access Control Point, counted first, then live ones (three segments each),
+/// and a second connection counts and fetches only what the sensor stored while the link was down.
 final class SimulatedGHSTests: XCTestCase {
     func testStoredThenLiveObservationsAndNothingTwiceAfterAReconnect() async throws {
         let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
@@ -22,11 +22,16 @@ final class SimulatedGHSTests: XCTestCase {
             try GHSSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(transport, clock: environment.clock))
         }
         @Sendable func pressures() -> [CorrelationSample] { h.sink.records.compactMap { if case .correlation(let c) = $0 { c } else { nil } } }
+        let sensors = ["02:00:00:00:0A:01", "02:00:00:00:0A:41"]
+        @Sendable func downloadsOver() -> Bool { sensors.allSatisfy { h.current.details["\($0).storedObservationsPending"] == "0" } }
         try await h.run { h in
             // Observations 0…6: taken before the gateway started, stored (the seventh is due now).
             try await h.waitFor("the stored observations") {
                 h.quantities(.oxygenSaturation).count == 7 && h.quantities(.respiratoryRate).count == 7 && pressures().count == 7
             }
+            // Nothing pending once each download's stall watch ended: then the clock's sleepers are
+            // the sensors waiting for their next observation.
+            try await h.waitFor("the downloads' end") { downloadsOver() }
             try await h.waitFor("both sensors waiting for their next observation") { h.clock.sleeperCount >= 2 }
             h.clock.advance(by: .seconds(5))
             try await h.waitFor("the live observations") { h.quantities(.oxygenSaturation).count == 8 && pressures().count == 8 }
@@ -45,6 +50,7 @@ final class SimulatedGHSTests: XCTestCase {
             try await h.waitFor("the observation stored while the links were down") {
                 h.quantities(.oxygenSaturation).count == 9 && pressures().count == 9
             }
+            try await h.waitFor("the downloads' end") { downloadsOver() }
             try await h.waitFor("both sensors waiting again") { h.clock.sleeperCount >= 2 }
             h.clock.advance(by: .seconds(5))
             try await h.waitFor("the next live observation") { h.quantities(.oxygenSaturation).count == 10 && pressures().count == 10 }
@@ -61,5 +67,14 @@ final class SimulatedGHSTests: XCTestCase {
         XCTAssertTrue(h.quantities(.heartRate).isEmpty, "no pulse rate: the demo's classes see no heart rate from it")
         XCTAssertTrue(pressures().allSatisfy { $0.metadata[.meanArterialPressure] != nil })
         XCTAssertFalse(h.logs.entries.contains { $0.message.contains("bad payload") }, "\(h.logs.entries.filter { $0.message.contains("bad payload") }.map(\.message))")
+        // Each sensor counted what it held before sending it: 7 at first, then the one stored
+        // while the links were down; and sent as many as it counted.
+        let counts = h.logs.entries.map(\.message).filter { $0.hasPrefix("the sensor holds") }
+        XCTAssertEqual(
+            counts.sorted(), ["the sensor holds 1 stored observation from record 8", "the sensor holds 7 stored observations"].flatMap { [$0, $0] },
+            "\(counts)")
+        for sensor in sensors {
+            XCTAssertNil(h.current.details["\(sensor).storedObservationsMissing"])
+        }
     }
 }

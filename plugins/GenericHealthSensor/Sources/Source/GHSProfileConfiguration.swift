@@ -5,7 +5,8 @@ public import GatewayRuntime
 /// (``BluetoothSharedConfiguration``), each declared once in ``configurationKeys``.
 public struct GHSProfileConfiguration: Sendable, BluetoothProfileConfiguration {
     /// `liveObservations`: whether the gateway asks each sensor to send live observations
-    /// (GHS Control Point "start"); when false it only downloads what the sensor stored.
+    /// (GHS Control Point "start"); when false it asks the sensor to stop sending them ("stop":
+    /// some send them unasked) and only downloads what the sensor stored.
     public var liveObservations = true
     /// `deleteStoredObservations`: whether the gateway erases, from each sensor's memory, the
     /// stored observations it downloaded, once the store has committed them (on stable storage);
@@ -35,7 +36,7 @@ public struct GHSProfileConfiguration: Sendable, BluetoothProfileConfiguration {
         [
             ConfigurationKey(
                 "liveObservations", \.liveObservations, .boolean,
-                "Ask each sensor to send live observations (GHS Control Point); false: only download its stored observations"),
+                "Ask each sensor to send live observations (GHS Control Point); false: ask it to stop sending them and only download its stored observations"),
             ConfigurationKey(
                 "deleteStoredObservations", \.deleteStoredObservations, .boolean,
                 "Erase the stored observations downloaded from each sensor's memory once the store has committed them "

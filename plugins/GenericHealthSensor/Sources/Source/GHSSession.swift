@@ -17,11 +17,16 @@ import Synchronization
 /// 2. subscribes to Live and Stored Health Observations, the Record Access Control Point, the
 ///    GHS Control Point and Observation Schedule Changed, whichever the sensor has, and writes
 ///    the configured `schedules` (a refusal is logged and shown, and the connection goes on);
-/// 3. asks the Record Access Control Point for the stored observations after the checkpoint
-///    (record numbers from one past the last one stored, committed with the observations in the
-///    store's transaction; every stored observation when there is none), so that what the sensor
-///    stored while the gateway was away is fetched once after each connection;
-/// 4. asks for live observations (GHS Control Point 0x01), unless `liveObservations` is false;
+/// 3. asks the Record Access Control Point how many stored observations there are after the
+///    checkpoint (record numbers from one past the last one stored, committed with the
+///    observations in the store's transaction; every stored observation when there is none),
+///    and asks for them unless there are none (a sensor that refuses to count is asked for them
+///    at once), so that what the sensor stored while the gateway was away is fetched once after
+///    each connection (``StoredDownload``); fewer than announced is a warning, and a report
+///    without a segment for ``stallTimeout`` is aborted (the next connection resumes after the
+///    last record stored);
+/// 4. asks for live observations (GHS Control Point 0x01), or, when `liveObservations` is false,
+///    asks the sensor to stop sending them (0x02), as some send them unasked;
 /// 5. reassembles each observation from its segments (``GHSSegmentReassembler``; a lost or
 ///    out-of-order segment drops that observation, counted by reason, never decoded as
 ///    garbage), decodes it and publishes what ``GHSObservationMapper`` makes of it.
@@ -39,8 +44,11 @@ struct GHSSession: ConnectionFollower {
 
     /// How many observations were dropped, by reason (kept across connections, shown in `status`).
     let drops = DropCounts()
-    /// How many decoded observations (or parts) were not stored (invalid, unplaceable, text).
+    /// How many decoded observations (or parts) were not stored (invalid, unplaceable).
     let notStored = DropCounts()
+    /// How many stored downloads were aborted, by reason (kept across connections, shown in
+    /// `status`).
+    let abortedDownloads = DropCounts()
 
     /// Observations dropped, by the reason's name.
     final class DropCounts: Sendable {
@@ -89,7 +97,9 @@ struct GHSSession: ConnectionFollower {
         try await writeSchedules(connection, descriptors: descriptors, listedTypes: features?.supportedObservationTypes, device: device)
 
         let sensor = device.localIdentifier ?? session.key
-        var checkpoint = try await requestObservations(connection, subscribed: wanted, sensor: sensor, device: device)
+        let requested = try await requestObservations(connection, subscribed: wanted, sensor: sensor, device: device)
+        var checkpoint = requested.checkpoint
+        let download = requested.download
 
         var stamp = information.metadata
         stamp[.bleAddress] = .string(session.key)
@@ -99,11 +109,10 @@ struct GHSSession: ConnectionFollower {
         var live = GHSSegmentReassembler()
         var stored = GHSSegmentReassembler()
         var received = false
-        // The highest record number downloaded on this connection: what a delete may erase.
-        var downloaded: UInt32?
-        // An erase waits for the store's commit beside the loop, never in it: a loop that waited
-        // would leave the transport's buffer to overflow with the notifications of that time.
-        await withTaskGroup(of: Void.self) { erasing in
+        // The stored download (its report request, its stall watch, the erase after it) runs in
+        // a child task beside the loop, never in it: a loop that waited would leave the
+        // transport's buffer to overflow with the notifications of that time.
+        await withTaskGroup(of: Void.self) { children in
             do {
                 for try await notification in notifications {
                     received = true
@@ -115,6 +124,7 @@ struct GHSSession: ConnectionFollower {
                             object, recordNumber: nil, sensor: sensor, device: device, stamp: stamp, receivedAt: notification.receivedAt,
                             checkpoint: &checkpoint, badPayloads: &badPayloads)
                     case GHSCharacteristic.storedHealthObservations.uuid:
+                        download?.noteActivity(at: context.clock.uptime())
                         guard let bytes = reassemble(notification.value, with: &stored, on: .storedHealthObservations, device: device, badPayloads: &badPayloads)
                         else { continue }
                         let record: (recordNumber: UInt32, object: [UInt8])
@@ -124,15 +134,14 @@ struct GHSSession: ConnectionFollower {
                             session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
                             continue
                         }
-                        downloaded = max(downloaded ?? record.recordNumber, record.recordNumber)
+                        download?.recordArrived(record.recordNumber)
                         await publish(
                             record.object, recordNumber: record.recordNumber, sensor: sensor, device: device, stamp: stamp,
                             receivedAt: notification.receivedAt, checkpoint: &checkpoint, badPayloads: &badPayloads)
                     case GHSCharacteristic.recordAccessControlPoint.uuid:
-                        let indication = recordAccess(notification.value, device: device, badPayloads: &badPayloads)
-                        if configuration.deleteStoredObservations, case .response(request: 0x01, code: .success)? = indication, let last = downloaded {
-                            erasing.addTask { await erase(through: last, sensor: sensor, connection: connection, device: device) }
-                            downloaded = nil
+                        guard let indication = recordAccess(notification.value, device: device, badPayloads: &badPayloads) else { continue }
+                        if proceed(indication, of: download, device: device), let download {
+                            children.addTask { await fetch(download, sensor: sensor, connection: connection, device: device) }
                         }
                     case GHSCharacteristic.controlPoint.uuid:
                         controlPoint(notification.value, device: device, badPayloads: &badPayloads)
@@ -146,7 +155,7 @@ struct GHSSession: ConnectionFollower {
             } catch {
                 logger.debug("notifications ended: \(error)", device: name)
             }
-            erasing.cancelAll()
+            children.cancelAll()
         }
         try Task.checkCancellation()
         return received
@@ -189,28 +198,36 @@ struct GHSSession: ConnectionFollower {
         return features
     }
 
-    /// Asks for the stored observations after the sensor's committed checkpoint (all of them
-    /// without one) and for live observations, as far as the sensor has the characteristics and
-    /// the configuration asks; returns the checkpoint.
+    /// Asks how many stored observations there are after the sensor's committed checkpoint (all
+    /// of them without one), and for live observations or for their end, as far as the sensor
+    /// has the characteristics; returns the checkpoint and the stored download the count began
+    /// (nil when the sensor has no Record Access Control Point or no Stored Health Observations).
     private func requestObservations(
         _ connection: any BLEConnection, subscribed wanted: [GHSCharacteristic], sensor: String, device: Device
-    ) async throws -> Checkpoint? {
+    ) async throws -> (checkpoint: Checkpoint?, download: StoredDownload?) {
         let service = BluetoothUUID.genericHealthSensorService
         var checkpoint: Checkpoint?
+        var download: StoredDownload?
         if wanted.contains(.recordAccessControlPoint), wanted.contains(.storedHealthObservations) {
             checkpoint = await committedCheckpoint(
                 Checkpoint.self, namespace: Self.checkpointNamespace, key: sensor, what: "the GHS checkpoint",
                 instead: "asking for every stored observation", device: device)
-            let from = checkpoint.map { $0.lastRecordNumber &+ 1 }
-            try await connection.write(GHSRecordAccessControlPoint.Request.reportRecords(from.map { .from(recordNumber: $0) } ?? .all).encoded, to: GHSCharacteristic.recordAccessControlPoint.uuid, in: service)
-            context.logger.info(from.map { "asked for the stored observations from record \($0)" } ?? "asked for every stored observation", device: device.displayName)
+            let filter = checkpoint.map { GHSRecordAccessControlPoint.Filter.from(recordNumber: $0.lastRecordNumber &+ 1) } ?? .all
+            download = StoredDownload(filter: filter)
+            try await connection.write(
+                GHSRecordAccessControlPoint.Request.reportNumberOfRecords(filter).encoded, to: GHSCharacteristic.recordAccessControlPoint.uuid,
+                in: service)
+            context.logger.info("asked how many stored observations the sensor holds\(Self.range(filter))", device: device.displayName)
         }
-        if configuration.liveObservations, wanted.contains(.controlPoint), wanted.contains(.liveHealthObservations) {
-            try await connection.write(GHSControlPoint.Request.startSendingLiveObservations.encoded, to: GHSCharacteristic.controlPoint.uuid, in: service)
-            context.logger.info("asked for live observations", device: device.displayName)
+        if wanted.contains(.controlPoint), wanted.contains(.liveHealthObservations) {
+            // A sensor may send live observations unasked: with liveObservations false it is told to stop.
+            let request: GHSControlPoint.Request = configuration.liveObservations ? .startSendingLiveObservations : .stopSendingLiveObservations
+            try await connection.write(request.encoded, to: GHSCharacteristic.controlPoint.uuid, in: service)
+            context.logger.info(
+                configuration.liveObservations ? "asked for live observations" : "asked the sensor to stop sending live observations (liveObservations is false)",
+                device: device.displayName)
         }
-
-        return checkpoint
+        return (checkpoint, download)
     }
 
     /// Shows an Observation Schedule Changed indication in `status` and the log.
@@ -258,27 +275,159 @@ struct GHSSession: ConnectionFollower {
         return complete
     }
 
-    /// Logs a Record Access Control Point indication; a refusal is an error on the status board.
-    @discardableResult
+    /// Decodes a Record Access Control Point indication; one that does not decode is a bad payload.
     private func recordAccess(_ value: [UInt8], device: Device, badPayloads: inout Int) -> GHSRecordAccessControlPoint.Indication? {
         do {
-            let indication = try GHSRecordAccessControlPoint.indication(value)
-            switch indication {
-            case .numberOfRecords(let count):
-                context.logger.info("record access: \(count) stored observations", device: device.displayName)
-            case .combinedReportResponse(let sent):
-                context.logger.info("record access: \(sent) stored observations sent", device: device.displayName)
-            case .response(let request, let code) where code == .success || code == .noRecordsFound:
-                context.logger.info("record access: request 0x\(String(request, radix: 16)): \(code.name)", device: device.displayName)
-            case .response(let request, let code):
-                context.logger.warning("record access: request 0x\(String(request, radix: 16)) refused: \(code.name)", device: device.displayName)
-                context.status.reportError("\(device.displayName): GHS record access: \(code.name)", at: context.clock.now())
-            }
-            return indication
+            return try GHSRecordAccessControlPoint.indication(value)
         } catch {
             session.reportBadPayload(value, "\(error)", device: device, count: &badPayloads)
             return nil
         }
+    }
+
+    /// Logs a Record Access Control Point indication; a refusal is an error on the status board.
+    private func log(_ indication: GHSRecordAccessControlPoint.Indication, device: Device) {
+        switch indication {
+        case .numberOfRecords(let count):
+            context.logger.info("record access: \(count) stored observations", device: device.displayName)
+        case .combinedReportResponse(let sent):
+            context.logger.info("record access: \(sent) stored observations sent", device: device.displayName)
+        case .response(let request, let code) where code == .success || code == .noRecordsFound:
+            context.logger.info("record access: request 0x\(String(request, radix: 16)): \(code.name)", device: device.displayName)
+        case .response(let request, let code):
+            context.logger.warning("record access: request 0x\(String(request, radix: 16)) refused: \(code.name)", device: device.displayName)
+            context.status.reportError("\(device.displayName): GHS record access: \(code.name)", at: context.clock.now())
+        }
+    }
+
+    /// Logs a Record Access Control Point indication with what it means for the connection's
+    /// stored download (``StoredDownload/take(_:)``): the count in `status`
+    /// (`storedObservationsPending`, until the report's success), a refusal to count as a notice, fewer observations than
+    /// announced as a warning (`storedObservationsMissing`). Returns true when the records are
+    /// to be asked for now (``fetch(_:sensor:connection:device:)``).
+    private func proceed(_ indication: GHSRecordAccessControlPoint.Indication, of download: StoredDownload?, device: Device) -> Bool {
+        let name = device.displayName
+        guard let download, let step = download.take(indication) else {
+            log(indication, device: device)
+            return false
+        }
+        switch step {
+        case .report(let announced):
+            session.setDetail("storedObservationsPending", String(announced))
+            context.logger.info(
+                "the sensor holds \(announced) stored observation\(announced == 1 ? "" : "s")\(Self.range(download.filter))", device: name)
+            return true
+        case .reportUncounted(let answer):
+            context.logger.notice("the sensor did not count its stored observations (\(answer.name)): asking for them without a count", device: name)
+            return true
+        case .nothingStored:
+            session.setDetail("storedObservationsPending", "0")
+            if case .from(let first) = download.filter {
+                context.logger.info("nothing stored since record \(first &- 1)", device: name)
+            } else {
+                context.logger.info("the sensor holds no stored observation", device: name)
+            }
+            return false
+        case .reportEnded(let code, let announced, let received):
+            log(indication, device: device)
+            // More than announced is no fault: the sensor stored some between the count and the report.
+            if code == .success, let announced, received < announced {
+                context.logger.warning(
+                    "the sensor announced \(announced) stored observations and sent \(received) (lost segments, or a miscount); the checkpoint passes the last one stored",
+                    device: name)
+                session.setDetail("storedObservationsMissing", "\(Int(announced) - received) of \(announced)")
+            }
+            return false
+        case .aborted:
+            log(indication, device: device)
+            return false
+        }
+    }
+
+    /// ` from record N`, or nothing for every record: the end of a log line about `filter`.
+    private static func range(_ filter: GHSRecordAccessControlPoint.Filter) -> String {
+        switch filter {
+        case .all: ""
+        case .from(let number): " from record \(number)"
+        case .through(let number): " through record \(number)"
+        }
+    }
+
+    /// How long a report of stored observations may go without a Stored Health Observations
+    /// segment (measured from the request, then from each segment, on the injected clock's
+    /// monotonic time) before the session asks the sensor to abort it.
+    static let stallTimeout = Duration.seconds(30)
+
+    /// The stored download's child task, beside the notification loop: asks for the records
+    /// (RACP "report"), waits for the report's end, asking the sensor to abort it when it stalls
+    /// (``stallTimeout``), and after a success shows nothing pending in `status` and erases what
+    /// arrived when `deleteStoredObservations` asks. Returns when that is done; cancelled when
+    /// the link ends.
+    private func fetch(_ download: StoredDownload, sensor: String, connection: any BLEConnection, device: Device) async {
+        let name = device.displayName
+        do {
+            try await connection.write(
+                GHSRecordAccessControlPoint.Request.reportRecords(download.filter).encoded, to: GHSCharacteristic.recordAccessControlPoint.uuid,
+                in: .genericHealthSensorService)
+        } catch {
+            // The link is going: the next connection asks again from the checkpoint.
+            context.logger.notice("could not ask for the stored observations: \(error)", device: name)
+            return
+        }
+        download.noteActivity(at: context.clock.uptime())
+        if case .from(let first) = download.filter {
+            context.logger.info("asked for the stored observations from record \(first)", device: name)
+        } else {
+            context.logger.info("asked for every stored observation", device: name)
+        }
+        enum Outcome: Sendable { case ended(GHSRecordAccessControlPoint.ResponseCode?), stalled }
+        let outcome = await withTaskGroup(of: Outcome.self) { watch in
+            watch.addTask { .ended(await download.reportEnd()) }
+            watch.addTask { await stalled(download) ? .stalled : .ended(nil) }
+            defer { watch.cancelAll() }
+            return await watch.next() ?? .ended(nil)
+        }
+        switch outcome {
+        case .stalled:
+            await abort(download, connection: connection, device: device)
+        case .ended(let code):
+            guard code == .success else { return }
+            // Set once the watch has ended: nothing on this connection waits for the sensor's memory.
+            session.setDetail("storedObservationsPending", "0")
+            guard configuration.deleteStoredObservations, let last = download.progress.lastRecord else { return }
+            await erase(through: last, sensor: sensor, connection: connection, device: device)
+        }
+    }
+
+    /// Returns true once no segment of `download`'s report has arrived for ``stallTimeout`` on
+    /// the injected clock; false when cancelled first (the report ended, or the link).
+    private func stalled(_ download: StoredDownload) async -> Bool {
+        while true {
+            let wait = download.progress.lastActivity + Self.stallTimeout - context.clock.uptime()
+            guard wait > .zero else { return true }
+            do { try await context.clock.sleep(for: wait) } catch { return false }
+        }
+    }
+
+    /// Asks the sensor to abort a stalled report (RACP "abort", the null operator), counted in
+    /// `status` (`storedDownloadsAborted`). Nothing else: the checkpoint passes the records that
+    /// arrived, so the next connection asks for those after them.
+    private func abort(_ download: StoredDownload, connection: any BLEConnection, device: Device) async {
+        let name = device.displayName
+        let after = download.progress.lastRecord.map { "after record \($0)" } ?? "before any record"
+        do {
+            try await connection.write(
+                GHSRecordAccessControlPoint.Request.abort.encoded, to: GHSCharacteristic.recordAccessControlPoint.uuid,
+                in: .genericHealthSensorService)
+        } catch {
+            context.logger.notice("could not ask the sensor to abort its stalled download (\(after)): \(error)", device: name)
+            return
+        }
+        let aborted = abortedDownloads.add("stalled")["stalled"] ?? 0
+        session.setDetail("storedDownloadsAborted", String(aborted))
+        context.logger.warning(
+            "the download of stored observations stalled \(after) (no segment for \(Self.stallTimeout)): asked the sensor to abort it; the next connection asks for the records after the last one stored",
+            device: name)
     }
 
     /// How long the session waits for the store to commit the stored observations it downloaded

@@ -1,3 +1,4 @@
+import AsyncPrimitives
 public import BLETransport
 public import FoundationEssentials
 public import GatewayRuntime
@@ -7,7 +8,8 @@ import Synchronization
 /// collector subscribes: first what its control points queued (the records a request asked for,
 /// then the response), else each new record when the device takes it. Records are numbered (a
 /// sequence number, a time offset); records taken before the subscription come only when asked
-/// for. One feed per connection.
+/// for. What a control point queues goes out at once, also while the feed waits for the next
+/// record, as a device answers while it waits to take one. One feed per connection.
 public final class SimulatedRecordFeed: Sendable {
     /// How a device's records are numbered and made.
     public struct Records: Sendable {
@@ -46,6 +48,8 @@ public final class SimulatedRecordFeed: Sendable {
     private let records: Records
     /// Notifications due at once, and the number of the next record to send live.
     private let state: Mutex<(queue: [(BluetoothUUID, [UInt8])], next: Int)>
+    /// How many times something was queued: a wait for a record ends when it moves.
+    private let queued = AsyncCondition(0)
 
     /// A feed whose first live record is `first`.
     public init(_ records: Records, first: Int) {
@@ -61,11 +65,13 @@ public final class SimulatedRecordFeed: Sendable {
             state.queue += values + [(point, response)]
             if let last = numbers.last { state.next = max(state.next, last + records.step) }
         }
+        queued.update { $0 &+= 1 }
     }
 
     /// Queues one notification on `characteristic` (a control point's response).
     public func queue(_ value: [UInt8], on characteristic: BluetoothUUID) {
         state.withLock { $0.queue.append((characteristic, value)) }
+        queued.update { $0 &+= 1 }
     }
 
     /// Sends live records from `number` on (a new session's first), or from where it was if later.
@@ -78,15 +84,18 @@ public final class SimulatedRecordFeed: Sendable {
         AsyncThrowingStream(unfolding: { [self] in
             while true {
                 guard link.isOpen else { return nil }
+                // Read before the queue is looked at: whatever is queued after it ends the wait.
+                let seen = queued.value
                 if let queued = state.withLock({ $0.queue.isEmpty ? nil : $0.queue.removeFirst() }) {
                     return BLENotification(characteristic: queued.0, value: queued.1, receivedAt: clock.now())
                 }
                 let number = state.withLock { $0.next }
                 guard let due = records.takenAt(number) else {
-                    try await clock.sleep(for: records.idle)
+                    _ = try await wait(for: records.idle, on: clock, unlessQueuedAfter: seen)
                     continue
                 }
-                try await clock.sleep(for: .seconds(max(0, due.timeIntervalSince(clock.now()))))
+                guard try await wait(for: .seconds(max(0, due.timeIntervalSince(clock.now()))), on: clock, unlessQueuedAfter: seen)
+                else { continue }  // an answer first; the record is still due
                 guard link.isOpen else { return nil }
                 // A request answered during the wait already queued this record.
                 let live = state.withLock { state -> Bool in
@@ -99,5 +108,15 @@ public final class SimulatedRecordFeed: Sendable {
                 if live { state.withLock { $0.queue += records.notifications(number, false) } }
             }
         })
+    }
+
+    /// Sleeps `duration` on `clock`; returns false early when something was queued since the
+    /// count `seen`, true when the time passed.
+    private func wait(for duration: Duration, on clock: any GatewayClock, unlessQueuedAfter seen: Int) async throws -> Bool {
+        let queued = queued
+        switch try await race(sleep: { try await clock.sleep(for: duration) }, event: { try await queued.wait { $0 != seen } }) {
+        case .timedOut: return true
+        case .event: return false
+        }
     }
 }
