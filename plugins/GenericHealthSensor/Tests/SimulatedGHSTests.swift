@@ -24,6 +24,19 @@ final class SimulatedGHSTests: XCTestCase {
         @Sendable func pressures() -> [CorrelationSample] { h.sink.records.compactMap { if case .correlation(let c) = $0 { c } else { nil } } }
         let sensors = ["02:00:00:00:0A:01", "02:00:00:00:0A:41"]
         @Sendable func downloadsOver() -> Bool { sensors.allSatisfy { h.current.details["\($0).storedObservationsPending"] == "0" } }
+        // Advances the clock 5 s (an observation interval), then a second at a time until `done`,
+        // at most 4 more: a sensor whose feed registered its sleep just after the advance wakes a
+        // second later, not never, and no further observation falls due. (The feed computes its
+        // wait, then sleeps in a child task; "2 sleepers" does not prove both feeds sleep. In a
+        // loaded CI run one did not, and the test timed out.)
+        @Sendable func advanceAnInterval(until what: String, _ done: @escaping @Sendable () -> Bool) async throws {
+            h.clock.advance(by: .seconds(5))
+            for _ in 0..<4 {
+                if (try? await waitUntil(timeout: .seconds(1), what) { done() }) != nil { return }
+                h.clock.advance(by: .seconds(1))
+            }
+            try await h.waitFor(what) { done() }
+        }
         try await h.run { h in
             // Observations 0…6: taken before the gateway started, stored (the seventh is due now).
             try await h.waitFor("the stored observations") {
@@ -33,8 +46,8 @@ final class SimulatedGHSTests: XCTestCase {
             // the sensors waiting for their next observation.
             try await h.waitFor("the downloads' end") { downloadsOver() }
             try await h.waitFor("both sensors waiting for their next observation") { h.clock.sleeperCount >= 2 }
-            h.clock.advance(by: .seconds(5))
-            try await h.waitFor("the live observations") { h.quantities(.oxygenSaturation).count == 8 && pressures().count == 8 }
+            // Observation 7, live, 5 s on (and not observation 8, 10 s on).
+            try await advanceAnInterval(until: "the live observations") { h.quantities(.oxygenSaturation).count == 8 && pressures().count == 8 }
             await transport.dropLinks()
             // Observation 8 falls due while the links are down: the sensors store it.
             h.clock.advance(by: .seconds(5))
@@ -52,8 +65,9 @@ final class SimulatedGHSTests: XCTestCase {
             }
             try await h.waitFor("the downloads' end") { downloadsOver() }
             try await h.waitFor("both sensors waiting again") { h.clock.sleeperCount >= 2 }
-            h.clock.advance(by: .seconds(5))
-            try await h.waitFor("the next live observation") { h.quantities(.oxygenSaturation).count == 10 && pressures().count == 10 }
+            try await advanceAnInterval(until: "the next live observation") {
+                h.quantities(.oxygenSaturation).count == 10 && pressures().count == 10
+            }
         }
         XCTAssertEqual(transport.connections, 4)
         let spo2 = h.quantities(.oxygenSaturation)
