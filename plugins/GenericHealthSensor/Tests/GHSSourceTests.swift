@@ -30,6 +30,21 @@ final class GHSSourceTests: XCTestCase {
         }
     }
 
+    /// The fake transport with `profile` on it, on a manual clock at ``now``.
+    static func transport(_ profile: FakeProfile) -> FakeBLETransport {
+        FakeBLETransport(profiles: [profile], clock: ManualClock(start: now))
+    }
+
+    /// Lets the source find and connect `profile`; returns the connection once the session wrote
+    /// to the GHS Control Point (live observations started or stopped: the last request of a
+    /// connection's start).
+    @discardableResult
+    static func connectUntilStarted(
+        _ transport: FakeBLETransport, _ profile: FakeProfile, in h: SourceHarness, _ what: String
+    ) async throws -> FakeConnection {
+        try await transport.connect(profile, in: h, until: what) { $0.writes.contains { $0.0 == controlPoint } }
+    }
+
     static func profile(
         address: String = "C0:FF:EE:18:40:01", lacking: Set<BluetoothUUID> = [], descriptors: [FakeDescriptor] = [],
         securityLevels: [UInt8] = [0x01, 0x01]
@@ -88,14 +103,11 @@ final class GHSSourceTests: XCTestCase {
     /// arrives; the checkpoint makes the next connection count and ask only for the records after
     /// the last one stored.
     func testLiveAndStoredObservationsAreReassembledMappedAndCheckpointed() async throws {
-        let clock = ManualClock(start: Self.now)
         let profile = Self.profile()
-        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let transport = Self.transport(profile)
         let h = try harness(transport)
         try await h.run { h in
-            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
-                $0.writes.contains { $0.0 == Self.controlPoint }
-            }
+            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
             XCTAssertEqual(link.writes.map(\.0), [Self.racp, Self.controlPoint])
             XCTAssertEqual(link.writes.map(\.1), [[0x04, 0x01], [0x01]], "count every record, start live")
             for characteristic in [Self.live, Self.stored, Self.racp, Self.controlPoint, GHSCharacteristic.observationScheduleChanged.uuid] {
@@ -151,14 +163,11 @@ final class GHSSourceTests: XCTestCase {
     /// derived from the pressure goes into its metadata; a string and a TLV-encoded observation
     /// are one observation each, their content in metadata.
     func testEveryObservationClassBecomesWhatTheTableSays() async throws {
-        let clock = ManualClock(start: Self.now)
         let profile = Self.profile()
-        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let transport = Self.transport(profile)
         let h = try harness(transport)
         try await h.run { h in
-            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
-                $0.writes.contains { $0.0 == Self.controlPoint }
-            }
+            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
             var counter = 0
             // One object at a time, each stored before the next: the transport keeps only the
             // newest 8 notifications, as a real one does.
@@ -239,15 +248,12 @@ final class GHSSourceTests: XCTestCase {
     /// log says why; `liveObservations: false` asks the sensor to stop sending live observations
     /// (GHS Control Point 0x02), as a sensor may send them unasked.
     func testUnplaceableStoredObservationsAndLiveObservationsStopped() async throws {
-        let clock = ManualClock(start: Self.now)
         let profile = Self.profile()
-        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let transport = Self.transport(profile)
         let configuration = try JSONDecoder().decode(GHSConfiguration.self, from: Data(#"{"liveObservations": false}"#.utf8))
         let h = try harness(transport, configuration)
         try await h.run { h in
-            let link = try await transport.connect(profile, in: h, until: "the request to stop live observations") {
-                $0.writes.contains { $0.0 == Self.controlPoint }
-            }
+            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request to stop live observations")
             // Tick counter (flags bit 0), 1 s resolution: 9-byte time stamp with flags 0x21.
             var ticks = Self.numeric(150_456, unit: 544, 97, at: nil)
             ticks[3] |= 0x02
@@ -268,16 +274,13 @@ final class GHSSourceTests: XCTestCase {
     /// is read into `status` by its type and logged; one that does not decode is a bad payload and
     /// the others still count; a sensor without them reads as before (the other tests).
     func testFeatureDescriptorsAreReadIntoStatus() async throws {
-        let clock = ManualClock(start: Self.now)
         // A third schedule descriptor of 11 bytes: cut short.
         let descriptors = Self.oximeterDescriptors() + [FakeDescriptor(Self.schedule, [0x1A, 0x48, 0x02, 0x00, 5, 0, 0, 0, 5, 0, 0])]
         let profile = Self.profile(descriptors: descriptors)
-        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let transport = Self.transport(profile)
         let h = try harness(transport)
         try await h.run { h in
-            try await transport.connect(profile, in: h, until: "the request for live observations") {
-                $0.writes.contains { $0.0 == Self.controlPoint }
-            }
+            try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
         }
         let details = h.current.details
         XCTAssertEqual(details["C0:FF:EE:18:40:01.schedule.150456"], "measurement period 1 s, update interval 1 s")
@@ -301,14 +304,11 @@ final class GHSSourceTests: XCTestCase {
     /// asked for only once the count (2) arrives; fewer observations than announced are a
     /// warning with both numbers and a status detail, not an error.
     func testTheCountComesBeforeTheReportAndAShortfallIsAWarning() async throws {
-        let clock = ManualClock(start: Self.now)
         let profile = Self.profile()
-        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let transport = Self.transport(profile)
         let h = try harness(transport)
         try await h.run { h in
-            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
-                $0.writes.contains { $0.0 == Self.controlPoint }
-            }
+            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
             XCTAssertEqual(link.writes.filter { $0.0 == Self.racp }.map(\.1), [[0x04, 0x01]], "a count, no report yet")
             link.send([0x05, 0x00, 2, 0, 0, 0], on: Self.racp)
             try await h.waitFor("the report request") { link.writes.filter { $0.0 == Self.racp }.count == 2 }
@@ -330,18 +330,15 @@ final class GHSSourceTests: XCTestCase {
     /// After a checkpoint the count is of the records after it (operator 0x03, filter type 0x01,
     /// record number 42); a count of 0 asks for nothing, and the log says since which record.
     func testAZeroCountAsksForNoReport() async throws {
-        let clock = ManualClock(start: Self.now)
         let profile = Self.profile()
-        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let transport = Self.transport(profile)
         let durable = CommittedCheckpoints()
         durable.commit(SourceCheckpoint(namespace: "ble-ghs", key: "Acme/GHS-7", payload: Data(#"{"lastRecordNumber":41}"#.utf8)))
-        let h = try SourceHarness(name: "ghs", kind: GHSSource.kind, clock: clock, durableCheckpoints: durable) { environment in
+        let h = try SourceHarness(name: "ghs", kind: GHSSource.kind, clock: transport.clock, durableCheckpoints: durable) { environment in
             try GHSSource(settings: GHSConfiguration().validated(in: environment), environment: environment, bluetooth: .scripted(transport, clock: environment.clock))
         }
         try await h.run { h in
-            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
-                $0.writes.contains { $0.0 == Self.controlPoint }
-            }
+            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
             link.send([0x05, 0x00, 0, 0, 0, 0], on: Self.racp)
             try await h.waitFor("the empty count logged") { h.logs.contains("nothing stored since record 41") }
             // A live reading after it: by then a report request would have been written.
@@ -356,14 +353,11 @@ final class GHSSourceTests: XCTestCase {
     /// A sensor that does not count (response code "op code not supported" for request 0x04) is
     /// asked for its records at once, with a notice, and its refusal is no error.
     func testARefusedCountFallsBackToTheReport() async throws {
-        let clock = ManualClock(start: Self.now)
         let profile = Self.profile()
-        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let transport = Self.transport(profile)
         let h = try harness(transport)
         try await h.run { h in
-            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
-                $0.writes.contains { $0.0 == Self.controlPoint }
-            }
+            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
             link.send([0x06, 0x00, 0x04, 0x02], on: Self.racp)
             try await h.waitFor("the report request") { link.writes.contains { $0.0 == Self.racp && $0.1 == [0x01, 0x01] } }
             for segment in Self.segments(Self.storedObservation(1)) { link.send(segment, on: Self.stored) }
@@ -383,14 +377,11 @@ final class GHSSourceTests: XCTestCase {
     /// and then from each segment on the injected clock, is aborted (RACP 03 00): a warning names
     /// the last record, `status` counts it, and the abort's response is logged as information.
     func testAStalledReportIsAborted() async throws {
-        let clock = ManualClock(start: Self.now)
         let profile = Self.profile()
-        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let transport = Self.transport(profile)
         let h = try harness(transport)
         try await h.run { h in
-            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
-                $0.writes.contains { $0.0 == Self.controlPoint }
-            }
+            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
             @Sendable func aborted() -> Bool { link.writes.contains { $0.0 == Self.racp && $0.1.first == 0x03 } }
             link.send([0x05, 0x00, 3, 0, 0, 0], on: Self.racp)
             try await h.waitFor("the report request") { link.writes.contains { $0.1 == [0x01, 0x01] } }
@@ -453,18 +444,15 @@ final class GHSSourceTests: XCTestCase {
     /// records up to the last one downloaded, only once the durable sink holds the checkpoint
     /// that covers it; while the store has not committed it, nothing is erased.
     func testStoredObservationsAreErasedOnlyOnceCommitted() async throws {
-        let clock = ManualClock(start: Self.now)
         let profile = Self.profile()
-        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let transport = Self.transport(profile)
         let configuration = try JSONDecoder().decode(GHSConfiguration.self, from: Data(#"{"deleteStoredObservations": true}"#.utf8))
         let durable = CommittedCheckpoints()
-        let h = try SourceHarness(name: "ghs", kind: GHSSource.kind, clock: clock, durableCheckpoints: durable) { environment in
+        let h = try SourceHarness(name: "ghs", kind: GHSSource.kind, clock: transport.clock, durableCheckpoints: durable) { environment in
             try GHSSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(transport, clock: environment.clock))
         }
         try await h.run { h in
-            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
-                $0.writes.contains { $0.0 == Self.controlPoint }
-            }
+            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
             link.send([0x05, 0x00, 2, 0, 0, 0], on: Self.racp)
             try await h.waitFor("the report request") { link.writes.contains { $0.1 == [0x01, 0x01] } }
             for number in [3, 4] as [UInt32] {
@@ -492,15 +480,12 @@ final class GHSSourceTests: XCTestCase {
     /// Without a sink that stores checkpoints nothing is ever durable: the sensor keeps its
     /// observations and the log and the status say why.
     func testWithoutADurableSinkNothingIsErased() async throws {
-        let clock = ManualClock(start: Self.now)
         let profile = Self.profile()
-        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let transport = Self.transport(profile)
         let configuration = try JSONDecoder().decode(GHSConfiguration.self, from: Data(#"{"deleteStoredObservations": true}"#.utf8))
         let h = try harness(transport, configuration)
         try await h.run { h in
-            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
-                $0.writes.contains { $0.0 == Self.controlPoint }
-            }
+            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
             link.send([0x05, 0x00, 1, 0, 0, 0], on: Self.racp)
             try await h.waitFor("the report request") { link.writes.contains { $0.1 == [0x01, 0x01] } }
             for segment in Self.segments(ACOMEncoder.le(UInt32(9)) + Self.numeric(150_456, unit: 544, 95)) { link.send(segment, on: Self.stored) }
@@ -523,14 +508,11 @@ final class GHSSourceTests: XCTestCase {
     /// its devices entry asks for no pairing: the log and the status say how to pair it, and the
     /// connection goes on (a bond made once by hand is BlueZ's, which the gateway cannot see).
     func testASensorThatNeedsABondSaysHowToPairIt() async throws {
-        let clock = ManualClock(start: Self.now)
         let profile = Self.profile(securityLevels: [0x01, 0x03])
-        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let transport = Self.transport(profile)
         let h = try harness(transport)
         try await h.run { h in
-            try await transport.connect(profile, in: h, until: "the request for live observations") {
-                $0.writes.contains { $0.0 == Self.controlPoint }
-            }
+            try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
         }
         XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.securityLevels"], "mode 1 level 3")
         XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.pairing"], "required (mode 1 level 3): healthgate pair C0:FF:EE:18:40:01")
@@ -544,9 +526,8 @@ final class GHSSourceTests: XCTestCase {
     /// before the requests; a refused one is a warning and a status detail, and the connection
     /// goes on to store observations; a type the sensor does not list is a warning naming it.
     func testConfiguredSchedulesAreWrittenAndARefusalIsLoggedWithoutEndingTheConnection() async throws {
-        let clock = ManualClock(start: Self.now)
         let profile = Self.profile(descriptors: Self.oximeterDescriptors(refusesPulseSchedule: .failed))
-        let transport = FakeBLETransport(profiles: [profile], clock: clock)
+        let transport = Self.transport(profile)
         let configuration = try JSONDecoder().decode(GHSConfiguration.self, from: Data("""
             {"schedules": [
               {"type": 149530, "measurementPeriodSeconds": 10, "updateIntervalSeconds": 30},
@@ -556,9 +537,7 @@ final class GHSSourceTests: XCTestCase {
             """.utf8))
         let h = try harness(transport, configuration)
         try await h.run { h in
-            let link = try await transport.connect(profile, in: h, until: "the request for live observations") {
-                $0.writes.contains { $0.0 == Self.controlPoint }
-            }
+            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
             XCTAssertEqual(link.writes.map(\.0), [Self.racp, Self.controlPoint], "the connection went on")
             for segment in Self.segments(Self.numeric(150_456, unit: 544, 98)) { link.send(segment, on: Self.live) }
             try await h.waitFor("an SpO2 reading") { h.quantities(.oxygenSaturation).count == 1 }
