@@ -82,13 +82,13 @@ public enum MDCNomenclature {
     private static let observationsByCode = Dictionary(observations.map { ($0.code, $0) }, uniquingKeysWith: { first, _ in first })
     private static let unitsByCode = Dictionary(units.map { ($0.code, $0) }, uniquingKeysWith: { first, _ in first })
 
-    /// The reference identifier of an observation code the gateway knows: a sample type's, or a
-    /// compound's (the blood pressure and its mean); nil for any other.
+    /// The reference identifier of a code the gateway knows: a sample type's, a compound's (the
+    /// blood pressure and its mean), or a device specialization's; nil for any other.
     public static func reference(_ code: UInt32) -> String? {
         switch code {
         case nonInvasiveBloodPressure: "MDC_PRESS_BLD_NONINV"
         case nonInvasiveBloodPressureMean: "MDC_PRESS_BLD_NONINV_MEAN"
-        default: observation(code)?.reference
+        default: observation(code)?.reference ?? MDCDeviceSpecialization(code: code)?.referenceIdentifier
         }
     }
 

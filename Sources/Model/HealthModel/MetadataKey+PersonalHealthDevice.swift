@@ -43,6 +43,7 @@ extension MetadataKey {
         MetadataKey(mdcAttributePrefix + String(type) + (occurrence > 1 ? ".\(occurrence)" : ""))
     }
     /// The device's specializations (IEEE 11073-20601 device profiles, `code:version`,
-    /// comma-separated), from Health Sensor Features.
+    /// comma-separated): a Generic Health Sensor's from its Health Sensor Features, an older
+    /// profile's the one its readings' profile is (``MDCDeviceSpecialization``).
     public static let mdcDeviceSpecializations: MetadataKey = "healthgate.mdc.deviceSpecializations"
 }

@@ -114,6 +114,7 @@ final class CGMSourceTests: XCTestCase {
         XCTAssertEqual(first.metadata[.cgmQuality], .double(99.7))
         XCTAssertEqual(first.metadata[.cgmTimeOffsetMinutes], .integer(5))
         XCTAssertEqual(first.metadata[.cgmSessionStart], .string("2027-01-15T05:00:00Z"))
+        XCTAssertEqual(first.metadata[.mdcDeviceSpecializations], .string("4121:1"), "MDC_DEV_SPEC_PROFILE_CGM")
         XCTAssertEqual(first.metadata.syncIdentifier, "Acme/CGM-7/cgm/\(Int(Self.startDate.timeIntervalSince1970))/5")
         XCTAssertEqual(first.id, SampleID(syncIdentifier: "Acme/CGM-7/cgm/\(Int(Self.startDate.timeIntervalSince1970))/5", version: 1))
         let bad = h.logs.entries.filter { $0.message.contains("bad payload") }

@@ -30,10 +30,16 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         }
         let bloodPressure = try CorrelationSample.bloodPressure(
             id: ids.next(), systolic: pressure(.bloodPressureSystolic, 131), diastolic: pressure(.bloodPressureDiastolic, 84), device: scale,
-            metadata: [.meanArterialPressure: .double(99.7), .deviceTimestamp: .string("2027-01-15T08:00:00-00:00")])
+            metadata: [
+                .meanArterialPressure: .double(99.7), .deviceTimestamp: .string("2027-01-15T08:00:00-00:00"),
+                .mdcDeviceSpecializations: .string(MDCDeviceSpecialization.bloodPressure.listed),
+            ])
         let weight = try QuantitySample(
             id: ids.next(), type: .bodyMass, quantity: Quantity(72.4, .kilogram), start: at, end: at, device: scale,
-            metadata: [.deviceTimestamp: .string("2027-01-15T08:01:00-00:00")])
+            metadata: [
+                .deviceTimestamp: .string("2027-01-15T08:01:00-00:00"),
+                .mdcDeviceSpecializations: .string(MDCDeviceSpecialization.weightScale.listed),
+            ])
         let lead = try XCTUnwrap(QuantityType.named("mdc.131330.4274"))
         let ecg = try QuantitySeriesSample(
             id: ids.next(), type: lead, unit: .millivolt,
@@ -102,6 +108,13 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         ])
         // The store kept the text and the attributes, which the Observations carry.
         let resources = entries.compactMap { $0["resource"] as? [String: Any] }
+        // The GHS oximeter's specialization as it listed it; the cuff's (its first reading is the
+        // blood pressure) as the Blood Pressure profile gives it.
+        let phdDevices = resources.filter { (($0["meta"] as? [String: Any])?["profile"] as? [String])?.first == PHDGuide.Profile.phdDevice.url }
+        let specializations = phdDevices.compactMap { device in
+            ((device["specialization"] as? [[String: Any]])?.first?["systemType"] as? [String: Any]).flatMap { ($0["coding"] as? [[String: Any]])?.first?["code"] as? String }
+        }
+        XCTAssertEqual(specializations, ["528388", "528391"], "MDC_DEV_SPEC_PROFILE_PULS_OXIM, MDC_DEV_SPEC_PROFILE_BP")
         XCTAssertEqual(resources.compactMap { $0["valueString"] as? String }, ["Sensor off the finger"])
         let compound = try XCTUnwrap(resources.last?["component"] as? [[String: Any]])
         XCTAssertEqual(compound.map { $0["valueString"] as? String }, [nil, nil, "abc", "false", nil])

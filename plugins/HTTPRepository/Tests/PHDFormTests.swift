@@ -153,10 +153,14 @@ final class PHDFormTests: XCTestCase {
         XCTAssertEqual(entries(bundle).count, 3, "the gateway, the device, the Observation")
     }
 
-    /// A Weight Scale reading (the Bluetooth profile, no MDC metadata): the code from the table,
-    /// its canonical unit's UCUM code; height in cm and BMI in kg/m2, as R4's vital signs take them.
+    /// A Weight Scale reading (the Bluetooth profile: no MDC metadata but its specialization): the
+    /// code from the table, its canonical unit's UCUM code; height in cm and BMI in kg/m2, as R4's
+    /// vital signs take them.
     func testAWeightFromTheWeightScaleProfileTakesItsCodeFromTheTable() throws {
-        let metadata: Metadata = [.deviceTimestamp: .string("2027-01-15T08:01:00-00:00"), .userIndex: .integer(1)]
+        let metadata: Metadata = [
+            .deviceTimestamp: .string("2027-01-15T08:01:00-00:00"), .userIndex: .integer(1),
+            .mdcDeviceSpecializations: .string(MDCDeviceSpecialization.weightScale.listed),
+        ]
         let weight = try sample(.bodyMass, 72.45, .kilogram, device: Self.scale, metadata: metadata)
         let height = try sample(.height, 1.782, .meter, device: Self.scale, metadata: metadata)
         let bmi = try sample(.bodyMassIndex, 22.8, .count, device: Self.scale, metadata: metadata)
@@ -172,13 +176,42 @@ final class PHDFormTests: XCTestCase {
         // The local time of unknown offset the scale stamped (2027-01-15T08:01:00 is 853_315_260 s after 2000).
         let identifier = (sent[0]["identifier"] as? [[String: String]])?.first?["value"]
         XCTAssertEqual(identifier, "A09E1A123456-example-188736-853315260")
-        // Device Information gave no version: the required version is a firmware revision "unknown";
-        // no specialization either: the generic one.
+        // Device Information gave no version: the required version is a firmware revision "unknown".
+        // The specialization is the Weight Scale profile's, as the transcoding white paper gives it.
         let device = try XCTUnwrap(resource(bundle, at: reference(sent[0]["device"])))
         XCTAssertEqual((device["version"] as? [[String: Any]])?.map { $0["value"] as? String }, ["unknown"])
-        let specialization = (device["specialization"] as? [[String: Any]])?.first
-        XCTAssertEqual(codes(specialization?["systemType"], system: PHDGuide.mdcSystem), ["528457"])
+        let specialization = try XCTUnwrap((device["specialization"] as? [[String: Any]])?.first)
+        XCTAssertEqual(codes(specialization["systemType"], system: PHDGuide.mdcSystem), ["528399"])
+        XCTAssertEqual(codings(specialization["systemType"]).first?["display"] as? String, "MDC_DEV_SPEC_PROFILE_SCALE")
+        XCTAssertEqual(specialization["version"] as? String, "1")
         XCTAssertEqual(entries(bundle).filter { ($0["request"] as? [String: String])?["url"] == "Device" }.count, 2, "one device, one gateway")
+
+        // A reading that names no specialization (stored before readings carried theirs): the generic one.
+        let older = try sample(.bodyMass, 72.4, .kilogram, device: Self.scale)
+        let olderBundle = try self.bundle([.quantity(older)])
+        let olderDevice = try XCTUnwrap(resource(olderBundle, at: reference(observations(olderBundle)[0]["device"])))
+        let generic = (olderDevice["specialization"] as? [[String: Any]])?.first
+        XCTAssertEqual(codes(generic?["systemType"], system: PHDGuide.mdcSystem), ["528457"])
+    }
+
+    /// Each older profile's readings name the specialization the transcoding white paper gives
+    /// its device: the mappers of the Bluetooth profiles write it, the PhdDevice carries it.
+    func testEachOlderProfileNamesItsSpecialization() throws {
+        let expected: [(MDCDeviceSpecialization, String, String)] = [
+            (.pulseOximeter, "528388", "MDC_DEV_SPEC_PROFILE_PULS_OXIM"), (.bloodPressure, "528391", "MDC_DEV_SPEC_PROFILE_BP"),
+            (.thermometer, "528392", "MDC_DEV_SPEC_PROFILE_TEMP"), (.weightScale, "528399", "MDC_DEV_SPEC_PROFILE_SCALE"),
+            (.glucoseMeter, "528401", "MDC_DEV_SPEC_PROFILE_GLUCOSE"), (.bodyComposition, "528404", "MDC_DEV_SPEC_PROFILE_BCA"),
+            (.continuousGlucose, "528409", "MDC_DEV_SPEC_PROFILE_CGM"),
+        ]
+        XCTAssertEqual(expected.map(\.0), MDCDeviceSpecialization.allCases)
+        for (specialization, code, reference) in expected {
+            let reading = try sample(.bodyMass, 70, .kilogram, device: Self.scale, metadata: [.mdcDeviceSpecializations: .string(specialization.listed)])
+            let sent = try bundle([.quantity(reading)])
+            let device = try XCTUnwrap(resource(sent, at: self.reference(observations(sent)[0]["device"])))
+            let listed = try XCTUnwrap((device["specialization"] as? [[String: Any]])?.first)
+            XCTAssertEqual(codes(listed["systemType"], system: PHDGuide.mdcSystem), [code], "\(specialization)")
+            XCTAssertEqual(codings(listed["systemType"]).first?["display"] as? String, reference)
+        }
     }
 
     /// A generic observation `mdc.{code}.{unit}`: its codes from the identifier, the UCUM unit

@@ -29,6 +29,7 @@ final class ClinicalRecordMapperTests: XCTestCase {
         XCTAssertEqual(samples[1].quantity.value, 69.2 / (1.72 * 1.72), accuracy: 1e-12)
         XCTAssertEqual(samples[1].metadata[ClinicalRecordMapper.bmiComputedKey], .bool(true))
         XCTAssertEqual(samples[0].startDate, received, "no device time: the time of reception")
+        XCTAssertEqual(Set(samples.map { $0.metadata[.mdcDeviceSpecializations] }), [.string("4111:1")], "MDC_DEV_SPEC_PROFILE_SCALE")
         XCTAssertNil(samples[0].syncIdentifier, "a live reading without a time stamp is not a stored record")
         // Without a profile height there is no BMI; an unsuccessful weighing gives nothing.
         XCTAssertEqual(quantities(try mapper.records(weighing, .init(device: scale, receivedAt: received))).map(\.type), [.bodyMass])
@@ -55,6 +56,7 @@ final class ClinicalRecordMapperTests: XCTestCase {
         let context = ClinicalRecordMapper.Context(device: scale, receivedAt: received, deviceClockOffset: -30, profileHeight: 1.9)
         let samples = quantities(try mapper.records(record, context))
         XCTAssertEqual(samples.map(\.type), [.bodyFatPercentage, .leanBodyMass, .bodyMass, .bodyMassIndex, .height])
+        XCTAssertEqual(Set(samples.map { $0.metadata[.mdcDeviceSpecializations] }), [.string("4116:1")], "MDC_DEV_SPEC_PROFILE_BCA")
         XCTAssertEqual(samples[0].quantity, Quantity(1333, .percent))
         XCTAssertEqual(samples[1].quantity.value, 154.03, accuracy: 1e-9)
         XCTAssertEqual(samples[2].quantity.value, 241.41, accuracy: 1e-9)
@@ -110,6 +112,7 @@ final class ClinicalRecordMapperTests: XCTestCase {
         XCTAssertEqual(pressure.metadata[ClinicalRecordMapper.deviceTimestampKey], .string("2026-11-23T06:30:09-00:00"))
         XCTAssertEqual(pressure.syncIdentifier, "00:5F:BF:12:34:56/bloodPressure/2026-11-23T06:30:09-00:00/255")
         XCTAssertEqual(pulse.type, .heartRate)
+        XCTAssertEqual([pressure.metadata, pulse.metadata].map { $0[.mdcDeviceSpecializations] }, [.string("4103:1"), .string("4103:1")])
         XCTAssertEqual(pulse.quantity.value, 60)
         XCTAssertEqual(pulse.syncIdentifier, "00:5F:BF:12:34:56/bloodPressure/2026-11-23T06:30:09-00:00/255/heartRate")
         // The same reading mapped again (another download) keeps every uuid: the correlation's,
@@ -137,6 +140,7 @@ final class ClinicalRecordMapperTests: XCTestCase {
         XCTAssertEqual(sample.canonicalValue, 5.5 * 18.015588000005408, accuracy: 1e-9)
         XCTAssertEqual(sample.syncIdentifier, "D0:00:00:00:00:07/bloodGlucose/7")
         XCTAssertEqual(sample.metadata[ClinicalRecordMapper.sampleLocationKey], .string("finger"))
+        XCTAssertEqual(sample.metadata[.mdcDeviceSpecializations], .string(MDCDeviceSpecialization.glucoseMeter.listed))
         XCTAssertEqual(first.map(\.id), again.map(\.id), "the uuid comes from the sync identifier: every repository sees one record")
         XCTAssertEqual(sample.id, SampleID(syncIdentifier: "D0:00:00:00:00:07/bloodGlucose/7", version: 1))
         let other = try mapper.records(
@@ -159,9 +163,11 @@ final class ClinicalRecordMapperTests: XCTestCase {
         let samples = quantities(try mapper.records(fahrenheit, .init(device: scale, receivedAt: received)))
         XCTAssertEqual(samples.first?.quantity.value ?? 0, 37, accuracy: 1e-9)
         XCTAssertEqual(samples.first?.metadata[ClinicalRecordMapper.temperatureTypeKey], .string("ear"))
+        XCTAssertEqual(samples.first?.metadata[.mdcDeviceSpecializations], .string("4104:1"), "MDC_DEV_SPEC_PROFILE_TEMP")
         // SpO2 97 %, pulse NRes, index 4.5 %.
         let oximeter = try PLXMeasurementDecoder.decodeSpotCheck([0x08, 0x61, 0x00, 0x00, 0x08, 0x2D, 0xF0])
         let plx = quantities(try mapper.records(oximeter, .init(device: scale, receivedAt: received)))
         XCTAssertEqual(plx.map(\.type), [.oxygenSaturation, .peripheralPerfusionIndex])
+        XCTAssertEqual(Set(plx.map { $0.metadata[.mdcDeviceSpecializations] }), [.string("4100:1")], "MDC_DEV_SPEC_PROFILE_PULS_OXIM")
     }
 }

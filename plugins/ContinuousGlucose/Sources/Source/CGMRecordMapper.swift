@@ -36,6 +36,7 @@ public enum CGMRecordMapper {
         var metadata = Metadata()
         metadata.syncIdentifier = "\(sensor)/cgm/\(Int64(sessionStart.timeIntervalSince1970.rounded()))/\(record.timeOffsetMinutes)"
         metadata.syncVersion = 1
+        metadata[.mdcDeviceSpecializations] = .string(MDCDeviceSpecialization.continuousGlucose.listed)
         metadata[.cgmTimeOffsetMinutes] = .integer(Int64(record.timeOffsetMinutes))
         metadata[.cgmSessionStart] = .string(sessionStart.formatted(.iso8601))
         if let trend = record.trend?.number { metadata[.cgmTrend] = .double(trend) }

@@ -52,10 +52,13 @@ enum PHDDeviceMapping {
     /// - `manufacturer`, `modelNumber` (1..): Device Information's, or the data-absent-reason
     ///   extension `unknown` when the device did not say.
     /// - `type` (1..): MDC_MOC_VMS_MDS_SIMP, fixed by the profile.
-    /// - `specialization` (1..): each one the device listed
-    ///   (``HealthModel/MetadataKey/mdcDeviceSpecializations``, `code:version`), else
+    /// - `specialization` (1..): each one the reading's device lists
+    ///   (``HealthModel/MetadataKey/mdcDeviceSpecializations``, `code:version`): a GHS sensor's
+    ///   own, or the one an older profile's device is (``HealthModel/MDCDeviceSpecialization``,
+    ///   version 1, as the guide's Bluetooth cuff example phd-711000FEFF5F49B0 has it); else
     ///   MDC_DEV_SPEC_PROFILE_GENERIC version 1: the gateway maps the device "as if it were" an
-    ///   IEEE 11073-10206 device (Non11073PHDDevices.md) and knows no specialization of it.
+    ///   IEEE 11073-10206 device (Non11073PHDDevices.md) and knows no specialization of it (a
+    ///   reading stored before readings carried theirs, a GHS sensor that lists none).
     /// - `version` (1.., required binding MDCDeviceVersionTypes): hardware, software and
     ///   firmware revisions; a firmware revision `unknown` when none is known.
     /// - `serialNumber`, `deviceName`, `udiCarrier.deviceIdentifier` when known.

@@ -83,7 +83,7 @@ public struct ClinicalRecordMapper: Sendable {
     /// bodyMass, bodyMassIndex (sent, or computed from the profile's height) and height.
     public func records(_ m: WeightMeasurement, _ context: Context) throws(SampleError) -> [HealthRecord] {
         guard let weight = m.weight else { return [] }
-        var metadata = base(m.timestamp, context, key: m.timestamp?.rfc3339.map { "weight/\($0)/\(m.userID ?? 255)" })
+        var metadata = base(.weightScale, m.timestamp, context, key: m.timestamp?.rfc3339.map { "weight/\($0)/\(m.userID ?? 255)" })
         if let user = m.userID { metadata[Self.userIndexKey] = .integer(Int64(user)) }
         let time = date(m.timestamp, context)
         let records = [try sample(.bodyMass, weight, .kilogram, time, context, metadata, suffix: "bodyMass")]
@@ -96,7 +96,7 @@ public struct ClinicalRecordMapper: Sendable {
     /// (``BodyCompositionReassembler``).
     public func records(_ m: BodyCompositionMeasurement, _ context: Context) throws(SampleError) -> [HealthRecord] {
         var metadata = base(
-            m.timestamp, context, key: m.timestamp?.rfc3339.map { "bodyComposition/\($0)/\(m.userID ?? 255)" })
+            .bodyComposition, m.timestamp, context, key: m.timestamp?.rfc3339.map { "bodyComposition/\($0)/\(m.userID ?? 255)" })
         if let user = m.userID { metadata[Self.userIndexKey] = .integer(Int64(user)) }
         if let basal = m.basalMetabolism { metadata[Self.basalMetabolismKey] = .integer(Int64(basal)) }
         if let muscle = m.musclePercentage { metadata[Self.musclePercentageKey] = .double(muscle) }
@@ -142,7 +142,7 @@ public struct ClinicalRecordMapper: Sendable {
     /// A bloodPressure correlation (systolic and diastolic in mmHg) and heartRate from
     /// the pulse; nothing when either pressure is a special value.
     public func records(_ m: BloodPressureMeasurement, _ context: Context) throws(SampleError) -> [HealthRecord] {
-        var metadata = base(m.timestamp, context, key: m.timestamp?.rfc3339.map { "bloodPressure/\($0)/\(m.userID ?? 255)" })
+        var metadata = base(.bloodPressure, m.timestamp, context, key: m.timestamp?.rfc3339.map { "bloodPressure/\($0)/\(m.userID ?? 255)" })
         if let user = m.userID { metadata[Self.userIndexKey] = .integer(Int64(user)) }
         if let status = m.measurementStatus { metadata[Self.measurementStatusKey] = .integer(Int64(status)) }
         let time = date(m.timestamp, context)
@@ -174,7 +174,7 @@ public struct ClinicalRecordMapper: Sendable {
     /// bodyTemperature in degC, its type as metadata.
     public func records(_ m: TemperatureMeasurement, _ context: Context) throws(SampleError) -> [HealthRecord] {
         guard let celsius = m.celsius else { return [] }
-        var metadata = base(m.timestamp, context, key: m.timestamp?.rfc3339.map { "temperature/\($0)" })
+        var metadata = base(.thermometer, m.timestamp, context, key: m.timestamp?.rfc3339.map { "temperature/\($0)" })
         if let type = m.temperatureType { metadata[Self.temperatureTypeKey] = .string(type) }
         return [try sample(.bodyTemperature, celsius, .degreeCelsius, date(m.timestamp, context), context, metadata, suffix: "bodyTemperature")]
     }
@@ -182,7 +182,7 @@ public struct ClinicalRecordMapper: Sendable {
     /// oxygenSaturation, heartRate and peripheralPerfusionIndex (the pulse amplitude index).
     public func records(_ m: PLXMeasurement, _ context: Context) throws(SampleError) -> [HealthRecord] {
         let timestamp = m.deviceClockNotSet ? nil : m.timestamp
-        let metadata = base(timestamp, context, key: timestamp?.rfc3339.map { "pulseOximetry/\($0)" })
+        let metadata = base(.pulseOximeter, timestamp, context, key: timestamp?.rfc3339.map { "pulseOximetry/\($0)" })
         let time = date(timestamp, context)
         var records: [HealthRecord] = []
         if let spo2 = m.oxygenSaturation.number {
@@ -205,7 +205,7 @@ public struct ClinicalRecordMapper: Sendable {
         _ m: GlucoseMeasurement, _ context: Context, measurementContext: GlucoseMeasurementContext? = nil
     ) throws(SampleError) -> [HealthRecord] {
         guard let value = m.concentration?.number else { return [] }
-        var metadata = base(m.timestamp, context, key: "bloodGlucose/\(m.sequenceNumber)")
+        var metadata = base(.glucoseMeter, m.timestamp, context, key: "bloodGlucose/\(m.sequenceNumber)")
         if let measurementContext, measurementContext.sequenceNumber == m.sequenceNumber {
             for (key, entry) in measurementContext.metadata { metadata[key] = entry }
         }
@@ -228,9 +228,13 @@ public struct ClinicalRecordMapper: Sendable {
         return Date(timeIntervalSince1970: timestamp.wallClockSeconds + offset)
     }
 
-    /// The device time stamp and clock offset as metadata, and the sync identifier from `key`.
-    func base(_ timestamp: DeviceTimestamp?, _ context: Context, key: String?) -> Metadata {
+    /// The device's specialization (the profile that read it), the device time stamp and clock
+    /// offset as metadata, and the sync identifier from `key`.
+    func base(
+        _ specialization: MDCDeviceSpecialization, _ timestamp: DeviceTimestamp?, _ context: Context, key: String?
+    ) -> Metadata {
         var metadata = Metadata()
+        metadata[.mdcDeviceSpecializations] = .string(specialization.listed)
         if let text = timestamp?.rfc3339 {
             metadata[Self.deviceTimestampKey] = .string(text)
             if let timestamp, let offset = context.offset(for: timestamp) {
