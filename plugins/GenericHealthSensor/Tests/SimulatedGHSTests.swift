@@ -23,6 +23,10 @@ final class SimulatedGHSTests: XCTestCase {
         }
         @Sendable func pressures() -> [CorrelationSample] { h.sink.records.compactMap { if case .correlation(let c) = $0 { c } else { nil } } }
         let sensors = ["02:00:00:00:0A:01", "02:00:00:00:0A:41"]
+        // A record number is the observation's 5 s slot since 2000, + 1: observation 0 is taken
+        // at 1_799_999_970 (six intervals before the start), 853_315_170 s after 2000, slot
+        // 170_663_034. So a simulator run again later numbers on from where the last run ended.
+        let first = 170_663_035
         @Sendable func downloadsOver() -> Bool { sensors.allSatisfy { h.current.details["\($0).storedObservationsPending"] == "0" } }
         // Advances the clock 5 s (an observation interval), then a second at a time until `done`,
         // at most 4 more: a sensor whose feed registered its sleep just after the advance wakes a
@@ -56,9 +60,10 @@ final class SimulatedGHSTests: XCTestCase {
                 h.clock.advance(by: .seconds(1))
                 try await Task.sleep(for: .milliseconds(20))
             }
-            // Records 1…7 were stored: each sensor is asked for what came after, and sends record 9.
+            // Records first…first + 6 were stored: each sensor is asked for what came after, and
+            // sends record first + 8.
             try await h.waitFor("the requests after the checkpoint") {
-                h.logs.entries.filter { $0.message.contains("asked for the stored observations from record 8") }.count == 2
+                h.logs.entries.filter { $0.message.contains("asked for the stored observations from record \(first + 7)") }.count == 2
             }
             try await h.waitFor("the observation stored while the links were down") {
                 h.quantities(.oxygenSaturation).count == 9 && pressures().count == 9
@@ -75,7 +80,9 @@ final class SimulatedGHSTests: XCTestCase {
         XCTAssertEqual(spo2.map(\.startDate), spo2.map(\.startDate).sorted())
         let start = Date(timeIntervalSince1970: 1_800_000_000 - 30)
         XCTAssertEqual(spo2.map(\.startDate), (0..<10).map { start.addingTimeInterval(Double($0) * 5) })
-        XCTAssertEqual(spo2.map { $0.metadata[.ghsRecordNumber] }, (1...7).map { .integer($0) } + [nil, .integer(9), nil], "stored, live, stored, live")
+        XCTAssertEqual(
+            spo2.map { $0.metadata[.ghsRecordNumber] }, (0...6).map { .integer(Int64(first + $0)) } + [nil, .integer(Int64(first + 8)), nil],
+            "stored, live, stored, live")
         XCTAssertTrue(spo2.allSatisfy { (95...99).contains($0.quantity.value) })
         XCTAssertTrue(h.quantities(.respiratoryRate).allSatisfy { (14...18).contains($0.quantity.value) })
         XCTAssertTrue(h.quantities(.heartRate).isEmpty, "no pulse rate: the demo's classes see no heart rate from it")
@@ -85,7 +92,8 @@ final class SimulatedGHSTests: XCTestCase {
         // while the links were down; and sent as many as it counted.
         let counts = h.logs.entries.map(\.message).filter { $0.hasPrefix("the sensor holds") }
         XCTAssertEqual(
-            counts.sorted(), ["the sensor holds 1 stored observation from record 8", "the sensor holds 7 stored observations"].flatMap { [$0, $0] },
+            counts.sorted(),
+            ["the sensor holds 1 stored observation from record \(first + 7)", "the sensor holds 7 stored observations"].flatMap { [$0, $0] },
             "\(counts)")
         for sensor in sensors {
             XCTAssertNil(h.current.details["\(sensor).storedObservationsMissing"])

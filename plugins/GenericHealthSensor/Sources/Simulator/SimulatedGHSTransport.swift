@@ -24,9 +24,13 @@ import Glibc
 /// MTU of 23), so each one is reassembled from three notifications. While a collector has asked
 /// for live observations (GHS Control Point 0x01) they are sent on Live Health Observations;
 /// the others the sensor stores, and sends on Stored Health Observations behind their record
-/// number (the observation's number + 1) when the Record Access Control Point asks for them
-/// (all, or from a record number on; also their number, deletion and abort). What a sensor sent
-/// live and what it deleted outlive the connection, as a real sensor's memory does.
+/// number when the Record Access Control Point asks for them (all, or from a record number on;
+/// also their number, deletion and abort). What a sensor sent live and what it deleted outlive
+/// the connection, as a real sensor's memory does. A record number is the observation's slot of
+/// the interval on the clock since 2000 (the GHS epoch), + 1: the numbers keep rising from one
+/// run of the simulator to the next, as a real sensor's do from one connection to the next, so
+/// a demo run again against its store is sent the observations taken since the last run, not
+/// told that nothing was stored since the checkpoint the last run left.
 ///
 /// Health Sensor Features carries, per observation type, an Observation Schedule descriptor
 /// (measurement period and update interval, both `observationIntervalSeconds` at first) and a
@@ -58,6 +62,9 @@ final class SimulatedGHSSensor: Sendable {
     let peripheral: DiscoveredPeripheral
     let start: Date
     let interval: Double
+    /// The record number of observation 0 (see the type's comment): uint32 until 2136 at the
+    /// shortest interval, 1 s.
+    let firstRecordNumber: Int
     /// The observations sent live (never stored), and those a collector deleted.
     let memory = Mutex<(sentLive: Set<Int>, deleted: Set<Int>)>(([], []))
     /// Each observation type's schedule, as a collector last wrote it.
@@ -71,6 +78,7 @@ final class SimulatedGHSSensor: Sendable {
         self.index = index
         self.start = start
         self.interval = interval
+        firstRecordNumber = max(0, Int((start.timeIntervalSince(GHSObservationMapper.epoch2000) / interval).rounded(.down))) + 1
         schedules = Mutex(Dictionary(uniqueKeysWithValues: Self.types(of: kind).map {
             ($0.type, GHSObservationSchedule(type: $0.type, measurementPeriodSeconds: interval, updateIntervalSeconds: interval))
         }))
@@ -159,6 +167,9 @@ final class SimulatedGHSSensor: Sendable {
     /// When observation `number` is taken.
     func takenAt(_ number: Int) -> Date { start.addingTimeInterval(Double(number) * interval) }
 
+    /// The record number of observation `number`.
+    func recordNumber(_ number: Int) -> Int { firstRecordNumber + number }
+
     /// The observations taken by `now`: 0 ..< the returned number.
     func taken(by now: Date) -> Int {
         max(0, Int((now.timeIntervalSince(start) / interval + 1e-9).rounded(.down)) + 1)
@@ -172,7 +183,7 @@ final class SimulatedGHSSensor: Sendable {
 
     /// Observation `number`'s ACOM bytes.
     func observation(_ number: Int) -> [UInt8] {
-        let milliseconds = UInt64(max(0, (takenAt(number).timeIntervalSince1970 - 946_684_800) * 1000).rounded())
+        let milliseconds = UInt64(max(0, takenAt(number).timeIntervalSince(GHSObservationMapper.epoch2000) * 1000).rounded())
         let wave = sin(Double(number + index * 7) / 5)
         switch kind {
         case .oximeter:
@@ -226,7 +237,7 @@ final class SimulatedGHSConnection: SimulatedConnection {
                 takenAt: { number in state.withLock { $0.live } ? sensor.takenAt(number) : nil },
                 notifications: { number, asked in
                     var bytes = sensor.observation(number)
-                    if asked { bytes = ACOMEncoder.le(UInt32(number + 1)) + bytes } else { sensor.memory.withLock { _ = $0.sentLive.insert(number) } }
+                    if asked { bytes = ACOMEncoder.le(UInt32(sensor.recordNumber(number))) + bytes } else { sensor.memory.withLock { _ = $0.sentLive.insert(number) } }
                     let characteristic = asked ? GHSCharacteristic.storedHealthObservations : .liveHealthObservations
                     let segments = state.withLock { state in
                         let made = ACOMEncoder.segments(bytes, size: SimulatedGHSSensor.segmentSize, counter: asked ? state.storedCounter : state.liveCounter)
@@ -297,7 +308,7 @@ final class SimulatedGHSConnection: SimulatedConnection {
         case 0x01 where request.count == 2: break
         case 0x02 where request.count == 7 && request[2] == 0x01, 0x03 where request.count == 7 && request[2] == 0x01:
             let bound = Int(UInt32(request[3]) | UInt32(request[4]) << 8 | UInt32(request[5]) << 16 | UInt32(request[6]) << 24)
-            stored = stored.filter { request[1] == 0x02 ? $0 + 1 <= bound : $0 + 1 >= bound }
+            stored = stored.filter { request[1] == 0x02 ? sensor.recordNumber($0) <= bound : sensor.recordNumber($0) >= bound }
         case 0x01, 0x02, 0x03: return ([], respond(0x09))
         default: return ([], respond(0x04))
         }
