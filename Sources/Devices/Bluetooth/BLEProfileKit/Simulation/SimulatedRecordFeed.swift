@@ -91,10 +91,10 @@ public final class SimulatedRecordFeed: Sendable {
                 }
                 let number = state.withLock { $0.next }
                 guard let due = records.takenAt(number) else {
-                    _ = try await wait(for: records.idle, on: clock, unlessQueuedAfter: seen)
+                    _ = try await wait(until: nil, orFor: records.idle, on: clock, unlessQueuedAfter: seen)
                     continue
                 }
-                guard try await wait(for: .seconds(max(0, due.timeIntervalSince(clock.now()))), on: clock, unlessQueuedAfter: seen)
+                guard try await wait(until: due, orFor: records.idle, on: clock, unlessQueuedAfter: seen)
                 else { continue }  // an answer first; the record is still due
                 guard link.isOpen else { return nil }
                 // A request answered during the wait already queued this record.
@@ -110,11 +110,17 @@ public final class SimulatedRecordFeed: Sendable {
         })
     }
 
-    /// Sleeps `duration` on `clock`; returns false early when something was queued since the
-    /// count `seen`, true when the time passed.
-    private func wait(for duration: Duration, on clock: any GatewayClock, unlessQueuedAfter seen: Int) async throws -> Bool {
+    /// Sleeps on `clock` until `due` (nil: for `idle`); returns false early when something was
+    /// queued since the count `seen`, true when the time passed. The time left is read as the
+    /// sleep begins, in the race's task: a clock that moved between this call and that task's
+    /// start (a test's manual clock advanced once it saw the feed about to sleep) is not slept
+    /// through a second time.
+    private func wait(until due: Date?, orFor idle: Duration, on clock: any GatewayClock, unlessQueuedAfter seen: Int) async throws -> Bool {
         let queued = queued
-        switch try await race(sleep: { try await clock.sleep(for: duration) }, event: { try await queued.wait { $0 != seen } }) {
+        let sleep: @Sendable () async throws -> Void = {
+            try await clock.sleep(for: due.map { .seconds(max(0, $0.timeIntervalSince(clock.now()))) } ?? idle)
+        }
+        switch try await race(sleep: sleep, event: { try await queued.wait { $0 != seen } }) {
         case .timedOut: return true
         case .event: return false
         }
