@@ -25,7 +25,7 @@ public enum MDCDeviceSpecialization: UInt16, Hashable, Sendable, CaseIterable {
 
     /// The specialization whose 32-bit MDC code `code` is; nil for another.
     public init?(code: UInt32) {
-        guard code >> 16 == 8, let known = Self(rawValue: UInt16(truncatingIfNeeded: code)) else { return nil }
+        guard let known = Self.allCases.first(where: { $0.code == code }) else { return nil }
         self = known
     }
 
