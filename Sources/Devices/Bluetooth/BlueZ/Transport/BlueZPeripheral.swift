@@ -216,7 +216,7 @@ final class BlueZPeripheral: BLEConnection {
                         try await self.clock.sleep(for: recheck)
                         if try await self.resolvedInFreshObjects() {
                             self.logger.info("services resolved in BlueZ's objects, no signal announced it", device: self.address)
-                            self.markSignalled()
+                            return
                         }
                     }
                 }
@@ -236,22 +236,24 @@ final class BlueZPeripheral: BLEConnection {
             if case .failed(let error) = resolution.value { throw error }
             // Signals can announce ServicesResolved while the object burst is still under way;
             // BlueZ's own tree is complete once it says so, so one fresh snapshot verifies it.
-            let fresh = try await client.managedObjects()
-            let verified = state.withLock { state -> Bool in
-                let prefix = devicePath + "/"
-                for (path, interfaces) in fresh.objects where path == devicePath || path.hasPrefix(prefix) {
-                    state.tree.objects[path] = interfaces
-                }
-                return isResolved(fresh)
-            }
-            if verified { return }
+            if try await resolvedInFreshObjects() { return }
             resolution.update { if case .signalled = $0 { $0 = .pending } }
         }
     }
 
-    /// Whether a fresh read of BlueZ's objects shows the services resolved.
+    /// Whether a fresh read of BlueZ's objects shows the services resolved; when it does, the
+    /// device's objects in it replace ours, so the read that found them is the one used (on a
+    /// loaded host a second read took long enough for the wait to run out on resolved services).
     private func resolvedInFreshObjects() async throws -> Bool {
-        isResolved(try await client.managedObjects())
+        let fresh = try await client.managedObjects()
+        guard isResolved(fresh) else { return false }
+        state.withLock { state in
+            let prefix = devicePath + "/"
+            for (path, interfaces) in fresh.objects where path == devicePath || path.hasPrefix(prefix) {
+                state.tree.objects[path] = interfaces
+            }
+        }
+        return true
     }
 
     private func markSignalled() {
