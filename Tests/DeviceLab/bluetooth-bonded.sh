@@ -22,7 +22,7 @@
 set -uo pipefail
 REPO=${1:?usage: bluetooth-bonded.sh REPO HEALTHGATE [SECONDS]}
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
-scenario_arguments 60 "$@"
+scenario_arguments 150 "$@"
 
 STRICT_BUS=1
 start_bluetooth 2
@@ -44,7 +44,7 @@ GATEWAY=$(address hci1)
 echo "glucose meter (hci0) $METER, gateway (hci1) $GATEWAY"
 $PY -u "$PERIPHERALS/lab-glucose.py" /org/bluez/hci0 24680 > "$OUT/meter.log" 2>&1 &
 METER_PID=$!
-poll 40 grep -q 'GATT application registered' "$OUT/meter.log" && poll 40 grep -q 'Advertisement registered' "$OUT/meter.log" &&
+poll 120 grep -q 'GATT application registered' "$OUT/meter.log" && poll 120 grep -q 'Advertisement registered' "$OUT/meter.log" &&
   pass "glucose meter up on hci0 (its agent: $(grep -o 'KeyboardOnly.*' "$OUT/meter.log"))" ||
   { fail "the meter did not start"; cat "$OUT/meter.log"; }
 

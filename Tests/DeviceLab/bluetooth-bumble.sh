@@ -16,7 +16,7 @@
 set -uo pipefail
 REPO=${1:?usage: bluetooth-bumble.sh REPO HEALTHGATE [SECONDS]}
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
-scenario_arguments 240 "$@"
+scenario_arguments 480 "$@"
 CONNECTIONS=12
 PER_CONNECTION=6
 MONITOR=F0:F1:F2:F3:F4:F5

@@ -22,13 +22,13 @@
 set -uo pipefail
 REPO=${1:?usage: bluetooth-health.sh REPO HEALTHGATE [SECONDS]}
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
-scenario_arguments 60 "$@"
+scenario_arguments 150 "$@"
 
 start_bluetooth 2
 CUFF=$(address hci0)
 echo "cuff (hci0) $CUFF, gateway hci1"
 $PY -u "$PERIPHERALS/lab-health.py" /org/bluez/hci0 > "$OUT/cuff.log" 2>&1 &
-poll 40 grep -q 'GATT application registered' "$OUT/cuff.log" && poll 40 grep -q 'Advertisement registered' "$OUT/cuff.log" &&
+poll 120 grep -q 'GATT application registered' "$OUT/cuff.log" && poll 120 grep -q 'Advertisement registered' "$OUT/cuff.log" &&
   pass "blood pressure monitor up on hci0" || { fail "the cuff did not start"; cat "$OUT/cuff.log"; }
 
 clock_synchronize &&

@@ -18,7 +18,7 @@
 set -uo pipefail
 REPO=${1:?usage: bluetooth-hr.sh REPO HEALTHGATE [SECONDS]}
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
-scenario_arguments 40 "$@"
+scenario_arguments 120 "$@"
 EXAMPLES=/usr/share/doc/bluez-test-scripts/examples
 
 start_bluetooth 2
@@ -48,8 +48,8 @@ start_monitor() {
   $PY -u "$REPO/Tests/DeviceLab/peripherals/repeat-advertisement.py" /org/bluez/hci0 TestAdvertisement 180d 180f \
     > "$OUT/repeat-$round.log" 2>&1 &
   PERIPHERAL_PIDS+=($!)
-  poll 40 grep -q 'GATT application registered' "$OUT/gatt-server-$round.log" &&
-    poll 40 grep -q 'Advertisement registered' "$OUT/advertisement-$round.log"
+  poll 120 grep -q 'GATT application registered' "$OUT/gatt-server-$round.log" &&
+    poll 120 grep -q 'Advertisement registered' "$OUT/advertisement-$round.log"
 }
 power_monitor() { power hci0 "$1"; }  # on|off: hci0's Powered property, set through bluetoothd
 # The link drops first (hci0 off, as a monitor taken off the chest), and only then do the

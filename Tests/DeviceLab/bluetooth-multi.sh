@@ -24,7 +24,7 @@
 set -uo pipefail
 REPO=${1:?usage: bluetooth-multi.sh REPO HEALTHGATE [SECONDS]}
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
-scenario_arguments 60 "$@"
+scenario_arguments 150 "$@"
 EXAMPLES=/usr/share/doc/bluez-test-scripts/examples
 
 start_bluetooth 4
@@ -47,8 +47,8 @@ EOF
 $PY -u /tmp/pinned.py "$EXAMPLES/example-gatt-server" /org/bluez/hci0 > "$OUT/monitor-gatt.log" 2>&1 &
 $PY -u /tmp/pinned.py "$EXAMPLES/example-advertisement" /org/bluez/hci0 > "$OUT/monitor-advertisement.log" 2>&1 &
 $PY -u "$PERIPHERALS/repeat-advertisement.py" /org/bluez/hci0 TestAdvertisement 180d 180f > "$OUT/monitor-repeat.log" 2>&1 &
-poll 40 grep -q 'GATT application registered' "$OUT/monitor-gatt.log" &&
-  poll 40 grep -q 'Advertisement registered' "$OUT/monitor-advertisement.log" &&
+poll 120 grep -q 'GATT application registered' "$OUT/monitor-gatt.log" &&
+  poll 120 grep -q 'Advertisement registered' "$OUT/monitor-advertisement.log" &&
   pass "heart-rate monitor up on hci0" || fail "heart-rate monitor did not start"
 
 BIKE_PID=
@@ -57,9 +57,9 @@ BIKE_PID=
 start_bike() {
   $PY -u "$PERIPHERALS/lab-bike.py" /org/bluez/hci1 > "$OUT/bike-$1.log" 2>&1 &
   BIKE_PID=$!
-  poll 40 grep -q 'GATT application registered' "$OUT/bike-$1.log"
+  poll 120 grep -q 'GATT application registered' "$OUT/bike-$1.log"
 }
-bike_advertises() { poll 40 grep -q 'Advertisement registered' "$OUT/bike-$1.log"; }
+bike_advertises() { poll 120 grep -q 'Advertisement registered' "$OUT/bike-$1.log"; }
 start_bike 1 && bike_advertises 1 && pass "bike up on hci1" || { fail "bike did not start"; cat "$OUT/bike-1.log"; }
 
 say "healthgate run: ble-heart-rate and ble-fitness on hci2 and hci3 into SQLite"
@@ -146,9 +146,11 @@ query "SELECT s.start_us, CAST(round(s.value) AS INTEGER) FROM samples_readable 
   WHERE s.type = 'cyclingPower' AND upper(d.local_identifier) = upper('$BIKE_ID') ORDER BY s.start_us" > "$OUT/power-stored.txt"
 counted=$("$PY" - "$OUT/bike-1.log" "$first_off" "$OUT/bike-2.log" "$second_off" "$OUT/power-stored.txt" <<'PYTHON'
 import sys
-# Per connection: the notifications sent up to 1.2 s before the link was cut (the one in flight
-# when it was cut may be lost with the link, as on any radio); the samples stored from just before
-# the first of them to half a tick after the last (ticks are 1 s apart, delivery takes ms).
+# Per connection: the watts stored from just before its first notification to 5 s after its link
+# was cut, in order, must be the watts the bike sent, in order: every notification sent up to
+# 1.2 s before the cut, then none or some of the last ones (the one in flight when the link was
+# cut may be lost with it, as on any radio). Matched by order, not by time: on a loaded host the
+# VM's delivery lags the bike's clock by seconds, never by the link's whole life.
 stored = []
 for line in open(sys.argv[5]):
     fields = line.strip().split("|")
@@ -157,22 +159,23 @@ for line in open(sys.argv[5]):
 report = []
 for log, off in ((sys.argv[1], float(sys.argv[2])), (sys.argv[3], float(sys.argv[4]))):
     sent = [(float(t), int(w)) for _, _, t, w in (l.split() for l in open(log) if l.startswith("sent power "))]
-    sent = [s for s in sent if s[0] < off - 1.2]
-    if not sent:
+    sent = [s for s in sent if s[0] < off]
+    settled = [s for s in sent if s[0] < off - 1.2]
+    if not settled:
         report.append("0 0 0")
         continue
-    window = [s for s in stored if sent[0][0] - 0.5 <= s[0] <= sent[-1][0] + 0.5]
-    same = [a[1] for a in sent] == [b[1] for b in window]
-    report.append("%d %d %d" % (len(sent), len(window), int(same)))
+    window = [w for t, w in stored if sent[0][0] - 0.5 <= t <= off + 5]
+    same = len(settled) <= len(window) <= len(sent) and window == [w for _, w in sent[:len(window)]]
+    report.append("%d %d %d" % (len(settled), len(window), int(same)))
 print(" ".join(report))
 PYTHON
 )
 read -r sent1 stored1 same1 sent2 stored2 same2 <<< "$counted"
-[[ ${sent1:-0} -ge 2 && $sent1 -eq $stored1 && $same1 -eq 1 ]] &&
-  pass "first connection: $sent1 power notifications sent, $stored1 stored, the same watts in order" ||
-  fail "first connection: ${sent1:-?} power notifications sent, ${stored1:-?} stored (same values: ${same1:-?})"
-[[ ${sent2:-0} -ge 2 && $sent2 -eq $stored2 && $same2 -eq 1 ]] &&
-  pass "after the reconnect: $sent2 power notifications sent, $stored2 stored, the same watts in order" ||
-  fail "after the reconnect: ${sent2:-?} power notifications sent, ${stored2:-?} stored (same values: ${same2:-?})"
+[[ ${sent1:-0} -ge 2 && $same1 -eq 1 ]] &&
+  pass "first connection: $sent1 power notifications sent before the cut, $stored1 stored, the same watts in the order sent" ||
+  fail "first connection: ${sent1:-?} power notifications sent before the cut, ${stored1:-?} stored (the same watts in order: ${same1:-?})"
+[[ ${sent2:-0} -ge 2 && $same2 -eq 1 ]] &&
+  pass "after the reconnect: $sent2 power notifications sent before the cut, $stored2 stored, the same watts in the order sent" ||
+  fail "after the reconnect: ${sent2:-?} power notifications sent before the cut, ${stored2:-?} stored (the same watts in order: ${same2:-?})"
 
 finish

@@ -22,7 +22,7 @@
 set -uo pipefail
 REPO=${1:?usage: clock-unsynchronized.sh REPO HEALTHGATE [SECONDS]}
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
-scenario_arguments 60 "$@"
+scenario_arguments 150 "$@"
 OFFSET=${LAB_RTC_OFFSET_SECONDS:-0}
 true_now() { echo $(($(date +%s) - OFFSET)); }
 
@@ -35,7 +35,7 @@ say "the VM's clock"
 start_bluetooth 2
 STATION=$(address hci0)
 LAB_DEVICE_CLOCK_ERROR_SECONDS=$((-OFFSET)) $PY -u "$PERIPHERALS/lab-health.py" /org/bluez/hci0 > "$OUT/station.log" 2>&1 &
-poll 40 grep -q 'Advertisement registered' "$OUT/station.log" && pass "the station (clock right) is up on hci0" ||
+poll 120 grep -q 'Advertisement registered' "$OUT/station.log" && pass "the station (clock right) is up on hci0" ||
   { fail "the station did not start"; cat "$OUT/station.log"; }
 
 say "healthgate run: ble-health on hci1, the clock unsynchronized"

@@ -4,4 +4,4 @@
 # each ended by the monitor, every measurement sent counted against the stored samples. About 3
 # minutes under TCG. Artifacts: OUTDIR (default /tmp/healthgate-lab-bluetooth-bumble).
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
-exec "$(dirname "${BASH_SOURCE[0]}")/vm/run-scenario.sh" bluetooth-bumble 540 "${1:-/tmp/healthgate-lab-bluetooth-bumble}"
+exec "$(dirname "${BASH_SOURCE[0]}")/vm/run-scenario.sh" bluetooth-bumble 900 "${1:-/tmp/healthgate-lab-bluetooth-bumble}"

@@ -4,4 +4,4 @@
 # indications and notifications, stored readings pushed on connect, body composition records in
 # two indications, a device clock 90 s fast. About 2 minutes under TCG. Artifacts: OUTDIR (default /tmp/healthgate-lab-bluetooth-health).
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
-exec "$(dirname "${BASH_SOURCE[0]}")/vm/run-scenario.sh" bluetooth-health 480 "${1:-/tmp/healthgate-lab-bluetooth-health}"
+exec "$(dirname "${BASH_SOURCE[0]}")/vm/run-scenario.sh" bluetooth-health 900 "${1:-/tmp/healthgate-lab-bluetooth-health}"

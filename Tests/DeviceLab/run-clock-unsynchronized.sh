@@ -6,4 +6,4 @@
 # /tmp/healthgate-lab-clock-unsynchronized).
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
 HEALTHGATE_LAB_RTC_OFFSET_SECONDS=-86400 \
-  exec "$(dirname "${BASH_SOURCE[0]}")/vm/run-scenario.sh" clock-unsynchronized 420 "${1:-/tmp/healthgate-lab-clock-unsynchronized}"
+  exec "$(dirname "${BASH_SOURCE[0]}")/vm/run-scenario.sh" clock-unsynchronized 900 "${1:-/tmp/healthgate-lab-clock-unsynchronized}"

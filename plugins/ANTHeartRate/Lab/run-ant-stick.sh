@@ -8,4 +8,4 @@
 # Artifacts: OUTDIR (default /tmp/healthgate-lab-ant-stick).
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-exec "$here/../../../Tests/DeviceLab/vm/run-scenario.sh" "$here/ant-stick.sh" 420 "${1:-/tmp/healthgate-lab-ant-stick}"
+exec "$here/../../../Tests/DeviceLab/vm/run-scenario.sh" "$here/ant-stick.sh" 900 "${1:-/tmp/healthgate-lab-ant-stick}"

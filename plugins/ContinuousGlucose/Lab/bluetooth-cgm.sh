@@ -19,7 +19,7 @@
 set -uo pipefail
 REPO=${1:?usage: bluetooth-cgm.sh REPO HEALTHGATE [SECONDS]}
 HG=${2:?usage: bluetooth-cgm.sh REPO HEALTHGATE [SECONDS]}
-WAIT=${3:-300}
+WAIT=${3:-480}
 OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
 HERE=$REPO/plugins/ContinuousGlucose/Lab

@@ -7,4 +7,4 @@
 # /tmp/healthgate-lab-bluetooth-cgm).
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-exec "$here/../../../Tests/DeviceLab/vm/run-scenario.sh" "$here/bluetooth-cgm.sh" 540 "${1:-/tmp/healthgate-lab-bluetooth-cgm}"
+exec "$here/../../../Tests/DeviceLab/vm/run-scenario.sh" "$here/bluetooth-cgm.sh" 1200 "${1:-/tmp/healthgate-lab-bluetooth-cgm}"

@@ -25,7 +25,7 @@
 set -uo pipefail
 REPO=${1:?usage: ghs.sh REPO HEALTHGATE [SECONDS]}
 HG=${2:?usage: ghs.sh REPO HEALTHGATE [SECONDS]}
-WAIT=${3:-150}
+WAIT=${3:-300}
 OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
 HERE=$REPO/plugins/GenericHealthSensor/Lab

@@ -8,4 +8,4 @@
 # OUTDIR (default /tmp/healthgate-lab-ghs).
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-exec "$here/../../../Tests/DeviceLab/vm/run-scenario.sh" "$here/ghs.sh" 300 "${1:-/tmp/healthgate-lab-ghs}"
+exec "$here/../../../Tests/DeviceLab/vm/run-scenario.sh" "$here/ghs.sh" 900 "${1:-/tmp/healthgate-lab-ghs}"
