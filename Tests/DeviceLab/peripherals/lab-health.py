@@ -118,7 +118,11 @@ def main():
     clock.characteristics.append(
         CurrentTime(bus, clock, 0, 0x2A2B, ["read", "write"], read=lambda: device_time() + bytes([0, 0, 0])))
     cuff = Service(bus, ROOT, 2, 0x1810)
-    stored = [pressure(131, 86, 72, datetime.timedelta(minutes=10)), pressure(127, 84, 70, datetime.timedelta(minutes=5))]
+    taken = [datetime.timedelta(minutes=10), datetime.timedelta(minutes=5)]
+    stored = [pressure(131, 86, 72, taken[0]), pressure(127, 84, 70, taken[1])]
+    # When the stored readings were taken, by the device's clock (a scenario's check reads it).
+    for ago in taken:
+        print("stored reading taken at %d" % int((device_now() - ago).timestamp()), flush=True)
     measurement = cuff.add(bus, 0x2A35, ["indicate"], subscribed=lambda: [measurement.notify(r) for r in stored])
     cuff.add(bus, 0x2A49, ["read"], bytes([0x00, 0x00]))
     thermometer = Service(bus, ROOT, 3, 0x1809)
