@@ -59,17 +59,14 @@ grep -q 'clock: not synchronized since boot' "$OUT/healthgate.log" && pass "the 
   fail "the gateway did not log its clock as not synchronized"
 grep -q "the gateway's clock is not synchronized: the device's clock is left as it is" "$OUT/healthgate.log" &&
   pass "it leaves the station's clock alone" || fail "no word of leaving the station's clock alone"
-# The oldest reading is the station's first stored one, at the time the station says it took it
-# (10 minutes before it started, by its clock, which is right: its start may be minutes before this
-# check on a loaded host); and no reading with a device time stamp is more than 15 minutes away
-# from the true time (a day back, if the gateway's clock had been used).
+# The oldest reading is the station's first stored one, at the time the station took it by its
+# clock, which is right; and no reading with a device time stamp is more than 15 minutes away from
+# the true time (a day back, if the gateway's clock had been used).
 now_us=$(($(true_now) * 1000000))
-taken=$(grep -o '^stored reading taken at [0-9]*' "$OUT/station.log" | awk '{print $5}' | sort -n | head -1)
-oldest=$(query "SELECT min(start_us) / 1000000 FROM correlations WHERE type = 'bloodPressure'")
-if [[ -n $taken && -n $oldest ]] && ((oldest - taken <= 2 && taken - oldest <= 2)); then
-  pass "the oldest stored reading is at the station's time: $(((now_us / 1000000 - oldest) / 60)) minutes before the true time, as the station took it"
+if oldest_stored_pressure "$OUT/station.log" 0 2; then
+  pass "the oldest stored reading is at the station's time: $(((now_us / 1000000 - OLDEST) / 60)) minutes before the true time, as the station took it"
 else
-  fail "the oldest stored reading is at ${oldest:-none}, the station took its first at ${taken:-?} (the true time is $((now_us / 1000000)))"
+  fail "the oldest stored reading is at ${OLDEST:-none}, the station took its first at ${TAKEN:-?} (the true time is $((now_us / 1000000)))"
   query "SELECT start_us FROM correlations WHERE type = 'bloodPressure' ORDER BY start_us LIMIT 5"
 fi
 stamped="s.type IN ('bloodPressureSystolic', 'bloodPressureDiastolic', 'bodyTemperature', 'bodyMass', 'bodyFatPercentage', 'leanBodyMass', 'height', 'bodyMassIndex')"

@@ -152,6 +152,17 @@ start_gateway() {
 # start_gateway started.
 gateway_cli() { XDG_STATE_HOME=$GATEWAY_STATE XDG_DATA_HOME=$GATEWAY_STATE XDG_RUNTIME_DIR=$GATEWAY_STATE "${SERVICE_USER[@]}" "$HG" "$@"; }
 
+# oldest_stored_pressure STATION_LOG CLOCK_ERROR TOLERANCE: whether the oldest stored blood
+# pressure reading is the first of the two lab-health.py keeps, stored at the time the station
+# printed it took it ("stored reading taken at EPOCH", by its clock) less CLOCK_ERROR seconds,
+# within TOLERANCE seconds. Compared with that time, not with now: on a loaded host the station
+# starts minutes before the check. Sets TAKEN and OLDEST (seconds since the epoch) for messages.
+oldest_stored_pressure() {
+  TAKEN=$(grep -o '^stored reading taken at [0-9]*' "$1" | awk -v error="$2" '{print $5 - error}' | sort -n | head -1)
+  OLDEST=$(query "SELECT min(start_us) / 1000000 FROM correlations WHERE type = 'bloodPressure'")
+  [[ -n $TAKEN && -n $OLDEST ]] && ((OLDEST - TAKEN <= $3 && TAKEN - OLDEST <= $3))
+}
+
 # A store on the guest's own filesystem (WAL needs an mmap-able -shm file); copied to $OUT at the end.
 STORE=$(mktemp -d /tmp/healthgate-store.XXXXXX)
 DB=$STORE/healthgate.sqlite
