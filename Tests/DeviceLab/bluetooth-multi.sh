@@ -147,10 +147,10 @@ query "SELECT s.start_us, CAST(round(s.value) AS INTEGER) FROM samples_readable 
 counted=$("$PY" - "$OUT/bike-1.log" "$first_off" "$OUT/bike-2.log" "$second_off" "$OUT/power-stored.txt" <<'PYTHON'
 import sys
 # Per connection: the watts stored from just before its first notification to 5 s after its link
-# was cut, in order, must be the watts the bike sent, in order: every notification sent up to
-# 1.2 s before the cut, then none or some of the last ones (the one in flight when the link was
-# cut may be lost with it, as on any radio). Matched by order, not by time: on a loaded host the
-# VM's delivery lags the bike's clock by seconds, never by the link's whole life.
+# was cut, in order, must be the first watts the bike sent, in order: every notification sent up
+# to 1.2 s before the cut (OFF, taken as the power-off command starts), then none or some of the
+# later ones (the one in flight when the link was cut may be lost with it, as on any radio).
+# Matched by order, not by time: on a loaded host delivery lags the bike's clock by seconds.
 stored = []
 for line in open(sys.argv[5]):
     fields = line.strip().split("|")
@@ -159,7 +159,6 @@ for line in open(sys.argv[5]):
 report = []
 for log, off in ((sys.argv[1], float(sys.argv[2])), (sys.argv[3], float(sys.argv[4]))):
     sent = [(float(t), int(w)) for _, _, t, w in (l.split() for l in open(log) if l.startswith("sent power "))]
-    sent = [s for s in sent if s[0] < off]
     settled = [s for s in sent if s[0] < off - 1.2]
     if not settled:
         report.append("0 0 0")
