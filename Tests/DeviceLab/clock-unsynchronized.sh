@@ -50,6 +50,8 @@ cat > "$OUT/healthgate.json" <<JSON
   "sinks": [{"kind": "sqlite", "name": "store"}]
 }
 JSON
+# Every property change on the bus, for a failure's evidence: which side a reading got to.
+dbus-monitor --system "type='signal',interface='org.freedesktop.DBus.Properties'" > "$OUT/dbus.log" 2>&1 &
 start_gateway "$OUT/healthgate.json"
 pressures() { query "SELECT count(*) FROM correlations WHERE type = 'bloodPressure'"; }
 at_least() { [[ $($1) -ge $2 ]]; }
@@ -68,6 +70,11 @@ if oldest_stored_pressure "$OUT/station.log" 0 2; then
 else
   fail "the oldest stored reading is at ${OLDEST:-none}, the station took its first at ${TAKEN:-?} (the true time is $((now_us / 1000000)))"
   query "SELECT start_us FROM correlations WHERE type = 'bloodPressure' ORDER BY start_us LIMIT 5"
+  # Where the first stored reading (131/86 mmHg: 06 83 00 56 00) went: the station's Value
+  # changes on its own objects, bluetoothd's on the gateway's (hci1).
+  awk '/^signal /{path = $0; sub(/.*path=/, "", path); sub(/;.*/, "", path)}
+    /06 83 00 56 00/{if (path ~ /^\/org\/bluez\/hci1\//) gateway++; else station++}
+    END {printf "the first stored reading on D-Bus: %d Value changes by the station, %d by bluetoothd for the gateway\n", station, gateway}' "$OUT/dbus.log"
 fi
 stamped="s.type IN ('bloodPressureSystolic', 'bloodPressureDiastolic', 'bodyTemperature', 'bodyMass', 'bodyFatPercentage', 'leanBodyMass', 'height', 'bodyMassIndex')"
 far=$(query "SELECT count(*) FROM samples_readable s WHERE $stamped AND abs(s.start_us - $now_us) > 900000000")
