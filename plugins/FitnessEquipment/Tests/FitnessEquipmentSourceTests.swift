@@ -146,6 +146,9 @@ final class FitnessEquipmentSourceTests: XCTestCase {
             transport.emit(.found(profile.peripheral))
             try await h.waitFor("the first attempt") { transport.attempts(profile.address) == 1 }
             try await h.waitFor("the error") { h.current.lastError?.contains("none of CSC Measurement") == true }
+            // The error is reported before the backoff's sleep begins: time moves only once it
+            // sleeps (a second moved before it slept was slept through again: ci79).
+            try await h.waitFor("the backoff") { h.clock.sleeperCount == 1 }
             h.clock.advance(by: .seconds(1))
             try await h.waitFor("the retry") { transport.attempts(profile.address) == 2 }
         }
