@@ -119,4 +119,20 @@ final class ANTBeatTrackerTests: XCTestCase {
         XCTAssertEqual(beat?.isFirst, true)
         XCTAssertNil(beat?.rrInterval)
     }
+
+    func testAPageRepeatingTheLastBeatAfterAResetIsNotANewBeat() {
+        // A receiver that could not read for the loss timeout, then reads the pages it kept:
+        // the beat it recorded last is still on the air until the next one.
+        var tracker = ANTBeatTracker()
+        _ = tracker.observe(beatTime: 1000, beatCount: 7)
+        tracker.reset()
+        XCTAssertNil(tracker.observe(beatTime: 1000, beatCount: 7))
+        tracker.reset()  // lost again before any new beat: the same beat is still the one seen
+        XCTAssertNil(tracker.observe(beatTime: 1000, beatCount: 7))
+        let next = tracker.observe(beatTime: 1900, beatCount: 8)
+        XCTAssertEqual(next?.isFirst, true, "no interval is inferred across the loss")
+        XCTAssertNil(next?.rrInterval)
+        XCTAssertNil(tracker.observe(beatTime: 1900, beatCount: 8))
+        XCTAssertEqual(tracker.observe(beatTime: 2800, beatCount: 9)?.rrInterval, 900)
+    }
 }

@@ -23,8 +23,16 @@ public struct ANTBeatTracker: Hashable, Sendable {
         public var isFirst: Bool
     }
 
+    /// A beat's identity on the air: its event time and the count after it.
+    private struct Identity: Hashable, Sendable {
+        var time: UInt16
+        var count: UInt8
+    }
+
     private var lastTime: UInt16?
     private var lastCount: UInt8 = 0
+    /// The last beat seen before a ``reset()``, until a page carries another.
+    private var beforeReset: Identity?
 
     /// A tracker that has seen nothing.
     public init() {}
@@ -40,6 +48,8 @@ public struct ANTBeatTracker: Hashable, Sendable {
     /// `previousBeatTime` only from a trusted page 4.
     public mutating func observe(beatTime: UInt16, beatCount: UInt8, previousBeatTime: UInt16? = nil) -> Beat? {
         guard let last = lastTime else {
+            if beforeReset == Identity(time: beatTime, count: beatCount) { return nil }
+            beforeReset = nil
             lastTime = beatTime
             lastCount = beatCount
             return Beat(
@@ -54,8 +64,15 @@ public struct ANTBeatTracker: Hashable, Sendable {
         return Beat(beatTime: beatTime, beatCount: beatCount, rrInterval: rr, missedBeats: delta - 1, isFirst: false)
     }
 
-    /// Forgets the last beat (the strap was lost): the next beat is a first one.
-    public mutating func reset() { self = Self() }
+    /// Forgets the counting (the strap was lost): the next new beat is a first one, with no
+    /// interval or missed beats inferred across the loss. A page that still repeats the last
+    /// beat seen is not new: the silence may have been the receiver's (a host too busy to read
+    /// the stick for the loss timeout), and that beat is recorded already.
+    public mutating func reset() {
+        let last = lastTime.map { Identity(time: $0, count: lastCount) } ?? beforeReset
+        self = Self()
+        beforeReset = last
+    }
 
     /// `time − previous` modulo 2¹⁶, nil when there is no previous time or they are equal (a zero
     /// interval is not a beat interval).
