@@ -122,7 +122,7 @@ control() {
   local log=$1
   shift
   cli "$@" > "$log" 2>&1 && return 0
-  grep -q 'cannot reach the daemon' "$log" && { echo "NOTE: healthgate $*: no answer within the CLI's time: $(cat "$log")"; return 0; }
+  grep -q 'did not answer within' "$log" && { echo "NOTE: healthgate $*: no answer within the CLI's time: $(cat "$log")"; return 0; }
   fail "healthgate $*: $(cat "$log")"
 }
 board_up() { curl -sf "$BOARD/api/board" > /dev/null; }
@@ -200,7 +200,7 @@ say "workout end --all; the store and the board against what the emulators sent"
 if cli workout end --all > "$OUT/end.txt" 2>&1; then
   grep -qx 'ANT-3: no workout in progress' "$OUT/end.txt" && pass "workout end --all: exit 0, ANT-3 listed without a workout in progress" ||
     fail "workout end --all does not list ANT-3 as without a workout in progress: $(cat "$OUT/end.txt")"
-elif grep -q 'cannot reach the daemon' "$OUT/end.txt"; then
+elif grep -q 'did not answer within' "$OUT/end.txt"; then
   echo "NOTE: healthgate workout end --all: no answer within the CLI's time: $(cat "$OUT/end.txt")"
 else
   fail "healthgate workout end --all: $(cat "$OUT/end.txt")"

@@ -54,4 +54,35 @@ final class ControlSocketTests: XCTestCase {
         XCTAssertFalse(response.ok)
         XCTAssertTrue(response.error?.contains("no workout is in progress") ?? false, response.error ?? "")
     }
+
+    /// A daemon that took a request and is still at it is not a missing daemon: the client's
+    /// error says which, so that the CLI does not say it cannot reach a daemon that may still
+    /// carry the command out (`workout end --all` of a class on a slow host).
+    func testARequestTakenButNotAnsweredInTimeIsNotAMissingDaemon() async throws {
+        let directory = try TestEnvironment.temporaryDirectory("control-unanswered")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let logger = Logger(label: "test", sink: RecordingLogSink())
+        let path = directory.appendingPathComponent("control.sock").path
+        let slow: @Sendable (JSONValue) async throws -> JSONValue = { _ in
+            try await Task.sleep(for: .seconds(2))
+            return .object([:])
+        }
+        let server = ControlServer(path: path, handlers: ["slow": slow], logger: logger)
+        try await server.start()
+        defer { server.stop() }
+        do {
+            _ = try await ControlClient(path: path, timeout: .milliseconds(300)).send(ControlRequest(command: "slow", arguments: .object([:])))
+            XCTFail("answered")
+        } catch let error as ControlSocketError {
+            XCTAssertTrue(error.meansUnanswered, "\(error)")
+            XCTAssertFalse(error.meansNoDaemon, "\(error)")
+        }
+        do {
+            _ = try await ControlClient(path: path + ".none").send(ControlRequest(command: "slow", arguments: .object([:])))
+            XCTFail("answered")
+        } catch let error as ControlSocketError {
+            XCTAssertTrue(error.meansNoDaemon, "\(error)")
+            XCTAssertFalse(error.meansUnanswered, "\(error)")
+        }
+    }
 }

@@ -19,7 +19,8 @@ public struct ControlClient: Sendable {
     }
 
     /// Sends a request and returns the daemon's response.
-    /// - Throws: ``ControlSocketError`` (``ControlSocketError/meansNoDaemon`` when no daemon runs),
+    /// - Throws: ``ControlSocketError`` (``ControlSocketError/meansNoDaemon`` when no daemon runs,
+    ///   ``ControlSocketError/meansUnanswered`` when it took the request and did not answer in time),
     ///   or a DecodingError for a malformed answer.
     public func send(_ request: ControlRequest) async throws -> ControlResponse {
         let path = path
@@ -49,7 +50,7 @@ public struct ControlClient: Sendable {
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeoutMilliseconds))
         while !received.contains(UInt8(ascii: "\n")) {
             let left = deadline - ContinuousClock.now
-            guard left > .zero else { throw ControlSocketError(path: path, operation: "no answer from", .timedOut) }
+            guard left > .zero else { throw ControlSocketError(path: path, operation: ControlSocketError.unanswered, .timedOut) }
             do {
                 guard try UnixStreamSocket.waitReadable(socket, timeout: left) else { continue }
             } catch {

@@ -19,6 +19,13 @@ public struct ControlSocketError: Error, Sendable, CustomStringConvertible {
     /// True when nothing listens on the path (ENOENT, ECONNREFUSED): the daemon is not running.
     public var meansNoDaemon: Bool { errno == Errno.noSuchFile.rawValue || errno == Errno.connectionRefused.rawValue }
 
+    /// The ``operation`` of a request the daemon took and did not answer in time.
+    static let unanswered = "no answer from"
+
+    /// True when the daemon took the request but did not answer within the client's time: it
+    /// may still carry it out.
+    public var meansUnanswered: Bool { operation == Self.unanswered && errno == Errno.timedOut.rawValue }
+
     /// `operation path: strerror(errno) (SYMBOL)`.
     public var description: String {
         "\(operation) \(path): \(Errno(rawValue: errno))"

@@ -138,6 +138,7 @@ enum ControlSocketPath {
 
     /// Sends one command to the daemon ``resolve(_:context:)`` finds from the command's
     /// `options`, and returns its result, mapping failures to exit codes: no daemon → 69, a
+    /// request the daemon took and did not answer in time → 75 (it may still carry it out), a
     /// refused command → 65.
     static func send(
         _ command: String, arguments: JSONValue, options: ParsedArguments, context: CommandContext
@@ -148,6 +149,11 @@ enum ControlSocketPath {
             response = try await ControlClient(path: path).send(ControlRequest(command: command, arguments: arguments))
         } catch let error as ControlSocketError where error.meansNoDaemon {
             throw CommandError(.unavailable, "healthgate is not running (no daemon listening on \(path))")
+        } catch let error as ControlSocketError where error.meansUnanswered {
+            throw CommandError(
+                .temporaryFailure,
+                "the daemon on \(path) took '\(command)' but did not answer within \(ControlClient(path: path).timeout): "
+                    + "it may still carry it out; 'healthgate status' shows what it did")
         } catch {
             throw CommandError(.unavailable, "cannot reach the daemon: \(error)")
         }
