@@ -17,7 +17,8 @@
 #      within 1 s more than the slowest of three runs with the disk running (the faster of two
 #      answers, when the first was slower) and says the store is stuck, then that the
 #      pings are withheld; systemd's
-#      watchdog ends the service (Result watchdog) within 2 x WatchdogSec of the hang (the gateway
+#      watchdog ends the service (Result watchdog) and logs its timeout within 2 x WatchdogSec of
+#      the hang, timed on CLOCK_MONOTONIC from the journal's own stamp (the gateway
 #      withholds its pings once its writer has been stuck for WatchdogSec/2, and systemd waits
 #      WatchdogSec from the last one). The device is resumed as soon as systemd has signalled the
 #      service (a process blocked in the kernel takes its signal only when the write returns) and
@@ -100,11 +101,16 @@ poll 60 grows "$count" && pass "samples are stored ($(samples))" || fail "no sam
 # While the writer hangs, before systemd acts: `healthgate status` answers from what the store
 # last published (issue 64), within 1 s of what it takes with the disk running (the command's own
 # start under TCG is not the daemon's), and says since when the store has not answered. The page
-# cache is dropped first, so that a read of the store's files would block too.
+# cache is dropped first, so that a read of the store's files would block too; it is dropped
+# before each run with the disk running as well, so that both load the command from a cold cache
+# (ci79: 4.1 to 4.8 s warm, and a cold start after the drop passed the old 5 s limit).
+# STATUS_LIMIT: a status that waited on the store would never answer; one that did not answers
+# within the command's own start, which a loaded host has made 5 s.
+STATUS_LIMIT=15
 ask_status() { # FILE: status into FILE; sets STATUS_MS, the command's whole time
   local began
   began=$(date +%s%N)
-  timeout 5 nsenter --target "$SYSTEMD" --mount --pid -- /usr/bin/healthgate status > "$1" 2>&1
+  timeout "$STATUS_LIMIT" nsenter --target "$SYSTEMD" --mount --pid -- /usr/bin/healthgate status > "$1" 2>&1
   local status=$?
   STATUS_MS=$((($(date +%s%N) - began) / 1000000))
   return $status
@@ -113,6 +119,7 @@ ask_status() { # FILE: status into FILE; sets STATUS_MS, the command's whole tim
 # loaded host (2.2 to 4.8 s in one run), so the baseline is the slowest of three runs.
 running_ms=0 runs=()
 for _ in 1 2 3; do
+  echo 3 > /proc/sys/vm/drop_caches
   ask_status "$OUT/status-running.txt"
   runs+=("$STATUS_MS")
   ((STATUS_MS > running_ms)) && running_ms=$STATUS_MS
@@ -120,6 +127,10 @@ done
 echo "status with the disk running: ${runs[*]} ms (the slowest: $running_ms ms)"
 before=$(unit MainPID) restarts=$(unit NRestarts)
 hung=$SECONDS
+# The hang's time on CLOCK_MONOTONIC (the VM never suspends: /proc/uptime is that clock), which
+# the journal's short-monotonic stamps use: systemd's action is timed by its own log line, not
+# by this script's polls, each of which may wait STATUS_LIMIT for a status.
+hung_monotonic=$(cut -d' ' -f1 /proc/uptime)
 dmsetup suspend --nolockfs hgstore && pass "dmsetup suspend --nolockfs hgstore: the disk no longer answers" || fail "dmsetup suspend"
 echo 3 > /proc/sys/vm/drop_caches
 signalled() { [[ $(unit SubState) == stop-watchdog || $(unit Result) == watchdog || $(unit MainPID) != "$before" ]]; }
@@ -133,7 +144,7 @@ threads() {
 }
 poll 20 stuck_said
 if grep -q '^store: STUCK' "$OUT/status-hung.txt"; then
-  # A status that waited on the store would time out (5 s) every time; a slow start of the
+  # A status that waited on the store would time out (STATUS_LIMIT) every time; a slow start of the
   # command is asked once more, and the faster answer judged.
   if ((STATUS_MS > running_ms + 1000)) && ! signalled; then
     first_ms=$STATUS_MS
@@ -167,12 +178,7 @@ grep -q "pings WITHHELD" "$OUT/status-hung.txt" &&
 acted=no
 if poll $((bound + 30)) signalled; then
   acted=yes
-  took=$((SECONDS - hung))
-  # The pings stop once the writer has been stuck for WatchdogSec/2 (checked every WatchdogSec/2),
-  # and systemd waits WatchdogSec from the last: 1.5 x WatchdogSec at most, 2 x with the polls.
-  ((took <= 2 * WATCHDOG_SECONDS)) &&
-    pass "systemd acted $took s after the hang (bound 2 x WatchdogSec = $((2 * WATCHDOG_SECONDS)) s): SubState $(unit SubState), Result $(unit Result)" ||
-    fail "systemd acted $took s after the hang, beyond 2 x WatchdogSec = $((2 * WATCHDOG_SECONDS)) s"
+  echo "systemd has acted $((SECONDS - hung)) s after the hang, as this script's polls saw it: SubState $(unit SubState), Result $(unit Result)"
 else
   fail "systemd did not act on the hang within $((bound + 30)) s (SubState $(unit SubState), Result $(unit Result), NRestarts $(unit NRestarts))"
 fi
@@ -193,8 +199,17 @@ else
 fi
 inside journalctl -u healthgate.service --no-pager -o short-monotonic > "$OUT/journal-hang.txt" 2>&1
 grep -i -m 3 'watchdog' "$OUT/journal-hang.txt"
-grep -q -i 'watchdog timeout' "$OUT/journal-hang.txt" && pass "systemd logged the watchdog timeout" ||
+# The pings stop once the writer has been stuck for WatchdogSec/2 (checked every WatchdogSec/2),
+# and systemd waits WatchdogSec from the last: 1.5 x WatchdogSec at most; 2 x is the bound.
+timeout_at=$(grep -i -m 1 'watchdog timeout' "$OUT/journal-hang.txt" | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p')
+if [[ -z $timeout_at ]]; then
   fail "the journal has no watchdog timeout"
+else
+  took=$(awk -v a="$timeout_at" -v b="$hung_monotonic" 'BEGIN {printf "%.1f", a - b}')
+  awk -v t="$took" -v w="$WATCHDOG_SECONDS" 'BEGIN {exit !(t > 0 && t <= 2 * w)}' &&
+    pass "systemd's watchdog timeout $took s after the hang, by the journal's monotonic clock (bound 2 x WatchdogSec = $((2 * WATCHDOG_SECONDS)) s)" ||
+    fail "systemd's watchdog timeout $took s after the hang by the journal's monotonic clock, beyond 2 x WatchdogSec = $((2 * WATCHDOG_SECONDS)) s"
+fi
 count=$(samples)
 poll 60 grows "$count" && pass "samples are stored again once the device resumed ($(samples))" || fail "no samples once the device resumed"
 
