@@ -185,8 +185,10 @@ STRAPS_START=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/healthgate.log" "$GATEWAY_
 SCALES_START=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/healthgate.log" "$GATEWAY_START" "Advertisement Monitor on" "is active" 16:1d18)
 echo "gateway: counted from its monitors' activation, $(awk -v a="$STRAPS_START" -v b="$SCALES_START" -v g="$GATEWAY_START" 'BEGIN {printf "straps %.1f s, scales %.1f s", a - g, b - g}') after its start"
 sqlite3 "$DB" ".backup '$OUT/healthgate.sqlite'" || fail "cannot copy the store to $OUT"
+# The straps' count ends when the gateway was told to stop (count-stored.py: STRAPS_TO).
+STRAPS_END=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/healthgate.log" "$GATEWAY_END" "received SIGTERM")
 "$PY" "$PERIPHERALS/count-stored.py" "$ADVERTISED" "$OUT/healthgate.sqlite" gateway "$STRAPS_START" "$SCALES_START" "$GATEWAY_END" \
-  > "$OUT/gateway-counts.txt" 2>&1
+  "$STRAPS_END" > "$OUT/gateway-counts.txt" 2>&1
 verdicts "$OUT/gateway-counts.txt"
 
 say "healthgate run on bluetoothd as shipped (no -E), holding CAP_NET_ADMIN: the management socket"
@@ -241,8 +243,9 @@ sqlite3 "$DB" ".backup '$OUT/healthgate-mgmt.sqlite'" || fail "cannot copy the s
 # Counted from the moment the gateway scanned by the management socket (its log's time) to SIGTERM,
 # as part 4 counts: advertised changes against stored samples per strap.
 MGMT_START=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/healthgate-mgmt.log" "$GATEWAY_START" "by the management socket")
+MGMT_END=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/healthgate-mgmt.log" "$GATEWAY_END" "received SIGTERM")
 "$PY" "$PERIPHERALS/count-stored.py" "$ADVERTISED" "$OUT/healthgate-mgmt.sqlite" "gateway (management socket)" \
-  "$MGMT_START" - "$GATEWAY_END" > "$OUT/gateway-mgmt-counts.txt" 2>&1
+  "$MGMT_START" - "$GATEWAY_END" "$MGMT_END" > "$OUT/gateway-mgmt-counts.txt" 2>&1
 verdicts "$OUT/gateway-mgmt-counts.txt"
 kill "$BUMBLE_PID" 2> /dev/null
 kill -0 "$BLUETOOTHD" 2> /dev/null && pass "bluetoothd still runs" || fail "bluetoothd died (see its log)"

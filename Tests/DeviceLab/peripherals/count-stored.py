@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-# count-stored.py ADVERTISED DB LABEL STRAPS_FROM SCALES_FROM TO - what a gateway stored of what
-# bumble-advertisers.py advertised (its log, ADVERTISED), in one span of the guest's clock: each
-# strap's changes on air from STRAPS_FROM to TO against the heartRate samples of that strap stamped
-# in that span (each sample carries the time its advertisement was received), and the scales'
-# stabilised weighings on air from SCALES_FROM to TO against the store's bodyMass samples (SCALES_FROM
-# "-" leaves the scales out). DB is a copy of the store, opened read-only and immutable (a copy on
+# count-stored.py ADVERTISED DB LABEL STRAPS_FROM SCALES_FROM TO [STRAPS_TO] - what a gateway
+# stored of what bumble-advertisers.py advertised (its log, ADVERTISED), in one span of the guest's
+# clock: each strap's changes on air from STRAPS_FROM to STRAPS_TO (default TO) against the
+# heartRate samples of that strap stamped in that span (each sample carries the time its
+# advertisement was received), and the scales' stabilised weighings on air from SCALES_FROM to TO
+# against the store's bodyMass samples (SCALES_FROM "-" leaves the scales out). STRAPS_TO is when
+# the gateway was told to stop (its log's "received SIGTERM"): a strap changes about once a second,
+# and from then on its sources stop hearing, however long the stop takes (ci79: 7 changes of 44 in
+# a slow stop counted as sent); a weighing heard during the stop is stored, so TO ends later. DB is a copy of the store, opened read-only and immutable (a copy on
 # the host's share cannot map SQLite's WAL index). Prints one verdict a line, "ok TEXT" or
 # "fail TEXT": a strap stored at least 0.9 of its changes and no more samples than changes; every
 # weighing in the span stored (the one on air as it began may be), none twice.
@@ -17,6 +20,7 @@ import store_readings  # noqa: E402  (the store's quantity series read as sample
 
 advertised_log, db, label, straps_from, scales_from, to = sys.argv[1:7]
 straps_from, to = float(straps_from), float(to)
+straps_to = float(sys.argv[7]) if len(sys.argv) > 7 else to
 events = [json.loads(line) for line in open(advertised_log) if line.startswith('{"event": "advertised"')]
 store = store_readings.connect(db, options="immutable=1")
 rows = store.execute(
@@ -29,8 +33,8 @@ for name in straps:
     times = [e["t"] for e in events if e["device"] == name]
     # The change on air when the count starts is one of them: bluetoothd and the kernel report a
     # device's current data when the path first finds it.
-    sent = sum(1 for t in times if straps_from <= t <= to) + (1 if any(t < straps_from for t in times) else 0)
-    stored = sum(1 for device, at in rows if ident in device and straps_from <= at <= to)
+    sent = sum(1 for t in times if straps_from <= t <= straps_to) + (1 if any(t < straps_from for t in times) else 0)
+    stored = sum(1 for device, at in rows if ident in device and straps_from <= at <= straps_to)
     rate = stored / sent if sent else 0
     verdict = "ok" if sent and stored <= sent and rate >= 0.9 else "fail"
     print(f"{verdict} {label}: {name} stored {stored} of {sent} changes (rate {rate:.2f}, 0.9 required)")
