@@ -202,6 +202,25 @@ final class ShutdownTests: XCTestCase {
         XCTAssertTrue(log.contains("sinks did not drain within 5.0 seconds; forcing shutdown"))
     }
 
+    /// A source that does not return when stopped (one waiting on a service that does not
+    /// answer) is what the forced stop's warning names, not the sinks, which had nothing to drain.
+    func testTheDeadlineNamesTheSourcesWhenTheyAreWhatDidNotStop() async throws {
+        let clock = ManualClock()
+        let log = RecordingLogSink()
+        let source = SlowToStopSource()
+        let gateway = makeGateway(source: source, sink: CollectingSink(batchSize: 100), clock: clock, shutdownTimeout: .seconds(5), log: log)
+        let (shutdown, run) = GatewayRun.start(gateway)
+        try await waitUntil("the source to run") { source.isRunning }
+        shutdown.requestStop()
+        try await clock.waitForSleepers(1)  // the shutdown deadline
+        clock.advance(by: .seconds(5))
+        try await waitUntil("the forced stop's warning") { log.contains("sources did not stop within 5.0 seconds") }
+        XCTAssertFalse(log.contains("sinks did not drain"))
+        source.release()
+        try await run.waitForReturn()
+        XCTAssertEqual(shutdown.stage, .forced)
+    }
+
     func testStopWithIdleSinksReturnsPromptly() async throws {
         let clock = ManualClock()
         let sinks = (0..<3).map { _ in CollectingSink() }

@@ -57,6 +57,41 @@ final class ScriptedSource: SampleSource {
     }
 }
 
+/// A source that, once cancelled, returns only when the test releases it: one whose stop waits
+/// on a service that does not answer.
+final class SlowToStopSource: SampleSource {
+    private struct State {
+        var running = false
+        var released = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    var isRunning: Bool { state.withLock { $0.running } }
+
+    func release() {
+        let waiter = state.withLock { state in
+            state.released = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    func run(context: SourceContext) async throws {
+        state.withLock { $0.running = true }
+        while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let released = state.withLock { state in
+                if !state.released { state.waiter = waiter }
+                return state.released
+            }
+            if released { waiter.resume() }
+        }
+    }
+}
+
 /// A source that publishes its records once and returns (done, not failed).
 struct OneShotSource: SampleSource {
     var records: [HealthRecord]

@@ -200,6 +200,7 @@ public final class Gateway: Sendable {
             }
             var remaining = sinks.count + followers.count + 1
             var sinksRunning = sinks.count
+            var sourcesRunning = true
             var abandoned: [String] = []
             if sinksRunning == 0 { storeSettled.withLock { $0 = true } }
             while remaining > 0, let finished = await group.next() {
@@ -210,11 +211,16 @@ public final class Gateway: Sendable {
                     if sinksRunning == 0 { storeSettled.withLock { $0 = true } }
                     if let name { abandoned.append(name) }
                 case .follower: remaining -= 1
-                case .sources: remaining -= 1
+                case .sources:
+                    remaining -= 1
+                    sourcesRunning = false
                 case .watchdog:
-                    logger.warning(shutdown.stage == .forced
-                        ? "second stop request: forcing shutdown"
-                        : "sinks did not drain within \(shutdownTimeout); forcing shutdown")
+                    logger.warning(
+                        shutdown.stage == .forced
+                            ? "second stop request: forcing shutdown"
+                            : sourcesRunning
+                                ? "sources did not stop within \(shutdownTimeout) (one waits on a device or service that does not answer); forcing shutdown"
+                                : "sinks did not drain within \(shutdownTimeout); forcing shutdown")
                     shutdown.force()
                     // Release sources parked on a full `.block` queue: they wait through
                     // cancellation (so a graceful stop loses nothing), so only finishing the bus
