@@ -39,6 +39,12 @@ WINDOW=${3:-20}
 FILTER=${4:-address}
 OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 source "$REPO/Tests/DeviceLab/lib/bluetooth-scenario.sh"
+# bluetoothd's debug logs go to the guest's tmpfs, copied to $OUT at the end, as class.sh's: written
+# line by line to the 9p share they can stall bluetoothd's main loop (here: a local run in which
+# bluetoothd -E stopped reporting advertisements to the gateway's monitor after 5 s, and the
+# gateway's sources did not stop within its 10 s on SIGTERM).
+BLUETOOTHD_LOG=/tmp/bluetoothd.log
+trap 'cp -f /tmp/bluetoothd*.log "$OUT/" 2> /dev/null' EXIT
 ADVERTISED=$OUT/advertisers.log
 RATES=$OUT/rates.jsonl
 : > "$RATES"
@@ -50,7 +56,7 @@ echo "the gateway controller's duplicate filter: $FILTER"
 restart_bluetoothd() {
   kill "$BLUETOOTHD"
   wait "$BLUETOOTHD" 2> /dev/null
-  bluetoothd -n -d "$@" >> "$OUT/bluetoothd$*.log" 2>&1 &
+  bluetoothd -n -d "$@" >> "/tmp/bluetoothd$*.log" 2>&1 &
   BLUETOOTHD=$!
   adapter_listed() { bluetoothctl list 2> /dev/null | grep -q '^Controller'; }
   poll 30 adapter_listed || { fail "bluetoothd $* does not show the adapter"; return 1; }
