@@ -35,6 +35,27 @@ final class BlueZTransportTests: XCTestCase {
         }
     }
 
+    /// A scan's end (its task cancelled, often as the gateway stops) waits for bluetoothd's
+    /// StopDiscovery at most ``BlueZTransport/teardownCallTimeout``: a bluetoothd that answers
+    /// later still carries the call out, and the gateway's stop is not held past its deadline.
+    func testAScansEndDoesNotWaitOnASlowStopDiscovery() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let transport = bluez.transport()
+        let scan = transport.startScan(
+            for: ScanInterest(discovery: DiscoveryInterest(services: [BluetoothUUID(0x180D)], addresses: [])), bufferingNewest: 16
+        ) { (_: ScanEvent, _: AsyncThrowingStream<Int, any Error>.Continuation) in }
+        try await waitUntil(timeout: .seconds(20), "discovery started") { (try? await bluez.discovering()) == true }
+        try await bluez.slowStopDiscovery(seconds: 8)
+        let cancelled = ContinuousClock.now
+        scan.task.cancel()
+        await scan.task.value
+        let took = ContinuousClock.now - cancelled
+        XCTAssertLessThan(took, .seconds(6), "the scan's end waited \(took) for StopDiscovery")
+        XCTAssertGreaterThanOrEqual(took, BlueZTransport.teardownCallTimeout, "the call was sent and awaited for its time")
+        try await waitUntil(timeout: .seconds(20), "bluetoothd carried the call out") { (try? await bluez.discovering()) == false }
+    }
+
     // MARK: D-Bus layer
 
     func testManagedObjectsAndTypedErrors() async throws {

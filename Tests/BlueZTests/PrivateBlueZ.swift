@@ -358,6 +358,14 @@ extension PrivateBlueZ {
         return reply.first?.array?.count ?? -1
     }
 
+    /// The next StopDiscovery on the adapter answers only after `seconds` (the fixture's
+    /// SlowStopDiscovery).
+    func slowStopDiscovery(seconds: Double, adapter: String = "hci0") async throws {
+        _ = try await connection.call(
+            destination: "org.bluez", path: "/", interface: "org.healthgate.Test", member: "SlowStopDiscovery",
+            arguments: [.string(adapter), .double(seconds)])
+    }
+
     /// The next StartDiscovery on the adapter adds a heart-rate monitor at `address` before it
     /// replies (the fixture's DeviceOnStartDiscovery).
     func deviceOnStartDiscovery(_ address: String, name: String, adapter: String = "hci0") async throws {

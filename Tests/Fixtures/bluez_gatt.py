@@ -67,6 +67,9 @@ control interface, org.healthgate.Test, on "/" that the Swift tests call over D-
                                           the next StartDiscovery adds a heart-rate monitor
                                           (InterfacesAdded) before it replies, as btvirt answers
                                           a scan's start with one report at once
+  SlowStopDiscovery(adapter s, seconds d) the next StopDiscovery answers only after SECONDS (the
+                                          mock is busy meanwhile, as a bluetoothd too loaded to
+                                          answer), then stops discovery as usual
   ReleaseMonitors(adapter s)              bluetoothd drops every monitor on its own (the kernel
                                           refused them): Release on each, none registered after
   MonitorEvents(adapter s) -> (u, as)     the applications registered now, and what happened in
@@ -76,6 +79,7 @@ control interface, org.healthgate.Test, on "/" that the Swift tests call over D-
 '''
 
 import socket
+import time
 
 import dbus
 
@@ -707,6 +711,20 @@ def control_device_on_start_discovery(main, adapter_name, address, name):
     adapter.methods[bluez5.ADAPTER_IFACE]['StartDiscovery'] = (original[0], original[1], start_discovery, original[3])
 
 
+def control_slow_stop_discovery(main, adapter_name, seconds):
+    # A bluetoothd too loaded to answer StopDiscovery for a while (the lab under TCG: 5.9 s at
+    # the median beside a class), once.
+    adapter = mockobject.objects['/org/bluez/' + adapter_name]
+    original = adapter.methods[bluez5.ADAPTER_IFACE]['StopDiscovery']
+
+    def stop_discovery(obj):
+        obj.methods[bluez5.ADAPTER_IFACE]['StopDiscovery'] = original
+        time.sleep(float(seconds))
+        bluez5.StopDiscovery(obj)
+
+    adapter.methods[bluez5.ADAPTER_IFACE]['StopDiscovery'] = (original[0], original[1], stop_discovery, original[3])
+
+
 _CONTROL = [
     ('AddHeartRateMonitor', 'sssb', 'o', control_add_monitor),
     ('FailNextConnect', 'os', '', control_fail_next_connect),
@@ -730,6 +748,7 @@ _CONTROL = [
     ('MonitorEvents', 's', 'uas', control_monitor_events),
     ('ReleaseMonitors', 's', '', control_release_monitors),
     ('DeviceOnStartDiscovery', 'sss', '', control_device_on_start_discovery),
+    ('SlowStopDiscovery', 'sd', '', control_slow_stop_discovery),
 ]
 
 def load(mock, parameters):

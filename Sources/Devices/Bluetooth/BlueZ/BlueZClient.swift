@@ -324,8 +324,8 @@ public struct BlueZClient: Sendable {
 
     /// AdvertisementMonitorManager1.UnregisterMonitor: bluetoothd calls each monitor's Release
     /// before it replies, so the caller keeps serving the monitors while it awaits this call.
-    public func unregisterMonitor(adapter: String, application: String) async throws {
-        _ = try await call(adapter, .unregisterMonitor, [.objectPath(application)], timeout: .seconds(15))
+    public func unregisterMonitor(adapter: String, application: String, timeout: Duration = .seconds(15)) async throws {
+        _ = try await call(adapter, .unregisterMonitor, [.objectPath(application)], timeout: timeout)
     }
 
     /// Adapter1.StartDiscovery.
@@ -333,9 +333,9 @@ public struct BlueZClient: Sendable {
         _ = try await call(adapter, .startDiscovery)
     }
 
-    /// Adapter1.StopDiscovery.
-    public func stopDiscovery(adapter: String) async throws {
-        _ = try await call(adapter, .stopDiscovery)
+    /// Adapter1.StopDiscovery; `timeout` nil is the bus's default.
+    public func stopDiscovery(adapter: String, timeout: Duration? = nil) async throws {
+        _ = try await call(adapter, .stopDiscovery, timeout: timeout)
     }
 
     /// Device1.Connect. BlueZ replies once the link is up (services may still be resolving).
@@ -372,9 +372,9 @@ public struct BlueZClient: Sendable {
         _ = try await call(adapter, .removeDevice, [.objectPath(device)])
     }
 
-    /// Device1.Disconnect.
-    public func disconnect(device: String) async throws {
-        _ = try await call(device, .disconnect)
+    /// Device1.Disconnect; `timeout` nil is the bus's default.
+    public func disconnect(device: String, timeout: Duration? = nil) async throws {
+        _ = try await call(device, .disconnect, timeout: timeout)
     }
 
     /// GattCharacteristic1.ReadValue({}).

@@ -492,10 +492,11 @@ final class BlueZPeripheral: BLEConnection {
         guard state.withLock({ $0.finished == nil }) else { return }
         finish(BLETransportError(.disconnected, device: address, "disconnected by the gateway"))
         // The caller is often a task being cancelled (the gateway stopping); the disconnect
-        // still has to reach bluetoothd, so it runs in a task of its own and is awaited.
+        // still has to reach bluetoothd, so it runs in a task of its own and is awaited, for at
+        // most the teardown time: once sent it is on the bus, and bluetoothd carries it out.
         let client = client
         let devicePath = devicePath
-        let request = Task { try await client.disconnect(device: devicePath) }
+        let request = Task { try await client.disconnect(device: devicePath, timeout: BlueZTransport.teardownCallTimeout) }
         do {
             try await request.value
         } catch let error as DBusError where error.name == DBusError.bluezNotConnected {

@@ -202,7 +202,10 @@ extension BlueZTransport: AdvertisementScanner {
         // closes. That, unregistering the monitor and stopping discovery (bus round trips) run
         // after our task was cancelled, in a task of their own, which this scan awaits (it is
         // not cancelled with the scan), so that a scan started next finds the kernel and
-        // bluetoothd clean.
+        // bluetoothd clean. Each waits at most its teardown time (``teardownCallTimeout``): the
+        // calls are on the bus once sent, and bluetoothd carries them out in order, before any
+        // call this connection sends next; a stopping gateway must not wait on a slow
+        // bluetoothd past its own stop deadline.
         let reader = scan.update { state -> ManagementAdvertisementReader? in
             defer { state.managementReader = nil }
             return state.managementReader
@@ -213,12 +216,12 @@ extension BlueZTransport: AdvertisementScanner {
                 state.unregistering = true
                 return state.monitor
             }) {
-                await unregister(monitor, client: client, adapter: adapter)
+                await unregister(monitor, client: client, adapter: adapter, timeout: Self.teardownCallTimeout)
             }
             if let session = scan.update({ $0.discovering }) {
                 discoveries.withLock { _ = $0.removeValue(forKey: session) }
                 do {
-                    try await client.stopDiscovery(adapter: adapter)
+                    try await client.stopDiscovery(adapter: adapter, timeout: Self.teardownCallTimeout)
                 } catch {
                     logger.debug("StopDiscovery on \(adapter): \(error)")
                 }
@@ -230,6 +233,15 @@ extension BlueZTransport: AdvertisementScanner {
 
     /// How long a scan's end waits for the kernel's answer to the removal of its kernel monitor.
     static let kernelMonitorRemovalTimeout: Duration = .seconds(2)
+
+    /// How long a call that leaves bluetoothd clean after a scan or a connection ended (the
+    /// task that made it cancelled, often as the gateway stops) waits for bluetoothd's reply:
+    /// UnregisterMonitor, StopDiscovery, Disconnect. A scan's end is then at most 2 + 2 × this,
+    /// within the gateway's 10 s stop deadline. (The lab: bluetoothd under TCG answered a
+    /// property read in 5.9 s at the median, 13.8 s at the slowest, beside a class; a CGM
+    /// source stopped during a reconnection waited on StopDiscovery's 25 s default, and the
+    /// gateway's stop was forced, exit 1.)
+    static let teardownCallTimeout: Duration = .seconds(2)
 
     /// The scan's loop: applies each signal to `tree` and reports what the scan's interest wants
     /// of it; returns when the signals end, throws when the adapter goes. While the management
@@ -341,9 +353,9 @@ extension BlueZTransport: AdvertisementScanner {
     }
 
     /// Unregisters `monitor` and stops serving it.
-    private func unregister(_ monitor: MonitorRegistration, client: BlueZClient, adapter: String) async {
+    private func unregister(_ monitor: MonitorRegistration, client: BlueZClient, adapter: String, timeout: Duration = .seconds(15)) async {
         do {
-            try await client.unregisterMonitor(adapter: adapter, application: monitor.application)
+            try await client.unregisterMonitor(adapter: adapter, application: monitor.application, timeout: timeout)
         } catch {
             logger.debug("UnregisterMonitor on \(adapter): \(error)")
         }
