@@ -38,19 +38,28 @@ final class DemoWorkouts: Sendable {
     }
 
     /// Ends each workout ``start(_:in:)`` started that is still in progress; each is committed and
-    /// handed to the bus before the gateway stops its sources, so the store keeps it.
+    /// handed to the bus before the gateway stops its sources, so the store keeps it. They end
+    /// at once, as `workout end --all` ends a class: each end waits for the store to hold its
+    /// workout (a commit, up to a second or two), and one after another the demo's eight took
+    /// more than the gateway's 10 s for the work before stopping (the stop was then cut short).
     func end(in workouts: ParticipantWorkouts) async {
-        var ended = 0
-        for (participant, id) in started.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
-            guard let status = workouts.controller(for: participant)?.status(), status.workoutID == id,
-                status.state != .ended, status.state != .notStarted
-            else { continue }
-            do {
-                _ = try await workouts.handle(.end, for: .participant(participant))
-                ended += 1
-            } catch {
-                logger.error("cannot end the demo workout of \(participant): \(error)")
+        let ending = started.withLock({ $0 }).filter { participant, id in
+            guard let status = workouts.controller(for: participant)?.status() else { return false }
+            return status.workoutID == id && status.state != .ended && status.state != .notStarted
+        }
+        let ended = await withTaskGroup(of: Bool.self) { group in
+            for participant in ending.keys.sorted() {
+                group.addTask {
+                    do {
+                        _ = try await workouts.handle(.end, for: .participant(participant))
+                        return true
+                    } catch {
+                        self.logger.error("cannot end the demo workout of \(participant): \(error)")
+                        return false
+                    }
+                }
             }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         if ended > 0 { logger.info("ended the demo's group workout (\(ended) of \(started.withLock { $0.count }) still in progress)") }
     }
