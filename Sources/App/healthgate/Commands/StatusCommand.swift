@@ -144,15 +144,16 @@ enum ControlSocketPath {
         _ command: String, arguments: JSONValue, options: ParsedArguments, context: CommandContext
     ) async throws -> JSONValue {
         let path = try resolve(options, context: context)
+        let client = ControlClient(path: path)
         let response: ControlResponse
         do {
-            response = try await ControlClient(path: path).send(ControlRequest(command: command, arguments: arguments))
+            response = try await client.send(ControlRequest(command: command, arguments: arguments))
         } catch let error as ControlSocketError where error.meansNoDaemon {
             throw CommandError(.unavailable, "healthgate is not running (no daemon listening on \(path))")
         } catch let error as ControlSocketError where error.meansUnanswered {
             throw CommandError(
                 .temporaryFailure,
-                "the daemon on \(path) took '\(command)' but did not answer within \(ControlClient(path: path).timeout): "
+                "the daemon on \(path) took '\(command)' but did not answer within \(client.timeout): "
                     + "it may still carry it out; 'healthgate status' shows what it did")
         } catch {
             throw CommandError(.unavailable, "cannot reach the daemon: \(error)")
