@@ -322,9 +322,12 @@ public struct BlueZClient: Sendable {
         _ = try await call(adapter, .registerMonitor, [.objectPath(application)], timeout: .seconds(15))
     }
 
+    /// How long UnregisterMonitor waits by default: bluetoothd calls back each monitor first.
+    public static let unregisterMonitorTimeout: Duration = .seconds(15)
+
     /// AdvertisementMonitorManager1.UnregisterMonitor: bluetoothd calls each monitor's Release
     /// before it replies, so the caller keeps serving the monitors while it awaits this call.
-    public func unregisterMonitor(adapter: String, application: String, timeout: Duration = .seconds(15)) async throws {
+    public func unregisterMonitor(adapter: String, application: String, timeout: Duration = unregisterMonitorTimeout) async throws {
         _ = try await call(adapter, .unregisterMonitor, [.objectPath(application)], timeout: timeout)
     }
 

@@ -353,7 +353,7 @@ extension BlueZTransport: AdvertisementScanner {
     }
 
     /// Unregisters `monitor` and stops serving it.
-    private func unregister(_ monitor: MonitorRegistration, client: BlueZClient, adapter: String, timeout: Duration = .seconds(15)) async {
+    private func unregister(_ monitor: MonitorRegistration, client: BlueZClient, adapter: String, timeout: Duration = BlueZClient.unregisterMonitorTimeout) async {
         do {
             try await client.unregisterMonitor(adapter: adapter, application: monitor.application, timeout: timeout)
         } catch {
