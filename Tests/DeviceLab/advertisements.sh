@@ -191,10 +191,10 @@ STRAPS_START=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/healthgate.log" "$GATEWAY_
 SCALES_START=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/healthgate.log" "$GATEWAY_START" "Advertisement Monitor on" "is active" 16:1d18)
 echo "gateway: counted from its monitors' activation, $(awk -v a="$STRAPS_START" -v b="$SCALES_START" -v g="$GATEWAY_START" 'BEGIN {printf "straps %.1f s, scales %.1f s", a - g, b - g}') after its start"
 sqlite3 "$DB" ".backup '$OUT/healthgate.sqlite'" || fail "cannot copy the store to $OUT"
-# The straps' count ends when the gateway was told to stop (count-stored.py: STRAPS_TO).
-STRAPS_END=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/healthgate.log" "$GATEWAY_END" "received SIGTERM")
+# The count ends when the gateway was told to stop (count-stored.py: STOP), for the straps and the scales.
+STOPPED=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/healthgate.log" "$GATEWAY_END" "received SIGTERM")
 "$PY" "$PERIPHERALS/count-stored.py" "$ADVERTISED" "$OUT/healthgate.sqlite" gateway "$STRAPS_START" "$SCALES_START" "$GATEWAY_END" \
-  "$STRAPS_END" > "$OUT/gateway-counts.txt" 2>&1
+  "$STOPPED" > "$OUT/gateway-counts.txt" 2>&1
 verdicts "$OUT/gateway-counts.txt"
 
 say "healthgate run on bluetoothd as shipped (no -E), holding CAP_NET_ADMIN: the management socket"

@@ -276,8 +276,8 @@ the_service_hears() {
   cp "$copy/store.sqlite" "$OUT/store-$label.sqlite"
   rm -rf "$copy"
   HEARD_FROM=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/journal-$label.txt" "$since" "$text")
-  # The straps' span ends when the service was told to stop (count-stored.py: STRAPS_TO).
-  STRAPS_TO=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/journal-$label.txt" "$HEARD_TO" "received SIGTERM")
+  # The span ends when the service was told to stop (count-stored.py: STOP), for the straps and the scales.
+  STOPPED=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/journal-$label.txt" "$HEARD_TO" "received SIGTERM")
 }
 if [[ $(dpkg --print-architecture) != amd64 ]]; then
   echo "SKIP: devices that only advertise: the lab's Bumble (.build/lab-bumble) is the host's amd64 venv, which this $(dpkg --print-architecture) guest cannot run; the amd64 package's run covers them"
@@ -325,7 +325,7 @@ PYTHON
     straps_from=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/journal-monitor.txt" "$HEARD_FROM" "is active" ff:6b00)
     scales_from=$("$PY" "$PERIPHERALS/log-time.py" "$OUT/journal-monitor.txt" "$HEARD_FROM" "is active" 16:1d18)
     "$PY" "$PERIPHERALS/count-stored.py" "$ADVERTISED" "$OUT/store-monitor.sqlite" "the service (Advertisement Monitor)" \
-      "$straps_from" "$scales_from" "$HEARD_TO" "$STRAPS_TO" > "$OUT/counts-monitor.txt" 2>&1
+      "$straps_from" "$scales_from" "$HEARD_TO" "$STOPPED" > "$OUT/counts-monitor.txt" 2>&1
     verdicts "$OUT/counts-monitor.txt"
   fi
 
@@ -349,7 +349,7 @@ PYTHON
       pass "management socket: the service scans by the management socket, in its sandbox with the drop-in" ||
       fail "management socket: a source fell back to discovery (journal-management-socket.txt)"
     "$PY" "$PERIPHERALS/count-stored.py" "$ADVERTISED" "$OUT/store-management-socket.sqlite" "the service (management socket)" \
-      "$HEARD_FROM" - "$HEARD_TO" "$STRAPS_TO" > "$OUT/counts-management-socket.txt" 2>&1
+      "$HEARD_FROM" - "$HEARD_TO" "$STOPPED" > "$OUT/counts-management-socket.txt" 2>&1
     verdicts "$OUT/counts-management-socket.txt"
   fi
 
