@@ -13,8 +13,10 @@
 # seconds since the epoch; scripts/test's phase table reads it).
 # HEALTHGATE_LAB_DEB_FILE instead of HEALTHGATE_LAB_DEB: the package is on its way; the file will
 # hold its path (or "failed"), and until then only the scenarios that do not install it start.
-# HEALTHGATE_LAB_JOBS_FILE: a file holding how many VMs may run at once, read again before each
-# start (scripts/test: one beside its unit tests, then two).
+# HEALTHGATE_LAB_JOBS_FILE: a file holding how many VMs may run at once, then the word "quiet" once
+# nothing but the lab runs on the machine, read again before each start (scripts/test: "1" beside
+# its unit tests, "2" after them, "2 quiet" after its last other phase). Without it the machine
+# counts as quiet.
 # Exit: 0 every scenario passed (or the lab cannot run here: status 77 each, reason printed),
 # 1 one or more failed, 125 the lab could not be prepared.
 set -uo pipefail
@@ -32,8 +34,11 @@ began=$SECONDS
 # watchdog, flush points), then the longest of the rest; a scenario not named here
 # runs after them. Those that install the package wait for it while the others run. Those
 # in `alone` count what arrives against what was sent in real time (advertisement rates of at
-# least 0.9, a class's tiles): they run last, one VM at a time, as on a machine with nothing else
-# to do (beside another VM and the builds their rates fell to 0.78 to 0.84).
+# least 0.9, a class's tiles): they run last, one VM at a time, on a quiet machine (nothing but
+# the lab) with nothing else to do (beside another VM and the builds their rates fell to 0.78 to
+# 0.84). A VM of one processor (vm/run-vm.sh) runs the others so much faster than the two it had
+# that they could be done while scripts/test still ran its configuration schema, fuzzers and arm64
+# demo beside the lab.
 order=(power-cut watchdog flush-points bluetooth-bonded bluetooth-multi ant-stick bluetooth-cgm ghs bluetooth
   bluetooth-bumble usb-serial bluetooth-health rfcomm-serial strap-between-classes clock-unsynchronized advertisements package class)
 alone=(advertisements package class)
@@ -88,12 +93,19 @@ if [[ -z ${HEALTHGATE_LAB_DEB:-} && -z ${HEALTHGATE_LAB_DEB_FILE:-} ]]; then
 fi
 echo "=== device lab: the VM and healthgate ($HEALTHGATE_BIN) ready in $((SECONDS - began)) s; the package: ${HEALTHGATE_LAB_DEB:-${HEALTHGATE_LAB_DEB_FILE:+to come (${HEALTHGATE_LAB_DEB_FILE})}}"
 
-# How many VMs at once: HEALTHGATE_LAB_JOBS_FILE, when set and holding a whole number, read again
-# before each start (scripts/test runs one beside its unit tests, then two), else $jobs.
+# How many VMs at once: HEALTHGATE_LAB_JOBS_FILE's first word, when set and a whole number, read
+# again before each start (scripts/test runs one beside its unit tests, then two), else $jobs.
 slots() {
-  local count
-  count=$(cat "${HEALTHGATE_LAB_JOBS_FILE:-/dev/null}" 2> /dev/null)
+  local count rest
+  read -r count rest < "${HEALTHGATE_LAB_JOBS_FILE:-/dev/null}" 2> /dev/null
   [[ $count =~ ^[1-9][0-9]*$ ]] && echo "$count" || echo "$jobs"
+}
+# quiet: nothing but the lab runs on the machine (HEALTHGATE_LAB_JOBS_FILE says "quiet", or is unset).
+quiet() {
+  [[ -z ${HEALTHGATE_LAB_JOBS_FILE:-} ]] && return 0
+  local count rest
+  read -r count rest < "$HEALTHGATE_LAB_JOBS_FILE" 2> /dev/null
+  [[ $rest == quiet ]]
 }
 name_of() { local name; name=$(basename "$1" .sh); echo "${name#run-}"; }
 is_alone() { [[ " ${alone[*]} " == *" $(name_of "$1") "* ]]; }
@@ -144,7 +156,8 @@ start() {
 }
 
 # The first pending scenario in the order that may start now: not one that installs the package
-# before the package is there; one that runs alone only on an idle lab, and nothing beside it.
+# before the package is there; one that runs alone only on an idle lab of a quiet machine, and
+# nothing beside it.
 pending=("${scenarios[@]}")
 while ((${#pending[@]} > 0)); do
   reap_finished
@@ -156,7 +169,7 @@ while ((${#pending[@]} > 0)); do
     for index in "${!pending[@]}"; do
       scenario=${pending[$index]}
       installs_package "$scenario" && [[ -z ${HEALTHGATE_LAB_DEB:-} ]] && ((!package_failed)) && continue
-      is_alone "$scenario" && ((${#running[@]} > 0)) && break
+      is_alone "$scenario" && { ((${#running[@]} > 0)) || ! quiet; } && break
       chosen=$index
       break
     done
