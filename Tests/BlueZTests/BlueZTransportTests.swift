@@ -552,6 +552,27 @@ final class BlueZTransportTests: XCTestCase {
         }
     }
 
+    /// A subscription that fails after values were already received on the connection (the
+    /// device lab: the link dropped while StartNotify was under way, and bluetoothd answered
+    /// InProgress) still hands those values over: the stream yields them, then ends with the
+    /// error. Before, `notifications(of:)` threw and the values went with the stream.
+    func testValuesReceivedBeforeAFailedSubscriptionAreNotLost() async throws {
+        let bluez = try await start()
+        try await bluez.addAdapter()
+        let transport = bluez.transport()
+        let address = "AA:BB:CC:DD:EE:2A"
+        let device = try await bluez.addMonitor(address, acquire: false)
+        try await bluez.notifyOnConnect(device, uuid: 0x2A37, [0x00, 71])
+        try await bluez.failNextStartNotify(device, error: "org.bluez.Error.InProgress")
+        let connection = try await transport.connect(to: address)
+        let values = StreamCollector(try await connection.notifications(of: .heartRateMeasurement, in: .heartRateService))
+        try await waitUntil("the stream ends") { values.ended }
+        XCTAssertEqual(values.elements.map(\.value), [[0x00, 71]])
+        let error = try XCTUnwrap(values.error as? BLETransportError)
+        XCTAssertTrue("\(error)".contains("InProgress"), "\(error)")
+        await connection.disconnect()
+    }
+
     func testReconnectAfterLinkDropAcquiresAgain() async throws {
         let bluez = try await start()
         try await bluez.addAdapter()

@@ -195,6 +195,10 @@ final class PrivateBlueZ: @unchecked Sendable {
         try await control("FailNextConnect", [.objectPath(device), .string(error)])
     }
 
+    func failNextStartNotify(_ device: String, error: String) async throws {
+        try await control("FailNextStartNotify", [.objectPath(device), .string(error)])
+    }
+
     func resolveBeforeObjects(_ device: String) async throws {
         try await control("ResolveBeforeObjects", [.objectPath(device), .bool(true)])
     }

@@ -14,6 +14,9 @@ control interface, org.healthgate.Test, on "/" that the Swift tests call over D-
       2A29 and 2A24 read; Battery 180f: 2A19 read+notify) and Battery1, then sets
       ServicesResolved. `acquire` false makes AcquireNotify fail with NotSupported.
   FailNextConnect(device o, error s)      the next Connect replies with that D-Bus error
+  FailNextStartNotify(device o, error s)  the next StartNotify on one of its characteristics
+                                          replies with that D-Bus error (bluetoothd's InProgress
+                                          while it enables a cached subscription itself)
   ResolveBeforeObjects(device o, b)       announce ServicesResolved before exporting GATT
   Notify(characteristic o, value ay)      one notification: a datagram on the acquired
                                           socket if any, else PropertiesChanged "Value"
@@ -372,6 +375,10 @@ def racp_request(racp, request):
 
 def char_start_notify(char):
     require_bond(char)
+    failures = char.hg['device'].hg.get('fail_start_notify')
+    if failures:
+        name = failures.pop(0)
+        raise dbus.exceptions.DBusException(name.rsplit('.', 1)[-1], name=name)
     set_props(char, CHAR_IFACE, {'Notifying': dbus.Boolean(True, variant_level=1)})
 
 
@@ -564,7 +571,7 @@ def control_add_monitor(main, adapter, address, name, acquire):
     device = mockobject.objects[path]
     # Entered directly: device_pair needs the caller's name, which AddMethod's wrapper drops.
     device.methods[DEVICE_IFACE]['Pair'] = ('', '', None, device_pair)
-    device.hg = {'fail': [], 'acquire': bool(acquire), 'resolve_early': False, 'silent': False, 'gatt': [], 'attempts': 0,
+    device.hg = {'fail': [], 'fail_start_notify': [], 'acquire': bool(acquire), 'resolve_early': False, 'silent': False, 'gatt': [], 'attempts': 0,
                  'on_connect': [],
                  'layout': HEART_RATE_GATT, 'records': [], 'passkey': None, 'passkey_requests': 0}
     emit_added(path, {DEVICE_IFACE: props})
@@ -605,6 +612,10 @@ def control_pairing_state(_main, device_path):
 
 def control_fail_next_connect(_main, device_path, error_name):
     mockobject.objects[device_path].hg['fail'].append(str(error_name))
+
+
+def control_fail_next_start_notify(_main, device_path, error_name):
+    mockobject.objects[device_path].hg['fail_start_notify'].append(str(error_name))
 
 
 def control_resolve_before_objects(_main, device_path, early):
@@ -728,6 +739,7 @@ def control_slow_stop_discovery(main, adapter_name, seconds):
 _CONTROL = [
     ('AddHeartRateMonitor', 'sssb', 'o', control_add_monitor),
     ('FailNextConnect', 'os', '', control_fail_next_connect),
+    ('FailNextStartNotify', 'os', '', control_fail_next_start_notify),
     ('ResolveBeforeObjects', 'ob', '', control_resolve_before_objects),
     ('Notify', 'oay', '', control_notify),
     ('NotifyState', 'o', 'bb', control_notify_state),

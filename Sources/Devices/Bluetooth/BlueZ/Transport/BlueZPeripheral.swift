@@ -24,6 +24,9 @@ final class BlueZPeripheral: BLEConnection {
         var startNotified: [String: BluetoothUUID] = [:]
         /// Characteristics followed through AcquireNotify sockets.
         var sockets: [NotificationSocket] = []
+        /// Values handed to the stream through StartNotify's route or as kept early values (not
+        /// the sockets'): when subscribing then fails, the stream is still returned for them.
+        var handed = 0
     }
 
     private struct State {
@@ -135,8 +138,10 @@ final class BlueZPeripheral: BLEConnection {
             let resolved = isResolved(state.tree)
             var values: [(AsyncThrowingStream<BLENotification, any Error>.Continuation, BluetoothUUID)] = []
             if let change, change.interface == BlueZInterface.gattCharacteristic, let value = change.changed["Value"]?.bytes {
-                for subscription in state.subscriptions.values {
-                    if let uuid = subscription.startNotified[signal.path] { values.append((subscription.continuation, uuid)) }
+                for (id, subscription) in state.subscriptions {
+                    guard let uuid = subscription.startNotified[signal.path] else { continue }
+                    values.append((subscription.continuation, uuid))
+                    state.subscriptions[id]?.handed += 1
                 }
                 if values.isEmpty { keepEarly(value, path: signal.path, in: &state) }
             }
@@ -172,9 +177,10 @@ final class BlueZPeripheral: BLEConnection {
     /// nothing arrives out of order.
     private func flushEarly(
         _ path: String, as uuid: BluetoothUUID, to continuation: AsyncThrowingStream<BLENotification, any Error>.Continuation,
-        in state: inout State
+        subscription id: UInt64, in state: inout State
     ) {
         guard let kept = state.early.removeValue(forKey: path), !kept.isEmpty else { return }
+        state.subscriptions[id]?.handed += kept.count
         for (value, date) in kept {
             let notification = BLENotification(characteristic: uuid, value: value, receivedAt: date)
             if case .dropped = continuation.yield(notification) { dropped.add(1, ordering: .relaxed) }
@@ -389,9 +395,20 @@ final class BlueZPeripheral: BLEConnection {
                 try await subscribe(characteristic, as: wanted.characteristic, subscription: id, continuation: continuation)
             }
         } catch {
+            // The values this connection already handed to the stream (notified before it
+            // subscribed, as bluetoothd enables a cached subscription itself, or while StartNotify
+            // was under way) are the device's: the stream is returned with them, then the error.
+            // In the device lab a link that dropped during StartNotify (InProgress) lost a whole
+            // connection's six heart rates here (the clean-clone run of 2026-11-29).
+            let handed = state.withLock { $0.subscriptions[id]?.handed ?? 0 }
             if let started = endSubscription(id) { await stopNotify(started) }
-            continuation.finish()
-            throw error
+            guard handed > 0 else {
+                continuation.finish()
+                throw error
+            }
+            logger.info("subscribing failed (\(error)); passing on the \(String(count: handed, "value")) already received", device: address)
+            continuation.finish(throwing: error)
+            return stream
         }
         continuation.onTermination = { [weak self] _ in
             guard let self, let stopNotify = self.endSubscription(id) else { return }
@@ -431,7 +448,7 @@ final class BlueZPeripheral: BLEConnection {
                 let added = state.withLock { state -> Bool in
                     guard state.finished == nil, state.subscriptions[id] != nil else { return false }
                     state.subscriptions[id]?.sockets.append(socket)
-                    flushEarly(characteristic.path, as: uuid, to: continuation, in: &state)
+                    flushEarly(characteristic.path, as: uuid, to: continuation, subscription: id, in: &state)
                     return true
                 }
                 guard added else {
@@ -449,7 +466,7 @@ final class BlueZPeripheral: BLEConnection {
         let added = state.withLock { state -> Bool in
             guard state.finished == nil, state.subscriptions[id] != nil else { return false }
             state.subscriptions[id]?.startNotified[characteristic.path] = uuid
-            flushEarly(characteristic.path, as: uuid, to: continuation, in: &state)
+            flushEarly(characteristic.path, as: uuid, to: continuation, subscription: id, in: &state)
             return true
         }
         guard added else { throw BLETransportError(.disconnected, device: address, "the link dropped") }
