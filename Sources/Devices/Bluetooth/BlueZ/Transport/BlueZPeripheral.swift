@@ -398,8 +398,8 @@ final class BlueZPeripheral: BLEConnection {
             // The values this connection already handed to the stream (notified before it
             // subscribed, as bluetoothd enables a cached subscription itself, or while StartNotify
             // was under way) are the device's: the stream is returned with them, then the error.
-            // In the device lab a link that dropped during StartNotify (InProgress) lost a whole
-            // connection's six heart rates here (the clean-clone run of 2026-11-29).
+            // A link that drops while StartNotify is under way (bluetoothd answers InProgress)
+            // would otherwise take a whole connection's measurements with it.
             let handed = state.withLock { $0.subscriptions[id]?.handed ?? 0 }
             if let started = endSubscription(id) { await stopNotify(started) }
             guard handed > 0 else {
