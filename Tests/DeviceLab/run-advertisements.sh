@@ -8,8 +8,5 @@
 # HEALTHGATE_LAB_DUPLICATE_FILTER=address|data|none chooses the emulated controller's duplicate
 # filter (default address); HEALTHGATE_LAB_ADV_WINDOW the seconds measured per path (default 20).
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
-# Two processors (vm/run-vm.sh gives one under TCG): bluetoothd, Bumble's advertisers and a
-# reader or the gateway run at once, their rates measured; validated with two.
-export HEALTHGATE_LAB_CPUS=${HEALTHGATE_LAB_CPUS:-2}
 exec "$(dirname "${BASH_SOURCE[0]}")/vm/run-scenario.sh" advertisements 900 "${1:-/tmp/healthgate-lab-advertisements}" \
   "${HEALTHGATE_LAB_ADV_WINDOW:-20}" "${HEALTHGATE_LAB_DUPLICATE_FILTER:-address}"

@@ -36,9 +36,8 @@ began=$SECONDS
 # in `alone` count what arrives against what was sent in real time (advertisement rates of at
 # least 0.9, a class's tiles): they run last, one VM at a time, on a quiet machine (nothing but
 # the lab) with nothing else to do (beside another VM and the builds their rates fell to 0.78 to
-# 0.84). A VM of one processor (vm/run-vm.sh) runs the others so much faster than the two it had
-# that they could be done while scripts/test still ran its configuration schema, fuzzers and arm64
-# demo beside the lab.
+# 0.84). An idle lab alone is not enough: the others may be done while scripts/test still runs its
+# configuration schema, fuzzers and arm64 demo beside the lab.
 order=(power-cut watchdog flush-points bluetooth-bonded bluetooth-multi ant-stick bluetooth-cgm ghs bluetooth
   bluetooth-bumble usb-serial bluetooth-health rfcomm-serial strap-between-classes clock-unsynchronized advertisements package class)
 alone=(advertisements package class)
@@ -144,12 +143,6 @@ start() {
   # HEALTHGATE_BIN as a release binary to package, so not this one.
   binary=(env HEALTHGATE_BIN="$HEALTHGATE_BIN")
   installs_package "$scenario" && binary=(env -u HEALTHGATE_BIN)
-  # One VM at a time (beside scripts/test's unit tests and builds, at a lower priority than they):
-  # two processors, which take what the others leave. With two VMs, one each (vm/run-vm.sh): in
-  # the clean-clone run of 2026-11-29, bluetooth-multi with one processor beside the unit tests
-  # stored no heart rate within its 150 s (it passed with two there in ci80, and with one beside
-  # another VM alone, in 247 s).
-  (($(slots) == 1)) && [[ -z ${HEALTHGATE_LAB_CPUS:-} ]] && binary+=(HEALTHGATE_LAB_CPUS=2)
   rm -f "$logs/$name.status"
   if installs_package "$scenario" && ((package_failed)); then
     binary=(sh -c 'echo "no package: its maker failed ($HEALTHGATE_LAB_DEB_FILE)"; exit 125' sh)

@@ -6,8 +6,4 @@
 # one strap handed to a new member. About 3 to 4 minutes under TCG.
 # Artifacts: OUTDIR (default /tmp/healthgate-lab-class).
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
-# Two processors (vm/run-vm.sh gives one under TCG): bluetoothd, Bumble's five straps, the ANT+
-# emulator and the gateway run at once. With one, the tiles were not all live 240 s after the
-# gateway started (2026-11-29; 34 to 133 s with two).
-export HEALTHGATE_LAB_CPUS=${HEALTHGATE_LAB_CPUS:-2}
 exec "$(dirname "${BASH_SOURCE[0]}")/vm/run-scenario.sh" class 900 "${1:-/tmp/healthgate-lab-class}"

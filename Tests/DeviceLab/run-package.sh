@@ -11,9 +11,6 @@
 # is told of. No debug build is made.
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
 set -euo pipefail
-# Two processors (vm/run-vm.sh gives one under TCG): systemd, bluetoothd, Bumble's advertisers
-# and the service run at once, the service's rates measured; validated with two.
-export HEALTHGATE_LAB_CPUS=${HEALTHGATE_LAB_CPUS:-2}
 lab=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$lab/vm/common.sh"
 source "$lab/lib/packaged-run.sh"

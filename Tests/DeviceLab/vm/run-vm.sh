@@ -27,8 +27,7 @@
 # HEALTHGATE_LAB_ACCEL=kvm|tcg (default: kvm only where it can boot a stock kernel; arm64: tcg),
 # HEALTHGATE_LAB_ARM64_CPU (default cortex-a72, the Raspberry Pi 4's core),
 # HEALTHGATE_LAB_POLL_SCALE (the scenarios' waits multiplied; default 1, arm64 3),
-# HEALTHGATE_LAB_CPUS (default: 1 for an amd64 guest under TCG, else 2; see below),
-# HEALTHGATE_LAB_MEMORY in MiB (default 1024),
+# HEALTHGATE_LAB_CPUS (default 2), HEALTHGATE_LAB_MEMORY in MiB (default 1024),
 # HEALTHGATE_LAB_KEEP=1 keeps the run directory (console.log, output.log, status),
 # HEALTHGATE_LAB_RTC_OFFSET_SECONDS boots the guest with its real-time clock that far from this
 # machine's UTC (qemu's -rtc base=; -86400: a day behind) and tells the scenario the offset
@@ -90,22 +89,6 @@ case $accel in
   tcg) cpu=max ;;
   *) lab_say "HEALTHGATE_LAB_ACCEL must be kvm or tcg"; exit 64 ;;
 esac
-
-# How many processors the guest has. An amd64 guest under TCG gets one: with two, qemu runs each on
-# a thread of its own (multi-threaded TCG), and every fork, exec and unmap in the guest flushes the
-# other processor's TLB in lockstep with it; our scenarios start processes all the time (a bash
-# poll, sqlite3, python). Two scenarios side by side on this 2-core machine, each in a VM of its
-# own (clock-unsynchronized and bluetooth-health, two runs each way, 2026-11-29): 174 to 198 s and
-# 187 to 217 s with two processors, 104 to 119 s and 139 s with one (README.md, "Timings measured
-# here").
-if [[ -n ${HEALTHGATE_LAB_CPUS:-} ]]; then
-  cpus=$HEALTHGATE_LAB_CPUS
-elif [[ $accel == tcg && $lab_arch == amd64 ]]; then
-  cpus=1
-else
-  cpus=2
-fi
-[[ $cpus =~ ^[1-9][0-9]*$ ]] || { lab_say "HEALTHGATE_LAB_CPUS must be a whole number from 1"; exit 64; }
 
 # How much longer the scenarios' waits (lib/checks.sh's poll) may take: an arm64 guest emulated
 # on this x86-64 machine runs systemd's boot and dpkg several times slower than the amd64 one.
@@ -179,13 +162,13 @@ if ((${#forwards[@]})); then
 fi
 [[ -z $shared ]] || extra+=(-virtfs "local,path=$shared,mount_tag=shared,$share")
 [[ -z $pidfile ]] || { rm -f "$pidfile"; extra+=(-pidfile "$pidfile"); }
-lab_say "$lab_arch, kernel $lab_release, $accel, $cpus processor(s), script ${script#"$PWD/"} (limit ${limit}s)"
+lab_say "$lab_arch, kernel $lab_release, $accel, script ${script#"$PWD/"} (limit ${limit}s)"
 began=$(date +%s.%N)
 # panic=-1 with -no-reboot turns a guest panic into qemu's exit rather than a hang.
 timeout -k 10 $((limit + 120)) "$qemu_system" \
   -nodefaults -no-user-config -display none -no-reboot -monitor none \
   "${machine[@]}" \
-  -smp "$cpus" -m "${HEALTHGATE_LAB_MEMORY:-1024}" \
+  -smp "${HEALTHGATE_LAB_CPUS:-2}" -m "${HEALTHGATE_LAB_MEMORY:-1024}" \
   -kernel "$lab_kernel" -initrd "$lab_initrd" -rtc "$rtc" \
   -append "$append" \
   -serial "file:$run/console.log" \
