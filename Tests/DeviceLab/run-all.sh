@@ -35,8 +35,7 @@ began=$SECONDS
 # runs after them. Those that install the package wait for it while the others run. Those
 # in `alone` count what arrives against what was sent in real time (advertisement rates of at
 # least 0.9, a class's tiles): they run last, one VM at a time, on a quiet machine (nothing but
-# the lab) with nothing else to do (beside another VM and the builds their rates fell to 0.78 to
-# 0.84). An idle lab alone is not enough: the others may be done while scripts/test still runs its
+# the lab; beside another VM and the builds their rates fell to 0.78 to 0.84). An idle lab alone is not enough: the others may be done while scripts/test still runs its
 # configuration schema, fuzzers and arm64 demo beside the lab.
 order=(power-cut watchdog flush-points bluetooth-bonded bluetooth-multi ant-stick bluetooth-cgm ghs bluetooth
   bluetooth-bumble usb-serial bluetooth-health rfcomm-serial strap-between-classes clock-unsynchronized advertisements package class)
@@ -92,20 +91,19 @@ if [[ -z ${HEALTHGATE_LAB_DEB:-} && -z ${HEALTHGATE_LAB_DEB_FILE:-} ]]; then
 fi
 echo "=== device lab: the VM and healthgate ($HEALTHGATE_BIN) ready in $((SECONDS - began)) s; the package: ${HEALTHGATE_LAB_DEB:-${HEALTHGATE_LAB_DEB_FILE:+to come (${HEALTHGATE_LAB_DEB_FILE})}}"
 
-# How many VMs at once: HEALTHGATE_LAB_JOBS_FILE's first word, when set and a whole number, read
-# again before each start (scripts/test runs one beside its unit tests, then two), else $jobs.
-slots() {
-  local count rest
-  read -r count rest < "${HEALTHGATE_LAB_JOBS_FILE:-/dev/null}" 2> /dev/null
-  [[ $count =~ ^[1-9][0-9]*$ ]] && echo "$count" || echo "$jobs"
-}
-# quiet: nothing but the lab runs on the machine (HEALTHGATE_LAB_JOBS_FILE says "quiet", or is unset).
-quiet() {
-  [[ -z ${HEALTHGATE_LAB_JOBS_FILE:-} ]] && return 0
-  local count rest
+# The jobs file's two words (HEALTHGATE_LAB_JOBS_FILE, read again before each start): how many VMs
+# at once, then "quiet" or nothing. Without the file: $jobs, quiet.
+jobs_file() {
+  local count= rest=
+  [[ -z ${HEALTHGATE_LAB_JOBS_FILE:-} ]] && { echo "$jobs quiet"; return; }
   read -r count rest < "$HEALTHGATE_LAB_JOBS_FILE" 2> /dev/null
-  [[ $rest == quiet ]]
+  [[ $count =~ ^[1-9][0-9]*$ ]] || count=$jobs
+  echo "$count $rest"
 }
+# slots: how many VMs at once (scripts/test runs one beside its unit tests, then two).
+slots() { local words; words=($(jobs_file)); echo "${words[0]}"; }
+# quiet: nothing but the lab runs on the machine.
+quiet() { local words; words=($(jobs_file)); [[ ${words[1]:-} == quiet ]]; }
 name_of() { local name; name=$(basename "$1" .sh); echo "${name#run-}"; }
 is_alone() { [[ " ${alone[*]} " == *" $(name_of "$1") "* ]]; }
 # A scenario that installs the package reads HEALTHGATE_LAB_DEB itself, or through
