@@ -26,7 +26,8 @@ source "$ROOT/Tests/DeviceLab/lib/btvirt.sh"
 PY=/usr/bin/python3          # Debian's python3 has AF_BLUETOOTH; the pyenv one does not
 CHANNEL=3
 fails=0
-step() { printf '\n=== [%6.2fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
+source "$ROOT/Tests/DeviceLab/lib/checks.sh"
+step() { say "$@"; }
 check() { if "$@"; then echo "PASS: $*"; else echo "FAIL: $*"; fails=$((fails+1)); fi; }
 wait_for() { local t=$1; shift; local end=$((SECONDS+t)); until "$@"; do
   ((SECONDS >= end)) && return 1; sleep 0.25; done; }

@@ -21,7 +21,8 @@ HG=${2:?healthgate binary}
 OUT=${LAB_OUT:-/tmp/out}; mkdir -p "$OUT"
 PY=/usr/bin/python3
 fails=0
-step() { printf '\n=== [%6.2fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
+source "$ROOT/Tests/DeviceLab/lib/checks.sh"
+step() { say "$@"; }
 check() { if "$@"; then echo "PASS: $*"; else echo "FAIL: $*"; fails=$((fails+1)); fi; }
 wait_for() { local t=$1; shift; local end=$((SECONDS+t)); until "$@"; do
   ((SECONDS >= end)) && return 1; sleep 0.2; done; }

@@ -1,7 +1,15 @@
 # lib/checks.sh - sourced by every scenario that runs inside the lab VM: a heading with the
 # guest's uptime, PASS and FAIL lines (FAILs counted in $failures), and polling.
 failures=0
-say() { printf '\n--- [%6.1fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
+# say TEXT: a heading, and the start of a step in the scenario's table of steps: each heading's
+# uptime and text go to $LAB_STEPS (stage2 sets it), from which stage2 prints every step with its
+# time once the scenario ends (vm/stage2, "steps").
+say() {
+  local uptime
+  uptime=$(cut -d' ' -f1 /proc/uptime)
+  printf '\n--- [%6.1fs] %s\n' "$uptime" "$*"
+  [[ -z ${LAB_STEPS:-} ]] || printf '%s %s\n' "$uptime" "$*" >> "$LAB_STEPS"
+}
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # poll SECONDS COMMAND...: re-run COMMAND every 0.25 s until it succeeds or time runs out. The
