@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
-# run-all.sh [LOGDIR] - every device-lab scenario scripts/test runs (Tests/DeviceLab/run-*.sh and
-# plugins/*/Lab/run-*.sh, but the arm64 VM and the upgrade: scripts/test --arm64 and --upgrade run
-# those), HEALTHGATE_LAB_JOBS (default 2) VMs at a time, in the order below, those that time what
-# they count alone and last.
+# run-all.sh [--gate] [LOGDIR] - the device lab's scenarios, each in its own VM, as declared in
+# scenarios.txt beside this script (order, budget, processors, tier).
+#   run-all.sh            every scenario (scripts/test --full)
+#   run-all.sh --gate     the gate's: the scenarios of tier gate and those of rotation group
+#                         (HEAD's commit count) mod 4, or HEALTHGATE_LAB_ROTATION (0 to 3)
+# Every scenario runs the release healthgate, the one in the Debian package (the packaged-service
+# scenarios install the package itself): HEALTHGATE_LAB_DEB names the package, or
+# HEALTHGATE_LAB_DEB_FILE a file that will hold its path (or "failed") once the caller has made it
+# (scripts/test builds it beside the debug build), or it is made here first.
 #
-# Before the first VM: the VM's kernel and packages (vm/build-vm.sh, once, so that two scenarios
-# never fill its cache at once), the debug healthgate the scenarios run (HEALTHGATE_BIN) and the
-# Debian package the packaged-service scenarios install (HEALTHGATE_LAB_DEB: package, power-cut,
-# flush-points, watchdog; a release build); either is made here unless the caller names it.
+# The lab runs as many VM processors at once as HEALTHGATE_LAB_JOBS (default 2), or as the first
+# word of HEALTHGATE_LAB_JOBS_FILE, read again before each start (scripts/test: 1 beside its unit
+# tests, 2 after them). A scenario's processors are its CPUS in scenarios.txt; one that needs more
+# than are granted waits, and the others start in the table's order as they fit.
+#
 # Each scenario's output goes to LOGDIR/NAME.log (default .build/lab-logs), printed whole when it
-# ends, with its time; LOGDIR/results has a line per scenario: "NAME STATUS SECONDS START" (START in
-# seconds since the epoch; scripts/test's phase table reads it).
-# HEALTHGATE_LAB_DEB_FILE instead of HEALTHGATE_LAB_DEB: the package is on its way; the file will
-# hold its path (or "failed"), and until then only the scenarios that do not install it start.
-# HEALTHGATE_LAB_JOBS_FILE: a file holding how many VMs may run at once, then the word "quiet" once
-# nothing but the lab runs on the machine, read again before each start (scripts/test: "1" beside
-# its unit tests, "2" after them, "2 quiet" after its last other phase). Without it the machine
-# counts as quiet.
+# ends, with its time against its budget; LOGDIR/results has a line per scenario:
+# "NAME STATUS SECONDS START BUDGET" (START in seconds since the epoch; scripts/test's phase table
+# reads it).
 # Exit: 0 every scenario passed (or the lab cannot run here: status 77 each, reason printed),
-# 1 one or more failed, 125 the lab could not be prepared.
+# 1 one or more failed, 125 the lab could not be prepared, 64 a bad argument or declaration.
 set -uo pipefail
 lab=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repository=$(dirname "$(dirname "$lab")")
 cd "$repository" || exit 125
+tier=full
+[[ ${1:-} == --gate ]] && { tier=gate; shift; }
+[[ ${1:-} == -* ]] && { sed -n '2,22p' "$0" | cut -c3- >&2; exit 64; }
 logs=${1:-.build/lab-logs}
 jobs=${HEALTHGATE_LAB_JOBS:-2}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "run-all.sh: HEALTHGATE_LAB_JOBS must be a whole number from 1" >&2; exit 64; }
@@ -30,27 +34,41 @@ rm -rf "$logs"
 mkdir -p "$logs"
 began=$SECONDS
 
-# The order: first the long scenarios whose checks do not time anything closely (power cuts, the
-# watchdog, flush points), then the longest of the rest; a scenario not named here
-# runs after them. Those that install the package wait for it while the others run. Those
-# in `alone` count what arrives against what was sent in real time (advertisement rates of at
-# least 0.9, a class's tiles): they run last, one VM at a time, on a quiet machine (nothing but
-# the lab; beside another VM and the builds their rates fell to 0.78 to 0.84). An idle lab alone is not enough: the others may be done while scripts/test still runs its
-# configuration schema, fuzzers and arm64 demo beside the lab.
-order=(power-cut watchdog flush-points bluetooth-bonded bluetooth-multi ant-stick bluetooth-cgm ghs bluetooth
-  bluetooth-bumble usb-serial bluetooth-health rfcomm-serial strap-between-classes clock-unsynchronized advertisements package class)
-alone=(advertisements package class)
+# The rotation group of this run: HEAD's commit count mod 4, so four consecutive commits run every
+# group once.
+rotation=${HEALTHGATE_LAB_ROTATION:-$(($(git rev-list --count HEAD 2> /dev/null || echo 0) % 4))}
+[[ $rotation =~ ^[0-3]$ ]] || { echo "run-all.sh: HEALTHGATE_LAB_ROTATION must be 0, 1, 2 or 3" >&2; exit 64; }
+
+# scenarios.txt: the scenarios of this run, with their script, budget and processors.
+declare -A script_of=() budget_of=() cpus_of=()
 scenarios=()
 shopt -s nullglob
-for name in "${order[@]}"; do
+while read -r name budget cpus scenario_tier _; do
+  [[ -z $name || $name == \#* ]] && continue
+  [[ $budget =~ ^[0-9]+$ && $cpus =~ ^[12]$ && $scenario_tier =~ ^(gate|rotation-[0-3]|full)$ ]] ||
+    { echo "run-all.sh: scenarios.txt: a bad line for $name" >&2; exit 64; }
+  found=()
   for scenario in Tests/DeviceLab/run-"$name".sh plugins/*/Lab/run-"$name".sh; do
-    [[ -f $scenario ]] && scenarios+=("$scenario")
+    [[ -f $scenario ]] && found+=("$scenario")
   done
-done
+  ((${#found[@]} == 1)) || { echo "run-all.sh: scenarios.txt names $name, which has ${#found[@]} run-$name.sh" >&2; exit 64; }
+  script_of[$name]=${found[0]} budget_of[$name]=$budget cpus_of[$name]=$cpus
+  if [[ $tier == full || $scenario_tier == gate || $scenario_tier == "rotation-$rotation" ]]; then
+    scenarios+=("$name")
+  fi
+done < "$lab/scenarios.txt"
+# Every scenario script is declared there (the arm64 VM is scripts/test --arm64's).
 for scenario in Tests/DeviceLab/run-*.sh plugins/*/Lab/run-*.sh; do
-  [[ $scenario == *-arm64.sh || $scenario == */run-upgrade.sh || $scenario == */run-all.sh ]] && continue
-  [[ " ${scenarios[*]} " == *" $scenario "* ]] || scenarios+=("$scenario")
+  name=$(basename "$scenario" .sh)
+  name=${name#run-}
+  [[ $name == all || $name == package-arm64 || -n ${script_of[$name]:-} ]] ||
+    { echo "run-all.sh: $scenario is not declared in Tests/DeviceLab/scenarios.txt" >&2; exit 64; }
 done
+if [[ $tier == gate ]]; then
+  echo "=== device lab: the gate's scenarios, rotation group $rotation of 0-3: ${scenarios[*]}"
+else
+  echo "=== device lab: every scenario: ${scenarios[*]}"
+fi
 
 if ! "$lab/vm/build-vm.sh" > "$logs/build-vm.log" 2>&1; then
   status=$?
@@ -60,117 +78,90 @@ if ! "$lab/vm/build-vm.sh" > "$logs/build-vm.log" 2>&1; then
   echo "=== device lab: build-vm.sh FAILED (status $status)"
   exit 125
 fi
-# What the scenarios run, unless the caller made it (scripts/test does, before its unit tests
-# hold SwiftPM's lock on .build): the debug healthgate, and the package (a release build).
-if [[ -z ${HEALTHGATE_BIN:-} ]]; then
-  swift build --product healthgate > "$logs/build.log" 2>&1 || { cat "$logs/build.log"; exit 125; }
-  HEALTHGATE_BIN=$(swift build --show-bin-path)/healthgate
-fi
-# The package: HEALTHGATE_LAB_DEB names it; or HEALTHGATE_LAB_DEB_FILE names a file that will hold
-# its path (or the word "failed") once the caller has made it: scripts/test builds it beside the
-# unit tests while the scenarios that need no package run; or it is made here, first.
-package_failed=0
-package_ready() {
-  [[ -n ${HEALTHGATE_LAB_DEB:-} ]] && return 0
-  ((package_failed == 0)) || return 0
-  local content
-  content=$(cat "$HEALTHGATE_LAB_DEB_FILE" 2> /dev/null) || return 1
-  case $content in
-    "") return 1 ;;
-    failed) package_failed=1; echo "=== device lab: the package was not made; the scenarios that install it fail" ;;
-    *) export HEALTHGATE_LAB_DEB=$content; echo "=== device lab: the package is ready: $content" ;;
-  esac
-}
-if [[ -z ${HEALTHGATE_LAB_DEB:-} && -z ${HEALTHGATE_LAB_DEB_FILE:-} ]]; then
-  if deb=$(scripts/package 2> "$logs/package.log" | tail -n 1) && [[ -f $deb ]]; then
-    export HEALTHGATE_LAB_DEB=$deb
-  else
-    cat "$logs/package.log"
-    echo "=== device lab: scripts/package FAILED; each packaged-service scenario tries again"
-  fi
-fi
-echo "=== device lab: the VM and healthgate ($HEALTHGATE_BIN) ready in $((SECONDS - began)) s; the package: ${HEALTHGATE_LAB_DEB:-${HEALTHGATE_LAB_DEB_FILE:+to come (${HEALTHGATE_LAB_DEB_FILE})}}"
 
-# The jobs file's two words (HEALTHGATE_LAB_JOBS_FILE, read again before each start): how many VMs
-# at once, then "quiet" or nothing. Without the file: $jobs, quiet.
-jobs_file() {
-  local count= rest=
-  [[ -z ${HEALTHGATE_LAB_JOBS_FILE:-} ]] && { echo "$jobs quiet"; return; }
-  read -r count rest < "$HEALTHGATE_LAB_JOBS_FILE" 2> /dev/null
+# The package, and its release binary for every scenario: HEALTHGATE_LAB_DEB, or the path the
+# caller writes into HEALTHGATE_LAB_DEB_FILE, or scripts/package here.
+if [[ -z ${HEALTHGATE_LAB_DEB:-} && -n ${HEALTHGATE_LAB_DEB_FILE:-} ]]; then
+  until content=$(cat "$HEALTHGATE_LAB_DEB_FILE" 2> /dev/null) && [[ -n $content ]]; do sleep 2; done
+  [[ $content == failed ]] && { echo "=== device lab: the package was not made (its maker failed); no scenario can run"; exit 125; }
+  HEALTHGATE_LAB_DEB=$content
+elif [[ -z ${HEALTHGATE_LAB_DEB:-} ]]; then
+  HEALTHGATE_LAB_DEB=$(scripts/package 2> "$logs/package.log" | tail -n 1)
+  [[ -f $HEALTHGATE_LAB_DEB ]] || { cat "$logs/package.log"; echo "=== device lab: scripts/package FAILED"; exit 125; }
+fi
+release=$(realpath -m "$logs/release")
+mkdir -p "$release"
+dpkg-deb --fsys-tarfile "$HEALTHGATE_LAB_DEB" | tar -x -C "$release" ./usr/bin/healthgate ||
+  { echo "=== device lab: no usr/bin/healthgate in $HEALTHGATE_LAB_DEB"; exit 125; }
+export HEALTHGATE_LAB_DEB HEALTHGATE_BIN=$release/usr/bin/healthgate
+# The gate pulls the plug once (the full lab: power-cut.sh's default, once in each kind of window).
+[[ $tier == gate ]] && export HEALTHGATE_LAB_POWER_CUTS=${HEALTHGATE_LAB_POWER_CUTS:-1}
+echo "=== device lab: the VM and the package ($HEALTHGATE_LAB_DEB) ready in $((SECONDS - began)) s"
+
+# granted: how many VM processors may run now (the jobs file's first word, else $jobs).
+granted() {
+  local count=
+  [[ -n ${HEALTHGATE_LAB_JOBS_FILE:-} ]] && read -r count _ < "$HEALTHGATE_LAB_JOBS_FILE" 2> /dev/null
   [[ $count =~ ^[1-9][0-9]*$ ]] || count=$jobs
-  echo "$count $rest"
+  echo "$count"
 }
-# slots: how many VMs at once (scripts/test runs one beside its unit tests, then two).
-slots() { local words; words=($(jobs_file)); echo "${words[0]}"; }
-# quiet: nothing but the lab runs on the machine.
-quiet() { local words; words=($(jobs_file)); [[ ${words[1]:-} == quiet ]]; }
-name_of() { local name; name=$(basename "$1" .sh); echo "${name#run-}"; }
-is_alone() { [[ " ${alone[*]} " == *" $(name_of "$1") "* ]]; }
-# A scenario that installs the package reads HEALTHGATE_LAB_DEB itself, or through
-# lib/packaged-run.sh's package_and_vm (code, not a comment, decides). One grep, no pipe: under
-# pipefail, `grep -v | grep -q` fails whenever grep -q stops reading first (SIGPIPE).
-installs_package() { grep -qE '^[^#]*(HEALTHGATE_LAB_DEB|package_and_vm)' "$1"; }
 
 declare -A running=() started=() started_at=()
+busy=0
 failed=()
 # reap_finished: reports each scenario that has ended (its status file written) with its log.
 reap_finished() {
-  local pid status scenario name seconds
+  local pid status name seconds budget over
   for pid in "${!running[@]}"; do
-    scenario=${running[$pid]}
-    name=$(name_of "$scenario")
+    name=${running[$pid]}
     [[ -f $logs/$name.status ]] || continue
     wait "$pid" 2> /dev/null
     status=$(cat "$logs/$name.status")
     unset "running[$pid]"
+    busy=$((busy - cpus_of[$name]))
     seconds=$((SECONDS - started[$pid]))
-    echo "$name $status $seconds ${started_at[$pid]}" >> "$logs/results"
-    echo "=== device lab: $scenario ($seconds s)"
+    budget=${budget_of[$name]}
+    echo "$name $status $seconds ${started_at[$pid]} $budget" >> "$logs/results"
+    over=
+    ((seconds * 2 > budget * 3)) && over=", OVER 1.5 times its budget"
+    echo "=== device lab: $name ($seconds s of its $budget s budget$over)"
     cat "$logs/$name.log"
     case $status in
-      0) echo "=== device lab: $scenario passed ($seconds s)" ;;
-      77) echo "=== device lab: $scenario SKIPPED (the lab cannot run here; reason above)" ;;
-      *) echo "=== device lab: $scenario FAILED (status $status, $seconds s)"; failed+=("$scenario") ;;
+      0) echo "=== device lab: $name passed ($seconds s of $budget s$over)" ;;
+      77) echo "=== device lab: $name SKIPPED (the lab cannot run here; reason above)" ;;
+      *) echo "=== device lab: $name FAILED (status $status, $seconds s of $budget s$over)"; failed+=("$name") ;;
     esac
   done
 }
 start() {
-  local scenario=$1 name binary
-  name=$(name_of "$scenario")
-  # The debug binary for the scenarios that run one; those that install the package take
-  # HEALTHGATE_BIN as a release binary to package, so not this one.
-  binary=(env HEALTHGATE_BIN="$HEALTHGATE_BIN")
-  installs_package "$scenario" && binary=(env -u HEALTHGATE_BIN)
+  local name=$1
   rm -f "$logs/$name.status"
-  if installs_package "$scenario" && ((package_failed)); then
-    binary=(sh -c 'echo "no package: its maker failed ($HEALTHGATE_LAB_DEB_FILE)"; exit 125' sh)
-  fi
   # The status file tells reap_finished that it ended (wait -n cannot wait with a time limit).
-  { "${binary[@]}" "$scenario" "/tmp/healthgate-lab-$name" > "$logs/$name.log" 2>&1; echo $? > "$logs/$name.status"; } &
-  running[$!]=$scenario
+  { HEALTHGATE_LAB_CPUS=${cpus_of[$name]} "${script_of[$name]}" "/tmp/healthgate-lab-$name" > "$logs/$name.log" 2>&1
+    echo $? > "$logs/$name.status"; } &
+  running[$!]=$name
   started[$!]=$SECONDS
   started_at[$!]=$(date +%s)
+  busy=$((busy + cpus_of[$name]))
 }
 
-# The first pending scenario in the order that may start now: not one that installs the package
-# before the package is there; one that runs alone only on an idle lab of a quiet machine, and
-# nothing beside it.
+# The first pending scenario, in the table's order, whose processors fit beside those running; one
+# that needs more than are granted at all lets those after it go first.
 pending=("${scenarios[@]}")
 while ((${#pending[@]} > 0)); do
   reap_finished
   chosen=
-  alone_running=0
-  for scenario in "${running[@]}"; do is_alone "$scenario" && alone_running=1; done
-  if ((!alone_running && ${#running[@]} < $(slots))); then
-    package_ready || true
-    for index in "${!pending[@]}"; do
-      scenario=${pending[$index]}
-      installs_package "$scenario" && [[ -z ${HEALTHGATE_LAB_DEB:-} ]] && ((!package_failed)) && continue
-      is_alone "$scenario" && { ((${#running[@]} > 0)) || ! quiet; } && break
-      chosen=$index
-      break
-    done
-  fi
+  capacity=$(granted)
+  for index in "${!pending[@]}"; do
+    cpus=${cpus_of[${pending[$index]}]}
+    if ((cpus > capacity)); then
+      # More than the jobs file grants now: later ones go first. More than the lab ever has: alone.
+      ((capacity >= jobs && busy == 0)) && { chosen=$index; break; }
+      continue
+    fi
+    ((busy + cpus <= capacity)) && chosen=$index
+    break
+  done
   if [[ -n $chosen ]]; then
     start "${pending[$chosen]}"
     unset "pending[$chosen]"
@@ -183,7 +174,7 @@ while ((${#running[@]} > 0)); do
   reap_finished
   ((${#running[@]} == 0)) || sleep 2
 done
-echo "=== device lab: ${#scenarios[@]} scenarios, up to $jobs at a time, in $((SECONDS - began)) s"
+echo "=== device lab: ${#scenarios[@]} scenarios in $((SECONDS - began)) s"
 if ((${#failed[@]} > 0)); then
   echo "device lab failures: ${failed[*]}" >&2
   exit 1

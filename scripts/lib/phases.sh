@@ -16,11 +16,11 @@
 #
 # Each phase's record is a line in $phase_records: NAME START END STATUS (seconds since the epoch).
 # The device lab's scenarios come from its own results file ($phase_lab_results, written by
-# Tests/DeviceLab/run-all.sh: NAME STATUS SECONDS START).
-# HEALTHGATE_TEST_BUDGET_SECONDS: the budget (default 2400, the 40 minutes CI is planned for).
+# Tests/DeviceLab/run-all.sh: NAME STATUS SECONDS START BUDGET).
+# HEALTHGATE_TEST_BUDGET_SECONDS: the budget (default 1800, the gate's 30 minutes; --full: 5400).
 
 phase_began=$(date +%s)
-phase_budget=${HEALTHGATE_TEST_BUDGET_SECONDS:-2400}
+phase_budget=${HEALTHGATE_TEST_BUDGET_SECONDS:-1800}
 phase_records=.build/phases/records
 phase_logs=.build/phases/logs
 phase_lab_results=.build/lab-logs/results
@@ -88,20 +88,23 @@ import os, re, sys
 records, lab_results, began, ended, budget = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 logs = sys.argv[6]
 rows = []  # (name, start, end, status)
+budgets = {}  # a lab scenario's budget (Tests/DeviceLab/scenarios.txt, through run-all.sh's results)
 for line in open(records):
     name, start, end, status = line.split()
     rows.append((name, int(start), int(end), status))
 if os.path.exists(lab_results) and os.path.getmtime(lab_results) >= began:
     for line in open(lab_results):
         fields = line.split()
-        if len(fields) == 4:
-            name, status, seconds, start = fields
+        if len(fields) == 5:
+            name, status, seconds, start, budget = fields
             rows.append(("lab:" + name, int(start), int(start) + int(seconds), status))
+            budgets["lab:" + name] = int(budget)
 rows.sort(key=lambda row: (row[1], row[0]))
 clock = lambda t: "%d:%02d" % ((t - began) // 60, (t - began) % 60)
 width = max([len(row[0]) for row in rows] + [5])
-print("=== scripts/test: where the time went (clock from the run's start; beside: what ran at the same time)")
-print("%-*s %7s %7s %6s  %-7s %s" % (width, "phase", "start", "end", "wall", "status", "beside"))
+print("=== scripts/test: where the time went (clock from the run's start; budget: a lab scenario's, "
+      "flagged ! over 1.5 times; beside: what ran at the same time)")
+print("%-*s %7s %7s %6s %7s  %-7s %s" % (width, "phase", "start", "end", "wall", "budget", "status", "beside"))
 for name, start, end, status in rows:
     # What overlapped this phase by at least 10 s, lab scenarios counted as one entry per slot.
     beside = [other for other, s, e, _ in rows if other != name and min(end, e) - max(start, s) >= 10]
@@ -110,7 +113,10 @@ for name, start, end, status in rows:
     if lab:
         shown.append("%d lab scenario%s" % (len(lab), "" if len(lab) == 1 else "s"))
     verdict = {"0": "passed", "77": "skipped", "stopped": "stopped"}.get(status, "FAILED " + status)
-    print("%-*s %7s %7s %5ds  %-7s %s" % (width, name, clock(start), clock(end), end - start, verdict, ", ".join(shown) or "-"))
+    budget = budgets.get(name)
+    shown_budget = "-" if budget is None else "%d%s" % (budget, "!" if 2 * (end - start) > 3 * budget else " ")
+    print("%-*s %7s %7s %5ds %7s  %-7s %s" % (width, name, clock(start), clock(end), end - start, shown_budget,
+                                             verdict, ", ".join(shown) or "-"))
 # Why each failed: the lines of its log that say so (its whole log is further up, but CI keeps
 # only the end of the output).
 said = re.compile(r"^(FAIL|.*error: |.*FAILED|Test Case .* failed)")
