@@ -223,9 +223,7 @@ final class CGMSourceTests: XCTestCase {
         XCTAssertThrowsError(try CGMConfiguration(profile: CGMProfileConfiguration(communicationIntervalMinutes: 0)).validate()) {
             XCTAssertTrue("\($0)".contains("communicationIntervalMinutes"), "\($0)")
         }
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("sample-config.json")
-        let gateway = try GatewayConfiguration.parse(Data(contentsOf: url), origin: url.path)
+        let gateway = try TestEnvironment.sampleConfiguration()
         let environment = TestEnvironment.make(name: "cgm", directory: FileManager.default.temporaryDirectory)
         XCTAssertEqual(gateway.sources.count, 2)
         for source in gateway.sources {

@@ -14,9 +14,7 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testSampleConfigDecodesAndBuilds() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("sample-config.json")
-        let gateway = try GatewayConfiguration.parse(Data(contentsOf: url), origin: url.path)
+        let gateway = try TestEnvironment.sampleConfiguration()
         XCTAssertEqual(gateway.sources.count, 3)
         var configurations: [HeartRateSourceConfiguration] = []
         for source in gateway.sources {
