@@ -223,13 +223,6 @@ final class CGMSourceTests: XCTestCase {
         XCTAssertThrowsError(try CGMConfiguration(profile: CGMProfileConfiguration(communicationIntervalMinutes: 0)).validate()) {
             XCTAssertTrue("\($0)".contains("communicationIntervalMinutes"), "\($0)")
         }
-        let gateway = try TestEnvironment.sampleConfiguration()
-        let environment = TestEnvironment.make(name: "cgm", directory: FileManager.default.temporaryDirectory)
-        XCTAssertEqual(gateway.sources.count, 2)
-        for source in gateway.sources {
-            XCTAssertEqual(source.kind, CGMSource.kind)
-            let configuration = try source.config.decodeStrictly(CGMConfiguration.self)
-            _ = try CGMSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(FakeBLETransport(profiles: []), clock: environment.clock))
-        }
+        try CGMProfile.sampleSourceConfigurations(count: 2, environmentName: "cgm")
     }
 }

@@ -234,16 +234,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
     }
 
     func testSampleConfigDecodesAndBuilds() throws {
-        let gateway = try TestEnvironment.sampleConfiguration()
-        let configurations = try gateway.sources.map { source in
-            XCTAssertEqual(source.kind, FitnessEquipmentSource.kind)
-            return try source.config.decodeStrictly(FitnessEquipmentConfiguration.self)
-        }
-        XCTAssertEqual(configurations.count, 2)
-        let environment = TestEnvironment.make(name: "bike", directory: FileManager.default.temporaryDirectory)
-        for configuration in configurations {
-            _ = try FitnessEquipmentSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(FakeBLETransport(profiles: []), clock: environment.clock))
-        }
+        let configurations = try FitnessProfile.sampleSourceConfigurations(count: 2, environmentName: "bike")
         XCTAssertEqual(configurations[0].devices, .matching([.name("KICKR*"), .address("C0:FF:EE:12:34:56")]))
         XCTAssertEqual(configurations[0].wheelCircumferenceMillimeters, 2096)
         XCTAssertEqual(configurations[0].effectiveMaxDevices, 3)

@@ -447,13 +447,6 @@ final class HealthDeviceSourceTests: XCTestCase {
         XCTAssertEqual(HealthDeviceConfiguration(transport: .simulated).effectiveMaxDevices, 5)
         let demo = try XCTUnwrap(HealthDeviceSource.demo).configuration.decodeStrictly(HealthDeviceConfiguration.self)
         XCTAssertEqual(demo.simulation, defaults, "the demo simulates one of each")
-        let gateway = try TestEnvironment.sampleConfiguration()
-        let environment = TestEnvironment.make(name: "health", directory: FileManager.default.temporaryDirectory)
-        XCTAssertEqual(gateway.sources.count, 2)
-        for source in gateway.sources {
-            XCTAssertEqual(source.kind, HealthDeviceSource.kind)
-            let configuration = try source.config.decodeStrictly(HealthDeviceConfiguration.self)
-            _ = try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(FakeBLETransport(profiles: []), clock: environment.clock))
-        }
+        try HealthProfile.sampleSourceConfigurations(count: 2, environmentName: "health")
     }
 }
