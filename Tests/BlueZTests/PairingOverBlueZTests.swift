@@ -106,8 +106,7 @@ final class PairingOverBlueZTests: XCTestCase {
             try await bluez.addAdapter()
             let meter = try await bluez.addGlucoseMeter("AA:BB:CC:DD:EE:52")
             try await bluez.requirePairing(meter, passkey: Self.passkey)
-            var executable = try HealthgateExecutable()
-            executable.environment["DBUS_SYSTEM_BUS_ADDRESS"] = bluez.address
+            let executable = try bluez.executable()
 
             let wrong = try await executable.run(["pair", "AA:BB:CC:DD:EE:52", "--passkey", "999999", "--timeout", "5"])
             XCTAssertEqual(wrong.status, 1, wrong.standardOutput + wrong.standardError)
