@@ -201,7 +201,7 @@ let package = Package(
         // The Bluetooth family's test doubles: a scripted stack, a link-dropping transport, GATT
         // fixture files. Only the tests of Bluetooth modules and plugins link it.
         .target(
-            name: "BLETesting", dependencies: ["GatewayTesting", "BLETransport", "BLEProfileKit", "GATTDecoding", "GatewayRuntime"], path: "Sources/Testing/BLETesting",
+            name: "BLETesting", dependencies: ["GatewayTesting", "BLETransport", "BLEProfileKit", "GATTDecoding", "GatewayRuntime", "SampleBus"], path: "Sources/Testing/BLETesting",
             swiftSettings: swiftSettings),
 
         // MARK: Plugins (each adapter and sink is its own target)

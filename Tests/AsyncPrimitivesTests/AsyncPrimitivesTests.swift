@@ -101,6 +101,22 @@ final class AsyncConditionTests: XCTestCase {
 }
 
 final class RaceTests: XCTestCase {
+    /// Lets the sleep `racing` waits on run out (`duration` on `clock`); whether it won the
+    /// race, a failure saying the outcome when it did not.
+    private func sleepWins(
+        _ racing: Task<RaceOutcome<Int>, any Error>, after duration: Duration, on clock: ManualClock,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws -> Bool {
+        try await clock.waitForSleepers(1)
+        clock.advance(by: duration)
+        let outcome = try await racing.value
+        guard case .timedOut = outcome else {
+            XCTFail("\(outcome)", file: file, line: line)
+            return false
+        }
+        return true
+    }
+
     func testTheEventWinsAndTheSleepIsCancelled() async throws {
         let clock = ManualClock()
         let outcome = try await race(sleep: { try await clock.sleep(for: .seconds(10)) }, event: { 42 })
@@ -125,10 +141,7 @@ final class RaceTests: XCTestCase {
                     return 1
                 })
         }
-        try await clock.waitForSleepers(1)
-        clock.advance(by: .seconds(10))
-        let outcome = try await racing.value
-        guard case .timedOut = outcome else { return XCTFail("\(outcome)") }
+        guard try await sleepWins(racing, after: .seconds(10), on: clock) else { return }
         XCTAssertTrue(cancelled.value, "the losing event was not cancelled")
         XCTAssertEqual(gate.waiterCount, 0)
     }
@@ -160,10 +173,7 @@ final class RaceTests: XCTestCase {
                 return 7
             }
         }
-        try await clock.waitForSleepers(1)
-        clock.advance(by: .seconds(1))
-        let outcome = try await racing.value
-        guard case .timedOut = outcome else { return XCTFail("\(outcome)") }
+        guard try await sleepWins(racing, after: .seconds(1), on: clock) else { return }
         XCTAssertFalse(released.value, "the call waited for the event")
         blocked.signal()
         try await released.wait { $0 }

@@ -106,8 +106,7 @@ final class PairingOverBlueZTests: XCTestCase {
             try await bluez.addAdapter()
             let meter = try await bluez.addGlucoseMeter("AA:BB:CC:DD:EE:52")
             try await bluez.requirePairing(meter, passkey: Self.passkey)
-            var executable = try HealthgateExecutable()
-            executable.environment["DBUS_SYSTEM_BUS_ADDRESS"] = bluez.address
+            let executable = try bluez.executable()
 
             let wrong = try await executable.run(["pair", "AA:BB:CC:DD:EE:52", "--passkey", "999999", "--timeout", "5"])
             XCTAssertEqual(wrong.status, 1, wrong.standardOutput + wrong.standardError)
@@ -127,9 +126,7 @@ final class PairingOverBlueZTests: XCTestCase {
             XCTAssertEqual(forget.status, 0, forget.standardError)
             XCTAssertTrue(forget.standardOutput.contains("forgot AA:BB:CC:DD:EE:52"), forget.standardOutput)
 
-            let missing = try await executable.run(["pair", "AA:BB:CC:DD:EE:99", "--timeout", "1"])
-            XCTAssertEqual(missing.status, 1)
-            XCTAssertTrue(missing.standardError.contains("was not seen in 1 s"), missing.standardError)
+            try await executable.assertRun(["pair", "AA:BB:CC:DD:EE:99", "--timeout", "1"], exits: 1, saying: "was not seen in 1 s")
             let usage = try await executable.run(["pair", "AA:BB:CC:DD:EE:52", "--passkey", "1234567"])
             XCTAssertEqual(usage.status, 64)
             XCTAssertTrue(usage.standardError.contains("six digits"), usage.standardError)

@@ -10,8 +10,7 @@ final class ScanCommandTests: XCTestCase {
         try await bus.addAdapter()
         _ = try await bus.addMonitor("A0:9E:1A:00:00:01", name: "Polar H10 SCAN")
         try await bus.addOtherDevice("11:22:33:44:55:66", name: "Some Speaker")
-        var executable = try HealthgateExecutable()
-        executable.environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        let executable = try bus.executable()
         let result = try await executable.run(["scan", "--adapter", "hci0", "--timeout", "2"])
         await bus.stop()
         XCTAssertEqual(result.status, 0, result.standardError)
@@ -28,8 +27,7 @@ final class ScanCommandTests: XCTestCase {
         try await bus.addAdapter()
         _ = try await bus.addMonitor("A0:9E:1A:00:00:02", name: "Polar H10 SCAN")
         _ = try await bus.addGlucoseMeter("C0:FF:EE:00:00:01", name: "Meter SCAN")
-        var executable = try HealthgateExecutable()
-        executable.environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        let executable = try bus.executable()
         let all = try await executable.run(["scan", "--adapter", "hci0", "--timeout", "2"])
         let glucose = try await executable.run(["scan", "--adapter", "hci0", "--timeout", "2", "--kind", "glucose-meter"])
         let unknown = try await executable.run(["scan", "--kind", "toaster", "--timeout", "1"])
@@ -62,8 +60,7 @@ final class ScanCommandTests: XCTestCase {
     func testScanListsAdvertisersWithTheirLastReading() async throws {
         let bus = try await PrivateBlueZ()
         try await bus.addAdapter()
-        var executable = try HealthgateExecutable()
-        executable.environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        let executable = try bus.executable()
         // Advertising until scan has run (it starts scanning at some point of the first second).
         let advertising = Task {
             var counter: UInt8 = 0
@@ -99,8 +96,7 @@ final class ScanCommandTests: XCTestCase {
 
     func testScanWithoutBluetoothdExitsUnavailable() async throws {
         let bus = try await PrivateBlueZ(withBluetoothd: false)
-        var executable = try HealthgateExecutable()
-        executable.environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        let executable = try bus.executable()
         let result = try await executable.run(["scan", "--timeout", "2"])
         await bus.stop()
         XCTAssertEqual(result.status, 69, result.standardOutput + result.standardError)

@@ -27,8 +27,7 @@ final class WithoutBluetoothTests: XCTestCase {
 
     func testScanAndPairWithoutBluetoothdSayWhatToInstall() async throws {
         let bus = try await PrivateBlueZ(withBluetoothd: false)
-        var executable = try HealthgateExecutable()
-        executable.environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        let executable = try bus.executable()
         let scan = try await executable.run(["scan", "--timeout", "2"])
         let pair = try await executable.run(["pair", "AA:BB:CC:DD:EE:FF", "--timeout", "2"])
         await bus.stop()
@@ -42,8 +41,7 @@ final class WithoutBluetoothTests: XCTestCase {
 
     func testScanWithoutAnAdapterSaysWhatToDo() async throws {
         let bus = try await PrivateBlueZ()
-        var executable = try HealthgateExecutable()
-        executable.environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        let executable = try bus.executable()
         let any = try await executable.run(["scan", "--timeout", "2"])
         let named = try await executable.run(["scan", "--adapter", "hci1", "--timeout", "2"])
         await bus.stop()
@@ -57,8 +55,7 @@ final class WithoutBluetoothTests: XCTestCase {
     /// waiting, with the reason, not as running.
     func testStatusShowsABluetoothSourceWithoutBluetoothdAsWaiting() async throws {
         let bus = try await PrivateBlueZ(withBluetoothd: false)
-        var executable = try HealthgateExecutable()
-        executable.environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        let executable = try bus.executable()
         let config = executable.root.appendingPathComponent("bluetooth.json")
         try Data(#"{"sources": [{"kind": "ble-heart-rate", "name": "strap"}]}"#.utf8).write(to: config)
         let daemon = try executable.start(["run", "--config", config.path])

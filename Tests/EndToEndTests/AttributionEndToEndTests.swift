@@ -14,8 +14,7 @@ import XCTest
 final class AttributionEndToEndTests: TemporaryDirectoryTestCase {
     func testEveryReadingReachesTheReceiversUnderItsPerson() async throws {
         let healthgate = try HealthgateExecutable()
-        let server = RecordingServer(directory: directory)
-        try server.start()
+        let server = try RecordingServer.started(in: directory)
         defer { server.stop() }
         let broker = try MosquittoBroker(directory: directory)
         try await broker.start()

@@ -125,8 +125,7 @@ final class ClassHourUpgradeTests: XCTestCase {
 
         // The gateway resumes the migration and its remote sink follows the log from the cursor
         // the previous release left.
-        let server = RecordingServer(directory: healthgate.root)
-        try server.start()
+        let server = try RecordingServer.started(in: healthgate.root)
         let configuration = healthgate.root.appendingPathComponent("config.json")
         try """
             {"store": {"path": "\(database)"},

@@ -77,8 +77,6 @@ final class ClinicalDecodeCommandTests: XCTestCase {
             #"{"basalMetabolism":null,"bodyFatPercentage":22.4,"bodyWaterMass":null,"fatFreeMass":56.2,"height":null,"#
                 + #""impedance":null,"multiplePacket":false,"muscleMass":null,"musclePercentage":null,"softLeanMass":null,"#
                 + #""timestamp":null,"unit":"SI","userID":1,"weight":72.4}"# + "\n")
-        let empty = try await healthgate.run(["decode", "glucose-measurement", ""])
-        XCTAssertEqual(empty.status, 65)
-        XCTAssertTrue(empty.standardError.contains("Glucose Measurement (0x2A18): field flags at offset 0"), empty.standardError)
+        try await healthgate.assertRun(["decode", "glucose-measurement", ""], exits: 65, saying: "Glucose Measurement (0x2A18): field flags at offset 0")
     }
 }

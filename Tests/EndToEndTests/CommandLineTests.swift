@@ -52,17 +52,13 @@ final class CommandLineTests: XCTestCase {
 
     func testUnitsConvertRejectsIncompatibleAndInvalidUnitsWithStatus65() async throws {
         let healthgate = try HealthgateExecutable()
-        let incompatible = try await healthgate.run(["units", "convert", "1", "count", "%"])
-        XCTAssertEqual(incompatible.status, 65)
-        XCTAssertTrue(incompatible.standardError.contains("cannot convert count to %"), incompatible.standardError)
+        try await healthgate.assertRun(["units", "convert", "1", "count", "%"], exits: 65, saying: "cannot convert count to %")
         let invalid = try await healthgate.run(["units", "convert", "1", "furlong", "m"])
         XCTAssertEqual(invalid.status, 65)
         XCTAssertTrue(invalid.standardError.contains("unknown unit \"furlong\""), invalid.standardError)
         XCTAssertFalse(invalid.standardError.contains("did you mean"), "nothing is near furlong: \(invalid.standardError)")
         // A near miss of a listed name gets the one meant.
-        let misspelt = try await healthgate.run(["units", "convert", "70", "kilogam", "lb"])
-        XCTAssertEqual(misspelt.status, 65)
-        XCTAssertTrue(misspelt.standardError.contains(#"unknown unit "kilogam" in "kilogam"; did you mean kilogram?"#), misspelt.standardError)
+        try await healthgate.assertRun(["units", "convert", "70", "kilogam", "lb"], exits: 65, saying: #"unknown unit "kilogam" in "kilogam"; did you mean kilogram?"#)
         let usage = try await healthgate.run(["units", "convert", "1", "m"])
         XCTAssertEqual(usage.status, 64)
     }
@@ -123,9 +119,7 @@ final class CommandLineTests: XCTestCase {
 
     func testStatusWithoutDaemonExits69() async throws {
         let healthgate = try HealthgateExecutable()
-        let result = try await healthgate.run(["status"])
-        XCTAssertEqual(result.status, 69)
-        XCTAssertTrue(result.standardError.contains("not running"), result.standardError)
+        try await healthgate.assertRun(["status"], exits: 69, saying: "not running")
     }
 
     func testBrokenConfigurationNamesFileKeyPathAndReason() async throws {
@@ -138,14 +132,10 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.standardError.contains("0 is below the smallest accepted value 1 (records)"), result.standardError)
 
         try Data(#"{"sources": [{"kind": "no-such-plugin"}]}"#.utf8).write(to: file)
-        let unknown = try await healthgate.run(["config", "check", file.path])
-        XCTAssertEqual(unknown.status, 78)
-        XCTAssertTrue(unknown.standardError.contains("sources[0].kind: unknown kind \"no-such-plugin\""), unknown.standardError)
+        try await healthgate.assertRun(["config", "check", file.path], exits: 78, saying: "sources[0].kind: unknown kind \"no-such-plugin\"")
 
         try Data("{not json".utf8).write(to: file)
-        let garbage = try await healthgate.run(["config", "check", file.path])
-        XCTAssertEqual(garbage.status, 78)
-        XCTAssertTrue(garbage.standardError.contains("not valid JSON"), garbage.standardError)
+        try await healthgate.assertRun(["config", "check", file.path], exits: 78, saying: "not valid JSON")
 
         let missing = try await healthgate.run(["run", "--config", "/nonexistent/healthgate.json"])
         XCTAssertEqual(missing.status, 66, "EX_NOINPUT, as docs/installing-and-operating.md lists for missing input")

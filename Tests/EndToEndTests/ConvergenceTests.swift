@@ -55,8 +55,7 @@ final class ConvergenceTests: TemporaryDirectoryTestCase {
         print("convergence: seed \(seed)")
         var random = SeededRandom(seed: seed)
         let healthgate = try HealthgateExecutable()
-        let server = RecordingServer(directory: directory)
-        try server.start()
+        let server = try RecordingServer.started(in: directory)
         defer { server.stop() }
         let brokerDirectory = directory.appendingPathComponent("broker")
         try FileManager.default.createDirectory(at: brokerDirectory, withIntermediateDirectories: true)

@@ -106,10 +106,7 @@ final class DaemonTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: healthgate.controlSocket.path), "the socket is removed on exit")
 
         // Everything the store reported as written is in the file after the stop.
-        let query = try await healthgate.run(["query", "samples", "--type", "heartRate", "--db", database, "--format", "json", "--limit", "100000"])
-        XCTAssertEqual(query.status, 0, query.standardError)
-        let samples = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(query.standardOutput.utf8)) as? [Any])
-        XCTAssertFalse(samples.isEmpty)
+        try await healthgate.assertHeartRatesStored(in: database)
     }
 
     func testSecondDaemonOnTheSameSocketIsRefused() async throws {

@@ -70,9 +70,7 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         XCTAssertEqual(remaining, [samples[0].id.uuidString, samples[2].id.uuidString])
 
         // The same uuid again: gone, so a usage error that names it.
-        let again = try await healthgate.run(["delete", "--yes", "--db", path, "--id", samples[1].id.uuidString])
-        XCTAssertEqual(again.status, 64)
-        XCTAssertTrue(again.standardError.contains("no object with uuid \(samples[1].id)"), again.standardError)
+        try await healthgate.assertRun(["delete", "--yes", "--db", path, "--id", samples[1].id.uuidString], exits: 64, saying: "no object with uuid \(samples[1].id)")
     }
 
     func testDeleteByDeviceAndRangeAndByTypeAndRange() async throws {
@@ -205,9 +203,7 @@ final class DeleteAndChangesCommandTests: StoreTestCase {
         XCTAssertTrue(table.standardOutput.contains("anchor: 3 (more changes follow; pass --anchor 3)"), table.standardOutput)
         XCTAssertTrue(table.standardOutput.contains("  added   quantitySeries  heartRate  2027-01-16T00:00:10.000000Z  "), table.standardOutput)
         XCTAssertTrue(table.standardOutput.contains(samples[0].id.uuidString), table.standardOutput)
-        let unknown = try await healthgate.run(["query", "changes", "--db", path, "--anchor", "99"])
-        XCTAssertEqual(unknown.status, 65)
-        XCTAssertTrue(unknown.standardError.contains("unknown anchor"), unknown.standardError)
+        try await healthgate.assertRun(["query", "changes", "--db", path, "--anchor", "99"], exits: 65, saying: "unknown anchor")
         let badLimit = try await healthgate.run(["query", "changes", "--db", path, "--limit", "0"])
         XCTAssertEqual(badLimit.status, 64)
         for command in [["query", "changes", "--help"], ["delete", "--help"]] {

@@ -90,13 +90,9 @@ final class FitnessDecodeCommandTests: XCTestCase {
 
     func testBadHexAndMissingArgumentsAreRejected() async throws {
         let healthgate = try HealthgateExecutable()
-        let badHex = try await healthgate.run(["decode", "indoor-bike-data", "0x0G"])
-        XCTAssertEqual(badHex.status, 65)
-        XCTAssertTrue(badHex.standardError.contains("not a hex payload"), badHex.standardError)
+        try await healthgate.assertRun(["decode", "indoor-bike-data", "0x0G"], exits: 65, saying: "not a hex payload")
         let missing = try await healthgate.run(["decode", "treadmill-data"])
         XCTAssertEqual(missing.status, 64)
-        let empty = try await healthgate.run(["decode", "cycling-power-measurement", ""])
-        XCTAssertEqual(empty.status, 65)
-        XCTAssertTrue(empty.standardError.contains("field flags at offset 0"), empty.standardError)
+        try await healthgate.assertRun(["decode", "cycling-power-measurement", ""], exits: 65, saying: "field flags at offset 0")
     }
 }

@@ -34,10 +34,7 @@ final class RetentionEndToEndTests: XCTestCase {
             try await store.write((inWorkout + outside + recent + [weighing]).map(HealthRecord.quantity) + [.workout(workout)])
             await store.close()
 
-            let configuration = healthgate.root.appendingPathComponent("config.json")
-            try Data(#"{"store": {"path": "\#(path)", "retentionDays": 7, "keepWorkoutSamples": \#(keep)}}"#.utf8)
-                .write(to: configuration)
-            let run = try await healthgate.run(["run", "--config", configuration.path, "--duration", "3"])
+            let run = try await healthgate.runPruning(path, keepWorkoutSamples: keep, configurationName: "config.json")
             XCTAssertEqual(run.status, 0, run.standardError)
             let lines = run.standardError.split(separator: "\n").filter { $0.contains("store.retentionDays") }
             XCTAssertEqual(lines.count, 1, run.standardError)

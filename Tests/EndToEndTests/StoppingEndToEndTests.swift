@@ -36,10 +36,7 @@ final class StoppingEndToEndTests: XCTestCase {
         let total = published.values.reduce(0, +)
         XCTAssertGreaterThan(published["demo-heart-rate"] ?? 0, 0, String(summary))
         XCTAssertEqual(written["sqlite"], total, "every published record is stored: \(summary)")
-        let query = try await healthgate.run(["query", "samples", "--type", "heartRate", "--db", database, "--format", "json", "--limit", "100000"])
-        XCTAssertEqual(query.status, 0, query.standardError)
-        let samples = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(query.standardOutput.utf8)) as? [Any])
-        XCTAssertFalse(samples.isEmpty)
+        try await healthgate.assertHeartRatesStored(in: database)
     }
 
     /// A second SIGINT ends the process within 0.5 s although the store's commit waits on an
@@ -49,21 +46,14 @@ final class StoppingEndToEndTests: XCTestCase {
         let healthgate = try HealthgateExecutable()
         let database = healthgate.root.appendingPathComponent("blocked.sqlite").path
         let daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
-        try await waitForStoredRecords(healthgate, daemon)
-        let lock = try ExclusiveLock(database: database)
+        let lock = try await blockStore(database, of: healthgate, daemon)
         defer { lock.release() }
-        try await waitUntil(timeout: .seconds(30), "the other process to hold the lock") { lock.isHeld }
-        try await waitForUncommittedRecords(healthgate)
 
         daemon.send(SIGINT)
         try await waitUntil(timeout: .seconds(10), "the first SIGINT to be taken") {
             daemon.standardError.contains("received SIGINT: stopping")
         }
-        let sent = ContinuousClock.now
-        daemon.send(SIGINT)
-        let result = try await daemon.waitForExit(timeout: .seconds(30))
-        let took = ContinuousClock.now - sent
-        print("second SIGINT to exit with the store blocked: \(took)")
+        let (result, took) = try await timedExit(of: daemon, after: SIGINT, "second SIGINT to exit with the store blocked")
         XCTAssertEqual(result.status, 1, result.standardError)
         XCTAssertLessThan(took, .seconds(1), result.standardError)
         XCTAssertFalse(FileManager.default.fileExists(atPath: healthgate.controlSocket.path), "the socket is removed")
@@ -78,10 +68,7 @@ final class StoppingEndToEndTests: XCTestCase {
         let healthgate = try HealthgateExecutable()
         let database = healthgate.root.appendingPathComponent("stuck.sqlite").path
         let daemon = try healthgate.start(["demo", "--db", database, "--quiet"])
-        try await waitForStoredRecords(healthgate, daemon)
-        let lock = try ExclusiveLock(database: database)
-        try await waitUntil(timeout: .seconds(30), "the other process to hold the lock") { lock.isHeld }
-        try await waitForUncommittedRecords(healthgate)
+        let lock = try await blockStore(database, of: healthgate, daemon)
         try await waitUntil(timeout: .seconds(15), "status to say the store is stuck") {
             try await healthgate.run(["status"]).standardOutput.contains("store: STUCK: not answering since")
         }
@@ -111,17 +98,10 @@ final class StoppingEndToEndTests: XCTestCase {
         let configuration = healthgate.root.appendingPathComponent("deadline.json")
         try Data(#"{"shutdownTimeoutSeconds": 1}"#.utf8).write(to: configuration)
         let daemon = try healthgate.start(["demo", "--db", database, "--quiet", "--config", configuration.path])
-        try await waitForStoredRecords(healthgate, daemon)
-        let lock = try ExclusiveLock(database: database)
+        let lock = try await blockStore(database, of: healthgate, daemon)
         defer { lock.release() }
-        try await waitUntil(timeout: .seconds(30), "the other process to hold the lock") { lock.isHeld }
-        try await waitForUncommittedRecords(healthgate)
 
-        let sent = ContinuousClock.now
-        daemon.send(SIGTERM)
-        let result = try await daemon.waitForExit(timeout: .seconds(30))
-        let took = ContinuousClock.now - sent
-        print("SIGTERM to exit with the store blocked and shutdownTimeoutSeconds 1: \(took)")
+        let (result, took) = try await timedExit(of: daemon, after: SIGTERM, "SIGTERM to exit with the store blocked and shutdownTimeoutSeconds 1")
         XCTAssertEqual(result.status, 1, result.standardError)
         XCTAssertTrue(result.standardError.contains("did not drain within"), result.standardError)
         XCTAssertLessThan(took, .milliseconds(2000), result.standardError)
@@ -141,6 +121,35 @@ final class StoppingEndToEndTests: XCTestCase {
     private func mode(_ path: String) throws -> Int {
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         return try XCTUnwrap(attributes[.posixPermissions] as? Int) & 0o777
+    }
+
+    /// Once the daemon has stored records, another process takes the store file's lock; returns
+    /// that lock once the daemon holds records it cannot commit (released here if that fails).
+    private func blockStore(
+        _ database: String, of healthgate: HealthgateExecutable, _ daemon: HealthgateExecutable.RunningProcess
+    ) async throws -> ExclusiveLock {
+        try await waitForStoredRecords(healthgate, daemon)
+        let lock = try ExclusiveLock(database: database)
+        do {
+            try await waitUntil(timeout: .seconds(30), "the other process to hold the lock") { lock.isHeld }
+            try await waitForUncommittedRecords(healthgate)
+        } catch {
+            lock.release()
+            throw error
+        }
+        return lock
+    }
+
+    /// Sends `signal` and waits for the daemon's exit; prints how long that took, after `what`.
+    private func timedExit(
+        of daemon: HealthgateExecutable.RunningProcess, after signal: Int32, _ what: String
+    ) async throws -> (result: HealthgateExecutable.Result, took: Duration) {
+        let sent = ContinuousClock.now
+        daemon.send(signal)
+        let result = try await daemon.waitForExit(timeout: .seconds(30))
+        let took = ContinuousClock.now - sent
+        print("\(what): \(took)")
+        return (result, took)
     }
 
     private func waitForStoredRecords(_ healthgate: HealthgateExecutable, _ daemon: HealthgateExecutable.RunningProcess) async throws {

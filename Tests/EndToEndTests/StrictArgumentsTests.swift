@@ -21,9 +21,7 @@ final class StrictArgumentsTests: XCTestCase {
         XCTAssertTrue(stats.standardError.contains("unexpected argument \"extra\""), stats.standardError)
 
         // A command with positional arguments takes exactly those its synopsis names.
-        let units = try await healthgate.run(["units", "convert", "1", "km", "m", "extra"])
-        XCTAssertEqual(units.status, 64)
-        XCTAssertTrue(units.standardError.contains("unexpected argument \"extra\"; this command takes only VALUE FROM TO"), units.standardError)
+        try await healthgate.assertRun(["units", "convert", "1", "km", "m", "extra"], exits: 64, saying: "unexpected argument \"extra\"; this command takes only VALUE FROM TO")
         let show = try await healthgate.run(["workout", "show", "a", "b", "--db", store])
         XCTAssertEqual(show.status, 64)
         XCTAssertTrue(show.standardError.contains("unexpected argument \"b\""), show.standardError)
@@ -63,9 +61,7 @@ final class StrictArgumentsTests: XCTestCase {
 
     func testAMisspeltOptionGetsTheOneMeant() async throws {
         let healthgate = try HealthgateExecutable()
-        let result = try await healthgate.run(["query", "samples", "--type", "heartRate", "--lmit", "3"])
-        XCTAssertEqual(result.status, 64)
-        XCTAssertTrue(result.standardError.contains("unknown option --lmit; did you mean --limit?"), result.standardError)
+        try await healthgate.assertRun(["query", "samples", "--type", "heartRate", "--lmit", "3"], exits: 64, saying: "unknown option --lmit; did you mean --limit?")
     }
 
     func testPairSaysWhatAnAddressLooksLike() async throws {

@@ -81,9 +81,7 @@ final class WorkoutEndToEndTests: XCTestCase {
         let printedSamples = try XCTUnwrap(printed["samples"] as? [[String: Any]])
         XCTAssertEqual(Set(printedSamples.compactMap { $0["uuid"] as? String }), Set(record.samples.map(\.id.uuidString)))
         XCTAssertEqual((printed["heartbeatSeries"] as? [Any])?.count, record.heartbeatSeries.count)
-        let refused = try await healthgate.run(["workout", "show", workoutID, "--db", database, "--records"])
-        XCTAssertEqual(refused.status, 64)
-        XCTAssertTrue(refused.standardError.contains("--records needs --format json"), refused.standardError)
+        try await healthgate.assertRun(["workout", "show", workoutID, "--db", database, "--records"], exits: 64, saying: "--records needs --format json")
         for sample in collected {
             XCTAssertTrue(running(sample.endDate), "sample at \(sample.endDate) is outside the running intervals")
         }

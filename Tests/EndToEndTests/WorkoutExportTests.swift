@@ -213,10 +213,7 @@ final class WorkoutExportTests: XCTestCase {
             try await store.write(samples.map(HealthRecord.quantity))
             try await store.write([.workout(workout)])
             await store.close()
-            let configuration = executable.root.appendingPathComponent("config-\(keep).json")
-            try Data(#"{"store": {"path": "\#(database)", "retentionDays": 7, "keepWorkoutSamples": \#(keep)}}"#.utf8)
-                .write(to: configuration)
-            let run = try await executable.run(["run", "--config", configuration.path, "--duration", "3"])
+            let run = try await executable.runPruning(database, keepWorkoutSamples: keep, configurationName: "config-\(keep).json")
             XCTAssertEqual(run.status, 0, run.standardError)
             XCTAssertEqual(run.standardError.contains("quantity series and 0 heartbeat series ended before"), !keep, run.standardError)
 

@@ -548,22 +548,30 @@ def control_monitor_events(_main, adapter_name):
 
 # Control interface on "/"
 
-def control_add_monitor(main, adapter, address, name, acquire):
-    adapter_path = '/org/bluez/' + adapter
-    path = adapter_path + '/dev_' + address.replace(':', '_').upper()
+def device_props(adapter_path, address, address_type, name, rssi, uuids, **more):
+    # A Device1's properties in the order bluetoothd lists them, not paired; `more` follows.
     props = {
         'Address': dbus.String(address, variant_level=1),
-        'AddressType': dbus.String('random', variant_level=1),
+        'AddressType': dbus.String(address_type, variant_level=1),
         'Name': dbus.String(name, variant_level=1),
         'Alias': dbus.String(name, variant_level=1),
         'Adapter': dbus.ObjectPath(adapter_path, variant_level=1),
-        'RSSI': dbus.Int16(-58, variant_level=1),
-        'UUIDs': dbus.Array([uuid16(0x180d), uuid16(0x180a), uuid16(0x180f)], signature='s', variant_level=1),
+        'RSSI': dbus.Int16(rssi, variant_level=1),
+        'UUIDs': dbus.Array(uuids, signature='s', variant_level=1),
         'Paired': dbus.Boolean(False, variant_level=1),
-        'Trusted': dbus.Boolean(False, variant_level=1),
-        'Connected': dbus.Boolean(False, variant_level=1),
-        'ServicesResolved': dbus.Boolean(False, variant_level=1),
     }
+    props.update(more)
+    return props
+
+
+def control_add_monitor(main, adapter, address, name, acquire):
+    adapter_path = '/org/bluez/' + adapter
+    path = adapter_path + '/dev_' + address.replace(':', '_').upper()
+    props = device_props(
+        adapter_path, address, 'random', name, -58, [uuid16(0x180d), uuid16(0x180a), uuid16(0x180f)],
+        Trusted=dbus.Boolean(False, variant_level=1),
+        Connected=dbus.Boolean(False, variant_level=1),
+        ServicesResolved=dbus.Boolean(False, variant_level=1))
     main.AddObject(path, DEVICE_IFACE, props, [
         ('Connect', '', '', device_connect),
         ('Disconnect', '', '', device_disconnect),
@@ -578,22 +586,22 @@ def control_add_monitor(main, adapter, address, name, acquire):
     return dbus.ObjectPath(path)
 
 
-def control_add_glucose_meter(main, adapter, address, name):
+def add_device_of_service(main, adapter, address, name, layout, service):
+    # A monitor whose GATT is `layout`, advertising `service` and Device Information.
     path = control_add_monitor(main, adapter, address, name, True)
     device = mockobject.objects[path]
-    device.hg['layout'] = GLUCOSE_GATT
+    device.hg['layout'] = layout
     set_props(device, DEVICE_IFACE, {
-        'UUIDs': dbus.Array([uuid16(0x1808), uuid16(0x180a)], signature='s', variant_level=1)})
+        'UUIDs': dbus.Array([uuid16(service), uuid16(0x180a)], signature='s', variant_level=1)})
     return path
+
+
+def control_add_glucose_meter(main, adapter, address, name):
+    return add_device_of_service(main, adapter, address, name, GLUCOSE_GATT, 0x1808)
 
 
 def control_add_health_sensor(main, adapter, address, name):
-    path = control_add_monitor(main, adapter, address, name, True)
-    device = mockobject.objects[path]
-    device.hg['layout'] = GHS_GATT
-    set_props(device, DEVICE_IFACE, {
-        'UUIDs': dbus.Array([uuid16(0x1840), uuid16(0x180a)], signature='s', variant_level=1)})
-    return path
+    return add_device_of_service(main, adapter, address, name, GHS_GATT, 0x1840)
 
 
 def control_add_glucose_record(_main, device_path, value):
@@ -687,19 +695,11 @@ def control_advertise(main, adapter, address, name, manufacturer, service):
     if not heard(adapter_path, path, address, manufacturer, service):
         return dbus.ObjectPath(path)
     if path not in mockobject.objects:
-        props = {
-            'Address': dbus.String(address, variant_level=1),
-            'AddressType': dbus.String('public', variant_level=1),
-            'Name': dbus.String(name, variant_level=1),
-            'Alias': dbus.String(name, variant_level=1),
-            'Adapter': dbus.ObjectPath(adapter_path, variant_level=1),
-            'RSSI': dbus.Int16(-61, variant_level=1),
-            'UUIDs': dbus.Array([], signature='s', variant_level=1),
-            'Paired': dbus.Boolean(False, variant_level=1),
-            'Connected': dbus.Boolean(False, variant_level=1),
-            'ManufacturerData': manufacturer_data,
-            'ServiceData': service_data,
-        }
+        props = device_props(
+            adapter_path, address, 'public', name, -61, [],
+            Connected=dbus.Boolean(False, variant_level=1),
+            ManufacturerData=manufacturer_data,
+            ServiceData=service_data)
         main.AddObject(path, DEVICE_IFACE, props, [])
         # As bluetoothd announces a device it hears for the first time.
         emit_added(path, {DEVICE_IFACE: props})

@@ -30,9 +30,7 @@ final class WorkoutCommandLineTests: XCTestCase {
         XCTAssertEqual(idle.status, 0, idle.standardError)
         XCTAssertTrue(idle.standardOutput.contains("[notStarted]"), idle.standardOutput)
 
-        let usage = try await healthgate.run(["workout", "start"])
-        XCTAssertEqual(usage.status, 64)
-        XCTAssertTrue(usage.standardError.contains("--activity is required"), usage.standardError)
+        try await healthgate.assertRun(["workout", "start"], exits: 64, saying: "--activity is required")
 
         let started = try await healthgate.run(["workout", "start", "--activity", "running", "--devices", "AA:BB:CC:DD:EE:FF"])
         XCTAssertEqual(started.status, 0, started.standardError)
@@ -56,9 +54,7 @@ final class WorkoutCommandLineTests: XCTestCase {
         XCTAssertTrue(terminal.contains("\u{1B}[K"), "clears each line's rest")
         XCTAssertTrue(terminal.contains("heart rate  150 bpm   zone 3"), terminal.debugDescription)
 
-        let again = try await healthgate.run(["workout", "start", "--activity", "cycling"])
-        XCTAssertEqual(again.status, 65)
-        XCTAssertTrue(again.standardError.contains("already running"), again.standardError)
+        try await healthgate.assertRun(["workout", "start", "--activity", "cycling"], exits: 65, saying: "already running")
 
         let lap = try await healthgate.run(["workout", "lap", "--format", "json"])
         XCTAssertEqual(try HealthJSON.makeDecoder().decode(WorkoutSnapshot.self, from: Data(lap.standardOutput.utf8)).laps, 1)
@@ -76,9 +72,7 @@ final class WorkoutCommandLineTests: XCTestCase {
         XCTAssertEqual(after.standardOutput.split(separator: "\n").count, 1)
         XCTAssertTrue(after.standardOutput.contains(" ended  1:05"), after.standardOutput)
 
-        let pause = try await healthgate.run(["workout", "pause"])
-        XCTAssertEqual(pause.status, 65)
-        XCTAssertTrue(pause.standardError.contains("no workout is in progress"), pause.standardError)
+        try await healthgate.assertRun(["workout", "pause"], exits: 65, saying: "no workout is in progress")
     }
 
     /// Ending a class (issue #48): `--all` acts on every workout in progress; a participant

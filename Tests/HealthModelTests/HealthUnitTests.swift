@@ -15,6 +15,17 @@ final class HealthUnitTests: XCTestCase {
         }
     }
 
+    /// Checks that `value` in the unit `from` converts to `expected` in the unit `to`; the
+    /// message names the row.
+    private func assertConverts(
+        _ value: Double, _ from: String, _ to: String, _ expected: Double, accuracy: Double,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        XCTAssertEqual(
+            try unit(from, file: file, line: line).convert(value, to: try unit(to, file: file, line: line)),
+            expected, accuracy: accuracy, "\(value) \(from) -> \(to)", file: file, line: line)
+    }
+
     // MARK: - Simple units
 
     func testSimpleUnitsParseWithTheirDimension() throws {
@@ -52,9 +63,7 @@ final class HealthUnitTests: XCTestCase {
             (3, "count", "count", 3),
         ]
         for row in rows {
-            XCTAssertEqual(
-                try unit(row.from).convert(row.value, to: try unit(row.to)), row.expected,
-                accuracy: 1e-12, "\(row.value) \(row.from) -> \(row.to)")
+            try assertConverts(row.value, row.from, row.to, row.expected, accuracy: 1e-12)
         }
         // Hz is s^-1 without the count dimension; count/s is a rate of counted things.
         XCTAssertEqual(try unit("Hz").dimension, try unit("s^-1").dimension)
@@ -123,9 +132,7 @@ final class HealthUnitTests: XCTestCase {
             (1, "mmHg", "kPa", 0.133322387415, 1e-15),
         ]
         for row in rows {
-            XCTAssertEqual(
-                try unit(row.from).convert(row.value, to: try unit(row.to)), row.expected,
-                accuracy: row.accuracy, "\(row.value) \(row.from) -> \(row.to)")
+            try assertConverts(row.value, row.from, row.to, row.expected, accuracy: row.accuracy)
         }
     }
 
@@ -151,9 +158,7 @@ final class HealthUnitTests: XCTestCase {
             (300, "K", "mK", 300_000),
         ]
         for row in rows {
-            XCTAssertEqual(
-                try unit(row.from).convert(row.value, to: try unit(row.to)), row.expected,
-                accuracy: 1e-9, "\(row.value) \(row.from) -> \(row.to)")
+            try assertConverts(row.value, row.from, row.to, row.expected, accuracy: 1e-9)
         }
     }
 
@@ -185,9 +190,7 @@ final class HealthUnitTests: XCTestCase {
             (1, "ms^-1", "Hz", 1000),
         ]
         for row in rows {
-            XCTAssertEqual(
-                try unit(row.from).convert(row.value, to: try unit(row.to)), row.expected,
-                accuracy: abs(row.expected) * 1e-12, "\(row.value) \(row.from) -> \(row.to)")
+            try assertConverts(row.value, row.from, row.to, row.expected, accuracy: abs(row.expected) * 1e-12)
         }
         // The watt is HealthKit's "W" (HKUnit.watt()), prefixable like the other SI units.
         XCTAssertEqual(try unit("W").convert(1, to: try unit("J/s")), 1)
@@ -255,9 +258,7 @@ final class HealthUnitTests: XCTestCase {
             (1, "mmol<90.07794000002704>/L", "mmol<180.15588000005408>/L", 0.5),
         ]
         for row in rows {
-            XCTAssertEqual(
-                try unit(row.from).convert(row.value, to: try unit(row.to)), row.expected,
-                accuracy: 1e-9, "\(row.value) \(row.from) -> \(row.to)")
+            try assertConverts(row.value, row.from, row.to, row.expected, accuracy: 1e-9)
         }
         XCTAssertFalse(molar.isCompatible(with: try unit("mg")))
         XCTAssertEqual(try unit("mmol<180.15588000005408>.L^-1").dimension, molar.dimension, "products see the molar mass whole")

@@ -157,9 +157,7 @@ final class ChangeLogTests: StoreTestCase {
             id: series.id, start: series.startDate, end: at(4),
             beats: (0..<4).map { Heartbeat(timeSinceSeriesStart: Double($0), precededByGap: false) },
             device: strap, metadata: { var metadata = Metadata(); metadata.syncVersion = 2; return metadata }())
-        var original = Metadata()
-        original.syncIdentifier = "pedometer/day/1"
-        original.syncVersion = 1
+        let original = Metadata().synced("pedometer/day/1", version: 1)
         let day = try QuantitySample(
             id: ids.next(), type: .stepCount, quantity: Quantity(100, .count), start: at(0), end: at(60), metadata: original)
         var corrected = original

@@ -18,9 +18,7 @@ final class MetadataSetInternerTests: StoreTestCase {
 
     /// What an HRV sample carries: its own sync identifier and its heartbeat series' id.
     func hrvMetadata(series: SampleID) -> Metadata {
-        var metadata = strapMetadata(battery: 81)
-        metadata.syncIdentifier = "hrv-rmssd:\(series)"
-        metadata.syncVersion = 1
+        var metadata = strapMetadata(battery: 81).synced("hrv-rmssd:\(series)", version: 1)
         metadata[MetadataKey("healthgate.heartbeatSeries")] = .string("\(series)")
         metadata[MetadataKey("healthgate.nnIntervals")] = .integer(60)
         return metadata

@@ -130,9 +130,7 @@ final class MetadataSetTests: StoreTestCase {
 
         // Records without metadata point nowhere, nor does a sample with only its sync keys: they
         // are in its `sample_sync` row (version 17).
-        var syncOnly = Metadata()
-        syncOnly.syncIdentifier = "only-sync"
-        syncOnly.syncVersion = 1
+        let syncOnly = Metadata().synced("only-sync", version: 1)
         try await writer.write([
             .quantity(try plainReading(ids, 91, at: 3001)), .quantity(try plainReading(ids, 92, at: 3002, metadata: syncOnly)),
         ])
@@ -164,9 +162,7 @@ final class MetadataSetTests: StoreTestCase {
         run[.clockBase] = .integer(1_795_790_142_819)
         // HRV samples, each unique by its sync identifier and its heartbeat series.
         let samples = try (0..<200).map { index in
-            var metadata = run
-            metadata.syncIdentifier = "hrv-sdnn:\(index)"
-            metadata.syncVersion = 1
+            var metadata = run.synced("hrv-sdnn:\(index)", version: 1)
             metadata[MetadataKey("healthgate.heartbeatSeries")] = .string("series-\(index)")
             return try plainReading(ids, 40 + Double(index % 30), at: Double(index), metadata: metadata)
         }
@@ -205,9 +201,7 @@ final class MetadataSetTests: StoreTestCase {
         var shared = strapMetadata
         shared[MetadataKey("healthgate.heartbeatSeries")] = .string("series-1")
         let pair = try ["sdnn", "rmssd"].enumerated().map { index, name in
-            var metadata = shared
-            metadata.syncIdentifier = "hrv-\(name):series-1"
-            metadata.syncVersion = 1
+            let metadata = shared.synced("hrv-\(name):series-1", version: 1)
             return try plainReading(ids, 40 + Double(index), at: Double(index), metadata: metadata)
         }
         var onlyIdentifier = shared
@@ -311,9 +305,7 @@ final class MetadataSetTests: StoreTestCase {
     func testSyncReplacementHasItsOwnMetadataAndSharedSetsSurvive() async throws {
         let ids = makeIDs()
         func version(_ number: Int64, note: String) -> Metadata {
-            var metadata = monitorMetadata()
-            metadata.syncIdentifier = "watch-7"
-            metadata.syncVersion = number
+            var metadata = monitorMetadata().synced("watch-7", version: number)
             metadata[MetadataKey("healthgate.note")] = .string(note)
             return metadata
         }
@@ -342,9 +334,7 @@ final class MetadataSetTests: StoreTestCase {
 
         // Workouts and heartbeat series follow the same rule.
         func workout(_ number: Int64, indoor: Bool) -> Workout {
-            var metadata = Metadata()
-            metadata.syncIdentifier = "run-9"
-            metadata.syncVersion = number
+            var metadata = Metadata().synced("run-9", version: number)
             metadata[MetadataKey("healthgate.indoor")] = .bool(indoor)
             return Workout(
                 id: ids.next(), activityType: .running, startDate: at(0), endDate: at(60), duration: 60,

@@ -49,9 +49,7 @@ final class MigrationFromEveryVersionTests: StoreTestCase {
             "INSERT INTO devices (id, name, manufacturer, model, firmware_version, local_identifier) VALUES (1, ?1, ?2, ?3, ?4, ?5)",
             [strap.name, strap.manufacturer, strap.model, strap.firmwareVersion, strap.localIdentifier].map { .text($0 ?? "") })
         try connection.run("INSERT INTO devices (id, name, local_identifier) VALUES (3, 'pedometer', 'usb-1')")
-        var synced = sensorLocation
-        synced.syncIdentifier = "watch-1"
-        synced.syncVersion = 3
+        let synced = sensorLocation.synced("watch-1", version: 3)
         let samples = [
             try heartRate(ids, 72, at: 1, metadata: sensorLocation),
             try heartRate(ids, 1.25, at: 2, unit: try HealthUnit("count/s"), metadata: sensorLocation),

@@ -32,9 +32,7 @@ final class MigrationTests: StoreTestCase {
         try connection.migrate(Array(StoreSchema.migrations.prefix(1)))
         XCTAssertEqual(try connection.userVersion, 1)
 
-        var synced: Metadata = [MetadataKey("healthgate.note"): .string("ünïcödé ❤️ 𝄞")]
-        synced.syncIdentifier = "watch-1"
-        synced.syncVersion = 3
+        let synced = ([MetadataKey("healthgate.note"): .string("ünïcödé ❤️ 𝄞")] as Metadata).synced("watch-1", version: 3)
         let samples = [
             try heartRate(ids, 72, at: 1, metadata: monitor),
             try heartRate(ids, 1.25, at: 2, unit: try HealthUnit("count/s"), metadata: monitor),

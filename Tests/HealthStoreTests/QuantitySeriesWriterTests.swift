@@ -171,9 +171,7 @@ final class QuantitySeriesWriterTests: StoreTestCase {
 
     func testAReadingWithASyncIdentifierIsASampleOfItsOwn() async throws {
         let ids = makeIDs()
-        var metadata = Metadata()
-        metadata.syncIdentifier = "watch-1"
-        metadata.syncVersion = 1
+        let metadata = Metadata().synced("watch-1", version: 1)
         let synced = try heartRate(ids, 70, at: 1, metadata: metadata)
         let plain = try rates(ids, at: [0, 2])
         let store = try HealthStore(path: path)

@@ -107,9 +107,7 @@ final class RoundTripTests: StoreTestCase {
     func testWorkoutWithHigherSyncVersionReplacesItsChildren() async throws {
         let ids = makeIDs()
         func version(_ number: Int64, events: Int) -> Workout {
-            var metadata = Metadata()
-            metadata.syncIdentifier = "run-1"
-            metadata.syncVersion = number
+            let metadata = Metadata().synced("run-1", version: number)
             return Workout(
                 id: ids.next(), activityType: .running, startDate: t0, endDate: at(60), duration: 60,
                 events: (0..<events).map { WorkoutEvent(type: .lap, startDate: at(Double($0))) },

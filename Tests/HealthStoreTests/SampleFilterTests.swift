@@ -154,8 +154,6 @@ final class SampleFilterTests: StoreTestCase {
         XCTAssertTrue(
             contradiction.standardError.contains("--source garmin-strap contradicts --metadata healthgate.source=polar-strap"),
             contradiction.standardError)
-        let bad = try await healthgate.run(["query", "samples", "--type", "heartRate", "--db", path, "--metadata", "novalue"])
-        XCTAssertEqual(bad.status, 64)
-        XCTAssertTrue(bad.standardError.contains("--metadata expects KEY=VALUE"), bad.standardError)
+        try await healthgate.assertRun(["query", "samples", "--type", "heartRate", "--db", path, "--metadata", "novalue"], exits: 64, saying: "--metadata expects KEY=VALUE")
     }
 }

@@ -84,9 +84,7 @@ final class SeriesUpsertTests: StoreTestCase {
                 let versions = try series.enumerated().map { index, id in
                     let start = Double(minute * 60) + Double(index) / 24
                     let beats = (0..<(slot * 12)).map { Heartbeat(timeSinceSeriesStart: Double($0) * 0.8, precededByGap: $0 == 0) }
-                    var metadata = Metadata()
-                    metadata.syncIdentifier = "heartbeat-series:\(id)"
-                    metadata.syncVersion = Int64(slot)
+                    var metadata = Metadata().synced("heartbeat-series:\(id)", version: Int64(slot))
                     if slot < 6 { metadata[.provisional] = .bool(true) }
                     return HealthRecord.heartbeatSeries(try HeartbeatSeriesSample(
                         id: id, start: at(start), end: at(start + beats.last!.timeSinceSeriesStart), beats: beats,

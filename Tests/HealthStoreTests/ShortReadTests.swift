@@ -36,25 +36,8 @@ final class ShortReadTests: StoreTestCase {
             let writer = try await HealthStore.open(path: path)
             for sample in written.dropFirst() { try await writer.write([.quantity(sample)]) }
         }
-        let readers = (0..<8).map { _ in
-            Task { () throws -> Int in
-                var reads = 0
-                var previous = Date.distantPast
-                while true {
-                    let newest = try await store.mostRecentSample(of: Self.plainType)
-                    reads += 1
-                    let sample = try XCTUnwrap(newest)
-                    XCTAssertEqual(sample, byID[sample.id], "a newest sample that differs from the one written")
-                    XCTAssertGreaterThanOrEqual(sample.startDate, previous, "a read went back in time")
-                    previous = sample.startDate
-                    if sample.id == last.id { return reads }
-                }
-            }
-        }
-        try await writing.value
-        for reader in readers {
-            let reads = try await reader.value
-            XCTAssertGreaterThan(reads, 0)
+        try await readNewest(Self.plainType, of: store, while: writing, until: { $0.id == last.id }) { sample in
+            XCTAssertEqual(sample, byID[sample.id], "a newest sample that differs from the one written")
         }
         let final = try await store.mostRecentSample(of: Self.plainType)
         XCTAssertEqual(final, last)
@@ -77,28 +60,11 @@ final class ShortReadTests: StoreTestCase {
         let writing = Task {
             for sample in written.dropFirst() { try await writer.write([.quantity(sample)]) }
         }
-        let readers = (0..<8).map { _ in
-            Task { () throws -> Int in
-                var reads = 0
-                var previous = Date.distantPast
-                while true {
-                    let newest = try await store.mostRecentSample(of: .heartRate)
-                    let sample = try XCTUnwrap(newest)
-                    reads += 1
-                    let reading = try XCTUnwrap(byStart[sample.startDate], "a newest heart rate that was not written")
-                    XCTAssertEqual(sample.quantity, reading.quantity)
-                    XCTAssertEqual(sample.device, reading.device)
-                    XCTAssertNotNil(sample.metadata[.series])
-                    XCTAssertGreaterThanOrEqual(sample.startDate, previous, "a read went back in time")
-                    previous = sample.startDate
-                    if sample.startDate == last.startDate { return reads }
-                }
-            }
-        }
-        try await writing.value
-        for reader in readers {
-            let reads = try await reader.value
-            XCTAssertGreaterThan(reads, 0)
+        try await readNewest(.heartRate, of: store, while: writing, until: { $0.startDate == last.startDate }) { sample in
+            let reading = try XCTUnwrap(byStart[sample.startDate], "a newest heart rate that was not written")
+            XCTAssertEqual(sample.quantity, reading.quantity)
+            XCTAssertEqual(sample.device, reading.device)
+            XCTAssertNotNil(sample.metadata[.series])
         }
         // 0 … 60 s, 61 … 121 s, 122 … 149 s.
         let final = try await store.mostRecentSample(of: .heartRate)
@@ -165,6 +131,36 @@ final class ShortReadTests: StoreTestCase {
             try connection.query("SELECT count(*) FROM samples").first?.integer(0)
         }
         XCTAssertEqual(count, 1, "free again once the holder is done")
+    }
+
+    /// Eight readers ask `store` for the newest sample of `type` while `writing` runs, each until
+    /// it gets the one `isLast` accepts; every answer goes to `check`, and no reader may go back
+    /// in time. Returns when the writer and every reader are done, each reader having read.
+    private func readNewest(
+        _ type: QuantityType, of store: HealthStore, while writing: Task<Void, any Error>,
+        until isLast: @escaping @Sendable (QuantitySample) -> Bool,
+        check: @escaping @Sendable (QuantitySample) throws -> Void
+    ) async throws {
+        let readers = (0..<8).map { _ in
+            Task { () throws -> Int in
+                var reads = 0
+                var previous = Date.distantPast
+                while true {
+                    let newest = try await store.mostRecentSample(of: type)
+                    let sample = try XCTUnwrap(newest)
+                    reads += 1
+                    try check(sample)
+                    XCTAssertGreaterThanOrEqual(sample.startDate, previous, "a read went back in time")
+                    previous = sample.startDate
+                    if isLast(sample) { return reads }
+                }
+            }
+        }
+        try await writing.value
+        for reader in readers {
+            let reads = try await reader.value
+            XCTAssertGreaterThan(reads, 0)
+        }
     }
 
     /// What `reader` answers while another thread holds it. Another thread, as callers are: the

@@ -35,6 +35,20 @@ final class StatisticsByDeviceTests: StoreTestCase {
         ])
     }
 
+    /// Checks the count, average, extremes and most recent value of `statistics`, one assertion
+    /// each, so a failure names the figure.
+    func assertFigures(
+        _ statistics: QuantityStatistics, count: Int, average: Double, minimum: Double, maximum: Double,
+        mostRecent: Double, at mostRecentDate: Date, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        XCTAssertEqual(statistics.sampleCount, count, file: file, line: line)
+        XCTAssertEqual(statistics.average, average, file: file, line: line)
+        XCTAssertEqual(statistics.minimum, minimum, file: file, line: line)
+        XCTAssertEqual(statistics.maximum, maximum, file: file, line: line)
+        XCTAssertEqual(statistics.mostRecent, mostRecent, file: file, line: line)
+        XCTAssertEqual(statistics.mostRecentDate, mostRecentDate, file: file, line: line)
+    }
+
     func testDiscreteHoursPerDeviceAndOverall() async throws {
         try await writeHeartRates()
         let store = try HealthStore(path: path, access: .readOnly)
@@ -45,28 +59,15 @@ final class StatisticsByDeviceTests: StoreTestCase {
         // Hour 0, overall: 60, 100, 70, 110, 120, 80; average 540 / 6 = 90 (the devices' averages
         // 65, 110 and 80 would average 85), min 60, max 120, the most recent 80 at 3000 s.
         let first = hours[0]
-        XCTAssertEqual(first.overall.sampleCount, 6)
-        XCTAssertEqual(first.overall.average, 90)
-        XCTAssertEqual(first.overall.minimum, 60)
-        XCTAssertEqual(first.overall.maximum, 120)
-        XCTAssertEqual(first.overall.mostRecent, 80)
-        XCTAssertEqual(first.overall.mostRecentDate, at(3000))
+        assertFigures(first.overall, count: 6, average: 90, minimum: 60, maximum: 120, mostRecent: 80, at: at(3000))
         // Devices by name, the samples without a device last.
         XCTAssertEqual(first.devices.map(\.device), [strapIdentity, tickr, nil])
         let polar = try XCTUnwrap(first.statistics(for: strap))  // firmware 3.1 and 3.2 together
-        XCTAssertEqual(polar.sampleCount, 2)
-        XCTAssertEqual(polar.average, 65)  // (60 + 70) / 2
-        XCTAssertEqual(polar.minimum, 60)
-        XCTAssertEqual(polar.maximum, 70)
-        XCTAssertEqual(polar.mostRecent, 70)
-        XCTAssertEqual(polar.mostRecentDate, at(100))
+        // Average (60 + 70) / 2.
+        assertFigures(polar, count: 2, average: 65, minimum: 60, maximum: 70, mostRecent: 70, at: at(100))
         let wahoo = try XCTUnwrap(first.statistics(for: tickr))
-        XCTAssertEqual(wahoo.sampleCount, 3)
-        XCTAssertEqual(wahoo.average, 110)  // (100 + 110 + 120) / 3
-        XCTAssertEqual(wahoo.minimum, 100)
-        XCTAssertEqual(wahoo.maximum, 120)
-        XCTAssertEqual(wahoo.mostRecent, 120)
-        XCTAssertEqual(wahoo.mostRecentDate, at(300))
+        // Average (100 + 110 + 120) / 3.
+        assertFigures(wahoo, count: 3, average: 110, minimum: 100, maximum: 120, mostRecent: 120, at: at(300))
         let unknown = try XCTUnwrap(first.statistics(for: nil))
         XCTAssertEqual(unknown.sampleCount, 1)
         XCTAssertEqual(unknown.average, 80)

@@ -26,6 +26,14 @@ final class WorkoutStateStoreTests: StoreTestCase {
             device: device)
     }
 
+    /// The definition's run over [0, 100] s, with an empty heart-rate statistic.
+    func runningWorkout(duration: Double, events: [WorkoutEvent] = [], metadata: Metadata) -> Workout {
+        let statistics = QuantityStatistics(type: .heartRate, startDate: at(0), endDate: at(100), sampleCount: 0)
+        return Workout(
+            id: definition.id, activityType: .running, startDate: at(0), endDate: at(100), duration: duration,
+            events: events, activities: [], statistics: [statistics], metadata: metadata)
+    }
+
     func testEntriesAreCommittedInOrderAndReadBackExactly() async throws {
         let store = StoredWorkoutJournal(store: try HealthStore(path: path), clock: ManualClock())
         var marker = Metadata()
@@ -103,13 +111,12 @@ final class WorkoutStateStoreTests: StoreTestCase {
     func testHeartbeatSeriesAreLinkedByOverlapWhicheverIsCommittedSecond() async throws {
         let writer = try HealthStore(path: path)
         // Running [0, 40] and [60, 100]; heart rate from the strap only.
-        let statistics = QuantityStatistics(type: .heartRate, startDate: at(0), endDate: at(100), sampleCount: 0)
         var metadata = Metadata()
         metadata[.workoutDevices] = .string("AA:BB:CC:DD:EE:FF")
-        let workout = Workout(
-            id: definition.id, activityType: .running, startDate: at(0), endDate: at(100), duration: 80,
+        let workout = runningWorkout(
+            duration: 80,
             events: [WorkoutEvent(type: .pause, startDate: at(40)), WorkoutEvent(type: .resume, startDate: at(60))],
-            activities: [], statistics: [statistics], metadata: metadata)
+            metadata: metadata)
         let earlier = try series(from: 30, to: 50)  // committed before the workout, across the pause
         let paused = try series(from: 45, to: 55)  // wholly in the pause
         let other = try series(from: 10, to: 20, device: Device(name: "Other", localIdentifier: "11:22:33:44:55:66"))
@@ -129,12 +136,9 @@ final class WorkoutStateStoreTests: StoreTestCase {
     /// every device but those it left to the participants, whichever is committed second.
     func testAWorkoutWithoutADeviceListLeavesTheSeriesOfTheDevicesItExcluded() async throws {
         let writer = try HealthStore(path: path)
-        let statistics = QuantityStatistics(type: .heartRate, startDate: at(0), endDate: at(100), sampleCount: 0)
         var metadata = Metadata()
         metadata[.excludedDevices] = .string("ant:120:863436,Quinn's strap")
-        let workout = Workout(
-            id: definition.id, activityType: .running, startDate: at(0), endDate: at(100), duration: 100,
-            events: [], activities: [], statistics: [statistics], metadata: metadata)
+        let workout = runningWorkout(duration: 100, metadata: metadata)
         let own = try series(from: 10, to: 20)
         let worn = try series(from: 10, to: 20, device: Device(name: "ANT+ strap", localIdentifier: "ant:120:863436"))
         try await writer.write([own, worn].map(HealthRecord.heartbeatSeries))

@@ -111,9 +111,7 @@ final class WriterTests: StoreTestCase {
     func testHigherSyncVersionReplacesLowerOrEqualIsIgnored() async throws {
         let ids = makeIDs()
         func version(_ number: Int64, bpm: Double) throws -> HealthRecord {
-            var metadata = Metadata()
-            metadata.syncIdentifier = "watch-42"
-            metadata.syncVersion = number
+            var metadata = Metadata().synced("watch-42", version: number)
             metadata[MetadataKey("healthgate.note")] = .string("v\(number)")
             return .quantity(try heartRate(ids, bpm, at: 5, metadata: metadata))
         }

@@ -18,6 +18,18 @@ final class BackPressureTests: XCTestCase {
         ])
     }
 
+    /// Three records published on a `.block` bus of capacity 1, once the publisher waits for room.
+    private func publisherWaitingForRoom() async throws -> (
+        bus: SampleBus, subscription: SampleBus.Subscription, records: [HealthRecord], publisher: Task<Void, Never>
+    ) {
+        let bus = bus(capacity: 1, policy: .block, board: StatusBoard())
+        let subscription = try XCTUnwrap(bus.subscription(named: "sink"))
+        let records = stepRecords(0..<3, ids: ids)
+        let publisher = Task { await bus.publish(records) }
+        try await waitUntil("the publisher to wait") { subscription.queue.waitingProducerCount == 1 }
+        return (bus, subscription, records, publisher)
+    }
+
     // MARK: - .block
 
     func testBlockMakesThePublisherWaitAndLosesNothing() async throws {
@@ -55,12 +67,9 @@ final class BackPressureTests: XCTestCase {
     }
 
     func testBlockThroughTheGatewayWithASinkHoldingABatch() async throws {
-        let clock = ManualClock()
-        let source = ScriptedSource()
-        let sink = CollectingSink(batchSize: 1, holdBatches: true)
-        let gateway = makeGateway(source: source, sink: sink, queue: QueueConfiguration(capacity: 2, policy: .block), clock: clock)
+        let (_, _, source, sink, gateway, shutdown, run) = startWithAHoldingSink(
+            batchSize: 1, queue: QueueConfiguration(capacity: 2, policy: .block))
         let queue = try XCTUnwrap(gateway.bus.subscription(named: "sink")).queue
-        let (shutdown, run) = GatewayRun.start(gateway)
 
         let records = stepRecords(0..<20, ids: ids)
         source.send([records[0]])
@@ -95,11 +104,7 @@ final class BackPressureTests: XCTestCase {
     /// A graceful stop cancels the sources; a source parked on a full queue must still deliver
     /// what it already holds, so cancellation does not end the wait for room.
     func testCancelledPublisherStillDeliversEverything() async throws {
-        let bus = bus(capacity: 1, policy: .block, board: StatusBoard())
-        let subscription = try XCTUnwrap(bus.subscription(named: "sink"))
-        let records = stepRecords(0..<3, ids: ids)
-        let publisher = Task { await bus.publish(records) }
-        try await waitUntil("the publisher to wait") { subscription.queue.waitingProducerCount == 1 }
+        let (_, subscription, records, publisher) = try await publisherWaitingForRoom()
         publisher.cancel()
         XCTAssertEqual(subscription.queue.waitingProducerCount, 1, "still waiting after the cancel")
         var received: [HealthRecord] = []
@@ -113,11 +118,7 @@ final class BackPressureTests: XCTestCase {
 
     /// Finishing the bus (a forced shutdown) releases a waiting publisher.
     func testFinishReleasesAWaitingPublisher() async throws {
-        let bus = bus(capacity: 1, policy: .block, board: StatusBoard())
-        let subscription = try XCTUnwrap(bus.subscription(named: "sink"))
-        let records = stepRecords(0..<3, ids: ids)
-        let publisher = Task { await bus.publish(records) }
-        try await waitUntil("the publisher to wait") { subscription.queue.waitingProducerCount == 1 }
+        let (bus, subscription, _, publisher) = try await publisherWaitingForRoom()
         bus.finish()
         await publisher.value
         XCTAssertEqual(subscription.queue.waitingProducerCount, 0)
@@ -225,11 +226,8 @@ final class BackPressureTests: XCTestCase {
     }
 
     func testDropOldestThroughTheGatewayWhileTheSinkHoldsABatch() async throws {
-        let clock = ManualClock()
-        let source = ScriptedSource()
-        let sink = CollectingSink(batchSize: 1, holdBatches: true)
-        let gateway = makeGateway(source: source, sink: sink, queue: QueueConfiguration(capacity: 3, policy: .dropOldest), clock: clock)
-        let (shutdown, run) = GatewayRun.start(gateway)
+        let (_, _, source, sink, gateway, shutdown, run) = startWithAHoldingSink(
+            batchSize: 1, queue: QueueConfiguration(capacity: 3, policy: .dropOldest))
 
         let records = stepRecords(0..<10, ids: ids)
         source.send([records[0]])

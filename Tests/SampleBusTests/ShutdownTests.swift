@@ -10,12 +10,7 @@ final class ShutdownTests: XCTestCase {
     private let ids = SampleIDGenerator(seed: 31, milliseconds: { 1_800_000_000_000 })
 
     func testGracefulStopLetsAHeldBatchCommitAndDrainsTheQueue() async throws {
-        let clock = ManualClock()
-        let log = RecordingLogSink()
-        let source = ScriptedSource()
-        let sink = CollectingSink(batchSize: 100, holdBatches: true)
-        let gateway = makeGateway(source: source, sink: sink, clock: clock, log: log)
-        let (shutdown, run) = GatewayRun.start(gateway)
+        let (_, log, source, sink, gateway, shutdown, run) = startWithAHoldingSink()
         let records = stepRecords(0..<15, ids: ids)
 
         source.send(Array(records[0..<10]))
@@ -46,12 +41,9 @@ final class ShutdownTests: XCTestCase {
     /// A source parked on a full `.block` queue when the stop request comes still delivers the
     /// records it handed to `publish`; the source's count and the sink's agree.
     func testGracefulStopWithASourceBlockedOnAFullQueueLosesNothing() async throws {
-        let clock = ManualClock()
-        let source = ScriptedSource()
-        let sink = CollectingSink(batchSize: 2, holdBatches: true)
-        let gateway = makeGateway(source: source, sink: sink, queue: QueueConfiguration(capacity: 2, policy: .block), clock: clock)
+        let (_, _, source, sink, gateway, shutdown, run) = startWithAHoldingSink(
+            batchSize: 2, queue: QueueConfiguration(capacity: 2, policy: .block))
         let queue = try XCTUnwrap(gateway.bus.subscriptions.first).queue
-        let (shutdown, run) = GatewayRun.start(gateway)
         let records = stepRecords(0..<8, ids: ids)
 
         source.send(Array(records[0..<2]))
@@ -72,12 +64,9 @@ final class ShutdownTests: XCTestCase {
 
     /// A forced stop releases a source parked on a full queue, so `run` returns.
     func testForcedStopReleasesASourceBlockedOnAFullQueue() async throws {
-        let clock = ManualClock()
-        let source = ScriptedSource()
-        let sink = CollectingSink(batchSize: 1, holdBatches: true)
-        let gateway = makeGateway(source: source, sink: sink, queue: QueueConfiguration(capacity: 1, policy: .block), clock: clock)
+        let (_, _, source, sink, gateway, shutdown, run) = startWithAHoldingSink(
+            batchSize: 1, queue: QueueConfiguration(capacity: 1, policy: .block))
         let queue = try XCTUnwrap(gateway.bus.subscriptions.first).queue
-        let (shutdown, run) = GatewayRun.start(gateway)
         source.send(stepRecords(0..<5, ids: ids))
         try await waitUntil("the source to block") { queue.waitingProducerCount == 1 && sink.isHoldingBatch }
         shutdown.requestStop()
@@ -156,12 +145,7 @@ final class ShutdownTests: XCTestCase {
     }
 
     func testSecondStopRequestForcesShutdown() async throws {
-        let clock = ManualClock()
-        let log = RecordingLogSink()
-        let source = ScriptedSource()
-        let sink = CollectingSink(batchSize: 100, holdBatches: true)
-        let gateway = makeGateway(source: source, sink: sink, clock: clock, log: log)
-        let (shutdown, run) = GatewayRun.start(gateway)
+        let (_, log, source, sink, gateway, shutdown, run) = startWithAHoldingSink()
 
         source.send(stepRecords(0..<3, ids: ids))
         try await waitUntil("the sink to hold a batch") { sink.isHoldingBatch }
@@ -179,12 +163,7 @@ final class ShutdownTests: XCTestCase {
     }
 
     func testShutdownDeadlineForcesShutdown() async throws {
-        let clock = ManualClock()
-        let log = RecordingLogSink()
-        let source = ScriptedSource()
-        let sink = CollectingSink(batchSize: 100, holdBatches: true)
-        let gateway = makeGateway(source: source, sink: sink, clock: clock, shutdownTimeout: .seconds(5), log: log)
-        let (shutdown, run) = GatewayRun.start(gateway)
+        let (clock, log, source, sink, gateway, shutdown, run) = startWithAHoldingSink(shutdownTimeout: .seconds(5))
 
         source.send(stepRecords(0..<3, ids: ids))
         try await waitUntil("the sink to hold a batch") { sink.isHoldingBatch }

@@ -242,6 +242,24 @@ func makeGateway(
         shutdownTimeout: shutdownTimeout, log: log)
 }
 
+/// Starts a gateway of a scripted source and one sink that holds each batch until released,
+/// with a manual clock and a recorded log.
+func startWithAHoldingSink(
+    batchSize: Int = 100, queue: QueueConfiguration = QueueConfiguration(), shutdownTimeout: Duration = .seconds(10)
+) -> (
+    clock: ManualClock, log: RecordingLogSink, source: ScriptedSource, sink: CollectingSink,
+    gateway: Gateway, shutdown: ShutdownSignal, run: GatewayRun
+) {
+    let clock = ManualClock()
+    let log = RecordingLogSink()
+    let source = ScriptedSource()
+    let sink = CollectingSink(batchSize: batchSize, holdBatches: true)
+    let gateway = makeGateway(
+        source: source, sink: sink, queue: queue, clock: clock, shutdownTimeout: shutdownTimeout, log: log)
+    let (shutdown, run) = GatewayRun.start(gateway)
+    return (clock, log, source, sink, gateway, shutdown, run)
+}
+
 // MARK: - Configurable test plugins for the catalog
 
 /// A configurable source: `interval` must be positive, `device` is required, `devices` optional.

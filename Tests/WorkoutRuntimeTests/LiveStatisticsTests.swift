@@ -17,6 +17,12 @@ final class LiveStatisticsTests: XCTestCase {
             logger: Logger(label: "workouts", sink: log, level: .debug))
     }
 
+    /// A controller on a manual clock with the default profile, and the script that feeds it.
+    func makeScriptedController() -> (clock: ManualClock, s: Script, controller: WorkoutController) {
+        let clock = ManualClock()
+        return (clock, Script(clock: clock), makeController(clock))
+    }
+
     /// The script (seconds after the start):
     ///   HR 130 @0, 150 @5, 170 @10, pause @12, HR 190 @15 (paused: dropped), resume @20,
     ///   HR 150 @22, silence (gap), HR 110 @40, 130 @45, end @50.
@@ -42,9 +48,7 @@ final class LiveStatisticsTests: XCTestCase {
     }
 
     func testScriptedStreamWithPauseAndGap() async throws {
-        let clock = ManualClock()
-        let s = Script(clock: clock)
-        let controller = makeController(clock)
+        let (_, s, controller) = makeScriptedController()
         let final = try await runScript(controller, s)
 
         XCTAssertEqual(final.state, .ended)
@@ -92,9 +96,7 @@ final class LiveStatisticsTests: XCTestCase {
     }
 
     func testLiveStatusDuringAGapAndZone() async throws {
-        let clock = ManualClock()
-        let s = Script(clock: clock)
-        let controller = makeController(clock)
+        let (_, s, controller) = makeScriptedController()
         try await controller.start(activity: .running)
         controller.ingest([s.heartRate(130, at: 0)])
         s.move(to: 5); controller.ingest([s.heartRate(165, at: 5)])
@@ -157,9 +159,7 @@ final class LiveStatisticsTests: XCTestCase {
     }
 
     func testDeviceFilterTypesAndDuplicates() async throws {
-        let clock = ManualClock()
-        let s = Script(clock: clock)
-        let controller = makeController(clock)
+        let (_, s, controller) = makeScriptedController()
         try await controller.start(activity: .running, devices: ["AA:BB:CC:DD:EE:FF", "Pod"])
         let duplicate = s.heartRate(120, at: 0)
         let collected = controller.ingest([
@@ -203,9 +203,7 @@ final class LiveStatisticsTests: XCTestCase {
     }
 
     func testMultisportActivitiesHaveTheirOwnStatistics() async throws {
-        let clock = ManualClock()
-        let s = Script(clock: clock)
-        let controller = makeController(clock)
+        let (_, s, controller) = makeScriptedController()
         try await controller.start(activity: .cycling)
         controller.ingest([s.heartRate(120, at: 0)])
         s.move(to: 5); controller.ingest([s.heartRate(130, at: 5)])

@@ -30,6 +30,26 @@ final class RestartAndBusTests: TemporaryDirectoryTestCase {
             ids: SampleIDGenerator(seed: 7), logger: Logger(label: "workouts", sink: log, level: .debug))
     }
 
+    /// Runs a gateway as the executable wires a workout controller: `records` and the
+    /// controller's published workouts are its sources, the controller and `store` its sinks.
+    func runGateway(
+        feeding records: [HealthRecord], to controller: WorkoutController, storingIn store: any SampleSink,
+        clock: ManualClock
+    ) -> (shutdown: ShutdownSignal, running: Task<Void, Never>) {
+        let gateway = Gateway(
+            sources: [
+                ConfiguredSource(name: "script", kind: "script", source: ScriptedSource(records: records)),
+                ConfiguredSource(name: "workouts-publisher", kind: "workouts", source: controller),
+            ],
+            sinks: [
+                ConfiguredSink(name: "workouts", kind: "workouts", queue: QueueConfiguration(), sink: controller),
+                ConfiguredSink(name: "store", kind: "collect", queue: QueueConfiguration(), sink: store),
+            ],
+            clock: clock, logger: Logger(label: "gateway", sink: RecordingLogSink()))
+        let shutdown = ShutdownSignal()
+        return (shutdown, Task { await gateway.run(shutdown: shutdown) })
+    }
+
     /// Stands in for the SQLite sink: commits `records` in one transaction.
     func commit(_ records: [HealthRecord]) async throws {
         try await HealthStore(path: path).write(records)
@@ -239,18 +259,7 @@ final class RestartAndBusTests: TemporaryDirectoryTestCase {
                 ids: SampleIDGenerator(seed: 2),
                 paths: GatewayPaths(dataDirectory: directory, stateDirectory: directory, runtimeDirectory: directory),
                 variables: [:], store: healthStore))
-        let gateway = Gateway(
-            sources: [
-                ConfiguredSource(name: "script", kind: "script", source: ScriptedSource(records: records)),
-                ConfiguredSource(name: "workouts-publisher", kind: "workouts", source: controller),
-            ],
-            sinks: [
-                ConfiguredSink(name: "workouts", kind: "workouts", queue: QueueConfiguration(), sink: controller),
-                ConfiguredSink(name: "store", kind: "collect", queue: QueueConfiguration(), sink: store),
-            ],
-            clock: clock, logger: Logger(label: "gateway", sink: RecordingLogSink()))
-        let shutdown = ShutdownSignal()
-        let running = Task { await gateway.run(shutdown: shutdown) }
+        let (shutdown, running) = runGateway(feeding: records, to: controller, storingIn: store, clock: clock)
 
         try await waitUntil("the builder collected the stream") { controller.status().steps == 3 }
         s.move(to: 2)
@@ -421,18 +430,8 @@ extension RestartAndBusTests {
             logger: Logger(label: "workouts", sink: log, level: .debug))
         try await controller.start(activity: .running)
         let collected = CollectingSink()
-        let gateway = Gateway(
-            sources: [
-                ConfiguredSource(name: "script", kind: "script", source: ScriptedSource(records: [s.heartRate(140, at: 0)])),
-                ConfiguredSource(name: "workouts-publisher", kind: "workouts", source: controller),
-            ],
-            sinks: [
-                ConfiguredSink(name: "workouts", kind: "workouts", queue: QueueConfiguration(), sink: controller),
-                ConfiguredSink(name: "store", kind: "collect", queue: QueueConfiguration(), sink: collected),
-            ],
-            clock: clock, logger: Logger(label: "gateway", sink: RecordingLogSink()))
-        let shutdown = ShutdownSignal()
-        let running = Task { await gateway.run(shutdown: shutdown) }
+        let (shutdown, running) = runGateway(
+            feeding: [s.heartRate(140, at: 0)], to: controller, storingIn: collected, clock: clock)
         try await waitUntil("the builder collected the stream") { controller.status().heartRate.current == 140 }
         s.move(to: 2)
         let handlers = controller.controlHandlers()

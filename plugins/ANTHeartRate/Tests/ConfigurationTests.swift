@@ -71,8 +71,7 @@ final class ConfigurationTests: TemporaryDirectoryTestCase {
     }
 
     func testTheSampleConfigurationDecodes() throws {
-        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("sample-config.json")
+        let sample = TestEnvironment.sampleConfigurationURL()
         let document = try ConfigurationJSONParser.parse(Data(contentsOf: sample))
         guard case .object(let root) = document, case .array(let sources)? = root["sources"] else { return XCTFail("no sources") }
         XCTAssertFalse(sources.isEmpty)

@@ -33,6 +33,13 @@ final class StickMachineTests: XCTestCase {
         }
     }
 
+    /// A machine set up on a stick that scans, its commands answered.
+    private func scanningMachine() -> ANTStickMachine {
+        var machine = machine()
+        _ = setUp(&machine, capabilities: Self.scanning)
+        return machine
+    }
+
     /// Answers every command with success until the machine stops sending; returns the commands.
     private func setUp(_ machine: inout ANTStickMachine, capabilities: ANTCapabilities) -> [ANTMessage] {
         var commands = sent(machine.start(at: start))
@@ -111,8 +118,7 @@ final class StickMachineTests: XCTestCase {
     }
 
     func testOneHeartRatePerNewBeatLostAndFoundAgain() throws {
-        var machine = machine()
-        _ = setUp(&machine, capabilities: Self.scanning)
+        var machine = scanningMachine()
         var date = start
         var beatTime: UInt16 = 65_000
         var count: UInt8 = 254
@@ -154,8 +160,7 @@ final class StickMachineTests: XCTestCase {
         func heartRates(_ actions: [ANTStickMachine.Action]) -> Int {
             records(actions).filter { if case .quantity(let sample) = $0 { sample.type == .heartRate } else { false } }.count
         }
-        var machine = machine()
-        _ = setUp(&machine, capabilities: Self.scanning)
+        var machine = scanningMachine()
         let page = ANTHeartRatePage(toggle: false, pageNumber: 0, beatTime: 4000, beatCount: 17, computedHeartRate: 70, content: .defaultData)
         XCTAssertEqual(heartRates(broadcast(page, to: &machine, at: start)), 1)
         _ = machine.tick(at: start.addingTimeInterval(6))
@@ -171,8 +176,7 @@ final class StickMachineTests: XCTestCase {
     /// the metadata of the strap's samples from then on (HealthKit's device serial number key) and
     /// into its status line.
     func testPageTwosSerialNumberReachesTheSamplesAndTheStatus() throws {
-        var machine = machine()
-        _ = setUp(&machine, capabilities: Self.scanning)
+        var machine = scanningMachine()
         var date = start
         var beatTime: UInt16 = 1000
         var count: UInt8 = 10
@@ -234,8 +238,7 @@ final class StickMachineTests: XCTestCase {
     }
 
     func testARestoredStrapDoesNotStoreItsLastBeatTwice() throws {
-        var machine = machine()
-        _ = setUp(&machine, capabilities: Self.scanning)
+        var machine = scanningMachine()
         let stored = StrapCheckpoint(beatTime: 4000, beatCount: 17, lastBeat: start.addingTimeInterval(-0.5), received: start.addingTimeInterval(-0.5))
         _ = machine.meet(strap.device, restored: stored, at: start)
         let repeated = ANTHeartRatePage(toggle: false, pageNumber: 0, beatTime: 4000, beatCount: 17, computedHeartRate: 70, content: .defaultData)

@@ -223,15 +223,6 @@ final class CGMSourceTests: XCTestCase {
         XCTAssertThrowsError(try CGMConfiguration(profile: CGMProfileConfiguration(communicationIntervalMinutes: 0)).validate()) {
             XCTAssertTrue("\($0)".contains("communicationIntervalMinutes"), "\($0)")
         }
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("sample-config.json")
-        let gateway = try GatewayConfiguration.parse(Data(contentsOf: url), origin: url.path)
-        let environment = TestEnvironment.make(name: "cgm", directory: FileManager.default.temporaryDirectory)
-        XCTAssertEqual(gateway.sources.count, 2)
-        for source in gateway.sources {
-            XCTAssertEqual(source.kind, CGMSource.kind)
-            let configuration = try source.config.decodeStrictly(CGMConfiguration.self)
-            _ = try CGMSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(FakeBLETransport(profiles: []), clock: environment.clock))
-        }
+        try CGMProfile.sampleSourceConfigurations(count: 2, environmentName: "cgm")
     }
 }

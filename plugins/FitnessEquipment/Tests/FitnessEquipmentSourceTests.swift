@@ -44,6 +44,24 @@ final class FitnessEquipmentSourceTests: XCTestCase {
         }
     }
 
+    /// The source on the simulated transport with `settings`, named `name`, on a manual clock.
+    func simulatedHarness(_ name: String, _ settings: FitnessSimulationConfiguration) throws -> SourceHarness {
+        let configuration = FitnessEquipmentConfiguration(transport: .simulated, profile: FitnessProfileConfiguration(simulation: settings))
+        return try SourceHarness(name: name, kind: FitnessEquipmentSource.kind, clock: ManualClock()) { environment in
+            try FitnessEquipmentSource(
+                settings: configuration.validated(in: environment), environment: environment)
+        }
+    }
+
+    /// Advances the harness's clock one second at a time, each once the simulator and the
+    /// source both sleep.
+    static func advance(_ h: SourceHarness, seconds: Int) async throws {
+        for second in 1...seconds {
+            try await h.waitFor("two sleepers before second \(second)") { h.clock.sleeperCount == 2 }
+            h.clock.advance(by: .seconds(1))
+        }
+    }
+
     /// Speed, cadence and distance from the CSC counters at the configured wheel circumference,
     /// power from the power meter, every sample naming the device; after a link loss the
     /// counters are a new baseline, so the jump across the gap is no distance.
@@ -158,18 +176,9 @@ final class FitnessEquipmentSourceTests: XCTestCase {
     /// The demo's simulated bike through the real source, decoders and counter arithmetic:
     /// about 30 km/h, 88 rpm and 200 W, and the distance adds up to speed × time.
     func testSimulatedBikeProducesRealSamples() async throws {
-        let settings = FitnessSimulationConfiguration(bikes: 1, notificationsPerSecond: 1)
-        let configuration = FitnessEquipmentConfiguration(transport: .simulated, profile: FitnessProfileConfiguration(simulation: settings))
-        let clock = ManualClock()
-        let h = try SourceHarness(name: "bike", kind: FitnessEquipmentSource.kind, clock: clock) { environment in
-            try FitnessEquipmentSource(
-                settings: configuration.validated(in: environment), environment: environment)
-        }
+        let h = try simulatedHarness("bike", FitnessSimulationConfiguration(bikes: 1, notificationsPerSecond: 1))
         try await h.run { h in
-            for second in 1...20 {
-                try await h.waitFor("two sleepers before second \(second)") { h.clock.sleeperCount == 2 }
-                h.clock.advance(by: .seconds(1))
-            }
+            try await Self.advance(h, seconds: 20)
             try await h.waitFor("20 power samples") { h.quantities(.cyclingPower).count == 20 }
             try await h.waitFor("speeds") { h.quantities(.cyclingSpeed).count >= 18 }
         }
@@ -192,18 +201,9 @@ final class FitnessEquipmentSourceTests: XCTestCase {
     /// stroke rate, speed from the pace, power, and the distance as the growth of the machine's
     /// total.
     func testSimulatedRowerProducesRowingSamples() async throws {
-        let settings = FitnessSimulationConfiguration(bikes: 0, rowers: 1, notificationsPerSecond: 1)
-        let configuration = FitnessEquipmentConfiguration(transport: .simulated, profile: FitnessProfileConfiguration(simulation: settings))
-        let clock = ManualClock()
-        let h = try SourceHarness(name: "rower", kind: FitnessEquipmentSource.kind, clock: clock) { environment in
-            try FitnessEquipmentSource(
-                settings: configuration.validated(in: environment), environment: environment)
-        }
+        let h = try simulatedHarness("rower", FitnessSimulationConfiguration(bikes: 0, rowers: 1, notificationsPerSecond: 1))
         try await h.run { h in
-            for second in 1...10 {
-                try await h.waitFor("two sleepers before second \(second)") { h.clock.sleeperCount == 2 }
-                h.clock.advance(by: .seconds(1))
-            }
+            try await Self.advance(h, seconds: 10)
             try await h.waitFor("ten stroke rates") { h.quantities(.rowingStrokeRate).count == 10 }
             try await h.waitFor("nine distances") { h.quantities(.distanceRowing).count == 9 }
         }
@@ -234,18 +234,7 @@ final class FitnessEquipmentSourceTests: XCTestCase {
     }
 
     func testSampleConfigDecodesAndBuilds() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("sample-config.json")
-        let gateway = try GatewayConfiguration.parse(Data(contentsOf: url), origin: url.path)
-        let configurations = try gateway.sources.map { source in
-            XCTAssertEqual(source.kind, FitnessEquipmentSource.kind)
-            return try source.config.decodeStrictly(FitnessEquipmentConfiguration.self)
-        }
-        XCTAssertEqual(configurations.count, 2)
-        let environment = TestEnvironment.make(name: "bike", directory: FileManager.default.temporaryDirectory)
-        for configuration in configurations {
-            _ = try FitnessEquipmentSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(FakeBLETransport(profiles: []), clock: environment.clock))
-        }
+        let configurations = try FitnessProfile.sampleSourceConfigurations(count: 2, environmentName: "bike")
         XCTAssertEqual(configurations[0].devices, .matching([.name("KICKR*"), .address("C0:FF:EE:12:34:56")]))
         XCTAssertEqual(configurations[0].wheelCircumferenceMillimeters, 2096)
         XCTAssertEqual(configurations[0].effectiveMaxDevices, 3)

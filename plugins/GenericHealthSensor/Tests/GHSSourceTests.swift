@@ -612,8 +612,7 @@ final class GHSSourceTests: XCTestCase {
 
     /// `schedules` as the sample configuration writes it, and what it refuses, named by key path.
     func testSchedulesConfigurationAndItsErrors() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("sample-config.json")
-        let gateway = try GatewayConfiguration.parse(Data(contentsOf: url), origin: url.path)
+        let gateway = try TestEnvironment.sampleConfiguration()
         let sample = try XCTUnwrap(gateway.sources.first).config.decodeStrictly(GHSConfiguration.self)
         XCTAssertEqual(
             sample.profile.schedules,

@@ -85,8 +85,7 @@ final class CurlLibraryTests: TemporaryDirectoryTestCase {
     /// Starts the gateway with a sink whose libcurl is missing and a store holding three records,
     /// and waits until a delivery attempt failed on the missing library.
     func startWithoutLibcurl(libraryPath: String) async throws -> Harness {
-        let server = RecordingServer(directory: directory)
-        try server.start()
+        let server = try RecordingServer.started(in: directory)
         let logs = RecordingLogSink()
         let store = try await HealthStore.open(path: directory.appendingPathComponent("store.sqlite").path)
         let environment = TestEnvironment.make(

@@ -13,8 +13,7 @@ final class ExpandedSeriesGatewayTests: XCTestCase {
     func testEachQuantityArrivesOnceAsASampleAcrossACrashAndARestart() async throws {
         let healthgate = try HealthgateExecutable()
         defer { try? FileManager.default.removeItem(at: healthgate.root) }
-        let server = RecordingServer(directory: healthgate.root)
-        try server.start()
+        let server = try RecordingServer.started(in: healthgate.root)
         defer { server.stop() }
         let sink = """
             {"kind": "http-repository", "name": "repo", "config": {"url": "\(server.url)", "batchIntervalSeconds": 0.05,

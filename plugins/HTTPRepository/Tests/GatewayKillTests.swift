@@ -23,8 +23,7 @@ final class GatewayKillTests: XCTestCase {
             for: .itemReplacementDirectory, in: .userDomainMask, appropriateFor: URL(fileURLWithPath: NSTemporaryDirectory()),
             create: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = RecordingServer(directory: directory)
-        try server.start()
+        let server = try RecordingServer.started(in: directory)
         defer { server.stop() }
         // 503 for the whole first run (the retries come every 100-200 ms; the monitor sends one
         // measurement a second), so records pile up in the outbox before the kill.
@@ -85,8 +84,7 @@ final class GatewayKillTests: XCTestCase {
     func testKillBeforeTheAnswerResendsTheSameRecordsUnderTheSameKey() async throws {
         let (binary, directory) = try prepare()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = RecordingServer(directory: directory)
-        try server.start()
+        let server = try RecordingServer.started(in: directory)
         defer { server.stop() }
         // The first request is recorded as stored, then answered only after a minute.
         try await server.control(#"{"hold": [60], "idempotency": true}"#)
@@ -152,8 +150,7 @@ final class GatewayKillTests: XCTestCase {
     func testSIGTERMDuringABackoffStopsCleanly() async throws {
         let (binary, directory) = try prepare()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = RecordingServer(directory: directory)
-        try server.start()
+        let server = try RecordingServer.started(in: directory)
         defer { server.stop() }
         try await server.control(#"{"fail": [503, 503, 503, 503]}"#)
         let config = try writeConfig(

@@ -8,8 +8,7 @@ final class LibcurlMappingTests: XCTestCase {
     func testLibcurlIsMappedOnlyByAGatewayWithAnHTTPRepositorySink() async throws {
         let executable = try HealthgateExecutable()
         defer { try? FileManager.default.removeItem(at: executable.root) }
-        let server = RecordingServer(directory: executable.root)
-        try server.start()
+        let server = try RecordingServer.started(in: executable.root)
         defer { server.stop() }
         let database = executable.root.appendingPathComponent("samples.sqlite").path
         let source = #"{"kind": "ble-heart-rate", "name": "strap", "config": {"transport": "simulated"}}"#

@@ -50,8 +50,7 @@ final class RefusedBatchTests: XCTestCase {
     func scenario(_ rule: String, observePause: Bool = false, file: StaticString = #filePath, line: UInt = #line) async throws {
         let healthgate = try HealthgateExecutable()
         defer { try? FileManager.default.removeItem(at: healthgate.root) }
-        let server = RecordingServer(directory: healthgate.root)
-        try server.start()
+        let server = try RecordingServer.started(in: healthgate.root)
         defer { server.stop() }
         try await server.control(rule)
         try await server.control(#"{"idempotency": true}"#)

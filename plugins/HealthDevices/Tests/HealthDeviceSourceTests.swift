@@ -33,6 +33,17 @@ final class HealthDeviceSourceTests: XCTestCase {
         [UInt8(y & 0xFF), UInt8(y >> 8), UInt8(mo), UInt8(d), UInt8(h), UInt8(mi), UInt8(s)]
     }
 
+    /// A weight scale with a Current Time whose clock reads `clock` (a ``dateTime(_:_:_:_:_:_:)``;
+    /// day of week 5, no fractions, no adjust reason), read-only when `readOnly` holds it.
+    static func clockedScale(
+        _ address: String, _ name: String, clock: [UInt8], readOnly: Set<BluetoothUUID> = []
+    ) -> FakeProfile {
+        FakeProfile(
+            address: address, name: name, services: [.weightScaleService],
+            characteristics: [.weightScaleService: [Self.weight.uuid], .currentTimeService: [.currentTime]],
+            values: [.currentTime: clock + [5, 0, 0]], readOnly: readOnly)
+    }
+
     /// A scale whose clock runs 2 minutes fast and that sends no height: the weight is stored at
     /// the corrected time with the device's own time stamp and the offset as metadata, and the
     /// body mass index comes from the profile's height.
@@ -79,10 +90,7 @@ final class HealthDeviceSourceTests: XCTestCase {
     /// future), and one stamped after the set takes the new clock's offset (0).
     func testAFastClockIsSetAndRecordsBeforeAndAfterTheSetTakeTheirOwnOffsets() async throws {
         let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))  // 2027-01-15T08:00:00Z
-        let profile = FakeProfile(
-            address: "C0:FF:EE:00:03:03", name: "Body Scale", services: [.weightScaleService],
-            characteristics: [.weightScaleService: [Self.weight.uuid], .currentTimeService: [.currentTime]],
-            values: [.currentTime: Self.dateTime(2027, 1, 15, 8, 2, 0) + [5, 0, 0]])
+        let profile = Self.clockedScale("C0:FF:EE:00:03:03", "Body Scale", clock: Self.dateTime(2027, 1, 15, 8, 2, 0))
         let transport = FakeBLETransport(profiles: [profile], clock: clock)
         let h = try harness(transport)
         try await h.run { h in
@@ -112,14 +120,8 @@ final class HealthDeviceSourceTests: XCTestCase {
     /// offset read at connection. A clock within 2 s is not written at all.
     func testAReadOnlyClockKeepsItsOffsetAndARightClockIsLeftAlone() async throws {
         let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
-        let readOnly = FakeProfile(
-            address: "C0:FF:EE:00:03:04", name: "Old Scale", services: [.weightScaleService],
-            characteristics: [.weightScaleService: [Self.weight.uuid], .currentTimeService: [.currentTime]],
-            values: [.currentTime: Self.dateTime(2027, 1, 15, 8, 2, 0) + [5, 0, 0]], readOnly: [.currentTime])
-        let right = FakeProfile(
-            address: "C0:FF:EE:00:03:05", name: "Good Scale", services: [.weightScaleService],
-            characteristics: [.weightScaleService: [Self.weight.uuid], .currentTimeService: [.currentTime]],
-            values: [.currentTime: Self.dateTime(2027, 1, 15, 8, 0, 1) + [5, 0, 0]])
+        let readOnly = Self.clockedScale("C0:FF:EE:00:03:04", "Old Scale", clock: Self.dateTime(2027, 1, 15, 8, 2, 0), readOnly: [.currentTime])
+        let right = Self.clockedScale("C0:FF:EE:00:03:05", "Good Scale", clock: Self.dateTime(2027, 1, 15, 8, 0, 1))
         let transport = FakeBLETransport(profiles: [readOnly, right], clock: clock)
         let h = try harness(transport)
         try await h.run { h in
@@ -150,10 +152,7 @@ final class HealthDeviceSourceTests: XCTestCase {
     /// says the clock is synchronised, the next connection sets a clock that is off as before.
     func testAnUnsynchronizedGatewayClockIsNeverWrittenIntoADevice() async throws {
         let clock = ManualClock(start: Date(timeIntervalSince1970: 60))  // 1970-01-01T00:01:00Z
-        let profile = FakeProfile(
-            address: "C0:FF:EE:00:03:06", name: "Right Scale", services: [.weightScaleService],
-            characteristics: [.weightScaleService: [Self.weight.uuid], .currentTimeService: [.currentTime]],
-            values: [.currentTime: Self.dateTime(2027, 1, 15, 8, 0, 0) + [5, 0, 0]])
+        let profile = Self.clockedScale("C0:FF:EE:00:03:06", "Right Scale", clock: Self.dateTime(2027, 1, 15, 8, 0, 0))
         let transport = FakeBLETransport(profiles: [profile], clock: clock)
         let h = try harness(transport, clockTrust: .unsynchronized)
         try await h.run { h in
@@ -292,19 +291,25 @@ final class HealthDeviceSourceTests: XCTestCase {
             "\(h.logs.entries.map(\.message))")
     }
 
-    /// The demo's simulated scale and cuff through the real source and decoders: their clocks
-    /// run 90 s fast and the samples land at the true time.
-    func testSimulatedScaleAndCuffProduceRealRecords() async throws {
-        let settings = HealthSimulationConfiguration(
-            scales: 1, cuffs: 1, thermometers: 0, oximeters: 0, glucoseMeters: 0, measurementIntervalSeconds: 5)
+    /// The source on the simulated transport with `settings`, on a manual clock, for a user of
+    /// `heightMeters` when given.
+    func simulatedHarness(_ settings: HealthSimulationConfiguration, heightMeters: Double? = nil) throws -> SourceHarness {
         let configuration = HealthDeviceConfiguration(transport: .simulated, profile: HealthProfileConfiguration(simulation: settings))
-        let clock = ManualClock()
-        let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
+        return try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: ManualClock()) { environment in
             var environment = environment
-            environment.user.heightMeters = 1.7
+            if let heightMeters { environment.user.heightMeters = heightMeters }
             return try HealthDeviceSource(
                 settings: configuration.validated(in: environment), environment: environment)
         }
+    }
+
+    /// The demo's simulated scale and cuff through the real source and decoders: their clocks
+    /// run 90 s fast and the samples land at the true time.
+    func testSimulatedScaleAndCuffProduceRealRecords() async throws {
+        let h = try simulatedHarness(
+            HealthSimulationConfiguration(
+                scales: 1, cuffs: 1, thermometers: 0, oximeters: 0, glucoseMeters: 0, measurementIntervalSeconds: 5),
+            heightMeters: 1.7)
         try await h.run { h in
             for step in 1...3 {
                 try await h.waitFor("three sleepers before step \(step)") { h.clock.sleeperCount == 3 }
@@ -337,14 +342,8 @@ final class HealthDeviceSourceTests: XCTestCase {
     /// three stored records downloaded once through the Record Access Control Point, then each
     /// record it takes as it takes it, every sample at the true time (the clocks run 90 s fast).
     func testSimulatedThermometerOximeterAndGlucoseMeterProduceRealRecords() async throws {
-        let settings = HealthSimulationConfiguration(
-            scales: 0, cuffs: 0, thermometers: 1, oximeters: 1, glucoseMeters: 1, measurementIntervalSeconds: 5)
-        let configuration = HealthDeviceConfiguration(transport: .simulated, profile: HealthProfileConfiguration(simulation: settings))
-        let clock = ManualClock()
-        let h = try SourceHarness(name: "health", kind: HealthDeviceSource.kind, clock: clock) { environment in
-            try HealthDeviceSource(
-                settings: configuration.validated(in: environment), environment: environment)
-        }
+        let h = try simulatedHarness(HealthSimulationConfiguration(
+            scales: 0, cuffs: 0, thermometers: 1, oximeters: 1, glucoseMeters: 1, measurementIntervalSeconds: 5))
         try await h.run { h in
             try await h.waitFor("the stored glucose records") { h.quantities(.bloodGlucose).count == 3 }
             for step in 1...2 {
@@ -448,15 +447,6 @@ final class HealthDeviceSourceTests: XCTestCase {
         XCTAssertEqual(HealthDeviceConfiguration(transport: .simulated).effectiveMaxDevices, 5)
         let demo = try XCTUnwrap(HealthDeviceSource.demo).configuration.decodeStrictly(HealthDeviceConfiguration.self)
         XCTAssertEqual(demo.simulation, defaults, "the demo simulates one of each")
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("sample-config.json")
-        let gateway = try GatewayConfiguration.parse(Data(contentsOf: url), origin: url.path)
-        let environment = TestEnvironment.make(name: "health", directory: FileManager.default.temporaryDirectory)
-        XCTAssertEqual(gateway.sources.count, 2)
-        for source in gateway.sources {
-            XCTAssertEqual(source.kind, HealthDeviceSource.kind)
-            let configuration = try source.config.decodeStrictly(HealthDeviceConfiguration.self)
-            _ = try HealthDeviceSource(settings: configuration.validated(in: environment), environment: environment, bluetooth: .scripted(FakeBLETransport(profiles: []), clock: environment.clock))
-        }
+        try HealthProfile.sampleSourceConfigurations(count: 2, environmentName: "health")
     }
 }

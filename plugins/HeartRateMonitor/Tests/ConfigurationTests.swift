@@ -14,18 +14,8 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testSampleConfigDecodesAndBuilds() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("sample-config.json")
-        let gateway = try GatewayConfiguration.parse(Data(contentsOf: url), origin: url.path)
-        XCTAssertEqual(gateway.sources.count, 3)
-        var configurations: [HeartRateSourceConfiguration] = []
-        for source in gateway.sources {
-            XCTAssertEqual(source.kind, HeartRateSource.kind)
-            let configuration = try source.config.decodeStrictly(HeartRateSourceConfiguration.self)
-            // Built with a fake transport: the BlueZ transport is not part of these tests.
-            _ = try HeartRateSource(settings: configuration.validated(in: environment()), environment: try environment(), bluetooth: .scripted(FakeBLETransport(profiles: []), clock: try environment().clock))
-            configurations.append(configuration)
-        }
+        // Built with a fake transport: the BlueZ transport is not part of these tests.
+        let configurations = try HeartRateProfile.sampleSourceConfigurations(count: 3, environmentName: "hr")
         let strap = configurations[0]
         XCTAssertEqual(strap.transport, .bluez)
         XCTAssertEqual(strap.adapter, "hci0")

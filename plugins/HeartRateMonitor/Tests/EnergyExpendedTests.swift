@@ -15,12 +15,22 @@ final class EnergyExpendedTests: XCTestCase {
         [0x08, bpm, UInt8(energy & 0xFF), UInt8(energy >> 8)]
     }
 
-    func testDeltasAcrossReadingsSaturationAndReset() async throws {
+    /// Runs the source against one heart-rate monitor and hands `body` the harness, the link and
+    /// the monitor once the source subscribed to its measurements.
+    private func withSubscribedMonitor(
+        _ body: @Sendable (SourceHarness, FakeConnection, FakeProfile) async throws -> Void
+    ) async throws {
         let profile = FakeProfile.heartRateMonitor()
         let transport = FakeBLETransport(profiles: [profile])
         let h = try SourceHarness(transport: transport)
         try await h.run { h in
             let link = try await transport.connect(profile, in: h, until: "subscription") { $0.isSubscribed(.heartRateMeasurement) }
+            try await body(h, link, profile)
+        }
+    }
+
+    func testDeltasAcrossReadingsSaturationAndReset() async throws {
+        try await withSubscribedMonitor { h, link, _ in
             // 100 kJ is the baseline; then +3, +0, saturation (adds nothing), reset to 2 (+2).
             for (second, energy) in [(0, UInt16(100)), (1, 103), (2, 103), (3, 0xFFFF), (4, 2)] {
                 if second > 0 { h.clock.advance(by: .seconds(1)) }
@@ -40,11 +50,7 @@ final class EnergyExpendedTests: XCTestCase {
     /// While contact is "supported, not detected", no energy is stored, and the energy the
     /// sensor counts meanwhile is not attributed to the next reading with contact either.
     func testNoContactReadingsStoreNoEnergyAndRebaseline() async throws {
-        let profile = FakeProfile.heartRateMonitor()
-        let transport = FakeBLETransport(profiles: [profile])
-        let h = try SourceHarness(transport: transport)
-        try await h.run { h in
-            let link = try await transport.connect(profile, in: h, until: "subscription") { $0.isSubscribed(.heartRateMeasurement) }
+        try await withSubscribedMonitor { h, link, profile in
             // Flags 0x1E: contact supported and detected, energy, RR; 0x0C: the same without
             // RR and contact not detected. 100 kJ baseline, +3 with contact, then 10 s without
             // contact counting 20 kJ, then +4 with contact again.

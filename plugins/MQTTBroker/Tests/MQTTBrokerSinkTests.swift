@@ -251,8 +251,7 @@ final class MQTTBrokerSinkTests: BrokerAndStoreTestCase {
     }
 
     func testSampleConfigDecodes() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        let configuration = try GatewayConfiguration.load(from: root.appendingPathComponent("sample-config.json"))
+        let configuration = try GatewayConfiguration.load(from: TestEnvironment.sampleConfigurationURL())
         let sinks = configuration.sinks.filter { $0.kind == MQTTBrokerSink.kind }
         XCTAssertFalse(sinks.isEmpty)
         for sink in sinks {

@@ -29,6 +29,18 @@ final class SinkTests: StoreTestCase {
         return try SQLiteSink(settings: try configuration.validated(in: environment), environment: environment)
     }
 
+    /// A sink of configuration `json` running on a standalone inbox: `feed` and `finish` drive
+    /// the inbox, `run` is the sink's run.
+    func startSink(_ json: String) throws -> (
+        feed: @Sendable ([HealthRecord]) async -> Void, finish: @Sendable () -> Void, context: SinkContext,
+        run: Task<Void, any Error>
+    ) {
+        let sink = try makeSink(json)
+        let (inbox, feed, finish) = SinkInbox.standalone()
+        let context = context()
+        return (feed, finish, context, Task { try await sink.run(inbox: inbox, context: context) })
+    }
+
     func context() -> SinkContext {
         let logs = RecordingLogSink()
         return SinkContext(
@@ -78,8 +90,7 @@ final class SinkTests: StoreTestCase {
     }
 
     func testSampleConfigBuildsThroughTheCatalog() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("sample-config.json")
+        let url = TestEnvironment.sampleConfigurationURL()
         let configuration = try GatewayConfiguration.load(from: url)
         let catalog = PluginCatalog([.sink(SQLiteSink.self)])
         let built = try catalog.instantiate(configuration) { name in
@@ -112,10 +123,7 @@ final class SinkTests: StoreTestCase {
     }
 
     func testBatchesByWindowInOneTransaction() async throws {
-        let sink = try makeSink(#"{"batchSize": 100, "batchWindowSeconds": 0.25}"#)
-        let (inbox, feed, finish) = SinkInbox.standalone()
-        let context = context()
-        let run = Task { try await sink.run(inbox: inbox, context: context) }
+        let (feed, finish, context, run) = try startSink(#"{"batchSize": 100, "batchWindowSeconds": 0.25}"#)
         let all = try records(5)
         await feed(Array(all[0..<3]))
         try await clock.waitForSleepers(1)
@@ -135,10 +143,7 @@ final class SinkTests: StoreTestCase {
     }
 
     func testABatchThatFillsDuringTheWindowCommitsEarly() async throws {
-        let sink = try makeSink(#"{"batchSize": 5, "batchWindowSeconds": 0.10}"#)
-        let (inbox, feed, finish) = SinkInbox.standalone()
-        let context = context()
-        let run = Task { try await sink.run(inbox: inbox, context: context) }
+        let (feed, finish, context, run) = try startSink(#"{"batchSize": 5, "batchWindowSeconds": 0.10}"#)
         let all = try records(5)
         await feed(Array(all[0..<2]))
         try await clock.waitForSleepers(1)

@@ -14,8 +14,7 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testSampleConfigurationBuildsEverySource() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("sample-config.json")
+        let url = TestEnvironment.sampleConfigurationURL()
         let file = try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: url))
         guard case .array(let sources)? = file["sources"] else { return XCTFail("no sources") }
         var endpoints: [SerialPedometerSource.Endpoint] = []

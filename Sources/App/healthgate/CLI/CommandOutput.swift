@@ -10,6 +10,15 @@ enum CommandOutput {
         String(decoding: try HealthJSON.makeEncoder(pretty: true).encode(value), as: UTF8.self)
     }
 
+    /// A list as `--format` asks: pretty JSON for `json`; otherwise `empty` when there is
+    /// nothing, or the table `table` renders.
+    static func list<Item: Encodable>(
+        _ items: [Item], format: String, empty: String, table: ([Item]) -> String
+    ) throws -> String {
+        if format == "json" { return try json(items) }
+        return items.isEmpty ? empty : table(items)
+    }
+
     /// The statistics columns of a table of `type`: the sum of a cumulative type, the average,
     /// minimum, maximum, most recent value and unit of a discrete one.
     static func statisticsHeader(of type: QuantityType) -> [String] {

@@ -66,19 +66,17 @@ enum ParticipantCommand {
         let format = try arguments.format(among: ["table", "json"])
         let result = try await ControlSocketPath.send("participant.straps", arguments: .object([:]), options: arguments, context: context)
         let straps = try decode([ClassSignIn.NewStrap].self, result, "strap list")
-        if format == "json" {
-            try WorkoutCommand.printJSON(straps, context)
-        } else if straps.isEmpty {
-            context.print("no new straps (every strap heard in the last minute is worn)")
-        } else {
+        context.print(try CommandOutput.list(
+            straps, format: format, empty: "no new straps (every strap heard in the last minute is worn)"
+        ) { straps in
             let rows = straps.map { strap in
                 [
                     strap.identity, strap.radio?.label ?? "-", String(Int(strap.heartRate.rounded())),
                     RFC3339.string(from: strap.firstBeat), strap.name ?? "-",
                 ]
             }
-            context.print(TextTable.render(header: ["STRAP", "RADIO", "HR", "FIRST BEAT", "NAME"], rows: rows))
-        }
+            return TextTable.render(header: ["STRAP", "RADIO", "HR", "FIRST BEAT", "NAME"], rows: rows)
+        })
         return .success
     }
 
@@ -90,11 +88,7 @@ enum ParticipantCommand {
         let format = try arguments.format(among: ["table", "json"])
         let participants = try decode(
             try await ControlSocketPath.send("participant.list", arguments: .object([:]), options: arguments, context: context))
-        if format == "json" {
-            try WorkoutCommand.printJSON(participants, context)
-        } else if participants.isEmpty {
-            context.print("no participants")
-        } else {
+        context.print(try CommandOutput.list(participants, format: format, empty: "no participants") { participants in
             let rows = participants.map { participant in
                 [
                     participant.name, participant.devices.isEmpty ? "-" : participant.devices.joined(separator: ","),
@@ -102,8 +96,8 @@ enum ParticipantCommand {
                     participant.untilClassEnd.map { $0.joined(separator: ",") } ?? "-",
                 ]
             }
-            context.print(TextTable.render(header: ["NAME", "DEVICES", "MAX HR", "WORKOUT", "FREED AT CLASS END"], rows: rows))
-        }
+            return TextTable.render(header: ["NAME", "DEVICES", "MAX HR", "WORKOUT", "FREED AT CLASS END"], rows: rows)
+        })
         return .success
     }
 

@@ -157,13 +157,7 @@ enum WorkoutCommand {
     ) { arguments, context in
         let format = try arguments.format(among: ["table", "json"])
         let workouts = try await StoreAccess.workouts(arguments, context: context)
-        if format == "json" {
-            try printJSON(workouts, context)
-        } else if workouts.isEmpty {
-            context.print("no workouts stored")
-        } else {
-            context.print(WorkoutFormat.table(workouts))
-        }
+        context.print(try CommandOutput.list(workouts, format: format, empty: "no workouts stored", table: WorkoutFormat.table))
         return .success
     }
 

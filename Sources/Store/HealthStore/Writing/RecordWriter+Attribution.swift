@@ -66,11 +66,9 @@ extension RecordWriter {
             }
             let seriesTargets = "q.anchor IN (SELECT anchor FROM temp.deletion_targets WHERE kind = 'quantitySeries')"
             for (_, series) in try RowDecoder.series(connection, where: seriesTargets, orderBy: "q.anchor", [], path: path) {
-                var metadata = series.metadata
                 // The series' own sync identifier is derived from its uuid when it is read.
-                metadata.syncIdentifier = nil
-                metadata.syncVersion = (series.metadata.syncVersion ?? 1) + 1
-                metadata[.person] = person.map(MetadataValue.string)
+                let metadata = Self.attributed(
+                    series.metadata, to: person, syncIdentifier: nil, version: (series.metadata.syncVersion ?? 1) + 1)
                 records.append(.quantitySeries(try QuantitySeriesSample(
                     id: series.id, type: series.type, unit: series.unit, quantities: series.quantities, device: series.device,
                     metadata: metadata)))
@@ -78,10 +76,8 @@ extension RecordWriter {
             }
             let heartbeatTargets = "h.anchor IN (SELECT anchor FROM temp.deletion_targets WHERE kind = 'heartbeatSeries')"
             for (_, series) in try RowDecoder.heartbeatSeries(connection, where: heartbeatTargets, [], path: path) {
-                var metadata = series.metadata
-                metadata.syncIdentifier = series.metadata.syncIdentifier ?? series.id.uuidString(after: "healthgate-attribution:")
-                metadata.syncVersion = (series.metadata.syncVersion ?? 0) + 1
-                metadata[.person] = person.map(MetadataValue.string)
+                // The series keeps its uuid; its metadata is the next version's.
+                let (_, metadata) = Self.nextVersion(of: series.id, series.metadata, person: person)
                 records.append(.heartbeatSeries(try HeartbeatSeriesSample(
                     id: series.id, start: series.startDate, end: series.endDate, beats: series.beats, device: series.device,
                     metadata: metadata)))
@@ -98,13 +94,20 @@ extension RecordWriter {
     /// The uuid and metadata of the next version of the object `id` with `metadata`, given to
     /// `person`.
     static func nextVersion(of id: SampleID, _ metadata: Metadata, person: String?) -> (SampleID, Metadata) {
-        var next = metadata
         let identifier = metadata.syncIdentifier ?? id.uuidString(after: "healthgate-attribution:")
         let version = (metadata.syncVersion ?? 0) + 1
-        next.syncIdentifier = identifier
+        return (
+            SampleID(syncIdentifier: identifier, version: version),
+            attributed(metadata, to: person, syncIdentifier: identifier, version: version))
+    }
+
+    /// `metadata` given to `person`, with the sync identifier and version of its new version.
+    static func attributed(_ metadata: Metadata, to person: String?, syncIdentifier: String?, version: Int64) -> Metadata {
+        var next = metadata
+        next.syncIdentifier = syncIdentifier
         next.syncVersion = version
         next[.person] = person.map(MetadataValue.string)
-        return (SampleID(syncIdentifier: identifier, version: version), next)
+        return next
     }
 
     /// Throws `.invalidArgument` when a target is a workout, `.inUse` when it is an open

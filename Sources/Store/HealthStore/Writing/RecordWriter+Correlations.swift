@@ -7,10 +7,8 @@ extension RecordWriter {
     /// The correlation's row, its members as ordinary samples (a member stored already is kept
     /// as it is) and the links between them.
     func write(_ correlation: CorrelationSample, using insert: inout QuantityInsert) throws -> Outcome {
-        let syncIdentifier = correlation.metadata.syncIdentifier
         let decision = try resolve(
-            table: "correlations", kind: .correlation, id: correlation.id, syncIdentifier: syncIdentifier,
-            version: correlation.metadata.syncVersion ?? 0)
+            table: "correlations", kind: .correlation, id: correlation.id, metadata: correlation.metadata)
         if decision == .ignore { return .ignored }
         let id = SQLiteValue.blob(correlation.id.bytes)
         try connection.run(
@@ -21,10 +19,8 @@ extension RecordWriter {
             """,
             [.integer(nextAnchor()), id, .text(correlation.type.identifier),
              .integer(StoreTime.microseconds(correlation.startDate)), .integer(StoreTime.microseconds(correlation.endDate)),
-             try deviceID(for: correlation.device).map(SQLiteValue.integer) ?? .null,
-             syncIdentifier.map(SQLiteValue.text) ?? .null,
-             correlation.metadata.syncVersion.map(SQLiteValue.integer) ?? .null,
-             try metadataSetID(for: correlation.metadata).map(SQLiteValue.integer) ?? .null])
+             try deviceID(for: correlation.device).map(SQLiteValue.integer) ?? .null]
+                + (try syncColumns(of: correlation.metadata)))
         if hasTombstones { try removeTombstone(of: correlation.id) }
         for (index, member) in correlation.objects.enumerated() {
             guard let anchor = try write(member, using: &insert).anchor else {

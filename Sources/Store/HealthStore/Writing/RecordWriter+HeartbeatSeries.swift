@@ -13,8 +13,7 @@ extension RecordWriter {
         }
         if let outcome = try extend(series) { return outcome }
         let decision = try resolve(
-            table: "heartbeat_series", kind: .heartbeatSeries, id: series.id, syncIdentifier: series.metadata.syncIdentifier,
-            version: series.metadata.syncVersion ?? 0)
+            table: "heartbeat_series", kind: .heartbeatSeries, id: series.id, metadata: series.metadata)
         if decision == .ignore { return .ignored }
         try insertRow(series)
         if hasTombstones { try removeTombstone(of: series.id) }
@@ -49,7 +48,6 @@ extension RecordWriter {
 
     /// Inserts the series' row at a new anchor.
     private func insertRow(_ series: HeartbeatSeriesSample) throws {
-        let syncIdentifier = series.metadata.syncIdentifier
         let id = SQLiteValue.blob(series.id.bytes)
         try connection.run(
             """
@@ -59,11 +57,8 @@ extension RecordWriter {
             """,
             [.integer(nextAnchor()), id, .integer(StoreTime.microseconds(series.startDate)),
              .integer(StoreTime.microseconds(series.endDate)), .integer(Int64(series.beats.count)),
-             try deviceID(for: series.device).map(SQLiteValue.integer) ?? .null,
-             syncIdentifier.map(SQLiteValue.text) ?? .null,
-             series.metadata.syncVersion.map(SQLiteValue.integer) ?? .null,
-             try metadataSetID(for: series.metadata).map(SQLiteValue.integer) ?? .null,
-             .blob(HeartbeatEncoding.encode(series.beats))])
+             try deviceID(for: series.device).map(SQLiteValue.integer) ?? .null]
+                + (try syncColumns(of: series.metadata)) + [.blob(HeartbeatEncoding.encode(series.beats))])
     }
 
     /// A series whose uuid is stored already, with a higher sync version, that

@@ -12,12 +12,12 @@ extension RecordWriter {
     /// Applies the uuid and sync-version rules for a record about to be inserted into `table`
     /// (correlations, heartbeat series, workouts: tables with a unique uuid), deleting the older
     /// version, with its tombstone, when the new one replaces it.
-    func resolve(
-        table: String, kind: HealthRecordKind, id: SampleID, syncIdentifier: String?, version: Int64
-    ) throws -> Decision {
+    /// The sync identifier and version are the record's `metadata`'s.
+    func resolve(table: String, kind: HealthRecordKind, id: SampleID, metadata: Metadata) throws -> Decision {
         let key = SQLiteValue.blob(id.bytes)
         if try !connection.query("SELECT 1 FROM \(table) WHERE uuid = ?1", [key]).isEmpty { return .ignore }
-        guard let syncIdentifier else { return .insert }
+        guard let syncIdentifier = metadata.syncIdentifier else { return .insert }
+        let version = metadata.syncVersion ?? 0
         let typeColumn = kind == .correlation ? "type" : "'\(kind.rawValue)'"
         guard let existing = try connection.query(
             "SELECT anchor, uuid, ifnull(sync_version, 0), \(typeColumn) FROM \(table) WHERE sync_identifier = ?1",
@@ -46,6 +46,13 @@ extension RecordWriter {
         // metadata set stays: other records may share it, and an unused one is harmless.
         try deleteObject(table: table, anchor: anchor, uuid: existing.values[1], kind: kind, type: existing.text(3) ?? "")
         return .replace
+    }
+
+    /// The `sync_identifier`, `sync_version` and `metadata_set_id` columns of a record with
+    /// `metadata`, in that order (NULL where it has none), interning its metadata set.
+    func syncColumns(of metadata: Metadata) throws -> [SQLiteValue] {
+        [metadata.syncIdentifier.map(SQLiteValue.text) ?? .null, metadata.syncVersion.map(SQLiteValue.integer) ?? .null,
+         try metadataSetID(for: metadata).map(SQLiteValue.integer) ?? .null]
     }
 
     /// What to do with a quantity sample; `ignore` names the anchor of the sample that wins.

@@ -10,10 +10,7 @@ extension RecordWriter {
         // The workout in progress becomes the stored workout in this transaction (schema
         // version 4), also when this is a copy of a workout already stored.
         try connection.run("DELETE FROM live_workouts WHERE uuid = ?1", [.blob(workout.id.bytes)])
-        let syncIdentifier = workout.metadata.syncIdentifier
-        let decision = try resolve(
-            table: "workouts", kind: .workout, id: workout.id, syncIdentifier: syncIdentifier,
-            version: workout.metadata.syncVersion ?? 0)
+        let decision = try resolve(table: "workouts", kind: .workout, id: workout.id, metadata: workout.metadata)
         if decision == .ignore { return .ignored }
         let id = SQLiteValue.blob(workout.id.bytes)
         try connection.run(
@@ -24,9 +21,7 @@ extension RecordWriter {
             """,
             [.integer(nextAnchor()), id, .text(workout.activityType.rawValue),
              .integer(StoreTime.microseconds(workout.startDate)), .integer(StoreTime.microseconds(workout.endDate)),
-             .real(workout.duration), syncIdentifier.map(SQLiteValue.text) ?? .null,
-             workout.metadata.syncVersion.map(SQLiteValue.integer) ?? .null,
-             try metadataSetID(for: workout.metadata).map(SQLiteValue.integer) ?? .null])
+             .real(workout.duration)] + (try syncColumns(of: workout.metadata)))
         if hasTombstones { try removeTombstone(of: workout.id) }
         for (index, event) in workout.events.enumerated() {
             var metadataJSON = SQLiteValue.null

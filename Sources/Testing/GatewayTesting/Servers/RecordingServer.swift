@@ -26,6 +26,13 @@ public final class RecordingServer: @unchecked Sendable {
 
     public var url: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)/samples" }
 
+    /// A plain-HTTP server recording into `directory`, started (``start()``); the caller stops it.
+    public static func started(in directory: URL) throws -> RecordingServer {
+        let server = RecordingServer(directory: directory)
+        try server.start()
+        return server
+    }
+
     /// Starts the server (on its previous port after ``stop()``); returns once it listens.
     public func start() throws {
         let process = Process()

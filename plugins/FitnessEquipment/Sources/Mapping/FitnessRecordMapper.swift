@@ -137,36 +137,20 @@ public struct FitnessRecordMapper: Sendable {
         switch data.characteristic {
         case .treadmillData:
             let record = TreadmillData(data)
-            if let speed = record.instantaneousSpeed {
-                append(.runningSpeed, speed, .meterPerSecond, date, date, to: &samples)
-            }
+            append(.runningSpeed, record.instantaneousSpeed, .meterPerSecond, at: date, to: &samples)
             distance(.distanceWalkingRunning, record.totalDistance, of: data.characteristic, at: date, to: &samples)
-            if let watts = record.powerOutput, watts >= 0 {
-                append(.runningPower, watts, .watt, date, date, to: &samples)
-            }
+            append(.runningPower, nonNegative(record.powerOutput), .watt, at: date, to: &samples)
         case .indoorBikeData:
             let record = IndoorBikeData(data)
-            if let speed = record.instantaneousSpeed {
-                append(.cyclingSpeed, speed, .meterPerSecond, date, date, to: &samples)
-            }
-            if let cadence = record.instantaneousCadence {
-                append(.cyclingCadence, cadence, .countPerMinute, date, date, to: &samples)
-            }
-            if let watts = record.instantaneousPower, watts >= 0 {
-                append(.cyclingPower, watts, .watt, date, date, to: &samples)
-            }
+            append(.cyclingSpeed, record.instantaneousSpeed, .meterPerSecond, at: date, to: &samples)
+            append(.cyclingCadence, record.instantaneousCadence, .countPerMinute, at: date, to: &samples)
+            append(.cyclingPower, nonNegative(record.instantaneousPower), .watt, at: date, to: &samples)
             distance(.distanceCycling, record.totalDistance, of: data.characteristic, at: date, to: &samples)
         case .rowerData:
             let record = RowerData(data)
-            if let rate = record.strokeRate {
-                append(.rowingStrokeRate, rate, .countPerMinute, date, date, to: &samples)
-            }
-            if let speed = record.instantaneousSpeed {
-                append(.rowingSpeed, speed, .meterPerSecond, date, date, to: &samples)
-            }
-            if let watts = record.instantaneousPower, watts >= 0 {
-                append(.rowingPower, watts, .watt, date, date, to: &samples)
-            }
+            append(.rowingStrokeRate, record.strokeRate, .countPerMinute, at: date, to: &samples)
+            append(.rowingSpeed, record.instantaneousSpeed, .meterPerSecond, at: date, to: &samples)
+            append(.rowingPower, nonNegative(record.instantaneousPower), .watt, at: date, to: &samples)
             distance(.distanceRowing, record.totalDistance, of: data.characteristic, at: date, to: &samples)
         default:
             break
@@ -184,6 +168,20 @@ public struct FitnessRecordMapper: Sendable {
         let delta = total >= last.meters ? total - last.meters : total
         guard delta > 0 else { return }
         append(type, delta, .meter, last.date, date, to: &samples)
+    }
+
+    /// A machine's power figure, or nil for a negative one, which makes no sample.
+    private func nonNegative(_ watts: Double?) -> Double? {
+        guard let watts, watts >= 0 else { return nil }
+        return watts
+    }
+
+    /// Appends a sample at the instant `date` when the record carries the field (`value`).
+    private func append(
+        _ type: QuantityType, _ value: Double?, _ unit: HealthUnit, at date: Date, to samples: inout [QuantitySample]
+    ) {
+        guard let value else { return }
+        append(type, value, unit, date, date, to: &samples)
     }
 
     private func append(
