@@ -26,23 +26,7 @@ struct DBusMessageCoding {
         let typeCode = UInt8(bitPattern: type)
         switch typeCode {
         case UInt8(ascii: "a"):
-            try check(sd.messageEnterContainer(message, type, contents), "enter array")
-            let elements = try readAll(message)
-            try check(sd.messageExitContainer(message), "exit array")
-            if contents.hasPrefix("{") {
-                // a{kv}: every element is a dict entry read as a two-field structure.
-                let inner = String(contents.dropFirst().dropLast())
-                let (keySignature, valueSignature) = Self.splitFirst(inner)
-                var entries: [DBusDictionaryEntry] = []
-                for element in elements {
-                    guard case .structure(let fields) = element, fields.count == 2 else {
-                        throw DBusError(name: DBusError.invalidSignature, message: "malformed dict entry")
-                    }
-                    entries.append(DBusDictionaryEntry(key: fields[0], value: fields[1]))
-                }
-                return .dictionary(keySignature: keySignature, valueSignature: valueSignature, entries)
-            }
-            return .array(elementSignature: contents, elements)
+            return try readArray(message, type: type, contents: contents)
         case UInt8(ascii: "r"), UInt8(ascii: "e"):
             try check(sd.messageEnterContainer(message, type, contents), "enter structure")
             let fields = try readAll(message)
@@ -56,19 +40,47 @@ struct DBusMessageCoding {
             try check(sd.messageExitContainer(message), "exit variant")
             return .variant(inner)
         case UInt8(ascii: "h"):
-            var fd: Int32 = -1
-            try check(sd.readUnixFD(message, &fd), "read unix fd")
-            // The message owns `fd` and closes it when freed; keep our own duplicate.
-            let copy: Int32
-            do {
-                copy = try FileDescriptor.duplicate(fd)
-            } catch {
-                throw DBusError(errno: error.rawValue, "dup of a received unix fd")
-            }
-            return .unixFD(DBusUnixFD(owning: copy))
+            return try readUnixFD(message)
         default:
             return try readBasic(message, type: type)
         }
+    }
+
+    /// The opening of a dict entry's signature, as sd-bus reports an `a{kv}` array's contents.
+    private static let dictionaryEntryOpening: Character = "{"
+
+    /// Reads the array the message is at, whose elements have the signature `contents`: a
+    /// dictionary when they are dict entries.
+    private func readArray(_ message: OpaquePointer, type: CChar, contents: String) throws(DBusError) -> DBusValue {
+        try check(sd.messageEnterContainer(message, type, contents), "enter array")
+        let elements = try readAll(message)
+        try check(sd.messageExitContainer(message), "exit array")
+        guard contents.first == Self.dictionaryEntryOpening else { return .array(elementSignature: contents, elements) }
+        // a{kv}: every element is a dict entry read as a two-field structure.
+        let inner = String(contents.dropFirst().dropLast())
+        let (keySignature, valueSignature) = Self.splitFirst(inner)
+        var entries: [DBusDictionaryEntry] = []
+        for element in elements {
+            guard case .structure(let fields) = element, fields.count == 2 else {
+                throw DBusError(name: DBusError.invalidSignature, message: "malformed dict entry")
+            }
+            entries.append(DBusDictionaryEntry(key: fields[0], value: fields[1]))
+        }
+        return .dictionary(keySignature: keySignature, valueSignature: valueSignature, entries)
+    }
+
+    /// Reads the unix fd the message is at, as a duplicate of its own.
+    private func readUnixFD(_ message: OpaquePointer) throws(DBusError) -> DBusValue {
+        var fd: Int32 = -1
+        try check(sd.readUnixFD(message, &fd), "read unix fd")
+        // The message owns `fd` and closes it when freed; keep our own duplicate.
+        let copy: Int32
+        do {
+            copy = try FileDescriptor.duplicate(fd)
+        } catch {
+            throw DBusError(errno: error.rawValue, "dup of a received unix fd")
+        }
+        return .unixFD(DBusUnixFD(owning: copy))
     }
 
     private func readBasic(_ message: OpaquePointer, type: CChar) throws(DBusError) -> DBusValue {

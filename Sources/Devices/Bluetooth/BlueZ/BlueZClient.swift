@@ -112,6 +112,13 @@ public struct BlueZObjectTree: Sendable {
         }.sorted { $0.path < $1.path }
     }
 
+    /// The device at `path` when it is one of the adapter at `adapterPath`'s; nil otherwise.
+    public func device(at path: String, adapter adapterPath: String) -> BlueZDevice? {
+        guard let properties = objects[path]?[BlueZInterface.device] else { return nil }
+        let device = BlueZDevice(path: path, properties: properties)
+        return device.adapterPath == adapterPath ? device : nil
+    }
+
     /// The GATT characteristics exported below `devicePath`, with their service's UUID.
     public func characteristics(device devicePath: String) -> [BlueZCharacteristic] {
         let prefix = devicePath + "/"

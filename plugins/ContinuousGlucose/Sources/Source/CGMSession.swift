@@ -73,21 +73,9 @@ struct CGMSession: ConnectionFollower {
         let notifications = try await connection.notifications(of: wanted.map(\.id))
         logger.info("subscribed to \(wanted.map(\.displayName).joined(separator: ", "))", device: name)
 
-        var stopped = status?.sensorStatus.sessionStopped ?? false
-        var offsetNow = status?.timeOffsetMinutes ?? 0
-        let asked = requests(stopped: stopped)
-        if !asked.isEmpty, !wanted.contains(.specificOpsControlPoint) {
-            logger.warning(
-                "the sensor has no CGM Specific Ops Control Point (0x2AAC): cannot \(asked.map(\.summary).joined(separator: ", ")) as configured",
-                device: name)
-            session.setDetail("specificOps", "not supported: \(asked.map(\.summary).joined(separator: ", "))")
-        }
-        for request in asked where wanted.contains(.specificOpsControlPoint) {
-            try await connection.write(request.value(e2e: e2e), to: CGMCharacteristic.specificOpsControlPoint.uuid, in: .continuousGlucoseMonitoringService)
-            logger.notice("asked the sensor to \(request.summary)", device: name)
-            if request == .startSession { (stopped, offsetNow) = (false, 0) }
-            if request == .stopSession { stopped = true }
-        }
+        let (stopped, offsetNow) = try await askSpecificOps(
+            connection, stopped: status?.sensorStatus.sessionStopped ?? false, offsetNow: status?.timeOffsetMinutes ?? 0,
+            supported: wanted.contains(.specificOpsControlPoint), e2e: e2e, device: device)
         let started = try await sessionStart(connection, offsetNow: offsetNow, running: !stopped, e2e: e2e, device: device, badPayloads: &badPayloads)
         let sessionStart = started?.date
         let sensor = device.localIdentifier ?? session.key
@@ -112,40 +100,60 @@ struct CGMSession: ConnectionFollower {
         // Dated from the sensor's session start: its own clock, which a step of the gateway's
         // clock does not move (a start counted from the gateway's clock is moved with it).
         if started?.keptBySensor == true { stamp[.deviceClock] = .bool(true) }
-        var received = false
-        do {
-            for try await notification in notifications {
-                received = true
-                switch CGMCharacteristic(uuid: notification.characteristic) {
-                case .measurement:
-                    await store(
-                        notification.value, sessionStart: sessionStart, e2e: e2e, sensor: sensor, device: device, stamp: stamp,
-                        checkpoint: &checkpoint, badPayloads: &badPayloads)
-                case .recordAccessControlPoint:
-                    let response = CGMControlPoint.recordAccessResponse(notification.value)
-                    logger.info(
-                        "record access: " + (response.map { CGMControlPoint.recordAccessCodeName($0.code) } ?? HexPayload.format(notification.value)),
-                        device: name)
-                case .specificOpsControlPoint:
-                    if let response = CGMControlPoint.specificOpsResponse(notification.value), response.code == 1 {
-                        logger.info("specific ops 0x\(String(response.request, radix: 16)): success", device: name)
-                    } else {
-                        let what = CGMControlPoint.specificOpsResponse(notification.value).map {
-                            "request 0x\(String($0.request, radix: 16)): \(CGMControlPoint.specificOpsCodeName($0.code))"
-                        }
-                        logger.warning("the sensor refused: \(what ?? HexPayload.format(notification.value))", device: name)
-                        context.status.reportError("\(name): CGM specific ops: \(what ?? HexPayload.format(notification.value))", at: context.clock.now())
-                    }
-                default:
-                    continue
-                }
+        return try await receive(notifications, device: device, badPayloads: &badPayloads) { notification, _, badPayloads in
+            switch CGMCharacteristic(uuid: notification.characteristic) {
+            case .measurement:
+                await store(
+                    notification.value, sessionStart: sessionStart, e2e: e2e, sensor: sensor, device: device, stamp: stamp,
+                    checkpoint: &checkpoint, badPayloads: &badPayloads)
+            case .recordAccessControlPoint:
+                let response = CGMControlPoint.recordAccessResponse(notification.value)
+                logger.info(
+                    "record access: " + (response.map { CGMControlPoint.recordAccessCodeName($0.code) } ?? HexPayload.format(notification.value)),
+                    device: name)
+            case .specificOpsControlPoint:
+                specificOpsResponse(notification.value, device: device)
+            default:
+                break
             }
-            logger.debug("notifications ended", device: name)
-        } catch {
-            logger.debug("notifications ended: \(error)", device: name)
         }
-        try Task.checkCancellation()
-        return received
+    }
+
+    /// Logs a Specific Ops Control Point indication; a refusal is an error on the status board.
+    private func specificOpsResponse(_ value: [UInt8], device: Device) {
+        let name = device.displayName
+        if let response = CGMControlPoint.specificOpsResponse(value), response.code == 1 {
+            context.logger.info("specific ops 0x\(String(response.request, radix: 16)): success", device: name)
+        } else {
+            let what = CGMControlPoint.specificOpsResponse(value).map {
+                "request 0x\(String($0.request, radix: 16)): \(CGMControlPoint.specificOpsCodeName($0.code))"
+            }
+            context.logger.warning("the sensor refused: \(what ?? HexPayload.format(value))", device: name)
+            context.status.reportError("\(name): CGM specific ops: \(what ?? HexPayload.format(value))", at: context.clock.now())
+        }
+    }
+
+    /// Writes the Specific Ops requests the configuration asks for (``requests(stopped:)``) when
+    /// the sensor has the control point (a warning and a status detail say when it has not);
+    /// returns whether the session is stopped and its time offset now, after them.
+    private func askSpecificOps(
+        _ connection: any BLEConnection, stopped: Bool, offsetNow: Int, supported: Bool, e2e: Bool, device: Device
+    ) async throws -> (stopped: Bool, offsetNow: Int) {
+        var (stopped, offsetNow) = (stopped, offsetNow)
+        let asked = requests(stopped: stopped)
+        if !asked.isEmpty, !supported {
+            context.logger.warning(
+                "the sensor has no CGM Specific Ops Control Point (0x2AAC): cannot \(asked.map(\.summary).joined(separator: ", ")) as configured",
+                device: device.displayName)
+            session.setDetail("specificOps", "not supported: \(asked.map(\.summary).joined(separator: ", "))")
+        }
+        for request in asked where supported {
+            try await connection.write(request.value(e2e: e2e), to: CGMCharacteristic.specificOpsControlPoint.uuid, in: .continuousGlucoseMonitoringService)
+            context.logger.notice("asked the sensor to \(request.summary)", device: device.displayName)
+            if request == .startSession { (stopped, offsetNow) = (false, 0) }
+            if request == .stopSession { stopped = true }
+        }
+        return (stopped, offsetNow)
     }
 
     /// The Specific Ops requests the configuration asks for, given whether the session is stopped.

@@ -108,57 +108,56 @@ struct GHSSession: ConnectionFollower {
         }
         var live = GHSSegmentReassembler()
         var stored = GHSSegmentReassembler()
-        var received = false
-        // The stored download (its report request, its stall watch, the erase after it) runs in
-        // a child task beside the loop, never in it: a loop that waited would leave the
-        // transport's buffer to overflow with the notifications of that time.
-        await withTaskGroup(of: Void.self) { children in
-            do {
-                for try await notification in notifications {
-                    received = true
-                    switch notification.characteristic {
-                    case GHSCharacteristic.liveHealthObservations.uuid:
-                        guard let object = reassemble(notification.value, with: &live, on: .liveHealthObservations, device: device, badPayloads: &badPayloads)
-                        else { continue }
-                        await publish(
-                            object, recordNumber: nil, sensor: sensor, device: device, stamp: stamp, receivedAt: notification.receivedAt,
-                            checkpoint: &checkpoint, badPayloads: &badPayloads)
-                    case GHSCharacteristic.storedHealthObservations.uuid:
-                        download?.noteActivity(at: context.clock.uptime())
-                        guard let bytes = reassemble(notification.value, with: &stored, on: .storedHealthObservations, device: device, badPayloads: &badPayloads)
-                        else { continue }
-                        let record: (recordNumber: UInt32, object: [UInt8])
-                        do {
-                            record = try GHSStoredObservation.split(bytes)
-                        } catch {
-                            session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
-                            continue
-                        }
-                        download?.recordArrived(record.recordNumber)
-                        await publish(
-                            record.object, recordNumber: record.recordNumber, sensor: sensor, device: device, stamp: stamp,
-                            receivedAt: notification.receivedAt, checkpoint: &checkpoint, badPayloads: &badPayloads)
-                    case GHSCharacteristic.recordAccessControlPoint.uuid:
-                        guard let indication = recordAccess(notification.value, device: device, badPayloads: &badPayloads) else { continue }
-                        if proceed(indication, of: download, device: device), let download {
-                            children.addTask { await fetch(download, sensor: sensor, connection: connection, device: device) }
-                        }
-                    case GHSCharacteristic.controlPoint.uuid:
-                        controlPoint(notification.value, device: device, badPayloads: &badPayloads)
-                    case GHSCharacteristic.observationScheduleChanged.uuid:
-                        scheduleChanged(notification.value, device: device, badPayloads: &badPayloads)
-                    default:
-                        continue
-                    }
+        // The stored download (its report request, its stall watch, the erase after it) runs
+        // beside the loop, never in it: a loop that waited would leave the transport's buffer to
+        // overflow with the notifications of that time.
+        return try await receive(notifications, device: device, badPayloads: &badPayloads) { notification, beside, badPayloads in
+            switch notification.characteristic {
+            case GHSCharacteristic.liveHealthObservations.uuid:
+                guard let object = reassemble(notification.value, with: &live, on: .liveHealthObservations, device: device, badPayloads: &badPayloads)
+                else { return }
+                await publish(
+                    object, recordNumber: nil, sensor: sensor, device: device, stamp: stamp, receivedAt: notification.receivedAt,
+                    checkpoint: &checkpoint, badPayloads: &badPayloads)
+            case GHSCharacteristic.storedHealthObservations.uuid:
+                download?.noteActivity(at: context.clock.uptime())
+                await receiveStored(
+                    notification, with: &stored, download: download, sensor: sensor, device: device, stamp: stamp,
+                    checkpoint: &checkpoint, badPayloads: &badPayloads)
+            case GHSCharacteristic.recordAccessControlPoint.uuid:
+                guard let indication = recordAccess(notification.value, device: device, badPayloads: &badPayloads) else { return }
+                if proceed(indication, of: download, device: device), let download {
+                    beside.addTask { await fetch(download, sensor: sensor, connection: connection, device: device) }
                 }
-                logger.debug("notifications ended", device: name)
-            } catch {
-                logger.debug("notifications ended: \(error)", device: name)
+            case GHSCharacteristic.controlPoint.uuid:
+                controlPoint(notification.value, device: device, badPayloads: &badPayloads)
+            case GHSCharacteristic.observationScheduleChanged.uuid:
+                scheduleChanged(notification.value, device: device, badPayloads: &badPayloads)
+            default:
+                break
             }
-            children.cancelAll()
         }
-        try Task.checkCancellation()
-        return received
+    }
+
+    /// Feeds a Stored Health Observations segment to `reassembler`; once an observation is whole,
+    /// splits it from its record number (one that does not split is a bad payload), notes its
+    /// arrival in `download` and publishes it with its checkpoint.
+    private func receiveStored(
+        _ notification: BLENotification, with reassembler: inout GHSSegmentReassembler, download: StoredDownload?, sensor: String,
+        device: Device, stamp: Metadata, checkpoint: inout Checkpoint?, badPayloads: inout Int
+    ) async {
+        guard let bytes = reassemble(notification.value, with: &reassembler, on: .storedHealthObservations, device: device, badPayloads: &badPayloads)
+        else { return }
+        let record: (recordNumber: UInt32, object: [UInt8])
+        do {
+            record = try GHSStoredObservation.split(bytes)
+        } catch {
+            return session.reportBadPayload(bytes, "\(error)", device: device, count: &badPayloads)
+        }
+        download?.recordArrived(record.recordNumber)
+        await publish(
+            record.object, recordNumber: record.recordNumber, sensor: sensor, device: device, stamp: stamp,
+            receivedAt: notification.receivedAt, checkpoint: &checkpoint, badPayloads: &badPayloads)
     }
 
     /// Reads Health Sensor Features (nil when absent or not decoding: a bad payload) and the LE

@@ -78,68 +78,70 @@ struct HealthSession: ConnectionFollower {
         logger.info("subscribed to \(names.joined(separator: ", "))", device: device.displayName)
         let meter = device.localIdentifier ?? session.key
         var lastSequence: Int?
-        if racp {
-            lastSequence = await committedCheckpoint(
-                GlucoseCheckpoint.self, namespace: Self.checkpointNamespace, key: meter, what: "the glucose checkpoint",
-                instead: "asking for every record", device: device)?.lastSequence
-            try await connection.write(
-                Self.reportRecords(from: lastSequence.map { $0 + 1 }), to: .recordAccessControlPoint, in: .glucoseService)
-            logger.info(
-                lastSequence.map { "asked for the stored glucose records after sequence number \($0)" }
-                    ?? "asked for every stored glucose record", device: device.displayName)
-        }
+        if racp { lastSequence = try await askForGlucoseRecords(connection, meter: meter, device: device) }
 
         var metadata = information.metadata
         metadata[.bleAddress] = .string(session.key)
         let mapper = ClinicalRecordMapper(ids: ids)
         // Per connection: a record split across indications never spans two links.
         var bodyComposition = BodyCompositionReassembler()
-        var received = false
-        do {
-            for try await notification in notifications {
-                received = true
-                if notification.characteristic == .recordAccessControlPoint {
-                    logger.info("record access: \(HexPayload.format(notification.value))", device: device.displayName)
-                    continue
-                }
-                guard let characteristic = HealthCharacteristic(uuid: notification.characteristic) else { continue }
-                var mapping = ClinicalRecordMapper.Context(
-                    device: device, receivedAt: notification.receivedAt, deviceClockOffset: offset, profileHeight: profileHeight,
-                    clockSet: clockSet)
-                mapping.datesFromDeviceClock = clock?.gatewayUntrusted ?? false
-                if characteristic == .bodyCompositionMeasurement {
-                    do {
-                        for record in try bodyComposition.append(notification.value) {
-                            try await publish(record, mapper: mapper, context: mapping, stamp: metadata, badPayloads: &badPayloads)
-                        }
-                    } catch {
-                        session.reportBadPayload(notification.value, "\(error)", device: device, count: &badPayloads)
-                    }
-                    continue
-                }
+        return try await receive(notifications, device: device, badPayloads: &badPayloads) { notification, _, badPayloads in
+            if notification.characteristic == .recordAccessControlPoint {
+                logger.info("record access: \(HexPayload.format(notification.value))", device: device.displayName)
+                return
+            }
+            guard let characteristic = HealthCharacteristic(uuid: notification.characteristic) else { return }
+            var mapping = ClinicalRecordMapper.Context(
+                device: device, receivedAt: notification.receivedAt, deviceClockOffset: offset, profileHeight: profileHeight,
+                clockSet: clockSet)
+            mapping.datesFromDeviceClock = clock?.gatewayUntrusted ?? false
+            if characteristic == .bodyCompositionMeasurement {
                 do {
-                    let records = try records(of: characteristic, notification.value, mapper: mapper, context: mapping)
-                        .map { $0.stamped(metadata) }
-                    if let sequence = Self.sequenceNumber(of: records) {
-                        // The checkpoint commits with the record: a crash loses neither or both.
-                        lastSequence = max(lastSequence ?? sequence, sequence)
-                        let payload = try JSONEncoder().encode(GlucoseCheckpoint(lastSequence: lastSequence ?? sequence))
-                        await context.publisher.publish(
-                            records, checkpoint: SourceCheckpoint(namespace: Self.checkpointNamespace, key: meter, payload: payload))
-                    } else if !records.isEmpty {
-                        await context.publisher.publish(records)
+                    for record in try bodyComposition.append(notification.value) {
+                        try await publish(record, mapper: mapper, context: mapping, stamp: metadata, badPayloads: &badPayloads)
                     }
                 } catch {
                     session.reportBadPayload(notification.value, "\(error)", device: device, count: &badPayloads)
                 }
+                return
             }
-            logger.debug("notifications ended", device: device.displayName)
-        } catch {
-            logger.debug("notifications ended: \(error)", device: device.displayName)
+            do {
+                let records = try records(of: characteristic, notification.value, mapper: mapper, context: mapping)
+                    .map { $0.stamped(metadata) }
+                try await publish(records, meter: meter, lastSequence: &lastSequence)
+            } catch {
+                session.reportBadPayload(notification.value, "\(error)", device: device, count: &badPayloads)
+            }
+        } ended: { badPayloads in
+            if let pending = bodyComposition.flush() { reportIncomplete(pending, device: device, badPayloads: &badPayloads) }
         }
-        if let pending = bodyComposition.flush() { reportIncomplete(pending, device: device, badPayloads: &badPayloads) }
-        try Task.checkCancellation()
-        return received
+    }
+
+    /// Asks a glucose meter for the stored records after its committed checkpoint (every record
+    /// without one); returns the checkpoint's last sequence number.
+    private func askForGlucoseRecords(_ connection: any BLEConnection, meter: String, device: Device) async throws -> Int? {
+        let lastSequence = await committedCheckpoint(
+            GlucoseCheckpoint.self, namespace: Self.checkpointNamespace, key: meter, what: "the glucose checkpoint",
+            instead: "asking for every record", device: device)?.lastSequence
+        try await connection.write(
+            Self.reportRecords(from: lastSequence.map { $0 + 1 }), to: .recordAccessControlPoint, in: .glucoseService)
+        context.logger.info(
+            lastSequence.map { "asked for the stored glucose records after sequence number \($0)" }
+                ?? "asked for every stored glucose record", device: device.displayName)
+        return lastSequence
+    }
+
+    /// Publishes a measurement's records; a glucose record's with the checkpoint that passes its
+    /// sequence number, which commits with the record: a crash loses neither or both.
+    private func publish(_ records: [HealthRecord], meter: String, lastSequence: inout Int?) async throws {
+        if let sequence = Self.sequenceNumber(of: records) {
+            lastSequence = max(lastSequence ?? sequence, sequence)
+            let payload = try JSONEncoder().encode(GlucoseCheckpoint(lastSequence: lastSequence ?? sequence))
+            await context.publisher.publish(
+                records, checkpoint: SourceCheckpoint(namespace: Self.checkpointNamespace, key: meter, payload: payload))
+        } else if !records.isEmpty {
+            await context.publisher.publish(records)
+        }
     }
 
     /// Publishes a complete Body Composition record; reports an incomplete one (counted as a bad

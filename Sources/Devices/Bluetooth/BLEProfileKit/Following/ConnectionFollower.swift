@@ -8,7 +8,8 @@ public import SampleBus
 /// What a profile does with each connection to one followed device, once the kit has read the
 /// device's Device Information and battery; ``PeripheralSession`` connects and reconnects around
 /// it. A profile's session supplies ``session`` and ``follow(_:information:badPayloads:)``; the
-/// opening every session shares (``run()``) is the kit's.
+/// opening every session shares (``run()``) and the loop over a connection's notifications
+/// (``receive(_:device:badPayloads:_:ended:)``) are the kit's.
 public protocol ConnectionFollower: Sendable {
     /// The followed device's session.
     var session: PeripheralSession { get }

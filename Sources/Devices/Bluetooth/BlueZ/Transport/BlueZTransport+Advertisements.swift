@@ -254,11 +254,7 @@ extension BlueZTransport: AdvertisementScanner {
         var interest = scan.update { $0.interest } ?? ScanInterest()
         // The snapshot's devices are reported once the scan has a discovery interest.
         var snapshotReported = false
-        func device(_ path: String) -> BlueZDevice? {
-            guard let properties = tree.objects[path]?[BlueZInterface.device] else { return nil }
-            let device = BlueZDevice(path: path, properties: properties)
-            return device.adapterPath == adapter ? device : nil
-        }
+        func device(_ path: String) -> BlueZDevice? { tree.device(at: path, adapter: adapter) }
         // The reader whose devices were named from the tree, and that was started.
         var startedReader: ManagementAdvertisementReader?
         func startReader() {
@@ -306,7 +302,6 @@ extension BlueZTransport: AdvertisementScanner {
             reportSnapshot()
             // A reader opened by a wider interest starts at the step that says it was taken on.
             startReader()
-            let signal: DBusSignal
             // The socket's reports, at every step: taken in the order read, with nothing of
             // bluetoothd's in between (they are the advertisements; the signals only name).
             if let reader = scan.update({ $0.managementReader }) {
@@ -314,40 +309,20 @@ extension BlueZTransport: AdvertisementScanner {
                     report(.advertisement(advertisement))
                 }
             }
-            switch step {
-            case .signal(let received):
-                signal = received
-            case .reports, .widened:
-                continue
-            }
-            // The device about to go, read before the signal removes it.
-            let removedDevice = signal.interfacesRemoved.flatMap { removed in
-                removed.interfaces.contains(BlueZInterface.device) ? device(removed.path) : nil
-            }
-            tree.apply(signal)
-            if let added = signal.interfacesAdded, added.interfaces[BlueZInterface.device] != nil {
-                advertised(added.path)
-                found(added.path)
-            } else if let change = signal.propertiesChanged, change.interface == BlueZInterface.device {
-                let keys = Set(change.changed.keys)
-                if !keys.isDisjoint(with: ["ManufacturerData", "ServiceData", "RSSI"]) {
-                    advertised(signal.path)
-                } else if keys.contains("Name"), let reader = scan.update({ $0.managementReader }), let named = device(signal.path),
-                    let name = named.name
-                {
-                    reader.remember(name: name, address: named.address)
+            guard case .signal(let signal) = step else { continue }
+            for change in try ScanDeviceChange.changes(of: signal, applyingTo: &tree, adapter: adapter) {
+                switch change {
+                case .advertised(let path):
+                    advertised(path)
+                case .found(let path):
+                    found(path)
+                case .named(let path):
+                    if let reader = scan.update({ $0.managementReader }), let named = device(path), let name = named.name {
+                        reader.remember(name: name, address: named.address)
+                    }
+                case .lost(let address):
+                    if interest.discovery != nil { report(.discovery(.lost(address: address))) }
                 }
-                if !keys.isDisjoint(with: ["RSSI", "Name", "Alias", "UUIDs"]) { found(signal.path) }
-            } else if let removedDevice {
-                if interest.discovery != nil { report(.discovery(.lost(address: removedDevice.address))) }
-            } else if let removed = signal.interfacesRemoved, removed.path == adapter,
-                removed.interfaces.contains(BlueZInterface.adapter)
-            {
-                throw BLETransportError(.unavailable, "Bluetooth adapter \(adapter) was removed")
-            } else if let change = signal.propertiesChanged, change.interface == BlueZInterface.adapter,
-                signal.path == adapter, change.changed["Powered"]?.bool == false
-            {
-                throw BLETransportError(.unavailable, "Bluetooth adapter \(adapter) was powered off")
             }
         }
     }
