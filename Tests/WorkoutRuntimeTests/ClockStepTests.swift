@@ -220,15 +220,9 @@ final class Rig: Sendable {
                 variables: [:], store: store))
         let (feed, continuation) = AsyncStream<Feed>.makeStream()
         self.continuation = continuation
-        let gateway = Gateway(
-            sources: [
-                ConfiguredSource(name: "feed", kind: "feed", source: FeedSource(feed: feed)),
-                ConfiguredSource(name: "workouts-publisher", kind: "workouts", source: workouts),
-            ],
-            sinks: [
-                ConfiguredSink(name: "workouts", kind: "workouts", queue: QueueConfiguration(), sink: workouts),
-                ConfiguredSink(name: "sqlite", kind: "sqlite", queue: QueueConfiguration(), sink: sink),
-            ],
+        let gateway = Gateway.feeding(
+            workouts, from: ConfiguredSource(name: "feed", kind: "feed", source: FeedSource(feed: feed)),
+            storingIn: ConfiguredSink(name: "sqlite", kind: "sqlite", queue: QueueConfiguration(), sink: sink),
             clock: clock, logger: logger, clockBase: base)
         let correction = ClockStepCorrection(store: store, workouts: workouts, logger: logger, clock: clock)
         let watch = ClockWatch(trust: trust, clock: clock, logger: logger) { base, previous in await correction(onto: base, from: previous) }

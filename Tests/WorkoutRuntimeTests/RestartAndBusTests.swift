@@ -36,15 +36,9 @@ final class RestartAndBusTests: TemporaryDirectoryTestCase {
         feeding records: [HealthRecord], to controller: WorkoutController, storingIn store: any SampleSink,
         clock: ManualClock
     ) -> (shutdown: ShutdownSignal, running: Task<Void, Never>) {
-        let gateway = Gateway(
-            sources: [
-                ConfiguredSource(name: "script", kind: "script", source: ScriptedSource(records: records)),
-                ConfiguredSource(name: "workouts-publisher", kind: "workouts", source: controller),
-            ],
-            sinks: [
-                ConfiguredSink(name: "workouts", kind: "workouts", queue: QueueConfiguration(), sink: controller),
-                ConfiguredSink(name: "store", kind: "collect", queue: QueueConfiguration(), sink: store),
-            ],
+        let gateway = Gateway.feeding(
+            controller, from: ConfiguredSource(name: "script", kind: "script", source: ScriptedSource(records: records)),
+            storingIn: ConfiguredSink(name: "store", kind: "collect", queue: QueueConfiguration(), sink: store),
             clock: clock, logger: Logger(label: "gateway", sink: RecordingLogSink()))
         let shutdown = ShutdownSignal()
         return (shutdown, Task { await gateway.run(shutdown: shutdown) })
