@@ -214,10 +214,7 @@ final class Rig: Sendable {
             clock: clock, ids: SampleIDGenerator(seed: 5), logger: logger, clockBase: base)
         let sink = try SQLiteSink(
             settings: .init(batchSize: 500, batchWindow: .zero),
-            environment: PluginEnvironment(
-                name: "sqlite", logger: logger, clock: clock, ids: SampleIDGenerator(seed: 2),
-                paths: GatewayPaths(dataDirectory: directory, stateDirectory: directory, runtimeDirectory: directory),
-                variables: [:], store: store))
+            environment: TestEnvironment.make(name: "sqlite", clock: clock, directory: directory, store: store))
         let (feed, continuation) = AsyncStream<Feed>.makeStream()
         self.continuation = continuation
         let gateway = Gateway.feeding(

@@ -248,11 +248,7 @@ final class RestartAndBusTests: TemporaryDirectoryTestCase {
         let records = [s.heartRate(140, at: 0), s.heartRate(150, at: 1), s.steps(3, from: 0, to: 1)]
         let store = try SQLiteSink(
             settings: .init(batchSize: 500, batchWindow: .zero),
-            environment: PluginEnvironment(
-                name: "sqlite", logger: Logger(label: "sqlite", sink: RecordingLogSink()), clock: clock,
-                ids: SampleIDGenerator(seed: 2),
-                paths: GatewayPaths(dataDirectory: directory, stateDirectory: directory, runtimeDirectory: directory),
-                variables: [:], store: healthStore))
+            environment: TestEnvironment.make(name: "sqlite", clock: clock, directory: directory, store: healthStore))
         let (shutdown, running) = runGateway(feeding: records, to: controller, storingIn: store, clock: clock)
 
         try await waitUntil("the builder collected the stream") { controller.status().steps == 3 }
