@@ -194,11 +194,7 @@ final class DurableBeforeVisibleTests: XCTestCase {
     func makeGateway(_ workouts: ParticipantWorkouts, clock: ManualClock) throws -> Gateway {
         let sink = try SQLiteSink(
             settings: .init(batchSize: 500, batchWindow: .zero),
-            environment: PluginEnvironment(
-                name: "sqlite", logger: Logger(label: "sqlite", sink: RecordingLogSink()), clock: clock,
-                ids: SampleIDGenerator(seed: 2),
-                paths: GatewayPaths(dataDirectory: directory, stateDirectory: directory, runtimeDirectory: directory),
-                variables: [:], store: store))
+            environment: TestEnvironment.make(name: "sqlite", clock: clock, directory: directory, store: store))
         return Gateway(
             sources: [ConfiguredSource(name: "workouts-publisher", kind: "workouts", source: workouts)],
             sinks: [

@@ -214,21 +214,12 @@ final class Rig: Sendable {
             clock: clock, ids: SampleIDGenerator(seed: 5), logger: logger, clockBase: base)
         let sink = try SQLiteSink(
             settings: .init(batchSize: 500, batchWindow: .zero),
-            environment: PluginEnvironment(
-                name: "sqlite", logger: logger, clock: clock, ids: SampleIDGenerator(seed: 2),
-                paths: GatewayPaths(dataDirectory: directory, stateDirectory: directory, runtimeDirectory: directory),
-                variables: [:], store: store))
+            environment: TestEnvironment.make(name: "sqlite", clock: clock, directory: directory, store: store))
         let (feed, continuation) = AsyncStream<Feed>.makeStream()
         self.continuation = continuation
-        let gateway = Gateway(
-            sources: [
-                ConfiguredSource(name: "feed", kind: "feed", source: FeedSource(feed: feed)),
-                ConfiguredSource(name: "workouts-publisher", kind: "workouts", source: workouts),
-            ],
-            sinks: [
-                ConfiguredSink(name: "workouts", kind: "workouts", queue: QueueConfiguration(), sink: workouts),
-                ConfiguredSink(name: "sqlite", kind: "sqlite", queue: QueueConfiguration(), sink: sink),
-            ],
+        let gateway = Gateway.feeding(
+            workouts, from: ConfiguredSource(name: "feed", kind: "feed", source: FeedSource(feed: feed)),
+            storingIn: ConfiguredSink(name: "sqlite", kind: "sqlite", queue: QueueConfiguration(), sink: sink),
             clock: clock, logger: logger, clockBase: base)
         let correction = ClockStepCorrection(store: store, workouts: workouts, logger: logger, clock: clock)
         let watch = ClockWatch(trust: trust, clock: clock, logger: logger) { base, previous in await correction(onto: base, from: previous) }

@@ -36,15 +36,9 @@ final class RestartAndBusTests: TemporaryDirectoryTestCase {
         feeding records: [HealthRecord], to controller: WorkoutController, storingIn store: any SampleSink,
         clock: ManualClock
     ) -> (shutdown: ShutdownSignal, running: Task<Void, Never>) {
-        let gateway = Gateway(
-            sources: [
-                ConfiguredSource(name: "script", kind: "script", source: ScriptedSource(records: records)),
-                ConfiguredSource(name: "workouts-publisher", kind: "workouts", source: controller),
-            ],
-            sinks: [
-                ConfiguredSink(name: "workouts", kind: "workouts", queue: QueueConfiguration(), sink: controller),
-                ConfiguredSink(name: "store", kind: "collect", queue: QueueConfiguration(), sink: store),
-            ],
+        let gateway = Gateway.feeding(
+            controller, from: ConfiguredSource(name: "script", kind: "script", source: ScriptedSource(records: records)),
+            storingIn: ConfiguredSink(name: "store", kind: "collect", queue: QueueConfiguration(), sink: store),
             clock: clock, logger: Logger(label: "gateway", sink: RecordingLogSink()))
         let shutdown = ShutdownSignal()
         return (shutdown, Task { await gateway.run(shutdown: shutdown) })
@@ -254,11 +248,7 @@ final class RestartAndBusTests: TemporaryDirectoryTestCase {
         let records = [s.heartRate(140, at: 0), s.heartRate(150, at: 1), s.steps(3, from: 0, to: 1)]
         let store = try SQLiteSink(
             settings: .init(batchSize: 500, batchWindow: .zero),
-            environment: PluginEnvironment(
-                name: "sqlite", logger: Logger(label: "sqlite", sink: RecordingLogSink()), clock: clock,
-                ids: SampleIDGenerator(seed: 2),
-                paths: GatewayPaths(dataDirectory: directory, stateDirectory: directory, runtimeDirectory: directory),
-                variables: [:], store: healthStore))
+            environment: TestEnvironment.make(name: "sqlite", clock: clock, directory: directory, store: healthStore))
         let (shutdown, running) = runGateway(feeding: records, to: controller, storingIn: store, clock: clock)
 
         try await waitUntil("the builder collected the stream") { controller.status().steps == 3 }

@@ -50,14 +50,10 @@ extension BusCore {
                 sd.callAsync(
                     bus, &slot, message,
                     { reply, userdata, _ in
-                        // Runs inside sd_bus_process, which only pump() calls: on the core's actor.
-                        guard let userdata else { return 0 }
-                        let call = Unmanaged<PendingCall>.fromOpaque(userdata).takeUnretainedValue()
-                        // sd-bus passes `reply` to this callback inside sd_bus_process, on the core's queue, and it
-                        // never leaves that thread (ReceivedMessage).
-                        let received = ReceivedMessage(reply)
-                        call.core.assumeIsolated { $0.complete(call, reply: received.pointer) }
-                        return 1
+                        BusCore.callback(userdata, reply, core: \PendingCall.core) { core, call, reply in
+                            core.complete(call, reply: reply)
+                            return 1
+                        }
                     }, userdata, microseconds),
                 "sending the call")
             pendingCalls[ObjectIdentifier(call)] = PendingCall.State(call: call, continuation: continuation, slot: slot)

@@ -14,15 +14,10 @@ extension BusCore {
         let result = sd.addObject(
             bus, &slot, object.path,
             { message, userdata, _ in
-                // Runs inside sd_bus_process, which only pump() calls: on the core's actor.
-                guard let userdata, let message else { return 0 }
-                let object = Unmanaged<ExportedObject>.fromOpaque(userdata).takeUnretainedValue()
-                // sd-bus passes `message` to this callback inside sd_bus_process, on the core's queue, and it
-                // never leaves that thread (ReceivedMessage).
-                let received = ReceivedMessage(message)
-                return object.core.assumeIsolated { core in
-                    guard core.sd.messageIsMethodCall(received.pointer, nil, nil) > 0 else { return 0 }
-                    return core.receive(received.pointer, for: object)
+                guard let message else { return 0 }
+                return BusCore.callback(userdata, message, core: \ExportedObject.core) { core, object, message in
+                    guard core.sd.messageIsMethodCall(message, nil, nil) > 0 else { return 0 }
+                    return core.receive(message, for: object)
                 }
             }, userdata)
         if result < 0 {

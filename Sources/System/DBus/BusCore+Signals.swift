@@ -27,23 +27,17 @@ extension BusCore {
         let result = sd.addMatchAsync(
             bus, &slot, subscription.rule,
             { message, userdata, _ in
-                // Runs inside sd_bus_process, which only pump() calls: on the core's actor.
-                guard let userdata, let message else { return 0 }
-                let subscription = Unmanaged<Subscription>.fromOpaque(userdata).takeUnretainedValue()
-                // sd-bus passes `message` to this callback inside sd_bus_process, on the core's queue, and it
-                // never leaves that thread (ReceivedMessage).
-                let received = ReceivedMessage(message)
-                subscription.core.assumeIsolated { $0.deliver(received.pointer, to: subscription) }
-                return 0
+                guard let message else { return 0 }
+                return BusCore.callback(userdata, message, core: \Subscription.core) { core, subscription, message in
+                    core.deliver(message, to: subscription)
+                    return 0
+                }
             },
             { reply, userdata, _ in
-                guard let userdata else { return 0 }
-                let subscription = Unmanaged<Subscription>.fromOpaque(userdata).takeUnretainedValue()
-                // sd-bus passes `reply` to this callback inside sd_bus_process, on the core's queue, and it
-                // never leaves that thread (ReceivedMessage).
-                let received = ReceivedMessage(reply)
-                subscription.core.assumeIsolated { $0.installed(subscription, reply: received.pointer) }
-                return 1
+                BusCore.callback(userdata, reply, core: \Subscription.core) { core, subscription, reply in
+                    core.installed(subscription, reply: reply)
+                    return 1
+                }
             }, userdata)
         if result < 0 {
             let error = DBusError(errno: -result, "adding match \(subscription.rule)")

@@ -45,6 +45,23 @@ final class GHSSourceTests: XCTestCase {
         try await transport.connect(profile, in: h, until: what) { $0.writes.contains { $0.0 == controlPoint } }
     }
 
+    /// Runs the source on `transport` (with `configuration`) while `body` runs, handing `body`
+    /// the connection to `profile` once the session wrote to the control point
+    /// (``connectUntilStarted``, waiting for `what`); returns the harness, for the checks after
+    /// the source stopped.
+    @discardableResult
+    func runConnected(
+        _ transport: FakeBLETransport, _ profile: FakeProfile, _ configuration: GHSConfiguration = .init(),
+        until what: String = "the request for live observations",
+        _ body: @Sendable (_ h: SourceHarness, _ link: FakeConnection) async throws -> Void = { _, _ in }
+    ) async throws -> SourceHarness {
+        let h = try harness(transport, configuration)
+        try await h.run { h in
+            try await body(h, try await Self.connectUntilStarted(transport, profile, in: h, what))
+        }
+        return h
+    }
+
     static func profile(
         address: String = "C0:FF:EE:18:40:01", lacking: Set<BluetoothUUID> = [], descriptors: [FakeDescriptor] = [],
         securityLevels: [UInt8] = [0x01, 0x01]
@@ -105,9 +122,7 @@ final class GHSSourceTests: XCTestCase {
     func testLiveAndStoredObservationsAreReassembledMappedAndCheckpointed() async throws {
         let profile = Self.profile()
         let transport = Self.transport(profile)
-        let h = try harness(transport)
-        try await h.run { h in
-            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
+        let h = try await runConnected(transport, profile) { h, link in
             XCTAssertEqual(link.writes.map(\.0), [Self.racp, Self.controlPoint])
             XCTAssertEqual(link.writes.map(\.1), [[0x04, 0x01], [0x01]], "count every record, start live")
             for characteristic in [Self.live, Self.stored, Self.racp, Self.controlPoint, GHSCharacteristic.observationScheduleChanged.uuid] {
@@ -165,9 +180,7 @@ final class GHSSourceTests: XCTestCase {
     func testEveryObservationClassBecomesWhatTheTableSays() async throws {
         let profile = Self.profile()
         let transport = Self.transport(profile)
-        let h = try harness(transport)
-        try await h.run { h in
-            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
+        let h = try await runConnected(transport, profile) { h, link in
             var counter = 0
             // One object at a time, each stored before the next: the transport keeps only the
             // newest 8 notifications, as a real one does.
@@ -251,9 +264,7 @@ final class GHSSourceTests: XCTestCase {
         let profile = Self.profile()
         let transport = Self.transport(profile)
         let configuration = try JSONDecoder().decode(GHSConfiguration.self, from: Data(#"{"liveObservations": false}"#.utf8))
-        let h = try harness(transport, configuration)
-        try await h.run { h in
-            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request to stop live observations")
+        let h = try await runConnected(transport, profile, configuration, until: "the request to stop live observations") { h, link in
             // Tick counter (flags bit 0), 1 s resolution: 9-byte time stamp with flags 0x21.
             var ticks = Self.numeric(150_456, unit: 544, 97, at: nil)
             ticks[3] |= 0x02
@@ -278,10 +289,7 @@ final class GHSSourceTests: XCTestCase {
         let descriptors = Self.oximeterDescriptors() + [FakeDescriptor(Self.schedule, [0x1A, 0x48, 0x02, 0x00, 5, 0, 0, 0, 5, 0, 0])]
         let profile = Self.profile(descriptors: descriptors)
         let transport = Self.transport(profile)
-        let h = try harness(transport)
-        try await h.run { h in
-            try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
-        }
+        let h = try await runConnected(transport, profile)
         let details = h.current.details
         XCTAssertEqual(details["C0:FF:EE:18:40:01.schedule.150456"], "measurement period 1 s, update interval 1 s")
         XCTAssertEqual(details["C0:FF:EE:18:40:01.schedule.149530"], "measurement period 5 s, update interval 5 s")
@@ -306,9 +314,7 @@ final class GHSSourceTests: XCTestCase {
     func testTheCountComesBeforeTheReportAndAShortfallIsAWarning() async throws {
         let profile = Self.profile()
         let transport = Self.transport(profile)
-        let h = try harness(transport)
-        try await h.run { h in
-            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
+        let h = try await runConnected(transport, profile) { h, link in
             XCTAssertEqual(link.writes.filter { $0.0 == Self.racp }.map(\.1), [[0x04, 0x01]], "a count, no report yet")
             link.send([0x05, 0x00, 2, 0, 0, 0], on: Self.racp)
             try await h.waitFor("the report request") { link.writes.filter { $0.0 == Self.racp }.count == 2 }
@@ -355,9 +361,7 @@ final class GHSSourceTests: XCTestCase {
     func testARefusedCountFallsBackToTheReport() async throws {
         let profile = Self.profile()
         let transport = Self.transport(profile)
-        let h = try harness(transport)
-        try await h.run { h in
-            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
+        let h = try await runConnected(transport, profile) { h, link in
             link.send([0x06, 0x00, 0x04, 0x02], on: Self.racp)
             try await h.waitFor("the report request") { link.writes.contains { $0.0 == Self.racp && $0.1 == [0x01, 0x01] } }
             for segment in Self.segments(Self.storedObservation(1)) { link.send(segment, on: Self.stored) }
@@ -379,9 +383,7 @@ final class GHSSourceTests: XCTestCase {
     func testAStalledReportIsAborted() async throws {
         let profile = Self.profile()
         let transport = Self.transport(profile)
-        let h = try harness(transport)
-        try await h.run { h in
-            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
+        let h = try await runConnected(transport, profile) { h, link in
             @Sendable func aborted() -> Bool { link.writes.contains { $0.0 == Self.racp && $0.1.first == 0x03 } }
             link.send([0x05, 0x00, 3, 0, 0, 0], on: Self.racp)
             try await h.waitFor("the report request") { link.writes.contains { $0.1 == [0x01, 0x01] } }
@@ -483,9 +485,7 @@ final class GHSSourceTests: XCTestCase {
         let profile = Self.profile()
         let transport = Self.transport(profile)
         let configuration = try JSONDecoder().decode(GHSConfiguration.self, from: Data(#"{"deleteStoredObservations": true}"#.utf8))
-        let h = try harness(transport, configuration)
-        try await h.run { h in
-            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
+        let h = try await runConnected(transport, profile, configuration) { h, link in
             link.send([0x05, 0x00, 1, 0, 0, 0], on: Self.racp)
             try await h.waitFor("the report request") { link.writes.contains { $0.1 == [0x01, 0x01] } }
             for segment in Self.segments(ACOMEncoder.le(UInt32(9)) + Self.numeric(150_456, unit: 544, 95)) { link.send(segment, on: Self.stored) }
@@ -510,10 +510,7 @@ final class GHSSourceTests: XCTestCase {
     func testASensorThatNeedsABondSaysHowToPairIt() async throws {
         let profile = Self.profile(securityLevels: [0x01, 0x03])
         let transport = Self.transport(profile)
-        let h = try harness(transport)
-        try await h.run { h in
-            try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
-        }
+        let h = try await runConnected(transport, profile)
         XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.securityLevels"], "mode 1 level 3")
         XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.pairing"], "required (mode 1 level 3): healthgate pair C0:FF:EE:18:40:01")
         XCTAssertTrue(
@@ -535,9 +532,7 @@ final class GHSSourceTests: XCTestCase {
               {"type": 150364, "measurementPeriodSeconds": 60, "updateIntervalSeconds": 60}
             ]}
             """.utf8))
-        let h = try harness(transport, configuration)
-        try await h.run { h in
-            let link = try await Self.connectUntilStarted(transport, profile, in: h, "the request for live observations")
+        let h = try await runConnected(transport, profile, configuration) { h, link in
             XCTAssertEqual(link.writes.map(\.0), [Self.racp, Self.controlPoint], "the connection went on")
             for segment in Self.segments(Self.numeric(150_456, unit: 544, 98)) { link.send(segment, on: Self.live) }
             try await h.waitFor("an SpO2 reading") { h.quantities(.oxygenSaturation).count == 1 }

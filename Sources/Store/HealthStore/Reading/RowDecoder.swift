@@ -186,13 +186,11 @@ enum RowDecoder {
             entries.syncIdentifier = syncIdentifier
             entries.syncVersion = syncVersion
         }
-        do {
-            return try QuantitySample(
+        return try decoded("sample \(id)", path: path) {
+            try QuantitySample(
                 id: id, type: type, quantity: Quantity(original, unit),
                 start: StoreTime.date(microseconds: start), end: StoreTime.date(microseconds: start &+ duration),
                 device: device, metadata: entries)
-        } catch {
-            throw StoreError(.invalidData, path: path, message: "sample \(id): \(error)")
         }
     }
 
@@ -254,11 +252,7 @@ enum RowDecoder {
             }
             let beats: [Heartbeat]
             if let bytes = row.blob(17) {
-                do {
-                    beats = try HeartbeatEncoding.decode(bytes)
-                } catch {
-                    throw StoreError(.invalidData, path: path, message: "heartbeat series \(id): \(error)")
-                }
+                beats = try decoded("heartbeat series \(id)", path: path) { try HeartbeatEncoding.decode(bytes) }
             } else {
                 // Stored before version 15 and not moved into its blob yet (StoreMigration).
                 beats = try HealthStore.run(
@@ -268,14 +262,12 @@ enum RowDecoder {
                 ).map { Heartbeat(timeSinceSeriesStart: $0.double(0) ?? 0, precededByGap: ($0.integer(1) ?? 0) != 0) }
             }
             let metadata = withSyncKeys(try metadataReader.metadata(row.values[5], connection), row.text(3), row.integer(4))
-            do {
-                result.append((anchor, try HeartbeatSeriesSample(
+            result.append((anchor, try decoded("heartbeat series \(id)", path: path) {
+                try HeartbeatSeriesSample(
                     id: id, start: StoreTime.date(microseconds: start),
                     end: StoreTime.date(microseconds: end), beats: beats, device: device(row, idColumn: 6),
-                    metadata: metadata)))
-            } catch {
-                throw StoreError(.invalidData, path: path, message: "heartbeat series \(id): \(error)")
-            }
+                    metadata: metadata)
+            }))
         }
         return result
     }
@@ -309,14 +301,12 @@ enum RowDecoder {
                 where: "s.anchor IN (SELECT sample_anchor FROM correlation_members WHERE correlation_uuid = ?1)",
                 orderBy: "s.anchor", [row.values[0]], path: path)
             let metadata = withSyncKeys(try metadataReader.metadata(row.values[6], connection), row.text(4), row.integer(5))
-            do {
-                result.append((anchor, try CorrelationSample(
+            result.append((anchor, try decoded("correlation \(id)", path: path) {
+                try CorrelationSample(
                     id: id, type: type, start: StoreTime.date(microseconds: start),
                     end: StoreTime.date(microseconds: end), objects: members, device: device(row, idColumn: 7),
-                    metadata: metadata)))
-            } catch {
-                throw StoreError(.invalidData, path: path, message: "correlation \(id): \(error)")
-            }
+                    metadata: metadata)
+            }))
         }
         return result
     }
@@ -353,10 +343,8 @@ enum RowDecoder {
                 else { throw StoreError(.invalidData, path: path, message: "workout \(id) has an invalid event") }
                 var metadata = Metadata()
                 if let json = event.text(3) {
-                    do {
-                        metadata = try HealthJSON.makeDecoder().decode(Metadata.self, from: Data(json.utf8))
-                    } catch {
-                        throw StoreError(.invalidData, path: path, message: "workout \(id) event metadata: \(error)")
+                    metadata = try decoded("workout \(id) event metadata", path: path) {
+                        try HealthJSON.makeDecoder().decode(Metadata.self, from: Data(json.utf8))
                     }
                 }
                 events.append(WorkoutEvent(
@@ -411,6 +399,18 @@ enum RowDecoder {
                 mostRecentDate: row.integer(9).map(StoreTime.date(microseconds:))))
         }
         return result
+    }
+
+    /// What `make` returns; what it throws becomes a `.invalidData` ``StoreError`` whose
+    /// message names `what` (the stored value that did not decode) and the error.
+    private static func decoded<Value>(
+        _ what: @autoclosure () -> String, path: String, _ make: () throws -> Value
+    ) throws(StoreError) -> Value {
+        do {
+            return try make()
+        } catch {
+            throw StoreError(.invalidData, path: path, message: "\(what()): \(error)")
+        }
     }
 
     static func sampleID(_ row: SQLiteRow, _ column: Int, path: String) throws(StoreError) -> SampleID {

@@ -50,42 +50,27 @@ struct FitnessSession: ConnectionFollower {
             // The configuration's range check keeps the circumference positive and finite.
             throw BLETransportError(.failed, device: session.key, "wheel circumference: \(error)")
         }
-        var received = false
         var dropped = connection.droppedNotifications
-        do {
-            for try await notification in notifications {
-                received = true
-                guard let characteristic = FitnessCharacteristic(uuid: notification.characteristic) else {
-                    logger.debug("ignored a notification of \(notification.characteristic)", device: device.displayName)
-                    continue
-                }
-                if characteristic == .fitnessMachineStatus {
-                    logStatus(notification.value, device: device, badPayloads: &badPayloads)
-                    continue
-                }
-                do {
-                    let samples = try mapper.map(notification.value, of: characteristic, at: notification.receivedAt)
-                    if !samples.isEmpty { await context.publisher.publish(samples.map(HealthRecord.quantity)) }
-                } catch {
-                    session.reportBadPayload(notification.value, "\(error)", device: device, count: &badPayloads)
-                }
-                let droppedNow = connection.droppedNotifications
-                if droppedNow != dropped {
-                    context.status.recordsDropped(droppedNow - dropped)
-                    logger.warning(
-                        "fell behind: the transport dropped \(String(count: droppedNow - dropped, "notification")) (\(droppedNow) on this connection)",
-                        device: device.displayName)
-                    dropped = droppedNow
-                }
+        return try await receive(notifications, device: device, badPayloads: &badPayloads) { notification, _, badPayloads in
+            guard let characteristic = FitnessCharacteristic(uuid: notification.characteristic) else {
+                logger.debug("ignored a notification of \(notification.characteristic)", device: device.displayName)
+                return
             }
-            logger.debug("notifications ended", device: device.displayName)
-        } catch {
-            logger.debug("notifications ended: \(error)", device: device.displayName)
+            if characteristic == .fitnessMachineStatus {
+                logStatus(notification.value, device: device, badPayloads: &badPayloads)
+                return
+            }
+            do {
+                let samples = try mapper.map(notification.value, of: characteristic, at: notification.receivedAt)
+                if !samples.isEmpty { await context.publisher.publish(samples.map(HealthRecord.quantity)) }
+            } catch {
+                session.reportBadPayload(notification.value, "\(error)", device: device, count: &badPayloads)
+            }
+            session.reportDroppedNotifications(of: connection, since: &dropped, device: device)
+        } ended: { _ in
+            let last = mapper.linkLost(at: context.clock.now())
+            if !last.isEmpty { await context.publisher.publish(last.map(HealthRecord.quantity)) }
         }
-        let last = mapper.linkLost(at: context.clock.now())
-        if !last.isEmpty { await context.publisher.publish(last.map(HealthRecord.quantity)) }
-        try Task.checkCancellation()
-        return received
     }
 
     /// Logs what the machine says of itself (started, stopped, a target changed).

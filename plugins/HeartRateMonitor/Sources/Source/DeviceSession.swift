@@ -100,14 +100,7 @@ struct DeviceSession: Sendable {
                 default:
                     logger.debug("ignored a notification of \(notification.characteristic)", device: name)
                 }
-                let droppedNow = connection.droppedNotifications
-                if droppedNow != dropped {
-                    context.status.recordsDropped(droppedNow - dropped)
-                    logger.warning(
-                        "fell behind: the transport dropped \(String(count: droppedNow - dropped, "notification")) (\(droppedNow) on this connection)",
-                        device: name)
-                    dropped = droppedNow
-                }
+                session.reportDroppedNotifications(of: connection, since: &dropped, device: facts.device)
             }
             logger.debug("notifications ended", device: name)
         } catch {

@@ -119,4 +119,16 @@ extension PeripheralSession {
         context.logger.warning("bad payload \(HexPayload.format(bytes)): \(reason)", device: device.displayName)
         context.status.reportError("\(device.displayName): \(reason)", at: context.clock.now())
     }
+
+    /// Notifications the transport dropped on `connection` since `dropped` (the count last
+    /// seen, updated here): counted in the status as dropped records and logged as a warning.
+    public func reportDroppedNotifications(of connection: any BLEConnection, since dropped: inout Int, device: Device) {
+        let droppedNow = connection.droppedNotifications
+        guard droppedNow != dropped else { return }
+        context.status.recordsDropped(droppedNow - dropped)
+        context.logger.warning(
+            "fell behind: the transport dropped \(String(count: droppedNow - dropped, "notification")) (\(droppedNow) on this connection)",
+            device: device.displayName)
+        dropped = droppedNow
+    }
 }

@@ -52,25 +52,30 @@ public final class BlueZTransport: BLECentralTransport {
     /// ``BLETransportError`` `.unavailable`. `managementSocket` says whether advertisement scans
     /// may read the kernel's management socket (the gateway gives ``ManagementSocketAccess/kernel``
     /// on the system bus).
-    public init(
+    public convenience init(
         busAddress: String?, adapter: String?, clock: any GatewayClock, logger: Logger,
         resolveTimeout: Duration = .seconds(30), managementSocket: ManagementSocketAccess = .disabled
     ) {
-        self.busAddress = busAddress
-        self.managementSocket = managementSocket
-        bus = Mutex(nil)
-        adapterName = adapter
-        self.clock = clock
-        self.logger = logger
-        self.resolveTimeout = resolveTimeout
+        self.init(
+            busAddress: busAddress, connection: nil, adapter: adapter, clock: clock, logger: logger,
+            resolveTimeout: resolveTimeout, managementSocket: managementSocket)
     }
 
     /// Uses an open connection (tests share one bus connection).
-    public init(
+    public convenience init(
         connection: DBusConnection, adapter: String?, clock: any GatewayClock, logger: Logger,
         resolveTimeout: Duration = .seconds(30), managementSocket: ManagementSocketAccess = .disabled
     ) {
-        busAddress = nil
+        self.init(
+            busAddress: nil, connection: connection, adapter: adapter, clock: clock, logger: logger,
+            resolveTimeout: resolveTimeout, managementSocket: managementSocket)
+    }
+
+    private init(
+        busAddress: String?, connection: DBusConnection?, adapter: String?, clock: any GatewayClock, logger: Logger,
+        resolveTimeout: Duration, managementSocket: ManagementSocketAccess
+    ) {
+        self.busAddress = busAddress
         self.managementSocket = managementSocket
         bus = Mutex(connection)
         adapterName = adapter
