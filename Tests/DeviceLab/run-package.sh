@@ -12,15 +12,11 @@
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
 set -euo pipefail
 lab=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-source "$lab/vm/common.sh"
 source "$lab/lib/packaged-run.sh"
 repository=$(dirname "$(dirname "$lab")")
 out=${1:-/tmp/healthgate-lab-package}
 command -v dpkg-deb > /dev/null && command -v apt-get > /dev/null ||
   lab_skip "no dpkg-deb/apt-get: the package is a Debian package and the lab takes its kernel from Debian"
-failures=0
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 began=$SECONDS
 arguments=()

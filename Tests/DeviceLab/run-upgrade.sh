@@ -17,7 +17,6 @@
 # Exit: 0 passed, 1 failed, 77 the lab cannot run here, 124 timed out, 125 the lab broke.
 set -euo pipefail
 lab=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-source "$lab/vm/common.sh"
 source "$lab/lib/packaged-run.sh"
 repository=$(dirname "$(dirname "$lab")")
 out=${1:-/tmp/healthgate-lab-upgrade}

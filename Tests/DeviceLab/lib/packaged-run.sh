@@ -1,6 +1,7 @@
 # lib/packaged-run.sh - sourced by the host side of the scenarios that boot the lab VM with the
-# packaged gateway (run-flush-points.sh, run-power-cut.sh, run-watchdog.sh), after vm/common.sh,
-# with lab, repository and out set. Functions:
+# packaged gateway (run-flush-points.sh, run-power-cut.sh, run-watchdog.sh, run-package.sh,
+# run-upgrade.sh), with lab set; it sources vm/common.sh, lib/checks.sh and vm/receivers.sh, and the
+# scenario sets repository and out. Functions:
 #   package_and_vm            the package in deb (HEALTHGATE_LAB_DEB, else scripts/package's
 #                             release build), and the lab's VM built; skips without dpkg-deb
 #   package_binary DEB DIR    HEALTHGATE_BIN, when unset, set to the package's own binary, unpacked
@@ -10,6 +11,9 @@
 #                             shared ($out/shared) for the receivers, and scratch, a directory of
 #                             the lab's cache named after NAME for the disk images; at exit the
 #                             receivers stop and scratch goes (kept with HEALTHGATE_LAB_KEEP=1)
+source "$lab/vm/common.sh"
+source "$lab/lib/checks.sh"
+source "$lab/vm/receivers.sh"
 
 package_and_vm() {
   command -v dpkg-deb > /dev/null || lab_skip "no dpkg-deb: the gateway is installed from its Debian package"
