@@ -96,9 +96,9 @@ if os.path.exists(lab_results) and os.path.getmtime(lab_results) >= began:
     for line in open(lab_results):
         fields = line.split()
         if len(fields) == 5:
-            name, status, seconds, start, budget = fields
+            name, status, seconds, start, allowed = fields
             rows.append(("lab:" + name, int(start), int(start) + int(seconds), status))
-            budgets["lab:" + name] = int(budget)
+            budgets["lab:" + name] = int(allowed)
 rows.sort(key=lambda row: (row[1], row[0]))
 clock = lambda t: "%d:%02d" % ((t - began) // 60, (t - began) % 60)
 width = max([len(row[0]) for row in rows] + [5])
@@ -113,8 +113,8 @@ for name, start, end, status in rows:
     if lab:
         shown.append("%d lab scenario%s" % (len(lab), "" if len(lab) == 1 else "s"))
     verdict = {"0": "passed", "77": "skipped", "stopped": "stopped"}.get(status, "FAILED " + status)
-    budget = budgets.get(name)
-    shown_budget = "-" if budget is None else "%d%s" % (budget, "!" if 2 * (end - start) > 3 * budget else " ")
+    allowed = budgets.get(name)
+    shown_budget = "-" if allowed is None else "%d%s" % (allowed, "!" if 2 * (end - start) > 3 * allowed else " ")
     print("%-*s %7s %7s %5ds %7s  %-7s %s" % (width, name, clock(start), clock(end), end - start, shown_budget,
                                              verdict, ", ".join(shown) or "-"))
 # Why each failed: the lines of its log that say so (its whole log is further up, but CI keeps
