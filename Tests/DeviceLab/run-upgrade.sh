@@ -2,8 +2,8 @@
 # run-upgrade.sh [OUTDIR] - the upgrade from the previous release as a gym meets it (issue #57):
 # the previous release's Debian package installed and run under systemd in the lab VM with
 # simulated straps, a class and an HTTP repository, then this checkout's package installed over
-# the running service (upgrade.sh), in about 10 minutes: `scripts/test --upgrade` runs it, not
-# run-all.sh, whose budget it does not fit.
+# the running service (upgrade.sh), in about 10 minutes: run-all.sh runs it in the full lab
+# (scenarios.txt: tier full, so `scripts/test --full`), and `scripts/test --upgrade` alone.
 #
 # The previous release is the merge-base of HEAD with HEALTHGATE_PREVIOUS_RELEASE (default
 # 509386e, the commit before quantity series). Its package is built by that commit's own

@@ -1,7 +1,8 @@
 #!/bin/bash
 # upgrade.sh REPO HEALTHGATE PREVIOUS_DEB DEB - runs INSIDE the lab VM (see run-upgrade.sh): the
-# upgrade from the previous release (store schema 14) to this one (schema 15, quantity series) as
-# a gym meets it, the Debian packages under a real systemd (lib/packaged-service.sh):
+# upgrade from the previous release (store schema 14) to this one (the schema `status --format
+# json` names: quantity series since 15, readings attributed to their person since 19) as a gym
+# meets it, the Debian packages under a real systemd (lib/packaged-service.sh):
 #   1. dpkg -i of the previous release's package; its configuration replaced by a class: simulated
 #      connected straps (ble-heart-rate, RR intervals: heartbeat series) and broadcasting straps
 #      (ble-polar-broadcast), a participant wearing each, the store, and an http-repository sink
@@ -10,15 +11,18 @@
 #      linked to its samples and series in workout_samples, as the previous release stores them),
 #      then the straps go on;
 #   3. what a user reads with the previous release's binary, for the time before the upgrade:
-#      `query samples`, `query stats` by minute and by hour (by device too), `query changes` of the
-#      heartbeat series, `workout list`, `workout show` and `workout export` (FIT) of each workout;
+#      `query samples`, `query stats` by minute and by hour (by device too; the intervals anchored
+#      at the range's end, so that none of them still grows), `query changes` of the heartbeat
+#      series, `workout list`, `workout show` and `workout export` (FIT) of each workout;
 #   4. dpkg -i of this checkout's package over the running service: postinst restarts it, systemd
 #      never has to (NRestarts 0), the journal says the background migration started and
 #      finished, `status` shows its steps until every one has finished, ingest goes on;
 #   5. UPGRADE_AFTER_SECONDS later: every answer of step 3 the same with the new binary
-#      (lib/upgrade-compare.py), and what the repository received after the upgrade: no object
-#      stored before it sent again, the new heart rates as quantity series;
-#   6. the store's integrity check, the legacy tables gone, a graceful stop.
+#      (lib/upgrade-compare.py) but for the person schema 19 gave the readings it could attribute:
+#      each one its strap's wearer, every reading of a workout its participant's; what the
+#      repository received after the upgrade: no object stored before it sent again, the new heart
+#      rates as quantity series;
+#   6. the store's integrity check, the legacy tables gone, its schema the daemon's, a graceful stop.
 # usage (guest): upgrade.sh REPO HEALTHGATE PREVIOUS_DEB DEB
 set -uo pipefail
 REPO=${1:?usage: upgrade.sh REPO HEALTHGATE PREVIOUS_DEB DEB}
@@ -116,10 +120,12 @@ answers() {
   mkdir -p "$dir"
   as_service /usr/bin/healthgate query samples --type heartRate "${range[@]}" --format json > "$dir/samples.json" 2>&1 || return 1
   for interval in minute hour; do
-    as_service /usr/bin/healthgate query stats --type heartRate --interval "$interval" --time-zone UTC --format json "${range[@]}" \
-      > "$dir/stats-$interval.json" 2>&1 || return 1
-    as_service /usr/bin/healthgate query stats --type heartRate --interval "$interval" --time-zone UTC --by-device --format json \
-      "${range[@]}" > "$dir/stats-$interval-by-device.json" 2>&1 || return 1
+    # Anchored at the range's end: an interval (a calendar hour) that held UNTIL would take the
+    # readings stored after it as well, which the previous release was still storing.
+    as_service /usr/bin/healthgate query stats --type heartRate --interval "$interval" --anchor "$UNTIL" --time-zone UTC \
+      --format json "${range[@]}" > "$dir/stats-$interval.json" 2>&1 || return 1
+    as_service /usr/bin/healthgate query stats --type heartRate --interval "$interval" --anchor "$UNTIL" --time-zone UTC \
+      --by-device --format json "${range[@]}" > "$dir/stats-$interval-by-device.json" 2>&1 || return 1
   done
   as_service /usr/bin/healthgate query changes --type heartbeatSeries --format json > "$dir/heartbeat-series.json" 2>&1 || return 1
   as_service /usr/bin/healthgate workout list --format json > "$dir/workouts.json" 2>&1 || return 1
@@ -158,15 +164,21 @@ STOPPED=$(grep -m1 ' stopped (records' "$OUT/journal-previous.txt")
 [[ -n $STOPPED ]] && pass "the previous release stopped gracefully: ${STOPPED#* }" ||
   fail "the previous release's journal has no graceful stop (journal-previous.txt)"
 migration_logged() { journal "$NEW_INVOCATION" "$OUT/journal.txt" && grep -q 'store migration: finished' "$OUT/journal.txt"; }
-# status every second until every step has finished: what an operator sees meanwhile.
+# status every second until every step has finished: what an operator sees meanwhile (each
+# answer whole in the file; its migration line checked in that answer alone).
 : > "$OUT/status-during-migration.txt"
 finished() {
-  inside /usr/bin/healthgate status >> "$OUT/status-during-migration.txt" 2>&1
-  tail -n 30 "$OUT/status-during-migration.txt" | grep -q '^store migration: .*, finished$'
+  local answer
+  answer=$(inside /usr/bin/healthgate status 2>&1)
+  printf '%s\n' "$answer" >> "$OUT/status-during-migration.txt"
+  grep -q '^store migration: .*, finished$' <<< "$answer"
 }
 poll 120 finished && pass "status: $(grep '^store migration:' "$OUT/status-during-migration.txt" | tail -n 1)" ||
   { fail "status does not show the migration finished"; tail -n 20 "$OUT/status-during-migration.txt"; }
 echo "status's migration lines, in order: $(grep '^store migration:' "$OUT/status-during-migration.txt" | uniq -c | sed 's/^ *//' | paste -sd';')"
+# The schema this release's daemon migrated the store to, as it says (StatusReport.storeSchema).
+SCHEMA=$(inside /usr/bin/healthgate status --format json 2> /dev/null | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("storeSchema", ""))')
+echo "this release's daemon: store schema ${SCHEMA:-unknown}"
 poll 60 migration_logged && pass "the journal: $(grep -o 'store migration: started.*' "$OUT/journal.txt")" &&
   pass "the journal: $(grep -o 'store migration: finished.*' "$OUT/journal.txt")" || { fail "the journal does not say the migration finished"; tail -n 20 "$OUT/journal.txt"; }
 grep -o 'store migration: [0-9]* % done.*' "$OUT/journal.txt"
@@ -181,7 +193,7 @@ sleep "$AFTER_SECONDS"
 began=$SECONDS
 answers "$OUT/after" && pass "this release answered every query ($((SECONDS - began)) s)" || { fail "a query of this release failed"; tail -n 5 "$OUT"/after/*; }
 # Split at the time of the previous release's stop line (without one, the checker fails).
-"$PY" "$REPO/Tests/DeviceLab/lib/upgrade-compare.py" "$OUT/before" "$OUT/after" "$REPOSITORY_LOG" "${STOPPED%% *}" \
+"$PY" "$REPO/Tests/DeviceLab/lib/upgrade-compare.py" "$OUT/before" "$OUT/after" "$REPOSITORY_LOG" "${STOPPED%% *}" "$OUT/config.json" \
   > "$OUT/verdicts.txt" 2>&1
 verdicts "$OUT/verdicts.txt"
 
@@ -191,7 +203,8 @@ inside systemctl stop healthgate.service && [[ $(unit Result) == success ]] && p
 [[ $(sql 'PRAGMA integrity_check') == ok ]] && pass "PRAGMA integrity_check: ok" || fail "PRAGMA integrity_check: $(sql 'PRAGMA integrity_check')"
 legacy=$(sql "SELECT group_concat(name, ' ') FROM sqlite_schema WHERE name IN ('heartbeats', 'workout_samples')")
 [[ -z $legacy ]] && pass "the legacy tables heartbeats and workout_samples are gone" || fail "still in the store: $legacy"
-[[ $(sql 'PRAGMA user_version') == 15 ]] && pass "the store's schema is 15" || fail "the store's schema is $(sql 'PRAGMA user_version')"
+[[ -n $SCHEMA && $(sql 'PRAGMA user_version') == "$SCHEMA" ]] && pass "the store's schema is $SCHEMA, the one this release's daemon said" ||
+  fail "the store's schema is $(sql 'PRAGMA user_version'), this release's daemon said '$SCHEMA' (status --format json: storeSchema)"
 sql "SELECT step, total, done, (finished_us - started_us) / 1e6 FROM store_migrations" | sed 's/^/store_migrations: /'
 copy=$(mktemp -d /dev/shm/store-copy.XXXXXX)
 chown healthgate:healthgate "$copy"

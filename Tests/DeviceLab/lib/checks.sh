@@ -16,12 +16,18 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # time is multiplied by LAB_POLL_SCALE (run-vm.sh: 1, and 3 in the emulated arm64 guest).
 poll() { local limit=$((SECONDS + $1 * ${LAB_POLL_SCALE:-1})); shift
   until "$@"; do ((SECONDS >= limit)) && return 1; sleep 0.25; done; }
-# verdicts FILE: a PASS for each line "ok TEXT" and a FAIL for any other line of FILE (a checker's
-# verdicts, or its error), and a FAIL when FILE holds none.
+# verdicts FILE: a PASS for each line "ok TEXT", the TEXT of each line "note TEXT" (a count the
+# checker reports without judging it), and a FAIL for any other line of FILE ("FAIL TEXT", or the
+# checker's error), and a FAIL when FILE holds none.
 verdicts() {
   local verdict text
   [[ -s $1 ]] || { fail "no verdicts in $1"; return; }
   while read -r verdict text; do
-    [[ $verdict == ok ]] && pass "$text" || fail "$verdict $text"
+    case $verdict in
+      ok) pass "$text" ;;
+      note) echo "$text" ;;
+      FAIL) fail "$text" ;;
+      *) fail "$verdict $text" ;;
+    esac
   done < "$1"
 }

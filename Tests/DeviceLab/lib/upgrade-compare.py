@@ -2,22 +2,31 @@
 """upgrade.sh's verdict: what the previous release answered against what this one answers after the
 upgrade, and what the recording repository received on each side of it.
 
-usage: upgrade-compare.py BEFORE AFTER REPOSITORY_LOG SPLIT
+usage: upgrade-compare.py BEFORE AFTER REPOSITORY_LOG SPLIT CONFIG
 
 BEFORE and AFTER hold the answers of upgrade.sh's `answers` (query samples, query stats by minute and
 hour with and without --by-device, query changes of the heartbeat series, workout list, show and a
 FIT export of each workout) for the same range, by the previous release's binary and by this one's.
 REPOSITORY_LOG is recording_server.py's log; SPLIT (seconds since 1970) is when the previous
-release's process logged its stop: the requests received before it are that process's.
+release's process logged its stop: the requests received before it are that process's. CONFIG is
+the class's configuration (its participants and the straps each wears).
 
-Prints a verdict a line, "ok TEXT" or "FAIL TEXT" (lib/checks.sh's `verdicts`), then the counts.
+The store's schema 19 gives the readings stored before it their person where the store knows who
+wore the device then (docs/data-model.md, "The upgrade"): here, while a participant's workout ran
+with that device. So the answers are compared without `healthgate.person`, and the person is
+checked apart: each attributed reading its strap's wearer, every reading of a workout its
+participant's.
+
+Prints a verdict a line, "ok TEXT" or "FAIL TEXT", and the counts as "note TEXT" lines
+(lib/checks.sh's `verdicts`).
 """
 import glob
 import json
 import os
 import sys
 
-before_dir, after_dir, repository_log, split = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+before_dir, after_dir, repository_log, split, config_path = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
+PERSON = "healthgate.person"
 
 
 def uuid_of(record):
@@ -27,6 +36,19 @@ def uuid_of(record):
 
 def verdict(ok, text):
     print(("ok " if ok else "FAIL ") + text)
+
+
+def note(text):
+    print("note " + text)
+
+
+def without_person(record):
+    """`record` (a sample, or a change holding one) without the person schema 19 gave it."""
+    if isinstance(record, dict):
+        return {k: without_person(v) for k, v in record.items() if k != PERSON}
+    if isinstance(record, list):
+        return [without_person(v) for v in record]
+    return record
 
 
 def load(directory, name):
@@ -64,7 +86,43 @@ def same(name, a, b, what):
 
 # --- what a user reads ---------------------------------------------------------------------------
 samples = load(before_dir, "samples.json")
-same("samples.json", samples, load(after_dir, "samples.json"), "query samples (%d heart rates, uuids, values, dates, devices)" % len(samples))
+samples_after = load(after_dir, "samples.json")
+same("samples.json", without_person(samples), without_person(samples_after),
+     "query samples (%d heart rates, uuids, values, dates, devices; the person apart)" % len(samples))
+before_persons = [s for s in samples if PERSON in s.get("metadata", {})]
+verdict(not before_persons, "the previous release stored no person (%d readings with one)" % len(before_persons))
+
+# The person: whose strap each reading came from (the class's configuration) and, while a
+# workout of its participant ran with that strap, the reading must be theirs.
+config = json.load(open(config_path))
+wearer = {device: participant["name"] for participant in config["participants"] for device in participant["devices"]}
+
+
+def strap(device):
+    """The configuration's name of a reading's strap: an address, or a broadcasting strap's id."""
+    return device.get("radioIdentifier") or device.get("localIdentifier", "").rsplit("/", 1)[-1]
+
+
+workout_spans = []
+for workout in load(after_dir, "workouts.json"):
+    metadata = workout.get("metadata", {})
+    for device in str(metadata.get("healthgate.devices", "")).split(","):
+        workout_spans.append((device, metadata.get("healthgate.participant"), workout["startDate"], workout["endDate"]))
+wrong, unattributed_in_workout, attributed = [], [], 0
+for sample in samples_after:
+    person = sample.get("metadata", {}).get(PERSON)
+    name = strap(sample.get("device", {}))
+    if person is not None:
+        attributed += 1
+        if wearer.get(name) != person:
+            wrong.append("%s from %s is %s's, worn by %s" % (sample["uuid"], name, person, wearer.get(name)))
+    elif any(d == name and start <= sample["start"] <= end for d, _, start, end in workout_spans):
+        unattributed_in_workout.append("%s from %s at %s" % (sample["uuid"], name, sample["start"]))
+verdict(not wrong and not unattributed_in_workout and attributed > 0,
+        "after the upgrade %d of %d heart rates have a person, each its strap's wearer (%d not: %s); "
+        "every reading of a workout its participant's (%d not: %s)"
+        % (attributed, len(samples_after), len(wrong), "; ".join(wrong[:3]) or "none",
+           len(unattributed_in_workout), "; ".join(unattributed_in_workout[:3]) or "none"))
 for interval in ("minute", "hour"):
     for suffix, what in (("", ""), ("-by-device", " --by-device")):
         name = "stats-%s%s.json" % (interval, suffix)
@@ -88,12 +146,22 @@ kept = [uuid for uuid, (anchor, _) in series_before.items() if uuid in series_af
 grown = [uuid for uuid in series_before if uuid in series_after and uuid not in kept]
 missing = [uuid for uuid in series_before if uuid not in series_after]
 beats = sum(len(series_before[uuid][1].get("sample", {}).get("beats", [])) for uuid in kept)
-differing = [uuid for uuid in kept if first_difference(series_before[uuid][1], series_after[uuid][1])]
+differing = [uuid for uuid in kept
+             if first_difference(without_person(series_before[uuid][1]), without_person(series_after[uuid][1]))]
+series_persons = [(uuid, record.get("sample", record).get("metadata", {}).get(PERSON), record.get("sample", record).get("device", {}))
+                  for uuid, (_, record) in series_after.items()]
+wrong_series = ["%s is %s's, worn by %s" % (uuid, person, wearer.get(strap(device)))
+                for uuid, person, device in series_persons if person is not None and wearer.get(strap(device)) != person]
 verdict(not missing and not differing and kept,
-        "query changes --type heartbeatSeries: %d of %d series at the same anchor with the same %d beats "
+        "query changes --type heartbeatSeries: %d of %d series at the same anchor with the same %d beats, the person apart "
         "(%d grew after the answer, %d missing, %d differ%s)"
         % (len(kept), len(series_before), beats, len(grown), len(missing), len(differing),
-           "" if not differing else ": " + first_difference(series_before[differing[0]][1], series_after[differing[0]][1])))
+           "" if not differing else ": " + first_difference(without_person(series_before[differing[0]][1]),
+                                                            without_person(series_after[differing[0]][1]))))
+verdict(not wrong_series,
+        "after the upgrade %d of %d heartbeat series have a person, each its strap's wearer%s"
+        % (sum(1 for _, person, _ in series_persons if person is not None), len(series_persons),
+           "" if not wrong_series else ": " + "; ".join(wrong_series[:3])))
 
 # Workouts: the same JSON but for what a version adds or drops (the previous release lists its
 # sample ids, this one refers to time and devices), and the same FIT export byte for byte.
@@ -115,7 +183,7 @@ for workout in workouts:
     verdict(fit_before == fit_after,
             "workout export %s: the same FIT file (%d and %d bytes; before: %s; after: %s)"
             % (uuid, len(fit_before), len(fit_after), exported[0], exported[1]))
-print("the previous release's workouts listed %d sample and series ids (workout_samples); this one reads them by time and device" % links)
+note("the previous release's workouts listed %d sample and series ids (workout_samples); this one reads them by time and device" % links)
 
 # --- what the repository received ----------------------------------------------------------------
 SECTIONS = ("samples", "quantitySeries", "heartbeatSeries", "correlations", "workouts")
@@ -130,7 +198,7 @@ for side, batch in sides.items():
             records[section] += request["body"].get(section, [])
     deleted = [d for request in batch for d in request["body"].get("deleted", [])]
     received[side] = (records, deleted)
-    print("the repository before %s the upgrade: %d requests; %s; %d deletions" % (
+    note("the repository before %s the upgrade: %d requests; %s; %d deletions" % (
         "the stop of" if side == "before" else "and after", len(batch),
         ", ".join("%s %d (%d uuids)" % (s, len(records[s]), len({uuid_of(r) for r in records[s]})) for s in SECTIONS),
         len(deleted)))

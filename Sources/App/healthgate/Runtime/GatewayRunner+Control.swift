@@ -53,7 +53,7 @@ extension GatewayRunner {
             let snapshot = storeFacts.snapshot
             return try JSONValue.encoding(StatusReport(
                 version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
-                configuration: origin, store: store.path, clock: clockTrust.state().description,
+                configuration: origin, store: store.path, storeSchema: StoreSchema.version, clock: clockTrust.state().description,
                 plugins: statusBoard.snapshot(), heartRate: arbiter.counts, attribution: attributor.counts,
                 migration: snapshot.overview?.migrationSteps.map(StatusReport.MigrationStep.init),
                 watchdog: notifications.report, previousRun: previousRun, storeStuckSince: snapshot.stuckSince))

@@ -42,6 +42,9 @@ struct StatusReport: Codable, Sendable {
     var configuration: String
     /// The store's file.
     var store: String?
+    /// The store's schema version, which the daemon migrated it to when it opened it
+    /// (``StoreSchema/version``, `PRAGMA user_version`). Absent from an older daemon.
+    var storeSchema: Int?
     /// Whether the wall clock is synchronized (``ClockState``).
     var clock: String?
     var plugins: [PluginStatus]
