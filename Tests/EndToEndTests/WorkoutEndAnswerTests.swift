@@ -26,3 +26,85 @@ final class WorkoutEndAnswerTests: XCTestCase {
         try await daemon.terminate()
     }
 }
+
+/// A store whose writer is slower than the end's wait (a slow SD card's fsyncs, a starved
+/// processor): here the store's batch window, 8 s, so the ended workout is committed about 8 s
+/// after it reaches the store's sink, with no other record flowing to commit it sooner. `workout
+/// end` must not answer "stored" before the store holds the workout: it exits 75 and says the end
+/// is journaled and the workout not stored yet ("stored": false), and the workout is in the store
+/// a few seconds later. With `--all`, every participant's workout waits under one deadline, so the
+/// daemon answers (75, each one named) before the CLI's own 10 s run out.
+final class WorkoutEndOnASlowStoreTests: XCTestCase {
+    /// A daemon with no source and a store that commits 8 s after a record arrives.
+    func startSlowStore(_ healthgate: HealthgateExecutable, participants: [String] = []) async throws
+        -> (daemon: HealthgateExecutable.RunningProcess, database: String)
+    {
+        let database = healthgate.root.appendingPathComponent("slow.sqlite").path
+        let configuration = healthgate.root.appendingPathComponent("slow.json")
+        // Each wears a strap that is not there: their workouts end with no samples.
+        let people = participants.enumerated().map { index, name in
+            #"{"name": "\#(name)", "devices": ["02:00:00:00:01:0\#(index)"]}"#
+        }.joined(separator: ", ")
+        try Data(#"""
+            {"store": {"path": "\#(database)"}, "participants": [\#(people)],
+             "sinks": [{"kind": "sqlite", "name": "store", "config": {"batchWindowSeconds": 8}}]}
+            """#.utf8).write(to: configuration)
+        let daemon = try healthgate.start(["run", "--config", configuration.path])
+        try await healthgate.waitForControlSocket()
+        return (daemon, database)
+    }
+
+    static func listed(_ healthgate: HealthgateExecutable, _ database: String) async throws -> [String] {
+        let list = try await healthgate.run(["workout", "list", "--db", database, "--format", "json"])
+        XCTAssertEqual(list.status, 0, list.standardError)
+        let workouts = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.standardOutput.utf8)) as? [[String: Any]])
+        return workouts.compactMap { $0["id"] as? String }
+    }
+
+    func testAnEndTheStoreHasNotCommittedWithinItsWaitExits75AndTheWorkoutIsStoredLater() async throws {
+        let healthgate = try HealthgateExecutable()
+        let (daemon, database) = try await startSlowStore(healthgate)
+        let start = try await healthgate.run(["workout", "start", "--activity", "running", "--format", "json"])
+        XCTAssertEqual(start.status, 0, start.standardError)
+        let started = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(start.standardOutput.utf8)) as? [String: Any])
+        let id = try XCTUnwrap(started["workoutID"] as? String)
+
+        let end = try await healthgate.run(["workout", "end", "--format", "json"])
+        XCTAssertEqual(end.status, 75, "answered as stored before the store held it: \(end.standardOutput) \(end.standardError)")
+        let answer = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(end.standardOutput.utf8)) as? [String: Any])
+        XCTAssertEqual(answer["state"] as? String, "ended")
+        XCTAssertEqual(answer["stored"] as? Bool, false)
+        XCTAssertTrue(end.standardError.contains("the workout \(id) ended and its end is journaled, but it is not stored yet"), end.standardError)
+        let listedAtTheAnswer = try await Self.listed(healthgate, database)
+        XCTAssertFalse(listedAtTheAnswer.contains(id), "the answer said not stored, and it was not")
+
+        try await waitUntil(timeout: .seconds(30), "the workout stored by the store's next commit") {
+            try await Self.listed(healthgate, database).contains(id)
+        }
+        try await daemon.terminate()
+    }
+
+    func testAClassEndWaitsForEveryWorkoutUnderOneDeadlineAndNamesThoseNotStored() async throws {
+        let healthgate = try HealthgateExecutable()
+        let (daemon, database) = try await startSlowStore(healthgate, participants: ["Ana", "Ben", "Cleo"])
+        let start = try await healthgate.run(["workout", "start", "--all", "--activity", "running"])
+        XCTAssertEqual(start.status, 0, start.standardError)
+
+        let end = try await healthgate.run(["workout", "end", "--all", "--format", "json"])
+        // Three waits of 5 s one after another would outlast the CLI's 10 s ("did not answer").
+        XCTAssertEqual(end.status, 75, "\(end.standardOutput) \(end.standardError)")
+        XCTAssertFalse(end.standardError.contains("did not answer"), end.standardError)
+        let answer = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(end.standardOutput.utf8)) as? [String: Any])
+        let workouts = try XCTUnwrap(answer["workouts"] as? [[String: Any]])
+        XCTAssertEqual(workouts.compactMap { $0["participant"] as? String }, ["Ana", "Ben", "Cleo"])
+        XCTAssertEqual(workouts.compactMap { $0["stored"] as? Bool }, [false, false, false])
+        for name in ["Ana", "Ben", "Cleo"] {
+            XCTAssertTrue(end.standardError.contains("\(name)'s workout"), end.standardError)
+        }
+        let ids = workouts.compactMap { $0["workoutID"] as? String }
+        try await waitUntil(timeout: .seconds(30), "the class's workouts stored by the store's next commit") {
+            Set(try await Self.listed(healthgate, database)).isSuperset(of: ids)
+        }
+        try await daemon.terminate()
+    }
+}

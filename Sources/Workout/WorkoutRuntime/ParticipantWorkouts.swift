@@ -407,27 +407,27 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             // Each controller has a queue of its own, and an end waits until the store holds its
             // workout (the sink's next commit): one after another, ending a class of 30 took 15 to
             // 60 s; all at once, 30 ends reading their samples back together raised the RSS. So
-            // the ends' work runs a few at a time, and the waits for the store come after, all
-            // workouts handed over.
-            var results = await Self.inOrder(targets, width: allWidth) { target throws(WorkoutError) in
-                guard case .end = request else {
-                    return WorkoutController.Ended(snapshot: try await self.run(request, target.0, target.1), handedOver: nil)
-                }
+            // the ends' work runs a few at a time, and then the waits for the store, all at once
+            // until one deadline (one after another, each its own wait, a slow store made the
+            // class's end answer after the CLI had given up).
+            let outcomes = await Self.inOrder(targets, width: allWidth) { target throws(WorkoutError) -> AllOutcome in
+                guard case .end = request else { return .answered(try await self.run(request, target.0, target.1)) }
                 try await target.1.restore()
-                return try await target.1.endHandingOver()
+                return .ended(try await target.1.endHandingOver())
             }
-            for (index, (_, controller)) in targets.enumerated() {
-                guard case .success(let ended) = results[index] else { continue }
-                do {
-                    try await controller.waitUntilStored(ended)
-                } catch {
-                    results[index] = .failure(error)
+            let deadline = clock.uptime() + WorkoutController.storeWait
+            let results = await Self.inOrder(Array(zip(targets.map(\.1), outcomes)), width: max(targets.count, 1)) {
+                item throws(WorkoutError) -> WorkoutSnapshot in
+                switch item.1 {
+                case .success(.answered(let snapshot)): return snapshot
+                case .success(.ended(let ended)): return try await item.0.waitUntilStored(ended, by: deadline)
+                case .failure(let error): throw error
                 }
             }
             var answer = GroupAnswer()
             for ((participant, _), result) in zip(targets, results) {
                 switch result {
-                case .success(let ended): answer.workouts.append(ended.snapshot)
+                case .success(let snapshot): answer.workouts.append(snapshot)
                 case .failure(let error) where error.code == .noSession && request.actsOnAWorkoutInProgress:
                     answer.notInProgress.append(participant.name)
                 case .failure(let error): answer.errors.append("\(participant.name): \(error.message)")
@@ -440,6 +440,13 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             }
             return answer
         }
+    }
+
+    /// What a command for `--all` did for one participant before the end's wait for the store:
+    /// answered, or ended (the wait follows, for every participant together).
+    private enum AllOutcome: Sendable {
+        case answered(WorkoutSnapshot)
+        case ended(WorkoutController.Ended)
     }
 
     /// `operation` on every element of `elements`, at most `width` at once, the results in the

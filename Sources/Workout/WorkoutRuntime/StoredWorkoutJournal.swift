@@ -52,13 +52,16 @@ public struct StoredWorkoutJournal: WorkoutStateStore, ParticipantAssignmentStor
     public func handedOver(_ id: SampleID) throws(WorkoutError) {}
 
     /// Waits for the store's commits (``HealthStore/waitForCommit(after:orUntil:)``) until one
-    /// holds the workout; false after `timeout` or when cancelled.
+    /// holds the workout; false after `timeout` or when cancelled. The store is read once
+    /// whatever the timeout, so a timeout of zero answers whether it holds the workout now.
     /// - Throws: ``WorkoutError/Code/persistence`` naming the store, the workout and the store's
     ///   error when the store cannot be read.
     public func waitUntilStored(_ id: SampleID, timeout: Duration) async throws(WorkoutError) -> Bool {
         let store = store
         let clock = clock
         do {
+            if try await store.workout(id: id) != nil { return true }
+            guard timeout > .zero else { return false }
             let outcome = try await race(sleep: { try await clock.sleep(for: timeout) }) { () async throws -> Bool in
                 while true {
                     // The anchor before the look, so that a commit between the two is not missed.

@@ -177,28 +177,32 @@ public final class WorkoutController: SampleSink, SampleSource {
     /// Ends the workout: collects the committed samples the stream had not delivered, commits
     /// the end, and publishes the workout (or keeps it for the source role when that is not
     /// running; it stays in the store until a sink stores it). Returns once the store holds the
-    /// workout published, or after ``storeWait`` (logged).
-    /// - Throws: ``WorkoutError`` as ``endHandingOver()`` and ``waitUntilStored(_:)`` throw:
+    /// workout, or when ``storeWait`` has passed first: then the answer's
+    /// ``WorkoutSnapshot/stored`` is false (and logged), never an answer as if it were stored.
+    /// - Throws: ``WorkoutError`` as ``endHandingOver()`` and ``waitUntilStored(_:by:)`` throw:
     ///   the latter's ``WorkoutError/Code/persistence`` comes after the end was committed.
     @discardableResult
     public func end() async throws(WorkoutError) -> WorkoutSnapshot {
         let ended = try await endHandingOver()
-        try await waitUntilStored(ended)
-        return ended.snapshot
+        return try await waitUntilStored(ended, by: clock.uptime() + Self.storeWait)
     }
 
-    /// A workout ended by ``endHandingOver()``: its final snapshot, and the workout handed to the
-    /// bus that ``waitUntilStored(_:)`` waits for.
+    /// A workout ended by ``endHandingOver()``: its final snapshot, and the workout that
+    /// ``waitUntilStored(_:by:)`` waits for.
     public struct Ended: Sendable {
         /// The final snapshot.
         public let snapshot: WorkoutSnapshot
-        /// The workout handed to the bus; nil when it was kept for the source role.
-        let handedOver: SampleID?
+        /// The ended workout.
+        let workout: SampleID
+        /// Whether it was kept for the source role, which was not running to publish it: then
+        /// no wait brings it to the store, which is read once.
+        let kept: Bool
     }
 
     /// Ends the workout as ``end()`` does, without waiting for the store to hold it: a class's end
     /// runs this for a few participants at a time (the part that reads the samples back and
-    /// builds the workout), then waits for the store once for all (``waitUntilStored(_:)``).
+    /// builds the workout), then waits for the store for all at once, until one deadline
+    /// (``waitUntilStored(_:by:)``).
     public func endHandingOver() async throws(WorkoutError) -> Ended {
         let (workout, snapshot) = try await onQueue { () throws(WorkoutError) -> (Workout, WorkoutSnapshot) in
             // Read before taking the lock: the store may hold samples the stream has not
@@ -241,27 +245,40 @@ public final class WorkoutController: SampleSink, SampleSource {
         logger.info(
             "ended \(workout.activityType.rawValue) workout \(workout.id): \(Int(workout.duration)) s running, "
                 + "\(String(count: workout.statistics.reduce(0) { $0 + $1.sampleCount }, "sample"))")
-        return Ended(snapshot: snapshot, handedOver: await publishPending().contains(workout.id) ? workout.id : nil)
+        let published = await publishPending()
+        let kept = !published.contains(workout.id) && state.withLock { $0.publisher == nil }
+        return Ended(snapshot: snapshot, workout: workout.id, kept: kept)
     }
 
-    /// Returns once the store holds the workout `ended` handed to the bus, so that `workout end`
-    /// then `workout list` shows it; bounded by ``storeWait``, as the store's sink may be slow or
-    /// stopped (then logged). At once when it was not handed over.
+    /// `ended`'s snapshot once the store holds its workout, so that `workout end` then `workout
+    /// list` shows it; when `deadline` (on ``GatewayClock/uptime()``) passes first, as the
+    /// store's writer may be slow or stopped, or the workout is kept for a source role that is
+    /// not running (then the store is read once, without a wait), the snapshot says it is not
+    /// stored (``WorkoutSnapshot/stored`` false), and the log says so. Whoever handed the workout
+    /// to the bus (this end, another's, the source role's retries), the answer is the store's.
     /// - Throws: ``WorkoutError/Code/persistence`` when the store cannot be read: the workout
-    ///   ended and was handed over, but whether it is stored is unknown, which the caller hears
-    ///   as an error rather than as a wait that ran out.
-    public func waitUntilStored(_ ended: Ended) async throws(WorkoutError) {
-        guard let id = ended.handedOver else { return }
+    ///   ended, but whether it is stored is unknown, which the caller hears as an error rather
+    ///   than as a wait that ran out.
+    public func waitUntilStored(_ ended: Ended, by deadline: Duration) async throws(WorkoutError) -> WorkoutSnapshot {
+        let id = ended.workout
+        let waited = ended.kept ? .zero : deadline - clock.uptime()
         let stored: Bool
         do {
-            stored = try await store.waitUntilStored(id, timeout: Self.storeWait)
+            stored = try await store.waitUntilStored(id, timeout: max(waited, .zero))
         } catch {
-            logger.error("workout \(id) ended and was handed to the bus, but \(error.message)")
+            logger.error("workout \(id) ended, but \(error.message)")
             throw WorkoutError(.persistence, "the workout ended, but \(error.message)", state: .ended, action: .end)
         }
-        // A cancelled wait has no answer to log.
-        guard !stored, !Task.isCancelled else { return }
-        logger.warning("workout \(id) was handed to the bus but is not in the store after \(Self.storeWait)")
+        var snapshot = ended.snapshot
+        snapshot.stored = stored
+        if !stored, ended.kept {
+            logger.warning("workout \(id) ended and its end is journaled; it is not stored yet, kept until its publisher runs")
+        } else if !stored {
+            logger.warning(
+                "workout \(id) ended and its end is journaled, but the store did not hold it within "
+                    + "\(String(cFormat: "%.1f", max(waited, .zero).seconds)) s; it is stored once the store's writer commits it")
+        }
+        return snapshot
     }
 
     /// The live state; when no workout runs, the last ended one's final state (or `notStarted`).
@@ -582,8 +599,9 @@ public final class WorkoutController: SampleSink, SampleSource {
         }
     }
 
-    /// How long ``end()`` waits for the store to hold the workout it published.
-    static let storeWait = Duration.seconds(5)
+    /// How long ``end()`` waits for the store to hold the workout it ended (a class's end: all
+    /// its workouts together), within the CLI's 10 s for an answer.
+    public static let storeWait = Duration.seconds(5)
 
     /// Hands the pending workouts to the bus; returns the IDs of those it handed over.
     @discardableResult

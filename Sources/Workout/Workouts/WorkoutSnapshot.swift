@@ -105,6 +105,12 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
     public var restored: Bool
     /// The participant whose workout it is; absent for the gateway's own workout.
     public var participant: String?
+    /// In the answer of `end` only: whether the store held the ended workout when the answer
+    /// was given. False when the end's wait for the store ran out first: the end is committed
+    /// to the workout's journal and the workout is stored once the store's writer commits it (a
+    /// restart publishes it again), but it was not stored yet (`workout end` exits 75).
+    /// Absent from every other answer, and from an older daemon.
+    public var stored: Bool?
 
     /// Creates a snapshot from its parts.
     public init(

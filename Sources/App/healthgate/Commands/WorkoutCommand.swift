@@ -76,9 +76,14 @@ enum WorkoutCommand {
     static let end = simple(
         "end", "End the workout; the daemon stores it.", .end,
         more: """
-            It answers once the store holds the workout (waiting a few seconds at most). When the \
-            store cannot be read to tell whether it does, it exits 65 with the store's error: \
-            the workout has ended all the same.
+            It answers once the store holds the workout, waiting 5 s at most (with --all, 5 s for \
+            every workout together). When that wait runs out first (the store's writer is slow \
+            or stopped), it says so and exits 75: the workout has ended and its end is \
+            journaled, so it is stored once the writer commits it (a restart stores it too; \
+            'healthgate workout list' shows it then), but it was not stored yet ("stored": false \
+            in JSON; with --all, each such workout). When the store cannot be read to tell \
+            whether it holds the workout, it exits 65 with the store's error: the workout has \
+            ended all the same.
             """)
 
     static let activity = Command(
@@ -313,7 +318,7 @@ enum WorkoutCommand {
             } else {
                 context.print(line(snapshot))
             }
-            return .success
+            return notStored([snapshot], context) ? .temporaryFailure : .success
         }
         let answer = try await sendToAll(request, arguments, context)
         if format == "json" {
@@ -323,7 +328,22 @@ enum WorkoutCommand {
             for name in answer.notInProgress { context.print("\(name): no workout in progress") }
         }
         for error in answer.errors { context.printError("healthgate: \(error)") }
-        return answer.errors.isEmpty ? .success : .dataError
+        let waitRanOut = notStored(answer.workouts, context)
+        return !answer.errors.isEmpty ? .dataError : waitRanOut ? .temporaryFailure : .success
+    }
+
+    /// Says on stderr which ended workouts the store did not hold yet when the daemon answered
+    /// (``WorkoutSnapshot/stored`` false); whether there was one.
+    static func notStored(_ snapshots: [WorkoutSnapshot], _ context: CommandContext) -> Bool {
+        let waiting = snapshots.filter { $0.stored == false }
+        for snapshot in waiting {
+            let whose = snapshot.participant.map { "\($0)'s workout" } ?? "the workout"
+            context.printError(
+                "healthgate: \(whose) \(snapshot.workoutID.map { "\($0) " } ?? "")ended and its end is journaled, but it is "
+                    + "not stored yet: the store did not hold it within \(Int(WorkoutController.storeWait.seconds)) s; "
+                    + "it is stored once the store's writer commits it ('healthgate workout list' shows it then)")
+        }
+        return !waiting.isEmpty
     }
 
     /// The one-line status, after the participant's name when it has one.
