@@ -468,6 +468,45 @@ final class FollowerTests: StoreTestCase {
         XCTAssertTrue(letters.isEmpty)
     }
 
+    /// A growing series refused twice (its dead letter holds version 2 then), then the receiver
+    /// is fixed and the series grows again (version 3, delivered as it follows the store): the retry
+    /// must leave the receiver with the store's version 3, not send its letters' older versions
+    /// after it (the repository ended a version behind the store, with no dead letter left).
+    func testARetriedDeadLetterLeavesTheReceiverWithTheObjectsLatestVersion() async throws {
+        func series(_ version: Int, beats: Int, id: SampleID) throws -> HealthRecord {
+            .heartbeatSeries(try HeartbeatSeriesSample(
+                id: id, start: at(100), end: at(100 + Double(beats)),
+                beats: (0..<beats).map { Heartbeat(timeSinceSeriesStart: 0.5 + Double($0), precededByGap: false) },
+                device: strap, metadata: [.syncIdentifier: .string("series-1"), .syncVersion: .integer(Int64(version))]))
+        }
+        let id = ids.next()
+        let receiver = ScriptedReceiver()
+        receiver.refused.withLock { $0 = [id] }
+        try await store.write([try series(1, beats: 1, id: id)])
+        let running = start(receiver)
+        try await waitUntilSent()
+        try await store.write([try series(2, beats: 2, id: id)])
+        try await waitUntilSent()
+        let store = self.store!
+        let second = try await store.latestAnchor()
+        try await waitUntil(timeout: .seconds(10), "version 2 kept as the dead letter") {
+            try await store.deadLetters(follower: "remote").map(\.anchor) == [second]
+        }
+        receiver.refused.withLock { $0 = [] }
+        try await store.write([try series(3, beats: 3, id: id)])
+        try await waitUntilSent()
+        try await store.retryDeadLetters(follower: "remote")
+        try await waitUntil(timeout: .seconds(10), "the dead letters sent and removed") {
+            try await store.deadLetters(follower: "remote").isEmpty
+        }
+        try await running.stop()
+        let versions = receiver.deliveredChanges.compactMap { change -> Int64? in
+            guard case .stored(.heartbeatSeries(let sent), _) = change, sent.id == id else { return nil }
+            return sent.metadata.syncVersion
+        }
+        XCTAssertEqual(versions.last, 3, "the receiver's last version of the series, in the order received: \(versions)")
+    }
+
     func testRetriesBackOffAndAStopDuringABackoffEndsAtOnceKeepingTheCursor() async throws {
         try await store.write(try readings(4))
         let clock = ManualClock()

@@ -194,7 +194,7 @@ extension HealthStore {
         return try await read { connection throws(StoreError) in
             let wanted = Set(ids)
             var anchors: [Int64] = []
-            for table in ["samples", "correlations", "heartbeat_series", "workouts"] {
+            for table in ["samples", "quantity_series", "correlations", "heartbeat_series", "workouts"] {
                 for row in try Self.run(connection, "SELECT anchor, uuid FROM \(table)", [], path: path) {
                     if let anchor = row.integer(0), let id = row.blob(1).flatMap(SampleID.init(bytes:)), wanted.contains(id) {
                         anchors.append(anchor)

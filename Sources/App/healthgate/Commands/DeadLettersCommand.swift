@@ -18,7 +18,9 @@ enum DeadLettersCommand {
             429) is narrowed down to the one record or deletion and kept in the store as a dead \
             letter, with the status and the answer; the sink goes on with the next changes. \
             'retry' marks dead letters to be sent again: a running gateway sends them within a \
-            second, when its sink is idle; a stopped one at its next start. 'drop' forgets them. \
+            second, when its sink is idle; a stopped one at its next start. Each is sent as the \
+            store holds its object then (a series that grew since it was refused, in its latest \
+            version), so the receiver ends with the store's version. 'drop' forgets them. \
             These commands work on the store, so they work with the gateway running or stopped.
             """,
         subcommands: [

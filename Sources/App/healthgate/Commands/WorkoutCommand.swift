@@ -340,8 +340,8 @@ enum WorkoutCommand {
             let whose = snapshot.participant.map { "\($0)'s workout" } ?? "the workout"
             context.printError(
                 "healthgate: \(whose) \(snapshot.workoutID.map { "\($0) " } ?? "")ended and its end is journaled, but it is "
-                    + "not stored yet: the store did not hold it within \(Int(WorkoutController.storeWait.seconds)) s; "
-                    + "it is stored once the store's writer commits it ('healthgate workout list' shows it then)")
+                    + "not stored yet (the daemon's wait for the store, \(Int(WorkoutController.storeWait.seconds)) s at most, "
+                    + "ended first); it is stored once the store's writer commits it ('healthgate workout list' shows it then)")
         }
         return !waiting.isEmpty
     }

@@ -41,8 +41,16 @@ extension Follower {
         let decoder = HealthJSON.makeDecoder()
         var changes: [FollowedChange] = []
         var rows: [Int64] = []
+        // Each object as the store holds it now: a letter (one for each object and follower) holds the
+        // version refused, and the object may have changed since (a series grew, a record was
+        // replaced) with a later version delivered already; the letter's own version sent after
+        // it would leave the receiver a version behind the store. The letter itself (a deletion,
+        // say) when the store holds nothing of the object later.
+        let stored = try await storedNow(letters.map(\.id))
         for letter in letters {
-            if letter.isDeletion {
+            if let now = stored[letter.id], !letter.isDeletion || now.anchor > letter.anchor {
+                changes.append(now)
+            } else if letter.isDeletion {
                 changes.append(.deleted(StoreChanges.Deletion(id: letter.id, kind: letter.kind, type: letter.type, anchor: letter.anchor)))
             } else if let payload = letter.payload, let record = try? HealthJSONPayload.decode(payload, kind: letter.kind, decoder: decoder) {
                 changes.append(.stored(record, anchor: letter.anchor))
@@ -58,6 +66,19 @@ extension Follower {
         reading.batches[slot] = batch(after: 0, through: 0, changes: changes)
         reading.deadLetterRows = rows
         return actions
+    }
+
+    /// The objects of `ids` the store holds, each as the change at its current anchor.
+    func storedNow(_ ids: [SampleID]) async throws -> [SampleID: FollowedChange] {
+        let wanted = Set(ids)
+        var found: [SampleID: FollowedChange] = [:]
+        for anchor in try await store.anchors(of: ids) {
+            let page = try await store.changes(since: anchor - 1, limit: 1, includingCorrelationMembers: false)
+            for change in FollowedChange.changes(of: page) where change.anchor == anchor && wanted.contains(change.id) {
+                found[change.id] = change
+            }
+        }
+        return found
     }
 
     /// Once the window is done with a dead-letter retry: removes the letters the receiver has
