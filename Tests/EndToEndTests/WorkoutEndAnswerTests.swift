@@ -107,4 +107,27 @@ final class WorkoutEndOnASlowStoreTests: XCTestCase {
         }
         try await daemon.terminate()
     }
+
+    /// The CLI's wait for the daemon's answer is the user's (`--timeout`): shorter than the
+    /// daemon's wait for a slow store, it gives up first and says which wait ran out and how long
+    /// it was (75: the daemon may still carry the command out); a wrong value is a usage error.
+    func testTheCLIsWaitForAnAnswerIsTimeoutAndAWaitThatRunsOutSaysSo() async throws {
+        let healthgate = try HealthgateExecutable()
+        let (daemon, database) = try await startSlowStore(healthgate)
+        for wrong in ["0", "-1", "soon", "3601"] {
+            let refused = try await healthgate.run(["workout", "end", "--timeout", wrong])
+            XCTAssertEqual(refused.status, 64, refused.standardError)
+            XCTAssertTrue(refused.standardError.contains("--timeout"), refused.standardError)
+        }
+        let start = try await healthgate.run(["workout", "start", "--activity", "running", "--timeout", "30"])
+        XCTAssertEqual(start.status, 0, start.standardError)
+        let end = try await healthgate.run(["workout", "end", "--timeout", "1.5"])
+        XCTAssertEqual(end.status, 75, end.standardError)
+        XCTAssertTrue(end.standardError.contains("took 'workout.end' but did not answer within 1.5 s (--timeout)"), end.standardError)
+        // It carried the end out all the same.
+        try await waitUntil(timeout: .seconds(30), "the ended workout stored") {
+            try await !Self.listed(healthgate, database).isEmpty
+        }
+        try await daemon.terminate()
+    }
 }

@@ -123,7 +123,24 @@ enum ControlSocketPath {
             name: "socket", value: "PATH",
             help: "The daemon's control socket (default: the configuration's controlSocket, else the runtime directory's control.sock)."),
         ConfigurationLocator.option,
+        OptionSpec(
+            name: "timeout", value: "SECONDS",
+            help: "How long to wait for the daemon's answer (default 10); when it runs out, exit 75: the daemon may still carry the command out."),
     ]
+
+    /// How long a command waits for the daemon's answer: `--timeout SECONDS` (more than 0, at
+    /// most an hour), else 10 s.
+    /// - Throws: a usage error (64) naming the option for any other value.
+    static func timeout(_ options: ParsedArguments) throws(CommandError) -> Duration {
+        guard let seconds = try options.double("timeout") else { return defaultTimeout }
+        guard seconds > 0, seconds <= 3600 else {
+            throw CommandError(.usage, "--timeout must be more than 0 and at most 3600 seconds, got \(options.value("timeout") ?? "")")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded(.up)))
+    }
+
+    /// How long a command waits for the daemon's answer without `--timeout`.
+    static let defaultTimeout = Duration.seconds(10)
 
     /// The control socket path: `--socket`, else the `controlSocket` of the configuration
     /// (`--config`, else the one `healthgate run` finds), else the runtime directory's.
@@ -144,7 +161,7 @@ enum ControlSocketPath {
         _ command: String, arguments: JSONValue, options: ParsedArguments, context: CommandContext
     ) async throws -> JSONValue {
         let path = try resolve(options, context: context)
-        let client = ControlClient(path: path)
+        let client = ControlClient(path: path, timeout: try timeout(options))
         let response: ControlResponse
         do {
             response = try await client.send(ControlRequest(command: command, arguments: arguments))
@@ -153,7 +170,7 @@ enum ControlSocketPath {
         } catch let error as ControlSocketError where error.meansUnanswered {
             throw CommandError(
                 .temporaryFailure,
-                "the daemon on \(path) took '\(command)' but did not answer within \(client.timeout): "
+                "the daemon on \(path) took '\(command)' but did not answer within \(ConfigurationDecoder.format(client.timeout.seconds)) s (--timeout): "
                     + "it may still carry it out; 'healthgate status' shows what it did")
         } catch {
             throw CommandError(.unavailable, "cannot reach the daemon: \(error)")
