@@ -12,8 +12,12 @@ public struct ControlClient: Sendable {
     /// How long to wait for the daemon's answer.
     public var timeout: Duration
 
+    /// How long a client waits for the daemon's answer unless told otherwise (the CLI's
+    /// `--timeout` default).
+    public static let defaultTimeout = Duration.seconds(10)
+
     /// A client for the socket at `path`.
-    public init(path: String, timeout: Duration = .seconds(10)) {
+    public init(path: String, timeout: Duration = defaultTimeout) {
         self.path = path
         self.timeout = timeout
     }

@@ -125,22 +125,20 @@ enum ControlSocketPath {
         ConfigurationLocator.option,
         OptionSpec(
             name: "timeout", value: "SECONDS",
-            help: "How long to wait for the daemon's answer (default 10); when it runs out, exit 75: the daemon may still carry the command out."),
+            help: "How long to wait for the daemon's answer (default \(ConfigurationDecoder.format(ControlClient.defaultTimeout.seconds))); "
+                + "when it runs out, exit 75: the daemon may still carry the command out."),
     ]
 
     /// How long a command waits for the daemon's answer: `--timeout SECONDS` (more than 0, at
-    /// most an hour), else 10 s.
+    /// most an hour), else ``ControlClient/defaultTimeout``.
     /// - Throws: a usage error (64) naming the option for any other value.
     static func timeout(_ options: ParsedArguments) throws(CommandError) -> Duration {
-        guard let seconds = try options.double("timeout") else { return defaultTimeout }
+        guard let seconds = try options.double("timeout") else { return ControlClient.defaultTimeout }
         guard seconds > 0, seconds <= 3600 else {
             throw CommandError(.usage, "--timeout must be more than 0 and at most 3600 seconds, got \(options.value("timeout") ?? "")")
         }
         return .milliseconds(Int64((seconds * 1000).rounded(.up)))
     }
-
-    /// How long a command waits for the daemon's answer without `--timeout`.
-    static let defaultTimeout = Duration.seconds(10)
 
     /// The control socket path: `--socket`, else the `controlSocket` of the configuration
     /// (`--config`, else the one `healthgate run` finds), else the runtime directory's.
