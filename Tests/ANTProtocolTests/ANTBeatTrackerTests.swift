@@ -35,8 +35,8 @@ final class ANTBeatTrackerTests: XCTestCase {
 
     func testRolloversOfBeatTimeAndCount() {
         var strap = Strap(time: 63_900, count: 250, previous: 0)
-        var tracker = ANTBeatTracker(lastBeatTime: strap.time, lastBeatCount: strap.count)
-        XCTAssertNil(tracker.observe(beatTime: strap.time, beatCount: strap.count), "the restored beat is not new")
+        var tracker = ANTBeatTracker()
+        XCTAssertEqual(tracker.observe(beatTime: strap.time, beatCount: strap.count)?.isFirst, true)
         var intervals: [UInt16] = []
         let sent: [UInt16] = [800, 812, 790, 805, 799, 820, 801, 795, 810]
         for rr in sent {
@@ -134,5 +134,18 @@ final class ANTBeatTrackerTests: XCTestCase {
         XCTAssertNil(next?.rrInterval)
         XCTAssertNil(tracker.observe(beatTime: 1900, beatCount: 8))
         XCTAssertEqual(tracker.observe(beatTime: 2800, beatCount: 9)?.rrInterval, 900)
+    }
+
+    /// After a restart the stored beat is recognised, not counted from: a page one count above it
+    /// gives a first beat, its interval only from a trusted page 4.
+    func testAfterARestartTheStoredBeatIsNotNewAndNoIntervalIsCountedFromIt() {
+        var tracker = ANTBeatTracker(storedBeatTime: 4000, storedBeatCount: 17)
+        XCTAssertNil(tracker.observe(beatTime: 4000, beatCount: 17), "the stored beat repeated")
+        let first = tracker.observe(beatTime: 4900, beatCount: 18)
+        XCTAssertEqual(first?.isFirst, true)
+        XCTAssertNil(first?.rrInterval, "count 18 after the stored 17 is not proof the series placed beat 17")
+        XCTAssertEqual(tracker.observe(beatTime: 5800, beatCount: 19)?.rrInterval, 900, "consecutive in this run")
+        var withPageFour = ANTBeatTracker(storedBeatTime: 4000, storedBeatCount: 17)
+        XCTAssertEqual(withPageFour.observe(beatTime: 4900, beatCount: 18, previousBeatTime: 4000)?.rrInterval, 900)
     }
 }

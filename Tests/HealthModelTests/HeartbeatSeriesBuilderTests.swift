@@ -2,29 +2,18 @@ import FoundationEssentials
 import HealthModel
 import XCTest
 
-/// The builder's continuation after a restart: a segment whose beats up to a date are stored
-/// continues after that beat, without placing it again.
+/// The builder's anchors and gaps: the drift rule, a `notBefore` date after a restart, the
+/// 1/1024 s grid, and chunks cut at the clock's slots.
 final class HeartbeatSeriesBuilderTests: XCTestCase {
     let stored = Date(timeIntervalSince1970: 1_800_000_000)
 
-    func testAContinuingBuilderPlacesTheNextBeatAnIntervalAfterTheStoredOne() throws {
-        var builder = HeartbeatSeriesBuilder(maximumBeats: 100, maximumDuration: 600, continuingAfter: stored)
-        // Received 0.3 s later than the interval says: the beat is placed by the interval.
-        XCTAssertEqual(builder.add(rrIntervals: [1024], receivedAt: stored.addingTimeInterval(1.3)), [])
-        XCTAssertEqual(builder.add(rrIntervals: [512], receivedAt: stored.addingTimeInterval(1.8)), [])
-        let chunk = try XCTUnwrap(builder.pendingChunk)
-        XCTAssertEqual(chunk.start, stored)
-        XCTAssertEqual(chunk.beats.map(\.timeSinceSeriesStart), [1.0, 1.5])
-        XCTAssertEqual(chunk.beats.map(\.precededByGap), [false, false])
-    }
-
-    func testAContinuingBuilderReanchorsWhenTheIntervalsCannotReachTheArrival() throws {
-        var builder = HeartbeatSeriesBuilder(maximumBeats: 100, maximumDuration: 600, continuingAfter: stored)
+    func testIntervalsThatCannotReachTheArrivalReanchorWithAGap() throws {
+        var builder = HeartbeatSeriesBuilder(maximumBeats: 100, maximumDuration: 600)
+        _ = builder.add(rrIntervals: [1024], receivedAt: stored)
         // 20 s passed for one interval of 1 s: beats were missed, the drift rule re-anchors.
         _ = builder.add(rrIntervals: [1024], receivedAt: stored.addingTimeInterval(20))
         let chunk = try XCTUnwrap(builder.pendingChunk)
-        XCTAssertEqual(chunk.beats.last?.precededByGap, false)
-        XCTAssertEqual(chunk.beats.first?.precededByGap, true)
+        XCTAssertEqual(chunk.beats.map(\.precededByGap), [true, false, true, false])
         XCTAssertEqual(builder.lastBeat, stored.addingTimeInterval(20))
     }
 
@@ -37,8 +26,8 @@ final class HeartbeatSeriesBuilderTests: XCTestCase {
     }
 
     func testAnAnchorAfterAGapFallsOnTheGridOfTheSeriesStart() throws {
-        var builder = HeartbeatSeriesBuilder(maximumBeats: 100, maximumDuration: 600, continuingAfter: stored)
-        _ = builder.add(rrIntervals: [1024], receivedAt: stored.addingTimeInterval(1.3))
+        var builder = HeartbeatSeriesBuilder(maximumBeats: 100, maximumDuration: 600)
+        _ = builder.add(rrIntervals: [1024], receivedAt: stored.addingTimeInterval(1))
         // Missed notifications: re-anchored (the anchor beat, then one per interval) at an arrival
         // 0.123 456 s off the grid.
         builder.markGap()
@@ -47,15 +36,15 @@ final class HeartbeatSeriesBuilderTests: XCTestCase {
         _ = builder.add(rrIntervals: [805], receivedAt: arrival.addingTimeInterval(0.8))
         let chunk = try XCTUnwrap(builder.pendingChunk)
         let offsets = chunk.beats.map(\.timeSinceSeriesStart)
-        XCTAssertEqual(chunk.beats.map(\.precededByGap), [false, true, false, false, false, false])
+        XCTAssertEqual(chunk.beats.map(\.precededByGap), [true, false, true, false, false, false, false])
         for offset in offsets { XCTAssertEqual((offset * 1024).rounded(), offset * 1024, "\(offset) is off the 1/1024 s grid") }
         // The anchor moved up onto the grid, by less than a tick, so the notification's last beat
         // is at its arrival or less than a tick after it
-        let lastOfNotification = chunk.start.addingTimeInterval(offsets[4])
+        let lastOfNotification = chunk.start.addingTimeInterval(offsets[5])
         // (a date's own rounding, about 0.1 µs this far from 2001, allowed for)
         XCTAssertGreaterThan(lastOfNotification.timeIntervalSince(arrival), -1e-6)
         XCTAssertLessThan(lastOfNotification.timeIntervalSince(arrival), 1.0 / 1024)
-        XCTAssertEqual(offsets[5] - offsets[4], 805.0 / 1024)
+        XCTAssertEqual(offsets[6] - offsets[5], 805.0 / 1024)
     }
 
     func testTwoStrapsChunksEndAtTheSameEdgeOfTheClocksSlotsAndAContinuingChunkIsNotCutAgain() throws {

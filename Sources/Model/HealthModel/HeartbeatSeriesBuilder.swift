@@ -58,16 +58,6 @@ public struct HeartbeatSeriesBuilder: Sendable {
         lastBeat = notBefore
     }
 
-    /// A builder continuing a segment whose beats up to `lastBeat` are stored already (a source
-    /// restarted after a crash whose strap's beat counter shows no beat was missed): the next
-    /// interval ends a beat after `lastBeat`, as in a continuing chunk, so the beat at `lastBeat`
-    /// is not placed again at a new arrival date. The drift rule still re-anchors with a gap.
-    public init(maximumBeats: Int, maximumDuration: Double, continuingAfter lastBeat: Date) {
-        self.init(maximumBeats: maximumBeats, maximumDuration: maximumDuration, notBefore: lastBeat)
-        seriesStart = lastBeat
-        gapPending = false
-    }
-
     /// The gateway's wall clock stepped by `seconds`: the dates held move with it, so the next
     /// notification's beats follow the last one on the new clock (no false gap, no beats dropped
     /// as overlapping after a step back), and the chunk being built is published on the new clock.

@@ -245,17 +245,54 @@ final class StickMachineTests: XCTestCase {
         XCTAssertTrue(records(machine.receive(.broadcastData(ANTBroadcast(channel: 0, page: repeated.bytes, channelID: strap)), at: start)).isEmpty)
         let next = ANTHeartRatePage(toggle: false, pageNumber: 0, beatTime: 4900, beatCount: 18, computedHeartRate: 70, content: .defaultData)
         let actions = machine.receive(.broadcastData(ANTBroadcast(channel: 0, page: next.bytes, channelID: strap)), at: start.addingTimeInterval(0.9))
-        let series = records(actions).compactMap { if case .heartbeatSeries(let series) = $0 { series } else { nil } }
-        XCTAssertEqual(series.count, 1, "the beat continues the series with its exact interval")
-        // The series continues at the stored beat, as a continuing chunk does: the beat at
-        // 4000/1024 s is not placed again at this run's arrival date, only the new one after it.
-        let continued = try XCTUnwrap(series.first)
-        XCTAssertEqual(continued.startDate, stored.lastBeat)
-        XCTAssertEqual(continued.beats.count, 1)
-        XCTAssertEqual(continued.beats.first?.timeSinceSeriesStart ?? 0, 900.0 / 1024, accuracy: 1e-6)
-        XCTAssertEqual(continued.beats.first?.precededByGap, false)
+        XCTAssertEqual(records(actions).count, 1, "the new beat's heart rate; no series beat is counted from the stored one")
         let checkpoints = actions.compactMap { if case .publish(_, let checkpoint?) = $0 { checkpoint } else { nil } }
         XCTAssertEqual(try checkpoints.map { try StrapCheckpoint($0).beatCount }, [18])
+    }
+
+    /// The frames a gateway killed and restarted at once sees: a legacy strap (no page 4) whose
+    /// beat 13 was never received, so beat 14 came without an interval and the series never placed
+    /// it; the run was killed right after beat 14's checkpoint was committed. Every beat the
+    /// restarted run places must be a beat the strap made: the receiver here hears each beat at
+    /// the instant the strap makes it, so each placed beat falls on one. Counting from the stored
+    /// beat (14 → 15 is one) placed beat 15 an interval after beat 12 (class of 30 straps killed
+    /// and restarted: 5 and 13 such intervals in 2 of 5 restarts).
+    func testARestartPlacesOnlyBeatsTheStrapMade() throws {
+        // The strap's beats: count → beat time (1/1024 s).
+        let made: [(count: UInt8, time: UInt16)] = [(10, 0), (11, 800), (12, 1610), (13, 2400), (14, 3220), (15, 4030), (16, 4850), (17, 5660)]
+        func date(_ time: UInt16) -> Date { start.addingTimeInterval(Double(time) / 1024) }
+        func page(_ beat: (count: UInt8, time: UInt16)) -> ANTBroadcast {
+            let page = ANTHeartRatePage(toggle: false, pageNumber: 0, beatTime: beat.time, beatCount: beat.count, computedHeartRate: 75, content: .defaultData)
+            return ANTBroadcast(channel: 0, page: page.bytes, channelID: strap)
+        }
+        var first = scanningMachine()
+        var committed: SourceCheckpoint?
+        for beat in made.prefix(5) where beat.count != 13 {
+            for action in broadcast(try ANTHeartRatePage(bytes: page(beat).page), to: &first, at: date(beat.time)) {
+                if case .publish(_, let checkpoint?) = action { committed = checkpoint }
+            }
+        }
+        let restored = try StrapCheckpoint(XCTUnwrap(committed))
+        XCTAssertEqual(restored.beatCount, 14)
+
+        var restarted = scanningMachine()
+        let restartedAt = date(3220).addingTimeInterval(0.4)
+        _ = restarted.meet(strap.device, restored: restored, at: restartedAt)
+        var series: [HeartbeatSeriesSample] = []
+        func collect(_ actions: [ANTStickMachine.Action]) {
+            series += records(actions).compactMap { if case .heartbeatSeries(let sample) = $0 { sample } else { nil } }
+        }
+        collect(restarted.receive(.broadcastData(page(made[4])), at: restartedAt))
+        for beat in made.suffix(3) { collect(restarted.receive(.broadcastData(page(beat)), at: date(beat.time))) }
+        collect(restarted.finish())
+
+        let beatDates = Set(made.map { date($0.time).timeIntervalSince1970 })
+        let placed = series.last.map { last in last.beats.map { last.startDate.addingTimeInterval($0.timeSinceSeriesStart) } } ?? []
+        XCTAssertFalse(placed.isEmpty)
+        for beat in placed {
+            XCTAssertTrue(beatDates.contains { abs($0 - beat.timeIntervalSince1970) < 1e-6 }, "\(beat) is no beat the strap made")
+        }
+        XCTAssertEqual(placed.map { $0.timeIntervalSince(start) * 1024 }.map { $0.rounded() }, [4030, 4850, 5660])
     }
 
     /// A checkpoint's payload (written without `JSONEncoder`) reads back as the state it holds,

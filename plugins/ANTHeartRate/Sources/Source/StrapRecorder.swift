@@ -43,9 +43,9 @@ struct StrapRecorder {
 
     /// A recorder for a strap first heard at `date`; `restored` is the checkpoint the store
     /// holds for it: a recent one (the strap's 16-bit beat time has not wrapped since) makes a
-    /// page repeating its beat not new, and the series continues after its `lastBeat` (the beat
-    /// there is stored); an older one only keeps the series from placing a beat at or before
-    /// its `lastBeat`.
+    /// page repeating its beat not new; any keeps the series from placing a beat at or before its
+    /// `lastBeat`. The first new beat starts the series with a gap
+    /// (``ANTBeatTracker/init(storedBeatTime:storedBeatCount:)`` says why).
     init(
         identifier: ANTDeviceIdentifier, ids: SampleIDGenerator, seriesMaxBeats: Int, seriesSeconds: Double,
         restored: StrapCheckpoint?, at date: Date
@@ -57,18 +57,11 @@ struct StrapRecorder {
             name: "ANT+ heart-rate strap \(identifier.deviceNumber)", localIdentifier: identifier.description,
             radioIdentifier: identifier.description)
         if let restored, date.timeIntervalSince(restored.received) < Self.restoreWindow, date >= restored.received {
-            beats = ANTBeatTracker(lastBeatTime: restored.beatTime, lastBeatCount: restored.beatCount)
-            if let lastBeat = restored.lastBeat {
-                // The counters continue: the next exact interval ends a beat after the stored
-                // one, which must not be placed again at this run's arrival date.
-                series = HeartbeatSeriesBuilder(maximumBeats: seriesMaxBeats, maximumDuration: seriesSeconds, continuingAfter: lastBeat)
-            } else {
-                series = HeartbeatSeriesBuilder(maximumBeats: seriesMaxBeats, maximumDuration: seriesSeconds)
-            }
+            beats = ANTBeatTracker(storedBeatTime: restored.beatTime, storedBeatCount: restored.beatCount)
         } else {
             beats = ANTBeatTracker()
-            series = HeartbeatSeriesBuilder(maximumBeats: seriesMaxBeats, maximumDuration: seriesSeconds, notBefore: restored?.lastBeat)
         }
+        series = HeartbeatSeriesBuilder(maximumBeats: seriesMaxBeats, maximumDuration: seriesSeconds, notBefore: restored?.lastBeat)
         lastHeard = date
     }
 

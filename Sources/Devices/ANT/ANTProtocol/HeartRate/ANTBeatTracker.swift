@@ -3,7 +3,7 @@
 /// A page repeats the last beat until the next one (a strap sends four messages a second,
 /// beats come one to three a second), so a beat is new when the beat count changed. Its RR
 /// interval (1/1024 s) is given only where it is exact: from page 4's previous beat time, or
-/// from the last beat seen when the count rose by exactly one. Both fields roll over (beat time
+/// from the last beat seen in this run when the count rose by exactly one. Both fields roll over (beat time
 /// at 65 536, count at 256) and are subtracted modulo their width. A count that rose by more
 /// than one means beats were missed: ``Beat/missedBeats`` says how many, and no interval is
 /// invented across them. A page whose count did not change is not a beat, whatever its time.
@@ -37,11 +37,15 @@ public struct ANTBeatTracker: Hashable, Sendable {
     /// A tracker that has seen nothing.
     public init() {}
 
-    /// A tracker that continues after a known beat (after a restart, the last one stored): a
-    /// page repeating it is not a new beat.
-    public init(lastBeatTime: UInt16, lastBeatCount: UInt8) {
-        lastTime = lastBeatTime
-        lastCount = lastBeatCount
+    /// A tracker after a restart, `storedBeatTime` and `storedBeatCount` the last beat stored: a
+    /// page repeating it is not a new beat, and nothing else is inferred from it. The next new
+    /// beat is a first one, with an interval only from page 4: a count one above the stored beat's
+    /// does not make the two consecutive to the series (the stored beat may have come without an
+    /// interval, so the series never placed it, and the beats the last run received after it were
+    /// not committed), so counting from it would place the next beat an interval after the wrong
+    /// one.
+    public init(storedBeatTime: UInt16, storedBeatCount: UInt8) {
+        beforeReset = Identity(time: storedBeatTime, count: storedBeatCount)
     }
 
     /// Records one page's beat fields; returns the beat it carries when it is new. Pass
