@@ -144,6 +144,9 @@ public final class SimulatedANTStick: Sendable {
             return [.capabilities(ANTCapabilities(
                 maximumChannels: 8, maximumNetworks: 8, advancedOptions: 0x02,
                 advancedOptions2: ANTCapabilities.extendedMessagesBit | ANTCapabilities.scanModeBit, moreOptions: [0, 0, 0]))]
+        case .requestMessage(let channel, let id) where id == ANTMessageID.channelStatus.rawValue:
+            let scanning = state.withLock { $0.scanning }
+            return [.channelStatus(channel: channel, status: scanning ? 2 : 1)]
         case .requestMessage(let channel, _):
             return [.channelResponse(channel: channel, messageID: message.id, code: .invalidMessage)]
         case .setNetworkKey(let network, let sent):
@@ -162,7 +165,7 @@ public final class SimulatedANTStick: Sendable {
         case .closeChannel(let channel):
             state.withLock { $0.scanning = false }
             return ok(channel) + [.channelEvent(channel: channel, code: .channelClosed)]
-        case .startup, .capabilities, .channelResponse, .channelEvent, .broadcastData, .serialError, .other:
+        case .startup, .capabilities, .channelStatus, .channelResponse, .channelEvent, .broadcastData, .serialError, .other:
             return [.channelResponse(channel: 0, messageID: message.id, code: .invalidMessage)]
         }
     }

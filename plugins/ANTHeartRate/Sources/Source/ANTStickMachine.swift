@@ -15,7 +15,9 @@ import HealthStore
 /// heart-rate strap (device type 120, period 8070), one strap each, their ids asked for once
 /// they pair. Every command waits for its channel response; a failure code, or no answer within
 /// ``answerTimeout``, ends the session with an ``ANTStickError`` naming the command and the
-/// stick.
+/// stick. A strap silent for `lostAfter` is lost; when every strap is, the stick is asked for
+/// its channel status first, and the straps still silent once it answered (its answer follows
+/// the broadcasts it held) are the lost ones.
 struct ANTStickMachine {
     /// What the driver does.
     enum Action {
@@ -74,6 +76,10 @@ struct ANTStickMachine {
     private var channelDevices: [UInt8: ANTDeviceIdentifier] = [:]
     private var channelIDRequested: Set<UInt8> = []
     private(set) var broadcasts = 0
+    /// When the stick was asked for its channel status because every live strap fell silent at
+    /// once (the stick or the host stalled, or every strap left): no strap is declared lost until
+    /// it answers, or until ``answerTimeout`` passes without an answer.
+    private var silenceCheck: Date?
     private(set) var foreignBroadcasts = 0
 
     init(stick: String, networkKey: ANTNetworkKey, ids: SampleIDGenerator, lostAfter: TimeInterval, seriesMaxBeats: Int, seriesSeconds: Double) {
@@ -125,6 +131,11 @@ struct ANTStickMachine {
             self.waiting = nil
             self.capabilities = capabilities
             return configure(capabilities) + advance(at: date)
+        case .channelStatus:
+            return silenceCheck == nil ? [] : silenceChecked(at: date)
+        case .channelResponse(_, let messageID, _) where silenceCheck != nil && messageID == ANTMessageID.requestMessage.rawValue && waiting == nil:
+            // A stick that refuses the request answered it all the same.
+            return silenceChecked(at: date)
         case .channelResponse(_, let messageID, let code):
             guard let waiting, waiting.step.message.id == messageID else { return [] }
             guard code.isSuccess else {
@@ -182,17 +193,54 @@ struct ANTStickMachine {
                 return [.fail(ANTStickError(stick: stick, .noAnswer(command: ANTMessageID.name(of: waiting.step.message.id))))]
             }
         }
-        for device in strapsByID.keys.sorted() {
-            guard var strap = strapsByID[device], !strap.isLost, date.timeIntervalSince(strap.lastHeard) >= lostAfter else { continue }
-            let output = strap.lose()
-            strapsByID[device] = strap
-            actions += [.log(.notice, "lost strap \(device): silent for \(Int(lostAfter)) s", device: device.description)]
-            if !output.records.isEmpty { actions.append(.publish(output.records, nil)) }
+        let silent = silentStraps(at: date)
+        if !silent.isEmpty {
+            if silent.count < strapsByID.values.count(where: { !$0.isLost }) {
+                // Others are heard: the stick and the host are reading, these straps are silent.
+                actions += lose(silent)
+            } else if let asked = silenceCheck {
+                if date.timeIntervalSince(asked) >= Self.answerTimeout {
+                    silenceCheck = nil
+                    actions += lose(silent, because: "; the stick did not answer a channel status request within \(Int(Self.answerTimeout)) s either")
+                }
+            } else {
+                silenceCheck = date
+                actions += [
+                    .send(.requestMessage(channel: 0, messageID: ANTMessageID.channelStatus.rawValue)),
+                    .log(.info, "every strap silent for \(Int(lostAfter)) s: asking the stick before declaring any lost", device: stick),
+                ]
+            }
         }
         let lost = strapsByID.values.filter(\.isLost).count
         actions.append(.detail("straps", strapsByID.isEmpty ? nil : "\(strapsByID.count - lost) live, \(lost) lost"))
         actions.append(.detail("broadcasts", broadcasts == 0 ? nil : "\(broadcasts) received"))
         return actions
+    }
+
+    /// The live straps silent for ``lostAfter`` at `date`.
+    private func silentStraps(at date: Date) -> [ANTDeviceIdentifier] {
+        strapsByID.filter { !$0.value.isLost && date.timeIntervalSince($0.value.lastHeard) >= lostAfter }.keys.sorted()
+    }
+
+    /// Declares `devices` lost: each one's series being built is published.
+    private mutating func lose(_ devices: [ANTDeviceIdentifier], because reason: String = "") -> [Action] {
+        var actions: [Action] = []
+        for device in devices {
+            guard var strap = strapsByID[device] else { continue }
+            let output = strap.lose()
+            strapsByID[device] = strap
+            actions += [.log(.notice, "lost strap \(device): silent for \(Int(lostAfter)) s\(reason)", device: device.description)]
+            if !output.records.isEmpty { actions.append(.publish(output.records, nil)) }
+        }
+        return actions
+    }
+
+    /// The stick answered the channel status request asked when every strap fell silent at
+    /// `date`: its answer comes after every broadcast it held before it, all read now, so the
+    /// straps still silent are silent on the air.
+    private mutating func silenceChecked(at date: Date) -> [Action] {
+        silenceCheck = nil
+        return lose(silentStraps(at: date))
     }
 
     /// Publishes every series being built (the session is ending).

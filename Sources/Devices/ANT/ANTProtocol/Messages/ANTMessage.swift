@@ -44,6 +44,9 @@ public enum ANTMessage: Hashable, Sendable {
     case startup(reason: UInt8)
     /// Capabilities (0x54).
     case capabilities(ANTCapabilities)
+    /// Channel status (0x52), requested: the channel's state in bits 0–1 (0 unassigned, 1
+    /// assigned, 2 searching, 3 tracking), its network and type above.
+    case channelStatus(channel: UInt8, status: UInt8)
     /// A channel response (0x40) to command `messageID`, with its code.
     case channelResponse(channel: UInt8, messageID: UInt8, code: ANTResponseCode)
     /// A channel event (0x40 with message id 1): a search timeout, a closed channel.
@@ -81,6 +84,7 @@ public enum ANTMessage: Hashable, Sendable {
         case .channelID: ANTMessageID.channelID.rawValue
         case .startup: ANTMessageID.startup.rawValue
         case .capabilities: ANTMessageID.capabilities.rawValue
+        case .channelStatus: ANTMessageID.channelStatus.rawValue
         case .channelResponse, .channelEvent: ANTMessageID.channelResponse.rawValue
         case .broadcastData: ANTMessageID.broadcastData.rawValue
         case .serialError: ANTMessageID.serialError.rawValue
@@ -105,6 +109,7 @@ public enum ANTMessage: Hashable, Sendable {
         case .channelID(let channel, let id): [channel] + id.bytes
         case .startup(let reason): [reason]
         case .capabilities(let capabilities): capabilities.bytes
+        case .channelStatus(let channel, let status): [channel, status]
         case .channelResponse(let channel, let messageID, let code): [channel, messageID, code.rawValue]
         case .channelEvent(let channel, let code): [channel, Self.eventMessageID, code.rawValue]
         case .broadcastData(let broadcast): broadcast.bytes
@@ -180,6 +185,9 @@ public enum ANTMessage: Hashable, Sendable {
         case .startup:
             try need(1)
             self = .startup(reason: payload[0])
+        case .channelStatus:
+            try need(2)
+            self = .channelStatus(channel: payload[0], status: payload[1])
         case .capabilities:
             try need(5)
             self = .capabilities(

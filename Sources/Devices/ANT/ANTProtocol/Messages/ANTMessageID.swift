@@ -29,6 +29,8 @@ public enum ANTMessageID: UInt8, Hashable, Sendable, CaseIterable {
     case acknowledgedData = 0x4F
     /// Channel id: set (host → stick) or its value (stick → host, requested).
     case channelID = 0x51
+    /// Channel status (stick → host, requested).
+    case channelStatus = 0x52
     /// Capabilities (stick → host, requested).
     case capabilities = 0x54
     /// Open RX scan mode (continuous scan).
@@ -60,6 +62,7 @@ public enum ANTMessageID: UInt8, Hashable, Sendable, CaseIterable {
             case .broadcastData: "broadcast data"
             case .acknowledgedData: "acknowledged data"
             case .channelID: "channel id"
+            case .channelStatus: "channel status"
             case .capabilities: "capabilities"
             case .openRxScanMode: "open RX scan mode"
             case .lowPrioritySearchTimeout: "low priority search timeout"
