@@ -35,10 +35,11 @@ final class WorkoutEndAnswerTests: XCTestCase {
 /// a few seconds later. With `--all`, every participant's workout waits under one deadline, so the
 /// daemon answers (75, each one named) before the CLI's own 10 s run out.
 final class WorkoutEndOnASlowStoreTests: XCTestCase {
-    /// A daemon with no source and a store that commits 8 s after a record arrives.
-    func startSlowStore(_ healthgate: HealthgateExecutable, participants: [String] = []) async throws
-        -> (daemon: HealthgateExecutable.RunningProcess, database: String)
-    {
+    /// A daemon with no source and a store that commits `batchWindow` s after a record arrives;
+    /// `storeWait` is its `storeWaitSeconds` (absent: the default, 5).
+    func startSlowStore(
+        _ healthgate: HealthgateExecutable, participants: [String] = [], batchWindow: Double = 8, storeWait: Double? = nil
+    ) async throws -> (daemon: HealthgateExecutable.RunningProcess, database: String) {
         let database = healthgate.root.appendingPathComponent("slow.sqlite").path
         let configuration = healthgate.root.appendingPathComponent("slow.json")
         // Each wears a strap that is not there: their workouts end with no samples.
@@ -46,8 +47,8 @@ final class WorkoutEndOnASlowStoreTests: XCTestCase {
             #"{"name": "\#(name)", "devices": ["02:00:00:00:01:0\#(index)"]}"#
         }.joined(separator: ", ")
         try Data(#"""
-            {"store": {"path": "\#(database)"}, "participants": [\#(people)],
-             "sinks": [{"kind": "sqlite", "name": "store", "config": {"batchWindowSeconds": 8}}]}
+            {"store": {"path": "\#(database)"}, "participants": [\#(people)],\#(storeWait.map { #" "storeWaitSeconds": \#($0),"# } ?? "")
+             "sinks": [{"kind": "sqlite", "name": "store", "config": {"batchWindowSeconds": \#(batchWindow)}}]}
             """#.utf8).write(to: configuration)
         let daemon = try healthgate.start(["run", "--config", configuration.path])
         try await healthgate.waitForControlSocket()
@@ -74,13 +75,35 @@ final class WorkoutEndOnASlowStoreTests: XCTestCase {
         let answer = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(end.standardOutput.utf8)) as? [String: Any])
         XCTAssertEqual(answer["state"] as? String, "ended")
         XCTAssertEqual(answer["stored"] as? Bool, false)
+        let waited = try XCTUnwrap(answer["storeWaitSeconds"] as? Double)
+        XCTAssertTrue((4...5).contains(waited), "the default storeWaitSeconds, 5, less the end's own work: \(waited)")
         XCTAssertTrue(end.standardError.contains("the workout \(id) ended and its end is journaled, but it is not stored yet"), end.standardError)
+        XCTAssertTrue(end.standardError.contains("the daemon waited \(String(format: "%.1f", waited)) s for the store"), end.standardError)
         let listedAtTheAnswer = try await Self.listed(healthgate, database)
         XCTAssertFalse(listedAtTheAnswer.contains(id), "the answer said not stored, and it was not")
 
         try await waitUntil(timeout: .seconds(30), "the workout stored by the store's next commit") {
             try await Self.listed(healthgate, database).contains(id)
         }
+        try await daemon.terminate()
+    }
+
+    /// `storeWaitSeconds` is the daemon's wait: longer than the store's 6 s window, the same end
+    /// answers "stored" (0), and the store holds the workout at the answer.
+    func testStoreWaitSecondsIsTheDaemonsWaitForTheStore() async throws {
+        let healthgate = try HealthgateExecutable()
+        let (daemon, database) = try await startSlowStore(healthgate, batchWindow: 6, storeWait: 12)
+        let start = try await healthgate.run(["workout", "start", "--activity", "running", "--format", "json"])
+        XCTAssertEqual(start.status, 0, start.standardError)
+        let started = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(start.standardOutput.utf8)) as? [String: Any])
+        let id = try XCTUnwrap(started["workoutID"] as? String)
+        let end = try await healthgate.run(["workout", "end", "--format", "json", "--timeout", "20"])
+        XCTAssertEqual(end.status, 0, "\(end.standardOutput) \(end.standardError)")
+        let answer = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(end.standardOutput.utf8)) as? [String: Any])
+        XCTAssertEqual(answer["stored"] as? Bool, true)
+        XCTAssertNil(answer["storeWaitSeconds"])
+        let listed = try await Self.listed(healthgate, database)
+        XCTAssertTrue(listed.contains(id), "answered stored: the store holds it")
         try await daemon.terminate()
     }
 

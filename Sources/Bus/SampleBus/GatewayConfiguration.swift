@@ -75,6 +75,7 @@ public struct PluginConfiguration: Sendable, Hashable, DeclaredConfiguration {
 ///   "sinks":   [{"kind": "sqlite", "queue": {"capacity": 10000, "policy": "block"}, "config": {…}}],
 ///   "logLevel": "info",
 ///   "shutdownTimeoutSeconds": 10,
+///   "storeWaitSeconds": 5,
 ///   "controlSocket": "/run/healthgate/control.sock",
 ///   "profile": {…},
 ///   "participants": [{"name": "Ana", "devices": ["02:00:00:00:00:01"], "profile": {…}}],
@@ -92,6 +93,9 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
     public var logLevel = LogLevel.info
     /// How long a graceful stop may take before shutdown is forced.
     public var shutdownTimeoutSeconds: Double = 10
+    /// How long a command that answers "stored" (`workout end`) waits for the store to hold what
+    /// it names before answering that it is not stored yet.
+    public var storeWaitSeconds: Double = 5
     /// Overrides the control socket path.
     public var controlSocket: String?
     /// The user profile for workouts (maximum heart rate, weight, …), decoded by the Workouts module.
@@ -153,6 +157,8 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
     public static let maximumSocketPathBytes = 107
     /// The allowed `shutdownTimeoutSeconds`.
     public static let shutdownTimeoutRange: ClosedRange<Double> = 0.1...3600
+    /// The allowed `storeWaitSeconds`.
+    public static let storeWaitRange: ClosedRange<Double> = 0.1...3600
 
     /// Every key of the file. A key whose shape is ``ConfigurationSchema/delegated`` holds what
     /// another module decodes (the plugins' entries, by the catalog; a section, by its owner),
@@ -166,6 +172,9 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
             ConfigurationKey(
                 "shutdownTimeoutSeconds", \.shutdownTimeoutSeconds, .number(shutdownTimeoutRange, unit: "seconds"),
                 "How long a graceful stop may take before it is forced"),
+            ConfigurationKey(
+                "storeWaitSeconds", \.storeWaitSeconds, .number(storeWaitRange, unit: "seconds"),
+                "How long `workout end` waits for the store to hold the workout before it answers that it is not stored yet (exit 75)"),
             ConfigurationKey(
                 "controlSocket", \.controlSocket, .string(minLength: 1, maxLength: maximumSocketPathBytes),
                 "The control socket's path (at most 107 bytes); absent: in the runtime directory"),
@@ -195,6 +204,7 @@ public struct GatewayConfiguration: Sendable, Hashable, DeclaredConfiguration {
         do {
             try PluginConfigurationError.check(
                 "shutdownTimeoutSeconds", shutdownTimeoutSeconds, in: Self.shutdownTimeoutRange, unit: "seconds")
+            try PluginConfigurationError.check("storeWaitSeconds", storeWaitSeconds, in: Self.storeWaitRange, unit: "seconds")
         } catch {
             throw fail(error.keyPath, error.reason)
         }

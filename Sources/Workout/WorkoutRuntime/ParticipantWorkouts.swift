@@ -76,6 +76,9 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
 
     /// How many participants' commands an `all` command runs at once.
     public let allWidth: Int
+    /// How long an end waits for the store to hold the workouts it ended (`storeWaitSeconds`):
+    /// `--all`'s ends wait together, until one deadline.
+    public let storeWait: Duration
 
     /// The gateway's own workout (no participant), with the default profile.
     public let main: WorkoutController
@@ -101,9 +104,10 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     public init(
         roster: ParticipantRoster, store: any WorkoutStateStore & ParticipantAssignmentStore, clock: any GatewayClock,
         ids: SampleIDGenerator, logger: Logger, clockBase: (@Sendable () -> ClockBase)? = nil,
-        allWidth: Int = ParticipantWorkouts.defaultAllWidth
+        allWidth: Int = ParticipantWorkouts.defaultAllWidth, storeWait: Duration = WorkoutController.defaultStoreWait
     ) {
         self.allWidth = max(1, allWidth)
+        self.storeWait = storeWait
         self.clockBase = clockBase
         self.store = store
         self.clock = clock
@@ -114,12 +118,12 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         self.worn = worn
         main = WorkoutController(
             profile: roster.defaultProfile, store: store, clock: clock, ids: ids, logger: logger, clockBase: clockBase,
-            othersDevices: { worn.roster.withLock { $0.participants.flatMap(\.devices) } })
+            othersDevices: { worn.roster.withLock { $0.participants.flatMap(\.devices) } }, storeWait: storeWait)
         var initial = State(roster: roster, configured: roster, attribution: Self.attribution(roster, history: []))
         for participant in roster.participants {
             initial.controllers[participant.name] = WorkoutController(
                 profile: participant.profile, store: store, clock: clock, ids: ids,
-                logger: logger.child(participant.name), participant: participant.name, clockBase: clockBase)
+                logger: logger.child(participant.name), participant: participant.name, clockBase: clockBase, storeWait: storeWait)
         }
         state = Mutex(initial)
     }
@@ -223,7 +227,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     private func addController(_ participant: Participant, to state: inout State) {
         let controller = WorkoutController(
             profile: participant.profile, store: store, clock: clock, ids: ids, logger: logger.child(participant.name),
-            participant: participant.name, clockBase: clockBase)
+            participant: participant.name, clockBase: clockBase, storeWait: storeWait)
         state.controllers[participant.name] = controller
         state.additions?.yield(controller)
     }
@@ -415,7 +419,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
                 try await target.1.restore()
                 return .ended(try await target.1.endHandingOver())
             }
-            let deadline = clock.uptime() + WorkoutController.storeWait
+            let deadline = clock.uptime() + storeWait
             let results = await Self.inOrder(Array(zip(targets.map(\.1), outcomes)), width: max(targets.count, 1)) {
                 item throws(WorkoutError) -> WorkoutSnapshot in
                 switch item.1 {

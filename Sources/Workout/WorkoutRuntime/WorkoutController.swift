@@ -67,11 +67,14 @@ public final class WorkoutController: SampleSink, SampleSource {
     ///   started without a device list collects from every device but those, and names them in
     ///   its ``HealthModel/MetadataKey/excludedDevices`` so that the store links late heartbeat
     ///   series by the same rule. Nil: every device.
+    /// - Parameter storeWait: how long ``end()`` waits for the store to hold the workout
+    ///   (`storeWaitSeconds`).
     public init(
         profile: UserProfile, store: any WorkoutStateStore, clock: any GatewayClock, ids: SampleIDGenerator,
         logger: Logger, participant: String? = nil, clockBase: (@Sendable () -> ClockBase)? = nil,
-        othersDevices: (@Sendable () -> [String])? = nil
+        othersDevices: (@Sendable () -> [String])? = nil, storeWait: Duration = WorkoutController.defaultStoreWait
     ) {
+        self.storeWait = storeWait
         self.othersDevices = othersDevices
         self.clockBase = clockBase
         self.participant = participant
@@ -89,7 +92,7 @@ public final class WorkoutController: SampleSink, SampleSource {
     ) throws(WorkoutError) {
         self.init(
             profile: try UserProfile.decode(configuration.profile), store: store, clock: environment.clock,
-            ids: environment.ids, logger: environment.logger)
+            ids: environment.ids, logger: environment.logger, storeWait: .seconds(configuration.storeWaitSeconds))
     }
 
     // MARK: Commands
@@ -184,7 +187,7 @@ public final class WorkoutController: SampleSink, SampleSource {
     @discardableResult
     public func end() async throws(WorkoutError) -> WorkoutSnapshot {
         let ended = try await endHandingOver()
-        return try await waitUntilStored(ended, by: clock.uptime() + Self.storeWait)
+        return try await waitUntilStored(ended, by: clock.uptime() + storeWait)
     }
 
     /// A workout ended by ``endHandingOver()``: its final snapshot, and the workout that
@@ -271,6 +274,7 @@ public final class WorkoutController: SampleSink, SampleSource {
         }
         var snapshot = ended.snapshot
         snapshot.stored = stored
+        if !stored { snapshot.storeWaitSeconds = (max(waited, .zero).seconds * 10).rounded() / 10 }
         if !stored, ended.kept {
             logger.warning("workout \(id) ended and its end is journaled; it is not stored yet, kept until its publisher runs")
         } else if !stored {
@@ -600,8 +604,11 @@ public final class WorkoutController: SampleSink, SampleSource {
     }
 
     /// How long ``end()`` waits for the store to hold the workout it ended (a class's end: all
-    /// its workouts together), within the CLI's 10 s for an answer.
-    public static let storeWait = Duration.seconds(5)
+    /// its workouts together): the configuration's `storeWaitSeconds`.
+    public let storeWait: Duration
+
+    /// `storeWaitSeconds`' default, within the CLI's 10 s for an answer.
+    public static let defaultStoreWait = Duration.seconds(GatewayConfiguration().storeWaitSeconds)
 
     /// Hands the pending workouts to the bus; returns the IDs of those it handed over.
     @discardableResult

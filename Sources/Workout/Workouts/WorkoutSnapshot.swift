@@ -111,6 +111,10 @@ public struct WorkoutSnapshot: Hashable, Sendable, Codable {
     /// restart publishes it again), but it was not stored yet (`workout end` exits 75).
     /// Absent from every other answer, and from an older daemon.
     public var stored: Bool?
+    /// In the answer of `end` only, when ``stored`` is false: how long the end waited for the
+    /// store, in seconds (the configuration's `storeWaitSeconds`, less what the end's own work
+    /// took; 0 for a workout kept until its publisher runs).
+    public var storeWaitSeconds: Double?
 
     /// Creates a snapshot from its parts.
     public init(

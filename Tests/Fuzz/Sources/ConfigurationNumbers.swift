@@ -15,7 +15,7 @@ enum ConfigurationNumbers {
     /// Numeric keys by section (`""` is the top level, `queue` the SQLite sink's queue), as the plugins'
     /// sample-config.json files spell them.
     static let keys: [(section: String, path: String)] = [
-        ("", "shutdownTimeoutSeconds"),
+        ("", "shutdownTimeoutSeconds"), ("", "storeWaitSeconds"),
         ("queue", "capacity"),
         ("ble-heart-rate", "heartbeatSeriesMaxBeats"), ("ble-heart-rate", "heartbeatSeriesSeconds"),
         ("ble-heart-rate", "maxDevices"), ("ble-heart-rate", "reconnect.initialDelaySeconds"),

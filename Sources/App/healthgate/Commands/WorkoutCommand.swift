@@ -340,8 +340,9 @@ enum WorkoutCommand {
             let whose = snapshot.participant.map { "\($0)'s workout" } ?? "the workout"
             context.printError(
                 "healthgate: \(whose) \(snapshot.workoutID.map { "\($0) " } ?? "")ended and its end is journaled, but it is "
-                    + "not stored yet (the daemon's wait for the store, \(Int(WorkoutController.storeWait.seconds)) s at most, "
-                    + "ended first); it is stored once the store's writer commits it ('healthgate workout list' shows it then)")
+                    + "not stored yet (the daemon waited \(snapshot.storeWaitSeconds.map { String(cFormat: "%.1f", $0) } ?? "its storeWaitSeconds") s "
+                    + "for the store, storeWaitSeconds in its configuration); it is stored once the store's writer commits it "
+                    + "('healthgate workout list' shows it then)")
         }
         return !waiting.isEmpty
     }

@@ -49,7 +49,8 @@ struct GatewayServices {
         }
         let roster = try ConfigurationValidation.roster(of: configuration)
         let workouts = ParticipantWorkouts(
-            roster: roster, store: journal, clock: clock, ids: ids, logger: environment.logger, clockBase: clockBase)
+            roster: roster, store: journal, clock: clock, ids: ids, logger: environment.logger, clockBase: clockBase,
+            storeWait: .seconds(configuration.storeWaitSeconds))
         self.workouts = workouts
         sinks.append(ConfiguredSink(name: "workouts", kind: "workouts", queue: QueueConfiguration(), sink: workouts))
         sources.append(ConfiguredSource(name: "workouts-publisher", kind: "workouts", source: workouts))
