@@ -148,9 +148,19 @@ final class MQTTClient: Sendable {
     }
 
     /// Disconnects, stops the loop thread (joins it) and frees the handle. Call once, last.
+    ///
+    /// Not connected, the loop thread is reconnecting, and is cancelled rather than asked to
+    /// stop: libmosquitto 2.0's `mosquitto_disconnect` marks the client disconnected, but a
+    /// reconnect the thread has begun marks it connecting again, so the thread backs off and
+    /// retries for ever (its delay up to `retry.maxDelaySeconds`) and the join never returns
+    /// (1 stop in 300 against a closed port: the configuration sweep's "sinks did not drain
+    /// within 30.0 seconds"). Waiting in `select` or `connect`, the thread holds none of the
+    /// client's locks, so `mosquitto_destroy` after the cancel is safe. Connected, the
+    /// disconnect closes the socket and the thread ends by itself, after sending what it holds.
     func close() {
+        let connected = events.state.value.connected
         _ = entryPoints.disconnect(handle.pointer)
-        _ = entryPoints.loopStop(handle.pointer, false)
+        _ = entryPoints.loopStop(handle.pointer, !connected)
         entryPoints.destroy(handle.pointer)
         retainedEvents.release()
     }
