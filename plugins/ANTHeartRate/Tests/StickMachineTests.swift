@@ -147,6 +147,24 @@ final class StickMachineTests: XCTestCase {
         XCTAssertEqual(lostNotices(one), ["lost strap \(Self.otherStrap.device): silent for 5 s"])
     }
 
+    /// A loop starved of its thread reads the ticks after the broadcasts: the strap that left for
+    /// 13 s while the others were heard is back before any tick judged it. Its silence is judged
+    /// from the arrival stamps when it returns: lost, then back, its series cut (the class lab on
+    /// one starved processor logged no loss for a strap switched off for 13.5 s).
+    func testASilenceNoTickSawIsJudgedFromTheStampsWhenTheStrapReturns() {
+        var machine = scanningMachine()
+        _ = feed(classPages(from: 1, to: 5), to: &machine)
+        let others = feed(classPages(from: 5, to: 18).filter { $0.1.channelID == Self.otherStrap }, to: &machine)
+        XCTAssertEqual(lostNotices(others), [])
+        let back = feed(classPages(from: 18, to: 19).filter { $0.1.channelID == strap }, to: &machine)
+        XCTAssertEqual(lostNotices(back), ["lost strap \(strap.device): silent for 14.0 s"])
+        XCTAssertTrue(back.contains { if case .log(.notice, let message, _) = $0 { message == "strap \(strap.device) is back" } else { false } })
+        XCTAssertEqual(machine.summary(of: strap.device)?.hasPrefix("live"), true)
+        // Every strap silent together (the host, not the straps): no loss judged from the stamps.
+        let stall = feed(classPages(from: 30, to: 31), to: &machine)
+        XCTAssertEqual(lostNotices(stall), [])
+    }
+
     /// A stick that does not answer the request within the answer timeout: the silent straps are
     /// lost all the same, and the notice says the stick did not answer either.
     func testAStickThatDoesNotAnswerStillLosesTheStrapsAndSaysSo() {

@@ -80,6 +80,11 @@ struct ANTStickMachine {
     /// once (the stick or the host stalled, or every strap left): no strap is declared lost until
     /// it answers, or until ``answerTimeout`` passes without an answer.
     private var silenceCheck: Date?
+    /// When the last broadcast of any strap arrived.
+    private var lastBroadcast: Date?
+    /// The last time no broadcast arrived for the timeout: from the broadcast before to the one
+    /// that ended it.
+    private var stall: (start: Date, end: Date)?
     private(set) var foreignBroadcasts = 0
 
     init(stick: String, networkKey: ANTNetworkKey, ids: SampleIDGenerator, lostAfter: TimeInterval, seriesMaxBeats: Int, seriesSeconds: Double) {
@@ -222,14 +227,25 @@ struct ANTStickMachine {
         strapsByID.filter { !$0.value.isLost && date.timeIntervalSince($0.value.lastHeard) >= lostAfter }.keys.sorted()
     }
 
-    /// Declares `devices` lost: each one's series being built is published.
-    private mutating func lose(_ devices: [ANTDeviceIdentifier], because reason: String = "") -> [Action] {
+    /// Whether a strap unheard from `heard` to `date` was silent for the timeout while the stick
+    /// delivered others' broadcasts: the part of the silence outside the last stall (no broadcast
+    /// at all for the timeout: the stick or the host, not the strap) is the timeout or longer.
+    private func silentOnTheAir(since heard: Date, until date: Date) -> Bool {
+        guard date.timeIntervalSince(heard) >= lostAfter else { return false }
+        guard let stall, stall.end > heard else { return true }
+        return stall.start.timeIntervalSince(heard) >= lostAfter || date.timeIntervalSince(stall.end) >= lostAfter
+    }
+
+    /// Declares `devices` lost (silent for `silentFor` seconds, the timeout when nil): each one's
+    /// series being built is published.
+    private mutating func lose(_ devices: [ANTDeviceIdentifier], silentFor: TimeInterval? = nil, because reason: String = "") -> [Action] {
         var actions: [Action] = []
         for device in devices {
             guard var strap = strapsByID[device] else { continue }
             let output = strap.lose()
             strapsByID[device] = strap
-            actions += [.log(.notice, "lost strap \(device): silent for \(Int(lostAfter)) s\(reason)", device: device.description)]
+            let silence = silentFor.map { "\(($0 * 10).rounded() / 10)" } ?? "\(Int(lostAfter))"
+            actions += [.log(.notice, "lost strap \(device): silent for \(silence) s\(reason)", device: device.description)]
             if !output.records.isEmpty { actions.append(.publish(output.records, nil)) }
         }
         return actions
@@ -360,11 +376,19 @@ struct ANTStickMachine {
             foreignBroadcasts += 1
             return []
         }
-        guard var strap = strapsByID[device] else { return [] }
+        if let lastBroadcast, date.timeIntervalSince(lastBroadcast) >= lostAfter { stall = (lastBroadcast, date) }
+        lastBroadcast = date
+        var actions: [Action] = []
+        if let strap = strapsByID[device], !strap.isLost, silentOnTheAir(since: strap.lastHeard, until: date) {
+            // Silent for the timeout by the arrival stamps while the stick delivered the others'
+            // broadcasts, and no tick came in between to say so (a loop starved of its thread
+            // reads the ticks after the broadcasts that ended the silence): lost, and back now.
+            actions += lose([device], silentFor: date.timeIntervalSince(strap.lastHeard))
+        }
+        guard var strap = strapsByID[device] else { return actions }
         let wasLost = strap.isLost
         let output = strap.receive(page: broadcast.page, at: date)
         strapsByID[device] = strap
-        var actions: [Action] = []
         if wasLost { actions.append(.log(.notice, "strap \(device) is back", device: device.description)) }
         for problem in output.problems { actions.append(.log(.error, problem, device: device.description)) }
         if !output.records.isEmpty || output.checkpoint != nil {
