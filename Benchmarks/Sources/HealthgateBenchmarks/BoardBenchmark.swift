@@ -14,7 +14,7 @@ import WorkoutPresentation
 /// - **tick** (the board before): a replica of the former feed (every workout re-analysed over
 ///   all its samples at most once a second) published whole every 500 ms;
 /// - **events** (the board now): ``LiveBoard`` (running aggregates) with
-///   ``BoardServer/publishChanges(from:clock:)`` (an event per change, coalesced over 50 ms,
+///   ``BoardServer/publishChanges(from:)`` (an event per change, coalesced over 50 ms,
 ///   only the changed tiles).
 ///
 /// In both, 30 paced tasks, one per participant, make one heart-rate sample a second and hand it
@@ -158,7 +158,7 @@ enum BoardBenchmark {
         }
         let board = LiveBoard(workouts: workouts, clock: clock)
         let evented = try await measure("events", feed: board, ingest: { board.ingest($0) }) { server in
-            try await server.publishChanges(from: board, clock: clock)
+            try await server.publishChanges(from: board)
         }
 
         let tiles = board.snapshot().tiles

@@ -1,5 +1,6 @@
 import AsyncPrimitives
 import CMicroHTTPD
+import Dispatch
 import FoundationEssentials
 public import GatewayRuntime
 import Synchronization
@@ -15,7 +16,7 @@ public import WorkoutPresentation
 /// on those threads, never on Swift's cooperative pool. ``stop()`` waits for them on its own
 /// queue.
 ///
-/// **Updates.** ``publishChanges(from:clock:)`` sends each stream the whole board first, then
+/// **Updates.** ``publishChanges(from:)`` sends each stream the whole board first, then
 /// the tiles that changed, coalesced (``BoardUpdate``); a reader too far behind gets the whole
 /// board again (``EventBroadcast``). A stream sends `retry: 1000` first, so a browser
 /// reconnects a second after losing the gateway, and a comment every ``keepAliveSeconds`` when
@@ -156,35 +157,38 @@ public final class BoardServer: Sendable {
     /// reading (``BoardFeed/setChangeHandler(_:)``) and at least every
     /// ``BoardUpdate/refreshSeconds``, the tiles that changed (``BoardDiff``). Readings arriving
     /// within ``BoardUpdate/coalescingMilliseconds`` of the first go out in one event.
-    public func publishChanges(from board: any BoardFeed, clock: any GatewayClock) async throws {
-        let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        board.setChangeHandler { wake.yield() }
-        defer {
-            board.setChangeHandler(nil)
-            wake.finish()
-        }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                while true {
-                    try await clock.sleep(for: .milliseconds(Int64(BoardUpdate.refreshSeconds * 1000)))
-                    wake.yield()
+    ///
+    /// The loop runs on a thread of its own, timed by `pthread_cond_timedwait` on
+    /// CLOCK_MONOTONIC as the streams' keep-alives are, not on Swift's cooperative pool and its
+    /// timers: on a VM with one starved processor the pool's timers fired so late that the
+    /// stream sent nothing for 117 s while the board itself (`GET /api/board`) and the
+    /// keep-alives were current.
+    public func publishChanges(from board: any BoardFeed) async throws {
+        let loop = PublishLoop()
+        board.setChangeHandler { loop.wake() }
+        defer { board.setChangeHandler(nil) }
+        let queue = DispatchQueue(label: "healthgate.web.publisher")
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+                queue.async { [self] in
+                    var diff = BoardDiff()
+                    let first = board.snapshot()
+                    publish(diff.whole(first), whole: first)
+                    while loop.next() {
+                        let snapshot = board.snapshot()
+                        if let update = diff.change(to: snapshot) { publish(update, whole: snapshot) }
+                    }
+                    finished.resume()
                 }
             }
-            var diff = BoardDiff()
-            let first = board.snapshot()
-            publish(diff.whole(first), whole: first)
-            for await _ in wakes {
-                try await clock.sleep(for: .milliseconds(Int64(BoardUpdate.coalescingMilliseconds)))
-                let snapshot = board.snapshot()
-                if let update = diff.change(to: snapshot) { publish(update, whole: snapshot) }
-            }
-            try Task.checkCancellation()
-            group.cancelAll()
+        } onCancel: {
+            loop.stop()
         }
+        try Task.checkCancellation()
     }
 
     /// Publishes the whole board every `interval` until cancelled: the fixed tick the gateway
-    /// used before ``publishChanges(from:clock:)``, kept as the board benchmark's comparison.
+    /// used before ``publishChanges(from:)``, kept as the board benchmark's comparison.
     public func publishUpdates(from board: any BoardFeed, every interval: Duration, clock: any GatewayClock) async throws {
         while true {
             publish(board.snapshot())

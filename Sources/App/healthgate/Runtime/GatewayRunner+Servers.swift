@@ -45,13 +45,13 @@ extension GatewayRunner {
         let server = BoardServer(
             configuration: board.configuration, token: try board.configuration.token(origin: facts.configuration.origin),
             board: board.board, history: StoredWorkoutHistory(store: store), metrics: metrics, logger: facts.logger.child("web"))
-        let live = board.board, clock = facts.clock
+        let live = board.board
         return GatewayPart(
             name: "board server", start: { try start(server, key: "web.listen") },
             // On every reading, coalesced (BoardUpdate.coalescingMilliseconds): a sample reaches
             // the page within the bus's latency plus that window; only the changed tiles are sent
             // (BoardUpdate).
-            work: { try await server.publishChanges(from: live, clock: clock) },
+            work: { try await server.publishChanges(from: live) },
             stop: { await server.stop() })
     }
 
