@@ -28,6 +28,9 @@
 # HEALTHGATE_LAB_ARM64_CPU (default cortex-a72, the Raspberry Pi 4's core),
 # HEALTHGATE_LAB_POLL_SCALE (the scenarios' waits multiplied; default 1, arm64 3),
 # HEALTHGATE_LAB_CPUS (default 2), HEALTHGATE_LAB_MEMORY in MiB (default 1024),
+# HEALTHGATE_LAB_STARVE=N runs N busy loops in the guest beside the script, at its priority, for
+# the whole run (a starved box: `HEALTHGATE_LAB_CPUS=1 HEALTHGATE_LAB_STARVE=1` halves the one
+# processor; the time limit and the scenarios' waits are multiplied by N + 1),
 # HEALTHGATE_LAB_KEEP=1 keeps the run directory (console.log, output.log, status),
 # HEALTHGATE_LAB_RTC_OFFSET_SECONDS boots the guest with its real-time clock that far from this
 # machine's UTC (qemu's -rtc base=; -86400: a day behind) and tells the scenario the offset
@@ -96,6 +99,11 @@ poll_scale=${HEALTHGATE_LAB_POLL_SCALE:-1}
 [[ -n ${HEALTHGATE_LAB_POLL_SCALE:-} || $lab_arch != arm64 ]] || poll_scale=3
 [[ $poll_scale =~ ^[1-9][0-9]*$ ]] || { lab_say "HEALTHGATE_LAB_POLL_SCALE must be a whole number from 1"; exit 64; }
 
+starve=${HEALTHGATE_LAB_STARVE:-0}
+[[ $starve =~ ^[0-9]+$ ]] || { lab_say "HEALTHGATE_LAB_STARVE must be a whole number of busy loops"; exit 64; }
+limit=$((limit * (starve + 1)))
+poll_scale=$((poll_scale * (starve + 1)))
+
 mkdir -p "$lab_cache/runs"
 run=$(mktemp -d "$lab_cache/runs/run.XXXXXX")
 qemu= follower=
@@ -115,6 +123,7 @@ install -m 0755 "$vm/stage2" "$run/stage2"
   printf 'export LAB_POLL_SCALE=%q\n' "$poll_scale"
   printf 'export LAB_DPKG_DATABASE=%q\n' "${lab_dpkg_database:-}"
   printf 'lab_network=%q\n' "$((${#forwards[@]} > 0))"
+  printf 'lab_starve=%q\n' "$starve"
   # The class scenario's own settings (CLASS_PHASE_SECONDS, CLASS_BLUETOOTHD_EXPERIMENTAL).
   for name in $(compgen -v CLASS_); do printf 'export %s=%q\n' "$name" "${!name}"; done
   printf 'lab_command=(bash'; printf ' %q' "$script" "$@"; printf ')\n'
