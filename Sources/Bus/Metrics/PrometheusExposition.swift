@@ -1,7 +1,7 @@
 import FoundationEssentials
 public import GatewayRuntime
 public import GatewayTime
-public import HealthStore
+import HealthStore
 public import SampleBus
 
 /// The gateway's numbers in Prometheus' text exposition format (version 0.0.4), as `GET /metrics`

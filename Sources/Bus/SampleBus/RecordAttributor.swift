@@ -1,5 +1,5 @@
 public import HealthModel
-public import FoundationEssentials
+import FoundationEssentials
 import Synchronization
 
 /// Gives every published reading its person (``MetadataKey/person``) by the gateway's

@@ -1,6 +1,6 @@
 import FoundationEssentials
 public import GatewayRuntime
-public import HealthModel
+import HealthModel
 public import HealthStore
 
 /// Keeps the gateway's store while it runs, in three loops beside ingest (child tasks of

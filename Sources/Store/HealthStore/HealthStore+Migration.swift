@@ -1,5 +1,5 @@
 import SQLite
-public import FoundationEssentials
+import FoundationEssentials
 
 extension HealthStore {
     /// One batch of the background migration (``StoreMigrationStep``), in ONE transaction on the

@@ -1,5 +1,5 @@
 import AsyncPrimitives
-public import Foundation
+import Foundation
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 public import ANTProtocol
-public import FoundationEssentials
+import FoundationEssentials
 public import GatewayRuntime
 public import SampleBus
 public import SerialDevices

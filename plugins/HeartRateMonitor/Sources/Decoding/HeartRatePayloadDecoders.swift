@@ -1,4 +1,4 @@
-public import BLEProfileKit
+import BLEProfileKit
 public import SampleBus
 import FoundationEssentials
 import GATTDecoding

@@ -1,4 +1,4 @@
-public import BLETransport
+import BLETransport
 
 /// The devices of one ``PeripheralSupervisor`` that wait for a device slot, in the order they
 /// began to wait, each with the adapters that hear it: a device is connected only through an

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 public import GatewayRuntime
 
 /// A serial member's `healthgate scan --kind NAME`: listen through its device for a while and
