@@ -123,7 +123,8 @@ final class AttributionStoreTests: StoreTestCase {
             await store.close()
             // Back to version 18, as a store of the release before the upgrade.
             let connection = try SQLiteConnection(path: path)
-            try connection.execute("ALTER TABLE store_migrations DROP COLUMN through; PRAGMA user_version = 18")
+            try connection.execute(
+                "ALTER TABLE store_migrations DROP COLUMN through; DROP TABLE erasures; ALTER TABLE tombstones DROP COLUMN person; PRAGMA user_version = 18")
         }
         var store = try HealthStore(path: path)
         let steps = try await store.migrationSteps()

@@ -14,7 +14,7 @@ final class WriterTests: StoreTestCase {
         // A new store has none of the tables earlier versions kept beats and workout links in,
         // and nothing for the background migration to do.
         XCTAssertEqual(tables, [
-            "anchors", "correlation_members", "correlations", "dead_letters", "devices", "follower_batches", "followers",
+            "anchors", "correlation_members", "correlations", "dead_letters", "devices", "erasures", "follower_batches", "followers",
             "heartbeat_series", "live_workout_events", "live_workouts", "log_commits", "metadata_entries",
             "metadata_sets", "participant_devices", "quantity_series", "quantity_types", "sample_sync", "samples",
             "source_checkpoints", "sqlite_sequence", "store_migrations", "tombstones", "units", "wear_intervals", "workout_activities",

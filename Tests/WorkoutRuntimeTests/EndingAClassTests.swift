@@ -158,5 +158,5 @@ final class HeldEndStore: WorkoutStateStoreDecorator, ParticipantAssignmentStore
     func participantAssignments() throws(WorkoutError) -> [ParticipantAssignment] { try inner.participantAssignments() }
     func assign(_ assignment: ParticipantAssignment, at date: Date) throws(WorkoutError) { try inner.assign(assignment, at: date) }
     func unassign(_ devices: [String], at date: Date) throws(WorkoutError) { try inner.unassign(devices, at: date) }
-    func wearIntervals() throws(WorkoutError) -> [WearInterval] { try inner.wearIntervals() }
+    var currentAttribution: ReadingAttribution? { inner.currentAttribution }
 }

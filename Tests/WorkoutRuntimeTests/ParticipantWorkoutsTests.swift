@@ -148,7 +148,10 @@ final class ParticipantWorkoutsTests: TemporaryDirectoryTestCase {
         let store = try HealthStore(path: path)
         let group = try makeGroup(clock, store: StoredWorkoutJournal(store: store, clock: clock))
         try await group.restore()
-        let attributor = RecordAttributor(rules: { group.attribution })
+        // As the gateway does: the store's writer attributes by the configured participants.
+        try await store.attributeReadings(by: AttributionRoster(group.configuredRoster.participants.map {
+            AttributionRoster.Person(name: $0.name, devices: $0.devices, sharedDevices: $0.sharedDevices)
+        }))
         _ = try await group.handle(.start(activity: .running), for: .participant("Ana"))
         for second in 0...60 {
             s.move(to: Double(second))
@@ -156,10 +159,10 @@ final class ParticipantWorkoutsTests: TemporaryDirectoryTestCase {
                 try await group.assign(device: "AA:00:00:00:00:01", to: "Ben")
                 try await group.assign(device: "CC:00:00:00:00:03", to: "Ana")
             }
-            let batch = attributor.attribute([
+            let batch = [
                 s.heartRate(second < 31 ? 100 : 170, at: Double(second), device: Self.ana),
                 s.heartRate(130, at: Double(second), device: Self.guest),
-            ])
+            ]
             try await store.write(batch)
             group.ingest(batch)
         }
@@ -236,8 +239,6 @@ final class ParticipantWorkoutsTests: TemporaryDirectoryTestCase {
         let clock = ManualClock()
         let first = try makeGroup(clock)
         try await first.restore()
-        let handover = clock.now()
-        XCTAssertEqual(first.attribution.attribute(device: Self.ana, at: handover), .person("Ana"), "her configured strap")
         clock.advance(by: .seconds(60))
         try await first.assign(device: "AA:00:00:00:00:01", to: "Ben")
         try await first.assign(device: "CC:00:00:00:00:03", to: "Cleo")
@@ -251,12 +252,6 @@ final class ParticipantWorkoutsTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(second.roster.participant(named: "Cleo")?.devices, ["CC:00:00:00:00:03"])
         XCTAssertEqual(second.roster.participant(named: "Cleo")?.profile.maximumHeartRate, 190, "the default profile")
         XCTAssertEqual(second.roster.owner(of: Self.ana)?.name, "Ben")
-        // Issue #65: the strap's readings before the handover stay Ana's, those after are Ben's,
-        // in the restored group as in the first.
-        for group in [first, second] {
-            XCTAssertEqual(group.attribution.attribute(device: Self.ana, at: handover + 59), .person("Ana"))
-            XCTAssertEqual(group.attribution.attribute(device: Self.ana, at: handover + 60), .person("Ben"))
-        }
         let cleo = try XCTUnwrap(second.controller(for: "Cleo"))
         try await cleo.restore()
         XCTAssertEqual(cleo.status().state, .running, "Cleo's workout comes back to Cleo")
@@ -272,7 +267,6 @@ final class ParticipantWorkoutsTests: TemporaryDirectoryTestCase {
         try await group.restore()
         try await group.assign(device: "CC:00:00:00:00:03", to: "Cleo")
         clock.advance(by: .seconds(10))
-        XCTAssertEqual(group.attribution.attribute(device: Self.guest, at: clock.now()), .person("Cleo"))
 
         _ = try await store.delete(.person("Cleo"))
         XCTAssertEqual(group.roster.owner(of: Self.guest)?.name, "Cleo", "held in memory until reloaded")
@@ -280,7 +274,6 @@ final class ParticipantWorkoutsTests: TemporaryDirectoryTestCase {
         let names = try XCTUnwrap(answer?.decode([ParticipantWorkouts.ParticipantSummary].self)).map(\.name)
         XCTAssertFalse(names.contains("Cleo"), "\(names)")
         XCTAssertNil(group.roster.owner(of: Self.guest))
-        XCTAssertEqual(group.attribution.attribute(device: Self.guest, at: clock.now()), .unattributed(.nobody))
         XCTAssertEqual(group.roster.owner(of: Self.ana)?.name, "Ana", "the configured roster stays")
     }
 

@@ -22,9 +22,9 @@ import SampleBus
 /// Outside the timed region: making the samples (UUIDv7 ids, dates, the device) and, for the
 /// baseline, the plain values each row binds. Inside, for the measured path: publishing
 /// pre-built chunks of 100 records on the bus (concurrently with the sink, as sources do), the
-/// attribution of each reading to its person (the strap is a participant's, as in a gateway
-/// with participants: ``SampleBus/RecordAttributor``, issue 65), the queue, the sink's batching
-/// and the writer's conversions (dates to microseconds, the type, unit and device ids, the
+/// queue, the sink's batching, the writer's attribution of each reading to its person in the
+/// transaction that stores it (the strap is a participant's, as in a gateway with participants:
+/// issues 65 and 77) and the writer's conversions (dates to microseconds, the type, unit and device ids, the
 /// bound-value memo, the anchors).
 ///
 /// The load is checked, not assumed: each file must hold every row afterwards, and the run
@@ -41,8 +41,8 @@ enum IngestBenchmark {
     static func run(report: inout Report) async throws {
         report.section("Ingest into the store")
         report.line("Measured: `SamplePublisher.publish` (chunks of 100 pre-built heart-rate samples, one device, no metadata) "
-            + "→ SampleBus, each reading attributed to the participant who owns the strap (`healthgate.person`) → sink queue (capacity 10 000, block) → SQLiteSink (batchSize = the batch, window 100 ms) → "
-            + "HealthStore → committed, then the store closed (its WAL checkpointed). Baseline: sqlite3 C API loop into a "
+            + "→ SampleBus → sink queue (capacity 10 000, block) → SQLiteSink (batchSize = the batch, window 100 ms) → "
+            + "HealthStore, whose writer attributes each reading to the participant who owns the strap (`healthgate.person`) in the transaction that stores it → committed, then the store closed (its WAL checkpointed). Baseline: sqlite3 C API loop into a "
             + "plain table (uuid, type, value, start_us, end_us, device_id; one index on type and start_us; no triggers), WAL, "
             + "synchronous=\(HealthStore.synchronous) as the store's writer, the same batch size, binding pre-computed values, then "
             + "closed. Opening a file and making "
@@ -169,17 +169,20 @@ enum IngestBenchmark {
         attributed: Bool = true
     ) async throws -> (wall: Double, cpu: Double) {
         let store = try await HealthStore.open(path: path)
+        // As a gateway with participants: the strap is Ana's, and the store's writer attributes
+        // every reading to her as it commits it.
+        if attributed {
+            try await store.attributeReadings(
+                by: AttributionRoster([.init(name: "Ana", devices: [BenchmarkSamples.device.localIdentifier ?? ""])]))
+        }
         var plugin = environment.plugin("sqlite")
         plugin.store = store
         let sink = try SQLiteSink(settings: .init(batchSize: batchSize, batchWindow: .milliseconds(100)), environment: plugin)
         let board = StatusBoard()
         let status = board.register(name: "sqlite", kind: SQLiteSink.kind, role: .sink)
         let capacity = prefilled ? chunks.reduce(0) { $0 + $1.count } : 10_000
-        // As a gateway with participants: the strap is Ana's, and every reading says so.
-        let rules = PersonAttribution(owners: [(person: "Ana", devices: [BenchmarkSamples.device.localIdentifier ?? ""])])
         let bus = SampleBus(
-            sinks: [("sqlite", QueueConfiguration(capacity: capacity, policy: .block), { sink.accepts($0) }, status)],
-            attributor: attributed ? RecordAttributor(rules: { rules }) : nil)
+            sinks: [("sqlite", QueueConfiguration(capacity: capacity, policy: .block), { sink.accepts($0) }, status)])
         let inbox = bus.subscriptions[0].inbox
         // A status reporter, as a real source has: publishing also counts records and dates.
         let publisher = SamplePublisher(bus: bus, status: board.register(name: "source", kind: "bench", role: .source))

@@ -62,14 +62,13 @@ public final class Gateway: Sendable {
     /// `clockBase`: the base of the gateway's clock (``ClockBase``), stamped on every record not
     /// dated by a device's own clock, so that a step of the clock can move it; nil: none.
     /// `heartRateArbiter`: feeds each wearer's heart rate once when a strap is heard on two paths
-    /// (``HeartRateArbiter``); nil: every record goes on as published. `attributor`: gives each
-    /// reading its person (``RecordAttributor``); nil: none is attributed.
+    /// (``HeartRateArbiter``); nil: every record goes on as published.
     public init(
         sources: [ConfiguredSource], sinks: [ConfiguredSink], followers: [ConfiguredFollower] = [], clock: any GatewayClock,
         logger: Logger, statusBoard: StatusBoard = StatusBoard(),
         restartPolicy: RestartPolicy = RestartPolicy(), shutdownTimeout: Duration = .seconds(10),
         provenance: Metadata = Metadata(), clockBase: (@Sendable () -> ClockBase)? = nil,
-        heartRateArbiter: HeartRateArbiter? = nil, attributor: RecordAttributor? = nil
+        heartRateArbiter: HeartRateArbiter? = nil
     ) {
         self.clockBase = clockBase
         let sinkReporters = sinks.map { statusBoard.register(name: $0.name, kind: $0.kind, role: .sink) }
@@ -81,8 +80,7 @@ public final class Gateway: Sendable {
                 return (sink.name, sink.queue, { plugin.accepts($0) }, reporter)
             },
             storesCheckpoints: readers.map { $0 != nil },
-            checkpoints: CheckpointLedger(durable: readers.lazy.compactMap { $0 }.first), arbiter: heartRateArbiter,
-            attributor: attributor)
+            checkpoints: CheckpointLedger(durable: readers.lazy.compactMap { $0 }.first), arbiter: heartRateArbiter)
         self.bus = bus
         // Pair each sink with its own subscription by position. Looking it up by name gave a
         // second sink with the same name a private queue that nobody fed or finished.

@@ -31,9 +31,6 @@ public final class SampleBus: Sendable {
     /// What keeps a wearer's heart rate from arriving twice by two paths; nil: every record goes
     /// on as published. Sources' publishers run their records through it.
     public let arbiter: HeartRateArbiter?
-    /// What gives each reading its person (``RecordAttributor``); nil: records go unattributed.
-    /// Sources' publishers run their records through it after the arbiter.
-    public let attributor: RecordAttributor?
 
     /// Creates a bus with its sinks' queues.
     /// - Parameters:
@@ -43,14 +40,12 @@ public final class SampleBus: Sendable {
     ///     entries: no). Only those sinks' queues carry checkpoints.
     ///   - checkpoints: the ledger sources read from; by default one without durable storage.
     ///   - arbiter: the heart-rate paths' arbiter (``HeartRateArbiter``); nil: none.
-    ///   - attributor: gives each reading its person (``RecordAttributor``); nil: none.
     public init(
         sinks: [(name: String, queue: QueueConfiguration, accepts: @Sendable (HealthRecord) -> Bool, status: StatusReporter?)],
         storesCheckpoints: [Bool] = [], checkpoints: CheckpointLedger = CheckpointLedger(durable: nil),
-        arbiter: HeartRateArbiter? = nil, attributor: RecordAttributor? = nil
+        arbiter: HeartRateArbiter? = nil
     ) {
         self.arbiter = arbiter
-        self.attributor = attributor
         subscriptions = sinks.enumerated().map { index, sink in
             Subscription(
                 name: sink.name, queue: SinkQueue(configuration: sink.queue), accepts: sink.accepts,
@@ -152,13 +147,11 @@ public struct SamplePublisher: Sendable {
         return result
     }
 
-    /// The records as they go on the bus: with what is derived from them, attributed to their
-    /// person (``RecordAttributor``), stamped with the provenance and, unless dated by a device's
-    /// clock, the clock's base.
+    /// The records as they go on the bus: with what is derived from them, stamped with the
+    /// provenance and, unless dated by a device's clock, the clock's base. Whose each reading is
+    /// is decided where it is committed (the store's writer), not here.
     private func stamped(_ records: [HealthRecord]) -> [HealthRecord] {
-        let withDerived = derived(records)
-        let records: [HealthRecord]
-        if let attributor = bus.attributor { records = attributor.attribute(withDerived) } else { records = withDerived }
+        let records = derived(records)
         guard let clockBase else { return stamp.isEmpty ? records : records.map { $0.stamped(stamp) } }
         var dated = stamp
         dated.clockBase = clockBase()

@@ -88,6 +88,13 @@ public struct PersonAttribution: Sendable {
         self.weightToleranceKilograms = weightToleranceKilograms
     }
 
+    /// Rules from the people `roster` lists and the run-time assignments' intervals.
+    public init(roster: AttributionRoster, history: [WearInterval]) {
+        self.init(
+            owners: roster.people.map { ($0.name, $0.devices) }, shared: roster.people.map { ($0.name, $0.sharedDevices) },
+            history: history)
+    }
+
     /// Whether no rule can attribute anything: nobody lists, shares or was assigned a device.
     public var isEmpty: Bool { owners.isEmpty && users.isEmpty && history.isEmpty }
 
@@ -202,5 +209,40 @@ public struct SharedDeviceUse: Hashable, Sendable, Codable {
     struct User: Hashable, Sendable {
         var person: String
         var userIndex: Int?
+    }
+}
+
+/// The people readings are attributed to, as the configuration lists them: each one's own
+/// devices, the devices they share and the weight their weighings on a shared scale are told
+/// apart by. The store attributes every reading it commits by it (with the run-time assignments
+/// and erasures it holds).
+public struct AttributionRoster: Hashable, Sendable {
+    /// One person.
+    public struct Person: Hashable, Sendable {
+        /// Their name, as ``MetadataKey/person`` carries it.
+        public var name: String
+        /// The devices they list as their own (`devices`).
+        public var devices: [String]
+        /// The devices they share with others (`sharedDevices`).
+        public var sharedDevices: [SharedDeviceUse]
+        /// Their weight to start from on a shared scale (kilograms): their latest stored
+        /// weighing, else their profile's; nil: unknown.
+        public var referenceWeightKilograms: Double?
+
+        /// A person.
+        public init(name: String, devices: [String] = [], sharedDevices: [SharedDeviceUse] = [], referenceWeightKilograms: Double? = nil) {
+            self.name = name
+            self.devices = devices
+            self.sharedDevices = sharedDevices
+            self.referenceWeightKilograms = referenceWeightKilograms
+        }
+    }
+
+    /// The people, in the configuration's order (a device two people list is the first one's).
+    public var people: [Person]
+
+    /// A roster of `people`.
+    public init(_ people: [Person] = []) {
+        self.people = people
     }
 }

@@ -213,7 +213,7 @@ extension HealthStore {
         let typeBinding = type.map { SQLiteValue.text($0.identifier) } ?? .null
         let rows = try run(
             connection,
-            "SELECT anchor, uuid, kind, type, device FROM tombstones WHERE anchor > ?1 AND (?3 IS NULL OR type = ?3) ORDER BY anchor LIMIT ?2",
+            "SELECT anchor, uuid, kind, type, device, person FROM tombstones WHERE anchor > ?1 AND (?3 IS NULL OR type = ?3) ORDER BY anchor LIMIT ?2",
             [.integer(anchor), .integer(rowLimit), typeBinding], path: path)
         return try rows.map { row throws(StoreError) -> StoreChanges.Deletion in
             let id = try RowDecoder.sampleID(row, 1, path: path)
@@ -222,7 +222,8 @@ extension HealthStore {
             else {
                 throw StoreError(.invalidData, path: path, message: "the tombstone of \(id) is malformed")
             }
-            return StoreChanges.Deletion(id: id, kind: kind, type: typeName, anchor: rowAnchor, device: row.text(4))
+            return StoreChanges.Deletion(
+                id: id, kind: kind, type: typeName, anchor: rowAnchor, device: row.text(4), person: row.text(5))
         }
     }
 }

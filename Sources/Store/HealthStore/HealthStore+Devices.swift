@@ -1,3 +1,4 @@
+import HealthModel
 import SQLite
 
 extension HealthStore {
@@ -26,6 +27,31 @@ extension HealthStore {
                 OR EXISTS (SELECT 1 FROM correlations c WHERE (?2 IS NULL OR c.type = ?2) AND c.device_id IN (SELECT id FROM matching))
                 """,
                 [.text(device), type.map(SQLiteValue.text) ?? .null], path: path
+            ).first
+            return row?.integer(0) == 1
+        }
+    }
+
+    /// Whether the store holds a reading of `person` (``HealthModel/MetadataKey/person``) of
+    /// `type` (a quantity or correlation type's identifier; nil: of any type): what tells a
+    /// remote sink that a deletion left nothing of theirs of the type (the `mqtt` sink's Home
+    /// Assistant sensors).
+    public func holdsRecords(person: String, type: String?) async throws(StoreError) -> Bool {
+        let path = self.path
+        return try await shortRead { connection throws(StoreError) in
+            let row = try Self.run(
+                connection,
+                """
+                WITH sets AS (SELECT set_id FROM metadata_set_entries WHERE key = '\(MetadataKey.person.rawValue)' AND value = ?1)
+                SELECT EXISTS (
+                    SELECT 1 FROM samples s JOIN quantity_types t ON t.id = s.type_id
+                    WHERE (?2 IS NULL OR t.identifier = ?2) AND s.metadata_set_id IN (SELECT set_id FROM sets))
+                OR EXISTS (
+                    SELECT 1 FROM quantity_series q JOIN quantity_types t ON t.id = q.type_id
+                    WHERE (?2 IS NULL OR t.identifier = ?2) AND q.metadata_set_id IN (SELECT set_id FROM sets))
+                OR EXISTS (SELECT 1 FROM correlations c WHERE (?2 IS NULL OR c.type = ?2) AND c.metadata_set_id IN (SELECT set_id FROM sets))
+                """,
+                [.text(person), type.map(SQLiteValue.text) ?? .null], path: path
             ).first
             return row?.integer(0) == 1
         }

@@ -226,6 +226,8 @@ extension HealthStore {
         let writer = try requireWriter()
         try writer.performBlocking { recordWriter throws(StoreError) in
             try recordWriter.transaction { try body(recordWriter.connection) }
+            // An assignment may have changed the wear intervals readings are attributed by.
+            try recordWriter.publishAttributionRules()
         }
     }
 

@@ -44,6 +44,8 @@ public final class HealthStore: Sendable {
     let inline: SQLiteInlineReader
     /// The latest anchor this process's writer committed (followers wait on it).
     let committed: AsyncCondition<Int64>
+    /// What the writer's attribution did and decides by (nil for a read-only store).
+    let committedAttribution: CommittedAttribution?
     /// The clock that dates commits, deletions and cursor moves (the writer's).
     let now: @Sendable () -> Date = { Date() }
 
@@ -99,12 +101,14 @@ public final class HealthStore: Sendable {
                 try StoreDurability.persistCreation(of: FileSystem.absolute(path), directories: createdDirectories)
             }
             recordWriter.onCommit = { [committed] anchor in committed.update { $0 = max($0, anchor) } }
+            committedAttribution = recordWriter.committedAttribution
             writer = StoreWriter(writer: recordWriter)
         case .readOnly:
             guard FileManager.default.fileExists(atPath: path) else {
                 throw StoreError(.notFound, path: path, message: "no database file at \(path)")
             }
             writer = nil
+            committedAttribution = nil
         }
         readers = try ReaderPool(path: path, count: Self.readerCount) { connection throws(StoreError) in
             try StoreFileCheck.refuse(connection, path: path, unless: .current)

@@ -16,14 +16,18 @@ public struct StoreChanges: Hashable, Sendable {
         /// name); nil for a workout, an object without a device, or a deletion the store recorded
         /// before it kept devices with its tombstones.
         public var device: String?
+        /// The deleted reading's person (``HealthModel/MetadataKey/person``); nil for nobody's, a
+        /// workout, or a deletion the store recorded before it kept persons with its tombstones.
+        public var person: String?
 
         /// A deletion record.
-        public init(id: SampleID, kind: HealthRecordKind, type: String, anchor: Int64, device: String? = nil) {
+        public init(id: SampleID, kind: HealthRecordKind, type: String, anchor: Int64, device: String? = nil, person: String? = nil) {
             self.id = id
             self.kind = kind
             self.type = type
             self.anchor = anchor
             self.device = device
+            self.person = person
         }
     }
 

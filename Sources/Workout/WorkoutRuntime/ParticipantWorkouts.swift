@@ -27,7 +27,7 @@ import Synchronization
 /// if the name is new) and
 /// `participant.list` lists them. An assignment is committed to the store before it is answered,
 /// and a restart replays the stored assignments over the configured ones. A participant's
-/// workout collects the readings attributed to the participant (``attribution``) from any
+/// workout collects the readings attributed to the participant (by the store) from any
 /// device, and the unattributed ones of the devices they wear when it starts
 /// (``Workouts/LiveWorkoutBuilder``'s rule).
 ///
@@ -55,9 +55,6 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         let configured: ParticipantRoster
         /// The new straps, the running class and its sign-ins.
         var signIn = ClassSignIn()
-        /// Whose readings are whose: the configured participants' own and shared devices, and
-        /// the run-time assignments' intervals once restored.
-        var attribution: PersonAttribution
     }
 
     /// How many distinct devices ``State/heardDevices`` keeps (the oldest goes first).
@@ -119,7 +116,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         main = WorkoutController(
             profile: roster.defaultProfile, store: store, clock: clock, ids: ids, logger: logger, clockBase: clockBase,
             othersDevices: { worn.roster.withLock { $0.participants.flatMap(\.devices) } }, storeWait: storeWait)
-        var initial = State(roster: roster, configured: roster, attribution: Self.attribution(roster, history: []))
+        var initial = State(roster: roster, configured: roster)
         for participant in roster.participants {
             initial.controllers[participant.name] = WorkoutController(
                 profile: participant.profile, store: store, clock: clock, ids: ids,
@@ -131,33 +128,9 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     /// The participants and their devices now.
     public var roster: ParticipantRoster { state.withLock { $0.roster } }
 
-    /// The rules readings are attributed by now (``HealthModel/PersonAttribution``): the
-    /// configured participants' devices and shared devices, and every run-time assignment's
-    /// interval from the store (once restored; before, the configured devices only).
-    public var attribution: PersonAttribution { state.withLock { $0.attribution } }
-
-    /// The rules for the configured `roster` and the assignments' intervals.
-    private static func attribution(_ roster: ParticipantRoster, history: [WearInterval]) -> PersonAttribution {
-        PersonAttribution(
-            owners: roster.participants.map { ($0.name, $0.devices) },
-            shared: roster.participants.map { ($0.name, $0.sharedDevices) }, history: history)
-    }
-
-    /// ``refreshAttribution()`` after an assignment changed: the change is committed already, so
-    /// a failure to read it back is logged, and the rules keep the intervals read before.
-    private func refreshAttributionAfterChange() {
-        do {
-            try refreshAttribution()
-        } catch {
-            logger.error("attribution: the assignments' intervals were not read again (readings keep the earlier rules): \(error)")
-        }
-    }
-
-    /// Reads the assignments' intervals from the store again into ``attribution``.
-    private func refreshAttribution() throws(WorkoutError) {
-        let history = try store.wearIntervals()
-        state.withLock { $0.attribution = Self.attribution($0.configured, history: history) }
-    }
+    /// The configured roster, before any run-time assignment: whose devices the store attributes
+    /// readings by (`HealthStore.attributeReadings(by:)`, with the assignments' intervals it holds).
+    public var configuredRoster: ParticipantRoster { state.withLock { $0.configured } }
 
     /// Each participant's workout status (``WorkoutController/status()``), by name.
     public func statuses() -> [String: WorkoutSnapshot] {
@@ -190,7 +163,6 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
         let assignments = try store.participantAssignments()
         state.withLock { $0.signIn.restore(assignments) }
         let journaledNames = try store.journaledWorkouts().compactMap(\.definition.participant)
-        try refreshAttribution()
         var roster = state.withLock { $0.roster }
         apply(assignments, to: &roster)
         for name in journaledNames where roster.participant(named: name) == nil {
@@ -249,8 +221,8 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     /// Moves `device` to `participant` (creating the participant with the default profile if the
     /// name is new; a name that differs from a participant's only in case is theirs), committed
     /// to the store before it returns. From then on the device's readings are the participant's
-    /// (``attribution``): a workout of theirs in progress takes them, the previous wearer's no
-    /// longer does.
+    /// (the store attributes each reading it commits by the stored intervals): a workout of
+    /// theirs in progress takes them, the previous wearer's no longer does.
     ///
     /// While a class runs it is a sign-in (``ClassSignIn``): a participant with no workout in
     /// progress gets one, with the class's activity, from the strap's first beat in the class;
@@ -276,7 +248,6 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             let assignment = ParticipantAssignment(device: device, participant: name, untilClassEnd: signIn.untilClassEnd)
             try trial.apply(assignment, aliases: aliases)
             try self.store.assign(assignment, at: self.clock.now())
-            self.refreshAttributionAfterChange()
             self.state.withLock { state in
                 state.roster = trial
                 // Heard meanwhile only: the decision above is the one committed.
@@ -345,7 +316,7 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
 
     /// Reads the assignments from the store again, as after a restart: the roster is the
     /// configured one with the stored assignments, the straps signed in until the class's end
-    /// are those stored so, and ``attribution`` has the stored intervals. What `participant
+    /// are those stored so. What `participant
     /// erase` asks of a running gateway (`participant.reload`), once the person's assignments
     /// are deleted from the store.
     /// - Throws: ``WorkoutError/Code/persistence`` when the store cannot be read (nothing changes).
@@ -365,7 +336,6 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
             state.roster = roster
             self.worn.roster.withLock { $0 = roster }
         }
-        refreshAttributionAfterChange()
     }
 
     /// Runs one workout command for `target`.
@@ -668,7 +638,14 @@ public final class ParticipantWorkouts: SampleSink, SampleSource {
     public func ingest(_ batch: [HealthRecord]) {
         noteDevices(of: batch)
         main.ingest(batch)
-        for controller in state.withLock({ Array($0.controllers.values) }) { controller.ingest(batch) }
+        // Whose each reading is, previewed by the store's latest rules: the records reach the
+        // workouts beside the store's sink, before they are committed (where it is decided).
+        var preview = batch
+        if var attribution = store.currentAttribution {
+            var counts = AttributionCounts()
+            preview = attribution.attribute(batch, counts: &counts)
+        }
+        for controller in state.withLock({ Array($0.controllers.values) }) { controller.ingest(preview) }
     }
 
     /// Keeps the devices of `batch`'s heart rate in ``State/heardDevices``, and each reading in

@@ -94,9 +94,7 @@ public struct StoredWorkoutJournal: WorkoutStateStore, ParticipantAssignmentStor
         try mapped { () throws(StoreError) in try store.removeParticipantAssignments(devices: devices, at: date) }
     }
 
-    public func wearIntervals() throws(WorkoutError) -> [WearInterval] {
-        try mapped { () throws(StoreError) in try store.storedWearIntervals() }
-    }
+    public var currentAttribution: ReadingAttribution? { store.currentAttribution }
 
     private func mapped<T>(_ body: () throws(StoreError) -> T) throws(WorkoutError) -> T {
         do {

@@ -86,8 +86,9 @@ public protocol ParticipantAssignmentStore: Sendable {
     /// given), their intervals ending at `date`: a class's end frees the straps signed in for it.
     func unassign(_ devices: [String], at date: Date) throws(WorkoutError)
 
-    /// Every run-time assignment ever made, with when it began and ended, oldest first: what
-    /// readings are attributed by (``HealthModel/PersonAttribution``). ``assign(_:)`` begins an
-    /// interval and ends the device's previous one, ``unassign(_:)`` ends the devices' intervals.
-    func wearIntervals() throws(WorkoutError) -> [WearInterval]
+    /// What the store's latest commit attributed readings by (``HealthModel/ReadingAttribution``):
+    /// a participant's live workout previews whose a reading not committed yet is with it; what
+    /// is stored, and what a workout reads back when it ends, is decided where it is committed.
+    /// nil: none yet (a reading counts by its device alone).
+    var currentAttribution: ReadingAttribution? { get }
 }

@@ -74,8 +74,13 @@ public final class VolatileWorkoutStore: WorkoutStateStore, ParticipantAssignmen
     }
 
     /// Every assignment's interval, oldest first.
-    public func wearIntervals() throws(WorkoutError) -> [WearInterval] {
+    public func wearIntervals() -> [WearInterval] {
         assignments.withLock { $0.intervals }
+    }
+
+    /// Attribution by the assignments' intervals alone (nothing is committed here).
+    public var currentAttribution: ReadingAttribution? {
+        ReadingAttribution(rules: PersonAttribution(history: wearIntervals()))
     }
 
     /// Ends the intervals of `devices` that still hold.

@@ -85,9 +85,13 @@ extension ParticipantCommand {
             (healthgate.participant) with their curves, and NAME's device assignments and their \
             intervals, in one transaction, also while the gateway runs (it waits for the gateway's \
             commit). Each deleted object leaves a tombstone in the change log, so every remote sink \
-            that follows the store sends it as a deletion. Readings of NAME the gateway stores after \
-            the erase are attributed again by the configuration: remove NAME from it (and restart) to \
-            stop that. A running gateway is then told to read its assignments again \
+            that follows the store sends it as a deletion. The erase is recorded in the same \
+            transaction: from then on no reading of NAME dated before the erase is stored, whenever \
+            it arrives (readings still in flight, the next versions of a heartbeat series open at \
+            the erase, a device's stored records fetched later), so no receiver gets any of it after \
+            the deletions. Readings dated after the erase from a device in NAME's configured \
+            devices are NAME's again: remove NAME from the configuration (and restart) to stop \
+            that. A running gateway is then told to read its assignments again \
             (participant.reload on its control socket), so it forgets NAME's at once; when none \
             runs there is nothing to tell.
 

@@ -1,3 +1,4 @@
+import HealthStore
 import SampleBus
 import FoundationEssentials
 import GatewayControl
@@ -67,7 +68,8 @@ enum StatusCommand {
             context.print(
                 "attribution: \(String(count: counts.attributed, "reading")) attributed, "
                     + "\(counts.unattributedTotal) unattributed since the start"
-                    + (reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))"))
+                    + (reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))")
+                    + (counts.erased == 0 ? "" : ", \(String(count: counts.erased, "reading")) of erased people not stored"))
         }
         let rows = report.plugins.map { status -> [String] in
             [status.name, status.kind, status.role.rawValue, status.state.rawValue, String(status.records),

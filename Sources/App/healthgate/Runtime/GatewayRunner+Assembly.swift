@@ -45,13 +45,12 @@ extension GatewayRunner {
         // What `status` and `GET /metrics` read.
         let statusBoard = StatusBoard()
         let arbiter = HeartRateArbiter(clock: clock, group: Self.wearer(in: services.workouts))
-        let attributor = try await Self.attributor(store: store, workouts: services.workouts, logger: facts.logger)
+        try await Self.attributeReadings(store: store, workouts: services.workouts, logger: facts.logger)
         // systemd's Type=notify protocol: ready, the watchdog's pings, stopping.
         let notifications = ServiceNotifications(variables: facts.variables, clock: clock, logger: facts.logger.child("systemd"))
         let board = try makeBoard(facts, workouts: services.workouts)
         let bus = makeBus(
-            facts, plugins: plugins, services: services, boardSink: board?.sink, statusBoard: statusBoard, arbiter: arbiter,
-            attributor: attributor)
+            facts, plugins: plugins, services: services, boardSink: board?.sink, statusBoard: statusBoard, arbiter: arbiter)
         let storeFacts = StoreFactsWatch(store: store, clock: clock)
         let metrics = GatewayMetrics(
             statusBoard: statusBoard, storeFacts: storeFacts, clockTrust: clockTrust, clock: clock,
@@ -60,7 +59,7 @@ extension GatewayRunner {
         let control = makeControl(
             facts, handlers: services.controlHandlers.merging(
                 Self.statusHandlers(
-                    facts, store: store, storeFacts: storeFacts, statusBoard: statusBoard, arbiter: arbiter, attributor: attributor,
+                    facts, store: store, storeFacts: storeFacts, statusBoard: statusBoard, arbiter: arbiter,
                     notifications: notifications,
                     runMark: runMark)
             ) { _, new in new })
@@ -92,7 +91,7 @@ extension GatewayRunner {
     /// executable's own sinks and the board's, and the remote sinks' followers.
     func makeBus(
         _ facts: RunFacts, plugins: BuiltPlugins, services: GatewayServices, boardSink: ConfiguredSink?,
-        statusBoard: StatusBoard, arbiter: HeartRateArbiter, attributor: RecordAttributor
+        statusBoard: StatusBoard, arbiter: HeartRateArbiter
     ) -> Gateway {
         let clockTrust = facts.clockTrust
         return Gateway(
@@ -101,16 +100,18 @@ extension GatewayRunner {
             followers: plugins.followers, clock: facts.clock, logger: facts.logger, statusBoard: statusBoard,
             shutdownTimeout: facts.shutdownTimeout,
             provenance: Self.provenance(of: facts.configuration, gatewayName: facts.gatewayName, variables: facts.variables),
-            clockBase: { clockTrust.clockBase() }, heartRateArbiter: arbiter, attributor: attributor)
+            clockBase: { clockTrust.clockBase() }, heartRateArbiter: arbiter)
     }
 
-    /// What gives each reading its person (``RecordAttributor``) by the participants' rules
-    /// (``ParticipantWorkouts/attribution``). Each person sharing a device starts from a
-    /// reference weight: their latest weighing in the store, else their profile's weight.
+    /// Gives the store the configured participants its writer attributes each reading by
+    /// (``HealthStore/attributeReadings(by:)``): their devices and shared devices. Each person
+    /// sharing a device starts from a reference weight: their latest weighing in the store, else
+    /// their profile's weight.
     /// - Throws: ``CommandError`` when the store cannot be read.
-    static func attributor(store: HealthStore, workouts: ParticipantWorkouts, logger: Logger) async throws -> RecordAttributor {
+    static func attributeReadings(store: HealthStore, workouts: ParticipantWorkouts, logger: Logger) async throws {
         var weights: [String: Double] = [:]
-        for participant in workouts.roster.participants where !participant.sharedDevices.isEmpty {
+        let participants = workouts.configuredRoster.participants
+        for participant in participants where !participant.sharedDevices.isEmpty {
             let latest = try await StoreAccess.call { () async throws(StoreError) in
                 try await store.samples(of: .bodyMass, limit: 1, order: .descending, filter: SampleFilter(person: .named(participant.name)))
             }
@@ -120,7 +121,11 @@ extension GatewayRunner {
             logger.info(
                 "attribution: reference weights " + weights.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) kg" }.joined(separator: ", "))
         }
-        return RecordAttributor(rules: { workouts.attribution }, referenceWeights: weights)
+        let roster = AttributionRoster(participants.map {
+            AttributionRoster.Person(
+                name: $0.name, devices: $0.devices, sharedDevices: $0.sharedDevices, referenceWeightKilograms: weights[$0.name])
+        })
+        try await StoreAccess.call { () async throws(StoreError) in try await store.attributeReadings(by: roster) }
     }
 
     /// The store's part: its maintenance beside ingest (retention, the background migration of

@@ -44,7 +44,7 @@ extension GatewayRunner {
     /// the migration's steps and whether the store answers come from `storeFacts`.
     static func statusHandlers(
         _ facts: RunFacts, store: HealthStore, storeFacts: StoreFactsWatch, statusBoard: StatusBoard, arbiter: HeartRateArbiter,
-        attributor: RecordAttributor, notifications: ServiceNotifications, runMark: RunMark
+        notifications: ServiceNotifications, runMark: RunMark
     ) -> [String: ControlHandler] {
         let clock = facts.clock, clockTrust = facts.clockTrust, origin = facts.configuration.origin
         let started = clock.now()
@@ -54,7 +54,7 @@ extension GatewayRunner {
             return try JSONValue.encoding(StatusReport(
                 version: HealthgateCLI.version, pid: Int(getpid()), startedAt: started,
                 configuration: origin, store: store.path, storeSchema: StoreSchema.version, clock: clockTrust.state().description,
-                plugins: statusBoard.snapshot(), heartRate: arbiter.counts, attribution: attributor.counts,
+                plugins: statusBoard.snapshot(), heartRate: arbiter.counts, attribution: store.attributionCounts,
                 migration: snapshot.overview?.migrationSteps.map(StatusReport.MigrationStep.init),
                 watchdog: notifications.report, previousRun: previousRun, storeStuckSince: snapshot.stuckSince))
         }

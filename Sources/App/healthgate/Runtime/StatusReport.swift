@@ -51,9 +51,10 @@ struct StatusReport: Codable, Sendable {
     /// What the heart-rate arbiter did (``HeartRateArbiter/counts``): readings dropped as a
     /// second path's copy, handovers between paths. Absent from an older daemon.
     var heartRate: HeartRateArbiter.Counts?
-    /// Readings attributed to a person and to nobody since the start, by reason
-    /// (``RecordAttributor/counts``). Absent from an older daemon.
-    var attribution: RecordAttributor.Counts?
+    /// Readings the store committed with a person and with nobody since the start, by reason,
+    /// and an erased person's not stored (``HealthStore/attributionCounts``). Absent from an
+    /// older daemon.
+    var attribution: AttributionCounts?
     /// The store's background migration, a step each (empty when the store never had one to
     /// run); absent from an older daemon.
     var migration: [MigrationStep]?

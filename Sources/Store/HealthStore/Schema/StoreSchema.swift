@@ -46,6 +46,7 @@ public enum StoreSchema {
         .sql(version17),
         .sql(version18),
         .sql(version19),
+        .sql(version20),
     ]
 
     // Version 1.

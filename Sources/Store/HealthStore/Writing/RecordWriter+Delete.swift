@@ -120,7 +120,7 @@ extension RecordWriter {
                 try connection.run(insert(kind, table, type, where: carrying(kind == .workout ? .participant : .person)), [.text(name)])
             }
             try connection.run("DELETE FROM participant_devices WHERE participant = ?1", [.text(name)])
-            try connection.run("DELETE FROM wear_intervals WHERE participant = ?1", [.text(name)])
+            try recordErasure(of: name, at: now())
         }
     }
 

@@ -52,6 +52,11 @@ final class RecordWriter {
     var seriesSpans: [Int64: Int64] = [:]
     /// The quantity series readings are folded into (RecordWriter+QuantitySeries.swift).
     var openSeries = OpenSeriesTable()
+    /// What incoming readings are attributed by (RecordWriter+Attributing.swift).
+    var incoming = IncomingAttribution()
+    /// What attribution did and decides by, for `status` and the live view: each committed
+    /// transaction's counts, and the attribution once it changed.
+    let committedAttribution = CommittedAttribution()
     /// The monotonic clock that tells when a series stopped growing.
     let uptime: @Sendable () -> Duration
     /// The origin of the default monotonic clock: an instant, never changed.
@@ -193,17 +198,25 @@ final class RecordWriter {
 
     /// Writes `records` and then `checkpoints` (in order; a later one with the same namespace
     /// and key replaces an earlier one) in ONE immediate transaction: a checkpoint is never
-    /// stored without the records published with it, nor they without it.
+    /// stored without the records published with it, nor they without it. Each reading is
+    /// attributed to its person in that transaction (``attributeIncoming(_:counts:)``), and an
+    /// erased person's readings from before their erase are not stored.
     /// - Throws: ``StoreError``; `.diskFull` for SQLITE_FULL, `.ioError` for SQLITE_IOERR. On any
     ///   error nothing is stored, so the call can be retried with the same records.
     func write(_ records: [HealthRecord], checkpoints: [SourceCheckpoint]) throws(StoreError) -> WriteSummary {
         // Nothing to look at before the clock's first step: the common case costs nothing.
         let records = correctedBase.map { base in records.map { $0.rebased(onto: base) ?? $0 } } ?? records
+        var counts = AttributionCounts()
+        var changed = false
         var summary = try transaction {
-            let summary = try writeRecords(records)
+            counts = AttributionCounts()
+            let attributed = try attributeIncoming(records, counts: &counts)
+            changed = attributed.changed
+            let summary = try writeRecords(attributed.records)
             if !checkpoints.isEmpty { try writeCheckpoints(checkpoints) }
             return summary
         }
+        committedAttribution.add(counts, attribution: changed ? incoming.attribution : nil)
         // Read after the commit: the series the transaction changed take their anchors at its end.
         summary.latestAnchor = latestAnchor
         return summary
