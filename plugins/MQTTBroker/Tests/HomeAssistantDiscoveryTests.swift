@@ -208,6 +208,46 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
         XCTAssertFalse(recorder.messages.contains { $0.topic.hasPrefix("healthgate/gym-1/people/Ana Lima/") }, "the topic, not the name")
     }
 
+    /// Issue 77: `participant erase` removes the person's sensors (their retained configs) once
+    /// the store holds nothing of theirs, also when the erase ran while the sink was stopped;
+    /// another person's stay.
+    func testErasingAPersonRemovesTheirSensors() async throws {
+        let people = [
+            ParticipantCharacteristics(name: "Ana Lima", devices: [], characteristics: UserCharacteristics(), mqttTopic: "ana-7"),
+            ParticipantCharacteristics(name: "Ben", devices: [], characteristics: UserCharacteristics()),
+        ]
+        func attributed(_ record: HealthRecord, to person: String) throws -> HealthRecord {
+            guard case .quantity(let sample) = record else { return record }
+            var metadata = sample.metadata
+            metadata[.person] = .string(person)
+            return .quantity(try QuantitySample(
+                id: ids.next(), type: sample.type, quantity: sample.quantity, start: sample.startDate, end: sample.endDate,
+                device: sample.device, metadata: metadata))
+        }
+        let first = try await start(.record, participants: people)
+        try await store.write([
+            try attributed(try sample(.bodyMass, 61.2, .kilogram, station), to: "Ana Lima"),
+            try attributed(try sample(.bodyMass, 80.4, .kilogram, station, at: 60), to: "Ben"),
+            try attributed(try sample(.heartRate, 71, .countPerMinute, strap, at: 90), to: "Ana Lima"),
+        ])
+        try await waitUntilCaughtUp("every record acknowledged")
+        first.shutdown.requestStop()
+        try await first.task.value
+        var configs = Set(try await retained("homeassistant/#", name: "before").map(\.topic))
+        XCTAssertEqual(configs.filter { $0.contains("person_ana-7") }.count, 2, "\(configs.sorted())")
+
+        let erased = try await store.delete(.person("Ana Lima"))
+        XCTAssertEqual(erased.count, 2)
+        let second = try await start(.record, participants: people)
+        try await waitUntilCaughtUp("the erase acknowledged")
+        second.shutdown.requestStop()
+        try await second.task.value
+        configs = Set(try await retained("homeassistant/#", name: "after").map(\.topic))
+        XCTAssertEqual(configs.filter { $0.contains("person_ana-7") }, [], "no sensor of Ana's: \(configs.sorted())")
+        XCTAssertTrue(configs.contains("homeassistant/sensor/healthgate_gym-1/person_Ben_bodyMass/config"), "\(configs.sorted())")
+        XCTAssertTrue(configs.contains("homeassistant/sensor/healthgate_gym-1/F0_F1_F2_F3_F4_F5_bodyMass/config"), "Ben's weighing stays")
+    }
+
     /// A strap's heart rates are a series: the sensor shows its last quantity, the latest
     /// reading, as it grows. In `expand` a series is published once closed, so the sensor shows
     /// the last quantity of the newest closed series.

@@ -6,7 +6,8 @@ import Synchronization
 /// Which Home Assistant discovery configs the sink publishes with each batch: a sensor's config
 /// the first time the connection carries its device and type (again when its config changes, a
 /// unit or a firmware version), and an empty config, which removes the sensor, when a deletion
-/// leaves the store with no record of its device and type.
+/// leaves the store with no record of its device and type, or of its person and type (a
+/// `participant erase` removes the person's sensors).
 ///
 /// The configs are retained on the broker, so nothing about them is kept but what this
 /// connection has carried: a new connection (a restart, a reconnect) announces each sensor again
@@ -40,6 +41,8 @@ final class HomeAssistantAnnouncements: Sendable {
         /// Devices whose sources are forgotten: a sensor of theirs went, so their next records
         /// are looked at again.
         var forgotten: Set<String> = []
+        /// People whose sources are forgotten: a sensor of theirs went.
+        var forgottenPersons: Set<String> = []
     }
 
     /// The discovery messages `batch` needs on connection number `connection`.
@@ -56,6 +59,7 @@ final class HomeAssistantAnnouncements: Sendable {
         }
         var plan = Plan()
         var emptied: [(device: String, type: String)] = []
+        var emptiedPersons: [(person: String, type: String)] = []
         for change in batch.changes {
             switch change {
             case .stored(let record, _):
@@ -72,10 +76,24 @@ final class HomeAssistantAnnouncements: Sendable {
                     plan.messages.append(MQTTMessage(topic: sensor.configTopic, uuids: [], payload: sensor.payload))
                 }
             case .deleted(let deletion):
+                if let person = deletion.person, discovery.announces(type: deletion.type),
+                    !emptiedPersons.contains(where: { $0.person == person && $0.type == deletion.type })
+                {
+                    emptiedPersons.append((person, deletion.type))
+                }
                 guard let device = deletion.device, discovery.announces(type: deletion.type),
                     !emptied.contains(where: { $0.device == device && $0.type == deletion.type })
                 else { continue }
                 emptied.append((device, deletion.type))
+            }
+        }
+        // Removes the sensors of `topics` (an empty retained config each).
+        func remove(_ topics: [String]) {
+            for topic in topics where !plan.removed.contains(topic) {
+                known[topic] = nil
+                plan.announced[topic] = nil
+                plan.removed.insert(topic)
+                plan.messages.append(MQTTMessage(topic: topic, uuids: [], payload: []))
             }
         }
         for (device, type) in emptied where try await !store.holdsRecords(device: device, type: type) {
@@ -92,12 +110,13 @@ final class HomeAssistantAnnouncements: Sendable {
                 plan.removed.insert(battery)
                 plan.announced[battery] = nil
             }
-            for topic in topics where !plan.removed.contains(topic) {
-                known[topic] = nil
-                plan.announced[topic] = nil
-                plan.removed.insert(topic)
-                plan.messages.append(MQTTMessage(topic: topic, uuids: [], payload: []))
-            }
+            remove(topics)
+        }
+        for (person, type) in emptiedPersons where try await !store.holdsRecords(person: person, type: type) {
+            // The person's sources are derived again from their next record, if any.
+            plan.sources = plan.sources.filter { $0.person != person }
+            plan.forgottenPersons.insert(person)
+            remove(discovery.removals(person: person, type: type))
         }
         return plan
     }
@@ -110,6 +129,9 @@ final class HomeAssistantAnnouncements: Sendable {
             state.announced.merge(plan.announced) { _, new in new }
             if !plan.forgotten.isEmpty {
                 state.sources = state.sources.filter { !plan.forgotten.contains(MQTTMessageEncoder.deviceLevel($0.device)) }
+            }
+            if !plan.forgottenPersons.isEmpty {
+                state.sources = state.sources.filter { $0.person.map { !plan.forgottenPersons.contains($0) } ?? true }
             }
             state.sources.formUnion(plan.sources)
         }

@@ -138,7 +138,7 @@ struct HomeAssistantDiscovery: Sendable {
         }
 
         init(person: String, topics: MQTTMessageEncoder, type: String) {
-            key = "person_\(topics.personLevel(person))"
+            key = HomeAssistantDiscovery.personKey(person, topics: topics)
             name = person
             model = "healthgate person"
             stateTopic = topics.topic(person: person, type: type)
@@ -150,6 +150,17 @@ struct HomeAssistantDiscovery: Sendable {
     func removals(device deviceKey: String, type: String) -> [String] {
         let types = CorrelationType.builtIn.first { $0.identifier == type }.map { $0.memberTypes.map(\.identifier) } ?? [type]
         return types.map { configTopic(deviceKey: deviceKey, type: $0) }
+    }
+
+    /// The removals of `person`'s sensors of `type` (``removals(device:type:)`` for the person's
+    /// own device in Home Assistant).
+    func removals(person: String, type: String) -> [String] {
+        removals(device: Self.personKey(person, topics: topics), type: type)
+    }
+
+    /// The first part of `person`'s sensors' object ids: `person_{level}`.
+    static func personKey(_ person: String, topics: MQTTMessageEncoder) -> String {
+        "person_\(topics.personLevel(person))"
     }
 
     /// Whether records of `type` (a quantity or correlation type) have sensors.
