@@ -52,6 +52,7 @@ final class BodyCompositionTests: XCTestCase {
     // MARK: Who stood on the scale
 
     let scale = Device(name: "MIBFS", manufacturer: "Xiaomi", localIdentifier: "C8:47:8C:01:02:03")
+    let date = Date(timeIntervalSince1970: 1_800_000_000)
     let ana = ParticipantCharacteristics(
         name: "Ana", devices: ["c8-47-8c-01-02-03"],
         characteristics: UserCharacteristics(heightMeters: 1.65, weightKilograms: 60, dateOfBirth: "1998-05-01", biologicalSex: .female))
@@ -60,28 +61,31 @@ final class BodyCompositionTests: XCTestCase {
 
     func testTheWearerOfTheScale() throws {
         var users = ScaleUsers(participants: [ben, ana], user: UserCharacteristics())
-        XCTAssertEqual(try users.person(on: scale, weighing: 81).get().name, "Ana")
+        XCTAssertEqual(try users.person(on: scale, weighing: 81, at: date).get().name, "Ana")
     }
 
     func testWithoutParticipantsTheConfiguredProfile() throws {
         let profile = UserCharacteristics(heightMeters: 1.8, biologicalSex: .male)
         var users = ScaleUsers(participants: [], user: profile)
-        let person = try users.person(on: scale, weighing: 80).get()
+        let person = try users.person(on: scale, weighing: 80, at: date).get()
         XCTAssertNil(person.name)
         XCTAssertEqual(person.characteristics, profile)
     }
 
-    /// A shared scale: the one last weight within 2 kg, then that weighing is the last.
+    /// A shared scale: the one reference weight within 2 kg, then that weighing is the reference.
     func testASharedScaleByTheOneLastWeightNearEnough() throws {
+        var (ben, cai) = (ben, cai)
+        ben.sharedDevices = ["C8:47:8C:01:02:03"]
+        cai.sharedDevices = ["C8:47:8C:01:02:03"]
         var users = ScaleUsers(participants: [ben, cai], user: UserCharacteristics())
-        XCTAssertEqual(try users.person(on: scale, weighing: 81.5).get().name, "Ben")
+        XCTAssertEqual(try users.person(on: scale, weighing: 81.5, at: date).get().name, "Ben")
         // Ben now last weighed 81.5, Cai 86: 85 is 3.5 from Ben and 1 from Cai.
-        XCTAssertEqual(try users.person(on: scale, weighing: 85).get().name, "Cai")
-        XCTAssertEqual(try users.person(on: scale, weighing: 82).get().name, "Ben")
-        guard case .failure(.nobody) = users.person(on: scale, weighing: 95) else { return XCTFail("95 kg is nobody's") }
+        XCTAssertEqual(try users.person(on: scale, weighing: 85, at: date).get().name, "Cai")
+        XCTAssertEqual(try users.person(on: scale, weighing: 82, at: date).get().name, "Ben")
+        guard case .failure(.nobody) = users.person(on: scale, weighing: 95, at: date) else { return XCTFail("95 kg is nobody's") }
         // 82 and 85: 83.4 is within 2 kg of both, whichever is nearer.
-        guard case .failure(.nobody(let reason)) = users.person(on: scale, weighing: 83.4) else { return XCTFail("two near") }
-        XCTAssertTrue(reason.contains("Ben and Cai"), reason)
+        guard case .failure(.nobody(let reason)) = users.person(on: scale, weighing: 83.4, at: date) else { return XCTFail("two near") }
+        XCTAssertTrue(reason.contains("within 2.0 kg of 83.4 kg"), reason)
     }
 
     /// The participants who list the scale in `sharedDevices` are its only users.
@@ -90,7 +94,7 @@ final class BodyCompositionTests: XCTestCase {
         dan.sharedDevices = ["C8:47:8C:01:02:03"]
         var users = ScaleUsers(participants: [ben, cai, dan], user: UserCharacteristics())
         // Ben (80) is as near as Dan (81), but does not share the scale.
-        XCTAssertEqual(try users.person(on: scale, weighing: 80.5).get().name, "Dan")
+        XCTAssertEqual(try users.person(on: scale, weighing: 80.5, at: date).get().name, "Dan")
     }
 
     func testAProfileLackingAFigure() throws {

@@ -188,7 +188,10 @@ final class BroadcastSourceTests: XCTestCase {
         XCTAssertEqual(fat.map(\.quantity.value), expected.map(\.bodyFatPercentage))
         XCTAssertEqual(fat.map(\.quantity.unit), [.percent, .percent])
         XCTAssertEqual(harness.quantities(.leanBodyMass).map(\.quantity.value), expected.map(\.leanBodyMassKilograms))
-        XCTAssertEqual(Set(harness.quantities.map { $0.metadata[.person] }), [.string("Ana")])
+        // Computed for Ana; the readings name nobody: the store attributes the weighing where it
+        // commits it, and the body composition of the same instant follows it (issue 77).
+        XCTAssertEqual(Set(harness.quantities.map { $0.metadata[.person] }), [nil])
+        XCTAssertEqual(Set(harness.quantities.map(\.startDate)).count, 2, "each weighing's readings dated as it")
         XCTAssertEqual(harness.current.details["body composition C8:47:8C:01:02:03"], "computed")
     }
 

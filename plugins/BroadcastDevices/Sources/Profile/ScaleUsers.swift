@@ -1,20 +1,19 @@
 public import FoundationEssentials
 public import HealthModel
 
-/// Who stood on a scale, for the figures that depend on the person (body composition). Pure:
-/// weighings in, a person or the reason there is none out.
+/// Who stood on a scale, for the figures that depend on the person (body composition): the
+/// person the store attributes the weighing to (``HealthModel/ReadingAttribution``, the one
+/// implementation of attribution), asked of the attribution the store's latest commit was
+/// decided by, with the reference weights it learnt from every weighing it stored. The source
+/// names nobody on its readings: the store's writer attributes the weighing where it commits
+/// it, and the body composition of the same instant follows it.
 ///
-/// 1. A participant who wears the scale (the scale's address, name or id in their `devices`,
-///    or assigned to them with `healthgate participant assign` before the start) is the one.
-/// 2. Without any participant configured, the configuration's `profile` is the person (a home
-///    gateway: one user).
-/// 3. A scale no participant wears is shared, among the participants who list it in their
-///    `sharedDevices` (just one: theirs), or all participants when none does: the weighing goes to the one whose
-///    last weight (their last weighing on this source in this run, else their profile's
-///    `weightKilograms`) is within ``sharedScaleTolerance`` of it, when exactly one is; two, or
-///    none, is nobody. The rule is the gateway's own for shared scales
-///    (``HealthModel/PersonAttribution/person(weighing:among:referenceWeights:tolerance:)``), so the
-///    person the source names is the one attribution would.
+/// 1. Without any participant configured, the configuration's `profile` is the person (a home
+///    gateway: one user); the readings are nobody's.
+/// 2. Otherwise the attribution's rules: who wore the scale then (an assignment), who lists it
+///    in `devices`, or among those who list it in `sharedDevices` the one whose reference
+///    weight is within ``sharedScaleTolerance`` of the weighing. Anyone else is nobody: no body
+///    composition is computed for a guess.
 public struct ScaleUsers: Sendable {
     /// One who stood on the scale.
     public struct Person: Sendable, Hashable {
@@ -33,53 +32,53 @@ public struct ScaleUsers: Sendable {
         }
     }
 
-    /// How far a weighing on a shared scale may be from a participant's last weight: the
+    /// How far a weighing on a shared scale may be from a participant's reference weight: the
     /// gateway's (``HealthModel/PersonAttribution/defaultWeightToleranceKilograms``).
     public static let sharedScaleTolerance = PersonAttribution.defaultWeightToleranceKilograms
 
     let participants: [ParticipantCharacteristics]
     let user: UserCharacteristics
-    var lastWeights: [String: Double] = [:]
+    /// The store's attribution of its latest commit; nil: none (a source built without a store).
+    let committed: @Sendable () -> ReadingAttribution?
+    /// The attribution asked: the store's latest, with the weighings this source asked since.
+    var attribution: ReadingAttribution
 
-    /// The people `participants` and `user` (the configuration's `profile`) describe.
-    public init(participants: [ParticipantCharacteristics], user: UserCharacteristics) {
+    /// The people `participants` and `user` (the configuration's `profile`) describe, asked of
+    /// `committed` (the store's ``HealthModel/ReadingAttribution``). Without a store (tests, a
+    /// source built alone), the attribution the participants' devices and profile weights give.
+    public init(
+        participants: [ParticipantCharacteristics], user: UserCharacteristics,
+        committed: @escaping @Sendable () -> ReadingAttribution? = { nil }
+    ) {
         self.participants = participants
         self.user = user
+        self.committed = committed
+        var weights: [String: Double] = [:]
+        for participant in participants { weights[participant.name] = participant.characteristics.weightKilograms }
+        attribution = committed() ?? ReadingAttribution(
+            rules: PersonAttribution(
+                owners: participants.map { ($0.name, $0.devices) },
+                shared: participants.map { ($0.name, $0.sharedDevices.map { SharedDeviceUse(device: $0) }) }),
+            referenceWeights: weights)
     }
 
-    /// Who weighed `kilograms` on `scale`; remembers it as their last weight.
-    public mutating func person(on scale: Device, weighing kilograms: Double) -> Result<Person, BodyCompositionOmission> {
-        if let wearer = participants.first(where: { Device.matches(scale, selection: $0.devices) }) {
-            lastWeights[wearer.name] = kilograms
-            return .success(Person(name: wearer.name, characteristics: wearer.characteristics))
-        }
+    /// Who weighed `kilograms` on `scale` at `date`.
+    public mutating func person(on scale: Device, weighing kilograms: Double, at date: Date) -> Result<Person, BodyCompositionOmission> {
         guard !participants.isEmpty else { return .success(Person(name: nil, characteristics: user)) }
-        let sharing = participants.filter { Device.matches(scale, selection: $0.sharedDevices) }
-        // One who shares it is its user, as the gateway's rules say.
-        if sharing.count == 1, let user = sharing.first {
-            lastWeights[user.name] = kilograms
-            return .success(Person(name: user.name, characteristics: user.characteristics))
-        }
-        let candidates = sharing.isEmpty ? participants : sharing
-        var references: [String: Double] = [:]
-        for participant in candidates {
-            references[participant.name] = lastWeights[participant.name] ?? participant.characteristics.weightKilograms
-        }
-        let outcome = PersonAttribution.person(
-            weighing: kilograms, among: candidates.map(\.name), referenceWeights: references, tolerance: Self.sharedScaleTolerance)
-        switch outcome {
+        if let latest = committed() { attribution = latest }
+        switch attribution.weighing(on: scale, at: date, kilograms: kilograms) {
         case .person(let name):
-            guard let chosen = candidates.first(where: { $0.name == name }) else { break }
-            lastWeights[name] = kilograms
-            return .success(Person(name: name, characteristics: chosen.characteristics))
+            // A participant made at run time (`participant assign`) has the configured profile.
+            let figures = participants.first { $0.name == name }?.characteristics ?? user
+            return .success(Person(name: name, characteristics: figures))
         case .unattributed(.ambiguousWeight):
-            let near = candidates.filter { references[$0.name].map { abs($0 - kilograms) <= Self.sharedScaleTolerance } ?? false }
-            return .failure(
-                .nobody("\(near.map(\.name).joined(separator: " and ")) last weighed within \(Self.sharedScaleTolerance) kg of \(kilograms) kg"))
-        case .unattributed: break
+            return .failure(.nobody("several people's reference weights are within \(Self.sharedScaleTolerance) kg of \(kilograms) kg"))
+        case .unattributed(.weightFitsNobody):
+            return .failure(.nobody(
+                "no reference weight of those sharing the scale is within \(Self.sharedScaleTolerance) kg of \(kilograms) kg"))
+        case .unattributed(let reason):
+            return .failure(.nobody("nobody wears, lists or shares the scale (\(reason.rawValue))"))
         }
-        return .failure(
-            .nobody("no participant wears the scale, and no participant's last weight is within \(Self.sharedScaleTolerance) kg of \(kilograms) kg"))
     }
 
     /// The body composition of `reading` for `person` on `date` (their age then), or why there

@@ -44,6 +44,8 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
     let reception: BroadcastReception
     let participants: [ParticipantCharacteristics]
     let user: UserCharacteristics
+    /// The store's attribution of its latest commit: whose a weighing is (``ScaleUsers``).
+    let committed: @Sendable () -> ReadingAttribution?
 
     /// A source without the gateway's Bluetooth (simulated, or reporting BlueZ unavailable).
     public init(settings: BroadcastSourceSettings, environment: PluginEnvironment) {
@@ -55,6 +57,8 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
         reception = BroadcastReception(settings: settings, environment: environment, bluetooth: bluetooth)
         participants = environment.participants
         user = environment.user
+        let store = environment.store
+        committed = { store?.currentAttribution }
     }
 
     /// A source listening on `scanner` (tests: a scripted scanner), for `participants` and the
@@ -66,15 +70,20 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
         reception = BroadcastReception(settings: settings, ids: ids, scanner: scanner)
         self.participants = participants
         self.user = user
+        committed = { nil }
     }
 
     /// Listens until cancelled; throws when the scanner fails (the supervisor restarts it).
     public func run(context: SourceContext) async throws {
         let ids = reception.ids
         var ledgers: [DeviceIdentity: WeighingLedger] = [:]
-        var users = ScaleUsers(participants: participants, user: user)
+        var users = ScaleUsers(participants: participants, user: user, committed: committed)
         // Each scale's reasons already logged: a household weighing daily is told once.
         var omissionsLogged: Set<String> = []
+        // Each scale's latest weighing and when it was stored: the body composition its impedance
+        // gives later is the same weighing's, dated as it, so that the store gives it the
+        // weighing's person (same scale, same time).
+        var weighedAt: [DeviceIdentity: (weighing: WeighingLedger.Weighing, date: Date)] = [:]
         let listener = reception.listener(MiScaleProfile.self, clock: context.clock, simulated: MiScaleProfile.simulated)
         try await listener.run(context: context) { identity, reading, advertisement in
             var ledger: WeighingLedger
@@ -99,11 +108,14 @@ public struct MiScaleSource: AdvertisementSource, ConfigurablePlugin, PayloadDec
             let model = reading.service == .bodyComposition ? "Mi Body Composition Scale 2" : "Mi Smart Scale 2"
             let device = Device(name: advertisement.name, manufacturer: "Xiaomi", model: model, localIdentifier: identity.canonical,
                 radioIdentifier: advertisement.addressIdentity.canonical)
-            let date = advertisement.receivedAt
+            let weighing = WeighingLedger.Weighing(reading)
+            if newWeighing { weighedAt[identity] = (weighing, advertisement.receivedAt) }
+            let date = weighedAt[identity].flatMap { $0.weighing == weighing ? $0.date : nil } ?? advertisement.receivedAt
             let checkpoint = SourceCheckpoint(
                 namespace: Self.kind, key: identity.canonical, payload: try JSONEncoder().encode(ledger))
-            let person = users.person(on: device, weighing: reading.weightKilograms)
-            if case .success(let person) = person, let name = person.name { metadata[.person] = .string(name) }
+            // The profile the body composition is computed for; the readings name nobody: the
+            // store attributes the weighing as it commits it, and its other readings follow it.
+            let person = users.person(on: device, weighing: reading.weightKilograms, at: date)
             // Without an impedance yet, a body composition scale's may still come; a weight
             // scale's never will (reported once below).
             let composition =
