@@ -7,13 +7,15 @@
 # events, each beat with the heart rate its broadcast carried). DB: the gateway's store, read
 # through HEALTHGATE (`query samples --participant`, `workout show --records`), as a user would.
 #
-# The handed strap's heart rates (healthgate.person): the former wearer's all before the
-# assignment (plus its round trip, at most 10 s), the new member's all from it, none attributed
-# to nobody. Every participant's workout: each heart rate stored in it one its strap sent, at
+# The handed strap's heart rates (healthgate.person): the former wearer's all dated before the
+# assignment, the new member's all from it, none attributed to nobody; exactly, by the instant
+# the gateway committed the assignment (its wear interval's start in the store's
+# `wear_intervals`), since the store attributes each reading where it commits it (issue 77). Every participant's workout: each heart rate stored in it one its strap sent, at
 # least 90 % of what the strap sent while it ran and no more (plus one, for a reading on its
 # edge); the former wearer's workout (class 1) none from after the hand-over, the new member's
 # none from before. Prints what it found and the problems; exits 1 when there is any.
 import json
+import sqlite3
 import subprocess
 import sys
 from datetime import datetime
@@ -52,11 +54,16 @@ def strap_readings(option):
 former = strap_readings(["--participant", handover["from"]])
 new = strap_readings(["--participant", handover["to"]])
 nobodys = strap_readings(["--unattributed"])
-at = handover["at"]
-print("%s: %d readings %s's (the last %.1f s after the hand-over), %d %s's (the first %.1f s after), %d nobody's" % (
-    handover["strap"], len(former), handover["from"], max(former, default=0) - at, len(new), handover["to"],
+store = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+worn = store.execute("SELECT start_us / 1e6 FROM wear_intervals WHERE device = ? AND participant = ? ORDER BY start_us",
+                     (handover["strap"], handover["to"])).fetchall()
+if len(worn) != 1:
+    problems.append("%s's wear intervals of the strap: %s, one expected" % (handover["to"], worn))
+at = worn[0][0] if worn else handover["at"]
+print("%s: committed %.1f s after the scenario asked; %d readings %s's (the last %.3f s before it), %d %s's (the first %.3f s after), %d nobody's" % (
+    handover["strap"], at - handover["at"], len(former), handover["from"], at - max(former, default=0), len(new), handover["to"],
     min(new, default=0) - at, len(nobodys)))
-if not former or any(t > at + 10 for t in former):
+if not former or any(t >= at for t in former):
     problems.append("%s's readings of the strap: none, or some after the hand-over" % handover["from"])
 if not new or any(t < at for t in new):
     problems.append("%s's readings of the strap: none, or some before the hand-over" % handover["to"])
