@@ -23,10 +23,15 @@ extension HealthStore {
 
     /// The people the configuration lists (their own and shared devices, their reference
     /// weights): from the next write on, the writer attributes each reading it commits by them,
-    /// with the wear intervals and erasures the store holds (``write(_:checkpoints:)``).
-    /// - Throws: ``StoreError`` `.readOnly` for a read-only store.
+    /// with the wear intervals and erasures the store holds (``write(_:checkpoints:)``), and
+    /// ``currentAttribution`` is that attribution from now on.
+    /// - Throws: ``StoreError`` `.readOnly` for a read-only store, or the failure to read the
+    ///   intervals and erasures.
     public func attributeReadings(by roster: AttributionRoster) async throws(StoreError) {
-        try await requireWriter().perform { writer throws(StoreError) in writer.setAttributionRoster(roster) }
+        try await requireWriter().perform { writer throws(StoreError) in
+            writer.setAttributionRoster(roster)
+            try writer.publishAttributionRules()
+        }
     }
 
     /// What the writer's attribution did since the store was opened: readings committed with a
