@@ -14,14 +14,9 @@ import XCTest
 final class AttributionEndToEndTests: TemporaryDirectoryTestCase {
     func testEveryReadingReachesTheReceiversUnderItsPerson() async throws {
         let healthgate = try HealthgateExecutable()
-        let server = try RecordingServer.started(in: directory)
-        defer { server.stop() }
-        let broker = try MosquittoBroker(directory: directory)
-        try await broker.start()
-        defer { broker.stop() }
-        let recorder = try MQTTRecorder(broker: broker, filter: "healthgate/#")
-        defer { recorder.stop() }
-        try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
+        let receivers = try await RecordingReceivers.started(in: directory)
+        defer { receivers.stop() }
+        let (server, broker, recorder) = (receivers.server, receivers.broker, receivers.recorder)
         let config = directory.appendingPathComponent("config.json")
         try """
             {"gatewayName": "home",
@@ -71,7 +66,7 @@ final class AttributionEndToEndTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(second.status, 0, second.standardError)
 
         // FHIR: every Observation under one of the two Patients, each by its rule.
-        var observations = Self.observations(server.requests())
+        let observations = Self.observations(server.requests())
         XCTAssertFalse(observations.isEmpty)
         XCTAssertEqual(Set(observations.map(\.subject)), ["Patient/ana", "Patient/ben"], "no Observation without its person")
         func subjects(_ code: String, _ device: String, _ selected: (Observation) -> Bool = { _ in true }) -> Set<String> {

@@ -12,14 +12,9 @@ import XCTest
 final class ErasureEndToEndTests: TemporaryDirectoryTestCase {
     func testAnEraseHoldsForTheReadingsInFlightAndTheOpenSeries() async throws {
         let healthgate = try HealthgateExecutable()
-        let server = try RecordingServer.started(in: directory)
-        defer { server.stop() }
-        let broker = try MosquittoBroker(directory: directory)
-        try await broker.start()
-        defer { broker.stop() }
-        let recorder = try MQTTRecorder(broker: broker, filter: "healthgate/#")
-        defer { recorder.stop() }
-        try await recorder.waitUntilSubscribed(broker: broker, probe: "healthgate/probe")
+        let receivers = try await RecordingReceivers.started(in: directory)
+        defer { receivers.stop() }
+        let (server, broker, recorder) = (receivers.server, receivers.broker, receivers.recorder)
         let config = directory.appendingPathComponent("config.json")
         let database = directory.appendingPathComponent("store.sqlite").path
         try """

@@ -184,8 +184,9 @@ public struct ReadingAttribution: Sendable {
 }
 
 extension HealthRecord {
-    /// Whether the record is a weighing (a body-mass sample), which attribution decides first.
-    fileprivate var isWeighing: Bool {
+    /// Whether the record is a weighing (a body-mass sample), which attribution decides first
+    /// and the other readings of its scale and instant follow.
+    public var isWeighing: Bool {
         if case .quantity(let sample) = self { sample.type == .bodyMass } else { false }
     }
 }

@@ -10,26 +10,10 @@ extension HealthStore {
     /// discovery) asks after a deletion whether the entity still has anything behind it. Records a
     /// follower's retention already pruned count as gone.
     public func holdsRecords(device: String, type: String?) async throws(StoreError) -> Bool {
-        let path = self.path
-        return try await shortRead { connection throws(StoreError) in
-            // Devices first: few rows, and the samples' (type_id, start_us) index then bounds the scan
-            // to one type's rows.
-            let row = try Self.run(
-                connection,
-                """
-                WITH matching AS (SELECT id FROM devices WHERE coalesce(local_identifier, name) = ?1)
-                SELECT EXISTS (
-                    SELECT 1 FROM samples s JOIN quantity_types t ON t.id = s.type_id
-                    WHERE (?2 IS NULL OR t.identifier = ?2) AND s.device_id IN (SELECT id FROM matching))
-                OR EXISTS (
-                    SELECT 1 FROM quantity_series q JOIN quantity_types t ON t.id = q.type_id
-                    WHERE (?2 IS NULL OR t.identifier = ?2) AND q.device_id IN (SELECT id FROM matching))
-                OR EXISTS (SELECT 1 FROM correlations c WHERE (?2 IS NULL OR c.type = ?2) AND c.device_id IN (SELECT id FROM matching))
-                """,
-                [.text(device), type.map(SQLiteValue.text) ?? .null], path: path
-            ).first
-            return row?.integer(0) == 1
-        }
+        // Devices first: few rows, and the samples' (type_id, start_us) index then bounds the scan
+        // to one type's rows.
+        try await holdsRecords(
+            "device_id", in: "SELECT id FROM devices WHERE coalesce(local_identifier, name) = ?1", named: device, type: type)
     }
 
     /// Whether the store holds a reading of `person` (``HealthModel/MetadataKey/person``) of
@@ -37,21 +21,29 @@ extension HealthStore {
     /// remote sink that a deletion left nothing of theirs of the type (the `mqtt` sink's Home
     /// Assistant sensors).
     public func holdsRecords(person: String, type: String?) async throws(StoreError) -> Bool {
+        try await holdsRecords(
+            "metadata_set_id", in: "SELECT set_id FROM metadata_set_entries WHERE key = '\(MetadataKey.person.rawValue)' AND value = ?1",
+            named: person, type: type)
+    }
+
+    /// Whether a sample, a quantity series or a correlation of `type` (nil: any) has its
+    /// `column` among the rows `matching` selects (with `name` as `?1`).
+    private func holdsRecords(_ column: String, in matching: String, named name: String, type: String?) async throws(StoreError) -> Bool {
         let path = self.path
         return try await shortRead { connection throws(StoreError) in
             let row = try Self.run(
                 connection,
                 """
-                WITH sets AS (SELECT set_id FROM metadata_set_entries WHERE key = '\(MetadataKey.person.rawValue)' AND value = ?1)
+                WITH matching AS (\(matching))
                 SELECT EXISTS (
                     SELECT 1 FROM samples s JOIN quantity_types t ON t.id = s.type_id
-                    WHERE (?2 IS NULL OR t.identifier = ?2) AND s.metadata_set_id IN (SELECT set_id FROM sets))
+                    WHERE (?2 IS NULL OR t.identifier = ?2) AND s.\(column) IN (SELECT * FROM matching))
                 OR EXISTS (
                     SELECT 1 FROM quantity_series q JOIN quantity_types t ON t.id = q.type_id
-                    WHERE (?2 IS NULL OR t.identifier = ?2) AND q.metadata_set_id IN (SELECT set_id FROM sets))
-                OR EXISTS (SELECT 1 FROM correlations c WHERE (?2 IS NULL OR c.type = ?2) AND c.metadata_set_id IN (SELECT set_id FROM sets))
+                    WHERE (?2 IS NULL OR t.identifier = ?2) AND q.\(column) IN (SELECT * FROM matching))
+                OR EXISTS (SELECT 1 FROM correlations c WHERE (?2 IS NULL OR c.type = ?2) AND c.\(column) IN (SELECT * FROM matching))
                 """,
-                [.text(person), type.map(SQLiteValue.text) ?? .null], path: path
+                [.text(name), type.map(SQLiteValue.text) ?? .null], path: path
             ).first
             return row?.integer(0) == 1
         }

@@ -227,7 +227,7 @@ extension HealthStore {
         try writer.performBlocking { recordWriter throws(StoreError) in
             try recordWriter.transaction { try body(recordWriter.connection) }
             // An assignment may have changed the wear intervals readings are attributed by.
-            try recordWriter.publishAttributionRules()
+            recordWriter.publishAttributionRulesAfterCommit()
         }
     }
 

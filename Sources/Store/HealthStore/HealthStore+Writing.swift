@@ -54,7 +54,7 @@ extension HealthStore {
         try await requireWriter().perform { writer throws(StoreError) in
             let deleted = try writer.delete(selection)
             // An erasure changes what readings may be stored.
-            if case .person = selection { try writer.publishAttributionRules() }
+            if case .person = selection { writer.publishAttributionRulesAfterCommit() }
             return deleted
         }
     }

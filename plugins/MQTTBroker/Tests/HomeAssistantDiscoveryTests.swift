@@ -33,6 +33,16 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
             id: ids.next(), type: type, quantity: Quantity(value, unit), start: start, end: start, device: device, metadata: metadata))
     }
 
+    /// `record` (a quantity sample) as the store keeps it attributed to `person`.
+    func attributed(_ record: HealthRecord, to person: String) throws -> HealthRecord {
+        guard case .quantity(let sample) = record else { return record }
+        var metadata = sample.metadata
+        metadata[.person] = .string(person)
+        return .quantity(try QuantitySample(
+            id: ids.next(), type: sample.type, quantity: sample.quantity, start: sample.startDate, end: sample.endDate,
+            device: sample.device, metadata: metadata))
+    }
+
     func bloodPressure(_ systolic: Double, _ diastolic: Double) throws -> HealthRecord {
         func member(_ type: QuantityType, _ value: Double) throws -> QuantitySample {
             try QuantitySample(id: ids.next(), type: type, quantity: Quantity(value, .millimeterOfMercury), start: date, end: date, device: station)
@@ -178,14 +188,6 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
             ParticipantCharacteristics(name: "Ben", devices: [], characteristics: UserCharacteristics()),
         ]
         let (task, _, shutdown) = try await start(.record, participants: people)
-        func attributed(_ record: HealthRecord, to person: String) throws -> HealthRecord {
-            guard case .quantity(let sample) = record else { return record }
-            var metadata = sample.metadata
-            metadata[.person] = .string(person)
-            return .quantity(try QuantitySample(
-                id: ids.next(), type: sample.type, quantity: sample.quantity, start: sample.startDate, end: sample.endDate,
-                device: sample.device, metadata: metadata))
-        }
         try await store.write([
             try attributed(try sample(.bodyMass, 61.2, .kilogram, station), to: "Ana Lima"),
             try attributed(try sample(.bodyMass, 80.4, .kilogram, station, at: 60), to: "Ben"),
@@ -216,14 +218,6 @@ final class HomeAssistantDiscoveryTests: BrokerAndStoreTestCase {
             ParticipantCharacteristics(name: "Ana Lima", devices: [], characteristics: UserCharacteristics(), mqttTopic: "ana-7"),
             ParticipantCharacteristics(name: "Ben", devices: [], characteristics: UserCharacteristics()),
         ]
-        func attributed(_ record: HealthRecord, to person: String) throws -> HealthRecord {
-            guard case .quantity(let sample) = record else { return record }
-            var metadata = sample.metadata
-            metadata[.person] = .string(person)
-            return .quantity(try QuantitySample(
-                id: ids.next(), type: sample.type, quantity: sample.quantity, start: sample.startDate, end: sample.endDate,
-                device: sample.device, metadata: metadata))
-        }
         let first = try await start(.record, participants: people)
         try await store.write([
             try attributed(try sample(.bodyMass, 61.2, .kilogram, station), to: "Ana Lima"),

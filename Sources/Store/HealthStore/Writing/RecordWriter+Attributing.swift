@@ -35,6 +35,17 @@ extension RecordWriter {
         committedAttribution.add(AttributionCounts(), attribution: incoming.attribution)
     }
 
+    /// ``publishAttributionRules()`` after a commit that changed the rules (an assignment, an
+    /// erasure). A failure to read them back is not the commit's, which holds: the rules stay
+    /// forgotten, and the next write reads them in its transaction and throws there if it must.
+    func publishAttributionRulesAfterCommit() {
+        do {
+            try publishAttributionRules()
+        } catch {
+            forgetAttributionRules()
+        }
+    }
+
     /// `records` attributed (``HealthModel/ReadingAttribution``) by the rules committed now;
     /// only inside ``transaction(_:)``.
     /// - Returns: the records to store, and whether the attribution changed (new rules, a
@@ -93,12 +104,5 @@ extension RecordWriter {
         try connection.run("INSERT INTO erasures (person, erased_us) VALUES (?1, ?2)", bindings)
         try connection.run("DELETE FROM wear_intervals WHERE participant = ?1", [.text(person)])
         forgetAttributionRules()
-    }
-}
-
-extension HealthRecord {
-    /// Whether the record is a weighing (a body-mass sample).
-    fileprivate var isWeighing: Bool {
-        if case .quantity(let sample) = self { sample.type == .bodyMass } else { false }
     }
 }
