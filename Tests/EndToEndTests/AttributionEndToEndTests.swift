@@ -43,13 +43,7 @@ final class AttributionEndToEndTests: TemporaryDirectoryTestCase {
                           "url": "\(server.url)", "format": "fhir-r4", "batchIntervalSeconds": 0.2}},
                        {"kind": "mqtt", "name": "broker", "config": {"host": "127.0.0.1", "port": \(broker.port)}}]}
             """.write(to: config, atomically: true, encoding: .utf8)
-        var gateway = try healthgate.start(["run", "--config", config.path])
-        do {
-            try await healthgate.waitForControlSocket()
-        } catch {
-            XCTFail("no control socket; the gateway said:\n\(gateway.standardError)")
-            throw error
-        }
+        var gateway = try await healthgate.startServing(["run", "--config", config.path])
         try await Task.sleep(for: .seconds(3))
         // The straps change hands.
         let handover = Date()

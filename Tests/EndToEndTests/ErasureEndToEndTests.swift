@@ -32,13 +32,7 @@ final class ErasureEndToEndTests: TemporaryDirectoryTestCase {
                           "patientReference": "Patient/nobody"}},
                        {"kind": "mqtt", "name": "broker", "config": {"host": "127.0.0.1", "port": \(broker.port)}}]}
             """.write(to: config, atomically: true, encoding: .utf8)
-        var gateway = try healthgate.start(["run", "--config", config.path])
-        do {
-            try await healthgate.waitForControlSocket()
-        } catch {
-            XCTFail("no control socket; the gateway said:\n\(gateway.standardError)")
-            throw error
-        }
+        var gateway = try await healthgate.startServing(["run", "--config", config.path])
         let assigned = try await healthgate.run(["participant", "assign", "healthgate/SIM-HRM-0001", "Ana"])
         XCTAssertEqual(assigned.status, 0, assigned.standardError)
         // Her readings reach the receivers; a heartbeat series is open; readings wait in the window.

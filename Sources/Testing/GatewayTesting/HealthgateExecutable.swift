@@ -59,6 +59,25 @@ public struct HealthgateExecutable: Sendable {
         return (daemon, database)
     }
 
+    /// Starts `healthgate ARGUMENTS` (a `run`) and waits until its control socket answers to the
+    /// file system; when it does not within a minute, the error carries what the gateway said.
+    public func startServing(_ arguments: [String]) async throws -> RunningProcess {
+        let gateway = try start(arguments)
+        do {
+            try await waitForControlSocket()
+        } catch {
+            throw GatewayDidNotServe(cause: "\(error)", standardError: gateway.standardError)
+        }
+        return gateway
+    }
+
+    /// ``startServing(_:)``'s gateway made no control socket.
+    public struct GatewayDidNotServe: Error, CustomStringConvertible {
+        public var cause: String
+        public var standardError: String
+        public var description: String { "no control socket (\(cause)); the gateway said:\n\(standardError)" }
+    }
+
     /// Waits, at most a minute, until the daemon's control socket exists (`what` names the wait
     /// in a timeout).
     public func waitForControlSocket(_ what: String = "the control socket") async throws {
