@@ -167,6 +167,11 @@ LOST_AT=$(date +%s.%N)
 tile_lost() { [[ $(tile_count "t[\"name\"] == \"$LOST\" and t.get(\"sensor\") == \"lost\" and t.get(\"heartRate\") is None and t.get(\"zone\") is None") -eq 1 ]]; }
 watch 40 tile_lost && pass "$LOST's tile is lost and shows no heart rate ($(awk -v a="$(date +%s.%N)" -v b="$LOST_AT" 'BEGIN {printf "%.1f", a - b}') s after the strap went silent)" ||
   fail "$LOST's tile did not turn lost without a heart rate"
+# The board's tile goes lost on its own clock; the stick's machine declares the strap lost on its
+# next tick after the timeout. The strap stays off until it has, or its return races the notice.
+strap_declared_lost() { grep -q "lost strap ${ANT_IDS[LOST_INDEX]}:" "$OUT/healthgate.log"; }
+watch 40 strap_declared_lost && pass "the gateway logged $LOST's strap lost ($(awk -v a="$(date +%s.%N)" -v b="$LOST_AT" 'BEGIN {printf "%.1f", a - b}') s after it went silent)" ||
+  fail "the gateway did not log $LOST's strap (${ANT_IDS[LOST_INDEX]}) lost within 40 s"
 kill -USR2 "$ANT_PID"
 RETURNED_AT=$(date +%s.%N)
 tile_back() { [[ $(tile_count "t[\"name\"] == \"$LOST\" and t.get(\"sensor\") == \"live\" and t.get(\"heartRate\") is not None") -eq 1 ]]; }
